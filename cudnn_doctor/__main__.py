@@ -1,0 +1,3 @@
+from cudnn_doctor.cli import main
+
+main()

@@ -1,0 +1,156 @@
+"""Runs in a child process: load one vendor library, ask it questions, answer in JSON.
+
+Usage: python -I -S _probe_child.py JOB [ARG]
+  cudnn PATH_OR_SONAME    cudnnGetVersion, cudnnGetCudartVersion
+  cudart PATH_OR_SONAME   cudaRuntimeGetVersion
+  libcuda PATH_OR_SONAME  cuDriverGetVersion
+  nvml                    driver and GPUs through pynvml (nvidia-ml-py)
+  pathfinder LIBNAME      where cuda-pathfinder (NVIDIA's Python loader) finds LIBNAME
+
+One library per process: a second dlopen of another file with the same soname
+returns the first, and a broken library may crash or hang whoever loads it.
+This file imports only the standard library (and pynvml / cuda.pathfinder for
+their jobs), so the child starts in a few milliseconds.
+"""
+
+import ctypes
+import json
+import os
+import sys
+
+
+def _loaded_path(name_fragment):
+    """The real path of the mapped file whose name starts with NAME_FRAGMENT."""
+    try:
+        with open("/proc/self/maps") as maps:
+            for line in maps:
+                parts = line.split(None, 5)
+                if len(parts) == 6:
+                    path = parts[5].strip()
+                    if os.path.basename(path).startswith(name_fragment):
+                        return path
+    except OSError:
+        pass
+    return None
+
+
+def _load(target):
+    mode = getattr(os, "RTLD_NOW", 2) | getattr(os, "RTLD_LOCAL", 0)
+    return ctypes.CDLL(target, mode=mode)
+
+
+def _call_size_t(lib, name):
+    try:
+        function = getattr(lib, name)
+    except AttributeError:
+        return None
+    function.restype = ctypes.c_size_t
+    function.argtypes = []
+    return int(function())
+
+
+def _call_int_out(lib, name):
+    try:
+        function = getattr(lib, name)
+    except AttributeError:
+        return None, "missing"
+    value = ctypes.c_int(0)
+    function.restype = ctypes.c_int
+    function.argtypes = [ctypes.POINTER(ctypes.c_int)]
+    status = function(ctypes.byref(value))
+    return value.value, status
+
+
+def probe_cudnn(target):
+    lib = _load(target)
+    base = os.path.basename(target).split(".so")[0]
+    return {
+        "cudnnGetVersion": _call_size_t(lib, "cudnnGetVersion"),
+        "cudnnGetCudartVersion": _call_size_t(lib, "cudnnGetCudartVersion"),
+        "loaded_path": _loaded_path(base + ".") or _loaded_path(base),
+    }
+
+
+def probe_cudart(target):
+    lib = _load(target)
+    version, status = _call_int_out(lib, "cudaRuntimeGetVersion")
+    return {"cudaRuntimeGetVersion": version, "status": status, "loaded_path": _loaded_path("libcudart")}
+
+
+def probe_libcuda(target):
+    lib = _load(target)
+    version, status = _call_int_out(lib, "cuDriverGetVersion")
+    return {"cuDriverGetVersion": version, "status": status, "loaded_path": _loaded_path("libcuda.so")}
+
+
+def _text(value):
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def probe_nvml(_arg=None):
+    import pynvml  # nvidia-ml-py
+
+    try:
+        pynvml.nvmlInit()
+    except pynvml.NVMLError as error:
+        return {"ok": False, "error": str(error), "error_class": type(error).__name__}
+    try:
+        result = {
+            "ok": True,
+            "driver_version": _text(pynvml.nvmlSystemGetDriverVersion()),
+            "cuda_driver_version": pynvml.nvmlSystemGetCudaDriverVersion(),
+            "library": _loaded_path("libnvidia-ml.so"),
+            "gpus": [],
+        }
+        for index in range(pynvml.nvmlDeviceGetCount()):
+            handle = pynvml.nvmlDeviceGetHandleByIndex(index)
+            gpu = {"index": index, "name": _text(pynvml.nvmlDeviceGetName(handle))}
+            for key, call in (
+                ("uuid", lambda: _text(pynvml.nvmlDeviceGetUUID(handle))),
+                ("compute_capability", lambda: "%d.%d" % pynvml.nvmlDeviceGetCudaComputeCapability(handle)),
+                ("memory_total_mib", lambda: pynvml.nvmlDeviceGetMemoryInfo(handle).total // (1024 * 1024)),
+            ):
+                try:
+                    gpu[key] = call()
+                except pynvml.NVMLError as error:
+                    gpu[key] = None
+                    gpu.setdefault("errors", {})[key] = str(error)
+            result["gpus"].append(gpu)
+        return result
+    finally:
+        pynvml.nvmlShutdown()
+
+
+def probe_pathfinder(libname):
+    from cuda.pathfinder import load_nvidia_dynamic_lib
+
+    loaded = load_nvidia_dynamic_lib(libname)
+    return {"abs_path": loaded.abs_path, "found_via": getattr(loaded, "found_via", None)}
+
+
+JOBS = {
+    "cudnn": probe_cudnn,
+    "cudart": probe_cudart,
+    "libcuda": probe_libcuda,
+    "nvml": probe_nvml,
+    "pathfinder": probe_pathfinder,
+}
+
+
+def main(argv):
+    job, arg = argv[1], (argv[2] if len(argv) > 2 else None)
+    try:
+        values = JOBS[job](arg)
+        answer = {"loaded": True, "values": values}
+    except OSError as error:  # dlopen's own message
+        answer = {"loaded": False, "error": str(error)}
+    except ImportError as error:
+        answer = {"loaded": False, "error": "import failed: %s" % error, "import_error": True}
+    except Exception as error:  # the answer is data; the parent decides what it means
+        answer = {"loaded": False, "error": "%s: %s" % (type(error).__name__, error)}
+    sys.stdout.write(json.dumps(answer))
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main(sys.argv)

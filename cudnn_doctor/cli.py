@@ -1,0 +1,120 @@
+"""The command line: parse, call a command module, render, exit. Nothing else lives here."""
+
+from __future__ import annotations
+
+import functools
+import sys
+import traceback
+from collections.abc import Callable
+from typing import Any, Optional, TypeVar
+
+import typer
+
+from cudnn_doctor import __version__
+from cudnn_doctor.errors import DoctorError
+
+app = typer.Typer(
+    name="cudnn-doctor",
+    help="Find, check, install and benchmark CUDA and cuDNN.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+ISSUES_URL = "https://github.com/cudnn-doctor/cudnn-doctor/issues"
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _console(stderr: bool = False):  # type: ignore[no-untyped-def]
+    from rich.console import Console
+
+    console = Console(stderr=stderr, highlight=False)
+    console.soft_wrap = not console.is_terminal  # piped output: one line per line, no wrapping at 80
+    return console
+
+
+def guarded(function: F) -> F:
+    """Turn DoctorError into one line and exit 2; anything else is our bug: exit 3."""
+
+    @functools.wraps(function)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        verbose = bool(kwargs.get("verbose"))
+        try:
+            return function(*args, **kwargs)
+        except DoctorError as error:
+            message = f"cudnn-doctor: error: {error.message}"
+            if error.fix:
+                message += f" (fix: {error.fix})"
+            sys.stderr.write(message + "\n")
+            raise typer.Exit(error.exit_code) from None
+        except (typer.Exit, typer.Abort, SystemExit):
+            raise
+        except KeyboardInterrupt:
+            sys.stderr.write("cudnn-doctor: interrupted\n")
+            raise typer.Exit(130) from None
+        except Exception as error:  # a bug in the doctor, not a problem of the machine
+            if verbose:
+                traceback.print_exc()
+            sys.stderr.write(f"cudnn-doctor: internal error: {type(error).__name__}: {error} "
+                             f"(this is a bug in cudnn-doctor {__version__}: please report it at {ISSUES_URL}; "
+                             "-v shows the traceback)\n")
+            raise typer.Exit(3) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        typer.echo(f"cudnn-doctor {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def main_options(
+    version: bool = typer.Option(False, "--version", callback=_version_callback, is_eager=True,
+                                 help="Print the version and exit."),
+) -> None:
+    """Find, check, install and benchmark CUDA and cuDNN."""
+
+
+@app.command()
+@guarded
+def check(
+    json_output: bool = typer.Option(False, "--json", help="Print one JSON object (schema cudnn-doctor/report/1)."),
+    require: list[str] = typer.Option([], "--require", metavar="SPEC",
+                                      help="Fail (exit 1) unless met: 'cudnn>=9.1', 'cuda>=12.4', 'driver>=550', "
+                                           "'gpu', 'torch>=2.4'. Repeatable."),
+    strict: bool = typer.Option(False, "--strict", help="Warnings fail too (exit 1)."),
+    search_path: list[str] = typer.Option([], "--search-path", metavar="DIR",
+                                          help="Another folder to look for cuDNN in. Repeatable."),
+    framework: list[str] = typer.Option([], "--framework", metavar="NAME[==VER]",
+                                        help="Check a framework that is not installed, e.g. tensorflow==2.15.0."),
+    project: Optional[str] = typer.Option(None, "--project", metavar="DIR",
+                                          help="Maven/Gradle project to read DL4J backends from (default: .)."),
+    deep: bool = typer.Option(False, "--deep", help="Also import each framework in a child process to confirm "
+                                                    "which cuDNN it really loads (slow)."),
+    verbose: bool = typer.Option(False, "-v", "--verbose", help="Show every detail."),
+) -> None:
+    """Diagnose the GPUs, driver, CUDA toolkits, cuDNN copies and frameworks."""
+    from cudnn_doctor.commands.check import CheckOptions, run_check
+
+    report = run_check(CheckOptions(require=require, strict=strict, search_paths=search_path,
+                                    project_dir=project, deep=deep, frameworks=framework))
+    if json_output:
+        from cudnn_doctor.model import report_to_json
+        from cudnn_doctor.render.json_out import write_json
+
+        write_json(report_to_json(report))
+    else:
+        from cudnn_doctor.render.text import render_check
+
+        render_check(report, _console(), verbose)
+    raise typer.Exit(report.summary.exit_code if report.summary else 3)
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

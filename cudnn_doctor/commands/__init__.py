@@ -1,0 +1,1 @@
+"""One module per subcommand: plain arguments in, a result and an exit code out."""

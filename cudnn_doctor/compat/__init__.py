@@ -1,0 +1,1 @@
+"""Loading and querying the compatibility data in the top-level compat/ folder."""

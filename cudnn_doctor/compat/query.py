@@ -1,0 +1,57 @@
+"""Questions answered from the compat data; every answer carries the source of its row."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from cudnn_doctor.compat.data import load
+from cudnn_doctor.versions import major_minor, version_tuple
+
+
+@dataclass(frozen=True)
+class Requirement:
+    version: str
+    source: str
+
+
+def _known(value: Any) -> bool:
+    return isinstance(value, str) and value not in ("", "unknown")
+
+
+def toolkit_min_driver(toolkit_version: str, os_name: str) -> Requirement | None:
+    """The minimum driver NVIDIA names for a toolkit's major.minor (its GA release's row)."""
+    wanted = major_minor(toolkit_version)
+    key = "windows_min_driver" if os_name == "windows" else "linux_min_driver"
+    rows = [r for r in load("cuda").get("toolkit", []) if major_minor(r.get("version")) == wanted and _known(r.get(key))]
+    if not rows:
+        return None
+    row = min(rows, key=lambda r: version_tuple(r["version"]) or ())
+    return Requirement(row[key], row.get("source", ""))
+
+
+def cudnn_release(version: str | None) -> dict[str, Any] | None:
+    """The compat/cudnn.toml row of a cuDNN release (by major.minor.patch)."""
+    have = version_tuple(version)
+    if have is None:
+        return None
+    for row in load("cudnn").get("release", []):
+        if version_tuple(row.get("version")) == have[:3]:
+            return row
+    return None
+
+
+def cudnn_variant(version: str | None, cuda: str | None) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """(release row, variant row) of the cuDNN build for CUDA version CUDA."""
+    release = cudnn_release(version)
+    cuda_parts = version_tuple(cuda)
+    if release is None or cuda_parts is None:
+        return None
+    variants = release.get("variant", [])
+    for variant in variants:  # exact toolkit builds first (cuDNN <= 8.2), then by major
+        if version_tuple(variant.get("cuda")) == cuda_parts[:2]:
+            return release, variant
+    for variant in variants:
+        if version_tuple(variant.get("cuda")) == cuda_parts[:1]:
+            return release, variant
+    return None

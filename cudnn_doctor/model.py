@@ -1,0 +1,162 @@
+"""Plain records shared by probes, rules and renderers.
+
+Probes build these, rules read them, renderers print them. JSON comes from them
+mechanically (`to_jsonable`), so the text report and the JSON never disagree.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+REPORT_SCHEMA = "cudnn-doctor/report/1"
+
+ERROR, WARNING, INFO = "error", "warning", "info"
+
+
+@dataclass(frozen=True)
+class Host:
+    os: str
+    arch: str
+    python: str
+    hostname: str
+
+
+@dataclass(frozen=True)
+class Gpu:
+    index: int
+    name: str
+    uuid: str | None
+    compute_capability: str | None  # "9.0"
+    memory_total_mib: int | None
+    driver_version: str | None
+
+
+@dataclass(frozen=True)
+class Driver:
+    version: str | None  # "580.159.04"
+    cuda_driver_version: str | None  # "13.0"
+    source: str  # "nvml" | "libcuda" | "none"
+    library: str | None = None  # the libnvidia-ml / libcuda that answered
+    error: str | None = None  # why it could not be read, when it could not
+
+
+@dataclass(frozen=True)
+class Toolkit:
+    path: str
+    version: str | None
+    nvcc: str | None
+    source: str  # "CUDA_HOME" | "CUDA_PATH" | "PATH" | "/usr/local/cuda" | "pip" | "conda" | ...
+    cudart: str | None = None  # the libcudart in it
+    version_from: str | None = None  # "version.json" | "version.txt" | "nvcc" | "cudart"
+    compat_libcuda: str | None = None  # <cuda>/compat/libcuda.so.* (forward compatibility)
+    links: tuple[str, ...] = ()  # symlinks that resolve to this toolkit (/usr/local/cuda)
+    runtime_version: str | None = None  # cudaRuntimeGetVersion of its libcudart, "13.0"
+    cudart_error: str | None = None  # why its libcudart failed to load
+
+
+@dataclass(frozen=True)
+class LibraryProbe:
+    """What a child process saw when it loaded one vendor library."""
+
+    path: str
+    loaded: bool
+    error: str | None = None  # the loader's message, or the crash/timeout
+    crashed: bool = False
+    timed_out: bool = False
+    values: dict[str, Any] = field(default_factory=dict)  # function name -> returned value
+
+
+@dataclass(frozen=True)
+class CudnnInstall:
+    path: str  # the folder
+    library: str  # the file, e.g. /usr/lib/x86_64-linux-gnu/libcudnn.so.9
+    major: int | None  # from the file name (libcudnn.so.9 -> 9)
+    version: str | None  # "9.19.0" from cudnnGetVersion
+    header_version: str | None
+    header_path: str | None
+    cuda_version: str | None  # from cudnnGetCudartVersion, "13.1"
+    sublibraries: dict[str, bool]  # name -> present
+    sublibrary_versions: dict[str, str | None]  # name -> version found in its file name/soname
+    source: str  # "system" | "toolkit" | "pip:<dist>" | "conda" | "env" | "search-path"
+    loaded_by: tuple[str, ...] = ()  # "ld.so", "torch", "cuda-pathfinder", ...
+    load_error: str | None = None
+    crashed: bool = False
+    timed_out: bool = False
+    arch: str | None = None  # ELF machine, e.g. "x86_64"
+    file_error: str | None = None  # not a library for this platform, truncated, ...
+    same_file_as: tuple[str, ...] = ()  # other paths (symlinks) to the same file
+
+
+@dataclass(frozen=True)
+class Framework:
+    name: str  # "torch" | "tensorflow" | "jax" | "theano" | "dl4j"
+    version: str | None
+    cuda_built_for: str | None
+    cudnn_expected: str | None  # the cuDNN version it was built with or pins
+    cudnn_used: str | None  # the install path it will load
+    found_via: str  # "dist-info" | "pom.xml" | ...
+    location: str | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Finding:
+    code: str
+    severity: str
+    title: str
+    detail: str
+    fix: str
+    refs: tuple[str, ...] = ()
+    subject: str | None = None  # the path or object it is about
+
+
+@dataclass(frozen=True)
+class Summary:
+    status: str  # "ok" | "warning" | "error"
+    counts: dict[str, int]
+    exit_code: int
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    version: str
+
+
+@dataclass
+class Report:
+    tool: Tool
+    host: Host
+    gpus: list[Gpu] = field(default_factory=list)
+    driver: Driver = field(default_factory=lambda: Driver(None, None, "none"))
+    toolkits: list[Toolkit] = field(default_factory=list)
+    cudnn: list[CudnnInstall] = field(default_factory=list)
+    frameworks: list[Framework] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    summary: Summary | None = None
+    loader_path: list[str] = field(default_factory=list)  # folders the loader searches, in order
+    search_errors: list[tuple[str, str]] = field(default_factory=list)  # (path, why)
+    dangling_variables: list[tuple[str, str]] = field(default_factory=list)  # (CUDA_HOME, path)
+    nvml_error: str | None = None
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+
+def to_jsonable(value: Any) -> Any:
+    """Turn dataclasses, tuples and dicts into plain JSON types."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, (list, tuple)):
+        return [to_jsonable(item) for item in value]
+    if isinstance(value, dict):
+        return {str(key): to_jsonable(item) for key, item in value.items()}
+    return value
+
+
+def report_to_json(report: Report) -> dict[str, Any]:
+    """The report as the `cudnn-doctor/report/1` JSON object."""
+    data = to_jsonable(report)
+    for internal in ("search_errors", "dangling_variables", "nvml_error"):
+        data.pop(internal, None)
+    return {"schema": REPORT_SCHEMA, **data}

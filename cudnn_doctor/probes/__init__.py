@@ -1,0 +1,1 @@
+"""Detection: one module per subject; each returns model objects and never prints."""

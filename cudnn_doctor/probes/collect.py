@@ -1,0 +1,111 @@
+"""Run every probe and put their answers into one Report.
+
+The children that take longest (NVML, each library) start first, and the file
+system is scanned while they run.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import socket
+import sys
+import time
+from dataclasses import replace
+
+from cudnn_doctor import __version__
+from cudnn_doctor.model import CudnnInstall, Host, Report, Tool, Toolkit
+from cudnn_doctor.probes import cudnn as cudnn_probe
+from cudnn_doctor.probes.child import Job, ProbeBatch
+from cudnn_doctor.probes.context import SearchContext
+from cudnn_doctor.probes.driver import LIBCUDA_JOB, NVML_JOB, read_driver
+from cudnn_doctor.probes.frameworks import detect_frameworks, link_frameworks_to_installs
+from cudnn_doctor.probes.loader import ldconfig_cache, loader_search_dirs
+from cudnn_doctor.probes.toolkit import discover_toolkits, read_nvcc_version, runtime_version
+
+
+def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], project_dir: str | None = None,
+                   deep: bool = False) -> Report:
+    """Everything the probes can see, as plain data; no judgement."""
+    started = time.perf_counter()
+    driver_batch = ProbeBatch([NVML_JOB, LIBCUDA_JOB])
+    report = Report(tool=Tool("cudnn-doctor", __version__), host=_host())
+
+    for path in ctx.search_paths:
+        if not os.path.exists(path):
+            report.search_errors.append((path, "no such folder"))
+        elif not os.path.isdir(path):
+            report.search_errors.append((path, "not a folder"))
+        elif not os.access(path, os.R_OK | os.X_OK):
+            report.search_errors.append((path, "permission denied: the folder cannot be read"))
+
+    cache = ldconfig_cache(ctx)
+    report.loader_path = loader_search_dirs(ctx, cache)
+    toolkits, report.dangling_variables = discover_toolkits(ctx)
+    libraries = cudnn_probe.discover_cudnn_libraries(ctx, toolkits, cache)
+    majors = sorted({m for m in (cudnn_probe.library_major(lib) for lib, _, _ in libraries) if m})
+
+    library_jobs = {lib: Job("cudnn", lib) for lib, _, _ in libraries}
+    loader_jobs = {major: Job("cudnn", f"libcudnn.so.{major}") for major in majors}
+    cudart_jobs = {tk.path: Job("cudart", tk.cudart) for tk in toolkits if tk.cudart}
+    batch = ProbeBatch([*library_jobs.values(), *loader_jobs.values(), *cudart_jobs.values()])
+    scanned = time.perf_counter()
+
+    frameworks = detect_frameworks(ctx, project_dir)
+
+    answers = batch.results()
+    report.toolkits = [_finish_toolkit(tk, answers.get(cudart_jobs.get(tk.path))) for tk in toolkits]
+    installs = [
+        cudnn_probe.build_install(lib, source, aliases, answers[library_jobs[lib]], ctx, sublibraries)
+        for lib, source, aliases in libraries
+    ]
+    for major, job in loader_jobs.items():
+        picked = answers[job].values.get("loaded_path") if answers[job].loaded else None
+        if picked:
+            installs = _mark_loaded_by(installs, os.path.realpath(picked), "ld.so")
+    report.frameworks, installs = link_frameworks_to_installs(frameworks, installs, ctx, cache)
+    report.cudnn = installs
+
+    driver_answers = driver_batch.results()
+    report.driver, report.gpus, report.nvml_error = read_driver(driver_answers[NVML_JOB], driver_answers[LIBCUDA_JOB])
+    if deep:
+        from cudnn_doctor.probes.deep import confirm_frameworks
+
+        report.frameworks, report.cudnn = confirm_frameworks(report.frameworks, report.cudnn)
+    report.timings_ms = {
+        "scan": round((scanned - started) * 1000, 1),
+        "total": round((time.perf_counter() - started) * 1000, 1),
+    }
+    return report
+
+
+def _host() -> Host:
+    return Host(os=platform.system().lower(), arch=platform.machine(), python=platform.python_version(),
+                hostname=socket.gethostname())
+
+
+def _finish_toolkit(toolkit: Toolkit, cudart_answer) -> Toolkit:  # type: ignore[no-untyped-def]
+    runtime = runtime_version(cudart_answer) if cudart_answer is not None else None
+    error = None
+    if cudart_answer is not None and not cudart_answer.loaded:
+        error = cudart_answer.error
+    version, version_from = toolkit.version, toolkit.version_from
+    if version is None and toolkit.nvcc:
+        version, version_from = read_nvcc_version(toolkit.nvcc), "nvcc"
+    if version is None and runtime:
+        version, version_from = runtime, "cudart"
+    return replace(toolkit, version=version, version_from=version_from if version else None,
+                   runtime_version=runtime, cudart_error=error)
+
+
+def _mark_loaded_by(installs: list[CudnnInstall], real_path: str, loader: str) -> list[CudnnInstall]:
+    marked = []
+    for install in installs:
+        if os.path.realpath(install.library) == real_path and loader not in install.loaded_by:
+            install = replace(install, loaded_by=install.loaded_by + (loader,))
+        marked.append(install)
+    return marked
+
+
+def python_executable() -> str:
+    return sys.executable

@@ -1,0 +1,109 @@
+"""Where the probes look: the environment, the system prefix and the user's extra folders.
+
+Everything a probe reads from the outside world comes through a SearchContext,
+so a test (or a look at a mounted image) can point the doctor at another root.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import platform
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# Folders the Linux dynamic loader searches after LD_LIBRARY_PATH and its cache
+# (glibc's trusted directories, plus the multiarch ones Debian and Ubuntu add).
+LINUX_DEFAULT_LIB_DIRS = (
+    "/lib/{triplet}", "/usr/lib/{triplet}", "/lib64", "/usr/lib64", "/lib", "/usr/lib",
+)
+TRIPLETS = {"x86_64": "x86_64-linux-gnu", "aarch64": "aarch64-linux-gnu", "ppc64le": "powerpc64le-linux-gnu"}
+
+
+@dataclass
+class SearchContext:
+    env: dict[str, str]
+    prefix: str = "/"  # the system root; CUDNN_DOCTOR_SYSTEM_PREFIX moves it
+    search_paths: list[str] = field(default_factory=list)
+    os_name: str = "linux"  # "linux" | "windows" | "macos"
+    arch: str = "x86_64"
+    python_paths: list[str] = field(default_factory=list)  # the running interpreter's sys.path
+
+    @classmethod
+    def from_environment(cls, search_paths: list[str] | None = None) -> SearchContext:
+        from cudnn_doctor.probes.elf import host_arch
+
+        env = dict(os.environ)
+        system = platform.system().lower()
+        os_name = {"darwin": "macos"}.get(system, system)
+        return cls(
+            env=env,
+            prefix=env.get("CUDNN_DOCTOR_SYSTEM_PREFIX", "/") or "/",
+            search_paths=list(search_paths or []),
+            os_name=os_name,
+            arch=host_arch(),
+            python_paths=[p for p in sys.path if p],
+        )
+
+    @property
+    def triplet(self) -> str:
+        return TRIPLETS.get(self.arch, f"{self.arch}-linux-gnu")
+
+    def system(self, path: str) -> str:
+        """PATH (absolute, as on a normal system) under the system prefix."""
+        if self.prefix in ("", "/"):
+            return path
+        return str(Path(self.prefix) / path.lstrip("/"))
+
+    def system_glob(self, pattern: str) -> list[str]:
+        return sorted(glob.glob(self.system(pattern)))
+
+    def env_paths(self, name: str) -> list[str]:
+        value = self.env.get(name, "")
+        return [part for part in value.split(os.pathsep) if part]
+
+    def default_lib_dirs(self) -> list[str]:
+        return [self.system(d.format(triplet=self.triplet)) for d in LINUX_DEFAULT_LIB_DIRS]
+
+    def site_packages_dirs(self) -> list[str]:
+        """Every site-packages folder worth a look: this Python's, the active venv and conda
+        environment's, each `python3` on PATH's, and conda environments in the usual places."""
+        found: list[str] = []
+        candidates = [p for p in self.python_paths if p.endswith(("site-packages", "dist-packages"))]
+        roots: list[str] = []
+        for variable in ("VIRTUAL_ENV", "CONDA_PREFIX"):
+            if self.env.get(variable):
+                roots.append(self.env[variable])
+        for folder in self.env_paths("PATH"):
+            for name in ("python3", "python"):
+                executable = os.path.join(folder, name)
+                if os.path.exists(executable):
+                    roots.append(str(Path(os.path.realpath(executable)).parent.parent))
+                    roots.append(str(Path(executable).parent.parent))
+        for root in roots + self.conda_environments():
+            candidates += glob.glob(os.path.join(root, "lib", "python3*", "site-packages"))
+            candidates += glob.glob(os.path.join(root, "Lib", "site-packages"))
+        for candidate in candidates:
+            real = os.path.realpath(candidate)
+            if os.path.isdir(real) and real not in found:
+                found.append(real)
+        return found
+
+    def conda_environments(self) -> list[str]:
+        home = self.env.get("HOME", "")
+        bases = [self.env.get("CONDA_PREFIX", "")]
+        for name in ("miniconda3", "anaconda3", "miniforge3", "mambaforge", ".conda"):
+            if home:
+                bases.append(os.path.join(home, name))
+        bases += [self.system("/opt/conda"), self.system("/opt/miniconda3")]
+        environments: list[str] = []
+        for base in filter(None, bases):
+            if os.path.isdir(os.path.join(base, "conda-meta")):
+                environments.append(base)
+            environments += sorted(glob.glob(os.path.join(base, "envs", "*")))
+        unique: list[str] = []
+        for environment in environments:
+            if environment not in unique and os.path.isdir(environment):
+                unique.append(environment)
+        return unique

@@ -1,0 +1,216 @@
+"""Find every copy of cuDNN, then describe each from its files and a child's answers.
+
+Discovery is a tuple of small search steps `(ctx, toolkits, cache) -> [(folder, source)]`;
+the folders are then scanned for `libcudnn.so.N` (cudnn64_N.dll, libcudnn.N.dylib).
+Copies reached through symlinks are one install, listed once.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+from cudnn_doctor.model import CudnnInstall, LibraryProbe, Toolkit
+from cudnn_doctor.probes.context import SearchContext
+from cudnn_doctor.probes.elf import ElfError, read_elf
+from cudnn_doctor.probes.toolkit import lib_dirs_of
+
+Folder = tuple[str, str]  # (folder, source)
+MAIN_LIBRARY = re.compile(r"^(?:libcudnn\.so\.(\d+)|cudnn64_(\d+)\.dll|libcudnn\.(\d+)\.dylib)$")
+SEARCH_PATH_SUBDIRS = ("", "lib64", "lib", "lib/x64", "bin", "nvidia/cudnn/lib", "nvidia/cudnn/bin",
+                       "cuda/lib64", "cuda/lib", "cuda/bin")
+
+
+def from_ld_library_path(ctx: SearchContext, toolkits: list[Toolkit], cache: dict[str, list[str]]) -> list[Folder]:
+    return [(folder, "env") for folder in ctx.env_paths("LD_LIBRARY_PATH")]
+
+
+def from_ldconfig_cache(ctx: SearchContext, toolkits: list[Toolkit], cache: dict[str, list[str]]) -> list[Folder]:
+    return [(os.path.dirname(path), "system") for soname, paths in cache.items()
+            if soname.startswith("libcudnn.so") for path in paths]
+
+
+def from_system_folders(ctx: SearchContext, toolkits: list[Toolkit], cache: dict[str, list[str]]) -> list[Folder]:
+    return [(folder, "system") for folder in ctx.default_lib_dirs()]
+
+
+def from_toolkits(ctx: SearchContext, toolkits: list[Toolkit], cache: dict[str, list[str]]) -> list[Folder]:
+    return [(folder, "toolkit") for toolkit in toolkits for folder in lib_dirs_of(toolkit.path)]
+
+
+def from_pip_wheels(ctx: SearchContext, toolkits: list[Toolkit], cache: dict[str, list[str]]) -> list[Folder]:
+    found = []
+    for site in ctx.site_packages_dirs():
+        for folder in (os.path.join(site, "nvidia", "cudnn", "lib"), os.path.join(site, "nvidia", "cudnn", "bin")):
+            if os.path.isdir(folder):
+                found.append((folder, "pip:" + (owning_distribution(site, "cudnn") or "unknown")))
+        torch_lib = os.path.join(site, "torch", "lib")
+        if glob.glob(os.path.join(torch_lib, "libcudnn*")):
+            found.append((torch_lib, "pip:torch"))
+    return found
+
+
+def from_conda(ctx: SearchContext, toolkits: list[Toolkit], cache: dict[str, list[str]]) -> list[Folder]:
+    return [(os.path.join(env, "lib"), "conda") for env in ctx.conda_environments()]
+
+
+def from_search_paths(ctx: SearchContext, toolkits: list[Toolkit], cache: dict[str, list[str]]) -> list[Folder]:
+    return [(os.path.join(root, sub) if sub else root, "search-path")
+            for root in ctx.search_paths for sub in SEARCH_PATH_SUBDIRS
+            if os.path.isdir(os.path.join(root, sub) if sub else root)]
+
+
+CUDNN_SEARCH_STEPS: tuple[Callable[[SearchContext, list[Toolkit], dict[str, list[str]]], list[Folder]], ...] = (
+    from_search_paths,
+    from_ld_library_path,
+    from_ldconfig_cache,
+    from_system_folders,
+    from_toolkits,
+    from_pip_wheels,
+    from_conda,
+)
+
+
+def owning_distribution(site: str, component: str) -> str | None:
+    """The pip distribution (nvidia-cudnn-cu12, ...) that installed site/nvidia/COMPONENT."""
+    for info in sorted(glob.glob(os.path.join(site, f"nvidia_{component}*.dist-info"))):
+        name = re.sub(r"-[^-]+\.dist-info$", "", os.path.basename(info))
+        return name.replace("_", "-")
+    return None
+
+
+def discover_cudnn_libraries(ctx: SearchContext, toolkits: list[Toolkit],
+                             cache: dict[str, list[str]]) -> list[tuple[str, str, list[str]]]:
+    """(library path, source, other paths to the same file) for every distinct copy of cuDNN."""
+    by_real: dict[str, tuple[str, str, list[str]]] = {}
+    seen_folders: set[str] = set()
+    for step in CUDNN_SEARCH_STEPS:
+        for folder, source in step(ctx, toolkits, cache):
+            real_folder = os.path.realpath(folder)
+            if real_folder in seen_folders or not os.path.isdir(folder):
+                continue
+            seen_folders.add(real_folder)
+            try:
+                names = sorted(entry.name for entry in os.scandir(folder))  # one listing, not a glob per pattern
+            except OSError:
+                continue
+            for name in names:
+                if not MAIN_LIBRARY.match(name):
+                    continue  # libcudnn.so.9.1.0 is reached through libcudnn.so.9
+                library = os.path.join(folder, name)
+                real = os.path.realpath(library)
+                if real in by_real:
+                    by_real[real][2].append(library)
+                else:
+                    by_real[real] = (library, source, [])
+    return list(by_real.values())
+
+
+def library_major(library: str) -> int | None:
+    match = MAIN_LIBRARY.match(os.path.basename(library))
+    if not match:
+        return None
+    return int(next(group for group in match.groups() if group))
+
+
+def decode_cudnn_version(encoded: int | None) -> str | None:
+    """cudnnGetVersion's number as "major.minor.patch": 8907 -> 8.9.7, 91900 -> 9.19.0."""
+    if not isinstance(encoded, int) or encoded <= 0:
+        return None
+    if encoded >= 90000:  # cuDNN 9: major*10000 + minor*100 + patch
+        return f"{encoded // 10000}.{(encoded % 10000) // 100}.{encoded % 100}"
+    return f"{encoded // 1000}.{(encoded % 1000) // 100}.{encoded % 100}"
+
+
+def decode_cudart_version(encoded: int | None) -> str | None:
+    """cudnnGetCudartVersion's 12020 as "12.2"."""
+    if not isinstance(encoded, int) or encoded <= 0:
+        return None
+    return f"{encoded // 1000}.{(encoded % 1000) // 10}"
+
+
+HEADER_DEFINE = re.compile(r"#define\s+CUDNN_(MAJOR|MINOR|PATCHLEVEL)\s+(\d+)")
+
+
+def read_header_version(header: str) -> str | None:
+    """The version a cudnn_version.h (or a cuDNN <= 7 cudnn.h) declares."""
+    try:
+        text = Path(header).read_text(errors="replace")
+    except OSError:
+        return None
+    parts = dict(HEADER_DEFINE.findall(text))
+    if "MAJOR" not in parts:
+        return None
+    return f"{parts['MAJOR']}.{parts.get('MINOR', '0')}.{parts.get('PATCHLEVEL', '0')}"
+
+
+def find_header(folder: str, ctx: SearchContext) -> str | None:
+    """The cudnn_version.h that belongs with the libraries in FOLDER, if any."""
+    parent = Path(folder).parent
+    include_dirs = [parent / "include", parent.parent / "include"]
+    if os.path.realpath(folder) in {os.path.realpath(d) for d in ctx.default_lib_dirs()}:
+        include_dirs += [Path(ctx.system("/usr/include")), Path(ctx.system(f"/usr/include/{ctx.triplet}"))]
+    for include in include_dirs:
+        for name in ("cudnn_version.h", "cudnn.h"):
+            candidate = include / name
+            if candidate.is_file() and read_header_version(str(candidate)):
+                return str(candidate)
+    return None
+
+
+def sublibrary_status(folder: str, major: int | None, names: list[str]) -> tuple[dict[str, bool], dict[str, str | None]]:
+    """For each expected sub-library: is libX.so.MAJOR beside the main one, and its version
+    as far as the real file's name tells (libcudnn_ops.so.9.1.0 -> 9.1.0)."""
+    present: dict[str, bool] = {}
+    versions: dict[str, str | None] = {}
+    for name in names:
+        candidates = [os.path.join(folder, f"{name}.so.{major}"), os.path.join(folder, f"{name}64_{major}.dll")]
+        path = next((c for c in candidates if os.path.exists(c)), None)
+        present[name] = path is not None
+        versions[name] = version_in_file_name(path) if path else None
+    return present, versions
+
+
+def version_in_file_name(path: str) -> str | None:
+    match = re.search(r"\.so\.(\d+\.\d+\.\d+)$", os.path.realpath(path))
+    return match.group(1) if match else None
+
+
+def build_install(library: str, source: str, aliases: list[str], probe: LibraryProbe | None,
+                  ctx: SearchContext, sublibraries: dict[int, list[str]]) -> CudnnInstall:
+    """Put together one CudnnInstall from the files and the child's answer."""
+    folder = os.path.dirname(library)
+    major = library_major(library)
+    arch = file_error = None
+    if library.endswith(".so." + str(major)):
+        try:
+            info = read_elf(library)
+            arch = info.arch
+            if info.arch != ctx.arch:
+                file_error = f"built for {info.arch}, this machine is {ctx.arch}"
+        except ElfError as error:
+            file_error = str(error)
+    values = probe.values if probe is not None and probe.loaded else {}
+    header = find_header(folder, ctx)
+    present, versions = sublibrary_status(folder, major, sublibraries.get(major or 0, []))
+    return CudnnInstall(
+        path=folder,
+        library=library,
+        major=major,
+        version=decode_cudnn_version(values.get("cudnnGetVersion")),
+        header_version=read_header_version(header) if header else None,
+        header_path=header,
+        cuda_version=decode_cudart_version(values.get("cudnnGetCudartVersion")),
+        sublibraries=present,
+        sublibrary_versions=versions,
+        source=source,
+        load_error=None if probe is None or probe.loaded else probe.error,
+        crashed=bool(probe and probe.crashed),
+        timed_out=bool(probe and probe.timed_out),
+        arch=arch,
+        file_error=file_error,
+        same_file_as=tuple(aliases),
+    )

@@ -1,0 +1,48 @@
+"""The NVIDIA driver and GPUs, from NVML's answer or, failing that, libcuda's."""
+
+from __future__ import annotations
+
+from cudnn_doctor.model import Driver, Gpu, LibraryProbe
+from cudnn_doctor.probes.child import Job
+
+NVML_JOB = Job("nvml", "-", needs_site_packages=True)
+LIBCUDA_JOB = Job("libcuda", "libcuda.so.1")
+
+
+def cuda_version_text(encoded: int | None) -> str | None:
+    """13000 -> "13.0" (NVML and cuDriverGetVersion use the same encoding)."""
+    if not isinstance(encoded, int) or encoded <= 0:
+        return None
+    return f"{encoded // 1000}.{(encoded % 1000) // 10}"
+
+
+def read_driver(nvml: LibraryProbe, libcuda: LibraryProbe) -> tuple[Driver, list[Gpu], str | None]:
+    """(driver, gpus, why NVML could not be used or None)."""
+    answer = nvml.values if nvml.loaded else {}
+    if answer.get("ok"):
+        version = answer.get("driver_version")
+        gpus = [
+            Gpu(
+                index=gpu["index"],
+                name=gpu.get("name") or "unknown",
+                uuid=gpu.get("uuid"),
+                compute_capability=gpu.get("compute_capability"),
+                memory_total_mib=gpu.get("memory_total_mib"),
+                driver_version=version,
+            )
+            for gpu in answer.get("gpus", [])
+        ]
+        driver = Driver(version, cuda_version_text(answer.get("cuda_driver_version")), "nvml",
+                        library=answer.get("library"))
+        return driver, gpus, None
+    nvml_error = answer.get("error") or nvml.error or "NVML did not answer"
+    if libcuda.loaded and libcuda.values.get("status") == 0:
+        driver = Driver(None, cuda_version_text(libcuda.values.get("cuDriverGetVersion")), "libcuda",
+                        library=libcuda.values.get("loaded_path"), error=nvml_error)
+        return driver, [], nvml_error
+    return Driver(None, None, "none", error=nvml_error), [], nvml_error
+
+
+def nvml_library_missing(error: str | None) -> bool:
+    text = (error or "").lower()
+    return "library not found" in text or "libnvidia-ml" in text or "import failed" in text

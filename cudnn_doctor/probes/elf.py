@@ -1,0 +1,120 @@
+"""Read what the dynamic loader reads from a shared library's ELF headers.
+
+Enough to tell a library for another architecture, a truncated or non-ELF
+file, and a library's soname, DT_NEEDED and DT_RUNPATH, without loading it.
+"""
+
+from __future__ import annotations
+
+import platform
+import struct
+from dataclasses import dataclass, field
+
+MACHINES = {3: "i386", 20: "ppc", 21: "ppc64le", 40: "arm", 62: "x86_64", 183: "aarch64", 243: "riscv64"}
+HOST_ARCH_ALIASES = {"amd64": "x86_64", "arm64": "aarch64", "ppc64le": "ppc64le", "i686": "i386"}
+
+PT_LOAD, PT_DYNAMIC = 1, 2
+DT_NULL, DT_NEEDED, DT_STRTAB, DT_SONAME, DT_RPATH, DT_RUNPATH = 0, 1, 5, 14, 15, 29
+
+
+class ElfError(Exception):
+    """The file is not a usable ELF shared library."""
+
+
+@dataclass(frozen=True)
+class ElfInfo:
+    arch: str
+    bits: int
+    soname: str | None = None
+    needed: tuple[str, ...] = ()
+    runpath: tuple[str, ...] = ()
+    rpath: tuple[str, ...] = ()
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+def host_arch() -> str:
+    machine = platform.machine().lower()
+    return HOST_ARCH_ALIASES.get(machine, machine)
+
+
+def read_elf(path: str) -> ElfInfo:
+    """Parse PATH's ELF header and dynamic section; raise ElfError if it is not one."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError as error:
+        raise ElfError(f"cannot read it: {error.strerror or error}") from None
+    if len(data) < 64 or data[:4] != b"\x7fELF":
+        if not data:
+            raise ElfError("the file is empty")
+        raise ElfError("not an ELF file (invalid ELF header)")
+    bits = {1: 32, 2: 64}.get(data[4])
+    endian = {1: "<", 2: ">"}.get(data[5])
+    if bits is None or endian is None:
+        raise ElfError("invalid ELF class or byte order")
+    machine_code = struct.unpack_from(endian + "H", data, 18)[0]
+    arch = MACHINES.get(machine_code, f"machine {machine_code}")
+    if bits == 64:
+        phoff, = struct.unpack_from(endian + "Q", data, 32)
+        phentsize, phnum = struct.unpack_from(endian + "HH", data, 54)
+        ph_format, dyn_format = endian + "IIQQQQQQ", endian + "qQ"
+    else:
+        phoff, = struct.unpack_from(endian + "I", data, 28)
+        phentsize, phnum = struct.unpack_from(endian + "HH", data, 42)
+        ph_format, dyn_format = endian + "IIIIIIII", endian + "iI"
+    if phoff + phentsize * phnum > len(data):
+        raise ElfError("truncated (program headers past the end of the file)")
+    loads: list[tuple[int, int, int]] = []  # (vaddr, offset, filesz)
+    dynamic: tuple[int, int] | None = None
+    for index in range(phnum):
+        fields = struct.unpack_from(ph_format, data, phoff + index * phentsize)
+        if bits == 64:
+            p_type, _flags, p_offset, p_vaddr, _paddr, p_filesz = fields[:6]
+        else:
+            p_type, p_offset, p_vaddr, _paddr, p_filesz = fields[:5]
+        if p_type == PT_LOAD:
+            loads.append((p_vaddr, p_offset, p_filesz))
+        elif p_type == PT_DYNAMIC:
+            dynamic = (p_offset, p_filesz)
+    for _vaddr, offset, size in loads:
+        if offset + size > len(data):
+            raise ElfError(f"truncated ({len(data)} bytes, a segment ends at byte {offset + size})")
+    if dynamic is None:
+        return ElfInfo(arch=arch, bits=bits)
+    entries: list[tuple[int, int]] = []
+    entry_size = struct.calcsize(dyn_format)
+    offset, size = dynamic
+    for position in range(offset, min(offset + size, len(data) - entry_size + 1), entry_size):
+        tag, value = struct.unpack_from(dyn_format, data, position)
+        if tag == DT_NULL:
+            break
+        entries.append((tag, value))
+    strtab_vaddr = next((value for tag, value in entries if tag == DT_STRTAB), None)
+    strtab = _vaddr_to_offset(strtab_vaddr, loads) if strtab_vaddr is not None else None
+
+    def string(at: int) -> str:
+        if strtab is None:
+            return ""
+        start = strtab + at
+        end = data.find(b"\0", start)
+        return data[start:end if end >= 0 else len(data)].decode(errors="replace")
+
+    def strings(wanted: int) -> list[str]:
+        return [string(value) for tag, value in entries if tag == wanted]
+
+    soname = next(iter(strings(DT_SONAME)), None)
+    return ElfInfo(
+        arch=arch,
+        bits=bits,
+        soname=soname,
+        needed=tuple(strings(DT_NEEDED)),
+        runpath=tuple(part for item in strings(DT_RUNPATH) for part in item.split(":") if part),
+        rpath=tuple(part for item in strings(DT_RPATH) for part in item.split(":") if part),
+    )
+
+
+def _vaddr_to_offset(vaddr: int, loads: list[tuple[int, int, int]]) -> int | None:
+    for start, offset, size in loads:
+        if start <= vaddr < start + max(size, 1):
+            return offset + (vaddr - start)
+    return vaddr if loads == [] else None

@@ -1,0 +1,279 @@
+"""Find deep-learning frameworks and what they were built for, without importing them.
+
+`import torch` alone costs seconds, so everything here reads files: installed
+distribution metadata, torch/version.py, TensorFlow's build_info.py, a Maven or
+Gradle project for Deeplearning4j, .theanorc for Theano. Which cuDNN a framework
+loads is resolved the way ld.so would, from its library's DT_RUNPATH.
+"""
+
+from __future__ import annotations
+
+import ast
+import configparser
+import glob
+import os
+import re
+import xml.etree.ElementTree as ElementTree
+from dataclasses import replace
+from pathlib import Path
+
+from cudnn_doctor.model import CudnnInstall, Framework
+from cudnn_doctor.probes.context import SearchContext
+from cudnn_doctor.probes.elf import ElfError, read_elf
+from cudnn_doctor.probes.loader import resolve_like_loader
+
+# (distribution name prefix, framework name, the library that links cuDNN, relative to site-packages)
+PYTHON_FRAMEWORKS = (
+    ("torch", "torch", ("torch/lib/libtorch_cuda.so", "torch/lib/libtorch_cuda_cpp.so")),
+    ("tensorflow", "tensorflow", ("tensorflow/libtensorflow_framework.so.2", "tensorflow/libtensorflow_cc.so.2")),
+    ("tf_nightly", "tensorflow", ("tensorflow/libtensorflow_framework.so.2",)),
+    ("tensorflow_gpu", "tensorflow", ("tensorflow/libtensorflow_framework.so.2", "tensorflow/libtensorflow_framework.so.1")),
+    ("jax_cuda13_plugin", "jax", ("jax_plugins/xla_cuda13/xla_cuda_plugin.so",)),
+    ("jax_cuda12_plugin", "jax", ("jax_plugins/xla_cuda12/xla_cuda_plugin.so",)),
+    ("theano", "theano", ()),
+)
+REQUIRES_CUDNN = re.compile(r"^Requires-Dist:\s*(nvidia-cudnn-cu\d+)\s*(\[[^]]*\])?\s*\(?([^;)]*)\)?\s*(;.*)?$",
+                            re.MULTILINE | re.IGNORECASE)
+
+
+def detect_frameworks(ctx: SearchContext, project_dir: str | None = None) -> list[Framework]:
+    found: list[Framework] = []
+    seen: set[tuple[str, str]] = set()
+    for site in ctx.site_packages_dirs():
+        for prefix, name, libraries in PYTHON_FRAMEWORKS:
+            for info in sorted(glob.glob(os.path.join(site, f"{prefix}-*.dist-info")) +
+                               glob.glob(os.path.join(site, f"{prefix.capitalize()}-*.dist-info")) +
+                               glob.glob(os.path.join(site, f"{prefix}-*.egg-info"))):
+                match = re.match(rf"(?i){prefix}-(.+?)\.(?:dist|egg)-info$", os.path.basename(info))
+                if not match or (name, site) in seen:
+                    continue
+                seen.add((name, site))
+                found.append(_python_framework(name, match.group(1), site, info, libraries, ctx))
+    found += detect_dl4j(ctx, project_dir)
+    return found
+
+
+def _python_framework(name: str, version: str, site: str, info: str, libraries: tuple[str, ...],
+                      ctx: SearchContext) -> Framework:
+    details: dict[str, object] = {"site_packages": site}
+    cuda = None
+    cudnn_expected = None
+    metadata = _read(os.path.join(info, "METADATA")) or _read(os.path.join(info, "PKG-INFO"))
+    pins = REQUIRES_CUDNN.findall(metadata)
+    if pins:
+        distribution, _extras, spec, _marker = pins[0]
+        details["cudnn_package"] = distribution.lower()
+        details["cudnn_requirement"] = spec.strip()
+        cudnn_expected = spec.strip().lstrip("=") if spec.strip().startswith("==") else spec.strip() or None
+    if name == "torch":
+        text = _read(os.path.join(site, "torch", "version.py"))
+        match = re.search(r"^cuda\s*(?::[^=]*)?=\s*['\"]([\d.]+)['\"]", text, re.MULTILINE)
+        cuda = match.group(1) if match else None
+        if cuda is None and "+cu" in version:
+            local = version.split("+cu")[1]
+            cuda = f"{local[:-1]}.{local[-1]}" if local.isdigit() and len(local) >= 3 else None
+        details["cpu_only"] = cuda is None and ("+cpu" in version or "cuda" in text)
+    elif name == "tensorflow":
+        build = _tensorflow_build_info(site)
+        details["build_info"] = build
+        cuda = build.get("cuda_version") or None
+        cudnn_expected = cudnn_expected or build.get("cudnn_version") or None
+        details["cpu_only"] = build.get("is_cuda_build") is False
+    elif name == "jax":
+        local = re.search(r"cuda(\d+)", os.path.basename(info))
+        cuda = local.group(1) if local else None
+    elif name == "theano":
+        details.update(_theano_flags(ctx))
+    library = next((os.path.join(site, lib) for lib in libraries if os.path.exists(os.path.join(site, lib))), None)
+    details["cudnn_linking_library"] = library
+    return Framework(name=name, version=version, cuda_built_for=cuda, cudnn_expected=cudnn_expected,
+                     cudnn_used=None, found_via="dist-info", location=info, details=details)
+
+
+def _read(path: str) -> str:
+    try:
+        return Path(path).read_text(errors="replace")
+    except OSError:
+        return ""
+
+
+def _tensorflow_build_info(site: str) -> dict[str, object]:
+    text = _read(os.path.join(site, "tensorflow", "python", "platform", "build_info.py"))
+    match = re.search(r"build_info\s*=\s*(\{.*?\})", text, re.DOTALL)
+    if not match:
+        return {}
+    try:
+        value = ast.literal_eval(match.group(1))
+    except (ValueError, SyntaxError):
+        return {}
+    return {str(k): v for k, v in value.items()} if isinstance(value, dict) else {}
+
+
+def _theano_flags(ctx: SearchContext) -> dict[str, object]:
+    flags: dict[str, str] = {}
+    for path in (os.path.join(ctx.env.get("HOME", ""), ".theanorc"), os.path.join(ctx.env.get("HOME", ""), ".theanorc.txt")):
+        parser = configparser.ConfigParser()
+        try:
+            parser.read(path)
+        except configparser.Error:
+            continue
+        for section in parser.sections():
+            for key, value in parser.items(section):
+                flags[key if section == "global" else f"{section}.{key}"] = value
+    for item in ctx.env.get("THEANO_FLAGS", "").split(","):
+        if "=" in item:
+            key, value = item.split("=", 1)
+            flags[key.strip()] = value.strip()
+    return {"theano_flags": flags}
+
+
+# --- Deeplearning4j (Maven / Gradle / ~/.m2) -------------------------------------------------
+
+ND4J_CUDA = re.compile(r"nd4j-cuda-(\d+\.\d+)(-platform)?")
+POM_NS = re.compile(r"^\{[^}]*\}")
+
+
+def detect_dl4j(ctx: SearchContext, project_dir: str | None) -> list[Framework]:
+    found: list[Framework] = []
+    root = Path(project_dir or ctx.env.get("PWD") or os.getcwd())
+    pom = root / "pom.xml"
+    if pom.is_file():
+        found += _maven_backends(pom)
+    for gradle in (root / "build.gradle", root / "build.gradle.kts"):
+        if gradle.is_file():
+            found += _gradle_backends(gradle)
+    if not found:
+        m2 = Path(ctx.env.get("HOME", "")) / ".m2" / "repository" / "org" / "nd4j"
+        for folder in sorted(m2.glob("nd4j-cuda-*")):
+            match = ND4J_CUDA.match(folder.name)
+            if not match:
+                continue
+            for version_dir in sorted(p for p in folder.iterdir() if p.is_dir()):
+                found.append(_dl4j(version_dir.name, folder.name, match.group(1), "~/.m2", str(version_dir)))
+    return found
+
+
+def _dl4j(version: str | None, artifact: str, cuda: str, via: str, location: str) -> Framework:
+    return Framework(name="dl4j", version=version, cuda_built_for=cuda, cudnn_expected=None, cudnn_used=None,
+                     found_via=via, location=location, details={"artifact": artifact})
+
+
+def _strip(tag: str) -> str:
+    return POM_NS.sub("", tag)
+
+
+def _load_pom(path: Path, depth: int = 0) -> tuple[dict[str, str], list[tuple[str, str | None]]]:
+    """(properties, [(artifactId, version)]) of a pom, parent poms' properties included.
+    XML comments are dropped by the parser, so commented-out dependencies do not count."""
+    try:
+        tree = ElementTree.parse(path)
+    except (ElementTree.ParseError, OSError):
+        return {}, []
+    project = tree.getroot()
+    properties: dict[str, str] = {}
+    parent = next((e for e in project if _strip(e.tag) == "parent"), None)
+    if parent is not None and depth < 10:
+        relative = next((e.text for e in parent if _strip(e.tag) == "relativePath"), None) or "../pom.xml"
+        parent_pom = (path.parent / relative)
+        if parent_pom.is_dir():
+            parent_pom = parent_pom / "pom.xml"
+        if parent_pom.is_file():
+            properties.update(_load_pom(parent_pom, depth + 1)[0])
+        parent_version = next((e.text for e in parent if _strip(e.tag) == "version"), None)
+        if parent_version:
+            properties.setdefault("project.parent.version", parent_version)
+    version = next((e.text for e in project if _strip(e.tag) == "version"), None)
+    if version:
+        properties["project.version"] = version
+    for element in project.iter():
+        if _strip(element.tag) == "properties":
+            for prop in element:
+                properties[_strip(prop.tag)] = (prop.text or "").strip()
+    dependencies = []
+    for element in project.iter():
+        if _strip(element.tag) == "dependency":
+            fields = {_strip(child.tag): (child.text or "").strip() for child in element}
+            dependencies.append((fields.get("artifactId", ""), fields.get("version")))
+    return properties, dependencies
+
+
+def _interpolate(text: str | None, properties: dict[str, str]) -> str | None:
+    if text is None:
+        return None
+    for _ in range(10):
+        new = re.sub(r"\$\{([^}]+)\}", lambda m: properties.get(m.group(1), m.group(0)), text)
+        if new == text:
+            break
+        text = new
+    return text
+
+
+def _maven_backends(pom: Path) -> list[Framework]:
+    properties, dependencies = _load_pom(pom)
+    found = []
+    for artifact, version in dependencies:
+        artifact_id = _interpolate(artifact, properties) or ""
+        match = ND4J_CUDA.fullmatch(artifact_id)
+        if match:
+            found.append(_dl4j(_interpolate(version, properties), artifact_id, match.group(1), "pom.xml", str(pom)))
+    return found
+
+
+def _gradle_backends(path: Path) -> list[Framework]:
+    text = re.sub(r"//[^\n]*|/\*.*?\*/", "", _read(str(path)), flags=re.DOTALL)
+    variables = dict(re.findall(r"(?:def|val|var)?\s*(\w+)\s*=\s*['\"]([^'\"]+)['\"]", text))
+    found = []
+    for match in re.finditer(r"['\"]org\.nd4j:(nd4j-cuda-(\d+\.\d+)(?:-platform)?):([^'\"]+)['\"]", text):
+        version = re.sub(r"\$\{?(\w+)\}?", lambda m: variables.get(m.group(1), m.group(0)), match.group(3))
+        found.append(_dl4j(version, match.group(1), match.group(2), path.name, str(path)))
+    return found
+
+
+# --- which cuDNN each framework loads --------------------------------------------------------
+
+def link_frameworks_to_installs(frameworks: list[Framework], installs: list[CudnnInstall], ctx: SearchContext,
+                                cache: dict[str, list[str]]) -> tuple[list[Framework], list[CudnnInstall]]:
+    """Resolve the cuDNN each framework will load, and mark that install as loaded by it."""
+    linked: list[Framework] = []
+    for framework in frameworks:
+        used = _resolve_framework_cudnn(framework, installs, ctx, cache)
+        if used is not None:
+            real = os.path.realpath(used)
+            installs = [replace(i, loaded_by=i.loaded_by + (framework.name,))
+                        if os.path.realpath(i.library) == real and framework.name not in i.loaded_by else i
+                        for i in installs]
+            framework = replace(framework, cudnn_used=used)
+        linked.append(framework)
+    return linked, installs
+
+
+def _resolve_framework_cudnn(framework: Framework, installs: list[CudnnInstall], ctx: SearchContext,
+                             cache: dict[str, list[str]]) -> str | None:
+    library = framework.details.get("cudnn_linking_library")
+    if framework.name == "theano":
+        folder = framework.details.get("theano_flags", {}).get("dnn.library_path")  # type: ignore[union-attr]
+        runpath = [str(folder)] if folder else []
+        sonames = ["libcudnn.so"] + [f"libcudnn.so.{m}" for m in (9, 8, 7, 6, 5)]
+    elif isinstance(library, str):
+        try:
+            info = read_elf(library)
+        except ElfError:
+            return None
+        origin = os.path.dirname(library)
+        runpath = [p.replace("$ORIGIN", origin).replace("${ORIGIN}", origin) for p in info.rpath + info.runpath]
+        sonames = [n for n in info.needed if n.startswith("libcudnn.so")]
+        if not sonames:  # loaded with dlopen at run time (TensorFlow, JAX): by the major it was built with
+            sonames = [f"libcudnn.so.{m}" for m in _expected_majors(framework)]
+    else:
+        return None
+    for soname in sonames:
+        path = resolve_like_loader(soname, runpath, ctx, cache)
+        if path:
+            return path
+    return None
+
+
+def _expected_majors(framework: Framework) -> list[int]:
+    expected = framework.cudnn_expected or ""
+    match = re.search(r"(\d+)", expected)
+    return [int(match.group(1))] if match else [9, 8]

@@ -1,0 +1,68 @@
+"""The dynamic loader's view: its search folders, its cache, and the copy it really picks."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+
+from cudnn_doctor.probes.context import SearchContext
+
+
+def ldconfig_cache(ctx: SearchContext) -> dict[str, list[str]]:
+    """soname -> paths from the ldconfig cache (`ldconfig -p`), for this machine's architecture."""
+    ldconfig = shutil.which("ldconfig", path=ctx.env.get("PATH", "") + ":/sbin:/usr/sbin")
+    if ldconfig is None:
+        return {}
+    command = [ldconfig, "-p"]
+    if ctx.prefix not in ("", "/"):
+        cache = ctx.system("/etc/ld.so.cache")
+        if not os.path.exists(cache):
+            return {}
+        command += ["-C", cache]
+    try:
+        out = subprocess.run(command, capture_output=True, text=True, timeout=10,
+                             stdin=subprocess.DEVNULL).stdout
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    wanted = {"x86_64": "x86-64", "aarch64": "AArch64", "ppc64le": "ppc64"}.get(ctx.arch, "")
+    entries: dict[str, list[str]] = {}
+    for line in out.splitlines():
+        match = re.match(r"\s+(\S+) \(([^)]*)\) => (\S+)", line)
+        if match and (not wanted or wanted in match.group(2)):
+            entries.setdefault(match.group(1), []).append(match.group(3))
+    return entries
+
+
+def loader_search_dirs(ctx: SearchContext, cache: dict[str, list[str]]) -> list[str]:
+    """LD_LIBRARY_PATH, then the folders of the ldconfig cache, then the default folders."""
+    ordered: list[str] = list(ctx.env_paths("LD_LIBRARY_PATH"))
+    ordered += list(dict.fromkeys(os.path.dirname(path) for paths in cache.values() for path in paths))
+    ordered += ctx.default_lib_dirs()
+    unique: list[str] = []
+    seen: set[str] = set()
+    for folder in ordered:
+        real = os.path.realpath(folder)
+        if real not in seen and os.path.isdir(folder):
+            seen.add(real)
+            unique.append(folder)
+    return unique
+
+
+def resolve_like_loader(soname: str, runpath: list[str], ctx: SearchContext,
+                        cache: dict[str, list[str]]) -> str | None:
+    """The file ld.so would load for SONAME from a library whose DT_RUNPATH is RUNPATH:
+    LD_LIBRARY_PATH first, then RUNPATH, then the cache, then the default folders."""
+    for folder in ctx.env_paths("LD_LIBRARY_PATH") + runpath:
+        candidate = os.path.join(folder, soname)
+        if os.path.exists(candidate):
+            return os.path.realpath(candidate)
+    for path in cache.get(soname, []):
+        if os.path.exists(path):
+            return os.path.realpath(path)
+    for folder in ctx.default_lib_dirs():
+        candidate = os.path.join(folder, soname)
+        if os.path.exists(candidate):
+            return os.path.realpath(candidate)
+    return None

@@ -1,0 +1,1 @@
+"""Text (rich) and JSON renderers; nothing else formats output."""

@@ -1,0 +1,12 @@
+"""JSON output: one object per command, written in one piece."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+
+def write_json(data: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(data, indent=2, sort_keys=False) + "\n")
+    sys.stdout.flush()

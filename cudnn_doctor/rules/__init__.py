@@ -1,0 +1,50 @@
+"""Turn a Report into Findings: pure functions of the report and the compat data, no I/O."""
+
+from __future__ import annotations
+
+import string
+from typing import Any
+
+from cudnn_doctor.codes import CODES
+from cudnn_doctor.model import ERROR, INFO, WARNING, Finding, Report, Summary
+
+
+class _Fields(dict):  # type: ignore[type-arg]
+    def __missing__(self, key: str) -> str:
+        return "{" + key + "}"
+
+
+def finding(code: str, subject: str | None = None, refs: tuple[str, ...] = (), severity: str | None = None,
+            **fields: Any) -> Finding:
+    """A Finding for CODE with its registry text filled in from FIELDS."""
+    entry = CODES[code]
+    values = _Fields({key: "unknown" if value is None else value for key, value in fields.items()})
+    formatter = string.Formatter()
+    return Finding(
+        code=code,
+        severity=severity or entry.severity,
+        title=entry.title,
+        detail=formatter.vformat(entry.explanation, (), values),
+        fix=formatter.vformat(entry.fix, (), values),
+        refs=refs,
+        subject=subject,
+    )
+
+
+def evaluate(report: Report, requirements: list[Any] | None = None) -> list[Finding]:
+    """Every finding for REPORT, most severe first, in a stable order."""
+    from cudnn_doctor.rules import cudnn, driver, frameworks, requirements as required, toolkit
+
+    findings: list[Finding] = []
+    for rule in (*driver.RULES, *toolkit.RULES, *cudnn.RULES, *frameworks.RULES):
+        findings.extend(rule(report))
+    findings.extend(required.check_requirements(report, requirements or []))
+    order = {ERROR: 0, WARNING: 1, INFO: 2}
+    return sorted(findings, key=lambda f: (order.get(f.severity, 3), f.code))
+
+
+def summarize(findings: list[Finding], strict: bool = False) -> Summary:
+    counts = {severity: sum(1 for f in findings if f.severity == severity) for severity in (ERROR, WARNING, INFO)}
+    status = "error" if counts[ERROR] else "warning" if counts[WARNING] else "ok"
+    failed = counts[ERROR] > 0 or (strict and counts[WARNING] > 0)
+    return Summary(status=status, counts=counts, exit_code=1 if failed else 0)

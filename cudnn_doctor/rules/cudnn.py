@@ -1,0 +1,163 @@
+"""CD3xx: the cuDNN installs."""
+
+from __future__ import annotations
+
+import os
+
+from cudnn_doctor.compat import query
+from cudnn_doctor.model import CudnnInstall, Finding, Report, Toolkit
+from cudnn_doctor.rules import finding
+from cudnn_doctor.versions import major, major_minor, version_tuple
+
+
+def _prefix_of(install: CudnnInstall) -> str:
+    folder = install.path.rstrip("/")
+    parent = os.path.dirname(folder)
+    return os.path.dirname(parent) if os.path.basename(parent) == "lib" else parent
+
+
+def _visible_to_loader(report: Report, install: CudnnInstall) -> bool:
+    folders = {os.path.realpath(f) for f in report.loader_path}
+    return os.path.realpath(install.path) in folders or "ld.so" in install.loaded_by
+
+
+def _primary_cuda_major(report: Report) -> int | None:
+    if report.toolkits and major(report.toolkits[0].version):
+        return major(report.toolkits[0].version)
+    return major(report.driver.cuda_driver_version)
+
+
+def no_cudnn(report: Report) -> list[Finding]:
+    if report.cudnn:
+        return []
+    cuda_major = _primary_cuda_major(report) or 12
+    return [finding("CD301", cuda_major=cuda_major)]
+
+
+def several_versions_on_loader_path(report: Report) -> list[Finding]:
+    visible = [i for i in report.cudnn if _visible_to_loader(report, i) and i.version]
+    versions = sorted({i.version for i in visible if i.version}, key=lambda v: version_tuple(v) or ())
+    if len(versions) < 2:
+        return []
+    picked = [i for i in visible if "ld.so" in i.loaded_by]
+    others = [i for i in visible if i not in picked]
+    listing = ", ".join(f"{i.version} ({i.library})" for i in visible)
+    return [finding("CD302", versions=listing, others=", ".join(i.library for i in others) or "the copies you do not use")]
+
+
+def header_mismatch(report: Report) -> list[Finding]:
+    return [
+        finding("CD303", subject=i.library, header_path=i.header_path, header_version=i.header_version,
+                library=i.library, version=i.version, prefix=_prefix_of(i))
+        for i in report.cudnn
+        if i.header_version and i.version and version_tuple(i.header_version) != version_tuple(i.version)
+    ]
+
+
+def sublibraries(report: Report) -> list[Finding]:
+    findings = []
+    for install in report.cudnn:
+        missing = [name for name, present in install.sublibraries.items() if not present]
+        version = install.version or (f"{install.major}.x" if install.major else "unknown")
+        if missing:
+            findings.append(finding("CD304", subject=install.library, library=install.library, version=version,
+                                    missing=", ".join(missing), path=install.path, prefix=_prefix_of(install)))
+        expected = version_tuple(install.version)
+        mismatched = [f"{name} ({found})" for name, found in install.sublibrary_versions.items()
+                      if found and expected and version_tuple(found) != expected]
+        if mismatched:
+            findings.append(finding("CD305", subject=install.library, library=install.library, version=version,
+                                    mismatched=", ".join(mismatched), path=install.path))
+    return findings
+
+
+def _toolkit_for(report: Report, install: CudnnInstall) -> Toolkit | None:
+    real = os.path.realpath(install.path)
+    for toolkit in report.toolkits:
+        if real.startswith(os.path.realpath(toolkit.path) + os.sep):
+            return toolkit
+    if install.source.startswith("pip:"):
+        site = real.split(os.sep + "nvidia" + os.sep)[0]
+        return next((t for t in report.toolkits if t.source == "pip" and os.path.realpath(t.path).startswith(site)), None)
+    if _visible_to_loader(report, install) and report.toolkits:
+        return report.toolkits[0]
+    return None
+
+
+def cuda_major_mismatch(report: Report) -> list[Finding]:
+    findings = []
+    for install in report.cudnn:
+        toolkit = _toolkit_for(report, install)
+        if toolkit is None or install.cuda_version is None or toolkit.version is None:
+            continue
+        if major(install.cuda_version) != major(toolkit.version):
+            findings.append(finding("CD306", subject=install.library, library=install.library, version=install.version,
+                                    cudnn_cuda=install.cuda_version, toolkit_path=toolkit.path,
+                                    toolkit_version=toolkit.version, toolkit_major=major(toolkit.version)))
+    return findings
+
+
+def load_failures(report: Report) -> list[Finding]:
+    findings = []
+    for install in report.cudnn:
+        if install.file_error:
+            findings.append(finding("CD308", subject=install.library, library=install.library, arch=report.host.arch,
+                                    error=install.file_error, version_hint=f"{install.major or 9}"))
+        elif install.crashed or install.timed_out:
+            how = install.load_error or ("timed out" if install.timed_out else "crashed")
+            findings.append(finding("CD309", subject=install.library, library=install.library, how=how))
+        elif install.load_error:
+            findings.append(finding("CD307", subject=install.library, library=install.library, error=install.load_error))
+        elif install.version is None:
+            findings.append(finding("CD314", subject=install.library, library=install.library,
+                                    error="did not answer (the symbol is missing or returned 0)"))
+    return findings
+
+
+def not_on_loader_path(report: Report) -> list[Finding]:
+    usable = [i for i in report.cudnn if i.version]
+    if not usable or any(_visible_to_loader(report, i) for i in usable):
+        return []
+    first = usable[0]
+    return [finding("CD310", subject=first.path, version=first.version, path=first.path)]
+
+
+def newer_than_driver(report: Report) -> list[Finding]:
+    driver_cuda = major_minor(report.driver.cuda_driver_version)
+    if driver_cuda is None:
+        return []
+    return [
+        finding("CD312", subject=i.library, library=i.library, version=i.version, cudnn_cuda=i.cuda_version,
+                driver_cuda=report.driver.cuda_driver_version, driver_major=driver_cuda[0])
+        for i in report.cudnn
+        if major_minor(i.cuda_version) and major_minor(i.cuda_version)[0] > driver_cuda[0]  # type: ignore[index]
+    ]
+
+
+def gpu_not_supported(report: Report) -> list[Finding]:
+    findings = []
+    for install in report.cudnn:
+        if not install.loaded_by and not _visible_to_loader(report, install):
+            continue
+        rows = query.cudnn_variant(install.version, install.cuda_version)
+        if rows is None:
+            continue
+        release, variant = rows
+        low = version_tuple(variant.get("min_compute_capability"))
+        for gpu in report.gpus:
+            cc = version_tuple(gpu.compute_capability)
+            if low and cc and cc < low:
+                findings.append(finding(
+                    "CD311", subject=install.library, refs=(variant.get("source") or release.get("source", ""),),
+                    gpu=f"{gpu.index} ({gpu.name})", cc=gpu.compute_capability, version=install.version,
+                    supported=f"compute capability {variant['min_compute_capability']} and newer",
+                    suggestion="an older cuDNN release; see `cudnn-doctor compat --list cudnn`"))
+    return findings
+
+
+def search_errors(report: Report) -> list[Finding]:
+    return [finding("CD313", subject=path, path=path, error=why) for path, why in report.search_errors]
+
+
+RULES = (no_cudnn, several_versions_on_loader_path, header_mismatch, sublibraries, cuda_major_mismatch,
+         load_failures, not_on_loader_path, newer_than_driver, gpu_not_supported, search_errors)

@@ -1,0 +1,57 @@
+"""CD1xx: the GPU and the driver."""
+
+from __future__ import annotations
+
+from cudnn_doctor.compat import query
+from cudnn_doctor.model import Finding, Report
+from cudnn_doctor.probes.driver import nvml_library_missing
+from cudnn_doctor.rules import finding
+from cudnn_doctor.versions import major_minor
+
+
+def no_driver(report: Report) -> list[Finding]:
+    if report.driver.source != "none":
+        return []
+    if nvml_library_missing(report.nvml_error) or "not loaded" in (report.nvml_error or "").lower():
+        return [finding("CD101", refs=(f"NVML: {report.nvml_error}",))]
+    return [finding("CD104", error=report.nvml_error)]
+
+
+def driver_without_nvml(report: Report) -> list[Finding]:
+    if report.driver.source != "libcuda":
+        return []
+    return [finding("CD105", error=report.nvml_error)]
+
+
+def no_gpu(report: Report) -> list[Finding]:
+    if report.driver.source == "nvml" and not report.gpus:
+        return [finding("CD102")]
+    return []
+
+
+def driver_older_than_toolkit(report: Report) -> list[Finding]:
+    driver_cuda = major_minor(report.driver.cuda_driver_version)
+    findings = []
+    for toolkit in report.toolkits:
+        toolkit_cuda = major_minor(toolkit.version)
+        if driver_cuda is None or toolkit_cuda is None or toolkit_cuda <= driver_cuda:
+            continue
+        requirement = query.toolkit_min_driver(toolkit.version or "", report.host.os)
+        min_driver = requirement.version if requirement else "the one its release notes name"
+        refs = (requirement.source,) if requirement else ()
+        code = "CD103" if toolkit_cuda[0] > driver_cuda[0] else "CD106"
+        findings.append(finding(code, subject=toolkit.path, refs=refs, driver_cuda=report.driver.cuda_driver_version,
+                                toolkit_path=toolkit.path, toolkit_version=toolkit.version, min_driver=min_driver))
+    return findings
+
+
+def forward_compatibility(report: Report) -> list[Finding]:
+    findings = []
+    for toolkit in report.toolkits:
+        if toolkit.compat_libcuda:
+            version = toolkit.compat_libcuda.rsplit(".so.", 1)[-1]
+            findings.append(finding("CD107", subject=toolkit.compat_libcuda, path=toolkit.compat_libcuda, version=version))
+    return findings
+
+
+RULES = (no_driver, driver_without_nvml, no_gpu, driver_older_than_toolkit, forward_compatibility)

@@ -1,0 +1,83 @@
+"""--require SPEC: what the user says this machine must have."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from cudnn_doctor.errors import DoctorError
+from cudnn_doctor.model import Finding, Report
+from cudnn_doctor.rules import finding
+
+SUBJECTS = {
+    "cudnn": "CD320", "cuda": "CD220", "cuda-driver": "CD120", "driver": "CD120", "gpu": "CD121",
+    "compute-capability": "CD121", "torch": "CD420", "pytorch": "CD420", "tensorflow": "CD420", "jax": "CD420",
+    "theano": "CD420", "dl4j": "CD420",
+}
+SPEC = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_-]*)\s*((?:[<>=!~]=?|===)\s*[^\s].*)?$")
+
+
+@dataclass(frozen=True)
+class Requirement:
+    text: str
+    subject: str
+    specifier: str  # "" means "present"
+
+
+def parse_requirement(text: str) -> Requirement:
+    """"cudnn>=9.1" -> Requirement; a bad one is a usage error (exit 2)."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    match = SPEC.match(text)
+    subject = match.group(1).lower() if match else ""
+    if not match or subject not in SUBJECTS:
+        raise DoctorError(f"--require {text!r}: not a requirement I understand",
+                          fix=f"use SUBJECT[OP VERSION] with SUBJECT one of {', '.join(sorted(SUBJECTS))}, "
+                              "e.g. --require 'cudnn>=9.1'")
+    specifier = (match.group(2) or "").replace(" ", "")
+    try:
+        SpecifierSet(specifier)
+    except InvalidSpecifier:
+        raise DoctorError(f"--require {text!r}: {specifier!r} is not a version specifier",
+                          fix="write it like >=9.1, ==12.4.*, or >=550,<600") from None
+    return Requirement(text, {"pytorch": "torch"}.get(subject, subject), specifier)
+
+
+def _candidates(report: Report, subject: str) -> list[tuple[str, str]]:
+    """(version, what it belongs to) the requirement is checked against."""
+    if subject == "cudnn":
+        used = [i for i in report.cudnn if i.loaded_by and i.version]
+        return [(i.version, i.library) for i in (used or [i for i in report.cudnn if i.version])]  # type: ignore[misc]
+    if subject == "cuda":
+        return [(t.version, t.path) for t in report.toolkits if t.version]  # type: ignore[misc]
+    if subject == "cuda-driver":
+        return [(report.driver.cuda_driver_version, "the driver")] if report.driver.cuda_driver_version else []
+    if subject == "driver":
+        return [(report.driver.version, "the driver")] if report.driver.version else []
+    if subject == "gpu":
+        return [(str(len(report.gpus)), "GPUs")] if report.gpus else []
+    if subject == "compute-capability":
+        return [(g.compute_capability, f"GPU {g.index}") for g in report.gpus if g.compute_capability]  # type: ignore[misc]
+    return [(f.version, f.location or f.name) for f in report.frameworks if f.name == subject and f.version]  # type: ignore[misc]
+
+
+def check_requirements(report: Report, requirements: list[Requirement]) -> list[Finding]:
+    from packaging.specifiers import SpecifierSet
+    from packaging.version import InvalidVersion, Version
+
+    findings = []
+    for requirement in requirements:
+        candidates = _candidates(report, requirement.subject)
+        specifier = SpecifierSet(requirement.specifier)
+
+        def satisfied(version: str) -> bool:
+            try:
+                return Version(version.split("+")[0]) in specifier if requirement.specifier else True
+            except InvalidVersion:
+                return False
+
+        if any(satisfied(version) for version, _ in candidates):
+            continue
+        found = ("found " + ", ".join(f"{v} ({owner})" for v, owner in candidates)) if candidates else "none found"
+        findings.append(finding(SUBJECTS[requirement.subject], spec=requirement.text, found=found))
+    return findings
