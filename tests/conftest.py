@@ -1,0 +1,78 @@
+"""Shared fixtures: run the CLI as a user would, in an environment the test controls."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # tests.fakes and the package from a checkout
+
+
+@dataclass
+class Result:
+    exit_code: int
+    stdout: str
+    stderr: str
+
+    @property
+    def json(self) -> dict:
+        return json.loads(self.stdout)
+
+
+class Machine:
+    """A pretend machine: an empty system root, a HOME, and the variables a test sets.
+
+    The doctor runs in a subprocess with CUDNN_DOCTOR_SYSTEM_PREFIX pointing at the root,
+    so /usr/local/cuda and friends of the real machine stay out of the test.
+    """
+
+    def __init__(self, tmp_path: Path) -> None:
+        self.root = tmp_path / "root"
+        self.home = tmp_path / "home"
+        for folder in (self.root / "etc", self.home):
+            folder.mkdir(parents=True, exist_ok=True)
+        self.env: dict[str, str] = {
+            "PATH": "/usr/bin:/bin:/usr/sbin:/sbin",
+            "HOME": str(self.home),
+            "CUDNN_DOCTOR_SYSTEM_PREFIX": str(self.root),
+            "CUDNN_DOCTOR_CACHE_DIR": str(tmp_path / "cache"),
+            "CUDNN_DOCTOR_PROBE_TIMEOUT": "10",
+            "LANG": "C.UTF-8",
+            "COLUMNS": "200",
+        }
+        self.cwd = tmp_path
+
+    def add_library_path(self, folder: Path) -> None:
+        current = self.env.get("LD_LIBRARY_PATH")
+        self.env["LD_LIBRARY_PATH"] = f"{folder}:{current}" if current else str(folder)
+
+    def run(self, *args: str, timeout: float = 60) -> Result:
+        process = subprocess.run(
+            [sys.executable, "-m", "cudnn_doctor", *args],
+            capture_output=True, text=True, env=self.env, cwd=self.cwd, timeout=timeout,
+            stdin=subprocess.DEVNULL,
+        )
+        return Result(process.returncode, process.stdout, process.stderr)
+
+    def check_json(self, *args: str) -> dict:
+        result = self.run("check", "--json", *args)
+        assert "Traceback" not in result.stderr, result.stderr
+        data = result.json
+        assert data["summary"]["exit_code"] == result.exit_code
+        return data
+
+
+@pytest.fixture
+def machine(tmp_path: Path) -> Machine:
+    return Machine(tmp_path)
+
+
+def codes(report: dict) -> set[str]:
+    return {finding["code"] for finding in report["findings"]}

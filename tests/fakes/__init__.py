@@ -1,0 +1,1 @@
+"""Hardware fakes for tests: C libraries built with gcc that the real probes load."""

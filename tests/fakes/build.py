@@ -1,0 +1,102 @@
+"""Compile the fake vendor libraries with gcc, once per set of values (cached per session)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+BUILD_DIR = Path(os.environ.get("CUDNN_DOCTOR_FAKES_DIR", "/tmp/cudnn-doctor-fakes"))
+
+
+def compile_library(source: str, output_name: str, defines: dict[str, object] | None = None,
+                    soname: str | None = None) -> Path:
+    """gcc -shared SOURCE with DEFINES, built once into a cache folder; returns the .so path."""
+    gcc = shutil.which("gcc") or shutil.which("cc")
+    if gcc is None:
+        raise RuntimeError("gcc is needed to build the test fakes: apt-get install gcc")
+    flags = [f"-D{key}={value}" if value is not True else f"-D{key}" for key, value in sorted((defines or {}).items())]
+    if soname:
+        flags.append(f"-Wl,-soname,{soname}")
+    key = hashlib.sha256(" ".join([source, output_name, *flags]).encode() + (HERE / source).read_bytes()).hexdigest()[:16]
+    out_dir = BUILD_DIR / key
+    target = out_dir / output_name
+    if not target.exists():
+        out_dir.mkdir(parents=True, exist_ok=True)
+        temporary = out_dir / (output_name + f".{os.getpid()}.tmp")
+        subprocess.run([gcc, "-shared", "-fPIC", "-O1", "-o", str(temporary), str(HERE / source), *flags],
+                       check=True, capture_output=True)
+        os.replace(temporary, target)
+    return target
+
+
+def fake_cudnn(folder: Path, version: int = 91900, cudart: int = 12040, major: int | None = None,
+               sublibraries: list[str] | None = None, crash: bool = False, hang: bool = False,
+               versioned_files: bool = True) -> Path:
+    """Put a fake libcudnn.so.MAJOR (and sub-libraries) into FOLDER, laid out as NVIDIA ships it:
+    libcudnn.so.9.1.0 real file, libcudnn.so.9 and libcudnn.so symlinks. Returns libcudnn.so.MAJOR."""
+    if major is None:
+        major = version // 10000 if version >= 90000 else version // 1000
+    full = f"{major}.{(version % 10000) // 100}.{version % 100}" if version >= 90000 else \
+        f"{major}.{(version % 1000) // 100}.{version % 100}"
+    defines: dict[str, object] = {"FAKE_VERSION": version, "FAKE_CUDART": cudart}
+    if crash:
+        defines["FAKE_CRASH"] = True
+    if hang:
+        defines["FAKE_HANG"] = True
+    folder.mkdir(parents=True, exist_ok=True)
+    built = compile_library("fake_cudnn.c", "libcudnn.so", defines, soname=f"libcudnn.so.{major}")
+    names = ["libcudnn"] + list(sublibraries or [])
+    for name in names:
+        soname = f"{name}.so.{major}"
+        if versioned_files:
+            real = folder / f"{name}.so.{full}"
+            shutil.copyfile(built, real)
+            _link(folder / soname, real.name)
+            _link(folder / f"{name}.so", soname)
+        else:
+            shutil.copyfile(built, folder / soname)
+    return folder / f"libcudnn.so.{major}"
+
+
+def _link(link: Path, target: str) -> None:
+    if link.is_symlink() or link.exists():
+        link.unlink()
+    link.symlink_to(target)
+
+
+def fake_cudart(folder: Path, runtime: int = 12040, major: int | None = None) -> Path:
+    major = major or runtime // 1000
+    folder.mkdir(parents=True, exist_ok=True)
+    built = compile_library("fake_cudart.c", "libcudart.so", {"FAKE_RUNTIME": runtime}, soname=f"libcudart.so.{major}")
+    target = folder / f"libcudart.so.{major}"
+    shutil.copyfile(built, target)
+    return target
+
+
+def fake_libcuda(folder: Path, driver_cuda: int = 12040) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    built = compile_library("fake_libcuda.c", "libcuda.so.1", {"FAKE_DRIVER_CUDA": driver_cuda}, soname="libcuda.so.1")
+    target = folder / "libcuda.so.1"
+    shutil.copyfile(built, target)
+    return target
+
+
+def fake_nvml(folder: Path, driver: str = "580.159.04", cuda: int = 13000, gpus: int = 1,
+              name: str = "NVIDIA H100 80GB HBM3", compute_capability: str = "9.0",
+              init_error: int | None = None) -> Path:
+    cc_major, cc_minor = compute_capability.split(".")
+    defines: dict[str, object] = {
+        "FAKE_DRIVER": f'"{driver}"', "FAKE_CUDA": cuda, "FAKE_GPUS": gpus, "FAKE_GPU_NAME": f'"{name}"',
+        "FAKE_CC_MAJOR": cc_major, "FAKE_CC_MINOR": cc_minor,
+    }
+    if init_error is not None:
+        defines["FAKE_NVML_INIT_ERROR"] = init_error
+    folder.mkdir(parents=True, exist_ok=True)
+    built = compile_library("fake_nvml.c", "libnvidia-ml.so.1", defines, soname="libnvidia-ml.so.1")
+    target = folder / "libnvidia-ml.so.1"
+    shutil.copyfile(built, target)
+    return target
