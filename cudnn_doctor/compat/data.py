@@ -9,9 +9,13 @@ from __future__ import annotations
 import functools
 import json
 import os
-import tomllib
 from pathlib import Path
 from typing import Any
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib  # type: ignore[no-redef]
 
 PACKAGE_DATA = Path(__file__).resolve().parents[1] / "_data" / "compat"
 SOURCE_TREE = Path(__file__).resolve().parents[2] / "compat"

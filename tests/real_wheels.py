@@ -1,0 +1,58 @@
+"""Real NVIDIA cuDNN wheels from PyPI for integration tests: downloaded once, extracted once.
+
+The cache lives in $CUDNN_DOCTOR_TEST_CACHE (default ~/.cache/cudnn-doctor-tests) so a CI
+machine pays for each download once. No network: the tests that need them skip, saying so.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+WHEELS = {
+    "8.9.7": "nvidia-cudnn-cu12==8.9.7.29",
+    "9.19.0": "nvidia-cudnn-cu13==9.19.0.56",
+}
+
+
+def cache_root() -> Path:
+    return Path(os.environ.get("CUDNN_DOCTOR_TEST_CACHE", Path.home() / ".cache" / "cudnn-doctor-tests"))
+
+
+def real_wheel(version: str) -> Path:
+    """The wheel file of cuDNN VERSION, downloaded with pip if not cached yet."""
+    requirement = WHEELS[version]
+    folder = cache_root() / "wheels"
+    name = requirement.split("==")[0].replace("-", "_") + "-" + requirement.split("==")[1]
+    found = sorted(folder.glob(f"{name}-*.whl"))
+    if found:
+        return found[0]
+    folder.mkdir(parents=True, exist_ok=True)
+    process = subprocess.run(
+        [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--platform",
+         "manylinux_2_27_x86_64", "--platform", "manylinux1_x86_64", "-d", str(folder), requirement],
+        capture_output=True, text=True, timeout=900,
+    )
+    found = sorted(folder.glob(f"{name}-*.whl"))
+    if process.returncode != 0 or not found:
+        pytest.skip(f"cannot download {requirement} from PyPI (no network?): {process.stderr.strip()[-300:]}")
+    return found[0]
+
+
+def real_cudnn(version: str) -> Path:
+    """The wheel's nvidia/cudnn folder (lib/ and include/), extracted once into the cache."""
+    wheel = real_wheel(version)
+    target = cache_root() / "extracted" / wheel.stem
+    done = target / ".complete"
+    if not done.exists():
+        with zipfile.ZipFile(wheel) as archive:
+            for member in archive.infolist():
+                if member.filename.startswith("nvidia/cudnn/") and not member.is_dir():
+                    archive.extract(member, target)
+        done.write_text("ok\n")
+    return target / "nvidia" / "cudnn"
