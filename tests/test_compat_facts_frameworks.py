@@ -5,10 +5,14 @@ Each test's docstring names the source the fact was read from; the same source i
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 
 import pytest
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib  # type: ignore[no-redef]
 
 COMPAT = Path(__file__).resolve().parent.parent / "compat"
 FILES = {
@@ -78,15 +82,26 @@ def test_rules_have_sources(name):
 def test_tf_2_15_linux():
     """tensorflow/docs site/en/install/source.md, Linux GPU table: tensorflow-2.15.0 -> cuDNN 8.9, CUDA 12.2, Clang 16.0.0, Bazel 6.1.0."""
     row = find(load("tensorflow")["build"], version="2.15.0", os="linux")
-    assert (row["cudnn"], row["cuda"], row["compiler"], row["build_tools"]) == ("8.9", "12.2", "Clang 16.0.0", "Bazel 6.1.0")
+    assert (row["cudnn"], row["cuda"], row["compiler"], row["build_tools"]) == (
+        "8.9",
+        "12.2",
+        "Clang 16.0.0",
+        "Bazel 6.1.0",
+    )
     assert row["package"] == "tensorflow"
 
 
 def test_tf_2_18_moves_to_cudnn_9():
     """tensorflow/docs source.md, Linux GPU table: tensorflow-2.17.0 cuDNN 8.9 / CUDA 12.3, tensorflow-2.18.0 cuDNN 9.3 / CUDA 12.5."""
     rows = load("tensorflow")["build"]
-    assert (find(rows, version="2.17.0", os="linux")["cudnn"], find(rows, version="2.17.0", os="linux")["cuda"]) == ("8.9", "12.3")
-    assert (find(rows, version="2.18.0", os="linux")["cudnn"], find(rows, version="2.18.0", os="linux")["cuda"]) == ("9.3", "12.5")
+    assert (find(rows, version="2.17.0", os="linux")["cudnn"], find(rows, version="2.17.0", os="linux")["cuda"]) == (
+        "8.9",
+        "12.3",
+    )
+    assert (find(rows, version="2.18.0", os="linux")["cudnn"], find(rows, version="2.18.0", os="linux")["cuda"]) == (
+        "9.3",
+        "12.5",
+    )
 
 
 def test_tf_1_x_uses_tensorflow_gpu_and_table_spelling():
@@ -99,7 +114,12 @@ def test_tf_windows_2_10_last_native_gpu():
     """tensorflow/docs site/en/install/source_windows.md, GPU table and its note: tensorflow_gpu-2.10.0 (MSVC 2019, cuDNN 8.1, CUDA 11.2) is the last native-Windows GPU build."""
     data = load("tensorflow")
     row = find(data["build"], version="2.10.0", os="windows")
-    assert (row["package"], row["compiler"], row["cudnn"], row["cuda"]) == ("tensorflow_gpu", "MSVC 2019", "8.1", "11.2")
+    assert (row["package"], row["compiler"], row["cudnn"], row["cuda"]) == (
+        "tensorflow_gpu",
+        "MSVC 2019",
+        "8.1",
+        "11.2",
+    )
     assert data["rules"]["windows_native_gpu_last"] == "2.10.0"
     assert not [r for r in data["build"] if r["os"] == "windows" and r["version"].startswith("2.11")]
 
@@ -177,7 +197,9 @@ def test_torch_pypi_default_is_unique_per_release():
         if row["pypi_default"] is True:
             by_version[row["version"]] = by_version.get(row["version"], 0) + 1
     assert by_version and all(n == 1 for n in by_version.values())
-    assert "2.7.0" in by_version and find(load("pytorch")["build"], version="2.7.0", cuda="12.6")["pypi_default"] is True
+    assert (
+        "2.7.0" in by_version and find(load("pytorch")["build"], version="2.7.0", cuda="12.6")["pypi_default"] is True
+    )
 
 
 def test_torch_runtime_rule():
