@@ -102,16 +102,17 @@ def probe_nvml(_arg=None):
             "library": _loaded_path("libnvidia-ml.so"),
             "gpus": [],
         }
+        queries = (
+            ("uuid", lambda h: _text(pynvml.nvmlDeviceGetUUID(h))),
+            ("compute_capability", lambda h: "{}.{}".format(*pynvml.nvmlDeviceGetCudaComputeCapability(h))),
+            ("memory_total_mib", lambda h: pynvml.nvmlDeviceGetMemoryInfo(h).total // (1024 * 1024)),
+        )
         for index in range(pynvml.nvmlDeviceGetCount()):
             handle = pynvml.nvmlDeviceGetHandleByIndex(index)
             gpu = {"index": index, "name": _text(pynvml.nvmlDeviceGetName(handle))}
-            for key, call in (
-                ("uuid", lambda: _text(pynvml.nvmlDeviceGetUUID(handle))),
-                ("compute_capability", lambda: "%d.%d" % pynvml.nvmlDeviceGetCudaComputeCapability(handle)),
-                ("memory_total_mib", lambda: pynvml.nvmlDeviceGetMemoryInfo(handle).total // (1024 * 1024)),
-            ):
+            for key, query in queries:
                 try:
-                    gpu[key] = call()
+                    gpu[key] = query(handle)
                 except pynvml.NVMLError as error:
                     gpu[key] = None
                     gpu.setdefault("errors", {})[key] = str(error)
@@ -145,9 +146,9 @@ def main(argv):
     except OSError as error:  # dlopen's own message
         answer = {"loaded": False, "error": str(error)}
     except ImportError as error:
-        answer = {"loaded": False, "error": "import failed: %s" % error, "import_error": True}
+        answer = {"loaded": False, "error": f"import failed: {error}", "import_error": True}
     except Exception as error:  # the answer is data; the parent decides what it means
-        answer = {"loaded": False, "error": "%s: %s" % (type(error).__name__, error)}
+        answer = {"loaded": False, "error": f"{type(error).__name__}: {error}"}
     sys.stdout.write(json.dumps(answer))
     sys.stdout.flush()
 

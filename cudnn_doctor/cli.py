@@ -112,6 +112,44 @@ def check(
     raise typer.Exit(report.summary.exit_code if report.summary else 3)
 
 
+@app.command()
+@guarded
+def compat(
+    framework: Optional[str] = typer.Argument(None, metavar="FRAMEWORK[==VERSION]",
+                                              help="e.g. tensorflow==2.15.0, torch==2.5.1+cu124, dl4j==1.0.0-beta7"),
+    cuda: Optional[str] = typer.Option(None, "--cuda", help="CUDA version to judge, e.g. 12.2."),
+    cudnn: Optional[str] = typer.Option(None, "--cudnn", help="cuDNN version to judge, e.g. 8.9.7."),
+    driver: Optional[str] = typer.Option(None, "--driver", help="Driver version to judge, e.g. 535.54.03."),
+    compute_capability: Optional[str] = typer.Option(None, "--compute-capability", help="GPU compute capability, e.g. 8.6."),
+    os_name: str = typer.Option("linux", "--os", help="linux or windows."),
+    artifact: Optional[str] = typer.Option(None, "--artifact", help="DL4J backend, e.g. nd4j-cuda-10.2."),
+    list_table: Optional[str] = typer.Option(None, "--list", metavar="TABLE",
+                                             help="Print a whole table: tensorflow, pytorch, theano, dl4j, cudnn, cuda."),
+    json_output: bool = typer.Option(False, "--json", help="Print one JSON object (schema cudnn-doctor/compat/1)."),
+    verbose: bool = typer.Option(False, "-v", "--verbose", help="Show the source of every row."),
+) -> None:
+    """What a framework release needs, and whether a CUDA/cuDNN/driver/GPU combination works."""
+    from cudnn_doctor.commands import compat as command
+    from cudnn_doctor.compat.frameworks import Combination
+
+    if list_table is None and framework is None:
+        raise DoctorError("name a framework or a table", fix="cudnn-doctor compat tensorflow==2.15.0, or --list cudnn")
+    if list_table is not None:
+        data = command.list_rows(list_table)
+    else:
+        combo = Combination(cuda=cuda, cudnn=cudnn, driver=driver, compute_capability=compute_capability, os=os_name)
+        data = command.answer(framework or "", combo, artifact)
+    if json_output:
+        from cudnn_doctor.render.json_out import write_json
+
+        write_json(data)
+    else:
+        from cudnn_doctor.render import compat_text
+
+        (compat_text.render_list if list_table else compat_text.render_answer)(data, _console(), verbose)
+    raise typer.Exit(data.get("exit_code", 0))
+
+
 def main() -> None:
     app()
 

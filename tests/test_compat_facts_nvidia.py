@@ -5,10 +5,10 @@ the data, re-check the source before changing the test.
 """
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 
 import pytest
+import tomllib
 from packaging.version import InvalidVersion, Version
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -206,7 +206,7 @@ def test_toolkit_minimums_never_decrease(cuda):
     """Within NVIDIA's Table 3, a newer toolkit never needs an older Linux driver."""
     known = [(Version(t["version"]), Version(t["linux_min_driver"])) for t in cuda["toolkit"] if t["linux_min_driver"] != "unknown"]
     known.sort()
-    for (v1, d1), (v2, d2) in zip(known, known[1:]):
+    for (v1, d1), (v2, d2) in zip(known, known[1:], strict=False):
         assert d2 >= d1, f"{v2} needs {d2} < {v1}'s {d1}"
 
 

@@ -16,6 +16,7 @@ def test_ruff_finds_nothing() -> None:
     ruff = shutil.which("ruff") or str(Path(sys.executable).parent / "ruff")
     if not Path(ruff).exists():
         pytest.skip("ruff is not installed (pip install '.[test]')")
-    result = subprocess.run([ruff, "check", "cudnn_doctor", "tests", "benchmarks"], cwd=ROOT,
+    folders = [name for name in ("cudnn_doctor", "tests", "benchmarks") if (ROOT / name).is_dir()]
+    result = subprocess.run([ruff, "check", *folders], cwd=ROOT,
                             capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr

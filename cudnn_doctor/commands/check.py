@@ -27,9 +27,9 @@ def run_check(options: CheckOptions) -> Report:
     ctx = SearchContext.from_environment(options.search_paths)
     report = collect_report(ctx, sublibrary_names(), options.project_dir, options.deep)
     if options.frameworks:
-        from cudnn_doctor.probes.frameworks import hypothetical_frameworks
+        from cudnn_doctor.compat.frameworks import assumed_framework
 
-        report.frameworks += hypothetical_frameworks(options.frameworks, report)
+        report.frameworks += [assumed_framework(spec, report.cudnn, ctx.os_name) for spec in options.frameworks]
     report.findings = evaluate(report, requirements)
     report.summary = summarize(report.findings, options.strict)
     return report

@@ -26,7 +26,7 @@ def compat_dir() -> Path:
     return PACKAGE_DATA if PACKAGE_DATA.is_dir() else SOURCE_TREE
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def load(subject: str) -> dict[str, Any]:
     """The parsed compat/SUBJECT.toml, or {} when that file is absent."""
     path = compat_dir() / f"{subject}.toml"

@@ -55,3 +55,12 @@ def cudnn_variant(version: str | None, cuda: str | None) -> tuple[dict[str, Any]
         if version_tuple(variant.get("cuda")) == cuda_parts[:1]:
             return release, variant
     return None
+
+
+def minor_compat_min_driver(cuda_major: int, os_name: str) -> Requirement | None:
+    """The oldest driver that runs any CUDA CUDA_MAJOR.x through minor-version compatibility."""
+    key = "windows_min_driver" if os_name == "windows" else "linux_min_driver"
+    for row in load("cuda").get("minor_version_compatibility", []):
+        if int(row.get("major", -1)) == cuda_major and _known(row.get(key)):
+            return Requirement(row[key], row.get("source", ""))
+    return None

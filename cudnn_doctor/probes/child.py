@@ -59,7 +59,7 @@ class ProbeBatch:
 
     def results(self) -> dict[Job, LibraryProbe]:
         answers: dict[Job, LibraryProbe] = {}
-        for job, process in zip(self.jobs, self._processes):
+        for job, process in zip(self.jobs, self._processes, strict=True):
             answers[job] = self._collect(job, process)
         return answers
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import platform
 import socket
-import sys
 import time
 from dataclasses import replace
 
@@ -59,7 +58,7 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
         cudnn_probe.build_install(lib, source, aliases, answers[library_jobs[lib]], ctx, sublibraries)
         for lib, source, aliases in libraries
     ]
-    for major, job in loader_jobs.items():
+    for job in loader_jobs.values():
         picked = answers[job].values.get("loaded_path") if answers[job].loaded else None
         if picked:
             installs = _mark_loaded_by(installs, os.path.realpath(picked), "ld.so")
@@ -106,6 +105,3 @@ def _mark_loaded_by(installs: list[CudnnInstall], real_path: str, loader: str) -
         marked.append(install)
     return marked
 
-
-def python_executable() -> str:
-    return sys.executable

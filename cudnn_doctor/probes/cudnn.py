@@ -53,6 +53,13 @@ def from_pip_wheels(ctx: SearchContext, toolkits: list[Toolkit], cache: dict[str
     return found
 
 
+def from_theano_flags(ctx: SearchContext, toolkits: list[Toolkit], cache: dict[str, list[str]]) -> list[Folder]:
+    from cudnn_doctor.probes.frameworks import theano_flags
+
+    folder = theano_flags(ctx).get("dnn.library_path")
+    return [(folder, "theano-flags")] if folder else []
+
+
 def from_conda(ctx: SearchContext, toolkits: list[Toolkit], cache: dict[str, list[str]]) -> list[Folder]:
     return [(os.path.join(env, "lib"), "conda") for env in ctx.conda_environments()]
 
@@ -71,6 +78,7 @@ CUDNN_SEARCH_STEPS: tuple[Callable[[SearchContext, list[Toolkit], dict[str, list
     from_toolkits,
     from_pip_wheels,
     from_conda,
+    from_theano_flags,
 )
 
 

@@ -83,7 +83,7 @@ def _python_framework(name: str, version: str, site: str, info: str, libraries: 
         local = re.search(r"cuda(\d+)", os.path.basename(info))
         cuda = local.group(1) if local else None
     elif name == "theano":
-        details.update(_theano_flags(ctx))
+        details["theano_flags"] = theano_flags(ctx)
     library = next((os.path.join(site, lib) for lib in libraries if os.path.exists(os.path.join(site, lib))), None)
     details["cudnn_linking_library"] = library
     return Framework(name=name, version=version, cuda_built_for=cuda, cudnn_expected=cudnn_expected,
@@ -109,7 +109,8 @@ def _tensorflow_build_info(site: str) -> dict[str, object]:
     return {str(k): v for k, v in value.items()} if isinstance(value, dict) else {}
 
 
-def _theano_flags(ctx: SearchContext) -> dict[str, object]:
+def theano_flags(ctx: SearchContext) -> dict[str, str]:
+    """Theano's configuration: ~/.theanorc, overridden by THEANO_FLAGS."""
     flags: dict[str, str] = {}
     for path in (os.path.join(ctx.env.get("HOME", ""), ".theanorc"), os.path.join(ctx.env.get("HOME", ""), ".theanorc.txt")):
         parser = configparser.ConfigParser()
@@ -124,7 +125,7 @@ def _theano_flags(ctx: SearchContext) -> dict[str, object]:
         if "=" in item:
             key, value = item.split("=", 1)
             flags[key.strip()] = value.strip()
-    return {"theano_flags": flags}
+    return flags
 
 
 # --- Deeplearning4j (Maven / Gradle / ~/.m2) -------------------------------------------------
@@ -239,10 +240,10 @@ def link_frameworks_to_installs(frameworks: list[Framework], installs: list[Cudn
         used = _resolve_framework_cudnn(framework, installs, ctx, cache)
         if used is not None:
             real = os.path.realpath(used)
+            match = next((i for i in installs if os.path.realpath(i.library) == real), None)
             installs = [replace(i, loaded_by=i.loaded_by + (framework.name,))
-                        if os.path.realpath(i.library) == real and framework.name not in i.loaded_by else i
-                        for i in installs]
-            framework = replace(framework, cudnn_used=used)
+                        if i is match and framework.name not in i.loaded_by else i for i in installs]
+            framework = replace(framework, cudnn_used=match.library if match else used)
         linked.append(framework)
     return linked, installs
 
@@ -264,6 +265,9 @@ def _resolve_framework_cudnn(framework: Framework, installs: list[CudnnInstall],
         sonames = [n for n in info.needed if n.startswith("libcudnn.so")]
         if not sonames:  # loaded with dlopen at run time (TensorFlow, JAX): by the major it was built with
             sonames = [f"libcudnn.so.{m}" for m in _expected_majors(framework)]
+    elif framework.name in ("tensorflow", "jax") and framework.cuda_built_for:
+        runpath = []  # dlopen("libcudnn.so.N") from a library we could not read: the loader's own search
+        sonames = [f"libcudnn.so.{m}" for m in _expected_majors(framework)]
     else:
         return None
     for soname in sonames:

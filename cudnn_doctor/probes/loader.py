@@ -52,17 +52,17 @@ def loader_search_dirs(ctx: SearchContext, cache: dict[str, list[str]]) -> list[
 
 def resolve_like_loader(soname: str, runpath: list[str], ctx: SearchContext,
                         cache: dict[str, list[str]]) -> str | None:
-    """The file ld.so would load for SONAME from a library whose DT_RUNPATH is RUNPATH:
+    """The path ld.so would open for SONAME from a library whose DT_RUNPATH is RUNPATH:
     LD_LIBRARY_PATH first, then RUNPATH, then the cache, then the default folders."""
     for folder in ctx.env_paths("LD_LIBRARY_PATH") + runpath:
         candidate = os.path.join(folder, soname)
         if os.path.exists(candidate):
-            return os.path.realpath(candidate)
+            return candidate
     for path in cache.get(soname, []):
         if os.path.exists(path):
-            return os.path.realpath(path)
+            return path
     for folder in ctx.default_lib_dirs():
         candidate = os.path.join(folder, soname)
         if os.path.exists(candidate):
-            return os.path.realpath(candidate)
+            return candidate
     return None

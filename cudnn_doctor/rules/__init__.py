@@ -33,7 +33,8 @@ def finding(code: str, subject: str | None = None, refs: tuple[str, ...] = (), s
 
 def evaluate(report: Report, requirements: list[Any] | None = None) -> list[Finding]:
     """Every finding for REPORT, most severe first, in a stable order."""
-    from cudnn_doctor.rules import cudnn, driver, frameworks, requirements as required, toolkit
+    from cudnn_doctor.rules import cudnn, driver, frameworks, toolkit
+    from cudnn_doctor.rules import requirements as required
 
     findings: list[Finding] = []
     for rule in (*driver.RULES, *toolkit.RULES, *cudnn.RULES, *frameworks.RULES):

@@ -1,5 +1,215 @@
-"""CD4xx: framework compatibility (filled in with the compat data)."""
+"""CD4xx: each framework found against the cuDNN it will load, the driver, the GPUs and the toolkits.
+
+Verdicts come from cudnn_doctor.compat.frameworks, so `check` and `compat` never disagree;
+every finding names the data row that decided it.
+"""
 
 from __future__ import annotations
 
-RULES: tuple = ()
+import os
+
+from cudnn_doctor.compat import frameworks as compat
+from cudnn_doctor.model import CudnnInstall, Finding, Framework, Report
+from cudnn_doctor.rules import finding
+from cudnn_doctor.versions import major, major_minor, matches_prefix
+
+DISPLAY = {"torch": "PyTorch", "tensorflow": "TensorFlow", "jax": "JAX", "theano": "Theano", "dl4j": "Deeplearning4j"}
+
+
+def _install_used(report: Report, framework: Framework) -> CudnnInstall | None:
+    if framework.cudnn_used is None:
+        return None
+    real = os.path.realpath(framework.cudnn_used)
+    return next((i for i in report.cudnn if os.path.realpath(i.library) == real), None)
+
+
+def _name(framework: Framework) -> str:
+    return DISPLAY.get(framework.name, framework.name)
+
+
+def cpu_only_builds(report: Report) -> list[Finding]:
+    fixes = {"torch": "pip install torch --index-url https://download.pytorch.org/whl/cu128 (pick the cuXYZ your "
+                      "driver supports: `cudnn-doctor compat torch==VERSION`)",
+             "tensorflow": "pip install 'tensorflow[and-cuda]' (Linux)"}
+    return [finding("CD406", subject=f.location, framework=_name(f), framework_version=f.version,
+                    fix=fixes.get(f.name, f"install a CUDA build of {_name(f)}"))
+            for f in report.frameworks if f.details.get("cpu_only")]
+
+
+def built_for_newer_cuda_than_driver(report: Report) -> list[Finding]:
+    driver_cuda = major_minor(report.driver.cuda_driver_version)
+    if driver_cuda is None:
+        return []
+    findings = []
+    for framework in report.frameworks:
+        built = major_minor(framework.cuda_built_for)
+        if built is None or framework.name == "dl4j" or built[0] <= driver_cuda[0]:
+            continue  # same major: minor-version compatibility runs it
+        from cudnn_doctor.compat import query
+
+        need = query.toolkit_min_driver(framework.cuda_built_for or "", report.host.os)
+        findings.append(finding(
+            "CD403", subject=framework.location, refs=(need.source,) if need else (),
+            framework=_name(framework), framework_version=framework.version, cuda=framework.cuda_built_for,
+            driver_cuda=report.driver.cuda_driver_version, min_driver=need.version if need else "a newer one"))
+    return findings
+
+
+def cudnn_of_each_framework(report: Report) -> list[Finding]:
+    """Will each framework find a cuDNN, and one it accepts?"""
+    findings = []
+    for framework in report.frameworks:
+        if framework.details.get("cpu_only") or framework.name == "dl4j":
+            continue
+        if framework.name == "theano" and not _theano_uses_gpu(framework):
+            continue
+        used = _install_used(report, framework)
+        if used is None:
+            expected = framework.cudnn_expected or "a cuDNN"
+            package = framework.details.get("cudnn_package")
+            fix = (f"pip install '{package}{_spec(framework)}'" if package
+                   else "cudnn-doctor install --version <the version it needs> (see `cudnn-doctor compat "
+                        f"{framework.name}=={framework.version}`)")
+            findings.append(finding("CD401", subject=framework.location, framework=_name(framework),
+                                    framework_version=framework.version, expected=expected,
+                                    found="no cuDNN that it loads was found (its pip wheel is missing and none is on "
+                                          "the loader's path)", fix=fix))
+            continue
+        verdict = _judge_used_cudnn(framework, used)
+        if verdict is not None and verdict.verdict == compat.INCOMPATIBLE:
+            findings.append(finding(
+                "CD408", subject=used.library, refs=(verdict.source,), framework=_name(framework),
+                framework_version=framework.version, expected=framework.cudnn_expected or verdict.why,
+                found=f"{used.version} at {used.library}: {verdict.why}",
+                fix=_fix_for_wrong_cudnn(framework, used)))
+        system = next((i for i in report.cudnn if "ld.so" in i.loaded_by and i.major == used.major), None)
+        if system is not None and os.path.realpath(system.library) != os.path.realpath(used.library):
+            findings.append(finding("CD402", subject=used.library, framework=_name(framework),
+                                    framework_version=framework.version, used_version=used.version,
+                                    used_path=used.path, system_version=system.version, system_path=system.path))
+    return findings
+
+
+def _spec(framework: Framework) -> str:
+    requirement = str(framework.details.get("cudnn_requirement") or "")
+    return requirement if requirement[:1] in "<>=!~" else ""
+
+
+def _theano_uses_gpu(framework: Framework) -> bool:
+    flags = framework.details.get("theano_flags") or {}
+    device = str(flags.get("device", "")) if isinstance(flags, dict) else ""
+    return device.startswith(("cuda", "gpu"))
+
+
+def _fix_for_wrong_cudnn(framework: Framework, used: CudnnInstall) -> str:
+    if used.source == "env":
+        return f"take {used.path} out of LD_LIBRARY_PATH so that {_name(framework)} loads the cuDNN it was built with"
+    package = framework.details.get("cudnn_package")
+    if package:
+        return f"pip install '{package}{_spec(framework)}'"
+    return (f"install the cuDNN {_name(framework)} {framework.version} accepts: "
+            f"`cudnn-doctor compat {framework.name}=={framework.version}`")
+
+
+def _judge_used_cudnn(framework: Framework, used: CudnnInstall) -> compat.Reason | None:
+    if used.version is None:
+        return None
+    name = compat.canonical_name(framework.name)
+    if name in ("pytorch", "tensorflow") and framework.cudnn_expected and framework.cudnn_expected[:1].isdigit():
+        need = compat.Needs(name, framework.version or "?", [{
+            "cudnn": framework.cudnn_expected, "cuda": framework.cuda_built_for,
+            "source": f"{framework.location} (the cuDNN this build pins or was compiled with)"}])
+        return compat._judge_cudnn(need, need.rows, used.version)
+    if name in ("jax", "pytorch", "tensorflow") and framework.details.get("cudnn_requirement"):
+        from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+        try:
+            spec = SpecifierSet(str(framework.details["cudnn_requirement"]))
+        except InvalidSpecifier:
+            return None
+        ok = used.version in spec
+        return compat.Reason("cudnn", compat.COMPATIBLE if ok else compat.INCOMPATIBLE,
+                             f"it requires {framework.details.get('cudnn_package')}{spec}", str(framework.location))
+    if name and framework.version:
+        need = compat.needs(name, framework.version)
+        if need.rows:
+            return compat._judge_cudnn(need, compat._rows_for_cuda(need, framework.cuda_built_for), used.version)
+    return None
+
+
+def gpu_compute_capability(report: Report) -> list[Finding]:
+    findings = []
+    for framework in report.frameworks:
+        used = _install_used(report, framework)
+        name = compat.canonical_name(framework.name)
+        if name != "pytorch" or used is None or not framework.version:
+            continue
+        need = compat.needs(name, framework.version)
+        if not need.rows:
+            continue
+        for gpu in report.gpus:
+            if not gpu.compute_capability:
+                continue
+            reason = compat._judge_compute_capability(need, compat._rows_for_cuda(need, framework.cuda_built_for),
+                                                      gpu.compute_capability, used.version)
+            if reason.verdict == compat.INCOMPATIBLE:
+                findings.append(finding(
+                    "CD404", subject=framework.location, refs=(reason.source,), framework=_name(framework),
+                    framework_version=framework.version, cuda=framework.cuda_built_for,
+                    supported="7.5 and newer with this cuDNN", gpu=f"{gpu.index} ({gpu.name})",
+                    cc=gpu.compute_capability,
+                    fix="use a PyTorch build whose cuDNN is older than 9.11 for this GPU, or a newer GPU"))
+    return findings
+
+
+def dl4j_backends(report: Report) -> list[Finding]:
+    findings = []
+    for framework in (f for f in report.frameworks if f.name == "dl4j"):
+        cuda = framework.cuda_built_for
+        artifact = str(framework.details.get("artifact", ""))
+        need = compat.needs("dl4j", framework.version or "", artifact=artifact)
+        row = need.rows[0] if need.rows else None
+        cudnn = row.get("cudnn") if row else None
+        cudnn_part = f" and cuDNN {cudnn}" if cudnn not in (None, "unknown") else ""
+        toolkits = [t for t in report.toolkits if major_minor(t.version) == major_minor(cuda)]
+        refs = (row["source"],) if row else ()
+        if not toolkits:
+            have = ", ".join(f"{t.version} ({t.path})" for t in report.toolkits) or "no CUDA toolkit was found"
+            suggestion = ", ".join(f"nd4j-cuda-{'.'.join(t.version.split('.')[:2])}" for t in report.toolkits
+                                   if t.version) or "install CUDA first"
+            findings.append(finding("CD405", subject=framework.location, refs=refs, artifact=artifact,
+                                    framework_version=framework.version, cuda=cuda, cudnn_part=cudnn_part,
+                                    found=f"this machine has {have}", suggestion=suggestion))
+        if cudnn not in (None, "unknown") and report.cudnn:
+            if not any(matches_prefix(i.version, str(cudnn)) for i in report.cudnn if i.version):
+                versions = ", ".join(sorted({i.version for i in report.cudnn if i.version}))
+                findings.append(finding(
+                    "CD408", subject=framework.location, refs=refs, framework=_name(framework),
+                    framework_version=f"{framework.version} ({artifact})", expected=str(cudnn),
+                    found=versions or "none readable",
+                    fix=f"cudnn-doctor install --version {cudnn}.x --cuda {major(cuda)} (the exact release: "
+                        f"`cudnn-doctor compat --list cudnn`)"))
+    return findings
+
+
+def unknown_compatibility(report: Report) -> list[Finding]:
+    findings = []
+    for framework in report.frameworks:
+        name = compat.canonical_name(framework.name)
+        if name is None or not framework.version or framework.details.get("cpu_only"):
+            continue
+        if name == "jax":
+            if not framework.details.get("cudnn_requirement"):
+                findings.append(finding("CD407", subject=framework.location, framework=_name(framework),
+                                        framework_version=framework.version,
+                                        why="compat/ has no table for JAX; only its wheel's cuDNN pin is checked"))
+            continue
+        if name != "dl4j" and not compat.needs(name, framework.version).rows:
+            findings.append(finding("CD407", subject=framework.location, framework=_name(framework),
+                                    framework_version=framework.version,
+                                    why=f"no row for {framework.version} in compat/{name}.toml"))
+    return findings
+
+
+RULES = (cpu_only_builds, built_for_newer_cuda_than_driver, cudnn_of_each_framework, gpu_compute_capability,
+         dl4j_backends, unknown_compatibility)

@@ -61,22 +61,24 @@ def _candidates(report: Report, subject: str) -> list[tuple[str, str]]:
     return [(f.version, f.location or f.name) for f in report.frameworks if f.name == subject and f.version]  # type: ignore[misc]
 
 
+def _satisfies(version: str, specifier: object) -> bool:
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        return Version(version.split("+")[0]) in specifier  # type: ignore[operator]
+    except InvalidVersion:
+        return False
+
+
 def check_requirements(report: Report, requirements: list[Requirement]) -> list[Finding]:
     from packaging.specifiers import SpecifierSet
-    from packaging.version import InvalidVersion, Version
 
     findings = []
     for requirement in requirements:
         candidates = _candidates(report, requirement.subject)
         specifier = SpecifierSet(requirement.specifier)
 
-        def satisfied(version: str) -> bool:
-            try:
-                return Version(version.split("+")[0]) in specifier if requirement.specifier else True
-            except InvalidVersion:
-                return False
-
-        if any(satisfied(version) for version, _ in candidates):
+        if any(_satisfies(version, specifier) for version, _ in candidates):
             continue
         found = ("found " + ", ".join(f"{v} ({owner})" for v, owner in candidates)) if candidates else "none found"
         findings.append(finding(SUBJECTS[requirement.subject], spec=requirement.text, found=found))

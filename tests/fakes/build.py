@@ -100,3 +100,19 @@ def fake_nvml(folder: Path, driver: str = "580.159.04", cuda: int = 13000, gpus:
     target = folder / "libnvidia-ml.so.1"
     shutil.copyfile(built, target)
     return target
+
+
+def fake_framework_library(target: Path, cudnn_folder: Path, runpath: str, cudnn_major: int = 9) -> Path:
+    """A shared library that NEEDs libcudnn.so.MAJOR with DT_RUNPATH RUNPATH (e.g. $ORIGIN/../../nvidia/cudnn/lib)."""
+    gcc = shutil.which("gcc") or shutil.which("cc")
+    if gcc is None:
+        raise RuntimeError("gcc is needed to build the test fakes")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    link_dir = BUILD_DIR / f"link-{cudnn_major}"
+    link_dir.mkdir(parents=True, exist_ok=True)
+    stub = compile_library("fake_cudnn.c", "libcudnn.so", {}, soname=f"libcudnn.so.{cudnn_major}")
+    shutil.copyfile(stub, link_dir / "libcudnn.so")
+    subprocess.run([gcc, "-shared", "-fPIC", "-o", str(target), str(HERE / "fake_framework_lib.c"),
+                    f"-L{link_dir}", "-lcudnn", f"-Wl,-rpath,{runpath}", "-Wl,--enable-new-dtags"],
+                   check=True, capture_output=True)
+    return target

@@ -1,0 +1,51 @@
+"""`compat` answers as text."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+VERDICT_STYLE = {"compatible": "green", "incompatible": "red", "unknown": "yellow"}
+
+
+def render_answer(data: dict[str, Any], console: Console, verbose: bool = False) -> None:
+    p = console.print
+    build = f" ({data['build']})" if data.get("build") else ""
+    p(f"[bold]{escape(data['framework'])} {escape(data['version'])}[/]{escape(build)}")
+    if not data["requires"]:
+        p("    no rows for this release in compat/")
+    for row in data["requires"]:
+        parts = [f"{key} {_text(row[key])}" for key in ("os", "artifact", "cuda", "cudnn", "driver", "python",
+                                                          "cudnn_package") if key in row and row[key] not in (None, "")]
+        p("    • " + escape(", ".join(parts)))
+        if verbose:
+            p(f"      [dim]source: {escape(str(row.get('source')))}[/]")
+    if "verdict" in data:
+        style = VERDICT_STYLE.get(data["verdict"], "white")
+        given = ", ".join(f"{k} {v}" for k, v in data.get("given", {}).items() if k != "os")
+        p(f"[{style}]{escape(data['verdict'].upper())}[/]" + (f" with {escape(given)}" if given else ""))
+        for reason in data["reasons"]:
+            mark = {"compatible": "✓", "incompatible": "✗", "unknown": "?"}[reason["verdict"]]
+            p(f"    [{VERDICT_STYLE[reason['verdict']]}]{mark}[/] {escape(reason['part'])}: {escape(reason['why'])}")
+            p(f"      [dim]source: {escape(reason['source'])}[/]")
+        if data["verdict"] == "unknown":
+            p("[yellow]warning: the data cannot decide this combination; unknown is not compatible.[/]")
+
+
+def _text(value: Any) -> str:
+    return " or ".join(str(v) for v in value) if isinstance(value, list) else str(value)
+
+
+def render_list(data: dict[str, Any], console: Console, verbose: bool = False) -> None:
+    columns = data["columns"] if verbose else [c for c in data["columns"] if c != "source"]
+    table = Table(title=f"compat/{data['table']}.toml", show_lines=False)
+    for column in columns:
+        table.add_column(column)
+    for row in data["rows"]:
+        table.add_row(*[escape("" if row.get(c) is None else _text(row.get(c))) for c in columns])
+    console.print(table)
+    if not verbose:
+        console.print("[dim]-v adds each row's source.[/]")

@@ -1,0 +1,164 @@
+"""Frameworks found by `check` from their files, and the cuDNN each will really load."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.conftest import Machine, codes
+from tests.fakes.build import fake_cudnn, fake_framework_library, fake_nvml
+
+CUDNN9 = ["libcudnn_graph", "libcudnn_ops", "libcudnn_cnn", "libcudnn_adv", "libcudnn_engines_precompiled",
+          "libcudnn_engines_runtime_compiled", "libcudnn_heuristic"]
+
+
+def python_env(machine: Machine, tmp_path: Path) -> Path:
+    """A Python environment whose python3 is on PATH, so check scans its site-packages."""
+    site = tmp_path / "venv" / "lib" / "python3.12" / "site-packages"
+    site.mkdir(parents=True)
+    (tmp_path / "venv" / "bin").mkdir()
+    (tmp_path / "venv" / "bin" / "python3").write_text("#!/bin/sh\n")
+    machine.env["PATH"] = f"{tmp_path / 'venv' / 'bin'}:{machine.env['PATH']}"
+    return site
+
+
+def install_torch(site: Path, version: str = "2.5.1+cu124", cuda: str | None = "12.4", cudnn: int = 90100,
+                  pin: str = "nvidia-cudnn-cu12==9.1.0.70") -> None:
+    info = site / f"torch-{version}.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: torch\nVersion: {version}\n"
+                                   f"Requires-Dist: {pin}; platform_system == \"Linux\"\n")
+    (site / "torch").mkdir()
+    (site / "torch" / "version.py").write_text(f"__version__ = '{version}'\ncuda: Optional[str] = "
+                                               f"{repr(cuda) if cuda else 'None'}\n")
+    if cuda:
+        fake_framework_library(site / "torch" / "lib" / "libtorch_cuda.so", site, "$ORIGIN/../../nvidia/cudnn/lib")
+        fake_cudnn(site / "nvidia" / "cudnn" / "lib", version=cudnn, sublibraries=CUDNN9, versioned_files=False)
+        (site / "nvidia_cudnn_cu12-9.1.0.70.dist-info").mkdir()
+
+
+def test_torch_found_without_import_and_its_cudnn_resolved_through_runpath(machine: Machine, tmp_path: Path) -> None:
+    site = python_env(machine, tmp_path)
+    install_torch(site)
+    report = machine.check_json()
+    [torch] = report["frameworks"]
+    assert (torch["name"], torch["version"], torch["cuda_built_for"]) == ("torch", "2.5.1+cu124", "12.4")
+    assert torch["cudnn_expected"] == "9.1.0.70"
+    assert torch["cudnn_used"] == str(site / "nvidia" / "cudnn" / "lib" / "libcudnn.so.9")
+    [install] = report["cudnn"]
+    assert install["loaded_by"] == ["torch"] and install["source"] == "pip:nvidia-cudnn-cu12"
+    assert not codes(report) & {"CD401", "CD402", "CD408"}
+
+
+def test_ld_library_path_wins_over_torch_runpath(machine: Machine, tmp_path: Path) -> None:
+    """LD_LIBRARY_PATH comes before DT_RUNPATH: a stray cuDNN 9.0 there is what torch loads, and it is too old."""
+    site = python_env(machine, tmp_path)
+    install_torch(site)
+    fake_cudnn(tmp_path / "stray", version=90000, sublibraries=CUDNN9)
+    machine.add_library_path(tmp_path / "stray")
+    report = machine.check_json()
+    [torch] = report["frameworks"]
+    assert torch["cudnn_used"] == str(tmp_path / "stray" / "libcudnn.so.9")
+    finding = next(f for f in report["findings"] if f["code"] == "CD408")
+    assert "9.0.0" in finding["detail"] and "out of LD_LIBRARY_PATH" in finding["fix"]
+
+
+def test_cpu_only_torch(machine: Machine, tmp_path: Path) -> None:
+    site = python_env(machine, tmp_path)
+    install_torch(site, version="2.5.1+cpu", cuda=None, pin="filelock")
+    report = machine.check_json()
+    assert "CD406" in codes(report)
+
+
+def test_torch_built_for_a_newer_cuda_than_the_driver(machine: Machine, tmp_path: Path) -> None:
+    site = python_env(machine, tmp_path)
+    install_torch(site, version="2.9.0+cu130", cuda="13.0", pin="nvidia-cudnn-cu13==9.13.0.50", cudnn=91300)
+    fake_nvml(tmp_path / "driver", driver="550.54.15", cuda=12040, compute_capability="7.0")
+    machine.add_library_path(tmp_path / "driver")
+    report = machine.check_json()
+    found = {f["code"]: f for f in report["findings"]}
+    assert "CUDA 13.0" in found["CD403"]["detail"] and "580" in found["CD403"]["fix"]
+    assert "compute capability" in found["CD404"]["title"].lower() or "7.0" in found["CD404"]["detail"]
+
+
+def test_tensorflow_build_info_read_as_a_file(machine: Machine, tmp_path: Path) -> None:
+    site = python_env(machine, tmp_path)
+    (site / "tensorflow-2.15.0.dist-info").mkdir()
+    (site / "tensorflow-2.15.0.dist-info" / "METADATA").write_text("Name: tensorflow\nVersion: 2.15.0\n")
+    platform_dir = site / "tensorflow" / "python" / "platform"
+    platform_dir.mkdir(parents=True)
+    (platform_dir / "build_info.py").write_text(
+        "import collections\nbuild_info = collections.OrderedDict()\n"
+        "build_info = {'cpu_compiler': '/usr/lib/llvm-16/bin/clang', 'cuda_version': '12.2', 'cudnn_version': '8', "
+        "'is_cuda_build': True, 'is_rocm_build': False}\n")
+    fake_cudnn(tmp_path / "cudnn8", version=8907, cudart=12020)
+    machine.add_library_path(tmp_path / "cudnn8")
+    report = machine.check_json()
+    [tf] = report["frameworks"]
+    assert (tf["version"], tf["cuda_built_for"], tf["cudnn_expected"]) == ("2.15.0", "12.2", "8")
+    assert tf["cudnn_used"] == str(tmp_path / "cudnn8" / "libcudnn.so.8")
+    assert not codes(report) & {"CD401", "CD408"}
+
+
+def test_assumed_framework_checked_against_this_machine(machine: Machine, tmp_path: Path) -> None:
+    fake_cudnn(tmp_path / "cudnn", version=8600, cudart=11080)
+    machine.add_library_path(tmp_path / "cudnn")
+    report = machine.check_json("--framework", "tensorflow==2.15.0")
+    [tf] = report["frameworks"]
+    assert tf["found_via"] == "--framework" and tf["cudnn_expected"] == "8.9"
+    finding = next(f for f in report["findings"] if f["code"] == "CD408")
+    assert "8.6.0" in finding["detail"]
+    bad = machine.run("check", "--framework", "tensorflow==0.0.1")
+    assert bad.exit_code == 2 and "no data for tensorflow 0.0.1" in bad.stderr
+
+
+POM_PARENT = """<?xml version="1.0"?>
+<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <groupId>org.example</groupId><artifactId>parent</artifactId><version>1</version>
+  <properties><nd4j.version>1.0.0-beta7</nd4j.version><cuda.version>10.2</cuda.version></properties>
+</project>"""
+POM_CHILD = """<?xml version="1.0"?>
+<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <parent><groupId>org.example</groupId><artifactId>parent</artifactId><version>1</version></parent>
+  <artifactId>app</artifactId>
+  <properties><nd4j.backend>nd4j-cuda-${cuda.version}-platform</nd4j.backend></properties>
+  <dependencies>
+    <!-- <dependency><groupId>org.nd4j</groupId><artifactId>nd4j-cuda-8.0</artifactId><version>0.9.1</version></dependency> -->
+    <dependency><groupId>org.nd4j</groupId><artifactId>${nd4j.backend}</artifactId><version>${nd4j.version}</version></dependency>
+  </dependencies>
+</project>"""
+
+
+def test_dl4j_backend_from_a_maven_project_with_parent_and_properties(machine: Machine, tmp_path: Path) -> None:
+    project = tmp_path / "project" / "app"
+    project.mkdir(parents=True)
+    (tmp_path / "project" / "pom.xml").write_text(POM_PARENT)
+    (project / "pom.xml").write_text(POM_CHILD)
+    report = machine.check_json("--project", str(project))
+    [dl4j] = report["frameworks"]
+    assert (dl4j["version"], dl4j["cuda_built_for"], dl4j["details"]["artifact"]) == (
+        "1.0.0-beta7", "10.2", "nd4j-cuda-10.2-platform")
+    finding = next(f for f in report["findings"] if f["code"] == "CD405")
+    assert "CUDA 10.2" in finding["detail"] and finding["refs"]
+
+
+def test_dl4j_from_gradle(machine: Machine, tmp_path: Path) -> None:
+    (tmp_path / "build.gradle").write_text(
+        "def nd4jVersion = '1.0.0-beta6'\n// implementation 'org.nd4j:nd4j-cuda-9.2:1.0.0-beta3'\n"
+        "dependencies { implementation \"org.nd4j:nd4j-cuda-10.1-platform:${nd4jVersion}\" }\n")
+    report = machine.check_json("--project", str(tmp_path))
+    assert [(f["version"], f["cuda_built_for"]) for f in report["frameworks"]] == [("1.0.0-beta6", "10.1")]
+
+
+def test_theano_flags(machine: Machine, tmp_path: Path) -> None:
+    site = python_env(machine, tmp_path)
+    (site / "Theano-0.9.0.dist-info").mkdir()
+    fake_cudnn(tmp_path / "cudnn4", version=4007, cudart=7050)
+    machine.env["THEANO_FLAGS"] = f"device=cuda,dnn.library_path={tmp_path / 'cudnn4'}"
+    report = machine.check_json()
+    [theano] = report["frameworks"]
+    assert theano["details"]["theano_flags"]["device"] == "cuda"
+    assert theano["cudnn_used"].endswith("cudnn4/libcudnn.so.4")
+    finding = next(f for f in report["findings"] if f["code"] == "CD408")
+    assert "4.0.7" in finding["detail"]
+    assert json.dumps(finding)
