@@ -1,0 +1,296 @@
+"""`cudnn-doctor install` and `uninstall`: resolve, fetch, stage, plan, confirm, apply, verify, record."""
+
+from __future__ import annotations
+
+import errno
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from cudnn_doctor.errors import DoctorError
+from cudnn_doctor.install import sources
+from cudnn_doctor.install.archive import ArchiveContents, read_archive
+from cudnn_doctor.install.layout import OS_NAMES, Layout, layout_for
+from cudnn_doctor.install.ldconfig import loader_setup, run_ldconfig
+from cudnn_doctor.install.manifest import BackedUpFile, InstallRecord, WrittenFile, now_text, read_records, write_record
+from cudnn_doctor.install.outcome import Outcome, UninstallPlan
+from cudnn_doctor.install.plan import ADD, REMOVE, REPLACE, FileChange, Plan, build_plan, first_blocked_folder
+from cudnn_doctor.install.progress import Progress
+from cudnn_doctor.install.safety import SYMLINK
+from cudnn_doctor.install.transaction import PUT, STATE_DIR, TAKE, Operation, Transaction, recover
+from cudnn_doctor.probes.context import SearchContext
+from cudnn_doctor.versions import major
+
+
+@dataclass(frozen=True)
+class InstallOptions:
+    location: str | None = None
+    version: str | None = None
+    cuda_major: int | None = None
+    mirror: str | None = None
+    sha256: str | None = None
+    prefix: str | None = None
+    os_name: str | None = None
+    dry_run: bool = False
+    yes: bool = False
+
+
+@dataclass(frozen=True)
+class Ui:
+    """How the command talks to the user; the CLI fills it in (text or JSON)."""
+
+    show_plan: Callable[[Plan | UninstallPlan], None]
+    confirm: Callable[[str], bool]
+    note: Callable[[str], None]
+    progress: bool  # show progress bars
+
+
+def run_install(options: InstallOptions, ui: Ui) -> Outcome:
+    ctx = SearchContext.from_environment()
+    os_name = options.os_name or ctx.os_name
+    if os_name not in OS_NAMES:
+        raise DoctorError(f"unknown --os {os_name!r}", f"use one of: {', '.join(OS_NAMES)}", exit_code=2)
+    layout = layout_for(os_name, ctx.arch)
+    if layout is None:
+        raise DoctorError(f"NVIDIA ships no cuDNN for {os_name} on {ctx.arch}", exit_code=2)
+    plan_only = layout.plan_only
+    if plan_only is None and os_name != ctx.os_name:
+        plan_only = f"planning for {os_name} on a {ctx.os_name} machine: nothing is installed"
+    prefix = _prefix(options, ctx, os_name)
+    report = _probe(ctx, prefix) if os_name == ctx.os_name else None
+    default_cuda = _default_cuda(report, prefix)
+    request = sources.Request(options.location, options.version, options.cuda_major, options.mirror, options.sha256)
+    from cudnn_doctor.cache import cache_dir
+    from cudnn_doctor.install.download import session
+
+    source = sources.resolve(request, layout.platform, session, default_cuda)
+    with Progress(ui.progress) as bars:
+        source = sources.fetch(source, session, cache_dir(), bars.task(f"download {source.name}", source.size))
+    archive = source.path or ""
+    notes = (plan_only,) if plan_only else ()
+    if options.dry_run or plan_only:
+        pending = (prefix / STATE_DIR / "journal.json").exists()
+        contents = _read(archive, layout, None, ui)
+        plan = _plan(contents, prefix, layout, source, report, notes + (
+            ("an interrupted install is pending: the next install or uninstall rolls it back first",) if pending else ()))
+        ui.show_plan(plan)
+        return Outcome("install", "planned", plan, notes=notes)
+    blocked = first_blocked_folder(prefix, [prefix / f for f in layout.folders.values()])
+    if blocked:
+        raise permission_error(blocked, prefix, layout)
+    try:
+        return _apply(options, ui, ctx, layout, prefix, source, report)
+    except PermissionError as error:
+        raise permission_error(os.path.dirname(error.filename or "") or str(prefix), prefix, layout) from None
+    except OSError as error:
+        if error.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise DoctorError(f"CD507 not enough disk space in {prefix}: {error.strerror}; the install was rolled "
+                              "back and nothing changed", "free space or choose another --prefix",
+                              exit_code=1) from None
+        raise
+    except KeyboardInterrupt:
+        ui.note(f"interrupted: the install was rolled back, {prefix} is as it was")
+        raise
+
+
+def _apply(options: InstallOptions, ui: Ui, ctx: SearchContext, layout: Layout, prefix: Path,
+           source: sources.Source, report) -> Outcome:  # type: ignore[no-untyped-def]
+    notes: list[str] = []
+    with Transaction(prefix, "install") as txn:
+        if txn.recovered:
+            notes.append(txn.recovered)
+            ui.note(txn.recovered)
+        contents = _read(source.path or "", layout, txn.staging, ui)
+        plan = _plan(contents, prefix, layout, source, report, ())
+        ui.show_plan(plan)
+        if not options.yes and not ui.confirm("Install?"):
+            return Outcome("install", "declined", plan, notes=tuple(notes), exit_code=1)
+        operations = [Operation(PUT, c.path, f"{txn.staging.name}/{c.path}", c.action == REPLACE)
+                      for c in plan.changes if c.action != REMOVE]
+        operations += [Operation(TAKE, c.path) for c in plan.changes if c.action == REMOVE]
+        txn.apply(operations, [f for f in plan.created_folders if f != "."])
+        from cudnn_doctor.install.verify import probe, verify_installed
+
+        installed = verify_installed(probe(ctx, str(prefix)), plan.library_folder, plan.version)
+        record = InstallRecord(
+            id=txn.id, installed_at=now_text(), source=plan.source, archive=plan.archive, version=plan.version,
+            platform=plan.platform, prefix=str(prefix),
+            files=tuple(WrittenFile(c.path, c.kind, c.sha256, c.size, c.mode, c.target)
+                        for c in plan.changes if c.action != REMOVE),
+            backed_up=tuple(BackedUpFile(c.path, c.action) for c in plan.changes if c.action in (REPLACE, REMOVE)),
+            created_folders=tuple(f for f in plan.created_folders if f != "."),
+        )
+        manifest_path: list[Path] = []
+        txn.commit(lambda: manifest_path.append(write_record(prefix, record)))
+    loader = run_ldconfig() if plan.loader == "ldconfig" else f"programs find it with: {plan.env_line}"
+    return Outcome("install", "installed", plan, actions=tuple(txn.done), manifest=str(manifest_path[0]),
+                   installed=installed, loader=loader, notes=tuple(notes))
+
+
+def _read(archive: str, layout: Layout, staging: Path | None, ui: Ui) -> ArchiveContents:
+    size = os.path.getsize(archive)
+    with Progress(ui.progress) as bars:
+        return read_archive(archive, layout, staging, bars.task("extract" if staging else "read", size))
+
+
+def _plan(contents: ArchiveContents, prefix: Path, layout: Layout, source: sources.Source, report,  # type: ignore[no-untyped-def]
+          notes: tuple[str, ...]) -> Plan:
+    from cudnn_doctor.install.verify import fit_findings, installs_in
+
+    library_folder = str(prefix / layout.library_folder)
+    cuda_major = source.cuda_major
+    plan = build_plan(contents, prefix, layout, source.description, cuda_major,
+                      loader_setup(library_folder, layout), notes)
+    if report is None:
+        return plan
+    current = tuple(f"{i.version or 'of unknown version'} ({os.path.relpath(i.library, prefix)})"
+                    for i in installs_in(report, library_folder))
+    fits = fit_findings(report, library_folder, contents.version, contents.major, cuda_major)
+    return replace(plan, current=current, fits=tuple(fits))
+
+
+def _prefix(options: InstallOptions, ctx: SearchContext, os_name: str) -> Path:
+    if options.prefix:
+        return Path(os.path.abspath(os.path.expanduser(options.prefix)))
+    if os_name != ctx.os_name:
+        raise DoctorError(f"--os {os_name} needs --prefix: the toolkit folder on that machine", exit_code=2)
+    from cudnn_doctor.probes.toolkit import discover_toolkits
+
+    toolkits, _ = discover_toolkits(ctx)
+    if not toolkits:
+        raise DoctorError("no CUDA toolkit found to install into (check finds none)",
+                          "pass --prefix DIR, e.g. --prefix ~/.local/cudnn", exit_code=2)
+    return Path(toolkits[0].path)
+
+
+def _probe(ctx: SearchContext, prefix: Path):  # type: ignore[no-untyped-def]
+    from cudnn_doctor.install.verify import probe
+
+    return probe(ctx, str(prefix))
+
+
+def _default_cuda(report, prefix: Path) -> int | None:  # type: ignore[no-untyped-def]
+    """The CUDA major to pick from a manifest: the toolkit's at the prefix, else the driver's."""
+    if report is None:
+        return None
+    real = os.path.realpath(prefix)
+    for toolkit in report.toolkits:
+        if os.path.realpath(toolkit.path) == real and major(toolkit.version):
+            return major(toolkit.version)
+    return major(report.driver.cuda_driver_version)
+
+
+def permission_error(folder: str, prefix: Path, layout: Layout) -> DoctorError:
+    home = "~/.local/cudnn"
+    line = f"export {layout.path_variable}={home}/{layout.library_folder}:${layout.path_variable}"
+    return DoctorError(f"CD503 permission denied: cannot write to {folder}; nothing was changed",
+                       f"run with sudo, or install into your home folder: --prefix {home}, then `{line}`",
+                       exit_code=1)
+
+
+# --- uninstall ------------------------------------------------------------------------------
+def run_uninstall(prefix_text: str, dry_run: bool, yes: bool, force: bool, ui: Ui) -> Outcome:
+    prefix = Path(os.path.abspath(os.path.expanduser(prefix_text)))
+    if not prefix.is_dir():
+        raise DoctorError(f"no such folder: {prefix}", exit_code=2)
+    if dry_run:
+        plan = _uninstall_plan(prefix)
+        if plan is None:
+            return Outcome("uninstall", "nothing-to-do", None)
+        ui.show_plan(plan)
+        return Outcome("uninstall", "planned", plan)
+    if first_blocked_folder(prefix, []):
+        from cudnn_doctor.install.layout import LAYOUTS
+
+        raise permission_error(str(prefix), prefix, LAYOUTS["linux-x86_64"])
+    try:
+        return _apply_uninstall(prefix, yes, force, ui)
+    except PermissionError as error:
+        from cudnn_doctor.install.layout import LAYOUTS
+
+        raise permission_error(os.path.dirname(error.filename or "") or str(prefix), prefix,
+                               LAYOUTS["linux-x86_64"]) from None
+
+
+def _apply_uninstall(prefix: Path, yes: bool, force: bool, ui: Ui) -> Outcome:
+    notes: list[str] = []
+    records = read_records(prefix) if (prefix / STATE_DIR).is_dir() else []
+    if not records:
+        if (prefix / STATE_DIR / "journal.json").exists():
+            with Transaction(prefix, "uninstall") as txn:
+                if txn.recovered:
+                    notes.append(txn.recovered)
+        return Outcome("uninstall", "nothing-to-do", None, notes=tuple(notes))
+    with Transaction(prefix, "uninstall", records[-1].file_name) as txn:
+        if txn.recovered:
+            notes.append(txn.recovered)
+        plan = _uninstall_plan(prefix)
+        if plan is None:
+            return Outcome("uninstall", "nothing-to-do", None, notes=tuple(notes))
+        record = read_records(prefix)[-1]
+        txn.manifest = record.file_name
+        ui.show_plan(plan)
+        if plan.changed_since and not force:
+            raise DoctorError(f"{len(plan.changed_since)} installed files changed since the install "
+                              f"({', '.join(plan.changed_since[:3])}); nothing was removed",
+                              "pass --force to remove them anyway", exit_code=1)
+        if not yes and not ui.confirm("Uninstall?"):
+            return Outcome("uninstall", "declined", plan, notes=tuple(notes), exit_code=1)
+        operations = [Operation(TAKE, c.path) for c in plan.changes if c.action == REMOVE]
+        operations += [Operation(PUT, c.path, f"{record.backup_folder}/{c.path}", os.path.lexists(prefix / c.path))
+                       for c in plan.changes if c.action == "restore"]
+        txn.apply(operations, [])
+
+        def finish() -> None:
+            (prefix / STATE_DIR / record.file_name).unlink()
+
+        txn.commit(finish)
+        import shutil
+
+        shutil.rmtree(prefix / STATE_DIR / record.backup_folder, ignore_errors=True)
+        for folder in reversed(plan.folders_removed):
+            try:
+                (prefix / folder).rmdir()
+            except OSError:
+                pass
+    return Outcome("uninstall", "uninstalled", plan, actions=tuple(txn.done), notes=tuple(notes))
+
+
+def _uninstall_plan(prefix: Path) -> UninstallPlan | None:
+    records = read_records(prefix) if (prefix / STATE_DIR).is_dir() else []
+    if not records:
+        return None
+    record = records[-1]
+    restored = {b.path for b in record.backed_up}
+    changes: list[FileChange] = []
+    changed: list[str] = []
+    for written in record.files:
+        path = prefix / written.path
+        if not os.path.lexists(path):
+            continue
+        if _changed(path, written):
+            changed.append(written.path)
+        if written.path not in restored:
+            changes.append(FileChange(written.path, REMOVE, written.kind, written.size, written.target))
+    for backed in record.backed_up:
+        saved = prefix / STATE_DIR / record.backup_folder / backed.path
+        if os.path.lexists(saved):
+            changes.append(FileChange(backed.path, "restore", SYMLINK if saved.is_symlink() else "file"))
+    return UninstallPlan(str(prefix), record.id, record.version, record.installed_at, tuple(changes), tuple(changed),
+                         record.created_folders)
+
+
+def _changed(path: Path, written: WrittenFile) -> bool:
+    if written.kind == SYMLINK:
+        return not path.is_symlink() or os.readlink(path) != written.target
+    if path.is_symlink() or not path.is_file():
+        return True
+    if path.stat().st_size != written.size:
+        return True
+    from cudnn_doctor.install.download import sha256_of
+
+    return written.sha256 is not None and sha256_of(path) != written.sha256
+
+
+__all__ = ["ADD", "InstallOptions", "Ui", "recover", "run_install", "run_uninstall"]

@@ -1,0 +1,407 @@
+"""Read a cuDNN archive of any layout NVIDIA has shipped, one member at a time, and stage it.
+
+Layouts: cuDNN <= 8.2 `.tgz` (`cuda/include`, `cuda/lib64`), cuDNN >= 8.3 `.tar.xz`
+(`cudnn-<platform>-<ver>_cuda<M>-archive/{include,lib}`), Windows `.zip` (`bin`,
+`include`, `lib/x64`) and pip wheels (`nvidia/cudnn/{include,lib}`). The archive is read
+once, as a stream: each member is checked (safety), placed by the platform's Layout,
+hashed while it is written, and its ELF header checked for the target architecture.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import lzma
+import os
+import re
+import stat
+import struct
+import tarfile
+import zipfile
+import zlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from cudnn_doctor.errors import DoctorError
+from cudnn_doctor.install.layout import BIN, IMPLIB, INCLUDE, LIB, Layout
+from cudnn_doctor.install.safety import (
+    DIR,
+    FILE,
+    HARDLINK,
+    SYMLINK,
+    Member,
+    check_size,
+    check_symlink,
+    refuse,
+    safe_mode,
+    safe_name,
+)
+from cudnn_doctor.probes.elf import MACHINES
+
+CHUNK = 1 << 20
+ROOT = re.compile(r"^(?:cuda|cudnn-[^/]+|nvidia/cudnn)/(.*)$")
+# (folder inside the archive root, category); the first that matches wins
+FOLDERS = (("include/", INCLUDE), ("lib64/", LIB), ("lib/x64/", IMPLIB), ("lib/", LIB), ("bin/x64/", BIN),
+           ("bin/", BIN))
+WHEEL_LIBRARY = re.compile(r"^(lib[A-Za-z0-9_]+)\.so\.(\d+)$")
+MAIN_LIBRARY = re.compile(r"^(?:libcudnn\.so\.(\d+)(?:\.\d+)*|cudnn64_(\d+)\.dll|libcudnn\.(\d+)(?:\.\d+)*\.dylib)$")
+HEADER_DEFINE = re.compile(rb"#define\s+CUDNN_(MAJOR|MINOR|PATCHLEVEL)\s+(\d+)")
+PLATFORM_WORDS = {BIN: "Windows DLLs", IMPLIB: "Windows import libraries", LIB: "Linux/macOS shared libraries"}
+
+Chunks = Callable[[], Iterator[bytes]]
+
+
+@dataclass(frozen=True)
+class StagedFile:
+    """One file an install puts into the prefix."""
+
+    dest: str  # relative to the prefix, "/"-separated
+    category: str  # include | lib | bin | implib
+    kind: str  # file | symlink
+    size: int
+    mode: int
+    sha256: str | None = None  # files only (None when only listed)
+    target: str | None = None  # symlinks only
+
+
+@dataclass(frozen=True)
+class ArchiveContents:
+    archive: str
+    format: str  # tar | zip
+    files: tuple[StagedFile, ...]
+    version: str | None  # what its cudnn_version.h (or cudnn.h) declares
+    major: int | None  # from its main library's name
+    skipped: tuple[str, ...]  # members that are not installed (LICENSE, wheel metadata)
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(f.size for f in self.files if f.kind == FILE)
+
+
+def classify(name: str) -> tuple[str, str] | None:
+    """(category, path inside that category's folder) for an archive member, or None."""
+    match = ROOT.match(name)
+    rest = match.group(1) if match else name
+    for folder, category in FOLDERS:
+        if rest.startswith(folder) and len(rest) > len(folder):
+            inner = rest[len(folder):]
+            if inner.endswith(".dll"):
+                return BIN, inner
+            if inner.endswith(".lib"):
+                return IMPLIB, inner
+            return category, inner
+    return None
+
+
+def read_archive(path: str, layout: Layout, staging: Path | None = None,
+                 progress: Callable[[int], None] | None = None) -> ArchiveContents:
+    """Check every member of the archive at PATH; with STAGING, also write the files there."""
+    with open(path, "rb") as raw:
+        counted = _CountingReader(raw, progress)
+        fmt = _detect_format(path, raw)
+        members = _zip_members(path, counted) if fmt == "zip" else _tar_members(path, counted)
+        stager = _Stager(path, layout, staging)
+        for member, chunks in members:
+            stager.add(member, chunks)
+        return stager.finish(fmt)
+
+
+class _Stager:
+    def __init__(self, archive: str, layout: Layout, staging: Path | None) -> None:
+        self.archive, self.layout, self.staging = archive, layout, staging
+        self.files: dict[str, StagedFile] = {}  # dest -> file
+        self.by_member: dict[str, StagedFile] = {}  # archive member name -> file (for hardlinks)
+        self.skipped: list[str] = []
+        self.headers: dict[str, bytes] = {}
+        self.version: str | None = None
+        self.total = self.count = 0
+
+    def add(self, member: Member, chunks: Chunks | None) -> None:
+        self.count += 1
+        self.total += member.size if member.kind == FILE else 0
+        check_size(self.archive, member.name, member.size, self.total, self.count)
+        if member.kind == DIR:
+            return
+        placed = classify(member.name)
+        if placed is None:
+            self.skipped.append(member.name)
+            return
+        category, inner = placed
+        folder = self.layout.folder(category)
+        if folder is None:
+            raise DoctorError(
+                f"CD506 archive is for another platform: {os.path.basename(self.archive)} holds "
+                f"{PLATFORM_WORDS.get(category, category)} ({inner}); this install targets {self.layout.platform}",
+                f"download the {self.layout.platform} build", exit_code=2)
+        dest = f"{folder}/{inner}"
+        if member.kind == SYMLINK:
+            target = check_symlink(self.archive, member.name, member.target or "")
+            self._link(dest, category, target)
+        elif member.kind == HARDLINK:
+            self._hardlink(member, dest)
+        else:
+            self._file(member, dest, category, chunks)
+
+    def _file(self, member: Member, dest: str, category: str, chunks: Chunks | None) -> None:
+        base = os.path.basename(dest)
+        chain = self._wheel_chain(member.name, base) if category == LIB else None
+        real_dest = f"{os.path.dirname(dest)}/{chain[0]}" if chain else dest
+        digest = hashlib.sha256() if self.staging is not None else None
+        handle = None
+        if self.staging is not None:
+            target = self.staging / real_dest
+            target.parent.mkdir(parents=True, exist_ok=True)
+            handle = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        is_header = category == INCLUDE and base in ("cudnn_version.h", "cudnn.h")
+        wants_elf = category == LIB and self.layout.os_name == "linux" and ".so" in base
+        first: bytes | None = None
+        written = 0
+        try:
+            for chunk in (chunks() if chunks and (handle is not None or is_header or wants_elf) else ()):
+                if first is None:
+                    first = chunk
+                    if wants_elf:
+                        self._check_elf(dest, chunk, member.size)
+                if is_header:
+                    self.headers[base] = self.headers.get(base, b"") + chunk
+                if handle is None:
+                    if not is_header:
+                        break  # listing: the ELF header was all we needed
+                    continue
+                digest.update(chunk)  # type: ignore[union-attr]
+                view = memoryview(chunk)
+                while view:
+                    view = view[os.write(handle, view):]
+                written += len(chunk)
+        finally:
+            if handle is not None:
+                os.fchmod(handle, safe_mode(member.mode))
+                os.close(handle)
+        if handle is not None and written != member.size:
+            raise refuse(self.archive, f"member {member.name!r} is truncated ({written} of {member.size} bytes)")
+        if wants_elf and first is None and member.size == 0:
+            raise refuse(self.archive, f"{dest} is an empty file")
+        if is_header:
+            self._read_version()
+        staged = StagedFile(real_dest, category, FILE, member.size, safe_mode(member.mode),
+                            digest.hexdigest() if digest else None)
+        self.files[real_dest] = staged
+        self.by_member[member.name] = staged
+        if chain:
+            folder = os.path.dirname(dest)
+            self._link(f"{folder}/{chain[1]}", category, chain[0])
+            self._link(f"{folder}/{chain[2]}", category, chain[1])
+
+    def _wheel_chain(self, name: str, base: str) -> tuple[str, str, str] | None:
+        """Wheels ship only libX.so.9: install it as NVIDIA's archives do, libX.so.9.19.0 with
+        the links libX.so.9 and libX.so, so that older copies are recognised and -lX works."""
+        match = WHEEL_LIBRARY.match(base)
+        if not name.startswith("nvidia/cudnn/") or not match or not self.version:
+            return None
+        if self.version.split(".")[0] != match.group(2):
+            return None
+        return f"{base[:-len(match.group(2))]}{self.version}", base, f"{match.group(1)}.so"
+
+    def _link(self, dest: str, category: str, target: str) -> None:
+        if self.staging is not None:
+            path = self.staging / dest
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if path.is_symlink():
+                path.unlink()
+            os.symlink(target, path)
+        self.files[dest] = StagedFile(dest, category, SYMLINK, 0, 0o777, None, target)
+
+    def _hardlink(self, member: Member, dest: str) -> None:
+        original = self.by_member.get(member.target or "")
+        if original is None or os.path.dirname(original.dest) != os.path.dirname(dest):
+            raise refuse(self.archive, f"hardlink {member.name!r} points outside the archive's files, "
+                                       f"to {member.target!r}")
+        if self.staging is not None:
+            os.link(self.staging / original.dest, self.staging / dest)
+        staged = StagedFile(dest, original.category, FILE, original.size, original.mode, original.sha256)
+        self.files[dest] = staged
+        self.by_member[member.name] = staged
+
+    def _check_elf(self, dest: str, head: bytes, size: int) -> None:
+        problem = elf_problem(head, size, self.layout.arch)
+        if problem is None:
+            return
+        if problem.startswith("built for"):
+            raise DoctorError(
+                f"CD506 archive is for another platform: {os.path.basename(self.archive)} holds {dest} {problem}; "
+                f"this install targets {self.layout.platform} ({self.layout.arch})",
+                f"download the {self.layout.platform} build", exit_code=2)
+        raise refuse(self.archive, f"{dest} {problem}")
+
+    def _read_version(self) -> None:
+        text = self.headers.get("cudnn_version.h") or self.headers.get("cudnn.h") or b""
+        parts = {key.decode(): value.decode() for key, value in HEADER_DEFINE.findall(text)}
+        if "MAJOR" in parts and "MINOR" in parts:
+            self.version = f"{parts['MAJOR']}.{parts['MINOR']}.{parts.get('PATCHLEVEL', '0')}"
+
+    def finish(self, fmt: str) -> ArchiveContents:
+        majors = [library_major(os.path.basename(f.dest)) for f in self.files.values()]
+        major = next((m for m in majors if m is not None), None)
+        if major is None:
+            raise DoctorError(f"not a cuDNN archive: {os.path.basename(self.archive)} holds no libcudnn library "
+                              "(libcudnn.so.N, cudnn64_N.dll)", "pass a cuDNN archive or wheel to --from",
+                              exit_code=2)
+        return ArchiveContents(self.archive, fmt, tuple(self.files.values()), self.version, major,
+                               tuple(self.skipped))
+
+
+def library_major(name: str) -> int | None:
+    match = MAIN_LIBRARY.match(name)
+    return int(next(g for g in match.groups() if g)) if match else None
+
+
+def elf_problem(head: bytes, size: int, arch: str) -> str | None:
+    """What is wrong with an ELF file, judged from its first bytes and its size; None if nothing."""
+    if len(head) < 64 or head[:4] != b"\x7fELF":
+        return "is not an ELF shared library"
+    bits, endian = {1: 32, 2: 64}.get(head[4]), {1: "<", 2: ">"}.get(head[5])
+    if bits is None or endian is None:
+        return "has an invalid ELF header"
+    machine = struct.unpack_from(endian + "H", head, 18)[0]
+    found = MACHINES.get(machine, f"machine {machine}")
+    if found != arch:
+        return f"built for {found}"
+    if bits == 64:
+        phoff, = struct.unpack_from(endian + "Q", head, 32)
+        phentsize, phnum = struct.unpack_from(endian + "HH", head, 54)
+    else:
+        phoff, = struct.unpack_from(endian + "I", head, 28)
+        phentsize, phnum = struct.unpack_from(endian + "HH", head, 42)
+    end = 0
+    for index in range(phnum):
+        at = phoff + index * phentsize
+        if at + phentsize > len(head):
+            break
+        if bits == 64:
+            p_type, _flags, p_offset, _vaddr, _paddr, p_filesz = struct.unpack_from(endian + "IIQQQQ", head, at)
+        else:
+            p_type, p_offset, _vaddr, _paddr, p_filesz = struct.unpack_from(endian + "IIIII", head, at)
+        if p_type == 1:  # PT_LOAD
+            end = max(end, p_offset + p_filesz)
+    if end > size:
+        return f"is truncated ({size} bytes, a segment ends at byte {end})"
+    return None
+
+
+# --- the two archive formats -------------------------------------------------------------
+
+class _CountingReader:
+    """The archive file, reporting how far it has been read (for the progress bar)."""
+
+    def __init__(self, raw, progress: Callable[[int], None] | None) -> None:  # type: ignore[no-untyped-def]
+        self.raw, self.progress = raw, progress
+
+    def read(self, size: int = -1) -> bytes:
+        data = self.raw.read(size)
+        if self.progress is not None:
+            self.progress(self.raw.tell())
+        return data
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        return self.raw.seek(offset, whence)
+
+    def tell(self) -> int:
+        return self.raw.tell()
+
+    def seekable(self) -> bool:
+        return True
+
+
+def _detect_format(path: str, raw) -> str:  # type: ignore[no-untyped-def]
+    head = raw.read(262)
+    raw.seek(0)
+    if head.startswith(b"PK\x03\x04") or head.startswith(b"PK\x05\x06"):
+        return "zip"
+    if head.startswith((b"\x1f\x8b", b"\xfd7zXZ\x00", b"BZh")) or head[257:262] == b"ustar":
+        return "tar"
+    raise refuse(path, "it is not a tar, tar.gz, tar.xz, zip or wheel archive")
+
+
+_READ_ERRORS = (tarfile.TarError, EOFError, lzma.LZMAError, zlib.error, zipfile.BadZipFile, OSError)
+
+
+def _truncated(path: str, error: BaseException) -> DoctorError:
+    return refuse(path, f"it is truncated or corrupt ({type(error).__name__}: {error})")
+
+
+def _tar_members(path: str, fileobj) -> Iterator[tuple[Member, Chunks | None]]:  # type: ignore[no-untyped-def]
+    try:
+        archive = tarfile.open(fileobj=fileobj, mode="r|*", bufsize=CHUNK)
+    except _READ_ERRORS as error:
+        raise _truncated(path, error) from None
+    with archive:
+        iterator = iter(archive)
+        while True:
+            try:
+                info = next(iterator)
+            except StopIteration:
+                return
+            except _READ_ERRORS as error:
+                raise _truncated(path, error) from None
+            name = safe_name(path, info.name)
+            if info.isdir():
+                yield Member(name, DIR, 0, info.mode), None
+            elif info.issym():
+                yield Member(name, SYMLINK, 0, 0o777, info.linkname), None
+            elif info.islnk():
+                yield Member(name, HARDLINK, 0, info.mode, safe_name(path, info.linkname)), None
+            elif info.isreg():
+                yield Member(name, FILE, info.size, info.mode), _tar_chunks(path, archive, info)
+            else:
+                raise refuse(path, f"member {info.name!r} is a device file, FIFO or other special file")
+
+
+def _tar_chunks(path: str, archive: tarfile.TarFile, info: tarfile.TarInfo) -> Chunks:
+    def chunks() -> Iterator[bytes]:
+        try:
+            handle = archive.extractfile(info)
+            assert handle is not None
+            while True:
+                data = handle.read(CHUNK)
+                if not data:
+                    return
+                yield data
+        except _READ_ERRORS as error:
+            raise _truncated(path, error) from None
+    return chunks
+
+
+def _zip_members(path: str, fileobj) -> Iterator[tuple[Member, Chunks | None]]:  # type: ignore[no-untyped-def]
+    try:
+        archive = zipfile.ZipFile(fileobj)  # type: ignore[arg-type]
+        infos = archive.infolist()
+    except _READ_ERRORS as error:
+        raise _truncated(path, error) from None
+    with archive:
+        for info in infos:
+            name = safe_name(path, info.filename)
+            mode = (info.external_attr >> 16) if info.create_system == 3 else 0
+            kind = stat.S_IFMT(mode)
+            if info.is_dir() or kind == stat.S_IFDIR:
+                yield Member(name, DIR, 0, 0o755), None
+            elif kind == stat.S_IFLNK:
+                target = archive.read(info).decode(errors="replace")
+                yield Member(name, SYMLINK, 0, 0o777, target), None
+            elif kind in (0, stat.S_IFREG):
+                yield Member(name, FILE, info.file_size, mode & 0o7777 or 0o644), _zip_chunks(path, archive, info)
+            else:
+                raise refuse(path, f"member {info.filename!r} is a device file, FIFO or other special file")
+
+
+def _zip_chunks(path: str, archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> Chunks:
+    def chunks() -> Iterator[bytes]:
+        try:
+            with archive.open(info) as handle:
+                while True:
+                    data = handle.read(CHUNK)
+                    if not data:
+                        return
+                    yield data
+        except _READ_ERRORS as error:
+            raise _truncated(path, error) from None
+    return chunks

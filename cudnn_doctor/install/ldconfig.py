@@ -1,0 +1,69 @@
+"""Whether the dynamic loader already searches a folder, and telling it about new files:
+`ldconfig` for a system folder, or the exact environment line for any other."""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import subprocess
+
+from cudnn_doctor.install.layout import Layout
+
+DEFAULT_FOLDERS = ("/lib", "/usr/lib", "/lib64", "/usr/lib64")
+
+
+def configured_folders(conf: str = "/etc/ld.so.conf") -> set[str]:
+    """The folders in ld.so.conf and the files it includes, plus the loader's own defaults."""
+    found = {os.path.realpath(f) for f in DEFAULT_FOLDERS}
+    seen: set[str] = set()
+
+    def read(path: str) -> None:
+        if path in seen:
+            return
+        seen.add(path)
+        try:
+            lines = open(path, encoding="utf-8", errors="replace").read().splitlines()
+        except OSError:
+            return
+        for line in lines:
+            line = line.split("#", 1)[0].strip()
+            if line.startswith("include "):
+                pattern = line.split(None, 1)[1]
+                if not os.path.isabs(pattern):
+                    pattern = os.path.join(os.path.dirname(path), pattern)
+                for included in sorted(glob.glob(pattern)):
+                    read(included)
+            elif line.startswith("/"):
+                found.add(os.path.realpath(line))
+
+    read(conf)
+    return found
+
+
+def loader_setup(library_folder: str, layout: Layout) -> tuple[str, str]:
+    """("ldconfig", why) when the folder is one the loader is configured to search, else
+    ("environment", the line that makes the loader search it)."""
+    line = env_line(library_folder, layout)
+    if layout.os_name == "linux" and os.path.realpath(library_folder) in configured_folders():
+        return "ldconfig", line
+    return "environment", line
+
+
+def env_line(library_folder: str, layout: Layout) -> str:
+    if layout.os_name == "windows":
+        return f"set PATH={library_folder.replace('/', chr(92))};%PATH%"
+    return f"export {layout.path_variable}={library_folder}:${layout.path_variable}"
+
+
+def run_ldconfig() -> str:
+    """Run ldconfig; a sentence saying what happened."""
+    ldconfig = shutil.which("ldconfig") or shutil.which("ldconfig", path="/sbin:/usr/sbin")
+    if ldconfig is None:
+        return "ldconfig not found: run it yourself so that programs find the new files"
+    if hasattr(os, "geteuid") and os.geteuid() != 0:
+        return "ran as a normal user: run `sudo ldconfig` so that programs find the new files"
+    result = subprocess.run([ldconfig], capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120)
+    if result.returncode != 0:
+        return f"ldconfig failed ({result.stderr.strip()[:200]}): run `sudo ldconfig`"
+    return "ran ldconfig"

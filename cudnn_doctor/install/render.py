@@ -1,0 +1,99 @@
+"""The install and uninstall plans and results as text (rich). The only place they are formatted."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.markup import escape
+
+from cudnn_doctor.install.outcome import Outcome, UninstallPlan
+from cudnn_doctor.install.plan import ADD, REMOVE, REPLACE, Plan
+
+ACTION_MARKS = {ADD: "[green]+[/]", REPLACE: "[yellow]~[/]", REMOVE: "[red]-[/]", "restore": "[cyan]<[/]"}
+
+
+def size_text(count: int | None) -> str:
+    if count is None:
+        return "unknown"
+    value = float(count)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if value < 1024 or unit == "GiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{count} B"
+
+
+def render_plan(plan: Plan, console: Console, verbose: bool = False) -> None:
+    p = console.print
+    p(f"[bold]Plan[/]: cuDNN {plan.version or '(version unknown)'}"
+      f"{f' for CUDA {plan.cuda_major}' if plan.cuda_major else ''} ({plan.platform}) into {escape(plan.prefix)}")
+    p(f"  from {escape(plan.source)}")
+    for line in plan.current:
+        p(f"  now in the prefix: cuDNN {escape(line)}")
+    if plan.plan_only:
+        p(f"  [yellow]![/] {escape(plan.plan_only)}")
+    counts = ", ".join(f"{plan.count(a)} {word}" for a, word in ((ADD, "new"), (REPLACE, "replaced"),
+                                                                  (REMOVE, "removed")))
+    p(f"  files: {counts}; space needed {size_text(plan.bytes_needed)}, free {size_text(plan.bytes_free)}")
+    for folder in plan.created_folders:
+        p(f"    [green]+[/] {escape(folder if folder != '.' else plan.prefix)}/ (new folder)")
+    shown = [c for c in plan.changes if verbose or c.action != ADD or c.kind == "file"]
+    for change in shown:
+        link = f" -> {escape(change.target)}" if change.target else ""
+        size = f"  ({size_text(change.size)})" if change.kind == "file" and change.size else ""
+        p(f"    {ACTION_MARKS[change.action]} {escape(change.path)}{link}{size}")
+    hidden = len(plan.changes) - len(shown)
+    if hidden:
+        p(f"    ... and {hidden} new links (-v lists them)")
+    for other in plan.other_majors:
+        p(f"    = {escape(other)} stays (another cuDNN major; programs built for it still need it)")
+    if plan.count(REPLACE) or plan.count(REMOVE):
+        p("  every replaced or removed file is backed up; `cudnn-doctor uninstall --prefix "
+          f"{escape(plan.prefix)}` restores them")
+    if plan.loader == "ldconfig":
+        p(f"  loader: {escape(plan.library_folder)} is a system folder: ldconfig runs after the install")
+    else:
+        p(f"  loader: not a system folder; programs find it with: [bold]{escape(plan.env_line)}[/]")
+    for finding in plan.fits:
+        p(f"  [yellow]![/] {finding.code} {escape(finding.title)}: {escape(finding.detail)}")
+        p(f"      fix: {escape(finding.fix)}")
+    if not plan.fits and plan.version:
+        p("  [green]✓[/] fits the driver, toolkit and GPUs that check finds")
+    if plan.blocked_folder:
+        p(f"  [red]✗[/] {escape(plan.blocked_folder)} is not writable by you: run with sudo, or choose "
+          "--prefix ~/.local/cudnn")
+    for note in plan.notes:
+        p(f"  [blue]i[/] {escape(note)}")
+
+
+def render_uninstall_plan(plan: UninstallPlan, console: Console) -> None:
+    p = console.print
+    p(f"[bold]Plan[/]: uninstall cuDNN {plan.version or '?'} (installed {plan.installed_at}) from "
+      f"{escape(plan.prefix)}")
+    for change in plan.changes:
+        p(f"    {ACTION_MARKS.get(change.action, ' ')} {escape(change.path)}"
+          f"{' (restored from the backup)' if change.action == 'restore' else ''}")
+    for path in plan.changed_since:
+        p(f"    [yellow]![/] {escape(path)} changed since the install")
+    for folder in plan.folders_removed:
+        p(f"    [red]-[/] {escape(folder)}/ (folder the install created, if empty)")
+
+
+def render_outcome(outcome: Outcome, console: Console) -> None:
+    p = console.print
+    for note in outcome.notes:
+        p(f"[blue]i[/] {escape(note)}")
+    if outcome.status == "planned":
+        p("[bold]Dry run[/]: nothing was changed.")
+    elif outcome.status == "declined":
+        p("Nothing was changed.")
+    elif outcome.status == "nothing-to-do":
+        p("Nothing to uninstall: no install is recorded in this prefix.")
+    elif outcome.status == "installed" and outcome.installed is not None:
+        installed = outcome.installed
+        p(f"[green]✓[/] installed cuDNN {installed.version} (built for CUDA {installed.cuda_version}) in "
+          f"{escape(installed.path)}: check loads it and finds every sub-library")
+        p(f"  manifest: {escape(outcome.manifest or '')}")
+        if outcome.loader:
+            p(f"  {escape(outcome.loader)}")
+    elif outcome.status == "uninstalled":
+        p(f"[green]✓[/] uninstalled; {len(outcome.actions)} files removed or restored")

@@ -1,0 +1,72 @@
+"""What an archive member may be: refuse anything that could write outside the staging
+folder, or that no cuDNN archive has ever held (device files, absurd sizes)."""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+from dataclasses import dataclass
+
+from cudnn_doctor.errors import DoctorError
+
+FILE, DIR, SYMLINK, HARDLINK = "file", "dir", "symlink", "hardlink"
+GiB = 1 << 30
+MAX_MEMBER_BYTES = 8 * GiB  # cuDNN's largest file is under 1 GiB
+MAX_TOTAL_BYTES = 32 * GiB
+MAX_MEMBERS = 100_000
+_WINDOWS_DRIVE = re.compile(r"^[A-Za-z]:")
+
+
+@dataclass(frozen=True)
+class Member:
+    """One archive entry, its name already checked and normalised."""
+
+    name: str  # "/"-separated, relative, no "." or ".." parts
+    kind: str  # file | dir | symlink | hardlink
+    size: int
+    mode: int
+    target: str | None = None  # symlink target, or the member a hardlink repeats
+
+
+def refuse(archive: str, why: str) -> DoctorError:
+    return DoctorError(f"CD502 unsafe archive refused: {os.path.basename(archive)}: {why}; nothing was written",
+                       "use an archive from NVIDIA's redistributable site or PyPI", exit_code=2)
+
+
+def safe_name(archive: str, raw: str) -> str:
+    """RAW as a clean relative path, or refuse it (absolute, drive letter, `..`)."""
+    name = raw.replace("\\", "/")
+    if name.startswith("/") or _WINDOWS_DRIVE.match(name):
+        raise refuse(archive, f"member {raw!r} has an absolute path")
+    parts = [part for part in name.split("/") if part not in ("", ".")]
+    if ".." in parts:
+        raise refuse(archive, f"member {raw!r} climbs out of the archive with '..'")
+    if not parts:
+        return ""
+    return "/".join(parts)
+
+
+def check_symlink(archive: str, name: str, target: str) -> str:
+    """A link may only name a file beside it: libcudnn.so -> libcudnn.so.9."""
+    clean = target.replace("\\", "/")
+    if clean.startswith("/") or _WINDOWS_DRIVE.match(clean):
+        raise refuse(archive, f"link {name!r} points to the absolute path {target!r}")
+    resolved = posixpath.normpath(posixpath.join(posixpath.dirname(name), clean))
+    if resolved.startswith("../") or resolved == ".." or posixpath.dirname(resolved) != posixpath.dirname(name):
+        raise refuse(archive, f"link {name!r} points outside its folder, to {target!r}")
+    return posixpath.basename(resolved)
+
+
+def check_size(archive: str, name: str, size: int, total: int, count: int) -> None:
+    if size < 0 or size > MAX_MEMBER_BYTES:
+        raise refuse(archive, f"member {name!r} claims an absurd size ({size} bytes)")
+    if total > MAX_TOTAL_BYTES:
+        raise refuse(archive, f"its members add up to an absurd size (over {MAX_TOTAL_BYTES // GiB} GiB)")
+    if count > MAX_MEMBERS:
+        raise refuse(archive, f"it has more than {MAX_MEMBERS} members")
+
+
+def safe_mode(mode: int) -> int:
+    """Readable by all (a+r), executable bits kept, no set-id bits, writable by the owner only."""
+    return (mode & 0o755) | 0o644

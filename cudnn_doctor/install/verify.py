@@ -1,0 +1,72 @@
+"""The `check` probes, before and after: what the machine has (driver, toolkit, GPUs, the
+cuDNN already in the prefix), whether the new cuDNN fits it, and whether the installed
+result really is the cuDNN the archive held (loaded in a child process, as `check` does)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+
+from cudnn_doctor.errors import DoctorError
+from cudnn_doctor.model import CudnnInstall, Finding, Report
+from cudnn_doctor.probes.context import SearchContext
+
+
+def probe(ctx: SearchContext, prefix: str) -> Report:
+    """The check report, with PREFIX as an extra place to look."""
+    from cudnn_doctor.compat.data import sublibrary_names
+    from cudnn_doctor.probes.collect import collect_report
+
+    return collect_report(replace(ctx, search_paths=[prefix]), sublibrary_names())
+
+
+def installs_in(report: Report, library_folder: str) -> list[CudnnInstall]:
+    real = os.path.realpath(library_folder)
+    return [i for i in report.cudnn if os.path.realpath(os.path.dirname(i.library)) == real
+            or os.path.realpath(i.path) == real]
+
+
+def fit_findings(report: Report, library_folder: str, version: str | None, major: int | None,
+                 cuda_major: int | None) -> list[Finding]:
+    """What `check` would say about the new cuDNN on this machine: CUDA major against the
+    toolkit (CD306) and the driver (CD312), compute capability against the GPUs (CD311)."""
+    from cudnn_doctor.rules import cudnn as cudnn_rules
+
+    if version is None and cuda_major is None:
+        return []
+    library = os.path.join(library_folder, f"libcudnn.so.{major or 9}")
+    planned = CudnnInstall(path=library_folder, library=library, major=major, version=version, header_version=version,
+                           header_path=None, cuda_version=f"{cuda_major}.0" if cuda_major else None, sublibraries={},
+                           sublibrary_versions={}, source="toolkit", loaded_by=("ld.so",))
+    hypothetical = replace(report, cudnn=[planned], findings=[])
+    findings: list[Finding] = []
+    for rule in (cudnn_rules.cuda_major_mismatch, cudnn_rules.newer_than_driver, cudnn_rules.gpu_not_supported):
+        findings += rule(hypothetical)
+    return [replace(f, severity="warning") for f in findings]
+
+
+def verify_installed(report: Report, library_folder: str, version: str | None) -> CudnnInstall:
+    """The install check finds in LIBRARY_FOLDER; raise CD505 unless it loads, is VERSION and is complete."""
+    found = installs_in(report, library_folder)
+    if not found:
+        raise verification_error(f"check finds no cuDNN in {library_folder} after the install")
+    install = found[0]
+    problem = None
+    if install.file_error:
+        problem = f"{install.library}: {install.file_error}"
+    elif install.load_error or install.crashed or install.timed_out:
+        problem = f"{install.library} does not load: {install.load_error or 'crashed'}"
+    elif version and install.version != version:
+        problem = f"{install.library} reports cuDNN {install.version}, the archive's headers say {version}"
+    else:
+        missing = [name for name, present in install.sublibraries.items() if not present]
+        if missing:
+            problem = f"{install.library} is missing its sub-libraries {', '.join(missing)}"
+    if problem:
+        raise verification_error(problem)
+    return install
+
+
+def verification_error(why: str) -> DoctorError:
+    return DoctorError(f"CD505 installed cuDNN failed verification: {why}; the install was rolled back",
+                       "check the archive (is it complete, and for this platform?) and the prefix", exit_code=1)
