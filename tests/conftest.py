@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -45,6 +46,8 @@ class Machine:
             "CUDNN_DOCTOR_PROBE_TIMEOUT": "10",
             "LANG": "C.UTF-8",
             "COLUMNS": "200",
+            # the package from this checkout also where it is not installed (the GPU machine)
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
         }
         self.cwd = tmp_path
 

@@ -15,11 +15,11 @@ from dataclasses import replace
 from cudnn_doctor import __version__
 from cudnn_doctor.model import CudnnInstall, Host, Report, Tool, Toolkit
 from cudnn_doctor.probes import cudnn as cudnn_probe
-from cudnn_doctor.probes.child import Job, ProbeBatch
+from cudnn_doctor.probes.child import Job, ProbeBatch, run_jobs
 from cudnn_doctor.probes.context import SearchContext
-from cudnn_doctor.probes.driver import LIBCUDA_JOB, NVML_JOB, read_driver
+from cudnn_doctor.probes.driver import LIBCUDA_JOB, NVML_JOB, NVML_NOT_FOUND, read_driver
 from cudnn_doctor.probes.frameworks import detect_frameworks, link_frameworks_to_installs
-from cudnn_doctor.probes.loader import ldconfig_cache, loader_search_dirs
+from cudnn_doctor.probes.loader import ldconfig_cache, loader_search_dirs, resolve_like_loader
 from cudnn_doctor.probes.toolkit import discover_toolkits, read_nvcc_version, runtime_version
 
 
@@ -27,7 +27,11 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
                    deep: bool = False) -> Report:
     """Everything the probes can see, as plain data; no judgement."""
     started = time.perf_counter()
-    driver_batch = ProbeBatch([NVML_JOB, LIBCUDA_JOB])
+    cache = ldconfig_cache(ctx)
+    # No libnvidia-ml where the loader looks (LD_LIBRARY_PATH, its cache, the system folders): no driver,
+    # and no need to start a Python child to hear NVML say so.
+    nvml_present = resolve_like_loader("libnvidia-ml.so.1", [], ctx, cache) is not None
+    nvml_batch = ProbeBatch([NVML_JOB] if nvml_present else [])
     report = Report(tool=Tool("cudnn-doctor", __version__), host=_host())
 
     for path in ctx.search_paths:
@@ -38,7 +42,6 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
         elif not os.access(path, os.R_OK | os.X_OK):
             report.search_errors.append((path, "permission denied: the folder cannot be read"))
 
-    cache = ldconfig_cache(ctx)
     report.loader_path = loader_search_dirs(ctx, cache)
     toolkits, report.dangling_variables = discover_toolkits(ctx)
     libraries = cudnn_probe.discover_cudnn_libraries(ctx, toolkits, cache)
@@ -65,14 +68,21 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     report.frameworks, installs = link_frameworks_to_installs(frameworks, installs, ctx, cache)
     report.cudnn = installs
 
-    driver_answers = driver_batch.results()
-    report.driver, report.gpus, report.nvml_error = read_driver(driver_answers[NVML_JOB], driver_answers[LIBCUDA_JOB])
+    nvml = nvml_batch.results()[NVML_JOB] if nvml_present else NVML_NOT_FOUND
+    probed = time.perf_counter()
+    # libcuda is large and slow to map: ask it only when NVML could not answer
+    libcuda = None
+    if not nvml.values.get("ok") and resolve_like_loader("libcuda.so.1", [], ctx, cache):
+        libcuda = run_jobs([LIBCUDA_JOB])[LIBCUDA_JOB]
+    report.driver, report.gpus, report.nvml_error = read_driver(nvml, libcuda)
     if deep:
         from cudnn_doctor.probes.deep import confirm_frameworks
 
         report.frameworks, report.cudnn = confirm_frameworks(report.frameworks, report.cudnn)
     report.timings_ms = {
         "scan": round((scanned - started) * 1000, 1),
+        "probes": round((probed - started) * 1000, 1),
+        "nvml": round(nvml_batch.elapsed_ms.get(NVML_JOB, 0.0), 1),
         "total": round((time.perf_counter() - started) * 1000, 1),
     }
     return report

@@ -7,6 +7,10 @@ from cudnn_doctor.probes.child import Job
 
 NVML_JOB = Job("nvml", "-", needs_site_packages=True)
 LIBCUDA_JOB = Job("libcuda", "libcuda.so.1")
+# pynvml's own words when libnvidia-ml.so.1 cannot be loaded
+NVML_NOT_FOUND = LibraryProbe("libnvidia-ml.so.1", loaded=True,
+                              values={"ok": False, "error": "NVML Shared Library Not Found",
+                                      "error_class": "NVMLError_LibraryNotFound"})
 
 
 def cuda_version_text(encoded: int | None) -> str | None:
@@ -16,7 +20,7 @@ def cuda_version_text(encoded: int | None) -> str | None:
     return f"{encoded // 1000}.{(encoded % 1000) // 10}"
 
 
-def read_driver(nvml: LibraryProbe, libcuda: LibraryProbe) -> tuple[Driver, list[Gpu], str | None]:
+def read_driver(nvml: LibraryProbe, libcuda: LibraryProbe | None) -> tuple[Driver, list[Gpu], str | None]:
     """(driver, gpus, why NVML could not be used or None)."""
     answer = nvml.values if nvml.loaded else {}
     if answer.get("ok"):
@@ -36,7 +40,7 @@ def read_driver(nvml: LibraryProbe, libcuda: LibraryProbe) -> tuple[Driver, list
                         library=answer.get("library"))
         return driver, gpus, None
     nvml_error = answer.get("error") or nvml.error or "NVML did not answer"
-    if libcuda.loaded and libcuda.values.get("status") == 0:
+    if libcuda is not None and libcuda.loaded and libcuda.values.get("status") == 0:
         driver = Driver(None, cuda_version_text(libcuda.values.get("cuDriverGetVersion")), "libcuda",
                         library=libcuda.values.get("loaded_path"), error=nvml_error)
         return driver, [], nvml_error

@@ -278,6 +278,7 @@ def _resolve_framework_cudnn(framework: Framework, installs: list[CudnnInstall],
 
 
 def _expected_majors(framework: Framework) -> list[int]:
+    """cuDNN majors the framework dlopens: from "9.1.0.70", "8", or a pin like "<10.0,>=9.12.0.46"."""
     expected = framework.cudnn_expected or ""
-    match = re.search(r"(\d+)", expected)
-    return [int(match.group(1))] if match else [9, 8]
+    lower = re.search(r"(?:>=|==|~=|>)\s*(\d+)", expected) or re.match(r"\s*(\d+)", expected)
+    return [int(lower.group(1))] if lower else [9, 8]
