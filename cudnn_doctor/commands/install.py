@@ -112,7 +112,7 @@ def _apply(options: InstallOptions, ui: Ui, ctx: SearchContext, layout: Layout, 
         txn.apply(operations, [f for f in plan.created_folders if f != "."])
         from cudnn_doctor.install.verify import probe, verify_installed
 
-        installed = verify_installed(probe(ctx, str(prefix)), plan.library_folder, plan.version)
+        installed = verify_installed(probe(ctx, str(prefix)), plan.library_folder, plan.version, plan.major)
         record = InstallRecord(
             id=txn.id, installed_at=now_text(), source=plan.source, archive=plan.archive, version=plan.version,
             platform=plan.platform, prefix=str(prefix),

@@ -39,7 +39,9 @@ class Operation:
 
 
 def new_id() -> str:
-    return time.strftime("%Y%m%dT%H%M%S", time.gmtime()) + "-" + uuid.uuid4().hex[:6]
+    """Sortable by time (to the microsecond), unique: the newest install sorts last."""
+    now = time.time()
+    return time.strftime("%Y%m%dT%H%M%S", time.gmtime(now)) + f"{int(now % 1 * 1e6):06d}-" + uuid.uuid4().hex[:6]
 
 
 class Transaction:

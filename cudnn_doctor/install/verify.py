@@ -45,9 +45,9 @@ def fit_findings(report: Report, library_folder: str, version: str | None, major
     return [replace(f, severity="warning") for f in findings]
 
 
-def verify_installed(report: Report, library_folder: str, version: str | None) -> CudnnInstall:
+def verify_installed(report: Report, library_folder: str, version: str | None, major: int | None) -> CudnnInstall:
     """The install check finds in LIBRARY_FOLDER; raise CD505 unless it loads, is VERSION and is complete."""
-    found = installs_in(report, library_folder)
+    found = [i for i in installs_in(report, library_folder) if major is None or i.major == major]
     if not found:
         raise verification_error(f"check finds no cuDNN in {library_folder} after the install")
     install = found[0]
