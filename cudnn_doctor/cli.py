@@ -150,6 +150,57 @@ def compat(
     raise typer.Exit(data.get("exit_code", 0))
 
 
+@app.command()
+@guarded
+def explain(
+    query: Optional[str] = typer.Argument(None, metavar="CODE_OR_MESSAGE",
+                                          help="A finding code (CD301) or an error message; - reads standard input."),
+    from_file: Optional[str] = typer.Option(None, "--from-file", metavar="LOG", help="Read the message from a file."),
+    offline_only: bool = typer.Option(False, "--offline-only", help="Only the catalog: do not probe this machine."),
+    json_output: bool = typer.Option(False, "--json", help="Print one JSON object (schema cudnn-doctor/explain/1)."),
+    verbose: bool = typer.Option(False, "-v", "--verbose", help="Show every related finding."),
+) -> None:
+    """What a finding code or a framework's error message means, and the fix on this machine."""
+    from cudnn_doctor.commands import explain as command
+
+    text = _read_query(query, from_file)
+    code = command.CODE.match(text)
+    if code:
+        data = command.explain_code(code.group(1))
+    else:
+        report = None
+        if not offline_only:
+            from cudnn_doctor.commands.check import CheckOptions, run_check
+
+            report = run_check(CheckOptions())
+        data = command.explain_text(text, report)
+    if json_output:
+        from cudnn_doctor.render.json_out import write_json
+
+        write_json(data)
+    else:
+        from cudnn_doctor.render.explain_text import render_explain
+
+        render_explain(data, _console(), verbose)
+    raise typer.Exit(data["exit_code"])
+
+
+def _read_query(query: Optional[str], from_file: Optional[str]) -> str:
+    if from_file is not None:
+        try:
+            with open(from_file, encoding="utf-8", errors="replace") as handle:
+                return handle.read()
+        except OSError as error:
+            raise DoctorError(f"--from-file {from_file}: {error.strerror or error}",
+                              fix="give the path of a readable log file") from None
+    if query == "-" or (query is None and not sys.stdin.isatty()):
+        return sys.stdin.read()
+    if not query or not query.strip():
+        raise DoctorError("nothing to explain", fix="cudnn-doctor explain CD301, explain \"<message>\", "
+                                                    "or: python train.py 2>&1 | cudnn-doctor explain -")
+    return query
+
+
 def main() -> None:
     app()
 

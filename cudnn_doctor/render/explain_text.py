@@ -1,0 +1,41 @@
+"""`explain` answers as text."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+
+
+def render_explain(data: dict[str, Any], console: Console, verbose: bool = False) -> None:
+    p = console.print
+    code = data.get("code")
+    if code is None and "code" in data:
+        p(f"[yellow]{escape(data['query'])} is not a cudnn-doctor finding code.[/] `cudnn-doctor check` prints them.")
+        return
+    if code:
+        p(f"[bold]{code['code']}[/] {escape(code['title'])} [dim]({code['severity']})[/]")
+        p(f"    {escape(code['explanation'])}")
+        p(f"    [bold]Fix:[/] {escape(code['fix'])}")
+        if data["matches"]:
+            p("    Messages that lead here:")
+            for entry in data["matches"][: None if verbose else 5]:
+                p(f"      • [{escape(entry['framework'])}] {escape(entry['example'][:160])}")
+        return
+    if not data["matches"]:
+        p("[yellow]No known cause for this message.[/] It is not in cudnn-doctor's catalog of cuDNN/CUDA errors.")
+    for match in data["matches"]:
+        p(f"[bold]{escape(match['framework'])}[/]: [bold]{match['code']}[/] [dim]({escape(match['id'])})[/]")
+        p(f"    Matched: {escape(match['matched'])}")
+        p(f"    [bold]Cause:[/] {escape(match['cause'])}")
+        p(f"    [bold]Fix:[/] {escape(match['fix'])}")
+        p(f"    [dim]Source: {escape(match['source'])}[/]")
+    machine = data.get("machine")
+    if machine:
+        p("[bold]On this machine[/] (what `cudnn-doctor check` sees):")
+        for sentence in machine["summary"]:
+            p(f"    • {escape(sentence)}")
+        for finding in machine["findings"][: None if verbose else 4]:
+            p(f"    {finding['code']} {escape(finding['title'])}: {escape(finding['detail'])}")
+            p(f"        [bold]Fix:[/] {escape(finding['fix'])}")
