@@ -215,6 +215,11 @@ _CODES = (
     Code("CD605", "error", "Out of GPU memory",
          "{workload} needs {needed} of GPU memory; {free} is free.",
          "Use `--size small`, a `--workspace-limit`, or free the GPU."),
+    Code("CD606", "error", "The benchmark crashed or hung",
+         "The benchmark process for GPU {device} {how}. cuDNN or the driver failed inside a call; "
+         "any program that makes the same call will do the same.",
+         "Run `cudnn-doctor check` and update the driver and cuDNN; run `cudnn-doctor bench -v` "
+         "with `CUDNN_LOGERR_DBG=1 CUDNN_LOGDEST_DBG=stderr` to see cuDNN's own log."),
     # Requirements given with --require (one code per subject)
     Code("CD120", "error", "Driver requirement not met",
          "--require {spec}: {found}.", "Install an NVIDIA driver that satisfies {spec}."),
