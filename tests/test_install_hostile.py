@@ -1,0 +1,124 @@
+"""Hostile and broken archives are refused with nothing written: the prefix stays as it was."""
+
+from __future__ import annotations
+
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from tests.install_helpers import (clean_env, cudnn_tree, hostile_tar, make_archive, run_cli, snapshot, tar_folder,
+                                   tar_info)
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="installs are applied on Linux hosts")
+ROOT = "cudnn-linux-x86_64-9.19.0.7_cuda12-archive"
+
+
+@pytest.fixture
+def setup(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
+    """(a good archive, a prefix that already holds a file, the environment)"""
+    prefix = tmp_path / "cuda"
+    (prefix / "lib64").mkdir(parents=True)
+    (prefix / "lib64" / "libcudart.so.12").write_bytes(b"the toolkit's own file")
+    return make_archive("txz", tmp_path), prefix, clean_env(tmp_path)
+
+
+def refused(archive: Path, prefix: Path, env: dict[str, str], code: str, words: str, *extra: str) -> str:
+    before = snapshot(prefix)
+    result = run_cli(["install", "--from", str(archive), "--prefix", str(prefix), "--yes", *extra], env)
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    assert code in result.stderr and words in result.stderr, result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert snapshot(prefix) == before  # not even the .cudnn-doctor folder is left
+    return result.stderr
+
+
+@pytest.mark.parametrize("name, words", [
+    (f"{ROOT}/lib/../../../../evil.so", "'..'"),
+    ("../evil.so", "'..'"),
+    ("/tmp/cudnn-doctor-evil.so", "absolute path"),
+])
+def test_path_escapes_are_refused(setup, tmp_path: Path, name: str, words: str) -> None:  # type: ignore[no-untyped-def]
+    good, prefix, env = setup
+    archive = hostile_tar(tmp_path / "evil.tar.gz", [(tar_info(name, size=4), b"evil")], good)
+    refused(archive, prefix, env, "CD502", words)
+    assert not Path("/tmp/cudnn-doctor-evil.so").exists()
+    assert not (tmp_path / "evil.so").exists()
+
+
+@pytest.mark.parametrize("target", ["../../../../etc/passwd", "/etc/passwd", "../include/cudnn.h"])
+def test_symlinks_pointing_outside_their_folder_are_refused(setup, tmp_path: Path, target: str) -> None:  # type: ignore[no-untyped-def]
+    good, prefix, env = setup
+    link = tar_info(f"{ROOT}/lib/libcudnn_evil.so", tarfile.SYMTYPE, linkname=target)
+    archive = hostile_tar(tmp_path / "evil.tar.gz", [(link, None)], good)
+    refused(archive, prefix, env, "CD502", "libcudnn_evil.so")
+
+
+@pytest.mark.parametrize("target, words", [
+    ("/etc/passwd", "absolute path"),
+    (f"{ROOT}/../../etc/passwd", "'..'"),
+    (f"{ROOT}/lib/not-in-the-archive.so", "outside the archive's files"),
+])
+def test_hardlinks_pointing_outside_are_refused(setup, tmp_path: Path, target: str, words: str) -> None:  # type: ignore[no-untyped-def]
+    good, prefix, env = setup
+    link = tar_info(f"{ROOT}/lib/libcudnn_evil.so", tarfile.LNKTYPE, linkname=target)
+    archive = hostile_tar(tmp_path / "evil.tar.gz", [(link, None)], good)
+    refused(archive, prefix, env, "CD502", words)
+
+
+def test_device_files_are_refused(setup, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    good, prefix, env = setup
+    device = tar_info(f"{ROOT}/lib/libcudnn_dev.so", tarfile.CHRTYPE)
+    device.devmajor, device.devminor = 1, 3
+    archive = hostile_tar(tmp_path / "evil.tar.gz", [(device, None)], good)
+    refused(archive, prefix, env, "CD502", "device file")
+
+
+def test_absurd_sizes_are_refused(setup, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    good, prefix, env = setup
+    huge = tar_info(f"{ROOT}/lib/libcudnn_huge.so", size=100 << 30)  # a header claiming 100 GiB, no data
+    with tarfile.open(tmp_path / "huge.tar", "w", format=tarfile.GNU_FORMAT) as tar:
+        tar.addfile(huge)
+    refused(tmp_path / "huge.tar", prefix, env, "CD502", "absurd size")
+
+
+def test_a_truncated_archive_is_refused(setup, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    good, prefix, env = setup
+    data = good.read_bytes()
+    cut = tmp_path / good.name
+    cut.write_bytes(data[: len(data) // 2])
+    refused(cut, prefix, env, "CD502", "truncated")
+
+
+def test_a_truncated_library_is_refused(setup, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    _, prefix, env = setup
+    tree = cudnn_tree(tmp_path / "t" / ROOT)
+    library = tree / "lib" / "libcudnn_ops.so.9.19.0"
+    library.write_bytes(library.read_bytes()[:4096])
+    archive = tar_folder(tree, tmp_path / f"{ROOT}.tar.xz", ROOT)
+    refused(archive, prefix, env, "CD502", "truncated")
+
+
+def test_a_library_for_another_architecture_is_refused(setup, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    _, prefix, env = setup
+    tree = cudnn_tree(tmp_path / "t" / ROOT)
+    library = tree / "lib" / "libcudnn.so.9.19.0"
+    data = bytearray(library.read_bytes())
+    data[18:20] = (183).to_bytes(2, "little")  # e_machine = EM_AARCH64
+    library.write_bytes(bytes(data))
+    archive = tar_folder(tree, tmp_path / f"{ROOT}.tar.xz", ROOT)
+    refused(archive, prefix, env, "CD506", "built for aarch64")
+
+
+def test_a_checksum_mismatch_is_refused(setup) -> None:  # type: ignore[no-untyped-def]
+    good, prefix, env = setup
+    stderr = refused(good, prefix, env, "CD501", "expected sha256 " + "0" * 64, "--sha256", "0" * 64)
+    assert "got " in stderr
+
+
+def test_not_an_archive_is_refused(setup, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    _, prefix, env = setup
+    junk = tmp_path / "cudnn.tar.xz"
+    junk.write_bytes(b"<html>404 not found</html>" * 20)
+    refused(junk, prefix, env, "CD502", "not a tar")

@@ -1,0 +1,184 @@
+"""`install --version` through a real redistributable manifest and archives served over HTTP
+on 127.0.0.1 (pytest-httpserver): resolution, download, resume, retries and checksums run for real."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from werkzeug import Request, Response
+
+from tests.install_helpers import clean_env, make_archive, run_cli, run_json, snapshot
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="installs are applied on Linux hosts")
+pytest.importorskip("pytest_httpserver")
+
+
+def entry(archive: Path, **override: str) -> dict[str, str]:
+    data = archive.read_bytes()
+    return {"relative_path": f"cudnn/linux-x86_64/{archive.name}", "sha256": hashlib.sha256(data).hexdigest(),
+            "md5": hashlib.md5(data).hexdigest(), "size": str(len(data)), **override}
+
+
+def manifest(version: str, variants: dict[str, dict[str, str]]) -> dict:  # type: ignore[type-arg]
+    return {"release_date": "2026-01-01", "release_label": version, "release_product": "cudnn",
+            "cudnn": {"name": "NVIDIA CUDA Deep Neural Network library", "license": "cudnn", "version": version,
+                      "cuda_variant": [k.removeprefix("cuda") for k in variants],
+                      "linux-x86_64": variants}}
+
+
+@pytest.fixture
+def mirror(httpserver, tmp_path: Path):  # type: ignore[no-untyped-def]
+    """A mirror of NVIDIA's redist folder with cuDNN 9.19.0 for CUDA 12 and 13."""
+    (tmp_path / "a12").mkdir()
+    (tmp_path / "a13").mkdir()
+    archives = {12: make_archive("txz", tmp_path / "a12", version=91900, cudart=12040, cuda=12),
+                13: make_archive("txz", tmp_path / "a13", version=91900, cudart=13010, cuda=13)}
+    httpserver.expect_request("/redist/redistrib_9.19.0.json").respond_with_json(
+        manifest("9.19.0.7", {f"cuda{m}": entry(a) for m, a in archives.items()}))
+    for archive in archives.values():
+        httpserver.expect_request(f"/redist/cudnn/linux-x86_64/{archive.name}").respond_with_data(
+            archive.read_bytes(), content_type="application/x-xz")
+    return httpserver.url_for("/redist/"), archives
+
+
+def test_version_resolves_through_the_manifest_and_installs(mirror, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    base, archives = mirror
+    env = clean_env(tmp_path)
+    prefix = tmp_path / "cuda"
+    code, data, err = run_json(["install", "--version", "9.19.0", "--cuda", "12", "--mirror", base,
+                                "--prefix", str(prefix), "--yes"], env)
+    assert code == 0, err
+    assert data["result"]["installed"]["version"] == "9.19.0"
+    assert data["result"]["installed"]["cuda_version"] == "12.4"
+    assert base in data["plan"]["source"]
+    cached = tmp_path / "cache" / "downloads" / archives[12].name
+    assert cached.read_bytes() == archives[12].read_bytes()
+    assert not cached.with_name(cached.name + ".part").exists()
+
+
+def test_cuda_major_defaults_to_the_toolkit_and_a_mismatch_is_flagged(mirror, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    base, _ = mirror
+    toolkit = tmp_path / "cuda-13.0"
+    toolkit.mkdir()
+    (toolkit / "version.json").write_text(json.dumps({"cuda": {"version": "13.0.96"}}))
+    env = clean_env(tmp_path, CUDA_HOME=str(toolkit))
+    code, data, err = run_json(["install", "--version", "9.19.0", "--mirror", base, "--dry-run"], env)
+    assert code == 0, err
+    assert data["plan"]["prefix"] == str(toolkit)  # the toolkit check picks
+    assert data["plan"]["cuda_major"] == 13 and "_cuda13-" in data["plan"]["archive"]
+    assert data["plan"]["fits"] == []
+    code, data, err = run_json(["install", "--version", "9.19.0", "--cuda", "12", "--mirror", base, "--dry-run"], env)
+    assert code == 0, err
+    assert [f["code"] for f in data["plan"]["fits"]] == ["CD306"]
+
+
+def test_a_partial_version_resolves_when_the_mirror_can_be_listed(mirror, httpserver, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    base, _ = mirror
+    listing = "".join(f'<a href="redistrib_{v}.json">redistrib_{v}.json</a>\n' for v in ("8.9.7", "9.1.0", "9.19.0"))
+    httpserver.expect_request("/redist/").respond_with_data(listing, content_type="text/html")
+    code, data, err = run_json(["install", "--version", "9", "--cuda", "12", "--mirror", base, "--prefix",
+                                str(tmp_path / "p"), "--dry-run"], clean_env(tmp_path))
+    assert code == 0, err
+    assert data["plan"]["version"] == "9.19.0"
+
+
+def test_a_partial_version_without_a_listing_asks_for_a_full_one(mirror, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    base, _ = mirror
+    result = run_cli(["install", "--version", "9.1", "--mirror", base, "--prefix", str(tmp_path / "p"), "--dry-run"],
+                     clean_env(tmp_path))
+    assert result.returncode == 2
+    assert "give a full version, e.g. --version 9.19.0" in result.stderr
+
+
+def test_a_wrong_checksum_in_the_manifest_is_refused(httpserver, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    archive = make_archive("txz", tmp_path)
+    httpserver.expect_request("/r/redistrib_9.19.0.json").respond_with_json(
+        manifest("9.19.0.7", {"cuda12": entry(archive, sha256="ab" * 32)}))
+    httpserver.expect_request(f"/r/cudnn/linux-x86_64/{archive.name}").respond_with_data(archive.read_bytes())
+    prefix = tmp_path / "cuda"
+    prefix.mkdir()
+    result = run_cli(["install", "--version", "9.19.0", "--mirror", httpserver.url_for("/r/"), "--prefix", str(prefix),
+                      "--yes"], clean_env(tmp_path))
+    assert result.returncode == 2
+    assert "CD501" in result.stderr and "ab" * 32 in result.stderr
+    assert snapshot(prefix) == {}
+    assert list((tmp_path / "cache" / "downloads").iterdir()) == []  # neither the file nor a .part is kept
+
+
+def test_a_partial_download_is_resumed_with_a_range_request(httpserver, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    archive = make_archive("txz", tmp_path)
+    data = archive.read_bytes()
+    ranges: list[str] = []
+
+    def serve(request: Request) -> Response:
+        wanted = request.headers.get("Range")
+        if wanted:
+            ranges.append(wanted)
+            start = int(wanted.removeprefix("bytes=").split("-")[0])
+            return Response(data[start:], status=206, headers={
+                "Content-Range": f"bytes {start}-{len(data) - 1}/{len(data)}"})
+        return Response(data, status=200)
+
+    httpserver.expect_request("/r/redistrib_9.19.0.json").respond_with_json(
+        manifest("9.19.0.7", {"cuda12": entry(archive)}))
+    httpserver.expect_request(f"/r/cudnn/linux-x86_64/{archive.name}").respond_with_handler(serve)
+    downloads = tmp_path / "cache" / "downloads"
+    downloads.mkdir(parents=True)
+    (downloads / (archive.name + ".part")).write_bytes(data[:1000])
+    code, out, err = run_json(["install", "--version", "9.19.0", "--mirror", httpserver.url_for("/r/"), "--prefix",
+                               str(tmp_path / "cuda"), "--yes"], clean_env(tmp_path))
+    assert code == 0, err
+    assert ranges == ["bytes=1000-"]
+    assert (downloads / archive.name).read_bytes() == data
+
+
+def test_server_errors_are_retried(httpserver, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    archive = make_archive("txz", tmp_path)
+    httpserver.expect_request("/r/redistrib_9.19.0.json").respond_with_json(
+        manifest("9.19.0.7", {"cuda12": entry(archive)}))
+    path = f"/r/cudnn/linux-x86_64/{archive.name}"
+    httpserver.expect_oneshot_request(path).respond_with_data("busy", status=503)
+    httpserver.expect_oneshot_request(path).respond_with_data("busy", status=503)
+    httpserver.expect_request(path).respond_with_data(archive.read_bytes())
+    code, out, err = run_json(["install", "--version", "9.19.0", "--mirror", httpserver.url_for("/r/"), "--prefix",
+                               str(tmp_path / "cuda"), "--yes"], clean_env(tmp_path))
+    assert code == 0, err
+    assert sum(1 for request, _ in httpserver.log if request.path == path) == 3
+
+
+def test_an_older_manifest_without_per_cuda_keys_is_read(httpserver, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    archive = make_archive("txz", tmp_path, version=90100)
+    flat = manifest("9.1.0.70", {})
+    flat["cudnn"]["cuda_variant"] = ["12"]
+    flat["cudnn"]["linux-x86_64"] = entry(archive)
+    httpserver.expect_request("/r/redistrib_9.1.0.json").respond_with_json(flat)
+    httpserver.expect_request(f"/r/cudnn/linux-x86_64/{archive.name}").respond_with_data(archive.read_bytes())
+    code, data, err = run_json(["install", "--version", "9.1.0", "--mirror", httpserver.url_for("/r/"), "--prefix",
+                                str(tmp_path / "cuda"), "--yes"], clean_env(tmp_path))
+    assert code == 0, err
+    assert data["result"]["installed"]["version"] == "9.1.0"
+    assert data["plan"]["cuda_major"] == 12
+
+
+def test_from_url_downloads_and_installs(httpserver, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    archive = make_archive("wheel", tmp_path, cuda=13)
+    httpserver.expect_request(f"/files/{archive.name}").respond_with_data(archive.read_bytes())
+    code, data, err = run_json(["install", "--from", httpserver.url_for(f"/files/{archive.name}"), "--prefix",
+                                str(tmp_path / "cuda"), "--yes"], clean_env(tmp_path))
+    assert code == 0, err
+    assert data["result"]["installed"]["version"] == "9.19.0"
+
+
+def test_a_platform_the_release_lacks_is_named(httpserver, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    only_windows = manifest("9.19.0.7", {})
+    del only_windows["cudnn"]["linux-x86_64"]
+    only_windows["cudnn"]["windows-x86_64"] = {"cuda12": {"relative_path": "x.zip", "sha256": "0" * 64, "size": "1"}}
+    httpserver.expect_request("/r/redistrib_9.19.0.json").respond_with_json(only_windows)
+    result = run_cli(["install", "--version", "9.19.0", "--mirror", httpserver.url_for("/r/"), "--prefix",
+                      str(tmp_path / "p"), "--dry-run"], clean_env(tmp_path))
+    assert result.returncode == 2
+    assert "no build for linux-x86_64" in result.stderr and "windows-x86_64" in result.stderr
