@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import sys
-import traceback
 from collections.abc import Callable
 from typing import Any, Optional, TypeVar
 
@@ -54,6 +53,8 @@ def guarded(function: F) -> F:
             raise typer.Exit(130) from None
         except Exception as error:  # a bug in the doctor, not a problem of the machine
             if verbose:
+                import traceback
+
                 traceback.print_exc()
             sys.stderr.write(f"cudnn-doctor: internal error: {type(error).__name__}: {error} "
                              f"(this is a bug in cudnn-doctor {__version__}: please report it at {ISSUES_URL}; "
@@ -199,6 +200,17 @@ def _read_query(query: Optional[str], from_file: Optional[str]) -> str:
         raise DoctorError("nothing to explain", fix="cudnn-doctor explain CD301, explain \"<message>\", "
                                                     "or: python train.py 2>&1 | cudnn-doctor explain -")
     return query
+
+
+def _register_commands() -> None:
+    """install/uninstall and bench live in their own modules; each imports only typer at load time."""
+    from cudnn_doctor import cli_bench, cli_install
+
+    cli_install.register(app)
+    cli_bench.register(app)
+
+
+_register_commands()
 
 
 def main() -> None:
