@@ -20,3 +20,11 @@ def test_ruff_finds_nothing() -> None:
     result = subprocess.run([ruff, "check", *folders], cwd=ROOT,
                             capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_mypy_finds_nothing() -> None:
+    mypy = shutil.which("mypy") or str(Path(sys.executable).parent / "mypy")
+    if not Path(mypy).exists():
+        pytest.skip("mypy is not installed (pip install '.[test]')")
+    result = subprocess.run([mypy], cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr

@@ -13,7 +13,7 @@ import time
 from dataclasses import replace
 
 from cudnn_doctor import __version__
-from cudnn_doctor.model import CudnnInstall, Host, Report, Tool, Toolkit
+from cudnn_doctor.model import CudnnInstall, Host, LibraryProbe, Report, Tool, Toolkit
 from cudnn_doctor.probes import cudnn as cudnn_probe
 from cudnn_doctor.probes.child import Job, ProbeBatch, run_jobs
 from cudnn_doctor.probes.context import SearchContext
@@ -56,7 +56,8 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     frameworks = detect_frameworks(ctx, project_dir)
 
     answers = batch.results()
-    report.toolkits = [_finish_toolkit(tk, answers.get(cudart_jobs.get(tk.path))) for tk in toolkits]
+    report.toolkits = [_finish_toolkit(tk, answers[cudart_jobs[tk.path]] if tk.path in cudart_jobs else None)
+                       for tk in toolkits]
     installs = [
         cudnn_probe.build_install(lib, source, aliases, answers[library_jobs[lib]], ctx, sublibraries)
         for lib, source, aliases in libraries
@@ -93,7 +94,7 @@ def _host() -> Host:
                 hostname=socket.gethostname())
 
 
-def _finish_toolkit(toolkit: Toolkit, cudart_answer) -> Toolkit:  # type: ignore[no-untyped-def]
+def _finish_toolkit(toolkit: Toolkit, cudart_answer: LibraryProbe | None) -> Toolkit:
     runtime = runtime_version(cudart_answer) if cudart_answer is not None else None
     error = None
     if cudart_answer is not None and not cudart_answer.loaded:

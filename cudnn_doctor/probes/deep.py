@@ -106,7 +106,9 @@ def confirm_frameworks(frameworks: list[Framework], installs: list[CudnnInstall]
             continue
         answer = ask_framework(framework)
         details = {**framework.details, "deep": answer}
-        mapped = [p for p in answer.get("mapped_cudnn", []) or [] if os.path.basename(p).startswith("libcudnn.so")]
+        listed = answer.get("mapped_cudnn")
+        mapped = [str(p) for p in (listed if isinstance(listed, list) else [])
+                  if os.path.basename(str(p)).startswith("libcudnn.so")]
         used = framework.cudnn_used
         if mapped:
             real = os.path.realpath(mapped[0])

@@ -80,8 +80,8 @@ def _python_framework(name: str, version: str, site: str, info: str, libraries: 
         cudnn_expected = cudnn_expected or build.get("cudnn_version") or None
         details["cpu_only"] = build.get("is_cuda_build") is False
     elif name == "jax":
-        local = re.search(r"cuda(\d+)", os.path.basename(info))
-        cuda = local.group(1) if local else None
+        plugin = re.search(r"cuda(\d+)", os.path.basename(info))
+        cuda = plugin.group(1) if plugin else None
     elif name == "theano":
         details["theano_flags"] = theano_flags(ctx)
     library = next((os.path.join(site, lib) for lib in libraries if os.path.exists(os.path.join(site, lib))), None)
