@@ -59,6 +59,9 @@ def _python_framework(name: str, version: str, site: str, info: str, libraries: 
     cuda = None
     cudnn_expected = None
     metadata = _read(os.path.join(info, "METADATA")) or _read(os.path.join(info, "PKG-INFO"))
+    declared = re.search(r"^Version:\s*(\S+)", metadata, re.MULTILINE)
+    if declared:  # the folder name may drop the local part: torch-2.11.0.dist-info holds 2.11.0+cu130
+        version = declared.group(1)
     pins = REQUIRES_CUDNN.findall(metadata)
     if pins:
         distribution, _extras, spec, _marker = pins[0]
