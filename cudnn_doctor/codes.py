@@ -81,7 +81,7 @@ _CODES = (
     Code("CD301", "error", "No cuDNN found",
          "No copy of cuDNN (libcudnn.so.N / cudnn64_N.dll) was found in the loader's search path, "
          "the CUDA toolkits, pip wheels, conda environments or the --search-path folders.",
-         "Install it: `cudnn-doctor install --version 9 --cuda {cuda_major}` (into the CUDA "
+         "Install it: `cudnn-doctor install --version {version} --cuda {cuda_major}` (into the CUDA "
          "toolkit), or `pip install nvidia-cudnn-cu{cuda_major}`."),
     Code("CD302", "warning", "Several cuDNN versions visible to the loader",
          "The dynamic loader can reach cuDNN {versions}; which one a program gets depends on "

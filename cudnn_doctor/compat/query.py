@@ -64,3 +64,14 @@ def minor_compat_min_driver(cuda_major: int, os_name: str) -> Requirement | None
         if int(row.get("major", -1)) == cuda_major and _known(row.get(key)):
             return Requirement(row[key], row.get("source", ""))
     return None
+
+
+def newest_cudnn_for_cuda(cuda_major: int) -> str | None:
+    """The newest cuDNN release in compat/cudnn.toml with a build for CUDA CUDA_MAJOR."""
+    best: tuple[int, ...] | None = None
+    for row in load("cudnn").get("release", []):
+        if any(version_tuple(v.get("cuda")) in ((cuda_major,),) for v in row.get("variant", [])):
+            parts = version_tuple(row.get("version"))
+            if parts and (best is None or parts > best):
+                best = parts
+    return ".".join(str(p) for p in best) if best else None

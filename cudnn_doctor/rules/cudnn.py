@@ -31,7 +31,8 @@ def no_cudnn(report: Report) -> list[Finding]:
     if report.cudnn:
         return []
     cuda_major = _primary_cuda_major(report) or 12
-    return [finding("CD301", cuda_major=cuda_major)]
+    newest = query.newest_cudnn_for_cuda(cuda_major)
+    return [finding("CD301", cuda_major=cuda_major, version=newest or f"<a 9.x release for CUDA {cuda_major}>")]
 
 
 def several_versions_on_loader_path(report: Report) -> list[Finding]:
