@@ -47,12 +47,26 @@ _SIGNATURES: dict[str, list[object]] = {
     "cudaMemcpy": [c_void_p, c_void_p, c_size_t, c_int],
     "cudaMemset": [c_void_p, c_int, c_size_t],
     "cudaDeviceSynchronize": [],
+    "cudaGetLastError": [],
     "cudaEventCreate": [POINTER(c_void_p)],
     "cudaEventDestroy": [c_void_p],
     "cudaEventRecord": [c_void_p, c_void_p],
     "cudaEventSynchronize": [c_void_p],
     "cudaEventElapsedTime": [POINTER(c_float), c_void_p, c_void_p],
 }
+# CUDA graphs, for timing without the host's launch gaps (optional: a runtime without them
+# is timed on the stream)
+_GRAPH_SIGNATURES: dict[str, list[object]] = {
+    "cudaStreamCreate": [POINTER(c_void_p)],
+    "cudaStreamDestroy": [c_void_p],
+    "cudaStreamSynchronize": [c_void_p],
+    "cudaStreamBeginCapture": [c_void_p, c_int],
+    "cudaStreamEndCapture": [c_void_p, POINTER(c_void_p)],
+    "cudaGraphLaunch": [c_void_p, c_void_p],
+    "cudaGraphDestroy": [c_void_p],
+    "cudaGraphExecDestroy": [c_void_p],
+}
+CAPTURE_MODE_THREAD_LOCAL = 1
 
 
 class Cudart:
@@ -66,6 +80,20 @@ class Cudart:
             function = getattr(self.lib, name)
             function.argtypes = argtypes
             function.restype = c_int
+        self.graphs = all(hasattr(self.lib, name) for name in _GRAPH_SIGNATURES)
+        if self.graphs:
+            for name, argtypes in _GRAPH_SIGNATURES.items():
+                function = getattr(self.lib, name)
+                function.argtypes = argtypes
+                function.restype = c_int
+            # cudaGraphInstantiateWithFlags (11.4+) has one signature everywhere; cudaGraphInstantiate
+            # changed its in CUDA 12
+            self._instantiate = getattr(self.lib, "cudaGraphInstantiateWithFlags", None)
+            if self._instantiate is None:
+                self.graphs = False
+            else:
+                self._instantiate.argtypes = [POINTER(c_void_p), c_void_p, ctypes.c_ulonglong]
+                self._instantiate.restype = c_int
         for name in ("cudaGetErrorName", "cudaGetErrorString"):
             function = getattr(self.lib, name)
             function.argtypes = [c_int]
@@ -157,8 +185,43 @@ class Cudart:
     def destroy_event(self, event: int) -> None:
         self.check("cudaEventDestroy", self.lib.cudaEventDestroy(c_void_p(event)))
 
-    def record(self, event: int) -> None:
-        self.check("cudaEventRecord", self.lib.cudaEventRecord(c_void_p(event), None))
+    def record(self, event: int, stream: int = 0) -> None:
+        self.check("cudaEventRecord", self.lib.cudaEventRecord(c_void_p(event), c_void_p(stream) if stream else None))
+
+    def stream(self) -> int:
+        stream = c_void_p(0)
+        self.check("cudaStreamCreate", self.lib.cudaStreamCreate(byref(stream)))
+        return int(stream.value or 0)
+
+    def destroy_stream(self, stream: int) -> None:
+        self.check("cudaStreamDestroy", self.lib.cudaStreamDestroy(c_void_p(stream)))
+
+    def stream_synchronize(self, stream: int) -> None:
+        self.check("cudaStreamSynchronize", self.lib.cudaStreamSynchronize(c_void_p(stream)))
+
+    def begin_capture(self, stream: int) -> None:
+        self.check("cudaStreamBeginCapture",
+                   self.lib.cudaStreamBeginCapture(c_void_p(stream), CAPTURE_MODE_THREAD_LOCAL))
+
+    def end_capture(self, stream: int) -> int:
+        """The captured graph; raises if the capture was invalidated."""
+        graph = c_void_p(0)
+        self.check("cudaStreamEndCapture", self.lib.cudaStreamEndCapture(c_void_p(stream), byref(graph)))
+        return int(graph.value or 0)
+
+    def instantiate(self, graph: int) -> int:
+        executable = c_void_p(0)
+        self.check("cudaGraphInstantiateWithFlags", self._instantiate(byref(executable), c_void_p(graph), 0))
+        return int(executable.value or 0)
+
+    def launch_graph(self, executable: int, stream: int) -> None:
+        self.check("cudaGraphLaunch", self.lib.cudaGraphLaunch(c_void_p(executable), c_void_p(stream)))
+
+    def destroy_graph(self, graph: int, executable: int) -> None:
+        if executable:
+            self.lib.cudaGraphExecDestroy(c_void_p(executable))
+        if graph:
+            self.lib.cudaGraphDestroy(c_void_p(graph))
 
     def elapsed_ms(self, start: int, end: int) -> float:
         self.check("cudaEventSynchronize", self.lib.cudaEventSynchronize(c_void_p(end)))

@@ -131,6 +131,7 @@ P = c_void_p
 _SIGNATURES: dict[str, list[object]] = {
     "cudnnCreate": [POINTER(c_void_p)],
     "cudnnDestroy": [P],
+    "cudnnSetStream": [P, P],
     "cudnnCreateTensorDescriptor": [POINTER(c_void_p)],
     "cudnnDestroyTensorDescriptor": [P],
     "cudnnSetTensor4dDescriptor": [P, c_int, c_int, c_int, c_int, c_int, c_int],

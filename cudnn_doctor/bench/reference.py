@@ -6,13 +6,13 @@ of threads, each working on its own images or its own hidden units with a
 single-threaded BLAS (the child sets OPENBLAS_NUM_THREADS=1; NumPy releases the GIL in
 copies, ufuncs and matmul). This is how oneDNN, PyTorch's CPU path, parallelises too.
 
-- Convolution: im2col per image, where each row of the im2col matrix is R contiguous runs
-  of S·C values read through a strided view (no gather), then one GEMM against the filters
-  laid out (R·S·C, K). Backward-data is a forward convolution of the (dilated, padded)
+- Convolution: im2col per block of output rows (about 1 MB, so it stays in the core's cache),
+  where each row of the im2col matrix is R contiguous runs of S·C values read through a
+  strided view (no gather), then a GEMM against the filters laid out (R·S·C, K). Backward-data is a forward convolution of the (dilated, padded)
   output gradient with the flipped, transposed filters; backward-filter is
   dYᵀ (K × N·P·Q) times the im2col matrix of X.
-- LSTM: the input projection of all steps in one GEMM, then per step the recurrent GEMM and
-  the gates; the hidden units are split in blocks, one per thread, with a barrier per step.
+- LSTM: the input projection of all steps in one GEMM, then per step the recurrent GEMM (on
+  all BLAS threads) and the gates, with one tanh over all four gates.
 """
 
 from __future__ import annotations
@@ -35,6 +35,59 @@ def default_threads() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):
         return max(1, os.cpu_count() or 1)
+
+
+_BLAS_SETTERS: list[Callable[[int], Any]] | None = None
+
+
+def _blas_setters() -> list[Callable[[int], Any]]:
+    """The thread-count setters of the BLAS libraries loaded in this process (OpenBLAS under its
+    various symbol prefixes, MKL); found once through /proc/self/maps."""
+    global _BLAS_SETTERS
+    if _BLAS_SETTERS is None:
+        import ctypes
+
+        setters: list[Callable[[int], Any]] = []
+        paths: list[str] = []
+        try:
+            with open("/proc/self/maps") as maps:
+                for line in maps:
+                    path = line.split()[-1] if line.strip() else ""
+                    if ("blas" in path.lower() or "mkl_rt" in path) and path not in paths and path.startswith("/"):
+                        paths.append(path)
+        except OSError:
+            pass
+        for path in paths:
+            try:
+                library = ctypes.CDLL(path)
+            except OSError:
+                continue
+            for name in ("openblas_set_num_threads", "openblas_set_num_threads64_", "scipy_openblas_set_num_threads",
+                         "scipy_openblas_set_num_threads64_", "MKL_Set_Num_Threads"):
+                function = getattr(library, name, None)
+                if function is not None:
+                    function.argtypes, function.restype = [ctypes.c_int], None
+                    setters.append(function)
+                    break
+        _BLAS_SETTERS = setters
+    return _BLAS_SETTERS
+
+
+class blas_threads:  # noqa: N801 - used like a function: `with blas_threads(4):`
+    """Run the block with N BLAS threads (where the BLAS lets us set it), then go back to one:
+    the bench child runs NumPy with OPENBLAS_NUM_THREADS=1 and parallelises itself."""
+
+    def __init__(self, count: int) -> None:
+        self.count = count
+
+    def __enter__(self) -> None:
+        for setter in _blas_setters():
+            setter(self.count)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.count != 1:
+            for setter in _blas_setters():
+                setter(1)
 
 
 def _pool(threads: int) -> ThreadPoolExecutor:
@@ -62,46 +115,62 @@ def _buffer(name: str, shape: tuple[int, ...], zero: bool = False) -> np.ndarray
     return array
 
 
-def _chunks(n: int, threads: int, per_item_bytes: int, limit_bytes: int = 16 << 20) -> list[tuple[int, int]]:
-    size = max(1, min(-(-n // max(1, threads)), limit_bytes // max(1, per_item_bytes)))
-    return [(start, min(n, start + size)) for start in range(0, n, size)]
+def _tasks(n: int, p: int, row_bytes: int, limit_bytes: int = 1 << 20) -> list[tuple[int, int, int]]:
+    """(image, first output row, end row) blocks whose im2col rows fit in ~1 MB (a core's L2),
+    so the GEMM reads them from cache rather than memory."""
+    rows = max(1, min(p, limit_bytes // max(1, row_bytes)))
+    return [(image, row, min(p, row + rows)) for image in range(n) for row in range(0, p, rows)]
 
 
-def _im2col(padded: np.ndarray, r: int, s: int, p: int, q: int, stride: int) -> np.ndarray:
-    """The (nb·P·Q, R·S·C) im2col matrix of a padded NHWC block, in a per-thread buffer."""
-    nb, hp, wp, c = padded.shape
-    item = padded.itemsize
-    view = as_strided(padded, shape=(nb, p, q, r, s * c),
-                      strides=(hp * wp * c * item, stride * wp * c * item, stride * c * item, wp * c * item, item),
-                      writeable=False)
-    cols = _buffer("cols", (nb, p, q, r, s * c))
+def _spread(threads: int, function: Callable[[list[Any]], Any], tasks: list[Any]) -> list[Any]:
+    """FUNCTION over THREADS contiguous groups of TASKS (static schedule: one group a thread)."""
+    groups = max(1, min(threads, len(tasks)))
+    bounds = [round(g * len(tasks) / groups) for g in range(groups + 1)]
+    return _parallel(threads, function, [tasks[bounds[g]:bounds[g + 1]] for g in range(groups)])
+
+
+def _im2col(slab: np.ndarray, r: int, s: int, p: int, q: int, stride: int) -> np.ndarray:
+    """The (P·Q, R·S·C) im2col matrix of a padded (rows, Wp, C) slab, in a per-thread buffer:
+    each row is R contiguous runs of S·C values, read through a strided view."""
+    _, wp, c = slab.shape
+    item = slab.itemsize
+    view = as_strided(slab, shape=(p, q, r, s * c), strides=(stride * wp * c * item, stride * c * item,
+                                                             wp * c * item, item), writeable=False)
+    cols = _buffer("cols", (p, q, r, s * c))
     np.copyto(cols, view)
-    return cols.reshape(nb * p * q, r * s * c)
+    return cols.reshape(p * q, r * s * c)
 
 
-def _fill_padded(source: np.ndarray, shape: tuple[int, int, int, int], offset: int, dilation: int) -> np.ndarray:
-    """SOURCE (nb,h,w,c) placed at OFFSET with DILATION-1 zeros between elements in a zeroed buffer."""
-    padded = _buffer("padded", shape, zero=True)
-    h, w = source.shape[1], source.shape[2]
-    padded[:, offset:offset + (h - 1) * dilation + 1:dilation, offset:offset + (w - 1) * dilation + 1:dilation, :] = source
-    return padded
+def _slab(source: np.ndarray, rows: tuple[int, int], width: int, offset: int, dilation: int) -> np.ndarray:
+    """Rows [a, b) of the virtual buffer in which SOURCE (h, w, c) sits at OFFSET, DILATION-1
+    zeros between its elements, zeros around."""
+    a, b = rows
+    h, w, c = source.shape
+    slab = _buffer("slab", (b - a, width, c), zero=True)
+    first = max(0, -(-(a - offset) // dilation))
+    last = min(h - 1, (b - 1 - offset) // dilation)
+    if first <= last:
+        top = offset + first * dilation - a
+        slab[top:top + (last - first) * dilation + 1:dilation, offset:offset + (w - 1) * dilation + 1:dilation, :] = \
+            source[first:last + 1]
+    return slab
 
 
-def _correlate(source: np.ndarray, filters_t: np.ndarray, r: int, s: int, buffer_hw: tuple[int, int], offset: int,
-               dilation: int, stride: int, out_hw: tuple[int, int], threads: int) -> np.ndarray:
+def _correlate(source: np.ndarray, filters_t: np.ndarray, r: int, s: int, width: int, offset: int, dilation: int,
+               stride: int, out_hw: tuple[int, int], threads: int) -> np.ndarray:
     """out[n,p,q,:] = sum_{i,j,c} buf[n, p·stride+i, q·stride+j, c] · filters_t[(i,j,c), :]."""
     n, c = source.shape[0], source.shape[3]
     k = filters_t.shape[1]
     p, q = out_hw
     out = np.empty((n, p, q, k), dtype=np.float32)
 
-    def work(span: tuple[int, int]) -> None:
-        start, end = span
-        padded = _fill_padded(source[start:end], (end - start, buffer_hw[0], buffer_hw[1], c), offset, dilation)
-        cols = _im2col(padded, r, s, p, q, stride)
-        np.matmul(cols, filters_t, out=out[start:end].reshape(-1, k))
+    def work(tasks: list[tuple[int, int, int]]) -> None:
+        for image, row, end in tasks:
+            slab = _slab(source[image], (row * stride, (end - 1) * stride + r), width, offset, dilation)
+            cols = _im2col(slab, r, s, end - row, q, stride)
+            np.matmul(cols, filters_t, out=out[image, row:end].reshape(-1, k))
 
-    _parallel(threads, work, _chunks(n, threads, p * q * r * s * c * 4))
+    _spread(threads, work, _tasks(n, p, q * r * s * c * 4))
     return out
 
 
@@ -111,23 +180,23 @@ def conv_forward(x: np.ndarray, w: np.ndarray, pad: int, stride: int, threads: i
     k, r, s, _ = w.shape
     p, q = (h + 2 * pad - r) // stride + 1, (wd + 2 * pad - s) // stride + 1
     filters_t = np.ascontiguousarray(w.reshape(k, r * s * c).T, dtype=np.float32)
-    return _correlate(np.asarray(x, np.float32), filters_t, r, s, (h + 2 * pad, wd + 2 * pad), pad, 1, stride,
-                      (p, q), threads)
+    with blas_threads(1):
+        return _correlate(np.asarray(x, np.float32), filters_t, r, s, wd + 2 * pad, pad, 1, stride, (p, q), threads)
 
 
 def conv_backward_data(dy: np.ndarray, w: np.ndarray, pad: int, stride: int, hw: tuple[int, int],
                        threads: int = 1) -> np.ndarray:
-    """dx (N,H,W,C) from dy (N,P,Q,K) and w (K,R,S,C): the gradient of conv_forward wrt x."""
+    """dx (N,H,W,C) from dy (N,P,Q,K) and w (K,R,S,C): the gradient of conv_forward wrt x.
+    It is a stride-1 correlation of dy, dilated by STRIDE and placed at R-1-PAD, with the
+    flipped filters, channels swapped."""
     k, r, s, c = w.shape
-    if pad > r - 1 or pad > s - 1:
-        raise ValueError("backward-data reference needs pad <= filter size - 1")
+    if pad > r - 1 or r != s:
+        raise ValueError("the backward-data reference needs a square filter and pad <= filter size - 1")
     h, wd = hw
     flipped_t = np.ascontiguousarray(w[:, ::-1, ::-1, :].transpose(1, 2, 0, 3).reshape(r * s * k, c), dtype=np.float32)
-    # conv_forward with stride 1 over dy dilated by STRIDE, offset r-1-pad, in a buffer of H+R-1 rows
-    if r - 1 - pad != s - 1 - pad:
-        raise ValueError("backward-data reference needs a square filter")
-    return _correlate(np.asarray(dy, np.float32), flipped_t, r, s, (h + r - 1, wd + s - 1), r - 1 - pad, stride, 1,
-                      (h, wd), threads)
+    with blas_threads(1):
+        return _correlate(np.asarray(dy, np.float32), flipped_t, r, s, wd + s - 1, r - 1 - pad, stride, 1, (h, wd),
+                          threads)
 
 
 def conv_backward_filter(x: np.ndarray, dy: np.ndarray, rs: tuple[int, int], pad: int, stride: int,
@@ -139,14 +208,17 @@ def conv_backward_filter(x: np.ndarray, dy: np.ndarray, rs: tuple[int, int], pad
     x = np.asarray(x, np.float32)
     dy = np.asarray(dy, np.float32)
 
-    def work(span: tuple[int, int]) -> np.ndarray:
-        start, end = span
-        padded = _fill_padded(x[start:end], (end - start, h + 2 * pad, wd + 2 * pad, c), pad, 1)
-        cols = _im2col(padded, r, s, p, q, stride)
-        return dy[start:end].reshape(-1, k).T @ cols
+    def work(tasks: list[tuple[int, int, int]]) -> np.ndarray:
+        total = np.zeros((k, r * s * c), dtype=np.float32)
+        for image, row, end in tasks:
+            slab = _slab(x[image], (row * stride, (end - 1) * stride + r), wd + 2 * pad, pad, 1)
+            cols = _im2col(slab, r, s, end - row, q, stride)
+            total += dy[image, row:end].reshape(-1, k).T @ cols
+        return total
 
-    partials = _parallel(threads, work, _chunks(n, threads, p * q * r * s * c * 4))
-    total = partials[0].copy()
+    with blas_threads(1):
+        partials = _spread(threads, work, _tasks(n, p, q * r * s * c * 4))
+    total = partials[0]
     for partial in partials[1:]:
         total += partial
     return total.reshape(k, r, s, c)
@@ -155,73 +227,45 @@ def conv_backward_filter(x: np.ndarray, dy: np.ndarray, rs: tuple[int, int], pad
 def lstm_forward(x: np.ndarray, w: np.ndarray, rw: np.ndarray, bias: np.ndarray, threads: int = 1) -> np.ndarray:
     """y (T,B,H) of a one-layer LSTM from x (T,B,I), input weights w (4H,I), recurrent weights
     rw (4H,H) and bias (4H,), gates in cuDNN's (and PyTorch's) order i, f, g, o; h0 = c0 = 0.
-    i,f,o = σ(·), g = tanh(·), c' = f·c + i·g, h' = o·tanh(c')."""
+    i,f,o = σ(·), g = tanh(·), c' = f·c + i·g, h' = o·tanh(c').
+
+    The step loop is inherently sequential and its pieces are small, so it runs in one Python
+    thread with the threads inside BLAS. σ(z) = (tanh(z/2) + 1)/2: the rows of the i, f, o
+    gates are halved up front, so one tanh over all four gates serves them all."""
     t_steps, batch, features = x.shape
     hidden = rw.shape[1]
-    blocks = max(1, min(threads, hidden // 8 or 1))
-    edges = [round(b * hidden / blocks) for b in range(blocks + 1)]
-    x2d = np.ascontiguousarray(x.reshape(t_steps * batch, features), dtype=np.float32)
+    half = np.ones(4 * hidden, dtype=np.float32)
+    half[:2 * hidden] = 0.5
+    half[3 * hidden:] = 0.5
+    w_t = np.ascontiguousarray((w * half[:, None]).T, dtype=np.float32)  # (I, 4H)
+    r_t = np.ascontiguousarray((rw * half[:, None]).T, dtype=np.float32)  # (H, 4H)
     y = np.empty((t_steps, batch, hidden), dtype=np.float32)
-    barrier = threading.Barrier(blocks) if blocks > 1 else None
-    errors: list[BaseException] = []
-
-    def rows(lo: int, hi: int) -> np.ndarray:
-        return np.concatenate([np.arange(g * hidden + lo, g * hidden + hi) for g in range(4)])
-
-    def work(block: int) -> None:
-        lo, hi = edges[block], edges[block + 1]
-        j = hi - lo
-        try:
-            index = rows(lo, hi)
-            w_t = np.ascontiguousarray(w[index].T, dtype=np.float32)  # (I, 4j)
-            r_t = np.ascontiguousarray(rw[index].T, dtype=np.float32)  # (H, 4j)
-            projected = x2d @ w_t
-            projected += bias[index].astype(np.float32)
-            projected = projected.reshape(t_steps, batch, 4 * j)
-            cell = np.zeros((batch, j), dtype=np.float32)
-            gates = np.empty((batch, 4 * j), dtype=np.float32)
-            scratch = np.empty((batch, j), dtype=np.float32)
-            for step in range(t_steps):
-                if step:
-                    np.matmul(y[step - 1], r_t, out=gates)
-                    gates += projected[step]
-                else:
-                    gates[:] = projected[step]
-                # sigmoid(z) = 0.5·tanh(z/2) + 0.5 on i, f (and o below); tanh on g
-                sig = gates[:, :2 * j]
-                sig *= 0.5
-                np.tanh(sig, out=sig)
-                sig *= 0.5
-                sig += 0.5
-                out_gate = gates[:, 3 * j:]
-                out_gate *= 0.5
-                np.tanh(out_gate, out=out_gate)
-                out_gate *= 0.5
-                out_gate += 0.5
-                candidate = gates[:, 2 * j:3 * j]
-                np.tanh(candidate, out=candidate)
-                cell *= gates[:, j:2 * j]
-                np.multiply(gates[:, :j], candidate, out=scratch)
-                cell += scratch
-                np.tanh(cell, out=scratch)
-                np.multiply(out_gate, scratch, out=y[step, :, lo:hi])
-                if barrier is not None:
-                    barrier.wait()
-        except BaseException as error:  # noqa: BLE001 - handed to the caller below
-            errors.append(error)
-            if barrier is not None:
-                barrier.abort()
-
-    if blocks == 1:
-        work(0)
-    else:
-        # one thread per block for the whole sequence: a dedicated pool, so that blocks
-        # never wait for a worker that another task holds
-        with ThreadPoolExecutor(max_workers=blocks, thread_name_prefix="cudnn-doctor-lstm") as pool:
-            list(pool.map(work, range(blocks)))
-    real = [e for e in errors if not isinstance(e, threading.BrokenBarrierError)]
-    if real or errors:
-        raise (real or errors)[0]
+    with blas_threads(threads):
+        projected = np.ascontiguousarray(x.reshape(t_steps * batch, features), dtype=np.float32) @ w_t
+        projected += bias.astype(np.float32) * half
+        projected = projected.reshape(t_steps, batch, 4 * hidden)
+        cell = np.zeros((batch, hidden), dtype=np.float32)
+        gates = np.empty((batch, 4 * hidden), dtype=np.float32)
+        first, second = np.empty_like(cell), np.empty_like(cell)
+        ti, tf, tg, to = (gates[:, g * hidden:(g + 1) * hidden] for g in range(4))
+        for step in range(t_steps):
+            if step:
+                np.matmul(y[step - 1], r_t, out=gates)
+                gates += projected[step]
+            else:
+                gates[:] = projected[step]
+            np.tanh(gates, out=gates)
+            # c' = ((tf + 1)·c + (ti + 1)·g) / 2 ; h' = (to + 1)·tanh(c') / 2
+            np.add(tf, 1.0, out=first)
+            first *= cell
+            np.add(ti, 1.0, out=second)
+            second *= tg
+            np.add(first, second, out=cell)
+            cell *= 0.5
+            np.tanh(cell, out=first)
+            np.add(to, 1.0, out=second)
+            second *= first
+            np.multiply(second, 0.5, out=y[step])
     return y
 
 

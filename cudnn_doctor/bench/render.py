@@ -81,9 +81,17 @@ def render_bench(bench: BenchReport, console: Any, verbose: bool = False) -> Non
             shapes = sorted({f"{r['workload'].split('-')[0]}: {r.get('shape_name')} {r['shape']}" for r in rows})
             console.print("  shapes: " + "; ".join(shapes))
             threads = next((r.get("cpu_threads") for r in rows if r.get("cpu_threads")), None)
+            graph = any(r.get("timing") == "cuda-graph" for r in rows)
+            console.print("  GPU ms: median per call after warm-up, CUDA events around "
+                          + ("a CUDA graph of back-to-back calls (the GPU's time)" if graph else
+                             "back-to-back calls on a stream"))
             if any(r.get("cpu_ms") for r in rows):
-                console.print(f"  CPU: NumPy float32 NHWC reference on {threads} threads; GPU: median of CUDA-event "
-                              "timings after warm-up")
+                console.print(f"  CPU ms: NumPy float32 NHWC reference on {threads} threads")
+            if verbose:
+                for r in rows:
+                    if r.get("stream_ms"):
+                        console.print(f"  {r['workload']}: {r['stream_ms']:.3f} ms per call launched from Python on a "
+                                      f"stream (host cost included), {r.get('graph_ms') or 0:.3f} ms in a CUDA graph")
             if verbose and device.get("peaks_source"):
                 console.print(f"  peak: {device['peaks_source']}")
     for item in bench.findings:

@@ -51,6 +51,19 @@ int cudaFree(void *p) { free(p); return 0; }
 int cudaMemcpy(void *dst, const void *src, size_t n, int kind) { (void)kind; memcpy(dst, src, n); return 0; }
 int cudaMemset(void *p, int value, size_t n) { memset(p, value, n); return 0; }
 int cudaDeviceSynchronize(void) { return 0; }
+int cudaGetLastError(void) { return 0; }
+/* streams and graphs: work runs at once on the host, so a "graph" replays nothing */
+int cudaStreamCreate(void **s) { *s = malloc(1); return 0; }
+int cudaStreamDestroy(void *s) { free(s); return 0; }
+int cudaStreamSynchronize(void *s) { (void)s; return 0; }
+int cudaStreamBeginCapture(void *s, int mode) { (void)s; (void)mode; return 0; }
+int cudaStreamEndCapture(void *s, void **graph) { (void)s; *graph = malloc(1); return 0; }
+int cudaGraphInstantiateWithFlags(void **exec, void *graph, unsigned long long flags) {
+    (void)graph; (void)flags; *exec = malloc(1); return 0;
+}
+int cudaGraphLaunch(void *exec, void *s) { (void)exec; (void)s; return 0; }
+int cudaGraphDestroy(void *g) { free(g); return 0; }
+int cudaGraphExecDestroy(void *e) { free(e); return 0; }
 int cudaEventCreate(void **event) { *event = calloc(1, sizeof(double)); return 0; }
 int cudaEventDestroy(void *event) { free(event); return 0; }
 int cudaEventRecord(void *event, void *stream) {

@@ -32,6 +32,7 @@ int cudnnCreate(void **h) {
 #endif
 }
 int cudnnDestroy(void *h) { free(h); return 0; }
+int cudnnSetStream(void *h, void *s) { (void)h; (void)s; return 0; }
 #define CREATE(name, type) int cudnnCreate##name(void **d) { *d = calloc(1, sizeof(type)); return 0; } \
     int cudnnDestroy##name(void *d) { free(d); return 0; }
 CREATE(TensorDescriptor, Tensor)
