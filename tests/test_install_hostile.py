@@ -8,8 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from tests.install_helpers import (clean_env, cudnn_tree, hostile_tar, make_archive, run_cli, snapshot, tar_folder,
-                                   tar_info)
+from tests.install_helpers import (
+    clean_env,
+    cudnn_tree,
+    hostile_tar,
+    make_archive,
+    run_cli,
+    snapshot,
+    tar_folder,
+    tar_info,
+)
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="installs are applied on Linux hosts")
 ROOT = "cudnn-linux-x86_64-9.19.0.7_cuda12-archive"

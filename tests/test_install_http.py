@@ -182,3 +182,23 @@ def test_a_platform_the_release_lacks_is_named(httpserver, tmp_path: Path) -> No
                       str(tmp_path / "p"), "--dry-run"], clean_env(tmp_path))
     assert result.returncode == 2
     assert "no build for linux-x86_64" in result.stderr and "windows-x86_64" in result.stderr
+
+
+def test_an_air_gapped_mirror_folder_works_like_the_site(tmp_path: Path) -> None:
+    """The recipe: copy redistrib_<v>.json and the archive (same relative path) into a folder."""
+    archive = make_archive("txz", tmp_path)
+    mirror_folder = tmp_path / "mirror"
+    (mirror_folder / "cudnn" / "linux-x86_64").mkdir(parents=True)
+    (mirror_folder / "cudnn" / "linux-x86_64" / archive.name).write_bytes(archive.read_bytes())
+    (mirror_folder / "redistrib_9.19.0.json").write_text(json.dumps(manifest("9.19.0.7", {"cuda12": entry(archive)})))
+    env = clean_env(tmp_path)
+    code, data, err = run_json(["install", "--version", "9", "--mirror", str(mirror_folder), "--prefix",
+                                str(tmp_path / "cuda"), "--yes"], env)
+    assert code == 0, err
+    assert data["result"]["installed"]["version"] == "9.19.0"
+    # a corrupted copy in the mirror is caught before anything is written
+    (mirror_folder / "cudnn" / "linux-x86_64" / archive.name).write_bytes(archive.read_bytes()[:-1] + b"X")
+    result = run_cli(["install", "--version", "9.19.0", "--mirror", f"file://{mirror_folder}", "--prefix",
+                      str(tmp_path / "other"), "--yes"], env)
+    assert result.returncode == 2 and "CD501" in result.stderr
+    assert not (tmp_path / "other").exists()

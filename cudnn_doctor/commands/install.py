@@ -147,7 +147,20 @@ def _plan(contents: ArchiveContents, prefix: Path, layout: Layout, source: sourc
     current = tuple(f"{i.version or 'of unknown version'} ({os.path.relpath(i.library, prefix)})"
                     for i in installs_in(report, library_folder))
     fits = fit_findings(report, library_folder, contents.version, contents.major, cuda_major)
-    return replace(plan, current=current, fits=tuple(fits))
+    return replace(plan, current=current, fits=tuple(fits), machine=_machine(report, prefix))
+
+
+def _machine(report, prefix: Path) -> str:  # type: ignore[no-untyped-def]
+    """One line: the driver, toolkit and GPUs the plan was judged against."""
+    driver = (f"driver {report.driver.version} (CUDA {report.driver.cuda_driver_version})"
+              if report.driver.cuda_driver_version else "no NVIDIA driver")
+    real = os.path.realpath(prefix)
+    toolkit = next((t for t in report.toolkits if os.path.realpath(t.path) == real), None)
+    toolkit_text = (f"CUDA {toolkit.version} toolkit at the prefix" if toolkit else
+                    f"CUDA {report.toolkits[0].version} toolkit at {report.toolkits[0].path}" if report.toolkits
+                    else "no CUDA toolkit")
+    gpus = ", ".join(f"{g.name} (compute {g.compute_capability})" for g in report.gpus) or "no GPU"
+    return f"{driver}; {toolkit_text}; {gpus}"
 
 
 def _prefix(options: InstallOptions, ctx: SearchContext, os_name: str) -> Path:

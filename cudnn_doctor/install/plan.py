@@ -47,6 +47,7 @@ class Plan:
     env_line: str
     blocked_folder: str | None  # the first folder this user cannot write to
     current: tuple[str, ...] = ()  # cuDNN already in the prefix, as check sees it ("9.1.0 at lib64")
+    machine: str | None = None  # what the fit was judged against: driver, toolkit, GPUs
     fits: tuple[Finding, ...] = ()
     notes: tuple[str, ...] = ()
     plan_only: str | None = None

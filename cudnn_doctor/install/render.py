@@ -56,8 +56,10 @@ def render_plan(plan: Plan, console: Console, verbose: bool = False) -> None:
     for finding in plan.fits:
         p(f"  [yellow]![/] {finding.code} {escape(finding.title)}: {escape(finding.detail)}")
         p(f"      fix: {escape(finding.fix)}")
-    if not plan.fits and plan.version:
-        p("  [green]✓[/] fits the driver, toolkit and GPUs that check finds")
+    if plan.machine:
+        p(f"  this machine: {escape(plan.machine)}")
+        if not plan.fits and plan.version:
+            p("  [green]✓[/] fits it (driver, toolkit and GPU checks as `check` makes them)")
     if plan.blocked_folder:
         p(f"  [red]✗[/] {escape(plan.blocked_folder)} is not writable by you: run with sudo, or choose "
           "--prefix ~/.local/cudnn")

@@ -75,8 +75,20 @@ def _from_location(request: Request) -> Source:
     return Source(f"archive {path}", None, path, name, request.sha256, None, cuda_in_name(name))
 
 
+def mirror_base(mirror: str | None) -> str:
+    """The base URL: --mirror (a URL, or a local folder for air-gapped sites), else NVIDIA's."""
+    base = mirror or os.environ.get("CUDNN_DOCTOR_MIRROR") or DEFAULT_BASE_URL
+    if not is_url(base):
+        folder = os.path.abspath(os.path.expanduser(base))
+        if not os.path.isdir(folder):
+            raise DoctorError(f"--mirror {base}: no such folder", "give a URL or a folder holding "
+                              "redistrib_<version>.json and the cudnn/ tree beside it", exit_code=2)
+        base = Path(folder).as_uri()
+    return base.rstrip("/") + "/"
+
+
 def _from_manifest(request: Request, platform: str, http, default_cuda: int | None) -> Source:  # type: ignore[no-untyped-def]
-    base = (request.mirror or os.environ.get("CUDNN_DOCTOR_MIRROR") or DEFAULT_BASE_URL).rstrip("/") + "/"
+    base = mirror_base(request.mirror)
     version = request.version or ""
     if not FULL_VERSION.match(version):
         listing = _try_listing(http, base)
@@ -86,7 +98,7 @@ def _from_manifest(request: Request, platform: str, http, default_cuda: int | No
                               "give a full version, e.g. --version 9.19.0", exit_code=2)
         version = found
     manifest_url = urljoin(base, manifest_name(version))
-    text = downloads.fetch_text(http, manifest_url)
+    text = _read_local(manifest_url) if manifest_url.startswith("file:") else downloads.fetch_text(http, manifest_url)
     try:
         manifest = json.loads(text)
     except ValueError:
@@ -107,7 +119,19 @@ def default_cuda_for(manifest: dict, platform: str, preferred: int | None) -> in
     return None
 
 
+def _read_local(url: str) -> str:
+    path = unquote(urlparse(url).path)
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except OSError as error:
+        raise DoctorError(f"cannot read {path}: {error.strerror}", "check the version and the --mirror folder",
+                          exit_code=2) from None
+
+
 def _try_listing(http, base: str) -> str | None:  # type: ignore[no-untyped-def]
+    if base.startswith("file:"):
+        folder = unquote(urlparse(base).path)
+        return "\n".join(sorted(os.listdir(folder))) if os.path.isdir(folder) else None
     try:
         answer = http.get(base, timeout=30)
     except Exception:  # noqa: BLE001 - any failure means "cannot list"; the caller says so
@@ -128,14 +152,21 @@ def fetch(source: Source, http_factory: Callable[[], object], cache: Path,
     """SOURCE with a local, verified file: downloaded into CACHE, or a local file's sha256 checked."""
     from dataclasses import replace
 
+    if source.url is not None and source.url.startswith("file:"):
+        local = unquote(urlparse(source.url).path)
+        if not os.path.isfile(local):
+            raise DoctorError(f"no such archive: {local}", "copy it into the mirror folder", exit_code=2)
+        source = replace(source, url=None, path=local)
     if source.url is None:
+        path = Path(source.path or "")
+        if source.size is not None and path.stat().st_size != source.size:
+            raise DoctorError(f"CD501 checksum mismatch: {source.name}: expected {source.size} bytes, got "
+                              f"{path.stat().st_size}; nothing was written", "copy the archive again", exit_code=2)
         if source.sha256:
-            actual = downloads.sha256_of(Path(source.path or ""))
+            actual = downloads.sha256_of(path)
             if actual != source.sha256.lower():
                 raise downloads.checksum_error(source.name, source.sha256.lower(), actual)
         return source
-    if source.url.startswith("file://"):
-        return replace(source, url=None, path=unquote(urlparse(source.url).path))
     path = downloads.download(http_factory(), source.url, cache / "downloads", source.name, source.sha256,
                               source.size, progress)
     return replace(source, path=str(path))

@@ -1,0 +1,125 @@
+"""How long `cudnn-doctor install --from ARCHIVE` takes next to the manual recipe,
+`tar -xf ARCHIVE` then `cp -a` of its include/ and lib/ into the prefix.
+
+    python benchmarks/install_speed.py [--archive cudnn-...tar.xz] [--repeat 5]
+
+Without --archive, a .tar.xz in NVIDIA's layout is made once from the real
+nvidia-cudnn-cu13 9.19.0.56 wheel (cudnn-linux-x86_64-9.19.0.56_cuda13-archive/
+{include,lib} with the libX.so -> libX.so.9 -> libX.so.9.19.0 links, single-threaded
+xz as NVIDIA's are). Both sides read the archive warm from the page cache and write to
+the same filesystem; the install's time includes the plan, the checks and the
+verification (loading the result in a child process), i.e. the whole command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+WHEEL = "nvidia_cudnn_cu13-9.19.0.56-py3-none-manylinux_2_27_x86_64.whl"
+ROOT = "cudnn-linux-x86_64-9.19.0.56_cuda13-archive"
+CLI = ("import sys; from cudnn_doctor.cli import app; from cudnn_doctor.cli_install import register; "
+       "names = {c.name or c.callback.__name__ for c in app.registered_commands}; "
+       "'install' in names or register(app); sys.argv[0] = 'cudnn-doctor'; app()")
+
+
+def find_wheel() -> Path:
+    for folder in (os.environ.get("CUDNN_DOCTOR_TEST_CACHE"), str(Path.home() / ".cache/cudnn-doctor-tests/wheels"),
+                   "/tmp/wheels"):
+        if folder and (Path(folder) / WHEEL).is_file():
+            return Path(folder) / WHEEL
+    target = Path.home() / ".cache/cudnn-doctor-tests/wheels"
+    subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "-d", str(target),
+                    "nvidia-cudnn-cu13==9.19.0.56"], check=True)
+    return target / WHEEL
+
+
+def make_archive(work: Path) -> Path:
+    """The wheel's files in NVIDIA's .tar.xz layout (made once, kept in WORK)."""
+    archive = work / f"{ROOT}.tar.xz"
+    if archive.exists():
+        return archive
+    tree = work / "tree" / ROOT
+    shutil.rmtree(work / "tree", ignore_errors=True)
+    with zipfile.ZipFile(find_wheel()) as wheel:
+        for info in wheel.infolist():
+            if not info.filename.startswith("nvidia/cudnn/"):
+                continue
+            rel = Path(info.filename.removeprefix("nvidia/cudnn/"))
+            (tree / rel.parent).mkdir(parents=True, exist_ok=True)
+            if rel.parts[0] == "lib":
+                real = rel.name.replace(".so.9", ".so.9.19.0")
+                (tree / "lib" / real).write_bytes(wheel.read(info))
+                os.symlink(real, tree / "lib" / rel.name)
+                os.symlink(rel.name, tree / "lib" / rel.name.removesuffix(".9"))
+            else:
+                (tree / rel).write_bytes(wheel.read(info))
+    (tree / "LICENSE").write_text("see NVIDIA's cuDNN license\n")
+    partial = archive.with_suffix(".partial")
+    with open(partial, "wb") as out:
+        tar = subprocess.Popen(["tar", "-C", str(tree.parent), "-cf", "-", ROOT], stdout=subprocess.PIPE)
+        subprocess.run(["xz", "-T1", "-6"], stdin=tar.stdout, stdout=out, check=True)
+        tar.wait()
+    partial.rename(archive)
+    shutil.rmtree(work / "tree")
+    return archive
+
+
+def manual_recipe(archive: Path, scratch: Path) -> float:
+    """tar -xf, then cp -a of include/ and lib/ into the prefix (as pytorch's install_cudnn.sh does)."""
+    unpack, prefix = scratch / "unpack", scratch / "prefix"
+    for folder in (unpack, prefix / "include", prefix / "lib64"):
+        folder.mkdir(parents=True)
+    started = time.perf_counter()
+    subprocess.run(["tar", "-xf", str(archive), "-C", str(unpack)], check=True)
+    root = next(unpack.iterdir())
+    subprocess.run(f"cp -a {root}/include/* {prefix}/include/ && cp -a {root}/lib/* {prefix}/lib64/",
+                   shell=True, check=True)
+    return time.perf_counter() - started
+
+
+def doctor_install(archive: Path, scratch: Path) -> float:
+    prefix = scratch / "prefix"
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-c", CLI, "install", "--from", str(archive), "--prefix", str(prefix), "--yes"],
+                   check=True, stdout=subprocess.DEVNULL, env=env)
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--archive", type=Path, help="a cuDNN .tar.xz/.tgz (default: made from the 9.19.0 wheel)")
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "cudnn-doctor-bench")
+    options = parser.parse_args()
+    options.work.mkdir(parents=True, exist_ok=True)
+    archive = options.archive or make_archive(options.work)
+    subprocess.run(["cat", str(archive)], stdout=subprocess.DEVNULL, check=True)  # warm the page cache
+    manual: list[float] = []
+    doctor: list[float] = []
+    for _ in range(options.repeat):
+        for runner, times in ((manual_recipe, manual), (doctor_install, doctor)):  # interleaved: fair to both
+            scratch = Path(tempfile.mkdtemp(dir=options.work))
+            try:
+                times.append(runner(archive, scratch))
+            finally:
+                shutil.rmtree(scratch)
+    m, d = statistics.median(manual), statistics.median(doctor)
+    print(f"archive: {archive.name} ({archive.stat().st_size / 2**20:.0f} MiB)")
+    print(f"tar -xf + cp -a:        median {m:6.2f} s  (runs: {', '.join(f'{t:.2f}' for t in manual)})")
+    print(f"cudnn-doctor install:   median {d:6.2f} s  (runs: {', '.join(f'{t:.2f}' for t in doctor)})")
+    print(f"ratio: {d / m:.2f}x (target <= 1.30x)")
+
+
+if __name__ == "__main__":
+    main()
