@@ -256,3 +256,24 @@ def test_cli_module_imports_only_typer() -> None:
             "if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]", out
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root to mount a small tmpfs")
+@pytest.mark.parametrize("kind", ["txz", "wheel"])
+def test_a_full_disk_rolls_back_with_one_line(tmp_path: Path, env: dict[str, str], kind: str) -> None:
+    archive = make_archive(kind, tmp_path)
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(disk)], capture_output=True).returncode:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        prefix = disk / "cuda"
+        (prefix / "lib64").mkdir(parents=True)
+        (prefix / "lib64" / "libcudart.so.12").write_bytes(b"x" * 1000)
+        before = snapshot(prefix)
+        result = run_cli(["install", "--from", str(archive), "--prefix", str(prefix), "--yes"], env)
+        assert result.returncode == 1, result.stderr
+        assert "CD507" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+        assert snapshot(prefix) == before
+    finally:
+        subprocess.run(["umount", str(disk)], check=False)

@@ -79,15 +79,15 @@ def run_install(options: InstallOptions, ui: Ui) -> Outcome:
     blocked = first_blocked_folder(prefix, [prefix / f for f in layout.folders.values()])
     if blocked:
         raise permission_error(blocked, prefix, layout)
+    _check_space(prefix, archive)
     try:
         return _apply(options, ui, ctx, layout, prefix, source, report)
     except PermissionError as error:
         raise permission_error(os.path.dirname(error.filename or "") or str(prefix), prefix, layout) from None
     except OSError as error:
         if error.errno in (errno.ENOSPC, errno.EDQUOT):
-            raise DoctorError(f"CD507 not enough disk space in {prefix}: {error.strerror}; the install was rolled "
-                              "back and nothing changed", "free space or choose another --prefix",
-                              exit_code=1) from None
+            raise space_error(prefix, f"{error.strerror} while writing {error.filename or 'a file'} (rolled "
+                                      "back)") from None
         raise
     except KeyboardInterrupt:
         ui.note(f"interrupted: the install was rolled back, {prefix} is as it was")
@@ -126,6 +126,23 @@ def _apply(options: InstallOptions, ui: Ui, ctx: SearchContext, layout: Layout, 
     loader = run_ldconfig() if plan.loader == "ldconfig" else f"programs find it with: {plan.env_line}"
     return Outcome("install", "installed", plan, actions=tuple(txn.done), manifest=str(manifest_path[0]),
                    installed=installed, loader=loader, notes=tuple(notes))
+
+
+def _check_space(prefix: Path, archive: str) -> None:
+    import shutil
+
+    from cudnn_doctor.install.archive import size_hint
+    from cudnn_doctor.install.plan import nearest_existing
+    from cudnn_doctor.install.render import size_text
+
+    needed, free = size_hint(archive), shutil.disk_usage(nearest_existing(prefix)).free
+    if free < needed:
+        raise space_error(prefix, f"{size_text(free)} free, the install needs at least {size_text(needed)}")
+
+
+def space_error(prefix: Path, why: str) -> DoctorError:
+    return DoctorError(f"CD507 not enough disk space in {prefix}: {why}; nothing was changed",
+                       "free space or choose another --prefix", exit_code=1)
 
 
 def _read(archive: str, layout: Layout, staging: Path | None, ui: Ui) -> ArchiveContents:
