@@ -52,6 +52,9 @@ def test_txz_archive_installs_with_links_kept_and_check_finds_it(tmp_path: Path,
     report = check_json(prefix, env)
     found = [c for c in report["cudnn"] if c["path"] == str(lib)]
     assert found and found[0]["version"] == "9.19.0" and found[0]["cuda_version"] == "12.4"
+    code, data, err = run_json(["uninstall", "--prefix", str(prefix), "--yes"], env)
+    assert code == 0, err
+    assert not prefix.exists()  # the install created it; nothing else was ever in it
 
 
 def test_old_tgz_cuda_tree_installs(tmp_path: Path, env: dict[str, str]) -> None:

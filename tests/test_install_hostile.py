@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 import tarfile
 from pathlib import Path
@@ -130,3 +131,15 @@ def test_not_an_archive_is_refused(setup, tmp_path: Path) -> None:  # type: igno
     junk = tmp_path / "cudnn.tar.xz"
     junk.write_bytes(b"<html>404 not found</html>" * 20)
     refused(junk, prefix, env, "CD502", "not a tar")
+
+
+def test_json_output_reports_the_refusal_as_one_object(setup, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    good, prefix, env = setup
+    archive = hostile_tar(tmp_path / "evil.tar.gz", [(tar_info("../evil.so", size=4), b"evil")], good)
+    result = run_cli(["install", "--from", str(archive), "--prefix", str(prefix), "--yes", "--json"], env)
+    assert result.returncode == 2
+    data = json.loads(result.stdout)
+    assert data["schema"] == "cudnn-doctor/install/1"
+    assert data["result"]["status"] == "failed" and data["exit_code"] == 2
+    assert [f["code"] for f in data["findings"]] == ["CD502"]
+    assert "CD502" in result.stderr

@@ -119,7 +119,8 @@ def _apply(options: InstallOptions, ui: Ui, ctx: SearchContext, layout: Layout, 
             files=tuple(WrittenFile(c.path, c.kind, c.sha256, c.size, c.mode, c.target)
                         for c in plan.changes if c.action != REMOVE),
             backed_up=tuple(BackedUpFile(c.path, c.action) for c in plan.changes if c.action in (REPLACE, REMOVE)),
-            created_folders=tuple(f for f in plan.created_folders if f != "."),
+            # "." when the install created the prefix itself
+            created_folders=(".",) * txn.prefix_created + tuple(f for f in plan.created_folders if f != "."),
         )
         manifest_path: list[Path] = []
         txn.commit(lambda: manifest_path.append(write_record(prefix, record)))
@@ -280,11 +281,18 @@ def _apply_uninstall(prefix: Path, yes: bool, force: bool, ui: Ui) -> Outcome:
 
         shutil.rmtree(prefix / STATE_DIR / record.backup_folder, ignore_errors=True)
         for folder in reversed(plan.folders_removed):
-            try:
-                (prefix / folder).rmdir()
-            except OSError:
-                pass
+            if folder != ".":
+                _remove_if_empty(prefix / folder)
+    if "." in plan.folders_removed:
+        _remove_if_empty(prefix)  # after the state folder went (Transaction's exit)
     return Outcome("uninstall", "uninstalled", plan, actions=tuple(txn.done), notes=tuple(notes))
+
+
+def _remove_if_empty(folder: Path) -> None:
+    try:
+        folder.rmdir()
+    except OSError:
+        pass
 
 
 def _uninstall_plan(prefix: Path) -> UninstallPlan | None:

@@ -77,7 +77,8 @@ def render_uninstall_plan(plan: UninstallPlan, console: Console) -> None:
     for path in plan.changed_since:
         p(f"    [yellow]![/] {escape(path)} changed since the install")
     for folder in plan.folders_removed:
-        p(f"    [red]-[/] {escape(folder)}/ (folder the install created, if empty)")
+        shown = plan.prefix if folder == "." else folder
+        p(f"    [red]-[/] {escape(shown)}/ (folder the install created, if empty)")
 
 
 def render_outcome(outcome: Outcome, console: Console) -> None:

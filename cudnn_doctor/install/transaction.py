@@ -67,6 +67,11 @@ class Transaction:
         self._state_created = False
         self._old_sigterm: Any = None
 
+    @property
+    def prefix_created(self) -> bool:
+        """Whether this transaction created the prefix folder itself."""
+        return self._prefix_created
+
     # --- entering and leaving ----------------------------------------------------------
     def __enter__(self) -> Transaction:
         self._prefix_created = not self.prefix.exists()
