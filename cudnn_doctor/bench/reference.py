@@ -6,8 +6,7 @@ of threads, each working on its own images or its own hidden units with a
 single-threaded BLAS (the child sets OPENBLAS_NUM_THREADS=1; NumPy releases the GIL in
 copies, ufuncs and matmul). This is how oneDNN, PyTorch's CPU path, parallelises too.
 
-- Convolution: im2col per block of output rows (about 1 MB, so it stays in the core's cache),
-  where each row of the im2col matrix is R contiguous runs of S·C values read through a
+- Convolution: im2col per image (per block of output rows for very large images), where each row of the im2col matrix is R contiguous runs of S·C values read through a
   strided view (no gather), then a GEMM against the filters laid out (R·S·C, K). Backward-data is a forward convolution of the (dilated, padded)
   output gradient with the flipped, transposed filters; backward-filter is
   dYᵀ (K × N·P·Q) times the im2col matrix of X.
@@ -115,9 +114,10 @@ def _buffer(name: str, shape: tuple[int, ...], zero: bool = False) -> np.ndarray
     return array
 
 
-def _tasks(n: int, p: int, row_bytes: int, limit_bytes: int = 1 << 20) -> list[tuple[int, int, int]]:
-    """(image, first output row, end row) blocks whose im2col rows fit in ~1 MB (a core's L2),
-    so the GEMM reads them from cache rather than memory."""
+def _tasks(n: int, p: int, row_bytes: int, limit_bytes: int = 16 << 20) -> list[tuple[int, int, int]]:
+    """(image, first output row, end row) blocks whose im2col rows fit in LIMIT_BYTES: whole
+    images for the built-in shapes (blocks of ~1 MB, to stay in a core's L2, measured twice as
+    slow on the H100 machine's Xeon: the GEMMs get too small for BLAS)."""
     rows = max(1, min(p, limit_bytes // max(1, row_bytes)))
     return [(image, row, min(p, row + rows)) for image in range(n) for row in range(0, p, rows)]
 

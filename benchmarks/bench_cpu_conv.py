@@ -1,0 +1,62 @@
+"""The NumPy CPU convolutions of `cudnn-doctor bench` against PyTorch's CPU path (NCHW and
+channels-last), same machine, same thread count. Prints markdown table rows.
+
+    OPENBLAS_NUM_THREADS=1 PYTHONPATH=$PWD python3 benchmarks/bench_cpu_conv.py
+(OPENBLAS_NUM_THREADS=1 as in the bench child: the reference runs its own threads.)
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import time
+from typing import Any
+
+import numpy as np
+import torch
+
+from cudnn_doctor.bench import reference as ref
+
+SHAPES = {"medium": (32, 64, 56, 64), "large": (64, 256, 14, 256)}  # N, C, H=W, K; 3x3, pad 1
+
+
+def median_ms(function: Any, repeats: int = 3) -> float:
+    function()
+    samples = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        function()
+        samples.append((time.perf_counter() - started) * 1000)
+    return statistics.median(samples)
+
+
+def torch_times(x: Any, w: Any, dy: Any) -> list[float]:
+    args = ([1, 1], [1, 1], [1, 1], False, [0, 0], 1)
+    backward = torch.ops.aten.convolution_backward
+    return [median_ms(lambda: torch.nn.functional.conv2d(x, w, padding=1)),
+            median_ms(lambda: backward(dy, x, w, None, *args, [True, False, False])),
+            median_ms(lambda: backward(dy, x, w, None, *args, [False, True, False]))]
+
+
+def main() -> None:
+    threads = len(os.sched_getaffinity(0))
+    torch.set_num_threads(threads)
+    rng = np.random.default_rng(0)
+    for name, (n, c, h, k) in SHAPES.items():
+        x = rng.standard_normal((n, h, h, c)).astype(np.float32)
+        w = rng.standard_normal((k, 3, 3, c)).astype(np.float32)
+        dy = rng.standard_normal((n, h, h, k)).astype(np.float32)
+        ours = [median_ms(lambda: ref.conv_forward(x, w, 1, 1, threads)),  # noqa: B023 - called at once
+                median_ms(lambda: ref.conv_backward_data(dy, w, 1, 1, (h, h), threads)),  # noqa: B023
+                median_ms(lambda: ref.conv_backward_filter(x, dy, (3, 3), 1, 1, threads))]  # noqa: B023
+        nchw = [torch.from_numpy(a).permute(0, 3, 1, 2).contiguous() for a in (x, w, dy)]
+        with torch.no_grad():
+            plain = torch_times(*nchw)
+            last = torch_times(*(a.to(memory_format=torch.channels_last) for a in nchw))
+        for index, label in enumerate(("fwd", "bwd-data", "bwd-filter")):
+            print(f"| {name} | conv-{label} | {threads} | {ours[index]:.1f} | {plain[index]:.1f} | {last[index]:.1f} | "
+                  f"{plain[index] / ours[index]:.2f} | {last[index] / ours[index]:.2f} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,140 @@
+"""`cudnn-doctor bench` end to end: no GPU, bad options, and the ctypes path against gcc-built fakes
+of libcudart and libcudnn (tests/fakes/fake_bench_*.c) that compute convolutions on the host."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.fakes.build import compile_library
+
+ROOT = Path(__file__).resolve().parents[1]
+RUN_BENCH = ("from cudnn_doctor.cli import app; from cudnn_doctor.cli_bench import register\n"
+             "if not any(c.name == 'bench' for c in app.registered_commands): register(app)\n"
+             "app()")
+
+
+def bench(machine, *args: str, timeout: float = 120):
+    process = subprocess.run([sys.executable, "-c", RUN_BENCH, "bench", *args], capture_output=True, text=True,
+                             env=machine.env, cwd=machine.cwd, timeout=timeout, stdin=subprocess.DEVNULL)
+    assert "Traceback" not in process.stderr, process.stderr
+    return process
+
+
+def fakes(cudart: dict | None = None, cudnn: dict | None = None) -> list[str]:
+    runtime = compile_library("fake_bench_cudart.c", "libcudart.so.13", cudart or {}, soname="libcudart.so.13")
+    library = compile_library("fake_bench_cudnn.c", "libcudnn.so.9", cudnn or {}, soname="libcudnn.so.9")
+    return ["--cudnn", str(library), "--cudart", str(runtime)]
+
+
+def codes(data: dict) -> list[str]:
+    return [finding["code"] for finding in data["findings"]]
+
+
+def test_no_driver_is_cd601_fast_without_traceback(machine):
+    started = time.monotonic()
+    result = bench(machine, "--json")
+    elapsed = time.monotonic() - started
+    data = json.loads(result.stdout)
+    assert result.returncode == 1
+    assert data["schema"] == "cudnn-doctor/bench/1"
+    assert codes(data) == ["CD601"]
+    assert data["summary"]["exit_code"] == 1
+    assert elapsed < 5  # well under a second of our own work; the rest is starting Python twice
+
+
+def test_no_driver_text_names_the_finding(machine):
+    result = bench(machine)
+    assert result.returncode == 1
+    assert "CD601" in result.stdout and "No GPU to benchmark" in result.stdout
+
+
+@pytest.mark.parametrize("args", [["--dtype", "fp64"], ["--layout", "chwn"], ["--size", "huge"], ["--workload", "gemm"],
+                                  ["--device", "first"], ["--workspace-limit", "-1"], ["--repeats", "0"]])
+def test_bad_options_exit_2_with_one_line(machine, args):
+    result = bench(machine, *args)
+    assert result.returncode == 2
+    assert result.stderr.startswith("cudnn-doctor: error:") and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_fake_gpu_convolutions_are_checked_and_lstm_failure_is_cd602(machine):
+    result = bench(machine, "--json", "--size", "tiny", "--repeats", "2", *fakes())
+    data = json.loads(result.stdout)
+    by_name = {r["workload"]: r for r in data["results"]}
+    for name in ("conv-fwd", "conv-bwd-data", "conv-bwd-filter"):
+        assert by_name[name]["ok"] is True, by_name[name]
+        assert by_name[name]["max_error"] < 1e-5
+        assert by_name[name]["checked"] == "full" and by_name[name]["cpu_ms"] > 0
+        assert by_name[name]["algo"]
+    assert data["devices"][0]["name"] == "NVIDIA H100 80GB HBM3"
+    assert data["devices"][0]["peaks_tflops"]["fp32"] == pytest.approx(66.9)
+    lstm = by_name["lstm-fwd"]
+    assert lstm["ok"] is False and lstm["error"]["name"] == "CUDNN_STATUS_NOT_SUPPORTED"
+    assert codes(data) == ["CD602"]
+    assert "cudnnSetRNNDescriptor_v8" in data["findings"][0]["detail"]
+    assert result.returncode == 1
+
+
+@pytest.mark.parametrize("layout", ["nchw", "nhwc"])
+def test_fake_conv_only_passes_in_both_layouts_without_cpu_baseline(machine, layout):
+    result = bench(machine, "--json", "--size", "tiny", "--workload", "conv", "--layout", layout, "--no-cpu",
+                   "--repeats", "2", *fakes())
+    data = json.loads(result.stdout)
+    assert result.returncode == 0, data["findings"]
+    assert all(r["ok"] and r["checked"] == "slice" and r.get("cpu_ms") is None for r in data["results"])
+
+
+def test_wrong_answer_is_cd603(machine):
+    result = bench(machine, "--json", "--size", "tiny", "--workload", "conv", "--repeats", "2",
+                   *fakes(cudnn={"FAKE_WRONG": True}))
+    data = json.loads(result.stdout)
+    assert result.returncode == 1
+    assert codes(data) == ["CD603", "CD603", "CD603"]
+    assert "differs from the CPU reference" in data["findings"][0]["detail"]
+
+
+def test_runtime_without_device_is_cd601(machine):
+    data = json.loads(bench(machine, "--json", "--size", "tiny", *fakes(cudart={"FAKE_DEVICES": 0})).stdout)
+    assert codes(data) == ["CD601"] and "cudaErrorNoDevice" in data["findings"][0]["detail"]
+
+
+def test_driver_older_than_runtime_is_cd604(machine):
+    data = json.loads(bench(machine, "--json", "--size", "tiny", *fakes(cudart={"FAKE_OLD_DRIVER": True})).stdout)
+    assert codes(data) == ["CD604"] and "cudaErrorInsufficientDriver" in data["findings"][0]["detail"]
+
+
+def test_cudnn_that_cannot_initialise_names_its_status(machine):
+    data = json.loads(bench(machine, "--json", "--size", "tiny", *fakes(cudnn={"FAKE_NO_GPU": True})).stdout)
+    assert codes(data) == ["CD602"]
+    detail = data["findings"][0]["detail"]
+    assert "cudnnCreate" in detail and "CUDNN_STATUS_NOT_INITIALIZED" in detail and "no GPU or driver" in detail
+
+
+def test_crash_inside_cudnn_is_cd606_not_our_crash(machine):
+    result = bench(machine, "--json", "--size", "tiny", "--workload", "conv", *fakes(cudnn={"FAKE_CRASH_CONV": True}))
+    data = json.loads(result.stdout)
+    assert result.returncode == 1
+    assert codes(data) == ["CD606"] and "SIGSEGV" in data["findings"][0]["detail"]
+
+
+def test_out_of_memory_is_cd605(machine):
+    data = json.loads(bench(machine, "--json", "--size", "small", "--workload", "conv",
+                            *fakes(cudart={"FAKE_FREE_MIB": 0})).stdout)
+    assert "CD605" in codes(data)
+
+
+def test_device_beyond_the_runtime_count_is_a_usage_error(machine):
+    result = bench(machine, "--device", "3", "--size", "tiny", *fakes())
+    assert result.returncode == 2 and "--device 3" in result.stderr
+
+
+def test_missing_cudnn_library_is_cd307(machine, tmp_path):
+    runtime = compile_library("fake_bench_cudart.c", "libcudart.so.13", {}, soname="libcudart.so.13")
+    data = json.loads(bench(machine, "--json", "--cudnn", str(tmp_path / "libcudnn.so.9"), "--cudart",
+                            str(runtime)).stdout)
+    assert codes(data) == ["CD307"]
