@@ -143,3 +143,10 @@ def test_json_output_reports_the_refusal_as_one_object(setup, tmp_path: Path) ->
     assert data["result"]["status"] == "failed" and data["exit_code"] == 2
     assert [f["code"] for f in data["findings"]] == ["CD502"]
     assert "CD502" in result.stderr
+
+
+def test_a_member_that_appears_twice_is_refused(setup, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    good, prefix, env = setup
+    again = tar_info(f"{ROOT}/lib/libcudnn.so.9.19.0", size=4)
+    archive = hostile_tar(tmp_path / "twice.tar.gz", [(again, b"evil")], good)
+    refused(archive, prefix, env, "CD502", "appears twice")

@@ -145,6 +145,8 @@ class _Stager:
                 f"{PLATFORM_WORDS.get(category, category)} ({inner}); this install targets {self.layout.platform}",
                 f"download the {self.layout.platform} build", exit_code=2)
         dest = f"{folder}/{inner}"
+        if dest in self.files:
+            raise refuse(self.archive, f"member {member.name!r} appears twice (or collides with {dest})")
         if member.kind == SYMLINK:
             target = check_symlink(self.archive, member.name, member.target or "")
             self._link(dest, category, target)
