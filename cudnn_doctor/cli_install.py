@@ -29,7 +29,7 @@ def register(app: typer.Typer) -> None:
                                            help="The CUDA major of the build (default: the toolkit's, else the "
                                                 "driver's, else the newest)."),
         mirror: Optional[str] = typer.Option(None, "--mirror", metavar="URL",
-                                             help="Base URL that replaces NVIDIA's (air-gapped sites)."),
+                                             help="Base URL, or a local folder, that replaces NVIDIA's redist site (air-gapped sites)."),
         sha256: Optional[str] = typer.Option(None, "--sha256", metavar="HEX",
                                              help="Refuse the archive unless it has this sha256."),
         prefix: Optional[str] = typer.Option(None, "--prefix", metavar="DIR",
