@@ -87,7 +87,9 @@ def _text(value):
     return value.decode() if isinstance(value, bytes) else value
 
 
-def probe_nvml(_arg=None):
+def probe_nvml(_arg=None, module_folder=None):
+    if module_folder:  # started with -S: only the folder that holds pynvml, not every .pth of site-packages
+        sys.path.insert(0, module_folder)
     import pynvml  # nvidia-ml-py
 
     try:
@@ -139,9 +141,9 @@ JOBS = {
 
 
 def main(argv):
-    job, arg = argv[1], (argv[2] if len(argv) > 2 else None)
+    job, arg, extra = argv[1], (argv[2] if len(argv) > 2 else None), argv[3:]
     try:
-        values = JOBS[job](arg)
+        values = JOBS[job](arg, *extra)
         answer = {"loaded": True, "values": values}
     except OSError as error:  # dlopen's own message
         answer = {"loaded": False, "error": str(error)}

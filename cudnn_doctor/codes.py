@@ -196,6 +196,10 @@ _CODES = (
     Code("CD507", "error", "Not enough disk space",
          "{path} has {free} free, the install needs {needed}.",
          "Free space or choose another --prefix."),
+    Code("CD508", "error", "Installed file changed since the install",
+         "{count} files that cudnn-doctor installed into {prefix} were changed afterwards ({files}); "
+         "uninstalling would remove someone's work.",
+         "Look at the files first; `cudnn-doctor uninstall --prefix {prefix} --force` removes them anyway."),
     # CD6xx: bench
     Code("CD601", "error", "No GPU to benchmark",
          "{why}",

@@ -263,7 +263,7 @@ def _apply_uninstall(prefix: Path, yes: bool, force: bool, ui: Ui) -> Outcome:
         txn.manifest = record.file_name
         ui.show_plan(plan)
         if plan.changed_since and not force:
-            raise DoctorError(f"{len(plan.changed_since)} installed files changed since the install "
+            raise DoctorError(f"CD508 {len(plan.changed_since)} installed files changed since the install "
                               f"({', '.join(plan.changed_since[:3])}); nothing was removed",
                               "pass --force to remove them anyway", exit_code=1)
         if not yes and not ui.confirm("Uninstall?"):

@@ -44,12 +44,12 @@ class ProbeBatch:
 
     @staticmethod
     def _start(job: Job) -> subprocess.Popen[bytes] | OSError:
-        # -I: ignore PYTHONPATH and the user's site; -S: no site-packages at all where the
-        # job needs only ctypes, which keeps a child's start to a few milliseconds.
-        flags = ["-I"] if job.needs_site_packages else ["-I", "-S"]
+        # -I: ignore PYTHONPATH and the user's site; -S: no site processing (a big environment's
+        # .pth files cost a child hundreds of milliseconds). The NVML job is told where pynvml is.
+        extra = [_module_folder("pynvml")] if job.kind == "nvml" else []
         try:
             return subprocess.Popen(
-                [sys.executable, *flags, CHILD, job.kind, job.target],
+                [sys.executable, "-I", "-S", CHILD, job.kind, job.target, *filter(None, extra)],
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -92,6 +92,16 @@ class ProbeBatch:
             error=answer.get("error"),
             values=answer.get("values") or {},
         )
+
+
+def _module_folder(name: str) -> str | None:
+    """The sys.path entry that holds module NAME, found without importing it."""
+    import importlib.util
+
+    spec = importlib.util.find_spec(name)
+    if spec is None or spec.origin is None:
+        return None
+    return str(Path(spec.origin).parent)
 
 
 def _kill(process: subprocess.Popen[bytes]) -> None:

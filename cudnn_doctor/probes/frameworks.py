@@ -70,6 +70,9 @@ def _python_framework(name: str, version: str, site: str, info: str, libraries: 
         cudnn_expected = spec.strip().lstrip("=") if spec.strip().startswith("==") else spec.strip() or None
     if name == "torch":
         text = _read(os.path.join(site, "torch", "version.py"))
+        declared = re.search(r"^__version__\s*(?::[^=]*)?=\s*['\"]([^'\"]+)['\"]", text, re.MULTILINE)
+        if declared:  # PyPI's METADATA says 2.11.0 where torch itself says 2.11.0+cu130
+            version = declared.group(1)
         match = re.search(r"^cuda\s*(?::[^=]*)?=\s*['\"]([\d.]+)['\"]", text, re.MULTILINE)
         cuda = match.group(1) if match else None
         if cuda is None and "+cu" in version:
@@ -141,20 +144,36 @@ def detect_dl4j(ctx: SearchContext, project_dir: str | None) -> list[Framework]:
     found: list[Framework] = []
     root = Path(project_dir or ctx.env.get("PWD") or os.getcwd())
     pom = root / "pom.xml"
-    if pom.is_file():
+    if _is_file(pom):
         found += _maven_backends(pom)
     for gradle in (root / "build.gradle", root / "build.gradle.kts"):
-        if gradle.is_file():
+        if _is_file(gradle):
             found += _gradle_backends(gradle)
     if not found:
-        m2 = Path(ctx.env.get("HOME", "")) / ".m2" / "repository" / "org" / "nd4j"
-        for folder in sorted(m2.glob("nd4j-cuda-*")):
-            match = ND4J_CUDA.match(folder.name)
-            if not match:
-                continue
-            for version_dir in sorted(p for p in folder.iterdir() if p.is_dir()):
-                found.append(_dl4j(version_dir.name, folder.name, match.group(1), "~/.m2", str(version_dir)))
+        found += _local_maven_repository(Path(ctx.env.get("HOME", "")) / ".m2" / "repository" / "org" / "nd4j")
     return found
+
+
+def _local_maven_repository(nd4j: Path) -> list[Framework]:
+    """nd4j-cuda-X.Y backends downloaded into ~/.m2; an unreadable folder is simply not looked into."""
+    found = []
+    try:
+        folders = sorted(nd4j.glob("nd4j-cuda-*"))
+        for folder in folders:
+            match = ND4J_CUDA.match(folder.name)
+            if match:
+                for version_dir in sorted(p for p in folder.iterdir() if p.is_dir()):
+                    found.append(_dl4j(version_dir.name, folder.name, match.group(1), "~/.m2", str(version_dir)))
+    except OSError:
+        pass
+    return found
+
+
+def _is_file(path: Path) -> bool:
+    try:
+        return path.is_file()
+    except OSError:
+        return False
 
 
 def _dl4j(version: str | None, artifact: str, cuda: str, via: str, location: str) -> Framework:

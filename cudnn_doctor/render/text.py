@@ -55,7 +55,9 @@ def render_check(report: Report, console: Console, verbose: bool = False) -> Non
 
 def _print_finding(console: Console, f: Finding, verbose: bool) -> None:
     if f.severity == "info" and not verbose:
-        console.print(f"    {FINDING_MARKS['info']} {f.code} {escape(f.title)}")
+        gist = f.detail.split(":")[0].split(". ")[0]
+        gist = gist if len(gist) <= 90 else gist[:87] + "..."
+        console.print(f"    {FINDING_MARKS['info']} {f.code} {escape(f.title)} [dim]({escape(gist)})[/]")
         return
     console.print(f"    {FINDING_MARKS.get(f.severity, '?')} [bold]{f.code}[/] {escape(f.title)}")
     console.print(f"        {escape(f.detail)}", highlight=False)
