@@ -126,11 +126,11 @@ def _workloads(gpu: Any, request: dict[str, Any]) -> list[dict[str, Any]]:
             gpu.rt.synchronize()
 
     if "lstm-fwd" in wanted:
-        shape = LSTM_SHAPES[size]
-        common = {"shape": shape.describe(), "shape_name": shape.name, "layout": "TNC", "dtype": dtype,
-                  "flops": lstm_flops(shape), "tolerance": tolerance("lstm-fwd", dtype)}
+        lstm_shape = LSTM_SHAPES[size]
+        common = {"shape": lstm_shape.describe(), "shape_name": lstm_shape.name, "layout": "TNC", "dtype": dtype,
+                  "flops": lstm_flops(lstm_shape), "tolerance": tolerance("lstm-fwd", dtype)}
         try:
-            outcome, inputs_lstm = g.run_lstm(gpu, shape, dtype, rng, warmup, repeats)
+            outcome, inputs_lstm = g.run_lstm(gpu, lstm_shape, dtype, rng, warmup, repeats)
             record = {**common, **outcome}
             _check_lstm(record, inputs_lstm, cpu, threads)
         except Exception as error:  # noqa: BLE001

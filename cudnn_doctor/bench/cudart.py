@@ -211,6 +211,8 @@ class Cudart:
 
     def instantiate(self, graph: int) -> int:
         executable = c_void_p(0)
+        if self._instantiate is None:  # a runtime before 11.4: time_ms never captures there
+            raise CudaError("cudaGraphInstantiateWithFlags", 500, "cudaErrorNotFound", "not in this CUDA runtime")
         self.check("cudaGraphInstantiateWithFlags", self._instantiate(byref(executable), c_void_p(graph), 0))
         return int(executable.value or 0)
 

@@ -19,6 +19,7 @@ from ctypes import (
     c_double,
     c_float,
     c_int,
+    c_int64,
     c_size_t,
     c_uint,
     c_ulonglong,
@@ -34,7 +35,9 @@ MATH_NAMES = {0: "default", 1: "tensor-op", 2: "tensor-op-conversion", 3: "fma"}
 TENSOR_NCHW, TENSOR_NHWC = 0, 1
 CROSS_CORRELATION = 1
 # RNN (cudnn_adv)
-RNN_ALGO_STANDARD, LSTM, RNN_DOUBLE_BIAS, UNIDIRECTIONAL, LINEAR_INPUT = 0, 2, 2, 0, 0
+RNN_ALGO_STANDARD, RNN_ALGO_PERSIST_STATIC = 0, 1
+RNN_ALGO_NAMES = {0: "STANDARD", 1: "PERSIST_STATIC"}
+LSTM, RNN_DOUBLE_BIAS, UNIDIRECTIONAL, LINEAR_INPUT = 2, 2, 0, 0
 RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED = 1
 RNN_PADDED_IO_DISABLED = 0
 FWD_MODE_INFERENCE = 0
@@ -178,6 +181,13 @@ _SIGNATURES: dict[str, list[object]] = {
     "cudnnGetRNNWeightSpaceSize": [P, P, POINTER(c_size_t)],
     "cudnnGetRNNTempSpaceSizes": [P, P, c_int, P, POINTER(c_size_t), POINTER(c_size_t)],
     "cudnnGetRNNWeightParams": [P, P, c_int, c_size_t, P, c_int, P, POINTER(c_void_p), P, POINTER(c_void_p)],
+    # backend (graph) API
+    "cudnnBackendCreateDescriptor": [c_int, POINTER(c_void_p)],
+    "cudnnBackendDestroyDescriptor": [P],
+    "cudnnBackendFinalize": [P],
+    "cudnnBackendSetAttribute": [P, c_int, c_int, c_int64, P],
+    "cudnnBackendGetAttribute": [P, c_int, c_int, c_int64, POINTER(c_int64), P],
+    "cudnnBackendExecute": [P, P, P],
     "cudnnRNNForward": [P, P, c_int, P, P, P, P, P, P, P, P, P, P, P, c_size_t, P, c_size_t, P, c_size_t, P],
 }
 
@@ -229,7 +239,7 @@ class Cudnn:
             self.function(f"cudnnDestroy{kind}")(c_void_p(pointer))  # errors on teardown are not findings
 
 
-def scalars(data_type: int) -> tuple[object, object]:
+def scalars(data_type: int) -> tuple[c_float | c_double, c_float | c_double]:
     """alpha = 1 and beta = 0, in the host type cuDNN expects for DATA_TYPE (double only for double)."""
     if data_type == DATA_DOUBLE:
         return c_double(1.0), c_double(0.0)

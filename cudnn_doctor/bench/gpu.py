@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from cudnn_doctor.bench import backend
 from cudnn_doctor.bench import cudnn as dnn
 from cudnn_doctor.bench.cudart import CudaError, Cudart
 from cudnn_doctor.bench.reference import from_bfloat16_bits, nchw_to_nhwc, nhwc_to_nchw, to_bfloat16_bits
@@ -242,11 +243,16 @@ def run_conv(gpu: Gpu, shape: ConvShape, dtype: str, layout: str, passes: tuple[
             "conv-bwd-data": (w_desc, w, y_desc, dy, x_desc, dx, inputs.x.shape),
             "conv-bwd-filter": (x_desc, x, y_desc, dy, w_desc, dw, inputs.w.shape),
         }
+        roles = {  # the backend API's x, w, y of each pass
+            "conv-fwd": {"x": x, "w": w, "y": y},
+            "conv-bwd-data": {"x": dx, "w": w, "y": dy},
+            "conv-bwd-filter": {"x": x, "w": dw, "y": dy},
+        }
         results: list[dict[str, Any]] = []
         for name in passes:  # a pass that fails leaves the others to run
             try:
                 results.append(_run_conv_pass(gpu, name, conv, operands[name], plan, dtype, fmt, workspace_limit,
-                                              warmup, repeats))
+                                              warmup, repeats, shape, roles[name]))
             except (dnn.CudnnError, CudaError) as error:
                 results.append({"workload": name, "exception": error})
         return results
@@ -256,10 +262,127 @@ def run_conv(gpu: Gpu, shape: ConvShape, dtype: str, layout: str, passes: tuple[
 
 
 def _run_conv_pass(gpu: Gpu, name: str, conv: int, operands: tuple[Any, ...], plan: DtypePlan, dtype: str, fmt: int,
-                   workspace_limit: int | None, warmup: int, repeats: int) -> dict[str, Any]:
+                   workspace_limit: int | None, warmup: int, repeats: int, shape: ConvShape,
+                   roles: dict[str, int]) -> dict[str, Any]:
+    """One pass: through the backend (graph) API, autotuned, where this cuDNN has it and it
+    works; else through the legacy API's cudnnFind*Ex."""
+    rt = gpu.rt
+    out, out_shape = operands[5], operands[6]
+    chosen: dict[str, Any] | None = None
+    graph_error = None
+    descriptors = backend.Descriptors(gpu.lib)
+    try:
+        if gpu.lib.has("cudnnBackendExecute"):
+            try:
+                chosen = _graph_conv(gpu, name, shape, plan, fmt, workspace_limit, roles, descriptors)
+            except (dnn.CudnnError, CudaError) as error:
+                graph_error = f"{error.call}: {error.name}"
+                rt.lib.cudaGetLastError()
+                rt.synchronize()
+        if chosen is None:
+            chosen = _legacy_conv(gpu, name, conv, operands, plan, workspace_limit)
+            if graph_error:
+                chosen["graph_api_error"] = graph_error
+        operation = chosen.pop("run")
+        timings = time_ms(gpu, operation, warmup, repeats)
+        # poison the output (0xFF bytes are NaN in every float format), run once more, read back:
+        # an element the algorithm forgot to write fails the check
+        stored = np.empty(_device_shape(out_shape, fmt), dtype=storage_dtype(dtype))
+        rt.synchronize()
+        rt.memset(out, 0xFF, stored.nbytes)
+        rt.synchronize()
+        operation()
+        rt.synchronize()
+        rt.download(stored, out)
+    finally:
+        descriptors.destroy_all()
+    output = from_storage(stored, dtype)
+    if fmt == dnn.TENSOR_NCHW:
+        output = nchw_to_nhwc(output)
+    return {"workload": name, **chosen, **timings, "output": output}
+
+
+def _graph_conv(gpu: Gpu, name: str, shape: ConvShape, plan: DtypePlan, fmt: int, workspace_limit: int | None,
+                roles: dict[str, int], descriptors: backend.Descriptors) -> dict[str, Any] | None:
+    """The fastest plan of the backend API's heuristics (A, B, fallback), timed here; None when
+    no plan runs."""
+    lib, rt = gpu.lib, gpu.rt
+    problem = backend.ConvProblem(
+        name=name, storage=plan.storage, compute=plan.compute, nhwc=fmt == dnn.TENSOR_NHWC,
+        x_dims=(shape.n, shape.c, shape.h, shape.w), w_dims=(shape.k, shape.c, shape.r, shape.s),
+        y_dims=(shape.n, shape.k, shape.p, shape.q), pad=shape.pad, stride=shape.stride,
+        tensor_cores=plan.math != dnn.FMA_MATH)
+    free, _ = rt.memory_info()
+    limit = int(free * 0.5) if workspace_limit is None else min(workspace_limit, int(free * 0.5))
+    graph = backend.build_graph(lib, gpu.handle, problem, descriptors)
+    plans, counts = backend.make_plans(lib, gpu.handle, problem, graph, limit, descriptors)
+    if not plans:
+        return None
+    size = max(p.workspace for p in plans)
+    workspace = gpu.alloc(size) if size else 0
+    pack = backend.variant_pack(descriptors, roles, workspace)
+    tried = []
+    for candidate in plans:
+        run = backend.executor(lib, gpu.handle, candidate.descriptor, pack)
+        try:
+            candidate.ms = _quick_ms(gpu, run)
+        except (dnn.CudnnError, CudaError) as error:
+            rt.lib.cudaGetLastError()
+            tried.append({"engine": candidate.engine, "workspace_bytes": candidate.workspace, "error": error.name})
+            continue
+        tried.append({"engine": candidate.engine, "workspace_bytes": candidate.workspace,
+                      "ms": round(candidate.ms, 5), "notes": candidate.notes})
+    timed = [p for p in plans if p.ms is not None]
+    if not timed:
+        return None
+    best = min(timed, key=lambda p: p.ms if p.ms is not None else math.inf)
+    return {
+        "api": "graph",
+        "algo": f"eng{best.engine} (graph)",
+        "math_type": "tensor-core" if "tensor-core" in best.notes else "cuda-core",
+        "workspace_bytes": int(best.workspace),
+        "workspace_available_bytes": int(limit),
+        "heuristics": counts,
+        "candidates": tried,
+        "run": backend.executor(lib, gpu.handle, best.descriptor, pack),
+    }
+
+
+def _quick_ms(gpu: Gpu, operation: Callable[[], None]) -> float:
+    """A short timing of one candidate plan: a CUDA graph of back-to-back calls where it can be
+    captured (the GPU's time, as the final figure), else events around them."""
+    rt, stream = gpu.rt, gpu.stream
+    operation()
+    rt.synchronize()
+    start, end = rt.event(), rt.event()
+    try:
+        rt.record(start, stream)
+        operation()
+        rt.record(end, stream)
+        once = max(rt.elapsed_ms(start, end), 1e-3)
+        batch = max(1, min(100, math.ceil(0.5 / once)))
+        graph_ms = _time_graph(gpu, operation, batch, 3, start, end)
+        if graph_ms is not None:
+            return graph_ms
+        samples = []
+        for _ in range(3):
+            rt.record(start, stream)
+            for _ in range(batch):
+                operation()
+            rt.record(end, stream)
+            samples.append(rt.elapsed_ms(start, end) / batch)
+        return statistics.median(samples)
+    finally:
+        rt.destroy_event(start)
+        rt.destroy_event(end)
+
+
+def _legacy_conv(gpu: Gpu, name: str, conv: int, operands: tuple[Any, ...], plan: DtypePlan,
+                 workspace_limit: int | None) -> dict[str, Any]:
+    """The algorithm cudnnFind*Ex picks within the workspace, and a callable that runs it."""
     lib, rt, handle = gpu.lib, gpu.rt, c_void_p(gpu.handle)
     max_count_call, heuristic_call, find_call, run_call, algo_names = _CONV_CALLS[name]
-    a_desc, a, b_desc, b, out_desc, out, out_shape = operands
+    a_desc, a, b_desc, b, out_desc, out, _ = operands
     lib.call("cudnnSetConvolutionMathType", c_void_p(conv), plan.math)
 
     count = c_int(0)
@@ -295,28 +418,13 @@ def _run_conv_pass(gpu: Gpu, name: str, conv: int, operands: tuple[Any, ...], pl
         if status:
             raise dnn.CudnnError(run_call, status, lib.status_name(status))
 
-    timings = time_ms(gpu, operation, warmup, repeats)
-    # poison the output (0xFF bytes are NaN in every float format), run once more, read back:
-    # an element the algorithm forgot to write fails the check
-    stored = np.empty(_device_shape(out_shape, fmt), dtype=storage_dtype(dtype))
-    rt.synchronize()
-    rt.memset(out, 0xFF, stored.nbytes)
-    rt.synchronize()
-    operation()
-    rt.synchronize()
-    rt.download(stored, out)
-    output = from_storage(stored, dtype)
-    if fmt == dnn.TENSOR_NCHW:
-        output = nchw_to_nhwc(output)
-    names = algo_names
     return {
-        "workload": name,
-        "algo": names[best.algo] if 0 <= best.algo < len(names) else str(best.algo),
+        "api": "legacy",
+        "algo": algo_names[best.algo] if 0 <= best.algo < len(algo_names) else str(best.algo),
         "math_type": dnn.MATH_NAMES.get(best.mathType, str(best.mathType)),
         "workspace_bytes": int(best.memory),
         "workspace_available_bytes": int(workspace_size),
-        **timings,
-        "output": output,
+        "run": operation,
     }
 
 
@@ -338,7 +446,34 @@ class LstmInputs:
 
 def run_lstm(gpu: Gpu, shape: LstmShape, dtype: str, rng: np.random.Generator, warmup: int,
              repeats: int) -> tuple[dict[str, Any], LstmInputs]:
-    """cudnnRNNForward (inference) of a one-layer LSTM; weights random, read back with
+    """cudnnRNNForward (inference) of a one-layer LSTM with the faster of the STANDARD and
+    PERSIST_STATIC algorithms (PyTorch picks PERSIST_STATIC for small batches; here both are
+    timed), each on the same random data."""
+    state = rng.bit_generator.state
+    best: tuple[dict[str, Any], LstmInputs] | None = None
+    tried: dict[str, Any] = {}
+    for algo in (dnn.RNN_ALGO_STANDARD, dnn.RNN_ALGO_PERSIST_STATIC):
+        trial = np.random.default_rng()
+        trial.bit_generator.state = state
+        try:
+            outcome = _run_lstm_algo(gpu, shape, dtype, trial, warmup, repeats, algo)
+        except dnn.CudnnError as error:
+            if algo == dnn.RNN_ALGO_STANDARD:
+                raise
+            tried[dnn.RNN_ALGO_NAMES[algo]] = error.name
+            continue
+        tried[dnn.RNN_ALGO_NAMES[algo]] = round(outcome[0]["gpu_ms"], 5)
+        if best is None or outcome[0]["gpu_ms"] < best[0]["gpu_ms"]:
+            best = outcome
+        rng.bit_generator.state = trial.bit_generator.state
+    assert best is not None  # STANDARD either ran or raised
+    best[0]["candidates"] = tried
+    return best
+
+
+def _run_lstm_algo(gpu: Gpu, shape: LstmShape, dtype: str, rng: np.random.Generator, warmup: int,
+                   repeats: int, algo: int) -> tuple[dict[str, Any], LstmInputs]:
+    """cudnnRNNForward (inference) of a one-layer LSTM with ALGO; weights random, read back with
     cudnnGetRNNWeightParams so the CPU reference uses exactly the same ones."""
     lib, rt, plan = gpu.lib, gpu.rt, PLANS[dtype]
     handle = c_void_p(gpu.handle)
@@ -367,7 +502,7 @@ def run_lstm(gpu: Gpu, shape: LstmShape, dtype: str, rng: np.random.Generator, w
         math_precision = plan.rnn_math_precisions[0]
         for math_precision in plan.rnn_math_precisions:  # fp16/bf16: float accumulation if offered
             try:
-                lib.call("cudnnSetRNNDescriptor_v8", c_void_p(rnn), dnn.RNN_ALGO_STANDARD, dnn.LSTM,
+                lib.call("cudnnSetRNNDescriptor_v8", c_void_p(rnn), algo, dnn.LSTM,
                          dnn.RNN_DOUBLE_BIAS, dnn.UNIDIRECTIONAL, dnn.LINEAR_INPUT, plan.storage, math_precision,
                          plan.math, shape.input, shape.hidden, shape.hidden, shape.layers, c_void_p(dropout),
                          dnn.RNN_PADDED_IO_DISABLED)
@@ -420,7 +555,7 @@ def run_lstm(gpu: Gpu, shape: LstmShape, dtype: str, rng: np.random.Generator, w
         rt.download(stored, y)
         result = {
             "workload": "lstm-fwd",
-            "algo": "STANDARD",
+            "algo": dnn.RNN_ALGO_NAMES.get(algo, str(algo)),
             "math_type": dnn.MATH_NAMES.get(plan.math, str(plan.math)),
             "math_precision": {dnn.DATA_FLOAT: "fp32", dnn.DATA_HALF: "fp16", dnn.DATA_BFLOAT16: "bf16"}.get(
                 math_precision, str(math_precision)),
