@@ -1,5 +1,5 @@
-"""The NumPy CPU convolutions of `cudnn-doctor bench` against PyTorch's CPU path (NCHW and
-channels-last), same machine, same thread count. Prints markdown table rows.
+"""The NumPy CPU convolutions and LSTM of `cudnn-doctor bench` against PyTorch's CPU path (NCHW
+and channels-last; nn.LSTM), same machine, same thread count. Prints markdown table rows.
 
     OPENBLAS_NUM_THREADS=1 PYTHONPATH=$PWD python3 benchmarks/bench_cpu_conv.py
 (OPENBLAS_NUM_THREADS=1 as in the bench child: the reference runs its own threads.)
@@ -17,7 +17,8 @@ import torch
 
 from cudnn_doctor.bench import reference as ref
 
-SHAPES = {"medium": (32, 64, 56, 64), "large": (64, 256, 14, 256)}  # N, C, H=W, K; 3x3, pad 1
+SHAPES = {"small": (32, 32, 32, 32), "medium": (32, 64, 56, 64), "large": (64, 256, 14, 256)}  # N, C, H=W, K; 3x3
+LSTMS = {"small": (50, 32, 512), "medium": (100, 64, 512), "large": (100, 64, 1024)}  # seq, batch, input = hidden
 
 
 def median_ms(function: Any, repeats: int = 3) -> float:
@@ -56,6 +57,17 @@ def main() -> None:
         for index, label in enumerate(("fwd", "bwd-data", "bwd-filter")):
             print(f"| {name} | conv-{label} | {threads} | {ours[index]:.1f} | {plain[index]:.1f} | {last[index]:.1f} | "
                   f"{plain[index] / ours[index]:.2f} | {last[index] / ours[index]:.2f} |", flush=True)
+    for name, (seq, batch, hidden) in LSTMS.items():
+        lstm = torch.nn.LSTM(hidden, hidden).eval()
+        inputs = torch.from_numpy(rng.uniform(-1, 1, (seq, batch, hidden)).astype(np.float32))
+        w, r = lstm.weight_ih_l0.detach().numpy(), lstm.weight_hh_l0.detach().numpy()
+        bias = (lstm.bias_ih_l0 + lstm.bias_hh_l0).detach().numpy()
+        ours_ms = median_ms(lambda: ref.lstm_forward(inputs.numpy(), w, r, bias, threads))  # noqa: B023
+        with torch.no_grad():
+            theirs_ms = median_ms(lambda: lstm(inputs))  # noqa: B023
+            error = ref.scaled_error(ref.lstm_forward(inputs.numpy(), w, r, bias, threads), lstm(inputs)[0].numpy())
+        print(f"| {name} | lstm-fwd {seq}x{batch}x{hidden} | {threads} | {ours_ms:.1f} | {theirs_ms:.1f} | - | "
+              f"{theirs_ms / ours_ms:.2f} | - | (max error against torch {error:.1e}) |", flush=True)
 
 
 if __name__ == "__main__":

@@ -173,7 +173,7 @@ def torch_libraries() -> tuple[str, str] | None:
 def render_text(report: Any) -> str:
     from rich.console import Console
 
-    from cudnn_doctor.bench.render import render_bench
+    from cudnn_doctor.render.bench_text import render_bench
 
     buffer = io.StringIO()
     console = Console(file=buffer, width=200, highlight=False, color_system=None)

@@ -51,7 +51,7 @@ def register(app: typer.Typer) -> None:
 
             write_json(bench_to_json(report))
         else:
-            from cudnn_doctor.bench.render import render_bench
+            from cudnn_doctor.render.bench_text import render_bench
 
             render_bench(report, _console(), verbose)
         raise typer.Exit(report.summary.exit_code if report.summary else 3)
