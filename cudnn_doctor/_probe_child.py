@@ -17,6 +17,7 @@ import ctypes
 import json
 import os
 import sys
+import time
 
 
 def _loaded_path(name_fragment):
@@ -141,9 +142,11 @@ JOBS = {
 
 
 def main(argv):
+    started = time.perf_counter()
     job, arg, extra = argv[1], (argv[2] if len(argv) > 2 else None), argv[3:]
     try:
         values = JOBS[job](arg, *extra)
+        values["child_ms"] = round((time.perf_counter() - started) * 1000, 1)
         answer = {"loaded": True, "values": values}
     except OSError as error:  # dlopen's own message
         answer = {"loaded": False, "error": str(error)}

@@ -39,7 +39,6 @@ class ProbeBatch:
         self.jobs = list(jobs)
         self.timeout = probe_timeout() if timeout is None else timeout
         self.started = time.monotonic()
-        self.elapsed_ms: dict[Job, float] = {}
         self._processes = [self._start(job) for job in self.jobs]
 
     @staticmethod
@@ -62,7 +61,6 @@ class ProbeBatch:
         answers: dict[Job, LibraryProbe] = {}
         for job, process in zip(self.jobs, self._processes, strict=True):
             answers[job] = self._collect(job, process)
-            self.elapsed_ms[job] = (time.monotonic() - self.started) * 1000
         return answers
 
     def _collect(self, job: Job, process: subprocess.Popen[bytes] | OSError) -> LibraryProbe:

@@ -54,6 +54,7 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     scanned = time.perf_counter()
 
     frameworks = detect_frameworks(ctx, project_dir)
+    frameworks_done = time.perf_counter()
 
     answers = batch.results()
     report.toolkits = [_finish_toolkit(tk, answers[cudart_jobs[tk.path]] if tk.path in cudart_jobs else None)
@@ -80,10 +81,13 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
         from cudnn_doctor.probes.deep import confirm_frameworks
 
         report.frameworks, report.cudnn = confirm_frameworks(report.frameworks, report.cudnn)
+    slowest = max((answer.values.get("child_ms", 0.0) for answer in answers.values()), default=0.0)
     report.timings_ms = {
+        "slowest_library_child": slowest,
+        "nvml_child": nvml.values.get("child_ms", 0.0),
+        "frameworks": round((frameworks_done - scanned) * 1000, 1),
         "scan": round((scanned - started) * 1000, 1),
         "probes": round((probed - started) * 1000, 1),
-        "nvml": round(nvml_batch.elapsed_ms.get(NVML_JOB, 0.0), 1),
         "total": round((time.perf_counter() - started) * 1000, 1),
     }
     return report

@@ -6,6 +6,8 @@ file, and a library's soname, DT_NEEDED and DT_RUNPATH, without loading it.
 
 from __future__ import annotations
 
+import mmap
+import os
 import platform
 import struct
 from dataclasses import dataclass, field
@@ -41,12 +43,18 @@ def read_elf(path: str) -> ElfInfo:
     """Parse PATH's ELF header and dynamic section; raise ElfError if it is not one."""
     try:
         with open(path, "rb") as handle:
-            data = handle.read()
+            if os.fstat(handle.fileno()).st_size == 0:
+                raise ElfError("the file is empty")
+            # mapped, not read: a framework's library can be gigabytes, and only its headers are needed
+            data = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
     except OSError as error:
         raise ElfError(f"cannot read it: {error.strerror or error}") from None
+    with data:
+        return _parse(data)
+
+
+def _parse(data: mmap.mmap) -> ElfInfo:
     if len(data) < 64 or data[:4] != b"\x7fELF":
-        if not data:
-            raise ElfError("the file is empty")
         raise ElfError("not an ELF file (invalid ELF header)")
     bits = {1: 32, 2: 64}.get(data[4])
     endian = {1: "<", 2: ">"}.get(data[5])
@@ -97,7 +105,7 @@ def read_elf(path: str) -> ElfInfo:
             return ""
         start = strtab + at
         end = data.find(b"\0", start)
-        return data[start:end if end >= 0 else len(data)].decode(errors="replace")
+        return bytes(data[start:end if end >= 0 else len(data)]).decode(errors="replace")
 
     def strings(wanted: int) -> list[str]:
         return [string(value) for tag, value in entries if tag == wanted]
