@@ -6,6 +6,8 @@ import json
 import os
 import shutil
 import struct
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -281,3 +283,38 @@ def test_verbose_text_shows_details(machine: Machine, tmp_path: Path) -> None:
     assert "sub-libraries 7/7" in result.stdout
     assert "loaded by ld.so" in result.stdout
     assert "Loader search order:" in result.stdout
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0 or not os.path.exists("/usr/bin/setpriv"),
+                    reason="needs root to run the doctor as another user (setpriv)")
+def test_unreadable_folders_are_findings_for_an_ordinary_user(tmp_path: Path) -> None:
+    """As user nobody: a --search-path it may not read is CD313, and an unreadable folder on
+    LD_LIBRARY_PATH and an unreadable ~/.m2 are passed over; no traceback."""
+    import tempfile
+
+    base = Path(tempfile.mkdtemp(prefix="cudnn-doctor-unreadable-"))  # pytest's tmp folders are 0700
+    locked, home = base / "locked", base / "home"
+    try:
+        base.chmod(0o755)
+        fake_cudnn(locked / "lib", version=90100)
+        locked.chmod(0o700)
+        (home / ".m2" / "repository" / "org" / "nd4j").mkdir(parents=True)
+        (home / ".m2").chmod(0o700)
+        machine = Machine(base / "m")
+        for folder in (base / "m", machine.root, machine.home):
+            folder.chmod(0o755)
+        machine.env.update({"HOME": str(home), "CUDNN_DOCTOR_CACHE_DIR": str(base / "cache"),
+                            "LD_LIBRARY_PATH": str(locked / "lib")})
+        result = subprocess.run(["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                                 sys.executable, "-m", "cudnn_doctor", "check", "--json", "--search-path", str(locked)],
+                                env=machine.env, cwd=base, capture_output=True, text=True, timeout=60)
+        assert "Traceback" not in result.stderr and result.stderr == ""
+        report = json.loads(result.stdout)
+        finding = next(f for f in report["findings"] if f["code"] == "CD313")
+        assert finding["subject"] == str(locked) and "permission denied" in finding["detail"]
+        assert report["cudnn"] == []
+    finally:
+        for folder in (locked, home / ".m2"):
+            if folder.exists():
+                folder.chmod(0o755)
+        shutil.rmtree(base)
