@@ -5,12 +5,11 @@ Usage: python -I -S _probe_child.py JOB [ARG]
   cudart PATH_OR_SONAME   cudaRuntimeGetVersion
   libcuda PATH_OR_SONAME  cuDriverGetVersion
   nvml                    driver and GPUs through pynvml (nvidia-ml-py)
-  pathfinder LIBNAME      where cuda-pathfinder (NVIDIA's Python loader) finds LIBNAME
 
 One library per process: a second dlopen of another file with the same soname
 returns the first, and a broken library may crash or hang whoever loads it.
-This file imports only the standard library (and pynvml / cuda.pathfinder for
-their jobs), so the child starts in a few milliseconds.
+This file imports only the standard library (and pynvml for its job), so the child
+starts in a few milliseconds.
 """
 
 import ctypes
@@ -125,19 +124,11 @@ def probe_nvml(_arg=None, module_folder=None):
         pynvml.nvmlShutdown()
 
 
-def probe_pathfinder(libname):
-    from cuda.pathfinder import load_nvidia_dynamic_lib
-
-    loaded = load_nvidia_dynamic_lib(libname)
-    return {"abs_path": loaded.abs_path, "found_via": getattr(loaded, "found_via", None)}
-
-
 JOBS = {
     "cudnn": probe_cudnn,
     "cudart": probe_cudart,
     "libcuda": probe_libcuda,
     "nvml": probe_nvml,
-    "pathfinder": probe_pathfinder,
 }
 
 

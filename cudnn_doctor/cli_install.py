@@ -70,8 +70,8 @@ def _run(command: str, action: Any, json_output: bool, verbose: bool, no_prompt:
 
     from cudnn_doctor.commands.install import Ui
     from cudnn_doctor.errors import DoctorError
-    from cudnn_doctor.install import render
     from cudnn_doctor.install.outcome import UninstallPlan, failure_to_json, outcome_to_json
+    from cudnn_doctor.render import install_text as render
     from cudnn_doctor.render.json_out import write_json
 
     console = Console(highlight=False, stderr=json_output)

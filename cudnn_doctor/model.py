@@ -80,7 +80,7 @@ class CudnnInstall:
     sublibraries: dict[str, bool]  # name -> present
     sublibrary_versions: dict[str, str | None]  # name -> version found in its file name/soname
     source: str  # "system" | "toolkit" | "pip:<dist>" | "conda" | "env" | "search-path"
-    loaded_by: tuple[str, ...] = ()  # "ld.so", "torch", "cuda-pathfinder", ...
+    loaded_by: tuple[str, ...] = ()  # "ld.so", "torch", "tensorflow", "jax", ...
     load_error: str | None = None
     crashed: bool = False
     timed_out: bool = False

@@ -134,7 +134,7 @@ def _check_space(prefix: Path, archive: str) -> None:
 
     from cudnn_doctor.install.archive import size_hint
     from cudnn_doctor.install.plan import nearest_existing
-    from cudnn_doctor.install.render import size_text
+    from cudnn_doctor.render.install_text import size_text
 
     needed, free = size_hint(archive), shutil.disk_usage(nearest_existing(prefix)).free
     if free < needed:
