@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 from tests.conftest import Machine, codes
@@ -162,3 +163,46 @@ def test_theano_flags(machine: Machine, tmp_path: Path) -> None:
     finding = next(f for f in report["findings"] if f["code"] == "CD408")
     assert "4.0.7" in finding["detail"]
     assert json.dumps(finding)
+
+
+FAKE_TORCH = '''
+"""A stand-in for torch for `check --deep`: it loads cuDNN the way torch's wheel does (the pip copy
+beside it) so that the child really has it mapped, and answers like torch.backends.cudnn.version()."""
+import ctypes, os
+__version__ = "2.5.1+cu124"
+_here = os.path.dirname(__file__)
+_cudnn = ctypes.CDLL(os.path.join(_here, "..", "nvidia", "cudnn", "lib", "libcudnn.so.9"))
+_cudnn.cudnnGetVersion.restype = ctypes.c_size_t
+class version:
+    cuda = "12.4"
+class backends:
+    class cudnn:
+        @staticmethod
+        def version():
+            return int(_cudnn.cudnnGetVersion())
+class cuda:
+    @staticmethod
+    def is_available():
+        return False
+    @staticmethod
+    def device_count():
+        return 0
+'''
+
+
+def test_deep_imports_the_framework_and_reads_what_it_mapped(machine: Machine, tmp_path: Path) -> None:
+    site = python_env(machine, tmp_path)
+    install_torch(site)
+    (site / "torch" / "__init__.py").write_text(FAKE_TORCH)
+    # the environment's python3: the real interpreter, seeing that site-packages
+    (tmp_path / "venv" / "bin" / "python3").write_text(f"#!/bin/sh\nPYTHONPATH={site} exec {sys.executable} \"$@\"\n")
+    (tmp_path / "venv" / "bin" / "python3").chmod(0o755)
+    report = machine.check_json("--deep")
+    [torch] = report["frameworks"]
+    deep = torch["details"]["deep"]
+    assert deep["version"] == "2.5.1+cu124" and deep["cudnn_version"] == 90100 and deep["cuda"] == "12.4"
+    mapped = [p for p in deep["mapped_cudnn"] if p.endswith("libcudnn.so.9")]
+    assert mapped == [str(site / "nvidia" / "cudnn" / "lib" / "libcudnn.so.9")]
+    assert torch["cudnn_used"] == str(site / "nvidia" / "cudnn" / "lib" / "libcudnn.so.9")
+    [install] = report["cudnn"]
+    assert install["loaded_by"] == ["torch"]
