@@ -8,27 +8,16 @@ and channels-last; nn.LSTM), same machine, same thread count. Prints markdown ta
 from __future__ import annotations
 
 import os
-import statistics
-import time
 from typing import Any
 
 import numpy as np
 import torch
+from _timing import median_ms  # noqa: E402  (benchmarks/ is the script folder)
 
 from cudnn_doctor.bench import reference as ref
 
 SHAPES = {"small": (32, 32, 32, 32), "medium": (32, 64, 56, 64), "large": (64, 256, 14, 256)}  # N, C, H=W, K; 3x3
 LSTMS = {"small": (50, 32, 512), "medium": (100, 64, 512), "large": (100, 64, 1024)}  # seq, batch, input = hidden
-
-
-def median_ms(function: Any, repeats: int = 3) -> float:
-    function()
-    samples = []
-    for _ in range(repeats):
-        started = time.perf_counter()
-        function()
-        samples.append((time.perf_counter() - started) * 1000)
-    return statistics.median(samples)
 
 
 def torch_times(x: Any, w: Any, dy: Any) -> list[float]:

@@ -27,6 +27,8 @@ from typing import Any
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
+from _timing import median_ms  # noqa: E402  (benchmarks/ is the script folder)
+
 from cudnn_doctor.bench.run import bench_to_json, run_bench  # noqa: E402
 from cudnn_doctor.bench.workloads import CONV_SHAPES, LSTM_SHAPES, BenchOptions  # noqa: E402
 
@@ -106,16 +108,6 @@ def time_graph(torch: Any, function: Any, repeats: int = 20) -> float | None:
         return None
 
 
-def time_cpu(function: Any, repeats: int = 3) -> float:
-    function()
-    samples = []
-    for _ in range(repeats):
-        started = time.perf_counter()
-        function()
-        samples.append((time.perf_counter() - started) * 1000)
-    return statistics.median(samples)
-
-
 def torch_dtype(torch: Any, dtype: str) -> Any:
     return {"fp32": torch.float32, "tf32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[dtype]
 
@@ -137,7 +129,7 @@ def torch_conv(torch: Any, size: str, dtype: str, layout: str, device: str) -> d
     with torch.no_grad():
         if device == "cuda":
             return {name: (time_gpu(torch, f), time_graph(torch, f)) for name, f in functions.items()}
-        return {name: time_cpu(function) for name, function in functions.items()}
+        return {name: median_ms(function) for name, function in functions.items()}
 
 
 def torch_lstm(torch: Any, size: str, dtype: str, device: str) -> Any:
@@ -148,7 +140,7 @@ def torch_lstm(torch: Any, size: str, dtype: str, device: str) -> Any:
     with torch.no_grad():
         if device == "cuda":
             return (time_gpu(torch, lambda: lstm(x)), time_graph(torch, lambda: lstm(x)))
-        return time_cpu(lambda: lstm(x))
+        return median_ms(lambda: lstm(x))
 
 
 def set_tf32(torch: Any, dtype: str) -> None:

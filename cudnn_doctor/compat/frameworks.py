@@ -100,22 +100,22 @@ def judge(need: Needs, combo: Combination) -> tuple[str, list[Reason]]:
     if not need.rows:
         return UNKNOWN, [Reason("release", UNKNOWN, f"no data for {need.framework} {need.version} in compat/",
                                 f"compat/{need.framework}.toml")]
-    rows = _rows_for_cuda(need, combo.cuda)
+    rows = rows_for_cuda(need, combo.cuda)
     reasons: list[Reason] = []
     if combo.cuda:
         reasons.append(_judge_cuda(need, rows, combo.cuda))
     if combo.cudnn:
-        reasons.append(_judge_cudnn(need, rows, combo.cudnn))
+        reasons.append(judge_cudnn(need, rows, combo.cudnn))
     if combo.driver:
         reasons.append(_judge_driver(need, rows, combo.driver, combo.os))
     if combo.compute_capability:
-        reasons.append(_judge_compute_capability(need, rows, combo.compute_capability, combo.cudnn))
+        reasons.append(judge_compute_capability(need, rows, combo.compute_capability, combo.cudnn))
     verdicts = {reason.verdict for reason in reasons}
     overall = INCOMPATIBLE if INCOMPATIBLE in verdicts else UNKNOWN if UNKNOWN in verdicts or not reasons else COMPATIBLE
     return overall, reasons
 
 
-def _rows_for_cuda(need: Needs, cuda: str | None) -> list[dict[str, Any]]:
+def rows_for_cuda(need: Needs, cuda: str | None) -> list[dict[str, Any]]:
     wanted = need.build_cuda or cuda
     if wanted is None:
         return need.rows
@@ -164,7 +164,7 @@ def _accepted_cudnn(row: dict[str, Any]) -> list[str]:
     return [str(v) for v in values if v not in (None, "", "unknown")]
 
 
-def _judge_cudnn(need: Needs, rows: list[dict[str, Any]], cudnn: str) -> Reason:
+def judge_cudnn(need: Needs, rows: list[dict[str, Any]], cudnn: str) -> Reason:
     known = [row for row in rows if _accepted_cudnn(row)]
     if not known:
         return Reason("cudnn", UNKNOWN, f"the data does not say which cuDNN {need.framework} {need.version} needs",
@@ -232,7 +232,7 @@ def _judge_driver(need: Needs, rows: list[dict[str, Any]], driver: str, os_name:
     return Reason("driver", INCOMPATIBLE, f"CUDA {lowest} needs {floor}; {driver} is older", needed.source)
 
 
-def _judge_compute_capability(need: Needs, rows: list[dict[str, Any]], cc: str, cudnn: str | None) -> Reason:
+def judge_compute_capability(need: Needs, rows: list[dict[str, Any]], cc: str, cudnn: str | None) -> Reason:
     rule = rules(need.framework)
     cudnn_version = cudnn or next((b for row in rows for b in _accepted_cudnn(row)), None)
     have = version_tuple(cc)

@@ -21,6 +21,7 @@ import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.install.layout import BIN, IMPLIB, INCLUDE, LIB, Layout
@@ -370,15 +371,23 @@ def _tar_members(path: str, fileobj) -> Iterator[tuple[Member, Chunks | None]]: 
 
 
 def _tar_chunks(path: str, archive: tarfile.TarFile, info: tarfile.TarInfo) -> Chunks:
+    def open_member() -> Any:
+        handle = archive.extractfile(info)
+        assert handle is not None
+        return handle
+    return _member_chunks(path, open_member)
+
+
+def _member_chunks(path: str, open_member: Callable[[], Any]) -> Chunks:
+    """A member's bytes in CHUNK pieces; a short or corrupt archive is one clear error."""
     def chunks() -> Iterator[bytes]:
         try:
-            handle = archive.extractfile(info)
-            assert handle is not None
-            while True:
-                data = handle.read(CHUNK)
-                if not data:
-                    return
-                yield data
+            with open_member() as handle:
+                while True:
+                    data = handle.read(CHUNK)
+                    if not data:
+                        return
+                    yield data
         except _READ_ERRORS as error:
             raise _truncated(path, error) from None
     return chunks
@@ -407,14 +416,4 @@ def _zip_members(path: str, fileobj) -> Iterator[tuple[Member, Chunks | None]]: 
 
 
 def _zip_chunks(path: str, archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> Chunks:
-    def chunks() -> Iterator[bytes]:
-        try:
-            with archive.open(info) as handle:
-                while True:
-                    data = handle.read(CHUNK)
-                    if not data:
-                        return
-                    yield data
-        except _READ_ERRORS as error:
-            raise _truncated(path, error) from None
-    return chunks
+    return _member_chunks(path, lambda: archive.open(info))

@@ -119,7 +119,7 @@ def _judge_used_cudnn(framework: Framework, used: CudnnInstall) -> compat.Reason
         need = compat.Needs(name, framework.version or "?", [{
             "cudnn": framework.cudnn_expected, "cuda": framework.cuda_built_for,
             "source": f"{framework.location} (the cuDNN this build pins or was compiled with)"}])
-        return compat._judge_cudnn(need, need.rows, used.version)
+        return compat.judge_cudnn(need, need.rows, used.version)
     if name in ("jax", "pytorch", "tensorflow") and framework.details.get("cudnn_requirement"):
         from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
@@ -133,7 +133,7 @@ def _judge_used_cudnn(framework: Framework, used: CudnnInstall) -> compat.Reason
     if name and framework.version:
         need = compat.needs(name, framework.version)
         if need.rows:
-            return compat._judge_cudnn(need, compat._rows_for_cuda(need, framework.cuda_built_for), used.version)
+            return compat.judge_cudnn(need, compat.rows_for_cuda(need, framework.cuda_built_for), used.version)
     return None
 
 
@@ -150,7 +150,7 @@ def gpu_compute_capability(report: Report) -> list[Finding]:
         for gpu in report.gpus:
             if not gpu.compute_capability:
                 continue
-            reason = compat._judge_compute_capability(need, compat._rows_for_cuda(need, framework.cuda_built_for),
+            reason = compat.judge_compute_capability(need, compat.rows_for_cuda(need, framework.cuda_built_for),
                                                       gpu.compute_capability, used.version)
             if reason.verdict == compat.INCOMPATIBLE:
                 findings.append(finding(
