@@ -29,6 +29,7 @@ class SearchContext:
     os_name: str = "linux"  # "linux" | "windows" | "macos"
     arch: str = "x86_64"
     python_paths: list[str] = field(default_factory=list)  # the running interpreter's sys.path
+    _found: dict[str, list[str]] = field(default_factory=dict, repr=False, compare=False)  # one scan per run
 
     @classmethod
     def from_environment(cls, search_paths: list[str] | None = None) -> SearchContext:
@@ -69,6 +70,11 @@ class SearchContext:
     def site_packages_dirs(self) -> list[str]:
         """Every site-packages folder worth a look: this Python's, the active venv and conda
         environment's, each `python3` on PATH's, and conda environments in the usual places."""
+        if "site-packages" not in self._found:
+            self._found["site-packages"] = self._scan_site_packages()
+        return self._found["site-packages"]
+
+    def _scan_site_packages(self) -> list[str]:
         found: list[str] = []
         candidates = [p for p in self.python_paths if p.endswith(("site-packages", "dist-packages"))]
         roots: list[str] = []
@@ -91,6 +97,11 @@ class SearchContext:
         return found
 
     def conda_environments(self) -> list[str]:
+        if "conda" not in self._found:
+            self._found["conda"] = self._scan_conda_environments()
+        return self._found["conda"]
+
+    def _scan_conda_environments(self) -> list[str]:
         home = self.env.get("HOME", "")
         bases = [self.env.get("CONDA_PREFIX", "")]
         for name in ("miniconda3", "anaconda3", "miniforge3", "mambaforge", ".conda"):
