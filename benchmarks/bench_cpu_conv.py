@@ -51,10 +51,11 @@ def main() -> None:
         inputs = torch.from_numpy(rng.uniform(-1, 1, (seq, batch, hidden)).astype(np.float32))
         w, r = lstm.weight_ih_l0.detach().numpy(), lstm.weight_hh_l0.detach().numpy()
         bias = (lstm.bias_ih_l0 + lstm.bias_hh_l0).detach().numpy()
-        ours_ms = median_ms(lambda: ref.lstm_forward(inputs.numpy(), w, r, bias, threads))  # noqa: B023
+        packed = ref.LstmWeights.pack(w, r, bias)  # once, as nn.LSTM holds its weights
+        ours_ms = median_ms(lambda: ref.lstm_forward(inputs.numpy(), packed, threads))  # noqa: B023
         with torch.no_grad():
             theirs_ms = median_ms(lambda: lstm(inputs))  # noqa: B023
-            error = ref.scaled_error(ref.lstm_forward(inputs.numpy(), w, r, bias, threads), lstm(inputs)[0].numpy())
+            error = ref.scaled_error(ref.lstm_forward(inputs.numpy(), packed, threads), lstm(inputs)[0].numpy())
         print(f"| {name} | lstm-fwd {seq}x{batch}x{hidden} | {threads} | {ours_ms:.1f} | {theirs_ms:.1f} | - | "
               f"{theirs_ms / ours_ms:.2f} | - | (max error against torch {error:.1e}) |", flush=True)
 

@@ -44,8 +44,13 @@ def naive_conv(x, w, pad, stride):
     (2, 5, 6, 3, 4, 3, 1, 1), (3, 7, 7, 2, 5, 3, 1, 2), (2, 6, 5, 3, 2, 3, 0, 1), (1, 8, 8, 4, 3, 5, 2, 2),
     (2, 4, 4, 2, 3, 1, 0, 1),
 ])
-@pytest.mark.parametrize("threads", [1, 3])
-def test_convolution_matches_naive_loops(n, h, w, c, k, r, pad, stride, threads):
+@pytest.mark.parametrize("threads,split", [(1, "default"), (3, "default"), (3, "rows"), (2, "images")])
+def test_convolution_matches_naive_loops(n, h, w, c, k, r, pad, stride, threads, split, monkeypatch):
+    """SPLIT forces each way the work is cut: a worker per image run, blocks of rows of one
+    image, blocks of several whole images (the built-in shapes are too big to test here)."""
+    if split != "default":
+        monkeypatch.setattr(ref, "FLOPS_PER_WORKER", 1.0)
+        monkeypatch.setattr(ref, "BLOCK_BYTES", 1 if split == "rows" else 1 << 20)
     rng = np.random.default_rng(n * 100 + h * 10 + stride)
     x = rng.uniform(-1, 1, (n, h, w, c)).astype(np.float32)
     filters = rng.uniform(-1, 1, (k, r, r, c)).astype(np.float32)
@@ -97,7 +102,7 @@ def test_lstm_matches_naive_loop(threads):
     w = rng.uniform(-0.7, 0.7, (4 * hidden, features)).astype(np.float32)
     r = rng.uniform(-0.7, 0.7, (4 * hidden, hidden)).astype(np.float32)
     b = rng.uniform(-0.7, 0.7, 4 * hidden).astype(np.float32)
-    assert ref.scaled_error(ref.lstm_forward(x, w, r, b, threads), naive_lstm(x, w, r, b)) < 1e-6
+    assert ref.scaled_error(ref.lstm_forward(x, ref.LstmWeights.pack(w, r, b), threads), naive_lstm(x, w, r, b)) < 1e-6
 
 
 def test_lstm_hand_computed_single_unit():
@@ -106,7 +111,7 @@ def test_lstm_hand_computed_single_unit():
     x = np.zeros((1, 1, 1), dtype=np.float32)
     zeros = np.zeros((4, 1), dtype=np.float32)
     bias = np.array([0, 0, 1, 0], dtype=np.float32)
-    h = ref.lstm_forward(x, zeros, zeros, bias)[0, 0, 0]
+    h = ref.lstm_forward(x, ref.LstmWeights.pack(zeros, zeros, bias))[0, 0, 0]
     assert h == pytest.approx(np.tanh(np.tanh(1.0) / 2) / 2, rel=1e-6)
 
 

@@ -195,13 +195,13 @@ def _check_lstm(record: dict[str, Any], inputs: Any, cpu: bool, threads: int) ->
     from cudnn_doctor.bench import reference as ref
 
     output = record["output"]
+    weights = ref.LstmWeights.pack(inputs.w, inputs.r, inputs.bias)  # once, as the GPU side packs its weights
     if cpu:
-        expected, record["cpu_ms"] = _time_cpu(lambda: ref.lstm_forward(inputs.x, inputs.w, inputs.r, inputs.bias,
-                                                                        threads))
+        expected, record["cpu_ms"] = _time_cpu(lambda: ref.lstm_forward(inputs.x, weights, threads))
         record["max_error"] = ref.scaled_error(output, expected)
         record["checked"] = "full"
     else:
-        expected = ref.lstm_forward(inputs.x[:, :4], inputs.w, inputs.r, inputs.bias, threads)
+        expected = ref.lstm_forward(inputs.x[:, :4], weights, threads)
         record["max_error"] = ref.scaled_error(output[:, :4], expected)
         record["checked"] = "slice"
     record["cpu_threads"] = threads

@@ -1,17 +1,19 @@
 """The CPU reference and baseline: convolution and LSTM in NumPy, float32, NHWC.
 
 Fair, not a straw man: the work goes to BLAS as a few large matrix products, and the
-parts NumPy runs on one core (the im2col copies, the LSTM gates) are spread over a pool
-of threads, each working on its own images or its own hidden units with a
-single-threaded BLAS (the child sets OPENBLAS_NUM_THREADS=1; NumPy releases the GIL in
-copies, ufuncs and matmul). This is how oneDNN, PyTorch's CPU path, parallelises too.
+convolutions are spread over a pool of threads, each working on its own run of images with
+a single-threaded BLAS (the child sets OPENBLAS_NUM_THREADS=1; NumPy releases the GIL in
+copies, ufuncs and matmul), as oneDNN, PyTorch's CPU path, parallelises over images too.
 
-- Convolution: im2col per image (per block of output rows for very large images), where each row of the im2col matrix is R contiguous runs of S·C values read through a
-  strided view (no gather), then a GEMM against the filters laid out (R·S·C, K). Backward-data is a forward convolution of the (dilated, padded)
-  output gradient with the flipped, transposed filters; backward-filter is
-  dYᵀ (K × N·P·Q) times the im2col matrix of X.
+- Convolution: the images are written once into a zero-padded buffer kept between calls;
+  each worker copies the im2col matrix of a block of its images (several whole images, or
+  rows of one large image) into its scratch, each row R contiguous runs of S·C values read
+  through a strided view (no gather), then multiplies it by the filters laid out (R·S·C, K).
+  Backward-data is a forward convolution of the (dilated, padded) output gradient with the
+  flipped, transposed filters; backward-filter is dYᵀ (K × N·P·Q) times the im2col matrix
+  of X, summed per worker, then over the workers.
 - LSTM: the input projection of all steps in one GEMM, then per step the recurrent GEMM (on
-  all BLAS threads) and the gates, with one tanh over all four gates.
+  all BLAS threads, transposed: 4H rows for BLAS to share) and the gates, one tanh over all four.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import os
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -101,59 +104,85 @@ def _parallel(threads: int, function: Callable[[Any], Any], items: list[Any]) ->
     return list(_pool(threads).map(function, items))
 
 
-def _buffer(name: str, shape: tuple[int, ...], zero: bool = False) -> np.ndarray:
-    """A per-thread scratch array, reused between calls of the same shape."""
-    cache = getattr(_LOCAL, "buffers", None)
-    if cache is None:
-        cache = _LOCAL.buffers = {}
-    array = cache.get(name)
-    if array is None or array.shape != shape:
-        array = cache[name] = np.zeros(shape, dtype=np.float32)
-    elif zero:
-        array.fill(0.0)
-    return array
+def _scratch(size: int) -> np.ndarray:
+    """This thread's flat float32 scratch of at least SIZE elements, reused between calls."""
+    array = getattr(_LOCAL, "scratch", None)
+    if array is None or array.size < size:
+        array = _LOCAL.scratch = np.empty(size, dtype=np.float32)
+    return array[:size]
 
 
-def _tasks(n: int, p: int, row_bytes: int, limit_bytes: int = 16 << 20) -> list[tuple[int, int, int]]:
-    """(image, first output row, end row) blocks whose im2col rows fit in LIMIT_BYTES: whole
-    images for the built-in shapes (blocks of ~1 MB, to stay in a core's L2, measured twice as
-    slow on the H100 machine's Xeon: the GEMMs get too small for BLAS)."""
-    rows = max(1, min(p, limit_bytes // max(1, row_bytes)))
-    return [(image, row, min(p, row + rows)) for image in range(n) for row in range(0, p, rows)]
+_CACHE: dict[str, tuple[Any, np.ndarray]] = {}
 
 
-def _spread(threads: int, function: Callable[[list[Any]], Any], tasks: list[Any]) -> list[Any]:
-    """FUNCTION over THREADS contiguous groups of TASKS (static schedule: one group a thread)."""
-    groups = max(1, min(threads, len(tasks)))
-    bounds = [round(g * len(tasks) / groups) for g in range(groups + 1)]
-    return _parallel(threads, function, [tasks[bounds[g]:bounds[g + 1]] for g in range(groups)])
+def _cached(name: str, key: Any, shape: tuple[int, ...]) -> tuple[np.ndarray, bool]:
+    """A zero-filled float32 array kept between calls of the same KEY (one per NAME), and whether
+    it is new. Large scratch is kept because a fresh one costs a page fault per 4 KiB on first touch."""
+    entry = _CACHE.get(name)
+    if entry is not None and entry[0] == key:
+        return entry[1], False
+    _CACHE.pop(name, None)
+    array = np.zeros(shape, dtype=np.float32)
+    _CACHE[name] = (key, array)
+    return array, True
 
 
-def _im2col(slab: np.ndarray, r: int, s: int, p: int, q: int, stride: int) -> np.ndarray:
-    """The (P·Q, R·S·C) im2col matrix of a padded (rows, Wp, C) slab, in a per-thread buffer:
-    each row is R contiguous runs of S·C values, read through a strided view."""
-    _, wp, c = slab.shape
-    item = slab.itemsize
-    view = as_strided(slab, shape=(p, q, r, s * c), strides=(stride * wp * c * item, stride * c * item,
-                                                             wp * c * item, item), writeable=False)
-    cols = _buffer("cols", (p, q, r, s * c))
+# Measured on the 16-core H100 machine (benchmarks/README.md): in a VM a hand-over of the GIL costs
+# tens of microseconds, so each worker takes one contiguous run of images and makes few, large NumPy
+# calls; and a convolution gets one worker per FLOPS_PER_WORKER of work at most (the small
+# convolution ran fastest on 8 of the 16 cores, the medium and large ones on all 16).
+FLOPS_PER_WORKER = 64e6
+BLOCK_BYTES = 8 << 20  # a worker's im2col block: several whole images, or rows of one large image
+
+
+def _workers(threads: int, images: int, flops: float) -> list[tuple[int, int]]:
+    """Contiguous image ranges, one per worker."""
+    count = max(1, min(threads, images, int(flops // FLOPS_PER_WORKER)))
+    bounds = [round(g * images / count) for g in range(count + 1)]
+    return [(bounds[g], bounds[g + 1]) for g in range(count)]
+
+
+def _blocks(first: int, end: int, rows: int, row_bytes: int) -> list[tuple[int, int, int, int]]:
+    """(first image, image count, first row, row count) blocks of images [FIRST, END) whose
+    im2col fits in BLOCK_BYTES: runs of whole images, or runs of rows of one image."""
+    image_bytes = rows * row_bytes
+    if image_bytes <= BLOCK_BYTES:
+        step = max(1, BLOCK_BYTES // image_bytes)
+        return [(image, min(step, end - image), 0, rows) for image in range(first, end, step)]
+    step = max(1, BLOCK_BYTES // row_bytes)
+    return [(image, 1, row, min(step, rows - row)) for image in range(first, end) for row in range(0, rows, step)]
+
+
+def _padded(source: np.ndarray, height: int, width: int, offset: int, dilation: int) -> tuple[np.ndarray, bool]:
+    """The (n, HEIGHT, WIDTH, c) buffer in which each image of SOURCE sits at (OFFSET, OFFSET),
+    DILATION-1 zeros between its elements, zeros around. Kept between calls: the zeros stay
+    put, the workers write the images (_place)."""
+    n, h, w, c = source.shape
+    height = max(height, offset + (h - 1) * dilation + 1)
+    width = max(width, offset + (w - 1) * dilation + 1)
+    return _cached("padded", (n, height, width, c, h, w, offset, dilation), (n, height, width, c))
+
+
+def _place(buffer: np.ndarray, source: np.ndarray, images: tuple[int, int], offset: int, dilation: int) -> None:
+    a, b = images
+    h, w = source.shape[1:3]
+    buffer[a:b, offset:offset + (h - 1) * dilation + 1:dilation, offset:offset + (w - 1) * dilation + 1:dilation] = \
+        source[a:b]
+
+
+def _im2col(buffer: np.ndarray, block: tuple[int, int, int, int], r: int, s: int, q: int,
+            stride: int) -> np.ndarray:
+    """The (images·rows·Q, R·S·C) im2col matrix of a block of the padded BUFFER, in this thread's
+    scratch: each row is R contiguous runs of S·C values, read through a strided view."""
+    image, count, row, rows = block
+    _, height, width, c = buffer.shape
+    item = buffer.itemsize
+    view = as_strided(buffer[image, row * stride:], shape=(count, rows, q, r, s * c),
+                      strides=(height * width * c * item, stride * width * c * item, stride * c * item,
+                               width * c * item, item), writeable=False)
+    cols = _scratch(count * rows * q * r * s * c).reshape(count, rows, q, r, s * c)
     np.copyto(cols, view)
-    return cols.reshape(p * q, r * s * c)
-
-
-def _slab(source: np.ndarray, rows: tuple[int, int], width: int, offset: int, dilation: int) -> np.ndarray:
-    """Rows [a, b) of the virtual buffer in which SOURCE (h, w, c) sits at OFFSET, DILATION-1
-    zeros between its elements, zeros around."""
-    a, b = rows
-    h, w, c = source.shape
-    slab = _buffer("slab", (b - a, width, c), zero=True)
-    first = max(0, -(-(a - offset) // dilation))
-    last = min(h - 1, (b - 1 - offset) // dilation)
-    if first <= last:
-        top = offset + first * dilation - a
-        slab[top:top + (last - first) * dilation + 1:dilation, offset:offset + (w - 1) * dilation + 1:dilation, :] = \
-            source[first:last + 1]
-    return slab
+    return cols.reshape(count * rows * q, r * s * c)
 
 
 def _correlate(source: np.ndarray, filters_t: np.ndarray, r: int, s: int, width: int, offset: int, dilation: int,
@@ -163,14 +192,16 @@ def _correlate(source: np.ndarray, filters_t: np.ndarray, r: int, s: int, width:
     k = filters_t.shape[1]
     p, q = out_hw
     out = np.empty((n, p, q, k), dtype=np.float32)
+    buffer, _ = _padded(source, (p - 1) * stride + r, width, offset, dilation)
 
-    def work(tasks: list[tuple[int, int, int]]) -> None:
-        for image, row, end in tasks:
-            slab = _slab(source[image], (row * stride, (end - 1) * stride + r), width, offset, dilation)
-            cols = _im2col(slab, r, s, end - row, q, stride)
-            np.matmul(cols, filters_t, out=out[image, row:end].reshape(-1, k))
+    def work(images: tuple[int, int]) -> None:
+        _place(buffer, source, images, offset, dilation)
+        for block in _blocks(*images, p, q * r * s * c * 4):
+            image, count, row, rows = block
+            np.matmul(_im2col(buffer, block, r, s, q, stride), filters_t,
+                      out=out[image:image + count, row:row + rows].reshape(-1, k))
 
-    _spread(threads, work, _tasks(n, p, q * r * s * c * 4))
+    _parallel(threads, work, _workers(threads, n, 2.0 * n * p * q * k * r * s * c))
     return out
 
 
@@ -201,72 +232,97 @@ def conv_backward_data(dy: np.ndarray, w: np.ndarray, pad: int, stride: int, hw:
 
 def conv_backward_filter(x: np.ndarray, dy: np.ndarray, rs: tuple[int, int], pad: int, stride: int,
                          threads: int = 1) -> np.ndarray:
-    """dw (K,R,S,C) from x (N,H,W,C) and dy (N,P,Q,K): the gradient of conv_forward wrt w."""
+    """dw (K,R,S,C) from x (N,H,W,C) and dy (N,P,Q,K): the gradient of conv_forward wrt w:
+    dYᵀ (K × N·P·Q) times the im2col matrix of X, summed per worker, then over the workers."""
     n, h, wd, c = x.shape
     _, p, q, k = dy.shape
     r, s = rs
     x = np.asarray(x, np.float32)
     dy = np.asarray(dy, np.float32)
+    buffer, _ = _padded(x, (p - 1) * stride + r, wd + 2 * pad, pad, 1)
 
-    def work(tasks: list[tuple[int, int, int]]) -> np.ndarray:
-        total = np.zeros((k, r * s * c), dtype=np.float32)
-        for image, row, end in tasks:
-            slab = _slab(x[image], (row * stride, (end - 1) * stride + r), wd + 2 * pad, pad, 1)
-            cols = _im2col(slab, r, s, end - row, q, stride)
-            total += dy[image, row:end].reshape(-1, k).T @ cols
+    def work(images: tuple[int, int]) -> np.ndarray:
+        _place(buffer, x, images, pad, 1)
+        total: np.ndarray | None = None
+        for block in _blocks(*images, p, q * r * s * c * 4):
+            image, count, row, rows = block
+            cols = _im2col(buffer, block, r, s, q, stride)
+            product = dy[image:image + count, row:row + rows].reshape(-1, k).T @ cols
+            if total is None:
+                total = product
+            else:
+                total += product
+        assert total is not None
         return total
 
     with blas_threads(1):
-        partials = _spread(threads, work, _tasks(n, p, q * r * s * c * 4))
+        partials = _parallel(threads, work, _workers(threads, n, 2.0 * n * p * q * k * r * s * c))
     total = partials[0]
     for partial in partials[1:]:
         total += partial
     return total.reshape(k, r, s, c)
 
 
-def lstm_forward(x: np.ndarray, w: np.ndarray, rw: np.ndarray, bias: np.ndarray, threads: int = 1) -> np.ndarray:
-    """y (T,B,H) of a one-layer LSTM from x (T,B,I), input weights w (4H,I), recurrent weights
-    rw (4H,H) and bias (4H,), gates in cuDNN's (and PyTorch's) order i, f, g, o; h0 = c0 = 0.
+@dataclass(frozen=True)
+class LstmWeights:
+    """A one-layer LSTM's weights laid out for lstm_forward, once, as a framework packs them when
+    it loads a model (and as the GPU side fills cuDNN's weight space before it times anything):
+    gates reordered i, f, o, g so that the three sigmoids are one block, and their rows halved,
+    because σ(z) = tanh(z/2)/2 + 1/2 lets one tanh serve all four gates."""
+
+    input: np.ndarray  # (4H, I)
+    recurrent: np.ndarray  # (4H, H)
+    bias: np.ndarray  # (4H, 1)
+
+    @classmethod
+    def pack(cls, w: np.ndarray, rw: np.ndarray, bias: np.ndarray) -> LstmWeights:
+        """From input weights w (4H,I), recurrent weights rw (4H,H) and bias (4H,), gates in
+        cuDNN's (and PyTorch's) order i, f, g, o."""
+        hidden = rw.shape[1]
+        order = np.r_[0:2 * hidden, 3 * hidden:4 * hidden, 2 * hidden:3 * hidden]
+        half = np.ones((4 * hidden, 1), dtype=np.float32)
+        half[:3 * hidden] = 0.5
+        return cls(np.ascontiguousarray(np.asarray(w, np.float32)[order] * half),
+                   np.ascontiguousarray(np.asarray(rw, np.float32)[order] * half),
+                   np.asarray(bias, np.float32)[order, None] * half)
+
+
+def lstm_forward(x: np.ndarray, weights: LstmWeights, threads: int = 1) -> np.ndarray:
+    """y (T,B,H) of a one-layer LSTM from x (T,B,I); h0 = c0 = 0.
     i,f,o = σ(·), g = tanh(·), c' = f·c + i·g, h' = o·tanh(c').
 
     The step loop is inherently sequential and its pieces are small, so it runs in one Python
-    thread with the threads inside BLAS. σ(z) = (tanh(z/2) + 1)/2: the rows of the i, f, o
-    gates are halved up front, so one tanh over all four gates serves them all."""
+    thread with the threads inside BLAS. It works transposed (gates as 4H × B), which gives
+    BLAS 4H rows to share out instead of B (measured faster on 16 threads); the input projection
+    of all steps is one GEMM up front. The result is a transposed view of the (T, H, B) states."""
     t_steps, batch, features = x.shape
-    hidden = rw.shape[1]
-    half = np.ones(4 * hidden, dtype=np.float32)
-    half[:2 * hidden] = 0.5
-    half[3 * hidden:] = 0.5
-    w_t = np.ascontiguousarray((w * half[:, None]).T, dtype=np.float32)  # (I, 4H)
-    r_t = np.ascontiguousarray((rw * half[:, None]).T, dtype=np.float32)  # (H, 4H)
-    y = np.empty((t_steps, batch, hidden), dtype=np.float32)
+    hidden = weights.recurrent.shape[1]
+    inputs = np.ascontiguousarray(x, dtype=np.float32).reshape(t_steps * batch, features)
+    projected, _ = _cached("lstm-projection", (4 * hidden, t_steps * batch), (4 * hidden, t_steps * batch))
+    states = np.empty((t_steps, hidden, batch), dtype=np.float32)
+    gates = np.empty((4 * hidden, batch), dtype=np.float32)
+    cell = np.zeros((hidden, batch), dtype=np.float32)
+    scratch = np.empty_like(cell)
+    sigmoids, candidate = gates[:3 * hidden], gates[3 * hidden:]
+    gate_i, gate_f, gate_o = gates[:hidden], gates[hidden:2 * hidden], gates[2 * hidden:3 * hidden]
     with blas_threads(threads):
-        projected = np.ascontiguousarray(x.reshape(t_steps * batch, features), dtype=np.float32) @ w_t
-        projected += bias.astype(np.float32) * half
-        projected = projected.reshape(t_steps, batch, 4 * hidden)
-        cell = np.zeros((batch, hidden), dtype=np.float32)
-        gates = np.empty((batch, 4 * hidden), dtype=np.float32)
-        first, second = np.empty_like(cell), np.empty_like(cell)
-        ti, tf, tg, to = (gates[:, g * hidden:(g + 1) * hidden] for g in range(4))
+        np.matmul(weights.input, inputs.T, out=projected)  # BLAS reads the transposed operand in place
+        projected += weights.bias
         for step in range(t_steps):
             if step:
-                np.matmul(y[step - 1], r_t, out=gates)
-                gates += projected[step]
+                np.matmul(weights.recurrent, states[step - 1], out=gates)
+                gates += projected[:, step * batch:(step + 1) * batch]
             else:
-                gates[:] = projected[step]
+                gates[:] = projected[:, :batch]
             np.tanh(gates, out=gates)
-            # c' = ((tf + 1)·c + (ti + 1)·g) / 2 ; h' = (to + 1)·tanh(c') / 2
-            np.add(tf, 1.0, out=first)
-            first *= cell
-            np.add(ti, 1.0, out=second)
-            second *= tg
-            np.add(first, second, out=cell)
-            cell *= 0.5
-            np.tanh(cell, out=first)
-            np.add(to, 1.0, out=second)
-            second *= first
-            np.multiply(second, 0.5, out=y[step])
-    return y
+            sigmoids *= 0.5
+            sigmoids += 0.5
+            cell *= gate_f
+            np.multiply(gate_i, candidate, out=scratch)
+            cell += scratch
+            np.tanh(cell, out=scratch)
+            np.multiply(gate_o, scratch, out=states[step])
+    return states.transpose(0, 2, 1)
 
 
 def nchw_to_nhwc(array: np.ndarray) -> np.ndarray:
