@@ -33,6 +33,9 @@ def register(app: typer.Typer) -> None:
                                                            "on a slice of the output)."),
         cudnn: Optional[str] = typer.Option(None, "--cudnn", metavar="PATH", help="Use this libcudnn.so."),
         cudart: Optional[str] = typer.Option(None, "--cudart", metavar="PATH", help="Use this libcudart.so."),
+        api: str = typer.Option("auto", "--api", metavar="auto|graph|legacy",
+                                help="Convolution API: graph (cuDNN's backend API, autotuned, as PyTorch), legacy "
+                                     "(cudnnFind*, as TensorFlow and cuDNN 7), or auto: graph where it works."),
         repeats: int = typer.Option(20, "--repeats", metavar="N", help="Timed samples per workload (median)."),
         json_output: bool = typer.Option(False, "--json", help="Print one JSON object (schema cudnn-doctor/bench/1)."),
         verbose: bool = typer.Option(False, "-v", "--verbose", help="Show every detail."),
@@ -42,7 +45,8 @@ def register(app: typer.Typer) -> None:
 
         options = validate_options(BenchOptions(
             workload=workload.lower(), dtype=dtype.lower(), layout=layout.lower(), size=size.lower(),
-            workspace_limit_mb=workspace_limit, devices=device.lower(), cpu=not no_cpu, repeats=repeats))
+            workspace_limit_mb=workspace_limit, devices=device.lower(), cpu=not no_cpu, repeats=repeats,
+            api=api.lower()))
         from cudnn_doctor.bench.run import bench_to_json, run_bench
 
         report = run_bench(options, cudnn_path=cudnn, cudart_path=cudart)

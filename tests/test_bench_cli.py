@@ -55,7 +55,8 @@ def test_no_driver_text_names_the_finding(machine):
 
 
 @pytest.mark.parametrize("args", [["--dtype", "fp64"], ["--layout", "chwn"], ["--size", "huge"], ["--workload", "gemm"],
-                                  ["--device", "first"], ["--workspace-limit", "-1"], ["--repeats", "0"]])
+                                  ["--device", "first"], ["--workspace-limit", "-1"], ["--repeats", "0"],
+                                  ["--api", "v7"]])
 def test_bad_options_exit_2_with_one_line(machine, args):
     result = bench(machine, *args)
     assert result.returncode == 2
@@ -89,6 +90,22 @@ def test_fake_conv_only_passes_in_both_layouts_without_cpu_baseline(machine, lay
     data = json.loads(result.stdout)
     assert result.returncode == 0, data["findings"]
     assert all(r["ok"] and r["checked"] == "slice" and r.get("cpu_ms") is None for r in data["results"])
+
+
+def test_api_graph_on_a_cudnn_without_it_is_a_usage_error(machine):
+    result = bench(machine, "--size", "tiny", "--repeats", "2", "--workload", "conv", "--api", "graph", *fakes())
+    assert result.returncode == 2
+    assert result.stderr.startswith("cudnn-doctor: error: --api graph: cuDNN 9.19.0 at ")
+    assert "no graph (backend) API" in result.stderr and "--api legacy" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_api_legacy_runs_the_find_path(machine):
+    result = bench(machine, "--json", "--size", "tiny", "--repeats", "2", "--workload", "conv", "--api", "legacy",
+                   *fakes())
+    data = json.loads(result.stdout)
+    assert result.returncode == 0, data
+    assert {r["api"] for r in data["results"]} == {"legacy"} and all(r["ok"] for r in data["results"])
 
 
 def test_wrong_answer_is_cd603(machine):

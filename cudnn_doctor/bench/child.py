@@ -26,6 +26,10 @@ def _error(error: BaseException) -> dict[str, Any]:
                 "meaning": error.meaning, "fix": error.fix}
     if isinstance(error, CudaError):
         return {"kind": "cuda", "call": error.call, "code": error.code, "name": error.name, "text": error.text}
+    from cudnn_doctor.bench.gpu import ApiUnavailable
+
+    if isinstance(error, ApiUnavailable):
+        return {"kind": "api-unavailable", "message": str(error)}
     if isinstance(error, MemoryError):
         return {"kind": "host-memory", "message": "out of host memory"}
     return {"kind": "other", "message": f"{type(error).__name__}: {error}"}
@@ -112,7 +116,8 @@ def _workloads(gpu: Any, request: dict[str, Any]) -> list[dict[str, Any]]:
         common = {"shape": shape.describe(), "shape_name": shape.name, "layout": layout, "dtype": dtype,
                   "flops": conv_flops(shape)}
         try:
-            outcomes = g.run_conv(gpu, shape, dtype, layout, conv_passes, inputs, limit, warmup, repeats)
+            outcomes = g.run_conv(gpu, shape, dtype, layout, conv_passes, inputs, limit, warmup, repeats,
+                                  str(request.get("api", "auto")))
         except Exception as error:  # noqa: BLE001
             outcomes = [{"workload": name, "error": _error(error)} for name in conv_passes]
         for outcome in outcomes:

@@ -197,10 +197,14 @@ def make_conv_inputs(shape: ConvShape, dtype: str, rng: np.random.Generator) -> 
                       dy=draw(shape.n, shape.p, shape.q, shape.k))
 
 
+class ApiUnavailable(RuntimeError):
+    """The API that --api asked for is not in this cuDNN: a usage error, not a cuDNN failure."""
+
+
 def run_conv(gpu: Gpu, shape: ConvShape, dtype: str, layout: str, passes: tuple[str, ...], inputs: ConvInputs,
-             workspace_limit: int | None, warmup: int, repeats: int) -> list[dict[str, Any]]:
-    """Each pass of PASSES: the algorithm cudnnFind*Ex picks (within WORKSPACE_LIMIT bytes), its
-    median time, and the output (key 'output', logical NHWC/KRSC float32)."""
+             workspace_limit: int | None, warmup: int, repeats: int, api: str = "auto") -> list[dict[str, Any]]:
+    """Each pass of PASSES: the fastest engine or algorithm (within WORKSPACE_LIMIT bytes) of API
+    (auto, graph, legacy), its median time, and the output (key 'output', logical NHWC/KRSC float32)."""
     lib, plan = gpu.lib, PLANS[dtype]
     fmt = dnn.TENSOR_NHWC if layout == "nhwc" else dnn.TENSOR_NCHW
     descriptors: list[tuple[str, int]] = []
@@ -252,7 +256,7 @@ def run_conv(gpu: Gpu, shape: ConvShape, dtype: str, layout: str, passes: tuple[
         for name in passes:  # a pass that fails leaves the others to run
             try:
                 results.append(_run_conv_pass(gpu, name, conv, operands[name], plan, dtype, fmt, workspace_limit,
-                                              warmup, repeats, shape, roles[name]))
+                                              warmup, repeats, shape, roles[name], api))
             except (dnn.CudnnError, CudaError) as error:
                 results.append({"workload": name, "exception": error})
         return results
@@ -263,19 +267,23 @@ def run_conv(gpu: Gpu, shape: ConvShape, dtype: str, layout: str, passes: tuple[
 
 def _run_conv_pass(gpu: Gpu, name: str, conv: int, operands: tuple[Any, ...], plan: DtypePlan, dtype: str, fmt: int,
                    workspace_limit: int | None, warmup: int, repeats: int, shape: ConvShape,
-                   roles: dict[str, int]) -> dict[str, Any]:
+                   roles: dict[str, int], api: str = "auto") -> dict[str, Any]:
     """One pass: through the backend (graph) API, autotuned, where this cuDNN has it and it
-    works; else through the legacy API's cudnnFind*Ex."""
+    works; else through the legacy API's cudnnFind*Ex. API 'graph' or 'legacy' allows one only."""
     rt = gpu.rt
     out, out_shape = operands[5], operands[6]
     chosen: dict[str, Any] | None = None
     graph_error = None
     descriptors = backend.Descriptors(gpu.lib)
     try:
-        if gpu.lib.has("cudnnBackendExecute"):
+        if api == "graph" and not gpu.lib.has("cudnnBackendExecute"):
+            raise ApiUnavailable("this cuDNN has no graph (backend) API (cudnnBackendExecute came with cuDNN 8.0)")
+        if api != "legacy" and gpu.lib.has("cudnnBackendExecute"):
             try:
                 chosen = _graph_conv(gpu, name, shape, plan, fmt, workspace_limit, roles, descriptors)
             except (dnn.CudnnError, CudaError) as error:
+                if api == "graph":
+                    raise
                 graph_error = f"{error.call}: {error.name}"
                 rt.lib.cudaGetLastError()
                 rt.synchronize()

@@ -119,7 +119,7 @@ def _request(options: BenchOptions, libraries: dict[str, Any], device: int, cpu:
         "cudnn": libraries["cudnn"], "cudart": libraries["cudart"], "device": device,
         "workloads": list(selected(options.workload)), "dtype": options.dtype, "layout": options.layout,
         "size": options.size, "workspace_limit_bytes": limit, "cpu": cpu, "warmup": options.warmup,
-        "repeats": options.repeats,
+        "repeats": options.repeats, "api": options.api,
     }
 
 
@@ -215,6 +215,9 @@ def _finish_result(bench: BenchReport, result: dict[str, Any], device: dict[str,
     result["peak_tflops"] = peak
     result["peak_share"] = result["tflops"] / peak if peak and result.get("tflops") else None
     error = result.get("error")
+    if error and error.get("kind") == "api-unavailable":
+        raise DoctorError(f"--api {options.api}: cuDNN {bench.libraries.get('cudnn_version') or ''} at "
+                          f"{bench.libraries.get('cudnn')}: {error.get('message')}", fix="pass --api legacy or --api auto")
     if error:
         result["ok"] = False
         bench.findings.append(_error_finding(error, bench.libraries, workload=result["workload"], device_info=device))

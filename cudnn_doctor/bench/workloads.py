@@ -12,6 +12,7 @@ DTYPES = ("fp32", "tf32", "fp16", "bf16")
 LAYOUTS = ("nchw", "nhwc")
 SIZES = ("tiny", "small", "medium", "large")
 WORKLOADS = ("conv", "lstm", "all")
+APIS = ("auto", "graph", "legacy")
 CONV_PASSES = ("conv-fwd", "conv-bwd-data", "conv-bwd-filter")
 
 
@@ -131,6 +132,7 @@ class BenchOptions:
     cpu: bool = True
     repeats: int = 20
     warmup: int = 3
+    api: str = "auto"  # convolutions: graph (backend) API where this cuDNN has it, else legacy
 
 
 def selected(workload: str) -> tuple[str, ...]:
@@ -147,7 +149,7 @@ def validate_options(options: BenchOptions) -> BenchOptions:
     from cudnn_doctor.errors import DoctorError
 
     choices = {"--workload": (options.workload, WORKLOADS), "--dtype": (options.dtype, DTYPES),
-               "--layout": (options.layout, LAYOUTS), "--size": (options.size, SIZES)}
+               "--layout": (options.layout, LAYOUTS), "--size": (options.size, SIZES), "--api": (options.api, APIS)}
     for flag, (value, allowed) in choices.items():
         if value not in allowed:
             raise DoctorError(f"{flag} {value!r} is not one of {', '.join(allowed)}", fix=f"pass {flag} "
