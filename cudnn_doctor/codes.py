@@ -219,6 +219,9 @@ _CODES = (
     Code("CD605", "error", "Out of GPU memory",
          "{workload} needs {needed} of GPU memory; {free} is free.",
          "Use `--size small`, a `--workspace-limit`, or free the GPU."),
+    Code("CD607", "info", "Workload not available in this cuDNN",
+         "{workload} was not run: {why}",
+         "Benchmark it with cuDNN 8.0 or later (`cudnn-doctor install --version 9`); the other workloads ran."),
     Code("CD606", "error", "The benchmark crashed or hung",
          "The benchmark process for GPU {device} {how}. cuDNN or the driver failed inside a call; "
          "any program that makes the same call will do the same.",

@@ -108,6 +108,24 @@ def test_api_legacy_runs_the_find_path(machine):
     assert {r["api"] for r in data["results"]} == {"legacy"} and all(r["ok"] for r in data["results"])
 
 
+def test_cudnn_7_without_the_v8_rnn_api_runs_the_convolutions_and_skips_the_lstm(machine):
+    result = bench(machine, "--size", "tiny", "--repeats", "2", *fakes(cudnn={"FAKE_V7": True}))
+    assert result.returncode == 0, result.stdout
+    assert "cuDNN 7.6.5:" in result.stdout
+    lstm_line = next(line for line in result.stdout.splitlines() if line.startswith("lstm-fwd"))
+    assert "skipped (CD607)" in lstm_line
+    assert "CD607 Workload not available in this cuDNN" in result.stdout and "cudnnRNNForward" in result.stdout
+    assert "bench passed: 3 workload(s) checked against the CPU reference, 1 not available in this cuDNN" \
+        in result.stdout
+    data = json.loads(bench(machine, "--json", "--size", "tiny", "--repeats", "2",
+                            *fakes(cudnn={"FAKE_V7": True})).stdout)
+    by_name = {r["workload"]: r for r in data["results"]}
+    assert by_name["lstm-fwd"]["ok"] is None and "cudnnRNNForward" in by_name["lstm-fwd"]["skipped"]
+    assert all(by_name[name]["ok"] and by_name[name]["api"] == "legacy" for name in
+               ("conv-fwd", "conv-bwd-data", "conv-bwd-filter"))
+    assert codes(data) == ["CD607"] and data["summary"]["exit_code"] == 0
+
+
 def test_wrong_answer_is_cd603(machine):
     result = bench(machine, "--json", "--size", "tiny", "--workload", "conv", "--repeats", "2",
                    *fakes(cudnn={"FAKE_WRONG": True}))

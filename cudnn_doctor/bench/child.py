@@ -26,10 +26,12 @@ def _error(error: BaseException) -> dict[str, Any]:
                 "meaning": error.meaning, "fix": error.fix}
     if isinstance(error, CudaError):
         return {"kind": "cuda", "call": error.call, "code": error.code, "name": error.name, "text": error.text}
-    from cudnn_doctor.bench.gpu import ApiUnavailable
+    from cudnn_doctor.bench.gpu import ApiUnavailable, WorkloadUnavailable
 
     if isinstance(error, ApiUnavailable):
         return {"kind": "api-unavailable", "message": str(error)}
+    if isinstance(error, WorkloadUnavailable):
+        return {"kind": "workload-unavailable", "message": str(error)}
     if isinstance(error, MemoryError):
         return {"kind": "host-memory", "message": "out of host memory"}
     return {"kind": "other", "message": f"{type(error).__name__}: {error}"}

@@ -201,6 +201,10 @@ class ApiUnavailable(RuntimeError):
     """The API that --api asked for is not in this cuDNN: a usage error, not a cuDNN failure."""
 
 
+class WorkloadUnavailable(RuntimeError):
+    """This cuDNN is too old for a workload's API (cuDNN 7.x and the v8 RNN API): skipped, not failed."""
+
+
 def run_conv(gpu: Gpu, shape: ConvShape, dtype: str, layout: str, passes: tuple[str, ...], inputs: ConvInputs,
              workspace_limit: int | None, warmup: int, repeats: int, api: str = "auto") -> list[dict[str, Any]]:
     """Each pass of PASSES: the fastest engine or algorithm (within WORKSPACE_LIMIT bytes) of API
@@ -457,6 +461,9 @@ def run_lstm(gpu: Gpu, shape: LstmShape, dtype: str, rng: np.random.Generator, w
     """cudnnRNNForward (inference) of a one-layer LSTM with the faster of the STANDARD and
     PERSIST_STATIC algorithms (PyTorch picks PERSIST_STATIC for small batches; here both are
     timed), each on the same random data."""
+    if not gpu.lib.has("cudnnRNNForward"):
+        raise WorkloadUnavailable("this cuDNN has no cudnnRNNForward, the RNN API the LSTM runs through "
+                                  "(it came with cuDNN 8.0)")
     state = rng.bit_generator.state
     best: tuple[dict[str, Any], LstmInputs] | None = None
     tried: dict[str, Any] = {}

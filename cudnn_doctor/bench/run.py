@@ -218,7 +218,12 @@ def _finish_result(bench: BenchReport, result: dict[str, Any], device: dict[str,
     if error and error.get("kind") == "api-unavailable":
         raise DoctorError(f"--api {options.api}: cuDNN {bench.libraries.get('cudnn_version') or ''} at "
                           f"{bench.libraries.get('cudnn')}: {error.get('message')}", fix="pass --api legacy or --api auto")
-    if error:
+    if error and error.get("kind") == "workload-unavailable":
+        result.pop("error")
+        result["ok"], result["skipped"] = None, error.get("message")
+        bench.findings.append(finding("CD607", subject=f"GPU {device.get('index')}", workload=result["workload"],
+                                      why=error.get("message")))
+    elif error:
         result["ok"] = False
         bench.findings.append(_error_finding(error, bench.libraries, workload=result["workload"], device_info=device))
     else:

@@ -25,6 +25,9 @@ def _number(value: float | None, digits: int = 2) -> str:
 
 
 def _result_row(result: dict[str, Any]) -> list[str]:
+    if result.get("skipped"):
+        return [result["workload"], result["dtype"], result["layout"], "-", "-", "-", "-", "-", "-", "-", "-",
+                "skipped (CD607)"]
     error = result.get("error")
     if error:
         status = error.get("name") or error.get("message") or error.get("kind")
@@ -101,9 +104,12 @@ def render_bench(bench: BenchReport, console: Any, verbose: bool = False) -> Non
     summary = bench.summary
     if summary is None:
         return
-    failed = sum(1 for r in bench.results if not r.get("ok"))
+    failed = sum(1 for r in bench.results if r.get("ok") is False or r.get("error"))
+    checked = sum(1 for r in bench.results if r.get("ok"))
+    skipped = sum(1 for r in bench.results if r.get("skipped"))
     if summary.exit_code == 0:
-        console.print(f"[green]bench passed[/green]: {len(bench.results)} workload(s) checked against the CPU reference")
+        console.print(f"[green]bench passed[/green]: {checked} workload(s) checked against the CPU reference"
+                      + (f", {skipped} not available in this cuDNN" if skipped else ""))
     else:
         console.print(f"[red]bench failed[/red]: {summary.counts.get('error', 0)} error(s)"
                       + (f", {failed} workload(s) not passing" if bench.results else ""))

@@ -3,7 +3,8 @@
    fake_bench_cudart.c), float32 only, NCHW and NHWC; the RNN API reports NOT_SUPPORTED.
    FAKE_WRONG corrupts one output element of every convolution (a wrong answer);
    FAKE_CRASH_CONV crashes in cudnnConvolutionForward; FAKE_NO_GPU makes cudnnCreate fail
-   with NOT_INITIALIZED. Status numbers are cuDNN 9's. */
+   with NOT_INITIALIZED; FAKE_V7 is a cuDNN 7.6.5 without the v8 RNN API (no cudnnRNNForward).
+   Status numbers are cuDNN 9's. */
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +14,12 @@ typedef struct { int dtype, fmt, k, c, r, s; } Filter;
 typedef struct { int pad_h, pad_w, u, v, dil_h, dil_w, mode, compute, math; } Conv;
 typedef struct { int algo, status; float time; size_t memory; int determinism, mathType, reserved[3]; } Perf;
 
+#ifdef FAKE_V7
+size_t cudnnGetVersion(void) { return 7605; }
+#else
 size_t cudnnGetVersion(void) { return 91900; }
+int cudnnRNNForward(void) { return 3000; } /* never reached: cudnnSetRNNDescriptor_v8 fails first */
+#endif
 size_t cudnnGetCudartVersion(void) { return 13000; }
 const char *cudnnGetErrorString(int s) {
     switch (s) {
