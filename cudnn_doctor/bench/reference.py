@@ -98,7 +98,7 @@ def _pool(threads: int) -> ThreadPoolExecutor:
     return _POOLS[threads]
 
 
-def _parallel(threads: int, function: Callable[[Any], Any], items: list[Any]) -> list[Any]:
+def _parallel(threads: int, items: list[Any], function: Callable[[Any], Any]) -> list[Any]:
     if threads <= 1 or len(items) <= 1:
         return [function(item) for item in items]
     return list(_pool(threads).map(function, items))
@@ -133,13 +133,15 @@ def _cached(name: str, key: Any, shape: tuple[int, ...]) -> tuple[np.ndarray, bo
 # convolution ran fastest on 8 of the 16 cores, the medium and large ones on all 16).
 FLOPS_PER_WORKER = 64e6
 BLOCK_BYTES = 8 << 20  # a worker's im2col block: several whole images, or rows of one large image
+TASKS_PER_WORKER = 1  # image runs per worker, taken in turn; 2 and 4 (less waiting on a slow core) measured slower
 
 
-def _workers(threads: int, images: int, flops: float) -> list[tuple[int, int]]:
-    """Contiguous image ranges, one per worker."""
+def _workers(threads: int, images: int, flops: float) -> tuple[int, list[tuple[int, int]]]:
+    """How many workers, and the contiguous image ranges they take in turn."""
     count = max(1, min(threads, images, int(flops // FLOPS_PER_WORKER)))
-    bounds = [round(g * images / count) for g in range(count + 1)]
-    return [(bounds[g], bounds[g + 1]) for g in range(count)]
+    tasks = min(images, count * TASKS_PER_WORKER)
+    bounds = [round(g * images / tasks) for g in range(tasks + 1)]
+    return count, [(bounds[g], bounds[g + 1]) for g in range(tasks)]
 
 
 def _blocks(first: int, end: int, rows: int, row_bytes: int) -> list[tuple[int, int, int, int]]:
@@ -201,7 +203,7 @@ def _correlate(source: np.ndarray, filters_t: np.ndarray, r: int, s: int, width:
             np.matmul(_im2col(buffer, block, r, s, q, stride), filters_t,
                       out=out[image:image + count, row:row + rows].reshape(-1, k))
 
-    _parallel(threads, work, _workers(threads, n, 2.0 * n * p * q * k * r * s * c))
+    _parallel(*_workers(threads, n, 2.0 * n * p * q * k * r * s * c), work)
     return out
 
 
@@ -256,7 +258,7 @@ def conv_backward_filter(x: np.ndarray, dy: np.ndarray, rs: tuple[int, int], pad
         return total
 
     with blas_threads(1):
-        partials = _parallel(threads, work, _workers(threads, n, 2.0 * n * p * q * k * r * s * c))
+        partials = _parallel(*_workers(threads, n, 2.0 * n * p * q * k * r * s * c), work)
     total = partials[0]
     for partial in partials[1:]:
         total += partial
