@@ -51,17 +51,22 @@ CONFIGS = [
 QUICK = [("small", "fp32", "nchw", "all", True, None), ("small", "fp16", "nhwc", "all", False, None)]
 
 
-def time_gpu(torch: Any, function: Any, warmup: int = 3, repeats: int = 20) -> float:
-    """Median ms, the doctor's method: events around batches of back-to-back runs."""
-    for _ in range(warmup):
-        function()
-    torch.cuda.synchronize()
+def batch_size(torch: Any, function: Any) -> tuple[Any, Any, int]:
+    """Two timing events, and how many back-to-back calls take about 1 ms (at most 200), as the doctor's."""
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     start.record()
     function()
     end.record()
     end.synchronize()
-    batch = max(1, min(200, math.ceil(1.0 / max(start.elapsed_time(end), 1e-3))))
+    return start, end, max(1, min(200, math.ceil(1.0 / max(start.elapsed_time(end), 1e-3))))
+
+
+def time_gpu(torch: Any, function: Any, warmup: int = 3, repeats: int = 20) -> float:
+    """Median ms, the doctor's method: events around batches of back-to-back runs."""
+    for _ in range(warmup):
+        function()
+    torch.cuda.synchronize()
+    start, end, batch = batch_size(torch, function)
     samples = []
     for _ in range(repeats):
         start.record()
@@ -83,12 +88,7 @@ def time_graph(torch: Any, function: Any, repeats: int = 20) -> float | None:
                 function()
         torch.cuda.current_stream().wait_stream(stream)
         torch.cuda.synchronize()
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        function()
-        end.record()
-        end.synchronize()
-        batch = max(1, min(200, math.ceil(1.0 / max(start.elapsed_time(end), 1e-3))))
+        start, end, batch = batch_size(torch, function)
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph):
             for _ in range(batch):

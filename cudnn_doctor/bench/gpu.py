@@ -102,25 +102,14 @@ def time_ms(gpu: Gpu, operation: Callable[[], None], warmup: int, repeats: int) 
     - 'graph': the same batch captured once into a CUDA graph and replayed, so only the GPU's
       time counts (what the GPU can do; frameworks that capture graphs get this).
     gpu_ms is the graph time where the capture works, else the stream time."""
-    rt, stream = gpu.rt, gpu.stream
+    rt = gpu.rt
     for _ in range(warmup):
         operation()
     start, end = rt.event(), rt.event()
     timings: dict[str, Any] = {}
     try:
-        rt.record(start, stream)
-        operation()
-        rt.record(end, stream)
-        once = max(rt.elapsed_ms(start, end), 1e-3)
-        batch = max(1, min(200, math.ceil(1.0 / once)))
-        samples = []
-        for _ in range(repeats):
-            rt.record(start, stream)
-            for _ in range(batch):
-                operation()
-            rt.record(end, stream)
-            samples.append(rt.elapsed_ms(start, end) / batch)
-        timings["stream_ms"] = statistics.median(samples)
+        batch = _batch(gpu, operation, start, end, 1.0, 200)
+        timings["stream_ms"] = _stream_ms(gpu, operation, batch, repeats, start, end)
         timings["batch"] = batch
         graph_ms = _time_graph(gpu, operation, batch, repeats, start, end)
         if graph_ms is not None:
@@ -131,6 +120,27 @@ def time_ms(gpu: Gpu, operation: Callable[[], None], warmup: int, repeats: int) 
     timings["gpu_ms"] = timings.get("graph_ms", timings["stream_ms"])
     timings["timing"] = "cuda-graph" if "graph_ms" in timings else "stream"
     return timings
+
+
+def _batch(gpu: Gpu, operation: Callable[[], None], start: int, end: int, target_ms: float, most: int) -> int:
+    """How many back-to-back calls of OPERATION take about TARGET_MS (at most MOST), from one timed call."""
+    gpu.rt.record(start, gpu.stream)
+    operation()
+    gpu.rt.record(end, gpu.stream)
+    return max(1, min(most, math.ceil(target_ms / max(gpu.rt.elapsed_ms(start, end), 1e-3))))
+
+
+def _stream_ms(gpu: Gpu, operation: Callable[[], None], batch: int, repeats: int, start: int, end: int) -> float:
+    """Median ms per call of BATCH back-to-back calls on the stream, events around each batch."""
+    rt, stream = gpu.rt, gpu.stream
+    samples = []
+    for _ in range(repeats):
+        rt.record(start, stream)
+        for _ in range(batch):
+            operation()
+        rt.record(end, stream)
+        samples.append(rt.elapsed_ms(start, end) / batch)
+    return statistics.median(samples)
 
 
 def _time_graph(gpu: Gpu, operation: Callable[[], None], batch: int, repeats: int, start: int,
@@ -363,27 +373,14 @@ def _graph_conv(gpu: Gpu, name: str, shape: ConvShape, plan: DtypePlan, fmt: int
 def _quick_ms(gpu: Gpu, operation: Callable[[], None]) -> float:
     """A short timing of one candidate plan: a CUDA graph of back-to-back calls where it can be
     captured (the GPU's time, as the final figure), else events around them."""
-    rt, stream = gpu.rt, gpu.stream
+    rt = gpu.rt
     operation()
     rt.synchronize()
     start, end = rt.event(), rt.event()
     try:
-        rt.record(start, stream)
-        operation()
-        rt.record(end, stream)
-        once = max(rt.elapsed_ms(start, end), 1e-3)
-        batch = max(1, min(100, math.ceil(0.5 / once)))
+        batch = _batch(gpu, operation, start, end, 0.5, 100)
         graph_ms = _time_graph(gpu, operation, batch, 3, start, end)
-        if graph_ms is not None:
-            return graph_ms
-        samples = []
-        for _ in range(3):
-            rt.record(start, stream)
-            for _ in range(batch):
-                operation()
-            rt.record(end, stream)
-            samples.append(rt.elapsed_ms(start, end) / batch)
-        return statistics.median(samples)
+        return graph_ms if graph_ms is not None else _stream_ms(gpu, operation, batch, 3, start, end)
     finally:
         rt.destroy_event(start)
         rt.destroy_event(end)
