@@ -1,63 +1,141 @@
-"""The NumPy CPU convolutions and LSTM of `cudnn-doctor bench` against PyTorch's CPU path (NCHW
-and channels-last; nn.LSTM), same machine, same thread count. Prints markdown table rows.
+"""The CPU baseline of `cudnn-doctor bench` (compiled, and NumPy alone) against PyTorch's CPU path
+(NCHW and channels-last convolutions; nn.LSTM), same machine, same thread count. Prints markdown
+table rows.
 
-    OPENBLAS_NUM_THREADS=1 PYTHONPATH=$PWD python3 benchmarks/bench_cpu_conv.py
-(OPENBLAS_NUM_THREADS=1 as in the bench child: the reference runs its own threads.)
+    PYTHONPATH=$PWD python3 benchmarks/bench_cpu_conv.py [--repeats N]
+
+Each side runs in its own process (a thread pool left spinning by one side, OpenMP's or
+OpenBLAS's, would otherwise slow the next), with OPENBLAS_NUM_THREADS=1 for ours as in the
+bench child. Both sides compute the same LSTM from the same weights; the script checks they agree.
 """
 
 from __future__ import annotations
 
+import argparse
+import json
 import os
+import subprocess
+import sys
 from typing import Any
 
 import numpy as np
-import torch
 from _timing import median_ms  # noqa: E402  (benchmarks/ is the script folder)
-
-from cudnn_doctor.bench import reference as ref
 
 SHAPES = {"small": (32, 32, 32, 32), "medium": (32, 64, 56, 64), "large": (64, 256, 14, 256)}  # N, C, H=W, K; 3x3
 LSTMS = {"small": (50, 32, 512), "medium": (100, 64, 512), "large": (100, 64, 1024)}  # seq, batch, input = hidden
+PASSES = ("fwd", "bwd-data", "bwd-filter")
+SIDES = ("compiled", "numpy", "torch", "torch-cl")
 
 
-def torch_times(x: Any, w: Any, dy: Any) -> list[float]:
+def _data(name: str, kind: str) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(0)
+    if kind == "conv":
+        n, c, h, k = SHAPES[name]
+        return {"x": rng.standard_normal((n, h, h, c)).astype(np.float32),
+                "w": rng.standard_normal((k, 3, 3, c)).astype(np.float32),
+                "dy": rng.standard_normal((n, h, h, k)).astype(np.float32)}
+    seq, batch, hidden = LSTMS[name]
+    bound = hidden ** -0.5  # nn.LSTM's initialisation range
+    return {"x": rng.uniform(-1, 1, (seq, batch, hidden)).astype(np.float32),
+            "w": rng.uniform(-bound, bound, (4 * hidden, hidden)).astype(np.float32),
+            "r": rng.uniform(-bound, bound, (4 * hidden, hidden)).astype(np.float32),
+            "bias": rng.uniform(-bound, bound, 4 * hidden).astype(np.float32)}
+
+
+def _ours(repeats: int, threads: int) -> dict[str, Any]:
+    from cudnn_doctor.bench import compiled
+    from cudnn_doctor.bench import reference as ref
+
+    kernels = compiled.get()
+    times: dict[str, Any] = {"baseline": kernels.description if kernels else f"NumPy ({compiled.reason()})"}
+    for name in SHAPES:
+        d = _data(name, "conv")
+        h = d["x"].shape[1]
+        calls = (lambda: ref.conv_forward(d["x"], d["w"], 1, 1, threads),  # noqa: B023 - called at once
+                 lambda: ref.conv_backward_data(d["dy"], d["w"], 1, 1, (h, h), threads),  # noqa: B023
+                 lambda: ref.conv_backward_filter(d["x"], d["dy"], (3, 3), 1, 1, threads))  # noqa: B023
+        for label, call in zip(PASSES, calls, strict=True):
+            times[f"{name} conv-{label}"] = median_ms(call, repeats)
+    for name in LSTMS:
+        d = _data(name, "lstm")
+        packed = ref.LstmWeights.pack(d["w"], d["r"], d["bias"])  # once, as nn.LSTM holds its weights
+        times[f"{name} lstm-fwd"] = median_ms(lambda: ref.lstm_forward(d["x"], packed, threads), repeats)  # noqa: B023
+        np.save(f"{os.environ['BENCH_OUT']}-{name}.npy", ref.lstm_forward(d["x"], packed, threads))
+    return times
+
+
+def _torch(repeats: int, threads: int, channels_last: bool) -> dict[str, Any]:
+    import torch
+
+    torch.set_num_threads(threads)
+    times: dict[str, Any] = {"baseline": f"PyTorch {torch.__version__}"}
     args = ([1, 1], [1, 1], [1, 1], False, [0, 0], 1)
     backward = torch.ops.aten.convolution_backward
-    return [median_ms(lambda: torch.nn.functional.conv2d(x, w, padding=1)),
-            median_ms(lambda: backward(dy, x, w, None, *args, [True, False, False])),
-            median_ms(lambda: backward(dy, x, w, None, *args, [False, True, False]))]
+    with torch.no_grad():
+        for name in SHAPES:
+            x, w, dy = (torch.from_numpy(a).permute(0, 3, 1, 2).contiguous() for a in _data(name, "conv").values())
+            if channels_last:
+                x, w, dy = (a.to(memory_format=torch.channels_last) for a in (x, w, dy))
+            calls = (lambda: torch.nn.functional.conv2d(x, w, padding=1),  # noqa: B023 - called at once
+                     lambda: backward(dy, x, w, None, *args, [True, False, False]),  # noqa: B023
+                     lambda: backward(dy, x, w, None, *args, [False, True, False]))  # noqa: B023
+            for label, call in zip(PASSES, calls, strict=True):
+                times[f"{name} conv-{label}"] = median_ms(call, repeats)
+        if channels_last:
+            return times
+        for name in LSTMS:
+            d = _data(name, "lstm")
+            hidden = d["r"].shape[1]
+            lstm = torch.nn.LSTM(hidden, hidden).eval()
+            lstm.weight_ih_l0.copy_(torch.from_numpy(d["w"]))
+            lstm.weight_hh_l0.copy_(torch.from_numpy(d["r"]))
+            lstm.bias_ih_l0.copy_(torch.from_numpy(d["bias"]))
+            lstm.bias_hh_l0.zero_()
+            inputs = torch.from_numpy(d["x"])
+            times[f"{name} lstm-fwd"] = median_ms(lambda: lstm(inputs), repeats)  # noqa: B023
+            np.save(f"{os.environ['BENCH_OUT']}-{name}.npy", lstm(inputs)[0].numpy())
+    return times
+
+
+def _side(side: str, repeats: int, threads: int) -> dict[str, Any]:
+    """Run one side in a fresh process; its times in ms by workload."""
+    env = dict(os.environ, BENCH_OUT=f"/tmp/bench-cpu-{os.getpid()}-{side}")
+    if side in ("compiled", "numpy"):
+        env.update(OPENBLAS_NUM_THREADS="1", CUDNN_DOCTOR_CPU_BASELINE=side)
+    done = subprocess.run([sys.executable, __file__, "--side", side, "--repeats", str(repeats), "--threads", str(threads)],
+                          env=env, capture_output=True, text=True, check=True)
+    return dict(json.loads(done.stdout.strip().splitlines()[-1]), out=env["BENCH_OUT"])
 
 
 def main() -> None:
-    threads = len(os.sched_getaffinity(0))
-    torch.set_num_threads(threads)
-    rng = np.random.default_rng(0)
-    for name, (n, c, h, k) in SHAPES.items():
-        x = rng.standard_normal((n, h, h, c)).astype(np.float32)
-        w = rng.standard_normal((k, 3, 3, c)).astype(np.float32)
-        dy = rng.standard_normal((n, h, h, k)).astype(np.float32)
-        ours = [median_ms(lambda: ref.conv_forward(x, w, 1, 1, threads)),  # noqa: B023 - called at once
-                median_ms(lambda: ref.conv_backward_data(dy, w, 1, 1, (h, h), threads)),  # noqa: B023
-                median_ms(lambda: ref.conv_backward_filter(x, dy, (3, 3), 1, 1, threads))]  # noqa: B023
-        nchw = [torch.from_numpy(a).permute(0, 3, 1, 2).contiguous() for a in (x, w, dy)]
-        with torch.no_grad():
-            plain = torch_times(*nchw)
-            last = torch_times(*(a.to(memory_format=torch.channels_last) for a in nchw))
-        for index, label in enumerate(("fwd", "bwd-data", "bwd-filter")):
-            print(f"| {name} | conv-{label} | {threads} | {ours[index]:.1f} | {plain[index]:.1f} | {last[index]:.1f} | "
-                  f"{plain[index] / ours[index]:.2f} | {last[index] / ours[index]:.2f} |", flush=True)
-    for name, (seq, batch, hidden) in LSTMS.items():
-        lstm = torch.nn.LSTM(hidden, hidden).eval()
-        inputs = torch.from_numpy(rng.uniform(-1, 1, (seq, batch, hidden)).astype(np.float32))
-        w, r = lstm.weight_ih_l0.detach().numpy(), lstm.weight_hh_l0.detach().numpy()
-        bias = (lstm.bias_ih_l0 + lstm.bias_hh_l0).detach().numpy()
-        packed = ref.LstmWeights.pack(w, r, bias)  # once, as nn.LSTM holds its weights
-        ours_ms = median_ms(lambda: ref.lstm_forward(inputs.numpy(), packed, threads))  # noqa: B023
-        with torch.no_grad():
-            theirs_ms = median_ms(lambda: lstm(inputs))  # noqa: B023
-            error = ref.scaled_error(ref.lstm_forward(inputs.numpy(), packed, threads), lstm(inputs)[0].numpy())
-        print(f"| {name} | lstm-fwd {seq}x{batch}x{hidden} | {threads} | {ours_ms:.1f} | {theirs_ms:.1f} | - | "
-              f"{theirs_ms / ours_ms:.2f} | - | (max error against torch {error:.1e}) |", flush=True)
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--side", choices=SIDES)
+    parser.add_argument("--repeats", type=int, default=9)
+    parser.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)))
+    options = parser.parse_args()
+    if options.side:
+        if options.side.startswith("torch"):
+            print(json.dumps(_torch(options.repeats, options.threads, options.side == "torch-cl")))
+        else:
+            print(json.dumps(_ours(options.repeats, options.threads)))
+        return
+    results = {side: _side(side, options.repeats, options.threads) for side in SIDES}
+    for side in SIDES:
+        print(f"{side}: {results[side]['baseline']}")
+    print("| shape | workload | threads | ours ms | NumPy-only ms | torch ms | torch channels-last ms | "
+          "ours/torch | ours/channels-last |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    ours, numpy_only, plain, last = (results[side] for side in SIDES)
+    for key in (k for k in ours if k not in ("baseline", "out")):
+        name, workload = key.split(" ")
+        conv = workload.startswith("conv")
+        # throughput ratio: the same work, so time theirs / time ours
+        print(f"| {name} | {workload} | {options.threads} | {ours[key]:.2f} | {numpy_only[key]:.2f} | {plain[key]:.2f} | "
+              + (f"{last[key]:.2f} |" if conv else "- |")
+              + f" {plain[key] / ours[key]:.2f} | " + (f"{last[key] / ours[key]:.2f} |" if conv else "- |"))
+    for name in LSTMS:
+        a, b = np.load(f"{ours['out']}-{name}.npy"), np.load(f"{plain['out']}-{name}.npy")
+        print(f"LSTM {name}: max |ours - torch| / max |torch| = {float(np.abs(a - b).max() / np.abs(b).max()):.1e}")
 
 
 if __name__ == "__main__":

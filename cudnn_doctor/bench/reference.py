@@ -28,6 +28,8 @@ from typing import Any
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from cudnn_doctor.bench import compiled
+
 _POOLS: dict[int, ThreadPoolExecutor] = {}
 _LOCAL = threading.local()
 
@@ -50,15 +52,7 @@ def _blas_setters() -> list[Callable[[int], Any]]:
         import ctypes
 
         setters: list[Callable[[int], Any]] = []
-        paths: list[str] = []
-        try:
-            with open("/proc/self/maps") as maps:
-                for line in maps:
-                    path = line.split()[-1] if line.strip() else ""
-                    if ("blas" in path.lower() or "mkl_rt" in path) and path not in paths and path.startswith("/"):
-                        paths.append(path)
-        except OSError:
-            pass
+        paths = compiled.blas_libraries()
         for path in paths:
             try:
                 library = ctypes.CDLL(path)
@@ -213,7 +207,13 @@ def conv_forward(x: np.ndarray, w: np.ndarray, pad: int, stride: int, threads: i
     k, r, s, _ = w.shape
     p, q = (h + 2 * pad - r) // stride + 1, (wd + 2 * pad - s) // stride + 1
     filters_t = np.ascontiguousarray(w.reshape(k, r * s * c).T, dtype=np.float32)
+    kernels = compiled.get()
     with blas_threads(1):
+        if kernels is not None:
+            try:
+                return kernels.conv_forward(x, filters_t, (r, s), (p, q), pad, stride, 1, threads)
+            except compiled.Failed:
+                pass
         return _correlate(np.asarray(x, np.float32), filters_t, r, s, wd + 2 * pad, pad, 1, stride, (p, q), threads)
 
 
@@ -227,7 +227,13 @@ def conv_backward_data(dy: np.ndarray, w: np.ndarray, pad: int, stride: int, hw:
         raise ValueError("the backward-data reference needs a square filter and pad <= filter size - 1")
     h, wd = hw
     flipped_t = np.ascontiguousarray(w[:, ::-1, ::-1, :].transpose(1, 2, 0, 3).reshape(r * s * k, c), dtype=np.float32)
+    kernels = compiled.get()
     with blas_threads(1):
+        if kernels is not None:
+            try:
+                return kernels.conv_forward(dy, flipped_t, (r, s), (h, wd), r - 1 - pad, 1, stride, threads)
+            except compiled.Failed:
+                pass
         return _correlate(np.asarray(dy, np.float32), flipped_t, r, s, wd + s - 1, r - 1 - pad, stride, 1, (h, wd),
                           threads)
 
@@ -241,6 +247,13 @@ def conv_backward_filter(x: np.ndarray, dy: np.ndarray, rs: tuple[int, int], pad
     r, s = rs
     x = np.asarray(x, np.float32)
     dy = np.asarray(dy, np.float32)
+    kernels = compiled.get()
+    if kernels is not None:
+        try:
+            with blas_threads(1):
+                return kernels.conv_backward_filter(x, dy, rs, pad, stride, threads)
+        except compiled.Failed:
+            pass
     buffer, _ = _padded(x, (p - 1) * stride + r, wd + 2 * pad, pad, 1)
 
     def work(images: tuple[int, int]) -> np.ndarray:
@@ -297,6 +310,14 @@ def lstm_forward(x: np.ndarray, weights: LstmWeights, threads: int = 1) -> np.nd
     thread with the threads inside BLAS. It works transposed (gates as 4H × B), which gives
     BLAS 4H rows to share out instead of B (measured faster on 16 threads); the input projection
     of all steps is one GEMM up front. The result is a transposed view of the (T, H, B) states."""
+    kernels = compiled.get()
+    if kernels is not None:
+        try:
+            with blas_threads(1):
+                states = kernels.lstm_forward(x, weights.input, weights.recurrent, weights.bias, threads)
+            return states.transpose(0, 2, 1)
+        except compiled.Failed:
+            pass
     t_steps, batch, features = x.shape
     hidden = weights.recurrent.shape[1]
     inputs = np.ascontiguousarray(x, dtype=np.float32).reshape(t_steps * batch, features)

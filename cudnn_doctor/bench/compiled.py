@@ -1,0 +1,271 @@
+"""The compiled CPU baseline: cpu_kernels.c, built once per machine with its C compiler, driving
+the sgemm of the BLAS NumPy itself uses (found in this process, called with its address).
+
+NumPy alone loses most of its time on small shapes to the GIL and to per-call overhead between
+the pieces of work (benchmarks/README.md); these loops run them in C threads, blocked for the
+cache, as PyTorch's oneDNN does. Where there is no C compiler or no usable BLAS, or
+CUDNN_DOCTOR_CPU_BASELINE=numpy, reference.py runs its NumPy code instead; the bench reports
+which one ran.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+SOURCE = Path(__file__).with_name("cpu_kernels.c")
+FLAGS = ("-O3", "-fno-trapping-math", "-Werror=implicit-function-declaration", "-std=c11", "-shared", "-fPIC", "-pthread")  # no FP traps: lets the gate loop vectorise
+NATIVE = "-march=native"  # built on the machine it runs on; tried first, dropped if the compiler refuses it
+ENV = "CUDNN_DOCTOR_CPU_BASELINE"  # auto (default) | numpy | compiled
+# cblas_sgemm under the names NumPy's BLAS builds export it, and whether its integers are 64-bit
+SGEMM_SYMBOLS = (("scipy_cblas_sgemm64_", True), ("cblas_sgemm64_", True), ("cblas_sgemm_64", True),
+                 ("scipy_cblas_sgemm", False), ("cblas_sgemm", False))
+BLOCK_BYTES = 512 << 10  # a thread's im2col block: stays in its core's L2 cache next to the filters
+BLOCK_PIXELS = 128  # but at least this many output pixels, for a GEMM BLAS runs at speed
+
+i64 = ctypes.c_int64
+
+
+class Unavailable(Exception):
+    """Why the compiled baseline cannot run here (one line)."""
+
+
+def blas_libraries() -> list[str]:
+    """The BLAS libraries loaded in this process (NumPy's OpenBLAS under its various names, MKL),
+    from /proc/self/maps; empty where there is none (other systems)."""
+    paths: list[str] = []
+    try:
+        with open("/proc/self/maps") as maps:
+            for line in maps:
+                path = line.split()[-1] if line.strip() else ""
+                if path.startswith("/") and ("blas" in Path(path).name.lower() or "mkl_rt" in path) and path not in paths:
+                    paths.append(path)
+    except OSError:
+        pass
+    return paths
+
+
+def _sgemm() -> tuple[int, bool, str]:
+    """(address of cblas_sgemm, 64-bit integers, library path) of NumPy's BLAS."""
+    for path in blas_libraries():
+        try:
+            library = ctypes.CDLL(path)
+        except OSError:
+            continue
+        for name, ilp64 in SGEMM_SYMBOLS:
+            function = getattr(library, name, None)
+            if function is not None:
+                return ctypes.cast(function, ctypes.c_void_p).value or 0, ilp64, path
+    raise Unavailable("no cblas_sgemm in NumPy's BLAS")
+
+
+def _compiler() -> list[str]:
+    command = os.environ.get("CC", "").split()
+    if command and shutil.which(command[0]):
+        return command
+    for name in ("cc", "gcc", "clang"):
+        found = shutil.which(name)
+        if found:
+            return [found]
+    raise Unavailable("no C compiler (cc, gcc or clang; or set CC)")
+
+
+def _cpu_identity() -> str:
+    """What -march=native depends on: the CPU's model and flags (a cache shared over NFS may be
+    read by other machines)."""
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            lines = [line for line in cpuinfo if line.startswith(("model name", "flags", "Features", "CPU part"))]
+        return "".join(sorted(set(lines)))
+    except OSError:
+        return platform.processor()
+
+
+def _build(compiler: list[str]) -> tuple[Path, str]:
+    """The shared library for this source, compiler and CPU: from the cache, or compiled into it."""
+    from cudnn_doctor.cache import cache_dir
+
+    version = subprocess.run([*compiler, "--version"], capture_output=True, text=True, timeout=30).stdout
+    source = SOURCE.read_bytes()
+    identity = "\0".join([" ".join(compiler), version, _cpu_identity(), platform.machine(), " ".join(FLAGS)])
+    digest = hashlib.sha256(source + identity.encode()).hexdigest()[:24]
+    name = (version.splitlines() or [Path(compiler[0]).name])[0].strip()
+    folder = cache_dir() / "cpu-kernels"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        folder = Path(tempfile.mkdtemp(prefix="cudnn-doctor-kernels-"))
+    target = folder / f"cpu_kernels-{digest}.so"
+    if target.exists():
+        return target, name
+    handle, temporary = tempfile.mkstemp(suffix=".so", dir=folder)
+    os.close(handle)
+    try:
+        error = ""
+        for extra in ([NATIVE], []):
+            done = subprocess.run([*compiler, *FLAGS, *extra, str(SOURCE), "-o", temporary, "-lm"],
+                                  capture_output=True, text=True, timeout=300)
+            if done.returncode == 0:
+                os.replace(temporary, target)  # atomic: a concurrent bench sees the old file or the whole new one
+                return target, name
+            error = (done.stderr.strip().splitlines() or ["failed"])[-1]
+        raise Unavailable(f"{Path(compiler[0]).name} could not build {SOURCE.name}: {error}")
+    finally:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+
+
+class Failed(RuntimeError):
+    """The kernels could not start their threads: nothing ran; the caller runs NumPy instead."""
+
+
+_SCRATCH: dict[str, np.ndarray] = {}
+
+
+def _scratch(name: str, size: int) -> np.ndarray:
+    """A float32 buffer of SIZE elements kept between calls (grown when too small): a fresh one
+    costs a page fault per 4 KiB inside the timing."""
+    array = _SCRATCH.get(name)
+    if array is None or array.size < size:
+        array = _SCRATCH[name] = np.empty(size, dtype=np.float32)
+    return array[:size]
+
+
+def _pointer(array: np.ndarray) -> int:
+    return int(array.ctypes.data)
+
+
+@dataclass(frozen=True)
+class Kernels:
+    library: ctypes.CDLL
+    sgemm: int
+    ilp64: bool
+    compiler: str  # the compiler's first --version line
+    blas: str  # the BLAS library's file name
+
+    @property
+    def description(self) -> str:
+        return f"C threads around {self.blas} sgemm, built with {self.compiler}"
+
+    @staticmethod
+    def _check(status: int) -> None:
+        if status != 0:
+            raise Failed("the compiled CPU baseline could not start its threads")
+
+    @staticmethod
+    def _block(pixels: int, depth: int, threads: int) -> tuple[int, int]:
+        """(output pixels per GEMM, threads): blocks that fit the cache, no thread without a block."""
+        block = max(BLOCK_PIXELS, BLOCK_BYTES // (4 * depth))
+        return block, max(1, min(threads, -(-pixels // block)))
+
+    def conv_forward(self, source: np.ndarray, filters_t: np.ndarray, rs: tuple[int, int], out_hw: tuple[int, int],
+                     offset: int, stride: int, dilation: int, threads: int) -> np.ndarray:
+        """out (N,P,Q,K) = correlation of SOURCE (N,H,W,C), set in a virtual zero-padded input at
+        (OFFSET, OFFSET) with DILATION-1 zeros between its elements, with FILTERS_T (R·S·C, K)."""
+        source = np.ascontiguousarray(source, dtype=np.float32)
+        filters_t = np.ascontiguousarray(filters_t, dtype=np.float32)
+        n, h, w, c = source.shape
+        depth, k = filters_t.shape
+        p, q = out_hw
+        out = np.empty((n, p, q, k), dtype=np.float32)
+        block, threads = self._block(n * p * q, depth, threads)
+        scratch = _scratch("im2col", threads * block * depth)
+        self._check(self.library.cd_conv_forward(
+            self.sgemm, int(self.ilp64), _pointer(source), n, h, w, c, _pointer(filters_t), k, rs[0], rs[1], p, q,
+            offset, stride, dilation, _pointer(out), _pointer(scratch), block, threads))
+        return out
+
+    def conv_backward_filter(self, x: np.ndarray, dy: np.ndarray, rs: tuple[int, int], pad: int, stride: int,
+                             threads: int) -> np.ndarray:
+        """dw (K,R,S,C) = dyᵀ · im2col(x)."""
+        x = np.ascontiguousarray(x, dtype=np.float32)
+        dy = np.ascontiguousarray(dy, dtype=np.float32)
+        n, h, w, c = x.shape
+        _, p, q, k = dy.shape
+        r, s = rs
+        depth = r * s * c
+        out = np.empty((k, r, s, c), dtype=np.float32)
+        block, threads = self._block(n * p * q, depth, threads)
+        scratch = _scratch("im2col", threads * block * depth)
+        partials = _scratch("partials", threads * k * depth)
+        self._check(self.library.cd_conv_backward_filter(
+            self.sgemm, int(self.ilp64), _pointer(x), n, h, w, c, _pointer(dy), k, r, s, p, q, pad, stride,
+            _pointer(out), _pointer(partials), _pointer(scratch), block, threads))
+        return out
+
+    def lstm_forward(self, inputs: np.ndarray, input_weights: np.ndarray, recurrent: np.ndarray, bias: np.ndarray,
+                     threads: int) -> np.ndarray:
+        """states (T, H, B) from inputs (T, B, I), weights and bias as LstmWeights lays them out."""
+        steps, batch, features = inputs.shape
+        hidden = recurrent.shape[1]
+        threads = max(1, min(threads, hidden))
+        inputs = np.ascontiguousarray(inputs, dtype=np.float32)
+        bias = np.ascontiguousarray(bias, dtype=np.float32).reshape(-1)
+        states = np.empty((steps, hidden, batch), dtype=np.float32)
+        scratch = _scratch("lstm", threads * self.library.cd_lstm_scratch(steps, batch, features, hidden, threads))
+        self._check(self.library.cd_lstm_forward(
+            self.sgemm, int(self.ilp64), _pointer(inputs), _pointer(input_weights), _pointer(recurrent),
+            _pointer(bias), _pointer(states), _pointer(scratch), steps, batch, features, hidden, threads))
+        return states
+
+
+def _load() -> Kernels:
+    if sys.platform != "linux" and not sys.platform.startswith("freebsd"):
+        raise Unavailable(f"the compiled baseline is built on Linux only (this is {sys.platform})")
+    sgemm, ilp64, blas = _sgemm()
+    path, compiler = _build(_compiler())
+    try:
+        library = ctypes.CDLL(str(path))
+    except OSError as error:
+        raise Unavailable(f"could not load {path.name}: {error}") from None
+    pointer = ctypes.c_void_p
+    integer = ctypes.c_int
+    library.cd_conv_forward.argtypes = [pointer, integer, pointer, i64, i64, i64, i64, pointer, i64, i64, i64, i64,
+                                        i64, i64, i64, i64, pointer, pointer, i64, integer]
+    library.cd_conv_backward_filter.argtypes = [pointer, integer, pointer, i64, i64, i64, i64, pointer, i64, i64,
+                                                i64, i64, i64, i64, i64, pointer, pointer, pointer, i64, integer]
+    library.cd_lstm_forward.argtypes = [pointer, integer, pointer, pointer, pointer, pointer, pointer, pointer, i64,
+                                        i64, i64, i64, integer]
+    library.cd_lstm_scratch.argtypes = [i64, i64, i64, i64, integer]
+    library.cd_lstm_scratch.restype = i64
+    for function in (library.cd_conv_forward, library.cd_conv_backward_filter, library.cd_lstm_forward):
+        function.restype = integer
+    return Kernels(library, sgemm, ilp64, compiler, Path(blas).name)
+
+
+_LOADED: Kernels | Unavailable | None = None
+
+
+def get() -> Kernels | None:
+    """The compiled kernels, or None where the NumPy baseline runs (see reason())."""
+    choice = os.environ.get(ENV, "auto").strip().lower() or "auto"
+    if choice == "numpy":
+        return None
+    global _LOADED
+    if _LOADED is None:
+        try:
+            _LOADED = _load()
+        except (Unavailable, OSError, subprocess.SubprocessError) as error:
+            _LOADED = Unavailable(str(error) or type(error).__name__)
+    if isinstance(_LOADED, Unavailable):
+        if choice == "compiled":
+            raise _LOADED
+        return None
+    return _LOADED
+
+
+def reason() -> str | None:
+    """Why the NumPy baseline runs instead of the compiled one, if it does."""
+    if os.environ.get(ENV, "auto").strip().lower() == "numpy":
+        return f"{ENV}=numpy"
+    return str(_LOADED) if isinstance(_LOADED, Unavailable) else None
