@@ -71,6 +71,8 @@ def test_fake_gpu_convolutions_are_checked_and_lstm_failure_is_cd602(machine):
         assert by_name[name]["ok"] is True, by_name[name]
         assert by_name[name]["max_error"] < 1e-5
         assert by_name[name]["checked"] == "full" and by_name[name]["cpu_ms"] > 0
+        # the machine's gcc builds the compiled baseline into the test's cache
+        assert by_name[name]["cpu_baseline"].startswith("compiled with ")
         assert by_name[name]["algo"]
         # the fake has no backend (graph) API: the legacy cudnnFind*Ex path runs instead
         assert by_name[name]["api"] == "legacy" and "graph_api_error" not in by_name[name]
@@ -100,6 +102,13 @@ def test_api_graph_on_a_cudnn_without_it_is_a_usage_error(machine):
     assert len(result.stderr.strip().splitlines()) == 1
 
 
+def test_without_a_compiler_the_numpy_baseline_runs_and_the_output_says_why(machine):
+    machine.env["CC"] = "false"
+    result = bench(machine, "--size", "tiny", "--repeats", "2", "--workload", "conv", *fakes())
+    assert result.returncode == 0, result.stdout
+    assert " threads, NumPy (false could not build cpu_kernels.c: failed)" in result.stdout
+
+
 def test_api_legacy_runs_the_find_path(machine):
     result = bench(machine, "--json", "--size", "tiny", "--repeats", "2", "--workload", "conv", "--api", "legacy",
                    *fakes())
@@ -114,6 +123,7 @@ def test_cudnn_7_without_the_v8_rnn_api_runs_the_convolutions_and_skips_the_lstm
     assert "cuDNN 7.6.5:" in result.stdout
     lstm_line = next(line for line in result.stdout.splitlines() if line.startswith("lstm-fwd"))
     assert "skipped (CD607)" in lstm_line
+    assert "CPU ms: float32 NHWC reference on " in result.stdout and " threads, compiled with " in result.stdout
     assert "CD607 Workload not available in this cuDNN" in result.stdout and "cudnnRNNForward" in result.stdout
     assert "bench passed: 3 workload(s) checked against the CPU reference, 1 not available in this cuDNN" \
         in result.stdout

@@ -1,10 +1,12 @@
-"""The CPU reference of `cudnn-doctor bench` against hand-computed results and naive loops."""
+"""The CPU reference of `cudnn-doctor bench` against hand-computed results and naive loops, in both
+of its implementations: the compiled kernels (built here with the machine's gcc) and NumPy alone."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+from cudnn_doctor.bench import compiled
 from cudnn_doctor.bench import reference as ref
 from cudnn_doctor.bench.workloads import (
     CONV_SHAPES,
@@ -15,6 +17,20 @@ from cudnn_doctor.bench.workloads import (
     lstm_flops,
     tolerance,
 )
+
+
+@pytest.fixture(scope="module")
+def kernel_cache(tmp_path_factory):
+    return tmp_path_factory.mktemp("cache")
+
+
+@pytest.fixture(params=["compiled", "numpy"])
+def baseline(request, monkeypatch, kernel_cache):
+    """Each test runs with each implementation; "compiled" fails the test where it cannot build."""
+    monkeypatch.setenv("CUDNN_DOCTOR_CACHE_DIR", str(kernel_cache))
+    monkeypatch.setenv(compiled.ENV, request.param)
+    assert ref.baseline().startswith("compiled with" if request.param == "compiled" else "NumPy")
+    return request.param
 
 
 def naive_conv(x, w, pad, stride):
@@ -45,12 +61,15 @@ def naive_conv(x, w, pad, stride):
     (2, 4, 4, 2, 3, 1, 0, 1),
 ])
 @pytest.mark.parametrize("threads,split", [(1, "default"), (3, "default"), (3, "rows"), (2, "images")])
-def test_convolution_matches_naive_loops(n, h, w, c, k, r, pad, stride, threads, split, monkeypatch):
-    """SPLIT forces each way the work is cut: a worker per image run, blocks of rows of one
-    image, blocks of several whole images (the built-in shapes are too big to test here)."""
+def test_convolution_matches_naive_loops(n, h, w, c, k, r, pad, stride, threads, split, monkeypatch, baseline):
+    """SPLIT forces each way the work is cut. NumPy: a worker per image run, blocks of rows of
+    one image, blocks of several whole images. Compiled: a GEMM per output pixel, or one GEMM
+    for a thread's whole share (the built-in shapes are too big to test here)."""
     if split != "default":
         monkeypatch.setattr(ref, "FLOPS_PER_WORKER", 1.0)
         monkeypatch.setattr(ref, "BLOCK_BYTES", 1 if split == "rows" else 1 << 20)
+        monkeypatch.setattr(compiled, "BLOCK_BYTES", 1 if split == "rows" else 1 << 30)
+        monkeypatch.setattr(compiled, "BLOCK_PIXELS", 1)
     rng = np.random.default_rng(n * 100 + h * 10 + stride)
     x = rng.uniform(-1, 1, (n, h, w, c)).astype(np.float32)
     filters = rng.uniform(-1, 1, (k, r, r, c)).astype(np.float32)
@@ -63,7 +82,7 @@ def test_convolution_matches_naive_loops(n, h, w, c, k, r, pad, stride, threads,
     assert ref.scaled_error(ref.conv_backward_filter(x, dy, (r, r), pad, stride, threads), dw_expected) < 1e-6
 
 
-def test_convolution_hand_computed():
+def test_convolution_hand_computed(baseline):
     # a 3x3 image 1..9, a 3x3 filter of ones, pad 1: each output is the sum of its neighbourhood
     x = np.arange(1, 10, dtype=np.float32).reshape(1, 3, 3, 1)
     ones = np.ones((1, 3, 3, 1), dtype=np.float32)
@@ -94,8 +113,8 @@ def naive_lstm(x, w, r, b):
     return np.stack(ys)
 
 
-@pytest.mark.parametrize("threads", [1, 2])
-def test_lstm_matches_naive_loop(threads):
+@pytest.mark.parametrize("threads", [1, 2, 3, 8])  # 3: shares of 1, 1 and 2 units; 8: more threads than units
+def test_lstm_matches_naive_loop(threads, baseline):
     rng = np.random.default_rng(7)
     steps, batch, features, hidden = 9, 3, 5, 4
     x = rng.uniform(-1, 1, (steps, batch, features)).astype(np.float32)
@@ -105,7 +124,7 @@ def test_lstm_matches_naive_loop(threads):
     assert ref.scaled_error(ref.lstm_forward(x, ref.LstmWeights.pack(w, r, b), threads), naive_lstm(x, w, r, b)) < 1e-6
 
 
-def test_lstm_hand_computed_single_unit():
+def test_lstm_hand_computed_single_unit(baseline):
     # one unit, one step, zero weights but a bias: i = f = o = σ(0) = 1/2, g = tanh(0) = 0 -> h = 0;
     # with g's bias 1: c = tanh(1)/2, h = tanh(c)/2
     x = np.zeros((1, 1, 1), dtype=np.float32)

@@ -14,6 +14,7 @@ import ctypes
 import hashlib
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -77,7 +78,7 @@ def _compiler() -> list[str]:
         found = shutil.which(name)
         if found:
             return [found]
-    raise Unavailable("no C compiler (cc, gcc or clang; or set CC)")
+    raise Unavailable("no C compiler: install gcc, or set CC")
 
 
 def _cpu_identity() -> str:
@@ -91,23 +92,26 @@ def _cpu_identity() -> str:
         return platform.processor()
 
 
-def _build(compiler: list[str]) -> tuple[Path, str]:
-    """The shared library for this source, compiler and CPU: from the cache, or compiled into it."""
+def _build(compiler: list[str]) -> tuple[Path, str, Path | None]:
+    """The shared library for this source, compiler and CPU: from the cache, or compiled into it
+    (or, where the cache cannot be written, into a temporary folder, returned to be removed once
+    the library is loaded)."""
     from cudnn_doctor.cache import cache_dir
 
     version = subprocess.run([*compiler, "--version"], capture_output=True, text=True, timeout=30).stdout
     source = SOURCE.read_bytes()
     identity = "\0".join([" ".join(compiler), version, _cpu_identity(), platform.machine(), " ".join(FLAGS)])
     digest = hashlib.sha256(source + identity.encode()).hexdigest()[:24]
-    name = (version.splitlines() or [Path(compiler[0]).name])[0].strip()
-    folder = cache_dir() / "cpu-kernels"
+    numbers = re.findall(r"\b\d+\.\d+(?:\.\d+)?\b", (version.splitlines() or [""])[0])
+    name = f"{Path(compiler[0]).name} {numbers[-1]}" if numbers else Path(compiler[0]).name
+    folder, temporary_folder = cache_dir() / "cpu-kernels", None
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError:
-        folder = Path(tempfile.mkdtemp(prefix="cudnn-doctor-kernels-"))
+        folder = temporary_folder = Path(tempfile.mkdtemp(prefix="cudnn-doctor-kernels-"))
     target = folder / f"cpu_kernels-{digest}.so"
     if target.exists():
-        return target, name
+        return target, name, temporary_folder
     handle, temporary = tempfile.mkstemp(suffix=".so", dir=folder)
     os.close(handle)
     try:
@@ -117,8 +121,10 @@ def _build(compiler: list[str]) -> tuple[Path, str]:
                                   capture_output=True, text=True, timeout=300)
             if done.returncode == 0:
                 os.replace(temporary, target)  # atomic: a concurrent bench sees the old file or the whole new one
-                return target, name
+                return target, name, temporary_folder
             error = (done.stderr.strip().splitlines() or ["failed"])[-1]
+        if temporary_folder is not None:
+            shutil.rmtree(temporary_folder, ignore_errors=True)
         raise Unavailable(f"{Path(compiler[0]).name} could not build {SOURCE.name}: {error}")
     finally:
         if os.path.exists(temporary):
@@ -150,12 +156,15 @@ class Kernels:
     library: ctypes.CDLL
     sgemm: int
     ilp64: bool
-    compiler: str  # the compiler's first --version line
+    compiler: str  # the compiler and its version, "gcc 13.3.0"
     blas: str  # the BLAS library's file name
 
     @property
     def description(self) -> str:
-        return f"C threads around {self.blas} sgemm, built with {self.compiler}"
+        """"gcc 13.3.0 around NumPy's OpenBLAS sgemm"."""
+        name = self.blas.lower()
+        blas = "OpenBLAS" if "openblas" in name else "MKL" if "mkl" in name else self.blas
+        return f"{self.compiler} around NumPy's {blas} sgemm"
 
     @staticmethod
     def _check(status: int) -> None:
@@ -223,11 +232,14 @@ def _load() -> Kernels:
     if sys.platform != "linux" and not sys.platform.startswith("freebsd"):
         raise Unavailable(f"the compiled baseline is built on Linux only (this is {sys.platform})")
     sgemm, ilp64, blas = _sgemm()
-    path, compiler = _build(_compiler())
+    path, compiler, temporary_folder = _build(_compiler())
     try:
         library = ctypes.CDLL(str(path))
     except OSError as error:
         raise Unavailable(f"could not load {path.name}: {error}") from None
+    finally:
+        if temporary_folder is not None:  # loaded (or not): the file is no longer needed
+            shutil.rmtree(temporary_folder, ignore_errors=True)
     pointer = ctypes.c_void_p
     integer = ctypes.c_int
     library.cd_conv_forward.argtypes = [pointer, integer, pointer, i64, i64, i64, i64, pointer, i64, i64, i64, i64,

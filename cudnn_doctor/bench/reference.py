@@ -34,6 +34,14 @@ _POOLS: dict[int, ThreadPoolExecutor] = {}
 _LOCAL = threading.local()
 
 
+def baseline() -> str:
+    """What computes the CPU baseline in this process: the compiled kernels, or NumPy and why."""
+    kernels = compiled.get()
+    if kernels is not None:
+        return f"compiled with {kernels.description}"
+    return f"NumPy ({compiled.reason() or 'the compiled kernels are not available'})"
+
+
 def default_threads() -> int:
     try:
         return max(1, len(os.sched_getaffinity(0)))

@@ -89,7 +89,8 @@ def render_bench(bench: BenchReport, console: Any, verbose: bool = False) -> Non
                           + ("a CUDA graph of back-to-back calls (the GPU's time)" if graph else
                              "back-to-back calls on a stream"))
             if any(r.get("cpu_ms") for r in rows):
-                console.print(f"  CPU ms: NumPy float32 NHWC reference on {threads} threads")
+                computed = next((r["cpu_baseline"] for r in rows if r.get("cpu_baseline")), "NumPy")
+                console.print(f"  CPU ms: float32 NHWC reference on {threads} threads, {computed}")
             if verbose:
                 for r in rows:
                     if r.get("stream_ms"):
