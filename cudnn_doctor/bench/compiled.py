@@ -25,7 +25,9 @@ from pathlib import Path
 import numpy as np
 
 SOURCE = Path(__file__).with_name("cpu_kernels.c")
-FLAGS = ("-O3", "-fno-trapping-math", "-Werror=implicit-function-declaration", "-std=c11", "-shared", "-fPIC", "-pthread")  # no FP traps: lets the gate loop vectorise
+# -fno-trapping-math: no FP traps, which lets gcc vectorise the LSTM's gate loop (its clamps)
+FLAGS = ("-O3", "-fno-trapping-math", "-Werror=implicit-function-declaration", "-std=c11", "-shared", "-fPIC",
+         "-pthread")
 NATIVE = "-march=native"  # built on the machine it runs on; tried first, dropped if the compiler refuses it
 ENV = "CUDNN_DOCTOR_CPU_BASELINE"  # auto (default) | numpy | compiled
 # cblas_sgemm under the names NumPy's BLAS builds export it, and whether its integers are 64-bit
