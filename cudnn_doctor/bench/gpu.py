@@ -95,6 +95,18 @@ class Gpu:
         self.allocations.clear()
 
 
+def _poisoned_run(rt: Cudart, operation: Callable[[], None], output: int, stored: np.ndarray) -> np.ndarray:
+    """Poison OUTPUT (0xFF bytes are NaN in every float format), run OPERATION once more and read
+    the output back into STORED: an element the algorithm forgot to write fails the check."""
+    rt.synchronize()
+    rt.memset(output, 0xFF, stored.nbytes)
+    rt.synchronize()
+    operation()
+    rt.synchronize()
+    rt.download(stored, output)
+    return stored
+
+
 def time_ms(gpu: Gpu, operation: Callable[[], None], warmup: int, repeats: int) -> dict[str, Any]:
     """Median time of OPERATION in ms, after WARMUP runs, measured with CUDA events two ways:
     - 'stream': events around batches of back-to-back calls (each batch at least ~1 ms), so
@@ -307,15 +319,8 @@ def _run_conv_pass(gpu: Gpu, name: str, conv: int, operands: tuple[Any, ...], pl
                 chosen["graph_api_error"] = graph_error
         operation = chosen.pop("run")
         timings = time_ms(gpu, operation, warmup, repeats)
-        # poison the output (0xFF bytes are NaN in every float format), run once more, read back:
-        # an element the algorithm forgot to write fails the check
-        stored = np.empty(_device_shape(out_shape, fmt), dtype=storage_dtype(dtype))
-        rt.synchronize()
-        rt.memset(out, 0xFF, stored.nbytes)
-        rt.synchronize()
-        operation()
-        rt.synchronize()
-        rt.download(stored, out)
+        stored = _poisoned_run(rt, operation, out, np.empty(_device_shape(out_shape, fmt),
+                                                             dtype=storage_dtype(dtype)))
     finally:
         descriptors.destroy_all()
     output = from_storage(stored, dtype)
@@ -558,13 +563,7 @@ def _run_lstm_algo(gpu: Gpu, shape: LstmShape, dtype: str, rng: np.random.Genera
                 raise dnn.CudnnError("cudnnRNNForward", status, lib.status_name(status))
 
         timings = time_ms(gpu, operation, warmup, repeats)
-        stored = np.empty((shape.seq, shape.batch, shape.hidden), dtype=store)
-        rt.synchronize()
-        rt.memset(y, 0xFF, stored.nbytes)
-        rt.synchronize()
-        operation()
-        rt.synchronize()
-        rt.download(stored, y)
+        stored = _poisoned_run(rt, operation, y, np.empty((shape.seq, shape.batch, shape.hidden), dtype=store))
         result = {
             "workload": "lstm-fwd",
             "algo": dnn.RNN_ALGO_NAMES.get(algo, str(algo)),
