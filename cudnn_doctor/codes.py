@@ -7,7 +7,11 @@ meaning; a retired code is marked retired, never reused.
 
 from __future__ import annotations
 
+import string
 from dataclasses import dataclass
+from typing import Any
+
+from cudnn_doctor.model import Finding
 
 
 @dataclass(frozen=True)
@@ -17,6 +21,7 @@ class Code:
     title: str
     explanation: str
     fix: str  # a template; rules fill in the {placeholders}
+    retired: bool = False  # a retired code is never reused and never produced again
 
 
 _CODES = (
@@ -247,3 +252,26 @@ CODES: dict[str, Code] = {code.code: code for code in _CODES}
 def lookup(code: str) -> Code | None:
     """The registry entry for CODE (case-insensitive), or None."""
     return CODES.get(code.upper())
+
+
+class _Fields(dict):  # type: ignore[type-arg]
+    def __missing__(self, key: str) -> str:
+        return "{" + key + "}"
+
+
+def finding(code: str, subject: str | None = None, refs: tuple[str, ...] = (), **fields: Any) -> Finding:
+    """The Finding for CODE, its registry text filled in from FIELDS: the one way any command makes one."""
+    entry = CODES[code]
+    if entry.retired:
+        raise ValueError(f"{code} is retired")
+    values = _Fields({key: "unknown" if value is None else value for key, value in fields.items()})
+    formatter = string.Formatter()
+    return Finding(
+        code=code,
+        severity=entry.severity,
+        title=entry.title,
+        detail=formatter.vformat(entry.explanation, (), values),
+        fix=formatter.vformat(entry.fix, (), values),
+        refs=refs,
+        subject=subject,
+    )

@@ -2,33 +2,12 @@
 
 from __future__ import annotations
 
-import string
 from typing import Any
 
-from cudnn_doctor.codes import CODES
+from cudnn_doctor.codes import finding
 from cudnn_doctor.model import ERROR, INFO, WARNING, Finding, Report, Summary
 
-
-class _Fields(dict):  # type: ignore[type-arg]
-    def __missing__(self, key: str) -> str:
-        return "{" + key + "}"
-
-
-def finding(code: str, subject: str | None = None, refs: tuple[str, ...] = (), severity: str | None = None,
-            **fields: Any) -> Finding:
-    """A Finding for CODE with its registry text filled in from FIELDS."""
-    entry = CODES[code]
-    values = _Fields({key: "unknown" if value is None else value for key, value in fields.items()})
-    formatter = string.Formatter()
-    return Finding(
-        code=code,
-        severity=severity or entry.severity,
-        title=entry.title,
-        detail=formatter.vformat(entry.explanation, (), values),
-        fix=formatter.vformat(entry.fix, (), values),
-        refs=refs,
-        subject=subject,
-    )
+__all__ = ["evaluate", "finding", "summarize"]
 
 
 def evaluate(report: Report, requirements: list[Any] | None = None) -> list[Finding]:
