@@ -1,0 +1,469 @@
+"""Facts from any pasted text, whatever its wording: libraries and how loading them failed, status and
+error codes by name or number, pairs of versions and what they belong to, GPU architectures, and the
+framework that printed it.
+
+The knowledge is data (compat/libraries.toml, compat/status_codes.toml). The text is read line by line
+with plain token scans and bounded patterns only, so the cost is linear in the input, and only the last
+MAX_BYTES of a log are read.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from cudnn_doctor.compat.data import load
+
+MAX_BYTES = 2_000_000  # a log is read from its end, where the error is
+MAX_LINE = 4096  # longer lines are read in pieces of this size
+MAX_LINES = 3000  # the last lines that can carry a fact, at most
+CONTEXT = 3  # lines kept on either side of one that can (a message wrapped over lines)
+
+# Lines without any of these cannot carry a fact; most of a long log is skipped on this test alone.
+TRIGGERS = ("cu", "dnn", "nvidia", "nvml", ".so", ".dll", "sm_", "gpu", "driver", "capability", "kernel image",
+            "java.library.path", "winerror", "loadlibrary", "dlopen", "dll load", "nvinfer", "tensorrt", "onnx",
+            "xla", "ptx", "jax", "paddle", "torch", "tensorflow", "nvrtc", "jitlink", "container", "falling back",
+            "no matching distribution", "satisfies the requirement", "nothing provides", "unsatisfiedlink",
+            "error 12", "error 19", "nd4j", "dl4j", "deeplearning4j", "theano", "模块", "モジュール", "모듈", "modul", "módulo", "модуль", "compute_")
+
+_TOKEN = re.compile(r"[A-Za-z0-9_.+\-]{1,300}")
+_DLL_NAME = re.compile(r"([a-z][a-z0-9_+\-]{0,80}?)(?:64)?((?:_[0-9][0-9.]{0,12}){0,3})")
+_STATUS_NAME = re.compile(r"\b(?:CUDNN_STATUS_[A-Z0-9_]{2,60}|CUDA_ERROR_[A-Z0-9_]{2,60}|NVML_ERROR_[A-Z0-9_]{2,60}"
+                          r"|cudaError[A-Za-z0-9]{2,60})")
+_STATUS_NUMBER = re.compile(r"(?i)\b(cudnn|cuda|nvml|cu[a-z]{2,30})\b[a-z_ ]{0,30}?"
+                            r"\b(?:error|failure|status|err|code)\b[\s:=(#]{0,4}(\d{1,4})\b")
+_ERROR_NUMBER = re.compile(r"(?i)\berror (\d{2,4}): ")
+_VERSION = re.compile(r"\(\s{0,2}\d{1,2},\s{0,2}\d{1,2},\s{0,2}\d{1,3}\s{0,2}\)|\b\d{1,2}(?:\.\d{1,4}){1,3}\b|\b\d{4,5}\b")
+_ARCH = re.compile(r"(?i)\b(?:sm|compute)_(\d{2,3})[a-z]?\b|capability\W{1,3}(?:of\s|is\s|sm_)?(\d{1,2})\.(\d)\b"
+                   r"|capability\W{1,3}\((\d{1,2}), (\d)\)")
+
+ARCH_CUES = ("no kernel image", "not compatible", "incompatible", "not supported", "unsupported", "no longer supports",
+             "too old", "not a recognized processor", "only supports", "minimum", "requires", "kernel binaries",
+             "arch_mismatch", "is not compatible", "does not support")
+BUILT_WORDS = ("compiled", "built", "linked", "source", "header", "expect", "requir", "need", "minimum", "at least",
+               "was made", "supports up to")
+FOUND_WORDS = ("found", "loaded", "runtime", "library is", "installed", "you have", "got", "detected", "current",
+               "while the library", "local installation", "your", "is older", "older than", "driver version")
+
+
+@dataclass(frozen=True)
+class Library:
+    file: str  # as written: libcudnn_cnn_infer.so.8, cudnn64_8.dll
+    name: str  # its row in libraries.toml: cudnn_cnn_infer
+    part: str  # driver | cuda | cudnn | framework
+    component: str
+    failure: str | None  # missing | symbol | version | wrong-arch | broken | init | load-failed | None
+    cuda_major: str | None = None
+    cudnn_major: str | None = None
+    cuda_version: str | None = None  # 11.0 from cudart64_110.dll / libcudart.so.11.0
+    framework: str | None = None
+    line: int = 0
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class Status:
+    api: str  # cudnn | cudart | driver | nvml
+    name: str
+    number: int
+    meaning: str
+    finding: str  # "" when it is no problem of the installation
+    how: str  # "name" | "number" | "message"
+    line: int = 0
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class VersionPair:
+    subject: str  # cudnn | cudnn-header | driver | cuda | tensorrt | framework
+    built: str
+    found: str
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class Arch:
+    compute_capability: str  # "8.6"
+    cue: str | None  # the words that say it does not fit, if any
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class Phrase:
+    text: str
+    finding: str
+    meaning: str
+    source: str
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class Facts:
+    libraries: tuple[Library, ...] = ()
+    statuses: tuple[Status, ...] = ()
+    versions: tuple[VersionPair, ...] = ()
+    archs: tuple[Arch, ...] = ()
+    phrases: tuple[Phrase, ...] = ()
+    frameworks: tuple[str, ...] = ()  # most mentioned first
+    lines: tuple[str, ...] = field(default=(), repr=False)  # the lines that can carry a fact (for the catalog)
+
+    @property
+    def framework(self) -> str | None:
+        return self.frameworks[0] if self.frameworks else None
+
+    def any(self) -> bool:
+        return bool(self.libraries or self.statuses or self.versions or self.archs or self.phrases)
+
+
+def to_text(data: bytes | str) -> str:
+    """Any bytes as text: the last MAX_BYTES, invalid UTF-8 replaced, NUL and other controls as spaces."""
+    if isinstance(data, str):
+        data = data[-MAX_BYTES:].encode("utf-8", "replace")
+    text = data[-MAX_BYTES:].decode("utf-8", "replace")
+    return text.translate(_CONTROLS)
+
+
+_CONTROLS = {code: " " for code in range(32) if chr(code) not in "\n\t"} | {127: " "}
+
+
+def candidate_lines(text: str) -> list[str]:
+    """The lines that can carry a fact and CONTEXT lines on either side of each (a message wrapped over lines),
+    long lines cut into pieces, the last MAX_LINES of them."""
+    pieces: list[str] = []
+    for raw in text.splitlines():
+        if len(raw) > MAX_LINE:
+            pieces.extend(raw[i:i + MAX_LINE] for i in range(0, len(raw), MAX_LINE))
+        else:
+            pieces.append(raw)
+    keep: set[int] = set()
+    for index, line in enumerate(pieces):
+        lower = line.lower()
+        if any(trigger in lower for trigger in TRIGGERS):
+            keep.update(range(index - CONTEXT, index + CONTEXT + 1))
+    kept = [pieces[index] for index in sorted(keep) if 0 <= index < len(pieces)]
+    return kept[-MAX_LINES:]
+
+
+def read(data: bytes | str) -> Facts:
+    """Every fact in DATA (bytes or text of any size)."""
+    lines = candidate_lines(to_text(data))
+    lowers = [line.lower() for line in lines]
+    libraries: list[Library] = []
+    statuses: list[Status] = []
+    versions: list[VersionPair] = []
+    archs: list[Arch] = []
+    phrases: list[Phrase] = []
+    for index, (line, lower) in enumerate(zip(lines, lowers, strict=True)):
+        libraries.extend(_libraries(index, line, lower, lowers))
+        statuses.extend(_statuses(index, line, lower))
+        pairs = _versions(index, line, lower)
+        if not pairs and index > 0:  # "X was built for:" on one line, the versions on the next
+            pairs = _versions(index, lines[index - 1] + " | " + line, lowers[index - 1] + " | " + lower)
+        versions.extend(pairs)
+        archs.extend(_archs(index, line, lower))
+        phrases.extend(_phrases(index, lower))
+    return Facts(libraries=tuple(libraries), statuses=tuple(_unique(statuses, lambda s: (s.api, s.name))),
+                 versions=tuple(_unique(versions, lambda v: (v.subject, v.built, v.found))),
+                 archs=tuple(_unique(archs, lambda a: (a.compute_capability, a.cue))),
+                 phrases=tuple(_unique(phrases, lambda p: p.text)), frameworks=_frameworks(lowers), lines=tuple(lines))
+
+
+def _unique(items: list[Any], key: Any) -> list[Any]:
+    seen: set[Any] = set()
+    out = []
+    for item in items:
+        if key(item) not in seen:
+            seen.add(key(item))
+            out.append(item)
+    return out
+
+
+# ----------------------------------------------------------------------------------------------- libraries
+
+
+@functools.cache
+def _library_table() -> tuple[dict[str, dict[str, Any]], list[tuple[str, dict[str, Any]]]]:
+    exact: dict[str, dict[str, Any]] = {}
+    prefixes: list[tuple[str, dict[str, Any]]] = []
+    for row in load("libraries").get("library", []):
+        if row["name"].endswith("*"):
+            prefixes.append((row["name"][:-1], row))
+        else:
+            exact[row["name"]] = row
+    return exact, prefixes
+
+
+@functools.cache
+def _failure_texts() -> tuple[tuple[str, str], ...]:
+    return tuple((row["text"], row["kind"]) for row in load("libraries").get("failure", []))
+
+
+def parse_library(token: str) -> tuple[dict[str, Any], str, str | None] | None:
+    """(row, file, version digits from the name) for a library file name, or None for any other token."""
+    file = token.strip(".:-+'\"")
+    lower = file.lower()
+    version: str | None = None
+    if lower.endswith(".dll"):
+        match = _DLL_NAME.fullmatch(lower[:-4])
+        if not match:
+            return None
+        base, suffix = match.group(1), match.group(2)
+        version = suffix.lstrip("_").split("_")[0] if suffix else None
+    else:
+        for extension in (".so", ".dylib"):
+            at = lower.find(extension)
+            if at > 0 and (len(lower) == at + len(extension) or lower[at + len(extension)] == "."):
+                base = lower[:at]
+                rest = lower[at + len(extension):].lstrip(".")
+                version = rest or None
+                break
+        else:
+            # a bare name, as Java prints it: "no jnicudnn in java.library.path"
+            base = lower
+        base = base.removeprefix("lib")
+    row = _lookup(base)
+    if row is None:
+        return None
+    if version and not re.fullmatch(r"\d{1,4}(?:\.\d{1,4}){0,3}", version):
+        version = None
+    return row, file, version
+
+
+def _lookup(base: str) -> dict[str, Any] | None:
+    exact, prefixes = _library_table()
+    for candidate in (base, base.removeprefix("jni")):
+        if candidate in exact:
+            return exact[candidate]
+    for prefix, row in prefixes:
+        if base.startswith(prefix):
+            return row
+    return None
+
+
+def _majors(row: dict[str, Any], version: str | None, dll: bool) -> dict[str, str | None]:
+    majors: dict[str, str | None] = {"cuda_major": None, "cudnn_major": None, "cuda_version": None}
+    if not version:
+        return majors
+    first = version.split(".")[0]
+    if row["major"] == "cuda":
+        if dll and "." not in version and len(first) >= 3:  # cudart64_110.dll, nvrtc64_112_0.dll
+            majors["cuda_version"] = f"{first[:-1]}.{first[-1]}"
+            majors["cuda_major"] = first[:-1]
+        elif len(first) <= 2:
+            majors["cuda_major"] = first
+            majors["cuda_version"] = version if "." in version else None
+    elif row["major"] == "cudnn" and len(first) <= 2:
+        majors["cudnn_major"] = first
+    elif row["major"] == "own":
+        majors["cuda_major"] = row.get("cuda_by_major", {}).get(first)
+    return majors
+
+
+def _libraries(index: int, line: str, lower: str, lowers: list[str]) -> list[Library]:
+    found: list[tuple[int, dict[str, Any], str, str | None]] = []
+    java = "java.library.path" in lower
+    for token in _TOKEN.finditer(line):
+        text = token.group(0)
+        low = text.lower()
+        if ".so" not in low and ".dll" not in low and ".dylib" not in low and not java:
+            continue
+        parsed = parse_library(text)
+        if parsed is not None:
+            found.append((token.start(), *parsed))
+    if not found:
+        return []
+    markers = _markers(lower)
+    if not markers:  # "Error loading X" on one line and the loader's words on the next
+        for near in (index + 1, index - 1):
+            if 0 <= near < len(lowers):
+                markers = [(-1 if near < index else len(lower) + 1, kind) for _, kind in _markers(lowers[near])][:1]
+                if markers:
+                    break
+    out = []
+    for position, row, file, version in found:
+        failure = min(markers, key=lambda m: abs(m[0] - position))[1] if markers else None
+        majors = _majors(row, version, file.lower().endswith(".dll"))
+        out.append(Library(file=file, name=row["name"], part=row["part"], component=row["component"], failure=failure,
+                           framework=row.get("framework"), line=index, source=row["source"], **majors))
+    return out
+
+
+def _markers(lower: str) -> list[tuple[int, str]]:
+    """(position, kind) of every loader failure text in LOWER; a text inside a longer one counts once."""
+    out: list[tuple[int, str]] = []
+    taken: list[tuple[int, int]] = []
+    for text, kind in _failure_texts():
+        start = lower.find(text)
+        while start >= 0:
+            end = start + len(text)
+            if not any(s <= start and end <= e for s, e in taken):
+                taken.append((start, end))
+                out.append((start, kind))
+            start = lower.find(text, end)
+    return out
+
+
+# ------------------------------------------------------------------------------------------ status codes
+
+
+@functools.cache
+def _status_tables() -> tuple[dict[str, dict[str, Any]], dict[tuple[str, int], dict[str, Any]], tuple[tuple[str, str], ...]]:
+    data = load("status_codes")
+    by_name: dict[str, dict[str, Any]] = {}
+    by_number: dict[tuple[str, int], dict[str, Any]] = {}
+    for row in data.get("status", []):
+        by_name.setdefault(row["name"], row)
+        api = row["api"]
+        if api == "cudnn":
+            api = "cudnn9" if row.get("cudnn") == "9" else "cudnn8"
+        by_number.setdefault((api, int(row["number"])), row)
+    messages = tuple((row["text"], row["name"]) for row in data.get("message", []))
+    return by_name, by_number, messages
+
+
+def _status(row: dict[str, Any], how: str, index: int) -> Status:
+    return Status(api=row["api"], name=row["name"], number=int(row["number"]), meaning=row["meaning"],
+                  finding=row["finding"], how=how, line=index, source=row["source"])
+
+
+def _statuses(index: int, line: str, lower: str) -> list[Status]:
+    by_name, by_number, messages = _status_tables()
+    out = [_status(by_name[m.group(0)], "name", index) for m in _STATUS_NAME.finditer(line) if m.group(0) in by_name]
+    said = [_status(by_name[name], "message", index) for text, name in messages if text in lower and name in by_name]
+    if said:  # the library's own words name the code; a number beside them may be of an older numbering
+        return out + said
+    numbered: list[tuple[str, int]] = []
+    for match in _STATUS_NUMBER.finditer(line):
+        word, number = match.group(1).lower(), int(match.group(2))
+        if word == "cudnn":
+            numbered.append(("cudnn9" if number >= 1000 else "cudnn8", number))
+        elif word == "nvml":
+            numbered.append(("nvml", number))
+        elif word == "cuda":
+            numbered.append(("cudart", number))
+        elif word in ("cuinit", "cuctxcreate", "cudevicegetcount", "cudriver", "curesult") or word.startswith("cumem"):
+            numbered.append(("driver", number))
+    if "cuda" in lower:
+        numbered.extend(("cudart", int(m.group(1))) for m in _ERROR_NUMBER.finditer(line))
+    for api, number in numbered:
+        row = by_number.get((api, number))
+        if row is None and api in ("cudart", "driver"):
+            row = by_number.get(("driver" if api == "cudart" else "cudart", number))
+        if row is not None:
+            out.append(_status(row, "number", index))
+    return out
+
+
+# -------------------------------------------------------------------------------------- versions and arch
+
+
+def _normalise_version(text: str, subject: str) -> str:
+    text = text.strip("() ")
+    if "," in text:
+        return ".".join(part.strip() for part in text.split(","))
+    if text.isdigit():
+        number = int(text)
+        if subject.startswith("cudnn"):
+            if number >= 90000:
+                return f"{number // 10000}.{(number % 10000) // 100}.{number % 100}"
+            return f"{number // 1000}.{(number % 1000) // 100}.{number % 100}"
+        if subject in ("cuda", "driver", "framework") and number >= 1000:  # 11040 -> 11.4, 1201 -> 12.1
+            if number >= 10000:
+                return f"{number // 1000}.{(number % 1000) // 10}"
+            return f"{number // 100}.{number % 100}"
+    return text
+
+
+def _subject(lower: str) -> str | None:
+    if "dnn" in lower:
+        return "cudnn-header" if "header" in lower else "cudnn"
+    if "tensorrt" in lower or "trt" in lower:
+        return "tensorrt"
+    if "cuda" in lower and ("driver" in lower or "ptxas" in lower):
+        return "driver"
+    if "cuda" in lower:
+        return "cuda"
+    if any(word in lower for word in ("pytorch", "torch", "xformers", "flash", "jaxlib", "tensorflow")):
+        return "framework"
+    return None
+
+
+def _role(lower: str, position: int) -> str | None:
+    window = lower[max(0, position - 60):position]
+    best: tuple[int, str] | None = None
+    for words, role in ((BUILT_WORDS, "built"), (FOUND_WORDS, "found")):
+        for word in words:
+            at = window.rfind(word)
+            if at >= 0 and (best is None or at > best[0]):
+                best = (at, role)
+    return best[1] if best else None
+
+
+def _versions(index: int, line: str, lower: str) -> list[VersionPair]:
+    subject = _subject(lower)
+    if subject is None or not any(word in lower for word in ("version", "compiled", "built", "found", "loaded", "have")):
+        return []
+    built: list[str] = []
+    found: list[str] = []
+    for match in _VERSION.finditer(line):
+        text = match.group(0)
+        if text.isdigit() and "version" not in lower[max(0, match.start() - 30):match.start()] \
+                and "cuda" not in lower[max(0, match.start() - 12):match.start()]:
+            continue  # a bare number is a version only right after the word
+        if line[max(0, match.start() - 1):match.start()] in (":", "/") and text.count(".") == 0:
+            continue
+        role = _role(lower, match.start())
+        value = _normalise_version(text, subject)
+        if role == "built":
+            built.append(value)
+        elif role == "found":
+            found.append(value)
+    pairs = []
+    for b in built[:2]:
+        for f in found[:2]:
+            if b != f:
+                pairs.append(VersionPair(subject=subject, built=b, found=f, line=index))
+    return pairs[:2]
+
+
+def _archs(index: int, line: str, lower: str) -> list[Arch]:
+    out = []
+    cue = next((c for c in ARCH_CUES if c in lower), None)
+    for match in _ARCH.finditer(line):
+        if match.group(1):
+            digits = match.group(1)
+            value = f"{digits[:-1]}.{digits[-1]}"
+        elif match.group(2):
+            value = f"{match.group(2)}.{match.group(3)}"
+        else:
+            value = f"{match.group(4)}.{match.group(5)}"
+        out.append(Arch(compute_capability=value, cue=cue, line=index))
+    return out
+
+
+# ----------------------------------------------------------------------------------- phrases, frameworks
+
+
+@functools.cache
+def _phrase_table() -> tuple[dict[str, Any], ...]:
+    return tuple(load("status_codes").get("phrase", []))
+
+
+def _phrases(index: int, lower: str) -> list[Phrase]:
+    out = []
+    for row in _phrase_table():
+        if row["text"] in lower and (not row.get("any") or any(word in lower for word in row["any"])):
+            out.append(Phrase(text=row["text"], finding=row["finding"], meaning=row["meaning"], source=row["source"],
+                              line=index))
+    return out
+
+
+def _frameworks(lowers: list[str]) -> tuple[str, ...]:
+    counts: dict[str, int] = {}
+    for row in load("libraries").get("framework", []):
+        hits = sum(sum(line.count(marker) for marker in row["markers"]) for line in lowers)
+        if hits:
+            counts[row["name"]] = hits
+    return tuple(sorted(counts, key=lambda name: -counts[name]))
