@@ -37,12 +37,12 @@ _STATUS_NUMBER = re.compile(r"(?i)\b(cudnn|cuda|nvml|cu[a-z]{2,30})\b[a-z_ ]{0,3
 _ERROR_NUMBER = re.compile(r"(?i)\berror (\d{2,4}): ")
 _VERSION = re.compile(r"\(\s{0,2}\d{1,2},\s{0,2}\d{1,2},\s{0,2}\d{1,3}\s{0,2}\)|\b\d{1,2}(?:\.\d{1,4}){1,3}\b|\b\d{4,5}\b")
 _ARCH = re.compile(r"(?i)\b(?:sm|compute)_(\d{2,3})[a-z]?\b|capability\W{1,3}(?:of\s|is\s|sm_)?(\d{1,2})\.(\d)\b"
-                   r"|capability\W{1,3}\((\d{1,2}), (\d)\)")
+                   r"|capability\W{1,3}\((\d{1,2}), (\d)\)|\bcompute (\d{1,2})\.(\d)\b")
 
 ARCH_CUES = ("no kernel image", "not compatible", "incompatible", "not supported", "unsupported", "no longer supports",
              "too old", "not a recognized processor", "only supports", "minimum", "requires", "kernel binaries",
              "arch_mismatch", "is not compatible", "does not support")
-BUILT_WORDS = ("compiled", "built", "linked", "source", "header", "expect", "requir", "need", "minimum", "at least",
+BUILT_WORDS = ("compile", "built", "linked", "source", "header", "expect", "requir", "need", "minimum", "at least",
                "was made", "supports up to")
 FOUND_WORDS = ("found", "loaded", "runtime", "library is", "installed", "you have", "got", "detected", "current",
                "while the library", "local installation", "your", "is older", "older than", "driver version")
@@ -437,8 +437,10 @@ def _archs(index: int, line: str, lower: str) -> list[Arch]:
             value = f"{digits[:-1]}.{digits[-1]}"
         elif match.group(2):
             value = f"{match.group(2)}.{match.group(3)}"
-        else:
+        elif match.group(4):
             value = f"{match.group(4)}.{match.group(5)}"
+        else:
+            value = f"{match.group(6)}.{match.group(7)}"
         out.append(Arch(compute_capability=value, cue=cue, line=index))
     return out
 
