@@ -10,7 +10,7 @@ from typing import Any
 
 from cudnn_doctor.compat.data import load
 
-WINDOW = 256_000  # the catalog reads at most the last this many characters of the candidate lines
+WINDOW = 64_000  # the catalog reads at most the last this many characters of the candidate lines
 
 
 @dataclass(frozen=True)

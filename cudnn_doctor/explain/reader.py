@@ -10,6 +10,7 @@ MAX_BYTES of a log are read.
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,6 +21,10 @@ MAX_BYTES = 2_000_000  # a log is read from its end, where the error is
 MAX_LINE = 4096  # longer lines are read in pieces of this size
 MAX_LINES = 3000  # the last lines that can carry a fact, at most
 CONTEXT = 3  # lines kept on either side of one that can (a message wrapped over lines)
+FRAMEWORK_WINDOW = 256_000  # the framework that printed a log is named near its end
+FACT_WINDOW = 512_000  # facts are read from the last this many characters of the candidate lines
+MAX_FACT_LINES = 64  # the last lines with a fact that are read; a log's error is at its end
+PER_LINE = 24  # facts of one kind read from one line, at most (a real message names a few)
 
 # Lines without any of these cannot carry a fact; most of a long log is skipped on this test alone.
 TRIGGERS = ("cu", "dnn", "nvidia", "nvml", ".so", ".dll", "sm_", "gpu", "driver", "capability", "kernel image",
@@ -118,14 +123,13 @@ class Facts:
 
 
 def to_text(data: bytes | str) -> str:
-    """Any bytes as text: the last MAX_BYTES, invalid UTF-8 replaced, NUL and other controls as spaces."""
+    """Any bytes as text: the last MAX_BYTES, control bytes (NUL included) as spaces, invalid UTF-8 replaced."""
     if isinstance(data, str):
         data = data[-MAX_BYTES:].encode("utf-8", "replace")
-    text = data[-MAX_BYTES:].decode("utf-8", "replace")
-    return text.translate(_CONTROLS)
+    return data[-MAX_BYTES:].translate(_CONTROLS).decode("utf-8", "replace")
 
 
-_CONTROLS = {code: " " for code in range(32) if chr(code) not in "\n\t"} | {127: " "}
+_CONTROLS = bytes(32 if (code < 32 and code not in (9, 10)) or code == 127 else code for code in range(256))
 
 
 def candidate_lines(text: str) -> list[str]:
@@ -138,36 +142,52 @@ def candidate_lines(text: str) -> list[str]:
         else:
             pieces.append(raw)
     keep: set[int] = set()
+    whole = text.lower()
+    present = [trigger for trigger in TRIGGERS if trigger in whole]  # most triggers are absent from most logs
     for index, line in enumerate(pieces):
         lower = line.lower()
-        if any(trigger in lower for trigger in TRIGGERS):
+        if any(trigger in lower for trigger in present):
             keep.update(range(index - CONTEXT, index + CONTEXT + 1))
     kept = [pieces[index] for index in sorted(keep) if 0 <= index < len(pieces)]
     return kept[-MAX_LINES:]
 
 
 def read(data: bytes | str) -> Facts:
-    """Every fact in DATA (bytes or text of any size)."""
+    """Every fact in DATA (bytes or text of any size), read from the end: the last MAX_FACT_LINES lines
+    that carry a fact are enough, and reading stops there."""
     lines = candidate_lines(to_text(data))
     lowers = [line.lower() for line in lines]
-    libraries: list[Library] = []
-    statuses: list[Status] = []
-    versions: list[VersionPair] = []
-    archs: list[Arch] = []
-    phrases: list[Phrase] = []
-    for index, (line, lower) in enumerate(zip(lines, lowers, strict=True)):
-        libraries.extend(_libraries(index, line, lower, lowers))
-        statuses.extend(_statuses(index, line, lower))
-        pairs = _versions(index, line, lower)
-        if not pairs and index > 0:  # "X was built for:" on one line, the versions on the next
+    found: list[tuple[list[Library], list[Status], list[VersionPair], list[Arch], list[Phrase]]] = []
+    budget = FACT_WINDOW
+    for index in range(len(lines) - 1, -1, -1):
+        line, lower = lines[index], lowers[index]
+        budget -= len(line) + 1
+        if budget < 0:
+            break
+        digits = _has_digit(line)
+        pairs = _versions(index, line, lower) if digits else []
+        if digits and not pairs and index > 0:  # "X was built for:" on one line, the versions on the next
             pairs = _versions(index, lines[index - 1] + " | " + line, lowers[index - 1] + " | " + lower)
-        versions.extend(pairs)
-        archs.extend(_archs(index, line, lower))
-        phrases.extend(_phrases(index, lower))
+        facts = (_libraries(index, line, lower, lowers), _statuses(index, line, lower), pairs,
+                 _archs(index, line, lower), _phrases(index, lower))
+        if any(facts):
+            found.append(facts)
+            if len(found) >= MAX_FACT_LINES:
+                break
+    found.reverse()
+    libraries = [item for facts in found for item in facts[0]]
+    statuses = [item for facts in found for item in facts[1]]
+    versions = [item for facts in found for item in facts[2]]
+    archs = [item for facts in found for item in facts[3]]
+    phrases = [item for facts in found for item in facts[4]]
     return Facts(libraries=tuple(libraries), statuses=tuple(_unique(statuses, lambda s: (s.api, s.name))),
                  versions=tuple(_unique(versions, lambda v: (v.subject, v.built, v.found))),
                  archs=tuple(_unique(archs, lambda a: (a.compute_capability, a.cue))),
                  phrases=tuple(_unique(phrases, lambda p: p.text)), frameworks=_frameworks(lowers), lines=tuple(lines))
+
+
+def _has_digit(text: str) -> bool:
+    return any(digit in text for digit in "0123456789")
 
 
 def _unique(items: list[Any], key: Any) -> list[Any]:
@@ -262,9 +282,13 @@ def _majors(row: dict[str, Any], version: str | None, dll: bool) -> dict[str, st
 
 
 def _libraries(index: int, line: str, lower: str, lowers: list[str]) -> list[Library]:
-    found: list[tuple[int, dict[str, Any], str, str | None]] = []
     java = "java.library.path" in lower
+    if not java and ".so" not in lower and ".dll" not in lower and ".dylib" not in lower:
+        return []
+    found: list[tuple[int, dict[str, Any], str, str | None]] = []
     for token in _TOKEN.finditer(line):
+        if len(found) >= PER_LINE:
+            break
         text = token.group(0)
         low = text.lower()
         if ".so" not in low and ".dll" not in low and ".dylib" not in low and not java:
@@ -274,7 +298,7 @@ def _libraries(index: int, line: str, lower: str, lowers: list[str]) -> list[Lib
             found.append((token.start(), *parsed))
     if not found:
         return []
-    markers = _markers(lower)
+    markers = _markers(lower)[:PER_LINE]
     if not markers:  # "Error loading X" on one line and the loader's words on the next
         for near in (index + 1, index - 1):
             if 0 <= near < len(lowers):
@@ -301,6 +325,8 @@ def _markers(lower: str) -> list[tuple[int, str]]:
             if not any(s <= start and end <= e for s, e in taken):
                 taken.append((start, end))
                 out.append((start, kind))
+            if len(out) >= PER_LINE:
+                return out
             start = lower.find(text, end)
     return out
 
@@ -329,13 +355,20 @@ def _status(row: dict[str, Any], how: str, index: int) -> Status:
 
 
 def _statuses(index: int, line: str, lower: str) -> list[Status]:
+    if "cu" not in lower and "nvml" not in lower:
+        return []
     by_name, by_number, messages = _status_tables()
-    out = [_status(by_name[m.group(0)], "name", index) for m in _STATUS_NAME.finditer(line) if m.group(0) in by_name]
+    out = []
+    if any(prefix in lower for prefix in ("cudnn_status_", "cuda_error_", "nvml_error_", "cudaerror")):
+        out = [_status(by_name[m.group(0)], "name", index)
+               for m in itertools.islice(_STATUS_NAME.finditer(line), PER_LINE) if m.group(0) in by_name]
     said = [_status(by_name[name], "message", index) for text, name in messages if text in lower and name in by_name]
     if said:  # the library's own words name the code; a number beside them may be of an older numbering
         return out + said
     numbered: list[tuple[str, int]] = []
-    for match in _STATUS_NUMBER.finditer(line):
+    if not any(word in lower for word in ("error", "failure", "status", "code", "err")):
+        return out
+    for match in itertools.islice(_STATUS_NUMBER.finditer(line), PER_LINE):
         word, number = match.group(1).lower(), int(match.group(2))
         if word == "cudnn":
             numbered.append(("cudnn9" if number >= 1000 else "cudnn8", number))
@@ -346,7 +379,7 @@ def _statuses(index: int, line: str, lower: str) -> list[Status]:
         elif word in ("cuinit", "cuctxcreate", "cudevicegetcount", "cudriver", "curesult") or word.startswith("cumem"):
             numbered.append(("driver", number))
     if "cuda" in lower:
-        numbered.extend(("cudart", int(m.group(1))) for m in _ERROR_NUMBER.finditer(line))
+        numbered.extend(("cudart", int(m.group(1))) for m in itertools.islice(_ERROR_NUMBER.finditer(line), PER_LINE))
     for api, number in numbered:
         row = by_number.get((api, number))
         if row is None and api in ("cudart", "driver"):
@@ -407,7 +440,7 @@ def _versions(index: int, line: str, lower: str) -> list[VersionPair]:
         return []
     built: list[str] = []
     found: list[str] = []
-    for match in _VERSION.finditer(line):
+    for match in itertools.islice(_VERSION.finditer(line), PER_LINE):
         text = match.group(0)
         if text.isdigit() and "version" not in lower[max(0, match.start() - 30):match.start()] \
                 and "cuda" not in lower[max(0, match.start() - 12):match.start()]:
@@ -429,9 +462,11 @@ def _versions(index: int, line: str, lower: str) -> list[VersionPair]:
 
 
 def _archs(index: int, line: str, lower: str) -> list[Arch]:
+    if "sm_" not in lower and "compute" not in lower and "capability" not in lower:
+        return []
     out = []
     cue = next((c for c in ARCH_CUES if c in lower), None)
-    for match in _ARCH.finditer(line):
+    for match in itertools.islice(_ARCH.finditer(line), PER_LINE):
         if match.group(1):
             digits = match.group(1)
             value = f"{digits[:-1]}.{digits[-1]}"
@@ -463,9 +498,11 @@ def _phrases(index: int, lower: str) -> list[Phrase]:
 
 
 def _frameworks(lowers: list[str]) -> tuple[str, ...]:
+    """Frameworks by how often their markers occur in the last FRAMEWORK_WINDOW characters, most first."""
+    text = "\n".join(lowers)[-FRAMEWORK_WINDOW:]
     counts: dict[str, int] = {}
     for row in load("libraries").get("framework", []):
-        hits = sum(sum(line.count(marker) for marker in row["markers"]) for line in lowers)
+        hits = sum(text.count(marker) for marker in row["markers"])
         if hits:
             counts[row["name"]] = hits
     return tuple(sorted(counts, key=lambda name: -counts[name]))
