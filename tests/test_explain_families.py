@@ -5,7 +5,11 @@ errors are never claimed, and the data tables behind the reader are whole."""
 from __future__ import annotations
 
 import pytest
-import tomllib
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib  # type: ignore[no-redef]
 
 from cudnn_doctor.codes import CODES
 from cudnn_doctor.commands.explain import explain_text
