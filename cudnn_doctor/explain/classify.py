@@ -26,6 +26,10 @@ def classify(facts: Facts) -> list[Cause]:
     """The causes FACTS show, strongest first, one per code."""
     causes: list[Cause] = []
     causes.extend(_from_libraries(facts.libraries))
+    causes.extend(Cause(symbol.finding, f"the loader could not find {symbol.name}, a symbol of {symbol.owner}: the "
+                        "library that needs it was built against another version than the one loaded",
+                        f"compat/libraries.toml: {symbol.source}", {"symbol": symbol.name}, kind="symbol")
+                  for symbol in facts.symbols)
     causes.extend(_from_statuses(facts))
     causes.extend(_from_versions(facts))
     causes.extend(_from_archs(facts))
@@ -42,6 +46,8 @@ def classify(facts: Facts) -> list[Cause]:
 
 def _library_code(library: Library) -> str:
     failure = library.failure or "load-failed"
+    if library.finding:
+        return library.finding
     if library.part == "driver":
         return "CD101" if failure == "missing" else "CD110"
     if library.part == "cuda":

@@ -36,9 +36,11 @@ TRIGGERS = ("cu", "dnn", "nvidia", "nvml", ".so", ".dll", "sm_", "gpu", "driver"
 _TOKEN = re.compile(r"[A-Za-z0-9_.+\-]{1,300}")
 _DLL_NAME = re.compile(r"([a-z][a-z0-9_+\-]{0,80}?)(?:64)?((?:_[0-9][0-9.]{0,12}){0,3})")
 _STATUS_NAME = re.compile(r"\b(?:CUDNN_STATUS_[A-Z0-9_]{2,60}|CUDA_ERROR_[A-Z0-9_]{2,60}|NVML_ERROR_[A-Z0-9_]{2,60}"
+                          r"|CUBLAS_STATUS_[A-Z0-9_]{2,60}"
                           r"|cudaError[A-Za-z0-9]{2,60})")
-_STATUS_NUMBER = re.compile(r"(?i)\b(cudnn|cuda|nvml|cu[a-z]{2,30})\b[a-z_ ]{0,30}?"
+_STATUS_NUMBER = re.compile(r"(?i)\b(cudnn|cuda|nvml|cublas|cu[a-z]{2,30})\b[a-z_ :]{0,30}?"
                             r"\b(?:error|failure|status|err|code)\b[\s:=(#]{0,4}(\d{1,4})\b")
+_SYMBOL = re.compile(r"(?i)(?:undefined symbol:?|procedure entry point)\s{1,3}([A-Za-z_?@][A-Za-z0-9_@?$]{0,200})")
 _ERROR_NUMBER = re.compile(r"(?i)\berror (\d{2,4}): ")
 _VERSION = re.compile(r"\(\s{0,2}\d{1,2},\s{0,2}\d{1,2},\s{0,2}\d{1,3}\s{0,2}\)|\b\d{1,2}(?:\.\d{1,4}){1,3}\b|\b\d{4,5}\b")
 _ARCH = re.compile(r"(?i)\b(?:sm|compute)_(\d{2,3})[a-z]?\b|capability\W{1,3}(?:of\s|is\s|sm_)?(\d{1,2})\.(\d)\b"
@@ -64,6 +66,16 @@ class Library:
     cudnn_major: str | None = None
     cuda_version: str | None = None  # 11.0 from cudart64_110.dll / libcudart.so.11.0
     framework: str | None = None
+    finding: str | None = None  # the library's own finding, where libraries.toml gives one
+    line: int = 0
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class Symbol:
+    name: str  # as the loader printed it
+    owner: str  # what provides it, from libraries.toml [[symbol]]
+    finding: str
     line: int = 0
     source: str = ""
 
@@ -107,6 +119,7 @@ class Phrase:
 @dataclass(frozen=True)
 class Facts:
     libraries: tuple[Library, ...] = ()
+    symbols: tuple[Symbol, ...] = ()
     statuses: tuple[Status, ...] = ()
     versions: tuple[VersionPair, ...] = ()
     archs: tuple[Arch, ...] = ()
@@ -119,7 +132,7 @@ class Facts:
         return self.frameworks[0] if self.frameworks else None
 
     def any(self) -> bool:
-        return bool(self.libraries or self.statuses or self.versions or self.archs or self.phrases)
+        return bool(self.libraries or self.symbols or self.statuses or self.versions or self.archs or self.phrases)
 
 
 def to_text(data: bytes | str) -> str:
@@ -157,7 +170,7 @@ def read(data: bytes | str) -> Facts:
     that carry a fact are enough, and reading stops there."""
     lines = candidate_lines(to_text(data))
     lowers = [line.lower() for line in lines]
-    found: list[tuple[list[Library], list[Status], list[VersionPair], list[Arch], list[Phrase]]] = []
+    found: list[tuple[list[Library], list[Status], list[VersionPair], list[Arch], list[Phrase], list[Symbol]]] = []
     budget = FACT_WINDOW
     for index in range(len(lines) - 1, -1, -1):
         line, lower = lines[index], lowers[index]
@@ -169,7 +182,7 @@ def read(data: bytes | str) -> Facts:
         if digits and not pairs and index > 0:  # "X was built for:" on one line, the versions on the next
             pairs = _versions(index, lines[index - 1] + " | " + line, lowers[index - 1] + " | " + lower)
         facts = (_libraries(index, line, lower, lowers), _statuses(index, line, lower), pairs,
-                 _archs(index, line, lower), _phrases(index, lower))
+                 _archs(index, line, lower), _phrases(index, lower), _symbols(index, line, lower))
         if any(facts):
             found.append(facts)
             if len(found) >= MAX_FACT_LINES:
@@ -180,7 +193,8 @@ def read(data: bytes | str) -> Facts:
     versions = [item for facts in found for item in facts[2]]
     archs = [item for facts in found for item in facts[3]]
     phrases = [item for facts in found for item in facts[4]]
-    return Facts(libraries=tuple(libraries), statuses=tuple(_unique(statuses, lambda s: (s.api, s.name))),
+    symbols = [item for facts in found for item in facts[5]]
+    return Facts(libraries=tuple(libraries), symbols=tuple(_unique(symbols, lambda s: s.name)), statuses=tuple(_unique(statuses, lambda s: (s.api, s.name))),
                  versions=tuple(_unique(versions, lambda v: (v.subject, v.built, v.found))),
                  archs=tuple(_unique(archs, lambda a: (a.compute_capability, a.cue))),
                  phrases=tuple(_unique(phrases, lambda p: p.text)), frameworks=_frameworks(lowers), lines=tuple(lines))
@@ -243,6 +257,8 @@ def parse_library(token: str) -> tuple[dict[str, Any], str, str | None] | None:
             # a bare name, as Java prints it: "no jnicudnn in java.library.path"
             base = lower
         base = base.removeprefix("lib")
+    if len(base) > 9 and base[-9] == "-" and all(c in "0123456789abcdef" for c in base[-8:]):
+        base = base[:-9]  # a wheel's bundled copy: libcudart-6d56b25a.so.12
     row = _lookup(base)
     if row is None:
         return None
@@ -310,7 +326,8 @@ def _libraries(index: int, line: str, lower: str, lowers: list[str]) -> list[Lib
         failure = min(markers, key=lambda m: abs(m[0] - position))[1] if markers else None
         majors = _majors(row, version, file.lower().endswith(".dll"))
         out.append(Library(file=file, name=row["name"], part=row["part"], component=row["component"], failure=failure,
-                           framework=row.get("framework"), line=index, source=row["source"], **majors))
+                           framework=row.get("framework"), finding=row.get("finding"), line=index,
+                           source=row["source"], **majors))
     return out
 
 
@@ -328,6 +345,26 @@ def _markers(lower: str) -> list[tuple[int, str]]:
             if len(out) >= PER_LINE:
                 return out
             start = lower.find(text, end)
+    return out
+
+
+@functools.cache
+def _symbol_table() -> tuple[dict[str, Any], ...]:
+    rows = load("libraries").get("symbol", [])
+    return tuple(sorted(rows, key=lambda row: -len(row["prefix"])))  # the most specific prefix first
+
+
+def _symbols(index: int, line: str, lower: str) -> list[Symbol]:
+    if "undefined symbol" not in lower and "entry point" not in lower:
+        return []
+    out = []
+    for match in itertools.islice(_SYMBOL.finditer(line), PER_LINE):
+        name = match.group(1)
+        for row in _symbol_table():
+            prefix = row["prefix"]
+            if name.startswith(prefix) and (not row.get("upper") or name[len(prefix):len(prefix) + 1].isupper()):
+                out.append(Symbol(name=name, owner=row["owner"], finding=row["finding"], line=index, source=row["source"]))
+                break
     return out
 
 
@@ -359,7 +396,7 @@ def _statuses(index: int, line: str, lower: str) -> list[Status]:
         return []
     by_name, by_number, messages = _status_tables()
     out = []
-    if any(prefix in lower for prefix in ("cudnn_status_", "cuda_error_", "nvml_error_", "cudaerror")):
+    if any(prefix in lower for prefix in ("cudnn_status_", "cuda_error_", "nvml_error_", "cudaerror", "cublas_status_")):
         out = [_status(by_name[m.group(0)], "name", index)
                for m in itertools.islice(_STATUS_NAME.finditer(line), PER_LINE) if m.group(0) in by_name]
     said = [_status(by_name[name], "message", index) for text, name in messages if text in lower and name in by_name]
@@ -372,8 +409,8 @@ def _statuses(index: int, line: str, lower: str) -> list[Status]:
         word, number = match.group(1).lower(), int(match.group(2))
         if word == "cudnn":
             numbered.append(("cudnn9" if number >= 1000 else "cudnn8", number))
-        elif word == "nvml":
-            numbered.append(("nvml", number))
+        elif word in ("nvml", "cublas"):
+            numbered.append((word, number))
         elif word == "cuda":
             numbered.append(("cudart", number))
         elif word in ("cuinit", "cuctxcreate", "cudevicegetcount", "cudriver", "curesult") or word.startswith("cumem"):
