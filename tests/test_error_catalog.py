@@ -31,7 +31,7 @@ from cudnn_doctor.explain.catalog import compiled  # noqa: E402
 CATALOG_PATH = ROOT / "compat" / "errors.toml"
 FLAGS = re.IGNORECASE | re.DOTALL
 REQUIRED = ("id", "framework", "code", "pattern", "example", "cause", "fix", "source")
-OPTIONAL = ("priority",)
+OPTIONAL = ("priority", "requires")
 FRAMEWORKS = {"tensorflow", "pytorch", "jax", "theano", "dl4j", "cuda", "nvml", "cudnn", "loader"}
 GROUPS = {
     "library",
@@ -101,6 +101,7 @@ def test_every_framework_covered():
 def test_entry_fields(entry):
     for key in REQUIRED:
         assert isinstance(entry.get(key), str) and entry[key].strip(), f"{key} missing or empty"
+    assert all(word.lower() in entry["example"].lower() for word in entry.get("requires", [])), "requires"
     unknown = set(entry) - set(REQUIRED) - set(OPTIONAL)
     assert not unknown, f"unknown keys {unknown}"
     assert re.fullmatch(r"[a-z0-9]+(?:-[a-z0-9]+)*", entry["id"]), "id must be kebab-case"

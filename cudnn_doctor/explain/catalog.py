@@ -36,8 +36,11 @@ def match_lines(lines: tuple[str, ...] | list[str]) -> list[Match]:
     """Catalog entries found in LINES, best first: only those of the highest priority that matched, so a
     summary line never outranks the specific message under it."""
     text = "\n".join(lines)[-WINDOW:]
+    lower = text.lower()
     found: list[Match] = []
     for entry, pattern in compiled():
+        if not all(word in lower for word in entry.get("requires", ())):
+            continue
         hit = pattern.search(text)
         if hit is None:
             continue

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from cudnn_doctor.explain.reader import Facts, Library
 
+CONTEXT_CODES = {"CD108"}
 PART_ORDER = {"driver": 0, "cuda": 1, "cudnn": 2, "framework": 3}
 
 
@@ -35,6 +36,8 @@ def classify(facts: Facts) -> list[Cause]:
     causes.extend(_from_archs(facts))
     causes.extend(Cause(p.finding, f"the message says “{p.text}”: {p.meaning}", f"compat/status_codes.toml: {p.source}",
                         kind="phrase") for p in facts.phrases)
+    # a container that was started without the GPU explains every failure inside it
+    causes.sort(key=lambda cause: cause.code not in CONTEXT_CODES)
     seen: set[str] = set()
     unique = []
     for cause in causes:
