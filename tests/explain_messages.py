@@ -51,9 +51,9 @@ FAMILIES = [
     ("NVIDIA/nvidia-docker#1352", "CD1",
      "docker: Error response from daemon: could not select device driver \"\" with capabilities: [[gpu]]."),
     ("xerrors/Yuxi#237", "CD1", "Error response from daemon: could not select device driver \"nvidia\" with capabilities: [[gpu]]"),
-    ("alibaba/BladeDISC#1248", "CD1", "root@098b49afe624:/# nvidia-smi\nFailed to initialize NVML: Unknown Error"),
+    ("NVIDIA/nvidia-docker#1671", "CD1", "root@098b49afe624:/# nvidia-smi\nFailed to initialize NVML: Unknown Error"),
     # install time and silent fallbacks
-    ("jax-ml/jax#29068", "CD4",
+    ("sanchit-gandhi/whisper-jax#211", "CD4",
      "WARNING:2025-06-15 17:04:55,449:jax._src.xla_bridge:791: An NVIDIA GPU may be present on this machine, but a CUDA-enabled jaxlib is not installed. Falling back to cpu."),
     ("gladiaio/gladia#927", "CD4",
      "2022-11-30 12:50:08,211 - jax._src.lib.xla_bridge - WARNING - No GPU/TPU found, falling back to CPU. (Set TF_CPP_MIN_LOG_LEVEL=0 and rerun for more info.)"),

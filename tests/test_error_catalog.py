@@ -32,7 +32,8 @@ CATALOG_PATH = ROOT / "compat" / "errors.toml"
 FLAGS = re.IGNORECASE | re.DOTALL
 REQUIRED = ("id", "framework", "code", "pattern", "example", "cause", "fix", "source")
 OPTIONAL = ("priority", "requires")
-FRAMEWORKS = {"tensorflow", "pytorch", "jax", "theano", "dl4j", "cuda", "nvml", "cudnn", "loader"}
+FRAMEWORKS = {"tensorflow", "pytorch", "jax", "theano", "dl4j", "cuda", "nvml", "cudnn", "loader", "onnxruntime",
+              "tensorrt", "cupy", "paddle", "container", "pip", "xformers"}
 GROUPS = {
     "library",
     "cudnn_major",
