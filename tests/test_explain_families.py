@@ -91,3 +91,17 @@ def test_the_cli_reads_a_message_and_says_what_it_read(machine: Machine) -> None
     assert result.json["facts"]["libraries"][0]["cuda_major"] == "12"
     text = machine.run("explain", message, "--offline-only", "-v")
     assert "CD203" in text.stdout and "libcublasLt.so.12 (cuda, missing)" in text.stdout
+
+
+def test_the_machine_view_sets_the_cuda_major_named_against_the_toolkits_here(machine: Machine, tmp_path) -> None:
+    from tests.test_check import make_toolkit
+
+    make_toolkit(machine.root, "12.4.1", runtime=12040)
+    # cupy/cupy#8317 names the CUDA 12 NVRTC; a CUDA 11 library is named as well to see both answers
+    for major, expect in (("12", "CUDA 12 is here"), ("11", "this machine has no CUDA 11 toolkit")):
+        message = f"RuntimeError: CuPy failed to load libnvrtc.so.{major}: OSError: libnvrtc.so.{major}: cannot open " \
+                  "shared object file: No such file or directory"
+        data = machine.run("explain", message, "--json").json
+        assert data["matches"][0]["code"] == "CD203"
+        summary = " ".join(data["machine"]["summary"])
+        assert expect in summary and "12.4.1" in summary, summary

@@ -60,7 +60,8 @@ def explain_text(text: str | bytes, report: Report | None) -> dict[str, Any]:
     for cause in causes:
         if cause.code not in covered:
             covered.add(cause.code)
-            matches.append(_from_cause(cause, facts.framework))
+            line = facts.lines[cause.line] if 0 <= cause.line < len(facts.lines) else cause.fact
+            matches.append(_from_cause(cause, facts.framework, line))
     flat = " ".join(reader.to_text(text)[-2000:].split())
     return {
         "schema": SCHEMA,
@@ -77,7 +78,10 @@ class _Known(dict):  # type: ignore[type-arg]
         return f"<{key}>"
 
 
-def _from_cause(cause: classify.Cause, framework: str | None) -> dict[str, Any]:
+READER_FRAMEWORK = {"library": "loader", "symbol": "loader", "status": "cuda"}
+
+
+def _from_cause(cause: classify.Cause, framework: str | None, line: str) -> dict[str, Any]:
     entry = CODES[cause.code]
     known = _Known(cause.values)
     known.setdefault("detail", cause.fact)
@@ -87,9 +91,10 @@ def _from_cause(cause: classify.Cause, framework: str | None) -> dict[str, Any]:
         fix = entry.fix.format_map(known)
     except (ValueError, IndexError, KeyError):
         pass
-    return {"id": f"{cause.kind}-{cause.code.lower()}", "code": cause.code, "framework": framework or "unknown",
-            "cause": f"{entry.title}: {cause.fact}.", "fix": fix, "source": cause.source,
-            "matched": cause.fact[:300], "values": dict(cause.values)}
+    return {"id": f"{cause.kind}-{cause.code.lower()}", "code": cause.code,
+            "framework": framework or READER_FRAMEWORK.get(cause.kind, "unknown"),
+            "cause": f"{entry.title}: {cause.fact.rstrip('.')}.", "fix": fix, "source": cause.source,
+            "matched": " ".join(line.split())[:300], "values": dict(cause.values)}
 
 
 def _facts_json(facts: reader.Facts) -> dict[str, Any]:
@@ -139,7 +144,8 @@ def machine_view(matches: list[dict[str, Any]], facts: reader.Facts, report: Rep
         others = ", ".join(f"{t.version} ({t.path})" for t in report.toolkits if t.version) or "none"
         if toolkits:
             said.append(f"The message names CUDA {major} libraries; CUDA {major} is here: "
-                        f"{', '.join(t.path for t in toolkits)}.")
+                        f"{', '.join(f'{t.version} at {t.path}' for t in toolkits)}. A program that cannot load them "
+                        "runs without that folder's lib64 (bin on Windows) on its library path.")
         else:
             said.append(f"The message names CUDA {major} libraries; this machine has no CUDA {major} toolkit "
                         f"(toolkits found: {others}).")

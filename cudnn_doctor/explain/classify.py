@@ -20,7 +20,8 @@ class Cause:
     fact: str  # one sentence: what in the message shows it
     source: str  # where the knowledge behind it comes from
     values: dict[str, str] = field(default_factory=dict)
-    kind: str = ""  # library | status | version | arch | phrase
+    kind: str = ""  # library | symbol | status | version | arch | phrase
+    line: int = -1  # the line of Facts.lines it was read from
 
 
 def classify(facts: Facts) -> list[Cause]:
@@ -29,13 +30,14 @@ def classify(facts: Facts) -> list[Cause]:
     causes.extend(_from_libraries(facts.libraries))
     causes.extend(Cause(symbol.finding, f"the loader could not find {symbol.name}, a symbol of {symbol.owner}: the "
                         "library that needs it was built against another version than the one loaded",
-                        f"compat/libraries.toml: {symbol.source}", {"symbol": symbol.name}, kind="symbol")
+                        f"compat/libraries.toml: {symbol.source}", {"symbol": symbol.name}, kind="symbol",
+                        line=symbol.line)
                   for symbol in facts.symbols)
     causes.extend(_from_statuses(facts))
     causes.extend(_from_versions(facts))
     causes.extend(_from_archs(facts))
-    causes.extend(Cause(p.finding, f"the message says “{p.text}”: {p.meaning}", f"compat/status_codes.toml: {p.source}",
-                        kind="phrase") for p in facts.phrases)
+    causes.extend(Cause(p.finding, f"the message says “{p.text}”: {p.meaning.rstrip('.')}", f"compat/status_codes.toml: {p.source}",
+                        kind="phrase", line=p.line) for p in facts.phrases)
     # a container that was started without the GPU explains every failure inside it
     causes.sort(key=lambda cause: cause.code not in CONTEXT_CODES)
     seen: set[str] = set()
@@ -83,6 +85,7 @@ def _from_libraries(libraries: tuple[Library, ...]) -> list[Cause]:
         values = {"library": library.file}
         if library.cudnn_major:
             values["cudnn_major"] = library.cudnn_major
+            values["version"] = library.cudnn_major
         if library.cuda_major:
             values["cuda_major"] = library.cuda_major
         if library.cuda_version:
@@ -94,7 +97,7 @@ def _from_libraries(libraries: tuple[Library, ...]) -> list[Cause]:
         majors = "".join(f", {label} {values[key]}" for key, label in (("cudnn_major", "cuDNN"), ("cuda_major", "CUDA"))
                          if key in values)
         causes.append(Cause(_library_code(library), f"{library.file} ({library.component}{majors}) {what}",
-                            f"compat/libraries.toml: {library.source}", values, kind="library"))
+                            f"compat/libraries.toml: {library.source}", values, kind="library", line=library.line))
     return causes
 
 
@@ -107,8 +110,9 @@ def _from_statuses(facts: Facts) -> list[Cause]:
         code = status.finding
         if status.name.startswith("CUDNN_STATUS_INTERNAL_ERROR") and handle:
             code = "CD315"  # cudnnCreate failing with INTERNAL_ERROR: cuDNN could not initialise
-        causes.append(Cause(code, f"{status.name} ({status.number}): {status.meaning}",
-                            f"compat/status_codes.toml: {status.source}", {"status": status.name}, kind="status"))
+        causes.append(Cause(code, f"{status.name} ({status.number}): {status.meaning.rstrip('.')}",
+                            f"compat/status_codes.toml: {status.source}", {"status": status.name}, kind="status",
+                            line=status.line))
     return causes
 
 
@@ -121,7 +125,7 @@ def _from_versions(facts: Facts) -> list[Cause]:
                  "tensorrt": "TensorRT", "framework": "the framework"}[pair.subject]
         values = {"compiled_version": pair.built, "runtime_version": pair.found}
         causes.append(Cause(code, f"{label} {pair.built} was built against or required, {pair.found} was found",
-                            "the versions the message names", values, kind="version"))
+                            "the versions the message names", values, kind="version", line=pair.line))
     return causes
 
 
@@ -133,4 +137,5 @@ def _from_archs(facts: Facts) -> list[Cause]:
     cudnn = any(status.name.endswith("ARCH_MISMATCH") for status in facts.statuses)
     return [Cause("CD311" if cudnn else "CD404",
                   f"compute capability {arch.compute_capability} with “{arch.cue}”: the build has no kernels for this GPU",
-                  "the architecture the message names", {"compute_capability": arch.compute_capability}, kind="arch")]
+                  "the architecture the message names", {"compute_capability": arch.compute_capability}, kind="arch",
+                  line=arch.line)]

@@ -22,7 +22,7 @@ def render_explain(data: dict[str, Any], console: Console, verbose: bool = False
             p("    Messages that lead here:")
             for entry in data["matches"][: None if verbose else 5]:
                 lines = [line.strip() for line in entry["example"].splitlines() if line.strip()] or [""]
-                p(f"      • [{escape(entry['framework'])}] {escape(lines[0][:160])}")
+                p(f"      • {escape('[' + entry['framework'] + ']')} {escape(lines[0][:160])}")
                 for line in lines[1:4]:  # a multi-line snippet stays under its bullet
                     p(f"          {escape(line[:160])}")
         return
