@@ -21,6 +21,20 @@ FAMILIES = [
     ("NVIDIA/cuml#7314", "CD2",
      "    self._handle = _dlopen(self._name, mode)\n                   ^^^^^^^^^^^^^^^^^^^^^^^^^\nOSError: libnvrtc.so.12: cannot open shared object file: No such file or directory"),
     ("NVIDIA/cutile-python#57", "CD2", "[BUG]: Error loading nvrtc-builtins64_131.dll"),
+    ("deeplearning4j/deeplearning4j-examples#561", "CD2",
+     "libjnicuda.so: libcudart.so.8.0: cannot open shared object file: No such file or directory"),
+    ("deepjavalibrary/djl#2067", "CD3",
+     "Caused by: java.lang.UnsatisfiedLinkError djl.ai/pytorch/1.12.1-Cu116-Linux-x86_64/Libtorch_cuda_cpp.so:Libcudnn.so.8:"
+     "cannotopen:sharedobjectfile:Nosuchfileordirectory"),
+    ("tensorflow/java#598", "CD2",
+     "Debug: Failed to load for cudart@.11.0: java.lang.UnsatisfiedLinkError: no cudart in java.library.path: "
+     "/layers/paketo-buildpacks_bellsoft-liberica/jre/lib:/usr/java/packages/lib:/usr/lib64:/lib64:/lib:/usr/lib"),
+    ("zai-org/ChatGLM3#69", "CD3",
+     'OSError: [WinError 126] 找不到指定的模块。 Error loading "D:\\python\\lib\\site-packages\\torch\\lib\\cudnn_cnn_infer64_8.dll" '
+     "or one of its dependencies."),
+    ("vladmandic/sdnext#3375", "CD4",
+     'OSError: [WinError 126] Não foi possível encontrar o módulo especificado. Error loading '
+     '"E:\\ia\\automatic\\venv\\lib\\site-packages\\torch\\lib\\fbgemm.dll" or one of its dependencies.'),
     # status codes by name, number, or the library's own words
     ("tensorflow/models#7983", "CD3",
      "2018-05-28 23:08:09.915921: E tensorflow/stream_executor/cuda/cuda_dnn.cc:385] could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR"),
@@ -40,6 +54,9 @@ FAMILIES = [
      "[05/18/2023-05:54:47] [TRT] [E] 6: The engine plan file is not compatible with this version of TensorRT, expecting library version 8.6.1 got 8.5.3, please rebuild."),
     ("wang-xinyu/tensorrtx#664", "CD4",
      "ERROR: 6: The engine plan file is not compatible with this version of TensorRT, expecting library version 8.0.0 got 8.0.1, please rebuild."),
+    ("icip-cas/AutoAlign#25", "CD4",
+     "RuntimeError:\n      The detected CUDA version (11.8) mismatches the version that was used to compile\n"
+     "      PyTorch (12.4). Please make sure to use the same CUDA versions."),
     # architectures
     ("jiangyzy/GOAE#16", "CD4",
      "UserWarning:\nNVIDIA RTX A6000 with CUDA capability sm_86 is not compatible with the current PyTorch installation.\nThe current PyTorch install supports CUDA capabilities sm_37 sm_50 sm_60 sm_70."),
