@@ -64,11 +64,16 @@ FAMILIES = [
      "The engine plan file is generated on an incompatible device, expecting compute 8.6 got compute 7.5, please rebuild.4: [runtime.cpp::deserializeCudaEngine::50] Error Code 4: Internal Error (Engine deserialization failed.)"),
     ("DepthAnything/Depth-Anything-V2#274", "CD4",
      "`fa3F@0.0.0` is not supported because:\n    requires device with capability > (9, 0) but your GPU has capability (8, 9) (too old)"),
+    ("woct0rdho/triton-windows#93", "CD4", "'sm_120' is not a recognized processor for this target (ignoring processor)"),
+    ("kijai/ComfyUI-WanVideoWrapper#63", "CD4",
+     "RuntimeError: Internal Triton PTX codegen error\n`ptxas` stderr:\nptxas fatal  : Value 'sm_120' is not defined for option 'gpu-name'"),
     # containers and driver plumbing
     ("NVIDIA/nvidia-docker#1352", "CD1",
      "docker: Error response from daemon: could not select device driver \"\" with capabilities: [[gpu]]."),
     ("xerrors/Yuxi#237", "CD1", "Error response from daemon: could not select device driver \"nvidia\" with capabilities: [[gpu]]"),
     ("NVIDIA/nvidia-docker#1671", "CD1", "root@098b49afe624:/# nvidia-smi\nFailed to initialize NVML: Unknown Error"),
+    ("jiaw-z/CoR-GS#23", "CD1",
+     '    torch._C._cuda_init()\nRuntimeError: No CUDA GPUs are available'),
     # install time and silent fallbacks
     ("sanchit-gandhi/whisper-jax#211", "CD4",
      "WARNING:2025-06-15 17:04:55,449:jax._src.xla_bridge:791: An NVIDIA GPU may be present on this machine, but a CUDA-enabled jaxlib is not installed. Falling back to cpu."),
