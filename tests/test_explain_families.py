@@ -105,3 +105,31 @@ def test_the_machine_view_sets_the_cuda_major_named_against_the_toolkits_here(ma
         assert data["matches"][0]["code"] == "CD203"
         summary = " ".join(data["machine"]["summary"])
         assert expect in summary and "12.4.1" in summary, summary
+
+
+HEALTHY = [
+    # NVIDIA/tensorflow#110 (a log line of a working TensorFlow)
+    "2024-06-19 16:06:44.996120: I tensorflow/stream_executor/platform/default/dso_loader.cc:49] "
+    "Successfully opened dynamic library libcudnn.so.8",
+    # tensorflow/tensorflow#63702
+    "I tensorflow/stream_executor/cuda/cuda_dnn.cc:384] Loaded cuDNN version 8600",
+    # Theano/Theano#6690
+    "Using cuDNN version 7402 on context None",
+    # nvidia-smi's header on a working machine (e.g. PKU-YuanGroup/Video-LLaVA#22)
+    "| NVIDIA-SMI 535.154.05             Driver Version: 535.154.05   CUDA Version: 12.3     |",
+    # TensorFlow creating its GPU device (tensorflow/tensorflow issue logs)
+    "I tensorflow/core/common_runtime/gpu/gpu_device.cc:1616] Created device /job:localhost/replica:0/task:0/device:GPU:0 "
+    "with 9653 MB memory:  -> device: 0, name: NVIDIA GeForce RTX 3080 Ti, pci bus id: 0000:01:00.0, compute capability: 8.6",
+    # a build line
+    "nvcc -gencode arch=compute_86,code=sm_86 -O3 -c kernel.cu -o kernel.o",
+]
+
+
+@pytest.mark.parametrize("line", HEALTHY)
+def test_lines_of_a_working_stack_are_not_claimed(line: str) -> None:
+    assert explain_text(line, None)["matches"] == []
+
+
+def test_the_bench_codes_never_answer_a_message() -> None:
+    rows = tomllib.loads((compat_dir() / "errors.toml").read_text())["error"]
+    assert not [row["id"] for row in rows if row["code"].startswith("CD6")]
