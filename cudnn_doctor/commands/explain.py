@@ -55,6 +55,9 @@ def explain_text(text: str | bytes, report: Report | None) -> dict[str, Any]:
     facts = reader.read(text)
     specific = catalog.match_lines(facts.lines)
     causes = classify.classify(facts)
+    # the catalog's specific entries first, then what the facts show, then the catalog's summary lines (priority 0)
+    summaries = [m for m in specific if m.priority == 0 and causes]
+    specific = [m for m in specific if m not in summaries]
     matches = [{k: v for k, v in asdict(m).items() if k != "priority"} for m in specific]
     covered = {m.code for m in specific}
     for cause in causes:
@@ -62,6 +65,10 @@ def explain_text(text: str | bytes, report: Report | None) -> dict[str, Any]:
             covered.add(cause.code)
             line = facts.lines[cause.line] if 0 <= cause.line < len(facts.lines) else cause.fact
             matches.append(_from_cause(cause, facts.framework, line))
+    for summary in summaries:
+        if summary.code not in covered:
+            covered.add(summary.code)
+            matches.append({k: v for k, v in asdict(summary).items() if k != "priority"})
     flat = " ".join(reader.to_text(text)[-2000:].split())
     return {
         "schema": SCHEMA,

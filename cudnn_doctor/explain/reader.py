@@ -319,12 +319,17 @@ def _libraries(index: int, line: str, lower: str, lowers: list[str]) -> list[Lib
     if not markers:  # "Error loading X" on one line and the loader's words on the next
         for near in (index + 1, index - 1):
             if 0 <= near < len(lowers):
-                markers = [(-1 if near < index else len(lower) + 1, kind) for _, kind in _markers(lowers[near])][:1]
+                markers = [(-1 if near < index else len(lower) + 1, kind, rank)
+                           for _, kind, rank in _markers(lowers[near])][:1]
                 if markers:
                     break
     out = []
     for position, row, file, version in found:
-        failure = min(markers, key=lambda m: abs(m[0] - position))[1] if markers else None
+        failure = None
+        if markers and len(found) == 1:  # one library: the most specific of the loader's words
+            failure = min(markers, key=lambda m: m[2])[1]
+        elif markers:  # "A: ... B: cannot open ...": each library takes the words nearest to it
+            failure = min(markers, key=lambda m: abs(m[0] - position))[1]
         majors = _majors(row, version, file.lower().endswith(".dll"))
         out.append(Library(file=file, name=row["name"], part=row["part"], component=row["component"], failure=failure,
                            framework=row.get("framework"), finding=row.get("finding"), line=index,
@@ -332,17 +337,18 @@ def _libraries(index: int, line: str, lower: str, lowers: list[str]) -> list[Lib
     return out
 
 
-def _markers(lower: str) -> list[tuple[int, str]]:
-    """(position, kind) of every loader failure text in LOWER; a text inside a longer one counts once."""
-    out: list[tuple[int, str]] = []
+def _markers(lower: str) -> list[tuple[int, str, int]]:
+    """(position, kind, rank in the table) of every loader failure text in LOWER; a text inside a longer one
+    counts once."""
+    out: list[tuple[int, str, int]] = []
     taken: list[tuple[int, int]] = []
-    for text, kind in _failure_texts():
+    for rank, (text, kind) in enumerate(_failure_texts()):
         start = lower.find(text)
         while start >= 0:
             end = start + len(text)
             if not any(s <= start and end <= e for s, e in taken):
                 taken.append((start, end))
-                out.append((start, kind))
+                out.append((start, kind, rank))
             if len(out) >= PER_LINE:
                 return out
             start = lower.find(text, end)
