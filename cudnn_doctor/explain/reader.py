@@ -27,11 +27,16 @@ MAX_FACT_LINES = 64  # the last lines with a fact that are read; a log's error i
 PER_LINE = 24  # facts of one kind read from one line, at most (a real message names a few)
 
 # Lines without any of these cannot carry a fact; most of a long log is skipped on this test alone.
-TRIGGERS = ("cu", "dnn", "nvidia", "nvml", ".so", ".dll", "sm_", "gpu", "driver", "capability", "kernel image",
-            "java.library.path", "winerror", "loadlibrary", "dlopen", "dll load", "nvinfer", "tensorrt", "onnx",
-            "xla", "ptx", "jax", "paddle", "torch", "tensorflow", "nvrtc", "jitlink", "container", "falling back",
-            "no matching distribution", "satisfies the requirement", "nothing provides", "unsatisfiedlink",
-            "error 12", "error 19", "nd4j", "dl4j", "deeplearning4j", "theano", "模块", "モジュール", "모듈", "modul", "módulo", "модуль", "compute_")
+TRIGGERS = (
+    "cu", "dnn", "nvidia", "nvml", ".so", ".dll", "sm_", "compute_", "gpu", "driver", "capability", "kernel image",
+    "ptx", "nvrtc", "jitlink", "nvinfer", "tensorrt", "onnx", "xla", "jax", "paddle", "torch", "tensorflow", "nd4j",
+    "dl4j", "deeplearning4j", "theano", "container", "falling back",
+    # loaders and package managers
+    "java.library.path", "unsatisfiedlink", "winerror", "loadlibrary", "dlopen", "dll load", "error 12", "error 19",
+    "no matching distribution", "satisfies the requirement", "nothing provides",
+    # "module" in the languages Windows prints error 126 in
+    "modul", "módulo", "модуль", "模块", "模組", "モジュール", "모듈",
+)
 
 _TOKEN = re.compile(r"[A-Za-z0-9_.+\-]{1,300}")
 _DLL_NAME = re.compile(r"([a-z][a-z0-9_+\-]{0,80}?)(?:64)?((?:_[0-9][0-9.]{0,12}){0,3})")
@@ -482,6 +487,8 @@ def _versions(index: int, line: str, lower: str) -> list[VersionPair]:
     subject = _subject(lower)
     if subject is None or not any(word in lower for word in ("version", "compiled", "built", "found", "loaded", "have")):
         return []
+    if subject == "framework" and not any(word in lower for word in ("built", "compiled", "linked")):
+        return []  # "torchvision requires torch==2.0.1, but you have 2.1.0" is pip's conflict, not a build's
     built: list[str] = []
     found: list[str] = []
     for match in itertools.islice(_VERSION.finditer(line), PER_LINE):
