@@ -96,9 +96,7 @@ UNRELATED = [
     ("a system library, not the GPU stack", "ImportError: libGL.so.1: cannot open shared object file: No such file or directory"),
     ("an index error", "IndexError: index 10 is out of bounds for dimension 0 with size 10"),
     ("git", "fatal: not a git repository (or any of the parent directories): .git"),
+    ("pip's resolver on two packages' versions, not a build skew",
+     "ERROR: pip's dependency resolver does not currently take into account all the packages that are installed. "
+     "torchvision 0.15.2 requires torch==2.0.1, but you have torch 2.1.0 which is incompatible."),
 ]
-
-# pip's resolver on two packages' versions is not a build skew (pypa/pip's resolver text)
-UNRELATED.append(("pip dependency conflict",
-                  "ERROR: pip's dependency resolver does not currently take into account all the packages that are "
-                  "installed. torchvision 0.15.2 requires torch==2.0.1, but you have torch 2.1.0 which is incompatible."))
