@@ -57,9 +57,12 @@ def explain_text(text: str | bytes, report: Report | None) -> dict[str, Any]:
     causes = classify.classify(facts)
     # the catalog's specific entries first, then what the facts show, then the catalog's summary lines (priority 0)
     summaries = [m for m in specific if m.priority == 0 and causes]
-    specific = [m for m in specific if m not in summaries]
-    matches = [{k: v for k, v in asdict(m).items() if k != "priority"} for m in specific]
-    covered = {m.code for m in specific}
+    matches: list[dict[str, Any]] = []
+    covered: set[str] = set()
+    for match in specific:  # one answer per finding code
+        if match not in summaries and match.code not in covered:
+            covered.add(match.code)
+            matches.append({k: v for k, v in asdict(match).items() if k != "priority"})
     for cause in causes:
         if cause.code not in covered:
             covered.add(cause.code)
