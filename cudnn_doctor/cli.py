@@ -227,10 +227,15 @@ def _read_query(query: Optional[str], from_file: Optional[str]) -> bytes:
     return data
 
 
+_MAX_STREAM = 512 << 20  # a stream (stdin, a FIFO, /dev/zero) is read this far at most
+
+
 def _tail(read: Callable[[], bytes], limit: int) -> bytes:
-    """Everything READ returns until it returns nothing, keeping only the last LIMIT bytes."""
+    """What READ returns until it returns nothing (or _MAX_STREAM bytes), keeping only the last LIMIT bytes."""
     kept = bytearray()
-    while chunk := read():
+    total = 0
+    while total < _MAX_STREAM and (chunk := read()):
+        total += len(chunk)
         kept += chunk
         if len(kept) > 2 * limit:
             del kept[:-limit]

@@ -152,3 +152,11 @@ def test_standard_input_is_read_from_its_end(machine: Machine) -> None:
                              input=body, capture_output=True, env=machine.env, timeout=60)
     assert process.returncode == 0, process.stderr
     assert b'"CD102"' in process.stdout
+
+
+def test_an_endless_device_is_read_to_a_bound(machine: Machine) -> None:
+    start = time.perf_counter()
+    result = machine.run("explain", "--from-file", "/dev/zero", "--offline-only", "--json", timeout=60)
+    assert result.exit_code == 1 and result.json["matches"] == []
+    assert time.perf_counter() - start < 20
+    assert machine.run("explain", "--from-file", "/dev/null", "--offline-only").exit_code == 2
