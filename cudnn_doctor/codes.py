@@ -273,6 +273,15 @@ _CODES = (
          "any program that makes the same call will do the same.",
          "Run `cudnn-doctor check` and update the driver and cuDNN; run `cudnn-doctor bench -v` "
          "with `CUDNN_LOGERR_DBG=1 CUDNN_LOGDEST_DBG=stderr` to see cuDNN's own log."),
+    Code("CD608", "warning", "GPU slowed down during the benchmark",
+         "GPU {device} slowed its clocks while the benchmark ran ({reasons}; SM clock down to {mhz} MHz of "
+         "{max_mhz}): its figures are lower than the GPU can give.",
+         "Check cooling and power (`nvidia-smi -q -d PERFORMANCE,TEMPERATURE,POWER`), then run the bench again."),
+    Code("CD609", "warning", "GPU slower than a healthy one of its model",
+         "{workload} on GPU {device} ({gpu}) took {ms} ms, {ratio}x the speed of a healthy {gpu} "
+         "({reference_ms} ms, measured {measured}).",
+         "Look for throttling, other processes or a narrow PCIe link (`cudnn-doctor check`), and compare "
+         "with another node of the fleet."),
     # Requirements given with --require (one code per subject)
     Code("CD120", "error", "Driver requirement not met",
          "--require {spec}: {found}.", "Install an NVIDIA driver that satisfies {spec}."),

@@ -100,9 +100,9 @@ def read_node(path: Path) -> NodeReport:
     name = host.get("hostname") if isinstance(host, dict) else None
     node = name if isinstance(name, str) and name.strip() else fallback
     if data.get("schema") != REPORT_SCHEMA:
-        error = data.get("error")
-        if isinstance(error, dict) and isinstance(error.get("message"), str):
-            return NodeReport(node, str(path), failure=f"check failed: {error['message']}")
+        complaint = data.get("error")
+        if isinstance(complaint, dict) and isinstance(complaint.get("message"), str):
+            return NodeReport(node, str(path), failure=f"check failed: {complaint['message']}")
         return NodeReport(node, str(path), failure=f"not a {REPORT_SCHEMA} report (schema {data.get('schema')!r})")
     return NodeReport(node, str(path), report=data)
 

@@ -212,3 +212,11 @@ int nvmlDeviceGetTemperature(void *device, int sensor, unsigned *value) {
 int nvmlDeviceGetTemperatureThreshold(void *device, int kind, unsigned *value) {
     (void)device; (void)kind; if (UNSUPPORTED(512)) return 3; *value = FAKE_TEMP_SLOWDOWN; return 0;
 }
+#ifndef FAKE_SM_MHZ
+#define FAKE_SM_MHZ 1980
+#endif
+int nvmlDeviceGetClockInfo(void *device, int type, unsigned *mhz) {
+    (void)type; *mhz = PICK(device, FAKE_SM_MHZ, 1980); return 0;
+}
+int nvmlDeviceGetMaxClockInfo(void *device, int type, unsigned *mhz) { (void)device; (void)type; *mhz = 1980; return 0; }
+int nvmlDeviceGetHandleByPciBusId_v2(const char *bus, void **device) { (void)bus; *device = &handles[0]; return 0; }
