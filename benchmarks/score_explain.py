@@ -180,10 +180,10 @@ def summarise(results: list[CaseResult]) -> dict[str, Any]:
 def print_report(summary: dict[str, Any], wall_seconds: float, workers: int) -> None:
     def row(name: str, group: dict[str, Any]) -> str:
         n = group["cases"]
-        return (f"{name:<22} {n:>5}   {group['recognised']:>4} {_percent(group['recognised'], n)}"
+        return (f"{name:<26} {n:>5}   {group['recognised']:>4} {_percent(group['recognised'], n)}"
                 f"   {group['right_family']:>4} {_percent(group['right_family'], n)}")
 
-    header = f"{'':<22} {'cases':>5}   {'recognised':>12}   {'right family':>12}"
+    header = f"{'':<26} {'cases':>5}   {'recognised':>12}   {'right family':>12}"
     print(header)
     for family, group in summary["by_family"].items():
         print(row(family, group))
@@ -191,9 +191,9 @@ def print_report(summary: dict[str, Any], wall_seconds: float, workers: int) -> 
         print(row(period, group))
     print(row("all related", summary["related"]))
     unrelated = summary["unrelated"]
-    print(f"{'unrelated':<22} {unrelated['cases']:>5}   claimed (exit 0): {unrelated['claimed']}")
+    print(f"{'unrelated':<26} {unrelated['cases']:>5}   claimed (exit 0): {unrelated['claimed']}")
     print()
-    print(f"{'printed by':<22} {'cases':>5}   {'recognised':>12}   {'right family':>12}")
+    print(f"{'printed by':<26} {'cases':>5}   {'recognised':>12}   {'right family':>12}")
     for printer, group in summary["by_printer"].items():
         print(row(printer, group))
     print()
