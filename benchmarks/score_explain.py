@@ -170,6 +170,7 @@ def summarise(results: list[CaseResult]) -> dict[str, Any]:
         "by_period": {f"before {RECENT_YEAR}": rates(older), f"{RECENT_YEAR} and later": rates(recent)},
         "by_printer": {p: rates([r for r in related if r.printed_by == p])
                        for p in sorted({r.printed_by for r in related})},
+        "bench_codes": sum(1 for r in related if (r.first_code or "").startswith("CD6")),
         "errors": sum(r.error is not None for r in results),
         "seconds_total": round(sum(times), 2),
         "seconds_median": round(statistics.median(times), 3) if times else None,
@@ -197,6 +198,7 @@ def print_report(summary: dict[str, Any], wall_seconds: float, workers: int) -> 
     for printer, group in summary["by_printer"].items():
         print(row(printer, group))
     print()
+    print(f"related cases answered with a bench code (CD6xx, never right here): {summary['bench_codes']}")
     print(f"runs that gave no explain/1 JSON: {summary['errors']}")
     print(f"time: {wall_seconds:.1f} s wall with {workers} workers; per case median {summary['seconds_median']} s, "
           f"max {summary['seconds_max']} s, sum {summary['seconds_total']} s")
