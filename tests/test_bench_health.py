@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.fakes.build import fake_nvml
 from tests.test_bench_cli import bench, codes, fakes
 
@@ -33,3 +35,23 @@ def test_without_nvml_the_bench_runs_and_says_why_there_are_no_clocks(machine):
     clocks = data["devices"][0]["clocks"]
     assert clocks["sampled"] == 0 and "NVML" in clocks["unavailable"]
     assert "CD608" not in codes(data)
+
+
+def test_a_result_well_below_a_healthy_h100_is_cd609_and_a_normal_one_is_not():
+    """The comparison on the real reference rows measured on the H100 (compat/gpu_reference.toml)."""
+    from cudnn_doctor.bench import healthy
+    from cudnn_doctor.bench.run import BenchReport, _compare_with_healthy
+
+    row = next(r for r in healthy._table()["reference"]
+               if (r["gpu"], r["workload"], r["dtype"], r["layout"], r["size"]) ==
+               ("NVIDIA H100 80GB HBM3", "conv-fwd", "bf16", "nhwc", "large"))
+    device = {"index": 0, "name": "NVIDIA H100 80GB HBM3"}
+    for factor, slow in ((1.05, False), (2.0, True)):
+        bench_report = BenchReport(options={}, libraries={"cudnn_version": "9.19.0"})
+        result = {"workload": "conv-fwd", "dtype": "bf16", "layout": "nhwc", "size": "large",
+                  "gpu_ms": row["gpu_ms"] * factor}
+        _compare_with_healthy(bench_report, result, device)
+        assert result["reference"]["ratio"] == pytest.approx(1 / factor)
+        assert [f.code for f in bench_report.findings] == (["CD609"] if slow else [])
+    assert healthy.compare("NVIDIA H100 80GB HBM3", result, 8)["unknown"].endswith("cuDNN 8")
+    assert healthy.compare("NVIDIA A100-SXM4-80GB", result, 9) == {"unknown": "no reference for NVIDIA A100-SXM4-80GB"}
