@@ -47,9 +47,10 @@ def register(app: typer.Typer) -> None:
             workload=workload.lower(), dtype=dtype.lower(), layout=layout.lower(), size=size.lower(),
             workspace_limit_mb=workspace_limit, devices=device.lower(), cpu=not no_cpu, repeats=repeats,
             api=api.lower()))
-        from cudnn_doctor.bench.run import bench_to_json, run_bench
+        from cudnn_doctor.bench.model import bench_to_json
+        from cudnn_doctor.commands.bench import BenchCommandOptions, run
 
-        report = run_bench(options, cudnn_path=cudnn, cudart_path=cudart)
+        report = run(BenchCommandOptions(options, cudnn_path=cudnn, cudart_path=cudart))
         if json_output:
             from cudnn_doctor.render.json_out import write_json
 

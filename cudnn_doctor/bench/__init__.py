@@ -14,6 +14,9 @@ Modules:
   child      `python -m cudnn_doctor.bench.child`: one device, answers JSON
   libraries  which libcudnn and libcudart the child loads
   peaks      the GPUs' peak TFLOP/s per dtype (peaks.toml, cited)
-  run        the parent side: start children, turn answers into results and findings
-  render     the text table
+  healthy    how fast a healthy GPU of the same model runs a workload (compat/gpu_reference.toml)
+  model      the typed records of the results and the report, and their JSON
+  run        start the child for one GPU and read its answer
+
+The command itself is commands/bench.py, its judgements rules/bench.py, its text render/bench_text.py.
 """
