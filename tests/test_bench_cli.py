@@ -143,6 +143,10 @@ def test_wrong_answer_is_cd603(machine):
     assert result.returncode == 1
     assert codes(data) == ["CD603", "CD603", "CD603"]
     assert "differs from the CPU reference" in data["findings"][0]["detail"]
+    assert [r["ok"] for r in data["results"]] == [False, False, False]
+    text = bench(machine, "--size", "tiny", "--workload", "conv", "--repeats", "2", *fakes(cudnn={"FAKE_WRONG": True}))
+    assert text.returncode == 1
+    assert text.stdout.count("FAIL (full)") == 3 and "bench failed: 3 error(s), 3 workload(s) not passing" in text.stdout
 
 
 def test_runtime_without_device_is_cd601(machine):

@@ -123,6 +123,8 @@ def bench_to_json(bench: BenchReport) -> dict[str, Any]:
 
     data = to_jsonable(bench)
     data.pop("tally")
+    # `libraries` names only what is known (its paths are strings wherever present, as published)
+    data["libraries"] = {key: value for key, value in data["libraries"].items() if value is not None}
     return {"schema": SCHEMA, "tool": {"name": "cudnn-doctor", "version": __version__}, **_finite(data)}
 
 
