@@ -121,8 +121,8 @@ def run_conv(gpu: GpuSession, shape: ConvShape, dtype: str, layout: str, passes:
             lib.destroy(kind, desc)
 
 
-def _run_conv_pass(gpu: GpuSession, name: str, conv: int, operands: tuple[Any, ...], plan: DtypePlan, dtype: str, fmt: int,
-                   workspace_limit: int | None, warmup: int, repeats: int, shape: ConvShape,
+def _run_conv_pass(gpu: GpuSession, name: str, conv: int, operands: tuple[Any, ...], plan: DtypePlan, dtype: str,
+                   fmt: int, workspace_limit: int | None, warmup: int, repeats: int, shape: ConvShape,
                    roles: dict[str, int], api: str = "auto") -> dict[str, Any]:
     """One pass: through the backend (graph) API, autotuned, where this cuDNN has it and it
     works; else through the legacy API's cudnnFind*Ex. API 'graph' or 'legacy' allows one only."""

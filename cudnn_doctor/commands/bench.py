@@ -16,7 +16,8 @@ from cudnn_doctor.rules import sort_findings, summarize
 from cudnn_doctor.versions import major
 
 PEAK_KEYS = ("fp32", "tf32_tensor", "fp16_tensor", "bf16_tensor")
-PARENT_FIELDS = frozenset({"device", "peak_tflops", "peak_share", "reference", "ok", "skipped"})  # set here, not by the child
+# a result's fields that the parent sets, never the child
+PARENT_FIELDS = frozenset({"device", "peak_tflops", "peak_share", "reference", "ok", "skipped"})
 
 
 @dataclass(frozen=True)
@@ -56,7 +57,8 @@ def _choose_libraries(options: BenchCommandOptions, started: float,
     that stops the bench before any child runs (no driver, no cuDNN, no CUDA runtime)."""
     cudnn_path, cudart_path = options.cudnn_path, options.cudart_path
     if cudnn_path and cudart_path:
-        return BenchLibraries(cudnn=cudnn_path, cudnn_why="--cudnn", cudart=cudart_path, cudart_why="--cudart"), None, []
+        chosen = BenchLibraries(cudnn=cudnn_path, cudnn_why="--cudnn", cudart=cudart_path, cudart_why="--cudart")
+        return chosen, None, []
     from cudnn_doctor.bench.libraries import choose_cudart, choose_cudnn
     from cudnn_doctor.compat.data import sublibrary_names
     from cudnn_doctor.probes.collect import collect_report
