@@ -17,7 +17,7 @@ app = typer.Typer(
     name="cudnn-doctor",
     help="Find, check, install and benchmark CUDA and cuDNN.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
@@ -334,9 +334,10 @@ def _usage_error(error: Exception) -> NoReturn:
 
 def main() -> None:
     # click's ClickException (click itself, or the copy newer typers carry), found through what typer exports
-    usage_errors = tuple(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
+    usage_errors: tuple[type[Exception], ...] = tuple(
+        c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
     try:
-        exit_code = app(standalone_mode=False)
+        exit_code = app(prog_name="cudnn-doctor", standalone_mode=False)
     except usage_errors as error:
         _usage_error(error)
     except typer.Abort:

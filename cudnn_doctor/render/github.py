@@ -26,7 +26,7 @@ def escape_property(text: str) -> str:
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def annotations(report: Report, verbose: bool = False) -> list[str]:
+def workflow_commands(report: Report, verbose: bool = False) -> list[str]:
     """One workflow command per error and warning (and per info finding with -v)."""
     lines = []
     for f in report.findings:
@@ -63,7 +63,7 @@ def _cell(text: str) -> str:
 
 
 def render_github(report: Report, out: TextIO, summary_file: str | None, verbose: bool = False) -> None:
-    for line in annotations(report, verbose):
+    for line in workflow_commands(report, verbose):
         out.write(line + "\n")
     out.flush()
     if summary_file:

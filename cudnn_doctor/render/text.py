@@ -42,22 +42,30 @@ def print_wrapped(console: Console, markup: str, indent: int, rest_indent: int |
         console.print(Text(" " * rest) + line, highlight=False, crop=False)
 
 
+def fits_one_line(console: Console, plain: str) -> bool:
+    """Whether PLAIN prints as one line here (piped output always does)."""
+    return console.soft_wrap or len(plain) <= console.width
+
+
+def print_command(console: Console, command: str, indent: int) -> None:
+    """COMMAND on its own line, never wrapped: a narrow terminal shows it folded, a copy gets it whole."""
+    console.print(Text(" " * indent + command.strip()), no_wrap=True, overflow="ignore", crop=False, highlight=False)
+
+
 def print_with_commands(console: Console, label: str, text: str, indent: int) -> None:
     """LABEL (markup) and TEXT (plain), a fix or a plan line that quotes commands in `backticks`.
 
     Where it fits on one line it is one line. Where the terminal is narrower, each quoted command goes
     on its own line, unbroken (a copy-paste gets it whole), and the prose around it wraps at its indent."""
-    one_line = " " * indent + Text.from_markup(label).plain + text
-    if console.soft_wrap or len(one_line) <= console.width:
+    if fits_one_line(console, " " * indent + Text.from_markup(label).plain + text):
         console.print(" " * indent + label + escape(text), highlight=False)
         return
     prose = label
     for index, part in enumerate(QUOTED.split(text)):
-        if index % 2 == 1 and " " in part.strip():  # a command line, not a lone `--flag` or `NAME`
+        if index % 2 == 1 and " " in part.strip() and not part.startswith("-"):  # a command, not `--gpus all`
             if prose.strip():
-                print_wrapped(console, prose.rstrip(), indent)
-            console.print(Text(" " * (indent + 4) + part.strip()), no_wrap=True, overflow="ignore", crop=False,
-                          highlight=False)
+                print_wrapped(console, prose.strip(), indent)
+            print_command(console, part, indent + 4)
             prose = ""
         else:
             prose += escape(f"`{part}`" if index % 2 else part)
