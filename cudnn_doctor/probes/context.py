@@ -140,7 +140,6 @@ class SearchContext:
 
 # What --python's interpreter is asked: its sys.path, as JSON (pipdeptree asks the same way).
 SYS_PATH_CODE = "import json, sys; sys.stdout.write(json.dumps(sys.path))"
-INTERPRETER_TIMEOUT_S = 10.0
 
 
 def resolve_interpreter(python: str, env: dict[str, str]) -> str:
@@ -158,7 +157,7 @@ def resolve_interpreter(python: str, env: dict[str, str]) -> str:
     return os.path.abspath(found)
 
 
-def interpreter_paths(python: str, timeout: float = INTERPRETER_TIMEOUT_S) -> list[str]:
+def interpreter_paths(python: str, timeout: float | None = None) -> list[str]:
     """PYTHON's sys.path, asked of it in a child with a deadline, from a neutral folder.
 
     The answer goes to a file, not a pipe: a child that leaves something running cannot keep
@@ -169,7 +168,9 @@ def interpreter_paths(python: str, timeout: float = INTERPRETER_TIMEOUT_S) -> li
     import tempfile
 
     from cudnn_doctor.errors import DoctorError
+    from cudnn_doctor.probes.child import probe_timeout
 
+    timeout = probe_timeout() if timeout is None else timeout
     with tempfile.TemporaryFile() as answer:
         try:
             process = subprocess.Popen([python, "-c", SYS_PATH_CODE], stdin=subprocess.DEVNULL, stdout=answer,
