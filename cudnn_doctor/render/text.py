@@ -68,7 +68,7 @@ def print_with_commands(console: Console, label: str, text: str, indent: int) ->
             print_command(console, part, indent + 4)
             prose = ""
         else:
-            prose += escape(f"`{part}`" if index % 2 else part)
+            prose += escape(f"`{part}`" if index % 2 else (part.lstrip(" ,;") if not prose else part))
     if prose.strip() and prose.strip() not in ".,;:":
         print_wrapped(console, prose.strip(), indent)
 
