@@ -48,10 +48,14 @@ def parsed(kind: str, subject: str, raw: bytes, parse: Callable[[bytes], Any]) -
     return data
 
 
+LEGACY = re.compile(r"^[a-z0-9_]+-\d+-\d+\.json$")  # SUBJECT-<size>-<mtime_ns>.json, keyed by install, not by data
+TEMPORARY = re.compile(r"^[a-z0-9_]+-[0-9a-f-]+\.\d+\.tmp$")
+
+
 def prune(folder: Path, subject: str, keep: str) -> list[str]:
-    """Remove SUBJECT's other cached versions (and temporary files left by killed runs) from FOLDER."""
+    """Remove from FOLDER: SUBJECT's other versions, files named the old way (one per install), and
+    temporary files that killed runs left behind. Anything else there is not ours and stays."""
     versions = re.compile(rf"^{re.escape(subject)}-[0-9a-f-]+\.json$")
-    temporaries = re.compile(rf"^{re.escape(subject)}-[0-9a-f-]+\.\d+\.tmp$")
     removed: list[str] = []
     try:
         entries = list(os.scandir(folder))
@@ -61,8 +65,8 @@ def prune(folder: Path, subject: str, keep: str) -> list[str]:
     for entry in entries:
         name = entry.name
         try:
-            stale = temporaries.match(name) and now - entry.stat(follow_symlinks=False).st_mtime > STALE_TEMPORARY_S
-            if (versions.match(name) and name != keep) or stale:
+            stale = TEMPORARY.match(name) and now - entry.stat(follow_symlinks=False).st_mtime > STALE_TEMPORARY_S
+            if (versions.match(name) and name != keep) or LEGACY.match(name) or stale:
                 os.unlink(entry.path)
                 removed.append(name)
         except OSError:

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import re
 import shlex
-import tomllib
 from pathlib import Path
+
+import tomllib
 
 from cudnn_doctor.cli import ISSUES_URL
 from cudnn_doctor.codes import CODES
