@@ -87,6 +87,7 @@ def test_shell_completion_is_offered(machine: Machine) -> None:
     machine.env.update({"_CUDNN_DOCTOR_COMPLETE": "complete_bash", "COMP_WORDS": "cudnn-doctor check --ju",
                         "COMP_CWORD": "2"})
     assert machine.run().stdout.split() == ["--junit-xml"]
-    del machine.env["_CUDNN_DOCTOR_COMPLETE"]
-    script = machine.run("--show-completion", "bash")
+    machine.env["_CUDNN_DOCTOR_COMPLETE"] = "source_bash"  # the script --install-completion writes for bash
+    script = machine.run()
     assert script.exit_code == 0 and "_CUDNN_DOCTOR_COMPLETE=complete_bash" in script.stdout
+    assert "complete -o default -F _cudnn_doctor_completion cudnn-doctor" in script.stdout

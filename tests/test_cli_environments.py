@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -23,6 +24,13 @@ def make_venv(folder: Path) -> Path:
     return folder / "bin" / "python"
 
 
+def report_of(machine: Machine, *args: str) -> dict:
+    result = machine.run("check", "--json", *args)
+    data = json.loads(result.stdout)
+    assert "summary" in data, (data, result.stderr)
+    return data
+
+
 def pip_copies(report: dict) -> list[dict]:
     return [i for i in report["cudnn"] if i["source"] == "pip:nvidia-cudnn-cu13"]
 
@@ -30,17 +38,17 @@ def pip_copies(report: dict) -> list[dict]:
 def test_a_projects_venv_and_python_option(machine: Machine, tmp_path: Path) -> None:
     project = tmp_path / "project"
     python = make_venv(project / ".venv")
-    elsewhere = machine.check_json()  # run from tmp_path: the project's venv is not around
+    elsewhere = report_of(machine)  # run from tmp_path: the project's venv is not around
     assert pip_copies(elsewhere) == [] and "CD301" in codes(elsewhere)
 
     machine.cwd = project  # `cd project && cudnn-doctor check`, the venv not activated
-    inside = machine.check_json()
+    inside = report_of(machine)
     [copy] = pip_copies(inside)
     assert copy["version"] == "9.19.0" and copy["path"].startswith(str(project.resolve() / ".venv"))
     assert "CD301" not in codes(inside)
 
     machine.cwd = tmp_path
-    asked = machine.check_json("--python", str(python))  # that interpreter's packages, asked of it
+    asked = report_of(machine, "--python", str(python))  # that interpreter's packages, asked of it
     [copy] = pip_copies(asked)
     assert copy["version"] == "9.19.0"
 
@@ -68,8 +76,8 @@ def test_cudnn_path_is_honoured(machine: Machine, tmp_path: Path) -> None:
     root = tmp_path / "TensorRT-deps" / "cudnn"  # CUDNN_PATH names a cuDNN root, as TensorRT's build reads it
     fake_cudnn(root / "lib", version=90100, cudart=12040, sublibraries=CUDNN9_SUBLIBS)
     write_header(root / "include", "9.1.0")
-    assert machine.check_json()["cudnn"] == []
+    assert report_of(machine)["cudnn"] == []
     machine.env["CUDNN_PATH"] = str(root)
-    [copy] = machine.check_json()["cudnn"]
+    [copy] = report_of(machine)["cudnn"]
     assert copy["source"] == "CUDNN_PATH" and copy["version"] == "9.1.0"
     assert copy["path"] == str(root / "lib")
