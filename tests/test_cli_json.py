@@ -6,10 +6,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from tests.conftest import Machine
+from tests.install_helpers import make_archive
 
 FAILURES = [
     # (command line, exit code, words of the message): the parser's usage errors and the doctor's own
@@ -56,9 +58,11 @@ def test_without_json_stdout_stays_empty_on_errors(machine: Machine) -> None:
 
 
 @pytest.mark.parametrize("args", [["compat", "--list", "pytorch", "-v"], ["compat", "--list", "cudnn", "--json"],
-                                  ["explain", "CD301"], ["check"], ["check", "--json"]])
-def test_a_closed_stdout_ends_quietly(machine: Machine, args: list[str]) -> None:
+                                  ["explain", "CD301"], ["check"], ["check", "--json"], ["install"]])
+def test_a_closed_stdout_ends_quietly(machine: Machine, args: list[str], tmp_path: Path) -> None:
     """`cudnn-doctor ... | head -1`: the reader goes away; no traceback, no message, exit 141 as for SIGPIPE."""
+    if args == ["install"]:
+        args += ["--from", str(make_archive("txz", tmp_path)), "--prefix", str(tmp_path / "p"), "--dry-run"]
     process = subprocess.Popen([sys.executable, "-m", "cudnn_doctor", *args], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, env=machine.env, cwd=machine.cwd, stdin=subprocess.DEVNULL)
     assert process.stdout is not None and process.stderr is not None

@@ -70,3 +70,16 @@ def test_fix_commands_are_unbroken_in_60_columns(machine: Machine, tmp_path: Pat
 
     _, wide = run_in_terminal(machine, "check", "-v", columns=400)  # wide enough: fixes stay one line as before
     assert any(f"Fix: Install the cuDNN build for CUDA 13: `{install}`." in line for line in wide.splitlines())
+
+
+def test_install_plan_command_is_unbroken_in_60_columns(machine: Machine, tmp_path: Path) -> None:
+    from tests.install_helpers import make_archive
+
+    archive = make_archive("txz", tmp_path)
+    prefix = tmp_path / "a-rather-long-folder-name-for-cudnn" / "prefix"
+    code, screen = run_in_terminal(machine, "install", "--from", str(archive), "--prefix", str(prefix), "--dry-run")
+    assert code == 0, screen
+    export = f"export LD_LIBRARY_PATH={prefix / 'lib64'}:$LD_LIBRARY_PATH"
+    [line] = [line for line in screen.splitlines() if export in line]
+    assert line.strip() == export
+    assert "  loader: not a system folder; programs find it with:" in screen
