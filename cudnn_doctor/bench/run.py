@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,7 +47,11 @@ def bench_timeout() -> float:
         return DEFAULT_TIMEOUT_S
 
 
-def run_bench(options: BenchOptions, cudnn_path: str | None = None, cudart_path: str | None = None) -> BenchReport:
+Progress = Callable[[int, dict[str, Any]], None]  # (device, the child's event: {"now": ...} or {"done": ...})
+
+
+def run_bench(options: BenchOptions, cudnn_path: str | None = None, cudart_path: str | None = None,
+              progress: Progress | None = None) -> BenchReport:
     from cudnn_doctor.rules import finding
 
     started = time.perf_counter()
@@ -95,7 +100,7 @@ def run_bench(options: BenchOptions, cudnn_path: str | None = None, cudart_path:
     index = 0
     while index < len(devices):
         device = devices[index]
-        answer = run_child(_request(options, libraries, device, cpu))
+        answer = run_child(_request(options, libraries, device, cpu), on_progress=_for_device(progress, device))
         stop = _absorb(bench, answer, device, options)
         if answer.get("device_count") and options.devices == "all" and gpu_count is None:
             devices = list(range(int(answer["device_count"])))
@@ -105,6 +110,16 @@ def run_bench(options: BenchOptions, cudnn_path: str | None = None, cudart_path:
         cpu = False  # the CPU baseline once; other GPUs are checked on slices
         index += 1
     return _finish(bench, started)
+
+
+def _for_device(progress: Progress | None, device: int) -> Callable[[dict[str, Any]], None] | None:
+    if progress is None:
+        return None
+
+    def report(event: dict[str, Any]) -> None:
+        progress(device, event)
+
+    return report
 
 
 def _device_list(devices: str, gpu_count: int | None) -> list[int]:
@@ -127,7 +142,8 @@ def _request(options: BenchOptions, libraries: dict[str, Any], device: int, cpu:
     }
 
 
-def run_child(request: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
+def run_child(request: dict[str, Any], timeout: float | None = None,
+              on_progress: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
     """Run the bench child for one device; a crash or a hang comes back as {'crash': ...}."""
     from cudnn_doctor.bench.libraries import library_folders
 
@@ -148,13 +164,19 @@ def run_child(request: dict[str, Any], timeout: float | None = None) -> dict[str
     except OSError as error:
         return {"crash": f"could not start the benchmark process: {error}", "results": []}
     try:
-        out, err = process.communicate(timeout=timeout)
+        if on_progress is None:
+            out, err = process.communicate(timeout=timeout)
+        else:
+            out, err = _communicate_with_progress(process, timeout, on_progress)
     except subprocess.TimeoutExpired:
         try:
             os.killpg(process.pid, signal.SIGKILL)
         except OSError:
             process.kill()
-        process.communicate()
+        if on_progress is None:
+            process.communicate()
+        else:
+            process.wait()  # the progress readers own the pipes
         return {"crash": f"did not finish within {timeout:g} s (it hangs; CUDNN_DOCTOR_BENCH_TIMEOUT sets the limit)",
                 "results": []}
     wall_ms = round((time.perf_counter() - started) * 1000, 1)
@@ -172,6 +194,40 @@ def run_child(request: dict[str, Any], timeout: float | None = None) -> dict[str
         return {"crash": "answered garbage", "results": [], "wall_ms": wall_ms}
     answer["wall_ms"] = wall_ms
     return answer
+
+
+def _communicate_with_progress(process: subprocess.Popen[bytes], timeout: float,
+                               on_progress: Callable[[dict[str, Any]], None]) -> tuple[bytes, bytes]:
+    """communicate(), with the child's progress lines on stderr handed to ON_PROGRESS as they come."""
+    import threading
+
+    from cudnn_doctor.bench.child import PROGRESS_PREFIX
+
+    out: list[bytes] = []
+    err: list[bytes] = []
+    assert process.stdout is not None and process.stderr is not None
+    stdout, stderr = process.stdout, process.stderr
+
+    def read_stdout() -> None:
+        out.append(stdout.read())
+
+    def read_stderr() -> None:
+        for line in iter(stderr.readline, b""):
+            if line.startswith(PROGRESS_PREFIX.encode()):
+                try:
+                    on_progress(json.loads(line[len(PROGRESS_PREFIX):]))
+                except ValueError:
+                    pass
+            else:
+                err.append(line)
+
+    readers = [threading.Thread(target=read_stdout, daemon=True), threading.Thread(target=read_stderr, daemon=True)]
+    for reader in readers:
+        reader.start()
+    process.wait(timeout=timeout)  # TimeoutExpired: the caller kills the process group, which closes the pipes
+    for reader in readers:
+        reader.join(timeout=5)
+    return b"".join(out), b"".join(err)
 
 
 def _absorb(bench: BenchReport, answer: dict[str, Any], device: int, options: BenchOptions) -> bool:

@@ -20,11 +20,12 @@ class CheckOptions:
     project_dir: str | None = None
     deep: bool = False
     frameworks: list[str] = field(default_factory=list)  # --framework NAME[==VER]: checked as if installed
+    python: str | None = None  # --python PATH: that interpreter's packages instead of the ones around
 
 
 def run_check(options: CheckOptions) -> Report:
     requirements = [parse_requirement(text) for text in options.require]  # bad input fails before probing
-    ctx = SearchContext.from_environment(options.search_paths)
+    ctx = SearchContext.from_environment(options.search_paths, python=options.python)
     report = collect_report(ctx, sublibrary_names(), options.project_dir, options.deep)
     if options.frameworks:
         from cudnn_doctor.compat.frameworks import assumed_framework
