@@ -141,7 +141,7 @@ def main_options(
     """Find, check, install and benchmark CUDA and cuDNN."""
 
 
-CHECK_FORMATS = ("text", "json", "github", "junit")
+CHECK_FORMATS = ("text", "json", "github", "junit", "prometheus")
 
 
 @app.command()
@@ -149,10 +149,14 @@ CHECK_FORMATS = ("text", "json", "github", "junit")
 def check(
     json_output: bool = typer.Option(False, "--json", help="Print one JSON object (schema cudnn-doctor/report/1); "
                                                           "the same as --format json."),
-    output_format: Optional[str] = typer.Option(None, "--format", metavar="text|json|github|junit",
+    output_format: Optional[str] = typer.Option(None, "--format", metavar="text|json|github|junit|prometheus",
                                                 help="text (default); json; github: the report plus GitHub Actions "
                                                      "annotations and a job summary ($GITHUB_STEP_SUMMARY); "
-                                                     "junit: JUnit XML, one test case per area."),
+                                                     "junit: JUnit XML, one test case per area; prometheus: "
+                                                     "metrics for node_exporter's textfile collector."),
+    output: Optional[str] = typer.Option(None, "--output", "-o", metavar="FILE",
+                                         help="Write the json, junit or prometheus output to FILE, atomically "
+                                              "(a temporary file beside it, then a rename), instead of stdout."),
     junit_xml: Optional[str] = typer.Option(None, "--junit-xml", metavar="FILE",
                                             help="Also write JUnit XML (one test case per area) to FILE."),
     require: list[str] = typer.Option([], "--require", metavar="SPEC",
@@ -175,6 +179,8 @@ def check(
 ) -> None:
     """Diagnose the GPUs, driver, CUDA toolkits, cuDNN copies and frameworks."""
     chosen = _check_format(output_format, json_output)
+    if output is not None:
+        _check_output_path(output, chosen)
     from cudnn_doctor.commands.check import CheckOptions, run_check
 
     report = run_check(CheckOptions(require=require, strict=strict, search_paths=search_path,
@@ -183,16 +189,8 @@ def check(
         from cudnn_doctor.render.junit import write_junit
 
         write_junit(report, junit_xml, strict)
-    if chosen == "json":
-        from cudnn_doctor.model import report_to_json
-        from cudnn_doctor.render.json_out import write_json
-
-        write_json(report_to_json(report))
-    elif chosen == "junit":
-        from cudnn_doctor.render.junit import junit_xml_text
-
-        sys.stdout.write(junit_xml_text(report, strict))
-        sys.stdout.flush()
+    if chosen in ("json", "junit", "prometheus"):
+        _write_machine_output(report, chosen, strict, output)
     else:
         from cudnn_doctor.render.text import render_check
 
@@ -204,12 +202,58 @@ def check(
     raise typer.Exit(report.summary.exit_code if report.summary else 3)
 
 
+def _check_output_path(output: str, chosen: str) -> None:
+    """--output FILE: only for a machine-readable format, into a folder that exists (checked before probing)."""
+    if chosen not in ("json", "junit", "prometheus"):
+        raise DoctorError(f"--output goes with --format json, junit or prometheus, not {chosen}",
+                          fix="cudnn-doctor check --format prometheus --output /var/lib/node_exporter/cudnn_doctor.prom")
+    folder = os.path.dirname(os.path.abspath(output)) if output.strip() else ""
+    if not output.strip() or not os.path.isdir(folder) or os.path.isdir(output):
+        raise DoctorError(f"--output {output!r}: not a file in an existing folder", fix="give a path like DIR/cudnn_doctor.prom")
+
+
+def _write_machine_output(report, chosen: str, strict: bool, output: Optional[str]) -> None:  # type: ignore[no-untyped-def]
+    if chosen == "json":
+        from cudnn_doctor.model import report_to_json
+
+        if output is None:
+            from cudnn_doctor.render.json_out import write_json
+
+            write_json(report_to_json(report))
+            return
+        import json
+
+        text = json.dumps(report_to_json(report), indent=2) + "\n"
+    elif chosen == "junit":
+        from cudnn_doctor.render.junit import junit_xml_text
+
+        text = junit_xml_text(report, strict)
+    else:
+        import time
+
+        from cudnn_doctor.model import report_to_json
+        from cudnn_doctor.render.prometheus import render_prometheus
+
+        text = render_prometheus(report_to_json(report), now=time.time())
+    if output is None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    from cudnn_doctor.render.output_file import write_atomically
+
+    try:
+        write_atomically(output, text)
+    except OSError as error:
+        raise DoctorError(f"--output {output}: {error.strerror or error}",
+                          fix="give a file in a folder you can write to") from None
+
+
 def _check_format(output_format: Optional[str], json_output: bool) -> str:
     if output_format is None:
         return "json" if json_output else "text"
     chosen = output_format.strip().lower()
     if chosen not in CHECK_FORMATS:
-        raise DoctorError(f"--format {output_format}: not a format I know", fix="--format text, json, github or junit")
+        raise DoctorError(f"--format {output_format}: not a format I know", fix="--format text, json, github, junit or prometheus")
     if json_output and chosen != "json":
         raise DoctorError(f"--json and --format {chosen} ask for two formats", fix="give one of them")
     return chosen
