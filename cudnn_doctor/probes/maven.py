@@ -484,13 +484,13 @@ def read_maven_project(root: str, env: dict[str, str]) -> BuildProject:
         found.append((path, pom, profile))
         basedir = os.path.dirname(path)
         properties = reader.effective(pom).properties
-        for module in pom.modules:
-            pending.append((_module_pom(basedir, properties.expand(module) or module, reader, pom.path), profile))
+        listed = [(module, profile) for module in pom.modules]
         for raw in pom.profiles:
-            described = describe_profile(raw, basedir, env)
-            for module in raw.modules:
-                pending.append((_module_pom(basedir, properties.expand(module) or module, reader, pom.path),
-                                profile or described))
+            listed += [(module, profile or describe_profile(raw, basedir, env)) for module in raw.modules]
+        for module, in_profile in listed:
+            module_pom = _module_pom(basedir, properties.expand(module) or module, reader, pom.path)
+            if module_pom is not None:
+                pending.append((module_pom, in_profile))
     effective = {path: reader.effective(pom) for path, pom, _ in found}
     by_coordinates = {e.coordinates: path for path, e in effective.items()}
     direct = {path: [reader.resolve(e, raw) for raw in e.dependencies] for path, e in effective.items()}
@@ -509,12 +509,16 @@ def read_maven_project(root: str, env: dict[str, str]) -> BuildProject:
     return project
 
 
-def _module_pom(basedir: str, module: str, reader: MavenReader, declared_in: str) -> str:
+def _module_pom(basedir: str, module: str, reader: MavenReader, declared_in: str) -> str | None:
     path = os.path.normpath(os.path.join(basedir, module))
     if os.path.isdir(path):
         path = os.path.join(path, "pom.xml")
-    if not exists(path):
-        reader.problems.append(ProjectProblem(declared_in, f"the module {module!r} has no {path}"))
+    if not os.path.lexists(path):
+        problem = ProjectProblem(declared_in, f"it lists the module {module!r}, but {path} does not exist",
+                                 "missing-module")
+        if problem not in reader.problems:
+            reader.problems.append(problem)
+        return None
     return path
 
 
