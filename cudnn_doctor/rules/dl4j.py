@@ -104,8 +104,8 @@ def project_problems(report: Report) -> list[Finding]:
                    if problem["kind"] == "refused" else
                    "Restore the module's folder, or take it out of <modules>; Maven stops on it too."
                    if problem["kind"] == "missing-module" else
-                   "Make it a regular, readable, well-formed file in the encoding its XML declaration names "
-                   "(UTF-8 when it names none).")
+                   "Make it a regular, readable file; a pom must be well-formed XML in the encoding its XML "
+                   "declaration names (UTF-8 when it names none).")
             findings.append(finding("CD430", subject=problem["path"], path=problem["path"], why=problem["why"], fix=fix))
     return findings
 
