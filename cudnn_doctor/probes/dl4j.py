@@ -217,7 +217,11 @@ def _scan_sources(modules: list[BuildModule], budget: list[int]) -> tuple[list[s
         for folder in module.source_dirs:
             for path in _source_files(folder, budget):
                 try:
-                    found = tokens(decode_text(read_project_file(path, MAX_SCRIPT_FILE)))
+                    data = read_project_file(path, MAX_SCRIPT_FILE)
+                    if b"GravesLSTM" not in data and b"GravesBidirectionalLSTM" not in data and \
+                            b"allowMultiGPU" not in data:
+                        continue  # most sources: no need to tokenize them
+                    found = tokens(decode_text(data))
                 except UnreadableFile:
                     continue
                 for i, token in enumerate(found[:-2]):

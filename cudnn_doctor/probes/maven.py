@@ -373,20 +373,30 @@ class MavenReader:
         if pom.parent is None:
             return None
         group, artifact, version, relative = pom.parent
-        candidates = []
-        if relative != "":
+        local = None
+        if relative != "":  # an empty <relativePath/> means: from the repository only
             local = os.path.join(os.path.dirname(pom.path), relative or "../pom.xml")
-            candidates.append(os.path.join(local, "pom.xml") if os.path.isdir(local) else local)
+            local = os.path.join(local, "pom.xml") if os.path.isdir(local) else local
         home = self.env.get("HOME", "")
-        if home and version and group and artifact:
-            candidates.append(os.path.join(home, ".m2", "repository", *group.split("."), artifact, version,
-                                           f"{artifact}-{version}.pom"))
-        for candidate in candidates:
-            if not is_regular_file(candidate):
+        repository = (os.path.join(home, ".m2", "repository", *group.split("."), artifact, version or "",
+                                   f"{artifact}-{version}.pom") if home and version and group and artifact else None)
+        for candidate in (local, repository):
+            if candidate is None or not is_regular_file(candidate):
                 continue
             parent = self.pom(candidate)
-            if parent is not None and parent.artifact == artifact and (parent.group or _parent_group(parent)) in (group, None):
+            if parent is None:
+                continue
+            parent_group = parent.group or _parent_group(parent)
+            parent_version = parent.version or (parent.parent[2] if parent.parent else None)
+            if parent.artifact == artifact and parent_group in (group, None) and version in (parent_version, None):
                 return parent
+            if candidate == local:
+                problem = ProjectProblem(pom.path, (
+                    f"its parent {group}:{artifact}:{version} is not the pom at {local} ({parent_group}:"
+                    f"{parent.artifact}:{parent_version}), so Maven takes it from the repository, and what it "
+                    "inherits (properties, dependencies) is unknown here"), "parent")
+                if problem not in self.problems:
+                    self.problems.append(problem)
         return None
 
     def effective(self, pom: Pom) -> _Effective:
@@ -527,7 +537,7 @@ def _through_modules(path: str, direct: dict[str, list[Dependency]],
     """Dependencies that reach PATH's module through other modules of the same reactor (transitive scopes only)."""
     found: list[Dependency] = []
     visited = {path}
-    queue = [(d, None) for d in direct[path]]
+    queue: list[tuple[Dependency, str | None]] = [(d, None) for d in direct[path]]
     while queue:
         dependency, via = queue.pop(0)
         target = by_coordinates.get((dependency.group, dependency.artifact))

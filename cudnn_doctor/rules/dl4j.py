@@ -104,6 +104,9 @@ def project_problems(report: Report) -> list[Finding]:
                    if problem["kind"] == "refused" else
                    "Restore the module's folder, or take it out of <modules>; Maven stops on it too."
                    if problem["kind"] == "missing-module" else
+                   "Make <parent> name the pom it sits under (groupId, artifactId and version), or install that "
+                   "parent (`mvn install -N` in its folder)."
+                   if problem["kind"] == "parent" else
                    "Make it a regular, readable file; a pom must be well-formed XML in the encoding its XML "
                    "declaration names (UTF-8 when it names none).")
             findings.append(finding("CD430", subject=problem["path"], path=problem["path"], why=problem["why"], fix=fix))
@@ -219,7 +222,8 @@ def cudnn_of_backend(report: Report) -> list[Finding]:
                                     found=f"this machine has {have}", suggestion=suggestion))
         if row is None:
             why = (f"no row for {artifact} {version} in compat/dl4j.toml, so its cuDNN is not known" if version
-                   else f"the version of {artifact} could not be read from {framework.location}")
+                   else f"{artifact} has no version in {framework.location}: neither the dependency nor a "
+                        f"<dependencyManagement> entry for it gives one (Maven stops on that too)")
             findings.append(finding("CD407", subject=framework.location, framework=NAME, framework_version=version,
                                     why=why))
             continue
