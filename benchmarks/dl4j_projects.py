@@ -67,11 +67,11 @@ def print_text(result: dict[str, Any]) -> None:
     for record in result["dl4j"]:
         modules = ", ".join(record["modules"][:4]) + (f" +{len(record['modules']) - 4}" if len(record["modules"]) > 4
                                                       else "")
-        backend = record["backend"] or "(no backend)"
+        backend = record["backend"] or "no ND4J backend"
         if record["classifiers"]:
             backend += f" [{', '.join(record['classifiers'])}]"
         cuda = (f"CUDA {record['cuda']}, cuDNN {record['cudnn_needed'] or '?'}" if record["cuda"]
-                else "CPU" if record["backend"] else "no backend")
+                else "CPU" if record["backend"] else "-")
         extra = f", profile {record['profile']}" if record["profile"] else ""
         extra += f", deeplearning4j-cuda-{'/'.join(record['cudnn_helpers'])}" if record["cudnn_helpers"] else ""
         extra += f", GravesLSTM x{record['graves_lstm']}" if record["graves_lstm"] else ""

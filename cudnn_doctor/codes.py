@@ -210,6 +210,10 @@ _CODES = (
          "{where} uses {artifacts} {version} but no ND4J backend (nd4j-native or nd4j-cuda-X.Y), so it fails at "
          "start with 'No ND4J backend is available'.",
          "Add org.nd4j:{suggestion}:{version} to its dependencies."),
+    Code("CD438", "warning", "Maven parent is not the pom it points at",
+         "{path}: {why}.",
+         "Make <parent> name the pom it sits under (groupId, artifactId and version), or install that parent "
+         "(`mvn install -N` in its folder)."),
     # CD5xx: install
     Code("CD501", "error", "Checksum mismatch",
          "{file}: expected sha256 {expected}, got {actual}.",

@@ -214,3 +214,21 @@ def test_other_frameworks_rules_do_not_see_maven_problems(machine: Machine) -> N
     report = machine.check_json("--project", str(FIXTURES / "beta7-multi-module"))
     assert "CD430" not in codes(report) and "CD431" not in codes(report)
     assert os.path.isabs(dl4j(report)[0]["location"])
+
+
+def test_missing_module_and_a_parent_that_is_not_the_pom_above(machine: Machine, tmp_path: Path) -> None:
+    (tmp_path / "app").mkdir()
+    (tmp_path / "pom.xml").write_text("""<project><groupId>g</groupId><artifactId>root</artifactId><version>2</version>
+      <properties><nd4j.backend>nd4j-cuda-10.2-platform</nd4j.backend></properties>
+      <modules><module>app</module><module>gone</module></modules></project>""")
+    (tmp_path / "app" / "pom.xml").write_text("""<project><artifactId>app</artifactId>
+      <parent><groupId>g</groupId><artifactId>root</artifactId><version>1</version></parent>
+      <dependencies><dependency><groupId>org.nd4j</groupId><artifactId>${nd4j.backend}</artifactId>
+        <version>1.0.0-beta7</version></dependency></dependencies></project>""")
+    report = machine.check_json("--project", str(tmp_path))
+    [gone] = found(report, "CD430")
+    assert "it lists the module 'gone'" in gone["detail"] and "<modules>" in gone["fix"]
+    [parent] = found(report, "CD438")
+    assert "its parent g:root:1 is not the pom at" in parent["detail"] and "(g:root:2)" in parent["detail"]
+    # without its parent's properties, ${nd4j.backend} names no backend: nothing is guessed
+    assert [f["details"]["artifact"] for f in dl4j(report)] == [None]

@@ -138,7 +138,8 @@ def _module_records(module: BuildModule) -> list[dict[str, Any]]:
 
 def _record(backend: _Backend, module: BuildModule, helpers: list[str], redist: str | None, order: list[str],
             profile: Profile | None, declared: bool) -> dict[str, Any]:
-    return {"version": backend.version, "cuda": backend.cuda, "artifact": backend.artifact, "backend": backend.kind,
+    version = backend.version if backend.version and "${" not in backend.version else None
+    return {"version": version, "version_text": backend.version, "cuda": backend.cuda, "artifact": backend.artifact, "backend": backend.kind,
             "classifiers": list(backend.classifiers), "cudnn_helpers": helpers, "redist": redist,
             "module_backends": order, "profile": _profile(profile), "only_in_profile": not declared,
             "module": module}

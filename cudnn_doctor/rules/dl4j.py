@@ -1,4 +1,4 @@
-"""CD405-CD408, CD430-CD437: Deeplearning4j projects against this machine's CUDA, cuDNN and GPUs.
+"""CD401, CD405-CD408, CD430-CD438: Deeplearning4j projects against this machine's CUDA, cuDNN and GPUs.
 
 Pure functions of the report and compat/dl4j.toml. A module can hold several ND4J backends; ND4J
 loads one (compat/dl4j.toml rules.backend_selection), so only that one is judged for CUDA and cuDNN.
@@ -97,16 +97,15 @@ def project_problems(report: Report) -> list[Finding]:
             if key in seen:
                 continue
             seen.add(key)
-            if problem["kind"] == "property":
-                findings.append(finding("CD431", subject=problem["path"], path=problem["path"], why=problem["why"]))
+            if problem["kind"] in ("property", "parent"):
+                code = "CD431" if problem["kind"] == "property" else "CD438"
+                findings.append(finding(code, subject=problem["path"], path=problem["path"], why=problem["why"]))
                 continue
             fix = ("Remove the DOCTYPE and entity declarations: a pom needs none, and the doctor does not expand them."
                    if problem["kind"] == "refused" else
                    "Restore the module's folder, or take it out of <modules>; Maven stops on it too."
                    if problem["kind"] == "missing-module" else
-                   "Make <parent> name the pom it sits under (groupId, artifactId and version), or install that "
-                   "parent (`mvn install -N` in its folder)."
-                   if problem["kind"] == "parent" else
+
                    "Make it a regular, readable file; a pom must be well-formed XML in the encoding its XML "
                    "declaration names (UTF-8 when it names none).")
             findings.append(finding("CD430", subject=problem["path"], path=problem["path"], why=problem["why"], fix=fix))
