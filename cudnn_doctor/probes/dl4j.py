@@ -127,10 +127,11 @@ def _module_records(module: BuildModule) -> list[dict[str, Any]]:
             if backend.artifact not in order:
                 records.append(_record(backend, module, helpers, redist, order + [backend.artifact],
                                        profiles[profile_id], False))
-    if not backends and dl4j:
+    uses_nd4j = [d for d in dl4j if not d.artifact.startswith("datavec-")]  # DataVec alone needs no backend
+    if not backends and uses_nd4j and module.packaging != "pom":
         version = next((d.version for d in dl4j if d.version and "${" not in d.version), None)
         records.append({"version": version, "cuda": None, "artifact": None, "backend": "none",
-                        "dl4j_artifacts": sorted({d.artifact for d in dl4j})[:8], "classifiers": [],
+                        "dl4j_artifacts": sorted({d.artifact for d in uses_nd4j})[:8], "classifiers": [],
                         "cudnn_helpers": helpers, "redist": redist, "module_backends": [],
                         "profile": _profile(module.profile), "module": module})
     return records

@@ -56,6 +56,7 @@ class BuildModule:
     profile: Profile | None = None  # the profile that lists this module, when only a profile does
     profile_dependencies: tuple[tuple[Profile, Dependency], ...] = ()  # used only when that profile is active
     source_dirs: tuple[str, ...] = ()
+    packaging: str = "jar"  # Maven's <packaging>: a "pom" module only aggregates or is a parent; it never runs
 
 
 @dataclass

@@ -167,6 +167,7 @@ class Pom:
     modules: list[str]
     profiles: list[RawProfile]
     source_directory: str | None
+    packaging: str = "jar"
 
 
 def _dependencies(element: Element | None) -> list[RawDependency]:
@@ -221,7 +222,8 @@ def read_pom(path: str) -> Pom:
         properties=_properties(project.child("properties")),
         dependencies=_dependencies(project.child("dependencies")), management=_management(project),
         modules=_modules(project), profiles=profiles,
-        source_directory=build.value("sourceDirectory") if build is not None else None)
+        source_directory=build.value("sourceDirectory") if build is not None else None,
+        packaging=project.value("packaging") or "jar")
 
 
 # --- profiles ----------------------------------------------------------------------------------
@@ -515,7 +517,7 @@ def read_maven_project(root: str, env: dict[str, str]) -> BuildProject:
         project.modules.append(BuildModule(
             name=name, build_file=path, tool="maven", dependencies=tuple(dependencies), profile=profile,
             profile_dependencies=tuple((p, reader.resolve(e, raw)) for p, raw in e.profile_dependencies),
-            source_dirs=tuple(sources)))
+            source_dirs=tuple(sources), packaging=pom.packaging))
     return project
 
 
