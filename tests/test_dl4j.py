@@ -232,3 +232,46 @@ def test_missing_module_and_a_parent_that_is_not_the_pom_above(machine: Machine,
     assert "its parent g:root:1 is not the pom at" in parent["detail"] and "(g:root:2)" in parent["detail"]
     # without its parent's properties, ${nd4j.backend} names no backend: nothing is guessed
     assert [f["details"]["artifact"] for f in dl4j(report)] == [None]
+
+
+def test_a_profile_that_switches_the_backend_property(machine: Machine, tmp_path: Path) -> None:
+    (tmp_path / "pom.xml").write_text("""<project><groupId>g</groupId><artifactId>a</artifactId><version>1</version>
+      <properties><nd4j.backend>nd4j-native-platform</nd4j.backend><nd4j.version>1.0.0-beta7</nd4j.version>
+        <cuda>${env.FIXTURE_CUDA}</cuda></properties>
+      <dependencies><dependency><groupId>org.nd4j</groupId><artifactId>${nd4j.backend}</artifactId>
+        <version>${nd4j.version}</version></dependency></dependencies>
+      <profiles><profile><id>gpu</id><activation><property><name>gpu</name></property></activation>
+        <properties><nd4j.backend>nd4j-cuda-${cuda}-platform</nd4j.backend></properties></profile></profiles>
+    </project>""")
+    machine.env["FIXTURE_CUDA"] = "10.1"
+    report = machine.check_json("--project", str(tmp_path))
+    frameworks = by_artifact(report)
+    assert frameworks["nd4j-native-platform"]["details"]["profile"] is None
+    gpu = frameworks["nd4j-cuda-10.1-platform"]  # ${env.FIXTURE_CUDA} read as Maven reads it
+    assert (gpu["version"], gpu["cuda_built_for"], gpu["details"]["profile"]) == (
+        "1.0.0-beta7", "10.1", {"id": "gpu", "activation": "with -Dgpu", "active": False})
+    [profile] = found(report, "CD436")
+    assert "nd4j-cuda-10.1-platform" in profile["detail"] and "not active here" in profile["detail"]
+    assert len(found(report, "CD406")) == 1 and "CD405" not in codes(report)
+
+
+def test_gradle_kotlin_multi_project_with_extra_properties(machine: Machine, tmp_path: Path) -> None:
+    (tmp_path / "settings.gradle.kts").write_text('rootProject.name = "x"\ninclude("app", ":lib:core")\n')
+    (tmp_path / "build.gradle.kts").write_text('extra["dl4jVersion"] = "1.0.0-M1.1"\nval cuda by extra("11.2")\n')
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "build.gradle.kts").write_text(
+        'dependencies {\n    implementation(group = "org.nd4j", name = "nd4j-cuda-$cuda",\n'
+        '        version = rootProject.extra["dl4jVersion"] as String, classifier = "linux-x86_64-cudnn")\n'
+        '    implementation("org.nd4j:nd4j-cuda-11.2:${property("dl4jVersion")}")\n}\n')
+    (tmp_path / "lib" / "core").mkdir(parents=True)
+    (tmp_path / "lib" / "core" / "build.gradle").write_text(
+        "ext { v = '1.0.0-M1.1' }\ndependencies { api \"org.nd4j:nd4j-native:${v}\" }\n")
+    report = machine.check_json("--project", str(tmp_path))
+    frameworks = {f["details"]["modules"][0]: f for f in dl4j(report)}
+    assert set(frameworks) == {"app", "lib/core"}
+    app = frameworks["app"]
+    assert (app["version"], app["details"]["artifact"], app["cuda_built_for"]) == ("1.0.0-M1.1", "nd4j-cuda-11.2",
+                                                                                 "11.2")
+    assert app["details"]["classifiers"] == ["linux-x86_64-cudnn"]
+    assert (frameworks["lib/core"]["version"], frameworks["lib/core"]["details"]["artifact"]) == (
+        "1.0.0-M1.1", "nd4j-native")

@@ -34,6 +34,7 @@ SETTINGS_FILES = ("settings.gradle", "settings.gradle.kts")
 MAX_PROJECTS = 400
 MAX_VALUE = 4096
 REFERENCE = re.compile(r"\$\{([^{}]*)\}|\$([A-Za-z_][\w.]*)")
+QUOTED_KEY = re.compile(r"""["']([\w.-]{1,100})["']""")
 RUN_TIME = re.compile(r"^(?:[a-z]\w*?)?(?:[Ii]mplementation|[Aa]pi|[Cc]ompile|[Rr]untimeOnly|[Rr]untime)$")
 NOT_RUN_TIME = re.compile(r"^(?:test|androidTest|testFixtures)|[Cc]ompileOnly$|[Aa]nnotationProcessor$|^kapt")
 
@@ -97,7 +98,8 @@ def expand(text: str, values: dict[str, str]) -> str:
     for _ in range(8):
         def one(match: re.Match[str]) -> str:
             expression = (match.group(1) or match.group(2) or "").strip()
-            name = expression.rsplit(".", 1)[-1]
+            quoted = QUOTED_KEY.search(expression)  # ${property("v")}, ${rootProject.extra["v"]}
+            name = quoted.group(1) if quoted else expression.rsplit(".", 1)[-1]
             return values.get(expression, values.get(name, match.group(0)))
 
         new = REFERENCE.sub(one, text)
@@ -119,6 +121,8 @@ def _value(found: list[Token], i: int, values: dict[str, str]) -> tuple[str | No
         while j + 2 < len(found) and found[j + 1].value == "." and found[j + 2].kind == "name":
             j += 2
         name = found[j].value
+        if j + 3 < len(found) and found[j + 1].value == "[" and found[j + 2].kind == "text" and found[j + 3].value == "]":
+            name, j = found[j + 2].value, j + 3  # rootProject.extra["v"], ext["v"]
         return values.get(name, f"${{{name}}}"), j + 1
     return None, i + 1
 
@@ -148,6 +152,8 @@ def dependencies(found: list[Token], values: dict[str, str]) -> list[Dependency]
             key = found[j].value
             value, j = _value(found, j + 2, values)
             fields[key] = value
+            if j + 1 < count and found[j].value == "as" and found[j + 1].kind == "name":
+                j += 2  # Kotlin's `... as String`
             if j < count and found[j].value == ",":
                 j += 1
             else:

@@ -269,8 +269,9 @@ class Properties:
     """A pom's properties with Maven's `${...}` expansion, bounded; what cannot be expanded is recorded."""
 
     def __init__(self, values: dict[str, str], path: str, problems: list[ProjectProblem],
-                 origins: dict[str, str] | None = None) -> None:
+                 origins: dict[str, str] | None = None, env: dict[str, str] | None = None) -> None:
         self.values = values
+        self.env = env or {}
         self.path = path
         self.origins = origins or {}  # property -> the pom that sets it
         self.problems = problems
@@ -303,8 +304,8 @@ class Properties:
         if name in self.failed:
             return None
         raw = self.values.get(name)
-        if raw is None and name.startswith("env."):
-            return None
+        if raw is None and name.startswith("env."):  # Maven reads ${env.X} from the environment
+            raw = self.env.get(name[4:])
         if raw is None:
             return None
         if name in chain:
@@ -348,6 +349,7 @@ class _Effective:
     management: dict[tuple[str, str, str, str], RawDependency]
     profile_dependencies: list[tuple[Profile, RawDependency]]
     coordinates: tuple[str, str]
+    profile_properties: list[tuple[Profile, dict[str, str]]] = field(default_factory=list)  # inactive ones
 
 
 class MavenReader:
@@ -418,6 +420,7 @@ class MavenReader:
         management: dict[tuple[str, str, str, str], RawDependency] = {}
         dependencies: dict[tuple[str, str, str, str], RawDependency] = {}
         profile_dependencies: list[tuple[Profile, RawDependency]] = []
+        profile_properties: list[tuple[Profile, dict[str, str]]] = []
         for ancestor in reversed(chain):  # the farthest parent first, so that children override
             basedir = os.path.dirname(ancestor.path)
             values.update(ancestor.properties)
@@ -437,6 +440,8 @@ class MavenReader:
                         dependencies[_key(dependency)] = dependency
                 else:
                     profile_dependencies += [(profile, dependency) for dependency in raw.dependencies]
+                    if raw.properties:
+                        profile_properties.append((profile, raw.properties))
         version = pom.version or (pom.parent[2] if pom.parent else None)
         group = pom.group or (pom.parent[0] if pom.parent else None)
         builtins = {"project.version": version, "pom.version": version, "version": version,
@@ -447,12 +452,29 @@ class MavenReader:
         for name, value in builtins.items():
             if value is not None:
                 values.setdefault(name, value)
-        properties = Properties(values, pom.path, self.problems, origins)
+        properties = Properties(values, pom.path, self.problems, origins, self.env)
         return _Effective(pom, chain, properties, list(dependencies.values()), management, profile_dependencies,
-                          (properties.expand(group) or "", properties.expand(pom.artifact) or ""))
+                          (properties.expand(group) or "", properties.expand(pom.artifact) or ""), profile_properties)
 
-    def resolve(self, effective: _Effective, raw: RawDependency) -> Dependency:
-        expand = effective.properties.expand
+    def with_profile(self, effective: _Effective, raw: RawDependency) -> list[tuple[Profile, Dependency]]:
+        """What RAW becomes when an inactive profile's properties apply (`-P gpu` setting nd4j.backend)."""
+        fields = " ".join(filter(None, (raw.group, raw.artifact, raw.version, raw.classifier)))
+        if "${" not in fields:
+            return []
+        plain = self.resolve(effective, raw)
+        found = []
+        for profile, overrides in effective.profile_properties:
+            if not any(f"${{{name}}}" in fields for name in overrides):
+                continue
+            values = {**effective.properties.values, **overrides}
+            scratch = Properties(values, effective.pom.path, [], effective.properties.origins, self.env)
+            changed = self.resolve(effective, raw, scratch)
+            if changed != plain:
+                found.append((profile, changed))
+        return found
+
+    def resolve(self, effective: _Effective, raw: RawDependency, properties: Properties | None = None) -> Dependency:
+        expand = (properties or effective.properties).expand
         group, artifact = expand(raw.group) or "", expand(raw.artifact) or ""
         classifier = expand(raw.classifier)
         version, scope = raw.version, raw.scope
@@ -516,7 +538,8 @@ def read_maven_project(root: str, env: dict[str, str]) -> BuildProject:
             os.path.join(os.path.dirname(path), "src", "main", "kotlin")]
         project.modules.append(BuildModule(
             name=name, build_file=path, tool="maven", dependencies=tuple(dependencies), profile=profile,
-            profile_dependencies=tuple((p, reader.resolve(e, raw)) for p, raw in e.profile_dependencies),
+            profile_dependencies=tuple([(p, reader.resolve(e, raw)) for p, raw in e.profile_dependencies]
+                                       + [pair for raw in e.dependencies for pair in reader.with_profile(e, raw)]),
             source_dirs=tuple(sources), packaging=pom.packaging))
     return project
 
