@@ -213,8 +213,15 @@ def cudnn_of_backend(report: Report) -> list[Finding]:
         cudnn = framework.cudnn_expected
         if not _toolkits_for(report, cuda):
             have = ", ".join(f"{t.version} ({t.path})" for t in report.toolkits) or "no CUDA toolkit was found"
-            suggestion = ", ".join(f"nd4j-cuda-{'.'.join(str(t.version).split('.')[:2])}" for t in report.toolkits
-                                   if t.version) or "install CUDA first"
+            releases = [str(r["artifact"]) for r in compat.needs("dl4j", version or "").rows
+                        if r.get("artifact", "unknown") != "unknown"]
+            matching = [a for a in releases if any(major_minor(t.version) == major_minor(a.rsplit("-", 1)[-1])
+                                                   for t in report.toolkits)]
+            installed = ", ".join(sorted({".".join(str(t.version).split(".")[:2]) for t in report.toolkits
+                                          if t.version})) or "none"
+            suggestion = (", ".join(matching) if matching else
+                          f"DL4J {version} has {', '.join(releases)}; none is for the CUDA installed here ({installed})"
+                          if releases else "see `cudnn-doctor compat --list dl4j`")
             findings.append(finding("CD405", subject=framework.location, refs=refs, artifact=artifact,
                                     framework_version=version, cuda=cuda,
                                     cudnn_part=f" and cuDNN {cudnn}" if cudnn else "",
