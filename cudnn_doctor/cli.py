@@ -202,6 +202,60 @@ def _read_query(query: Optional[str], from_file: Optional[str]) -> str:
     return query
 
 
+fleet_app = typer.Typer(help="Many nodes: merge their reports, or run check on each through Slurm.",
+                        no_args_is_help=True)
+app.add_typer(fleet_app, name="fleet")
+
+
+@fleet_app.command("merge")
+@guarded
+def fleet_merge(
+    reports: list[str] = typer.Argument(..., metavar="REPORT.json... | DIR",
+                                        help="Nodes' `check --json` reports, or folders of *.json reports."),
+    json_output: bool = typer.Option(False, "--json", help="Print one JSON object (schema cudnn-doctor/fleet/1)."),
+) -> None:
+    """What differs between nodes: per field, the majority value and the nodes that differ; failed nodes."""
+    from cudnn_doctor.commands import fleet as command
+
+    _show_fleet(command.run_merge(reports), json_output)
+
+
+@fleet_app.command("run", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+@guarded
+def fleet_run(
+    context: typer.Context,
+    slurm: bool = typer.Option(False, "--slurm", help="Run through srun, once per node (the only engine for now)."),
+    command_line: Optional[str] = typer.Option(None, "--command", metavar="CMD",
+                                               help="How a node runs the check (default: this Python, "
+                                                    "`-m cudnn_doctor check --json`)."),
+    deadline: float = typer.Option(600.0, "--deadline", metavar="SECONDS", help="Stop waiting for nodes after this."),
+    keep: Optional[str] = typer.Option(None, "--keep", metavar="DIR", help="Keep every node's report in DIR."),
+    json_output: bool = typer.Option(False, "--json", help="Print one JSON object (schema cudnn-doctor/fleet/1)."),
+) -> None:
+    """Run `check --json` on every node of an allocation or partition and merge the answers.
+
+    Everything after the options goes to srun, e.g. `fleet run --slurm -- --partition=gpu --nodes=8`.
+    """
+    from cudnn_doctor.commands import fleet as command
+
+    if not slurm:
+        raise DoctorError("name the engine", fix="cudnn-doctor fleet run --slurm -- --partition=gpu --nodes=8; "
+                                                 "for Kubernetes, see README's Fleets section and use fleet merge")
+    _show_fleet(command.run_slurm(list(context.args), command_line, deadline, keep), json_output)
+
+
+def _show_fleet(data: dict, json_output: bool) -> None:  # type: ignore[type-arg]
+    if json_output:
+        from cudnn_doctor.render.json_out import write_json
+
+        write_json(data)
+    else:
+        from cudnn_doctor.render.fleet_text import render_fleet
+
+        render_fleet(data, _console())
+    raise typer.Exit(data["exit_code"])
+
+
 def _register_commands() -> None:
     """install/uninstall and bench live in their own modules; each imports only typer at load time."""
     from cudnn_doctor import cli_bench, cli_install

@@ -61,6 +61,47 @@ _CODES = (
          "{path} holds a CUDA forward-compatibility libcuda ({version}); it lets a newer CUDA "
          "run on an older data-centre driver, and only when it is on the loader's path.",
          "No action needed if this is intended; otherwise remove it from LD_LIBRARY_PATH."),
+    # CD13x-CD14x: GPU health, read through NVML (what a GPU does not support is never a finding)
+    Code("CD130", "error", "Uncorrectable ECC errors on the GPU",
+         "GPU {gpu} has {volatile} uncorrectable ECC error(s) since the driver loaded ({aggregate} over its "
+         "life). Results computed on it may be wrong and CUDA calls fail with 'uncorrectable ECC error "
+         "encountered'.",
+         "Drain the node, then reset the GPU (`sudo nvidia-smi -r -i {index}`) or reboot; if the lifetime "
+         "count keeps growing, have the GPU replaced."),
+    Code("CD131", "warning", "GPU memory repair waits for a reset",
+         "GPU {gpu} has {what} waiting: the repair of its memory takes effect only after a GPU reset.",
+         "Drain the node and reset the GPU (`sudo nvidia-smi -r -i {index}`) or reboot it."),
+    Code("CD132", "error", "GPU row remapping failed",
+         "GPU {gpu} could not remap a failing memory row: its memory has errors it cannot repair.",
+         "Drain the node and have the GPU serviced (`nvidia-smi -q -d ROW_REMAPPER` for the details)."),
+    Code("CD133", "warning", "GPU clocks slowed down",
+         "GPU {gpu} is slowing its clocks now: {reasons}. Everything on it runs slower than it should.",
+         "{fix}"),
+    Code("CD134", "warning", "PCIe link narrower than it can be",
+         "GPU {gpu} runs its PCIe link at x{width} while x{width_max} is possible (generation {generation} of "
+         "{generation_max}). Copies between host and GPU are slower by the same factor.",
+         "Reseat the GPU or its riser, check the slot (`nvidia-smi -q -d PCIE`), and the BIOS's lane settings."),
+    Code("CD135", "info", "Persistence mode off",
+         "GPU {gpu} has persistence mode off: the driver tears the GPU down when no program uses it, so "
+         "every program's start waits for it to be set up again.",
+         "Start the persistence daemon (`sudo systemctl enable --now nvidia-persistenced`) or "
+         "`sudo nvidia-smi -pm 1`."),
+    Code("CD136", "warning", "MIG mode change waits for a GPU reset",
+         "GPU {gpu} has MIG mode {current} but {pending} pending: the change takes effect at the next reset.",
+         "Reset the GPU (`sudo nvidia-smi -r -i {index}`) when nothing runs on it."),
+    Code("CD137", "info", "MIG mode on",
+         "GPU {gpu} is split into MIG instances; CUDA programs see an instance, not the whole GPU, and "
+         "only one per process.",
+         "Pick an instance with CUDA_VISIBLE_DEVICES=MIG-<uuid> (`nvidia-smi -L` lists them)."),
+    Code("CD138", "error", "Compute mode prohibits CUDA",
+         "GPU {gpu} is in compute mode 'prohibited': no CUDA program can create a context on it.",
+         "`sudo nvidia-smi -i {index} -c DEFAULT`."),
+    Code("CD139", "info", "Other processes use the GPU",
+         "GPU {gpu} runs {count} other compute process(es) ({processes}){exclusive}.",
+         "Nothing to do if they are expected; otherwise find them with `nvidia-smi` and stop them."),
+    Code("CD140", "warning", "GPU near its slowdown temperature",
+         "GPU {gpu} is at {temperature} °C; it slows down at {slowdown} °C.",
+         "Check the cooling: fans, airflow, the data centre's inlet temperature (`nvidia-smi -q -d TEMPERATURE`)."),
     # CD2xx: CUDA toolkit and runtime
     Code("CD201", "warning", "No CUDA toolkit found",
          "No CUDA toolkit was found (CUDA_HOME, CUDA_PATH, nvcc on PATH, /usr/local/cuda*, pip "
@@ -268,11 +309,22 @@ _CODES = (
          "any program that makes the same call will do the same.",
          "Run `cudnn-doctor check` and update the driver and cuDNN; run `cudnn-doctor bench -v` "
          "with `CUDNN_LOGERR_DBG=1 CUDNN_LOGDEST_DBG=stderr` to see cuDNN's own log."),
+    Code("CD608", "warning", "GPU slowed down during the benchmark",
+         "GPU {device} slowed its clocks while the benchmark ran ({reasons}; SM clock down to {mhz} MHz of "
+         "{max_mhz}): its figures are lower than the GPU can give.",
+         "Check cooling and power (`nvidia-smi -q -d PERFORMANCE,TEMPERATURE,POWER`), then run the bench again."),
+    Code("CD609", "warning", "GPU slower than a healthy one of its model",
+         "{workload} on GPU {device} ({gpu}) took {ms} ms, {ratio}x the speed of a healthy {gpu} "
+         "({reference_ms} ms, measured {measured}).",
+         "Look for throttling, other processes or a narrow PCIe link (`cudnn-doctor check`), and compare "
+         "with another node of the fleet."),
     # Requirements given with --require (one code per subject)
     Code("CD120", "error", "Driver requirement not met",
          "--require {spec}: {found}.", "Install an NVIDIA driver that satisfies {spec}."),
     Code("CD121", "error", "GPU requirement not met",
          "--require {spec}: {found}.", "Run on a machine with an NVIDIA GPU and driver."),
+    Code("CD122", "error", "GPU health requirement not met",
+         "--require {spec}: {found}.", "Fix the GPU health findings above, or drain the node."),
     Code("CD220", "error", "CUDA requirement not met",
          "--require {spec}: {found}.", "Install a CUDA toolkit that satisfies {spec}."),
     Code("CD320", "error", "cuDNN requirement not met",

@@ -88,10 +88,15 @@ def run(request: dict[str, Any]) -> dict[str, Any]:
         return answer
 
     answer["stage"] = "workloads"
+    from cudnn_doctor.bench.clocks import ClockWatch
+
+    watch = ClockWatch(rt.pci_bus_id(device), device)
     try:
-        answer["results"] = _workloads(handle_gpu, request)
+        with watch:
+            answer["results"] = _workloads(handle_gpu, request)
     finally:
         handle_gpu.release()
+        answer["clocks"] = watch.summary()
     answer["stage"] = "done"
     return answer
 
@@ -115,7 +120,7 @@ def _workloads(gpu: Any, request: dict[str, Any]) -> list[dict[str, Any]]:
     if conv_passes:
         shape = CONV_SHAPES[size]
         inputs = g.make_conv_inputs(shape, dtype, rng)
-        common = {"shape": shape.describe(), "shape_name": shape.name, "layout": layout, "dtype": dtype,
+        common = {"shape": shape.describe(), "shape_name": shape.name, "size": size, "layout": layout, "dtype": dtype,
                   "flops": conv_flops(shape)}
         try:
             outcomes = g.run_conv(gpu, shape, dtype, layout, conv_passes, inputs, limit, warmup, repeats,
@@ -134,7 +139,8 @@ def _workloads(gpu: Any, request: dict[str, Any]) -> list[dict[str, Any]]:
 
     if "lstm-fwd" in wanted:
         lstm_shape = LSTM_SHAPES[size]
-        common = {"shape": lstm_shape.describe(), "shape_name": lstm_shape.name, "layout": "TNC", "dtype": dtype,
+        common = {"shape": lstm_shape.describe(), "shape_name": lstm_shape.name, "size": size, "layout": "TNC",
+                  "dtype": dtype,
                   "flops": lstm_flops(lstm_shape), "tolerance": tolerance("lstm-fwd", dtype)}
         try:
             outcome, inputs_lstm = g.run_lstm(gpu, lstm_shape, dtype, rng, warmup, repeats)

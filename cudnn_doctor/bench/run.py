@@ -19,6 +19,10 @@ from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.model import ERROR, Finding, Summary
 
 SCHEMA = "cudnn-doctor/bench/1"
+HARD_SLOWDOWNS = {
+    "hw_slowdown": "hardware slowdown", "hw_thermal_slowdown": "hardware thermal slowdown",
+    "hw_power_brake_slowdown": "power brake", "sw_thermal_slowdown": "software thermal slowdown",
+}
 DEFAULT_TIMEOUT_S = 600.0
 PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
 
@@ -191,6 +195,14 @@ def _absorb(bench: BenchReport, answer: dict[str, Any], device: int, options: Be
     row = peaks.lookup(info.get("name"))
     info["peaks_tflops"] = {k: row.get(k) for k in ("fp32", "tf32_tensor", "fp16_tensor", "bf16_tensor")} if row else None
     info["peaks_source"] = row.get("source") if row else None
+    if answer.get("clocks") is not None:
+        info["clocks"] = answer["clocks"]
+        slowed = [reason for reason in answer["clocks"].get("throttle_reasons") or () if reason in HARD_SLOWDOWNS]
+        if slowed:
+            bench.findings.append(finding("CD608", subject=f"GPU {device}", device=device,
+                                          reasons=", ".join(HARD_SLOWDOWNS[r] for r in slowed),
+                                          mhz=answer["clocks"].get("sm_mhz_min"),
+                                          max_mhz=answer["clocks"].get("sm_mhz_max_supported")))
     if answer.get("device") is not None:
         bench.devices.append(info)
     error = answer.get("error")
@@ -229,6 +241,7 @@ def _finish_result(bench: BenchReport, result: dict[str, Any], device: dict[str,
     else:
         max_error = result.get("max_error")
         result["ok"] = max_error is not None and max_error <= result["tolerance"]
+        _compare_with_healthy(bench, result, device)
         if not result["ok"]:
             bench.findings.append(finding(
                 "CD603", subject=f"GPU {device.get('index')}",
@@ -236,6 +249,23 @@ def _finish_result(bench: BenchReport, result: dict[str, Any], device: dict[str,
                          f"algorithm {result.get('algo')}) on GPU {device.get('index')}",
                 error=_format_error(max_error), tolerance=f"{result['tolerance']:.0e}"))
     bench.results.append(result)
+
+
+def _compare_with_healthy(bench: BenchReport, result: dict[str, Any], device: dict[str, Any]) -> None:
+    """Set result["reference"]; a GPU well below a healthy one of its model is CD609."""
+    from cudnn_doctor.bench import healthy
+    from cudnn_doctor.rules import finding
+
+    version = bench.libraries.get("cudnn_version")
+    major = _major(version)
+    result["reference"] = reference = healthy.compare(device.get("name"), result, major)
+    ratio = reference.get("ratio")
+    if isinstance(ratio, float) and ratio < healthy.slow_ratio():
+        bench.findings.append(finding(
+            "CD609", subject=f"GPU {device.get('index')}", gpu=device.get("name"), device=device.get("index"),
+            workload=f"{result['workload']} ({result['dtype']}, {result['layout']}, {result.get('size')})",
+            ratio=f"{ratio:.2f}", ms=f"{result['gpu_ms']:.3f}", reference_ms=f"{reference['gpu_ms']:.3f}",
+            measured=reference.get("measured")))
 
 
 def _error_finding(error: dict[str, Any], libraries: dict[str, Any], workload: str | None,

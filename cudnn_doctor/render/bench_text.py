@@ -26,12 +26,12 @@ def _number(value: float | None, digits: int = 2) -> str:
 
 def _result_row(result: dict[str, Any]) -> list[str]:
     if result.get("skipped"):
-        return [result["workload"], result["dtype"], result["layout"], "-", "-", "-", "-", "-", "-", "-", "-",
+        return [result["workload"], result["dtype"], result["layout"], "-", "-", "-", "-", "-", "-", "-", "-", "-",
                 "skipped (CD607)"]
     error = result.get("error")
     if error:
         status = error.get("name") or error.get("message") or error.get("kind")
-        return [result["workload"], result["dtype"], result["layout"], "-", "-", "-", "-", "-", "-", "-", "-",
+        return [result["workload"], result["dtype"], result["layout"], "-", "-", "-", "-", "-", "-", "-", "-", "-",
                 f"[red]failed[/red] {status}"]
     share = result.get("peak_share")
     checked = "full" if result.get("checked") == "full" else "slice"
@@ -44,11 +44,18 @@ def _result_row(result: dict[str, Any]) -> list[str]:
         _number(result.get("gpu_ms"), 3),
         _number(result.get("tflops"), 1),
         "unknown" if share is None else f"{share * 100:.0f}%",
+        _healthy(result.get("reference")),
         _number(result.get("cpu_ms"), 1),
         "-" if result.get("speedup") is None else f"{result['speedup']:.0f}x",
         "-" if max_error is None else ("inf" if max_error == float("inf") else f"{max_error:.1e}"),
         check,
     ]
+
+
+def _healthy(reference: dict[str, Any] | None) -> str:
+    """This result's speed as a share of a healthy GPU of the same model: "0.93x", or "-"."""
+    ratio = (reference or {}).get("ratio")
+    return "-" if not isinstance(ratio, (int, float)) else f"{ratio:.2f}x"
 
 
 def render_bench(bench: BenchReport, console: Any, verbose: bool = False) -> None:
@@ -75,9 +82,9 @@ def render_bench(bench: BenchReport, console: Any, verbose: bool = False) -> Non
         if rows:
             table = Table(show_edge=False, pad_edge=False, box=None, header_style="bold")
             for column in ("workload", "dtype", "layout", "algo", "workspace", "GPU ms", "TFLOP/s", "% peak",
-                           "CPU ms", "speed-up", "max error", "check"):
-                table.add_column(column, justify="right" if column in ("GPU ms", "TFLOP/s", "% peak", "CPU ms",
-                                                                       "speed-up", "max error") else "left")
+                           "vs healthy", "CPU ms", "speed-up", "max error", "check"):
+                table.add_column(column, justify="right" if column in ("GPU ms", "TFLOP/s", "% peak", "vs healthy",
+                                                                       "CPU ms", "speed-up", "max error") else "left")
             for result in rows:
                 table.add_row(*_result_row(result))
             console.print(table)
@@ -88,6 +95,19 @@ def render_bench(bench: BenchReport, console: Any, verbose: bool = False) -> Non
             console.print("  GPU ms: median per call after warm-up, CUDA events around "
                           + ("a CUDA graph of back-to-back calls (the GPU's time)" if graph else
                              "back-to-back calls on a stream"))
+            compared = next((r["reference"] for r in rows if (r.get("reference") or {}).get("ratio")), None)
+            console.print("  vs healthy: " + (f"its speed against a healthy {device.get('name')} ({compared['measured']}; "
+                                              "compat/gpu_reference.toml)" if compared else
+                                              f"unknown: no reference figures for {device.get('name')} with these "
+                                              "settings in compat/gpu_reference.toml"))
+            clocks = device.get("clocks") or {}
+            if clocks.get("sampled"):
+                reasons = ", ".join(clocks.get("throttle_reasons") or []) or "none"
+                console.print(f"  clocks: SM {clocks.get('sm_mhz_median'):.0f} MHz median while busy (min "
+                              f"{clocks.get('sm_mhz_min')}, max supported {clocks.get('sm_mhz_max_supported')}), "
+                              f"up to {clocks.get('temperature_max_celsius')} °C; slowdown reasons seen: {reasons}")
+            elif clocks.get("unavailable"):
+                console.print(f"  clocks: not watched ({clocks['unavailable']})")
             if any(r.get("cpu_ms") for r in rows):
                 computed = next((r["cpu_baseline"] for r in rows if r.get("cpu_baseline")), "NumPy")
                 console.print(f"  CPU ms: float32 NHWC reference on {threads} threads, {computed}")
