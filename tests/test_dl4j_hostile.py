@@ -120,3 +120,25 @@ def test_deep_nesting_and_cycles_of_parents_and_modules(machine: Machine, tmp_pa
         f"<properties><v>1.0.0-beta7</v></properties>{BACKEND.format(artifact='nd4j-native')}</project>")
     report = check(machine, loop)
     assert artifacts(report) == ["nd4j-native"]
+
+
+def test_a_long_chain_of_reactor_modules_costs_its_length(machine: Machine, tmp_path: Path) -> None:
+    managed = "".join(f"<dependency><groupId>g{i}</groupId><artifactId>a{i}</artifactId><version>${{v}}</version>"
+                      "</dependency>" for i in range(200))
+    modules = "".join(f"<module>m{i}</module>" for i in range(150))
+    (tmp_path / "pom.xml").write_text(
+        f"<project><groupId>g</groupId><artifactId>root</artifactId><version>1</version><packaging>pom</packaging>"
+        f"<properties><v>1</v></properties><modules>{modules}</modules>"
+        f"<dependencyManagement><dependencies>{managed}</dependencies></dependencyManagement></project>")
+    for i in range(150):
+        (tmp_path / f"m{i}").mkdir()
+        first = (f"<dependency><groupId>g</groupId><artifactId>m{i - 1}</artifactId><version>1</version></dependency>"
+                 if i else BACKEND.format(artifact="nd4j-native")[len("<dependencies>"):-len("</dependencies>")])
+        own = "".join(f"<dependency><groupId>g{j}</groupId><artifactId>a{j}</artifactId></dependency>"
+                      for j in range(i % 5, 200, 5))
+        (tmp_path / f"m{i}" / "pom.xml").write_text(
+            f"<project><parent><groupId>g</groupId><artifactId>root</artifactId><version>1</version></parent>"
+            f"<artifactId>m{i}</artifactId><dependencies>{first}{own}</dependencies></project>")
+    report = check(machine, tmp_path, limit=15)
+    [framework] = [f for f in report["frameworks"] if f["name"] == "dl4j"]
+    assert len(framework["details"]["modules"]) == 150  # the backend of m0 reaches m149 through 149 modules

@@ -276,16 +276,19 @@ class Properties:
         self.origins = origins or {}  # property -> the pom that sets it
         self.problems = problems
         self.done: dict[str, str] = {}
+        self.expanded: dict[str, str] = {}
         self.failed: set[str] = set()
         self.steps = 0
 
     def expand(self, text: str | None) -> str | None:
         if text is None or "${" not in text:
             return text
-        try:
-            return self._expand(text, ())
-        except _Unbounded:
-            return text
+        if text not in self.expanded:
+            try:
+                self.expanded[text] = self._expand(text, ())
+            except _Unbounded:
+                self.expanded[text] = text
+        return self.expanded[text]
 
     def _expand(self, text: str, chain: tuple[str, ...]) -> str:
         def one(match: re.Match[str]) -> str:
@@ -350,6 +353,7 @@ class _Effective:
     profile_dependencies: list[tuple[Profile, RawDependency]]
     coordinates: tuple[str, str]
     profile_properties: list[tuple[Profile, dict[str, str]]] = field(default_factory=list)  # inactive ones
+    managed_by_key: dict[tuple[str, str, str, str], RawDependency] | None = None  # expanded coordinates
 
 
 class MavenReader:
@@ -459,7 +463,7 @@ class MavenReader:
     def with_profile(self, effective: _Effective, raw: RawDependency) -> list[tuple[Profile, Dependency]]:
         """What RAW becomes when an inactive profile's properties apply (`-P gpu` setting nd4j.backend)."""
         fields = " ".join(filter(None, (raw.group, raw.artifact, raw.version, raw.classifier)))
-        if "${" not in fields:
+        if "${" not in fields or not effective.profile_properties:
             return []
         plain = self.resolve(effective, raw)
         found = []
@@ -478,13 +482,13 @@ class MavenReader:
         group, artifact = expand(raw.group) or "", expand(raw.artifact) or ""
         classifier = expand(raw.classifier)
         version, scope = raw.version, raw.scope
-        managed = effective.management.get((group, artifact, raw.type, classifier or ""))
-        if managed is None:  # the managed entry's own group/artifact may use properties too
+        if effective.managed_by_key is None:  # the managed entries' own coordinates may use properties too
+            effective.managed_by_key = {}
             for key, candidate in effective.management.items():
-                if (expand(key[0]), expand(key[1]), key[2], expand(key[3]) or "") == (group, artifact, raw.type,
-                                                                                        classifier or ""):
-                    managed = candidate
-                    break
+                expanded = (effective.properties.expand(key[0]) or "", effective.properties.expand(key[1]) or "",
+                            key[2], effective.properties.expand(key[3]) or "")
+                effective.managed_by_key.setdefault(expanded, candidate)
+        managed = effective.managed_by_key.get((group, artifact, raw.type, classifier or ""))
         if managed is not None:
             version = version or managed.version
             scope = scope or managed.scope
@@ -528,9 +532,10 @@ def read_maven_project(root: str, env: dict[str, str]) -> BuildProject:
     effective = {path: reader.effective(pom) for path, pom, _ in found}
     by_coordinates = {e.coordinates: path for path, e in effective.items()}
     direct = {path: [reader.resolve(e, raw) for raw in e.dependencies] for path, e in effective.items()}
+    memo: dict[str, list[Dependency]] = {}
     for path, pom, profile in found:
         e = effective[path]
-        dependencies = list(direct[path]) + _through_modules(path, direct, by_coordinates)
+        dependencies = list(direct[path]) + _through_modules(path, direct, by_coordinates, memo)
         name = os.path.relpath(os.path.dirname(path), root)
         source = e.properties.expand(pom.source_directory) if pom.source_directory else None
         sources = [os.path.join(os.path.dirname(path), source)] if source else [
@@ -557,22 +562,26 @@ def _module_pom(basedir: str, module: str, reader: MavenReader, declared_in: str
     return path
 
 
-def _through_modules(path: str, direct: dict[str, list[Dependency]],
-                     by_coordinates: dict[tuple[str, str], str]) -> list[Dependency]:
-    """Dependencies that reach PATH's module through other modules of the same reactor (transitive scopes only)."""
-    found: list[Dependency] = []
-    visited = {path}
-    queue: list[tuple[Dependency, str | None]] = [(d, None) for d in direct[path]]
-    while queue:
-        dependency, via = queue.pop(0)
+def _through_modules(path: str, direct: dict[str, list[Dependency]], by_coordinates: dict[tuple[str, str], str],
+                     memo: dict[str, list[Dependency]] | None = None, visiting: set[str] | None = None,
+                     ) -> list[Dependency]:
+    """Dependencies that reach PATH's module through other modules of the same reactor (transitive scopes
+    only), each once; memoized, so a long chain of modules costs its length, not its square."""
+    memo = {} if memo is None else memo
+    visiting = set() if visiting is None else visiting
+    if path in memo:
+        return memo[path]
+    visiting.add(path)
+    found: dict[tuple[str, str, str], Dependency] = {}
+    for dependency in direct[path]:
         target = by_coordinates.get((dependency.group, dependency.artifact))
-        if target is None or target in visited or dependency.scope in NON_TRANSITIVE:
+        if target is None or target in visiting or dependency.scope in NON_TRANSITIVE:
             continue
-        visited.add(target)
-        name = via or dependency.artifact
-        for inherited in direct[target]:
-            if inherited.scope not in NON_TRANSITIVE:
-                found.append(Dependency(inherited.group, inherited.artifact, inherited.version, inherited.classifier,
-                                        inherited.scope, via=name))
-                queue.append((inherited, name))
-    return found
+        for inherited in direct[target] + _through_modules(target, direct, by_coordinates, memo, visiting):
+            key = (inherited.group, inherited.artifact, inherited.classifier or "")
+            if inherited.scope not in NON_TRANSITIVE and key not in found:
+                found[key] = Dependency(inherited.group, inherited.artifact, inherited.version, inherited.classifier,
+                                        inherited.scope, via=inherited.via or dependency.artifact)
+    visiting.discard(path)
+    memo[path] = list(found.values())
+    return memo[path]
