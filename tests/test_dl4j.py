@@ -275,3 +275,21 @@ def test_gradle_kotlin_multi_project_with_extra_properties(machine: Machine, tmp
     assert app["details"]["classifiers"] == ["linux-x86_64-cudnn"]
     assert (frameworks["lib/core"]["version"], frameworks["lib/core"]["details"]["artifact"]) == (
         "1.0.0-M1.1", "nd4j-native")
+
+
+def test_every_release_in_the_data_says_which_artifact_brings_cudnn() -> None:
+    """compat/dl4j.toml: each release with a backend row has a cuDNN route, and each route names its source."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+
+    data = tomllib.loads((Path(__file__).parents[1] / "compat" / "dl4j.toml").read_text())
+    routed = {release for route in data["cudnn_route"] for release in route["releases"]}
+    assert {row["version"] for row in data["backend"]} <= routed
+    assert all("deeplearning4j-gitbook-sync" in r["source"] or "deeplearning4j-docs" in r["source"]
+               for r in data["cudnn_route"])
+    beta7 = next(r for r in data["cudnn_route"] if "1.0.0-beta7" in r["releases"])
+    m1 = next(r for r in data["cudnn_route"] if "1.0.0-M1" in r["releases"])
+    assert (beta7["helper"], beta7["classifier"]) == ("deeplearning4j-cuda-{cuda}", "")
+    assert m1["classifier"] == "{os}-cudnn"
