@@ -229,7 +229,7 @@ _CODES = (
     Code("CD432", "warning", "CUDA backend without cuDNN",
          "{where}: {backend} (DL4J {version}) runs on CUDA {cuda}, but {missing}, so DL4J uses its own CUDA "
          "kernels for convolutions and LSTMs instead of cuDNN.",
-         "{fix}"),
+         "Add the dependency through which DL4J {version} uses cuDNN: {fix}."),
     Code("CD433", "warning", "GravesLSTM layers do not use cuDNN",
          "{where} builds GravesLSTM layers, which have no cuDNN implementation; on the CUDA backend {backend} "
          "they run without cuDNN.",

@@ -238,11 +238,11 @@ def cudnn_of_backend(report: Report) -> list[Finding]:
             route = _route(version)
             adds = []
             if route is None or route.get("classifier"):
-                adds.append(f"add {artifact.removesuffix('-platform')} {version} again with "
+                adds.append(f"org.nd4j:{artifact.removesuffix('-platform')}:{version} once more, with "
                             f"<classifier>{_os_classifier(report)}-cudnn</classifier>")
             if route is None or route.get("helper"):
-                adds.append(f"add org.deeplearning4j:deeplearning4j-cuda-{cuda}:{version}")
-            fix = " or ".join(adds) + (f"; then install cuDNN {cudnn} for CUDA {cuda}" if cudnn else "")
+                adds.append(f"org.deeplearning4j:deeplearning4j-cuda-{cuda}:{version}")
+            fix = " or ".join(adds) + (f" (and install cuDNN {cudnn} for CUDA {cuda})" if cudnn else "")
             route_refs = (str(route["source"]),) if route else ()
             findings.append(finding("CD432", subject=framework.location, refs=route_refs, where=_where(framework),
                                     backend=artifact, version=version, cuda=cuda, missing=missing, fix=fix))
