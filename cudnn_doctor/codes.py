@@ -219,6 +219,42 @@ _CODES = (
          "{framework} {framework_version} accepts cuDNN {expected}; the cuDNN it will load is "
          "{found}.",
          "{fix}"),
+    # CD430-CD439: Deeplearning4j projects (Maven / Gradle)
+    Code("CD430", "warning", "Project file not read",
+         "{path}: {why}. What it declares (modules, properties, dependencies) was not used.",
+         "{fix}"),
+    Code("CD431", "warning", "Maven property cannot be expanded",
+         "{path}: {why}; Maven itself fails on it, and the doctor left it unexpanded.",
+         "Give the property a plain value, or one that refers only to other properties that do not refer back to it."),
+    Code("CD432", "warning", "CUDA backend without cuDNN",
+         "{where}: {backend} (DL4J {version}) runs on CUDA {cuda}, but {missing}, so DL4J uses its own CUDA "
+         "kernels for convolutions and LSTMs instead of cuDNN.",
+         "Add the dependency through which DL4J {version} uses cuDNN: {fix}."),
+    Code("CD433", "warning", "GravesLSTM layers do not use cuDNN",
+         "{where} builds GravesLSTM layers, which have no cuDNN implementation; on the CUDA backend {backend} "
+         "they run without cuDNN.",
+         "Use LSTM (org.deeplearning4j.nn.conf.layers.LSTM) instead of GravesLSTM: it has cuDNN support."),
+    Code("CD434", "info", "Several GPUs, multi-GPU not enabled",
+         "This machine has {count} GPUs and {where} uses the CUDA backend {backend}, but its sources never call "
+         "allowMultiGPU(true); if DL4J then uses only one GPU, that is why.",
+         "Add `CudaEnvironment.getInstance().getConfiguration().allowMultiGPU(true);` as the first line of main(), "
+         "and train with ParallelWrapper (workers at least the number of GPUs)."),
+    Code("CD435", "warning", "Several ND4J backends in one module",
+         "{where} has {backends} on its classpath; ND4J loads one: {winner}.",
+         "Keep one backend in the module (the nd4j-cuda-X.Y that matches your CUDA), or choose at run time with "
+         "the BACKEND_PRIORITY_GPU / BACKEND_PRIORITY_CPU environment variables (the higher one wins)."),
+    Code("CD436", "info", "Module built only with a Maven profile",
+         "{where} is built only with the profile {profile} ({activation}), which is {state} here; its backend "
+         "{backend} is used only then.",
+         "{fix}"),
+    Code("CD437", "warning", "DL4J without an ND4J backend",
+         "{where} uses {artifacts} {version} but no ND4J backend (nd4j-native or nd4j-cuda-X.Y), so it fails at "
+         "start with 'No ND4J backend is available'.",
+         "Add org.nd4j:{suggestion}:{version} to its dependencies."),
+    Code("CD438", "warning", "Maven parent is not the pom it points at",
+         "{path}: {why}.",
+         "Make <parent> name the pom it sits under (groupId, artifactId and version), or install that parent "
+         "(`mvn install -N` in its folder)."),
     # CD5xx: install
     Code("CD501", "error", "Checksum mismatch",
          "{file}: expected sha256 {expected}, got {actual}.",

@@ -38,6 +38,18 @@ def _error(error: BaseException) -> dict[str, Any]:
     return {"kind": "other", "message": f"{type(error).__name__}: {error}"}
 
 
+PROGRESS_PREFIX = "cudnn-doctor-progress "
+
+
+def _progress(**event: Any) -> None:
+    """One line on stderr for the parent's progress display (`now`: what runs; `done`: a finished workload)."""
+    try:
+        sys.stderr.write(PROGRESS_PREFIX + json.dumps(event) + "\n")
+        sys.stderr.flush()
+    except OSError:
+        pass  # nobody is watching
+
+
 def run(request: dict[str, Any]) -> dict[str, Any]:
     answer: dict[str, Any] = {"device": None, "versions": {}, "startup_ms": {}, "results": [], "error": None,
                               "stage": "load-cudart"}
@@ -123,6 +135,7 @@ def _workloads(gpu: Any, request: dict[str, Any]) -> list[dict[str, Any]]:
     if conv_passes:
         shape = CONV_SHAPES[size]
         inputs = make_conv_inputs(shape, dtype, rng)
+        _progress(now=f"{', '.join(conv_passes)} on the GPU")
         common = {"shape": shape.describe(), "shape_name": shape.name, "size": size, "layout": layout, "dtype": dtype,
                   "flops": conv_flops(shape)}
         try:
@@ -135,9 +148,11 @@ def _workloads(gpu: Any, request: dict[str, Any]) -> list[dict[str, Any]]:
             if "exception" in record:
                 record["error"] = _error(record.pop("exception"))
             if "output" in record:
+                _progress(now=f"checking {record['workload']} against the CPU reference")
                 _check_conv(record, shape, inputs, cpu, threads)
             record["tolerance"] = tolerance(record["workload"], dtype)
             results.append(record)
+            _progress(done=record["workload"])
             gpu.rt.synchronize()
 
     if "lstm-fwd" in wanted:
@@ -146,12 +161,15 @@ def _workloads(gpu: Any, request: dict[str, Any]) -> list[dict[str, Any]]:
                   "dtype": dtype,
                   "flops": lstm_flops(lstm_shape), "tolerance": tolerance("lstm-fwd", dtype)}
         try:
+            _progress(now="lstm-fwd on the GPU")
             outcome, inputs_lstm = run_lstm(gpu, lstm_shape, dtype, rng, warmup, repeats)
             record = {**common, **outcome}
+            _progress(now="checking lstm-fwd against the CPU reference")
             _check_lstm(record, inputs_lstm, cpu, threads)
         except Exception as error:  # noqa: BLE001
             record = {**common, "workload": "lstm-fwd", "error": _error(error)}
         results.append(record)
+        _progress(done="lstm-fwd")
 
     for record in results:
         record.pop("output", None)

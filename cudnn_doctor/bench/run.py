@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,8 @@ def bench_timeout() -> float:
         return DEFAULT_TIMEOUT_S
 
 
-def run_child(request: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
+def run_child(request: dict[str, Any], timeout: float | None = None,
+              on_progress: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
     """Run the bench child for one device; a crash or a hang comes back as {'crash': ...}."""
     from cudnn_doctor.bench.libraries import library_folders
 
@@ -45,13 +47,19 @@ def run_child(request: dict[str, Any], timeout: float | None = None) -> dict[str
     except OSError as error:
         return {"crash": f"could not start the benchmark process: {error}", "results": []}
     try:
-        out, err = process.communicate(timeout=timeout)
+        if on_progress is None:
+            out, err = process.communicate(timeout=timeout)
+        else:
+            out, err = _communicate_with_progress(process, timeout, on_progress)
     except subprocess.TimeoutExpired:
         try:
             os.killpg(process.pid, signal.SIGKILL)
         except OSError:
             process.kill()
-        process.communicate()
+        if on_progress is None:
+            process.communicate()
+        else:
+            process.wait()  # the progress readers own the pipes
         return {"crash": f"did not finish within {timeout:g} s (it hangs; CUDNN_DOCTOR_BENCH_TIMEOUT sets the limit)",
                 "results": []}
     wall_ms = round((time.perf_counter() - started) * 1000, 1)
@@ -69,6 +77,40 @@ def run_child(request: dict[str, Any], timeout: float | None = None) -> dict[str
         return {"crash": "answered garbage", "results": [], "wall_ms": wall_ms}
     answer["wall_ms"] = wall_ms
     return answer
+
+
+def _communicate_with_progress(process: subprocess.Popen[bytes], timeout: float,
+                               on_progress: Callable[[dict[str, Any]], None]) -> tuple[bytes, bytes]:
+    """communicate(), with the child's progress lines on stderr handed to ON_PROGRESS as they come."""
+    import threading
+
+    from cudnn_doctor.bench.child import PROGRESS_PREFIX
+
+    out: list[bytes] = []
+    err: list[bytes] = []
+    assert process.stdout is not None and process.stderr is not None
+    stdout, stderr = process.stdout, process.stderr
+
+    def read_stdout() -> None:
+        out.append(stdout.read())
+
+    def read_stderr() -> None:
+        for line in iter(stderr.readline, b""):
+            if line.startswith(PROGRESS_PREFIX.encode()):
+                try:
+                    on_progress(json.loads(line[len(PROGRESS_PREFIX):]))
+                except ValueError:
+                    pass
+            else:
+                err.append(line)
+
+    readers = [threading.Thread(target=read_stdout, daemon=True), threading.Thread(target=read_stderr, daemon=True)]
+    for reader in readers:
+        reader.start()
+    process.wait(timeout=timeout)  # TimeoutExpired: the caller kills the process group, which closes the pipes
+    for reader in readers:
+        reader.join(timeout=5)
+    return b"".join(out), b"".join(err)
 
 
 def _decode_cudnn(encoded: int) -> str:

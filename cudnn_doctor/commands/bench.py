@@ -4,6 +4,7 @@ hand the answers to the rules (rules/bench.py). Nothing is printed here."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -15,6 +16,7 @@ from cudnn_doctor.rules import bench as rules
 from cudnn_doctor.rules import sort_findings, summarize
 from cudnn_doctor.versions import major
 
+Progress = Callable[[int, dict[str, Any]], None]  # (device, the child's event: {"now": ...} or {"done": ...})
 PEAK_KEYS = ("fp32", "tf32_tensor", "fp16_tensor", "bf16_tensor")
 # a result's fields that the parent sets, never the child
 PARENT_FIELDS = frozenset({"device", "peak_tflops", "peak_share", "reference", "ok", "skipped"})
@@ -40,14 +42,15 @@ class _Collected:
     findings: list[Finding]
 
 
-def run(options: BenchCommandOptions) -> BenchReport:
-    """Run the bench and judge it: the report that `render/bench_text.py` and the JSON show."""
+def run(options: BenchCommandOptions, progress: Progress | None = None) -> BenchReport:
+    """Run the bench and judge it: the report that `render/bench_text.py` and the JSON show.
+    PROGRESS, if given, hears each child's events as they come."""
     started = time.perf_counter()
     timings_ms: dict[str, float] = {}
     libraries, gpu_count, findings = _choose_libraries(options, started, timings_ms)
     collected = _Collected(libraries, [], [], findings)
     if not findings:
-        _run_devices(options.bench, gpu_count, collected)
+        _run_devices(options.bench, gpu_count, collected, progress)
     return _report(options.bench, collected, started, timings_ms)
 
 
@@ -88,7 +91,8 @@ def _choose_libraries(options: BenchCommandOptions, started: float,
     return replace(libraries, cudart=choice.path, cudart_why=choice.why), gpu_count, []
 
 
-def _run_devices(options: BenchOptions, gpu_count: int | None, collected: _Collected) -> None:
+def _run_devices(options: BenchOptions, gpu_count: int | None, collected: _Collected,
+                 progress: Progress | None) -> None:
     """One child per GPU in turn, each answer judged as it comes; the CPU baseline on the first only."""
     from cudnn_doctor.bench.run import run_child
 
@@ -97,7 +101,8 @@ def _run_devices(options: BenchOptions, gpu_count: int | None, collected: _Colle
     index = 0
     while index < len(devices):
         device = devices[index]
-        answer = run_child(_request(options, collected.libraries, device, cpu))
+        answer = run_child(_request(options, collected.libraries, device, cpu),
+                           on_progress=_for_device(progress, device))
         stop = _absorb(collected, answer, device, options)
         if answer.get("device_count") and options.devices == "all" and gpu_count is None:
             devices = list(range(int(answer["device_count"])))
@@ -106,6 +111,16 @@ def _run_devices(options: BenchOptions, gpu_count: int | None, collected: _Colle
             break
         cpu = False  # the CPU baseline once; other GPUs are checked on slices
         index += 1
+
+
+def _for_device(progress: Progress | None, device: int) -> Callable[[dict[str, Any]], None] | None:
+    if progress is None:
+        return None
+
+    def report(event: dict[str, Any]) -> None:
+        progress(device, event)
+
+    return report
 
 
 def _device_list(devices: str, gpu_count: int | None) -> list[int]:

@@ -9,8 +9,6 @@ gauge with HELP and TYPE, label values escaped.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Iterable
 from typing import Any
 
@@ -132,22 +130,3 @@ def _is_number(value: Any) -> bool:
 
 def _number(value: Any) -> float:
     return float(value)
-
-
-def write_atomically(path: str, text: str) -> None:
-    """Write TEXT to PATH through a temporary file in the same folder and a rename."""
-    folder = os.path.dirname(os.path.abspath(path))
-    descriptor, temporary = tempfile.mkstemp(prefix=".cudnn-doctor-", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temporary, 0o644)
-        os.replace(temporary, path)
-    except BaseException:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
-        raise
