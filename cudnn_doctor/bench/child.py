@@ -39,10 +39,13 @@ def _error(error: BaseException) -> dict[str, Any]:
 
 
 PROGRESS_PREFIX = "cudnn-doctor-progress "
+_progress_wanted = False  # the request's "progress": only a parent that shows progress reads these lines
 
 
 def _progress(**event: Any) -> None:
     """One line on stderr for the parent's progress display (`now`: what runs; `done`: a finished workload)."""
+    if not _progress_wanted:
+        return  # else the last stderr line, which names how a crashed child died, would be a progress line
     try:
         sys.stderr.write(PROGRESS_PREFIX + json.dumps(event) + "\n")
         sys.stderr.flush()
@@ -251,7 +254,9 @@ def _check_lstm(record: dict[str, Any], inputs: Any, cpu: bool, threads: int) ->
 
 
 def main() -> None:
+    global _progress_wanted
     request = json.loads(sys.argv[1] if len(sys.argv) > 1 else sys.stdin.read())
+    _progress_wanted = bool(request.get("progress"))
     try:
         answer = run(request)
     except Exception as error:  # noqa: BLE001 - the parent reads JSON, never a traceback

@@ -101,7 +101,7 @@ def _run_devices(options: BenchOptions, gpu_count: int | None, collected: _Colle
     index = 0
     while index < len(devices):
         device = devices[index]
-        answer = run_child(_request(options, collected.libraries, device, cpu),
+        answer = run_child(_request(options, collected.libraries, device, cpu, progress is not None),
                            on_progress=_for_device(progress, device))
         stop = _absorb(collected, answer, device, options)
         if answer.get("device_count") and options.devices == "all" and gpu_count is None:
@@ -133,13 +133,14 @@ def _device_list(devices: str, gpu_count: int | None) -> list[int]:
     return [index]
 
 
-def _request(options: BenchOptions, libraries: BenchLibraries, device: int, cpu: bool) -> dict[str, Any]:
+def _request(options: BenchOptions, libraries: BenchLibraries, device: int, cpu: bool,
+             progress: bool) -> dict[str, Any]:
     limit = None if options.workspace_limit_mb is None else int(options.workspace_limit_mb * (1 << 20))
     return {
         "cudnn": libraries.cudnn, "cudart": libraries.cudart, "device": device,
         "workloads": list(selected(options.workload)), "dtype": options.dtype, "layout": options.layout,
         "size": options.size, "workspace_limit_bytes": limit, "cpu": cpu, "warmup": options.warmup,
-        "repeats": options.repeats, "api": options.api,
+        "repeats": options.repeats, "api": options.api, "progress": progress,
     }
 
 
