@@ -104,13 +104,15 @@ def register(app: typer.Typer) -> None:
             workspace_limit_mb=workspace_limit, devices=device.lower(), cpu=not no_cpu, repeats=repeats,
             api=api.lower()))
         require_numpy()  # before any GPU work: the child needs it for inputs and the reference
-        from cudnn_doctor.bench.run import bench_to_json, run_bench
+        from cudnn_doctor.bench.model import bench_to_json
+        from cudnn_doctor.commands.bench import BenchCommandOptions, run
 
+        command = BenchCommandOptions(options, cudnn_path=cudnn, cudart_path=cudart)
         if json_output or not (sys.stdout.isatty() and sys.stderr.isatty()):
-            report = run_bench(options, cudnn_path=cudnn, cudart_path=cudart)
+            report = run(command)
         else:
             with WorkloadProgress(len(selected_workloads(options.workload)), device) as shown:
-                report = run_bench(options, cudnn_path=cudnn, cudart_path=cudart, progress=shown.update)
+                report = run(command, progress=shown.update)
         if json_output:
             from cudnn_doctor.render.json_out import write_json
 

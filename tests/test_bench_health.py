@@ -40,18 +40,22 @@ def test_without_nvml_the_bench_runs_and_says_why_there_are_no_clocks(machine):
 def test_a_result_well_below_a_healthy_h100_is_cd609_and_a_normal_one_is_not():
     """The comparison on the real reference rows measured on the H100 (compat/gpu_reference.toml)."""
     from cudnn_doctor.bench import healthy
-    from cudnn_doctor.bench.run import BenchReport, _compare_with_healthy
+    from cudnn_doctor.bench.model import BenchLibraries, WorkloadResult
+    from cudnn_doctor.rules.bench import judge_result
 
     row = next(r for r in healthy._table()["reference"]
                if (r["gpu"], r["workload"], r["dtype"], r["layout"], r["size"]) ==
                ("NVIDIA H100 80GB HBM3", "conv-fwd", "bf16", "nhwc", "large"))
-    device = {"index": 0, "name": "NVIDIA H100 80GB HBM3"}
+    libraries = BenchLibraries(cudnn_version="9.19.0")
     for factor, slow in ((1.05, False), (2.0, True)):
-        bench_report = BenchReport(options={}, libraries={"cudnn_version": "9.19.0"})
-        result = {"workload": "conv-fwd", "dtype": "bf16", "layout": "nhwc", "size": "large",
-                  "gpu_ms": row["gpu_ms"] * factor}
-        _compare_with_healthy(bench_report, result, device)
-        assert result["reference"]["ratio"] == pytest.approx(1 / factor)
-        assert [f.code for f in bench_report.findings] == (["CD609"] if slow else [])
-    assert healthy.compare("NVIDIA H100 80GB HBM3", result, 8)["unknown"].endswith("cuDNN 8")
-    assert healthy.compare("NVIDIA A100-SXM4-80GB", result, 9) == {"unknown": "no reference for NVIDIA A100-SXM4-80GB"}
+        raw = {"workload": "conv-fwd", "dtype": "bf16", "layout": "nhwc", "size": "large",
+               "gpu_ms": row["gpu_ms"] * factor}
+        reference = healthy.compare("NVIDIA H100 80GB HBM3", raw, 9)
+        assert reference["ratio"] == pytest.approx(1 / factor)
+        result = WorkloadResult(**raw, device=0, max_error=1e-3, tolerance=3e-2, reference=reference)
+        judged, findings = judge_result(result, libraries, "NVIDIA H100 80GB HBM3", None, healthy.slow_ratio())
+        assert judged.ok is True
+        assert [f.code for f in findings] == (["CD609"] if slow else [])
+    assert "0.50" in findings[0].detail and "NVIDIA H100 80GB HBM3" in findings[0].detail
+    assert healthy.compare("NVIDIA H100 80GB HBM3", raw, 8)["unknown"].endswith("cuDNN 8")
+    assert healthy.compare("NVIDIA A100-SXM4-80GB", raw, 9) == {"unknown": "no reference for NVIDIA A100-SXM4-80GB"}
