@@ -85,6 +85,47 @@ _CODES = (
          "Run `nvidia-smi`; if it fails, reboot (or reload the nvidia and nvidia_uvm modules). In a "
          "container, start it with `--gpus all`. After a suspend: `sudo rmmod nvidia_uvm && sudo modprobe "
          "nvidia_uvm`."),
+    # CD13x-CD14x: GPU health, read through NVML (what a GPU does not support is never a finding)
+    Code("CD130", "error", "Uncorrectable ECC errors on the GPU",
+         "GPU {gpu} has {volatile} uncorrectable ECC error(s) since the driver loaded ({aggregate} over its "
+         "life). Results computed on it may be wrong and CUDA calls fail with 'uncorrectable ECC error "
+         "encountered'.",
+         "Drain the node, then reset the GPU (`sudo nvidia-smi -r -i {index}`) or reboot; if the lifetime "
+         "count keeps growing, have the GPU replaced."),
+    Code("CD131", "warning", "GPU memory repair waits for a reset",
+         "GPU {gpu} has {what} waiting: the repair of its memory takes effect only after a GPU reset.",
+         "Drain the node and reset the GPU (`sudo nvidia-smi -r -i {index}`) or reboot it."),
+    Code("CD132", "error", "GPU row remapping failed",
+         "GPU {gpu} could not remap a failing memory row: its memory has errors it cannot repair.",
+         "Drain the node and have the GPU serviced (`nvidia-smi -q -d ROW_REMAPPER` for the details)."),
+    Code("CD133", "warning", "GPU clocks slowed down",
+         "GPU {gpu} is slowing its clocks now: {reasons}. Everything on it runs slower than it should.",
+         "{fix}"),
+    Code("CD134", "warning", "PCIe link narrower than it can be",
+         "GPU {gpu} runs its PCIe link at x{width} while x{width_max} is possible (generation {generation} of "
+         "{generation_max}). Copies between host and GPU are slower by the same factor.",
+         "Reseat the GPU or its riser, check the slot (`nvidia-smi -q -d PCIE`), and the BIOS's lane settings."),
+    Code("CD135", "info", "Persistence mode off",
+         "GPU {gpu} has persistence mode off: the driver tears the GPU down when no program uses it, so "
+         "every program's start waits for it to be set up again.",
+         "Start the persistence daemon (`sudo systemctl enable --now nvidia-persistenced`) or "
+         "`sudo nvidia-smi -pm 1`."),
+    Code("CD136", "warning", "MIG mode change waits for a GPU reset",
+         "GPU {gpu} has MIG mode {current} but {pending} pending: the change takes effect at the next reset.",
+         "Reset the GPU (`sudo nvidia-smi -r -i {index}`) when nothing runs on it."),
+    Code("CD137", "info", "MIG mode on",
+         "GPU {gpu} is split into MIG instances; CUDA programs see an instance, not the whole GPU, and "
+         "only one per process.",
+         "Pick an instance with CUDA_VISIBLE_DEVICES=MIG-<uuid> (`nvidia-smi -L` lists them)."),
+    Code("CD138", "error", "Compute mode prohibits CUDA",
+         "GPU {gpu} is in compute mode 'prohibited': no CUDA program can create a context on it.",
+         "`sudo nvidia-smi -i {index} -c DEFAULT`."),
+    Code("CD139", "info", "Other processes use the GPU",
+         "GPU {gpu} runs {count} other compute process(es) ({processes}){exclusive}.",
+         "Nothing to do if they are expected; otherwise find them with `nvidia-smi` and stop them."),
+    Code("CD140", "warning", "GPU near its slowdown temperature",
+         "GPU {gpu} is at {temperature} °C; it slows down at {slowdown} °C.",
+         "Check the cooling: fans, airflow, the data centre's inlet temperature (`nvidia-smi -q -d TEMPERATURE`)."),
     # CD2xx: CUDA toolkit and runtime
     Code("CD201", "warning", "No CUDA toolkit found",
          "No CUDA toolkit was found (CUDA_HOME, CUDA_PATH, nvcc on PATH, /usr/local/cuda*, pip "
@@ -229,6 +270,42 @@ _CODES = (
          "Install the build that matches what is here (a wheel for this framework and CUDA version), or "
          "rebuild it against the installed version; set CUDA_HOME to the toolkit the framework was "
          "built with when compiling extensions."),
+    # CD430-CD439: Deeplearning4j projects (Maven / Gradle)
+    Code("CD430", "warning", "Project file not read",
+         "{path}: {why}. What it declares (modules, properties, dependencies) was not used.",
+         "{fix}"),
+    Code("CD431", "warning", "Maven property cannot be expanded",
+         "{path}: {why}; Maven itself fails on it, and the doctor left it unexpanded.",
+         "Give the property a plain value, or one that refers only to other properties that do not refer back to it."),
+    Code("CD432", "warning", "CUDA backend without cuDNN",
+         "{where}: {backend} (DL4J {version}) runs on CUDA {cuda}, but {missing}, so DL4J uses its own CUDA "
+         "kernels for convolutions and LSTMs instead of cuDNN.",
+         "Add the dependency through which DL4J {version} uses cuDNN: {fix}."),
+    Code("CD433", "warning", "GravesLSTM layers do not use cuDNN",
+         "{where} builds GravesLSTM layers, which have no cuDNN implementation; on the CUDA backend {backend} "
+         "they run without cuDNN.",
+         "Use LSTM (org.deeplearning4j.nn.conf.layers.LSTM) instead of GravesLSTM: it has cuDNN support."),
+    Code("CD434", "info", "Several GPUs, multi-GPU not enabled",
+         "This machine has {count} GPUs and {where} uses the CUDA backend {backend}, but its sources never call "
+         "allowMultiGPU(true); if DL4J then uses only one GPU, that is why.",
+         "Add `CudaEnvironment.getInstance().getConfiguration().allowMultiGPU(true);` as the first line of main(), "
+         "and train with ParallelWrapper (workers at least the number of GPUs)."),
+    Code("CD435", "warning", "Several ND4J backends in one module",
+         "{where} has {backends} on its classpath; ND4J loads one: {winner}.",
+         "Keep one backend in the module (the nd4j-cuda-X.Y that matches your CUDA), or choose at run time with "
+         "the BACKEND_PRIORITY_GPU / BACKEND_PRIORITY_CPU environment variables (the higher one wins)."),
+    Code("CD436", "info", "Module built only with a Maven profile",
+         "{where} is built only with the profile {profile} ({activation}), which is {state} here; its backend "
+         "{backend} is used only then.",
+         "{fix}"),
+    Code("CD437", "warning", "DL4J without an ND4J backend",
+         "{where} uses {artifacts} {version} but no ND4J backend (nd4j-native or nd4j-cuda-X.Y), so it fails at "
+         "start with 'No ND4J backend is available'.",
+         "Add org.nd4j:{suggestion}:{version} to its dependencies."),
+    Code("CD438", "warning", "Maven parent is not the pom it points at",
+         "{path}: {why}.",
+         "Make <parent> name the pom it sits under (groupId, artifactId and version), or install that parent "
+         "(`mvn install -N` in its folder)."),
     # CD5xx: install
     Code("CD501", "error", "Checksum mismatch",
          "{file}: expected sha256 {expected}, got {actual}.",
@@ -291,11 +368,22 @@ _CODES = (
          "any program that makes the same call will do the same.",
          "Run `cudnn-doctor check` and update the driver and cuDNN; run `cudnn-doctor bench -v` "
          "with `CUDNN_LOGERR_DBG=1 CUDNN_LOGDEST_DBG=stderr` to see cuDNN's own log."),
+    Code("CD608", "warning", "GPU slowed down during the benchmark",
+         "GPU {device} slowed its clocks while the benchmark ran ({reasons}; SM clock down to {mhz} MHz of "
+         "{max_mhz}): its figures are lower than the GPU can give.",
+         "Check cooling and power (`nvidia-smi -q -d PERFORMANCE,TEMPERATURE,POWER`), then run the bench again."),
+    Code("CD609", "warning", "GPU slower than a healthy one of its model",
+         "{workload} on GPU {device} ({gpu}) took {ms} ms, {ratio}x the speed of a healthy {gpu} "
+         "({reference_ms} ms, measured {measured}).",
+         "Look for throttling, other processes or a narrow PCIe link (`cudnn-doctor check`), and compare "
+         "with another node of the fleet."),
     # Requirements given with --require (one code per subject)
     Code("CD120", "error", "Driver requirement not met",
          "--require {spec}: {found}.", "Install an NVIDIA driver that satisfies {spec}."),
     Code("CD121", "error", "GPU requirement not met",
          "--require {spec}: {found}.", "Run on a machine with an NVIDIA GPU and driver."),
+    Code("CD122", "error", "GPU health requirement not met",
+         "--require {spec}: {found}.", "Fix the GPU health findings above, or drain the node."),
     Code("CD220", "error", "CUDA requirement not met",
          "--require {spec}: {found}.", "Install a CUDA toolkit that satisfies {spec}."),
     Code("CD320", "error", "cuDNN requirement not met",
