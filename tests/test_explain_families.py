@@ -27,6 +27,7 @@ def test_a_real_message_gets_a_cause_of_its_family(source: str, family: str, mes
     assert first["code"].startswith(family), (source, [m["code"] for m in data["matches"]])
     assert not any(m["code"].startswith("CD6") for m in data["matches"])  # the bench's codes never answer
     assert first["cause"] and first["fix"] and first["source"]
+    assert all("{" not in match["fix"] and "<fix>" not in match["fix"] for match in data["matches"])
 
 
 @pytest.mark.parametrize(("what", "message"), UNRELATED, ids=[u[0] for u in UNRELATED])

@@ -8,6 +8,7 @@ message names against what `check` sees here: the loader's cuDNN copies, the too
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import asdict
 from typing import Any
@@ -96,15 +97,24 @@ def _from_cause(cause: classify.Cause, framework: str | None, line: str) -> dict
     known = _Known(cause.values)
     known.setdefault("detail", cause.fact)
     known.setdefault("error", cause.fact)
-    fix = _placeholders(entry.fix) if "{" in entry.fix else entry.fix
-    try:
-        fix = entry.fix.format_map(known)
-    except (ValueError, IndexError, KeyError):
-        pass
+    if "compute_capability" in cause.values:
+        known.setdefault("cc", cause.values["compute_capability"])
+    if cause.code in _fixes():  # the registry's fix is "{fix}", filled by the rule that finds it: the table's
+        fix = re.sub(r"<(\w{1,40})>", lambda m: cause.values.get(m.group(1), m.group(0)), _fixes()[cause.code])
+    else:
+        try:
+            fix = entry.fix.format_map(known)
+        except (ValueError, IndexError):
+            fix = _placeholders(entry.fix)
     return {"id": f"{cause.kind}-{cause.code.lower()}", "code": cause.code,
             "framework": framework or READER_FRAMEWORK.get(cause.kind, "unknown"),
             "cause": f"{entry.title}: {cause.fact.rstrip('.')}.", "fix": fix, "source": cause.source,
             "matched": " ".join(line.split())[:300], "values": dict(cause.values)}
+
+
+@functools.cache
+def _fixes() -> dict[str, str]:
+    return {row["code"]: row["fix"] for row in load("status_codes").get("fix", [])}
 
 
 def _facts_json(facts: reader.Facts) -> dict[str, Any]:

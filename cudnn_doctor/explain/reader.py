@@ -55,7 +55,7 @@ ARCH_CUES = ("no kernel image", "not compatible", "incompatible", "not supported
              "too old", "not a recognized processor", "only supports", "minimum", "requires", "kernel binaries",
              "arch_mismatch", "is not compatible", "does not support", "not defined", "unknown", "not recognized",
              "unrecognized")
-BUILT_WORDS = ("compile", "built", "linked", "source", "header", "expect", "requir", "need", "minimum", "at least",
+BUILT_WORDS = ("compile", "built", "build", "link", "source", "header", "expect", "requir", "need", "minimum", "at least",
                "was made", "supports up to")
 FOUND_WORDS = ("found", "loaded", "runtime", "library is", "installed", "you have", "got", "detected", "current",
                "while the library", "local installation", "your", "is older", "older than", "driver version")
