@@ -136,7 +136,8 @@ def machine_view(matches: list[dict[str, Any]], facts: reader.Facts, report: Rep
     for match in matches:
         values.update({k: v for k, v in match["values"].items() if k not in values})
     installs = [i for i in report.cudnn if i.version]
-    listing = ", ".join(f"{i.version} ({i.library})" for i in installs) or "none"
+    listing = ", ".join(f"{i.version} ({i.library}, loaded by {', '.join(i.loaded_by) or 'no program found'})"
+                        for i in installs) or "none"
     cudnn_libs = [lib for lib in facts.libraries if lib.part == "cudnn" and lib.cudnn_major]
     wanted_major = values.get("cudnn_major") or (cudnn_libs[0].cudnn_major if cudnn_libs else None) \
         or _major_from_library(values.get("library", ""))
