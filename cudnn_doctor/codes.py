@@ -61,6 +61,30 @@ _CODES = (
          "{path} holds a CUDA forward-compatibility libcuda ({version}); it lets a newer CUDA "
          "run on an older data-centre driver, and only when it is on the loader's path.",
          "No action needed if this is intended; otherwise remove it from LD_LIBRARY_PATH."),
+    Code("CD108", "error", "The GPU is not passed into the container",
+         "The program runs in a container that was started without the NVIDIA Container Toolkit's GPU "
+         "hooks (or they failed), so the driver's device files and libraries are missing or blocked inside "
+         "it: {detail}",
+         "Install the NVIDIA Container Toolkit on the host (`nvidia-ctk runtime configure --runtime=docker`, "
+         "then restart the daemon), start the container with `--gpus all` (Kubernetes: the NVIDIA device "
+         "plugin), and check `nvidia-smi` inside it. 'Failed to initialize NVML: Unknown Error' after a "
+         "while is the cgroup-driver problem: set `no-cgroups`/systemd cgroup options as the toolkit's "
+         "troubleshooting guide says, or restart the container."),
+    Code("CD109", "error", "Out of GPU memory",
+         "The GPU ran out of memory ({detail}). Other processes on the GPU, a too large batch or "
+         "workspace, or a framework that reserves memory up front are the usual causes; cuDNN handle "
+         "creation and algorithm search fail the same way when memory is short.",
+         "Free the GPU (`nvidia-smi` lists what holds memory), lower the batch size, let the framework "
+         "grow memory on demand (TensorFlow: `tf.config.experimental.set_memory_growth`; JAX: "
+         "`XLA_PYTHON_CLIENT_PREALLOCATE=false`), or use an algorithm mode without workspace."),
+    Code("CD110", "error", "The CUDA driver failed to initialise",
+         "The CUDA driver was found but could not start ({detail}). Usual causes: the kernel module and the "
+         "user-space driver are of different versions (an upgrade without a reboot), the GPU device files "
+         "are missing or not accessible (containers, permissions, a suspended laptop's nvidia_uvm), or the "
+         "GPU fell off the bus.",
+         "Run `nvidia-smi`; if it fails, reboot (or reload the nvidia and nvidia_uvm modules). In a "
+         "container, start it with `--gpus all`. After a suspend: `sudo rmmod nvidia_uvm && sudo modprobe "
+         "nvidia_uvm`."),
     # CD13x-CD14x: GPU health, read through NVML (what a GPU does not support is never a finding)
     Code("CD130", "error", "Uncorrectable ECC errors on the GPU",
          "GPU {gpu} has {volatile} uncorrectable ECC error(s) since the driver loaded ({aggregate} over its "
@@ -187,6 +211,20 @@ _CODES = (
     Code("CD314", "warning", "cuDNN version unreadable",
          "{library} loaded, but cudnnGetVersion {error}.",
          "Reinstall cuDNN from one archive."),
+    Code("CD315", "error", "cuDNN could not initialise",
+         "cuDNN was loaded but could not create its handle or initialise ({detail}). Almost always the GPU "
+         "had too little free memory at that moment, or the cuDNN, CUDA runtime and driver loaded "
+         "together do not belong together (a cuDNN of another CUDA major, a driver older than the runtime).",
+         "Free GPU memory (other processes, framework preallocation: TensorFlow memory growth, "
+         "`XLA_PYTHON_CLIENT_PREALLOCATE=false` for JAX), then check that the cuDNN the framework loads is "
+         "the one it was built for: `cudnn-doctor check`."),
+    Code("CD316", "error", "cuDNN refused or failed an operation",
+         "A cuDNN call failed at run time ({detail}): the operation (its sizes, layout, data type or "
+         "engine) is not supported by this cuDNN on this GPU, or a kernel failed while it ran.",
+         "Update the framework and the cuDNN it uses to a current, matching pair (`cudnn-doctor check`); "
+         "as a workaround, disable the failing cuDNN path (PyTorch: `torch.backends.cudnn.benchmark = "
+         "False` or `torch.backends.cudnn.enabled = False` for that op; TensorFlow/JAX: "
+         "`TF_CUDNN_USE_AUTOTUNE=0`) and re-run with `CUDA_LAUNCH_BLOCKING=1` to see the failing call."),
     # CD4xx: framework compatibility
     Code("CD401", "error", "Framework needs a cuDNN it will not find",
          "{framework} {framework_version} was built with cuDNN {expected}; {found}.",
@@ -219,6 +257,19 @@ _CODES = (
          "{framework} {framework_version} accepts cuDNN {expected}; the cuDNN it will load is "
          "{found}.",
          "{fix}"),
+    Code("CD409", "error", "A framework's own GPU library fails to load",
+         "{library}, the framework's own GPU layer, could not be loaded: {error}. When the message names "
+         "the library it needed in turn, that one is the cause.",
+         "Reinstall the framework's GPU build with its CUDA dependencies (`pip install --force-reinstall` "
+         "of the same version, or the framework's 'and-cuda'/'-gpu'/'-cu12' variant), and make the CUDA "
+         "and cuDNN majors it names visible to the loader."),
+    Code("CD410", "error", "Built against another version",
+         "{what} was built against {built}, but {found} is what it found here. Compiled code and the "
+         "libraries it runs with must agree on the version (the CUDA major, the framework's exact release, "
+         "the TensorRT version of an engine).",
+         "Install the build that matches what is here (a wheel for this framework and CUDA version), or "
+         "rebuild it against the installed version; set CUDA_HOME to the toolkit the framework was "
+         "built with when compiling extensions."),
     # CD430-CD439: Deeplearning4j projects (Maven / Gradle)
     Code("CD430", "warning", "Project file not read",
          "{path}: {why}. What it declares (modules, properties, dependencies) was not used.",
@@ -282,6 +333,14 @@ _CODES = (
          "{count} files that cudnn-doctor installed into {prefix} were changed afterwards ({files}); "
          "uninstalling would remove someone's work.",
          "Look at the files first; `cudnn-doctor uninstall --prefix {prefix} --force` removes them anyway."),
+    Code("CD509", "error", "No package build for this CUDA, Python or platform",
+         "The package manager found no build that satisfies the request ({detail}): the package's "
+         "CUDA variant is not published for this Python version or platform, or it lives on another index "
+         "(PyTorch's download.pytorch.org/whl/cuXXX), or conda's virtual package __cuda says this machine's "
+         "driver supports no such CUDA.",
+         "Install from the index that hosts the CUDA build (`pip install torch --index-url "
+         "https://download.pytorch.org/whl/cu128`), pick a version published for your Python, or for conda "
+         "check `conda info` (the __cuda line) and set `CONDA_OVERRIDE_CUDA` only on a machine without a GPU."),
     # CD6xx: bench
     Code("CD601", "error", "No GPU to benchmark",
          "{why}",
