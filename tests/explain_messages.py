@@ -32,9 +32,6 @@ FAMILIES = [
     ("zai-org/ChatGLM3#69", "CD3",
      'OSError: [WinError 126] 找不到指定的模块。 Error loading "D:\\python\\lib\\site-packages\\torch\\lib\\cudnn_cnn_infer64_8.dll" '
      "or one of its dependencies."),
-    ("vladmandic/sdnext#3375", "CD4",
-     'OSError: [WinError 126] Não foi possível encontrar o módulo especificado. Error loading '
-     '"E:\\ia\\automatic\\venv\\lib\\site-packages\\torch\\lib\\fbgemm.dll" or one of its dependencies.'),
     # status codes by name, number, or the library's own words
     ("tensorflow/models#7983", "CD3",
      "2018-05-28 23:08:09.915921: E tensorflow/stream_executor/cuda/cuda_dnn.cc:385] could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR"),
@@ -85,6 +82,11 @@ FAMILIES = [
 ]
 
 UNRELATED = [
+    # torch's CPU library fbgemm.dll needs the OpenMP runtime libomp140.x86_64.dll (kohya-ss/sd-scripts#1597,
+    # chenwei-zhao/captcha-recognizer#2): not a GPU-stack problem, whatever the language of the loader's words
+    ("vladmandic/sdnext#3375",
+     'OSError: [WinError 126] Não foi possível encontrar o módulo especificado. Error loading '
+     '"E:\\ia\\automatic\\venv\\lib\\site-packages\\torch\\lib\\fbgemm.dll" or one of its dependencies.'),
     ("numpy broadcasting (a user's shape bug)", "ValueError: operands could not be broadcast together with shapes (3,4) (5,)"),
     ("pytorch shape mismatch", "RuntimeError: mat1 and mat2 shapes cannot be multiplied (64x512 and 256x10)"),
     ("missing Python package", "ModuleNotFoundError: No module named 'pandas'"),

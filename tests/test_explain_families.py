@@ -134,3 +134,20 @@ def test_lines_of_a_working_stack_are_not_claimed(line: str) -> None:
 def test_the_bench_codes_never_answer_a_message() -> None:
     rows = tomllib.loads((compat_dir() / "errors.toml").read_text())["error"]
     assert not [row["id"] for row in rows if row["code"].startswith("CD6")]
+
+
+# The loader's general words (a too old glibc/libstdc++, a wrong ELF class) are the doctor's business only
+# where a library of the GPU stack is involved; the same words about another program are not claimed.
+@pytest.mark.parametrize(("source", "message", "claimed"), [
+    ("pyg-team/pyg-lib#548 (a torch extension built on a newer glibc)",
+     "OSError: /lib/x86_64-linux-gnu/libc.so.6: version `GLIBC_2.33' not found (required by "
+     "/home/ee615/anaconda3/envs/qcnet/lib/python3.10/site-packages/libpyg.so)", False),
+    ("apache/mxnet#12837 (a C++ example built with a newer gcc)",
+     "./alexnet: /usr/lib/x86_64-linux-gnu/libstdc++.so.6: version `GLIBCXX_3.4.23' not found (required by ./alexnet)",
+     False),
+    ("MotrixLab/SMPLer-X#37 (a 32-bit libcuda first on the path)",
+     "Could not load library libcudnn_cnn_infer.so.8. Error: libcuda.so: wrong ELF class: ELFCLASS32", True),
+])
+def test_general_loader_words_are_claimed_only_for_the_gpu_stack(source: str, message: str, claimed: bool) -> None:
+    data = explain_text(message, None)
+    assert (data["exit_code"] == 0) is claimed, source

@@ -54,7 +54,7 @@ def _catalog_for_code(code: str) -> list[dict[str, Any]]:
 
 def explain_text(text: str | bytes, report: Report | None) -> dict[str, Any]:
     facts = reader.read(text)
-    specific = catalog.match_lines(facts.lines)
+    specific = catalog.match_lines(facts.lines, any(library.gpu for library in facts.libraries))
     causes = classify.classify(facts)
     # the catalog's specific entries first, then what the facts show, then the catalog's summary lines (priority 0)
     summaries = [m for m in specific if m.priority == 0 and causes]

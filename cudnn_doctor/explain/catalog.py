@@ -32,14 +32,19 @@ def compiled() -> tuple[tuple[dict[str, Any], re.Pattern[str]], ...]:
     return tuple((entry, re.compile(entry["pattern"], re.IGNORECASE | re.DOTALL)) for entry in entries)
 
 
-def match_lines(lines: tuple[str, ...] | list[str]) -> list[Match]:
+def match_lines(lines: tuple[str, ...] | list[str], stack_library_named: bool = True) -> list[Match]:
     """Catalog entries found in LINES, best first: only those of the highest priority that matched, so a
-    summary line never outranks the specific message under it."""
+    summary line never outranks the specific message under it. Entries about the loader in general
+    (`stack_library = true`: a too old glibc, a wrong ELF class) hold only where STACK_LIBRARY_NAMED,
+    that is where the message names a library of the GPU stack: the same words about matplotlib's
+    extension are not the doctor's business."""
     text = "\n".join(lines)[-WINDOW:]
     lower = text.lower()
     found: list[Match] = []
     for entry, pattern in compiled():
         if not all(word in lower for word in entry.get("requires", ())):
+            continue
+        if entry.get("stack_library") and not stack_library_named:
             continue
         hit = pattern.search(text)
         if hit is None:

@@ -69,7 +69,7 @@ def _library_code(library: Library) -> str:
 
 
 def _from_libraries(libraries: tuple[Library, ...]) -> list[Cause]:
-    failed = [library for library in libraries if library.failure]
+    failed = [library for library in libraries if library.failure and library.gpu]
     if not failed:
         return []
     # the library a loader could not find is named last on its line ("X: ... Y: cannot open"); the stack's own

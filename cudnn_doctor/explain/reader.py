@@ -75,6 +75,7 @@ class Library:
     finding: str | None = None  # the library's own finding, where libraries.toml gives one
     line: int = 0
     source: str = ""
+    gpu: bool = True  # part of the GPU stack (false: a framework's CPU-only library, libraries.toml `gpu`)
 
 
 @dataclass(frozen=True)
@@ -338,7 +339,7 @@ def _libraries(index: int, line: str, lower: str, lowers: list[str]) -> list[Lib
         majors = _majors(row, version, file.lower().endswith(".dll"))
         out.append(Library(file=file, name=row["name"], part=row["part"], component=row["component"], failure=failure,
                            framework=row.get("framework"), finding=row.get("finding"), line=index,
-                           source=row["source"], **majors))
+                           source=row["source"], gpu=row.get("gpu", True), **majors))
     return out
 
 
