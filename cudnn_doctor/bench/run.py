@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
@@ -36,10 +34,9 @@ class BenchReport:
 
 def bench_timeout() -> float:
     """Seconds one child may take; CUDNN_DOCTOR_BENCH_TIMEOUT overrides."""
-    try:
-        return float(os.environ.get("CUDNN_DOCTOR_BENCH_TIMEOUT", DEFAULT_TIMEOUT_S))
-    except ValueError:
-        return DEFAULT_TIMEOUT_S
+    from cudnn_doctor.child import timeout_from_env
+
+    return timeout_from_env("CUDNN_DOCTOR_BENCH_TIMEOUT", DEFAULT_TIMEOUT_S)
 
 
 def run_bench(options: BenchOptions, cudnn_path: str | None = None, cudart_path: str | None = None) -> BenchReport:
@@ -126,48 +123,38 @@ def _request(options: BenchOptions, libraries: dict[str, Any], device: int, cpu:
 def run_child(request: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
     """Run the bench child for one device; a crash or a hang comes back as {'crash': ...}."""
     from cudnn_doctor.bench.libraries import library_folders
+    from cudnn_doctor.child import deadline_in, python_module_argv
+    from cudnn_doctor.child import run_child as run_one
 
     timeout = bench_timeout() if timeout is None else timeout
     env = dict(os.environ)
     folders = library_folders(request["cudnn"], request["cudart"])
     env["LD_LIBRARY_PATH"] = os.pathsep.join([*folders, *[p for p in env.get("LD_LIBRARY_PATH", "").split(os.pathsep)
                                                           if p]])
-    env["PYTHONPATH"] = os.pathsep.join([PACKAGE_ROOT, *[p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]])
     # one BLAS thread per CPU-reference worker: the reference spreads work over its own threads
     for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         env[variable] = "1"
-    started = time.perf_counter()
-    try:
-        process = subprocess.Popen([sys.executable, "-m", "cudnn_doctor.bench.child", json.dumps(request)],
-                                   stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                   env=env, start_new_session=True)
-    except OSError as error:
-        return {"crash": f"could not start the benchmark process: {error}", "results": []}
-    try:
-        out, err = process.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        try:
-            os.killpg(process.pid, signal.SIGKILL)
-        except OSError:
-            process.kill()
-        process.communicate()
+    # isolated: this package first, then this interpreter's own path (NumPy where the doctor found it),
+    # never the current folder
+    here = os.getcwd()
+    paths = [PACKAGE_ROOT, *[p for p in sys.path if p and os.path.abspath(p) != here]]
+    argv = python_module_argv("cudnn_doctor.bench.child", json.dumps(request), paths=paths)
+    answer = run_one(argv, env, deadline_in(timeout), what="the benchmark process")
+    if answer.timed_out:
         return {"crash": f"did not finish within {timeout:g} s (it hangs; CUDNN_DOCTOR_BENCH_TIMEOUT sets the limit)",
                 "results": []}
-    wall_ms = round((time.perf_counter() - started) * 1000, 1)
-    lines = [line for line in out.decode(errors="replace").splitlines() if line.startswith("{")]
-    if process.returncode != 0 or not lines:
-        if process.returncode and process.returncode < 0:
-            how = f"crashed with {signal.Signals(-process.returncode).name}"
+    if answer.crashed or answer.values is None:
+        if not answer.crashed and answer.error:  # it could not be started
+            return {"crash": answer.error, "results": []}
+        if answer.exit_code is not None and answer.exit_code < 0:
+            how = answer.error or "crashed"
         else:
-            how = f"exited with status {process.returncode} without an answer"
-        tail = err.decode(errors="replace").strip().splitlines()
-        return {"crash": how + (f" ({tail[-1]})" if tail else ""), "results": [], "wall_ms": wall_ms}
-    try:
-        answer: dict[str, Any] = json.loads(lines[-1])
-    except ValueError:
-        return {"crash": "answered garbage", "results": [], "wall_ms": wall_ms}
-    answer["wall_ms"] = wall_ms
-    return answer
+            how = f"exited with status {answer.exit_code} without an answer" + \
+                (f" ({answer.stderr_tail})" if answer.stderr_tail else "")
+        return {"crash": how, "results": [], "wall_ms": answer.wall_ms}
+    result = dict(answer.values)
+    result["wall_ms"] = answer.wall_ms
+    return result
 
 
 def _absorb(bench: BenchReport, answer: dict[str, Any], device: int, options: BenchOptions) -> bool:

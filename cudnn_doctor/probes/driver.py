@@ -5,7 +5,7 @@ from __future__ import annotations
 from cudnn_doctor.model import Driver, Gpu, LibraryProbe
 from cudnn_doctor.probes.child import Job
 
-NVML_JOB = Job("nvml", "-", needs_site_packages=True)
+NVML_JOB = Job("nvml", "-")
 LIBCUDA_JOB = Job("libcuda", "libcuda.so.1")
 # pynvml's own words when libnvidia-ml.so.1 cannot be loaded
 NVML_NOT_FOUND = LibraryProbe("libnvidia-ml.so.1", loaded=True,

@@ -35,7 +35,7 @@ def compile_library(source: str, output_name: str, defines: dict[str, object] | 
 
 def fake_cudnn(folder: Path, version: int = 91900, cudart: int = 12040, major: int | None = None,
                sublibraries: list[str] | None = None, crash: bool = False, hang: bool = False,
-               versioned_files: bool = True) -> Path:
+               versioned_files: bool = True, daemon: int | None = None) -> Path:
     """Put a fake libcudnn.so.MAJOR (and sub-libraries) into FOLDER, laid out as NVIDIA ships it:
     libcudnn.so.9.1.0 real file, libcudnn.so.9 and libcudnn.so symlinks. Returns libcudnn.so.MAJOR."""
     if major is None:
@@ -47,6 +47,8 @@ def fake_cudnn(folder: Path, version: int = 91900, cudart: int = 12040, major: i
         defines["FAKE_CRASH"] = True
     if hang:
         defines["FAKE_HANG"] = True
+    if daemon is not None:
+        defines["FAKE_DAEMON"] = daemon
     folder.mkdir(parents=True, exist_ok=True)
     built = compile_library("fake_cudnn.c", "libcudnn.so", defines, soname=f"libcudnn.so.{major}")
     names = ["libcudnn"] + list(sublibraries or [])
