@@ -214,6 +214,9 @@ _register_commands()
 
 
 def main() -> None:
+    from cudnn_doctor.user_files import escape_output
+
+    escape_output()  # a path's bytes that are not UTF-8 print as \xNN, never a UnicodeEncodeError
     app()
 
 

@@ -178,6 +178,11 @@ _CODES = (
          "{framework} {framework_version} accepts cuDNN {expected}; the cuDNN it will load is "
          "{found}.",
          "{fix}"),
+    Code("CD440", "warning", "Framework configuration file not read",
+         "{path} could not be read ({why}); the settings in it, such as Theano's dnn.library_path, "
+         "are not checked, and the framework itself will fail on it or ignore it too.",
+         "Fix or remove {path} (it must be a readable text file in INI format; `%` must be written "
+         "`%%`), or set the options through THEANO_FLAGS instead."),
     # CD5xx: install
     Code("CD501", "error", "Checksum mismatch",
          "{file}: expected sha256 {expected}, got {actual}.",

@@ -139,6 +139,7 @@ class Report:
     loader_path: list[str] = field(default_factory=list)  # folders the loader searches, in order
     search_errors: list[tuple[str, str]] = field(default_factory=list)  # (path, why)
     dangling_variables: list[tuple[str, str]] = field(default_factory=list)  # (CUDA_HOME, path)
+    unreadable_files: list[tuple[str, str]] = field(default_factory=list)  # (a framework's config file, why)
     nvml_error: str | None = None
     timings_ms: dict[str, float] = field(default_factory=dict)
 
@@ -157,6 +158,6 @@ def to_jsonable(value: Any) -> Any:
 def report_to_json(report: Report) -> dict[str, Any]:
     """The report as the `cudnn-doctor/report/1` JSON object."""
     data = to_jsonable(report)
-    for internal in ("search_errors", "dangling_variables", "nvml_error"):
+    for internal in ("search_errors", "dangling_variables", "nvml_error", "unreadable_files"):
         data.pop(internal, None)
     return {"schema": REPORT_SCHEMA, **data}

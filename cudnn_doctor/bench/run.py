@@ -15,6 +15,7 @@ from cudnn_doctor.bench import peaks
 from cudnn_doctor.bench.workloads import BenchOptions, peak_key, selected
 from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.model import ERROR, Finding, Summary
+from cudnn_doctor.versions import decode_cuda, decode_cudnn
 
 SCHEMA = "cudnn-doctor/bench/1"
 DEFAULT_TIMEOUT_S = 600.0
@@ -164,11 +165,11 @@ def _absorb(bench: BenchReport, answer: dict[str, Any], device: int, options: Be
     libraries = bench.libraries
     versions = answer.get("versions") or {}
     if versions.get("cudnn"):
-        libraries["cudnn_version"] = _decode_cudnn(int(versions["cudnn"]))
+        libraries["cudnn_version"] = decode_cudnn(versions["cudnn"])
     if versions.get("cudart"):
-        libraries["cudart_version"] = _decode_cuda(int(versions["cudart"]))
+        libraries["cudart_version"] = decode_cuda(versions["cudart"])
     if versions.get("driver_cuda"):
-        libraries["driver_cuda_version"] = _decode_cuda(int(versions["driver_cuda"]))
+        libraries["driver_cuda_version"] = decode_cuda(versions["driver_cuda"])
     if "crash" in answer:
         bench.findings.append(finding("CD606", subject=f"GPU {device}", device=device, how=answer["crash"]))
         return False
@@ -331,13 +332,3 @@ def _major(version: Any) -> int | None:
         return int(str(version).split(".")[0]) if version else None
     except ValueError:
         return None
-
-
-def _decode_cudnn(encoded: int) -> str:
-    if encoded >= 90000:
-        return f"{encoded // 10000}.{encoded % 10000 // 100}.{encoded % 100}"
-    return f"{encoded // 1000}.{encoded % 1000 // 100}.{encoded % 100}"
-
-
-def _decode_cuda(encoded: int) -> str:
-    return f"{encoded // 1000}.{encoded % 1000 // 10}"

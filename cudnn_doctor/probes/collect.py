@@ -18,9 +18,10 @@ from cudnn_doctor.probes import cudnn as cudnn_probe
 from cudnn_doctor.probes.child import Job, ProbeBatch, run_jobs
 from cudnn_doctor.probes.context import SearchContext
 from cudnn_doctor.probes.driver import LIBCUDA_JOB, NVML_JOB, NVML_NOT_FOUND, read_driver
-from cudnn_doctor.probes.frameworks import detect_frameworks, link_frameworks_to_installs
+from cudnn_doctor.probes.frameworks import detect_frameworks, link_frameworks_to_installs, theano_flags
 from cudnn_doctor.probes.loader import ldconfig_cache, loader_search_dirs, resolve_like_loader
 from cudnn_doctor.probes.toolkit import discover_toolkits, read_nvcc_version, runtime_version
+from cudnn_doctor.user_files import is_regular_file
 
 
 def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], project_dir: str | None = None,
@@ -42,14 +43,17 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
         elif not os.access(path, os.R_OK | os.X_OK):
             report.search_errors.append((path, "permission denied: the folder cannot be read"))
 
+    theano_flags(ctx, report.unreadable_files)  # read once more only to record what cannot be read
     report.loader_path = loader_search_dirs(ctx, cache)
     toolkits, report.dangling_variables = discover_toolkits(ctx)
     libraries = cudnn_probe.discover_cudnn_libraries(ctx, toolkits, cache)
     majors = sorted({m for m in (cudnn_probe.library_major(lib) for lib, _, _ in libraries) if m})
 
-    library_jobs = {lib: Job("cudnn", lib) for lib, _, _ in libraries}
-    loader_jobs = {major: Job("cudnn", f"libcudnn.so.{major}") for major in majors}
-    cudart_jobs = {tk.path: Job("cudart", tk.cudart) for tk in toolkits if tk.cudart}
+    # a FIFO or device is never handed to the loader: it would wait on it until the deadline
+    library_jobs = {lib: Job("cudnn", lib) for lib, _, _ in libraries if cudnn_probe.probe_target(lib)}
+    loader_jobs = {major: Job("cudnn", f"libcudnn.so.{major}") for major in majors
+                   if _loader_pick_is_loadable(f"libcudnn.so.{major}", ctx, cache)}
+    cudart_jobs = {tk.path: Job("cudart", tk.cudart) for tk in toolkits if tk.cudart and is_regular_file(tk.cudart)}
     batch = ProbeBatch([*library_jobs.values(), *loader_jobs.values(), *cudart_jobs.values()])
     scanned = time.perf_counter()
 
@@ -60,7 +64,8 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     report.toolkits = [_finish_toolkit(tk, answers[cudart_jobs[tk.path]] if tk.path in cudart_jobs else None)
                        for tk in toolkits]
     installs = [
-        cudnn_probe.build_install(lib, source, aliases, answers[library_jobs[lib]], ctx, sublibraries)
+        cudnn_probe.build_install(lib, source, aliases, answers[library_jobs[lib]] if lib in library_jobs else None,
+                                  ctx, sublibraries)
         for lib, source, aliases in libraries
     ]
     for job in loader_jobs.values():
@@ -91,6 +96,11 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
         "total": round((time.perf_counter() - started) * 1000, 1),
     }
     return report
+
+
+def _loader_pick_is_loadable(soname: str, ctx: SearchContext, cache: dict[str, list[str]]) -> bool:
+    picked = resolve_like_loader(soname, [], ctx, cache)
+    return picked is None or is_regular_file(picked)
 
 
 def _host() -> Host:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import mmap
 import os
 import platform
+import stat
 import struct
 from dataclasses import dataclass, field
 
@@ -41,16 +42,28 @@ def host_arch() -> str:
 
 def read_elf(path: str) -> ElfInfo:
     """Parse PATH's ELF header and dynamic section; raise ElfError if it is not one."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)  # a FIFO must not make us wait
     try:
-        with open(path, "rb") as handle:
-            if os.fstat(handle.fileno()).st_size == 0:
-                raise ElfError("the file is empty")
-            # mapped, not read: a framework's library can be gigabytes, and only its headers are needed
-            data = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+        descriptor = os.open(path, flags)
     except OSError as error:
         raise ElfError(f"cannot read it: {error.strerror or error}") from None
+    try:
+        info = os.fstat(descriptor)
+        if not stat.S_ISREG(info.st_mode):
+            raise ElfError("not a regular file (a FIFO, device or folder)")
+        if info.st_size == 0:
+            raise ElfError("the file is empty")
+        # mapped, not read: a framework's library can be gigabytes, and only its headers are needed
+        data = mmap.mmap(descriptor, 0, access=mmap.ACCESS_READ)
+    except OSError as error:
+        raise ElfError(f"cannot read it: {error.strerror or error}") from None
+    finally:
+        os.close(descriptor)
     with data:
-        return _parse(data)
+        try:
+            return _parse(data)
+        except (struct.error, ValueError, IndexError) as error:  # a header that points past what it holds
+            raise ElfError(f"malformed ELF headers ({error})") from None
 
 
 def _parse(data: mmap.mmap) -> ElfInfo:
@@ -70,6 +83,8 @@ def _parse(data: mmap.mmap) -> ElfInfo:
         phoff, = struct.unpack_from(endian + "I", data, 28)
         phentsize, phnum = struct.unpack_from(endian + "HH", data, 42)
         ph_format, dyn_format = endian + "IIIIIIII", endian + "iI"
+    if phnum and phentsize < struct.calcsize(ph_format):
+        raise ElfError(f"malformed ELF headers (program header entries of {phentsize} bytes)")
     if phoff + phentsize * phnum > len(data):
         raise ElfError("truncated (program headers past the end of the file)")
     loads: list[tuple[int, int, int]] = []  # (vaddr, offset, filesz)

@@ -22,14 +22,20 @@ def ldconfig_cache(ctx: SearchContext) -> dict[str, list[str]]:
             return {}
         command += ["-C", cache]
     try:
-        out = subprocess.run(command, capture_output=True, text=True, timeout=10,
+        out = subprocess.run(command, capture_output=True, timeout=10,
                              stdin=subprocess.DEVNULL).stdout
     except (OSError, subprocess.SubprocessError):
         return {}
-    wanted = {"x86_64": "x86-64", "aarch64": "AArch64", "ppc64le": "ppc64"}.get(ctx.arch, "")
+    return parse_ldconfig_cache(os.fsdecode(out), ctx.arch)
+
+
+def parse_ldconfig_cache(out: str, arch: str) -> dict[str, list[str]]:
+    """`ldconfig -p`'s lines for ARCH as soname -> paths; OUT decoded with surrogateescape, so a folder
+    whose name is not UTF-8 keeps its bytes."""
+    wanted = {"x86_64": "x86-64", "aarch64": "AArch64", "ppc64le": "ppc64"}.get(arch, "")
     entries: dict[str, list[str]] = {}
     for line in out.splitlines():
-        match = re.match(r"\s+(\S+) \(([^)]*)\) => (\S+)", line)
+        match = re.match(r"\s+(\S+) \(([^)]*)\) => (.+)$", line)
         if match and (not wanted or wanted in match.group(2)):
             entries.setdefault(match.group(1), []).append(match.group(3))
     return entries

@@ -8,5 +8,8 @@ from typing import Any
 
 
 def write_json(data: dict[str, Any]) -> None:
-    sys.stdout.write(json.dumps(data, indent=2, sort_keys=False) + "\n")
+    from cudnn_doctor.user_files import escape_strings
+
+    # paths keep their non-UTF-8 bytes as lone surrogates in memory; JSON gets them as \xNN text
+    sys.stdout.write(json.dumps(escape_strings(data), indent=2, sort_keys=False) + "\n")
     sys.stdout.flush()

@@ -211,5 +211,9 @@ def unknown_compatibility(report: Report) -> list[Finding]:
     return findings
 
 
-RULES = (cpu_only_builds, built_for_newer_cuda_than_driver, cudnn_of_each_framework, gpu_compute_capability,
+def unreadable_config_files(report: Report) -> list[Finding]:
+    return [finding("CD440", subject=path, path=path, why=why) for path, why in report.unreadable_files]
+
+
+RULES = (unreadable_config_files, cpu_only_builds, built_for_newer_cuda_than_driver, cudnn_of_each_framework, gpu_compute_capability,
          dl4j_backends, unknown_compatibility)
