@@ -17,6 +17,7 @@ limit and the cores), so 600 copies of cuDNN never run the doctor out of file de
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import secrets
@@ -151,10 +152,12 @@ class ChildBatch:
         self.parallel = max(1, parallel or parallel_limit())
         self.token = secrets.token_hex(8)
         self._answers: list[ChildAnswer | None] = [None] * len(self.requests)
+        self._answered = threading.Condition()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         if not self.requests:
             return
+        _LIVE.add(self)
         if background:
             self._thread = threading.Thread(target=self._run, name="cudnn-doctor-children", daemon=True)
             self._thread.start()
@@ -162,6 +165,7 @@ class ChildBatch:
             self._run()
 
     def answers(self) -> list[ChildAnswer]:
+        """Every child's answer, once all have ended (and what they started is gone)."""
         if self._thread is not None:
             try:
                 self._thread.join()
@@ -169,6 +173,19 @@ class ChildBatch:
                 self._stop.set()
                 self._thread.join()
         return [a if a is not None else _answer_without_run("the doctor stopped before it ran") for a in self._answers]
+
+    def answer(self, index: int) -> ChildAnswer:
+        """Child INDEX's answer as soon as it has one; the others may still run."""
+        with self._answered:
+            while self._answers[index] is None and self._thread is not None and self._thread.is_alive():
+                self._answered.wait(0.1)
+        found = self._answers[index]
+        return found if found is not None else _answer_without_run("the doctor stopped before it ran")
+
+    def _set(self, index: int, answer: ChildAnswer) -> None:
+        with self._answered:
+            self._answers[index] = answer
+            self._answered.notify_all()
 
     # --- the loop ---------------------------------------------------------------------------
 
@@ -182,8 +199,8 @@ class ChildBatch:
                 while pending and len(running) < self.parallel and not self._stop.is_set():
                     index = pending.popleft()
                     if self.deadline is not None and now >= self.deadline:
-                        self._answers[index] = _answer_without_run(
-                            "not started: the time for all of them ran out", timed_out=True)
+                        self._set(index, _answer_without_run("not started: the time for all of them ran out",
+                                                             timed_out=True))
                         continue
                     started = self._start(index, selector)
                     if started is not None:
@@ -209,6 +226,13 @@ class ChildBatch:
                 self._finish(child, selector, timed_out=True, stopped=self._stop.is_set())
             selector.close()
             kill_strays(self.token)
+            _LIVE.discard(self)
+
+    def stop(self) -> None:
+        """Kill every child of this batch now (and what they started)."""
+        self._stop.set()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout=5)
 
     def _start(self, index: int, selector: selectors.BaseSelector) -> _Running | None:
         request = self.requests[index]
@@ -224,7 +248,7 @@ class ChildBatch:
                                        close_fds=True)
         except (OSError, ValueError) as error:
             why = getattr(error, "strerror", None) or str(error)
-            self._answers[index] = _answer_without_run(f"could not start {request.what}: {why}")
+            self._set(index, _answer_without_run(f"could not start {request.what}: {why}"))
             return None
         child = _Running(index, process, started, deadline)
         for pipe in (process.stdout, process.stderr):
@@ -270,8 +294,18 @@ class ChildBatch:
         _reap(process)
         wall_ms = round((time.monotonic() - child.started) * 1000, 1)
         request = self.requests[child.index]
-        self._answers[child.index] = _answer(request, process.returncode, bytes(child.out), bytes(child.err),
-                                             wall_ms, timed_out, stopped)
+        self._set(child.index, _answer(request, process.returncode, bytes(child.out), bytes(child.err),
+                                       wall_ms, timed_out, stopped))
+
+
+_LIVE: set[ChildBatch] = set()
+
+
+@atexit.register
+def _stop_all() -> None:
+    """The doctor is exiting (an error, Ctrl-C): no child of a batch still running may outlive it."""
+    for batch in list(_LIVE):
+        batch.stop()
 
 
 def _append(target: bytearray, chunk: bytes, limit: int, keep_tail: bool) -> None:

@@ -350,3 +350,35 @@ def test_theanorc_read_as_theano_reads_it(machine: Machine, tmp_path: Path, case
         return
     explained = machine.run("explain", "Could not load dynamic library 'libcudnn.so.8'")
     assert explained.exit_code in (0, 1) and "Traceback" not in explained.stderr, explained.stderr
+
+
+# --- helper programs ------------------------------------------------------------------------------
+
+def test_hanging_helper_programs_share_one_budget_and_do_not_outlive_check(machine: Machine, tmp_path: Path) -> None:
+    """`ldconfig` and two toolkits' `nvcc` hang (each a shell whose own child holds the output pipe):
+    they run side by side under one budget, and they and their children are gone when check returns."""
+    mark = marked(machine)
+    hanging = "#!/bin/sh\nsleep 60\necho never\n"
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "ldconfig").write_text(hanging)
+    (bin_dir / "ldconfig").chmod(0o755)
+    (machine.root / "etc" / "ld.so.cache").write_bytes(b"")
+    machine.env["PATH"] = f"{bin_dir}:{machine.env['PATH']}"
+    for name in ("cuda-a", "cuda-b"):
+        toolkit = tmp_path / name
+        (toolkit / "include").mkdir(parents=True)
+        (toolkit / "include" / "cuda_runtime.h").write_text("/* fake */\n")
+        (toolkit / "bin").mkdir()
+        (toolkit / "bin" / "nvcc").write_text(hanging)
+        (toolkit / "bin" / "nvcc").chmod(0o755)
+    machine.env["CUDA_HOME"] = str(tmp_path / "cuda-a")
+    machine.env["CUDA_PATH"] = str(tmp_path / "cuda-b")
+    machine.env["CUDNN_DOCTOR_HELPER_TIMEOUT"] = "2"
+    try:
+        report = check_quickly(machine, limit=6)  # three helpers of 2 s each, one after another: > 6 s
+        assert [t["version"] for t in report["toolkits"]] == [None, None]
+        assert survivors(mark) == []
+    finally:
+        for pid in survivors(mark):
+            os.kill(pid, 9)

@@ -5,28 +5,23 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
 
 from cudnn_doctor.probes.context import SearchContext
 
 
-def ldconfig_cache(ctx: SearchContext) -> dict[str, list[str]]:
-    """soname -> paths from the ldconfig cache (`ldconfig -p`), for this machine's architecture."""
+def ldconfig_command(ctx: SearchContext) -> list[str] | None:
+    """The `ldconfig -p` that lists the loader's cache of this system (or of the system under the
+    prefix), or None where there is no ldconfig or no cache. Run through the child runner."""
     ldconfig = shutil.which("ldconfig", path=ctx.env.get("PATH", "") + ":/sbin:/usr/sbin")
     if ldconfig is None:
-        return {}
-    command = [ldconfig, "-p"]
+        return None
+    command = [os.path.abspath(ldconfig), "-p"]
     if ctx.prefix not in ("", "/"):
         cache = ctx.system("/etc/ld.so.cache")
         if not os.path.exists(cache):
-            return {}
-        command += ["-C", cache]
-    try:
-        out = subprocess.run(command, capture_output=True, timeout=10,
-                             stdin=subprocess.DEVNULL).stdout
-    except (OSError, subprocess.SubprocessError):
-        return {}
-    return parse_ldconfig_cache(os.fsdecode(out), ctx.arch)
+            return None
+        command += ["-C", os.path.abspath(cache)]
+    return command
 
 
 def parse_ldconfig_cache(out: str, arch: str) -> dict[str, list[str]]:
@@ -34,7 +29,7 @@ def parse_ldconfig_cache(out: str, arch: str) -> dict[str, list[str]]:
     whose name is not UTF-8 keeps its bytes."""
     wanted = {"x86_64": "x86-64", "aarch64": "AArch64", "ppc64le": "ppc64"}.get(arch, "")
     entries: dict[str, list[str]] = {}
-    for line in out.splitlines():
+    for line in out.split("\n"):
         match = re.match(r"\s+(\S+) \(([^)]*)\) => (.+)$", line)
         if match and (not wanted or wanted in match.group(2)):
             entries.setdefault(match.group(1), []).append(match.group(3))

@@ -12,7 +12,6 @@ import glob
 import json
 import os
 import re
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -205,16 +204,6 @@ def _version_json(path: str) -> str | None:
         if version:
             return version
     return None
-
-
-def read_nvcc_version(nvcc: str, timeout: float = 10.0) -> str | None:
-    """`nvcc --version`'s "V12.4.131", or None."""
-    try:
-        out = subprocess.run([nvcc, "--version"], capture_output=True, timeout=timeout,
-                             stdin=subprocess.DEVNULL).stdout
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return nvcc_version_in(out.decode("utf-8", "replace"))
 
 
 def nvcc_version_in(text: str) -> str | None:
