@@ -382,3 +382,26 @@ def test_hanging_helper_programs_share_one_budget_and_do_not_outlive_check(machi
     finally:
         for pid in survivors(mark):
             os.kill(pid, 9)
+
+
+# --- rules are pure -------------------------------------------------------------------------------
+
+def test_rules_import_nothing_from_probes_and_touch_no_files() -> None:
+    """Probes record what they saw (resolved paths included); rules only read the report."""
+    import ast
+
+    io_calls = {"realpath", "exists", "isdir", "isfile", "islink", "lexists", "stat", "lstat", "listdir", "scandir",
+                "open", "read_text", "read_bytes", "glob", "access", "readlink", "run", "Popen"}
+    offences = []
+    for path in sorted((Path(__file__).resolve().parents[1] / "cudnn_doctor" / "rules").glob("*.py")):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("cudnn_doctor.probes"):
+                offences.append(f"{path.name}: imports {node.module}")
+            if isinstance(node, ast.Import) and any(a.name.startswith("cudnn_doctor.probes") for a in node.names):
+                offences.append(f"{path.name}: imports cudnn_doctor.probes")
+            if isinstance(node, ast.Call):
+                name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+                if name in io_calls:
+                    offences.append(f"{path.name}:{node.lineno}: calls {name}")
+    assert offences == []

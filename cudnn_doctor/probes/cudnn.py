@@ -215,4 +215,6 @@ def build_install(library: str, source: str, aliases: list[str], probe: LibraryP
         arch=arch,
         file_error=file_error,
         same_file_as=tuple(aliases),
+        real_library=os.path.realpath(library),
+        real_path=os.path.realpath(folder),
     )

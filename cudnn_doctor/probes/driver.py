@@ -39,8 +39,3 @@ def read_driver(nvml: LibraryProbe, libcuda: LibraryProbe | None) -> tuple[Drive
                         library=libcuda.values.get("loaded_path"), error=nvml_error)
         return driver, [], nvml_error
     return Driver(None, None, "none", error=nvml_error), [], nvml_error
-
-
-def nvml_library_missing(error: str | None) -> bool:
-    text = (error or "").lower()
-    return "library not found" in text or "libnvidia-ml" in text or "import failed" in text
