@@ -167,6 +167,7 @@ def test_fifos_among_the_users_files_do_not_block_check(machine: Machine, tmp_pa
     fake_cudnn(tmp_path / "cudnn" / "lib", version=90100)
     fifo(tmp_path / "cudnn" / "include" / "cudnn_version.h")
     fifo(machine.home / ".theanorc")
+    fifo(machine.root / "etc" / "ld.so.cache")  # ldconfig -C would wait on it
     site = python_env(machine, tmp_path)
     (site / "torch").mkdir()
     fifo(site / "torch-2.5.1.dist-info" / "METADATA")

@@ -7,6 +7,7 @@ import re
 import shutil
 
 from cudnn_doctor.probes.context import SearchContext
+from cudnn_doctor.user_files import is_regular_file
 
 
 def ldconfig_command(ctx: SearchContext) -> list[str] | None:
@@ -18,7 +19,7 @@ def ldconfig_command(ctx: SearchContext) -> list[str] | None:
     command = [os.path.abspath(ldconfig), "-p"]
     if ctx.prefix not in ("", "/"):
         cache = ctx.system("/etc/ld.so.cache")
-        if not os.path.exists(cache):
+        if not is_regular_file(cache):  # missing, or a FIFO that ldconfig would wait on
             return None
         command += ["-C", os.path.abspath(cache)]
     return command
