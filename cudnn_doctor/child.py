@@ -18,6 +18,7 @@ limit and the cores), so 600 copies of cuDNN never run the doctor out of file de
 from __future__ import annotations
 
 import atexit
+import errno
 import json
 import os
 import secrets
@@ -130,6 +131,9 @@ def run_children(requests: Sequence[ChildRequest], deadline: float | None = None
     return ChildBatch(requests, deadline=deadline, parallel=parallel, background=False).answers()
 
 
+_RETRY = object()  # _start's answer when the machine cannot start one more child now
+
+
 @dataclass
 class _Running:
     index: int
@@ -202,8 +206,12 @@ class ChildBatch:
                         self._set(index, _answer_without_run("not started: the time for all of them ran out",
                                                              timed_out=True))
                         continue
-                    started = self._start(index, selector)
-                    if started is not None:
+                    started = self._start(index, selector, retry_later=bool(running))
+                    if started is _RETRY:  # out of file descriptors or processes: wait for a running one to end
+                        pending.appendleft(index)
+                        self.parallel = max(1, len(running))
+                        break
+                    if isinstance(started, _Running):
                         running[index] = started
                 if self._stop.is_set():
                     break
@@ -237,7 +245,7 @@ class ChildBatch:
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout=5)
 
-    def _start(self, index: int, selector: selectors.BaseSelector) -> _Running | None:
+    def _start(self, index: int, selector: selectors.BaseSelector, retry_later: bool) -> _Running | object | None:
         request = self.requests[index]
         env = dict(os.environ if request.env is None else request.env)
         env[TOKEN_VARIABLE] = self.token
@@ -250,6 +258,8 @@ class ChildBatch:
                                        stderr=subprocess.PIPE, env=env, cwd=NEUTRAL_CWD, start_new_session=True,
                                        close_fds=True)
         except (OSError, ValueError) as error:
+            if retry_later and getattr(error, "errno", None) in (errno.EMFILE, errno.ENFILE, errno.EAGAIN):
+                return _RETRY
             why = getattr(error, "strerror", None) or str(error)
             self._set(index, _answer_without_run(f"could not start {request.what}: {why}"))
             return None
