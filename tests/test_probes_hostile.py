@@ -125,6 +125,27 @@ def test_deep_imports_the_installed_framework_not_a_folder_where_the_user_stands
     assert torch["details"]["deep"]["version"] == "2.5.1+cu124", torch["details"]["deep"]
 
 
+def test_a_deep_import_that_hangs_after_starting_a_daemon_is_cut_off_with_it(machine: Machine, tmp_path: Path) -> None:
+    """`--deep` imports the framework through the same runner: one deadline, and what the import started
+    (here a detached process holding stdout) is gone when check returns."""
+    mark = marked(machine)
+    site = python_env(machine, tmp_path)
+    install_torch(site)
+    (site / "torch" / "__init__.py").write_text(
+        "import os, time\nif os.fork() == 0:\n    os.setsid()\n    time.sleep(60)\n    os._exit(0)\ntime.sleep(60)\n")
+    (tmp_path / "venv" / "bin" / "python3").write_text(f"#!/bin/sh\nexec {sys.executable} \"$@\"\n")
+    (tmp_path / "venv" / "bin" / "python3").chmod(0o755)
+    machine.env["CUDNN_DOCTOR_DEEP_TIMEOUT"] = "1"
+    try:
+        report = check_quickly(machine, "--deep", limit=6)
+        [torch] = report["frameworks"]
+        assert "did not finish within 1 s" in torch["details"]["deep"]["error"]
+        assert survivors(mark) == []
+    finally:
+        for pid in survivors(mark):
+            os.kill(pid, 9)
+
+
 # --- hostile files --------------------------------------------------------------------------------
 
 def make_toolkit(root: Path, version_json: str | None = None, name: str = "cuda-12.4") -> Path:
