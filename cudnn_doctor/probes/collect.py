@@ -20,7 +20,7 @@ from cudnn_doctor.probes.child import Job, ProbeBatch, run_jobs
 from cudnn_doctor.probes.context import SearchContext
 from cudnn_doctor.probes.driver import LIBCUDA_JOB, NVML_JOB, NVML_NOT_FOUND, read_driver
 from cudnn_doctor.probes.frameworks import detect_frameworks, link_frameworks_to_installs, theano_flags
-from cudnn_doctor.probes.loader import ldconfig_command, loader_search_dirs, parse_ldconfig_cache, resolve_like_loader
+from cudnn_doctor.probes.loader import cache_from_answer, ldconfig_command, loader_search_dirs, resolve_like_loader
 from cudnn_doctor.probes.toolkit import discover_toolkits, nvcc_version_in, runtime_version
 from cudnn_doctor.user_files import is_regular_file
 
@@ -131,10 +131,7 @@ class HelperRuns:
     def ldconfig_cache(self) -> dict[str, list[str]]:
         if self._ldconfig is None:
             return {}
-        answer = self._batch.answer(self._ldconfig)
-        if answer.timed_out or answer.crashed or answer.error:
-            return {}
-        return parse_ldconfig_cache(answer.stdout, self.arch)
+        return cache_from_answer(self._batch.answer(self._ldconfig), self.arch)
 
     def nvcc_version(self, toolkit: Toolkit) -> str | None:
         index = self._nvcc.get(toolkit.path)

@@ -6,6 +6,7 @@ import os
 import re
 import shutil
 
+from cudnn_doctor.child import ChildAnswer
 from cudnn_doctor.probes.context import SearchContext
 from cudnn_doctor.user_files import is_regular_file
 
@@ -23,6 +24,26 @@ def ldconfig_command(ctx: SearchContext) -> list[str] | None:
             return None
         command += ["-C", os.path.abspath(cache)]
     return command
+
+
+def ldconfig_cache(ctx: SearchContext) -> dict[str, list[str]]:
+    """soname -> paths from the ldconfig cache, for this machine's architecture: `ldconfig -p` run on
+    its own through the child runner (check runs it beside nvcc, under one budget)."""
+    from cudnn_doctor.child import deadline_in, run_child, timeout_from_env
+
+    command = ldconfig_command(ctx)
+    if command is None:
+        return {}
+    answer = run_child(command, ctx.env, deadline_in(timeout_from_env("CUDNN_DOCTOR_HELPER_TIMEOUT", 10.0)),
+                       what="ldconfig -p")
+    return cache_from_answer(answer, ctx.arch)
+
+
+def cache_from_answer(answer: ChildAnswer, arch: str) -> dict[str, list[str]]:
+    """The cache `ldconfig -p` listed, or {} when it hung or failed (a partial listing is not trusted)."""
+    if answer.timed_out or answer.crashed or answer.error:
+        return {}
+    return parse_ldconfig_cache(answer.stdout, arch)
 
 
 def parse_ldconfig_cache(out: str, arch: str) -> dict[str, list[str]]:
