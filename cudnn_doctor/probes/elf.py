@@ -17,6 +17,8 @@ MACHINES = {3: "i386", 20: "ppc", 21: "ppc64le", 40: "arm", 62: "x86_64", 183: "
 HOST_ARCH_ALIASES = {"amd64": "x86_64", "arm64": "aarch64", "ppc64le": "ppc64le", "i686": "i386"}
 
 PT_LOAD, PT_DYNAMIC = 1, 2
+MAX_DYNAMIC_ENTRIES = 65536
+MAX_STRING = 4096  # a soname or a RUNPATH; longer is not a library the loader would use
 DT_NULL, DT_NEEDED, DT_STRTAB, DT_SONAME, DT_RPATH, DT_RUNPATH = 0, 1, 5, 14, 15, 29
 
 
@@ -107,7 +109,9 @@ def _parse(data: mmap.mmap) -> ElfInfo:
     entries: list[tuple[int, int]] = []
     entry_size = struct.calcsize(dyn_format)
     offset, size = dynamic
-    for position in range(offset, min(offset + size, len(data) - entry_size + 1), entry_size):
+    # a real dynamic section has tens of entries; a crafted one may claim the whole file
+    end = min(offset + size, len(data) - entry_size + 1, offset + MAX_DYNAMIC_ENTRIES * entry_size)
+    for position in range(offset, end, entry_size):
         tag, value = struct.unpack_from(dyn_format, data, position)
         if tag == DT_NULL:
             break
@@ -119,8 +123,9 @@ def _parse(data: mmap.mmap) -> ElfInfo:
         if strtab is None:
             return ""
         start = strtab + at
-        end = data.find(b"\0", start)
-        return bytes(data[start:end if end >= 0 else len(data)]).decode(errors="replace")
+        stop = data.find(b"\0", start, start + MAX_STRING)
+        # sonames and RUNPATH folders are bytes to the loader: keep them (surrogateescape)
+        return os.fsdecode(bytes(data[start:stop if stop >= 0 else min(len(data), start + MAX_STRING)]))
 
     def strings(wanted: int) -> list[str]:
         return [string(value) for tag, value in entries if tag == wanted]
