@@ -29,7 +29,7 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -65,6 +65,8 @@ class ChildRequest:
     env: Mapping[str, str] | None = None  # None: the doctor's own environment
     timeout: float = 20.0  # seconds from its own start; a batch's deadline may cut it shorter
     what: str = "it"  # how the error line names the child: "the probe", "nvcc --version"
+    # called (in the batch's thread) with each whole line of stderr as it comes: a child's progress
+    on_stderr_line: Callable[[bytes], None] | None = None
 
 
 def timeout_from_env(variable: str, default: float) -> float:
@@ -119,9 +121,10 @@ def python_module_argv(module: str, *args: str, paths: Sequence[str] = ()) -> tu
     return (sys.executable, "-I", "-c", _MODULE_BOOTSTRAP, json.dumps(list(paths)), module, *args)
 
 
-def run_child(argv: Sequence[str], env: Mapping[str, str] | None, deadline: float, what: str = "it") -> ChildAnswer:
+def run_child(argv: Sequence[str], env: Mapping[str, str] | None, deadline: float, what: str = "it",
+              on_stderr_line: Callable[[bytes], None] | None = None) -> ChildAnswer:
     """Run one child until it ends or DEADLINE (a time.monotonic() value); always an answer."""
-    request = ChildRequest(tuple(argv), env, max(0.0, deadline - time.monotonic()), what)
+    request = ChildRequest(tuple(argv), env, max(0.0, deadline - time.monotonic()), what, on_stderr_line)
     return ChildBatch([request], deadline=deadline, background=False).answers()[0]
 
 
@@ -143,6 +146,24 @@ class _Running:
     out: bytearray = field(default_factory=bytearray)
     err: bytearray = field(default_factory=bytearray)
     open_pipes: int = 2
+    on_stderr_line: Callable[[bytes], None] | None = None
+    partial_line: bytearray = field(default_factory=bytearray)
+
+    def took_stderr(self, chunk: bytes, final: bool = False) -> None:
+        """Hand each whole line of stderr to the request's callback (the last part too when FINAL)."""
+        if self.on_stderr_line is None:
+            return
+        self.partial_line += chunk
+        *lines, rest = bytes(self.partial_line).split(b"\n")
+        self.partial_line = bytearray(rest)
+        if final and rest:
+            lines.append(rest)
+            self.partial_line = bytearray()
+        for line in lines:
+            try:
+                self.on_stderr_line(line)
+            except Exception:  # noqa: BLE001 - a callback's failure must not stop the reading
+                pass
 
 
 class ChildBatch:
@@ -263,7 +284,7 @@ class ChildBatch:
             why = getattr(error, "strerror", None) or str(error)
             self._set(index, _answer_without_run(f"could not start {request.what}: {why}"))
             return None
-        child = _Running(index, process, started, deadline)
+        child = _Running(index, process, started, deadline, on_stderr_line=request.on_stderr_line)
         for pipe in (process.stdout, process.stderr):
             assert pipe is not None
             os.set_blocking(pipe.fileno(), False)
@@ -287,6 +308,8 @@ class ChildBatch:
                 pipe.close()  # type: ignore[union-attr]
                 child.open_pipes -= 1
                 return
+            if target is child.err:
+                child.took_stderr(chunk)
             _append(target, chunk, STDOUT_LIMIT if target is child.out else STDERR_LIMIT, keep_tail=target is child.err)
 
     def _finish(self, child: _Running, selector: selectors.BaseSelector, timed_out: bool,
@@ -297,12 +320,16 @@ class ChildBatch:
         for pipe, target in ((process.stdout, child.out), (process.stderr, child.err)):
             if pipe is None or pipe.closed:
                 continue
-            _drain(pipe.fileno(), target, STDOUT_LIMIT if target is child.out else STDERR_LIMIT, target is child.err)
+            rest = _drain(pipe.fileno())
+            if target is child.err:
+                child.took_stderr(rest)
+            _append(target, rest, STDOUT_LIMIT if target is child.out else STDERR_LIMIT, target is child.err)
             try:
                 selector.unregister(pipe)
             except (KeyError, ValueError):
                 pass
             pipe.close()
+        child.took_stderr(b"", final=True)
         _kill_group(process.pid)  # before reaping: the group's id cannot have been reused yet
         _reap(process)
         wall_ms = round((time.monotonic() - child.started) * 1000, 1)
@@ -330,15 +357,20 @@ def _append(target: bytearray, chunk: bytes, limit: int, keep_tail: bool) -> Non
             del target[limit:]
 
 
-def _drain(fd: int, target: bytearray, limit: int, keep_tail: bool) -> None:
-    while True:
+def _drain(fd: int) -> bytes:
+    """What can be read from FD now, without waiting (up to STDOUT_LIMIT)."""
+    chunks = []
+    size = 0
+    while size <= STDOUT_LIMIT:
         try:
             chunk = os.read(fd, 65536)
         except OSError:  # BlockingIOError: nothing more now
-            return
+            break
         if not chunk:
-            return
-        _append(target, chunk, limit, keep_tail)
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
 
 
 def _has_exited(process: subprocess.Popen[bytes]) -> bool:
