@@ -278,10 +278,15 @@ def test_malformed_version_json_is_passed_over(machine: Machine) -> None:
     for index, (kind, content) in enumerate(BAD_VERSION_JSON.items()):
         toolkits[kind] = make_toolkit(machine.root, content, name=f"cuda-12.{index}")
         (toolkits[kind] / "version.txt").write_text(f"CUDA Version 12.{index}.1\n")
+    huge = make_toolkit(machine.root, None, name="cuda-13.0")
+    with open(huge / "version.json", "wb") as handle:  # 2 GB, sparse: read, it would take the memory
+        handle.truncate(2 << 30)
+    (huge / "version.txt").write_text("CUDA Version 13.0.1\n")
+    toolkits["huge"] = huge
     report = check_quickly(machine)
     found = {t["path"]: (t["version"], t["version_from"]) for t in report["toolkits"]}
-    for index, (kind, toolkit) in enumerate(toolkits.items()):
-        assert found[str(toolkit)] == (f"12.{index}.1", "version.txt"), kind
+    for kind, toolkit in toolkits.items():
+        assert found[str(toolkit)] == (toolkit.name.split("-")[1] + ".1", "version.txt"), kind
 
 
 BAD_BUILD_INFO = {
@@ -345,6 +350,7 @@ THEANORC = {
     "an unknown %(NAME)s, taken raw as Theano does": ("[global]\nbase_compiledir = /tmp/%(NOPE)s\n", None),
     "a lone %": ("[global]\ncompiledir_format = 100%\n", None),
     "binary": (None, "not a text file"),
+    "huge (sparse, 2 GB)": ("", "larger than"),
     "no section header": ("device = cuda\n", "no section headers"),
     "a duplicate section": ("[global]\ndevice = cuda\n[global]\ndevice = cpu\n", "already exists"),
 }
@@ -358,6 +364,9 @@ def test_theanorc_read_as_theano_reads_it(machine: Machine, tmp_path: Path, case
     rc = machine.home / ".theanorc"
     if text is None:
         rc.write_bytes(bytes(range(256)) * 4)
+    elif not text:
+        with open(rc, "wb") as handle:
+            handle.truncate(2 << 30)
     else:
         rc.write_text(text.format(cudnn=tmp_path / "cudnn"))
     report = check_quickly(machine)
