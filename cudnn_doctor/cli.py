@@ -471,6 +471,9 @@ def _usage_error(error: Exception) -> NoReturn:
 
 
 def main() -> None:
+    from cudnn_doctor.user_files import escape_output
+
+    escape_output()  # a path's bytes that are not UTF-8 print as \xNN, never a UnicodeEncodeError
     # click's ClickException (click itself, or the copy newer typers carry), found through what typer exports
     usage_errors: tuple[type[Exception], ...] = tuple(
         c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")

@@ -179,14 +179,14 @@ def _absorb(collected: _Collected, answer: dict[str, Any], device: int, options:
 
 def _with_versions(libraries: BenchLibraries, versions: dict[str, Any]) -> BenchLibraries:
     """LIBRARIES with the versions a child read off the loaded libraries (NVIDIA's integer encodings)."""
-    from cudnn_doctor.bench.run import _decode_cuda, _decode_cudnn
+    from cudnn_doctor.versions import decode_cuda, decode_cudnn
 
     if versions.get("cudnn"):
-        libraries = replace(libraries, cudnn_version=_decode_cudnn(int(versions["cudnn"])))
+        libraries = replace(libraries, cudnn_version=decode_cudnn(versions["cudnn"]))
     if versions.get("cudart"):
-        libraries = replace(libraries, cudart_version=_decode_cuda(int(versions["cudart"])))
+        libraries = replace(libraries, cudart_version=decode_cuda(versions["cudart"]))
     if versions.get("driver_cuda"):
-        libraries = replace(libraries, driver_cuda_version=_decode_cuda(int(versions["driver_cuda"])))
+        libraries = replace(libraries, driver_cuda_version=decode_cuda(versions["driver_cuda"]))
     return libraries
 
 

@@ -14,13 +14,14 @@ import glob
 import os
 import re
 from dataclasses import replace
-from pathlib import Path
 
 from cudnn_doctor.model import CudnnInstall, Framework
 from cudnn_doctor.probes.context import SearchContext
 from cudnn_doctor.probes.dl4j import detect_dl4j
 from cudnn_doctor.probes.elf import ElfError, read_elf
 from cudnn_doctor.probes.loader import resolve_like_loader
+from cudnn_doctor.user_files import SOURCE_LIMIT, UnreadableFile, read_text_or_empty, read_user_file
+from cudnn_doctor.versions import clean_version
 
 # (distribution name prefix, framework name, the library that links cuDNN, relative to site-packages)
 PYTHON_FRAMEWORKS = (
@@ -97,37 +98,94 @@ def _python_framework(name: str, version: str, site: str, info: str, libraries: 
 
 
 def _read(path: str) -> str:
-    try:
-        return Path(path).read_text(errors="replace")
-    except OSError:
-        return ""
+    """A user's text file (METADATA, version.py, build_info.py), or "" when missing or unreadable:
+    a FIFO, a huge file, bytes that are not UTF-8 never stop the doctor."""
+    return read_text_or_empty(path, SOURCE_LIMIT)
+
+
+BUILD_INFO_TEXT_KEYS = ("cuda_version", "cudnn_version", "cuda_compute_capabilities")
 
 
 def _tensorflow_build_info(site: str) -> dict[str, object]:
+    """TensorFlow's build_info.py read as a file: its `build_info = {...}` literal, only the values
+    whose type is right (versions as plausible strings, flags as booleans)."""
     text = _read(os.path.join(site, "tensorflow", "python", "platform", "build_info.py"))
     match = re.search(r"build_info\s*=\s*(\{.*?\})", text, re.DOTALL)
-    if not match:
+    if not match or len(match.group(1)) > 64 * 1024:
         return {}
     try:
         value = ast.literal_eval(match.group(1))
-    except (ValueError, SyntaxError):
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):  # a deep expression: no
         return {}
-    return {str(k): v for k, v in value.items()} if isinstance(value, dict) else {}
-
-
-def theano_flags(ctx: SearchContext) -> dict[str, str]:
-    """Theano's configuration: ~/.theanorc, overridden by THEANO_FLAGS."""
-    flags: dict[str, str] = {}
-    for path in (os.path.join(ctx.env.get("HOME", ""), ".theanorc"), os.path.join(ctx.env.get("HOME", ""), ".theanorc.txt")):
-        parser = configparser.ConfigParser()
-        try:
-            parser.read(path)
-        except configparser.Error:
+    if not isinstance(value, dict):
+        return {}
+    build: dict[str, object] = {}
+    for key, item in value.items():
+        if not isinstance(key, str):
             continue
-        for section in parser.sections():
-            for key, value in parser.items(section):
-                flags[key if section == "global" else f"{section}.{key}"] = value
-    for item in ctx.env.get("THEANO_FLAGS", "").split(","):
+        if key in ("cuda_version", "cudnn_version"):
+            if isinstance(item, str) and (clean_version(item) or item == ""):
+                build[key] = item
+        elif isinstance(item, bool) or (isinstance(item, str) and len(item) < 4096):
+            build[key] = item
+        elif isinstance(item, (list, tuple)) and all(isinstance(x, str) and len(x) < 64 for x in item[:256]):
+            build[key] = list(item[:256])
+    return build
+
+
+def theano_config_files(env: dict[str, str]) -> list[str]:
+    """The files Theano reads, as theano/configparser.py's config_files_from_theanorc() lists them:
+    THEANORC (colon-separated, the later file wins) or ~/.theanorc (and ~/.theanorc.txt, which Theano
+    reads on Windows only; listed here too, as this doctor always has)."""
+    home = env.get("HOME", "")
+
+    def expand(path: str) -> str:
+        return home + path[1:] if home and (path == "~" or path.startswith("~/")) else path
+
+    if env.get("THEANORC") is not None:
+        return [expand(part) for part in env["THEANORC"].split(os.pathsep) if part]
+    return [os.path.join(home, ".theanorc"), os.path.join(home, ".theanorc.txt")]
+
+
+def theano_flags(ctx: SearchContext, unreadable: list[tuple[str, str]] | None = None) -> dict[str, str]:
+    """Theano's configuration: its config files, overridden by THEANO_FLAGS. The files are read as
+    Theano itself reads them (Theano/Theano@d6903d009a85 theano/configparser.py): a ConfigParser whose
+    defaults USER, LSCRATCH, TMPDIR, TEMP, TMP and PID serve `%(USER)s` interpolation, and a value
+    whose interpolation fails taken raw. A file that cannot be read or parsed adds (path, why) to
+    UNREADABLE and is passed over, as Theano would fail on it."""
+    env = ctx.env
+    defaults = {
+        "USER": env.get("USER", os.path.basename(env.get("HOME", "").rstrip("/"))),
+        "LSCRATCH": env.get("LSCRATCH", ""), "TMPDIR": env.get("TMPDIR", ""), "TEMP": env.get("TEMP", ""),
+        "TMP": env.get("TMP", ""), "PID": str(os.getpid()),
+    }
+    flags: dict[str, str] = {}
+    for path in theano_config_files(env):
+        try:
+            text = read_user_file(path)
+        except UnreadableFile as error:
+            if os.path.lexists(path) and unreadable is not None:
+                unreadable.append((path, str(error)))
+            continue
+        try:
+            parser = configparser.ConfigParser(defaults)
+            parser.read_string(text.decode("utf-8"), source=path)
+            raw = configparser.RawConfigParser()
+            raw.read_string(text.decode("utf-8"), source=path)
+            for section in raw.sections():
+                for key in raw.options(section):  # the user's settings, not Theano's defaults
+                    try:
+                        value = parser.get(section, key)
+                    except configparser.InterpolationError:
+                        value = raw.get(section, key)
+                    flags[key if section == "global" else f"{section}.{key}"] = value
+        except UnicodeDecodeError:
+            if unreadable is not None:
+                unreadable.append((path, "not a text file (its bytes are not UTF-8)"))
+        except (configparser.Error, ValueError, RecursionError) as error:
+            if unreadable is not None:
+                unreadable.append((path, " ".join(str(error).split())[:200]))
+    for item in env.get("THEANO_FLAGS", "").split(","):
         if "=" in item:
             key, value = item.split("=", 1)
             flags[key.strip()] = value.strip()

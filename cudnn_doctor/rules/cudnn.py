@@ -17,8 +17,7 @@ def _prefix_of(install: CudnnInstall) -> str:
 
 
 def _visible_to_loader(report: Report, install: CudnnInstall) -> bool:
-    folders = {os.path.realpath(f) for f in report.loader_path}
-    return os.path.realpath(install.path) in folders or "ld.so" in install.loaded_by
+    return install.real_path in report.loader_path_real or "ld.so" in install.loaded_by
 
 
 def _primary_cuda_major(report: Report) -> int | None:
@@ -73,13 +72,13 @@ def sublibraries(report: Report) -> list[Finding]:
 
 
 def _toolkit_for(report: Report, install: CudnnInstall) -> Toolkit | None:
-    real = os.path.realpath(install.path)
-    for toolkit in report.toolkits:
-        if real.startswith(os.path.realpath(toolkit.path) + os.sep):
+    real = install.real_path or install.path
+    for toolkit in report.toolkits:  # a toolkit's path is recorded resolved
+        if real.startswith(toolkit.path + os.sep):
             return toolkit
     if install.source.startswith("pip:"):
         site = real.split(os.sep + "nvidia" + os.sep)[0]
-        return next((t for t in report.toolkits if t.source == "pip" and os.path.realpath(t.path).startswith(site)), None)
+        return next((t for t in report.toolkits if t.source == "pip" and t.path.startswith(site)), None)
     if _visible_to_loader(report, install) and report.toolkits:
         return report.toolkits[0]
     return None

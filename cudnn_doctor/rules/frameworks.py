@@ -6,8 +6,6 @@ every finding names the data row that decided it.
 
 from __future__ import annotations
 
-import os
-
 from cudnn_doctor.compat import frameworks as compat
 from cudnn_doctor.model import CudnnInstall, Finding, Framework, Report
 from cudnn_doctor.rules import finding
@@ -19,8 +17,8 @@ DISPLAY = {"torch": "PyTorch", "tensorflow": "TensorFlow", "jax": "JAX", "theano
 def _install_used(report: Report, framework: Framework) -> CudnnInstall | None:
     if framework.cudnn_used is None:
         return None
-    real = os.path.realpath(framework.cudnn_used)
-    return next((i for i in report.cudnn if os.path.realpath(i.library) == real), None)
+    # the probes record the install's own path when the framework's copy is one of them
+    return next((i for i in report.cudnn if framework.cudnn_used in (i.library, i.real_library)), None)
 
 
 def _name(framework: Framework) -> str:
@@ -83,7 +81,7 @@ def cudnn_of_each_framework(report: Report) -> list[Finding]:
                 found=f"{used.version} at {used.library}: {verdict.why}",
                 fix=_fix_for_wrong_cudnn(framework, used)))
         system = next((i for i in report.cudnn if "ld.so" in i.loaded_by and i.major == used.major), None)
-        if system is not None and os.path.realpath(system.library) != os.path.realpath(used.library):
+        if system is not None and system.library != used.library:
             findings.append(finding("CD402", subject=used.library, framework=_name(framework),
                                     framework_version=framework.version, used_version=used.version,
                                     used_path=used.path, system_version=system.version, system_path=system.path))
@@ -181,5 +179,9 @@ def unknown_compatibility(report: Report) -> list[Finding]:
     return findings
 
 
-RULES = (cpu_only_builds, built_for_newer_cuda_than_driver, cudnn_of_each_framework, gpu_compute_capability,
-         unknown_compatibility)
+def unreadable_config_files(report: Report) -> list[Finding]:
+    return [finding("CD440", subject=path, path=path, why=why) for path, why in report.unreadable_files]
+
+
+RULES = (unreadable_config_files, cpu_only_builds, built_for_newer_cuda_than_driver, cudnn_of_each_framework,
+         gpu_compute_capability, unknown_compatibility)
