@@ -15,11 +15,12 @@ def render_answer(data: dict[str, Any], console: Console, verbose: bool = False)
     p = console.print
     build = f" ({data['build']})" if data.get("build") else ""
     p(f"[bold]{escape(data['framework'])} {escape(data['version'])}[/]{escape(build)}")
-    if not data["requires"]:
+    if not data["requires"] and not data.get("reasons"):
         p("    no rows for this release in compat/")
     for row in data["requires"]:
         parts = [f"{key} {_text(row[key])}" for key in ("os", "artifact", "cuda", "cudnn", "driver", "python",
-                                                          "cudnn_package") if key in row and row[key] not in (None, "")]
+                                                          "cudnn_package", "cudnn_requirement", "compute_capability")
+                 if key in row and row[key] not in (None, "")]
         p("    • " + escape(", ".join(parts)))
         if verbose:
             p(f"      [dim]source: {escape(str(row.get('source')))}[/]")

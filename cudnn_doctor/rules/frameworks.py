@@ -13,8 +13,6 @@ from cudnn_doctor.model import CudnnInstall, Finding, Framework, Report
 from cudnn_doctor.rules import finding
 from cudnn_doctor.versions import major, major_minor, matches_prefix
 
-DISPLAY = {"torch": "PyTorch", "tensorflow": "TensorFlow", "jax": "JAX", "theano": "Theano", "dl4j": "Deeplearning4j"}
-
 
 def _install_used(report: Report, framework: Framework) -> CudnnInstall | None:
     if framework.cudnn_used is None:
@@ -24,7 +22,7 @@ def _install_used(report: Report, framework: Framework) -> CudnnInstall | None:
 
 
 def _name(framework: Framework) -> str:
-    return DISPLAY.get(framework.name, framework.name)
+    return compat.display(compat.canonical_name(framework.name) or framework.name)
 
 
 def cpu_only_builds(report: Report) -> list[Finding]:
