@@ -386,6 +386,7 @@ def judge_cudnn(need: Needs, rows: list[dict[str, Any]], cudnn: str) -> Reason:
 def _judge_requirement(name: str, rows: list[dict[str, Any]], cudnn: str) -> Reason:
     from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
+    refused: list[tuple[str, dict[str, Any]]] = []
     for row in rows:
         try:
             spec = SpecifierSet(str(row["cudnn_requirement"]))
@@ -393,8 +394,12 @@ def _judge_requirement(name: str, rows: list[dict[str, Any]], cudnn: str) -> Rea
             continue
         package = row.get("cudnn_package", "nvidia-cudnn")
         if spec.contains(cudnn, prereleases=True) or _contains_series(spec, cudnn):
-            return Reason("cudnn", COMPATIBLE, f"{name} requires {package}{spec}; {cudnn} is in it", row["source"])
-        return Reason("cudnn", INCOMPATIBLE, f"{name} requires {package}{spec}; {cudnn} is outside it", row["source"])
+            return Reason("cudnn", COMPATIBLE, f"{name} (CUDA {row.get('cuda')}) requires {package}{spec}; {cudnn} is "
+                                               "in it", row["source"])
+        refused.append((f"{package}{spec}", row))
+    if refused:
+        pins = " or ".join(sorted({pin for pin, _ in refused}))
+        return Reason("cudnn", INCOMPATIBLE, f"{name} requires {pins}; {cudnn} is outside it", refused[0][1]["source"])
     return Reason("cudnn", UNKNOWN, f"{name}: its cuDNN requirement could not be read", rows[0]["source"])
 
 
@@ -460,9 +465,12 @@ def judge_driver_for_cuda(cuda: str, driver: str, os_name: str) -> Reason:
         return Reason("driver", COMPATIBLE, f"CUDA {cuda} needs driver >= {full.version}; {driver} is that or newer",
                       full.source)
     if minor and _at_least(driver, minor.version) is True:
-        why = (f"CUDA {cuda} wants driver >= {full.version if full else 'its GA driver'}, but {driver} runs it "
-               f"through CUDA {major(cuda)}.x minor-version compatibility (>= {minor.version}); PTX JIT of newer "
-               "code may fail")
+        if full is None:
+            why = (f"CUDA {major(cuda)}.x builds run on driver >= {minor.version} (minor-version compatibility); "
+                   f"{driver} is that or newer")
+        else:
+            why = (f"CUDA {cuda} wants driver >= {full.version}, but {driver} runs it through CUDA {major(cuda)}.x "
+                   f"minor-version compatibility (>= {minor.version}); PTX JIT of newer code may fail")
         return Reason("driver", COMPATIBLE, why, minor.source, warning=full is not None)
     if full is None and minor is None:
         return Reason("driver", UNKNOWN, f"no minimum driver known for CUDA {cuda}", "compat/cuda.toml")
