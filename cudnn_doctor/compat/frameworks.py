@@ -364,7 +364,7 @@ def judge_cudnn(need: Needs, rows: list[dict[str, Any]], cudnn: str) -> Reason:
     newer = newer_than_data("cudnn", cudnn)
     if newer is not None:
         return newer
-    pinned = [row for row in rows if row.get("cudnn_requirement")]
+    pinned = [row for row in rows if row.get("cudnn_requirement") and not _accepted_cudnn(row)]
     if pinned:
         return _judge_requirement(name, pinned, cudnn)
     known = [row for row in rows if _accepted_cudnn(row)]
