@@ -136,9 +136,13 @@ def needs(framework: str, version: str, os_name: str = "linux", artifact: str | 
         if not exact:
             builds = ", ".join(sorted({f"cu{str(r.get('cuda')).replace('.', '')}" for r in need.rows
                                        if r.get("cuda") not in (None, "unknown")}))
-            need.missing = Reason("build", INCOMPATIBLE,
-                                  f"{display(framework)} {base}+{local} was never published: the builds of {base} are "
-                                  f"{builds or 'not known'}", need.rows[0]["source"])
+            if any(row.get("builds_complete") is False for row in need.rows):
+                need.missing = Reason("build", UNKNOWN, f"{display(framework)} {base}+{local} is not in the data (it "
+                                                        f"holds only {builds} of {base})", need.rows[0]["source"])
+            else:
+                need.missing = Reason("build", INCOMPATIBLE,
+                                      f"{display(framework)} {base}+{local} was never published: the builds of {base} "
+                                      f"are {builds or 'not known'}", need.rows[0]["source"])
         need.rows = exact or need.rows
     return need
 
