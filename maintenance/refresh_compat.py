@@ -216,17 +216,17 @@ def compare(package: Package, emit_toml: bool) -> Iterator[str]:
         if pin is None:
             continue
         recorded = {str(r.get("cudnn_requirement") or r.get("cudnn") or "") for r in have}
-        wanted = pin[1].lstrip("=") if pin[1].startswith("==") else pin[1]
-        if not any(_same_pin(wanted, value) for value in recorded):
+        if not any(_same_pin(pin[1], value) for value in recorded):
             yield (f"changed pin: {where} requires {pin[0]}{pin[1]}; compat/{package.table}.toml has "
                    f"{', '.join(sorted(recorded)) or 'nothing'}")
 
 
 def _same_pin(wheel: str, recorded: str) -> bool:
-    if wheel == recorded:
-        return True
-    normal = ",".join(sorted(wheel.split(",")))
-    return normal == ",".join(sorted(recorded.replace(" ", "").split(",")))
+    """"==9.19.0.56" and "9.19.0.56" are the same pin; a recorded "8.9.4" is the series of "8.9.4.25"."""
+    def normal(text: str) -> str:
+        return ",".join(sorted(part.strip().removeprefix("==") for part in text.replace(" ", "").split(",")))
+    have, want = normal(wheel), normal(recorded)
+    return have == want or ("," not in have and have.startswith(want + "."))
 
 
 def draft_row(package: Package, version: str, pin: tuple[str, str] | None, cuda: str | None,
