@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
-import sys
-import tomllib
 import struct
+import sys
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -31,9 +31,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib  # type: ignore[no-redef]
+
 COMPAT = Path(__file__).resolve().parents[1] / "compat"
-PYPI = "https://pypi.org/pypi"
-NVIDIA_REDIST = "https://developer.download.nvidia.com/compute/cudnn/redist/"
+PYPI = os.environ.get("CUDNN_DOCTOR_PYPI", "https://pypi.org/pypi")  # a mirror's JSON API
+NVIDIA_REDIST = os.environ.get("CUDNN_DOCTOR_NVIDIA_REDIST", "https://developer.download.nvidia.com/compute/cudnn/redist/")
 TIMEOUT = 20
 CUDNN_PIN = re.compile(r"^(nvidia-cudnn-cu\d+)\s*\(?([^;)]*)\)?\s*(?:;\s*(.*))?$", re.IGNORECASE)
 CUDA_PIN = re.compile(r"^(?:cuda-toolkit(?:\[[^]]*\])?|nvidia-cuda-runtime(?:-cu\d+)?)\s*\(?([^;)]*)\)?", re.IGNORECASE)
@@ -275,16 +280,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--toml", action="store_true", help="print a draft [[build]] row for each new release")
     args = parser.parse_args(argv)
     wanted = set(args.only.split(",")) if args.only else None
-    differences = failures = 0
+    differences = failures = attempts = 0
     for package in PACKAGES:
         if wanted and package.name not in wanted:
             continue
+        attempts += 1
         try:
             for line in compare(package, args.toml):
                 differences += 1
                 print(line)
         except Unreachable as error:
             failures += 1
+            if failures == attempts == 1 and any(word in str(error).lower() for word in ("refused", "name or service")):
+                print(f"PyPI could not be reached ({error}); no package compared", file=sys.stderr)
+                break
             print(f"could not read PyPI for {package.name}: {error}", file=sys.stderr)
     if not wanted or "nvidia" in wanted:
         try:

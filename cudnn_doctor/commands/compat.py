@@ -44,7 +44,7 @@ def list_rows(subject: str) -> dict[str, Any]:
     rows.sort(key=lambda row: version_tuple(str(row.get("version"))) or (), reverse=True)
     columns = LIST_COLUMNS[name]
     return {"schema": SCHEMA, "table": name, "columns": [*columns, "source"],
-            "rows": [{column: row.get(column) for column in (*columns, "source")} for row in rows]}
+            "rows": [{column: row.get(column) for column in (*columns, "source")} for row in rows], "exit_code": 0}
 
 
 def combination(cuda: str | None, cudnn: str | None, driver: str | None, compute_capability: str | None,
