@@ -199,6 +199,16 @@ def test_default_cuda_major_when_nothing_says(machine: Machine) -> None:
 
 # --- GPUs ------------------------------------------------------------------------------------------
 
+def test_theano_wants_cudnn_7_0_2_on_volta(machine: Machine) -> None:
+    """Theano/Theano theano/gpuarray/dnn.py at rel-1.0.0..rel-1.0.5: 'Use cuDNN 7.0.2 or higher for Volta.'
+    (cuDNN < 7002 on SM >= 7.0 disables cuDNN). 7.0.1 is in Theano 1.0.4's accepted 7.0 series, yet not on a V100."""
+    code, data = compat(machine, "theano==1.0.4", "--cudnn", "7.0.1", "--compute-capability", "7.0")
+    assert reason(data, "cudnn")["verdict"] == "compatible"
+    assert data["verdict"] == "incompatible" and code == 1 and "7.0.2" in reason(data, "compute_capability")["why"]
+    _, data = compat(machine, "theano==1.0.4", "--cudnn", "7.0.5", "--compute-capability", "7.0")
+    assert reason(data, "compute_capability")["verdict"] != "incompatible"
+
+
 def test_gpu_below_the_oldest_architecture_of_a_build(machine: Machine) -> None:
     """moi90/pytorch_compute_capabilities table.md @ cc0445136a6e: torch 2.5.1 CUDA 12.4 ships sm_50..sm_90,
     CUDA 11.8 also sm_37. A Kepler K80 (3.7) is incompatible with cu124, compatible with cu118."""

@@ -377,13 +377,16 @@ def judge_cudnn(need: Needs, rows: list[dict[str, Any]], cudnn: str) -> Reason:
                       rows[0]["source"] if rows else "compat/")
     rule = profile(need.framework)
     extra = f"; {rule['source']}" if rule.get("source") else ""
+    series = rule.get("cudnn_rule") == "series"
     for row in known:
         for built in _accepted_cudnn(row):
             if cudnn_accepts(need.framework, built, cudnn):
-                return Reason("cudnn", COMPATIBLE, f"built with cuDNN {built}; {cudnn} is accepted "
-                                                   f"({_rule_text(need.framework, built)})", row["source"] + extra)
+                why = (f"accepts the cuDNN {built} series; {cudnn} is in it" if series else
+                       f"built with cuDNN {built}; {cudnn} is accepted ({_rule_text(need.framework, built)})")
+                return Reason("cudnn", COMPATIBLE, why, row["source"] + extra)
     accepted = ", ".join(sorted({b for r in known for b in _accepted_cudnn(r)}))
-    why = f"built with cuDNN {accepted}; {cudnn} is refused ({_rule_text(need.framework, accepted)})"
+    why = (f"accepts cuDNN {accepted}; {cudnn} is not among them" if series else
+           f"built with cuDNN {accepted}; {cudnn} is refused ({_rule_text(need.framework, accepted)})")
     return Reason("cudnn", INCOMPATIBLE, why, known[0]["source"] + extra)
 
 
@@ -514,6 +517,15 @@ def judge_compute_capability(need: Needs, rows: list[dict[str, Any]], cc: str, c
             return Reason("compute_capability", INCOMPATIBLE,
                           f"{display(need.framework)} refuses cuDNN {cudnn_version} (>= {rule['cudnn_from']}) on GPUs of "
                           f"compute capability below {rule['min_compute_capability']}; this GPU is {cc}", rule["source"])
+    for rule in load("rules").get("gpu_cudnn_floor", []):
+        if rule.get("framework") == need.framework and cudnn_version and have and \
+                (version_tuple(need.version) or ()) >= (version_tuple(rule["from_version"]) or ()) and \
+                have >= (_cc(rule["from_compute_capability"]) or ()) and \
+                (version_tuple(cudnn_version) or ()) < (version_tuple(rule["min_cudnn"]) or ()):
+            return Reason("compute_capability", INCOMPATIBLE,
+                          f"{display(need.framework)} {need.version} disables cuDNN below {rule['min_cudnn']} on GPUs of "
+                          f"compute capability {rule['from_compute_capability']} and newer; this GPU is {cc} and the "
+                          f"cuDNN is {cudnn_version}", rule["source"])
     build = build_architectures(need, rows, cc)
     cuda = next((str(row["cuda"]) for row in _known_cuda(rows)), None)
     library = cudnn_support(cudnn_version, cuda, cc) if cudnn_version and cuda else None
