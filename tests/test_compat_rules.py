@@ -227,6 +227,17 @@ def test_gpu_above_the_newest_architecture(machine: Machine) -> None:
     assert data["verdict"] == "compatible" and "sm_60" in reason(data, "compute_capability")["why"]
 
 
+def test_tensorflow_pip_floor_and_ptx_for_newer_gpus(machine: Machine) -> None:
+    """tensorflow/docs site/en/install/pip.md @ 06798ba3: pip packages support CUDA architectures 3.5, 5.0, 6.0, 7.0,
+    7.5, 8.0 and ship PTX only for the latest: a 3.0 GPU is incompatible, a 9.0 GPU runs through PTX JIT (compatible,
+    with a warning)."""
+    code, data = compat(machine, "tensorflow==2.13.0", "--compute-capability", "3.0")
+    assert data["verdict"] == "incompatible" and code == 1
+    _, data = compat(machine, "tensorflow==2.13.0", "--compute-capability", "9.0")
+    part = reason(data, "compute_capability")
+    assert part["verdict"] == "compatible" and part["warning"] is True and "JIT" in part["why"]
+
+
 def test_check_flags_a_gpu_the_build_has_no_kernels_for(machine: Machine, tmp_path: Path) -> None:
     """The same architecture list read by `check`: torch 2.5.1+cu124 on a 3.7 GPU (fake NVML) is CD404."""
     site = python_env(machine, tmp_path)
