@@ -209,6 +209,8 @@ def compare(package: Package, emit_toml: bool) -> Iterator[str]:
         if package.table == "pytorch":
             have = [r for r in have if r.get("pypi_default") is True] or have
         requires, wheel = release_requires(project, package.name, version)
+        if not wheel:
+            continue  # a metapackage release (sdist only): its tensorrt-cuXX wheels carry the data
         pin = cudnn_pin(requires)
         cuda = cuda_pin(requires)
         where = f"{package.name}=={version} ({wheel or 'no Linux x86_64 wheel'})"
@@ -218,8 +220,8 @@ def compare(package: Package, emit_toml: bool) -> Iterator[str]:
             if emit_toml:
                 yield draft_row(package, version, pin, cuda, requires, wheel)
             continue
-        if pin is None:
-            continue
+        if pin is None or not pin[1]:
+            continue  # no requirement, or one without a version (tensorrt 8.5: nvidia-cudnn-cu11)
         recorded = {str(r.get("cudnn_requirement") or r.get("cudnn") or "") for r in have}
         if not any(_same_pin(pin[1], value) for value in recorded):
             yield (f"changed pin: {where} requires {pin[0]}{pin[1]}; compat/{package.table}.toml has "
