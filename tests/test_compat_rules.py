@@ -382,3 +382,13 @@ def test_refresh_says_in_one_line_when_a_source_cannot_be_reached(tmp_path: Path
     assert result.returncode == 2 and "Traceback" not in result.stderr
     lines = result.stderr.strip().splitlines()
     assert lines[0].startswith("PyPI could not be reached") and lines[1].startswith("NVIDIA's cuDNN redistrib index")
+
+
+def test_check_framework_option_for_the_new_tables(machine: Machine) -> None:
+    """`check --framework NAME==VERSION` as if installed: jax-cuda12-plugin==0.9.2's wheel pin is the cuDNN it
+    needs (CD401 names it and the pip fix); tensorrt 10.3.0 wheels require no cuDNN (no CD401)."""
+    report = machine.check_json("--framework", "jax==0.9.2")
+    finding = next(f for f in report["findings"] if f["code"] == "CD401")
+    assert "9.8 or a newer 9.x" in finding["detail"] and finding["fix"] == "pip install 'nvidia-cudnn-cu12<10.0,>=9.8'"
+    report = machine.check_json("--framework", "tensorrt==10.3.0")
+    assert [f["name"] for f in report["frameworks"]] == ["tensorrt"] and "CD401" not in codes(report)

@@ -624,8 +624,15 @@ def assumed_framework(spec: str, installs: list[Any], os_name: str = "linux") ->
     cudnn_major = major(expected[0]) if expected else None
     used = next((i for i in installs if "ld.so" in i.loaded_by and (cudnn_major is None or i.major == cudnn_major)),
                 None)
-    internal = {"pytorch": "torch"}.get(canonical, canonical)
+    internal = str(profile(canonical).get("report_name", canonical))
+    details: dict[str, Any] = {"assumed": True, "artifact": row.get("artifact"), "row_source": row.get("source")}
+    if row.get("cudnn") == "none":
+        details["uses_cudnn"] = False
+        used = None
+    if row.get("cudnn_requirement"):
+        details["cudnn_requirement"] = row["cudnn_requirement"]
+        details["cudnn_package"] = row.get("cudnn_package")
     return Framework(name=internal, version=version, cuda_built_for=row.get("cuda") if row.get("cuda") != "unknown"
                      else None, cudnn_expected=expected[0] if expected else None,
                      cudnn_used=used.library if used else None, found_via="--framework", location=None,
-                     details={"assumed": True, "artifact": row.get("artifact"), "row_source": row.get("source")})
+                     details=details)

@@ -7,6 +7,7 @@ every finding names the data row that decided it.
 from __future__ import annotations
 
 import os
+import re
 
 from cudnn_doctor.compat import frameworks as compat
 from cudnn_doctor.model import CudnnInstall, Finding, Framework, Report
@@ -65,7 +66,7 @@ def cudnn_of_each_framework(report: Report) -> list[Finding]:
             continue  # e.g. TensorRT 10, CuPy 14: compat/ says it loads no cuDNN
         used = _install_used(report, framework)
         if used is None:
-            expected = framework.cudnn_expected or "a cuDNN"
+            expected = framework.cudnn_expected or _expected_from_requirement(framework) or "a cuDNN"
             package = framework.details.get("cudnn_package")
             fix = (f"pip install '{package}{_spec(framework)}'" if package
                    else "cudnn-doctor install --version <the version it needs> (see `cudnn-doctor compat "
@@ -88,6 +89,16 @@ def cudnn_of_each_framework(report: Report) -> list[Finding]:
                                     framework_version=framework.version, used_version=used.version,
                                     used_path=used.path, system_version=system.version, system_path=system.path))
     return findings
+
+
+def _expected_from_requirement(framework: Framework) -> str | None:
+    """"<10.0,>=9.8" -> "9.8 or a newer 9.x (it requires nvidia-cudnn-cu12<10.0,>=9.8)"."""
+    requirement = str(framework.details.get("cudnn_requirement") or "")
+    floor = re.search(r">=\s*(\d+(?:\.\d+)?)", requirement)
+    if not floor:
+        return None
+    package = framework.details.get("cudnn_package") or "nvidia-cudnn"
+    return f"{floor.group(1)} or a newer {floor.group(1).split('.')[0]}.x (it requires {package}{requirement})"
 
 
 def _spec(framework: Framework) -> str:
