@@ -210,11 +210,14 @@ def test_theano_wants_cudnn_7_0_2_on_volta(machine: Machine) -> None:
 
 
 def test_gpu_below_the_oldest_architecture_of_a_build(machine: Machine) -> None:
-    """moi90/pytorch_compute_capabilities table.md @ cc0445136a6e: torch 2.5.1 CUDA 12.4 ships sm_50..sm_90,
-    CUDA 11.8 also sm_37. A Kepler K80 (3.7) is incompatible with cu124, compatible with cu118."""
+    """pytorch/builder manywheel/build_cuda.sh on branch release/2.5 (aec5fb5de238): the pip wheels of 2.5 for
+    CUDA 12.4 have TORCH_CUDA_ARCH_LIST 5.0..9.0, for CUDA 11.8 also 3.7, no +PTX. A Kepler K80 (3.7) is
+    incompatible with cu124, compatible with cu118; a Blackwell GPU (12.0) has no kernels and no PTX in cu124."""
     code, data = compat(machine, "torch==2.5.1+cu124", "--compute-capability", "3.7")
     assert data["verdict"] == "incompatible" and code == 1 and "oldest" in reason(data, "compute_capability")["why"]
     assert compat(machine, "torch==2.5.1+cu118", "--compute-capability", "3.7")[1]["verdict"] == "compatible"
+    _, data = compat(machine, "torch==2.5.1+cu124", "--compute-capability", "12.0")
+    assert data["verdict"] == "incompatible" and "without PTX" in reason(data, "compute_capability")["why"]
 
 
 def test_gpu_above_the_newest_architecture(machine: Machine) -> None:
@@ -250,7 +253,8 @@ def test_check_flags_a_gpu_the_build_has_no_kernels_for(machine: Machine, tmp_pa
     machine.add_library_path(tmp_path / "driver")
     report = machine.check_json()
     finding = next(f for f in report["findings"] if f["code"] == "CD404")
-    assert "3.7" in finding["detail"] and any("pytorch_compute_capabilities" in ref for ref in finding["refs"])
+    assert "sm_50 to sm_90 (no PTX)" in finding["detail"] and "3.7" in finding["detail"]
+    assert any("pytorch/builder" in ref for ref in finding["refs"])
 
 
 def test_cudnn_release_against_its_support_matrix(machine: Machine) -> None:

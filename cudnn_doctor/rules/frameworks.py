@@ -168,12 +168,23 @@ def gpu_compute_capability(report: Report) -> list[Finding]:
                 findings.append(finding(
                     "CD404", subject=framework.location, refs=(reason.source,), framework=_name(framework),
                     framework_version=framework.version, cuda=framework.cuda_built_for,
-                    supported=f"other than this GPU's ({reason.why})", gpu=f"{gpu.index} ({gpu.name})",
+                    supported=_supported(rows, reason), gpu=f"{gpu.index} ({gpu.name})",
                     cc=gpu.compute_capability,
                     fix=f"use a {_name(framework)} build that supports compute capability {gpu.compute_capability} "
                         f"(`cudnn-doctor compat {framework.name}==VERSION --compute-capability "
                         f"{gpu.compute_capability}`), or a newer GPU"))
     return findings
+
+
+def _supported(rows: list[dict[str, object]], reason: compat.Reason) -> str:
+    """"sm_50 to sm_90 (no PTX)" from the build's architecture list, else the reason's own words."""
+    arch = next((row for row in rows if row.get("arch_list")), None)
+    if arch is None or "architecture" not in reason.why and "kernels" not in reason.why:
+        return f"other than this GPU's ({reason.why})"
+    archs = [str(a) for a in arch["arch_list"]]  # type: ignore[attr-defined]
+    ptx = str(arch.get("ptx", "unknown"))
+    tail = {"none": " (no PTX)", "unknown": ""}.get(ptx, f" (PTX for {ptx})")
+    return f"sm_{archs[0].replace('.', '')} to sm_{archs[-1].replace('.', '')}{tail}"
 
 
 def dl4j_backends(report: Report) -> list[Finding]:
