@@ -18,8 +18,9 @@ def render_answer(data: dict[str, Any], console: Console, verbose: bool = False)
     if not data["requires"] and not data.get("reasons"):
         p("    no rows for this release in compat/")
     for row in data["requires"]:
-        parts = [f"{key} {_text(row[key])}" for key in ("os", "artifact", "cuda", "cudnn", "driver", "python",
-                                                          "cudnn_package", "cudnn_requirement", "compute_capability")
+        parts = [f"{key} {_text(row[key], key)}" for key in ("os", "artifact", "cuda", "cudnn", "driver", "python",
+                                                               "cudnn_package", "cudnn_requirement",
+                                                               "compute_capability", "arch_list", "ptx")
                  if key in row and row[key] not in (None, "")]
         p("    • " + escape(", ".join(parts)))
         if verbose:
@@ -36,7 +37,9 @@ def render_answer(data: dict[str, Any], console: Console, verbose: bool = False)
             p("[yellow]warning: the data cannot decide this combination; unknown is not compatible.[/]")
 
 
-def _text(value: Any) -> str:
+def _text(value: Any, key: str = "") -> str:
+    if key == "arch_list" and isinstance(value, list) and value:
+        return f"sm_{str(value[0]).replace('.', '')}..sm_{str(value[-1]).replace('.', '')}"
     return " or ".join(str(v) for v in value) if isinstance(value, list) else str(value)
 
 
@@ -46,7 +49,7 @@ def render_list(data: dict[str, Any], console: Console, verbose: bool = False) -
     for column in columns:
         table.add_column(column)
     for row in data["rows"]:
-        table.add_row(*[escape("" if row.get(c) is None else _text(row.get(c))) for c in columns])
+        table.add_row(*[escape("" if row.get(c) is None else _text(row.get(c), c)) for c in columns])
     console.print(table)
     if not verbose:
         console.print("[dim]-v adds each row's source.[/]")
