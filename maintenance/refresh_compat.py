@@ -101,6 +101,11 @@ def wheel_metadata(url: str) -> str:
 
     PyPI's per-release JSON is not served by every mirror and its requires_dist is one file's;
     the wheel's own METADATA is what pip installs from."""
+    return wheel_member(url, r"[^/]+\.dist-info/METADATA")
+
+
+def wheel_member(url: str, pattern: str) -> str:
+    """The text of the first file in the wheel at URL whose name matches PATTERN (range requests only)."""
     tail = fetch_range(url, -65536, 65536)
     end = tail.rfind(b"PK\x05\x06")
     if end < 0:
@@ -115,13 +120,34 @@ def wheel_metadata(url: str) -> str:
         local_offset, = struct.unpack("<I", directory[position + 42:position + 46])
         name = directory[position + 46:position + 46 + name_length].decode("utf-8", "replace")
         position += 46 + name_length + extra_length + comment_length
-        if re.fullmatch(r"[^/]+\.dist-info/METADATA", name):
+        if re.fullmatch(pattern, name):
             header = fetch_range(url, local_offset, 30)
             skip = 30 + sum(struct.unpack("<HH", header[26:30]))
             data = fetch_range(url, local_offset + skip, compressed)
             raw = zlib.decompress(data, -15) if method == 8 else data
             return raw.decode("utf-8", "replace")
-    raise Unreachable(f"{url}: no .dist-info/METADATA in the wheel")
+    raise Unreachable(f"{url}: no {pattern} in the wheel")
+
+
+def linux_wheel_url(project: dict[str, Any], name: str, version: str) -> tuple[str, str] | None:
+    files = project.get("releases", {}).get(version, [])
+    wheels = [f for f in files if f["filename"].endswith(".whl") and not f.get("yanked")]
+    linux = [f for f in wheels if re.search(r"manylinux\w*x86_64|linux_x86_64", f["filename"])]
+    if not linux:
+        return None
+    chosen = sorted(linux, key=lambda f: f["filename"])[-1]
+    return urllib.parse.urljoin(f"{PYPI}/{name}/json", chosen["url"]), chosen["filename"]
+
+
+def paddle_build(project: dict[str, Any], version: str) -> tuple[str | None, str | None, str]:
+    """(cuda_version, cudnn_version, wheel) from paddle/version/__init__.py inside the paddlepaddle-gpu wheel."""
+    found = linux_wheel_url(project, "paddlepaddle-gpu", version)
+    if found is None:
+        return None, None, ""
+    text = wheel_member(found[0], r"paddle/version/__init__\.py")
+    values = dict(re.findall(r"^(cuda_version|cudnn_version)\s*=\s*'([^']*)'", text, re.MULTILINE))
+    cuda, cudnn = values.get("cuda_version"), values.get("cudnn_version")
+    return (cuda if cuda not in (None, "False") else None), (cudnn if cudnn not in (None, "False") else None), found[1]
 
 
 def release_requires(project: dict[str, Any], name: str, version: str) -> tuple[list[str], str]:
@@ -208,6 +234,14 @@ def compare(package: Package, emit_toml: bool) -> Iterator[str]:
         have = in_data(rows, version, package.cuda if package.table != "pytorch" else None)
         if package.table == "pytorch":
             have = [r for r in have if r.get("pypi_default") is True] or have
+        if package.table == "paddle":
+            cuda, cudnn, wheel = paddle_build(project, version)
+            recorded = {(str(r.get("cuda")), str(r.get("cudnn"))) for r in have}
+            if wheel and (not have or (cuda, cudnn) not in recorded):
+                yield (f"{'changed build' if have else 'new release'}: {package.name}=={version} ({wheel} "
+                       f"paddle/version/__init__.py: cuda_version {cuda}, cudnn_version {cudnn}); "
+                       f"compat/paddle.toml has {sorted(recorded) or 'nothing'}")
+            continue
         requires, wheel = release_requires(project, package.name, version)
         if not wheel:
             continue  # a metapackage release (sdist only): its tensorrt-cuXX wheels carry the data

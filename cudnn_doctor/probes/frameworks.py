@@ -101,6 +101,13 @@ def _python_framework(name: str, version: str, site: str, info: str, libraries: 
         required = REQUIRES_CUDA.search(metadata)
         cuda = (next(g for g in in_name.groups() if g) if in_name else
                 (required.group(1) or required.group(2)) if required else None)
+        if name == "paddle":  # the wheel's generated paddle/version/__init__.py names what it was built with
+            built = dict(re.findall(r"^(cuda_version|cudnn_version)\s*=\s*['\"]([^'\"]*)['\"]",
+                                    _read(os.path.join(site, "paddle", "version", "__init__.py")), re.MULTILINE))
+            cuda = built.get("cuda_version") if built.get("cuda_version", "False") != "False" else cuda
+            if built.get("cudnn_version", "False") != "False":
+                cudnn_expected = built["cudnn_version"]
+            details["cpu_only"] = built.get("cuda_version") == "False"
         cudnn_expected = cudnn_expected or _cudnn_from_data(name, version, cuda, details)
     library = next(iter(_existing(site, libraries)), None)
     details["cudnn_linking_library"] = library
