@@ -145,6 +145,13 @@ def test_minor_version_compatibility_starts_with_cuda_11(machine: Machine) -> No
     assert compat(machine, "tensorflow==2.5.0", "--cuda", "11.4")[1]["verdict"] == "compatible"
 
 
+def test_theano_names_no_cuda_so_cuda_is_unknown(machine: Machine) -> None:
+    """compat/theano.toml: Theano's code and install docs name no CUDA range (cuda = ["unknown"]): any --cuda is
+    unknown, never incompatible."""
+    code, data = compat(machine, "theano==1.0.4", "--cuda", "9.0")
+    assert reason(data, "cuda")["verdict"] == "unknown" and code == 0
+
+
 def test_dl4j_backend_needs_exactly_its_cuda(machine: Machine) -> None:
     """eclipse/deeplearning4j-docs cudnn.md: one nd4j-cuda-X.Y backend per CUDA X.Y. nd4j-cuda-10.1 on CUDA 10.2 is
     incompatible although 10.2 is newer."""

@@ -193,8 +193,9 @@ def rows_for_cuda(need: Needs, cuda: str | None) -> list[dict[str, Any]]:
     wanted = need.build_cuda or cuda
     if wanted is None:
         return need.rows
-    exact = [row for row in need.rows if major_minor(str(row.get("cuda"))) == major_minor(wanted)]
-    same_major = [row for row in need.rows if major(str(row.get("cuda"))) == major(wanted)]
+    known = _known_cuda(need.rows)
+    exact = [row for row in known if major_minor(str(row.get("cuda"))) == major_minor(wanted)]
+    same_major = [row for row in known if major(str(row.get("cuda"))) == major(wanted)]
     return exact or same_major or need.rows
 
 
@@ -303,7 +304,8 @@ def overall(reasons: list[Reason]) -> str:
 
 
 def _known_cuda(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [row for row in rows if row.get("cuda") not in (None, "", "unknown")]
+    """Rows that name one CUDA version (Theano's ["unknown"] and other lists name none)."""
+    return [row for row in rows if isinstance(row.get("cuda"), str) and row["cuda"] not in ("", "unknown")]
 
 
 def _cuda_list(rows: list[dict[str, Any]]) -> str:
