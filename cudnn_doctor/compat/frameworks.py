@@ -548,6 +548,15 @@ def judge_compute_capability(need: Needs, rows: list[dict[str, Any]], cc: str, c
 def build_architectures(need: Needs, rows: list[dict[str, Any]], cc: str) -> Reason | None:
     """The GPU against the architectures the build was compiled for (SASS list, PTX or not)."""
     with_arch = [row for row in rows if row.get("arch_list")]
+    floor = next((row for row in rows if row.get("min_compute_capability")), None)
+    if not with_arch and floor is not None and _cc(cc) is not None:
+        low = str(floor["min_compute_capability"])
+        what = f"{display(need.framework)} {need.version}'s binaries"
+        source = str(floor.get("arch_source") or floor["source"])
+        if (_cc(cc) or ()) < (_cc(low) or ()):
+            return Reason("compute_capability", INCOMPATIBLE, f"{what} need compute capability {low} or higher; this "
+                                                              f"GPU is {cc}", source)
+        return Reason("compute_capability", COMPATIBLE, f"{what} support compute capability {low} and higher", source)
     if not with_arch or _cc(cc) is None:
         return None
     row = with_arch[0]
