@@ -31,7 +31,10 @@ def render_answer(data: dict[str, Any], console: Console, verbose: bool = False)
         p(f"[{style}]{escape(data['verdict'].upper())}[/]" + (f" with {escape(given)}" if given else ""))
         for reason in data["reasons"]:
             mark = {"compatible": "✓", "incompatible": "✗", "unknown": "?"}[reason["verdict"]]
-            p(f"    [{VERDICT_STYLE[reason['verdict']]}]{mark}[/] {escape(reason['part'])}: {escape(reason['why'])}")
+            style = VERDICT_STYLE[reason["verdict"]]
+            if reason.get("warning") and reason["verdict"] == "compatible":
+                mark, style = "!", "yellow"
+            p(f"    [{style}]{mark}[/] {escape(reason['part'])}: {escape(reason['why'])}")
             p(f"      [dim]source: {escape(reason['source'])}[/]")
         if data["verdict"] == "unknown":
             p("[yellow]warning: the data cannot decide this combination; unknown is not compatible.[/]")
