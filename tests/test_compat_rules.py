@@ -425,3 +425,22 @@ def test_check_reads_paddles_own_build_record(machine: Machine, tmp_path: Path) 
     assert (paddle["name"], paddle["cuda_built_for"], paddle["cudnn_expected"]) == ("paddle", "11.8", "8.6.0")
     assert paddle["cudnn_used"] and paddle["cudnn_used"].endswith("libcudnn.so.8")
     assert not codes(report) & {"CD401", "CD408"}
+
+
+@pytest.mark.parametrize("subject", ["cuda", "cudnn", "pytorch", "tensorflow", "theano", "rules", "jax", "onnxruntime",
+                                     "cupy", "tensorrt", "paddle"])
+def test_every_source_is_one_a_user_can_open(subject: str) -> None:
+    """Issue 13: every `source` names a public document (repository@commit and path, a URL and title, or a
+    package==version's metadata); nothing cites a private index entry or a file on this machine."""
+    import tomllib
+
+    text = (ROOT / "compat" / f"{subject}.toml").read_text()
+    data = tomllib.loads(text)
+    sources = [str(row.get(key)) for rows in data.values() if isinstance(rows, list) for row in rows
+               for key in ("source", "arch_source") if row.get(key)]
+    sources += [str(value) for table in data.values() if isinstance(table, dict)
+                for key, value in table.items() if key.endswith("source")]
+    assert sources and "/work/" not in text and "file id" not in text
+    for source in sources:
+        assert not any(private in source for private in ("/work/", "file id", "code index", "stored index", "seed ")), \
+            source[:200]
