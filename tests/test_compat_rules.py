@@ -286,6 +286,9 @@ def test_jax_cudnn_floor_from_its_plugin_wheel(machine: Machine) -> None:
     code, data = compat(machine, "jax==0.9.2", "--cuda", "13.0", "--cudnn", "9.10.2")
     assert data["verdict"] == "incompatible" and code == 1 and ">=9.12.0.46" in reason(data, "cudnn")["why"]
     assert compat(machine, "jax==0.9.2", "--cudnn", "8.9.7")[1]["verdict"] == "incompatible"
+    # jax==0.4.28 METADATA: extra cuda12 pins nvidia-cudnn-cu12<9.0,>=8.9.2.26 (jaxlib +cuda12.cudnn89)
+    assert compat(machine, "jax==0.4.28", "--cudnn", "9.1.0")[1]["verdict"] == "incompatible"
+    assert compat(machine, "jax==0.4.28", "--cudnn", "8.9.7")[1]["verdict"] == "compatible"
 
 
 def test_onnxruntime_cudnn_major_per_release(machine: Machine) -> None:
