@@ -276,9 +276,10 @@ def judge(need: Needs, combo: Combination) -> tuple[str, list[Reason]]:
     """The verdict for NEED under COMBO, with a reason per part."""
     if need.missing is not None:
         return need.missing.verdict, [need.missing]
-    rows = rows_for_cuda(need, combo.cuda if combo.cuda and not is_range("cuda", combo.cuda) else None)
-    if need.build_cuda is None and not combo.cuda and profile(need.framework).get("cuda_rule") == "bundled":
-        rows = default_rows(need)
+    exact_cuda = combo.cuda if combo.cuda and not is_range("cuda", combo.cuda) else None
+    rows = rows_for_cuda(need, exact_cuda)
+    if need.build_cuda is None and exact_cuda is None and profile(need.framework).get("cuda_rule") == "bundled":
+        rows = default_rows(need)  # no build named: the one `pip install` gets
     reasons: list[Reason] = []
     if combo.cuda:
         cuda = combo.cuda
