@@ -110,8 +110,9 @@ def minor_version_compatibility_source() -> str:
 def needs(framework: str, version: str, os_name: str = "linux", artifact: str | None = None) -> Needs:
     """The data rows that describe FRAMEWORK at VERSION (e.g. every CUDA build of a torch release)."""
     base, _, local = version.partition("+")
-    build_cuda = None
-    if local.startswith("cu") and local[2:].isdigit() and len(local) >= 4:
+    build_cuda = None  # torch's local version names its CUDA build: +cu124 -> 12.4, +cu80 -> 8.0
+    if profile(framework).get("cuda_rule") == "bundled" and local.startswith("cu") and local[2:].isdigit() \
+            and len(local) >= 4:
         digits = local[2:]
         build_cuda = f"{digits[:-1]}.{digits[-1]}"
     release_rows = [row for row in all_rows(framework) if _same_release(str(row.get("version", "")), base)]
