@@ -2,7 +2,7 @@
 
 Run on a machine with an NVIDIA GPU and PyTorch, from the repository root:
     CUDNN_DOCTOR_CACHE_DIR=/tmp/cdc PYTHONPATH=$PWD python3 benchmarks/bench_vs_torch.py --out /tmp/bench
-It runs the built-in workloads through `run_bench` (the doctor's child process loads the cuDNN
+It runs the built-in workloads through `commands.bench.run` (the doctor's child process loads the cuDNN
 `check` picks: on a PyTorch machine the one in torch's pip wheel), then times the same
 shapes, dtypes and layouts in PyTorch with torch.backends.cudnn.benchmark = True, using the
 same method (CUDA events around back-to-back batches of at least ~1 ms, median of 20), and
@@ -29,8 +29,9 @@ sys.path.insert(0, ROOT)
 
 from _timing import median_ms  # noqa: E402  (benchmarks/ is the script folder)
 
-from cudnn_doctor.bench.run import bench_to_json, run_bench  # noqa: E402
+from cudnn_doctor.bench.model import bench_to_json  # noqa: E402
 from cudnn_doctor.bench.workloads import CONV_SHAPES, LSTM_SHAPES, BenchOptions  # noqa: E402
+from cudnn_doctor.commands.bench import BenchCommandOptions, run  # noqa: E402
 
 # (size, dtype, layout, workload, cpu baseline, workspace limit MB)
 CONFIGS = [
@@ -219,8 +220,8 @@ def main() -> None:
         options = BenchOptions(workload=workload, dtype=dtype, layout=layout, size=size, cpu=cpu,
                                workspace_limit_mb=limit)
         started = time.perf_counter()
-        report = run_bench(options, cudnn_path=libraries[0], cudart_path=libraries[1]) if libraries else \
-            run_bench(options)
+        report = run(BenchCommandOptions(options, cudnn_path=libraries[0], cudart_path=libraries[1]) if libraries
+                     else BenchCommandOptions(options))
         wall = time.perf_counter() - started
         title = f"## {size} {dtype} {layout} {workload}" + (f" --workspace-limit {limit:g}" if limit is not None else "")
         text = render_text(report)
@@ -234,20 +235,20 @@ def main() -> None:
         if workload in ("all", "lstm"):
             theirs["lstm-fwd"] = torch_lstm(torch, size, dtype, "cuda")
         for result in report.results:
-            name = result["workload"]
+            name = result.workload
             eager, graph = theirs.get(name, (None, None))
-            row = {"size": size, "dtype": dtype, "layout": result["layout"], "workload": name, "limit": limit,
-                   "algo": result.get("algo"), "ours_graph_ms": result.get("graph_ms"),
-                   "ours_stream_ms": result.get("stream_ms"), "torch_graph_ms": graph, "torch_eager_ms": eager,
-                   "ours_tflops": result.get("tflops"), "ok": result.get("ok"), "max_error": result.get("max_error")}
+            row = {"size": size, "dtype": dtype, "layout": result.layout, "workload": name, "limit": limit,
+                   "algo": result.algo, "ours_graph_ms": result.graph_ms,
+                   "ours_stream_ms": result.stream_ms, "torch_graph_ms": graph, "torch_eager_ms": eager,
+                   "ours_tflops": result.tflops, "ok": result.ok, "max_error": result.max_error}
             if row["ours_graph_ms"] and graph:
                 row["ratio_graph"] = graph / row["ours_graph_ms"]  # our throughput / torch's, both graphs
-                row["torch_tflops"] = result["flops"] / (graph * 1e-3) / 1e12
+                row["torch_tflops"] = result.flops / (graph * 1e-3) / 1e12
             if row["ours_stream_ms"] and eager:
                 row["ratio_eager"] = eager / row["ours_stream_ms"]
             rows.append(row)
-            if result.get("cpu_ms"):
-                cpu_ours[(size, name)] = (result["cpu_ms"], result.get("cpu_threads") or 1)
+            if result.cpu_ms:
+                cpu_ours[(size, name)] = (result.cpu_ms, result.cpu_threads or 1)
         torch.cuda.empty_cache()
 
     cpu_rows = []

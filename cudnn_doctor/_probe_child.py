@@ -118,10 +118,81 @@ def probe_nvml(_arg=None, module_folder=None):
                 except pynvml.NVMLError as error:
                     gpu[key] = None
                     gpu.setdefault("errors", {})[key] = str(error)
+            gpu["health"] = gpu_health(pynvml, handle)
             result["gpus"].append(gpu)
         return result
     finally:
         pynvml.nvmlShutdown()
+
+
+# nvmlClocksEventReasons bits (nvml.h); GPU idle (0x1) and the application/display clock
+# settings (0x2, 0x100) are not slowdowns and are left out
+THROTTLE_REASONS = (
+    (0x4, "sw_power_cap"), (0x8, "hw_slowdown"), (0x10, "sync_boost"), (0x20, "sw_thermal_slowdown"),
+    (0x40, "hw_thermal_slowdown"), (0x80, "hw_power_brake_slowdown"),
+)
+
+
+def gpu_health(pynvml, handle):
+    """Health readings of one GPU; what the GPU or driver does not support is listed, not an error."""
+    health = {"not_supported": [], "errors": {}}
+
+    def read(key, query):
+        try:
+            health[key] = query()
+        except pynvml.NVMLError as error:
+            if getattr(error, "value", None) == pynvml.NVML_ERROR_NOT_SUPPORTED:
+                health["not_supported"].append(key)
+            else:
+                health["errors"][key] = str(error)
+
+    uncorrected = pynvml.NVML_MEMORY_ERROR_TYPE_UNCORRECTED
+    read("ecc_enabled", lambda: bool(pynvml.nvmlDeviceGetEccMode(handle)[0]))
+    if health.get("ecc_enabled"):
+        read("ecc_errors_uncorrected_volatile",
+             lambda: pynvml.nvmlDeviceGetTotalEccErrors(handle, uncorrected, pynvml.NVML_VOLATILE_ECC))
+        read("ecc_errors_uncorrected_aggregate",
+             lambda: pynvml.nvmlDeviceGetTotalEccErrors(handle, uncorrected, pynvml.NVML_AGGREGATE_ECC))
+    read("retired_pages_pending", lambda: bool(pynvml.nvmlDeviceGetRetiredPagesPendingStatus(handle)))
+
+    def remapped():
+        _corrected, _uncorrected, pending, failed = pynvml.nvmlDeviceGetRemappedRows(handle)
+        health["remapped_rows_failed"] = bool(failed)
+        return bool(pending)
+
+    read("remapped_rows_pending", remapped)
+
+    def throttling():
+        reasons = pynvml.nvmlDeviceGetCurrentClocksEventReasons(handle)
+        return [name for bit, name in THROTTLE_REASONS if reasons & bit]
+
+    read("throttle_reasons", throttling)
+    read("pcie_link_generation", lambda: pynvml.nvmlDeviceGetCurrPcieLinkGeneration(handle))
+    read("pcie_link_generation_max", lambda: pynvml.nvmlDeviceGetMaxPcieLinkGeneration(handle))
+    read("pcie_link_width", lambda: pynvml.nvmlDeviceGetCurrPcieLinkWidth(handle))
+    read("pcie_link_width_max", lambda: pynvml.nvmlDeviceGetMaxPcieLinkWidth(handle))
+    read("persistence_mode", lambda: bool(pynvml.nvmlDeviceGetPersistenceMode(handle)))
+
+    def mig():
+        current, pending = pynvml.nvmlDeviceGetMigMode(handle)
+        health["mig_mode_pending"] = bool(pending)
+        return bool(current)
+
+    read("mig_mode", mig)
+    compute_modes = {0: "default", 1: "exclusive_thread", 2: "prohibited", 3: "exclusive_process"}
+    read("compute_mode", lambda: compute_modes.get(pynvml.nvmlDeviceGetComputeMode(handle), "unknown"))
+
+    def processes():
+        running = pynvml.nvmlDeviceGetComputeRunningProcesses(handle)
+        own = os.getpid()
+        return [{"pid": p.pid, "used_memory_mib": (p.usedGpuMemory // (1024 * 1024)) if p.usedGpuMemory else None}
+                for p in running if p.pid != own]
+
+    read("processes", processes)
+    read("temperature_celsius", lambda: pynvml.nvmlDeviceGetTemperature(handle, pynvml.NVML_TEMPERATURE_GPU))
+    read("temperature_slowdown_celsius",
+         lambda: pynvml.nvmlDeviceGetTemperatureThreshold(handle, pynvml.NVML_TEMPERATURE_THRESHOLD_SLOWDOWN))
+    return health
 
 
 JOBS = {

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import functools
+import os
 import sys
 from collections.abc import Callable
-from typing import Any, Optional, TypeVar
+from typing import Any, NoReturn, Optional, TypeVar
 
 import typer
 
@@ -16,49 +17,111 @@ app = typer.Typer(
     name="cudnn-doctor",
     help="Find, check, install and benchmark CUDA and cuDNN.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 ISSUES_URL = "https://github.com/cudnn-doctor/cudnn-doctor/issues"
+ERROR_SCHEMA = "cudnn-doctor/error/1"
+CLOSED_PIPE_EXIT = 141  # 128 + SIGPIPE: what the shell reports for a tool whose reader went away
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _console(stderr: bool = False):  # type: ignore[no-untyped-def]
     from rich.console import Console
 
-    console = Console(stderr=stderr, highlight=False)
+    class DoctorConsole(Console):
+        def on_broken_pipe(self) -> None:  # rich's own exits with 1; ours ends as every command does
+            stdout_closed()
+
+    console = DoctorConsole(stderr=stderr, highlight=False)
     console.soft_wrap = not console.is_terminal  # piped output: one line per line, no wrapping at 80
     return console
 
 
+def json_requested(args: list[str] | None = None) -> bool:
+    """Whether the command line asks for JSON (`--json`, `--format json`), whatever else is wrong with it."""
+    args = sys.argv[1:] if args is None else args
+    if "--" in args:
+        args = args[:args.index("--")]
+    for index, arg in enumerate(args):
+        if arg == "--json" or arg == "--format=json" or (arg == "--format" and args[index + 1:index + 2] == ["json"]):
+            return True
+    return False
+
+
+def _command_name(args: list[str] | None = None) -> str | None:
+    args = sys.argv[1:] if args is None else args
+    return next((arg for arg in args if not arg.startswith("-")), None)
+
+
+def write_error_json(exit_code: int, message: str, fix: str | None = None, title: str | None = None,
+                     code: str | None = None) -> None:
+    """The one JSON object of a failed command (`cudnn-doctor/error/1`), unless the command already printed its own."""
+    from cudnn_doctor.render import json_out
+
+    if json_out.written:
+        return
+    json_out.write_json({
+        "schema": ERROR_SCHEMA,
+        "tool": {"name": "cudnn-doctor", "version": __version__},
+        "command": _command_name(),
+        "error": {"code": code, "title": title or ("Usage error" if exit_code == 2 else "Error"),
+                  "message": message, "fix": fix},
+        "exit_code": exit_code,
+    })
+
+
+def stdout_closed() -> NoReturn:
+    """The reader of our output went away (`... | head -1`): end quietly, as a Unix tool killed by SIGPIPE would."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # the interpreter's last flush goes nowhere, without a complaint
+    except (OSError, ValueError):
+        pass
+    raise typer.Exit(CLOSED_PIPE_EXIT)
+
+
 def guarded(function: F) -> F:
-    """Turn DoctorError into one line and exit 2; anything else is our bug: exit 3."""
+    """Turn DoctorError into one line and exit 2; anything else is our bug: exit 3.
+
+    With --json on the command line the failure is also one JSON object on standard output."""
 
     @functools.wraps(function)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         verbose = bool(kwargs.get("verbose"))
+        want_json = json_requested()
         try:
             return function(*args, **kwargs)
+        except BrokenPipeError:
+            stdout_closed()
         except DoctorError as error:
             message = f"cudnn-doctor: error: {error.message}"
             if error.fix:
                 message += f" (fix: {error.fix})"
             sys.stderr.write(message + "\n")
+            if want_json:
+                found = error.finding
+                write_error_json(error.exit_code, error.message, error.fix, found.title if found else None,
+                                 found.code if found else None)
             raise typer.Exit(error.exit_code) from None
         except (typer.Exit, typer.Abort, SystemExit):
             raise
         except KeyboardInterrupt:
             sys.stderr.write("cudnn-doctor: interrupted\n")
+            if want_json:
+                write_error_json(130, "interrupted", title="Interrupted")
             raise typer.Exit(130) from None
         except Exception as error:  # a bug in the doctor, not a problem of the machine
             if verbose:
                 import traceback
 
                 traceback.print_exc()
+            report = f"this is a bug in cudnn-doctor {__version__}: please report it at {ISSUES_URL}"
             sys.stderr.write(f"cudnn-doctor: internal error: {type(error).__name__}: {error} "
-                             f"(this is a bug in cudnn-doctor {__version__}: please report it at {ISSUES_URL}; "
-                             "-v shows the traceback)\n")
+                             f"({report}; -v shows the traceback)\n")
+            if want_json:
+                write_error_json(3, f"{type(error).__name__}: {error}", report, title="Internal error")
             raise typer.Exit(3) from None
 
     return wrapper  # type: ignore[return-value]
@@ -78,10 +141,24 @@ def main_options(
     """Find, check, install and benchmark CUDA and cuDNN."""
 
 
+CHECK_FORMATS = ("text", "json", "github", "junit", "prometheus")
+
+
 @app.command()
 @guarded
 def check(
-    json_output: bool = typer.Option(False, "--json", help="Print one JSON object (schema cudnn-doctor/report/1)."),
+    json_output: bool = typer.Option(False, "--json", help="Print one JSON object (schema cudnn-doctor/report/1); "
+                                                          "the same as --format json."),
+    output_format: Optional[str] = typer.Option(None, "--format", metavar="text|json|github|junit|prometheus",
+                                                help="text (default); json; github: the report plus GitHub Actions "
+                                                     "annotations and a job summary ($GITHUB_STEP_SUMMARY); "
+                                                     "junit: JUnit XML, one test case per area; prometheus: "
+                                                     "metrics for node_exporter's textfile collector."),
+    output: Optional[str] = typer.Option(None, "--output", "-o", metavar="FILE",
+                                         help="Write the json, junit or prometheus output to FILE, atomically "
+                                              "(a temporary file beside it, then a rename), instead of stdout."),
+    junit_xml: Optional[str] = typer.Option(None, "--junit-xml", metavar="FILE",
+                                            help="Also write JUnit XML (one test case per area) to FILE."),
     require: list[str] = typer.Option([], "--require", metavar="SPEC",
                                       help="Fail (exit 1) unless met: 'cudnn>=9.1', 'cuda>=12.4', 'driver>=550', "
                                            "'gpu', 'torch>=2.4'. Repeatable."),
@@ -92,25 +169,94 @@ def check(
                                         help="Check a framework that is not installed, e.g. tensorflow==2.15.0."),
     project: Optional[str] = typer.Option(None, "--project", metavar="DIR",
                                           help="Maven/Gradle project to read DL4J backends from (default: .)."),
+    python: Optional[str] = typer.Option(None, "--python", metavar="PATH",
+                                         help="Inspect this Python interpreter's packages (a venv's bin/python) "
+                                              "instead of the environments around."),
     deep: bool = typer.Option(False, "--deep", help="Also import each framework in a child process to confirm "
                                                     "which cuDNN it really loads (slow)."),
+    quiet: bool = typer.Option(False, "-q", "--quiet", help="Print only errors and warnings (nothing when healthy)."),
     verbose: bool = typer.Option(False, "-v", "--verbose", help="Show every detail."),
 ) -> None:
     """Diagnose the GPUs, driver, CUDA toolkits, cuDNN copies and frameworks."""
+    chosen = _check_format(output_format, json_output)
+    if output is not None:
+        _check_output_path(output, chosen)
     from cudnn_doctor.commands.check import CheckOptions, run_check
 
     report = run_check(CheckOptions(require=require, strict=strict, search_paths=search_path,
-                                    project_dir=project, deep=deep, frameworks=framework))
-    if json_output:
-        from cudnn_doctor.model import report_to_json
-        from cudnn_doctor.render.json_out import write_json
+                                    project_dir=project, deep=deep, frameworks=framework, python=python))
+    if junit_xml is not None:
+        from cudnn_doctor.render.junit import write_junit
 
-        write_json(report_to_json(report))
+        write_junit(report, junit_xml, strict)
+    if chosen in ("json", "junit", "prometheus"):
+        _write_machine_output(report, chosen, strict, output)
     else:
         from cudnn_doctor.render.text import render_check
 
-        render_check(report, _console(), verbose)
+        render_check(report, _console(), verbose, quiet)
+        if chosen == "github":
+            from cudnn_doctor.render.github import render_github
+
+            render_github(report, sys.stdout, os.environ.get("GITHUB_STEP_SUMMARY"), verbose)
     raise typer.Exit(report.summary.exit_code if report.summary else 3)
+
+
+def _check_output_path(output: str, chosen: str) -> None:
+    """--output FILE: only for a machine-readable format, into a folder that exists (checked before probing)."""
+    if chosen not in ("json", "junit", "prometheus"):
+        raise DoctorError(f"--output goes with --format json, junit or prometheus, not {chosen}",
+                          fix="cudnn-doctor check --format prometheus --output /var/lib/node_exporter/cudnn_doctor.prom")
+    folder = os.path.dirname(os.path.abspath(output)) if output.strip() else ""
+    if not output.strip() or not os.path.isdir(folder) or os.path.isdir(output):
+        raise DoctorError(f"--output {output!r}: not a file in an existing folder", fix="give a path like DIR/cudnn_doctor.prom")
+
+
+def _write_machine_output(report, chosen: str, strict: bool, output: Optional[str]) -> None:  # type: ignore[no-untyped-def]
+    if chosen == "json":
+        from cudnn_doctor.model import report_to_json
+
+        if output is None:
+            from cudnn_doctor.render.json_out import write_json
+
+            write_json(report_to_json(report))
+            return
+        import json
+
+        text = json.dumps(report_to_json(report), indent=2) + "\n"
+    elif chosen == "junit":
+        from cudnn_doctor.render.junit import junit_xml_text
+
+        text = junit_xml_text(report, strict)
+    else:
+        import time
+
+        from cudnn_doctor.model import report_to_json
+        from cudnn_doctor.render.prometheus import render_prometheus
+
+        text = render_prometheus(report_to_json(report), now=time.time())
+    if output is None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    from cudnn_doctor.render.output_file import write_atomically
+
+    try:
+        write_atomically(output, text)
+    except OSError as error:
+        raise DoctorError(f"--output {output}: {error.strerror or error}",
+                          fix="give a file in a folder you can write to") from None
+
+
+def _check_format(output_format: Optional[str], json_output: bool) -> str:
+    if output_format is None:
+        return "json" if json_output else "text"
+    chosen = output_format.strip().lower()
+    if chosen not in CHECK_FORMATS:
+        raise DoctorError(f"--format {output_format}: not a format I know", fix="--format text, json, github, junit or prometheus")
+    if json_output and chosen != "json":
+        raise DoctorError(f"--json and --format {chosen} ask for two formats", fix="give one of them")
+    return chosen
 
 
 @app.command()
@@ -167,7 +313,7 @@ def explain(
     from cudnn_doctor.commands import explain as command
 
     text = _read_query(query, from_file)
-    code = command.CODE.match(text)
+    code = command.CODE.match(text[:200].decode("utf-8", "replace")) if len(text) < 200 else None
     if code:
         data = command.explain_code(code.group(1))
     else:
@@ -188,20 +334,114 @@ def explain(
     raise typer.Exit(data["exit_code"])
 
 
-def _read_query(query: Optional[str], from_file: Optional[str]) -> str:
+_NOTHING = "nothing to explain"
+_NOTHING_FIX = 'cudnn-doctor explain CD301, explain "<message>", or: python train.py 2>&1 | cudnn-doctor explain -'
+
+
+def _read_query(query: Optional[str], from_file: Optional[str]) -> bytes:
+    """The message as bytes: the argument, the last 2 MB of --from-file (any file type, read without
+    blocking on a FIFO that has no writer) or of standard input. Nothing to read is a usage error."""
+    from cudnn_doctor.explain.reader import MAX_BYTES
+
     if from_file is not None:
+        import os
+        import stat
+
         try:
-            with open(from_file, encoding="utf-8", errors="replace") as handle:
-                return handle.read()
+            fd = os.open(from_file, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
         except OSError as error:
             raise DoctorError(f"--from-file {from_file}: {error.strerror or error}",
                               fix="give the path of a readable log file") from None
-    if query == "-" or (query is None and not sys.stdin.isatty()):
-        return sys.stdin.read()
-    if not query or not query.strip():
-        raise DoctorError("nothing to explain", fix="cudnn-doctor explain CD301, explain \"<message>\", "
-                                                    "or: python train.py 2>&1 | cudnn-doctor explain -")
-    return query
+        try:
+            info = os.fstat(fd)
+            if stat.S_ISDIR(info.st_mode):
+                raise DoctorError(f"--from-file {from_file}: is a folder", fix="give the path of a log file")
+            if stat.S_ISREG(info.st_mode):
+                os.lseek(fd, max(0, info.st_size - MAX_BYTES), os.SEEK_SET)
+            else:
+                os.set_blocking(fd, True)  # a FIFO: read what its writer sends, to the end
+            data = _tail(lambda: os.read(fd, 1 << 20), MAX_BYTES)
+        except OSError as error:
+            raise DoctorError(f"--from-file {from_file}: {error.strerror or error}",
+                              fix="give the path of a readable log file") from None
+        finally:
+            os.close(fd)
+    elif query == "-" or (query is None and not sys.stdin.isatty()):
+        data = _tail(lambda: sys.stdin.buffer.read(1 << 20), MAX_BYTES)
+    else:
+        data = (query or "").encode("utf-8", "surrogateescape")
+    if not data.strip():
+        raise DoctorError(_NOTHING if from_file is None else f"--from-file {from_file} is empty", fix=_NOTHING_FIX)
+    return data
+
+
+_MAX_STREAM = 512 << 20  # a stream (stdin, a FIFO, /dev/zero) is read this far at most
+
+
+def _tail(read: Callable[[], bytes], limit: int) -> bytes:
+    """What READ returns until it returns nothing (or _MAX_STREAM bytes), keeping only the last LIMIT bytes."""
+    kept = bytearray()
+    total = 0
+    while total < _MAX_STREAM and (chunk := read()):
+        total += len(chunk)
+        kept += chunk
+        if len(kept) > 2 * limit:
+            del kept[:-limit]
+    return bytes(kept[-limit:])
+
+
+fleet_app = typer.Typer(help="Many nodes: merge their reports, or run check on each through Slurm.",
+                        no_args_is_help=True)
+app.add_typer(fleet_app, name="fleet")
+
+
+@fleet_app.command("merge")
+@guarded
+def fleet_merge(
+    reports: list[str] = typer.Argument(..., metavar="REPORT.json... | DIR",
+                                        help="Nodes' `check --json` reports, or folders of *.json reports."),
+    json_output: bool = typer.Option(False, "--json", help="Print one JSON object (schema cudnn-doctor/fleet/1)."),
+) -> None:
+    """What differs between nodes: per field, the majority value and the nodes that differ; failed nodes."""
+    from cudnn_doctor.commands import fleet as command
+
+    _show_fleet(command.run_merge(reports), json_output)
+
+
+@fleet_app.command("run", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+@guarded
+def fleet_run(
+    context: typer.Context,
+    slurm: bool = typer.Option(False, "--slurm", help="Run through srun, once per node (the only engine for now)."),
+    command_line: Optional[str] = typer.Option(None, "--command", metavar="CMD",
+                                               help="How a node runs the check (default: this Python, "
+                                                    "`-m cudnn_doctor check --json`)."),
+    deadline: float = typer.Option(600.0, "--deadline", metavar="SECONDS", help="Stop waiting for nodes after this."),
+    keep: Optional[str] = typer.Option(None, "--keep", metavar="DIR", help="Keep every node's report in DIR."),
+    json_output: bool = typer.Option(False, "--json", help="Print one JSON object (schema cudnn-doctor/fleet/1)."),
+) -> None:
+    """Run `check --json` on every node of an allocation or partition and merge the answers.
+
+    Everything after the options goes to srun, e.g. `fleet run --slurm -- --partition=gpu --nodes=8`.
+    """
+    from cudnn_doctor.commands import fleet as command
+
+    if not slurm:
+        raise DoctorError("name the engine", fix="cudnn-doctor fleet run --slurm -- --partition=gpu --nodes=8; "
+                                                 "for Kubernetes, see README's Fleets section and use fleet merge")
+    _show_fleet(command.run_slurm(list(context.args), command_line, deadline, keep), json_output)
+
+
+def _show_fleet(data: dict, json_output: bool) -> None:  # type: ignore[type-arg]
+    if json_output:
+        from cudnn_doctor.render.json_out import write_json
+
+        write_json(data)
+    else:
+        from cudnn_doctor.render.fleet_text import render_fleet
+
+        render_fleet(data, _console())
+    raise typer.Exit(data["exit_code"])
 
 
 def _register_commands() -> None:
@@ -215,8 +455,46 @@ def _register_commands() -> None:
 _register_commands()
 
 
+def _usage_error(error: Exception) -> NoReturn:
+    """A usage error found by the option parser: shown as typer shows it, and as JSON when --json was asked for."""
+    exit_code = int(getattr(error, "exit_code", 2))
+    try:
+        from typer import rich_utils
+
+        rich_utils.rich_format_error(error)  # type: ignore[arg-type]
+    except Exception:  # noqa: BLE001 - an older typer without rich: click's own way
+        error.show()  # type: ignore[attr-defined]
+    if json_requested():
+        context = getattr(error, "ctx", None)
+        where = context.command_path if context is not None else "cudnn-doctor"
+        message = error.format_message() if hasattr(error, "format_message") else str(error)
+        write_error_json(exit_code, message, f"see `{where} --help`")
+    sys.exit(exit_code)
+
+
 def main() -> None:
-    app()
+    # click's ClickException (click itself, or the copy newer typers carry), found through what typer exports
+    usage_errors: tuple[type[Exception], ...] = tuple(
+        c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
+    try:
+        exit_code = app(prog_name="cudnn-doctor", standalone_mode=False)
+    except usage_errors as error:
+        _usage_error(error)
+    except typer.Abort:
+        sys.stderr.write("Aborted!\n")
+        sys.exit(1)
+    except BrokenPipeError:
+        exit_code = CLOSED_PIPE_EXIT
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        exit_code = CLOSED_PIPE_EXIT
+    if exit_code == CLOSED_PIPE_EXIT:
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+    sys.exit(exit_code if isinstance(exit_code, int) else 0)
 
 
 if __name__ == "__main__":

@@ -5,9 +5,65 @@ Only typer is imported here at module level; the bench's modules load inside the
 
 from __future__ import annotations
 
-from typing import Optional
+import sys
+from types import TracebackType
+from typing import Any, Optional
 
 import typer
+
+NUMPY_FIX = "pip install 'cudnn-doctor[bench]' (with pipx: pipx inject cudnn-doctor numpy)"
+
+
+def require_numpy() -> None:
+    """bench computes its inputs and the CPU reference with NumPy, an optional dependency: name it if it is missing."""
+    import importlib.util
+
+    from cudnn_doctor.errors import DoctorError
+
+    try:
+        found = importlib.util.find_spec("numpy") is not None
+    except (ImportError, ValueError):
+        found = False
+    if not found:
+        raise DoctorError(f"bench needs NumPy, the optional dependency `bench`, and this Python ({sys.executable}) "
+                          "has none; nothing was run on the GPU", fix=NUMPY_FIX)
+
+
+def selected_workloads(workload: str) -> tuple[str, ...]:
+    from cudnn_doctor.bench.workloads import selected
+
+    return tuple(selected(workload))
+
+
+class WorkloadProgress:
+    """A rich progress line on the terminal's stderr: which workload runs now, how many are done."""
+
+    def __init__(self, per_device: int, devices: str) -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+        self.per_device = per_device
+        self.progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                 TimeElapsedColumn(), console=Console(stderr=True), transient=True)
+        self.task = self.progress.add_task("starting the benchmark", total=per_device if devices != "all" else None)
+        self.devices: set[int] = set()
+
+    def __enter__(self) -> WorkloadProgress:
+        self.progress.start()
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 trace: TracebackType | None) -> None:
+        self.progress.stop()
+
+    def update(self, device: int, event: dict[str, Any]) -> None:
+        if device not in self.devices:
+            self.devices.add(device)
+            self.progress.update(self.task, total=self.per_device * len(self.devices))
+        if "now" in event:
+            self.progress.update(self.task, description=f"GPU {device}: {event['now']}", refresh=True)
+        if "done" in event:
+            self.progress.advance(self.task)
 
 
 def register(app: typer.Typer) -> None:
@@ -47,9 +103,16 @@ def register(app: typer.Typer) -> None:
             workload=workload.lower(), dtype=dtype.lower(), layout=layout.lower(), size=size.lower(),
             workspace_limit_mb=workspace_limit, devices=device.lower(), cpu=not no_cpu, repeats=repeats,
             api=api.lower()))
-        from cudnn_doctor.bench.run import bench_to_json, run_bench
+        require_numpy()  # before any GPU work: the child needs it for inputs and the reference
+        from cudnn_doctor.bench.model import bench_to_json
+        from cudnn_doctor.commands.bench import BenchCommandOptions, run
 
-        report = run_bench(options, cudnn_path=cudnn, cudart_path=cudart)
+        command = BenchCommandOptions(options, cudnn_path=cudnn, cudart_path=cudart)
+        if json_output or not (sys.stdout.isatty() and sys.stderr.isatty()):
+            report = run(command)
+        else:
+            with WorkloadProgress(len(selected_workloads(options.workload)), device) as shown:
+                report = run(command, progress=shown.update)
         if json_output:
             from cudnn_doctor.render.json_out import write_json
 

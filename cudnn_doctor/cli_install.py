@@ -68,14 +68,14 @@ def register(app: typer.Typer) -> None:
 def _run(command: str, action: Any, json_output: bool, verbose: bool, no_prompt: bool) -> None:
     from rich.console import Console
 
+    from cudnn_doctor.cli import _console
     from cudnn_doctor.commands.install import Ui
     from cudnn_doctor.errors import DoctorError
     from cudnn_doctor.install.outcome import UninstallPlan, failure_to_json, outcome_to_json
     from cudnn_doctor.render import install_text as render
     from cudnn_doctor.render.json_out import write_json
 
-    console = Console(highlight=False, stderr=json_output)
-    console.soft_wrap = not console.is_terminal
+    console = _console(stderr=json_output)  # a closed stdout ends quietly, as in every command
     shown: list[Any] = []
 
     def show_plan(plan: Any) -> None:

@@ -61,6 +61,71 @@ _CODES = (
          "{path} holds a CUDA forward-compatibility libcuda ({version}); it lets a newer CUDA "
          "run on an older data-centre driver, and only when it is on the loader's path.",
          "No action needed if this is intended; otherwise remove it from LD_LIBRARY_PATH."),
+    Code("CD108", "error", "The GPU is not passed into the container",
+         "The program runs in a container that was started without the NVIDIA Container Toolkit's GPU "
+         "hooks (or they failed), so the driver's device files and libraries are missing or blocked inside "
+         "it: {detail}",
+         "Install the NVIDIA Container Toolkit on the host (`nvidia-ctk runtime configure --runtime=docker`, "
+         "then restart the daemon), start the container with `--gpus all` (Kubernetes: the NVIDIA device "
+         "plugin), and check `nvidia-smi` inside it. 'Failed to initialize NVML: Unknown Error' after a "
+         "while is the cgroup-driver problem: set `no-cgroups`/systemd cgroup options as the toolkit's "
+         "troubleshooting guide says, or restart the container."),
+    Code("CD109", "error", "Out of GPU memory",
+         "The GPU ran out of memory ({detail}). Other processes on the GPU, a too large batch or "
+         "workspace, or a framework that reserves memory up front are the usual causes; cuDNN handle "
+         "creation and algorithm search fail the same way when memory is short.",
+         "Free the GPU (`nvidia-smi` lists what holds memory), lower the batch size, let the framework "
+         "grow memory on demand (TensorFlow: `tf.config.experimental.set_memory_growth`; JAX: "
+         "`XLA_PYTHON_CLIENT_PREALLOCATE=false`), or use an algorithm mode without workspace."),
+    Code("CD110", "error", "The CUDA driver failed to initialise",
+         "The CUDA driver was found but could not start ({detail}). Usual causes: the kernel module and the "
+         "user-space driver are of different versions (an upgrade without a reboot), the GPU device files "
+         "are missing or not accessible (containers, permissions, a suspended laptop's nvidia_uvm), or the "
+         "GPU fell off the bus.",
+         "Run `nvidia-smi`; if it fails, reboot (or reload the nvidia and nvidia_uvm modules). In a "
+         "container, start it with `--gpus all`. After a suspend: `sudo rmmod nvidia_uvm && sudo modprobe "
+         "nvidia_uvm`."),
+    # CD13x-CD14x: GPU health, read through NVML (what a GPU does not support is never a finding)
+    Code("CD130", "error", "Uncorrectable ECC errors on the GPU",
+         "GPU {gpu} has {volatile} uncorrectable ECC error(s) since the driver loaded ({aggregate} over its "
+         "life). Results computed on it may be wrong and CUDA calls fail with 'uncorrectable ECC error "
+         "encountered'.",
+         "Drain the node, then reset the GPU (`sudo nvidia-smi -r -i {index}`) or reboot; if the lifetime "
+         "count keeps growing, have the GPU replaced."),
+    Code("CD131", "warning", "GPU memory repair waits for a reset",
+         "GPU {gpu} has {what} waiting: the repair of its memory takes effect only after a GPU reset.",
+         "Drain the node and reset the GPU (`sudo nvidia-smi -r -i {index}`) or reboot it."),
+    Code("CD132", "error", "GPU row remapping failed",
+         "GPU {gpu} could not remap a failing memory row: its memory has errors it cannot repair.",
+         "Drain the node and have the GPU serviced (`nvidia-smi -q -d ROW_REMAPPER` for the details)."),
+    Code("CD133", "warning", "GPU clocks slowed down",
+         "GPU {gpu} is slowing its clocks now: {reasons}. Everything on it runs slower than it should.",
+         "{fix}"),
+    Code("CD134", "warning", "PCIe link narrower than it can be",
+         "GPU {gpu} runs its PCIe link at x{width} while x{width_max} is possible (generation {generation} of "
+         "{generation_max}). Copies between host and GPU are slower by the same factor.",
+         "Reseat the GPU or its riser, check the slot (`nvidia-smi -q -d PCIE`), and the BIOS's lane settings."),
+    Code("CD135", "info", "Persistence mode off",
+         "GPU {gpu} has persistence mode off: the driver tears the GPU down when no program uses it, so "
+         "every program's start waits for it to be set up again.",
+         "Start the persistence daemon (`sudo systemctl enable --now nvidia-persistenced`) or "
+         "`sudo nvidia-smi -pm 1`."),
+    Code("CD136", "warning", "MIG mode change waits for a GPU reset",
+         "GPU {gpu} has MIG mode {current} but {pending} pending: the change takes effect at the next reset.",
+         "Reset the GPU (`sudo nvidia-smi -r -i {index}`) when nothing runs on it."),
+    Code("CD137", "info", "MIG mode on",
+         "GPU {gpu} is split into MIG instances; CUDA programs see an instance, not the whole GPU, and "
+         "only one per process.",
+         "Pick an instance with CUDA_VISIBLE_DEVICES=MIG-<uuid> (`nvidia-smi -L` lists them)."),
+    Code("CD138", "error", "Compute mode prohibits CUDA",
+         "GPU {gpu} is in compute mode 'prohibited': no CUDA program can create a context on it.",
+         "`sudo nvidia-smi -i {index} -c DEFAULT`."),
+    Code("CD139", "info", "Other processes use the GPU",
+         "GPU {gpu} runs {count} other compute process(es) ({processes}){exclusive}.",
+         "Nothing to do if they are expected; otherwise find them with `nvidia-smi` and stop them."),
+    Code("CD140", "warning", "GPU near its slowdown temperature",
+         "GPU {gpu} is at {temperature} °C; it slows down at {slowdown} °C.",
+         "Check the cooling: fans, airflow, the data centre's inlet temperature (`nvidia-smi -q -d TEMPERATURE`)."),
     # CD2xx: CUDA toolkit and runtime
     Code("CD201", "warning", "No CUDA toolkit found",
          "No CUDA toolkit was found (CUDA_HOME, CUDA_PATH, nvcc on PATH, /usr/local/cuda*, pip "
@@ -146,6 +211,20 @@ _CODES = (
     Code("CD314", "warning", "cuDNN version unreadable",
          "{library} loaded, but cudnnGetVersion {error}.",
          "Reinstall cuDNN from one archive."),
+    Code("CD315", "error", "cuDNN could not initialise",
+         "cuDNN was loaded but could not create its handle or initialise ({detail}). Almost always the GPU "
+         "had too little free memory at that moment, or the cuDNN, CUDA runtime and driver loaded "
+         "together do not belong together (a cuDNN of another CUDA major, a driver older than the runtime).",
+         "Free GPU memory (other processes, framework preallocation: TensorFlow memory growth, "
+         "`XLA_PYTHON_CLIENT_PREALLOCATE=false` for JAX), then check that the cuDNN the framework loads is "
+         "the one it was built for: `cudnn-doctor check`."),
+    Code("CD316", "error", "cuDNN refused or failed an operation",
+         "A cuDNN call failed at run time ({detail}): the operation (its sizes, layout, data type or "
+         "engine) is not supported by this cuDNN on this GPU, or a kernel failed while it ran.",
+         "Update the framework and the cuDNN it uses to a current, matching pair (`cudnn-doctor check`); "
+         "as a workaround, disable the failing cuDNN path (PyTorch: `torch.backends.cudnn.benchmark = "
+         "False` or `torch.backends.cudnn.enabled = False` for that op; TensorFlow/JAX: "
+         "`TF_CUDNN_USE_AUTOTUNE=0`) and re-run with `CUDA_LAUNCH_BLOCKING=1` to see the failing call."),
     # CD4xx: framework compatibility
     Code("CD401", "error", "Framework needs a cuDNN it will not find",
          "{framework} {framework_version} was built with cuDNN {expected}; {found}.",
@@ -178,6 +257,55 @@ _CODES = (
          "{framework} {framework_version} accepts cuDNN {expected}; the cuDNN it will load is "
          "{found}.",
          "{fix}"),
+    Code("CD409", "error", "A framework's own GPU library fails to load",
+         "{library}, the framework's own GPU layer, could not be loaded: {error}. When the message names "
+         "the library it needed in turn, that one is the cause.",
+         "Reinstall the framework's GPU build with its CUDA dependencies (`pip install --force-reinstall` "
+         "of the same version, or the framework's 'and-cuda'/'-gpu'/'-cu12' variant), and make the CUDA "
+         "and cuDNN majors it names visible to the loader."),
+    Code("CD410", "error", "Built against another version",
+         "{what} was built against {built}, but {found} is what it found here. Compiled code and the "
+         "libraries it runs with must agree on the version (the CUDA major, the framework's exact release, "
+         "the TensorRT version of an engine).",
+         "Install the build that matches what is here (a wheel for this framework and CUDA version), or "
+         "rebuild it against the installed version; set CUDA_HOME to the toolkit the framework was "
+         "built with when compiling extensions."),
+    # CD430-CD439: Deeplearning4j projects (Maven / Gradle)
+    Code("CD430", "warning", "Project file not read",
+         "{path}: {why}. What it declares (modules, properties, dependencies) was not used.",
+         "{fix}"),
+    Code("CD431", "warning", "Maven property cannot be expanded",
+         "{path}: {why}; Maven itself fails on it, and the doctor left it unexpanded.",
+         "Give the property a plain value, or one that refers only to other properties that do not refer back to it."),
+    Code("CD432", "warning", "CUDA backend without cuDNN",
+         "{where}: {backend} (DL4J {version}) runs on CUDA {cuda}, but {missing}, so DL4J uses its own CUDA "
+         "kernels for convolutions and LSTMs instead of cuDNN.",
+         "Add the dependency through which DL4J {version} uses cuDNN: {fix}."),
+    Code("CD433", "warning", "GravesLSTM layers do not use cuDNN",
+         "{where} builds GravesLSTM layers, which have no cuDNN implementation; on the CUDA backend {backend} "
+         "they run without cuDNN.",
+         "Use LSTM (org.deeplearning4j.nn.conf.layers.LSTM) instead of GravesLSTM: it has cuDNN support."),
+    Code("CD434", "info", "Several GPUs, multi-GPU not enabled",
+         "This machine has {count} GPUs and {where} uses the CUDA backend {backend}, but its sources never call "
+         "allowMultiGPU(true); if DL4J then uses only one GPU, that is why.",
+         "Add `CudaEnvironment.getInstance().getConfiguration().allowMultiGPU(true);` as the first line of main(), "
+         "and train with ParallelWrapper (workers at least the number of GPUs)."),
+    Code("CD435", "warning", "Several ND4J backends in one module",
+         "{where} has {backends} on its classpath; ND4J loads one: {winner}.",
+         "Keep one backend in the module (the nd4j-cuda-X.Y that matches your CUDA), or choose at run time with "
+         "the BACKEND_PRIORITY_GPU / BACKEND_PRIORITY_CPU environment variables (the higher one wins)."),
+    Code("CD436", "info", "Module built only with a Maven profile",
+         "{where} is built only with the profile {profile} ({activation}), which is {state} here; its backend "
+         "{backend} is used only then.",
+         "{fix}"),
+    Code("CD437", "warning", "DL4J without an ND4J backend",
+         "{where} uses {artifacts} {version} but no ND4J backend (nd4j-native or nd4j-cuda-X.Y), so it fails at "
+         "start with 'No ND4J backend is available'.",
+         "Add org.nd4j:{suggestion}:{version} to its dependencies."),
+    Code("CD438", "warning", "Maven parent is not the pom it points at",
+         "{path}: {why}.",
+         "Make <parent> name the pom it sits under (groupId, artifactId and version), or install that parent "
+         "(`mvn install -N` in its folder)."),
     # CD5xx: install
     Code("CD501", "error", "Checksum mismatch",
          "{file}: expected sha256 {expected}, got {actual}.",
@@ -205,6 +333,14 @@ _CODES = (
          "{count} files that cudnn-doctor installed into {prefix} were changed afterwards ({files}); "
          "uninstalling would remove someone's work.",
          "Look at the files first; `cudnn-doctor uninstall --prefix {prefix} --force` removes them anyway."),
+    Code("CD509", "error", "No package build for this CUDA, Python or platform",
+         "The package manager found no build that satisfies the request ({detail}): the package's "
+         "CUDA variant is not published for this Python version or platform, or it lives on another index "
+         "(PyTorch's download.pytorch.org/whl/cuXXX), or conda's virtual package __cuda says this machine's "
+         "driver supports no such CUDA.",
+         "Install from the index that hosts the CUDA build (`pip install torch --index-url "
+         "https://download.pytorch.org/whl/cu128`), pick a version published for your Python, or for conda "
+         "check `conda info` (the __cuda line) and set `CONDA_OVERRIDE_CUDA` only on a machine without a GPU."),
     # CD6xx: bench
     Code("CD601", "error", "No GPU to benchmark",
          "{why}",
@@ -232,11 +368,22 @@ _CODES = (
          "any program that makes the same call will do the same.",
          "Run `cudnn-doctor check` and update the driver and cuDNN; run `cudnn-doctor bench -v` "
          "with `CUDNN_LOGERR_DBG=1 CUDNN_LOGDEST_DBG=stderr` to see cuDNN's own log."),
+    Code("CD608", "warning", "GPU slowed down during the benchmark",
+         "GPU {device} slowed its clocks while the benchmark ran ({reasons}; SM clock down to {mhz} MHz of "
+         "{max_mhz}): its figures are lower than the GPU can give.",
+         "Check cooling and power (`nvidia-smi -q -d PERFORMANCE,TEMPERATURE,POWER`), then run the bench again."),
+    Code("CD609", "warning", "GPU slower than a healthy one of its model",
+         "{workload} on GPU {device} ({gpu}) took {ms} ms, {ratio}x the speed of a healthy {gpu} "
+         "({reference_ms} ms, measured {measured}).",
+         "Look for throttling, other processes or a narrow PCIe link (`cudnn-doctor check`), and compare "
+         "with another node of the fleet."),
     # Requirements given with --require (one code per subject)
     Code("CD120", "error", "Driver requirement not met",
          "--require {spec}: {found}.", "Install an NVIDIA driver that satisfies {spec}."),
     Code("CD121", "error", "GPU requirement not met",
          "--require {spec}: {found}.", "Run on a machine with an NVIDIA GPU and driver."),
+    Code("CD122", "error", "GPU health requirement not met",
+         "--require {spec}: {found}.", "Fix the GPU health findings above, or drain the node."),
     Code("CD220", "error", "CUDA requirement not met",
          "--require {spec}: {found}.", "Install a CUDA toolkit that satisfies {spec}."),
     Code("CD320", "error", "cuDNN requirement not met",

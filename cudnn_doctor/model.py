@@ -24,6 +24,39 @@ class Host:
 
 
 @dataclass(frozen=True)
+class GpuProcess:
+    pid: int
+    used_memory_mib: int | None
+
+
+@dataclass(frozen=True)
+class GpuHealth:
+    """NVML's health readings of one GPU; None where not read, named in not_supported where the
+    GPU or driver does not support it, in errors where NVML failed."""
+
+    ecc_enabled: bool | None = None
+    ecc_errors_uncorrected_volatile: int | None = None
+    ecc_errors_uncorrected_aggregate: int | None = None
+    retired_pages_pending: bool | None = None
+    remapped_rows_pending: bool | None = None
+    remapped_rows_failed: bool | None = None
+    throttle_reasons: tuple[str, ...] | None = None  # hw_slowdown, sw_thermal_slowdown, ...; idle left out
+    pcie_link_generation: int | None = None
+    pcie_link_generation_max: int | None = None
+    pcie_link_width: int | None = None
+    pcie_link_width_max: int | None = None
+    persistence_mode: bool | None = None
+    mig_mode: bool | None = None
+    mig_mode_pending: bool | None = None
+    compute_mode: str | None = None  # default | exclusive_process | prohibited | exclusive_thread
+    processes: tuple[GpuProcess, ...] | None = None  # compute processes of others
+    temperature_celsius: int | None = None
+    temperature_slowdown_celsius: int | None = None
+    not_supported: tuple[str, ...] = ()
+    errors: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class Gpu:
     index: int
     name: str
@@ -31,6 +64,7 @@ class Gpu:
     compute_capability: str | None  # "9.0"
     memory_total_mib: int | None
     driver_version: str | None
+    health: GpuHealth | None = None
 
 
 @dataclass(frozen=True)

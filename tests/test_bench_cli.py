@@ -75,7 +75,7 @@ def test_fake_gpu_convolutions_are_checked_and_lstm_failure_is_cd602(machine):
         assert by_name[name]["cpu_baseline"].startswith("compiled with ")
         assert by_name[name]["algo"]
         # the fake has no backend (graph) API: the legacy cudnnFind*Ex path runs instead
-        assert by_name[name]["api"] == "legacy" and "graph_api_error" not in by_name[name]
+        assert by_name[name]["api"] == "legacy" and by_name[name]["graph_api_error"] is None
     assert data["devices"][0]["name"] == "NVIDIA H100 80GB HBM3"
     assert data["devices"][0]["peaks_tflops"]["fp32"] == pytest.approx(66.9)
     lstm = by_name["lstm-fwd"]
@@ -143,6 +143,10 @@ def test_wrong_answer_is_cd603(machine):
     assert result.returncode == 1
     assert codes(data) == ["CD603", "CD603", "CD603"]
     assert "differs from the CPU reference" in data["findings"][0]["detail"]
+    assert [r["ok"] for r in data["results"]] == [False, False, False]
+    text = bench(machine, "--size", "tiny", "--workload", "conv", "--repeats", "2", *fakes(cudnn={"FAKE_WRONG": True}))
+    assert text.returncode == 1
+    assert text.stdout.count("FAIL (full)") == 3 and "bench failed: 3 error(s), 3 workload(s) not passing" in text.stdout
 
 
 def test_runtime_without_device_is_cd601(machine):
@@ -167,6 +171,7 @@ def test_crash_inside_cudnn_is_cd606_not_our_crash(machine):
     data = json.loads(result.stdout)
     assert result.returncode == 1
     assert codes(data) == ["CD606"] and "SIGSEGV" in data["findings"][0]["detail"]
+    assert "cudnn-doctor-progress" not in data["findings"][0]["detail"]  # the child's progress is for a terminal
 
 
 def test_out_of_memory_is_cd605(machine):

@@ -5,7 +5,7 @@ its pattern must recognise its own example -- and win over every other entry for
 Extra real-message variants (other versions, quoting, paths, line wraps), each read
 in the public source named beside it, must resolve to the right entry as well.
 
-Only the standard library (tomllib; tomli on Python 3.10) and cudnn_doctor.codes are used.
+Matching uses the product's own matcher (cudnn_doctor.commands.explain.match_message).
 """
 
 from __future__ import annotations
@@ -25,12 +25,15 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from cudnn_doctor.codes import CODES  # noqa: E402
+from cudnn_doctor.commands.explain import match_message  # noqa: E402
+from cudnn_doctor.explain.catalog import compiled  # noqa: E402
 
 CATALOG_PATH = ROOT / "compat" / "errors.toml"
 FLAGS = re.IGNORECASE | re.DOTALL
 REQUIRED = ("id", "framework", "code", "pattern", "example", "cause", "fix", "source")
-OPTIONAL = ("priority",)
-FRAMEWORKS = {"tensorflow", "pytorch", "jax", "theano", "dl4j", "cuda", "nvml", "cudnn", "loader"}
+OPTIONAL = ("priority", "requires", "stack_library")
+FRAMEWORKS = {"tensorflow", "pytorch", "jax", "theano", "dl4j", "cuda", "nvml", "cudnn", "loader", "onnxruntime",
+              "tensorrt", "cupy", "paddle", "container", "pip", "xformers"}
 GROUPS = {
     "library",
     "cudnn_major",
@@ -45,27 +48,26 @@ with CATALOG_PATH.open("rb") as _f:
     CATALOG = tomllib.load(_f)
 ENTRIES = CATALOG["error"]
 BY_ID = {e["id"]: e for e in ENTRIES}
-COMPILED = {e["id"]: re.compile(e["pattern"], FLAGS) for e in ENTRIES}
+# the product's own compiled patterns and matcher (cudnn_doctor.explain.catalog), not a copy
+COMPILED = {entry["id"]: pattern for entry, pattern in compiled()}
 
 
 def matches(text: str) -> list[tuple[int, str]]:
-    """(priority, id) of every entry whose pattern is found in TEXT."""
-    return [(e.get("priority", 0), e["id"]) for e in ENTRIES if COMPILED[e["id"]].search(text)]
+    """(priority, id) of the entries `explain` reports for TEXT (those of the highest priority)."""
+    return [(m.priority, m.id) for m in match_message(text)]
 
 
 def resolve(text: str) -> str | None:
-    """The id of the single highest-priority match; None if nothing matches.
+    """The id of the single entry `explain` reports for TEXT; None if nothing matches.
 
     Fails the calling test if two entries tie for the top, since `explain` could not
     choose between them.
     """
-    found = matches(text)
+    found = match_message(text)
     if not found:
         return None
-    top = max(p for p, _ in found)
-    winners = sorted(i for p, i in found if p == top)
-    assert len(winners) == 1, f"ambiguous: {winners} all match with priority {top}"
-    return winners[0]
+    assert len(found) == 1, f"ambiguous: {[m.id for m in found]} all match with priority {found[0].priority}"
+    return found[0].id
 
 
 def groups(entry_id: str, text: str) -> dict[str, str]:
@@ -100,6 +102,7 @@ def test_every_framework_covered():
 def test_entry_fields(entry):
     for key in REQUIRED:
         assert isinstance(entry.get(key), str) and entry[key].strip(), f"{key} missing or empty"
+    assert all(word.lower() in entry["example"].lower() for word in entry.get("requires", [])), "requires"
     unknown = set(entry) - set(REQUIRED) - set(OPTIONAL)
     assert not unknown, f"unknown keys {unknown}"
     assert re.fullmatch(r"[a-z0-9]+(?:-[a-z0-9]+)*", entry["id"]), "id must be kebab-case"

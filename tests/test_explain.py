@@ -74,18 +74,55 @@ def test_unknown_message_says_so_and_shows_the_machine(machine: Machine) -> None
     assert "No known cause for this message." in text.stdout
 
 
-@pytest.mark.parametrize("code", sorted(CODES))
-def test_every_code_explains_itself(machine: Machine, code: str) -> None:
-    data = machine.run("explain", code, "--json").json
-    entry = CODES[code]
-    assert data["code"]["title"] == entry.title and data["code"]["severity"] == entry.severity
-    assert "{" not in data["code"]["explanation"].replace("{libcudnn", "")
+EVERY_CODE = """
+import json, sys
+from typer.testing import CliRunner
+from cudnn_doctor.cli import app
+runner = CliRunner()
+out = {}
+for code in sys.argv[1:]:
+    result = runner.invoke(app, ["explain", code, "--json"])
+    out[code] = [result.exit_code, json.loads(result.stdout)]
+print(json.dumps(out))
+"""
+
+
+def test_every_code_explains_itself(machine: Machine) -> None:
+    """`explain CODE` for every registered code, through the CLI, in one process."""
+    process = subprocess.run([sys.executable, "-c", EVERY_CODE, *sorted(CODES)], capture_output=True, text=True,
+                             env=machine.env, cwd=machine.cwd, timeout=120)
+    assert process.returncode == 0, process.stderr
+    answers = json.loads(process.stdout)
+    for code, entry in CODES.items():
+        exit_code, data = answers[code]
+        assert exit_code == 0 and data["code"]["title"] == entry.title and data["code"]["severity"] == entry.severity
+        assert "{" not in data["code"]["explanation"].replace("{libcudnn", "")
+
+
+def test_explain_code_indents_multi_line_snippets(machine: Machine) -> None:
+    text = machine.run("explain", "CD203").stdout
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if "Messages that lead here" in line)
+    assert all(line.startswith("      ") for line in lines[start + 1:] if line.strip())
 
 
 def test_bad_input(machine: Machine, tmp_path: Path) -> None:
     missing = machine.run("explain", "--from-file", str(tmp_path / "nope.log"))
     assert missing.exit_code == 2 and missing.stderr.startswith("cudnn-doctor: error: --from-file")
     assert machine.run("explain", "CD999").exit_code == 1
+    folder = machine.run("explain", "--from-file", str(tmp_path))
+    assert folder.exit_code == 2 and "is a folder" in folder.stderr
+    empty = tmp_path / "empty.log"
+    empty.write_bytes(b"")
+    assert machine.run("explain", "--from-file", str(empty)).exit_code == 2
+    assert machine.run("explain", "   ").exit_code == 2
+
+
+def test_no_message_or_empty_stdin_is_a_usage_error(machine: Machine) -> None:
+    for given in ("", "  \n\t \n"):
+        process = subprocess.run([sys.executable, "-m", "cudnn_doctor", "explain", "-", "--offline-only"],
+                                 input=given, capture_output=True, text=True, env=machine.env, timeout=60)
+        assert process.returncode == 2 and process.stderr.startswith("cudnn-doctor: error: nothing to explain")
 
 
 def test_normalising_captured_versions() -> None:

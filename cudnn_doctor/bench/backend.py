@@ -4,7 +4,7 @@ ask the heuristics (modes A, B and FALLBACK) for engine configurations, finalize
 each, time the plans and keep the fastest.
 
 The enum values and attribute names are those of cudnn_graph.h (cuDNN 9.19.0) and
-cudnn_backend_v8.h (8.9.7): the same numbers in both. The legacy API in gpu.py stays as the
+cudnn_backend_v8.h (8.9.7): the same numbers in both. The legacy API in convolution.py stays as the
 fallback for a cuDNN where any of this fails (older 8.x builds, a GPU the engines refuse).
 """
 
@@ -132,7 +132,9 @@ class ConvProblem:
 
 
 @dataclass
-class Plan:
+class CandidatePlan:
+    """A finalized execution plan of one engine configuration, and its time once measured."""
+
     descriptor: int
     engine: int
     workspace: int
@@ -239,11 +241,11 @@ def wanted(problem: ConvProblem, numerical: list[int]) -> bool:
 
 
 def make_plans(lib: dnn.Cudnn, handle: int, problem: ConvProblem, graph: int, workspace_limit: int,
-               descriptors: Descriptors) -> tuple[list[Plan], dict[str, int]]:
+               descriptors: Descriptors) -> tuple[list[CandidatePlan], dict[str, int]]:
     """Finalized plans from heuristics A, B and FALLBACK (in that order, duplicates dropped) that
     pass the filter and need at most WORKSPACE_LIMIT bytes; at most MAX_PLANS."""
     d = descriptors
-    plans: list[Plan] = []
+    plans: list[CandidatePlan] = []
     seen: set[str] = set()
     counts: dict[str, int] = {}
     for mode_name, mode in (("A", HEUR_MODE_A), ("B", HEUR_MODE_B), ("fallback", HEUR_MODE_FALLBACK)):
@@ -282,7 +284,7 @@ def make_plans(lib: dnn.Cudnn, handle: int, problem: ConvProblem, graph: int, wo
             notes = ["tensor-core"] if NOTE_TENSOR_CORE in numerical else []
             if NOTE_RUNTIME_COMPILATION in behaviour:
                 notes.append("runtime-compiled")
-            plans.append(Plan(descriptor=plan, engine=index, workspace=workspace, notes=notes))
+            plans.append(CandidatePlan(descriptor=plan, engine=index, workspace=workspace, notes=notes))
     return plans, counts
 
 

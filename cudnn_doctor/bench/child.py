@@ -26,7 +26,8 @@ def _error(error: BaseException) -> dict[str, Any]:
                 "meaning": error.meaning, "fix": error.fix}
     if isinstance(error, CudaError):
         return {"kind": "cuda", "call": error.call, "code": error.code, "name": error.name, "text": error.text}
-    from cudnn_doctor.bench.gpu import ApiUnavailable, WorkloadUnavailable
+    from cudnn_doctor.bench.convolution import ApiUnavailable
+    from cudnn_doctor.bench.lstm import WorkloadUnavailable
 
     if isinstance(error, ApiUnavailable):
         return {"kind": "api-unavailable", "message": str(error)}
@@ -37,10 +38,26 @@ def _error(error: BaseException) -> dict[str, Any]:
     return {"kind": "other", "message": f"{type(error).__name__}: {error}"}
 
 
+PROGRESS_PREFIX = "cudnn-doctor-progress "
+_progress_wanted = False  # the request's "progress": only a parent that shows progress reads these lines
+
+
+def _progress(**event: Any) -> None:
+    """One line on stderr for the parent's progress display (`now`: what runs; `done`: a finished workload)."""
+    if not _progress_wanted:
+        return  # else the last stderr line, which names how a crashed child died, would be a progress line
+    try:
+        sys.stderr.write(PROGRESS_PREFIX + json.dumps(event) + "\n")
+        sys.stderr.flush()
+    except OSError:
+        pass  # nobody is watching
+
+
 def run(request: dict[str, Any]) -> dict[str, Any]:
     answer: dict[str, Any] = {"device": None, "versions": {}, "startup_ms": {}, "results": [], "error": None,
                               "stage": "load-cudart"}
-    from cudnn_doctor.bench import gpu as g  # NumPy and the bindings
+    from cudnn_doctor.bench import convolution, lstm  # noqa: F401 - NumPy and the bindings, timed as imports
+    from cudnn_doctor.bench.device import device_info, elapsed_ms, initialise
 
     imported = time.perf_counter()
     answer["startup_ms"]["imports"] = round((imported - STARTED) * 1000, 1)
@@ -80,18 +97,23 @@ def run(request: dict[str, Any]) -> dict[str, Any]:
         if device >= count:
             answer["error"] = {"kind": "no-such-device", "device": device, "count": count}
             return answer
-        handle_gpu = g.initialise(rt, lib, device)
-        answer["startup_ms"]["init"] = g.elapsed_ms(loaded)
-        answer["device"] = g.device_info(rt, device)
+        handle_gpu = initialise(rt, lib, device)
+        answer["startup_ms"]["init"] = elapsed_ms(loaded)
+        answer["device"] = device_info(rt, device)
     except Exception as error:  # noqa: BLE001 - every failure is an answer
         answer["error"] = _error(error)
         return answer
 
     answer["stage"] = "workloads"
+    from cudnn_doctor.bench.clocks import ClockWatch
+
+    watch = ClockWatch(rt.pci_bus_id(device), device)
     try:
-        answer["results"] = _workloads(handle_gpu, request)
+        with watch:
+            answer["results"] = _workloads(handle_gpu, request)
     finally:
         handle_gpu.release()
+        answer["clocks"] = watch.summary()
     answer["stage"] = "done"
     return answer
 
@@ -99,8 +121,9 @@ def run(request: dict[str, Any]) -> dict[str, Any]:
 def _workloads(gpu: Any, request: dict[str, Any]) -> list[dict[str, Any]]:
     import numpy as np
 
-    from cudnn_doctor.bench import gpu as g
     from cudnn_doctor.bench import reference as ref
+    from cudnn_doctor.bench.convolution import make_conv_inputs, run_conv
+    from cudnn_doctor.bench.lstm import run_lstm
     from cudnn_doctor.bench.workloads import CONV_SHAPES, LSTM_SHAPES, conv_flops, lstm_flops, tolerance
 
     dtype, layout, size = request["dtype"], request["layout"], request["size"]
@@ -114,12 +137,13 @@ def _workloads(gpu: Any, request: dict[str, Any]) -> list[dict[str, Any]]:
     conv_passes = tuple(name for name in wanted if name.startswith("conv"))
     if conv_passes:
         shape = CONV_SHAPES[size]
-        inputs = g.make_conv_inputs(shape, dtype, rng)
-        common = {"shape": shape.describe(), "shape_name": shape.name, "layout": layout, "dtype": dtype,
+        inputs = make_conv_inputs(shape, dtype, rng)
+        _progress(now=f"{', '.join(conv_passes)} on the GPU")
+        common = {"shape": shape.describe(), "shape_name": shape.name, "size": size, "layout": layout, "dtype": dtype,
                   "flops": conv_flops(shape)}
         try:
-            outcomes = g.run_conv(gpu, shape, dtype, layout, conv_passes, inputs, limit, warmup, repeats,
-                                  str(request.get("api", "auto")))
+            outcomes = run_conv(gpu, shape, dtype, layout, conv_passes, inputs, limit, warmup, repeats,
+                                str(request.get("api", "auto")))
         except Exception as error:  # noqa: BLE001
             outcomes = [{"workload": name, "error": _error(error)} for name in conv_passes]
         for outcome in outcomes:
@@ -127,22 +151,28 @@ def _workloads(gpu: Any, request: dict[str, Any]) -> list[dict[str, Any]]:
             if "exception" in record:
                 record["error"] = _error(record.pop("exception"))
             if "output" in record:
+                _progress(now=f"checking {record['workload']} against the CPU reference")
                 _check_conv(record, shape, inputs, cpu, threads)
             record["tolerance"] = tolerance(record["workload"], dtype)
             results.append(record)
+            _progress(done=record["workload"])
             gpu.rt.synchronize()
 
     if "lstm-fwd" in wanted:
         lstm_shape = LSTM_SHAPES[size]
-        common = {"shape": lstm_shape.describe(), "shape_name": lstm_shape.name, "layout": "TNC", "dtype": dtype,
+        common = {"shape": lstm_shape.describe(), "shape_name": lstm_shape.name, "size": size, "layout": "TNC",
+                  "dtype": dtype,
                   "flops": lstm_flops(lstm_shape), "tolerance": tolerance("lstm-fwd", dtype)}
         try:
-            outcome, inputs_lstm = g.run_lstm(gpu, lstm_shape, dtype, rng, warmup, repeats)
+            _progress(now="lstm-fwd on the GPU")
+            outcome, inputs_lstm = run_lstm(gpu, lstm_shape, dtype, rng, warmup, repeats)
             record = {**common, **outcome}
+            _progress(now="checking lstm-fwd against the CPU reference")
             _check_lstm(record, inputs_lstm, cpu, threads)
         except Exception as error:  # noqa: BLE001
             record = {**common, "workload": "lstm-fwd", "error": _error(error)}
         results.append(record)
+        _progress(done="lstm-fwd")
 
     for record in results:
         record.pop("output", None)
@@ -224,7 +254,9 @@ def _check_lstm(record: dict[str, Any], inputs: Any, cpu: bool, threads: int) ->
 
 
 def main() -> None:
+    global _progress_wanted
     request = json.loads(sys.argv[1] if len(sys.argv) > 1 else sys.stdin.read())
+    _progress_wanted = bool(request.get("progress"))
     try:
         answer = run(request)
     except Exception as error:  # noqa: BLE001 - the parent reads JSON, never a traceback

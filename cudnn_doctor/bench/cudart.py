@@ -146,6 +146,16 @@ class Cudart:
             return None
         return buffer.raw[:256].split(b"\0", 1)[0].decode(errors="replace") or None
 
+    def pci_bus_id(self, device: int) -> str | None:
+        """"0000:3B:00.0": how NVML finds the same GPU whatever order CUDA numbers them in."""
+        function = getattr(self.lib, "cudaDeviceGetPCIBusId", None)
+        if function is None:
+            return None
+        buffer = ctypes.create_string_buffer(64)
+        if function(buffer, c_int(64), c_int(device)) != 0:
+            return None
+        return buffer.value.decode(errors="replace") or None
+
     def memory_info(self) -> tuple[int, int]:
         free, total = c_size_t(0), c_size_t(0)
         self.check("cudaMemGetInfo", self.lib.cudaMemGetInfo(byref(free), byref(total)))

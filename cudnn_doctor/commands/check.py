@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 from cudnn_doctor.compat.data import sublibrary_names
+from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.model import Report
 from cudnn_doctor.probes.collect import collect_report
 from cudnn_doctor.probes.context import SearchContext
@@ -20,12 +22,31 @@ class CheckOptions:
     project_dir: str | None = None
     deep: bool = False
     frameworks: list[str] = field(default_factory=list)  # --framework NAME[==VER]: checked as if installed
+    python: str | None = None  # --python PATH: that interpreter's packages instead of the ones around
+
+
+def project_folder(given: str | None) -> str | None:
+    """--project, checked; by default the real working folder (os.getcwd(), never a stale $PWD)."""
+    if given is None:
+        try:
+            return os.getcwd()
+        except OSError:  # the working folder was removed: there is no default project
+            return None
+    if not given.strip():
+        raise DoctorError("--project is empty", fix="pass a Maven or Gradle project folder, e.g. --project .")
+    if not os.path.exists(given):
+        raise DoctorError(f"--project {given}: no such folder", fix="pass an existing Maven or Gradle project folder")
+    if not os.path.isdir(given):
+        raise DoctorError(f"--project {given}: not a folder",
+                          fix="pass the folder that holds pom.xml or build.gradle, not the file itself")
+    return os.path.abspath(given)
 
 
 def run_check(options: CheckOptions) -> Report:
     requirements = [parse_requirement(text) for text in options.require]  # bad input fails before probing
-    ctx = SearchContext.from_environment(options.search_paths)
-    report = collect_report(ctx, sublibrary_names(), options.project_dir, options.deep)
+    project_dir = project_folder(options.project_dir)
+    ctx = SearchContext.from_environment(options.search_paths, python=options.python)
+    report = collect_report(ctx, sublibrary_names(), project_dir, options.deep)
     if options.frameworks:
         from cudnn_doctor.compat.frameworks import assumed_framework
 

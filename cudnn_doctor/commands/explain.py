@@ -1,82 +1,35 @@
 """`cudnn-doctor explain`: a finding code, or a pasted error message, turned into its cause and fix.
 
-Messages are matched against the cited catalog compat/errors.toml; the machine part runs
-the `check` probes and says what on this machine bears on the message (the cuDNN major
-it names, the versions it compares, the driver it blames).
+A message is read for facts that do not depend on its wording (cudnn_doctor.explain.reader), the facts
+are turned into causes (explain.classify), and the cited catalog compat/errors.toml gives the specific
+explanation where one is known (explain.catalog). The machine part sets the libraries and versions the
+message names against what `check` sees here: the loader's cuDNN copies, the toolkits, each framework.
 """
 
 from __future__ import annotations
 
+import functools
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from typing import Any
 
 from cudnn_doctor.codes import CODES
 from cudnn_doctor.compat.data import load
+from cudnn_doctor.explain import catalog, classify, reader
+from cudnn_doctor.explain.catalog import Match, normalise
 from cudnn_doctor.model import Report
 from cudnn_doctor.versions import version_tuple
 
 SCHEMA = "cudnn-doctor/explain/1"
-CODE = re.compile(r"^\s*(CD\d{3})\s*$", re.IGNORECASE)
-MAX_TEXT = 2_000_000  # a pasted log longer than this is read from its end, where the error usually is
+CODE = re.compile(r"^\s{0,100}(CD\d{3})\s{0,100}$", re.IGNORECASE)
+MAX_TEXT = reader.MAX_BYTES
+
+__all__ = ["CODE", "SCHEMA", "Match", "explain_code", "explain_text", "match_message", "normalise"]
 
 
-@dataclass(frozen=True)
-class Match:
-    id: str
-    code: str
-    framework: str
-    cause: str
-    fix: str
-    source: str
-    priority: int
-    matched: str  # the text the pattern matched
-    values: dict[str, str]  # named groups, normalised
-
-
-def _compiled() -> list[tuple[dict[str, Any], re.Pattern[str]]]:
-    entries = load("errors").get("error", [])
-    return [(entry, re.compile(entry["pattern"], re.IGNORECASE | re.DOTALL)) for entry in entries]
-
-
-def match_message(text: str) -> list[Match]:
-    """Catalog entries matching TEXT, best first; only those of the highest priority that matched,
-    so a summary line never outranks the specific message under it."""
-    text = text[-MAX_TEXT:]
-    found: list[Match] = []
-    for entry, pattern in _compiled():
-        hit = pattern.search(text)
-        if hit is None:
-            continue
-        values = {key: normalise(key, value) for key, value in hit.groupdict().items() if value}
-        found.append(Match(entry["id"], entry["code"], entry["framework"], entry["cause"].strip(),
-                           entry["fix"].strip(), entry["source"].strip(), int(entry.get("priority", 0)),
-                           " ".join(hit.group(0).split())[:300], values))
-    if not found:
-        return []
-    top = max(m.priority for m in found)
-    return sorted((m for m in found if m.priority == top), key=lambda m: m.id)
-
-
-def normalise(key: str, value: str) -> str:
-    """Versions as the catalog captured them -> dotted form ("8100" -> "8.1.0", "86" -> "8.6")."""
-    value = value.strip().strip("'\"()")
-    if key in ("runtime_version", "compiled_version"):
-        if re.fullmatch(r"\d+,\s*\d+,\s*\d+", value):  # PyTorch prints (8, 3, 2)
-            return ".".join(part.strip() for part in value.split(","))
-        if value.isdigit():
-            number = int(value)
-            if number >= 90000:
-                return f"{number // 10000}.{(number % 10000) // 100}.{number % 100}"
-            return f"{number // 1000}.{(number % 1000) // 100}.{number % 100}"
-    if key == "cuda_version" and value.isdigit():
-        number = int(value)
-        if number >= 1000:  # driver-API encoding: 12080 -> 12.8
-            return f"{number // 1000}.{(number % 1000) // 10}"
-        return f"{value[:-1]}.{value[-1]}"  # cudart64_110.dll -> 11.0
-    if key == "compute_capability" and value.isdigit():
-        return f"{value[:-1]}.{value[-1]}"
-    return value
+def match_message(text: str | bytes) -> list[Match]:
+    """The catalog entries for TEXT (only the catalog; explain_text adds what the facts show)."""
+    return catalog.match_lines(reader.candidate_lines(reader.to_text(text)))
 
 
 def explain_code(code: str) -> dict[str, Any]:
@@ -90,7 +43,7 @@ def explain_code(code: str) -> dict[str, Any]:
 
 def _placeholders(template: str) -> str:
     """The registry's "{library}" as "<library>", "{{" as "{": how a template reads without a machine."""
-    return re.sub(r"(?<!\{)\{(\w+)\}(?!\})", r"<\1>", template).replace("{{", "{").replace("}}", "}")
+    return re.sub(r"(?<!\{)\{(\w{1,40})\}(?!\})", r"<\1>", template).replace("{{", "{").replace("}}", "}")
 
 
 def _catalog_for_code(code: str) -> list[dict[str, Any]]:
@@ -99,34 +52,102 @@ def _catalog_for_code(code: str) -> list[dict[str, Any]]:
             for e in load("errors").get("error", []) if e["code"] == code]
 
 
-def explain_text(text: str, report: Report | None) -> dict[str, Any]:
-    matches = match_message(text)
-    machine = machine_view(matches, report) if report is not None else None
-    query = " ".join(text.split())
+def explain_text(text: str | bytes, report: Report | None) -> dict[str, Any]:
+    facts = reader.read(text)
+    specific = catalog.match_lines(facts.lines, any(library.gpu for library in facts.libraries))
+    causes = classify.classify(facts)
+    # the catalog's specific entries first, then what the facts show, then the catalog's summary lines (priority 0)
+    summaries = [m for m in specific if m.priority == 0 and causes]
+    matches: list[dict[str, Any]] = []
+    covered: set[str] = set()
+    for match in specific:  # one answer per finding code
+        if match not in summaries and match.code not in covered:
+            covered.add(match.code)
+            matches.append({k: v for k, v in asdict(match).items() if k != "priority"})
+    for cause in causes:
+        if cause.code not in covered:
+            covered.add(cause.code)
+            line = facts.lines[cause.line] if 0 <= cause.line < len(facts.lines) else cause.fact
+            matches.append(_from_cause(cause, facts.framework, line))
+    for summary in summaries:
+        if summary.code not in covered:
+            covered.add(summary.code)
+            matches.append({k: v for k, v in asdict(summary).items() if k != "priority"})
+    flat = " ".join(reader.to_text(text)[-2000:].split())
     return {
         "schema": SCHEMA,
-        "query": query if len(query) <= 500 else query[:250] + " … " + query[-250:],
-        "matches": [{k: v for k, v in asdict(m).items() if k != "priority"} for m in matches],
-        "machine": machine,
+        "query": flat if len(flat) <= 500 else flat[:250] + " … " + flat[-250:],
+        "matches": matches,
+        "facts": _facts_json(facts),
+        "machine": machine_view(matches, facts, report) if report is not None else None,
         "exit_code": 0 if matches else 1,
     }
 
 
-def machine_view(matches: list[Match], report: Report) -> dict[str, Any]:
-    """What `check` sees that bears on the matched message, as sentences and the relevant findings."""
+class _Known(dict):  # type: ignore[type-arg]
+    def __missing__(self, key: str) -> str:
+        return f"<{key}>"
+
+
+READER_FRAMEWORK = {"library": "loader", "symbol": "loader", "status": "cuda"}
+
+
+def _from_cause(cause: classify.Cause, framework: str | None, line: str) -> dict[str, Any]:
+    entry = CODES[cause.code]
+    known = _Known(cause.values)
+    known.setdefault("detail", cause.fact)
+    known.setdefault("error", cause.fact)
+    if "compute_capability" in cause.values:
+        known.setdefault("cc", cause.values["compute_capability"])
+    if cause.code in _fixes():  # the registry's fix is "{fix}", filled by the rule that finds it: the table's
+        fix = re.sub(r"<(\w{1,40})>", lambda m: cause.values.get(m.group(1), m.group(0)), _fixes()[cause.code])
+    else:
+        try:
+            fix = entry.fix.format_map(known)
+        except (ValueError, IndexError):
+            fix = _placeholders(entry.fix)
+    return {"id": f"{cause.kind}-{cause.code.lower()}", "code": cause.code,
+            "framework": framework or READER_FRAMEWORK.get(cause.kind, "unknown"),
+            "cause": f"{entry.title}: {cause.fact.rstrip('.')}.", "fix": fix, "source": cause.source,
+            "matched": " ".join(line.split())[:300], "values": dict(cause.values)}
+
+
+@functools.cache
+def _fixes() -> dict[str, str]:
+    return {row["code"]: row["fix"] for row in load("status_codes").get("fix", [])}
+
+
+def _facts_json(facts: reader.Facts) -> dict[str, Any]:
+    return {
+        "libraries": [{"file": lib.file, "part": lib.part, "component": lib.component, "failure": lib.failure,
+                       "cuda_major": lib.cuda_major, "cudnn_major": lib.cudnn_major} for lib in facts.libraries[:20]],
+        "statuses": [{"api": s.api, "name": s.name, "number": s.number, "meaning": s.meaning} for s in facts.statuses[:20]],
+        "versions": [asdict(v) for v in facts.versions[:10]],
+        "compute_capabilities": sorted({a.compute_capability for a in facts.archs})[:10],
+        "frameworks": list(facts.frameworks[:5]),
+    }
+
+
+def machine_view(matches: list[dict[str, Any]], facts: reader.Facts, report: Report) -> dict[str, Any]:
+    """What `check` sees that bears on the message: the libraries and versions it names set against the
+    loader's cuDNN copies, the toolkits, the driver and each framework here."""
     said: list[str] = []
     values: dict[str, str] = {}
     for match in matches:
-        values.update(match.values)
+        values.update({k: v for k, v in match["values"].items() if k not in values})
     installs = [i for i in report.cudnn if i.version]
-    listing = ", ".join(f"{i.version} ({i.library})" for i in installs) or "none"
-    wanted_major = values.get("cudnn_major") or _major_from_library(values.get("library", ""))
-    if wanted_major and values.get("library", "libcudnn").lower().startswith(("libcudnn", "cudnn")):
+    listing = ", ".join(f"{i.version} ({i.library}, loaded by {', '.join(i.loaded_by) or 'no program found'})"
+                        for i in installs) or "none"
+    cudnn_libs = [lib for lib in facts.libraries if lib.part == "cudnn" and lib.cudnn_major]
+    wanted_major = values.get("cudnn_major") or (cudnn_libs[0].cudnn_major if cudnn_libs else None) \
+        or _major_from_library(values.get("library", ""))
+    library = values.get("library") or (cudnn_libs[0].file if cudnn_libs else "libcudnn")
+    if wanted_major and library.lower().startswith(("libcudnn", "cudnn")):
         same = [i for i in installs if str(i.major) == wanted_major]
         visible = [i for i in same if "ld.so" in i.loaded_by or i.source == "env"]
         if not same:
-            said.append(f"The message asks for cuDNN {wanted_major} ({values.get('library', 'libcudnn')}); this machine "
-                        f"has no cuDNN {wanted_major} at all. cuDNN found: {listing}.")
+            said.append(f"The message asks for cuDNN {wanted_major} ({library}); this machine has no cuDNN "
+                        f"{wanted_major} at all. cuDNN found: {listing}.")
         elif not visible:
             said.append(f"cuDNN {wanted_major} is installed ({', '.join(i.library for i in same)}) but not on the "
                         "dynamic loader's path, so a program that dlopens it by name cannot find it.")
@@ -134,22 +155,39 @@ def machine_view(matches: list[Match], report: Report) -> dict[str, Any]:
             said.append(f"cuDNN {wanted_major} is on the loader's path here: {', '.join(i.library for i in visible)}; "
                         "the program that failed probably runs with another LD_LIBRARY_PATH (a service, a container).")
     for key, label in (("runtime_version", "the loaded"), ("compiled_version", "the compiled-for")):
-        if key in values:
+        if key in values and (values[key].startswith(("7.", "8.", "9.")) or "cudnn" in str(values.get("status", ""))):
             have = [i for i in installs if version_tuple(i.version) == version_tuple(values[key])]
             where = ", ".join(i.library for i in have) or "no copy of that version on this machine"
             said.append(f"{label.capitalize()} cuDNN in the message is {values[key]}: {where}.")
-    if "driver_version" in values or "cuda_version" in values or any(m.code.startswith("CD1") for m in matches):
+    cuda_majors = sorted({lib.cuda_major for lib in facts.libraries if lib.part == "cuda" and lib.cuda_major})
+    for major in cuda_majors:
+        toolkits = [t for t in report.toolkits if t.version and t.version.split(".")[0] == major]
+        others = ", ".join(f"{t.version} ({t.path})" for t in report.toolkits if t.version) or "none"
+        if toolkits:
+            said.append(f"The message names CUDA {major} libraries; CUDA {major} is here: "
+                        f"{', '.join(f'{t.version} at {t.path}' for t in toolkits)}. A program that cannot load them "
+                        "runs without that folder's lib64 (bin on Windows) on its library path.")
+        else:
+            said.append(f"The message names CUDA {major} libraries; this machine has no CUDA {major} toolkit "
+                        f"(toolkits found: {others}).")
+    for framework in report.frameworks:
+        if framework.cuda_built_for or framework.cudnn_expected or framework.cudnn_used:
+            said.append(f"{framework.name} {framework.version or ''} here is built for CUDA "
+                        f"{framework.cuda_built_for or 'unknown'} and cuDNN {framework.cudnn_expected or 'unknown'}; "
+                        f"it loads cuDNN from {framework.cudnn_used or 'the loader path'}.".replace("  ", " "))
+    codes = [m["code"] for m in matches]
+    if "driver_version" in values or "cuda_version" in values or any(c.startswith("CD1") for c in codes):
         if report.driver.source == "none":
             said.append("This machine has no working NVIDIA driver (NVML and libcuda.so.1 cannot be loaded).")
         else:
             said.append(f"This machine's driver is {report.driver.version or 'of unknown version'} and supports "
                         f"CUDA {report.driver.cuda_driver_version or 'unknown'}.")
-    if "compute_capability" in values and report.gpus:
+    if ("compute_capability" in values or facts.archs) and report.gpus:
         gpus = ", ".join(f"GPU {g.index} {g.name} (compute capability {g.compute_capability})" for g in report.gpus)
         said.append(f"This machine has {gpus}.")
     if not said:
         said.append(f"cuDNN found here: {listing}. Driver: {report.driver.version or 'none'}.")
-    prefixes = {m.code[:3] for m in matches}
+    prefixes = {c[:3] for c in codes}
     related = [asdict(f) for f in report.findings if f.code[:3] in prefixes or f.severity == "error"]
     return {"summary": said, "findings": related,
             "cudnn": [{"version": i.version, "library": i.library, "loaded_by": list(i.loaded_by)} for i in installs],
@@ -157,5 +195,5 @@ def machine_view(matches: list[Match], report: Report) -> dict[str, Any]:
 
 
 def _major_from_library(library: str) -> str | None:
-    match = re.search(r"(?:\.so\.|64_)(\d+)", library)
+    match = re.search(r"(?:\.so\.|64_)(\d{1,3})", library)
     return match.group(1) if match else None

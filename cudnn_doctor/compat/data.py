@@ -1,14 +1,12 @@
 """Read the TOML files of compat/ (the product's knowledge), once per process.
 
 tomllib takes ~90 ms for the larger tables, so each parsed file is kept as JSON
-in the cache folder, keyed by the file's size and modification time.
+in the cache folder, named by a digest of its content (cudnn_doctor.cache.parsed).
 """
 
 from __future__ import annotations
 
 import functools
-import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -31,26 +29,12 @@ def load(subject: str) -> dict[str, Any]:
     """The parsed compat/SUBJECT.toml, or {} when that file is absent."""
     path = compat_dir() / f"{subject}.toml"
     try:
-        stat = path.stat()
+        raw = path.read_bytes()
     except OSError:
         return {}
-    from cudnn_doctor.cache import cache_dir
+    from cudnn_doctor.cache import parsed
 
-    cached = cache_dir() / "compat" / f"{subject}-{stat.st_size}-{stat.st_mtime_ns}.json"
-    try:
-        return json.loads(cached.read_text())  # type: ignore[no-any-return]
-    except (OSError, ValueError):
-        pass
-    with path.open("rb") as handle:
-        data = tomllib.load(handle)
-    try:
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        temporary = cached.with_suffix(f".{os.getpid()}.tmp")
-        temporary.write_text(json.dumps(data))
-        os.replace(temporary, cached)
-    except OSError:
-        pass  # a read-only cache only costs time
-    return data
+    return parsed("compat", subject, raw, lambda text: tomllib.loads(text.decode("utf-8")))  # type: ignore[no-any-return]
 
 
 def sublibrary_names() -> dict[int, list[str]]:

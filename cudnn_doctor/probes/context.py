@@ -28,23 +28,33 @@ class SearchContext:
     search_paths: list[str] = field(default_factory=list)
     os_name: str = "linux"  # "linux" | "windows" | "macos"
     arch: str = "x86_64"
-    python_paths: list[str] = field(default_factory=list)  # the running interpreter's sys.path
+    python_paths: list[str] = field(default_factory=list)  # the running interpreter's sys.path, or --python's
+    python: str | None = None  # --python PATH: only that interpreter's packages are looked at
+    cwd: str | None = None  # the working folder: its ./.venv is a project's environment
     _found: dict[str, list[str]] = field(default_factory=dict, repr=False, compare=False)  # one scan per run
 
     @classmethod
-    def from_environment(cls, search_paths: list[str] | None = None) -> SearchContext:
+    def from_environment(cls, search_paths: list[str] | None = None, python: str | None = None) -> SearchContext:
+        """The running machine; PYTHON (--python) names the interpreter whose packages count."""
         from cudnn_doctor.probes.elf import host_arch
 
         env = dict(os.environ)
         system = platform.system().lower()
         os_name = {"darwin": "macos"}.get(system, system)
+        try:
+            cwd: str | None = os.getcwd()
+        except OSError:  # the working folder was removed under us
+            cwd = None
+        executable = resolve_interpreter(python, env) if python is not None else None
         return cls(
             env=env,
             prefix=env.get("CUDNN_DOCTOR_SYSTEM_PREFIX", "/") or "/",
             search_paths=list(search_paths or []),
             os_name=os_name,
             arch=host_arch(),
-            python_paths=[p for p in sys.path if p],
+            python_paths=interpreter_paths(executable) if executable else [p for p in sys.path if p],
+            python=executable,
+            cwd=cwd,
         )
 
     @property
@@ -74,20 +84,28 @@ class SearchContext:
             self._found["site-packages"] = self._scan_site_packages()
         return self._found["site-packages"]
 
-    def _scan_site_packages(self) -> list[str]:
-        found: list[str] = []
-        candidates = [p for p in self.python_paths if p.endswith(("site-packages", "dist-packages"))]
+    def environment_roots(self) -> list[str]:
+        """Python environments around: the active venv and conda environment, the project's
+        ./.venv (uv, poetry, `python -m venv .venv`; active or not), and each python on PATH's."""
         roots: list[str] = []
         for variable in ("VIRTUAL_ENV", "CONDA_PREFIX"):
             if self.env.get(variable):
                 roots.append(self.env[variable])
+        if self.cwd:
+            roots.append(os.path.join(self.cwd, ".venv"))
         for folder in self.env_paths("PATH"):
             for name in ("python3", "python"):
                 executable = os.path.join(folder, name)
                 if os.path.exists(executable):
                     roots.append(str(Path(os.path.realpath(executable)).parent.parent))
                     roots.append(str(Path(executable).parent.parent))
-        for root in roots + self.conda_environments():
+        return roots
+
+    def _scan_site_packages(self) -> list[str]:
+        found: list[str] = []
+        candidates = [p for p in self.python_paths if p.endswith(("site-packages", "dist-packages"))]
+        roots = [] if self.python else self.environment_roots() + self.conda_environments()
+        for root in roots:
             candidates += glob.glob(os.path.join(root, "lib", "python3*", "site-packages"))
             candidates += glob.glob(os.path.join(root, "Lib", "site-packages"))
         for candidate in candidates:
@@ -118,3 +136,68 @@ class SearchContext:
             if environment not in unique and os.path.isdir(environment):
                 unique.append(environment)
         return unique
+
+
+# What --python's interpreter is asked: its sys.path, as JSON (pipdeptree asks the same way).
+SYS_PATH_CODE = "import json, sys; sys.stdout.write(json.dumps(sys.path))"
+
+
+def resolve_interpreter(python: str, env: dict[str, str]) -> str:
+    """--python PATH as an executable file (a name like python3.12 is looked up on PATH)."""
+    import shutil
+
+    from cudnn_doctor.errors import DoctorError
+
+    if not python.strip():
+        raise DoctorError("--python: empty path", fix="give the interpreter, e.g. --python .venv/bin/python")
+    found = python if os.sep in python else shutil.which(python, path=env.get("PATH"))
+    if not found or not os.path.isfile(found) or not os.access(found, os.X_OK):
+        raise DoctorError(f"--python {python}: not an executable file",
+                          fix="give the interpreter of the environment, e.g. --python .venv/bin/python")
+    return os.path.abspath(found)
+
+
+def interpreter_paths(python: str, timeout: float | None = None) -> list[str]:
+    """PYTHON's sys.path, asked of it in a child with a deadline, from a neutral folder.
+
+    The answer goes to a file, not a pipe: a child that leaves something running cannot keep
+    us waiting for the end of its output; its whole process group is killed at the deadline."""
+    import json
+    import signal
+    import subprocess
+    import tempfile
+
+    from cudnn_doctor.errors import DoctorError
+    from cudnn_doctor.probes.child import probe_timeout
+
+    timeout = probe_timeout() if timeout is None else timeout
+    with tempfile.TemporaryFile() as answer:
+        try:
+            process = subprocess.Popen([python, "-c", SYS_PATH_CODE], stdin=subprocess.DEVNULL, stdout=answer,
+                                       stderr=subprocess.DEVNULL, cwd=tempfile.gettempdir(), start_new_session=True)
+        except OSError as error:
+            raise DoctorError(f"--python {python}: cannot run it: {error.strerror or error}",
+                              fix="give a working Python interpreter") from None
+        try:
+            returncode = process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            returncode = None
+        finally:
+            try:
+                os.killpg(process.pid, signal.SIGKILL)  # it, and anything it left behind
+            except OSError:
+                pass
+            process.wait()
+        if returncode is None:
+            raise DoctorError(f"--python {python}: did not answer within {timeout:g} s",
+                              fix="give a working Python interpreter")
+        answer.seek(0)
+        text = answer.read(1 << 20).decode("utf-8", errors="replace")
+    try:
+        paths = json.loads(text) if returncode == 0 else None
+    except ValueError:
+        paths = None
+    if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
+        raise DoctorError(f"--python {python}: not a Python interpreter that answers (exit status {returncode})",
+                          fix="give the interpreter of the environment, e.g. --python .venv/bin/python")
+    return [p for p in paths if p]

@@ -70,8 +70,16 @@ def from_search_paths(ctx: SearchContext, toolkits: list[Toolkit], cache: dict[s
             if os.path.isdir(os.path.join(root, sub) if sub else root)]
 
 
+def from_cudnn_path(ctx: SearchContext, toolkits: list[Toolkit], cache: dict[str, list[str]]) -> list[Folder]:
+    """CUDNN_PATH: the cuDNN root that TensorRT and many build scripts read (its lib64, lib, bin...)."""
+    root = ctx.env.get("CUDNN_PATH", "").strip()
+    return [(os.path.join(root, sub) if sub else root, "CUDNN_PATH")
+            for sub in SEARCH_PATH_SUBDIRS if root and os.path.isdir(os.path.join(root, sub) if sub else root)]
+
+
 CUDNN_SEARCH_STEPS: tuple[Callable[[SearchContext, list[Toolkit], dict[str, list[str]]], list[Folder]], ...] = (
     from_search_paths,
+    from_cudnn_path,
     from_ld_library_path,
     from_ldconfig_cache,
     from_system_folders,

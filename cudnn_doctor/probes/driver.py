@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from cudnn_doctor.model import Driver, Gpu, LibraryProbe
+from dataclasses import fields
+
+from cudnn_doctor.model import Driver, Gpu, GpuHealth, GpuProcess, LibraryProbe
 from cudnn_doctor.probes.child import Job
 
 NVML_JOB = Job("nvml", "-", needs_site_packages=True)
@@ -33,6 +35,7 @@ def read_driver(nvml: LibraryProbe, libcuda: LibraryProbe | None) -> tuple[Drive
                 compute_capability=gpu.get("compute_capability"),
                 memory_total_mib=gpu.get("memory_total_mib"),
                 driver_version=version,
+                health=read_health(gpu.get("health")),
             )
             for gpu in answer.get("gpus", [])
         ]
@@ -45,6 +48,27 @@ def read_driver(nvml: LibraryProbe, libcuda: LibraryProbe | None) -> tuple[Drive
                         library=libcuda.values.get("loaded_path"), error=nvml_error)
         return driver, [], nvml_error
     return Driver(None, None, "none", error=nvml_error), [], nvml_error
+
+
+def read_health(raw: object) -> GpuHealth | None:
+    """The child's health readings as a GpuHealth; anything of the wrong type is left unread."""
+    if not isinstance(raw, dict):
+        return None
+    known = {f.name: f.type for f in fields(GpuHealth)}
+    values: dict[str, object] = {}
+    for key, value in raw.items():
+        if key not in known or key in ("not_supported", "errors", "processes", "throttle_reasons"):
+            continue
+        if isinstance(value, (bool, int, str)):
+            values[key] = value
+    if isinstance(raw.get("throttle_reasons"), list):
+        values["throttle_reasons"] = tuple(str(reason) for reason in raw["throttle_reasons"])
+    if isinstance(raw.get("processes"), list):
+        values["processes"] = tuple(GpuProcess(int(p.get("pid", 0)), p.get("used_memory_mib"))
+                                    for p in raw["processes"] if isinstance(p, dict))
+    values["not_supported"] = tuple(str(key) for key in raw.get("not_supported") or ())
+    values["errors"] = {str(k): str(v) for k, v in (raw.get("errors") or {}).items()}
+    return GpuHealth(**values)  # type: ignore[arg-type]
 
 
 def nvml_library_missing(error: str | None) -> bool:

@@ -13,12 +13,12 @@ import configparser
 import glob
 import os
 import re
-import xml.etree.ElementTree as ElementTree
 from dataclasses import replace
 from pathlib import Path
 
 from cudnn_doctor.model import CudnnInstall, Framework
 from cudnn_doctor.probes.context import SearchContext
+from cudnn_doctor.probes.dl4j import detect_dl4j
 from cudnn_doctor.probes.elf import ElfError, read_elf
 from cudnn_doctor.probes.loader import resolve_like_loader
 
@@ -177,124 +177,6 @@ def theano_flags(ctx: SearchContext) -> dict[str, str]:
             key, value = item.split("=", 1)
             flags[key.strip()] = value.strip()
     return flags
-
-
-# --- Deeplearning4j (Maven / Gradle / ~/.m2) -------------------------------------------------
-
-ND4J_CUDA = re.compile(r"nd4j-cuda-(\d+\.\d+)(-platform)?")
-POM_NS = re.compile(r"^\{[^}]*\}")
-
-
-def detect_dl4j(ctx: SearchContext, project_dir: str | None) -> list[Framework]:
-    found: list[Framework] = []
-    root = Path(project_dir or ctx.env.get("PWD") or os.getcwd())
-    pom = root / "pom.xml"
-    if _is_file(pom):
-        found += _maven_backends(pom)
-    for gradle in (root / "build.gradle", root / "build.gradle.kts"):
-        if _is_file(gradle):
-            found += _gradle_backends(gradle)
-    if not found:
-        found += _local_maven_repository(Path(ctx.env.get("HOME", "")) / ".m2" / "repository" / "org" / "nd4j")
-    return found
-
-
-def _local_maven_repository(nd4j: Path) -> list[Framework]:
-    """nd4j-cuda-X.Y backends downloaded into ~/.m2; an unreadable folder is simply not looked into."""
-    found = []
-    try:
-        folders = sorted(nd4j.glob("nd4j-cuda-*"))
-        for folder in folders:
-            match = ND4J_CUDA.match(folder.name)
-            if match:
-                for version_dir in sorted(p for p in folder.iterdir() if p.is_dir()):
-                    found.append(_dl4j(version_dir.name, folder.name, match.group(1), "~/.m2", str(version_dir)))
-    except OSError:
-        pass
-    return found
-
-
-def _is_file(path: Path) -> bool:
-    try:
-        return path.is_file()
-    except OSError:
-        return False
-
-
-def _dl4j(version: str | None, artifact: str, cuda: str, via: str, location: str) -> Framework:
-    return Framework(name="dl4j", version=version, cuda_built_for=cuda, cudnn_expected=None, cudnn_used=None,
-                     found_via=via, location=location, details={"artifact": artifact})
-
-
-def _strip(tag: str) -> str:
-    return POM_NS.sub("", tag)
-
-
-def _load_pom(path: Path, depth: int = 0) -> tuple[dict[str, str], list[tuple[str, str | None]]]:
-    """(properties, [(artifactId, version)]) of a pom, parent poms' properties included.
-    XML comments are dropped by the parser, so commented-out dependencies do not count."""
-    try:
-        tree = ElementTree.parse(path)
-    except (ElementTree.ParseError, OSError):
-        return {}, []
-    project = tree.getroot()
-    properties: dict[str, str] = {}
-    parent = next((e for e in project if _strip(e.tag) == "parent"), None)
-    if parent is not None and depth < 10:
-        relative = next((e.text for e in parent if _strip(e.tag) == "relativePath"), None) or "../pom.xml"
-        parent_pom = (path.parent / relative)
-        if parent_pom.is_dir():
-            parent_pom = parent_pom / "pom.xml"
-        if parent_pom.is_file():
-            properties.update(_load_pom(parent_pom, depth + 1)[0])
-        parent_version = next((e.text for e in parent if _strip(e.tag) == "version"), None)
-        if parent_version:
-            properties.setdefault("project.parent.version", parent_version)
-    version = next((e.text for e in project if _strip(e.tag) == "version"), None)
-    if version:
-        properties["project.version"] = version
-    for element in project.iter():
-        if _strip(element.tag) == "properties":
-            for prop in element:
-                properties[_strip(prop.tag)] = (prop.text or "").strip()
-    dependencies = []
-    for element in project.iter():
-        if _strip(element.tag) == "dependency":
-            fields = {_strip(child.tag): (child.text or "").strip() for child in element}
-            dependencies.append((fields.get("artifactId", ""), fields.get("version")))
-    return properties, dependencies
-
-
-def _interpolate(text: str | None, properties: dict[str, str]) -> str | None:
-    if text is None:
-        return None
-    for _ in range(10):
-        new = re.sub(r"\$\{([^}]+)\}", lambda m: properties.get(m.group(1), m.group(0)), text)
-        if new == text:
-            break
-        text = new
-    return text
-
-
-def _maven_backends(pom: Path) -> list[Framework]:
-    properties, dependencies = _load_pom(pom)
-    found = []
-    for artifact, version in dependencies:
-        artifact_id = _interpolate(artifact, properties) or ""
-        match = ND4J_CUDA.fullmatch(artifact_id)
-        if match:
-            found.append(_dl4j(_interpolate(version, properties), artifact_id, match.group(1), "pom.xml", str(pom)))
-    return found
-
-
-def _gradle_backends(path: Path) -> list[Framework]:
-    text = re.sub(r"//[^\n]*|/\*.*?\*/", "", _read(str(path)), flags=re.DOTALL)
-    variables = dict(re.findall(r"(?:def|val|var)?\s*(\w+)\s*=\s*['\"]([^'\"]+)['\"]", text))
-    found = []
-    for match in re.finditer(r"['\"]org\.nd4j:(nd4j-cuda-(\d+\.\d+)(?:-platform)?):([^'\"]+)['\"]", text):
-        version = re.sub(r"\$\{?(\w+)\}?", lambda m: variables.get(m.group(1), m.group(0)), match.group(3))
-        found.append(_dl4j(version, match.group(1), match.group(2), path.name, str(path)))
-    return found
 
 
 # --- which cuDNN each framework loads --------------------------------------------------------

@@ -21,7 +21,10 @@ def render_explain(data: dict[str, Any], console: Console, verbose: bool = False
         if data["matches"]:
             p("    Messages that lead here:")
             for entry in data["matches"][: None if verbose else 5]:
-                p(f"      • [{escape(entry['framework'])}] {escape(entry['example'][:160])}")
+                lines = [line.strip() for line in entry["example"].splitlines() if line.strip()] or [""]
+                p(f"      • {escape('[' + entry['framework'] + ']')} {escape(lines[0][:160])}")
+                for line in lines[1:4]:  # a multi-line snippet stays under its bullet
+                    p(f"          {escape(line[:160])}")
         return
     if not data["matches"]:
         p("[yellow]No known cause for this message.[/] It is not in cudnn-doctor's catalog of cuDNN/CUDA errors.")
@@ -31,6 +34,13 @@ def render_explain(data: dict[str, Any], console: Console, verbose: bool = False
         p(f"    [bold]Cause:[/] {escape(match['cause'])}")
         p(f"    [bold]Fix:[/] {escape(match['fix'])}")
         p(f"    [dim]Source: {escape(match['source'])}[/]")
+    facts = data.get("facts") or {}
+    if verbose and facts:
+        read = [f"{lib['file']} ({lib['part']}, {lib['failure'] or 'named'})" for lib in facts.get("libraries", [])]
+        read += [f"{s['name']} ({s['number']})" for s in facts.get("statuses", [])]
+        read += [f"sm {cc}" for cc in facts.get("compute_capabilities", [])]
+        if read:
+            p(f"    [dim]Read from the message: {escape(', '.join(read[:12]))}[/]")
     machine = data.get("machine")
     if machine:
         p("[bold]On this machine[/] (what `cudnn-doctor check` sees):")

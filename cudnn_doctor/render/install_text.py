@@ -7,6 +7,7 @@ from rich.markup import escape
 
 from cudnn_doctor.install.outcome import Outcome, UninstallPlan
 from cudnn_doctor.install.plan import ADD, REMOVE, REPLACE, Plan
+from cudnn_doctor.render.text import fits_one_line, print_command
 
 ACTION_MARKS = {ADD: "[green]+[/]", REPLACE: "[yellow]~[/]", REMOVE: "[red]-[/]", "restore": "[cyan]<[/]"}
 
@@ -52,7 +53,12 @@ def render_plan(plan: Plan, console: Console, verbose: bool = False) -> None:
     if plan.loader == "ldconfig":
         p(f"  loader: {escape(plan.library_folder)} is a system folder: ldconfig runs after the install")
     else:
-        p(f"  loader: not a system folder; programs find it with: [bold]{escape(plan.env_line)}[/]")
+        say = "  loader: not a system folder; programs find it with:"
+        if fits_one_line(console, f"{say} {plan.env_line}"):
+            p(f"{say} [bold]{escape(plan.env_line)}[/]")
+        else:  # a narrow terminal: the command on its own line, unbroken
+            p(say)
+            print_command(console, plan.env_line, 6)
     for finding in plan.fits:
         p(f"  [yellow]![/] {finding.code} {escape(finding.title)}: {escape(finding.detail)}")
         p(f"      fix: {escape(finding.fix)}")

@@ -4,15 +4,73 @@
 from __future__ import annotations
 
 import os
+import re
 
 from rich.console import Console
 from rich.markup import escape
+from rich.text import Text
 
 from cudnn_doctor.model import CudnnInstall, Finding, Report
 
 MARKS = {"ok": "[green][✓][/]", "warning": "[yellow][!][/]", "error": "[red][✗][/]", "info": "[green][✓][/]"}
 FINDING_MARKS = {"error": "[red]✗[/]", "warning": "[yellow]![/]", "info": "[blue]i[/]"}
 AREAS = (("CD1", "driver"), ("CD2", "toolkit"), ("CD3", "cudnn"), ("CD4", "frameworks"))
+AREA_NAMES = ("driver", "toolkit", "cudnn", "frameworks", "requirements")
+REQUIREMENT_CODE = re.compile(r"^CD\d2\d$")  # CD120, CD121, CD220, CD320, CD420: --require not met
+QUOTED = re.compile(r"`([^`\n]+)`")
+
+
+def area_of(code: str) -> str:
+    """The area of the report a finding code belongs to (the text's sections, JUnit's test cases)."""
+    if REQUIREMENT_CODE.match(code):
+        return "requirements"
+    return next((area for prefix, area in AREAS if code.startswith(prefix)), "requirements")
+
+
+def print_wrapped(console: Console, markup: str, indent: int, rest_indent: int | None = None) -> None:
+    """MARKUP on a line of INDENT spaces; where the terminal is narrower, continued at REST_INDENT, never at
+    column 0. Piped output is one line per line, as written."""
+    rest = indent if rest_indent is None else rest_indent
+    if console.soft_wrap:
+        console.print(" " * indent + markup, highlight=False)
+        return
+    text = Text.from_markup(markup)
+    width = max(20, console.width - rest)
+    first, *others = text.wrap(console, width) if text.plain else [text]
+    console.print(Text(" " * indent) + first, highlight=False, crop=False)
+    for line in others:
+        console.print(Text(" " * rest) + line, highlight=False, crop=False)
+
+
+def fits_one_line(console: Console, plain: str) -> bool:
+    """Whether PLAIN prints as one line here (piped output always does)."""
+    return console.soft_wrap or len(plain) <= console.width
+
+
+def print_command(console: Console, command: str, indent: int) -> None:
+    """COMMAND on its own line, never wrapped: a narrow terminal shows it folded, a copy gets it whole."""
+    console.print(Text(" " * indent + command.strip()), no_wrap=True, overflow="ignore", crop=False, highlight=False)
+
+
+def print_with_commands(console: Console, label: str, text: str, indent: int) -> None:
+    """LABEL (markup) and TEXT (plain), a fix or a plan line that quotes commands in `backticks`.
+
+    Where it fits on one line it is one line. Where the terminal is narrower, each quoted command goes
+    on its own line, unbroken (a copy-paste gets it whole), and the prose around it wraps at its indent."""
+    if fits_one_line(console, " " * indent + Text.from_markup(label).plain + text):
+        console.print(" " * indent + label + escape(text), highlight=False)
+        return
+    prose = label
+    for index, part in enumerate(QUOTED.split(text)):
+        if index % 2 == 1 and " " in part.strip() and not part.startswith("-"):  # a command, not `--gpus all`
+            if prose.strip():
+                print_wrapped(console, prose.strip(), indent)
+            print_command(console, part, indent + 4)
+            prose = ""
+        else:
+            prose += escape(f"`{part}`" if index % 2 else (part.lstrip(" ,;") if not prose else part))
+    if prose.strip() and prose.strip() not in ".,;:":
+        print_wrapped(console, prose.strip(), indent)
 
 
 def _area_status(findings: list[Finding]) -> str:
@@ -20,13 +78,11 @@ def _area_status(findings: list[Finding]) -> str:
     return "error" if "error" in severities else "warning" if "warning" in severities else "ok"
 
 
-def _findings_for(report: Report, prefix: str) -> list[Finding]:
-    return [f for f in report.findings if f.code.startswith(prefix)]
-
-
-def render_check(report: Report, console: Console, verbose: bool = False) -> None:
-    p = console.print
-    by_area = {area: _findings_for(report, prefix) for prefix, area in AREAS}
+def render_check(report: Report, console: Console, verbose: bool = False, quiet: bool = False) -> None:
+    if quiet:
+        _render_quiet(report, console)
+        return
+    by_area = {area: [f for f in report.findings if area_of(f.code) == area] for area in AREA_NAMES}
     sections = (
         ("driver", _driver_lines(report, verbose)),
         ("toolkit", _toolkit_lines(report, verbose)),
@@ -35,35 +91,45 @@ def render_check(report: Report, console: Console, verbose: bool = False) -> Non
     )
     for area, (headline, lines) in sections:
         findings = by_area[area]
-        p(f"{MARKS[_area_status(findings)]} {headline}")
+        print_wrapped(console, f"{MARKS[_area_status(findings)]} {headline}", 0, 4)
         for line in lines:
-            p(f"    • {line}")
+            print_wrapped(console, f"• {line}", 4, 6)
         for f in findings:
             _print_finding(console, f, verbose)
-    other = [f for f in report.findings if not any(f.code.startswith(prefix) for prefix, _ in AREAS)]
+    other = by_area["requirements"]
     if other:
-        p(f"{MARKS[_area_status(other)]} Requirements")
+        print_wrapped(console, f"{MARKS[_area_status(other)]} Requirements", 0, 4)
         for f in other:
             _print_finding(console, f, verbose)
     if verbose and report.loader_path:
-        p("[dim]Loader search order: " + escape(" → ".join(report.loader_path)) + "[/]")
+        print_wrapped(console, "[dim]Loader search order: " + escape(" → ".join(report.loader_path)) + "[/]", 0, 4)
     if verbose and report.timings_ms:
-        p("[dim]Probe time: " + ", ".join(f"{k} {v:g} ms" for k, v in report.timings_ms.items()) + "[/]")
-    p("")
-    p(_summary_line(report))
+        print_wrapped(console, "[dim]Probe time: " + ", ".join(f"{k} {v:g} ms" for k, v in report.timings_ms.items())
+                      + "[/]", 0, 4)
+    console.print("")
+    print_wrapped(console, _summary_line(report), 0, 2)
+
+
+def _render_quiet(report: Report, console: Console) -> None:
+    """-q: one line per error or warning (with its fix), nothing when healthy; the exit code says the rest."""
+    for f in report.findings:
+        if f.severity in ("error", "warning"):
+            print_wrapped(console, f"{FINDING_MARKS[f.severity]} [bold]{f.code}[/] {escape(f.title)}: "
+                                   f"{escape(f.detail)}", 0, 4)
+            print_with_commands(console, "[bold]Fix:[/] ", f.fix, 4)
 
 
 def _print_finding(console: Console, f: Finding, verbose: bool) -> None:
     if f.severity == "info" and not verbose:
         gist = f.detail.split(":")[0].split(". ")[0]
         gist = gist if len(gist) <= 90 else gist[:87] + "..."
-        console.print(f"    {FINDING_MARKS['info']} {f.code} {escape(f.title)} [dim]({escape(gist)})[/]")
+        print_wrapped(console, f"{FINDING_MARKS['info']} {f.code} {escape(f.title)} [dim]({escape(gist)})[/]", 4, 6)
         return
-    console.print(f"    {FINDING_MARKS.get(f.severity, '?')} [bold]{f.code}[/] {escape(f.title)}")
-    console.print(f"        {escape(f.detail)}", highlight=False)
-    console.print(f"        [bold]Fix:[/] {escape(f.fix)}", highlight=False)
+    print_wrapped(console, f"{FINDING_MARKS.get(f.severity, '?')} [bold]{f.code}[/] {escape(f.title)}", 4, 6)
+    print_wrapped(console, escape(f.detail), 8)
+    print_with_commands(console, "[bold]Fix:[/] ", f.fix, 8)
     if verbose and f.refs:
-        console.print(f"        [dim]Source: {escape('; '.join(f.refs))}[/]", highlight=False)
+        print_wrapped(console, f"[dim]Source: {escape('; '.join(f.refs))}[/]", 8)
 
 
 def _summary_line(report: Report) -> str:

@@ -7,18 +7,23 @@ from typing import Any
 from cudnn_doctor.codes import finding
 from cudnn_doctor.model import ERROR, INFO, WARNING, Finding, Report, Summary
 
-__all__ = ["evaluate", "finding", "summarize"]
+__all__ = ["evaluate", "finding", "sort_findings", "summarize"]
 
 
 def evaluate(report: Report, requirements: list[Any] | None = None) -> list[Finding]:
     """Every finding for REPORT, most severe first, in a stable order."""
-    from cudnn_doctor.rules import cudnn, driver, frameworks, toolkit
+    from cudnn_doctor.rules import cudnn, dl4j, driver, frameworks, health, toolkit
     from cudnn_doctor.rules import requirements as required
 
     findings: list[Finding] = []
-    for rule in (*driver.RULES, *toolkit.RULES, *cudnn.RULES, *frameworks.RULES):
+    for rule in (*driver.RULES, *health.RULES, *toolkit.RULES, *cudnn.RULES, *frameworks.RULES, *dl4j.RULES):
         findings.extend(rule(report))
     findings.extend(required.check_requirements(report, requirements or []))
+    return sort_findings(findings)
+
+
+def sort_findings(findings: list[Finding]) -> list[Finding]:
+    """FINDINGS most severe first, then by code; equal ones keep their order (every command's order)."""
     order = {ERROR: 0, WARNING: 1, INFO: 2}
     return sorted(findings, key=lambda f: (order.get(f.severity, 3), f.code))
 

@@ -12,7 +12,7 @@ import re
 from cudnn_doctor.compat import frameworks as compat
 from cudnn_doctor.model import CudnnInstall, Finding, Framework, Report
 from cudnn_doctor.rules import finding
-from cudnn_doctor.versions import major, major_minor, matches_prefix
+from cudnn_doctor.versions import major_minor
 
 
 def _install_used(report: Report, framework: Framework) -> CudnnInstall | None:
@@ -187,36 +187,6 @@ def _supported(rows: list[dict[str, object]], reason: compat.Reason) -> str:
     return f"sm_{archs[0].replace('.', '')} to sm_{archs[-1].replace('.', '')}{tail}"
 
 
-def dl4j_backends(report: Report) -> list[Finding]:
-    findings = []
-    for framework in (f for f in report.frameworks if f.name == "dl4j"):
-        cuda = framework.cuda_built_for
-        artifact = str(framework.details.get("artifact", ""))
-        need = compat.needs("dl4j", framework.version or "", artifact=artifact)
-        row = need.rows[0] if need.rows else None
-        cudnn = row.get("cudnn") if row else None
-        cudnn_part = f" and cuDNN {cudnn}" if cudnn not in (None, "unknown") else ""
-        toolkits = [t for t in report.toolkits if major_minor(t.version) == major_minor(cuda)]
-        refs = (row["source"],) if row else ()
-        if not toolkits:
-            have = ", ".join(f"{t.version} ({t.path})" for t in report.toolkits) or "no CUDA toolkit was found"
-            suggestion = ", ".join(f"nd4j-cuda-{'.'.join(t.version.split('.')[:2])}" for t in report.toolkits
-                                   if t.version) or "install CUDA first"
-            findings.append(finding("CD405", subject=framework.location, refs=refs, artifact=artifact,
-                                    framework_version=framework.version, cuda=cuda, cudnn_part=cudnn_part,
-                                    found=f"this machine has {have}", suggestion=suggestion))
-        if cudnn not in (None, "unknown") and report.cudnn:
-            if not any(matches_prefix(i.version, str(cudnn)) for i in report.cudnn if i.version):
-                versions = ", ".join(sorted({i.version for i in report.cudnn if i.version}))
-                findings.append(finding(
-                    "CD408", subject=framework.location, refs=refs, framework=_name(framework),
-                    framework_version=f"{framework.version} ({artifact})", expected=str(cudnn),
-                    found=versions or "none readable",
-                    fix=f"cudnn-doctor install --version {cudnn}.x --cuda {major(cuda)} (the exact release: "
-                        f"`cudnn-doctor compat --list cudnn`)"))
-    return findings
-
-
 def unknown_compatibility(report: Report) -> list[Finding]:
     findings = []
     for framework in report.frameworks:
@@ -224,7 +194,7 @@ def unknown_compatibility(report: Report) -> list[Finding]:
         if name is None or not framework.version or framework.details.get("cpu_only"):
             continue
         if name == "dl4j" or framework.details.get("cudnn_requirement"):
-            continue  # DL4J is judged by dl4j_backends; a wheel's own cuDNN pin is judged as it is
+            continue  # DL4J is judged in rules/dl4j.py; a wheel's own cuDNN pin is judged as it is
         need = compat.needs(name, framework.version)
         if need.missing is not None and need.missing.part == "release":
             findings.append(finding("CD407", subject=framework.location, framework=_name(framework),
@@ -233,4 +203,4 @@ def unknown_compatibility(report: Report) -> list[Finding]:
 
 
 RULES = (cpu_only_builds, built_for_newer_cuda_than_driver, cudnn_of_each_framework, gpu_compute_capability,
-         dl4j_backends, unknown_compatibility)
+         unknown_compatibility)

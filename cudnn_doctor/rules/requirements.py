@@ -12,8 +12,10 @@ from cudnn_doctor.rules import finding
 SUBJECTS = {
     "cudnn": "CD320", "cuda": "CD220", "cuda-driver": "CD120", "driver": "CD120", "gpu": "CD121",
     "compute-capability": "CD121", "torch": "CD420", "pytorch": "CD420", "tensorflow": "CD420", "jax": "CD420",
-    "theano": "CD420", "dl4j": "CD420",
+    "theano": "CD420", "dl4j": "CD420", "gpu-healthy": "CD122", "no-ecc-errors": "CD122", "pcie": "CD122",
 }
+HEALTH_SUBJECTS = ("gpu-healthy", "no-ecc-errors", "pcie")
+PCIE = re.compile(r"^>=(\d{1,2})(?:x(\d{1,2}))?$")  # pcie>=4x16: generation 4 possible, 16 lanes now
 SPEC = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_-]*)\s*((?:[<>=!~]=?|===)\s*[^\s].*)?$")
 
 
@@ -35,6 +37,12 @@ def parse_requirement(text: str) -> Requirement:
                           fix=f"use SUBJECT[OP VERSION] with SUBJECT one of {', '.join(sorted(SUBJECTS))}, "
                               "e.g. --require 'cudnn>=9.1'")
     specifier = (match.group(2) or "").replace(" ", "")
+    if subject in HEALTH_SUBJECTS:
+        if (subject == "pcie") != bool(specifier) or (subject == "pcie" and not PCIE.match(specifier)):
+            raise DoctorError(f"--require {text!r}: not a requirement I understand",
+                              fix="--require gpu-healthy, --require no-ecc-errors, or --require 'pcie>=4x16' "
+                                  "(PCIe generation 4 possible, 16 lanes now)")
+        return Requirement(text, subject, specifier)
     try:
         SpecifierSet(specifier)
     except InvalidSpecifier:
@@ -70,6 +78,32 @@ def _satisfies(version: str, specifier: object) -> bool:
         return False
 
 
+def _health_problems(report: Report, requirement: Requirement) -> list[str]:
+    """What on this machine fails a health requirement; empty when it is met."""
+    from cudnn_doctor.rules import health
+
+    if not report.gpus:
+        return ["no GPU"]
+    unread = [f"GPU {g.index}: health not readable" for g in report.gpus if g.health is None]
+    if requirement.subject == "gpu-healthy":
+        problems = [f for rule in health.RULES for f in rule(report) if f.severity in ("error", "warning")]
+        return unread + [f"{f.subject}: {f.title}" for f in problems]
+    if requirement.subject == "no-ecc-errors":
+        problems = health.ecc_errors(report) + [f for f in health.memory_repair(report)]
+        return unread + [f"{f.subject}: {f.title}" for f in problems]
+    match = PCIE.match(requirement.specifier)
+    assert match is not None
+    generation, width = int(match.group(1)), int(match.group(2) or 0)
+    out = []
+    for gpu in report.gpus:
+        h = gpu.health
+        if h is None or h.pcie_link_generation_max is None or h.pcie_link_width is None:
+            out.append(f"GPU {gpu.index}: PCIe link not readable")
+        elif h.pcie_link_generation_max < generation or h.pcie_link_width < width:
+            out.append(f"GPU {gpu.index}: generation {h.pcie_link_generation_max} x{h.pcie_link_width}")
+    return out
+
+
 def check_requirements(report: Report, requirements: list[Requirement]) -> list[Finding]:
     if not requirements:
         return []  # and no 30 ms import of packaging on the plain `check` path
@@ -77,6 +111,11 @@ def check_requirements(report: Report, requirements: list[Requirement]) -> list[
 
     findings = []
     for requirement in requirements:
+        if requirement.subject in HEALTH_SUBJECTS:
+            problems = _health_problems(report, requirement)
+            if problems:
+                findings.append(finding("CD122", spec=requirement.text, found="; ".join(problems)))
+            continue
         candidates = _candidates(report, requirement.subject)
         specifier = SpecifierSet(requirement.specifier)
 

@@ -87,7 +87,8 @@ def fake_libcuda(folder: Path, driver_cuda: int = 12040) -> Path:
 
 def fake_nvml(folder: Path, driver: str = "580.159.04", cuda: int = 13000, gpus: int = 1,
               name: str = "NVIDIA H100 80GB HBM3", compute_capability: str = "9.0",
-              init_error: int | None = None) -> Path:
+              init_error: int | None = None, health: dict[str, int] | None = None) -> Path:
+    """HEALTH: fake_nvml.c's FAKE_* health values by name, e.g. {"ECC_VOLATILE": 3, "SICK_GPU": 1}."""
     cc_major, cc_minor = compute_capability.split(".")
     defines: dict[str, object] = {
         "FAKE_DRIVER": f'"{driver}"', "FAKE_CUDA": cuda, "FAKE_GPUS": gpus, "FAKE_GPU_NAME": f'"{name}"',
@@ -95,6 +96,7 @@ def fake_nvml(folder: Path, driver: str = "580.159.04", cuda: int = 13000, gpus:
     }
     if init_error is not None:
         defines["FAKE_NVML_INIT_ERROR"] = init_error
+    defines.update({f"FAKE_{key}": value for key, value in (health or {}).items()})
     folder.mkdir(parents=True, exist_ok=True)
     built = compile_library("fake_nvml.c", "libnvidia-ml.so.1", defines, soname="libnvidia-ml.so.1")
     target = folder / "libnvidia-ml.so.1"

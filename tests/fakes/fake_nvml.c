@@ -44,6 +44,7 @@ int nvmlInitWithFlags(unsigned int flags) { (void)flags; return init(); }
 int nvmlShutdown(void) { return 0; }
 const char *nvmlErrorString(int result) {
     switch (result) {
+        case 3: return "Not Supported";
         case 9: return "Driver Not Loaded";
         case 18: return "Driver/library version mismatch";
         default: return "Unknown Error";
@@ -78,3 +79,144 @@ int nvmlDeviceGetMemoryInfo_v2(void *device, nvmlMemory_v2_t *memory) {
     (void)device; memory->total = FAKE_MEMORY; memory->free = FAKE_MEMORY; memory->used = 0; memory->reserved = 0;
     return 0;
 }
+
+/* Health readings. The values chosen at compile time apply to GPU FAKE_SICK_GPU only (default 0);
+   every other GPU reads healthy. FAKE_NOT_SUPPORTED is a bitmask of readings that answer
+   NVML_ERROR_NOT_SUPPORTED (3), as consumer GPUs and older drivers do:
+   1 ecc, 2 retired pages, 4 remapped rows, 8 clock reasons, 16 pcie, 32 persistence, 64 mig,
+   128 compute mode, 256 processes, 512 temperature. */
+#ifndef FAKE_SICK_GPU
+#define FAKE_SICK_GPU 0
+#endif
+#ifndef FAKE_NOT_SUPPORTED
+#define FAKE_NOT_SUPPORTED 0
+#endif
+#ifndef FAKE_ECC
+#define FAKE_ECC 1
+#endif
+#ifndef FAKE_ECC_VOLATILE
+#define FAKE_ECC_VOLATILE 0
+#endif
+#ifndef FAKE_ECC_AGGREGATE
+#define FAKE_ECC_AGGREGATE 0
+#endif
+#ifndef FAKE_RETIRED_PENDING
+#define FAKE_RETIRED_PENDING 0
+#endif
+#ifndef FAKE_REMAP_PENDING
+#define FAKE_REMAP_PENDING 0
+#endif
+#ifndef FAKE_REMAP_FAILED
+#define FAKE_REMAP_FAILED 0
+#endif
+#ifndef FAKE_THROTTLE
+#define FAKE_THROTTLE 0x1ULL /* idle */
+#endif
+#ifndef FAKE_PCIE_GEN
+#define FAKE_PCIE_GEN 5
+#endif
+#ifndef FAKE_PCIE_GEN_MAX
+#define FAKE_PCIE_GEN_MAX 5
+#endif
+#ifndef FAKE_PCIE_WIDTH
+#define FAKE_PCIE_WIDTH 16
+#endif
+#ifndef FAKE_PCIE_WIDTH_MAX
+#define FAKE_PCIE_WIDTH_MAX 16
+#endif
+#ifndef FAKE_PERSISTENCE
+#define FAKE_PERSISTENCE 1
+#endif
+#ifndef FAKE_MIG
+#define FAKE_MIG 0
+#endif
+#ifndef FAKE_MIG_PENDING
+#define FAKE_MIG_PENDING 0
+#endif
+#ifndef FAKE_COMPUTE_MODE
+#define FAKE_COMPUTE_MODE 0
+#endif
+#ifndef FAKE_PROCS
+#define FAKE_PROCS 0
+#endif
+#ifndef FAKE_TEMP
+#define FAKE_TEMP 35
+#endif
+#ifndef FAKE_TEMP_SLOWDOWN
+#define FAKE_TEMP_SLOWDOWN 87
+#endif
+#define SICK(device) (index_of(device) == FAKE_SICK_GPU)
+#define UNSUPPORTED(bit) (FAKE_NOT_SUPPORTED & (bit))
+#define PICK(device, sick, healthy) (SICK(device) ? (sick) : (healthy))
+
+int nvmlDeviceGetEccMode(void *device, int *current, int *pending) {
+    if (UNSUPPORTED(1)) return 3;
+    *current = *pending = PICK(device, FAKE_ECC, 1); return 0;
+}
+int nvmlDeviceGetTotalEccErrors(void *device, int type, int counter, unsigned long long *count) {
+    if (UNSUPPORTED(1)) return 3;
+    if (type != 1) { *count = 0; return 0; }
+    *count = counter == 0 ? PICK(device, FAKE_ECC_VOLATILE, 0) : PICK(device, FAKE_ECC_AGGREGATE, 0); return 0;
+}
+int nvmlDeviceGetRetiredPagesPendingStatus(void *device, int *pending) {
+    if (UNSUPPORTED(2)) return 3;
+    *pending = PICK(device, FAKE_RETIRED_PENDING, 0); return 0;
+}
+int nvmlDeviceGetRemappedRows(void *device, unsigned *corrected, unsigned *uncorrected, unsigned *pending,
+                              unsigned *failed) {
+    if (UNSUPPORTED(4)) return 3;
+    *corrected = 0; *uncorrected = PICK(device, FAKE_REMAP_PENDING, 0);
+    *pending = PICK(device, FAKE_REMAP_PENDING, 0); *failed = PICK(device, FAKE_REMAP_FAILED, 0); return 0;
+}
+int nvmlDeviceGetCurrentClocksEventReasons(void *device, unsigned long long *reasons) {
+    if (UNSUPPORTED(8)) return 3;
+    *reasons = PICK(device, FAKE_THROTTLE, 0x1ULL); return 0;
+}
+int nvmlDeviceGetCurrentClocksThrottleReasons(void *device, unsigned long long *reasons) {
+    return nvmlDeviceGetCurrentClocksEventReasons(device, reasons);
+}
+int nvmlDeviceGetCurrPcieLinkGeneration(void *device, unsigned *value) {
+    if (UNSUPPORTED(16)) return 3; *value = PICK(device, FAKE_PCIE_GEN, 5); return 0;
+}
+int nvmlDeviceGetMaxPcieLinkGeneration(void *device, unsigned *value) {
+    if (UNSUPPORTED(16)) return 3; *value = PICK(device, FAKE_PCIE_GEN_MAX, 5); return 0;
+}
+int nvmlDeviceGetCurrPcieLinkWidth(void *device, unsigned *value) {
+    if (UNSUPPORTED(16)) return 3; *value = PICK(device, FAKE_PCIE_WIDTH, 16); return 0;
+}
+int nvmlDeviceGetMaxPcieLinkWidth(void *device, unsigned *value) {
+    if (UNSUPPORTED(16)) return 3; *value = PICK(device, FAKE_PCIE_WIDTH_MAX, 16); return 0;
+}
+int nvmlDeviceGetPersistenceMode(void *device, int *mode) {
+    if (UNSUPPORTED(32)) return 3; *mode = PICK(device, FAKE_PERSISTENCE, 1); return 0;
+}
+int nvmlDeviceGetMigMode(void *device, unsigned *current, unsigned *pending) {
+    if (UNSUPPORTED(64)) return 3;
+    *current = PICK(device, FAKE_MIG, 0); *pending = PICK(device, FAKE_MIG_PENDING, 0); return 0;
+}
+int nvmlDeviceGetComputeMode(void *device, int *mode) {
+    if (UNSUPPORTED(128)) return 3; *mode = PICK(device, FAKE_COMPUTE_MODE, 0); return 0;
+}
+typedef struct { unsigned pid; unsigned long long used; unsigned gi, ci; } nvmlProcessInfo_t;
+int nvmlDeviceGetComputeRunningProcesses_v3(void *device, unsigned *count, nvmlProcessInfo_t *infos) {
+    unsigned n = PICK(device, FAKE_PROCS, 0), i;
+    if (UNSUPPORTED(256)) return 3;
+    if (n == 0) { *count = 0; return 0; }
+    if (infos == NULL || *count < n) { *count = n; return 7; /* NVML_ERROR_INSUFFICIENT_SIZE */ }
+    for (i = 0; i < n; i++) { infos[i].pid = 4242 + i; infos[i].used = 1024ULL * 1024 * 1024; infos[i].gi = infos[i].ci = 0; }
+    *count = n; return 0;
+}
+int nvmlDeviceGetTemperature(void *device, int sensor, unsigned *value) {
+    (void)sensor; if (UNSUPPORTED(512)) return 3; *value = PICK(device, FAKE_TEMP, 35); return 0;
+}
+int nvmlDeviceGetTemperatureThreshold(void *device, int kind, unsigned *value) {
+    (void)device; (void)kind; if (UNSUPPORTED(512)) return 3; *value = FAKE_TEMP_SLOWDOWN; return 0;
+}
+#ifndef FAKE_SM_MHZ
+#define FAKE_SM_MHZ 1980
+#endif
+int nvmlDeviceGetClockInfo(void *device, int type, unsigned *mhz) {
+    (void)type; *mhz = PICK(device, FAKE_SM_MHZ, 1980); return 0;
+}
+int nvmlDeviceGetMaxClockInfo(void *device, int type, unsigned *mhz) { (void)device; (void)type; *mhz = 1980; return 0; }
+int nvmlDeviceGetHandleByPciBusId_v2(const char *bus, void **device) { (void)bus; *device = &handles[0]; return 0; }

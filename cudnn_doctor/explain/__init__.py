@@ -1,0 +1,1 @@
+"""Reading error messages: reader (facts from any text) -> classify (facts -> causes) -> catalog (specific causes)."""

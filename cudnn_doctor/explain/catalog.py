@@ -1,0 +1,80 @@
+"""The catalog of specific causes (compat/errors.toml): bounded patterns, searched only in the lines
+that can carry a fact, so that no input can make them slow."""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from cudnn_doctor.compat.data import load
+
+WINDOW = 64_000  # the catalog reads at most the last this many characters of the candidate lines
+
+
+@dataclass(frozen=True)
+class Match:
+    id: str
+    code: str
+    framework: str
+    cause: str
+    fix: str
+    source: str
+    priority: int
+    matched: str  # the text the pattern matched
+    values: dict[str, str]  # named groups, normalised
+
+
+@functools.cache
+def compiled() -> tuple[tuple[dict[str, Any], re.Pattern[str]], ...]:
+    entries = load("errors").get("error", [])
+    return tuple((entry, re.compile(entry["pattern"], re.IGNORECASE | re.DOTALL)) for entry in entries)
+
+
+def match_lines(lines: tuple[str, ...] | list[str], stack_library_named: bool = True) -> list[Match]:
+    """Catalog entries found in LINES, best first: only those of the highest priority that matched, so a
+    summary line never outranks the specific message under it. Entries about the loader in general
+    (`stack_library = true`: a too old glibc, a wrong ELF class) hold only where STACK_LIBRARY_NAMED,
+    that is where the message names a library of the GPU stack: the same words about matplotlib's
+    extension are not the doctor's business."""
+    text = "\n".join(lines)[-WINDOW:]
+    lower = text.lower()
+    found: list[Match] = []
+    for entry, pattern in compiled():
+        if not all(word in lower for word in entry.get("requires", ())):
+            continue
+        if entry.get("stack_library") and not stack_library_named:
+            continue
+        hit = pattern.search(text)
+        if hit is None:
+            continue
+        values = {key: normalise(key, value) for key, value in hit.groupdict().items() if value}
+        found.append(Match(entry["id"], entry["code"], entry["framework"], entry["cause"].strip(),
+                           entry["fix"].strip(), entry["source"].strip(), int(entry.get("priority", 0)),
+                           " ".join(hit.group(0).split())[:300], values))
+    if not found:
+        return []
+    top = max(m.priority for m in found)
+    return sorted((m for m in found if m.priority == top), key=lambda m: m.id)
+
+
+def normalise(key: str, value: str) -> str:
+    """Versions as the catalog captured them -> dotted form ("8100" -> "8.1.0", "86" -> "8.6")."""
+    value = value.strip().strip("'\"()")
+    if key in ("runtime_version", "compiled_version"):
+        if re.fullmatch(r"\d{1,3},\s{0,3}\d{1,3},\s{0,3}\d{1,3}", value):  # PyTorch prints (8, 3, 2)
+            return ".".join(part.strip() for part in value.split(","))
+        if value.isdigit():
+            number = int(value)
+            if number >= 90000:
+                return f"{number // 10000}.{(number % 10000) // 100}.{number % 100}"
+            return f"{number // 1000}.{(number % 1000) // 100}.{number % 100}"
+    if key == "cuda_version" and value.isdigit():
+        number = int(value)
+        if number >= 1000:  # driver-API encoding: 12080 -> 12.8
+            return f"{number // 1000}.{(number % 1000) // 10}"
+        return f"{value[:-1]}.{value[-1]}"  # cudart64_110.dll -> 11.0
+    if key == "compute_capability" and value.isdigit():
+        return f"{value[:-1]}.{value[-1]}"
+    return value

@@ -1,0 +1,141 @@
+"""Facts -> causes: one cause per finding code, each with the fact that shows it.
+
+The catalog (compat/errors.toml) gives a specific explanation where a message needs one; these rules
+give the family-level cause for every message whose facts are known, whatever its wording.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from cudnn_doctor.explain.reader import Facts, Library
+
+CONTEXT_CODES = {"CD108"}
+PART_ORDER = {"driver": 0, "cuda": 1, "cudnn": 2, "framework": 3}
+
+
+@dataclass(frozen=True)
+class Cause:
+    code: str
+    fact: str  # one sentence: what in the message shows it
+    source: str  # where the knowledge behind it comes from
+    values: dict[str, str] = field(default_factory=dict)
+    kind: str = ""  # library | symbol | status | version | arch | phrase
+    line: int = -1  # the line of Facts.lines it was read from
+
+
+def classify(facts: Facts) -> list[Cause]:
+    """The causes FACTS show, strongest first, one per code."""
+    causes: list[Cause] = []
+    causes.extend(_from_libraries(facts.libraries))
+    causes.extend(Cause(symbol.finding, f"the loader could not find {symbol.name}, a symbol of {symbol.owner}: the "
+                        "library that needs it was built against another version than the one loaded",
+                        f"compat/libraries.toml: {symbol.source}", {"symbol": symbol.name}, kind="symbol",
+                        line=symbol.line)
+                  for symbol in facts.symbols)
+    causes.extend(_from_statuses(facts))
+    causes.extend(_from_versions(facts))
+    causes.extend(_from_archs(facts))
+    causes.extend(Cause(p.finding, f"the message says “{p.text}”: {p.meaning.rstrip('.')}", f"compat/status_codes.toml: {p.source}",
+                        kind="phrase", line=p.line) for p in facts.phrases)
+    # a container that was started without the GPU explains every failure inside it
+    causes.sort(key=lambda cause: cause.code not in CONTEXT_CODES)
+    seen: set[str] = set()
+    unique = []
+    for cause in causes:
+        if cause.code not in seen:
+            seen.add(cause.code)
+            unique.append(cause)
+    return unique
+
+
+def _library_code(library: Library) -> str:
+    failure = library.failure or "load-failed"
+    if library.finding:
+        return library.finding
+    if library.part == "driver":
+        return "CD101" if failure == "missing" else "CD110"
+    if library.part == "cuda":
+        return "CD203"
+    if library.part == "cudnn":
+        if failure in ("wrong-arch", "broken"):
+            return "CD308"
+        if failure in ("symbol", "version"):
+            return "CD305" if library.name != "cudnn" else "CD307"
+        if failure == "missing":
+            return "CD301" if library.name == "cudnn" else "CD304"
+        return "CD307"
+    return "CD409"
+
+
+def _from_libraries(libraries: tuple[Library, ...]) -> list[Cause]:
+    failed = [library for library in libraries if library.failure and library.gpu]
+    if not failed:
+        return []
+    # the library a loader could not find is named last on its line ("X: ... Y: cannot open"); the stack's own
+    # libraries come before the framework's layer that needed them
+    by_line: dict[int, list[Library]] = {}
+    for library in failed:
+        by_line.setdefault(library.line, []).append(library)
+    ordered: list[Library] = []
+    for line in sorted(by_line, reverse=True):
+        ordered.extend(sorted(reversed(by_line[line]), key=lambda lib: PART_ORDER.get(lib.part, 9)))
+    causes = []
+    for library in ordered:
+        values = {"library": library.file}
+        if library.cudnn_major:
+            values["cudnn_major"] = library.cudnn_major
+            values["version"] = library.cudnn_major
+        if library.cuda_major:
+            values["cuda_major"] = library.cuda_major
+        if library.cuda_version:
+            values["cuda_version"] = library.cuda_version
+        what = {"missing": "could not be found", "symbol": "lacks a symbol another library needs",
+                "version": "is of another version than the one asked for", "wrong-arch": "is built for another machine",
+                "broken": "is not a loadable library", "init": "failed to initialise",
+                "load-failed": "failed to load"}[library.failure or "load-failed"]
+        majors = "".join(f", {label} {values[key]}" for key, label in (("cudnn_major", "cuDNN"), ("cuda_major", "CUDA"))
+                         if key in values)
+        causes.append(Cause(_library_code(library), f"{library.file} ({library.component}{majors}) {what}",
+                            f"compat/libraries.toml: {library.source}", values, kind="library", line=library.line))
+    return causes
+
+
+def _from_statuses(facts: Facts) -> list[Cause]:
+    causes = []
+    handle = any(word in line.lower() for line in facts.lines for word in ("handle", "initializ", "cudnncreate"))
+    for status in facts.statuses:
+        if not status.finding:
+            continue
+        code = status.finding
+        if status.name.startswith("CUDNN_STATUS_INTERNAL_ERROR") and handle:
+            code = "CD315"  # cudnnCreate failing with INTERNAL_ERROR: cuDNN could not initialise
+        causes.append(Cause(code, f"{status.name} ({status.number}): {status.meaning.rstrip('.')}",
+                            f"compat/status_codes.toml: {status.source}", {"status": status.name}, kind="status",
+                            line=status.line))
+    return causes
+
+
+def _from_versions(facts: Facts) -> list[Cause]:
+    causes = []
+    for pair in facts.versions:
+        code = {"cudnn": "CD408", "cudnn-header": "CD303", "driver": "CD103", "cuda": "CD410", "tensorrt": "CD410",
+                "framework": "CD410"}[pair.subject]
+        label = {"cudnn": "cuDNN", "cudnn-header": "cuDNN header", "driver": "CUDA (driver)", "cuda": "CUDA",
+                 "tensorrt": "TensorRT", "framework": "the framework"}[pair.subject]
+        values = {"compiled_version": pair.built, "runtime_version": pair.found}
+        causes.append(Cause(code, f"{label} {pair.built} was built against or required, {pair.found} was found",
+                            "the versions the message names", values, kind="version", line=pair.line))
+    return causes
+
+
+def _from_archs(facts: Facts) -> list[Cause]:
+    cued = [arch for arch in facts.archs if arch.cue]
+    if not cued:
+        return []
+    arch = cued[-1]
+    cudnn = any(status.name.endswith("ARCH_MISMATCH") for status in facts.statuses)
+    return [Cause("CD311" if cudnn else "CD404",
+                  f"compute capability {arch.compute_capability} with “{arch.cue}”: the build has no kernels for this GPU",
+                  "the architecture the message names", {"compute_capability": arch.compute_capability}, kind="arch",
+                  line=arch.line)]

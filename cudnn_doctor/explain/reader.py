@@ -1,0 +1,560 @@
+"""Facts from any pasted text, whatever its wording: libraries and how loading them failed, status and
+error codes by name or number, pairs of versions and what they belong to, GPU architectures, and the
+framework that printed it.
+
+The knowledge is data (compat/libraries.toml, compat/status_codes.toml). The text is read line by line
+with plain token scans and bounded patterns only, so the cost is linear in the input, and only the last
+MAX_BYTES of a log are read.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from cudnn_doctor.compat.data import load
+
+MAX_BYTES = 2_000_000  # a log is read from its end, where the error is
+MAX_LINE = 4096  # longer lines are read in pieces of this size
+MAX_LINES = 3000  # the last lines that can carry a fact, at most
+CONTEXT = 3  # lines kept on either side of one that can (a message wrapped over lines)
+FRAMEWORK_WINDOW = 256_000  # the framework that printed a log is named near its end
+FACT_WINDOW = 512_000  # facts are read from the last this many characters of the candidate lines
+MAX_FACT_LINES = 64  # the last lines with a fact that are read; a log's error is at its end
+PER_LINE = 24  # facts of one kind read from one line, at most (a real message names a few)
+
+# Lines without any of these cannot carry a fact; most of a long log is skipped on this test alone.
+TRIGGERS = (
+    "cu", "dnn", "nvidia", "nvml", ".so", ".dll", "sm_", "compute_", "gpu", "driver", "capability", "kernel image",
+    "ptx", "nvrtc", "jitlink", "nvinfer", "tensorrt", "onnx", "xla", "jax", "paddle", "torch", "tensorflow", "nd4j",
+    "dl4j", "deeplearning4j", "theano", "container", "falling back",
+    # loaders and package managers
+    "java.library.path", "unsatisfiedlink", "winerror", "loadlibrary", "dlopen", "dll load", "error 12", "error 19",
+    "no matching distribution", "satisfies the requirement", "nothing provides",
+    # "module" in the languages Windows prints error 126 in
+    "modul", "módulo", "модуль", "模块", "模組", "モジュール", "모듈",
+)
+
+_TOKEN = re.compile(r"[A-Za-z0-9_.+\-]{1,300}")
+_DLL_NAME = re.compile(r"([a-z][a-z0-9_+\-]{0,80}?)(?:64)?((?:_[0-9][0-9.]{0,12}){0,3})")
+_STATUS_NAME = re.compile(r"\b(?:CUDNN_STATUS_[A-Z0-9_]{2,60}|CUDA_ERROR_[A-Z0-9_]{2,60}|NVML_ERROR_[A-Z0-9_]{2,60}"
+                          r"|CUBLAS_STATUS_[A-Z0-9_]{2,60}"
+                          r"|cudaError[A-Za-z0-9]{2,60})")
+_STATUS_NUMBER = re.compile(r"(?i)\b(cudnn|cuda|nvml|cublas|cu[a-z]{2,30})\b[a-z_ :]{0,30}?"
+                            r"\b(?:error|failure|status|err|code)\b[\s:=(#]{0,4}(\d{1,4})\b")
+_SYMBOL = re.compile(r"(?i)(?:undefined symbol:?|procedure entry point)\s{1,3}([A-Za-z_?@][A-Za-z0-9_@?$]{0,200})")
+_ERROR_NUMBER = re.compile(r"(?i)\berror (\d{2,4}): ")
+_VERSION = re.compile(r"\(\s{0,2}\d{1,2},\s{0,2}\d{1,2},\s{0,2}\d{1,3}\s{0,2}\)|\b\d{1,2}(?:\.\d{1,4}){1,3}\b|\b\d{4,5}\b")
+_ARCH = re.compile(r"(?i)\b(?:sm|compute)_(\d{2,3})[a-z]?\b|capability\W{1,3}(?:of\s|is\s|sm_)?(\d{1,2})\.(\d)\b"
+                   r"|capability\W{1,3}\((\d{1,2}), (\d)\)|\bcompute (\d{1,2})\.(\d)\b")
+
+ARCH_CUES = ("no kernel image", "not compatible", "incompatible", "not supported", "unsupported", "no longer supports",
+             "too old", "not a recognized processor", "only supports", "minimum", "requires", "kernel binaries",
+             "arch_mismatch", "is not compatible", "does not support", "not defined", "unknown", "not recognized",
+             "unrecognized")
+BUILT_WORDS = ("compile", "built", "build", "link", "source", "header", "expect", "requir", "need", "minimum", "at least",
+               "was made", "supports up to")
+FOUND_WORDS = ("found", "loaded", "runtime", "library is", "installed", "you have", "got", "detected", "current",
+               "while the library", "local installation", "your", "is older", "older than", "driver version")
+
+
+@dataclass(frozen=True)
+class Library:
+    file: str  # as written: libcudnn_cnn_infer.so.8, cudnn64_8.dll
+    name: str  # its row in libraries.toml: cudnn_cnn_infer
+    part: str  # driver | cuda | cudnn | framework
+    component: str
+    failure: str | None  # missing | symbol | version | wrong-arch | broken | init | load-failed | None
+    cuda_major: str | None = None
+    cudnn_major: str | None = None
+    cuda_version: str | None = None  # 11.0 from cudart64_110.dll / libcudart.so.11.0
+    framework: str | None = None
+    finding: str | None = None  # the library's own finding, where libraries.toml gives one
+    line: int = 0
+    source: str = ""
+    gpu: bool = True  # part of the GPU stack (false: a framework's CPU-only library, libraries.toml `gpu`)
+
+
+@dataclass(frozen=True)
+class Symbol:
+    name: str  # as the loader printed it
+    owner: str  # what provides it, from libraries.toml [[symbol]]
+    finding: str
+    line: int = 0
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class Status:
+    api: str  # cudnn | cudart | driver | nvml
+    name: str
+    number: int
+    meaning: str
+    finding: str  # "" when it is no problem of the installation
+    how: str  # "name" | "number" | "message"
+    line: int = 0
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class VersionPair:
+    subject: str  # cudnn | cudnn-header | driver | cuda | tensorrt | framework
+    built: str
+    found: str
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class Arch:
+    compute_capability: str  # "8.6"
+    cue: str | None  # the words that say it does not fit, if any
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class Phrase:
+    text: str
+    finding: str
+    meaning: str
+    source: str
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class Facts:
+    libraries: tuple[Library, ...] = ()
+    symbols: tuple[Symbol, ...] = ()
+    statuses: tuple[Status, ...] = ()
+    versions: tuple[VersionPair, ...] = ()
+    archs: tuple[Arch, ...] = ()
+    phrases: tuple[Phrase, ...] = ()
+    frameworks: tuple[str, ...] = ()  # most mentioned first
+    lines: tuple[str, ...] = field(default=(), repr=False)  # the lines that can carry a fact (for the catalog)
+
+    @property
+    def framework(self) -> str | None:
+        return self.frameworks[0] if self.frameworks else None
+
+    def any(self) -> bool:
+        return bool(self.libraries or self.symbols or self.statuses or self.versions or self.archs or self.phrases)
+
+
+def to_text(data: bytes | str) -> str:
+    """Any bytes as text: the last MAX_BYTES, control bytes (NUL included) as spaces, invalid UTF-8 replaced."""
+    if isinstance(data, str):
+        data = data[-MAX_BYTES:].encode("utf-8", "replace")
+    return data[-MAX_BYTES:].translate(_CONTROLS).decode("utf-8", "replace")
+
+
+_CONTROLS = bytes(32 if (code < 32 and code not in (9, 10)) or code == 127 else code for code in range(256))
+
+
+def candidate_lines(text: str) -> list[str]:
+    """The lines that can carry a fact and CONTEXT lines on either side of each (a message wrapped over lines),
+    long lines cut into pieces, the last MAX_LINES of them."""
+    pieces: list[str] = []
+    for raw in text.splitlines():
+        if len(raw) > MAX_LINE:
+            pieces.extend(raw[i:i + MAX_LINE] for i in range(0, len(raw), MAX_LINE))
+        else:
+            pieces.append(raw)
+    keep: set[int] = set()
+    whole = text.lower()
+    present = [trigger for trigger in TRIGGERS if trigger in whole]  # most triggers are absent from most logs
+    for index, line in enumerate(pieces):
+        lower = line.lower()
+        if any(trigger in lower for trigger in present):
+            keep.update(range(index - CONTEXT, index + CONTEXT + 1))
+    kept = [pieces[index] for index in sorted(keep) if 0 <= index < len(pieces)]
+    return kept[-MAX_LINES:]
+
+
+def read(data: bytes | str) -> Facts:
+    """Every fact in DATA (bytes or text of any size), read from the end: the last MAX_FACT_LINES lines
+    that carry a fact are enough, and reading stops there."""
+    lines = candidate_lines(to_text(data))
+    lowers = [line.lower() for line in lines]
+    found: list[tuple[list[Library], list[Status], list[VersionPair], list[Arch], list[Phrase], list[Symbol]]] = []
+    budget = FACT_WINDOW
+    for index in range(len(lines) - 1, -1, -1):
+        line, lower = lines[index], lowers[index]
+        budget -= len(line) + 1
+        if budget < 0:
+            break
+        digits = _has_digit(line)
+        pairs = _versions(index, line, lower) if digits else []
+        if digits and not pairs and index > 0:  # "X was built for:" on one line, the versions on the next
+            pairs = _versions(index, lines[index - 1] + " | " + line, lowers[index - 1] + " | " + lower)
+        facts = (_libraries(index, line, lower, lowers), _statuses(index, line, lower), pairs,
+                 _archs(index, line, lower), _phrases(index, lower), _symbols(index, line, lower))
+        if any(facts):
+            found.append(facts)
+            if len(found) >= MAX_FACT_LINES:
+                break
+    found.reverse()
+    libraries = [item for facts in found for item in facts[0]]
+    statuses = [item for facts in found for item in facts[1]]
+    versions = [item for facts in found for item in facts[2]]
+    archs = [item for facts in found for item in facts[3]]
+    phrases = [item for facts in found for item in facts[4]]
+    symbols = [item for facts in found for item in facts[5]]
+    return Facts(libraries=tuple(libraries), symbols=tuple(_unique(symbols, lambda s: s.name)), statuses=tuple(_unique(statuses, lambda s: (s.api, s.name))),
+                 versions=tuple(_unique(versions, lambda v: (v.subject, v.built, v.found))),
+                 archs=tuple(_unique(archs, lambda a: (a.compute_capability, a.cue))),
+                 phrases=tuple(_unique(phrases, lambda p: p.text)), frameworks=_frameworks(lowers), lines=tuple(lines))
+
+
+def _has_digit(text: str) -> bool:
+    return any(digit in text for digit in "0123456789")
+
+
+def _unique(items: list[Any], key: Any) -> list[Any]:
+    seen: set[Any] = set()
+    out = []
+    for item in items:
+        if key(item) not in seen:
+            seen.add(key(item))
+            out.append(item)
+    return out
+
+
+# ----------------------------------------------------------------------------------------------- libraries
+
+
+@functools.cache
+def _library_table() -> tuple[dict[str, dict[str, Any]], list[tuple[str, dict[str, Any]]]]:
+    exact: dict[str, dict[str, Any]] = {}
+    prefixes: list[tuple[str, dict[str, Any]]] = []
+    for row in load("libraries").get("library", []):
+        if row["name"].endswith("*"):
+            prefixes.append((row["name"][:-1], row))
+        else:
+            exact[row["name"]] = row
+    return exact, prefixes
+
+
+@functools.cache
+def _failure_texts() -> tuple[tuple[str, str], ...]:
+    return tuple((row["text"], row["kind"]) for row in load("libraries").get("failure", []))
+
+
+def parse_library(token: str) -> tuple[dict[str, Any], str, str | None] | None:
+    """(row, file, version digits from the name) for a library file name, or None for any other token."""
+    file = token.strip(".:-+'\"")
+    lower = file.lower()
+    version: str | None = None
+    if lower.endswith(".dll"):
+        match = _DLL_NAME.fullmatch(lower[:-4])
+        if not match:
+            return None
+        base, suffix = match.group(1), match.group(2)
+        version = suffix.lstrip("_").split("_")[0] if suffix else None
+    else:
+        for extension in (".so", ".dylib"):
+            at = lower.find(extension)
+            if at > 0 and (len(lower) == at + len(extension) or lower[at + len(extension)] == "."):
+                base = lower[:at]
+                rest = lower[at + len(extension):].lstrip(".")
+                version = rest or None
+                break
+        else:
+            # a bare name, as Java prints it: "no jnicudnn in java.library.path"
+            base = lower
+        base = base.removeprefix("lib")
+    if len(base) > 9 and base[-9] == "-" and all(c in "0123456789abcdef" for c in base[-8:]):
+        base = base[:-9]  # a wheel's bundled copy: libcudart-6d56b25a.so.12
+    row = _lookup(base)
+    if row is None:
+        return None
+    if version and not re.fullmatch(r"\d{1,4}(?:\.\d{1,4}){0,3}", version):
+        version = None
+    return row, file, version
+
+
+def _lookup(base: str) -> dict[str, Any] | None:
+    exact, prefixes = _library_table()
+    for candidate in (base, base.removeprefix("jni")):
+        if candidate in exact:
+            return exact[candidate]
+    for prefix, row in prefixes:
+        if base.startswith(prefix):
+            return row
+    return None
+
+
+def _majors(row: dict[str, Any], version: str | None, dll: bool) -> dict[str, str | None]:
+    majors: dict[str, str | None] = {"cuda_major": None, "cudnn_major": None, "cuda_version": None}
+    if not version:
+        return majors
+    first = version.split(".")[0]
+    if row["major"] == "cuda":
+        if dll and "." not in version and len(first) >= 3:  # cudart64_110.dll, nvrtc64_112_0.dll
+            majors["cuda_version"] = f"{first[:-1]}.{first[-1]}"
+            majors["cuda_major"] = first[:-1]
+        elif len(first) <= 2:
+            majors["cuda_major"] = first
+            majors["cuda_version"] = version if "." in version else None
+    elif row["major"] == "cudnn" and len(first) <= 2:
+        majors["cudnn_major"] = first
+    elif row["major"] == "own":
+        majors["cuda_major"] = row.get("cuda_by_major", {}).get(first)
+    return majors
+
+
+def _libraries(index: int, line: str, lower: str, lowers: list[str]) -> list[Library]:
+    java = "java.library.path" in lower
+    if not java and ".so" not in lower and ".dll" not in lower and ".dylib" not in lower:
+        return []
+    found: list[tuple[int, dict[str, Any], str, str | None]] = []
+    for token in _TOKEN.finditer(line):
+        if len(found) >= PER_LINE:
+            break
+        text = token.group(0)
+        low = text.lower()
+        if ".so" not in low and ".dll" not in low and ".dylib" not in low and not java:
+            continue
+        parsed = parse_library(text)
+        if parsed is not None:
+            found.append((token.start(), *parsed))
+    if not found:
+        return []
+    markers = _markers(lower)[:PER_LINE]
+    if not markers:  # "Error loading X" on one line and the loader's words on the next
+        for near in (index + 1, index - 1):
+            if 0 <= near < len(lowers):
+                markers = [(-1 if near < index else len(lower) + 1, kind, rank)
+                           for _, kind, rank in _markers(lowers[near])][:1]
+                if markers:
+                    break
+    out = []
+    for position, row, file, version in found:
+        failure = None
+        if markers and len(found) == 1:  # one library: the most specific of the loader's words
+            failure = min(markers, key=lambda m: m[2])[1]
+        elif markers:  # "A: ... B: cannot open ...": each library takes the words nearest to it
+            failure = min(markers, key=lambda m: abs(m[0] - position))[1]
+        majors = _majors(row, version, file.lower().endswith(".dll"))
+        out.append(Library(file=file, name=row["name"], part=row["part"], component=row["component"], failure=failure,
+                           framework=row.get("framework"), finding=row.get("finding"), line=index,
+                           source=row["source"], gpu=row.get("gpu", True), **majors))
+    return out
+
+
+def _markers(lower: str) -> list[tuple[int, str, int]]:
+    """(position, kind, rank in the table) of every loader failure text in LOWER; a text inside a longer one
+    counts once."""
+    out: list[tuple[int, str, int]] = []
+    taken: list[tuple[int, int]] = []
+    for rank, (text, kind) in enumerate(_failure_texts()):
+        start = lower.find(text)
+        while start >= 0:
+            end = start + len(text)
+            if not any(s <= start and end <= e for s, e in taken):
+                taken.append((start, end))
+                out.append((start, kind, rank))
+            if len(out) >= PER_LINE:
+                return out
+            start = lower.find(text, end)
+    return out
+
+
+@functools.cache
+def _symbol_table() -> tuple[dict[str, Any], ...]:
+    rows = load("libraries").get("symbol", [])
+    return tuple(sorted(rows, key=lambda row: -len(row["prefix"])))  # the most specific prefix first
+
+
+def _symbols(index: int, line: str, lower: str) -> list[Symbol]:
+    if "undefined symbol" not in lower and "entry point" not in lower:
+        return []
+    out = []
+    for match in itertools.islice(_SYMBOL.finditer(line), PER_LINE):
+        name = match.group(1)
+        for row in _symbol_table():
+            prefix = row["prefix"]
+            if name.startswith(prefix) and (not row.get("upper") or name[len(prefix):len(prefix) + 1].isupper()):
+                out.append(Symbol(name=name, owner=row["owner"], finding=row["finding"], line=index, source=row["source"]))
+                break
+    return out
+
+
+# ------------------------------------------------------------------------------------------ status codes
+
+
+@functools.cache
+def _status_tables() -> tuple[dict[str, dict[str, Any]], dict[tuple[str, int], dict[str, Any]], tuple[tuple[str, str], ...]]:
+    data = load("status_codes")
+    by_name: dict[str, dict[str, Any]] = {}
+    by_number: dict[tuple[str, int], dict[str, Any]] = {}
+    for row in data.get("status", []):
+        by_name.setdefault(row["name"], row)
+        api = row["api"]
+        if api == "cudnn":
+            api = "cudnn9" if row.get("cudnn") == "9" else "cudnn8"
+        by_number.setdefault((api, int(row["number"])), row)
+    messages = tuple((row["text"], row["name"]) for row in data.get("message", []))
+    return by_name, by_number, messages
+
+
+def _status(row: dict[str, Any], how: str, index: int) -> Status:
+    return Status(api=row["api"], name=row["name"], number=int(row["number"]), meaning=row["meaning"],
+                  finding=row["finding"], how=how, line=index, source=row["source"])
+
+
+def _statuses(index: int, line: str, lower: str) -> list[Status]:
+    if "cu" not in lower and "nvml" not in lower:
+        return []
+    by_name, by_number, messages = _status_tables()
+    out = []
+    if any(prefix in lower for prefix in ("cudnn_status_", "cuda_error_", "nvml_error_", "cudaerror", "cublas_status_")):
+        out = [_status(by_name[m.group(0)], "name", index)
+               for m in itertools.islice(_STATUS_NAME.finditer(line), PER_LINE) if m.group(0) in by_name]
+    said = [_status(by_name[name], "message", index) for text, name in messages if text in lower and name in by_name]
+    if said:  # the library's own words name the code; a number beside them may be of an older numbering
+        return out + said
+    numbered: list[tuple[str, int]] = []
+    if not any(word in lower for word in ("error", "failure", "status", "code", "err")):
+        return out
+    for match in itertools.islice(_STATUS_NUMBER.finditer(line), PER_LINE):
+        word, number = match.group(1).lower(), int(match.group(2))
+        if word == "cudnn":
+            numbered.append(("cudnn9" if number >= 1000 else "cudnn8", number))
+        elif word in ("nvml", "cublas"):
+            numbered.append((word, number))
+        elif word == "cuda":
+            numbered.append(("cudart", number))
+        elif word in ("cuinit", "cuctxcreate", "cudevicegetcount", "cudriver", "curesult") or word.startswith("cumem"):
+            numbered.append(("driver", number))
+    if "cuda" in lower:
+        numbered.extend(("cudart", int(m.group(1))) for m in itertools.islice(_ERROR_NUMBER.finditer(line), PER_LINE))
+    for api, number in numbered:
+        row = by_number.get((api, number))
+        if row is None and api in ("cudart", "driver"):
+            row = by_number.get(("driver" if api == "cudart" else "cudart", number))
+        if row is not None:
+            out.append(_status(row, "number", index))
+    return out
+
+
+# -------------------------------------------------------------------------------------- versions and arch
+
+
+def _normalise_version(text: str, subject: str) -> str:
+    text = text.strip("() ")
+    if "," in text:
+        return ".".join(part.strip() for part in text.split(","))
+    if text.isdigit():
+        number = int(text)
+        if subject.startswith("cudnn"):
+            if number >= 90000:
+                return f"{number // 10000}.{(number % 10000) // 100}.{number % 100}"
+            return f"{number // 1000}.{(number % 1000) // 100}.{number % 100}"
+        if subject in ("cuda", "driver", "framework") and number >= 1000:  # 11040 -> 11.4, 1201 -> 12.1
+            if number >= 10000:
+                return f"{number // 1000}.{(number % 1000) // 10}"
+            return f"{number // 100}.{number % 100}"
+    return text
+
+
+def _subject(lower: str) -> str | None:
+    if "dnn" in lower:
+        return "cudnn-header" if "header" in lower else "cudnn"
+    if "tensorrt" in lower or "trt" in lower:
+        return "tensorrt"
+    if "cuda" in lower and ("driver" in lower or "ptxas" in lower):
+        return "driver"
+    if "cuda" in lower:
+        return "cuda"
+    if any(word in lower for word in ("pytorch", "torch", "xformers", "flash", "jaxlib", "tensorflow")):
+        return "framework"
+    return None
+
+
+def _role(lower: str, position: int) -> str | None:
+    window = lower[max(0, position - 60):position]
+    best: tuple[int, str] | None = None
+    for words, role in ((BUILT_WORDS, "built"), (FOUND_WORDS, "found")):
+        for word in words:
+            at = window.rfind(word)
+            if at >= 0 and (best is None or at > best[0]):
+                best = (at, role)
+    return best[1] if best else None
+
+
+def _versions(index: int, line: str, lower: str) -> list[VersionPair]:
+    subject = _subject(lower)
+    if subject is None or not any(word in lower for word in ("version", "compiled", "built", "found", "loaded", "have")):
+        return []
+    if subject == "framework" and not any(word in lower for word in ("built", "compiled", "linked")):
+        return []  # "torchvision requires torch==2.0.1, but you have 2.1.0" is pip's conflict, not a build's
+    built: list[str] = []
+    found: list[str] = []
+    for match in itertools.islice(_VERSION.finditer(line), PER_LINE):
+        text = match.group(0)
+        if text.isdigit() and "version" not in lower[max(0, match.start() - 30):match.start()] \
+                and "cuda" not in lower[max(0, match.start() - 12):match.start()]:
+            continue  # a bare number is a version only right after the word
+        if line[max(0, match.start() - 1):match.start()] in (":", "/") and text.count(".") == 0:
+            continue
+        role = _role(lower, match.start())
+        value = _normalise_version(text, subject)
+        if role == "built":
+            built.append(value)
+        elif role == "found":
+            found.append(value)
+    pairs = []
+    for b in built[:2]:
+        for f in found[:2]:
+            if b != f:
+                pairs.append(VersionPair(subject=subject, built=b, found=f, line=index))
+    return pairs[:2]
+
+
+def _archs(index: int, line: str, lower: str) -> list[Arch]:
+    if "sm_" not in lower and "compute" not in lower and "capability" not in lower:
+        return []
+    out = []
+    cue = next((c for c in ARCH_CUES if c in lower), None)
+    for match in itertools.islice(_ARCH.finditer(line), PER_LINE):
+        if match.group(1):
+            digits = match.group(1)
+            value = f"{digits[:-1]}.{digits[-1]}"
+        elif match.group(2):
+            value = f"{match.group(2)}.{match.group(3)}"
+        elif match.group(4):
+            value = f"{match.group(4)}.{match.group(5)}"
+        else:
+            value = f"{match.group(6)}.{match.group(7)}"
+        out.append(Arch(compute_capability=value, cue=cue, line=index))
+    return out
+
+
+# ----------------------------------------------------------------------------------- phrases, frameworks
+
+
+@functools.cache
+def _phrase_table() -> tuple[dict[str, Any], ...]:
+    return tuple(load("status_codes").get("phrase", []))
+
+
+def _phrases(index: int, lower: str) -> list[Phrase]:
+    out = []
+    for row in _phrase_table():
+        if row["text"] in lower and (not row.get("any") or any(word in lower for word in row["any"])):
+            out.append(Phrase(text=row["text"], finding=row["finding"], meaning=row["meaning"], source=row["source"],
+                              line=index))
+    return out
+
+
+def _frameworks(lowers: list[str]) -> tuple[str, ...]:
+    """Frameworks by how often their markers occur in the last FRAMEWORK_WINDOW characters, most first."""
+    text = "\n".join(lowers)[-FRAMEWORK_WINDOW:]
+    counts: dict[str, int] = {}
+    for row in load("libraries").get("framework", []):
+        hits = sum(text.count(marker) for marker in row["markers"])
+        if hits:
+            counts[row["name"]] = hits
+    return tuple(sorted(counts, key=lambda name: -counts[name]))

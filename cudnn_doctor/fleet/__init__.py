@@ -1,0 +1,1 @@
+"""Many nodes: merging their reports, and running `check` on them through Slurm."""

@@ -1,0 +1,30 @@
+"""Text for `fleet merge` / `fleet run`: only what differs from the majority, and which nodes failed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+
+
+def render_fleet(data: dict[str, Any], console: Console) -> None:
+    nodes, failed, drift = data["nodes"], data["failed"], data["drift"]
+    answered = nodes - len(failed)
+    console.print(f"{nodes} node(s): {answered} report(s) read, {len(failed)} failed")
+    if data.get("srun"):
+        console.print(f"[yellow]![/yellow] {escape(data['srun'])}")
+    for node in failed:
+        console.print(f"[red]✗[/red] {escape(node['node'])}: {escape(node['why'] or '')} ({escape(node['source'])})")
+    if not drift:
+        if answered:
+            console.print("[green]✓[/green] every node that answered agrees on driver, toolkits, cuDNN copies, "
+                          "frameworks and findings")
+        return
+    console.print(f"[yellow]![/yellow] {len(drift)} field(s) differ from the majority:")
+    for entry in drift:
+        majority = entry["majority"]
+        tie = " (a tie)" if entry.get("tie") else ""
+        console.print(f"  {escape(entry['field'])}: {majority['nodes']} node(s) have {escape(majority['value'])}{tie}")
+        for outlier in entry["outliers"]:
+            console.print(f"    • {escape(outlier['node'])}: {escape(outlier['value'])}")

@@ -1,0 +1,77 @@
+"""`check --format github`: the report as GitHub Actions sees it.
+
+Each error and warning becomes an annotation line (`::error title=CD301 ...::detail`), shown on the
+run's summary page; with $GITHUB_STEP_SUMMARY set, a Markdown job summary is appended to that file.
+Escaping follows the runner's workflow-command rules (actions/toolkit, packages/core/src/command.ts:
+data escapes %, CR and LF; property values also escape : and ,).
+"""
+
+from __future__ import annotations
+
+from typing import TextIO
+
+from cudnn_doctor.model import Report
+from cudnn_doctor.render.text import AREA_NAMES, area_of
+
+LEVELS = {"error": "error", "warning": "warning", "info": "notice"}
+AREA_TITLES = {"driver": "NVIDIA driver", "toolkit": "CUDA toolkit", "cudnn": "cuDNN", "frameworks": "Frameworks",
+               "requirements": "Requirements"}
+
+
+def escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def workflow_commands(report: Report, verbose: bool = False) -> list[str]:
+    """One workflow command per error and warning (and per info finding with -v)."""
+    lines = []
+    for f in report.findings:
+        if f.severity == "info" and not verbose:
+            continue
+        title = escape_property(f"{f.code} {f.title}")
+        lines.append(f"::{LEVELS.get(f.severity, 'warning')} title={title}::{escape_data(f'{f.detail} Fix: {f.fix}')}")
+    return lines
+
+
+def job_summary(report: Report) -> str:
+    """The Markdown job summary: one row per area, then every error and warning with its fix."""
+    summary = report.summary
+    status = summary.status if summary else "error"
+    mark = {"ok": "✅", "warning": "⚠️", "error": "❌"}[status if status in ("ok", "warning") else "error"]
+    out = [f"## {mark} cudnn-doctor check: {status}", "", "| area | status | findings |", "| --- | --- | --- |"]
+    for area in AREA_NAMES:
+        found = [f for f in report.findings if area_of(f.code) == area and f.severity != "info"]
+        if area == "requirements" and not found:
+            continue
+        worst = "error" if any(f.severity == "error" for f in found) else "warning" if found else "ok"
+        out.append(f"| {AREA_TITLES[area]} | {worst} | {', '.join(f.code for f in found) or '—'} |")
+    problems = [f for f in report.findings if f.severity in ("error", "warning")]
+    if problems:
+        out += ["", "| code | severity | problem | fix |", "| --- | --- | --- | --- |"]
+        for f in problems:
+            cells = [f.code, f.severity, f"**{f.title}**: {f.detail}", f.fix]
+            out.append("| " + " | ".join(_cell(cell) for cell in cells) + " |")
+    return "\n".join(out) + "\n\n"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\r", " ").replace("\n", " ")
+
+
+def render_github(report: Report, out: TextIO, summary_file: str | None, verbose: bool = False) -> None:
+    for line in workflow_commands(report, verbose):
+        out.write(line + "\n")
+    out.flush()
+    if summary_file:
+        from cudnn_doctor.errors import DoctorError
+
+        try:
+            with open(summary_file, "a", encoding="utf-8") as handle:
+                handle.write(job_summary(report))
+        except OSError as error:
+            raise DoctorError(f"GITHUB_STEP_SUMMARY={summary_file}: {error.strerror or error}",
+                              fix="point it at a writable file, or unset it") from None

@@ -1,0 +1,132 @@
+"""`check --format prometheus`: the report in Prometheus' text exposition format, for
+node_exporter's textfile collector (write it with `--output FILE.prom`: atomically, so a scrape
+never sees half a file).
+
+Conventions followed (prometheus.io, "Metric and label naming", "Writing exporters"): one prefix,
+base units (bytes, seconds, celsius), `_info` gauges of value 1 carry text as labels, every value a
+gauge with HELP and TYPE, label values escaped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+PREFIX = "cudnn_doctor"
+SEVERITIES = ("error", "warning", "info")
+STATUSES = ("ok", "warning", "error")
+
+
+def _escape(value: Any) -> str:
+    text = "" if value is None else str(value)
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")  # lone surrogates from odd paths
+    return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def _labels(labels: dict[str, Any]) -> str:
+    if not labels:
+        return ""
+    return "{" + ",".join(f'{key}="{_escape(value)}"' for key, value in labels.items()) + "}"
+
+
+class _Metrics:
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self._declared: set[str] = set()
+
+    def add(self, name: str, help_text: str, samples: Iterable[tuple[dict[str, Any], float | int]]) -> None:
+        samples = list(samples)
+        if not samples:
+            return
+        full = f"{PREFIX}_{name}"
+        if full not in self._declared:
+            self._declared.add(full)
+            self.lines.append(f"# HELP {full} {help_text}")
+            self.lines.append(f"# TYPE {full} gauge")
+        for labels, value in samples:
+            number = float(value)
+            shown = str(int(number)) if number.is_integer() else repr(number)
+            self.lines.append(f"{full}{_labels(labels)} {shown}")
+
+
+def render_prometheus(report: dict[str, Any], now: float | None = None) -> str:
+    """The `check --json` object REPORT as Prometheus text."""
+    metrics = _Metrics()
+    summary = report.get("summary") or {}
+    status = summary.get("status")
+    metrics.add("status", "1 for the check's overall status (ok, warning, error), 0 for the others.",
+                [({"status": name}, int(name == status)) for name in STATUSES])
+    metrics.add("exit_code", "The exit code of `cudnn-doctor check` (0 healthy, 1 problems found).",
+                [({}, summary.get("exit_code", 3))])
+    counts = summary.get("counts") or {}
+    metrics.add("findings_count", "Findings of the check, by severity.",
+                [({"severity": severity}, counts.get(severity, 0)) for severity in SEVERITIES])
+    metrics.add("finding", "One series per finding: its stable code, severity and title.",
+                [({"code": f.get("code"), "severity": f.get("severity"), "title": f.get("title"),
+                   "subject": f.get("subject") or ""}, 1) for f in report.get("findings") or []])
+    driver = report.get("driver") or {}
+    if driver.get("version"):
+        metrics.add("driver_info", "The NVIDIA driver and the CUDA version it supports.",
+                    [({"version": driver.get("version"), "cuda_version": driver.get("cuda_driver_version") or "",
+                       "source": driver.get("source") or ""}, 1)])
+    gpus = report.get("gpus") or []
+    metrics.add("gpus", "Number of GPUs the driver reports.", [({}, len(gpus))])
+    metrics.add("gpu_info", "One series per GPU: model, UUID, compute capability.",
+                [({"gpu": gpu.get("index"), "name": gpu.get("name"), "uuid": gpu.get("uuid") or "",
+                   "compute_capability": gpu.get("compute_capability") or ""}, 1) for gpu in gpus])
+    metrics.add("gpu_memory_total_bytes", "GPU memory, in bytes.",
+                [({"gpu": gpu.get("index"), "uuid": gpu.get("uuid") or ""}, int(gpu["memory_total_mib"]) * 1024 * 1024)
+                 for gpu in gpus if isinstance(gpu.get("memory_total_mib"), (int, float))])
+    _health(metrics, gpus)
+    metrics.add("toolkit_info", "One series per CUDA toolkit found.",
+                [({"version": t.get("version") or "", "path": t.get("path"), "source": t.get("source") or ""}, 1)
+                 for t in report.get("toolkits") or []])
+    metrics.add("cudnn_info", "One series per copy of cuDNN: version, file, where it came from, who loads it.",
+                [({"version": c.get("version") or "", "library": c.get("library") or c.get("path"),
+                   "source": c.get("source") or "", "cuda_version": c.get("cuda_version") or "",
+                   "loaded_by": ",".join(c.get("loaded_by") or [])}, 1) for c in report.get("cudnn") or []])
+    metrics.add("framework_info", "One series per framework: version, CUDA it was built for, the cuDNN it loads.",
+                [({"name": f.get("name"), "version": f.get("version") or "",
+                   "cuda_built_for": f.get("cuda_built_for") or "", "cudnn_used": f.get("cudnn_used") or ""}, 1)
+                 for f in report.get("frameworks") or []])
+    timings = report.get("timings_ms") or {}
+    if isinstance(timings.get("total"), (int, float)):
+        metrics.add("check_duration_seconds", "How long the check took.", [({}, timings["total"] / 1000)])
+    if now is not None:
+        metrics.add("check_timestamp_seconds", "When the check ran (Unix time).", [({}, round(now, 3))])
+    return "\n".join(metrics.lines) + "\n"
+
+
+def _health(metrics: _Metrics, gpus: list[dict[str, Any]]) -> None:
+    """GPU health readings (`gpus[].health`), where the report has them; unsupported ones are absent."""
+    readings = (
+        ("ecc_errors_uncorrected_volatile", "Uncorrectable ECC errors since the driver loaded."),
+        ("ecc_errors_uncorrected_aggregate", "Uncorrectable ECC errors over the GPU's life."),
+        ("retired_pages_pending", "1 when retired pages wait for a GPU reset."),
+        ("remapped_rows_pending", "1 when remapped rows wait for a GPU reset."),
+        ("remapped_rows_failed", "1 when a row remapping failed (the GPU needs service)."),
+        ("temperature_celsius", "GPU temperature."),
+        ("temperature_slowdown_celsius", "Temperature at which the GPU slows down."),
+        ("pcie_link_generation", "PCIe link generation now."),
+        ("pcie_link_generation_max", "Highest PCIe link generation the GPU and slot support."),
+        ("pcie_link_width", "PCIe link width now (lanes)."),
+        ("pcie_link_width_max", "Widest PCIe link the GPU and slot support (lanes)."),
+        ("persistence_mode", "1 when persistence mode is on."),
+        ("other_processes", "Compute processes of others on the GPU."),
+    )
+    for key, help_text in readings:
+        metrics.add(f"gpu_{key}", help_text,
+                    [({"gpu": gpu.get("index"), "uuid": gpu.get("uuid") or ""}, _number(gpu["health"][key]))
+                     for gpu in gpus if isinstance(gpu.get("health"), dict) and _is_number(gpu["health"].get(key))])
+    metrics.add("gpu_throttle_reason", "1 for each clock-throttle reason active now.",
+                [({"gpu": gpu.get("index"), "uuid": gpu.get("uuid") or "", "reason": reason}, 1)
+                 for gpu in gpus if isinstance(gpu.get("health"), dict)
+                 for reason in gpu["health"].get("throttle_reasons") or []])
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) or isinstance(value, bool)
+
+
+def _number(value: Any) -> float:
+    return float(value)

@@ -1,0 +1,85 @@
+"""Commands in fixes print unbroken on their own line in a narrow terminal, prose wraps at its indent
+(issue 16, item 6): `check` runs in a real pseudo-terminal 60 columns wide."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import pty
+import re
+import select
+import struct
+import subprocess
+import sys
+import termios
+import time
+from pathlib import Path
+
+from tests.conftest import Machine
+from tests.fakes.build import fake_cudnn
+from tests.test_check import CUDNN9_SUBLIBS, make_toolkit
+
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+def run_in_terminal(machine: Machine, *args: str, columns: int = 60, timeout: float = 60) -> tuple[int, str]:
+    """Run the doctor with a pty of COLUMNS as its terminal; returns the exit code and what the screen got."""
+    main, child = pty.openpty()
+    fcntl.ioctl(child, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
+    env = {key: value for key, value in machine.env.items() if key != "COLUMNS"}  # the terminal's own width
+    env["TERM"] = "xterm-256color"
+    process = subprocess.Popen([sys.executable, "-m", "cudnn_doctor", *args], stdin=child, stdout=child,
+                               stderr=child, env=env, cwd=machine.cwd, start_new_session=True)
+    os.close(child)
+    chunks = []
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([main], [], [], 0.5)
+        if ready:
+            try:
+                data = os.read(main, 65536)
+            except OSError:  # EIO: the child side is closed
+                break
+            if not data:
+                break
+            chunks.append(data)
+        elif process.poll() is not None:
+            break
+    os.close(main)
+    code = process.wait(timeout=10)
+    return code, ANSI.sub("", b"".join(chunks).decode("utf-8", errors="replace")).replace("\r\n", "\n")
+
+
+def test_fix_commands_are_unbroken_in_60_columns(machine: Machine, tmp_path: Path) -> None:
+    toolkit = make_toolkit(machine.root, "13.0.2", 13000)  # holding a cuDNN built for CUDA 12: CD306
+    fake_cudnn(toolkit / "lib64", version=91900, cudart=12090, sublibraries=CUDNN9_SUBLIBS)
+
+    code, screen = run_in_terminal(machine, "check", "-v")
+    lines = screen.splitlines()
+    install = "cudnn-doctor install --version 9.19.0 --cuda 13"  # CD306's fix
+    export = f"export LD_LIBRARY_PATH={toolkit / 'lib64'}:$LD_LIBRARY_PATH"  # CD310's fix: not on the loader's path
+    assert code == 1, screen  # CD101: this pretend machine has no driver
+    for command in (install, export):
+        assert len(command) > 40
+        [line] = [line for line in lines if command in line]  # whole, on one line
+        assert line.strip() == command  # and alone on it
+    headings = ("[", "! Doctor found", "• No issues", "Loader search order:", "Probe time:")
+    for line in lines:  # nothing continues at column 0: every wrapped line keeps its indent
+        assert not line or line.startswith((" ", *headings)), repr(line)
+    assert max(len(line.rstrip()) for line in lines if "export" not in line) <= 60
+
+    _, wide = run_in_terminal(machine, "check", "-v", columns=400)  # wide enough: fixes stay one line as before
+    assert any(f"Fix: Install the cuDNN build for CUDA 13: `{install}`." in line for line in wide.splitlines())
+
+
+def test_install_plan_command_is_unbroken_in_60_columns(machine: Machine, tmp_path: Path) -> None:
+    from tests.install_helpers import make_archive
+
+    archive = make_archive("txz", tmp_path)
+    prefix = tmp_path / "a-rather-long-folder-name-for-cudnn" / "prefix"
+    code, screen = run_in_terminal(machine, "install", "--from", str(archive), "--prefix", str(prefix), "--dry-run")
+    assert code == 0, screen
+    export = f"export LD_LIBRARY_PATH={prefix / 'lib64'}:$LD_LIBRARY_PATH"
+    [line] = [line for line in screen.splitlines() if export in line]
+    assert line.strip() == export
+    assert "  loader: not a system folder; programs find it with:" in screen

@@ -1,0 +1,144 @@
+"""Project files that would hang, crash or fool a naive reader: each is a finding, never a hang or a traceback."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from tests.conftest import Machine
+
+BACKEND = ("<dependencies><dependency><groupId>org.nd4j</groupId><artifactId>{artifact}</artifactId>"
+           "<version>1.0.0-beta7</version></dependency></dependencies>")
+
+
+def pom(properties: str = "", artifact: str = "nd4j-cuda-10.2-platform", head: str = '<?xml version="1.0"?>',
+        extra: str = "") -> str:
+    return (f"{head}\n{extra}<project><modelVersion>4.0.0</modelVersion><groupId>g</groupId><artifactId>a</artifactId>"
+            f"<version>1</version><properties>{properties}</properties>{BACKEND.format(artifact=artifact)}</project>")
+
+
+def check(machine: Machine, project: Path, limit: float = 20.0) -> dict:
+    started = time.monotonic()
+    report = machine.check_json("--project", str(project))
+    assert time.monotonic() - started < limit
+    return report
+
+
+def findings(report: dict, code: str) -> list[dict]:
+    return [f for f in report["findings"] if f["code"] == code]
+
+
+def artifacts(report: dict) -> list[str | None]:
+    return [f["details"].get("artifact") for f in report["frameworks"] if f["name"] == "dl4j"]
+
+
+def test_fifos_named_like_build_files_are_not_opened(machine: Machine, tmp_path: Path) -> None:
+    for name in ("pom.xml", "build.gradle", "settings.gradle.kts"):
+        os.mkfifo(tmp_path / name)
+    report = check(machine, tmp_path)
+    unread = {Path(f["subject"]).name: f["detail"] for f in findings(report, "CD430")}
+    assert set(unread) == {"pom.xml", "build.gradle", "settings.gradle.kts"}
+    assert all("not a regular file" in detail for detail in unread.values())
+
+
+def test_fifo_among_the_sources_of_a_cuda_module(machine: Machine, tmp_path: Path) -> None:
+    (tmp_path / "pom.xml").write_text(pom())
+    sources = tmp_path / "src" / "main" / "java"
+    sources.mkdir(parents=True)
+    os.mkfifo(sources / "Model.java")
+    (sources / "Net.java").write_text("class Net { Object l = new GravesLSTM.Builder(); }\n")
+    report = check(machine, tmp_path)
+    assert [f["subject"] for f in findings(report, "CD433")] == [f"{sources / 'Net.java'}:1"]
+
+
+def test_exponential_and_self_referencing_properties_are_bounded(machine: Machine, tmp_path: Path) -> None:
+    chain = "<a0>nd4j</a0>" + "".join(f"<a{i}>${{a{i - 1}}}${{a{i - 1}}}</a{i}>" for i in range(1, 60))
+    (tmp_path / "pom.xml").write_text(pom(chain + "<loop>x${loop}</loop><b>${c}</b><c>${b}</c>",
+                                          artifact="${a59}-${loop}-${b}"))
+    report = check(machine, tmp_path, limit=10)
+    why = " ".join(f["detail"] for f in findings(report, "CD431"))
+    assert "${a59} expands to more than" in why
+    assert "${loop} refers to itself (${loop} -> ${loop})" in why
+    assert "${b} refers to itself (${b} -> ${c} -> ${b})" in why
+
+
+def test_gradle_scripts_with_long_blank_runs_and_unclosed_comments(machine: Machine, tmp_path: Path) -> None:
+    (tmp_path / "build.gradle").write_text("def v = '1.0.0-beta7'" + " " * 900_000 + "\n"
+                                           "dependencies { implementation \"org.nd4j:nd4j-native:$v\" }\n"
+                                           "/* never closed " + "x = 'y' " * 10_000)
+    (tmp_path / "settings.gradle").write_text("include " + "\t" * 500_000 + "'app'\n/*")
+    report = check(machine, tmp_path, limit=15)
+    assert artifacts(report) == ["nd4j-native"]
+    huge = tmp_path / "huge"
+    huge.mkdir()
+    (huge / "build.gradle.kts").write_text("val v = \"1\"\n" * 200_000)
+    report = check(machine, huge, limit=15)
+    assert "more than" in findings(report, "CD430")[0]["detail"]
+
+
+def test_encoding_declared_in_the_xml_header_is_honoured(machine: Machine, tmp_path: Path) -> None:
+    text = pom("<note>深層学習のバックエンド</note>", head='<?xml version="1.0" encoding="Shift_JIS"?>')
+    (tmp_path / "pom.xml").write_bytes(text.encode("shift_jis"))
+    report = check(machine, tmp_path)
+    assert artifacts(report) == ["nd4j-cuda-10.2-platform"] and not findings(report, "CD430")
+    (tmp_path / "pom.xml").write_bytes(pom(head='<?xml version="1.0" encoding="UTF-16"?>').encode("utf-16"))
+    assert artifacts(check(machine, tmp_path)) == ["nd4j-cuda-10.2-platform"]
+    for data, why in ((pom(head='<?xml version="1.0" encoding="x-no-such"?>').encode(), "unknown"),
+                      (pom("<n>caf\xe9</n>").encode("latin-1"), "not valid utf-8"),
+                      (b"plain text, no XML", "not well-formed"), (b"\x00\xff\x89PNG", "not valid utf-8")):
+        (tmp_path / "pom.xml").write_bytes(data)
+        report = check(machine, tmp_path)
+        assert why in findings(report, "CD430")[0]["detail"]
+
+
+def test_doctype_and_entities_are_refused_not_expanded(machine: Machine, tmp_path: Path) -> None:
+    laughs = '<!DOCTYPE p [<!ENTITY a "nd4j-cuda-10.2">' + "".join(
+        f'<!ENTITY a{i} "&a{i - 1 if i > 1 else ""};&a{i - 1 if i > 1 else ""};">' for i in range(1, 30)) + "]>"
+    (tmp_path / "pom.xml").write_text(pom(artifact="&a29;", extra=laughs))
+    report = check(machine, tmp_path, limit=10)
+    [refused] = findings(report, "CD430")
+    assert "refused" in refused["detail"] and "DOCTYPE" in refused["detail"] and "DOCTYPE" in refused["fix"]
+    assert artifacts(report) == [None]  # nothing from the refused file is used
+    (tmp_path / "pom.xml").write_text(pom(extra='<!DOCTYPE project SYSTEM "file:///etc/passwd">'))
+    assert "DOCTYPE" in findings(check(machine, tmp_path), "CD430")[0]["detail"]
+
+
+def test_deep_nesting_and_cycles_of_parents_and_modules(machine: Machine, tmp_path: Path) -> None:
+    (tmp_path / "pom.xml").write_text("<project>" + "<a>" * 5000 + "</a>" * 5000 + "</project>")
+    assert "nested deeper" in findings(check(machine, tmp_path), "CD430")[0]["detail"]
+    loop = tmp_path / "loop"
+    (loop / "child").mkdir(parents=True)
+    (loop / "pom.xml").write_text(
+        "<project><groupId>g</groupId><artifactId>root</artifactId><version>1</version>"
+        "<parent><groupId>g</groupId><artifactId>child</artifactId><version>1</version>"
+        "<relativePath>child/pom.xml</relativePath></parent>"
+        "<modules><module>child</module><module>.</module><module>child/..</module></modules></project>")
+    (loop / "child" / "pom.xml").write_text(
+        "<project><artifactId>child</artifactId><parent><groupId>g</groupId><artifactId>root</artifactId>"
+        "<version>1</version></parent><modules><module>..</module></modules>"
+        f"<properties><v>1.0.0-beta7</v></properties>{BACKEND.format(artifact='nd4j-native')}</project>")
+    report = check(machine, loop)
+    assert artifacts(report) == ["nd4j-native"]
+
+
+def test_a_long_chain_of_reactor_modules_costs_its_length(machine: Machine, tmp_path: Path) -> None:
+    managed = "".join(f"<dependency><groupId>g{i}</groupId><artifactId>a{i}</artifactId><version>${{v}}</version>"
+                      "</dependency>" for i in range(200))
+    modules = "".join(f"<module>m{i}</module>" for i in range(150))
+    (tmp_path / "pom.xml").write_text(
+        f"<project><groupId>g</groupId><artifactId>root</artifactId><version>1</version><packaging>pom</packaging>"
+        f"<properties><v>1</v></properties><modules>{modules}</modules>"
+        f"<dependencyManagement><dependencies>{managed}</dependencies></dependencyManagement></project>")
+    for i in range(150):
+        (tmp_path / f"m{i}").mkdir()
+        first = (f"<dependency><groupId>g</groupId><artifactId>m{i - 1}</artifactId><version>1</version></dependency>"
+                 if i else BACKEND.format(artifact="nd4j-native")[len("<dependencies>"):-len("</dependencies>")])
+        own = "".join(f"<dependency><groupId>g{j}</groupId><artifactId>a{j}</artifactId></dependency>"
+                      for j in range(i % 5, 200, 5))
+        (tmp_path / f"m{i}" / "pom.xml").write_text(
+            f"<project><parent><groupId>g</groupId><artifactId>root</artifactId><version>1</version></parent>"
+            f"<artifactId>m{i}</artifactId><dependencies>{first}{own}</dependencies></project>")
+    report = check(machine, tmp_path, limit=15)
+    [framework] = [f for f in report["frameworks"] if f["name"] == "dl4j"]
+    assert len(framework["details"]["modules"]) == 150  # the backend of m0 reaches m149 through 149 modules

@@ -1,0 +1,177 @@
+"""`fleet merge` and `fleet run --slurm`: many nodes' reports, what differs, on a real Slurm cluster."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Machine
+from tests.fakes.build import fake_cudnn, fake_nvml
+from tests.slurm_cluster import missing_tools, slurm_cluster
+
+CUDNN9_SUBLIBS = ("cudnn_graph", "cudnn_ops", "cudnn_cnn", "cudnn_adv", "cudnn_heuristic",
+                  "cudnn_engines_precompiled", "cudnn_engines_runtime_compiled")
+
+
+def _node(tmp_path: Path, name: str, cudnn_version: int, driver: str = "580.159.04") -> dict:
+    """A pretend node: its own system root, a fake driver and one cuDNN on the loader's path."""
+    machine = Machine(tmp_path / name)
+    fake_cudnn(tmp_path / name / "cudnn", version=cudnn_version, cudart=13010, sublibraries=CUDNN9_SUBLIBS)
+    machine.add_library_path(tmp_path / name / "cudnn")
+    machine.add_library_path(fake_nvml(tmp_path / name / "nvml", driver=driver).parent)
+    report = machine.check_json()
+    report["host"]["hostname"] = name  # the pretend nodes all run on this one host
+    # each pretend node lives in its own folder; on a real fleet the paths are the same
+    return json.loads(json.dumps(report).replace(str(tmp_path / name), "/node"))
+
+
+@pytest.fixture(scope="module")
+def fleet_reports(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tmp_path = tmp_path_factory.mktemp("fleet")
+    folder = tmp_path / "reports"
+    folder.mkdir()
+    nodes = {"gpu-01": 91900, "gpu-02": 91900, "gpu-03": 91400, "gpu-04": 91900}
+    for name, version in nodes.items():
+        report = _node(tmp_path, name, version, driver="570.86.15" if name == "gpu-04" else "580.159.04")
+        (folder / f"{name}.json").write_text(json.dumps(report))
+    return folder
+
+
+def test_merge_names_the_odd_node_and_nothing_about_the_agreeing_ones(fleet_reports: Path, machine: Machine) -> None:
+    result = machine.run("fleet", "merge", "--json", str(fleet_reports))
+    assert result.exit_code == 1, result.stderr
+    data = result.json
+    assert data["schema"] == "cudnn-doctor/fleet/1" and data["nodes"] == 4 and data["failed"] == []
+    drift = {entry["field"]: entry for entry in data["drift"]}
+    copies = drift["cudnn.copies"]
+    assert copies["majority"]["nodes"] == 3 and copies["majority"]["value"].startswith("9.19.0 at ")
+    assert [o["node"] for o in copies["outliers"]] == ["gpu-03"]
+    assert copies["outliers"][0]["value"].startswith("9.14.0 at ")
+    assert [o["node"] for o in drift["cudnn.loaded_by.ld.so"]["outliers"]] == ["gpu-03"]
+    assert drift["driver.version"]["majority"]["value"] == "580.159.04"
+    assert drift["driver.version"]["outliers"] == [{"node": "gpu-04", "value": "570.86.15"}]
+    assert "gpus" not in drift and "toolkits" not in drift  # every node agrees: not mentioned
+    every_outlier = {o["node"] for entry in data["drift"] for o in entry["outliers"]}
+    assert every_outlier <= {"gpu-03", "gpu-04"}
+
+    text = machine.run("fleet", "merge", str(fleet_reports))
+    assert text.exit_code == 1
+    assert "cudnn.copies: 3 node(s) have 9.19.0" in text.stdout and "• gpu-03: 9.14.0" in text.stdout
+    assert "gpu-01" not in text.stdout
+
+
+def test_merge_of_agreeing_nodes_exits_0(fleet_reports: Path, machine: Machine, tmp_path: Path) -> None:
+    same = tmp_path / "same"
+    same.mkdir()
+    for name in ("gpu-01", "gpu-02"):
+        shutil.copy(fleet_reports / f"{name}.json", same / f"{name}.json")
+    result = machine.run("fleet", "merge", "--json", str(same))
+    assert result.exit_code == 0 and result.json["drift"] == [] and result.json["failed"] == []
+    assert "every node that answered agrees" in machine.run("fleet", "merge", str(same)).stdout
+
+
+def test_hostile_report_files_make_failed_nodes_not_a_crash(fleet_reports: Path, machine: Machine,
+                                                            tmp_path: Path) -> None:
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    shutil.copy(fleet_reports / "gpu-01.json", folder / "gpu-01.json")
+    os.mkfifo(folder / "fifo.json")  # must not block
+    (folder / "latin1.json").write_bytes(b'{"schema": "cudnn-doctor/report/1", "host": {"hostname": "\xe9"}}')
+    (folder / "empty.json").write_text("")
+    (folder / "list.json").write_text("[1, 2]")
+    (folder / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
+    (folder / "error.json").write_text(json.dumps({"schema": "cudnn-doctor/error/1", "exit_code": 2,
+                                                   "error": {"message": "bad --require"}}))
+    with open(folder / "huge.json", "wb") as handle:
+        handle.truncate(64 * 1024 * 1024)  # sparse: no disk used
+    result = machine.run("fleet", "merge", "--json", str(folder), timeout=30)
+    assert "Traceback" not in result.stderr
+    data = result.json
+    assert data["nodes"] == 8 and result.exit_code == 1
+    why = {node["node"]: node["why"] for node in data["failed"]}
+    assert why["fifo"] == "not a regular file"
+    assert why["latin1"] == "not UTF-8 text"
+    assert why["empty"].startswith("empty")
+    assert why["list"].startswith("not a cudnn-doctor report")
+    assert why["deep"].startswith("not JSON")
+    assert why["error"] == "check failed: bad --require"
+    assert "too large" in why["huge"]
+
+
+def test_merge_usage_errors_are_one_line(machine: Machine, tmp_path: Path) -> None:
+    missing = machine.run("fleet", "merge", str(tmp_path / "nowhere"))
+    assert missing.exit_code == 2 and "nowhere" in missing.stderr and len(missing.stderr.strip().splitlines()) == 1
+    (tmp_path / "empty").mkdir()
+    empty = machine.run("fleet", "merge", str(tmp_path / "empty"))
+    assert empty.exit_code == 2 and "no *.json reports" in empty.stderr
+
+
+@pytest.fixture(scope="module")
+def slurm(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    missing = missing_tools()
+    if missing:
+        if os.environ.get("CI"):
+            pytest.fail(f"CI must have Slurm and munge (.ci/run installs them); missing: {missing}")
+        pytest.skip(f"Slurm not installed here ({', '.join(missing)}): apt-get install slurm-wlm munge")
+    if os.geteuid() != 0:
+        pytest.skip("the test cluster's slurmd runs jobs as root")
+    with slurm_cluster(tmp_path_factory.mktemp("slurm") / "cluster") as env:
+        yield env
+
+
+def test_fleet_run_through_a_real_slurm_cluster(slurm: dict[str, str], machine: Machine, tmp_path: Path) -> None:
+    machine.env.update(slurm)
+    keep = tmp_path / "kept"
+    result = machine.run("fleet", "run", "--slurm", "--json", "--keep", str(keep), "--deadline", "60",
+                         "--", "--nodes=1", timeout=90)
+    assert "Traceback" not in result.stderr, result.stderr
+    data = result.json
+    assert data["nodes"] == 1 and data["failed"] == [] and data["drift"] == [], data
+    reports = list(keep.glob("*.json"))
+    assert len(reports) == 1
+    report = json.loads(reports[0].read_text())
+    assert report["schema"] == "cudnn-doctor/report/1"  # the node really ran check, under srun
+
+
+def test_fleet_run_reports_a_node_whose_check_failed(slurm: dict[str, str], machine: Machine) -> None:
+    machine.env.update(slurm)
+    broken = f"{sys.executable} -I -c 'import sys; sys.stderr.write(\"no GPU stack here\\n\"); sys.exit(3)'"
+    result = machine.run("fleet", "run", "--slurm", "--json", "--command", broken, "--deadline", "60", timeout=90)
+    data = result.json
+    assert result.exit_code == 1
+    assert len(data["failed"]) == 1 and "no GPU stack here" in data["failed"][0]["why"]
+
+
+def test_fleet_run_without_slurm_says_where_to_go(machine: Machine, tmp_path: Path) -> None:
+    machine.env["PATH"] = str(tmp_path)  # no srun here
+    result = machine.run("fleet", "run", "--slurm")
+    assert result.exit_code == 2 and "srun not found" in result.stderr and "fleet merge" in result.stderr
+    engine = machine.run("fleet", "run", "--json")
+    assert engine.exit_code == 2 and "name the engine" in engine.stdout + engine.stderr
+
+
+def test_kubernetes_daemonset_recipe_writes_reports_that_merge(machine: Machine, tmp_path: Path) -> None:
+    """Run the DaemonSet's own report line (from the manifest in the repository) for two nodes, then merge."""
+    manifest = (Path(__file__).resolve().parents[1] / "deploy" / "kubernetes" / "cudnn-doctor-daemonset.yaml").read_text()
+    assert "kind: DaemonSet" in manifest and "nvidia.com/gpu" in manifest
+    line = next(text.strip() for text in manifest.splitlines() if "cudnn-doctor check --json" in text)
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    shim = tmp_path / "bin" / "cudnn-doctor"
+    shim.parent.mkdir()
+    shim.write_text(f"#!/bin/sh\nexec {sys.executable} -m cudnn_doctor \"$@\"\n")
+    shim.chmod(0o755)
+    for node in ("node-a", "node-b"):
+        env = {**machine.env, "PATH": f"{shim.parent}:{machine.env['PATH']}", "NODE_NAME": node}
+        completed = subprocess.run(["/bin/sh", "-c", line.replace("/reports", str(reports))], env=env,
+                                   cwd=machine.cwd, capture_output=True, text=True, timeout=60)
+        assert completed.returncode == 0, completed.stderr
+    assert sorted(p.name for p in reports.iterdir()) == ["node-a.json", "node-b.json"]
+    result = machine.run("fleet", "merge", "--json", str(reports))
+    assert result.json["nodes"] == 2 and result.json["failed"] == []

@@ -1,0 +1,94 @@
+"""`check --format prometheus`: what the real node_exporter's textfile collector scrapes."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Machine
+from tests.fakes.build import fake_cudnn, fake_nvml
+
+SICK = {"SICK_GPU": 1, "ECC_VOLATILE": 2, "THROTTLE": 0x40, "PCIE_WIDTH": 8}
+NODE_EXPORTER = shutil.which("prometheus-node-exporter") or shutil.which("node_exporter")
+
+
+def _report_machine(machine: Machine, tmp_path: Path) -> None:
+    fake_cudnn(tmp_path / "cudnn", version=91900, cudart=13010)
+    machine.add_library_path(tmp_path / "cudnn")
+    machine.add_library_path(fake_nvml(tmp_path / "nvml", gpus=2, health=SICK).parent)
+
+
+def test_prometheus_text_has_status_findings_copies_and_health(machine: Machine, tmp_path: Path) -> None:
+    _report_machine(machine, tmp_path)
+    result = machine.run("check", "--format", "prometheus")
+    assert result.exit_code == 1, result.stderr
+    lines = result.stdout.splitlines()
+    assert 'cudnn_doctor_status{status="error"} 1' in lines and 'cudnn_doctor_status{status="ok"} 0' in lines
+    assert any(line.startswith('cudnn_doctor_finding{code="CD130",severity="error"') for line in lines)
+    assert any(line.startswith('cudnn_doctor_cudnn_info{version="9.19.0"') and 'loaded_by="ld.so"' in line
+               for line in lines)
+    assert 'cudnn_doctor_gpu_ecc_errors_uncorrected_volatile{gpu="1",uuid="GPU-00000000-fake-0000-0000-000000000001"} 2' \
+        in lines
+    assert any('cudnn_doctor_gpu_throttle_reason{gpu="1"' in line and 'reason="hw_thermal_slowdown"' in line
+               for line in lines)
+    assert 'cudnn_doctor_gpu_pcie_link_width{gpu="1",uuid="GPU-00000000-fake-0000-0000-000000000001"} 8' in lines
+    for line in lines:  # every sample has HELP/TYPE and a name of the convention
+        assert line.startswith(("# HELP cudnn_doctor_", "# TYPE cudnn_doctor_", "cudnn_doctor_"))
+
+
+def test_output_file_is_written_atomically_and_bad_outputs_are_usage_errors(machine: Machine, tmp_path: Path) -> None:
+    target = tmp_path / "textfile" / "cudnn_doctor.prom"
+    target.parent.mkdir()
+    result = machine.run("check", "--format", "prometheus", "--output", str(target))
+    assert result.stdout == "" and "cudnn_doctor_exit_code" in target.read_text()
+    assert sorted(p.name for p in target.parent.iterdir()) == ["cudnn_doctor.prom"]  # no temporary left
+    assert oct(target.stat().st_mode & 0o777) == "0o644"
+    for bad in (str(tmp_path / "missing" / "x.prom"), str(tmp_path), ""):
+        answer = machine.run("check", "--format", "prometheus", "--output", bad)
+        assert answer.exit_code == 2 and "--output" in answer.stderr and "Traceback" not in answer.stderr
+    assert machine.run("check", "--output", str(target)).exit_code == 2  # text goes to the terminal
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_the_real_node_exporter_scrapes_what_the_doctor_wrote(machine: Machine, tmp_path: Path) -> None:
+    if NODE_EXPORTER is None:
+        if os.environ.get("CI"):
+            pytest.fail("CI must have prometheus-node-exporter (.ci/run installs it)")
+        pytest.skip("prometheus-node-exporter not installed here")
+    _report_machine(machine, tmp_path)
+    textfiles = tmp_path / "textfile"
+    textfiles.mkdir()
+    assert machine.run("check", "--format", "prometheus", "--output", str(textfiles / "cudnn_doctor.prom")).exit_code == 1
+    port = _free_port()
+    exporter = subprocess.Popen([NODE_EXPORTER, "--collector.disable-defaults", "--collector.textfile",
+                                 f"--collector.textfile.directory={textfiles}", f"--web.listen-address=127.0.0.1:{port}"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        metrics = ""
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:
+                    metrics = response.read().decode()
+                break
+            except OSError:
+                time.sleep(0.2)
+        assert "node_textfile_scrape_error 0" in metrics, metrics[-2000:]
+        assert 'cudnn_doctor_status{status="error"} 1' in metrics
+        assert 'cudnn_doctor_finding{code="CD130",severity="error",subject="GPU 1",' in metrics
+        assert "cudnn_doctor_gpu_ecc_errors_uncorrected_volatile" in metrics
+    finally:
+        exporter.terminate()
+        exporter.wait(timeout=10)
