@@ -263,28 +263,30 @@ def _check_format(output_format: Optional[str], json_output: bool) -> str:
 @guarded
 def compat(
     framework: Optional[str] = typer.Argument(None, metavar="FRAMEWORK[==VERSION]",
-                                              help="e.g. tensorflow==2.15.0, torch==2.5.1+cu124, dl4j==1.0.0-beta7"),
-    cuda: Optional[str] = typer.Option(None, "--cuda", help="CUDA version to judge, e.g. 12.2."),
-    cudnn: Optional[str] = typer.Option(None, "--cudnn", help="cuDNN version to judge, e.g. 8.9.7."),
+                                              help="e.g. tensorflow==2.15.0, torch==2.5.1+cu124, jax==0.9.2, "
+                                                   "onnxruntime-gpu==1.23.2, cudnn==9.19.0"),
+    cuda: Optional[str] = typer.Option(None, "--cuda", help="CUDA version to judge, e.g. 12.2 (12: any 12.x)."),
+    cudnn: Optional[str] = typer.Option(None, "--cudnn", help="cuDNN version to judge, e.g. 8.9.7 (9: any 9.x)."),
     driver: Optional[str] = typer.Option(None, "--driver", help="Driver version to judge, e.g. 535.54.03."),
-    compute_capability: Optional[str] = typer.Option(None, "--compute-capability", help="GPU compute capability, e.g. 8.6."),
-    os_name: str = typer.Option("linux", "--os", help="linux or windows."),
+    compute_capability: Optional[str] = typer.Option(None, "--compute-capability",
+                                                     help="GPU compute capability, e.g. 8.6 or sm_86."),
+    os_name: str = typer.Option("linux", "--os", help="linux, windows or macos."),
     artifact: Optional[str] = typer.Option(None, "--artifact", help="DL4J backend, e.g. nd4j-cuda-10.2."),
     list_table: Optional[str] = typer.Option(None, "--list", metavar="TABLE",
-                                             help="Print a whole table: tensorflow, pytorch, theano, dl4j, cudnn, cuda."),
+                                             help="Print a whole table: tensorflow, pytorch, jax, theano, dl4j, onnxruntime, "
+                                                  "cupy, tensorrt, paddle, cudnn, cuda."),
     json_output: bool = typer.Option(False, "--json", help="Print one JSON object (schema cudnn-doctor/compat/1)."),
     verbose: bool = typer.Option(False, "-v", "--verbose", help="Show the source of every row."),
 ) -> None:
     """What a framework release needs, and whether a CUDA/cuDNN/driver/GPU combination works."""
     from cudnn_doctor.commands import compat as command
-    from cudnn_doctor.compat.frameworks import Combination
 
     if list_table is None and framework is None:
         raise DoctorError("name a framework or a table", fix="cudnn-doctor compat tensorflow==2.15.0, or --list cudnn")
     if list_table is not None:
         data = command.list_rows(list_table)
     else:
-        combo = Combination(cuda=cuda, cudnn=cudnn, driver=driver, compute_capability=compute_capability, os=os_name)
+        combo = command.combination(cuda, cudnn, driver, compute_capability, os_name)
         data = command.answer(framework or "", combo, artifact)
     if json_output:
         from cudnn_doctor.render.json_out import write_json

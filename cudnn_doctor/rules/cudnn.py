@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 from cudnn_doctor.compat import query
+from cudnn_doctor.compat.data import load
 from cudnn_doctor.model import CudnnInstall, Finding, Report, Toolkit
 from cudnn_doctor.rules import finding
 from cudnn_doctor.versions import major, major_minor, version_tuple
@@ -29,7 +30,7 @@ def _primary_cuda_major(report: Report) -> int | None:
 def no_cudnn(report: Report) -> list[Finding]:
     if report.cudnn:
         return []
-    cuda_major = _primary_cuda_major(report) or 12
+    cuda_major = _primary_cuda_major(report) or int(load("rules").get("default_cuda_major", {}).get("major", 12))
     newest = query.newest_cudnn_for_cuda(cuda_major)
     return [finding("CD301", cuda_major=cuda_major, version=newest or f"<a 9.x release for CUDA {cuda_major}>")]
 
