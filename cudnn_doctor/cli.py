@@ -444,12 +444,68 @@ def _show_fleet(data: dict, json_output: bool) -> None:  # type: ignore[type-arg
     raise typer.Exit(data["exit_code"])
 
 
+@app.command("bench")
+@guarded
+def bench(
+    workload: str = typer.Option("all", "--workload", metavar="conv|lstm|all",
+                                 help="Convolution (forward, backward-data, backward-filter), LSTM, or both."),
+    dtype: str = typer.Option("fp32", "--dtype", metavar="fp32|tf32|fp16|bf16",
+                              help="Data type; tf32 is float32 data on TF32 tensor cores."),
+    layout: str = typer.Option("nchw", "--layout", metavar="nchw|nhwc", help="Convolution tensor layout."),
+    size: str = typer.Option("medium", "--size", metavar="tiny|small|medium|large",
+                             help="tiny: a smoke test; small: CIFAR-10 layer, LSTM 512; medium: ResNet 3x3 layer 32x64x56x56, "
+                                  "LSTM 512 (seq 100, batch 64); large: ResNet conv4 layer, LSTM 1024."),
+    workspace_limit: Optional[float] = typer.Option(
+        None, "--workspace-limit", metavar="MB",
+        help="Largest cuDNN workspace to allow; 0 picks only algorithms that need none (NO_WORKSPACE)."),
+    device: str = typer.Option("0", "--device", metavar="N|all", help="Which GPU, or all of them in turn."),
+    no_cpu: bool = typer.Option(False, "--no-cpu", help="Skip the CPU baseline (results are still checked, "
+                                                       "on a slice of the output)."),
+    cudnn: Optional[str] = typer.Option(None, "--cudnn", metavar="PATH", help="Use this libcudnn.so."),
+    cudart: Optional[str] = typer.Option(None, "--cudart", metavar="PATH", help="Use this libcudart.so."),
+    api: str = typer.Option("auto", "--api", metavar="auto|graph|legacy",
+                            help="Convolution API: graph (cuDNN's backend API, autotuned, as PyTorch), legacy "
+                                 "(cudnnFind*, as TensorFlow and cuDNN 7), or auto: graph where it works."),
+    repeats: int = typer.Option(20, "--repeats", metavar="N", help="Timed samples per workload (median)."),
+    json_output: bool = typer.Option(False, "--json", help="Print one JSON object (schema cudnn-doctor/bench/1)."),
+    verbose: bool = typer.Option(False, "-v", "--verbose", help="Show every detail."),
+) -> None:
+    """Run cuDNN convolution and LSTM through its C API: time them, check them against NumPy."""
+    from cudnn_doctor.bench.workloads import BenchOptions, validate_options
+
+    options = validate_options(BenchOptions(
+        workload=workload.lower(), dtype=dtype.lower(), layout=layout.lower(), size=size.lower(),
+        workspace_limit_mb=workspace_limit, devices=device.lower(), cpu=not no_cpu, repeats=repeats,
+        api=api.lower()))
+    from cudnn_doctor.commands.bench import BenchCommandOptions, require_numpy, run, selected_workloads
+
+    require_numpy()  # before any GPU work: the child needs it for inputs and the reference
+    from cudnn_doctor.bench.model import bench_to_json
+
+    command = BenchCommandOptions(options, cudnn_path=cudnn, cudart_path=cudart)
+    if json_output or not (sys.stdout.isatty() and sys.stderr.isatty()):
+        report = run(command)
+    else:
+        from cudnn_doctor.render.bench_progress import WorkloadProgress
+
+        with WorkloadProgress(len(selected_workloads(options.workload)), device) as shown:
+            report = run(command, progress=shown.update)
+    if json_output:
+        from cudnn_doctor.render.json_out import write_json
+
+        write_json(bench_to_json(report))
+    else:
+        from cudnn_doctor.render.bench_text import render_bench
+
+        render_bench(report, _console(), verbose)
+    raise typer.Exit(report.summary.exit_code if report.summary else 3)
+
+
 def _register_commands() -> None:
     """install/uninstall and bench live in their own modules; each imports only typer at load time."""
-    from cudnn_doctor import cli_bench, cli_install
+    from cudnn_doctor import cli_install
 
     cli_install.register(app)
-    cli_bench.register(app)
 
 
 _register_commands()

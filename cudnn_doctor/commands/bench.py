@@ -3,6 +3,7 @@ hand the answers to the rules (rules/bench.py). Nothing is printed here."""
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -228,3 +229,23 @@ def _report(options: BenchOptions, collected: _Collected, started: float,
     return BenchReport(options=options, libraries=collected.libraries, devices=tuple(collected.devices),
                        results=tuple(collected.results), findings=tuple(findings), summary=summarize(findings),
                        timings_ms=timings_ms, tally=rules.tally(collected.results))
+
+
+NUMPY_FIX = "pip install 'cudnn-doctor[bench]' (with pipx: pipx inject cudnn-doctor numpy)"
+
+
+def require_numpy() -> None:
+    """bench computes its inputs and the CPU reference with NumPy, an optional dependency: name it if it is missing."""
+    import importlib.util
+
+    try:
+        found = importlib.util.find_spec("numpy") is not None
+    except (ImportError, ValueError):
+        found = False
+    if not found:
+        raise DoctorError(f"bench needs NumPy, the optional dependency `bench`, and this Python ({sys.executable}) "
+                          "has none; nothing was run on the GPU", fix=NUMPY_FIX)
+
+
+def selected_workloads(workload: str) -> tuple[str, ...]:
+    return tuple(selected(workload))
