@@ -312,17 +312,7 @@ def explain(
     """What a finding code or a framework's error message means, and the fix on this machine."""
     from cudnn_doctor.commands import explain as command
 
-    text = _read_query(query, from_file)
-    code = command.CODE.match(text[:200].decode("utf-8", "replace")) if len(text) < 200 else None
-    if code:
-        data = command.explain_code(code.group(1))
-    else:
-        report = None
-        if not offline_only:
-            from cudnn_doctor.commands.check import CheckOptions, run_check
-
-            report = run_check(CheckOptions())
-        data = command.explain_text(text, report)
+    data = command.run(command.read_message(query, from_file, sys.stdin), offline_only)
     if json_output:
         from cudnn_doctor.render.json_out import write_json
 
@@ -332,62 +322,6 @@ def explain(
 
         render_explain(data, _console(), verbose)
     raise typer.Exit(data["exit_code"])
-
-
-_NOTHING = "nothing to explain"
-_NOTHING_FIX = 'cudnn-doctor explain CD301, explain "<message>", or: python train.py 2>&1 | cudnn-doctor explain -'
-
-
-def _read_query(query: Optional[str], from_file: Optional[str]) -> bytes:
-    """The message as bytes: the argument, the last 2 MB of --from-file (any file type, read without
-    blocking on a FIFO that has no writer) or of standard input. Nothing to read is a usage error."""
-    from cudnn_doctor.explain.reader import MAX_BYTES
-
-    if from_file is not None:
-        import os
-        import stat
-
-        try:
-            fd = os.open(from_file, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-        except OSError as error:
-            raise DoctorError(f"--from-file {from_file}: {error.strerror or error}",
-                              fix="give the path of a readable log file") from None
-        try:
-            info = os.fstat(fd)
-            if stat.S_ISDIR(info.st_mode):
-                raise DoctorError(f"--from-file {from_file}: is a folder", fix="give the path of a log file")
-            if stat.S_ISREG(info.st_mode):
-                os.lseek(fd, max(0, info.st_size - MAX_BYTES), os.SEEK_SET)
-            else:
-                os.set_blocking(fd, True)  # a FIFO: read what its writer sends, to the end
-            data = _tail(lambda: os.read(fd, 1 << 20), MAX_BYTES)
-        except OSError as error:
-            raise DoctorError(f"--from-file {from_file}: {error.strerror or error}",
-                              fix="give the path of a readable log file") from None
-        finally:
-            os.close(fd)
-    elif query == "-" or (query is None and not sys.stdin.isatty()):
-        data = _tail(lambda: sys.stdin.buffer.read(1 << 20), MAX_BYTES)
-    else:
-        data = (query or "").encode("utf-8", "surrogateescape")
-    if not data.strip():
-        raise DoctorError(_NOTHING if from_file is None else f"--from-file {from_file} is empty", fix=_NOTHING_FIX)
-    return data
-
-
-_MAX_STREAM = 512 << 20  # a stream (stdin, a FIFO, /dev/zero) is read this far at most
-
-
-def _tail(read: Callable[[], bytes], limit: int) -> bytes:
-    """What READ returns until it returns nothing (or _MAX_STREAM bytes), keeping only the last LIMIT bytes."""
-    kept = bytearray()
-    total = 0
-    while total < _MAX_STREAM and (chunk := read()):
-        total += len(chunk)
-        kept += chunk
-        if len(kept) > 2 * limit:
-            del kept[:-limit]
-    return bytes(kept[-limit:])
 
 
 fleet_app = typer.Typer(help="Many nodes: merge their reports, or run check on each through Slurm.",
