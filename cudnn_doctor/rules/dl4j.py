@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from cudnn_doctor.codes import finding
 from cudnn_doctor.compat import frameworks as compat
 from cudnn_doctor.compat.data import load
 from cudnn_doctor.model import Finding, Framework, Report
-from cudnn_doctor.rules import finding
 from cudnn_doctor.versions import major, major_minor, matches_prefix
 
 NAME = "Deeplearning4j"

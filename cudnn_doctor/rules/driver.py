@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from cudnn_doctor.codes import finding
 from cudnn_doctor.compat import query
 from cudnn_doctor.model import Finding, Report
-from cudnn_doctor.rules import finding
 from cudnn_doctor.versions import major_minor
 
 

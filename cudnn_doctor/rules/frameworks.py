@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import re
 
+from cudnn_doctor.codes import finding
 from cudnn_doctor.compat import frameworks as compat
 from cudnn_doctor.model import CudnnInstall, Finding, Framework, Report
-from cudnn_doctor.rules import finding
 from cudnn_doctor.versions import major_minor
 
 
