@@ -175,3 +175,14 @@ def test_kubernetes_daemonset_recipe_writes_reports_that_merge(machine: Machine,
     assert sorted(p.name for p in reports.iterdir()) == ["node-a.json", "node-b.json"]
     result = machine.run("fleet", "merge", "--json", str(reports))
     assert result.json["nodes"] == 2 and result.json["failed"] == []
+
+
+def test_fleet_json_validates_against_its_shipped_schema(fleet_reports: Path, machine: Machine, tmp_path: Path) -> None:
+    from tests.test_schemas import validate
+
+    mixed = tmp_path / "mixed"
+    shutil.copytree(fleet_reports, mixed)
+    (mixed / "broken.json").write_text("{")
+    data = machine.run("fleet", "merge", "--json", str(mixed)).json
+    assert data["drift"] and data["failed"]
+    validate(data)
