@@ -33,7 +33,7 @@ FLAGS = re.IGNORECASE | re.DOTALL
 REQUIRED = ("id", "framework", "code", "pattern", "example", "cause", "fix", "source")
 OPTIONAL = ("priority", "requires", "stack_library")
 FRAMEWORKS = {"tensorflow", "pytorch", "jax", "theano", "dl4j", "cuda", "nvml", "cudnn", "loader", "onnxruntime",
-              "tensorrt", "cupy", "paddle", "container", "pip", "xformers"}
+              "tensorrt", "cupy", "paddle", "container", "pip", "xformers", "djl", "conda"}
 GROUPS = {
     "library",
     "cudnn_major",
