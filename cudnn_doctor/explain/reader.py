@@ -468,9 +468,13 @@ BLOCK_BEFORE, BLOCK_AFTER = 8, 12  # lines around a resolver's words that explai
 
 
 def _gpu_packages(line: str, lower: str) -> list[str]:
+    """The GPU stack's packages a resolver line names on its requirement side: after its first dependency word
+    ("torch 2.2.1+cu121 requires nvidia-cublas-cu12==12.1.3.1"), so that "tensorflow-gpu 2.8.0 has requirement
+    numpy>=1.20" (a GPU package wanting numpy) is not a conflict of the GPU stack."""
     _, prefixes = _resolver_tables()
+    verb = min((at for at in (lower.find(word) for word in DEPENDENCY_WORDS) if at >= 0), default=len(lower))
     found = []
-    for token in itertools.islice(_TOKEN.finditer(line), 200):
+    for token in itertools.islice(_TOKEN.finditer(line, verb), 200):
         text = token.group(0).strip(".,:;'\"")
         low = text.lower()
         if low.startswith(prefixes) or _LOCAL_CUDA.search(low):
@@ -487,6 +491,7 @@ def _conflicts(lines: list[str], lowers: list[str]) -> list[Conflict]:
     out: list[Conflict] = []
     budget = FACT_WINDOW
     seen: set[int] = set()
+    named_on: dict[int, list[str]] = {}  # each line is read for packages once, however many blocks it is in
     for index in range(len(lines) - 1, -1, -1):
         budget -= len(lines[index]) + 1
         if budget < 0 or len(out) >= 4:
@@ -500,7 +505,9 @@ def _conflicts(lines: list[str], lowers: list[str]) -> list[Conflict]:
             lower = lowers[near]
             if not any(word in lower for word in DEPENDENCY_WORDS):
                 continue
-            named = _gpu_packages(lines[near], lower)
+            if near not in named_on:
+                named_on[near] = _gpu_packages(lines[near], lower)
+            named = named_on[near]
             if named:
                 packages.extend(name for name in named if name not in packages)
                 if near not in seen:
