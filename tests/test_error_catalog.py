@@ -673,6 +673,13 @@ VARIANTS = [
         "pip-torch-companion-cuda-build",
         {},
     ),
+    # libmamba's tree for a GPU build on a machine without a driver (quoted with stackoverflow.com/questions/74836151)
+    (
+        "      ├─ deepmd-kit 2.2.10 *gpu is not installable because it requires\n"
+        "      │  └─ tensorflow 2.9.* cuda*, which requires\n      │     └─ __cuda, which is missing on the system;",
+        "conda-cuda-virtual-package",
+        {},
+    ),
     # haoheliu/AudioLDM#49 (the error alone, RTX 4090 with a cu117 build)
     ("RuntimeError: cuFFT error: CUFFT_INTERNAL_ERROR", "cufft-internal-error-ada", {}),
 ]

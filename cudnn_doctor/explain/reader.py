@@ -404,6 +404,8 @@ BEFORE_WINDOW = 24  # characters before it in which they may end
 def _word_at(lower: str, start: int, end: int) -> bool:
     """LOWER[start:end] is a whole word: not part of a package, file or identifier (nvidia-cudnn-cu12, libcudnn,
     cudnn_ops, cudnn.h, torch/cudnn)."""
+    if lower[max(0, start - 3):start] == "lib":  # libcudnn, libcublas named without a file suffix
+        start -= 3
     before = lower[start - 1] if start > 0 else " "
     after = lower[end] if end < len(lower) else " "
     if before.isalnum() or before in "_-/\\." or after.isalnum() or after in "_-/\\":
@@ -463,6 +465,7 @@ def _resolver_tables() -> tuple[tuple[tuple[str, str, str], ...], tuple[str, ...
 # a line of a resolver's explanation says which package requires which: only there a GPU package counts
 DEPENDENCY_WORDS = ("depends on", "requires", "requested", "==", ">=", "<=", "incompatible", "conflict", "cannot install",
                     "provides", "needed by", "->", "pins", "but you have")
+FRAMEWORK_CORE = ("torch", "jax", "jaxlib", "tensorflow", "paddlepaddle", "onnxruntime")
 _LOCAL_CUDA = re.compile(r"\+cu\d{2,3}\b")
 BLOCK_BEFORE, BLOCK_AFTER = 8, 12  # lines around a resolver's words that explain its conflict
 
@@ -472,7 +475,11 @@ def _gpu_packages(line: str, lower: str) -> list[str]:
     ("torch 2.2.1+cu121 requires nvidia-cublas-cu12==12.1.3.1"), so that "tensorflow-gpu 2.8.0 has requirement
     numpy>=1.20" (a GPU package wanting numpy) is not a conflict of the GPU stack."""
     _, prefixes = _resolver_tables()
-    verb = min((at for at in (lower.find(word) for word in DEPENDENCY_WORDS) if at >= 0), default=len(lower))
+    hits = [(at, word) for at, word in ((lower.find(word), word) for word in DEPENDENCY_WORDS) if at >= 0]
+    verb, word = min(hits) if hits else (len(lower), "")
+    required = _TOKEN.search(lower, verb + len(word)) if hits else None
+    if required is not None and required.group(0).strip(".") in FRAMEWORK_CORE:
+        verb = 0  # "torchvision 0.16.0+cu118 depends on torch==2.1.0": a CUDA build of a companion wants another torch
     found = []
     for token in itertools.islice(_TOKEN.finditer(line, verb), 200):
         text = token.group(0).strip(".,:;'\"")
