@@ -154,6 +154,10 @@ FAMILIES = [
     ("microsoft/NOTSOFAR1-Challenge#40", "CD4", "RuntimeError: cuFFT error: CUFFT_INTERNAL_ERROR"),
     ("haoheliu/AudioLDM-training-finetuning#54", "CD4",
      "RuntimeError: cuFFT error: CUFFT_INTERNAL_ERROR (An issue related to RTX4090)"),
+    # cuBLAS rejecting a plain GEMM: two CUDA releases' libraries mixed (maintainer: multiple CUDA versions installed)
+    ("bitsandbytes-foundation/bitsandbytes#205", "CD2",
+     "RuntimeError: CUDA error: CUBLAS_STATUS_INVALID_VALUE when calling `cublasGemmEx( handle, opa, opb, m, n, k, "
+     "&falpha, a, CUDA_R_16F, lda, b, CUDA_R_16F, ldb, &fbeta, c, CUDA_R_16F, ldc, CUDA_R_32F, CUBLAS_GEMM_DFALT_TENSOR_OP)`"),
     # Java engines without a build for this CUDA
     ("deepjavalibrary/djl#3617", "CD4", "ai.djl.pytorch.jni.LibUtils   : No matching cuda flavor for win-x86_64 found: cu126."),
     ("qupath/qupath-extension-djl#46 (log)", "CD4", "    No matching cuda flavor for win-x86_64 found: cu065"),

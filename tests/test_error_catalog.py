@@ -680,6 +680,13 @@ VARIANTS = [
         "conda-cuda-virtual-package",
         {},
     ),
+    # vllm-project/vllm#35608 (cublasGemmEx, solved by unset LD_LIBRARY_PATH)
+    (
+        "Encountered RuntimeError: CUDA error: CUBLAS_STATUS_INVALID_VALUE when calling `cublasGemmEx( handle, opa, opb, "
+        "m, n, k, alpha_ptr, a, CUDA_R_16F, lda, b, CUDA_R_16F, ldb,",
+        "cublas-invalid-value-mixed-libraries",
+        {},
+    ),
     # haoheliu/AudioLDM#49 (the error alone, RTX 4090 with a cu117 build)
     ("RuntimeError: cuFFT error: CUFFT_INTERNAL_ERROR", "cufft-internal-error-ada", {}),
 ]

@@ -260,3 +260,17 @@ def test_an_engine_of_another_tensorrt_says_rebuild_it() -> None:
     message = next(m for s, _, m in FAMILIES if s == "wang-xinyu/tensorrtx#632")
     first = explain_text(message, None)["matches"][0]
     assert (first["code"], first["id"]) == ("CD410", "trt-engine-version-tag") and "Rebuild the engine" in first["fix"]
+
+
+@pytest.mark.parametrize(("file", "name", "part"), [
+    ("libnvrtc-builtins.alt.so.12.8", "nvrtc-builtins*", "cuda"),  # nanoporetech/dorado#1319
+    ("libnccl.so.2", "nccl", "cuda"), ("libcusparseLt.so.0", "cusparselt", "cuda"), ("libcufile.so.0", "cufile", "cuda"),
+    ("libnvfatbin.so.12", "nvfatbin", "cuda"), ("libnvvm.so.4", "nvvm", "cuda"), ("nppc64_12.dll", "npp*", "cuda"),
+    ("nvJitLink_120_0.dll", "nvjitlink", "cuda"), ("libnvinfer_lean.so.10", "nvinfer_*", "framework"),
+    ("libnvidia-nvvm.so.4", "nvidia-nvvm", "driver"), ("libnvidia-gpucomp.so.550.54.14", "nvidia-gpucomp", "driver"),
+])
+def test_companion_libraries_belong_to_their_part(file: str, name: str, part: str) -> None:
+    parsed = parse_library(file)
+    assert parsed is not None and (parsed[0]["name"], parsed[0]["part"]) == (name, part), file
+    facts = read(f"ImportError: {file}: cannot open shared object file: No such file or directory")
+    assert [(lib.part, lib.failure) for lib in facts.libraries] == [(part, "missing")], file
