@@ -20,15 +20,18 @@ import time
 
 
 def _loaded_path(name_fragment):
-    """The real path of the mapped file whose name starts with NAME_FRAGMENT."""
+    """The real path of the mapped file whose name starts with NAME_FRAGMENT. Paths are bytes on
+    Linux: read as bytes and decoded with surrogateescape, so a folder name that is not UTF-8
+    comes back to the parent as the same bytes."""
+    wanted = os.fsencode(name_fragment)
     try:
-        with open("/proc/self/maps") as maps:
+        with open("/proc/self/maps", "rb") as maps:
             for line in maps:
                 parts = line.split(None, 5)
                 if len(parts) == 6:
-                    path = parts[5].strip()
-                    if os.path.basename(path).startswith(name_fragment):
-                        return path
+                    path = parts[5].rstrip(b"\n")
+                    if os.path.basename(path).startswith(wanted):
+                        return os.fsdecode(path)
     except OSError:
         pass
     return None

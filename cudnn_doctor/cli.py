@@ -263,28 +263,30 @@ def _check_format(output_format: Optional[str], json_output: bool) -> str:
 @guarded
 def compat(
     framework: Optional[str] = typer.Argument(None, metavar="FRAMEWORK[==VERSION]",
-                                              help="e.g. tensorflow==2.15.0, torch==2.5.1+cu124, dl4j==1.0.0-beta7"),
-    cuda: Optional[str] = typer.Option(None, "--cuda", help="CUDA version to judge, e.g. 12.2."),
-    cudnn: Optional[str] = typer.Option(None, "--cudnn", help="cuDNN version to judge, e.g. 8.9.7."),
+                                              help="e.g. tensorflow==2.15.0, torch==2.5.1+cu124, jax==0.9.2, "
+                                                   "onnxruntime-gpu==1.23.2, cudnn==9.19.0"),
+    cuda: Optional[str] = typer.Option(None, "--cuda", help="CUDA version to judge, e.g. 12.2 (12: any 12.x)."),
+    cudnn: Optional[str] = typer.Option(None, "--cudnn", help="cuDNN version to judge, e.g. 8.9.7 (9: any 9.x)."),
     driver: Optional[str] = typer.Option(None, "--driver", help="Driver version to judge, e.g. 535.54.03."),
-    compute_capability: Optional[str] = typer.Option(None, "--compute-capability", help="GPU compute capability, e.g. 8.6."),
-    os_name: str = typer.Option("linux", "--os", help="linux or windows."),
+    compute_capability: Optional[str] = typer.Option(None, "--compute-capability",
+                                                     help="GPU compute capability, e.g. 8.6 or sm_86."),
+    os_name: str = typer.Option("linux", "--os", help="linux, windows or macos."),
     artifact: Optional[str] = typer.Option(None, "--artifact", help="DL4J backend, e.g. nd4j-cuda-10.2."),
     list_table: Optional[str] = typer.Option(None, "--list", metavar="TABLE",
-                                             help="Print a whole table: tensorflow, pytorch, theano, dl4j, cudnn, cuda."),
+                                             help="Print a whole table: tensorflow, pytorch, jax, theano, dl4j, onnxruntime, "
+                                                  "cupy, tensorrt, paddle, cudnn, cuda."),
     json_output: bool = typer.Option(False, "--json", help="Print one JSON object (schema cudnn-doctor/compat/1)."),
     verbose: bool = typer.Option(False, "-v", "--verbose", help="Show the source of every row."),
 ) -> None:
     """What a framework release needs, and whether a CUDA/cuDNN/driver/GPU combination works."""
     from cudnn_doctor.commands import compat as command
-    from cudnn_doctor.compat.frameworks import Combination
 
     if list_table is None and framework is None:
         raise DoctorError("name a framework or a table", fix="cudnn-doctor compat tensorflow==2.15.0, or --list cudnn")
     if list_table is not None:
         data = command.list_rows(list_table)
     else:
-        combo = Combination(cuda=cuda, cudnn=cudnn, driver=driver, compute_capability=compute_capability, os=os_name)
+        combo = command.combination(cuda, cudnn, driver, compute_capability, os_name)
         data = command.answer(framework or "", combo, artifact)
     if json_output:
         from cudnn_doctor.render.json_out import write_json
@@ -310,17 +312,7 @@ def explain(
     """What a finding code or a framework's error message means, and the fix on this machine."""
     from cudnn_doctor.commands import explain as command
 
-    text = _read_query(query, from_file)
-    code = command.CODE.match(text[:200].decode("utf-8", "replace")) if len(text) < 200 else None
-    if code:
-        data = command.explain_code(code.group(1))
-    else:
-        report = None
-        if not offline_only:
-            from cudnn_doctor.commands.check import CheckOptions, run_check
-
-            report = run_check(CheckOptions())
-        data = command.explain_text(text, report)
+    data = command.run(command.read_message(query, from_file, sys.stdin), offline_only)
     if json_output:
         from cudnn_doctor.render.json_out import write_json
 
@@ -330,62 +322,6 @@ def explain(
 
         render_explain(data, _console(), verbose)
     raise typer.Exit(data["exit_code"])
-
-
-_NOTHING = "nothing to explain"
-_NOTHING_FIX = 'cudnn-doctor explain CD301, explain "<message>", or: python train.py 2>&1 | cudnn-doctor explain -'
-
-
-def _read_query(query: Optional[str], from_file: Optional[str]) -> bytes:
-    """The message as bytes: the argument, the last 2 MB of --from-file (any file type, read without
-    blocking on a FIFO that has no writer) or of standard input. Nothing to read is a usage error."""
-    from cudnn_doctor.explain.reader import MAX_BYTES
-
-    if from_file is not None:
-        import os
-        import stat
-
-        try:
-            fd = os.open(from_file, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-        except OSError as error:
-            raise DoctorError(f"--from-file {from_file}: {error.strerror or error}",
-                              fix="give the path of a readable log file") from None
-        try:
-            info = os.fstat(fd)
-            if stat.S_ISDIR(info.st_mode):
-                raise DoctorError(f"--from-file {from_file}: is a folder", fix="give the path of a log file")
-            if stat.S_ISREG(info.st_mode):
-                os.lseek(fd, max(0, info.st_size - MAX_BYTES), os.SEEK_SET)
-            else:
-                os.set_blocking(fd, True)  # a FIFO: read what its writer sends, to the end
-            data = _tail(lambda: os.read(fd, 1 << 20), MAX_BYTES)
-        except OSError as error:
-            raise DoctorError(f"--from-file {from_file}: {error.strerror or error}",
-                              fix="give the path of a readable log file") from None
-        finally:
-            os.close(fd)
-    elif query == "-" or (query is None and not sys.stdin.isatty()):
-        data = _tail(lambda: sys.stdin.buffer.read(1 << 20), MAX_BYTES)
-    else:
-        data = (query or "").encode("utf-8", "surrogateescape")
-    if not data.strip():
-        raise DoctorError(_NOTHING if from_file is None else f"--from-file {from_file} is empty", fix=_NOTHING_FIX)
-    return data
-
-
-_MAX_STREAM = 512 << 20  # a stream (stdin, a FIFO, /dev/zero) is read this far at most
-
-
-def _tail(read: Callable[[], bytes], limit: int) -> bytes:
-    """What READ returns until it returns nothing (or _MAX_STREAM bytes), keeping only the last LIMIT bytes."""
-    kept = bytearray()
-    total = 0
-    while total < _MAX_STREAM and (chunk := read()):
-        total += len(chunk)
-        kept += chunk
-        if len(kept) > 2 * limit:
-            del kept[:-limit]
-    return bytes(kept[-limit:])
 
 
 fleet_app = typer.Typer(help="Many nodes: merge their reports, or run check on each through Slurm.",
@@ -442,12 +378,68 @@ def _show_fleet(data: dict, json_output: bool) -> None:  # type: ignore[type-arg
     raise typer.Exit(data["exit_code"])
 
 
+@app.command("bench")
+@guarded
+def bench(
+    workload: str = typer.Option("all", "--workload", metavar="conv|lstm|all",
+                                 help="Convolution (forward, backward-data, backward-filter), LSTM, or both."),
+    dtype: str = typer.Option("fp32", "--dtype", metavar="fp32|tf32|fp16|bf16",
+                              help="Data type; tf32 is float32 data on TF32 tensor cores."),
+    layout: str = typer.Option("nchw", "--layout", metavar="nchw|nhwc", help="Convolution tensor layout."),
+    size: str = typer.Option("medium", "--size", metavar="tiny|small|medium|large",
+                             help="tiny: a smoke test; small: CIFAR-10 layer, LSTM 512; medium: ResNet 3x3 layer 32x64x56x56, "
+                                  "LSTM 512 (seq 100, batch 64); large: ResNet conv4 layer, LSTM 1024."),
+    workspace_limit: Optional[float] = typer.Option(
+        None, "--workspace-limit", metavar="MB",
+        help="Largest cuDNN workspace to allow; 0 picks only algorithms that need none (NO_WORKSPACE)."),
+    device: str = typer.Option("0", "--device", metavar="N|all", help="Which GPU, or all of them in turn."),
+    no_cpu: bool = typer.Option(False, "--no-cpu", help="Skip the CPU baseline (results are still checked, "
+                                                       "on a slice of the output)."),
+    cudnn: Optional[str] = typer.Option(None, "--cudnn", metavar="PATH", help="Use this libcudnn.so."),
+    cudart: Optional[str] = typer.Option(None, "--cudart", metavar="PATH", help="Use this libcudart.so."),
+    api: str = typer.Option("auto", "--api", metavar="auto|graph|legacy",
+                            help="Convolution API: graph (cuDNN's backend API, autotuned, as PyTorch), legacy "
+                                 "(cudnnFind*, as TensorFlow and cuDNN 7), or auto: graph where it works."),
+    repeats: int = typer.Option(20, "--repeats", metavar="N", help="Timed samples per workload (median)."),
+    json_output: bool = typer.Option(False, "--json", help="Print one JSON object (schema cudnn-doctor/bench/1)."),
+    verbose: bool = typer.Option(False, "-v", "--verbose", help="Show every detail."),
+) -> None:
+    """Run cuDNN convolution and LSTM through its C API: time them, check them against NumPy."""
+    from cudnn_doctor.bench.workloads import BenchOptions, validate_options
+
+    options = validate_options(BenchOptions(
+        workload=workload.lower(), dtype=dtype.lower(), layout=layout.lower(), size=size.lower(),
+        workspace_limit_mb=workspace_limit, devices=device.lower(), cpu=not no_cpu, repeats=repeats,
+        api=api.lower()))
+    from cudnn_doctor.commands.bench import BenchCommandOptions, require_numpy, run, selected_workloads
+
+    require_numpy()  # before any GPU work: the child needs it for inputs and the reference
+    from cudnn_doctor.bench.model import bench_to_json
+
+    command = BenchCommandOptions(options, cudnn_path=cudnn, cudart_path=cudart)
+    if json_output or not (sys.stdout.isatty() and sys.stderr.isatty()):
+        report = run(command)
+    else:
+        from cudnn_doctor.render.bench_progress import WorkloadProgress
+
+        with WorkloadProgress(len(selected_workloads(options.workload)), device) as shown:
+            report = run(command, progress=shown.update)
+    if json_output:
+        from cudnn_doctor.render.json_out import write_json
+
+        write_json(bench_to_json(report))
+    else:
+        from cudnn_doctor.render.bench_text import render_bench
+
+        render_bench(report, _console(), verbose)
+    raise typer.Exit(report.summary.exit_code if report.summary else 3)
+
+
 def _register_commands() -> None:
     """install/uninstall and bench live in their own modules; each imports only typer at load time."""
-    from cudnn_doctor import cli_bench, cli_install
+    from cudnn_doctor import cli_install
 
     cli_install.register(app)
-    cli_bench.register(app)
 
 
 _register_commands()
@@ -471,6 +463,9 @@ def _usage_error(error: Exception) -> NoReturn:
 
 
 def main() -> None:
+    from cudnn_doctor.user_files import escape_output
+
+    escape_output()  # a path's bytes that are not UTF-8 print as \xNN, never a UnicodeEncodeError
     # click's ClickException (click itself, or the copy newer typers carry), found through what typer exports
     usage_errors: tuple[type[Exception], ...] = tuple(
         c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")

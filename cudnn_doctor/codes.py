@@ -306,6 +306,11 @@ _CODES = (
          "{path}: {why}.",
          "Make <parent> name the pom it sits under (groupId, artifactId and version), or install that parent "
          "(`mvn install -N` in its folder)."),
+    Code("CD440", "warning", "Framework configuration file not read",
+         "{path} could not be read ({why}); the settings in it, such as Theano's dnn.library_path, "
+         "are not checked, and the framework itself will fail on it or ignore it too.",
+         "Fix or remove {path} (it must be a readable text file in INI format; `%` must be written "
+         "`%%`), or set the options through THEANO_FLAGS instead."),
     # CD5xx: install
     Code("CD501", "error", "Checksum mismatch",
          "{file}: expected sha256 {expected}, got {actual}.",

@@ -121,6 +121,8 @@ class CudnnInstall:
     arch: str | None = None  # ELF machine, e.g. "x86_64"
     file_error: str | None = None  # not a library for this platform, truncated, ...
     same_file_as: tuple[str, ...] = ()  # other paths (symlinks) to the same file
+    real_library: str | None = None  # the file with every symlink resolved (the probe's realpath)
+    real_path: str | None = None  # the folder with every symlink resolved
 
 
 @dataclass(frozen=True)
@@ -171,8 +173,10 @@ class Report:
     findings: list[Finding] = field(default_factory=list)
     summary: Summary | None = None
     loader_path: list[str] = field(default_factory=list)  # folders the loader searches, in order
+    loader_path_real: list[str] = field(default_factory=list)  # the same folders, symlinks resolved
     search_errors: list[tuple[str, str]] = field(default_factory=list)  # (path, why)
     dangling_variables: list[tuple[str, str]] = field(default_factory=list)  # (CUDA_HOME, path)
+    unreadable_files: list[tuple[str, str]] = field(default_factory=list)  # (a framework's config file, why)
     nvml_error: str | None = None
     timings_ms: dict[str, float] = field(default_factory=dict)
 
@@ -191,6 +195,6 @@ def to_jsonable(value: Any) -> Any:
 def report_to_json(report: Report) -> dict[str, Any]:
     """The report as the `cudnn-doctor/report/1` JSON object."""
     data = to_jsonable(report)
-    for internal in ("search_errors", "dangling_variables", "nvml_error"):
+    for internal in ("search_errors", "dangling_variables", "nvml_error", "unreadable_files", "loader_path_real"):
         data.pop(internal, None)
     return {"schema": REPORT_SCHEMA, **data}

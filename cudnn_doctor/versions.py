@@ -1,18 +1,65 @@
-"""Small, forgiving version helpers for the dotted versions NVIDIA prints."""
+"""Versions: every NVIDIA version encoding decoded here, and forgiving helpers for dotted versions.
+
+Nothing here raises on what a user's file or a library said: a number with 5,000 digits, a
+negative one, a string, is simply not a version (None).
+"""
 
 from __future__ import annotations
 
 import re
 
+MAX_PART_DIGITS = 9  # no real version part is longer; int() of 5,000 digits raises (and is slow)
+MAX_PARTS = 8
+MAX_ENCODED = 10**9  # the largest plausible NVIDIA encoded version (cuDNN 99.99.99 is 999999)
+DOTTED = re.compile(rf"\d{{1,{MAX_PART_DIGITS}}}(?:\.\d{{1,{MAX_PART_DIGITS}}}){{0,{MAX_PARTS - 1}}}")
+
+
+def _encoded(value: object) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value < MAX_ENCODED:
+        return None
+    return value
+
+
+def decode_cudnn(encoded: object) -> str | None:
+    """cudnnGetVersion's number (CUDNN_VERSION) as "major.minor.patch": 8907 -> 8.9.7, 91900 -> 9.19.0.
+    cuDNN 9 changed the encoding from major*1000 + minor*100 + patch to major*10000 + minor*100 + patch."""
+    number = _encoded(encoded)
+    if number is None:
+        return None
+    if number >= 90000:
+        return f"{number // 10000}.{(number % 10000) // 100}.{number % 100}"
+    return f"{number // 1000}.{(number % 1000) // 100}.{number % 100}"
+
+
+def decode_cuda(encoded: object) -> str | None:
+    """A CUDA version number as "major.minor": 12040 -> 12.4, 13000 -> 13.0 (cudaRuntimeGetVersion,
+    cuDriverGetVersion, cudnnGetCudartVersion, NVML's nvmlSystemGetCudaDriverVersion: major*1000 + minor*10)."""
+    number = _encoded(encoded)
+    if number is None:
+        return None
+    return f"{number // 1000}.{(number % 1000) // 10}"
+
+
+def clean_version(value: object) -> str | None:
+    """VALUE if it is a plausible dotted version string ("12.4.131", "9.1.0.70"), else None: what a
+    user's file says is checked before it is believed."""
+    if not isinstance(value, str):
+        return None
+    text = value.strip()
+    return text if len(text) <= 64 and DOTTED.fullmatch(text) else None
+
 
 def version_tuple(text: str | None) -> tuple[int, ...] | None:
-    """"12.4.1" -> (12, 4, 1); "580.159.04" -> (580, 159, 4); None or junk -> None."""
+    """"12.4.1" -> (12, 4, 1); "580.159.04" -> (580, 159, 4); None, junk or absurdly long -> None."""
     if not text:
         return None
-    match = re.match(r"^\s*v?(\d+(?:\.\d+)*)", str(text))
+    match = re.match(r"^\s*v?(\d+(?:\.\d+)*)", str(text)[:256])
     if not match:
         return None
-    return tuple(int(part) for part in match.group(1).split("."))
+    parts = match.group(1).split(".")
+    if len(parts) > MAX_PARTS or any(len(part) > MAX_PART_DIGITS for part in parts):
+        return None
+    return tuple(int(part) for part in parts)
 
 
 def major_minor(text: str | None) -> tuple[int, int] | None:

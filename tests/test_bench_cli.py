@@ -14,13 +14,8 @@ import pytest
 from tests.fakes.build import compile_library
 
 ROOT = Path(__file__).resolve().parents[1]
-RUN_BENCH = ("from cudnn_doctor.cli import app; from cudnn_doctor.cli_bench import register\n"
-             "if not any(c.name == 'bench' for c in app.registered_commands): register(app)\n"
-             "app()")
-
-
 def bench(machine, *args: str, timeout: float = 120):
-    process = subprocess.run([sys.executable, "-c", RUN_BENCH, "bench", *args], capture_output=True, text=True,
+    process = subprocess.run([sys.executable, "-m", "cudnn_doctor", "bench", *args], capture_output=True, text=True,
                              env=machine.env, cwd=machine.cwd, timeout=timeout, stdin=subprocess.DEVNULL)
     assert "Traceback" not in process.stderr, process.stderr
     return process

@@ -74,7 +74,7 @@ def test_gradle_scripts_with_long_blank_runs_and_unclosed_comments(machine: Mach
     huge.mkdir()
     (huge / "build.gradle.kts").write_text("val v = \"1\"\n" * 200_000)
     report = check(machine, huge, limit=15)
-    assert "more than" in findings(report, "CD430")[0]["detail"]
+    assert "larger than" in findings(report, "CD430")[0]["detail"]
 
 
 def test_encoding_declared_in_the_xml_header_is_honoured(machine: Machine, tmp_path: Path) -> None:

@@ -95,13 +95,13 @@ def test_hostile_report_files_make_failed_nodes_not_a_crash(fleet_reports: Path,
     data = result.json
     assert data["nodes"] == 8 and result.exit_code == 1
     why = {node["node"]: node["why"] for node in data["failed"]}
-    assert why["fifo"] == "not a regular file"
+    assert why["fifo"].startswith("not a regular file")
     assert why["latin1"] == "not UTF-8 text"
     assert why["empty"].startswith("empty")
     assert why["list"].startswith("not a cudnn-doctor report")
     assert why["deep"].startswith("not JSON")
     assert why["error"] == "check failed: bad --require"
-    assert "too large" in why["huge"]
+    assert "larger than" in why["huge"]
 
 
 def test_merge_usage_errors_are_one_line(machine: Machine, tmp_path: Path) -> None:

@@ -3,6 +3,7 @@ hand the answers to the rules (rules/bench.py). Nothing is printed here."""
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -179,14 +180,14 @@ def _absorb(collected: _Collected, answer: dict[str, Any], device: int, options:
 
 def _with_versions(libraries: BenchLibraries, versions: dict[str, Any]) -> BenchLibraries:
     """LIBRARIES with the versions a child read off the loaded libraries (NVIDIA's integer encodings)."""
-    from cudnn_doctor.bench.run import _decode_cuda, _decode_cudnn
+    from cudnn_doctor.versions import decode_cuda, decode_cudnn
 
     if versions.get("cudnn"):
-        libraries = replace(libraries, cudnn_version=_decode_cudnn(int(versions["cudnn"])))
+        libraries = replace(libraries, cudnn_version=decode_cudnn(versions["cudnn"]))
     if versions.get("cudart"):
-        libraries = replace(libraries, cudart_version=_decode_cuda(int(versions["cudart"])))
+        libraries = replace(libraries, cudart_version=decode_cuda(versions["cudart"]))
     if versions.get("driver_cuda"):
-        libraries = replace(libraries, driver_cuda_version=_decode_cuda(int(versions["driver_cuda"])))
+        libraries = replace(libraries, driver_cuda_version=decode_cuda(versions["driver_cuda"]))
     return libraries
 
 
@@ -228,3 +229,23 @@ def _report(options: BenchOptions, collected: _Collected, started: float,
     return BenchReport(options=options, libraries=collected.libraries, devices=tuple(collected.devices),
                        results=tuple(collected.results), findings=tuple(findings), summary=summarize(findings),
                        timings_ms=timings_ms, tally=rules.tally(collected.results))
+
+
+NUMPY_FIX = "pip install 'cudnn-doctor[bench]' (with pipx: pipx inject cudnn-doctor numpy)"
+
+
+def require_numpy() -> None:
+    """bench computes its inputs and the CPU reference with NumPy, an optional dependency: name it if it is missing."""
+    import importlib.util
+
+    try:
+        found = importlib.util.find_spec("numpy") is not None
+    except (ImportError, ValueError):
+        found = False
+    if not found:
+        raise DoctorError(f"bench needs NumPy, the optional dependency `bench`, and this Python ({sys.executable}) "
+                          "has none; nothing was run on the GPU", fix=NUMPY_FIX)
+
+
+def selected_workloads(workload: str) -> tuple[str, ...]:
+    return tuple(selected(workload))

@@ -6,18 +6,24 @@ from dataclasses import asdict
 from typing import Any
 
 from cudnn_doctor.compat import frameworks as compat
+from cudnn_doctor.compat import inputs, query
 from cudnn_doctor.compat.data import load
 from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.versions import version_tuple
 
 SCHEMA = "cudnn-doctor/compat/1"
-LISTABLE = ("tensorflow", "pytorch", "theano", "dl4j", "cudnn", "cuda")
 LIST_COLUMNS = {
     "tensorflow": ("version", "os", "cuda", "cudnn", "python", "package"),
-    "pytorch": ("version", "cuda", "cudnn", "cudnn_package", "pypi_default"),
+    "pytorch": ("version", "cuda", "cudnn", "cudnn_package", "pypi_default", "arch_list", "ptx"),
     "theano": ("version", "cudnn", "cuda"),
     "dl4j": ("version", "artifact", "cuda", "cudnn"),
-    "cudnn": ("version", "build", "cuda", "cuda_toolkits", "min_compute_capability", "linux_min_driver"),
+    "jax": ("version", "cuda", "cudnn", "cudnn_requirement", "cudnn_package"),
+    "onnxruntime": ("version", "cuda", "cudnn", "cudnn_requirement"),
+    "cupy": ("version", "package", "cuda", "cudnn", "cudnn_requirement"),
+    "tensorrt": ("version", "cuda", "cudnn", "cudnn_requirement"),
+    "paddle": ("version", "cuda", "cudnn", "cudnn_requirement"),
+    "cudnn": ("version", "build", "cuda", "cuda_toolkits", "min_compute_capability", "max_compute_capability",
+              "linux_min_driver"),
     "cuda": ("version", "linux_min_driver", "windows_min_driver"),
 }
 
@@ -25,8 +31,8 @@ LIST_COLUMNS = {
 def list_rows(subject: str) -> dict[str, Any]:
     """Every row of one compat table, newest first, as {"columns": [...], "rows": [...]}."""
     name = compat.canonical_name(subject) or subject.lower()
-    if name not in LISTABLE:
-        raise DoctorError(f"--list {subject!r}: no such table", fix=f"use one of {', '.join(LISTABLE)}")
+    if name not in LIST_COLUMNS:
+        raise DoctorError(f"--list {inputs.shown(subject)}: no such table", fix=f"use one of {', '.join(LIST_COLUMNS)}")
     if name == "cudnn":
         rows = [{**release, **variant, "version": release["version"], "build": variant.get("build", release.get("build")),
                  "source": variant.get("source") or release.get("source")}
@@ -38,26 +44,42 @@ def list_rows(subject: str) -> dict[str, Any]:
     rows.sort(key=lambda row: version_tuple(str(row.get("version"))) or (), reverse=True)
     columns = LIST_COLUMNS[name]
     return {"schema": SCHEMA, "table": name, "columns": [*columns, "source"],
-            "rows": [{column: row.get(column) for column in (*columns, "source")} for row in rows]}
+            "rows": [{column: row.get(column) for column in (*columns, "source")} for row in rows], "exit_code": 0}
+
+
+def combination(cuda: str | None, cudnn: str | None, driver: str | None, compute_capability: str | None,
+                os_name: str) -> compat.Combination:
+    """The options, checked: a bad value is a usage error before anything is judged."""
+    checked = {option: inputs.version_option(option, value)
+               for option, value in (("cuda", cuda), ("cudnn", cudnn), ("driver", driver))}
+    return compat.Combination(
+        cuda=checked["cuda"].text if checked["cuda"] else None,
+        cudnn=checked["cudnn"].text if checked["cudnn"] else None,
+        driver=checked["driver"].text if checked["driver"] else None,
+        compute_capability=inputs.compute_capability(compute_capability), os=inputs.os_name(os_name))
 
 
 def answer(spec: str, combo: compat.Combination, artifact: str | None = None) -> dict[str, Any]:
     """The compat/1 answer for SPEC ("tensorflow==2.15.0"), with a verdict when COMBO names anything."""
     name, version = compat.split_spec(spec)
+    if name.lower() in ("cudnn", "nvidia-cudnn", "nvidia-cudnn-cu12", "nvidia-cudnn-cu13", "nvidia-cudnn-cu11"):
+        return _cudnn_answer(name, version, combo)
     canonical = compat.canonical_name(name)
     if canonical is None:
-        raise DoctorError(f"unknown framework {name!r}", fix="use tensorflow, torch, theano, dl4j or jax")
+        raise DoctorError(f"unknown framework {inputs.shown(name)}",
+                          fix=f"use one of {', '.join(sorted(compat.profiles()))} or cudnn==X.Y.Z")
     if version is None:
-        raise DoctorError(f"which {canonical} release? {spec!r} names no version",
+        raise DoctorError(f"which {canonical} release? {inputs.shown(spec)} names no version",
                           fix=f"write it as {name}==VERSION; `cudnn-doctor compat --list {canonical}` lists them")
+    version = inputs.release_version(name, version)
     need = compat.needs(canonical, version, combo.os, artifact)
-    requires = [_requirement_of(canonical, row) for row in need.rows]
+    requires = [_requirement_of(row) for row in need.rows]
     data: dict[str, Any] = {"schema": SCHEMA, "framework": canonical, "version": version, "requires": requires}
     if need.build_cuda:
         data["build"] = f"CUDA {need.build_cuda}"
-    if canonical in compat.ROW_TABLE and compat.rules(canonical):
+    if compat.rules(canonical):
         data["rules"] = compat.rules(canonical)
-    if any((combo.cuda, combo.cudnn, combo.driver, combo.compute_capability)) or not need.rows:
+    if any((combo.cuda, combo.cudnn, combo.driver, combo.compute_capability)) or need.missing:
         verdict, reasons = compat.judge(need, combo)
         data["given"] = {key: value for key, value in asdict(combo).items() if value is not None}
         data["verdict"] = verdict
@@ -66,14 +88,99 @@ def answer(spec: str, combo: compat.Combination, artifact: str | None = None) ->
     return data
 
 
-def _requirement_of(framework: str, row: dict[str, Any]) -> dict[str, Any]:
-    keep = ("cuda", "cudnn", "os", "artifact", "python", "cudnn_package", "pypi_default", "note")
+def _cudnn_answer(name: str, version: str | None, combo: compat.Combination) -> dict[str, Any]:
+    """cudnn==X.Y.Z: NVIDIA's support matrix for that release against the driver, CUDA and GPU given."""
+    if version is None:
+        raise DoctorError(f"which cuDNN release? {inputs.shown(name)} names no version", fix="write it as cudnn==9.19.0")
+    checked = inputs.version_option("cudnn", version)
+    assert checked is not None
+    release = query.cudnn_release(checked.text) if not checked.is_range else None
+    requires = [{"cuda": variant.get("cuda"), "cuda_toolkits": variant.get("cuda_toolkits"),
+                 "compute_capability": _cc_range(variant), "driver": f">={variant['linux_min_driver']}"
+                 if variant.get("linux_min_driver") not in (None, "unknown") else None,
+                 "source": variant.get("source") or (release or {}).get("source")}
+                for variant in (release or {}).get("variant", [])]
+    data: dict[str, Any] = {"schema": SCHEMA, "framework": "cudnn", "version": checked.text, "requires": requires}
+    reasons: list[compat.Reason] = []
+    if release is None:
+        newer = compat.newer_than_data("cudnn", checked.text)
+        reasons.append(compat.Reason("release", compat.UNKNOWN, newer.why if newer else
+                                     f"cuDNN {checked.text} is not a release in compat/cudnn.toml (an exact x.y.z is "
+                                     "needed here)", "compat/cudnn.toml"))
+    elif any((combo.cuda, combo.driver, combo.compute_capability)):
+        reasons += _judge_cudnn_release(release, combo)
+    if reasons:
+        data["given"] = {key: value for key, value in asdict(combo).items() if value is not None}
+        data["verdict"] = compat.overall(reasons)
+        data["reasons"] = [asdict(reason) for reason in reasons]
+    data["exit_code"] = 1 if data.get("verdict") == compat.INCOMPATIBLE else 0
+    return data
+
+
+def _cc_range(variant: dict[str, Any]) -> str | None:
+    low, high = variant.get("min_compute_capability"), variant.get("max_compute_capability")
+    if low in (None, "unknown"):
+        return None
+    return f"{low}-{high}" if high not in (None, "unknown") else f">={low}"
+
+
+def _judge_cudnn_release(release: dict[str, Any], combo: compat.Combination) -> list[compat.Reason]:
+    version = str(release["version"])
+    variants = list(release.get("variant", []))
+    source = release.get("source", "compat/cudnn.toml")
+    reasons = []
+    chosen = variants
+    if combo.cuda:
+        found = query.cudnn_variant(version, combo.cuda)
+        newer = compat.newer_than_data("cuda", combo.cuda)
+        if newer:
+            reasons.append(newer)
+        elif found is None:
+            built = ", ".join(str(v.get("cuda")) for v in variants)
+            reasons.append(compat.Reason("cuda", compat.INCOMPATIBLE, f"cuDNN {version} has no build for CUDA "
+                                                                      f"{combo.cuda} (its builds: CUDA {built})", source))
+            chosen = []
+        else:
+            chosen = [found[1]]
+            reasons.append(compat.Reason("cuda", compat.COMPATIBLE, f"cuDNN {version} has a build for CUDA "
+                                                                    f"{found[1].get('cuda')}",
+                                         found[1].get("source") or source))
+    if combo.driver and chosen:
+        judged = [_variant_driver(version, v, combo.driver, source) for v in chosen]
+        reasons.append(next((r for r in judged if r.verdict == compat.COMPATIBLE), judged[0]))
+    if combo.compute_capability and chosen:
+        supports = [compat.cudnn_support(version, str(v.get("cuda")), combo.compute_capability) for v in chosen]
+        known = [r for r in supports if r is not None]
+        if known:
+            reasons.append(next((r for r in known if r.verdict == compat.COMPATIBLE), known[0]))
+        else:
+            reasons.append(compat.Reason("compute_capability", compat.UNKNOWN,
+                                         f"NVIDIA's support matrix for cuDNN {version} is not in the data", source))
+    return reasons
+
+
+def _variant_driver(version: str, variant: dict[str, Any], driver: str, source: str) -> compat.Reason:
+    floor = variant.get("linux_min_driver")
+    label = f"cuDNN {version} for CUDA {variant.get('cuda')}"
+    if floor in (None, "unknown"):
+        return compat.Reason("driver", compat.UNKNOWN, f"{label}: minimum driver unknown", source)
+    have, need = version_tuple(driver) or (), version_tuple(str(floor)) or ()
+    verdict = compat.COMPATIBLE if have >= need else compat.INCOMPATIBLE
+    return compat.Reason("driver", verdict, f"{label} needs driver >= {floor}; {driver} is "
+                                            f"{'that or newer' if verdict == compat.COMPATIBLE else 'older'}",
+                         variant.get("source") or source)
+
+
+def _requirement_of(row: dict[str, Any]) -> dict[str, Any]:
+    keep = ("cuda", "cudnn", "cudnn_requirement", "os", "artifact", "package", "python", "cudnn_package",
+            "pypi_default", "arch_list", "ptx", "note")
     requirement = {key: row[key] for key in keep if key in row}
-    from cudnn_doctor.compat import query
 
     cuda = row.get("cuda")
     if isinstance(cuda, str) and cuda != "unknown":
-        minimum = query.toolkit_min_driver(cuda, row.get("os", "linux"))
+        minimum = query.toolkit_min_driver(cuda, row.get("os", "linux")) if "." in cuda else None
+        minimum = minimum or (query.minor_compat_min_driver(int(cuda.split(".")[0]), row.get("os", "linux"))
+                              if cuda.split(".")[0].isdigit() and int(cuda.split(".")[0]) >= 11 else None)
         if minimum:
             requirement["driver"] = f">={minimum.version}"
             requirement["driver_source"] = minimum.source

@@ -9,12 +9,16 @@ message names against what `check` sees here: the loader's cuDNN copies, the too
 from __future__ import annotations
 
 import functools
+import os
 import re
+import stat
+from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any
 
 from cudnn_doctor.codes import CODES
 from cudnn_doctor.compat.data import load
+from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.explain import catalog, classify, reader
 from cudnn_doctor.explain.catalog import Match, normalise
 from cudnn_doctor.model import Report
@@ -197,3 +201,69 @@ def machine_view(matches: list[dict[str, Any]], facts: reader.Facts, report: Rep
 def _major_from_library(library: str) -> str | None:
     match = re.search(r"(?:\.so\.|64_)(\d{1,3})", library)
     return match.group(1) if match else None
+
+
+def run(message: bytes, offline_only: bool) -> dict[str, Any]:
+    """`explain`: a finding code's registry text, or a message's causes with what this machine says."""
+    code = CODE.match(message[:200].decode("utf-8", "replace")) if len(message) < 200 else None
+    if code:
+        return explain_code(code.group(1))
+    report = None
+    if not offline_only:
+        from cudnn_doctor.commands.check import CheckOptions, run_check
+
+        report = run_check(CheckOptions())
+    return explain_text(message, report)
+
+
+_NOTHING = "nothing to explain"
+_NOTHING_FIX = 'cudnn-doctor explain CD301, explain "<message>", or: python train.py 2>&1 | cudnn-doctor explain -'
+
+
+def read_message(query: str | None, from_file: str | None, stdin: Any) -> bytes:
+    """The message as bytes: the argument, the last 2 MB of --from-file (any file type, read without
+    blocking on a FIFO that has no writer) or of standard input. Nothing to read is a usage error."""
+    from cudnn_doctor.explain.reader import MAX_BYTES
+
+    if from_file is not None:
+        try:
+            fd = os.open(from_file, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        except OSError as error:
+            raise DoctorError(f"--from-file {from_file}: {error.strerror or error}",
+                              fix="give the path of a readable log file") from None
+        try:
+            info = os.fstat(fd)
+            if stat.S_ISDIR(info.st_mode):
+                raise DoctorError(f"--from-file {from_file}: is a folder", fix="give the path of a log file")
+            if stat.S_ISREG(info.st_mode):
+                os.lseek(fd, max(0, info.st_size - MAX_BYTES), os.SEEK_SET)
+            else:
+                os.set_blocking(fd, True)  # a FIFO: read what its writer sends, to the end
+            data = _tail(lambda: os.read(fd, 1 << 20), MAX_BYTES)
+        except OSError as error:
+            raise DoctorError(f"--from-file {from_file}: {error.strerror or error}",
+                              fix="give the path of a readable log file") from None
+        finally:
+            os.close(fd)
+    elif query == "-" or (query is None and not stdin.isatty()):
+        data = _tail(lambda: stdin.buffer.read(1 << 20), MAX_BYTES)
+    else:
+        data = (query or "").encode("utf-8", "surrogateescape")
+    if not data.strip():
+        raise DoctorError(_NOTHING if from_file is None else f"--from-file {from_file} is empty", fix=_NOTHING_FIX)
+    return data
+
+
+_MAX_STREAM = 512 << 20  # a stream (stdin, a FIFO, /dev/zero) is read this far at most
+
+
+def _tail(read: Callable[[], bytes], limit: int) -> bytes:
+    """What READ returns until it returns nothing (or _MAX_STREAM bytes), keeping only the last LIMIT bytes."""
+    kept = bytearray()
+    total = 0
+    while total < _MAX_STREAM and (chunk := read()):
+        total += len(chunk)
+        kept += chunk
+        if len(kept) > 2 * limit:
+            del kept[:-limit]
+    return bytes(kept[-limit:])

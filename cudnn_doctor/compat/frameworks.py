@@ -1,13 +1,16 @@
 """What a framework release needs, and whether a CUDA / cuDNN / driver / GPU combination works.
 
-Each part of a verdict (cuda, cudnn, driver, compute capability) is judged on its own
-from one row of compat/ data and carries that row's source. A part the data says
-nothing about is "unknown", never "compatible".
+Each part of a verdict (cuda, cudnn, driver, compute capability) is judged on its own from one
+row of compat/ data and carries that row's source; how a framework judges each part (its cuDNN
+runtime check, whether it brings its own CUDA runtime) is read from compat/rules.toml. A part
+the data says nothing about is "unknown", never "compatible"; a release or build the data does
+not hold is never judged with another one's row.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,20 +19,16 @@ from cudnn_doctor.compat.data import load
 from cudnn_doctor.versions import major, major_minor, matches_prefix, version_tuple
 
 COMPATIBLE, INCOMPATIBLE, UNKNOWN = "compatible", "incompatible", "unknown"
-ALIASES = {
-    "torch": "pytorch", "pytorch": "pytorch", "tensorflow": "tensorflow", "tf": "tensorflow",
-    "tensorflow-gpu": "tensorflow", "tensorflow_gpu": "tensorflow", "theano": "theano", "dl4j": "dl4j",
-    "deeplearning4j": "dl4j", "nd4j": "dl4j", "jax": "jax",
-}
-ROW_TABLE = {"pytorch": "build", "tensorflow": "build", "theano": "release", "dl4j": "backend"}
+ROW_TABLE_OVERRIDES = {"theano": "release", "dl4j": "backend"}
 
 
 @dataclass(frozen=True)
 class Reason:
-    part: str  # "cuda" | "cudnn" | "driver" | "compute_capability" | "release"
+    part: str  # "release" | "build" | "cuda" | "cudnn" | "driver" | "compute_capability"
     verdict: str
     why: str
     source: str
+    warning: bool = False  # compatible, with a cost the user should know (PTX JIT on first run)
 
 
 @dataclass(frozen=True)
@@ -48,43 +47,105 @@ class Needs:
     rows: list[dict[str, Any]]
     build_cuda: str | None = None  # the CUDA build asked for (torch 2.5.0+cu124 -> 12.4)
     notes: list[str] = field(default_factory=list)
+    missing: Reason | None = None  # the release or build does not exist (in the data or at all)
+
+
+# --- rules.toml ----------------------------------------------------------------------------------
+
+def profiles() -> dict[str, dict[str, Any]]:
+    """compat/rules.toml [[framework]] rows by name."""
+    return {row["name"]: row for row in load("rules").get("framework", [])}
+
+
+def profile(framework: str) -> dict[str, Any]:
+    return profiles().get(framework, {})
 
 
 def canonical_name(name: str) -> str | None:
-    return ALIASES.get(name.strip().lower())
+    wanted = name.strip().lower().replace("_", "-")
+    for row in profiles().values():
+        if wanted in {alias.lower().replace("_", "-") for alias in row.get("aliases", [])}:
+            return str(row["name"])
+    return None
+
+
+def row_table(framework: str) -> str | None:
+    if framework not in profiles():
+        return None
+    return ROW_TABLE_OVERRIDES.get(framework, "build")
+
+
+def display(framework: str) -> str:
+    return str(profile(framework).get("display", framework))
 
 
 def split_spec(text: str) -> tuple[str, str | None]:
     """"tensorflow==2.15.0" -> ("tensorflow", "2.15.0"); "torch" -> ("torch", None)."""
-    match = re.match(r"^\s*([A-Za-z0-9_.-]+?)\s*(?:==\s*([^\s,;]+))?\s*$", text)
+    match = re.match(r"^\s*([A-Za-z0-9_.-]+?)\s*(?:==\s*(\S+?))?\s*$", text)
     if not match:
         return text, None
     return match.group(1), match.group(2)
 
 
 def all_rows(framework: str) -> list[dict[str, Any]]:
-    table = ROW_TABLE.get(framework)
-    return list(load(framework).get(table, [])) if table else []
+    table = row_table(framework)
+    return list(load(profile(framework).get("table", framework)).get(table, [])) if table else []
 
 
 def rules(framework: str) -> dict[str, Any]:
-    return dict(load(framework).get("rules", {}))
+    """The per-file [rules] table of a framework's data (shown in the JSON answer)."""
+    return dict(load(profile(framework).get("table", framework)).get("rules", {}))
 
+
+def minor_version_compatibility_from() -> int:
+    return int(load("rules").get("cuda_minor_version_compatibility", {}).get("from_cuda_major", 11))
+
+
+def minor_version_compatibility_source() -> str:
+    return str(load("rules").get("cuda_minor_version_compatibility", {}).get("source", "compat/rules.toml"))
+
+
+# --- which rows describe a release ---------------------------------------------------------------
 
 def needs(framework: str, version: str, os_name: str = "linux", artifact: str | None = None) -> Needs:
     """The data rows that describe FRAMEWORK at VERSION (e.g. every CUDA build of a torch release)."""
     base, _, local = version.partition("+")
-    build_cuda = None
-    if framework == "pytorch" and local.startswith("cu") and local[2:].isdigit():
+    build_cuda = None  # torch's local version names its CUDA build: +cu124 -> 12.4, +cu80 -> 8.0
+    if profile(framework).get("cuda_rule") == "bundled" and local.startswith("cu") and local[2:].isdigit() \
+            and len(local) >= 4:
         digits = local[2:]
         build_cuda = f"{digits[:-1]}.{digits[-1]}"
-    rows = [row for row in all_rows(framework) if _same_release(row.get("version", ""), base)]
-    if framework == "tensorflow":
-        rows = [row for row in rows if row.get("os", "linux") == os_name] or rows
+    release_rows = [row for row in all_rows(framework) if _same_release(str(row.get("version", "")), base)]
+    need = Needs(framework, base, release_rows, build_cuda)
+    if not release_rows:
+        need.missing = release_unknown(framework, base)
+        return need
+    if any("os" in row for row in release_rows):
+        on_os = [row for row in release_rows if row.get("os", "linux") == os_name]
+        if not on_os:
+            need.missing = _no_build_on_os(framework, base, os_name, release_rows)
+        need.rows = on_os
     if framework == "dl4j" and artifact:
         wanted = artifact.removesuffix("-platform")
-        rows = [row for row in rows if row.get("artifact") == wanted]
-    return Needs(framework, base, rows, build_cuda)
+        need.rows = [row for row in need.rows if row.get("artifact") == wanted]
+        if not need.rows and need.missing is None:
+            artifacts = sorted({str(row.get("artifact")) for row in release_rows})
+            need.missing = Reason("build", INCOMPATIBLE, f"Deeplearning4j {base} was never published as {wanted}; "
+                                  f"its CUDA backends are {', '.join(artifacts)}", release_rows[0]["source"])
+    if build_cuda and need.missing is None:
+        exact = [row for row in need.rows if major_minor(str(row.get("cuda"))) == major_minor(build_cuda)]
+        if not exact:
+            builds = ", ".join(sorted({f"cu{str(r.get('cuda')).replace('.', '')}" for r in need.rows
+                                       if r.get("cuda") not in (None, "unknown")}))
+            if any(row.get("builds_complete") is False for row in need.rows):
+                need.missing = Reason("build", UNKNOWN, f"{display(framework)} {base}+{local} is not in the data (it "
+                                                        f"holds only {builds} of {base})", need.rows[0]["source"])
+            else:
+                need.missing = Reason("build", INCOMPATIBLE,
+                                      f"{display(framework)} {base}+{local} was never published: the builds of {base} "
+                                      f"are {builds or 'not known'}", need.rows[0]["source"])
+        need.rows = exact or need.rows
+    return need
 
 
 def _same_release(row_version: str, wanted: str) -> bool:
@@ -92,36 +153,161 @@ def _same_release(row_version: str, wanted: str) -> bool:
         return True
     have, want = version_tuple(row_version), version_tuple(wanted)
     # "2.15" asked for: any 2.15.x row; DL4J's "1.0.0-beta7" compares as text above
-    return bool(have and want and len(want) < 3 and have[: len(want)] == want and "-" not in wanted)
+    return bool(have and want and len(want) < 3 and have[: len(want)] == want and "-" not in wanted
+                and not re.search(r"[A-Za-z]", wanted))
 
 
-def judge(need: Needs, combo: Combination) -> tuple[str, list[Reason]]:
-    """The verdict for NEED under COMBO, with a reason per part."""
-    if not need.rows:
-        return UNKNOWN, [Reason("release", UNKNOWN, f"no data for {need.framework} {need.version} in compat/",
-                                f"compat/{need.framework}.toml")]
-    rows = rows_for_cuda(need, combo.cuda)
-    reasons: list[Reason] = []
-    if combo.cuda:
-        reasons.append(_judge_cuda(need, rows, combo.cuda))
-    if combo.cudnn:
-        reasons.append(judge_cudnn(need, rows, combo.cudnn))
-    if combo.driver:
-        reasons.append(_judge_driver(need, rows, combo.driver, combo.os))
-    if combo.compute_capability:
-        reasons.append(judge_compute_capability(need, rows, combo.compute_capability, combo.cudnn))
-    verdicts = {reason.verdict for reason in reasons}
-    overall = INCOMPATIBLE if INCOMPATIBLE in verdicts else UNKNOWN if UNKNOWN in verdicts or not reasons else COMPATIBLE
-    return overall, reasons
+def known_releases(framework: str) -> list[str]:
+    versions = {str(row.get("version")) for row in all_rows(framework)}
+    return sorted(versions, key=lambda v: version_tuple(v) or ())
+
+
+def release_unknown(framework: str, version: str) -> Reason:
+    """No row for this release: newer than the data, or a version the data does not hold."""
+    table = profile(framework).get("table", framework)
+    known = known_releases(framework)
+    source = f"compat/{table}.toml"
+    if not known:
+        return Reason("release", UNKNOWN, f"compat/ has no table for {display(framework)}", source)
+    newest = known[-1]
+    have = version_tuple(version)
+    if have is not None and have > (version_tuple(newest) or ()):
+        return Reason("release", UNKNOWN, f"unknown: newer than this data (last known: {display(framework)} {newest}); "
+                                          "update cudnn-doctor", source)
+    series = [v for v in known if have and (version_tuple(v) or ())[:2] == have[:2]]
+    hint = f" (known {'.'.join(map(str, have[:2]))}.x: {', '.join(series)})" if series and have else ""
+    return Reason("release", UNKNOWN, f"{display(framework)} {version} is not a release in {source}{hint}", source)
+
+
+def _no_build_on_os(framework: str, version: str, os_name: str, rows: list[dict[str, Any]]) -> Reason:
+    for rule in load("rules").get("no_gpu_build", []):
+        if rule.get("framework") == framework and rule.get("os") == os_name and \
+                (version_tuple(version) or ()) >= (version_tuple(rule.get("from_version")) or ()):
+            return Reason("build", INCOMPATIBLE, str(rule["why"]), str(rule["source"]))
+    systems = ", ".join(sorted({str(row.get("os", "linux")) for row in rows}))
+    return Reason("build", UNKNOWN, f"the data has no {os_name} GPU build of {display(framework)} {version} "
+                                    f"(it has: {systems})", rows[0]["source"])
 
 
 def rows_for_cuda(need: Needs, cuda: str | None) -> list[dict[str, Any]]:
+    """The builds that matter for CUDA (the exact one, else its major); every build when none is named."""
     wanted = need.build_cuda or cuda
     if wanted is None:
         return need.rows
-    exact = [row for row in need.rows if major_minor(row.get("cuda")) == major_minor(wanted)]
-    same_major = [row for row in need.rows if major(row.get("cuda")) == major(wanted)]
+    known = _known_cuda(need.rows)
+    exact = [row for row in known if major_minor(str(row.get("cuda"))) == major_minor(wanted)]
+    same_major = [row for row in known if major(str(row.get("cuda"))) == major(wanted)]
     return exact or same_major or need.rows
+
+
+def default_rows(need: Needs) -> list[dict[str, Any]]:
+    """The build a plain `pip install` gets, where the data says; otherwise every build."""
+    default = [row for row in need.rows if row.get("pypi_default") is True]
+    return default or need.rows
+
+
+# --- ranges and data limits ---------------------------------------------------------------------
+
+def is_range(kind: str, text: str) -> bool:
+    return text.count(".") < (1 if kind == "cuda" else 2)
+
+
+def known_versions(kind: str) -> list[str]:
+    """Every cuDNN release (x.y.z) or CUDA toolkit (x.y) in compat/, oldest first."""
+    if kind == "cudnn":
+        values = {str(row.get("version")) for row in load("cudnn").get("release", [])}
+    else:
+        values = {".".join(map(str, major_minor(str(row.get("version"))) or ())) for row in load("cuda").get("toolkit", [])}
+    values.discard("")
+    return sorted(values, key=lambda v: version_tuple(v) or ())
+
+
+def newer_than_data(kind: str, value: str) -> Reason | None:
+    known = known_versions(kind)
+    have = version_tuple(value)
+    if not known or have is None:
+        return None
+    newest = known[-1]
+    if kind == "cuda":
+        have = have[:2]
+    if have > (version_tuple(newest) or ()):
+        label = "cuDNN" if kind == "cudnn" else "CUDA"
+        return Reason(kind, UNKNOWN, f"unknown: {label} {value} is newer than this data (last known: {label} {newest}); "
+                                     "update cudnn-doctor", f"compat/{kind}.toml")
+    return None
+
+
+def members(kind: str, text: str) -> list[str]:
+    """A range ("9", "12", "9.1") as the releases of it in the data; an exact version as itself."""
+    if not is_range(kind, text):
+        return [text]
+    found = [v for v in known_versions(kind) if matches_prefix(v, text)]
+    return found or [text]
+
+
+def over_range(kind: str, text: str, judge_one: Callable[[str], Reason]) -> Reason:
+    """Judge every release a range holds; one verdict when they agree, "unknown" (and which) when not."""
+    values = members(kind, text)
+    judged = [(value, judge_one(value)) for value in values]
+    if len(judged) == 1:
+        return judged[0][1]
+    verdicts = {reason.verdict for _, reason in judged}
+    label = "cuDNN" if kind == "cudnn" else "CUDA"
+    first = judged[0][1]
+    span = f"{values[0]} to {values[-1]}"
+    if len(verdicts) == 1:
+        return Reason(first.part, first.verdict, f"every {label} {text} release in the data ({span}): {first.why}",
+                      first.source, first.warning)
+    by_verdict: dict[str, list[str]] = {}
+    for value, reason in judged:
+        by_verdict.setdefault(reason.verdict, []).append(value)
+    listing = "; ".join(f"{verdict}: {_span(found)}" for verdict, found in by_verdict.items())
+    bad = next((r for _, r in judged if r.verdict == INCOMPATIBLE), first)
+    return Reason(first.part, UNKNOWN, f"{label} {text} is a range and the answer depends on the release ({listing}); "
+                                       f"e.g. {bad.why}. Name the exact version", bad.source)
+
+
+def _span(values: list[str]) -> str:
+    return values[0] if len(values) == 1 else f"{values[0]} to {values[-1]} ({len(values)} releases)"
+
+
+# --- the verdict --------------------------------------------------------------------------------
+
+def judge(need: Needs, combo: Combination) -> tuple[str, list[Reason]]:
+    """The verdict for NEED under COMBO, with a reason per part."""
+    if need.missing is not None:
+        return need.missing.verdict, [need.missing]
+    exact_cuda = combo.cuda if combo.cuda and not is_range("cuda", combo.cuda) else None
+    rows = rows_for_cuda(need, exact_cuda)
+    if need.build_cuda is None and exact_cuda is None and profile(need.framework).get("cuda_rule") == "bundled":
+        rows = default_rows(need)  # no build named: the one `pip install` gets
+    reasons: list[Reason] = []
+    if combo.cuda:
+        cuda = combo.cuda
+        reasons.append(over_range("cuda", cuda, lambda v: _judge_cuda(need, rows_for_cuda(need, v), v)))
+    if combo.cudnn:
+        reasons.append(over_range("cudnn", combo.cudnn, lambda v: judge_cudnn(need, rows, v)))
+    if combo.driver:
+        reasons.append(_judge_driver(need, rows, combo.driver, combo.os))
+    if combo.compute_capability:
+        cc = combo.compute_capability
+        if combo.cudnn:
+            reasons.append(over_range("cudnn", combo.cudnn, lambda v: judge_compute_capability(need, rows, cc, v)))
+        else:
+            reasons.append(judge_compute_capability(need, rows, cc, None))
+    return overall(reasons), reasons
+
+
+def overall(reasons: list[Reason]) -> str:
+    verdicts = {reason.verdict for reason in reasons}
+    if INCOMPATIBLE in verdicts:
+        return INCOMPATIBLE
+    return UNKNOWN if UNKNOWN in verdicts or not reasons else COMPATIBLE
+
+
+def _known_cuda(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Rows that name one CUDA version (Theano's ["unknown"] and other lists name none)."""
+    return [row for row in rows if isinstance(row.get("cuda"), str) and row["cuda"] not in ("", "unknown")]
 
 
 def _cuda_list(rows: list[dict[str, Any]]) -> str:
@@ -130,142 +316,304 @@ def _cuda_list(rows: list[dict[str, Any]]) -> str:
 
 
 def _judge_cuda(need: Needs, rows: list[dict[str, Any]], cuda: str) -> Reason:
-    for row in rows:
-        built = row.get("cuda")
-        if built in (None, "unknown"):
-            continue
-        if major_minor(built) == major_minor(cuda) or (need.framework == "tensorflow" and matches_prefix(cuda, built)):
-            return Reason("cuda", COMPATIBLE, f"{need.framework} {need.version} has a build for CUDA {built}", row["source"])
-    same_major = [row for row in rows if major(row.get("cuda")) == major(cuda)]
-    if same_major:
-        row = max(same_major, key=lambda r: version_tuple(r.get("cuda")) or ())
-        built = row["cuda"]
-        if need.framework == "pytorch":
-            why = (f"no cu{built.replace('.', '')} build matches CUDA {cuda} exactly, but torch's pip wheels bring "
-                   f"their own CUDA {built} runtime; only the driver must support it")
-            return Reason("cuda", COMPATIBLE, why, row["source"])
-        if (major_minor(cuda) or (0, 0)) >= (major_minor(built) or (0, 0)):
-            why = (f"built for CUDA {built}; CUDA {cuda} is the same major and newer, which CUDA's minor-version "
-                   "compatibility allows")
-            return Reason("cuda", COMPATIBLE, why, row["source"])
-        why = f"built for CUDA {built}; CUDA {cuda} is older than that, so newer runtime symbols may be missing"
-        return Reason("cuda", INCOMPATIBLE, why, row["source"])
-    known = [row for row in rows if row.get("cuda") not in (None, "unknown")]
+    newer = newer_than_data("cuda", cuda)
+    name = f"{display(need.framework)} {need.version}"
+    rule = profile(need.framework).get("cuda_rule", "same-major-min-minor")
+    known = _known_cuda(rows)
     if not known:
-        return Reason("cuda", UNKNOWN, f"the data does not say which CUDA {need.framework} {need.version} needs",
-                      rows[0]["source"])
-    return Reason("cuda", INCOMPATIBLE, f"{need.framework} {need.version} is built for CUDA {_cuda_list(known)}, "
-                                        f"not {cuda}", known[0]["source"])
+        return Reason("cuda", UNKNOWN, f"the data does not say which CUDA {name} needs", rows[0]["source"])
+    if rule == "bundled":
+        row = next((r for r in known if major_minor(str(r["cuda"])) == major_minor(cuda)), None)
+        if row is not None and need.build_cuda is None:
+            return Reason("cuda", COMPATIBLE, f"{name} has a build for CUDA {row['cuda']}", row["source"])
+        row = row or known[0]
+        why = (f"the {name} build for CUDA {row['cuda']} carries its own CUDA runtime, so a local CUDA {cuda} toolkit is "
+               f"not used (only the driver must support CUDA {row['cuda']})")
+        return Reason("cuda", COMPATIBLE, why, f"{row['source']}; {profile(need.framework).get('source', '')}")
+    if newer is not None:
+        return newer
+    for row in known:
+        built = str(row["cuda"])
+        if major_minor(built) == major_minor(cuda) or (built.count(".") == 0 and major(built) == major(cuda)
+                                                     and rule != "exact"):
+            return Reason("cuda", COMPATIBLE, f"{name} has a build for CUDA {built}", row["source"])
+    same_major = [row for row in known if major(str(row["cuda"])) == major(cuda)]
+    if not same_major:
+        return Reason("cuda", INCOMPATIBLE, f"{name} is built for CUDA {_cuda_list(known)}, not {cuda}",
+                      known[0]["source"])
+    row = max(same_major, key=lambda r: version_tuple(str(r["cuda"])) or ())
+    built = str(row["cuda"])
+    if rule == "exact":
+        return Reason("cuda", INCOMPATIBLE, f"{name} ({row.get('artifact') or 'this build'}) needs exactly CUDA {built}; "
+                                            f"{cuda} is another toolkit",
+                      f"{row['source']}; {profile(need.framework).get('source', '')}")
+    if (major(built) or 0) < minor_version_compatibility_from():
+        return Reason("cuda", INCOMPATIBLE, f"built for CUDA {built}; before CUDA {minor_version_compatibility_from()} there "
+                                            f"is no minor-version compatibility, so CUDA {cuda} does not run it "
+                                            f"(libcudart.so.{built} is its own soname)",
+                      f"{row['source']}; {minor_version_compatibility_source()}")
+    if rule == "same-major" or (major_minor(cuda) or (0, 0)) >= (major_minor(built) or (0, 0)):
+        why = f"built for CUDA {built}; CUDA {cuda} is the same major, which CUDA's minor-version compatibility allows"
+        return Reason("cuda", COMPATIBLE, why, f"{row['source']}; {minor_version_compatibility_source()}")
+    why = f"built for CUDA {built}; CUDA {cuda} is older than that, so newer runtime symbols may be missing"
+    return Reason("cuda", INCOMPATIBLE, why, row["source"])
 
 
 def _accepted_cudnn(row: dict[str, Any]) -> list[str]:
     value = row.get("cudnn")
     values = value if isinstance(value, list) else [value]
-    return [str(v) for v in values if v not in (None, "", "unknown")]
+    return [str(v) for v in values if v not in (None, "", "unknown", "none")]
 
 
 def judge_cudnn(need: Needs, rows: list[dict[str, Any]], cudnn: str) -> Reason:
+    name = f"{display(need.framework)} {need.version}"
+    if rows and all(row.get("cudnn") == "none" for row in rows):
+        return Reason("cudnn", COMPATIBLE, f"{name} does not use cuDNN", rows[0]["source"])
+    newer = newer_than_data("cudnn", cudnn)
+    if newer is not None:
+        return newer
+    pinned = [row for row in rows if row.get("cudnn_requirement") and not _accepted_cudnn(row)]
+    if pinned:
+        return _judge_requirement(name, pinned, cudnn)
     known = [row for row in rows if _accepted_cudnn(row)]
     if not known:
-        return Reason("cudnn", UNKNOWN, f"the data does not say which cuDNN {need.framework} {need.version} needs",
-                      rows[0]["source"])
-    rule = rules(need.framework)
+        return Reason("cudnn", UNKNOWN, f"the data does not say which cuDNN {name} needs",
+                      rows[0]["source"] if rows else "compat/")
+    rule = profile(need.framework)
+    extra = f"; {rule['source']}" if rule.get("source") else ""
+    series = rule.get("cudnn_rule") == "series"
     for row in known:
         for built in _accepted_cudnn(row):
-            if _cudnn_accepts(need.framework, built, cudnn):
-                how = {"pytorch": "same major, minor at least the compiled one (torch.backends.cudnn)",
-                       "tensorflow": "same major, minor at least the compiled one (TensorFlow's runtime check)"}
-                if need.framework in how:
-                    why = f"built with cuDNN {built}; {cudnn} is accepted ({how[need.framework]})"
-                else:
-                    why = f"accepts cuDNN {built}.x; {cudnn} is in that series"
-                source = row["source"] + ("; " + rule["cudnn_runtime_source"] if "cudnn_runtime_source" in rule else "")
-                return Reason("cudnn", COMPATIBLE, why, source)
-    row = known[0]
+            if cudnn_accepts(need.framework, built, cudnn):
+                why = (f"accepts the cuDNN {built} series; {cudnn} is in it" if series else
+                       f"built with cuDNN {built}; {cudnn} is accepted ({_rule_text(need.framework, built)})")
+                return Reason("cudnn", COMPATIBLE, why, row["source"] + extra)
     accepted = ", ".join(sorted({b for r in known for b in _accepted_cudnn(r)}))
-    if need.framework in ("pytorch", "tensorflow"):
-        why = f"built with cuDNN {accepted}; {cudnn} has another major or an older minor, which it refuses at run time"
-    else:
-        why = f"accepts cuDNN {accepted}; {cudnn} is not among them"
-    return Reason("cudnn", INCOMPATIBLE, why, row["source"])
+    why = (f"accepts cuDNN {accepted}; {cudnn} is not among them" if series else
+           f"built with cuDNN {accepted}; {cudnn} is refused ({_rule_text(need.framework, accepted)})")
+    return Reason("cudnn", INCOMPATIBLE, why, known[0]["source"] + extra)
 
 
-def _cudnn_accepts(framework: str, built: str, runtime: str) -> bool:
+def _judge_requirement(name: str, rows: list[dict[str, Any]], cudnn: str) -> Reason:
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    refused: list[tuple[str, dict[str, Any]]] = []
+    for row in rows:
+        try:
+            spec = SpecifierSet(str(row["cudnn_requirement"]))
+        except InvalidSpecifier:
+            continue
+        package = row.get("cudnn_package", "nvidia-cudnn")
+        if spec.contains(cudnn, prereleases=True) or _contains_series(spec, cudnn):
+            return Reason("cudnn", COMPATIBLE, f"{name} (CUDA {row.get('cuda')}) requires {package}{spec}; {cudnn} is "
+                                               "in it", row["source"])
+        refused.append((f"{package}{spec}", row))
+    if refused:
+        pins = " or ".join(sorted({pin for pin, _ in refused}))
+        return Reason("cudnn", INCOMPATIBLE, f"{name} requires {pins}; {cudnn} is outside it", refused[0][1]["source"])
+    return Reason("cudnn", UNKNOWN, f"{name}: its cuDNN requirement could not be read", rows[0]["source"])
+
+
+def _contains_series(spec: Any, cudnn: str) -> bool:
+    """A pin's four-part floor (>=9.10.2.21) holds the three-part release 9.10.2 that cuDNN reports."""
+    parts = version_tuple(cudnn) or ()
+    return len(parts) == 3 and bool(spec.contains(f"{cudnn}.999999", prereleases=True))
+
+
+def _rule_text(framework: str, built: str) -> str:
+    rule = profile(framework)
+    kind = rule.get("cudnn_rule")
+    exact_below = rule.get("exact_minor_below_cudnn_major")
+    if kind == "same-major-min-minor":
+        if exact_below and (major(built) or 99) < int(exact_below):
+            return f"before cuDNN {exact_below} {display(framework)} needs the same major and minor"
+        return f"{display(framework)} needs the same major and a minor at least the compiled one"
+    if kind == "same-major":
+        return f"{display(framework)} loads libcudnn.so.N of the major it was built with"
+    return "the release series it accepts"
+
+
+def cudnn_accepts(framework: str, built: str, runtime: str) -> bool:
+    """Does FRAMEWORK, built with cuDNN BUILT, accept RUNTIME (its rule from compat/rules.toml)?"""
     built_parts, runtime_parts = version_tuple(built), version_tuple(runtime)
     if not built_parts or not runtime_parts:
         return False
-    if framework in ("pytorch", "tensorflow"):
-        if built_parts[0] != runtime_parts[0]:
-            return False
-        if len(built_parts) < 2:
-            return True
-        runtime_minor = runtime_parts[1] if len(runtime_parts) > 1 else 0
-        if framework == "pytorch" and built_parts[0] < 7:
-            return runtime_minor == built_parts[1]
-        return runtime_minor >= built_parts[1]
-    return matches_prefix(runtime, built)
+    rule = profile(framework)
+    kind = rule.get("cudnn_rule", "series")
+    if kind == "series":
+        return matches_prefix(runtime, built)
+    if built_parts[0] != runtime_parts[0]:
+        return False
+    if kind == "same-major" or len(built_parts) < 2:
+        return True
+    runtime_minor = runtime_parts[1] if len(runtime_parts) > 1 else 0
+    exact_below = rule.get("exact_minor_below_cudnn_major")
+    if exact_below is not None and built_parts[0] < int(exact_below):
+        return runtime_minor == built_parts[1]
+    return runtime_minor >= built_parts[1]
 
 
 def _judge_driver(need: Needs, rows: list[dict[str, Any]], driver: str, os_name: str) -> Reason:
-    cudas = [row["cuda"] for row in rows if row.get("cuda") not in (None, "unknown")]
+    cudas = [str(row["cuda"]) for row in _known_cuda(rows)]
     if not cudas:
-        return Reason("driver", UNKNOWN, "the data does not say which CUDA this build uses", rows[0]["source"])
+        return Reason("driver", UNKNOWN, "the data does not say which CUDA this build uses",
+                      rows[0]["source"] if rows else "compat/")
     lowest = min(cudas, key=lambda v: version_tuple(v) or ())
-    full = query.toolkit_min_driver(lowest, os_name)
-    minor = query.minor_compat_min_driver(major(lowest) or 0, os_name)
-    have = version_tuple(driver)
-    if full and have and have >= (version_tuple(full.version) or ()):
-        return Reason("driver", COMPATIBLE, f"CUDA {lowest} needs driver >= {full.version}; {driver} is newer",
+    return judge_driver_for_cuda(lowest, driver, os_name)
+
+
+def judge_driver_for_cuda(cuda: str, driver: str, os_name: str) -> Reason:
+    """Does DRIVER run code built with CUDA (its GA driver, or minor-version compatibility from CUDA 11)?"""
+    newer = newer_than_data("cuda", cuda)
+    if newer is not None:
+        return Reason("driver", UNKNOWN, newer.why, newer.source)
+    full = query.toolkit_min_driver(cuda, os_name) if cuda.count(".") else None
+    minor = (query.minor_compat_min_driver(major(cuda) or 0, os_name)
+             if (major(cuda) or 0) >= minor_version_compatibility_from() else None)
+    if cuda.count(".") == 0 and minor is None:
+        return Reason("driver", UNKNOWN, f"no minimum driver known for CUDA {cuda}", "compat/cuda.toml")
+    if full and _at_least(driver, full.version) is True:
+        return Reason("driver", COMPATIBLE, f"CUDA {cuda} needs driver >= {full.version}; {driver} is that or newer",
                       full.source)
-    if minor and have and have >= (version_tuple(minor.version) or ()):
-        why = (f"CUDA {lowest} wants driver >= {full.version if full else 'its GA driver'}, but {driver} runs it "
-               f"through CUDA {major(lowest)}.x minor-version compatibility (>= {minor.version}); PTX JIT of newer "
-               "code may fail")
-        return Reason("driver", COMPATIBLE, why, minor.source)
+    if minor and _at_least(driver, minor.version) is True:
+        if full is None:
+            why = (f"CUDA {major(cuda)}.x builds run on driver >= {minor.version} (minor-version compatibility); "
+                   f"{driver} is that or newer")
+        else:
+            why = (f"CUDA {cuda} wants driver >= {full.version}, but {driver} runs it through CUDA {major(cuda)}.x "
+                   f"minor-version compatibility (>= {minor.version}); PTX JIT of newer code may fail")
+        return Reason("driver", COMPATIBLE, why, minor.source, warning=full is not None)
     if full is None and minor is None:
-        return Reason("driver", UNKNOWN, f"no minimum driver known for CUDA {lowest}", "compat/cuda.toml")
+        return Reason("driver", UNKNOWN, f"no minimum driver known for CUDA {cuda}", "compat/cuda.toml")
     needed = minor or full
     assert needed is not None
+    if _at_least(driver, needed.version) is None:
+        return Reason("driver", UNKNOWN, f"driver {driver} names a branch; CUDA {cuda} needs >= {needed.version}: "
+                                         "give the full driver version", needed.source)
     floor = f"driver >= {full.version}" if full else "a newer driver"
-    if minor:
-        floor += f" (>= {minor.version} with CUDA {major(lowest)}.x minor-version compatibility)"
-    return Reason("driver", INCOMPATIBLE, f"CUDA {lowest} needs {floor}; {driver} is older", needed.source)
+    if minor and minor is not full:
+        floor += f" (>= {minor.version} with CUDA {major(cuda)}.x minor-version compatibility)"
+    return Reason("driver", INCOMPATIBLE, f"CUDA {cuda} needs {floor}; {driver} is older", needed.source)
+
+
+def _at_least(driver: str, floor: str) -> bool | None:
+    """DRIVER >= FLOOR; None when DRIVER is a bare branch ("535") that holds both older and newer ones."""
+    have, need = version_tuple(driver) or (), version_tuple(floor) or ()
+    if len(have) == 1 and need and have[0] == need[0] and len(need) > 1:
+        return None
+    return have >= need
+
+
+# --- GPUs ---------------------------------------------------------------------------------------
+
+def _cc(text: str | None) -> tuple[int, ...] | None:
+    return version_tuple(text) if text not in (None, "", "unknown") else None
 
 
 def judge_compute_capability(need: Needs, rows: list[dict[str, Any]], cc: str, cudnn: str | None) -> Reason:
-    rule = rules(need.framework)
+    """The GPU against the framework's rule, the build's compiled architectures and cuDNN's support matrix."""
     cudnn_version = cudnn or next((b for row in rows for b in _accepted_cudnn(row)), None)
-    have = version_tuple(cc)
-    if need.framework == "pytorch" and cudnn_version and (version_tuple(cudnn_version) or ()) >= (9, 11) \
-            and have and have < (7, 5):
-        return Reason("compute_capability", INCOMPATIBLE,
-                      f"PyTorch refuses cuDNN {cudnn_version} (>= 9.11) on GPUs of compute capability below 7.5",
-                      rule.get("cudnn_runtime_source", "compat/pytorch.toml"))
-    cuda = next((row.get("cuda") for row in rows if row.get("cuda") not in (None, "unknown")), None)
-    variant = query.cudnn_variant(cudnn_version, cuda) if cudnn_version and cuda else None
+    have = _cc(cc)
+    for rule in load("rules").get("gpu_floor", []):
+        if rule.get("framework") == need.framework and cudnn_version and have and \
+                (version_tuple(cudnn_version) or ()) >= (version_tuple(rule["cudnn_from"]) or ()) and \
+                have < (_cc(rule["min_compute_capability"]) or ()):
+            return Reason("compute_capability", INCOMPATIBLE,
+                          f"{display(need.framework)} refuses cuDNN {cudnn_version} (>= {rule['cudnn_from']}) on GPUs of "
+                          f"compute capability below {rule['min_compute_capability']}; this GPU is {cc}", rule["source"])
+    for rule in load("rules").get("gpu_cudnn_floor", []):
+        if rule.get("framework") == need.framework and cudnn_version and have and \
+                (version_tuple(need.version) or ()) >= (version_tuple(rule["from_version"]) or ()) and \
+                have >= (_cc(rule["from_compute_capability"]) or ()) and \
+                (version_tuple(cudnn_version) or ()) < (version_tuple(rule["min_cudnn"]) or ()):
+            return Reason("compute_capability", INCOMPATIBLE,
+                          f"{display(need.framework)} {need.version} disables cuDNN below {rule['min_cudnn']} on GPUs of "
+                          f"compute capability {rule['from_compute_capability']} and newer; this GPU is {cc} and the "
+                          f"cuDNN is {cudnn_version}", rule["source"])
+    build = build_architectures(need, rows, cc)
+    cuda = next((str(row["cuda"]) for row in _known_cuda(rows)), None)
+    library = cudnn_support(cudnn_version, cuda, cc) if cudnn_version and cuda else None
+    if library is not None and library.verdict == INCOMPATIBLE:
+        return library
+    if build is not None:
+        if build.verdict == COMPATIBLE and library is not None and library.verdict == COMPATIBLE:
+            return Reason(build.part, COMPATIBLE, f"{build.why}; {library.why}", f"{build.source}; {library.source}",
+                          build.warning or library.warning)
+        return build
+    if library is not None:
+        return library
+    return Reason("compute_capability", UNKNOWN,
+                  f"no compute-capability data for {display(need.framework)} {need.version} "
+                  f"(cuDNN {cudnn_version or '?'}, CUDA {cuda or '?'})", "compat/cudnn.toml")
+
+
+def build_architectures(need: Needs, rows: list[dict[str, Any]], cc: str) -> Reason | None:
+    """The GPU against the architectures the build was compiled for (SASS list, PTX or not)."""
+    with_arch = [row for row in rows if row.get("arch_list")]
+    floor = next((row for row in rows if row.get("min_compute_capability")), None)
+    if not with_arch and floor is not None and _cc(cc) is not None:
+        low = str(floor["min_compute_capability"])
+        what = f"{display(need.framework)} {need.version}'s binaries"
+        source = str(floor.get("arch_source") or floor["source"])
+        if (_cc(cc) or ()) < (_cc(low) or ()):
+            return Reason("compute_capability", INCOMPATIBLE, f"{what} need compute capability {low} or higher; this "
+                                                              f"GPU is {cc}", source)
+        return Reason("compute_capability", COMPATIBLE, f"{what} support compute capability {low} and higher", source)
+    if not with_arch or _cc(cc) is None:
+        return None
+    row = with_arch[0]
+    return covers(f"{display(need.framework)} {need.version} (CUDA {row.get('cuda')})", list(row["arch_list"]),
+                  str(row.get("ptx", "unknown")), cc, str(row.get("arch_source") or row["source"]))
+
+
+def covers(what: str, arch_list: list[str], ptx: str, cc: str, source: str) -> Reason:
+    """Binary compatibility: SASS for X.y runs on X.z (z >= y); PTX for P is JIT-compiled on any GPU >= P."""
+    have = _cc(cc) or ()
+    archs = sorted((a for a in arch_list if _cc(a)), key=lambda a: _cc(a) or ())
+    listing = f"sm_{archs[0].replace('.', '')} to sm_{archs[-1].replace('.', '')}"
+    rule_source = load("rules").get("binary_compatibility", {}).get("source")
+    source = f"{source}; {rule_source}" if rule_source else source
+    sass = [a for a in archs if (_cc(a) or ())[0] == have[0] and (_cc(a) or ())[1:] <= have[1:]]
+    if sass:
+        return Reason("compute_capability", COMPATIBLE, f"{what} has kernels for sm_{sass[-1].replace('.', '')}, which "
+                                                        f"runs on compute capability {cc}", source)
+    if ptx not in ("none", "unknown", "") and have >= (_cc(ptx) or (99,)):
+        return Reason("compute_capability", COMPATIBLE,
+                      f"warning: {what} has no kernels for compute capability {cc} ({listing}), but ships PTX for "
+                      f"{ptx}: the driver JIT-compiles it on first run (slow start)", source, warning=True)
+    if have < (_cc(archs[0]) or ()):
+        return Reason("compute_capability", INCOMPATIBLE, f"{what} is built for {listing}; a GPU of compute capability "
+                                                          f"{cc} is older than its oldest architecture", source)
+    if ptx == "unknown":
+        return Reason("compute_capability", UNKNOWN, f"{what} is built for {listing}; compute capability {cc} is not "
+                                                     "among them and whether it ships PTX is not known", source)
+    return Reason("compute_capability", INCOMPATIBLE, f"{what} is built for {listing} without PTX; compute capability "
+                                                      f"{cc} has no kernels in it", source)
+
+
+def cudnn_support(cudnn: str, cuda: str, cc: str) -> Reason | None:
+    """The GPU against NVIDIA's cuDNN support matrix for that release's CUDA variant (None: no row)."""
+    variant = query.cudnn_variant(cudnn, cuda)
     if variant is None:
-        return Reason("compute_capability", UNKNOWN,
-                      f"no compute-capability data for cuDNN {cudnn_version or '?'} with CUDA {cuda or '?'}",
-                      "compat/cudnn.toml")
+        return None
     release, row = variant
     low, high = row.get("min_compute_capability"), row.get("max_compute_capability")
     source = row.get("source") or release.get("source", "")
-    if low in (None, "unknown"):
-        return Reason("compute_capability", UNKNOWN,
-                      f"cuDNN {release['version']} for CUDA {row.get('cuda')}: supported compute capabilities unknown",
+    have = _cc(cc)
+    if _cc(low) is None or have is None:
+        return None
+    label = f"cuDNN {release['version']} for CUDA {row.get('cuda')}"
+    if have < (_cc(low) or ()):
+        return Reason("compute_capability", INCOMPATIBLE, f"{label} supports compute capability {low} and newer; "
+                                                          f"this GPU is {cc}", source)
+    if _cc(high) is not None and have > (_cc(high) or ()):
+        return Reason("compute_capability", UNKNOWN, f"{label} lists compute capabilities up to {high}; {cc} is newer",
                       source)
-    if have and have < (version_tuple(low) or ()):
-        return Reason("compute_capability", INCOMPATIBLE,
-                      f"cuDNN {release['version']} (CUDA {row.get('cuda')}) supports compute capability {low} and "
-                      f"newer; this GPU is {cc}", source)
-    if high not in (None, "unknown") and have and have > (version_tuple(high) or ()):
-        return Reason("compute_capability", UNKNOWN,
-                      f"cuDNN {release['version']} lists compute capabilities up to {high}; {cc} is newer and "
-                      "relies on PTX JIT", source)
-    return Reason("compute_capability", COMPATIBLE,
-                  f"cuDNN {release['version']} (CUDA {row.get('cuda')}) supports {low}"
-                  f"{' to ' + high if high not in (None, 'unknown') else ' and newer'}", source)
+    return Reason("compute_capability", COMPATIBLE, f"{label} supports {low}"
+                                                    f"{' to ' + str(high) if _cc(high) else ' and newer'}", source)
 
+
+# --- check --framework --------------------------------------------------------------------------
 
 def assumed_framework(spec: str, installs: list[Any], os_name: str = "linux") -> Any:
     """A Framework record for `check --framework NAME==VERSION`: as if that release were installed
@@ -275,9 +623,9 @@ def assumed_framework(spec: str, installs: list[Any], os_name: str = "linux") ->
 
     name, version = split_spec(spec)
     canonical = canonical_name(name)
-    if canonical is None or canonical not in ROW_TABLE:
+    if canonical is None:
         raise DoctorError(f"--framework {spec!r}: unknown framework",
-                          fix="use one of tensorflow, torch, theano, dl4j, e.g. --framework tensorflow==2.15.0")
+                          fix=f"use one of {', '.join(sorted(profiles()))}, e.g. --framework tensorflow==2.15.0")
     if version is None:
         raise DoctorError(f"--framework {spec!r}: which version?", fix=f"write it as {name}==VERSION")
     need = needs(canonical, version, os_name)
@@ -289,8 +637,15 @@ def assumed_framework(spec: str, installs: list[Any], os_name: str = "linux") ->
     cudnn_major = major(expected[0]) if expected else None
     used = next((i for i in installs if "ld.so" in i.loaded_by and (cudnn_major is None or i.major == cudnn_major)),
                 None)
-    internal = {"pytorch": "torch"}.get(canonical, canonical)
+    internal = str(profile(canonical).get("report_name", canonical))
+    details: dict[str, Any] = {"assumed": True, "artifact": row.get("artifact"), "row_source": row.get("source")}
+    if row.get("cudnn") == "none":
+        details["uses_cudnn"] = False
+        used = None
+    if row.get("cudnn_requirement"):
+        details["cudnn_requirement"] = row["cudnn_requirement"]
+        details["cudnn_package"] = row.get("cudnn_package")
     return Framework(name=internal, version=version, cuda_built_for=row.get("cuda") if row.get("cuda") != "unknown"
                      else None, cudnn_expected=expected[0] if expected else None,
                      cudnn_used=used.library if used else None, found_via="--framework", location=None,
-                     details={"assumed": True, "artifact": row.get("artifact"), "row_source": row.get("source")})
+                     details=details)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from cudnn_doctor.errors import DoctorError
+from cudnn_doctor.user_files import UnreadableFile, read_user_file
 
 FLEET_SCHEMA = "cudnn-doctor/fleet/1"
 REPORT_SCHEMA = "cudnn-doctor/report/1"
@@ -109,20 +110,9 @@ def read_node(path: Path) -> NodeReport:
 
 def _read_json(path: Path) -> Any:
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except OSError as error:
-        raise ValueError(f"unreadable: {error.strerror or error}") from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise ValueError("not a regular file")
-        if info.st_size > MAX_REPORT_BYTES:
-            raise ValueError(f"{info.st_size} bytes: too large for a report")
-        raw = os.read(fd, MAX_REPORT_BYTES + 1)
-    except OSError as error:
-        raise ValueError(f"unreadable: {error.strerror or error}") from None
-    finally:
-        os.close(fd)
+        raw = read_user_file(str(path), MAX_REPORT_BYTES)
+    except UnreadableFile as error:
+        raise ValueError(str(error)) from None
     if not raw.strip():
         raise ValueError("empty (the node's check printed nothing: did it run?)")
     try:

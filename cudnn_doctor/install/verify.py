@@ -37,7 +37,8 @@ def fit_findings(report: Report, library_folder: str, version: str | None, major
     library = os.path.join(library_folder, f"libcudnn.so.{major or 9}")
     planned = CudnnInstall(path=library_folder, library=library, major=major, version=version, header_version=version,
                            header_path=None, cuda_version=f"{cuda_major}.0" if cuda_major else None, sublibraries={},
-                           sublibrary_versions={}, source="toolkit", loaded_by=("ld.so",))
+                           sublibrary_versions={}, source="toolkit", loaded_by=("ld.so",),
+                           real_library=os.path.realpath(library), real_path=os.path.realpath(library_folder))
     hypothetical = replace(report, cudnn=[planned], findings=[])
     findings: list[Finding] = []
     for rule in (cudnn_rules.cuda_major_mismatch, cudnn_rules.newer_than_driver, cudnn_rules.gpu_not_supported):

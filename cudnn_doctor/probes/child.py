@@ -1,16 +1,13 @@
-"""Start `_probe_child.py` processes side by side and collect their JSON answers."""
+"""Ask `_probe_child.py` about vendor libraries, side by side, through the one child runner."""
 
 from __future__ import annotations
 
-import json
 import os
-import signal
-import subprocess
-import sys
-import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from cudnn_doctor.child import ChildAnswer, ChildBatch, ChildRequest, python_argv, timeout_from_env
 from cudnn_doctor.model import LibraryProbe
 
 CHILD = str(Path(__file__).resolve().parents[1] / "_probe_child.py")
@@ -19,77 +16,67 @@ DEFAULT_TIMEOUT_S = 20.0
 
 def probe_timeout() -> float:
     """Seconds one child may take; CUDNN_DOCTOR_PROBE_TIMEOUT overrides."""
-    try:
-        return float(os.environ.get("CUDNN_DOCTOR_PROBE_TIMEOUT", DEFAULT_TIMEOUT_S))
-    except ValueError:
-        return DEFAULT_TIMEOUT_S
+    return timeout_from_env("CUDNN_DOCTOR_PROBE_TIMEOUT", DEFAULT_TIMEOUT_S)
 
 
 @dataclass(frozen=True)
 class Job:
     kind: str  # a job name of _probe_child.py
     target: str  # a path, a soname or a library name
-    needs_site_packages: bool = False
 
 
 class ProbeBatch:
     """Children started now, answers collected later: probing overlaps with other work."""
 
-    def __init__(self, jobs: list[Job], timeout: float | None = None) -> None:
+    def __init__(self, jobs: list[Job], timeout: float | None = None, env: Mapping[str, str] | None = None) -> None:
         self.jobs = list(jobs)
         self.timeout = probe_timeout() if timeout is None else timeout
-        self.started = time.monotonic()
-        self._processes = [self._start(job) for job in self.jobs]
-
-    @staticmethod
-    def _start(job: Job) -> subprocess.Popen[bytes] | OSError:
-        # -I: ignore PYTHONPATH and the user's site; -S: no site processing (a big environment's
-        # .pth files cost a child hundreds of milliseconds). The NVML job is told where pynvml is.
-        extra = [_module_folder("pynvml")] if job.kind == "nvml" else []
-        try:
-            return subprocess.Popen(
-                [sys.executable, "-I", "-S", CHILD, job.kind, job.target, *filter(None, extra)],
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                start_new_session=True,
-            )
-        except OSError as error:
-            return error
+        child_env = _child_environment(os.environ if env is None else env)
+        requests = [ChildRequest(_argv(job), child_env, self.timeout, "the probe") for job in self.jobs]
+        self._batch = ChildBatch(requests)
 
     def results(self) -> dict[Job, LibraryProbe]:
-        answers: dict[Job, LibraryProbe] = {}
-        for job, process in zip(self.jobs, self._processes, strict=True):
-            answers[job] = self._collect(job, process)
-        return answers
+        answers = self._batch.answers()
+        return {job: _library_probe(job, answer, self.timeout) for job, answer in zip(self.jobs, answers, strict=True)}
 
-    def _collect(self, job: Job, process: subprocess.Popen[bytes] | OSError) -> LibraryProbe:
-        if isinstance(process, OSError):
-            return LibraryProbe(job.target, loaded=False, error=f"could not start the probe: {process}")
-        remaining = max(0.1, self.timeout - (time.monotonic() - self.started))
-        try:
-            out, err = process.communicate(timeout=remaining)
-        except subprocess.TimeoutExpired:
-            _kill(process)
-            return LibraryProbe(
-                job.target, loaded=False, timed_out=True,
-                error=f"did not answer within {self.timeout:g} s (it hangs while loading or in its first call)",
-            )
-        if process.returncode != 0:
-            how = _describe_exit(process.returncode)
-            detail = err.decode(errors="replace").strip().splitlines()
-            tail = f" ({detail[-1]})" if detail else ""
-            return LibraryProbe(job.target, loaded=False, crashed=True, error=f"{how}{tail}")
-        try:
-            answer = json.loads(out.decode(errors="replace"))
-        except ValueError:
-            return LibraryProbe(job.target, loaded=False, crashed=True, error="the probe answered garbage")
-        return LibraryProbe(
-            job.target,
-            loaded=bool(answer.get("loaded")),
-            error=answer.get("error"),
-            values=answer.get("values") or {},
-        )
+
+def _argv(job: Job) -> tuple[str, ...]:
+    # The child runs from "/": a relative path would be read from there, so it is made absolute here.
+    target = os.path.abspath(job.target) if os.sep in job.target else job.target
+    extra = [folder] if job.kind == "nvml" and (folder := _module_folder("pynvml")) else []
+    return python_argv(CHILD, job.kind, target, *extra)
+
+
+def _child_environment(env: Mapping[str, str]) -> dict[str, str]:
+    """ENV with LD_LIBRARY_PATH's relative folders made absolute: the child runs from "/", and the loader
+    must search the same folders it would search for a program started here."""
+    child = dict(env)
+    value = child.get("LD_LIBRARY_PATH")
+    if value:
+        child["LD_LIBRARY_PATH"] = os.pathsep.join(os.path.abspath(p) if p else p for p in value.split(os.pathsep))
+    return child
+
+
+def _library_probe(job: Job, answer: ChildAnswer, timeout: float) -> LibraryProbe:
+    if answer.timed_out:
+        why = answer.error if answer.error and answer.error.startswith("not started") else \
+            f"did not answer within {timeout:g} s (it hangs while loading or in its first call)"
+        return LibraryProbe(job.target, loaded=False, timed_out=True, error=why)
+    if answer.crashed:
+        return LibraryProbe(job.target, loaded=False, crashed=True, error=answer.error)
+    if answer.error is not None:  # it could not be started
+        return LibraryProbe(job.target, loaded=False, error=answer.error)
+    values = answer.values
+    if values is None:
+        return LibraryProbe(job.target, loaded=False, crashed=True, error="the probe answered garbage")
+    error = values.get("error")
+    found = values.get("values")
+    return LibraryProbe(
+        job.target,
+        loaded=bool(values.get("loaded")),
+        error=error if isinstance(error, str) else None,
+        values=found if isinstance(found, dict) else {},
+    )
 
 
 def _module_folder(name: str) -> str | None:
@@ -100,24 +87,6 @@ def _module_folder(name: str) -> str | None:
     if spec is None or spec.origin is None:
         return None
     return str(Path(spec.origin).parent)
-
-
-def _kill(process: subprocess.Popen[bytes]) -> None:
-    try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except OSError:
-        process.kill()
-    process.communicate()
-
-
-def _describe_exit(returncode: int) -> str:
-    if returncode < 0:
-        try:
-            name = signal.Signals(-returncode).name
-        except ValueError:
-            name = f"signal {-returncode}"
-        return f"crashed with {name}"
-    return f"exited with status {returncode}"
 
 
 def run_jobs(jobs: list[Job], timeout: float | None = None) -> dict[Job, LibraryProbe]:

@@ -13,21 +13,27 @@ import time
 from dataclasses import replace
 
 from cudnn_doctor import __version__
+from cudnn_doctor.child import ChildBatch, ChildRequest, deadline_in, timeout_from_env
 from cudnn_doctor.model import CudnnInstall, Host, LibraryProbe, Report, Tool, Toolkit
 from cudnn_doctor.probes import cudnn as cudnn_probe
 from cudnn_doctor.probes.child import Job, ProbeBatch, run_jobs
 from cudnn_doctor.probes.context import SearchContext
 from cudnn_doctor.probes.driver import LIBCUDA_JOB, NVML_JOB, NVML_NOT_FOUND, read_driver
-from cudnn_doctor.probes.frameworks import detect_frameworks, link_frameworks_to_installs
-from cudnn_doctor.probes.loader import ldconfig_cache, loader_search_dirs, resolve_like_loader
-from cudnn_doctor.probes.toolkit import discover_toolkits, read_nvcc_version, runtime_version
+from cudnn_doctor.probes.frameworks import detect_frameworks, link_frameworks_to_installs, theano_flags
+from cudnn_doctor.probes.loader import cache_from_answer, ldconfig_command, loader_search_dirs, resolve_like_loader
+from cudnn_doctor.probes.toolkit import discover_toolkits, nvcc_version_in, runtime_version
+from cudnn_doctor.user_files import is_regular_file
 
 
 def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], project_dir: str | None = None,
                    deep: bool = False) -> Report:
     """Everything the probes can see, as plain data; no judgement."""
     started = time.perf_counter()
-    cache = ldconfig_cache(ctx)
+    # Helper programs (ldconfig, each nvcc that must be asked) run side by side under one budget, through
+    # the child runner: a hanging one costs the budget once, and none outlives check.
+    toolkits, dangling_variables = discover_toolkits(ctx)
+    helpers = HelperRuns(ctx, toolkits)
+    cache = helpers.ldconfig_cache()
     # No libnvidia-ml where the loader looks (LD_LIBRARY_PATH, its cache, the system folders): no driver,
     # and no need to start a Python child to hear NVML say so.
     nvml_present = resolve_like_loader("libnvidia-ml.so.1", [], ctx, cache) is not None
@@ -42,14 +48,18 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
         elif not os.access(path, os.R_OK | os.X_OK):
             report.search_errors.append((path, "permission denied: the folder cannot be read"))
 
+    theano_flags(ctx, report.unreadable_files)  # read once more only to record what cannot be read
     report.loader_path = loader_search_dirs(ctx, cache)
-    toolkits, report.dangling_variables = discover_toolkits(ctx)
+    report.loader_path_real = [os.path.realpath(folder) for folder in report.loader_path]
+    report.dangling_variables = dangling_variables
     libraries = cudnn_probe.discover_cudnn_libraries(ctx, toolkits, cache)
     majors = sorted({m for m in (cudnn_probe.library_major(lib) for lib, _, _ in libraries) if m})
 
-    library_jobs = {lib: Job("cudnn", lib) for lib, _, _ in libraries}
-    loader_jobs = {major: Job("cudnn", f"libcudnn.so.{major}") for major in majors}
-    cudart_jobs = {tk.path: Job("cudart", tk.cudart) for tk in toolkits if tk.cudart}
+    # a FIFO or device is never handed to the loader: it would wait on it until the deadline
+    library_jobs = {lib: Job("cudnn", lib) for lib, _, _ in libraries if cudnn_probe.probe_target(lib)}
+    loader_jobs = {major: Job("cudnn", f"libcudnn.so.{major}") for major in majors
+                   if _loader_pick_is_loadable(f"libcudnn.so.{major}", ctx, cache)}
+    cudart_jobs = {tk.path: Job("cudart", tk.cudart) for tk in toolkits if tk.cudart and is_regular_file(tk.cudart)}
     batch = ProbeBatch([*library_jobs.values(), *loader_jobs.values(), *cudart_jobs.values()])
     scanned = time.perf_counter()
 
@@ -57,10 +67,12 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     frameworks_done = time.perf_counter()
 
     answers = batch.results()
-    report.toolkits = [_finish_toolkit(tk, answers[cudart_jobs[tk.path]] if tk.path in cudart_jobs else None)
+    report.toolkits = [_finish_toolkit(tk, answers[cudart_jobs[tk.path]] if tk.path in cudart_jobs else None,
+                                       helpers.nvcc_version(tk))
                        for tk in toolkits]
     installs = [
-        cudnn_probe.build_install(lib, source, aliases, answers[library_jobs[lib]], ctx, sublibraries)
+        cudnn_probe.build_install(lib, source, aliases, answers[library_jobs[lib]] if lib in library_jobs else None,
+                                  ctx, sublibraries)
         for lib, source, aliases in libraries
     ]
     for job in loader_jobs.values():
@@ -77,6 +89,7 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     if not nvml.values.get("ok") and resolve_like_loader("libcuda.so.1", [], ctx, cache):
         libcuda = run_jobs([LIBCUDA_JOB])[LIBCUDA_JOB]
     report.driver, report.gpus, report.nvml_error = read_driver(nvml, libcuda)
+    helpers.finish()
     if deep:
         from cudnn_doctor.probes.deep import confirm_frameworks
 
@@ -93,19 +106,63 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     return report
 
 
+HELPER_BUDGET_S = 10.0
+
+
+class HelperRuns:
+    """`ldconfig -p` and `nvcc --version` of each toolkit whose files name no version, started at once
+    side by side with one deadline for all (CUDNN_DOCTOR_HELPER_TIMEOUT seconds, 10 by default)."""
+
+    def __init__(self, ctx: SearchContext, toolkits: list[Toolkit]) -> None:
+        budget = timeout_from_env("CUDNN_DOCTOR_HELPER_TIMEOUT", HELPER_BUDGET_S)
+        self.arch = ctx.arch
+        requests: list[ChildRequest] = []
+        ldconfig = ldconfig_command(ctx)
+        self._ldconfig = len(requests) if ldconfig else None
+        if ldconfig:
+            requests.append(ChildRequest(tuple(ldconfig), ctx.env, budget, "ldconfig -p"))
+        self._nvcc: dict[str, int] = {}
+        for toolkit in toolkits:
+            if toolkit.version is None and toolkit.nvcc:
+                self._nvcc[toolkit.path] = len(requests)
+                requests.append(ChildRequest((toolkit.nvcc, "--version"), ctx.env, budget, "nvcc --version"))
+        self._batch = ChildBatch(requests, deadline=deadline_in(budget))
+
+    def ldconfig_cache(self) -> dict[str, list[str]]:
+        if self._ldconfig is None:
+            return {}
+        return cache_from_answer(self._batch.answer(self._ldconfig), self.arch)
+
+    def nvcc_version(self, toolkit: Toolkit) -> str | None:
+        index = self._nvcc.get(toolkit.path)
+        if index is None:
+            return None
+        answer = self._batch.answer(index)
+        return None if answer.timed_out else nvcc_version_in(answer.stdout)
+
+    def finish(self) -> None:
+        """Wait for the helpers' end (each is killed at the deadline, with all it started)."""
+        self._batch.answers()
+
+
+def _loader_pick_is_loadable(soname: str, ctx: SearchContext, cache: dict[str, list[str]]) -> bool:
+    picked = resolve_like_loader(soname, [], ctx, cache)
+    return picked is None or is_regular_file(picked)
+
+
 def _host() -> Host:
     return Host(os=platform.system().lower(), arch=platform.machine(), python=platform.python_version(),
                 hostname=socket.gethostname())
 
 
-def _finish_toolkit(toolkit: Toolkit, cudart_answer: LibraryProbe | None) -> Toolkit:
+def _finish_toolkit(toolkit: Toolkit, cudart_answer: LibraryProbe | None, nvcc_version: str | None) -> Toolkit:
     runtime = runtime_version(cudart_answer) if cudart_answer is not None else None
     error = None
     if cudart_answer is not None and not cudart_answer.loaded:
         error = cudart_answer.error
     version, version_from = toolkit.version, toolkit.version_from
     if version is None and toolkit.nvcc:
-        version, version_from = read_nvcc_version(toolkit.nvcc), "nvcc"
+        version, version_from = nvcc_version, "nvcc"
     if version is None and runtime:
         version, version_from = runtime, "cudart"
     return replace(toolkit, version=version, version_from=version_from if version else None,

@@ -158,41 +158,26 @@ def resolve_interpreter(python: str, env: dict[str, str]) -> str:
 
 
 def interpreter_paths(python: str, timeout: float | None = None) -> list[str]:
-    """PYTHON's sys.path, asked of it in a child with a deadline, from a neutral folder.
-
-    The answer goes to a file, not a pipe: a child that leaves something running cannot keep
-    us waiting for the end of its output; its whole process group is killed at the deadline."""
+    """PYTHON's sys.path, asked of it through the child runner: from a neutral folder, one deadline that
+    covers its output (a child that leaves something running cannot keep us waiting), and whatever it
+    started killed."""
     import json
-    import signal
-    import subprocess
-    import tempfile
 
+    from cudnn_doctor.child import deadline_in, run_child
     from cudnn_doctor.errors import DoctorError
     from cudnn_doctor.probes.child import probe_timeout
 
     timeout = probe_timeout() if timeout is None else timeout
-    with tempfile.TemporaryFile() as answer:
-        try:
-            process = subprocess.Popen([python, "-c", SYS_PATH_CODE], stdin=subprocess.DEVNULL, stdout=answer,
-                                       stderr=subprocess.DEVNULL, cwd=tempfile.gettempdir(), start_new_session=True)
-        except OSError as error:
-            raise DoctorError(f"--python {python}: cannot run it: {error.strerror or error}",
-                              fix="give a working Python interpreter") from None
-        try:
-            returncode = process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            returncode = None
-        finally:
-            try:
-                os.killpg(process.pid, signal.SIGKILL)  # it, and anything it left behind
-            except OSError:
-                pass
-            process.wait()
-        if returncode is None:
-            raise DoctorError(f"--python {python}: did not answer within {timeout:g} s",
-                              fix="give a working Python interpreter")
-        answer.seek(0)
-        text = answer.read(1 << 20).decode("utf-8", errors="replace")
+    # through the one child runner: one deadline over its output, and all it started killed
+    answer = run_child([python, "-c", SYS_PATH_CODE], None, deadline_in(timeout), what=f"--python {python}")
+    if answer.error and not answer.crashed and not answer.timed_out:
+        raise DoctorError(f"--python {python}: cannot run it: {answer.error.split(': ', 1)[-1]}",
+                          fix="give a working Python interpreter")
+    if answer.timed_out:
+        raise DoctorError(f"--python {python}: did not answer within {timeout:g} s",
+                          fix="give a working Python interpreter")
+    returncode = answer.exit_code
+    text = answer.stdout
     try:
         paths = json.loads(text) if returncode == 0 else None
     except ValueError:

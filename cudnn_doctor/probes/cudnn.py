@@ -17,9 +17,11 @@ from cudnn_doctor.model import CudnnInstall, LibraryProbe, Toolkit
 from cudnn_doctor.probes.context import SearchContext
 from cudnn_doctor.probes.elf import ElfError, read_elf
 from cudnn_doctor.probes.toolkit import lib_dirs_of
+from cudnn_doctor.user_files import SOURCE_LIMIT, UnreadableFile, is_regular_file, read_user_text
+from cudnn_doctor.versions import clean_version, decode_cuda, decode_cudnn
 
 Folder = tuple[str, str]  # (folder, source)
-MAIN_LIBRARY = re.compile(r"^(?:libcudnn\.so\.(\d+)|cudnn64_(\d+)\.dll|libcudnn\.(\d+)\.dylib)$")
+MAIN_LIBRARY = re.compile(r"^(?:libcudnn\.so\.(\d{1,4})|cudnn64_(\d{1,4})\.dll|libcudnn\.(\d{1,4})\.dylib)$")
 SEARCH_PATH_SUBDIRS = ("", "lib64", "lib", "lib/x64", "bin", "nvidia/cudnn/lib", "nvidia/cudnn/bin",
                        "cuda/lib64", "cuda/lib", "cuda/bin")
 
@@ -132,35 +134,25 @@ def library_major(library: str) -> int | None:
     return int(next(group for group in match.groups() if group))
 
 
-def decode_cudnn_version(encoded: int | None) -> str | None:
-    """cudnnGetVersion's number as "major.minor.patch": 8907 -> 8.9.7, 91900 -> 9.19.0."""
-    if not isinstance(encoded, int) or encoded <= 0:
-        return None
-    if encoded >= 90000:  # cuDNN 9: major*10000 + minor*100 + patch
-        return f"{encoded // 10000}.{(encoded % 10000) // 100}.{encoded % 100}"
-    return f"{encoded // 1000}.{(encoded % 1000) // 100}.{encoded % 100}"
+def probe_target(library: str) -> bool:
+    """Is LIBRARY worth a child's dlopen? Not a FIFO (the loader would wait on it) or a device."""
+    return is_regular_file(library)
 
 
-def decode_cudart_version(encoded: int | None) -> str | None:
-    """cudnnGetCudartVersion's 12020 as "12.2"."""
-    if not isinstance(encoded, int) or encoded <= 0:
-        return None
-    return f"{encoded // 1000}.{(encoded % 1000) // 10}"
-
-
-HEADER_DEFINE = re.compile(r"#define\s+CUDNN_(MAJOR|MINOR|PATCHLEVEL)\s+(\d+)")
+HEADER_DEFINE = re.compile(r"#define\s+CUDNN_(MAJOR|MINOR|PATCHLEVEL)\s+(\d{1,9})\b")
 
 
 def read_header_version(header: str) -> str | None:
-    """The version a cudnn_version.h (or a cuDNN <= 7 cudnn.h) declares."""
+    """The version a cudnn_version.h (or a cuDNN <= 7 cudnn.h) declares; None for a header that
+    cannot be read (a FIFO, too big) or declares none."""
     try:
-        text = Path(header).read_text(errors="replace")
-    except OSError:
+        text = read_user_text(header, SOURCE_LIMIT)
+    except UnreadableFile:
         return None
     parts = dict(HEADER_DEFINE.findall(text))
     if "MAJOR" not in parts:
         return None
-    return f"{parts['MAJOR']}.{parts.get('MINOR', '0')}.{parts.get('PATCHLEVEL', '0')}"
+    return f"{int(parts['MAJOR'])}.{int(parts.get('MINOR', '0'))}.{int(parts.get('PATCHLEVEL', '0'))}"
 
 
 def find_header(folder: str, ctx: SearchContext) -> str | None:
@@ -172,7 +164,7 @@ def find_header(folder: str, ctx: SearchContext) -> str | None:
     for include in include_dirs:
         for name in ("cudnn_version.h", "cudnn.h"):
             candidate = include / name
-            if candidate.is_file() and read_header_version(str(candidate)):
+            if is_regular_file(str(candidate)) and read_header_version(str(candidate)):
                 return str(candidate)
     return None
 
@@ -192,7 +184,7 @@ def sublibrary_status(folder: str, major: int | None, names: list[str]) -> tuple
 
 def version_in_file_name(path: str) -> str | None:
     match = re.search(r"\.so\.(\d+\.\d+\.\d+)$", os.path.realpath(path))
-    return match.group(1) if match else None
+    return clean_version(match.group(1)) if match else None
 
 
 def build_install(library: str, source: str, aliases: list[str], probe: LibraryProbe | None,
@@ -201,7 +193,9 @@ def build_install(library: str, source: str, aliases: list[str], probe: LibraryP
     folder = os.path.dirname(library)
     major = library_major(library)
     arch = file_error = None
-    if library.endswith(".so." + str(major)):
+    if not is_regular_file(library):
+        file_error = "not a regular file (a FIFO, device or folder), so it was not loaded"
+    elif library.endswith(".so." + str(major)):
         try:
             info = read_elf(library)
             arch = info.arch
@@ -216,10 +210,10 @@ def build_install(library: str, source: str, aliases: list[str], probe: LibraryP
         path=folder,
         library=library,
         major=major,
-        version=decode_cudnn_version(values.get("cudnnGetVersion")),
+        version=decode_cudnn(values.get("cudnnGetVersion")),
         header_version=read_header_version(header) if header else None,
         header_path=header,
-        cuda_version=decode_cudart_version(values.get("cudnnGetCudartVersion")),
+        cuda_version=decode_cuda(values.get("cudnnGetCudartVersion")),
         sublibraries=present,
         sublibrary_versions=versions,
         source=source,
@@ -229,4 +223,6 @@ def build_install(library: str, source: str, aliases: list[str], probe: LibraryP
         arch=arch,
         file_error=file_error,
         same_file_as=tuple(aliases),
+        real_library=os.path.realpath(library),
+        real_path=os.path.realpath(folder),
     )

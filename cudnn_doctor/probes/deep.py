@@ -7,62 +7,16 @@ uses and the libcudnn file actually mapped into the process.
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
 import sys
 from dataclasses import replace
 from pathlib import Path
 
+from cudnn_doctor.child import deadline_in, run_child, timeout_from_env
 from cudnn_doctor.model import CudnnInstall, Framework
 
-CHILD_CODE = r"""
-import json, os, sys
-name = sys.argv[1]
-answer = {}
-def mapped():
-    found = []
-    with open("/proc/self/maps") as maps:
-        for line in maps:
-            path = line.split(None, 5)[-1].strip() if len(line.split(None, 5)) == 6 else ""
-            base = os.path.basename(path)
-            if base.startswith("libcudnn") and path not in found:
-                found.append(path)
-    return found
-try:
-    if name == "torch":
-        import torch
-        answer["version"] = torch.__version__
-        answer["cuda"] = torch.version.cuda
-        answer["cudnn_version"] = torch.backends.cudnn.version()
-        answer["cuda_available"] = torch.cuda.is_available()
-        answer["device_count"] = torch.cuda.device_count() if answer["cuda_available"] else 0
-        if answer["cuda_available"]:
-            x = torch.randn(1, 3, 8, 8, device="cuda")
-            torch.nn.functional.conv2d(x, torch.randn(4, 3, 3, 3, device="cuda"))
-            torch.cuda.synchronize()
-            answer["conv_ran"] = True
-    elif name == "tensorflow":
-        import tensorflow as tf
-        info = tf.sysconfig.get_build_info()
-        answer["version"] = tf.__version__
-        answer["cuda"] = info.get("cuda_version")
-        answer["cudnn_version"] = info.get("cudnn_version")
-        answer["gpus"] = [d.name for d in tf.config.list_physical_devices("GPU")]
-    elif name == "jax":
-        import jax
-        answer["version"] = jax.__version__
-        answer["devices"] = [str(d) for d in jax.devices()]
-    answer["mapped_cudnn"] = mapped()
-except BaseException as error:
-    answer["error"] = f"{type(error).__name__}: {error}"
-    try:
-        answer["mapped_cudnn"] = mapped()
-    except OSError:
-        pass
-print(json.dumps(answer))
-"""
-TIMEOUT_S = 180.0
+CHILD = str(Path(__file__).resolve().parents[1] / "_deep_child.py")
+DEFAULT_TIMEOUT_S = 180.0
 
 
 def interpreter_for(site_packages: str) -> str | None:
@@ -81,18 +35,16 @@ def ask_framework(framework: Framework) -> dict[str, object]:
     python = interpreter_for(site) if site else None
     if python is None:
         return {"error": f"no Python interpreter found for {site or framework.location}"}
-    try:
-        process = subprocess.run([python, "-c", CHILD_CODE, framework.name], capture_output=True, text=True,
-                                 timeout=TIMEOUT_S, stdin=subprocess.DEVNULL)
-    except subprocess.TimeoutExpired:
-        return {"error": f"importing {framework.name} did not finish within {TIMEOUT_S:g} s"}
-    except OSError as error:
-        return {"error": f"could not start {python}: {error}"}
-    lines = [line for line in process.stdout.splitlines() if line.startswith("{")]
-    if not lines:
-        tail = (process.stderr.strip().splitlines() or ["no output"])[-1]
-        return {"error": f"the import child exited with {process.returncode}: {tail}"}
-    return json.loads(lines[-1])  # type: ignore[no-any-return]
+    timeout = timeout_from_env("CUDNN_DOCTOR_DEEP_TIMEOUT", DEFAULT_TIMEOUT_S)
+    # -I from "/": the installed framework, never a folder of that name where the user stands
+    answer = run_child([python, "-I", CHILD, framework.name, site], None, deadline_in(timeout),
+                       what=f"importing {framework.name}")
+    if answer.timed_out:
+        return {"error": f"importing {framework.name} did not finish within {timeout:g} s"}
+    if answer.values is None:
+        why = answer.error or f"exited without an answer{f' ({answer.stderr_tail})' if answer.stderr_tail else ''}"
+        return {"error": f"the import child {why}"}
+    return answer.values
 
 
 def confirm_frameworks(frameworks: list[Framework], installs: list[CudnnInstall]

@@ -6,20 +6,14 @@ from dataclasses import fields
 
 from cudnn_doctor.model import Driver, Gpu, GpuHealth, GpuProcess, LibraryProbe
 from cudnn_doctor.probes.child import Job
+from cudnn_doctor.versions import decode_cuda
 
-NVML_JOB = Job("nvml", "-", needs_site_packages=True)
+NVML_JOB = Job("nvml", "-")
 LIBCUDA_JOB = Job("libcuda", "libcuda.so.1")
 # pynvml's own words when libnvidia-ml.so.1 cannot be loaded
 NVML_NOT_FOUND = LibraryProbe("libnvidia-ml.so.1", loaded=True,
                               values={"ok": False, "error": "NVML Shared Library Not Found",
                                       "error_class": "NVMLError_LibraryNotFound"})
-
-
-def cuda_version_text(encoded: int | None) -> str | None:
-    """13000 -> "13.0" (NVML and cuDriverGetVersion use the same encoding)."""
-    if not isinstance(encoded, int) or encoded <= 0:
-        return None
-    return f"{encoded // 1000}.{(encoded % 1000) // 10}"
 
 
 def read_driver(nvml: LibraryProbe, libcuda: LibraryProbe | None) -> tuple[Driver, list[Gpu], str | None]:
@@ -39,12 +33,12 @@ def read_driver(nvml: LibraryProbe, libcuda: LibraryProbe | None) -> tuple[Drive
             )
             for gpu in answer.get("gpus", [])
         ]
-        driver = Driver(version, cuda_version_text(answer.get("cuda_driver_version")), "nvml",
+        driver = Driver(version, decode_cuda(answer.get("cuda_driver_version")), "nvml",
                         library=answer.get("library"))
         return driver, gpus, None
     nvml_error = answer.get("error") or nvml.error or "NVML did not answer"
     if libcuda is not None and libcuda.loaded and libcuda.values.get("status") == 0:
-        driver = Driver(None, cuda_version_text(libcuda.values.get("cuDriverGetVersion")), "libcuda",
+        driver = Driver(None, decode_cuda(libcuda.values.get("cuDriverGetVersion")), "libcuda",
                         library=libcuda.values.get("loaded_path"), error=nvml_error)
         return driver, [], nvml_error
     return Driver(None, None, "none", error=nvml_error), [], nvml_error
@@ -70,7 +64,3 @@ def read_health(raw: object) -> GpuHealth | None:
     values["errors"] = {str(k): str(v) for k, v in (raw.get("errors") or {}).items()}
     return GpuHealth(**values)  # type: ignore[arg-type]
 
-
-def nvml_library_missing(error: str | None) -> bool:
-    text = (error or "").lower()
-    return "library not found" in text or "libnvidia-ml" in text or "import failed" in text

@@ -9,6 +9,7 @@ from __future__ import annotations
 import mmap
 import os
 import platform
+import stat
 import struct
 from dataclasses import dataclass, field
 
@@ -16,6 +17,8 @@ MACHINES = {3: "i386", 20: "ppc", 21: "ppc64le", 40: "arm", 62: "x86_64", 183: "
 HOST_ARCH_ALIASES = {"amd64": "x86_64", "arm64": "aarch64", "ppc64le": "ppc64le", "i686": "i386"}
 
 PT_LOAD, PT_DYNAMIC = 1, 2
+MAX_DYNAMIC_ENTRIES = 65536
+MAX_STRING = 4096  # a soname or a RUNPATH; longer is not a library the loader would use
 DT_NULL, DT_NEEDED, DT_STRTAB, DT_SONAME, DT_RPATH, DT_RUNPATH = 0, 1, 5, 14, 15, 29
 
 
@@ -41,16 +44,28 @@ def host_arch() -> str:
 
 def read_elf(path: str) -> ElfInfo:
     """Parse PATH's ELF header and dynamic section; raise ElfError if it is not one."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)  # a FIFO must not make us wait
     try:
-        with open(path, "rb") as handle:
-            if os.fstat(handle.fileno()).st_size == 0:
-                raise ElfError("the file is empty")
-            # mapped, not read: a framework's library can be gigabytes, and only its headers are needed
-            data = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+        descriptor = os.open(path, flags)
     except OSError as error:
         raise ElfError(f"cannot read it: {error.strerror or error}") from None
+    try:
+        info = os.fstat(descriptor)
+        if not stat.S_ISREG(info.st_mode):
+            raise ElfError("not a regular file (a FIFO, device or folder)")
+        if info.st_size == 0:
+            raise ElfError("the file is empty")
+        # mapped, not read: a framework's library can be gigabytes, and only its headers are needed
+        data = mmap.mmap(descriptor, 0, access=mmap.ACCESS_READ)
+    except OSError as error:
+        raise ElfError(f"cannot read it: {error.strerror or error}") from None
+    finally:
+        os.close(descriptor)
     with data:
-        return _parse(data)
+        try:
+            return _parse(data)
+        except (struct.error, ValueError, IndexError) as error:  # a header that points past what it holds
+            raise ElfError(f"malformed ELF headers ({error})") from None
 
 
 def _parse(data: mmap.mmap) -> ElfInfo:
@@ -70,6 +85,8 @@ def _parse(data: mmap.mmap) -> ElfInfo:
         phoff, = struct.unpack_from(endian + "I", data, 28)
         phentsize, phnum = struct.unpack_from(endian + "HH", data, 42)
         ph_format, dyn_format = endian + "IIIIIIII", endian + "iI"
+    if phnum and phentsize < struct.calcsize(ph_format):
+        raise ElfError(f"malformed ELF headers (program header entries of {phentsize} bytes)")
     if phoff + phentsize * phnum > len(data):
         raise ElfError("truncated (program headers past the end of the file)")
     loads: list[tuple[int, int, int]] = []  # (vaddr, offset, filesz)
@@ -92,7 +109,9 @@ def _parse(data: mmap.mmap) -> ElfInfo:
     entries: list[tuple[int, int]] = []
     entry_size = struct.calcsize(dyn_format)
     offset, size = dynamic
-    for position in range(offset, min(offset + size, len(data) - entry_size + 1), entry_size):
+    # a real dynamic section has tens of entries; a crafted one may claim the whole file
+    end = min(offset + size, len(data) - entry_size + 1, offset + MAX_DYNAMIC_ENTRIES * entry_size)
+    for position in range(offset, end, entry_size):
         tag, value = struct.unpack_from(dyn_format, data, position)
         if tag == DT_NULL:
             break
@@ -104,8 +123,9 @@ def _parse(data: mmap.mmap) -> ElfInfo:
         if strtab is None:
             return ""
         start = strtab + at
-        end = data.find(b"\0", start)
-        return bytes(data[start:end if end >= 0 else len(data)]).decode(errors="replace")
+        stop = data.find(b"\0", start, start + MAX_STRING)
+        # sonames and RUNPATH folders are bytes to the loader: keep them (surrogateescape)
+        return os.fsdecode(bytes(data[start:stop if stop >= 0 else min(len(data), start + MAX_STRING)]))
 
     def strings(wanted: int) -> list[str]:
         return [string(value) for tag, value in entries if tag == wanted]

@@ -14,33 +14,40 @@ import glob
 import os
 import re
 from dataclasses import replace
-from pathlib import Path
 
 from cudnn_doctor.model import CudnnInstall, Framework
 from cudnn_doctor.probes.context import SearchContext
 from cudnn_doctor.probes.dl4j import detect_dl4j
 from cudnn_doctor.probes.elf import ElfError, read_elf
 from cudnn_doctor.probes.loader import resolve_like_loader
+from cudnn_doctor.user_files import SOURCE_LIMIT, UnreadableFile, read_text_or_empty, read_user_file
+from cudnn_doctor.versions import clean_version
 
-# (distribution name prefix, framework name, the library that links cuDNN, relative to site-packages)
-PYTHON_FRAMEWORKS = (
-    ("torch", "torch", ("torch/lib/libtorch_cuda.so", "torch/lib/libtorch_cuda_cpp.so")),
-    ("tensorflow", "tensorflow", ("tensorflow/libtensorflow_framework.so.2", "tensorflow/libtensorflow_cc.so.2")),
-    ("tf_nightly", "tensorflow", ("tensorflow/libtensorflow_framework.so.2",)),
-    ("tensorflow_gpu", "tensorflow", ("tensorflow/libtensorflow_framework.so.2", "tensorflow/libtensorflow_framework.so.1")),
-    ("jax_cuda13_plugin", "jax", ("jax_plugins/xla_cuda13/xla_cuda_plugin.so",)),
-    ("jax_cuda12_plugin", "jax", ("jax_plugins/xla_cuda12/xla_cuda_plugin.so",)),
-    ("theano", "theano", ()),
-)
+
+def python_frameworks() -> tuple[tuple[str, str, tuple[str, ...]], ...]:
+    """(distribution name prefix, framework name, libraries that link cuDNN relative to site-packages; globs
+    allowed), read from compat/rules.toml [[framework]] so that `check` and `compat` know the same names."""
+    from cudnn_doctor.compat.data import load
+
+    found = []
+    for row in load("rules").get("framework", []):
+        for distribution in row.get("distributions", []):
+            found.append((str(distribution), str(row.get("report_name", row["name"])), tuple(row.get("libraries", ()))))
+    return tuple(found)
+
+
 REQUIRES_CUDNN = re.compile(r"^Requires-Dist:\s*(nvidia-cudnn-cu\d+)\s*(\[[^]]*\])?\s*\(?([^;)]*)\)?\s*(;.*)?$",
                             re.MULTILINE | re.IGNORECASE)
+REQUIRES_CUDA = re.compile(r"^Requires-Dist:\s*(?:nvidia-cuda-runtime(?:-cu(\d+))?|cuda-toolkit(?:\[[^]]*\])?)\s*"
+                           r"\(?\s*(?:==|~=|>=)?\s*(\d+)", re.MULTILINE | re.IGNORECASE)
+CUDA_IN_NAME = re.compile(r"cuda(\d+)|_cu(\d+)", re.IGNORECASE)
 
 
 def detect_frameworks(ctx: SearchContext, project_dir: str | None = None) -> list[Framework]:
     found: list[Framework] = []
     seen: set[tuple[str, str]] = set()
     for site in ctx.site_packages_dirs():
-        for prefix, name, libraries in PYTHON_FRAMEWORKS:
+        for prefix, name, libraries in python_frameworks():
             for info in sorted(glob.glob(os.path.join(site, f"{prefix}-*.dist-info")) +
                                glob.glob(os.path.join(site, f"{prefix.capitalize()}-*.dist-info")) +
                                glob.glob(os.path.join(site, f"{prefix}-*.egg-info"))):
@@ -90,44 +97,140 @@ def _python_framework(name: str, version: str, site: str, info: str, libraries: 
         cuda = plugin.group(1) if plugin else None
     elif name == "theano":
         details["theano_flags"] = theano_flags(ctx)
-    library = next((os.path.join(site, lib) for lib in libraries if os.path.exists(os.path.join(site, lib))), None)
+    else:  # onnxruntime, cupy, tensorrt, paddle: the CUDA major from the distribution's name or its requirements
+        in_name = CUDA_IN_NAME.search(os.path.basename(info))
+        required = REQUIRES_CUDA.search(metadata)
+        cuda = (next(g for g in in_name.groups() if g) if in_name else
+                (required.group(1) or required.group(2)) if required else None)
+        if name == "paddle":  # the wheel's generated paddle/version/__init__.py names what it was built with
+            built = dict(re.findall(r"^(cuda_version|cudnn_version)\s*=\s*['\"]([^'\"]*)['\"]",
+                                    _read(os.path.join(site, "paddle", "version", "__init__.py")), re.MULTILINE))
+            cuda = built.get("cuda_version") if built.get("cuda_version", "False") != "False" else cuda
+            if built.get("cudnn_version", "False") != "False":
+                cudnn_expected = built["cudnn_version"]
+            details["cpu_only"] = built.get("cuda_version") == "False"
+        cudnn_expected = cudnn_expected or _cudnn_from_data(name, version, cuda, details)
+    library = next(iter(_existing(site, libraries)), None)
     details["cudnn_linking_library"] = library
     return Framework(name=name, version=version, cuda_built_for=cuda, cudnn_expected=cudnn_expected,
                      cudnn_used=None, found_via="dist-info", location=info, details=details)
 
 
+def _existing(site: str, libraries: tuple[str, ...]) -> list[str]:
+    """The framework's libraries present under SITE (patterns such as cupy's cudnn.*.so expanded)."""
+    found: list[str] = []
+    for library in libraries:
+        path = os.path.join(site, library)
+        found += sorted(glob.glob(path)) if any(c in library for c in "*?[") else [path] if os.path.exists(path) else []
+    return found
+
+
+def _cudnn_from_data(name: str, version: str, cuda: str | None, details: dict[str, object]) -> str | None:
+    """The cuDNN series compat/ records for this release where its wheel pins none ("none": it uses no cuDNN)."""
+    from cudnn_doctor.compat import frameworks as compat
+
+    canonical = compat.canonical_name(name)
+    if canonical is None:
+        return None
+    need = compat.needs(canonical, version)
+    rows = compat.rows_for_cuda(need, cuda) if need.rows else []
+    values = {str(row.get("cudnn")) for row in rows} - {"None", "unknown"}
+    if values == {"none"}:
+        details["uses_cudnn"] = False
+        return None
+    details["cudnn_from"] = rows[0].get("source") if rows else None
+    return sorted(values)[0] if len(values) == 1 else None
+
+
 def _read(path: str) -> str:
-    try:
-        return Path(path).read_text(errors="replace")
-    except OSError:
-        return ""
+    """A user's text file (METADATA, version.py, build_info.py), or "" when missing or unreadable:
+    a FIFO, a huge file, bytes that are not UTF-8 never stop the doctor."""
+    return read_text_or_empty(path, SOURCE_LIMIT)
+
+
+BUILD_INFO_TEXT_KEYS = ("cuda_version", "cudnn_version", "cuda_compute_capabilities")
 
 
 def _tensorflow_build_info(site: str) -> dict[str, object]:
+    """TensorFlow's build_info.py read as a file: its `build_info = {...}` literal, only the values
+    whose type is right (versions as plausible strings, flags as booleans)."""
     text = _read(os.path.join(site, "tensorflow", "python", "platform", "build_info.py"))
     match = re.search(r"build_info\s*=\s*(\{.*?\})", text, re.DOTALL)
-    if not match:
+    if not match or len(match.group(1)) > 64 * 1024:
         return {}
     try:
         value = ast.literal_eval(match.group(1))
-    except (ValueError, SyntaxError):
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):  # a deep expression: no
         return {}
-    return {str(k): v for k, v in value.items()} if isinstance(value, dict) else {}
-
-
-def theano_flags(ctx: SearchContext) -> dict[str, str]:
-    """Theano's configuration: ~/.theanorc, overridden by THEANO_FLAGS."""
-    flags: dict[str, str] = {}
-    for path in (os.path.join(ctx.env.get("HOME", ""), ".theanorc"), os.path.join(ctx.env.get("HOME", ""), ".theanorc.txt")):
-        parser = configparser.ConfigParser()
-        try:
-            parser.read(path)
-        except configparser.Error:
+    if not isinstance(value, dict):
+        return {}
+    build: dict[str, object] = {}
+    for key, item in value.items():
+        if not isinstance(key, str):
             continue
-        for section in parser.sections():
-            for key, value in parser.items(section):
-                flags[key if section == "global" else f"{section}.{key}"] = value
-    for item in ctx.env.get("THEANO_FLAGS", "").split(","):
+        if key in ("cuda_version", "cudnn_version"):
+            if isinstance(item, str) and (clean_version(item) or item == ""):
+                build[key] = item
+        elif isinstance(item, bool) or (isinstance(item, str) and len(item) < 4096):
+            build[key] = item
+        elif isinstance(item, (list, tuple)) and all(isinstance(x, str) and len(x) < 64 for x in item[:256]):
+            build[key] = list(item[:256])
+    return build
+
+
+def theano_config_files(env: dict[str, str]) -> list[str]:
+    """The files Theano reads, as theano/configparser.py's config_files_from_theanorc() lists them:
+    THEANORC (colon-separated, the later file wins) or ~/.theanorc (and ~/.theanorc.txt, which Theano
+    reads on Windows only; listed here too, as this doctor always has)."""
+    home = env.get("HOME", "")
+
+    def expand(path: str) -> str:
+        return home + path[1:] if home and (path == "~" or path.startswith("~/")) else path
+
+    if env.get("THEANORC") is not None:
+        return [expand(part) for part in env["THEANORC"].split(os.pathsep) if part]
+    return [os.path.join(home, ".theanorc"), os.path.join(home, ".theanorc.txt")]
+
+
+def theano_flags(ctx: SearchContext, unreadable: list[tuple[str, str]] | None = None) -> dict[str, str]:
+    """Theano's configuration: its config files, overridden by THEANO_FLAGS. The files are read as
+    Theano itself reads them (Theano/Theano@d6903d009a85 theano/configparser.py): a ConfigParser whose
+    defaults USER, LSCRATCH, TMPDIR, TEMP, TMP and PID serve `%(USER)s` interpolation, and a value
+    whose interpolation fails taken raw. A file that cannot be read or parsed adds (path, why) to
+    UNREADABLE and is passed over, as Theano would fail on it."""
+    env = ctx.env
+    defaults = {
+        "USER": env.get("USER", os.path.basename(env.get("HOME", "").rstrip("/"))),
+        "LSCRATCH": env.get("LSCRATCH", ""), "TMPDIR": env.get("TMPDIR", ""), "TEMP": env.get("TEMP", ""),
+        "TMP": env.get("TMP", ""), "PID": str(os.getpid()),
+    }
+    flags: dict[str, str] = {}
+    for path in theano_config_files(env):
+        try:
+            text = read_user_file(path)
+        except UnreadableFile as error:
+            if os.path.lexists(path) and unreadable is not None:
+                unreadable.append((path, str(error)))
+            continue
+        try:
+            parser = configparser.ConfigParser(defaults)
+            parser.read_string(text.decode("utf-8"), source=path)
+            raw = configparser.RawConfigParser()
+            raw.read_string(text.decode("utf-8"), source=path)
+            for section in raw.sections():
+                for key in raw.options(section):  # the user's settings, not Theano's defaults
+                    try:
+                        value = parser.get(section, key)
+                    except configparser.InterpolationError:
+                        value = raw.get(section, key)
+                    flags[key if section == "global" else f"{section}.{key}"] = value
+        except UnicodeDecodeError:
+            if unreadable is not None:
+                unreadable.append((path, "not a text file (its bytes are not UTF-8)"))
+        except (configparser.Error, ValueError, RecursionError) as error:
+            if unreadable is not None:
+                unreadable.append((path, " ".join(str(error).split())[:200]))
+    for item in env.get("THEANO_FLAGS", "").split(","):
         if "=" in item:
             key, value = item.split("=", 1)
             flags[key.strip()] = value.strip()
@@ -155,6 +258,8 @@ def link_frameworks_to_installs(frameworks: list[Framework], installs: list[Cudn
 def _resolve_framework_cudnn(framework: Framework, installs: list[CudnnInstall], ctx: SearchContext,
                              cache: dict[str, list[str]]) -> str | None:
     library = framework.details.get("cudnn_linking_library")
+    if framework.details.get("uses_cudnn") is False:
+        return None
     if framework.name == "theano":
         folder = framework.details.get("theano_flags", {}).get("dnn.library_path")  # type: ignore[union-attr]
         runpath = [str(folder)] if folder else []
@@ -169,7 +274,8 @@ def _resolve_framework_cudnn(framework: Framework, installs: list[CudnnInstall],
         sonames = [n for n in info.needed if n.startswith("libcudnn.so")]
         if not sonames:  # loaded with dlopen at run time (TensorFlow, JAX): by the major it was built with
             sonames = [f"libcudnn.so.{m}" for m in _expected_majors(framework)]
-    elif framework.name in ("tensorflow", "jax") and framework.cuda_built_for:
+    elif framework.name in ("tensorflow", "jax", "onnxruntime", "cupy", "tensorrt", "paddle") \
+            and (framework.cuda_built_for or framework.cudnn_expected):
         runpath = []  # dlopen("libcudnn.so.N") from a library we could not read: the loader's own search
         sonames = [f"libcudnn.so.{m}" for m in _expected_majors(framework)]
     else:

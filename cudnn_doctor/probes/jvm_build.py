@@ -12,13 +12,11 @@ import re
 import stat
 from dataclasses import dataclass, field
 
+from cudnn_doctor.user_files import UnreadableFile, read_user_file
+
 MAX_BUILD_FILE = 4 * 1024 * 1024  # a pom or build.gradle bigger than this is not a build file
 MAX_SCRIPT_FILE = 1024 * 1024  # a build.gradle or a source file: tokenized in Python, so kept smaller
 MAX_TOKENS = 300_000
-
-
-class UnreadableFile(Exception):
-    """A project file that is not read: the reason is the message."""
 
 
 @dataclass(frozen=True)
@@ -68,36 +66,9 @@ class BuildProject:
 
 
 def read_project_file(path: str, limit: int = MAX_BUILD_FILE) -> bytes:
-    """The bytes of a regular file of at most LIMIT bytes; a FIFO, device, folder or bigger file is refused."""
-    try:
-        info = os.stat(path)
-    except OSError as error:
-        raise UnreadableFile(error.strerror or str(error)) from None
-    if not stat.S_ISREG(info.st_mode):
-        raise UnreadableFile("not a regular file (a FIFO, device or folder), so it was not opened")
-    if info.st_size > limit:
-        raise UnreadableFile(f"{info.st_size} bytes, more than a build file can be ({limit} bytes)")
-    try:
-        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except OSError as error:
-        raise UnreadableFile(error.strerror or str(error)) from None
-    try:
-        if not stat.S_ISREG(os.fstat(descriptor).st_mode):  # swapped for a FIFO since the stat
-            raise UnreadableFile("not a regular file (a FIFO, device or folder), so it was not read")
-        chunks, size = [], 0
-        while size <= limit:
-            chunk = os.read(descriptor, 1 << 20)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-    except OSError as error:
-        raise UnreadableFile(error.strerror or str(error)) from None
-    finally:
-        os.close(descriptor)
-    if size > limit:
-        raise UnreadableFile(f"more than {limit} bytes, more than a build file can be")
-    return b"".join(chunks)
+    """The bytes of a regular file of at most LIMIT bytes; a FIFO, device, folder or bigger file is refused
+    (UnreadableFile, the one reader of the user's files)."""
+    return read_user_file(path, limit)
 
 
 def is_regular_file(path: str) -> bool:

@@ -5,31 +5,54 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
 
+from cudnn_doctor.child import ChildAnswer
 from cudnn_doctor.probes.context import SearchContext
+from cudnn_doctor.user_files import is_regular_file
+
+
+def ldconfig_command(ctx: SearchContext) -> list[str] | None:
+    """The `ldconfig -p` that lists the loader's cache of this system (or of the system under the
+    prefix), or None where there is no ldconfig or no cache. Run through the child runner."""
+    ldconfig = shutil.which("ldconfig", path=ctx.env.get("PATH", "") + ":/sbin:/usr/sbin")
+    if ldconfig is None:
+        return None
+    command = [os.path.abspath(ldconfig), "-p"]
+    if ctx.prefix not in ("", "/"):
+        cache = ctx.system("/etc/ld.so.cache")
+        if not is_regular_file(cache):  # missing, or a FIFO that ldconfig would wait on
+            return None
+        command += ["-C", os.path.abspath(cache)]
+    return command
 
 
 def ldconfig_cache(ctx: SearchContext) -> dict[str, list[str]]:
-    """soname -> paths from the ldconfig cache (`ldconfig -p`), for this machine's architecture."""
-    ldconfig = shutil.which("ldconfig", path=ctx.env.get("PATH", "") + ":/sbin:/usr/sbin")
-    if ldconfig is None:
+    """soname -> paths from the ldconfig cache, for this machine's architecture: `ldconfig -p` run on
+    its own through the child runner (check runs it beside nvcc, under one budget)."""
+    from cudnn_doctor.child import deadline_in, run_child, timeout_from_env
+
+    command = ldconfig_command(ctx)
+    if command is None:
         return {}
-    command = [ldconfig, "-p"]
-    if ctx.prefix not in ("", "/"):
-        cache = ctx.system("/etc/ld.so.cache")
-        if not os.path.exists(cache):
-            return {}
-        command += ["-C", cache]
-    try:
-        out = subprocess.run(command, capture_output=True, text=True, timeout=10,
-                             stdin=subprocess.DEVNULL).stdout
-    except (OSError, subprocess.SubprocessError):
+    answer = run_child(command, ctx.env, deadline_in(timeout_from_env("CUDNN_DOCTOR_HELPER_TIMEOUT", 10.0)),
+                       what="ldconfig -p")
+    return cache_from_answer(answer, ctx.arch)
+
+
+def cache_from_answer(answer: ChildAnswer, arch: str) -> dict[str, list[str]]:
+    """The cache `ldconfig -p` listed, or {} when it hung or failed (a partial listing is not trusted)."""
+    if answer.timed_out or answer.crashed or answer.error:
         return {}
-    wanted = {"x86_64": "x86-64", "aarch64": "AArch64", "ppc64le": "ppc64"}.get(ctx.arch, "")
+    return parse_ldconfig_cache(answer.stdout, arch)
+
+
+def parse_ldconfig_cache(out: str, arch: str) -> dict[str, list[str]]:
+    """`ldconfig -p`'s lines for ARCH as soname -> paths; OUT decoded with surrogateescape, so a folder
+    whose name is not UTF-8 keeps its bytes."""
+    wanted = {"x86_64": "x86-64", "aarch64": "AArch64", "ppc64le": "ppc64"}.get(arch, "")
     entries: dict[str, list[str]] = {}
-    for line in out.splitlines():
-        match = re.match(r"\s+(\S+) \(([^)]*)\) => (\S+)", line)
+    for line in out.split("\n"):
+        match = re.match(r"\s+(\S+) \(([^)]*)\) => (.+)$", line)
         if match and (not wanted or wanted in match.group(2)):
             entries.setdefault(match.group(1), []).append(match.group(3))
     return entries

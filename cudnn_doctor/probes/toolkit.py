@@ -12,12 +12,13 @@ import glob
 import json
 import os
 import re
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
 from cudnn_doctor.model import LibraryProbe, Toolkit
 from cudnn_doctor.probes.context import SearchContext
+from cudnn_doctor.user_files import UnreadableFile, read_text_or_empty, read_user_head
+from cudnn_doctor.versions import clean_version, decode_cuda
 
 Candidate = tuple[str, str]  # (folder, how it was found)
 
@@ -44,13 +45,12 @@ def toolkit_root_of_nvcc(nvcc: str) -> str | None:
     """The toolkit an nvcc belongs to, seeing through symlinks and `exec .../bin/nvcc` wrappers."""
     real = os.path.realpath(nvcc)
     try:
-        with open(real, "rb") as handle:
-            head = handle.read(4096)
-        if head.startswith(b"#!"):  # a wrapper script: `exec /usr/local/cuda-13.0/bin/nvcc "$@"`
-            match = re.search(r"(/[^\s\"']+)/bin/nvcc\b", head.decode(errors="replace"))
-            return match.group(1) if match and looks_like_toolkit(match.group(1)) else None
-    except OSError:
+        head = read_user_head(real, 4096)
+    except UnreadableFile:
         return None
+    if head.startswith(b"#!"):  # a wrapper script: `exec /usr/local/cuda-13.0/bin/nvcc "$@"`
+        match = re.search(r"(/[^\s\"']+)/bin/nvcc\b", os.fsdecode(head))
+        return match.group(1) if match and looks_like_toolkit(match.group(1)) else None
     root = str(Path(real).parent.parent)
     return root if looks_like_toolkit(root) else None
 
@@ -164,47 +164,54 @@ def _compat_libcuda(path: str) -> str | None:
 
 
 def read_version_from_files(path: str) -> tuple[str | None, str | None]:
-    """(version, where it was read) from the files of a toolkit folder, without running anything."""
-    try:
-        data = json.loads(Path(path, "version.json").read_text())
-        version = data.get("cuda", {}).get("version") or data.get("cuda_cudart", {}).get("version")
-        if version:
-            return version, "version.json"
-    except (OSError, ValueError, AttributeError):
-        pass
-    try:
-        match = re.search(r"CUDA Version\s+([\d.]+)", Path(path, "version.txt").read_text())
-        if match:
-            return match.group(1), "version.txt"
-    except OSError:
-        pass
+    """(version, where it was read) from the files of a toolkit folder, without running anything.
+    Files that are FIFOs, huge, not UTF-8 or malformed are passed over, as is a version that is not
+    a plausible dotted number."""
+    version = _version_json(os.path.join(path, "version.json"))
+    if version:
+        return version, "version.json"
+    match = re.search(r"CUDA Version\s+([\d.]+)", read_text_or_empty(os.path.join(path, "version.txt")))
+    if match and clean_version(match.group(1)):
+        return match.group(1), "version.txt"
     for pattern in ("dist-info/nvidia_cuda_runtime*-*.dist-info", "../../nvidia_cuda_runtime*-*.dist-info"):
         for info in sorted(glob.glob(os.path.join(path, pattern))):
             match = re.search(r"-(\d+\.\d+(?:\.\d+)*)\.dist-info$", info)
-            if match:
+            if match and clean_version(match.group(1)):
                 return match.group(1), "dist-info"
     cudart = find_cudart(path)
     if cudart:
         match = re.search(r"libcudart\.so\.(\d+\.\d+(?:\.\d+)*)$", os.path.realpath(cudart))
-        if match:
+        if match and clean_version(match.group(1)):
             return match.group(1), "libcudart file name"
     return None, None
 
 
-def read_nvcc_version(nvcc: str, timeout: float = 10.0) -> str | None:
-    """`nvcc --version`'s "V12.4.131", or None."""
-    try:
-        out = subprocess.run([nvcc, "--version"], capture_output=True, text=True, timeout=timeout,
-                             stdin=subprocess.DEVNULL).stdout
-    except (OSError, subprocess.SubprocessError):
+def _version_json(path: str) -> str | None:
+    """{"cuda": {"version": "12.4.1"}} (or "cuda_cudart"); anything else, numbers and deep nesting
+    included, is no version."""
+    text = read_text_or_empty(path)
+    if not text:
         return None
-    match = re.search(r"release [\d.]+, V([\d.]+)", out) or re.search(r"release ([\d.]+)", out)
-    return match.group(1) if match else None
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    for component in ("cuda", "cuda_cudart"):
+        entry = data.get(component)
+        version = clean_version(entry.get("version")) if isinstance(entry, dict) else None
+        if version:
+            return version
+    return None
+
+
+def nvcc_version_in(text: str) -> str | None:
+    """The version in `nvcc --version`'s output: "release 12.4, V12.4.131" -> "12.4.131"."""
+    match = re.search(r"release [\d.]+, V([\d.]+)", text) or re.search(r"release ([\d.]+)", text)
+    return clean_version(match.group(1)) if match else None
 
 
 def runtime_version(probe: LibraryProbe) -> str | None:
     """cudaRuntimeGetVersion's 12040 as "12.4"."""
-    value = probe.values.get("cudaRuntimeGetVersion") if probe.loaded else None
-    if not isinstance(value, int) or value <= 0:
-        return None
-    return f"{value // 1000}.{(value % 1000) // 10}"
+    return decode_cuda(probe.values.get("cudaRuntimeGetVersion")) if probe.loaded else None

@@ -15,11 +15,13 @@ def render_answer(data: dict[str, Any], console: Console, verbose: bool = False)
     p = console.print
     build = f" ({data['build']})" if data.get("build") else ""
     p(f"[bold]{escape(data['framework'])} {escape(data['version'])}[/]{escape(build)}")
-    if not data["requires"]:
+    if not data["requires"] and not data.get("reasons"):
         p("    no rows for this release in compat/")
     for row in data["requires"]:
-        parts = [f"{key} {_text(row[key])}" for key in ("os", "artifact", "cuda", "cudnn", "driver", "python",
-                                                          "cudnn_package") if key in row and row[key] not in (None, "")]
+        parts = [f"{key} {_text(row[key], key)}" for key in ("os", "artifact", "cuda", "cudnn", "driver", "python",
+                                                               "cudnn_package", "cudnn_requirement",
+                                                               "compute_capability", "arch_list", "ptx")
+                 if key in row and row[key] not in (None, "")]
         p("    • " + escape(", ".join(parts)))
         if verbose:
             p(f"      [dim]source: {escape(str(row.get('source')))}[/]")
@@ -29,13 +31,18 @@ def render_answer(data: dict[str, Any], console: Console, verbose: bool = False)
         p(f"[{style}]{escape(data['verdict'].upper())}[/]" + (f" with {escape(given)}" if given else ""))
         for reason in data["reasons"]:
             mark = {"compatible": "✓", "incompatible": "✗", "unknown": "?"}[reason["verdict"]]
-            p(f"    [{VERDICT_STYLE[reason['verdict']]}]{mark}[/] {escape(reason['part'])}: {escape(reason['why'])}")
+            style = VERDICT_STYLE[reason["verdict"]]
+            if reason.get("warning") and reason["verdict"] == "compatible":
+                mark, style = "!", "yellow"
+            p(f"    [{style}]{mark}[/] {escape(reason['part'])}: {escape(reason['why'])}")
             p(f"      [dim]source: {escape(reason['source'])}[/]")
         if data["verdict"] == "unknown":
             p("[yellow]warning: the data cannot decide this combination; unknown is not compatible.[/]")
 
 
-def _text(value: Any) -> str:
+def _text(value: Any, key: str = "") -> str:
+    if key == "arch_list" and isinstance(value, list) and value:
+        return f"sm_{str(value[0]).replace('.', '')}..sm_{str(value[-1]).replace('.', '')}"
     return " or ".join(str(v) for v in value) if isinstance(value, list) else str(value)
 
 
@@ -45,7 +52,7 @@ def render_list(data: dict[str, Any], console: Console, verbose: bool = False) -
     for column in columns:
         table.add_column(column)
     for row in data["rows"]:
-        table.add_row(*[escape("" if row.get(c) is None else _text(row.get(c))) for c in columns])
+        table.add_row(*[escape("" if row.get(c) is None else _text(row.get(c), c)) for c in columns])
     console.print(table)
     if not verbose:
         console.print("[dim]-v adds each row's source.[/]")

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import os
 
+from cudnn_doctor.codes import finding
 from cudnn_doctor.compat import query
+from cudnn_doctor.compat.data import load
 from cudnn_doctor.model import CudnnInstall, Finding, Report, Toolkit
-from cudnn_doctor.rules import finding
 from cudnn_doctor.versions import major, major_minor, version_tuple
 
 
@@ -17,8 +18,7 @@ def _prefix_of(install: CudnnInstall) -> str:
 
 
 def _visible_to_loader(report: Report, install: CudnnInstall) -> bool:
-    folders = {os.path.realpath(f) for f in report.loader_path}
-    return os.path.realpath(install.path) in folders or "ld.so" in install.loaded_by
+    return install.real_path in report.loader_path_real or "ld.so" in install.loaded_by
 
 
 def _primary_cuda_major(report: Report) -> int | None:
@@ -30,7 +30,7 @@ def _primary_cuda_major(report: Report) -> int | None:
 def no_cudnn(report: Report) -> list[Finding]:
     if report.cudnn:
         return []
-    cuda_major = _primary_cuda_major(report) or 12
+    cuda_major = _primary_cuda_major(report) or int(load("rules").get("default_cuda_major", {}).get("major", 12))
     newest = query.newest_cudnn_for_cuda(cuda_major)
     return [finding("CD301", cuda_major=cuda_major, version=newest or f"<a 9.x release for CUDA {cuda_major}>")]
 
@@ -73,13 +73,13 @@ def sublibraries(report: Report) -> list[Finding]:
 
 
 def _toolkit_for(report: Report, install: CudnnInstall) -> Toolkit | None:
-    real = os.path.realpath(install.path)
-    for toolkit in report.toolkits:
-        if real.startswith(os.path.realpath(toolkit.path) + os.sep):
+    real = install.real_path or install.path
+    for toolkit in report.toolkits:  # a toolkit's path is recorded resolved
+        if real.startswith(toolkit.path + os.sep):
             return toolkit
     if install.source.startswith("pip:"):
         site = real.split(os.sep + "nvidia" + os.sep)[0]
-        return next((t for t in report.toolkits if t.source == "pip" and os.path.realpath(t.path).startswith(site)), None)
+        return next((t for t in report.toolkits if t.source == "pip" and t.path.startswith(site)), None)
     if _visible_to_loader(report, install) and report.toolkits:
         return report.toolkits[0]
     return None

@@ -6,13 +6,12 @@ loads one (compat/dl4j.toml rules.backend_selection), so only that one is judged
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
+from cudnn_doctor.codes import finding
 from cudnn_doctor.compat import frameworks as compat
 from cudnn_doctor.compat.data import load
 from cudnn_doctor.model import Finding, Framework, Report
-from cudnn_doctor.rules import finding
 from cudnn_doctor.versions import major, major_minor, matches_prefix
 
 NAME = "Deeplearning4j"
@@ -266,8 +265,7 @@ def cudnn_of_backend(report: Report) -> list[Finding]:
                       + (f"; this machine has cuDNN {others}" if others else ""),
                 fix=fix))
             continue
-        real = os.path.realpath(framework.cudnn_used)
-        used = next((i for i in report.cudnn if os.path.realpath(i.library) == real), None)
+        used = next((i for i in report.cudnn if framework.cudnn_used in (i.library, i.real_library)), None)
         if used is not None and used.version and not matches_prefix(used.version, str(cudnn)):
             findings.append(finding(
                 "CD408", subject=framework.location, refs=refs, framework=NAME,

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+from cudnn_doctor.codes import finding
 from cudnn_doctor.compat import query
 from cudnn_doctor.model import Finding, Report
-from cudnn_doctor.probes.driver import nvml_library_missing
-from cudnn_doctor.rules import finding
 from cudnn_doctor.versions import major_minor
+
+
+def nvml_library_missing(error: str | None) -> bool:
+    """Does NVML's error (as the probe recorded it) say that libnvidia-ml itself is missing, rather
+    than that the driver it found failed?"""
+    text = (error or "").lower()
+    return "library not found" in text or "libnvidia-ml" in text or "import failed" in text
 
 
 def no_driver(report: Report) -> list[Finding]:

@@ -6,25 +6,23 @@ every finding names the data row that decided it.
 
 from __future__ import annotations
 
-import os
+import re
 
+from cudnn_doctor.codes import finding
 from cudnn_doctor.compat import frameworks as compat
 from cudnn_doctor.model import CudnnInstall, Finding, Framework, Report
-from cudnn_doctor.rules import finding
 from cudnn_doctor.versions import major_minor
-
-DISPLAY = {"torch": "PyTorch", "tensorflow": "TensorFlow", "jax": "JAX", "theano": "Theano", "dl4j": "Deeplearning4j"}
 
 
 def _install_used(report: Report, framework: Framework) -> CudnnInstall | None:
     if framework.cudnn_used is None:
         return None
-    real = os.path.realpath(framework.cudnn_used)
-    return next((i for i in report.cudnn if os.path.realpath(i.library) == real), None)
+    # the probes record the install's own path when the framework's copy is one of them
+    return next((i for i in report.cudnn if framework.cudnn_used in (i.library, i.real_library)), None)
 
 
 def _name(framework: Framework) -> str:
-    return DISPLAY.get(framework.name, framework.name)
+    return compat.display(compat.canonical_name(framework.name) or framework.name)
 
 
 def cpu_only_builds(report: Report) -> list[Finding]:
@@ -63,9 +61,11 @@ def cudnn_of_each_framework(report: Report) -> list[Finding]:
             continue
         if framework.name == "theano" and not _theano_uses_gpu(framework):
             continue
+        if framework.details.get("uses_cudnn") is False:
+            continue  # e.g. TensorRT 10, CuPy 14: compat/ says it loads no cuDNN
         used = _install_used(report, framework)
         if used is None:
-            expected = framework.cudnn_expected or "a cuDNN"
+            expected = framework.cudnn_expected or _expected_from_requirement(framework) or "a cuDNN"
             package = framework.details.get("cudnn_package")
             fix = (f"pip install '{package}{_spec(framework)}'" if package
                    else "cudnn-doctor install --version <the version it needs> (see `cudnn-doctor compat "
@@ -83,11 +83,21 @@ def cudnn_of_each_framework(report: Report) -> list[Finding]:
                 found=f"{used.version} at {used.library}: {verdict.why}",
                 fix=_fix_for_wrong_cudnn(framework, used)))
         system = next((i for i in report.cudnn if "ld.so" in i.loaded_by and i.major == used.major), None)
-        if system is not None and os.path.realpath(system.library) != os.path.realpath(used.library):
+        if system is not None and system.library != used.library:
             findings.append(finding("CD402", subject=used.library, framework=_name(framework),
                                     framework_version=framework.version, used_version=used.version,
                                     used_path=used.path, system_version=system.version, system_path=system.path))
     return findings
+
+
+def _expected_from_requirement(framework: Framework) -> str | None:
+    """"<10.0,>=9.8" -> "9.8 or a newer 9.x (it requires nvidia-cudnn-cu12<10.0,>=9.8)"."""
+    requirement = str(framework.details.get("cudnn_requirement") or "")
+    floor = re.search(r">=\s*(\d+(?:\.\d+)?)", requirement)
+    if not floor:
+        return None
+    package = framework.details.get("cudnn_package") or "nvidia-cudnn"
+    return f"{floor.group(1)} or a newer {floor.group(1).split('.')[0]}.x (it requires {package}{requirement})"
 
 
 def _spec(framework: Framework) -> str:
@@ -115,51 +125,65 @@ def _judge_used_cudnn(framework: Framework, used: CudnnInstall) -> compat.Reason
     if used.version is None:
         return None
     name = compat.canonical_name(framework.name)
-    if name in ("pytorch", "tensorflow") and framework.cudnn_expected and framework.cudnn_expected[:1].isdigit():
-        need = compat.Needs(name, framework.version or "?", [{
-            "cudnn": framework.cudnn_expected, "cuda": framework.cuda_built_for,
-            "source": f"{framework.location} (the cuDNN this build pins or was compiled with)"}])
+    if name is None:
+        return None
+    where = f"{framework.location} (the cuDNN this build pins or was compiled with)"
+    if framework.cudnn_expected and framework.cudnn_expected[:1].isdigit():
+        # built with (or pinned to exactly) this cuDNN: the framework's own runtime rule decides
+        need = compat.Needs(name, framework.version or "?", [{"cudnn": framework.cudnn_expected,
+                                                                "cuda": framework.cuda_built_for, "source": where}])
         return compat.judge_cudnn(need, need.rows, used.version)
-    if name in ("jax", "pytorch", "tensorflow") and framework.details.get("cudnn_requirement"):
-        from packaging.specifiers import InvalidSpecifier, SpecifierSet
-
-        try:
-            spec = SpecifierSet(str(framework.details["cudnn_requirement"]))
-        except InvalidSpecifier:
-            return None
-        ok = used.version in spec
-        return compat.Reason("cudnn", compat.COMPATIBLE if ok else compat.INCOMPATIBLE,
-                             f"it requires {framework.details.get('cudnn_package')}{spec}", str(framework.location))
-    if name and framework.version:
+    if framework.details.get("cudnn_requirement"):
+        pinned = {"cudnn_requirement": framework.details["cudnn_requirement"], "cuda": framework.cuda_built_for,
+                  "cudnn_package": framework.details.get("cudnn_package"), "source": where}
+        if str(pinned["cudnn_requirement"])[:1] in "<>=!~":
+            need = compat.Needs(name, framework.version or "?", [pinned])
+            return compat.judge_cudnn(need, need.rows, used.version)
+    if framework.version:
         need = compat.needs(name, framework.version)
-        if need.rows:
+        if need.rows and need.missing is None:
             return compat.judge_cudnn(need, compat.rows_for_cuda(need, framework.cuda_built_for), used.version)
     return None
 
 
 def gpu_compute_capability(report: Report) -> list[Finding]:
+    """Each GPU against the framework build's architectures, its GPU floor and cuDNN's support matrix."""
     findings = []
     for framework in report.frameworks:
-        used = _install_used(report, framework)
         name = compat.canonical_name(framework.name)
-        if name != "pytorch" or used is None or not framework.version:
+        if name is None or name == "dl4j" or not framework.version or framework.details.get("cpu_only"):
             continue
         need = compat.needs(name, framework.version)
-        if not need.rows:
+        if not need.rows or need.missing is not None:
             continue
+        used = _install_used(report, framework)
+        rows = compat.rows_for_cuda(need, framework.cuda_built_for)
         for gpu in report.gpus:
             if not gpu.compute_capability:
                 continue
-            reason = compat.judge_compute_capability(need, compat.rows_for_cuda(need, framework.cuda_built_for),
-                                                      gpu.compute_capability, used.version)
+            reason = compat.judge_compute_capability(need, rows, gpu.compute_capability,
+                                                      used.version if used else None)
             if reason.verdict == compat.INCOMPATIBLE:
                 findings.append(finding(
                     "CD404", subject=framework.location, refs=(reason.source,), framework=_name(framework),
                     framework_version=framework.version, cuda=framework.cuda_built_for,
-                    supported="7.5 and newer with this cuDNN", gpu=f"{gpu.index} ({gpu.name})",
+                    supported=_supported(rows, reason), gpu=f"{gpu.index} ({gpu.name})",
                     cc=gpu.compute_capability,
-                    fix="use a PyTorch build whose cuDNN is older than 9.11 for this GPU, or a newer GPU"))
+                    fix=f"use a {_name(framework)} build that supports compute capability {gpu.compute_capability} "
+                        f"(`cudnn-doctor compat {framework.name}==VERSION --compute-capability "
+                        f"{gpu.compute_capability}`), or a newer GPU"))
     return findings
+
+
+def _supported(rows: list[dict[str, object]], reason: compat.Reason) -> str:
+    """"sm_50 to sm_90 (no PTX)" from the build's architecture list, else the reason's own words."""
+    arch = next((row for row in rows if row.get("arch_list")), None)
+    if arch is None or "architecture" not in reason.why and "kernels" not in reason.why:
+        return f"other than this GPU's ({reason.why})"
+    archs = [str(a) for a in arch["arch_list"]]  # type: ignore[attr-defined]
+    ptx = str(arch.get("ptx", "unknown"))
+    tail = {"none": " (no PTX)", "unknown": ""}.get(ptx, f" (PTX for {ptx})")
+    return f"sm_{archs[0].replace('.', '')} to sm_{archs[-1].replace('.', '')}{tail}"
 
 
 def unknown_compatibility(report: Report) -> list[Finding]:
@@ -168,18 +192,18 @@ def unknown_compatibility(report: Report) -> list[Finding]:
         name = compat.canonical_name(framework.name)
         if name is None or not framework.version or framework.details.get("cpu_only"):
             continue
-        if name == "jax":
-            if not framework.details.get("cudnn_requirement"):
-                findings.append(finding("CD407", subject=framework.location, framework=_name(framework),
-                                        framework_version=framework.version,
-                                        why="compat/ has no table for JAX; only its wheel's cuDNN pin is checked"))
-            continue
-        if name != "dl4j" and not compat.needs(name, framework.version).rows:
+        if name == "dl4j" or framework.details.get("cudnn_requirement"):
+            continue  # DL4J is judged in rules/dl4j.py; a wheel's own cuDNN pin is judged as it is
+        need = compat.needs(name, framework.version)
+        if need.missing is not None and need.missing.part == "release":
             findings.append(finding("CD407", subject=framework.location, framework=_name(framework),
-                                    framework_version=framework.version,
-                                    why=f"no row for {framework.version} in compat/{name}.toml"))
+                                    framework_version=framework.version, why=need.missing.why))
     return findings
 
 
-RULES = (cpu_only_builds, built_for_newer_cuda_than_driver, cudnn_of_each_framework, gpu_compute_capability,
-         unknown_compatibility)
+def unreadable_config_files(report: Report) -> list[Finding]:
+    return [finding("CD440", subject=path, path=path, why=why) for path, why in report.unreadable_files]
+
+
+RULES = (unreadable_config_files, cpu_only_builds, built_for_newer_cuda_than_driver, cudnn_of_each_framework,
+         gpu_compute_capability, unknown_compatibility)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from cudnn_doctor.codes import finding
 from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.model import Finding, Report
-from cudnn_doctor.rules import finding
 
 SUBJECTS = {
     "cudnn": "CD320", "cuda": "CD220", "cuda-driver": "CD120", "driver": "CD120", "gpu": "CD121",
@@ -80,7 +80,7 @@ def _satisfies(version: str, specifier: object) -> bool:
 
 def _health_problems(report: Report, requirement: Requirement) -> list[str]:
     """What on this machine fails a health requirement; empty when it is met."""
-    from cudnn_doctor.rules import health
+    import cudnn_doctor.rules.health as health
 
     if not report.gpus:
         return ["no GPU"]

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from cudnn_doctor.codes import finding
 from cudnn_doctor.model import Finding, Report
-from cudnn_doctor.rules import finding
 
 
 def no_toolkit(report: Report) -> list[Finding]:

@@ -8,6 +8,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from cudnn_doctor.versions import decode_cudnn
+
 HERE = Path(__file__).resolve().parent
 BUILD_DIR = Path(os.environ.get("CUDNN_DOCTOR_FAKES_DIR", "/tmp/cudnn-doctor-fakes"))
 
@@ -35,18 +37,21 @@ def compile_library(source: str, output_name: str, defines: dict[str, object] | 
 
 def fake_cudnn(folder: Path, version: int = 91900, cudart: int = 12040, major: int | None = None,
                sublibraries: list[str] | None = None, crash: bool = False, hang: bool = False,
-               versioned_files: bool = True) -> Path:
+               versioned_files: bool = True, daemon: int | None = None) -> Path:
     """Put a fake libcudnn.so.MAJOR (and sub-libraries) into FOLDER, laid out as NVIDIA ships it:
     libcudnn.so.9.1.0 real file, libcudnn.so.9 and libcudnn.so symlinks. Returns libcudnn.so.MAJOR."""
+    full = decode_cudnn(version) or "0.0.0"
     if major is None:
-        major = version // 10000 if version >= 90000 else version // 1000
-    full = f"{major}.{(version % 10000) // 100}.{version % 100}" if version >= 90000 else \
-        f"{major}.{(version % 1000) // 100}.{version % 100}"
+        major = int(full.split(".")[0])
+    else:
+        full = ".".join([str(major), *full.split(".")[1:]])
     defines: dict[str, object] = {"FAKE_VERSION": version, "FAKE_CUDART": cudart}
     if crash:
         defines["FAKE_CRASH"] = True
     if hang:
         defines["FAKE_HANG"] = True
+    if daemon is not None:
+        defines["FAKE_DAEMON"] = daemon
     folder.mkdir(parents=True, exist_ok=True)
     built = compile_library("fake_cudnn.c", "libcudnn.so", defines, soname=f"libcudnn.so.{major}")
     names = ["libcudnn"] + list(sublibraries or [])

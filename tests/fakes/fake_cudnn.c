@@ -1,15 +1,36 @@
 /* A stand-in for libcudnn.so.N: exports what cudnn-doctor's probe calls, with values
    chosen at compile time (-DFAKE_VERSION=91900 -DFAKE_CUDART=12040). FAKE_CRASH makes
-   cudnnGetVersion crash, FAKE_HANG makes it hang, like a broken real library. */
+   cudnnGetVersion crash, FAKE_HANG makes it hang, like a broken real library. FAKE_DAEMON makes its
+   load-time code start a process that outlives the loader and keeps its stdout and stderr open:
+   FAKE_DAEMON=1 detaches it (fork, setsid, fork: another session, parent gone), FAKE_DAEMON=2 leaves
+   it in the loader's process group. */
 #include <stddef.h>
 #include <signal.h>
 #include <unistd.h>
+#include <sys/wait.h>
 
 #ifndef FAKE_VERSION
 #define FAKE_VERSION 91900
 #endif
 #ifndef FAKE_CUDART
 #define FAKE_CUDART 12040
+#endif
+
+#ifdef FAKE_DAEMON
+__attribute__((constructor)) static void start_daemon(void) {
+    pid_t first = fork();
+    if (first == 0) {
+#if FAKE_DAEMON == 1
+        setsid();
+        if (fork() != 0) _exit(0);
+#endif
+        for (int i = 0; i < 600; i++) sleep(1);  /* holds the inherited stdout and stderr */
+        _exit(0);
+    }
+#if FAKE_DAEMON == 1
+    if (first > 0) waitpid(first, NULL, 0);
+#endif
+}
 #endif
 
 size_t cudnnGetVersion(void) {

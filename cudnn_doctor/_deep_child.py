@@ -1,0 +1,90 @@
+"""Runs in a child process for `check --deep`: import one framework and say what it really loaded.
+
+Usage: python -I _deep_child.py FRAMEWORK SITE_PACKAGES
+
+Started with -I from a neutral folder, so neither the current folder nor PYTHONPATH is on sys.path
+(a `torch/` folder where the user stands is not the installed torch); SITE_PACKAGES, the folder the
+framework was found in, is added with its .pth files. It may run under another Python than the
+doctor's (the one that owns that site-packages), so it imports only the standard library and keeps
+to old syntax. Answers one JSON line on stdout.
+"""
+
+import json
+import os
+import site
+import sys
+
+
+def mapped_cudnn():
+    """The libcudnn files mapped into this process, bytes-safe (surrogateescape)."""
+    found = []
+    with open("/proc/self/maps", "rb") as maps:
+        for line in maps:
+            parts = line.split(None, 5)
+            if len(parts) != 6:
+                continue
+            path = os.fsdecode(parts[5].rstrip(b"\n"))
+            if os.path.basename(path).startswith("libcudnn") and path not in found:
+                found.append(path)
+    return found
+
+
+def ask_torch(answer):
+    import torch
+
+    answer["version"] = torch.__version__
+    answer["cuda"] = torch.version.cuda
+    answer["cudnn_version"] = torch.backends.cudnn.version()
+    answer["cuda_available"] = torch.cuda.is_available()
+    answer["device_count"] = torch.cuda.device_count() if answer["cuda_available"] else 0
+    if answer["cuda_available"]:
+        x = torch.randn(1, 3, 8, 8, device="cuda")
+        torch.nn.functional.conv2d(x, torch.randn(4, 3, 3, 3, device="cuda"))
+        torch.cuda.synchronize()
+        answer["conv_ran"] = True
+
+
+def ask_tensorflow(answer):
+    import tensorflow as tf
+
+    info = tf.sysconfig.get_build_info()
+    answer["version"] = tf.__version__
+    answer["cuda"] = info.get("cuda_version")
+    answer["cudnn_version"] = info.get("cudnn_version")
+    answer["gpus"] = [d.name for d in tf.config.list_physical_devices("GPU")]
+
+
+def ask_jax(answer):
+    import jax
+
+    answer["version"] = jax.__version__
+    answer["devices"] = [str(d) for d in jax.devices()]
+
+
+FRAMEWORKS = {"torch": ask_torch, "tensorflow": ask_tensorflow, "jax": ask_jax}
+
+
+def main(argv):
+    name = argv[1]
+    site_packages = argv[2] if len(argv) > 2 else ""
+    if site_packages:  # first, before the interpreter's own site-packages
+        site.addsitedir(site_packages)
+        sys.path.remove(site_packages)
+        sys.path.insert(0, site_packages)
+    answer = {}
+    try:
+        FRAMEWORKS[name](answer)
+        answer["mapped_cudnn"] = mapped_cudnn()
+    except BaseException as error:  # the answer is data; the parent decides what it means
+        answer["error"] = f"{type(error).__name__}: {error}"
+        try:
+            answer["mapped_cudnn"] = mapped_cudnn()
+        except OSError:
+            pass
+    sys.stdout.write("\n" + json.dumps(answer, default=str) + "\n")
+    sys.stdout.flush()
+    os._exit(0)  # skip teardown: a framework's atexit handlers may hang or crash
+
+
+if __name__ == "__main__":
+    main(sys.argv)

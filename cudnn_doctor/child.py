@@ -1,0 +1,477 @@
+"""THE child runner: every process the doctor starts goes through here.
+
+A child is anything that may hang, crash or misbehave: a Python probe that dlopens a vendor library,
+`nvcc --version`, `ldconfig -p`, a framework import, the bench. Each child
+
+- runs in its own session and process group, from a neutral folder ("/"), with stdin closed;
+- has ONE deadline that covers starting it, running it and reading its output: the pipes are read
+  non-blocking, so a library whose load-time code daemonises (fork + setsid) and keeps stdout open
+  cannot make us wait; at the deadline, or as soon as the child itself has exited, its pipes are
+  closed and its whole group is killed;
+- carries a token in its environment, so that whatever it started, in another session included,
+  is found in /proc and killed when its batch ends: nothing a child started outlives the batch.
+
+Children of a batch run side by side, at most `parallel_limit()` at a time (bounded by the open-file
+limit and the cores), so 600 copies of cuDNN never run the doctor out of file descriptors.
+"""
+
+from __future__ import annotations
+
+import atexit
+import errno
+import json
+import os
+import secrets
+import selectors
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+NEUTRAL_CWD = "/"
+TOKEN_VARIABLE = "CUDNN_DOCTOR_CHILD_TOKEN"
+STDOUT_LIMIT = 8 << 20  # bytes kept of a child's stdout (ldconfig -p of a big machine is ~1 MB)
+STDERR_LIMIT = 64 << 10  # the tail of stderr is kept for the error line
+REAP_GRACE_S = 1.0  # a child stuck in the kernel (D state) may not die at once; we do not wait longer
+# While a child runs we hold its stdout and stderr; while it starts, 3 more (the write ends and
+# subprocess's exec-error pipe). Some descriptors stay free for the doctor's own files.
+FDS_PER_CHILD = 5
+FDS_RESERVED = 32
+
+
+@dataclass(frozen=True)
+class ChildAnswer:
+    """What one child left us. `values` is the last JSON object it printed on a line of its own
+    (or as its whole output); `error` says why there is no usable answer, in words."""
+
+    values: dict[str, Any] | None
+    error: str | None
+    crashed: bool
+    timed_out: bool
+    wall_ms: float
+    exit_code: int | None = None  # negative: killed by that signal; None: it never finished
+    stdout: str = ""  # decoded with surrogateescape: bytes a path had are kept
+    stderr_tail: str = ""
+
+
+@dataclass(frozen=True)
+class ChildRequest:
+    argv: tuple[str, ...]
+    env: Mapping[str, str] | None = None  # None: the doctor's own environment
+    timeout: float = 20.0  # seconds from its own start; a batch's deadline may cut it shorter
+    what: str = "it"  # how the error line names the child: "the probe", "nvcc --version"
+    # called (in the batch's thread) with each whole line of stderr as it comes: a child's progress
+    on_stderr_line: Callable[[bytes], None] | None = None
+
+
+def timeout_from_env(variable: str, default: float) -> float:
+    """Seconds from the environment variable VARIABLE (a positive number), else DEFAULT."""
+    try:
+        value = float(os.environ.get(variable, default))
+    except ValueError:
+        return default
+    return value if 0 < value < 1e6 else default
+
+
+def deadline_in(seconds: float) -> float:
+    """The time.monotonic() value SECONDS from now."""
+    return time.monotonic() + seconds
+
+
+def parallel_limit() -> int:
+    """How many children may run at once: what the open-file limit leaves, and a few per core."""
+    by_cores = 4 * (os.cpu_count() or 1)
+    try:
+        import resource
+
+        soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    except (ImportError, OSError, ValueError):
+        return max(1, min(by_cores, 16))
+    if soft < 0 or soft == getattr(resource, "RLIM_INFINITY", -1):
+        soft = 1 << 20
+    try:
+        in_use = len(os.listdir("/proc/self/fd"))
+    except OSError:
+        in_use = 64
+    by_files = (soft - in_use - FDS_RESERVED) // FDS_PER_CHILD
+    return max(1, min(by_cores, by_files, 64))
+
+
+def python_argv(script: str, *args: str, site: bool = False) -> tuple[str, ...]:
+    """This interpreter running SCRIPT isolated (-I: no PYTHONPATH, no user site, no script or
+    current folder on sys.path); -S as well unless SITE: a big environment's .pth files cost time."""
+    flags = ("-I",) if site else ("-I", "-S")
+    return (sys.executable, *flags, script, *args)
+
+
+_MODULE_BOOTSTRAP = (
+    "import json, runpy, sys; sys.path[:0] = json.loads(sys.argv[1]); module = sys.argv[2]; "
+    "sys.argv = [module] + sys.argv[3:]; runpy.run_module(module, run_name='__main__', alter_sys=True)"
+)
+
+
+def python_module_argv(module: str, *args: str, paths: Sequence[str] = ()) -> tuple[str, ...]:
+    """This interpreter running MODULE isolated, with PATHS (e.g. the folder that holds this package)
+    put first on its sys.path instead of PYTHONPATH and the current folder."""
+    return (sys.executable, "-I", "-c", _MODULE_BOOTSTRAP, json.dumps(list(paths)), module, *args)
+
+
+def run_child(argv: Sequence[str], env: Mapping[str, str] | None, deadline: float, what: str = "it",
+              on_stderr_line: Callable[[bytes], None] | None = None) -> ChildAnswer:
+    """Run one child until it ends or DEADLINE (a time.monotonic() value); always an answer."""
+    request = ChildRequest(tuple(argv), env, max(0.0, deadline - time.monotonic()), what, on_stderr_line)
+    return ChildBatch([request], deadline=deadline, background=False).answers()[0]
+
+
+def run_children(requests: Sequence[ChildRequest], deadline: float | None = None,
+                 parallel: int | None = None) -> list[ChildAnswer]:
+    """Run REQUESTS side by side, at most PARALLEL at once; one answer each, in order."""
+    return ChildBatch(requests, deadline=deadline, parallel=parallel, background=False).answers()
+
+
+_RETRY = object()  # _start's answer when the machine cannot start one more child now
+
+
+@dataclass
+class _Running:
+    index: int
+    process: subprocess.Popen[bytes]
+    started: float
+    deadline: float
+    out: bytearray = field(default_factory=bytearray)
+    err: bytearray = field(default_factory=bytearray)
+    open_pipes: int = 2
+    on_stderr_line: Callable[[bytes], None] | None = None
+    partial_line: bytearray = field(default_factory=bytearray)
+
+    def took_stderr(self, chunk: bytes, final: bool = False) -> None:
+        """Hand each whole line of stderr to the request's callback (the last part too when FINAL)."""
+        if self.on_stderr_line is None:
+            return
+        self.partial_line += chunk
+        *lines, rest = bytes(self.partial_line).split(b"\n")
+        self.partial_line = bytearray(rest)
+        if final and rest:
+            lines.append(rest)
+            self.partial_line = bytearray()
+        for line in lines:
+            try:
+                self.on_stderr_line(line)
+            except Exception:  # noqa: BLE001 - a callback's failure must not stop the reading
+                pass
+
+
+class ChildBatch:
+    """Children started now (in a background thread unless BACKGROUND is false), answers collected
+    later: probing overlaps with the doctor's other work."""
+
+    def __init__(self, requests: Sequence[ChildRequest], deadline: float | None = None,
+                 parallel: int | None = None, background: bool = True) -> None:
+        self.requests = list(requests)
+        self.deadline = deadline
+        self.parallel = max(1, parallel or parallel_limit())
+        self.token = secrets.token_hex(8)
+        self._answers: list[ChildAnswer | None] = [None] * len(self.requests)
+        self._answered = threading.Condition()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        if not self.requests:
+            return
+        _LIVE.add(self)
+        if background:
+            self._thread = threading.Thread(target=self._run, name="cudnn-doctor-children", daemon=True)
+            self._thread.start()
+        else:
+            self._run()
+
+    def answers(self) -> list[ChildAnswer]:
+        """Every child's answer, once all have ended (and what they started is gone)."""
+        if self._thread is not None:
+            try:
+                self._thread.join()
+            finally:  # Ctrl-C while waiting: the children go too
+                self._stop.set()
+                self._thread.join()
+        return [a if a is not None else _answer_without_run("the doctor stopped before it ran") for a in self._answers]
+
+    def answer(self, index: int) -> ChildAnswer:
+        """Child INDEX's answer as soon as it has one; the others may still run."""
+        with self._answered:
+            while self._answers[index] is None and self._thread is not None and self._thread.is_alive():
+                self._answered.wait(0.1)
+        found = self._answers[index]
+        return found if found is not None else _answer_without_run("the doctor stopped before it ran")
+
+    def _set(self, index: int, answer: ChildAnswer) -> None:
+        with self._answered:
+            self._answers[index] = answer
+            self._answered.notify_all()
+
+    # --- the loop ---------------------------------------------------------------------------
+
+    def _run(self) -> None:
+        pending = deque(range(len(self.requests)))
+        running: dict[int, _Running] = {}
+        selector = selectors.DefaultSelector()
+        try:
+            while pending or running:
+                now = time.monotonic()
+                while pending and len(running) < self.parallel and not self._stop.is_set():
+                    index = pending.popleft()
+                    if self.deadline is not None and now >= self.deadline:
+                        self._set(index, _answer_without_run("not started: the time for all of them ran out",
+                                                             timed_out=True))
+                        continue
+                    started = self._start(index, selector, retry_later=bool(running))
+                    if started is _RETRY:  # out of file descriptors or processes: wait for a running one to end
+                        pending.appendleft(index)
+                        self.parallel = max(1, len(running))
+                        break
+                    if isinstance(started, _Running):
+                        running[index] = started
+                if self._stop.is_set():
+                    break
+                if not running:
+                    continue
+                wait = min(r.deadline for r in running.values()) - time.monotonic()
+                # a child whose pipes are closed is about to exit: look again soon; otherwise a pipe wakes us
+                # (a child that exits while a daemon it left holds its pipes is seen within 20 ms)
+                soon = 0.001 if any(r.open_pipes == 0 for r in running.values()) else 0.02
+                events = selector.select(timeout=max(0.0, min(wait, soon)))
+                for key, _mask in events:
+                    self._read(key, selector, running)
+                now = time.monotonic()
+                for index, child in list(running.items()):
+                    if _has_exited(child.process):
+                        self._finish(child, selector, timed_out=False)
+                        del running[index]
+                    elif now >= child.deadline:
+                        self._finish(child, selector, timed_out=True)
+                        del running[index]
+        finally:
+            for child in running.values():
+                self._finish(child, selector, timed_out=True, stopped=self._stop.is_set())
+            selector.close()
+            kill_strays(self.token)
+            _LIVE.discard(self)
+
+    def stop(self) -> None:
+        """Kill every child of this batch now (and what they started)."""
+        self._stop.set()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout=5)
+
+    def _start(self, index: int, selector: selectors.BaseSelector, retry_later: bool) -> _Running | object | None:
+        request = self.requests[index]
+        env = dict(os.environ if request.env is None else request.env)
+        env[TOKEN_VARIABLE] = self.token
+        started = time.monotonic()
+        deadline = started + request.timeout
+        if self.deadline is not None:
+            deadline = min(deadline, self.deadline)
+        try:
+            process = subprocess.Popen(list(request.argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                       stderr=subprocess.PIPE, env=env, cwd=NEUTRAL_CWD, start_new_session=True,
+                                       close_fds=True)
+        except (OSError, ValueError) as error:
+            if retry_later and getattr(error, "errno", None) in (errno.EMFILE, errno.ENFILE, errno.EAGAIN):
+                return _RETRY
+            why = getattr(error, "strerror", None) or str(error)
+            self._set(index, _answer_without_run(f"could not start {request.what}: {why}"))
+            return None
+        child = _Running(index, process, started, deadline, on_stderr_line=request.on_stderr_line)
+        for pipe in (process.stdout, process.stderr):
+            assert pipe is not None
+            os.set_blocking(pipe.fileno(), False)
+            selector.register(pipe, selectors.EVENT_READ, child)
+        return child
+
+    def _read(self, key: selectors.SelectorKey, selector: selectors.BaseSelector,
+              running: dict[int, _Running]) -> None:
+        child: _Running = key.data
+        pipe = key.fileobj
+        target = child.out if pipe is child.process.stdout else child.err
+        while True:
+            try:
+                chunk = os.read(key.fd, 65536)
+            except BlockingIOError:
+                return
+            except OSError:
+                chunk = b""
+            if not chunk:  # end of file: every writer has closed it
+                selector.unregister(pipe)
+                pipe.close()  # type: ignore[union-attr]
+                child.open_pipes -= 1
+                return
+            if target is child.err:
+                child.took_stderr(chunk)
+            _append(target, chunk, STDOUT_LIMIT if target is child.out else STDERR_LIMIT, keep_tail=target is child.err)
+
+    def _finish(self, child: _Running, selector: selectors.BaseSelector, timed_out: bool,
+                stopped: bool = False) -> None:
+        process = child.process
+        # Everything the child wrote before it exited is in the pipes now: take it without waiting
+        # for an end of file that a daemon it left behind may never send.
+        for pipe, target in ((process.stdout, child.out), (process.stderr, child.err)):
+            if pipe is None or pipe.closed:
+                continue
+            rest = _drain(pipe.fileno())
+            if target is child.err:
+                child.took_stderr(rest)
+            _append(target, rest, STDOUT_LIMIT if target is child.out else STDERR_LIMIT, target is child.err)
+            try:
+                selector.unregister(pipe)
+            except (KeyError, ValueError):
+                pass
+            pipe.close()
+        child.took_stderr(b"", final=True)
+        _kill_group(process.pid)  # before reaping: the group's id cannot have been reused yet
+        _reap(process)
+        wall_ms = round((time.monotonic() - child.started) * 1000, 1)
+        request = self.requests[child.index]
+        self._set(child.index, _answer(request, process.returncode, bytes(child.out), bytes(child.err),
+                                       wall_ms, timed_out, stopped))
+
+
+_LIVE: set[ChildBatch] = set()
+
+
+@atexit.register
+def _stop_all() -> None:
+    """The doctor is exiting (an error, Ctrl-C): no child of a batch still running may outlive it."""
+    for batch in list(_LIVE):
+        batch.stop()
+
+
+def _append(target: bytearray, chunk: bytes, limit: int, keep_tail: bool) -> None:
+    target += chunk
+    if len(target) > limit:
+        if keep_tail:
+            del target[: len(target) - limit]
+        else:
+            del target[limit:]
+
+
+def _drain(fd: int) -> bytes:
+    """What can be read from FD now, without waiting (up to STDOUT_LIMIT)."""
+    chunks = []
+    size = 0
+    while size <= STDOUT_LIMIT:
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:  # BlockingIOError: nothing more now
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
+
+
+def _has_exited(process: subprocess.Popen[bytes]) -> bool:
+    """Has PROCESS exited? Asked without reaping it, so its process group id stays ours to kill."""
+    if process.returncode is not None:
+        return True
+    try:
+        info = os.waitid(os.P_PID, process.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except ChildProcessError:
+        return True
+    except (AttributeError, OSError):  # no waitid: poll() reaps, which is fine there
+        return process.poll() is not None
+    return info is not None
+
+
+def _kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (OSError, AttributeError):
+        pass
+
+
+def _reap(process: subprocess.Popen[bytes]) -> None:
+    try:
+        process.wait(timeout=REAP_GRACE_S)
+    except subprocess.TimeoutExpired:  # unkillable for now (in the kernel); its answer says it timed out
+        pass
+
+
+def kill_strays(token: str) -> int:
+    """Kill every process that still carries TOKEN in its environment: what a child started, in
+    another session or detached from it included. Returns how many were found (Linux; 0 elsewhere)."""
+    marker = f"{TOKEN_VARIABLE}={token}".encode()
+    me = os.getpid()
+    found = 0
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return 0
+    for entry in entries:
+        if not entry.isdigit() or int(entry) == me:
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as handle:
+                environ = handle.read(1 << 20)
+        except OSError:
+            continue
+        if marker in environ.split(b"\0"):
+            found += 1
+            try:
+                os.kill(int(entry), signal.SIGKILL)
+            except OSError:
+                pass
+    return found
+
+
+def _answer_without_run(error: str, timed_out: bool = False) -> ChildAnswer:
+    return ChildAnswer(values=None, error=error, crashed=False, timed_out=timed_out, wall_ms=0.0)
+
+
+def _answer(request: ChildRequest, returncode: int | None, out: bytes, err: bytes, wall_ms: float,
+            timed_out: bool, stopped: bool) -> ChildAnswer:
+    stdout = out.decode("utf-8", "surrogateescape")
+    stderr = err.decode("utf-8", "surrogateescape")
+    lines = stderr.strip().splitlines()
+    tail = lines[-1] if lines else ""
+    if timed_out:
+        why = "the doctor was stopped" if stopped else f"did not finish within {request.timeout:g} s"
+        return ChildAnswer(None, why, crashed=False, timed_out=True, wall_ms=wall_ms, exit_code=returncode,
+                           stdout=stdout, stderr_tail=tail)
+    values = last_json_object(stdout)
+    if returncode != 0:
+        how = describe_exit(returncode)
+        return ChildAnswer(values, how + (f" ({tail})" if tail else ""), crashed=True, timed_out=False,
+                           wall_ms=wall_ms, exit_code=returncode, stdout=stdout, stderr_tail=tail)
+    return ChildAnswer(values, None, crashed=False, timed_out=False, wall_ms=wall_ms, exit_code=0,
+                       stdout=stdout, stderr_tail=tail)
+
+
+def last_json_object(text: str) -> dict[str, Any] | None:
+    """The last line of TEXT that is a JSON object (a child's answer), or None."""
+    for line in reversed(text.splitlines()):
+        line = line.strip()
+        if line.startswith("{"):
+            try:
+                value = json.loads(line)
+            except (ValueError, RecursionError):
+                continue
+            if isinstance(value, dict):
+                return value
+    return None
+
+
+def describe_exit(returncode: int | None) -> str:
+    """'crashed with SIGSEGV', 'exited with status 2'."""
+    if returncode is None:
+        return "did not finish"
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        return f"crashed with {name}"
+    return f"exited with status {returncode}"

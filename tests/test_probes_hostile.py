@@ -1,0 +1,438 @@
+"""`check` on a hostile or unlucky machine: children that daemonise, hang or flood, files that are
+FIFOs, huge, not UTF-8 or malformed, helper programs that hang. Nothing may hang, crash (exit 3) or
+fool the doctor, and nothing it started may outlive it."""
+
+from __future__ import annotations
+
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Machine, Result, codes
+from tests.fakes.build import fake_cudnn
+from tests.test_frameworks import FAKE_TORCH, install_torch, python_env
+
+
+def marked(machine: Machine) -> str:
+    """Put a unique variable into the doctor's environment: every process it starts inherits it."""
+    mark = uuid.uuid4().hex
+    machine.env["CUDNN_DOCTOR_TEST_MARK"] = mark
+    return mark
+
+
+def survivors(mark: str) -> list[int]:
+    """Processes still running (not zombies) that carry MARK in their environment."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            environ = Path(f"/proc/{entry}/environ").read_bytes()
+            state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if f"CUDNN_DOCTOR_TEST_MARK={mark}".encode() in environ.split(b"\0") and state != "Z":
+            found.append(int(entry))
+    return found
+
+
+def run_limited(machine: Machine, *args: str, open_files: int, timeout: float = 60) -> Result:
+    """The CLI under `ulimit -n OPEN_FILES`."""
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (open_files, open_files))
+
+    process = subprocess.run([sys.executable, "-m", "cudnn_doctor", *args], capture_output=True, text=True,
+                             env=machine.env, cwd=machine.cwd, timeout=timeout, stdin=subprocess.DEVNULL,
+                             preexec_fn=limit)
+    return Result(process.returncode, process.stdout, process.stderr)
+
+
+# --- children -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("daemon", [1, 2], ids=["detached-new-session", "same-process-group"])
+def test_a_library_that_daemonises_neither_hangs_check_nor_outlives_it(machine: Machine, tmp_path: Path,
+                                                                       daemon: int) -> None:
+    """Its load-time code forks a process that keeps stdout open (1: fork+setsid+fork, parent gone;
+    2: a plain fork in the same group). The answer is read at once; the daemon is gone when check returns."""
+    mark = marked(machine)
+    fake_cudnn(tmp_path / "daemon", version=90100, daemon=daemon)
+    machine.add_library_path(tmp_path / "daemon")
+    machine.env["CUDNN_DOCTOR_PROBE_TIMEOUT"] = "8"
+    started = time.monotonic()
+    report = machine.check_json()
+    elapsed = time.monotonic() - started
+    try:
+        [install] = report["cudnn"]
+        assert install["version"] == "9.1.0" and not install["timed_out"] and not install["crashed"]
+        assert "ld.so" in install["loaded_by"]
+        assert "CD309" not in codes(report)
+        assert elapsed < 6, f"check took {elapsed:.1f} s: it waited for the daemon's end of file"
+        assert survivors(mark) == []
+    finally:
+        for pid in survivors(mark):
+            os.kill(pid, 9)
+
+
+def test_a_hanging_library_is_killed_with_everything_it_started(machine: Machine, tmp_path: Path) -> None:
+    mark = marked(machine)
+    fake_cudnn(tmp_path / "hang", version=8907, hang=True)
+    machine.env["CUDNN_DOCTOR_PROBE_TIMEOUT"] = "1"
+    report = machine.check_json("--search-path", str(tmp_path / "hang"))
+    [install] = report["cudnn"]
+    assert install["timed_out"] and "CD309" in codes(report)
+    assert survivors(mark) == []
+
+
+def test_many_copies_under_a_low_open_file_limit_give_no_false_findings(machine: Machine, tmp_path: Path) -> None:
+    """More copies than the open-file limit allows children at once (600 copies with `ulimit -n 1024` in
+    the issue; 80 with 64 here, the same arithmetic, 7x faster): every copy is read, none fails
+    with 'Too many open files'."""
+    first = fake_cudnn(tmp_path / "copies" / "0", version=90100, versioned_files=False)
+    for index in range(1, 80):
+        folder = tmp_path / "copies" / str(index)
+        folder.mkdir()
+        shutil.copyfile(first, folder / "libcudnn.so.9")
+        machine.add_library_path(folder)
+    machine.add_library_path(first.parent)
+    machine.env["CUDNN_DOCTOR_PROBE_TIMEOUT"] = "60"
+    result = run_limited(machine, "check", "--json", open_files=64, timeout=120)
+    assert "Traceback" not in result.stderr, result.stderr
+    report = result.json
+    assert len(report["cudnn"]) == 80
+    assert [i for i in report["cudnn"] if i["version"] != "9.1.0"] == []
+    assert "open files" not in result.stdout
+
+
+def test_deep_imports_the_installed_framework_not_a_folder_where_the_user_stands(machine: Machine,
+                                                                                 tmp_path: Path) -> None:
+    site = python_env(machine, tmp_path)
+    install_torch(site)
+    (site / "torch" / "__init__.py").write_text(FAKE_TORCH)
+    (tmp_path / "venv" / "bin" / "python3").write_text(f"#!/bin/sh\nexec {sys.executable} \"$@\"\n")
+    (tmp_path / "venv" / "bin" / "python3").chmod(0o755)
+    impostor = machine.cwd / "torch"
+    impostor.mkdir()
+    (impostor / "__init__.py").write_text("__version__ = 'impostor'\nraise SystemExit('the impostor ran')\n")
+    report = machine.check_json("--deep")
+    [torch] = report["frameworks"]
+    assert torch["details"]["deep"]["version"] == "2.5.1+cu124", torch["details"]["deep"]
+
+
+def test_a_deep_import_that_hangs_after_starting_a_daemon_is_cut_off_with_it(machine: Machine, tmp_path: Path) -> None:
+    """`--deep` imports the framework through the same runner: one deadline, and what the import started
+    (here a detached process holding stdout) is gone when check returns."""
+    mark = marked(machine)
+    site = python_env(machine, tmp_path)
+    install_torch(site)
+    (site / "torch" / "__init__.py").write_text(
+        "import os, time\nif os.fork() == 0:\n    os.setsid()\n    time.sleep(60)\n    os._exit(0)\ntime.sleep(60)\n")
+    (tmp_path / "venv" / "bin" / "python3").write_text(f"#!/bin/sh\nexec {sys.executable} \"$@\"\n")
+    (tmp_path / "venv" / "bin" / "python3").chmod(0o755)
+    machine.env["CUDNN_DOCTOR_DEEP_TIMEOUT"] = "1"
+    try:
+        report = check_quickly(machine, "--deep", limit=6)
+        [torch] = report["frameworks"]
+        assert "did not finish within 1 s" in torch["details"]["deep"]["error"]
+        assert survivors(mark) == []
+    finally:
+        for pid in survivors(mark):
+            os.kill(pid, 9)
+
+
+# --- hostile files --------------------------------------------------------------------------------
+
+def make_toolkit(root: Path, version_json: str | None = None, name: str = "cuda-12.4") -> Path:
+    """A toolkit folder (include/cuda_runtime.h marks it) whose version files the test writes."""
+    toolkit = root / "usr" / "local" / name
+    (toolkit / "include").mkdir(parents=True)
+    (toolkit / "include" / "cuda_runtime.h").write_text("/* fake */\n")
+    if version_json is not None:
+        (toolkit / "version.json").write_text(version_json)
+    return toolkit
+
+
+def fifo(path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(path)
+    return path
+
+
+def check_quickly(machine: Machine, *args: str, limit: float = 8) -> dict:
+    """check --json that must neither hang (opening a FIFO waits for a writer forever) nor crash."""
+    started = time.monotonic()
+    result = machine.run("check", "--json", *args, timeout=30)
+    elapsed = time.monotonic() - started
+    assert result.exit_code in (0, 1), result.stderr
+    assert "Traceback" not in result.stderr, result.stderr
+    assert elapsed < limit, f"check took {elapsed:.1f} s"
+    report = result.json
+    assert report["summary"]["exit_code"] == result.exit_code
+    return report
+
+
+def test_fifos_among_the_users_files_do_not_block_check(machine: Machine, tmp_path: Path) -> None:
+    """Opening a FIFO for reading waits for a writer forever: every file check reads is opened without
+    blocking (or not at all). One machine with a FIFO in each place a user's file is read."""
+    fifo(tmp_path / "search" / "libcudnn.so.9")
+    fifo(tmp_path / "ld" / "libcudnn.so.8")
+    machine.add_library_path(tmp_path / "ld")
+    fifo(make_toolkit(machine.root, name="cuda-12.4") / "version.json")
+    fifo(make_toolkit(machine.root, name="cuda-12.5") / "version.txt")
+    fake_cudnn(tmp_path / "cudnn" / "lib", version=90100)
+    fifo(tmp_path / "cudnn" / "include" / "cudnn_version.h")
+    fifo(machine.home / ".theanorc")
+    fifo(machine.root / "etc" / "ld.so.cache")  # ldconfig -C would wait on it
+    site = python_env(machine, tmp_path)
+    (site / "torch").mkdir()
+    fifo(site / "torch-2.5.1.dist-info" / "METADATA")
+    fifo(site / "torch" / "version.py")
+    (site / "tensorflow-2.15.0.dist-info").mkdir()
+    fifo(site / "tensorflow" / "python" / "platform" / "build_info.py")
+    machine.env["CUDNN_DOCTOR_PROBE_TIMEOUT"] = "20"  # a blocked child would show as a slow check
+    report = check_quickly(machine, "--search-path", str(tmp_path / "search"), "--search-path", str(tmp_path / "cudnn"))
+    broken = {Path(f["subject"]).name: f["detail"] for f in report["findings"] if f["code"] == "CD308"}
+    assert "not a regular file" in broken["libcudnn.so.9"] and "not a regular file" in broken["libcudnn.so.8"]
+    [unread] = [f for f in report["findings"] if f["code"] == "CD440"]
+    assert "not a regular file" in unread["detail"]
+    [good] = [i for i in report["cudnn"] if i["version"]]
+    assert good["version"] == "9.1.0" and good["header_version"] is None
+    assert sorted(f["name"] for f in report["frameworks"]) == ["tensorflow", "torch"]
+    assert len(report["toolkits"]) == 2
+
+
+NOT_UTF8 = os.fsdecode(b"caf\xe9-\xff")  # a folder name whose bytes are not UTF-8, as Python holds it
+
+
+def test_a_good_cudnn_in_a_folder_whose_name_is_not_utf8(machine: Machine, tmp_path: Path) -> None:
+    """Found on LD_LIBRARY_PATH, loaded, picked by the loader (read back from the child's /proc/self/maps):
+    no false CD307; JSON and text print the name escaped, never a lone surrogate or a traceback."""
+    folder = tmp_path / NOT_UTF8
+    fake_cudnn(folder, version=90100)
+    machine.add_library_path(folder)
+    result = machine.run("check", "--json")
+    assert result.exit_code in (0, 1) and "Traceback" not in result.stderr, result.stderr
+    assert "\\ud" not in result.stdout  # no lone surrogate in JSON
+    report = result.json
+    [install] = report["cudnn"]
+    assert install["library"] == str(tmp_path) + "/caf\\xe9-\\xff/libcudnn.so.9"
+    assert install["version"] == "9.1.0" and install["loaded_by"] == ["ld.so"]
+    assert not codes(report) & {"CD307", "CD308", "CD309"}
+    text = machine.run("check", "-v")
+    assert "Traceback" not in text.stderr and "caf\\xe9-\\xff" in text.stdout
+
+
+@pytest.mark.skipif(shutil.which("ldconfig") is None, reason="needs ldconfig")
+def test_a_folder_in_the_ldconfig_cache_whose_name_is_not_utf8(machine: Machine, tmp_path: Path) -> None:
+    folder = tmp_path / NOT_UTF8
+    fake_cudnn(folder, version=90100)
+    (machine.root / "etc" / "ld.so.conf").write_bytes(os.fsencode(str(folder)) + b"\n")
+    subprocess.run([shutil.which("ldconfig"), "-X", "-C", str(machine.root / "etc" / "ld.so.cache"),
+                    "-f", str(machine.root / "etc" / "ld.so.conf")], check=True, capture_output=True)
+    report = check_quickly(machine)
+    [install] = [i for i in report["cudnn"] if "caf" in i["library"]]
+    assert install["version"] == "9.1.0" and install["source"] == "system"
+
+
+def test_version_files_and_nvcc_output_that_are_not_utf8(machine: Machine, tmp_path: Path) -> None:
+    text_toolkit = make_toolkit(machine.root)
+    (text_toolkit / "version.txt").write_bytes(b"CUDA Version 12.4.1 \xff\xfe built by caf\xe9\n")
+    nvcc_toolkit = tmp_path / "cuda-nvcc"
+    (nvcc_toolkit / "include").mkdir(parents=True)
+    (nvcc_toolkit / "include" / "cuda_runtime.h").write_text("/* fake */\n")
+    (nvcc_toolkit / "bin").mkdir()
+    (nvcc_toolkit / "bin" / "nvcc").write_bytes(
+        b"#!/bin/sh\nprintf 'nvcc: NVIDIA (R) Cuda compiler driver \\377\\376\\nCuda compilation tools, "
+        b"release 12.6, V12.6.85\\n'\n")
+    (nvcc_toolkit / "bin" / "nvcc").chmod(0o755)
+    machine.env["CUDA_HOME"] = str(nvcc_toolkit)
+    report = check_quickly(machine)
+    versions = {t["path"]: (t["version"], t["version_from"]) for t in report["toolkits"]}
+    assert versions[str(text_toolkit)] == ("12.4.1", "version.txt")
+    assert versions[str(nvcc_toolkit)] == ("12.6.85", "nvcc")
+
+
+HUGE = "1" * 5000
+
+BAD_VERSION_JSON = {
+    "a number": "5",
+    "a list": "[1, 2, 3]",
+    "cuda is a number": '{"cuda": 12}',
+    "version is a number": '{"cuda": {"version": 12.4}}',
+    "deep nesting": "[" * 100_000 + "]" * 100_000,
+    "deep objects": '{"cuda": ' * 50_000 + "1" + "}" * 50_000,
+    "a 5,000-digit version": f'{{"cuda": {{"version": "{HUGE}"}}}}',
+    "not UTF-8": '{"cuda": {"version": "12.4.1\xff"}}',
+}
+
+
+def test_malformed_version_json_is_passed_over(machine: Machine) -> None:
+    """One toolkit per kind of bad version.json; each falls back to its version.txt."""
+    toolkits = {}
+    for index, (kind, content) in enumerate(BAD_VERSION_JSON.items()):
+        toolkits[kind] = make_toolkit(machine.root, content, name=f"cuda-12.{index}")
+        (toolkits[kind] / "version.txt").write_text(f"CUDA Version 12.{index}.1\n")
+    huge = make_toolkit(machine.root, None, name="cuda-13.0")
+    with open(huge / "version.json", "wb") as handle:  # 2 GB, sparse: read, it would take the memory
+        handle.truncate(2 << 30)
+    (huge / "version.txt").write_text("CUDA Version 13.0.1\n")
+    toolkits["huge"] = huge
+    report = check_quickly(machine)
+    found = {t["path"]: (t["version"], t["version_from"]) for t in report["toolkits"]}
+    for kind, toolkit in toolkits.items():
+        assert found[str(toolkit)] == (toolkit.name.split("-")[1] + ".1", "version.txt"), kind
+
+
+BAD_BUILD_INFO = {
+    "integers": "build_info = {'cuda_version': 12, 'cudnn_version': 8, 'is_cuda_build': 1}\n",
+    "a deep expression": "build_info = {'cuda_version': " + "(" * 50_000 + "'12.2'" + ")" * 50_000 + "}\n",
+    "a deep list": "build_info = {'cuda_version': " + "[" * 50_000 + "]" * 50_000 + "}\n",
+    "a 5,000-digit version": f"build_info = {{'cuda_version': '{HUGE}', 'cudnn_version': '{HUGE}'}}\n",
+    "not UTF-8": "build_info = {'cuda_version': '12.2\udcff'}\n",
+}
+
+
+def test_malformed_tensorflow_build_info_is_ignored(machine: Machine) -> None:
+    """One conda environment per kind of bad build_info.py; TensorFlow is still found in each."""
+    for index, content in enumerate(BAD_BUILD_INFO.values()):
+        site = machine.home / "miniconda3" / "envs" / f"env{index}" / "lib" / "python3.12" / "site-packages"
+        (site / "tensorflow-2.15.0.dist-info").mkdir(parents=True)
+        path = site / "tensorflow" / "python" / "platform" / "build_info.py"
+        path.parent.mkdir(parents=True)
+        path.write_bytes(content.encode("utf-8", "surrogateescape"))
+    report = check_quickly(machine)
+    assert len(report["frameworks"]) == len(BAD_BUILD_INFO)
+    assert {f["cuda_built_for"] for f in report["frameworks"]} <= {None, "12.2"}
+
+
+def test_a_5000_digit_version_elsewhere(machine: Machine, tmp_path: Path) -> None:
+    site = python_env(machine, tmp_path)
+    info = site / "torch-2.5.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Name: torch\nVersion: 2.5.1\nRequires-Dist: nvidia-cudnn-cu12=={HUGE}\n")
+    (site / "torch").mkdir()
+    (site / "torch" / "version.py").write_text(f"__version__ = '2.5.1'\ncuda = '{HUGE}'\n")
+    include = tmp_path / "cudnn" / "include"
+    fake_cudnn(tmp_path / "cudnn" / "lib", version=90100)
+    include.mkdir()
+    (include / "cudnn_version.h").write_text(f"#define CUDNN_MAJOR {HUGE}\n#define CUDNN_MINOR 1\n")
+    check_quickly(machine, "--search-path", str(tmp_path / "cudnn" / "lib"))
+    for spec in (f"cudnn>={HUGE}", f"cuda=={HUGE}.1", f"driver>={HUGE}"):
+        result = machine.run("check", "--require", spec)
+        assert result.exit_code in (1, 2) and "Traceback" not in result.stderr, (spec, result.stderr)
+
+
+def test_an_elf_with_too_small_program_header_entries_is_a_finding(machine: Machine, tmp_path: Path) -> None:
+    """e_phentsize smaller than a program header: entries would be read past the end of the file."""
+    good = Path(os.path.realpath(fake_cudnn(tmp_path / "small", version=90100)))
+    header = bytearray(good.read_bytes()[:64])
+    header[32:40] = (60).to_bytes(8, "little")  # e_phoff: the last bytes of the file
+    header[54:56] = (4).to_bytes(2, "little")  # e_phentsize: 4 bytes, a 64-bit entry needs 56
+    header[56:58] = (1).to_bytes(2, "little")  # e_phnum
+    good.write_bytes(bytes(header))
+    big = Path(os.path.realpath(fake_cudnn(tmp_path / "zero", version=90100)))
+    blob = bytearray(big.read_bytes())
+    blob[54:56] = (0).to_bytes(2, "little")
+    big.write_bytes(bytes(blob))
+    report = check_quickly(machine, "--search-path", str(tmp_path / "small"), "--search-path", str(tmp_path / "zero"))
+    broken = {Path(f["subject"]).parent.name: f["detail"] for f in report["findings"] if f["code"] == "CD308"}
+    assert "malformed" in broken["small"] and "malformed" in broken["zero"]
+
+
+THEANORC = {
+    "Theano's %(USER)s interpolation": ("[global]\ndevice = cuda\n[dnn]\nlibrary_path = {cudnn}/%(USER)s\n", None),
+    "an unknown %(NAME)s, taken raw as Theano does": ("[global]\nbase_compiledir = /tmp/%(NOPE)s\n", None),
+    "a lone %": ("[global]\ncompiledir_format = 100%\n", None),
+    "binary": (None, "not a text file"),
+    "huge (sparse, 2 GB)": ("", "larger than"),
+    "no section header": ("device = cuda\n", "no section headers"),
+    "a duplicate section": ("[global]\ndevice = cuda\n[global]\ndevice = cpu\n", "already exists"),
+}
+
+
+@pytest.mark.parametrize("case", list(THEANORC))
+def test_theanorc_read_as_theano_reads_it(machine: Machine, tmp_path: Path, case: str) -> None:
+    text, problem = THEANORC[case]
+    machine.env["USER"] = "alice"
+    fake_cudnn(tmp_path / "cudnn" / "alice", version=8907, cudart=11080)
+    rc = machine.home / ".theanorc"
+    if text is None:
+        rc.write_bytes(bytes(range(256)) * 4)
+    elif not text:
+        with open(rc, "wb") as handle:
+            handle.truncate(2 << 30)
+    else:
+        rc.write_text(text.format(cudnn=tmp_path / "cudnn"))
+    report = check_quickly(machine)
+    unread = [f for f in report["findings"] if f["code"] == "CD440"]
+    if problem is None:
+        assert unread == []
+    else:
+        assert len(unread) == 1 and problem in unread[0]["detail"], unread
+    if case.startswith("Theano's"):  # dnn.library_path with %(USER)s expanded: that cuDNN is found
+        assert [i["version"] for i in report["cudnn"]] == ["8.9.7"]
+    if case not in ("binary", "Theano's %(USER)s interpolation"):
+        return
+    explained = machine.run("explain", "Could not load dynamic library 'libcudnn.so.8'")
+    assert explained.exit_code in (0, 1) and "Traceback" not in explained.stderr, explained.stderr
+
+
+# --- helper programs ------------------------------------------------------------------------------
+
+def test_hanging_helper_programs_share_one_budget_and_do_not_outlive_check(machine: Machine, tmp_path: Path) -> None:
+    """`ldconfig` and two toolkits' `nvcc` hang (each a shell whose own child holds the output pipe):
+    they run side by side under one budget, and they and their children are gone when check returns."""
+    mark = marked(machine)
+    hanging = "#!/bin/sh\nsleep 60\necho never\n"
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "ldconfig").write_text(hanging)
+    (bin_dir / "ldconfig").chmod(0o755)
+    (machine.root / "etc" / "ld.so.cache").write_bytes(b"")
+    machine.env["PATH"] = f"{bin_dir}:{machine.env['PATH']}"
+    for name in ("cuda-a", "cuda-b"):
+        toolkit = tmp_path / name
+        (toolkit / "include").mkdir(parents=True)
+        (toolkit / "include" / "cuda_runtime.h").write_text("/* fake */\n")
+        (toolkit / "bin").mkdir()
+        (toolkit / "bin" / "nvcc").write_text(hanging)
+        (toolkit / "bin" / "nvcc").chmod(0o755)
+    machine.env["CUDA_HOME"] = str(tmp_path / "cuda-a")
+    machine.env["CUDA_PATH"] = str(tmp_path / "cuda-b")
+    machine.env["CUDNN_DOCTOR_HELPER_TIMEOUT"] = "2"
+    try:
+        report = check_quickly(machine, limit=6)  # three helpers of 2 s each, one after another: > 6 s
+        assert [t["version"] for t in report["toolkits"]] == [None, None]
+        assert survivors(mark) == []
+    finally:
+        for pid in survivors(mark):
+            os.kill(pid, 9)
+
+
+# --- rules are pure -------------------------------------------------------------------------------
+
+def test_rules_import_nothing_from_probes_and_touch_no_files() -> None:
+    """Probes record what they saw (resolved paths included); rules only read the report."""
+    import ast
+
+    io_calls = {"realpath", "exists", "isdir", "isfile", "islink", "lexists", "stat", "lstat", "listdir", "scandir",
+                "open", "read_text", "read_bytes", "glob", "access", "readlink", "run", "Popen"}
+    offences = []
+    for path in sorted((Path(__file__).resolve().parents[1] / "cudnn_doctor" / "rules").glob("*.py")):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("cudnn_doctor.probes"):
+                offences.append(f"{path.name}: imports {node.module}")
+            if isinstance(node, ast.Import) and any(a.name.startswith("cudnn_doctor.probes") for a in node.names):
+                offences.append(f"{path.name}: imports cudnn_doctor.probes")
+            if isinstance(node, ast.Call):
+                name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+                if name in io_calls:
+                    offences.append(f"{path.name}:{node.lineno}: calls {name}")
+    assert offences == []
