@@ -346,6 +346,16 @@ _CODES = (
          "Install from the index that hosts the CUDA build (`pip install torch --index-url "
          "https://download.pytorch.org/whl/cu128`), pick a version published for your Python, or for conda "
          "check `conda info` (the __cuda line) and set `CONDA_OVERRIDE_CUDA` only on a machine without a GPU."),
+    Code("CD510", "error", "The package manager found the GPU stack's packages in conflict",
+         "The package manager could not install a consistent set of the GPU stack's packages ({detail}). A CUDA "
+         "build pins exact versions of NVIDIA's library wheels (nvidia-*-cuNN, cuda-toolkit), and companions such as "
+         "torchvision and torchaudio are built for one torch release and CUDA variant; two requirements here pin "
+         "different ones.",
+         "Let one package choose the NVIDIA wheels: drop your own nvidia-*/cuda-toolkit pins (or pin the versions the "
+         "framework requires), install the framework and its companions together from one index with one CUDA "
+         "suffix (`pip install torch==X torchvision==Y --index-url https://download.pytorch.org/whl/cu128`), and keep "
+         "every package on one CUDA major (all -cu12 or all -cu13). `pip check` lists what each installed package "
+         "requires."),
     # CD6xx: bench
     Code("CD601", "error", "No GPU to benchmark",
          "{why}",

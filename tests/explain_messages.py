@@ -79,6 +79,88 @@ FAMILIES = [
     ("open-mmlab/PIA#30", "CD4",
      "WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built for:\n    PyTorch 2.1.2+cu121 with CUDA 1201 (you have 2.1.2+cpu)"),
     ("facebookresearch/xformers#800 (comment)", "CD4", "Error: xFormers wasn't build with CUDA support"),
+    # a library named by its product name, not its file name
+    ("li-plus/chatglm.cpp#89", "CD2", "CMake Warning at third_party/ggml/src/CMakeLists.txt:236 (message):\n  cuBLAS not found"),
+    ("uxlfoundation/oneMath#72", "CD2",
+     "CMake Error at /usr/share/cmake-3.16/Modules/FindPackageHandleStandardArgs.cmake:146 (message):\n"
+     "  Could NOT find cuBLAS (missing: CUBLAS_INCLUDE_DIR)"),
+    ("Megvii-BaseDetection/YOLOX#650", "CD3", "CMake Error at cmake/cudnn.cmake:31 (message):\n  Can not find CuDNN Library"),
+    ("tensorflow/tensorflow#4168", "CD3",
+     "I tensorflow/stream_executor/cuda/cuda_dnn.cc:3304] Unable to load cuDNN DSO"),
+    ("davisking/dlib#2359", "CD2",
+     "-- Found CUDA, but CMake was unable to find the cuBLAS libraries that should be part of every basic CUDA install. "
+     "Your CUDA install is somehow broken or incomplete."),
+    # companion libraries and the loaders' other words
+    ("WisconsinAIVision/yolact_edge#186", "CD2",
+     "RuntimeError: nvrtc: error: failed to open libnvrtc-builtins.so.11.1.\n"
+     "  Make sure that libnvrtc-builtins.so.11.1 is installed correctly.\nnvrtc compilation failed: "),
+    ("chainer/chainer#4813", "CD2",
+     "Exception in main training loop: nvrtc: error: failed to open libnvrtc-builtins.so.\n"
+     "  Make sure that libnvrtc-builtins.so is installed correctly."),
+    ("flashlight/flashlight#124", "CD2",
+     "  what():  ArrayFire Exception (Internal error:998):\nNVRTC Error(7): NVRTC_ERROR_BUILTIN_OPERATION_FAILURE\nLog: "),
+    ("NVIDIA/numba-cuda#196", "CD2",
+     "numba.cuda.cudadrv.error.NvrtcError:\n  Failed to call nvrtcCompileProgram: NVRTC_ERROR_BUILTIN_OPERATION_FAILURE"),
+    ("billwuhao/ComfyUI_gemmax#2", "CD2", "Library cublas64_11.dll is not found or cannot be loaded"),
+    ("qupath/qupath-extension-djl#46", "CD2", "cublas64_12.dll: Can't find dependent libraries"),
+    # package managers' conflicts about the GPU stack's own packages
+    ("astral-sh/uv#10604", "CD5",
+     "  × No solution found when resolving dependencies:\n  ╰─▶ Because there is no version of "
+     "nvidia-cudnn-cu12{platform_machine == 'x86_64' and sys_platform == 'linux'}==9.1.0.70 and torch==2.4.1 depends on "
+     "nvidia-cudnn-cu12{platform_machine == 'x86_64' and sys_platform ==\n      'linux'}==9.1.0.70, we can conclude that "
+     "torch==2.4.1 cannot be used.\n      And because you require torch==2.4.1, we can conclude that your requirements "
+     "are unsatisfiable."),
+    ("xming521/WeClone#197", "CD5",
+     "      and torch==2.7.1+cu126 depends on system:cuda==12.6, we can conclude that torch{sys_platform == 'linux'}==2.7.1 "
+     "depends on system:cuda==12.6.\n      And because triton==3.3.1 depends on system:cuda==12.9, we can conclude that "
+     "torch{sys_platform == 'linux'}==2.7.1 and triton{sys_platform == 'linux'}==3.3.1 are incompatible."),
+    ("facefusion/facefusion-colab#16", "CD5",
+     "ERROR: pip's dependency resolver does not currently take into account all the packages that are installed. This "
+     "behaviour is the source of the following dependency conflicts.\ntorch 2.2.1+cu121 requires "
+     "nvidia-cublas-cu12==12.1.3.1; platform_system == \"Linux\" and platform_machine == \"x86_64\", which is not installed."),
+    ("pytorch/pytorch#87075", "CD5",
+     "ERROR: torchaudio 0.13.0.dev20221016+cu117 has requirement torch==1.14.0.dev20221016, but you'll have torch "
+     "1.14.0.dev20221017+cu117 which is incompatible."),
+    ("KevinMusgrave/pytorch-metric-learning#55", "CD5",
+     "UnsatisfiableError: The following specifications were found to be incompatible with each other:\n\nOutput in "
+     "format: Requested package -> Available versionsThe following specifications were found to be incompatible with "
+     "your CUDA driver:\n\n  - feature:/linux-64::__cuda==10.1=0\n  - feature:|@/linux-64::__cuda==10.1=0\n\n"
+     "Your installed CUDA driver is: 10.1"),
+    # serialized engines of another TensorRT
+    ("wang-xinyu/tensorrtx#632", "CD4",
+     "[TensorRT] ERROR: 1: [stdArchiveReader.cpp::StdArchiveReader::34] Error Code 1: Serialization (Serialization "
+     "assertion safeVersionRead == safeSerializationVersion failed.Version tag does not match. Note: Current Version: 43, "
+     "Serialized Engine Version: 89)\n[TensorRT] ERROR: 4: [runtime.cpp::deserializeCudaEngine::76] Error Code 4: "
+     "Internal Error (Engine deserialization failed.)\nTraceback (most recent call last):\n  File \"yolov5_trt.py\", "
+     "line 88, in __init__\n    context = engine.create_execution_context()\n"
+     "AttributeError: 'NoneType' object has no attribute 'create_execution_context'"),
+    ("GeekAlexis/FastMOT#127", "CD4",
+     "[TensorRT] ERROR: coreReadArchive.cpp (41) - Serialization Error in verifyHeader: 0 (Version tag does not match. "
+     "Note: Current Version: 96, Serialized Engine Version: 97)"),
+    ("mingj2021/segment-anything-tensorrt#2", "CD4",
+     "4: [runtime.cpp::nvinfer1::Runtime::deserializeCudaEngine::50] Error Code 4: Internal Error (Engine deserialization "
+     "failed.)"),
+    # PTX from a newer compiler than the driver
+    ("ComputationalRadiationPhysics/cuda_memtest#31", "CD1",
+     "[05/23/2021 18:30:06][computer][0]:ERROR: CUDA error: the provided PTX was compiled with an unsupported toolchain., "
+     "line 148, file /var/tmp/pamac-build-user/cuda_memtest/src/cuda_memtest/cuda_memtest.cu"),
+    ("wilicc/gpu-burn#145", "CD1",
+     "Couldn't init a GPU test: Error in load module (gpu_burn-drv.cpp:243): the provided PTX was compiled with an "
+     "unsupported toolchain."),
+    ("mit-han-lab/inter-operator-scheduler#4", "CD1",
+     "Cuda failure: 222 the provided PTX was compiled with an unsupported toolchain.\n"
+     "/home/ubuntu/ios/src/ios/ios_runtime.cu:1332\nAborting..."),
+    # cuFFT without kernels for the GPU (PyTorch cu116/cu117 on RTX 40xx)
+    ("microsoft/NOTSOFAR1-Challenge#40", "CD4", "RuntimeError: cuFFT error: CUFFT_INTERNAL_ERROR"),
+    ("haoheliu/AudioLDM-training-finetuning#54", "CD4",
+     "RuntimeError: cuFFT error: CUFFT_INTERNAL_ERROR (An issue related to RTX4090)"),
+    # cuBLAS rejecting a plain GEMM: two CUDA releases' libraries mixed (maintainer: multiple CUDA versions installed)
+    ("bitsandbytes-foundation/bitsandbytes#205", "CD2",
+     "RuntimeError: CUDA error: CUBLAS_STATUS_INVALID_VALUE when calling `cublasGemmEx( handle, opa, opb, m, n, k, "
+     "&falpha, a, CUDA_R_16F, lda, b, CUDA_R_16F, ldb, &fbeta, c, CUDA_R_16F, ldc, CUDA_R_32F, CUBLAS_GEMM_DFALT_TENSOR_OP)`"),
+    # Java engines without a build for this CUDA
+    ("deepjavalibrary/djl#3617", "CD4", "ai.djl.pytorch.jni.LibUtils   : No matching cuda flavor for win-x86_64 found: cu126."),
+    ("qupath/qupath-extension-djl#46 (log)", "CD4", "    No matching cuda flavor for win-x86_64 found: cu065"),
 ]
 
 UNRELATED = [
@@ -101,4 +183,29 @@ UNRELATED = [
     ("pip's resolver on two packages' versions, not a build skew",
      "ERROR: pip's dependency resolver does not currently take into account all the packages that are installed. "
      "torchvision 0.15.2 requires torch==2.0.1, but you have torch 2.1.0 which is incompatible."),
+    # pip's conflicts between packages that are not the GPU stack (microsoft/vscode#286865)
+    ("pip conflicts between non-GPU packages (microsoft/vscode#286865)",
+     "ERROR: pip's dependency resolver does not currently take into account all the packages that are installed. This "
+     "behaviour is the source of the following dependency conflicts.\nhuggingface-hub 0.34.0 requires "
+     "hf-xet<2.0.0,>=1.1.3; platform_machine == \"x86_64\" or platform_machine == \"amd64\" or platform_machine == "
+     "\"arm64\" or platform_machine == \"aarch64\", which is not installed.\noutlines 1.2.9 requires genson, which is not "
+     "installed."),
+    # a GPU package asking for a newer numpy is not a conflict of the GPU stack (MicrosoftDocs/pytorchfundamentals#23)
+    ("tensorflow-gpu wants numpy (MicrosoftDocs/pytorchfundamentals#23)",
+     "ERROR: tensorflow-gpu 2.8.0 has requirement numpy>=1.20, but you'll have numpy 1.18.5 which is incompatible."),
+    # TensorRT's ONNX parser has no importer for a custom operator (onnx/onnx-tensorrt#465: Mish is a custom op)
+    ("TensorRT ONNX parser, custom op (onnx/onnx-tensorrt#465)",
+     "While parsing node number 2 [Mish -> \"001_convolutional_mish\"]:\nERROR: /home/ashing/onnx-tensorrt/"
+     "ModelImporter.cpp:134 In function parseGraph:\n[8] No importer registered for op: Mish"),
+    # cuBLAS failing after an index out of bounds in the user's data (EvolvingLMMs-Lab/Otter#218)
+    ("cuBLAS after an indexing bug (EvolvingLMMs-Lab/Otter#218)",
+     "../aten/src/ATen/native/cuda/IndexKernel.cu:92: operator(): block: [19,0,0], thread: [107,0,0] Assertion `index >= "
+     "-sizes[i] && index < sizes[i] && \"index out of bounds\"` failed.\nRuntimeError: CUDA error: "
+     "CUBLAS_STATUS_EXECUTION_FAILED when calling `cublasGemmStridedBatchedExFix( handle, opa, opb, m, n, k, "
+     "(void*)(&falpha), a, CUDA_R_16BF, lda, stridea, b, CUDA_R_16BF, ldb, strideb, (void*)(&fbeta), c, CUDA_R_16BF, ldc, "
+     "stridec, num_batches, CUDA_R_32F, CUBLAS_GEMM_DEFAULT_TENSOR_OP)`"),
+    # an embedding fed an index past its size (huggingface/transfer-learning-conv-ai#23: 'This is my mistake')
+    ("cuBLAS after an embedding index past its size (huggingface/transfer-learning-conv-ai#23)",
+     "cublas runtime error : resource allocation failed at "
+     "/opt/conda/conda-bld/pytorch_1556653099582/work/aten/src/THC/THCGeneral.cpp:228"),
 ]

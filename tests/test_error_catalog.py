@@ -33,7 +33,7 @@ FLAGS = re.IGNORECASE | re.DOTALL
 REQUIRED = ("id", "framework", "code", "pattern", "example", "cause", "fix", "source")
 OPTIONAL = ("priority", "requires", "stack_library")
 FRAMEWORKS = {"tensorflow", "pytorch", "jax", "theano", "dl4j", "cuda", "nvml", "cudnn", "loader", "onnxruntime",
-              "tensorrt", "cupy", "paddle", "container", "pip", "xformers"}
+              "tensorrt", "cupy", "paddle", "container", "pip", "xformers", "djl", "conda"}
 GROUPS = {
     "library",
     "cudnn_major",
@@ -629,6 +629,66 @@ VARIANTS = [
         "nvidia-smi-no-driver",
         {},
     ),
+    # NVIDIA/TensorRT#2195 (the safe runtime's variant of the engine version check)
+    (
+        "[08/01/2022-15:41:44] [TRT] [E] 1: [stdArchiveReader.cpp::StdArchiveReader::35] Error Code 1: Serialization "
+        "(Serialization assertion safeVersionRead == safeSerializationVersion failed.Version tag does not match. Note: "
+        "Current Version: 0, Serialized Engine Version: 96)",
+        "trt-engine-version-tag",
+        {},
+    ),
+    # tensorflow/tensorrt#303 (TF-TRT loading an engine of TensorRT 7)
+    (
+        "2022-07-13 16:42:54.914735: E tensorflow/compiler/tf2tensorrt/utils/trt_logger.cc:42] DefaultLogger "
+        "coreReadArchive.cpp (38) - Serialization Error in verifyHeader: 0 (Version tag does not match)",
+        "trt-engine-version-tag",
+        {},
+    ),
+    # yuvraj108c/ComfyUI-Dwpose-Tensorrt#5 (polygraphy's words after a failed deserialization)
+    ("[!] Could not deserialize engine. See log for details.", "trt-engine-deserialization-failed", {}),
+    # NVIDIA/gvdb-voxels#120 (inside a cuModuleLoad error report)
+    (
+        "GVDB CUDA ERROR:\n  Launch status: the provided PTX was compiled with an unsupported toolchain.\n"
+        "  Kernel status: no error\n  Caller: VolumeGVDB::LoadFunction\n  Call:   cuModuleLoad",
+        "cuda-unsupported-ptx-toolchain",
+        {},
+    ),
+    # deepjavalibrary/djl#3617 (no architecture after the flavour)
+    ("ai.djl.pytorch.jni.LibUtils   : No matching cuda flavor for win-x86_64 found: cu126.",
+     "djl-no-matching-cuda-flavor", {}),
+    # deepjavalibrary/djl#2775 (the title: flavour and architecture)
+    ("No matching cuda flavor for win found: cu112mkl/sm_86.", "djl-no-matching-cuda-flavor",
+     {"compute_capability": "86"}),
+    # KevinMusgrave/pytorch-metric-learning#55 (Windows, with conda 4.8's second feature line)
+    (
+        "The following specifications were found to be incompatible with your CUDA driver:\n\n"
+        "  - feature:/win-64::__cuda==10.2=0\n  - feature:|@/win-64::__cuda==10.2=0\n\nYour installed CUDA driver is: 10.2",
+        "conda-cuda-virtual-package",
+        {},
+    ),
+    # pytorch/pytorch#87075 (pip's older wording)
+    (
+        "ERROR: torchaudio 0.13.0.dev20221016+cu117 has requirement torch==1.14.0.dev20221016, but you'll have torch "
+        "1.14.0.dev20221017+cu117 which is incompatible.",
+        "pip-torch-companion-cuda-build",
+        {},
+    ),
+    # libmamba's tree for a GPU build on a machine without a driver (quoted with stackoverflow.com/questions/74836151)
+    (
+        "      ├─ deepmd-kit 2.2.10 *gpu is not installable because it requires\n"
+        "      │  └─ tensorflow 2.9.* cuda*, which requires\n      │     └─ __cuda, which is missing on the system;",
+        "conda-cuda-virtual-package",
+        {},
+    ),
+    # vllm-project/vllm#35608 (cublasGemmEx, solved by unset LD_LIBRARY_PATH)
+    (
+        "Encountered RuntimeError: CUDA error: CUBLAS_STATUS_INVALID_VALUE when calling `cublasGemmEx( handle, opa, opb, "
+        "m, n, k, alpha_ptr, a, CUDA_R_16F, lda, b, CUDA_R_16F, ldb,",
+        "cublas-invalid-value-mixed-libraries",
+        {},
+    ),
+    # haoheliu/AudioLDM#49 (the error alone, RTX 4090 with a cu117 build)
+    ("RuntimeError: cuFFT error: CUFFT_INTERNAL_ERROR", "cufft-internal-error-ada", {}),
 ]
 
 
@@ -654,6 +714,10 @@ HARMLESS = [
     "I tensorflow/stream_executor/cuda/cuda_dnn.cc:384] Loaded cuDNN version 8600",
     # Theano/Theano#6690
     "Using cuDNN version 7402 on context None",
+    # 2kpr/ComfyUI-PMRF#11: a torch companion out of step without any CUDA build named is pip's business alone
+    "torchvision 0.19.1 requires torch==2.4.1, but you have torch 2.5.1 which is incompatible.",
+    # wang-xinyu/tensorrtx#632: the engine's deserialization is the cause; the AttributeError alone says nothing
+    "AttributeError: 'NoneType' object has no attribute 'create_execution_context'",
 ]
 
 

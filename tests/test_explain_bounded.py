@@ -97,6 +97,12 @@ READER_INPUTS = {
     "phrases": "falling back to cpu gpu " * 80000,
     "java": ("no jnicudnn in java.library.path " * 100 + "\n") * 600,
     "one 2 MB line": "cu" * 1_000_000,
+    "product names": ("cuDNN cuBLAS cuSPARSE cuFFT NVRTC cudart nvml " * 12 + "library was not found\n") * 5000,
+    "product near-misses": ("could not find " * 40 + "nvidia-cudnn-cu12 libcudnn cudnn_ops cudnn.h\n") * 3000,
+    "resolver conflicts": ("torch 2.1.0+cu121 depends on nvidia-cudnn-cu12==8.9.2.26 which is incompatible, "
+                           "conflicting dependencies ResolutionImpossible\n") * 15000,
+    "resolver near-misses": ("ResolutionImpossible requires " + "x+cu nvidia " * 300 + "\n") * 500,
+    "status texts": "the provided ptx was compiled with an unsupported toolchain CUFFT_INTERNAL_ERROR " * 25000,
     "random bytes": random.Random(7).randbytes(2_000_000),
     "NUL bytes": b"\x00" * 2_000_000,
     "invalid UTF-8": b"\xff\xfe libcudnn.so.8: cannot open \xc3\x28\n" * 60000,

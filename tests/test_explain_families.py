@@ -151,3 +151,126 @@ def test_the_bench_codes_never_answer_a_message() -> None:
 def test_general_loader_words_are_claimed_only_for_the_gpu_stack(source: str, message: str, claimed: bool) -> None:
     data = explain_text(message, None)
     assert (data["exit_code"] == 0) is claimed, source
+
+
+# ------------------------------------------------------------------ libraries named by their product name
+
+
+@pytest.mark.parametrize(("message", "name", "part"), [
+    ("The cuSPARSE library was not found", "cusparse", "cuda"),  # the product-name form the held-back scoring named
+    ("cuDNN library not found", "cudnn", "cudnn"),
+    ("Could not find cuBLAS", "cublas", "cuda"),
+    ("CMake Error at cmake/cudnn.cmake:31 (message):\n  Can not find CuDNN Library", "cudnn", "cudnn"),  # YOLOX#650
+    ("Unable to find cudart library.", "cudart", "cuda"),  # li-plus/chatglm.cpp#89
+    ("NVML library not found", "nvidia-ml", "driver"),
+])
+def test_a_library_named_by_its_product_is_a_missing_library(message: str, name: str, part: str) -> None:
+    libraries = read(message).libraries
+    assert [(lib.name, lib.part, lib.failure) for lib in libraries] == [(name, part, "missing")], message
+
+
+@pytest.mark.parametrize("message", [
+    "Successfully installed nvidia-cudnn-cu12-9.1.0.70 nvidia-cublas-cu12-12.4.5.8",  # a package, not the library
+    "I tensorflow/stream_executor/cuda/cuda_dnn.cc:384] Loaded cuDNN version 8600",
+    "torch.backends.cudnn.enabled = True; cudnn_ops_infer64_8.dll found",
+    "cuDNN: 8.0.4, GPU count: 1. OpenCV version: 4.5.0 not found in cache",  # the words of another clause
+    "cuBLAS error: CUBLAS_STATUS_NOT_SUPPORTED",
+    "fatal error: cudnn.h: No such file or directory not found",
+])
+def test_product_names_in_other_roles_are_not_missing_libraries(message: str) -> None:
+    assert not [lib for lib in read(message).libraries if lib.failure == "missing" and "." not in lib.file], message
+
+
+def test_every_product_alias_is_a_whole_word_of_one_library() -> None:
+    rows = tomllib.loads((compat_dir() / "libraries.toml").read_text())["library"]
+    aliases = [alias for row in rows for alias in row.get("aliases", [])]
+    assert len(aliases) == len(set(aliases))
+    assert {"cudnn", "cublas", "cusparse", "cufft", "curand", "cusolver", "nvrtc", "nvml"} <= set(aliases)
+
+
+# ------------------------------------------------------------------------------- resolver conflicts (CD510)
+
+
+def test_a_resolver_conflict_names_which_package_pins_which_version() -> None:
+    # astral-sh/uv#10604: uv could not find nvidia-cudnn-cu12==9.1.0.70, which torch==2.4.1 pins
+    message = next(m for s, _, m in FAMILIES if s == "astral-sh/uv#10604")
+    conflict = read(message).conflicts[-1]
+    assert conflict.tool == "uv" and any(p.startswith("nvidia-cudnn-cu12") for p in conflict.packages)
+    assert any("depends on nvidia-cudnn-cu12" in pin for pin in conflict.pins)
+    first = explain_text(message, None)["matches"][0]
+    assert first["code"] == "CD510" and "nvidia-cudnn-cu12" in first["cause"] and "pip install torch" in first["fix"]
+
+
+def test_a_conflict_between_other_packages_is_not_the_gpu_stacks() -> None:
+    # a log that printed a CUDA build of torch, then an unrelated shape error that says "incompatible"
+    log = "torch 2.1.0+cu121\nnumpy 1.26.4\nValueError: Shapes (None, 10) and (None, 1) are incompatible"
+    assert read(log).conflicts == () and explain_text(log, None)["matches"] == []
+
+
+def test_the_cli_explains_a_conda_cuda_conflict_with_its_fix(machine: Machine) -> None:
+    message = next(m for s, _, m in FAMILIES if s == "KevinMusgrave/pytorch-metric-learning#55")
+    result = machine.run("explain", message, "--offline-only", "--json")
+    assert result.exit_code == 0
+    first = result.json["matches"][0]
+    assert first["code"] == "CD509" and "CONDA_OVERRIDE_CUDA" in first["fix"] and "driver" in first["fix"]
+
+
+# ------------------------------------------------------------------- status codes of the CUDA math libraries
+
+
+@pytest.mark.parametrize(("text", "name", "claimed"), [
+    ("RuntimeError: cusolver error: CUSOLVER_STATUS_EXECUTION_FAILED, when calling cusolverDnSgetrf",
+     "CUSOLVER_STATUS_EXECUTION_FAILED", False),
+    ("RuntimeError: CUDA error: CUBLAS_STATUS_EXECUTION_FAILED when calling `cublasSgemm( handle, opa, opb, m, n, k, "
+     "&alpha, a, lda, b, ldb, &beta, c, ldc)`", "CUBLAS_STATUS_EXECUTION_FAILED", False),  # KaiyangZhou/deep-person-reid#570
+    ("RuntimeError: cuSPARSE error: CUSPARSE_STATUS_ALLOC_FAILED", "CUSPARSE_STATUS_ALLOC_FAILED", True),
+    ("curandCreateGenerator failed: CURAND_STATUS_INITIALIZATION_FAILED", "CURAND_STATUS_INITIALIZATION_FAILED", True),
+    ("nvrtcCompileProgram returned NVRTC_ERROR_BUILTIN_OPERATION_FAILURE", "NVRTC_ERROR_BUILTIN_OPERATION_FAILURE", True),
+    ("RuntimeError: cuFFT error: CUFFT_INVALID_SIZE", "CUFFT_INVALID_SIZE", False),
+])
+def test_math_library_status_codes_are_read_and_claimed_only_with_a_cause(text: str, name: str, claimed: bool) -> None:
+    data = explain_text(text, None)
+    assert name in [s["name"] for s in data["facts"]["statuses"]], text
+    assert bool(data["matches"]) is claimed, [m["code"] for m in data["matches"]]
+
+
+def test_nvidias_error_strings_map_to_their_code_without_name_or_number() -> None:
+    statuses = read("the provided PTX was compiled with an unsupported toolchain.").statuses
+    assert [s.name for s in statuses] == ["cudaErrorUnsupportedPtxVersion"]
+    assert explain_text("the provided PTX was compiled with an unsupported toolchain.", None)["matches"][0]["code"] == "CD103"
+
+
+def test_the_math_library_tables_are_whole() -> None:
+    rows = tomllib.loads((compat_dir() / "status_codes.toml").read_text())["status"]
+    numbers: dict[str, set[int]] = {}
+    for row in rows:
+        numbers.setdefault(row["api"], set()).add(row["number"])
+    # every non-success value of the enums in CUDA 12.6's cufft.h, curand.h, cusparse.h and nvrtc.h
+    assert numbers["cufft"] == set(range(1, 17))
+    assert numbers["curand"] == {100, 101, 102, 103, 104, 105, 106, 201, 202, 203, 204, 999}
+    assert numbers["cusparse"] == set(range(1, 12))
+    assert numbers["nvrtc"] == set(range(1, 13))
+    assert set(range(1, 17)) | {20, 21, 22, 23, 25, 26, 30, 31} == numbers["cusolver"]
+
+
+# ----------------------------------------------------------------------- engines and engine flavours (CD4)
+
+
+def test_an_engine_of_another_tensorrt_says_rebuild_it() -> None:
+    message = next(m for s, _, m in FAMILIES if s == "wang-xinyu/tensorrtx#632")
+    first = explain_text(message, None)["matches"][0]
+    assert (first["code"], first["id"]) == ("CD410", "trt-engine-version-tag") and "Rebuild the engine" in first["fix"]
+
+
+@pytest.mark.parametrize(("file", "name", "part"), [
+    ("libnvrtc-builtins.alt.so.12.8", "nvrtc-builtins*", "cuda"),  # nanoporetech/dorado#1319
+    ("libnccl.so.2", "nccl", "cuda"), ("libcusparseLt.so.0", "cusparselt", "cuda"), ("libcufile.so.0", "cufile", "cuda"),
+    ("libnvfatbin.so.12", "nvfatbin", "cuda"), ("libnvvm.so.4", "nvvm", "cuda"), ("nppc64_12.dll", "npp*", "cuda"),
+    ("nvJitLink_120_0.dll", "nvjitlink", "cuda"), ("libnvinfer_lean.so.10", "nvinfer_*", "framework"),
+    ("libnvidia-nvvm.so.4", "nvidia-nvvm", "driver"), ("libnvidia-gpucomp.so.550.54.14", "nvidia-gpucomp", "driver"),
+])
+def test_companion_libraries_belong_to_their_part(file: str, name: str, part: str) -> None:
+    parsed = parse_library(file)
+    assert parsed is not None and (parsed[0]["name"], parsed[0]["part"]) == (name, part), file
+    facts = read(f"ImportError: {file}: cannot open shared object file: No such file or directory")
+    assert [(lib.part, lib.failure) for lib in facts.libraries] == [(part, "missing")], file

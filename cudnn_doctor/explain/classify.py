@@ -38,6 +38,7 @@ def classify(facts: Facts) -> list[Cause]:
     causes.extend(_from_archs(facts))
     causes.extend(Cause(p.finding, f"the message says “{p.text}”: {p.meaning.rstrip('.')}", f"compat/status_codes.toml: {p.source}",
                         kind="phrase", line=p.line) for p in facts.phrases)
+    causes.extend(_from_conflicts(facts))
     # a container that was started without the GPU explains every failure inside it
     causes.sort(key=lambda cause: cause.code not in CONTEXT_CODES)
     seen: set[str] = set()
@@ -139,3 +140,16 @@ def _from_archs(facts: Facts) -> list[Cause]:
                   f"compute capability {arch.compute_capability} with “{arch.cue}”: the build has no kernels for this GPU",
                   "the architecture the message names", {"compute_capability": arch.compute_capability}, kind="arch",
                   line=arch.line)]
+
+
+def _from_conflicts(facts: Facts) -> list[Cause]:
+    causes = []
+    for conflict in facts.conflicts[-1:]:  # the last one is the resolver's final word
+        named = ", ".join(conflict.packages[:6])
+        pins = "; ".join(conflict.pins[:3])
+        detail = f"{named}: {pins}" if pins else named
+        causes.append(Cause("CD510", f"{conflict.tool} reports a conflict that names the GPU stack's packages ({named})"
+                            + (f": {pins}" if pins else ""),
+                            f"compat/libraries.toml: {conflict.source}", {"detail": detail[:400]}, kind="conflict",
+                            line=conflict.line))
+    return causes

@@ -34,6 +34,9 @@ TRIGGERS = (
     # loaders and package managers
     "java.library.path", "unsatisfiedlink", "winerror", "loadlibrary", "dlopen", "dll load", "error 12", "error 19",
     "no matching distribution", "satisfies the requirement", "nothing provides",
+    # resolvers, serialized engines, engine flavours
+    "conflict", "incompatible", "resolutionimpossible", "unsatisfiable", "cannot install", "no solution found",
+    "version solving", "which is not installed", "serializ", "trt", "execution_context", "flavor", "nvjpeg",
     # "module" in the languages Windows prints error 126 in
     "modul", "módulo", "модуль", "模块", "模組", "モジュール", "모듈",
 )
@@ -41,7 +44,8 @@ TRIGGERS = (
 _TOKEN = re.compile(r"[A-Za-z0-9_.+\-]{1,300}")
 _DLL_NAME = re.compile(r"([a-z][a-z0-9_+\-]{0,80}?)(?:64)?((?:_[0-9][0-9.]{0,12}){0,3})")
 _STATUS_NAME = re.compile(r"\b(?:CUDNN_STATUS_[A-Z0-9_]{2,60}|CUDA_ERROR_[A-Z0-9_]{2,60}|NVML_ERROR_[A-Z0-9_]{2,60}"
-                          r"|CUBLAS_STATUS_[A-Z0-9_]{2,60}"
+                          r"|CUBLAS_STATUS_[A-Z0-9_]{2,60}|CUFFT_[A-Z0-9_]{2,60}|CURAND_STATUS_[A-Z0-9_]{2,60}"
+                          r"|CUSOLVER_STATUS_[A-Z0-9_]{2,60}|CUSPARSE_STATUS_[A-Z0-9_]{2,60}|NVRTC_ERROR_[A-Z0-9_]{2,60}"
                           r"|cudaError[A-Za-z0-9]{2,60})")
 _STATUS_NUMBER = re.compile(r"(?i)\b(cudnn|cuda|nvml|cublas|cu[a-z]{2,30})\b[a-z_ :]{0,30}?"
                             r"\b(?:error|failure|status|err|code)\b[\s:=(#]{0,4}(\d{1,4})\b")
@@ -124,6 +128,15 @@ class Phrase:
 
 
 @dataclass(frozen=True)
+class Conflict:
+    tool: str  # pip | uv | poetry | conda: the package manager whose words say the set of packages is inconsistent
+    packages: tuple[str, ...]  # the GPU stack's packages the conflict names (nvidia-cudnn-cu12, torch 2.1.0+cu121, ...)
+    pins: tuple[str, ...]  # the resolver's lines that say which package requires which version
+    line: int = 0
+    source: str = ""
+
+
+@dataclass(frozen=True)
 class Facts:
     libraries: tuple[Library, ...] = ()
     symbols: tuple[Symbol, ...] = ()
@@ -131,6 +144,7 @@ class Facts:
     versions: tuple[VersionPair, ...] = ()
     archs: tuple[Arch, ...] = ()
     phrases: tuple[Phrase, ...] = ()
+    conflicts: tuple[Conflict, ...] = ()
     frameworks: tuple[str, ...] = ()  # most mentioned first
     lines: tuple[str, ...] = field(default=(), repr=False)  # the lines that can carry a fact (for the catalog)
 
@@ -139,7 +153,8 @@ class Facts:
         return self.frameworks[0] if self.frameworks else None
 
     def any(self) -> bool:
-        return bool(self.libraries or self.symbols or self.statuses or self.versions or self.archs or self.phrases)
+        return bool(self.libraries or self.symbols or self.statuses or self.versions or self.archs or self.phrases
+                    or self.conflicts)
 
 
 def to_text(data: bytes | str) -> str:
@@ -163,13 +178,23 @@ def candidate_lines(text: str) -> list[str]:
             pieces.append(raw)
     keep: set[int] = set()
     whole = text.lower()
-    present = [trigger for trigger in TRIGGERS if trigger in whole]  # most triggers are absent from most logs
+    present = [trigger for trigger in _triggers() if trigger in whole]  # most triggers are absent from most logs
     for index, line in enumerate(pieces):
         lower = line.lower()
         if any(trigger in lower for trigger in present):
             keep.update(range(index - CONTEXT, index + CONTEXT + 1))
     kept = [pieces[index] for index in sorted(keep) if 0 <= index < len(pieces)]
     return kept[-MAX_LINES:]
+
+
+@functools.cache
+def _triggers() -> tuple[str, ...]:
+    """TRIGGERS and the texts of the tables whose words alone carry a fact (NVIDIA's error strings, phrases, the
+    product names of libraries), so that a line of only those words is read."""
+    status = load("status_codes")
+    texts = [row["text"] for table in ("message", "phrase") for row in status.get(table, [])]
+    texts += [alias for row in load("libraries").get("library", []) for alias in row.get("aliases", [])]
+    return tuple(dict.fromkeys((*TRIGGERS, *texts)))
 
 
 def read(data: bytes | str) -> Facts:
@@ -188,7 +213,7 @@ def read(data: bytes | str) -> Facts:
         pairs = _versions(index, line, lower) if digits else []
         if digits and not pairs and index > 0:  # "X was built for:" on one line, the versions on the next
             pairs = _versions(index, lines[index - 1] + " | " + line, lowers[index - 1] + " | " + lower)
-        facts = (_libraries(index, line, lower, lowers), _statuses(index, line, lower), pairs,
+        facts = (_libraries(index, line, lower, lowers) + _products(index, lower), _statuses(index, line, lower), pairs,
                  _archs(index, line, lower), _phrases(index, lower), _symbols(index, line, lower))
         if any(facts):
             found.append(facts)
@@ -204,7 +229,8 @@ def read(data: bytes | str) -> Facts:
     return Facts(libraries=tuple(libraries), symbols=tuple(_unique(symbols, lambda s: s.name)), statuses=tuple(_unique(statuses, lambda s: (s.api, s.name))),
                  versions=tuple(_unique(versions, lambda v: (v.subject, v.built, v.found))),
                  archs=tuple(_unique(archs, lambda a: (a.compute_capability, a.cue))),
-                 phrases=tuple(_unique(phrases, lambda p: p.text)), frameworks=_frameworks(lowers), lines=tuple(lines))
+                 phrases=tuple(_unique(phrases, lambda p: p.text)), conflicts=tuple(_conflicts(lines, lowers)),
+                 frameworks=_frameworks(lowers), lines=tuple(lines))
 
 
 def _has_digit(text: str) -> bool:
@@ -362,6 +388,146 @@ def _markers(lower: str) -> list[tuple[int, str, int]]:
 
 
 @functools.cache
+def _alias_table() -> tuple[tuple[str, dict[str, Any]], ...]:
+    return tuple((alias, row) for row in load("libraries").get("library", []) for alias in row.get("aliases", []))
+
+
+@functools.cache
+def _absent_texts() -> tuple[tuple[str, str], ...]:
+    return tuple((row["text"], row["where"]) for row in load("libraries").get("absent", []))
+
+
+AFTER_WINDOW = 40  # characters after a product name in which the words that say it is missing may start
+BEFORE_WINDOW = 24  # characters before it in which they may end
+
+
+def _word_at(lower: str, start: int, end: int) -> bool:
+    """LOWER[start:end] is a whole word: not part of a package, file or identifier (nvidia-cudnn-cu12, libcudnn,
+    cudnn_ops, cudnn.h, torch/cudnn)."""
+    if lower[max(0, start - 3):start] == "lib":  # libcudnn, libcublas named without a file suffix
+        start -= 3
+    before = lower[start - 1] if start > 0 else " "
+    after = lower[end] if end < len(lower) else " "
+    if before.isalnum() or before in "_-/\\." or after.isalnum() or after in "_-/\\":
+        return False
+    return not (after == "." and end + 1 < len(lower) and lower[end + 1].isalnum())
+
+
+def _products(index: int, lower: str) -> list[Library]:
+    """Libraries named by their product name ("The cuSPARSE library was not found", "Could not find cuBLAS",
+    "Unable to load cuDNN DSO") with the words that say they are missing."""
+    if not any(alias in lower for alias, _ in _alias_table()):
+        return []
+    out: list[Library] = []
+    for alias, row in _alias_table():
+        start = lower.find(alias)
+        while start >= 0 and len(out) < PER_LINE:
+            end = start + len(alias)
+            if _word_at(lower, start, end) and _absent_near(lower, start, end):
+                out.append(Library(file=alias if alias != "cuda runtime" else "CUDA runtime", name=row["name"],
+                                   part=row["part"], component=row["component"], failure="missing",
+                                   framework=row.get("framework"), finding=row.get("finding"), line=index,
+                                   source=row["source"], gpu=row.get("gpu", True)))
+                break
+            start = lower.find(alias, end)
+    return out
+
+
+def _absent_near(lower: str, start: int, end: int) -> bool:
+    after = lower[end:end + AFTER_WINDOW + 30]
+    before = lower[max(0, start - BEFORE_WINDOW - 30):start]
+    for text, where in _absent_texts():
+        if where == "after":
+            at = after.find(text)
+            if 0 <= at <= AFTER_WINDOW and not any(stop in after[:at] for stop in STOPS):
+                return True
+        else:
+            at = before.rfind(text)
+            if at >= 0 and len(before) - (at + len(text)) <= BEFORE_WINDOW \
+                    and not any(stop in before[at + len(text):] for stop in STOPS):
+                return True
+    return False
+
+
+STOPS = (". ", ": ", "; ", ", ", "(")  # a clause ends: the words beyond it are about something else
+
+
+# ------------------------------------------------------------------------------------- resolver conflicts
+
+
+@functools.cache
+def _resolver_tables() -> tuple[tuple[tuple[str, str, str], ...], tuple[str, ...]]:
+    data = load("libraries")
+    texts = tuple((row["text"], row["tool"], row["source"]) for row in data.get("resolver", []))
+    return texts, tuple(row["prefix"] for row in data.get("package", []))
+
+
+# a line of a resolver's explanation says which package requires which: only there a GPU package counts
+DEPENDENCY_WORDS = ("depends on", "requires", "requested", "==", ">=", "<=", "incompatible", "conflict", "cannot install",
+                    "provides", "needed by", "->", "pins", "but you have")
+FRAMEWORK_CORE = ("torch", "jax", "jaxlib", "tensorflow", "paddlepaddle", "onnxruntime")
+_LOCAL_CUDA = re.compile(r"\+cu\d{2,3}\b")
+BLOCK_BEFORE, BLOCK_AFTER = 8, 12  # lines around a resolver's words that explain its conflict
+
+
+def _gpu_packages(line: str, lower: str) -> list[str]:
+    """The GPU stack's packages a resolver line names on its requirement side: after its first dependency word
+    ("torch 2.2.1+cu121 requires nvidia-cublas-cu12==12.1.3.1"), so that "tensorflow-gpu 2.8.0 has requirement
+    numpy>=1.20" (a GPU package wanting numpy) is not a conflict of the GPU stack."""
+    _, prefixes = _resolver_tables()
+    hits = [(at, word) for at, word in ((lower.find(word), word) for word in DEPENDENCY_WORDS) if at >= 0]
+    verb, word = min(hits) if hits else (len(lower), "")
+    required = _TOKEN.search(lower, verb + len(word)) if hits else None
+    if required is not None and required.group(0).strip(".") in FRAMEWORK_CORE:
+        verb = 0  # "torchvision 0.16.0+cu118 depends on torch==2.1.0": a CUDA build of a companion wants another torch
+    found = []
+    for token in itertools.islice(_TOKEN.finditer(line, verb), 200):
+        text = token.group(0).strip(".,:;'\"")
+        low = text.lower()
+        if low.startswith(prefixes) or _LOCAL_CUDA.search(low):
+            found.append(text)
+            if len(found) >= PER_LINE:
+                break
+    return found
+
+
+def _conflicts(lines: list[str], lowers: list[str]) -> list[Conflict]:
+    """The package manager's conflicts that name the GPU stack's own packages: nvidia-*-cuNN wheels, cuda-toolkit,
+    builds with a +cuXXX local version. Read from the end, within FACT_WINDOW characters."""
+    texts, _ = _resolver_tables()
+    out: list[Conflict] = []
+    budget = FACT_WINDOW
+    seen: set[int] = set()
+    named_on: dict[int, list[str]] = {}  # each line is read for packages once, however many blocks it is in
+    for index in range(len(lines) - 1, -1, -1):
+        budget -= len(lines[index]) + 1
+        if budget < 0 or len(out) >= 4:
+            break
+        hit = next(((tool, source) for text, tool, source in texts if text in lowers[index]), None)
+        if hit is None:
+            continue
+        packages: list[str] = []
+        pins: list[str] = []
+        for near in range(max(0, index - BLOCK_BEFORE), min(len(lines), index + BLOCK_AFTER + 1)):
+            lower = lowers[near]
+            if not any(word in lower for word in DEPENDENCY_WORDS):
+                continue
+            if near not in named_on:
+                named_on[near] = _gpu_packages(lines[near], lower)
+            named = named_on[near]
+            if named:
+                packages.extend(name for name in named if name not in packages)
+                if near not in seen:
+                    seen.add(near)
+                    pins.append(" ".join(lines[near].split())[:200])
+        if packages:
+            out.append(Conflict(tool=hit[0], packages=tuple(packages[:PER_LINE]), pins=tuple(pins[:4]), line=index,
+                                source=hit[1]))
+    out.reverse()
+    return out
+
+
+@functools.cache
 def _symbol_table() -> tuple[dict[str, Any], ...]:
     rows = load("libraries").get("symbol", [])
     return tuple(sorted(rows, key=lambda row: -len(row["prefix"])))  # the most specific prefix first
@@ -404,15 +570,21 @@ def _status(row: dict[str, Any], how: str, index: int) -> Status:
                   finding=row["finding"], how=how, line=index, source=row["source"])
 
 
+STATUS_PREFIXES = ("cudnn_status_", "cuda_error_", "nvml_error_", "cudaerror", "cublas_status_", "cufft_", "curand_status_",
+                   "cusolver_status_", "cusparse_status_", "nvrtc_error_")
+
+
 def _statuses(index: int, line: str, lower: str) -> list[Status]:
-    if "cu" not in lower and "nvml" not in lower:
-        return []
     by_name, by_number, messages = _status_tables()
+    # NVIDIA's own error strings name their code with no prefix at all ("the provided PTX was compiled with an
+    # unsupported toolchain." is CUDA_ERROR_UNSUPPORTED_PTX_VERSION / cudaErrorUnsupportedPtxVersion, 222)
+    said = [_status(by_name[name], "message", index) for text, name in messages if text in lower and name in by_name]
+    if "cu" not in lower and "nvml" not in lower and "nvrtc" not in lower:
+        return said
     out = []
-    if any(prefix in lower for prefix in ("cudnn_status_", "cuda_error_", "nvml_error_", "cudaerror", "cublas_status_")):
+    if any(prefix in lower for prefix in STATUS_PREFIXES):
         out = [_status(by_name[m.group(0)], "name", index)
                for m in itertools.islice(_STATUS_NAME.finditer(line), PER_LINE) if m.group(0) in by_name]
-    said = [_status(by_name[name], "message", index) for text, name in messages if text in lower and name in by_name]
     if said:  # the library's own words name the code; a number beside them may be of an older numbering
         return out + said
     numbered: list[tuple[str, int]] = []
