@@ -205,6 +205,34 @@ _CODES = (
          "{count} files that cudnn-doctor installed into {prefix} were changed afterwards ({files}); "
          "uninstalling would remove someone's work.",
          "Look at the files first; `cudnn-doctor uninstall --prefix {prefix} --force` removes them anyway."),
+    Code("CD509", "error", "Install state unreadable",
+         "{file} cannot be read ({why}); nothing was changed.",
+         "Look at the file: it is cudnn-doctor's record of an install or of an interrupted run in "
+         "the prefix; move it away only once the files it names are as you want them."),
+    Code("CD510", "error", "Another install or uninstall is running",
+         "Another cudnn-doctor install or uninstall is changing {prefix}.",
+         "Wait for it to finish, then run the command again."),
+    Code("CD511", "error", "Download failed",
+         "{url}: {why}. Nothing was written.",
+         "Check the network and the URL, or install from a local copy: `--mirror FOLDER_OR_URL` "
+         "(an air-gapped mirror of NVIDIA's redist folder) or `--from ARCHIVE`."),
+    Code("CD512", "error", "Redistributable manifest unusable",
+         "{where}: {why}.",
+         "Check the --version and the mirror; a mirror's redistrib_<version>.json must be NVIDIA's, "
+         "unchanged."),
+    Code("CD513", "error", "Archive not verifiable",
+         "{where}: {why}, so the archive cannot be checked before it is installed.",
+         "Use a manifest that lists the sha256 and size of every archive, pass `--sha256 HEX`, or "
+         "install it unchecked with `--no-verify` (not recommended)."),
+    Code("CD514", "error", "Cannot install into this folder",
+         "{path}: {why}; nothing was changed.",
+         "Choose another --prefix, or fix the folder: {fix}"),
+    Code("CD515", "error", "Archive cannot be read",
+         "{file}: {why}.",
+         "{fix}"),
+    Code("CD516", "error", "Not a cuDNN archive",
+         "{file} holds no libcudnn library (libcudnn.so.N, cudnn64_N.dll).",
+         "Pass a cuDNN archive or wheel to --from."),
     # CD6xx: bench
     Code("CD601", "error", "No GPU to benchmark",
          "{why}",

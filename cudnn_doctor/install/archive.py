@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from cudnn_doctor.errors import DoctorError
+from cudnn_doctor.install.faults import step
 from cudnn_doctor.install.layout import BIN, IMPLIB, INCLUDE, LIB, Layout
 from cudnn_doctor.install.safety import (
     DIR,
@@ -105,9 +106,10 @@ def classify(name: str) -> tuple[str, str] | None:
     return None
 
 
-def read_archive(path: str, layout: Layout, staging: Path | None = None,
+def read_archive(path: str, layout: Layout, staging: Callable[[str], Path] | None = None,
                  progress: Callable[[int], None] | None = None) -> ArchiveContents:
-    """Check every member of the archive at PATH; with STAGING, also write the files there."""
+    """Check every member of the archive at PATH; with STAGING (where each file, named by its
+    path in the prefix, is written), also write the files."""
     with open(path, "rb") as raw:
         counted = _CountingReader(raw, progress)
         fmt = _detect_format(path, raw)
@@ -119,7 +121,7 @@ def read_archive(path: str, layout: Layout, staging: Path | None = None,
 
 
 class _Stager:
-    def __init__(self, archive: str, layout: Layout, staging: Path | None) -> None:
+    def __init__(self, archive: str, layout: Layout, staging: Callable[[str], Path] | None) -> None:
         self.archive, self.layout, self.staging = archive, layout, staging
         self.files: dict[str, StagedFile] = {}  # dest -> file
         self.by_member: dict[str, StagedFile] = {}  # archive member name -> file (for hardlinks)
@@ -155,6 +157,8 @@ class _Stager:
             self._hardlink(member, dest)
         else:
             self._file(member, dest, category, chunks)
+        if self.staging is not None:
+            step("extract.member")
 
     def _file(self, member: Member, dest: str, category: str, chunks: Chunks | None) -> None:
         base = os.path.basename(dest)
@@ -163,7 +167,7 @@ class _Stager:
         digest = hashlib.sha256() if self.staging is not None else None
         handle = None
         if self.staging is not None:
-            target = self.staging / real_dest
+            target = self.staging(real_dest)
             target.parent.mkdir(parents=True, exist_ok=True)
             handle = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         is_header = category == INCLUDE and base in ("cudnn_version.h", "cudnn.h")
@@ -218,7 +222,7 @@ class _Stager:
 
     def _link(self, dest: str, category: str, target: str) -> None:
         if self.staging is not None:
-            path = self.staging / dest
+            path = self.staging(dest)
             path.parent.mkdir(parents=True, exist_ok=True)
             if path.is_symlink():
                 path.unlink()
@@ -231,7 +235,7 @@ class _Stager:
             raise refuse(self.archive, f"hardlink {member.name!r} points outside the archive's files, "
                                        f"to {member.target!r}")
         if self.staging is not None:
-            os.link(self.staging / original.dest, self.staging / dest)
+            os.link(self.staging(original.dest), self.staging(dest))
         staged = StagedFile(dest, original.category, FILE, original.size, original.mode, original.sha256)
         self.files[dest] = staged
         self.by_member[member.name] = staged
