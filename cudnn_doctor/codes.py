@@ -233,6 +233,9 @@ _CODES = (
     Code("CD516", "error", "Not a cuDNN archive",
          "{file} holds no libcudnn library (libcudnn.so.N, cudnn64_N.dll).",
          "Pass a cuDNN archive or wheel to --from."),
+    Code("CD517", "error", "Archive size mismatch",
+         "{file}: expected {expected} bytes, got {actual}. Nothing was written.",
+         "Download the archive again; if it persists, the mirror holds a different file."),
     # CD6xx: bench
     Code("CD601", "error", "No GPU to benchmark",
          "{why}",

@@ -35,6 +35,7 @@ class InstallOptions:
     os_name: str | None = None
     dry_run: bool = False
     yes: bool = False
+    no_verify: bool = False
 
 
 @dataclass(frozen=True)
@@ -62,11 +63,14 @@ def run_install(options: InstallOptions, ui: Ui) -> Outcome:
     check_prefix(prefix, layout)
     report = _probe(ctx, prefix) if os_name == ctx.os_name else None
     default_cuda = _default_cuda(report, prefix)
-    request = sources.Request(options.location, options.version, options.cuda_major, options.mirror, options.sha256)
+    request = sources.Request(options.location, options.version, options.cuda_major, options.mirror, options.sha256,
+                              options.no_verify)
     from cudnn_doctor.cache import cache_dir
     from cudnn_doctor.install.download import session
 
     source = sources.resolve(request, layout.platform, session, default_cuda)
+    if source.warning:
+        ui.note(f"warning: {source.warning}")
     if source.url is not None and not source.url.startswith("file:"):
         with Progress(ui.progress) as bars:
             source = sources.fetch(source, session, cache_dir(), bars.task(f"download {source.name}", source.size))
@@ -194,7 +198,7 @@ def _read(archive: str, layout: Layout, staging: Callable[[str], Path] | None, u
 
 def _plan(contents: ArchiveContents, prefix: Path, layout: Layout, source: sources.Source, report,  # type: ignore[no-untyped-def]
           notes: tuple[str, ...]) -> Plan:
-    from cudnn_doctor.install.verify import fit_findings, installs_in
+    from cudnn_doctor.install.verify import fit_findings, installs_in, unchecked
 
     library_folder = str(prefix / layout.library_folder)
     cuda_major = source.cuda_major
@@ -205,7 +209,8 @@ def _plan(contents: ArchiveContents, prefix: Path, layout: Layout, source: sourc
     current = tuple(f"{i.version or 'of unknown version'} ({os.path.relpath(i.library, prefix)})"
                     for i in installs_in(report, library_folder))
     fits = fit_findings(report, library_folder, contents.version, contents.major, cuda_major)
-    return replace(plan, current=current, fits=tuple(fits), machine=_machine(report, prefix))
+    return replace(plan, current=current, fits=tuple(fits), machine=_machine(report, prefix),
+                   unchecked=tuple(unchecked(report)))
 
 
 def _machine(report, prefix: Path) -> str:  # type: ignore[no-untyped-def]

@@ -34,6 +34,7 @@ from cudnn_doctor.install.safety import (
     Member,
     check_size,
     check_symlink,
+    printable,
     refuse,
     safe_mode,
     safe_name,
@@ -48,7 +49,7 @@ FOLDERS = (("include/", INCLUDE), ("lib64/", LIB), ("lib/x64/", IMPLIB), ("lib/"
 WHEEL_LIBRARY = re.compile(r"^(lib[A-Za-z0-9_]+)\.so\.(\d+)$")
 MAIN_LIBRARY = re.compile(r"^(?:libcudnn\.so\.(\d+)(?:\.\d+)*|cudnn64_(\d+)\.dll|libcudnn\.(\d+)(?:\.\d+)*\.dylib)$")
 HEADER_DEFINE = re.compile(rb"#define\s+CUDNN_(MAJOR|MINOR|PATCHLEVEL)\s+(\d+)")
-PLATFORM_WORDS = {BIN: "Windows DLLs", IMPLIB: "Windows import libraries", LIB: "Linux/macOS shared libraries"}
+PLATFORM_WORDS = {BIN: "Windows (DLL)", IMPLIB: "Windows (import)", LIB: "Linux or macOS shared"}
 
 Chunks = Callable[[], Iterator[bytes]]
 
@@ -143,10 +144,9 @@ class _Stager:
         category, inner = placed
         folder = self.layout.folder(category)
         if folder is None:
-            raise DoctorError(
-                f"CD506 archive is for another platform: {os.path.basename(self.archive)} holds "
-                f"{PLATFORM_WORDS.get(category, category)} ({inner}); this install targets {self.layout.platform}",
-                f"download the {self.layout.platform} build", exit_code=2)
+            raise DoctorError.of("CD506", exit_code=2, file=f"{printable(os.path.basename(self.archive))} "
+                                 f"({printable(inner)})", found=PLATFORM_WORDS.get(category, category),
+                                 target=self.layout.platform)
         dest = f"{folder}/{inner}"
         if dest in self.files:
             raise refuse(self.archive, f"member {member.name!r} appears twice (or collides with {dest})")
@@ -245,10 +245,9 @@ class _Stager:
         if problem is None:
             return
         if problem.startswith("built for"):
-            raise DoctorError(
-                f"CD506 archive is for another platform: {os.path.basename(self.archive)} holds {dest} {problem}; "
-                f"this install targets {self.layout.platform} ({self.layout.arch})",
-                f"download the {self.layout.platform} build", exit_code=2)
+            raise DoctorError.of("CD506", exit_code=2, file=f"{printable(os.path.basename(self.archive))} "
+                                 f"({dest} is {problem})", found=problem.removeprefix("built for "),
+                                 target=f"{self.layout.platform} ({self.layout.arch})")
         raise refuse(self.archive, f"{dest} {problem}")
 
     def _read_version(self) -> None:
@@ -261,9 +260,7 @@ class _Stager:
         majors = [library_major(os.path.basename(f.dest)) for f in self.files.values()]
         major = next((m for m in majors if m is not None), None)
         if major is None:
-            raise DoctorError(f"not a cuDNN archive: {os.path.basename(self.archive)} holds no libcudnn library "
-                              "(libcudnn.so.N, cudnn64_N.dll)", "pass a cuDNN archive or wheel to --from",
-                              exit_code=2)
+            raise DoctorError.of("CD516", exit_code=2, file=printable(os.path.basename(self.archive)))
         return ArchiveContents(self.archive, fmt, tuple(self.files.values()), self.version, major,
                                tuple(self.skipped))
 

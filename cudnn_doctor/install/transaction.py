@@ -144,8 +144,7 @@ class Transaction:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             os.close(fd)
-            raise DoctorError(f"another cudnn-doctor install or uninstall is changing {self.prefix}",
-                              "wait for it to finish", exit_code=1) from None
+            raise DoctorError.of("CD510", exit_code=1, prefix=str(self.prefix)) from None
         self._lock_fd = fd
 
     def _unlock(self) -> None:
@@ -400,8 +399,8 @@ def recover(prefix: Path) -> tuple[str | None, bool]:
                 raise ValueError("not a journal")
             _operations(journal)
         except (ValueError, TypeError, KeyError, OSError) as error:
-            raise DoctorError(f"cannot read the journal of an interrupted run, {path} ({error}); nothing was changed",
-                              f"look at {state} and restore its backup-* files by hand", exit_code=2) from None
+            raise DoctorError.of("CD509", exit_code=2, file=str(path),
+                                 why=f"the journal of an interrupted run: {str(error)[:200]}") from None
         created = bool(journal.get("prefix_created"))
         manifest_exists = (state / journal.get("manifest", "")).is_file()
         phase = journal.get("phase")

@@ -3,10 +3,19 @@
 from __future__ import annotations
 
 from rich.console import Console
-from rich.markup import escape
+from rich.markup import escape as markup_escape
 
 from cudnn_doctor.install.outcome import Outcome, UninstallPlan
 from cudnn_doctor.install.plan import ADD, REMOVE, REPLACE, Plan
+from cudnn_doctor.install.safety import printable
+
+SEVERITY_MARKS = {"error": "[red]✗[/]", "warning": "[yellow]![/]", "info": "[blue]i[/]"}
+
+
+def escape(text: str) -> str:
+    """TEXT safe to print: no rich markup, and no control character (a member name's terminal
+    escape codes) reaches the terminal raw."""
+    return markup_escape(printable(text))
 
 ACTION_MARKS = {ADD: "[green]+[/]", REPLACE: "[yellow]~[/]", REMOVE: "[red]-[/]", "restore": "[cyan]<[/]"}
 
@@ -54,12 +63,17 @@ def render_plan(plan: Plan, console: Console, verbose: bool = False) -> None:
     else:
         p(f"  loader: not a system folder; programs find it with: [bold]{escape(plan.env_line)}[/]")
     for finding in plan.fits:
-        p(f"  [yellow]![/] {finding.code} {escape(finding.title)}: {escape(finding.detail)}")
+        p(f"  {SEVERITY_MARKS.get(finding.severity, '!')} {finding.code} {escape(finding.title)}: "
+          f"{escape(finding.detail)}")
         p(f"      fix: {escape(finding.fix)}")
     if plan.machine:
         p(f"  this machine: {escape(plan.machine)}")
-        if not plan.fits and plan.version:
-            p("  [green]✓[/] fits it (driver, toolkit and GPU checks as `check` makes them)")
+        checked = [what for what, missing in (("driver", "driver"), ("toolkit", "toolkit"), ("GPU", "GPU"))
+                   if not any(missing in u for u in plan.unchecked)]
+        if not plan.fits and plan.version and checked:
+            p(f"  [green]✓[/] fits its {', '.join(checked)} (as `check` judges them)")
+        if plan.unchecked:
+            p(f"  [yellow]?[/] not checked: {', '.join(escape(u) for u in plan.unchecked)}")
     if plan.blocked_folder:
         p(f"  [red]✗[/] {escape(plan.blocked_folder)} is not writable by you: run with sudo, or choose "
           "--prefix ~/.local/cudnn")
