@@ -322,7 +322,7 @@ def test_an_unreachable_host_is_one_line_naming_it_and_the_mirror(tmp_path: Path
         port = probe.getsockname()[1]  # closed once the block ends: nothing listens there
     result = run_cli(["install", "--version", "9.19.0", "--mirror", f"http://127.0.0.1:{port}/redist/",
                       "--prefix", str(tmp_path / "p"), "--dry-run"], clean_env(tmp_path))
-    line = one_line_error(result, "CD511", f"cannot reach 127.0.0.1: the connection was refused", "--mirror")
+    line = one_line_error(result, "CD511", "cannot reach 127.0.0.1: the connection was refused", "--mirror")
     assert "HTTPConnectionPool" not in line and "Errno" not in line
 
 
@@ -434,3 +434,49 @@ def test_failure_json_carries_the_registry_finding(tmp_path: Path) -> None:
     assert (finding["code"], finding["title"], finding["severity"]) == ("CD502", entry.title, entry.severity)
     assert finding["fix"] == entry.fix and "../evil.so" in finding["detail"]
     tarfile.open(evil).close()  # the archive itself is fine as a tar: the refusal is ours
+
+
+# --- screens that said something untrue (issue 16, item 8) ------------------------------------------------
+def test_a_local_archive_shows_no_download_bar(archive: Path, tmp_path: Path) -> None:
+    import pty
+
+    from tests.install_helpers import CLI
+
+    master, slave = pty.openpty()
+    try:
+        process = subprocess.Popen([sys.executable, "-c", CLI, "install", "--from", str(archive), "--prefix",
+                                    str(tmp_path / "p"), "--dry-run"], env={**clean_env(tmp_path), "COLUMNS": "120",
+                                                                             "TERM": "xterm"},
+                                   stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=slave, text=True)
+        os.close(slave)
+        slave = -1
+        out, _ = process.communicate(timeout=60)
+        screen = b""
+        while True:
+            try:
+                data = os.read(master, 65536)
+            except OSError:
+                break
+            if not data:
+                break
+            screen += data
+    finally:
+        os.close(master)
+        if slave >= 0:
+            os.close(slave)
+    assert process.returncode == 0, screen
+    assert b"read" in screen  # the terminal did get a progress bar: the archive being read
+    assert b"download" not in screen
+    assert "Plan: cuDNN 7.6.5" in out
+
+
+def test_without_driver_or_gpu_the_plan_says_what_was_not_checked(archive: Path, tmp_path: Path) -> None:
+    env = clean_env(tmp_path)
+    code, data, err = run_json(["install", "--from", str(archive), "--prefix", str(tmp_path / "p"), "--dry-run"], env)
+    assert code == 0, err
+    if "no NVIDIA driver" not in (data["plan"]["machine"] or "") or "no GPU" not in data["plan"]["machine"]:
+        pytest.skip("this machine has an NVIDIA driver or GPU")
+    assert any("driver" in u for u in data["plan"]["unchecked"]) and any("GPU" in u for u in data["plan"]["unchecked"])
+    result = run_cli(["install", "--from", str(archive), "--prefix", str(tmp_path / "p"), "--dry-run"], env)
+    assert "not checked: the driver (none found), the GPU's compute capability (no GPU found)" in result.stdout
+    assert "fits it" not in result.stdout and "fits its driver" not in result.stdout

@@ -18,7 +18,7 @@ from cudnn_doctor.install.manifest import BackedUpFile, InstallRecord, WrittenFi
 from cudnn_doctor.install.outcome import Outcome, UninstallPlan
 from cudnn_doctor.install.plan import ADD, REMOVE, REPLACE, FileChange, Plan, build_plan, first_blocked_folder
 from cudnn_doctor.install.progress import Progress
-from cudnn_doctor.install.safety import SYMLINK, refuse
+from cudnn_doctor.install.safety import SYMLINK, printable, refuse
 from cudnn_doctor.install.transaction import STATE_DIR, Transaction, pending, recover
 from cudnn_doctor.probes.context import SearchContext
 from cudnn_doctor.versions import major
@@ -110,7 +110,7 @@ def run_install(options: InstallOptions, ui: Ui) -> Outcome:
             raise DoctorError.of("CD507", exit_code=1, path=str(prefix), free="too little",
                                  needed=f"more ({error.strerror} while writing {error.filename or 'a file'}; "
                                         "rolled back)") from None
-        raise
+        raise rolled_back(prefix, error) from None
     except KeyboardInterrupt:
         ui.note(f"interrupted: the install was rolled back, {prefix} is as it was")
         raise
@@ -245,7 +245,12 @@ def prefix_path(text: str) -> Path:
     if not text.strip() or "\0" in text:
         raise DoctorError(f"--prefix {text!r} is empty: give the folder to install into",
                           "for example --prefix ~/.local/cudnn (is a shell variable unset?)", exit_code=2)
-    return Path(os.path.abspath(os.path.expanduser(text)))
+    path = os.path.abspath(os.path.expanduser(text))
+    if len(path.encode("utf-8", "surrogateescape")) > 3000 or any(
+            len(part.encode("utf-8", "surrogateescape")) > 255 for part in path.split(os.sep)):
+        raise DoctorError(f"--prefix {printable(text[:60])}...: a name in it is too long for a file system",
+                          exit_code=2)
+    return Path(path)
 
 
 def check_prefix(prefix: Path, layout: Layout) -> None:
@@ -319,6 +324,15 @@ def run_uninstall(prefix_text: str, dry_run: bool, yes: bool, force: bool, ui: U
 
         raise permission_error(os.path.dirname(error.filename or "") or str(prefix), prefix,
                                LAYOUTS["linux-x86_64"]) from None
+    except OSError as error:
+        raise rolled_back(prefix, error) from None
+
+
+def rolled_back(prefix: Path, error: OSError) -> DoctorError:
+    """Any other failure of the file system while the prefix changed: it was put back as it was."""
+    where = f" ({printable(str(error.filename))})" if error.filename else ""
+    return DoctorError.of("CD504", exit_code=1, prefix=str(prefix), why=f"{error.strerror or error}{where}",
+                          fix="fix the cause above and run the command again")
 
 
 def _apply_uninstall(prefix: Path, yes: bool, force: bool, ui: Ui) -> Outcome:
