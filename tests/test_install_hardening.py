@@ -377,11 +377,29 @@ def test_an_unverifiable_entry_needs_no_verify_and_says_so(tmp_path: Path, archi
     one_line_error(result, "CD513", "lists no size")
 
 
-@pytest.mark.parametrize("url", ["http://127.0.0.1:9/x/%2e%2e", "http://127.0.0.1:9/x/", "http://127.0.0.1:9/.."])
+@pytest.mark.parametrize("url", ["http://127.0.0.1:9/x/%2e%2e", "http://127.0.0.1:9/x/", "http://127.0.0.1:9/..",
+                                 "http://127.0.0.1:9/a%2fb.tgz"])
 def test_a_from_url_that_names_no_file_is_a_usage_error(tmp_path: Path, url: str) -> None:
     one_line_error(run_cli(["install", "--from", url, "--prefix", str(tmp_path / "p"), "--yes"], clean_env(tmp_path)),
                    None, "--from")
     assert not (tmp_path / "p").exists()
+
+
+@pytest.mark.parametrize("name, text", [("journal.json", "{not json"), ("journal.json", "[1]"),
+                                        ("manifest-1.json", '{"id": 1}'), ("manifest-2.json", "\udcff")])
+def test_unreadable_state_files_are_one_line_and_nothing_moves(archive: Path, tmp_path: Path, name: str,
+                                                              text: str) -> None:
+    prefix = cudnn7_prefix(tmp_path / "cuda")
+    (prefix / ".cudnn-doctor").mkdir()
+    (prefix / ".cudnn-doctor" / name).write_text(text, errors="surrogateescape")
+    before = snapshot(prefix)
+    env = clean_env(tmp_path)
+    commands = [["uninstall", "--prefix", str(prefix), "--yes"]]
+    if name == "journal.json":  # an install reads no earlier record, only an interrupted run's journal
+        commands.append(["install", "--from", str(archive), "--prefix", str(prefix), "--yes"])
+    for args in commands:
+        line = one_line_error(run_cli(args, env), "CD509", name)
+        assert snapshot(prefix) == before, line
 
 
 # --- an archive that is there but cannot be read --------------------------------------------------------------

@@ -396,6 +396,9 @@ def _uninstall_plan(prefix: Path) -> UninstallPlan | None:
         path = prefix / written.path
         if not os.path.lexists(path):
             continue
+        if path.is_dir() and not path.is_symlink():  # a folder took its place: never removed, even with --force
+            changed.append(written.path)
+            continue
         if _changed(path, written):
             changed.append(written.path)
         if written.path not in restored:

@@ -81,17 +81,6 @@ class ArchiveContents:
         return sum(f.size for f in self.files if f.kind == FILE)
 
 
-def size_hint(path: str) -> int:
-    """The space an archive needs at least: a zip's listed sizes, else its own size (a lower bound)."""
-    if zipfile.is_zipfile(path):
-        try:
-            with zipfile.ZipFile(path) as archive:
-                return sum(info.file_size for info in archive.infolist() if classify(info.filename))
-        except (zipfile.BadZipFile, OSError):
-            pass
-    return os.path.getsize(path)
-
-
 def classify(name: str) -> tuple[str, str] | None:
     """(category, path inside that category's folder) for an archive member, or None."""
     match = ROOT.match(name)

@@ -17,6 +17,7 @@ CHUNK = 1 << 20
 ATTEMPTS = 4  # whole-transfer attempts; each resumes where the last one stopped
 READ_TIMEOUT_S = 30.0  # the longest wait for one piece of data
 MAX_TEXT_BYTES = 16 << 20  # a redistrib manifest is a few KiB
+MAX_DOWNLOAD_BYTES = 32 << 30  # the most an archive of unknown size may send (cuDNN's are under 2 GiB)
 DEADLINE_VARIABLE = "CUDNN_DOCTOR_DOWNLOAD_DEADLINE"  # seconds for one download, all attempts included
 
 
@@ -155,6 +156,15 @@ def download(http, url: str, folder: Path, name: str, sha256: str | None, size: 
              progress: Callable[[int, int | None], None] | None = None) -> Path:
     """URL into FOLDER/NAME, resuming FOLDER/NAME.part; verified against SHA256 and SIZE when given.
     A file already in the cache with the right sha256 is used as it is."""
+    try:
+        return _download(http, url, folder, name, sha256, size, progress)
+    except OSError as error:  # the cache folder: not the network
+        raise failure(url, f"cannot write it into {folder} ({error.strerror or error}); set CUDNN_DOCTOR_CACHE_DIR "
+                           "to a folder with room") from None
+
+
+def _download(http, url: str, folder: Path, name: str, sha256: str | None, size: int | None,  # type: ignore[no-untyped-def]
+              progress: Callable[[int, int | None], None] | None) -> Path:
     import requests
     import urllib3
 
@@ -225,6 +235,8 @@ def _transfer(http, url: str, part: Path, size: int | None,  # type: ignore[no-u
                 have += len(chunk)
                 if progress:
                     progress(have, total)
+                if have > (size if size is not None else MAX_DOWNLOAD_BYTES):
+                    return True  # more than promised: the size check says so
                 if clock.left() <= 0:
                     return False
         return total is None or have >= total

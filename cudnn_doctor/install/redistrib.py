@@ -79,6 +79,16 @@ def pick_file(manifest: Any, platform: str, cuda_major: int | None, where: str) 
                       size=int(size) if size not in (None, "") else None)
 
 
+def file_name(path: str) -> str | None:
+    """The file name a URL path ends in, %-decoded, or None when it names no plain file."""
+    from urllib.parse import unquote
+
+    name = unquote(path.rsplit("/", 1)[-1])
+    if name in ("", ".", "..") or "/" in name or "\\" in name or path_problem(path or "/"):
+        return None
+    return name
+
+
 def path_problem(path: str) -> str | None:
     """Why PATH (relative, "/"-separated, maybe %-encoded) cannot name a file in the mirror; None if it can."""
     from urllib.parse import unquote

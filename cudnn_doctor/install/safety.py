@@ -73,6 +73,8 @@ def safe_name(archive: str, raw: str) -> str:
 def check_symlink(archive: str, name: str, target: str) -> str:
     """A link may only name a file beside it: libcudnn.so -> libcudnn.so.9."""
     clean = target.replace("\\", "/")
+    if _CONTROL.search(clean) or len(clean) > MAX_NAME_BYTES:
+        raise refuse(archive, f"link {name!r} has a target with control characters or too long a name")
     if clean.startswith("/") or _WINDOWS_DRIVE.match(clean):
         raise refuse(archive, f"link {name!r} points to the absolute path {target!r}")
     resolved = posixpath.normpath(posixpath.join(posixpath.dirname(name), clean))

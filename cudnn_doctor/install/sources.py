@@ -13,7 +13,15 @@ from urllib.parse import unquote, urljoin, urlparse
 
 from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.install import download as downloads
-from cudnn_doctor.install.redistrib import DEFAULT_BASE_URL, FULL_VERSION, manifest_name, newest_matching, pick_file
+from cudnn_doctor.install.redistrib import (
+    DEFAULT_BASE_URL,
+    FULL_VERSION,
+    file_name,
+    manifest_name,
+    newest_matching,
+    pick_file,
+)
+from cudnn_doctor.install.safety import printable
 
 CUDA_IN_NAME = (re.compile(r"_cuda(\d+)"), re.compile(r"nvidia_cudnn_cu(\d+)"), re.compile(r"^cudnn-(\d+)\.\d+-"))
 
@@ -71,14 +79,12 @@ def _from_location(request: Request) -> Source:
     if location.startswith("file://"):
         location = unquote(urlparse(location).path)
     if is_url(location):
-        raw_name = urlparse(location).path.rsplit("/", 1)[-1]
-        from cudnn_doctor.install.redistrib import path_problem
+        from cudnn_doctor.install.redistrib import file_name
 
-        problem = path_problem(raw_name or "/") if raw_name else "names a folder, not an archive"
-        if problem:
-            raise DoctorError(f"--from {location[:200]}: the URL {problem}", "give the URL of the archive file itself",
-                              exit_code=2)
-        name = unquote(raw_name)
+        name = file_name(urlparse(location).path.rsplit("/", 1)[-1])
+        if name is None:
+            raise DoctorError(f"--from {printable(location[:200])}: the URL names no archive file (it ends in a "
+                              "folder, '..' or an encoded '/')", "give the URL of the archive file itself", exit_code=2)
         return Source(f"URL {location}", location, None, name, request.sha256, None, cuda_in_name(name))
     path = os.path.abspath(os.path.expanduser(location))
     readable_archive(path, location)
@@ -155,8 +161,12 @@ def _from_manifest(request: Request, platform: str, http, default_cuda: int | No
                                  why=f"its {platform} entry lists no {missing}")
         warning = (f"--no-verify: {manifest_url} lists no {missing} for the archive; it is installed without "
                    "that check")
+    name = file_name(chosen.relative_path)
+    if name is None:
+        raise DoctorError.of("CD512", exit_code=2, where=manifest_url,
+                             why=f"its relative_path {chosen.relative_path[:80]!r} names no archive file")
     return Source(f"cuDNN {chosen.version} for CUDA {chosen.cuda_major} ({platform}) from {base}", url, None,
-                  unquote(os.path.basename(chosen.relative_path)), sha256, chosen.size, chosen.cuda_major,
+                  name, sha256, chosen.size, chosen.cuda_major,
                   chosen.version, warning)
 
 

@@ -94,7 +94,9 @@ class Transaction:
     # --- entering and leaving ----------------------------------------------------------
     def __enter__(self) -> Transaction:
         self._prefix_created = not self.prefix.exists()
+        state_created = not self.state.exists()
         self.state.mkdir(parents=True, exist_ok=True)
+        lock_created = not (self.state / "lock").exists()
         self._lock()
         try:
             self.recovered, created_before = recover(self.prefix)
@@ -116,6 +118,10 @@ class Transaction:
             step("staging.folders")
         except BaseException:
             self._unlock()
+            if lock_created:
+                (self.state / "lock").unlink(missing_ok=True)
+            if state_created:
+                tidy_state(self.prefix, self._prefix_created)
             raise
         for signum in (getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None)):
             if signum is not None:
@@ -128,11 +134,13 @@ class Transaction:
             if not self._committed and self.journal:
                 rollback(self.prefix, self.journal)
         finally:
-            _unblock_signals(blocked)
-            for signum, old in self._old_signals.items():
-                signal.signal(signum, old)
-            self._unlock()
-            tidy_state(self.prefix, self._prefix_created)
+            try:
+                for signum, old in self._old_signals.items():
+                    signal.signal(signum, old)
+                self._unlock()
+                tidy_state(self.prefix, self._prefix_created)
+            finally:
+                _unblock_signals(blocked)  # a Ctrl-C held off during the rollback arrives now
 
     def _lock(self) -> None:
         try:
@@ -160,14 +168,15 @@ class Transaction:
         real_prefix = os.path.realpath(self.prefix)
         for folder in self.folders:
             existing = _nearest_existing(self.prefix / folder)
-            if existing == self.prefix:
-                continue
             real = os.path.realpath(existing)
             inside = real.startswith(real_prefix + os.sep)
-            mounted = any(os.path.ismount(p) for p in _between(real, real_prefix)) if inside else True
+            if existing == self.prefix:
+                mounted = False  # the state folder is in the prefix: only a link can put it elsewhere
+            else:
+                mounted = any(os.path.ismount(p) for p in _between(real, real_prefix)) if inside else True
             if os.stat(existing).st_dev != state_dev or mounted:
                 rel = os.path.relpath(existing, self.prefix).replace(os.sep, "/")
-                areas[folder] = f"{rel}/{AREA_PREFIX}{self.id}"
+                areas[folder] = f"{AREA_PREFIX}{self.id}" if rel == "." else f"{rel}/{AREA_PREFIX}{self.id}"
         return areas
 
     # --- where things go -----------------------------------------------------------------
