@@ -161,6 +161,32 @@ def test_killed_at_every_recovery_step_the_next_run_still_recovers(archives, tmp
     print(f"recovery after {interrupted_at}: {len(points)} kill points recovered")
 
 
+def test_killed_at_every_uninstall_step_the_next_uninstall_finishes(archives, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    good, _ = archives
+    prefix, env, before = fresh(tmp_path, "list")
+    pristine = snapshot_content(prefix)
+    code, data, err = run_json(install_args(good, prefix), env)
+    assert code == 0, err
+    installed = tmp_path / "installed"
+    link_tree(prefix, installed)
+    points = steps_of(["uninstall", "--prefix", str(prefix), "--yes"], env, tmp_path / "steps.log")
+    assert snapshot(prefix) == before
+    assert {p.split(":")[0] for p in points} >= {"apply.take", "apply.put", "commit.journal"}, points
+
+    def one(index: int, point: str) -> None:
+        prefix = tmp_path / f"u{index}" / "cuda"
+        link_tree(installed, prefix)
+        env = clean_env(prefix.parent)
+        killed(["uninstall", "--prefix", str(prefix), "--yes"], env, point)
+        for _ in range(2):  # a killed uninstall is rolled back (the install stays recorded) or finished
+            code, data, err = run_json(["uninstall", "--prefix", str(prefix), "--yes"], env)
+            assert code == 0, (point, err)
+        assert snapshot_content(prefix) == pristine, point
+
+    in_parallel(points, one)
+    print(f"uninstall: {len(points)} kill points recovered")
+
+
 def test_a_killed_install_is_pending_for_a_dry_run_and_noted_by_the_next_run(archives, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     good, _ = archives
     prefix, env, before = fresh(tmp_path, "p")
