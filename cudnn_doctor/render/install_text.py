@@ -71,7 +71,8 @@ def render_plan(plan: Plan, console: Console, verbose: bool = False) -> None:
         checked = [what for what, missing in (("driver", "driver"), ("toolkit", "toolkit"), ("GPU", "GPU"))
                    if not any(missing in u for u in plan.unchecked)]
         if not plan.fits and plan.version and checked:
-            p(f"  [green]✓[/] fits its {', '.join(checked)} (as `check` judges them)")
+            p(f"  [green]✓[/] fits this machine's {', '.join(checked)} (as `check` judges "
+              f"{'it' if len(checked) == 1 else 'them'})")
         if plan.unchecked:
             p(f"  [yellow]?[/] not checked: {', '.join(escape(u) for u in plan.unchecked)}")
     if plan.blocked_folder:
@@ -108,7 +109,7 @@ def render_outcome(outcome: Outcome, console: Console) -> None:
     elif outcome.status == "installed" and outcome.installed is not None:
         installed = outcome.installed
         p(f"[green]✓[/] installed cuDNN {installed.version} (built for CUDA {installed.cuda_version}) in "
-          f"{escape(installed.path)}: check loads it and finds every sub-library")
+          f"{escape(installed.path)}: check loads it, and each sub-library loads")
         p(f"  manifest: {escape(outcome.manifest or '')}")
         if outcome.loader:
             p(f"  {escape(outcome.loader)}")
