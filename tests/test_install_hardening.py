@@ -113,6 +113,7 @@ def test_prefixes_that_cannot_be_installed_into_are_one_line(archive: Path, tmp_
     (f"{ROOT9}/lib/" + "x" * 300, "too long"),
     (f"{ROOT9}/lib/libcudnn\x1b[2J\x1b[31m.so.9", "control characters"),
     (f"{ROOT9}/include/cudnn\nfake.h", "control characters"),
+    (f"{ROOT9}/include/cudnn\udcff.h", "not UTF-8"),
 ])
 def test_hostile_member_names_are_refused_and_printed_escaped(tmp_path: Path, name: str, words: str) -> None:
     good = tar_folder(cudnn_tree(tmp_path / "t" / ROOT9), tmp_path / f"{ROOT9}.tar.xz", ROOT9)
@@ -400,6 +401,13 @@ def test_unreadable_state_files_are_one_line_and_nothing_moves(archive: Path, tm
     for args in commands:
         line = one_line_error(run_cli(args, env), "CD509", name)
         assert snapshot(prefix) == before, line
+
+
+@pytest.mark.parametrize("args", [["--version", "9" * 5000], ["--version", "9.x"], ["--version", "9.19.0.0.1"],
+                                  ["--version", "9.19.0", "--cuda", "9" * 30], ["--version", "9.19.0", "--cuda", "0"]])
+def test_bad_versions_are_usage_errors(tmp_path: Path, args: list[str]) -> None:
+    one_line_error(run_cli(["install", *args, "--mirror", str(tmp_path), "--prefix", str(tmp_path / "p"), "--dry-run"],
+                           clean_env(tmp_path)), None)
 
 
 # --- an archive that is there but cannot be read --------------------------------------------------------------

@@ -54,6 +54,10 @@ def printable(text: str) -> str:
 def safe_name(archive: str, raw: str) -> str:
     """RAW as a clean relative path, or refuse it (absolute, drive letter, `..`)."""
     name = raw.replace("\\", "/")
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        raise refuse(archive, f"member '{printable(raw)}' has a name that is not UTF-8") from None
     if _CONTROL.search(name):
         raise refuse(archive, f"member '{printable(raw)}' has control characters (terminal escape codes) in its name")
     if len(name.encode("utf-8", "surrogateescape")) > MAX_PATH_BYTES or any(

@@ -67,6 +67,12 @@ def resolve(request: Request, platform: str, http_factory: Callable[[], object],
     if not request.version:
         raise DoctorError("nothing to install: give --from PATH_OR_URL or --version X.Y.Z",
                           "for example `cudnn-doctor install --version 9.19.0 --cuda 13`", exit_code=2)
+    if not re.fullmatch(r"\d{1,4}(\.\d{1,4}){0,2}", request.version):
+        raise DoctorError(f"--version {printable(request.version[:40])}{'...' if len(request.version) > 40 else ''} "
+                          "is not a cuDNN version", "for example --version 9.19.0 (or 9, or 9.19)", exit_code=2)
+    if request.cuda_major is not None and not 1 <= request.cuda_major <= 99:
+        raise DoctorError(f"--cuda {str(request.cuda_major)[:20]} is not a CUDA major", "for example --cuda 13",
+                          exit_code=2)
     return _from_manifest(request, platform, http_factory(), default_cuda)
 
 
