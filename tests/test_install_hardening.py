@@ -169,20 +169,20 @@ def test_the_plan_is_shown_before_anything_is_extracted(archive: Path, tmp_path:
 def test_a_bomb_is_refused_from_its_listing_before_anything_is_written(tmp_path: Path) -> None:
     tree = cudnn_tree(tmp_path / "t" / ROOT9)
     library = tree / "lib" / "libcudnn_ops.so.9.19.0"
-    with open(library, "ab") as handle:  # 48 MiB of zeros: a few KiB compressed
-        handle.truncate(48 << 20)
+    with open(library, "ab") as handle:  # 12 MiB of zeros: a few KiB compressed
+        handle.truncate(12 << 20)
     bomb = tar_folder(tree, tmp_path / f"{ROOT9}.tar.gz", ROOT9, "w:gz")
     assert bomb.stat().st_size < 1 << 20
     disk = tmp_path / "disk"
     disk.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(disk)], capture_output=True).returncode:
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(disk)], capture_output=True).returncode:
         pytest.skip("cannot mount a tmpfs here")
     try:
         prefix = disk / "cuda"
         result = run_cli(["install", "--from", str(bomb), "--prefix", str(prefix), "--yes"],
                          {**clean_env(tmp_path), "CUDNN_DOCTOR_TEST_STEP_LOG": str(tmp_path / "steps")})
         assert result.returncode == 1, result.stderr
-        assert "CD507" in result.stderr and "needs 48." in result.stderr, result.stderr
+        assert "CD507" in result.stderr and "needs 12." in result.stderr, result.stderr
         assert not prefix.exists() and not (tmp_path / "steps").exists()  # no staging, no journal: nothing
     finally:
         subprocess.run(["umount", str(disk)], check=False)
@@ -301,7 +301,7 @@ def silent(conn: socket.socket, stop: threading.Event) -> None:
 def test_a_download_has_one_deadline(tmp_path: Path, behaviour) -> None:  # type: ignore[no-untyped-def]
     server = Server(behaviour)
     try:
-        env = clean_env(tmp_path, CUDNN_DOCTOR_DOWNLOAD_DEADLINE="2")
+        env = clean_env(tmp_path, CUDNN_DOCTOR_DOWNLOAD_DEADLINE="1")
         started = time.monotonic()
         url = f"http://127.0.0.1:{server.port}/cudnn-linux-x86_64-9.19.0.7_cuda12-archive.tar.xz"
         result = run_cli(["install", "--from", url, "--prefix", str(tmp_path / "p"), "--yes"], env)
