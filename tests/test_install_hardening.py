@@ -317,6 +317,13 @@ def test_a_download_has_one_deadline(tmp_path: Path, behaviour) -> None:  # type
         server.close()
 
 
+def test_a_host_whose_name_does_not_resolve_is_one_line(tmp_path: Path) -> None:
+    result = run_cli(["install", "--from", "https://cudnn-doctor-test.invalid/c/cudnn-9.tar.xz", "--prefix",
+                      str(tmp_path / "p"), "--yes"], clean_env(tmp_path, CUDNN_DOCTOR_DOWNLOAD_DEADLINE="5"))
+    line = one_line_error(result, "CD511", "cannot reach cudnn-doctor-test.invalid", "--mirror")
+    assert "NameResolutionError" not in line and "Max retries" not in line
+
+
 def test_an_unreachable_host_is_one_line_naming_it_and_the_mirror(tmp_path: Path) -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))

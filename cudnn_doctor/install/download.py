@@ -102,6 +102,43 @@ def reason(error: BaseException | None, url: str, clock: _Clock | None = None) -
     return f"{host}: {type(error).__name__}" if error is not None else f"cannot reach {host}"
 
 
+def _resolve(url: str, clock: _Clock) -> None:
+    """Resolve URL's host within the deadline (a name lookup ignores socket timeouts): a host
+    whose name does not resolve, or not in time, is one line. Skipped behind a proxy (the proxy
+    resolves) and for addresses."""
+    import ipaddress
+    import socket
+    import threading
+
+    import requests
+
+    host = urlparse(url).hostname
+    if not host or requests.utils.get_environ_proxies(url):
+        return
+    try:
+        ipaddress.ip_address(host)
+        return
+    except ValueError:
+        pass
+    found: dict[str, BaseException | bool] = {}
+
+    def look_up() -> None:
+        try:
+            socket.getaddrinfo(host, None)
+            found["ok"] = True
+        except (OSError, UnicodeError) as error:
+            found["error"] = error
+
+    worker = threading.Thread(target=look_up, daemon=True)
+    worker.start()
+    worker.join(max(0.05, min(clock.left(), 30.0)))
+    if worker.is_alive():
+        raise failure(url, f"cannot reach {host}: its name did not resolve in time (no DNS, or no network)")
+    error = found.get("error")
+    if isinstance(error, BaseException):
+        raise failure(url, reason(error, url))
+
+
 def fetch_text(http, url: str) -> str:  # type: ignore[no-untyped-def]
     """GET URL as text, within one deadline; a clear one-line error on failure."""
     import requests
@@ -109,6 +146,7 @@ def fetch_text(http, url: str) -> str:  # type: ignore[no-untyped-def]
 
     clock = _Clock(deadline_for(None) if DEADLINE_VARIABLE in os.environ else 120.0)
     body = bytearray()
+    _resolve(url, clock)
     try:
         with http.get(url, timeout=clock.timeout(), stream=True) as answer:
             if answer.status_code != 200:
@@ -177,6 +215,7 @@ def _download(http, url: str, folder: Path, name: str, sha256: str | None, size:
     elif final.exists():
         final.unlink()  # no checksum to trust a cached copy by: fetch it again
     clock = _Clock(deadline_for(size))
+    _resolve(url, clock)
     last_error: BaseException | None = None
     for _attempt in range(ATTEMPTS):
         if clock.left() <= 0:
