@@ -188,6 +188,22 @@ def test_a_bomb_is_refused_from_its_listing_before_anything_is_written(tmp_path:
         subprocess.run(["umount", str(disk)], check=False)
 
 
+@pytest.mark.skipif(shutil.which("tar") is None, reason="needs GNU tar to write a sparse member")
+def test_a_sparse_member_is_refused(tmp_path: Path) -> None:
+    tree = cudnn_tree(tmp_path / "t" / ROOT9)
+    with open(tree / "lib" / "libcudnn_ops.so.9.19.0", "ab") as handle:
+        handle.truncate(1 << 30)  # a hole of 1 GiB: no disk used, 1 GiB once extracted
+    archive = tmp_path / f"{ROOT9}.tar.gz"
+    made = subprocess.run(["tar", "--sparse", "-czf", str(archive), "-C", str(tree.parent), ROOT9],
+                          capture_output=True)
+    if made.returncode:
+        pytest.skip(f"tar cannot write sparse members: {made.stderr!r}")
+    prefix = tmp_path / "cuda"
+    one_line_error(run_cli(["install", "--from", str(archive), "--prefix", str(prefix), "--yes"], clean_env(tmp_path)),
+                   "CD502", "sparse")
+    assert not prefix.exists()
+
+
 # --- every sub-library is loaded -------------------------------------------------------------------------
 def _unloadable(kind: str, out: Path) -> Path:
     source = out / "sub.c"

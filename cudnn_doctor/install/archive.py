@@ -354,6 +354,8 @@ def _tar_members(path: str, fileobj) -> Iterator[tuple[Member, Chunks | None]]: 
                 yield Member(name, SYMLINK, 0, 0o777, info.linkname), None
             elif info.islnk():
                 yield Member(name, HARDLINK, 0, info.mode, safe_name(path, info.linkname)), None
+            elif info.issparse():  # no NVIDIA archive has one; a sparse bomb does
+                raise refuse(path, f"member {info.name!r} is a sparse file ({info.size} bytes once expanded)")
             elif info.isreg():
                 yield Member(name, FILE, info.size, info.mode), _tar_chunks(path, archive, info)
             else:
