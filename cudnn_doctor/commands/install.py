@@ -7,6 +7,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TypeVar
 
 from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.install import sources
@@ -87,10 +88,10 @@ def run_install(options: InstallOptions, ui: Ui) -> Outcome:
         return Outcome("install", "planned", plan, notes=notes)
     recovered: tuple[str, ...] = ()
     if pending(prefix):  # finish an interrupted run first, so that the plan shows the prefix as it really is
-        with Transaction(prefix, "install") as txn:
-            recovered = (txn.recovered,) if txn.recovered else ()
+        recovered = _changing(prefix, layout, ui, lambda: _recover(prefix))
         for note in recovered:
             ui.note(note)
+        report = _probe(ctx, prefix) if report is not None else None
     # the plan and the space check come from the archive's listing: nothing is written before the yes
     listing = _read(archive, layout, None, ui)
     plan = _plan(listing, prefix, layout, source, report, ())
@@ -101,8 +102,21 @@ def run_install(options: InstallOptions, ui: Ui) -> Outcome:
     ui.show_plan(plan)
     if not options.yes and not ui.confirm("Install?"):
         return Outcome("install", "declined", plan, notes=recovered, exit_code=1)
+    return _changing(prefix, layout, ui, lambda: _apply(ui, ctx, layout, prefix, source, plan, listing, recovered))
+
+
+def _recover(prefix: Path) -> tuple[str, ...]:
+    with Transaction(prefix, "install") as txn:
+        return (txn.recovered,) if txn.recovered else ()
+
+
+T = TypeVar("T")
+
+
+def _changing(prefix: Path, layout: Layout, ui: Ui, change: Callable[[], T]) -> T:
+    """Run CHANGE (which changes the prefix in a Transaction): its failures as one line each."""
     try:
-        return _apply(ui, ctx, layout, prefix, source, plan, listing, recovered)
+        return change()
     except PermissionError as error:
         raise permission_error(os.path.dirname(error.filename or "") or str(prefix), prefix, layout) from None
     except OSError as error:
