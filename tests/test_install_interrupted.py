@@ -70,7 +70,8 @@ def in_parallel(points: list[str], one) -> None:  # type: ignore[no-untyped-def]
 def archives(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """(a good cuDNN 7.6.5, one whose library is 7.6.0 under 7.6.5 headers: verification fails)"""
     out = tmp_path_factory.mktemp("archives")
-    return cudnn7_archive(out), cudnn7_archive(out / "bad" if (out / "bad").mkdir() is None else out, 7600, 7605)
+    (out / "bad").mkdir()
+    return cudnn7_archive(out), cudnn7_archive(out / "bad", 7600, 7605)
 
 
 def fresh(tmp: Path, name: str) -> tuple[Path, dict[str, str], dict[str, tuple]]:  # type: ignore[type-arg]
