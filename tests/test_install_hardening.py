@@ -255,7 +255,10 @@ def test_a_library_folder_on_another_filesystem_installs_and_uninstalls(archive:
     code, data, err = run_json(["uninstall", "--prefix", str(prefix), "--yes"], env)
     assert code == 0, err
     assert snapshot(prefix) == before and snapshot(elsewhere) == before_there
-    for point in ("apply.backup:2", "apply.put:3", "rollback.unput:1"):  # killed there: no temp file is left
+    # killed at each kind of boundary (the areas made, extracting into them, backing up, moving, committing,
+    # and recovering): no temporary file is left on either filesystem
+    for point in ("staging.folders:1", "extract.member:2", "apply.backup:2", "apply.put:3", "apply.take:1",
+                  "commit.journal:1", "rollback.unput:1"):
         kill = {**env, "CUDNN_DOCTOR_TEST_KILL_AT": point}
         args = ["install", "--from", str(archive), "--prefix", str(prefix), "--yes"]
         if point.startswith("rollback"):
