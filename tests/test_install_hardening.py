@@ -105,6 +105,15 @@ def test_prefixes_that_cannot_be_installed_into_are_one_line(archive: Path, tmp_
     for args in (["install", "--from", str(archive), "--prefix", str(state_file), "--yes"],
                  ["uninstall", "--prefix", str(state_file), "--yes"]):
         one_line_error(run_cli(args, env), "CD514", ".cudnn-doctor")
+    linked = tmp_path / "linked"
+    linked.mkdir()
+    (tmp_path / "someone-else").mkdir()
+    (tmp_path / "someone-else" / "backup-2020").mkdir()
+    (linked / ".cudnn-doctor").symlink_to(tmp_path / "someone-else")
+    for args in (["install", "--from", str(archive), "--prefix", str(linked), "--yes"],
+                 ["uninstall", "--prefix", str(linked), "--yes"]):
+        one_line_error(run_cli(args, env), "CD514", ".cudnn-doctor")
+    assert (tmp_path / "someone-else" / "backup-2020").is_dir()
     assert sorted(p.name for p in dangling.iterdir()) == ["lib64"]
     assert sorted(p.name for p in state_file.iterdir()) == [".cudnn-doctor"]
 

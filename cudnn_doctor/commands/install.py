@@ -279,6 +279,10 @@ def check_prefix(prefix: Path, layout: Layout) -> None:
         raise unusable(existing, "it is a file, not a folder" if existing == prefix else
                        "a part of the path is a file, not a folder", "give a folder (or a path that does not "
                        "exist yet) to --prefix")
+    state = prefix / STATE_DIR
+    if state.is_symlink():  # its clean-up deletes what it does not recognise: never in someone else's folder
+        raise unusable(state, f"it is a link (to {os.readlink(state)}), but cudnn-doctor's state folder must be a "
+                       "folder of its own in the prefix", "remove the link")
     for rel in [STATE_DIR, *sorted(set(layout.folders.values()))]:
         parts = rel.split("/")
         for depth in range(1, len(parts) + 1):
@@ -318,9 +322,9 @@ def run_uninstall(prefix_text: str, dry_run: bool, yes: bool, force: bool, ui: U
     if not prefix.is_dir():
         raise DoctorError(f"no such folder: {prefix}", exit_code=2)
     state = prefix / STATE_DIR
-    if os.path.lexists(state) and not state.is_dir():
-        raise DoctorError.of("CD514", exit_code=2, path=str(state), why="it is a file, but it must be "
-                             "cudnn-doctor's state folder", fix="move the file away")
+    if state.is_symlink() or (os.path.lexists(state) and not state.is_dir()):
+        raise DoctorError.of("CD514", exit_code=2, path=str(state), why="it is a file or a link, but it must be "
+                             "cudnn-doctor's own state folder", fix="move it away")
     if dry_run:
         plan = _uninstall_plan(prefix)
         if plan is None:
