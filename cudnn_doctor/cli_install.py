@@ -105,6 +105,10 @@ def _run(command: str, action: Any, json_output: bool, verbose: bool, no_prompt:
     except DoctorError as error:
         if json_output:
             write_json(failure_to_json(command, error, shown[-1] if shown else None))
+        from cudnn_doctor.install.safety import printable
+
+        # paths and names in the message are the user's or an archive's: no escape code reaches the terminal
+        error.message, error.fix = printable(error.message), printable(error.fix) if error.fix else error.fix
         raise
     if json_output:
         write_json(outcome_to_json(outcome))

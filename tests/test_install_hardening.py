@@ -140,6 +140,10 @@ def test_plan_paths_are_printed_escaped(archive: Path, tmp_path: Path) -> None:
     result = run_cli(["install", "--from", str(archive), "--prefix", str(prefix), "--dry-run"], clean_env(tmp_path))
     assert result.returncode == 0, result.stderr
     assert "\x1b" not in result.stdout and "cuda\\x1b[2Jx" in result.stdout
+    prefix.write_text("a file named with an escape code")
+    line = one_line_error(run_cli(["install", "--from", str(archive), "--prefix", str(prefix), "--yes"],
+                                  clean_env(tmp_path)), "CD514")
+    assert "cuda\\x1b[2Jx" in line
 
 
 # --- a kill during extraction leaves nothing behind -------------------------------------------------------
