@@ -6,7 +6,6 @@ Only typer is imported here: everything else is imported inside the commands, so
 
 from __future__ import annotations
 
-import re
 import sys
 from typing import Any, Optional
 
@@ -32,6 +31,9 @@ def register(app: typer.Typer) -> None:
                                              help="Base URL, or a local folder, that replaces NVIDIA's redist site (air-gapped sites)."),
         sha256: Optional[str] = typer.Option(None, "--sha256", metavar="HEX",
                                              help="Refuse the archive unless it has this sha256."),
+        no_verify: bool = typer.Option(False, "--no-verify",
+                                       help="Install an archive whose manifest entry lists no sha256 or size "
+                                            "(unchecked; a warning says so)."),
         prefix: Optional[str] = typer.Option(None, "--prefix", metavar="DIR",
                                              help="Where to install (default: the CUDA toolkit check picks)."),
         os_name: Optional[str] = typer.Option(None, "--os", metavar="linux|windows|macos",
@@ -45,7 +47,7 @@ def register(app: typer.Typer) -> None:
         from cudnn_doctor.commands.install import InstallOptions, run_install
 
         options = InstallOptions(location=location, version=version, cuda_major=cuda, mirror=mirror, sha256=sha256,
-                                 prefix=prefix, os_name=os_name, dry_run=dry_run, yes=yes)
+                                 prefix=prefix, os_name=os_name, dry_run=dry_run, yes=yes, no_verify=no_verify)
         _run("install", lambda ui: run_install(options, ui), json_output, verbose, yes or dry_run)
 
     @app.command("uninstall")
@@ -102,9 +104,11 @@ def _run(command: str, action: Any, json_output: bool, verbose: bool, no_prompt:
         outcome = action(ui)
     except DoctorError as error:
         if json_output:
-            code = re.match(r"(CD\d{3})\b", error.message)
-            write_json(failure_to_json(command, error.message, code.group(1) if code else None, error.exit_code,
-                                       shown[-1] if shown else None))
+            write_json(failure_to_json(command, error, shown[-1] if shown else None))
+        from cudnn_doctor.install.safety import printable
+
+        # paths and names in the message are the user's or an archive's: no escape code reaches the terminal
+        error.message, error.fix = printable(error.message), printable(error.fix) if error.fix else error.fix
         raise
     if json_output:
         write_json(outcome_to_json(outcome))

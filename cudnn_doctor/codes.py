@@ -338,7 +338,38 @@ _CODES = (
          "{count} files that cudnn-doctor installed into {prefix} were changed afterwards ({files}); "
          "uninstalling would remove someone's work.",
          "Look at the files first; `cudnn-doctor uninstall --prefix {prefix} --force` removes them anyway."),
-    Code("CD509", "error", "No package build for this CUDA, Python or platform",
+    Code("CD509", "error", "Install state unreadable",
+         "{file} cannot be read ({why}); nothing was changed.",
+         "Look at the file: it is cudnn-doctor's record of an install or of an interrupted run in "
+         "the prefix; move it away only once the files it names are as you want them."),
+    Code("CD510", "error", "Another install or uninstall is running",
+         "Another cudnn-doctor install or uninstall is changing {prefix}.",
+         "Wait for it to finish, then run the command again."),
+    Code("CD511", "error", "Download failed",
+         "{url}: {why}. Nothing was written.",
+         "Check the network and the URL, or install from a local copy: `--mirror FOLDER_OR_URL` "
+         "(an air-gapped mirror of NVIDIA's redist folder) or `--from ARCHIVE`."),
+    Code("CD512", "error", "Redistributable manifest unusable",
+         "{where}: {why}.",
+         "Check the --version and the mirror; a mirror's redistrib_<version>.json must be NVIDIA's, "
+         "unchanged."),
+    Code("CD513", "error", "Archive not verifiable",
+         "{where}: {why}, so the archive cannot be checked before it is installed.",
+         "Use a manifest that lists the sha256 and size of every archive, pass `--sha256 HEX`, or "
+         "install it unchecked with `--no-verify` (not recommended)."),
+    Code("CD514", "error", "Cannot install into this folder",
+         "{path}: {why}; nothing was changed.",
+         "Choose another --prefix, or fix the folder: {fix}"),
+    Code("CD515", "error", "Archive cannot be read",
+         "{file}: {why}.",
+         "{fix}"),
+    Code("CD516", "error", "Not a cuDNN archive",
+         "{file} holds no libcudnn library (libcudnn.so.N, cudnn64_N.dll).",
+         "Pass a cuDNN archive or wheel to --from."),
+    Code("CD517", "error", "Archive size mismatch",
+         "{file}: expected {expected} bytes, got {actual}. Nothing was written.",
+         "Download the archive again; if it persists, the mirror holds a different file."),
+    Code("CD520", "error", "No package build for this CUDA, Python or platform",
          "The package manager found no build that satisfies the request ({detail}): the package's "
          "CUDA variant is not published for this Python version or platform, or it lives on another index "
          "(PyTorch's download.pytorch.org/whl/cuXXX), or conda's virtual package __cuda says this machine's "
@@ -346,7 +377,7 @@ _CODES = (
          "Install from the index that hosts the CUDA build (`pip install torch --index-url "
          "https://download.pytorch.org/whl/cu128`), pick a version published for your Python, or for conda "
          "check `conda info` (the __cuda line) and set `CONDA_OVERRIDE_CUDA` only on a machine without a GPU."),
-    Code("CD510", "error", "The package manager found the GPU stack's packages in conflict",
+    Code("CD521", "error", "The package manager found the GPU stack's packages in conflict",
          "The package manager could not install a consistent set of the GPU stack's packages ({detail}). A CUDA "
          "build pins exact versions of NVIDIA's library wheels (nvidia-*-cuNN, cuda-toolkit), and companions such as "
          "torchvision and torchaudio are built for one torch release and CUDA variant; two requirements here pin "

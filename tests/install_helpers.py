@@ -178,3 +178,32 @@ def snapshot(folder: Path) -> dict[str, tuple]:  # type: ignore[type-arg]
 def snapshot_content(folder: Path) -> dict[str, tuple]:  # type: ignore[type-arg]
     """Like snapshot, without inode numbers."""
     return {k: tuple(x for i, x in enumerate(v) if not (v[0] == "file" and i == 2)) for k, v in snapshot(folder).items()}
+
+
+def cudnn7_tree(root: Path, version: int = 7605, header_version: int | None = None) -> Path:
+    """The smallest real cuDNN: 7.x has no sub-libraries, one header (cudnn.h), one library and
+    its two links. ROOT/include and ROOT/lib64; returns ROOT."""
+    fake_cudnn(root / "lib64", version=version, cudart=10020, sublibraries=[])
+    major, minor, patch = version_parts(header_version or version)
+    (root / "include").mkdir(parents=True, exist_ok=True)
+    (root / "include" / "cudnn.h").write_text(
+        f"/* cuDNN {major}.{minor}.{patch} */\n#define CUDNN_MAJOR {major}\n#define CUDNN_MINOR {minor}\n"
+        f"#define CUDNN_PATCHLEVEL {patch}\n")
+    return root
+
+
+def cudnn7_archive(out: Path, version: int = 7605, header_version: int | None = None) -> Path:
+    """A cuDNN 7 `.tgz` (the `cuda/` tree NVIDIA shipped) with 4 members."""
+    work = out / f"build-7-{version}-{header_version}"
+    shutil.rmtree(work, ignore_errors=True)
+    cudnn7_tree(work / "cuda", version, header_version)
+    return tar_folder(work / "cuda", out / f"cudnn-10.2-linux-x64-v{version_text(version)}.{version}.tgz", "cuda",
+                      "w:gz")
+
+
+def cudnn7_prefix(prefix: Path, version: int = 7600) -> Path:
+    """A toolkit prefix with a hand-copied cuDNN 7 in it (include/cudnn.h, lib64/libcudnn.so.7.*)."""
+    cudnn7_tree(prefix, version)
+    (prefix / "bin").mkdir(parents=True, exist_ok=True)
+    (prefix / "bin" / "nvcc").write_text("#!/bin/sh\n")
+    return prefix

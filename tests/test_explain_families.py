@@ -188,7 +188,7 @@ def test_every_product_alias_is_a_whole_word_of_one_library() -> None:
     assert {"cudnn", "cublas", "cusparse", "cufft", "curand", "cusolver", "nvrtc", "nvml"} <= set(aliases)
 
 
-# ------------------------------------------------------------------------------- resolver conflicts (CD510)
+# ------------------------------------------------------------------------------- resolver conflicts (CD521)
 
 
 def test_a_resolver_conflict_names_which_package_pins_which_version() -> None:
@@ -198,7 +198,7 @@ def test_a_resolver_conflict_names_which_package_pins_which_version() -> None:
     assert conflict.tool == "uv" and any(p.startswith("nvidia-cudnn-cu12") for p in conflict.packages)
     assert any("depends on nvidia-cudnn-cu12" in pin for pin in conflict.pins)
     first = explain_text(message, None)["matches"][0]
-    assert first["code"] == "CD510" and "nvidia-cudnn-cu12" in first["cause"] and "pip install torch" in first["fix"]
+    assert first["code"] == "CD521" and "nvidia-cudnn-cu12" in first["cause"] and "pip install torch" in first["fix"]
 
 
 def test_a_conflict_between_other_packages_is_not_the_gpu_stacks() -> None:
@@ -212,7 +212,7 @@ def test_the_cli_explains_a_conda_cuda_conflict_with_its_fix(machine: Machine) -
     result = machine.run("explain", message, "--offline-only", "--json")
     assert result.exit_code == 0
     first = result.json["matches"][0]
-    assert first["code"] == "CD509" and "CONDA_OVERRIDE_CUDA" in first["fix"] and "driver" in first["fix"]
+    assert first["code"] == "CD520" and "CONDA_OVERRIDE_CUDA" in first["fix"] and "driver" in first["fix"]
 
 
 # ------------------------------------------------------------------- status codes of the CUDA math libraries

@@ -197,7 +197,7 @@ def test_windows_archive_is_refused_for_linux(tmp_path: Path, env: dict[str, str
     archive = make_archive("zip", tmp_path)
     result = run_cli(["install", "--from", str(archive), "--prefix", str(tmp_path / "p"), "--yes"], env)
     assert result.returncode == 2
-    assert "CD506" in result.stderr and "Windows DLLs" in result.stderr
+    assert "CD506" in result.stderr and "Windows (DLL) libraries" in result.stderr
     assert not (tmp_path / "p").exists()
 
 

@@ -74,6 +74,9 @@ def test_cuda_major_defaults_to_the_toolkit_and_a_mismatch_is_flagged(mirror, tm
     code, data, err = run_json(["install", "--version", "9.19.0", "--cuda", "12", "--mirror", base, "--dry-run"], env)
     assert code == 0, err
     assert [f["code"] for f in data["plan"]["fits"]] == ["CD306"]
+    from cudnn_doctor.codes import CODES
+
+    assert data["plan"]["fits"][0]["severity"] == CODES["CD306"].severity  # the registry's, not overwritten
 
 
 def test_a_partial_version_resolves_when_the_mirror_can_be_listed(mirror, httpserver, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

@@ -7,18 +7,20 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TypeVar
 
 from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.install import sources
 from cudnn_doctor.install.archive import ArchiveContents, read_archive
+from cudnn_doctor.install.faults import step
 from cudnn_doctor.install.layout import OS_NAMES, Layout, layout_for
 from cudnn_doctor.install.ldconfig import loader_setup, run_ldconfig
 from cudnn_doctor.install.manifest import BackedUpFile, InstallRecord, WrittenFile, now_text, read_records, write_record
 from cudnn_doctor.install.outcome import Outcome, UninstallPlan
 from cudnn_doctor.install.plan import ADD, REMOVE, REPLACE, FileChange, Plan, build_plan, first_blocked_folder
 from cudnn_doctor.install.progress import Progress
-from cudnn_doctor.install.safety import SYMLINK
-from cudnn_doctor.install.transaction import PUT, STATE_DIR, TAKE, Operation, Transaction, recover
+from cudnn_doctor.install.safety import SYMLINK, printable, refuse
+from cudnn_doctor.install.transaction import STATE_DIR, Transaction, pending, recover
 from cudnn_doctor.probes.context import SearchContext
 from cudnn_doctor.versions import major
 
@@ -34,6 +36,7 @@ class InstallOptions:
     os_name: str | None = None
     dry_run: bool = False
     yes: bool = False
+    no_verify: bool = False
 
 
 @dataclass(frozen=True)
@@ -58,69 +61,107 @@ def run_install(options: InstallOptions, ui: Ui) -> Outcome:
     if plan_only is None and os_name != ctx.os_name:
         plan_only = f"planning for {os_name} on a {ctx.os_name} machine: nothing is installed"
     prefix = _prefix(options, ctx, os_name)
+    check_prefix(prefix, layout)
     report = _probe(ctx, prefix) if os_name == ctx.os_name else None
     default_cuda = _default_cuda(report, prefix)
-    request = sources.Request(options.location, options.version, options.cuda_major, options.mirror, options.sha256)
+    request = sources.Request(options.location, options.version, options.cuda_major, options.mirror, options.sha256,
+                              options.no_verify)
     from cudnn_doctor.cache import cache_dir
     from cudnn_doctor.install.download import session
 
     source = sources.resolve(request, layout.platform, session, default_cuda)
-    with Progress(ui.progress) as bars:
-        source = sources.fetch(source, session, cache_dir(), bars.task(f"download {source.name}", source.size))
+    if source.warning:
+        ui.note(f"warning: {source.warning}")
+    if source.url is not None and not source.url.startswith("file:"):
+        with Progress(ui.progress) as bars:
+            source = sources.fetch(source, session, cache_dir(), bars.task(f"download {source.name}", source.size))
+    else:
+        source = sources.fetch(source, session, cache_dir(), None)
     archive = source.path or ""
     notes = (plan_only,) if plan_only else ()
     if options.dry_run or plan_only:
-        pending = (prefix / STATE_DIR / "journal.json").exists()
         contents = _read(archive, layout, None, ui)
         plan = _plan(contents, prefix, layout, source, report, notes + (
-            ("an interrupted install is pending: the next install or uninstall rolls it back first",) if pending else ()))
+            ("an interrupted install is pending: the next install or uninstall rolls it back first",)
+            if pending(prefix) else ()))
         ui.show_plan(plan)
         return Outcome("install", "planned", plan, notes=notes)
+    recovered: tuple[str, ...] = ()
+    if pending(prefix):  # finish an interrupted run first, so that the plan shows the prefix as it really is
+        recovered = _changing(prefix, layout, ui, lambda: _recover(prefix))
+        for note in recovered:
+            ui.note(note)
+        report = _probe(ctx, prefix) if report is not None else None
+    # the plan and the space check come from the archive's listing: nothing is written before the yes
+    listing = _read(archive, layout, None, ui)
+    plan = _plan(listing, prefix, layout, source, report, ())
     blocked = first_blocked_folder(prefix, [prefix / f for f in layout.folders.values()])
     if blocked:
         raise permission_error(blocked, prefix, layout)
-    _check_space(prefix, archive)
+    _check_space(prefix, plan)
+    ui.show_plan(plan)
+    if not options.yes and not ui.confirm("Install?"):
+        return Outcome("install", "declined", plan, notes=recovered, exit_code=1)
+    return _changing(prefix, layout, ui, lambda: _apply(ui, ctx, layout, prefix, source, plan, listing, recovered))
+
+
+def _recover(prefix: Path) -> tuple[str, ...]:
+    with Transaction(prefix, "install") as txn:
+        return (txn.recovered,) if txn.recovered else ()
+
+
+T = TypeVar("T")
+
+
+def _changing(prefix: Path, layout: Layout, ui: Ui, change: Callable[[], T]) -> T:
+    """Run CHANGE (which changes the prefix in a Transaction): its failures as one line each."""
     try:
-        return _apply(options, ui, ctx, layout, prefix, source, report)
+        return change()
     except PermissionError as error:
         raise permission_error(os.path.dirname(error.filename or "") or str(prefix), prefix, layout) from None
     except OSError as error:
         if error.errno in (errno.ENOSPC, errno.EDQUOT):
-            raise space_error(prefix, f"{error.strerror} while writing {error.filename or 'a file'} (rolled "
-                                      "back)") from None
-        raise
+            raise DoctorError.of("CD507", exit_code=1, path=str(prefix), free="too little",
+                                 needed=f"more ({error.strerror} while writing {error.filename or 'a file'}; "
+                                        "rolled back)") from None
+        raise rolled_back(prefix, error) from None
     except KeyboardInterrupt:
         ui.note(f"interrupted: the install was rolled back, {prefix} is as it was")
         raise
 
 
-def _apply(options: InstallOptions, ui: Ui, ctx: SearchContext, layout: Layout, prefix: Path,
-           source: sources.Source, report) -> Outcome:  # type: ignore[no-untyped-def]
-    notes: list[str] = []
-    with Transaction(prefix, "install") as txn:
+def _apply(ui: Ui, ctx: SearchContext, layout: Layout, prefix: Path, source: sources.Source, plan: Plan,
+           listing: ArchiveContents, recovered: tuple[str, ...]) -> Outcome:
+    notes = list(recovered)
+    folders = sorted({os.path.dirname(c.path) for c in plan.changes})
+    with Transaction(prefix, "install", folders=folders) as txn:
         if txn.recovered:
             notes.append(txn.recovered)
             ui.note(txn.recovered)
-        contents = _read(source.path or "", layout, txn.staging, ui)
-        plan = _plan(contents, prefix, layout, source, report, ())
-        ui.show_plan(plan)
-        if not options.yes and not ui.confirm("Install?"):
-            return Outcome("install", "declined", plan, notes=tuple(notes), exit_code=1)
-        operations = [Operation(PUT, c.path, f"{txn.staging.name}/{c.path}", c.action == REPLACE)
-                      for c in plan.changes if c.action != REMOVE]
-        operations += [Operation(TAKE, c.path) for c in plan.changes if c.action == REMOVE]
+        contents = _read(source.path or "", layout, txn.staging_path, ui)
+        _same_as_listing(listing, contents)
+        digests = {f.dest: f.sha256 for f in contents.files}
+        changes = tuple(replace(c, sha256=digests.get(c.path)) for c in plan.changes)
+        plan = replace(plan, changes=changes)
+        operations = [txn.put(c.path, txn.staging_rel(c.path), c.action == REPLACE)
+                      for c in changes if c.action != REMOVE]
+        operations += [txn.take(c.path) for c in changes if c.action == REMOVE]
         txn.apply(operations, [f for f in plan.created_folders if f != "."])
         from cudnn_doctor.install.verify import probe, verify_installed
 
         installed = verify_installed(probe(ctx, str(prefix)), plan.library_folder, plan.version, plan.major)
+        step("verify")
+        saved = {op.dest: op.backup for op in operations}
         record = InstallRecord(
             id=txn.id, installed_at=now_text(), source=plan.source, archive=plan.archive, version=plan.version,
             platform=plan.platform, prefix=str(prefix),
             files=tuple(WrittenFile(c.path, c.kind, c.sha256, c.size, c.mode, c.target)
-                        for c in plan.changes if c.action != REMOVE),
-            backed_up=tuple(BackedUpFile(c.path, c.action) for c in plan.changes if c.action in (REPLACE, REMOVE)),
+                        for c in changes if c.action != REMOVE),
+            backed_up=tuple(BackedUpFile(c.path, c.action, saved[c.path]) for c in changes
+                            if c.action in (REPLACE, REMOVE)),
             # "." when the install created the prefix itself
             created_folders=(".",) * txn.prefix_created + tuple(f for f in plan.created_folders if f != "."),
+            areas=tuple(sorted(txn.areas.values())),
         )
         manifest_path: list[Path] = []
         txn.commit(lambda: manifest_path.append(write_record(prefix, record)))
@@ -129,24 +170,41 @@ def _apply(options: InstallOptions, ui: Ui, ctx: SearchContext, layout: Layout, 
                    installed=installed, loader=loader, notes=tuple(notes))
 
 
-def _check_space(prefix: Path, archive: str) -> None:
+def _same_as_listing(listing: ArchiveContents, contents: ArchiveContents) -> None:
+    """The archive extracted must be the archive planned (it may have changed on disk since)."""
+    def shape(found: ArchiveContents) -> set[tuple[str, str, int, str | None]]:
+        return {(f.dest, f.kind, f.size, f.target) for f in found.files}
+
+    if shape(listing) != shape(contents) or listing.version != contents.version:
+        raise refuse(listing.archive, "it changed between the plan and the extraction")
+
+
+def _check_space(prefix: Path, plan: Plan) -> None:
+    """Every filesystem the files go to must hold them (sizes from the archive's listing)."""
     import shutil
 
-    from cudnn_doctor.install.archive import size_hint
     from cudnn_doctor.install.plan import nearest_existing
     from cudnn_doctor.render.install_text import size_text
 
-    needed, free = size_hint(archive), shutil.disk_usage(nearest_existing(prefix)).free
-    if free < needed:
-        raise space_error(prefix, f"{size_text(free)} free, the install needs at least {size_text(needed)}")
+    needed: dict[int, tuple[Path, int]] = {}
+    for change in plan.changes:
+        if change.action == REMOVE or change.kind != "file":
+            continue
+        folder = nearest_existing(prefix / os.path.dirname(change.path))
+        device = os.stat(folder).st_dev
+        where, total = needed.get(device, (folder, 0))
+        needed[device] = (where, total + change.size)
+    for folder, total in needed.values():
+        free = shutil.disk_usage(folder).free
+        if free < total:
+            raise space_error(folder, size_text(free), size_text(total))
 
 
-def space_error(prefix: Path, why: str) -> DoctorError:
-    return DoctorError(f"CD507 not enough disk space in {prefix}: {why}; nothing was changed",
-                       "free space or choose another --prefix", exit_code=1)
+def space_error(path: Path, free: str, needed: str) -> DoctorError:
+    return DoctorError.of("CD507", exit_code=1, path=str(path), free=free, needed=needed)
 
 
-def _read(archive: str, layout: Layout, staging: Path | None, ui: Ui) -> ArchiveContents:
+def _read(archive: str, layout: Layout, staging: Callable[[str], Path] | None, ui: Ui) -> ArchiveContents:
     size = os.path.getsize(archive)
     with Progress(ui.progress) as bars:
         return read_archive(archive, layout, staging, bars.task("extract" if staging else "read", size))
@@ -154,7 +212,7 @@ def _read(archive: str, layout: Layout, staging: Path | None, ui: Ui) -> Archive
 
 def _plan(contents: ArchiveContents, prefix: Path, layout: Layout, source: sources.Source, report,  # type: ignore[no-untyped-def]
           notes: tuple[str, ...]) -> Plan:
-    from cudnn_doctor.install.verify import fit_findings, installs_in
+    from cudnn_doctor.install.verify import fit_findings, installs_in, unchecked
 
     library_folder = str(prefix / layout.library_folder)
     cuda_major = source.cuda_major
@@ -165,7 +223,8 @@ def _plan(contents: ArchiveContents, prefix: Path, layout: Layout, source: sourc
     current = tuple(f"{i.version or 'of unknown version'} ({os.path.relpath(i.library, prefix)})"
                     for i in installs_in(report, library_folder))
     fits = fit_findings(report, library_folder, contents.version, contents.major, cuda_major)
-    return replace(plan, current=current, fits=tuple(fits), machine=_machine(report, prefix))
+    return replace(plan, current=current, fits=tuple(fits), machine=_machine(report, prefix),
+                   unchecked=tuple(unchecked(report)))
 
 
 def _machine(report, prefix: Path) -> str:  # type: ignore[no-untyped-def]
@@ -182,8 +241,8 @@ def _machine(report, prefix: Path) -> str:  # type: ignore[no-untyped-def]
 
 
 def _prefix(options: InstallOptions, ctx: SearchContext, os_name: str) -> Path:
-    if options.prefix:
-        return Path(os.path.abspath(os.path.expanduser(options.prefix)))
+    if options.prefix is not None:
+        return prefix_path(options.prefix)
     if os_name != ctx.os_name:
         raise DoctorError(f"--os {os_name} needs --prefix: the toolkit folder on that machine", exit_code=2)
     from cudnn_doctor.probes.toolkit import discover_toolkits
@@ -193,6 +252,47 @@ def _prefix(options: InstallOptions, ctx: SearchContext, os_name: str) -> Path:
         raise DoctorError("no CUDA toolkit found to install into (check finds none)",
                           "pass --prefix DIR, e.g. --prefix ~/.local/cudnn", exit_code=2)
     return Path(toolkits[0].path)
+
+
+def prefix_path(text: str) -> Path:
+    """--prefix as an absolute path; empty or blank (an unset shell variable) is a usage error."""
+    if not text.strip() or "\0" in text:
+        raise DoctorError(f"--prefix {text!r} is empty: give the folder to install into",
+                          "for example --prefix ~/.local/cudnn (is a shell variable unset?)", exit_code=2)
+    path = os.path.abspath(os.path.expanduser(text))
+    if len(path.encode("utf-8", "surrogateescape")) > 3000 or any(
+            len(part.encode("utf-8", "surrogateescape")) > 255 for part in path.split(os.sep)):
+        raise DoctorError(f"--prefix {printable(text[:60])}...: a name in it is too long for a file system",
+                          exit_code=2)
+    return Path(path)
+
+
+def check_prefix(prefix: Path, layout: Layout) -> None:
+    """The prefix, its state folder and the layout's folders must be folders (or not exist yet)."""
+    def unusable(path: Path, why: str, fix: str) -> DoctorError:
+        return DoctorError.of("CD514", exit_code=2, path=str(path), why=why, fix=fix)
+
+    existing = prefix
+    while not os.path.lexists(existing) and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise unusable(existing, "it is a file, not a folder" if existing == prefix else
+                       "a part of the path is a file, not a folder", "give a folder (or a path that does not "
+                       "exist yet) to --prefix")
+    state = prefix / STATE_DIR
+    if state.is_symlink():  # its clean-up deletes what it does not recognise: never in someone else's folder
+        raise unusable(state, f"it is a link (to {os.readlink(state)}), but cudnn-doctor's state folder must be a "
+                       "folder of its own in the prefix", "remove the link")
+    for rel in [STATE_DIR, *sorted(set(layout.folders.values()))]:
+        parts = rel.split("/")
+        for depth in range(1, len(parts) + 1):
+            path = prefix.joinpath(*parts[:depth])
+            if path.is_symlink() and not path.exists():
+                raise unusable(path, f"it is a link to {os.readlink(path)}, which does not exist",
+                               "create the folder it points to, or remove the link")
+            if os.path.lexists(path) and not path.is_dir():
+                what = "cudnn-doctor's state folder" if rel == STATE_DIR else "a folder the install writes to"
+                raise unusable(path, f"it is a file, but it must be {what}", "move the file away")
 
 
 def _probe(ctx: SearchContext, prefix: Path):  # type: ignore[no-untyped-def]
@@ -213,18 +313,18 @@ def _default_cuda(report, prefix: Path) -> int | None:  # type: ignore[no-untype
 
 
 def permission_error(folder: str, prefix: Path, layout: Layout) -> DoctorError:
-    home = "~/.local/cudnn"
-    line = f"export {layout.path_variable}={home}/{layout.library_folder}:${layout.path_variable}"
-    return DoctorError(f"CD503 permission denied: cannot write to {folder}; nothing was changed",
-                       f"run with sudo, or install into your home folder: --prefix {home}, then `{line}`",
-                       exit_code=1)
+    return DoctorError.of("CD503", exit_code=1, path=f"{folder} (nothing was changed)")
 
 
 # --- uninstall ------------------------------------------------------------------------------
 def run_uninstall(prefix_text: str, dry_run: bool, yes: bool, force: bool, ui: Ui) -> Outcome:
-    prefix = Path(os.path.abspath(os.path.expanduser(prefix_text)))
+    prefix = prefix_path(prefix_text)
     if not prefix.is_dir():
         raise DoctorError(f"no such folder: {prefix}", exit_code=2)
+    state = prefix / STATE_DIR
+    if state.is_symlink() or (os.path.lexists(state) and not state.is_dir()):
+        raise DoctorError.of("CD514", exit_code=2, path=str(state), why="it is a file or a link, but it must be "
+                             "cudnn-doctor's own state folder", fix="move it away")
     if dry_run:
         plan = _uninstall_plan(prefix)
         if plan is None:
@@ -242,34 +342,44 @@ def run_uninstall(prefix_text: str, dry_run: bool, yes: bool, force: bool, ui: U
 
         raise permission_error(os.path.dirname(error.filename or "") or str(prefix), prefix,
                                LAYOUTS["linux-x86_64"]) from None
+    except OSError as error:
+        raise rolled_back(prefix, error) from None
+
+
+def rolled_back(prefix: Path, error: OSError) -> DoctorError:
+    """Any other failure of the file system while the prefix changed: it was put back as it was."""
+    where = f" ({printable(str(error.filename))})" if error.filename else ""
+    return DoctorError.of("CD504", exit_code=1, prefix=str(prefix), why=f"{error.strerror or error}{where}",
+                          fix="fix the cause above and run the command again")
 
 
 def _apply_uninstall(prefix: Path, yes: bool, force: bool, ui: Ui) -> Outcome:
     notes: list[str] = []
-    records = read_records(prefix) if (prefix / STATE_DIR).is_dir() else []
+    state = prefix / STATE_DIR
+    if state.is_dir() and (pending(prefix) or not any(state.glob("manifest-*.json"))):
+        # finish an interrupted run (or clear what a killed one left) before reading the records
+        with Transaction(prefix, "uninstall") as txn:
+            if txn.recovered:
+                notes.append(txn.recovered)
+    records = read_records(prefix) if state.is_dir() else []
     if not records:
-        if (prefix / STATE_DIR / "journal.json").exists():
-            with Transaction(prefix, "uninstall") as txn:
-                if txn.recovered:
-                    notes.append(txn.recovered)
         return Outcome("uninstall", "nothing-to-do", None, notes=tuple(notes))
-    with Transaction(prefix, "uninstall", records[-1].file_name) as txn:
-        if txn.recovered:
-            notes.append(txn.recovered)
+    record = records[-1]
+    folders = {os.path.dirname(f.path) for f in record.files} | {os.path.dirname(b.path) for b in record.backed_up}
+    with Transaction(prefix, "uninstall", record.file_name, folders=folders,
+                     on_commit_remove=[f"{STATE_DIR}/{record.backup_folder}", *record.areas]) as txn:
         plan = _uninstall_plan(prefix)
         if plan is None:
             return Outcome("uninstall", "nothing-to-do", None, notes=tuple(notes))
-        record = read_records(prefix)[-1]
-        txn.manifest = record.file_name
         ui.show_plan(plan)
         if plan.changed_since and not force:
-            raise DoctorError(f"CD508 {len(plan.changed_since)} installed files changed since the install "
-                              f"({', '.join(plan.changed_since[:3])}); nothing was removed",
-                              "pass --force to remove them anyway", exit_code=1)
+            raise DoctorError.of("CD508", exit_code=1, count=len(plan.changed_since), prefix=str(prefix),
+                                 files=", ".join(plan.changed_since[:3]))
         if not yes and not ui.confirm("Uninstall?"):
             return Outcome("uninstall", "declined", plan, notes=tuple(notes), exit_code=1)
-        operations = [Operation(TAKE, c.path) for c in plan.changes if c.action == REMOVE]
-        operations += [Operation(PUT, c.path, f"{record.backup_folder}/{c.path}", os.path.lexists(prefix / c.path))
+        saved = {b.path: record.saved_path(b) for b in record.backed_up}
+        operations = [txn.take(c.path) for c in plan.changes if c.action == REMOVE]
+        operations += [txn.put(c.path, saved[c.path], os.path.lexists(prefix / c.path))
                        for c in plan.changes if c.action == "restore"]
         txn.apply(operations, [])
 
@@ -277,9 +387,6 @@ def _apply_uninstall(prefix: Path, yes: bool, force: bool, ui: Ui) -> Outcome:
             (prefix / STATE_DIR / record.file_name).unlink()
 
         txn.commit(finish)
-        import shutil
-
-        shutil.rmtree(prefix / STATE_DIR / record.backup_folder, ignore_errors=True)
         for folder in reversed(plan.folders_removed):
             if folder != ".":
                 _remove_if_empty(prefix / folder)
@@ -307,12 +414,15 @@ def _uninstall_plan(prefix: Path) -> UninstallPlan | None:
         path = prefix / written.path
         if not os.path.lexists(path):
             continue
+        if path.is_dir() and not path.is_symlink():  # a folder took its place: never removed, even with --force
+            changed.append(written.path)
+            continue
         if _changed(path, written):
             changed.append(written.path)
         if written.path not in restored:
             changes.append(FileChange(written.path, REMOVE, written.kind, written.size, written.target))
     for backed in record.backed_up:
-        saved = prefix / STATE_DIR / record.backup_folder / backed.path
+        saved = prefix / record.saved_path(backed)
         if os.path.lexists(saved):
             changes.append(FileChange(backed.path, "restore", SYMLINK if saved.is_symlink() else "file"))
     return UninstallPlan(str(prefix), record.id, record.version, record.installed_at, tuple(changes), tuple(changed),

@@ -148,7 +148,7 @@ def _from_conflicts(facts: Facts) -> list[Cause]:
         named = ", ".join(conflict.packages[:6])
         pins = "; ".join(conflict.pins[:3])
         detail = f"{named}: {pins}" if pins else named
-        causes.append(Cause("CD510", f"{conflict.tool} reports a conflict that names the GPU stack's packages ({named})"
+        causes.append(Cause("CD521", f"{conflict.tool} reports a conflict that names the GPU stack's packages ({named})"
                             + (f": {pins}" if pins else ""),
                             f"compat/libraries.toml: {conflict.source}", {"detail": detail[:400]}, kind="conflict",
                             line=conflict.line))

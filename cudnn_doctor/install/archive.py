@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from cudnn_doctor.errors import DoctorError
+from cudnn_doctor.install.faults import step
 from cudnn_doctor.install.layout import BIN, IMPLIB, INCLUDE, LIB, Layout
 from cudnn_doctor.install.safety import (
     DIR,
@@ -33,6 +34,7 @@ from cudnn_doctor.install.safety import (
     Member,
     check_size,
     check_symlink,
+    printable,
     refuse,
     safe_mode,
     safe_name,
@@ -47,7 +49,7 @@ FOLDERS = (("include/", INCLUDE), ("lib64/", LIB), ("lib/x64/", IMPLIB), ("lib/"
 WHEEL_LIBRARY = re.compile(r"^(lib[A-Za-z0-9_]+)\.so\.(\d+)$")
 MAIN_LIBRARY = re.compile(r"^(?:libcudnn\.so\.(\d+)(?:\.\d+)*|cudnn64_(\d+)\.dll|libcudnn\.(\d+)(?:\.\d+)*\.dylib)$")
 HEADER_DEFINE = re.compile(rb"#define\s+CUDNN_(MAJOR|MINOR|PATCHLEVEL)\s+(\d+)")
-PLATFORM_WORDS = {BIN: "Windows DLLs", IMPLIB: "Windows import libraries", LIB: "Linux/macOS shared libraries"}
+PLATFORM_WORDS = {BIN: "Windows (DLL)", IMPLIB: "Windows (import)", LIB: "Linux or macOS shared"}
 
 Chunks = Callable[[], Iterator[bytes]]
 
@@ -79,17 +81,6 @@ class ArchiveContents:
         return sum(f.size for f in self.files if f.kind == FILE)
 
 
-def size_hint(path: str) -> int:
-    """The space an archive needs at least: a zip's listed sizes, else its own size (a lower bound)."""
-    if zipfile.is_zipfile(path):
-        try:
-            with zipfile.ZipFile(path) as archive:
-                return sum(info.file_size for info in archive.infolist() if classify(info.filename))
-        except (zipfile.BadZipFile, OSError):
-            pass
-    return os.path.getsize(path)
-
-
 def classify(name: str) -> tuple[str, str] | None:
     """(category, path inside that category's folder) for an archive member, or None."""
     match = ROOT.match(name)
@@ -105,9 +96,10 @@ def classify(name: str) -> tuple[str, str] | None:
     return None
 
 
-def read_archive(path: str, layout: Layout, staging: Path | None = None,
+def read_archive(path: str, layout: Layout, staging: Callable[[str], Path] | None = None,
                  progress: Callable[[int], None] | None = None) -> ArchiveContents:
-    """Check every member of the archive at PATH; with STAGING, also write the files there."""
+    """Check every member of the archive at PATH; with STAGING (where each file, named by its
+    path in the prefix, is written), also write the files."""
     with open(path, "rb") as raw:
         counted = _CountingReader(raw, progress)
         fmt = _detect_format(path, raw)
@@ -119,7 +111,7 @@ def read_archive(path: str, layout: Layout, staging: Path | None = None,
 
 
 class _Stager:
-    def __init__(self, archive: str, layout: Layout, staging: Path | None) -> None:
+    def __init__(self, archive: str, layout: Layout, staging: Callable[[str], Path] | None) -> None:
         self.archive, self.layout, self.staging = archive, layout, staging
         self.files: dict[str, StagedFile] = {}  # dest -> file
         self.by_member: dict[str, StagedFile] = {}  # archive member name -> file (for hardlinks)
@@ -141,10 +133,9 @@ class _Stager:
         category, inner = placed
         folder = self.layout.folder(category)
         if folder is None:
-            raise DoctorError(
-                f"CD506 archive is for another platform: {os.path.basename(self.archive)} holds "
-                f"{PLATFORM_WORDS.get(category, category)} ({inner}); this install targets {self.layout.platform}",
-                f"download the {self.layout.platform} build", exit_code=2)
+            raise DoctorError.of("CD506", exit_code=2, file=f"{printable(os.path.basename(self.archive))} "
+                                 f"({printable(inner)})", found=PLATFORM_WORDS.get(category, category),
+                                 target=self.layout.platform)
         dest = f"{folder}/{inner}"
         if dest in self.files:
             raise refuse(self.archive, f"member {member.name!r} appears twice (or collides with {dest})")
@@ -155,6 +146,8 @@ class _Stager:
             self._hardlink(member, dest)
         else:
             self._file(member, dest, category, chunks)
+        if self.staging is not None:
+            step("extract.member")
 
     def _file(self, member: Member, dest: str, category: str, chunks: Chunks | None) -> None:
         base = os.path.basename(dest)
@@ -163,7 +156,7 @@ class _Stager:
         digest = hashlib.sha256() if self.staging is not None else None
         handle = None
         if self.staging is not None:
-            target = self.staging / real_dest
+            target = self.staging(real_dest)
             target.parent.mkdir(parents=True, exist_ok=True)
             handle = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         is_header = category == INCLUDE and base in ("cudnn_version.h", "cudnn.h")
@@ -218,7 +211,7 @@ class _Stager:
 
     def _link(self, dest: str, category: str, target: str) -> None:
         if self.staging is not None:
-            path = self.staging / dest
+            path = self.staging(dest)
             path.parent.mkdir(parents=True, exist_ok=True)
             if path.is_symlink():
                 path.unlink()
@@ -231,7 +224,7 @@ class _Stager:
             raise refuse(self.archive, f"hardlink {member.name!r} points outside the archive's files, "
                                        f"to {member.target!r}")
         if self.staging is not None:
-            os.link(self.staging / original.dest, self.staging / dest)
+            os.link(self.staging(original.dest), self.staging(dest))
         staged = StagedFile(dest, original.category, FILE, original.size, original.mode, original.sha256)
         self.files[dest] = staged
         self.by_member[member.name] = staged
@@ -241,10 +234,9 @@ class _Stager:
         if problem is None:
             return
         if problem.startswith("built for"):
-            raise DoctorError(
-                f"CD506 archive is for another platform: {os.path.basename(self.archive)} holds {dest} {problem}; "
-                f"this install targets {self.layout.platform} ({self.layout.arch})",
-                f"download the {self.layout.platform} build", exit_code=2)
+            raise DoctorError.of("CD506", exit_code=2, file=f"{printable(os.path.basename(self.archive))} "
+                                 f"({dest} is {problem})", found=problem.removeprefix("built for "),
+                                 target=f"{self.layout.platform} ({self.layout.arch})")
         raise refuse(self.archive, f"{dest} {problem}")
 
     def _read_version(self) -> None:
@@ -257,9 +249,7 @@ class _Stager:
         majors = [library_major(os.path.basename(f.dest)) for f in self.files.values()]
         major = next((m for m in majors if m is not None), None)
         if major is None:
-            raise DoctorError(f"not a cuDNN archive: {os.path.basename(self.archive)} holds no libcudnn library "
-                              "(libcudnn.so.N, cudnn64_N.dll)", "pass a cuDNN archive or wheel to --from",
-                              exit_code=2)
+            raise DoctorError.of("CD516", exit_code=2, file=printable(os.path.basename(self.archive)))
         return ArchiveContents(self.archive, fmt, tuple(self.files.values()), self.version, major,
                                tuple(self.skipped))
 
@@ -364,6 +354,8 @@ def _tar_members(path: str, fileobj) -> Iterator[tuple[Member, Chunks | None]]: 
                 yield Member(name, SYMLINK, 0, 0o777, info.linkname), None
             elif info.islnk():
                 yield Member(name, HARDLINK, 0, info.mode, safe_name(path, info.linkname)), None
+            elif info.issparse():  # no NVIDIA archive has one; a sparse bomb does
+                raise refuse(path, f"member {info.name!r} is a sparse file ({info.size} bytes once expanded)")
             elif info.isreg():
                 yield Member(name, FILE, info.size, info.mode), _tar_chunks(path, archive, info)
             else:

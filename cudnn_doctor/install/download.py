@@ -1,17 +1,24 @@
-"""Downloads: one requests session with retries, a resumable `.part` file in the cache,
-the sha256 computed as the bytes arrive, and a rename only once it matches."""
+"""Downloads: one requests session, a resumable `.part` file in the cache, the sha256 computed
+as the bytes arrive, a rename only once it matches, and one deadline for the whole download
+(a server that drip-feeds a byte every 20 s, or never answers, ends in a one-line error)."""
 
 from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from urllib.parse import urlparse
 
 from cudnn_doctor.errors import DoctorError
 
 CHUNK = 1 << 20
 ATTEMPTS = 4  # whole-transfer attempts; each resumes where the last one stopped
+READ_TIMEOUT_S = 30.0  # the longest wait for one piece of data
+MAX_TEXT_BYTES = 16 << 20  # a redistrib manifest is a few KiB
+MAX_DOWNLOAD_BYTES = 32 << 30  # the most an archive of unknown size may send (cuDNN's are under 2 GiB)
+DEADLINE_VARIABLE = "CUDNN_DOCTOR_DOWNLOAD_DEADLINE"  # seconds for one download, all attempts included
 
 
 def session():  # type: ignore[no-untyped-def]
@@ -19,7 +26,9 @@ def session():  # type: ignore[no-untyped-def]
     from requests.adapters import HTTPAdapter
     from urllib3.util import Retry
 
-    retry = Retry(total=4, connect=4, read=4, backoff_factor=float(os.environ.get("CUDNN_DOCTOR_RETRY_BACKOFF", 0.5)),
+    # read errors are retried here (resuming the .part), within the deadline; urllib3 retries
+    # only connections and the "try again" statuses
+    retry = Retry(total=4, connect=4, read=0, backoff_factor=float(os.environ.get("CUDNN_DOCTOR_RETRY_BACKOFF", 0.5)),
                   status_forcelist=(429, 500, 502, 503, 504), allowed_methods=frozenset({"GET", "HEAD"}))
     http = requests.Session()
     adapter = HTTPAdapter(max_retries=retry)
@@ -29,19 +38,140 @@ def session():  # type: ignore[no-untyped-def]
     return http
 
 
-def fetch_text(http, url: str) -> str:  # type: ignore[no-untyped-def]
-    """GET URL as text; a clear error on failure."""
+def deadline_for(size: int | None) -> float:
+    """Seconds one download may take: CUDNN_DOCTOR_DOWNLOAD_DEADLINE, else 2 minutes plus the
+    size at 256 KiB/s (a cuDNN 9 archive of 900 MB: about an hour), 30 minutes when unknown."""
+    try:
+        return max(0.1, float(os.environ[DEADLINE_VARIABLE]))
+    except (KeyError, ValueError):
+        return 120.0 + size / (256 * 1024) if size else 1800.0
+
+
+class _Clock:
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.end = time.monotonic() + seconds
+
+    def left(self) -> float:
+        return self.end - time.monotonic()
+
+    def timeout(self) -> tuple[float, float]:
+        """(connect, read) timeouts that end by the deadline."""
+        left = max(0.05, self.left())
+        return min(10.0, left), min(READ_TIMEOUT_S, left)
+
+
+def failure(url: str, why: str) -> DoctorError:
+    return DoctorError.of("CD511", exit_code=2, url=url, why=why)
+
+
+def reason(error: BaseException | None, url: str, clock: _Clock | None = None) -> str:
+    """One plain sentence for a network failure: which host could not be reached and why (no
+    urllib3 text)."""
+    import socket
+
     import requests
 
+    host = urlparse(url).hostname or url
+    chain: list[BaseException] = []
+    seen = error
+    while seen is not None and len(chain) < 12:
+        chain.append(seen)
+        seen = seen.__cause__ or seen.__context__ or next(
+            (a for a in getattr(seen, "args", ()) if isinstance(a, BaseException)), None)
+        if seen is not None and hasattr(seen, "reason") and isinstance(seen.reason, BaseException):  # type: ignore[attr-defined]
+            chain.append(seen)
+            seen = seen.reason  # type: ignore[attr-defined]
+    names = " ".join(type(e).__name__ for e in chain)
+    if any(isinstance(e, socket.gaierror) for e in chain) or "NameResolution" in names:
+        return f"cannot reach {host}: its name does not resolve (no DNS, or no network)"
+    if any(isinstance(e, ConnectionRefusedError) for e in chain):
+        return f"cannot reach {host}: the connection was refused"
+    if any(isinstance(e, requests.exceptions.SSLError) for e in chain):
+        return f"cannot reach {host} securely: the TLS handshake failed"
+    if any(isinstance(e, requests.exceptions.ConnectTimeout) for e in chain) or "ConnectTimeout" in names:
+        return f"cannot reach {host}: no answer to the connection"
+    if any(isinstance(e, (requests.exceptions.ReadTimeout, socket.timeout, TimeoutError)) for e in chain) or \
+            "ReadTimeout" in names:
+        return f"{host} stopped sending (no data for {READ_TIMEOUT_S:g} s)"
+    if any(isinstance(e, OSError) and e.errno is not None for e in chain):
+        first = next(e for e in chain if isinstance(e, OSError) and e.errno is not None)
+        return f"cannot reach {host}: {first.strerror or type(first).__name__}"
+    if any(isinstance(e, requests.exceptions.ConnectionError) for e in chain):
+        return f"cannot reach {host}: the connection failed"
+    return f"{host}: {type(error).__name__}" if error is not None else f"cannot reach {host}"
+
+
+def _resolve(url: str, clock: _Clock) -> None:
+    """Resolve URL's host within the deadline (a name lookup ignores socket timeouts): a host
+    whose name does not resolve, or not in time, is one line. Skipped behind a proxy (the proxy
+    resolves) and for addresses."""
+    import ipaddress
+    import socket
+    import threading
+
+    import requests
+
+    host = urlparse(url).hostname
+    if not host or requests.utils.get_environ_proxies(url):
+        return
     try:
-        answer = http.get(url, timeout=30)
-    except requests.RequestException as error:
-        raise DoctorError(f"cannot download {url}: {_reason(error)}",
-                          "check the network, or use --mirror URL with a local copy", exit_code=2) from None
-    if answer.status_code != 200:
-        raise DoctorError(f"cannot download {url}: HTTP {answer.status_code}",
-                          "check the version and the mirror URL", exit_code=2)
-    return answer.text
+        ipaddress.ip_address(host)
+        return
+    except ValueError:
+        pass
+    found: dict[str, BaseException | bool] = {}
+
+    def look_up() -> None:
+        try:
+            socket.getaddrinfo(host, None)
+            found["ok"] = True
+        except (OSError, UnicodeError) as error:
+            found["error"] = error
+
+    worker = threading.Thread(target=look_up, daemon=True)
+    worker.start()
+    worker.join(max(0.05, min(clock.left(), 30.0)))
+    if worker.is_alive():
+        raise failure(url, f"cannot reach {host}: its name did not resolve in time (no DNS, or no network)")
+    error = found.get("error")
+    if isinstance(error, BaseException):
+        raise failure(url, reason(error, url))
+
+
+def fetch_text(http, url: str) -> str:  # type: ignore[no-untyped-def]
+    """GET URL as text, within one deadline; a clear one-line error on failure."""
+    import requests
+    import urllib3
+
+    clock = _Clock(deadline_for(None) if DEADLINE_VARIABLE in os.environ else 120.0)
+    body = bytearray()
+    _resolve(url, clock)
+    try:
+        with http.get(url, timeout=clock.timeout(), stream=True) as answer:
+            if answer.status_code != 200:
+                raise failure(url, f"the server answered HTTP {answer.status_code} (check the version and the "
+                                   "mirror URL)")
+            for chunk in _pieces(answer):
+                body += chunk
+                if len(body) > MAX_TEXT_BYTES:
+                    raise failure(url, f"the answer is larger than {MAX_TEXT_BYTES >> 20} MiB: not a manifest")
+                if clock.left() <= 0:
+                    raise failure(url, f"not finished within {clock.seconds:g} s")
+    except (requests.RequestException, urllib3.exceptions.HTTPError) as error:
+        raise failure(url, reason(error, url)) from None
+    return body.decode("utf-8", errors="replace")
+
+
+def _pieces(answer) -> Iterator[bytes]:  # type: ignore[no-untyped-def]
+    """The body as it arrives (read1: whatever came, so that the deadline is seen between pieces)."""
+    raw = answer.raw
+    read1 = getattr(raw, "read1", None)
+    while True:
+        data = read1(CHUNK, decode_content=True) if read1 is not None else raw.read(64 * 1024, decode_content=True)
+        if not data:
+            return
+        yield data
 
 
 def sha256_of(path: Path, digest=None) -> str:  # type: ignore[no-untyped-def]
@@ -53,15 +183,28 @@ def sha256_of(path: Path, digest=None) -> str:  # type: ignore[no-untyped-def]
 
 
 def checksum_error(name: str, expected: str, actual: str) -> DoctorError:
-    return DoctorError(f"CD501 checksum mismatch: {name}: expected sha256 {expected}, got {actual}; nothing was written",
-                       "download the archive again; if it persists, the mirror holds a different file", exit_code=2)
+    return DoctorError.of("CD501", exit_code=2, file=name, expected=expected, actual=actual)
+
+
+def size_error(name: str, expected: int, actual: int) -> DoctorError:
+    return DoctorError.of("CD517", exit_code=2, file=name, expected=expected, actual=actual)
 
 
 def download(http, url: str, folder: Path, name: str, sha256: str | None, size: int | None,  # type: ignore[no-untyped-def]
              progress: Callable[[int, int | None], None] | None = None) -> Path:
     """URL into FOLDER/NAME, resuming FOLDER/NAME.part; verified against SHA256 and SIZE when given.
     A file already in the cache with the right sha256 is used as it is."""
+    try:
+        return _download(http, url, folder, name, sha256, size, progress)
+    except OSError as error:  # the cache folder: not the network
+        raise failure(url, f"cannot write it into {folder} ({error.strerror or error}); set CUDNN_DOCTOR_CACHE_DIR "
+                           "to a folder with room") from None
+
+
+def _download(http, url: str, folder: Path, name: str, sha256: str | None, size: int | None,  # type: ignore[no-untyped-def]
+              progress: Callable[[int, int | None], None] | None) -> Path:
     import requests
+    import urllib3
 
     folder.mkdir(parents=True, exist_ok=True)
     final, part = folder / name, folder / (name + ".part")
@@ -71,24 +214,27 @@ def download(http, url: str, folder: Path, name: str, sha256: str | None, size: 
         final.unlink()
     elif final.exists():
         final.unlink()  # no checksum to trust a cached copy by: fetch it again
-    last_error: Exception | None = None
+    clock = _Clock(deadline_for(size))
+    _resolve(url, clock)
+    last_error: BaseException | None = None
     for _attempt in range(ATTEMPTS):
+        if clock.left() <= 0:
+            break
         try:
-            if _transfer(http, url, part, size, progress):
+            if _transfer(http, url, part, size, progress, clock):
                 break
-        except (requests.RequestException, OSError) as error:
-            if isinstance(error, OSError) and not isinstance(error, requests.RequestException):
-                raise
+        except (requests.RequestException, urllib3.exceptions.HTTPError) as error:
             last_error = error
     else:
-        raise DoctorError(f"cannot download {url}: {_reason(last_error)}",
-                          "check the network, or use --mirror URL with a local copy; the partial download is kept "
-                          "and resumed next time", exit_code=2)
+        raise failure(url, reason(last_error, url) + "; the partial download is kept and resumed next time")
+    if clock.left() <= 0 and not _complete(part, size):
+        why = reason(last_error, url) + "; " if last_error is not None else ""
+        raise failure(url, f"{why}not finished within the deadline of {clock.seconds:g} s "
+                           f"({DEADLINE_VARIABLE} changes it); the partial download is kept and resumed next time")
     actual_size = part.stat().st_size
     if size is not None and actual_size != size:
         part.unlink()
-        raise DoctorError(f"CD501 checksum mismatch: {name}: expected {size} bytes, got {actual_size}; "
-                          "nothing was written", "download it again", exit_code=2)
+        raise size_error(name, size, actual_size)
     if sha256:
         actual = sha256_of(part)
         if actual != sha256.lower():
@@ -98,9 +244,13 @@ def download(http, url: str, folder: Path, name: str, sha256: str | None, size: 
     return final
 
 
+def _complete(part: Path, size: int | None) -> bool:
+    return part.exists() and size is not None and part.stat().st_size == size
+
+
 def _transfer(http, url: str, part: Path, size: int | None,  # type: ignore[no-untyped-def]
-              progress: Callable[[int, int | None], None] | None) -> bool:
-    """One attempt; True when the whole file is in PART."""
+              progress: Callable[[int, int | None], None] | None, clock: _Clock) -> bool:
+    """One attempt; True when the whole file is in PART. Stops at the deadline (False)."""
     have = part.stat().st_size if part.exists() else 0
     if size is not None and have == size:
         return True
@@ -108,26 +258,24 @@ def _transfer(http, url: str, part: Path, size: int | None,  # type: ignore[no-u
         part.unlink()
         have = 0
     headers = {"Range": f"bytes={have}-"} if have else {}
-    with http.get(url, stream=True, timeout=30, headers=headers) as answer:
+    with http.get(url, stream=True, timeout=clock.timeout(), headers=headers) as answer:
         if answer.status_code == 416:  # nothing left to send: the .part is complete or wrong
             part.unlink()
             return False
         if answer.status_code not in (200, 206):
-            raise DoctorError(f"cannot download {url}: HTTP {answer.status_code}",
-                              "check the version and the mirror URL", exit_code=2)
+            raise failure(url, f"the server answered HTTP {answer.status_code} (check the version and the mirror URL)")
         mode = "ab" if answer.status_code == 206 and have else "wb"
         have = have if mode == "ab" else 0
         length = answer.headers.get("Content-Length")
         total = size if size is not None else (have + int(length) if length and length.isdigit() else None)
         with open(part, mode) as handle:
-            for chunk in answer.iter_content(CHUNK):
+            for chunk in _pieces(answer):
                 handle.write(chunk)
                 have += len(chunk)
                 if progress:
                     progress(have, total)
+                if have > (size if size is not None else MAX_DOWNLOAD_BYTES):
+                    return True  # more than promised: the size check says so
+                if clock.left() <= 0:
+                    return False
         return total is None or have >= total
-
-
-def _reason(error: Exception | None) -> str:
-    text = str(error) if error else "unknown error"
-    return text if len(text) < 200 else text[:200] + "..."

@@ -34,16 +34,41 @@ class Layout:
 
     def same_major_pattern(self, category: str, major: int) -> re.Pattern[str] | None:
         text = self.same_major.get(category)
-        return re.compile(text.replace("{major}", str(major))) if text else None
+        return re.compile(_known(text).replace("{major}", str(major))) if text else None
 
     def exclusive_pattern(self, category: str) -> re.Pattern[str] | None:
         text = self.exclusive.get(category)
-        return re.compile(text) if text else None
+        return re.compile(_known(text)) if text else None
+
+    def any_major_pattern(self, category: str) -> re.Pattern[str] | None:
+        text = self.any_major.get(category)
+        return re.compile(_known(text)) if text else None
 
 
-_LINUX_SAME_MAJOR = {LIB: r"^libcudnn[A-Za-z0-9_]*\.so\.{major}(\.\d+)*$"}
-_LINUX_ANY_MAJOR = {LIB: r"^libcudnn[A-Za-z0-9_]*\.so\.(\d+)$"}
-_HEADERS = {INCLUDE: r"^cudnn[A-Za-z0-9_]*\.h$"}
+def known_names() -> dict[str, list[str]]:
+    """The file names (without suffixes) that a cuDNN release installs, and nothing else: the main
+    library and every generation's sub-libraries (compat/cudnn.toml, each row with its source),
+    and the headers named after them as NVIDIA ships them (cudnn.h, cudnn_version.h,
+    cudnn_backend.h, cudnn_ops.h, ... and their _vN copies: read off the nvidia-cudnn-cu12
+    8.9.7.29 and nvidia-cudnn-cu13 9.19.0.56 wheels). A user's libcudnn_myplugin.so.9 or
+    cudnn-frontend's cudnn_frontend.h are not among them, so no install ever removes them."""
+    from cudnn_doctor.compat.data import sublibrary_names
+
+    subs = sorted({name for names in sublibrary_names().values() for name in names})
+    libs = ["libcudnn", *subs]
+    return {"libs": libs, "dlls": [n.removeprefix("lib") for n in libs],
+            "headers": ["cudnn", "cudnn_version", "cudnn_backend", *(n.removeprefix("lib") for n in subs)]}
+
+
+def _known(text: str) -> str:
+    for key, names in known_names().items():
+        text = text.replace("{" + key + "}", "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)))
+    return text
+
+
+_LINUX_SAME_MAJOR = {LIB: r"^(?:{libs})\.so\.{major}(\.\d+)*$"}
+_LINUX_ANY_MAJOR = {LIB: r"^(?:{libs})\.so\.(\d+)$"}
+_HEADERS = {INCLUDE: r"^(?:{headers})(?:_v\d+)?\.h$"}
 
 
 def _linux(platform: str, arch: str, lib_folder: str) -> Layout:
@@ -64,14 +89,14 @@ LAYOUTS: dict[str, Layout] = {
     "windows-x86_64": Layout(
         platform="windows-x86_64", os_name="windows", arch="x86_64",
         folders={INCLUDE: "include", BIN: "bin", IMPLIB: "lib/x64"}, library_folder="bin", path_variable="PATH",
-        same_major={BIN: r"^cudnn[A-Za-z0-9_]*64_{major}\.dll$"},
-        exclusive={**_HEADERS, IMPLIB: r"^cudnn[A-Za-z0-9_]*\.lib$"},
-        any_major={BIN: r"^cudnn[A-Za-z0-9_]*64_(\d+)\.dll$"}),
+        same_major={BIN: r"^(?:{dlls})64_{major}\.dll$"},
+        exclusive={**_HEADERS, IMPLIB: r"^(?:{dlls})\.lib$"},
+        any_major={BIN: r"^(?:{dlls})64_(\d+)\.dll$"}),
     "macos-x86_64": Layout(
         platform="macos-x86_64", os_name="macos", arch="x86_64",
         folders={INCLUDE: "include", LIB: "lib"}, library_folder="lib", path_variable="DYLD_LIBRARY_PATH",
-        same_major={LIB: r"^libcudnn[A-Za-z0-9_]*\.{major}(\.\d+)*\.dylib$"}, exclusive=_HEADERS,
-        any_major={LIB: r"^libcudnn[A-Za-z0-9_]*\.(\d+)\.dylib$"}, plan_only=MACOS_NOTE),
+        same_major={LIB: r"^(?:{libs})\.{major}(\.\d+)*\.dylib$"}, exclusive=_HEADERS,
+        any_major={LIB: r"^(?:{libs})\.(\d+)\.dylib$"}, plan_only=MACOS_NOTE),
 }
 
 # (os, machine) -> platform; macOS on Apple silicon plans like Intel macOS (there is no cuDNN for it either)

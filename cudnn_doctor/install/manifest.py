@@ -32,6 +32,7 @@ class WrittenFile:
 class BackedUpFile:
     path: str  # relative to the prefix; its copy is backup-<id>/<path>
     reason: str  # replace | remove
+    saved: str | None = None  # relative to the prefix: where the copy is (None: backup-<id>/<path>)
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,7 @@ class InstallRecord:
     files: tuple[WrittenFile, ...]
     backed_up: tuple[BackedUpFile, ...]
     created_folders: tuple[str, ...]
+    areas: tuple[str, ...] = ()  # relative: folders on another filesystem's own backup areas
 
     @property
     def backup_folder(self) -> str:
@@ -55,6 +57,9 @@ class InstallRecord:
     def file_name(self) -> str:
         return f"manifest-{self.id}.json"
 
+    def saved_path(self, backed: BackedUpFile) -> str:
+        """Where BACKED's copy is, relative to the prefix."""
+        return backed.saved or f"{STATE_DIR}/{self.backup_folder}/{backed.path}"
 
 def write_record(prefix: Path, record: InstallRecord) -> Path:
     path = prefix / STATE_DIR / record.file_name
@@ -66,14 +71,24 @@ def read_records(prefix: Path) -> list[InstallRecord]:
     """Every install recorded in PREFIX, oldest first."""
     records = []
     for path in sorted((prefix / STATE_DIR).glob("manifest-*.json")):
-        data: dict[str, Any] = json.loads(path.read_text())
-        records.append(InstallRecord(
-            id=data["id"], installed_at=data["installed_at"], source=data["source"], archive=data["archive"],
-            version=data.get("version"), platform=data["platform"], prefix=data["prefix"],
-            files=tuple(WrittenFile(**f) for f in data["files"]),
-            backed_up=tuple(BackedUpFile(**b) for b in data["backed_up"]),
-            created_folders=tuple(data.get("created_folders", ())),
-        ))
+        try:
+            data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+            record = InstallRecord(
+                id=str(data["id"]), installed_at=str(data["installed_at"]), source=str(data["source"]),
+                archive=str(data["archive"]), version=data.get("version"), platform=str(data["platform"]),
+                prefix=str(data["prefix"]), files=tuple(WrittenFile(**f) for f in data["files"]),
+                backed_up=tuple(BackedUpFile(**b) for b in data["backed_up"]),
+                created_folders=tuple(data.get("created_folders", ())), areas=tuple(data.get("areas", ())),
+            )
+            for rel in [*(f.path for f in record.files), *(record.saved_path(b) for b in record.backed_up),
+                        *record.areas]:
+                if not isinstance(rel, str) or rel.startswith("/") or ".." in rel.split("/"):
+                    raise ValueError(f"path {rel!r} leaves the prefix")
+        except (OSError, ValueError, TypeError, KeyError, AttributeError) as error:
+            from cudnn_doctor.errors import DoctorError
+
+            raise DoctorError.of("CD509", exit_code=2, file=str(path), why=str(error)[:200]) from None
+        records.append(record)
     return records
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.install.plan import FileChange, Plan
 from cudnn_doctor.model import CudnnInstall, Finding, to_jsonable
 
@@ -54,10 +55,10 @@ def outcome_to_json(outcome: Outcome) -> dict[str, Any]:
     }
 
 
-def failure_to_json(command: str, message: str, code: str | None, exit_code: int,
-                    plan: Plan | UninstallPlan | None = None) -> dict[str, Any]:
-    """The JSON object for a run that ended with a DoctorError."""
-    finding = {"code": code, "severity": "error", "title": message.split(":")[0], "detail": message, "fix": None}
+def failure_to_json(command: str, error: DoctorError, plan: Plan | UninstallPlan | None = None) -> dict[str, Any]:
+    """The JSON object for a run that ended with a DoctorError: the registry's finding (code,
+    title, detail, fix) when it has one; a usage error has only its message and fix."""
+    findings = [to_jsonable(error.finding)] if error.finding is not None else []
     return {"schema": SCHEMA, "command": command, "plan": to_jsonable(plan), "actions": [],
-            "result": {"status": "failed", "error": message}, "findings": [finding] if code else [],
-            "exit_code": exit_code}
+            "result": {"status": "failed", "error": error.message, "fix": error.fix}, "findings": findings,
+            "exit_code": error.exit_code}

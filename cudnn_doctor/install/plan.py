@@ -49,6 +49,7 @@ class Plan:
     current: tuple[str, ...] = ()  # cuDNN already in the prefix, as check sees it ("9.1.0 at lib64")
     machine: str | None = None  # what the fit was judged against: driver, toolkit, GPUs
     fits: tuple[Finding, ...] = ()
+    unchecked: tuple[str, ...] = ()  # what the fit could not be judged against (no driver, no GPU)
     notes: tuple[str, ...] = ()
     plan_only: str | None = None
     skipped: tuple[str, ...] = field(default_factory=tuple)
@@ -65,8 +66,8 @@ def build_plan(contents: ArchiveContents, prefix: Path, layout: Layout, source: 
     for staged in sorted(contents.files, key=lambda f: (f.kind != FILE, f.dest)):
         path = prefix / staged.dest
         if path.is_dir() and not path.is_symlink():
-            raise DoctorError(f"cannot install {staged.dest}: {path} is a folder", "move that folder away",
-                              exit_code=2)
+            raise DoctorError.of("CD514", exit_code=2, path=str(path), why=f"the archive brings the file "
+                                 f"{staged.dest}, and this is a folder", fix="move that folder away")
         action = REPLACE if os.path.lexists(path) else ADD
         changes.append(FileChange(staged.dest, action, staged.kind, staged.size, staged.target, staged.sha256,
                                   staged.mode))
@@ -88,8 +89,10 @@ def build_plan(contents: ArchiveContents, prefix: Path, layout: Layout, source: 
 
 def _older_copies(prefix: Path, layout: Layout, contents: ArchiveContents,
                   new: set[str]) -> tuple[list[str], list[str]]:
-    """Files of the same cuDNN major (or headers, which only one cuDNN can own) that the new
-    files do not replace: they are removed. Files of other majors stay, and are listed."""
+    """Files a cuDNN release of the same major installed (or its headers, which only one cuDNN
+    can own) that the new files do not replace: they are removed. Files of other majors stay,
+    and are listed; files no cuDNN release installs (cudnn_frontend.h, a user's
+    libcudnn_myplugin.so.9) are never touched."""
     stale: list[str] = []
     others: list[str] = []
     categories = {f.category for f in contents.files}
@@ -99,10 +102,7 @@ def _older_copies(prefix: Path, layout: Layout, contents: ArchiveContents,
             continue
         same = layout.same_major_pattern(category, contents.major or 0)
         exclusive = layout.exclusive_pattern(category)
-        any_major = layout.any_major.get(category)
-        import re
-
-        any_pattern = re.compile(any_major) if any_major else None
+        any_pattern = layout.any_major_pattern(category)
         for entry in sorted(os.scandir(prefix / folder), key=lambda e: e.name):
             rel = f"{folder}/{entry.name}"
             if rel in new or (entry.is_dir() and not entry.is_symlink()):

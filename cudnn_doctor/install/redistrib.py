@@ -32,36 +32,80 @@ def manifest_name(version: str) -> str:
     return f"redistrib_{version}.json"
 
 
-def pick_file(manifest: dict[str, Any], platform: str, cuda_major: int | None, where: str) -> RedistFile:
-    """The archive for PLATFORM and CUDA_MAJOR (None: the newest variant) in MANIFEST."""
-    product = manifest.get("cudnn")
+def pick_file(manifest: Any, platform: str, cuda_major: int | None, where: str) -> RedistFile:
+    """The archive for PLATFORM and CUDA_MAJOR (None: the newest variant) in MANIFEST. Anything
+    malformed (a list, a number for a sha256, a size of "abc", a path that is a folder or leaves
+    the mirror) is CD512, never a crash."""
+    def bad(why: str) -> DoctorError:
+        return DoctorError.of("CD512", exit_code=2, where=where, why=why)
+
+    product = manifest.get("cudnn") if isinstance(manifest, dict) else None
     if not isinstance(product, dict):
-        raise DoctorError(f"{where} is not a cuDNN redistributable manifest (no 'cudnn' key)", exit_code=2)
-    version = str(product.get("version", "unknown"))
+        raise bad("it is not a cuDNN redistributable manifest (no 'cudnn' object)")
+    version = product.get("version", "unknown")
+    if not isinstance(version, str) or not re.fullmatch(r"\d+(\.\d+){1,3}", version):
+        raise bad(f"its cudnn version {str(version)[:40]!r} is not a version")
     entry = product.get(platform)
     if not isinstance(entry, dict):
         platforms = sorted(k for k, v in product.items() if isinstance(v, dict))
-        raise DoctorError(f"cuDNN {version} has no build for {platform} (it has: {', '.join(platforms) or 'none'})",
-                          exit_code=2)
+        raise bad(f"cuDNN {version} has no build for {platform} (it has: {', '.join(platforms) or 'none'})")
     if "relative_path" in entry:  # one archive per platform, no per-CUDA keys
         variant, chosen_major = entry, _major_of(product.get("cuda_variant"))
     else:
         variants = {int(key[4:]): value for key, value in entry.items()
-                    if re.fullmatch(r"cuda\d+", key) and isinstance(value, dict)}
+                    if re.fullmatch(r"cuda\d{1,3}", key) and isinstance(value, dict)}
         if not variants:
-            raise DoctorError(f"{where}: no archive listed for {platform}", exit_code=2)
+            raise bad(f"no archive listed for {platform}")
         chosen_major = cuda_major if cuda_major is not None else max(variants)
         if chosen_major not in variants:
             listed = ", ".join(str(m) for m in sorted(variants))
-            raise DoctorError(f"cuDNN {version} for {platform} has no CUDA {chosen_major} build (it has CUDA {listed})",
-                              f"pass --cuda {max(variants)}", exit_code=2)
+            raise bad(f"cuDNN {version} for {platform} has no CUDA {chosen_major} build (it has CUDA {listed}: "
+                      f"pass --cuda {max(variants)})")
         variant = variants[chosen_major]
-    if not variant.get("relative_path"):
-        raise DoctorError(f"{where}: the {platform} entry has no relative_path", exit_code=2)
-    size = variant.get("size")
-    return RedistFile(version=version, platform=platform, cuda_major=chosen_major,
-                      relative_path=str(variant["relative_path"]), sha256=variant.get("sha256"),
+    path = variant.get("relative_path")
+    if not isinstance(path, str) or not path:
+        raise bad(f"the {platform} entry has no relative_path")
+    problem = path_problem(path)
+    if problem:
+        raise bad(f"its relative_path {path[:80]!r} {problem}")
+    sha256, size = variant.get("sha256"), variant.get("size")
+    if sha256 is not None and (not isinstance(sha256, str) or not re.fullmatch(r"[0-9a-fA-F]{64}", sha256)):
+        raise bad(f"its sha256 {str(sha256)[:80]!r} is not 64 hexadecimal digits")
+    if size is not None and not (isinstance(size, int) and not isinstance(size, bool) and size >= 0) and not (
+            isinstance(size, str) and size.isdigit() and len(size) < 16):
+        raise bad(f"its size {str(size)[:40]!r} is not a number of bytes")
+    return RedistFile(version=version, platform=platform, cuda_major=chosen_major, relative_path=path,
+                      sha256=sha256.lower() if sha256 else None,
                       size=int(size) if size not in (None, "") else None)
+
+
+def file_name(path: str) -> str | None:
+    """The file name a URL path ends in, %-decoded, or None when it names no plain file."""
+    from urllib.parse import unquote
+
+    name = unquote(path.rsplit("/", 1)[-1])
+    if name in ("", ".", "..") or "/" in name or "\\" in name or path_problem(path or "/"):
+        return None
+    return name
+
+
+def path_problem(path: str) -> str | None:
+    """Why PATH (relative, "/"-separated, maybe %-encoded) cannot name a file in the mirror; None if it can."""
+    from urllib.parse import unquote
+
+    for text in (path, unquote(path)):
+        parts = text.replace("\\", "/").split("/")
+        if text.startswith("/") or re.match(r"^[A-Za-z][A-Za-z0-9+.-]*:", text):
+            return "is absolute, not relative to the mirror"
+        if ".." in parts:
+            return "climbs out of the mirror with '..'"
+        if not parts[-1] or parts[-1] == ".":
+            return "names a folder, not an archive"
+        if any(ord(c) < 32 or ord(c) == 127 for c in text):
+            return "has control characters"
+        if len(parts[-1].encode("utf-8", "surrogateescape")) > 255:
+            return "names a file too long for a file system"
+    return None
 
 
 def _major_of(variants: Any) -> int | None:

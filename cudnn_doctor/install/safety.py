@@ -29,14 +29,41 @@ class Member:
     target: str | None = None  # symlink target, or the member a hardlink repeats
 
 
+MAX_NAME_BYTES = 255  # one path part (NAME_MAX on Linux)
+MAX_PATH_BYTES = 1024  # a whole member name; cuDNN's longest is under 100
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
 def refuse(archive: str, why: str) -> DoctorError:
-    return DoctorError(f"CD502 unsafe archive refused: {os.path.basename(archive)}: {why}; nothing was written",
-                       "use an archive from NVIDIA's redistributable site or PyPI", exit_code=2)
+    return DoctorError.of("CD502", exit_code=2, file=printable(os.path.basename(archive)), why=why)
+
+
+def printable(text: str) -> str:
+    """TEXT with every control character (terminal escape codes, newlines) and lone surrogate
+    written as an escape, so that nothing read from an archive or a path reaches the terminal raw."""
+    out = []
+    for char in text:
+        if char.isprintable() and not 0xD800 <= ord(char) <= 0xDFFF:
+            out.append(char)
+        else:
+            out.append(char.encode("unicode_escape", "backslashreplace").decode("ascii")
+                       if not 0xD800 <= ord(char) <= 0xDFFF else f"\\x{ord(char) - 0xDC00:02x}")
+    return "".join(out)
 
 
 def safe_name(archive: str, raw: str) -> str:
     """RAW as a clean relative path, or refuse it (absolute, drive letter, `..`)."""
     name = raw.replace("\\", "/")
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        raise refuse(archive, f"member '{printable(raw)}' has a name that is not UTF-8") from None
+    if _CONTROL.search(name):
+        raise refuse(archive, f"member '{printable(raw)}' has control characters (terminal escape codes) in its name")
+    if len(name.encode("utf-8", "surrogateescape")) > MAX_PATH_BYTES or any(
+            len(part.encode("utf-8", "surrogateescape")) > MAX_NAME_BYTES for part in name.split("/")):
+        raise refuse(archive, f"member '{printable(raw[:60])}...' has a name too long for a file system "
+                              f"({len(raw)} characters)")
     if name.startswith("/") or _WINDOWS_DRIVE.match(name):
         raise refuse(archive, f"member {raw!r} has an absolute path")
     parts = [part for part in name.split("/") if part not in ("", ".")]
@@ -50,6 +77,8 @@ def safe_name(archive: str, raw: str) -> str:
 def check_symlink(archive: str, name: str, target: str) -> str:
     """A link may only name a file beside it: libcudnn.so -> libcudnn.so.9."""
     clean = target.replace("\\", "/")
+    if _CONTROL.search(clean) or len(clean) > MAX_NAME_BYTES:
+        raise refuse(archive, f"link {name!r} has a target with control characters or too long a name")
     if clean.startswith("/") or _WINDOWS_DRIVE.match(clean):
         raise refuse(archive, f"link {name!r} points to the absolute path {target!r}")
     resolved = posixpath.normpath(posixpath.join(posixpath.dirname(name), clean))

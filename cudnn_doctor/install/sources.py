@@ -13,7 +13,15 @@ from urllib.parse import unquote, urljoin, urlparse
 
 from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.install import download as downloads
-from cudnn_doctor.install.redistrib import DEFAULT_BASE_URL, FULL_VERSION, manifest_name, newest_matching, pick_file
+from cudnn_doctor.install.redistrib import (
+    DEFAULT_BASE_URL,
+    FULL_VERSION,
+    file_name,
+    manifest_name,
+    newest_matching,
+    pick_file,
+)
+from cudnn_doctor.install.safety import printable
 
 CUDA_IN_NAME = (re.compile(r"_cuda(\d+)"), re.compile(r"nvidia_cudnn_cu(\d+)"), re.compile(r"^cudnn-(\d+)\.\d+-"))
 
@@ -27,6 +35,7 @@ class Request:
     cuda_major: int | None  # --cuda
     mirror: str | None  # --mirror
     sha256: str | None  # --sha256
+    no_verify: bool = False  # --no-verify: a manifest entry without sha256 and size is installed unchecked
 
 
 @dataclass(frozen=True)
@@ -41,6 +50,7 @@ class Source:
     size: int | None
     cuda_major: int | None  # the CUDA variant, as far as the name or manifest tells
     release: str | None = None  # the manifest's four-part version
+    warning: str | None = None  # said before anything is done (an unverified archive)
 
 
 def is_url(text: str) -> bool:
@@ -57,22 +67,61 @@ def resolve(request: Request, platform: str, http_factory: Callable[[], object],
     if not request.version:
         raise DoctorError("nothing to install: give --from PATH_OR_URL or --version X.Y.Z",
                           "for example `cudnn-doctor install --version 9.19.0 --cuda 13`", exit_code=2)
+    if not re.fullmatch(r"\d{1,4}(\.\d{1,4}){0,2}", request.version):
+        raise DoctorError(f"--version {printable(request.version[:40])}{'...' if len(request.version) > 40 else ''} "
+                          "is not a cuDNN version", "for example --version 9.19.0 (or 9, or 9.19)", exit_code=2)
+    if request.cuda_major is not None and not 1 <= request.cuda_major <= 99:
+        raise DoctorError(f"--cuda {str(request.cuda_major)[:20]} is not a CUDA major", "for example --cuda 13",
+                          exit_code=2)
     return _from_manifest(request, platform, http_factory(), default_cuda)
 
 
 def _from_location(request: Request) -> Source:
     location = request.location or ""
+    if not location.strip():
+        raise DoctorError("--from is empty: give an archive's path or URL", exit_code=2)
+    if request.sha256 is not None and not re.fullmatch(r"[0-9a-fA-F]{64}", request.sha256):
+        raise DoctorError(f"--sha256 {request.sha256[:80]!r} is not 64 hexadecimal digits", exit_code=2)
     if location.startswith("file://"):
         location = unquote(urlparse(location).path)
     if is_url(location):
-        name = os.path.basename(unquote(urlparse(location).path)) or "download"
+        from cudnn_doctor.install.redistrib import file_name
+
+        name = file_name(urlparse(location).path.rsplit("/", 1)[-1])
+        if name is None:
+            raise DoctorError(f"--from {printable(location[:200])}: the URL names no archive file (it ends in a "
+                              "folder, '..' or an encoded '/')", "give the URL of the archive file itself", exit_code=2)
         return Source(f"URL {location}", location, None, name, request.sha256, None, cuda_in_name(name))
     path = os.path.abspath(os.path.expanduser(location))
-    if not os.path.isfile(path):
-        raise DoctorError(f"no such archive: {location}", "pass an existing .tar.xz, .tgz, .zip or .whl file",
-                          exit_code=2)
+    readable_archive(path, location)
     name = os.path.basename(path)
     return Source(f"archive {path}", None, path, name, request.sha256, None, cuda_in_name(name))
+
+
+def readable_archive(path: str, shown: str) -> None:
+    """PATH must be a regular file this user can read: else one line saying which of those it is not."""
+    import stat as stat_module
+
+    def unreadable(why: str, fix: str) -> DoctorError:
+        return DoctorError.of("CD515", exit_code=2, file=shown, why=why, fix=fix)
+
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        raise unreadable("no such file", "pass an existing .tar.xz, .tgz, .zip or .whl file") from None
+    except OSError as error:
+        raise unreadable(f"cannot look at it ({error.strerror})", "check the path and its folders' "
+                         "permissions") from None
+    if stat_module.S_ISDIR(info.st_mode):
+        raise unreadable("it is a folder, not an archive", "pass the archive file inside it")
+    if not stat_module.S_ISREG(info.st_mode):
+        raise unreadable("it is not a regular file (a FIFO, a device or a socket)", "pass an archive file")
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as error:
+        raise unreadable(f"it exists but cannot be read ({error.strerror})",
+                         "make it readable (chmod a+r), or run as a user who can read it") from None
+    os.close(fd)
 
 
 def mirror_base(mirror: str | None) -> str:
@@ -94,26 +143,43 @@ def _from_manifest(request: Request, platform: str, http, default_cuda: int | No
         listing = _try_listing(http, base)
         found = newest_matching(listing, version) if listing else None
         if found is None:
-            raise DoctorError(f"cannot resolve cuDNN {version!r}: {base} lists no matching redistrib_*.json",
-                              "give a full version, e.g. --version 9.19.0", exit_code=2)
+            raise DoctorError.of("CD512", exit_code=2, where=base, why=f"it lists no redistrib_*.json for cuDNN "
+                                 f"{version!r} (give a full version, e.g. --version 9.19.0)")
         version = found
     manifest_url = urljoin(base, manifest_name(version))
     text = _read_local(manifest_url) if manifest_url.startswith("file:") else downloads.fetch_text(http, manifest_url)
     try:
         manifest = json.loads(text)
-    except ValueError:
-        raise DoctorError(f"{manifest_url} is not valid JSON", exit_code=2) from None
+    except (ValueError, RecursionError):
+        raise DoctorError.of("CD512", exit_code=2, where=manifest_url, why="it is not valid JSON") from None
     chosen = pick_file(manifest, platform, request.cuda_major if request.cuda_major else default_cuda_for(
         manifest, platform, default_cuda), manifest_url)
     url = urljoin(base, chosen.relative_path)
+    if not url.startswith(base):
+        raise DoctorError.of("CD512", exit_code=2, where=manifest_url,
+                             why=f"its relative_path {chosen.relative_path[:80]!r} leaves the mirror")
+    sha256 = request.sha256 or chosen.sha256
+    warning = None
+    if sha256 is None or chosen.size is None:
+        missing = " and ".join(w for w, v in (("sha256", sha256), ("size", chosen.size)) if v is None)
+        if not request.no_verify:
+            raise DoctorError.of("CD513", exit_code=2, where=manifest_url,
+                                 why=f"its {platform} entry lists no {missing}")
+        warning = (f"--no-verify: {manifest_url} lists no {missing} for the archive; it is installed without "
+                   "that check")
+    name = file_name(chosen.relative_path)
+    if name is None:
+        raise DoctorError.of("CD512", exit_code=2, where=manifest_url,
+                             why=f"its relative_path {chosen.relative_path[:80]!r} names no archive file")
     return Source(f"cuDNN {chosen.version} for CUDA {chosen.cuda_major} ({platform}) from {base}", url, None,
-                  os.path.basename(chosen.relative_path), request.sha256 or chosen.sha256, chosen.size,
-                  chosen.cuda_major, chosen.version)
+                  name, sha256, chosen.size, chosen.cuda_major,
+                  chosen.version, warning)
 
 
-def default_cuda_for(manifest: dict, platform: str, preferred: int | None) -> int | None:  # type: ignore[type-arg]
+def default_cuda_for(manifest: object, platform: str, preferred: int | None) -> int | None:
     """The toolkit's (or driver's) CUDA major when the manifest has that variant, else None (the newest)."""
-    entry = manifest.get("cudnn", {}).get(platform)
+    product = manifest.get("cudnn") if isinstance(manifest, dict) else None
+    entry = product.get(platform) if isinstance(product, dict) else None
     if preferred is not None and isinstance(entry, dict) and f"cuda{preferred}" in entry:
         return preferred
     return None
@@ -122,10 +188,13 @@ def default_cuda_for(manifest: dict, platform: str, preferred: int | None) -> in
 def _read_local(url: str) -> str:
     path = unquote(urlparse(url).path)
     try:
-        return Path(path).read_text(encoding="utf-8")
+        if not os.path.isfile(path):
+            raise FileNotFoundError(2, "no such file")
+        if os.path.getsize(path) > downloads.MAX_TEXT_BYTES:
+            raise DoctorError.of("CD512", exit_code=2, where=path, why="it is far too large for a manifest")
+        return Path(path).read_text(encoding="utf-8", errors="replace")
     except OSError as error:
-        raise DoctorError(f"cannot read {path}: {error.strerror}", "check the version and the --mirror folder",
-                          exit_code=2) from None
+        raise DoctorError.of("CD512", exit_code=2, where=path, why=f"it cannot be read ({error.strerror})") from None
 
 
 def _try_listing(http, base: str) -> str | None:  # type: ignore[no-untyped-def]
@@ -133,10 +202,9 @@ def _try_listing(http, base: str) -> str | None:  # type: ignore[no-untyped-def]
         folder = unquote(urlparse(base).path)
         return "\n".join(sorted(os.listdir(folder))) if os.path.isdir(folder) else None
     try:
-        answer = http.get(base, timeout=30)
-    except Exception:  # noqa: BLE001 - any failure means "cannot list"; the caller says so
+        return downloads.fetch_text(http, base)
+    except DoctorError:  # any failure means "cannot list"; the caller says so
         return None
-    return answer.text if answer.status_code == 200 else None
 
 
 def cuda_in_name(name: str) -> int | None:
@@ -154,14 +222,15 @@ def fetch(source: Source, http_factory: Callable[[], object], cache: Path,
 
     if source.url is not None and source.url.startswith("file:"):
         local = unquote(urlparse(source.url).path)
-        if not os.path.isfile(local):
-            raise DoctorError(f"no such archive: {local}", "copy it into the mirror folder", exit_code=2)
+        if not os.path.lexists(local):
+            raise DoctorError.of("CD515", exit_code=2, file=local, why="no such file in the mirror folder",
+                                 fix="copy the archive into the mirror folder, in the layout of NVIDIA's redist site")
+        readable_archive(local, local)
         source = replace(source, url=None, path=local)
     if source.url is None:
         path = Path(source.path or "")
         if source.size is not None and path.stat().st_size != source.size:
-            raise DoctorError(f"CD501 checksum mismatch: {source.name}: expected {source.size} bytes, got "
-                              f"{path.stat().st_size}; nothing was written", "copy the archive again", exit_code=2)
+            raise downloads.size_error(source.name, source.size, path.stat().st_size)
         if source.sha256:
             actual = downloads.sha256_of(path)
             if actual != source.sha256.lower():

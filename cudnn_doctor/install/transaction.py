@@ -1,41 +1,57 @@
-"""Change a prefix all at once or not at all, like pipx's transaction.
+"""Change a prefix all at once or not at all, like pipx's transaction, safe to kill at any point.
 
-Everything lives in `<prefix>/.cudnn-doctor/` (same filesystem, so moves are renames):
-a staging folder the archive is extracted into, a backup folder for every file replaced
-or removed, and `journal.json`, written before the first file moves. On any exception,
-KeyboardInterrupt or SIGTERM, the journal is played backwards and the prefix is as it was;
-if the process is killed outright, the next run finds the journal and does the same.
+Everything lives in `<prefix>/.cudnn-doctor/`: a staging folder the archive is extracted into,
+a backup folder for every file replaced or removed, and `journal.json`. A folder of the
+install on another filesystem (`lib64` a link to another disk, a mount point) gets its own
+hidden area, `<folder>/.cudnn-doctor-<id>/`, so that every move is a rename on one filesystem.
+
+The journal is written (atomically) before anything is created and says which phase the run
+is in; every step is a rename that the next run can see happened or not:
+
+- `staging`: extracting; nothing of the user's has moved. Recovery deletes the staging.
+- `applying`: the moves. Recovery plays them backwards, each only where the file it would
+  move is really there (a file put into the prefix is known by its inode).
+- `rolled-back`: every move is undone; only our own folders are left to delete.
+- `committed`: the manifest is written (or, for an uninstall, deleted); only our own folders
+  are left to delete.
+
+The journal is rewritten for `rolled-back`/`committed` before anything it names is deleted,
+and removed last. On any exception, KeyboardInterrupt or SIGTERM the run rolls back at once;
+if the process is killed outright, the next install or uninstall finishes the job.
+`faults.step` marks every boundary (tests kill the process at each one).
 """
 
 from __future__ import annotations
 
-import errno
 import json
 import os
 import shutil
 import signal
-import sys
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from cudnn_doctor.errors import DoctorError
+from cudnn_doctor.install.faults import step
 
 STATE_DIR = ".cudnn-doctor"
 JOURNAL = "journal.json"
+AREA_PREFIX = ".cudnn-doctor-"  # <folder>/.cudnn-doctor-<id>/ on a folder's own filesystem
 PUT, TAKE = "put", "take"
-PAUSE_VARIABLE = "CUDNN_DOCTOR_TEST_PAUSE_AFTER_N_FILES"  # tests: stop mid-move, to be killed
+JOURNAL_VERSION = 2
 
 
 @dataclass(frozen=True)
 class Operation:
     kind: str  # put: move SOURCE to DEST (backing DEST up if it exists); take: move DEST to the backup
     dest: str  # relative to the prefix
-    source: str | None = None  # put only: relative to the state folder
+    source: str | None = None  # put only: relative to the prefix
     existed: bool = False  # put only: DEST existed when the plan was made
+    backup: str = ""  # relative to the prefix: where DEST's old copy goes
+    inode: int | None = None  # put only: SOURCE's inode, to know the file once it is at DEST
 
 
 def new_id() -> str:
@@ -45,9 +61,10 @@ def new_id() -> str:
 
 
 class Transaction:
-    """`with Transaction(prefix, "install") as txn: ...; txn.apply(ops); txn.commit(write_manifest)`."""
+    """`with Transaction(prefix, "install", folders=[...]) as txn: ...; txn.apply(ops); txn.commit(finish)`."""
 
-    def __init__(self, prefix: Path, kind: str, manifest: str | None = None) -> None:
+    def __init__(self, prefix: Path, kind: str, manifest: str | None = None, folders: Iterable[str] = (),
+                 on_commit_remove: Iterable[str] = ()) -> None:
         self.prefix = prefix
         self.state = prefix / STATE_DIR
         self.kind = kind  # install | uninstall
@@ -58,44 +75,72 @@ class Transaction:
         # the manifest this transaction writes (install) or deletes (uninstall)
         self.manifest = manifest or f"manifest-{self.id}.json"
         self.staging = self.state / f"staging-{self.id}"
+        self.folders = sorted(set(folders))  # the folders (relative) files are put into or taken from
+        self.on_commit_remove = list(on_commit_remove)  # uninstall: the install's backup, once restored
+        self.areas: dict[str, str] = {}  # folder -> its own area (relative), where it is on another filesystem
         self.recovered: str | None = None
-        self.journal: dict[str, Any] | None = None
+        self.journal: dict[str, Any] = {}
         self.done: list[str] = []  # what was moved, in order (for the report)
         self._lock_fd: int | None = None
         self._committed = False
         self._prefix_created = False
-        self._state_created = False
-        self._old_sigterm: Any = None
+        self._old_signals: dict[int, Any] = {}
 
     @property
     def prefix_created(self) -> bool:
-        """Whether this transaction created the prefix folder itself."""
+        """Whether this transaction (or the interrupted one it recovered) created the prefix folder."""
         return self._prefix_created
 
     # --- entering and leaving ----------------------------------------------------------
     def __enter__(self) -> Transaction:
         self._prefix_created = not self.prefix.exists()
-        self._state_created = not self.state.exists()
+        state_created = not self.state.exists()
         self.state.mkdir(parents=True, exist_ok=True)
+        lock_created = not (self.state / "lock").exists()
         self._lock()
-        self.recovered = recover(self.prefix)
-        self.staging.mkdir()
-        if hasattr(signal, "SIGTERM"):
-            self._old_sigterm = signal.signal(signal.SIGTERM, _interrupt)
+        try:
+            self.recovered, created_before = recover(self.prefix)
+            self._prefix_created = self._prefix_created or created_before
+            self.areas = self._find_areas()
+            self.journal = {
+                "version": JOURNAL_VERSION, "kind": self.kind, "id": self.id, "pid": os.getpid(),
+                "started": time.time(), "phase": "staging", "manifest": self.manifest,
+                "backup": f"{STATE_DIR}/{self.backup_name}", "staging": f"{STATE_DIR}/{self.staging.name}",
+                "areas": sorted(self.areas.values()), "prefix_created": self._prefix_created,
+                "keep_backup": self.keep_backup, "on_commit_remove": self.on_commit_remove,
+                "created_folders": [], "operations": [],
+            }
+            write_json_atomic(self.state / JOURNAL, self.journal)
+            step("staging.journal")
+            self.staging.mkdir()
+            for area in self.areas.values():
+                (self.prefix / area).mkdir()
+            step("staging.folders")
+        except BaseException:
+            self._unlock()
+            if lock_created:
+                (self.state / "lock").unlink(missing_ok=True)
+            if state_created:
+                tidy_state(self.prefix, self._prefix_created)
+            raise
+        for signum in (getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None)):
+            if signum is not None:
+                self._old_signals[signum] = signal.signal(signum, _interrupt)
         return self
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: object) -> None:
+        blocked = _block_signals()
         try:
-            if not self._committed:
-                if self.journal is not None:
-                    rollback(self.prefix, self.journal)
-                    (self.state / JOURNAL).unlink(missing_ok=True)
-            shutil.rmtree(self.staging, ignore_errors=True)
+            if not self._committed and self.journal:
+                rollback(self.prefix, self.journal)
         finally:
-            if self._old_sigterm is not None:
-                signal.signal(signal.SIGTERM, self._old_sigterm)
-            self._unlock()
-            tidy_state(self.prefix, self._prefix_created)
+            try:
+                for signum, old in self._old_signals.items():
+                    signal.signal(signum, old)
+                self._unlock()
+                tidy_state(self.prefix, self._prefix_created)
+            finally:
+                _unblock_signals(blocked)  # a Ctrl-C held off during the rollback arrives now
 
     def _lock(self) -> None:
         try:
@@ -107,8 +152,7 @@ class Transaction:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             os.close(fd)
-            raise DoctorError(f"another cudnn-doctor install or uninstall is changing {self.prefix}",
-                              "wait for it to finish", exit_code=1) from None
+            raise DoctorError.of("CD510", exit_code=1, prefix=str(self.prefix)) from None
         self._lock_fd = fd
 
     def _unlock(self) -> None:
@@ -116,45 +160,94 @@ class Transaction:
             os.close(self._lock_fd)
             self._lock_fd = None
 
+    def _find_areas(self) -> dict[str, str]:
+        """The folders that a rename from the state folder cannot reach (another filesystem or
+        mount), each with the area on its own filesystem where its files are staged and backed up."""
+        areas: dict[str, str] = {}
+        state_dev = os.stat(self.state).st_dev
+        real_prefix = os.path.realpath(self.prefix)
+        for folder in self.folders:
+            existing = _nearest_existing(self.prefix / folder)
+            real = os.path.realpath(existing)
+            inside = real.startswith(real_prefix + os.sep)
+            if existing == self.prefix:
+                mounted = False  # the state folder is in the prefix: only a link can put it elsewhere
+            else:
+                mounted = any(os.path.ismount(p) for p in _between(real, real_prefix)) if inside else True
+            if os.stat(existing).st_dev != state_dev or mounted:
+                rel = os.path.relpath(existing, self.prefix).replace(os.sep, "/")
+                areas[folder] = f"{AREA_PREFIX}{self.id}" if rel == "." else f"{rel}/{AREA_PREFIX}{self.id}"
+        return areas
+
+    # --- where things go -----------------------------------------------------------------
+    def staging_path(self, dest: str) -> Path:
+        """Where DEST (relative to the prefix) is extracted to before it is put in place."""
+        return self.prefix / self.staging_rel(dest)
+
+    def staging_rel(self, dest: str) -> str:
+        area = self.areas.get(os.path.dirname(dest))
+        return f"{area}/staging/{os.path.basename(dest)}" if area else f"{STATE_DIR}/{self.staging.name}/{dest}"
+
+    def backup_rel(self, dest: str) -> str:
+        area = self.areas.get(os.path.dirname(dest))
+        where = "backup" if self.keep_backup else "trash"
+        return f"{area}/{where}/{os.path.basename(dest)}" if area else f"{STATE_DIR}/{self.backup_name}/{dest}"
+
+    def put(self, dest: str, source: str, existed: bool) -> Operation:
+        """An operation that moves SOURCE (relative to the prefix) to DEST."""
+        inode = os.lstat(self.prefix / source).st_ino
+        return Operation(PUT, dest, source, existed, self.backup_rel(dest), inode)
+
+    def take(self, dest: str) -> Operation:
+        return Operation(TAKE, dest, backup=self.backup_rel(dest))
+
     # --- the moves -----------------------------------------------------------------------
     def apply(self, operations: list[Operation], created_folders: list[str]) -> None:
         """Write the journal, then make every move; any failure rolls all of them back (in __exit__)."""
-        self.journal = {
-            "kind": self.kind, "id": self.id, "pid": os.getpid(), "started": time.time(),
-            "manifest": self.manifest, "backup": self.backup_name, "staging": self.staging.name,
-            "prefix_created": self._prefix_created, "created_folders": created_folders,
-            "operations": [asdict(op) for op in operations],
-        }
+        self.journal = {**self.journal, "phase": "applying", "created_folders": created_folders,
+                        "operations": [asdict(op) for op in operations]}
         write_json_atomic(self.state / JOURNAL, self.journal)
+        step("apply.journal")
         for folder in created_folders:
             (self.prefix / folder).mkdir(exist_ok=True)
-        backup = self.state / self.backup_name
-        pause_after = int(os.environ.get(PAUSE_VARIABLE, "0") or 0)
-        for index, op in enumerate(operations, start=1):
-            dest = self.prefix / op.dest
+            step("apply.folder")
+        for op in operations:
+            dest, backup = self.prefix / op.dest, self.prefix / op.backup
             if op.kind == PUT:
-                if op.existed or os.path.lexists(dest):
-                    _keep_copy(dest, backup / op.dest)
-                _move(self.state / (op.source or ""), dest)
+                if os.path.lexists(dest):
+                    _keep_copy(dest, backup)
+                    step("apply.backup")
+                _move(self.prefix / (op.source or ""), dest)
+                step("apply.put")
             else:
-                _move(dest, backup / op.dest)
+                _move(dest, backup)
+                step("apply.take")
             self.done.append(f"{op.kind} {op.dest}")
-            if index == pause_after:
-                sys.stderr.write(f"cudnn-doctor: paused after {index} files (test hook)\n")
-                sys.stderr.flush()
-                time.sleep(3600)
 
     def commit(self, finish: Callable[[], None]) -> None:
         """Record the result (FINISH writes or deletes the manifest), then forget the journal."""
         finish()
+        step("commit.manifest")
         self._committed = True
-        (self.state / JOURNAL).unlink(missing_ok=True)
-        if not self.keep_backup:
-            shutil.rmtree(self.state / self.backup_name, ignore_errors=True)
+        finish_committed(self.prefix, self.journal)
 
 
 def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt(f"signal {signum}")
+
+
+def _block_signals() -> set[signal.Signals]:
+    """Hold off Ctrl-C and SIGTERM while a rollback runs (they arrive once it is done)."""
+    if not hasattr(signal, "pthread_sigmask"):
+        return set()
+    wanted = {signal.SIGINT, signal.SIGTERM}
+    already = set(signal.pthread_sigmask(signal.SIG_BLOCK, wanted))
+    return wanted - already
+
+
+def _unblock_signals(blocked: set[signal.Signals]) -> None:
+    if blocked and hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, blocked)
 
 
 def _keep_copy(dest: Path, backup: Path) -> None:
@@ -170,20 +263,23 @@ def _keep_copy(dest: Path, backup: Path) -> None:
 
 
 def _move(source: Path, dest: Path) -> None:
-    """Rename SOURCE to DEST (replacing it); across filesystems, copy beside DEST and rename."""
+    """Rename SOURCE to DEST (replacing it): always within one filesystem (see the areas)."""
     dest.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        os.replace(source, dest)
-    except OSError as error:
-        if error.errno != errno.EXDEV:
-            raise
-        temporary = dest.with_name(f".{dest.name}.cudnn-doctor-tmp")
-        if source.is_symlink():
-            os.symlink(os.readlink(source), temporary)
-        else:
-            shutil.copy2(source, temporary)
-        os.replace(temporary, dest)
-        os.unlink(source)
+    os.replace(source, dest)
+
+
+def _restore(saved: Path, dest: Path) -> None:
+    """Put the backup SAVED back at DEST, unless DEST already is that very file."""
+    if not os.path.lexists(saved):
+        return
+    if os.path.lexists(dest) and _same(os.lstat(saved), os.lstat(dest)):
+        os.unlink(saved)  # DEST never left (its backup was a hard link)
+    else:
+        _move(saved, dest)
+
+
+def _same(a: os.stat_result, b: os.stat_result) -> bool:
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
 
 
 def write_json_atomic(path: Path, data: dict[str, Any]) -> None:
@@ -195,71 +291,160 @@ def write_json_atomic(path: Path, data: dict[str, Any]) -> None:
     os.replace(temporary, path)
 
 
-# --- undoing --------------------------------------------------------------------------------
-def rollback(prefix: Path, journal: dict[str, Any]) -> None:
-    """Play JOURNAL's operations backwards; safe to repeat, and safe at any point of apply."""
-    state = prefix / STATE_DIR
-    backup = state / journal["backup"]
-    for raw in reversed(journal.get("operations", [])):
+def _nearest_existing(path: Path) -> Path:
+    while not os.path.lexists(path) and path != path.parent:
+        path = path.parent
+    return path
+
+
+def _between(real: str, top: str) -> list[str]:
+    """REAL and its parents up to (not including) TOP."""
+    found = []
+    while real != top and real.startswith(top + os.sep):
+        found.append(real)
+        real = os.path.dirname(real)
+    return found
+
+
+# --- undoing and finishing --------------------------------------------------------------------
+def _operations(journal: dict[str, Any]) -> list[Operation]:
+    ops = []
+    for raw in journal.get("operations", []):
         op = Operation(**raw)
-        dest, saved = prefix / op.dest, backup / op.dest
-        if op.kind == PUT:
-            source = state / (op.source or "")
-            if not os.path.lexists(source) and os.path.lexists(dest):
-                _move(dest, source)  # it was moved: back where it came from
+        if journal.get("version", 1) < 2:  # the first journals: paths relative to the state folder
+            backup = f"{STATE_DIR}/{journal['backup']}/{op.dest}"
+            source = f"{STATE_DIR}/{op.source}" if op.source else None
+            op = Operation(op.kind, op.dest, source, op.existed, backup, None)
+        ops.append(op)
+    return ops
+
+
+def rollback(prefix: Path, journal: dict[str, Any]) -> None:
+    """Play JOURNAL's operations backwards, then delete what the run made. Safe to repeat from
+    any point: each move happens only where what it moves is really there."""
+    state = prefix / STATE_DIR
+    if journal.get("phase") in ("applying", None):
+        for op in reversed(_operations(journal)):
+            dest, saved = prefix / op.dest, prefix / op.backup
+            if op.kind == PUT:
+                source = prefix / (op.source or "")
+                if not os.path.lexists(source) and os.path.lexists(dest) and _is_ours(dest, op):
+                    _move(dest, source)  # it was put: back where it came from
+                    step("rollback.unput")
             if os.path.lexists(saved):
-                _move(saved, dest)  # the original comes back (a no-op where it never left)
-        elif os.path.lexists(saved):
-            _move(saved, dest)
-    for folder in reversed(journal.get("created_folders", [])):
-        try:
-            (prefix / folder).rmdir()
-        except OSError:
-            pass
-    shutil.rmtree(state / journal["staging"], ignore_errors=True)
-    shutil.rmtree(backup, ignore_errors=True)  # an install's new backup, or an uninstall's trash
+                _restore(saved, dest)  # the original comes back
+                step("rollback.restore")
+        for folder in reversed(journal.get("created_folders", [])):
+            try:
+                (prefix / folder).rmdir()
+            except OSError:
+                pass
+        step("rollback.folders")
+        journal = {**journal, "phase": "rolled-back"}
+        write_json_atomic(state / JOURNAL, journal)  # nothing the moves need is deleted before this
+        step("rollback.journal")
+    _delete_own(prefix, journal, backup=True)
+    step("rollback.cleanup")
+    (state / JOURNAL).unlink(missing_ok=True)
+    step("rollback.done")
 
 
-def recover(prefix: Path) -> str | None:
-    """Finish what a killed run left: roll back its journal. A sentence when there was one."""
+def _is_ours(dest: Path, op: Operation) -> bool:
+    """Whether DEST is the file OP put there (and not the original, which never left)."""
+    if op.inode is None:  # a first-version journal: trust the presence checks
+        return True
+    return os.lstat(dest).st_ino == op.inode
+
+
+def finish_committed(prefix: Path, journal: dict[str, Any]) -> None:
+    """After the manifest is written (install) or deleted (uninstall): delete our own folders."""
+    state = prefix / STATE_DIR
+    if journal.get("phase") != "committed":
+        journal = {**journal, "phase": "committed"}
+        write_json_atomic(state / JOURNAL, journal)
+        step("commit.journal")
+    _delete_own(prefix, journal, backup=not journal.get("keep_backup", journal.get("kind") == "install"))
+    for rel in journal.get("on_commit_remove", []):
+        shutil.rmtree(prefix / rel, ignore_errors=True)
+    step("commit.cleanup")
+    (state / JOURNAL).unlink(missing_ok=True)
+    step("commit.done")
+
+
+def _delete_own(prefix: Path, journal: dict[str, Any], backup: bool) -> None:
+    """Delete the staging folder, the areas' staging (and, with BACKUP, the backup or trash)."""
+    shutil.rmtree(prefix / journal["staging"] if "/" in journal["staging"]
+                  else prefix / STATE_DIR / journal["staging"], ignore_errors=True)
+    if backup:
+        shutil.rmtree(prefix / journal["backup"] if "/" in journal["backup"]
+                      else prefix / STATE_DIR / journal["backup"], ignore_errors=True)
+    for area in journal.get("areas", []):
+        shutil.rmtree(prefix / area / "staging", ignore_errors=True)
+        if backup:
+            shutil.rmtree(prefix / area, ignore_errors=True)
+        else:
+            _remove_if_empty(prefix / area / "backup")
+            _remove_if_empty(prefix / area)
+
+
+def _remove_if_empty(folder: Path) -> None:
+    try:
+        folder.rmdir()
+    except OSError:
+        pass
+
+
+def recover(prefix: Path) -> tuple[str | None, bool]:
+    """Finish what a killed run left: roll it back, or finish its commit. (A sentence when a
+    change was undone, whether that run created the prefix.)"""
     state = prefix / STATE_DIR
     path = state / JOURNAL
     note = None
+    created = False
     if path.exists():
         try:
-            journal = json.loads(path.read_text())
-        except ValueError:
-            journal = None
-        if journal is not None:
-            manifest_exists = (state / journal.get("manifest", "")).is_file()
-            finished = manifest_exists if journal.get("kind") == "install" else not manifest_exists
-            if finished:
-                shutil.rmtree(state / journal["staging"], ignore_errors=True)
-                if journal.get("kind") != "install":
-                    shutil.rmtree(state / journal["backup"], ignore_errors=True)
-            else:
-                rollback(prefix, journal)
+            journal = json.loads(path.read_text(encoding="utf-8"))
+            if not isinstance(journal, dict) or not isinstance(journal.get("operations", []), list):
+                raise ValueError("not a journal")
+            _operations(journal)
+        except (ValueError, TypeError, KeyError, OSError) as error:
+            raise DoctorError.of("CD509", exit_code=2, file=str(path),
+                                 why=f"the journal of an interrupted run: {str(error)[:200]}") from None
+        created = bool(journal.get("prefix_created"))
+        manifest_exists = (state / journal.get("manifest", "")).is_file()
+        phase = journal.get("phase")
+        finished = manifest_exists if journal.get("kind") == "install" else not manifest_exists
+        if phase == "committed" or (phase in ("applying", None) and finished):
+            finish_committed(prefix, journal)
+        else:
+            moved = phase in ("applying", None)
+            rollback(prefix, journal)
+            if moved:
                 started = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(journal.get("started", 0)))
                 note = (f"rolled back an interrupted {journal.get('kind')} (process {journal.get('pid')}, "
                         f"started {started}): {prefix} is as it was before it")
-        path.unlink(missing_ok=True)
-    for leftover in list(state.glob("staging-*")) + list(state.glob("trash-*")):
-        shutil.rmtree(leftover, ignore_errors=True)
+    for leftover in [*state.glob("staging-*"), *state.glob("trash-*"), *state.glob("*.tmp")]:
+        if leftover.is_dir():
+            shutil.rmtree(leftover, ignore_errors=True)
+        else:
+            leftover.unlink(missing_ok=True)
     manifests = {p.stem.removeprefix("manifest-") for p in state.glob("manifest-*.json")}
     for backup in state.glob("backup-*"):
         if backup.name.removeprefix("backup-") not in manifests:
             shutil.rmtree(backup, ignore_errors=True)
-    return note
+    return note, created
+
+
+def pending(prefix: Path) -> bool:
+    """Whether an interrupted run left a journal that the next install or uninstall finishes."""
+    return (prefix / STATE_DIR / JOURNAL).exists()
 
 
 def tidy_state(prefix: Path, prefix_created: bool) -> None:
     """Remove the state folder when it records nothing (no install, no journal), and the
-    prefix when this run created it and left it empty."""
+    prefix when this run (or the run it recovered) created it and left it empty."""
     state = prefix / STATE_DIR
     if state.is_dir() and not any(state.glob("manifest-*.json")) and not (state / JOURNAL).exists():
         shutil.rmtree(state, ignore_errors=True)
     if prefix_created:
-        try:
-            prefix.rmdir()
-        except OSError:
-            pass
+        _remove_if_empty(prefix)

@@ -43,7 +43,19 @@ def fit_findings(report: Report, library_folder: str, version: str | None, major
     findings: list[Finding] = []
     for rule in (cudnn_rules.cuda_major_mismatch, cudnn_rules.newer_than_driver, cudnn_rules.gpu_not_supported):
         findings += rule(hypothetical)
-    return [replace(f, severity="warning") for f in findings]
+    return findings  # with the registry's severity: what `check` would say once it is installed
+
+
+def unchecked(report: Report) -> list[str]:
+    """What the fit could not be judged against on this machine (no driver, no GPU, no toolkit)."""
+    missing = []
+    if not report.driver.cuda_driver_version:
+        missing.append("the driver (none found)")
+    if not report.gpus:
+        missing.append("the GPU's compute capability (no GPU found)")
+    if not report.toolkits:
+        missing.append("the CUDA toolkit (none found)")
+    return missing
 
 
 def verify_installed(report: Report, library_folder: str, version: str | None, major: int | None) -> CudnnInstall:
@@ -63,11 +75,36 @@ def verify_installed(report: Report, library_folder: str, version: str | None, m
         missing = [name for name, present in install.sublibraries.items() if not present]
         if missing:
             problem = f"{install.library} is missing its sub-libraries {', '.join(missing)}"
+        else:
+            problem = sublibrary_problem(install)
     if problem:
         raise verification_error(problem)
     return install
 
 
+def sublibrary_problem(install: CudnnInstall) -> str | None:
+    """Load every sub-library in a child of its own, as a program's first cuDNN call would (the
+    folder on the loader's path: cuDNN 8's sub-libraries find each other only so); what fails."""
+    from cudnn_doctor.probes.child import Job, run_jobs
+
+    folder = install.path
+    paths = [os.path.join(folder, f"{name}.so.{install.major}") for name, present in install.sublibraries.items()
+             if present]
+    if not paths:
+        return None
+    saved = os.environ.get("LD_LIBRARY_PATH")
+    os.environ["LD_LIBRARY_PATH"] = folder + (os.pathsep + saved if saved else "")
+    try:
+        answers = run_jobs([Job("cudnn", path) for path in paths])
+    finally:
+        if saved is None:
+            os.environ.pop("LD_LIBRARY_PATH", None)
+        else:
+            os.environ["LD_LIBRARY_PATH"] = saved
+    failed = [f"{os.path.basename(job.target)} ({answer.error or 'crashed'})"
+              for job, answer in answers.items() if not answer.loaded]
+    return f"sub-libraries do not load: {'; '.join(failed)}" if failed else None
+
+
 def verification_error(why: str) -> DoctorError:
-    return DoctorError(f"CD505 installed cuDNN failed verification: {why}; the install was rolled back",
-                       "check the archive (is it complete, and for this platform?) and the prefix", exit_code=1)
+    return DoctorError.of("CD505", exit_code=1, why=f"{why}; the install was rolled back")

@@ -3,11 +3,20 @@
 from __future__ import annotations
 
 from rich.console import Console
-from rich.markup import escape
+from rich.markup import escape as markup_escape
 
 from cudnn_doctor.install.outcome import Outcome, UninstallPlan
 from cudnn_doctor.install.plan import ADD, REMOVE, REPLACE, Plan
+from cudnn_doctor.install.safety import printable
 from cudnn_doctor.render.text import fits_one_line, print_command
+
+SEVERITY_MARKS = {"error": "[red]✗[/]", "warning": "[yellow]![/]", "info": "[blue]i[/]"}
+
+
+def escape(text: str) -> str:
+    """TEXT safe to print: no rich markup, and no control character (a member name's terminal
+    escape codes) reaches the terminal raw."""
+    return markup_escape(printable(text))
 
 ACTION_MARKS = {ADD: "[green]+[/]", REPLACE: "[yellow]~[/]", REMOVE: "[red]-[/]", "restore": "[cyan]<[/]"}
 
@@ -60,12 +69,18 @@ def render_plan(plan: Plan, console: Console, verbose: bool = False) -> None:
             p(say)
             print_command(console, plan.env_line, 6)
     for finding in plan.fits:
-        p(f"  [yellow]![/] {finding.code} {escape(finding.title)}: {escape(finding.detail)}")
+        p(f"  {SEVERITY_MARKS.get(finding.severity, '!')} {finding.code} {escape(finding.title)}: "
+          f"{escape(finding.detail)}")
         p(f"      fix: {escape(finding.fix)}")
     if plan.machine:
         p(f"  this machine: {escape(plan.machine)}")
-        if not plan.fits and plan.version:
-            p("  [green]✓[/] fits it (driver, toolkit and GPU checks as `check` makes them)")
+        checked = [what for what, missing in (("driver", "driver"), ("toolkit", "toolkit"), ("GPU", "GPU"))
+                   if not any(missing in u for u in plan.unchecked)]
+        if not plan.fits and plan.version and checked:
+            p(f"  [green]✓[/] fits this machine's {', '.join(checked)} (as `check` judges "
+              f"{'it' if len(checked) == 1 else 'them'})")
+        if plan.unchecked:
+            p(f"  [yellow]?[/] not checked: {', '.join(escape(u) for u in plan.unchecked)}")
     if plan.blocked_folder:
         p(f"  [red]✗[/] {escape(plan.blocked_folder)} is not writable by you: run with sudo, or choose "
           "--prefix ~/.local/cudnn")
@@ -100,7 +115,7 @@ def render_outcome(outcome: Outcome, console: Console) -> None:
     elif outcome.status == "installed" and outcome.installed is not None:
         installed = outcome.installed
         p(f"[green]✓[/] installed cuDNN {installed.version} (built for CUDA {installed.cuda_version}) in "
-          f"{escape(installed.path)}: check loads it and finds every sub-library")
+          f"{escape(installed.path)}: check loads it, and each sub-library loads")
         p(f"  manifest: {escape(outcome.manifest or '')}")
         if outcome.loader:
             p(f"  {escape(outcome.loader)}")
