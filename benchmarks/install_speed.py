@@ -27,9 +27,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 WHEEL = "nvidia_cudnn_cu13-9.19.0.56-py3-none-manylinux_2_27_x86_64.whl"
 ROOT = "cudnn-linux-x86_64-9.19.0.56_cuda13-archive"
-CLI = ("import sys; from cudnn_doctor.cli import app; from cudnn_doctor.cli_install import register; "
-       "names = {c.name or c.callback.__name__ for c in app.registered_commands}; "
-       "'install' in names or register(app); sys.argv[0] = 'cudnn-doctor'; app()")
+CLI = "import sys; sys.argv[0] = 'cudnn-doctor'; from cudnn_doctor.cli import main; main()"
 
 
 def find_wheel() -> Path:

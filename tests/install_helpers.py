@@ -24,10 +24,8 @@ SUBLIBRARIES = {
     8: ["libcudnn_ops_infer", "libcudnn_ops_train", "libcudnn_cnn_infer", "libcudnn_cnn_train",
         "libcudnn_adv_infer", "libcudnn_adv_train"],
 }
-# Run the CLI with install registered, whether or not cli.py does it already.
-CLI = ("import sys; from cudnn_doctor.cli import app; from cudnn_doctor.cli_install import register; "
-       "names = {c.name or c.callback.__name__ for c in app.registered_commands}; "
-       "'install' in names or register(app); sys.argv[0] = 'cudnn-doctor'; app()")
+# The CLI as a user runs it (`cudnn-doctor` is `python -m cudnn_doctor`)
+CLI = "import sys; sys.argv[0] = 'cudnn-doctor'; from cudnn_doctor.cli import main; main()"
 
 
 def version_parts(version: int) -> tuple[int, int, int]:

@@ -253,8 +253,8 @@ def test_permission_denied_is_one_line_with_both_ways_out() -> None:
     shutil.rmtree(tmp_path)
 
 
-def test_cli_module_imports_only_typer() -> None:
-    code = ("import sys; import cudnn_doctor.cli_install; "
+def test_cli_module_imports_nothing_of_install_at_start() -> None:
+    code = ("import sys; import cudnn_doctor.cli; "
             "print(sorted(m for m in ('requests', 'cudnn_doctor.install', 'cudnn_doctor.commands.install', 'tarfile') "
             "if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

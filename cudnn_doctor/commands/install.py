@@ -1,4 +1,4 @@
-"""`cudnn-doctor install` and `uninstall`: resolve, fetch, stage, plan, confirm, apply, verify, record."""
+"""`cudnn-doctor install`: resolve, fetch, stage, plan, confirm, apply, verify, record."""
 
 from __future__ import annotations
 
@@ -15,11 +15,11 @@ from cudnn_doctor.install.archive import ArchiveContents, read_archive
 from cudnn_doctor.install.faults import step
 from cudnn_doctor.install.layout import OS_NAMES, Layout, layout_for
 from cudnn_doctor.install.ldconfig import loader_setup, run_ldconfig
-from cudnn_doctor.install.manifest import BackedUpFile, InstallRecord, WrittenFile, now_text, read_records, write_record
+from cudnn_doctor.install.manifest import BackedUpFile, InstallRecord, WrittenFile, now_text, write_record
 from cudnn_doctor.install.outcome import Outcome, UninstallPlan
-from cudnn_doctor.install.plan import ADD, REMOVE, REPLACE, FileChange, Plan, build_plan, first_blocked_folder
+from cudnn_doctor.install.plan import ADD, REMOVE, REPLACE, Plan, build_plan, first_blocked_folder
 from cudnn_doctor.install.progress import Progress
-from cudnn_doctor.install.safety import SYMLINK, printable, refuse
+from cudnn_doctor.install.safety import printable, refuse
 from cudnn_doctor.install.transaction import STATE_DIR, Transaction, pending, recover
 from cudnn_doctor.probes.context import SearchContext
 from cudnn_doctor.versions import major
@@ -316,36 +316,6 @@ def permission_error(folder: str, prefix: Path, layout: Layout) -> DoctorError:
     return DoctorError.of("CD503", exit_code=1, path=f"{folder} (nothing was changed)")
 
 
-# --- uninstall ------------------------------------------------------------------------------
-def run_uninstall(prefix_text: str, dry_run: bool, yes: bool, force: bool, ui: Ui) -> Outcome:
-    prefix = prefix_path(prefix_text)
-    if not prefix.is_dir():
-        raise DoctorError(f"no such folder: {prefix}", exit_code=2)
-    state = prefix / STATE_DIR
-    if state.is_symlink() or (os.path.lexists(state) and not state.is_dir()):
-        raise DoctorError.of("CD514", exit_code=2, path=str(state), why="it is a file or a link, but it must be "
-                             "cudnn-doctor's own state folder", fix="move it away")
-    if dry_run:
-        plan = _uninstall_plan(prefix)
-        if plan is None:
-            return Outcome("uninstall", "nothing-to-do", None)
-        ui.show_plan(plan)
-        return Outcome("uninstall", "planned", plan)
-    if first_blocked_folder(prefix, []):
-        from cudnn_doctor.install.layout import LAYOUTS
-
-        raise permission_error(str(prefix), prefix, LAYOUTS["linux-x86_64"])
-    try:
-        return _apply_uninstall(prefix, yes, force, ui)
-    except PermissionError as error:
-        from cudnn_doctor.install.layout import LAYOUTS
-
-        raise permission_error(os.path.dirname(error.filename or "") or str(prefix), prefix,
-                               LAYOUTS["linux-x86_64"]) from None
-    except OSError as error:
-        raise rolled_back(prefix, error) from None
-
-
 def rolled_back(prefix: Path, error: OSError) -> DoctorError:
     """Any other failure of the file system while the prefix changed: it was put back as it was."""
     where = f" ({printable(str(error.filename))})" if error.filename else ""
@@ -353,92 +323,4 @@ def rolled_back(prefix: Path, error: OSError) -> DoctorError:
                           fix="fix the cause above and run the command again")
 
 
-def _apply_uninstall(prefix: Path, yes: bool, force: bool, ui: Ui) -> Outcome:
-    notes: list[str] = []
-    state = prefix / STATE_DIR
-    if state.is_dir() and (pending(prefix) or not any(state.glob("manifest-*.json"))):
-        # finish an interrupted run (or clear what a killed one left) before reading the records
-        with Transaction(prefix, "uninstall") as txn:
-            if txn.recovered:
-                notes.append(txn.recovered)
-    records = read_records(prefix) if state.is_dir() else []
-    if not records:
-        return Outcome("uninstall", "nothing-to-do", None, notes=tuple(notes))
-    record = records[-1]
-    folders = {os.path.dirname(f.path) for f in record.files} | {os.path.dirname(b.path) for b in record.backed_up}
-    with Transaction(prefix, "uninstall", record.file_name, folders=folders,
-                     on_commit_remove=[f"{STATE_DIR}/{record.backup_folder}", *record.areas]) as txn:
-        plan = _uninstall_plan(prefix)
-        if plan is None:
-            return Outcome("uninstall", "nothing-to-do", None, notes=tuple(notes))
-        ui.show_plan(plan)
-        if plan.changed_since and not force:
-            raise DoctorError.of("CD508", exit_code=1, count=len(plan.changed_since), prefix=str(prefix),
-                                 files=", ".join(plan.changed_since[:3]))
-        if not yes and not ui.confirm("Uninstall?"):
-            return Outcome("uninstall", "declined", plan, notes=tuple(notes), exit_code=1)
-        saved = {b.path: record.saved_path(b) for b in record.backed_up}
-        operations = [txn.take(c.path) for c in plan.changes if c.action == REMOVE]
-        operations += [txn.put(c.path, saved[c.path], os.path.lexists(prefix / c.path))
-                       for c in plan.changes if c.action == "restore"]
-        txn.apply(operations, [])
-
-        def finish() -> None:
-            (prefix / STATE_DIR / record.file_name).unlink()
-
-        txn.commit(finish)
-        for folder in reversed(plan.folders_removed):
-            if folder != ".":
-                _remove_if_empty(prefix / folder)
-    if "." in plan.folders_removed:
-        _remove_if_empty(prefix)  # after the state folder went (Transaction's exit)
-    return Outcome("uninstall", "uninstalled", plan, actions=tuple(txn.done), notes=tuple(notes))
-
-
-def _remove_if_empty(folder: Path) -> None:
-    try:
-        folder.rmdir()
-    except OSError:
-        pass
-
-
-def _uninstall_plan(prefix: Path) -> UninstallPlan | None:
-    records = read_records(prefix) if (prefix / STATE_DIR).is_dir() else []
-    if not records:
-        return None
-    record = records[-1]
-    restored = {b.path for b in record.backed_up}
-    changes: list[FileChange] = []
-    changed: list[str] = []
-    for written in record.files:
-        path = prefix / written.path
-        if not os.path.lexists(path):
-            continue
-        if path.is_dir() and not path.is_symlink():  # a folder took its place: never removed, even with --force
-            changed.append(written.path)
-            continue
-        if _changed(path, written):
-            changed.append(written.path)
-        if written.path not in restored:
-            changes.append(FileChange(written.path, REMOVE, written.kind, written.size, written.target))
-    for backed in record.backed_up:
-        saved = prefix / record.saved_path(backed)
-        if os.path.lexists(saved):
-            changes.append(FileChange(backed.path, "restore", SYMLINK if saved.is_symlink() else "file"))
-    return UninstallPlan(str(prefix), record.id, record.version, record.installed_at, tuple(changes), tuple(changed),
-                         record.created_folders)
-
-
-def _changed(path: Path, written: WrittenFile) -> bool:
-    if written.kind == SYMLINK:
-        return not path.is_symlink() or os.readlink(path) != written.target
-    if path.is_symlink() or not path.is_file():
-        return True
-    if path.stat().st_size != written.size:
-        return True
-    from cudnn_doctor.install.download import sha256_of
-
-    return written.sha256 is not None and sha256_of(path) != written.sha256
-
-
-__all__ = ["ADD", "InstallOptions", "Ui", "recover", "run_install", "run_uninstall"]
+__all__ = ["ADD", "InstallOptions", "Ui", "recover", "run_install"]
