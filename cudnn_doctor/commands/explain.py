@@ -175,7 +175,13 @@ def machine_view(matches: list[dict[str, Any]], facts: reader.Facts, report: Rep
             said.append(f"The message names CUDA {major} libraries; this machine has no CUDA {major} toolkit "
                         f"(toolkits found: {others}).")
     for framework in report.frameworks:
-        if framework.cuda_built_for or framework.cudnn_expected or framework.cudnn_used:
+        if framework.details.get("cpu_only"):
+            said.append(f"{framework.name} {framework.version or ''} here is a CPU-only build: it uses neither CUDA "
+                        "nor cuDNN.".replace("  ", " "))
+        elif framework.details.get("uses_cudnn") is False:
+            said.append(f"{framework.name} {framework.version or ''} here is built for CUDA "
+                        f"{framework.cuda_built_for or 'unknown'} and uses no cuDNN.".replace("  ", " "))
+        elif framework.cuda_built_for or framework.cudnn_expected or framework.cudnn_used:
             said.append(f"{framework.name} {framework.version or ''} here is built for CUDA "
                         f"{framework.cuda_built_for or 'unknown'} and cuDNN {framework.cudnn_expected or 'unknown'}; "
                         f"it loads cuDNN from {framework.cudnn_used or 'the loader path'}.".replace("  ", " "))

@@ -112,6 +112,8 @@ def _python_framework(name: str, version: str, site: str, info: str, libraries: 
         cudnn_expected = cudnn_expected or _cudnn_from_data(name, version, cuda, details)
     library = next(iter(_existing(site, libraries)), None)
     details["cudnn_linking_library"] = library
+    if name == "onnxruntime" and library is None and os.path.basename(info).lower().startswith("onnxruntime-"):
+        details["cpu_only"] = True  # the `onnxruntime` package (not onnxruntime-gpu): no CUDA execution provider
     return Framework(name=name, version=version, cuda_built_for=cuda, cudnn_expected=cudnn_expected,
                      cudnn_used=None, found_via="dist-info", location=info, details=details)
 

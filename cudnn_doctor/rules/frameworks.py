@@ -28,7 +28,9 @@ def _name(framework: Framework) -> str:
 def cpu_only_builds(report: Report) -> list[Finding]:
     fixes = {"torch": "pip install torch --index-url https://download.pytorch.org/whl/cu128 (pick the cuXYZ your "
                       "driver supports: `cudnn-doctor compat torch==VERSION`)",
-             "tensorflow": "pip install 'tensorflow[and-cuda]' (Linux)"}
+             "tensorflow": "pip install 'tensorflow[and-cuda]' (Linux)",
+             # both packages install the module `onnxruntime`: keep one (ONNX Runtime's install docs)
+             "onnxruntime": "pip uninstall onnxruntime && pip install onnxruntime-gpu"}
     return [finding("CD406", subject=f.location, framework=_name(f), framework_version=f.version,
                     fix=fixes.get(f.name, f"install a CUDA build of {_name(f)}"))
             for f in report.frameworks if f.details.get("cpu_only")]

@@ -12,7 +12,8 @@ from cudnn_doctor.model import Finding, Report
 SUBJECTS = {
     "cudnn": "CD320", "cuda": "CD220", "cuda-driver": "CD120", "driver": "CD120", "gpu": "CD121",
     "compute-capability": "CD121", "torch": "CD420", "pytorch": "CD420", "tensorflow": "CD420", "jax": "CD420",
-    "theano": "CD420", "dl4j": "CD420", "gpu-healthy": "CD122", "no-ecc-errors": "CD122", "pcie": "CD122",
+    "theano": "CD420", "dl4j": "CD420", "onnxruntime": "CD420", "cupy": "CD420", "tensorrt": "CD420",
+    "paddle": "CD420", "gpu-healthy": "CD122", "no-ecc-errors": "CD122", "pcie": "CD122",
 }
 HEALTH_SUBJECTS = ("gpu-healthy", "no-ecc-errors", "pcie")
 PCIE = re.compile(r"^>=(\d{1,2})(?:x(\d{1,2}))?$")  # pcie>=4x16: generation 4 possible, 16 lanes now
