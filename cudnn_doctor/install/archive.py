@@ -14,7 +14,6 @@ import lzma
 import os
 import re
 import stat
-import struct
 import tarfile
 import zipfile
 import zlib
@@ -23,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cudnn_doctor.cudnn_files import ANY_NAME, header_version, major_of
 from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.install.faults import step
 from cudnn_doctor.install.layout import BIN, IMPLIB, INCLUDE, LIB, Layout
@@ -39,7 +39,7 @@ from cudnn_doctor.install.safety import (
     safe_mode,
     safe_name,
 )
-from cudnn_doctor.probes.elf import MACHINES
+from cudnn_doctor.probes.elf import ElfError, parse_header
 
 CHUNK = 1 << 20
 ROOT = re.compile(r"^(?:cuda|cudnn-[^/]+|nvidia/cudnn)/(.*)$")
@@ -47,8 +47,6 @@ ROOT = re.compile(r"^(?:cuda|cudnn-[^/]+|nvidia/cudnn)/(.*)$")
 FOLDERS = (("include/", INCLUDE), ("lib64/", LIB), ("lib/x64/", IMPLIB), ("lib/", LIB), ("bin/x64/", BIN),
            ("bin/", BIN))
 WHEEL_LIBRARY = re.compile(r"^(lib[A-Za-z0-9_]+)\.so\.(\d+)$")
-MAIN_LIBRARY = re.compile(r"^(?:libcudnn\.so\.(\d+)(?:\.\d+)*|cudnn64_(\d+)\.dll|libcudnn\.(\d+)(?:\.\d+)*\.dylib)$")
-HEADER_DEFINE = re.compile(rb"#define\s+CUDNN_(MAJOR|MINOR|PATCHLEVEL)\s+(\d+)")
 PLATFORM_WORDS = {BIN: "Windows (DLL)", IMPLIB: "Windows (import)", LIB: "Linux or macOS shared"}
 
 Chunks = Callable[[], Iterator[bytes]]
@@ -241,9 +239,7 @@ class _Stager:
 
     def _read_version(self) -> None:
         text = self.headers.get("cudnn_version.h") or self.headers.get("cudnn.h") or b""
-        parts = {key.decode(): value.decode() for key, value in HEADER_DEFINE.findall(text)}
-        if "MAJOR" in parts and "MINOR" in parts:
-            self.version = f"{parts['MAJOR']}.{parts['MINOR']}.{parts.get('PATCHLEVEL', '0')}"
+        self.version = header_version(text) or self.version
 
     def finish(self, fmt: str) -> ArchiveContents:
         majors = [library_major(os.path.basename(f.dest)) for f in self.files.values()]
@@ -255,40 +251,23 @@ class _Stager:
 
 
 def library_major(name: str) -> int | None:
-    match = MAIN_LIBRARY.match(name)
-    return int(next(g for g in match.groups() if g)) if match else None
+    return major_of(name, ANY_NAME)
 
 
 def elf_problem(head: bytes, size: int, arch: str) -> str | None:
-    """What is wrong with an ELF file, judged from its first bytes and its size; None if nothing."""
-    if len(head) < 64 or head[:4] != b"\x7fELF":
-        return "is not an ELF shared library"
-    bits, endian = {1: 32, 2: 64}.get(head[4]), {1: "<", 2: ">"}.get(head[5])
-    if bits is None or endian is None:
-        return "has an invalid ELF header"
-    machine = struct.unpack_from(endian + "H", head, 18)[0]
-    found = MACHINES.get(machine, f"machine {machine}")
-    if found != arch:
-        return f"built for {found}"
-    if bits == 64:
-        phoff, = struct.unpack_from(endian + "Q", head, 32)
-        phentsize, phnum = struct.unpack_from(endian + "HH", head, 54)
-    else:
-        phoff, = struct.unpack_from(endian + "I", head, 28)
-        phentsize, phnum = struct.unpack_from(endian + "HH", head, 42)
-    end = 0
-    for index in range(phnum):
-        at = phoff + index * phentsize
-        if at + phentsize > len(head):
-            break
-        if bits == 64:
-            p_type, _flags, p_offset, _vaddr, _paddr, p_filesz = struct.unpack_from(endian + "IIQQQQ", head, at)
-        else:
-            p_type, p_offset, _vaddr, _paddr, p_filesz = struct.unpack_from(endian + "IIIII", head, at)
-        if p_type == 1:  # PT_LOAD
-            end = max(end, p_offset + p_filesz)
-    if end > size:
-        return f"is truncated ({size} bytes, a segment ends at byte {end})"
+    """What is wrong with an ELF file of SIZE bytes, judged from its first bytes HEAD; None if nothing
+    (the one ELF reader, probes/elf.py)."""
+    try:
+        header = parse_header(head, size)
+    except ElfError as error:
+        text = str(error)
+        if text.startswith("not an ELF"):
+            return "is not an ELF shared library"
+        if text.startswith("truncated"):
+            return f"is {text}"
+        return f"has an invalid ELF header ({text})"
+    if header.arch != arch:
+        return f"built for {header.arch}"
     return None
 
 

@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
+from cudnn_doctor.cudnn_files import SONAME, header_version, major_of
 from cudnn_doctor.model import CudnnInstall, LibraryProbe, Toolkit
 from cudnn_doctor.probes.context import SearchContext
 from cudnn_doctor.probes.elf import ElfError, read_elf
@@ -21,7 +22,7 @@ from cudnn_doctor.user_files import SOURCE_LIMIT, UnreadableFile, is_regular_fil
 from cudnn_doctor.versions import clean_version, decode_cuda, decode_cudnn
 
 Folder = tuple[str, str]  # (folder, source)
-MAIN_LIBRARY = re.compile(r"^(?:libcudnn\.so\.(\d{1,4})|cudnn64_(\d{1,4})\.dll|libcudnn\.(\d{1,4})\.dylib)$")
+MAIN_LIBRARY = SONAME
 SEARCH_PATH_SUBDIRS = ("", "lib64", "lib", "lib/x64", "bin", "nvidia/cudnn/lib", "nvidia/cudnn/bin",
                        "cuda/lib64", "cuda/lib", "cuda/bin")
 
@@ -128,18 +129,12 @@ def discover_cudnn_libraries(ctx: SearchContext, toolkits: list[Toolkit],
 
 
 def library_major(library: str) -> int | None:
-    match = MAIN_LIBRARY.match(os.path.basename(library))
-    if not match:
-        return None
-    return int(next(group for group in match.groups() if group))
+    return major_of(os.path.basename(library))
 
 
 def probe_target(library: str) -> bool:
     """Is LIBRARY worth a child's dlopen? Not a FIFO (the loader would wait on it) or a device."""
     return is_regular_file(library)
-
-
-HEADER_DEFINE = re.compile(r"#define\s+CUDNN_(MAJOR|MINOR|PATCHLEVEL)\s+(\d{1,9})\b")
 
 
 def read_header_version(header: str) -> str | None:
@@ -149,10 +144,7 @@ def read_header_version(header: str) -> str | None:
         text = read_user_text(header, SOURCE_LIMIT)
     except UnreadableFile:
         return None
-    parts = dict(HEADER_DEFINE.findall(text))
-    if "MAJOR" not in parts:
-        return None
-    return f"{int(parts['MAJOR'])}.{int(parts.get('MINOR', '0'))}.{int(parts.get('PATCHLEVEL', '0'))}"
+    return header_version(text)
 
 
 def find_header(folder: str, ctx: SearchContext) -> str | None:

@@ -68,7 +68,22 @@ def read_elf(path: str) -> ElfInfo:
             raise ElfError(f"malformed ELF headers ({error})") from None
 
 
-def _parse(data: mmap.mmap) -> ElfInfo:
+@dataclass(frozen=True)
+class ElfHeader:
+    """What the ELF header and program headers say: enough to judge a file without loading it."""
+
+    arch: str
+    bits: int
+    endian: str
+    loads: tuple[tuple[int, int, int], ...]  # PT_LOAD segments: (vaddr, offset, filesz)
+    dynamic: tuple[int, int] | None  # PT_DYNAMIC: (offset, size)
+
+
+def parse_header(data: bytes | mmap.mmap, size: int | None = None) -> ElfHeader:
+    """The ELF header of DATA, the start of a file of SIZE bytes (the whole file when SIZE is None);
+    ElfError when it is not ELF, malformed, or truncated (a segment ends past SIZE). Program headers
+    that lie beyond DATA, in a file bigger than DATA, are not read (an archive member's first bytes)."""
+    size = len(data) if size is None else size
     if len(data) < 64 or data[:4] != b"\x7fELF":
         raise ElfError("not an ELF file (invalid ELF header)")
     bits = {1: 32, 2: 64}.get(data[4])
@@ -80,19 +95,22 @@ def _parse(data: mmap.mmap) -> ElfInfo:
     if bits == 64:
         phoff, = struct.unpack_from(endian + "Q", data, 32)
         phentsize, phnum = struct.unpack_from(endian + "HH", data, 54)
-        ph_format, dyn_format = endian + "IIQQQQQQ", endian + "qQ"
+        ph_format = endian + "IIQQQQQQ"
     else:
         phoff, = struct.unpack_from(endian + "I", data, 28)
         phentsize, phnum = struct.unpack_from(endian + "HH", data, 42)
-        ph_format, dyn_format = endian + "IIIIIIII", endian + "iI"
+        ph_format = endian + "IIIIIIII"
     if phnum and phentsize < struct.calcsize(ph_format):
         raise ElfError(f"malformed ELF headers (program header entries of {phentsize} bytes)")
-    if phoff + phentsize * phnum > len(data):
+    if phoff + phentsize * phnum > size:
         raise ElfError("truncated (program headers past the end of the file)")
-    loads: list[tuple[int, int, int]] = []  # (vaddr, offset, filesz)
+    loads: list[tuple[int, int, int]] = []
     dynamic: tuple[int, int] | None = None
     for index in range(phnum):
-        fields = struct.unpack_from(ph_format, data, phoff + index * phentsize)
+        at = phoff + index * phentsize
+        if at + phentsize > len(data):
+            break  # beyond the bytes we were given
+        fields = struct.unpack_from(ph_format, data, at)
         if bits == 64:
             p_type, _flags, p_offset, p_vaddr, _paddr, p_filesz = fields[:6]
         else:
@@ -101,9 +119,17 @@ def _parse(data: mmap.mmap) -> ElfInfo:
             loads.append((p_vaddr, p_offset, p_filesz))
         elif p_type == PT_DYNAMIC:
             dynamic = (p_offset, p_filesz)
-    for _vaddr, offset, size in loads:
-        if offset + size > len(data):
-            raise ElfError(f"truncated ({len(data)} bytes, a segment ends at byte {offset + size})")
+    for _vaddr, offset, length in loads:
+        if offset + length > size:
+            raise ElfError(f"truncated ({size} bytes, a segment ends at byte {offset + length})")
+    return ElfHeader(arch, bits, endian, tuple(loads), dynamic)
+
+
+def _parse(data: mmap.mmap) -> ElfInfo:
+    header = parse_header(data)
+    arch, bits, endian, dynamic = header.arch, header.bits, header.endian, header.dynamic
+    loads = list(header.loads)
+    dyn_format = endian + ("qQ" if bits == 64 else "iI")
     if dynamic is None:
         return ElfInfo(arch=arch, bits=bits)
     entries: list[tuple[int, int]] = []

@@ -1,0 +1,35 @@
+"""What cuDNN's files are called and what they say about themselves: the one place both `check`'s
+probes and `install` read it from.
+
+- The main library: `libcudnn.so.N` (the soname the loader asks for), `cudnn64_N.dll`, `libcudnn.N.dylib`;
+  an archive also holds the fully versioned file (`libcudnn.so.9.19.0`). N is cuDNN's major.
+- The version the headers declare: `#define CUDNN_MAJOR/MINOR/PATCHLEVEL` in `cudnn_version.h`
+  (cuDNN 8 and later) or `cudnn.h` (7 and older).
+"""
+
+from __future__ import annotations
+
+import re
+
+# the names the dynamic loader asks for (a copy on a machine is found by these)
+SONAME = re.compile(r"^(?:libcudnn\.so\.(\d{1,4})|cudnn64_(\d{1,4})\.dll|libcudnn\.(\d{1,4})\.dylib)$")
+# any name of the main library, fully versioned ones included (an archive's members)
+ANY_NAME = re.compile(r"^(?:libcudnn\.so\.(\d{1,4})(?:\.\d{1,4}){0,3}|cudnn64_(\d{1,4})\.dll|"
+                      r"libcudnn\.(\d{1,4})(?:\.\d{1,4}){0,3}\.dylib)$")
+HEADER_DEFINE = re.compile(r"#define\s+CUDNN_(MAJOR|MINOR|PATCHLEVEL)\s+(\d{1,9})\b")
+
+
+def major_of(file_name: str, pattern: re.Pattern[str] = SONAME) -> int | None:
+    """cuDNN's major from the main library's FILE_NAME (a base name), or None for any other file."""
+    match = pattern.match(file_name)
+    return int(next(group for group in match.groups() if group)) if match else None
+
+
+def header_version(text: str | bytes) -> str | None:
+    """The version a cudnn_version.h (or a cuDNN <= 7 cudnn.h) declares, "9.19.0"; None if none."""
+    if isinstance(text, bytes):
+        text = text.decode("latin-1")
+    parts = dict(HEADER_DEFINE.findall(text))
+    if "MAJOR" not in parts:
+        return None
+    return f"{int(parts['MAJOR'])}.{int(parts.get('MINOR', '0'))}.{int(parts.get('PATCHLEVEL', '0'))}"
