@@ -1,7 +1,12 @@
 """Score `cudnn-doctor explain` on the evaluation set of real error messages (issue 12).
 
 Usage: python benchmarks/score_explain.py [--cases FILE] [--json OUT] [--show-misses] [--workers N]
-                                          [--check-only]
+                                          [--check-only] [--distinct-from OTHER_CASES_FILE]
+
+Two sets exist: benchmarks/explain_eval/cases.toml (the default, written before the reader) and
+benchmarks/explain_eval/cases_2.toml (held out, gathered after the reader was built); score the second
+with `--cases benchmarks/explain_eval/cases_2.toml --distinct-from benchmarks/explain_eval/cases.toml`
+(the second option makes a thread used by both sets a case problem).
 
 Each case of benchmarks/explain_eval/cases.toml is run as a user would run it: the message is
 written to a temporary file and `python -m cudnn_doctor explain --offline-only --json --from-file
@@ -109,6 +114,18 @@ def check_cases(cases: list[dict[str, Any]]) -> list[str]:
     problems += [f"{name}: id used {n} times" for name, n in seen_ids.items() if n > 1]
     problems += [f"message used {n} times: {m[:60]}..." for m, n in seen_messages.items() if n > 1]
     return problems
+
+
+def _thread(source: str) -> str:
+    """The thread a case came from: the URL that starts its `source`, without a trailing slash, lower case."""
+    return (source.split() or [""])[0].rstrip("/").lower()
+
+
+def shared_threads(cases: list[dict[str, Any]], other_path: Path) -> list[str]:
+    """Problems for cases whose thread is also a thread of the set in `other_path` (sets must be disjoint)."""
+    other = {_thread(c["source"]) for c in load_cases(other_path) if isinstance(c.get("source"), str)}
+    return [f"{case.get('id')}: thread also used in {other_path.name}: {_thread(case['source'])}"
+            for case in cases if isinstance(case.get("source"), str) and _thread(case["source"]) in other]
 
 
 def _first_match(data: Any) -> tuple[int, str | None, str | None]:
@@ -237,10 +254,13 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--python", default=sys.executable, help="interpreter that runs cudnn_doctor")
     parser.add_argument("--check-only", action="store_true", help="only check the cases file")
+    parser.add_argument("--distinct-from", type=Path, help="another cases file that must share no thread with --cases")
     options = parser.parse_args()
 
     cases = load_cases(options.cases)
     problems = check_cases(cases)
+    if options.distinct_from:
+        problems += shared_threads(cases, options.distinct_from)
     for problem in problems:
         print(f"case problem: {problem}", file=sys.stderr)
     if options.check_only or problems:
