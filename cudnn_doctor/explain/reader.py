@@ -37,6 +37,9 @@ TRIGGERS = (
     # resolvers, serialized engines, engine flavours
     "conflict", "incompatible", "resolutionimpossible", "unsatisfiable", "cannot install", "no solution found",
     "version solving", "which is not installed", "serializ", "trt", "execution_context", "flavor", "nvjpeg",
+    # builds without GPU support, compilers, installers that found nothing
+    "compile", "built", "cpu", "nvcc", "packagesnotfound", "packagenotfound", "package missing", "symbolic link",
+    "missing from your computer", "driver init",
     # "module" in the languages Windows prints error 126 in
     "modul", "módulo", "модуль", "模块", "模組", "モジュール", "모듈",
 )
@@ -137,6 +140,31 @@ class Conflict:
 
 
 @dataclass(frozen=True)
+class CpuBuild:
+    framework: str | None  # the framework whose marker it is, None where the generic grammar read it
+    text: str  # the words that say so
+    line: int = 0
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class Compiler:
+    name: str  # nvcc | ptxas | nvrtc
+    cue: str  # its words for an architecture it does not know
+    bundled_by: str | None  # the framework that ships this compiler, where the message names it
+    line: int = 0
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class NotFound:
+    tool: str  # pip | conda | uv
+    packages: tuple[str, ...]  # the requested packages of the GPU stack or with a CUDA tag
+    line: int = 0
+    source: str = ""
+
+
+@dataclass(frozen=True)
 class Facts:
     libraries: tuple[Library, ...] = ()
     symbols: tuple[Symbol, ...] = ()
@@ -145,6 +173,9 @@ class Facts:
     archs: tuple[Arch, ...] = ()
     phrases: tuple[Phrase, ...] = ()
     conflicts: tuple[Conflict, ...] = ()
+    cpu_builds: tuple[CpuBuild, ...] = ()
+    compilers: tuple[Compiler, ...] = ()
+    not_found: tuple[NotFound, ...] = ()
     frameworks: tuple[str, ...] = ()  # most mentioned first
     lines: tuple[str, ...] = field(default=(), repr=False)  # the lines that can carry a fact (for the catalog)
 
@@ -154,7 +185,7 @@ class Facts:
 
     def any(self) -> bool:
         return bool(self.libraries or self.symbols or self.statuses or self.versions or self.archs or self.phrases
-                    or self.conflicts)
+                    or self.conflicts or self.cpu_builds or self.compilers or self.not_found)
 
 
 def to_text(data: bytes | str) -> str:
@@ -202,7 +233,9 @@ def read(data: bytes | str) -> Facts:
     that carry a fact are enough, and reading stops there."""
     lines = candidate_lines(to_text(data))
     lowers = [line.lower() for line in lines]
-    found: list[tuple[list[Library], list[Status], list[VersionPair], list[Arch], list[Phrase], list[Symbol]]] = []
+    found: list[tuple[list[Library], list[Status], list[VersionPair], list[Arch], list[Phrase], list[Symbol],
+                      list[CpuBuild], list[Compiler]]] = []
+    whole = "\n".join(lowers[-MAX_LINES:])[-FRAMEWORK_WINDOW:]
     budget = FACT_WINDOW
     for index in range(len(lines) - 1, -1, -1):
         line, lower = lines[index], lowers[index]
@@ -214,7 +247,8 @@ def read(data: bytes | str) -> Facts:
         if digits and not pairs and index > 0:  # "X was built for:" on one line, the versions on the next
             pairs = _versions(index, lines[index - 1] + " | " + line, lowers[index - 1] + " | " + lower)
         facts = (_libraries(index, line, lower, lowers) + _products(index, lower), _statuses(index, line, lower), pairs,
-                 _archs(index, line, lower), _phrases(index, lower), _symbols(index, line, lower))
+                 _archs(index, line, lower), _phrases(index, lower), _symbols(index, line, lower),
+                 _cpu_builds(index, lower), _compilers(index, lower, whole))
         if any(facts):
             found.append(facts)
             if len(found) >= MAX_FACT_LINES:
@@ -226,11 +260,14 @@ def read(data: bytes | str) -> Facts:
     archs = [item for facts in found for item in facts[3]]
     phrases = [item for facts in found for item in facts[4]]
     symbols = [item for facts in found for item in facts[5]]
+    cpu_builds = [item for facts in found for item in facts[6]]
+    compilers = [item for facts in found for item in facts[7]]
     return Facts(libraries=tuple(libraries), symbols=tuple(_unique(symbols, lambda s: s.name)), statuses=tuple(_unique(statuses, lambda s: (s.api, s.name))),
                  versions=tuple(_unique(versions, lambda v: (v.subject, v.built, v.found))),
                  archs=tuple(_unique(archs, lambda a: (a.compute_capability, a.cue))),
                  phrases=tuple(_unique(phrases, lambda p: p.text)), conflicts=tuple(_conflicts(lines, lowers)),
-                 frameworks=_frameworks(lowers), lines=tuple(lines))
+                 cpu_builds=tuple(_unique(cpu_builds, lambda c: c.text)), compilers=tuple(_unique(compilers, lambda c: c.name)),
+                 not_found=tuple(_not_found(lines, lowers)), frameworks=_frameworks(lowers), lines=tuple(lines))
 
 
 def _has_digit(text: str) -> bool:
@@ -652,7 +689,9 @@ def _role(lower: str, position: int) -> str | None:
         for word in words:
             at = window.rfind(word)
             if at >= 0 and (best is None or at > best[0]):
-                best = (at, role)
+                # where the line also says what it was compiled against, what it is linked against is what it
+                # found at run time ("linked-against version 8101 != compiled-against version 8100")
+                best = (at, "found" if word == "link" and "compile" in lower else role)
     return best[1] if best else None
 
 
@@ -730,3 +769,122 @@ def _frameworks(lowers: list[str]) -> tuple[str, ...]:
         if hits:
             counts[row["name"]] = hits
     return tuple(sorted(counts, key=lambda name: -counts[name]))
+
+
+# ------------------------------------------------------------------------------------------ CPU-only builds
+
+
+@functools.cache
+def _cpu_tables() -> tuple[dict[str, Any], tuple[dict[str, Any], ...]]:
+    data = load("libraries")
+    return data["cpu_words"], tuple(data.get("cpu_build", []))
+
+
+_WORD = re.compile(r"[a-z_][a-z0-9_'=\-]{0,40}")
+CPU_AHEAD = 6  # a GPU word this many words after the build verb belongs to it ("not compiled with CUDA enabled")
+
+
+def _cpu_builds(index: int, lower: str) -> list[CpuBuild]:
+    """A build without GPU support, in any framework's words: its own markers ([[cpu_build]]) or the grammar of
+    [cpu_words]: a negated build verb with a GPU word after it, an imperative to build with the GPU, or the CPU
+    variant named beside a GPU word."""
+    words, markers = _cpu_tables()
+    out = [CpuBuild(framework=row["framework"], text=row["text"], line=index, source=row["source"]) for row in markers
+           if row["text"] in lower and (not row.get("any") or any(word in lower for word in row["any"]))]
+    if out or not any(word in lower for word in words["gpu"]):
+        return out
+    for clause in itertools.islice(re.split(r"[.;:!?]\s|\n", lower), 16):
+        if not any(word in clause for word in words["gpu"]):
+            continue
+        tokens = [t.strip("'=-") for t in itertools.islice(_WORD.findall(clause), 200)]
+        said = _negated_build(tokens, words) or next((v for v in words["variants"] if v in clause), None)
+        if said:
+            out.append(CpuBuild(framework=None, text=said, line=index, source=words["source"]))
+            break
+    return out
+
+
+def _negated_build(tokens: list[str], words: dict[str, Any]) -> str | None:
+    gpu = tuple(words["gpu"])
+    for at, token in enumerate(tokens):
+        if token not in words["build"]:
+            continue
+        ahead = tokens[at + 1:at + 1 + CPU_AHEAD]
+        if not any(t.startswith(gpu) for t in ahead):
+            continue
+        before = tokens[max(0, at - 3):at]
+        negated = any(t in words["negations"] for t in before) or (ahead and ahead[0] == "without")
+        # "Please compile with CUDA enabled", "Compile with USE_CUDA=1 to enable GPU usage": the build lacks it
+        imperative = token == "compile" and ahead[:1] == ["with"] and (at == 0 or tokens[at - 1] in ("please", "must"))
+        if negated or imperative:
+            return " ".join(tokens[max(0, at - 2):at + 1 + min(len(ahead), 3)])
+    return None
+
+
+# ---------------------------------------------------------------------------------------------- compilers
+
+
+@functools.cache
+def _compiler_table() -> tuple[dict[str, Any], ...]:
+    return tuple(load("libraries").get("compiler", []))
+
+
+def _compilers(index: int, lower: str, whole: str) -> list[Compiler]:
+    """The CUDA compilers' own words that they do not know the GPU architecture asked of them."""
+    if "nvcc" not in lower and "ptxas" not in lower and "nvrtc" not in lower:
+        return []
+    out = []
+    for row in _compiler_table():
+        if not any(marker in lower for marker in row["markers"]):
+            continue
+        cue = next((c for c in row["cues"] if c in lower), None)
+        if cue is None:
+            continue
+        bundled = next((name for name in row.get("bundled_by", []) if name in whole), None)
+        out.append(Compiler(name=row["name"], cue=cue, bundled_by=bundled, line=index, source=row["source"]))
+    return out
+
+
+# ------------------------------------------------------------------------------------- installers: no build
+
+
+# a CUDA tag in a package's name or version: mxnet-cu112, cupy-cuda91, paddlepaddle-gpu, torch==2.1.0+cu121,
+# jaxlib==0.4.7+cuda11.cudnn86, nvidia-cudnn-cu12
+_CUDA_TAG = re.compile(r"(?:^|[-_+.\[])(?:cu\d{2,3}x?|cuda\d{0,3}x?|gpu)(?=$|[-_+.=<>\],;])")
+_PACKAGE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+\-]{0,80}(?:\[[a-z0-9_,\-]{1,40}\])?(?:[=<>!~]{1,2}[A-Za-z0-9_.+*\-]{1,40}){0,3}")
+NOT_FOUND_AFTER = 8  # conda lists the packages it did not find on the lines after its words
+
+
+@functools.cache
+def _not_found_table() -> tuple[tuple[str, str, str], ...]:
+    return tuple((row["text"], row["tool"], row["source"]) for row in load("libraries").get("not_found", []))
+
+
+def _not_found(lines: list[str], lowers: list[str]) -> list[NotFound]:
+    """A package manager found no package for a request that names the GPU stack's packages or a CUDA build."""
+    _, prefixes = _resolver_tables()
+    out: list[NotFound] = []
+    budget = FACT_WINDOW
+    for index in range(len(lines) - 1, -1, -1):
+        budget -= len(lines[index]) + 1
+        if budget < 0 or len(out) >= 2:
+            break
+        hit = next(((text, tool, source) for text, tool, source in _not_found_table() if text in lowers[index]), None)
+        if hit is None:
+            continue
+        text, tool, source = hit
+        start = lowers[index].find(text) + len(text)
+        pieces = [lowers[index][start:]] + [line for line in lowers[index + 1:index + 1 + NOT_FOUND_AFTER]
+                                             if tool == "conda" and line.lstrip().startswith("-")]
+        packages: list[str] = []
+        for piece in pieces:
+            for match in itertools.islice(_PACKAGE.finditer(piece), 12):
+                name = match.group(0)
+                if name.startswith(prefixes) or _CUDA_TAG.search(name):
+                    packages.append(name)
+            if tool != "conda":
+                break  # pip names one requirement, right after its words
+        if packages:
+            out.append(NotFound(tool=tool, packages=tuple(packages[:PER_LINE]), line=index, source=source))
+    out.reverse()
+    return out
