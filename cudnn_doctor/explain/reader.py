@@ -710,6 +710,8 @@ def _versions(index: int, line: str, lower: str) -> list[VersionPair]:
             continue  # a bare number is a version only right after the word
         if line[max(0, match.start() - 1):match.start()] in (":", "/") and text.count(".") == 0:
             continue
+        if line[max(0, match.start() - 2):match.start()] in ("==", ">=", "<=", "~=", "!="):
+            continue  # a requirement's pin ("depends on cuda-toolkit==13.0.2"): the resolver's words, not a build's
         role = _role(lower, match.start())
         value = _normalise_version(text, subject)
         if role == "built":
@@ -781,6 +783,7 @@ def _cpu_tables() -> tuple[dict[str, Any], tuple[dict[str, Any], ...]]:
 
 
 _WORD = re.compile(r"[a-z_][a-z0-9_'=\-]{0,40}")
+_CLAUSE = re.compile(r"[.;:!?]\s|\n")
 CPU_AHEAD = 6  # a GPU word this many words after the build verb belongs to it ("not compiled with CUDA enabled")
 
 
@@ -793,7 +796,7 @@ def _cpu_builds(index: int, lower: str) -> list[CpuBuild]:
            if row["text"] in lower and (not row.get("any") or any(word in lower for word in row["any"]))]
     if out or not any(word in lower for word in words["gpu"]):
         return out
-    for clause in itertools.islice(re.split(r"[.;:!?]\s|\n", lower), 16):
+    for clause in itertools.islice(_CLAUSE.split(lower, 16), 16):
         if not any(word in clause for word in words["gpu"]):
             continue
         tokens = [t.strip("'=-") for t in itertools.islice(_WORD.findall(clause), 200)]
