@@ -230,6 +230,15 @@ FAMILIES = [
      "re-installing the program to fix this problem."),
     ("apache/mxnet#7567", "CD3",
      "    self._handle = _dlopen(self._name, mode)\nOSError: libcudnn.so.5: cannot open shared object file: No such file or directory"),
+    # cuDNN statuses as other languages' wrappers spell them
+    ("pluskid/Mocha.jl#57", "CD3",
+     "16-Mar 23:11:13:INFO:root:Initializing CuDNN backend...\nERROR: Arch mismatch\n in create at "
+     "/home/b/.julia/v0.3/Mocha/src/cuda/cudnn.jl:43\n in init at /home/b/.julia/v0.3/Mocha/src/cuda/backend.jl:139"),
+    ("hannes-brt/cudnn-python-wrappers#11", "CD3",
+     "  File \"C:\\Anaconda\\lib\\site-packages\\libcudnn.py\", line 246, in cudnnCheckStatus\n    raise "
+     "cudnnExceptions[status]\nlibcudnn.cudnnStatusArchMismatch"),
+    ("nagadomi/waifu2x#176", "CD3",
+     "/home/zhixin/torch/install/share/lua/5.1/cudnn/init.lua:145: Error in CuDNN: CUDNN_STATUS_ARCH_MISMATCH"),
     # installers that found no build of a CUDA-tagged package (CD520)
     ("apache/mxnet#19599", "CD5",
      "Looking in indexes: https://pypi.tuna.tsinghua.edu.cn/simple/\nERROR: Could not find a version that satisfies the "

@@ -236,6 +236,7 @@ def read(data: bytes | str) -> Facts:
     found: list[tuple[list[Library], list[Status], list[VersionPair], list[Arch], list[Phrase], list[Symbol],
                       list[CpuBuild], list[Compiler]]] = []
     whole = "\n".join(lowers[-MAX_LINES:])[-FRAMEWORK_WINDOW:]
+    cudnn_named = "cudnn" in whole
     budget = FACT_WINDOW
     for index in range(len(lines) - 1, -1, -1):
         line, lower = lines[index], lowers[index]
@@ -246,7 +247,7 @@ def read(data: bytes | str) -> Facts:
         pairs = _versions(index, line, lower) if digits else []
         if digits and not pairs and index > 0:  # "X was built for:" on one line, the versions on the next
             pairs = _versions(index, lines[index - 1] + " | " + line, lowers[index - 1] + " | " + lower)
-        facts = (_libraries(index, line, lower, lowers) + _products(index, lower), _statuses(index, line, lower), pairs,
+        facts = (_libraries(index, line, lower, lowers) + _products(index, lower), _statuses(index, line, lower, cudnn_named), pairs,
                  _archs(index, line, lower), _phrases(index, lower), _symbols(index, line, lower),
                  _cpu_builds(index, lower), _compilers(index, lower, whole))
         if any(facts):
@@ -611,7 +612,55 @@ STATUS_PREFIXES = ("cudnn_status_", "cuda_error_", "nvml_error_", "cudaerror", "
                    "cusolver_status_", "cusparse_status_", "nvrtc_error_")
 
 
-def _statuses(index: int, line: str, lower: str) -> list[Status]:
+# a status as other languages' wrappers spell it: cudnnStatusArchMismatch (Python's cudnn wrappers, Julia's
+# CUDNN.jl enum), "ERROR: Arch mismatch" (Mocha.jl prints the words of the name)
+_CAMEL_STATUS = re.compile(r"\b(cudnnStatus|cudaError|CUresult|nvmlError)_?([A-Z][A-Za-z]{2,50})\b")
+_CAMEL_WORD = re.compile(r"[A-Z][a-z]{0,20}|[A-Z]{2,10}(?![a-z])")
+CAMEL_PREFIX = {"cudnnStatus": "CUDNN_STATUS_", "CUresult": "CUDA_ERROR_", "nvmlError": "NVML_ERROR_"}
+# the words of a cuDNN status name that say one thing only; generic ones ("not supported", "internal error",
+# "bad param") are read only with their prefix
+SPELLED_MIN_WORDS = 2
+SPELLED_GENERIC = ("not supported", "internal error", "bad param", "success", "execution failed", "not initialized",
+                   "invalid value", "version mismatch", "alloc failed", "runtime in progress", "not supported shape",
+                   "not supported padding", "not supported layout", "not supported data type", "license error")
+
+
+@functools.cache
+def _spelled_statuses() -> tuple[tuple[str, str], ...]:
+    """cuDNN's status names as words ("arch mismatch" for CUDNN_STATUS_ARCH_MISMATCH), the specific ones only."""
+    by_name, _, _ = _status_tables()
+    out = []
+    for name in by_name:
+        if name.startswith("CUDNN_STATUS_"):
+            words = name.removeprefix("CUDNN_STATUS_").lower().replace("_", " ")
+            if words.count(" ") + 1 >= SPELLED_MIN_WORDS and words not in SPELLED_GENERIC:
+                out.append((words, name))
+    return tuple(out)
+
+
+def _other_spellings(index: int, line: str, lower: str, cudnn_named: bool) -> list[Status]:
+    by_name, _, _ = _status_tables()
+    out = []
+    for match in itertools.islice(_CAMEL_STATUS.finditer(line), PER_LINE):
+        prefix, rest = match.group(1), match.group(2)
+        words = "_".join(word.upper() for word in itertools.islice(_CAMEL_WORD.findall(rest), 12))
+        name = CAMEL_PREFIX[prefix] + words if prefix in CAMEL_PREFIX else "cudaError" + rest
+        if name in by_name:
+            out.append(_status(by_name[name], "name", index))
+    if cudnn_named and not out:
+        out.extend(_status(by_name[name], "message", index) for words, name in _spelled_statuses()
+                   if words in lower and "status" not in lower)
+    return out
+
+
+def _statuses(index: int, line: str, lower: str, cudnn_named: bool = False) -> list[Status]:
+    other = _other_spellings(index, line, lower, cudnn_named) if ("cudnnstatus" in lower or "cudaerror" in lower
+                                                                 or "curesult" in lower or "nvmlerror" in lower
+                                                                 or cudnn_named) else []
+    return other + _known_statuses(index, line, lower)
+
+
+def _known_statuses(index: int, line: str, lower: str) -> list[Status]:
     by_name, by_number, messages = _status_tables()
     # NVIDIA's own error strings name their code with no prefix at all ("the provided PTX was compiled with an
     # unsupported toolchain." is CUDA_ERROR_UNSUPPORTED_PTX_VERSION / cudaErrorUnsupportedPtxVersion, 222)
