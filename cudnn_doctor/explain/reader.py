@@ -754,9 +754,10 @@ def _versions(index: int, line: str, lower: str) -> list[VersionPair]:
     found: list[str] = []
     for match in itertools.islice(_VERSION.finditer(line), PER_LINE):
         text = match.group(0)
+        near = lower[max(0, match.start() - 12):match.start()]
         if text.isdigit() and "version" not in lower[max(0, match.start() - 30):match.start()] \
-                and "cuda" not in lower[max(0, match.start() - 12):match.start()]:
-            continue  # a bare number is a version only right after the word
+                and "cuda" not in near and "against" not in near:
+            continue  # a bare number is a version only right after the word (or "compiled/linked against 7102")
         if line[max(0, match.start() - 1):match.start()] in (":", "/") and text.count(".") == 0:
             continue
         if line[max(0, match.start() - 2):match.start()] in ("==", ">=", "<=", "~=", "!="):
@@ -846,7 +847,7 @@ def _cpu_builds(index: int, lower: str) -> list[CpuBuild]:
     if out or not any(word in lower for word in words["gpu"]):
         return out
     for clause in itertools.islice(_CLAUSE.split(lower, 16), 16):
-        if not any(word in clause for word in words["gpu"]):
+        if not any(word in clause for word in words["gpu"]) or any(word in clause for word in words["architecture"]):
             continue
         tokens = [t.strip("'=-") for t in itertools.islice(_WORD.findall(clause), 200)]
         said = _negated_build(tokens, words) or next((v for v in words["variants"] if v in clause), None)
