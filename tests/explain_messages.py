@@ -205,6 +205,17 @@ FAMILIES = [
     ("PRBonn/MaskPLS#18", "CD2",
      "RuntimeError: nvrtc: error: invalid value for --gpu-architecture (-arch)\n\nnvrtc compilation failed: \n\n"
      "#define NAN __int_as_float(0x7fffffff)"),
+    ("inducer/pycuda#440", "CD2",
+     "pycuda.driver.CompileError: nvcc compilation of C:\\Users\\mypath\\AppData\\Local\\Temp\\tmpy1bccsgl\\kernel.cu "
+     "failed\n[command: nvcc --cubin -arch sm_89 -m64 kernel.cu]\n[stdout:\nnvcc fatal   : Value 'sm_89' is not "
+     "defined for option 'gpu-architecture'"),
+    ("AccelerateHS/accelerate#540", "CD2",
+     "ptxas - -o /home/handdara/.cache/accelerate/sm89/rel/morp8b775bb9.sass -arch=sm_89 (exit 255)\nptxas fatal   : "
+     "Value 'sm_89' is not defined for option 'gpu-name'"),
+    ("traveller59/second.pytorch#42", "CD2",
+     "nvcc -std=c++11 -c -o ../cc/nms/nms_kernel.cu.o ../cc/nms/nms_kernel.cu.cc -I/usr/local/cuda/include -x cu "
+     "-Xcompiler -fPIC -arch=sm_75 --expt-relaxed-constexpr\n\nnvcc fatal : Value 'sm_75' is not defined for option "
+     "'gpu-architecture'"),
     # other runtimes loading the driver (CD1)
     ("NVIDIA/cudf#13388", "CD1",
      "numba.cuda.cudadrv.error.CudaSupportError: Error at driver init: Call to cuInit results in CUDA_ERROR_NO_DEVICE (100)"),
@@ -239,6 +250,10 @@ FAMILIES = [
      "cudnnExceptions[status]\nlibcudnn.cudnnStatusArchMismatch"),
     ("nagadomi/waifu2x#176", "CD3",
      "/home/zhixin/torch/install/share/lua/5.1/cudnn/init.lua:145: Error in CuDNN: CUDNN_STATUS_ARCH_MISMATCH"),
+    ("lltcggie/waifu2x-caffe#62", "CD3", "Calling cuDNN failed, cannot find 「cudnn64_5.dll」"),
+    ("CorentinJ/Real-Time-Voice-Cloning#231", "CD3",
+     "ImportError: Could not find 'cudnn64_7.dll'. TensorFlow requires that this DLL be installed in a directory that "
+     "is named in your %PATH% environment variable."),
     # installers that found no build of a CUDA-tagged package (CD520)
     ("apache/mxnet#19599", "CD5",
      "Looking in indexes: https://pypi.tuna.tsinghua.edu.cn/simple/\nERROR: Could not find a version that satisfies the "

@@ -83,6 +83,10 @@ def test_the_compilers_own_words_are_the_toolkit_not_the_framework() -> None:
     # a framework's "no kernel image" is its build, not a compiler (pytorch/pytorch#6515)
     kernel = "RuntimeError: CUDA error: no kernel image is available for execution on the device"
     assert not read(kernel).compilers and "CD206" not in _codes(kernel)
+    # HazyResearch/butterfly#23: 'sm_30' with CUDA 11.2 is an architecture the newer toolkit dropped, not a GPU
+    # newer than the compiler
+    dropped = "nvcc fatal   : Value 'sm_30' is not defined for option 'gpu-architecture'"
+    assert not read(dropped).compilers and "CD206" not in _codes(dropped)
     # nvcc given a host compiler's flag (tensor-compiler/taco#301) is not about the GPU
     assert _codes("nvcc fatal   : Unknown option 'fopenmp'") == []
 

@@ -882,6 +882,10 @@ def _compiler_table() -> tuple[dict[str, Any], ...]:
     return tuple(load("libraries").get("compiler", []))
 
 
+def version_key(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in text.split(".") if part.isdigit())
+
+
 def _compilers(index: int, lower: str, whole: str) -> list[Compiler]:
     """The CUDA compilers' own words that they do not know the GPU architecture asked of them."""
     if "nvcc" not in lower and "ptxas" not in lower and "nvrtc" not in lower:
@@ -893,6 +897,9 @@ def _compilers(index: int, lower: str, whole: str) -> list[Compiler]:
         cue = next((c for c in row["cues"] if c in lower), None)
         if cue is None:
             continue
+        named = [arch.compute_capability for arch in _archs(index, lower, lower)]
+        if named and "oldest" in row and all(version_key(cc) < version_key(row["oldest"]) for cc in named):
+            continue  # an architecture a newer toolkit dropped ('sm_30' with CUDA 11), not a GPU newer than it
         bundled = next((name for name in row.get("bundled_by", []) if name in whole), None)
         out.append(Compiler(name=row["name"], cue=cue, bundled_by=bundled, line=index, source=row["source"]))
     return out
