@@ -149,8 +149,7 @@ _CODES = (
          "Set CUDA_HOME to the toolkit you mean to use."),
     Code("CD206", "error", "CUDA compiler older than the GPU",
          "The CUDA compiler ({detail}) does not know this GPU's architecture: the CUDA toolkit or NVRTC that "
-         "compiles the kernels is older than the GPU (compute capability 8.6 needs CUDA 11.1, 8.9 and 9.0 need 11.8, "
-         "10.0 and 12.0 need 12.8).",
+         "compiles the kernels is older than the GPU.",
          "Use a CUDA toolkit that supports the GPU (`nvcc --list-gpu-arch` lists what one knows): install a newer "
          "toolkit and point CUDA_HOME and PATH at it, or build only for architectures it knows "
          "(TORCH_CUDA_ARCH_LIST, CMAKE_CUDA_ARCHITECTURES, -gencode). Where the compiler is a framework's own "

@@ -232,6 +232,9 @@ FAMILIES = [
     ("JuliaGPU/CUDA.jl#415", "CD1",
      "┌ Error: Could not initialize CUDA\n│   exception =\n│    could not load library \"libcuda\"\n│    libcuda.so: "
      "cannot open shared object file: No such file or directory"),
+    ("GenieFramework/Stipple.jl#191", "CD1",
+     "┌ Debug: No system CUDA driver found\n└ @ CUDA_Driver_jll ~/.julia/packages/CUDA_Driver_jll/9E4Mc/src/wrappers/"
+     "x86_64-linux-gnu.jl:54\nERROR: LoadError: UndefVarError: libcuda not defined"),
     # version checks and loaders of older frameworks
     ("apache/mxnet#21179 (log quoted in a public write-up)", "CD4",
      "[08:32:10] ../src/base.cc:80: cuDNN lib mismatch: linked-against version 8200 != compiled-against version 8100.  "

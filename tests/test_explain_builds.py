@@ -164,3 +164,18 @@ def test_the_cli_explains_a_cpu_build(machine: Machine) -> None:
     assert result.exit_code == 0
     first = result.json["matches"][0]
     assert first["code"] == "CD406" and "GPU build" in first["fix"] and "compile with" in first["cause"].lower()
+
+
+def test_the_machine_view_names_the_toolkits_that_know_the_gpu(machine: Machine) -> None:
+    from tests.test_check import make_toolkit
+
+    # inducer/pycuda#440: CUDA 11.6's nvcc and an RTX 40xx (sm_89 needs CUDA 11.8)
+    message = "nvcc fatal   : Value 'sm_89' is not defined for option 'gpu-architecture'"
+    make_toolkit(machine.root, "11.6.2", runtime=11060)
+    data = machine.run("explain", message, "--json").json
+    assert data["matches"][0]["code"] == "CD206" and "needs CUDA 11.8" in data["matches"][0]["cause"]
+    summary = " ".join(data["machine"]["summary"])
+    assert "no toolkit here is that new" in summary and "11.6.2" in summary, summary
+    make_toolkit(machine.root, "12.4.1", runtime=12040)
+    summary = " ".join(machine.run("explain", message, "--json").json["machine"]["summary"])
+    assert "these toolkits here know it: 12.4.1" in summary, summary

@@ -6,8 +6,10 @@ give the family-level cause for every message whose facts are known, whatever it
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
+from cudnn_doctor.compat.data import load
 from cudnn_doctor.explain.reader import Facts, Library
 
 CONTEXT_CODES = {"CD108"}
@@ -176,17 +178,30 @@ def _from_compilers(facts: Facts) -> list[Cause]:
     causes = []
     for compiler in facts.compilers[-1:]:
         arch = next((a.compute_capability for a in reversed(facts.archs) if a.line == compiler.line), None)
-        detail = f"{compiler.name}: “{compiler.cue}”" + (f" for compute capability {arch}" if arch else "")
+        needs = first_toolkit(arch) if arch else None
+        detail = f"{compiler.name}: “{compiler.cue}”" + (f" for compute capability {arch}" if arch else "") \
+            + (f", which needs CUDA {needs} or newer" if needs else "")
         if compiler.bundled_by:  # the framework's own copy of the compiler is too old: its build is
             causes.append(Cause("CD404", f"{detail}; {compiler.bundled_by} ships this {compiler.name}, so its build is "
                                 "older than the GPU", f"compat/libraries.toml: {compiler.source}",
                                 {"compute_capability": arch or "", "fix": f"Install a newer {compiler.bundled_by} "
                                  "whose bundled compiler knows this GPU."}, kind="compiler", line=compiler.line))
         else:
+            values = {"detail": detail} | ({"compute_capability": arch} if arch else {}) \
+                | ({"needs_cuda": needs} if needs else {})
             causes.append(Cause("CD206", f"{detail}: the CUDA toolkit or NVRTC is older than the GPU",
-                                f"compat/libraries.toml: {compiler.source}", {"detail": detail}, kind="compiler",
-                                line=compiler.line))
+                                f"compat/libraries.toml: {compiler.source}", values, kind="compiler", line=compiler.line))
     return causes
+
+
+@functools.cache
+def _arch_toolkits() -> dict[str, str]:
+    return {row["compute_capability"]: row["cuda"] for row in load("libraries").get("arch_toolkit", [])}
+
+
+def first_toolkit(compute_capability: str) -> str | None:
+    """The first CUDA toolkit whose compilers know COMPUTE_CAPABILITY (compat/libraries.toml [[arch_toolkit]])."""
+    return _arch_toolkits().get(compute_capability)
 
 
 def _from_not_found(facts: Facts) -> list[Cause]:
