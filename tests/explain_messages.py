@@ -271,6 +271,10 @@ FAMILIES = [
     ("nagadit/DeepFaceLab_Linux#28", "CD5",
      "PackagesNotFoundError: The following packages are not available from current channels:\n\n  - cudnn=7.6.5\n"
      "  - cudatoolkit=10.1.243\n\nCurrent channels:\n\n  - https://conda.anaconda.org/main/osx-64"),
+    ("JHLew/MoMo#4", "CD5",
+     "pip install nvidia-cudnn-cu12==8.9.2.26\nERROR: Could not find a version that satisfies the requirement "
+     "nvidia-cudnn-cu12==8.9.2.26 (from versions: 0.0.1.dev5, 8.9.4.25, 8.9.5.29, 8.9.6.50, 8.9.7.29, 9.0.0.312, "
+     "9.1.0.70, 9.1.1.17)\nERROR: No matching distribution found for nvidia-cudnn-cu12==8.9.2.26"),
     ("HuangCongQing/Python#14", "CD5", "NoPackagesFoundError: Package missing in current win-64 channels: \n  - cudatoolkit 7.5 2"),
     ("VisoMasterFusion/VisoMaster-Fusion#261", "CD5",
      "  × No solution found when resolving dependencies:\n  ╰─▶ Because torch==2.11.0+cu130 depends on "

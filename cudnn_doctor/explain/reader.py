@@ -744,7 +744,14 @@ def _role(lower: str, position: int) -> str | None:
     return best[1] if best else None
 
 
+# a package manager's words for one package's requirement of another: the versions on such a line are pins of a
+# resolver's conflict (CD521), not what a build was made for and what it found
+PIN_WORDS = ("which is incompatible", "depends on", "you require", "but you'll have", "has requirement")
+
+
 def _versions(index: int, line: str, lower: str) -> list[VersionPair]:
+    if any(word in lower for word in PIN_WORDS):
+        return []
     subject = _subject(lower)
     if subject is None or not any(word in lower for word in ("version", "compiled", "built", "found", "loaded", "have")):
         return []
