@@ -251,6 +251,13 @@ FAMILIES = [
     ("hannes-brt/cudnn-python-wrappers#11", "CD3",
      "  File \"C:\\Anaconda\\lib\\site-packages\\libcudnn.py\", line 246, in cudnnCheckStatus\n    raise "
      "cudnnExceptions[status]\nlibcudnn.cudnnStatusArchMismatch"),
+    # a check macro's comparison, the status as a number only
+    ("HsinYingLee/OPN#2", "CD3",
+     "F1011 13:25:12.899116  7866 cudnn.hpp:122] Check failed: status == CUDNN_STATUS_SUCCESS (3 vs. 0)\n*** Check "
+     "failure stack trace: ***\n    @     0x7f0158b6c8f3  caffe::CuDNNConvolutionLayer<>::Reshape()"),
+    ("PaddlePaddle/Paddle#1468", "CD1",
+     "F0227 21:38:54.077792  2661 hl_cuda_device.cc:566] Check failed: cudaSuccess == cudaStat (0 vs. 38) Cuda Error: "
+     "no CUDA-capable device is detected"),
     ("nagadomi/waifu2x#176", "CD3",
      "/home/zhixin/torch/install/share/lua/5.1/cudnn/init.lua:145: Error in CuDNN: CUDNN_STATUS_ARCH_MISMATCH"),
     ("lltcggie/waifu2x-caffe#62", "CD3", "Calling cuDNN failed, cannot find 「cudnn64_5.dll」"),

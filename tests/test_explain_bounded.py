@@ -111,6 +111,8 @@ READER_INPUTS = {
                    "PackagesNotFoundError:\n" + "  - cudatoolkit=11.7 cudnn=8 cupy-cuda12x[all]\n" * 8) * 1500,
     "installer near-misses": ("could not find a version that satisfies the requirement " + "a-b.c_d+e" * 200
                               + "\n") * 1000,
+    "check pairs": ("Check failed: status == CUDNN_STATUS_SUCCESS " + "(" * 30 + " (3 vs. 0) vs vs\n") * 15000,
+    "wrapper spellings": ("cudnnStatusArchMismatch cudnnStatus" + "Aa" * 60 + " arch mismatch cudnn\n") * 8000,
     "random bytes": random.Random(7).randbytes(2_000_000),
     "NUL bytes": b"\x00" * 2_000_000,
     "invalid UTF-8": b"\xff\xfe libcudnn.so.8: cannot open \xc3\x28\n" * 60000,

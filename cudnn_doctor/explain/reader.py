@@ -653,11 +653,34 @@ def _other_spellings(index: int, line: str, lower: str, cudnn_named: bool) -> li
     return out
 
 
+# a check macro's comparison with the success value, the status as a number only (glog's CHECK_EQ in Caffe and
+# Paddle: "Check failed: status == CUDNN_STATUS_SUCCESS (3 vs. 0)", "cudaSuccess == cudaStat (0 vs. 38)")
+_CHECK_PAIR = re.compile(r"\b(CUDNN_STATUS_SUCCESS|cudaSuccess|CUDA_SUCCESS|CUBLAS_STATUS_SUCCESS|NVML_SUCCESS)\b"
+                         r"[^()]{0,40}\((\d{1,4}) vs\. ?(\d{1,4})\)")
+CHECK_API = {"CUDNN_STATUS_SUCCESS": "cudnn", "cudaSuccess": "cudart", "CUDA_SUCCESS": "driver",
+             "CUBLAS_STATUS_SUCCESS": "cublas", "NVML_SUCCESS": "nvml"}
+
+
+def _check_pairs(index: int, line: str) -> list[Status]:
+    _, by_number, _ = _status_tables()
+    out = []
+    for match in itertools.islice(_CHECK_PAIR.finditer(line), PER_LINE):
+        number = max(int(match.group(2)), int(match.group(3)))  # the other side is the success value, 0
+        api = CHECK_API[match.group(1)]
+        if api == "cudnn":
+            api = "cudnn9" if number >= 1000 else "cudnn8"
+        row = by_number.get((api, number))
+        if row is not None and number:
+            out.append(_status(row, "number", index))
+    return out
+
+
 def _statuses(index: int, line: str, lower: str, cudnn_named: bool = False) -> list[Status]:
     other = _other_spellings(index, line, lower, cudnn_named) if ("cudnnstatus" in lower or "cudaerror" in lower
                                                                  or "curesult" in lower or "nvmlerror" in lower
                                                                  or cudnn_named) else []
-    return other + _known_statuses(index, line, lower)
+    checked = _check_pairs(index, line) if " vs" in lower else []
+    return other + checked + _known_statuses(index, line, lower)
 
 
 def _known_statuses(index: int, line: str, lower: str) -> list[Status]:
