@@ -147,6 +147,13 @@ _CODES = (
          "Found CUDA {versions}. Build tools pick the one in CUDA_HOME/CUDA_PATH or the nvcc on "
          "PATH ({picked}).",
          "Set CUDA_HOME to the toolkit you mean to use."),
+    Code("CD206", "error", "CUDA compiler older than the GPU",
+         "The CUDA compiler ({detail}) does not know this GPU's architecture: the CUDA toolkit or NVRTC that "
+         "compiles the kernels is older than the GPU.",
+         "Use a CUDA toolkit that supports the GPU (`nvcc --list-gpu-arch` lists what one knows): install a newer "
+         "toolkit and point CUDA_HOME and PATH at it, or build only for architectures it knows "
+         "(TORCH_CUDA_ARCH_LIST, CMAKE_CUDA_ARCHITECTURES, -gencode). Where the compiler is a framework's own "
+         "(NVRTC in PyTorch's wheels), install that framework's build for a newer CUDA."),
     # CD3xx: cuDNN installs
     Code("CD301", "error", "No cuDNN found",
          "No copy of cuDNN (libcudnn.so.N / cudnn64_N.dll) was found in the loader's search path, "

@@ -161,6 +161,132 @@ FAMILIES = [
     # Java engines without a build for this CUDA
     ("deepjavalibrary/djl#3617", "CD4", "ai.djl.pytorch.jni.LibUtils   : No matching cuda flavor for win-x86_64 found: cu126."),
     ("qupath/qupath-extension-djl#46 (log)", "CD4", "    No matching cuda flavor for win-x86_64 found: cu065"),
+    # builds without GPU support, in each framework's words (CD406)
+    ("apache/mxnet#3739", "CD4",
+     "mxnet.base.MXNetError: [11:28:30] src/storage/storage.cc:78: Compile with USE_CUDA=1 to enable GPU usage"),
+    ("apache/mxnet#260", "CD4",
+     "mxnet.base.MXNetError: [16:53:11] src/storage/storage.cc:43: Please compile with CUDA enabled"),
+    ("apache/mxnet#1694", "CD4",
+     "[12:31:43] /home/piggy/mxnet/dmlc-core/include/dmlc/logging.h:241: [12:31:43] src/resource.cc:70: GPU is not enabled"),
+    ("bitsandbytes-foundation/bitsandbytes#719", "CD4",
+     "bin E:\\Anaconda\\envs\\llama_etuning\\lib\\site-packages\\bitsandbytes\\libbitsandbytes_cpu.dll\n"
+     "E:\\Anaconda\\envs\\llama_etuning\\lib\\site-packages\\bitsandbytes\\cextension.py:34: UserWarning: The installed "
+     "version of bitsandbytes was compiled without GPU support. 8-bit optimizers, 8-bit multiplication, and GPU "
+     "quantization are unavailable."),
+    ("opencv/opencv#15858", "CD4",
+     "dnn.cpp (1314) cv::dnn::dnn4_v20191024::Net::Impl::setUpNet DNN module was not built with CUDA backend; switching to CPU"),
+    ("marco-ardi/Telegram-Image-Upscaler-Bot#1", "CD4",
+     "[ WARN:0@72.901] global /io/opencv/modules/dnn/src/net_impl.cpp (179) setUpNet DNN module was not built with CUDA "
+     "backend; switching to CPU"),
+    ("PaddlePaddle/Paddle#25866", "CD4",
+     '    "Not compiled with CUDA"\nAssertionError: Not compiled with CUDA'),
+    ("PaddlePaddle/ERNIE#69", "CD4",
+     "paddle.fluid.core.EnforceNotMet: Cannot use CUDAPlace in CPU only version at [/paddle/paddle/fluid/pybind/pybind.cc:731]"),
+    ("baidu/Senta#69", "CD4",
+     "Cannot use GPU because you have installed CPU version PaddlePaddle.\nIf you want to use GPU, please try to install "
+     "GPU version PaddlePaddle by: pip install paddlepaddle-gpu"),
+    ("Naozumi520/g2pW-Cantonese#1", "CD4",
+     "UserWarning: Specified provider 'CUDAExecutionProvider' is not in available provider names.Available providers: "
+     "'AzureExecutionProvider, CPUExecutionProvider'"),
+    ("LaurentMazare/tch-rs#177", "CD4",
+     "thread 'main' panicked at 'called `Result::unwrap()` on an `Err` value: TorchError { c_error: \"Cannot initialize "
+     "CUDA without ATen_cuda library. PyTorch splits its backend into two shared libraries: a CPU library and a CUDA "
+     "library"),
+    # the CUDA compilers' own words: the toolkit or NVRTC is older than the GPU (CD206), not a framework build (CD404)
+    ("CMU-Perceptual-Computing-Lab/openpose#2053", "CD2",
+     "[  6%] Building NVCC (Device) object src/caffe/CMakeFiles/cuda_compile_1.dir/layers/cuda_compile_1_generated_batch_norm_layer.cu.o\n"
+     "nvcc fatal   : Unsupported gpu architecture 'compute_86'"),
+    ("GeekAlexis/FastMOT#264", "CD2",
+     "nvcc -ccbin g++ -I\"/usr/local/cuda/include\" -gencode arch=compute_86,code=[sm_86,compute_86] -Xcompiler -fPIC -c "
+     "-o yolo_layer.o yolo_layer.cu\nnvcc fatal   : Unsupported gpu architecture 'compute_86'\nMakefile:37: recipe for "
+     "target 'yolo_layer.o' failed"),
+    ("YINYIPENG-EN/handpose_and_yolo#1", "CD2",
+     "RuntimeError: nvrtc: error: invalid value for --gpu-architecture (-arch)"),
+    ("PRBonn/MaskPLS#18", "CD2",
+     "RuntimeError: nvrtc: error: invalid value for --gpu-architecture (-arch)\n\nnvrtc compilation failed: \n\n"
+     "#define NAN __int_as_float(0x7fffffff)"),
+    ("inducer/pycuda#440", "CD2",
+     "pycuda.driver.CompileError: nvcc compilation of C:\\Users\\mypath\\AppData\\Local\\Temp\\tmpy1bccsgl\\kernel.cu "
+     "failed\n[command: nvcc --cubin -arch sm_89 -m64 kernel.cu]\n[stdout:\nnvcc fatal   : Value 'sm_89' is not "
+     "defined for option 'gpu-architecture'"),
+    ("AccelerateHS/accelerate#540", "CD2",
+     "ptxas - -o /home/handdara/.cache/accelerate/sm89/rel/morp8b775bb9.sass -arch=sm_89 (exit 255)\nptxas fatal   : "
+     "Value 'sm_89' is not defined for option 'gpu-name'"),
+    ("traveller59/second.pytorch#42", "CD2",
+     "nvcc -std=c++11 -c -o ../cc/nms/nms_kernel.cu.o ../cc/nms/nms_kernel.cu.cc -I/usr/local/cuda/include -x cu "
+     "-Xcompiler -fPIC -arch=sm_75 --expt-relaxed-constexpr\n\nnvcc fatal : Value 'sm_75' is not defined for option "
+     "'gpu-architecture'"),
+    # other runtimes loading the driver (CD1)
+    ("NVIDIA/cudf#13388", "CD1",
+     "numba.cuda.cudadrv.error.CudaSupportError: Error at driver init: Call to cuInit results in CUDA_ERROR_NO_DEVICE (100)"),
+    ("ContinuumIO/numbapro-examples#10", "CD1",
+     "CudaSupportError: Error at driver init: \n[3] Call to cuInit results in CUDA_ERROR_NOT_INITIALIZED:"),
+    ("numba/numba#8395", "CD1",
+     "Warning (cuda): CUDA device initialisation problem. Message:Error at driver init: Call to cuInit results in "
+     "UNKNOWN_CUDA_ERROR (-1)\nException class: <class 'numba.cuda.cudadrv.error.CudaSupportError'>"),
+    ("microsoft/WSL#11229", "CD1", "ldconfig: /usr/lib/wsl/lib/libcuda.so.1 is not a symbolic link"),
+    ("NVIDIA/k8s-device-plugin#1371", "CD1",
+     "W0819 07:02:54.757556       1 rm.go:109] NVML not detected: could not load NVML library: libnvidia-ml.so.1: "
+     "cannot open shared object file: No such file or directory"),
+    ("NVIDIA/k8s-device-plugin#23", "CD1", "loading NVML\nFailed to start nvml with error:  could not load NVML library"),
+    ("JuliaGPU/CUDA.jl#415", "CD1",
+     "┌ Error: Could not initialize CUDA\n│   exception =\n│    could not load library \"libcuda\"\n│    libcuda.so: "
+     "cannot open shared object file: No such file or directory"),
+    ("GenieFramework/Stipple.jl#191", "CD1",
+     "┌ Debug: No system CUDA driver found\n└ @ CUDA_Driver_jll ~/.julia/packages/CUDA_Driver_jll/9E4Mc/src/wrappers/"
+     "x86_64-linux-gnu.jl:54\nERROR: LoadError: UndefVarError: libcuda not defined"),
+    # version checks and loaders of older frameworks
+    ("apache/mxnet#21179 (log quoted in a public write-up)", "CD4",
+     "[08:32:10] ../src/base.cc:80: cuDNN lib mismatch: linked-against version 8200 != compiled-against version 8100.  "
+     "Set MXNET_CUDNN_LIB_CHECKING=0 to quiet this warning."),
+    ("yajiedesign/mxnet#5", "CD3",
+     "python.exe - System Error\nThe program can't start because cudnn64_5.dll is missing from your computer. Try "
+     "re-installing the program to fix this problem."),
+    ("apache/mxnet#7567", "CD3",
+     "    self._handle = _dlopen(self._name, mode)\nOSError: libcudnn.so.5: cannot open shared object file: No such file or directory"),
+    # cuDNN statuses as other languages' wrappers spell them
+    ("pluskid/Mocha.jl#57", "CD3",
+     "16-Mar 23:11:13:INFO:root:Initializing CuDNN backend...\nERROR: Arch mismatch\n in create at "
+     "/home/b/.julia/v0.3/Mocha/src/cuda/cudnn.jl:43\n in init at /home/b/.julia/v0.3/Mocha/src/cuda/backend.jl:139"),
+    ("hannes-brt/cudnn-python-wrappers#11", "CD3",
+     "  File \"C:\\Anaconda\\lib\\site-packages\\libcudnn.py\", line 246, in cudnnCheckStatus\n    raise "
+     "cudnnExceptions[status]\nlibcudnn.cudnnStatusArchMismatch"),
+    # a check macro's comparison, the status as a number only
+    ("HsinYingLee/OPN#2", "CD3",
+     "F1011 13:25:12.899116  7866 cudnn.hpp:122] Check failed: status == CUDNN_STATUS_SUCCESS (3 vs. 0)\n*** Check "
+     "failure stack trace: ***\n    @     0x7f0158b6c8f3  caffe::CuDNNConvolutionLayer<>::Reshape()"),
+    ("PaddlePaddle/Paddle#1468", "CD1",
+     "F0227 21:38:54.077792  2661 hl_cuda_device.cc:566] Check failed: cudaSuccess == cudaStat (0 vs. 38) Cuda Error: "
+     "no CUDA-capable device is detected"),
+    ("nagadomi/waifu2x#176", "CD3",
+     "/home/zhixin/torch/install/share/lua/5.1/cudnn/init.lua:145: Error in CuDNN: CUDNN_STATUS_ARCH_MISMATCH"),
+    ("lltcggie/waifu2x-caffe#62", "CD3", "Calling cuDNN failed, cannot find 「cudnn64_5.dll」"),
+    ("CorentinJ/Real-Time-Voice-Cloning#231", "CD3",
+     "ImportError: Could not find 'cudnn64_7.dll'. TensorFlow requires that this DLL be installed in a directory that "
+     "is named in your %PATH% environment variable."),
+    # installers that found no build of a CUDA-tagged package (CD520)
+    ("apache/mxnet#19599", "CD5",
+     "Looking in indexes: https://pypi.tuna.tsinghua.edu.cn/simple/\nERROR: Could not find a version that satisfies the "
+     "requirement mxnet-cu111 (from versions: none)\nERROR: No matching distribution found for mxnet-cu111"),
+    ("apache/mxnet#6023", "CD5",
+     "Collecting mxnet-cu80\n  Could not find a version that satisfies the requirement mxnet-cu80 (from versions: )\n"
+     "No matching distribution found for mxnet-cu80"),
+    ("apache/mxnet#20336", "CD5", "pip install mxnet-cu112\nERROR: No matching distribution found for mxnet-cu112"),
+    ("myshell-ai/OpenVoice#83", "CD5",
+     "PackagesNotFoundError: The following packages are not available from current channels:\n\n  - cudatoolkit=11.7\n\n"
+     "Current channels:\n\n  - https://conda.anaconda.org/pytorch/win-64"),
+    ("nagadit/DeepFaceLab_Linux#28", "CD5",
+     "PackagesNotFoundError: The following packages are not available from current channels:\n\n  - cudnn=7.6.5\n"
+     "  - cudatoolkit=10.1.243\n\nCurrent channels:\n\n  - https://conda.anaconda.org/main/osx-64"),
+    ("JHLew/MoMo#4", "CD5",
+     "pip install nvidia-cudnn-cu12==8.9.2.26\nERROR: Could not find a version that satisfies the requirement "
+     "nvidia-cudnn-cu12==8.9.2.26 (from versions: 0.0.1.dev5, 8.9.4.25, 8.9.5.29, 8.9.6.50, 8.9.7.29, 9.0.0.312, "
+     "9.1.0.70, 9.1.1.17)\nERROR: No matching distribution found for nvidia-cudnn-cu12==8.9.2.26"),
+    ("HuangCongQing/Python#14", "CD5", "NoPackagesFoundError: Package missing in current win-64 channels: \n  - cudatoolkit 7.5 2"),
+    ("VisoMasterFusion/VisoMaster-Fusion#261", "CD5",
+     "  × No solution found when resolving dependencies:\n  ╰─▶ Because torch==2.11.0+cu130 depends on "
+     "cuda-toolkit[cublas]==13.0.2 and you require cuda-toolkit==13.2.1, we can conclude\n      that your requirements "
+     "and torch==2.11.0+cu130 are incompatible."),
 ]
 
 UNRELATED = [
@@ -208,4 +334,15 @@ UNRELATED = [
     ("cuBLAS after an embedding index past its size (huggingface/transfer-learning-conv-ai#23)",
      "cublas runtime error : resource allocation failed at "
      "/opt/conda/conda-bld/pytorch_1556653099582/work/aten/src/THC/THCGeneral.cpp:228"),
+    # near the families above, but no problem of the GPU stack: an nvcc flag the host compiler needed
+    # (tensor-compiler/taco#301: fixed in taco's command line), a model's shapes (apache/mxnet#15077), a CPU package
+    # that has no wheel for this Windows Python (apache/mxnet#11277: 'mxnet hasn't made a wheel for Windows since 2019')
+    ("nvcc given a host compiler's flag (tensor-compiler/taco#301)",
+     "nvcc fatal   : Unknown option 'fopenmp'\nError at /taco/taco-gpu/taco/src/codegen/module.cpp:154 in compile:\n "
+     "Compilation command failed:"),
+    ("MXNet shape error (apache/mxnet#15077)",
+     "mxnet.base.MXNetError: Shape inconsistent, Provided = [4096,25088], inferred shape=(4096,2048)"),
+    ("no wheel of a CPU package for this Python (apache/mxnet#11277)",
+     "ERROR: Could not find a version that satisfies the requirement mxnet==1.8.0 (from versions: 0.11.0, 0.12.0, 0.12.1, "
+     "1.0.0, 1.0.0.post1, 1.7.0.post1, 1.7.0.post2)\nERROR: No matching distribution found for mxnet==1.8.0"),
 ]

@@ -103,6 +103,16 @@ READER_INPUTS = {
                            "conflicting dependencies ResolutionImpossible\n") * 15000,
     "resolver near-misses": ("ResolutionImpossible requires " + "x+cu nvidia " * 300 + "\n") * 500,
     "status texts": "the provided ptx was compiled with an unsupported toolchain CUFFT_INTERNAL_ERROR " * 25000,
+    "cpu builds": ("not not compiled compiled with with " * 40 + "cuda gpu cpu only version\n") * 6000,
+    "cpu build near-misses": ("compile with " * 60 + "please built without " * 20 + "\n") * 4000,
+    "compilers": ("nvcc fatal ptxas fatal nvrtc: error Value 'sm_120' is not defined for option 'gpu-name' triton "
+                  * 10 + "\n") * 6000,
+    "installers": ("No matching distribution found for " + "mxnet-cu112==1.9+cu118 " * 30 + "\n"
+                   "PackagesNotFoundError:\n" + "  - cudatoolkit=11.7 cudnn=8 cupy-cuda12x[all]\n" * 8) * 1500,
+    "installer near-misses": ("could not find a version that satisfies the requirement " + "a-b.c_d+e" * 200
+                              + "\n") * 1000,
+    "check pairs": ("Check failed: status == CUDNN_STATUS_SUCCESS " + "(" * 30 + " (3 vs. 0) vs vs\n") * 15000,
+    "wrapper spellings": ("cudnnStatusArchMismatch cudnnStatus" + "Aa" * 60 + " arch mismatch cudnn\n") * 8000,
     "random bytes": random.Random(7).randbytes(2_000_000),
     "NUL bytes": b"\x00" * 2_000_000,
     "invalid UTF-8": b"\xff\xfe libcudnn.so.8: cannot open \xc3\x28\n" * 60000,

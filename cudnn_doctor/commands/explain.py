@@ -192,6 +192,18 @@ def machine_view(matches: list[dict[str, Any]], facts: reader.Facts, report: Rep
         else:
             said.append(f"This machine's driver is {report.driver.version or 'of unknown version'} and supports "
                         f"CUDA {report.driver.cuda_driver_version or 'unknown'}.")
+    if "needs_cuda" in values:  # a compiler older than the GPU: which toolkit here knows it
+        needed = version_tuple(values["needs_cuda"]) or (0,)
+        known = [t for t in report.toolkits if t.version and (version_tuple(t.version) or (0,)) >= needed]
+        older = [t for t in report.toolkits if t.version and (version_tuple(t.version) or (0,)) < needed]
+        if known:
+            said.append(f"Compute capability {values.get('compute_capability')} needs CUDA {values['needs_cuda']} or "
+                        f"newer; these toolkits here know it: {', '.join(f'{t.version} at {t.path}' for t in known)}. "
+                        "Point CUDA_HOME and PATH at one of them.")
+        else:
+            said.append(f"Compute capability {values.get('compute_capability')} needs CUDA {values['needs_cuda']} or "
+                        "newer; no toolkit here is that new (toolkits found: "
+                        f"{', '.join(f'{t.version} ({t.path})' for t in older) or 'none'}).")
     if ("compute_capability" in values or facts.archs) and report.gpus:
         gpus = ", ".join(f"GPU {g.index} {g.name} (compute capability {g.compute_capability})" for g in report.gpus)
         said.append(f"This machine has {gpus}.")

@@ -6,8 +6,10 @@ give the family-level cause for every message whose facts are known, whatever it
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
+from cudnn_doctor.compat.data import load
 from cudnn_doctor.explain.reader import Facts, Library
 
 CONTEXT_CODES = {"CD108"}
@@ -35,10 +37,13 @@ def classify(facts: Facts) -> list[Cause]:
                   for symbol in facts.symbols)
     causes.extend(_from_statuses(facts))
     causes.extend(_from_versions(facts))
+    causes.extend(_from_compilers(facts))
+    causes.extend(_from_cpu_builds(facts))
     causes.extend(_from_archs(facts))
     causes.extend(Cause(p.finding, f"the message says “{p.text}”: {p.meaning.rstrip('.')}", f"compat/status_codes.toml: {p.source}",
                         kind="phrase", line=p.line) for p in facts.phrases)
     causes.extend(_from_conflicts(facts))
+    causes.extend(_from_not_found(facts))
     # a container that was started without the GPU explains every failure inside it
     causes.sort(key=lambda cause: cause.code not in CONTEXT_CODES)
     seen: set[str] = set()
@@ -152,4 +157,58 @@ def _from_conflicts(facts: Facts) -> list[Cause]:
                             + (f": {pins}" if pins else ""),
                             f"compat/libraries.toml: {conflict.source}", {"detail": detail[:400]}, kind="conflict",
                             line=conflict.line))
+    return causes
+
+
+def _from_cpu_builds(facts: Facts) -> list[Cause]:
+    causes = []
+    for build in facts.cpu_builds[-1:]:
+        who = f"{build.framework}'s" if build.framework else "the message's"
+        causes.append(Cause("CD406", f"{who} words “{build.text}” say the build in use has no GPU support",
+                            f"compat/libraries.toml: {build.source}",
+                            {"framework": build.framework or "the framework", "framework_version": "",
+                             "fix": "Install the framework's GPU build (the -gpu/-cuXXX/[cuda] package or the CUDA "
+                                    "wheel from its index) in place of the CPU one, and remove the CPU package so it "
+                                    "does not shadow it; `pip list` shows which is installed."},
+                            kind="cpu-build", line=build.line))
+    return causes
+
+
+def _from_compilers(facts: Facts) -> list[Cause]:
+    causes = []
+    for compiler in facts.compilers[-1:]:
+        arch = next((a.compute_capability for a in reversed(facts.archs) if a.line == compiler.line), None)
+        needs = first_toolkit(arch) if arch else None
+        detail = f"{compiler.name}: “{compiler.cue}”" + (f" for compute capability {arch}" if arch else "") \
+            + (f", which needs CUDA {needs} or newer" if needs else "")
+        if compiler.bundled_by:  # the framework's own copy of the compiler is too old: its build is
+            causes.append(Cause("CD404", f"{detail}; {compiler.bundled_by} ships this {compiler.name}, so its build is "
+                                "older than the GPU", f"compat/libraries.toml: {compiler.source}",
+                                {"compute_capability": arch or "", "fix": f"Install a newer {compiler.bundled_by} "
+                                 "whose bundled compiler knows this GPU."}, kind="compiler", line=compiler.line))
+        else:
+            values = {"detail": detail} | ({"compute_capability": arch} if arch else {}) \
+                | ({"needs_cuda": needs} if needs else {})
+            causes.append(Cause("CD206", f"{detail}: the CUDA toolkit or NVRTC is older than the GPU",
+                                f"compat/libraries.toml: {compiler.source}", values, kind="compiler", line=compiler.line))
+    return causes
+
+
+@functools.cache
+def _arch_toolkits() -> dict[str, str]:
+    return {row["compute_capability"]: row["cuda"] for row in load("libraries").get("arch_toolkit", [])}
+
+
+def first_toolkit(compute_capability: str) -> str | None:
+    """The first CUDA toolkit whose compilers know COMPUTE_CAPABILITY (compat/libraries.toml [[arch_toolkit]])."""
+    return _arch_toolkits().get(compute_capability)
+
+
+def _from_not_found(facts: Facts) -> list[Cause]:
+    causes = []
+    for missing in facts.not_found[-1:]:
+        named = ", ".join(missing.packages[:6])
+        causes.append(Cause("CD520", f"{missing.tool} found no build of {named}: a package of the GPU stack or one "
+                            "built for a CUDA version", f"compat/libraries.toml: {missing.source}",
+                            {"detail": f"{missing.tool}: {named}"}, kind="not-found", line=missing.line))
     return causes

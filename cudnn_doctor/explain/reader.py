@@ -37,6 +37,9 @@ TRIGGERS = (
     # resolvers, serialized engines, engine flavours
     "conflict", "incompatible", "resolutionimpossible", "unsatisfiable", "cannot install", "no solution found",
     "version solving", "which is not installed", "serializ", "trt", "execution_context", "flavor", "nvjpeg",
+    # builds without GPU support, compilers, installers that found nothing
+    "compile", "built", "cpu", "nvcc", "packagesnotfound", "packagenotfound", "package missing", "symbolic link",
+    "missing from your computer", "driver init",
     # "module" in the languages Windows prints error 126 in
     "modul", "módulo", "модуль", "模块", "模組", "モジュール", "모듈",
 )
@@ -137,6 +140,31 @@ class Conflict:
 
 
 @dataclass(frozen=True)
+class CpuBuild:
+    framework: str | None  # the framework whose marker it is, None where the generic grammar read it
+    text: str  # the words that say so
+    line: int = 0
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class Compiler:
+    name: str  # nvcc | ptxas | nvrtc
+    cue: str  # its words for an architecture it does not know
+    bundled_by: str | None  # the framework that ships this compiler, where the message names it
+    line: int = 0
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class NotFound:
+    tool: str  # pip | conda | uv
+    packages: tuple[str, ...]  # the requested packages of the GPU stack or with a CUDA tag
+    line: int = 0
+    source: str = ""
+
+
+@dataclass(frozen=True)
 class Facts:
     libraries: tuple[Library, ...] = ()
     symbols: tuple[Symbol, ...] = ()
@@ -145,6 +173,9 @@ class Facts:
     archs: tuple[Arch, ...] = ()
     phrases: tuple[Phrase, ...] = ()
     conflicts: tuple[Conflict, ...] = ()
+    cpu_builds: tuple[CpuBuild, ...] = ()
+    compilers: tuple[Compiler, ...] = ()
+    not_found: tuple[NotFound, ...] = ()
     frameworks: tuple[str, ...] = ()  # most mentioned first
     lines: tuple[str, ...] = field(default=(), repr=False)  # the lines that can carry a fact (for the catalog)
 
@@ -154,7 +185,7 @@ class Facts:
 
     def any(self) -> bool:
         return bool(self.libraries or self.symbols or self.statuses or self.versions or self.archs or self.phrases
-                    or self.conflicts)
+                    or self.conflicts or self.cpu_builds or self.compilers or self.not_found)
 
 
 def to_text(data: bytes | str) -> str:
@@ -202,7 +233,10 @@ def read(data: bytes | str) -> Facts:
     that carry a fact are enough, and reading stops there."""
     lines = candidate_lines(to_text(data))
     lowers = [line.lower() for line in lines]
-    found: list[tuple[list[Library], list[Status], list[VersionPair], list[Arch], list[Phrase], list[Symbol]]] = []
+    found: list[tuple[list[Library], list[Status], list[VersionPair], list[Arch], list[Phrase], list[Symbol],
+                      list[CpuBuild], list[Compiler]]] = []
+    whole = "\n".join(lowers[-MAX_LINES:])[-FRAMEWORK_WINDOW:]
+    cudnn_named = "cudnn" in whole
     budget = FACT_WINDOW
     for index in range(len(lines) - 1, -1, -1):
         line, lower = lines[index], lowers[index]
@@ -213,8 +247,9 @@ def read(data: bytes | str) -> Facts:
         pairs = _versions(index, line, lower) if digits else []
         if digits and not pairs and index > 0:  # "X was built for:" on one line, the versions on the next
             pairs = _versions(index, lines[index - 1] + " | " + line, lowers[index - 1] + " | " + lower)
-        facts = (_libraries(index, line, lower, lowers) + _products(index, lower), _statuses(index, line, lower), pairs,
-                 _archs(index, line, lower), _phrases(index, lower), _symbols(index, line, lower))
+        facts = (_libraries(index, line, lower, lowers) + _products(index, lower), _statuses(index, line, lower, cudnn_named), pairs,
+                 _archs(index, line, lower), _phrases(index, lower), _symbols(index, line, lower),
+                 _cpu_builds(index, lower), _compilers(index, lower, whole))
         if any(facts):
             found.append(facts)
             if len(found) >= MAX_FACT_LINES:
@@ -226,11 +261,14 @@ def read(data: bytes | str) -> Facts:
     archs = [item for facts in found for item in facts[3]]
     phrases = [item for facts in found for item in facts[4]]
     symbols = [item for facts in found for item in facts[5]]
+    cpu_builds = [item for facts in found for item in facts[6]]
+    compilers = [item for facts in found for item in facts[7]]
     return Facts(libraries=tuple(libraries), symbols=tuple(_unique(symbols, lambda s: s.name)), statuses=tuple(_unique(statuses, lambda s: (s.api, s.name))),
                  versions=tuple(_unique(versions, lambda v: (v.subject, v.built, v.found))),
                  archs=tuple(_unique(archs, lambda a: (a.compute_capability, a.cue))),
                  phrases=tuple(_unique(phrases, lambda p: p.text)), conflicts=tuple(_conflicts(lines, lowers)),
-                 frameworks=_frameworks(lowers), lines=tuple(lines))
+                 cpu_builds=tuple(_unique(cpu_builds, lambda c: c.text)), compilers=tuple(_unique(compilers, lambda c: c.name)),
+                 not_found=tuple(_not_found(lines, lowers)), frameworks=_frameworks(lowers), lines=tuple(lines))
 
 
 def _has_digit(text: str) -> bool:
@@ -574,7 +612,78 @@ STATUS_PREFIXES = ("cudnn_status_", "cuda_error_", "nvml_error_", "cudaerror", "
                    "cusolver_status_", "cusparse_status_", "nvrtc_error_")
 
 
-def _statuses(index: int, line: str, lower: str) -> list[Status]:
+# a status as other languages' wrappers spell it: cudnnStatusArchMismatch (Python's cudnn wrappers, Julia's
+# CUDNN.jl enum), "ERROR: Arch mismatch" (Mocha.jl prints the words of the name)
+_CAMEL_STATUS = re.compile(r"\b(cudnnStatus|cudaError|CUresult|nvmlError)_?([A-Z][A-Za-z]{2,50})\b")
+_CAMEL_WORD = re.compile(r"[A-Z][a-z]{0,20}|[A-Z]{2,10}(?![a-z])")
+CAMEL_PREFIX = {"cudnnStatus": "CUDNN_STATUS_", "CUresult": "CUDA_ERROR_", "nvmlError": "NVML_ERROR_"}
+# the words of a cuDNN status name that say one thing only; generic ones ("not supported", "internal error",
+# "bad param") are read only with their prefix
+SPELLED_MIN_WORDS = 2
+SPELLED_GENERIC = ("not supported", "internal error", "bad param", "success", "execution failed", "not initialized",
+                   "invalid value", "version mismatch", "alloc failed", "runtime in progress", "not supported shape",
+                   "not supported padding", "not supported layout", "not supported data type", "license error")
+
+
+@functools.cache
+def _spelled_statuses() -> tuple[tuple[str, str], ...]:
+    """cuDNN's status names as words ("arch mismatch" for CUDNN_STATUS_ARCH_MISMATCH), the specific ones only."""
+    by_name, _, _ = _status_tables()
+    out = []
+    for name in by_name:
+        if name.startswith("CUDNN_STATUS_"):
+            words = name.removeprefix("CUDNN_STATUS_").lower().replace("_", " ")
+            if words.count(" ") + 1 >= SPELLED_MIN_WORDS and words not in SPELLED_GENERIC:
+                out.append((words, name))
+    return tuple(out)
+
+
+def _other_spellings(index: int, line: str, lower: str, cudnn_named: bool) -> list[Status]:
+    by_name, _, _ = _status_tables()
+    out = []
+    for match in itertools.islice(_CAMEL_STATUS.finditer(line), PER_LINE):
+        prefix, rest = match.group(1), match.group(2)
+        words = "_".join(word.upper() for word in itertools.islice(_CAMEL_WORD.findall(rest), 12))
+        name = CAMEL_PREFIX[prefix] + words if prefix in CAMEL_PREFIX else "cudaError" + rest
+        if name in by_name:
+            out.append(_status(by_name[name], "name", index))
+    if cudnn_named and not out:
+        out.extend(_status(by_name[name], "message", index) for words, name in _spelled_statuses()
+                   if words in lower and "status" not in lower)
+    return out
+
+
+# a check macro's comparison with the success value, the status as a number only (glog's CHECK_EQ in Caffe and
+# Paddle: "Check failed: status == CUDNN_STATUS_SUCCESS (3 vs. 0)", "cudaSuccess == cudaStat (0 vs. 38)")
+_CHECK_PAIR = re.compile(r"\b(CUDNN_STATUS_SUCCESS|cudaSuccess|CUDA_SUCCESS|CUBLAS_STATUS_SUCCESS|NVML_SUCCESS)\b"
+                         r"[^()]{0,40}\((\d{1,4}) vs\. ?(\d{1,4})\)")
+CHECK_API = {"CUDNN_STATUS_SUCCESS": "cudnn", "cudaSuccess": "cudart", "CUDA_SUCCESS": "driver",
+             "CUBLAS_STATUS_SUCCESS": "cublas", "NVML_SUCCESS": "nvml"}
+
+
+def _check_pairs(index: int, line: str) -> list[Status]:
+    _, by_number, _ = _status_tables()
+    out = []
+    for match in itertools.islice(_CHECK_PAIR.finditer(line), PER_LINE):
+        number = max(int(match.group(2)), int(match.group(3)))  # the other side is the success value, 0
+        api = CHECK_API[match.group(1)]
+        if api == "cudnn":
+            api = "cudnn9" if number >= 1000 else "cudnn8"
+        row = by_number.get((api, number))
+        if row is not None and number:
+            out.append(_status(row, "number", index))
+    return out
+
+
+def _statuses(index: int, line: str, lower: str, cudnn_named: bool = False) -> list[Status]:
+    other = _other_spellings(index, line, lower, cudnn_named) if ("cudnnstatus" in lower or "cudaerror" in lower
+                                                                 or "curesult" in lower or "nvmlerror" in lower
+                                                                 or cudnn_named) else []
+    checked = _check_pairs(index, line) if " vs" in lower else []
+    return other + checked + _known_statuses(index, line, lower)
+
+
+def _known_statuses(index: int, line: str, lower: str) -> list[Status]:
     by_name, by_number, messages = _status_tables()
     # NVIDIA's own error strings name their code with no prefix at all ("the provided PTX was compiled with an
     # unsupported toolchain." is CUDA_ERROR_UNSUPPORTED_PTX_VERSION / cudaErrorUnsupportedPtxVersion, 222)
@@ -652,11 +761,20 @@ def _role(lower: str, position: int) -> str | None:
         for word in words:
             at = window.rfind(word)
             if at >= 0 and (best is None or at > best[0]):
-                best = (at, role)
+                # where the line also says what it was compiled against, what it is linked against is what it
+                # found at run time ("linked-against version 8101 != compiled-against version 8100")
+                best = (at, "found" if word == "link" and "compile" in lower else role)
     return best[1] if best else None
 
 
+# a package manager's words for one package's requirement of another: the versions on such a line are pins of a
+# resolver's conflict (CD521), not what a build was made for and what it found
+PIN_WORDS = ("which is incompatible", "depends on", "you require", "but you'll have", "has requirement")
+
+
 def _versions(index: int, line: str, lower: str) -> list[VersionPair]:
+    if any(word in lower for word in PIN_WORDS):
+        return []
     subject = _subject(lower)
     if subject is None or not any(word in lower for word in ("version", "compiled", "built", "found", "loaded", "have")):
         return []
@@ -666,11 +784,14 @@ def _versions(index: int, line: str, lower: str) -> list[VersionPair]:
     found: list[str] = []
     for match in itertools.islice(_VERSION.finditer(line), PER_LINE):
         text = match.group(0)
+        near = lower[max(0, match.start() - 12):match.start()]
         if text.isdigit() and "version" not in lower[max(0, match.start() - 30):match.start()] \
-                and "cuda" not in lower[max(0, match.start() - 12):match.start()]:
-            continue  # a bare number is a version only right after the word
+                and "cuda" not in near and "against" not in near:
+            continue  # a bare number is a version only right after the word (or "compiled/linked against 7102")
         if line[max(0, match.start() - 1):match.start()] in (":", "/") and text.count(".") == 0:
             continue
+        if line[max(0, match.start() - 2):match.start()] in ("==", ">=", "<=", "~=", "!="):
+            continue  # a requirement's pin ("depends on cuda-toolkit==13.0.2"): the resolver's words, not a build's
         role = _role(lower, match.start())
         value = _normalise_version(text, subject)
         if role == "built":
@@ -730,3 +851,130 @@ def _frameworks(lowers: list[str]) -> tuple[str, ...]:
         if hits:
             counts[row["name"]] = hits
     return tuple(sorted(counts, key=lambda name: -counts[name]))
+
+
+# ------------------------------------------------------------------------------------------ CPU-only builds
+
+
+@functools.cache
+def _cpu_tables() -> tuple[dict[str, Any], tuple[dict[str, Any], ...]]:
+    data = load("libraries")
+    return data["cpu_words"], tuple(data.get("cpu_build", []))
+
+
+_WORD = re.compile(r"[a-z_][a-z0-9_'=\-]{0,40}")
+_CLAUSE = re.compile(r"[.;:!?]\s|\n")
+CPU_AHEAD = 6  # a GPU word this many words after the build verb belongs to it ("not compiled with CUDA enabled")
+
+
+def _cpu_builds(index: int, lower: str) -> list[CpuBuild]:
+    """A build without GPU support, in any framework's words: its own markers ([[cpu_build]]) or the grammar of
+    [cpu_words]: a negated build verb with a GPU word after it, an imperative to build with the GPU, or the CPU
+    variant named beside a GPU word."""
+    words, markers = _cpu_tables()
+    out = [CpuBuild(framework=row["framework"], text=row["text"], line=index, source=row["source"]) for row in markers
+           if row["text"] in lower and (not row.get("any") or any(word in lower for word in row["any"]))]
+    if out or not any(word in lower for word in words["gpu"]):
+        return out
+    for clause in itertools.islice(_CLAUSE.split(lower, 16), 16):
+        if not any(word in clause for word in words["gpu"]) or any(word in clause for word in words["architecture"]):
+            continue
+        tokens = [t.strip("'=-") for t in itertools.islice(_WORD.findall(clause), 200)]
+        said = _negated_build(tokens, words) or next((v for v in words["variants"] if v in clause), None)
+        if said:
+            out.append(CpuBuild(framework=None, text=said, line=index, source=words["source"]))
+            break
+    return out
+
+
+def _negated_build(tokens: list[str], words: dict[str, Any]) -> str | None:
+    gpu = tuple(words["gpu"])
+    for at, token in enumerate(tokens):
+        if token not in words["build"]:
+            continue
+        ahead = tokens[at + 1:at + 1 + CPU_AHEAD]
+        if not any(t.startswith(gpu) for t in ahead):
+            continue
+        before = tokens[max(0, at - 3):at]
+        negated = any(t in words["negations"] for t in before) or (ahead and ahead[0] == "without")
+        # "Please compile with CUDA enabled", "Compile with USE_CUDA=1 to enable GPU usage": the build lacks it
+        imperative = token == "compile" and ahead[:1] == ["with"] and (at == 0 or tokens[at - 1] in ("please", "must"))
+        if negated or imperative:
+            return " ".join(tokens[max(0, at - 2):at + 1 + min(len(ahead), 3)])
+    return None
+
+
+# ---------------------------------------------------------------------------------------------- compilers
+
+
+@functools.cache
+def _compiler_table() -> tuple[dict[str, Any], ...]:
+    return tuple(load("libraries").get("compiler", []))
+
+
+def version_key(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in text.split(".") if part.isdigit())
+
+
+def _compilers(index: int, lower: str, whole: str) -> list[Compiler]:
+    """The CUDA compilers' own words that they do not know the GPU architecture asked of them."""
+    if "nvcc" not in lower and "ptxas" not in lower and "nvrtc" not in lower:
+        return []
+    out = []
+    for row in _compiler_table():
+        if not any(marker in lower for marker in row["markers"]):
+            continue
+        cue = next((c for c in row["cues"] if c in lower), None)
+        if cue is None:
+            continue
+        named = [arch.compute_capability for arch in _archs(index, lower, lower)]
+        if named and "oldest" in row and all(version_key(cc) < version_key(row["oldest"]) for cc in named):
+            continue  # an architecture a newer toolkit dropped ('sm_30' with CUDA 11), not a GPU newer than it
+        bundled = next((name for name in row.get("bundled_by", []) if name in whole), None)
+        out.append(Compiler(name=row["name"], cue=cue, bundled_by=bundled, line=index, source=row["source"]))
+    return out
+
+
+# ------------------------------------------------------------------------------------- installers: no build
+
+
+# a CUDA tag in a package's name or version: mxnet-cu112, cupy-cuda91, paddlepaddle-gpu, torch==2.1.0+cu121,
+# jaxlib==0.4.7+cuda11.cudnn86, nvidia-cudnn-cu12
+_CUDA_TAG = re.compile(r"(?:^|[-_+.\[])(?:cu\d{2,3}x?|cuda\d{0,3}x?|gpu)(?=$|[-_+.=<>\],;])")
+_PACKAGE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+\-]{0,80}(?:\[[a-z0-9_,\-]{1,40}\])?(?:[=<>!~]{1,2}[A-Za-z0-9_.+*\-]{1,40}){0,3}")
+NOT_FOUND_AFTER = 8  # conda lists the packages it did not find on the lines after its words
+
+
+@functools.cache
+def _not_found_table() -> tuple[tuple[str, str, str], ...]:
+    return tuple((row["text"], row["tool"], row["source"]) for row in load("libraries").get("not_found", []))
+
+
+def _not_found(lines: list[str], lowers: list[str]) -> list[NotFound]:
+    """A package manager found no package for a request that names the GPU stack's packages or a CUDA build."""
+    _, prefixes = _resolver_tables()
+    out: list[NotFound] = []
+    budget = FACT_WINDOW
+    for index in range(len(lines) - 1, -1, -1):
+        budget -= len(lines[index]) + 1
+        if budget < 0 or len(out) >= 2:
+            break
+        hit = next(((text, tool, source) for text, tool, source in _not_found_table() if text in lowers[index]), None)
+        if hit is None:
+            continue
+        text, tool, source = hit
+        start = lowers[index].find(text) + len(text)
+        pieces = [lowers[index][start:]] + [line for line in lowers[index + 1:index + 1 + NOT_FOUND_AFTER]
+                                             if tool == "conda" and line.lstrip().startswith("-")]
+        packages: list[str] = []
+        for piece in pieces:
+            for match in itertools.islice(_PACKAGE.finditer(piece), 12):
+                name = match.group(0)
+                if name.startswith(prefixes) or _CUDA_TAG.search(name):
+                    packages.append(name)
+            if tool != "conda":
+                break  # pip names one requirement, right after its words
+        if packages:
+            out.append(NotFound(tool=tool, packages=tuple(packages[:PER_LINE]), line=index, source=source))
+    out.reverse()
+    return out
