@@ -225,12 +225,16 @@ def _framework_lines(report: Report, verbose: bool) -> tuple[str, list[str]]:
     lines = []
     for framework in report.frameworks:
         parts = [f"{framework.name} {framework.version or '?'}"]
+        if framework.details.get("cpu_only"):
+            parts.append("CPU-only build (no CUDA, no cuDNN)")
         if framework.cuda_built_for:
             parts.append(f"built for CUDA {framework.cuda_built_for}")
         if framework.cudnn_expected:
             parts.append(f"expects cuDNN {framework.cudnn_expected}")
         if framework.cudnn_used:
             parts.append(f"loads {framework.cudnn_used}")
+        elif framework.details.get("uses_cudnn") is False:
+            parts.append("uses no cuDNN")
         line = ", ".join(parts)
         if verbose and framework.location:
             line += f" ({framework.found_via}: {framework.location})"
