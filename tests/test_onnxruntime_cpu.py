@@ -25,6 +25,7 @@ def test_the_cpu_package_is_a_cpu_only_build(machine: Machine, tmp_path: Path) -
     assert "CD420" not in codes(met)
     unmet = machine.check_json("--require", "onnxruntime>=1.31")
     assert any(f["code"] == "CD420" and "1.30.0" in f["detail"] for f in unmet["findings"])
+    assert "onnxruntime 1.30.0, CPU-only build (no CUDA, no cuDNN)" in machine.run("check").stdout
     explained = machine.run("explain", "CUDAExecutionProvider is not in available provider names")
     assert "CPU-only build" in explained.stdout
 
