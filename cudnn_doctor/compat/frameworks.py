@@ -540,6 +540,16 @@ def judge_compute_capability(need: Needs, rows: list[dict[str, Any]], cc: str, c
             return Reason(build.part, COMPATIBLE, f"{build.why}; {library.why}", f"{build.source}; {library.source}",
                           build.warning or library.warning)
         return build
+    rule = profile(need.framework)
+    if rule.get("gpu_rule", "build") == "build":
+        # the build's own kernels decide; a cuDNN that supports the GPU says nothing about them
+        cuda_label = f" (CUDA {cuda})" if cuda else ""
+        why = (f"the data does not record which GPU architectures {display(need.framework)} {need.version}{cuda_label} "
+               f"was compiled for, so compute capability {cc} cannot be judged")
+        if library is not None:
+            why += f" ({library.why}, but that is the library, not the build)"
+        return Reason("compute_capability", UNKNOWN, why,
+                      f"{rows[0]['source'] if rows else 'compat/'}; {rule.get('gpu_rule_source', 'compat/rules.toml')}")
     if library is not None:
         return library
     return Reason("compute_capability", UNKNOWN,
