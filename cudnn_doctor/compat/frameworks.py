@@ -120,6 +120,10 @@ def needs(framework: str, version: str, os_name: str = "linux", artifact: str | 
     if not release_rows:
         need.missing = release_unknown(framework, base)
         return need
+    no_build = _no_gpu_build_rule(framework, base, os_name)
+    if no_build is not None:
+        need.missing, need.rows = no_build, []
+        return need
     if any("os" in row for row in release_rows):
         on_os = [row for row in release_rows if row.get("os", "linux") == os_name]
         if not on_os:
@@ -179,11 +183,19 @@ def release_unknown(framework: str, version: str) -> Reason:
     return Reason("release", UNKNOWN, f"{display(framework)} {version} is not a release in {source}{hint}", source)
 
 
-def _no_build_on_os(framework: str, version: str, os_name: str, rows: list[dict[str, Any]]) -> Reason:
+def _no_gpu_build_rule(framework: str, version: str, os_name: str) -> Reason | None:
+    """compat/rules.toml [[no_gpu_build]]: the sources say FRAMEWORK at VERSION has no GPU build on OS_NAME."""
     for rule in load("rules").get("no_gpu_build", []):
         if rule.get("framework") == framework and rule.get("os") == os_name and \
                 (version_tuple(version) or ()) >= (version_tuple(rule.get("from_version")) or ()):
             return Reason("build", INCOMPATIBLE, str(rule["why"]), str(rule["source"]))
+    return None
+
+
+def _no_build_on_os(framework: str, version: str, os_name: str, rows: list[dict[str, Any]]) -> Reason:
+    rule = _no_gpu_build_rule(framework, version, os_name)
+    if rule is not None:
+        return rule
     systems = ", ".join(sorted({str(row.get("os", "linux")) for row in rows}))
     return Reason("build", UNKNOWN, f"the data has no {os_name} GPU build of {display(framework)} {version} "
                                     f"(it has: {systems})", rows[0]["source"])
@@ -558,22 +570,32 @@ def judge_compute_capability(need: Needs, rows: list[dict[str, Any]], cc: str, c
 
 
 def build_architectures(need: Needs, rows: list[dict[str, Any]], cc: str) -> Reason | None:
-    """The GPU against the architectures the build was compiled for (SASS list, PTX or not)."""
-    with_arch = [row for row in rows if row.get("arch_list")]
-    floor = next((row for row in rows if row.get("min_compute_capability")), None)
-    if not with_arch and floor is not None and _cc(cc) is not None:
-        low = str(floor["min_compute_capability"])
-        what = f"{display(need.framework)} {need.version}'s binaries"
-        source = str(floor.get("arch_source") or floor["source"])
-        if (_cc(cc) or ()) < (_cc(low) or ()):
-            return Reason("compute_capability", INCOMPATIBLE, f"{what} need compute capability {low} or higher; this "
-                                                              f"GPU is {cc}", source)
-        return Reason("compute_capability", COMPATIBLE, f"{what} support compute capability {low} and higher", source)
-    if not with_arch or _cc(cc) is None:
+    """The GPU against the architectures the build was compiled for (SASS list, PTX or not, or a
+    documented floor). Where several builds are in question (no CUDA named), the best one decides."""
+    if _cc(cc) is None:
         return None
-    row = with_arch[0]
-    return covers(f"{display(need.framework)} {need.version} (CUDA {row.get('cuda')})", list(row["arch_list"]),
-                  str(row.get("ptx", "unknown")), cc, str(row.get("arch_source") or row["source"]))
+    judged = [reason for reason in (_one_build(need, row, cc) for row in rows) if reason is not None]
+    if not judged or len(judged) < len(rows) and all(r.verdict != COMPATIBLE for r in judged):
+        return None  # some build's architectures are not in the data, and none that is known runs the GPU
+    for wanted in ((COMPATIBLE, False), (COMPATIBLE, True), (UNKNOWN, False)):
+        for reason in judged:
+            if (reason.verdict, reason.warning) == wanted:
+                return reason
+    return judged[0]
+
+
+def _one_build(need: Needs, row: dict[str, Any], cc: str) -> Reason | None:
+    label = f"{display(need.framework)} {need.version} (CUDA {row.get('cuda')})"
+    source = str(row.get("arch_source") or row["source"])
+    if row.get("arch_list"):
+        return covers(label, list(row["arch_list"]), str(row.get("ptx", "unknown")), cc, source)
+    low = row.get("min_compute_capability")
+    if not low or _cc(str(low)) is None:
+        return None
+    if (_cc(cc) or ()) < (_cc(str(low)) or ()):
+        return Reason("compute_capability", INCOMPATIBLE, f"{label} needs compute capability {low} or higher; this "
+                                                          f"GPU is {cc}", source)
+    return Reason("compute_capability", COMPATIBLE, f"{label} supports compute capability {low} and higher", source)
 
 
 def covers(what: str, arch_list: list[str], ptx: str, cc: str, source: str) -> Reason:
