@@ -72,7 +72,7 @@ def answer(spec: str, combo: compat.Combination, artifact: str | None = None) ->
         raise DoctorError(f"which {canonical} release? {inputs.shown(spec)} names no version",
                           fix=f"write it as {name}==VERSION; `cudnn-doctor compat --list {canonical}` lists them")
     version = inputs.release_version(name, version)
-    need = compat.needs(canonical, version, combo.os, artifact)
+    need = compat.needs(canonical, version, combo.os, artifact, package=name)
     requires = [_requirement_of(row) for row in need.rows]
     data: dict[str, Any] = {"schema": SCHEMA, "framework": canonical, "version": version, "requires": requires}
     if need.build_cuda:

@@ -66,6 +66,9 @@ def canonical_name(name: str) -> str | None:
     for row in profiles().values():
         if wanted in {alias.lower().replace("_", "-") for alias in row.get("aliases", [])}:
             return str(row["name"])
+    for rule in load("rules").get("package_cuda", []):  # cupy-cuda102, tensorrt-cu11: names a rule knows
+        if re.fullmatch(str(rule["pattern"]), wanted):
+            return str(rule["framework"])
     return None
 
 
@@ -107,8 +110,58 @@ def minor_version_compatibility_source() -> str:
 
 # --- which rows describe a release ---------------------------------------------------------------
 
-def needs(framework: str, version: str, os_name: str = "linux", artifact: str | None = None) -> Needs:
-    """The data rows that describe FRAMEWORK at VERSION (e.g. every CUDA build of a torch release)."""
+def needs(framework: str, version: str, os_name: str = "linux", artifact: str | None = None,
+          package: str | None = None) -> Needs:
+    """The data rows that describe FRAMEWORK at VERSION (e.g. every CUDA build of a torch release).
+    PACKAGE is the distribution name asked for (cupy-cuda11x, tensorrt-cu12): where a [[package_cuda]]
+    rule says the name fixes the CUDA, only that build is in question."""
+    need = _needs(framework, version, os_name, artifact)
+    rule = package_rule(framework, package) if package else None
+    if rule is None or need.missing is not None and need.missing.part != "release":
+        return need
+    wanted = str(package).lower().replace("_", "-")
+    known = [row for row in need.rows if str(row.get("package", "")).lower() == wanted]
+    if known:
+        need.rows = known
+        return need
+    if need.missing is not None and "newer than this data" in need.missing.why:
+        return need
+    have = version_tuple(need.version) or ()
+    if rule.get("from_version") and have < (version_tuple(str(rule["from_version"])) or ()) or \
+            rule.get("before_version") and have >= (version_tuple(str(rule["before_version"])) or ()):
+        need.missing = Reason("build", INCOMPATIBLE, f"{display(framework)} {need.version} was never published as "
+                                                     f"{wanted}: {rule['why_range']}", str(rule["source"]))
+        need.rows = []
+        return need
+    need.missing = None
+    need.rows = [{"version": need.version, "package": wanted, "cuda": rule["cuda"], "cudnn": "unknown",
+                  "min_cuda": rule.get("min_cuda"), "exact_cuda": bool(rule.get("exact_cuda")),
+                  "min_compute_capability": rule.get("min_compute_capability"),
+                  "arch_source": rule.get("gpu_source"), "source": rule["source"]}]
+    need.notes.append(f"{wanted} fixes the CUDA: {rule['why']}")
+    return need
+
+
+def package_rule(framework: str, package: str | None) -> dict[str, Any] | None:
+    """compat/rules.toml [[package_cuda]]: the CUDA a distribution name fixes (cupy-cuda102 -> exactly 10.2)."""
+    name = str(package or "").lower().replace("_", "-")
+    for rule in load("rules").get("package_cuda", []):
+        if rule.get("framework") != framework:
+            continue
+        match = re.fullmatch(str(rule["pattern"]), name)
+        if match is None:
+            continue
+        found = dict(rule)
+        if rule.get("cuda_from_name"):  # cupy-cuda102 -> 10.2, cupy-cuda92 -> 9.2
+            digits = match.group(1)
+            found["cuda"] = f"{digits[:-1]}.{digits[-1]}"
+            found["exact_cuda"] = True
+            found["why"] = str(rule["why"]).replace("{cuda}", found["cuda"])
+        return found
+    return None
+
+
+def _needs(framework: str, version: str, os_name: str = "linux", artifact: str | None = None) -> Needs:
     base, _, local = version.partition("+")
     build_cuda = None  # torch's local version names its CUDA build: +cu124 -> 12.4, +cu80 -> 8.0
     if profile(framework).get("cuda_rule") == "bundled" and local.startswith("cu") and local[2:].isdigit() \
@@ -344,6 +397,14 @@ def _judge_cuda(need: Needs, rows: list[dict[str, Any]], cuda: str) -> Reason:
         return Reason("cuda", COMPATIBLE, why, f"{row['source']}; {profile(need.framework).get('source', '')}")
     if newer is not None:
         return newer
+    for row in known:
+        if row.get("exact_cuda") and major_minor(str(row["cuda"])) != major_minor(cuda):
+            return Reason("cuda", INCOMPATIBLE, f"{row.get('package') or name} needs exactly CUDA {row['cuda']}; "
+                                                f"{cuda} is another toolkit", row["source"])
+        if row.get("min_cuda") and major(str(row["cuda"])) == major(cuda) and \
+                (major_minor(cuda) or (0, 0)) < (major_minor(str(row["min_cuda"])) or (0, 0)):
+            return Reason("cuda", INCOMPATIBLE, f"{row.get('package') or name} needs CUDA {row['min_cuda']} or newer "
+                                                f"of CUDA {row['cuda']}.x; {cuda} is older", row["source"])
     for row in known:
         built = str(row["cuda"])
         if major_minor(built) == major_minor(cuda) or (built.count(".") == 0 and major(built) == major(cuda)
