@@ -141,15 +141,19 @@ def _judge_cudnn_release(release: dict[str, Any], combo: compat.Combination) -> 
                                                                       f"{combo.cuda} (its builds: CUDA {built})", source))
             chosen = []
         else:
-            chosen = [found[1]]
+            chosen = query.toolkit_rows(found[1], combo.cuda)
             reasons.append(compat.Reason("cuda", compat.COMPATIBLE, f"cuDNN {version} has a build for CUDA "
                                                                     f"{found[1].get('cuda')}",
                                          found[1].get("source") or source))
     if combo.driver and chosen:
-        judged = [_variant_driver(version, v, combo.driver, source) for v in chosen]
+        fitting = chosen  # with a GPU named, only the matrix rows that list it
+        if combo.compute_capability:
+            fitting = [v for v in chosen if (r := compat.matrix_row(release, v, combo.compute_capability)) is None
+                       or r.verdict == compat.COMPATIBLE] or chosen
+        judged = [_variant_driver(version, v, combo.driver, source) for v in fitting]
         reasons.append(next((r for r in judged if r.verdict == compat.COMPATIBLE), judged[0]))
     if combo.compute_capability and chosen:
-        supports = [compat.cudnn_support(version, str(v.get("cuda")), combo.compute_capability) for v in chosen]
+        supports = [compat.matrix_row(release, v, combo.compute_capability) for v in chosen]
         known = [r for r in supports if r is not None]
         if known:
             reasons.append(next((r for r in known if r.verdict == compat.COMPATIBLE), known[0]))
@@ -161,7 +165,7 @@ def _judge_cudnn_release(release: dict[str, Any], combo: compat.Combination) -> 
 
 def _variant_driver(version: str, variant: dict[str, Any], driver: str, source: str) -> compat.Reason:
     floor = variant.get("linux_min_driver")
-    label = f"cuDNN {version} for CUDA {variant.get('cuda')}"
+    label = f"cuDNN {version} for CUDA {variant.get('toolkit') or variant.get('cuda')}"
     if floor in (None, "unknown"):
         return compat.Reason("driver", compat.UNKNOWN, f"{label}: minimum driver unknown", source)
     have, need = version_tuple(driver) or (), version_tuple(str(floor)) or ()

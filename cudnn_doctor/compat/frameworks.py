@@ -690,18 +690,29 @@ def cudnn_support(cudnn: str, cuda: str, cc: str) -> Reason | None:
     if variant is None:
         return None
     release, row = variant
+    judged = [r for r in (matrix_row(release, one, cc) for one in query.toolkit_rows(row, cuda)) if r is not None]
+    if not judged:
+        return None
+    return next((r for r in judged if r.verdict == COMPATIBLE), next((r for r in judged if r.verdict == UNKNOWN),
+                                                                      judged[0]))
+
+
+def matrix_row(release: dict[str, Any], row: dict[str, Any], cc: str) -> Reason | None:
     low, high = row.get("min_compute_capability"), row.get("max_compute_capability")
     source = row.get("source") or release.get("source", "")
     have = _cc(cc)
     if _cc(low) is None or have is None:
         return None
-    label = f"cuDNN {release['version']} for CUDA {row.get('cuda')}"
+    label = f"cuDNN {release['version']} for CUDA {row.get('toolkit') or row.get('cuda')}"
+    if row.get("toolkit") and row.get("linux_min_driver") not in (None, "unknown"):
+        label += f" (with driver >= {row['linux_min_driver']})"
     if have < (_cc(low) or ()):
         return Reason("compute_capability", INCOMPATIBLE, f"{label} supports compute capability {low} and newer; "
                                                           f"this GPU is {cc}", source)
     if _cc(high) is not None and have > (_cc(high) or ()):
-        return Reason("compute_capability", UNKNOWN, f"{label} lists compute capabilities up to {high}; {cc} is newer",
-                      source)
+        # NVIDIA's matrix lists the GPUs each build supports; a newer one is not among them
+        return Reason("compute_capability", INCOMPATIBLE, f"{label} supports compute capabilities up to {high} "
+                                                          f"(NVIDIA's support matrix); {cc} is newer", source)
     return Reason("compute_capability", COMPATIBLE, f"{label} supports {low}"
                                                     f"{' to ' + str(high) if _cc(high) else ' and newer'}", source)
 

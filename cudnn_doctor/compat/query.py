@@ -57,6 +57,26 @@ def cudnn_variant(version: str | None, cuda: str | None) -> tuple[dict[str, Any]
     return None
 
 
+def toolkit_rows(variant: dict[str, Any], cuda: str | None) -> list[dict[str, Any]]:
+    """A major's variant narrowed to NVIDIA's matrix rows for one CUDA toolkit. cuDNN 9.10.2 for CUDA 12.x
+    lists 12.8/12.9 twice: with driver >= 570.26 up to Blackwell, and with >= 525.60.13 up to Hopper. Each
+    [[...by_toolkit]] entry that names the toolkit, merged over the variant; the variant itself when none does."""
+    parts = version_tuple(cuda) or ()
+    entries = variant.get("by_toolkit", [])
+    if len(parts) < 2 or not entries:
+        return [variant]
+    wanted = f"{parts[0]}.{parts[1]}"
+    found = []
+    for entry in entries:
+        if wanted in entry.get("cuda_toolkits", []):
+            merged = {key: value for key, value in variant.items() if key != "by_toolkit"}
+            merged.update({key: value for key, value in entry.items() if key != "cuda_toolkits"})
+            merged["cuda_toolkits"] = ", ".join(entry["cuda_toolkits"])
+            merged["toolkit"] = wanted
+            found.append(merged)
+    return found or [variant]
+
+
 def minor_compat_min_driver(cuda_major: int, os_name: str) -> Requirement | None:
     """The oldest driver that runs any CUDA CUDA_MAJOR.x through minor-version compatibility."""
     key = "windows_min_driver" if os_name == "windows" else "linux_min_driver"
