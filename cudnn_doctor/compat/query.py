@@ -51,6 +51,10 @@ def cudnn_variant(version: str | None, cuda: str | None) -> tuple[dict[str, Any]
     for variant in variants:  # exact toolkit builds first (cuDNN <= 8.2), then by major
         if version_tuple(variant.get("cuda")) == cuda_parts[:2]:
             return release, variant
+    wanted = ".".join(str(p) for p in cuda_parts[:2])
+    for variant in variants:  # one archive for several toolkits (8.2.2 for CUDA 11.4 covers 11.0-11.4)
+        if any(wanted in entry.get("cuda_toolkits", []) for entry in variant.get("by_toolkit", [])):
+            return release, variant
     for variant in variants:
         if version_tuple(variant.get("cuda")) == cuda_parts[:1]:
             return release, variant
