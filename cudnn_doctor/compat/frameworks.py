@@ -603,9 +603,14 @@ def judge_compute_capability(need: Needs, rows: list[dict[str, Any]], cc: str, c
                           f"{display(need.framework)} {need.version} disables cuDNN below {rule['min_cudnn']} on GPUs of "
                           f"compute capability {rule['from_compute_capability']} and newer; this GPU is {cc} and the "
                           f"cuDNN is {cudnn_version}", rule["source"])
+    own = _framework_floor(need, cc)
+    if own is not None and own.verdict == INCOMPATIBLE:
+        return own
     build = build_architectures(need, rows, cc)
     cuda = next((str(row["cuda"]) for row in _known_cuda(rows)), None)
     library = cudnn_support(cudnn_version, cuda, cc) if cudnn_version and cuda else None
+    if library is None and cudnn_version and profile(need.framework).get("gpu_rule") == "toolkit":
+        library = cudnn_series_support(cudnn_version, cuda, cc)
     if library is not None and library.verdict == INCOMPATIBLE:
         return library
     if build is not None:
@@ -624,10 +629,54 @@ def judge_compute_capability(need: Needs, rows: list[dict[str, Any]], cc: str, c
         return Reason("compute_capability", UNKNOWN, why,
                       f"{rows[0]['source'] if rows else 'compat/'}; {rule.get('gpu_rule_source', 'compat/rules.toml')}")
     if library is not None:
+        if own is not None and library.verdict == COMPATIBLE:
+            return Reason(library.part, COMPATIBLE, f"{own.why}; {library.why}", f"{own.source}; {library.source}")
         return library
+    if own is not None:
+        return own
     return Reason("compute_capability", UNKNOWN,
                   f"no compute-capability data for {display(need.framework)} {need.version} "
                   f"(cuDNN {cudnn_version or '?'}, CUDA {cuda or '?'})", "compat/cudnn.toml")
+
+
+def _framework_floor(need: Needs, cc: str) -> Reason | None:
+    """compat/rules.toml [[framework_gpu_floor]]: the framework's own check of the GPU."""
+    have = _cc(cc)
+    for rule in load("rules").get("framework_gpu_floor", []):
+        if rule.get("framework") != need.framework or have is None or \
+                (version_tuple(need.version) or ()) < (version_tuple(str(rule["from_version"])) or ()):
+            continue
+        low = str(rule["min_compute_capability"])
+        if have < (_cc(low) or ()):
+            return Reason("compute_capability", INCOMPATIBLE, f"{rule['why']}; this GPU is {cc}", str(rule["source"]))
+        return Reason("compute_capability", COMPATIBLE, f"{display(need.framework)} {need.version}'s own check accepts "
+                                                        f"compute capability {low} and newer", str(rule["source"]))
+    return None
+
+
+def cudnn_series_support(cudnn: str, cuda: str | None, cc: str) -> Reason | None:
+    """The GPU against every cuDNN release of a series (\"7.6\" or an exact 7.6.5) and, with no CUDA named, every
+    CUDA build of it in NVIDIA's matrix: one verdict when all that the data holds agree, else None."""
+    judged: list[Reason] = []
+    for release in load("cudnn").get("release", []):
+        version = str(release.get("version"))
+        if not matches_prefix(version, cudnn):
+            continue
+        variants = list(release.get("variant", []))
+        if cuda:
+            found = query.cudnn_variant(version, cuda)
+            variants = [found[1]] if found else []  # no build of this release for that CUDA
+        for variant in variants:
+            rows = query.toolkit_rows(variant, cuda) if cuda else [variant]
+            judged += [r for r in (matrix_row(release, row, cc) for row in rows) if r is not None]
+    verdicts = {reason.verdict for reason in judged}
+    if len(verdicts) != 1:
+        return None
+    first = judged[0]
+    if len(judged) == 1:
+        return first
+    return Reason(first.part, first.verdict, f"every cuDNN {cudnn} build in NVIDIA's matrix ({len(judged)} rows) agrees: "
+                                             f"{first.why}", first.source)
 
 
 def build_architectures(need: Needs, rows: list[dict[str, Any]], cc: str) -> Reason | None:
