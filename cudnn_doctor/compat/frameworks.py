@@ -746,6 +746,15 @@ def cudnn_support(cudnn: str, cuda: str, cc: str) -> Reason | None:
                                                                       judged[0]))
 
 
+def architecture(cc: str) -> str | None:
+    """The GPU architecture of a compute capability (compat/rules.toml [architectures])."""
+    have = _cc(cc)
+    for name, members in load("rules").get("architectures", {}).items():
+        if name != "source" and any(_cc(str(m)) == have for m in members):
+            return str(name)
+    return None
+
+
 def matrix_row(release: dict[str, Any], row: dict[str, Any], cc: str) -> Reason | None:
     low, high = row.get("min_compute_capability"), row.get("max_compute_capability")
     source = row.get("source") or release.get("source", "")
@@ -758,8 +767,14 @@ def matrix_row(release: dict[str, Any], row: dict[str, Any], cc: str) -> Reason 
     if have < (_cc(low) or ()):
         return Reason("compute_capability", INCOMPATIBLE, f"{label} supports compute capability {low} and newer; "
                                                           f"this GPU is {cc}", source)
-    if _cc(high) is not None and have > (_cc(high) or ()):
-        # NVIDIA's matrix lists the GPUs each build supports; a newer one is not among them
+    top = _cc(high)
+    if top is not None and have > top:
+        # NVIDIA's matrix lists the GPUs each build supports; a newer one is not among them. Within the newest
+        # listed major (12.1 after 12.0) its SASS may still run (binary compatibility), but NVIDIA does not say so.
+        if architecture(cc) is not None and architecture(cc) == architecture(str(high)):
+            return Reason("compute_capability", UNKNOWN, f"{label} lists compute capabilities up to {high}; {cc} is not "
+                                                         "listed (same architecture: its kernels may run, NVIDIA does not say)",
+                          source)
         return Reason("compute_capability", INCOMPATIBLE, f"{label} supports compute capabilities up to {high} "
                                                           f"(NVIDIA's support matrix); {cc} is newer", source)
     return Reason("compute_capability", COMPATIBLE, f"{label} supports {low}"
