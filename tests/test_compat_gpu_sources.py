@@ -44,6 +44,10 @@ def test_torch_cuda13_builds_on_a_r580_driver(machine: Machine) -> None:
     assert data["verdict"] == "compatible" and reason(data, "driver")["warning"] is True
     assert verdict(machine, "torch==2.14.0+cu130", "--driver", "580.65.06") == "compatible"
     assert verdict(machine, "torch==2.14.0", "--driver", "575.57.08") == "incompatible"
+    # Table 2 names a branch (13.x: driver_branch_range ">=580" in compat/cuda.toml): a bare "580" is judged by it
+    _, data = compat(machine, "torch==2.15.0", "--driver", "580")
+    assert data["verdict"] == "compatible" and "branch >= 580" in reason(data, "driver")["why"]
+    assert verdict(machine, "torch==2.14.1", "--driver", "575") == "incompatible"
 
 
 def test_the_cupy_package_name_fixes_the_cuda(machine: Machine) -> None:

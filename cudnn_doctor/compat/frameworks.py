@@ -560,6 +560,17 @@ def judge_driver_for_cuda(cuda: str, driver: str, os_name: str) -> Reason:
         return Reason("driver", UNKNOWN, f"no minimum driver known for CUDA {cuda}", "compat/cuda.toml")
     needed = minor or full
     assert needed is not None
+    branch = query.minor_compat_branch(major(cuda) or 0) if minor else None
+    have = version_tuple(driver) or ()
+    if len(have) == 1 and branch is not None:
+        # a bare branch ("580"): NVIDIA's Table 2 gives minor-version compatibility per branch (13.x: >= 580)
+        if have[0] >= branch:
+            return Reason("driver", COMPATIBLE, f"driver branch {driver} runs CUDA {major(cuda)}.x builds (CUDA "
+                                                f"{major(cuda)}.x minor-version compatibility: branch >= {branch}); "
+                                                f"CUDA {cuda} itself lists >= {full.version if full else needed.version}",
+                          minor.source if minor else needed.source, warning=full is not None)
+        return Reason("driver", INCOMPATIBLE, f"CUDA {cuda} needs driver branch >= {branch} (minor-version "
+                                              f"compatibility); branch {driver} is older", needed.source)
     if _at_least(driver, needed.version) is None:
         return Reason("driver", UNKNOWN, f"driver {driver} names a branch; CUDA {cuda} needs >= {needed.version}: "
                                          "give the full driver version", needed.source)

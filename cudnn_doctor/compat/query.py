@@ -90,6 +90,17 @@ def minor_compat_min_driver(cuda_major: int, os_name: str) -> Requirement | None
     return None
 
 
+def minor_compat_branch(cuda_major: int) -> int | None:
+    """The lowest driver branch NVIDIA's Table 2 names for CUDA CUDA_MAJOR.x minor-version compatibility (">=580")."""
+    for row in load("cuda").get("minor_version_compatibility", []):
+        if int(row.get("major", -1)) == cuda_major:
+            text = str(row.get("driver_branch_range", ""))
+            if text.startswith(">="):
+                digits = text[2:].split(",")[0].strip()
+                return int(digits) if digits.isdigit() else None
+    return None
+
+
 def newest_cudnn_for_cuda(cuda_major: int) -> str | None:
     """The newest cuDNN release in compat/cudnn.toml with a build for CUDA CUDA_MAJOR."""
     best: tuple[int, ...] | None = None
