@@ -6,7 +6,12 @@ the same source is cited on the rows in compat/.
 
 from __future__ import annotations
 
-from tests.conftest import Machine
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+from tests.conftest import ROOT, Machine
 from tests.test_compat_rules import compat, reason
 
 
@@ -138,3 +143,35 @@ def test_theano_and_dl4j_gpu_floors(machine: Machine) -> None:
     dl4j = ("dl4j==1.0.0-beta7", "--artifact", "nd4j-cuda-10.2", "--compute-capability")
     assert verdict(machine, *dl4j, "3.0") == "compatible"
     assert verdict(machine, *dl4j, "2.0") == "incompatible"
+
+
+def _fatbin(*entries: tuple[int, int]) -> bytes:
+    """A fat binary as nvcc embeds it: header (magic 0xBA55ED50, version, header size 16, payload size), then
+    one 64-byte entry header per (kind, sm) with an empty payload (kind 1 = PTX, 2 = ELF cubin)."""
+    import struct
+
+    body = b"".join(struct.pack("<HHIQ", kind, 1, 64, 0) + bytes(12) + struct.pack("<I", sm) + bytes(32)
+                    for kind, sm in entries)
+    return struct.pack("<IHHQ", 0xBA55ED50, 1, 16, len(body)) + body
+
+
+def test_refresh_reads_a_torch_wheels_architectures(tmp_path: Path) -> None:
+    """maintenance/refresh_compat.py --torch-wheel: the arch flags string torch.cuda.get_arch_list() reports (in
+    libtorch_python.so) and the fatbin entries of libtorch_cuda.so, compared with compat/pytorch.toml (torch 2.11.0
+    CUDA 13.0: sm_75 to sm_120, read from the real PyPI wheel)."""
+    wheel = tmp_path / "torch-2.11.0-cp312-cp312-manylinux_2_28_x86_64.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        archive.writestr("torch/version.py", "__version__ = '2.11.0+cu130'\ncuda: Optional[str] = '13.0'\n")
+        archive.writestr("torch/lib/libtorch_python.so", b"\x7fELF\x00junk\x00sm_80 sm_90\x00more")
+        archive.writestr("torch/lib/libtorch_cuda.so", b"\x00" * 40 + _fatbin((2, 80), (2, 90), (1, 90)) + b"\x00" * 8)
+    result = subprocess.run([sys.executable, str(ROOT / "maintenance" / "refresh_compat.py"), "--torch-wheel",
+                             str(wheel)], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert "arch flags 8.0 9.0; libtorch_cuda SASS 8.0 9.0; PTX 9.0" in result.stdout
+    assert "differs from the wheel's ['8.0', '9.0']" in result.stdout
+    broken = tmp_path / "broken.whl"
+    broken.write_bytes(b"not a zip")
+    result = subprocess.run([sys.executable, str(ROOT / "maintenance" / "refresh_compat.py"), "--torch-wheel",
+                             str(broken)], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2 and "cannot read it as a torch wheel" in result.stderr
+    assert "Traceback" not in result.stderr
