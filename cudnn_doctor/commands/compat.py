@@ -167,6 +167,13 @@ def _variant_driver(version: str, variant: dict[str, Any], driver: str, source: 
     floor = variant.get("linux_min_driver")
     label = f"cuDNN {version} for CUDA {variant.get('toolkit') or variant.get('cuda')}"
     if floor in (None, "unknown"):
+        # NVIDIA's matrix row was not read; the CUDA runtime the build needs still sets a floor below which it
+        # cannot run (compat/cuda.toml), but being above it does not make the matrix's own floor known
+        cuda = str(variant.get("toolkit") or variant.get("cuda"))
+        runtime = compat.judge_driver_for_cuda(cuda, driver, "linux")
+        if runtime.verdict == compat.INCOMPATIBLE:
+            return compat.Reason("driver", compat.INCOMPATIBLE, f"{label} runs on the CUDA {cuda} runtime: "
+                                                                f"{runtime.why}", runtime.source)
         return compat.Reason("driver", compat.UNKNOWN, f"{label}: minimum driver unknown", source)
     have, need = version_tuple(driver) or (), version_tuple(str(floor)) or ()
     verdict = compat.COMPATIBLE if have >= need else compat.INCOMPATIBLE
