@@ -4,6 +4,8 @@
     python maintenance/refresh_compat.py              # every source, a report on stdout
     python maintenance/refresh_compat.py --only torch,jax
     python maintenance/refresh_compat.py --toml        # also print draft [[build]] rows for what is new
+    python maintenance/refresh_compat.py --torch-wheel torch-2.11.0-...whl   # GPU architectures of a torch
+                                        # wheel (`pip download --no-deps torch==X`), against compat/pytorch.toml
 
 Sources: PyPI's JSON API (https://pypi.org/pypi/<name>/json and /<name>/<version>/json, whose
 `requires_dist` is the wheel's Requires-Dist) for torch, tensorflow (its and-cuda extra), the JAX
@@ -25,6 +27,7 @@ import sys
 import urllib.error
 import urllib.parse
 import urllib.request
+import zipfile
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -310,11 +313,78 @@ def nvidia_manifests() -> Iterator[str]:
             yield f"new cuDNN manifest: {NVIDIA_REDIST}redistrib_{version}.json (compat/cudnn.toml has no {version})"
 
 
+FATBIN_MAGIC = 0xBA55ED50  # the fat binary container nvcc embeds in .nv_fatbin sections
+
+
+def fatbin_entries(data: bytes) -> set[tuple[str, int]]:
+    """(kind, sm) of every entry of every fat binary in DATA: kind "SASS" (cubin, ELF) or "PTX"."""
+    found: set[tuple[str, int]] = set()
+    magic = struct.pack("<I", FATBIN_MAGIC)
+    at = data.find(magic)
+    while at != -1:
+        if at + 16 > len(data):
+            break
+        _, _, header, size = struct.unpack_from("<IHHQ", data, at)
+        end = at + header + size
+        if header != 16 or end > len(data):
+            at = data.find(magic, at + 4)
+            continue
+        entry = at + header
+        while entry + 32 <= end:
+            kind, _, entry_header, padded = struct.unpack_from("<HHIQ", data, entry)
+            if not 32 <= entry_header <= 1024:
+                break
+            sm = struct.unpack_from("<I", data, entry + 28)[0]
+            found.add(("PTX" if kind == 1 else "SASS" if kind == 2 else f"kind{kind}", sm))
+            entry += entry_header + padded
+        at = data.find(magic, end)
+    return found
+
+
+def torch_wheel_archs(path: str) -> Iterator[str]:
+    """What a downloaded torch wheel was compiled for, against compat/pytorch.toml's row of that build."""
+    with zipfile.ZipFile(path) as wheel:
+        version_py = wheel.read("torch/version.py").decode("utf-8", "replace")
+        full = re.search(r"__version__ = '([^']+)'", version_py)
+        cuda = re.search(r"cuda: Optional\[str\] = '([^']+)'", version_py)
+        if full is None or cuda is None:
+            yield f"{path}: not a CUDA build of torch (torch/version.py names no CUDA)"
+            return
+        flags = re.search(rb"\x00((?:sm|compute)_\d+[a-z]?(?: (?:sm|compute)_\d+[a-z]?)+)\x00",
+                          wheel.read("torch/lib/libtorch_python.so"))
+        entries = fatbin_entries(wheel.read("torch/lib/libtorch_cuda.so"))
+    version = full.group(1).split("+")[0]
+    archs = [f"{int(f[3:]) // 10}.{int(f[3:]) % 10}" for f in (flags.group(1).decode().split() if flags else [])
+             if f.startswith("sm_")]
+    sass = [f"{sm // 10}.{sm % 10}" for sm in sorted({sm for kind, sm in entries if kind == "SASS"})]
+    ptx = [f"{sm // 10}.{sm % 10}" for sm in sorted({sm for kind, sm in entries if kind == "PTX"})]
+    yield (f"torch {full.group(1)}: arch flags {' '.join(archs) or '(not found)'}; libtorch_cuda SASS {' '.join(sass)}; "
+           f"PTX {' '.join(ptx) or 'none found'}")
+    rows = [row for row in load_table(PACKAGES[0]) if row.get("version") == version
+            and row.get("cuda") == cuda.group(1)]
+    if not rows:
+        yield f"  torch {version} CUDA {cuda.group(1)}: no row in compat/pytorch.toml"
+    elif archs and rows[0].get("arch_list") != archs:
+        yield f"  compat/pytorch.toml arch_list {rows[0].get('arch_list')} differs from the wheel's {archs}"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--only", help="comma-separated PyPI names (default: all), or 'nvidia' for the manifests")
     parser.add_argument("--toml", action="store_true", help="print a draft [[build]] row for each new release")
+    parser.add_argument("--torch-wheel", action="append", default=[], metavar="WHEEL",
+                        help="a downloaded torch wheel: print the GPU architectures it was compiled for "
+                             "(arch flags, fatbin SASS/PTX) and compare them with compat/pytorch.toml")
     args = parser.parse_args(argv)
+    if args.torch_wheel:
+        for path in args.torch_wheel:
+            try:
+                for line in torch_wheel_archs(path):
+                    print(line)
+            except (OSError, KeyError, zipfile.BadZipFile) as error:
+                print(f"{path}: cannot read it as a torch wheel ({error})", file=sys.stderr)
+                return 2
+        return 0
     wanted = set(args.only.split(",")) if args.only else None
     differences = failures = attempts = 0
     for package in PACKAGES:

@@ -72,7 +72,7 @@ def answer(spec: str, combo: compat.Combination, artifact: str | None = None) ->
         raise DoctorError(f"which {canonical} release? {inputs.shown(spec)} names no version",
                           fix=f"write it as {name}==VERSION; `cudnn-doctor compat --list {canonical}` lists them")
     version = inputs.release_version(name, version)
-    need = compat.needs(canonical, version, combo.os, artifact)
+    need = compat.needs(canonical, version, combo.os, artifact, package=name)
     requires = [_requirement_of(row) for row in need.rows]
     data: dict[str, Any] = {"schema": SCHEMA, "framework": canonical, "version": version, "requires": requires}
     if need.build_cuda:
@@ -141,15 +141,19 @@ def _judge_cudnn_release(release: dict[str, Any], combo: compat.Combination) -> 
                                                                       f"{combo.cuda} (its builds: CUDA {built})", source))
             chosen = []
         else:
-            chosen = [found[1]]
+            chosen = query.toolkit_rows(found[1], combo.cuda)
             reasons.append(compat.Reason("cuda", compat.COMPATIBLE, f"cuDNN {version} has a build for CUDA "
                                                                     f"{found[1].get('cuda')}",
                                          found[1].get("source") or source))
     if combo.driver and chosen:
-        judged = [_variant_driver(version, v, combo.driver, source) for v in chosen]
+        fitting = chosen  # with a GPU named, only the matrix rows that list it
+        if combo.compute_capability:
+            fitting = [v for v in chosen if (r := compat.matrix_row(release, v, combo.compute_capability)) is None
+                       or r.verdict == compat.COMPATIBLE] or chosen
+        judged = [_variant_driver(version, v, combo.driver, source) for v in fitting]
         reasons.append(next((r for r in judged if r.verdict == compat.COMPATIBLE), judged[0]))
     if combo.compute_capability and chosen:
-        supports = [compat.cudnn_support(version, str(v.get("cuda")), combo.compute_capability) for v in chosen]
+        supports = [compat.matrix_row(release, v, combo.compute_capability) for v in chosen]
         known = [r for r in supports if r is not None]
         if known:
             reasons.append(next((r for r in known if r.verdict == compat.COMPATIBLE), known[0]))
@@ -161,8 +165,15 @@ def _judge_cudnn_release(release: dict[str, Any], combo: compat.Combination) -> 
 
 def _variant_driver(version: str, variant: dict[str, Any], driver: str, source: str) -> compat.Reason:
     floor = variant.get("linux_min_driver")
-    label = f"cuDNN {version} for CUDA {variant.get('cuda')}"
+    label = f"cuDNN {version} for CUDA {variant.get('toolkit') or variant.get('cuda')}"
     if floor in (None, "unknown"):
+        # NVIDIA's matrix row was not read; the CUDA runtime the build needs still sets a floor below which it
+        # cannot run (compat/cuda.toml), but being above it does not make the matrix's own floor known
+        cuda = str(variant.get("toolkit") or variant.get("cuda"))
+        runtime = compat.judge_driver_for_cuda(cuda, driver, "linux")
+        if runtime.verdict == compat.INCOMPATIBLE:
+            return compat.Reason("driver", compat.INCOMPATIBLE, f"{label} runs on the CUDA {cuda} runtime: "
+                                                                f"{runtime.why}", runtime.source)
         return compat.Reason("driver", compat.UNKNOWN, f"{label}: minimum driver unknown", source)
     have, need = version_tuple(driver) or (), version_tuple(str(floor)) or ()
     verdict = compat.COMPATIBLE if have >= need else compat.INCOMPATIBLE
@@ -173,8 +184,8 @@ def _variant_driver(version: str, variant: dict[str, Any], driver: str, source: 
 
 def _requirement_of(row: dict[str, Any]) -> dict[str, Any]:
     keep = ("cuda", "cudnn", "cudnn_requirement", "os", "artifact", "package", "python", "cudnn_package",
-            "pypi_default", "arch_list", "ptx", "note")
-    requirement = {key: row[key] for key in keep if key in row}
+            "pypi_default", "arch_list", "ptx", "min_compute_capability", "min_cuda", "note")
+    requirement = {key: row[key] for key in keep if row.get(key) not in (None, "")}
 
     cuda = row.get("cuda")
     if isinstance(cuda, str) and cuda != "unknown":

@@ -66,6 +66,9 @@ def canonical_name(name: str) -> str | None:
     for row in profiles().values():
         if wanted in {alias.lower().replace("_", "-") for alias in row.get("aliases", [])}:
             return str(row["name"])
+    for rule in load("rules").get("package_cuda", []):  # cupy-cuda102, tensorrt-cu11: names a rule knows
+        if re.fullmatch(str(rule["pattern"]), wanted):
+            return str(rule["framework"])
     return None
 
 
@@ -107,8 +110,58 @@ def minor_version_compatibility_source() -> str:
 
 # --- which rows describe a release ---------------------------------------------------------------
 
-def needs(framework: str, version: str, os_name: str = "linux", artifact: str | None = None) -> Needs:
-    """The data rows that describe FRAMEWORK at VERSION (e.g. every CUDA build of a torch release)."""
+def needs(framework: str, version: str, os_name: str = "linux", artifact: str | None = None,
+          package: str | None = None) -> Needs:
+    """The data rows that describe FRAMEWORK at VERSION (e.g. every CUDA build of a torch release).
+    PACKAGE is the distribution name asked for (cupy-cuda11x, tensorrt-cu12): where a [[package_cuda]]
+    rule says the name fixes the CUDA, only that build is in question."""
+    need = _needs(framework, version, os_name, artifact)
+    rule = package_rule(framework, package) if package else None
+    if rule is None or need.missing is not None and need.missing.part != "release":
+        return need
+    wanted = str(package).lower().replace("_", "-")
+    known = [row for row in need.rows if str(row.get("package", "")).lower() == wanted]
+    if known:
+        need.rows = known
+        return need
+    if need.missing is not None and "newer than this data" in need.missing.why:
+        return need
+    have = version_tuple(need.version) or ()
+    if rule.get("from_version") and have < (version_tuple(str(rule["from_version"])) or ()) or \
+            rule.get("before_version") and have >= (version_tuple(str(rule["before_version"])) or ()):
+        need.missing = Reason("build", INCOMPATIBLE, f"{display(framework)} {need.version} was never published as "
+                                                     f"{wanted}: {rule['why_range']}", str(rule["source"]))
+        need.rows = []
+        return need
+    need.missing = None
+    need.rows = [{"version": need.version, "package": wanted, "cuda": rule["cuda"], "cudnn": "unknown",
+                  "min_cuda": rule.get("min_cuda"), "exact_cuda": bool(rule.get("exact_cuda")),
+                  "min_compute_capability": rule.get("min_compute_capability"),
+                  "arch_source": rule.get("gpu_source"), "source": rule["source"]}]
+    need.notes.append(f"{wanted} fixes the CUDA: {rule['why']}")
+    return need
+
+
+def package_rule(framework: str, package: str | None) -> dict[str, Any] | None:
+    """compat/rules.toml [[package_cuda]]: the CUDA a distribution name fixes (cupy-cuda102 -> exactly 10.2)."""
+    name = str(package or "").lower().replace("_", "-")
+    for rule in load("rules").get("package_cuda", []):
+        if rule.get("framework") != framework:
+            continue
+        match = re.fullmatch(str(rule["pattern"]), name)
+        if match is None:
+            continue
+        found = dict(rule)
+        if rule.get("cuda_from_name"):  # cupy-cuda102 -> 10.2, cupy-cuda92 -> 9.2
+            digits = match.group(1)
+            found["cuda"] = f"{digits[:-1]}.{digits[-1]}"
+            found["exact_cuda"] = True
+            found["why"] = str(rule["why"]).replace("{cuda}", found["cuda"])
+        return found
+    return None
+
+
+def _needs(framework: str, version: str, os_name: str = "linux", artifact: str | None = None) -> Needs:
     base, _, local = version.partition("+")
     build_cuda = None  # torch's local version names its CUDA build: +cu124 -> 12.4, +cu80 -> 8.0
     if profile(framework).get("cuda_rule") == "bundled" and local.startswith("cu") and local[2:].isdigit() \
@@ -119,6 +172,10 @@ def needs(framework: str, version: str, os_name: str = "linux", artifact: str | 
     need = Needs(framework, base, release_rows, build_cuda)
     if not release_rows:
         need.missing = release_unknown(framework, base)
+        return need
+    no_build = _no_gpu_build_rule(framework, base, os_name)
+    if no_build is not None:
+        need.missing, need.rows = no_build, []
         return need
     if any("os" in row for row in release_rows):
         on_os = [row for row in release_rows if row.get("os", "linux") == os_name]
@@ -179,11 +236,19 @@ def release_unknown(framework: str, version: str) -> Reason:
     return Reason("release", UNKNOWN, f"{display(framework)} {version} is not a release in {source}{hint}", source)
 
 
-def _no_build_on_os(framework: str, version: str, os_name: str, rows: list[dict[str, Any]]) -> Reason:
+def _no_gpu_build_rule(framework: str, version: str, os_name: str) -> Reason | None:
+    """compat/rules.toml [[no_gpu_build]]: the sources say FRAMEWORK at VERSION has no GPU build on OS_NAME."""
     for rule in load("rules").get("no_gpu_build", []):
         if rule.get("framework") == framework and rule.get("os") == os_name and \
                 (version_tuple(version) or ()) >= (version_tuple(rule.get("from_version")) or ()):
             return Reason("build", INCOMPATIBLE, str(rule["why"]), str(rule["source"]))
+    return None
+
+
+def _no_build_on_os(framework: str, version: str, os_name: str, rows: list[dict[str, Any]]) -> Reason:
+    rule = _no_gpu_build_rule(framework, version, os_name)
+    if rule is not None:
+        return rule
     systems = ", ".join(sorted({str(row.get("os", "linux")) for row in rows}))
     return Reason("build", UNKNOWN, f"the data has no {os_name} GPU build of {display(framework)} {version} "
                                     f"(it has: {systems})", rows[0]["source"])
@@ -332,6 +397,14 @@ def _judge_cuda(need: Needs, rows: list[dict[str, Any]], cuda: str) -> Reason:
         return Reason("cuda", COMPATIBLE, why, f"{row['source']}; {profile(need.framework).get('source', '')}")
     if newer is not None:
         return newer
+    for row in known:
+        if row.get("exact_cuda") and major_minor(str(row["cuda"])) != major_minor(cuda):
+            return Reason("cuda", INCOMPATIBLE, f"{row.get('package') or name} needs exactly CUDA {row['cuda']}; "
+                                                f"{cuda} is another toolkit", row["source"])
+        if row.get("min_cuda") and major(str(row["cuda"])) == major(cuda) and \
+                (major_minor(cuda) or (0, 0)) < (major_minor(str(row["min_cuda"])) or (0, 0)):
+            return Reason("cuda", INCOMPATIBLE, f"{row.get('package') or name} needs CUDA {row['min_cuda']} or newer "
+                                                f"of CUDA {row['cuda']}.x; {cuda} is older", row["source"])
     for row in known:
         built = str(row["cuda"])
         if major_minor(built) == major_minor(cuda) or (built.count(".") == 0 and major(built) == major(cuda)
@@ -487,6 +560,17 @@ def judge_driver_for_cuda(cuda: str, driver: str, os_name: str) -> Reason:
         return Reason("driver", UNKNOWN, f"no minimum driver known for CUDA {cuda}", "compat/cuda.toml")
     needed = minor or full
     assert needed is not None
+    branch = query.minor_compat_branch(major(cuda) or 0) if minor else None
+    have = version_tuple(driver) or ()
+    if len(have) == 1 and branch is not None:
+        # a bare branch ("580"): NVIDIA's Table 2 gives minor-version compatibility per branch (13.x: >= 580)
+        if have[0] >= branch:
+            return Reason("driver", COMPATIBLE, f"driver branch {driver} runs CUDA {major(cuda)}.x builds (CUDA "
+                                                f"{major(cuda)}.x minor-version compatibility: branch >= {branch}); "
+                                                f"CUDA {cuda} itself lists >= {full.version if full else needed.version}",
+                          minor.source if minor else needed.source, warning=full is not None)
+        return Reason("driver", INCOMPATIBLE, f"CUDA {cuda} needs driver branch >= {branch} (minor-version "
+                                              f"compatibility); branch {driver} is older", needed.source)
     if _at_least(driver, needed.version) is None:
         return Reason("driver", UNKNOWN, f"driver {driver} names a branch; CUDA {cuda} needs >= {needed.version}: "
                                          "give the full driver version", needed.source)
@@ -530,9 +614,14 @@ def judge_compute_capability(need: Needs, rows: list[dict[str, Any]], cc: str, c
                           f"{display(need.framework)} {need.version} disables cuDNN below {rule['min_cudnn']} on GPUs of "
                           f"compute capability {rule['from_compute_capability']} and newer; this GPU is {cc} and the "
                           f"cuDNN is {cudnn_version}", rule["source"])
+    own = _framework_floor(need, cc)
+    if own is not None and own.verdict == INCOMPATIBLE:
+        return own
     build = build_architectures(need, rows, cc)
     cuda = next((str(row["cuda"]) for row in _known_cuda(rows)), None)
     library = cudnn_support(cudnn_version, cuda, cc) if cudnn_version and cuda else None
+    if library is None and cudnn_version and profile(need.framework).get("gpu_rule") == "toolkit":
+        library = cudnn_series_support(cudnn_version, cuda, cc)
     if library is not None and library.verdict == INCOMPATIBLE:
         return library
     if build is not None:
@@ -540,30 +629,94 @@ def judge_compute_capability(need: Needs, rows: list[dict[str, Any]], cc: str, c
             return Reason(build.part, COMPATIBLE, f"{build.why}; {library.why}", f"{build.source}; {library.source}",
                           build.warning or library.warning)
         return build
+    rule = profile(need.framework)
+    if rule.get("gpu_rule", "build") == "build":
+        # the build's own kernels decide; a cuDNN that supports the GPU says nothing about them
+        cuda_label = f" (CUDA {cuda})" if cuda else ""
+        why = (f"the data does not record which GPU architectures {display(need.framework)} {need.version}{cuda_label} "
+               f"was compiled for, so compute capability {cc} cannot be judged")
+        if library is not None:
+            why += f" ({library.why}, but that is the library, not the build)"
+        return Reason("compute_capability", UNKNOWN, why,
+                      f"{rows[0]['source'] if rows else 'compat/'}; {rule.get('gpu_rule_source', 'compat/rules.toml')}")
     if library is not None:
+        if own is not None and library.verdict == COMPATIBLE:
+            return Reason(library.part, COMPATIBLE, f"{own.why}; {library.why}", f"{own.source}; {library.source}")
         return library
+    if own is not None:
+        return own
     return Reason("compute_capability", UNKNOWN,
                   f"no compute-capability data for {display(need.framework)} {need.version} "
                   f"(cuDNN {cudnn_version or '?'}, CUDA {cuda or '?'})", "compat/cudnn.toml")
 
 
-def build_architectures(need: Needs, rows: list[dict[str, Any]], cc: str) -> Reason | None:
-    """The GPU against the architectures the build was compiled for (SASS list, PTX or not)."""
-    with_arch = [row for row in rows if row.get("arch_list")]
-    floor = next((row for row in rows if row.get("min_compute_capability")), None)
-    if not with_arch and floor is not None and _cc(cc) is not None:
-        low = str(floor["min_compute_capability"])
-        what = f"{display(need.framework)} {need.version}'s binaries"
-        source = str(floor.get("arch_source") or floor["source"])
-        if (_cc(cc) or ()) < (_cc(low) or ()):
-            return Reason("compute_capability", INCOMPATIBLE, f"{what} need compute capability {low} or higher; this "
-                                                              f"GPU is {cc}", source)
-        return Reason("compute_capability", COMPATIBLE, f"{what} support compute capability {low} and higher", source)
-    if not with_arch or _cc(cc) is None:
+def _framework_floor(need: Needs, cc: str) -> Reason | None:
+    """compat/rules.toml [[framework_gpu_floor]]: the framework's own check of the GPU."""
+    have = _cc(cc)
+    for rule in load("rules").get("framework_gpu_floor", []):
+        if rule.get("framework") != need.framework or have is None or \
+                (version_tuple(need.version) or ()) < (version_tuple(str(rule["from_version"])) or ()):
+            continue
+        low = str(rule["min_compute_capability"])
+        if have < (_cc(low) or ()):
+            return Reason("compute_capability", INCOMPATIBLE, f"{rule['why']}; this GPU is {cc}", str(rule["source"]))
+        return Reason("compute_capability", COMPATIBLE, f"{display(need.framework)} {need.version}'s own check accepts "
+                                                        f"compute capability {low} and newer", str(rule["source"]))
+    return None
+
+
+def cudnn_series_support(cudnn: str, cuda: str | None, cc: str) -> Reason | None:
+    """The GPU against every cuDNN release of a series (\"7.6\" or an exact 7.6.5) and, with no CUDA named, every
+    CUDA build of it in NVIDIA's matrix: one verdict when all that the data holds agree, else None."""
+    judged: list[Reason] = []
+    for release in load("cudnn").get("release", []):
+        version = str(release.get("version"))
+        if not matches_prefix(version, cudnn):
+            continue
+        variants = list(release.get("variant", []))
+        if cuda:
+            found = query.cudnn_variant(version, cuda)
+            variants = [found[1]] if found else []  # no build of this release for that CUDA
+        for variant in variants:
+            rows = query.toolkit_rows(variant, cuda) if cuda else [variant]
+            judged += [r for r in (matrix_row(release, row, cc) for row in rows) if r is not None]
+    verdicts = {reason.verdict for reason in judged}
+    if len(verdicts) != 1:
         return None
-    row = with_arch[0]
-    return covers(f"{display(need.framework)} {need.version} (CUDA {row.get('cuda')})", list(row["arch_list"]),
-                  str(row.get("ptx", "unknown")), cc, str(row.get("arch_source") or row["source"]))
+    first = judged[0]
+    if len(judged) == 1:
+        return first
+    return Reason(first.part, first.verdict, f"every cuDNN {cudnn} build in NVIDIA's matrix ({len(judged)} rows) agrees: "
+                                             f"{first.why}", first.source)
+
+
+def build_architectures(need: Needs, rows: list[dict[str, Any]], cc: str) -> Reason | None:
+    """The GPU against the architectures the build was compiled for (SASS list, PTX or not, or a
+    documented floor). Where several builds are in question (no CUDA named), the best one decides."""
+    if _cc(cc) is None:
+        return None
+    judged = [reason for reason in (_one_build(need, row, cc) for row in rows) if reason is not None]
+    if not judged or len(judged) < len(rows) and all(r.verdict != COMPATIBLE for r in judged):
+        return None  # some build's architectures are not in the data, and none that is known runs the GPU
+    for wanted in ((COMPATIBLE, False), (COMPATIBLE, True), (UNKNOWN, False)):
+        for reason in judged:
+            if (reason.verdict, reason.warning) == wanted:
+                return reason
+    return judged[0]
+
+
+def _one_build(need: Needs, row: dict[str, Any], cc: str) -> Reason | None:
+    label = f"{display(need.framework)} {need.version} (CUDA {row.get('cuda')})"
+    source = str(row.get("arch_source") or row["source"])
+    if row.get("arch_list"):
+        return covers(label, list(row["arch_list"]), str(row.get("ptx", "unknown")), cc, source)
+    low = row.get("min_compute_capability")
+    if not low or _cc(str(low)) is None:
+        return None
+    if (_cc(cc) or ()) < (_cc(str(low)) or ()):
+        return Reason("compute_capability", INCOMPATIBLE, f"{label} needs compute capability {low} or higher; this "
+                                                          f"GPU is {cc}", source)
+    return Reason("compute_capability", COMPATIBLE, f"{label} supports compute capability {low} and higher", source)
 
 
 def covers(what: str, arch_list: list[str], ptx: str, cc: str, source: str) -> Reason:
@@ -597,18 +750,44 @@ def cudnn_support(cudnn: str, cuda: str, cc: str) -> Reason | None:
     if variant is None:
         return None
     release, row = variant
+    judged = [r for r in (matrix_row(release, one, cc) for one in query.toolkit_rows(row, cuda)) if r is not None]
+    if not judged:
+        return None
+    return next((r for r in judged if r.verdict == COMPATIBLE), next((r for r in judged if r.verdict == UNKNOWN),
+                                                                      judged[0]))
+
+
+def architecture(cc: str) -> str | None:
+    """The GPU architecture of a compute capability (compat/rules.toml [architectures])."""
+    have = _cc(cc)
+    for name, members in load("rules").get("architectures", {}).items():
+        if name != "source" and any(_cc(str(m)) == have for m in members):
+            return str(name)
+    return None
+
+
+def matrix_row(release: dict[str, Any], row: dict[str, Any], cc: str) -> Reason | None:
     low, high = row.get("min_compute_capability"), row.get("max_compute_capability")
     source = row.get("source") or release.get("source", "")
     have = _cc(cc)
     if _cc(low) is None or have is None:
         return None
-    label = f"cuDNN {release['version']} for CUDA {row.get('cuda')}"
+    label = f"cuDNN {release['version']} for CUDA {row.get('toolkit') or row.get('cuda')}"
+    if row.get("toolkit") and row.get("linux_min_driver") not in (None, "unknown"):
+        label += f" (with driver >= {row['linux_min_driver']})"
     if have < (_cc(low) or ()):
         return Reason("compute_capability", INCOMPATIBLE, f"{label} supports compute capability {low} and newer; "
                                                           f"this GPU is {cc}", source)
-    if _cc(high) is not None and have > (_cc(high) or ()):
-        return Reason("compute_capability", UNKNOWN, f"{label} lists compute capabilities up to {high}; {cc} is newer",
-                      source)
+    top = _cc(high)
+    if top is not None and have > top:
+        # NVIDIA's matrix lists the GPUs each build supports; a newer one is not among them. Within the newest
+        # listed major (12.1 after 12.0) its SASS may still run (binary compatibility), but NVIDIA does not say so.
+        if architecture(cc) is not None and architecture(cc) == architecture(str(high)):
+            return Reason("compute_capability", UNKNOWN, f"{label} lists compute capabilities up to {high}; {cc} is not "
+                                                         "listed (same architecture: its kernels may run, NVIDIA does not say)",
+                          source)
+        return Reason("compute_capability", INCOMPATIBLE, f"{label} supports compute capabilities up to {high} "
+                                                          f"(NVIDIA's support matrix); {cc} is newer", source)
     return Reason("compute_capability", COMPATIBLE, f"{label} supports {low}"
                                                     f"{' to ' + str(high) if _cc(high) else ' and newer'}", source)
 

@@ -51,10 +51,34 @@ def cudnn_variant(version: str | None, cuda: str | None) -> tuple[dict[str, Any]
     for variant in variants:  # exact toolkit builds first (cuDNN <= 8.2), then by major
         if version_tuple(variant.get("cuda")) == cuda_parts[:2]:
             return release, variant
+    wanted = ".".join(str(p) for p in cuda_parts[:2])
+    for variant in variants:  # one archive for several toolkits (8.2.2 for CUDA 11.4 covers 11.0-11.4)
+        if any(wanted in entry.get("cuda_toolkits", []) for entry in variant.get("by_toolkit", [])):
+            return release, variant
     for variant in variants:
         if version_tuple(variant.get("cuda")) == cuda_parts[:1]:
             return release, variant
     return None
+
+
+def toolkit_rows(variant: dict[str, Any], cuda: str | None) -> list[dict[str, Any]]:
+    """A major's variant narrowed to NVIDIA's matrix rows for one CUDA toolkit. cuDNN 9.10.2 for CUDA 12.x
+    lists 12.8/12.9 twice: with driver >= 570.26 up to Blackwell, and with >= 525.60.13 up to Hopper. Each
+    [[...by_toolkit]] entry that names the toolkit, merged over the variant; the variant itself when none does."""
+    parts = version_tuple(cuda) or ()
+    entries = variant.get("by_toolkit", [])
+    if len(parts) < 2 or not entries:
+        return [variant]
+    wanted = f"{parts[0]}.{parts[1]}"
+    found = []
+    for entry in entries:
+        if wanted in entry.get("cuda_toolkits", []):
+            merged = {key: value for key, value in variant.items() if key != "by_toolkit"}
+            merged.update({key: value for key, value in entry.items() if key != "cuda_toolkits"})
+            merged["cuda_toolkits"] = ", ".join(entry["cuda_toolkits"])
+            merged["toolkit"] = wanted
+            found.append(merged)
+    return found or [variant]
 
 
 def minor_compat_min_driver(cuda_major: int, os_name: str) -> Requirement | None:
@@ -63,6 +87,17 @@ def minor_compat_min_driver(cuda_major: int, os_name: str) -> Requirement | None
     for row in load("cuda").get("minor_version_compatibility", []):
         if int(row.get("major", -1)) == cuda_major and _known(row.get(key)):
             return Requirement(row[key], row.get("source", ""))
+    return None
+
+
+def minor_compat_branch(cuda_major: int) -> int | None:
+    """The lowest driver branch NVIDIA's Table 2 names for CUDA CUDA_MAJOR.x minor-version compatibility (">=580")."""
+    for row in load("cuda").get("minor_version_compatibility", []):
+        if int(row.get("major", -1)) == cuda_major:
+            text = str(row.get("driver_branch_range", ""))
+            if text.startswith(">="):
+                digits = text[2:].split(",")[0].strip()
+                return int(digits) if digits.isdigit() else None
     return None
 
 

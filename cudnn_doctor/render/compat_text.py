@@ -18,9 +18,10 @@ def render_answer(data: dict[str, Any], console: Console, verbose: bool = False)
     if not data["requires"] and not data.get("reasons"):
         p("    no rows for this release in compat/")
     for row in data["requires"]:
-        parts = [f"{key} {_text(row[key], key)}" for key in ("os", "artifact", "cuda", "cudnn", "driver", "python",
-                                                               "cudnn_package", "cudnn_requirement",
-                                                               "compute_capability", "arch_list", "ptx")
+        parts = [f"{key} {_text(row[key], key)}" for key in ("os", "artifact", "package", "cuda", "min_cuda", "cudnn",
+                                                               "driver", "python", "cudnn_package", "cudnn_requirement",
+                                                               "compute_capability", "min_compute_capability",
+                                                               "arch_list", "ptx")
                  if key in row and row[key] not in (None, "")]
         p("    • " + escape(", ".join(parts)))
         if verbose:
