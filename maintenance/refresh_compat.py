@@ -247,7 +247,12 @@ def compare(package: Package, emit_toml: bool) -> Iterator[str]:
             continue
         requires, wheel = release_requires(project, package.name, version)
         if not wheel:
-            continue  # a metapackage release (sdist only): its tensorrt-cuXX wheels carry the data
+            # a metapackage release (sdist only): its tensorrt-cuXX wheels carry the pins, but a release the data
+            # lacks is still news
+            if not have:
+                yield (f"new release: {package.name}=={version} (sdist only: read its -libs/-cuXX wheels; "
+                       f"not in compat/{package.table}.toml)")
+            continue
         pin = cudnn_pin(requires)
         cuda = cuda_pin(requires)
         where = f"{package.name}=={version} ({wheel or 'no Linux x86_64 wheel'})"

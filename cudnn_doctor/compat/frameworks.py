@@ -209,9 +209,10 @@ def _same_release(row_version: str, wanted: str) -> bool:
     if row_version == wanted:
         return True
     have, want = version_tuple(row_version), version_tuple(wanted)
-    # "2.15" asked for: any 2.15.x row; DL4J's "1.0.0-beta7" compares as text above
-    return bool(have and want and len(want) < 3 and have[: len(want)] == want and "-" not in wanted
-                and not re.search(r"[A-Za-z]", wanted))
+    # "2.15" asked for: any 2.15.x row; "10.13.2" for TensorRT's "10.13.2.6" (NVIDIA's four-part versions);
+    # DL4J's "1.0.0-beta7" compares as text above
+    return bool(have and want and len(want) < max(3, len(have)) and have[: len(want)] == want
+                and "-" not in wanted and not re.search(r"[A-Za-z]", wanted))
 
 
 def known_releases(framework: str) -> list[str]:
