@@ -12,7 +12,7 @@ import tomllib
 
 from cudnn_doctor.codes import CODES
 from cudnn_doctor.commands.explain import match_message, normalise
-from cudnn_doctor.compat.data import compat_dir
+from cudnn_doctor.knowledge.data import compat_dir
 from tests.conftest import Machine
 from tests.fakes.build import fake_cudnn
 

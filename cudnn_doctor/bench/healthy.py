@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from cudnn_doctor.compat.data import load
+from cudnn_doctor.knowledge.data import load
 
 DEFAULT_SLOW_RATIO = 0.75
 

@@ -64,7 +64,7 @@ def _choose_libraries(options: BenchCommandOptions, started: float,
         chosen = BenchLibraries(cudnn=cudnn_path, cudnn_why="--cudnn", cudart=cudart_path, cudart_why="--cudart")
         return chosen, None, []
     from cudnn_doctor.bench.libraries import choose_cudart, choose_cudnn
-    from cudnn_doctor.compat.data import sublibrary_names
+    from cudnn_doctor.knowledge.data import sublibrary_names
     from cudnn_doctor.probes.collect import collect_report
     from cudnn_doctor.probes.context import SearchContext
 

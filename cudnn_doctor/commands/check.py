@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from cudnn_doctor.compat.data import sublibrary_names
 from cudnn_doctor.errors import DoctorError
+from cudnn_doctor.knowledge.data import sublibrary_names
 from cudnn_doctor.model import Report
 from cudnn_doctor.probes.collect import collect_report
 from cudnn_doctor.probes.context import SearchContext
@@ -48,7 +48,7 @@ def run_check(options: CheckOptions) -> Report:
     ctx = SearchContext.from_environment(options.search_paths, python=options.python)
     report = collect_report(ctx, sublibrary_names(), project_dir, options.deep)
     if options.frameworks:
-        from cudnn_doctor.compat.frameworks import assumed_framework
+        from cudnn_doctor.knowledge.frameworks import assumed_framework
 
         report.frameworks += [assumed_framework(spec, report.cudnn, ctx.os_name) for spec in options.frameworks]
     report.findings = evaluate(report, requirements)

@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
-from cudnn_doctor.compat import frameworks as compat
-from cudnn_doctor.compat import inputs, query
-from cudnn_doctor.compat.data import load
 from cudnn_doctor.errors import DoctorError
+from cudnn_doctor.knowledge import frameworks as knowledge
+from cudnn_doctor.knowledge import inputs, query
+from cudnn_doctor.knowledge.data import load
 from cudnn_doctor.versions import version_tuple
 
 SCHEMA = "cudnn-doctor/compat/1"
@@ -30,7 +30,7 @@ LIST_COLUMNS = {
 
 def list_rows(subject: str) -> dict[str, Any]:
     """Every row of one compat table, newest first, as {"columns": [...], "rows": [...]}."""
-    name = compat.canonical_name(subject) or subject.lower()
+    name = knowledge.canonical_name(subject) or subject.lower()
     if name not in LIST_COLUMNS:
         raise DoctorError(f"--list {inputs.shown(subject)}: no such table", fix=f"use one of {', '.join(LIST_COLUMNS)}")
     if name == "cudnn":
@@ -40,7 +40,7 @@ def list_rows(subject: str) -> dict[str, Any]:
     elif name == "cuda":
         rows = list(load("cuda").get("toolkit", []))
     else:
-        rows = compat.all_rows(name)
+        rows = knowledge.all_rows(name)
     rows.sort(key=lambda row: version_tuple(str(row.get("version"))) or (), reverse=True)
     columns = LIST_COLUMNS[name]
     return {"schema": SCHEMA, "table": name, "columns": [*columns, "source"],
@@ -48,47 +48,47 @@ def list_rows(subject: str) -> dict[str, Any]:
 
 
 def combination(cuda: str | None, cudnn: str | None, driver: str | None, compute_capability: str | None,
-                os_name: str) -> compat.Combination:
+                os_name: str) -> knowledge.Combination:
     """The options, checked: a bad value is a usage error before anything is judged."""
     checked = {option: inputs.version_option(option, value)
                for option, value in (("cuda", cuda), ("cudnn", cudnn), ("driver", driver))}
-    return compat.Combination(
+    return knowledge.Combination(
         cuda=checked["cuda"].text if checked["cuda"] else None,
         cudnn=checked["cudnn"].text if checked["cudnn"] else None,
         driver=checked["driver"].text if checked["driver"] else None,
         compute_capability=inputs.compute_capability(compute_capability), os=inputs.os_name(os_name))
 
 
-def answer(spec: str, combo: compat.Combination, artifact: str | None = None) -> dict[str, Any]:
+def answer(spec: str, combo: knowledge.Combination, artifact: str | None = None) -> dict[str, Any]:
     """The compat/1 answer for SPEC ("tensorflow==2.15.0"), with a verdict when COMBO names anything."""
-    name, version = compat.split_spec(spec)
+    name, version = knowledge.split_spec(spec)
     if name.lower() in ("cudnn", "nvidia-cudnn", "nvidia-cudnn-cu12", "nvidia-cudnn-cu13", "nvidia-cudnn-cu11"):
         return _cudnn_answer(name, version, combo)
-    canonical = compat.canonical_name(name)
+    canonical = knowledge.canonical_name(name)
     if canonical is None:
         raise DoctorError(f"unknown framework {inputs.shown(name)}",
-                          fix=f"use one of {', '.join(sorted(compat.profiles()))} or cudnn==X.Y.Z")
+                          fix=f"use one of {', '.join(sorted(knowledge.profiles()))} or cudnn==X.Y.Z")
     if version is None:
         raise DoctorError(f"which {canonical} release? {inputs.shown(spec)} names no version",
                           fix=f"write it as {name}==VERSION; `cudnn-doctor compat --list {canonical}` lists them")
     version = inputs.release_version(name, version)
-    need = compat.needs(canonical, version, combo.os, artifact, package=name)
+    need = knowledge.needs(canonical, version, combo.os, artifact, package=name)
     requires = [_requirement_of(row) for row in need.rows]
     data: dict[str, Any] = {"schema": SCHEMA, "framework": canonical, "version": version, "requires": requires}
     if need.build_cuda:
         data["build"] = f"CUDA {need.build_cuda}"
-    if compat.rules(canonical):
-        data["rules"] = compat.rules(canonical)
+    if knowledge.rules(canonical):
+        data["rules"] = knowledge.rules(canonical)
     if any((combo.cuda, combo.cudnn, combo.driver, combo.compute_capability)) or need.missing:
-        verdict, reasons = compat.judge(need, combo)
+        verdict, reasons = knowledge.judge(need, combo)
         data["given"] = {key: value for key, value in asdict(combo).items() if value is not None}
         data["verdict"] = verdict
         data["reasons"] = [asdict(reason) for reason in reasons]
-    data["exit_code"] = 1 if data.get("verdict") == compat.INCOMPATIBLE else 0
+    data["exit_code"] = 1 if data.get("verdict") == knowledge.INCOMPATIBLE else 0
     return data
 
 
-def _cudnn_answer(name: str, version: str | None, combo: compat.Combination) -> dict[str, Any]:
+def _cudnn_answer(name: str, version: str | None, combo: knowledge.Combination) -> dict[str, Any]:
     """cudnn==X.Y.Z: NVIDIA's support matrix for that release against the driver, CUDA and GPU given."""
     if version is None:
         raise DoctorError(f"which cuDNN release? {inputs.shown(name)} names no version", fix="write it as cudnn==9.19.0")
@@ -101,19 +101,19 @@ def _cudnn_answer(name: str, version: str | None, combo: compat.Combination) -> 
                  "source": variant.get("source") or (release or {}).get("source")}
                 for variant in (release or {}).get("variant", [])]
     data: dict[str, Any] = {"schema": SCHEMA, "framework": "cudnn", "version": checked.text, "requires": requires}
-    reasons: list[compat.Reason] = []
+    reasons: list[knowledge.Reason] = []
     if release is None:
-        newer = compat.newer_than_data("cudnn", checked.text)
-        reasons.append(compat.Reason("release", compat.UNKNOWN, newer.why if newer else
+        newer = knowledge.newer_than_data("cudnn", checked.text)
+        reasons.append(knowledge.Reason("release", knowledge.UNKNOWN, newer.why if newer else
                                      f"cuDNN {checked.text} is not a release in compat/cudnn.toml (an exact x.y.z is "
                                      "needed here)", "compat/cudnn.toml"))
     elif any((combo.cuda, combo.driver, combo.compute_capability)):
         reasons += _judge_cudnn_release(release, combo)
     if reasons:
         data["given"] = {key: value for key, value in asdict(combo).items() if value is not None}
-        data["verdict"] = compat.overall(reasons)
+        data["verdict"] = knowledge.overall(reasons)
         data["reasons"] = [asdict(reason) for reason in reasons]
-    data["exit_code"] = 1 if data.get("verdict") == compat.INCOMPATIBLE else 0
+    data["exit_code"] = 1 if data.get("verdict") == knowledge.INCOMPATIBLE else 0
     return data
 
 
@@ -124,7 +124,7 @@ def _cc_range(variant: dict[str, Any]) -> str | None:
     return f"{low}-{high}" if high not in (None, "unknown") else f">={low}"
 
 
-def _judge_cudnn_release(release: dict[str, Any], combo: compat.Combination) -> list[compat.Reason]:
+def _judge_cudnn_release(release: dict[str, Any], combo: knowledge.Combination) -> list[knowledge.Reason]:
     version = str(release["version"])
     variants = list(release.get("variant", []))
     source = release.get("source", "compat/cudnn.toml")
@@ -132,53 +132,53 @@ def _judge_cudnn_release(release: dict[str, Any], combo: compat.Combination) -> 
     chosen = variants
     if combo.cuda:
         found = query.cudnn_variant(version, combo.cuda)
-        newer = compat.newer_than_data("cuda", combo.cuda)
+        newer = knowledge.newer_than_data("cuda", combo.cuda)
         if newer:
             reasons.append(newer)
         elif found is None:
             built = ", ".join(str(v.get("cuda")) for v in variants)
-            reasons.append(compat.Reason("cuda", compat.INCOMPATIBLE, f"cuDNN {version} has no build for CUDA "
+            reasons.append(knowledge.Reason("cuda", knowledge.INCOMPATIBLE, f"cuDNN {version} has no build for CUDA "
                                                                       f"{combo.cuda} (its builds: CUDA {built})", source))
             chosen = []
         else:
             chosen = query.toolkit_rows(found[1], combo.cuda)
-            reasons.append(compat.Reason("cuda", compat.COMPATIBLE, f"cuDNN {version} has a build for CUDA "
+            reasons.append(knowledge.Reason("cuda", knowledge.COMPATIBLE, f"cuDNN {version} has a build for CUDA "
                                                                     f"{found[1].get('cuda')}",
                                          found[1].get("source") or source))
     if combo.driver and chosen:
         fitting = chosen  # with a GPU named, only the matrix rows that list it
         if combo.compute_capability:
-            fitting = [v for v in chosen if (r := compat.matrix_row(release, v, combo.compute_capability)) is None
-                       or r.verdict == compat.COMPATIBLE] or chosen
+            fitting = [v for v in chosen if (r := knowledge.matrix_row(release, v, combo.compute_capability)) is None
+                       or r.verdict == knowledge.COMPATIBLE] or chosen
         judged = [_variant_driver(version, v, combo.driver, source) for v in fitting]
-        reasons.append(next((r for r in judged if r.verdict == compat.COMPATIBLE), judged[0]))
+        reasons.append(next((r for r in judged if r.verdict == knowledge.COMPATIBLE), judged[0]))
     if combo.compute_capability and chosen:
-        supports = [compat.matrix_row(release, v, combo.compute_capability) for v in chosen]
+        supports = [knowledge.matrix_row(release, v, combo.compute_capability) for v in chosen]
         known = [r for r in supports if r is not None]
         if known:
-            reasons.append(next((r for r in known if r.verdict == compat.COMPATIBLE), known[0]))
+            reasons.append(next((r for r in known if r.verdict == knowledge.COMPATIBLE), known[0]))
         else:
-            reasons.append(compat.Reason("compute_capability", compat.UNKNOWN,
+            reasons.append(knowledge.Reason("compute_capability", knowledge.UNKNOWN,
                                          f"NVIDIA's support matrix for cuDNN {version} is not in the data", source))
     return reasons
 
 
-def _variant_driver(version: str, variant: dict[str, Any], driver: str, source: str) -> compat.Reason:
+def _variant_driver(version: str, variant: dict[str, Any], driver: str, source: str) -> knowledge.Reason:
     floor = variant.get("linux_min_driver")
     label = f"cuDNN {version} for CUDA {variant.get('toolkit') or variant.get('cuda')}"
     if floor in (None, "unknown"):
         # NVIDIA's matrix row was not read; the CUDA runtime the build needs still sets a floor below which it
         # cannot run (compat/cuda.toml), but being above it does not make the matrix's own floor known
         cuda = str(variant.get("toolkit") or variant.get("cuda"))
-        runtime = compat.judge_driver_for_cuda(cuda, driver, "linux")
-        if runtime.verdict == compat.INCOMPATIBLE:
-            return compat.Reason("driver", compat.INCOMPATIBLE, f"{label} runs on the CUDA {cuda} runtime: "
+        runtime = knowledge.judge_driver_for_cuda(cuda, driver, "linux")
+        if runtime.verdict == knowledge.INCOMPATIBLE:
+            return knowledge.Reason("driver", knowledge.INCOMPATIBLE, f"{label} runs on the CUDA {cuda} runtime: "
                                                                 f"{runtime.why}", runtime.source)
-        return compat.Reason("driver", compat.UNKNOWN, f"{label}: minimum driver unknown", source)
+        return knowledge.Reason("driver", knowledge.UNKNOWN, f"{label}: minimum driver unknown", source)
     have, need = version_tuple(driver) or (), version_tuple(str(floor)) or ()
-    verdict = compat.COMPATIBLE if have >= need else compat.INCOMPATIBLE
-    return compat.Reason("driver", verdict, f"{label} needs driver >= {floor}; {driver} is "
-                                            f"{'that or newer' if verdict == compat.COMPATIBLE else 'older'}",
+    verdict = knowledge.COMPATIBLE if have >= need else knowledge.INCOMPATIBLE
+    return knowledge.Reason("driver", verdict, f"{label} needs driver >= {floor}; {driver} is "
+                                            f"{'that or newer' if verdict == knowledge.COMPATIBLE else 'older'}",
                          variant.get("source") or source)
 
 

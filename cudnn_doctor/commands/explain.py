@@ -17,10 +17,10 @@ from dataclasses import asdict
 from typing import Any
 
 from cudnn_doctor.codes import CODES
-from cudnn_doctor.compat.data import load
 from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.explain import catalog, classify, reader
 from cudnn_doctor.explain.catalog import Match, normalise
+from cudnn_doctor.knowledge.data import load
 from cudnn_doctor.model import Report
 from cudnn_doctor.versions import version_tuple
 

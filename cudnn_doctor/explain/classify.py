@@ -9,8 +9,8 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, field
 
-from cudnn_doctor.compat.data import load
 from cudnn_doctor.explain.reader import Facts, Library
+from cudnn_doctor.knowledge.data import load
 
 CONTEXT_CODES = {"CD108"}
 PART_ORDER = {"driver": 0, "cuda": 1, "cudnn": 2, "framework": 3}

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from cudnn_doctor.compat.data import load
+from cudnn_doctor.knowledge.data import load
 
 MAX_BYTES = 2_000_000  # a log is read from its end, where the error is
 MAX_LINE = 4096  # longer lines are read in pieces of this size

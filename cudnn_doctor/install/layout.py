@@ -52,7 +52,7 @@ def known_names() -> dict[str, list[str]]:
     cudnn_backend.h, cudnn_ops.h, ... and their _vN copies: read off the nvidia-cudnn-cu12
     8.9.7.29 and nvidia-cudnn-cu13 9.19.0.56 wheels). A user's libcudnn_myplugin.so.9 or
     cudnn-frontend's cudnn_frontend.h are not among them, so no install ever removes them."""
-    from cudnn_doctor.compat.data import sublibrary_names
+    from cudnn_doctor.knowledge.data import sublibrary_names
 
     subs = sorted({name for names in sublibrary_names().values() for name in names})
     libs = ["libcudnn", *subs]

@@ -14,7 +14,7 @@ from cudnn_doctor.probes.context import SearchContext
 
 def probe(ctx: SearchContext, prefix: str) -> Report:
     """The check report, with PREFIX as an extra place to look."""
-    from cudnn_doctor.compat.data import sublibrary_names
+    from cudnn_doctor.knowledge.data import sublibrary_names
     from cudnn_doctor.probes.collect import collect_report
 
     return collect_report(replace(ctx, search_paths=[prefix]), sublibrary_names())

@@ -194,7 +194,7 @@ def _expected_cudnn(version: str | None, artifact: str | None) -> str | None:
     """The cuDNN that compat/dl4j.toml gives for this release and backend, if it gives one."""
     if not version or not artifact:
         return None
-    from cudnn_doctor.compat.frameworks import needs
+    from cudnn_doctor.knowledge.frameworks import needs
 
     rows = needs("dl4j", version, artifact=artifact).rows
     cudnn = str(rows[0].get("cudnn", "unknown")) if rows else "unknown"

@@ -27,7 +27,7 @@ from cudnn_doctor.versions import clean_version
 def python_frameworks() -> tuple[tuple[str, str, tuple[str, ...]], ...]:
     """(distribution name prefix, framework name, libraries that link cuDNN relative to site-packages; globs
     allowed), read from compat/rules.toml [[framework]] so that `check` and `compat` know the same names."""
-    from cudnn_doctor.compat.data import load
+    from cudnn_doctor.knowledge.data import load
 
     found = []
     for row in load("rules").get("framework", []):
@@ -129,13 +129,13 @@ def _existing(site: str, libraries: tuple[str, ...]) -> list[str]:
 
 def _cudnn_from_data(name: str, version: str, cuda: str | None, details: dict[str, object]) -> str | None:
     """The cuDNN series compat/ records for this release where its wheel pins none ("none": it uses no cuDNN)."""
-    from cudnn_doctor.compat import frameworks as compat
+    from cudnn_doctor.knowledge import frameworks as knowledge
 
-    canonical = compat.canonical_name(name)
+    canonical = knowledge.canonical_name(name)
     if canonical is None:
         return None
-    need = compat.needs(canonical, version)
-    rows = compat.rows_for_cuda(need, cuda) if need.rows else []
+    need = knowledge.needs(canonical, version)
+    rows = knowledge.rows_for_cuda(need, cuda) if need.rows else []
     values = {str(row.get("cudnn")) for row in rows} - {"None", "unknown"}
     if values == {"none"}:
         details["uses_cudnn"] = False

@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 
 from cudnn_doctor.codes import finding
-from cudnn_doctor.compat import query
-from cudnn_doctor.compat.data import load
+from cudnn_doctor.knowledge import query
+from cudnn_doctor.knowledge.data import load
 from cudnn_doctor.model import CudnnInstall, Finding, Report, Toolkit
 from cudnn_doctor.versions import major, major_minor, version_tuple
 

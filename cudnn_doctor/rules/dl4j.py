@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from cudnn_doctor.codes import finding
-from cudnn_doctor.compat import frameworks as compat
-from cudnn_doctor.compat.data import load
+from cudnn_doctor.knowledge import frameworks as knowledge
+from cudnn_doctor.knowledge.data import load
 from cudnn_doctor.model import Finding, Framework, Report
 from cudnn_doctor.versions import major, major_minor, matches_prefix
 
@@ -22,7 +22,7 @@ def _dl4j(report: Report) -> list[Framework]:
 
 
 def _rule(key: str) -> tuple[str, tuple[str, ...]]:
-    rules = compat.rules("dl4j")
+    rules = knowledge.rules("dl4j")
     source = rules.get(f"{key}_source")
     return str(rules.get(key, "")), (str(source),) if source else ()
 
@@ -113,7 +113,7 @@ def project_problems(report: Report) -> list[Finding]:
 
 def _cuda_artifacts_here(report: Report, version: str | None) -> list[str]:
     """The nd4j-cuda-X.Y of VERSION that match an installed toolkit (else every one of VERSION)."""
-    rows = compat.needs("dl4j", version or "").rows
+    rows = knowledge.needs("dl4j", version or "").rows
     artifacts = [str(r["artifact"]) for r in rows if r.get("artifact", "unknown") != "unknown"]
     here = [a for a in artifacts if any(major_minor(t.version) == major_minor(a.rsplit("-", 1)[-1])
                                         for t in report.toolkits)]
@@ -206,13 +206,13 @@ def cudnn_of_backend(report: Report) -> list[Finding]:
         artifact = str(framework.details.get("artifact"))
         version = framework.version
         cuda = framework.cuda_built_for
-        need = compat.needs("dl4j", version or "", artifact=artifact)
+        need = knowledge.needs("dl4j", version or "", artifact=artifact)
         row = need.rows[0] if need.rows else None
         refs = (str(row["source"]),) if row else ()
         cudnn = framework.cudnn_expected
         if not _toolkits_for(report, cuda):
             have = ", ".join(f"{t.version} ({t.path})" for t in report.toolkits) or "no CUDA toolkit was found"
-            releases = [str(r["artifact"]) for r in compat.needs("dl4j", version or "").rows
+            releases = [str(r["artifact"]) for r in knowledge.needs("dl4j", version or "").rows
                         if r.get("artifact", "unknown") != "unknown"]
             matching = [a for a in releases if any(major_minor(t.version) == major_minor(a.rsplit("-", 1)[-1])
                                                    for t in report.toolkits)]

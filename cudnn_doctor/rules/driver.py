@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from cudnn_doctor.codes import finding
-from cudnn_doctor.compat import query
+from cudnn_doctor.knowledge import query
 from cudnn_doctor.model import Finding, Report
 from cudnn_doctor.versions import major_minor
 

@@ -1,6 +1,6 @@
 """CD4xx: each framework found against the cuDNN it will load, the driver, the GPUs and the toolkits.
 
-Verdicts come from cudnn_doctor.compat.frameworks, so `check` and `compat` never disagree;
+Verdicts come from cudnn_doctor.knowledge.frameworks, so `check` and `compat` never disagree;
 every finding names the data row that decided it.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from cudnn_doctor.codes import finding
-from cudnn_doctor.compat import frameworks as compat
+from cudnn_doctor.knowledge import frameworks as knowledge
 from cudnn_doctor.model import CudnnInstall, Finding, Framework, Report
 from cudnn_doctor.versions import major_minor
 
@@ -22,7 +22,7 @@ def _install_used(report: Report, framework: Framework) -> CudnnInstall | None:
 
 
 def _name(framework: Framework) -> str:
-    return compat.display(compat.canonical_name(framework.name) or framework.name)
+    return knowledge.display(knowledge.canonical_name(framework.name) or framework.name)
 
 
 def cpu_only_builds(report: Report) -> list[Finding]:
@@ -45,7 +45,7 @@ def built_for_newer_cuda_than_driver(report: Report) -> list[Finding]:
         built = major_minor(framework.cuda_built_for)
         if built is None or framework.name == "dl4j" or built[0] <= driver_cuda[0]:
             continue  # same major: minor-version compatibility runs it
-        from cudnn_doctor.compat import query
+        from cudnn_doctor.knowledge import query
 
         need = query.toolkit_min_driver(framework.cuda_built_for or "", report.host.os)
         findings.append(finding(
@@ -78,7 +78,7 @@ def cudnn_of_each_framework(report: Report) -> list[Finding]:
                                           "the loader's path)", fix=fix))
             continue
         verdict = _judge_used_cudnn(framework, used)
-        if verdict is not None and verdict.verdict == compat.INCOMPATIBLE:
+        if verdict is not None and verdict.verdict == knowledge.INCOMPATIBLE:
             findings.append(finding(
                 "CD408", subject=used.library, refs=(verdict.source,), framework=_name(framework),
                 framework_version=framework.version, expected=framework.cudnn_expected or verdict.why,
@@ -123,28 +123,28 @@ def _fix_for_wrong_cudnn(framework: Framework, used: CudnnInstall) -> str:
             f"`cudnn-doctor compat {framework.name}=={framework.version}`")
 
 
-def _judge_used_cudnn(framework: Framework, used: CudnnInstall) -> compat.Reason | None:
+def _judge_used_cudnn(framework: Framework, used: CudnnInstall) -> knowledge.Reason | None:
     if used.version is None:
         return None
-    name = compat.canonical_name(framework.name)
+    name = knowledge.canonical_name(framework.name)
     if name is None:
         return None
     where = f"{framework.location} (the cuDNN this build pins or was compiled with)"
     if framework.cudnn_expected and framework.cudnn_expected[:1].isdigit():
         # built with (or pinned to exactly) this cuDNN: the framework's own runtime rule decides
-        need = compat.Needs(name, framework.version or "?", [{"cudnn": framework.cudnn_expected,
+        need = knowledge.Needs(name, framework.version or "?", [{"cudnn": framework.cudnn_expected,
                                                                 "cuda": framework.cuda_built_for, "source": where}])
-        return compat.judge_cudnn(need, need.rows, used.version)
+        return knowledge.judge_cudnn(need, need.rows, used.version)
     if framework.details.get("cudnn_requirement"):
         pinned = {"cudnn_requirement": framework.details["cudnn_requirement"], "cuda": framework.cuda_built_for,
                   "cudnn_package": framework.details.get("cudnn_package"), "source": where}
         if str(pinned["cudnn_requirement"])[:1] in "<>=!~":
-            need = compat.Needs(name, framework.version or "?", [pinned])
-            return compat.judge_cudnn(need, need.rows, used.version)
+            need = knowledge.Needs(name, framework.version or "?", [pinned])
+            return knowledge.judge_cudnn(need, need.rows, used.version)
     if framework.version:
-        need = compat.needs(name, framework.version)
+        need = knowledge.needs(name, framework.version)
         if need.rows and need.missing is None:
-            return compat.judge_cudnn(need, compat.rows_for_cuda(need, framework.cuda_built_for), used.version)
+            return knowledge.judge_cudnn(need, knowledge.rows_for_cuda(need, framework.cuda_built_for), used.version)
     return None
 
 
@@ -152,20 +152,20 @@ def gpu_compute_capability(report: Report) -> list[Finding]:
     """Each GPU against the framework build's architectures, its GPU floor and cuDNN's support matrix."""
     findings = []
     for framework in report.frameworks:
-        name = compat.canonical_name(framework.name)
+        name = knowledge.canonical_name(framework.name)
         if name is None or name == "dl4j" or not framework.version or framework.details.get("cpu_only"):
             continue
-        need = compat.needs(name, framework.version)
+        need = knowledge.needs(name, framework.version)
         if not need.rows or need.missing is not None:
             continue
         used = _install_used(report, framework)
-        rows = compat.rows_for_cuda(need, framework.cuda_built_for)
+        rows = knowledge.rows_for_cuda(need, framework.cuda_built_for)
         for gpu in report.gpus:
             if not gpu.compute_capability:
                 continue
-            reason = compat.judge_compute_capability(need, rows, gpu.compute_capability,
+            reason = knowledge.judge_compute_capability(need, rows, gpu.compute_capability,
                                                       used.version if used else None)
-            if reason.verdict == compat.INCOMPATIBLE:
+            if reason.verdict == knowledge.INCOMPATIBLE:
                 findings.append(finding(
                     "CD404", subject=framework.location, refs=(reason.source,), framework=_name(framework),
                     framework_version=framework.version, cuda=framework.cuda_built_for,
@@ -177,7 +177,7 @@ def gpu_compute_capability(report: Report) -> list[Finding]:
     return findings
 
 
-def _supported(rows: list[dict[str, object]], reason: compat.Reason) -> str:
+def _supported(rows: list[dict[str, object]], reason: knowledge.Reason) -> str:
     """"sm_50 to sm_90 (no PTX)" from the build's architecture list, else the reason's own words."""
     arch = next((row for row in rows if row.get("arch_list")), None)
     if arch is None or "architecture" not in reason.why and "kernels" not in reason.why:
@@ -191,12 +191,12 @@ def _supported(rows: list[dict[str, object]], reason: compat.Reason) -> str:
 def unknown_compatibility(report: Report) -> list[Finding]:
     findings = []
     for framework in report.frameworks:
-        name = compat.canonical_name(framework.name)
+        name = knowledge.canonical_name(framework.name)
         if name is None or not framework.version or framework.details.get("cpu_only"):
             continue
         if name == "dl4j" or framework.details.get("cudnn_requirement"):
             continue  # DL4J is judged in rules/dl4j.py; a wheel's own cuDNN pin is judged as it is
-        need = compat.needs(name, framework.version)
+        need = knowledge.needs(name, framework.version)
         if need.missing is not None and need.missing.part == "release":
             findings.append(finding("CD407", subject=framework.location, framework=_name(framework),
                                     framework_version=framework.version, why=need.missing.why))

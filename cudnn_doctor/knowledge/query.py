@@ -5,12 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from cudnn_doctor.compat.data import load
+from cudnn_doctor.knowledge.data import load
 from cudnn_doctor.versions import major_minor, version_tuple
 
 
 @dataclass(frozen=True)
-class Requirement:
+class DriverFloor:
+    """The oldest driver a CUDA release runs on, with the row of NVIDIA's table that says so."""
+
     version: str
     source: str
 
@@ -19,7 +21,7 @@ def _known(value: Any) -> bool:
     return isinstance(value, str) and value not in ("", "unknown")
 
 
-def toolkit_min_driver(toolkit_version: str, os_name: str) -> Requirement | None:
+def toolkit_min_driver(toolkit_version: str, os_name: str) -> DriverFloor | None:
     """The minimum driver NVIDIA names for a toolkit's major.minor (its GA release's row)."""
     wanted = major_minor(toolkit_version)
     key = "windows_min_driver" if os_name == "windows" else "linux_min_driver"
@@ -27,7 +29,7 @@ def toolkit_min_driver(toolkit_version: str, os_name: str) -> Requirement | None
     if not rows:
         return None
     row = min(rows, key=lambda r: version_tuple(r["version"]) or ())
-    return Requirement(row[key], row.get("source", ""))
+    return DriverFloor(row[key], row.get("source", ""))
 
 
 def cudnn_release(version: str | None) -> dict[str, Any] | None:
@@ -81,12 +83,12 @@ def toolkit_rows(variant: dict[str, Any], cuda: str | None) -> list[dict[str, An
     return found or [variant]
 
 
-def minor_compat_min_driver(cuda_major: int, os_name: str) -> Requirement | None:
+def minor_compat_min_driver(cuda_major: int, os_name: str) -> DriverFloor | None:
     """The oldest driver that runs any CUDA CUDA_MAJOR.x through minor-version compatibility."""
     key = "windows_min_driver" if os_name == "windows" else "linux_min_driver"
     for row in load("cuda").get("minor_version_compatibility", []):
         if int(row.get("major", -1)) == cuda_major and _known(row.get(key)):
-            return Requirement(row[key], row.get("source", ""))
+            return DriverFloor(row[key], row.get("source", ""))
     return None
 
 

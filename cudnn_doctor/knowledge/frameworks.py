@@ -14,8 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from cudnn_doctor.compat import query
-from cudnn_doctor.compat.data import load
+from cudnn_doctor.knowledge import query
+from cudnn_doctor.knowledge.data import load
 from cudnn_doctor.versions import major, major_minor, matches_prefix, version_tuple
 
 COMPATIBLE, INCOMPATIBLE, UNKNOWN = "compatible", "incompatible", "unknown"
