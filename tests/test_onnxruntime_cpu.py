@@ -12,12 +12,17 @@ from tests.test_compat_rules import CUDNN9, install_wheel, python_env
 
 def test_the_cpu_package_is_a_cpu_only_build(machine: Machine, tmp_path: Path) -> None:
     site = python_env(machine, tmp_path)
+    # a cuDNN on the loader's path, as on the H100 machine: the CPU build must not be said to load it
+    fake_cudnn(tmp_path / "system", version=91400, cudart=13000, sublibraries=CUDNN9)
+    machine.add_library_path(tmp_path / "system")
     install_wheel(site, "onnxruntime", "1.30.0", "numpy>=1.21.6", "protobuf")
     (site / "onnxruntime" / "capi").mkdir(parents=True)  # the CPU package's own libraries, no CUDA provider
     (site / "onnxruntime" / "capi" / "libonnxruntime_providers_shared.so").write_bytes(b"\x7fELF")
     report = machine.check_json()
     [ort] = report["frameworks"]
     assert (ort["name"], ort["version"]) == ("onnxruntime", "1.30.0") and ort["details"]["cpu_only"] is True
+    assert ort["cudnn_expected"] is None and ort["cudnn_used"] is None
+    assert all("onnxruntime" not in copy["loaded_by"] for copy in report["cudnn"])
     [cpu] = [f for f in report["findings"] if f["code"] == "CD406"]
     assert "onnxruntime-gpu" in cpu["fix"] and "pip uninstall onnxruntime" in cpu["fix"]
     assert "CD401" not in codes(report)
@@ -25,7 +30,8 @@ def test_the_cpu_package_is_a_cpu_only_build(machine: Machine, tmp_path: Path) -
     assert "CD420" not in codes(met)
     unmet = machine.check_json("--require", "onnxruntime>=1.31")
     assert any(f["code"] == "CD420" and "1.30.0" in f["detail"] for f in unmet["findings"])
-    assert "onnxruntime 1.30.0, CPU-only build (no CUDA, no cuDNN)" in machine.run("check").stdout
+    line = next(x for x in machine.run("check").stdout.splitlines() if "onnxruntime 1.30.0," in x)
+    assert line.strip() == "• onnxruntime 1.30.0, CPU-only build (no CUDA, no cuDNN)"
     explained = machine.run("explain", "CUDAExecutionProvider is not in available provider names")
     assert "CPU-only build" in explained.stdout
 

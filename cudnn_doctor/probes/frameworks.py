@@ -114,6 +114,8 @@ def _python_framework(name: str, version: str, site: str, info: str, libraries: 
     details["cudnn_linking_library"] = library
     if name == "onnxruntime" and library is None and os.path.basename(info).lower().startswith("onnxruntime-"):
         details["cpu_only"] = True  # the `onnxruntime` package (not onnxruntime-gpu): no CUDA execution provider
+    if details.get("cpu_only"):
+        cudnn_expected = None  # the release's GPU build would want one; this build wants none
     return Framework(name=name, version=version, cuda_built_for=cuda, cudnn_expected=cudnn_expected,
                      cudnn_used=None, found_via="dist-info", location=info, details=details)
 
@@ -260,8 +262,8 @@ def link_frameworks_to_installs(frameworks: list[Framework], installs: list[Cudn
 def _resolve_framework_cudnn(framework: Framework, installs: list[CudnnInstall], ctx: SearchContext,
                              cache: dict[str, list[str]]) -> str | None:
     library = framework.details.get("cudnn_linking_library")
-    if framework.details.get("uses_cudnn") is False:
-        return None
+    if framework.details.get("uses_cudnn") is False or framework.details.get("cpu_only"):
+        return None  # a CPU-only build loads no cuDNN, whatever its release's GPU build would
     if framework.name == "theano":
         folder = framework.details.get("theano_flags", {}).get("dnn.library_path")  # type: ignore[union-attr]
         runpath = [str(folder)] if folder else []
