@@ -181,6 +181,10 @@ def check(
     chosen = _check_format(output_format, json_output)
     if output is not None:
         _check_output_path(output, chosen)
+    if junit_xml is not None:
+        from cudnn_doctor.render.output_file import check_target
+
+        check_target(junit_xml, "--junit-xml")
     from cudnn_doctor.commands.check import CheckOptions, run_check
 
     report = run_check(CheckOptions(require=require, strict=strict, search_paths=search_path,
@@ -203,13 +207,13 @@ def check(
 
 
 def _check_output_path(output: str, chosen: str) -> None:
-    """--output FILE: only for a machine-readable format, into a folder that exists (checked before probing)."""
+    """--output FILE: only for a machine-readable format, a file that may be renamed over (checked before probing)."""
     if chosen not in ("json", "junit", "prometheus"):
         raise DoctorError(f"--output goes with --format json, junit or prometheus, not {chosen}",
                           fix="cudnn-doctor check --format prometheus --output /var/lib/node_exporter/cudnn_doctor.prom")
-    folder = os.path.dirname(os.path.abspath(output)) if output.strip() else ""
-    if not output.strip() or not os.path.isdir(folder) or os.path.isdir(output):
-        raise DoctorError(f"--output {output!r}: not a file in an existing folder", fix="give a path like DIR/cudnn_doctor.prom")
+    from cudnn_doctor.render.output_file import check_target
+
+    check_target(output, "--output")
 
 
 def _write_machine_output(report, chosen: str, strict: bool, output: Optional[str]) -> None:  # type: ignore[no-untyped-def]

@@ -152,6 +152,9 @@ def test_fleet_run_without_slurm_says_where_to_go(machine: Machine, tmp_path: Pa
     machine.env["PATH"] = str(tmp_path)  # no srun here
     result = machine.run("fleet", "run", "--slurm")
     assert result.exit_code == 2 and "srun not found" in result.stderr and "fleet merge" in result.stderr
+    for deadline in ("nan", "inf", "-1", "0"):
+        bad = machine.run("fleet", "run", "--slurm", "--deadline", deadline)
+        assert bad.exit_code == 2 and "--deadline" in bad.stderr and "Traceback" not in bad.stderr
     engine = machine.run("fleet", "run", "--json")
     assert engine.exit_code == 2 and "name the engine" in engine.stdout + engine.stderr
 

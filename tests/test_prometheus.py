@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+import stat
 import subprocess
 import time
 import urllib.request
@@ -92,3 +93,26 @@ def test_the_real_node_exporter_scrapes_what_the_doctor_wrote(machine: Machine, 
     finally:
         exporter.terminate()
         exporter.wait(timeout=10)
+
+
+def test_output_files_that_are_not_regular_files_are_never_renamed_over(machine: Machine, tmp_path: Path) -> None:
+    """--output and --junit-xml replace their file by a rename: a FIFO, a link or a device there (as root,
+    /dev/full) would be replaced, so they are refused before anything is probed, and left as they were."""
+    fifo = tmp_path / "metrics.prom"
+    os.mkfifo(fifo)
+    link = tmp_path / "link.xml"
+    link.symlink_to(tmp_path / "elsewhere.xml")
+    for args in (("--format", "prometheus", "--output", str(fifo)), ("--junit-xml", str(link)),
+                 ("--format", "json", "--output", "/dev/null")):
+        result = machine.run("check", *args, timeout=30)
+        assert result.exit_code == 2 and "is not a regular file" in result.stderr, result.stderr
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and link.is_symlink()
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+
+
+def test_a_github_summary_that_is_a_fifo_is_one_line_not_a_hang(machine: Machine, tmp_path: Path) -> None:
+    fifo = tmp_path / "summary"
+    os.mkfifo(fifo)
+    machine.env["GITHUB_STEP_SUMMARY"] = str(fifo)
+    result = machine.run("check", "--format", "github", timeout=30)
+    assert "GITHUB_STEP_SUMMARY" in result.stderr and "Traceback" not in result.stderr

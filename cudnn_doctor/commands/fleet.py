@@ -13,12 +13,13 @@ def run_merge(paths: list[str]) -> dict[str, Any]:
 
 
 def run_slurm(srun_options: list[str], command: str | None, deadline_s: float, keep: str | None) -> dict[str, Any]:
+    import math
     import shlex
 
     from cudnn_doctor.fleet.slurm import SlurmRun, default_check_command, run_slurm
 
-    if deadline_s <= 0:
-        raise DoctorError(f"--deadline {deadline_s:g}: must be a positive number of seconds", fix="--deadline 600")
+    if not math.isfinite(deadline_s) or deadline_s <= 0 or deadline_s > 7 * 24 * 3600:
+        raise DoctorError(f"--deadline {deadline_s:g}: must be a number of seconds from 1 to a week", fix="--deadline 600")
     check = tuple(shlex.split(command)) if command else default_check_command()
     if not check:
         raise DoctorError("--command is empty", fix="--command '/opt/venv/bin/cudnn-doctor check --json'")

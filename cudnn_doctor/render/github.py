@@ -67,11 +67,19 @@ def render_github(report: Report, out: TextIO, summary_file: str | None, verbose
         out.write(line + "\n")
     out.flush()
     if summary_file:
+        import os
+        import stat
+
         from cudnn_doctor.errors import DoctorError
 
-        try:
-            with open(summary_file, "a", encoding="utf-8") as handle:
-                handle.write(job_summary(report))
+        try:  # appended, as GitHub's runner expects; never blocks on a FIFO, never writes into a device
+            descriptor = os.open(summary_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o644)
+            try:
+                if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+                    raise OSError(0, "not a regular file")
+                os.write(descriptor, job_summary(report).encode("utf-8"))
+            finally:
+                os.close(descriptor)
         except OSError as error:
             raise DoctorError(f"GITHUB_STEP_SUMMARY={summary_file}: {error.strerror or error}",
                               fix="point it at a writable file, or unset it") from None

@@ -7,7 +7,6 @@ machine is wrong. Every finding's code, detail and fix are in the case's text.
 
 from __future__ import annotations
 
-import os
 import xml.etree.ElementTree as ET
 
 from cudnn_doctor.model import Finding, Report
@@ -54,18 +53,11 @@ def junit_xml_text(report: Report, strict: bool = False) -> str:
 def write_junit(report: Report, path: str, strict: bool = False) -> None:
     """Write the XML to PATH in one piece (a temporary file beside it, then a rename)."""
     from cudnn_doctor.errors import DoctorError
+    from cudnn_doctor.render.output_file import write_atomically
 
     text = junit_xml_text(report, strict)
-    target = os.path.abspath(path)
-    temporary = f"{target}.{os.getpid()}.tmp"
     try:
-        with open(temporary, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(temporary, target)
+        write_atomically(path, text, "--junit-xml")
     except OSError as error:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
         raise DoctorError(f"--junit-xml {path}: {error.strerror or error}",
                           fix="give a file in a folder you can write to") from None
