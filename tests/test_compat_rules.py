@@ -15,6 +15,7 @@ import pytest
 
 from tests.conftest import ROOT, Machine, codes
 from tests.fakes.build import fake_cudnn, fake_framework_library, fake_nvml
+from tests.test_frameworks import python_env
 
 CUDNN9 = ["libcudnn_graph", "libcudnn_ops", "libcudnn_cnn", "libcudnn_adv", "libcudnn_engines_precompiled",
           "libcudnn_engines_runtime_compiled", "libcudnn_heuristic"]
@@ -325,15 +326,6 @@ def test_lists_of_the_new_tables(machine: Machine) -> None:
 
 
 # --- check: the frameworks beyond the four, from their dist-info ------------------------------------
-
-def python_env(machine: Machine, tmp_path: Path) -> Path:
-    site = tmp_path / "venv" / "lib" / "python3.12" / "site-packages"
-    site.mkdir(parents=True)
-    (tmp_path / "venv" / "bin").mkdir()
-    (tmp_path / "venv" / "bin" / "python3").write_text("#!/bin/sh\n")
-    machine.env["PATH"] = f"{tmp_path / 'venv' / 'bin'}:{machine.env['PATH']}"
-    return site
-
 
 def install_wheel(site: Path, name: str, version: str, *requires: str) -> Path:
     info = site / f"{name.replace('-', '_')}-{version}.dist-info"
