@@ -43,13 +43,13 @@ def test_every_failure_with_json_is_one_json_object(machine: Machine, args: list
     assert data["error"]["title"] and data["error"]["fix"]
 
 
-def test_a_failure_after_the_probes_is_one_json_object_too(machine: Machine) -> None:
+def test_an_output_file_that_cannot_be_written_is_one_json_object_before_any_probing(machine: Machine) -> None:
     target = machine.root / "no" / "such" / "folder" / "doctor.xml"
     result = machine.run("check", "--json", "--junit-xml", str(target))
     assert result.exit_code == 2
     assert result.json["error"] == {"code": None, "title": "Usage error", "message": result.json["error"]["message"],
-                                    "fix": "give a file in a folder you can write to"}
-    assert result.json["error"]["message"].startswith(f"--junit-xml {target}: No such file or directory")
+                                    "fix": "give a path like DIR/NAME"}
+    assert result.json["error"]["message"].startswith(f"--junit-xml '{target}': not a file in an existing folder")
 
 
 def test_without_json_stdout_stays_empty_on_errors(machine: Machine) -> None:
