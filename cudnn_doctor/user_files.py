@@ -13,9 +13,11 @@ write to stdout and stderr do the same.
 from __future__ import annotations
 
 import codecs
+import contextlib
 import os
 import stat
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 METADATA_LIMIT = 1 << 20  # version.json, METADATA, .theanorc: kilobytes in real life
@@ -26,9 +28,10 @@ class UnreadableFile(Exception):
     """Why a user's file was not read, in words."""
 
 
-def read_user_file(path: str, limit: int = METADATA_LIMIT) -> bytes:
-    """The bytes of the regular file PATH, at most LIMIT of them; a FIFO, device, folder or bigger
-    file is refused with UnreadableFile, as is one that cannot be opened (FileNotFoundError included)."""
+@contextlib.contextmanager
+def _regular_file(path: str) -> Iterator[tuple[int, os.stat_result]]:
+    """PATH opened without blocking (a FIFO with no writer would wait forever), and its fstat; anything but a
+    regular file, or any OSError on the way, is UnreadableFile. The descriptor is closed on leaving."""
     flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
     try:
         descriptor = os.open(path, flags)
@@ -38,6 +41,17 @@ def read_user_file(path: str, limit: int = METADATA_LIMIT) -> bytes:
         info = os.fstat(descriptor)
         if not stat.S_ISREG(info.st_mode):
             raise UnreadableFile("not a regular file (a FIFO, device or folder), so it was not read")
+        yield descriptor, info
+    except OSError as error:
+        raise UnreadableFile(error.strerror or str(error)) from None
+    finally:
+        os.close(descriptor)
+
+
+def read_user_file(path: str, limit: int = METADATA_LIMIT) -> bytes:
+    """The bytes of the regular file PATH, at most LIMIT of them; a FIFO, device, folder or bigger
+    file is refused with UnreadableFile, as is one that cannot be opened (FileNotFoundError included)."""
+    with _regular_file(path) as (descriptor, info):
         if info.st_size > limit:
             raise UnreadableFile(f"larger than {limit} bytes ({info.st_size}), so it was not read")
         chunks = []
@@ -51,27 +65,12 @@ def read_user_file(path: str, limit: int = METADATA_LIMIT) -> bytes:
         if size > limit:
             raise UnreadableFile(f"larger than {limit} bytes, so it was not read")
         return b"".join(chunks)
-    except OSError as error:
-        raise UnreadableFile(error.strerror or str(error)) from None
-    finally:
-        os.close(descriptor)
 
 
 def read_user_head(path: str, size: int) -> bytes:
     """The first SIZE bytes of the regular file PATH (a program, a library), however big it is."""
-    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
-    try:
-        descriptor = os.open(path, flags)
-    except OSError as error:
-        raise UnreadableFile(error.strerror or str(error)) from None
-    try:
-        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-            raise UnreadableFile("not a regular file (a FIFO, device or folder), so it was not read")
+    with _regular_file(path) as (descriptor, _info):
         return os.read(descriptor, size)
-    except OSError as error:
-        raise UnreadableFile(error.strerror or str(error)) from None
-    finally:
-        os.close(descriptor)
 
 
 def read_user_text(path: str, limit: int = METADATA_LIMIT) -> str:
