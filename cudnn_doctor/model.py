@@ -143,9 +143,10 @@ class Finding:
     severity: str
     title: str
     detail: str
-    fix: str
+    fix: str  # rendered from the plan (cudnn_doctor.plan): its actions for this finding, else the code's advice
     refs: tuple[str, ...] = ()
     subject: str | None = None  # the path or object it is about
+    values: dict[str, Any] = field(default_factory=dict, compare=False)  # what the rule read, by name
 
 
 @dataclass(frozen=True)
@@ -174,10 +175,12 @@ class Report:
     summary: Summary | None = None
     loader_path: list[str] = field(default_factory=list)  # folders the loader searches, in order
     loader_path_real: list[str] = field(default_factory=list)  # the same folders, symlinks resolved
+    ld_library_path: list[str] = field(default_factory=list)  # LD_LIBRARY_PATH's folders, as given
     search_errors: list[tuple[str, str]] = field(default_factory=list)  # (path, why)
     dangling_variables: list[tuple[str, str]] = field(default_factory=list)  # (CUDA_HOME, path)
     unreadable_files: list[tuple[str, str]] = field(default_factory=list)  # (a framework's config file, why)
     nvml_error: str | None = None
+    plan: Any = None  # the treatment (cudnn_doctor.plan.Plan) every finding's fix was rendered from
     timings_ms: dict[str, float] = field(default_factory=dict)
 
 
@@ -194,7 +197,18 @@ def to_jsonable(value: Any) -> Any:
 
 def report_to_json(report: Report) -> dict[str, Any]:
     """The report as the `cudnn-doctor/report/1` JSON object."""
-    data = to_jsonable(report)
-    for internal in ("search_errors", "dangling_variables", "nvml_error", "unreadable_files", "loader_path_real"):
+    plan = report.plan
+    report.plan = None
+    try:
+        data = to_jsonable(report)
+    finally:
+        report.plan = plan
+    data.pop("plan", None)
+    if plan is not None:
+        from cudnn_doctor.render.plan_text import plan_json
+
+        data["plan"] = plan_json(plan, report.ld_library_path)
+    for internal in ("search_errors", "dangling_variables", "nvml_error", "unreadable_files", "loader_path_real",
+                     "ld_library_path"):
         data.pop(internal, None)
     return {"schema": REPORT_SCHEMA, **data}

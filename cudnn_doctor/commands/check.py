@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from typing import Any
 
 from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.knowledge.data import sublibrary_names
@@ -52,5 +53,17 @@ def run_check(options: CheckOptions) -> Report:
 
         report.frameworks += [assumed_framework(spec, report.cudnn, ctx.os_name) for spec in options.frameworks]
     report.findings = evaluate(report, requirements)
+    treat(report, ctx.env.get("HOME") or os.path.expanduser("~"), options.python and ctx.python, requirements)
     report.summary = summarize(report.findings, options.strict)
     return report
+
+
+def treat(report: Report, home: str, python: str | None, requirements: list[Any]) -> None:
+    """The one plan for REPORT's findings; every finding's fix rendered from it."""
+    if not report.findings:
+        return
+    from cudnn_doctor.plan.planner import Setting, make_plan
+    from cudnn_doctor.render.plan_text import with_fixes
+
+    report.plan = make_plan(report, report.findings, Setting(home, python, tuple(requirements)))
+    report.findings = with_fixes(report.findings, report.plan, report.ld_library_path)

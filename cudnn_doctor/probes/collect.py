@@ -51,6 +51,7 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     theano_flags(ctx, report.unreadable_files)  # read once more only to record what cannot be read
     report.loader_path = loader_search_dirs(ctx, cache)
     report.loader_path_real = [os.path.realpath(folder) for folder in report.loader_path]
+    report.ld_library_path = list(ctx.env_paths("LD_LIBRARY_PATH"))
     report.dangling_variables = dangling_variables
     libraries = cudnn_probe.discover_cudnn_libraries(ctx, toolkits, cache)
     majors = sorted({m for m in (cudnn_probe.library_major(lib) for lib, _, _ in libraries) if m})

@@ -62,7 +62,7 @@ def detect_frameworks(ctx: SearchContext, project_dir: str | None = None) -> lis
 
 def _python_framework(name: str, version: str, site: str, info: str, libraries: tuple[str, ...],
                       ctx: SearchContext) -> Framework:
-    details: dict[str, object] = {"site_packages": site}
+    details: dict[str, object] = {"site_packages": site, "python": interpreter_of(site)}
     cuda = None
     cudnn_expected = None
     metadata = _read(os.path.join(info, "METADATA")) or _read(os.path.join(info, "PKG-INFO"))
@@ -118,6 +118,25 @@ def _python_framework(name: str, version: str, site: str, info: str, libraries: 
         cudnn_expected = None  # the release's GPU build would want one; this build wants none
     return Framework(name=name, version=version, cuda_built_for=cuda, cudnn_expected=cudnn_expected,
                      cudnn_used=None, found_via="dist-info", location=info, details=details)
+
+
+def interpreter_of(site: str) -> str | None:
+    """The python of the environment SITE belongs to (<env>/lib/python3.12/site-packages -> <env>/bin/python3.12),
+    the one whose pip installs into SITE; None where no such file is there."""
+    parts = site.rstrip(os.sep).split(os.sep)
+    if len(parts) < 4 or parts[-1] not in ("site-packages", "dist-packages"):
+        return None
+    if parts[-2] == "python3":  # Debian's /usr/lib/python3/dist-packages
+        root, names = os.sep.join(parts[:-3]), ["python3"]
+    elif parts[-2].startswith("python"):
+        root, names = os.sep.join(parts[:-3]), [parts[-2], "python3", "python"]
+    else:
+        return None
+    for name in names:
+        candidate = os.path.join(root or os.sep, "bin", name)
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    return None
 
 
 def _existing(site: str, libraries: tuple[str, ...]) -> list[str]:

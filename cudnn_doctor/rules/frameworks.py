@@ -26,13 +26,9 @@ def _name(framework: Framework) -> str:
 
 
 def cpu_only_builds(report: Report) -> list[Finding]:
-    fixes = {"torch": "pip install torch --index-url https://download.pytorch.org/whl/cu128 (pick the cuXYZ your "
-                      "driver supports: `cudnn-doctor compat torch==VERSION`)",
-             "tensorflow": "pip install 'tensorflow[and-cuda]' (Linux)",
-             # both packages install the module `onnxruntime`: keep one (ONNX Runtime's install docs)
-             "onnxruntime": "pip uninstall onnxruntime && pip install onnxruntime-gpu"}
+    """CD406; the plan names the exact GPU build of the installed release."""
     return [finding("CD406", subject=f.location, framework=_name(f), framework_version=f.version,
-                    fix=fixes.get(f.name, f"install a CUDA build of {_name(f)}"))
+                    name=knowledge.canonical_name(f.name) or f.name)
             for f in report.frameworks if f.details.get("cpu_only")]
 
 
@@ -68,14 +64,11 @@ def cudnn_of_each_framework(report: Report) -> list[Finding]:
         used = _install_used(report, framework)
         if used is None:
             expected = framework.cudnn_expected or _expected_from_requirement(framework) or "a cuDNN"
-            package = framework.details.get("cudnn_package")
-            fix = (f"pip install '{package}{_spec(framework)}'" if package
-                   else "cudnn-doctor install --version <the version it needs> (see `cudnn-doctor compat "
-                        f"{framework.name}=={framework.version}`)")
             findings.append(finding("CD401", subject=framework.location, framework=_name(framework),
                                     framework_version=framework.version, expected=expected,
+                                    name=knowledge.canonical_name(framework.name) or framework.name,
                                     found="no cuDNN that it loads was found (its pip wheel is missing and none is on "
-                                          "the loader's path)", fix=fix))
+                                          "the loader's path)"))
             continue
         verdict = _judge_used_cudnn(framework, used)
         if verdict is not None and verdict.verdict == knowledge.INCOMPATIBLE:
@@ -83,7 +76,7 @@ def cudnn_of_each_framework(report: Report) -> list[Finding]:
                 "CD408", subject=used.library, refs=(verdict.source,), framework=_name(framework),
                 framework_version=framework.version, expected=framework.cudnn_expected or verdict.why,
                 found=f"{used.version} at {used.library}: {verdict.why}",
-                fix=_fix_for_wrong_cudnn(framework, used)))
+                name=knowledge.canonical_name(framework.name) or framework.name, used_path=used.path))
         system = next((i for i in report.cudnn if "ld.so" in i.loaded_by and i.major == used.major), None)
         if system is not None and system.library != used.library:
             findings.append(finding("CD402", subject=used.library, framework=_name(framework),
@@ -102,25 +95,17 @@ def _expected_from_requirement(framework: Framework) -> str | None:
     return f"{floor.group(1)} or a newer {floor.group(1).split('.')[0]}.x (it requires {package}{requirement})"
 
 
-def _spec(framework: Framework) -> str:
-    requirement = str(framework.details.get("cudnn_requirement") or "")
-    return requirement if requirement[:1] in "<>=!~" else ""
-
-
 def _theano_uses_gpu(framework: Framework) -> bool:
     flags = framework.details.get("theano_flags") or {}
     device = str(flags.get("device", "")) if isinstance(flags, dict) else ""
     return device.startswith(("cuda", "gpu"))
 
 
-def _fix_for_wrong_cudnn(framework: Framework, used: CudnnInstall) -> str:
-    if used.source == "env":
-        return f"take {used.path} out of LD_LIBRARY_PATH so that {_name(framework)} loads the cuDNN it was built with"
-    package = framework.details.get("cudnn_package")
-    if package:
-        return f"pip install '{package}{_spec(framework)}'"
-    return (f"install the cuDNN {_name(framework)} {framework.version} accepts: "
-            f"`cudnn-doctor compat {framework.name}=={framework.version}`")
+def judge_cudnn_version(framework: Framework, version: str) -> knowledge.Reason | None:
+    """FRAMEWORK's verdict on loading cuDNN VERSION (its own pin or compiled version, else its compat/ rows)."""
+    return _judge_used_cudnn(framework, CudnnInstall(path="", library="", major=None, version=version,
+                                                     header_version=None, header_path=None, cuda_version=None,
+                                                     sublibraries={}, sublibrary_versions={}, source=""))
 
 
 def _judge_used_cudnn(framework: Framework, used: CudnnInstall) -> knowledge.Reason | None:
@@ -170,10 +155,7 @@ def gpu_compute_capability(report: Report) -> list[Finding]:
                     "CD404", subject=framework.location, refs=(reason.source,), framework=_name(framework),
                     framework_version=framework.version, cuda=framework.cuda_built_for,
                     supported=_supported(rows, reason), gpu=f"{gpu.index} ({gpu.name})",
-                    cc=gpu.compute_capability,
-                    fix=f"use a {_name(framework)} build that supports compute capability {gpu.compute_capability} "
-                        f"(`cudnn-doctor compat {framework.name}==VERSION --compute-capability "
-                        f"{gpu.compute_capability}`), or a newer GPU"))
+                    cc=gpu.compute_capability, name=name))
     return findings
 
 

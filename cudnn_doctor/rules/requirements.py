@@ -26,6 +26,12 @@ class Requirement:
     subject: str
     specifier: str  # "" means "present"
 
+    def allows(self, version: str) -> bool:
+        """Does VERSION meet this requirement's specifier?"""
+        from packaging.specifiers import SpecifierSet
+
+        return _satisfies(version, SpecifierSet(self.specifier))
+
 
 def parse_requirement(text: str) -> Requirement:
     """"cudnn>=9.1" -> Requirement; a bad one is a usage error (exit 2)."""

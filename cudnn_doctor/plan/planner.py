@@ -1,0 +1,465 @@
+"""Report + findings + compat data -> one Plan: the smallest set of actions after which `check` finds none of
+the errors that can be fixed here. Pure: no I/O beyond the compat tables.
+
+The treatments run in order, each taking the findings it resolves; what no treatment takes gets the code's
+advice (compat/fixes.toml) as a manual step. One cause, one action: a cuDNN copy whose sub-libraries come from
+an LD_LIBRARY_PATH folder is one env change, not a reinstall; every cuDNN the loader must find is chosen once,
+for every framework that will load it, so two findings never prescribe two different releases.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from cudnn_doctor.knowledge import frameworks as knowledge
+from cudnn_doctor.knowledge.data import load
+from cudnn_doctor.model import ERROR, WARNING, CudnnInstall, Finding, Framework, Report
+from cudnn_doctor.plan.advice import advice, advice_row
+from cudnn_doctor.plan.model import CONDA, EDIT, ENV, INSTALL, MANUAL, PIP, Action, EnvChange, Plan
+from cudnn_doctor.versions import major, version_tuple
+
+PACKAGE_MANAGED = ("pip:", "conda")  # folders a package manager owns: never written by `cudnn-doctor install`
+CUDNN_DATA = "compat/cudnn.toml [[release]]"
+
+
+@dataclass(frozen=True)
+class Setting:
+    """What the plan needs beyond the report: where a cuDNN of our own goes, and the interpreter that counts."""
+
+    home: str
+    python: str | None = None  # --python, else None (each framework's own environment's interpreter)
+    requirements: tuple[Any, ...] = ()  # the parsed --require specs
+
+
+@dataclass
+class _Work:
+    report: Report
+    setting: Setting
+    open: list[Finding]
+    actions: list[Action] = field(default_factory=list)
+
+    def take(self, found: Iterable[Finding], action: Action) -> None:
+        found = list(found)
+        keys = tuple((f.code, f.subject) for f in found)
+        codes = tuple(dict.fromkeys(f.code for f in found))
+        for existing in self.actions:
+            if _same(existing, action):
+                merged = replace(existing, resolves=tuple(dict.fromkeys(existing.resolves + codes)),
+                                 findings=existing.findings + keys)
+                self.actions[self.actions.index(existing)] = merged
+                break
+        else:
+            self.actions.append(replace(action, resolves=codes, findings=keys))
+        self.open = [f for f in self.open if all(f is not g for g in found)]
+
+    def with_code(self, *codes: str) -> list[Finding]:
+        return [f for f in self.open if f.code in codes]
+
+
+def _same(a: Action, b: Action) -> bool:
+    return (a.kind, a.argv, a.text, a.env) == (b.kind, b.argv, b.text, b.env)
+
+
+def make_plan(report: Report, findings: list[Finding], setting: Setting) -> Plan:
+    """The one treatment of REPORT's errors and warnings."""
+    work = _Work(report, setting, [f for f in findings if f.severity in (ERROR, WARNING)])
+    for treatment in TREATMENTS:
+        treatment(work)
+    for finding in list(work.open):
+        text = advice(finding.code, finding.values | ({"fix": finding.fix} if "{fix}" in _advice_text(finding)
+                                                      else {}))
+        row = advice_row(finding.code) or {}
+        work.take([finding], Action(MANUAL, (), finding.title, row.get("source", "compat/fixes.toml"), text=text))
+    return Plan(targets=_targets(report, setting), actions=tuple(work.actions))
+
+
+def _advice_text(finding: Finding) -> str:
+    return (advice_row(finding.code) or {}).get("text", "")
+
+
+def _targets(report: Report, setting: Setting) -> tuple[str, ...]:
+    names = [f"{_name(f)} {f.version or ''} ({'--framework' if f.details.get('assumed') else f.location or f.found_via})"
+             for f in report.frameworks]
+    names += [f"--require {getattr(r, 'text', r)}" for r in setting.requirements]
+    return tuple(names) or ("this machine's CUDA and cuDNN",)
+
+
+def _name(framework: Framework) -> str:
+    return knowledge.display(knowledge.canonical_name(framework.name) or framework.name)
+
+
+# --- one cause: sub-libraries or a whole cuDNN taken from an LD_LIBRARY_PATH folder -----------------------------
+
+def _in_variable(report: Report, install: CudnnInstall) -> str | None:
+    """The LD_LIBRARY_PATH entry that holds INSTALL, if any."""
+    for folder in report.ld_library_path:
+        if os.path.normpath(folder) in (os.path.normpath(install.path), install.real_path):
+            return folder
+    return None
+
+
+def variable_shadows(work: _Work) -> None:
+    report = work.report
+    shadowing = {i.library: i for i in report.cudnn if _in_variable(report, i)}
+    for finding in work.with_code("CD408", "CD401", "CD303", "CD305", "CD302"):
+        culprit = _shadowing_copy(report, finding, shadowing)
+        if culprit is None:
+            continue
+        folder = _in_variable(report, culprit) or culprit.path
+        why = (f"{folder} in LD_LIBRARY_PATH comes before every other folder the loader searches, so its cuDNN "
+               f"{culprit.version} is what is loaded in place of the copy that was installed with the program (and "
+               "libcudnn.so opens its sub-libraries through the same search)")
+        work.take([finding], Action(ENV, (), why, "ld.so(8): LD_LIBRARY_PATH is searched before DT_RUNPATH and the "
+                                                 "ldconfig cache", env=(EnvChange("LD_LIBRARY_PATH", "remove", folder),)))
+
+
+def _shadowing_copy(report: Report, finding: Finding, shadowing: dict[str, CudnnInstall]) -> CudnnInstall | None:
+    if finding.code == "CD408":
+        return shadowing.get(finding.subject or "")
+    if finding.code == "CD302":
+        copies = [i for i in shadowing.values() if i.source != "system"]
+        return copies[0] if len(copies) == 1 and len(report.cudnn) > 1 else None
+    install = next((i for i in report.cudnn if i.library == finding.subject), None)
+    if install is None or install.source.startswith(PACKAGE_MANAGED) is False:
+        return None  # a toolkit's own mismatch is its own: reinstalled below
+    reported = version_tuple(install.version)
+    return next((other for other in shadowing.values() if other.library != install.library
+                 and version_tuple(other.version) == reported), None)
+
+
+# --- a cuDNN a framework's package manager owns: reinstalled by that package manager ----------------------------
+
+def framework_pins(work: _Work) -> None:
+    """CD401/CD408 of a framework whose wheel pins its cuDNN wheel: that pin, with the framework's own interpreter."""
+    for finding in work.with_code("CD401", "CD408"):
+        framework = _framework_of(work.report, finding)
+        if framework is None or framework.details.get("assumed"):
+            continue
+        package = framework.details.get("cudnn_package")
+        requirement = str(framework.details.get("cudnn_requirement") or "")
+        if not package:
+            continue
+        python = work.setting.python or framework.details.get("python")
+        spec = f"{package}{requirement if requirement[:1] in '<>=!~' else ''}"
+        why = f"{_name(framework)} {framework.version} requires {spec} and loads it from its own environment"
+        source = f"{framework.location}/METADATA (Requires-Dist: {spec})"
+        if python:
+            work.take([finding], Action(PIP, (), why, source, argv=(python, "-m", "pip", "install", spec)))
+        else:
+            work.take([finding], Action(MANUAL, (), why, source, text=f"install {spec} into the Python environment of "
+                                                                     f"{framework.location} with its own pip"))
+
+
+def package_copies(work: _Work) -> None:
+    """CD303/CD304/CD305 of a copy in site-packages or conda: reinstalled by its package manager, never written."""
+    for finding in work.with_code("CD303", "CD304", "CD305"):
+        install = next((i for i in work.report.cudnn if i.library == finding.subject), None)
+        if install is None or not install.source.startswith(PACKAGE_MANAGED):
+            continue
+        wanted = install.header_version if finding.code == "CD303" and install.header_version else install.version
+        release = _release(wanted)
+        cuda_major = major(install.cuda_version) or _major_from_package(install.source)
+        if install.source.startswith("pip:") and release and release.get("build") not in (None, "unknown"):
+            package = install.source.removeprefix("pip:")
+            python = work.setting.python or _python_of_site(work.report, install)
+            spec = f"{package}=={release['build']}"
+            if python:
+                work.take([finding], Action(PIP, (), f"{install.path} belongs to the wheel {package}; pip puts back "
+                                                     "its files whole", release.get("source", CUDNN_DATA),
+                                            argv=(python, "-m", "pip", "install", "--force-reinstall", "--no-deps",
+                                                  spec)))
+                continue
+        text = (f"reinstall the package that owns {install.path} with the package manager that installed it "
+                f"({install.source}{f', cuDNN {wanted} for CUDA {cuda_major}' if wanted and cuda_major else ''}); "
+                "`cudnn-doctor install` never writes into a package manager's folder")
+        work.take([finding], Action(CONDA if install.source == "conda" else MANUAL, (), finding.title,
+                                    release.get("source", CUDNN_DATA) if release else CUDNN_DATA, text=text))
+
+
+def _major_from_package(source: str) -> int | None:
+    tail = source.rsplit("-cu", 1)[-1]
+    return int(tail) if tail.isdigit() else None
+
+
+def _python_of_site(report: Report, install: CudnnInstall) -> str | None:
+    for framework in report.frameworks:
+        site = str(framework.details.get("site_packages") or "")
+        if site and (install.real_path or install.path).startswith(os.path.realpath(site) + os.sep):
+            return framework.details.get("python")  # type: ignore[no-any-return]
+        if site and install.path.startswith(site + os.sep):
+            return framework.details.get("python")  # type: ignore[no-any-return]
+    return None
+
+
+# --- the cuDNN the loader must find: one release for every framework that loads it -----------------------------
+
+def loader_cudnn(work: _Work) -> None:
+    """CD301, CD401/CD408 of frameworks that load the loader's cuDNN, CD320, CD306 and the toolkit's own CD303-305."""
+    report = work.report
+    wanting = [f for f in work.with_code("CD301", "CD401", "CD408", "CD320", "CD306", "CD303", "CD304", "CD305", "CD312")]
+    if not wanting:
+        return
+    frameworks = [fw for fw in (_framework_of(report, f) for f in wanting) if fw is not None]
+    frameworks += [fw for fw in report.frameworks if _loads_from_loader(report, fw) and fw not in frameworks]
+    frameworks = [fw for fw in frameworks if not fw.details.get("cpu_only") and fw.details.get("uses_cudnn") is not False]
+    repairs = [f for f in wanting if f.code in ("CD303", "CD304", "CD305", "CD306", "CD312")]
+    needed = [f for f in wanting if f.code in ("CD301", "CD401", "CD408", "CD320")]
+    for finding in repairs:  # a copy in a toolkit or system folder: the right build, into the same prefix
+        install = next((i for i in report.cudnn if i.library == finding.subject), None)
+        if install is None or install.source.startswith(PACKAGE_MANAGED):
+            continue
+        toolkit_major = _toolkit_major(report, install)
+        cuda_major = (int(finding.values["driver_major"]) if finding.code == "CD312" and finding.values.get("driver_major")
+                      else toolkit_major or major(install.cuda_version) or _cuda_major(report))
+        users = [fw for fw in frameworks if fw.cudnn_used in (install.library, install.real_library)]
+        keep = install.version if finding.code in ("CD303", "CD304", "CD305") else None
+        choice = _choose(cuda_major, users, work.setting.requirements, report.host, prefer=keep, same_major=install.major)
+        _take_install(work, [finding], choice, cuda_major, _prefix_of(install), install, replace_major=False)
+    if not needed:
+        return
+    if any(f.code == "CD408" and _framework_of(report, f) is None for f in needed):
+        needed = [f for f in needed if f.code != "CD408" or _framework_of(report, f) is not None]
+    majors = {major(fw.cuda_built_for) for fw in frameworks if major(fw.cuda_built_for)}
+    if len(majors) > 1:
+        text = ("the frameworks here were built for different CUDA majors "
+                f"({', '.join(f'{_name(fw)} {fw.version}: CUDA {fw.cuda_built_for}' for fw in frameworks)}); one cuDNN "
+                "on the loader's path cannot serve both: give each its own environment with its framework's cuDNN wheel")
+        work.take(needed, Action(MANUAL, (), "no single cuDNN fits every framework", CUDNN_DATA, text=text))
+        return
+    cuda_major = majors.pop() if majors else _cuda_major(report)
+    choice = _choose(cuda_major, frameworks, work.setting.requirements, report.host)
+    toolkit = next((t for t in report.toolkits if major(t.version) == cuda_major and t.source not in ("pip", "conda")),
+                   None)
+    prefix = toolkit.path if toolkit else os.path.join(work.setting.home, ".local", "cudnn",
+                                                       f"cuda{cuda_major}" if cuda_major else "cudnn")
+    _take_install(work, needed, choice, cuda_major, prefix, None, replace_major=True)
+
+
+@dataclass(frozen=True)
+class _Choice:
+    release: dict[str, Any] | None
+    why: str
+
+
+def _take_install(work: _Work, found: list[Finding], choice: _Choice, cuda_major: int | None, prefix: str,
+                  install: CudnnInstall | None, replace_major: bool) -> None:
+    if choice.release is None or cuda_major is None:
+        work.take(found, Action(MANUAL, (), "no cuDNN release in the data fits", CUDNN_DATA, text=choice.why))
+        return
+    version = choice.release["version"]
+    argv = ("cudnn-doctor", "install", "--version", version, "--cuda", str(cuda_major), "--prefix", prefix)
+    present = [i for i in work.report.cudnn if _prefix_of(i) == prefix and i.major and i.major != major(version)]
+    if present and replace_major:
+        argv += ("--replace",)
+    why = f"cuDNN {version} for CUDA {cuda_major}: {choice.why}"
+    work.take(found, Action(INSTALL, (), why, choice.release.get("source", CUDNN_DATA), argv=argv))
+    library_folder = os.path.join(prefix, _library_folder(work.report))
+    visible = {os.path.normpath(p) for p in work.report.loader_path} | set(work.report.loader_path_real)
+    if os.path.normpath(library_folder) not in visible and os.path.realpath(library_folder) not in visible:
+        work.take(found, Action(ENV, (), f"{library_folder} is not a folder the dynamic loader searches",
+                                "ld.so(8): LD_LIBRARY_PATH", env=(EnvChange("LD_LIBRARY_PATH", "prepend", library_folder),)))
+
+
+def _library_folder(report: Report) -> str:
+    from cudnn_doctor.install.layout import LAYOUTS
+
+    layout = LAYOUTS.get(f"{report.host.os}-{'sbsa' if report.host.arch == 'aarch64' else report.host.arch}")
+    return layout.library_folder if layout else "lib"
+
+
+def _choose(cuda_major: int | None, frameworks: list[Framework], requirements: Iterable[Any], host: Any,
+            prefer: str | None = None, same_major: int | None = None) -> _Choice:
+    """The newest cuDNN release in compat/ with a build for CUDA CUDA_MAJOR that every framework accepts and every
+    --require allows (PREFER first where it qualifies)."""
+    if cuda_major is None:
+        return _Choice(None, "the CUDA major is unknown here (no toolkit, no driver): run `cudnn-doctor check` on the "
+                             "machine with the GPU, then `cudnn-doctor compat --list cudnn`")
+    if host.os != "linux" or host.arch not in ("x86_64", "aarch64"):
+        return _Choice(None, f"compat/cudnn.toml lists Linux builds; for {host.os}-{host.arch} pick a release from "
+                             "NVIDIA's cuDNN archive (https://developer.nvidia.com/cudnn-archive)")
+    specs = [r for r in requirements if getattr(r, "subject", None) == "cudnn"]
+    candidates = releases_for(cuda_major)
+    if prefer:
+        candidates.sort(key=lambda row: version_tuple(row["version"]) != version_tuple(prefer)[:3])
+    refused: list[str] = []
+    for row in candidates:
+        if same_major and major(row["version"]) != same_major and prefer:
+            continue
+        verdicts = [_accepts(fw, row["version"]) for fw in frameworks]
+        if any(v is False for v in verdicts):
+            continue
+        if not all(spec.allows(row["version"]) for spec in specs):
+            continue
+        whom = [f"{_name(fw)} {fw.version}" for fw, v in zip(frameworks, verdicts, strict=True) if v]
+        why = (f"accepted by {', '.join(whom)}" if whom else "the newest release with a build for this CUDA major")
+        if specs:
+            why += f", within {', '.join(getattr(s, 'text', str(s)) for s in specs)}"
+        return _Choice(row, why)
+    names = ", ".join(f"{_name(fw)} {fw.version}" for fw in frameworks) or "the --require given"
+    refused.append(f"no cuDNN release with a build for CUDA {cuda_major} in compat/cudnn.toml is accepted by {names}")
+    return _Choice(None, "; ".join(refused) + f": see `cudnn-doctor compat --list cudnn` and the frameworks' own "
+                                              "requirements (`cudnn-doctor compat NAME==VERSION`)")
+
+
+def releases_for(cuda_major: int) -> list[dict[str, Any]]:
+    """compat/cudnn.toml's releases with a build for CUDA CUDA_MAJOR, newest first."""
+    rows = []
+    for row in load("cudnn").get("release", []):
+        if any(_variant_major(v) == cuda_major for v in row.get("variant", [])) and version_tuple(row.get("version")):
+            rows.append(row)
+    return sorted(rows, key=lambda r: version_tuple(r["version"]) or (), reverse=True)
+
+
+def _variant_major(variant: dict[str, Any]) -> int | None:
+    return major(str(variant.get("cuda")))
+
+
+def _release(version: str | None) -> dict[str, Any] | None:
+    wanted = version_tuple(version)
+    if not wanted:
+        return None
+    return next((r for r in load("cudnn").get("release", []) if version_tuple(r.get("version")) == wanted[:3]), None)
+
+
+def _accepts(framework: Framework, version: str) -> bool | None:
+    """Does FRAMEWORK accept cuDNN VERSION? None where the data cannot say."""
+    from cudnn_doctor.rules.frameworks import judge_cudnn_version
+
+    reason = judge_cudnn_version(framework, version)
+    if reason is None or reason.verdict == knowledge.UNKNOWN:
+        return None
+    return reason.verdict == knowledge.COMPATIBLE
+
+
+def _toolkit_major(report: Report, install: CudnnInstall) -> int | None:
+    real = install.real_path or install.path
+    for toolkit in report.toolkits:
+        if real.startswith(toolkit.path + os.sep) and toolkit.source not in ("pip", "conda"):
+            return major(toolkit.version)
+    return None
+
+
+def _cuda_major(report: Report) -> int | None:
+    toolkit = next((t for t in report.toolkits if major(t.version)), None)
+    if toolkit is not None:
+        return major(toolkit.version)
+    if major(report.driver.cuda_driver_version):
+        return major(report.driver.cuda_driver_version)
+    return int(load("rules").get("default_cuda_major", {}).get("major", 12))
+
+
+def _prefix_of(install: CudnnInstall) -> str:
+    folder = install.path.rstrip("/")
+    parent = os.path.dirname(folder)
+    return os.path.dirname(parent) if os.path.basename(parent) in ("lib", "lib64") else parent
+
+
+def _framework_of(report: Report, finding: Finding) -> Framework | None:
+    wanted = finding.values.get("framework"), finding.values.get("framework_version")
+    if wanted[0] is None:
+        return None
+    return next((fw for fw in report.frameworks if (_name(fw), fw.version) == wanted), None)
+
+
+def _loads_from_loader(report: Report, framework: Framework) -> bool:
+    if framework.details.get("cudnn_package") and not framework.details.get("assumed"):
+        return False
+    used = next((i for i in report.cudnn if framework.cudnn_used in (i.library, i.real_library)), None)
+    return used is None or "ld.so" in used.loaded_by
+
+
+# --- the loader's path -------------------------------------------------------------------------------------------
+
+def loader_path(work: _Work) -> None:
+    """CD310: the folder onto LD_LIBRARY_PATH (warnings only: CD310 is info unless a plan asks)."""
+    for finding in work.with_code("CD310"):
+        work.take([finding], Action(ENV, (), finding.title, "ld.so(8): LD_LIBRARY_PATH",
+                                    env=(EnvChange("LD_LIBRARY_PATH", "prepend", str(finding.values.get("path"))),)))
+
+
+# --- framework builds --------------------------------------------------------------------------------------------
+
+def cpu_only_builds(work: _Work) -> None:
+    """CD406: the exact GPU build of the installed release, from the framework's own table."""
+    for finding in work.with_code("CD406"):
+        framework = _framework_of(work.report, finding)
+        if framework is None:
+            continue
+        python = work.setting.python or framework.details.get("python")
+        steps, why, source = gpu_build(framework, work.report)
+        if not steps:
+            work.take([finding], Action(MANUAL, (), finding.title, source, text=why))
+            continue
+        for argv in steps:
+            if python:
+                work.take([finding], Action(PIP, (), why, source, argv=(python, "-m", "pip", *argv)))
+            else:
+                work.take([finding], Action(MANUAL, (), why, source,
+                                            text=f"with the pip of {framework.location}'s environment: pip {' '.join(argv)}"))
+
+
+def gpu_build(framework: Framework, report: Report) -> tuple[list[tuple[str, ...]], str, str]:
+    """([pip arguments], why, source) that install the GPU build of FRAMEWORK's installed release."""
+    name = knowledge.canonical_name(framework.name) or framework.name
+    version = (framework.version or "").split("+")[0]
+    need = knowledge.needs(name, version) if version else None
+    rows = [r for r in (need.rows if need else []) if r.get("cuda") not in (None, "unknown", "none")]
+    if not rows:
+        return [], (f"compat/ has no GPU build of {_name(framework)} {version}: see `cudnn-doctor compat "
+                    f"--list {name}` for the releases that have one"), "compat/"
+    driver = major(report.driver.cuda_driver_version)
+    fitting = [r for r in rows if driver is None or (major(str(r["cuda"])) or 99) <= driver]
+    row = next((r for r in fitting if r.get("pypi_default") is True), None) or \
+        (max(fitting, key=lambda r: version_tuple(str(r["cuda"])) or ()) if fitting else None)
+    if row is None:
+        cudas = ", ".join(sorted({str(r["cuda"]) for r in rows}))
+        return [], (f"{_name(framework)} {version} was built for CUDA {cudas}, all newer than this driver's CUDA "
+                    f"{report.driver.cuda_driver_version}: upgrade the driver first"), str(rows[0].get("source", ""))
+    source = str(row.get("source", ""))
+    cuda = str(row["cuda"])
+    if name == "pytorch":
+        if row.get("pypi_default") is True:
+            return [("install", "--force-reinstall", f"torch=={version}")], \
+                f"PyPI's torch {version} is its CUDA {cuda} build", source
+        tag = "cu" + cuda.replace(".", "")
+        return [("install", "--force-reinstall", f"torch=={version}+{tag}", "--index-url",
+                 f"https://download.pytorch.org/whl/{tag}")], \
+            f"torch {version} was published for CUDA {cuda} on PyTorch's own index ({tag})", source
+    package = row.get("package")
+    if name == "tensorflow" and (version_tuple(version) or ()) >= (2, 14):
+        return [("install", f"tensorflow[and-cuda]=={version}")], \
+            f"TensorFlow {version} installs its CUDA {cuda} libraries with the and-cuda extra on Linux", source
+    if name == "onnxruntime":
+        gpu_package = package or "onnxruntime-gpu"
+        return [("uninstall", "-y", "onnxruntime"), ("install", f"{gpu_package}=={version}")], \
+            (f"onnxruntime and onnxruntime-gpu both install the module onnxruntime: keep the GPU one ({gpu_package} "
+             f"{version}, CUDA {cuda})"), source
+    if name == "jax":
+        return [("install", f"jax[cuda{major(cuda)}]=={version}")], \
+            f"JAX {version} installs its CUDA {major(cuda)} plugin with the cuda{major(cuda)} extra", source
+    if package:
+        return [("install", f"{package}=={version}")], f"{package} {version} is the CUDA {cuda} build", source
+    return [], f"install the CUDA {cuda} build of {_name(framework)} {version} (its install guide)", source
+
+
+def framework_builds(work: _Work) -> None:
+    """CD403 (built for a CUDA newer than the driver): the driver upgrade, with the floor from NVIDIA's table."""
+    for finding in work.with_code("CD403", "CD103", "CD106"):
+        floor = finding.values.get("min_driver")
+        branch = str(floor).split(".")[0] if floor and str(floor)[:1].isdigit() else None
+        if branch is None:
+            continue
+        text = (f"upgrade the NVIDIA driver to {floor} or newer (branch {branch}): Ubuntu/Debian "
+                f"`sudo apt install nvidia-driver-{branch}` (or `sudo ubuntu-drivers install`), RHEL/Rocky `sudo dnf "
+                f"module install nvidia-driver:{branch}`, then reboot; in a container, on the host")
+        work.take([finding], Action(MANUAL, (), "the driver is older than what runs here needs",
+                                    "compat/cuda.toml [[toolkit]] (NVIDIA CUDA Toolkit Release Notes, Table 3)", text=text))
+
+
+TREATMENTS: tuple[Callable[[_Work], None], ...] = (
+    variable_shadows, framework_pins, package_copies, loader_cudnn, loader_path, cpu_only_builds, framework_builds)
+
+__all__ = ["EDIT", "Setting", "make_plan", "releases_for"]
