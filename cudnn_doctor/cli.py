@@ -439,6 +439,61 @@ def bench(
     raise typer.Exit(report.summary.exit_code if report.summary else 3)
 
 
+@app.command("fix")
+def fix(
+    yes: bool = typer.Option(False, "--yes", "-y", help="Apply the steps the doctor can run, then check again."),
+    json_output: bool = typer.Option(False, "--json", help="Print one JSON object (schema cudnn-doctor/plan/1)."),
+    shell: str = typer.Option("bash", "--shell", metavar="bash|zsh|fish|powershell",
+                              help="The shell the environment lines are written for."),
+    require: list[str] = typer.Option([], "--require", metavar="SPEC", help="As for check. Repeatable."),
+    search_path: list[str] = typer.Option([], "--search-path", metavar="DIR", help="As for check. Repeatable."),
+    framework: list[str] = typer.Option([], "--framework", metavar="NAME[==VER]",
+                                        help="Plan for a framework that is not installed, e.g. tensorflow==2.15.0."),
+    project: Optional[str] = typer.Option(None, "--project", metavar="DIR", help="As for check."),
+    python: Optional[str] = typer.Option(None, "--python", metavar="PATH",
+                                         help="The interpreter whose environment is treated (its pip installs)."),
+    verbose: bool = typer.Option(False, "-v", "--verbose", help="Show every detail."),
+) -> None:
+    """The one treatment that makes `check` clean here; --yes applies it and checks again."""
+    from cudnn_doctor.plan.shell import SHELLS
+
+    if shell not in SHELLS:
+        raise DoctorError(f"--shell {shell!r}: not a shell I write for", fix=f"use one of {', '.join(SHELLS)}")
+    from cudnn_doctor.commands.check import CheckOptions
+    from cudnn_doctor.commands.fix import FixOptions, apply, diagnose, interactive
+
+    options = FixOptions(CheckOptions(require=require, search_paths=search_path, project_dir=project,
+                                      frameworks=framework, python=python), yes=yes, shell=shell)
+    outcome = diagnose(options)
+    go = yes
+    if outcome.plan.actions and not yes and not json_output and interactive():
+        from cudnn_doctor.render.plan_text import render_plan
+
+        render_plan(_console(), outcome, shell, applied=False)
+        go = typer.confirm("Apply the steps marked run now?", default=False)
+        if not go:
+            raise typer.Exit(1)
+    elif not go:
+        _show_fix(outcome, shell, json_output, applied=False)
+        raise typer.Exit(outcome.exit_code)
+    if outcome.plan.actions:
+        say = (lambda line: None) if json_output else (lambda line: _console(stderr=True).print(line, highlight=False))
+        apply(outcome, options, say)
+    _show_fix(outcome, shell, json_output, applied=True)
+    raise typer.Exit(outcome.exit_code)
+
+
+def _show_fix(outcome, shell: str, json_output: bool, applied: bool) -> None:  # type: ignore[no-untyped-def]
+    if json_output:
+        from cudnn_doctor.render.json_out import write_json
+
+        write_json(outcome.to_json())
+        return
+    from cudnn_doctor.render.plan_text import render_plan
+
+    render_plan(_console(), outcome, shell, applied=applied and outcome.after is not None)
+
+
 @app.command("install")
 @guarded
 def install(

@@ -205,7 +205,7 @@ def report_to_json(report: Report) -> dict[str, Any]:
         report.plan = plan
     data.pop("plan", None)
     if plan is not None:
-        from cudnn_doctor.render.plan_text import plan_json
+        from cudnn_doctor.plan.shell import plan_json
 
         data["plan"] = plan_json(plan, report.ld_library_path)
     for internal in ("search_errors", "dangling_variables", "nvml_error", "unreadable_files", "loader_path_real",

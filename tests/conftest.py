@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -12,6 +13,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+# what a prescription with a hole in it looks like: a template field, an angle-bracket name, a made-up version
+PLACEHOLDER = re.compile(r"(?<![$\w])\{\w+\}|<[a-z][a-z_ ]*>|\bX\.Y(\.Z)?\b|==VERSION\b|\bVERSION\b")
 sys.path.insert(0, str(ROOT))  # tests.fakes and the package from a checkout
 
 

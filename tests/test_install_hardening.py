@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from cudnn_doctor.codes import CODES
+from cudnn_doctor.plan.advice import advice_row
 from tests.install_helpers import (
     clean_env,
     cudnn7_archive,
@@ -497,7 +498,7 @@ def test_failure_json_carries_the_registry_finding(tmp_path: Path) -> None:
     [finding] = data["findings"]
     entry = CODES["CD502"]
     assert (finding["code"], finding["title"], finding["severity"]) == ("CD502", entry.title, entry.severity)
-    assert finding["fix"] == entry.fix and "../evil.so" in finding["detail"]
+    assert finding["fix"] == advice_row("CD502")["text"] and "../evil.so" in finding["detail"]
     tarfile.open(evil).close()  # the archive itself is fine as a tar: the refusal is ours
 
 

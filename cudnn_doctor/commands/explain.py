@@ -40,7 +40,10 @@ def explain_code(code: str) -> dict[str, Any]:
     entry = CODES.get(code.upper())
     if entry is None:
         return {"schema": SCHEMA, "query": code, "code": None, "matches": [], "machine": None, "exit_code": 1}
-    text = {key: _placeholders(value) if isinstance(value, str) else value for key, value in asdict(entry).items()}
+    from cudnn_doctor.plan.advice import advice_row
+
+    fields = asdict(entry) | {"fix": (advice_row(entry.code) or {}).get("text", "")}
+    text = {key: _placeholders(value) if isinstance(value, str) else value for key, value in fields.items()}
     return {"schema": SCHEMA, "query": code, "code": text, "matches": _catalog_for_code(entry.code), "machine": None,
             "exit_code": 0}
 
@@ -106,10 +109,9 @@ def _from_cause(cause: classify.Cause, framework: str | None, line: str) -> dict
     if cause.code in _fixes():  # the registry's fix is "{fix}", filled by the rule that finds it: the table's
         fix = re.sub(r"<(\w{1,40})>", lambda m: cause.values.get(m.group(1), m.group(0)), _fixes()[cause.code])
     else:
-        try:
-            fix = entry.fix.format_map(known)
-        except (ValueError, IndexError):
-            fix = _placeholders(entry.fix)
+        from cudnn_doctor.plan.advice import advice
+
+        fix = advice(cause.code, dict(known))
     return {"id": f"{cause.kind}-{cause.code.lower()}", "code": cause.code,
             "framework": framework or READER_FRAMEWORK.get(cause.kind, "unknown"),
             "cause": f"{entry.title}: {cause.fact.rstrip('.')}.", "fix": fix, "source": cause.source,

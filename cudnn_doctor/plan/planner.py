@@ -250,7 +250,8 @@ def _take_install(work: _Work, found: list[Finding], choice: _Choice, cuda_major
         work.take(found, Action(MANUAL, (), "no cuDNN release in the data fits", CUDNN_DATA, text=choice.why))
         return
     version = choice.release["version"]
-    argv = ("cudnn-doctor", "install", "--version", version, "--cuda", str(cuda_major), "--prefix", prefix)
+    argv: tuple[str, ...] = ("cudnn-doctor", "install", "--version", version, "--cuda", str(cuda_major),
+                             "--prefix", prefix)
     present = [i for i in work.report.cudnn if _prefix_of(i) == prefix and i.major and i.major != major(version)]
     if present and replace_major:
         argv += ("--replace",)
@@ -283,7 +284,8 @@ def _choose(cuda_major: int | None, frameworks: list[Framework], requirements: I
     specs = [r for r in requirements if getattr(r, "subject", None) == "cudnn"]
     candidates = releases_for(cuda_major)
     if prefer:
-        candidates.sort(key=lambda row: version_tuple(row["version"]) != version_tuple(prefer)[:3])
+        preferred = (version_tuple(prefer) or ())[:3]
+        candidates.sort(key=lambda row: version_tuple(row["version"]) != preferred)
     refused: list[str] = []
     for row in candidates:
         if same_major and major(row["version"]) != same_major and prefer:
@@ -300,7 +302,7 @@ def _choose(cuda_major: int | None, frameworks: list[Framework], requirements: I
         return _Choice(row, why)
     names = ", ".join(f"{_name(fw)} {fw.version}" for fw in frameworks) or "the --require given"
     refused.append(f"no cuDNN release with a build for CUDA {cuda_major} in compat/cudnn.toml is accepted by {names}")
-    return _Choice(None, "; ".join(refused) + f": see `cudnn-doctor compat --list cudnn` and the frameworks' own "
+    return _Choice(None, "; ".join(refused) + ": see `cudnn-doctor compat --list cudnn` and the frameworks' own "
                                               "requirements (`cudnn-doctor compat NAME==VERSION`)")
 
 

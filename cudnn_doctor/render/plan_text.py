@@ -10,69 +10,12 @@ from dataclasses import replace
 from typing import Any
 
 from cudnn_doctor.model import Finding
-from cudnn_doctor.plan.model import ENV, RUNNABLE, Action, EnvChange, Plan
-
-SHELLS = ("bash", "zsh", "fish", "powershell")
+from cudnn_doctor.plan.model import ENV, RUNNABLE, Action, Plan
+from cudnn_doctor.plan.shell import env_lines
 
 
 def command_line(argv: tuple[str, ...]) -> str:
     return shlex.join(argv)
-
-
-def folders_after(changes: tuple[EnvChange, ...], current: list[str], variable: str = "LD_LIBRARY_PATH") -> list[str]:
-    """VARIABLE's folders once CHANGES are made to CURRENT (its folders now)."""
-    folders = list(current)
-    for change in changes:
-        if change.variable != variable:
-            continue
-        if change.op == "remove":
-            folders = [f for f in folders if f.rstrip("/") != change.folder.rstrip("/")]
-        elif change.op == "prepend":
-            folders = [change.folder] + [f for f in folders if f.rstrip("/") != change.folder.rstrip("/")]
-    return folders
-
-
-def env_lines(changes: tuple[EnvChange, ...], current: list[str], shell: str = "bash") -> list[str]:
-    """The lines that make CHANGES in SHELL. A removal writes the exact new value (read from this machine's
-    variable); a plain prepend keeps whatever the variable holds when the line runs."""
-    lines = []
-    for variable in dict.fromkeys(c.variable for c in changes):
-        mine = tuple(c for c in changes if c.variable == variable)
-        if all(c.op == "prepend" for c in mine):
-            front = ":".join(c.folder for c in reversed(mine))
-            lines.append(_prepend(shell, variable, front))
-            continue
-        folders = folders_after(mine, current, variable)
-        lines.append(_assign(shell, variable, ":".join(folders)) if folders else _unset(shell, variable))
-    return lines
-
-
-def _prepend(shell: str, variable: str, front: str) -> str:
-    if shell == "fish":
-        return f"set -gx {variable} {shlex.quote(front)} ${variable}"
-    if shell == "powershell":
-        return f"$env:{variable} = {_ps(front)} + $(if ($env:{variable}) {{ ':' + $env:{variable} }})"
-    return f"export {variable}={shlex.quote(front)}${{{variable}:+:${variable}}}"
-
-
-def _assign(shell: str, variable: str, value: str) -> str:
-    if shell == "fish":
-        return f"set -gx {variable} {shlex.quote(value)}"
-    if shell == "powershell":
-        return f"$env:{variable} = {_ps(value)}"
-    return f"export {variable}={shlex.quote(value)}"
-
-
-def _unset(shell: str, variable: str) -> str:
-    if shell == "fish":
-        return f"set -e {variable}"
-    if shell == "powershell":
-        return f"Remove-Item Env:{variable} -ErrorAction SilentlyContinue"
-    return f"unset {variable}"
-
-
-def _ps(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
 
 
 def action_text(action: Action, current: list[str]) -> str:
@@ -103,18 +46,49 @@ def with_fixes(findings: list[Finding], plan: Plan, current: list[str]) -> list[
     return out
 
 
-def plan_json(plan: Plan, current: list[str]) -> dict[str, Any]:
-    """The plan's part of `cudnn-doctor/plan/1` (and of the report's `plan`)."""
-    actions = []
+def render_plan(console: Any, outcome: Any, shell: str, applied: bool) -> None:
+    """`cudnn-doctor fix`: the plan, step by step; after --yes, what each step came to and before -> after."""
+    from rich.markup import escape
+
+    from cudnn_doctor.plan.shell import env_lines
+    from cudnn_doctor.render.text import print_with_commands
+
+    plan, report = outcome.plan, outcome.report
+    if not plan.actions:
+        console.print("Nothing to fix: `cudnn-doctor check` finds no error or warning the doctor can treat.",
+                      highlight=False)
+        return
+    console.print(f"Plan for {escape(', '.join(plan.targets))}:", highlight=False)
     for index, action in enumerate(plan.actions, 1):
-        entry: dict[str, Any] = {"step": index, "kind": action.kind, "resolves": list(action.resolves),
-                                 "why": action.why, "source": action.source}
-        if action.argv:
-            entry["argv"] = list(action.argv)
-        elif action.kind == ENV:
-            entry["text"] = "; ".join(env_lines(action.env, current))
-            entry["env"] = {shell: env_lines(action.env, current, shell) for shell in SHELLS}
+        label = {"pip": "run", "conda": "run", "install": "run", "env": "source", "edit": "edit",
+                 "manual": "do"}.get(action.kind, action.kind)
+        console.print(f"  {index}. [bold]{label}[/] (resolves {', '.join(action.resolves)})", highlight=False)
+        if action.kind == ENV:
+            for line in env_lines(action.env, report.ld_library_path, shell):
+                console.print("       " + escape(line), highlight=False, soft_wrap=True)
+        elif action.argv:
+            console.print("       " + escape(command_line(action.argv)), highlight=False, soft_wrap=True)
         else:
-            entry["text"] = action.text or ""
-        actions.append(entry)
-    return {"targets": list(plan.targets), "actions": actions}
+            print_with_commands(console, "", action.text or "", 7)
+        print_with_commands(console, "[dim]why:[/] ", action.why, 7)
+        if applied and outcome.results[index - 1:index]:
+            result = outcome.results[index - 1]
+            extra = f": {result['why']}" if result.get("why") else ""
+            console.print(f"       [bold]{escape(result['status'])}[/]{escape(extra)}", highlight=False)
+    if outcome.after is not None:
+        before, after = report.summary, outcome.after["summary"]
+        console.print(f"Before: {_counts(before.counts if before else {})} ({', '.join(f.code for f in report.findings)}).",
+                      highlight=False)
+        codes = ", ".join(outcome.after.get("codes", [])) or "none"
+        console.print(f"After:  {_counts(after.get('counts', {}))} ({codes}).", highlight=False)
+        if outcome.failed:
+            console.print(f"Stopped: {escape(outcome.failed)}", highlight=False)
+    else:
+        runnable = sum(1 for a in plan.actions if a.kind in RUNNABLE)
+        console.print(f"`cudnn-doctor fix --yes` runs the {runnable} step(s) marked run, with the environment lines in "
+                      "force, and checks again." if runnable else
+                      "Take these steps, then run `cudnn-doctor check` again.", highlight=False)
+
+
+def _counts(counts: dict[str, int]) -> str:
+    return ", ".join(f"{counts.get(k, 0)} {k}{'s' if counts.get(k, 0) != 1 else ''}" for k in ("error", "warning"))

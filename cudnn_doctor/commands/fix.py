@@ -1,0 +1,166 @@
+"""`cudnn-doctor fix`: the plan that makes `check` clean, and with --yes, applying it and checking again.
+
+The actions applied are the plan's very objects: pip and conda run as the argv the plan holds (the
+environment's own interpreter, the user's own index settings), `cudnn-doctor install` runs as its own
+command (transactional), environment lines are printed to be sourced and are in force for the check after,
+manual steps and edits are shown. The first action that fails stops the rest.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cudnn_doctor.child import python_module_argv, run_child
+from cudnn_doctor.commands.check import CheckOptions, run_check
+from cudnn_doctor.model import Report
+from cudnn_doctor.plan.model import CONDA, ENV, INSTALL, PIP, PLAN_SCHEMA, Action, Plan
+from cudnn_doctor.plan.shell import folders_after, plan_json
+
+ACTION_TIMEOUT_S = 3600.0  # a pip install of a framework with its CUDA wheels takes minutes, not hours
+CHECK_TIMEOUT_S = 600.0
+PACKAGE_FOLDER = str(Path(__file__).resolve().parents[2])
+
+
+@dataclass
+class FixOptions:
+    check: CheckOptions
+    yes: bool = False
+    shell: str = "bash"
+
+
+@dataclass
+class Outcome:
+    """What `fix` did: the plan, what each action came to, the checks before and after."""
+
+    plan: Plan
+    report: Report
+    results: list[dict[str, Any]] = field(default_factory=list)
+    after: dict[str, Any] | None = None
+    failed: str | None = None
+
+    @property
+    def exit_code(self) -> int:
+        if self.after is not None:
+            return 0 if self.failed is None and self.after["summary"]["counts"]["error"] == 0 else 1
+        return 1 if self.plan.actions else 0
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"schema": PLAN_SCHEMA, **plan_json(self.plan, self.report.ld_library_path),
+                                "before": summary_of(self.report)}
+        if self.results:
+            for entry, result in zip(data["actions"], self.results, strict=False):
+                entry["outcome"] = result
+        if self.after is not None:
+            data["after"] = self.after
+        if self.failed is not None:
+            data["failed"] = self.failed
+        data["exit_code"] = self.exit_code
+        return data
+
+
+def summary_of(report: Report) -> dict[str, Any]:
+    return {"summary": {"status": report.summary.status if report.summary else "error",
+                        "counts": dict(report.summary.counts) if report.summary else {},
+                        "exit_code": report.summary.exit_code if report.summary else 3},
+            "codes": [f.code for f in report.findings]}
+
+
+def diagnose(options: FixOptions) -> Outcome:
+    report = run_check(options.check)
+    plan = report.plan or Plan(targets=(), actions=())
+    return Outcome(plan=plan, report=report)
+
+
+def apply(outcome: Outcome, options: FixOptions, say: Callable[[str], None]) -> Outcome:
+    """Run every action the doctor can run, in order; stop at the first that fails; then check again."""
+    env = dict(os.environ)
+    changes = []
+    for index, action in enumerate(outcome.plan.actions, 1):
+        if outcome.failed is not None:
+            outcome.results.append({"status": "not run"})
+            continue
+        if action.kind in (PIP, CONDA, INSTALL) and action.argv:
+            say(f"step {index}: running {_shown(action)}")
+            result = _run(action, env)
+            outcome.results.append(result)
+            if result["status"] == "failed":
+                outcome.failed = f"step {index} ({_shown(action)}) {result['why']}"
+        elif action.kind == ENV:
+            changes.extend(action.env)
+            outcome.results.append({"status": "in force for the check after; source these lines in your shell"})
+        else:
+            outcome.results.append({"status": "shown: a step for you to take"})
+    if changes:
+        folders = folders_after(tuple(changes), [f for f in env.get("LD_LIBRARY_PATH", "").split(":") if f])
+        if folders:
+            env["LD_LIBRARY_PATH"] = ":".join(folders)
+        else:
+            env.pop("LD_LIBRARY_PATH", None)
+    outcome.after = _check_again(options.check, env)
+    return outcome
+
+
+def _shown(action: Action) -> str:
+    import shlex
+
+    return shlex.join(action.argv or ())
+
+
+def _run(action: Action, env: dict[str, str]) -> dict[str, Any]:
+    argv = tuple(action.argv or ())
+    if action.kind == INSTALL and argv[:1] == ("cudnn-doctor",):
+        argv = python_module_argv("cudnn_doctor", *argv[1:], "--yes", "--json", paths=[PACKAGE_FOLDER])
+    started = time.monotonic()
+    answer = run_child(argv, env, time.monotonic() + ACTION_TIMEOUT_S, what=argv[0])
+    took = round(time.monotonic() - started, 1)
+    if answer.exit_code == 0:
+        return {"status": "done", "seconds": took}
+    said = _last_words(answer.stdout, answer.stderr_tail, answer.values)
+    why = answer.error or "failed"
+    return {"status": "failed", "why": f"{why}{': ' + said if said and said not in why else ''}", "seconds": took}
+
+
+def _last_words(stdout: str, stderr_tail: str, values: dict[str, Any] | None) -> str:
+    if values and isinstance(values.get("result"), dict) and values["result"].get("error"):
+        return str(values["result"]["error"])
+    if values and values.get("error"):
+        return str(values["error"])
+    lines = [line for line in (stderr_tail or stdout).splitlines() if line.strip()]
+    return lines[-1].strip()[:400] if lines else ""
+
+
+def _check_again(options: CheckOptions, env: dict[str, str]) -> dict[str, Any]:
+    """`check --json` in a new process (what a new shell would see), with the plan's environment lines in force."""
+    args = ["check", "--json"]
+    for spec in options.require:
+        args += ["--require", spec]
+    for folder in options.search_paths:
+        args += ["--search-path", folder]
+    for spec in options.frameworks:
+        args += ["--framework", spec]
+    if options.project_dir is not None:
+        args += ["--project", options.project_dir]
+    if options.python is not None:
+        args += ["--python", options.python]
+    answer = run_child(python_module_argv("cudnn_doctor", *args, paths=[PACKAGE_FOLDER]), env,
+                       time.monotonic() + CHECK_TIMEOUT_S, what="the check after")
+    data = answer.values or {}
+    if "summary" not in data:
+        return {"summary": {"status": "error", "counts": {"error": 1, "warning": 0, "info": 0}, "exit_code": 3},
+                "codes": [], "error": answer.error or "the check after printed no report"}
+    return {"summary": data["summary"], "codes": [f["code"] for f in data.get("findings", [])],
+            "findings": [{"code": f["code"], "severity": f["severity"], "title": f["title"], "subject": f.get("subject")}
+                         for f in data.get("findings", [])]}
+
+
+def interactive() -> bool:
+    try:
+        return sys.stdin.isatty() and sys.stdout.isatty()
+    except (AttributeError, ValueError):
+        return False

@@ -1,0 +1,87 @@
+"""Environment changes as the lines that make them, in each shell the user may source them from."""
+
+from __future__ import annotations
+
+import shlex
+from typing import Any
+
+from cudnn_doctor.plan.model import ENV, EnvChange, Plan
+
+SHELLS = ("bash", "zsh", "fish", "powershell")
+
+
+def command_line(argv: tuple[str, ...]) -> str:
+    return shlex.join(argv)
+
+
+def folders_after(changes: tuple[EnvChange, ...], current: list[str], variable: str = "LD_LIBRARY_PATH") -> list[str]:
+    """VARIABLE's folders once CHANGES are made to CURRENT (its folders now)."""
+    folders = list(current)
+    for change in changes:
+        if change.variable != variable:
+            continue
+        if change.op == "remove":
+            folders = [f for f in folders if f.rstrip("/") != change.folder.rstrip("/")]
+        elif change.op == "prepend":
+            folders = [change.folder] + [f for f in folders if f.rstrip("/") != change.folder.rstrip("/")]
+    return folders
+
+
+def env_lines(changes: tuple[EnvChange, ...], current: list[str], shell: str = "bash") -> list[str]:
+    """The lines that make CHANGES in SHELL. A removal writes the exact new value (read from this machine's
+    variable); a plain prepend keeps whatever the variable holds when the line runs."""
+    lines = []
+    for variable in dict.fromkeys(c.variable for c in changes):
+        mine = tuple(c for c in changes if c.variable == variable)
+        if all(c.op == "prepend" for c in mine):
+            front = ":".join(c.folder for c in reversed(mine))
+            lines.append(_prepend(shell, variable, front))
+            continue
+        folders = folders_after(mine, current, variable)
+        lines.append(_assign(shell, variable, ":".join(folders)) if folders else _unset(shell, variable))
+    return lines
+
+
+def _prepend(shell: str, variable: str, front: str) -> str:
+    if shell == "fish":
+        return f"set -gx {variable} {shlex.quote(front)} ${variable}"
+    if shell == "powershell":
+        return f"$env:{variable} = {_ps(front)} + $(if ($env:{variable}) {{ ':' + $env:{variable} }})"
+    return f"export {variable}={shlex.quote(front)}${{{variable}:+:${variable}}}"
+
+
+def _assign(shell: str, variable: str, value: str) -> str:
+    if shell == "fish":
+        return f"set -gx {variable} {shlex.quote(value)}"
+    if shell == "powershell":
+        return f"$env:{variable} = {_ps(value)}"
+    return f"export {variable}={shlex.quote(value)}"
+
+
+def _unset(shell: str, variable: str) -> str:
+    if shell == "fish":
+        return f"set -e {variable}"
+    if shell == "powershell":
+        return f"Remove-Item Env:{variable} -ErrorAction SilentlyContinue"
+    return f"unset {variable}"
+
+
+def _ps(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def plan_json(plan: Plan, current: list[str]) -> dict[str, Any]:
+    """The plan's part of `cudnn-doctor/plan/1` (and of the report's `plan`)."""
+    actions = []
+    for index, action in enumerate(plan.actions, 1):
+        entry: dict[str, Any] = {"step": index, "kind": action.kind, "resolves": list(action.resolves),
+                                 "why": action.why, "source": action.source}
+        if action.argv:
+            entry["argv"] = list(action.argv)
+        elif action.kind == ENV:
+            entry["text"] = "; ".join(env_lines(action.env, current))
+            entry["env"] = {shell: env_lines(action.env, current, shell) for shell in SHELLS}
+        else:
+            entry["text"] = action.text or ""
+        actions.append(entry)
+    return {"targets": list(plan.targets), "actions": actions}
