@@ -440,6 +440,7 @@ def bench(
 
 
 @app.command("fix")
+@guarded
 def fix(
     yes: bool = typer.Option(False, "--yes", "-y", help="Apply the steps the doctor can run, then check again."),
     json_output: bool = typer.Option(False, "--json", help="Print one JSON object (schema cudnn-doctor/plan/1)."),

@@ -70,7 +70,7 @@ def explain_text(text: str | bytes, report: Report | None) -> dict[str, Any]:
     for match in specific:  # one answer per finding code
         if match not in summaries and match.code not in covered:
             covered.add(match.code)
-            matches.append({k: v for k, v in asdict(match).items() if k != "priority"})
+            matches.append(_filled({k: v for k, v in asdict(match).items() if k != "priority"}))
     for cause in causes:
         if cause.code not in covered:
             covered.add(cause.code)
@@ -79,7 +79,7 @@ def explain_text(text: str | bytes, report: Report | None) -> dict[str, Any]:
     for summary in summaries:
         if summary.code not in covered:
             covered.add(summary.code)
-            matches.append({k: v for k, v in asdict(summary).items() if k != "priority"})
+            matches.append(_filled({k: v for k, v in asdict(summary).items() if k != "priority"}))
     flat = " ".join(reader.to_text(text)[-2000:].split())
     return {
         "schema": SCHEMA,
@@ -89,6 +89,27 @@ def explain_text(text: str | bytes, report: Report | None) -> dict[str, Any]:
         "machine": machine_view(matches, facts, report) if report is not None else None,
         "exit_code": 0 if matches else 1,
     }
+
+
+def _filled(match: dict[str, Any]) -> dict[str, Any]:
+    """A catalog answer with the values read from the message in its fix, and every release it names one that
+    compat/ lists (a message's 8.9.4 names the cuDNN series; the release to install is one that exists)."""
+    from cudnn_doctor.plan.releases import existing_release, wheel_build
+
+    values = match.get("values") or {}
+
+    def value(found: re.Match[str]) -> str:
+        return str(values.get(found.group(1).replace(" ", "_"), found.group(0)))
+
+    fix = re.sub(r"<([a-z][\w ]{0,39})>", value, match.get("fix", ""))
+    fix = re.sub(r"(--version )(\d+\.\d+(?:\.\d+)?)(?![\d.])", lambda m: m.group(1) + existing_release(m.group(2)), fix)
+    fix = re.sub(r"(nvidia-cudnn-cu(\d+)==)(\d+\.\d+\.\d+)(?![\d.])",
+                 lambda m: m.group(1) + wheel_build(m.group(3), int(m.group(2))), fix)
+    if re.search(r"<[a-z][\w ]{0,39}>", fix):  # a value the message did not carry: say where to read it instead
+        fix = re.sub(r"`?cudnn-doctor install --version <[a-z][\w ]{0,39}>`?",
+                     "`cudnn-doctor fix` (it picks the release from what this machine's frameworks need)", fix)
+        fix = re.sub(r"<([a-z][\w ]{0,39})>", lambda m: "the " + m.group(1).replace("_", " "), fix)
+    return match | {"fix": fix}
 
 
 class _Known(dict):  # type: ignore[type-arg]
@@ -107,7 +128,7 @@ def _from_cause(cause: classify.Cause, framework: str | None, line: str) -> dict
     if "compute_capability" in cause.values:
         known.setdefault("cc", cause.values["compute_capability"])
     if cause.code in _fixes():  # the registry's fix is "{fix}", filled by the rule that finds it: the table's
-        fix = re.sub(r"<(\w{1,40})>", lambda m: cause.values.get(m.group(1), m.group(0)), _fixes()[cause.code])
+        fix = _filled({"fix": _fixes()[cause.code], "values": cause.values})["fix"]
     else:
         from cudnn_doctor.plan.advice import advice
 

@@ -8,6 +8,7 @@ manual steps and edits are shown. The first action that fails stops the rest.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
@@ -127,6 +128,12 @@ def _run(action: Action, env: dict[str, str]) -> dict[str, Any]:
 
 
 def _last_words(stdout: str, stderr_tail: str, values: dict[str, Any] | None) -> str:
+    if values is None:
+        try:
+            values = json.loads(stdout)
+        except (ValueError, RecursionError):
+            values = None
+        values = values if isinstance(values, dict) else None
     if values and isinstance(values.get("result"), dict) and values["result"].get("error"):
         return str(values["result"]["error"])
     if values and values.get("error"):
@@ -150,8 +157,11 @@ def _check_again(options: CheckOptions, env: dict[str, str]) -> dict[str, Any]:
         args += ["--python", options.python]
     answer = run_child(python_module_argv("cudnn_doctor", *args, paths=[PACKAGE_FOLDER]), env,
                        time.monotonic() + CHECK_TIMEOUT_S, what="the check after")
-    data = answer.values or {}
-    if "summary" not in data:
+    try:
+        data = json.loads(answer.stdout)
+    except (ValueError, RecursionError):
+        data = {}
+    if not isinstance(data, dict) or "summary" not in data:
         return {"summary": {"status": "error", "counts": {"error": 1, "warning": 0, "info": 0}, "exit_code": 3},
                 "codes": [], "error": answer.error or "the check after printed no report"}
     return {"summary": data["summary"], "codes": [f["code"] for f in data.get("findings", [])],

@@ -65,7 +65,7 @@ def _same(a: Action, b: Action) -> bool:
 
 def make_plan(report: Report, findings: list[Finding], setting: Setting) -> Plan:
     """The one treatment of REPORT's errors and warnings."""
-    work = _Work(report, setting, [f for f in findings if f.severity in (ERROR, WARNING)])
+    work = _Work(report, setting, [f for f in findings if f.severity in (ERROR, WARNING) or _treatable_info(report, f)])
     for treatment in TREATMENTS:
         treatment(work)
     for finding in list(work.open):
@@ -74,6 +74,13 @@ def make_plan(report: Report, findings: list[Finding], setting: Setting) -> Plan
         row = advice_row(finding.code) or {}
         work.take([finding], Action(MANUAL, (), finding.title, row.get("source", "compat/fixes.toml"), text=text))
     return Plan(targets=_targets(report, setting), actions=tuple(work.actions))
+
+
+def _treatable_info(report: Report, finding: Finding) -> bool:
+    """CD310 of a copy no framework loads: the one piece of information with an exact treatment."""
+    if finding.code != "CD310":
+        return False
+    return not any(i.loaded_by for i in report.cudnn if i.path == finding.subject)
 
 
 def _advice_text(finding: Finding) -> str:
@@ -104,7 +111,17 @@ def _in_variable(report: Report, install: CudnnInstall) -> str | None:
 def variable_shadows(work: _Work) -> None:
     report = work.report
     shadowing = {i.library: i for i in report.cudnn if _in_variable(report, i)}
-    for finding in work.with_code("CD408", "CD401", "CD303", "CD305", "CD302"):
+    for finding in work.with_code("CD302"):
+        extra = [i for i in shadowing.values() if "ld.so" not in i.loaded_by and i.version]
+        kept = next((i for i in report.cudnn if "ld.so" in i.loaded_by), None)
+        folders = tuple(dict.fromkeys(_in_variable(report, i) or i.path for i in extra))
+        if not folders or kept is None:
+            continue
+        why = (f"the loader picks cuDNN {kept.version} at {kept.path}; the other copies in LD_LIBRARY_PATH "
+               f"({', '.join(f'{i.version} at {i.path}' for i in extra)}) are what a program gets when the order changes")
+        work.take([finding], Action(ENV, (), why, "ld.so(8): LD_LIBRARY_PATH",
+                                    env=tuple(EnvChange("LD_LIBRARY_PATH", "remove", f) for f in folders)))
+    for finding in work.with_code("CD408", "CD401", "CD303", "CD305"):
         culprit = _shadowing_copy(report, finding, shadowing)
         if culprit is None:
             continue
@@ -119,9 +136,6 @@ def variable_shadows(work: _Work) -> None:
 def _shadowing_copy(report: Report, finding: Finding, shadowing: dict[str, CudnnInstall]) -> CudnnInstall | None:
     if finding.code == "CD408":
         return shadowing.get(finding.subject or "")
-    if finding.code == "CD302":
-        copies = [i for i in shadowing.values() if i.source != "system"]
-        return copies[0] if len(copies) == 1 and len(report.cudnn) > 1 else None
     install = next((i for i in report.cudnn if i.library == finding.subject), None)
     if install is None or install.source.startswith(PACKAGE_MANAGED) is False:
         return None  # a toolkit's own mismatch is its own: reinstalled below
@@ -147,7 +161,9 @@ def framework_pins(work: _Work) -> None:
         why = f"{_name(framework)} {framework.version} requires {spec} and loads it from its own environment"
         source = f"{framework.location}/METADATA (Requires-Dist: {spec})"
         if python:
-            work.take([finding], Action(PIP, (), why, source, argv=(python, "-m", "pip", "install", spec)))
+            # the wheel is a cuDNN here: no cuDNN at all (CD301) is over once it is in
+            work.take([finding, *work.with_code("CD301")],
+                      Action(PIP, (), why, source, argv=(python, "-m", "pip", "install", spec)))
         else:
             work.take([finding], Action(MANUAL, (), why, source, text=f"install {spec} into the Python environment of "
                                                                      f"{framework.location} with its own pip"))

@@ -1,0 +1,334 @@
+"""`cudnn-doctor fix`: one treatment per machine, exact and consistent, proven by applying it and checking again.
+
+Each closed loop builds the scenario (real cuDNN wheels from PyPI, cached; framework metadata; venvs;
+LD_LIBRARY_PATH), runs `fix --yes` offline (pip pointed at a local wheel folder, `install` at a local mirror
+folder), and asserts that the findings it resolves are gone and that no new error appeared.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import PLACEHOLDER, Machine, codes
+from tests.fakes.build import fake_cudnn, fake_framework_library, fake_nvml
+from tests.install_helpers import cudnn_tree
+from tests.real_wheels import real_wheel
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the plans are applied on Linux hosts")
+
+CUDNN9 = ["libcudnn_graph", "libcudnn_ops", "libcudnn_cnn", "libcudnn_adv", "libcudnn_engines_precompiled",
+          "libcudnn_engines_runtime_compiled", "libcudnn_heuristic"]
+WHEEL_BUILDS = {"8.9.7": ("8.9.7.29", 12), "9.19.0": ("9.19.0.56", 13)}
+
+
+def errors(report: dict) -> set[tuple[str, str | None]]:
+    return {(f["code"], f.get("subject")) for f in report["findings"] if f["severity"] == "error"}
+
+
+def with_driver(machine: Machine, tmp_path: Path, cuda: int = 13000) -> None:
+    fake_nvml(tmp_path / "driver", driver="580.65.06", cuda=cuda)
+    machine.add_library_path(tmp_path / "driver")
+
+
+def local_mirror(tmp_path: Path, *versions: str) -> Path:
+    """NVIDIA's redist layout in a folder, each release's archive the real wheel from PyPI (cached)."""
+    folder = tmp_path / "mirror"
+    (folder / "cudnn" / "linux-x86_64").mkdir(parents=True, exist_ok=True)
+    for version in versions:
+        wheel = real_wheel(version)
+        target = folder / "cudnn" / "linux-x86_64" / wheel.name
+        if not target.exists():
+            target.symlink_to(wheel)
+        build, cuda = WHEEL_BUILDS[version]
+        manifest = {"release_label": version, "release_product": "cudnn",
+                    "cudnn": {"name": "NVIDIA CUDA Deep Neural Network library", "version": build,
+                              "cuda_variant": [str(cuda)],
+                              "linux-x86_64": {f"cuda{cuda}": {"relative_path": f"cudnn/linux-x86_64/{wheel.name}",
+                                                               "sha256": _sha256(wheel),
+                                                               "size": str(wheel.stat().st_size)}}}}
+        (folder / f"redistrib_{version}.json").write_text(json.dumps(manifest))
+    return folder
+
+
+def _sha256(path: Path) -> str:
+    stamp = path.with_suffix(path.suffix + ".sha256")
+    if stamp.exists() and stamp.stat().st_mtime >= path.stat().st_mtime:
+        return stamp.read_text().strip()
+    digest = hashlib.sha256()
+    with path.open("rb") as stream:
+        for block in iter(lambda: stream.read(1 << 22), b""):
+            digest.update(block)
+    stamp.write_text(digest.hexdigest())
+    return digest.hexdigest()
+
+
+def fix_json(machine: Machine, *args: str, timeout: float = 600) -> dict:
+    result = machine.run("fix", "--json", *args, timeout=timeout)
+    assert "Traceback" not in result.stderr, result.stderr
+    data = result.json
+    assert data["schema"] == "cudnn-doctor/plan/1" and data["exit_code"] == result.exit_code, data
+    return data
+
+
+def closed_loop(machine: Machine, *args: str) -> tuple[dict, dict]:
+    """check, then `fix --yes`: (the report before, the plan with before/after). Asserts the loop closed."""
+    before = machine.check_json(*args)
+    data = fix_json(machine, "--yes", *args)
+    failed = data.get("failed")
+    assert failed is None, failed
+    resolved = {code for action in data["actions"] for code in action["resolves"]
+                if action["kind"] in ("pip", "conda", "install", "env")}
+    after_codes = set(data["after"]["codes"])
+    assert not (resolved & after_codes), (resolved, data["after"])
+    after_errors = {(f["code"], f.get("subject")) for f in data["after"]["findings"] if f["severity"] == "error"}
+    assert after_errors <= errors(before), f"new errors after the fix: {after_errors - errors(before)}"
+    return before, data
+
+
+def check_names_only_known_releases(plan: dict) -> None:
+    """Every release or build a plan names exists in compat/ for that CUDA major."""
+    import tomllib
+
+    data = tomllib.loads((Path(__file__).resolve().parents[1] / "compat" / "cudnn.toml").read_text())
+    builds = {(row["version"], int(v["cuda"].split(".")[0])): row.get("build") for row in data["release"]
+              for v in row.get("variant", []) if v["cuda"].split(".")[0].isdigit()}
+    for action in plan["actions"]:
+        argv = action.get("argv") or []
+        if action["kind"] == "install":
+            version, cuda = argv[argv.index("--version") + 1], int(argv[argv.index("--cuda") + 1])
+            assert (version, cuda) in builds, f"{version} for CUDA {cuda} is not in compat/cudnn.toml"
+        for word in argv:
+            pinned = re.fullmatch(r"nvidia-cudnn-cu(\d+)==([\d.]+)", word)
+            if pinned:
+                cuda, build = int(pinned.group(1)), pinned.group(2)
+                assert build in {b for (_, c), b in builds.items() if c == cuda}, f"{word} is not a known build"
+        text = json.dumps(action)
+        assert not PLACEHOLDER.search(action.get("text", "") + " ".join(argv)), text
+
+
+# --- the treatment of one cause ---------------------------------------------------------------------------------
+
+def test_a_cudnn_shadowed_through_ld_library_path_is_one_env_change(machine: Machine, tmp_path: Path) -> None:
+    """torch's pip copy of cuDNN 9.1 and a cuDNN 9.0 in an LD_LIBRARY_PATH folder: torch loads the 9.0 (CD408).
+    One cause, one treatment: that folder out of LD_LIBRARY_PATH; nothing is written into site-packages."""
+    from tests.test_frameworks import install_torch, python_env
+
+    with_driver(machine, tmp_path, cuda=12040)
+    site = python_env(machine, tmp_path)
+    install_torch(site)
+    fake_cudnn(tmp_path / "stray", version=90000, sublibraries=CUDNN9)
+    machine.add_library_path(tmp_path / "stray")
+    plan = fix_json(machine)
+    assert plan["exit_code"] == 1
+    [action] = [a for a in plan["actions"] if "CD408" in a["resolves"]]
+    assert action["kind"] == "env" and str(tmp_path / "stray") not in action["text"].split("=", 1)[1]
+    assert not any(a["kind"] == "install" or str(site) in " ".join(a.get("argv", [])) for a in plan["actions"])
+    check_names_only_known_releases(plan)
+    report = machine.check_json()
+    [cd408] = [f for f in report["findings"] if f["code"] == "CD408"]
+    assert "out of LD_LIBRARY_PATH" in cd408["fix"] and "cudnn-doctor install" not in cd408["fix"]
+    _, done = closed_loop(machine)
+    assert "CD408" not in done["after"]["codes"]
+
+
+def test_several_cudnn_on_the_loader_path_closed_loop(machine: Machine, tmp_path: Path) -> None:
+    with_driver(machine, tmp_path)
+    fake_cudnn(tmp_path / "a", version=91900, cudart=13000, sublibraries=CUDNN9)
+    fake_cudnn(tmp_path / "b", version=91400, cudart=13000, sublibraries=CUDNN9)
+    machine.add_library_path(tmp_path / "b")
+    machine.add_library_path(tmp_path / "a")
+    report = machine.check_json()
+    assert "CD302" in codes(report)
+    plan = fix_json(machine)
+    [action] = [a for a in plan["actions"] if "CD302" in a["resolves"]]
+    assert action["kind"] == "env"
+    closed_loop(machine)
+
+
+# --- a cuDNN the framework's own environment lacks: pip, through that environment's interpreter -------------------
+
+@pytest.mark.integration
+def test_a_venv_torch_without_its_cudnn_wheel_gets_it_from_its_own_pip(machine: Machine, tmp_path: Path) -> None:
+    """`--python venv/bin/python`: torch's wheel pins nvidia-cudnn-cu13==9.19.0.56, which is missing (CD401). The
+    plan runs that venv's pip (offline, from a local wheel folder); after it, torch loads the real cuDNN 9.19.0."""
+    wheel = real_wheel("9.19.0")
+    with_driver(machine, tmp_path)
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    [site] = list((venv / "lib").glob("python3*/site-packages"))
+    version = "2.11.0+cu130"
+    info = site / f"torch-{version}.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: torch\nVersion: {version}\n"
+                                   "Requires-Dist: nvidia-cudnn-cu13==9.19.0.56; platform_system == \"Linux\"\n")
+    (site / "torch").mkdir()
+    (site / "torch" / "version.py").write_text(f"__version__ = '{version}'\ncuda = '13.0'\n")
+    fake_framework_library(site / "torch" / "lib" / "libtorch_cuda.so", site, "$ORIGIN/../../nvidia/cudnn/lib")
+    # what torch's own install brought along: the wheel nvidia-cudnn-cu13 needs is there already
+    blas = site / "nvidia_cublas-13.1.0.3.dist-info"
+    blas.mkdir()
+    (blas / "METADATA").write_text("Metadata-Version: 2.1\nName: nvidia-cublas\nVersion: 13.1.0.3\n")
+    (blas / "RECORD").write_text("")
+    machine.env.update({"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(wheel.parent), "PIP_DISABLE_PIP_VERSION_CHECK": "1"})
+    python = str(venv / "bin" / "python")
+    before = machine.check_json("--python", python)
+    assert "CD401" in codes(before)
+    plan = fix_json(machine, "--python", python)
+    [action] = [a for a in plan["actions"] if "CD401" in a["resolves"]]
+    assert action["kind"] == "pip" and action["argv"] == [python, "-m", "pip", "install",
+                                                           "nvidia-cudnn-cu13==9.19.0.56"]
+    assert not any(a["kind"] == "install" for a in plan["actions"])  # never the toolkit: torch does not load it
+    check_names_only_known_releases(plan)
+    _, done = closed_loop(machine, "--python", python)
+    after = machine.check_json("--python", python)
+    [torch] = after["frameworks"]
+    assert torch["cudnn_used"] and "site-packages/nvidia/cudnn" in torch["cudnn_used"]
+    assert next(i for i in after["cudnn"] if i["library"] == torch["cudnn_used"])["version"] == "9.19.0"
+
+
+# --- a cuDNN the loader must find: chosen once for every framework, installed, on the path ------------------------
+
+@pytest.mark.integration
+def test_tensorflow_215_gets_one_cudnn_8_for_cuda_12(machine: Machine, tmp_path: Path) -> None:
+    """TensorFlow 2.15 was built with cuDNN 8.9 for CUDA 12: no cuDNN here (CD301) and none for it (CD401) get one
+    action, a cuDNN 8.9 for CUDA 12 that compat/ lists, never a 9.x for CUDA 13 beside a TF-only 8.x."""
+    with_driver(machine, tmp_path)
+    machine.env["CUDNN_DOCTOR_MIRROR"] = str(local_mirror(tmp_path, "8.9.7"))
+    plan = fix_json(machine, "--framework", "tensorflow==2.15.0")
+    installs = [a for a in plan["actions"] if a["kind"] == "install"]
+    assert len(installs) == 1 and {"CD301", "CD401"} <= set(installs[0]["resolves"])
+    argv = installs[0]["argv"]
+    assert argv[argv.index("--version") + 1].startswith("8.9.") and argv[argv.index("--cuda") + 1] == "12"
+    check_names_only_known_releases(plan)
+    report = machine.check_json("--framework", "tensorflow==2.15.0")
+    fixes = {f["code"]: f["fix"] for f in report["findings"]}
+    assert fixes["CD301"] == fixes["CD401"]  # one treatment, said the same way in both
+    _, done = closed_loop(machine, "--framework", "tensorflow==2.15.0")
+    assert not {"CD301", "CD401"} & set(done["after"]["codes"])
+
+
+@pytest.mark.integration
+def test_a_required_cudnn_is_installed_within_the_requirement(machine: Machine, tmp_path: Path) -> None:
+    with_driver(machine, tmp_path)
+    machine.env["CUDNN_DOCTOR_MIRROR"] = str(local_mirror(tmp_path, "9.19.0"))
+    plan = fix_json(machine, "--require", "cudnn==9.19.0")
+    [install] = [a for a in plan["actions"] if a["kind"] == "install"]
+    assert install["argv"][install["argv"].index("--version") + 1] == "9.19.0" and "CD320" in install["resolves"]
+    check_names_only_known_releases(plan)
+    closed_loop(machine, "--require", "cudnn==9.19.0")
+
+
+@pytest.mark.integration
+def test_headers_of_another_release_are_replaced_from_one_archive(machine: Machine, tmp_path: Path) -> None:
+    """cuDNN 9 headers beside cuDNN 8.9.7 libraries in one prefix (CD303): that prefix gets the library's release
+    again, headers and libraries from one archive."""
+    with_driver(machine, tmp_path)
+    prefix = tmp_path / "opt" / "cudnn"
+    cudnn_tree(prefix, version=8907, cudart=12020, lib_folder="lib64", header_version=91900)
+    machine.add_library_path(prefix / "lib64")
+    machine.env["CUDNN_DOCTOR_MIRROR"] = str(local_mirror(tmp_path, "8.9.7"))
+    assert "CD303" in codes(machine.check_json())
+    plan = fix_json(machine)
+    [install] = [a for a in plan["actions"] if "CD303" in a["resolves"]]
+    assert install["argv"][install["argv"].index("--prefix") + 1] == str(prefix)
+    assert install["argv"][install["argv"].index("--version") + 1] == "8.9.7"
+    check_names_only_known_releases(plan)
+    closed_loop(machine)
+
+
+@pytest.mark.integration
+def test_a_missing_sublibrary_is_reinstalled_into_its_prefix(machine: Machine, tmp_path: Path) -> None:
+    with_driver(machine, tmp_path)
+    prefix = tmp_path / "opt" / "cudnn"
+    cudnn_tree(prefix, version=8907, cudart=12020, lib_folder="lib64")
+    for stale in (prefix / "lib64").glob("libcudnn_cnn_infer*"):
+        stale.unlink()
+    machine.add_library_path(prefix / "lib64")
+    machine.env["CUDNN_DOCTOR_MIRROR"] = str(local_mirror(tmp_path, "8.9.7"))
+    assert "CD304" in codes(machine.check_json())
+    plan = fix_json(machine)
+    check_names_only_known_releases(plan)
+    closed_loop(machine)
+
+
+def test_a_cudnn_off_the_loader_path_gets_an_env_line_that_works(machine: Machine, tmp_path: Path) -> None:
+    with_driver(machine, tmp_path)
+    fake_cudnn(tmp_path / "found" / "lib", version=91900, cudart=13000, sublibraries=CUDNN9)
+    args = ("--search-path", str(tmp_path / "found" / "lib"))
+    report = machine.check_json(*args)
+    assert "CD310" in codes(report)
+    [cd310] = [f for f in report["findings"] if f["code"] == "CD310"]
+    assert "${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" in cd310["fix"]
+    closed_loop(machine, *args)
+
+
+# --- what a plan may never say --------------------------------------------------------------------------------------
+
+def test_cpu_only_torch_names_a_build_that_exists(machine: Machine, tmp_path: Path) -> None:
+    from tests.test_frameworks import install_torch, python_env
+
+    with_driver(machine, tmp_path)
+    site = python_env(machine, tmp_path)
+    install_torch(site, version="2.13.0+cpu", cuda=None, pin="filelock")
+    plan = fix_json(machine)
+    [action] = [a for a in plan["actions"] if "CD406" in a["resolves"]]
+    words = action["argv"] if action["kind"] == "pip" else action["text"].split()
+    assert "torch==2.13.0" in words and "cu128" not in " ".join(words)  # 2.13.0 has cu126, cu130 (PyPI) and cu132
+    check_names_only_known_releases(plan)
+
+
+@pytest.mark.parametrize("args", [("--framework", "tensorflow==2.15.0"), ("--framework", "torch==2.5.1"),
+                                  ("--require", "cudnn>=9.1"), ("--framework", "jax==0.4.30"),
+                                  ("--framework", "onnxruntime==1.18.0")])
+def test_no_fix_holds_a_placeholder(machine: Machine, tmp_path: Path, args: tuple[str, ...]) -> None:
+    for case in ("bare", "driver"):
+        if case == "driver":
+            with_driver(machine, tmp_path)
+        report = machine.check_json(*args)
+        for finding in report["findings"]:
+            assert not PLACEHOLDER.search(finding["fix"]), finding
+        text = machine.run("check", *args).stdout
+        assert not PLACEHOLDER.search(text), text
+        check_names_only_known_releases(fix_json(machine, *args))
+
+
+def test_explain_fills_the_values_it_read(machine: Machine) -> None:
+    for message in ("Loaded runtime CuDNN library: 8.6.0 but source was compiled with: 8.9.4.  CuDNN library needs "
+                    "to have matching major version and equal or higher minor version.",
+                    "RuntimeError: cuDNN version incompatibility: PyTorch was compiled  against (9, 19, 0) but found "
+                    "runtime version (9, 14, 0)."):
+        data = json.loads(machine.run("explain", "--json", "--offline-only", message).stdout)
+        assert data["matches"], data
+        for match in data["matches"]:
+            assert not PLACEHOLDER.search(match["fix"]), match
+
+
+def test_fix_without_yes_changes_nothing_and_json_is_one_object(machine: Machine, tmp_path: Path) -> None:
+    with_driver(machine, tmp_path)
+    fake_cudnn(tmp_path / "found" / "lib", version=91900, cudart=13000, sublibraries=CUDNN9)
+    home_before = sorted(os.listdir(machine.home))
+    result = machine.run("fix", "--search-path", str(tmp_path / "found" / "lib"))
+    assert result.exit_code == 1 and "export LD_LIBRARY_PATH=" in result.stdout
+    assert sorted(os.listdir(machine.home)) == home_before
+    bad = machine.run("fix", "--json", "--shell", "tcsh")
+    assert bad.exit_code == 2 and json.loads(bad.stdout)["exit_code"] == 2
+
+
+def test_a_healthy_machine_has_nothing_to_fix(machine: Machine, tmp_path: Path) -> None:
+    with_driver(machine, tmp_path)
+    toolkit = machine.root / "usr" / "local" / "cuda-13.0"
+    (toolkit / "lib64").mkdir(parents=True)
+    (toolkit / "version.json").write_text(json.dumps({"cuda": {"name": "CUDA SDK", "version": "13.0.96"}}))
+    fake_cudnn(toolkit / "lib64", version=91900, cudart=13000, sublibraries=CUDNN9)
+    machine.add_library_path(toolkit / "lib64")
+    data = fix_json(machine)
+    assert data["actions"] == [] and data["exit_code"] == 0, data
+    assert "Nothing to fix" in machine.run("fix").stdout
