@@ -20,7 +20,7 @@ from typing import Any
 from cudnn_doctor.child import python_module_argv, run_child
 from cudnn_doctor.commands.check import CheckOptions, run_check
 from cudnn_doctor.model import Report
-from cudnn_doctor.plan.model import CONDA, ENV, INSTALL, PIP, PLAN_SCHEMA, Action, Plan
+from cudnn_doctor.plan.model import CONDA, ENV, INSTALL, PIP, PLAN_SCHEMA, Action, EnvChange, Plan
 from cudnn_doctor.plan.shell import folders_after, plan_json
 
 ACTION_TIMEOUT_S = 3600.0  # a pip install of a framework with its CUDA wheels takes minutes, not hours
@@ -81,7 +81,7 @@ def diagnose(options: FixOptions) -> Outcome:
 def apply(outcome: Outcome, options: FixOptions, say: Callable[[str], None]) -> Outcome:
     """Run every action the doctor can run, in order; stop at the first that fails; then check again."""
     env = dict(os.environ)
-    changes = []
+    changes: list[EnvChange] = []
     for index, action in enumerate(outcome.plan.actions, 1):
         if outcome.failed is not None:
             outcome.results.append({"status": "not run"})
