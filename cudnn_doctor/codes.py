@@ -317,10 +317,10 @@ def finding(code: str, subject: str | None = None, refs: tuple[str, ...] = (), *
         severity=entry.severity,
         title=entry.title,
         detail=string.Formatter().vformat(entry.explanation, (), values),
-        fix=advice(code, fields),
+        fix=str(fields["fix"]) if fields.get("fix") else advice(code, fields),
         refs=refs,
         subject=subject,
-        values={key: value for key, value in fields.items() if key != "fix"},
+        values=dict(fields),
     )
 
 

@@ -176,6 +176,7 @@ class Report:
     loader_path: list[str] = field(default_factory=list)  # folders the loader searches, in order
     loader_path_real: list[str] = field(default_factory=list)  # the same folders, symlinks resolved
     ld_library_path: list[str] = field(default_factory=list)  # LD_LIBRARY_PATH's folders, as given
+    ld_library_path_real: list[str] = field(default_factory=list)  # the same folders, symlinks resolved
     search_errors: list[tuple[str, str]] = field(default_factory=list)  # (path, why)
     dangling_variables: list[tuple[str, str]] = field(default_factory=list)  # (CUDA_HOME, path)
     unreadable_files: list[tuple[str, str]] = field(default_factory=list)  # (a framework's config file, why)
@@ -209,6 +210,6 @@ def report_to_json(report: Report) -> dict[str, Any]:
 
         data["plan"] = plan_json(plan, report.ld_library_path)
     for internal in ("search_errors", "dangling_variables", "nvml_error", "unreadable_files", "loader_path_real",
-                     "ld_library_path"):
+                     "ld_library_path", "ld_library_path_real"):
         data.pop(internal, None)
     return {"schema": REPORT_SCHEMA, **data}

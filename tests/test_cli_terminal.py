@@ -56,20 +56,20 @@ def test_fix_commands_are_unbroken_in_60_columns(machine: Machine, tmp_path: Pat
 
     code, screen = run_in_terminal(machine, "check", "-v")
     lines = screen.splitlines()
-    install = "cudnn-doctor install --version 9.19.0 --cuda 13"  # CD306's fix
-    export = f"export LD_LIBRARY_PATH={toolkit / 'lib64'}:$LD_LIBRARY_PATH"  # CD310's fix: not on the loader's path
+    install = f"cudnn-doctor install --version 9.19.0 --cuda 13 --prefix {toolkit}"  # CD306's fix: the same release
+    export = f"export LD_LIBRARY_PATH={toolkit / 'lib64'}${{LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}}"  # not on the path
     assert code == 1, screen  # CD101: this pretend machine has no driver
     for command in (install, export):
         assert len(command) > 40
-        [line] = [line for line in lines if command in line]  # whole, on one line
-        assert line.strip() == command  # and alone on it
+        found = [line for line in lines if command in line]  # whole, on one line (in each finding it treats)
+        assert found and all(line.strip() == command for line in found)  # and alone on it
     headings = ("[", "! Doctor found", "• No issues", "Loader search order:", "Probe time:")
     for line in lines:  # nothing continues at column 0: every wrapped line keeps its indent
         assert not line or line.startswith((" ", *headings)), repr(line)
-    assert max(len(line.rstrip()) for line in lines if "export" not in line) <= 60
+    assert max(len(line.rstrip()) for line in lines if line.strip() not in (install, export)) <= 60
 
     _, wide = run_in_terminal(machine, "check", "-v", columns=400)  # wide enough: fixes stay one line as before
-    assert any(f"Fix: Install the cuDNN build for CUDA 13: `{install}`." in line for line in wide.splitlines())
+    assert any(f"Fix: `{install}`, then `{export}`" in line for line in wide.splitlines())
 
 
 def test_install_plan_command_is_unbroken_in_60_columns(machine: Machine, tmp_path: Path) -> None:

@@ -280,7 +280,7 @@ def test_cpu_only_torch_names_a_build_that_exists(machine: Machine, tmp_path: Pa
     install_torch(site, version="2.13.0+cpu", cuda=None, pin="filelock")
     plan = fix_json(machine)
     [action] = [a for a in plan["actions"] if "CD406" in a["resolves"]]
-    words = action["argv"] if action["kind"] == "pip" else action["text"].split()
+    words = action["argv"] if action["kind"] == "pip" else action["text"].replace("`", " ").split()
     assert "torch==2.13.0" in words and "cu128" not in " ".join(words)  # 2.13.0 has cu126, cu130 (PyPI) and cu132
     check_names_only_known_releases(plan)
 
@@ -332,3 +332,21 @@ def test_a_healthy_machine_has_nothing_to_fix(machine: Machine, tmp_path: Path) 
     data = fix_json(machine)
     assert data["actions"] == [] and data["exit_code"] == 0, data
     assert "Nothing to fix" in machine.run("fix").stdout
+
+
+def test_a_gpu_the_build_lacks_gets_a_release_that_has_it(machine: Machine, tmp_path: Path) -> None:
+    """torch 2.6.0+cu124 ships no sm_120 kernels (CD404 on a Blackwell GPU): the plan names a release and CUDA build
+    whose architecture list in compat/ holds 12.0, and `compat` agrees it is compatible."""
+    from tests.test_frameworks import install_torch, python_env
+
+    fake_nvml(tmp_path / "driver", driver="580.65.06", cuda=13000, name="NVIDIA RTX PRO 6000", compute_capability="12.0")
+    machine.add_library_path(tmp_path / "driver")
+    site = python_env(machine, tmp_path)
+    install_torch(site, version="2.6.0+cu124", cuda="12.4", pin="nvidia-cudnn-cu12==9.1.0.70")
+    plan = fix_json(machine)
+    [action] = [a for a in plan["actions"] if "CD404" in a["resolves"]]
+    words = action.get("argv") or action["text"].split()
+    [pinned] = [w for w in words if w.startswith("torch==")]
+    version = pinned.removeprefix("torch==").split("+")[0]
+    answer = machine.run("compat", f"torch=={version}", "--compute-capability", "12.0", "--json").json
+    assert answer["verdict"] == "compatible", answer

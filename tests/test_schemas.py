@@ -104,3 +104,18 @@ def test_error_outputs_validate(machine: Machine, args: list[str]) -> None:
     data = run_json(machine, *args)
     assert data["schema"] == "cudnn-doctor/error/1"
     validate(data)
+
+
+def test_fix_outputs_validate(machine: Machine, tmp_path: Path) -> None:
+    fake_nvml(tmp_path / "driver", driver="580.65.06", cuda=13000)
+    machine.add_library_path(tmp_path / "driver")
+    toolkit = make_toolkit(machine.root, "13.0.2", 13000)
+    fake_cudnn(toolkit / "lib64", version=91900, cudart=12090, sublibraries=CUDNN9_SUBLIBS)
+    fake_cudnn(tmp_path / "other", version=91400, cudart=13000, sublibraries=CUDNN9_SUBLIBS)
+    machine.add_library_path(tmp_path / "other")
+    plan = run_json(machine, "fix", "--json", "--framework", "tensorflow==2.15.0", "--require", "cudnn>=9.1")
+    assert {a["kind"] for a in plan["actions"]} >= {"install", "env", "manual"}
+    validate(plan)
+    applied = run_json(machine, "fix", "--json", "--yes", "--search-path", str(tmp_path / "nothing-here"))
+    assert "after" in applied and all("outcome" in a for a in applied["actions"])
+    validate(applied)

@@ -69,8 +69,7 @@ def make_plan(report: Report, findings: list[Finding], setting: Setting) -> Plan
     for treatment in TREATMENTS:
         treatment(work)
     for finding in list(work.open):
-        text = advice(finding.code, finding.values | ({"fix": finding.fix} if "{fix}" in _advice_text(finding)
-                                                      else {}))
+        text = finding.fix if finding.values.get("fix") else advice(finding.code, finding.values)
         row = advice_row(finding.code) or {}
         work.take([finding], Action(MANUAL, (), finding.title, row.get("source", "compat/fixes.toml"), text=text))
     return Plan(targets=_targets(report, setting), actions=tuple(work.actions))
@@ -81,10 +80,6 @@ def _treatable_info(report: Report, finding: Finding) -> bool:
     if finding.code != "CD310":
         return False
     return not any(i.loaded_by for i in report.cudnn if i.path == finding.subject)
-
-
-def _advice_text(finding: Finding) -> str:
-    return (advice_row(finding.code) or {}).get("text", "")
 
 
 def _targets(report: Report, setting: Setting) -> tuple[str, ...]:
@@ -102,8 +97,9 @@ def _name(framework: Framework) -> str:
 
 def _in_variable(report: Report, install: CudnnInstall) -> str | None:
     """The LD_LIBRARY_PATH entry that holds INSTALL, if any."""
-    for folder in report.ld_library_path:
-        if os.path.normpath(folder) in (os.path.normpath(install.path), install.real_path):
+    real = report.ld_library_path_real or [os.path.normpath(f) for f in report.ld_library_path]
+    for folder, resolved in zip(report.ld_library_path, real, strict=False):
+        if os.path.normpath(folder) == os.path.normpath(install.path) or resolved in (install.real_path, install.path):
             return folder
     return None
 
@@ -231,8 +227,9 @@ def loader_cudnn(work: _Work) -> None:
         cuda_major = (int(finding.values["driver_major"]) if finding.code == "CD312" and finding.values.get("driver_major")
                       else toolkit_major or major(install.cuda_version) or _cuda_major(report))
         users = [fw for fw in frameworks if fw.cudnn_used in (install.library, install.real_library)]
-        keep = install.version if finding.code in ("CD303", "CD304", "CD305") else None
-        choice = _choose(cuda_major, users, work.setting.requirements, report.host, prefer=keep, same_major=install.major)
+        # the least change: the same release (for CD306/CD312, its build for the other CUDA major) where it exists
+        choice = _choose(cuda_major, users, work.setting.requirements, report.host, prefer=install.version,
+                         same_major=install.major)
         _take_install(work, [finding], choice, cuda_major, _prefix_of(install), install, replace_major=False)
     if not needed:
         return
@@ -404,8 +401,8 @@ def cpu_only_builds(work: _Work) -> None:
     """CD406: the exact GPU build of the installed release, from the framework's own table."""
     for finding in work.with_code("CD406"):
         framework = _framework_of(work.report, finding)
-        if framework is None:
-            continue
+        if framework is None or framework.name == "dl4j":
+            continue  # a DL4J backend is switched in the build file: the rule's own fix
         python = work.setting.python or framework.details.get("python")
         steps, why, source = gpu_build(framework, work.report)
         if not steps:
@@ -415,11 +412,53 @@ def cpu_only_builds(work: _Work) -> None:
             if python:
                 work.take([finding], Action(PIP, (), why, source, argv=(python, "-m", "pip", *argv)))
             else:
-                work.take([finding], Action(MANUAL, (), why, source,
-                                            text=f"with the pip of {framework.location}'s environment: pip {' '.join(argv)}"))
+                work.take([finding], Action(MANUAL, (), why, source, text=f"`pip {' '.join(argv)}` with the pip of the "
+                                                                         f"environment that holds {framework.location}"))
 
 
-def gpu_build(framework: Framework, report: Report) -> tuple[list[tuple[str, ...]], str, str]:
+def gpu_support(work: _Work) -> None:
+    """CD404: the newest release and build in the framework's table whose architectures cover the GPU."""
+    for finding in work.with_code("CD404"):
+        framework = _framework_of(work.report, finding)
+        cc = str(finding.values.get("cc") or "")
+        if framework is None or not cc:
+            continue
+        name = knowledge.canonical_name(framework.name) or framework.name
+        found = _release_for_gpu(name, cc, work.report)
+        if found is None:
+            work.take([finding], Action(MANUAL, (), finding.title, "compat/", text=(
+                f"no release of {_name(framework)} in compat/ lists compute capability {cc} among its GPUs: use a GPU "
+                f"it supports, or build {_name(framework)} from source for it (TORCH_CUDA_ARCH_LIST={cc})")))
+            continue
+        version, row = found
+        steps, why, source = gpu_build(replace(framework, version=version), work.report, row)
+        python = work.setting.python or framework.details.get("python")
+        why = f"{_name(framework)} {version} (CUDA {row.get('cuda')}) has kernels for compute capability {cc}; {why}"
+        for argv in steps:
+            if python and not framework.details.get("assumed"):
+                work.take([finding], Action(PIP, (), why, source, argv=(python, "-m", "pip", *argv)))
+            else:
+                work.take([finding], Action(MANUAL, (), why, source, text="pip " + " ".join(argv)))
+        if not steps:
+            work.take([finding], Action(MANUAL, (), finding.title, source, text=why))
+
+
+def _release_for_gpu(name: str, cc: str, report: Report) -> tuple[str, dict[str, Any]] | None:
+    driver = major(report.driver.cuda_driver_version)
+    for version in sorted(knowledge.known_releases(name), key=lambda v: version_tuple(v) or (), reverse=True):
+        need = knowledge.needs(name, version)
+        if need.missing is not None:
+            continue
+        for row in need.rows:
+            if driver is not None and (major(str(row.get("cuda"))) or 99) > driver:
+                continue
+            reason = knowledge.judge_compute_capability(need, [row], cc, None)
+            if reason.verdict == knowledge.COMPATIBLE and not reason.warning:
+                return version, row
+    return None
+
+
+def gpu_build(framework: Framework, report: Report, chosen: dict[str, Any] | None = None) -> tuple[list[tuple[str, ...]], str, str]:
     """([pip arguments], why, source) that install the GPU build of FRAMEWORK's installed release."""
     name = knowledge.canonical_name(framework.name) or framework.name
     version = (framework.version or "").split("+")[0]
@@ -430,7 +469,7 @@ def gpu_build(framework: Framework, report: Report) -> tuple[list[tuple[str, ...
                     f"--list {name}` for the releases that have one"), "compat/"
     driver = major(report.driver.cuda_driver_version)
     fitting = [r for r in rows if driver is None or (major(str(r["cuda"])) or 99) <= driver]
-    row = next((r for r in fitting if r.get("pypi_default") is True), None) or \
+    row = chosen or next((r for r in fitting if r.get("pypi_default") is True), None) or \
         (max(fitting, key=lambda r: version_tuple(str(r["cuda"])) or ()) if fitting else None)
     if row is None:
         cudas = ", ".join(sorted({str(r["cuda"]) for r in rows}))
@@ -452,7 +491,7 @@ def gpu_build(framework: Framework, report: Report) -> tuple[list[tuple[str, ...
             f"TensorFlow {version} installs its CUDA {cuda} libraries with the and-cuda extra on Linux", source
     if name == "onnxruntime":
         gpu_package = package or "onnxruntime-gpu"
-        return [("uninstall", "-y", "onnxruntime"), ("install", f"{gpu_package}=={version}")], \
+        return [("uninstall", "onnxruntime", "-y"), ("install", f"{gpu_package}=={version}")], \
             (f"onnxruntime and onnxruntime-gpu both install the module onnxruntime: keep the GPU one ({gpu_package} "
              f"{version}, CUDA {cuda})"), source
     if name == "jax":
@@ -478,6 +517,7 @@ def framework_builds(work: _Work) -> None:
 
 
 TREATMENTS: tuple[Callable[[_Work], None], ...] = (
-    variable_shadows, framework_pins, package_copies, loader_cudnn, loader_path, cpu_only_builds, framework_builds)
+    variable_shadows, framework_pins, package_copies, loader_cudnn, loader_path, cpu_only_builds, gpu_support,
+    framework_builds)
 
 __all__ = ["EDIT", "Setting", "make_plan", "releases_for"]

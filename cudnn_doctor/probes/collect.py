@@ -52,6 +52,7 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     report.loader_path = loader_search_dirs(ctx, cache)
     report.loader_path_real = [os.path.realpath(folder) for folder in report.loader_path]
     report.ld_library_path = list(ctx.env_paths("LD_LIBRARY_PATH"))
+    report.ld_library_path_real = [os.path.realpath(folder) for folder in report.ld_library_path]
     report.dangling_variables = dangling_variables
     libraries = cudnn_probe.discover_cudnn_libraries(ctx, toolkits, cache)
     majors = sorted({m for m in (cudnn_probe.library_major(lib) for lib, _, _ in libraries) if m})

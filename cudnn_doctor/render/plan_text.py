@@ -37,8 +37,7 @@ def with_fixes(findings: list[Finding], plan: Plan, current: list[str]) -> list[
     for finding in findings:
         actions = plan.for_finding(finding.code, finding.subject)
         if actions:
-            text = ", then ".join(action_text(a, current) for a in actions)
-            fix = text[0].upper() + text[1:] if text[:1].isalpha() else text
+            fix = ", then ".join(action_text(a, current) for a in actions)
             if len(plan.actions) > 1 and any(len(a.findings) > 1 for a in actions):
                 fix += " (one treatment with the other findings: `cudnn-doctor fix`)"
             finding = replace(finding, fix=fix)

@@ -30,7 +30,10 @@ class Requirement:
         """Does VERSION meet this requirement's specifier?"""
         from packaging.specifiers import SpecifierSet
 
-        return _satisfies(version, SpecifierSet(self.specifier))
+        try:
+            return _satisfies(version, SpecifierSet(self.specifier))
+        except ValueError:  # a version too long to compare (Python's limit on digits)
+            return False
 
 
 def parse_requirement(text: str) -> Requirement:
