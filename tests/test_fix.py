@@ -350,3 +350,31 @@ def test_a_gpu_the_build_lacks_gets_a_release_that_has_it(machine: Machine, tmp_
     version = pinned.removeprefix("torch==").split("+")[0]
     answer = machine.run("compat", f"torch=={version}", "--compute-capability", "12.0", "--json").json
     assert answer["verdict"] == "compatible", answer
+
+
+def test_a_package_that_cannot_be_had_stops_the_plan_before_anything_changes(machine: Machine, tmp_path: Path) -> None:
+    """CPU-only onnxruntime (CD406): the treatment uninstalls it and installs onnxruntime-gpu. Offline, with no such
+    wheel at hand, pip's dry run refuses first: nothing is uninstalled, the plan says which step and why."""
+    with_driver(machine, tmp_path)
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    [site] = list((venv / "lib").glob("python3*/site-packages"))
+    info = site / "onnxruntime-1.18.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: onnxruntime\nVersion: 1.18.0\n")
+    (info / "INSTALLER").write_text("pip\n")
+    (site / "onnxruntime").mkdir()
+    (site / "onnxruntime" / "__init__.py").write_text("")
+    (info / "RECORD").write_text("onnxruntime/__init__.py,,\nonnxruntime-1.18.0.dist-info/METADATA,,\n"
+                                 "onnxruntime-1.18.0.dist-info/INSTALLER,,\nonnxruntime-1.18.0.dist-info/RECORD,,\n")
+    machine.env.update({"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(tmp_path / "no-wheels"),
+                        "PIP_DISABLE_PIP_VERSION_CHECK": "1"})
+    (tmp_path / "no-wheels").mkdir()
+    python = str(venv / "bin" / "python")
+    plan = fix_json(machine, "--python", python)
+    steps = [a["argv"][3:] for a in plan["actions"] if "CD406" in a["resolves"]]
+    assert steps == [["uninstall", "onnxruntime", "-y"], ["install", "onnxruntime-gpu==1.18.0"]], plan
+    done = fix_json(machine, "--yes", "--python", python)
+    assert done["exit_code"] == 1 and "cannot be installed here, so nothing was changed" in done["failed"]
+    assert all(a["outcome"]["status"] == "not run" for a in done["actions"])
+    assert (site / "onnxruntime" / "__init__.py").exists() and info.is_dir()

@@ -28,6 +28,12 @@ CHECK_TIMEOUT_S = 600.0
 PACKAGE_FOLDER = str(Path(__file__).resolve().parents[2])
 
 
+def _doctor_argv(*args: str) -> tuple[str, ...]:
+    """This doctor as a new process, importing exactly what this one imports (its folder and its dependencies)."""
+    paths = [PACKAGE_FOLDER, *(p for p in sys.path if p and os.path.isdir(p) and p != PACKAGE_FOLDER)]
+    return python_module_argv("cudnn_doctor", *args, paths=paths)
+
+
 @dataclass
 class FixOptions:
     check: CheckOptions
@@ -82,6 +88,12 @@ def apply(outcome: Outcome, options: FixOptions, say: Callable[[str], None]) -> 
     """Run every action the doctor can run, in order; stop at the first that fails; then check again."""
     env = dict(os.environ)
     changes: list[EnvChange] = []
+    refused = _preflight(outcome.plan, env, say)
+    if refused is not None:
+        outcome.failed = refused
+        outcome.results = [{"status": "not run"} for _ in outcome.plan.actions]
+        outcome.after = _check_again(options.check, env)
+        return outcome
     for index, action in enumerate(outcome.plan.actions, 1):
         if outcome.failed is not None:
             outcome.results.append({"status": "not run"})
@@ -107,6 +119,26 @@ def apply(outcome: Outcome, options: FixOptions, say: Callable[[str], None]) -> 
     return outcome
 
 
+def _preflight(plan: Plan, env: dict[str, str], say: Callable[[str], None]) -> str | None:
+    """Every pip install of the plan resolved first (`pip install --dry-run`, pip >= 22.2), so that a package that
+    cannot be had stops the plan before anything is uninstalled or changed. The reason, or None."""
+    for index, action in enumerate(plan.actions, 1):
+        argv = tuple(action.argv or ())
+        if action.kind != PIP or "install" not in argv:
+            continue
+        at = argv.index("install") + 1
+        trial = (*argv[:at], "--dry-run", "--quiet", *(a for a in argv[at:] if a != "--force-reinstall"))
+        say(f"step {index}: checking that pip can install it: {_shown(action)}")
+        answer = run_child(trial, env, time.monotonic() + ACTION_TIMEOUT_S, what=argv[0])
+        said = _last_words(answer.stdout, answer.stderr_tail, None)
+        if answer.exit_code != 0 and "no such option" in said:
+            continue  # a pip older than 22.2 cannot try first: the action itself still stops the plan on failure
+        if answer.exit_code != 0:
+            return (f"step {index} ({_shown(action)}) cannot be installed here, so nothing was changed: "
+                    f"{said or answer.error or 'pip refused it'}")
+    return None
+
+
 def _shown(action: Action) -> str:
     import shlex
 
@@ -116,7 +148,7 @@ def _shown(action: Action) -> str:
 def _run(action: Action, env: dict[str, str]) -> dict[str, Any]:
     argv = tuple(action.argv or ())
     if action.kind == INSTALL and argv[:1] == ("cudnn-doctor",):
-        argv = python_module_argv("cudnn_doctor", *argv[1:], "--yes", "--json", paths=[PACKAGE_FOLDER])
+        argv = _doctor_argv(*argv[1:], "--yes", "--json")
     started = time.monotonic()
     answer = run_child(argv, env, time.monotonic() + ACTION_TIMEOUT_S, what=argv[0])
     took = round(time.monotonic() - started, 1)
@@ -155,7 +187,7 @@ def _check_again(options: CheckOptions, env: dict[str, str]) -> dict[str, Any]:
         args += ["--project", options.project_dir]
     if options.python is not None:
         args += ["--python", options.python]
-    answer = run_child(python_module_argv("cudnn_doctor", *args, paths=[PACKAGE_FOLDER]), env,
+    answer = run_child(_doctor_argv(*args), env,
                        time.monotonic() + CHECK_TIMEOUT_S, what="the check after")
     try:
         data = json.loads(answer.stdout)
