@@ -64,7 +64,9 @@ class Machine:
             capture_output=True, text=True, env=self.env, cwd=self.cwd, timeout=timeout,
             stdin=subprocess.DEVNULL,
         )
-        return Result(process.returncode, process.stdout, process.stderr)
+        result = Result(process.returncode, process.stdout, process.stderr)
+        assert_no_placeholder(args, result.stdout)
+        return result
 
     def check_json(self, *args: str) -> dict:
         result = self.run("check", "--json", *args)
@@ -72,6 +74,28 @@ class Machine:
         data = result.json
         assert data["summary"]["exit_code"] == result.exit_code
         return data
+
+
+def assert_no_placeholder(args: tuple[str, ...], stdout: str) -> None:
+    """Every fix a command prints for this machine, in every scenario the tests build, is whole: no template field,
+    no <name>, no X.Y.Z (the registry's own templates, `explain CODE`, are the one place they stand)."""
+    if not args or args[0] not in ("check", "fix", "explain", "bench"):
+        return
+    if args[0] == "explain" and any(re.fullmatch(r"\s*CD\d{3}\s*", a or "") for a in args[1:]):
+        return
+    try:
+        data = json.loads(stdout)
+    except ValueError:
+        data = None
+    if isinstance(data, dict):
+        fixes = [f.get("fix") for f in data.get("findings", []) if isinstance(f, dict)]
+        fixes += [m.get("fix") for m in data.get("matches", []) if isinstance(m, dict)]
+        fixes += [a.get("text") for a in data.get("actions", []) if isinstance(a, dict)]
+        for fix in fixes:
+            assert not (isinstance(fix, str) and PLACEHOLDER.search(fix)), f"a placeholder in a fix: {fix}"
+    elif args[0] in ("check", "fix"):
+        found = PLACEHOLDER.search(stdout)
+        assert found is None, f"a placeholder in {' '.join(args[:2])}'s output: {found.group(0)!r}"
 
 
 @pytest.fixture

@@ -230,7 +230,7 @@ def loader_cudnn(work: _Work) -> None:
         # the least change: the same release (for CD306/CD312, its build for the other CUDA major) where it exists
         choice = _choose(cuda_major, users, work.setting.requirements, report.host, prefer=install.version,
                          same_major=install.major)
-        _take_install(work, [finding], choice, cuda_major, _prefix_of(install), install, replace_major=False)
+        _take_install(work, [finding], choice, cuda_major, _prefix_of(install), install, replace_major=True)
     if not needed:
         return
     if any(f.code == "CD408" and _framework_of(report, f) is None for f in needed):
@@ -295,14 +295,13 @@ def _choose(cuda_major: int | None, frameworks: list[Framework], requirements: I
         return _Choice(None, f"compat/cudnn.toml lists Linux builds; for {host.os}-{host.arch} pick a release from "
                              "NVIDIA's cuDNN archive (https://developer.nvidia.com/cudnn-archive)")
     specs = [r for r in requirements if getattr(r, "subject", None) == "cudnn"]
-    candidates = releases_for(cuda_major)
+    candidates = releases_for(cuda_major)  # newest first; a stable sort keeps that order within each group
     if prefer:
         preferred = (version_tuple(prefer) or ())[:3]
-        candidates.sort(key=lambda row: version_tuple(row["version"]) != preferred)
+        candidates.sort(key=lambda row: (version_tuple(row["version"]) != preferred,
+                                         same_major is not None and major(row["version"]) != same_major))
     refused: list[str] = []
     for row in candidates:
-        if same_major and major(row["version"]) != same_major and prefer:
-            continue
         verdicts = [_accepts(fw, row["version"]) for fw in frameworks]
         if any(v is False for v in verdicts):
             continue
