@@ -6,7 +6,7 @@ import functools
 import os
 import sys
 from collections.abc import Callable
-from typing import Any, NoReturn, Optional, TypeVar
+from typing import Annotated, Any, NoReturn, Optional, TypeVar
 
 import typer
 
@@ -143,26 +143,65 @@ def main_options(
 
 CHECK_FORMATS = ("text", "json", "github", "junit", "prometheus")
 
+# The options that choose what a check judges and how it answers: `check` declares them, and `fix`
+# (the same targets) declares the same ones with these types, then resolves them with check_settings().
+SelectOption = Annotated[list[str], typer.Option(
+    "--select", metavar="CODE|PREFIX",
+    help="Only these findings count (CD306, or a prefix: CD3). Repeatable; also \\[tool.cudnn-doctor] select "
+         "in pyproject.toml, CUDNN_DOCTOR_SELECT.")]
+IgnoreOption = Annotated[list[str], typer.Option(
+    "--ignore", metavar="CODE|PREFIX",
+    help="These findings do not count: not shown, not in the exit code or CI formats, listed as ignored in the "
+         "JSON. Repeatable; also \\[tool.cudnn-doctor] ignore, CUDNN_DOCTOR_IGNORE.")]
+StrictOption = Annotated[Optional[bool], typer.Option(
+    "--strict/--no-strict", help="Warnings fail too (exit 1); also \\[tool.cudnn-doctor] strict, CUDNN_DOCTOR_STRICT.")]
+RequireOption = Annotated[list[str], typer.Option(
+    "--require", metavar="SPEC",
+    help="Fail (exit 1) unless met: 'cudnn>=9.1', 'cuda>=12.4', 'driver>=550', 'gpu', 'torch>=2.4'. Repeatable; "
+         "also \\[tool.cudnn-doctor] require, CUDNN_DOCTOR_REQUIRE (';' between specs).")]
+FormatOption = Annotated[Optional[str], typer.Option(
+    "--format", metavar="text|json|github|junit|prometheus",
+    autocompletion=lambda: list(CHECK_FORMATS),
+    help="text (default); json; github: the report plus GitHub Actions annotations and a job summary "
+         "($GITHUB_STEP_SUMMARY); junit: JUnit XML, one test case per area; prometheus: metrics for "
+         "node_exporter's textfile collector. Also \\[tool.cudnn-doctor] format, CUDNN_DOCTOR_FORMAT.")]
+
+
+def check_settings(select: list[str], ignore: list[str], strict: Optional[bool], require: list[str],
+                   output_format: Optional[str], json_output: bool):  # type: ignore[no-untyped-def]
+    """The command line's selection, strictness, requirements and format merged with CUDNN_DOCTOR_* and
+    [tool.cudnn-doctor] (cudnn_doctor/settings.py); the format checked. For `check` and `fix`."""
+    import dataclasses
+
+    from cudnn_doctor.settings import resolve_settings
+
+    given = _check_format(output_format, json_output) if output_format is not None or json_output else None
+    settings = resolve_settings(select=select, ignore=ignore, strict=strict, require=require, output_format=given)
+    if given is None and settings.output_format is not None:
+        where = settings.sources.get("format", "")
+        chosen = settings.output_format.strip().lower()
+        if chosen not in CHECK_FORMATS:
+            raise DoctorError(f"format {settings.output_format!r} (from {where}): not a format I know",
+                              fix="text, json, github, junit or prometheus")
+        settings = dataclasses.replace(settings, output_format=chosen)
+    return settings
+
 
 @app.command()
 @guarded
 def check(
     json_output: bool = typer.Option(False, "--json", help="Print one JSON object (schema cudnn-doctor/report/1); "
                                                           "the same as --format json."),
-    output_format: Optional[str] = typer.Option(None, "--format", metavar="text|json|github|junit|prometheus",
-                                                help="text (default); json; github: the report plus GitHub Actions "
-                                                     "annotations and a job summary ($GITHUB_STEP_SUMMARY); "
-                                                     "junit: JUnit XML, one test case per area; prometheus: "
-                                                     "metrics for node_exporter's textfile collector."),
+    output_format: FormatOption = None,
     output: Optional[str] = typer.Option(None, "--output", "-o", metavar="FILE",
                                          help="Write the json, junit or prometheus output to FILE, atomically "
                                               "(a temporary file beside it, then a rename), instead of stdout."),
     junit_xml: Optional[str] = typer.Option(None, "--junit-xml", metavar="FILE",
                                             help="Also write JUnit XML (one test case per area) to FILE."),
-    require: list[str] = typer.Option([], "--require", metavar="SPEC",
-                                      help="Fail (exit 1) unless met: 'cudnn>=9.1', 'cuda>=12.4', 'driver>=550', "
-                                           "'gpu', 'torch>=2.4'. Repeatable."),
-    strict: bool = typer.Option(False, "--strict", help="Warnings fail too (exit 1)."),
+    require: RequireOption = [],  # noqa: B006 - typer copies its defaults
+    strict: StrictOption = None,
+    select: SelectOption = [],  # noqa: B006
+    ignore: IgnoreOption = [],  # noqa: B006
     search_path: list[str] = typer.Option([], "--search-path", metavar="DIR",
                                           help="Another folder to look for cuDNN in. Repeatable."),
     framework: list[str] = typer.Option([], "--framework", metavar="NAME[==VER]",
@@ -178,7 +217,10 @@ def check(
     verbose: bool = typer.Option(False, "-v", "--verbose", help="Show every detail."),
 ) -> None:
     """Diagnose the GPUs, driver, CUDA toolkits, cuDNN copies and frameworks."""
-    chosen = _check_format(output_format, json_output)
+    if quiet and verbose:
+        raise DoctorError("-q and -v ask for less and for more at once", fix="give one of them")
+    settings = check_settings(select, ignore, strict, require, output_format, json_output)
+    chosen = settings.output_format or "text"
     if output is not None:
         _check_output_path(output, chosen)
     if junit_xml is not None:
@@ -187,14 +229,15 @@ def check(
         check_target(junit_xml, "--junit-xml")
     from cudnn_doctor.commands.check import CheckOptions, run_check
 
-    report = run_check(CheckOptions(require=require, strict=strict, search_paths=search_path,
-                                    project_dir=project, deep=deep, frameworks=framework, python=python))
+    report = run_check(CheckOptions(require=list(settings.require), strict=settings.strict, search_paths=search_path,
+                                    project_dir=project, deep=deep, frameworks=framework, python=python,
+                                    selection=settings.selection, selection_sources=settings.sources))
     if junit_xml is not None:
         from cudnn_doctor.render.junit import write_junit
 
-        write_junit(report, junit_xml, strict)
+        write_junit(report, junit_xml, settings.strict)
     if chosen in ("json", "junit", "prometheus"):
-        _write_machine_output(report, chosen, strict, output)
+        _write_machine_output(report, chosen, settings.strict, output)
     else:
         from cudnn_doctor.render.text import render_check
 

@@ -12,6 +12,7 @@ from cudnn_doctor.probes.collect import collect_report
 from cudnn_doctor.probes.context import SearchContext
 from cudnn_doctor.rules import evaluate, summarize
 from cudnn_doctor.rules.requirements import parse_requirement
+from cudnn_doctor.selection import Selection, select_findings
 
 
 @dataclass
@@ -23,6 +24,8 @@ class CheckOptions:
     deep: bool = False
     frameworks: list[str] = field(default_factory=list)  # --framework NAME[==VER]: checked as if installed
     python: str | None = None  # --python PATH: that interpreter's packages instead of the ones around
+    selection: Selection = field(default_factory=Selection)  # --select/--ignore: which findings count
+    selection_sources: dict[str, str] = field(default_factory=dict)  # where select/ignore were set
 
 
 def project_folder(given: str | None) -> str | None:
@@ -51,6 +54,9 @@ def run_check(options: CheckOptions) -> Report:
         from cudnn_doctor.knowledge.frameworks import assumed_framework
 
         report.frameworks += [assumed_framework(spec, report.cudnn, ctx.os_name) for spec in options.frameworks]
-    report.findings = evaluate(report, requirements)
+    # the one place where --select/--ignore act: after the rules, before any summary or renderer
+    report.findings, report.ignored = select_findings(evaluate(report, requirements), options.selection)
+    report.selection = {"select": list(options.selection.select), "ignore": list(options.selection.ignore),
+                        "sources": dict(options.selection_sources)}
     report.summary = summarize(report.findings, options.strict)
     return report
