@@ -582,20 +582,12 @@ def _run_transaction(command: str, action: Any, json_output: bool, verbose: bool
 
 
 def _usage_error(error: Exception) -> NoReturn:
-    """A usage error found by the option parser: shown as typer shows it, and as JSON when --json was asked for."""
-    exit_code = int(getattr(error, "exit_code", 2))
-    try:
-        from typer import rich_utils
+    """A usage error found by the option parser: one line, exit 2, one JSON object with --json (usage_errors.py)."""
+    from typer.main import get_command
 
-        rich_utils.rich_format_error(error)  # type: ignore[arg-type]
-    except Exception:  # noqa: BLE001 - an older typer without rich: click's own way
-        error.show()  # type: ignore[attr-defined]
-    if json_requested():
-        context = getattr(error, "ctx", None)
-        where = context.command_path if context is not None else "cudnn-doctor"
-        message = error.format_message() if hasattr(error, "format_message") else str(error)
-        write_error_json(exit_code, message, f"see `{where} --help`")
-    sys.exit(exit_code)
+    from cudnn_doctor.usage_errors import report_usage_error
+
+    sys.exit(report_usage_error(error, json_requested(), get_command(app)))
 
 
 def main() -> None:
