@@ -111,7 +111,7 @@ def describe(error: Exception, args: list[str] | None = None, root: Any = None) 
     unknown = re.fullmatch(r"No such command '(.+?)'\..*", text, re.DOTALL)
     if unknown:
         command = getattr(context, "command", None)
-        choices = list(command.list_commands(None)) if hasattr(command, "list_commands") else []
+        choices = list(command.list_commands(None)) if command is not None and hasattr(command, "list_commands") else []
         guess = _closest(unknown.group(1), choices)
         fix = f"did you mean `{getattr(context, 'command_path', 'cudnn-doctor')} {guess}`?" if guess else \
             f"the commands are {', '.join(choices)}" if choices else _help_line(context)
