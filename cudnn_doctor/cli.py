@@ -458,10 +458,8 @@ def bench(
         workload=workload.lower(), dtype=dtype.lower(), layout=layout.lower(), size=size.lower(),
         workspace_limit_mb=workspace_limit, devices=device.lower(), cpu=not no_cpu, repeats=repeats,
         api=api.lower()))
-    from cudnn_doctor.commands.bench import BenchCommandOptions, require_numpy, run, selected_workloads
-
-    require_numpy()  # before any GPU work: the child needs it for inputs and the reference
     from cudnn_doctor.bench.model import bench_to_json
+    from cudnn_doctor.commands.bench import BenchCommandOptions, run, selected_workloads
 
     command = BenchCommandOptions(options, cudnn_path=cudnn, cudart_path=cudart)
     if json_output or not (sys.stdout.isatty() and sys.stderr.isatty()):
