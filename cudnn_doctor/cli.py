@@ -206,11 +206,12 @@ def check(
                                           help="Another folder to look for cuDNN in. Repeatable."),
     framework: list[str] = typer.Option([], "--framework", metavar="NAME[==VER]",
                                         help="Check a framework that is not installed, e.g. tensorflow==2.15.0."),
-    project: Optional[str] = typer.Option(None, "--project", metavar="DIR",
-                                          help="Maven/Gradle project to read DL4J backends from (default: .)."),
-    python: Optional[str] = typer.Option(None, "--python", metavar="PATH",
-                                         help="Inspect this Python interpreter's packages (a venv's bin/python) "
-                                              "instead of the environments around."),
+    project: Optional[str] = typer.Option(None, "--project", metavar="DIR|FILE",
+                                          help="Maven/Gradle project to read DL4J backends from: its folder, its "
+                                               "pom.xml or build.gradle, or a folder of projects (default: .)."),
+    python: Optional[str] = typer.Option(None, "--python", metavar="ENV|PATH",
+                                         help="Inspect this Python environment's packages (a folder like .venv, or "
+                                              "its bin/python) instead of the environments around."),
     deep: bool = typer.Option(False, "--deep", help="Also import each framework in a child process to confirm "
                                                     "which cuDNN it really loads (slow)."),
     quiet: bool = typer.Option(False, "-q", "--quiet", help="Print only errors and warnings (nothing when healthy)."),

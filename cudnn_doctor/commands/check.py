@@ -28,21 +28,34 @@ class CheckOptions:
     selection_sources: dict[str, str] = field(default_factory=dict)  # where select/ignore were set
 
 
+BUILD_FILES = ("pom.xml", "build.gradle", "build.gradle.kts", "settings.gradle", "settings.gradle.kts")
+
+
 def project_folder(given: str | None) -> str | None:
-    """--project, checked; by default the real working folder (os.getcwd(), never a stale $PWD)."""
+    """--project, checked: a Maven or Gradle project's folder or build file, or a folder of projects; by
+    default None (the probes read the real working folder, never a stale $PWD, and no subfolders)."""
     if given is None:
-        try:
-            return os.getcwd()
-        except OSError:  # the working folder was removed: there is no default project
-            return None
+        return None
     if not given.strip():
         raise DoctorError("--project is empty", fix="pass a Maven or Gradle project folder, e.g. --project .")
     if not os.path.exists(given):
-        raise DoctorError(f"--project {given}: no such folder", fix="pass an existing Maven or Gradle project folder")
+        raise DoctorError(f"--project {given}: no such file or folder",
+                          fix="pass an existing Maven or Gradle project folder, or its pom.xml or build.gradle")
     if not os.path.isdir(given):
-        raise DoctorError(f"--project {given}: not a folder",
-                          fix="pass the folder that holds pom.xml or build.gradle, not the file itself")
-    return os.path.abspath(given)
+        if os.path.basename(given) not in BUILD_FILES:
+            raise DoctorError(f"--project {given}: not a Maven or Gradle build file",
+                              fix=f"pass the project's folder, or its {', '.join(BUILD_FILES[:3])}")
+        return os.path.dirname(os.path.abspath(given))  # the build file's project, as Maven's -f reads it
+    folder = os.path.abspath(given)
+    from cudnn_doctor.probes.dl4j import SUBPROJECT_DEPTH, find_subprojects, has_build_file
+
+    if not has_build_file(folder):
+        read, beyond, cut = find_subprojects(folder)
+        if not read and not beyond and not cut:
+            raise DoctorError(f"--project {given}: no pom.xml or Gradle build in it, nor in its subfolders "
+                              f"({SUBPROJECT_DEPTH} levels down; hidden and build-output folders skipped)",
+                              fix="pass the folder that holds the project's pom.xml or build.gradle")
+    return folder
 
 
 def run_check(options: CheckOptions) -> Report:

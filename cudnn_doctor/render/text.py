@@ -139,7 +139,7 @@ def _summary_line(report: Report) -> str:
     errors, warnings = summary.counts.get("error", 0), summary.counts.get("warning", 0)
     ignored = ""
     if report.ignored:  # left out by --ignore/--select: named once, as pytest names what it deselected
-        codes = ", ".join(dict.fromkeys(f.code for f in report.ignored))
+        codes = ", ".join(sorted({f.code for f in report.ignored}))
         ignored = f" [dim]({len(report.ignored)} ignored: {codes})[/]"
     if not errors and not warnings:
         return f"[green]• No issues found.[/]{ignored}"
