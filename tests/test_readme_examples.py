@@ -135,7 +135,7 @@ def test_example_output_is_what_the_readme_shows(key: tuple[str, str], machine: 
     result = machine.run(*args[1:])
     assert "Traceback" not in result.stderr, result.stderr
     actual = "\n".join(line.rstrip() for line in result.stdout.replace(str(tmp_path), "").splitlines()).strip("\n")
-    assert _pattern(step.shown).fullmatch(actual), f"README shows:\n" + "\n".join(step.shown) + f"\n\nit prints:\n{actual}"
+    assert _pattern(step.shown).fullmatch(actual), "README shows:\n" + "\n".join(step.shown) + f"\n\nit prints:\n{actual}"
 
 
 def test_the_format_lists_name_every_format() -> None:
