@@ -10,7 +10,7 @@ from typing import Annotated, Any, NoReturn, Optional, TypeVar
 
 import typer
 
-from cudnn_doctor import __version__
+from cudnn_doctor import __version__, completion
 from cudnn_doctor.errors import DoctorError
 
 app = typer.Typer(
@@ -161,7 +161,7 @@ RequireOption = Annotated[list[str], typer.Option(
          "also \\[tool.cudnn-doctor] require, CUDNN_DOCTOR_REQUIRE (';' between specs).")]
 FormatOption = Annotated[Optional[str], typer.Option(
     "--format", metavar="text|json|github|junit|prometheus",
-    autocompletion=lambda: list(CHECK_FORMATS),
+    autocompletion=completion.complete_format,
     help="text (default); json; github: the report plus GitHub Actions annotations and a job summary "
          "($GITHUB_STEP_SUMMARY); junit: JUnit XML, one test case per area; prometheus: metrics for "
          "node_exporter's textfile collector. Also \\[tool.cudnn-doctor] format, CUDNN_DOCTOR_FORMAT.")]
@@ -318,9 +318,9 @@ def compat(
     driver: Optional[str] = typer.Option(None, "--driver", help="Driver version to judge, e.g. 535.54.03."),
     compute_capability: Optional[str] = typer.Option(None, "--compute-capability",
                                                      help="GPU compute capability, e.g. 8.6 or sm_86."),
-    os_name: str = typer.Option("linux", "--os", help="linux, windows or macos."),
+    os_name: str = typer.Option("linux", "--os", help="linux, windows or macos.", autocompletion=completion.complete_os),
     artifact: Optional[str] = typer.Option(None, "--artifact", help="DL4J backend, e.g. nd4j-cuda-10.2."),
-    list_table: Optional[str] = typer.Option(None, "--list", metavar="TABLE",
+    list_table: Optional[str] = typer.Option(None, "--list", metavar="TABLE", autocompletion=completion.complete_table,
                                              help="Print a whole table: tensorflow, pytorch, jax, theano, dl4j, onnxruntime, "
                                                   "cupy, tensorrt, paddle, cudnn, cuda."),
     json_output: bool = typer.Option(False, "--json", help="Print one JSON object (schema cudnn-doctor/compat/1)."),
@@ -429,12 +429,13 @@ def _show_fleet(data: dict, json_output: bool) -> None:  # type: ignore[type-arg
 @app.command("bench")
 @guarded
 def bench(
-    workload: str = typer.Option("all", "--workload", metavar="conv|lstm|all",
+    workload: str = typer.Option("all", "--workload", metavar="conv|lstm|all", autocompletion=completion.complete_workload,
                                  help="Convolution (forward, backward-data, backward-filter), LSTM, or both."),
-    dtype: str = typer.Option("fp32", "--dtype", metavar="fp32|tf32|fp16|bf16",
+    dtype: str = typer.Option("fp32", "--dtype", metavar="fp32|tf32|fp16|bf16", autocompletion=completion.complete_dtype,
                               help="Data type; tf32 is float32 data on TF32 tensor cores."),
-    layout: str = typer.Option("nchw", "--layout", metavar="nchw|nhwc", help="Convolution tensor layout."),
-    size: str = typer.Option("medium", "--size", metavar="tiny|small|medium|large",
+    layout: str = typer.Option("nchw", "--layout", metavar="nchw|nhwc", help="Convolution tensor layout.",
+                               autocompletion=completion.complete_layout),
+    size: str = typer.Option("medium", "--size", metavar="tiny|small|medium|large", autocompletion=completion.complete_size,
                              help="tiny: a smoke test; small: CIFAR-10 layer, LSTM 512; medium: ResNet 3x3 layer 32x64x56x56, "
                                   "LSTM 512 (seq 100, batch 64); large: ResNet conv4 layer, LSTM 1024."),
     workspace_limit: Optional[float] = typer.Option(
@@ -445,7 +446,7 @@ def bench(
                                                        "on a slice of the output)."),
     cudnn: Optional[str] = typer.Option(None, "--cudnn", metavar="PATH", help="Use this libcudnn.so."),
     cudart: Optional[str] = typer.Option(None, "--cudart", metavar="PATH", help="Use this libcudart.so."),
-    api: str = typer.Option("auto", "--api", metavar="auto|graph|legacy",
+    api: str = typer.Option("auto", "--api", metavar="auto|graph|legacy", autocompletion=completion.complete_api,
                             help="Convolution API: graph (cuDNN's backend API, autotuned, as PyTorch), legacy "
                                  "(cudnnFind*, as TensorFlow and cuDNN 7), or auto: graph where it works."),
     repeats: int = typer.Option(20, "--repeats", metavar="N", help="Timed samples per workload (median)."),
@@ -501,7 +502,7 @@ def install(
                                         "(unchecked; a warning says so)."),
     prefix: Optional[str] = typer.Option(None, "--prefix", metavar="DIR",
                                          help="Where to install (default: the CUDA toolkit check picks)."),
-    os_name: Optional[str] = typer.Option(None, "--os", metavar="linux|windows|macos",
+    os_name: Optional[str] = typer.Option(None, "--os", metavar="linux|windows|macos", autocompletion=completion.complete_os,
                                           help="Plan for another OS's layout (plan only)."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Show the plan and stop."),
     yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask before changing anything."),
@@ -533,7 +534,6 @@ def uninstall(
 
 def _run_transaction(command: str, action: Any, json_output: bool, verbose: bool) -> None:
     """install/uninstall: the plan shown (text) or kept (JSON), a question on a terminal, one outcome."""
-    from rich.console import Console
 
     from cudnn_doctor.commands.install import Ui
     from cudnn_doctor.install.outcome import UninstallPlan, failure_to_json, outcome_to_json
@@ -559,7 +559,7 @@ def _run_transaction(command: str, action: Any, json_output: bool, verbose: bool
         return typer.confirm(question, default=False, err=True)
 
     def note(text: str) -> None:
-        Console(stderr=True, highlight=False).print(f"cudnn-doctor: {text}", markup=False)
+        _console(stderr=True).print(f"cudnn-doctor: {text}", markup=False)  # piped: one line, not cut at 80
 
     ui = Ui(show_plan=show_plan, confirm=confirm, note=note,
             progress=not json_output and sys.stderr.isatty())
@@ -590,7 +590,12 @@ def _usage_error(error: Exception) -> NoReturn:
 
 
 def main() -> None:
+    from cudnn_doctor.completion import named_shell_request
     from cudnn_doctor.user_files import escape_output
+
+    shell_script = named_shell_request(sys.argv[1:])  # `--show-completion zsh`: typer's option takes no shell
+    if shell_script is not None:
+        sys.exit(shell_script)
 
     escape_output()  # a path's bytes that are not UTF-8 print as \xNN, never a UnicodeEncodeError
     # click's ClickException (click itself, or the copy newer typers carry), found through what typer exports

@@ -203,7 +203,7 @@ _CODES = (
          "cuDNN {version} at {path} is not found by an ordinary program's dynamic loader "
          "(LD_LIBRARY_PATH, ldconfig cache, system folders). Frameworks that know where it is "
          "(for example PyTorch with its pip wheel) still load it.",
-         "For programs that link cuDNN directly: `export LD_LIBRARY_PATH={path}:$LD_LIBRARY_PATH`, "
+         "For programs that link cuDNN directly: `export LD_LIBRARY_PATH={path}${{LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}}`, "
          "or register it with ldconfig."),
     Code("CD311", "error", "GPU not supported by this cuDNN",
          "GPU {gpu} has compute capability {cc}; cuDNN {version} supports {supported}.",
@@ -328,7 +328,7 @@ _CODES = (
     Code("CD503", "error", "Permission denied",
          "Cannot write to {path}.",
          "Run with sudo, or install into your home folder: `--prefix ~/.local/cudnn`, then "
-         "`export LD_LIBRARY_PATH=~/.local/cudnn/lib64:$LD_LIBRARY_PATH`."),
+         "`export LD_LIBRARY_PATH=~/.local/cudnn/lib64${{LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}}`."),
     Code("CD504", "error", "Install rolled back",
          "{why}. Every file in {prefix} was restored as it was.",
          "{fix}"),

@@ -57,7 +57,7 @@ def test_fix_commands_are_unbroken_in_60_columns(machine: Machine, tmp_path: Pat
     code, screen = run_in_terminal(machine, "check", "-v")
     lines = screen.splitlines()
     install = "cudnn-doctor install --version 9.19.0 --cuda 13"  # CD306's fix
-    export = f"export LD_LIBRARY_PATH={toolkit / 'lib64'}:$LD_LIBRARY_PATH"  # CD310's fix: not on the loader's path
+    export = f"export LD_LIBRARY_PATH={toolkit / 'lib64'}${{LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}}"  # CD310's fix: not on the loader's path
     assert code == 1, screen  # CD101: this pretend machine has no driver
     for command in (install, export):
         assert len(command) > 40
@@ -79,7 +79,7 @@ def test_install_plan_command_is_unbroken_in_60_columns(machine: Machine, tmp_pa
     prefix = tmp_path / "a-rather-long-folder-name-for-cudnn" / "prefix"
     code, screen = run_in_terminal(machine, "install", "--from", str(archive), "--prefix", str(prefix), "--dry-run")
     assert code == 0, screen
-    export = f"export LD_LIBRARY_PATH={prefix / 'lib64'}:$LD_LIBRARY_PATH"
+    export = f"export LD_LIBRARY_PATH={prefix / 'lib64'}${{LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}}"
     [line] = [line for line in screen.splitlines() if export in line]
     assert line.strip() == export
     assert "  loader: not a system folder; programs find it with:" in screen
