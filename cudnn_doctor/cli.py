@@ -47,7 +47,8 @@ def json_requested(args: list[str] | None = None) -> bool:
     for index, arg in enumerate(args):
         if arg == "--json" or arg == "--format=json" or (arg == "--format" and args[index + 1:index + 2] == ["json"]):
             return True
-    return False
+    # CUDNN_DOCTOR_FORMAT=json (CI) makes check answer in JSON, its failures included
+    return _command_name(args) == "check" and os.environ.get("CUDNN_DOCTOR_FORMAT", "").strip().lower() == "json"
 
 
 def _command_name(args: list[str] | None = None) -> str | None:

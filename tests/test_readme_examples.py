@@ -100,6 +100,10 @@ SETUPS = {  # (section, command) -> how its pretend machine is made
     ("`cudnn-doctor explain`", "cudnn-doctor explain CD303"): None,
     ("Many nodes: `fleet merge` and `fleet run --slurm`", "cudnn-doctor fleet merge reports/"): _fleet_reports,
     ("Choosing findings", "cudnn-doctor check"): _one_cudnn,
+    ("Exit codes", "cudnn-doctor chek"): None,
+    ("Exit codes", "cudnn-doctor check --jsn"): None,
+    ("Exit codes", "cudnn-doctor install --cuda twelve"): None,
+    ("Exit codes", "cudnn-doctor check -q -v"): None,
 }
 
 
@@ -134,7 +138,8 @@ def test_example_output_is_what_the_readme_shows(key: tuple[str, str], machine: 
     assert args[0] == "cudnn-doctor"
     result = machine.run(*args[1:])
     assert "Traceback" not in result.stderr, result.stderr
-    actual = "\n".join(line.rstrip() for line in result.stdout.replace(str(tmp_path), "").splitlines()).strip("\n")
+    shown = result.stdout + result.stderr  # a terminal shows both; a usage error is on standard error alone
+    actual = "\n".join(line.rstrip() for line in shown.replace(str(tmp_path), "").splitlines()).strip("\n")
     assert _pattern(step.shown).fullmatch(actual), "README shows:\n" + "\n".join(step.shown) + f"\n\nit prints:\n{actual}"
 
 

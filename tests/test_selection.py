@@ -77,6 +77,8 @@ def test_variables_for_ci(machine: Machine) -> None:
                                               "strict": "CUDNN_DOCTOR_STRICT", "format": "CUDNN_DOCTOR_FORMAT"}
     machine.env["CUDNN_DOCTOR_SELECT"] = "CD2"
     assert codes(machine.run("check").json) == {"CD201"}
+    failed = machine.run("check", "--require", "cudnn>>9")  # a failure, too, is JSON
+    assert failed.exit_code == 2 and failed.json["error"]["message"].startswith("--require 'cudnn>>9'")
 
 
 def test_bad_codes_and_settings_are_usage_errors_naming_where_they_came_from(machine: Machine, tmp_path: Path) -> None:
