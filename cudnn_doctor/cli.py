@@ -12,6 +12,7 @@ import typer
 
 from cudnn_doctor import __version__, completion
 from cudnn_doctor.errors import DoctorError
+from cudnn_doctor.settings import CHECK_FORMATS  # re-exported: what check's --format takes
 
 app = typer.Typer(
     name="cudnn-doctor",
@@ -142,7 +143,6 @@ def main_options(
     """Find, check, install and benchmark CUDA and cuDNN."""
 
 
-CHECK_FORMATS = ("text", "json", "github", "junit", "prometheus")
 
 # The options that choose what a check judges and how it answers: `check` declares them, and `fix`
 # (the same targets) declares the same ones with these types, then resolves them with check_settings().
@@ -587,7 +587,7 @@ def _usage_error(error: Exception) -> NoReturn:
 
     from cudnn_doctor.usage_errors import report_usage_error
 
-    sys.exit(report_usage_error(error, json_requested(), get_command(app)))
+    sys.exit(report_usage_error(error, json_requested(), get_command(app), write_error_json))
 
 
 def main() -> None:

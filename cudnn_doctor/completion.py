@@ -20,7 +20,7 @@ def _starting_with(values: Callable[[], tuple[str, ...] | list[str]]) -> Callabl
 
 
 def _formats() -> tuple[str, ...]:
-    from cudnn_doctor.cli import CHECK_FORMATS
+    from cudnn_doctor.settings import CHECK_FORMATS
 
     return CHECK_FORMATS
 

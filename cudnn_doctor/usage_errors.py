@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Callable
 from typing import Any
 
 USAGE_EXIT = 2
@@ -120,14 +121,14 @@ def describe(error: Exception, args: list[str] | None = None, root: Any = None) 
     return f"{prefix}{text[:1].lower()}{text[1:]}", _help_line(context)
 
 
-def report_usage_error(error: Exception, want_json: bool, root: Any = None) -> int:
-    """Print ERROR as one line on standard error (and one JSON object on standard output when WANT_JSON)."""
+def report_usage_error(error: Exception, want_json: bool, root: Any = None,
+                       write_json: Callable[[int, str, str], None] | None = None) -> int:
+    """Print ERROR as one line on standard error and, when WANT_JSON, hand it to WRITE_JSON (the command line's
+    one `cudnn-doctor/error/1` object); the exit code."""
     import sys
 
     message, fix = describe(error, root=root)
     sys.stderr.write(f"cudnn-doctor: error: {message} (fix: {fix})\n")
-    if want_json:
-        from cudnn_doctor.cli import write_error_json
-
-        write_error_json(USAGE_EXIT, message, fix)
+    if want_json and write_json is not None:
+        write_json(USAGE_EXIT, message, fix)
     return USAGE_EXIT
