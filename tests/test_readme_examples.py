@@ -92,6 +92,16 @@ def _fleet_reports(machine: Machine, tmp_path: Path) -> None:
         (machine.cwd / "reports" / f"{name}.json").write_text(text)
 
 
+def _folder_of_projects(machine: Machine, tmp_path: Path) -> None:
+    """/home/me/repo/services/svc-01..10: ten copies of a DL4J Maven project, the working folder /home/me."""
+    import shutil
+
+    machine.cwd = tmp_path / "home" / "me"
+    for index in range(1, 11):
+        shutil.copytree(ROOT / "tests" / "fixtures" / "dl4j" / "m2-cpu-only",
+                        machine.cwd / "repo" / "services" / f"svc-{index:02}")
+
+
 SETUPS = {  # (section, command) -> how its pretend machine is made
     ("`cudnn-doctor compat`", "cudnn-doctor compat tensorflow==2.15.0 --cuda 12.2 --cudnn 8.6.0 --driver 535.54.03"): None,
     ("`cudnn-doctor compat`", "cudnn-doctor compat torch==2.5.1+cu124 --cuda 11.8 --compute-capability 3.7"): None,
@@ -100,6 +110,7 @@ SETUPS = {  # (section, command) -> how its pretend machine is made
     ("`cudnn-doctor explain`", "cudnn-doctor explain CD303"): None,
     ("Many nodes: `fleet merge` and `fleet run --slurm`", "cudnn-doctor fleet merge reports/"): _fleet_reports,
     ("Choosing findings", "cudnn-doctor check"): _one_cudnn,
+    ("`cudnn-doctor check`", "cudnn-doctor check --project repo --select CD43 -q"): _folder_of_projects,
     ("Exit codes", "cudnn-doctor chek"): None,
     ("Exit codes", "cudnn-doctor check --jsn"): None,
     ("Exit codes", "cudnn-doctor install --cuda twelve"): None,

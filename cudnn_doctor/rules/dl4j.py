@@ -101,7 +101,7 @@ def project_problems(report: Report) -> list[Finding]:
                 findings.append(finding(code, subject=problem["path"], path=problem["path"], why=problem["why"]))
                 continue
             fix = ("Point --project at each of them (cudnn-doctor check --project FOLDER), or at a folder that holds "
-                   "fewer projects" if problem["kind"] == "subprojects" else
+                   "fewer projects." if problem["kind"] == "subprojects" else
                    "Remove the DOCTYPE and entity declarations: a pom needs none, and the doctor does not expand them."
                    if problem["kind"] == "refused" else
                    "Restore the module's folder, or take it out of <modules>; Maven stops on it too."
