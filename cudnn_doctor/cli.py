@@ -6,12 +6,13 @@ import functools
 import os
 import sys
 from collections.abc import Callable
-from typing import Any, NoReturn, Optional, TypeVar
+from typing import Annotated, Any, NoReturn, Optional, TypeVar
 
 import typer
 
-from cudnn_doctor import __version__
+from cudnn_doctor import __version__, completion
 from cudnn_doctor.errors import DoctorError
+from cudnn_doctor.settings import CHECK_FORMATS  # re-exported: what check's --format takes
 
 app = typer.Typer(
     name="cudnn-doctor",
@@ -47,7 +48,8 @@ def json_requested(args: list[str] | None = None) -> bool:
     for index, arg in enumerate(args):
         if arg == "--json" or arg == "--format=json" or (arg == "--format" and args[index + 1:index + 2] == ["json"]):
             return True
-    return False
+    # CUDNN_DOCTOR_FORMAT=json (CI) makes check answer in JSON, its failures included
+    return _command_name(args) == "check" and os.environ.get("CUDNN_DOCTOR_FORMAT", "").strip().lower() == "json"
 
 
 def _command_name(args: list[str] | None = None) -> str | None:
@@ -141,7 +143,49 @@ def main_options(
     """Find, check, install and benchmark CUDA and cuDNN."""
 
 
-CHECK_FORMATS = ("text", "json", "github", "junit", "prometheus")
+
+# The options that choose what a check judges and how it answers: `check` declares them, and `fix`
+# (the same targets) declares the same ones with these types, then resolves them with check_settings().
+SelectOption = Annotated[list[str], typer.Option(
+    "--select", metavar="CODE|PREFIX",
+    help="Only these findings count (CD306, or a prefix: CD3). Repeatable; also \\[tool.cudnn-doctor] select "
+         "in pyproject.toml, CUDNN_DOCTOR_SELECT.")]
+IgnoreOption = Annotated[list[str], typer.Option(
+    "--ignore", metavar="CODE|PREFIX",
+    help="These findings do not count: not shown, not in the exit code or CI formats, listed as ignored in the "
+         "JSON. Repeatable; also \\[tool.cudnn-doctor] ignore, CUDNN_DOCTOR_IGNORE.")]
+StrictOption = Annotated[Optional[bool], typer.Option(
+    "--strict/--no-strict", help="Warnings fail too (exit 1); also \\[tool.cudnn-doctor] strict, CUDNN_DOCTOR_STRICT.")]
+RequireOption = Annotated[list[str], typer.Option(
+    "--require", metavar="SPEC",
+    help="Fail (exit 1) unless met: 'cudnn>=9.1', 'cuda>=12.4', 'driver>=550', 'gpu', 'torch>=2.4'. Repeatable; "
+         "also \\[tool.cudnn-doctor] require, CUDNN_DOCTOR_REQUIRE (';' between specs).")]
+FormatOption = Annotated[Optional[str], typer.Option(
+    "--format", metavar="text|json|github|junit|prometheus",
+    autocompletion=completion.complete_format,
+    help="text (default); json; github: the report plus GitHub Actions annotations and a job summary "
+         "($GITHUB_STEP_SUMMARY); junit: JUnit XML, one test case per area; prometheus: metrics for "
+         "node_exporter's textfile collector. Also \\[tool.cudnn-doctor] format, CUDNN_DOCTOR_FORMAT.")]
+
+
+def check_settings(select: list[str], ignore: list[str], strict: Optional[bool], require: list[str],
+                   output_format: Optional[str], json_output: bool):  # type: ignore[no-untyped-def]
+    """The command line's selection, strictness, requirements and format merged with CUDNN_DOCTOR_* and
+    [tool.cudnn-doctor] (cudnn_doctor/settings.py); the format checked. For `check` and `fix`."""
+    import dataclasses
+
+    from cudnn_doctor.settings import resolve_settings
+
+    given = _check_format(output_format, json_output) if output_format is not None or json_output else None
+    settings = resolve_settings(select=select, ignore=ignore, strict=strict, require=require, output_format=given)
+    if given is None and settings.output_format is not None:
+        where = settings.sources.get("format", "")
+        chosen = settings.output_format.strip().lower()
+        if chosen not in CHECK_FORMATS:
+            raise DoctorError(f"format {settings.output_format!r} (from {where}): not a format I know",
+                              fix="text, json, github, junit or prometheus")
+        settings = dataclasses.replace(settings, output_format=chosen)
+    return settings
 
 
 @app.command()
@@ -149,36 +193,36 @@ CHECK_FORMATS = ("text", "json", "github", "junit", "prometheus")
 def check(
     json_output: bool = typer.Option(False, "--json", help="Print one JSON object (schema cudnn-doctor/report/1); "
                                                           "the same as --format json."),
-    output_format: Optional[str] = typer.Option(None, "--format", metavar="text|json|github|junit|prometheus",
-                                                help="text (default); json; github: the report plus GitHub Actions "
-                                                     "annotations and a job summary ($GITHUB_STEP_SUMMARY); "
-                                                     "junit: JUnit XML, one test case per area; prometheus: "
-                                                     "metrics for node_exporter's textfile collector."),
+    output_format: FormatOption = None,
     output: Optional[str] = typer.Option(None, "--output", "-o", metavar="FILE",
                                          help="Write the json, junit or prometheus output to FILE, atomically "
                                               "(a temporary file beside it, then a rename), instead of stdout."),
     junit_xml: Optional[str] = typer.Option(None, "--junit-xml", metavar="FILE",
                                             help="Also write JUnit XML (one test case per area) to FILE."),
-    require: list[str] = typer.Option([], "--require", metavar="SPEC",
-                                      help="Fail (exit 1) unless met: 'cudnn>=9.1', 'cuda>=12.4', 'driver>=550', "
-                                           "'gpu', 'torch>=2.4'. Repeatable."),
-    strict: bool = typer.Option(False, "--strict", help="Warnings fail too (exit 1)."),
+    require: RequireOption = [],  # noqa: B006 - typer copies its defaults
+    strict: StrictOption = None,
+    select: SelectOption = [],  # noqa: B006
+    ignore: IgnoreOption = [],  # noqa: B006
     search_path: list[str] = typer.Option([], "--search-path", metavar="DIR",
                                           help="Another folder to look for cuDNN in. Repeatable."),
     framework: list[str] = typer.Option([], "--framework", metavar="NAME[==VER]",
                                         help="Check a framework that is not installed, e.g. tensorflow==2.15.0."),
-    project: Optional[str] = typer.Option(None, "--project", metavar="DIR",
-                                          help="Maven/Gradle project to read DL4J backends from (default: .)."),
-    python: Optional[str] = typer.Option(None, "--python", metavar="PATH",
-                                         help="Inspect this Python interpreter's packages (a venv's bin/python) "
-                                              "instead of the environments around."),
+    project: Optional[str] = typer.Option(None, "--project", metavar="DIR|FILE",
+                                          help="Maven/Gradle project to read DL4J backends from: its folder, its "
+                                               "pom.xml or build.gradle, or a folder of projects (default: .)."),
+    python: Optional[str] = typer.Option(None, "--python", metavar="ENV|PATH",
+                                         help="Inspect this Python environment's packages (a folder like .venv, or "
+                                              "its bin/python) instead of the environments around."),
     deep: bool = typer.Option(False, "--deep", help="Also import each framework in a child process to confirm "
                                                     "which cuDNN it really loads (slow)."),
     quiet: bool = typer.Option(False, "-q", "--quiet", help="Print only errors and warnings (nothing when healthy)."),
     verbose: bool = typer.Option(False, "-v", "--verbose", help="Show every detail."),
 ) -> None:
     """Diagnose the GPUs, driver, CUDA toolkits, cuDNN copies and frameworks."""
-    chosen = _check_format(output_format, json_output)
+    if quiet and verbose:
+        raise DoctorError("-q and -v ask for less and for more at once", fix="give one of them")
+    settings = check_settings(select, ignore, strict, require, output_format, json_output)
+    chosen = settings.output_format or "text"
     if output is not None:
         _check_output_path(output, chosen)
     if junit_xml is not None:
@@ -187,14 +231,15 @@ def check(
         check_target(junit_xml, "--junit-xml")
     from cudnn_doctor.commands.check import CheckOptions, run_check
 
-    report = run_check(CheckOptions(require=require, strict=strict, search_paths=search_path,
-                                    project_dir=project, deep=deep, frameworks=framework, python=python))
+    report = run_check(CheckOptions(require=list(settings.require), strict=settings.strict, search_paths=search_path,
+                                    project_dir=project, deep=deep, frameworks=framework, python=python,
+                                    selection=settings.selection, selection_sources=settings.sources))
     if junit_xml is not None:
         from cudnn_doctor.render.junit import write_junit
 
-        write_junit(report, junit_xml, strict)
+        write_junit(report, junit_xml, settings.strict)
     if chosen in ("json", "junit", "prometheus"):
-        _write_machine_output(report, chosen, strict, output)
+        _write_machine_output(report, chosen, settings.strict, output)
     else:
         from cudnn_doctor.render.text import render_check
 
@@ -274,9 +319,9 @@ def compat(
     driver: Optional[str] = typer.Option(None, "--driver", help="Driver version to judge, e.g. 535.54.03."),
     compute_capability: Optional[str] = typer.Option(None, "--compute-capability",
                                                      help="GPU compute capability, e.g. 8.6 or sm_86."),
-    os_name: str = typer.Option("linux", "--os", help="linux, windows or macos."),
+    os_name: str = typer.Option("linux", "--os", help="linux, windows or macos.", autocompletion=completion.complete_os),
     artifact: Optional[str] = typer.Option(None, "--artifact", help="DL4J backend, e.g. nd4j-cuda-10.2."),
-    list_table: Optional[str] = typer.Option(None, "--list", metavar="TABLE",
+    list_table: Optional[str] = typer.Option(None, "--list", metavar="TABLE", autocompletion=completion.complete_table,
                                              help="Print a whole table: tensorflow, pytorch, jax, theano, dl4j, onnxruntime, "
                                                   "cupy, tensorrt, paddle, cudnn, cuda."),
     json_output: bool = typer.Option(False, "--json", help="Print one JSON object (schema cudnn-doctor/compat/1)."),
@@ -385,12 +430,13 @@ def _show_fleet(data: dict, json_output: bool) -> None:  # type: ignore[type-arg
 @app.command("bench")
 @guarded
 def bench(
-    workload: str = typer.Option("all", "--workload", metavar="conv|lstm|all",
+    workload: str = typer.Option("all", "--workload", metavar="conv|lstm|all", autocompletion=completion.complete_workload,
                                  help="Convolution (forward, backward-data, backward-filter), LSTM, or both."),
-    dtype: str = typer.Option("fp32", "--dtype", metavar="fp32|tf32|fp16|bf16",
+    dtype: str = typer.Option("fp32", "--dtype", metavar="fp32|tf32|fp16|bf16", autocompletion=completion.complete_dtype,
                               help="Data type; tf32 is float32 data on TF32 tensor cores."),
-    layout: str = typer.Option("nchw", "--layout", metavar="nchw|nhwc", help="Convolution tensor layout."),
-    size: str = typer.Option("medium", "--size", metavar="tiny|small|medium|large",
+    layout: str = typer.Option("nchw", "--layout", metavar="nchw|nhwc", help="Convolution tensor layout.",
+                               autocompletion=completion.complete_layout),
+    size: str = typer.Option("medium", "--size", metavar="tiny|small|medium|large", autocompletion=completion.complete_size,
                              help="tiny: a smoke test; small: CIFAR-10 layer, LSTM 512; medium: ResNet 3x3 layer 32x64x56x56, "
                                   "LSTM 512 (seq 100, batch 64); large: ResNet conv4 layer, LSTM 1024."),
     workspace_limit: Optional[float] = typer.Option(
@@ -401,7 +447,7 @@ def bench(
                                                        "on a slice of the output)."),
     cudnn: Optional[str] = typer.Option(None, "--cudnn", metavar="PATH", help="Use this libcudnn.so."),
     cudart: Optional[str] = typer.Option(None, "--cudart", metavar="PATH", help="Use this libcudart.so."),
-    api: str = typer.Option("auto", "--api", metavar="auto|graph|legacy",
+    api: str = typer.Option("auto", "--api", metavar="auto|graph|legacy", autocompletion=completion.complete_api,
                             help="Convolution API: graph (cuDNN's backend API, autotuned, as PyTorch), legacy "
                                  "(cudnnFind*, as TensorFlow and cuDNN 7), or auto: graph where it works."),
     repeats: int = typer.Option(20, "--repeats", metavar="N", help="Timed samples per workload (median)."),
@@ -415,10 +461,8 @@ def bench(
         workload=workload.lower(), dtype=dtype.lower(), layout=layout.lower(), size=size.lower(),
         workspace_limit_mb=workspace_limit, devices=device.lower(), cpu=not no_cpu, repeats=repeats,
         api=api.lower()))
-    from cudnn_doctor.commands.bench import BenchCommandOptions, require_numpy, run, selected_workloads
-
-    require_numpy()  # before any GPU work: the child needs it for inputs and the reference
     from cudnn_doctor.bench.model import bench_to_json
+    from cudnn_doctor.commands.bench import BenchCommandOptions, run, selected_workloads
 
     command = BenchCommandOptions(options, cudnn_path=cudnn, cudart_path=cudart)
     if json_output or not (sys.stdout.isatty() and sys.stderr.isatty()):
@@ -446,7 +490,9 @@ def fix(
     json_output: bool = typer.Option(False, "--json", help="Print one JSON object (schema cudnn-doctor/plan/1)."),
     shell: str = typer.Option("bash", "--shell", metavar="bash|zsh|fish|powershell",
                               help="The shell the environment lines are written for."),
-    require: list[str] = typer.Option([], "--require", metavar="SPEC", help="As for check. Repeatable."),
+    require: RequireOption = [],  # noqa: B006 - typer copies its defaults
+    select: SelectOption = [],  # noqa: B006
+    ignore: IgnoreOption = [],  # noqa: B006
     search_path: list[str] = typer.Option([], "--search-path", metavar="DIR", help="As for check. Repeatable."),
     framework: list[str] = typer.Option([], "--framework", metavar="NAME[==VER]",
                                         help="Plan for a framework that is not installed, e.g. tensorflow==2.15.0."),
@@ -463,8 +509,10 @@ def fix(
     from cudnn_doctor.commands.check import CheckOptions
     from cudnn_doctor.commands.fix import FixOptions, apply, diagnose, interactive
 
-    options = FixOptions(CheckOptions(require=require, search_paths=search_path, project_dir=project,
-                                      frameworks=framework, python=python), yes=yes, shell=shell)
+    settings = check_settings(select, ignore, None, require, None, json_output)
+    options = FixOptions(CheckOptions(require=list(settings.require), search_paths=search_path, project_dir=project,
+                                      frameworks=framework, python=python, selection=settings.selection,
+                                      selection_sources=settings.sources), yes=yes, shell=shell)
     outcome = diagnose(options)
     go = yes
     if outcome.plan.actions and not yes and not json_output and interactive():
@@ -515,7 +563,7 @@ def install(
                                         "(unchecked; a warning says so)."),
     prefix: Optional[str] = typer.Option(None, "--prefix", metavar="DIR",
                                          help="Where to install (default: the CUDA toolkit check picks)."),
-    os_name: Optional[str] = typer.Option(None, "--os", metavar="linux|windows|macos",
+    os_name: Optional[str] = typer.Option(None, "--os", metavar="linux|windows|macos", autocompletion=completion.complete_os,
                                           help="Plan for another OS's layout (plan only)."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Show the plan and stop."),
     yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask before changing anything."),
@@ -547,7 +595,6 @@ def uninstall(
 
 def _run_transaction(command: str, action: Any, json_output: bool, verbose: bool) -> None:
     """install/uninstall: the plan shown (text) or kept (JSON), a question on a terminal, one outcome."""
-    from rich.console import Console
 
     from cudnn_doctor.commands.install import Ui
     from cudnn_doctor.install.outcome import UninstallPlan, failure_to_json, outcome_to_json
@@ -573,7 +620,7 @@ def _run_transaction(command: str, action: Any, json_output: bool, verbose: bool
         return typer.confirm(question, default=False, err=True)
 
     def note(text: str) -> None:
-        Console(stderr=True, highlight=False).print(f"cudnn-doctor: {text}", markup=False)
+        _console(stderr=True).print(f"cudnn-doctor: {text}", markup=False)  # piped: one line, not cut at 80
 
     ui = Ui(show_plan=show_plan, confirm=confirm, note=note,
             progress=not json_output and sys.stderr.isatty())
@@ -595,24 +642,21 @@ def _run_transaction(command: str, action: Any, json_output: bool, verbose: bool
 
 
 def _usage_error(error: Exception) -> NoReturn:
-    """A usage error found by the option parser: shown as typer shows it, and as JSON when --json was asked for."""
-    exit_code = int(getattr(error, "exit_code", 2))
-    try:
-        from typer import rich_utils
+    """A usage error found by the option parser: one line, exit 2, one JSON object with --json (usage_errors.py)."""
+    from typer.main import get_command
 
-        rich_utils.rich_format_error(error)  # type: ignore[arg-type]
-    except Exception:  # noqa: BLE001 - an older typer without rich: click's own way
-        error.show()  # type: ignore[attr-defined]
-    if json_requested():
-        context = getattr(error, "ctx", None)
-        where = context.command_path if context is not None else "cudnn-doctor"
-        message = error.format_message() if hasattr(error, "format_message") else str(error)
-        write_error_json(exit_code, message, f"see `{where} --help`")
-    sys.exit(exit_code)
+    from cudnn_doctor.usage_errors import report_usage_error
+
+    sys.exit(report_usage_error(error, json_requested(), get_command(app), write_error_json))
 
 
 def main() -> None:
+    from cudnn_doctor.completion import named_shell_request
     from cudnn_doctor.user_files import escape_output
+
+    shell_script = named_shell_request(sys.argv[1:])  # `--show-completion zsh`: typer's option takes no shell
+    if shell_script is not None:
+        sys.exit(shell_script)
 
     escape_output()  # a path's bytes that are not UTF-8 print as \xNN, never a UnicodeEncodeError
     # click's ClickException (click itself, or the copy newer typers carry), found through what typer exports

@@ -172,6 +172,8 @@ class Report:
     cudnn: list[CudnnInstall] = field(default_factory=list)
     frameworks: list[Framework] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
+    ignored: list[Finding] = field(default_factory=list)  # left out by --select/--ignore: no part of summary
+    selection: dict[str, Any] = field(default_factory=dict)  # the select/ignore applied, and where they came from
     summary: Summary | None = None
     loader_path: list[str] = field(default_factory=list)  # folders the loader searches, in order
     loader_path_real: list[str] = field(default_factory=list)  # the same folders, symlinks resolved

@@ -105,3 +105,28 @@ def machine(tmp_path: Path) -> Machine:
 
 def codes(report: dict) -> set[str]:
     return {finding["code"] for finding in report["findings"]}
+
+
+@pytest.fixture(scope="session")
+def nobody():  # type: ignore[no-untyped-def]
+    """This Python's doctor, startable as user nobody (tests/as_nobody.py); skipped where not root."""
+    from tests.as_nobody import can_run_as_nobody, nobody_python
+
+    why = can_run_as_nobody()
+    if why:
+        pytest.skip(why)
+    with nobody_python() as python:
+        yield python
+
+
+INTEGRATION_VARIABLE = "CUDNN_DOCTOR_TEST_INTEGRATION"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """CUDNN_DOCTOR_TEST_INTEGRATION=0 skips the tests that download NVIDIA's wheels (about 1 GB, once)."""
+    if os.environ.get(INTEGRATION_VARIABLE, "").strip().lower() not in ("0", "false", "no", "off"):
+        return
+    skip = pytest.mark.skip(reason=f"{INTEGRATION_VARIABLE}=0: the NVIDIA wheels are not downloaded")
+    for item in items:
+        if item.get_closest_marker("integration"):
+            item.add_marker(skip)

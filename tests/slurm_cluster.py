@@ -1,8 +1,11 @@
-"""A real one-node Slurm cluster on 127.0.0.1, from Debian's slurm-wlm and munge, in a test's folder.
+"""A real Slurm cluster on 127.0.0.1, from Debian's slurm-wlm and munge, in a test's folder.
 
-munged, slurmctld and slurmd run in the foreground as children of the test, with every file
+munged, slurmctld and one slurmd per node run in the foreground as children of the test, with every file
 (key, sockets, state, logs, pid files, slurm.conf) under the folder given, on free ports of the
 loopback address, and are stopped when the context ends. Nothing outside the folder is written.
+Several nodes on one machine are Slurm's own way to emulate a larger system: each slurmd is started
+with `-N NAME` and listens on its node's own `Port=` (Debian's slurm-wlm is built with multiple-slurmd
+support); a TaskProlog may give each node's tasks their own environment, as a node's own setup would.
 """
 
 from __future__ import annotations
@@ -46,8 +49,11 @@ def _wait_for(check, seconds: float, what: str, logs: list[Path]) -> None:  # ty
 
 
 @contextlib.contextmanager
-def slurm_cluster(folder: Path) -> Iterator[dict[str, str]]:
-    """Start the cluster; yield the environment (SLURM_CONF, PATH) that srun needs to reach it."""
+def slurm_cluster(folder: Path, nodes: list[str] | None = None,
+                  task_prolog: str | None = None) -> Iterator[dict[str, str]]:
+    """Start the cluster (by default one node named as this host; else NODES, one slurmd each) and yield the
+    environment (SLURM_CONF, PATH) that srun needs to reach it. TASK_PROLOG, a shell script, runs before
+    each task on its node; `export NAME=VALUE` lines it prints set the task's environment."""
     folder.mkdir(parents=True, exist_ok=True)
     folder.chmod(0o700)
     munge = folder / "munge"
@@ -58,6 +64,18 @@ def slurm_cluster(folder: Path) -> Iterator[dict[str, str]]:
     socket_path = munge / "munge.socket"
     hostname = socket.gethostname().split(".")[0]
     ctld_port, slurmd_port = _free_port(), _free_port()
+    names = nodes or [hostname]
+    if nodes:
+        node_lines = "\n".join(f"NodeName={name} NodeHostname={hostname} NodeAddr=127.0.0.1 Port={_free_port()} "
+                               "CPUs=1 State=UNKNOWN" for name in names)
+    else:
+        node_lines = f"NodeName={hostname} NodeAddr=127.0.0.1 CPUs=1 State=UNKNOWN"
+    prolog = ""
+    if task_prolog is not None:
+        script = folder / "task_prolog.sh"
+        script.write_text("#!/bin/sh\n" + task_prolog)
+        script.chmod(0o755)
+        prolog = f"TaskProlog={script}\n"
     for name in ("state", "spool", "log"):
         (folder / name).mkdir()
     conf = folder / "slurm.conf"
@@ -76,7 +94,7 @@ SlurmdSpoolDir={folder}/spool/slurmd-%n
 SlurmctldPidFile={folder}/slurmctld.pid
 SlurmdPidFile={folder}/slurmd-%n.pid
 SlurmctldLogFile={folder}/log/slurmctld.log
-SlurmdLogFile={folder}/log/slurmd.log
+SlurmdLogFile={folder}/log/slurmd-%n.log
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 MpiDefault=none
@@ -89,12 +107,13 @@ AccountingStorageType=accounting_storage/none
 JobAcctGatherType=jobacct_gather/none
 LaunchParameters=use_interactive_step
 MailProg=/bin/true
-NodeName={hostname} NodeAddr=127.0.0.1 CPUs=1 State=UNKNOWN
-PartitionName=debug Nodes={hostname} Default=YES MaxTime=INFINITE State=UP
+{prolog}{node_lines}
+PartitionName=debug Nodes={",".join(names)} Default=YES MaxTime=INFINITE State=UP
 """
     )
     env = {**os.environ, "SLURM_CONF": str(conf)}
-    logs = [folder / "log" / "munged.log", folder / "log" / "slurmctld.log", folder / "log" / "slurmd.log"]
+    logs = [folder / "log" / "munged.log", folder / "log" / "slurmctld.log",
+            *(folder / "log" / f"slurmd-{name}.log" for name in names)]
     processes: list[subprocess.Popen[bytes]] = []
 
     def start(argv: list[str], log: Path) -> None:
@@ -109,14 +128,18 @@ PartitionName=debug Nodes={hostname} Default=YES MaxTime=INFINITE State=UP
                f"--seed-file={munge}/munged.seed", "--num-threads=2"], logs[0])
         _wait_for(socket_path.exists, 15, "munged", logs)
         start([_which("slurmctld") or "slurmctld", "-D", "-i", "-f", str(conf)], logs[1])
-        start([_which("slurmd") or "slurmd", "-D", "-f", str(conf), "-N", hostname], logs[2])
+        for name, log in zip(names, logs[2:], strict=True):
+            start([_which("slurmd") or "slurmd", "-D", "-f", str(conf), "-N", name], log)
         sinfo = _which("sinfo") or "sinfo"
 
-        def node_idle() -> bool:
-            answer = subprocess.run([sinfo, "-h", "-o", "%T"], env=env, capture_output=True, text=True, timeout=10)
-            return answer.returncode == 0 and answer.stdout.strip().rstrip("*") == "idle"
+        def nodes_idle() -> bool:
+            answer = subprocess.run([sinfo, "-h", "-N", "-o", "%N %T"], env=env, capture_output=True, text=True,
+                                    timeout=10)
+            states = dict(line.split() for line in answer.stdout.splitlines() if len(line.split()) == 2)
+            return answer.returncode == 0 and sorted(states) == sorted(names) and \
+                all(state.rstrip("*") == "idle" for state in states.values())
 
-        _wait_for(node_idle, 40, "the Slurm node", logs + [log.with_suffix(".out") for log in logs])
+        _wait_for(nodes_idle, 60, "the Slurm nodes", logs + [log.with_suffix(".out") for log in logs])
         yield {"SLURM_CONF": str(conf), "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
     finally:
         for process in reversed(processes):

@@ -22,6 +22,8 @@ def python_without_numpy(tmp_path: Path) -> Path:
     site = Path(typer.__file__).resolve().parents[1]
     numpy_site = Path(numpy.__file__).resolve().parents[1]
     farm = tmp_path / "site-without-numpy"
+    if farm.is_dir():
+        return farm
     farm.mkdir()
     for entry in site.iterdir():
         if not entry.name.lower().startswith(("numpy", "cudnn_doctor", "_editable")) and not entry.name.endswith(".pth"):
@@ -30,20 +32,56 @@ def python_without_numpy(tmp_path: Path) -> Path:
     return farm
 
 
-def test_bench_without_numpy_names_the_optional_dependency(machine: Machine, tmp_path: Path) -> None:
-    farm = python_without_numpy(tmp_path)
-    env = {**machine.env, "PYTHONPATH": f"{ROOT}{os.pathsep}{farm}"}
-    gone = subprocess.run([sys.executable, "-S", "-c", "import numpy"], env=env, capture_output=True, text=True)
-    assert "No module named 'numpy'" in gone.stderr
-    for args in (["bench", *fakes()], ["bench", "--json"]):
-        result = subprocess.run([sys.executable, "-S", "-m", "cudnn_doctor", *args], env=env, cwd=machine.cwd,
-                                capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+def _without_numpy(machine: Machine, tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    tmp_path.mkdir(exist_ok=True)
+    env = {**machine.env, "PYTHONPATH": f"{ROOT}{os.pathsep}{python_without_numpy(tmp_path)}"}
+    return subprocess.run([sys.executable, "-S", "-m", "cudnn_doctor", *args], env=env, cwd=machine.cwd,
+                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+
+
+def test_numpy_is_a_dependency_so_the_readme_install_line_brings_it() -> None:
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert any(dependency.split(">")[0].strip() == "numpy" for dependency in project["dependencies"])
+    assert "python3 -m pip install . && cudnn-doctor check" in (ROOT / "README.md").read_text()
+
+
+def test_check_never_imports_numpy(machine: Machine) -> None:
+    result = subprocess.run([sys.executable, "-X", "importtime", "-m", "cudnn_doctor", "check", "--json"],
+                            env=machine.env, cwd=machine.cwd, capture_output=True, text=True, timeout=60)
+    assert '"schema": "cudnn-doctor/report/1"' in result.stdout
+    imported = [line.rsplit("|", 1)[-1].strip() for line in result.stderr.splitlines() if line.startswith("import time:")]
+    assert "cudnn_doctor.cli" in imported and not [name for name in imported if name.split(".")[0] == "numpy"]
+
+
+def test_bench_without_a_gpu_says_so_first_even_where_numpy_is_missing(machine: Machine, tmp_path: Path) -> None:
+    def without(*args: str) -> tuple[int, str, str]:
+        result = _without_numpy(machine, tmp_path, *args)
+        return result.returncode, result.stdout, result.stderr
+
+    def with_numpy(*args: str) -> tuple[int, str, str]:
+        result = machine.run(*args)
+        return result.exit_code, result.stdout, result.stderr
+
+    for run in (without, with_numpy):
+        code, stdout, _ = run("bench", "--json")
+        data = json.loads(stdout)
+        assert code == 1 and [f["code"] for f in data["findings"]] == ["CD601"] and data["summary"]["exit_code"] == 1
+        code, stdout, stderr = run("bench")
+        assert code == 1 and "CD601" in stdout and "NumPy" not in stdout + stderr
+
+
+def test_bench_with_a_gpu_but_a_python_without_numpy_names_this_python(machine: Machine, tmp_path: Path) -> None:
+    for args in (["bench", *fakes()], ["bench", "--json", *fakes()]):
+        result = _without_numpy(machine, tmp_path / str(len(args)), *args)
         assert result.returncode == 2, result.stderr
         assert "Traceback" not in result.stderr and "CD606" not in result.stdout + result.stderr
-        assert "bench needs NumPy" in result.stderr and "pip install 'cudnn-doctor[bench]'" in result.stderr
-        assert "nothing was run on the GPU" in result.stderr
+        assert "bench needs NumPy" in result.stderr and "nothing was run on the GPU" in result.stderr
+        fix = f"{sys.executable} -m pip install 'numpy>=1.24'"
+        assert fix in result.stderr and "cudnn-doctor[bench]" not in result.stderr
         if "--json" in args:
-            assert json.loads(result.stdout)["error"]["fix"].startswith("pip install 'cudnn-doctor[bench]'")
+            assert json.loads(result.stdout)["error"]["fix"] == fix
 
 
 def test_progress_on_a_terminal_only(machine: Machine) -> None:

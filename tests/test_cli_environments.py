@@ -51,12 +51,18 @@ def test_a_projects_venv_and_python_option(machine: Machine, tmp_path: Path) -> 
     asked = report_of(machine, "--python", str(python))  # that interpreter's packages, asked of it
     [copy] = pip_copies(asked)
     assert copy["version"] == "9.19.0"
+    for folder in (project / ".venv", "project/.venv"):  # the environment's folder, as pip and uv take it
+        [copy] = pip_copies(report_of(machine, "--python", str(folder)))
+        assert copy["version"] == "9.19.0"
 
 
 def test_python_option_refuses_what_is_not_a_working_interpreter(machine: Machine, tmp_path: Path) -> None:
     missing = machine.run("check", "--python", str(tmp_path / "nowhere" / "python"))
     assert missing.exit_code == 2 and "not an executable file" in missing.stderr
     assert missing.stderr.count("\n") == 1
+    (tmp_path / "not-an-env").mkdir()
+    folder = machine.run("check", "--python", str(tmp_path / "not-an-env"))
+    assert folder.exit_code == 2 and "a folder without bin/python, so not a Python environment" in folder.stderr
     liar = tmp_path / "liar"
     liar.write_text("#!/bin/sh\necho 'this is not python'\n")
     liar.chmod(0o755)

@@ -79,7 +79,7 @@ def test_install_plan_command_is_unbroken_in_60_columns(machine: Machine, tmp_pa
     prefix = tmp_path / "a-rather-long-folder-name-for-cudnn" / "prefix"
     code, screen = run_in_terminal(machine, "install", "--from", str(archive), "--prefix", str(prefix), "--dry-run")
     assert code == 0, screen
-    export = f"export LD_LIBRARY_PATH={prefix / 'lib64'}:$LD_LIBRARY_PATH"
+    export = f"export LD_LIBRARY_PATH={prefix / 'lib64'}${{LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}}"
     [line] = [line for line in screen.splitlines() if export in line]
     assert line.strip() == export
     assert "  loader: not a system folder; programs find it with:" in screen

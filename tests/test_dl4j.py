@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 from tests.conftest import Machine, codes
@@ -170,12 +171,46 @@ def test_default_project_is_the_real_working_folder_not_a_stale_pwd(machine: Mac
     assert [f["version"] for f in dl4j(report)] == ["1.0.0-M2.1"]
 
 
-def test_project_folder_must_exist(machine: Machine, tmp_path: Path) -> None:
-    for given, why in ((str(tmp_path / "missing"), "no such folder"), (str(FIXTURES / "m2-cpu-only" / "pom.xml"),
-                                                                         "not a folder"), ("", "empty")):
+def test_project_must_be_a_project_or_a_folder_of_them(machine: Machine, tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("not a build file")
+    (tmp_path / "empty" / "src").mkdir(parents=True)
+    for given, why in ((str(tmp_path / "missing"), "no such file or folder"),
+                       (str(tmp_path / "notes.txt"), "not a Maven or Gradle build file"), ("", "empty"),
+                       (str(tmp_path / "empty"), "no pom.xml or Gradle build in it, nor in its subfolders")):
         result = machine.run("check", "--project", given)
         assert result.exit_code == 2 and why in result.stderr, result.stderr
         assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_project_takes_a_pom_or_a_gradle_build_file(machine: Machine) -> None:
+    from_file = machine.check_json("--project", str(FIXTURES / "m2-cpu-only" / "pom.xml"))
+    assert from_file["frameworks"] == machine.check_json("--project", str(FIXTURES / "m2-cpu-only"))["frameworks"]
+    assert [f["version"] for f in dl4j(from_file)] == ["1.0.0-M2.1"]
+    [kotlin] = [p for p in (FIXTURES / "gradle-kotlin-cuda").iterdir() if p.name.startswith("build.gradle")]
+    gradle = machine.check_json("--project", str(kotlin))
+    assert dl4j(gradle) and {f["details"]["tool"] for f in dl4j(gradle)} == {"gradle"}
+
+
+def test_a_folder_of_projects_reads_those_in_its_subfolders(machine: Machine, tmp_path: Path) -> None:
+    """A repository whose projects are in subfolders: each is read, and where it is shows."""
+    repository = tmp_path / "repository"
+    for name in ("m2-cpu-only", "cuda-0.9.1"):
+        shutil.copytree(FIXTURES / name, repository / "services" / name)
+    (repository / ".git" / "deep").mkdir(parents=True)  # hidden folders are not searched
+    report = machine.check_json("--project", str(repository))
+    projects = {Path(f["details"]["project"]).name: f["version"] for f in dl4j(report)}
+    assert projects == {"m2-cpu-only": "1.0.0-M2.1", "cuda-0.9.1": "0.9.1"}, projects
+    assert "CD430" not in codes(report)
+
+
+def test_more_projects_than_are_read_are_named_in_a_finding(machine: Machine, tmp_path: Path) -> None:
+    for index in range(10):
+        shutil.copytree(FIXTURES / "m2-cpu-only", tmp_path / "many" / f"service-{index:02}")
+    report = machine.check_json("--project", str(tmp_path / "many"))
+    assert len({f["details"]["project"] for f in dl4j(report) if not f["details"].get("unread")}) == 8
+    [unread] = found(report, "CD430")
+    assert "2 more project(s) found in its subfolders than the 8 read (service-08, service-09)" in unread["detail"]
+    assert "--project" in unread["fix"] and unread["subject"] == str(tmp_path / "many")
 
 
 def test_module_backend_only_in_an_inactive_profile(machine: Machine, tmp_path: Path) -> None:
@@ -205,8 +240,10 @@ def test_dl4j_without_backend(machine: Machine, tmp_path: Path) -> None:
 
 
 def test_no_project_here_is_not_a_dl4j_project(machine: Machine, tmp_path: Path) -> None:
+    """Run without --project in a folder that is no project: quiet (--project at it is a usage error, above)."""
     (tmp_path / "empty").mkdir()
-    report = machine.check_json("--project", str(tmp_path / "empty"))
+    machine.cwd = tmp_path / "empty"
+    report = machine.check_json()
     assert dl4j(report) == [] and not [c for c in codes(report) if c.startswith("CD43")]
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -157,27 +156,6 @@ def test_fleet_run_without_slurm_says_where_to_go(machine: Machine, tmp_path: Pa
         assert bad.exit_code == 2 and "--deadline" in bad.stderr and "Traceback" not in bad.stderr
     engine = machine.run("fleet", "run", "--json")
     assert engine.exit_code == 2 and "name the engine" in engine.stdout + engine.stderr
-
-
-def test_kubernetes_daemonset_recipe_writes_reports_that_merge(machine: Machine, tmp_path: Path) -> None:
-    """Run the DaemonSet's own report line (from the manifest in the repository) for two nodes, then merge."""
-    manifest = (Path(__file__).resolve().parents[1] / "deploy" / "kubernetes" / "cudnn-doctor-daemonset.yaml").read_text()
-    assert "kind: DaemonSet" in manifest and "nvidia.com/gpu" in manifest
-    line = next(text.strip() for text in manifest.splitlines() if "cudnn-doctor check --json" in text)
-    reports = tmp_path / "reports"
-    reports.mkdir()
-    shim = tmp_path / "bin" / "cudnn-doctor"
-    shim.parent.mkdir()
-    shim.write_text(f"#!/bin/sh\nexec {sys.executable} -m cudnn_doctor \"$@\"\n")
-    shim.chmod(0o755)
-    for node in ("node-a", "node-b"):
-        env = {**machine.env, "PATH": f"{shim.parent}:{machine.env['PATH']}", "NODE_NAME": node}
-        completed = subprocess.run(["/bin/sh", "-c", line.replace("/reports", str(reports))], env=env,
-                                   cwd=machine.cwd, capture_output=True, text=True, timeout=60)
-        assert completed.returncode == 0, completed.stderr
-    assert sorted(p.name for p in reports.iterdir()) == ["node-a.json", "node-b.json"]
-    result = machine.run("fleet", "merge", "--json", str(reports))
-    assert result.json["nodes"] == 2 and result.json["failed"] == []
 
 
 def test_fleet_json_validates_against_its_shipped_schema(fleet_reports: Path, machine: Machine, tmp_path: Path) -> None:

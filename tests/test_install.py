@@ -224,33 +224,32 @@ def test_verification_failure_rolls_back(tmp_path: Path, env: dict[str, str]) ->
     assert snapshot(prefix) == before
 
 
-@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0 or not os.path.exists("/usr/bin/setpriv"),
-                    reason="needs root to run the CLI as another user (setpriv)")
-def test_permission_denied_is_one_line_with_both_ways_out() -> None:
+def test_permission_denied_is_one_line_with_both_ways_out(nobody) -> None:  # type: ignore[no-untyped-def]
+    import shutil
     import tempfile
 
     tmp_path = Path(tempfile.mkdtemp(prefix="cudnn-doctor-perm-"))  # pytest's tmp folders are 0700: no use here
-    tmp_path.chmod(0o755)
-    (tmp_path / "home").mkdir()
-    archive = make_archive("txz", tmp_path)
-    prefix = tmp_path / "cuda"
-    (prefix / "lib64").mkdir(parents=True)
-    env = clean_env(tmp_path)
-    (tmp_path / "cache").mkdir(mode=0o777)
-    (tmp_path / "cache").chmod(0o777)
-    result = subprocess.run(["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
-                             sys.executable, "-c", __import__("tests.install_helpers").install_helpers.CLI,
-                             "install", "--from", str(archive), "--prefix", str(prefix), "--yes"],
-                            env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
-    assert result.returncode == 1, result.stderr
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1, lines
-    assert "CD503" in lines[0] and str(prefix) in lines[0]
-    assert "sudo" in lines[0] and "--prefix ~/.local/cudnn" in lines[0] and "LD_LIBRARY_PATH" in lines[0]
-    assert sorted(p.name for p in prefix.iterdir()) == ["lib64"]
-    import shutil
-
-    shutil.rmtree(tmp_path)
+    try:
+        tmp_path.chmod(0o755)
+        (tmp_path / "home").mkdir()
+        archive = make_archive("txz", tmp_path)
+        prefix = tmp_path / "cuda"
+        (prefix / "lib64").mkdir(parents=True)
+        env = clean_env(tmp_path)
+        (tmp_path / "cache").mkdir(mode=0o777)
+        (tmp_path / "cache").chmod(0o777)
+        result = subprocess.run([*nobody.argv, "-c", __import__("tests.install_helpers").install_helpers.CLI,
+                                 "install", "--from", str(archive), "--prefix", str(prefix), "--yes"],
+                                env=nobody.env(env), capture_output=True, text=True, timeout=120,
+                                stdin=subprocess.DEVNULL)
+        assert result.returncode == 1, result.stderr
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1, lines
+        assert "CD503" in lines[0] and str(prefix) in lines[0]
+        assert "sudo" in lines[0] and "--prefix ~/.local/cudnn" in lines[0] and "LD_LIBRARY_PATH" in lines[0]
+        assert sorted(p.name for p in prefix.iterdir()) == ["lib64"]
+    finally:
+        shutil.rmtree(tmp_path)  # never left behind, also when the test fails
 
 
 def test_cli_module_imports_nothing_of_install_at_start() -> None:

@@ -3,6 +3,7 @@ hand the answers to the rules (rules/bench.py). Nothing is printed here."""
 
 from __future__ import annotations
 
+import shlex
 import sys
 import time
 from collections.abc import Callable
@@ -50,7 +51,8 @@ def run(options: BenchCommandOptions, progress: Progress | None = None) -> Bench
     timings_ms: dict[str, float] = {}
     libraries, gpu_count, findings = _choose_libraries(options, started, timings_ms)
     collected = _Collected(libraries, [], [], findings)
-    if not findings:
+    if not findings:  # no GPU (CD601) or no library is said first; NumPy matters only to what runs on one
+        require_numpy()
         _run_devices(options.bench, gpu_count, collected, progress)
     return _report(options.bench, collected, started, timings_ms)
 
@@ -231,11 +233,9 @@ def _report(options: BenchOptions, collected: _Collected, started: float,
                        timings_ms=timings_ms, tally=rules.tally(collected.results))
 
 
-NUMPY_FIX = "pip install 'cudnn-doctor[bench]' (with pipx: pipx inject cudnn-doctor numpy)"
-
-
 def require_numpy() -> None:
-    """bench computes its inputs and the CPU reference with NumPy, an optional dependency: name it if it is missing."""
+    """bench computes its inputs and the CPU reference with NumPy, a dependency of the package: a Python that lacks
+    it (a copy of the package without its dependencies) is told how to add it to itself, and nothing else."""
     import importlib.util
 
     try:
@@ -243,8 +243,9 @@ def require_numpy() -> None:
     except (ImportError, ValueError):
         found = False
     if not found:
-        raise DoctorError(f"bench needs NumPy, the optional dependency `bench`, and this Python ({sys.executable}) "
-                          "has none; nothing was run on the GPU", fix=NUMPY_FIX)
+        raise DoctorError(f"bench needs NumPy (a dependency of cudnn-doctor) and this Python ({sys.executable}) "
+                          "has none; nothing was run on the GPU",
+                          fix=f"{shlex.quote(sys.executable)} -m pip install 'numpy>=1.24'")
 
 
 def selected_workloads(workload: str) -> tuple[str, ...]:

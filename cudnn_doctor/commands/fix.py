@@ -179,6 +179,10 @@ def _check_again(options: CheckOptions, env: dict[str, str]) -> dict[str, Any]:
     args = ["check", "--json"]
     for spec in options.require:
         args += ["--require", spec]
+    for code in options.selection.select:
+        args += ["--select", code]
+    for code in options.selection.ignore:
+        args += ["--ignore", code]
     for folder in options.search_paths:
         args += ["--search-path", folder]
     for spec in options.frameworks:

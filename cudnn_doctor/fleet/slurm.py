@@ -42,8 +42,35 @@ def srun_argv(run: SlurmRun, folder: Path) -> list[str]:
         raise DoctorError("srun not found: this machine is not a Slurm submit host",
                           fix="run it where `srun` works, or gather `check --json` reports yourself "
                               "and use `cudnn-doctor fleet merge DIR`")
+    # %n (the node's index in the job) names one file per node even where several Slurm nodes share a host
+    # (multiple-slurmd); each node first says its Slurm name on standard error, which names its report
     return [srun, "--ntasks-per-node=1", "--kill-on-bad-exit=0", *run.srun_options,
-            f"--output={folder}/%N.json", f"--error={folder}/%N.err", *run.check_command]
+            f"--output={folder}/%n.json", f"--error={folder}/%n.err", "/bin/sh", "-c", SAY_NODE_NAME,
+            "cudnn-doctor-node", *run.check_command]
+
+
+NODE_NAME_TAG = "cudnn-doctor-node: "
+SAY_NODE_NAME = f'printf "{NODE_NAME_TAG}%s\\n" "${{SLURMD_NODENAME:-}}" >&2; exec "$@"'
+
+
+def _slurm_names(folder: Path) -> None:
+    """Rename each node's N.json / N.err after the Slurm node name it gave (its first line on standard error)."""
+    import re
+
+    for report in sorted(folder.glob("*.json")):
+        if not report.stem.isdigit():
+            continue
+        errors = report.with_suffix(".err")
+        try:
+            lines = errors.read_bytes()[:1 << 20].decode("utf-8", "replace").splitlines()
+        except OSError:
+            continue
+        name = lines[0].removeprefix(NODE_NAME_TAG).strip() if lines and lines[0].startswith(NODE_NAME_TAG) else ""
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}", name) or (folder / f"{name}.json").exists():
+            continue
+        report.rename(folder / f"{name}.json")
+        errors.unlink()
+        (folder / f"{name}.err").write_text("\n".join(lines[1:]) + ("\n" if len(lines) > 1 else ""))
 
 
 def run_slurm(run: SlurmRun) -> tuple[FleetResult, str | None]:
@@ -53,7 +80,8 @@ def run_slurm(run: SlurmRun) -> tuple[FleetResult, str | None]:
     try:
         argv = srun_argv(run, folder)
         complaint = _run_with_deadline(argv, run.deadline_s)
-        nodes = [_with_stderr(read_node(path), path) for path in sorted(folder.glob("*.json"))]
+        _slurm_names(folder)
+        nodes = [_named(_with_stderr(read_node(path), path), path) for path in sorted(folder.glob("*.json"))]
         if not nodes:
             raise DoctorError(f"srun ran no check: {complaint or 'no node answered'}",
                               fix="check the srun options (partition, nodes, account) with `srun hostname`")
@@ -62,6 +90,15 @@ def run_slurm(run: SlurmRun) -> tuple[FleetResult, str | None]:
     finally:
         if not run.keep:
             shutil.rmtree(folder, ignore_errors=True)
+
+
+def _named(node: NodeReport, path: Path) -> NodeReport:
+    """A node is named as Slurm names it (its report's file), not by the host name inside the report: several
+    Slurm nodes may share a host, and a node's NodeName is what `srun -w` and `sinfo` take."""
+    from dataclasses import replace
+
+    name = path.name.removesuffix(".json")
+    return node if name.isdigit() or name == node.node else replace(node, node=name)
 
 
 def _with_stderr(node: NodeReport, path: Path) -> NodeReport:

@@ -30,8 +30,18 @@ def session():  # type: ignore[no-untyped-def]
     # only connections and the "try again" statuses
     retry = Retry(total=4, connect=4, read=0, backoff_factor=float(os.environ.get("CUDNN_DOCTOR_RETRY_BACKOFF", 0.5)),
                   status_forcelist=(429, 500, 502, 503, 504), allowed_methods=frozenset({"GET", "HEAD"}))
+    class SystemTrustAdapter(HTTPAdapter):
+        """TLS that trusts the system's certificate store (an internal CA a site installed there; SSL_CERT_FILE and
+        SSL_CERT_DIR are honoured by it) as well as requests' own bundle (REQUESTS_CA_BUNDLE replaces that one)."""
+
+        def init_poolmanager(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+            import ssl
+
+            kwargs.setdefault("ssl_context", ssl.create_default_context())
+            super().init_poolmanager(*args, **kwargs)
+
     http = requests.Session()
-    adapter = HTTPAdapter(max_retries=retry)
+    adapter = SystemTrustAdapter(max_retries=retry)
     http.mount("http://", adapter)
     http.mount("https://", adapter)
     http.headers["User-Agent"] = "cudnn-doctor"
@@ -88,7 +98,8 @@ def reason(error: BaseException | None, url: str, clock: _Clock | None = None) -
     if any(isinstance(e, ConnectionRefusedError) for e in chain):
         return f"cannot reach {host}: the connection was refused"
     if any(isinstance(e, requests.exceptions.SSLError) for e in chain):
-        return f"cannot reach {host} securely: the TLS handshake failed"
+        return (f"cannot reach {host} securely: the TLS handshake failed (a mirror behind an internal CA: add the CA "
+                "to the system's certificate store, or name its file in SSL_CERT_FILE or REQUESTS_CA_BUNDLE)")
     if any(isinstance(e, requests.exceptions.ConnectTimeout) for e in chain) or "ConnectTimeout" in names:
         return f"cannot reach {host}: no answer to the connection"
     if any(isinstance(e, (requests.exceptions.ReadTimeout, socket.timeout, TimeoutError)) for e in chain) or \

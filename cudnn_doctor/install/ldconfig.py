@@ -53,7 +53,8 @@ def loader_setup(library_folder: str, layout: Layout) -> tuple[str, str]:
 def env_line(library_folder: str, layout: Layout) -> str:
     if layout.os_name == "windows":
         return f"set PATH={library_folder.replace('/', chr(92))};%PATH%"
-    return f"export {layout.path_variable}={library_folder}:${layout.path_variable}"
+    variable = layout.path_variable  # no trailing ':' where it was unset: an empty entry would mean the working folder
+    return f"export {variable}={library_folder}${{{variable}:+:${variable}}}"
 
 
 def run_ldconfig() -> str:

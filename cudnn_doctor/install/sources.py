@@ -91,7 +91,12 @@ def _from_location(request: Request) -> Source:
         if name is None:
             raise DoctorError(f"--from {printable(location[:200])}: the URL names no archive file (it ends in a "
                               "folder, '..' or an encoded '/')", "give the URL of the archive file itself", exit_code=2)
-        return Source(f"URL {location}", location, None, name, request.sha256, None, cuda_in_name(name))
+        warning = None
+        if urlparse(location).scheme == "http" and request.sha256 is None:
+            warning = (f"--from {location} comes over plain HTTP with no --sha256: the archive is unverified (anything "
+                       "on the way could have changed it); pass --sha256 HEX from a source you trust, or use https")
+        return Source(f"URL {location}", location, None, name, request.sha256, None, cuda_in_name(name),
+                      warning=warning)
     path = os.path.abspath(os.path.expanduser(location))
     readable_archive(path, location)
     name = os.path.basename(path)
@@ -203,8 +208,10 @@ def _try_listing(http, base: str) -> str | None:  # type: ignore[no-untyped-def]
         return "\n".join(sorted(os.listdir(folder))) if os.path.isdir(folder) else None
     try:
         return downloads.fetch_text(http, base)
-    except DoctorError:  # any failure means "cannot list"; the caller says so
-        return None
+    except DoctorError as error:
+        if "cannot reach" in error.message or "stopped sending" in error.message:
+            raise  # offline, or the host is down: that, not "lists nothing", is what the user must hear
+        return None  # the mirror answered but lists nothing (HTTP 404, no index page): the caller says so
 
 
 def cuda_in_name(name: str) -> int | None:

@@ -142,18 +142,30 @@ class SearchContext:
 SYS_PATH_CODE = "import json, sys; sys.stdout.write(json.dumps(sys.path))"
 
 
+ENVIRONMENT_INTERPRETERS = ("bin/python3", "bin/python", "Scripts/python.exe", "python.exe")
+
+
 def resolve_interpreter(python: str, env: dict[str, str]) -> str:
-    """--python PATH as an executable file (a name like python3.12 is looked up on PATH)."""
+    """--python PATH as an executable file: an interpreter, a name looked up on PATH (python3.12), or an
+    environment's folder (.venv, a conda environment) as pip's and uv's --python take it: DIR/bin/python."""
     import shutil
 
     from cudnn_doctor.errors import DoctorError
 
     if not python.strip():
-        raise DoctorError("--python: empty path", fix="give the interpreter, e.g. --python .venv/bin/python")
+        raise DoctorError("--python: empty path", fix="give the environment or its interpreter, e.g. --python .venv")
+    if os.path.isdir(python):
+        found = next((os.path.join(python, name) for name in ENVIRONMENT_INTERPRETERS
+                      if os.path.isfile(os.path.join(python, name)) and os.access(os.path.join(python, name), os.X_OK)),
+                     None)
+        if found is None:
+            raise DoctorError(f"--python {python}: a folder without bin/python, so not a Python environment",
+                              fix="give the environment's folder (the one with bin/python, e.g. .venv) or its interpreter")
+        return os.path.abspath(found)
     found = python if os.sep in python else shutil.which(python, path=env.get("PATH"))
     if not found or not os.path.isfile(found) or not os.access(found, os.X_OK):
         raise DoctorError(f"--python {python}: not an executable file",
-                          fix="give the interpreter of the environment, e.g. --python .venv/bin/python")
+                          fix="give the environment's folder or its interpreter, e.g. --python .venv or .venv/bin/python")
     return os.path.abspath(found)
 
 

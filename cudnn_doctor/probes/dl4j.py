@@ -56,26 +56,92 @@ class _Backend:
     classifiers: tuple[str, ...]
 
 
+SUBPROJECT_DEPTH = 3  # --project at a folder without a build file: how far down its projects are looked for
+SUBPROJECT_COUNT = 8  # and how many of them are read (the rest are named in a CD430 finding)
+SUBPROJECT_FOLDERS = 2000  # folders looked at, at most
+SKIPPED_FOLDERS = frozenset({"node_modules", "target", "build", "out", "__pycache__", "venv", "site-packages"})
+
+
+def has_build_file(folder: str) -> bool:
+    return os.path.lexists(os.path.join(folder, "pom.xml")) or has_gradle_build(folder)
+
+
+def find_subprojects(root: str) -> tuple[list[str], list[str], bool]:
+    """The folders under ROOT (breadth first, at most SUBPROJECT_DEPTH levels down, links not followed, hidden
+    and build-output folders skipped) that hold a pom.xml or a Gradle build: the first SUBPROJECT_COUNT to read,
+    the others, and whether the folder budget ran out before the walk ended."""
+    found: list[str] = []
+    level = [root]
+    looked = 0
+    for _depth in range(SUBPROJECT_DEPTH):
+        below: list[str] = []
+        for folder in level:
+            try:
+                entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
+            except OSError:
+                continue
+            for entry in entries:
+                if entry.name.startswith(".") or entry.name in SKIPPED_FOLDERS:
+                    continue
+                try:
+                    if not entry.is_dir(follow_symlinks=False):
+                        continue
+                except OSError:
+                    continue
+                looked += 1
+                if looked > SUBPROJECT_FOLDERS:
+                    return found[:SUBPROJECT_COUNT], found[SUBPROJECT_COUNT:], True
+                if has_build_file(entry.path):
+                    found.append(entry.path)  # its modules are the build tool's to find, not ours
+                else:
+                    below.append(entry.path)
+        level = below
+    return found[:SUBPROJECT_COUNT], found[SUBPROJECT_COUNT:], False
+
+
 def detect_dl4j(ctx: SearchContext, project_dir: str | None) -> list[Framework]:
-    """DL4J in the project at PROJECT_DIR (default: the working folder), else the backends in ~/.m2."""
+    """DL4J in the project at PROJECT_DIR (default: the working folder), else the backends in ~/.m2.
+
+    A PROJECT_DIR given (--project) without a build file of its own is a folder of projects: those found in
+    its subfolders are read, within bounds, and the ones left unread are named (CD430)."""
     root = project_dir
     if root is None:
         try:
             root = os.getcwd()
         except OSError:  # the working folder was deleted
             root = None
-    projects: list[BuildProject] = []
-    if root is not None:
-        if os.path.lexists(os.path.join(root, "pom.xml")):
-            projects.append(read_maven_project(root, ctx.env))
-        if has_gradle_build(root):
-            projects.append(read_gradle_project(root, ctx.env))
+    roots = [root] if root is not None else []
     found: list[Framework] = []
+    if root is not None and project_dir is not None and not has_build_file(root):
+        roots, beyond, cut = find_subprojects(root)
+        if beyond or cut:
+            found.append(_unread_projects(root, beyond, cut))
+    projects: list[BuildProject] = []
+    for folder in roots:
+        if os.path.lexists(os.path.join(folder, "pom.xml")):
+            projects.append(read_maven_project(folder, ctx.env))
+        if has_gradle_build(folder):
+            projects.append(read_gradle_project(folder, ctx.env))
     for project in projects:
         found += _project_frameworks(project, ctx)
     if not projects:
         found += _local_maven_repository(Path(ctx.env.get("HOME", "")) / ".m2" / "repository" / "org" / "nd4j")
     return found
+
+
+def _unread_projects(root: str, beyond: list[str], cut: bool) -> Framework:
+    """The projects under ROOT that were found but not read, as a problem that the rules turn into CD430."""
+    shown = ", ".join(os.path.relpath(path, root) for path in beyond[:5]) + (" ..." if len(beyond) > 5 else "")
+    why = (f"{len(beyond)} more project(s) found in its subfolders than the {SUBPROJECT_COUNT} read ({shown})"
+           if beyond else "")
+    if cut:
+        why += ("; " if why else "") + (f"more than {SUBPROJECT_FOLDERS} subfolders: the search for projects stopped "
+                                        "there, so some may not have been seen")
+    problem = {"path": root, "why": why, "kind": "subprojects"}
+    return Framework(name="dl4j", version=None, cuda_built_for=None, cudnn_expected=None, cudnn_used=None,
+                     found_via="subfolders", location=root,
+                     details={"backend": "unknown", "artifact": None, "project": root, "tool": None, "modules": [],
+                              "problems": [problem], "unread": True, "projects_not_read": beyond})
 
 
 def _backends(dependencies: tuple[Dependency, ...] | list[Dependency]) -> list[_Backend]:

@@ -54,6 +54,16 @@ def render_list(data: dict[str, Any], console: Console, verbose: bool = False) -
         table.add_column(column)
     for row in data["rows"]:
         table.add_row(*[escape("" if row.get(c) is None else _text(row.get(c), c)) for c in columns])
-    console.print(table)
+    if console.is_terminal:
+        console.print(table)
+    else:  # piped or redirected: every cell whole, however wide the rows are, never cut to 80 columns
+        from rich.measure import Measurement
+
+        narrow = console.width
+        console.width = max(narrow, Measurement.get(console, console.options.update_width(1 << 16), table).maximum)
+        try:
+            console.print(table)
+        finally:
+            console.width = narrow
     if not verbose:
         console.print("[dim]-v adds each row's source.[/]")

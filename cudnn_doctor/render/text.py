@@ -137,15 +137,19 @@ def _summary_line(report: Report) -> str:
     if summary is None:
         return ""
     errors, warnings = summary.counts.get("error", 0), summary.counts.get("warning", 0)
+    ignored = ""
+    if report.ignored:  # left out by --ignore/--select: named once, as pytest names what it deselected
+        codes = ", ".join(sorted({f.code for f in report.ignored}))
+        ignored = f" [dim]({len(report.ignored)} ignored: {codes})[/]"
     if not errors and not warnings:
-        return "[green]• No issues found.[/]"
+        return f"[green]• No issues found.[/]{ignored}"
     parts = []
     if errors:
         parts.append(f"{errors} error{'s' * (errors != 1)}")
     if warnings:
         parts.append(f"{warnings} warning{'s' * (warnings != 1)}")
     return f"[{'red' if errors else 'yellow'}]! Doctor found {' and '.join(parts)}.[/] " \
-           f"[dim](`cudnn-doctor explain CODE` for more)[/]"
+           f"[dim](`cudnn-doctor explain CODE` for more)[/]{ignored}"
 
 
 def _driver_lines(report: Report, verbose: bool) -> tuple[str, list[str]]:

@@ -100,7 +100,9 @@ def project_problems(report: Report) -> list[Finding]:
                 code = "CD431" if problem["kind"] == "property" else "CD438"
                 findings.append(finding(code, subject=problem["path"], path=problem["path"], why=problem["why"]))
                 continue
-            fix = ("Remove the DOCTYPE and entity declarations: a pom needs none, and the doctor does not expand them."
+            fix = ("Point --project at each of them (cudnn-doctor check --project FOLDER), or at a folder that holds "
+                   "fewer projects." if problem["kind"] == "subprojects" else
+                   "Remove the DOCTYPE and entity declarations: a pom needs none, and the doctor does not expand them."
                    if problem["kind"] == "refused" else
                    "Restore the module's folder, or take it out of <modules>; Maven stops on it too."
                    if problem["kind"] == "missing-module" else

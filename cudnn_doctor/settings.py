@@ -1,0 +1,166 @@
+"""What `check` (and `fix`, which takes the same options) is asked, from three places, strongest first:
+the command line, `CUDNN_DOCTOR_*` variables (for CI), and `[tool.cudnn-doctor]` in the nearest
+pyproject.toml from the working folder up (the current project's, as ruff and pytest find theirs).
+
+`select` and `format` come from the strongest place that sets them; `strict` likewise (`--no-strict`
+turns a project's `strict = true` off); `ignore` and `require` add up over all three, so a CI job
+cannot drop a project's accepted warnings by adding its own."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from cudnn_doctor.errors import DoctorError
+from cudnn_doctor.selection import Selection, parse_codes
+
+CHECK_FORMATS = ("text", "json", "github", "junit", "prometheus")
+TABLE = "cudnn-doctor"  # [tool.cudnn-doctor]
+KEYS = ("ignore", "select", "strict", "require", "format")
+ENV_PREFIX = "CUDNN_DOCTOR_"
+TRUE_WORDS, FALSE_WORDS = ("1", "true", "yes", "on"), ("0", "false", "no", "off", "")
+PYPROJECT_LIMIT = 1 << 20
+
+
+@dataclass(frozen=True)
+class CheckSettings:
+    selection: Selection = Selection()
+    strict: bool = False
+    require: tuple[str, ...] = ()
+    output_format: str | None = None
+    config_file: str | None = None  # the pyproject.toml read, if any
+    sources: dict[str, str] = field(default_factory=dict)  # key -> where it was set ("--ignore", "CUDNN_DOCTOR_IGNORE", path)
+
+
+def find_project_config(start: str | None = None) -> tuple[str, dict[str, object]] | None:
+    """The nearest pyproject.toml from START (the working folder) up that has [tool.cudnn-doctor], and that table."""
+    try:
+        folder = os.path.abspath(start or os.getcwd())
+    except OSError:  # the working folder was removed: no project
+        return None
+    while True:
+        path = os.path.join(folder, "pyproject.toml")
+        table = _read_table(path)
+        if table is not None:
+            return path, table
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+
+
+def _read_table(path: str) -> dict[str, object] | None:
+    from cudnn_doctor.user_files import UnreadableFile, read_user_file
+
+    if not os.path.lexists(path):
+        return None
+    try:
+        raw = read_user_file(path, PYPROJECT_LIMIT)
+    except UnreadableFile as error:
+        raise DoctorError(f"{path}: {error}", fix="make it a readable pyproject.toml, or run from another folder") from None
+    if TABLE.encode() not in raw:  # no table of ours: not worth parsing
+        return None
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+        raise DoctorError(f"{path}: not valid TOML ({error})", fix="fix the file's syntax (it is read for [tool.cudnn-doctor])") from None
+    table = data.get("tool", {}).get(TABLE) if isinstance(data.get("tool"), dict) else None
+    if table is None:
+        return None
+    if not isinstance(table, dict):
+        raise DoctorError(f"{path}: [tool.{TABLE}] is not a table", fix=f"write it as [tool.{TABLE}] with keys {', '.join(KEYS)}")
+    unknown = sorted(set(table) - set(KEYS))
+    if unknown:
+        raise DoctorError(f"{path}: [tool.{TABLE}] has no key {unknown[0]!r}", fix=f"the keys are {', '.join(KEYS)}")
+    return table
+
+
+def _strings(value: object, where: str) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list) and all(isinstance(item, str) for item in value):
+        return list(value)
+    raise DoctorError(f"{where}: expected a list of strings, got {value!r}", fix=f'write it like {where.split()[-1]} = ["CD406"]')
+
+
+def _boolean(value: object, where: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in TRUE_WORDS + FALSE_WORDS:
+        return value.strip().lower() in TRUE_WORDS
+    raise DoctorError(f"{where}: {value!r} is not true or false", fix="write true or false (1 or 0 in a variable)")
+
+
+def resolve_settings(*, select: list[str], ignore: list[str], strict: bool | None, require: list[str],
+                     output_format: str | None, environ: dict[str, str] | None = None,
+                     start: str | None = None) -> CheckSettings:
+    """The settings of one `check`/`fix`: the command line's values, then the variables', then the project's."""
+    environ = dict(os.environ) if environ is None else environ
+    found = find_project_config(start)
+    path, table = found if found else (None, {})
+    sources: dict[str, str] = {}
+
+    def key(name: str) -> str:
+        return f"{path} [tool.{TABLE}] {name}"
+
+    def variable(name: str) -> str | None:
+        value = environ.get(ENV_PREFIX + name.upper())
+        return value if value is not None and value.strip() else None
+
+    # select: the strongest place that sets it
+    chosen_select: tuple[str, ...] = ()
+    if select:
+        chosen_select, sources["select"] = parse_codes(select, "--select"), "--select"
+    elif variable("select"):
+        chosen_select = parse_codes([variable("select") or ""], f"{ENV_PREFIX}SELECT")
+        sources["select"] = f"{ENV_PREFIX}SELECT"
+    elif "select" in table:
+        chosen_select, sources["select"] = parse_codes(_strings(table["select"], key("select")), key("select")), path or ""
+    # ignore and require: every place adds its own
+    ignored: list[str] = []
+    required: list[str] = []
+    ignore_from: list[str] = []
+    require_from: list[str] = []
+    if "ignore" in table:
+        ignored += parse_codes(_strings(table["ignore"], key("ignore")), key("ignore"))
+        ignore_from.append(path or "")
+    if "require" in table:
+        required += _strings(table["require"], key("require"))
+        require_from.append(path or "")
+    if variable("ignore"):
+        ignored += parse_codes([variable("ignore") or ""], f"{ENV_PREFIX}IGNORE")
+        ignore_from.append(f"{ENV_PREFIX}IGNORE")
+    if variable("require"):  # specs hold commas ('cudnn>=9.1,<10'): several are separated by ';'
+        required += [spec.strip() for spec in (variable("require") or "").split(";") if spec.strip()]
+        require_from.append(f"{ENV_PREFIX}REQUIRE")
+    if ignore:
+        ignored += parse_codes(ignore, "--ignore")
+        ignore_from.append("--ignore")
+    if require:
+        required += require
+        require_from.append("--require")
+    for name, places in (("ignore", ignore_from), ("require", require_from)):
+        if places:
+            sources[name] = ", ".join(places)
+    # strict and format: the strongest place that sets them
+    chosen_strict = False
+    if strict is not None:
+        chosen_strict, sources["strict"] = strict, "--strict" if strict else "--no-strict"
+    elif variable("strict") is not None:
+        chosen_strict, sources["strict"] = _boolean(variable("strict"), f"{ENV_PREFIX}STRICT"), f"{ENV_PREFIX}STRICT"
+    elif "strict" in table:
+        chosen_strict, sources["strict"] = _boolean(table["strict"], key("strict")), path or ""
+    chosen_format = output_format
+    if chosen_format is None and variable("format"):
+        chosen_format, sources["format"] = (variable("format") or "").strip(), f"{ENV_PREFIX}FORMAT"
+    elif chosen_format is None and "format" in table:
+        if not isinstance(table["format"], str):
+            raise DoctorError(f"{key('format')}: expected a string", fix='format = "github"')
+        chosen_format, sources["format"] = table["format"], path or ""
+    return CheckSettings(selection=Selection(select=chosen_select, ignore=tuple(dict.fromkeys(ignored))),
+                         strict=chosen_strict, require=tuple(dict.fromkeys(required)), output_format=chosen_format,
+                         config_file=path, sources=sources)

@@ -1,0 +1,159 @@
+"""The README's examples cannot drift: each `$ cudnn-doctor ...` line of its text blocks is run on a pretend
+machine (fakes) and its output compared with the text shown, or it is listed below with why it cannot run
+here (a real GPU, a real wheel). In the text shown, `…` stands for any text within a line, and a line that is
+only `...` for any lines. A `$ cat FILE` step writes FILE as shown, for the steps after it."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from cudnn_doctor.cli import CHECK_FORMATS
+from tests.conftest import Machine
+from tests.fakes.build import fake_cudnn, fake_nvml
+from tests.test_check import CUDNN9_SUBLIBS
+
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text()
+
+
+@dataclass
+class Step:
+    section: str
+    command: str
+    shown: list[str]
+    setup: list[tuple[str, list[str]]]  # `cat FILE` steps before it in its block: (file, lines)
+
+
+def steps() -> list[Step]:
+    found: list[Step] = []
+    section = ""
+    for match in re.finditer(r"^(#{2,3} [^\n]*)$|^```text\n(.*?)\n```", README, re.MULTILINE | re.DOTALL):
+        if match.group(1):
+            section = match.group(1).lstrip("#").strip()
+            continue
+        setup: list[tuple[str, list[str]]] = []
+        current: Step | None = None
+        for line in match.group(2).splitlines():
+            if line.startswith("$ "):
+                command = line[2:].strip()
+                current = Step(section, command, [], list(setup))
+                if command.startswith("cat "):
+                    setup.append((command[4:].strip(), current.shown))
+                else:
+                    found.append(current)
+            elif current is not None:
+                current.shown.append(line)
+    return found
+
+
+# Examples that need what a test machine has not: said why, and where they are tested instead.
+NOT_RUN = {
+    ("`cudnn-doctor check`", "cudnn-doctor check"): "the H100 machine's real driver, GPU and frameworks",
+    ("`cudnn-doctor explain`", "python train.py 2>&1 | cudnn-doctor explain -"): "a shell pipeline with a user's program",
+    ("Installing cuDNN", "cudnn-doctor install --from nvidia_cudnn_cu13-9.19.0.56-py3-none-manylinux_2_27_x86_64.whl "
+                         "--prefix /tmp/demo/cudnn --yes"): "the real wheel (tests/test_real_wheels.py installs it)",
+    ("Installing cuDNN", "ls -l /tmp/demo/cudnn/lib64 | head -4"): "not a cudnn-doctor command",
+    ("Installing cuDNN", "cudnn-doctor uninstall --prefix /tmp/demo/cudnn --yes"): "follows the real wheel's install",
+    ("Benchmarking cuDNN", "cudnn-doctor bench"): "a real GPU (H100)",
+    ("Benchmarking cuDNN", "cudnn-doctor bench --dtype bf16 --layout nhwc --size large"): "a real GPU (H100)",
+    ("Benchmarking cuDNN", "cudnn-doctor bench --device all --size small"): "two real GPUs (H200)",
+    ("Many nodes: `fleet merge` and `fleet run --slurm`", "cudnn-doctor fleet run --slurm --keep reports -- --nodes=1"):
+        "a Slurm cluster (tests/test_fleet.py starts one and checks this answer)",
+    ("Many nodes: `fleet merge` and `fleet run --slurm`",
+     "cudnn-doctor fleet run --slurm -- --partition=gpu --nodes=64     # a real partition"): "a real partition",
+}
+
+
+def _one_cudnn(machine: Machine, tmp_path: Path) -> None:
+    """A GPU node whose frameworks bring their CUDA runtime: a driver, one GPU, cuDNN 9.19.0 in /opt/cudnn/lib."""
+    fake_cudnn(tmp_path / "opt" / "cudnn" / "lib", version=91900, cudart=13010, sublibraries=CUDNN9_SUBLIBS)
+    machine.add_library_path(tmp_path / "opt" / "cudnn" / "lib")
+    machine.add_library_path(fake_nvml(tmp_path / "driver", driver="580.159.04", cuda=13000).parent)
+
+
+def _fleet_reports(machine: Machine, tmp_path: Path) -> None:
+    """reports/: four nodes' `check --json`, gpu-03 with another cuDNN and gpu-04 with another driver."""
+    (machine.cwd / "reports").mkdir()
+    for name, version, driver in (("gpu-01", 91900, "580.159.04"), ("gpu-02", 91900, "580.159.04"),
+                                  ("gpu-03", 91400, "580.159.04"), ("gpu-04", 91900, "570.86.15")):
+        node = Machine(tmp_path / name)
+        fake_cudnn(tmp_path / name / "opt" / "cudnn" / "lib", version=version, cudart=13010,
+                   sublibraries=CUDNN9_SUBLIBS)
+        node.add_library_path(tmp_path / name / "opt" / "cudnn" / "lib")
+        node.add_library_path(fake_nvml(tmp_path / name / "driver", driver=driver, cuda=13000).parent)
+        report = node.check_json()
+        report["host"]["hostname"] = name
+        text = json.dumps(report).replace(str(tmp_path / name / "opt"), "/opt").replace(str(tmp_path / name), "/node")
+        (machine.cwd / "reports" / f"{name}.json").write_text(text)
+
+
+def _folder_of_projects(machine: Machine, tmp_path: Path) -> None:
+    """/home/me/repo/services/svc-01..10: ten copies of a DL4J Maven project, the working folder /home/me."""
+    import shutil
+
+    machine.cwd = tmp_path / "home" / "me"
+    for index in range(1, 11):
+        shutil.copytree(ROOT / "tests" / "fixtures" / "dl4j" / "m2-cpu-only",
+                        machine.cwd / "repo" / "services" / f"svc-{index:02}")
+
+
+SETUPS = {  # (section, command) -> how its pretend machine is made
+    ("`cudnn-doctor compat`", "cudnn-doctor compat tensorflow==2.15.0 --cuda 12.2 --cudnn 8.6.0 --driver 535.54.03"): None,
+    ("`cudnn-doctor compat`", "cudnn-doctor compat torch==2.5.1+cu124 --cuda 11.8 --compute-capability 3.7"): None,
+    ("`cudnn-doctor explain`", "cudnn-doctor explain \"Could not load dynamic library 'libcudnn.so.8'; dlerror: "
+                               "libcudnn.so.8: cannot open shared object file\""): _one_cudnn,
+    ("`cudnn-doctor explain`", "cudnn-doctor explain CD303"): None,
+    ("Many nodes: `fleet merge` and `fleet run --slurm`", "cudnn-doctor fleet merge reports/"): _fleet_reports,
+    ("Choosing findings", "cudnn-doctor check"): _one_cudnn,
+    ("`cudnn-doctor check`", "cudnn-doctor check --project repo --select CD43 -q"): _folder_of_projects,
+    ("Exit codes", "cudnn-doctor chek"): None,
+    ("Exit codes", "cudnn-doctor check --jsn"): None,
+    ("Exit codes", "cudnn-doctor install --cuda twelve"): None,
+    ("Exit codes", "cudnn-doctor check -q -v"): None,
+}
+
+
+def _pattern(shown: list[str]) -> re.Pattern[str]:
+    parts = []
+    for line in shown:
+        line = line.rstrip()
+        if line.strip() in ("...", "…"):
+            parts.append(r"(?:[^\n]*\n)*?[^\n]*")
+        else:
+            parts.append("[^\n]*?".join(re.escape(piece) for piece in line.split("…")))
+    return re.compile("\n".join(parts))
+
+
+def test_every_example_is_run_or_said_why_not() -> None:
+    keys = {(step.section, step.command) for step in steps()}
+    assert keys == set(SETUPS) | set(NOT_RUN), (keys - set(SETUPS) - set(NOT_RUN), set(SETUPS) | set(NOT_RUN) - keys)
+
+
+@pytest.mark.parametrize("key", sorted(SETUPS), ids=[command[:60] for _, command in sorted(SETUPS)])
+def test_example_output_is_what_the_readme_shows(key: tuple[str, str], machine: Machine, tmp_path: Path) -> None:
+    import shlex
+
+    [step] = [step for step in steps() if (step.section, step.command) == key]
+    assert step.shown, f"the README shows no output for {step.command}"
+    for name, lines in step.setup:
+        (machine.cwd / name).write_text("\n".join(lines) + "\n")
+    setup = SETUPS[key]
+    if setup is not None:
+        setup(machine, tmp_path)
+    args = shlex.split(step.command, comments=True)
+    assert args[0] == "cudnn-doctor"
+    result = machine.run(*args[1:])
+    assert "Traceback" not in result.stderr, result.stderr
+    shown = result.stdout + result.stderr  # a terminal shows both; a usage error is on standard error alone
+    actual = "\n".join(line.rstrip() for line in shown.replace(str(tmp_path), "").splitlines()).strip("\n")
+    assert _pattern(step.shown).fullmatch(actual), "README shows:\n" + "\n".join(step.shown) + f"\n\nit prints:\n{actual}"
+
+
+def test_the_format_lists_name_every_format() -> None:
+    lists = re.findall(r"--format ((?:[a-z]+\|)+[a-z]+)", README)
+    assert lists and all(set(found.split("|")) == set(CHECK_FORMATS) for found in lists), lists

@@ -1,0 +1,122 @@
+"""Smaller things users trip on (issue 23, item 9): completion for the shell named and for option values, a typed
+package with its Python versions, export lines without a trailing ':', `compat --list` whole when piped, every
+variable documented, and the cache where the README says, cleared by the README's line."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import tomllib
+
+from tests.conftest import ROOT, Machine
+from tests.fakes.build import fake_cudnn
+from tests.install_helpers import clean_env, make_archive, run_json
+from tests.test_check import CUDNN9_SUBLIBS, make_toolkit, write_header
+
+README = (ROOT / "README.md").read_text()
+
+
+@pytest.mark.parametrize(("shell", "words"), [("zsh", "#compdef cudnn-doctor"), ("fish", "complete --command cudnn-doctor"),
+                                              ("bash", "complete -o default -F _cudnn_doctor_completion cudnn-doctor"),
+                                              ("powershell", "Register-ArgumentCompleter")])
+def test_show_completion_prints_the_script_of_the_shell_named(machine: Machine, shell: str, words: str) -> None:
+    result = machine.run("--show-completion", shell)
+    assert result.exit_code == 0 and words in result.stdout, result.stdout[:300]
+
+
+def test_install_completion_for_a_named_shell_and_an_unknown_shell(machine: Machine) -> None:
+    result = machine.run("--install-completion", "zsh")
+    assert result.exit_code == 0 and "zsh completion installed in" in result.stdout
+    assert "compinit" in (machine.home / ".zshrc").read_text()
+    unknown = machine.run("--show-completion", "tcsh")
+    assert unknown.exit_code == 2 and unknown.stderr.startswith("cudnn-doctor: error: --show-completion tcsh: not a shell")
+
+
+@pytest.mark.parametrize(("words", "expected"), [
+    ("check --format ", ["text", "json", "github", "junit", "prometheus"]),
+    ("check --format p", ["prometheus"]),
+    ("bench --dtype ", ["fp32", "tf32", "fp16", "bf16"]),
+    ("bench --size ", ["tiny", "small", "medium", "large"]),
+    ("compat --list cu", ["cupy", "cudnn", "cuda"]),
+])
+def test_option_values_complete(machine: Machine, words: str, expected: list[str]) -> None:
+    env = {**machine.env, "_CUDNN_DOCTOR_COMPLETE": "complete_bash", "COMP_WORDS": f"cudnn-doctor {words}",
+           "COMP_CWORD": str(len(words.split(" ")))}
+    result = subprocess.run([sys.executable, "-m", "cudnn_doctor"], env=env, capture_output=True, text=True, timeout=60)
+    assert result.stdout.split() == expected, result.stdout + result.stderr
+
+
+def test_the_package_is_typed_and_names_its_python_versions() -> None:
+    assert (ROOT / "cudnn_doctor" / "py.typed").is_file()
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    lowest = int(project["requires-python"].removeprefix(">=3."))
+    versions = {int(c.rsplit(".", 1)[1]) for c in project["classifiers"] if re.fullmatch(r"Programming Language :: Python :: 3\.\d+", c)}
+    assert versions == set(range(lowest, max(versions) + 1)) and sys.version_info.minor in versions
+    assert "Typing :: Typed" in project["classifiers"]
+
+
+def _exported(line: str, before: str | None) -> str:
+    """What LD_LIBRARY_PATH is after LINE runs in sh, with LD_LIBRARY_PATH unset or set to BEFORE."""
+    setup = "unset LD_LIBRARY_PATH" if before is None else f"export LD_LIBRARY_PATH={before}"
+    return subprocess.run(["/bin/sh", "-c", f'{setup}; {line}; printf %s "$LD_LIBRARY_PATH"'], capture_output=True,
+                          text=True, check=True).stdout
+
+
+def test_export_lines_leave_no_empty_entry_when_the_variable_was_unset(machine: Machine, tmp_path: Path) -> None:
+    toolkit = make_toolkit(machine.root, "12.4.1", 12040)
+    fake_cudnn(toolkit / "lib64", version=90100, cudart=12040, sublibraries=CUDNN9_SUBLIBS)
+    write_header(toolkit / "include", "9.1.0")
+    [not_on_path] = [f for f in machine.check_json()["findings"] if f["code"] == "CD310"]
+    lines = re.findall(r"`(export LD_LIBRARY_PATH=[^`]+)`", not_on_path["fix"])
+    archive = make_archive("txz", tmp_path)
+    code, plan, err = run_json(["install", "--from", str(archive), "--prefix", str(tmp_path / "p"), "--dry-run"],
+                               clean_env(tmp_path))
+    assert code == 0, err
+    lines.append(plan["plan"]["env_line"])
+    for line, folder in zip(lines, (toolkit / "lib64", tmp_path / "p" / "lib64"), strict=True):
+        assert _exported(line, None) == str(folder)  # not "folder:", which would add the working folder
+        assert _exported(line, "/opt/other") == f"{folder}:/opt/other"
+    for line in re.findall(r"export LD_LIBRARY_PATH=\S+", README):
+        assert line.endswith("${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}") or line.endswith("${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH})`."), line
+
+
+def test_compat_list_piped_is_whole_not_cut_to_80_columns(machine: Machine) -> None:
+    del machine.env["COLUMNS"]  # a pipe: rich would take 80 columns
+    result = machine.run("compat", "--list", "cudnn")
+    assert result.exit_code == 0
+    assert "…" not in result.stdout and "min_compute_capability" in result.stdout
+    assert max(len(line) for line in result.stdout.splitlines()) > 80
+
+
+def test_every_variable_is_documented() -> None:
+    used = set()
+    for folder in ("cudnn_doctor", "maintenance", "tests"):
+        for path in (ROOT / folder).rglob("*.py"):
+            used |= set(re.findall(r"CUDNN_DOCTOR_[A-Z_]*[A-Z]", path.read_text()))
+    used -= {"CUDNN_DOCTOR_COMPLETE"}  # _CUDNN_DOCTOR_COMPLETE: the shell's completion protocol, typer's own
+    missing = sorted(name for name in used if f"`{name}`" not in README)
+    assert not missing, missing
+
+
+def test_the_cache_is_where_the_readme_says_and_its_line_clears_it(machine: Machine, tmp_path: Path) -> None:
+    [clear] = [line for block in re.findall(r"```bash\n(.*?)\n```", README, re.DOTALL) for line in block.splitlines()
+               if line.startswith("rm -rf ") and "cudnn-doctor" in line]
+    cache_home = tmp_path / "xdg-cache"
+    env = {key: value for key, value in clean_env(tmp_path).items() if key != "CUDNN_DOCTOR_CACHE_DIR"}
+    env["XDG_CACHE_HOME"] = str(cache_home)
+    archive = make_archive("txz", tmp_path)
+    code, _, err = run_json(["install", "--from", archive.as_uri(), "--prefix", str(tmp_path / "p"), "--yes"], env)
+    assert code == 0, err
+    result = subprocess.run([sys.executable, "-m", "cudnn_doctor", "compat", "cudnn==9.19.0"], env=env,
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert (cache_home / "cudnn-doctor" / "compat").is_dir()
+    subprocess.run(["/bin/sh", "-c", clear], env=env, check=True)
+    assert not (cache_home / "cudnn-doctor").exists()
+    again = subprocess.run([sys.executable, "-m", "cudnn_doctor", "compat", "cudnn==9.19.0"], env=env,
+                           capture_output=True, text=True, timeout=60)
+    assert again.returncode == 0 and again.stdout == result.stdout  # made again when needed

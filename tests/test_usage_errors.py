@@ -1,0 +1,46 @@
+"""Every usage error, the option parser's included, is one line `cudnn-doctor: error: ... (fix: ...)`, exit 2,
+and with --json one `cudnn-doctor/error/1` object on standard output."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import Machine
+from tests.test_schemas import validate
+
+CASES = [
+    (["chek"], "no such command 'chek'", "did you mean `cudnn-doctor check`?"),
+    (["fleet", "mrge", "x"], "fleet: no such command 'mrge'", "did you mean `cudnn-doctor fleet merge`?"),
+    (["check", "--jsn"], "check: no such option --jsn", "did you mean --json?"),
+    (["--bogus"], "no such option --bogus", "see `cudnn-doctor --help`"),
+    (["install", "--cuda", "twelve"], "install: --cuda: 'twelve' is not a whole number", "--cuda takes MAJOR"),
+    (["bench", "--repeats", "many"], "bench: --repeats: 'many' is not a whole number", "--repeats takes N"),
+    (["check", "--require"], "check: --require needs a value", "write --require SPEC"),
+    (["fleet", "run", "--slurm", "--deadline"], "fleet run: --deadline needs a value", "write --deadline SECONDS"),
+    (["fleet", "merge"], "fleet merge: REPORT.json... | DIR is missing", "see `cudnn-doctor fleet merge --help`"),
+    (["uninstall"], "uninstall: --prefix is missing", "give --prefix DIR"),
+    (["check", "-q", "-v"], "-q and -v ask for less and for more at once", "give one of them"),
+    (["check", "--require", "cudnn>>9"], "--require 'cudnn>>9'", "write it like >=9.1"),  # the tool's own, unchanged
+]
+
+
+@pytest.mark.parametrize(("args", "message", "fix"), CASES, ids=[" ".join(case[0]) for case in CASES])
+def test_usage_errors_are_one_line_with_a_fix(machine: Machine, args: list[str], message: str, fix: str) -> None:
+    result = machine.run(*args)
+    assert result.exit_code == 2, result
+    assert result.stdout == ""
+    [line] = result.stderr.splitlines()
+    assert line.startswith(f"cudnn-doctor: error: {message}") and "(fix: " in line and fix in line, line
+    assert "╭" not in line and "Usage:" not in line and "Traceback" not in line
+
+
+@pytest.mark.parametrize("args", [["check", "--jsn"], ["chek"], ["install", "--cuda", "twelve"],
+                                  ["fleet", "merge"], ["check", "--require"]])
+def test_usage_errors_with_json_are_one_object(machine: Machine, args: list[str]) -> None:
+    result = machine.run(*args, "--json") if args != ["check", "--require"] else machine.run("check", "--json", "--require")
+    assert result.exit_code == 2
+    data = result.json
+    validate(data)
+    assert data["schema"] == "cudnn-doctor/error/1" and data["exit_code"] == 2
+    assert data["error"]["title"] == "Usage error" and data["error"]["fix"]
+    assert result.stderr.count("\n") == 1 and data["error"]["message"] in result.stderr
