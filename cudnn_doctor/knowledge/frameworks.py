@@ -289,6 +289,7 @@ class Build:
     default: bool | None  # the build a plain install of the release gets (None: the data does not say)
     os: str
     source: str
+    index_note: str | None = None  # where a build is not on PyPI and no index URL is known: where it is
 
 
 def builds(framework: str, version: str, os_name: str = "linux") -> list[Build]:
@@ -337,7 +338,8 @@ def _build(framework: str, version: str, row: dict[str, Any], os_name: str) -> B
         requirement = f"tensorflow[and-cuda]=={version}"
         source = f"{source}; {_and_cuda(version)}"
     return Build(framework, version, cuda, cudnn, cudnn_package, installer, requirement,
-                 str(index_url) if index_url else None, default, os_name, source)
+                 str(index_url) if index_url else None, default, os_name, source,
+                 str(row["index_note"]) if row.get("index_note") else None)
 
 
 def _and_cuda(version: str) -> str | None:
