@@ -795,6 +795,12 @@ def _one_build(need: Needs, row: dict[str, Any], cc: str) -> Reason | None:
     if (_cc(cc) or ()) < (_cc(str(low)) or ()):
         return Reason("compute_capability", INCOMPATIBLE, f"{label} needs compute capability {low} or higher; this "
                                                           f"GPU is {cc}", source)
+    if row.get("floor_only"):
+        # a floor read for another release (or for the whole CUDA major): GPUs below it are out for good, but
+        # nothing read for this release says which GPUs above it it supports
+        return Reason("compute_capability", UNKNOWN, f"{label}: the data holds only a floor (compute capability {low}, "
+                                                     f"not read for this release), so whether it supports {cc} is not "
+                                                     "known", source)
     return Reason("compute_capability", COMPATIBLE, f"{label} supports compute capability {low} and higher", source)
 
 
