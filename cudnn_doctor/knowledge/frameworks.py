@@ -324,7 +324,7 @@ def _build(framework: str, version: str, row: dict[str, Any], os_name: str) -> B
         return Build(framework, version, cuda, cudnn, None, "maven", f"org.nd4j:{row.get('artifact')}:{version}", None,
                      None, os_name, source)
     package = str(row.get("package") or rule.get("pip_package") or framework).replace("_", "-")
-    requirement = f"{package}=={row.get('version', version)}"
+    requirement = f"{package}=={row.get('pip_version') or row.get('version', version)}"  # 2.4.2.post117
     if framework == "pytorch":
         published = row.get("published_as", ["pip"])
         if "pip" not in published:
