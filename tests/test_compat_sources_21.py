@@ -169,3 +169,17 @@ def test_paddle_post_builds_and_own_index(machine: Machine) -> None:
     _, data = compat(machine, "paddlepaddle-gpu==3.2.0")
     [build] = data["builds"]
     assert build["index_url"] == "https://www.paddlepaddle.org.cn/packages/stable/cu126/" and build["cuda"] == "12.6"
+
+
+# --- Theano: the device check of each release, both back ends --------------------------------------
+
+@pytest.mark.parametrize("release", ["0.8.0", "0.8.2", "0.9.0", "1.0.5"])
+def test_theano_device_check_of_each_release(machine: Machine, release: str) -> None:
+    """Theano/Theano at tags rel-0.8.0 (4b76348319c0), rel-0.8.2 (127aa70c6d34), rel-0.9.0 (c697eeab84e5):
+    theano/sandbox/cuda/__init__.py 'device_properties(dev)['major'] < 3' and the gpuarray back end's
+    'ctx.bin_id[-2:] < b'30'' turn cuDNN off ('Device not supported'); rel-1.0.0 to rel-1.0.5 theano/gpuarray/dnn.py
+    'if int(ctx.bin_id[-2:]) < 30'."""
+    cudnn = {"0.8.0": "4.0.7", "0.8.2": "5.0.5", "0.9.0": "5.1.10", "1.0.5": "7.1.4"}[release]
+    got, part = verdict_and_part(machine, f"theano=={release}", "--cudnn", cudnn, "--compute-capability", "2.1")
+    assert got == "incompatible" and "Device not supported" in part["why"]
+    assert ("rel-0.8.0" in part["source"]) == (release < "1.0")
