@@ -9,7 +9,9 @@
 
 Sources: PyPI's JSON API (https://pypi.org/pypi/<name>/json and /<name>/<version>/json, whose
 `requires_dist` is the wheel's Requires-Dist) for torch, tensorflow (its and-cuda extra), the JAX
-CUDA plugins, onnxruntime-gpu, cupy, tensorrt, nvidia-cudnn-cuXX and cuda-toolkit; NVIDIA's cuDNN
+CUDA plugins (cuda11/12/13), onnxruntime-gpu, cupy, tensorrt (and -cu11/-cu12/-cu13), paddlepaddle-gpu,
+nvidia-cudnn-cu11/12/13 (new releases, and which platforms each has wheels for: compat/cudnn.toml
+[[wheel]]) and cuda-toolkit; NVIDIA's cuDNN
 redistributable manifests (https://developer.download.nvidia.com/compute/cudnn/redist/). Nothing is
 written: a maintainer reviews the report, edits compat/ and cites the package==version metadata
 (or manifest) each new row comes from. Standard library only; exit 0 when compat/ is up to date,
@@ -62,15 +64,18 @@ PACKAGES = (
     Package("tensorflow", "tensorflow", "and_cuda"),
     Package("jax-cuda13-plugin", "jax", "build", cuda="13", recent=40),
     Package("jax-cuda12-plugin", "jax", "build", cuda="12", recent=40),
+    Package("jax-cuda11-plugin", "jax", "build", cuda="11", recent=10),
     Package("onnxruntime-gpu", "onnxruntime", "build", recent=40),
     Package("cupy-cuda13x", "cupy", "build", cuda="13", recent=20),
     Package("cupy-cuda12x", "cupy", "build", cuda="12", recent=20),
     Package("tensorrt", "tensorrt", "build", recent=60),
     Package("tensorrt-cu13", "tensorrt", "build", cuda="13", recent=40),
     Package("tensorrt-cu12", "tensorrt", "build", cuda="12", recent=40),
+    Package("tensorrt-cu11", "tensorrt", "build", cuda="11", recent=20),
     Package("paddlepaddle-gpu", "paddle", "build"),
     Package("nvidia-cudnn-cu13", "cudnn", "release", cuda="13"),
     Package("nvidia-cudnn-cu12", "cudnn", "release", cuda="12"),
+    Package("nvidia-cudnn-cu11", "cudnn", "release", cuda="11"),
     Package("cuda-toolkit", "cuda", "toolkit"),
 )
 
@@ -225,6 +230,7 @@ def compare(package: Package, emit_toml: bool) -> Iterator[str]:
             three = ".".join(version.split(".")[:3])
             if version not in known and three not in known:
                 yield f"new cuDNN release: {package.name}=={version} (compat/cudnn.toml has no {three})"
+        yield from compare_cudnn_wheels(package, project)
         return
     if package.table == "cuda":
         known = {str(r.get("version")) for r in rows}
@@ -268,6 +274,46 @@ def compare(package: Package, emit_toml: bool) -> Iterator[str]:
         if not any(_same_pin(pin[1], value) for value in recorded):
             yield (f"changed pin: {where} requires {pin[0]}{pin[1]}; compat/{package.table}.toml has "
                    f"{', '.join(sorted(recorded)) or 'nothing'}")
+
+
+WHEEL_PLATFORMS = (("manylinux", "x86_64", "linux-x86_64"), ("manylinux", "aarch64", "linux-sbsa"),
+                   ("win_amd64", "", "windows-x86_64"), ("win_arm64", "", "windows-arm64"))
+
+
+def wheel_platforms(project: dict[str, Any]) -> dict[str, tuple[list[str], list[str]]]:
+    """release x.y.z -> (its four-part builds, the platforms it has wheels for), from PyPI's file names; yanked
+    files, sdists and .dev versions left out (compat/cudnn.toml [[wheel]] is read the same way)."""
+    found: dict[str, tuple[set[str], set[str]]] = {}
+    for version, files in project.get("releases", {}).items():
+        match = re.fullmatch(r"(\d+\.\d+\.\d+)\.\d+(?:\.post\d+)?", version)
+        if not match:
+            continue
+        for file in files:
+            name = str(file.get("filename", ""))
+            if file.get("yanked") or not name.endswith(".whl"):
+                continue
+            tag = name[:-4].rsplit("-", 1)[-1]
+            for marker, machine, platform in WHEEL_PLATFORMS:
+                if marker in tag and machine in tag:
+                    builds, platforms = found.setdefault(match.group(1), (set(), set()))
+                    builds.add(version.split(".post")[0])
+                    platforms.add(platform)
+    order = [platform for _, _, platform in WHEEL_PLATFORMS]
+    return {release: (sorted(builds, key=release_key), [p for p in order if p in platforms])
+            for release, (builds, platforms) in found.items()}
+
+
+def compare_cudnn_wheels(package: Package, project: dict[str, Any]) -> Iterator[str]:
+    """NVIDIA's cuDNN wheels on PyPI against compat/cudnn.toml [[wheel]] (which CUDA major and platforms exist)."""
+    rows = tomllib.loads((COMPAT / "cudnn.toml").read_text()).get("wheel", [])
+    recorded = {str(r.get("release")): list(r.get("platforms", [])) for r in rows if r.get("package") == package.name}
+    for release, (builds, platforms) in sorted(wheel_platforms(project).items(), key=lambda kv: release_key(kv[0])):
+        if release not in recorded:
+            yield (f"new cuDNN wheel: {package.name} {release} ({', '.join(builds)}) for {', '.join(platforms)} "
+                   "(compat/cudnn.toml [[wheel]] has no row)")
+        elif recorded[release] != platforms:
+            yield (f"changed cuDNN wheel platforms: {package.name} {release}: PyPI has {', '.join(platforms)}; "
+                   f"compat/cudnn.toml [[wheel]] has {', '.join(recorded[release])}")
 
 
 def _same_pin(wheel: str, recorded: str) -> bool:

@@ -21,21 +21,21 @@ def verdict(machine: Machine, *args: str) -> str:
 
 def test_a_build_without_a_recorded_architecture_list_is_unknown_on_any_gpu(machine: Machine) -> None:
     """compat/rules.toml gpu_rule = "build" (NVIDIA CUDA C++ Programming Guide, Binary Compatibility): a binary runs
-    only on the GPUs its cubins or PTX were built for. torch 2.11.0+cu126's list is not in the data, so even a GPU
+    only on the GPUs its cubins or PTX were built for. torch 2.7.1+cu118's list is not in the data, so even a GPU
     cuDNN supports is "unknown", never "compatible" (the cuDNN matrix is the library, not the build)."""
-    code, data = compat(machine, "torch==2.11.0+cu126", "--compute-capability", "8.6")
+    code, data = compat(machine, "torch==2.7.1+cu118", "--compute-capability", "8.6")
     assert data["verdict"] == "unknown" and code == 0
     assert "does not record which GPU architectures" in reason(data, "compute_capability")["why"]
 
 
 def test_torch_architecture_lists_read_from_the_wheels_and_build_scripts(machine: Machine) -> None:
     """torch==2.9.0 / 2.11.0 PyPI wheels (libtorch_python arch flags, libtorch_cuda fatbin): cu128 is sm_70..sm_120,
-    cu130 sm_75..sm_120; pytorch/pytorch .ci/manywheel/build_cuda.sh @ 799d09f215740cc4fb78e0bd278dce469e33ddcb:
-    cu126 keeps 5.0;6.0 ('Only 12.6 includes Legacy Maxwell/Pascal'). sm_60 SASS runs on a 6.1 GPU."""
+    cu130 sm_75..sm_120; pytorch/pytorch PR #164471 (RELEASE.md, 'For Release 2.9'): cu126 keeps Maxwell(5.0) and
+    Pascal(6.0). sm_60 SASS runs on a 6.1 GPU."""
     _, data = compat(machine, "torch==2.9.0+cu128", "--compute-capability", "6.1")
     assert data["verdict"] == "incompatible" and "sm_70 to sm_120" in reason(data, "compute_capability")["why"]
     _, data = compat(machine, "torch==2.9.0+cu126", "--compute-capability", "6.1")
-    assert data["verdict"] == "compatible" and "799d09f2157" in reason(data, "compute_capability")["source"]
+    assert data["verdict"] == "compatible" and "#164471" in reason(data, "compute_capability")["source"]
     _, data = compat(machine, "torch==2.11.0+cu130", "--compute-capability", "12.0")
     assert data["verdict"] == "compatible" and "sm_120" in reason(data, "compute_capability")["why"]
     assert verdict(machine, "torch==2.8.0+cu129", "--compute-capability", "12.0") == "compatible"

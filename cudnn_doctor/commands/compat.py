@@ -77,6 +77,7 @@ def answer(spec: str, combo: knowledge.Combination, artifact: str | None = None)
     data: dict[str, Any] = {"schema": SCHEMA, "framework": canonical, "version": version, "requires": requires}
     if need.build_cuda:
         data["build"] = f"CUDA {need.build_cuda}"
+    data["builds"] = [asdict(build) for build in knowledge.builds_of(need, combo.os)]
     if knowledge.rules(canonical):
         data["rules"] = knowledge.rules(canonical)
     if any((combo.cuda, combo.cudnn, combo.driver, combo.compute_capability)) or need.missing:
@@ -101,6 +102,8 @@ def _cudnn_answer(name: str, version: str | None, combo: knowledge.Combination) 
                  "source": variant.get("source") or (release or {}).get("source")}
                 for variant in (release or {}).get("variant", [])]
     data: dict[str, Any] = {"schema": SCHEMA, "framework": "cudnn", "version": checked.text, "requires": requires}
+    if release is not None:  # where NVIDIA's wheels of it exist, per CUDA major and platform
+        data["builds"] = [asdict(build) for build in query.cudnn_published(checked.text)]
     reasons: list[knowledge.Reason] = []
     if release is None:
         newer = knowledge.newer_than_data("cudnn", checked.text)

@@ -272,6 +272,84 @@ def default_rows(need: Needs) -> list[dict[str, Any]]:
     return default or need.rows
 
 
+# --- which builds of a release exist (for the planner) ------------------------------------------
+
+@dataclass(frozen=True)
+class Build:
+    """One published build of a framework release: what to install and where the data says it exists."""
+
+    framework: str  # canonical name ("pytorch")
+    version: str
+    cuda: str | None  # the CUDA it is built for ("12.6", "12"); None where the data does not say
+    cudnn: str | None  # the cuDNN it was built with or requires ("9.10.2.21", "9", "~=9.0"); "none" if unused
+    cudnn_package: str | None  # the pip package that brings that cuDNN ("nvidia-cudnn-cu12"), where one does
+    installer: str  # "pip" | "conda" | "maven"
+    requirement: str  # what to ask the installer for: "torch==2.13.0+cu126", "org.nd4j:nd4j-cuda-11.6:1.0.0-M2"
+    index_url: str | None  # the pip index that serves it; None: the index the user configured (PyPI)
+    default: bool | None  # the build a plain install of the release gets (None: the data does not say)
+    os: str
+    source: str
+    index_note: str | None = None  # where a build is not on PyPI and no index URL is known: where it is
+
+
+def builds(framework: str, version: str, os_name: str = "linux") -> list[Build]:
+    """Every build of FRAMEWORK==VERSION on OS_NAME that compat/ records (e.g. torch 2.13.0: cu126, cu130 and
+    cu132), each with the requirement and index that install it; [] when the data holds no such release."""
+    canonical = canonical_name(framework) or framework
+    if canonical not in profiles():
+        return []
+    return builds_of(needs(canonical, version, os_name), os_name)
+
+
+def builds_of(need: Needs, os_name: str = "linux") -> list[Build]:
+    """The builds behind NEED's rows ([] where the release or build does not exist)."""
+    if need.missing is not None:
+        return []
+    rows = [row for row in need.rows if need.framework != "dl4j" or row.get("artifact") not in (None, "", "unknown")]
+    return [_build(need.framework, need.version, row, os_name) for row in rows]
+
+
+def _build(framework: str, version: str, row: dict[str, Any], os_name: str) -> Build:
+    rule = profile(framework)
+    cuda = row.get("cuda") if isinstance(row.get("cuda"), str) and row.get("cuda") not in ("", "unknown") else None
+    accepted = _accepted_cudnn(row)
+    cudnn = ("none" if row.get("cudnn") == "none" else accepted[0] if accepted else
+             str(row["cudnn_requirement"]) if row.get("cudnn_requirement") else None)
+    cudnn_package = row.get("cudnn_package") if row.get("cudnn_package") not in (None, "unknown", "bundled") else None
+    default = row.get("pypi_default") if isinstance(row.get("pypi_default"), bool) else None
+    source = str(row.get("source", ""))
+    index_url = row.get("index_url")
+    installer = "pip"
+    if framework == "dl4j":
+        return Build(framework, version, cuda, cudnn, None, "maven", f"org.nd4j:{row.get('artifact')}:{version}", None,
+                     None, os_name, source)
+    package = str(row.get("package") or rule.get("pip_package") or framework).replace("_", "-")
+    requirement = f"{package}=={row.get('pip_version') or row.get('version', version)}"  # 2.4.2.post117
+    if framework == "pytorch":
+        published = row.get("published_as", ["pip"])
+        if "pip" not in published:
+            installer, requirement = "conda", f"pytorch=={version}"
+        elif default is not True and cuda and rule.get("build_index") and index_url is None:
+            digits = cuda.replace(".", "")
+            requirement = f"{package}=={version}+cu{digits}"
+            index_url = str(rule["build_index"]).replace("{cuda_digits}", digits)
+            source = f"{source}; {rule.get('build_index_source', '')}"
+    elif framework == "tensorflow" and os_name == "linux" and _and_cuda(version) is not None:
+        requirement = f"tensorflow[and-cuda]=={version}"
+        source = f"{source}; {_and_cuda(version)}"
+    return Build(framework, version, cuda, cudnn, cudnn_package, installer, requirement,
+                 str(index_url) if index_url else None, default, os_name, source,
+                 str(row["index_note"]) if row.get("index_note") else None)
+
+
+def _and_cuda(version: str) -> str | None:
+    """The source of TensorFlow VERSION's `and-cuda` extra (compat/tensorflow.toml [[and_cuda]]), or None."""
+    for row in load("tensorflow").get("and_cuda", []):
+        if row.get("version") == version:
+            return str(row["source"])
+    return None
+
+
 # --- ranges and data limits ---------------------------------------------------------------------
 
 def is_range(kind: str, text: str) -> bool:
@@ -717,6 +795,12 @@ def _one_build(need: Needs, row: dict[str, Any], cc: str) -> Reason | None:
     if (_cc(cc) or ()) < (_cc(str(low)) or ()):
         return Reason("compute_capability", INCOMPATIBLE, f"{label} needs compute capability {low} or higher; this "
                                                           f"GPU is {cc}", source)
+    if row.get("floor_only"):
+        # a floor read for another release (or for the whole CUDA major): GPUs below it are out for good, but
+        # nothing read for this release says which GPUs above it it supports
+        return Reason("compute_capability", UNKNOWN, f"{label}: the data holds only a floor (compute capability {low}, "
+                                                     f"not read for this release), so whether it supports {cc} is not "
+                                                     "known", source)
     return Reason("compute_capability", COMPATIBLE, f"{label} supports compute capability {low} and higher", source)
 
 

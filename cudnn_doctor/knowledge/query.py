@@ -112,3 +112,63 @@ def newest_cudnn_for_cuda(cuda_major: int) -> str | None:
             if parts and (best is None or parts > best):
                 best = parts
     return ".".join(str(p) for p in best) if best else None
+
+
+# --- which cuDNN builds exist (for the planner: name only releases that exist) ---------------------
+
+PLATFORMS = {  # (os, machine) as the doctor and Python name them -> the platform key of compat/cudnn.toml [[wheel]]
+    ("linux", "x86_64"): "linux-x86_64", ("linux", "amd64"): "linux-x86_64",
+    ("linux", "aarch64"): "linux-sbsa", ("linux", "arm64"): "linux-sbsa", ("linux", "sbsa"): "linux-sbsa",
+    ("windows", "x86_64"): "windows-x86_64", ("windows", "amd64"): "windows-x86_64",
+    ("windows", "arm64"): "windows-arm64", ("windows", "aarch64"): "windows-arm64",
+}
+
+
+@dataclass(frozen=True)
+class CudnnBuild:
+    """One cuDNN release built for one CUDA major on one platform, and where that is written."""
+
+    version: str  # the release as cuDNN reports it, "9.19.0"
+    builds: tuple[str, ...]  # NVIDIA's four-part numbers of it ("9.19.0.56")
+    cuda_major: int
+    platform: str  # "linux-x86_64", "linux-sbsa", "windows-x86_64", "windows-arm64"
+    package: str  # the pip distribution that carries it, "nvidia-cudnn-cu13"
+    source: str
+
+
+def platform_key(os_name: str, arch: str) -> str | None:
+    """("linux", "x86_64") -> "linux-x86_64"; None for a platform no cuDNN build is recorded for (macOS)."""
+    return PLATFORMS.get((os_name.strip().lower(), arch.strip().lower()))
+
+
+def cudnn_builds_for(cuda_major: int, os_name: str = "linux", arch: str = "x86_64") -> list[CudnnBuild]:
+    """The cuDNN releases that exist for CUDA CUDA_MAJOR on OS_NAME/ARCH, oldest first: a release of
+    compat/cudnn.toml with a variant for that major whose [[wheel]] row lists the platform."""
+    platform = platform_key(os_name, arch)
+    if platform is None:
+        return []
+    found: list[CudnnBuild] = []
+    for wheel in load("cudnn").get("wheel", []):
+        if int(wheel.get("cuda", -1)) != cuda_major or platform not in wheel.get("platforms", []):
+            continue
+        release = str(wheel["release"])
+        if cudnn_variant(release, str(cuda_major)) is None:
+            continue  # a wheel the release table does not hold for that major: not named
+        found.append(CudnnBuild(release, tuple(wheel.get("builds", [])), cuda_major, platform, str(wheel["package"]),
+                                str(wheel["source"])))
+    return sorted(found, key=lambda b: version_tuple(b.version) or ())
+
+
+def cudnn_published(version: str) -> list[CudnnBuild]:
+    """Every CUDA major and platform a cuDNN release (x.y.z) has a build for, from compat/cudnn.toml [[wheel]]."""
+    found = []
+    for cuda_major in sorted({int(w.get("cuda", -1)) for w in load("cudnn").get("wheel", [])}):
+        for platform in dict.fromkeys(PLATFORMS.values()):
+            os_name, _, arch = platform.partition("-")
+            found += [b for b in cudnn_builds_for(cuda_major, os_name, arch) if b.version == version]
+    return found
+
+
+def cudnn_releases_for(cuda_major: int, os_name: str = "linux", arch: str = "x86_64") -> list[str]:
+    """The cuDNN release numbers ("9.19.0") that exist for CUDA CUDA_MAJOR on OS_NAME/ARCH, oldest first."""
+    return [build.version for build in cudnn_builds_for(cuda_major, os_name, arch)]

@@ -95,6 +95,9 @@ def _python_framework(name: str, version: str, site: str, info: str, libraries: 
     elif name == "jax":
         plugin = re.search(r"cuda(\d+)", os.path.basename(info))
         cuda = plugin.group(1) if plugin else None
+        if plugin is None:  # jax itself, and no CUDA plugin in this site (the plugins are found first)
+            cuda, cudnn_expected = _monolithic_jaxlib(site, details)
+            details["cpu_only"] = cuda is None
     elif name == "theano":
         details["theano_flags"] = theano_flags(ctx)
     else:  # onnxruntime, cupy, tensorrt, paddle: the CUDA major from the distribution's name or its requirements
@@ -137,6 +140,27 @@ def interpreter_of(site: str) -> str | None:
         if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
             return candidate
     return None
+
+
+JAXLIB_CUDA = re.compile(r"\+cuda(\d+)(?:\.cudnn(\d)(\d+))?")  # jaxlib 0.4.25+cuda12.cudnn89
+
+
+def _monolithic_jaxlib(site: str, details: dict[str, object]) -> tuple[str | None, str | None]:
+    """(CUDA major, cuDNN major.minor) of a monolithic CUDA jaxlib (before 0.4.30, jaxlib X+cudaNN.cudnnMN from
+    JAX's own index), or (None, None) for the PyPI jaxlib, which has no GPU code."""
+    infos = sorted(glob.glob(os.path.join(site, "jaxlib-*.dist-info")))
+    if not infos:
+        details["jaxlib"] = None
+        return None, None
+    match = re.match(r"jaxlib-(.+?)\.dist-info$", os.path.basename(infos[-1]))
+    metadata = _read(os.path.join(infos[-1], "METADATA"))
+    declared = re.search(r"^Version:\s*(\S+)", metadata, re.MULTILINE)
+    version = declared.group(1) if declared else match.group(1) if match else ""
+    details["jaxlib"] = version
+    local = JAXLIB_CUDA.search(version)
+    if local is None:
+        return None, None
+    return local.group(1), f"{local.group(2)}.{local.group(3)}" if local.group(2) else None
 
 
 def _existing(site: str, libraries: tuple[str, ...]) -> list[str]:
