@@ -14,7 +14,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 # what a prescription with a hole in it looks like: a template field, an angle-bracket name, a made-up version
-PLACEHOLDER = re.compile(r"(?<![$\w])\{\w+\}|<[a-z][a-z_ ]*>|\bX\.Y(\.Z)?\b|==VERSION\b|\bVERSION\b")
+MAVEN_ELEMENTS = ("modules", "module", "parent", "dependency", "dependencies", "dependencyManagement", "properties",
+                  "profile", "profiles", "activation", "classifier", "relativePath")  # real names in a pom, not holes
+PLACEHOLDER = re.compile(r"(?<![$\w])\{\w+\}|<(?!(?:%s)>)[a-z][a-z_ ]*>|\bX\.Y(\.Z)?\b|==VERSION\b|\bVERSION\b"
+                         % "|".join(MAVEN_ELEMENTS))
 sys.path.insert(0, str(ROOT))  # tests.fakes and the package from a checkout
 
 

@@ -146,7 +146,7 @@ def framework_pins(work: _Work) -> None:
     """CD401/CD408 of a framework whose wheel pins its cuDNN wheel: that pin, with the framework's own interpreter."""
     for finding in work.with_code("CD401", "CD408"):
         framework = _framework_of(work.report, finding)
-        if framework is None or framework.details.get("assumed"):
+        if framework is None or framework.details.get("assumed") or _from_a_build_file(finding):
             continue
         package = framework.details.get("cudnn_package")
         requirement = str(framework.details.get("cudnn_requirement") or "")
@@ -211,12 +211,14 @@ def _python_of_site(report: Report, install: CudnnInstall) -> str | None:
 def loader_cudnn(work: _Work) -> None:
     """CD301, CD401/CD408 of frameworks that load the loader's cuDNN, CD320, CD306 and the toolkit's own CD303-305."""
     report = work.report
-    wanting = [f for f in work.with_code("CD301", "CD401", "CD408", "CD320", "CD306", "CD303", "CD304", "CD305", "CD312")]
+    wanting = [f for f in work.with_code("CD301", "CD401", "CD408", "CD320", "CD306", "CD303", "CD304", "CD305", "CD312")
+               if not _from_a_build_file(f)]
     if not wanting:
         return
     frameworks = [fw for fw in (_framework_of(report, f) for f in wanting) if fw is not None]
     frameworks += [fw for fw in report.frameworks if _loads_from_loader(report, fw) and fw not in frameworks]
-    frameworks = [fw for fw in frameworks if not fw.details.get("cpu_only") and fw.details.get("uses_cudnn") is not False]
+    frameworks = [fw for fw in frameworks if not fw.details.get("cpu_only") and fw.details.get("uses_cudnn") is not False
+                  and fw.name != "dl4j"]  # a DL4J backend's cuDNN is its own rule's (rules/dl4j.py), by its CUDA X.Y
     repairs = [f for f in wanting if f.code in ("CD303", "CD304", "CD305", "CD306", "CD312")]
     needed = [f for f in wanting if f.code in ("CD301", "CD401", "CD408", "CD320")]
     for finding in repairs:  # a copy in a toolkit or system folder: the right build, into the same prefix
@@ -243,12 +245,37 @@ def loader_cudnn(work: _Work) -> None:
         work.take(needed, Action(MANUAL, (), "no single cuDNN fits every framework", CUDNN_DATA, text=text))
         return
     cuda_major = majors.pop() if majors else _cuda_major(report)
-    choice = _choose(cuda_major, frameworks, work.setting.requirements, report.host)
-    toolkit = next((t for t in report.toolkits if major(t.version) == cuda_major and t.source not in ("pip", "conda")),
-                   None)
-    prefix = toolkit.path if toolkit else os.path.join(work.setting.home, ".local", "cudnn",
-                                                       f"cuda{cuda_major}" if cuda_major else "cudnn")
-    _take_install(work, needed, choice, cuda_major, prefix, None, replace_major=True)
+    # libcudnn.so.8 and libcudnn.so.9 are different files: frameworks that need different cuDNN majors each get theirs
+    groups: dict[int | None, list[Framework]] = {}
+    for fw in frameworks:
+        groups.setdefault(_cudnn_major_needed(fw), []).append(fw)
+    if not groups:
+        groups[None] = []
+    for cudnn_major, members in sorted(groups.items(), key=lambda item: -(item[0] or 0)):
+        mine = [f for f in needed if _framework_of(report, f) in members] if len(groups) > 1 else needed
+        if len(groups) > 1 and cudnn_major == max(k or 0 for k in groups):
+            mine += [f for f in needed if _framework_of(report, f) is None]  # CD301, CD320: with the newest major
+        if not mine:
+            continue
+        choice = _choose(cuda_major, members, work.setting.requirements, report.host, same_major=cudnn_major,
+                         only_major=cudnn_major if len(groups) > 1 else None)
+        chosen = major(choice.release["version"]) if choice.release else None
+        toolkit = next((t for t in report.toolkits if major(t.version) == cuda_major and t.source not in ("pip", "conda")),
+                       None)
+        held = {i.major for i in report.cudnn if toolkit and _prefix_of(i) == toolkit.path and i.major}
+        own = os.path.join(work.setting.home, ".local", "cudnn", f"cudnn{chosen}-cuda{cuda_major}" if len(groups) > 1
+                           else f"cuda{cuda_major}" if cuda_major else "cudnn")
+        prefix = toolkit.path if toolkit and (not held or held == {chosen}) else own
+        _take_install(work, mine, choice, cuda_major, prefix, None, replace_major=False)
+
+
+def _cudnn_major_needed(framework: Framework) -> int | None:
+    """The cuDNN major FRAMEWORK loads (libcudnn.so.N): from what it was built with or pins, else its data."""
+    for text in (framework.cudnn_expected, str(framework.details.get("cudnn_requirement") or "")):
+        found = major((text or "").lstrip("<>=!~ "))
+        if found:
+            return found
+    return None
 
 
 @dataclass(frozen=True)
@@ -285,23 +312,26 @@ def _library_folder(report: Report) -> str:
 
 
 def _choose(cuda_major: int | None, frameworks: list[Framework], requirements: Iterable[Any], host: Any,
-            prefer: str | None = None, same_major: int | None = None) -> _Choice:
+            prefer: str | None = None, same_major: int | None = None, only_major: int | None = None) -> _Choice:
     """The newest cuDNN release in compat/ with a build for CUDA CUDA_MAJOR that every framework accepts and every
     --require allows (PREFER first where it qualifies)."""
     if cuda_major is None:
         return _Choice(None, "the CUDA major is unknown here (no toolkit, no driver): run `cudnn-doctor check` on the "
                              "machine with the GPU, then `cudnn-doctor compat --list cudnn`")
-    if host.os != "linux" or host.arch not in ("x86_64", "aarch64"):
-        return _Choice(None, f"compat/cudnn.toml lists Linux builds; for {host.os}-{host.arch} pick a release from "
-                             "NVIDIA's cuDNN archive (https://developer.nvidia.com/cudnn-archive)")
+    from cudnn_doctor.knowledge.query import platform_key
+
+    if platform_key(host.os, host.arch) is None:
+        return _Choice(None, f"NVIDIA publishes no cuDNN for {host.os}-{host.arch} (compat/cudnn.toml [[wheel]])")
     specs = [r for r in requirements if getattr(r, "subject", None) == "cudnn"]
-    candidates = releases_for(cuda_major)  # newest first; a stable sort keeps that order within each group
+    candidates = releases_for(cuda_major, host.os, host.arch)  # newest first; a stable sort keeps that order within each group
     if prefer:
         preferred = (version_tuple(prefer) or ())[:3]
         candidates.sort(key=lambda row: (version_tuple(row["version"]) != preferred,
                                          same_major is not None and major(row["version"]) != same_major))
     refused: list[str] = []
     for row in candidates:
+        if only_major is not None and major(row["version"]) != only_major:
+            continue
         verdicts = [_accepts(fw, row["version"]) for fw in frameworks]
         if any(v is False for v in verdicts):
             continue
@@ -314,15 +344,27 @@ def _choose(cuda_major: int | None, frameworks: list[Framework], requirements: I
         return _Choice(row, why)
     names = ", ".join(f"{_name(fw)} {fw.version}" for fw in frameworks) or "the --require given"
     refused.append(f"no cuDNN release with a build for CUDA {cuda_major} in compat/cudnn.toml is accepted by {names}")
-    return _Choice(None, "; ".join(refused) + ": see `cudnn-doctor compat --list cudnn` and the frameworks' own "
-                                              "requirements (`cudnn-doctor compat NAME==VERSION`)")
+    asks = ", ".join(f"`cudnn-doctor compat {knowledge.canonical_name(fw.name) or fw.name}=={fw.version}`"
+                     for fw in frameworks)
+    return _Choice(None, "; ".join(refused) + ": see `cudnn-doctor compat --list cudnn`"
+                   + (f" and what each needs ({asks})" if asks else ""))
 
 
-def releases_for(cuda_major: int) -> list[dict[str, Any]]:
-    """compat/cudnn.toml's releases with a build for CUDA CUDA_MAJOR, newest first."""
+def releases_for(cuda_major: int, os_name: str = "linux", arch: str = "x86_64") -> list[dict[str, Any]]:
+    """compat/cudnn.toml's releases that exist for CUDA CUDA_MAJOR on OS_NAME/ARCH, newest first: those its
+    [[wheel]] table lists for the platform (with that row's source), else, for CUDA majors older than NVIDIA's
+    wheels (10 and before), the Linux x86-64 archives of the release table."""
+    from cudnn_doctor.knowledge.query import cudnn_builds_for
+
+    published = {b.version: b for b in cudnn_builds_for(cuda_major, os_name, arch)}
     rows = []
     for row in load("cudnn").get("release", []):
-        if any(_variant_major(v) == cuda_major for v in row.get("variant", [])) and version_tuple(row.get("version")):
+        if not any(_variant_major(v) == cuda_major for v in row.get("variant", [])) or not version_tuple(row.get("version")):
+            continue
+        build = published.get(str(row["version"]))
+        if build is not None:
+            rows.append(row | {"source": f"{build.source}; {row.get('source', CUDNN_DATA)}"})
+        elif not published and cuda_major <= 10 and (os_name, arch) == ("linux", "x86_64"):
             rows.append(row)
     return sorted(rows, key=lambda r: version_tuple(r["version"]) or (), reverse=True)
 
@@ -376,6 +418,11 @@ def _framework_of(report: Report, finding: Finding) -> Framework | None:
     if wanted[0] is None:
         return None
     return next((fw for fw in report.frameworks if (_name(fw), fw.version) == wanted), None)
+
+
+def _from_a_build_file(finding: Finding) -> bool:
+    """A DL4J finding: its treatment is the rule's own (the backend in the build file, the cuDNN for its CUDA X.Y)."""
+    return finding.values.get("framework") == knowledge.display("dl4j")
 
 
 def _loads_from_loader(report: Report, framework: Framework) -> bool:

@@ -12,7 +12,7 @@ from cudnn_doctor.codes import finding
 from cudnn_doctor.knowledge import frameworks as knowledge
 from cudnn_doctor.knowledge.data import load
 from cudnn_doctor.model import Finding, Framework, Report
-from cudnn_doctor.versions import major, major_minor, matches_prefix
+from cudnn_doctor.versions import major, major_minor, matches_prefix, version_tuple
 
 NAME = "Deeplearning4j"
 
@@ -120,6 +120,20 @@ def _cuda_artifacts_here(report: Report, version: str | None) -> list[str]:
     here = [a for a in artifacts if any(major_minor(t.version) == major_minor(a.rsplit("-", 1)[-1])
                                         for t in report.toolkits)]
     return here or artifacts
+
+
+def _cudnn_fix(cudnn: str, cuda: str) -> str:
+    """Where the cuDNN series CUDNN for CUDA CUDA comes from: `cudnn-doctor install` of the newest release of that series
+    in compat/ where NVIDIA's redistributable manifests have it (8.3.1 on), else NVIDIA's archive page."""
+    from cudnn_doctor.plan.releases import existing_release
+
+    release = existing_release(cudnn)
+    where = (f"`cudnn-doctor install --version {release} --cuda {major(cuda)} --prefix /usr/local/cuda`"
+             if (version_tuple(release) or ()) >= (8, 3, 1) else
+             f"download cuDNN {release} for CUDA {cuda} from NVIDIA's cuDNN archive (https://developer.nvidia.com/"
+             "cudnn-archive) and install it with `cudnn-doctor install --prefix /usr/local/cuda --from` and that file")
+    return (f"Install cuDNN {release} for CUDA {cuda} next to the CUDA libraries (/usr/local/cuda/lib64), as the DL4J "
+            f"docs say: {where}; or add org.bytedeco:cuda-platform-redist, which bundles it")
 
 
 def cpu_backend(report: Report) -> list[Finding]:
@@ -255,9 +269,7 @@ def cudnn_of_backend(report: Report) -> list[Finding]:
             continue
         if framework.details.get("redist"):
             continue  # JavaCPP's cuda-platform-redist brings its own cuDNN
-        fix = (f"Install cuDNN {cudnn} for CUDA {cuda} next to the CUDA libraries (/usr/local/cuda/lib64), as the "
-               f"DL4J docs say: the releases are in `cudnn-doctor compat --list cudnn`, then `cudnn-doctor install "
-               f"--version <release> --cuda {major(cuda)}`; or add org.bytedeco:cuda-platform-redist, which bundles it")
+        fix = _cudnn_fix(str(cudnn), str(cuda))
         if framework.cudnn_used is None:
             others = ", ".join(sorted({f"{i.version} ({i.library})" for i in report.cudnn if i.version}))
             findings.append(finding(
