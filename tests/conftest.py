@@ -16,8 +16,9 @@ ROOT = Path(__file__).resolve().parents[1]
 # what a prescription with a hole in it looks like: a template field, an angle-bracket name, a made-up version
 MAVEN_ELEMENTS = ("modules", "module", "parent", "dependency", "dependencies", "dependencyManagement", "properties",
                   "profile", "profiles", "activation", "classifier", "relativePath")  # real names in a pom, not holes
-PLACEHOLDER = re.compile(r"(?<![$\w])\{\w+\}|<(?!(?:%s)>)[a-z][a-z_ ]*>|\bX\.Y(\.Z)?\b|==VERSION\b|\bVERSION\b"
-                         % "|".join(MAVEN_ELEMENTS))
+_NOT_HOLES = "|".join(MAVEN_ELEMENTS)
+PLACEHOLDER = re.compile(r"(?<![$\w])\{\w+\}|<(?!(?:" + _NOT_HOLES + r")>)[a-z][a-z_ ]*>|\bX\.Y(\.Z)?\b|==VERSION\b"
+                         r"|\bVERSION\b")
 sys.path.insert(0, str(ROOT))  # tests.fakes and the package from a checkout
 
 
@@ -91,6 +92,9 @@ def assert_no_placeholder(args: tuple[str, ...], stdout: str) -> None:
     except ValueError:
         data = None
     if isinstance(data, dict):
+        plan = data.get("plan") if isinstance(data.get("plan"), dict) else data if "actions" in data else None
+        if plan is not None:
+            check_names_only_known_releases(plan)
         fixes = [f.get("fix") for f in data.get("findings", []) if isinstance(f, dict)]
         fixes += [m.get("fix") for m in data.get("matches", []) if isinstance(m, dict)]
         fixes += [a.get("text") for a in data.get("actions", []) if isinstance(a, dict)]
@@ -99,6 +103,31 @@ def assert_no_placeholder(args: tuple[str, ...], stdout: str) -> None:
     elif args[0] in ("check", "fix"):
         found = PLACEHOLDER.search(stdout)
         assert found is None, f"a placeholder in {' '.join(args[:2])}'s output: {found.group(0)!r}"
+
+
+def check_names_only_known_releases(plan: dict) -> None:
+    """Every cuDNN release or wheel a plan names exists in compat/cudnn.toml for that CUDA major."""
+    import tomllib
+
+    data = tomllib.loads((ROOT / "compat" / "cudnn.toml").read_text())
+    builds: dict[tuple[str, int], str | None] = {}
+    for row in data["release"]:
+        for variant in row.get("variant", []):
+            cuda = str(variant.get("cuda", "")).split(".")[0]
+            if cuda.isdigit():
+                builds[(row["version"], int(cuda))] = row.get("build")
+    for action in plan.get("actions", []):
+        argv = action.get("argv") or []
+        if action.get("kind") == "install" and "--version" in argv and "--cuda" in argv:
+            version, cuda = argv[argv.index("--version") + 1], int(argv[argv.index("--cuda") + 1])
+            assert (version, cuda) in builds, f"cuDNN {version} for CUDA {cuda} is not in compat/cudnn.toml"
+        for word in argv:
+            pinned = re.fullmatch(r"nvidia-cudnn-cu(\d+)==([\d.]+)", word)
+            if pinned:
+                known = {b for (_, c), b in builds.items() if c == int(pinned.group(1))}
+                wheels = {b for w in data.get("wheel", []) if int(w.get("cuda", -1)) == int(pinned.group(1))
+                          for b in w.get("builds", [])}
+                assert pinned.group(2) in known | wheels, f"{word} is not a build compat/ knows"
 
 
 @pytest.fixture

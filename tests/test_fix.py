@@ -10,14 +10,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import PLACEHOLDER, Machine, codes
+from tests.conftest import PLACEHOLDER, Machine, check_names_only_known_releases, codes
 from tests.fakes.build import fake_cudnn, fake_framework_library, fake_nvml
 from tests.install_helpers import cudnn_tree
 from tests.real_wheels import real_wheel
@@ -91,27 +90,6 @@ def closed_loop(machine: Machine, *args: str) -> tuple[dict, dict]:
     after_errors = {(f["code"], f.get("subject")) for f in data["after"]["findings"] if f["severity"] == "error"}
     assert after_errors <= errors(before), f"new errors after the fix: {after_errors - errors(before)}"
     return before, data
-
-
-def check_names_only_known_releases(plan: dict) -> None:
-    """Every release or build a plan names exists in compat/ for that CUDA major."""
-    import tomllib
-
-    data = tomllib.loads((Path(__file__).resolve().parents[1] / "compat" / "cudnn.toml").read_text())
-    builds = {(row["version"], int(v["cuda"].split(".")[0])): row.get("build") for row in data["release"]
-              for v in row.get("variant", []) if v["cuda"].split(".")[0].isdigit()}
-    for action in plan["actions"]:
-        argv = action.get("argv") or []
-        if action["kind"] == "install":
-            version, cuda = argv[argv.index("--version") + 1], int(argv[argv.index("--cuda") + 1])
-            assert (version, cuda) in builds, f"{version} for CUDA {cuda} is not in compat/cudnn.toml"
-        for word in argv:
-            pinned = re.fullmatch(r"nvidia-cudnn-cu(\d+)==([\d.]+)", word)
-            if pinned:
-                cuda, build = int(pinned.group(1)), pinned.group(2)
-                assert build in {b for (_, c), b in builds.items() if c == cuda}, f"{word} is not a known build"
-        text = json.dumps(action)
-        assert not PLACEHOLDER.search(action.get("text", "") + " ".join(argv)), text
 
 
 # --- the treatment of one cause ---------------------------------------------------------------------------------
