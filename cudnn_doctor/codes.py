@@ -126,6 +126,22 @@ _CODES = (
     Code("CD140", "warning", "GPU near its slowdown temperature",
          "GPU {gpu} is at {temperature} °C; it slows down at {slowdown} °C.",
          "Check the cooling: fans, airflow, the data centre's inlet temperature (`nvidia-smi -q -d TEMPERATURE`)."),
+    Code("CD141", "error", "GPU fell off the bus or was lost",
+         "The GPU stopped answering the driver ({detail}). The kernel driver can no longer reach it over PCIe: a "
+         "power, thermal, riser/slot or hardware fault, rarely the driver; every program on it fails until it "
+         "is back.",
+         "{fix}"),
+    Code("CD142", "error", "The driver reported a GPU error (Xid)",
+         "The NVIDIA kernel driver logged an Xid event ({detail}).",
+         "{fix}"),
+    Code("CD143", "error", "PCIe errors on the GPU's link",
+         "The PCIe layer reported errors on the link to the GPU ({detail}). Corrected errors cost speed; "
+         "uncorrected (fatal) ones drop the GPU off the bus.",
+         "{fix}"),
+    Code("CD144", "error", "The display watchdog reset the GPU (TDR)",
+         "A kernel ran longer than the display driver's watchdog allows and the GPU was reset ({detail}); every "
+         "CUDA context on it is lost.",
+         "{fix}"),
     # CD2xx: CUDA toolkit and runtime
     Code("CD201", "warning", "No CUDA toolkit found",
          "No CUDA toolkit was found (CUDA_HOME, CUDA_PATH, nvcc on PATH, /usr/local/cuda*, pip "
@@ -154,6 +170,15 @@ _CODES = (
          "toolkit and point CUDA_HOME and PATH at it, or build only for architectures it knows "
          "(TORCH_CUDA_ARCH_LIST, CMAKE_CUDA_ARCHITECTURES, -gencode). Where the compiler is a framework's own "
          "(NVRTC in PyTorch's wheels), install that framework's build for a newer CUDA."),
+    Code("CD207", "error", "CUDA compiler older than the PTX it is given",
+         "{detail}",
+         "{fix}"),
+    Code("CD208", "error", "A CUDA build tool or integration is missing",
+         "{detail}",
+         "{fix}"),
+    Code("CD209", "error", "Host compiler not supported by this CUDA",
+         "{detail}",
+         "{fix}"),
     # CD3xx: cuDNN installs
     Code("CD301", "error", "No cuDNN found",
          "No copy of cuDNN (libcudnn.so.N / cudnn64_N.dll) was found in the loader's search path, "
@@ -395,6 +420,9 @@ _CODES = (
          "every package on one CUDA major (all -cu12 or all -cu13). `pip check` lists what each installed package "
          "requires."),
     # CD6xx: bench
+    Code("CD522", "error", "Retired or placeholder package",
+         "{detail}",
+         "{fix}"),
     Code("CD601", "error", "No GPU to benchmark",
          "{why}",
          "Run the benchmark on a machine with an NVIDIA GPU and driver (`cudnn-doctor check`)."),

@@ -9,8 +9,9 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, field
 
-from cudnn_doctor.explain.reader import Facts, Library
+from cudnn_doctor.explain.reader import Event, Facts, Library
 from cudnn_doctor.knowledge.data import load
+from cudnn_doctor.knowledge.query import toolkit_min_driver
 
 CONTEXT_CODES = {"CD108"}
 PART_ORDER = {"driver": 0, "cuda": 1, "cudnn": 2, "framework": 3}
@@ -29,6 +30,7 @@ class Cause:
 def classify(facts: Facts) -> list[Cause]:
     """The causes FACTS show, strongest first, one per code."""
     causes: list[Cause] = []
+    causes.extend(_from_events(facts.events))
     causes.extend(_from_libraries(facts.libraries))
     causes.extend(Cause(symbol.finding, f"the loader could not find {symbol.name}, a symbol of {symbol.owner}: the "
                         "library that needs it was built against another version than the one loaded",
@@ -212,3 +214,36 @@ def _from_not_found(facts: Facts) -> list[Cause]:
                             "built for a CUDA version", f"compat/libraries.toml: {missing.source}",
                             {"detail": f"{missing.tool}: {named}"}, kind="not-found", line=missing.line))
     return causes
+
+
+# the hardware's own report of a fault is the root of what a program saw after it; among the driver's events the
+# one that names the fault ranks before the ones that follow from it (Xid 45 "caused by previous Xid 149")
+EVENT_RANK = ("CD141", "CD130", "CD132", "CD131", "CD143", "CD142", "CD144", "CD102", "CD101")
+HEALTH = {"CD130": "ECC", "CD131": "row remapping", "CD132": "row remapping", "CD141": "PCIe link",
+          "CD143": "PCIe link"}
+
+
+def _from_events(events: tuple[Event, ...]) -> list[Cause]:
+    if not events:
+        return []
+    xids = [e for e in events if e.kind == "xid"]
+    followers = [e for e in xids if dict(e.values).get("xid") == "45"]
+    ordered = sorted(events, key=lambda e: (EVENT_RANK.index(e.code) if e.code in EVENT_RANK else len(EVENT_RANK),
+                                            e in followers and len(xids) > len(followers), -e.line))
+    causes = []
+    for event in ordered:
+        values = dict(event.values)
+        where = f" on the GPU at PCI {values['pci']}" if "pci" in values else ""
+        detail = f"{event.text}{where}: {event.meaning}"
+        values.update({"detail": detail, "fix": event.fix})
+        if event.code in HEALTH:  # the same fault as check's health probe reads it
+            values["gpu"] = values.get("pci", "that reported it")
+            values["health"] = HEALTH[event.code]
+        if event.code == "CD103" and "needs_cuda" in values:  # a driver older than the CUDA that compiled the code
+            floor = toolkit_min_driver(values["needs_cuda"], "linux")
+            values["driver_cuda"] = values.get("has_cuda", values["known_isa"])
+            values["min_driver"] = f"{floor.version} (Linux; see NVIDIA's table for Windows)" if floor else \
+                f"one that supports CUDA {values['needs_cuda']}"
+        causes.append(Cause(event.code, detail, event.source, values, kind=event.kind, line=event.line))
+    return causes
+
