@@ -30,7 +30,9 @@ class Cause:
 def classify(facts: Facts) -> list[Cause]:
     """The causes FACTS show, strongest first, one per code."""
     causes: list[Cause] = []
-    causes.extend(_from_events(facts.events))
+    # a language binding's natives are a weaker fact than what the loader says beneath them (libcuda.so.1 missing)
+    bindings = tuple(e for e in facts.events if e.kind == "binding")
+    causes.extend(_from_events(tuple(e for e in facts.events if e.kind != "binding")))
     causes.extend(_from_libraries(facts.libraries))
     causes.extend(Cause(symbol.finding, f"the loader could not find {symbol.name}, a symbol of {symbol.owner}: the "
                         "library that needs it was built against another version than the one loaded",
@@ -46,6 +48,7 @@ def classify(facts: Facts) -> list[Cause]:
                         kind="phrase", line=p.line) for p in facts.phrases)
     causes.extend(_from_conflicts(facts))
     causes.extend(_from_not_found(facts))
+    causes.extend(_from_events(bindings))
     # a container that was started without the GPU explains every failure inside it
     causes.sort(key=lambda cause: cause.code not in CONTEXT_CODES)
     seen: set[str] = set()

@@ -401,7 +401,9 @@ def _libraries(index: int, line: str, lower: str, lowers: list[str]) -> list[Lib
             break
         text = token.group(0)
         low = text.lower()
-        if ".so" not in low and ".dll" not in low and ".dylib" not in low and not java:
+        # Java names the library it could not find before "java.library.path", then lists that path's folders
+        if ".so" not in low and ".dll" not in low and ".dylib" not in low \
+                and not (java and token.start() < lower.find("java.library.path")):
             continue
         parsed = parse_library(text)
         if parsed is not None:
