@@ -77,12 +77,18 @@ def explain_text(text: str | bytes, report: Report | None) -> dict[str, Any]:
         if summary.code not in covered:
             covered.add(summary.code)
             matches.append({k: v for k, v in asdict(summary).items() if k != "priority"})
-    flat = " ".join(reader.to_text(text)[-2000:].split())
+    whole = reader.to_text(text)
+    flat = " ".join(whole[-2000:].split())
+    cut = reader.skipped(whole)
     return {
         "schema": SCHEMA,
         "query": flat if len(flat) <= 500 else flat[:250] + " … " + flat[-250:],
         "matches": matches,
         "facts": _facts_json(facts),
+        "input": {"skipped": cut, "note": None if cut is None else (
+            f"The input is longer than {reader.MAX_BYTES // 1_000_000} MB: its first {cut['start']} bytes and its "
+            f"last ones were read; {cut['bytes']} bytes in the middle (from byte {cut['start']} to byte "
+            f"{cut['end']}) were skipped.")},
         "machine": machine_view(matches, facts, report) if report is not None else None,
         "exit_code": 0 if matches else 1,
     }
@@ -239,9 +245,10 @@ _NOTHING_FIX = 'cudnn-doctor explain CD301, explain "<message>", or: python trai
 
 
 def read_message(query: str | None, from_file: str | None, stdin: Any) -> bytes:
-    """The message as bytes: the argument, the last 2 MB of --from-file (any file type, read without
-    blocking on a FIFO that has no writer) or of standard input. Nothing to read is a usage error."""
-    from cudnn_doctor.explain.reader import MAX_BYTES
+    """The message as bytes: the argument, --from-file (any file type, read without blocking on a FIFO that has
+    no writer) or standard input; of an input longer than 2 MB its head and its tail, with a line that says
+    which bytes were skipped between them (reader.head_and_tail). Nothing to read is a usage error."""
+    from cudnn_doctor.explain.reader import HEAD_BYTES, MAX_BYTES, TAIL_BYTES, skip_line
 
     if from_file is not None:
         try:
@@ -253,18 +260,22 @@ def read_message(query: str | None, from_file: str | None, stdin: Any) -> bytes:
             info = os.fstat(fd)
             if stat.S_ISDIR(info.st_mode):
                 raise DoctorError(f"--from-file {from_file}: is a folder", fix="give the path of a log file")
-            if stat.S_ISREG(info.st_mode):
-                os.lseek(fd, max(0, info.st_size - MAX_BYTES), os.SEEK_SET)
+            if stat.S_ISREG(info.st_mode) and info.st_size > MAX_BYTES:  # the head, then the tail, of a long file
+                head = _first(lambda: os.read(fd, 1 << 20), HEAD_BYTES)
+                os.lseek(fd, info.st_size - TAIL_BYTES, os.SEEK_SET)
+                data = head + skip_line(len(head), info.st_size - TAIL_BYTES) + \
+                    _head_and_tail(lambda: os.read(fd, 1 << 20), TAIL_BYTES)
             else:
-                os.set_blocking(fd, True)  # a FIFO: read what its writer sends, to the end
-            data = _tail(lambda: os.read(fd, 1 << 20), MAX_BYTES)
+                if not stat.S_ISREG(info.st_mode):
+                    os.set_blocking(fd, True)  # a FIFO: read what its writer sends, to the end
+                data = _head_and_tail(lambda: os.read(fd, 1 << 20), MAX_BYTES)
         except OSError as error:
             raise DoctorError(f"--from-file {from_file}: {error.strerror or error}",
                               fix="give the path of a readable log file") from None
         finally:
             os.close(fd)
     elif query == "-" or (query is None and not stdin.isatty()):
-        data = _tail(lambda: stdin.buffer.read(1 << 20), MAX_BYTES)
+        data = _head_and_tail(lambda: stdin.buffer.read(1 << 20), MAX_BYTES)
     else:
         data = (query or "").encode("utf-8", "surrogateescape")
     if not data.strip():
@@ -275,13 +286,33 @@ def read_message(query: str | None, from_file: str | None, stdin: Any) -> bytes:
 _MAX_STREAM = 512 << 20  # a stream (stdin, a FIFO, /dev/zero) is read this far at most
 
 
-def _tail(read: Callable[[], bytes], limit: int) -> bytes:
-    """What READ returns until it returns nothing (or _MAX_STREAM bytes), keeping only the last LIMIT bytes."""
+def _first(read: Callable[[], bytes], limit: int) -> bytes:
+    """The first LIMIT bytes READ returns."""
+    kept = bytearray()
+    while len(kept) < limit and (chunk := read()):
+        kept += chunk
+    return bytes(kept[:limit])
+
+
+def _head_and_tail(read: Callable[[], bytes], limit: int) -> bytes:
+    """What READ returns until it returns nothing (or _MAX_STREAM bytes): all of it if it is at most LIMIT bytes,
+    else its first HEAD_BYTES and last LIMIT - HEAD_BYTES with the skip line between them."""
+    from cudnn_doctor.explain.reader import HEAD_BYTES, skip_line
+
+    head = bytearray()
     kept = bytearray()
     total = 0
+    tail_limit = max(0, limit - HEAD_BYTES)
     while total < _MAX_STREAM and (chunk := read()):
         total += len(chunk)
+        if len(head) < HEAD_BYTES:
+            take = HEAD_BYTES - len(head)
+            head += chunk[:take]
+            chunk = chunk[take:]
         kept += chunk
-        if len(kept) > 2 * limit:
-            del kept[:-limit]
-    return bytes(kept[-limit:])
+        if len(kept) > 2 * max(tail_limit, 1):
+            del kept[:-tail_limit or None]
+    if total <= limit:
+        return bytes(head + kept)
+    tail = bytes(kept[-tail_limit:]) if tail_limit else b""
+    return bytes(head) + skip_line(len(head), total - len(tail)) + tail

@@ -3,8 +3,9 @@ error codes by name or number, pairs of versions and what they belong to, GPU ar
 framework that printed it.
 
 The knowledge is data (compat/libraries.toml, compat/status_codes.toml). The text is read line by line
-with plain token scans and bounded patterns only, so the cost is linear in the input, and only the last
-MAX_BYTES of a log are read.
+with plain token scans and bounded patterns only, so the cost is linear in the input. Of a log longer than
+MAX_BYTES, the first HEAD_BYTES (TensorFlow prints its loading errors at start-up) and the last TAIL_BYTES
+(where the error is) are read, with a line that says which bytes were skipped between them.
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ from typing import Any
 
 from cudnn_doctor.knowledge.data import load
 
-MAX_BYTES = 2_000_000  # a log is read from its end, where the error is
+MAX_BYTES = 2_000_000  # of a longer log, its head and its tail are read, this much in all
+HEAD_BYTES = 256_000  # the start of a log: a framework's loading errors
+TAIL_BYTES = MAX_BYTES - HEAD_BYTES  # the end of a log, where the error is
 MAX_LINE = 4096  # longer lines are read in pieces of this size
 MAX_LINES = 3000  # the last lines that can carry a fact, at most
 CONTEXT = 3  # lines kept on either side of one that can (a message wrapped over lines)
@@ -208,10 +211,39 @@ class Facts:
 
 
 def to_text(data: bytes | str) -> str:
-    """Any bytes as text: the last MAX_BYTES, control bytes (NUL included) as spaces, invalid UTF-8 replaced."""
+    """Any bytes as text: a long input's head and tail (head_and_tail), control bytes (NUL included) as spaces,
+    invalid UTF-8 replaced."""
     if isinstance(data, str):
-        data = data[-MAX_BYTES:].encode("utf-8", "replace")
-    return data[-MAX_BYTES:].translate(_CONTROLS).decode("utf-8", "replace")
+        data = data.encode("utf-8", "surrogateescape")
+    return head_and_tail(data).translate(_CONTROLS).decode("utf-8", "replace")
+
+
+_SKIPPED = re.compile(rb"\n\[cudnn-doctor: (\d{1,15}) bytes skipped, from byte (\d{1,15}) to byte (\d{1,15})\]\n")
+SKIPPED_LINE = re.compile(r"^\[cudnn-doctor: (\d{1,15}) bytes skipped, from byte (\d{1,15}) to byte (\d{1,15})\]$")
+
+
+def skip_line(start: int, end: int) -> bytes:
+    """The line that stands for bytes START..END of the input, which were not read."""
+    return f"\n[cudnn-doctor: {end - start} bytes skipped, from byte {start} to byte {end}]\n".encode()
+
+
+def head_and_tail(data: bytes) -> bytes:
+    """DATA if it is at most MAX_BYTES long; else its first HEAD_BYTES and last TAIL_BYTES with the skip line
+    between them (data a reader already cut this way is kept as it is)."""
+    if len(data) <= MAX_BYTES + 200 and (len(data) <= MAX_BYTES or _SKIPPED.search(data, HEAD_BYTES - 1, HEAD_BYTES + 200)):
+        return data
+    return data[:HEAD_BYTES] + skip_line(HEAD_BYTES, len(data) - TAIL_BYTES) + data[-TAIL_BYTES:]
+
+
+def skipped(text: str) -> dict[str, int] | None:
+    """{bytes, start, end} of the part of the input that was not read, from its skip line; None if all was read."""
+    at = text.find("\n[cudnn-doctor: ", 0, HEAD_BYTES + 16)
+    if at < 0:
+        return None
+    match = SKIPPED_LINE.match(text[at + 1:text.find("\n", at + 1)])
+    if match is None:
+        return None
+    return {"bytes": int(match.group(1)), "start": int(match.group(2)), "end": int(match.group(3))}
 
 
 _CONTROLS = bytes(32 if (code < 32 and code not in (9, 10)) or code == 127 else code for code in range(256))
@@ -219,7 +251,19 @@ _CONTROLS = bytes(32 if (code < 32 and code not in (9, 10)) or code == 127 else 
 
 def candidate_lines(text: str) -> list[str]:
     """The lines that can carry a fact and CONTEXT lines on either side of each (a message wrapped over lines),
-    long lines cut into pieces, the last MAX_LINES of them."""
+    long lines cut into pieces, the last MAX_LINES of them. Of a log whose middle was skipped, the head keeps a
+    quarter of that share (its first and its last lines) and the skip line stays between head and tail."""
+    if skipped(text) is not None:
+        at = text.find("\n[cudnn-doctor: ")
+        end = text.find("\n", at + 1)
+        head = _candidates(text[:at])
+        share = MAX_LINES // 4  # the head's first lines (start-up errors) and its last ones
+        head = head if len(head) <= share else head[:share // 2] + head[-(share // 2):]
+        return head + [text[at + 1:end]] + _candidates(text[end + 1:])[-(MAX_LINES - len(head) - 1):]
+    return _candidates(text)[-MAX_LINES:]
+
+
+def _candidates(text: str) -> list[str]:
     pieces: list[str] = []
     for raw in text.splitlines():
         if len(raw) > MAX_LINE:
@@ -233,8 +277,12 @@ def candidate_lines(text: str) -> list[str]:
         lower = line.lower()
         if any(trigger in lower for trigger in present):
             keep.update(range(index - CONTEXT, index + CONTEXT + 1))
-    kept = [pieces[index] for index in sorted(keep) if 0 <= index < len(pieces)]
-    return kept[-MAX_LINES:]
+    return [pieces[index] for index in sorted(keep) if 0 <= index < len(pieces)]
+
+
+def split_at_skip(lines: list[str] | tuple[str, ...]) -> int:
+    """The index of the skip line in LINES, or -1."""
+    return next((i for i, line in enumerate(lines) if SKIPPED_LINE.match(line)), -1)
 
 
 @functools.cache
@@ -251,31 +299,20 @@ def _triggers() -> tuple[str, ...]:
 
 def read(data: bytes | str) -> Facts:
     """Every fact in DATA (bytes or text of any size), read from the end: the last MAX_FACT_LINES lines
-    that carry a fact are enough, and reading stops there."""
+    that carry a fact are enough, and reading stops there. Of a log whose middle was skipped, the head is
+    read too, with a budget of its own."""
     lines = candidate_lines(to_text(data))
     lowers = [line.lower() for line in lines]
-    found: list[tuple[list[Library], list[Status], list[VersionPair], list[Arch], list[Phrase], list[Symbol],
-                      list[CpuBuild], list[Compiler], list[Event]]] = []
+    found: list[FactsOfLine] = []
     whole = "\n".join(lowers[-MAX_LINES:])[-FRAMEWORK_WINDOW:]
     cudnn_named = "cudnn" in whole
-    budget = FACT_WINDOW
-    for index in range(len(lines) - 1, -1, -1):
-        line, lower = lines[index], lowers[index]
-        budget -= len(line) + 1
-        if budget < 0:
-            break
-        digits = _has_digit(line)
-        pairs = _versions(index, line, lower) if digits else []
-        if digits and not pairs and index > 0:  # "X was built for:" on one line, the versions on the next
-            pairs = _versions(index, lines[index - 1] + " | " + line, lowers[index - 1] + " | " + lower)
-        facts = (_libraries(index, line, lower, lowers) + _products(index, lower), _statuses(index, line, lower, cudnn_named), pairs,
-                 _archs(index, line, lower), _phrases(index, lower), _symbols(index, line, lower, lines),
-                 _cpu_builds(index, lower), _compilers(index, lower, whole), _events(index, line, lower))
-        if any(facts):
-            found.append(facts)
-            if len(found) >= MAX_FACT_LINES:
-                break
-    found.reverse()
+    skip = split_at_skip(lines)
+    # the tail is read from its end first; then the head, with a budget of its own, so a long tail cannot hide it
+    parts = [(range(len(lines) - 1, skip, -1), FACT_WINDOW, MAX_FACT_LINES)]
+    if skip >= 0:
+        parts.append((range(skip - 1, -1, -1), FACT_WINDOW // 4, MAX_FACT_LINES // 2))
+    for indexes, budget, most in parts:  # each part read from its end; the facts kept in the order of the lines
+        found[:0] = reversed(_facts_of(indexes, budget, most, lines, lowers, cudnn_named, whole))
     libraries = [item for facts in found for item in facts[0]]
     statuses = [item for facts in found for item in facts[1]]
     versions = [item for facts in found for item in facts[2]]
@@ -292,6 +329,33 @@ def read(data: bytes | str) -> Facts:
                  cpu_builds=tuple(_unique(cpu_builds, lambda c: c.text)), compilers=tuple(_unique(compilers, lambda c: c.name)),
                  not_found=tuple(_not_found(lines, lowers)), events=tuple(_unique(events, lambda e: (e.kind, e.code, e.text))),
                  frameworks=_frameworks(lowers), lines=tuple(lines))
+
+
+FactsOfLine = tuple[list["Library"], list["Status"], list["VersionPair"], list["Arch"], list["Phrase"], list["Symbol"],
+                    list["CpuBuild"], list["Compiler"], list["Event"]]
+
+
+def _facts_of(indexes: range, budget: int, most: int, lines: list[str], lowers: list[str], cudnn_named: bool,
+              whole: str) -> list[FactsOfLine]:
+    """The facts of the lines at INDEXES (read in that order), until BUDGET characters or MOST lines with facts."""
+    found: list[FactsOfLine] = []
+    for index in indexes:
+        line, lower = lines[index], lowers[index]
+        budget -= len(line) + 1
+        if budget < 0:
+            break
+        digits = _has_digit(line)
+        pairs = _versions(index, line, lower) if digits else []
+        if digits and not pairs and index > 0:  # "X was built for:" on one line, the versions on the next
+            pairs = _versions(index, lines[index - 1] + " | " + line, lowers[index - 1] + " | " + lower)
+        facts = (_libraries(index, line, lower, lowers) + _products(index, lower), _statuses(index, line, lower, cudnn_named), pairs,
+                 _archs(index, line, lower), _phrases(index, lower), _symbols(index, line, lower, lines),
+                 _cpu_builds(index, lower), _compilers(index, lower, whole), _events(index, line, lower))
+        if any(facts):
+            found.append(facts)
+            if len(found) >= most:
+                break
+    return found
 
 
 def _has_digit(text: str) -> bool:
