@@ -208,3 +208,18 @@ def test_a_long_fifo_is_read_head_and_tail(machine: Machine, tmp_path: Path) -> 
     assert result.exit_code == 0 and result.json["matches"][0]["code"] == "CD301"
     skipped = result.json["input"]["skipped"]
     assert skipped["bytes"] > 4_000_000 and skipped["start"] > len(HEAD) and skipped["end"] < len(body)
+
+
+def test_a_hardware_fault_is_set_against_checks_health_probes(machine: Machine, tmp_path: Path) -> None:
+    from tests.fakes.build import fake_nvml
+
+    # GPU 1 of a fake NVML has 3 uncorrectable ECC errors and runs its PCIe link at x8 of x16 (tests/test_health.py)
+    machine.add_library_path(fake_nvml(tmp_path / "nvml", gpus=2,
+                                       health={"SICK_GPU": 1, "ECC_VOLATILE": 3, "ECC_AGGREGATE": 7,
+                                               "PCIE_WIDTH": 8}).parent)
+    # jcjohnson/neural-style#312
+    result = machine.run("explain", "I get an “uncorrectable ECC error encountered” after 600 iteration.", "--json")
+    assert result.exit_code == 0 and result.json["matches"][0]["code"] == "CD130"
+    summary = " ".join(result.json["machine"]["summary"])
+    assert "GPU 1" in summary and "3 uncorrectable ECC error(s)" in summary and "x8 of x16" in summary
+    assert {"CD130", "CD134"} <= {f["code"] for f in result.json["machine"]["findings"]}

@@ -210,6 +210,8 @@ def machine_view(matches: list[dict[str, Any]], facts: reader.Facts, report: Rep
             said.append(f"Compute capability {values.get('compute_capability')} needs CUDA {values['needs_cuda']} or "
                         "newer; no toolkit here is that new (toolkits found: "
                         f"{', '.join(f'{t.version} ({t.path})' for t in older) or 'none'}).")
+    if set(codes) & HARDWARE_CODES:  # a fault of the GPU itself: what check's health probes read of each GPU
+        said.extend(_health_summary(report))
     if ("compute_capability" in values or facts.archs) and report.gpus:
         gpus = ", ".join(f"GPU {g.index} {g.name} (compute capability {g.compute_capability})" for g in report.gpus)
         said.append(f"This machine has {gpus}.")
@@ -220,6 +222,39 @@ def machine_view(matches: list[dict[str, Any]], facts: reader.Facts, report: Rep
     return {"summary": said, "findings": related,
             "cudnn": [{"version": i.version, "library": i.library, "loaded_by": list(i.loaded_by)} for i in installs],
             "driver": asdict(report.driver)}
+
+
+HARDWARE_CODES = {"CD130", "CD131", "CD132", "CD141", "CD142", "CD143"}
+
+
+def _health_summary(report: Report) -> list[str]:
+    """One sentence per GPU with the readings of check's health probes (ECC, row remapping, PCIe link) that
+    bear on a hardware fault; a GPU that fell off the bus is missing from them."""
+    said = []
+    for gpu in report.gpus:
+        health = gpu.health
+        if health is None:
+            said.append(f"GPU {gpu.index} {gpu.name}: no health readings (NVML gave none).")
+            continue
+        readings = []
+        if health.ecc_errors_uncorrected_volatile is not None:
+            readings.append(f"{health.ecc_errors_uncorrected_volatile} uncorrectable ECC error(s) since the driver "
+                            f"loaded ({health.ecc_errors_uncorrected_aggregate} over its life)")
+        elif health.ecc_enabled is False:
+            readings.append("ECC off")
+        for flag, words in ((health.retired_pages_pending, "page retirement pending"),
+                            (health.remapped_rows_pending, "row remapping pending"),
+                            (health.remapped_rows_failed, "row remapping failed")):
+            if flag:
+                readings.append(words)
+        if health.pcie_link_width and health.pcie_link_width_max:
+            readings.append(f"PCIe link x{health.pcie_link_width} of x{health.pcie_link_width_max}, generation "
+                            f"{health.pcie_link_generation} of {health.pcie_link_generation_max}")
+        said.append(f"GPU {gpu.index} {gpu.name} ({gpu.uuid or 'no UUID'}), as check's health probes read it "
+                    f"(CD130-CD134): {'; '.join(readings) or 'no readings supported'}.")
+    if not report.gpus:
+        said.append("The driver lists no GPU now: one that fell off the bus is gone until a reboot.")
+    return said
 
 
 def _major_from_library(library: str) -> str | None:
