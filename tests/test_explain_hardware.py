@@ -223,3 +223,29 @@ def test_a_hardware_fault_is_set_against_checks_health_probes(machine: Machine, 
     summary = " ".join(result.json["machine"]["summary"])
     assert "GPU 1" in summary and "3 uncorrectable ECC error(s)" in summary and "x8 of x16" in summary
     assert {"CD130", "CD134"} <= {f["code"] for f in result.json["machine"]["findings"]}
+
+
+@pytest.mark.parametrize(("message", "code"), [
+    # NVIDIA's driver before 2015 printed the bus id without "PCI:" (NVIDIA Xid catalog's examples)
+    ("NVRM: Xid (0000:01:00): 79, GPU has fallen off the bus.", "CD141"),
+    # kmod's modprobe and the kernel's driver core (sources in compat/errors.toml [[event]])
+    ("modprobe: ERROR: could not insert 'nvidia': No such device", "CD101"),
+    ("nvidia: probe of 0000:01:00.0 failed with error -1", "CD102"),
+    # Kitware CMake Modules/CMakeDetermineCUDACompiler.cmake
+    ("CMake Error at CMakeLists.txt:5 (project):\n  No CMAKE_CUDA_COMPILER could be found.", "CD201"),
+    # CUDA's include/crt/host_config.h on Windows
+    ("error: #error -- unsupported Microsoft Visual Studio version! Only the versions between 2017 and 2022 "
+     "(inclusive) are supported!", "CD209"),
+])
+def test_the_drivers_and_tools_own_words(message: str, code: str) -> None:
+    from cudnn_doctor.commands.explain import explain_text
+    first = explain_text(message, None)["matches"][0]
+    assert first["code"] == code, first
+    assert first["source"] and "<" not in first["fix"].replace("<driver>", "")
+
+
+def test_a_package_deprecation_outside_the_gpu_stack_is_not_claimed() -> None:
+    from cudnn_doctor.commands.explain import explain_text
+    # scikit-learn's placeholder package 'sklearn' (pypi.org/project/sklearn): retired, but not the GPU stack's
+    assert explain_text("ERROR: The 'sklearn' PyPI package is deprecated, use 'scikit-learn' rather than 'sklearn' "
+                        "for pip commands.", None)["matches"] == []

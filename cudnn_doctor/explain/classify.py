@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, field
 
+from cudnn_doctor.codes import CODES
 from cudnn_doctor.explain.reader import Event, Facts, Library
 from cudnn_doctor.knowledge.data import load
 from cudnn_doctor.knowledge.query import toolkit_min_driver
@@ -247,6 +248,9 @@ def _from_events(events: tuple[Event, ...]) -> list[Cause]:
             values["driver_cuda"] = values.get("has_cuda", values["known_isa"])
             values["min_driver"] = f"{floor.version} (Linux; see NVIDIA's table for Windows)" if floor else \
                 f"one that supports CUDA {values['needs_cuda']}"
-        causes.append(Cause(event.code, detail, event.source, values, kind=event.kind, line=event.line))
+        fact = detail
+        if "{fix}" not in CODES[event.code].fix:  # the code's own fix is general: the event's advice goes with its cause
+            fact = f"{detail}. For this message: {event.fix.rstrip('.')}"
+        causes.append(Cause(event.code, fact, event.source, values, kind=event.kind, line=event.line))
     return causes
 

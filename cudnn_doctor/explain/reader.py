@@ -44,7 +44,8 @@ TRIGGERS = (
     "compile", "built", "cpu", "nvcc", "packagesnotfound", "packagenotfound", "package missing", "symbolic link",
     "missing from your computer", "driver init",
     # the kernel's and the driver's own words (issue 21): Xid events, PCIe errors, undefined symbols of a framework
-    "xid", "nvrm", "pcie", "undefined symbol", ".version",
+    "xid", "nvrm", "pcie", "undefined symbol", ".version", "unsupported gnu version", "unsupported clang version",
+    "unsupported microsoft visual studio version",
     # "module" in the languages Windows prints error 126 in
     "modul", "módulo", "модуль", "模块", "模組", "モジュール", "모듈",
 )
@@ -1120,7 +1121,7 @@ def ptx_isa_source() -> str:
 
 XID_SOURCE = "NVIDIA Xid Errors catalog, https://docs.nvidia.com/deploy/xid-errors/"
 # "NVRM: Xid (PCI:0000:3b:00): 79, ...", "Xid=999", "XID 149", "caused by previous Xid 145"
-_XID = re.compile(r"(?i)\bxid\b[\s:=(]{0,3}(?:pci:(?P<pci>[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}(?:\.[0-7])?)\)?[\s:]{0,3})?"
+_XID = re.compile(r"(?i)\bxid\b[\s:=(]{0,3}(?:(?:pci:)?(?P<pci>[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}(?:\.[0-7])?)\)?[\s:]{0,3})?"
                   r"(?P<number>\d{1,3})\b")
 _PCI = re.compile(r"(?i)\b(?:pci:)?([0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}(?:\.[0-7])?)\b")
 # ptxas: "Unsupported .version 8.5; current version is '7.5'"
