@@ -41,6 +41,9 @@ def explain_code(code: str) -> dict[str, Any]:
     if entry is None:
         return {"schema": SCHEMA, "query": code, "code": None, "matches": [], "machine": None, "exit_code": 1}
     text = {key: _placeholders(value) if isinstance(value, str) else value for key, value in asdict(entry).items()}
+    if entry.fix.strip() == "{fix}":  # the fix depends on the message: the rows below give it case by case
+        text["fix"] = ("It depends on what the message says; `cudnn-doctor explain \"<message>\"` gives the fix for it "
+                       "(the messages below lead here, each with its own).")
     return {"schema": SCHEMA, "query": code, "code": text, "matches": _catalog_for_code(entry.code), "machine": None,
             "exit_code": 0}
 
@@ -51,9 +54,17 @@ def _placeholders(template: str) -> str:
 
 
 def _catalog_for_code(code: str) -> list[dict[str, Any]]:
-    return [{"id": e["id"], "code": e["code"], "framework": e["framework"], "cause": e["cause"].strip(),
-             "fix": e["fix"].strip(), "source": e["source"].strip(), "example": e["example"].strip()[:300]}
-            for e in load("errors").get("error", []) if e["code"] == code]
+    errors = load("errors")
+    catalog = [{"id": e["id"], "code": e["code"], "framework": e["framework"], "cause": e["cause"].strip(),
+                "fix": e["fix"].strip(), "source": e["source"].strip(), "example": e["example"].strip()[:300]}
+               for e in errors.get("error", []) if e["code"] == code]
+    events = [{"id": e["id"], "code": e["code"], "framework": e["kind"], "cause": e["meaning"].strip(),
+               "fix": e["fix"].strip(), "source": e["source"].strip(), "example": e["text"]}
+              for e in errors.get("event", []) if e["code"] == code]
+    xids = [{"id": f"xid-{x['number']}", "code": x["code"], "framework": "kernel", "cause": x["meaning"].strip(),
+             "fix": x["action"].strip() + ".", "source": x["source"].strip(), "example": f"NVRM: Xid (PCI:…): {x['number']}, "
+             f"{x['name']}"} for x in errors.get("xid", []) if x["code"] == code]
+    return catalog + events + xids
 
 
 def explain_text(text: str | bytes, report: Report | None) -> dict[str, Any]:
