@@ -233,6 +233,16 @@ def test_a_hardware_fault_is_set_against_checks_health_probes(machine: Machine, 
     ("nvidia: probe of 0000:01:00.0 failed with error -1", "CD102"),
     # Kitware CMake Modules/CMakeDetermineCUDACompiler.cmake
     ("CMake Error at CMakeLists.txt:5 (project):\n  No CMAKE_CUDA_COMPILER could be found.", "CD201"),
+    # NVIDIA/open-gpu-kernel-modules kernel-open/nvidia/nv.c
+    ("NVRM: API mismatch: the client has the version 535.104.05, but\nNVRM: this kernel module has the version "
+     "535.86.10.  Please", "CD110"),
+    # vllm-project/vllm vllm/v1/core/kv_cache_utils.py and sgl-project/sglang model_runner.py: memory budgets
+    ("ValueError: The model's max seq len (32768) is larger than the maximum number of tokens that can be stored in "
+     "KV cache (20000). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the "
+     "engine.", "CD109"),
+    ("RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.", "CD109"),
+    # Dao-AILab/flash-attention setup.py
+    ("OSError: nvcc was not found.  Are you sure your environment has nvcc available?", "CD201"),
     # CUDA's include/crt/host_config.h on Windows
     ("error: #error -- unsupported Microsoft Visual Studio version! Only the versions between 2017 and 2022 "
      "(inclusive) are supported!", "CD209"),
