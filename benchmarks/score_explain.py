@@ -1,7 +1,7 @@
 """Score `cudnn-doctor explain` on the evaluation set of real error messages (issue 12).
 
 Usage: python benchmarks/score_explain.py [--cases FILE] [--json OUT] [--show-misses] [--workers N]
-                                          [--check-only] [--distinct-from OTHER_CASES_FILE]
+                                          [--check-only] [--distinct-from OTHER_CASES_FILE ...]
 
 Two sets exist: benchmarks/explain_eval/cases.toml (the default, written before the reader) and
 benchmarks/explain_eval/cases_2.toml (held out, gathered after the reader was built); score the second
@@ -254,13 +254,14 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--python", default=sys.executable, help="interpreter that runs cudnn_doctor")
     parser.add_argument("--check-only", action="store_true", help="only check the cases file")
-    parser.add_argument("--distinct-from", type=Path, help="another cases file that must share no thread with --cases")
+    parser.add_argument("--distinct-from", type=Path, action="append", default=[],
+                        help="another cases file that must share no thread with --cases (repeatable)")
     options = parser.parse_args()
 
     cases = load_cases(options.cases)
     problems = check_cases(cases)
-    if options.distinct_from:
-        problems += shared_threads(cases, options.distinct_from)
+    for other in options.distinct_from:
+        problems += shared_threads(cases, other)
     for problem in problems:
         print(f"case problem: {problem}", file=sys.stderr)
     if options.check_only or problems:

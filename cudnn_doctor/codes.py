@@ -90,6 +90,18 @@ _CODES = (
     Code("CD140", "warning", "GPU near its slowdown temperature",
          "GPU {gpu} is at {temperature} °C; it slows down at {slowdown} °C.",
 ),
+    Code("CD141", "error", "GPU fell off the bus or was lost",
+         "The GPU stopped answering the driver ({detail}). The kernel driver can no longer reach it over PCIe: a "
+         "power, thermal, riser/slot or hardware fault, rarely the driver; every program on it fails until it "
+         "is back."),
+    Code("CD142", "error", "The driver reported a GPU error (Xid)",
+         "The NVIDIA kernel driver logged an Xid event ({detail})."),
+    Code("CD143", "error", "PCIe errors on the GPU's link",
+         "The PCIe layer reported errors on the link to the GPU ({detail}). Corrected errors cost speed; "
+         "uncorrected (fatal) ones drop the GPU off the bus."),
+    Code("CD144", "error", "The display watchdog reset the GPU (TDR)",
+         "A kernel ran longer than the display driver's watchdog allows and the GPU was reset ({detail}); every "
+         "CUDA context on it is lost."),
     # CD2xx: CUDA toolkit and runtime
     Code("CD201", "warning", "No CUDA toolkit found",
          "No CUDA toolkit was found (CUDA_HOME, CUDA_PATH, nvcc on PATH, /usr/local/cuda*, pip "
@@ -107,6 +119,12 @@ _CODES = (
     Code("CD206", "error", "CUDA compiler older than the GPU",
          "The CUDA compiler ({detail}) does not know this GPU's architecture: the CUDA toolkit or NVRTC that "
          "compiles the kernels is older than the GPU."),
+    Code("CD207", "error", "CUDA compiler older than the PTX it is given",
+         "{detail}"),
+    Code("CD208", "error", "A CUDA build tool or integration is missing",
+         "{detail}"),
+    Code("CD209", "error", "Host compiler not supported by this CUDA",
+         "{detail}"),
     # CD3xx: cuDNN installs
     Code("CD301", "error", "No cuDNN found",
          "No copy of cuDNN (libcudnn.so.N / cudnn64_N.dll) was found in the loader's search path, "
@@ -257,6 +275,8 @@ _CODES = (
          "build pins exact versions of NVIDIA's library wheels (nvidia-*-cuNN, cuda-toolkit), and companions such as "
          "torchvision and torchaudio are built for one torch release and CUDA variant; two requirements here pin "
          "different ones."),
+    Code("CD522", "error", "Retired or placeholder package",
+         "{detail}"),
     # CD6xx: bench
     Code("CD601", "error", "No GPU to benchmark",
          "{why}"),

@@ -54,9 +54,17 @@ def _placeholders(template: str) -> str:
 
 
 def _catalog_for_code(code: str) -> list[dict[str, Any]]:
-    return [{"id": e["id"], "code": e["code"], "framework": e["framework"], "cause": e["cause"].strip(),
-             "fix": e["fix"].strip(), "source": e["source"].strip(), "example": e["example"].strip()[:300]}
-            for e in load("errors").get("error", []) if e["code"] == code]
+    errors = load("errors")
+    catalog = [{"id": e["id"], "code": e["code"], "framework": e["framework"], "cause": e["cause"].strip(),
+                "fix": e["fix"].strip(), "source": e["source"].strip(), "example": e["example"].strip()[:300]}
+               for e in errors.get("error", []) if e["code"] == code]
+    events = [{"id": e["id"], "code": e["code"], "framework": e["kind"], "cause": e["meaning"].strip(),
+               "fix": e["fix"].strip(), "source": e["source"].strip(), "example": e["text"]}
+              for e in errors.get("event", []) if e["code"] == code]
+    xids = [{"id": f"xid-{x['number']}", "code": x["code"], "framework": "kernel", "cause": x["meaning"].strip(),
+             "fix": x["action"].strip() + ".", "source": x["source"].strip(), "example": f"NVRM: Xid (PCI:…): {x['number']}, "
+             f"{x['name']}"} for x in errors.get("xid", []) if x["code"] == code]
+    return catalog + events + xids
 
 
 def explain_text(text: str | bytes, report: Report | None) -> dict[str, Any]:
@@ -80,12 +88,18 @@ def explain_text(text: str | bytes, report: Report | None) -> dict[str, Any]:
         if summary.code not in covered:
             covered.add(summary.code)
             matches.append(_filled({k: v for k, v in asdict(summary).items() if k != "priority"}))
-    flat = " ".join(reader.to_text(text)[-2000:].split())
+    whole = reader.to_text(text)
+    flat = " ".join(whole[-2000:].split())
+    cut = reader.skipped(whole)
     return {
         "schema": SCHEMA,
         "query": flat if len(flat) <= 500 else flat[:250] + " … " + flat[-250:],
         "matches": matches,
         "facts": _facts_json(facts),
+        "input": {"skipped": cut, "note": None if cut is None else (
+            f"The input is longer than {reader.MAX_BYTES // 1_000_000} MB: its first {cut['start']} bytes and its "
+            f"last ones were read; {cut['bytes']} bytes in the middle (from byte {cut['start']} to byte "
+            f"{cut['end']}) were skipped.")},
         "machine": machine_view(matches, facts, report) if report is not None else None,
         "exit_code": 0 if matches else 1,
     }
@@ -130,9 +144,12 @@ def _from_cause(cause: classify.Cause, framework: str | None, line: str) -> dict
     if cause.code in _fixes():  # the registry's fix is "{fix}", filled by the rule that finds it: the table's
         fix = _filled({"fix": _fixes()[cause.code], "values": cause.values})["fix"]
     else:
+        from cudnn_doctor.explain.classify import general_advice_fits
         from cudnn_doctor.plan.advice import advice
 
-        fix = advice(cause.code, dict(known))
+        fix = (_filled({"fix": str(cause.values["fix"]), "values": cause.values})["fix"]
+               if cause.values.get("fix") and not general_advice_fits(cause.code, cause.values)
+               else advice(cause.code, dict(known)))
     return {"id": f"{cause.kind}-{cause.code.lower()}", "code": cause.code,
             "framework": framework or READER_FRAMEWORK.get(cause.kind, "unknown"),
             "cause": f"{entry.title}: {cause.fact.rstrip('.')}.", "fix": fix, "source": cause.source,
@@ -227,6 +244,8 @@ def machine_view(matches: list[dict[str, Any]], facts: reader.Facts, report: Rep
             said.append(f"Compute capability {values.get('compute_capability')} needs CUDA {values['needs_cuda']} or "
                         "newer; no toolkit here is that new (toolkits found: "
                         f"{', '.join(f'{t.version} ({t.path})' for t in older) or 'none'}).")
+    if set(codes) & HARDWARE_CODES:  # a fault of the GPU itself: what check's health probes read of each GPU
+        said.extend(_health_summary(report))
     if ("compute_capability" in values or facts.archs) and report.gpus:
         gpus = ", ".join(f"GPU {g.index} {g.name} (compute capability {g.compute_capability})" for g in report.gpus)
         said.append(f"This machine has {gpus}.")
@@ -237,6 +256,39 @@ def machine_view(matches: list[dict[str, Any]], facts: reader.Facts, report: Rep
     return {"summary": said, "findings": related,
             "cudnn": [{"version": i.version, "library": i.library, "loaded_by": list(i.loaded_by)} for i in installs],
             "driver": asdict(report.driver)}
+
+
+HARDWARE_CODES = {"CD130", "CD131", "CD132", "CD141", "CD142", "CD143"}
+
+
+def _health_summary(report: Report) -> list[str]:
+    """One sentence per GPU with the readings of check's health probes (ECC, row remapping, PCIe link) that
+    bear on a hardware fault; a GPU that fell off the bus is missing from them."""
+    said = []
+    for gpu in report.gpus:
+        health = gpu.health
+        if health is None:
+            said.append(f"GPU {gpu.index} {gpu.name}: no health readings (NVML gave none).")
+            continue
+        readings = []
+        if health.ecc_errors_uncorrected_volatile is not None:
+            readings.append(f"{health.ecc_errors_uncorrected_volatile} uncorrectable ECC error(s) since the driver "
+                            f"loaded ({health.ecc_errors_uncorrected_aggregate} over its life)")
+        elif health.ecc_enabled is False:
+            readings.append("ECC off")
+        for flag, words in ((health.retired_pages_pending, "page retirement pending"),
+                            (health.remapped_rows_pending, "row remapping pending"),
+                            (health.remapped_rows_failed, "row remapping failed")):
+            if flag:
+                readings.append(words)
+        if health.pcie_link_width and health.pcie_link_width_max:
+            readings.append(f"PCIe link x{health.pcie_link_width} of x{health.pcie_link_width_max}, generation "
+                            f"{health.pcie_link_generation} of {health.pcie_link_generation_max}")
+        said.append(f"GPU {gpu.index} {gpu.name} ({gpu.uuid or 'no UUID'}), as check's health probes read it "
+                    f"(CD130-CD134): {'; '.join(readings) or 'no readings supported'}.")
+    if not report.gpus:
+        said.append("The driver lists no GPU now: one that fell off the bus is gone until a reboot.")
+    return said
 
 
 def _major_from_library(library: str) -> str | None:
@@ -262,9 +314,10 @@ _NOTHING_FIX = 'cudnn-doctor explain CD301, explain "<message>", or: python trai
 
 
 def read_message(query: str | None, from_file: str | None, stdin: Any) -> bytes:
-    """The message as bytes: the argument, the last 2 MB of --from-file (any file type, read without
-    blocking on a FIFO that has no writer) or of standard input. Nothing to read is a usage error."""
-    from cudnn_doctor.explain.reader import MAX_BYTES
+    """The message as bytes: the argument, --from-file (any file type, read without blocking on a FIFO that has
+    no writer) or standard input; of an input longer than 2 MB its head and its tail, with a line that says
+    which bytes were skipped between them (reader.head_and_tail). Nothing to read is a usage error."""
+    from cudnn_doctor.explain.reader import HEAD_BYTES, MAX_BYTES, TAIL_BYTES, skip_line
 
     if from_file is not None:
         try:
@@ -276,18 +329,22 @@ def read_message(query: str | None, from_file: str | None, stdin: Any) -> bytes:
             info = os.fstat(fd)
             if stat.S_ISDIR(info.st_mode):
                 raise DoctorError(f"--from-file {from_file}: is a folder", fix="give the path of a log file")
-            if stat.S_ISREG(info.st_mode):
-                os.lseek(fd, max(0, info.st_size - MAX_BYTES), os.SEEK_SET)
+            if stat.S_ISREG(info.st_mode) and info.st_size > MAX_BYTES:  # the head, then the tail, of a long file
+                head = _first(lambda: os.read(fd, 1 << 20), HEAD_BYTES)
+                os.lseek(fd, info.st_size - TAIL_BYTES, os.SEEK_SET)
+                data = head + skip_line(len(head), info.st_size - TAIL_BYTES) + \
+                    _head_and_tail(lambda: os.read(fd, 1 << 20), TAIL_BYTES)
             else:
-                os.set_blocking(fd, True)  # a FIFO: read what its writer sends, to the end
-            data = _tail(lambda: os.read(fd, 1 << 20), MAX_BYTES)
+                if not stat.S_ISREG(info.st_mode):
+                    os.set_blocking(fd, True)  # a FIFO: read what its writer sends, to the end
+                data = _head_and_tail(lambda: os.read(fd, 1 << 20), MAX_BYTES)
         except OSError as error:
             raise DoctorError(f"--from-file {from_file}: {error.strerror or error}",
                               fix="give the path of a readable log file") from None
         finally:
             os.close(fd)
     elif query == "-" or (query is None and not stdin.isatty()):
-        data = _tail(lambda: stdin.buffer.read(1 << 20), MAX_BYTES)
+        data = _head_and_tail(lambda: stdin.buffer.read(1 << 20), MAX_BYTES)
     else:
         data = (query or "").encode("utf-8", "surrogateescape")
     if not data.strip():
@@ -298,13 +355,33 @@ def read_message(query: str | None, from_file: str | None, stdin: Any) -> bytes:
 _MAX_STREAM = 512 << 20  # a stream (stdin, a FIFO, /dev/zero) is read this far at most
 
 
-def _tail(read: Callable[[], bytes], limit: int) -> bytes:
-    """What READ returns until it returns nothing (or _MAX_STREAM bytes), keeping only the last LIMIT bytes."""
+def _first(read: Callable[[], bytes], limit: int) -> bytes:
+    """The first LIMIT bytes READ returns."""
+    kept = bytearray()
+    while len(kept) < limit and (chunk := read()):
+        kept += chunk
+    return bytes(kept[:limit])
+
+
+def _head_and_tail(read: Callable[[], bytes], limit: int) -> bytes:
+    """What READ returns until it returns nothing (or _MAX_STREAM bytes): all of it if it is at most LIMIT bytes,
+    else its first HEAD_BYTES and last LIMIT - HEAD_BYTES with the skip line between them."""
+    from cudnn_doctor.explain.reader import HEAD_BYTES, skip_line
+
+    head = bytearray()
     kept = bytearray()
     total = 0
+    tail_limit = max(0, limit - HEAD_BYTES)
     while total < _MAX_STREAM and (chunk := read()):
         total += len(chunk)
+        if len(head) < HEAD_BYTES:
+            take = HEAD_BYTES - len(head)
+            head += chunk[:take]
+            chunk = chunk[take:]
         kept += chunk
-        if len(kept) > 2 * limit:
-            del kept[:-limit]
-    return bytes(kept[-limit:])
+        if len(kept) > 2 * max(tail_limit, 1):
+            del kept[:-tail_limit or None]
+    if total <= limit:
+        return bytes(head + kept)
+    tail = bytes(kept[-tail_limit:]) if tail_limit else b""
+    return bytes(head) + skip_line(len(head), total - len(tail)) + tail

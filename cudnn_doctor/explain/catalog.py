@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from cudnn_doctor.explain.reader import split_at_skip
 from cudnn_doctor.knowledge.data import load
 
 WINDOW = 64_000  # the catalog reads at most the last this many characters of the candidate lines
@@ -38,7 +39,14 @@ def match_lines(lines: tuple[str, ...] | list[str], stack_library_named: bool = 
     (`stack_library = true`: a too old glibc, a wrong ELF class) hold only where STACK_LIBRARY_NAMED,
     that is where the message names a library of the GPU stack: the same words about matplotlib's
     extension are not the doctor's business."""
-    text = "\n".join(lines)[-WINDOW:]
+    skip = split_at_skip(lines)
+    if skip >= 0:  # a log whose middle was skipped: its head is searched too, within a share of the window
+        head = "\n".join(lines[:skip])
+        if len(head) > WINDOW // 4:  # its first lines (start-up errors) and its last ones
+            head = head[:WINDOW // 8] + "\n" + head[-(WINDOW // 8):]
+        text = head + "\n" + "\n".join(lines[skip + 1:])[-WINDOW:]
+    else:
+        text = "\n".join(lines)[-WINDOW:]
     lower = text.lower()
     found: list[Match] = []
     for entry, pattern in compiled():

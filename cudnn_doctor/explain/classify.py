@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
+from typing import Any
 
-from cudnn_doctor.explain.reader import Facts, Library
+from cudnn_doctor.explain.reader import Event, Facts, Library
 from cudnn_doctor.knowledge.data import load
+from cudnn_doctor.knowledge.query import toolkit_min_driver
 
 CONTEXT_CODES = {"CD108"}
 PART_ORDER = {"driver": 0, "cuda": 1, "cudnn": 2, "framework": 3}
@@ -26,9 +28,20 @@ class Cause:
     line: int = -1  # the line of Facts.lines it was read from
 
 
+def general_advice_fits(code: str, values: dict[str, Any]) -> bool:
+    """Does the advice of CODE (compat/fixes.toml) name values, all of which this message gave?"""
+    from cudnn_doctor.plan.advice import fields_of
+
+    wanted = set(fields_of(code)) - {"fix", "detail"}
+    return bool(wanted) and wanted <= set(values)
+
+
 def classify(facts: Facts) -> list[Cause]:
     """The causes FACTS show, strongest first, one per code."""
     causes: list[Cause] = []
+    # a language binding's natives are a weaker fact than what the loader says beneath them (libcuda.so.1 missing)
+    bindings = tuple(e for e in facts.events if e.kind == "binding")
+    causes.extend(_from_events(tuple(e for e in facts.events if e.kind != "binding")))
     causes.extend(_from_libraries(facts.libraries))
     causes.extend(Cause(symbol.finding, f"the loader could not find {symbol.name}, a symbol of {symbol.owner}: the "
                         "library that needs it was built against another version than the one loaded",
@@ -44,6 +57,7 @@ def classify(facts: Facts) -> list[Cause]:
                         kind="phrase", line=p.line) for p in facts.phrases)
     causes.extend(_from_conflicts(facts))
     causes.extend(_from_not_found(facts))
+    causes.extend(_from_events(bindings))
     # a container that was started without the GPU explains every failure inside it
     causes.sort(key=lambda cause: cause.code not in CONTEXT_CODES)
     seen: set[str] = set()
@@ -212,3 +226,39 @@ def _from_not_found(facts: Facts) -> list[Cause]:
                             "built for a CUDA version", f"compat/libraries.toml: {missing.source}",
                             {"detail": f"{missing.tool}: {named}"}, kind="not-found", line=missing.line))
     return causes
+
+
+# the hardware's own report of a fault is the root of what a program saw after it; among the driver's events the
+# one that names the fault ranks before the ones that follow from it (Xid 45 "caused by previous Xid 149")
+EVENT_RANK = ("CD141", "CD130", "CD132", "CD131", "CD143", "CD142", "CD144", "CD102", "CD101")
+HEALTH = {"CD130": "ECC", "CD131": "row remapping", "CD132": "row remapping", "CD141": "PCIe link",
+          "CD143": "PCIe link"}
+
+
+def _from_events(events: tuple[Event, ...]) -> list[Cause]:
+    if not events:
+        return []
+    xids = [e for e in events if e.kind == "xid"]
+    followers = [e for e in xids if dict(e.values).get("xid") == "45"]
+    ordered = sorted(events, key=lambda e: (EVENT_RANK.index(e.code) if e.code in EVENT_RANK else len(EVENT_RANK),
+                                            e in followers and len(xids) > len(followers), -e.line))
+    causes = []
+    for event in ordered:
+        values = dict(event.values)
+        where = f" on the GPU at PCI {values['pci']}" if "pci" in values else ""
+        detail = f"{event.text}{where}: {event.meaning}"
+        values.update({"detail": detail, "fix": event.fix})
+        if event.code in HEALTH:  # the same fault as check's health probe reads it
+            values["gpu"] = values.get("pci", "that reported it")
+            values["health"] = HEALTH[event.code]
+        if event.code == "CD103" and "needs_cuda" in values:  # a driver older than the CUDA that compiled the code
+            floor = toolkit_min_driver(values["needs_cuda"], "linux")
+            values["driver_cuda"] = values.get("has_cuda", values["known_isa"])
+            values["min_driver"] = f"{floor.version} (Linux; see NVIDIA's table for Windows)" if floor else \
+                f"one that supports CUDA {values['needs_cuda']}"
+        fact = detail
+        if general_advice_fits(event.code, values):  # the code's advice, filled, is the fix: the event's goes with its cause
+            fact = f"{detail}. For this message: {event.fix.rstrip('.')}"
+        causes.append(Cause(event.code, fact, event.source, values, kind=event.kind, line=event.line))
+    return causes
+

@@ -3,8 +3,9 @@ error codes by name or number, pairs of versions and what they belong to, GPU ar
 framework that printed it.
 
 The knowledge is data (compat/libraries.toml, compat/status_codes.toml). The text is read line by line
-with plain token scans and bounded patterns only, so the cost is linear in the input, and only the last
-MAX_BYTES of a log are read.
+with plain token scans and bounded patterns only, so the cost is linear in the input. Of a log longer than
+MAX_BYTES, the first HEAD_BYTES (TensorFlow prints its loading errors at start-up) and the last TAIL_BYTES
+(where the error is) are read, with a line that says which bytes were skipped between them.
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ from typing import Any
 
 from cudnn_doctor.knowledge.data import load
 
-MAX_BYTES = 2_000_000  # a log is read from its end, where the error is
+MAX_BYTES = 2_000_000  # of a longer log, its head and its tail are read, this much in all
+HEAD_BYTES = 256_000  # the start of a log: a framework's loading errors
+TAIL_BYTES = MAX_BYTES - HEAD_BYTES  # the end of a log, where the error is
 MAX_LINE = 4096  # longer lines are read in pieces of this size
 MAX_LINES = 3000  # the last lines that can carry a fact, at most
 CONTEXT = 3  # lines kept on either side of one that can (a message wrapped over lines)
@@ -40,6 +43,9 @@ TRIGGERS = (
     # builds without GPU support, compilers, installers that found nothing
     "compile", "built", "cpu", "nvcc", "packagesnotfound", "packagenotfound", "package missing", "symbolic link",
     "missing from your computer", "driver init",
+    # the kernel's and the driver's own words (issue 21): Xid events, PCIe errors, undefined symbols of a framework
+    "xid", "nvrm", "pcie", "undefined symbol", ".version", "unsupported gnu version", "unsupported clang version",
+    "unsupported microsoft visual studio version",
     # "module" in the languages Windows prints error 126 in
     "modul", "módulo", "модуль", "模块", "模組", "モジュール", "모듈",
 )
@@ -165,6 +171,22 @@ class NotFound:
 
 
 @dataclass(frozen=True)
+class Event:
+    """A fact in the kernel's, the driver's or a tool's own fixed words (compat/errors.toml [[xid]], [[event]],
+    [[ptx_isa]]): an Xid number, a GPU that fell off the bus, a PCIe error, a display watchdog reset, a
+    missing compiler tool, a PTX ISA newer than the ptxas that reads it, a retired package."""
+
+    kind: str  # xid | bus | module | aer | tdr | toolchain | budget | placeholder | ptx | host-compiler
+    code: str
+    text: str  # the words read
+    meaning: str
+    fix: str
+    source: str
+    values: tuple[tuple[str, str], ...] = ()
+    line: int = 0
+
+
+@dataclass(frozen=True)
 class Facts:
     libraries: tuple[Library, ...] = ()
     symbols: tuple[Symbol, ...] = ()
@@ -176,6 +198,7 @@ class Facts:
     cpu_builds: tuple[CpuBuild, ...] = ()
     compilers: tuple[Compiler, ...] = ()
     not_found: tuple[NotFound, ...] = ()
+    events: tuple[Event, ...] = ()
     frameworks: tuple[str, ...] = ()  # most mentioned first
     lines: tuple[str, ...] = field(default=(), repr=False)  # the lines that can carry a fact (for the catalog)
 
@@ -185,14 +208,43 @@ class Facts:
 
     def any(self) -> bool:
         return bool(self.libraries or self.symbols or self.statuses or self.versions or self.archs or self.phrases
-                    or self.conflicts or self.cpu_builds or self.compilers or self.not_found)
+                    or self.conflicts or self.cpu_builds or self.compilers or self.not_found or self.events)
 
 
 def to_text(data: bytes | str) -> str:
-    """Any bytes as text: the last MAX_BYTES, control bytes (NUL included) as spaces, invalid UTF-8 replaced."""
+    """Any bytes as text: a long input's head and tail (head_and_tail), control bytes (NUL included) as spaces,
+    invalid UTF-8 replaced."""
     if isinstance(data, str):
-        data = data[-MAX_BYTES:].encode("utf-8", "replace")
-    return data[-MAX_BYTES:].translate(_CONTROLS).decode("utf-8", "replace")
+        data = data.encode("utf-8", "surrogateescape")
+    return head_and_tail(data).translate(_CONTROLS).decode("utf-8", "replace")
+
+
+_SKIPPED = re.compile(rb"\n\[cudnn-doctor: (\d{1,15}) bytes skipped, from byte (\d{1,15}) to byte (\d{1,15})\]\n")
+SKIPPED_LINE = re.compile(r"^\[cudnn-doctor: (\d{1,15}) bytes skipped, from byte (\d{1,15}) to byte (\d{1,15})\]$")
+
+
+def skip_line(start: int, end: int) -> bytes:
+    """The line that stands for bytes START..END of the input, which were not read."""
+    return f"\n[cudnn-doctor: {end - start} bytes skipped, from byte {start} to byte {end}]\n".encode()
+
+
+def head_and_tail(data: bytes) -> bytes:
+    """DATA if it is at most MAX_BYTES long; else its first HEAD_BYTES and last TAIL_BYTES with the skip line
+    between them (data a reader already cut this way is kept as it is)."""
+    if len(data) <= MAX_BYTES + 200 and (len(data) <= MAX_BYTES or _SKIPPED.search(data, HEAD_BYTES - 1, HEAD_BYTES + 200)):
+        return data
+    return data[:HEAD_BYTES] + skip_line(HEAD_BYTES, len(data) - TAIL_BYTES) + data[-TAIL_BYTES:]
+
+
+def skipped(text: str) -> dict[str, int] | None:
+    """{bytes, start, end} of the part of the input that was not read, from its skip line; None if all was read."""
+    at = text.find("\n[cudnn-doctor: ", 0, HEAD_BYTES + 16)
+    if at < 0:
+        return None
+    match = SKIPPED_LINE.match(text[at + 1:text.find("\n", at + 1)])
+    if match is None:
+        return None
+    return {"bytes": int(match.group(1)), "start": int(match.group(2)), "end": int(match.group(3))}
 
 
 _CONTROLS = bytes(32 if (code < 32 and code not in (9, 10)) or code == 127 else code for code in range(256))
@@ -200,7 +252,19 @@ _CONTROLS = bytes(32 if (code < 32 and code not in (9, 10)) or code == 127 else 
 
 def candidate_lines(text: str) -> list[str]:
     """The lines that can carry a fact and CONTEXT lines on either side of each (a message wrapped over lines),
-    long lines cut into pieces, the last MAX_LINES of them."""
+    long lines cut into pieces, the last MAX_LINES of them. Of a log whose middle was skipped, the head keeps a
+    quarter of that share (its first and its last lines) and the skip line stays between head and tail."""
+    if skipped(text) is not None:
+        at = text.find("\n[cudnn-doctor: ")
+        end = text.find("\n", at + 1)
+        head = _candidates(text[:at])
+        share = MAX_LINES // 4  # the head's first lines (start-up errors) and its last ones
+        head = head if len(head) <= share else head[:share // 2] + head[-(share // 2):]
+        return head + [text[at + 1:end]] + _candidates(text[end + 1:])[-(MAX_LINES - len(head) - 1):]
+    return _candidates(text)[-MAX_LINES:]
+
+
+def _candidates(text: str) -> list[str]:
     pieces: list[str] = []
     for raw in text.splitlines():
         if len(raw) > MAX_LINE:
@@ -214,8 +278,12 @@ def candidate_lines(text: str) -> list[str]:
         lower = line.lower()
         if any(trigger in lower for trigger in present):
             keep.update(range(index - CONTEXT, index + CONTEXT + 1))
-    kept = [pieces[index] for index in sorted(keep) if 0 <= index < len(pieces)]
-    return kept[-MAX_LINES:]
+    return [pieces[index] for index in sorted(keep) if 0 <= index < len(pieces)]
+
+
+def split_at_skip(lines: list[str] | tuple[str, ...]) -> int:
+    """The index of the skip line in LINES, or -1."""
+    return next((i for i, line in enumerate(lines) if SKIPPED_LINE.match(line)), -1)
 
 
 @functools.cache
@@ -225,20 +293,54 @@ def _triggers() -> tuple[str, ...]:
     status = load("status_codes")
     texts = [row["text"] for table in ("message", "phrase") for row in status.get(table, [])]
     texts += [alias for row in load("libraries").get("library", []) for alias in row.get("aliases", [])]
+    errors = load("errors")
+    texts += [row["text"] for table in ("event", "outside") for row in errors.get(table, [])]
     return tuple(dict.fromkeys((*TRIGGERS, *texts)))
 
 
 def read(data: bytes | str) -> Facts:
     """Every fact in DATA (bytes or text of any size), read from the end: the last MAX_FACT_LINES lines
-    that carry a fact are enough, and reading stops there."""
+    that carry a fact are enough, and reading stops there. Of a log whose middle was skipped, the head is
+    read too, with a budget of its own."""
     lines = candidate_lines(to_text(data))
     lowers = [line.lower() for line in lines]
-    found: list[tuple[list[Library], list[Status], list[VersionPair], list[Arch], list[Phrase], list[Symbol],
-                      list[CpuBuild], list[Compiler]]] = []
+    found: list[FactsOfLine] = []
     whole = "\n".join(lowers[-MAX_LINES:])[-FRAMEWORK_WINDOW:]
     cudnn_named = "cudnn" in whole
-    budget = FACT_WINDOW
-    for index in range(len(lines) - 1, -1, -1):
+    skip = split_at_skip(lines)
+    # the tail is read from its end first; then the head, with a budget of its own, so a long tail cannot hide it
+    parts = [(range(len(lines) - 1, skip, -1), FACT_WINDOW, MAX_FACT_LINES)]
+    if skip >= 0:
+        parts.append((range(skip - 1, -1, -1), FACT_WINDOW // 4, MAX_FACT_LINES // 2))
+    for indexes, budget, most in parts:  # each part read from its end; the facts kept in the order of the lines
+        found[:0] = reversed(_facts_of(indexes, budget, most, lines, lowers, cudnn_named, whole))
+    libraries = [item for facts in found for item in facts[0]]
+    statuses = [item for facts in found for item in facts[1]]
+    versions = [item for facts in found for item in facts[2]]
+    archs = [item for facts in found for item in facts[3]]
+    phrases = [item for facts in found for item in facts[4]]
+    symbols = [item for facts in found for item in facts[5]]
+    cpu_builds = [item for facts in found for item in facts[6]]
+    compilers = [item for facts in found for item in facts[7]]
+    events = [item for facts in found for item in facts[8]]
+    return Facts(libraries=tuple(libraries), symbols=tuple(_unique(symbols, lambda s: s.name)), statuses=tuple(_unique(statuses, lambda s: (s.api, s.name))),
+                 versions=tuple(_unique(versions, lambda v: (v.subject, v.built, v.found))),
+                 archs=tuple(_unique(archs, lambda a: (a.compute_capability, a.cue))),
+                 phrases=tuple(_unique(phrases, lambda p: p.text)), conflicts=tuple(_conflicts(lines, lowers)),
+                 cpu_builds=tuple(_unique(cpu_builds, lambda c: c.text)), compilers=tuple(_unique(compilers, lambda c: c.name)),
+                 not_found=tuple(_not_found(lines, lowers)), events=tuple(_unique(events, lambda e: (e.kind, e.code, e.text))),
+                 frameworks=_frameworks(lowers), lines=tuple(lines))
+
+
+FactsOfLine = tuple[list["Library"], list["Status"], list["VersionPair"], list["Arch"], list["Phrase"], list["Symbol"],
+                    list["CpuBuild"], list["Compiler"], list["Event"]]
+
+
+def _facts_of(indexes: range, budget: int, most: int, lines: list[str], lowers: list[str], cudnn_named: bool,
+              whole: str) -> list[FactsOfLine]:
+    """The facts of the lines at INDEXES (read in that order), until BUDGET characters or MOST lines with facts."""
+    found: list[FactsOfLine] = []
+    for index in indexes:
         line, lower = lines[index], lowers[index]
         budget -= len(line) + 1
         if budget < 0:
@@ -248,27 +350,13 @@ def read(data: bytes | str) -> Facts:
         if digits and not pairs and index > 0:  # "X was built for:" on one line, the versions on the next
             pairs = _versions(index, lines[index - 1] + " | " + line, lowers[index - 1] + " | " + lower)
         facts = (_libraries(index, line, lower, lowers) + _products(index, lower), _statuses(index, line, lower, cudnn_named), pairs,
-                 _archs(index, line, lower), _phrases(index, lower), _symbols(index, line, lower),
-                 _cpu_builds(index, lower), _compilers(index, lower, whole))
+                 _archs(index, line, lower), _phrases(index, lower), _symbols(index, line, lower, lines),
+                 _cpu_builds(index, lower), _compilers(index, lower, whole), _events(index, line, lower))
         if any(facts):
             found.append(facts)
-            if len(found) >= MAX_FACT_LINES:
+            if len(found) >= most:
                 break
-    found.reverse()
-    libraries = [item for facts in found for item in facts[0]]
-    statuses = [item for facts in found for item in facts[1]]
-    versions = [item for facts in found for item in facts[2]]
-    archs = [item for facts in found for item in facts[3]]
-    phrases = [item for facts in found for item in facts[4]]
-    symbols = [item for facts in found for item in facts[5]]
-    cpu_builds = [item for facts in found for item in facts[6]]
-    compilers = [item for facts in found for item in facts[7]]
-    return Facts(libraries=tuple(libraries), symbols=tuple(_unique(symbols, lambda s: s.name)), statuses=tuple(_unique(statuses, lambda s: (s.api, s.name))),
-                 versions=tuple(_unique(versions, lambda v: (v.subject, v.built, v.found))),
-                 archs=tuple(_unique(archs, lambda a: (a.compute_capability, a.cue))),
-                 phrases=tuple(_unique(phrases, lambda p: p.text)), conflicts=tuple(_conflicts(lines, lowers)),
-                 cpu_builds=tuple(_unique(cpu_builds, lambda c: c.text)), compilers=tuple(_unique(compilers, lambda c: c.name)),
-                 not_found=tuple(_not_found(lines, lowers)), frameworks=_frameworks(lowers), lines=tuple(lines))
+    return found
 
 
 def _has_digit(text: str) -> bool:
@@ -378,13 +466,17 @@ def _libraries(index: int, line: str, lower: str, lowers: list[str]) -> list[Lib
             break
         text = token.group(0)
         low = text.lower()
-        if ".so" not in low and ".dll" not in low and ".dylib" not in low and not java:
+        # Java names the library it could not find before "java.library.path", then lists that path's folders
+        if ".so" not in low and ".dll" not in low and ".dylib" not in low \
+                and not (java and token.start() < lower.find("java.library.path")):
             continue
         parsed = parse_library(text)
         if parsed is not None:
             found.append((token.start(), *parsed))
     if not found:
         return []
+    if any(text in near for near in lowers[max(0, index - 1):index + 2] for text, _ in outside_texts()):
+        return []  # the loader failed for a reason outside the GPU stack (the paging file is too small)
     markers = _markers(lower)[:PER_LINE]
     if not markers:  # "Error loading X" on one line and the loader's words on the next
         for near in (index + 1, index - 1):
@@ -571,18 +663,35 @@ def _symbol_table() -> tuple[dict[str, Any], ...]:
     return tuple(sorted(rows, key=lambda row: -len(row["prefix"])))  # the most specific prefix first
 
 
-def _symbols(index: int, line: str, lower: str) -> list[Symbol]:
-    if "undefined symbol" not in lower and "entry point" not in lower:
+def _symbols(index: int, line: str, lower: str, lines: list[str] | tuple[str, ...] = ()) -> list[Symbol]:
+    if "undefined symbol" not in lower and "entry point" not in lower and not lower.rstrip().endswith("undefined"):
         return []
+    text = line
+    if _SYMBOL.search(line) is None and lines:  # "...so: undefined" / "symbol:" / "_ZN2at..." on lines of their own
+        text = " ".join(part.strip() for part in lines[index:index + 3])
     out = []
-    for match in itertools.islice(_SYMBOL.finditer(line), PER_LINE):
+    for match in itertools.islice(_SYMBOL.finditer(text), PER_LINE):
         name = match.group(1)
+        row = _symbol_owner(name)
+        if row is not None:
+            out.append(Symbol(name=name, owner=row["owner"], finding=row["finding"], line=index, source=row["source"]))
+    return out
+
+
+def _symbol_owner(name: str) -> dict[str, Any] | None:
+    """The [[symbol]] row whose namespace NAME belongs to: by its prefix (_ZN2at...), or, for a function of
+    the extension's own that takes a framework's type (_Z24silu_and_mulRN2at6TensorE), by that namespace
+    nested in its mangled parameters."""
+    for row in _symbol_table():
+        prefix = row["prefix"]
+        if name.startswith(prefix) and (not row.get("upper") or name[len(prefix):len(prefix) + 1].isupper()):
+            return row
+    if name.startswith("_Z"):
         for row in _symbol_table():
             prefix = row["prefix"]
-            if name.startswith(prefix) and (not row.get("upper") or name[len(prefix):len(prefix) + 1].isupper()):
-                out.append(Symbol(name=name, owner=row["owner"], finding=row["finding"], line=index, source=row["source"]))
-                break
-    return out
+            if prefix.startswith("_ZN") and len(prefix) > 4 and prefix[2:] in name[3:]:
+                return row
+    return None
 
 
 # ------------------------------------------------------------------------------------------ status codes
@@ -978,3 +1087,121 @@ def _not_found(lines: list[str], lowers: list[str]) -> list[NotFound]:
             out.append(NotFound(tool=tool, packages=tuple(packages[:PER_LINE]), line=index, source=source))
     out.reverse()
     return out
+
+
+# -------------------------------------------------------------------- events in their own words (issue 21)
+
+
+@functools.cache
+def outside_texts() -> tuple[tuple[str, str], ...]:
+    """(text, why) of compat/errors.toml [[outside]]: words that put a loader's failure outside the GPU stack."""
+    return tuple((row["text"], row["why"]) for row in load("errors").get("outside", []))
+
+
+@functools.cache
+def _xid_table() -> dict[int, dict[str, Any]]:
+    return {int(row["number"]): row for row in load("errors").get("xid", [])}
+
+
+@functools.cache
+def _event_table() -> tuple[dict[str, Any], ...]:
+    return tuple(load("errors").get("event", []))
+
+
+@functools.cache
+def ptx_isa_toolkits() -> dict[str, str]:
+    """PTX ISA version -> the first CUDA toolkit whose ptxas knows it (compat/errors.toml [[ptx_isa]])."""
+    return {row["version"]: row["cuda"] for row in load("errors").get("ptx_isa", [])}
+
+
+def ptx_isa_source() -> str:
+    rows = load("errors").get("ptx_isa", [])
+    return str(rows[0]["source"]) if rows else "NVIDIA PTX ISA release notes"
+
+
+XID_SOURCE = "NVIDIA Xid Errors catalog, https://docs.nvidia.com/deploy/xid-errors/"
+# "NVRM: Xid (PCI:0000:3b:00): 79, ...", "Xid=999", "XID 149", "caused by previous Xid 145"
+_XID = re.compile(r"(?i)\bxid\b[\s:=(]{0,3}(?:(?:pci:)?(?P<pci>[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}(?:\.[0-7])?)\)?[\s:]{0,3})?"
+                  r"(?P<number>\d{1,3})\b")
+_PCI = re.compile(r"(?i)\b(?:pci:)?([0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}(?:\.[0-7])?)\b")
+# ptxas: "Unsupported .version 8.5; current version is '7.5'"
+_PTX = re.compile(r"(?i)unsupported\s{1,3}\.version\s{1,3}(\d{1,2}\.\d{1,2})\s{0,3};\s{0,3}current\s{1,3}version\s{1,3}is\s{1,3}"
+                  r"'?(\d{1,2}\.\d{1,2})")
+# nvcc's host_config.h: "unsupported GNU version! gcc versions later than 12 are not supported!"
+_HOST_COMPILER = re.compile(r"(?i)unsupported\s{1,3}(gnu|clang|microsoft visual studio|msvc)\s{1,3}version!?"
+                            r"(?:[^!\n]{0,40}?versions?\s{1,3}(?:later|newer)\s{1,3}than\s{1,3}(\d{1,2}(?:\.\d{1,2})?))?")
+
+
+def _events(index: int, line: str, lower: str) -> list[Event]:
+    out: list[Event] = []
+    pci = _PCI.search(line)
+    where = (("pci", pci.group(1)),) if pci else ()
+    if "xid" in lower:
+        for match in itertools.islice(_XID.finditer(line), PER_LINE):
+            number = int(match.group("number"))
+            row = _xid_table().get(number)
+            at = (("pci", match.group("pci")),) if match.group("pci") else where
+            if row is None:
+                out.append(Event("xid", "CD142", f"Xid {number}", f"Xid {number}, a number NVIDIA's Xid catalog does not "
+                                 "list (a monitoring tool's own marker for an unknown or critical error)",
+                                 "Look up the Xid events in the kernel log (`sudo dmesg | grep -i xid`) in NVIDIA's Xid "
+                                 "catalog (https://docs.nvidia.com/deploy/xid-errors/); reset the GPU or reboot if it "
+                                 "stays unhealthy.", XID_SOURCE, (("xid", str(number)),) + at, index))
+                continue
+            out.append(Event("xid", row["code"], f"Xid {number} ({row['name']})", row["meaning"], row["action"] + ".",
+                             row["source"], (("xid", str(number)), ("xid_name", row["name"])) + at, index))
+    for row in _event_table():
+        if row["text"] in lower and (not row.get("any") or any(word in lower for word in row["any"])):
+            out.append(Event(row["kind"], row["code"], row["text"], row["meaning"], row["fix"], row["source"], where,
+                             index))
+    if ".version" in lower:
+        for match in itertools.islice(_PTX.finditer(line), 2):
+            out.append(_ptx_event(index, lower, match.group(1), match.group(2)))
+    if "unsupported" in lower and "version" in lower:
+        host = _HOST_COMPILER.search(line)
+        if host is not None:
+            out.append(_host_compiler_event(index, host.group(1), host.group(2)))
+    return out
+
+
+def _ptx_event(index: int, lower: str, ptx: str, known: str) -> Event:
+    needs = ptx_isa_toolkits().get(ptx)
+    has = ptx_isa_toolkits().get(known)
+    values = (("ptx_isa", ptx), ("known_isa", known)) + ((("needs_cuda", needs),) if needs else ()) \
+        + ((("has_cuda", has),) if has else ())
+    needs_text = f" (CUDA {needs} or newer)" if needs else ""
+    has_text = f", that of CUDA {has}" if has else ""
+    if "ptx input" in lower:  # "ptxas application ptx input": the driver's JIT compiler, not a toolkit's ptxas
+        return Event("ptx", "CD103", f"PTX ISA {ptx}, driver JIT knows {known}",
+                     f"the driver's PTX JIT knows PTX ISA up to {known}{has_text}, older than the PTX ISA {ptx}{needs_text} "
+                     "the program was built with: the driver is older than the CUDA that compiled the code",
+                     f"Update the NVIDIA driver to one that supports CUDA {needs or 'of the PTX'} or newer (`nvidia-smi` "
+                     "shows the CUDA version the driver supports), or use a build of the program compiled with a CUDA "
+                     "the driver supports.", ptx_isa_source(), values, index)
+    return Event("ptx", "CD207", f"PTX ISA {ptx}, ptxas knows {known}",
+                 f"this ptxas knows PTX ISA up to {known}{has_text}; the PTX it was given is ISA {ptx}, written by a "
+                 f"newer compiler{needs_text}", f"Use a ptxas from CUDA {needs or 'as new as the PTX'} or newer: put "
+                 "that toolkit's bin/ first on PATH (or `pip install nvidia-cuda-nvcc-cu12` where the framework looks "
+                 "for it), or have the compiler that writes the PTX target an older ISA; `ptxas --version` shows "
+                 "which one runs.", ptx_isa_source(), values, index)
+
+
+HOST_COMPILER_SOURCE = ("NVIDIA CUDA toolkit include/crt/host_config.h ('#error -- unsupported GNU version! gcc versions "
+                        "later than N are not supported!'); CUDA Installation Guide for Linux, host compiler support "
+                        "https://docs.nvidia.com/cuda/cuda-installation-guide-linux/#host-compiler-support-policy")
+
+
+def _host_compiler_event(index: int, compiler: str, newest: str | None) -> Event:
+    name = {"gnu": "gcc", "clang": "clang"}.get(compiler.lower(), "Visual Studio")
+    limit = f" newer than {name} {newest}" if newest else ""
+    values = (("host_compiler", name),) + ((("newest", newest),) if newest else ())
+    use = f"{name} {newest}" if newest else f"a {name} it supports"
+    return Event("host-compiler", "CD209", f"unsupported {compiler} version",
+                 f"nvcc refuses the host compiler: this CUDA toolkit does not support {name}{limit}",
+                 f"Build with {use}: install it beside the newer one and pass it to nvcc (`-ccbin g++-{newest}` for gcc, "
+                 f"CC/CXX or CUDAHOSTCXX=/usr/bin/g++-{newest} for CMake and PyTorch extensions), or install a newer CUDA "
+                 "toolkit that supports this compiler. `-allow-unsupported-compiler` skips the check at your own risk."
+                 if name == "gcc" and newest else
+                 f"Build with {use} (CUDAHOSTCXX for CMake, -ccbin for nvcc), or install a newer CUDA toolkit that "
+                 "supports this compiler.", HOST_COMPILER_SOURCE, values, index)
+

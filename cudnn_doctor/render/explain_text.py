@@ -26,6 +26,8 @@ def render_explain(data: dict[str, Any], console: Console, verbose: bool = False
                 for line in lines[1:4]:  # a multi-line snippet stays under its bullet
                     p(f"          {escape(line[:160])}")
         return
+    if (data.get("input") or {}).get("note"):
+        p(f"[dim]{escape(data['input']['note'])}[/]")
     if not data["matches"]:
         p("[yellow]No known cause for this message.[/] It is not in cudnn-doctor's catalog of cuDNN/CUDA errors.")
     for match in data["matches"]:
