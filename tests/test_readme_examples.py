@@ -66,6 +66,12 @@ NOT_RUN = {
         "a Slurm cluster (tests/test_fleet.py starts one and checks this answer)",
     ("Many nodes: `fleet merge` and `fleet run --slurm`",
      "cudnn-doctor fleet run --slurm -- --partition=gpu --nodes=64     # a real partition"): "a real partition",
+    ("Fixing: `cudnn-doctor fix`", "LD_LIBRARY_PATH=/lib/x86_64-linux-gnu cudnn-doctor check"):
+        "the H100 machine's torch and its two cuDNN copies (benchmarks/gpu_fix_loop.py; tests/test_fix.py with fakes)",
+    ("Fixing: `cudnn-doctor fix`", "unset LD_LIBRARY_PATH; python3 -c 'import torch; ...conv2d...; "
+                                  "print(torch.backends.cudnn.version())'"): "a real GPU and torch",
+    ("Fixing: `cudnn-doctor fix`", "cudnn-doctor fix --yes --python /opt/fix-loop-venv/bin/python"):
+        "the H100 machine's torch (benchmarks/gpu_fix_loop.py; tests/test_fix.py runs the same loop with a real wheel)",
 }
 
 
@@ -115,6 +121,7 @@ SETUPS = {  # (section, command) -> how its pretend machine is made
     ("Exit codes", "cudnn-doctor check --jsn"): None,
     ("Exit codes", "cudnn-doctor install --cuda twelve"): None,
     ("Exit codes", "cudnn-doctor check -q -v"): None,
+    ("Fixing: `cudnn-doctor fix`", "cudnn-doctor fix --framework tensorflow==2.15.0"): None,
 }
 
 
