@@ -356,3 +356,17 @@ def test_a_package_that_cannot_be_had_stops_the_plan_before_anything_changes(mac
     assert done["exit_code"] == 1 and "cannot be installed here, so nothing was changed" in done["failed"]
     assert all(a["outcome"]["status"] == "not run" for a in done["actions"])
     assert (site / "onnxruntime" / "__init__.py").exists() and info.is_dir()
+
+
+def test_a_cpu_only_jax_gets_the_exact_line_for_its_version(machine: Machine, tmp_path: Path) -> None:
+    """jax + jaxlib 0.7.1 without a CUDA plugin (CD406): JAX's own install line, for that version and a CUDA build
+    compat/ lists for it (jax-ml/jax CHANGELOG.md 0.4.30: plugin-based `pip install jax[cuda12]`)."""
+    from tests.test_compat_rules import install_wheel, python_env
+
+    with_driver(machine, tmp_path)
+    site = python_env(machine, tmp_path)
+    install_wheel(site, "jax", "0.7.1", "jaxlib<=0.7.1,>=0.7.1")
+    install_wheel(site, "jaxlib", "0.7.1")
+    report = machine.check_json()
+    [cd406] = [f for f in report["findings"] if f["code"] == "CD406"]
+    assert re.search(r"jax\[cuda1[23]\]==0\.7\.1", cd406["fix"]), cd406["fix"]

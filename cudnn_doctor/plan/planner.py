@@ -504,48 +504,45 @@ def _release_for_gpu(name: str, cc: str, report: Report) -> tuple[str, dict[str,
     return None
 
 
-def gpu_build(framework: Framework, report: Report, chosen: dict[str, Any] | None = None) -> tuple[list[tuple[str, ...]], str, str]:
-    """([pip arguments], why, source) that install the GPU build of FRAMEWORK's installed release."""
+def gpu_build(framework: Framework, report: Report, chosen: dict[str, Any] | None = None) \
+        -> tuple[list[tuple[str, ...]], str, str]:
+    """([pip arguments], why, source) that install the GPU build of FRAMEWORK's release (the CUDA build CHOSEN, else
+    the default build where this driver runs it, else the newest CUDA build it runs), from compat/'s builds."""
+    from cudnn_doctor.knowledge.frameworks import builds
+
     name = knowledge.canonical_name(framework.name) or framework.name
     version = (framework.version or "").split("+")[0]
-    need = knowledge.needs(name, version) if version else None
-    rows = [r for r in (need.rows if need else []) if r.get("cuda") not in (None, "unknown", "none")]
-    if not rows:
+    options = [b for b in builds(name, version, report.host.os) if version and str(b.cuda) not in ("None", "unknown", "none")]
+    if chosen is not None:
+        options = [b for b in options if str(b.cuda) == str(chosen.get("cuda"))] or options
+    if not options:
         return [], (f"compat/ has no GPU build of {_name(framework)} {version}: see `cudnn-doctor compat "
                     f"--list {name}` for the releases that have one"), "compat/"
     driver = major(report.driver.cuda_driver_version)
-    fitting = [r for r in rows if driver is None or (major(str(r["cuda"])) or 99) <= driver]
-    row = chosen or next((r for r in fitting if r.get("pypi_default") is True), None) or \
-        (max(fitting, key=lambda r: version_tuple(str(r["cuda"])) or ()) if fitting else None)
-    if row is None:
-        cudas = ", ".join(sorted({str(r["cuda"]) for r in rows}))
+    fitting = [b for b in options if driver is None or (major(str(b.cuda)) or 99) <= driver]
+    if not fitting:
+        cudas = ", ".join(sorted({str(b.cuda) for b in options}))
         return [], (f"{_name(framework)} {version} was built for CUDA {cudas}, all newer than this driver's CUDA "
-                    f"{report.driver.cuda_driver_version}: upgrade the driver first"), str(rows[0].get("source", ""))
-    source = str(row.get("source", ""))
-    cuda = str(row["cuda"])
-    if name == "pytorch":
-        if row.get("pypi_default") is True:
-            return [("install", "--force-reinstall", f"torch=={version}")], \
-                f"PyPI's torch {version} is its CUDA {cuda} build", source
-        tag = "cu" + cuda.replace(".", "")
-        return [("install", "--force-reinstall", f"torch=={version}+{tag}", "--index-url",
-                 f"https://download.pytorch.org/whl/{tag}")], \
-            f"torch {version} was published for CUDA {cuda} on PyTorch's own index ({tag})", source
-    package = row.get("package")
-    if name == "tensorflow" and (version_tuple(version) or ()) >= (2, 14):
-        return [("install", f"tensorflow[and-cuda]=={version}")], \
-            f"TensorFlow {version} installs its CUDA {cuda} libraries with the and-cuda extra on Linux", source
-    if name == "onnxruntime":
-        gpu_package = package or "onnxruntime-gpu"
-        return [("uninstall", "onnxruntime", "-y"), ("install", f"{gpu_package}=={version}")], \
-            (f"onnxruntime and onnxruntime-gpu both install the module onnxruntime: keep the GPU one ({gpu_package} "
-             f"{version}, CUDA {cuda})"), source
-    if name == "jax":
-        return [("install", f"jax[cuda{major(cuda)}]=={version}")], \
-            f"JAX {version} installs its CUDA {major(cuda)} plugin with the cuda{major(cuda)} extra", source
-    if package:
-        return [("install", f"{package}=={version}")], f"{package} {version} is the CUDA {cuda} build", source
-    return [], f"install the CUDA {cuda} build of {_name(framework)} {version} (its install guide)", source
+                    f"{report.driver.cuda_driver_version}: upgrade the driver first"), options[0].source
+    build = next((b for b in fitting if b.default is True), None) or \
+        max(fitting, key=lambda b: version_tuple(str(b.cuda)) or ())
+    if build.installer != "pip" or (build.index_url is None and build.index_note):
+        return [], (f"install the CUDA {build.cuda} build of {_name(framework)} {version} ({build.requirement}): "
+                    f"{build.index_note or build.installer}"), build.source
+    requirement = build.requirement
+    if name == "jax" and requirement.startswith("jax-cuda"):  # JAX's documented line brings jaxlib and the plugin
+        requirement = f"jax[cuda{major(str(build.cuda))}]=={version}"
+    argv: tuple[str, ...] = ("install", "--force-reinstall", requirement) if name == "pytorch" else ("install", requirement)
+    if build.index_url:
+        flag = "--extra-index-url" if name == "onnxruntime" else "--index-url"  # as each project's install page says
+        argv += (flag, build.index_url)
+    where = f"from {build.index_url}" if build.index_url else "on PyPI"
+    why = f"{requirement} is {_name(framework)} {version}'s CUDA {build.cuda} build, {where}"
+    steps = [argv]
+    if name == "onnxruntime":  # onnxruntime and onnxruntime-gpu both install the module onnxruntime: keep one
+        steps.insert(0, ("uninstall", "onnxruntime", "-y"))
+        why += "; onnxruntime and onnxruntime-gpu install the same module, so the CPU package goes first"
+    return steps, why, build.source
 
 
 def framework_builds(work: _Work) -> None:
