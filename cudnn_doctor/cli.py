@@ -12,6 +12,7 @@ import typer
 
 from cudnn_doctor import __version__
 from cudnn_doctor.errors import DoctorError
+from cudnn_doctor.streams import OUTPUT_LOST_EXIT, OutputLost, say
 
 app = typer.Typer(
     name="cudnn-doctor",
@@ -82,6 +83,22 @@ def stdout_closed() -> NoReturn:
     raise typer.Exit(CLOSED_PIPE_EXIT)
 
 
+def interrupted(error: BaseException, want_json: bool) -> int:
+    """A signal ended the command: every process it started is killed first, then one line (and the
+    JSON object with --json); returns the exit status, 128 + the signal's number."""
+    from cudnn_doctor import child, signals
+
+    child.stop_all()
+    exit_code = signals.exit_code(error)
+    say(f"cudnn-doctor: interrupted ({str(error) or 'SIGINT'})")
+    if want_json:
+        try:
+            write_error_json(exit_code, f"interrupted by {str(error) or 'SIGINT'}", title="Interrupted")
+        except (OutputLost, BrokenPipeError):
+            pass
+    return exit_code
+
+
 def guarded(function: F) -> F:
     """Turn DoctorError into one line and exit 2; anything else is our bug: exit 3.
 
@@ -105,13 +122,10 @@ def guarded(function: F) -> F:
                 write_error_json(error.exit_code, error.message, error.fix, found.title if found else None,
                                  found.code if found else None)
             raise typer.Exit(error.exit_code) from None
-        except (typer.Exit, typer.Abort, SystemExit):
+        except (typer.Exit, typer.Abort, SystemExit, OutputLost):
             raise
-        except KeyboardInterrupt:
-            sys.stderr.write("cudnn-doctor: interrupted\n")
-            if want_json:
-                write_error_json(130, "interrupted", title="Interrupted")
-            raise typer.Exit(130) from None
+        except KeyboardInterrupt as error:  # Ctrl-C, SIGTERM, SIGHUP (signals.py)
+            raise typer.Exit(interrupted(error, want_json)) from None
         except Exception as error:  # a bug in the doctor, not a problem of the machine
             if verbose:
                 import traceback
@@ -538,7 +552,7 @@ def _run_transaction(command: str, action: Any, json_output: bool, verbose: bool
     raise typer.Exit(outcome.exit_code)
 
 
-def _usage_error(error: Exception) -> NoReturn:
+def _usage_error(error: Exception) -> int:
     """A usage error found by the option parser: shown as typer shows it, and as JSON when --json was asked for."""
     exit_code = int(getattr(error, "exit_code", 2))
     try:
@@ -552,35 +566,63 @@ def _usage_error(error: Exception) -> NoReturn:
         where = context.command_path if context is not None else "cudnn-doctor"
         message = error.format_message() if hasattr(error, "format_message") else str(error)
         write_error_json(exit_code, message, f"see `{where} --help`")
-    sys.exit(exit_code)
+    return exit_code
 
 
 def main() -> None:
-    from cudnn_doctor.user_files import escape_output
+    from cudnn_doctor import signals, streams
 
-    escape_output()  # a path's bytes that are not UTF-8 print as \xNN, never a UnicodeEncodeError
+    streams.prepare()  # closed or full standard streams: one clean outcome each (streams.py)
+    signals.install()  # SIGTERM and SIGHUP unwind the command as Ctrl-C does (signals.py)
+    try:
+        exit_code = _run_app()
+    except KeyboardInterrupt as error:  # a signal outside a command's body (parsing, the last flush)
+        exit_code = interrupted(error, json_requested())
+    except OutputLost:  # while a usage error's JSON object was written
+        exit_code = OUTPUT_LOST_EXIT
+    except BrokenPipeError:
+        exit_code = CLOSED_PIPE_EXIT
+    if signals.received() is not None:
+        exit_code = signals.exit_code()
+    lost = streams.output_lost()
+    if lost is not None:
+        say(f"cudnn-doctor: error: {lost}: the output was not written")
+        exit_code = OUTPUT_LOST_EXIT
+    if exit_code == CLOSED_PIPE_EXIT:
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+    sys.exit(exit_code)
+
+
+def _run_app() -> int:
+    """The command's exit status, its output flushed."""
     # click's ClickException (click itself, or the copy newer typers carry), found through what typer exports
     usage_errors: tuple[type[Exception], ...] = tuple(
         c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
     try:
         exit_code = app(prog_name="cudnn-doctor", standalone_mode=False)
     except usage_errors as error:
-        _usage_error(error)
+        exit_code = _usage_error(error)
     except typer.Abort:
-        sys.stderr.write("Aborted!\n")
-        sys.exit(1)
+        from cudnn_doctor import signals
+
+        if signals.received() is None:  # not a signal: click's prompt met the end of its input
+            say("Aborted!")
+            return 1
+        return signals.exit_code()
     except BrokenPipeError:
         exit_code = CLOSED_PIPE_EXIT
+    except OutputLost:
+        return OUTPUT_LOST_EXIT
     try:
         sys.stdout.flush()
     except BrokenPipeError:
         exit_code = CLOSED_PIPE_EXIT
-    if exit_code == CLOSED_PIPE_EXIT:
-        try:
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        except (OSError, ValueError):
-            pass
-    sys.exit(exit_code if isinstance(exit_code, int) else 0)
+    except OutputLost:
+        exit_code = OUTPUT_LOST_EXIT
+    return exit_code if isinstance(exit_code, int) else 0
 
 
 if __name__ == "__main__":
