@@ -348,7 +348,7 @@ class ChildBatch:
         _reap(process)
         wall_ms = round((time.monotonic() - child.started) * 1000, 1)
         request = self.requests[child.index]
-        self._set(child.index, _answer(request, process.returncode, bytes(child.out), bytes(child.err),
+        self._set(child.index, make_answer(request, process.returncode, bytes(child.out), bytes(child.err),
                                        wall_ms, timed_out, stopped))
 
 
@@ -446,7 +446,7 @@ def _answer_without_run(error: str, timed_out: bool = False) -> ChildAnswer:
     return ChildAnswer(values=None, error=error, crashed=False, timed_out=timed_out, wall_ms=0.0)
 
 
-def _answer(request: ChildRequest, returncode: int | None, out: bytes, err: bytes, wall_ms: float,
+def make_answer(request: ChildRequest, returncode: int | None, out: bytes, err: bytes, wall_ms: float,
             timed_out: bool, stopped: bool) -> ChildAnswer:
     stdout = out.decode("utf-8", "surrogateescape")
     stderr = err.decode("utf-8", "surrogateescape")
