@@ -37,6 +37,7 @@ class Job:
 
 BATCHED_KINDS = ("cudnn", "cudart")  # the jobs a machine may have hundreds of
 BATCH_SIZE = 32  # libraries per batch child at most
+MIN_BATCH_SIZE = 8  # and at least, where there are that many: each batch child saves the start of 7 Pythons
 IN_FLIGHT = 4  # libraries a batch child probes at once
 BATCH_GRACE_S = 5.0
 
@@ -47,13 +48,15 @@ class ProbeBatch:
     Each library is loaded in a process of its own. Where there are more libraries than children may run
     at once (600 copies of cuDNN), they go in batches: one child per batch (Python starts once), which
     forks one process per library, IN_FLIGHT at a time, each with its own deadline and only its own
-    pipes open; at most parallel_limit() batch children run at once."""
+    pipes open; at most parallel_limit() / IN_FLIGHT batch children run at once, so no more libraries
+    are loaded at once than parallel_limit() children."""
 
     def __init__(self, jobs: list[Job], timeout: float | None = None, env: Mapping[str, str] | None = None) -> None:
         self.jobs = list(jobs)
         self.timeout = probe_timeout() if timeout is None else timeout
         child_env = _child_environment(os.environ if env is None else env)
-        self._groups = _groups(self.jobs, parallel_limit())
+        parallel = parallel_limit()
+        self._groups = _groups(self.jobs, parallel)
         requests = []
         for group in self._groups:
             if len(group) == 1:
@@ -64,7 +67,9 @@ class ProbeBatch:
                 argv = python_argv(CHILD, "batch", self.jobs[group[0]].kind, f"{self.timeout:g}", str(IN_FLIGHT),
                                    *targets)
                 requests.append(ChildRequest(argv, child_env, self.timeout * rounds + BATCH_GRACE_S, "the probe"))
-        self._batch = ChildBatch(requests)
+        batched = any(len(group) > 1 for group in self._groups)
+        # with batches, IN_FLIGHT libraries per batch child: no more library processes at once than before
+        self._batch = ChildBatch(requests, parallel=max(1, parallel // IN_FLIGHT) if batched else parallel)
 
     def results(self) -> dict[Job, LibraryProbe]:
         answers = self._batch.answers()
@@ -86,7 +91,8 @@ def _groups(jobs: list[Job], parallel: int) -> list[list[int]]:
         if kind not in BATCHED_KINDS or len(indices) <= parallel:
             groups += [[index] for index in indices]
             continue
-        size = min(BATCH_SIZE, -(-len(indices) // parallel))
+        slots = max(1, parallel // IN_FLIGHT)
+        size = min(BATCH_SIZE, max(MIN_BATCH_SIZE, -(-len(indices) // slots)))
         groups += [indices[start:start + size] for start in range(0, len(indices), size)]
     return groups
 
