@@ -1,13 +1,14 @@
 """How long `check` takes on a machine with many copies of cuDNN, under a low open-file limit (issue 22, class 10).
 
-Usage: python benchmarks/many_copies.py [--copies 600] [--open-files 1024] [--runs 3]
+Usage: python benchmarks/many_copies.py [--copies 600] [--open-files 1024] [--runs 3] [--package DIR]...
 
 Builds a pretend machine (as the tests do: CUDNN_DOCTOR_SYSTEM_PREFIX on an empty root, a HOME of its own)
 with COPIES conda environments, each with the pip wheel's layout of cuDNN 9 in its site-packages
 (`nvidia/cudnn/lib/libcudnn.so.9` and its eight sub-libraries, the wheel's dist-info); the libraries are
 gcc-built fakes from tests/fakes (gcc needed). Runs `python -m cudnn_doctor check --json` under
 `ulimit -n OPEN_FILES` RUNS times after one warm-up run, and prints the wall times, the copies reported and
-the doctor's own probe timings as JSON.
+the doctor's own probe timings as JSON. Each `--package DIR` (a checkout, e.g. one of an older commit from
+`git archive`) is timed on the same pretend machine, runs alternating between them; default: this checkout.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ SUBLIBRARIES = ["libcudnn_graph", "libcudnn_engines_precompiled", "libcudnn_engi
                 "libcudnn_heuristic", "libcudnn_ops", "libcudnn_cnn", "libcudnn_adv", "libcudnn_ext"]
 
 
-def build_machine(where: Path, copies: int) -> dict[str, str]:
+def build_machine(where: Path, copies: int, package: Path = ROOT) -> dict[str, str]:
     from tests.fakes.build import fake_cudnn
 
     template = fake_cudnn(where / "template", version=91900, sublibraries=SUBLIBRARIES, versioned_files=False)
@@ -47,7 +48,7 @@ def build_machine(where: Path, copies: int) -> dict[str, str]:
     return {
         "PATH": "/usr/bin:/bin:/usr/sbin:/sbin", "HOME": str(home), "LANG": "C.UTF-8",
         "CUDNN_DOCTOR_SYSTEM_PREFIX": str(where / "root"), "CUDNN_DOCTOR_CACHE_DIR": str(where / "cache"),
-        "PYTHONPATH": str(ROOT),
+        "PYTHONPATH": str(package),
     }
 
 
@@ -67,25 +68,37 @@ def main() -> None:
     parser.add_argument("--copies", type=int, default=600)
     parser.add_argument("--open-files", type=int, default=1024)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--package", action="append", type=Path, default=[])
     options = parser.parse_args()
+    packages = [p.resolve() for p in options.package] or [ROOT]
     where = Path(tempfile.mkdtemp(prefix="cudnn-doctor-many-copies-"))
     try:
-        env = build_machine(where, options.copies)
-        run_check(env, options.open_files, where)  # warm-up: the parsed-data cache, the page cache
-        times, report = [], {}
+        base = build_machine(where, options.copies)
+        envs = {package: {**base, "PYTHONPATH": str(package)} for package in packages}
+        for env in envs.values():
+            run_check(env, options.open_files, where)  # warm-up: the parsed-data cache, the page cache
+        times: dict[Path, list[float]] = {package: [] for package in packages}
+        reports: dict[Path, dict] = {}
+        loads = []
         for _ in range(options.runs):
-            elapsed, report = run_check(env, options.open_files, where)
-            times.append(elapsed)
-        installs = report.get("cudnn", [])
-        print(json.dumps({
-            "copies": options.copies, "open_files": options.open_files, "cores": os.cpu_count(),
-            "load_average": os.getloadavg()[0], "runs": len(times),
-            "median_s": round(statistics.median(times), 2), "min_s": round(min(times), 2),
-            "max_s": round(max(times), 2),
-            "copies_reported": len(installs),
-            "copies_with_version": sum(1 for i in installs if i.get("version") == "9.19.0"),
-            "timings_ms": report.get("timings_ms"),
-        }, indent=2))
+            for package, env in envs.items():
+                elapsed, reports[package] = run_check(env, options.open_files, where)
+                times[package].append(elapsed)
+                loads.append(os.getloadavg()[0])
+        results = []
+        for package in packages:
+            installs = reports[package].get("cudnn", [])
+            results.append({
+                "package": str(package), "copies": options.copies, "open_files": options.open_files,
+                "cores": os.cpu_count(), "runs": len(times[package]),
+                "median_s": round(statistics.median(times[package]), 2), "min_s": round(min(times[package]), 2),
+                "max_s": round(max(times[package]), 2),
+                "copies_reported": len(installs),
+                "copies_with_version": sum(1 for i in installs if i.get("version") == "9.19.0"),
+                "timings_ms": reports[package].get("timings_ms"),
+            })
+        print(json.dumps({"load_average_during_runs": [round(min(loads), 1), round(max(loads), 1)],
+                          "results": results}, indent=2))
     finally:
         shutil.rmtree(where, ignore_errors=True)
 

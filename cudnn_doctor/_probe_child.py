@@ -275,7 +275,9 @@ def run_batch(job, timeout, in_flight, targets):
     while pending or running:
         while pending and len(running) < in_flight:
             start(*pending.pop())
-        for fd, _event in poller.poll(20):
+        # a child whose pipes are both at their end is about to exit: look again soon
+        soon = any(running[pid][1] not in owner and running[pid][2] not in owner for pid in running)
+        for fd, _event in poller.poll(1 if soon else 20):
             pid = owner.get(fd)
             if pid is not None:
                 into = running[pid][3] if fd == running[pid][1] else running[pid][4]
