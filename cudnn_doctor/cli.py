@@ -12,6 +12,7 @@ import typer
 
 from cudnn_doctor import __version__
 from cudnn_doctor.errors import DoctorError
+from cudnn_doctor.knowledge.inputs import ascii_decimal, ascii_integer
 from cudnn_doctor.streams import OUTPUT_LOST_EXIT, OutputLost, say
 
 app = typer.Typer(
@@ -368,7 +369,8 @@ def fleet_run(
     command_line: Optional[str] = typer.Option(None, "--command", metavar="CMD",
                                                help="How a node runs the check (default: this Python, "
                                                     "`-m cudnn_doctor check --json`)."),
-    deadline: float = typer.Option(600.0, "--deadline", metavar="SECONDS", help="Stop waiting for nodes after this."),
+    deadline: float = typer.Option(600.0, "--deadline", metavar="SECONDS", help="Stop waiting for nodes after this.",
+                                   parser=ascii_decimal),
     keep: Optional[str] = typer.Option(None, "--keep", metavar="DIR", help="Keep every node's report in DIR."),
     json_output: bool = typer.Option(False, "--json", help="Print one JSON object (schema cudnn-doctor/fleet/1)."),
 ) -> None:
@@ -408,7 +410,7 @@ def bench(
                              help="tiny: a smoke test; small: CIFAR-10 layer, LSTM 512; medium: ResNet 3x3 layer 32x64x56x56, "
                                   "LSTM 512 (seq 100, batch 64); large: ResNet conv4 layer, LSTM 1024."),
     workspace_limit: Optional[float] = typer.Option(
-        None, "--workspace-limit", metavar="MB",
+        None, "--workspace-limit", metavar="MB", parser=ascii_decimal,
         help="Largest cuDNN workspace to allow; 0 picks only algorithms that need none (NO_WORKSPACE)."),
     device: str = typer.Option("0", "--device", metavar="N|all", help="Which GPU, or all of them in turn."),
     no_cpu: bool = typer.Option(False, "--no-cpu", help="Skip the CPU baseline (results are still checked, "
@@ -418,7 +420,8 @@ def bench(
     api: str = typer.Option("auto", "--api", metavar="auto|graph|legacy",
                             help="Convolution API: graph (cuDNN's backend API, autotuned, as PyTorch), legacy "
                                  "(cudnnFind*, as TensorFlow and cuDNN 7), or auto: graph where it works."),
-    repeats: int = typer.Option(20, "--repeats", metavar="N", help="Timed samples per workload (median)."),
+    repeats: int = typer.Option(20, "--repeats", metavar="N", help="Timed samples per workload (median).",
+                                parser=ascii_integer),
     json_output: bool = typer.Option(False, "--json", help="Print one JSON object (schema cudnn-doctor/bench/1)."),
     verbose: bool = typer.Option(False, "-v", "--verbose", help="Show every detail."),
 ) -> None:
@@ -461,7 +464,7 @@ def install(
                                                 "as a local path or a URL."),
     version: Optional[str] = typer.Option(None, "--version", metavar="X.Y.Z",
                                           help="A cuDNN release from NVIDIA's redistributable manifest."),
-    cuda: Optional[int] = typer.Option(None, "--cuda", metavar="MAJOR",
+    cuda: Optional[int] = typer.Option(None, "--cuda", metavar="MAJOR", parser=ascii_integer,
                                        help="The CUDA major of the build (default: the toolkit's, else the "
                                             "driver's, else the newest)."),
     mirror: Optional[str] = typer.Option(None, "--mirror", metavar="URL",
@@ -575,19 +578,21 @@ def main() -> None:
     streams.prepare()  # closed or full standard streams: one clean outcome each (streams.py)
     signals.install()  # SIGTERM and SIGHUP unwind the command as Ctrl-C does (signals.py)
     try:
-        exit_code = _run_app()
+        try:
+            exit_code = _run_app()
+        except OutputLost:  # while a usage error's JSON object was written
+            exit_code = OUTPUT_LOST_EXIT
+        except BrokenPipeError:
+            exit_code = CLOSED_PIPE_EXIT
+        lost = streams.output_lost()
+        if lost is not None and signals.received() is None:
+            say(f"cudnn-doctor: error: {lost}: the output was not written")
+            exit_code = OUTPUT_LOST_EXIT
     except KeyboardInterrupt as error:  # a signal outside a command's body (parsing, the last flush)
         exit_code = interrupted(error, json_requested())
-    except OutputLost:  # while a usage error's JSON object was written
-        exit_code = OUTPUT_LOST_EXIT
-    except BrokenPipeError:
-        exit_code = CLOSED_PIPE_EXIT
+    signals.hold()  # the outcome is settled: a signal from now on changes nothing and raises nothing
     if signals.received() is not None:
         exit_code = signals.exit_code()
-    lost = streams.output_lost()
-    if lost is not None:
-        say(f"cudnn-doctor: error: {lost}: the output was not written")
-        exit_code = OUTPUT_LOST_EXIT
     if exit_code == CLOSED_PIPE_EXIT:
         try:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -25,6 +25,7 @@ from types import FrameType
 
 HANDLED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 _received: list[int] = []
+_held: list[bool] = []
 
 
 class Interrupted(KeyboardInterrupt):
@@ -47,9 +48,17 @@ def install() -> None:
 
 
 def _raise_once(signum: int, _frame: FrameType | None) -> None:
+    if _held:
+        return
     _received.append(signum)
     if len(_received) == 1:
         raise Interrupted(signum)
+
+
+def hold() -> None:
+    """The command's outcome is settled (cli.main, just before exiting): signals from now on are ignored,
+    so none can raise in the last flush or an atexit handler."""
+    _held.append(True)
 
 
 def received() -> int | None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import io
 import os
+import select
 import sys
 
 OUTPUT_LOST_EXIT = 74  # EX_IOERR: the output could not be written
@@ -67,12 +68,21 @@ class _StdoutRaw(io.RawIOBase):
             self.lost = "standard output is closed"
             raise OutputLost(self.lost)
         try:
-            return os.write(1, data)
+            return _write_when_ready(1, data)
         except BrokenPipeError:
             raise
         except OSError as error:
             self.lost = f"standard output cannot be written: {error.strerror or error}"
             raise OutputLost(self.lost) from None
+
+
+def _write_when_ready(fd: int, data: bytes) -> int:
+    """os.write, waiting while FD is non-blocking and full (a pipe another process set O_NONBLOCK on)."""
+    while True:
+        try:
+            return os.write(fd, data)
+        except BlockingIOError:
+            select.select([], [fd], [])
 
 
 class _StderrRaw(io.RawIOBase):
@@ -89,7 +99,7 @@ class _StderrRaw(io.RawIOBase):
 
     def write(self, data: bytes) -> int:  # type: ignore[override]
         try:
-            return os.write(2, data) if data else 0
+            return _write_when_ready(2, data) if data else 0
         except OSError:
             return len(data)
 

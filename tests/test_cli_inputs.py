@@ -18,7 +18,12 @@ PLACES = [
     ("compat", "torch=={}"), ("compat", "cudnn=={}"),
     ("compat", "torch==2.5.1", "--cuda", "{}"), ("compat", "torch==2.5.1", "--cudnn", "{}"),
     ("compat", "torch==2.5.1", "--driver", "{}"), ("compat", "cudnn==9.1.0", "--compute-capability", "{}"),
+    ("compat", "dl4j==1.0.0-beta7", "--artifact", "nd4j-cuda-{}"),
+    ("install", "--version", "9.1.0", "--cuda", "{}", "--dry-run"), ("bench", "--repeats", "{}"),
+    ("bench", "--device", "{}"), ("bench", "--workspace-limit", "{}"),
 ]
+# numbers that are not versions: only the digit rule applies (a 5,000-digit --repeats is refused as well)
+NUMBER_OPTIONS = ("--repeats", "--device", "--workspace-limit", "--cuda")
 BAD_VALUES = {
     "5000-digits": "9" * 5000,
     "5000-digit-part": "9." + "1" * 5000,
@@ -40,12 +45,15 @@ def test_a_bad_version_is_a_usage_error_everywhere(machine: Machine, tmp_path, p
     result = machine.run(*args, "--search-path", str(tmp_path / "cudnn")) if place[0] == "check" else \
         machine.run(*args)
     assert result.exit_code == 2, (result.exit_code, result.stderr[-400:])
-    [line] = result.stderr.strip().splitlines()
-    assert line.startswith("cudnn-doctor: error: ") and len(line) < 400, line
-    option = next((arg for arg in place if arg.startswith("--")), "FRAMEWORK")
-    assert option in line
-    if any(not "0" <= c <= "9" and c.isdigit() or c.isnumeric() and not c.isascii() for c in bad):
-        assert "not an ASCII digit" in line
+    option = next((arg for arg in reversed(place) if arg.startswith("--") and arg != "--dry-run"), "FRAMEWORK")
+    if place[0] in ("install", "bench") and option in NUMBER_OPTIONS and option != "--device":
+        assert f"Invalid value for '{option}'" in result.stderr, result.stderr  # the option parser's own usage error
+    else:
+        [line] = result.stderr.strip().splitlines()
+        assert line.startswith("cudnn-doctor: error: ") and len(line) < 400, line
+        assert option in line
+        if place[0] not in ("bench",) and any(c.isnumeric() and not c.isascii() for c in bad):
+            assert "not an ASCII digit" in line
     json_result = machine.run(*args, "--json")
     assert json_result.exit_code == 2 and json_result.json["exit_code"] == 2
 

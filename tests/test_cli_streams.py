@@ -111,3 +111,20 @@ def test_readme_documents_each_exit_code() -> None:
     section = readme.split("## Exit codes", 1)[1].split("\n## ", 1)[0]
     for code in ("0", "1", "2", "3", "74", "129", "130", "141", "143"):
         assert f"\n| {code} |" in section, code
+
+
+def test_a_non_blocking_stdout_that_fills_up_is_waited_for(machine: Machine) -> None:
+    """A parent that set O_NONBLOCK on the pipe (some CI runners do, for their own end): the doctor's writes
+    meet EAGAIN when the pipe is full; it waits for the reader instead of failing."""
+    import time
+
+    def non_blocking() -> None:
+        os.set_blocking(1, False)
+
+    process = subprocess.Popen([sys.executable, "-m", "cudnn_doctor", "compat", "--list", "pytorch", "-v"],
+                               env=machine.env, cwd=machine.cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, preexec_fn=non_blocking)
+    time.sleep(3)  # the pipe (64 KiB) fills long before this: the doctor is waiting, not failing
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 0, err.decode()[-500:]
+    assert len(out) > 64 * 1024 and out.decode() == machine.run("compat", "--list", "pytorch", "-v").stdout

@@ -131,3 +131,23 @@ def framework_spec(option: str, text: str) -> tuple[str, str | None]:
 def requirement_text(text: str) -> str:
     """--require SPEC, read by the same rule as every version (the specifier itself is parsed by rules/)."""
     return plain_text("--require", text, MAX_SPEC_LENGTH)
+
+
+def ascii_integer(value: str | int) -> int:
+    """A whole-number option (`install --cuda`, `bench --repeats`), read by the same rule: int() alone would
+    take "١٢" for 12. A ValueError here is the option parser's usage error (exit 2)."""
+    if isinstance(value, int):
+        return value
+    if not re.fullmatch(rf"[+-]?[0-9]{{1,{MAX_PART_DIGITS}}}", value.strip()):
+        raise ValueError(f"{shown(value)} is not a whole number written with the digits 0-9")
+    return int(value)
+
+
+def ascii_decimal(value: str | float) -> float:
+    """A number option (`--workspace-limit`, `--deadline`): digits 0-9, an optional fraction."""
+    if isinstance(value, (int, float)):
+        return float(value)
+    if not re.fullmatch(rf"[+-]?[0-9]{{1,{MAX_PART_DIGITS}}}(\.[0-9]{{0,{MAX_PART_DIGITS}}})?|[+-]?\.[0-9]{{1,9}}",
+                        value.strip()):
+        raise ValueError(f"{shown(value)} is not a number written with the digits 0-9")
+    return float(value)
