@@ -38,6 +38,7 @@ TOKEN_VARIABLE = "CUDNN_DOCTOR_CHILD_TOKEN"
 STDOUT_LIMIT = 8 << 20  # bytes kept of a child's stdout (ldconfig -p of a big machine is ~1 MB)
 STDERR_LIMIT = 64 << 10  # the tail of stderr is kept for the error line
 REAP_GRACE_S = 1.0  # a child stuck in the kernel (D state) may not die at once; we do not wait longer
+SIGNAL_CHECK_S = 0.1  # the longest the main thread waits at once: a signal is handled within this
 STOP_WAIT_S = 10.0  # how long a stopped batch is given to kill its children (each reaped within REAP_GRACE_S)
 # While a child runs we hold its stdout and stderr; while it starts, 3 more (the write ends and
 # subprocess's exec-error pipe). Some descriptors stay free for the doctor's own files.
@@ -199,7 +200,10 @@ class ChildBatch:
                 # An Event, not Thread.join: a join interrupted by a signal marks the thread as stopped on
                 # Python 3.10-3.12 (it releases the thread's lock in its `except`), so a second join returns
                 # at once, the doctor exits and the daemon thread dies before it has killed the children.
-                self._done.wait()
+                # And never a wait without a timeout: the kernel may deliver SIGINT to the batch's thread,
+                # which does not wake this one; Python runs the handler only when this thread wakes.
+                while not self._done.wait(SIGNAL_CHECK_S):
+                    pass
             except BaseException:  # Ctrl-C, SIGTERM, SIGHUP while waiting: the children go first
                 self.stop()
                 raise
@@ -210,7 +214,7 @@ class ChildBatch:
         try:
             with self._answered:
                 while self._answers[index] is None and not self._done.is_set():
-                    self._answered.wait(0.1)
+                    self._answered.wait(SIGNAL_CHECK_S)
         except BaseException:  # a signal while waiting: the children go first
             self.stop()
             raise

@@ -13,6 +13,10 @@ doctor then runs for a CI runner's SIGTERM or a closed terminal's SIGHUP exactly
 Only the first signal raises: the clean-up it starts is bounded (a child is reaped for at most
 child.REAP_GRACE_S), and a second signal must not cut that clean-up short and leave children behind.
 
+The kernel may deliver a signal to any thread; Python runs the handler in the main thread, and only once
+that thread runs again. So the main thread never waits without a timeout (child.SIGNAL_CHECK_S): a lock or
+Event waited on for ever would leave a SIGINT that the kernel gave to another thread unhandled.
+
 For code that runs something outside child.py (fleet/slurm.py's srun): wrap the wait in
 `try: ... except BaseException: <cancel it the way its tool expects>; raise`. `received()` tells
 whether a signal is what is unwinding the stack, and which.
