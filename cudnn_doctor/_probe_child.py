@@ -206,7 +206,102 @@ JOBS = {
 }
 
 
+def run_batch(job, timeout, in_flight, targets):
+    """`batch JOB TIMEOUT IN_FLIGHT TARGET...`: each TARGET in a process of its own, forked from this one
+    (one library per process still; Python starts once per batch, not once per library), at most IN_FLIGHT
+    at once, each within TIMEOUT s of its start. One JSON line per target on stdout, as it ends:
+    {"index", "exit" (negative: the signal that ended it; null: killed at its deadline), "timed_out",
+    "stdout", "stderr", "wall_ms"}. Each forked process keeps only its own two pipes open."""
+    import select
+    import signal
+
+    pending = list(enumerate(targets))
+    pending.reverse()
+    running = {}  # pid -> [index, out_fd, err_fd, out, err, started]
+    poller = select.poll()
+    owner = {}
+
+    def start(index, target):
+        out_read, out_write = os.pipe()
+        err_read, err_write = os.pipe()
+        sys.stdout.flush()
+        pid = os.fork()
+        if pid == 0:  # the child: its pipes on 1 and 2, every other descriptor closed
+            try:
+                os.dup2(out_write, 1)
+                os.dup2(err_write, 2)
+                os.closerange(3, min(os.sysconf("SC_OPEN_MAX"), 1 << 16))
+                sys.stdout = os.fdopen(1, "w", closefd=False)
+                sys.stderr = os.fdopen(2, "w", closefd=False)
+                main(["", job, target])
+            finally:
+                os._exit(0)
+        os.close(out_write)
+        os.close(err_write)
+        for fd in (out_read, err_read):
+            os.set_blocking(fd, False)
+            poller.register(fd, select.POLLIN)
+            owner[fd] = pid
+        running[pid] = [index, out_read, err_read, bytearray(), bytearray(), time.monotonic()]
+
+    def drain(fd, into):
+        while True:
+            try:
+                chunk = os.read(fd, 65536)
+            except (BlockingIOError, InterruptedError):
+                return True
+            except OSError:
+                chunk = b""
+            if not chunk:
+                return False
+            if len(into) < 1 << 20:
+                into += chunk
+
+    def finish(pid, status, timed_out):
+        index, out_fd, err_fd, out, err, started = running.pop(pid)
+        for fd, into in ((out_fd, out), (err_fd, err)):
+            if owner.pop(fd, None) is not None:
+                drain(fd, into)
+                poller.unregister(fd)
+            os.close(fd)
+        code = None if timed_out else (-os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status))
+        line = {"index": index, "exit": code, "timed_out": timed_out,
+                "stdout": out.decode("utf-8", "surrogateescape")[-65536:],
+                "stderr": err.decode("utf-8", "surrogateescape")[-4096:],
+                "wall_ms": round((time.monotonic() - started) * 1000, 1)}
+        sys.stdout.write(json.dumps(line) + "\n")
+        sys.stdout.flush()
+
+    while pending or running:
+        while pending and len(running) < in_flight:
+            start(*pending.pop())
+        # a child whose pipes are both at their end is about to exit: look again soon
+        soon = any(running[pid][1] not in owner and running[pid][2] not in owner for pid in running)
+        for fd, _event in poller.poll(1 if soon else 20):
+            pid = owner.get(fd)
+            if pid is not None:
+                into = running[pid][3] if fd == running[pid][1] else running[pid][4]
+                if not drain(fd, into):  # end of file: nothing more to wait for on it
+                    poller.unregister(fd)
+                    del owner[fd]
+        now = time.monotonic()
+        for pid in list(running):
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                finish(pid, status, timed_out=False)
+            elif now - running[pid][5] >= timeout:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                    os.waitpid(pid, os.WNOHANG)  # not waited for: one stuck in the kernel must not stop the rest
+                except OSError:
+                    pass
+                finish(pid, 0, timed_out=True)
+
+
 def main(argv):
+    if argv[1] == "batch":
+        run_batch(argv[2], float(argv[3]), int(argv[4]), argv[5:])
+        return
     started = time.perf_counter()
     job, arg, extra = argv[1], (argv[2] if len(argv) > 2 else None), argv[3:]
     try:

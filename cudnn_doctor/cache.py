@@ -11,6 +11,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from cudnn_doctor import __version__
+
 STALE_TEMPORARY_S = 3600.0  # a .tmp this old belongs to a process that was killed mid-write
 
 
@@ -24,28 +26,75 @@ def cache_dir() -> Path:
     return Path(user_cache_dir("cudnn-doctor", appauthor=False))
 
 
-def parsed(kind: str, subject: str, raw: bytes, parse: Callable[[bytes], Any]) -> Any:
-    """PARSE(RAW), kept as JSON in <cache>/KIND/SUBJECT-<digest of RAW>.json.
+ENTRY_FORMAT = "cudnn-doctor/cache-entry/1"
 
-    The name comes from the content, so reinstalling the same data reuses the file; writing a new
-    version removes the older ones of SUBJECT: the folder holds one file per subject and data version."""
-    digest = hashlib.blake2b(raw, digest_size=8).hexdigest()
+
+def parsed(kind: str, subject: str, raw: bytes, parse: Callable[[bytes], dict[str, Any]]) -> dict[str, Any]:
+    """PARSE(RAW) (a table: a dict), kept in <cache>/KIND/SUBJECT-<key>.json.
+
+    The key is a digest of this tool's version and of RAW, so another install of the same data reuses the
+    entry and another version of the tool or of the data never does; writing a new entry removes SUBJECT's
+    others. An entry is trusted only after checks (cached_value): on any doubt (not a regular file, too big,
+    another format, tool, subject or data, a checksum that does not match, another shape) RAW is parsed
+    again and the entry rewritten."""
+    data_digest = hashlib.blake2b(raw, digest_size=16).hexdigest()
+    key = hashlib.blake2b(f"{ENTRY_FORMAT}\0{__version__}\0{data_digest}".encode(), digest_size=8).hexdigest()
     folder = cache_dir() / kind
-    cached = folder / f"{subject}-{digest}.json"
-    try:
-        return json.loads(cached.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        pass
+    cached = folder / f"{subject}-{key}.json"
+    header = {"format": ENTRY_FORMAT, "tool": __version__, "kind": kind, "subject": subject, "data": data_digest}
+    found = cached_value(cached, header, limit=max(ENTRY_LIMIT, 8 * len(raw)))
+    if found is not None:
+        return found
     data = parse(raw)
+    write_entry(folder, cached, header, data)
+    prune(folder, subject, keep=cached.name)
+    return data
+
+
+ENTRY_LIMIT = 4 << 20
+
+
+def cached_value(path: Path, header: dict[str, str], limit: int) -> dict[str, Any] | None:
+    """The table kept at PATH if its header line is HEADER and its body the one that header's checksum
+    names; None on any doubt. PATH is read without blocking (a FIFO is refused, never waited on), and
+    only a regular file of at most LIMIT bytes."""
+    from cudnn_doctor.user_files import UnreadableFile, read_user_file
+
+    try:
+        content = read_user_file(str(path), limit)
+    except UnreadableFile:
+        return None
+    first, _, body = content.partition(b"\n")
+    try:
+        stored = json.loads(first)
+        if not isinstance(stored, dict) or {k: stored.get(k) for k in header} != header:
+            return None
+        if stored.get("body") != hashlib.blake2b(body, digest_size=16).hexdigest():
+            return None
+        value = json.loads(body)
+    except (ValueError, RecursionError, UnicodeDecodeError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def write_entry(folder: Path, cached: Path, header: dict[str, str], data: dict[str, Any]) -> None:
+    """HEADER (with the body's checksum) and DATA as JSON, written beside CACHED and renamed over it; a
+    cache that cannot be written only costs time, and a write cut short (a signal) leaves no temporary."""
+    body = json.dumps(data).encode("utf-8")
+    line = json.dumps({**header, "body": hashlib.blake2b(body, digest_size=16).hexdigest()}).encode("utf-8")
+    temporary = folder / f"{cached.stem}.{os.getpid()}.tmp"
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        temporary = folder / f"{subject}-{digest}.{os.getpid()}.tmp"
-        temporary.write_text(json.dumps(data), encoding="utf-8")
+        with open(temporary, "xb") as handle:
+            handle.write(line + b"\n" + body)
         os.replace(temporary, cached)
-        prune(folder, subject, keep=cached.name)
-    except OSError:
-        pass  # a read-only cache only costs time
-    return data
+    except BaseException as error:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        if not isinstance(error, OSError):
+            raise
 
 
 LEGACY = re.compile(r"^[a-z0-9_]+-\d+-\d+\.json$")  # SUBJECT-<size>-<mtime_ns>.json, keyed by install, not by data

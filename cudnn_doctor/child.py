@@ -38,6 +38,8 @@ TOKEN_VARIABLE = "CUDNN_DOCTOR_CHILD_TOKEN"
 STDOUT_LIMIT = 8 << 20  # bytes kept of a child's stdout (ldconfig -p of a big machine is ~1 MB)
 STDERR_LIMIT = 64 << 10  # the tail of stderr is kept for the error line
 REAP_GRACE_S = 1.0  # a child stuck in the kernel (D state) may not die at once; we do not wait longer
+SIGNAL_CHECK_S = 0.1  # the longest the main thread waits at once: a signal is handled within this
+STOP_WAIT_S = 10.0  # how long a stopped batch is given to kill its children (each reaped within REAP_GRACE_S)
 # While a child runs we hold its stdout and stderr; while it starts, 3 more (the write ends and
 # subprocess's exec-error pipe). Some descriptors stay free for the doctor's own files.
 FDS_PER_CHILD = 5
@@ -179,8 +181,10 @@ class ChildBatch:
         self._answers: list[ChildAnswer | None] = [None] * len(self.requests)
         self._answered = threading.Condition()
         self._stop = threading.Event()
+        self._done = threading.Event()  # set once every child has ended and what they started is gone
         self._thread: threading.Thread | None = None
         if not self.requests:
+            self._done.set()
             return
         _LIVE.add(self)
         if background:
@@ -193,17 +197,27 @@ class ChildBatch:
         """Every child's answer, once all have ended (and what they started is gone)."""
         if self._thread is not None:
             try:
-                self._thread.join()
-            finally:  # Ctrl-C while waiting: the children go too
-                self._stop.set()
-                self._thread.join()
+                # An Event, not Thread.join: a join interrupted by a signal marks the thread as stopped on
+                # Python 3.10-3.12 (it releases the thread's lock in its `except`), so a second join returns
+                # at once, the doctor exits and the daemon thread dies before it has killed the children.
+                # And never a wait without a timeout: the kernel may deliver SIGINT to the batch's thread,
+                # which does not wake this one; Python runs the handler only when this thread wakes.
+                while not self._done.wait(SIGNAL_CHECK_S):
+                    pass
+            except BaseException:  # Ctrl-C, SIGTERM, SIGHUP while waiting: the children go first
+                self.stop()
+                raise
         return [a if a is not None else _answer_without_run("the doctor stopped before it ran") for a in self._answers]
 
     def answer(self, index: int) -> ChildAnswer:
         """Child INDEX's answer as soon as it has one; the others may still run."""
-        with self._answered:
-            while self._answers[index] is None and self._thread is not None and self._thread.is_alive():
-                self._answered.wait(0.1)
+        try:
+            with self._answered:
+                while self._answers[index] is None and not self._done.is_set():
+                    self._answered.wait(SIGNAL_CHECK_S)
+        except BaseException:  # a signal while waiting: the children go first
+            self.stop()
+            raise
         found = self._answers[index]
         return found if found is not None else _answer_without_run("the doctor stopped before it ran")
 
@@ -253,18 +267,22 @@ class ChildBatch:
                     elif now >= child.deadline:
                         self._finish(child, selector, timed_out=True)
                         del running[index]
+        except BaseException:  # a signal in the main thread (run_child): kill the process groups, then go on
+            self._stop.set()
+            raise
         finally:
-            for child in running.values():
+            for child in list(running.values()):
                 self._finish(child, selector, timed_out=True, stopped=self._stop.is_set())
             selector.close()
             kill_strays(self.token)
             _LIVE.discard(self)
+            self._done.set()
 
-    def stop(self) -> None:
-        """Kill every child of this batch now (and what they started)."""
+    def stop(self, wait: float = STOP_WAIT_S) -> None:
+        """Kill every child of this batch now (and what they started); wait up to WAIT s for that."""
         self._stop.set()
         if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(timeout=5)
+            self._done.wait(timeout=wait)
 
     def _start(self, index: int, selector: selectors.BaseSelector, retry_later: bool) -> _Running | object | None:
         request = self.requests[index]
@@ -334,7 +352,7 @@ class ChildBatch:
         _reap(process)
         wall_ms = round((time.monotonic() - child.started) * 1000, 1)
         request = self.requests[child.index]
-        self._set(child.index, _answer(request, process.returncode, bytes(child.out), bytes(child.err),
+        self._set(child.index, make_answer(request, process.returncode, bytes(child.out), bytes(child.err),
                                        wall_ms, timed_out, stopped))
 
 
@@ -342,8 +360,9 @@ _LIVE: set[ChildBatch] = set()
 
 
 @atexit.register
-def _stop_all() -> None:
-    """The doctor is exiting (an error, Ctrl-C): no child of a batch still running may outlive it."""
+def stop_all() -> None:
+    """Kill the children of every batch still running (the doctor is stopping: an error, a signal);
+    no child, and nothing a child started, outlives it."""
     for batch in list(_LIVE):
         batch.stop()
 
@@ -431,7 +450,7 @@ def _answer_without_run(error: str, timed_out: bool = False) -> ChildAnswer:
     return ChildAnswer(values=None, error=error, crashed=False, timed_out=timed_out, wall_ms=0.0)
 
 
-def _answer(request: ChildRequest, returncode: int | None, out: bytes, err: bytes, wall_ms: float,
+def make_answer(request: ChildRequest, returncode: int | None, out: bytes, err: bytes, wall_ms: float,
             timed_out: bool, stopped: bool) -> ChildAnswer:
     stdout = out.decode("utf-8", "surrogateescape")
     stderr = err.decode("utf-8", "surrogateescape")

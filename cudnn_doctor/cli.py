@@ -12,7 +12,9 @@ import typer
 
 from cudnn_doctor import __version__, completion
 from cudnn_doctor.errors import DoctorError
+from cudnn_doctor.knowledge.inputs import ascii_decimal, ascii_integer
 from cudnn_doctor.settings import CHECK_FORMATS  # re-exported: what check's --format takes
+from cudnn_doctor.streams import OUTPUT_LOST_EXIT, OutputLost, say
 
 app = typer.Typer(
     name="cudnn-doctor",
@@ -84,6 +86,22 @@ def stdout_closed() -> NoReturn:
     raise typer.Exit(CLOSED_PIPE_EXIT)
 
 
+def interrupted(error: BaseException, want_json: bool) -> int:
+    """A signal ended the command: every process it started is killed first, then one line (and the
+    JSON object with --json); returns the exit status, 128 + the signal's number."""
+    from cudnn_doctor import child, signals
+
+    child.stop_all()
+    exit_code = signals.exit_code(error)
+    say(f"cudnn-doctor: interrupted ({str(error) or 'SIGINT'})")
+    if want_json:
+        try:
+            write_error_json(exit_code, f"interrupted by {str(error) or 'SIGINT'}", title="Interrupted")
+        except (OutputLost, BrokenPipeError):
+            pass
+    return exit_code
+
+
 def guarded(function: F) -> F:
     """Turn DoctorError into one line and exit 2; anything else is our bug: exit 3.
 
@@ -107,13 +125,10 @@ def guarded(function: F) -> F:
                 write_error_json(error.exit_code, error.message, error.fix, found.title if found else None,
                                  found.code if found else None)
             raise typer.Exit(error.exit_code) from None
-        except (typer.Exit, typer.Abort, SystemExit):
+        except (typer.Exit, typer.Abort, SystemExit, OutputLost):
             raise
-        except KeyboardInterrupt:
-            sys.stderr.write("cudnn-doctor: interrupted\n")
-            if want_json:
-                write_error_json(130, "interrupted", title="Interrupted")
-            raise typer.Exit(130) from None
+        except KeyboardInterrupt as error:  # Ctrl-C, SIGTERM, SIGHUP (signals.py)
+            raise typer.Exit(interrupted(error, want_json)) from None
         except Exception as error:  # a bug in the doctor, not a problem of the machine
             if verbose:
                 import traceback
@@ -399,7 +414,8 @@ def fleet_run(
     command_line: Optional[str] = typer.Option(None, "--command", metavar="CMD",
                                                help="How a node runs the check (default: this Python, "
                                                     "`-m cudnn_doctor check --json`)."),
-    deadline: float = typer.Option(600.0, "--deadline", metavar="SECONDS", help="Stop waiting for nodes after this."),
+    deadline: float = typer.Option(600.0, "--deadline", metavar="SECONDS", help="Stop waiting for nodes after this.",
+                                   parser=ascii_decimal),
     keep: Optional[str] = typer.Option(None, "--keep", metavar="DIR", help="Keep every node's report in DIR."),
     json_output: bool = typer.Option(False, "--json", help="Print one JSON object (schema cudnn-doctor/fleet/1)."),
 ) -> None:
@@ -440,7 +456,7 @@ def bench(
                              help="tiny: a smoke test; small: CIFAR-10 layer, LSTM 512; medium: ResNet 3x3 layer 32x64x56x56, "
                                   "LSTM 512 (seq 100, batch 64); large: ResNet conv4 layer, LSTM 1024."),
     workspace_limit: Optional[float] = typer.Option(
-        None, "--workspace-limit", metavar="MB",
+        None, "--workspace-limit", metavar="MB", parser=ascii_decimal,
         help="Largest cuDNN workspace to allow; 0 picks only algorithms that need none (NO_WORKSPACE)."),
     device: str = typer.Option("0", "--device", metavar="N|all", help="Which GPU, or all of them in turn."),
     no_cpu: bool = typer.Option(False, "--no-cpu", help="Skip the CPU baseline (results are still checked, "
@@ -450,7 +466,8 @@ def bench(
     api: str = typer.Option("auto", "--api", metavar="auto|graph|legacy", autocompletion=completion.complete_api,
                             help="Convolution API: graph (cuDNN's backend API, autotuned, as PyTorch), legacy "
                                  "(cudnnFind*, as TensorFlow and cuDNN 7), or auto: graph where it works."),
-    repeats: int = typer.Option(20, "--repeats", metavar="N", help="Timed samples per workload (median)."),
+    repeats: int = typer.Option(20, "--repeats", metavar="N", help="Timed samples per workload (median).",
+                                parser=ascii_integer),
     json_output: bool = typer.Option(False, "--json", help="Print one JSON object (schema cudnn-doctor/bench/1)."),
     verbose: bool = typer.Option(False, "-v", "--verbose", help="Show every detail."),
 ) -> None:
@@ -551,7 +568,7 @@ def install(
                                                 "as a local path or a URL."),
     version: Optional[str] = typer.Option(None, "--version", metavar="X.Y.Z",
                                           help="A cuDNN release from NVIDIA's redistributable manifest."),
-    cuda: Optional[int] = typer.Option(None, "--cuda", metavar="MAJOR",
+    cuda: Optional[int] = typer.Option(None, "--cuda", metavar="MAJOR", parser=ascii_integer,
                                        help="The CUDA major of the build (default: the toolkit's, else the "
                                             "driver's, else the newest)."),
     mirror: Optional[str] = typer.Option(None, "--mirror", metavar="URL",
@@ -641,46 +658,75 @@ def _run_transaction(command: str, action: Any, json_output: bool, verbose: bool
     raise typer.Exit(outcome.exit_code)
 
 
-def _usage_error(error: Exception) -> NoReturn:
+def _usage_error(error: Exception) -> int:
     """A usage error found by the option parser: one line, exit 2, one JSON object with --json (usage_errors.py)."""
     from typer.main import get_command
 
     from cudnn_doctor.usage_errors import report_usage_error
 
-    sys.exit(report_usage_error(error, json_requested(), get_command(app), write_error_json))
+    return report_usage_error(error, json_requested(), get_command(app), write_error_json)
 
 
 def main() -> None:
+    from cudnn_doctor import signals, streams
     from cudnn_doctor.completion import named_shell_request
-    from cudnn_doctor.user_files import escape_output
 
     shell_script = named_shell_request(sys.argv[1:])  # `--show-completion zsh`: typer's option takes no shell
     if shell_script is not None:
         sys.exit(shell_script)
+    streams.prepare()  # closed or full standard streams: one clean outcome each (streams.py)
+    signals.install()  # SIGTERM and SIGHUP unwind the command as Ctrl-C does (signals.py)
+    try:
+        try:
+            exit_code = _run_app()
+        except OutputLost:  # while a usage error's JSON object was written
+            exit_code = OUTPUT_LOST_EXIT
+        except BrokenPipeError:
+            exit_code = CLOSED_PIPE_EXIT
+        lost = streams.output_lost()
+        if lost is not None and signals.received() is None:
+            say(f"cudnn-doctor: error: {lost}: the output was not written")
+            exit_code = OUTPUT_LOST_EXIT
+    except KeyboardInterrupt as error:  # a signal outside a command's body (parsing, the last flush)
+        exit_code = interrupted(error, json_requested())
+    signals.hold()  # the outcome is settled: a signal from now on changes nothing and raises nothing
+    if signals.received() is not None:
+        exit_code = signals.exit_code()
+    if exit_code == CLOSED_PIPE_EXIT:
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+    sys.exit(exit_code)
 
-    escape_output()  # a path's bytes that are not UTF-8 print as \xNN, never a UnicodeEncodeError
+
+def _run_app() -> int:
+    """The command's exit status, its output flushed."""
     # click's ClickException (click itself, or the copy newer typers carry), found through what typer exports
     usage_errors: tuple[type[Exception], ...] = tuple(
         c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
     try:
         exit_code = app(prog_name="cudnn-doctor", standalone_mode=False)
     except usage_errors as error:
-        _usage_error(error)
+        exit_code = _usage_error(error)
     except typer.Abort:
-        sys.stderr.write("Aborted!\n")
-        sys.exit(1)
+        from cudnn_doctor import signals
+
+        if signals.received() is None:  # not a signal: click's prompt met the end of its input
+            say("Aborted!")
+            return 1
+        return signals.exit_code()
     except BrokenPipeError:
         exit_code = CLOSED_PIPE_EXIT
+    except OutputLost:
+        return OUTPUT_LOST_EXIT
     try:
         sys.stdout.flush()
     except BrokenPipeError:
         exit_code = CLOSED_PIPE_EXIT
-    if exit_code == CLOSED_PIPE_EXIT:
-        try:
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        except (OSError, ValueError):
-            pass
-    sys.exit(exit_code if isinstance(exit_code, int) else 0)
+    except OutputLost:
+        exit_code = OUTPUT_LOST_EXIT
+    return exit_code if isinstance(exit_code, int) else 0
 
 
 if __name__ == "__main__":

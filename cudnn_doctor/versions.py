@@ -11,7 +11,8 @@ import re
 MAX_PART_DIGITS = 9  # no real version part is longer; int() of 5,000 digits raises (and is slow)
 MAX_PARTS = 8
 MAX_ENCODED = 10**9  # the largest plausible NVIDIA encoded version (cuDNN 99.99.99 is 999999)
-DOTTED = re.compile(rf"\d{{1,{MAX_PART_DIGITS}}}(?:\.\d{{1,{MAX_PART_DIGITS}}}){{0,{MAX_PARTS - 1}}}")
+# ASCII digits only, here as in knowledge/inputs.py: int() would read "١٢" (Arabic-Indic) as 12
+DOTTED = re.compile(rf"[0-9]{{1,{MAX_PART_DIGITS}}}(?:\.[0-9]{{1,{MAX_PART_DIGITS}}}){{0,{MAX_PARTS - 1}}}")
 
 
 def _encoded(value: object) -> int | None:
@@ -53,7 +54,7 @@ def version_tuple(text: str | None) -> tuple[int, ...] | None:
     """"12.4.1" -> (12, 4, 1); "580.159.04" -> (580, 159, 4); None, junk or absurdly long -> None."""
     if not text:
         return None
-    match = re.match(r"^\s*v?(\d+(?:\.\d+)*)", str(text)[:256])
+    match = re.match(r"^\s*v?([0-9]+(?:\.[0-9]+)*)", str(text)[:256])
     if not match:
         return None
     parts = match.group(1).split(".")

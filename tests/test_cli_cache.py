@@ -3,6 +3,8 @@ same data reuses its file, new data replaces the old one, and files of older ver
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import re
 import shutil
@@ -10,6 +12,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+import pytest
 
 from tests.conftest import ROOT, Machine
 
@@ -66,3 +70,94 @@ def test_one_file_per_subject_and_data_version(machine: Machine, tmp_path: Path)
     run_check(machine, changed)
     after = [name for name in cached(machine) if name.startswith("cudnn-") and name.endswith(".json")]
     assert len(before) == len(after) == 1 and before != after
+
+
+# --- entries are not trusted by name (issue 22, class 8) ------------------------------------------
+
+COMPAT = ("compat", "torch==2.5.1+cu124", "--cuda", "12.4", "--cudnn", "9.1.0", "--compute-capability", "3.7",
+          "--json")
+
+
+def entries(machine: Machine) -> list[Path]:
+    folder = Path(machine.env["CUDNN_DOCTOR_CACHE_DIR"]) / "compat"
+    return sorted(path for path in folder.iterdir() if path.name.endswith(".json"))
+
+
+def answer_with_a_fresh_cache(machine: Machine) -> dict:
+    result = machine.run(*COMPAT, timeout=60)
+    assert result.exit_code == 1, result.stderr  # incompatible: sm_37 is older than the build's oldest
+    assert entries(machine), "the run kept no entry"
+    return result.json
+
+
+def replace_with(path: Path, kind: str) -> None:
+    original = path.read_bytes()
+    path.unlink()
+    header, _, body = original.partition(b"\n")
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "folder":
+        path.mkdir()
+    elif kind == "device":
+        path.symlink_to("/dev/zero")
+    elif kind == "empty":
+        path.write_bytes(b"")
+    elif kind == "truncated":
+        path.write_bytes(original[: len(original) // 2])
+    elif kind == "other-shape":  # what an older doctor kept there: a bare table, here an empty one
+        path.write_text("{}")
+    elif kind == "list":
+        path.write_text("[1, 2, 3]")
+    elif kind == "deep":
+        path.write_text("[" * 100_000 + "]" * 100_000)
+    elif kind == "huge":
+        with open(path, "wb") as handle:
+            handle.truncate(1 << 30)  # sparse: a gigabyte of zeros that costs no disk
+    elif kind == "body-changed":  # the header of the right entry, another body
+        path.write_bytes(header + b"\n" + b'{"release": []}')
+    elif kind == "not-utf8":
+        path.write_bytes(b"\xff\xfe" + original)
+    else:
+        raise AssertionError(kind)
+
+
+HOSTILE = ["fifo", "folder", "device", "empty", "truncated", "other-shape", "list", "deep", "huge", "body-changed",
+           "not-utf8"]
+
+
+@pytest.mark.parametrize("kind", HOSTILE)
+def test_an_entry_that_is_not_what_its_name_says_falls_back_to_the_data(machine: Machine, kind: str) -> None:
+    expected = answer_with_a_fresh_cache(machine)
+    for path in entries(machine):
+        replace_with(path, kind)
+    result = machine.run(*COMPAT, timeout=60)  # a FIFO read as an entry would wait here for ever
+    assert "Traceback" not in result.stderr, result.stderr
+    assert result.exit_code == 1 and result.json == expected
+    if kind not in ("folder",):  # the data's answer is kept again, in a regular file
+        assert all(path.is_file() and not path.is_symlink() for path in entries(machine))
+
+
+def test_entries_of_another_tool_version_are_never_used(machine: Machine, tmp_path: Path) -> None:
+    expected = answer_with_a_fresh_cache(machine)
+    mine = {path.name for path in entries(machine)}
+    other = copy_of_the_package(tmp_path / "other")
+    init = other / "cudnn_doctor" / "__init__.py"
+    init.write_text(re.sub(r'__version__ = "[^"]*"', '__version__ = "0.0.1"', init.read_text()))
+    env = {**machine.env, "PYTHONPATH": str(other)}
+    done = subprocess.run([sys.executable, "-m", "cudnn_doctor", *COMPAT], env=env, cwd=machine.cwd,
+                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert done.returncode == 1, done.stderr
+    theirs = {path.name for path in entries(machine)} - mine
+    assert theirs  # the other version keeps its own entries, under other names
+    # the other version's entry, its body changed to a poisoned table with a matching checksum, put where
+    # this version looks: its header names another tool version, so it is not used
+    folder = Path(machine.env["CUDNN_DOCTOR_CACHE_DIR"]) / "compat"
+    for name in mine:
+        subject = name.rsplit("-", 1)[0]
+        their = next(n for n in theirs if n.rsplit("-", 1)[0] == subject)
+        header = json.loads((folder / their).read_bytes().partition(b"\n")[0])
+        body = b'{"release": [], "framework": []}'
+        header["body"] = hashlib.blake2b(body, digest_size=16).hexdigest()
+        (folder / name).write_bytes(json.dumps(header).encode() + b"\n" + body)
+    result = machine.run(*COMPAT, timeout=60)
+    assert result.exit_code == 1 and result.json == expected

@@ -4,6 +4,7 @@ fool the doctor, and nothing it started may outlive it."""
 
 from __future__ import annotations
 
+import json
 import os
 import resource
 import shutil
@@ -436,3 +437,52 @@ def test_rules_import_nothing_from_probes_and_touch_no_files() -> None:
                 if name in io_calls:
                     offences.append(f"{path.name}:{node.lineno}: calls {name}")
     assert offences == []
+
+
+def test_hundreds_of_copies_are_probed_in_batches_each_in_its_own_process(machine: Machine, tmp_path: Path) -> None:
+    """Issue 22, class 10: hundreds of copies (more than children may run at once) cost a Python start per
+    batch, not per copy, and still each copy is loaded in a process of its own that holds only its own
+    descriptors, so copies of one soname with different versions are told apart, and a copy that hangs or
+    crashes is that copy's finding only. Under `ulimit -n 128`. (benchmarks/many_copies.py times 600.)"""
+    copies = 200
+    good = [fake_cudnn(tmp_path / "good" / version, version=number, versioned_files=False)
+            for version, number in (("9.1.0", 90100), ("9.19.0", 91900))]
+    root = tmp_path / "copies"
+    for index in range(copies):
+        folder = root / f"{index:03d}"
+        folder.mkdir(parents=True)
+        shutil.copyfile(good[index % 2], folder / "libcudnn.so.9")
+        machine.add_library_path(folder)
+    hang = fake_cudnn(tmp_path / "hang", version=90100, hang=True)
+    crash = fake_cudnn(tmp_path / "crash", version=90100, crash=True)
+    machine.add_library_path(hang.parent)
+    machine.add_library_path(crash.parent)
+    log = tmp_path / "loads.log"
+    machine.env["FAKE_CUDNN_LOG"] = str(log)
+    machine.env["CUDNN_DOCTOR_PROBE_TIMEOUT"] = "3"
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (128, 128))
+
+    process = subprocess.Popen([sys.executable, "-m", "cudnn_doctor", "check", "--json"], env=machine.env,
+                               cwd=machine.cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, preexec_fn=limit)
+    out, err = process.communicate(timeout=300)
+    assert "Traceback" not in err, err
+    report = json.loads(out)
+    by_folder = {os.path.basename(i["path"]): i for i in report["cudnn"]}
+    assert len(report["cudnn"]) == copies + 2
+    for index in range(copies):
+        install = by_folder[f"{index:03d}"]
+        assert install["version"] == ("9.1.0" if index % 2 == 0 else "9.19.0"), install
+        assert not install["timed_out"] and not install["crashed"]
+    hung, crashed = by_folder["hang"], by_folder["crash"]
+    assert hung["timed_out"] and not crashed["timed_out"] and crashed["crashed"] and "SIGSEGV" in crashed["load_error"]
+    assert "CD309" in codes(report)
+
+    loads = [tuple(int(n) for n in line.split()) for line in log.read_text().splitlines()]
+    assert len({pid for pid, _, _ in loads}) == len(loads)  # one process per copy: never two copies in one
+    assert max(fds for _, _, fds in loads) <= 3  # stdin, stdout, stderr: nothing of the doctor's or a sibling's
+    # the Pythons started to load them: a batch child is the parent of what it forked
+    interpreters = {parent if parent != process.pid else pid for pid, parent, _ in loads}
+    assert len(interpreters) <= -(-(copies + 2) // 8) + 2, len(interpreters)

@@ -6,6 +6,7 @@ options and the tests can check the counts without either.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 DTYPES = ("fp32", "tf32", "fp16", "bf16")
@@ -154,8 +155,10 @@ def validate_options(options: BenchOptions) -> BenchOptions:
         if value not in allowed:
             raise DoctorError(f"{flag} {value!r} is not one of {', '.join(allowed)}", fix=f"pass {flag} "
                               + "|".join(allowed))
-    if options.devices != "all" and not (options.devices.isdigit()):
-        raise DoctorError(f"--device {options.devices!r} is neither a GPU index nor 'all'", fix="pass --device 0")
+    if options.devices != "all" and not re.fullmatch("[0-9]{1,4}", options.devices):  # "٣".isdigit() is true
+        from cudnn_doctor.knowledge.inputs import shown
+
+        raise DoctorError(f"--device {shown(options.devices)} is neither a GPU index nor 'all'", fix="pass --device 0")
     if options.workspace_limit_mb is not None and not options.workspace_limit_mb >= 0:
         raise DoctorError(f"--workspace-limit {options.workspace_limit_mb:g} is negative",
                           fix="pass a size in MB, or 0 for algorithms that need no workspace")

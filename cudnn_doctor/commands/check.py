@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cudnn_doctor.errors import DoctorError
+from cudnn_doctor.knowledge import inputs
 from cudnn_doctor.knowledge.data import sublibrary_names
 from cudnn_doctor.model import Report
 from cudnn_doctor.probes.collect import collect_report
@@ -60,7 +61,10 @@ def project_folder(given: str | None) -> str | None:
 
 
 def run_check(options: CheckOptions) -> Report:
-    requirements = [parse_requirement(text) for text in options.require]  # bad input fails before probing
+    # bad input fails before probing, each value read by the one rule of knowledge/inputs.py
+    requirements = [parse_requirement(inputs.requirement_text(text)) for text in options.require]
+    for spec in options.frameworks:
+        inputs.framework_spec("--framework", spec)
     project_dir = project_folder(options.project_dir)
     ctx = SearchContext.from_environment(options.search_paths, python=options.python)
     report = collect_report(ctx, sublibrary_names(), project_dir, options.deep)

@@ -61,7 +61,9 @@ def combination(cuda: str | None, cudnn: str | None, driver: str | None, compute
 
 def answer(spec: str, combo: knowledge.Combination, artifact: str | None = None) -> dict[str, Any]:
     """The compat/1 answer for SPEC ("tensorflow==2.15.0"), with a verdict when COMBO names anything."""
-    name, version = knowledge.split_spec(spec)
+    name, version = inputs.framework_spec("", spec)
+    if artifact is not None:
+        inputs.plain_text("--artifact", artifact, inputs.MAX_SPEC_LENGTH)  # nd4j-cuda-10.2: its version too
     if name.lower() in ("cudnn", "nvidia-cudnn", "nvidia-cudnn-cu12", "nvidia-cudnn-cu13", "nvidia-cudnn-cu11"):
         return _cudnn_answer(name, version, combo)
     canonical = knowledge.canonical_name(name)

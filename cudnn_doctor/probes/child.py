@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from cudnn_doctor.child import ChildAnswer, ChildBatch, ChildRequest, python_argv, timeout_from_env
+from cudnn_doctor.child import (
+    ChildAnswer,
+    ChildBatch,
+    ChildRequest,
+    make_answer,
+    parallel_limit,
+    python_argv,
+    timeout_from_env,
+)
 from cudnn_doctor.model import LibraryProbe
 
 CHILD = str(Path(__file__).resolve().parents[1] / "_probe_child.py")
@@ -25,24 +35,103 @@ class Job:
     target: str  # a path, a soname or a library name
 
 
+BATCHED_KINDS = ("cudnn", "cudart")  # the jobs a machine may have hundreds of
+BATCH_SIZE = 32  # libraries per batch child at most
+MIN_BATCH_SIZE = 8  # and at least, where there are that many: each batch child saves the start of 7 Pythons
+IN_FLIGHT = 4  # libraries a batch child probes at once
+BATCH_GRACE_S = 5.0
+
+
 class ProbeBatch:
-    """Children started now, answers collected later: probing overlaps with other work."""
+    """Children started now, answers collected later: probing overlaps with other work.
+
+    Each library is loaded in a process of its own. Where there are more libraries than children may run
+    at once (600 copies of cuDNN), they go in batches: one child per batch (Python starts once), which
+    forks one process per library, IN_FLIGHT at a time, each with its own deadline and only its own
+    pipes open; at most parallel_limit() / IN_FLIGHT batch children run at once, so no more libraries
+    are loaded at once than parallel_limit() children."""
 
     def __init__(self, jobs: list[Job], timeout: float | None = None, env: Mapping[str, str] | None = None) -> None:
         self.jobs = list(jobs)
         self.timeout = probe_timeout() if timeout is None else timeout
         child_env = _child_environment(os.environ if env is None else env)
-        requests = [ChildRequest(_argv(job), child_env, self.timeout, "the probe") for job in self.jobs]
-        self._batch = ChildBatch(requests)
+        parallel = parallel_limit()
+        self._groups = _groups(self.jobs, parallel)
+        requests = []
+        for group in self._groups:
+            if len(group) == 1:
+                requests.append(ChildRequest(_argv(self.jobs[group[0]]), child_env, self.timeout, "the probe"))
+            else:
+                targets = [_target(self.jobs[index]) for index in group]
+                rounds = -(-len(group) // IN_FLIGHT)
+                argv = python_argv(CHILD, "batch", self.jobs[group[0]].kind, f"{self.timeout:g}", str(IN_FLIGHT),
+                                   *targets)
+                requests.append(ChildRequest(argv, child_env, self.timeout * rounds + BATCH_GRACE_S, "the probe"))
+        batched = any(len(group) > 1 for group in self._groups)
+        # with batches, IN_FLIGHT libraries per batch child: no more library processes at once than before
+        self._batch = ChildBatch(requests, parallel=max(1, parallel // IN_FLIGHT) if batched else parallel)
 
     def results(self) -> dict[Job, LibraryProbe]:
         answers = self._batch.answers()
-        return {job: _library_probe(job, answer, self.timeout) for job, answer in zip(self.jobs, answers, strict=True)}
+        found: dict[Job, LibraryProbe] = {}
+        for group, answer in zip(self._groups, answers, strict=True):
+            each = [answer] if len(group) == 1 else _batch_answers(answer, len(group), self.timeout)
+            for index, one in zip(group, each, strict=True):
+                found[self.jobs[index]] = _library_probe(self.jobs[index], one, self.timeout)
+        return found
+
+
+def _groups(jobs: list[Job], parallel: int) -> list[list[int]]:
+    """Job indices per child: one each, unless there are more library jobs of a kind than PARALLEL."""
+    groups: list[list[int]] = []
+    by_kind: dict[str, list[int]] = {}
+    for index, job in enumerate(jobs):
+        by_kind.setdefault(job.kind if job.kind in BATCHED_KINDS else f"single-{index}", []).append(index)
+    for kind, indices in by_kind.items():
+        if kind not in BATCHED_KINDS or len(indices) <= parallel:
+            groups += [[index] for index in indices]
+            continue
+        slots = max(1, parallel // IN_FLIGHT)
+        size = min(BATCH_SIZE, max(MIN_BATCH_SIZE, -(-len(indices) // slots)))
+        groups += [indices[start:start + size] for start in range(0, len(indices), size)]
+    return groups
+
+
+def _batch_answers(answer: ChildAnswer, count: int, timeout: float) -> list[ChildAnswer]:
+    """The answer of each library of a batch child, from its lines; where a line is missing (the batch
+    child crashed or was stopped), the batch's own error."""
+    lines: dict[int, dict[str, Any]] = {}
+    for text in answer.stdout.splitlines():
+        try:
+            value = json.loads(text)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(value, dict) and isinstance(value.get("index"), int) and 0 <= value["index"] < count:
+            lines[value["index"]] = value
+    request = ChildRequest((), timeout=timeout, what="the probe")
+    each = []
+    for index in range(count):
+        line = lines.get(index)
+        if line is None:
+            each.append(ChildAnswer(None, answer.error or "the batch of probes ended without an answer for it",
+                                    crashed=answer.crashed or not answer.timed_out, timed_out=answer.timed_out,
+                                    wall_ms=answer.wall_ms, exit_code=answer.exit_code))
+            continue
+        code = line.get("exit")
+        each.append(make_answer(request, code if isinstance(code, int) else None,
+                                str(line.get("stdout", "")).encode("utf-8", "surrogateescape"),
+                                str(line.get("stderr", "")).encode("utf-8", "surrogateescape"),
+                                float(line.get("wall_ms", 0.0)), bool(line.get("timed_out")), stopped=False))
+    return each
+
+
+def _target(job: Job) -> str:
+    # The child runs from "/": a relative path would be read from there, so it is made absolute here.
+    return os.path.abspath(job.target) if os.sep in job.target else job.target
 
 
 def _argv(job: Job) -> tuple[str, ...]:
-    # The child runs from "/": a relative path would be read from there, so it is made absolute here.
-    target = os.path.abspath(job.target) if os.sep in job.target else job.target
+    target = _target(job)
     extra = [folder] if job.kind == "nvml" and (folder := _module_folder("pynvml")) else []
     return python_argv(CHILD, job.kind, target, *extra)
 

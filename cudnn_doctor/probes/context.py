@@ -138,8 +138,34 @@ class SearchContext:
         return unique
 
 
-# What --python's interpreter is asked: its sys.path, as JSON (pipdeptree asks the same way).
-SYS_PATH_CODE = "import json, sys; sys.stdout.write(json.dumps(sys.path))"
+# What --python's interpreter is asked, run isolated (-I) and without site (-S): none of its .pth files or
+# sitecustomize runs. It answers, as JSON, its sys.path and the site-packages folders `site` would add,
+# computed the way site.py does (pyvenv.cfg read as text: site.venv() would run the .pth files).
+SYS_PATH_CODE = """\
+import json, os, site, sys
+exe_dir = os.path.dirname(os.path.abspath(sys.executable))
+venv, system_site = None, True
+for folder in (exe_dir, os.path.dirname(exe_dir)):
+    config = os.path.join(folder, "pyvenv.cfg")
+    if os.path.isfile(config):
+        venv = os.path.dirname(exe_dir)
+        with open(config, encoding="utf-8", errors="replace") as lines:
+            for line in lines:
+                key, equals, value = line.partition("=")
+                if equals and key.strip().lower() == "include-system-site-packages":
+                    system_site = value.strip().lower() == "true"
+        break
+prefixes = [venv] if venv else []
+if system_site or not venv:
+    prefixes += [sys.base_prefix, sys.base_exec_prefix] if venv else [sys.prefix, sys.exec_prefix]
+folders = site.getsitepackages(prefixes)
+if (system_site or not venv) and not os.environ.get("PYTHONNOUSERSITE"):
+    folders.append(site.getusersitepackages())
+paths = [p for p in sys.path if p] + [f for f in folders if os.path.isdir(f)]
+sys.stdout.write(json.dumps(list(dict.fromkeys(paths))))
+"""
+MAX_PATHS = 10_000  # entries of an answer
+MAX_PATH_LENGTH = 4096  # PATH_MAX
 
 
 ENVIRONMENT_INTERPRETERS = ("bin/python3", "bin/python", "Scripts/python.exe", "python.exe")
@@ -181,7 +207,8 @@ def interpreter_paths(python: str, timeout: float | None = None) -> list[str]:
 
     timeout = probe_timeout() if timeout is None else timeout
     # through the one child runner: one deadline over its output, and all it started killed
-    answer = run_child([python, "-c", SYS_PATH_CODE], None, deadline_in(timeout), what=f"--python {python}")
+    answer = run_child([python, "-I", "-S", "-c", SYS_PATH_CODE], None, deadline_in(timeout),
+                       what=f"--python {python}")
     if answer.error and not answer.crashed and not answer.timed_out:
         raise DoctorError(f"--python {python}: cannot run it: {answer.error.split(': ', 1)[-1]}",
                           fix="give a working Python interpreter")
@@ -189,12 +216,17 @@ def interpreter_paths(python: str, timeout: float | None = None) -> list[str]:
         raise DoctorError(f"--python {python}: did not answer within {timeout:g} s",
                           fix="give a working Python interpreter")
     returncode = answer.exit_code
-    text = answer.stdout
     try:
-        paths = json.loads(text) if returncode == 0 else None
-    except ValueError:
+        paths = json.loads(answer.stdout) if returncode == 0 else None
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than a parser goes
         paths = None
     if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
         raise DoctorError(f"--python {python}: not a Python interpreter that answers (exit status {returncode})",
+                          fix="give the interpreter of the environment, e.g. --python .venv/bin/python")
+    bad = next((p for p in paths if "\0" in p or len(p) > MAX_PATH_LENGTH), None)
+    if bad is not None or len(paths) > MAX_PATHS:
+        why = (f"{len(paths)} paths" if bad is None else
+               "a path with a NUL byte" if "\0" in bad else f"a path of {len(bad)} characters")
+        raise DoctorError(f"--python {python}: answered with {why}, which no real interpreter has",
                           fix="give the interpreter of the environment, e.g. --python .venv/bin/python")
     return [p for p in paths if p]

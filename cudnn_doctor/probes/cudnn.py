@@ -151,7 +151,9 @@ def find_header(folder: str, ctx: SearchContext) -> str | None:
     """The cudnn_version.h that belongs with the libraries in FOLDER, if any."""
     parent = Path(folder).parent
     include_dirs = [parent / "include", parent.parent / "include"]
-    if os.path.realpath(folder) in {os.path.realpath(d) for d in ctx.default_lib_dirs()}:
+    if "default-lib-dirs-real" not in ctx._found:  # once per run, not once per copy
+        ctx._found["default-lib-dirs-real"] = [os.path.realpath(d) for d in ctx.default_lib_dirs()]
+    if os.path.realpath(folder) in ctx._found["default-lib-dirs-real"]:
         include_dirs += [Path(ctx.system("/usr/include")), Path(ctx.system(f"/usr/include/{ctx.triplet}"))]
     for include in include_dirs:
         for name in ("cudnn_version.h", "cudnn.h"):
@@ -175,7 +177,9 @@ def sublibrary_status(folder: str, major: int | None, names: list[str]) -> tuple
 
 
 def version_in_file_name(path: str) -> str | None:
-    match = re.search(r"\.so\.(\d+\.\d+\.\d+)$", os.path.realpath(path))
+    """The version in the name of the file PATH leads to (libcudnn_ops.so.9 -> libcudnn_ops.so.9.1.0 -> 9.1.0)."""
+    real = os.path.realpath(path) if os.path.islink(path) else path  # only the last name matters
+    match = re.search(r"\.so\.([0-9]+\.[0-9]+\.[0-9]+)$", real)
     return clean_version(match.group(1)) if match else None
 
 

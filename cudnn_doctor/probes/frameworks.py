@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import configparser
+import fnmatch
 import glob
 import os
 import re
@@ -46,11 +47,13 @@ CUDA_IN_NAME = re.compile(r"cuda(\d+)|_cu(\d+)", re.IGNORECASE)
 def detect_frameworks(ctx: SearchContext, project_dir: str | None = None) -> list[Framework]:
     found: list[Framework] = []
     seen: set[tuple[str, str]] = set()
+    known = python_frameworks()
     for site in ctx.site_packages_dirs():
-        for prefix, name, libraries in python_frameworks():
-            for info in sorted(glob.glob(os.path.join(site, f"{prefix}-*.dist-info")) +
-                               glob.glob(os.path.join(site, f"{prefix.capitalize()}-*.dist-info")) +
-                               glob.glob(os.path.join(site, f"{prefix}-*.egg-info"))):
+        names = _metadata_folders(site)  # one listing per site-packages, not three globs per framework
+        for prefix, name, libraries in known:
+            patterns = (f"{prefix}-*.dist-info", f"{prefix.capitalize()}-*.dist-info", f"{prefix}-*.egg-info")
+            for info in sorted({os.path.join(site, n) for n in names
+                                if any(fnmatch.fnmatchcase(n, pattern) for pattern in patterns)}):
                 match = re.match(rf"(?i){prefix}-(.+?)\.(?:dist|egg)-info$", os.path.basename(info))
                 if not match or (name, site) in seen:
                     continue
@@ -58,6 +61,15 @@ def detect_frameworks(ctx: SearchContext, project_dir: str | None = None) -> lis
                 found.append(_python_framework(name, match.group(1), site, info, libraries, ctx))
     found += detect_dl4j(ctx, project_dir)
     return found
+
+
+def _metadata_folders(site: str) -> list[str]:
+    """The names in SITE that end as distribution metadata does (.dist-info, .egg-info)."""
+    try:
+        with os.scandir(site) as entries:
+            return [e.name for e in entries if e.name.endswith((".dist-info", ".egg-info")) and not e.name.startswith(".")]
+    except OSError:
+        return []
 
 
 def _python_framework(name: str, version: str, site: str, info: str, libraries: tuple[str, ...],

@@ -3,8 +3,13 @@
    cudnnGetVersion crash, FAKE_HANG makes it hang, like a broken real library. FAKE_DAEMON makes its
    load-time code start a process that outlives the loader and keeps its stdout and stderr open:
    FAKE_DAEMON=1 detaches it (fork, setsid, fork: another session, parent gone), FAKE_DAEMON=2 leaves
-   it in the loader's process group. */
+   it in the loader's process group. Where FAKE_CUDNN_LOG names a file, cudnnGetVersion appends to it
+   "PID PPID OPEN_FDS": which process loaded it, its parent, and how many descriptors it held. */
+#include <dirent.h>
+#include <fcntl.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <signal.h>
 #include <unistd.h>
 #include <sys/wait.h>
@@ -33,7 +38,24 @@ __attribute__((constructor)) static void start_daemon(void) {
 }
 #endif
 
+static void log_caller(void) {
+    const char *path = getenv("FAKE_CUDNN_LOG");
+    if (path == NULL) return;
+    int open_fds = -1;  /* the listing's own descriptor is not counted */
+    DIR *listing = opendir("/proc/self/fd");
+    if (listing != NULL) {
+        struct dirent *entry;
+        while ((entry = readdir(listing)) != NULL) if (entry->d_name[0] != '.') open_fds++;
+        closedir(listing);
+    }
+    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT, 0644);
+    if (fd < 0) return;
+    dprintf(fd, "%d %d %d\n", (int)getpid(), (int)getppid(), open_fds);
+    close(fd);
+}
+
 size_t cudnnGetVersion(void) {
+    log_caller();
 #ifdef FAKE_CRASH
     raise(SIGSEGV);
 #endif

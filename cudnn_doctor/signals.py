@@ -1,0 +1,76 @@
+"""SIGINT, SIGTERM and SIGHUP end every command the same way: as an exception that unwinds it.
+
+`install()` (called once, in cli.main) turns each of the three signals into `Interrupted`, a
+KeyboardInterrupt that knows its signal. Every `finally`, `with` and `except KeyboardInterrupt` of the
+doctor then runs for a CI runner's SIGTERM or a closed terminal's SIGHUP exactly as for Ctrl-C:
+
+- child.py's runner kills the process groups of the children it started (and what they started)
+  on any BaseException, without Thread.join (an interrupted join misleads Python 3.10-3.12);
+- a file being written is a temporary beside its target, removed on the way out (the target stays
+  as it was); install/ rolls back its transaction;
+- the command ends with 128 + the signal's number: 130 (SIGINT), 143 (SIGTERM), 129 (SIGHUP).
+
+Only the first signal raises: the clean-up it starts is bounded (a child is reaped for at most
+child.REAP_GRACE_S), and a second signal must not cut that clean-up short and leave children behind.
+
+The kernel may deliver a signal to any thread; Python runs the handler in the main thread, and only once
+that thread runs again. So the main thread never waits without a timeout (child.SIGNAL_CHECK_S): a lock or
+Event waited on for ever would leave a SIGINT that the kernel gave to another thread unhandled.
+
+For code that runs something outside child.py (fleet/slurm.py's srun): wrap the wait in
+`try: ... except BaseException: <cancel it the way its tool expects>; raise`. `received()` tells
+whether a signal is what is unwinding the stack, and which.
+"""
+
+from __future__ import annotations
+
+import signal
+from types import FrameType
+
+HANDLED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+_received: list[int] = []
+_held: list[bool] = []
+
+
+class Interrupted(KeyboardInterrupt):
+    """The command was asked to stop by signal SIGNUM."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def install() -> None:
+    """Make SIGINT, SIGTERM and SIGHUP raise Interrupted in the main thread (the first one only)."""
+    for signum in HANDLED:
+        try:
+            if signum != signal.SIGINT and signal.getsignal(signum) == signal.SIG_IGN:
+                continue  # nohup: the user asked for SIGHUP to be ignored
+            signal.signal(signum, _raise_once)
+        except (ValueError, OSError):  # not the main thread, or a platform without that signal
+            continue
+
+
+def _raise_once(signum: int, _frame: FrameType | None) -> None:
+    if _held:
+        return
+    _received.append(signum)
+    if len(_received) == 1:
+        raise Interrupted(signum)
+
+
+def hold() -> None:
+    """The command's outcome is settled (cli.main, just before exiting): signals from now on are ignored,
+    so none can raise in the last flush or an atexit handler."""
+    _held.append(True)
+
+
+def received() -> int | None:
+    """The first signal received since install(), or None."""
+    return _received[0] if _received else None
+
+
+def exit_code(error: BaseException | None = None) -> int:
+    """The exit status of a command ended by a signal: 128 + its number (130 for a plain Ctrl-C)."""
+    signum = getattr(error, "signum", None) or received() or signal.SIGINT
+    return 128 + int(signum)

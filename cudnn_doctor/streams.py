@@ -1,0 +1,145 @@
+"""Standard input, output and error as the doctor uses them: closed or full, each has one clean outcome.
+
+`prepare()` (called once, first thing in cli.main):
+
+- a standard stream closed at start (`cudnn-doctor check >&-`, `2>&-`, `<&-`) gets /dev/null on its
+  descriptor, so no file the doctor opens later lands on 0, 1 or 2, and `explain -` reads nothing
+  (a usage error, exit 2) instead of failing on a missing sys.stdin;
+- writing standard output raises OutputLost when it fails for any reason but a reader that went away
+  (a full disk, an I/O error, closed at start): cli turns that into one line on standard error and
+  exit OUTPUT_LOST_EXIT (74, EX_IOERR of sysexits.h); what was not written is dropped from then on,
+  so the interpreter's last flush cannot fail again (exit 120). A reader that went away stays
+  BrokenPipeError (exit 141, as for SIGPIPE);
+- standard error never fails a command: what cannot be written there is dropped, so a usage error with
+  standard error closed or full still exits 2 with its JSON object on standard output.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import select
+import sys
+
+OUTPUT_LOST_EXIT = 74  # EX_IOERR: the output could not be written
+
+
+class OutputLost(Exception):
+    """Standard output could not be written (closed at start, a full disk, an I/O error)."""
+
+
+def _is_open(fd: int) -> bool:
+    try:
+        os.fstat(fd)
+    except OSError:
+        return False
+    return True
+
+
+def _reopen_on_devnull(fd: int) -> None:
+    flags = os.O_RDONLY if fd == 0 else os.O_WRONLY
+    opened = os.open(os.devnull, flags)
+    if opened != fd:
+        os.dup2(opened, fd)
+        os.close(opened)
+
+
+class _StdoutRaw(io.RawIOBase):
+    """Descriptor 1, whose write errors (but EPIPE) become OutputLost once and are dropped after."""
+
+    def __init__(self, closed_at_start: bool) -> None:
+        super().__init__()
+        self.lost: str | None = None
+        self.closed_at_start = closed_at_start
+
+    def writable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return 1
+
+    def isatty(self) -> bool:
+        return not self.closed_at_start and os.isatty(1)
+
+    def write(self, data: bytes) -> int:  # type: ignore[override]
+        if self.lost is not None or not data:
+            return len(data)
+        if self.closed_at_start:
+            self.lost = "standard output is closed"
+            raise OutputLost(self.lost)
+        try:
+            return _write_when_ready(1, data)
+        except BrokenPipeError:
+            raise
+        except OSError as error:
+            self.lost = f"standard output cannot be written: {error.strerror or error}"
+            raise OutputLost(self.lost) from None
+
+
+def _write_when_ready(fd: int, data: bytes) -> int:
+    """os.write, waiting while FD is non-blocking and full (a pipe another process set O_NONBLOCK on)."""
+    while True:
+        try:
+            return os.write(fd, data)
+        except BlockingIOError:
+            select.select([], [fd], [])
+
+
+class _StderrRaw(io.RawIOBase):
+    """Descriptor 2, best effort: what cannot be written is dropped."""
+
+    def writable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return 2
+
+    def isatty(self) -> bool:
+        return os.isatty(2)
+
+    def write(self, data: bytes) -> int:  # type: ignore[override]
+        try:
+            return _write_when_ready(2, data) if data else 0
+        except OSError:
+            return len(data)
+
+
+def _text_stream(raw: io.RawIOBase, like: object, errors: str, write_through: bool) -> io.TextIOWrapper:
+    encoding = getattr(like, "encoding", None) or "utf-8"
+    line_buffering = bool(getattr(like, "line_buffering", False))
+    buffered = io.BufferedWriter(raw)
+    return io.TextIOWrapper(buffered, encoding=encoding, errors=errors, line_buffering=line_buffering,
+                            write_through=write_through)
+
+
+def prepare() -> None:
+    """Closed standard streams on /dev/null; standard output and error wrapped as this module says."""
+    from cudnn_doctor.user_files import ERROR_HANDLER
+
+    closed = {fd: not _is_open(fd) for fd in (0, 1, 2)}
+    for fd, was_closed in closed.items():
+        if was_closed:
+            try:
+                _reopen_on_devnull(fd)
+            except OSError:
+                pass
+    if closed[0] or sys.stdin is None:
+        sys.stdin = open(0, encoding="utf-8", errors="surrogateescape", closefd=False)  # noqa: SIM115
+    sys.stdout = _text_stream(_StdoutRaw(closed[1]), sys.stdout, ERROR_HANDLER, write_through=False)
+    sys.stderr = _text_stream(_StderrRaw(), sys.stderr, ERROR_HANDLER, write_through=True)
+
+
+def output_lost() -> str | None:
+    """Why standard output could not be written, if it could not."""
+    buffer = getattr(sys.stdout, "buffer", None)
+    raw = getattr(buffer, "raw", None)
+    return raw.lost if isinstance(raw, _StdoutRaw) else None
+
+
+def say(text: str) -> None:
+    """One line on standard error, whatever state it is in."""
+    try:
+        sys.stderr.write(text + "\n")
+        sys.stderr.flush()
+    except (OSError, ValueError, AttributeError):
+        pass

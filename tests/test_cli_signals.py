@@ -1,0 +1,109 @@
+"""SIGINT, SIGTERM and SIGHUP end every command at once (issue 22, class 1): exit 128 + the signal's
+number, every process the command started gone (probe and bench children, what they started in other
+sessions too), and the files it was writing as they were before."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Machine
+from tests.fakes.build import fake_cudnn
+from tests.test_bench_cli import fakes
+from tests.test_probes_hostile import marked, survivors
+
+SIGNALS = [(signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGHUP, 129)]
+
+
+def hanging_library(machine: Machine, tmp_path: Path) -> Path:
+    """A libcudnn whose load starts a detached process (another session) and whose first call hangs."""
+    library = fake_cudnn(tmp_path / "hang", version=90100, hang=True, daemon=1)
+    machine.env["CUDNN_DOCTOR_PROBE_TIMEOUT"] = "300"
+    machine.env["CUDNN_DOCTOR_BENCH_TIMEOUT"] = "300"
+    return library
+
+
+def start(machine: Machine, *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "cudnn_doctor", *args], env=machine.env, cwd=machine.cwd,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def wait_for_children(process: subprocess.Popen[str], mark: str) -> None:
+    """Until the command has started a child that hangs in the library (its daemon included)."""
+    for _ in range(600):
+        if len([pid for pid in survivors(mark) if pid != process.pid]) >= 2:
+            return
+        assert process.poll() is None, process.communicate()
+        time.sleep(0.05)
+    raise AssertionError("the command started no child")
+
+
+def interrupt(machine: Machine, mark: str, signum: int, *args: str) -> tuple[int, str, str]:
+    process = start(machine, *args)
+    try:
+        wait_for_children(process, mark)
+        process.send_signal(signum)
+        # the children would hang for 300 s: an answer at all means the signal ended the command
+        out, err = process.communicate(timeout=60)
+        return process.returncode, out, err
+    finally:
+        if process.poll() is None:
+            process.kill()
+        for pid in survivors(mark):
+            os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.parametrize(("signum", "expected"), SIGNALS, ids=["SIGINT", "SIGTERM", "SIGHUP"])
+def test_check_ends_on_a_signal_with_its_children_and_leaves_its_output_file_alone(
+        machine: Machine, tmp_path: Path, signum: int, expected: int) -> None:
+    mark = marked(machine)
+    machine.add_library_path(hanging_library(machine, tmp_path).parent)
+    target = tmp_path / "out" / "cudnn_doctor.prom"
+    target.parent.mkdir()
+    target.write_text("# the last good scrape\n")
+    exit_code, out, err = interrupt(machine, mark, signum, "check", "--format", "prometheus", "--output", str(target))
+    remaining = survivors(mark)
+    assert exit_code == expected, err
+    assert remaining == []
+    assert "Traceback" not in err and f"interrupted ({signal.Signals(signum).name})" in err
+    assert target.read_text() == "# the last good scrape\n" and os.listdir(target.parent) == [target.name]
+
+
+@pytest.mark.parametrize(("signum", "expected"), SIGNALS, ids=["SIGINT", "SIGTERM", "SIGHUP"])
+def test_check_json_says_it_was_interrupted(machine: Machine, tmp_path: Path, signum: int, expected: int) -> None:
+    import json
+
+    mark = marked(machine)
+    hanging_library(machine, tmp_path)
+    exit_code, out, err = interrupt(machine, mark, signum, "check", "--json", "--search-path", str(tmp_path / "hang"))
+    assert exit_code == expected and survivors(mark) == []
+    answer = json.loads(out)
+    assert answer["exit_code"] == expected and answer["error"]["title"] == "Interrupted"
+
+
+@pytest.mark.parametrize(("signum", "expected"), SIGNALS, ids=["SIGINT", "SIGTERM", "SIGHUP"])
+def test_bench_ends_on_a_signal_with_its_child(machine: Machine, tmp_path: Path, signum: int, expected: int) -> None:
+    mark = marked(machine)
+    library = hanging_library(machine, tmp_path)
+    options = fakes()
+    options[1] = str(library)  # --cudnn: a library whose first call hangs
+    exit_code, out, err = interrupt(machine, mark, signum, "bench", "--json", "--size", "tiny", "--no-cpu", *options)
+    assert exit_code == expected, err
+    assert survivors(mark) == []
+
+
+@pytest.mark.parametrize(("signum", "expected"), SIGNALS, ids=["SIGINT", "SIGTERM", "SIGHUP"])
+def test_explain_ends_on_a_signal_while_it_probes(machine: Machine, tmp_path: Path, signum: int,
+                                                  expected: int) -> None:
+    mark = marked(machine)
+    machine.add_library_path(hanging_library(machine, tmp_path).parent)
+    exit_code, out, err = interrupt(machine, mark, signum, "explain",
+                                    "Could not load dynamic library 'libcudnn.so.8'")
+    assert exit_code == expected, err
+    assert survivors(mark) == []
