@@ -104,6 +104,16 @@ def describe(error: Exception, args: list[str] | None = None, root: Any = None) 
             takes = f" {metavar}" if metavar else ""
             return f"{prefix}{name} is missing", f"give {name}{takes}; {_help_line(context)}"
         text = str(getattr(error, "message", "") or error).rstrip(".")
+        func = getattr(getattr(param, "type", None), "func", None)
+        if callable(func):  # click says only the value a converter refused: ask the converter for its words
+            try:
+                func(text)
+            except ValueError as refused:
+                text = str(refused).rstrip(".")
+            except Exception:  # noqa: BLE001 - its words are a courtesy; the value alone still says what was wrong
+                pass
+        if len(text) > 200:
+            text = text[:120] + f"… ({len(text)} characters)"
         text = re.sub(r"is not a valid int(eger)?$", "is not a whole number", text)
         text = re.sub(r"is not a valid float$", "is not a number", text)
         takes = f"{name} takes {metavar}" if metavar else f"see what {name} takes"
