@@ -189,3 +189,79 @@ def test_fleet_json_validates_against_its_shipped_schema(fleet_reports: Path, ma
     data = machine.run("fleet", "merge", "--json", str(mixed)).json
     assert data["drift"] and data["failed"]
     validate(data)
+
+
+def _report(hostname: str, driver: str = "580.159.04", **extra: object) -> dict:
+    """A node's report as `check --json` writes it, reduced to what the merge reads."""
+    return {"schema": "cudnn-doctor/report/1", "host": {"hostname": hostname},
+            "driver": {"version": driver, "cuda_driver_version": "13.0"}, "gpus": [], "toolkits": [],
+            "cudnn": [{"version": "9.19.0", "library": "/usr/lib/libcudnn.so.9", "loaded_by": ["ld.so"]}],
+            "frameworks": [], "findings": [], "summary": {"status": "ok", "exit_code": 0}, **extra}
+
+
+def test_values_nested_600_deep_make_that_node_failed_not_the_merge(machine: Machine, tmp_path: Path) -> None:
+    folder = tmp_path / "deep"
+    folder.mkdir()
+    deep = json.loads("[" * 600 + '"580.159.04"' + "]" * 600)
+    nested = {"a": deep}
+    for name, report in {
+        "gpu-01": _report("gpu-01"), "gpu-02": _report("gpu-02"),
+        "list-driver": _report("list-driver", driver=deep),  # type: ignore[arg-type]
+        "object-status": {**_report("object-status"), "summary": {"status": nested}},
+        "deep-loader": {**_report("deep-loader"), "cudnn": [{"version": "9.19.0", "loaded_by": [deep]}]},
+        "deep-framework": {**_report("deep-framework"), "frameworks": [{"name": deep, "version": "1"}]},
+        "deep-unread": {**_report("deep-unread"), "timings_ms": nested},  # a field the merge does not read
+    }.items():
+        (folder / f"{name}.json").write_text(json.dumps(report))
+    for args in (("--json",), ()):
+        result = machine.run("fleet", "merge", *args, str(folder))
+        assert result.exit_code == 1 and "Traceback" not in result.stderr and "internal" not in result.stderr
+    data = machine.run("fleet", "merge", "--json", str(folder)).json
+    why = {node["node"]: node["why"] for node in data["failed"]}
+    assert set(why) == {"list-driver", "object-status", "deep-loader", "deep-framework"}
+    assert "driver.version is a nested list or object" in why["list-driver"]
+    assert "summary.status" in why["object-status"]
+    assert data["nodes"] == 7 and data["drift"] == []  # the readable nodes, deep-unread with them, agree
+
+
+def test_one_hostname_in_two_folders_is_two_nodes_each_named_by_its_file(machine: Machine, tmp_path: Path) -> None:
+    first, second = tmp_path / "rack-a", tmp_path / "rack-b"
+    first.mkdir()
+    second.mkdir()
+    (first / "gpu-01.json").write_text(json.dumps(_report("gpu-01", driver="570.86.15")))
+    (second / "gpu-01.json").write_text(json.dumps(_report("gpu-01")))  # a re-imaged node, or a cloned hostname
+    (second / "gpu-02.json").write_text(json.dumps(_report("gpu-02")))
+    result = machine.run("fleet", "merge", "--json", str(first), str(second), str(second / "gpu-02.json"))
+    data = result.json
+    assert data["nodes"] == 3 and data["failed"] == []  # gpu-02.json named twice is one node
+    [drift] = data["drift"]
+    assert drift["field"] == "driver.version"
+    assert drift["majority"] == {"value": "580.159.04", "nodes": 2}
+    assert drift["outliers"] == [{"node": f"gpu-01 ({first / 'gpu-01.json'})", "value": "570.86.15"}]
+    text = machine.run("fleet", "merge", str(first), str(second)).stdout
+    assert f"gpu-01 ({first / 'gpu-01.json'})" in text
+
+
+def test_big_reports_merge_one_at_a_time_in_bounded_memory(machine: Machine, tmp_path: Path) -> None:
+    """The merge holds one parsed report at a time: six reports of 14 MB, each mostly 4.7 million tiny
+    objects (about 350 MB once parsed), fit under a 1 GiB address-space limit, where holding them all
+    does not (MemoryError before the merge streamed)."""
+    import resource
+
+    folder = tmp_path / "big"
+    folder.mkdir()
+    head = json.dumps(_report("node"))[:-1]
+    (folder / "node-0.json").write_bytes(head.encode() + b', "notes": [' + b"{}," * 4_700_000 + b"{}]}")
+    assert (folder / "node-0.json").stat().st_size > 14_000_000
+    for i in range(1, 6):
+        os.link(folder / "node-0.json", folder / f"node-{i}.json")  # the same bytes, six reports
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+    completed = subprocess.run([sys.executable, "-m", "cudnn_doctor", "fleet", "merge", "--json", str(folder)],
+                               env=machine.env, cwd=machine.cwd, capture_output=True, text=True, timeout=120,
+                               preexec_fn=limit)
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    data = json.loads(completed.stdout)
+    assert data["nodes"] == 6 and data["failed"] == [] and data["drift"] == []
