@@ -341,6 +341,7 @@ def merge(nodes: Iterable[NodeReport]) -> FleetResult:
     merged = FleetMerge()
     for node in nodes:
         merged.add(node)
+        del node  # else it holds this report while the next one is read and parsed
     return merged.result()
 
 
