@@ -313,6 +313,11 @@ _CODES = (
          "{path}: {why}.",
          "Make <parent> name the pom it sits under (groupId, artifactId and version), or install that parent "
          "(`mvn install -N` in its folder)."),
+    Code("CD439", "warning", "Project bigger than the doctor reads",
+         "{path}: {why}. The doctor stopped there, so what lies beyond (modules, properties, dependencies) "
+         "was not used and its findings about this project may be incomplete.",
+         "If the project really is this big or deep, check what was not read with the build tool itself "
+         "(`mvn dependency:tree`, `gradle dependencies`), or point --project at the part that runs on the GPU."),
     Code("CD440", "warning", "Framework configuration file not read",
          "{path} could not be read ({why}); the settings in it, such as Theano's dnn.library_path, "
          "are not checked, and the framework itself will fail on it or ignore it too.",

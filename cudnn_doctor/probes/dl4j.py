@@ -156,7 +156,7 @@ def _project_frameworks(project: BuildProject, ctx: SearchContext) -> list[Frame
         for record in _module_records(module):
             key = repr({k: v for k, v in record.items() if k != "module"})
             groups.setdefault(key, []).append(record)
-    problems = [{"path": p.path, "why": p.why, "kind": p.kind} for p in project.problems]
+    problems = [{"path": p.path, "why": p.why, "kind": p.kind} for p in project.all_problems()]
     frameworks = []
     cache: dict[str, list[str]] | None = None
     budget = [MAX_SOURCE_FILES]
