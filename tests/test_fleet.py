@@ -265,3 +265,113 @@ def test_big_reports_merge_one_at_a_time_in_bounded_memory(machine: Machine, tmp
     assert completed.returncode == 0, completed.stderr[-2000:]
     data = json.loads(completed.stdout)
     assert data["nodes"] == 6 and data["failed"] == [] and data["drift"] == []
+
+
+def test_fleet_run_usage_errors_are_exit_2_and_one_json_object(machine: Machine, tmp_path: Path) -> None:
+    (tmp_path / "a-file").write_text("not a folder")
+    cases = (("--keep", str(tmp_path / "a-file")), ("--keep", str(tmp_path / "a-file" / "under")),
+             ("--keep", "/proc/no-folder-can-be-made-here"), ("--command", "cudnn-doctor check --json 'unclosed"),
+             ("--command", '"'))
+    for option, value in cases:
+        result = machine.run("fleet", "run", "--slurm", "--json", option, value, "--", "--nodes=1")
+        assert result.exit_code == 2, (option, value, result.stderr)
+        assert "Traceback" not in result.stderr and "internal error" not in result.stderr
+        assert result.json["schema"] == "cudnn-doctor/error/1" and option in result.json["error"]["message"]
+        assert len(result.stdout.strip().splitlines()) == len(json.dumps(result.json, indent=2).splitlines())
+    assert (tmp_path / "a-file").read_text() == "not a folder"
+
+
+def _srun_wrapper(tmp_path: Path, body: str) -> str:
+    """A folder whose `srun` is a site's wrapper script around the real srun (BODY runs first)."""
+    real = shutil.which("srun")
+    assert real is not None
+    folder = tmp_path / "wrapper-bin"
+    folder.mkdir()
+    wrapper = folder / "srun"
+    wrapper.write_text(f"#!/bin/sh\n{body}\nexec {real} \"$@\"\n")
+    wrapper.chmod(0o755)
+    return str(folder)
+
+
+def test_srun_that_leaves_its_stderr_held_and_floods_it(slurm: dict[str, str], machine: Machine, tmp_path: Path) -> None:
+    """The wrapper writes 1.2 GB to srun's stderr without a newline, then leaves a process holding it after
+    srun exits: the doctor reads it in bounded memory (1 GiB address space) and ends when srun does."""
+    import resource
+
+    machine.env.update(slurm)
+    machine.env["PATH"] = _srun_wrapper(tmp_path, "head -c 1200000000 /dev/zero >&2\nsleep 600 >&2 &") + \
+        ":" + machine.env["PATH"]
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+    completed = subprocess.run([sys.executable, "-m", "cudnn_doctor", "fleet", "run", "--slurm", "--json",
+                                "--deadline", "120", "--", "--nodes=1"], env=machine.env, cwd=machine.cwd,
+                               capture_output=True, text=True, timeout=200, preexec_fn=limit)
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    data = json.loads(completed.stdout)
+    assert data["nodes"] == 1 and data["failed"] == [] and "srun" not in data, data  # not "stopped after"
+
+
+def test_fifos_where_srun_writes_or_in_keep_do_not_block(slurm: dict[str, str], machine: Machine, tmp_path: Path) -> None:
+    import socket
+
+    machine.env.update(slurm)
+    keep = tmp_path / "kept"
+    keep.mkdir()
+    node = socket.gethostname().split(".")[0]
+    for name in (f"{node}.json", f"{node}.err", "other-node.json"):
+        os.mkfifo(keep / name)
+    result = machine.run("fleet", "run", "--slurm", "--json", "--keep", str(keep), "--deadline", "60",
+                         "--", "--nodes=1", timeout=120)
+    data = result.json
+    assert data["nodes"] == 1 and data["failed"] == [] and "srun" not in data, data  # this run's node only
+    report = keep / f"{node}.json"
+    assert report.is_file() and json.loads(report.read_text())["schema"] == "cudnn-doctor/report/1"
+    assert [p.name for p in keep.iterdir() if p.name.startswith(".")] == []  # srun's own folder is gone
+
+
+def test_ctrl_c_cancels_srun_and_its_step_then_cleans_up(slurm: dict[str, str], machine: Machine, tmp_path: Path) -> None:
+    """Ctrl-C while the nodes' checks run: srun gets SIGINT twice (it cancels the job step), the task on the
+    node ends, no job is left in the queue, and srun's folder goes only after srun is gone."""
+    import signal
+    import time
+
+    machine.env.update(slurm)
+    machine.env["TMPDIR"] = str(tmp_path / "tmp")
+    (tmp_path / "tmp").mkdir()
+    started = tmp_path / "task-pid"
+    task = f"{sys.executable} -c 'import os, time; open(\"{started}\", \"w\").write(str(os.getpid())); time.sleep(600)'"
+    doctor = subprocess.Popen([sys.executable, "-m", "cudnn_doctor", "fleet", "run", "--slurm", "--json", "--command",
+                               task, "--deadline", "300", "--", "--nodes=1"], env=machine.env, cwd=machine.cwd,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not (started.exists() and started.read_text()):
+            assert doctor.poll() is None and time.monotonic() < deadline, doctor.communicate()
+            time.sleep(0.1)
+        task_pid = int(started.read_text())
+        doctor.send_signal(signal.SIGINT)  # what the terminal's Ctrl-C sends
+        stdout, stderr = doctor.communicate(timeout=60)
+    finally:
+        if doctor.poll() is None:
+            doctor.kill()
+    assert doctor.returncode == 130, stderr
+    assert json.loads(stdout)["error"]["title"] == "Interrupted"
+    assert not Path(f"/proc/{task_pid}").exists() or \
+        Path(f"/proc/{task_pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    queue = subprocess.run(["squeue", "-h", "-o", "%i %j %T"], env={**os.environ, **slurm}, capture_output=True,
+                           text=True, timeout=30)
+    assert queue.returncode == 0 and queue.stdout.strip() == "", queue.stdout
+    srun_left = [pid for pid in os.listdir("/proc") if pid.isdigit() and _cmdline(pid).startswith("srun")
+                 and str(started) in _cmdline(pid)]
+    assert srun_left == []
+    assert list((tmp_path / "tmp").iterdir()) == []  # srun's folder, deleted once srun was gone
+
+
+def _cmdline(pid: str) -> str:
+    try:
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return ""
+    return os.path.basename(raw.split(b"\0")[0].decode(errors="replace")) + " " + raw.decode(errors="replace")
