@@ -167,6 +167,8 @@ def _scalar(value: Any, where: str) -> str:
 
 def _text(value: Any, where: str) -> str:
     """A field's value as one printable, bounded text: a plain value, or a flat list of them."""
+    if type(value) is str and len(value) <= MAX_VALUE_CHARS:  # the usual case, first: it is most of the time
+        return value
     if isinstance(value, list):
         return _capped(", ".join(_scalar(item, where) for item in value) or "(none)")
     return _capped(_scalar(value, where))
@@ -190,7 +192,10 @@ def node_fields(report: dict[str, Any]) -> dict[str, str]:
         "driver.version": _text(driver.get("version"), "driver.version"),
         "driver.cuda_driver_version": _text(driver.get("cuda_driver_version"), "driver.cuda_driver_version"),
     }
-    gpus = Counter(_text(gpu.get("name"), "gpus[].name") for gpu in _items(report, "gpus"))
+    gpus: dict[str, int] = {}
+    for gpu in _items(report, "gpus"):
+        name = _text(gpu.get("name"), "gpus[].name")
+        gpus[name] = gpus.get(name, 0) + 1
     fields["gpus"] = _capped(", ".join(f"{count} x {name}" for name, count in sorted(gpus.items())) or "(none)")
     fields["toolkits"] = _text(sorted(f"{_text(t.get('version'), 'toolkits[].version')} at "
                                       f"{_text(t.get('path'), 'toolkits[].path')}"
