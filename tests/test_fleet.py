@@ -317,7 +317,7 @@ def test_fifos_where_srun_writes_or_in_keep_do_not_block(slurm: dict[str, str], 
     import socket
 
     machine.env.update(slurm)
-    keep = tmp_path / "kept"
+    keep = tmp_path / "kept %N %j 100%"  # srun reads % in its --output as a pattern
     keep.mkdir()
     node = socket.gethostname().split(".")[0]
     for name in (f"{node}.json", f"{node}.err", "other-node.json"):

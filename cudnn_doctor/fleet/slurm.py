@@ -79,8 +79,9 @@ def srun_argv(run: SlurmRun, folder: Path) -> list[str]:
         raise DoctorError("srun not found: this machine is not a Slurm submit host",
                           fix="run it where `srun` works, or gather `check --json` reports yourself "
                               "and use `cudnn-doctor fleet merge DIR`")
+    pattern = str(folder).replace("%", "%%")  # srun reads % in a file name as a pattern; %% is a %
     return [srun, "--ntasks-per-node=1", "--kill-on-bad-exit=0", *run.srun_options,
-            f"--output={folder}/%N.json", f"--error={folder}/%N.err", *run.check_command]
+            f"--output={pattern}/%N.json", f"--error={pattern}/%N.err", *run.check_command]
 
 
 def run_slurm(run: SlurmRun) -> tuple[FleetResult, str | None]:
