@@ -190,3 +190,27 @@ def test_a_hundred_thousand_gradle_includes_and_huge_templates_are_bounded(machi
     assert "expands to more than 4096 characters, so it was left as written" in limits["build.gradle"]
     modules = {m for f in report["frameworks"] if f["name"] == "dl4j" for m in f["details"]["modules"]}
     assert modules == {".", "m0", "m1", "m2"}
+
+
+def test_parent_chains_and_source_trees_past_their_bounds_are_findings(machine: Machine, tmp_path: Path) -> None:
+    """A pom 25 parents deep (read to the nearest 20), and a CUDA module with more source files than are
+    scanned: each bound reached is a CD439, and what was read is still used."""
+    folder = tmp_path
+    for depth in range(25):  # p0 is the farthest parent; each pN/ holds pN+1/
+        parent = (f"<parent><groupId>g</groupId><artifactId>p{depth - 1}</artifactId><version>1</version></parent>"
+                  if depth else "")
+        body = BACKEND.format(artifact="nd4j-cuda-11.2") if depth == 24 else "<packaging>pom</packaging>"
+        modules = f"<modules><module>p{depth + 1}</module></modules>" if depth < 24 else ""
+        folder.mkdir(exist_ok=True)
+        (folder / "pom.xml").write_text(f"<project>{parent}<groupId>g</groupId><artifactId>p{depth}</artifactId>"
+                                        f"<version>1</version>{body}{modules}</project>")
+        folder = folder / f"p{depth + 1}"
+    sources = tmp_path.joinpath(*[f"p{d}" for d in range(1, 25)], "src", "main", "java")
+    sources.mkdir(parents=True)
+    for i in range(4001):
+        (sources / f"C{i:04d}.java").write_text("class C {}\n")
+    report = machine.check_json("--project", str(tmp_path))
+    limits = [f["detail"] for f in findings(report, "CD439")]
+    assert any("its parents go more than 20 poms deep; the doctor read the nearest 20" in d for d in limits), limits
+    assert any("more than 4000 source files" in d for d in limits), limits
+    assert artifacts(report) == ["nd4j-cuda-11.2"]

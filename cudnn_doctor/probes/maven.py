@@ -422,9 +422,13 @@ class MavenReader:
 
     def _effective(self, pom: Pom) -> _Effective:
         chain = [pom]
-        while len(chain) <= MAX_PARENTS:
+        while True:
             parent = self.parent_of(chain[-1])
             if parent is None or any(parent is p for p in chain):
+                break
+            if len(chain) > MAX_PARENTS:
+                self.problems.add(ProjectProblem(pom.path, f"its parents go more than {MAX_PARENTS} poms deep; the "
+                                                           f"doctor read the nearest {MAX_PARENTS}", "limit"))
                 break
             chain.append(parent)
         values: dict[str, str] = {}
