@@ -105,7 +105,7 @@ def test_findings_and_frameworks_that_share_their_labels_are_one_series(machine:
     text: every series is unique, so node_exporter scrapes the file instead of refusing it."""
     textfiles = tmp_path / "textfile"
     textfiles.mkdir()
-    machine.env["CUDA_HOME"] = str(tmp_path / 'no "toolkit"\\ here\nnext line')
+    machine.env["CUDA_HOME"] = str(tmp_path / 'no "toolkit"\\ here\nnext line\r\tand') + os.fsdecode(b"\xff\xfe")
     result = machine.run("check", "--format", "prometheus", "--output", str(textfiles / "cudnn_doctor.prom"),
                          "--require", "cudnn>=9.1", "--require", "cudnn>=9.2", "--require", "cudnn>=9.1",
                          "--framework", "torch==2.5.1", "--framework", "torch==2.5.1")
