@@ -380,3 +380,13 @@ def _cmdline(pid: str) -> str:
     except OSError:
         return ""
     return os.path.basename(raw.split(b"\0")[0].decode(errors="replace")) + " " + raw.decode(errors="replace")
+
+
+def test_at_the_deadline_a_waiting_job_is_cancelled_not_left_queued(slurm: dict[str, str], machine: Machine) -> None:
+    machine.env.update(slurm)
+    result = machine.run("fleet", "run", "--slurm", "--json", "--deadline", "3", "--", "--nodes=1",
+                         "--begin=now+1hour", timeout=60)
+    assert result.exit_code == 2 and "stopped after 3 s" in result.json["error"]["message"], result.stderr
+    queue = subprocess.run(["squeue", "-h", "-o", "%i %j %T"], env={**os.environ, **slurm}, capture_output=True,
+                           text=True, timeout=30)
+    assert queue.returncode == 0 and queue.stdout.strip() == "", queue.stdout
