@@ -325,12 +325,14 @@ def test_fifos_where_srun_writes_or_in_keep_do_not_block(slurm: dict[str, str], 
     keep = tmp_path / "kept %N %j 100%"  # srun reads % in its --output as a pattern
     keep.mkdir()
     node = socket.gethostname().split(".")[0]
-    for name in (f"{node}.json", f"{node}.err", "other-node.json"):
+    for name in (f"{node}.json", "other-node.json"):
         os.mkfifo(keep / name)
+    (keep / f"{node}.err").mkdir()  # a folder where srun's stderr file would be kept: said, not fatal
     result = machine.run("fleet", "run", "--slurm", "--json", "--keep", str(keep), "--deadline", "60",
                          "--", "--nodes=1", timeout=120)
     data = result.json
-    assert data["nodes"] == 1 and data["failed"] == [] and "srun" not in data, data  # this run's node only
+    assert data["nodes"] == 1 and data["failed"] == [], data  # this run's node only
+    assert data["srun"] == f"not kept in --keep: {node}.err (Is a directory)", data
     report = keep / f"{node}.json"
     assert report.is_file() and json.loads(report.read_text())["schema"] == "cudnn-doctor/report/1"
     assert [p.name for p in keep.iterdir() if p.name.startswith(".")] == []  # srun's own folder is gone

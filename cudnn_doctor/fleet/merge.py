@@ -32,6 +32,7 @@ REPORT_SCHEMA = "cudnn-doctor/report/1"
 MAX_REPORT_BYTES = 16 * 1024 * 1024  # a report is a few KiB; anything this big is not one
 MAX_REPORTS = 100_000
 MAX_VALUE_CHARS = 2048  # a field's value longer than this is kept as its start and a digest
+MAX_NAME_CHARS = 256  # a host name (DNS allows 253)
 MAX_FIELDS_PER_NODE = 512  # frameworks and cuDNN loaders of one machine: a few in real life
 ABSENT = "(absent)"
 
@@ -118,7 +119,7 @@ def read_node(path: str | Path) -> NodeReport:
         return NodeReport(fallback, path, failure="not a cudnn-doctor report (not a JSON object)")
     host = data.get("host")
     name = host.get("hostname") if isinstance(host, dict) else None
-    node = _capped(name) if isinstance(name, str) and name.strip() else fallback
+    node = _capped(name, MAX_NAME_CHARS) if isinstance(name, str) and name.strip() else fallback
     if data.get("schema") != REPORT_SCHEMA:
         complaint = data.get("error")
         if isinstance(complaint, dict) and isinstance(complaint.get("message"), str):

@@ -100,9 +100,10 @@ def run_slurm(run: SlurmRun) -> tuple[FleetResult, str | None]:
             raise DoctorError(f"srun ran no check: {complaint or 'no node answered'}",
                               fix="check the srun options (partition, nodes, account) with `srun hostname`")
         result = merge(_with_stderr(read_node(path), path) for path in reports)
-        if keep:
-            _move_into(folder, keep)
+        unkept = _move_into(folder, keep) if keep else []
         missing = complaint if complaint and "stopped after" in complaint else None
+        if unkept:
+            missing = "; ".join(filter(None, (missing, f"not kept in --keep: {', '.join(unkept[:5])}")))
         return result, missing
     finally:
         shutil.rmtree(folder, ignore_errors=True)
@@ -115,14 +116,16 @@ def _reports(folder: Path) -> list[Path]:
         return []
 
 
-def _move_into(folder: Path, keep: Path) -> None:
+def _move_into(folder: Path, keep: Path) -> list[str]:
     """srun's files, renamed into KEEP (same filesystem): what was there under that name is replaced,
-    never opened, so a FIFO there cannot block."""
-    for name in os.listdir(folder):
+    never opened, so a FIFO there cannot block. The files that could not be kept, each with why."""
+    unkept = []
+    for name in sorted(os.listdir(folder)):
         try:
             os.replace(folder / name, keep / name)
         except OSError as error:  # a folder of that name, say: the report stays unkept, the merge stands
-            sys.stderr.write(f"cudnn-doctor: --keep: {name} not kept ({error.strerror or error})\n")
+            unkept.append(f"{name} ({error.strerror or error})")
+    return unkept
 
 
 def _with_stderr(node: NodeReport, path: Path) -> NodeReport:
