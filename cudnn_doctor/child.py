@@ -9,7 +9,11 @@ A child is anything that may hang, crash or misbehave: a Python probe that dlope
   cannot make us wait; at the deadline, or as soon as the child itself has exited, its pipes are
   closed and its whole group is killed;
 - carries a token in its environment, so that whatever it started, in another session included,
-  is found in /proc and killed when its batch ends: nothing a child started outlives the batch.
+  is found in /proc and killed when its batch ends: nothing a child started outlives the batch;
+- may be asked to stop before it is killed (`stop_signals`, e.g. srun, which cancels its job steps
+  when it gets SIGINT twice within a second): at its deadline, or when the doctor itself is stopped
+  (Ctrl-C, an exception), those signals go to the child, which gets `stop_grace` seconds to exit
+  before its group is killed all the same.
 
 Children of a batch run side by side, at most `parallel_limit()` at a time (bounded by the open-file
 limit and the cores), so 600 copies of cuDNN never run the doctor out of file descriptors.
@@ -69,6 +73,10 @@ class ChildRequest:
     what: str = "it"  # how the error line names the child: "the probe", "nvcc --version"
     # called (in the batch's thread) with each whole line of stderr as it comes: a child's progress
     on_stderr_line: Callable[[bytes], None] | None = None
+    # before its group is killed: (pause, signal) sent to the child itself in turn, then up to
+    # stop_grace seconds for it to exit (its pipes still read)
+    stop_signals: tuple[tuple[float, int], ...] = ()
+    stop_grace: float = 0.0
 
 
 def timeout_from_env(variable: str, default: float) -> float:
@@ -124,9 +132,11 @@ def python_module_argv(module: str, *args: str, paths: Sequence[str] = ()) -> tu
 
 
 def run_child(argv: Sequence[str], env: Mapping[str, str] | None, deadline: float, what: str = "it",
-              on_stderr_line: Callable[[bytes], None] | None = None) -> ChildAnswer:
+              on_stderr_line: Callable[[bytes], None] | None = None,
+              stop_signals: tuple[tuple[float, int], ...] = (), stop_grace: float = 0.0) -> ChildAnswer:
     """Run one child until it ends or DEADLINE (a time.monotonic() value); always an answer."""
-    request = ChildRequest(tuple(argv), env, max(0.0, deadline - time.monotonic()), what, on_stderr_line)
+    request = ChildRequest(tuple(argv), env, max(0.0, deadline - time.monotonic()), what, on_stderr_line,
+                           stop_signals, stop_grace)
     return ChildBatch([request], deadline=deadline, background=False).answers()[0]
 
 
@@ -157,7 +167,7 @@ class _Running:
             return
         self.partial_line += chunk
         *lines, rest = bytes(self.partial_line).split(b"\n")
-        self.partial_line = bytearray(rest)
+        self.partial_line = bytearray(rest[-STDERR_LIMIT:])  # a flood without a newline is kept bounded too
         if final and rest:
             lines.append(rest)
             self.partial_line = bytearray()
@@ -271,12 +281,14 @@ class ChildBatch:
             self._stop.set()
             raise
         finally:
-            for child in list(running.values()):
-                self._finish(child, selector, timed_out=True, stopped=self._stop.is_set())
-            selector.close()
-            kill_strays(self.token)
-            _LIVE.discard(self)
-            self._done.set()
+            try:
+                for child in list(running.values()):
+                    self._finish(child, selector, timed_out=True, stopped=self._stop.is_set())
+            finally:  # even when a second Ctrl-C cut the stopping short: whatever carries the token goes
+                selector.close()
+                kill_strays(self.token)
+                _LIVE.discard(self)
+                self._done.set()
 
     def stop(self, wait: float = STOP_WAIT_S) -> None:
         """Kill every child of this batch now (and what they started); wait up to WAIT s for that."""
@@ -332,6 +344,39 @@ class ChildBatch:
 
     def _finish(self, child: _Running, selector: selectors.BaseSelector, timed_out: bool,
                 stopped: bool = False) -> None:
+        try:
+            if timed_out and self.requests[child.index].stop_signals:
+                self._ask_to_stop(child)
+        finally:  # a second Ctrl-C while it is asked does not save it from being killed
+            self._end(child, selector, timed_out, stopped)
+
+    def _ask_to_stop(self, child: _Running) -> None:
+        """Send the request's stop signals to the child, then give it stop_grace seconds to exit."""
+        request = self.requests[child.index]
+        process = child.process
+        for pause, signum in request.stop_signals:
+            self._wait_for_exit(child, pause)
+            if _has_exited(process):
+                return
+            try:
+                os.kill(process.pid, signum)  # not reaped yet (waitid WNOWAIT): the pid is still this child's
+            except OSError:
+                return
+        self._wait_for_exit(child, request.stop_grace)
+
+    def _wait_for_exit(self, child: _Running, seconds: float) -> None:
+        """Up to SECONDS for the child to exit, its pipes read meanwhile (a full pipe would hold it up)."""
+        end = time.monotonic() + seconds
+        while not _has_exited(child.process) and time.monotonic() < end:
+            for pipe, target in ((child.process.stdout, child.out), (child.process.stderr, child.err)):
+                if pipe is not None and not pipe.closed:
+                    rest = _drain(pipe.fileno())
+                    if target is child.err:
+                        child.took_stderr(rest)
+                    _append(target, rest, STDOUT_LIMIT if target is child.out else STDERR_LIMIT, target is child.err)
+            time.sleep(0.02)
+
+    def _end(self, child: _Running, selector: selectors.BaseSelector, timed_out: bool, stopped: bool) -> None:
         process = child.process
         # Everything the child wrote before it exited is in the pipes now: take it without waiting
         # for an end of file that a daemon it left behind may never send.

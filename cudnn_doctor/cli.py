@@ -258,11 +258,16 @@ def check(
     else:
         from cudnn_doctor.render.text import render_check
 
-        render_check(report, _console(), verbose, quiet)
         if chosen == "github":
-            from cudnn_doctor.render.github import render_github
+            from cudnn_doctor.render.github import log_lines, render_github
 
+            console = _console()
+            with console.capture() as captured:
+                render_check(report, console, verbose, quiet)
+            sys.stdout.write(log_lines(captured.get()))
             render_github(report, sys.stdout, os.environ.get("GITHUB_STEP_SUMMARY"), verbose)
+        else:
+            render_check(report, _console(), verbose, quiet)
     raise typer.Exit(report.summary.exit_code if report.summary else 3)
 
 
@@ -285,9 +290,9 @@ def _write_machine_output(report, chosen: str, strict: bool, output: Optional[st
 
             write_json(report_to_json(report))
             return
-        import json
+        from cudnn_doctor.render.json_out import json_text
 
-        text = json.dumps(report_to_json(report), indent=2) + "\n"
+        text = json_text(report_to_json(report))
     elif chosen == "junit":
         from cudnn_doctor.render.junit import junit_xml_text
 

@@ -226,6 +226,9 @@ _CODES = (
          "start with 'No ND4J backend is available'."),
     Code("CD438", "warning", "Maven parent is not the pom it points at",
          "{path}: {why}."),
+    Code("CD439", "warning", "Project bigger than the doctor reads",
+         "{path}: {why}. The doctor stopped there, so what lies beyond (modules, properties, dependencies) "
+         "was not used and its findings about this project may be incomplete."),
     Code("CD440", "warning", "Framework configuration file not read",
          "{path} could not be read ({why}); the settings in it, such as Theano's dnn.library_path, "
          "are not checked, and the framework itself will fail on it or ignore it too."),

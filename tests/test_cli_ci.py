@@ -4,12 +4,15 @@ test case per area, -q, --format, and typer's shell completion."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from tests.conftest import Machine
-from tests.fakes.build import fake_cudnn
+from tests.fakes.build import fake_cudnn, fake_nvml
 from tests.test_check import CUDNN9_SUBLIBS, make_toolkit
 
 
@@ -94,3 +97,89 @@ def test_shell_completion_is_offered(machine: Machine) -> None:
     script = machine.run()
     assert script.exit_code == 0 and "_CUDNN_DOCTOR_COMPLETE=complete_bash" in script.stdout
     assert "complete -o default -F _cudnn_doctor_completion cudnn-doctor" in script.stdout
+
+
+FORGING = "\n::error file=x::forged\r::stop-commands::tok3n\n  ##[error]v1 forged\r\n\t::add-mask::50%25 %0A"
+
+
+def runner_commands(output: str) -> list[tuple[str, str]]:
+    """(command, data) of every line GitHub's runner takes for a workflow command, as actions/runner reads
+    them (ActionCommand.TryParseV2, then TryParse): lines end at CR or LF; `::cmd props::data` after leading
+    blanks, or `##[cmd props]data` anywhere in the line; data unescaped (%25, %0D, %0A)."""
+    found = []
+    for line in re.split(r"\r\n|\r|\n", output):
+        trimmed = line.lstrip()
+        end = trimmed.find("::", 2)
+        if trimmed.startswith("::") and end >= 0:
+            command, data = trimmed[2:end].split(" ")[0], trimmed[end + 2:]
+        elif "##[" in line and "]" in line[line.index("##["):]:
+            start = line.index("##[") + 3
+            command, data = line[start:line.index("]", start)].split(" ")[0], line[line.index("]", start) + 1:]
+        else:
+            continue
+        found.append((command, data.replace("%0D", "\r").replace("%0A", "\n").replace("%25", "%")))
+    return found
+
+
+def test_github_format_paths_cannot_forge_or_stop_workflow_commands(machine: Machine, tmp_path: Path) -> None:
+    """Paths from CUDA_HOME, CUDNN_PATH and VIRTUAL_ENV that hold command syntax: the runner sees exactly
+    one annotation per error and warning, each carrying the path whole, and nothing else."""
+    broken_machine(machine)
+    for variable in ("CUDA_HOME", "CUDNN_PATH", "VIRTUAL_ENV"):
+        machine.env[variable] = f"{tmp_path}/{variable}{FORGING}"
+    # a GPU whose name (as NVML reports it) holds a line of its own that reads like a command
+    machine.add_library_path(fake_nvml(tmp_path / "nvml", name="H100\\n::error::gpu-forged ##[warning]v1").parent)
+    report = machine.check_json()
+    problems = sorted((f["severity"], f["code"]) for f in report["findings"] if f["severity"] in ("error", "warning"))
+    result = machine.run("check", "--format", "github", "-v")
+    assert result.exit_code == report["summary"]["exit_code"] and "Traceback" not in result.stderr
+    found = runner_commands(result.stdout)
+    assert sorted(command for command, _ in found if command != "notice") == [severity for severity, _ in problems]
+    titles = [line.split("title=", 1)[1].split(" ", 1)[0] for line in result.stdout.splitlines() if line.startswith("::")]
+    assert sorted(title for title in titles if title in {code for _, code in problems}) == sorted(c for _, c in problems)
+    cd204 = next(data for command, data in found if f"{tmp_path}/CUDA_HOME" in data)
+    assert f"{tmp_path}/CUDA_HOME{FORGING}" in cd204  # the whole path, unescaped by the runner as it was
+    assert "forged" in result.stdout and "tok3n" in result.stdout and "gpu-forged" in result.stdout  # still shown
+
+
+def strict_json(data: bytes) -> dict:
+    """DATA parsed as a strict JSON parser would: UTF-8 only, no unpaired surrogate in any string."""
+    def check(value: object) -> None:
+        if isinstance(value, str):
+            value.encode("utf-8")  # an unpaired \udcNN escape fails here
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                check(key)
+                check(item)
+        elif isinstance(value, list):
+            for item in value:
+                check(item)
+
+    parsed = json.loads(data.decode("utf-8"))
+    check(parsed)
+    return parsed
+
+
+def test_control_characters_and_non_utf8_paths_in_junit_and_json_files(machine: Machine, tmp_path: Path) -> None:
+    """A CUDA_HOME with control characters and bytes that are not UTF-8: the JUnit file is well-formed XML
+    (expat, a strict parser, reads it), the JSON file and stdout carry no unpaired surrogate; no exit 3."""
+    broken_machine(machine)
+    odd = f"{tmp_path}/cuda\x01\x1b[31m\x0b\x7f\ufffe" + os.fsdecode(b"\xff\xfe-latin1-\xe9")
+    machine.env["CUDA_HOME"] = odd
+    junit, output = tmp_path / "doctor.xml", tmp_path / "report.json"
+    result = machine.run("check", "--format", "json", "--output", str(output), "--junit-xml", str(junit))
+    assert result.exit_code == 1, result.stderr
+    cases = {case.get("name"): case for case in ET.parse(junit).getroot().iter("testcase")}
+    toolkit = cases["toolkit"].findtext("system-out") or ""
+    assert "CD204" in toolkit and "cuda\\x01\\x1b[31m\\x0b\x7f\\ufffe\\xff\\xfe-latin1-\\xe9" in toolkit
+    report = strict_json(output.read_bytes())
+    assert any("cuda\\x01" not in f["detail"] and "\\xff\\xfe-latin1-\\xe9" in f["detail"]
+               for f in report["findings"] if f["code"] == "CD204")
+    for args in (("--format", "junit"), ("--json",)):
+        answer = subprocess.run([sys.executable, "-m", "cudnn_doctor", "check", *args], env=machine.env,
+                                cwd=machine.cwd, capture_output=True, timeout=60)
+        assert answer.returncode == 1, answer.stderr
+        if args == ("--json",):
+            strict_json(answer.stdout)
+        else:
+            ET.fromstring(answer.stdout)

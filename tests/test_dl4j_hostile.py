@@ -142,3 +142,75 @@ def test_a_long_chain_of_reactor_modules_costs_its_length(machine: Machine, tmp_
     report = check(machine, tmp_path, limit=15)
     [framework] = [f for f in report["frameworks"] if f["name"] == "dl4j"]
     assert len(framework["details"]["modules"]) == 150  # the backend of m0 reaches m149 through 149 modules
+
+
+def test_a_property_chain_400_deep_is_cut_at_a_bound_with_a_finding(machine: Machine, tmp_path: Path) -> None:
+    chain = "<a0>nd4j-native</a0>" + "".join(f"<a{i}>${{a{i - 1}}}</a{i}>" for i in range(1, 400))
+    short = "<b0>nd4j-cuda-11.2</b0>" + "".join(f"<b{i}>${{b{i - 1}}}</b{i}>" for i in range(1, 30))
+    (tmp_path / "pom.xml").write_text(pom(chain + short, artifact="${b29}") .replace(
+        "</dependencies>", "<dependency><groupId>x</groupId><artifactId>${a399}</artifactId></dependency></dependencies>"))
+    report = machine.check_json("--project", str(tmp_path))
+    [cut] = findings(report, "CD439")
+    assert "${a399} refers through more than 64 other properties" in cut["detail"]
+    assert "mvn dependency:tree" in cut["fix"]
+    assert artifacts(report) == ["nd4j-cuda-11.2"]  # a 30-deep chain is read whole
+
+
+def test_twenty_thousand_modules_are_read_to_a_bound_with_findings(machine: Machine, tmp_path: Path) -> None:
+    modules = "".join(f"<module>m{i}</module>" for i in range(20_000))
+    (tmp_path / "pom.xml").write_text(
+        f"<project><groupId>g</groupId><artifactId>root</artifactId><version>1</version><packaging>pom</packaging>"
+        f"<modules>{modules}</modules></project>")
+    for i in range(401):  # the first 401 exist, the rest are missing
+        (tmp_path / f"m{i}").mkdir()
+        (tmp_path / f"m{i}" / "pom.xml").write_text(
+            f"<project><parent><groupId>g</groupId><artifactId>root</artifactId><version>1</version></parent>"
+            f"<artifactId>m{i}</artifactId>{BACKEND.format(artifact='nd4j-native')}</project>")
+    report = machine.check_json("--project", str(tmp_path))
+    limits = sorted(f["detail"] for f in findings(report, "CD439"))
+    assert any("its reactor has more than 400 modules; the doctor read the first 400" in d for d in limits), limits
+    assert any("19399 more problems than the 200 listed" in d for d in limits), limits
+    assert len(findings(report, "CD430")) == 200  # each missing module once, to the bound
+    [framework] = [f for f in report["frameworks"] if f["name"] == "dl4j"]
+    assert len(framework["details"]["modules"]) == 399  # the root (a pom) and 399 modules, all nd4j-native
+
+
+def test_a_hundred_thousand_gradle_includes_and_huge_templates_are_bounded(machine: Machine, tmp_path: Path) -> None:
+    (tmp_path / "settings.gradle").write_text("include " + ",".join(f"'m{i}'" for i in range(100_000)) + "\n")
+    for i in range(3):
+        (tmp_path / f"m{i}").mkdir()
+        (tmp_path / f"m{i}" / "build.gradle").write_text("dependencies { implementation 'org.nd4j:nd4j-native:1.0.0-M2' }\n")
+    # one round of `$b` (400 KB) put in 200,000 times would be 80 GB
+    (tmp_path / "build.gradle").write_text(f"def b = \"{'x' * 400_000}\"\ndef v = '1.0.0-M2'\n"
+                                           f"dependencies {{ implementation \"org.nd4j:nd4j-native:{'$b' * 200_000}\"\n"
+                                           "  implementation \"org.nd4j:nd4j-native:$v\" }\n")
+    report = machine.check_json("--project", str(tmp_path))
+    limits = {Path(f["subject"]).name: f["detail"] for f in findings(report, "CD439")}
+    assert "it includes 100000 subprojects; the doctor read the first 399" in limits["settings.gradle"]
+    assert "expands to more than 4096 characters, so it was left as written" in limits["build.gradle"]
+    modules = {m for f in report["frameworks"] if f["name"] == "dl4j" for m in f["details"]["modules"]}
+    assert modules == {".", "m0", "m1", "m2"}
+
+
+def test_parent_chains_and_source_trees_past_their_bounds_are_findings(machine: Machine, tmp_path: Path) -> None:
+    """A pom 25 parents deep (read to the nearest 20), and a CUDA module with more source files than are
+    scanned: each bound reached is a CD439, and what was read is still used."""
+    folder = tmp_path
+    for depth in range(25):  # p0 is the farthest parent; each pN/ holds pN+1/
+        parent = (f"<parent><groupId>g</groupId><artifactId>p{depth - 1}</artifactId><version>1</version></parent>"
+                  if depth else "")
+        body = BACKEND.format(artifact="nd4j-cuda-11.2") if depth == 24 else "<packaging>pom</packaging>"
+        modules = f"<modules><module>p{depth + 1}</module></modules>" if depth < 24 else ""
+        folder.mkdir(exist_ok=True)
+        (folder / "pom.xml").write_text(f"<project>{parent}<groupId>g</groupId><artifactId>p{depth}</artifactId>"
+                                        f"<version>1</version>{body}{modules}</project>")
+        folder = folder / f"p{depth + 1}"
+    sources = tmp_path.joinpath(*[f"p{d}" for d in range(1, 25)], "src", "main", "java")
+    sources.mkdir(parents=True)
+    for i in range(4001):
+        (sources / f"C{i:04d}.java").write_text("class C {}\n")
+    report = machine.check_json("--project", str(tmp_path))
+    limits = [f["detail"] for f in findings(report, "CD439")]
+    assert any("its parents go more than 20 poms deep; the doctor read the nearest 20" in d for d in limits), limits
+    assert any("more than 4000 source files" in d for d in limits), limits
+    assert artifacts(report) == ["nd4j-cuda-11.2"]

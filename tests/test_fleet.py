@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -167,3 +168,206 @@ def test_fleet_json_validates_against_its_shipped_schema(fleet_reports: Path, ma
     data = machine.run("fleet", "merge", "--json", str(mixed)).json
     assert data["drift"] and data["failed"]
     validate(data)
+
+
+def _report(hostname: str, driver: str = "580.159.04", **extra: object) -> dict:
+    """A node's report as `check --json` writes it, reduced to what the merge reads."""
+    return {"schema": "cudnn-doctor/report/1", "host": {"hostname": hostname},
+            "driver": {"version": driver, "cuda_driver_version": "13.0"}, "gpus": [], "toolkits": [],
+            "cudnn": [{"version": "9.19.0", "library": "/usr/lib/libcudnn.so.9", "loaded_by": ["ld.so"]}],
+            "frameworks": [], "findings": [], "summary": {"status": "ok", "exit_code": 0}, **extra}
+
+
+def test_values_nested_600_deep_make_that_node_failed_not_the_merge(machine: Machine, tmp_path: Path) -> None:
+    folder = tmp_path / "deep"
+    folder.mkdir()
+    deep = json.loads("[" * 600 + '"580.159.04"' + "]" * 600)
+    nested = {"a": deep}
+    for name, report in {
+        "gpu-01": _report("gpu-01"), "gpu-02": _report("gpu-02"),
+        "list-driver": _report("list-driver", driver=deep),  # type: ignore[arg-type]
+        "object-status": {**_report("object-status"), "summary": {"status": nested}},
+        "deep-loader": {**_report("deep-loader"), "cudnn": [{"version": "9.19.0", "loaded_by": [deep]}]},
+        "deep-framework": {**_report("deep-framework"), "frameworks": [{"name": deep, "version": "1"}]},
+        "deep-unread": {**_report("deep-unread"), "timings_ms": nested},  # a field the merge does not read
+    }.items():
+        (folder / f"{name}.json").write_text(json.dumps(report))
+    for args in (("--json",), ()):
+        result = machine.run("fleet", "merge", *args, str(folder))
+        assert result.exit_code == 1 and "Traceback" not in result.stderr and "internal" not in result.stderr
+    data = machine.run("fleet", "merge", "--json", str(folder)).json
+    why = {node["node"]: node["why"] for node in data["failed"]}
+    assert set(why) == {"list-driver", "object-status", "deep-loader", "deep-framework"}
+    assert "driver.version is a nested list or object" in why["list-driver"]
+    assert "summary.status" in why["object-status"]
+    assert data["nodes"] == 7 and data["drift"] == []  # the readable nodes, deep-unread with them, agree
+
+
+def test_one_hostname_in_two_folders_is_two_nodes_each_named_by_its_file(machine: Machine, tmp_path: Path) -> None:
+    first, second = tmp_path / "rack-a", tmp_path / "rack-b"
+    first.mkdir()
+    second.mkdir()
+    (first / "gpu-01.json").write_text(json.dumps(_report("gpu-01", driver="570.86.15")))
+    (second / "gpu-01.json").write_text(json.dumps(_report("gpu-01")))  # a re-imaged node, or a cloned hostname
+    (second / "gpu-02.json").write_text(json.dumps(_report("gpu-02")))
+    result = machine.run("fleet", "merge", "--json", str(first), str(second), str(second / "gpu-02.json"))
+    data = result.json
+    assert data["nodes"] == 3 and data["failed"] == []  # gpu-02.json named twice is one node
+    [drift] = data["drift"]
+    assert drift["field"] == "driver.version"
+    assert drift["majority"] == {"value": "580.159.04", "nodes": 2}
+    assert drift["outliers"] == [{"node": f"gpu-01 ({first / 'gpu-01.json'})", "value": "570.86.15"}]
+    text = machine.run("fleet", "merge", str(first), str(second)).stdout
+    assert f"gpu-01 ({first / 'gpu-01.json'})" in text
+    # a host name with a line break and terminal codes in it stays on its own line in the text
+    (second / "odd.json").write_text(json.dumps(_report("gpu-03\n::error::forged\x1b[31m\u2028", driver="1")))
+    text = machine.run("fleet", "merge", str(second)).stdout
+    assert "• gpu-03\\x0a::error::forged\\x1b[31m\\u2028: 1" in text.splitlines()[-1]
+    assert not any(line.startswith("::") for line in text.splitlines())
+
+
+def test_big_reports_merge_one_at_a_time_in_bounded_memory(machine: Machine, tmp_path: Path) -> None:
+    """The merge holds one parsed report at a time: six reports of 14 MB, each mostly 4.7 million tiny
+    objects (about 350 MB once parsed), fit under a 1 GiB address-space limit, where holding them all
+    does not (MemoryError before the merge streamed)."""
+    import resource
+
+    folder = tmp_path / "big"
+    folder.mkdir()
+    head = json.dumps(_report("node"))[:-1]
+    (folder / "node-0.json").write_bytes(head.encode() + b', "notes": [' + b"{}," * 4_700_000 + b"{}]}")
+    assert (folder / "node-0.json").stat().st_size > 14_000_000
+    for i in range(1, 6):
+        os.link(folder / "node-0.json", folder / f"node-{i}.json")  # the same bytes, six reports
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+    completed = subprocess.run([sys.executable, "-m", "cudnn_doctor", "fleet", "merge", "--json", str(folder)],
+                               env=machine.env, cwd=machine.cwd, capture_output=True, text=True, timeout=120,
+                               preexec_fn=limit)
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    data = json.loads(completed.stdout)
+    assert data["nodes"] == 6 and data["failed"] == [] and data["drift"] == []
+
+
+def test_fleet_run_usage_errors_are_exit_2_and_one_json_object(machine: Machine, tmp_path: Path) -> None:
+    (tmp_path / "a-file").write_text("not a folder")
+    cases = (("--keep", str(tmp_path / "a-file")), ("--keep", str(tmp_path / "a-file" / "under")),
+             ("--keep", "/proc/no-folder-can-be-made-here"), ("--command", "cudnn-doctor check --json 'unclosed"),
+             ("--command", '"'))
+    for option, value in cases:
+        result = machine.run("fleet", "run", "--slurm", "--json", option, value, "--", "--nodes=1")
+        assert result.exit_code == 2, (option, value, result.stderr)
+        assert "Traceback" not in result.stderr and "internal error" not in result.stderr
+        assert result.json["schema"] == "cudnn-doctor/error/1" and option in result.json["error"]["message"]
+        assert len(result.stdout.strip().splitlines()) == len(json.dumps(result.json, indent=2).splitlines())
+    assert (tmp_path / "a-file").read_text() == "not a folder"
+
+
+def _srun_wrapper(tmp_path: Path, body: str) -> str:
+    """A folder whose `srun` is a site's wrapper script around the real srun (BODY runs first)."""
+    real = shutil.which("srun")
+    assert real is not None
+    folder = tmp_path / "wrapper-bin"
+    folder.mkdir()
+    wrapper = folder / "srun"
+    wrapper.write_text(f"#!/bin/sh\n{body}\nexec {real} \"$@\"\n")
+    wrapper.chmod(0o755)
+    return str(folder)
+
+
+def test_srun_that_leaves_its_stderr_held_and_floods_it(slurm: dict[str, str], machine: Machine, tmp_path: Path) -> None:
+    """The wrapper writes 1.2 GB to srun's stderr without a newline, then leaves a process holding it after
+    srun exits: the doctor reads it in bounded memory (1 GiB address space) and ends when srun does."""
+    import resource
+
+    machine.env.update(slurm)
+    machine.env["PATH"] = _srun_wrapper(tmp_path, "head -c 1200000000 /dev/zero >&2\nsleep 600 >&2 &") + \
+        ":" + machine.env["PATH"]
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+    completed = subprocess.run([sys.executable, "-m", "cudnn_doctor", "fleet", "run", "--slurm", "--json",
+                                "--deadline", "120", "--", "--nodes=1"], env=machine.env, cwd=machine.cwd,
+                               capture_output=True, text=True, timeout=200, preexec_fn=limit)
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    data = json.loads(completed.stdout)
+    assert data["nodes"] == 1 and data["failed"] == [] and "srun" not in data, data  # not "stopped after"
+
+
+def test_fifos_where_srun_writes_or_in_keep_do_not_block(slurm: dict[str, str], machine: Machine, tmp_path: Path) -> None:
+    import socket
+
+    machine.env.update(slurm)
+    keep = tmp_path / "kept %N %j 100%"  # srun reads % in its --output as a pattern
+    keep.mkdir()
+    node = socket.gethostname().split(".")[0]
+    for name in (f"{node}.json", "other-node.json"):
+        os.mkfifo(keep / name)
+    (keep / f"{node}.err").mkdir()  # a folder where srun's stderr file would be kept: said, not fatal
+    result = machine.run("fleet", "run", "--slurm", "--json", "--keep", str(keep), "--deadline", "60",
+                         "--", "--nodes=1", timeout=120)
+    data = result.json
+    assert data["nodes"] == 1 and data["failed"] == [], data  # this run's node only
+    assert data["srun"] == f"not kept in --keep: {node}.err (Is a directory)", data
+    report = keep / f"{node}.json"
+    assert report.is_file() and json.loads(report.read_text())["schema"] == "cudnn-doctor/report/1"
+    assert [p.name for p in keep.iterdir() if p.name.startswith(".")] == []  # srun's own folder is gone
+
+
+def test_ctrl_c_cancels_srun_and_its_step_then_cleans_up(slurm: dict[str, str], machine: Machine, tmp_path: Path) -> None:
+    """Ctrl-C while the nodes' checks run: srun gets SIGINT twice (it cancels the job step), the task on the
+    node ends, no job is left in the queue, and srun's folder goes only after srun is gone."""
+    import signal
+    import time
+
+    machine.env.update(slurm)
+    machine.env["TMPDIR"] = str(tmp_path / "tmp")
+    (tmp_path / "tmp").mkdir()
+    started = tmp_path / "task-pid"
+    task = f"{sys.executable} -c 'import os, time; open(\"{started}\", \"w\").write(str(os.getpid())); time.sleep(600)'"
+    doctor = subprocess.Popen([sys.executable, "-m", "cudnn_doctor", "fleet", "run", "--slurm", "--json", "--command",
+                               task, "--deadline", "300", "--", "--nodes=1"], env=machine.env, cwd=machine.cwd,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not (started.exists() and started.read_text()):
+            assert doctor.poll() is None and time.monotonic() < deadline, doctor.communicate()
+            time.sleep(0.1)
+        task_pid = int(started.read_text())
+        doctor.send_signal(signal.SIGINT)  # what the terminal's Ctrl-C sends
+        stdout, stderr = doctor.communicate(timeout=60)
+    finally:
+        if doctor.poll() is None:
+            doctor.kill()
+    assert doctor.returncode == 130, stderr
+    assert json.loads(stdout)["error"]["title"] == "Interrupted"
+    assert not Path(f"/proc/{task_pid}").exists() or \
+        Path(f"/proc/{task_pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    queue = subprocess.run(["squeue", "-h", "-o", "%i %j %T"], env={**os.environ, **slurm}, capture_output=True,
+                           text=True, timeout=30)
+    assert queue.returncode == 0 and queue.stdout.strip() == "", queue.stdout
+    srun_left = [pid for pid in os.listdir("/proc") if pid.isdigit() and _cmdline(pid).startswith("srun")
+                 and str(started) in _cmdline(pid)]
+    assert srun_left == []
+    assert list((tmp_path / "tmp").iterdir()) == []  # srun's folder, deleted once srun was gone
+
+
+def _cmdline(pid: str) -> str:
+    try:
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return ""
+    return os.path.basename(raw.split(b"\0")[0].decode(errors="replace")) + " " + raw.decode(errors="replace")
+
+
+def test_at_the_deadline_a_waiting_job_is_cancelled_not_left_queued(slurm: dict[str, str], machine: Machine) -> None:
+    machine.env.update(slurm)
+    result = machine.run("fleet", "run", "--slurm", "--json", "--deadline", "3", "--", "--nodes=1",
+                         "--begin=now+1hour", timeout=60)
+    assert result.exit_code == 2 and "stopped after 3 s" in result.json["error"]["message"], result.stderr
+    queue = subprocess.run(["squeue", "-h", "-o", "%i %j %T"], env={**os.environ, **slurm}, capture_output=True,
+                           text=True, timeout=30)
+    assert queue.returncode == 0 and queue.stdout.strip() == "", queue.stdout

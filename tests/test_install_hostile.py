@@ -150,3 +150,25 @@ def test_a_member_that_appears_twice_is_refused(setup, tmp_path: Path) -> None: 
     again = tar_info(f"{ROOT}/lib/libcudnn.so.9.19.0", size=4)
     archive = hostile_tar(tmp_path / "twice.tar.gz", [(again, b"evil")], good)
     refused(archive, prefix, env, "CD502", "appears twice")
+
+
+@pytest.mark.parametrize("members, words", [
+    # a link to a folder of the archive, then a member under the link: it would land in lib/x, recorded as lib/sub
+    ([(tar_info(f"{ROOT}/lib/x/real.txt", size=4), b"real"), (tar_info(f"{ROOT}/lib/sub", tarfile.SYMTYPE, linkname="x"), None),
+      (tar_info(f"{ROOT}/lib/sub/evil.txt", size=4), b"evil")], "lib64/sub"),
+    # a link to a file, then a member under it
+    ([(tar_info(f"{ROOT}/lib/sub", tarfile.SYMTYPE, linkname="libcudnn.so.9.19.0"), None),
+      (tar_info(f"{ROOT}/lib/sub/evil.txt", size=4), b"evil")], "lib64/sub"),
+    # a file, then a member under it as if it were a folder
+    ([(tar_info(f"{ROOT}/lib/plain.txt", size=4), b"file"), (tar_info(f"{ROOT}/lib/plain.txt/evil.txt", size=4), b"evil")],
+     "lib64/plain.txt"),
+    # members in a folder, then a link where that folder is
+    ([(tar_info(f"{ROOT}/lib/d/real.txt", size=4), b"real"), (tar_info(f"{ROOT}/lib/d", tarfile.SYMTYPE, linkname="x"), None)],
+     "lib64/d"),
+])
+def test_members_placed_through_or_over_earlier_members_are_refused(setup, tmp_path: Path, members,  # type: ignore[no-untyped-def]
+                                                                    words: str) -> None:
+    good, prefix, env = setup
+    archive = hostile_tar(tmp_path / "two-step.tar.gz", members, good)
+    refused(archive, prefix, env, "CD502", words)
+    assert not (tmp_path / "x").exists()

@@ -229,3 +229,67 @@ def test_ctrl_c_and_sigterm_roll_back_at_once(tmp_path: Path, signame: str) -> N
     assert result.returncode == 130, result.stderr
     assert "rolled back" in result.stderr
     assert snapshot(prefix) == before
+
+
+def _installed_as_recorded(prefix: Path) -> list[str]:
+    """The files of PREFIX that are not what its newest manifest records (empty: one complete install)."""
+    import hashlib
+
+    from cudnn_doctor.install.manifest import read_records
+
+    wrong = []
+    for written in read_records(prefix)[-1].files:
+        path = prefix / written.path
+        if written.kind == "symlink":
+            ok = path.is_symlink() and os.readlink(path) == written.target
+        else:
+            ok = not path.is_symlink() and path.is_file() and \
+                hashlib.sha256(path.read_bytes()).hexdigest() == written.sha256
+        if not ok:
+            wrong.append(written.path)
+    return wrong
+
+
+def test_two_installs_into_one_prefix_at_once_leave_one_complete_install(tmp_path: Path) -> None:
+    """The first install is held still between its yes and its first change (a slow machine), while a
+    second installs another release into the same prefix: the first must not then install over it from a
+    plan made before it (CD510), and the prefix holds the second's install, complete and as recorded."""
+    import subprocess
+    import time
+
+    from tests.install_helpers import CLI, REPO
+
+    env = clean_env(tmp_path)
+    first_archive = make_archive("txz", tmp_path / "a", version=91900)
+    second_archive = make_archive("txz", tmp_path / "b", version=91800)
+    prefix = tmp_path / "cuda"
+    first = subprocess.Popen([sys.executable, "-c", CLI, "install", "--from", str(first_archive), "--prefix",
+                              str(prefix), "--yes"], env={**env, KILL: "install.confirmed:1:STOP"}, cwd=str(REPO),
+                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while Path(f"/proc/{first.pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "T":
+            assert first.poll() is None and time.monotonic() < deadline, first.communicate()
+            time.sleep(0.05)
+        second = run_cli(["install", "--from", str(second_archive), "--prefix", str(prefix), "--yes"], env)
+        assert second.returncode == 0, second.stderr
+    finally:
+        os.kill(first.pid, signal.SIGCONT)
+    _, stderr = first.communicate(timeout=120)
+    assert first.returncode == 1 and "CD510" in stderr, stderr
+    assert len(list((prefix / ".cudnn-doctor").glob("manifest-*.json"))) == 1
+    assert os.readlink(prefix / "lib64" / "libcudnn.so.9") == "libcudnn.so.9.18.0"
+    assert _installed_as_recorded(prefix) == []
+
+    # both at the very same time: one installs; the other waits its turn or is CD510, never both half
+    for round_ in range(3):
+        target = tmp_path / f"together-{round_}"
+        with ThreadPoolExecutor(2) as pool:
+            runs = [pool.submit(run_cli, ["install", "--from", str(archive), "--prefix", str(target), "--yes"], env)
+                    for archive in (first_archive, second_archive)]
+            results = [run.result() for run in runs]
+        assert 0 in [r.returncode for r in results]
+        assert all(r.returncode == 0 or "CD510" in r.stderr for r in results), [r.stderr for r in results]
+        manifests = len(list((target / ".cudnn-doctor").glob("manifest-*.json")))
+        assert manifests == sum(r.returncode == 0 for r in results)
+        assert _installed_as_recorded(target) == []

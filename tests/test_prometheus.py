@@ -63,36 +63,61 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def test_the_real_node_exporter_scrapes_what_the_doctor_wrote(machine: Machine, tmp_path: Path) -> None:
+def _scrape(textfiles: Path) -> str:
+    """What the real node_exporter's textfile collector serves for the .prom files in TEXTFILES."""
     if NODE_EXPORTER is None:
         if os.environ.get("CI"):
             pytest.fail("CI must have prometheus-node-exporter (.ci/run installs it)")
         pytest.skip("prometheus-node-exporter not installed here")
-    _report_machine(machine, tmp_path)
-    textfiles = tmp_path / "textfile"
-    textfiles.mkdir()
-    assert machine.run("check", "--format", "prometheus", "--output", str(textfiles / "cudnn_doctor.prom")).exit_code == 1
     port = _free_port()
     exporter = subprocess.Popen([NODE_EXPORTER, "--collector.disable-defaults", "--collector.textfile",
                                  f"--collector.textfile.directory={textfiles}", f"--web.listen-address=127.0.0.1:{port}"],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
-        metrics = ""
         deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
+        while True:
             try:
                 with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:
-                    metrics = response.read().decode()
-                break
+                    return str(response.read().decode())
             except OSError:
+                if time.monotonic() > deadline:
+                    raise
                 time.sleep(0.2)
-        assert "node_textfile_scrape_error 0" in metrics, metrics[-2000:]
-        assert 'cudnn_doctor_status{status="error"} 1' in metrics
-        assert 'cudnn_doctor_finding{code="CD130",severity="error",subject="GPU 1",' in metrics
-        assert "cudnn_doctor_gpu_ecc_errors_uncorrected_volatile" in metrics
     finally:
         exporter.terminate()
         exporter.wait(timeout=10)
+
+
+def test_the_real_node_exporter_scrapes_what_the_doctor_wrote(machine: Machine, tmp_path: Path) -> None:
+    _report_machine(machine, tmp_path)
+    textfiles = tmp_path / "textfile"
+    textfiles.mkdir()
+    assert machine.run("check", "--format", "prometheus", "--output", str(textfiles / "cudnn_doctor.prom")).exit_code == 1
+    metrics = _scrape(textfiles)
+    assert "node_textfile_scrape_error 0" in metrics, metrics[-2000:]
+    assert 'cudnn_doctor_status{status="error"} 1' in metrics
+    assert 'cudnn_doctor_finding{code="CD130",severity="error",subject="GPU 1",' in metrics
+    assert "cudnn_doctor_gpu_ecc_errors_uncorrected_volatile" in metrics
+
+
+def test_findings_and_frameworks_that_share_their_labels_are_one_series(machine: Machine, tmp_path: Path) -> None:
+    """Two --require of one subject (two CD320 with the same labels), a framework named twice, odd label
+    text: every series is unique, so node_exporter scrapes the file instead of refusing it."""
+    textfiles = tmp_path / "textfile"
+    textfiles.mkdir()
+    machine.env["CUDA_HOME"] = str(tmp_path / 'no "toolkit"\\ here\nnext line\r\tand') + os.fsdecode(b"\xff\xfe")
+    result = machine.run("check", "--format", "prometheus", "--output", str(textfiles / "cudnn_doctor.prom"),
+                         "--require", "cudnn>=9.1", "--require", "cudnn>=9.2", "--require", "cudnn>=9.1",
+                         "--framework", "torch==2.5.1", "--framework", "torch==2.5.1")
+    assert result.exit_code == 1, result.stderr
+    samples = [line for line in (textfiles / "cudnn_doctor.prom").read_text().splitlines() if not line.startswith("#")]
+    series = [line.rsplit(" ", 1)[0] for line in samples]
+    assert len(series) == len(set(series))
+    assert any(line.startswith('cudnn_doctor_finding{code="CD320"') and line.endswith(" 3") for line in samples)
+    metrics = _scrape(textfiles)
+    assert "node_textfile_scrape_error 0" in metrics, metrics[-3000:]
+    assert 'cudnn_doctor_framework_info{cuda_built_for="12.4",cudnn_used="",name="torch",version="2.5.1"} 1' in metrics
+    assert 'code="CD320"' in metrics and 'code="CD204"' in metrics
 
 
 def test_output_files_that_are_not_regular_files_are_never_renamed_over(machine: Machine, tmp_path: Path) -> None:

@@ -20,7 +20,11 @@ def run_slurm(srun_options: list[str], command: str | None, deadline_s: float, k
 
     if not math.isfinite(deadline_s) or deadline_s <= 0 or deadline_s > 7 * 24 * 3600:
         raise DoctorError(f"--deadline {deadline_s:g}: must be a number of seconds from 1 to a week", fix="--deadline 600")
-    check = tuple(shlex.split(command)) if command else default_check_command()
+    try:
+        check = tuple(shlex.split(command)) if command is not None else default_check_command()
+    except ValueError as error:  # an unclosed quote
+        raise DoctorError(f"--command {command!r}: {error}",
+                          fix="quote it as a shell would: --command '/opt/venv/bin/cudnn-doctor check --json'") from None
     if not check:
         raise DoctorError("--command is empty", fix="--command '/opt/venv/bin/cudnn-doctor check --json'")
     result, complaint = run_slurm(SlurmRun(tuple(srun_options), check, deadline_s, keep))

@@ -20,7 +20,7 @@ from cudnn_doctor.install.outcome import Outcome, UninstallPlan
 from cudnn_doctor.install.plan import ADD, REMOVE, REPLACE, Plan, build_plan, first_blocked_folder
 from cudnn_doctor.install.progress import Progress
 from cudnn_doctor.install.safety import printable, refuse
-from cudnn_doctor.install.transaction import STATE_DIR, Transaction, pending, recover
+from cudnn_doctor.install.transaction import STATE_DIR, Transaction, installed_records, pending, recover
 from cudnn_doctor.probes.context import SearchContext
 from cudnn_doctor.versions import major
 
@@ -93,6 +93,7 @@ def run_install(options: InstallOptions, ui: Ui) -> Outcome:
             ui.note(note)
         report = _probe(ctx, prefix) if report is not None else None
     # the plan and the space check come from the archive's listing: nothing is written before the yes
+    records = installed_records(prefix)  # what the plan sees; another run's install since then is CD510
     listing = _read(archive, layout, None, ui)
     plan = _plan(listing, prefix, layout, source, report, ())
     blocked = first_blocked_folder(prefix, [prefix / f for f in layout.folders.values()])
@@ -102,7 +103,9 @@ def run_install(options: InstallOptions, ui: Ui) -> Outcome:
     ui.show_plan(plan)
     if not options.yes and not ui.confirm("Install?"):
         return Outcome("install", "declined", plan, notes=recovered, exit_code=1)
-    return _changing(prefix, layout, ui, lambda: _apply(ui, ctx, layout, prefix, source, plan, listing, recovered))
+    step("install.confirmed")
+    return _changing(prefix, layout, ui, lambda: _apply(ui, ctx, layout, prefix, source, plan, listing, recovered,
+                                                        records))
 
 
 def _recover(prefix: Path) -> tuple[str, ...]:
@@ -131,10 +134,10 @@ def _changing(prefix: Path, layout: Layout, ui: Ui, change: Callable[[], T]) -> 
 
 
 def _apply(ui: Ui, ctx: SearchContext, layout: Layout, prefix: Path, source: sources.Source, plan: Plan,
-           listing: ArchiveContents, recovered: tuple[str, ...]) -> Outcome:
+           listing: ArchiveContents, recovered: tuple[str, ...], records: tuple[str, ...]) -> Outcome:
     notes = list(recovered)
     folders = sorted({os.path.dirname(c.path) for c in plan.changes})
-    with Transaction(prefix, "install", folders=folders) as txn:
+    with Transaction(prefix, "install", folders=folders, expect_records=records) as txn:
         if txn.recovered:
             notes.append(txn.recovered)
             ui.note(txn.recovered)

@@ -12,7 +12,7 @@ from cudnn_doctor.install.manifest import WrittenFile, read_records
 from cudnn_doctor.install.outcome import Outcome, UninstallPlan
 from cudnn_doctor.install.plan import REMOVE, FileChange, first_blocked_folder
 from cudnn_doctor.install.safety import SYMLINK
-from cudnn_doctor.install.transaction import STATE_DIR, Transaction, pending
+from cudnn_doctor.install.transaction import STATE_DIR, Transaction, installed_records, pending
 
 
 def run_uninstall(prefix_text: str, dry_run: bool, yes: bool, force: bool, ui: Ui) -> Outcome:
@@ -52,13 +52,15 @@ def _apply_uninstall(prefix: Path, yes: bool, force: bool, ui: Ui) -> Outcome:
         with Transaction(prefix, "uninstall") as txn:
             if txn.recovered:
                 notes.append(txn.recovered)
+    expected = installed_records(prefix)  # an install or uninstall by another run since is CD510
     records = read_records(prefix) if state.is_dir() else []
     if not records:
         return Outcome("uninstall", "nothing-to-do", None, notes=tuple(notes))
     record = records[-1]
     folders = {os.path.dirname(f.path) for f in record.files} | {os.path.dirname(b.path) for b in record.backed_up}
     with Transaction(prefix, "uninstall", record.file_name, folders=folders,
-                     on_commit_remove=[f"{STATE_DIR}/{record.backup_folder}", *record.areas]) as txn:
+                     on_commit_remove=[f"{STATE_DIR}/{record.backup_folder}", *record.areas],
+                     expect_records=expected) as txn:
         plan = _uninstall_plan(prefix)
         if plan is None:
             return Outcome("uninstall", "nothing-to-do", None, notes=tuple(notes))

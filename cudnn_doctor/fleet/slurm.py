@@ -4,6 +4,16 @@ through Slurm's own `srun`, one report file per node, then merge them.
 srun forwards each task's standard output to the submitting host, and `--output=DIR/%N.json`
 gives one file per node there, so no shared filesystem is needed. Nothing here executes anything
 on another machine by itself: Slurm does.
+
+srun runs through the one child runner (`child.py`), so its output is read without blocking and
+kept bounded (a flood on its stderr costs nothing), and it ends at the deadline even when something
+it started still holds its stderr. At the deadline, and when the doctor is stopped (Ctrl-C, an error,
+SIGTERM once the command line turns it into an exception), srun is stopped the way Slurm expects: two
+SIGINTs within a second, on which srun cancels its job steps and waits for them; it is killed only if
+it has not exited some seconds later. srun writes into a new folder of the doctor's own, so nothing
+that was there before (a FIFO named like a node's report) can block it; with --keep that folder is
+inside the --keep folder, and the reports are renamed into it at the end. The folder is deleted only
+once srun is gone.
 """
 
 from __future__ import annotations
@@ -11,16 +21,22 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from cudnn_doctor.child import run_child
 from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.fleet.merge import FleetResult, NodeReport, merge, read_node
+from cudnn_doctor.user_files import UnreadableFile, read_user_head
 
 DEFAULT_DEADLINE_S = 600.0
+# srun: "a second SIGINT within one second terminates the job step"; then time for it to say so and exit
+STOP_SIGNALS = ((0.0, signal.SIGINT), (0.3, signal.SIGINT))
+STOP_GRACE_S = 10.0
+MAX_COMPLAINTS = 20  # srun's error lines kept (its stderr is read to the end, never kept whole)
 
 
 @dataclass(frozen=True)
@@ -36,6 +52,27 @@ def default_check_command() -> tuple[str, ...]:
     return (sys.executable, "-I", "-m", "cudnn_doctor", "check", "--json")
 
 
+def keep_folder(keep: str | None) -> Path | None:
+    """The --keep folder, made if missing; a usage error when it names a file or cannot be made."""
+    if keep is None:
+        return None
+    if not keep.strip():
+        raise DoctorError("--keep is empty", fix="--keep DIR, a folder for every node's report")
+    path = Path(keep)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise DoctorError(f"--keep {keep}: exists and is not a folder",
+                          fix="give a folder (it is made if missing) for every node's report") from None
+    except (OSError, ValueError) as error:
+        raise DoctorError(f"--keep {keep}: cannot make that folder ({getattr(error, 'strerror', None) or error})",
+                          fix="give a folder you can write to, or leave --keep out") from None
+    if not path.is_dir():
+        raise DoctorError(f"--keep {keep}: exists and is not a folder",
+                          fix="give a folder (it is made if missing) for every node's report")
+    return path
+
+
 def srun_argv(run: SlurmRun, folder: Path) -> list[str]:
     srun = shutil.which("srun")
     if srun is None:
@@ -44,8 +81,9 @@ def srun_argv(run: SlurmRun, folder: Path) -> list[str]:
                               "and use `cudnn-doctor fleet merge DIR`")
     # %n (the node's index in the job) names one file per node even where several Slurm nodes share a host
     # (multiple-slurmd); each node first says its Slurm name on standard error, which names its report
+    pattern = str(folder).replace("%", "%%")  # srun reads % in a file name as a pattern; %% is a %
     return [srun, "--ntasks-per-node=1", "--kill-on-bad-exit=0", *run.srun_options,
-            f"--output={folder}/%n.json", f"--error={folder}/%n.err", "/bin/sh", "-c", SAY_NODE_NAME,
+            f"--output={pattern}/%n.json", f"--error={pattern}/%n.err", "/bin/sh", "-c", SAY_NODE_NAME,
             "cudnn-doctor-node", *run.check_command]
 
 
@@ -75,21 +113,47 @@ def _slurm_names(folder: Path) -> None:
 
 def run_slurm(run: SlurmRun) -> tuple[FleetResult, str | None]:
     """Run the checks, merge what came back; the second value is srun's complaint, if it failed."""
-    folder = Path(run.keep) if run.keep else Path(tempfile.mkdtemp(prefix="cudnn-doctor-fleet-"))
-    folder.mkdir(parents=True, exist_ok=True)
+    keep = keep_folder(run.keep)
     try:
-        argv = srun_argv(run, folder)
-        complaint = _run_with_deadline(argv, run.deadline_s)
+        folder = Path(tempfile.mkdtemp(prefix=".cudnn-doctor-fleet-" if keep else "cudnn-doctor-fleet-", dir=keep))
+    except OSError as error:
+        raise DoctorError(f"--keep {run.keep}: cannot write there ({error.strerror or error})",
+                          fix="give a folder you can write to") if keep else \
+            DoctorError(f"cannot make a temporary folder: {error.strerror or error}", fix="check TMPDIR") from None
+    try:  # srun is gone (stopped, or killed with what it started) before this folder is deleted
+        complaint = _run_srun(srun_argv(run, folder), run.deadline_s)
         _slurm_names(folder)
-        nodes = [_named(_with_stderr(read_node(path), path), path) for path in sorted(folder.glob("*.json"))]
-        if not nodes:
+        reports = _reports(folder)
+        if not reports:
             raise DoctorError(f"srun ran no check: {complaint or 'no node answered'}",
                               fix="check the srun options (partition, nodes, account) with `srun hostname`")
+        result = merge(_named(_with_stderr(read_node(path), path), path) for path in reports)
+        unkept = _move_into(folder, keep) if keep else []
         missing = complaint if complaint and "stopped after" in complaint else None
-        return merge(nodes), missing
+        if unkept:
+            missing = "; ".join(filter(None, (missing, f"not kept in --keep: {', '.join(unkept[:5])}")))
+        return result, missing
     finally:
-        if not run.keep:
-            shutil.rmtree(folder, ignore_errors=True)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _reports(folder: Path) -> list[Path]:
+    try:
+        return sorted(folder / name for name in os.listdir(folder) if name.endswith(".json"))
+    except OSError:
+        return []
+
+
+def _move_into(folder: Path, keep: Path) -> list[str]:
+    """srun's files, renamed into KEEP (same filesystem): what was there under that name is replaced,
+    never opened, so a FIFO there cannot block. The files that could not be kept, each with why."""
+    unkept = []
+    for name in sorted(os.listdir(folder)):
+        try:
+            os.replace(folder / name, keep / name)
+        except OSError as error:  # a folder of that name, say: the report stays unkept, the merge stands
+            unkept.append(f"{name} ({error.strerror or error})")
+    return unkept
 
 
 def _named(node: NodeReport, path: Path) -> NodeReport:
@@ -105,42 +169,32 @@ def _with_stderr(node: NodeReport, path: Path) -> NodeReport:
     """A node whose report is missing or broken: say what its check printed on standard error."""
     if node.failure is None:
         return node
-    error_file = path.with_suffix(".err")
     try:
-        with open(error_file, "rb") as handle:
-            lines = handle.read(4096).decode("utf-8", "replace").strip().splitlines()
-    except OSError:
+        lines = read_user_head(str(path.with_suffix(".err")), 4096).decode("utf-8", "replace").strip().splitlines()
+    except UnreadableFile:
         lines = []
     if lines:
         return NodeReport(node.node, node.source, failure=f"{node.failure}; it said: {lines[-1][:200]}")
     return node
 
 
-def _run_with_deadline(argv: list[str], deadline_s: float) -> str | None:
-    """Run srun; at the deadline stop it (srun cancels its job steps on SIGINT/SIGTERM)."""
-    try:
-        process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                   stderr=subprocess.PIPE, start_new_session=True)
-    except OSError as error:
-        raise DoctorError(f"srun could not start: {error.strerror or error}", fix="check the Slurm installation") from None
-    try:
-        _, stderr = process.communicate(timeout=deadline_s)
-    except subprocess.TimeoutExpired:
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            try:
-                os.killpg(process.pid, sig)
-            except OSError:
-                pass
-            try:
-                process.communicate(timeout=5)
-                break
-            except subprocess.TimeoutExpired:
-                continue
+def _run_srun(argv: list[str], deadline_s: float) -> str | None:
+    """Run srun to its end or the deadline (then stopped the Slurm way); its complaint, if it failed."""
+    complaints: list[str] = []
+
+    def on_line(line: bytes) -> None:
+        text = line.decode("utf-8", "replace").strip()
+        if text and len(complaints) < MAX_COMPLAINTS and "error" in text.lower():
+            complaints.append(text[:300])
+
+    answer = run_child(argv, None, time.monotonic() + deadline_s, what="srun", on_stderr_line=on_line,
+                       stop_signals=STOP_SIGNALS, stop_grace=STOP_GRACE_S)
+    if answer.timed_out:
         return f"stopped after {deadline_s:.0f} s (--deadline): nodes that had not answered are missing"
-    lines = [line for line in stderr.decode("utf-8", "replace").splitlines() if line.strip()]
-    if process.returncode == 0:
+    if answer.exit_code is None:
+        raise DoctorError(f"srun could not start: {answer.error}", fix="check the Slurm installation")
+    if answer.exit_code == 0:
         return None
     # exit 1 is also what srun says when a node's check found problems, which is an answer; the
     # caller uses this only where a node sent nothing back
-    errors = [line for line in lines if "error" in line.lower()] or lines
-    return (errors[0].strip() if errors else f"srun: exit status {process.returncode}")[:300]
+    return (complaints[0] if complaints else answer.stderr_tail.strip() or f"srun: exit status {answer.exit_code}")[:300]

@@ -32,6 +32,7 @@ from cudnn_doctor.install.safety import (
     HARDLINK,
     SYMLINK,
     Member,
+    check_placement,
     check_size,
     check_symlink,
     printable,
@@ -113,6 +114,7 @@ class _Stager:
         self.archive, self.layout, self.staging = archive, layout, staging
         self.files: dict[str, StagedFile] = {}  # dest -> file
         self.by_member: dict[str, StagedFile] = {}  # archive member name -> file (for hardlinks)
+        self.folders: set[str] = set()  # the folders the files placed so far lie in
         self.skipped: list[str] = []
         self.headers: dict[str, bytes] = {}
         self.version: str | None = None
@@ -137,6 +139,7 @@ class _Stager:
         dest = f"{folder}/{inner}"
         if dest in self.files:
             raise refuse(self.archive, f"member {member.name!r} appears twice (or collides with {dest})")
+        check_placement(self.archive, member.name, dest, self.files, self.folders)
         if member.kind == SYMLINK:
             target = check_symlink(self.archive, member.name, member.target or "")
             self._link(dest, category, target)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import posixpath
 import re
+from collections.abc import Container
 from dataclasses import dataclass
 
 from cudnn_doctor.errors import DoctorError
@@ -85,6 +86,21 @@ def check_symlink(archive: str, name: str, target: str) -> str:
     if resolved.startswith("../") or resolved == ".." or posixpath.dirname(resolved) != posixpath.dirname(name):
         raise refuse(archive, f"link {name!r} points outside its folder, to {target!r}")
     return posixpath.basename(resolved)
+
+
+def check_placement(archive: str, name: str, dest: str, placed: Container[str], folders: set[str]) -> None:
+    """A member may not lie under a path that an earlier member of the same archive made a link or a
+    file (`lib/sub -> x`, then `lib/sub/evil.txt`: it would be written through the link, elsewhere than
+    recorded), nor be put where earlier members made a folder. PLACED: the paths placed so far; FOLDERS:
+    their folders, to which DEST's are added."""
+    parents = [dest[:index] for index, character in enumerate(dest) if character == "/"]
+    for parent in parents:
+        if parent in placed:
+            raise refuse(archive, f"member {name!r} lies under {parent!r}, which an earlier member made a link "
+                                  "or a file, so it would not be written where it says")
+    if dest in folders:
+        raise refuse(archive, f"member {name!r} would replace the folder {dest!r} that earlier members lie in")
+    folders.update(parents)
 
 
 def check_size(archive: str, name: str, size: int, total: int, count: int) -> None:

@@ -64,7 +64,7 @@ class Transaction:
     """`with Transaction(prefix, "install", folders=[...]) as txn: ...; txn.apply(ops); txn.commit(finish)`."""
 
     def __init__(self, prefix: Path, kind: str, manifest: str | None = None, folders: Iterable[str] = (),
-                 on_commit_remove: Iterable[str] = ()) -> None:
+                 on_commit_remove: Iterable[str] = (), expect_records: tuple[str, ...] | None = None) -> None:
         self.prefix = prefix
         self.state = prefix / STATE_DIR
         self.kind = kind  # install | uninstall
@@ -77,6 +77,9 @@ class Transaction:
         self.staging = self.state / f"staging-{self.id}"
         self.folders = sorted(set(folders))  # the folders (relative) files are put into or taken from
         self.on_commit_remove = list(on_commit_remove)  # uninstall: the install's backup, once restored
+        # the installs recorded when the plan was made: another run that installed or uninstalled since
+        # (between the plan and this lock) makes the plan stale, and this run CD510
+        self.expect_records = expect_records
         self.areas: dict[str, str] = {}  # folder -> its own area (relative), where it is on another filesystem
         self.recovered: str | None = None
         self.journal: dict[str, Any] = {}
@@ -101,6 +104,8 @@ class Transaction:
         try:
             self.recovered, created_before = recover(self.prefix)
             self._prefix_created = self._prefix_created or created_before
+            if self.expect_records is not None and installed_records(self.prefix) != self.expect_records:
+                raise DoctorError.of("CD510", exit_code=1, prefix=str(self.prefix))
             self.areas = self._find_areas()
             self.journal = {
                 "version": JOURNAL_VERSION, "kind": self.kind, "id": self.id, "pid": os.getpid(),
@@ -117,11 +122,13 @@ class Transaction:
                 (self.prefix / area).mkdir()
             step("staging.folders")
         except BaseException:
-            self._unlock()
-            if lock_created:
-                (self.state / "lock").unlink(missing_ok=True)
-            if state_created:
-                tidy_state(self.prefix, self._prefix_created)
+            try:  # the lock file goes while it is still locked: no one else can hold a lock on it meanwhile
+                if lock_created:
+                    (self.state / "lock").unlink(missing_ok=True)
+                if state_created:
+                    tidy_state(self.prefix, self._prefix_created)
+            finally:
+                self._unlock()
             raise
         for signum in (getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None)):
             if signum is not None:
@@ -137,23 +144,40 @@ class Transaction:
             try:
                 for signum, old in self._old_signals.items():
                     signal.signal(signum, old)
-                self._unlock()
-                tidy_state(self.prefix, self._prefix_created)
+                try:  # tidied while still locked (see _lock)
+                    tidy_state(self.prefix, self._prefix_created)
+                finally:
+                    self._unlock()
             finally:
                 _unblock_signals(blocked)  # a Ctrl-C held off during the rollback arrives now
 
     def _lock(self) -> None:
+        """Take the prefix's lock, or CD510. A run that ends removes the lock file (with the state folder)
+        while it still holds the lock, so a lock won on a file that is no longer at its path is no lock:
+        take the one that is there now."""
         try:
             import fcntl
         except ImportError:  # Windows: one run at a time is the user's business
             return
-        fd = os.open(self.state / "lock", os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
+        path = self.state / "lock"
+        for _attempt in range(100):
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                held = os.fstat(fd)
+                try:
+                    there = os.stat(path)
+                except FileNotFoundError:
+                    there = None
+            except OSError:
+                os.close(fd)
+                raise DoctorError.of("CD510", exit_code=1, prefix=str(self.prefix)) from None
+            if there is not None and _same(held, there):
+                self._lock_fd = fd
+                return
             os.close(fd)
-            raise DoctorError.of("CD510", exit_code=1, prefix=str(self.prefix)) from None
-        self._lock_fd = fd
+            self.state.mkdir(parents=True, exist_ok=True)
+        raise DoctorError.of("CD510", exit_code=1, prefix=str(self.prefix))
 
     def _unlock(self) -> None:
         if self._lock_fd is not None:
@@ -433,6 +457,15 @@ def recover(prefix: Path) -> tuple[str | None, bool]:
         if backup.name.removeprefix("backup-") not in manifests:
             shutil.rmtree(backup, ignore_errors=True)
     return note, created
+
+
+def installed_records(prefix: Path) -> tuple[str, ...]:
+    """The manifests of the installs recorded in PREFIX (their file names, sorted): what a plan is made from."""
+    try:
+        return tuple(sorted(name for name in os.listdir(prefix / STATE_DIR)
+                            if name.startswith("manifest-") and name.endswith(".json")))
+    except OSError:
+        return ()
 
 
 def pending(prefix: Path) -> bool:

@@ -222,10 +222,10 @@ def _project_frameworks(project: BuildProject, ctx: SearchContext) -> list[Frame
         for record in _module_records(module):
             key = repr({k: v for k, v in record.items() if k != "module"})
             groups.setdefault(key, []).append(record)
-    problems = [{"path": p.path, "why": p.why, "kind": p.kind} for p in project.problems]
+    problems = [{"path": p.path, "why": p.why, "kind": p.kind} for p in project.all_problems()]
     frameworks = []
     cache: dict[str, list[str]] | None = None
-    budget = [MAX_SOURCE_FILES]
+    budget = [MAX_SOURCE_FILES, 0]  # source files left to read; 1 once one more was left unread
     for records in groups.values():
         first = records[0]
         modules = [r["module"] for r in records]
@@ -247,6 +247,10 @@ def _project_frameworks(project: BuildProject, ctx: SearchContext) -> list[Frame
             name="dl4j", version=first["version"], cuda_built_for=first["cuda"], cudnn_expected=expected,
             cudnn_used=used, found_via=os.path.basename(modules[0].build_file), location=modules[0].build_file,
             details=details))
+    if budget[1]:  # the same list is in every framework's details
+        problems.append({"path": project.root, "kind": "limit",
+                         "why": f"its modules' source folders hold more than {MAX_SOURCE_FILES} source files; the doctor "
+                                "read the first of them for GravesLSTM layers and allowMultiGPU"})
     if not frameworks and problems:  # nothing could be read: the problems still reach the report
         frameworks.append(Framework(
             name="dl4j", version=None, cuda_built_for=None, cudnn_expected=None, cudnn_used=None,
@@ -318,6 +322,7 @@ def _source_files(folder: str, budget: list[int]) -> list[str]:
             except OSError:
                 continue
             if budget[0] <= 0:
+                budget[1] = 1
                 return files
             budget[0] -= 1
             files.append(path)

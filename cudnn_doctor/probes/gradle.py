@@ -9,6 +9,9 @@ that backtrack, then read for what a build really declares:
   notation `'group:name:version[:classifier]'` or map notation `group: ..., name: ..., version: ...`
   (Kotlin: `group = ..., name = ...`), with `$v` / `${v}` expanded;
 - subprojects from `include` in `settings.gradle(.kts)`.
+Every step is linear in the script, and bounded: at most MAX_PROJECTS subprojects, and a string
+template that would expand past MAX_VALUE characters (`$a$a...` of values that do the same) is left
+as written; each bound reached is a ProjectProblem of kind "limit" (CD439).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from cudnn_doctor.probes.jvm_build import (
     BuildModule,
     BuildProject,
     Dependency,
+    Problems,
     ProjectProblem,
     Token,
     UnreadableFile,
@@ -32,7 +36,8 @@ from cudnn_doctor.probes.jvm_build import (
 BUILD_FILES = ("build.gradle", "build.gradle.kts")
 SETTINGS_FILES = ("settings.gradle", "settings.gradle.kts")
 MAX_PROJECTS = 400
-MAX_VALUE = 4096
+MAX_VALUE = 4096  # characters of one expanded string; a dependency notation is a few dozen
+MAX_ROUNDS = 8  # a value that refers to a value that refers to ...
 REFERENCE = re.compile(r"\$\{([^{}]*)\}|\$([A-Za-z_][\w.]*)")
 QUOTED_KEY = re.compile(r"""["']([\w.-]{1,100})["']""")
 RUN_TIME = re.compile(r"^(?:[a-z]\w*?)?(?:[Ii]mplementation|[Aa]pi|[Cc]ompile|[Rr]untimeOnly|[Rr]untime)$")
@@ -43,22 +48,22 @@ def has_gradle_build(folder: str) -> bool:
     return any(os.path.lexists(os.path.join(folder, name)) for name in (*BUILD_FILES, *SETTINGS_FILES))
 
 
-def _script_tokens(path: str, problems: list[ProjectProblem]) -> list[Token] | None:
+def _script_tokens(path: str, problems: Problems) -> list[Token] | None:
     try:
         return tokens(decode_text(read_project_file(path, MAX_SCRIPT_FILE)))
     except UnreadableFile as error:
-        problems.append(ProjectProblem(path, str(error)))
+        problems.add(ProjectProblem(path, str(error)))
         return None
 
 
-def read_properties_file(path: str, problems: list[ProjectProblem]) -> dict[str, str]:
+def read_properties_file(path: str, problems: Problems) -> dict[str, str]:
     """gradle.properties: `key=value` or `key: value` lines."""
     if not os.path.lexists(path):
         return {}
     try:
         text = decode_text(read_project_file(path, MAX_SCRIPT_FILE))
     except UnreadableFile as error:
-        problems.append(ProjectProblem(path, str(error)))
+        problems.add(ProjectProblem(path, str(error)))
         return {}
     values = {}
     for line in text.splitlines():
@@ -93,29 +98,67 @@ def variables(found: list[Token]) -> dict[str, str]:
     return values
 
 
-def expand(text: str, values: dict[str, str]) -> str:
-    """`$v`, `${v}`, `${project.v}`, `${rootProject.ext.v}` replaced from VALUES; others kept; bounded."""
-    for _ in range(8):
-        def one(match: re.Match[str]) -> str:
+class Expander:
+    """`$v`, `${v}`, `${project.v}`, `${rootProject.ext.v}` replaced from VALUES; others kept. Bounded: a
+    string whose expansion would pass MAX_VALUE characters is left as written, and kept in `too_long`;
+    each text is expanded once."""
+
+    def __init__(self, values: dict[str, str]) -> None:
+        self.values = values
+        self.too_long: list[str] = []
+        self._done: dict[str, str] = {}
+
+    def __call__(self, text: str) -> str:
+        if "$" not in text:
+            return text
+        if text not in self._done:
+            self._done[text] = self._expand(text)
+        return self._done[text]
+
+    def _expand(self, text: str) -> str:
+        for _ in range(MAX_ROUNDS):
+            new = self._substitute(text)
+            if new is None:
+                self.too_long.append(text)
+                return text
+            if new == text:
+                break
+            text = new
+        return text
+
+    def _substitute(self, text: str) -> str | None:
+        """One round of replacements, built piece by piece: None as soon as it passes MAX_VALUE characters,
+        so `$a` repeated a hundred thousand times is never built at all."""
+        pieces: list[str] = []
+        size = last = 0
+        for match in REFERENCE.finditer(text):
             expression = (match.group(1) or match.group(2) or "").strip()
             quoted = QUOTED_KEY.search(expression)  # ${property("v")}, ${rootProject.extra["v"]}
             name = quoted.group(1) if quoted else expression.rsplit(".", 1)[-1]
-            return values.get(expression, values.get(name, match.group(0)))
+            replacement = self.values.get(expression, self.values.get(name, match.group(0)))
+            size += match.start() - last + len(replacement)
+            if size > MAX_VALUE:
+                return None
+            pieces += (text[last:match.start()], replacement)
+            last = match.end()
+        if size + len(text) - last > MAX_VALUE:
+            return None
+        pieces.append(text[last:])
+        return "".join(pieces)
 
-        new = REFERENCE.sub(one, text)
-        if new == text or len(new) > MAX_VALUE:
-            break
-        text = new
-    return text
+
+def expand(text: str, values: dict[str, str]) -> str:
+    """TEXT with its references replaced from VALUES (see Expander), bounded."""
+    return Expander(values)(text)
 
 
-def _value(found: list[Token], i: int, values: dict[str, str]) -> tuple[str | None, int]:
+def _value(found: list[Token], i: int, values: Expander) -> tuple[str | None, int]:
     """The value at I: a string, or a variable (a.b.c reads c); and the index after it."""
     if i >= len(found):
         return None, i
     token = found[i]
     if token.kind == "text":
-        return expand(token.value, values), i + 1
+        return values(token.value), i + 1
     if token.kind == "name":
         j = i
         while j + 2 < len(found) and found[j + 1].value == "." and found[j + 2].kind == "name":
@@ -123,12 +166,14 @@ def _value(found: list[Token], i: int, values: dict[str, str]) -> tuple[str | No
         name = found[j].value
         if j + 3 < len(found) and found[j + 1].value == "[" and found[j + 2].kind == "text" and found[j + 3].value == "]":
             name, j = found[j + 2].value, j + 3  # rootProject.extra["v"], ext["v"]
-        return values.get(name, f"${{{name}}}"), j + 1
+        return values.values.get(name, f"${{{name}}}"), j + 1
     return None, i + 1
 
 
-def dependencies(found: list[Token], values: dict[str, str]) -> list[Dependency]:
-    """The run-time dependencies the script declares."""
+def dependencies(found: list[Token], values: dict[str, str] | Expander) -> list[Dependency]:
+    """The run-time dependencies the script declares (VALUES: the variables, or an Expander of them)."""
+    if not isinstance(values, Expander):
+        values = Expander(values)
     declared: list[Dependency] = []
     count = len(found)
     for i, token in enumerate(found):
@@ -142,7 +187,7 @@ def dependencies(found: list[Token], values: dict[str, str]) -> list[Dependency]
         if j >= count:
             continue
         if found[j].kind == "text":
-            parts = expand(found[j].value, values).split("@")[0].split(":")
+            parts = values(found[j].value).split("@")[0].split(":")
             if len(parts) >= 2:
                 declared.append(Dependency(parts[0], parts[1], parts[2] if len(parts) > 2 else None,
                                            parts[3] if len(parts) > 3 else None, token.value))
@@ -184,17 +229,20 @@ def read_gradle_project(root: str, env: dict[str, str]) -> BuildProject:
     project = BuildProject(root=root, tool="gradle")
     problems = project.problems
     shared = read_properties_file(os.path.join(root, "gradle.properties"), problems)
-    folders = ["."]
+    folders = {".": None}  # each once, in the order included (a dict: a set that keeps the order)
     for name in SETTINGS_FILES:
         settings = os.path.join(root, name)
         if os.path.lexists(settings):
             found = _script_tokens(settings, problems)
             for included in _includes(found or []):
                 folder = os.path.normpath(included.strip(":").replace(":", "/")) if included.strip(":") else "."
-                if folder not in folders and not folder.startswith(".."):
-                    folders.append(folder)
+                if not folder.startswith(".."):
+                    folders.setdefault(folder)
+            if len(folders) > MAX_PROJECTS:
+                problems.add(ProjectProblem(settings, f"it includes {len(folders) - 1} subprojects; the doctor read "
+                                                      f"the first {MAX_PROJECTS - 1}", "limit"))
     root_values: dict[str, str] = dict(shared)
-    for folder in folders[:MAX_PROJECTS]:
+    for folder in list(folders)[:MAX_PROJECTS]:
         base = os.path.normpath(os.path.join(root, folder))
         script = next((os.path.join(base, n) for n in BUILD_FILES if os.path.lexists(os.path.join(base, n))), None)
         if script is None:
@@ -206,7 +254,13 @@ def read_gradle_project(root: str, env: dict[str, str]) -> BuildProject:
         values = {**root_values, **own, **variables(found)}
         if folder == ".":
             root_values = values
+        expander = Expander(values)
+        declared = dependencies(found, expander)
+        if expander.too_long:
+            shown = expander.too_long[0][:60] + ("..." if len(expander.too_long[0]) > 60 else "")
+            problems.add(ProjectProblem(script, f"the string {shown!r} expands to more than {MAX_VALUE} characters, "
+                                                "so it was left as written", "limit"))
         project.modules.append(BuildModule(
-            name=folder, build_file=script, tool="gradle", dependencies=tuple(dependencies(found, values)),
+            name=folder, build_file=script, tool="gradle", dependencies=tuple(declared),
             source_dirs=(os.path.join(base, "src", "main", "java"), os.path.join(base, "src", "main", "kotlin"))))
     return project

@@ -17,13 +17,33 @@ from cudnn_doctor.user_files import UnreadableFile, read_user_file
 MAX_BUILD_FILE = 4 * 1024 * 1024  # a pom or build.gradle bigger than this is not a build file
 MAX_SCRIPT_FILE = 1024 * 1024  # a build.gradle or a source file: tokenized in Python, so kept smaller
 MAX_TOKENS = 300_000
+MAX_PROBLEMS = 200  # findings about one project's files; the rest are counted in one more
 
 
 @dataclass(frozen=True)
 class ProjectProblem:
     path: str
     why: str
-    kind: str = "unreadable"  # "unreadable" | "refused" | "property"
+    kind: str = "unreadable"  # "unreadable" | "refused" | "property" | "parent" | "missing-module" | "limit"
+
+
+class Problems(list[ProjectProblem]):
+    """A project's problems, each once (in constant time: 20,000 missing modules are 20,000 look-ups,
+    not 20,000 scans of the list), and at most MAX_PROBLEMS of them: a count of the rest after that."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._seen: set[ProjectProblem] = set()
+        self.dropped = 0
+
+    def add(self, problem: ProjectProblem) -> None:
+        if problem in self._seen:
+            return
+        self._seen.add(problem)
+        if len(self) < MAX_PROBLEMS or problem.kind == "limit":  # a bound reached is always said
+            self.append(problem)
+        else:
+            self.dropped += 1
 
 
 @dataclass(frozen=True)
@@ -62,7 +82,14 @@ class BuildProject:
     root: str
     tool: str
     modules: list[BuildModule] = field(default_factory=list)
-    problems: list[ProjectProblem] = field(default_factory=list)
+    problems: Problems = field(default_factory=Problems)
+
+    def all_problems(self) -> list[ProjectProblem]:
+        """The problems, and one that says how many more there were, when there were too many to list."""
+        if not self.problems.dropped:
+            return list(self.problems)
+        return [*self.problems, ProjectProblem(self.root, f"it has {self.problems.dropped} more problems than the "
+                                                          f"{MAX_PROBLEMS} listed", "limit")]
 
 
 def read_project_file(path: str, limit: int = MAX_BUILD_FILE) -> bytes:

@@ -5,7 +5,9 @@ Read as Maven does (https://maven.apache.org/ref/current/maven-model-builder/, "
 - each module's parent chain: `<relativePath>` (default `../pom.xml`, an empty one means "not local"),
   the parent's coordinates checked, else `~/.m2/repository`;
 - properties, child over parent, with the built-in `project.*` ones; `${...}` expanded with a bound:
-  a property that refers to itself or grows without end is a problem, never a hang;
+  a property that refers to itself or grows without end is a problem, never a hang; one that refers
+  through more than MAX_PROPERTY_DEPTH others, or a reactor of more than MAX_MODULES modules, is read
+  as far as the bound (a problem of kind "limit", CD439), never a RecursionError;
 - `<dependencyManagement>` gives versions (and nothing else) to the dependencies that omit them,
   `<dependencies>` (inherited from parents) is what is used; dependencies on other reactor modules
   bring theirs along (compile and runtime scopes).
@@ -18,6 +20,7 @@ from __future__ import annotations
 import os
 import platform
 import re
+from collections import deque
 from dataclasses import dataclass, field
 from xml.parsers import expat
 
@@ -25,6 +28,7 @@ from cudnn_doctor.probes.jvm_build import (
     BuildModule,
     BuildProject,
     Dependency,
+    Problems,
     Profile,
     ProjectProblem,
     UnreadableFile,
@@ -39,6 +43,7 @@ MAX_MODULES = 400
 MAX_PARENTS = 20
 MAX_PROPERTY_LENGTH = 16 * 1024  # an expanded ${...} longer than this grows without end
 MAX_PROPERTY_STEPS = 20_000  # expansions per pom, all properties together
+MAX_PROPERTY_DEPTH = 64  # ${a} -> ${b} -> ...: real poms go two or three deep
 PROPERTY = re.compile(r"\$\{([^${}]*)\}")
 DECLARATION = re.compile(rb"""^<\?xml[^>]{0,200}?encoding\s*=\s*["']([A-Za-z0-9._:-]{1,40})["']""")
 NON_TRANSITIVE = {"test", "provided", "system", "import"}
@@ -268,7 +273,7 @@ def describe_profile(profile: RawProfile, basedir: str, env: dict[str, str]) -> 
 class Properties:
     """A pom's properties with Maven's `${...}` expansion, bounded; what cannot be expanded is recorded."""
 
-    def __init__(self, values: dict[str, str], path: str, problems: list[ProjectProblem],
+    def __init__(self, values: dict[str, str], path: str, problems: Problems,
                  origins: dict[str, str] | None = None, env: dict[str, str] | None = None) -> None:
         self.values = values
         self.env = env or {}
@@ -286,7 +291,7 @@ class Properties:
         if text not in self.expanded:
             try:
                 self.expanded[text] = self._expand(text, ())
-            except _Unbounded:
+            except _Unbounded:  # already recorded against the property it started from
                 self.expanded[text] = text
         return self.expanded[text]
 
@@ -315,6 +320,10 @@ class Properties:
             cycle = " -> ".join(f"${{{n}}}" for n in (*chain[chain.index(name):], name))
             self._fail(name, f"refers to itself ({cycle})")
             return None
+        if len(chain) >= MAX_PROPERTY_DEPTH:  # a chain that deep is cut where it starts, not deep inside
+            raise _Unbounded(f"refers through more than {MAX_PROPERTY_DEPTH} other properties "
+                             f"(${{{chain[0]}}} -> ${{{chain[1]}}} -> ... -> ${{{name}}}), so it was left unexpanded",
+                             "limit")
         self.steps += 1
         if self.steps > MAX_PROPERTY_STEPS:
             self._fail(name, f"needs more than {MAX_PROPERTY_STEPS} expansions")
@@ -323,22 +332,22 @@ class Properties:
             value = self._expand(raw, (*chain, name)) if "${" in raw else raw
         except _Unbounded as error:
             if not chain:
-                self._fail(name, str(error))
+                self._fail(name, str(error), error.kind)
                 return None
             raise
         self.done[name] = value
         return value
 
-    def _fail(self, name: str, why: str) -> None:
+    def _fail(self, name: str, why: str, kind: str = "property") -> None:
         if name not in self.failed:
             self.failed.add(name)
-            problem = ProjectProblem(self.origins.get(name, self.path), f"the property ${{{name}}} {why}", "property")
-            if problem not in self.problems:
-                self.problems.append(problem)
+            self.problems.add(ProjectProblem(self.origins.get(name, self.path), f"the property ${{{name}}} {why}", kind))
 
 
 class _Unbounded(Exception):
-    pass
+    def __init__(self, why: str, kind: str = "property") -> None:
+        super().__init__(why)
+        self.kind = kind  # "property": Maven fails on it too; "limit": the doctor's bound
 
 
 # --- the effective model and the reactor -------------------------------------------------------
@@ -360,7 +369,7 @@ class MavenReader:
     def __init__(self, root: str, env: dict[str, str]) -> None:
         self.root = root
         self.env = env
-        self.problems: list[ProjectProblem] = []
+        self.problems = Problems()
         self.poms: dict[str, Pom | None] = {}
         self.effective_models: dict[str, _Effective] = {}
 
@@ -371,10 +380,10 @@ class MavenReader:
                 self.poms[real] = read_pom(path)
             except RefusedXml as error:
                 self.poms[real] = None
-                self.problems.append(ProjectProblem(path, f"refused: {error}", "refused"))
+                self.problems.add(ProjectProblem(path, f"refused: {error}", "refused"))
             except UnreadableFile as error:
                 self.poms[real] = None
-                self.problems.append(ProjectProblem(path, str(error)))
+                self.problems.add(ProjectProblem(path, str(error)))
         return self.poms[real]
 
     def parent_of(self, pom: Pom) -> Pom | None:
@@ -403,8 +412,7 @@ class MavenReader:
                     f"its parent {group}:{artifact}:{version} is not the pom at {local} ({parent_group}:"
                     f"{parent.artifact}:{parent_version}), so Maven takes it from the repository, and what it "
                     "inherits (properties, dependencies) is unknown here"), "parent")
-                if problem not in self.problems:
-                    self.problems.append(problem)
+                self.problems.add(problem)
         return None
 
     def effective(self, pom: Pom) -> _Effective:
@@ -414,9 +422,13 @@ class MavenReader:
 
     def _effective(self, pom: Pom) -> _Effective:
         chain = [pom]
-        while len(chain) <= MAX_PARENTS:
+        while True:
             parent = self.parent_of(chain[-1])
             if parent is None or any(parent is p for p in chain):
+                break
+            if len(chain) > MAX_PARENTS:
+                self.problems.add(ProjectProblem(pom.path, f"its parents go more than {MAX_PARENTS} poms deep; the "
+                                                           f"doctor read the nearest {MAX_PARENTS}", "limit"))
                 break
             chain.append(parent)
         values: dict[str, str] = {}
@@ -471,7 +483,7 @@ class MavenReader:
             if not any(f"${{{name}}}" in fields for name in overrides):
                 continue
             values = {**effective.properties.values, **overrides}
-            scratch = Properties(values, effective.pom.path, [], effective.properties.origins, self.env)
+            scratch = Properties(values, effective.pom.path, Problems(), effective.properties.origins, self.env)
             changed = self.resolve(effective, raw, scratch)
             if changed != plain:
                 found.append((profile, changed))
@@ -509,13 +521,17 @@ def read_maven_project(root: str, env: dict[str, str]) -> BuildProject:
     project = BuildProject(root=root, tool="maven", problems=reader.problems)
     found: list[tuple[str, Pom, Profile | None]] = []
     seen: set[str] = set()
-    pending: list[tuple[str, Profile | None]] = [(os.path.join(root, "pom.xml"), None)]
-    while pending and len(found) < MAX_MODULES:
-        path, profile = pending.pop(0)
+    pending: deque[tuple[str, Profile | None]] = deque([(os.path.join(root, "pom.xml"), None)])
+    while pending:
+        path, profile = pending.popleft()
         real = os.path.realpath(path)
         if real in seen:
             continue
         seen.add(real)
+        if len(found) >= MAX_MODULES:
+            reader.problems.add(ProjectProblem(os.path.join(root, "pom.xml"), f"its reactor has more than {MAX_MODULES} "
+                                               f"modules; the doctor read the first {MAX_MODULES}", "limit"))
+            break
         pom = reader.pom(path)
         if pom is None:
             continue
@@ -554,10 +570,8 @@ def _module_pom(basedir: str, module: str, reader: MavenReader, declared_in: str
     if os.path.isdir(path):
         path = os.path.join(path, "pom.xml")
     if not os.path.lexists(path):
-        problem = ProjectProblem(declared_in, f"it lists the module {module!r}, but {path} does not exist",
-                                 "missing-module")
-        if problem not in reader.problems:
-            reader.problems.append(problem)
+        reader.problems.add(ProjectProblem(declared_in, f"it lists the module {module!r}, but {path} does not exist",
+                                           "missing-module"))
         return None
     return path
 

@@ -2,10 +2,23 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
+from rich.markup import escape as escape_markup
+
+# what would break a node's line in two, move the cursor or recolour the terminal
+CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def escape(text: str) -> str:
+    """A value from a node's report, on one line: control characters as \\xNN, markup escaped."""
+    def one(match: re.Match[str]) -> str:
+        code = ord(match.group())
+        return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+
+    return escape_markup(CONTROL.sub(one, str(text)))
 
 
 def render_fleet(data: dict[str, Any], console: Console) -> None:

@@ -3,7 +3,11 @@
 Each error and warning becomes an annotation line (`::error title=CD301 ...::detail`), shown on the
 run's summary page; with $GITHUB_STEP_SUMMARY set, a Markdown job summary is appended to that file.
 Escaping follows the runner's workflow-command rules (actions/toolkit, packages/core/src/command.ts:
-data escapes %, CR and LF; property values also escape : and ,).
+data escapes %, CR and LF; property values also escape : and ,). The runner (actions/runner,
+ActionCommand.TryParseV2 and TryParse) reads every line of a step's output, split at CR and LF, as a
+command when it starts with `::` after leading blanks, or holds `##[` anywhere; so the human report
+printed before the annotations goes through `log_lines`, and a path or GPU name in it can neither
+forge an `::error` line nor stop the commands that follow (`::stop-commands::TOKEN`).
 """
 
 from __future__ import annotations
@@ -24,6 +28,18 @@ def escape_data(text: str) -> str:
 
 def escape_property(text: str) -> str:
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def log_lines(text: str) -> str:
+    """TEXT (the human report) as log lines that the runner never takes for a workflow command: a CR
+    written %0D (the runner ends a line there too), a line's leading `::` written `:%3A`, `##[` written `##%5B`."""
+    lines = []
+    for line in text.replace("\r", "%0D").split("\n"):
+        stripped = line.lstrip()
+        if stripped.startswith("::"):
+            line = f"{line[:len(line) - len(stripped)]}:%3A{stripped[2:]}"
+        lines.append(line.replace("##[", "##%5B"))
+    return "\n".join(lines)
 
 
 def workflow_commands(report: Report, verbose: bool = False) -> list[str]:
@@ -77,7 +93,9 @@ def render_github(report: Report, out: TextIO, summary_file: str | None, verbose
             try:
                 if not stat.S_ISREG(os.fstat(descriptor).st_mode):
                     raise OSError(0, "not a regular file")
-                os.write(descriptor, job_summary(report).encode("utf-8"))
+                from cudnn_doctor.user_files import ERROR_HANDLER
+
+                os.write(descriptor, job_summary(report).encode("utf-8", ERROR_HANDLER))
             finally:
                 os.close(descriptor)
         except OSError as error:

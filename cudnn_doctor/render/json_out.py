@@ -9,11 +9,16 @@ from typing import Any
 written = False  # set once a command has printed its object: an error after that prints no second one
 
 
-def write_json(data: dict[str, Any]) -> None:
+def json_text(data: dict[str, Any]) -> str:
+    """DATA as JSON text that a strict parser accepts: paths keep their non-UTF-8 bytes as lone
+    surrogates in memory, and JSON gets them as \\xNN text, never as an unpaired \\udcNN escape."""
     from cudnn_doctor.user_files import escape_strings
 
+    return json.dumps(escape_strings(data), indent=2, sort_keys=False) + "\n"
+
+
+def write_json(data: dict[str, Any]) -> None:
     global written
     written = True
-    # paths keep their non-UTF-8 bytes as lone surrogates in memory; JSON gets them as \xNN text
-    sys.stdout.write(json.dumps(escape_strings(data), indent=2, sort_keys=False) + "\n")
+    sys.stdout.write(json_text(data))
     sys.stdout.flush()

@@ -7,16 +7,30 @@ machine is wrong. Every finding's code, detail and fix are in the case's text.
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 
 from cudnn_doctor.model import Finding, Report
 from cudnn_doctor.render.text import AREA_NAMES, area_of
+from cudnn_doctor.user_files import escaped
 
 SUITE = "cudnn-doctor check"
+# what XML 1.0 does not allow in a document at all, not even as a character reference (its Char production)
+NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def xml_text(text: str) -> str:
+    """TEXT as XML 1.0 can carry it: a path's bytes that are not UTF-8 as \\xNN, control characters as \\xNN
+    (U+FFFE, U+FFFF as \\uNNNN)."""
+    def one(match: re.Match[str]) -> str:
+        code = ord(match.group())
+        return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+
+    return NOT_XML.sub(one, escaped(text))
 
 
 def _describe(findings: list[Finding]) -> str:
-    return "\n\n".join(f"{f.code} {f.title} ({f.severity})\n{f.detail}\nFix: {f.fix}" for f in findings)
+    return xml_text("\n\n".join(f"{f.code} {f.title} ({f.severity})\n{f.detail}\nFix: {f.fix}" for f in findings))
 
 
 def junit_tree(report: Report, strict: bool = False) -> ET.Element:
@@ -31,8 +45,8 @@ def junit_tree(report: Report, strict: bool = False) -> ET.Element:
         bad = [f for f in findings if f.severity in failing]
         if bad:
             failures += 1
-            failure = ET.SubElement(case, "failure", type=bad[0].code,
-                                    message="; ".join(f"{f.code} {f.title}" for f in bad))
+            failure = ET.SubElement(case, "failure", type=xml_text(bad[0].code),
+                                    message=xml_text("; ".join(f"{f.code} {f.title}" for f in bad)))
             failure.text = _describe(bad)
         others = [f for f in findings if f not in bad]
         if others:

@@ -31,7 +31,10 @@ def write_atomically(path: str, text: str, option: str = "--output") -> None:
     folder = os.path.dirname(os.path.abspath(path))
     descriptor, temporary = tempfile.mkstemp(prefix=".cudnn-doctor-", suffix=".tmp", dir=folder)
     try:
-        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+        from cudnn_doctor.user_files import ERROR_HANDLER
+
+        # a renderer that let a path's non-UTF-8 byte through gets it written as \xNN, never a failure
+        with os.fdopen(descriptor, "w", encoding="utf-8", errors=ERROR_HANDLER) as handle:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())

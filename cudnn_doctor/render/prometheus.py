@@ -30,23 +30,34 @@ def _labels(labels: dict[str, Any]) -> str:
 
 
 class _Metrics:
+    """Metric families, each declared once, each series (name and label values) once: node_exporter's
+    textfile collector refuses a whole file with a duplicate series, so samples that share their labels
+    (two --require of one subject, one framework found twice) are one series: their count where SUM
+    (findings), else the first."""
+
     def __init__(self) -> None:
         self.lines: list[str] = []
         self._declared: set[str] = set()
 
-    def add(self, name: str, help_text: str, samples: Iterable[tuple[dict[str, Any], float | int]]) -> None:
-        samples = list(samples)
-        if not samples:
+    def add(self, name: str, help_text: str, samples: Iterable[tuple[dict[str, Any], float | int]],
+            sum_duplicates: bool = False) -> None:
+        series: dict[str, float] = {}
+        for labels, value in samples:
+            key = _labels(labels)
+            if key not in series:
+                series[key] = float(value)
+            elif sum_duplicates:
+                series[key] += float(value)
+        if not series:
             return
         full = f"{PREFIX}_{name}"
         if full not in self._declared:
             self._declared.add(full)
             self.lines.append(f"# HELP {full} {help_text}")
             self.lines.append(f"# TYPE {full} gauge")
-        for labels, value in samples:
-            number = float(value)
+        for key, number in series.items():
             shown = str(int(number)) if number.is_integer() else repr(number)
-            self.lines.append(f"{full}{_labels(labels)} {shown}")
+            self.lines.append(f"{full}{key} {shown}")
 
 
 def render_prometheus(report: dict[str, Any], now: float | None = None) -> str:
@@ -61,9 +72,9 @@ def render_prometheus(report: dict[str, Any], now: float | None = None) -> str:
     counts = summary.get("counts") or {}
     metrics.add("findings_count", "Findings of the check, by severity.",
                 [({"severity": severity}, counts.get(severity, 0)) for severity in SEVERITIES])
-    metrics.add("finding", "One series per finding: its stable code, severity and title.",
+    metrics.add("finding", "Findings by stable code, severity, title and subject: how many of each (usually 1).",
                 [({"code": f.get("code"), "severity": f.get("severity"), "title": f.get("title"),
-                   "subject": f.get("subject") or ""}, 1) for f in report.get("findings") or []])
+                   "subject": f.get("subject") or ""}, 1) for f in report.get("findings") or []], sum_duplicates=True)
     driver = report.get("driver") or {}
     if driver.get("version"):
         metrics.add("driver_info", "The NVIDIA driver and the CUDA version it supports.",

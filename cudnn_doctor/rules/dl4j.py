@@ -1,4 +1,4 @@
-"""CD401, CD405-CD408, CD430-CD438: Deeplearning4j projects against this machine's CUDA, cuDNN and GPUs.
+"""CD401, CD405-CD408, CD430-CD439: Deeplearning4j projects against this machine's CUDA, cuDNN and GPUs.
 
 Pure functions of the report and compat/dl4j.toml. A module can hold several ND4J backends; ND4J
 loads one (compat/dl4j.toml rules.backend_selection), so only that one is judged for CUDA and cuDNN.
@@ -96,8 +96,8 @@ def project_problems(report: Report) -> list[Finding]:
             if key in seen:
                 continue
             seen.add(key)
-            if problem["kind"] in ("property", "parent"):
-                code = "CD431" if problem["kind"] == "property" else "CD438"
+            if problem["kind"] in ("property", "parent", "limit"):
+                code = {"property": "CD431", "parent": "CD438", "limit": "CD439"}[problem["kind"]]
                 findings.append(finding(code, subject=problem["path"], path=problem["path"], why=problem["why"]))
                 continue
             fix = ("Point --project at each of them (cudnn-doctor check --project FOLDER), or at a folder that holds "
