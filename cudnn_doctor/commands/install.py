@@ -19,7 +19,7 @@ from cudnn_doctor.install.manifest import BackedUpFile, InstallRecord, WrittenFi
 from cudnn_doctor.install.outcome import Outcome, UninstallPlan
 from cudnn_doctor.install.plan import ADD, REMOVE, REPLACE, Plan, build_plan, first_blocked_folder
 from cudnn_doctor.install.progress import Progress
-from cudnn_doctor.install.safety import printable, refuse
+from cudnn_doctor.install.safety import printable
 from cudnn_doctor.install.transaction import STATE_DIR, Transaction, pending, recover
 from cudnn_doctor.probes.context import SearchContext
 from cudnn_doctor.versions import major
@@ -92,17 +92,33 @@ def run_install(options: InstallOptions, ui: Ui) -> Outcome:
         for note in recovered:
             ui.note(note)
         report = _probe(ctx, prefix) if report is not None else None
-    # the plan and the space check come from the archive's listing: nothing is written before the yes
-    listing = _read(archive, layout, None, ui)
-    plan = _plan(listing, prefix, layout, source, report, ())
     blocked = first_blocked_folder(prefix, [prefix / f for f in layout.folders.values()])
     if blocked:
         raise permission_error(blocked, prefix, layout)
-    _check_space(prefix, plan)
-    ui.show_plan(plan)
-    if not options.yes and not ui.confirm("Install?"):
-        return Outcome("install", "declined", plan, notes=recovered, exit_code=1)
-    return _changing(prefix, layout, ui, lambda: _apply(ui, ctx, layout, prefix, source, plan, listing, recovered))
+    return _changing(prefix, layout, ui, lambda: _stage_and_apply(options, ui, ctx, layout, prefix, source, report,
+                                                                  recovered))
+
+
+def _stage_and_apply(options: InstallOptions, ui: Ui, ctx: SearchContext, layout: Layout, prefix: Path,
+                     source: sources.Source, report, recovered: tuple[str, ...]) -> Outcome:  # type: ignore[no-untyped-def]
+    """Read the archive once, into the transaction's private staging (every member checked, the
+    first bad one refuses the whole and the staging goes); plan from what was staged, show it, and
+    only on a yes move it into place. Nothing of the user's changes before the yes."""
+    from cudnn_doctor.install.plan import free_bytes
+
+    free_before = free_bytes(prefix)
+    notes = list(recovered)
+    with Transaction(prefix, "install", folders=sorted(set(layout.folders.values()))) as txn:
+        if txn.recovered:
+            notes.append(txn.recovered)
+            ui.note(txn.recovered)
+        contents = _read(source.path or "", layout, txn.staging_path, ui, SpaceBudget(prefix))
+        plan = replace(_plan(contents, prefix, layout, source, report, (), new_prefix=txn.prefix_created),
+                       bytes_free=free_before)
+        ui.show_plan(plan)
+        if not options.yes and not ui.confirm("Install?"):
+            return Outcome("install", "declined", plan, notes=tuple(notes), exit_code=1)
+        return _apply(txn, ctx, prefix, plan, tuple(notes))
 
 
 def _recover(prefix: Path) -> tuple[str, ...]:
@@ -130,94 +146,79 @@ def _changing(prefix: Path, layout: Layout, ui: Ui, change: Callable[[], T]) -> 
         raise
 
 
-def _apply(ui: Ui, ctx: SearchContext, layout: Layout, prefix: Path, source: sources.Source, plan: Plan,
-           listing: ArchiveContents, recovered: tuple[str, ...]) -> Outcome:
-    notes = list(recovered)
-    folders = sorted({os.path.dirname(c.path) for c in plan.changes})
-    with Transaction(prefix, "install", folders=folders) as txn:
-        if txn.recovered:
-            notes.append(txn.recovered)
-            ui.note(txn.recovered)
-        contents = _read(source.path or "", layout, txn.staging_path, ui)
-        _same_as_listing(listing, contents)
-        digests = {f.dest: f.sha256 for f in contents.files}
-        changes = tuple(replace(c, sha256=digests.get(c.path)) for c in plan.changes)
-        plan = replace(plan, changes=changes)
-        operations = [txn.put(c.path, txn.staging_rel(c.path), c.action == REPLACE)
-                      for c in changes if c.action != REMOVE]
-        operations += [txn.take(c.path) for c in changes if c.action == REMOVE]
-        txn.apply(operations, [f for f in plan.created_folders if f != "."])
-        from cudnn_doctor.install.verify import probe, verify_installed
+def _apply(txn: Transaction, ctx: SearchContext, prefix: Path, plan: Plan, notes: tuple[str, ...]) -> Outcome:
+    """Move the staged files into place (backing up what they replace), verify, record; in TXN."""
+    operations = [txn.put(c.path, txn.staging_rel(c.path), c.action == REPLACE)
+                  for c in plan.changes if c.action != REMOVE]
+    operations += [txn.take(c.path) for c in plan.changes if c.action == REMOVE]
+    txn.apply(operations, [f for f in plan.created_folders if f != "."])
+    from cudnn_doctor.install.verify import probe, verify_installed
 
-        installed = verify_installed(probe(ctx, str(prefix)), plan.library_folder, plan.version, plan.major)
-        step("verify")
-        saved = {op.dest: op.backup for op in operations}
-        record = InstallRecord(
-            id=txn.id, installed_at=now_text(), source=plan.source, archive=plan.archive, version=plan.version,
-            platform=plan.platform, prefix=str(prefix),
-            files=tuple(WrittenFile(c.path, c.kind, c.sha256, c.size, c.mode, c.target)
-                        for c in changes if c.action != REMOVE),
-            backed_up=tuple(BackedUpFile(c.path, c.action, saved[c.path]) for c in changes
-                            if c.action in (REPLACE, REMOVE)),
-            # "." when the install created the prefix itself
-            created_folders=(".",) * txn.prefix_created + tuple(f for f in plan.created_folders if f != "."),
-            areas=tuple(sorted(txn.areas.values())),
-        )
-        manifest_path: list[Path] = []
-        txn.commit(lambda: manifest_path.append(write_record(prefix, record)))
+    installed = verify_installed(probe(ctx, str(prefix)), plan.library_folder, plan.version, plan.major)
+    step("verify")
+    saved = {op.dest: op.backup for op in operations}
+    record = InstallRecord(
+        id=txn.id, installed_at=now_text(), source=plan.source, archive=plan.archive, version=plan.version,
+        platform=plan.platform, prefix=str(prefix),
+        files=tuple(WrittenFile(c.path, c.kind, c.sha256, c.size, c.mode, c.target)
+                    for c in plan.changes if c.action != REMOVE),
+        backed_up=tuple(BackedUpFile(c.path, c.action, saved[c.path]) for c in plan.changes
+                        if c.action in (REPLACE, REMOVE)),
+        # "." when the install created the prefix itself
+        created_folders=(".",) * txn.prefix_created + tuple(f for f in plan.created_folders if f != "."),
+        areas=tuple(sorted(txn.areas.values())),
+    )
+    manifest_path: list[Path] = []
+    txn.commit(lambda: manifest_path.append(write_record(prefix, record)))
     loader = run_ldconfig() if plan.loader == "ldconfig" else f"programs find it with: {plan.env_line}"
     return Outcome("install", "installed", plan, actions=tuple(txn.done), manifest=str(manifest_path[0]),
-                   installed=installed, loader=loader, notes=tuple(notes))
+                   installed=installed, loader=loader, notes=notes)
 
 
-def _same_as_listing(listing: ArchiveContents, contents: ArchiveContents) -> None:
-    """The archive extracted must be the archive planned (it may have changed on disk since)."""
-    def shape(found: ArchiveContents) -> set[tuple[str, str, int, str | None]]:
-        return {(f.dest, f.kind, f.size, f.target) for f in found.files}
+class SpaceBudget:
+    """Refuses a staged file the moment the files staged on its filesystem add up to more than that
+    filesystem had free when staging began (sizes from each member's header, before its bytes)."""
 
-    if shape(listing) != shape(contents) or listing.version != contents.version:
-        raise refuse(listing.archive, "it changed between the plan and the extraction")
+    def __init__(self, prefix: Path) -> None:
+        self.prefix = prefix
+        self.devices: dict[int, tuple[Path, int, int]] = {}  # device -> (a folder on it, free at start, staged)
 
+    def __call__(self, folder: Path, size: int) -> None:
+        import shutil
 
-def _check_space(prefix: Path, plan: Plan) -> None:
-    """Every filesystem the files go to must hold them (sizes from the archive's listing)."""
-    import shutil
-
-    from cudnn_doctor.install.plan import nearest_existing
-    from cudnn_doctor.render.install_text import size_text
-
-    needed: dict[int, tuple[Path, int]] = {}
-    for change in plan.changes:
-        if change.action == REMOVE or change.kind != "file":
-            continue
-        folder = nearest_existing(prefix / os.path.dirname(change.path))
         device = os.stat(folder).st_dev
-        where, total = needed.get(device, (folder, 0))
-        needed[device] = (where, total + change.size)
-    for folder, total in needed.values():
-        free = shutil.disk_usage(folder).free
-        if free < total:
-            raise space_error(folder, size_text(free), size_text(total))
+        if device not in self.devices:
+            self.devices[device] = (folder, shutil.disk_usage(folder).free, 0)
+        where, free, staged = self.devices[device]
+        staged += size
+        self.devices[device] = (where, free, staged)
+        if staged > free:
+            from cudnn_doctor.render.install_text import size_text
+
+            shown = Path(str(where).split(f"{os.sep}.cudnn-doctor")[0])  # the user's folder, not our staging
+            raise space_error(shown, size_text(free), f"at least {size_text(staged)} (nothing was changed)")
 
 
 def space_error(path: Path, free: str, needed: str) -> DoctorError:
     return DoctorError.of("CD507", exit_code=1, path=str(path), free=free, needed=needed)
 
 
-def _read(archive: str, layout: Layout, staging: Callable[[str], Path] | None, ui: Ui) -> ArchiveContents:
+def _read(archive: str, layout: Layout, staging: Callable[[str], Path] | None, ui: Ui,
+          reserve: Callable[[Path, int], None] | None = None) -> ArchiveContents:
     size = os.path.getsize(archive)
+    step("archive.read")  # once per install: the archive is decompressed in one pass
     with Progress(ui.progress) as bars:
-        return read_archive(archive, layout, staging, bars.task("extract" if staging else "read", size))
+        return read_archive(archive, layout, staging, bars.task("extract" if staging else "read", size), reserve)
 
 
 def _plan(contents: ArchiveContents, prefix: Path, layout: Layout, source: sources.Source, report,  # type: ignore[no-untyped-def]
-          notes: tuple[str, ...]) -> Plan:
+          notes: tuple[str, ...], new_prefix: bool = False) -> Plan:
     from cudnn_doctor.install.verify import fit_findings, installs_in, unchecked
 
     library_folder = str(prefix / layout.library_folder)
     cuda_major = source.cuda_major
     plan = build_plan(contents, prefix, layout, source.description, cuda_major,
-                      loader_setup(library_folder, layout), notes)
+                      loader_setup(library_folder, layout), notes, new_prefix)
     if report is None:
         return plan
     current = tuple(f"{i.version or 'of unknown version'} ({os.path.relpath(i.library, prefix)})"

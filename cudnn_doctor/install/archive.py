@@ -95,22 +95,25 @@ def classify(name: str) -> tuple[str, str] | None:
 
 
 def read_archive(path: str, layout: Layout, staging: Callable[[str], Path] | None = None,
-                 progress: Callable[[int], None] | None = None) -> ArchiveContents:
-    """Check every member of the archive at PATH; with STAGING (where each file, named by its
-    path in the prefix, is written), also write the files."""
+                 progress: Callable[[int], None] | None = None,
+                 reserve: Callable[[Path, int], None] | None = None) -> ArchiveContents:
+    """Check every member of the archive at PATH, in one pass; with STAGING (where each file, named
+    by its path in the prefix, is written), also write the files, each after RESERVE(where, size)
+    (which refuses what the disk cannot hold) and before the next member is read."""
     with open(path, "rb") as raw:
         counted = _CountingReader(raw, progress)
         fmt = _detect_format(path, raw)
         members = _zip_members(path, counted) if fmt == "zip" else _tar_members(path, counted)
-        stager = _Stager(path, layout, staging)
+        stager = _Stager(path, layout, staging, reserve)
         for member, chunks in members:
             stager.add(member, chunks)
         return stager.finish(fmt)
 
 
 class _Stager:
-    def __init__(self, archive: str, layout: Layout, staging: Callable[[str], Path] | None) -> None:
-        self.archive, self.layout, self.staging = archive, layout, staging
+    def __init__(self, archive: str, layout: Layout, staging: Callable[[str], Path] | None,
+                 reserve: Callable[[Path, int], None] | None = None) -> None:
+        self.archive, self.layout, self.staging, self.reserve = archive, layout, staging, reserve
         self.files: dict[str, StagedFile] = {}  # dest -> file
         self.by_member: dict[str, StagedFile] = {}  # archive member name -> file (for hardlinks)
         self.skipped: list[str] = []
@@ -156,6 +159,8 @@ class _Stager:
         if self.staging is not None:
             target = self.staging(real_dest)
             target.parent.mkdir(parents=True, exist_ok=True)
+            if self.reserve is not None:
+                self.reserve(target.parent, member.size)
             handle = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         is_header = category == INCLUDE and base in ("cudnn_version.h", "cudnn.h")
         wants_elf = category == LIB and self.layout.os_name == "linux" and ".so" in base

@@ -59,8 +59,9 @@ class Plan:
 
 
 def build_plan(contents: ArchiveContents, prefix: Path, layout: Layout, source: str, cuda_major: int | None,
-               loader: tuple[str, str], notes: tuple[str, ...] = ()) -> Plan:
-    """Compare what the archive holds with what is in PREFIX now."""
+               loader: tuple[str, str], notes: tuple[str, ...] = (), new_prefix: bool = False) -> Plan:
+    """Compare what the archive holds with what is in PREFIX now (NEW_PREFIX: the prefix folder did not
+    exist before this install's staging made it)."""
     new = {f.dest: f for f in contents.files}
     changes: list[FileChange] = []
     for staged in sorted(contents.files, key=lambda f: (f.kind != FILE, f.dest)):
@@ -75,13 +76,13 @@ def build_plan(contents: ArchiveContents, prefix: Path, layout: Layout, source: 
     changes += [FileChange(rel, REMOVE, SYMLINK if (prefix / rel).is_symlink() else FILE,
                            _size(prefix / rel)) for rel in stale]
     folders = sorted({os.path.dirname(f.dest) for f in contents.files})
-    created = _missing_folders(prefix, folders)
+    created = _missing_folders(prefix, folders, new_prefix)
     library_folder = str(prefix / layout.library_folder)
     return Plan(
         source=source, archive=contents.archive, version=contents.version, major=contents.major,
         cuda_major=cuda_major, platform=layout.platform, prefix=str(prefix), changes=tuple(changes),
         created_folders=tuple(created), other_majors=tuple(others), bytes_needed=contents.total_bytes,
-        bytes_free=_free_bytes(prefix), library_folder=library_folder, loader=loader[0], env_line=loader[1],
+        bytes_free=free_bytes(prefix), library_folder=library_folder, loader=loader[0], env_line=loader[1],
         blocked_folder=first_blocked_folder(prefix, [prefix / f for f in folders]),
         notes=notes, plan_only=layout.plan_only, skipped=contents.skipped,
     )
@@ -114,9 +115,9 @@ def _older_copies(prefix: Path, layout: Layout, contents: ArchiveContents,
     return stale, others
 
 
-def _missing_folders(prefix: Path, folders: list[str]) -> list[str]:
+def _missing_folders(prefix: Path, folders: list[str], new_prefix: bool = False) -> list[str]:
     missing: list[str] = []
-    if not prefix.exists():
+    if new_prefix or not prefix.exists():
         missing.append(".")
     for folder in folders:
         parts = folder.split("/")
@@ -142,7 +143,7 @@ def first_blocked_folder(prefix: Path, folders: list[Path]) -> str | None:
     return None
 
 
-def _free_bytes(prefix: Path) -> int | None:
+def free_bytes(prefix: Path) -> int | None:
     try:
         return shutil.disk_usage(nearest_existing(prefix)).free
     except OSError:
