@@ -318,11 +318,13 @@ def _truncated(path: str, error: BaseException) -> DoctorError:
 
 
 def _tar_members(path: str, fileobj) -> Iterator[tuple[Member, Chunks | None]]:  # type: ignore[no-untyped-def]
+    decompressed = _Decompressing(fileobj)
     try:
-        archive = tarfile.open(fileobj=fileobj, mode="r|*", bufsize=CHUNK)
+        archive = tarfile.open(fileobj=decompressed, mode="r|", bufsize=CHUNK)  # type: ignore[call-overload]
     except _READ_ERRORS as error:
+        decompressed.close()
         raise _truncated(path, error) from None
-    with archive:
+    with decompressed, archive:
         iterator = iter(archive)
         while True:
             try:
@@ -344,6 +346,133 @@ def _tar_members(path: str, fileobj) -> Iterator[tuple[Member, Chunks | None]]: 
                 yield Member(name, FILE, info.size, info.mode), _tar_chunks(path, archive, info)
             else:
                 raise refuse(path, f"member {info.name!r} is a device file, FIFO or other special file")
+
+
+class _Decompressing:
+    """The archive's tar stream, decompressed (xz, gzip, bzip2 or none) by a thread of its own a few
+    chunks ahead of the reader, as `tar -xf` runs xz beside itself: the decompressors release the GIL,
+    so checking, hashing and writing one member overlaps with decompressing the next. A read error
+    or a corrupt stream reaches the reader as the exception it was."""
+
+    AHEAD = 8  # chunks decompressed ahead of the reader
+
+    def __init__(self, raw) -> None:  # type: ignore[no-untyped-def]
+        import queue
+        import threading
+
+        self.raw = raw
+        self.chunks: queue.Queue[bytes | BaseException | None] = queue.Queue(self.AHEAD)
+        self.pending = memoryview(b"")
+        self.finished = False
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, name="decompress", daemon=True)
+        self.thread.start()
+
+    def _decompressor(self, head: bytes):  # type: ignore[no-untyped-def]
+        import bz2
+
+        if head.startswith(b"\x1f\x8b"):
+            return zlib.decompressobj(31)
+        if head.startswith(b"\xfd7zXZ\x00"):
+            return lzma.LZMADecompressor()
+        if head.startswith(b"BZh"):
+            return bz2.BZ2Decompressor()
+        return None
+
+    def _put(self, item: bytes | BaseException | None) -> bool:
+        import queue
+
+        while not self.stop.is_set():
+            try:
+                self.chunks.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def _run(self) -> None:
+        try:
+            data = self.raw.read(CHUNK)
+            decompressor = self._decompressor(data)
+            if decompressor is None:  # an uncompressed tar
+                while data:
+                    if not self._put(data):
+                        return
+                    data = self.raw.read(CHUNK)
+                self._put(None)
+                return
+            kind = type(decompressor)
+            while data:
+                for out in _inflate(decompressor, data):
+                    if not self._put(out):
+                        return
+                if not decompressor.eof:
+                    data = self.raw.read(CHUNK)
+                    continue
+                # a stream ended: padding, the end of the file, or another stream (pigz, pxz) follow
+                data = decompressor.unused_data.lstrip(b"\0")
+                while not data:
+                    more = self.raw.read(CHUNK)
+                    if not more:
+                        break
+                    data = more.lstrip(b"\0")
+                if data:
+                    decompressor = self._decompressor(data)
+                    if type(decompressor) is not kind:
+                        raise EOFError("the compressed stream is followed by data of another kind")
+            if not decompressor.eof:
+                raise EOFError("the compressed stream ends before its end marker")
+            self._put(None)
+        except BaseException as error:  # noqa: BLE001 - handed to the reader, raised there
+            self._put(error)
+
+    def read(self, size: int = -1) -> bytes:
+        wanted = size if size >= 0 else 1 << 62
+        parts = []
+        while wanted > 0 and not self.finished:
+            if not self.pending:
+                item = self.chunks.get()
+                if item is None:
+                    self.finished = True
+                    break
+                if isinstance(item, BaseException):
+                    self.finished = True
+                    raise item
+                self.pending = memoryview(item)
+            taken = self.pending[:wanted]
+            self.pending = self.pending[len(taken):]
+            parts.append(bytes(taken))
+            wanted -= len(taken)
+        return b"".join(parts)
+
+    def close(self) -> None:
+        self.stop.set()
+        self.thread.join()
+
+    def __enter__(self) -> _Decompressing:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _inflate(decompressor, data: bytes) -> Iterator[bytes]:  # type: ignore[no-untyped-def]
+    """DATA decompressed, in pieces of at most CHUNK bytes (a small input may expand a thousandfold)."""
+    if isinstance(decompressor, type(zlib.decompressobj())):
+        out = decompressor.decompress(data, CHUNK)
+        while True:
+            if out:
+                yield out
+            if decompressor.eof or not decompressor.unconsumed_tail:  # at the end, the tail is the unused data
+                return
+            out = decompressor.decompress(decompressor.unconsumed_tail, CHUNK)
+    out = decompressor.decompress(data, CHUNK)
+    while True:
+        if out:
+            yield out
+        if decompressor.eof or decompressor.needs_input:
+            return
+        out = decompressor.decompress(b"", CHUNK)
 
 
 def _tar_chunks(path: str, archive: tarfile.TarFile, info: tarfile.TarInfo) -> Chunks:
