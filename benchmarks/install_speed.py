@@ -94,7 +94,7 @@ def doctor_install(archive: Path, scratch: Path, tree: Path = REPO) -> float:
     env = {**os.environ, "PYTHONPATH": str(tree)}
     started = time.perf_counter()
     subprocess.run([sys.executable, "-c", CLI, "install", "--from", str(archive), "--prefix", str(prefix), "--yes"],
-                   check=True, stdout=subprocess.DEVNULL, env=env)
+                   check=True, stdout=subprocess.DEVNULL, env=env, cwd=str(tree))  # `-c` puts the cwd first on sys.path
     return time.perf_counter() - started
 
 

@@ -376,6 +376,20 @@ _CODES = (
     Code("CD517", "error", "Archive size mismatch",
          "{file}: expected {expected} bytes, got {actual}. Nothing was written.",
          "Download the archive again; if it persists, the mirror holds a different file."),
+    Code("CD518", "error", "Another cuDNN major is in the prefix",
+         "{prefix} holds cuDNN {current} ({files}). One prefix has one set of cuDNN headers: cuDNN {version} "
+         "beside it would leave cuDNN {current_major}'s libraries with cuDNN {major}'s headers, which `check` "
+         "reports as an error (CD303), and a program built there gets headers of one cuDNN and a library of "
+         "the other. Nothing was changed.",
+         "Choose one: add `--replace` to replace cuDNN {current_major} whole (every file of it is backed up, and "
+         "`cudnn-doctor uninstall --prefix {prefix}` brings it back), or install cuDNN {major} into a prefix of "
+         "its own (`--prefix {other_prefix}`, then put its {library_folder} on the loader's path)."),
+    Code("CD519", "error", "cuDNN built for another CUDA major than the prefix's toolkit",
+         "{archive} is cuDNN {version} built for CUDA {cudnn_cuda}, but the CUDA toolkit in {prefix} is CUDA "
+         "{toolkit_version} (its {where}). A cuDNN build needs a CUDA runtime of its own major: programs "
+         "built with this toolkit would load it beside the wrong libcudart, and `check` reports it (CD306). "
+         "Nothing was changed.",
+         "{fix}"),
     Code("CD520", "error", "No package build for this CUDA, Python or platform",
          "The package manager found no build that satisfies the request ({detail}): the package's "
          "CUDA variant is not published for this Python version or platform, or it lives on another index "

@@ -37,6 +37,8 @@ class InstallOptions:
     dry_run: bool = False
     yes: bool = False
     no_verify: bool = False
+    replace_majors: bool = False  # --replace: another cuDNN major in the prefix goes, backed up
+    force: bool = False  # --force: a cuDNN for another CUDA major than the prefix's toolkit goes in anyway
 
 
 @dataclass(frozen=True)
@@ -83,7 +85,9 @@ def run_install(options: InstallOptions, ui: Ui) -> Outcome:
         contents = _read(archive, layout, None, ui)
         plan = _plan(contents, prefix, layout, source, report, notes + (
             ("an interrupted install is pending: the next install or uninstall rolls it back first",)
-            if pending(prefix) else ()))
+            if pending(prefix) else ()), replace_majors=options.replace_majors)
+        if not plan_only:
+            plan = _fits_prefix(plan, contents, layout, source, report, options, None)
         ui.show_plan(plan)
         return Outcome("install", "planned", plan, notes=notes)
     recovered: tuple[str, ...] = ()
@@ -107,14 +111,16 @@ def _stage_and_apply(options: InstallOptions, ui: Ui, ctx: SearchContext, layout
     from cudnn_doctor.install.plan import free_bytes
 
     free_before = free_bytes(prefix)
+    _refuse_from_name(prefix, layout, source, options, report)
     notes = list(recovered)
     with Transaction(prefix, "install", folders=sorted(set(layout.folders.values()))) as txn:
         if txn.recovered:
             notes.append(txn.recovered)
             ui.note(txn.recovered)
         contents = _read(source.path or "", layout, txn.staging_path, ui, SpaceBudget(prefix))
-        plan = replace(_plan(contents, prefix, layout, source, report, (), new_prefix=txn.prefix_created),
-                       bytes_free=free_before)
+        plan = replace(_plan(contents, prefix, layout, source, report, (), new_prefix=txn.prefix_created,
+                             replace_majors=options.replace_majors), bytes_free=free_before)
+        plan = _fits_prefix(plan, contents, layout, source, report, options, txn)
         ui.show_plan(plan)
         if not options.yes and not ui.confirm("Install?"):
             return Outcome("install", "declined", plan, notes=tuple(notes), exit_code=1)
@@ -175,6 +181,53 @@ def _apply(txn: Transaction, ctx: SearchContext, prefix: Path, plan: Plan, notes
                    installed=installed, loader=loader, notes=notes)
 
 
+def _forced_note(prefix: Path, source: sources.Source, options: InstallOptions) -> str | None:
+    """Before anything is staged: CD519 when the archive's name says it is built for another CUDA major
+    than the toolkit in the prefix (without --force); the plan's note with it."""
+    from cudnn_doctor.install.prefix_fit import refuse_other_cuda, version_in_name
+
+    return refuse_other_cuda(prefix, version_in_name(source.name), source.cuda_major, source.path or source.name,
+                             options.force)
+
+
+def _refuse_from_name(prefix: Path, layout: Layout, source: sources.Source, options: InstallOptions,
+                      report) -> None:  # type: ignore[no-untyped-def]
+    """What the archive's name already tells refuses it before a byte is decompressed (the staged
+    files are judged again once read)."""
+    from cudnn_doctor.install.prefix_fit import refuse_other_major, version_in_name
+
+    _forced_note(prefix, source, options)
+    version = version_in_name(source.name)
+    if not options.replace_majors and version:
+        refuse_other_major(prefix, layout, major(version), version,
+                           _current_majors(report, str(prefix / layout.library_folder)))
+
+
+def _fits_prefix(plan: Plan, contents: ArchiveContents, layout: Layout, source: sources.Source, report,  # type: ignore[no-untyped-def]
+                 options: InstallOptions, txn: Transaction | None) -> Plan:
+    """Refuse what would leave a state `check` calls an error: a cuDNN for another CUDA major than the
+    toolkit in the prefix (CD519, unless --force), another cuDNN major beside it (CD518, unless --replace)."""
+    from cudnn_doctor.install.prefix_fit import refuse_other_cuda, refuse_other_major, staged_cuda_major
+
+    forced = None
+    if plan.cuda_major is None and txn is not None:  # the name did not say: ask the staged library
+        plan = replace(plan, cuda_major=staged_cuda_major(contents, txn.staging_path))
+        forced = refuse_other_cuda(Path(plan.prefix), contents.version, plan.cuda_major, plan.archive, options.force)
+    elif txn is None:
+        forced = refuse_other_cuda(Path(plan.prefix), contents.version, plan.cuda_major, plan.archive, options.force)
+    else:  # judged from the name before staging
+        forced = _forced_note(Path(plan.prefix), source, options)
+    if not options.replace_majors:
+        refuse_other_major(Path(plan.prefix), layout, plan.major, plan.version, _current_majors(report, plan.library_folder))
+    return replace(plan, notes=plan.notes + ((forced,) if forced else ()))
+
+
+def _current_majors(report, library_folder: str) -> dict[int, str]:  # type: ignore[no-untyped-def]
+    from cudnn_doctor.install.verify import installs_in
+
+    return {i.major: i.version for i in (installs_in(report, library_folder) if report else []) if i.major and i.version}
+
+
 class SpaceBudget:
     """Refuses a staged file the moment the files staged on its filesystem add up to more than that
     filesystem had free when staging began (sizes from each member's header, before its bytes)."""
@@ -212,13 +265,13 @@ def _read(archive: str, layout: Layout, staging: Callable[[str], Path] | None, u
 
 
 def _plan(contents: ArchiveContents, prefix: Path, layout: Layout, source: sources.Source, report,  # type: ignore[no-untyped-def]
-          notes: tuple[str, ...], new_prefix: bool = False) -> Plan:
+          notes: tuple[str, ...], new_prefix: bool = False, replace_majors: bool = False) -> Plan:
     from cudnn_doctor.install.verify import fit_findings, installs_in, unchecked
 
     library_folder = str(prefix / layout.library_folder)
     cuda_major = source.cuda_major
     plan = build_plan(contents, prefix, layout, source.description, cuda_major,
-                      loader_setup(library_folder, layout), notes, new_prefix)
+                      loader_setup(library_folder, layout), notes, new_prefix, replace_majors)
     if report is None:
         return plan
     current = tuple(f"{i.version or 'of unknown version'} ({os.path.relpath(i.library, prefix)})"
