@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import platform
-import socket
 import time
 from dataclasses import replace
 
@@ -152,7 +151,7 @@ def _loader_pick_is_loadable(soname: str, ctx: SearchContext, cache: dict[str, l
 
 def _host() -> Host:
     return Host(os=platform.system().lower(), arch=platform.machine(), python=platform.python_version(),
-                hostname=socket.gethostname())
+                hostname=platform.node())  # uname's nodename, as socket.gethostname() gives
 
 
 def _finish_toolkit(toolkit: Toolkit, cudart_answer: LibraryProbe | None, nvcc_version: str | None) -> Toolkit:
