@@ -444,6 +444,12 @@ _CODES = (
          "({reference_ms} ms, measured {measured}).",
          "Look for throttling, other processes or a narrow PCIe link (`cudnn-doctor check`), and compare "
          "with another node of the fleet."),
+    Code("CD610", "warning", "GPU shared with other processes during the benchmark",
+         "GPU {device} ({gpu}) was not the benchmark's alone: {others}. Its figures are what it gave while "
+         "shared (the other work takes time slices that a median hides), so they were not compared with a "
+         "healthy {gpu}.",
+         "Run the bench when the GPU is idle (`nvidia-smi` lists what runs on it) or on a GPU of its own "
+         "(`--device N`); a GPU that must stay shared is compared only with runs of its own under the same load."),
     # Requirements given with --require (one code per subject)
     Code("CD120", "error", "Driver requirement not met",
          "--require {spec}: {found}.", "Install an NVIDIA driver that satisfies {spec}."),
