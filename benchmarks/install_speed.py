@@ -109,15 +109,23 @@ def main() -> None:
     archive = options.archive or make_archive(options.work)
     subprocess.run(["cat", str(archive)], stdout=subprocess.DEVNULL, check=True)  # warm the page cache
     runners: list[tuple[str, Any]] = [("tar -xf + cp -a", manual_recipe), ("cudnn-doctor install", doctor_install)]
+    import resource
+
+    def used() -> float:
+        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return usage.ru_utime + usage.ru_stime
     if options.before:
         before = options.before.resolve()
         runners.append((f"install of {before.name}", lambda a, s: doctor_install(a, s, before)))
     times: dict[str, list[float]] = {name: [] for name, _ in runners}
+    cpu: dict[str, list[float]] = {name: [] for name, _ in runners}
     for _ in range(options.repeat):
         for name, runner in runners:  # interleaved: fair to each
             scratch = Path(tempfile.mkdtemp(dir=options.work))
             try:
+                before = used()
                 times[name].append(runner(archive, scratch))
+                cpu[name].append(used() - before)  # user + system of every process it ran
             finally:
                 shutil.rmtree(scratch)
     manual = statistics.median(times["tar -xf + cp -a"])
@@ -125,7 +133,7 @@ def main() -> None:
     for name, _ in runners:
         median = statistics.median(times[name])
         print(f"{name + ':':32s} median {median:6.2f} s  (runs: {', '.join(f'{t:.2f}' for t in times[name])})"
-              f"  {median / manual:.2f}x")
+              f"  {median / manual:.2f}x;  CPU (user+sys) median {statistics.median(cpu[name]):6.2f} s")
     print("target: cudnn-doctor install <= 1.0x tar -xf + cp -a")
 
 
