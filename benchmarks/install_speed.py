@@ -115,17 +115,17 @@ def main() -> None:
         usage = resource.getrusage(resource.RUSAGE_CHILDREN)
         return usage.ru_utime + usage.ru_stime
     if options.before:
-        before = options.before.resolve()
-        runners.append((f"install of {before.name}", lambda a, s: doctor_install(a, s, before)))
+        other_tree = options.before.resolve()
+        runners.append((f"install of {other_tree.name}", lambda a, s: doctor_install(a, s, other_tree)))
     times: dict[str, list[float]] = {name: [] for name, _ in runners}
     cpu: dict[str, list[float]] = {name: [] for name, _ in runners}
     for _ in range(options.repeat):
         for name, runner in runners:  # interleaved: fair to each
             scratch = Path(tempfile.mkdtemp(dir=options.work))
             try:
-                before = used()
+                cpu_before = used()
                 times[name].append(runner(archive, scratch))
-                cpu[name].append(used() - before)  # user + system of every process it ran
+                cpu[name].append(used() - cpu_before)  # user + system of every process it ran
             finally:
                 shutil.rmtree(scratch)
     manual = statistics.median(times["tar -xf + cp -a"])
