@@ -286,9 +286,13 @@ class _CountingReader:
 
     def read(self, size: int = -1) -> bytes:
         data = self.raw.read(size)
-        if self.progress is not None:
-            self.progress(self.raw.tell())
+        self.moved(self.raw.tell())
         return data
+
+    def moved(self, position: int) -> None:
+        """The archive has been read up to POSITION (by this process or by its decompressor's)."""
+        if self.progress is not None:
+            self.progress(position)
 
     def seek(self, offset: int, whence: int = 0) -> int:
         return self.raw.seek(offset, whence)
@@ -318,7 +322,7 @@ def _truncated(path: str, error: BaseException) -> DoctorError:
 
 
 def _tar_members(path: str, fileobj) -> Iterator[tuple[Member, Chunks | None]]:  # type: ignore[no-untyped-def]
-    decompressed = _Decompressing(fileobj)
+    decompressed = _decompressed(fileobj)
     try:
         archive = tarfile.open(fileobj=decompressed, mode="r|", bufsize=CHUNK)  # type: ignore[call-overload]
     except _READ_ERRORS as error:
@@ -348,11 +352,71 @@ def _tar_members(path: str, fileobj) -> Iterator[tuple[Member, Chunks | None]]: 
                 raise refuse(path, f"member {info.name!r} is a device file, FIFO or other special file")
 
 
+# the decompressor programs `tar -xf` runs beside itself, by the stream's first bytes
+_PROGRAMS = ((b"\xfd7zXZ\x00", "xz"), (b"\x1f\x8b", "gzip"), (b"BZh", "bzip2"))
+
+
+def _decompressed(counted: _CountingReader) -> _Decompressing | _PipedDecompressing:
+    """The archive's tar stream: decompressed by the system's xz, gzip or bzip2 in a process of its own
+    where there is one (as tar does: in this process, the GIL and the scheduler of a busy machine slow a
+    decompressing thread to half of that), else by a thread of this process."""
+    import shutil
+
+    head = counted.raw.read(6)
+    counted.raw.seek(0)
+    program = next((name for magic, name in _PROGRAMS if head.startswith(magic)), None)
+    found = shutil.which(program) if program else None
+    if found:
+        try:
+            return _PipedDecompressing(counted, [found, "-dc"])
+        except OSError:
+            counted.raw.seek(0)
+    return _Decompressing(counted)
+
+
+class _PipedDecompressing:
+    """`xz -dc < ARCHIVE` (or gzip, bzip2) as a stream; its failure (a corrupt or truncated archive) is an
+    EOFError with its own words when its output ends."""
+
+    def __init__(self, counted: _CountingReader, argv: list[str]) -> None:
+        import subprocess
+
+        self.counted, self.argv = counted, argv
+        descriptor = counted.raw.fileno()
+        os.lseek(descriptor, 0, os.SEEK_SET)  # the buffered reader's position is not the descriptor's
+        # a session of its own: Ctrl-C reaches us, and we end it (close), never half of a pipeline
+        self.process = subprocess.Popen(argv, stdin=descriptor, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                        start_new_session=True)
+
+    def read(self, size: int = -1) -> bytes:
+        assert self.process.stdout is not None
+        data = self.process.stdout.read(size)
+        self.counted.moved(os.lseek(self.counted.raw.fileno(), 0, os.SEEK_CUR))
+        if not data and size != 0 and self.process.wait() != 0:
+            said = (self.process.stderr.read(2000) if self.process.stderr else b"").decode(errors="replace")
+            raise EOFError(f"{os.path.basename(self.argv[0])}: {said.strip() or f'exit {self.process.returncode}'}")
+        return data
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait()
+        for pipe in (self.process.stdout, self.process.stderr):
+            if pipe is not None:
+                pipe.close()
+
+    def __enter__(self) -> _PipedDecompressing:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
 class _Decompressing:
     """The archive's tar stream, decompressed (xz, gzip, bzip2 or none) by a thread of its own a few
-    chunks ahead of the reader, as `tar -xf` runs xz beside itself: the decompressors release the GIL,
-    so checking, hashing and writing one member overlaps with decompressing the next. A read error
-    or a corrupt stream reaches the reader as the exception it was."""
+    chunks ahead of the reader, where the system has no decompressor program: the decompressors release
+    the GIL, so checking, hashing and writing one member overlaps with decompressing the next. A read
+    error or a corrupt stream reaches the reader as the exception it was."""
 
     AHEAD = 8  # chunks decompressed ahead of the reader
 
@@ -428,22 +492,32 @@ class _Decompressing:
 
     def read(self, size: int = -1) -> bytes:
         wanted = size if size >= 0 else 1 << 62
+        if not self.pending and not self.finished:  # the common case: a whole chunk, handed on uncopied
+            item = self.chunks.get()
+            if isinstance(item, bytes) and len(item) <= wanted:
+                return item
+            self._take(item)
         parts = []
         while wanted > 0 and not self.finished:
             if not self.pending:
-                item = self.chunks.get()
-                if item is None:
-                    self.finished = True
+                self._take(self.chunks.get())
+                if not self.pending:
                     break
-                if isinstance(item, BaseException):
-                    self.finished = True
-                    raise item
-                self.pending = memoryview(item)
             taken = self.pending[:wanted]
             self.pending = self.pending[len(taken):]
             parts.append(bytes(taken))
             wanted -= len(taken)
         return b"".join(parts)
+
+    def _take(self, item: bytes | BaseException | None) -> None:
+        """ITEM from the queue becomes the pending bytes (the end: none; an error: raised)."""
+        if item is None:
+            self.finished = True
+        elif isinstance(item, BaseException):
+            self.finished = True
+            raise item
+        else:
+            self.pending = memoryview(item)
 
     def close(self) -> None:
         self.stop.set()
