@@ -113,13 +113,14 @@ def read_archive(path: str, layout: Layout, staging: Callable[[str], Path] | Non
 class _Stager:
     def __init__(self, archive: str, layout: Layout, staging: Callable[[str], Path] | None,
                  reserve: Callable[[Path, int], None] | None = None) -> None:
-        self.archive, self.layout, self.staging, self.reserve = archive, layout, staging, reserve
+        self.archive, self.layout, self.staging = archive, layout, staging
         self.files: dict[str, StagedFile] = {}  # dest -> file
         self.by_member: dict[str, StagedFile] = {}  # archive member name -> file (for hardlinks)
         self.skipped: list[str] = []
         self.headers: dict[str, bytes] = {}
         self.version: str | None = None
         self.total = self.count = 0
+        self.reserve = reserve  # refuses a file its filesystem cannot hold, before its bytes are read
 
     def add(self, member: Member, chunks: Chunks | None) -> None:
         self.count += 1
