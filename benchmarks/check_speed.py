@@ -1,50 +1,79 @@
-"""How long `cudnn-doctor check` takes, wall time from the user's shell, as a user runs it.
+"""How long `cudnn-doctor check` takes, wall time from the user's shell, as a user runs it, next to a bare
+`python -c "import typer"` (the floor of any Typer command) in the same interleaved rounds.
 
-Usage: python benchmarks/check_speed.py [--runs N] [-- extra check arguments]
-Prints the median, min and max of N runs of `python -m cudnn_doctor check --json`
-(after one warm-up run that fills the parsed-data cache), and for scale the same
-for any other command given with --compare "CMD".
+Usage: python benchmarks/check_speed.py [--runs N] [--before DIR] [--compare "CMD"] [-- extra check arguments]
+Prints, for `python -m cudnn_doctor check --json` and each other command, the median, min and max wall
+time of N interleaved runs and the median CPU time (user + system of the process and the children it
+waited for: the steadier figure on a shared machine), after one warm-up run each (page cache, bytecode,
+the parsed-data cache), and the ratio of each median to `import typer`'s. Bytecode is written and read as
+an installed package's is (PYTHONDONTWRITEBYTECODE is dropped for the runs). --before DIR also times the
+check of another checkout (e.g. `git archive` of the commit before a change, unpacked into DIR).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import resource
 import statistics
 import subprocess
 import sys
 import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
 
 
-def time_command(command: list[str], runs: int) -> list[float]:
-    subprocess.run(command, capture_output=True)  # warm-up: page cache, compat data cache
-    times = []
-    for _ in range(runs):
-        started = time.perf_counter()
-        subprocess.run(command, capture_output=True)
-        times.append(time.perf_counter() - started)
-    return times
+def cpu_used() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
-def describe(name: str, times: list[float]) -> dict[str, object]:
-    return {"command": name, "runs": len(times), "median_s": round(statistics.median(times), 3),
-            "min_s": round(min(times), 3), "max_s": round(max(times), 3)}
+def run_once(command: list[str], env: dict[str, str], cwd: str) -> tuple[float, float]:
+    before, started = cpu_used(), time.perf_counter()
+    subprocess.run(command, capture_output=True, env=env, cwd=cwd)
+    return time.perf_counter() - started, cpu_used() - before
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--runs", type=int, default=10)
-    parser.add_argument("--compare", action="append", default=[], help="another shell command to time once per run")
+    parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--before", type=Path, help="another checkout whose check is timed too")
+    parser.add_argument("--compare", action="append", default=[], help="another shell command, timed the same way")
     parser.add_argument("extra", nargs="*")
     options = parser.parse_args()
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
     check = [sys.executable, "-m", "cudnn_doctor", "check", "--json", *options.extra]
-    results = [describe("cudnn-doctor check --json", time_command(check, options.runs))]
-    probe = json.loads(subprocess.run(check, capture_output=True, text=True).stdout)
-    results[0]["probe_timings_ms"] = probe.get("timings_ms")
-    results[0]["gpus"] = len(probe.get("gpus", []))
-    results[0]["cudnn_copies"] = len(probe.get("cudnn", []))
-    for command in options.compare:
-        results.append(describe(command, time_command(["bash", "-c", command], max(1, options.runs // 5))))
+    commands: dict[str, tuple[list[str], str]] = {
+        'python -c "import typer"': ([sys.executable, "-c", "import typer"], "/"),
+        "cudnn-doctor check --json": (check, str(REPO)),  # `-m` puts the cwd first on sys.path: this checkout
+    }
+    if options.before:
+        commands[f"check --json of {options.before.name}"] = (check, str(options.before.resolve()))
+    for other in options.compare:
+        commands[other] = (["bash", "-c", other], "/")
+    for command, cwd in commands.values():
+        subprocess.run(command, capture_output=True, env=env, cwd=cwd)  # warm-up
+    wall: dict[str, list[float]] = {name: [] for name in commands}
+    cpu: dict[str, list[float]] = {name: [] for name in commands}
+    for _ in range(options.runs):
+        for name, (command, cwd) in commands.items():  # interleaved: a busy moment hits every command alike
+            seconds, used = run_once(command, env, cwd)
+            wall[name].append(seconds)
+            cpu[name].append(used)
+    floor_wall = statistics.median(wall['python -c "import typer"'])
+    floor_cpu = statistics.median(cpu['python -c "import typer"'])
+    results = []
+    for name in commands:
+        results.append({"command": name, "runs": options.runs,
+                        "median_s": round(statistics.median(wall[name]), 3), "min_s": round(min(wall[name]), 3),
+                        "max_s": round(max(wall[name]), 3), "cpu_median_s": round(statistics.median(cpu[name]), 3),
+                        "x_import_typer": round(statistics.median(wall[name]) / floor_wall, 2),
+                        "cpu_x_import_typer": round(statistics.median(cpu[name]) / floor_cpu, 2)})
+    report = json.loads(subprocess.run(check, capture_output=True, text=True, env=env, cwd=str(REPO)).stdout)
+    results[1].update({"probe_timings_ms": report.get("timings_ms"), "gpus": len(report.get("gpus", [])),
+                       "cudnn_copies": len(report.get("cudnn", []))})
     print(json.dumps(results, indent=2))
 
 

@@ -1,7 +1,7 @@
 """How long `cudnn-doctor install --from ARCHIVE` takes next to the manual recipe,
 `tar -xf ARCHIVE` then `cp -a` of its include/ and lib/ into the prefix.
 
-    python benchmarks/install_speed.py [--archive cudnn-...tar.xz] [--repeat 5]
+    python benchmarks/install_speed.py [--archive cudnn-...tar.xz] [--repeat 5] [--before DIR]
 
 Without --archive, a .tar.xz in NVIDIA's layout is made once from the real
 nvidia-cudnn-cu13 9.19.0.56 wheel (cudnn-linux-x86_64-9.19.0.56_cuda13-archive/
@@ -9,6 +9,9 @@ nvidia-cudnn-cu13 9.19.0.56 wheel (cudnn-linux-x86_64-9.19.0.56_cuda13-archive/
 xz as NVIDIA's are). Both sides read the archive warm from the page cache and write to
 the same filesystem; the install's time includes the plan, the checks and the
 verification (loading the result in a child process), i.e. the whole command.
+--before DIR also times the install of another checkout (e.g. `git archive` of the commit
+before a change, unpacked into DIR) in the same interleaved rounds, for a fair before/after
+on a shared machine.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import tempfile
 import time
 import zipfile
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 WHEEL = "nvidia_cudnn_cu13-9.19.0.56-py3-none-manylinux_2_27_x86_64.whl"
@@ -85,12 +89,12 @@ def manual_recipe(archive: Path, scratch: Path) -> float:
     return time.perf_counter() - started
 
 
-def doctor_install(archive: Path, scratch: Path) -> float:
+def doctor_install(archive: Path, scratch: Path, tree: Path = REPO) -> float:
     prefix = scratch / "prefix"
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "PYTHONPATH": str(tree)}
     started = time.perf_counter()
     subprocess.run([sys.executable, "-c", CLI, "install", "--from", str(archive), "--prefix", str(prefix), "--yes"],
-                   check=True, stdout=subprocess.DEVNULL, env=env)
+                   check=True, stdout=subprocess.DEVNULL, env=env, cwd=str(tree))  # `-c` puts the cwd first on sys.path
     return time.perf_counter() - started
 
 
@@ -99,24 +103,38 @@ def main() -> None:
     parser.add_argument("--archive", type=Path, help="a cuDNN .tar.xz/.tgz (default: made from the 9.19.0 wheel)")
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "cudnn-doctor-bench")
+    parser.add_argument("--before", type=Path, help="another checkout whose install is timed too (interleaved)")
     options = parser.parse_args()
     options.work.mkdir(parents=True, exist_ok=True)
     archive = options.archive or make_archive(options.work)
     subprocess.run(["cat", str(archive)], stdout=subprocess.DEVNULL, check=True)  # warm the page cache
-    manual: list[float] = []
-    doctor: list[float] = []
+    runners: list[tuple[str, Any]] = [("tar -xf + cp -a", manual_recipe), ("cudnn-doctor install", doctor_install)]
+    import resource
+
+    def used() -> float:
+        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return usage.ru_utime + usage.ru_stime
+    if options.before:
+        other_tree = options.before.resolve()
+        runners.append((f"install of {other_tree.name}", lambda a, s: doctor_install(a, s, other_tree)))
+    times: dict[str, list[float]] = {name: [] for name, _ in runners}
+    cpu: dict[str, list[float]] = {name: [] for name, _ in runners}
     for _ in range(options.repeat):
-        for runner, times in ((manual_recipe, manual), (doctor_install, doctor)):  # interleaved: fair to both
+        for name, runner in runners:  # interleaved: fair to each
             scratch = Path(tempfile.mkdtemp(dir=options.work))
             try:
-                times.append(runner(archive, scratch))
+                cpu_before = used()
+                times[name].append(runner(archive, scratch))
+                cpu[name].append(used() - cpu_before)  # user + system of every process it ran
             finally:
                 shutil.rmtree(scratch)
-    m, d = statistics.median(manual), statistics.median(doctor)
-    print(f"archive: {archive.name} ({archive.stat().st_size / 2**20:.0f} MiB)")
-    print(f"tar -xf + cp -a:        median {m:6.2f} s  (runs: {', '.join(f'{t:.2f}' for t in manual)})")
-    print(f"cudnn-doctor install:   median {d:6.2f} s  (runs: {', '.join(f'{t:.2f}' for t in doctor)})")
-    print(f"ratio: {d / m:.2f}x (target <= 1.30x)")
+    manual = statistics.median(times["tar -xf + cp -a"])
+    print(f"archive: {archive.name} ({archive.stat().st_size / 2**20:.0f} MiB), {options.repeat} interleaved rounds")
+    for name, _ in runners:
+        median = statistics.median(times[name])
+        print(f"{name + ':':32s} median {median:6.2f} s  (runs: {', '.join(f'{t:.2f}' for t in times[name])})"
+              f"  {median / manual:.2f}x;  CPU (user+sys) median {statistics.median(cpu[name]):6.2f} s")
+    print("target: cudnn-doctor install <= 1.0x tar -xf + cp -a")
 
 
 if __name__ == "__main__":

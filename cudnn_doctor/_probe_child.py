@@ -9,11 +9,11 @@ Usage: python -I -S _probe_child.py JOB [ARG]
 One library per process: a second dlopen of another file with the same soname
 returns the first, and a broken library may crash or hang whoever loads it.
 This file imports only the standard library (and pynvml for its job), so the child
-starts in a few milliseconds.
+starts in a few milliseconds; not even `json` (with `re` and `enum` it costs more than the rest
+of the child): the answer is written by `to_json`.
 """
 
 import ctypes
-import json
 import os
 import sys
 import time
@@ -269,7 +269,7 @@ def run_batch(job, timeout, in_flight, targets):
                 "stdout": out.decode("utf-8", "surrogateescape")[-65536:],
                 "stderr": err.decode("utf-8", "surrogateescape")[-4096:],
                 "wall_ms": round((time.monotonic() - started) * 1000, 1)}
-        sys.stdout.write(json.dumps(line) + "\n")
+        sys.stdout.write(to_json(line) + "\n")
         sys.stdout.flush()
 
     while pending or running:
@@ -314,8 +314,49 @@ def main(argv):
         answer = {"loaded": False, "error": f"import failed: {error}", "import_error": True}
     except Exception as error:  # the answer is data; the parent decides what it means
         answer = {"loaded": False, "error": f"{type(error).__name__}: {error}"}
-    sys.stdout.write(json.dumps(answer))
+    sys.stdout.write(to_json(answer))
     sys.stdout.flush()
+
+
+_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def to_json(value):
+    """VALUE as json.dumps(VALUE) writes it (ASCII only, a lone surrogate of a bytes-safe path as \\udcXX),
+    for the types an answer holds: dict (str keys), list, tuple, str, int, float, bool, None."""
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, int):
+        return int.__repr__(value)
+    if isinstance(value, float):
+        if value != value:
+            return "NaN"
+        if value in (float("inf"), float("-inf")):
+            return "Infinity" if value > 0 else "-Infinity"
+        return float.__repr__(value)
+    if isinstance(value, str):
+        return '"' + "".join(_escape(char) for char in value) + '"'
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(to_json(item) for item in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(to_json(str(key)) + ": " + to_json(item) for key, item in value.items()) + "}"
+    return to_json(str(value))
+
+
+def _escape(char):
+    if " " <= char <= "~":
+        return _ESCAPES.get(char, char)
+    if char in _ESCAPES:
+        return _ESCAPES[char]
+    code = ord(char)
+    if code > 0xFFFF:  # a surrogate pair, as json.dumps writes it
+        code -= 0x10000
+        return f"\\u{0xD800 | (code >> 10):04x}\\u{0xDC00 | (code & 0x3FF):04x}"
+    return f"\\u{code:04x}"
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ import hashlib
 import json
 import os
 import re
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -21,6 +22,9 @@ def cache_dir() -> Path:
     override = os.environ.get("CUDNN_DOCTOR_CACHE_DIR")
     if override:
         return Path(override)
+    if sys.platform.startswith("linux"):  # platformdirs' answer, without importing it (and tempfile, random)
+        base = os.environ.get("XDG_CACHE_HOME", "")
+        return Path(base if base.strip() else os.path.expanduser("~/.cache")) / "cudnn-doctor"
     from platformdirs import user_cache_dir
 
     return Path(user_cache_dir("cudnn-doctor", appauthor=False))

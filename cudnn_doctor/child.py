@@ -25,7 +25,6 @@ import atexit
 import errno
 import json
 import os
-import secrets
 import selectors
 import signal
 import subprocess
@@ -187,7 +186,7 @@ class ChildBatch:
         self.requests = list(requests)
         self.deadline = deadline
         self.parallel = max(1, parallel or parallel_limit())
-        self.token = secrets.token_hex(8)
+        self.token = os.urandom(8).hex()  # secrets.token_hex without importing secrets, random, hmac
         self._answers: list[ChildAnswer | None] = [None] * len(self.requests)
         self._answered = threading.Condition()
         self._stop = threading.Event()

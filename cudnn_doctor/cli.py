@@ -589,6 +589,11 @@ def install(
                                           help="Plan for another OS's layout (plan only)."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Show the plan and stop."),
     yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask before changing anything."),
+    replace_majors: bool = typer.Option(False, "--replace",
+                                        help="Replace another cuDNN major in the prefix whole (backed up; "
+                                             "uninstall restores it) instead of refusing."),
+    force: bool = typer.Option(False, "--force", help="Install a cuDNN built for another CUDA major than the "
+                                                      "prefix's toolkit (check will call it CD306)."),
     json_output: bool = typer.Option(False, "--json", help="Print one JSON object (cudnn-doctor/install/1)."),
     verbose: bool = typer.Option(False, "-v", "--verbose", help="List every file of the plan."),
 ) -> None:
@@ -596,7 +601,8 @@ def install(
     from cudnn_doctor.commands.install import InstallOptions, run_install
 
     options = InstallOptions(location=location, version=version, cuda_major=cuda, mirror=mirror, sha256=sha256,
-                             prefix=prefix, os_name=os_name, dry_run=dry_run, yes=yes, no_verify=no_verify)
+                             prefix=prefix, os_name=os_name, dry_run=dry_run, yes=yes, no_verify=no_verify,
+                             replace_majors=replace_majors, force=force)
     _run_transaction("install", lambda ui: run_install(options, ui), json_output, verbose)
 
 @app.command("uninstall")

@@ -268,6 +268,16 @@ _CODES = (
          "{file} holds no libcudnn library (libcudnn.so.N, cudnn64_N.dll)."),
     Code("CD517", "error", "Archive size mismatch",
          "{file}: expected {expected} bytes, got {actual}. Nothing was written."),
+    Code("CD518", "error", "Another cuDNN major is in the prefix",
+         "{prefix} holds cuDNN {current} ({files}). One prefix has one set of cuDNN headers: cuDNN {version} "
+         "beside it would leave cuDNN {current_major}'s libraries with cuDNN {major}'s headers, which `check` "
+         "reports as an error (CD303), and a program built there gets headers of one cuDNN and a library of "
+         "the other. Nothing was changed."),
+    Code("CD519", "error", "cuDNN built for another CUDA major than the prefix's toolkit",
+         "{archive} is cuDNN {version} built for CUDA {cudnn_cuda}, but the CUDA toolkit in {prefix} is CUDA "
+         "{toolkit_version} (its {where}). A cuDNN build needs a CUDA runtime of its own major: programs "
+         "built with this toolkit would load it beside the wrong libcudart, and `check` reports it (CD306). "
+         "Nothing was changed."),
     Code("CD520", "error", "No package build for this CUDA, Python or platform",
          "The package manager found no build that satisfies the request ({detail}): the package's "
          "CUDA variant is not published for this Python version or platform, or it lives on another index "
@@ -303,6 +313,10 @@ _CODES = (
     Code("CD609", "warning", "GPU slower than a healthy one of its model",
          "{workload} on GPU {device} ({gpu}) took {ms} ms, {ratio}x the speed of a healthy {gpu} "
          "({reference_ms} ms, measured {measured})."),
+    Code("CD610", "warning", "GPU shared with other processes during the benchmark",
+         "GPU {device} ({gpu}) was not the benchmark's alone: {others}. Its figures are what it gave while "
+         "shared (the other work takes time slices that a median hides), so they were not compared with a "
+         "healthy {gpu}."),
     # Requirements given with --require (one code per subject)
     Code("CD120", "error", "Driver requirement not met",
          "--require {spec}: {found}."),

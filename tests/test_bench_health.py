@@ -59,3 +59,39 @@ def test_a_result_well_below_a_healthy_h100_is_cd609_and_a_normal_one_is_not():
     assert "0.50" in findings[0].detail and "NVIDIA H100 80GB HBM3" in findings[0].detail
     assert healthy.compare("NVIDIA H100 80GB HBM3", raw, 8)["unknown"].endswith("cuDNN 8")
     assert healthy.compare("NVIDIA A100-SXM4-80GB", raw, 9) == {"unknown": "no reference for NVIDIA A100-SXM4-80GB"}
+
+
+@pytest.mark.parametrize("health, words", [
+    ({"PROCS": 2}, "2 other processes had work on it (pid 4242"),
+    ({"UTIL": 60}, "it was 60% busy before the bench started its own work"),
+])
+def test_a_gpu_shared_with_another_process_is_cd610_and_not_compared_with_a_healthy_one(machine, tmp_path, health,
+                                                                                        words):
+    nvml = fake_nvml(tmp_path / "nvml", health=health)
+    machine.add_library_path(nvml.parent)
+    result = bench(machine, "--json", "--size", "tiny", "--workload", "conv", "--no-cpu", "--repeats", "2", *fakes())
+    data = json.loads(result.stdout)
+    clocks = data["devices"][0]["clocks"]
+    if "PROCS" in health:
+        assert [p["pid"] for p in clocks["other_processes"]] == [4242, 4243]
+        assert all(p["before"] and p["used_memory_mib"] == 1024 for p in clocks["other_processes"])
+    else:
+        assert clocks["other_processes"] == [] and clocks["utilization_before_percent"] == 60
+    shared = [f for f in data["findings"] if f["code"] == "CD610"]
+    assert len(shared) == 1 and words in shared[0]["detail"] and "NVIDIA H100 80GB HBM3" in shared[0]["detail"]
+    assert "CD609" not in codes(data)  # no verdict against a healthy GPU from a shared one
+    assert data["results"] and all(r["reference"] == {"not_compared": "GPU 0 was shared with other processes (CD610)"}
+                                   for r in data["results"])
+    text = bench(machine, "--size", "tiny", "--workload", "conv", "--no-cpu", "--repeats", "2", *fakes())
+    assert "CD610" in text.stdout and "vs healthy: not compared: GPU 0 was shared" in text.stdout
+
+
+def test_an_idle_gpu_is_not_called_shared(machine, tmp_path):
+    nvml = fake_nvml(tmp_path / "nvml")
+    machine.add_library_path(nvml.parent)
+    data = json.loads(bench(machine, "--json", "--size", "tiny", "--workload", "conv", "--no-cpu", "--repeats", "2",
+                            *fakes()).stdout)
+    clocks = data["devices"][0]["clocks"]
+    assert clocks["other_processes"] == [] and clocks["utilization_before_percent"] == 0
+    assert "CD610" not in codes(data)
+    assert all("not_compared" not in r["reference"] for r in data["results"])

@@ -206,3 +206,40 @@ def test_deep_imports_the_framework_and_reads_what_it_mapped(machine: Machine, t
     assert torch["cudnn_used"] == str(site / "nvidia" / "cudnn" / "lib" / "libcudnn.so.9")
     [install] = report["cudnn"]
     assert install["loaded_by"] == ["torch"]
+
+
+RENDEZVOUS = '''
+import os as _os, time as _time
+
+
+def _meet(me, other):
+    """Wait (at most 20 s) for OTHER's import child to start: it can only if the children run side by side."""
+    folder = _os.environ["DEEP_RENDEZVOUS"]
+    open(_os.path.join(folder, me), "w").close()
+    for _ in range(400):
+        if _os.path.exists(_os.path.join(folder, other)):
+            return
+        _time.sleep(0.05)
+    raise RuntimeError(other + " never started while " + me + " was importing: one import after the other")
+'''
+
+
+def test_deep_imports_every_framework_side_by_side(machine: Machine, tmp_path: Path) -> None:
+    site = python_env(machine, tmp_path)
+    install_torch(site)
+    (site / "torch" / "__init__.py").write_text(RENDEZVOUS + '_meet("torch", "jax")\n' + FAKE_TORCH)
+    (site / "jax_cuda12_plugin-0.4.30.dist-info").mkdir()  # JAX is found by its CUDA plugin
+    (site / "jax_cuda12_plugin-0.4.30.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: jax-cuda12-plugin\nVersion: 0.4.30\n")
+    (site / "jax").mkdir()
+    (site / "jax" / "__init__.py").write_text(RENDEZVOUS + '_meet("jax", "torch")\n__version__ = "0.4.30"\n\n\n'
+                                              'def devices():\n    return ["CpuDevice(id=0)"]\n')
+    (tmp_path / "venv" / "bin" / "python3").write_text(f"#!/bin/sh\nPYTHONPATH={site} exec {sys.executable} \"$@\"\n")
+    (tmp_path / "venv" / "bin" / "python3").chmod(0o755)
+    (tmp_path / "meet").mkdir()
+    machine.env["DEEP_RENDEZVOUS"] = str(tmp_path / "meet")
+    report = machine.check_json("--deep")
+    deep = {f["name"]: f["details"]["deep"] for f in report["frameworks"]}
+    assert set(deep) == {"torch", "jax"}, deep
+    assert "error" not in deep["torch"] and "error" not in deep["jax"], deep
+    assert deep["torch"]["version"] == "2.5.1+cu124" and deep["jax"]["devices"] == ["CpuDevice(id=0)"]

@@ -115,7 +115,7 @@ def test_without_yes_and_without_a_terminal_nothing_changes(tmp_path: Path, env:
     assert snapshot(prefix) == {}
 
 
-def test_upgrade_removes_same_major_keeps_other_major_and_uninstall_restores_exactly(
+def test_upgrade_removes_same_major_replaces_other_major_and_uninstall_restores_exactly(
         tmp_path: Path, env: dict[str, str]) -> None:
     prefix = tmp_path / "cuda"
     old8 = make_archive("tgz", tmp_path, version=8907, cudart=12020)
@@ -136,17 +136,21 @@ def test_upgrade_removes_same_major_keeps_other_major_and_uninstall_restores_exa
 
     new = make_archive("txz", tmp_path, version=91900)
     code, data, err = run_json(["install", "--from", str(new), "--prefix", str(prefix), "--yes"], env)
+    assert code == 2 and "CD518" in err and "--replace" in err  # cuDNN 8 is there: the choice is the user's
+    assert snapshot(prefix) == before
+    code, data, err = run_json(["install", "--from", str(new), "--prefix", str(prefix), "--yes", "--replace"], env)
     assert code == 0, err
     actions = {c["path"]: c["action"] for c in data["plan"]["changes"]}
     assert actions["lib64/libcudnn.so.9.1.0"] == "remove"
     assert actions["lib64/libcudnn_ops.so.9.1.0"] == "remove"
     assert actions["lib64/libcudnn.so.9"] == "replace"
     assert actions["include/cudnn_v8.h"] == "remove"  # headers of another version never stay beside
-    assert "lib64/libcudnn.so.8" in data["plan"]["other_majors"]
+    assert actions["lib64/libcudnn.so.8"] == actions["lib64/libcudnn.so.8.9.7"] == "remove"  # --replace: whole
+    assert data["plan"]["replaced_majors"] == [8] and data["plan"]["other_majors"] == []
     assert any("9.1.0" in line for line in data["plan"]["current"])
     lib = prefix / "lib64"
     assert not (lib / "libcudnn.so.9.1.0").exists()
-    assert (lib / "libcudnn.so.8.9.7").is_file()  # cuDNN 8 stays for programs built with it
+    assert not (lib / "libcudnn.so.8.9.7").exists()  # never cuDNN 8's libraries beside cuDNN 9's headers
     assert os.readlink(lib / "libcudnn.so.9") == "libcudnn.so.9.19.0"
 
     code, data, err = run_json(["uninstall", "--prefix", str(prefix), "--yes"], env)

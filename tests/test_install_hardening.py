@@ -1,7 +1,8 @@
 """Issue 15's install defects, each as a class: what is not cuDNN's stays, inputs are checked
-before anything is written, a kill during extraction leaves nothing, downloads end, the plan and
-the space check come from the listing, names are printed escaped, every sub-library is loaded,
-folders on another filesystem work. Each test runs the CLI as a user would."""
+before anything is written, a kill during extraction leaves nothing, downloads end, the plan
+comes from the private staging of one pass and the space check from each member's header,
+names are printed escaped, every sub-library is loaded, folders on another filesystem work.
+Each test runs the CLI as a user would."""
 
 from __future__ import annotations
 
@@ -170,17 +171,42 @@ def test_a_kill_during_extraction_is_cleaned_and_a_new_prefix_removed(archive: P
     assert snapshot(existing) == before  # not even the state folder is left
 
 
-# --- the plan and the space check come from the listing ---------------------------------------------------
-def test_the_plan_is_shown_before_anything_is_extracted(archive: Path, tmp_path: Path) -> None:
-    prefix = tmp_path / "cuda"
+# --- one pass: the plan comes from the private staging, before anything of the user's changes -----------
+def test_the_archive_is_read_once_and_the_plan_shown_before_the_prefix_changes(archive: Path, tmp_path: Path) -> None:
+    prefix = cudnn7_prefix(tmp_path / "cuda")
+    before = snapshot(prefix)
+    env = clean_env(tmp_path)
+    log = tmp_path / "steps"
     result = run_cli(["install", "--from", str(archive), "--prefix", str(prefix), "--yes"],
-                     {**clean_env(tmp_path), "CUDNN_DOCTOR_TEST_KILL_AT": "extract.member:1"})
+                     {**env, "CUDNN_DOCTOR_TEST_KILL_AT": "apply.journal:1", "CUDNN_DOCTOR_TEST_STEP_LOG": str(log)})
     assert result.returncode == -9
-    assert "Plan: cuDNN 7.6.5" in result.stdout and "include/cudnn.h" in result.stdout
+    assert "Plan: cuDNN 7.6.5" in result.stdout and "~ include/cudnn.h" in result.stdout
+    steps = log.read_text().split()
+    assert steps.count("archive.read:1") == 1 and not any(s.startswith("archive.read:2") for s in steps), steps
+    assert steps.index("staging.folders:1") < steps.index("extract.member:1")  # streamed into the staging
+    # killed with the plan shown and every member staged: the user's files are as they were
+    assert {k: v for k, v in snapshot(prefix).items() if not k.startswith(".cudnn-doctor")} == before
+    code, data, err = run_json(["uninstall", "--prefix", str(prefix), "--yes"], env)
+    assert code == 0, err
+    assert snapshot(prefix) == before  # the staging is gone with the state folder
+
+
+def test_a_bad_member_late_in_the_archive_refuses_the_whole_and_discards_the_staging(tmp_path: Path) -> None:
+    good = tar_folder(cudnn_tree(tmp_path / "t" / ROOT9), tmp_path / "good.tar.xz", ROOT9)
+    bad = hostile_tar(tmp_path / "bad.tar.gz", [(tar_info(f"{ROOT9}/lib/../../../etc/evil", size=4), b"evil")], good)
+    prefix = cudnn7_prefix(tmp_path / "cuda")
+    before = snapshot(prefix)
+    log = tmp_path / "steps"
+    result = run_cli(["install", "--from", str(bad), "--prefix", str(prefix), "--yes"],
+                     {**clean_env(tmp_path), "CUDNN_DOCTOR_TEST_STEP_LOG": str(log)})
+    one_line_error(result, "CD502", "climbs out")
+    assert "extract.member:3" in log.read_text().split()  # good members were staged before the bad one came
+    assert "Plan:" not in result.stdout
+    assert snapshot(prefix) == before  # staging discarded, state folder gone
 
 
 @pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root to mount a small tmpfs")
-def test_a_bomb_is_refused_from_its_listing_before_anything_is_written(tmp_path: Path) -> None:
+def test_a_bomb_is_refused_while_it_is_staged_before_the_disk_fills(tmp_path: Path) -> None:
     tree = cudnn_tree(tmp_path / "t" / ROOT9)
     library = tree / "lib" / "libcudnn_ops.so.9.19.0"
     with open(library, "ab") as handle:  # 12 MiB of zeros: a few KiB compressed
@@ -193,11 +219,12 @@ def test_a_bomb_is_refused_from_its_listing_before_anything_is_written(tmp_path:
         pytest.skip("cannot mount a tmpfs here")
     try:
         prefix = disk / "cuda"
-        result = run_cli(["install", "--from", str(bomb), "--prefix", str(prefix), "--yes"],
-                         {**clean_env(tmp_path), "CUDNN_DOCTOR_TEST_STEP_LOG": str(tmp_path / "steps")})
+        result = run_cli(["install", "--from", str(bomb), "--prefix", str(prefix), "--yes"], clean_env(tmp_path))
         assert result.returncode == 1, result.stderr
-        assert "CD507" in result.stderr and "needs 12." in result.stderr, result.stderr
-        assert not prefix.exists() and not (tmp_path / "steps").exists()  # no staging, no journal: nothing
+        assert "CD507" in result.stderr and "needs at least 12." in result.stderr, result.stderr
+        assert str(prefix) in result.stderr and "staging" not in result.stderr
+        assert not prefix.exists()  # the staging, the state folder and the prefix it made: all gone
+        assert shutil.disk_usage(disk).used < 1 << 20  # refused from the member's header, before its bytes
     finally:
         subprocess.run(["umount", str(disk)], check=False)
 

@@ -92,12 +92,22 @@ def test_absurd_sizes_are_refused(setup, tmp_path: Path) -> None:  # type: ignor
     refused(tmp_path / "huge.tar", prefix, env, "CD502", "absurd size")
 
 
-def test_a_truncated_archive_is_refused(setup, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    good, prefix, env = setup
+@pytest.mark.parametrize("decompressor", ["xz, gzip or bzip2 on PATH", "none on PATH (a thread decompresses)"])
+@pytest.mark.parametrize("kind", ["txz", "tgz"])
+def test_a_truncated_archive_is_refused(setup, tmp_path: Path, decompressor: str, kind: str) -> None:  # type: ignore[no-untyped-def]
+    _, prefix, env = setup
+    if decompressor.startswith("none"):
+        (tmp_path / "no-programs").mkdir()
+        env = {**env, "PATH": str(tmp_path / "no-programs")}
+    (tmp_path / "good").mkdir()
+    good = make_archive(kind, tmp_path / "good", version=91900)
     data = good.read_bytes()
     cut = tmp_path / good.name
     cut.write_bytes(data[: len(data) // 2])
     refused(cut, prefix, env, "CD502", "truncated")
+    code = run_cli(["install", "--from", str(good), "--prefix", str(tmp_path / "other"), "--yes"], env)
+    assert code.returncode == 0, code.stderr  # the whole archive installs either way
+    assert (tmp_path / "other" / "lib64" / "libcudnn.so.9.19.0").is_file()
 
 
 def test_a_truncated_library_is_refused(setup, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

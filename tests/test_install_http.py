@@ -60,7 +60,7 @@ def test_version_resolves_through_the_manifest_and_installs(mirror, tmp_path: Pa
     assert not cached.with_name(cached.name + ".part").exists()
 
 
-def test_cuda_major_defaults_to_the_toolkit_and_a_mismatch_is_flagged(mirror, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_cuda_major_defaults_to_the_toolkit_and_a_mismatch_is_refused_unless_forced(mirror, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     base, _ = mirror
     toolkit = tmp_path / "cuda-13.0"
     toolkit.mkdir()
@@ -72,6 +72,10 @@ def test_cuda_major_defaults_to_the_toolkit_and_a_mismatch_is_flagged(mirror, tm
     assert data["plan"]["cuda_major"] == 13 and "_cuda13-" in data["plan"]["archive"]
     assert data["plan"]["fits"] == []
     code, data, err = run_json(["install", "--version", "9.19.0", "--cuda", "12", "--mirror", base, "--dry-run"], env)
+    assert code == 2 and [f["code"] for f in data["findings"]] == ["CD519"], err  # refused without --force
+    assert "--cuda 13 --prefix" in data["findings"][0]["fix"]
+    code, data, err = run_json(["install", "--version", "9.19.0", "--cuda", "12", "--mirror", base, "--dry-run",
+                                "--force"], env)
     assert code == 0, err
     assert [f["code"] for f in data["plan"]["fits"]] == ["CD306"]
     from cudnn_doctor.codes import CODES

@@ -168,8 +168,12 @@ def _absorb(collected: _Collected, answer: dict[str, Any], device: int, options:
         collected.findings.append(rules.failed(error, libraries, None, index, free))
         return True
     slow_ratio = healthy.slow_ratio()
+    shared = rules.shared_gpu(index, name, answer.get("clocks"))
+    collected.findings.extend(shared)
     for raw in answer.get("results", []):
         result = _workload_result(raw, index, name, libraries)
+        if shared and not result.error:  # a healthy GPU's figures are for an idle one
+            result = rules.not_compared(result, f"GPU {index} was shared with other processes (CD610)")
         if result.error and result.error.get("kind") == "api-unavailable":
             raise DoctorError(f"--api {options.api}: cuDNN {libraries.cudnn_version or ''} at "
                               f"{libraries.cudnn}: {result.error.get('message')}",

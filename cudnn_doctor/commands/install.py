@@ -19,7 +19,7 @@ from cudnn_doctor.install.manifest import BackedUpFile, InstallRecord, WrittenFi
 from cudnn_doctor.install.outcome import Outcome, UninstallPlan
 from cudnn_doctor.install.plan import ADD, REMOVE, REPLACE, Plan, build_plan, first_blocked_folder
 from cudnn_doctor.install.progress import Progress
-from cudnn_doctor.install.safety import printable, refuse
+from cudnn_doctor.install.safety import printable
 from cudnn_doctor.install.transaction import STATE_DIR, Transaction, installed_records, pending, recover
 from cudnn_doctor.probes.context import SearchContext
 from cudnn_doctor.versions import major
@@ -37,6 +37,8 @@ class InstallOptions:
     dry_run: bool = False
     yes: bool = False
     no_verify: bool = False
+    replace_majors: bool = False  # --replace: another cuDNN major in the prefix goes, backed up
+    force: bool = False  # --force: a cuDNN for another CUDA major than the prefix's toolkit goes in anyway
 
 
 @dataclass(frozen=True)
@@ -83,7 +85,9 @@ def run_install(options: InstallOptions, ui: Ui) -> Outcome:
         contents = _read(archive, layout, None, ui)
         plan = _plan(contents, prefix, layout, source, report, notes + (
             ("an interrupted install is pending: the next install or uninstall rolls it back first",)
-            if pending(prefix) else ()))
+            if pending(prefix) else ()), replace_majors=options.replace_majors)
+        if not plan_only:
+            plan = _fits_prefix(plan, contents, layout, source, report, options, None)
         ui.show_plan(plan)
         return Outcome("install", "planned", plan, notes=notes)
     recovered: tuple[str, ...] = ()
@@ -92,20 +96,37 @@ def run_install(options: InstallOptions, ui: Ui) -> Outcome:
         for note in recovered:
             ui.note(note)
         report = _probe(ctx, prefix) if report is not None else None
-    # the plan and the space check come from the archive's listing: nothing is written before the yes
-    records = installed_records(prefix)  # what the plan sees; another run's install since then is CD510
-    listing = _read(archive, layout, None, ui)
-    plan = _plan(listing, prefix, layout, source, report, ())
     blocked = first_blocked_folder(prefix, [prefix / f for f in layout.folders.values()])
     if blocked:
         raise permission_error(blocked, prefix, layout)
-    _check_space(prefix, plan)
-    ui.show_plan(plan)
-    if not options.yes and not ui.confirm("Install?"):
-        return Outcome("install", "declined", plan, notes=recovered, exit_code=1)
-    step("install.confirmed")
-    return _changing(prefix, layout, ui, lambda: _apply(ui, ctx, layout, prefix, source, plan, listing, recovered,
-                                                        records))
+    return _changing(prefix, layout, ui, lambda: _stage_and_apply(options, ui, ctx, layout, prefix, source, report,
+                                                                  recovered))
+
+
+def _stage_and_apply(options: InstallOptions, ui: Ui, ctx: SearchContext, layout: Layout, prefix: Path,
+                     source: sources.Source, report, recovered: tuple[str, ...]) -> Outcome:  # type: ignore[no-untyped-def]
+    """Read the archive once, into the transaction's private staging (every member checked, the
+    first bad one refuses the whole and the staging goes); plan from what was staged, show it, and
+    only on a yes move it into place. Nothing of the user's changes before the yes."""
+    from cudnn_doctor.install.plan import free_bytes
+
+    free_before = free_bytes(prefix)
+    _refuse_from_name(prefix, layout, source, options, report)
+    notes = list(recovered)
+    records = installed_records(prefix)  # what the plan sees; another run's install since then is CD510
+    with Transaction(prefix, "install", folders=sorted(set(layout.folders.values())), expect_records=records) as txn:
+        if txn.recovered:
+            notes.append(txn.recovered)
+            ui.note(txn.recovered)
+        contents = _read(source.path or "", layout, txn.staging_path, ui, SpaceBudget(prefix))
+        plan = replace(_plan(contents, prefix, layout, source, report, (), new_prefix=txn.prefix_created,
+                             replace_majors=options.replace_majors), bytes_free=free_before)
+        plan = _fits_prefix(plan, contents, layout, source, report, options, txn)
+        ui.show_plan(plan)
+        if not options.yes and not ui.confirm("Install?"):
+            return Outcome("install", "declined", plan, notes=tuple(notes), exit_code=1)
+        step("install.confirmed")
+        return _apply(txn, ctx, prefix, plan, tuple(notes))
 
 
 def _recover(prefix: Path) -> tuple[str, ...]:
@@ -133,94 +154,126 @@ def _changing(prefix: Path, layout: Layout, ui: Ui, change: Callable[[], T]) -> 
         raise
 
 
-def _apply(ui: Ui, ctx: SearchContext, layout: Layout, prefix: Path, source: sources.Source, plan: Plan,
-           listing: ArchiveContents, recovered: tuple[str, ...], records: tuple[str, ...]) -> Outcome:
-    notes = list(recovered)
-    folders = sorted({os.path.dirname(c.path) for c in plan.changes})
-    with Transaction(prefix, "install", folders=folders, expect_records=records) as txn:
-        if txn.recovered:
-            notes.append(txn.recovered)
-            ui.note(txn.recovered)
-        contents = _read(source.path or "", layout, txn.staging_path, ui)
-        _same_as_listing(listing, contents)
-        digests = {f.dest: f.sha256 for f in contents.files}
-        changes = tuple(replace(c, sha256=digests.get(c.path)) for c in plan.changes)
-        plan = replace(plan, changes=changes)
-        operations = [txn.put(c.path, txn.staging_rel(c.path), c.action == REPLACE)
-                      for c in changes if c.action != REMOVE]
-        operations += [txn.take(c.path) for c in changes if c.action == REMOVE]
-        txn.apply(operations, [f for f in plan.created_folders if f != "."])
-        from cudnn_doctor.install.verify import probe, verify_installed
+def _apply(txn: Transaction, ctx: SearchContext, prefix: Path, plan: Plan, notes: tuple[str, ...]) -> Outcome:
+    """Move the staged files into place (backing up what they replace), verify, record; in TXN."""
+    operations = [txn.put(c.path, txn.staging_rel(c.path), c.action == REPLACE)
+                  for c in plan.changes if c.action != REMOVE]
+    operations += [txn.take(c.path) for c in plan.changes if c.action == REMOVE]
+    txn.apply(operations, [f for f in plan.created_folders if f != "."])
+    from cudnn_doctor.install.verify import probe, verify_installed
 
-        installed = verify_installed(probe(ctx, str(prefix)), plan.library_folder, plan.version, plan.major)
-        step("verify")
-        saved = {op.dest: op.backup for op in operations}
-        record = InstallRecord(
-            id=txn.id, installed_at=now_text(), source=plan.source, archive=plan.archive, version=plan.version,
-            platform=plan.platform, prefix=str(prefix),
-            files=tuple(WrittenFile(c.path, c.kind, c.sha256, c.size, c.mode, c.target)
-                        for c in changes if c.action != REMOVE),
-            backed_up=tuple(BackedUpFile(c.path, c.action, saved[c.path]) for c in changes
-                            if c.action in (REPLACE, REMOVE)),
-            # "." when the install created the prefix itself
-            created_folders=(".",) * txn.prefix_created + tuple(f for f in plan.created_folders if f != "."),
-            areas=tuple(sorted(txn.areas.values())),
-        )
-        manifest_path: list[Path] = []
-        txn.commit(lambda: manifest_path.append(write_record(prefix, record)))
+    installed = verify_installed(probe(ctx, str(prefix)), plan.library_folder, plan.version, plan.major)
+    step("verify")
+    saved = {op.dest: op.backup for op in operations}
+    record = InstallRecord(
+        id=txn.id, installed_at=now_text(), source=plan.source, archive=plan.archive, version=plan.version,
+        platform=plan.platform, prefix=str(prefix),
+        files=tuple(WrittenFile(c.path, c.kind, c.sha256, c.size, c.mode, c.target)
+                    for c in plan.changes if c.action != REMOVE),
+        backed_up=tuple(BackedUpFile(c.path, c.action, saved[c.path]) for c in plan.changes
+                        if c.action in (REPLACE, REMOVE)),
+        # "." when the install created the prefix itself
+        created_folders=(".",) * txn.prefix_created + tuple(f for f in plan.created_folders if f != "."),
+        areas=tuple(sorted(txn.areas.values())),
+    )
+    manifest_path: list[Path] = []
+    txn.commit(lambda: manifest_path.append(write_record(prefix, record)))
     loader = run_ldconfig() if plan.loader == "ldconfig" else f"programs find it with: {plan.env_line}"
     return Outcome("install", "installed", plan, actions=tuple(txn.done), manifest=str(manifest_path[0]),
-                   installed=installed, loader=loader, notes=tuple(notes))
+                   installed=installed, loader=loader, notes=notes)
 
 
-def _same_as_listing(listing: ArchiveContents, contents: ArchiveContents) -> None:
-    """The archive extracted must be the archive planned (it may have changed on disk since)."""
-    def shape(found: ArchiveContents) -> set[tuple[str, str, int, str | None]]:
-        return {(f.dest, f.kind, f.size, f.target) for f in found.files}
+def _forced_note(prefix: Path, source: sources.Source, options: InstallOptions) -> str | None:
+    """Before anything is staged: CD519 when the archive's name says it is built for another CUDA major
+    than the toolkit in the prefix (without --force); the plan's note with it."""
+    from cudnn_doctor.install.prefix_fit import refuse_other_cuda, version_in_name
 
-    if shape(listing) != shape(contents) or listing.version != contents.version:
-        raise refuse(listing.archive, "it changed between the plan and the extraction")
+    return refuse_other_cuda(prefix, version_in_name(source.name), source.cuda_major, source.path or source.name,
+                             options.force)
 
 
-def _check_space(prefix: Path, plan: Plan) -> None:
-    """Every filesystem the files go to must hold them (sizes from the archive's listing)."""
-    import shutil
+def _refuse_from_name(prefix: Path, layout: Layout, source: sources.Source, options: InstallOptions,
+                      report) -> None:  # type: ignore[no-untyped-def]
+    """What the archive's name already tells refuses it before a byte is decompressed (the staged
+    files are judged again once read)."""
+    from cudnn_doctor.install.prefix_fit import refuse_other_major, version_in_name
 
-    from cudnn_doctor.install.plan import nearest_existing
-    from cudnn_doctor.render.install_text import size_text
+    _forced_note(prefix, source, options)
+    version = version_in_name(source.name)
+    if not options.replace_majors and version:
+        refuse_other_major(prefix, layout, major(version), version,
+                           _current_majors(report, str(prefix / layout.library_folder)))
 
-    needed: dict[int, tuple[Path, int]] = {}
-    for change in plan.changes:
-        if change.action == REMOVE or change.kind != "file":
-            continue
-        folder = nearest_existing(prefix / os.path.dirname(change.path))
+
+def _fits_prefix(plan: Plan, contents: ArchiveContents, layout: Layout, source: sources.Source, report,  # type: ignore[no-untyped-def]
+                 options: InstallOptions, txn: Transaction | None) -> Plan:
+    """Refuse what would leave a state `check` calls an error: a cuDNN for another CUDA major than the
+    toolkit in the prefix (CD519, unless --force), another cuDNN major beside it (CD518, unless --replace)."""
+    from cudnn_doctor.install.prefix_fit import refuse_other_cuda, refuse_other_major, staged_cuda_major
+
+    forced = None
+    if plan.cuda_major is None and txn is not None:  # the name did not say: ask the staged library
+        plan = replace(plan, cuda_major=staged_cuda_major(contents, txn.staging_path))
+        forced = refuse_other_cuda(Path(plan.prefix), contents.version, plan.cuda_major, plan.archive, options.force)
+    elif txn is None:
+        forced = refuse_other_cuda(Path(plan.prefix), contents.version, plan.cuda_major, plan.archive, options.force)
+    else:  # judged from the name before staging
+        forced = _forced_note(Path(plan.prefix), source, options)
+    if not options.replace_majors:
+        refuse_other_major(Path(plan.prefix), layout, plan.major, plan.version, _current_majors(report, plan.library_folder))
+    return replace(plan, notes=plan.notes + ((forced,) if forced else ()))
+
+
+def _current_majors(report, library_folder: str) -> dict[int, str]:  # type: ignore[no-untyped-def]
+    from cudnn_doctor.install.verify import installs_in
+
+    return {i.major: i.version for i in (installs_in(report, library_folder) if report else []) if i.major and i.version}
+
+
+class SpaceBudget:
+    """Refuses a staged file the moment the files staged on its filesystem add up to more than that
+    filesystem had free when staging began (sizes from each member's header, before its bytes)."""
+
+    def __init__(self, prefix: Path) -> None:
+        self.prefix = prefix
+        self.devices: dict[int, tuple[Path, int, int]] = {}  # device -> (a folder on it, free at start, staged)
+
+    def __call__(self, folder: Path, size: int) -> None:
+        import shutil
+
         device = os.stat(folder).st_dev
-        where, total = needed.get(device, (folder, 0))
-        needed[device] = (where, total + change.size)
-    for folder, total in needed.values():
-        free = shutil.disk_usage(folder).free
-        if free < total:
-            raise space_error(folder, size_text(free), size_text(total))
+        if device not in self.devices:
+            self.devices[device] = (folder, shutil.disk_usage(folder).free, 0)
+        where, free, staged = self.devices[device]
+        staged += size
+        self.devices[device] = (where, free, staged)
+        if staged > free:
+            from cudnn_doctor.render.install_text import size_text
+
+            shown = Path(str(where).split(f"{os.sep}.cudnn-doctor")[0])  # the user's folder, not our staging
+            raise space_error(shown, size_text(free), f"at least {size_text(staged)} (nothing was changed)")
 
 
 def space_error(path: Path, free: str, needed: str) -> DoctorError:
     return DoctorError.of("CD507", exit_code=1, path=str(path), free=free, needed=needed)
 
 
-def _read(archive: str, layout: Layout, staging: Callable[[str], Path] | None, ui: Ui) -> ArchiveContents:
+def _read(archive: str, layout: Layout, staging: Callable[[str], Path] | None, ui: Ui,
+          reserve: Callable[[Path, int], None] | None = None) -> ArchiveContents:
     size = os.path.getsize(archive)
+    step("archive.read")  # once per install: the archive is decompressed in one pass
     with Progress(ui.progress) as bars:
-        return read_archive(archive, layout, staging, bars.task("extract" if staging else "read", size))
+        return read_archive(archive, layout, staging, bars.task("extract" if staging else "read", size), reserve)
 
 
 def _plan(contents: ArchiveContents, prefix: Path, layout: Layout, source: sources.Source, report,  # type: ignore[no-untyped-def]
-          notes: tuple[str, ...]) -> Plan:
+          notes: tuple[str, ...], new_prefix: bool = False, replace_majors: bool = False) -> Plan:
     from cudnn_doctor.install.verify import fit_findings, installs_in, unchecked
 
     library_folder = str(prefix / layout.library_folder)
     cuda_major = source.cuda_major
     plan = build_plan(contents, prefix, layout, source.description, cuda_major,
-                      loader_setup(library_folder, layout), notes)
+                      loader_setup(library_folder, layout), notes, new_prefix, replace_majors)
     if report is None:
         return plan
     current = tuple(f"{i.version or 'of unknown version'} ({os.path.relpath(i.library, prefix)})"

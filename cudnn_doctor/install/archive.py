@@ -96,21 +96,24 @@ def classify(name: str) -> tuple[str, str] | None:
 
 
 def read_archive(path: str, layout: Layout, staging: Callable[[str], Path] | None = None,
-                 progress: Callable[[int], None] | None = None) -> ArchiveContents:
-    """Check every member of the archive at PATH; with STAGING (where each file, named by its
-    path in the prefix, is written), also write the files."""
+                 progress: Callable[[int], None] | None = None,
+                 reserve: Callable[[Path, int], None] | None = None) -> ArchiveContents:
+    """Check every member of the archive at PATH, in one pass; with STAGING (where each file, named
+    by its path in the prefix, is written), also write the files, each after RESERVE(where, size)
+    (which refuses what the disk cannot hold) and before the next member is read."""
     with open(path, "rb") as raw:
         counted = _CountingReader(raw, progress)
         fmt = _detect_format(path, raw)
         members = _zip_members(path, counted) if fmt == "zip" else _tar_members(path, counted)
-        stager = _Stager(path, layout, staging)
+        stager = _Stager(path, layout, staging, reserve)
         for member, chunks in members:
             stager.add(member, chunks)
         return stager.finish(fmt)
 
 
 class _Stager:
-    def __init__(self, archive: str, layout: Layout, staging: Callable[[str], Path] | None) -> None:
+    def __init__(self, archive: str, layout: Layout, staging: Callable[[str], Path] | None,
+                 reserve: Callable[[Path, int], None] | None = None) -> None:
         self.archive, self.layout, self.staging = archive, layout, staging
         self.files: dict[str, StagedFile] = {}  # dest -> file
         self.by_member: dict[str, StagedFile] = {}  # archive member name -> file (for hardlinks)
@@ -119,6 +122,7 @@ class _Stager:
         self.headers: dict[str, bytes] = {}
         self.version: str | None = None
         self.total = self.count = 0
+        self.reserve = reserve  # refuses a file its filesystem cannot hold, before its bytes are read
 
     def add(self, member: Member, chunks: Chunks | None) -> None:
         self.count += 1
@@ -159,6 +163,8 @@ class _Stager:
         if self.staging is not None:
             target = self.staging(real_dest)
             target.parent.mkdir(parents=True, exist_ok=True)
+            if self.reserve is not None:
+                self.reserve(target.parent, member.size)
             handle = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         is_header = category == INCLUDE and base in ("cudnn_version.h", "cudnn.h")
         wants_elf = category == LIB and self.layout.os_name == "linux" and ".so" in base
@@ -284,9 +290,13 @@ class _CountingReader:
 
     def read(self, size: int = -1) -> bytes:
         data = self.raw.read(size)
-        if self.progress is not None:
-            self.progress(self.raw.tell())
+        self.moved(self.raw.tell())
         return data
+
+    def moved(self, position: int) -> None:
+        """The archive has been read up to POSITION (by this process or by its decompressor's)."""
+        if self.progress is not None:
+            self.progress(position)
 
     def seek(self, offset: int, whence: int = 0) -> int:
         return self.raw.seek(offset, whence)
@@ -316,11 +326,13 @@ def _truncated(path: str, error: BaseException) -> DoctorError:
 
 
 def _tar_members(path: str, fileobj) -> Iterator[tuple[Member, Chunks | None]]:  # type: ignore[no-untyped-def]
+    decompressed = _decompressed(fileobj)
     try:
-        archive = tarfile.open(fileobj=fileobj, mode="r|*", bufsize=CHUNK)
+        archive = tarfile.open(fileobj=decompressed, mode="r|", bufsize=CHUNK)  # type: ignore[call-overload]
     except _READ_ERRORS as error:
+        decompressed.close()
         raise _truncated(path, error) from None
-    with archive:
+    with decompressed, archive:
         iterator = iter(archive)
         while True:
             try:
@@ -342,6 +354,203 @@ def _tar_members(path: str, fileobj) -> Iterator[tuple[Member, Chunks | None]]: 
                 yield Member(name, FILE, info.size, info.mode), _tar_chunks(path, archive, info)
             else:
                 raise refuse(path, f"member {info.name!r} is a device file, FIFO or other special file")
+
+
+# the decompressor programs `tar -xf` runs beside itself, by the stream's first bytes
+_PROGRAMS = ((b"\xfd7zXZ\x00", "xz"), (b"\x1f\x8b", "gzip"), (b"BZh", "bzip2"))
+
+
+def _decompressed(counted: _CountingReader) -> _Decompressing | _PipedDecompressing:
+    """The archive's tar stream: decompressed by the system's xz, gzip or bzip2 in a process of its own
+    where there is one (as tar does: in this process, the GIL and the scheduler of a busy machine slow a
+    decompressing thread to half of that), else by a thread of this process."""
+    import shutil
+
+    head = counted.raw.read(6)
+    counted.raw.seek(0)
+    program = next((name for magic, name in _PROGRAMS if head.startswith(magic)), None)
+    found = shutil.which(program) if program else None
+    if found:
+        try:
+            return _PipedDecompressing(counted, [found, "-dc"])
+        except OSError:
+            counted.raw.seek(0)
+    return _Decompressing(counted)
+
+
+class _PipedDecompressing:
+    """`xz -dc < ARCHIVE` (or gzip, bzip2) as a stream; its failure (a corrupt or truncated archive) is an
+    EOFError with its own words when its output ends."""
+
+    def __init__(self, counted: _CountingReader, argv: list[str]) -> None:
+        import subprocess
+
+        self.counted, self.argv = counted, argv
+        descriptor = counted.raw.fileno()
+        os.lseek(descriptor, 0, os.SEEK_SET)  # the buffered reader's position is not the descriptor's
+        # a session of its own: Ctrl-C reaches us, and we end it (close), never half of a pipeline
+        self.process = subprocess.Popen(argv, stdin=descriptor, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                        start_new_session=True)
+
+    def read(self, size: int = -1) -> bytes:
+        assert self.process.stdout is not None
+        data = self.process.stdout.read(size)
+        self.counted.moved(os.lseek(self.counted.raw.fileno(), 0, os.SEEK_CUR))
+        if not data and size != 0 and self.process.wait() != 0:
+            said = (self.process.stderr.read(2000) if self.process.stderr else b"").decode(errors="replace")
+            raise EOFError(f"{os.path.basename(self.argv[0])}: {said.strip() or f'exit {self.process.returncode}'}")
+        return data
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait()
+        for pipe in (self.process.stdout, self.process.stderr):
+            if pipe is not None:
+                pipe.close()
+
+    def __enter__(self) -> _PipedDecompressing:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class _Decompressing:
+    """The archive's tar stream, decompressed (xz, gzip, bzip2 or none) by a thread of its own a few
+    chunks ahead of the reader, where the system has no decompressor program: the decompressors release
+    the GIL, so checking, hashing and writing one member overlaps with decompressing the next. A read
+    error or a corrupt stream reaches the reader as the exception it was."""
+
+    AHEAD = 8  # chunks decompressed ahead of the reader
+
+    def __init__(self, raw) -> None:  # type: ignore[no-untyped-def]
+        import queue
+        import threading
+
+        self.raw = raw
+        self.chunks: queue.Queue[bytes | BaseException | None] = queue.Queue(self.AHEAD)
+        self.pending = memoryview(b"")
+        self.finished = False
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, name="decompress", daemon=True)
+        self.thread.start()
+
+    def _decompressor(self, head: bytes):  # type: ignore[no-untyped-def]
+        import bz2
+
+        if head.startswith(b"\x1f\x8b"):
+            return zlib.decompressobj(31)
+        if head.startswith(b"\xfd7zXZ\x00"):
+            return lzma.LZMADecompressor()
+        if head.startswith(b"BZh"):
+            return bz2.BZ2Decompressor()
+        return None
+
+    def _put(self, item: bytes | BaseException | None) -> bool:
+        import queue
+
+        while not self.stop.is_set():
+            try:
+                self.chunks.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def _run(self) -> None:
+        try:
+            data = self.raw.read(CHUNK)
+            decompressor = self._decompressor(data)
+            if decompressor is None:  # an uncompressed tar
+                while data:
+                    if not self._put(data):
+                        return
+                    data = self.raw.read(CHUNK)
+                self._put(None)
+                return
+            kind = type(decompressor)
+            while data:
+                for out in _inflate(decompressor, data):
+                    if not self._put(out):
+                        return
+                if not decompressor.eof:
+                    data = self.raw.read(CHUNK)
+                    continue
+                # a stream ended: padding, the end of the file, or another stream (pigz, pxz) follow
+                data = decompressor.unused_data.lstrip(b"\0")
+                while not data:
+                    more = self.raw.read(CHUNK)
+                    if not more:
+                        break
+                    data = more.lstrip(b"\0")
+                if data:
+                    decompressor = self._decompressor(data)
+                    if type(decompressor) is not kind:
+                        raise EOFError("the compressed stream is followed by data of another kind")
+            if not decompressor.eof:
+                raise EOFError("the compressed stream ends before its end marker")
+            self._put(None)
+        except BaseException as error:  # noqa: BLE001 - handed to the reader, raised there
+            self._put(error)
+
+    def read(self, size: int = -1) -> bytes:
+        wanted = size if size >= 0 else 1 << 62
+        if not self.pending and not self.finished:  # the common case: a whole chunk, handed on uncopied
+            item = self.chunks.get()
+            if isinstance(item, bytes) and len(item) <= wanted:
+                return item
+            self._take(item)
+        parts = []
+        while wanted > 0 and not self.finished:
+            if not self.pending:
+                self._take(self.chunks.get())
+                if not self.pending:
+                    break
+            taken = self.pending[:wanted]
+            self.pending = self.pending[len(taken):]
+            parts.append(bytes(taken))
+            wanted -= len(taken)
+        return b"".join(parts)
+
+    def _take(self, item: bytes | BaseException | None) -> None:
+        """ITEM from the queue becomes the pending bytes (the end: none; an error: raised)."""
+        if item is None:
+            self.finished = True
+        elif isinstance(item, BaseException):
+            self.finished = True
+            raise item
+        else:
+            self.pending = memoryview(item)
+
+    def close(self) -> None:
+        self.stop.set()
+        self.thread.join()
+
+    def __enter__(self) -> _Decompressing:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _inflate(decompressor, data: bytes) -> Iterator[bytes]:  # type: ignore[no-untyped-def]
+    """DATA decompressed, in pieces of at most CHUNK bytes (a small input may expand a thousandfold)."""
+    if isinstance(decompressor, type(zlib.decompressobj())):
+        out = decompressor.decompress(data, CHUNK)
+        while True:
+            if out:
+                yield out
+            if decompressor.eof or not decompressor.unconsumed_tail:  # at the end, the tail is the unused data
+                return
+            out = decompressor.decompress(decompressor.unconsumed_tail, CHUNK)
+    out = decompressor.decompress(data, CHUNK)
+    while True:
+        if out:
+            yield out
+        if decompressor.eof or decompressor.needs_input:
+            return
+        out = decompressor.decompress(b"", CHUNK)
 
 
 def _tar_chunks(path: str, archive: tarfile.TarFile, info: tarfile.TarInfo) -> Chunks:

@@ -53,14 +53,17 @@ class Plan:
     notes: tuple[str, ...] = ()
     plan_only: str | None = None
     skipped: tuple[str, ...] = field(default_factory=tuple)
+    replaced_majors: tuple[int, ...] = ()  # other cuDNN majors whose files are all removed (--replace)
 
     def count(self, action: str) -> int:
         return sum(1 for change in self.changes if change.action == action)
 
 
 def build_plan(contents: ArchiveContents, prefix: Path, layout: Layout, source: str, cuda_major: int | None,
-               loader: tuple[str, str], notes: tuple[str, ...] = ()) -> Plan:
-    """Compare what the archive holds with what is in PREFIX now."""
+               loader: tuple[str, str], notes: tuple[str, ...] = (), new_prefix: bool = False,
+               replace_majors: bool = False) -> Plan:
+    """Compare what the archive holds with what is in PREFIX now (NEW_PREFIX: the prefix folder did not
+    exist before this install's staging made it; REPLACE_MAJORS: the files of other cuDNN majors go too)."""
     new = {f.dest: f for f in contents.files}
     changes: list[FileChange] = []
     for staged in sorted(contents.files, key=lambda f: (f.kind != FILE, f.dest)):
@@ -71,30 +74,32 @@ def build_plan(contents: ArchiveContents, prefix: Path, layout: Layout, source: 
         action = REPLACE if os.path.lexists(path) else ADD
         changes.append(FileChange(staged.dest, action, staged.kind, staged.size, staged.target, staged.sha256,
                                   staged.mode))
-    stale, others = _older_copies(prefix, layout, contents, set(new))
+    stale, others, replaced = _older_copies(prefix, layout, contents, set(new), replace_majors)
     changes += [FileChange(rel, REMOVE, SYMLINK if (prefix / rel).is_symlink() else FILE,
                            _size(prefix / rel)) for rel in stale]
     folders = sorted({os.path.dirname(f.dest) for f in contents.files})
-    created = _missing_folders(prefix, folders)
+    created = _missing_folders(prefix, folders, new_prefix)
     library_folder = str(prefix / layout.library_folder)
     return Plan(
         source=source, archive=contents.archive, version=contents.version, major=contents.major,
         cuda_major=cuda_major, platform=layout.platform, prefix=str(prefix), changes=tuple(changes),
         created_folders=tuple(created), other_majors=tuple(others), bytes_needed=contents.total_bytes,
-        bytes_free=_free_bytes(prefix), library_folder=library_folder, loader=loader[0], env_line=loader[1],
+        bytes_free=free_bytes(prefix), library_folder=library_folder, loader=loader[0], env_line=loader[1],
         blocked_folder=first_blocked_folder(prefix, [prefix / f for f in folders]),
-        notes=notes, plan_only=layout.plan_only, skipped=contents.skipped,
+        notes=notes, plan_only=layout.plan_only, skipped=contents.skipped, replaced_majors=tuple(replaced),
     )
 
 
-def _older_copies(prefix: Path, layout: Layout, contents: ArchiveContents,
-                  new: set[str]) -> tuple[list[str], list[str]]:
+def _older_copies(prefix: Path, layout: Layout, contents: ArchiveContents, new: set[str],
+                  replace_majors: bool = False) -> tuple[list[str], list[str], list[int]]:
     """Files a cuDNN release of the same major installed (or its headers, which only one cuDNN
-    can own) that the new files do not replace: they are removed. Files of other majors stay,
-    and are listed; files no cuDNN release installs (cudnn_frontend.h, a user's
+    can own) that the new files do not replace: they are removed. Files of other majors stay, and
+    are listed (with REPLACE_MAJORS they are removed too: every file of those majors, and the
+    majors are returned); files no cuDNN release installs (cudnn_frontend.h, a user's
     libcudnn_myplugin.so.9) are never touched."""
     stale: list[str] = []
     others: list[str] = []
+    replaced: set[int] = set()
     categories = {f.category for f in contents.files}
     for category in sorted(categories):
         folder = layout.folder(category)
@@ -103,20 +108,29 @@ def _older_copies(prefix: Path, layout: Layout, contents: ArchiveContents,
         same = layout.same_major_pattern(category, contents.major or 0)
         exclusive = layout.exclusive_pattern(category)
         any_pattern = layout.any_major_pattern(category)
-        for entry in sorted(os.scandir(prefix / folder), key=lambda e: e.name):
+        entries = sorted(os.scandir(prefix / folder), key=lambda e: e.name)
+        majors_here = {int(m.group(1)) for e in entries if any_pattern and (m := any_pattern.match(e.name))}
+        majors_here.discard(contents.major or 0)
+        other_patterns = [(m, layout.same_major_pattern(category, m)) for m in sorted(majors_here)]
+        for entry in entries:
             rel = f"{folder}/{entry.name}"
             if rel in new or (entry.is_dir() and not entry.is_symlink()):
                 continue
             if (same and same.match(entry.name)) or (exclusive and exclusive.match(entry.name)):
                 stale.append(rel)
-            elif any_pattern and any_pattern.match(entry.name):
+                continue
+            other = next((m for m, pattern in other_patterns if pattern and pattern.match(entry.name)), None)
+            if other is not None and replace_majors:
+                stale.append(rel)
+                replaced.add(other)
+            elif other is not None or (any_pattern and any_pattern.match(entry.name)):
                 others.append(rel)
-    return stale, others
+    return stale, others, sorted(replaced)
 
 
-def _missing_folders(prefix: Path, folders: list[str]) -> list[str]:
+def _missing_folders(prefix: Path, folders: list[str], new_prefix: bool = False) -> list[str]:
     missing: list[str] = []
-    if not prefix.exists():
+    if new_prefix or not prefix.exists():
         missing.append(".")
     for folder in folders:
         parts = folder.split("/")
@@ -142,7 +156,7 @@ def first_blocked_folder(prefix: Path, folders: list[Path]) -> str | None:
     return None
 
 
-def _free_bytes(prefix: Path) -> int | None:
+def free_bytes(prefix: Path) -> int | None:
     try:
         return shutil.disk_usage(nearest_existing(prefix)).free
     except OSError:

@@ -209,13 +209,23 @@ class Transaction:
         return self.prefix / self.staging_rel(dest)
 
     def staging_rel(self, dest: str) -> str:
-        area = self.areas.get(os.path.dirname(dest))
-        return f"{area}/staging/{os.path.basename(dest)}" if area else f"{STATE_DIR}/{self.staging.name}/{dest}"
+        area, inner = self._area_of(dest)
+        return f"{area}/staging/{inner}" if area else f"{STATE_DIR}/{self.staging.name}/{dest}"
 
     def backup_rel(self, dest: str) -> str:
-        area = self.areas.get(os.path.dirname(dest))
+        area, inner = self._area_of(dest)
         where = "backup" if self.keep_backup else "trash"
-        return f"{area}/{where}/{os.path.basename(dest)}" if area else f"{STATE_DIR}/{self.backup_name}/{dest}"
+        return f"{area}/{where}/{inner}" if area else f"{STATE_DIR}/{self.backup_name}/{dest}"
+
+    def _area_of(self, dest: str) -> tuple[str | None, str]:
+        """The area of DEST's nearest folder that has one (a file staged before its plan is known may
+        lie in a folder under one of the transaction's folders), and DEST's path inside that folder."""
+        folder = os.path.dirname(dest)
+        while folder:
+            if folder in self.areas:
+                return self.areas[folder], dest[len(folder) + 1:]
+            folder = os.path.dirname(folder)
+        return None, dest
 
     def put(self, dest: str, source: str, existed: bool) -> Operation:
         """An operation that moves SOURCE (relative to the prefix) to DEST."""

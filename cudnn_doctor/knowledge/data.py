@@ -10,11 +10,6 @@ import functools
 from pathlib import Path
 from typing import Any
 
-try:
-    import tomllib
-except ModuleNotFoundError:  # Python 3.10
-    import tomli as tomllib  # type: ignore[no-redef]
-
 PACKAGE_DATA = Path(__file__).resolve().parents[1] / "_data" / "compat"
 SOURCE_TREE = Path(__file__).resolve().parents[2] / "compat"
 
@@ -34,7 +29,16 @@ def load(subject: str) -> dict[str, Any]:
         return {}
     from cudnn_doctor.cache import parsed
 
-    return parsed("compat", subject, raw, lambda text: tomllib.loads(text.decode("utf-8")))  # type: ignore[no-any-return]
+    return parsed("compat", subject, raw, _parse_toml)  # type: ignore[no-any-return]
+
+
+def _parse_toml(raw: bytes) -> dict[str, Any]:
+    """The TOML parser is imported only when the cache has no parsed copy (the first run after an update)."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+    return tomllib.loads(raw.decode("utf-8"))
 
 
 def sublibrary_names() -> dict[int, list[str]]:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import platform
-import socket
 import time
 from dataclasses import replace
 
@@ -67,6 +66,11 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
 
     frameworks = detect_frameworks(ctx, project_dir)
     frameworks_done = time.perf_counter()
+    deep_imports = None
+    if deep:  # the import children (seconds each) run beside the other probes, all at once
+        from cudnn_doctor.probes.deep import DeepImports
+
+        deep_imports = DeepImports(frameworks)
 
     answers = batch.results()
     report.toolkits = [_finish_toolkit(tk, answers[cudart_jobs[tk.path]] if tk.path in cudart_jobs else None,
@@ -92,10 +96,10 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
         libcuda = run_jobs([LIBCUDA_JOB])[LIBCUDA_JOB]
     report.driver, report.gpus, report.nvml_error = read_driver(nvml, libcuda)
     helpers.finish()
-    if deep:
+    if deep_imports is not None:
         from cudnn_doctor.probes.deep import confirm_frameworks
 
-        report.frameworks, report.cudnn = confirm_frameworks(report.frameworks, report.cudnn)
+        report.frameworks, report.cudnn = confirm_frameworks(report.frameworks, report.cudnn, deep_imports)
     slowest = max((answer.values.get("child_ms", 0.0) for answer in answers.values()), default=0.0)
     report.timings_ms = {
         "slowest_library_child": slowest,
@@ -154,7 +158,7 @@ def _loader_pick_is_loadable(soname: str, ctx: SearchContext, cache: dict[str, l
 
 def _host() -> Host:
     return Host(os=platform.system().lower(), arch=platform.machine(), python=platform.python_version(),
-                hostname=socket.gethostname())
+                hostname=platform.node())  # uname's nodename, as socket.gethostname() gives
 
 
 def _finish_toolkit(toolkit: Toolkit, cudart_answer: LibraryProbe | None, nvcc_version: str | None) -> Toolkit:

@@ -1,6 +1,7 @@
 """`check --deep`: import each framework in a child process and ask it what it really loaded.
 
-Slow (an `import torch` costs seconds), so only on request. The child uses the Python
+Slow (an `import torch` costs seconds), so only on request, and every framework's child starts at
+once, as soon as the frameworks are found, while the other probes run. The child uses the Python
 that owns the framework's site-packages, and reports the cuDNN the framework says it
 uses and the libcudnn file actually mapped into the process.
 """
@@ -12,7 +13,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from cudnn_doctor.child import deadline_in, run_child, timeout_from_env
+from cudnn_doctor.child import ChildBatch, ChildRequest, deadline_in, timeout_from_env
 from cudnn_doctor.model import CudnnInstall, Framework
 
 CHILD = str(Path(__file__).resolve().parents[1] / "_deep_child.py")
@@ -30,33 +31,64 @@ def interpreter_for(site_packages: str) -> str | None:
     return None
 
 
+DEEP_FRAMEWORKS = ("torch", "tensorflow", "jax")
+
+
+class DeepImports:
+    """One import child per framework, all started at once (in the background, while the other probes
+    run): `--deep` costs the slowest import, not the sum of them."""
+
+    def __init__(self, frameworks: list[Framework]) -> None:
+        self.timeout = timeout_from_env("CUDNN_DOCTOR_DEEP_TIMEOUT", DEFAULT_TIMEOUT_S)
+        self.early: dict[int, dict[str, object]] = {}  # framework index -> its answer without a child
+        self.index: dict[int, int] = {}  # framework index -> request index
+        requests: list[ChildRequest] = []
+        for number, framework in enumerate(frameworks):
+            if framework.name not in DEEP_FRAMEWORKS:
+                continue
+            site = str(framework.details.get("site_packages") or "")
+            python = interpreter_for(site) if site else None
+            if python is None:
+                self.early[number] = {"error": f"no Python interpreter found for {site or framework.location}"}
+                continue
+            self.index[number] = len(requests)
+            # -I from "/": the installed framework, never a folder of that name where the user stands
+            requests.append(ChildRequest((python, "-I", CHILD, framework.name, site), None, self.timeout,
+                                         f"importing {framework.name}"))
+        self.names = [f.name for f in frameworks]
+        self.batch = ChildBatch(requests, deadline=deadline_in(self.timeout), parallel=len(requests) or 1)
+
+    def answer(self, number: int) -> dict[str, object]:
+        """What framework NUMBER said (waits for its child only)."""
+        if number in self.early:
+            return self.early[number]
+        answer = self.batch.answer(self.index[number])
+        name = self.names[number]
+        if answer.timed_out:
+            return {"error": f"importing {name} did not finish within {self.timeout:g} s"}
+        if answer.values is None:
+            why = answer.error or f"exited without an answer{f' ({answer.stderr_tail})' if answer.stderr_tail else ''}"
+            return {"error": f"the import child {why}"}
+        return answer.values
+
+
 def ask_framework(framework: Framework) -> dict[str, object]:
-    site = str(framework.details.get("site_packages") or "")
-    python = interpreter_for(site) if site else None
-    if python is None:
-        return {"error": f"no Python interpreter found for {site or framework.location}"}
-    timeout = timeout_from_env("CUDNN_DOCTOR_DEEP_TIMEOUT", DEFAULT_TIMEOUT_S)
-    # -I from "/": the installed framework, never a folder of that name where the user stands
-    answer = run_child([python, "-I", CHILD, framework.name, site], None, deadline_in(timeout),
-                       what=f"importing {framework.name}")
-    if answer.timed_out:
-        return {"error": f"importing {framework.name} did not finish within {timeout:g} s"}
-    if answer.values is None:
-        why = answer.error or f"exited without an answer{f' ({answer.stderr_tail})' if answer.stderr_tail else ''}"
-        return {"error": f"the import child {why}"}
-    return answer.values
+    """One framework's answer (its own child)."""
+    return DeepImports([framework]).answer(0)
 
 
-def confirm_frameworks(frameworks: list[Framework], installs: list[CudnnInstall]
-                       ) -> tuple[list[Framework], list[CudnnInstall]]:
+def confirm_frameworks(frameworks: list[Framework], installs: list[CudnnInstall],
+                       started: DeepImports | None = None) -> tuple[list[Framework], list[CudnnInstall]]:
     """Each Python framework with what it reports at run time under details["deep"]; the cuDNN it really
-    mapped replaces the one resolved from files."""
+    mapped replaces the one resolved from files. STARTED: the children already running for FRAMEWORKS."""
+    same = started is not None and started.names == [f.name for f in frameworks]
+    deep = started if started is not None and same else DeepImports(frameworks)
     confirmed = []
-    for framework in frameworks:
-        if framework.name not in ("torch", "tensorflow", "jax"):
+    for number, framework in enumerate(frameworks):
+        if framework.name not in DEEP_FRAMEWORKS:
             confirmed.append(framework)
             continue
-        answer = ask_framework(framework)
+        answer = deep.answer(number)
         details = {**framework.details, "deep": answer}
         listed = answer.get("mapped_cudnn")
         mapped = [str(p) for p in (listed if isinstance(listed, list) else [])

@@ -9,8 +9,6 @@ loads is resolved the way ld.so would, from its library's DT_RUNPATH.
 from __future__ import annotations
 
 import ast
-import configparser
-import fnmatch
 import glob
 import os
 import re
@@ -18,7 +16,6 @@ from dataclasses import replace
 
 from cudnn_doctor.model import CudnnInstall, Framework
 from cudnn_doctor.probes.context import SearchContext
-from cudnn_doctor.probes.dl4j import detect_dl4j
 from cudnn_doctor.probes.elf import ElfError, read_elf
 from cudnn_doctor.probes.loader import resolve_like_loader
 from cudnn_doctor.user_files import SOURCE_LIMIT, UnreadableFile, read_text_or_empty, read_user_file
@@ -47,29 +44,43 @@ CUDA_IN_NAME = re.compile(r"cuda(\d+)|_cu(\d+)", re.IGNORECASE)
 def detect_frameworks(ctx: SearchContext, project_dir: str | None = None) -> list[Framework]:
     found: list[Framework] = []
     seen: set[tuple[str, str]] = set()
-    known = python_frameworks()
+    frameworks = python_frameworks()
     for site in ctx.site_packages_dirs():
-        names = _metadata_folders(site)  # one listing per site-packages, not three globs per framework
-        for prefix, name, libraries in known:
-            patterns = (f"{prefix}-*.dist-info", f"{prefix.capitalize()}-*.dist-info", f"{prefix}-*.egg-info")
-            for info in sorted({os.path.join(site, n) for n in names
-                                if any(fnmatch.fnmatchcase(n, pattern) for pattern in patterns)}):
-                match = re.match(rf"(?i){prefix}-(.+?)\.(?:dist|egg)-info$", os.path.basename(info))
+        try:  # one listing per folder (a glob per framework and pattern cost more than the rest of the probe)
+            entries = sorted(name for name in os.listdir(site) if name.endswith(("dist-info", "egg-info")))
+        except OSError:
+            continue
+        for prefix, name, libraries in frameworks:
+            starts = (f"{prefix}-", f"{prefix.capitalize()}-")
+            for entry in entries:
+                if not (entry.startswith(starts) if entry.endswith(".dist-info") else entry.startswith(starts[0])):
+                    continue
+                match = re.match(rf"(?i){prefix}-(.+?)\.(?:dist|egg)-info$", entry)
                 if not match or (name, site) in seen:
                     continue
                 seen.add((name, site))
-                found.append(_python_framework(name, match.group(1), site, info, libraries, ctx))
-    found += detect_dl4j(ctx, project_dir)
+                found.append(_python_framework(name, match.group(1), site, os.path.join(site, entry), libraries, ctx))
+    found += _dl4j_frameworks(ctx, project_dir)
     return found
 
 
-def _metadata_folders(site: str) -> list[str]:
-    """The names in SITE that end as distribution metadata does (.dist-info, .egg-info)."""
-    try:
-        with os.scandir(site) as entries:
-            return [e.name for e in entries if e.name.endswith((".dist-info", ".egg-info")) and not e.name.startswith(".")]
-    except OSError:
-        return []
+def _dl4j_frameworks(ctx: SearchContext, project_dir: str | None) -> list[Framework]:
+    """DL4J, where there is anything of it to read: a Maven or Gradle build in the project folder, or ND4J
+    in ~/.m2. The Maven and Gradle readers (and the XML parser) are imported only then."""
+    root = project_dir
+    if root is None:
+        try:
+            root = os.getcwd()
+        except OSError:  # the working folder was deleted
+            root = None
+    builds = ("pom.xml", "build.gradle", "build.gradle.kts", "settings.gradle", "settings.gradle.kts")
+    local = os.path.join(ctx.env.get("HOME", ""), ".m2", "repository", "org", "nd4j")
+    if project_dir is None and not ((root is not None and any(os.path.lexists(os.path.join(root, name))
+                                                               for name in builds)) or os.path.lexists(local)):
+        return []  # --project given is always read: a folder of projects has its build files in subfolders
+    from cudnn_doctor.probes.dl4j import detect_dl4j
+
+    return detect_dl4j(ctx, project_dir)
 
 
 def _python_framework(name: str, version: str, site: str, info: str, libraries: tuple[str, ...],
@@ -272,6 +283,8 @@ def theano_flags(ctx: SearchContext, unreadable: list[tuple[str, str]] | None = 
                 unreadable.append((path, str(error)))
             continue
         try:
+            import configparser
+
             parser = configparser.ConfigParser(defaults)
             parser.read_string(text.decode("utf-8"), source=path)
             raw = configparser.RawConfigParser()

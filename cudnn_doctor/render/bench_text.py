@@ -108,7 +108,10 @@ def _render_device(console: Any, device: DeviceRun, rows: list[WorkloadResult], 
                   + ("a CUDA graph of back-to-back calls (the GPU's time)" if graph else
                      "back-to-back calls on a stream"))
     compared = next((r.reference for r in rows if r.reference and r.reference.get("ratio")), None)
-    console.print("  vs healthy: " + (f"its speed against a healthy {device.name} ({compared['measured']}; "
+    shared = next((r.reference["not_compared"] for r in rows if r.reference and r.reference.get("not_compared")),
+                  None)
+    console.print("  vs healthy: " + (f"not compared: {shared}" if shared else
+                                      f"its speed against a healthy {device.name} ({compared['measured']}; "
                                       "compat/gpu_reference.toml)" if compared else
                                       f"unknown: no reference figures for {device.name} with these "
                                       "settings in compat/gpu_reference.toml"))

@@ -54,6 +54,8 @@ def render_plan(plan: Plan, console: Console, verbose: bool = False) -> None:
     hidden = len(plan.changes) - len(shown)
     if hidden:
         p(f"    ... and {hidden} new links (-v lists them)")
+    for replaced in plan.replaced_majors:
+        p(f"    [red]-[/] cuDNN {replaced}: every file of it is replaced (--replace); uninstall brings it back")
     for other in plan.other_majors:
         p(f"    = {escape(other)} stays (another cuDNN major; programs built for it still need it)")
     if plan.count(REPLACE) or plan.count(REMOVE):

@@ -57,6 +57,37 @@ def slowdowns(device: int, clocks: dict[str, Any] | None) -> list[Finding]:
                     mhz=clocks.get("sm_mhz_min"), max_mhz=clocks.get("sm_mhz_max_supported"))]
 
 
+SHARED_UTILIZATION_PERCENT = 10  # busy before the bench began its own work: someone else's kernels
+
+
+def shared_gpu(device: int, gpu_name: str | None, clocks: dict[str, Any] | None) -> list[Finding]:
+    """CD610 when NVML saw other processes on DEVICE, before or while the bench ran, or the GPU busy before
+    the bench began (another container's processes are not listed)."""
+    clocks = clocks or {}
+    others = clocks.get("other_processes") or []
+    busy = clocks.get("utilization_before_percent")
+    if not others and not (isinstance(busy, int) and busy >= SHARED_UTILIZATION_PERCENT):
+        return []
+    parts = []
+    if others:
+        listed = "; ".join(
+            f"pid {p.get('pid')}{' (' + p['name'] + ')' if p.get('name') else ''}"
+            f"{', ' + str(p['used_memory_mib']) + ' MiB' if p.get('used_memory_mib') is not None else ''}"
+            f", {'before and during the run' if p.get('before') and p.get('during') else 'before the run' if p.get('before') else 'during the run'}"
+            for p in others[:5])
+        parts.append(f"{len(others)} other process{'es' if len(others) != 1 else ''} had work on it ({listed}"
+                     f"{'; ...' if len(others) > 5 else ''})")
+    if isinstance(busy, int) and busy >= SHARED_UTILIZATION_PERCENT:
+        parts.append(f"it was {busy}% busy before the bench started its own work")
+    return [finding("CD610", subject=f"GPU {device}", device=device, gpu=gpu_name or "GPU",
+                    others=" and ".join(parts))]
+
+
+def not_compared(result: WorkloadResult, why: str) -> WorkloadResult:
+    """RESULT without a comparison with a healthy GPU (it ran on a shared one): marked, never judged."""
+    return replace(result, reference={"not_compared": why})
+
+
 def judge_result(result: WorkloadResult, libraries: BenchLibraries, gpu_name: str | None,
                  memory_free_mib: int | None, slow_ratio: float) -> tuple[WorkloadResult, list[Finding]]:
     """RESULT with `ok` (or `skipped`) set, and its findings: CD607 for a workload this cuDNN lacks,

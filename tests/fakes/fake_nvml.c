@@ -206,6 +206,15 @@ int nvmlDeviceGetComputeRunningProcesses_v3(void *device, unsigned *count, nvmlP
     for (i = 0; i < n; i++) { infos[i].pid = 4242 + i; infos[i].used = 1024ULL * 1024 * 1024; infos[i].gi = infos[i].ci = 0; }
     *count = n; return 0;
 }
+/* FAKE_UTIL: the GPU's utilisation in percent (another process's work, before the bench starts its own) */
+#ifndef FAKE_UTIL
+#define FAKE_UTIL 0
+#endif
+typedef struct { unsigned gpu, memory; } nvmlUtilization_t;
+int nvmlDeviceGetUtilizationRates(void *device, nvmlUtilization_t *rates) {
+    if (UNSUPPORTED(1024)) return 3;
+    rates->gpu = PICK(device, FAKE_UTIL, 0); rates->memory = rates->gpu / 2; return 0;
+}
 int nvmlDeviceGetTemperature(void *device, int sensor, unsigned *value) {
     (void)sensor; if (UNSUPPORTED(512)) return 3; *value = PICK(device, FAKE_TEMP, 35); return 0;
 }

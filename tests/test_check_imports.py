@@ -1,0 +1,44 @@
+"""`check` costs its imports and little more: the modules its output does not need are never imported
+(`python -X importtime` lists every module a run imported). Not a timing test: what is imported
+is exact, how long it takes is benchmarks/check_speed.py's business."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from tests.conftest import Machine
+
+# what `check --json` never needs on a machine like this one: the text renderer's library, the
+# specifier parser (no --require), the readers of files that are not there (Theano's INI files, Maven's
+# XML, Gradle scripts), the TOML parser once the parsed data is cached, and helpers of helpers
+NOT_FOR_JSON = ("rich", "packaging", "configparser", "xml", "pyexpat", "tomllib", "socket", "secrets", "random",
+                "platformdirs", "cudnn_doctor.probes.dl4j", "cudnn_doctor.probes.maven", "cudnn_doctor.probes.gradle",
+                "cudnn_doctor.probes.jvm_build", "cudnn_doctor.render.text")
+
+
+def imported(machine: Machine, *args: str) -> set[str]:
+    result = subprocess.run([sys.executable, "-X", "importtime", "-m", "cudnn_doctor", *args], capture_output=True,
+                            text=True, env=machine.env, cwd=machine.cwd, timeout=120, stdin=subprocess.DEVNULL)
+    assert "Traceback" not in result.stderr, result.stderr
+    return {line.split("|")[2].strip() for line in result.stderr.splitlines()
+            if line.startswith("import time:") and "self [us]" not in line}
+
+
+def unwanted(modules: set[str]) -> list[str]:
+    return sorted(m for m in modules if any(m == name or m.startswith(name + ".") for name in NOT_FOR_JSON))
+
+
+def test_check_json_imports_nothing_its_output_does_not_need(machine: Machine) -> None:
+    imported(machine, "check", "--json")  # the first run parses compat/ and caches it
+    modules = imported(machine, "check", "--json")
+    assert "cudnn_doctor.probes.collect" in modules and "cudnn_doctor.render.json_out" in modules  # it looked
+    assert unwanted(modules) == []
+
+
+def test_what_is_left_out_is_imported_where_it_is_needed(machine: Machine) -> None:
+    imported(machine, "check", "--json")
+    assert {"rich", "cudnn_doctor.render.text"} <= imported(machine, "check")  # text is rendered with rich
+    (machine.cwd / "pom.xml").write_text("<project><modelVersion>4.0.0</modelVersion></project>\n")
+    modules = imported(machine, "check", "--json", "--require", "cudnn>=9.1")
+    assert {"cudnn_doctor.probes.maven", "cudnn_doctor.probes.dl4j"} <= modules  # a Maven project is read
