@@ -56,7 +56,8 @@ def scenario_a() -> None:
     print("plan actions:", [(a["kind"], a["resolves"]) for a in plan["actions"]])
     script = "; ".join(lines + [f"{shlex_quote(sys.executable)} -c {shlex_quote(CONV)}"])
     run(["bash", "-c", script], env)
-    run(doctor("fix", "--yes"), env)
+    run(doctor("fix", "--yes"), env)  # the whole plan: an offline machine cannot have onnxruntime-gpu, so it stops first
+    run(doctor("fix", "--yes", "--ignore", "CD406"), env)  # the cuDNN treatment alone
 
 
 def shlex_quote(text: str) -> str:
@@ -121,6 +122,10 @@ def scenario_b() -> None:
     env = dict(os.environ, PIP_NO_INDEX="1", PIP_FIND_LINKS=str(wheels), PIP_DISABLE_PIP_VERSION_CHECK="1")
     env.pop("LD_LIBRARY_PATH", None)
     run([python, "-c", CONV], env)
+    run(["cat", str(venv / "pyvenv.cfg")], env)
+    run([python, "-I", "-S", "-c", "import sys; print(sys.executable, sys.prefix, sys.base_prefix, sys.path)"], env)
+    run([sys.executable, "-c", f"from cudnn_doctor.probes.context import interpreter_paths; "
+                               f"print(interpreter_paths({python!r}))"], env)
     run(doctor("check", "--python", python), env)
     run(doctor("fix", "--python", python), env)
     run(doctor("fix", "--yes", "--python", python), env)

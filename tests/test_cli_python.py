@@ -71,3 +71,27 @@ def test_a_hostile_answer_is_a_usage_error(machine: Machine, tmp_path: Path, ans
     assert result.exit_code == 2, result.stderr[-500:]
     assert result.json["exit_code"] == 2 and result.json["error"]["message"].startswith(f"--python {liar}: ")
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_a_venv_of_a_distribution_python_is_read_where_its_site_puts_it(machine: Machine, tmp_path: Path) -> None:
+    """Debian's site.py names dist-packages for a prefix (site.getsitepackages is patched), and under -S a
+    venv's sys.prefix is still the base: the venv's own lib/pythonX.Y/site-packages must be named directly.
+    Seen on the GPU machine: `--python` of a venv made from Debian's python 3.12 found no framework."""
+    import shutil
+    import subprocess
+
+    system = shutil.which("python3", path="/usr/bin")
+    if system is None:
+        pytest.skip("no distribution python3 in /usr/bin")
+    patched = subprocess.run([system, "-c", "import site; print(site.getsitepackages(['/x']))"],
+                             capture_output=True, text=True).stdout
+    if "dist-packages" not in patched:
+        pytest.skip("/usr/bin/python3's site.py is not a distribution's patched one")
+    venv = tmp_path / "venv"
+    subprocess.run([system, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    [site_folder] = list((venv / "lib").glob("python3*/site-packages"))
+    info = site_folder / "torch-2.11.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: torch\nVersion: 2.11.0\n")
+    report = machine.check_json("--python", str(venv / "bin" / "python"))
+    assert [f["name"] for f in report["frameworks"]] == ["torch"]

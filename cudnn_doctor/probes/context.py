@@ -155,10 +155,14 @@ for folder in (exe_dir, os.path.dirname(exe_dir)):
                 if equals and key.strip().lower() == "include-system-site-packages":
                     system_site = value.strip().lower() == "true"
         break
-prefixes = [venv] if venv else []
+# a venv's own folder as site.venv() adds it (site.getsitepackages() is patched by Debian and others to name
+# dist-packages, and under -S sys.prefix is still the base: the venv's folder is named here, not asked of it)
+version = "python%d.%d" % sys.version_info[:2]
+folders = [os.path.join(venv, lib, version, "site-packages") for lib in ("lib", "lib64")] if venv else []
+if venv and os.name == "nt":
+    folders = [os.path.join(venv, "Lib", "site-packages")]
 if system_site or not venv:
-    prefixes += [sys.base_prefix, sys.base_exec_prefix] if venv else [sys.prefix, sys.exec_prefix]
-folders = site.getsitepackages(prefixes)
+    folders += site.getsitepackages([sys.base_prefix, sys.base_exec_prefix] if venv else [sys.prefix, sys.exec_prefix])
 if (system_site or not venv) and not os.environ.get("PYTHONNOUSERSITE"):
     folders.append(site.getusersitepackages())
 paths = [p for p in sys.path if p] + [f for f in folders if os.path.isdir(f)]
