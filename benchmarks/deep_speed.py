@@ -25,10 +25,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 
 
-def timed(command: list[str], env: dict[str, str], cwd: str) -> tuple[float, str]:
+def timed(command: list[str], env: dict[str, str], cwd: str) -> tuple[float, str, int]:
     started = time.perf_counter()
     result = subprocess.run(command, capture_output=True, text=True, env=env, cwd=cwd)
-    return time.perf_counter() - started, result.stdout
+    return time.perf_counter() - started, result.stdout, result.returncode
 
 
 def main() -> None:
@@ -51,17 +51,21 @@ def main() -> None:
         subprocess.run(command, capture_output=True, env=env, cwd=cwd)
     times: dict[str, list[float]] = {name: [] for name in commands}
     last: dict[str, str] = {}
+    failed: dict[str, int] = {}
     for _ in range(options.runs):
         for name, (command, cwd) in commands.items():  # interleaved: the machine's load is shared fairly
-            seconds, out = timed(command, env, cwd)
+            seconds, out, code = timed(command, env, cwd)
             times[name].append(seconds)
             last[name] = out
+            if code not in (0, 1) or (code and "collect_env" in name):  # check exits 1 on error findings
+                failed[name] = code
     reference = statistics.median(times["python -m torch.utils.collect_env"])
     print(f"{options.runs} interleaved rounds on {os.uname().nodename} ({os.cpu_count()} CPUs)")
     for name, samples in times.items():
         median = statistics.median(samples)
         print(f"{name + ':':40s} median {median:6.2f} s (min {min(samples):.2f}, max {max(samples):.2f}; "
-              f"runs {', '.join(f'{t:.2f}' for t in samples)})  {median / reference:.2f}x collect_env")
+              f"runs {', '.join(f'{t:.2f}' for t in samples)})  {median / reference:.2f}x collect_env"
+              + (f"  FAILED (exit {failed[name]}): not a figure" if name in failed else ""))
     try:
         report = json.loads(last["cudnn-doctor check --deep --json"])
     except ValueError:

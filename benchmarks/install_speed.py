@@ -8,7 +8,9 @@ nvidia-cudnn-cu13 9.19.0.56 wheel (cudnn-linux-x86_64-9.19.0.56_cuda13-archive/
 {include,lib} with the libX.so -> libX.so.9 -> libX.so.9.19.0 links, single-threaded
 xz as NVIDIA's are). Both sides read the archive warm from the page cache and write to
 the same filesystem; the install's time includes the plan, the checks and the
-verification (loading the result in a child process), i.e. the whole command.
+verification (loading the result in a child process), i.e. the whole command. Before each
+timed run the file system is synced, so that no run pays for the previous one's writes (with
+1 GB written by the recipe, the run after it was throttled by the kernel's writeback).
 --before DIR also times the install of another checkout (e.g. `git archive` of the commit
 before a change, unpacked into DIR) in the same interleaved rounds, for a fair before/after
 on a shared machine.
@@ -92,6 +94,7 @@ def manual_recipe(archive: Path, scratch: Path) -> float:
 def doctor_install(archive: Path, scratch: Path, tree: Path = REPO) -> float:
     prefix = scratch / "prefix"
     env = {**os.environ, "PYTHONPATH": str(tree)}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # bytecode cached, as an installed package has it
     started = time.perf_counter()
     subprocess.run([sys.executable, "-c", CLI, "install", "--from", str(archive), "--prefix", str(prefix), "--yes"],
                    check=True, stdout=subprocess.DEVNULL, env=env, cwd=str(tree))  # `-c` puts the cwd first on sys.path
@@ -123,6 +126,7 @@ def main() -> None:
         for name, runner in runners:  # interleaved: fair to each
             scratch = Path(tempfile.mkdtemp(dir=options.work))
             try:
+                os.sync()  # the last run's writes reach the disk now, not while this one is timed
                 cpu_before = used()
                 times[name].append(runner(archive, scratch))
                 cpu[name].append(used() - cpu_before)  # user + system of every process it ran

@@ -87,7 +87,7 @@ def run_install(options: InstallOptions, ui: Ui) -> Outcome:
             ("an interrupted install is pending: the next install or uninstall rolls it back first",)
             if pending(prefix) else ()), replace_majors=options.replace_majors)
         if not plan_only:
-            plan = _fits_prefix(plan, contents, layout, source, report, options, None)
+            plan = _fits_prefix(plan, contents, layout, report, options, None)
         ui.show_plan(plan)
         return Outcome("install", "planned", plan, notes=notes)
     recovered: tuple[str, ...] = ()
@@ -121,7 +121,7 @@ def _stage_and_apply(options: InstallOptions, ui: Ui, ctx: SearchContext, layout
         contents = _read(source.path or "", layout, txn.staging_path, ui, SpaceBudget(prefix))
         plan = replace(_plan(contents, prefix, layout, source, report, (), new_prefix=txn.prefix_created,
                              replace_majors=options.replace_majors), bytes_free=free_before)
-        plan = _fits_prefix(plan, contents, layout, source, report, options, txn)
+        plan = _fits_prefix(plan, contents, layout, report, options, txn)
         ui.show_plan(plan)
         if not options.yes and not ui.confirm("Install?"):
             return Outcome("install", "declined", plan, notes=tuple(notes), exit_code=1)
@@ -205,20 +205,15 @@ def _refuse_from_name(prefix: Path, layout: Layout, source: sources.Source, opti
                            _current_majors(report, str(prefix / layout.library_folder)))
 
 
-def _fits_prefix(plan: Plan, contents: ArchiveContents, layout: Layout, source: sources.Source, report,  # type: ignore[no-untyped-def]
+def _fits_prefix(plan: Plan, contents: ArchiveContents, layout: Layout, report,  # type: ignore[no-untyped-def]
                  options: InstallOptions, txn: Transaction | None) -> Plan:
     """Refuse what would leave a state `check` calls an error: a cuDNN for another CUDA major than the
     toolkit in the prefix (CD519, unless --force), another cuDNN major beside it (CD518, unless --replace)."""
     from cudnn_doctor.install.prefix_fit import refuse_other_cuda, refuse_other_major, staged_cuda_major
 
-    forced = None
     if plan.cuda_major is None and txn is not None:  # the name did not say: ask the staged library
         plan = replace(plan, cuda_major=staged_cuda_major(contents, txn.staging_path))
-        forced = refuse_other_cuda(Path(plan.prefix), contents.version, plan.cuda_major, plan.archive, options.force)
-    elif txn is None:
-        forced = refuse_other_cuda(Path(plan.prefix), contents.version, plan.cuda_major, plan.archive, options.force)
-    else:  # judged from the name before staging
-        forced = _forced_note(Path(plan.prefix), source, options)
+    forced = refuse_other_cuda(Path(plan.prefix), contents.version, plan.cuda_major, plan.archive, options.force)
     if not options.replace_majors:
         refuse_other_major(Path(plan.prefix), layout, plan.major, plan.version, _current_majors(report, plan.library_folder))
     return replace(plan, notes=plan.notes + ((forced,) if forced else ()))
