@@ -83,8 +83,8 @@ def run_check(options: CheckOptions) -> Report:
 
 def treat(report: Report, home: str, python: str | None, requirements: list[Any]) -> None:
     """The one plan for REPORT's findings; every finding's fix rendered from it."""
-    if not report.findings:
-        return
+    if not any(f.severity in ("error", "warning") or f.code == "CD310" for f in report.findings):
+        return  # nothing to treat (information only): the planner is not even imported
     from cudnn_doctor.plan.planner import Setting, make_plan
     from cudnn_doctor.render.plan_text import with_fixes
 
