@@ -371,3 +371,27 @@ def test_a_cpu_only_jax_gets_the_exact_line_for_its_version(machine: Machine, tm
     report = machine.check_json()
     [cd406] = [f for f in report["findings"] if f["code"] == "CD406"]
     assert re.search(r"jax\[cuda1[23]\]==0\.7\.1", cd406["fix"]), cd406["fix"]
+
+
+@pytest.mark.integration
+def test_a_cudnn_for_another_cuda_major_in_a_toolkit_is_replaced_by_one_that_exists(machine: Machine,
+                                                                                  tmp_path: Path) -> None:
+    """cuDNN 8.9.7 built for CUDA 12 inside a CUDA 13 toolkit (CD306). No cuDNN 8 was ever built for CUDA 13
+    (compat/cudnn.toml): the plan names a 9.x release that exists for CUDA 13 and replaces the old major whole
+    (`--replace`, which the installer asks for), and after it `check` has no CD306 and no new error."""
+    from tests.test_check import make_toolkit
+
+    with_driver(machine, tmp_path)
+    toolkit = make_toolkit(machine.root, "13.0.2", 13000)
+    cudnn_tree(toolkit, version=8907, cudart=12020, lib_folder="lib64")
+    machine.add_library_path(toolkit / "lib64")
+    machine.env["CUDNN_DOCTOR_MIRROR"] = str(local_mirror(tmp_path, "9.19.0"))
+    args = ("--require", "cudnn==9.19.0")  # the release this test's mirror holds
+    assert "CD306" in codes(machine.check_json(*args))
+    plan = fix_json(machine, *args)
+    [install] = [a for a in plan["actions"] if "CD306" in a["resolves"]]
+    argv = install["argv"]
+    assert argv[argv.index("--version") + 1] == "9.19.0" and argv[argv.index("--cuda") + 1] == "13"
+    assert argv[argv.index("--prefix") + 1] == str(toolkit) and "--replace" in argv
+    _, done = closed_loop(machine, *args)
+    assert "CD306" not in done["after"]["codes"]
