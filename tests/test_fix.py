@@ -401,6 +401,7 @@ def test_every_code_has_its_advice_and_the_registry_holds_no_fix() -> None:
     """The fix knowledge is in one place: compat/fixes.toml has one advice row (with a source) per code, codes.py
     keeps titles and explanations only, and every advice is whole once its rule's values are in."""
     import dataclasses
+
     import tomllib
 
     from cudnn_doctor.codes import CODES, Code
