@@ -19,6 +19,7 @@ from cudnn_doctor.knowledge.data import load
 from cudnn_doctor.model import ERROR, WARNING, CudnnInstall, Finding, Framework, Report
 from cudnn_doctor.plan.advice import advice, advice_row
 from cudnn_doctor.plan.model import CONDA, EDIT, ENV, INSTALL, MANUAL, PIP, Action, EnvChange, Plan
+from cudnn_doctor.rules.cudnn import prefix_of
 from cudnn_doctor.versions import major, version_tuple
 
 PACKAGE_MANAGED = ("pip:", "conda")  # folders a package manager owns: never written by `cudnn-doctor install`
@@ -232,7 +233,7 @@ def loader_cudnn(work: _Work) -> None:
         # the least change: the same release (for CD306/CD312, its build for the other CUDA major) where it exists
         choice = _choose(cuda_major, users, work.setting.requirements, report.host, prefer=install.version,
                          same_major=install.major)
-        _take_install(work, [finding], choice, cuda_major, _prefix_of(install), install, replace_major=True)
+        _take_install(work, [finding], choice, cuda_major, prefix_of(install), install, replace_major=True)
     if not needed:
         return
     if any(f.code == "CD408" and _framework_of(report, f) is None for f in needed):
@@ -262,7 +263,7 @@ def loader_cudnn(work: _Work) -> None:
         chosen = major(choice.release["version"]) if choice.release else None
         toolkit = next((t for t in report.toolkits if major(t.version) == cuda_major and t.source not in ("pip", "conda")),
                        None)
-        held = {i.major for i in report.cudnn if toolkit and _prefix_of(i) == toolkit.path and i.major}
+        held = {i.major for i in report.cudnn if toolkit and prefix_of(i) == toolkit.path and i.major}
         own = os.path.join(work.setting.home, ".local", "cudnn", f"cudnn{chosen}-cuda{cuda_major}" if len(groups) > 1
                            else f"cuda{cuda_major}" if cuda_major else "cudnn")
         prefix = toolkit.path if toolkit and (not held or held == {chosen}) else own
@@ -292,7 +293,7 @@ def _take_install(work: _Work, found: list[Finding], choice: _Choice, cuda_major
     version = choice.release["version"]
     argv: tuple[str, ...] = ("cudnn-doctor", "install", "--version", version, "--cuda", str(cuda_major),
                              "--prefix", prefix)
-    present = [i for i in work.report.cudnn if _prefix_of(i) == prefix and i.major and i.major != major(version)]
+    present = [i for i in work.report.cudnn if prefix_of(i) == prefix and i.major and i.major != major(version)]
     if present and replace_major:
         argv += ("--replace",)
     why = f"cuDNN {version} for CUDA {cuda_major}: {choice.why}"
@@ -405,12 +406,6 @@ def _cuda_major(report: Report) -> int | None:
     if major(report.driver.cuda_driver_version):
         return major(report.driver.cuda_driver_version)
     return int(load("rules").get("default_cuda_major", {}).get("major", 12))
-
-
-def _prefix_of(install: CudnnInstall) -> str:
-    folder = install.path.rstrip("/")
-    parent = os.path.dirname(folder)
-    return os.path.dirname(parent) if os.path.basename(parent) in ("lib", "lib64") else parent
 
 
 def _framework_of(report: Report, finding: Finding) -> Framework | None:

@@ -11,7 +11,8 @@ from cudnn_doctor.model import CudnnInstall, Finding, Report, Toolkit
 from cudnn_doctor.versions import major, major_minor, version_tuple
 
 
-def _prefix_of(install: CudnnInstall) -> str:
+def prefix_of(install: CudnnInstall) -> str:
+    """The prefix an install's library folder sits in (/usr/local/cuda for /usr/local/cuda/lib64)."""
     folder = install.path.rstrip("/")
     parent = os.path.dirname(folder)
     return os.path.dirname(parent) if os.path.basename(parent) == "lib" else parent
@@ -49,7 +50,7 @@ def several_versions_on_loader_path(report: Report) -> list[Finding]:
 def header_mismatch(report: Report) -> list[Finding]:
     return [
         finding("CD303", subject=i.library, header_path=i.header_path, header_version=i.header_version,
-                library=i.library, version=i.version, prefix=_prefix_of(i))
+                library=i.library, version=i.version, prefix=prefix_of(i))
         for i in report.cudnn
         if i.header_version and i.version and version_tuple(i.header_version) != version_tuple(i.version)
     ]
@@ -62,7 +63,7 @@ def sublibraries(report: Report) -> list[Finding]:
         version = install.version or (f"{install.major}.x" if install.major else "unknown")
         if missing:
             findings.append(finding("CD304", subject=install.library, library=install.library, version=version,
-                                    missing=", ".join(missing), path=install.path, prefix=_prefix_of(install)))
+                                    missing=", ".join(missing), path=install.path, prefix=prefix_of(install)))
         expected = version_tuple(install.version)
         mismatched = [f"{name} ({found})" for name, found in install.sublibrary_versions.items()
                       if found and expected and version_tuple(found) != expected]
