@@ -54,7 +54,23 @@ def version_tuple(text: str | None) -> tuple[int, ...] | None:
     """"12.4.1" -> (12, 4, 1); "580.159.04" -> (580, 159, 4); None, junk or absurdly long -> None."""
     if not text:
         return None
-    match = re.match(r"^\s*v?([0-9]+(?:\.[0-9]+)*)", str(text)[:256])
+    text = str(text)[:256]
+    try:
+        return _VERSION_TUPLES[text]
+    except KeyError:
+        pass
+    found = _version_tuple(text)
+    if len(_VERSION_TUPLES) < 4096:  # the compat tables ask for the same few hundred versions again and again
+        _VERSION_TUPLES[text] = found
+    return found
+
+
+_VERSION_TUPLES: dict[str, tuple[int, ...] | None] = {}
+_LEADING_VERSION = re.compile(r"^\s*v?([0-9]+(?:\.[0-9]+)*)")
+
+
+def _version_tuple(text: str) -> tuple[int, ...] | None:
+    match = _LEADING_VERSION.match(text)
     if not match:
         return None
     parts = match.group(1).split(".")

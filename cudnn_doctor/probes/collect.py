@@ -7,7 +7,7 @@ system is scanned while they run.
 from __future__ import annotations
 
 import os
-import platform
+import sys
 import time
 from dataclasses import replace
 
@@ -157,8 +157,11 @@ def _loader_pick_is_loadable(soname: str, ctx: SearchContext, cache: dict[str, l
 
 
 def _host() -> Host:
-    return Host(os=platform.system().lower(), arch=platform.machine(), python=platform.python_version(),
-                hostname=platform.node())  # uname's nodename, as socket.gethostname() gives
+    from cudnn_doctor.probes.elf import uname
+
+    system, node, machine = uname()
+    return Host(os=system.lower(), arch=machine, python=".".join(map(str, sys.version_info[:3])),
+                hostname=node)  # uname's nodename, as socket.gethostname() gives
 
 
 def _finish_toolkit(toolkit: Toolkit, cudart_answer: LibraryProbe | None, nvcc_version: str | None) -> Toolkit:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import glob
 import os
-import platform
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,10 +35,10 @@ class SearchContext:
     @classmethod
     def from_environment(cls, search_paths: list[str] | None = None, python: str | None = None) -> SearchContext:
         """The running machine; PYTHON (--python) names the interpreter whose packages count."""
-        from cudnn_doctor.probes.elf import host_arch
+        from cudnn_doctor.probes.elf import host_arch, uname
 
         env = dict(os.environ)
-        system = platform.system().lower()
+        system = uname()[0].lower()
         os_name = {"darwin": "macos"}.get(system, system)
         try:
             cwd: str | None = os.getcwd()

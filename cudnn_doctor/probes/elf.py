@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import mmap
 import os
-import platform
 import stat
 import struct
 from dataclasses import dataclass, field
@@ -37,8 +36,19 @@ class ElfInfo:
     extra: dict[str, str] = field(default_factory=dict)
 
 
+def uname() -> tuple[str, str, str]:
+    """(system, node, machine) of this machine: os.uname() where there is one (the `platform` module, with its
+    regular expressions compiled at import, costs every start of `check` for the same three strings)."""
+    if hasattr(os, "uname"):
+        found = os.uname()
+        return found.sysname, found.nodename, found.machine
+    import platform
+
+    return platform.system(), platform.node(), platform.machine()
+
+
 def host_arch() -> str:
-    machine = platform.machine().lower()
+    machine = uname()[2].lower()
     return HOST_ARCH_ALIASES.get(machine, machine)
 
 
