@@ -119,7 +119,9 @@ def test_cpu_only_project_with_a_commented_out_cuda_line(machine: Machine) -> No
         "1.0.0-M2.1", "nd4j-native", None)
     [cpu] = found(report, "CD406")
     assert "CPU backend nd4j-native: will not use the GPU or cuDNN" in cpu["detail"]
-    assert "nd4j-cuda-11.6-platform" in cpu["fix"] and cpu["refs"]  # the one for the installed CUDA
+    # the one for the installed CUDA, in the form the project writes its backend (nd4j-native -> nd4j-cuda-11.6),
+    # as an edit of the line that names it (the plan's diff; tests/test_fix.py applies it)
+    assert "`<nd4j.backend>nd4j-cuda-11.6</nd4j.backend>`" in cpu["fix"] and cpu["refs"]
 
 
 def test_gradle_groovy_with_map_notation_and_classifiers(machine: Machine) -> None:

@@ -413,3 +413,32 @@ def test_every_code_has_its_advice_and_the_registry_holds_no_fix() -> None:
     assert "fix" not in {f.name for f in dataclasses.fields(Code)}
     for row in rows:
         assert not PLACEHOLDER.search(FIELD.sub("value", row["text"])), row  # only {fields} the rule fills
+
+
+def test_a_dl4j_cpu_backend_gets_the_edit_of_its_own_build_file(machine: Machine, tmp_path: Path) -> None:
+    """A DL4J 1.0.0-M2 project on nd4j-native (CD406) on a machine with a CUDA 11.6 toolkit: the plan is an edit of
+    the very line that names the backend, shown as a diff (the commented-out lines above it left alone). Applied with
+    `patch`, as a user would, `check` finds the CUDA backend and no CD406."""
+    import shutil
+
+    from tests.test_check import make_toolkit
+
+    project = tmp_path / "project"
+    shutil.copytree(Path(__file__).resolve().parent / "fixtures" / "dl4j" / "m2-cpu-only", project)
+    with_driver(machine, tmp_path, cuda=12040)
+    make_toolkit(machine.root, "11.6.2", 11060)
+    before = machine.check_json("--project", str(project))
+    assert "CD406" in codes(before)
+    plan = fix_json(machine, "--project", str(project))
+    [edit] = [a for a in plan["actions"] if "CD406" in a["resolves"]]
+    assert edit["kind"] == "edit"
+    changed = [line for line in edit["text"].splitlines() if line[:1] in "-+" and line[:3] not in ("---", "+++")]
+    assert changed == ["-        <nd4j.backend>nd4j-native</nd4j.backend>",
+                       "+        <nd4j.backend>nd4j-cuda-11.6</nd4j.backend>"], edit["text"]
+    if shutil.which("patch") is None:
+        pytest.skip("no patch program to apply the diff with")
+    applied = subprocess.run(["patch", "-p0"], input=edit["text"], text=True, capture_output=True, cwd="/")
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    after = machine.check_json("--project", str(project))
+    assert "CD406" not in codes(after) and errors(after) <= errors(before), after["findings"]
+    assert any(f["name"] == "dl4j" and f["details"].get("artifact") == "nd4j-cuda-11.6" for f in after["frameworks"])

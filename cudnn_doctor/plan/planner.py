@@ -540,6 +540,42 @@ def gpu_build(framework: Framework, report: Report, chosen: dict[str, Any] | Non
     return steps, why, build.source
 
 
+def dl4j_backends(work: _Work) -> None:
+    """CD406 (a CPU backend) and CD405 (a CUDA backend for a CUDA that is not here) of a DL4J project: the backend
+    for the toolkit this machine has, as an edit of the build file's own lines (a diff), where exactly one
+    backend of that DL4J release matches an installed toolkit (compat/dl4j.toml)."""
+    from cudnn_doctor.versions import major_minor
+
+    for finding in work.with_code("CD406", "CD405"):
+        framework = next((fw for fw in work.report.frameworks if fw.name == "dl4j" and fw.location == finding.subject),
+                         None)
+        if framework is None or not framework.version or not framework.details.get("backend_lines"):
+            continue
+        rows = [r for r in knowledge.needs("dl4j", framework.version).rows if r.get("artifact", "unknown") != "unknown"]
+        here = [r for r in rows if any(major_minor(t.version) == major_minor(str(r["artifact"]).rsplit("-", 1)[-1])
+                                       for t in work.report.toolkits)]
+        if len(here) != 1:
+            continue
+        old = str(framework.details.get("artifact"))
+        new = str(here[0]["artifact"]) + ("-platform" if old.endswith("-platform") else "")
+        lines = framework.details["backend_lines"]
+        diff = _diff(lines, old, new)
+        why = (f"DL4J {framework.version}'s backend for the CUDA {str(here[0]['artifact']).rsplit('-', 1)[-1]} toolkit "
+               f"installed here is {new}")
+        work.take([finding], Action(EDIT, (), why, str(here[0].get("source", "compat/dl4j.toml")), text=diff))
+
+
+def _diff(lines: list[dict[str, Any]], old: str, new: str) -> str:
+    """A unified diff that puts NEW where OLD is written in each of LINES ({file, line, text})."""
+    out: list[str] = []
+    for path in dict.fromkeys(str(entry["file"]) for entry in lines):
+        out += [f"--- {path}", f"+++ {path}"]
+        for entry in (e for e in lines if e["file"] == path):
+            text = str(entry["text"])
+            out += [f"@@ -{entry['line']},1 +{entry['line']},1 @@", f"-{text}", f"+{text.replace(old, new)}"]
+    return "\n".join(out) + "\n"
+
+
 def framework_builds(work: _Work) -> None:
     """CD403 (built for a CUDA newer than the driver): the driver upgrade, with the floor from NVIDIA's table."""
     for finding in work.with_code("CD403", "CD103", "CD106"):
@@ -555,7 +591,7 @@ def framework_builds(work: _Work) -> None:
 
 
 TREATMENTS: tuple[Callable[[_Work], None], ...] = (
-    variable_shadows, framework_pins, package_copies, loader_cudnn, loader_path, cpu_only_builds, gpu_support,
-    framework_builds)
+    variable_shadows, framework_pins, package_copies, loader_cudnn, loader_path, dl4j_backends, cpu_only_builds,
+    gpu_support, framework_builds)
 
 __all__ = ["EDIT", "Setting", "make_plan", "releases_for"]

@@ -99,6 +99,47 @@ def find_subprojects(root: str) -> tuple[list[str], list[str], bool]:
     return found[:SUBPROJECT_COUNT], found[SUBPROJECT_COUNT:], False
 
 
+BUILD_FILE_NAMES = ("pom.xml", "build.gradle", "build.gradle.kts")
+MAX_BACKEND_LINES = 4
+
+
+def backend_lines(files: list[str], artifact: str) -> list[dict[str, Any]]:
+    """Where ARTIFACT (nd4j-native-platform) is written as a value in FILES, outside comments: the lines a switch
+    of the backend edits ({file, line, text}); the project's own files, read bounded."""
+    from cudnn_doctor.user_files import read_text_or_empty
+
+    value = re.compile(r"(>\s*|['\":])" + re.escape(artifact) + r"(\s*<|['\":])")
+    found: list[dict[str, Any]] = []
+    for path in dict.fromkeys(files):
+        text = read_text_or_empty(path, 1 << 20)
+        in_comment = False
+        for number, line in enumerate(text.splitlines(), 1):
+            visible, in_comment = _outside_comments(line, in_comment)
+            if value.search(visible):
+                found.append({"file": path, "line": number, "text": line})
+                if len(found) >= MAX_BACKEND_LINES:
+                    return found
+    return found
+
+
+def _outside_comments(line: str, in_comment: bool) -> tuple[str, bool]:
+    """LINE without its XML (<!-- -->) and // comments, and whether a comment goes on past it."""
+    out, rest = "", line
+    while rest:
+        if in_comment:
+            end = rest.find("-->")
+            if end < 0:
+                return out, True
+            rest, in_comment = rest[end + 3:], False
+        else:
+            start = rest.find("<!--")
+            if start < 0:
+                out += rest.split("//")[0] if "://" not in rest else rest
+                break
+            out, rest, in_comment = out + rest[:start], rest[start + 4:], True
+    return out, in_comment
+
+
 def detect_dl4j(ctx: SearchContext, project_dir: str | None) -> list[Framework]:
     """DL4J in the project at PROJECT_DIR (default: the working folder), else the backends in ~/.m2.
 
@@ -243,6 +284,9 @@ def _project_frameworks(project: BuildProject, ctx: SearchContext) -> list[Frame
 
                     cache = ldconfig_cache(ctx)
                 used = _javacpp_cudnn(expected, first["cuda"], ctx, cache)
+        if first.get("artifact"):
+            files = [m.build_file for m in modules] + [os.path.join(project.root, n) for n in BUILD_FILE_NAMES]
+            details["backend_lines"] = backend_lines(files, str(first["artifact"]))
         frameworks.append(Framework(
             name="dl4j", version=first["version"], cuda_built_for=first["cuda"], cudnn_expected=expected,
             cudnn_used=used, found_via=os.path.basename(modules[0].build_file), location=modules[0].build_file,

@@ -28,6 +28,13 @@ def action_text(action: Action, current: list[str]) -> str:
         if removed:
             return f"take {', '.join(removed)} out of LD_LIBRARY_PATH: `{line}`"
         return f"`{line}`"
+    if action.kind == "edit" and action.text:
+        files = [line[4:] for line in action.text.splitlines() if line.startswith("+++ ")]
+        lines = action.text.splitlines()
+        changes = [(a[1:].strip(), b[1:].strip()) for a, b in zip(lines, lines[1:], strict=False)
+                   if a.startswith("-") and not a.startswith("---") and b.startswith("+") and not b.startswith("+++")]
+        said = "; ".join(f"`{old}` to `{new}`" for old, new in changes[:2])
+        return f"edit {', '.join(files)}: {said} (`cudnn-doctor fix` shows the diff)"
     return action.text or ""
 
 
@@ -64,6 +71,9 @@ def render_plan(console: Any, outcome: Any, shell: str, applied: bool) -> None:
         console.print(f"  {index}. [bold]{label}[/] (resolves {', '.join(action.resolves)})", highlight=False)
         if action.kind == ENV:
             for line in env_lines(action.env, report.ld_library_path, shell):
+                console.print("       " + escape(line), highlight=False, soft_wrap=True)
+        elif action.kind == "edit":
+            for line in (action.text or "").splitlines():
                 console.print("       " + escape(line), highlight=False, soft_wrap=True)
         elif action.argv:
             console.print("       " + escape(command_line(action.argv)), highlight=False, soft_wrap=True)
