@@ -233,7 +233,7 @@ def loader_cudnn(work: _Work) -> None:
         # the least change: the same release (for CD306/CD312, its build for the other CUDA major) where it exists
         choice = _choose(cuda_major, users, work.setting.requirements, report.host, prefer=install.version,
                          same_major=install.major)
-        _take_install(work, [finding], choice, cuda_major, prefix_of(install), install, replace_major=True)
+        _take_install(work, [finding], choice, cuda_major, prefix_of(install), replace_major=True)
     if not needed:
         return
     if any(f.code == "CD408" and _framework_of(report, f) is None for f in needed):
@@ -267,7 +267,7 @@ def loader_cudnn(work: _Work) -> None:
         own = os.path.join(work.setting.home, ".local", "cudnn", f"cudnn{chosen}-cuda{cuda_major}" if len(groups) > 1
                            else f"cuda{cuda_major}" if cuda_major else "cudnn")
         prefix = toolkit.path if toolkit and (not held or held == {chosen}) else own
-        _take_install(work, mine, choice, cuda_major, prefix, None, replace_major=False)
+        _take_install(work, mine, choice, cuda_major, prefix, replace_major=False)
 
 
 def _cudnn_major_needed(framework: Framework) -> int | None:
@@ -286,7 +286,9 @@ class _Choice:
 
 
 def _take_install(work: _Work, found: list[Finding], choice: _Choice, cuda_major: int | None, prefix: str,
-                  install: CudnnInstall | None, replace_major: bool) -> None:
+                  replace_major: bool) -> None:
+    """The install of CHOICE into PREFIX (with --replace where REPLACE_MAJOR lets it replace another cuDNN major
+    there whole), and the env line when PREFIX's library folder is not one the loader searches."""
     if choice.release is None or cuda_major is None:
         work.take(found, Action(MANUAL, (), "no cuDNN release in the data fits", CUDNN_DATA, text=choice.why))
         return
@@ -594,4 +596,4 @@ TREATMENTS: tuple[Callable[[_Work], None], ...] = (
     variable_shadows, framework_pins, package_copies, loader_cudnn, loader_path, dl4j_backends, cpu_only_builds,
     gpu_support, framework_builds)
 
-__all__ = ["EDIT", "Setting", "make_plan", "releases_for"]
+__all__ = ["Setting", "make_plan", "releases_for"]
