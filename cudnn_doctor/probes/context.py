@@ -171,6 +171,14 @@ MAX_PATHS = 10_000  # entries of an answer
 MAX_PATH_LENGTH = 4096  # PATH_MAX
 
 
+def working_folder() -> str | None:
+    """The real working folder (os.getcwd(), never a stale $PWD); None when it was deleted under us."""
+    try:
+        return os.getcwd()
+    except OSError:
+        return None
+
+
 ENVIRONMENT_INTERPRETERS = ("bin/python3", "bin/python", "Scripts/python.exe", "python.exe")
 
 

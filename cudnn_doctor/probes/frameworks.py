@@ -15,7 +15,7 @@ import re
 from dataclasses import replace
 
 from cudnn_doctor.model import CudnnInstall, Framework
-from cudnn_doctor.probes.context import SearchContext
+from cudnn_doctor.probes.context import SearchContext, working_folder
 from cudnn_doctor.probes.elf import ElfError, read_elf
 from cudnn_doctor.probes.loader import resolve_like_loader
 from cudnn_doctor.user_files import SOURCE_LIMIT, UnreadableFile, read_text_or_empty, read_user_file
@@ -67,12 +67,7 @@ def detect_frameworks(ctx: SearchContext, project_dir: str | None = None) -> lis
 def _dl4j_frameworks(ctx: SearchContext, project_dir: str | None) -> list[Framework]:
     """DL4J, where there is anything of it to read: a Maven or Gradle build in the project folder, or ND4J
     in ~/.m2. The Maven and Gradle readers (and the XML parser) are imported only then."""
-    root = project_dir
-    if root is None:
-        try:
-            root = os.getcwd()
-        except OSError:  # the working folder was deleted
-            root = None
+    root = project_dir if project_dir is not None else working_folder()
     builds = ("pom.xml", "build.gradle", "build.gradle.kts", "settings.gradle", "settings.gradle.kts")
     local = os.path.join(ctx.env.get("HOME", ""), ".m2", "repository", "org", "nd4j")
     if project_dir is None and not ((root is not None and any(os.path.lexists(os.path.join(root, name))
