@@ -378,6 +378,19 @@ def _decompressed(counted: _CountingReader) -> _Decompressing | _PipedDecompress
     return _Decompressing(counted)
 
 
+def _widen_pipe(descriptor: int) -> None:
+    """Let the decompressor run a chunk ahead: with the default 64 KiB pipe, xz stops while this process
+    checks, hashes and writes each chunk, and the two take turns instead of running side by side. 1 MiB
+    is what an unprivileged process may ask for (/proc/sys/fs/pipe-max-size); where it may not, the
+    pipe stays as it is."""
+    import fcntl
+
+    try:
+        fcntl.fcntl(descriptor, getattr(fcntl, "F_SETPIPE_SZ", 1031), CHUNK)
+    except OSError:
+        pass
+
+
 class _PipedDecompressing:
     """`xz -dc < ARCHIVE` (or gzip, bzip2) as a stream; its failure (a corrupt or truncated archive) is an
     EOFError with its own words when its output ends."""
@@ -391,6 +404,7 @@ class _PipedDecompressing:
         # a session of its own: Ctrl-C reaches us, and we end it (close), never half of a pipeline
         self.process = subprocess.Popen(argv, stdin=descriptor, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                         start_new_session=True)
+        _widen_pipe(self.process.stdout.fileno())
 
     def read(self, size: int = -1) -> bytes:
         assert self.process.stdout is not None
