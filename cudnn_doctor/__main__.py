@@ -1,3 +1,3 @@
-from cudnn_doctor.cli import main
+from cudnn_doctor.entry import main
 
 main()

@@ -191,9 +191,11 @@ class ChildBatch:
         self._answered = threading.Condition()
         self._stop = threading.Event()
         self._done = threading.Event()  # set once every child has ended and what they started is gone
+        self._launched = threading.Event()  # set once the first children (up to `parallel`) have been started
         self._thread: threading.Thread | None = None
         if not self.requests:
             self._done.set()
+            self._launched.set()
             return
         _LIVE.add(self)
         if background:
@@ -217,6 +219,15 @@ class ChildBatch:
                 self.stop()
                 raise
         return [a if a is not None else _answer_without_run("the doctor stopped before it ran") for a in self._answers]
+
+    def wait_launched(self) -> None:
+        """Until the first children have been started (or the batch has ended)."""
+        try:
+            while not self._launched.wait(SIGNAL_CHECK_S):
+                pass
+        except BaseException:
+            self.stop()
+            raise
 
     def answer(self, index: int) -> ChildAnswer:
         """Child INDEX's answer as soon as it has one; the others may still run."""
@@ -257,6 +268,7 @@ class ChildBatch:
                         break
                     if isinstance(started, _Running):
                         running[index] = started
+                self._launched.set()
                 if self._stop.is_set():
                     break
                 if not running:
@@ -287,6 +299,7 @@ class ChildBatch:
                 selector.close()
                 kill_strays(self.token)
                 _LIVE.discard(self)
+                self._launched.set()
                 self._done.set()
 
     def stop(self, wait: float = STOP_WAIT_S) -> None:

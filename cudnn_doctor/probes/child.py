@@ -54,22 +54,22 @@ class ProbeBatch:
     def __init__(self, jobs: list[Job], timeout: float | None = None, env: Mapping[str, str] | None = None) -> None:
         self.jobs = list(jobs)
         self.timeout = probe_timeout() if timeout is None else timeout
-        child_env = _child_environment(os.environ if env is None else env)
-        parallel = parallel_limit()
-        self._groups = _groups(self.jobs, parallel)
-        requests = []
-        for group in self._groups:
-            if len(group) == 1:
-                requests.append(ChildRequest(_argv(self.jobs[group[0]]), child_env, self.timeout, "the probe"))
-            else:
-                targets = [_target(self.jobs[index]) for index in group]
-                rounds = -(-len(group) // IN_FLIGHT)
-                argv = python_argv(CHILD, "batch", self.jobs[group[0]].kind, f"{self.timeout:g}", str(IN_FLIGHT),
-                                   *targets)
-                requests.append(ChildRequest(argv, child_env, self.timeout * rounds + BATCH_GRACE_S, "the probe"))
-        batched = any(len(group) > 1 for group in self._groups)
-        # with batches, IN_FLIGHT libraries per batch child: no more library processes at once than before
-        self._batch = ChildBatch(requests, parallel=max(1, parallel // IN_FLIGHT) if batched else parallel)
+        self._groups, self.requests, parallel = _plan(self.jobs, self.timeout, os.environ if env is None else env)
+        self._batch = ChildBatch(self.requests, parallel=parallel)
+
+    def starts_as(self, jobs: list[Job], timeout: float | None = None, env: Mapping[str, str] | None = None) -> bool:
+        """Whether a batch made now for JOBS would start the very same children (command line, environment,
+        time allowed): then this one, started earlier, answers for it (probes/early.py)."""
+        timeout = probe_timeout() if timeout is None else timeout
+        return list(jobs) == self.jobs and _plan(self.jobs, timeout, os.environ if env is None else env)[1] == self.requests
+
+    def wait_launched(self) -> None:
+        """Until its first children run: what is imported next runs beside them."""
+        self._batch.wait_launched()
+
+    def stop(self) -> None:
+        """Kill its children now, unread."""
+        self._batch.stop()
 
     def results(self) -> dict[Job, LibraryProbe]:
         answers = self._batch.answers()
@@ -79,6 +79,25 @@ class ProbeBatch:
             for index, one in zip(group, each, strict=True):
                 found[self.jobs[index]] = _library_probe(self.jobs[index], one, self.timeout)
         return found
+
+
+def _plan(jobs: list[Job], timeout: float, env: Mapping[str, str]) -> tuple[list[list[int]], list[ChildRequest], int]:
+    """The job indices of each child, each child's request, and how many children run at once."""
+    child_env = _child_environment(env)
+    parallel = parallel_limit()
+    groups = _groups(jobs, parallel)
+    requests = []
+    for group in groups:
+        if len(group) == 1:
+            requests.append(ChildRequest(_argv(jobs[group[0]]), child_env, timeout, "the probe"))
+        else:
+            targets = [_target(jobs[index]) for index in group]
+            rounds = -(-len(group) // IN_FLIGHT)
+            argv = python_argv(CHILD, "batch", jobs[group[0]].kind, f"{timeout:g}", str(IN_FLIGHT), *targets)
+            requests.append(ChildRequest(argv, child_env, timeout * rounds + BATCH_GRACE_S, "the probe"))
+    batched = any(len(group) > 1 for group in groups)
+    # with batches, IN_FLIGHT libraries per batch child: no more library processes at once than before
+    return groups, requests, max(1, parallel // IN_FLIGHT) if batched else parallel
 
 
 def _groups(jobs: list[Job], parallel: int) -> list[list[int]]:

@@ -15,9 +15,10 @@ from cudnn_doctor import __version__
 from cudnn_doctor.child import ChildBatch, ChildRequest, deadline_in, timeout_from_env
 from cudnn_doctor.model import CudnnInstall, Host, LibraryProbe, Report, Tool, Toolkit
 from cudnn_doctor.probes import cudnn as cudnn_probe
+from cudnn_doctor.probes import early
 from cudnn_doctor.probes.child import Job, ProbeBatch, run_jobs
 from cudnn_doctor.probes.context import SearchContext
-from cudnn_doctor.probes.driver import LIBCUDA_JOB, NVML_JOB, NVML_NOT_FOUND, read_driver
+from cudnn_doctor.probes.driver import LIBCUDA_JOB, NVML_JOB, NVML_NOT_FOUND, NVML_SONAME, read_driver
 from cudnn_doctor.probes.frameworks import detect_frameworks, link_frameworks_to_installs, theano_flags
 from cudnn_doctor.probes.loader import cache_from_answer, ldconfig_command, loader_search_dirs, resolve_like_loader
 from cudnn_doctor.probes.toolkit import discover_toolkits, nvcc_version_in, runtime_version
@@ -31,12 +32,16 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     # Helper programs (ldconfig, each nvcc that must be asked) run side by side under one budget, through
     # the child runner: a hanging one costs the budget once, and none outlives check.
     toolkits, dangling_variables = discover_toolkits(ctx)
+    # each toolkit's libcudart answers while the loader's cache is read and cuDNN is looked for
+    cudart_jobs = {tk.path: Job("cudart", tk.cudart) for tk in toolkits if tk.cudart and is_regular_file(tk.cudart)}
+    cudart_batch = ProbeBatch(list(cudart_jobs.values()))
     helpers = HelperRuns(ctx, toolkits)
     cache = helpers.ldconfig_cache()
     # No libnvidia-ml where the loader looks (LD_LIBRARY_PATH, its cache, the system folders): no driver,
-    # and no need to start a Python child to hear NVML say so.
-    nvml_present = resolve_like_loader("libnvidia-ml.so.1", [], ctx, cache) is not None
-    nvml_batch = ProbeBatch([NVML_JOB] if nvml_present else [])
+    # and no need to start a Python child to hear NVML say so. Where the command started it already
+    # (probes/early.py), that child is the one.
+    nvml_present = resolve_like_loader(NVML_SONAME, [], ctx, cache) is not None
+    nvml_batch = early.take(NVML_JOB, nvml_present) or ProbeBatch([NVML_JOB] if nvml_present else [])
     report = Report(tool=Tool("cudnn-doctor", __version__), host=_host())
 
     for path in ctx.search_paths:
@@ -60,8 +65,7 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     library_jobs = {lib: Job("cudnn", lib) for lib, _, _ in libraries if cudnn_probe.probe_target(lib)}
     loader_jobs = {major: Job("cudnn", f"libcudnn.so.{major}") for major in majors
                    if _loader_pick_is_loadable(f"libcudnn.so.{major}", ctx, cache)}
-    cudart_jobs = {tk.path: Job("cudart", tk.cudart) for tk in toolkits if tk.cudart and is_regular_file(tk.cudart)}
-    batch = ProbeBatch([*library_jobs.values(), *loader_jobs.values(), *cudart_jobs.values()])
+    batch = ProbeBatch([*library_jobs.values(), *loader_jobs.values()])
     scanned = time.perf_counter()
 
     frameworks = detect_frameworks(ctx, project_dir)
@@ -73,6 +77,7 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
         deep_imports = DeepImports(frameworks)
 
     answers = batch.results()
+    answers.update(cudart_batch.results())
     report.toolkits = [_finish_toolkit(tk, answers[cudart_jobs[tk.path]] if tk.path in cudart_jobs else None,
                                        helpers.nvcc_version(tk))
                        for tk in toolkits]

@@ -8,10 +8,11 @@ from cudnn_doctor.model import Driver, Gpu, GpuHealth, GpuProcess, LibraryProbe
 from cudnn_doctor.probes.child import Job
 from cudnn_doctor.versions import decode_cuda
 
+NVML_SONAME = "libnvidia-ml.so.1"
 NVML_JOB = Job("nvml", "-")
 LIBCUDA_JOB = Job("libcuda", "libcuda.so.1")
 # pynvml's own words when libnvidia-ml.so.1 cannot be loaded
-NVML_NOT_FOUND = LibraryProbe("libnvidia-ml.so.1", loaded=True,
+NVML_NOT_FOUND = LibraryProbe(NVML_SONAME, loaded=True,
                               values={"ok": False, "error": "NVML Shared Library Not Found",
                                       "error_class": "NVMLError_LibraryNotFound"})
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -92,8 +93,10 @@ def fake_libcuda(folder: Path, driver_cuda: int = 12040) -> Path:
 
 def fake_nvml(folder: Path, driver: str = "580.159.04", cuda: int = 13000, gpus: int = 1,
               name: str = "NVIDIA H100 80GB HBM3", compute_capability: str = "9.0",
-              init_error: int | None = None, health: dict[str, int] | None = None) -> Path:
-    """HEALTH: fake_nvml.c's FAKE_* health values by name, e.g. {"ECC_VOLATILE": 3, "SICK_GPU": 1}."""
+              init_error: int | None = None, health: dict[str, int] | None = None,
+              pid_file: Path | None = None, init_sleep_ms: int | None = None) -> Path:
+    """HEALTH: fake_nvml.c's FAKE_* health values by name, e.g. {"ECC_VOLATILE": 3, "SICK_GPU": 1};
+    PID_FILE: each nvmlInit appends its process's pid there; INIT_SLEEP_MS: nvmlInit takes that long."""
     cc_major, cc_minor = compute_capability.split(".")
     defines: dict[str, object] = {
         "FAKE_DRIVER": f'"{driver}"', "FAKE_CUDA": cuda, "FAKE_GPUS": gpus, "FAKE_GPU_NAME": f'"{name}"',
@@ -101,6 +104,10 @@ def fake_nvml(folder: Path, driver: str = "580.159.04", cuda: int = 13000, gpus:
     }
     if init_error is not None:
         defines["FAKE_NVML_INIT_ERROR"] = init_error
+    if pid_file is not None:
+        defines["FAKE_NVML_PID_FILE"] = json.dumps(str(pid_file))  # a C string literal: JSON's escapes are C's
+    if init_sleep_ms is not None:
+        defines["FAKE_NVML_INIT_SLEEP_MS"] = int(init_sleep_ms)
     defines.update({f"FAKE_{key}": value for key, value in (health or {}).items()})
     folder.mkdir(parents=True, exist_ok=True)
     built = compile_library("fake_nvml.c", "libnvidia-ml.so.1", defines, soname="libnvidia-ml.so.1")

@@ -1,9 +1,13 @@
 /* A stand-in for libnvidia-ml.so.1 that the real pynvml (nvidia-ml-py) loads: one or more
    GPUs with the name, UUID, compute capability and memory chosen at compile time.
    FAKE_NVML_INIT_ERROR makes nvmlInit fail with that NVML return code (18 = driver/library
-   version mismatch, 9 = driver not loaded). */
+   version mismatch, 9 = driver not loaded). FAKE_NVML_PID_FILE (a path) has nvmlInit append the
+   process's pid to that file; FAKE_NVML_INIT_SLEEP_MS makes nvmlInit take that long, as a driver that
+   is slow to open does. */
 #include <string.h>
 #include <stdio.h>
+#include <time.h>
+#include <unistd.h>
 
 #ifndef FAKE_DRIVER
 #define FAKE_DRIVER "580.159.04"
@@ -32,6 +36,14 @@ typedef struct { unsigned int version; unsigned long long total, reserved, free,
 static int handles[16];
 
 static int init(void) {
+#ifdef FAKE_NVML_PID_FILE
+    FILE *pids = fopen(FAKE_NVML_PID_FILE, "a");
+    if (pids) { fprintf(pids, "%d\n", (int)getpid()); fclose(pids); }
+#endif
+#ifdef FAKE_NVML_INIT_SLEEP_MS
+    struct timespec pause = {FAKE_NVML_INIT_SLEEP_MS / 1000, (FAKE_NVML_INIT_SLEEP_MS % 1000) * 1000000L};
+    nanosleep(&pause, NULL);
+#endif
 #ifdef FAKE_NVML_INIT_ERROR
     return FAKE_NVML_INIT_ERROR;
 #else
