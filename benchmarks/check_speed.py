@@ -19,6 +19,7 @@ import resource
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -44,22 +45,27 @@ def main() -> None:
     parser.add_argument("extra", nargs="*")
     options = parser.parse_args()
     env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+    # Each check runs from an empty folder, as from a user's project: not from a checkout whose own
+    # pyproject.toml names cudnn-doctor (that would be parsed for [tool.cudnn-doctor] on every run).
+    # The checkout is found through PYTHONPATH: `-m cudnn_doctor` takes its package.
+    neutral = tempfile.mkdtemp(prefix="check-speed-")
     check = [sys.executable, "-m", "cudnn_doctor", "check", "--json", *options.extra]
-    commands: dict[str, tuple[list[str], str]] = {
-        'python -c "import typer"': ([sys.executable, "-c", "import typer"], "/"),
-        "cudnn-doctor check --json": (check, str(REPO)),  # `-m` puts the cwd first on sys.path: this checkout
+    commands: dict[str, tuple[list[str], str, dict[str, str]]] = {
+        'python -c "import typer"': ([sys.executable, "-c", "import typer"], neutral, env),
+        "cudnn-doctor check --json": (check, neutral, {**env, "PYTHONPATH": str(REPO)}),
     }
     if options.before:
-        commands[f"check --json of {options.before.name}"] = (check, str(options.before.resolve()))
+        commands[f"check --json of {options.before.name}"] = (check, neutral,
+                                                              {**env, "PYTHONPATH": str(options.before.resolve())})
     for other in options.compare:
-        commands[other] = (["bash", "-c", other], "/")
-    for command, cwd in commands.values():
-        subprocess.run(command, capture_output=True, env=env, cwd=cwd)  # warm-up
+        commands[other] = (["bash", "-c", other], neutral, env)
+    for command, cwd, command_env in commands.values():
+        subprocess.run(command, capture_output=True, env=command_env, cwd=cwd)  # warm-up
     wall: dict[str, list[float]] = {name: [] for name in commands}
     cpu: dict[str, list[float]] = {name: [] for name in commands}
     for _ in range(options.runs):
-        for name, (command, cwd) in commands.items():  # interleaved: a busy moment hits every command alike
-            seconds, used = run_once(command, env, cwd)
+        for name, (command, cwd, command_env) in commands.items():  # interleaved: a busy moment hits all alike
+            seconds, used = run_once(command, command_env, cwd)
             wall[name].append(seconds)
             cpu[name].append(used)
     floor_wall = statistics.median(wall['python -c "import typer"'])
@@ -71,7 +77,8 @@ def main() -> None:
                         "max_s": round(max(wall[name]), 3), "cpu_median_s": round(statistics.median(cpu[name]), 3),
                         "x_import_typer": round(statistics.median(wall[name]) / floor_wall, 2),
                         "cpu_x_import_typer": round(statistics.median(cpu[name]) / floor_cpu, 2)})
-    report = json.loads(subprocess.run(check, capture_output=True, text=True, env=env, cwd=str(REPO)).stdout)
+    report = json.loads(subprocess.run(check, capture_output=True, text=True, env=commands["cudnn-doctor check --json"][2],
+                                       cwd=neutral).stdout)
     results[1].update({"probe_timings_ms": report.get("timings_ms"), "gpus": len(report.get("gpus", [])),
                        "cudnn_copies": len(report.get("cudnn", []))})
     print(json.dumps(results, indent=2))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -13,6 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from cudnn_doctor import __version__
+
+try:
+    from _blake2 import blake2b  # what hashlib.blake2b is, without hashlib's OpenSSL (2 ms of every start)
+except ImportError:  # a Python built without it
+    from hashlib import blake2b
 
 STALE_TEMPORARY_S = 3600.0  # a .tmp this old belongs to a process that was killed mid-write
 
@@ -41,8 +45,8 @@ def parsed(kind: str, subject: str, raw: bytes, parse: Callable[[bytes], dict[st
     others. An entry is trusted only after checks (cached_value): on any doubt (not a regular file, too big,
     another format, tool, subject or data, a checksum that does not match, another shape) RAW is parsed
     again and the entry rewritten."""
-    data_digest = hashlib.blake2b(raw, digest_size=16).hexdigest()
-    key = hashlib.blake2b(f"{ENTRY_FORMAT}\0{__version__}\0{data_digest}".encode(), digest_size=8).hexdigest()
+    data_digest = blake2b(raw, digest_size=16).hexdigest()
+    key = blake2b(f"{ENTRY_FORMAT}\0{__version__}\0{data_digest}".encode(), digest_size=8).hexdigest()
     folder = cache_dir() / kind
     cached = folder / f"{subject}-{key}.json"
     header = {"format": ENTRY_FORMAT, "tool": __version__, "kind": kind, "subject": subject, "data": data_digest}
@@ -73,7 +77,7 @@ def cached_value(path: Path, header: dict[str, str], limit: int) -> dict[str, An
         stored = json.loads(first)
         if not isinstance(stored, dict) or {k: stored.get(k) for k in header} != header:
             return None
-        if stored.get("body") != hashlib.blake2b(body, digest_size=16).hexdigest():
+        if stored.get("body") != blake2b(body, digest_size=16).hexdigest():
             return None
         value = json.loads(body)
     except (ValueError, RecursionError, UnicodeDecodeError):
@@ -85,7 +89,7 @@ def write_entry(folder: Path, cached: Path, header: dict[str, str], data: dict[s
     """HEADER (with the body's checksum) and DATA as JSON, written beside CACHED and renamed over it; a
     cache that cannot be written only costs time, and a write cut short (a signal) leaves no temporary."""
     body = json.dumps(data).encode("utf-8")
-    line = json.dumps({**header, "body": hashlib.blake2b(body, digest_size=16).hexdigest()}).encode("utf-8")
+    line = json.dumps({**header, "body": blake2b(body, digest_size=16).hexdigest()}).encode("utf-8")
     temporary = folder / f"{cached.stem}.{os.getpid()}.tmp"
     try:
         folder.mkdir(parents=True, exist_ok=True)

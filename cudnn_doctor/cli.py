@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import functools
 import os
 import sys
@@ -711,13 +712,31 @@ def main() -> None:
     sys.exit(exit_code)
 
 
+def app_for(args: list[str]) -> typer.Typer:
+    """The app with only the command ARGS run registered: typer builds every registered command's options
+    from its signature at each start, and the others are never read. The whole app for anything else: no
+    command, a group (fleet), an unknown or misspelt command (its suggestions), shell completion."""
+    from cudnn_doctor.completion import COMPLETE_VAR
+
+    if not args or COMPLETE_VAR in os.environ:
+        return app
+    chosen = [info for info in app.registered_commands
+              if (info.name or info.callback.__name__.replace("_", "-")) == args[0]]  # type: ignore[union-attr]
+    if len(chosen) != 1:
+        return app
+    narrowed = copy.copy(app)  # the same callback, options and settings; the module's app is left whole
+    narrowed.registered_commands = chosen
+    narrowed.registered_groups = []
+    return narrowed
+
+
 def _run_app() -> int:
     """The command's exit status, its output flushed."""
     # click's ClickException (click itself, or the copy newer typers carry), found through what typer exports
     usage_errors: tuple[type[Exception], ...] = tuple(
         c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
     try:
-        exit_code = app(prog_name="cudnn-doctor", standalone_mode=False)
+        exit_code = app_for(sys.argv[1:])(prog_name="cudnn-doctor", standalone_mode=False)
     except usage_errors as error:
         exit_code = _usage_error(error)
     except typer.Abort:
