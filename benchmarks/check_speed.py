@@ -37,6 +37,11 @@ def run_once(command: list[str], env: dict[str, str], cwd: str) -> tuple[float, 
     return time.perf_counter() - started, cpu_used() - before
 
 
+def python_path(checkout: Path) -> str:
+    """CHECKOUT first, then what PYTHONPATH held (the device machine's platformdirs, say)."""
+    return os.pathsep.join(filter(None, [str(checkout), os.environ.get("PYTHONPATH")]))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=15)
@@ -52,11 +57,11 @@ def main() -> None:
     check = [sys.executable, "-m", "cudnn_doctor", "check", "--json", *options.extra]
     commands: dict[str, tuple[list[str], str, dict[str, str]]] = {
         'python -c "import typer"': ([sys.executable, "-c", "import typer"], neutral, env),
-        "cudnn-doctor check --json": (check, neutral, {**env, "PYTHONPATH": str(REPO)}),
+        "cudnn-doctor check --json": (check, neutral, {**env, "PYTHONPATH": python_path(REPO)}),
     }
     if options.before:
         commands[f"check --json of {options.before.name}"] = (check, neutral,
-                                                              {**env, "PYTHONPATH": str(options.before.resolve())})
+                                                              {**env, "PYTHONPATH": python_path(options.before.resolve())})
     for other in options.compare:
         commands[other] = (["bash", "-c", other], neutral, env)
     for command, cwd, command_env in commands.values():
