@@ -486,3 +486,30 @@ def test_hundreds_of_copies_are_probed_in_batches_each_in_its_own_process(machin
     # the Pythons started to load them: a batch child is the parent of what it forked
     interpreters = {parent if parent != process.pid else pid for pid, parent, _ in loads}
     assert len(interpreters) <= -(-(copies + 2) // 8) + 2, len(interpreters)
+
+
+def test_strays_are_looked_for_among_the_processes_started_since_the_batch_began() -> None:
+    """kill_strays reads the environment only of processes whose id was given out after the batch began
+    (child.last_pid()), the wrap of the ids at pid_max included; what started before is not looked at."""
+    from cudnn_doctor.child import TOKEN_VARIABLE, kill_strays, last_pid
+
+    def stray(token: str) -> subprocess.Popen[bytes]:
+        return subprocess.Popen(["sleep", "60"], env={**os.environ, TOKEN_VARIABLE: token}, start_new_session=True)
+
+    since = last_pid()
+    assert since is not None
+    started = stray("a" * 16)
+    try:
+        assert kill_strays("a" * 16, since) == 1
+        assert started.wait(timeout=10) == -9
+    finally:
+        started.kill()
+    older = stray("b" * 16)
+    try:
+        assert kill_strays("b" * 16, last_pid()) == 0  # started before: not the batch's, not looked at
+        assert older.poll() is None
+        pid_max = int(Path("/proc/sys/kernel/pid_max").read_text())
+        assert kill_strays("b" * 16, pid_max - 1) == 1  # since > the last id: the ids wrapped, all after it count
+        assert older.wait(timeout=10) == -9
+    finally:
+        older.kill()

@@ -23,6 +23,7 @@ from cudnn_doctor.versions import clean_version, decode_cuda, decode_cudnn
 
 Folder = tuple[str, str]  # (folder, source)
 MAIN_LIBRARY = SONAME
+NAME_STARTS = ("libcudnn.", "cudnn64_")  # how every name MAIN_LIBRARY matches begins
 SEARCH_PATH_SUBDIRS = ("", "lib64", "lib", "lib/x64", "bin", "nvidia/cudnn/lib", "nvidia/cudnn/bin",
                        "cuda/lib64", "cuda/lib", "cuda/bin")
 
@@ -113,7 +114,8 @@ def discover_cudnn_libraries(ctx: SearchContext, toolkits: list[Toolkit],
                 continue
             seen_folders.add(real_folder)
             try:
-                names = sorted(entry.name for entry in os.scandir(folder))  # one listing, not a glob per pattern
+                # one listing, not a glob per pattern; a system folder's thousand names are not sorted
+                names = sorted(entry.name for entry in os.scandir(folder) if entry.name.startswith(NAME_STARTS))
             except OSError:
                 continue
             for name in names:

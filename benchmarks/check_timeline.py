@@ -1,0 +1,93 @@
+"""Where one `check --json` spends its wall time, in order: imports, typer, each step of run_check, the
+probes' own timings, and a profile of the run (cProfile, the costliest functions by own time).
+
+    python benchmarks/check_timeline.py [--runs 5] [--profile]
+
+Each run is a fresh process started as `python -m cudnn_doctor check --json` would be (entry.main, so the
+early NVML child too), with markers put around the steps from outside the package; the medians of RUNS are
+printed. Bytecode is written and read as an installed package's is."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+CHILD = r"""
+import io, json, sys, time
+T0 = time.perf_counter()
+marks = []
+def mark(name):
+    marks.append((name, round((time.perf_counter() - T0) * 1000, 1)))
+sys.argv = ["cudnn-doctor", "check", "--json"]
+from cudnn_doctor import signals
+signals.install()
+from cudnn_doctor.probes import early
+early.start(sys.argv[1:]); mark("early child started")
+import typer; mark("typer imported")
+import cudnn_doctor.cli as cli; mark("cli imported")
+import cudnn_doctor.commands.check as check; mark("commands.check imported")
+def wrap(module, name, label):
+    original = getattr(module, name)
+    def wrapped(*args, **kwargs):
+        mark(label + " start"); result = original(*args, **kwargs); mark(label + " end"); return result
+    setattr(module, name, wrapped)
+for name, label in (("run_check", "run_check"), ("collect_report", "collect"), ("evaluate", "rules"),
+                    ("treat", "plan"), ("summarize", "summary")):
+    wrap(check, name, label)
+import cudnn_doctor.commands.check
+if PROFILE:
+    import cProfile, pstats
+    profile = cProfile.Profile(); profile.enable()
+import os, tempfile
+held = tempfile.TemporaryFile(); saved = os.dup(1); os.dup2(held.fileno(), 1)
+try:
+    cli.main()
+except SystemExit:
+    pass
+sys.stdout.flush(); os.dup2(saved, 1)
+mark("end")
+if PROFILE:
+    profile.disable(); text = io.StringIO()
+    pstats.Stats(profile, stream=text).sort_stats("tottime").print_stats(30); sys.stderr.write(text.getvalue())
+held.seek(0); report = json.loads(held.read())
+print(json.dumps({"marks": marks, "timings_ms": report.get("timings_ms")}))
+"""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--profile", action="store_true")
+    options = parser.parse_args()
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
+    neutral = tempfile.mkdtemp(prefix="check-timeline-")
+    code = CHILD.replace("PROFILE", "True" if options.profile else "False")
+    subprocess.run([sys.executable, "-c", code], capture_output=True, env=env, cwd=neutral)  # warm-up
+    runs = []
+    for _ in range(options.runs):
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=neutral)
+        if done.returncode != 0 or not done.stdout.strip():
+            sys.exit(done.stderr)
+        runs.append(json.loads(done.stdout.splitlines()[-1]))
+        profile = done.stderr
+    names = [name for name, _ in runs[0]["marks"]]
+    for name in names:
+        values = [dict(run["marks"]).get(name) for run in runs]
+        print(f"{statistics.median(v for v in values if v is not None):8.1f} ms  {name}")
+    for key in runs[0]["timings_ms"]:
+        print(f"{statistics.median(run['timings_ms'][key] for run in runs):8.1f} ms  probes' own: {key}")
+    if options.profile:
+        print(profile)
+
+
+if __name__ == "__main__":
+    main()
