@@ -404,6 +404,7 @@ class _PipedDecompressing:
         # a session of its own: Ctrl-C reaches us, and we end it (close), never half of a pipeline
         self.process = subprocess.Popen(argv, stdin=descriptor, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                         start_new_session=True)
+        assert self.process.stdout is not None
         _widen_pipe(self.process.stdout.fileno())
 
     def read(self, size: int = -1) -> bytes:

@@ -7,7 +7,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cudnn_doctor.child import (
     ChildAnswer,
@@ -18,7 +18,9 @@ from cudnn_doctor.child import (
     python_argv,
     timeout_from_env,
 )
-from cudnn_doctor.model import LibraryProbe
+
+if TYPE_CHECKING:  # the model's dataclasses cost milliseconds to make: not before NVML's child has started
+    from cudnn_doctor.model import LibraryProbe
 
 CHILD = str(Path(__file__).resolve().parents[1] / "_probe_child.py")
 DEFAULT_TIMEOUT_S = 20.0
@@ -34,6 +36,10 @@ class Job:
     kind: str  # a job name of _probe_child.py
     target: str  # a path, a soname or a library name
 
+
+NVML_SONAME = "libnvidia-ml.so.1"
+NVML_JOB = Job("nvml", "-")  # pynvml opens NVML_SONAME itself, as any program would
+LIBCUDA_JOB = Job("libcuda", "libcuda.so.1")
 
 BATCHED_KINDS = ("cudnn", "cudart")  # the jobs a machine may have hundreds of
 BATCH_SIZE = 32  # libraries per batch child at most
@@ -166,6 +172,8 @@ def _child_environment(env: Mapping[str, str]) -> dict[str, str]:
 
 
 def _library_probe(job: Job, answer: ChildAnswer, timeout: float) -> LibraryProbe:
+    from cudnn_doctor.model import LibraryProbe
+
     if answer.timed_out:
         why = answer.error if answer.error and answer.error.startswith("not started") else \
             f"did not answer within {timeout:g} s (it hangs while loading or in its first call)"

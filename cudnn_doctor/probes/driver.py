@@ -5,12 +5,11 @@ from __future__ import annotations
 from dataclasses import fields
 
 from cudnn_doctor.model import Driver, Gpu, GpuHealth, GpuProcess, LibraryProbe
-from cudnn_doctor.probes.child import Job
+from cudnn_doctor.probes.child import LIBCUDA_JOB, NVML_JOB, NVML_SONAME
 from cudnn_doctor.versions import decode_cuda
 
-NVML_SONAME = "libnvidia-ml.so.1"
-NVML_JOB = Job("nvml", "-")
-LIBCUDA_JOB = Job("libcuda", "libcuda.so.1")
+__all__ = ["LIBCUDA_JOB", "NVML_JOB", "NVML_NOT_FOUND", "NVML_SONAME", "read_driver", "read_health"]
+
 # pynvml's own words when libnvidia-ml.so.1 cannot be loaded
 NVML_NOT_FOUND = LibraryProbe(NVML_SONAME, loaded=True,
                               values={"ok": False, "error": "NVML Shared Library Not Found",

@@ -14,9 +14,8 @@ from __future__ import annotations
 import os
 import re
 
-from cudnn_doctor.probes.child import Job, ProbeBatch
+from cudnn_doctor.probes.child import NVML_JOB, NVML_SONAME, Job, ProbeBatch
 from cudnn_doctor.probes.context import SearchContext
-from cudnn_doctor.probes.driver import NVML_JOB, NVML_SONAME
 from cudnn_doctor.user_files import is_regular_file
 
 COLLECTING = ("check", "fix", "bench", "explain")  # the commands that run collect_report()
