@@ -15,7 +15,7 @@ from cudnn_doctor import __version__, completion
 from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.knowledge.inputs import ascii_decimal, ascii_integer
 from cudnn_doctor.settings import CHECK_FORMATS  # re-exported: what check's --format takes
-from cudnn_doctor.streams import OUTPUT_LOST_EXIT, OutputLost, say
+from cudnn_doctor.streams import OUTPUT_LOST_EXIT, OutputLost, log_line, say
 
 app = typer.Typer(
     name="cudnn-doctor",
@@ -120,7 +120,7 @@ def guarded(function: F) -> F:
             message = f"cudnn-doctor: error: {error.message}"
             if error.fix:
                 message += f" (fix: {error.fix})"
-            sys.stderr.write(message + "\n")
+            say(message)
             if want_json:
                 found = error.finding
                 write_error_json(error.exit_code, error.message, error.fix, found.title if found else None,
@@ -136,8 +136,7 @@ def guarded(function: F) -> F:
 
                 traceback.print_exc()
             report = f"this is a bug in cudnn-doctor {__version__}: please report it at {ISSUES_URL}"
-            sys.stderr.write(f"cudnn-doctor: internal error: {type(error).__name__}: {error} "
-                             f"({report}; -v shows the traceback)\n")
+            say(f"cudnn-doctor: internal error: {type(error).__name__}: {error} ({report}; -v shows the traceback)")
             if want_json:
                 write_error_json(3, f"{type(error).__name__}: {error}", report, title="Internal error")
             raise typer.Exit(3) from None
@@ -549,7 +548,7 @@ def fix(
         _show_fix(outcome, shell, json_output, applied=False)
         raise typer.Exit(outcome.exit_code)
     if outcome.plan.actions:
-        say = (lambda line: None) if json_output else (lambda line: _console(stderr=True).print(line, highlight=False))
+        say = (lambda line: None) if json_output else (lambda line: _console(stderr=True).print(log_line(line), highlight=False))
         apply(outcome, options, say)
     _show_fix(outcome, shell, json_output, applied=True)
     raise typer.Exit(outcome.exit_code)
@@ -649,7 +648,7 @@ def _run_transaction(command: str, action: Any, json_output: bool, verbose: bool
         return typer.confirm(question, default=False, err=True)
 
     def note(text: str) -> None:
-        _console(stderr=True).print(f"cudnn-doctor: {text}", markup=False)  # piped: one line, not cut at 80
+        _console(stderr=True).print(log_line(f"cudnn-doctor: {text}"), markup=False)  # piped: one line, not cut at 80
 
     ui = Ui(show_plan=show_plan, confirm=confirm, note=note,
             progress=not json_output and sys.stderr.isatty())

@@ -57,10 +57,10 @@ def named_shell_request(args: list[str]) -> int | None:
         return None
     shell = args[1].lower()
     if shell not in SHELLS:
-        import sys
+        from cudnn_doctor.streams import say
 
-        sys.stderr.write(f"cudnn-doctor: error: {args[0]} {args[1]}: not a shell it completes "
-                         f"(fix: name one of {', '.join(SHELLS)}, or none for the running shell)\n")
+        say(f"cudnn-doctor: error: {args[0]} {args[1]}: not a shell it completes "
+            f"(fix: name one of {', '.join(SHELLS)}, or none for the running shell)")
         return 2
     from typer._completion_classes import completion_init
     from typer._completion_shared import get_completion_script, install

@@ -136,10 +136,32 @@ def output_lost() -> str | None:
     return raw.lost if isinstance(raw, _StdoutRaw) else None
 
 
+def printable(text: str) -> str:
+    """TEXT with every control character (terminal escape codes, newlines) and lone surrogate
+    written as an escape, so that nothing read from an archive or a path reaches the terminal raw."""
+    out = []
+    for char in text:
+        if char.isprintable() and not 0xD800 <= ord(char) <= 0xDFFF:
+            out.append(char)
+        else:
+            out.append(char.encode("unicode_escape", "backslashreplace").decode("ascii")
+                       if not 0xD800 <= ord(char) <= 0xDFFF else f"\\x{ord(char) - 0xDC00:02x}")
+    return "".join(out)
+
+
+def log_line(text: str) -> str:
+    """TEXT as one line that no log reader takes for more: control characters (a newline, a CR, terminal
+    escapes) written as escapes, and `##[` written `##%5B`, which GitHub's runner takes for a command
+    anywhere in a line of a step's output, standard error included (render/github.py). Every line the
+    doctor writes to standard error goes through here (say); each begins with `cudnn-doctor`, so none
+    can begin with `::` either."""
+    return printable(text).replace("##[", "##%5B")
+
+
 def say(text: str) -> None:
-    """One line on standard error, whatever state it is in."""
+    """One line on standard error, whatever state it is in (log_line: one line, whatever TEXT holds)."""
     try:
-        sys.stderr.write(text + "\n")
+        sys.stderr.write(log_line(text) + "\n")
         sys.stderr.flush()
     except (OSError, ValueError, AttributeError):
         pass

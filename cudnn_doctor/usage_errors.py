@@ -135,10 +135,10 @@ def report_usage_error(error: Exception, want_json: bool, root: Any = None,
                        write_json: Callable[[int, str, str], None] | None = None) -> int:
     """Print ERROR as one line on standard error and, when WANT_JSON, hand it to WRITE_JSON (the command line's
     one `cudnn-doctor/error/1` object); the exit code."""
-    import sys
+    from cudnn_doctor.streams import say
 
     message, fix = describe(error, root=root)
-    sys.stderr.write(f"cudnn-doctor: error: {message} (fix: {fix})\n")
+    say(f"cudnn-doctor: error: {message} (fix: {fix})")
     if want_json and write_json is not None:
         write_json(USAGE_EXIT, message, fix)
     return USAGE_EXIT

@@ -183,3 +183,25 @@ def test_control_characters_and_non_utf8_paths_in_junit_and_json_files(machine: 
             strict_json(answer.stdout)
         else:
             ET.fromstring(answer.stdout)
+
+
+def test_error_lines_on_stderr_cannot_forge_workflow_commands(machine: Machine, tmp_path: Path) -> None:
+    """GitHub's runner reads a step's standard error for workflow commands too, whatever --format: each line
+    the doctor writes there is one line (a newline or CR in a path written as an escape), begins with
+    `cudnn-doctor`, and holds no `##[`. A DoctorError, a usage error and a bad format name, each carrying
+    command syntax."""
+    cases = [
+        ("check", "--format", "github", "--project", f"{tmp_path}/missing{FORGING}"),
+        ("check", "--json", "--require", f"cudnn>=9{FORGING}"),
+        ("check", "--format", f"github{FORGING}"),
+        ("compat", f"torch=={FORGING}"),
+        ("explain", "--from-file", f"{tmp_path}/none{FORGING}"),
+    ]
+    for args in cases:
+        result = machine.run(*args)
+        assert result.exit_code == 2, (args, result.stderr)
+        assert result.stderr.strip() and "Traceback" not in result.stderr
+        assert runner_commands(result.stderr) == [], (args, result.stderr)
+        lines = re.split(r"\r\n|\r|\n", result.stderr.rstrip("\n"))
+        assert all(line.startswith("cudnn-doctor") for line in lines), (args, lines)
+        assert "\\n::error" in result.stderr  # the value is still shown, its newline as an escape

@@ -10,6 +10,7 @@ from collections.abc import Container
 from dataclasses import dataclass
 
 from cudnn_doctor.errors import DoctorError
+from cudnn_doctor.streams import printable  # re-exported: install's messages use it
 
 FILE, DIR, SYMLINK, HARDLINK = "file", "dir", "symlink", "hardlink"
 GiB = 1 << 30
@@ -37,19 +38,6 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 def refuse(archive: str, why: str) -> DoctorError:
     return DoctorError.of("CD502", exit_code=2, file=printable(os.path.basename(archive)), why=why)
-
-
-def printable(text: str) -> str:
-    """TEXT with every control character (terminal escape codes, newlines) and lone surrogate
-    written as an escape, so that nothing read from an archive or a path reaches the terminal raw."""
-    out = []
-    for char in text:
-        if char.isprintable() and not 0xD800 <= ord(char) <= 0xDFFF:
-            out.append(char)
-        else:
-            out.append(char.encode("unicode_escape", "backslashreplace").decode("ascii")
-                       if not 0xD800 <= ord(char) <= 0xDFFF else f"\\x{ord(char) - 0xDC00:02x}")
-    return "".join(out)
 
 
 def safe_name(archive: str, raw: str) -> str:
