@@ -10,7 +10,7 @@ import sys
 from tests.conftest import Machine
 
 # what `check --json` never needs on a machine like this one: the text renderer's library, the
-# specifier parser (no --require), the readers of files that are not there (Theano's INI files, Maven's
+# specifier parser (plain releases are judged without it: specifiers.py), the readers of files that are not there (Theano's INI files, Maven's
 # XML, Gradle scripts), the TOML parser once the parsed data is cached, and helpers of helpers
 NOT_FOR_JSON = ("rich", "packaging", "configparser", "xml", "pyexpat", "tomllib", "socket", "secrets", "random",
                 "platformdirs", "cudnn_doctor.probes.dl4j", "cudnn_doctor.probes.maven", "cudnn_doctor.probes.gradle",
@@ -42,3 +42,13 @@ def test_what_is_left_out_is_imported_where_it_is_needed(machine: Machine) -> No
     (machine.cwd / "pom.xml").write_text("<project><modelVersion>4.0.0</modelVersion></project>\n")
     modules = imported(machine, "check", "--json", "--require", "cudnn>=9.1")
     assert {"cudnn_doctor.probes.maven", "cudnn_doctor.probes.dl4j"} <= modules  # a Maven project is read
+
+
+def test_plain_release_specifiers_need_no_packaging(machine: Machine) -> None:
+    """--require of plain releases and JAX's pin of its cuDNN wheel are judged without packaging; a spec
+    with a wildcard is packaging's."""
+    args = ("check", "--json", "--require", "cudnn>=9.1,<10", "--require", "driver>=550", "--framework", "jax==0.7.1")
+    imported(machine, *args)  # the first run caches the tables it parses
+    plain = imported(machine, *args)
+    assert "cudnn_doctor.specifiers" in plain and unwanted(plain) == []
+    assert "packaging.specifiers" in imported(machine, "check", "--json", "--require", "cuda==12.*")

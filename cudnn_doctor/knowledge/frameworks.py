@@ -547,12 +547,12 @@ def judge_cudnn(need: Needs, rows: list[dict[str, Any]], cudnn: str) -> Reason:
 
 
 def _judge_requirement(name: str, rows: list[dict[str, Any]], cudnn: str) -> Reason:
-    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+    from cudnn_doctor.specifiers import InvalidSpecifier, Specifiers
 
     refused: list[tuple[str, dict[str, Any]]] = []
     for row in rows:
         try:
-            spec = SpecifierSet(str(row["cudnn_requirement"]))
+            spec = Specifiers(str(row["cudnn_requirement"]))
         except InvalidSpecifier:
             continue
         package = row.get("cudnn_package", "nvidia-cudnn")

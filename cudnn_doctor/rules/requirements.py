@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from cudnn_doctor.codes import finding
 from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.model import Finding, Report
+from cudnn_doctor.specifiers import InvalidSpecifier, Specifiers
 
 SUBJECTS = {
     "cudnn": "CD320", "cuda": "CD220", "cuda-driver": "CD120", "driver": "CD120", "gpu": "CD121",
@@ -28,18 +29,14 @@ class Requirement:
 
     def allows(self, version: str) -> bool:
         """Does VERSION meet this requirement's specifier?"""
-        from packaging.specifiers import SpecifierSet
-
         try:
-            return _satisfies(version, SpecifierSet(self.specifier))
+            return _satisfies(version, Specifiers(self.specifier))
         except ValueError:  # a version too long to compare (Python's limit on digits)
             return False
 
 
 def parse_requirement(text: str) -> Requirement:
     """"cudnn>=9.1" -> Requirement; a bad one is a usage error (exit 2)."""
-    from packaging.specifiers import InvalidSpecifier, SpecifierSet
-
     match = SPEC.match(text)
     subject = match.group(1).lower() if match else ""
     if not match or subject not in SUBJECTS:
@@ -54,7 +51,7 @@ def parse_requirement(text: str) -> Requirement:
                                   "(PCIe generation 4 possible, 16 lanes now)")
         return Requirement(text, subject, specifier)
     try:
-        SpecifierSet(specifier)
+        Specifiers(specifier)
     except InvalidSpecifier:
         raise DoctorError(f"--require {text!r}: {specifier!r} is not a version specifier",
                           fix="write it like >=9.1, ==12.4.*, or >=550,<600") from None
@@ -79,12 +76,10 @@ def _candidates(report: Report, subject: str) -> list[tuple[str, str]]:
     return [(f.version, f.location or f.name) for f in report.frameworks if f.name == subject and f.version]  # type: ignore[misc]
 
 
-def _satisfies(version: str, specifier: object) -> bool:
-    from packaging.version import InvalidVersion, Version
-
+def _satisfies(version: str, specifier: Specifiers) -> bool:
     try:
-        return Version(version.split("+")[0]) in specifier  # type: ignore[operator]
-    except InvalidVersion:
+        return specifier.contains(version.split("+")[0])
+    except ValueError:  # not a version (packaging's InvalidVersion), or one too long to compare
         return False
 
 
@@ -116,8 +111,7 @@ def _health_problems(report: Report, requirement: Requirement) -> list[str]:
 
 def check_requirements(report: Report, requirements: list[Requirement]) -> list[Finding]:
     if not requirements:
-        return []  # and no 30 ms import of packaging on the plain `check` path
-    from packaging.specifiers import SpecifierSet
+        return []
 
     findings = []
     for requirement in requirements:
@@ -127,7 +121,7 @@ def check_requirements(report: Report, requirements: list[Requirement]) -> list[
                 findings.append(finding("CD122", spec=requirement.text, found="; ".join(problems)))
             continue
         candidates = _candidates(report, requirement.subject)
-        specifier = SpecifierSet(requirement.specifier)
+        specifier = Specifiers(requirement.specifier)
 
         if any(_satisfies(version, specifier) for version, _ in candidates):
             continue
