@@ -715,9 +715,7 @@ def app_for(args: list[str]) -> typer.Typer:
     """The app with only the command ARGS run registered: typer builds every registered command's options
     from its signature at each start, and the others are never read. The whole app for anything else: no
     command, a group (fleet), an unknown or misspelt command (its suggestions), shell completion."""
-    from cudnn_doctor.completion import COMPLETE_VAR
-
-    if not args or COMPLETE_VAR in os.environ:
+    if not args or completion.COMPLETE_VAR in os.environ:
         return app
     chosen = [info for info in app.registered_commands
               if (info.name or info.callback.__name__.replace("_", "-")) == args[0]]  # type: ignore[union-attr]

@@ -11,11 +11,11 @@ anything: a wrong guess costs one child, never an answer.
 
 from __future__ import annotations
 
-import os
 import re
 
 from cudnn_doctor.probes.child import NVML_JOB, NVML_SONAME, Job, ProbeBatch
 from cudnn_doctor.probes.context import SearchContext
+from cudnn_doctor.probes.loader import resolve_like_loader
 from cudnn_doctor.user_files import is_regular_file
 
 COLLECTING = ("check", "fix", "bench", "explain")  # the commands that run collect_report()
@@ -62,9 +62,8 @@ def _command(argv: list[str]) -> str | None:
 def _may_load(soname: str, ctx: SearchContext) -> bool:
     """Whether the loader may find SONAME: in an LD_LIBRARY_PATH or default folder, or named in the
     loader's cache. A superset of collect_report()'s exact answer, read without starting `ldconfig -p`."""
-    for folder in ctx.env_paths("LD_LIBRARY_PATH") + ctx.default_lib_dirs():
-        if os.path.exists(os.path.join(folder, soname)):
-            return True
+    if resolve_like_loader(soname, [], ctx, {}) is not None:  # the loader's own folders, its cache left out
+        return True
     cache = ctx.system("/etc/ld.so.cache")
     if not is_regular_file(cache):  # missing, or a FIFO that would block the read
         return False
