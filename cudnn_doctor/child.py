@@ -33,8 +33,9 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
+
+from cudnn_doctor.records import field, record
 
 NEUTRAL_CWD = "/"
 TOKEN_VARIABLE = "CUDNN_DOCTOR_CHILD_TOKEN"
@@ -49,7 +50,7 @@ FDS_PER_CHILD = 5
 FDS_RESERVED = 32
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ChildAnswer:
     """What one child left us. `values` is the last JSON object it printed on a line of its own
     (or as its whole output); `error` says why there is no usable answer, in words."""
@@ -64,7 +65,7 @@ class ChildAnswer:
     stderr_tail: str = ""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ChildRequest:
     argv: tuple[str, ...]
     env: Mapping[str, str] | None = None  # None: the doctor's own environment
@@ -148,7 +149,7 @@ def run_children(requests: Sequence[ChildRequest], deadline: float | None = None
 _RETRY = object()  # _start's answer when the machine cannot start one more child now
 
 
-@dataclass
+@record
 class _Running:
     index: int
     process: subprocess.Popen[bytes]

@@ -187,8 +187,7 @@ def check_settings(select: list[str], ignore: list[str], strict: Optional[bool],
                    output_format: Optional[str], json_output: bool):  # type: ignore[no-untyped-def]
     """The command line's selection, strictness, requirements and format merged with CUDNN_DOCTOR_* and
     [tool.cudnn-doctor] (cudnn_doctor/settings.py); the format checked. For `check` and `fix`."""
-    import dataclasses
-
+    from cudnn_doctor.records import replace
     from cudnn_doctor.settings import resolve_settings
 
     given = _check_format(output_format, json_output) if output_format is not None or json_output else None
@@ -199,7 +198,7 @@ def check_settings(select: list[str], ignore: list[str], strict: Optional[bool],
         if chosen not in CHECK_FORMATS:
             raise DoctorError(f"format {settings.output_format!r} (from {where}): not a format I know",
                               fix="text, json, github, junit or prometheus")
-        settings = dataclasses.replace(settings, output_format=chosen)
+        settings = replace(settings, output_format=chosen)
     return settings
 
 

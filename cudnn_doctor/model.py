@@ -6,16 +6,16 @@ mechanically (`to_jsonable`), so the text report and the JSON never disagree.
 
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass, field
 from typing import Any
+
+from cudnn_doctor.records import field, fields, is_record, record
 
 REPORT_SCHEMA = "cudnn-doctor/report/1"
 
 ERROR, WARNING, INFO = "error", "warning", "info"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Host:
     os: str
     arch: str
@@ -23,13 +23,13 @@ class Host:
     hostname: str
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class GpuProcess:
     pid: int
     used_memory_mib: int | None
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class GpuHealth:
     """NVML's health readings of one GPU; None where not read, named in not_supported where the
     GPU or driver does not support it, in errors where NVML failed."""
@@ -56,7 +56,7 @@ class GpuHealth:
     errors: dict[str, str] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Gpu:
     index: int
     name: str
@@ -67,7 +67,7 @@ class Gpu:
     health: GpuHealth | None = None
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Driver:
     version: str | None  # "580.159.04"
     cuda_driver_version: str | None  # "13.0"
@@ -76,7 +76,7 @@ class Driver:
     error: str | None = None  # why it could not be read, when it could not
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Toolkit:
     path: str
     version: str | None
@@ -90,7 +90,7 @@ class Toolkit:
     cudart_error: str | None = None  # why its libcudart failed to load
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class LibraryProbe:
     """What a child process saw when it loaded one vendor library."""
 
@@ -102,7 +102,7 @@ class LibraryProbe:
     values: dict[str, Any] = field(default_factory=dict)  # function name -> returned value
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class CudnnInstall:
     path: str  # the folder
     library: str  # the file, e.g. /usr/lib/x86_64-linux-gnu/libcudnn.so.9
@@ -125,7 +125,7 @@ class CudnnInstall:
     real_path: str | None = None  # the folder with every symlink resolved
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Framework:
     name: str  # "torch" | "tensorflow" | "jax" | "theano" | "dl4j"
     version: str | None
@@ -137,7 +137,7 @@ class Framework:
     details: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Finding:
     code: str
     severity: str
@@ -149,20 +149,20 @@ class Finding:
     values: dict[str, Any] = field(default_factory=dict, compare=False)  # what the rule read, by name
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Summary:
     status: str  # "ok" | "warning" | "error"
     counts: dict[str, int]
     exit_code: int
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Tool:
     name: str
     version: str
 
 
-@dataclass
+@record
 class Report:
     tool: Tool
     host: Host
@@ -188,9 +188,9 @@ class Report:
 
 
 def to_jsonable(value: Any) -> Any:
-    """Turn dataclasses, tuples and dicts into plain JSON types."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    """Turn records, tuples and dicts into plain JSON types."""
+    if is_record(value) and not isinstance(value, type):
+        return {f.name: to_jsonable(getattr(value, f.name)) for f in fields(value)}
     if isinstance(value, (list, tuple)):
         return [to_jsonable(item) for item in value]
     if isinstance(value, dict):

@@ -7,7 +7,8 @@ options and the tests can check the counts without either.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from cudnn_doctor.records import record
 
 DTYPES = ("fp32", "tf32", "fp16", "bf16")
 LAYOUTS = ("nchw", "nhwc")
@@ -17,7 +18,7 @@ APIS = ("auto", "graph", "legacy")
 CONV_PASSES = ("conv-fwd", "conv-bwd-data", "conv-bwd-filter")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ConvShape:
     """A 2-D convolution: input N×C×H×W, K filters of R×S, square padding and stride."""
 
@@ -45,7 +46,7 @@ class ConvShape:
                 f" pad {self.pad} stride {self.stride}")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class LstmShape:
     """A one-layer unidirectional LSTM over SEQ steps of a BATCH, INPUT -> HIDDEN features."""
 
@@ -122,7 +123,7 @@ def peak_key(dtype: str) -> str:
     return {"fp32": "fp32", "tf32": "tf32_tensor", "fp16": "fp16_tensor", "bf16": "bf16_tensor"}[dtype]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class BenchOptions:
     workload: str = "all"
     dtype: str = "fp32"

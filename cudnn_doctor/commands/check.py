@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from typing import Any
 
 from cudnn_doctor.errors import DoctorError
@@ -12,12 +11,13 @@ from cudnn_doctor.knowledge.data import sublibrary_names
 from cudnn_doctor.model import Report
 from cudnn_doctor.probes.collect import collect_report
 from cudnn_doctor.probes.context import SearchContext
+from cudnn_doctor.records import field, record
 from cudnn_doctor.rules import evaluate, summarize
 from cudnn_doctor.rules.requirements import parse_requirement
 from cudnn_doctor.selection import Selection, select_findings
 
 
-@dataclass
+@record
 class CheckOptions:
     require: list[str] = field(default_factory=list)
     strict: bool = False

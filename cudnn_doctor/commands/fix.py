@@ -13,7 +13,6 @@ import os
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,7 @@ from cudnn_doctor.commands.check import CheckOptions, run_check
 from cudnn_doctor.model import Report
 from cudnn_doctor.plan.model import CONDA, ENV, INSTALL, PIP, PLAN_SCHEMA, Action, EnvChange, Plan
 from cudnn_doctor.plan.shell import folders_after, plan_json
+from cudnn_doctor.records import field, record
 
 ACTION_TIMEOUT_S = 3600.0  # a pip install of a framework with its CUDA wheels takes minutes, not hours
 CHECK_TIMEOUT_S = 600.0
@@ -34,14 +34,14 @@ def _doctor_argv(*args: str) -> tuple[str, ...]:
     return python_module_argv("cudnn_doctor", *args, paths=paths)
 
 
-@dataclass
+@record
 class FixOptions:
     check: CheckOptions
     yes: bool = False
     shell: str = "bash"
 
 
-@dataclass
+@record
 class Outcome:
     """What `fix` did: the plan, what each action came to, the checks before and after."""
 

@@ -18,7 +18,6 @@ import tarfile
 import zipfile
 import zlib
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +40,7 @@ from cudnn_doctor.install.safety import (
     safe_name,
 )
 from cudnn_doctor.probes.elf import ElfError, parse_header
+from cudnn_doctor.records import record
 
 CHUNK = 1 << 20
 ROOT = re.compile(r"^(?:cuda|cudnn-[^/]+|nvidia/cudnn)/(.*)$")
@@ -53,7 +53,7 @@ PLATFORM_WORDS = {BIN: "Windows (DLL)", IMPLIB: "Windows (import)", LIB: "Linux 
 Chunks = Callable[[], Iterator[bytes]]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class StagedFile:
     """One file an install puts into the prefix."""
 
@@ -66,7 +66,7 @@ class StagedFile:
     target: str | None = None  # symlinks only
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ArchiveContents:
     archive: str
     format: str  # tar | zip

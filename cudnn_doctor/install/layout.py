@@ -8,12 +8,13 @@ which files in those folders are older cuDNN copies that an install replaces.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+
+from cudnn_doctor.records import field, record
 
 INCLUDE, LIB, BIN, IMPLIB = "include", "lib", "bin", "implib"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Layout:
     platform: str  # NVIDIA's name: linux-x86_64, linux-sbsa, windows-x86_64, ...
     os_name: str  # linux | windows | macos

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
 from typing import Any
 
 from cudnn_doctor.knowledge import frameworks as knowledge
@@ -19,6 +18,7 @@ from cudnn_doctor.knowledge.data import load
 from cudnn_doctor.model import ERROR, WARNING, CudnnInstall, Finding, Framework, Report
 from cudnn_doctor.plan.advice import advice, advice_row
 from cudnn_doctor.plan.model import CONDA, EDIT, ENV, INSTALL, MANUAL, PIP, Action, EnvChange, Plan
+from cudnn_doctor.records import field, record, replace
 from cudnn_doctor.rules.cudnn import prefix_of
 from cudnn_doctor.versions import major, version_tuple
 
@@ -26,7 +26,7 @@ PACKAGE_MANAGED = ("pip:", "conda")  # folders a package manager owns: never wri
 CUDNN_DATA = "compat/cudnn.toml [[release]]"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Setting:
     """What the plan needs beyond the report: where a cuDNN of our own goes, and the interpreter that counts."""
 
@@ -35,7 +35,7 @@ class Setting:
     requirements: tuple[Any, ...] = ()  # the parsed --require specs
 
 
-@dataclass
+@record
 class _Work:
     report: Report
     setting: Setting
@@ -279,7 +279,7 @@ def _cudnn_major_needed(framework: Framework) -> int | None:
     return None
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class _Choice:
     release: dict[str, Any] | None
     why: str

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,8 +17,9 @@ from cudnn_doctor.child import (
     python_argv,
     timeout_from_env,
 )
+from cudnn_doctor.records import record
 
-if TYPE_CHECKING:  # the model's dataclasses cost milliseconds to make: not before NVML's child has started
+if TYPE_CHECKING:  # the model's records are not needed: not before NVML's child has started
     from cudnn_doctor.model import LibraryProbe
 
 CHILD = str(Path(__file__).resolve().parents[1] / "_probe_child.py")
@@ -31,7 +31,7 @@ def probe_timeout() -> float:
     return timeout_from_env("CUDNN_DOCTOR_PROBE_TIMEOUT", DEFAULT_TIMEOUT_S)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Job:
     kind: str  # a job name of _probe_child.py
     target: str  # a path, a soname or a library name

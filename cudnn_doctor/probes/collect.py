@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import sys
 import time
-from dataclasses import replace
 
 from cudnn_doctor import __version__
 from cudnn_doctor.child import ChildBatch, ChildRequest, deadline_in, timeout_from_env
@@ -22,6 +21,7 @@ from cudnn_doctor.probes.driver import LIBCUDA_JOB, NVML_JOB, NVML_NOT_FOUND, NV
 from cudnn_doctor.probes.frameworks import detect_frameworks, link_frameworks_to_installs, theano_flags
 from cudnn_doctor.probes.loader import cache_from_answer, ldconfig_command, loader_search_dirs, resolve_like_loader
 from cudnn_doctor.probes.toolkit import discover_toolkits, nvcc_version_in, runtime_version
+from cudnn_doctor.records import replace
 from cudnn_doctor.user_files import is_regular_file
 
 

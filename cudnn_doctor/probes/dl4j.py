@@ -18,7 +18,6 @@ from __future__ import annotations
 import os
 import re
 import stat
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +36,7 @@ from cudnn_doctor.probes.jvm_build import (
     tokens,
 )
 from cudnn_doctor.probes.maven import read_maven_project
+from cudnn_doctor.records import record
 
 CUDA_BACKEND = re.compile(r"^nd4j-(?:cuda|jcublas)-(\d+\.\d+)(?:-platform|-preset)?$")
 CPU_BACKEND = re.compile(r"^nd4j-(?:native|x86)(?:-platform)?$")
@@ -47,7 +47,7 @@ MAX_SOURCE_FILES = 4000
 SOURCE_SUFFIXES = (".java", ".kt")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class _Backend:
     kind: str  # "cuda" | "cpu"
     artifact: str
@@ -255,9 +255,9 @@ def _profile(profile: Profile | None) -> dict[str, Any] | None:
 def _project_frameworks(project: BuildProject, ctx: SearchContext) -> list[Framework]:
     groups: dict[str, list[dict[str, Any]]] = {}
     for module in project.modules:
-        for record in _module_records(module):
-            key = repr({k: v for k, v in record.items() if k != "module"})
-            groups.setdefault(key, []).append(record)
+        for row in _module_records(module):
+            key = repr({k: v for k, v in row.items() if k != "module"})
+            groups.setdefault(key, []).append(row)
     problems = [{"path": p.path, "why": p.why, "kind": p.kind} for p in project.all_problems()]
     frameworks = []
     cache: dict[str, list[str]] | None = None

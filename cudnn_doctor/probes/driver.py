@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import fields
-
 from cudnn_doctor.model import Driver, Gpu, GpuHealth, GpuProcess, LibraryProbe
 from cudnn_doctor.probes.child import LIBCUDA_JOB, NVML_JOB, NVML_SONAME
+from cudnn_doctor.records import fields
 from cudnn_doctor.versions import decode_cuda
 
 __all__ = ["LIBCUDA_JOB", "NVML_JOB", "NVML_NOT_FOUND", "NVML_SONAME", "read_driver", "read_health"]
@@ -48,7 +47,7 @@ def read_health(raw: object) -> GpuHealth | None:
     """The child's health readings as a GpuHealth; anything of the wrong type is left unread."""
     if not isinstance(raw, dict):
         return None
-    known = {f.name: f.type for f in fields(GpuHealth)}
+    known = {f.name for f in fields(GpuHealth)}
     values: dict[str, object] = {}
     for key, value in raw.items():
         if key not in known or key in ("not_supported", "errors", "processes", "throttle_reasons"):

@@ -10,7 +10,8 @@ import mmap
 import os
 import stat
 import struct
-from dataclasses import dataclass, field
+
+from cudnn_doctor.records import field, record
 
 MACHINES = {3: "i386", 20: "ppc", 21: "ppc64le", 40: "arm", 62: "x86_64", 183: "aarch64", 243: "riscv64"}
 HOST_ARCH_ALIASES = {"amd64": "x86_64", "arm64": "aarch64", "ppc64le": "ppc64le", "i686": "i386"}
@@ -25,7 +26,7 @@ class ElfError(Exception):
     """The file is not a usable ELF shared library."""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ElfInfo:
     arch: str
     bits: int
@@ -78,7 +79,7 @@ def read_elf(path: str) -> ElfInfo:
             raise ElfError(f"malformed ELF headers ({error})") from None
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ElfHeader:
     """What the ELF header and program headers say: enough to judge a file without loading it."""
 
