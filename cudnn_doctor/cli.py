@@ -1,21 +1,29 @@
-"""The command line: parse, call a command module, render, exit. Nothing else lives here."""
+"""The command line, read by typer: parse, call a command module, render, exit. How a command runs
+(its guard, its exit, its errors' JSON) is command.py's; check's body and its plain command line,
+read without typer, are check_line.py's."""
 
 from __future__ import annotations
 
 import copy
-import functools
 import os
 import sys
-from collections.abc import Callable
-from typing import Annotated, Any, NoReturn, Optional, TypeVar
+from typing import Annotated, Any, Optional
 
 import typer
 
-from cudnn_doctor import __version__, completion
+from cudnn_doctor import __version__, check_line, command, completion
+from cudnn_doctor.check_line import check_settings
+from cudnn_doctor.command import (  # re-exported: tests and benchmarks name them here
+    CLOSED_PIPE_EXIT,
+    guarded,
+    json_requested,
+    write_error_json,
+)
 from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.knowledge.inputs import ascii_decimal, ascii_integer
-from cudnn_doctor.settings import CHECK_FORMATS  # re-exported: what check's --format takes
 from cudnn_doctor.streams import OUTPUT_LOST_EXIT, OutputLost, log_line, say
+
+_console = command.console
 
 app = typer.Typer(
     name="cudnn-doctor",
@@ -25,123 +33,6 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-ISSUES_URL = "https://github.com/cudnn-doctor/cudnn-doctor/issues"
-ERROR_SCHEMA = "cudnn-doctor/error/1"
-CLOSED_PIPE_EXIT = 141  # 128 + SIGPIPE: what the shell reports for a tool whose reader went away
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def _console(stderr: bool = False):  # type: ignore[no-untyped-def]
-    from rich.console import Console
-
-    class DoctorConsole(Console):
-        def on_broken_pipe(self) -> None:  # rich's own exits with 1; ours ends as every command does
-            stdout_closed()
-
-    console = DoctorConsole(stderr=stderr, highlight=False)
-    console.soft_wrap = not console.is_terminal  # piped output: one line per line, no wrapping at 80
-    return console
-
-
-def json_requested(args: list[str] | None = None) -> bool:
-    """Whether the command line asks for JSON (`--json`, `--format json`), whatever else is wrong with it."""
-    args = sys.argv[1:] if args is None else args
-    if "--" in args:
-        args = args[:args.index("--")]
-    for index, arg in enumerate(args):
-        if arg == "--json" or arg == "--format=json" or (arg == "--format" and args[index + 1:index + 2] == ["json"]):
-            return True
-    # CUDNN_DOCTOR_FORMAT=json (CI) makes check answer in JSON, its failures included
-    return _command_name(args) == "check" and os.environ.get("CUDNN_DOCTOR_FORMAT", "").strip().lower() == "json"
-
-
-def _command_name(args: list[str] | None = None) -> str | None:
-    args = sys.argv[1:] if args is None else args
-    return next((arg for arg in args if not arg.startswith("-")), None)
-
-
-def write_error_json(exit_code: int, message: str, fix: str | None = None, title: str | None = None,
-                     code: str | None = None) -> None:
-    """The one JSON object of a failed command (`cudnn-doctor/error/1`), unless the command already printed its own."""
-    from cudnn_doctor.render import json_out
-
-    if json_out.written:
-        return
-    json_out.write_json({
-        "schema": ERROR_SCHEMA,
-        "tool": {"name": "cudnn-doctor", "version": __version__},
-        "command": _command_name(),
-        "error": {"code": code, "title": title or ("Usage error" if exit_code == 2 else "Error"),
-                  "message": message, "fix": fix},
-        "exit_code": exit_code,
-    })
-
-
-def stdout_closed() -> NoReturn:
-    """The reader of our output went away (`... | head -1`): end quietly, as a Unix tool killed by SIGPIPE would."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())  # the interpreter's last flush goes nowhere, without a complaint
-    except (OSError, ValueError):
-        pass
-    raise typer.Exit(CLOSED_PIPE_EXIT)
-
-
-def interrupted(error: BaseException, want_json: bool) -> int:
-    """A signal ended the command: every process it started is killed first, then one line (and the
-    JSON object with --json); returns the exit status, 128 + the signal's number."""
-    from cudnn_doctor import child, signals
-
-    child.stop_all()
-    exit_code = signals.exit_code(error)
-    say(f"cudnn-doctor: interrupted ({str(error) or 'SIGINT'})")
-    if want_json:
-        try:
-            write_error_json(exit_code, f"interrupted by {str(error) or 'SIGINT'}", title="Interrupted")
-        except (OutputLost, BrokenPipeError):
-            pass
-    return exit_code
-
-
-def guarded(function: F) -> F:
-    """Turn DoctorError into one line and exit 2; anything else is our bug: exit 3.
-
-    With --json on the command line the failure is also one JSON object on standard output."""
-
-    @functools.wraps(function)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        verbose = bool(kwargs.get("verbose"))
-        want_json = json_requested()
-        try:
-            return function(*args, **kwargs)
-        except BrokenPipeError:
-            stdout_closed()
-        except DoctorError as error:
-            message = f"cudnn-doctor: error: {error.message}"
-            if error.fix:
-                message += f" (fix: {error.fix})"
-            say(message)
-            if want_json:
-                found = error.finding
-                write_error_json(error.exit_code, error.message, error.fix, found.title if found else None,
-                                 found.code if found else None)
-            raise typer.Exit(error.exit_code) from None
-        except (typer.Exit, typer.Abort, SystemExit, OutputLost):
-            raise
-        except KeyboardInterrupt as error:  # Ctrl-C, SIGTERM, SIGHUP (signals.py)
-            raise typer.Exit(interrupted(error, want_json)) from None
-        except Exception as error:  # a bug in the doctor, not a problem of the machine
-            if verbose:
-                import traceback
-
-                traceback.print_exc()
-            report = f"this is a bug in cudnn-doctor {__version__}: please report it at {ISSUES_URL}"
-            say(f"cudnn-doctor: internal error: {type(error).__name__}: {error} ({report}; -v shows the traceback)")
-            if want_json:
-                write_error_json(3, f"{type(error).__name__}: {error}", report, title="Internal error")
-            raise typer.Exit(3) from None
-
-    return wrapper  # type: ignore[return-value]
 
 
 def _version_callback(value: bool) -> None:
@@ -183,27 +74,7 @@ FormatOption = Annotated[Optional[str], typer.Option(
          "node_exporter's textfile collector. Also \\[tool.cudnn-doctor] format, CUDNN_DOCTOR_FORMAT.")]
 
 
-def check_settings(select: list[str], ignore: list[str], strict: Optional[bool], require: list[str],
-                   output_format: Optional[str], json_output: bool):  # type: ignore[no-untyped-def]
-    """The command line's selection, strictness, requirements and format merged with CUDNN_DOCTOR_* and
-    [tool.cudnn-doctor] (cudnn_doctor/settings.py); the format checked. For `check` and `fix`."""
-    from cudnn_doctor.records import replace
-    from cudnn_doctor.settings import resolve_settings
-
-    given = _check_format(output_format, json_output) if output_format is not None or json_output else None
-    settings = resolve_settings(select=select, ignore=ignore, strict=strict, require=require, output_format=given)
-    if given is None and settings.output_format is not None:
-        where = settings.sources.get("format", "")
-        chosen = settings.output_format.strip().lower()
-        if chosen not in CHECK_FORMATS:
-            raise DoctorError(f"format {settings.output_format!r} (from {where}): not a format I know",
-                              fix="text, json, github, junit or prometheus")
-        settings = replace(settings, output_format=chosen)
-    return settings
-
-
 @app.command()
-@guarded
 def check(
     json_output: bool = typer.Option(False, "--json", help="Print one JSON object (schema cudnn-doctor/report/1); "
                                                           "the same as --format json."),
@@ -233,98 +104,9 @@ def check(
     verbose: bool = typer.Option(False, "-v", "--verbose", help="Show every detail."),
 ) -> None:
     """Diagnose the GPUs, driver, CUDA toolkits, cuDNN copies and frameworks."""
-    if quiet and verbose:
-        raise DoctorError("-q and -v ask for less and for more at once", fix="give one of them")
-    settings = check_settings(select, ignore, strict, require, output_format, json_output)
-    chosen = settings.output_format or "text"
-    if output is not None:
-        _check_output_path(output, chosen)
-    if junit_xml is not None:
-        from cudnn_doctor.render.output_file import check_target
-
-        check_target(junit_xml, "--junit-xml")
-    from cudnn_doctor.commands.check import CheckOptions, run_check
-
-    report = run_check(CheckOptions(require=list(settings.require), strict=settings.strict, search_paths=search_path,
-                                    project_dir=project, deep=deep, frameworks=framework, python=python,
-                                    selection=settings.selection, selection_sources=settings.sources))
-    if junit_xml is not None:
-        from cudnn_doctor.render.junit import write_junit
-
-        write_junit(report, junit_xml, settings.strict)
-    if chosen in ("json", "junit", "prometheus"):
-        _write_machine_output(report, chosen, settings.strict, output)
-    else:
-        from cudnn_doctor.render.text import render_check
-
-        if chosen == "github":
-            from cudnn_doctor.render.github import log_lines, render_github
-
-            console = _console()
-            with console.capture() as captured:
-                render_check(report, console, verbose, quiet)
-            sys.stdout.write(log_lines(captured.get()))
-            render_github(report, sys.stdout, os.environ.get("GITHUB_STEP_SUMMARY"), verbose)
-        else:
-            render_check(report, _console(), verbose, quiet)
-    raise typer.Exit(report.summary.exit_code if report.summary else 3)
-
-
-def _check_output_path(output: str, chosen: str) -> None:
-    """--output FILE: only for a machine-readable format, a file that may be renamed over (checked before probing)."""
-    if chosen not in ("json", "junit", "prometheus"):
-        raise DoctorError(f"--output goes with --format json, junit or prometheus, not {chosen}",
-                          fix="cudnn-doctor check --format prometheus --output /var/lib/node_exporter/cudnn_doctor.prom")
-    from cudnn_doctor.render.output_file import check_target
-
-    check_target(output, "--output")
-
-
-def _write_machine_output(report, chosen: str, strict: bool, output: Optional[str]) -> None:  # type: ignore[no-untyped-def]
-    if chosen == "json":
-        from cudnn_doctor.model import report_to_json
-
-        if output is None:
-            from cudnn_doctor.render.json_out import write_json
-
-            write_json(report_to_json(report))
-            return
-        from cudnn_doctor.render.json_out import json_text
-
-        text = json_text(report_to_json(report))
-    elif chosen == "junit":
-        from cudnn_doctor.render.junit import junit_xml_text
-
-        text = junit_xml_text(report, strict)
-    else:
-        import time
-
-        from cudnn_doctor.model import report_to_json
-        from cudnn_doctor.render.prometheus import render_prometheus
-
-        text = render_prometheus(report_to_json(report), now=time.time())
-    if output is None:
-        sys.stdout.write(text)
-        sys.stdout.flush()
-        return
-    from cudnn_doctor.render.output_file import write_atomically
-
-    try:
-        write_atomically(output, text)
-    except OSError as error:
-        raise DoctorError(f"--output {output}: {error.strerror or error}",
-                          fix="give a file in a folder you can write to") from None
-
-
-def _check_format(output_format: Optional[str], json_output: bool) -> str:
-    if output_format is None:
-        return "json" if json_output else "text"
-    chosen = output_format.strip().lower()
-    if chosen not in CHECK_FORMATS:
-        raise DoctorError(f"--format {output_format}: not a format I know", fix="--format text, json, github, junit or prometheus")
-    if json_output and chosen != "json":
-        raise DoctorError(f"--json and --format {chosen} ask for two formats", fix="give one of them")
-    return chosen
+    check_line.check(json_output=json_output, output_format=output_format, output=output, junit_xml=junit_xml,
+                     require=require, strict=strict, select=select, ignore=ignore, search_path=search_path,
+                     framework=framework, project=project, python=python, deep=deep, quiet=quiet, verbose=verbose)
 
 
 @app.command()
@@ -678,36 +460,12 @@ def _usage_error(error: Exception) -> int:
 
 
 def main() -> None:
-    from cudnn_doctor import signals, streams
     from cudnn_doctor.completion import named_shell_request
 
     shell_script = named_shell_request(sys.argv[1:])  # `--show-completion zsh`: typer's option takes no shell
     if shell_script is not None:
         sys.exit(shell_script)
-    streams.prepare()  # closed or full standard streams: one clean outcome each (streams.py)
-    signals.install()  # SIGTERM and SIGHUP unwind the command as Ctrl-C does (signals.py)
-    try:
-        try:
-            exit_code = _run_app()
-        except OutputLost:  # while a usage error's JSON object was written
-            exit_code = OUTPUT_LOST_EXIT
-        except BrokenPipeError:
-            exit_code = CLOSED_PIPE_EXIT
-        lost = streams.output_lost()
-        if lost is not None and signals.received() is None:
-            say(f"cudnn-doctor: error: {lost}: the output was not written")
-            exit_code = OUTPUT_LOST_EXIT
-    except KeyboardInterrupt as error:  # a signal outside a command's body (parsing, the last flush)
-        exit_code = interrupted(error, json_requested())
-    signals.hold()  # the outcome is settled: a signal from now on changes nothing and raises nothing
-    if signals.received() is not None:
-        exit_code = signals.exit_code()
-    if exit_code == CLOSED_PIPE_EXIT:
-        try:
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        except (OSError, ValueError):
-            pass
-    sys.exit(exit_code)
+    command.run(_run_app)
 
 
 def app_for(args: list[str]) -> typer.Typer:
@@ -735,6 +493,8 @@ def _run_app() -> int:
         exit_code = app_for(sys.argv[1:])(prog_name="cudnn-doctor", standalone_mode=False)
     except usage_errors as error:
         exit_code = _usage_error(error)
+    except SystemExit as end:  # a command's body ends so (command.guarded), typer or not
+        exit_code = end.code
     except typer.Abort:
         from cudnn_doctor import signals
 

@@ -1,5 +1,6 @@
 """The `cudnn-doctor` command (and `python -m cudnn_doctor`): signals handled from the first instant, the
-probe that needs no option started (probes/early.py), then the command line read by cli.main.
+probe that needs no option started (probes/early.py), then the command line read: a plain `check` line
+by check_line.py, without typer; any other by cli.main, through typer.
 
 Kept apart from cli.py, whose first import is typer: what starts here runs beside those imports."""
 
@@ -15,10 +16,18 @@ def main() -> None:
     try:
         from cudnn_doctor.probes import early
 
-        early.start(sys.argv[1:])
+        args = sys.argv[1:]
+        early.start(args)
+        from cudnn_doctor import check_line
+
+        options = check_line.plain_options(args)
+        if options is not None:
+            from cudnn_doctor import command
+
+            command.run(lambda: command.call(check_line.check, **options))
         from cudnn_doctor.cli import main as run
 
         run()
-    except KeyboardInterrupt as error:  # before cli.main's own handling began
+    except KeyboardInterrupt as error:  # before command.run's own handling began
         signals.hold()
         sys.exit(signals.exit_code(error))

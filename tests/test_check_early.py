@@ -14,23 +14,25 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import Machine
 from tests.fakes.build import fake_nvml
 
 # Runs `python -m cudnn_doctor ARGS...` as the user's shell would, with an audit hook that writes, in order,
 # each child the process starts (its argv) and each module it imports, to the file named by argv[1].
-# With SIGNAL_AT_TYPER set, the import of typer waits until the fake NVML has written its pid (the early
-# child is inside nvmlInit) and then sends the process SIGTERM: a signal while the modules load.
+# With SIGNAL_AT_IMPORT=MODULE:PID_FILE set, the import of MODULE waits until the fake NVML has written its
+# pid (the early child is inside nvmlInit) and then sends the process SIGTERM: a signal while the modules load.
 AUDITED = r"""
 import os, runpy, signal, sys, time
 log = open(sys.argv[1], "w", buffering=1)
-pid_file = os.environ.get("SIGNAL_AT_TYPER")
+signal_at, _, pid_file = os.environ.get("SIGNAL_AT_IMPORT", "").partition(":")
 def hook(event, args):
     if event == "subprocess.Popen":
         log.write("popen " + " ".join(map(str, args[1])) + "\n")
     elif event == "import":
         log.write("import " + args[0] + "\n")
-        if pid_file and args[0] == "typer":
+        if pid_file and args[0] == signal_at:
             for _ in range(400):
                 if os.path.exists(pid_file) and open(pid_file).read().strip():
                     break
@@ -56,7 +58,8 @@ def nvml_children(events: list[str]) -> list[int]:
             if event.startswith("popen ") and "_probe_child.py nvml" in event]
 
 
-def test_nvml_child_starts_before_typer_is_imported_and_is_the_only_one(machine: Machine, tmp_path: Path) -> None:
+def test_nvml_child_starts_before_the_model_is_imported_and_is_the_only_one(machine: Machine,
+                                                                           tmp_path: Path) -> None:
     pids = tmp_path / "nvml-pids"
     fake_nvml(tmp_path / "driver", driver="570.86.15", pid_file=pids)
     machine.add_library_path(tmp_path / "driver")
@@ -67,9 +70,9 @@ def test_nvml_child_starts_before_typer_is_imported_and_is_the_only_one(machine:
     assert len(started) == 1, events  # taken over by collect_report, not started a second time
     assert len(pids.read_text().split()) == 1
     imported = [event.split()[1] for event in events if event.startswith("import ")]
-    assert "typer" in imported and "cudnn_doctor.cli" in imported
-    # an import event comes as the import begins: cli's, then typer's from cli's first line
-    assert started[0] < events.index("import cudnn_doctor.cli") < events.index("import typer")
+    # a plain check line is read without typer (check_line.py); an import event comes as the import begins
+    assert "typer" not in imported and "cudnn_doctor.cli" not in imported
+    assert started[0] < events.index("import cudnn_doctor.model") < events.index("import cudnn_doctor.probes.collect")
 
 
 def test_the_commands_that_collect_no_report_start_no_nvml_child(machine: Machine, tmp_path: Path) -> None:
@@ -121,17 +124,22 @@ def test_an_early_child_the_check_does_not_want_is_stopped_not_read(machine: Mac
     assert len(nvml_children(log.read_text().splitlines())) == 2
 
 
-def test_sigterm_while_the_modules_load_ends_the_command_and_its_early_child(machine: Machine,
-                                                                             tmp_path: Path) -> None:
+@pytest.mark.parametrize(("args", "module", "not_yet"), [
+    (("check", "--json"), "cudnn_doctor.model", "cudnn_doctor.probes.collect"),  # without typer
+    (("explain", "CUDNN_STATUS_NOT_INITIALIZED"), "typer", "cudnn_doctor.commands.explain"),  # through typer
+])
+def test_sigterm_while_the_modules_load_ends_the_command_and_its_early_child(machine: Machine, tmp_path: Path,
+                                                                             args: tuple[str, ...], module: str,
+                                                                             not_yet: str) -> None:
     pids = tmp_path / "nvml-pids"
     fake_nvml(tmp_path / "driver", pid_file=pids, init_sleep_ms=60_000)
     machine.add_library_path(tmp_path / "driver")
     started = time.monotonic()
-    process, events = audited(machine, tmp_path, "check", "--json", env={"SIGNAL_AT_TYPER": str(pids)})
+    process, events = audited(machine, tmp_path, *args, env={"SIGNAL_AT_IMPORT": f"{module}:{pids}"})
     assert process.returncode == 143, process.stderr
     assert "Traceback" not in process.stderr
     assert time.monotonic() - started < 30  # not the 60 s the child would sleep, nor the probe's deadline
-    assert "import typer" in events and "import cudnn_doctor.commands.check" not in events  # while typer loaded
+    assert f"import {module}" in events and f"import {not_yet}" not in events  # while MODULE loaded
     (pid,) = map(int, pids.read_text().split())
     assert not running(pid)
 

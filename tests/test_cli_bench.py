@@ -52,7 +52,7 @@ def test_check_never_imports_numpy(machine: Machine) -> None:
                             env=machine.env, cwd=machine.cwd, capture_output=True, text=True, timeout=60)
     assert '"schema": "cudnn-doctor/report/1"' in result.stdout
     imported = [line.rsplit("|", 1)[-1].strip() for line in result.stderr.splitlines() if line.startswith("import time:")]
-    assert "cudnn_doctor.cli" in imported and not [name for name in imported if name.split(".")[0] == "numpy"]
+    assert "cudnn_doctor.commands.check" in imported and not [name for name in imported if name.split(".")[0] == "numpy"]
 
 
 def test_bench_without_a_gpu_says_so_first_even_where_numpy_is_missing(machine: Machine, tmp_path: Path) -> None:

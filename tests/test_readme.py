@@ -10,8 +10,8 @@ from pathlib import Path
 
 import tomllib
 
-from cudnn_doctor.cli import ISSUES_URL
 from cudnn_doctor.codes import CODES
+from cudnn_doctor.command import ISSUES_URL
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
