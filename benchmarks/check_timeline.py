@@ -1,10 +1,10 @@
-"""Where one `check --json` spends its wall time, in order: imports, typer, each step of run_check, the
+"""Where one `check --json` spends its wall time, in order: imports, the command line, each step of run_check, the
 probes' own timings, and a profile of the run (cProfile, the costliest functions by own time).
 
     python benchmarks/check_timeline.py [--runs 5] [--profile]
 
-Each run is a fresh process started as `python -m cudnn_doctor check --json` would be (entry.main, so the
-early NVML child too), with markers put around the steps from outside the package; the medians of RUNS are
+Each run is a fresh process started as `python -m cudnn_doctor check --json` would be (entry.main: the
+early NVML child, then the plain command line read without typer), with markers put around the steps from outside the package; the medians of RUNS are
 printed. Bytecode is written and read as an installed package's is."""
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ from cudnn_doctor import signals
 signals.install()
 from cudnn_doctor.probes import early
 early.start(sys.argv[1:]); mark("early child started")
-import typer; mark("typer imported")
-import cudnn_doctor.cli as cli; mark("cli imported")
+from cudnn_doctor import check_line, command; mark("check_line imported")
+options = check_line.plain_options(sys.argv[1:]); mark("command line read (no typer)")
 import cudnn_doctor.commands.check as check; mark("commands.check imported")
 def wrap(module, name, label):
     original = getattr(module, name)
@@ -49,7 +49,7 @@ if PROFILE:
 import os, tempfile
 held = tempfile.TemporaryFile(); saved = os.dup(1); os.dup2(held.fileno(), 1)
 try:
-    cli.main()
+    command.run(lambda: command.call(check_line.check, **options))
 except SystemExit:
     pass
 sys.stdout.flush(); os.dup2(saved, 1)

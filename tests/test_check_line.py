@@ -11,6 +11,7 @@ import json
 import random
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import typer.main
@@ -120,3 +121,30 @@ def test_a_plain_line_gives_what_typer_gives_and_never_imports_typer(machine: Ma
         assert first == second
     elif "junit" not in args:
         assert plain.stdout == through_typer.stdout
+
+
+# command.exit_now ends the process without the interpreter's teardown: what that teardown did that
+# matters must still happen. A thread that is not a daemon finishes, atexit handlers run (child.py kills
+# what the command started through one), and buffered output reaches its reader.
+AT_EXIT = r"""
+import atexit, sys, threading, time
+sys.argv = ["cudnn-doctor", "check", "--json"]
+atexit.register(lambda: open(sys.argv_file, "a").write("atexit ran\n"))
+def late():
+    time.sleep(0.3)
+    open(sys.argv_file, "a").write("thread finished\n")
+threading.Thread(target=late).start()
+sys.stdout.write(" " * 70000)  # buffered, not yet written: the JSON comes after it
+from cudnn_doctor.entry import main
+main()
+"""
+
+
+def test_the_quick_exit_keeps_what_the_interpreter_s_exit_did(machine: Machine, tmp_path: Path) -> None:
+    marks = tmp_path / "marks"
+    code = AT_EXIT.replace("sys.argv_file", repr(str(marks)))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=machine.env,
+                          cwd=machine.cwd, timeout=120)
+    assert done.returncode == 1, done.stderr  # CD101 and CD301 on this machine: errors
+    assert json.loads(done.stdout)["summary"]["exit_code"] == 1  # all of it, after the 70,000 spaces
+    assert marks.read_text().splitlines() == ["thread finished", "atexit ran"]

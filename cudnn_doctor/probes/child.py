@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cudnn_doctor.child import (
@@ -22,7 +21,7 @@ from cudnn_doctor.records import record
 if TYPE_CHECKING:  # the model's records are not needed: not before NVML's child has started
     from cudnn_doctor.model import LibraryProbe
 
-CHILD = str(Path(__file__).resolve().parents[1] / "_probe_child.py")
+CHILD = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "_probe_child.py")
 DEFAULT_TIMEOUT_S = 20.0
 
 
@@ -202,7 +201,7 @@ def _module_folder(name: str) -> str | None:
     spec = importlib.util.find_spec(name)
     if spec is None or spec.origin is None:
         return None
-    return str(Path(spec.origin).parent)
+    return os.path.dirname(spec.origin)
 
 
 def run_jobs(jobs: list[Job], timeout: float | None = None) -> dict[Job, LibraryProbe]:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 
 from cudnn_doctor.child import ChildAnswer
 from cudnn_doctor.probes.context import SearchContext
@@ -14,6 +13,8 @@ from cudnn_doctor.user_files import is_regular_file
 def ldconfig_command(ctx: SearchContext) -> list[str] | None:
     """The `ldconfig -p` that lists the loader's cache of this system (or of the system under the
     prefix), or None where there is no ldconfig or no cache. Run through the child runner."""
+    import shutil  # which() alone; shutil's import brings bz2, lzma and zlib: only here
+
     ldconfig = shutil.which("ldconfig", path=ctx.env.get("PATH", "") + ":/sbin:/usr/sbin")
     if ldconfig is None:
         return None
