@@ -329,8 +329,11 @@ def fix(
         _show_fix(outcome, shell, json_output, applied=False)
         raise typer.Exit(outcome.exit_code)
     if outcome.plan.actions:
-        say = (lambda line: None) if json_output else (lambda line: _console(stderr=True).print(log_line(line), highlight=False))
-        apply(outcome, options, say)
+        def progress(line: str) -> None:  # a step's line: paths and pip's words are text, never markup
+            if not json_output:
+                _console(stderr=True).print(log_line(line), markup=False, highlight=False)
+
+        apply(outcome, options, progress)
     _show_fix(outcome, shell, json_output, applied=True)
     raise typer.Exit(outcome.exit_code)
 

@@ -185,3 +185,19 @@ def test_missing_cudnn_library_is_cd307(machine, tmp_path):
     data = json.loads(bench(machine, "--json", "--cudnn", str(tmp_path / "libcudnn.so.9"), "--cudart",
                             str(runtime)).stdout)
     assert codes(data) == ["CD307"]
+
+
+def test_text_output_prints_hostile_library_paths_as_they_are(machine, tmp_path):
+    """A --cudnn path is the user's text: rich markup in it ('[/]' would end the command with a MarkupError,
+    '[bold]' would vanish) and terminal escapes reach the terminal as neither."""
+    flags = fakes()
+    folder = tmp_path / "cudnn [" / "] [bold]x\x1b[31m"  # the path holds "cudnn [/] [bold]x\x1b[31m"
+    folder.mkdir(parents=True)
+    library = folder / "libcudnn.so.9"
+    library.write_bytes(Path(flags[1]).read_bytes())
+    result = bench(machine, "--size", "tiny", "--repeats", "2", "--workload", "conv", "--no-cpu",
+                   "--cudnn", str(library), *flags[2:])
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "internal error" not in result.stderr
+    assert "cudnn [/] [bold]x\\x1b[31m/libcudnn.so.9" in result.stdout
+    assert "\x1b" not in result.stdout

@@ -83,3 +83,16 @@ def test_install_plan_command_is_unbroken_in_60_columns(machine: Machine, tmp_pa
     [line] = [line for line in screen.splitlines() if export in line]
     assert line.strip() == export
     assert "  loader: not a system folder; programs find it with:" in screen
+
+
+def test_a_path_s_markup_and_escape_codes_reach_no_terminal(machine: Machine, tmp_path: Path) -> None:
+    """Every renderer's dynamic text goes through render/safe.escape: a folder named with rich markup
+    and a terminal escape code prints as its characters in check's text, on a terminal and piped."""
+    hostile = tmp_path / "gone [" / "] [bold]x\x1b[31mred"  # the path holds "gone [/] [bold]x<ESC>[31mred"
+    shown = "gone [/] [bold]x\\x1b[31mred"
+    code, screen = run_in_terminal(machine, "check", "--search-path", str(hostile), columns=400)
+    assert code == 1 and "internal error" not in screen
+    assert shown in screen and "\x1b[31mred" not in screen
+    piped = subprocess.run([sys.executable, "-m", "cudnn_doctor", "check", "--search-path", str(hostile)],
+                           capture_output=True, text=True, env=machine.env, cwd=machine.cwd, timeout=60)
+    assert f"{shown}: no such folder" in piped.stdout and "\x1b" not in piped.stdout

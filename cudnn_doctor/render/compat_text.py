@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
+
+from cudnn_doctor.render.safe import escape
 
 VERDICT_STYLE = {"compatible": "green", "incompatible": "red", "unknown": "yellow"}
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
+
+from cudnn_doctor.render.safe import escape
 
 
 def render_explain(data: dict[str, Any], console: Console, verbose: bool = False) -> None:

@@ -3,20 +3,13 @@
 from __future__ import annotations
 
 from rich.console import Console
-from rich.markup import escape as markup_escape
 
 from cudnn_doctor.install.outcome import Outcome, UninstallPlan
 from cudnn_doctor.install.plan import ADD, REMOVE, REPLACE, Plan
-from cudnn_doctor.install.safety import printable
+from cudnn_doctor.render.safe import escape
 from cudnn_doctor.render.text import fits_one_line, print_command
 
 SEVERITY_MARKS = {"error": "[red]✗[/]", "warning": "[yellow]![/]", "info": "[blue]i[/]"}
-
-
-def escape(text: str) -> str:
-    """TEXT safe to print: no rich markup, and no control character (a member name's terminal
-    escape codes) reaches the terminal raw."""
-    return markup_escape(printable(text))
 
 ACTION_MARKS = {ADD: "[green]+[/]", REPLACE: "[yellow]~[/]", REMOVE: "[red]-[/]", "restore": "[cyan]<[/]"}
 

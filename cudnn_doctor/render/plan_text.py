@@ -54,9 +54,8 @@ def with_fixes(findings: list[Finding], plan: Plan, current: list[str]) -> list[
 
 def render_plan(console: Any, outcome: Any, shell: str, applied: bool) -> None:
     """`cudnn-doctor fix`: the plan, step by step; after --yes, what each step came to and before -> after."""
-    from rich.markup import escape
-
     from cudnn_doctor.plan.shell import env_lines
+    from cudnn_doctor.render.safe import escape
     from cudnn_doctor.render.text import print_with_commands
 
     plan, report = outcome.plan, outcome.report

@@ -7,10 +7,10 @@ import os
 import re
 
 from rich.console import Console
-from rich.markup import escape
 from rich.text import Text
 
 from cudnn_doctor.model import CudnnInstall, Finding, Report
+from cudnn_doctor.render.safe import escape
 
 MARKS = {"ok": "[green][✓][/]", "warning": "[yellow][!][/]", "error": "[red][✗][/]", "info": "[green][✓][/]"}
 FINDING_MARKS = {"error": "[red]✗[/]", "warning": "[yellow]![/]", "info": "[blue]i[/]"}
