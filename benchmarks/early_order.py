@@ -6,11 +6,14 @@ from Python's audit events in its own process: on a GPU machine NVML's child com
 
 from __future__ import annotations
 
+import atexit
 import os
 import runpy
 import sys
+from pathlib import Path
 
-WATCHED = ("typer", "cudnn_doctor.cli", "cudnn_doctor.model", "pynvml")
+REPO = Path(__file__).resolve().parents[1]
+WATCHED = ("typer", "cudnn_doctor.cli", "cudnn_doctor.check_line", "cudnn_doctor.model", "pynvml")
 
 
 def main() -> None:
@@ -23,15 +26,13 @@ def main() -> None:
             events.append("import " + args[0])
 
     sys.addaudithook(hook)
+    sys.path.insert(0, str(REPO))  # this checkout's package, as `python -m cudnn_doctor` from it
     sys.argv = ["cudnn-doctor", "check", "--json"]
     saved = os.dup(1)
     os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # the report itself is not what is looked at
-    try:
-        runpy.run_module("cudnn_doctor", run_name="__main__", alter_sys=True)
-    except SystemExit:
-        pass
-    os.dup2(saved, 1)
-    print("\n".join(events))
+    # the command ends the process itself (command.exit_now) after running the atexit handlers
+    atexit.register(lambda: os.write(saved, ("\n".join(events) + "\n").encode()))
+    runpy.run_module("cudnn_doctor", run_name="__main__", alter_sys=True)
 
 
 if __name__ == "__main__":
