@@ -209,3 +209,21 @@ def test_an_air_gapped_mirror_folder_works_like_the_site(tmp_path: Path) -> None
                       str(tmp_path / "other"), "--yes"], env)
     assert result.returncode == 2 and "CD501" in result.stderr
     assert not (tmp_path / "other").exists()
+
+
+def test_the_download_bar_shows_a_file_s_name_as_it_is(httpserver, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The progress bar's text is the archive's name: rich markup in it is shown, not applied."""
+    from types import SimpleNamespace
+
+    from tests.test_cli_terminal import run_in_terminal
+
+    archive = make_archive("txz", tmp_path)
+    name = "cudnn-linux-x86_64-9.19.0.56_cuda12-[bold]x[red]y-archive.tar.xz"
+    httpserver.expect_request(f"/{name}").respond_with_data(archive.read_bytes(), content_type="application/x-xz")
+    env = clean_env(tmp_path)
+    machine = SimpleNamespace(env=env, cwd=str(tmp_path))
+    code, screen = run_in_terminal(machine, "install", "--from", httpserver.url_for(f"/{name}"), "--prefix",
+                                   str(tmp_path / "cuda"), "--dry-run", "--sha256",
+                                   hashlib.sha256(archive.read_bytes()).hexdigest(), columns=300)
+    assert code == 0, screen
+    assert f"download {name}" in screen

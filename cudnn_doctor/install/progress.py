@@ -16,7 +16,8 @@ class Progress:
 
             console = Console(stderr=True)
             if console.is_terminal:
-                self._bar = RichProgress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
+                # a description holds a file's name: text, never markup (render/safe.py)
+                self._bar = RichProgress(TextColumn("{task.description}", markup=False), BarColumn(), DownloadColumn(),
                                          TransferSpeedColumn(), TimeRemainingColumn(), console=console,
                                          transient=False)
 
@@ -33,8 +34,10 @@ class Progress:
         """A callback `(done, total=None)` that moves the bar to DONE bytes."""
         if self._bar is None:
             return lambda done, total=None: None
+        from cudnn_doctor.streams import printable
+
         bar = self._bar
-        task_id = bar.add_task(description, total=total)
+        task_id = bar.add_task(printable(description), total=total)
 
         def update(done: int, new_total: int | None = None) -> None:
             if new_total is not None:
