@@ -33,7 +33,6 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 WHEEL = "nvidia_cudnn_cu13-9.19.0.56-py3-none-manylinux_2_27_x86_64.whl"
 ROOT = "cudnn-linux-x86_64-9.19.0.56_cuda13-archive"
-CLI = "import sys; sys.argv[0] = 'cudnn-doctor'; from cudnn_doctor.cli import main; main()"
 
 
 def find_wheel() -> Path:
@@ -96,8 +95,9 @@ def doctor_install(archive: Path, scratch: Path, tree: Path = REPO) -> float:
     env = {**os.environ, "PYTHONPATH": str(tree)}
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # bytecode cached, as an installed package has it
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-c", CLI, "install", "--from", str(archive), "--prefix", str(prefix), "--yes"],
-                   check=True, stdout=subprocess.DEVNULL, env=env, cwd=str(tree))  # `-c` puts the cwd first on sys.path
+    # as the `cudnn-doctor` command runs (entry.py); `-m` puts the cwd, TREE, first on sys.path
+    subprocess.run([sys.executable, "-m", "cudnn_doctor", "install", "--from", str(archive), "--prefix", str(prefix),
+                    "--yes"], check=True, stdout=subprocess.DEVNULL, env=env, cwd=str(tree))
     return time.perf_counter() - started
 
 

@@ -1,6 +1,7 @@
 """The `cudnn-doctor` command (and `python -m cudnn_doctor`): signals handled from the first instant, the
-probe that needs no option started (probes/early.py), then the command line read: a plain `check` line
-by check_line.py, without typer; any other by cli.main, through typer.
+work that needs no option started (NVML's child, probes/early.py; the decompression of `install --from
+FILE`, install/early.py), then the command line read: a plain `check` line by check_line.py, without
+typer; any other by cli.main, through typer.
 
 Kept apart from cli.py, whose first import is typer: what starts here runs beside those imports."""
 
@@ -18,6 +19,10 @@ def main() -> None:
 
         args = sys.argv[1:]
         early.start(args)
+        if "install" in args:  # `install --from FILE`: its decompression starts now (install/early.py)
+            from cudnn_doctor.install import early as early_archive
+
+            early_archive.start(args)
         from cudnn_doctor import check_line
 
         options = check_line.plain_options(args)

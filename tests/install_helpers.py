@@ -24,8 +24,8 @@ SUBLIBRARIES = {
     8: ["libcudnn_ops_infer", "libcudnn_ops_train", "libcudnn_cnn_infer", "libcudnn_cnn_train",
         "libcudnn_adv_infer", "libcudnn_adv_train"],
 }
-# The CLI as a user runs it (`cudnn-doctor` is `python -m cudnn_doctor`)
-CLI = "import sys; sys.argv[0] = 'cudnn-doctor'; from cudnn_doctor.cli import main; main()"
+# The CLI as a user runs it: the `cudnn-doctor` console script is entry.main, as `python -m cudnn_doctor` is
+CLI = "import sys; sys.argv[0] = 'cudnn-doctor'; from cudnn_doctor.entry import main; main()"  # as the console script runs
 
 
 def version_parts(version: int) -> tuple[int, int, int]:

@@ -9,6 +9,7 @@ hashed while it is written, and its ELF header checked for the target architectu
 
 from __future__ import annotations
 
+import collections
 import hashlib
 import lzma
 import os
@@ -23,6 +24,7 @@ from typing import Any
 
 from cudnn_doctor.cudnn_files import ANY_NAME, header_version, major_of
 from cudnn_doctor.errors import DoctorError
+from cudnn_doctor.install import early
 from cudnn_doctor.install.faults import step
 from cudnn_doctor.install.layout import BIN, IMPLIB, INCLUDE, LIB, Layout
 from cudnn_doctor.install.safety import (
@@ -356,21 +358,18 @@ def _tar_members(path: str, fileobj) -> Iterator[tuple[Member, Chunks | None]]: 
                 raise refuse(path, f"member {info.name!r} is a device file, FIFO or other special file")
 
 
-# the decompressor programs `tar -xf` runs beside itself, by the stream's first bytes
-_PROGRAMS = ((b"\xfd7zXZ\x00", "xz"), (b"\x1f\x8b", "gzip"), (b"BZh", "bzip2"))
-
-
 def _decompressed(counted: _CountingReader) -> _Decompressing | _PipedDecompressing:
     """The archive's tar stream: decompressed by the system's xz, gzip or bzip2 in a process of its own
     where there is one (as tar does: in this process, the GIL and the scheduler of a busy machine slow a
-    decompressing thread to half of that), else by a thread of this process."""
-    import shutil
-
+    decompressing thread to half of that), else by a thread of this process. Where the command started
+    that very decompression at its first instant (install/early.py), that one goes on."""
     head = counted.raw.read(6)
     counted.raw.seek(0)
-    program = next((name for magic, name in _PROGRAMS if head.startswith(magic)), None)
-    found = shutil.which(program) if program else None
+    found = early.program_for(head)
     if found:
+        started = early.take(counted.raw.fileno(), found)
+        if started is not None:
+            return _PipedDecompressing(counted, [found, "-dc"], started)
         try:
             return _PipedDecompressing(counted, [found, "-dc"])
         except OSError:
@@ -378,45 +377,47 @@ def _decompressed(counted: _CountingReader) -> _Decompressing | _PipedDecompress
     return _Decompressing(counted)
 
 
-def _widen_pipe(descriptor: int) -> None:
-    """Let the decompressor run a chunk ahead: with the default 64 KiB pipe, xz stops while this process
-    checks, hashes and writes each chunk, and the two take turns instead of running side by side. 1 MiB
-    is what an unprivileged process may ask for (/proc/sys/fs/pipe-max-size); where it may not, the
-    pipe stays as it is."""
-    import fcntl
-
-    try:
-        fcntl.fcntl(descriptor, getattr(fcntl, "F_SETPIPE_SZ", 1031), CHUNK)
-    except OSError:
-        pass
-
-
 class _PipedDecompressing:
     """`xz -dc < ARCHIVE` (or gzip, bzip2) as a stream; its failure (a corrupt or truncated archive) is an
     EOFError with its own words when its output ends."""
 
-    def __init__(self, counted: _CountingReader, argv: list[str]) -> None:
+    def __init__(self, counted: _CountingReader, argv: list[str], started: early.EarlyStream | None = None) -> None:
         import subprocess
 
-        self.counted, self.argv = counted, argv
-        descriptor = counted.raw.fileno()
+        self.counted, self.argv, self.started = counted, argv, started
+        if started is not None:  # the same program on the same file, running since the command began
+            self.process = started.process
+            self.ahead = started.hand_over()
+            self.position = started.fd  # the descriptor it reads: how far the archive is read
+            return
+        self.ahead = collections.deque()
+        self.position = descriptor = counted.raw.fileno()
         os.lseek(descriptor, 0, os.SEEK_SET)  # the buffered reader's position is not the descriptor's
         # a session of its own: Ctrl-C reaches us, and we end it (close), never half of a pipeline
         self.process = subprocess.Popen(argv, stdin=descriptor, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                         start_new_session=True)
         assert self.process.stdout is not None
-        _widen_pipe(self.process.stdout.fileno())
+        early.widen_pipe(self.process.stdout.fileno())
 
     def read(self, size: int = -1) -> bytes:
         assert self.process.stdout is not None
-        data = self.process.stdout.read(size)
-        self.counted.moved(os.lseek(self.counted.raw.fileno(), 0, os.SEEK_CUR))
+        if self.ahead:  # what was read before the staging began, in order, then the pipe
+            data = self.ahead.popleft()
+            if 0 <= size < len(data):
+                data, rest = data[:size], data[size:]
+                self.ahead.appendleft(rest)
+        else:
+            data = self.process.stdout.read(size)
+        self.counted.moved(os.lseek(self.position, 0, os.SEEK_CUR))
         if not data and size != 0 and self.process.wait() != 0:
             said = (self.process.stderr.read(2000) if self.process.stderr else b"").decode(errors="replace")
             raise EOFError(f"{os.path.basename(self.argv[0])}: {said.strip() or f'exit {self.process.returncode}'}")
         return data
 
     def close(self) -> None:
+        if self.started is not None:
+            self.started.stop()  # the program, its pipes and the descriptor it read
+            return
         if self.process.poll() is None:
             self.process.kill()
         self.process.wait()
