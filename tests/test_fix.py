@@ -238,6 +238,30 @@ def test_a_missing_sublibrary_is_reinstalled_into_its_prefix(machine: Machine, t
     closed_loop(machine)
 
 
+@pytest.mark.integration
+def test_a_sublibrary_of_another_release_is_replaced_from_one_archive(machine: Machine, tmp_path: Path) -> None:
+    """CD305: one sub-library of cuDNN 8.9.7 is 8.6.0's (an old file copied over one). The prefix gets 8.9.7
+    again, every file from one archive, and check no longer finds a mixed copy."""
+    with_driver(machine, tmp_path)
+    prefix = tmp_path / "opt" / "cudnn"
+    cudnn_tree(prefix, version=8907, cudart=12020, lib_folder="lib64")
+    lib = prefix / "lib64"
+    real = lib / "libcudnn_cnn_infer.so.8.9.7"
+    real.rename(lib / "libcudnn_cnn_infer.so.8.6.0")
+    (lib / "libcudnn_cnn_infer.so.8").unlink()
+    (lib / "libcudnn_cnn_infer.so.8").symlink_to("libcudnn_cnn_infer.so.8.6.0")
+    machine.add_library_path(lib)
+    machine.env["CUDNN_DOCTOR_MIRROR"] = str(local_mirror(tmp_path, "8.9.7"))
+    assert "CD305" in codes(machine.check_json())
+    plan = fix_json(machine)
+    [install] = [a for a in plan["actions"] if "CD305" in a["resolves"]]
+    assert install["argv"][install["argv"].index("--prefix") + 1] == str(prefix)
+    assert install["argv"][install["argv"].index("--version") + 1] == "8.9.7"
+    check_names_only_known_releases(plan)
+    _, data = closed_loop(machine)
+    assert "CD305" not in data["after"]["codes"]
+
+
 def test_a_cudnn_off_the_loader_path_gets_an_env_line_that_works(machine: Machine, tmp_path: Path) -> None:
     with_driver(machine, tmp_path)
     fake_cudnn(tmp_path / "found" / "lib", version=91900, cudart=13000, sublibraries=CUDNN9)
