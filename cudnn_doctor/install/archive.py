@@ -387,7 +387,11 @@ class _PipedDecompressing:
         self.counted, self.argv, self.started = counted, argv, started
         if started is not None:  # the same program on the same file, running since the command began
             self.process = started.process
-            self.ahead = started.hand_over()
+            try:
+                self.ahead = started.hand_over()
+            except BaseException:  # a signal while a read in flight ended: nobody owns it yet
+                started.stop()
+                raise
             self.position = started.fd  # the descriptor it reads: how far the archive is read
             return
         self.ahead = collections.deque()
