@@ -2,7 +2,7 @@
 
 `check` is the command CI and Slurm run on every job, so it starts at the cost of its own work: a command
 line made only of check's options in their plain forms (`--json`, `--format json`, `--format=json`,
-`-o FILE`, ...) is read here and the body runs with typer never imported (35 ms of a 90 ms check on a
+`-o FILE`, ...) is read here and the body runs with typer never imported (30 ms of a 91 ms check on a
 2-core machine). Anything else (help, completion, a short-option cluster, `--`, a value that starts with
 `-`, an option check does not have, a positional argument) goes to typer through cli.py, which declares
 the same options and calls the same body. tests/test_check_line.py holds OPTIONS to typer's declaration
@@ -14,6 +14,7 @@ import os
 import sys
 
 from cudnn_doctor.command import console, guarded
+from cudnn_doctor.completion import COMPLETE_VAR  # typer's shell completion asks through it: typer answers
 from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.settings import CHECK_FORMATS
 
@@ -36,7 +37,6 @@ OPTIONS: tuple[tuple[str, str, tuple[str, ...], tuple[str, ...]], ...] = (
     ("quiet", FLAG, ("-q", "--quiet"), ()),
     ("verbose", FLAG, ("-v", "--verbose"), ()),
 )
-COMPLETE_VAR = "_CUDNN_DOCTOR_COMPLETE"  # typer's shell completion asks through it: typer answers
 
 
 def _defaults() -> dict[str, object]:
