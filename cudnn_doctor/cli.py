@@ -13,15 +13,14 @@ import typer
 
 from cudnn_doctor import __version__, check_line, command, completion
 from cudnn_doctor.check_line import check_settings
-from cudnn_doctor.command import (  # re-exported: tests and benchmarks name them here
-    CLOSED_PIPE_EXIT,
+from cudnn_doctor.command import (
     guarded,
     json_requested,
     write_error_json,
 )
 from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.knowledge.inputs import ascii_decimal, ascii_integer
-from cudnn_doctor.streams import OUTPUT_LOST_EXIT, OutputLost, log_line, say
+from cudnn_doctor.streams import log_line, say
 
 _console = command.console
 
@@ -488,34 +487,27 @@ def app_for(args: list[str]) -> typer.Typer:
 
 
 def _run_app() -> int:
-    """The command's exit status, its output flushed."""
+    """The command's exit status, its output flushed (command.call, as for a plain check line)."""
+    return command.call(_invoke_app)
+
+
+def _invoke_app() -> None:
+    """Parse with typer and run the command; ends with SystemExit(status), as a command's body does."""
     # click's ClickException (click itself, or the copy newer typers carry), found through what typer exports
     usage_errors: tuple[type[Exception], ...] = tuple(
         c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
     try:
         exit_code = app_for(sys.argv[1:])(prog_name="cudnn-doctor", standalone_mode=False)
     except usage_errors as error:
-        exit_code = _usage_error(error)
-    except SystemExit as end:  # a command's body ends so (command.guarded), typer or not
-        exit_code = end.code
+        raise SystemExit(_usage_error(error)) from None
     except typer.Abort:
         from cudnn_doctor import signals
 
         if signals.received() is None:  # not a signal: click's prompt met the end of its input
             say("Aborted!")
-            return 1
-        return signals.exit_code()
-    except BrokenPipeError:
-        exit_code = CLOSED_PIPE_EXIT
-    except OutputLost:
-        return OUTPUT_LOST_EXIT
-    try:
-        sys.stdout.flush()
-    except BrokenPipeError:
-        exit_code = CLOSED_PIPE_EXIT
-    except OutputLost:
-        exit_code = OUTPUT_LOST_EXIT
-    return exit_code if isinstance(exit_code, int) else 0
+            raise SystemExit(1) from None
+        raise SystemExit(signals.exit_code()) from None
+    raise SystemExit(exit_code)
 
 
 if __name__ == "__main__":

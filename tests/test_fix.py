@@ -205,6 +205,18 @@ def test_a_required_cudnn_is_installed_within_the_requirement(machine: Machine, 
     closed_loop(machine, "--require", "cudnn==9.19.0")
 
 
+def reinstalled_from_one_archive(machine: Machine, code: str, prefix: Path, version: str) -> dict:  # type: ignore[type-arg]
+    """CODE is found; its treatment is `install --version VERSION --prefix PREFIX`, naming only known releases;
+    `fix --yes` closes the loop. Returns the applied plan (with before/after)."""
+    assert code in codes(machine.check_json())
+    plan = fix_json(machine)
+    [install] = [a for a in plan["actions"] if code in a["resolves"]]
+    assert install["argv"][install["argv"].index("--prefix") + 1] == str(prefix)
+    assert install["argv"][install["argv"].index("--version") + 1] == version
+    check_names_only_known_releases(plan)
+    return closed_loop(machine)[1]
+
+
 @pytest.mark.integration
 def test_headers_of_another_release_are_replaced_from_one_archive(machine: Machine, tmp_path: Path) -> None:
     """cuDNN 9 headers beside cuDNN 8.9.7 libraries in one prefix (CD303): that prefix gets the library's release
@@ -214,13 +226,7 @@ def test_headers_of_another_release_are_replaced_from_one_archive(machine: Machi
     cudnn_tree(prefix, version=8907, cudart=12020, lib_folder="lib64", header_version=91900)
     machine.add_library_path(prefix / "lib64")
     machine.env["CUDNN_DOCTOR_MIRROR"] = str(local_mirror(tmp_path, "8.9.7"))
-    assert "CD303" in codes(machine.check_json())
-    plan = fix_json(machine)
-    [install] = [a for a in plan["actions"] if "CD303" in a["resolves"]]
-    assert install["argv"][install["argv"].index("--prefix") + 1] == str(prefix)
-    assert install["argv"][install["argv"].index("--version") + 1] == "8.9.7"
-    check_names_only_known_releases(plan)
-    closed_loop(machine)
+    reinstalled_from_one_archive(machine, "CD303", prefix, "8.9.7")
 
 
 @pytest.mark.integration
@@ -252,13 +258,7 @@ def test_a_sublibrary_of_another_release_is_replaced_from_one_archive(machine: M
     (lib / "libcudnn_cnn_infer.so.8").symlink_to("libcudnn_cnn_infer.so.8.6.0")
     machine.add_library_path(lib)
     machine.env["CUDNN_DOCTOR_MIRROR"] = str(local_mirror(tmp_path, "8.9.7"))
-    assert "CD305" in codes(machine.check_json())
-    plan = fix_json(machine)
-    [install] = [a for a in plan["actions"] if "CD305" in a["resolves"]]
-    assert install["argv"][install["argv"].index("--prefix") + 1] == str(prefix)
-    assert install["argv"][install["argv"].index("--version") + 1] == "8.9.7"
-    check_names_only_known_releases(plan)
-    _, data = closed_loop(machine)
+    data = reinstalled_from_one_archive(machine, "CD305", prefix, "8.9.7")
     assert "CD305" not in data["after"]["codes"]
 
 

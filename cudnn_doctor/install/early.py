@@ -160,8 +160,9 @@ def widen_pipe(descriptor: int) -> None:
 
 def _archive_argument(argv: list[str]) -> str | None:
     """The local file `install --from` names, if ARGV is an install's (no help asked) and names one."""
-    command = next((arg for arg in argv if not arg.startswith("-")), None)
-    if command != "install" or any(arg in HELP for arg in argv):
+    from cudnn_doctor.probes.early import command_of  # imported already: entry.py starts NVML's child first
+
+    if command_of(argv) != "install" or any(arg in HELP for arg in argv):
         return None
     value = None
     for index, arg in enumerate(argv):

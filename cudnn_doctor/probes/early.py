@@ -31,7 +31,7 @@ _started: dict[Job, ProbeBatch] = {}
 def start(argv: list[str]) -> None:
     """Start NVML's child when ARGV (sys.argv[1:]) runs a command that collects a report and the loader
     may find libnvidia-ml.so.1."""
-    command = _command(argv)
+    command = command_of(argv)
     if command not in COLLECTING or any(arg in HELP or arg in NO_PROBES for arg in argv):
         return
     if command == "explain" and any(CODE.fullmatch(arg) for arg in argv):
@@ -53,7 +53,7 @@ def take(job: Job, wanted: bool) -> ProbeBatch | None:
     return None
 
 
-def _command(argv: list[str]) -> str | None:
+def command_of(argv: list[str]) -> str | None:
     """The subcommand's name: the first argument that is not an option (the top level's options take no
     value)."""
     return next((arg for arg in argv if not arg.startswith("-")), None)
