@@ -122,3 +122,22 @@ def test_no_early_start_where_there_is_nothing_to_decompress_early(tmp_path: Pat
         process, events = audited(clean_env(tmp_path), tmp_path, *args)
         assert process.returncode in (0, 2), (args, process.stderr)
         assert not decompressors(events), args
+
+
+def test_what_is_read_ahead_is_bounded(tmp_path: Path) -> None:
+    """A huge archive (here 200 MB of zeros, decompressed in 0.4 s) is read ahead AHEAD bytes at most while
+    nobody takes it: the decompressor then waits on its full pipe, and stopping it ends it."""
+    from cudnn_doctor.install import early
+
+    big = tmp_path / "big.tar.xz"
+    subprocess.run(f"head -c 200000000 /dev/zero | xz -1 -T1 > '{big}'", shell=True, check=True)
+    early.start(["install", "--from", str(big)])
+    [stream] = early._started
+    try:
+        time.sleep(1.5)
+        read = sum(len(chunk) for chunk in stream.chunks)
+        assert early.AHEAD <= read < early.AHEAD + early.CHUNK
+        assert stream.process.poll() is None  # waiting on its pipe, not done
+    finally:
+        early._stop_unused()
+    assert stream.process.returncode is not None and not holders(big)
