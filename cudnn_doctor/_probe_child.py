@@ -4,6 +4,7 @@ Usage: python -I -S _probe_child.py JOB [ARG]
   cudnn PATH_OR_SONAME    cudnnGetVersion, cudnnGetCudartVersion
   cudart PATH_OR_SONAME   cudaRuntimeGetVersion
   libcuda PATH_OR_SONAME  cuDriverGetVersion
+  cuda PATH_OR_SONAME     what a program gets: the libcuda mapped, cuInit, the visible GPUs
   nvml                    driver and GPUs through pynvml (nvidia-ml-py)
 
 One library per process: a second dlopen of another file with the same soname
@@ -86,6 +87,90 @@ def probe_libcuda(target):
     return {"cuDriverGetVersion": version, "status": status, "loaded_path": _loaded_path("libcuda.so")}
 
 
+def _mapped_libraries():
+    """Every shared object mapped into this process, in the order of its first mapping: what the loader
+    gave a program started in this environment (LD_PRELOAD first)."""
+    seen = []
+    try:
+        with open("/proc/self/maps", "rb") as maps:
+            for line in maps:
+                parts = line.split(None, 5)
+                if len(parts) == 6:
+                    path = parts[5].rstrip(b"\n")
+                    if b".so" in os.path.basename(path) and path.startswith(b"/"):
+                        text = os.fsdecode(path)
+                        if text not in seen:
+                            seen.append(text)
+    except OSError:
+        pass
+    return seen
+
+
+def _cuda_name(lib, status, function):
+    """cuGetErrorName / cuGetErrorString of STATUS, as a program would print it."""
+    text = ctypes.c_char_p()
+    try:
+        call = getattr(lib, function)
+    except AttributeError:
+        return None
+    call.restype = ctypes.c_int
+    call.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]
+    if call(status, ctypes.byref(text)) != 0 or not text.value:
+        return None
+    return text.value.decode("ascii", "replace")
+
+
+def _uuid_text(raw):
+    digits = raw.hex()
+    return "GPU-" + "-".join((digits[0:8], digits[8:12], digits[12:16], digits[16:20], digits[20:32]))
+
+
+def probe_cuda(target):
+    """What a program started in this environment gets from CUDA: the libcuda.so.1 the loader maps (with
+    LD_LIBRARY_PATH, LD_PRELOAD and the cache as they are), cuInit's answer by its CUDA name, and the GPUs
+    CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER leave, in CUDA's order, with their UUIDs and PCI bus ids."""
+    lib = _load(target)
+    answer = {"loaded_path": _loaded_path("libcuda.so"), "mapped": _mapped_libraries()}
+    version, status = _call_int_out(lib, "cuDriverGetVersion")
+    answer["cuDriverGetVersion"] = version if status == 0 else None
+    init = lib.cuInit
+    init.restype = ctypes.c_int
+    init.argtypes = [ctypes.c_uint]
+    started = time.perf_counter()
+    status = init(0)
+    answer["cuInit_ms"] = round((time.perf_counter() - started) * 1000, 1)
+    answer["cuInit"] = status
+    answer["cuInit_name"] = _cuda_name(lib, status, "cuGetErrorName")
+    answer["cuInit_text"] = _cuda_name(lib, status, "cuGetErrorString")
+    if status != 0:
+        return answer
+    count, status = _call_int_out(lib, "cuDeviceGetCount")
+    answer["device_count"] = count if status == 0 else None
+    devices = []
+    for ordinal in range(count if status == 0 and count else 0):
+        device = ctypes.c_int(0)
+        if lib.cuDeviceGet(ctypes.byref(device), ordinal) != 0:
+            continue
+        entry = {"ordinal": ordinal}
+        name = ctypes.create_string_buffer(256)
+        if lib.cuDeviceGetName(name, 256, device) == 0:
+            entry["name"] = name.value.decode("utf-8", "replace")
+        raw = ctypes.create_string_buffer(16)
+        get_uuid = getattr(lib, "cuDeviceGetUuid_v2", None) or getattr(lib, "cuDeviceGetUuid", None)
+        if get_uuid is not None and get_uuid(raw, device) == 0:
+            entry["uuid"] = _uuid_text(raw.raw)
+        bus = ctypes.create_string_buffer(64)
+        if lib.cuDeviceGetPCIBusId(bus, 64, device) == 0:
+            entry["pci_bus_id"] = bus.value.decode("ascii", "replace")
+        major, minor = ctypes.c_int(0), ctypes.c_int(0)
+        if lib.cuDeviceGetAttribute(ctypes.byref(major), 75, device) == 0 and \
+                lib.cuDeviceGetAttribute(ctypes.byref(minor), 76, device) == 0:
+            entry["compute_capability"] = "{}.{}".format(major.value, minor.value)
+        devices.append(entry)
+    answer["devices"] = devices
+    return answer
+
+
 def _text(value):
     return value.decode() if isinstance(value, bytes) else value
 
@@ -111,6 +196,8 @@ def probe_nvml(_arg=None, module_folder=None):
             ("uuid", lambda h: _text(pynvml.nvmlDeviceGetUUID(h))),
             ("compute_capability", lambda h: "{}.{}".format(*pynvml.nvmlDeviceGetCudaComputeCapability(h))),
             ("memory_total_mib", lambda h: pynvml.nvmlDeviceGetMemoryInfo(h).total // (1024 * 1024)),
+            ("memory_used_mib", lambda h: pynvml.nvmlDeviceGetMemoryInfo(h).used // (1024 * 1024)),
+            ("pci_bus_id", lambda h: _text(pynvml.nvmlDeviceGetPciInfo(h).busId)),
         )
         for index in range(pynvml.nvmlDeviceGetCount()):
             handle = pynvml.nvmlDeviceGetHandleByIndex(index)
@@ -202,6 +289,7 @@ JOBS = {
     "cudnn": probe_cudnn,
     "cudart": probe_cudart,
     "libcuda": probe_libcuda,
+    "cuda": probe_cuda,
     "nvml": probe_nvml,
 }
 
