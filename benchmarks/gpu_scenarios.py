@@ -1,0 +1,487 @@
+"""Does `check` predict what a program gets on a real GPU, and does `fix` make it work? (issue 30)
+
+Each scenario breaks (or only bends) the environment of one shell on the GPU machine the way users do:
+variables, copies of libraries in /tmp, a process limit, another process holding GPU memory. Nothing of
+the GPU's own settings is changed. For every scenario, in that environment:
+
+  1. the judges: real PyTorch (a cuDNN convolution and a cuDNN LSTM on the GPU) and real JAX (a
+     convolution on the GPU), each in its own process;
+  2. `cudnn-doctor check --json`: the error findings it reports;
+  3. `cudnn-doctor fix --json`: the plan; its env lines are sourced in a real bash before each judge runs
+     again, and the actions the doctor can run are run. Manual steps are not applied (they count as not fixed).
+
+A setup where a judge fails is a *failing* setup: `check` must report an error whose code is one of the
+scenario's causes. A setup where both judges work must get no error at all. A setup where the user's own
+setting moves a framework off the GPU on purpose (JAX_PLATFORMS=cpu) is scored apart: a warning is due.
+
+  python3 benchmarks/gpu_scenarios.py --out DIR [--only NAME,...] [--judges FILE] [--no-fix] [--doctor-tree DIR]
+
+--judges FILE reuses the first judges' verdicts of an earlier run (they do not depend on the doctor);
+--doctor-tree runs another checkout of the doctor (the "before" figure). Prints a table and writes
+DIR/scenarios.json. Needs: the GPU machine's python3 with torch and jax, nvidia-smi.
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import glob
+import json
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRATCH = Path("/tmp/cudnn-doctor-scenarios")
+GB = 1 << 30
+
+TORCH_JUDGE = r"""
+import torch
+assert torch.cuda.is_available(), "torch.cuda.is_available() is False (device_count %d)" % torch.cuda.device_count()
+x = torch.randn(8, 64, 56, 56, device="cuda"); w = torch.randn(128, 64, 3, 3, device="cuda")
+y = torch.nn.functional.conv2d(x, w, padding=1)
+lstm = torch.nn.LSTM(64, 128, num_layers=2, batch_first=True).cuda()
+out, _ = lstm(torch.randn(4, 20, 64, device="cuda"))
+torch.cuda.synchronize()
+print("torch ok: cuDNN", torch.backends.cudnn.version(), "on", torch.cuda.get_device_name(0))
+"""
+
+JAX_JUDGE = r"""
+import jax, jax.numpy as jnp
+gpus = [d for d in jax.devices() if d.platform == "gpu"]
+assert gpus, "JAX has no GPU: %s" % jax.devices()
+x = jnp.ones((8, 64, 56, 56)); w = jnp.ones((128, 64, 3, 3))
+y = jax.lax.conv_general_dilated(x, w, (1, 1), "SAME"); y.block_until_ready()
+print("jax ok:", y.shape, gpus[0].device_kind)
+"""
+
+HOG = r"""
+import sys, time, torch
+held = torch.empty(int(float(sys.argv[1]) * (1 << 30)), dtype=torch.uint8, device="cuda")
+print("holding", held.numel() >> 30, "GiB", flush=True)
+time.sleep(3600)
+"""
+
+
+@dataclass
+class Scenario:
+    name: str
+    why: str  # what a user did
+    causes: tuple[str, ...] = ()  # finding codes that name the cause, where it fails
+    env: dict[str, str] = field(default_factory=dict)
+    unset: tuple[str, ...] = ()
+    shell: str = ""  # run before the program in the same bash (ulimit)
+    hog_gib: float = 0.0  # another process holds this much GPU memory meanwhile
+    on_purpose: bool = False  # the user's own choice moves a framework off the GPU: a warning is due, not an error
+
+
+@dataclass
+class Outcome:
+    name: str
+    torch: str = ""
+    jax: str = ""
+    fails: bool = False
+    codes: list[str] = field(default_factory=list)  # error findings
+    warnings: list[str] = field(default_factory=list)
+    check_exit: int | None = None
+    check_s: float = 0.0
+    plan: list[dict[str, object]] = field(default_factory=list)
+    probe: object = None
+    after_torch: str = ""
+    after_jax: str = ""
+    fixed: bool | None = None
+    verdict: str = ""
+
+
+def facts() -> dict[str, object]:
+    """What this machine has, for the scenarios to use."""
+    found: dict[str, object] = {}
+    try:
+        smi = subprocess.run(["nvidia-smi", "--query-gpu=index,uuid,pci.bus_id,memory.total,memory.used",
+                              "--format=csv,noheader"], capture_output=True, text=True).stdout
+    except OSError:
+        smi = ""
+    found["gpus"] = [line.split(", ") for line in smi.strip().splitlines()]
+    torch_site = subprocess.run([sys.executable, "-c", "import torch, os; print(os.path.dirname(torch.__file__))"],
+                                capture_output=True, text=True).stdout.strip()
+    site = os.path.dirname(torch_site)
+    found["site"] = site
+    found["pip_cudnn"] = os.path.join(site, "nvidia", "cudnn", "lib")
+    if not os.path.isdir(str(found["pip_cudnn"])):
+        found["pip_cudnn"] = next(iter(glob.glob(os.path.join(site, "nvidia", "cu*", "lib", "libcudnn.so.9"))), "")
+        found["pip_cudnn"] = os.path.dirname(str(found["pip_cudnn"]))
+    found["system_cudnn"] = next(iter(sorted(glob.glob("/usr/lib/x86_64-linux-gnu/libcudnn.so.9*"))), None)
+    found["stub"] = next(iter(sorted(glob.glob("/usr/local/cuda*/targets/*/lib/stubs/libcuda.so")
+                                     + glob.glob("/usr/local/cuda*/lib64/stubs/libcuda.so"))), None)
+    found["kernel_driver"] = Path("/proc/driver/nvidia/version").read_text() if Path(
+        "/proc/driver/nvidia/version").exists() else None
+    ldconfig = subprocess.run(["/sbin/ldconfig", "-p"], capture_output=True, text=True).stdout
+    found["libcuda_cache"] = [line.strip() for line in ldconfig.splitlines() if "libcuda.so" in line]
+    found["libcudnn_cache"] = [line.strip() for line in ldconfig.splitlines() if "libcudnn" in line]
+    found["debs"] = sorted(glob.glob(str(ROOT / ".devcache" / "*.deb")))
+    return found
+
+
+def build_scenarios(machine: dict[str, object]) -> list[Scenario]:
+    SCRATCH.mkdir(parents=True, exist_ok=True)
+    uuid = str(machine["gpus"][0][1]) if machine["gpus"] else "GPU-unknown"  # type: ignore[index]
+    pip_cudnn = str(machine["pip_cudnn"])
+    system_cudnn = machine["system_cudnn"]
+    stub = machine["stub"]
+
+    def folder(name: str) -> Path:
+        path = SCRATCH / name
+        shutil.rmtree(path, ignore_errors=True)
+        path.mkdir(parents=True)
+        return path
+
+    def copy_of_pip_cudnn(name: str) -> Path:
+        path = folder(name)
+        for library in glob.glob(os.path.join(pip_cudnn, "libcudnn*.so*")):
+            shutil.copy2(library, path)
+        return path
+
+    stub_dir = folder("stub")
+    if stub:
+        os.symlink(stub, stub_dir / "libcuda.so.1")
+    drv = folder("driver-535")
+    for deb in machine["debs"]:  # type: ignore[union-attr]
+        subprocess.run(["dpkg-deb", "-x", deb, str(drv / "root")], check=True)
+    old_driver = next(iter(glob.glob(str(drv / "root/usr/lib/x86_64-linux-gnu/nvidia/current/libcuda.so.5*"))), None)
+    driver_dir = drv / "lib"
+    driver_dir.mkdir()
+    compat_dir = folder("cuda-12.2/compat")
+    if old_driver:
+        for target in (driver_dir, compat_dir):
+            shutil.copy2(old_driver, target)
+            os.symlink(os.path.basename(old_driver), target / "libcuda.so.1")
+        for jit in glob.glob(str(drv / "root/usr/lib/x86_64-linux-gnu/nvidia/current/libnvidia-ptxjitcompiler.so.5*")):
+            shutil.copy2(jit, compat_dir)
+    dangling = folder("dangling")
+    for name in ("libcudnn.so.9", "libcudnn_ops.so.9", "libcudnn_cnn.so.9"):
+        os.symlink("/nonexistent/" + name, dangling / name)
+    truncated = copy_of_pip_cudnn("truncated")
+    for name in ("libcudnn_cnn.so.9",):
+        target = truncated / name
+        if not target.exists():
+            continue
+        size = target.stat().st_size
+        with open(target, "r+b") as handle:
+            handle.truncate(size // 2)
+    mixed = copy_of_pip_cudnn("mixed")
+    if system_cudnn:
+        for name in ("libcudnn_ops.so.9",):
+            source = os.path.join(os.path.dirname(str(system_cudnn)), name)
+            if os.path.exists(source) and (mixed / name).exists():
+                os.remove(mixed / name)
+                shutil.copy2(os.path.realpath(source), mixed / name)
+    missing = copy_of_pip_cudnn("missing-cnn")
+    if (missing / "libcudnn_cnn.so.9").exists():
+        os.remove(missing / "libcudnn_cnn.so.9")
+    missing_engines = copy_of_pip_cudnn("missing-engines")
+    for library in glob.glob(str(missing_engines / "libcudnn_engines_*")):
+        os.remove(library)
+    system_dir = os.path.dirname(str(system_cudnn)) if system_cudnn else "/usr/lib/x86_64-linux-gnu"
+
+    no_gpu = ("CD113",)
+    return [
+        # setups that work (some with warnings due)
+        Scenario("baseline", "nothing changed"),
+        Scenario("cvd-0", "CUDA_VISIBLE_DEVICES=0", env={"CUDA_VISIBLE_DEVICES": "0"}),
+        Scenario("cvd-uuid", "the GPU's full UUID", env={"CUDA_VISIBLE_DEVICES": uuid}),
+        Scenario("cvd-uuid-prefix", "a prefix of the GPU's UUID", env={"CUDA_VISIBLE_DEVICES": uuid[:12]}),
+        Scenario("cvd-trailing-invalid", "0 then an invalid entry (parsing stops after the GPU)",
+                 env={"CUDA_VISIBLE_DEVICES": "0,x"}),
+        Scenario("device-order-pci", "CUDA_DEVICE_ORDER=PCI_BUS_ID", env={"CUDA_DEVICE_ORDER": "PCI_BUS_ID"}),
+        Scenario("alloc-conf-valid", "valid allocator settings for torch and JAX",
+                 env={"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True,max_split_size_mb:128",
+                      "XLA_PYTHON_CLIENT_PREALLOCATE": "false", "XLA_PYTHON_CLIENT_MEM_FRACTION": ".5"}),
+        Scenario("dangling-links", "LD_LIBRARY_PATH with dangling cuDNN links (the loader skips them)",
+                 env={"LD_LIBRARY_PATH": str(dangling)}),
+        Scenario("preload-same-cudnn", "LD_PRELOAD of the pip cuDNN torch loads anyway",
+                 env={"LD_PRELOAD": os.path.join(pip_cudnn, "libcudnn.so.9")}),
+        Scenario("module-loading-eager", "CUDA_MODULE_LOADING=EAGER", env={"CUDA_MODULE_LOADING": "EAGER"}),
+        Scenario("launch-blocking", "CUDA_LAUNCH_BLOCKING=1 left on (slow, works)",
+                 env={"CUDA_LAUNCH_BLOCKING": "1"}),
+        Scenario("hog-8g", "another process holds 8 GiB", hog_gib=8),
+        Scenario("preload-missing-file", "LD_PRELOAD of a file that does not exist (ld.so ignores it)",
+                 env={"LD_PRELOAD": "/nonexistent/libfoo.so"}),
+        Scenario("nofile-1024", "ulimit -n 1024", shell="ulimit -S -n 1024"),
+        # the CUDA driver a program loads
+        Scenario("stub-ld-path", "the toolkit's stubs/libcuda.so linked onto LD_LIBRARY_PATH",
+                 ("CD111",), env={"LD_LIBRARY_PATH": str(stub_dir)}),
+        Scenario("stub-preload", "the toolkit's stub libcuda in LD_PRELOAD", ("CD111",),
+                 env={"LD_PRELOAD": str(stub or "")}),
+        Scenario("old-driver-ld-path", "a user-space driver 535 on LD_LIBRARY_PATH, kernel module 580",
+                 ("CD112",), env={"LD_LIBRARY_PATH": str(driver_dir)}),
+        Scenario("old-compat-package", "a CUDA 12.2 forward-compatibility package (535) older than the driver",
+                 ("CD112",), env={"LD_LIBRARY_PATH": str(compat_dir)}),
+        # the GPUs a program sees
+        Scenario("cvd-empty", "CUDA_VISIBLE_DEVICES set but empty", no_gpu, env={"CUDA_VISIBLE_DEVICES": ""}),
+        Scenario("cvd-minus-1", "CUDA_VISIBLE_DEVICES=-1", no_gpu, env={"CUDA_VISIBLE_DEVICES": "-1"}),
+        Scenario("cvd-index-1", "CUDA_VISIBLE_DEVICES=1 on a one-GPU machine", no_gpu,
+                 env={"CUDA_VISIBLE_DEVICES": "1"}),
+        Scenario("cvd-bad-uuid", "a UUID of another machine's GPU", no_gpu,
+                 env={"CUDA_VISIBLE_DEVICES": "GPU-0badc0de-0000-0000-0000-000000000000"}),
+        Scenario("cvd-invalid-first", "an invalid entry first (parsing stops there)", no_gpu,
+                 env={"CUDA_VISIBLE_DEVICES": "x,0"}),
+        Scenario("cvd-mig", "a MIG UUID on a GPU without MIG", no_gpu,
+                 env={"CUDA_VISIBLE_DEVICES": "MIG-0badc0de-0000-0000-0000-000000000000"}),
+        Scenario("cvd-repeated", "the same GPU twice", ("CD113", "CD114"), env={"CUDA_VISIBLE_DEVICES": "0,0"}),
+        # every library a framework loads
+        Scenario("preload-older-cudnn", "LD_PRELOAD of the system cuDNN (another release than torch's)",
+                 ("CD317",), env={"LD_PRELOAD": str(system_cudnn or "")}),
+        Scenario("system-cudnn-first", "LD_LIBRARY_PATH puts the system cuDNN ahead of torch's",
+                 ("CD305", "CD317", "CD408", "CD401"), env={"LD_LIBRARY_PATH": system_dir}),
+        Scenario("truncated-sublibrary", "a copy with a truncated libcudnn_cnn.so.9 first on LD_LIBRARY_PATH",
+                 ("CD308",), env={"LD_LIBRARY_PATH": str(truncated)}),
+        Scenario("mixed-sublibrary", "a copy with libcudnn_ops.so.9 of another release first on the path",
+                 ("CD305",), env={"LD_LIBRARY_PATH": str(mixed)}),
+        Scenario("missing-sublibrary", "a copy without libcudnn_cnn.so.9 first on the path",
+                 ("CD304",), env={"LD_LIBRARY_PATH": str(missing)}),
+        Scenario("missing-engines", "a copy without the engine sub-libraries first on the path",
+                 ("CD304",), env={"LD_LIBRARY_PATH": str(missing_engines)}),
+        # the frameworks' own settings
+        Scenario("alloc-conf-bad-value", "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:maybe", ("CD411",),
+                 env={"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:maybe"}),
+        Scenario("alloc-conf-bad-key", "PYTORCH_CUDA_ALLOC_CONF with a misspelt key", ("CD411",),
+                 env={"PYTORCH_CUDA_ALLOC_CONF": "max_split_mb:128"}),
+        Scenario("alloc-conf-backend-typo", "PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsyn", ("CD411",),
+                 env={"PYTORCH_CUDA_ALLOC_CONF": "backend:cudaMallocAsyn"}),
+        Scenario("xla-fraction-above-1", "XLA_PYTHON_CLIENT_MEM_FRACTION=1.5", ("CD411",),
+                 env={"XLA_PYTHON_CLIENT_MEM_FRACTION": "1.5"}),
+        Scenario("xla-fraction-percent", "XLA_PYTHON_CLIENT_MEM_FRACTION=75%", ("CD411",),
+                 env={"XLA_PYTHON_CLIENT_MEM_FRACTION": "75%"}),
+        Scenario("xla-allocator-typo", "XLA_PYTHON_CLIENT_ALLOCATOR=cuda", ("CD411",),
+                 env={"XLA_PYTHON_CLIENT_ALLOCATOR": "cuda"}),
+        Scenario("jax-platforms-typo", "JAX_PLATFORMS=gpuu", ("CD411",), env={"JAX_PLATFORMS": "gpuu"}),
+        Scenario("jax-platforms-cpu", "JAX_PLATFORMS=cpu (on purpose)", ("CD412",),
+                 env={"JAX_PLATFORMS": "cpu"}, on_purpose=True),
+        # resources
+        Scenario("ulimit-v-16g", "ulimit -v of 16 GB (a site's or a .bashrc's)", ("CD116",),
+                 shell="ulimit -S -v 16000000"),
+        Scenario("ulimit-v-64g", "ulimit -v of 64 GB", ("CD116",), shell="ulimit -S -v 64000000"),
+        Scenario("hog-66g", "another process holds 66 GiB of 80", ("CD115", "CD412"), hog_gib=66),
+        Scenario("hog-78g", "another process holds 78 GiB of 80", ("CD115",), hog_gib=78),
+    ]
+
+
+def bash_line(scenario: Scenario, program: list[str], extra: list[str] | None = None) -> str:
+    parts = [scenario.shell] if scenario.shell else []
+    parts += extra or []
+    parts.append("exec " + " ".join(shlex.quote(arg) for arg in program))
+    return "; ".join(parts)
+
+
+def scenario_env(scenario: Scenario, base: dict[str, str]) -> dict[str, str]:
+    env = dict(base)
+    for name in scenario.unset:
+        env.pop(name, None)
+    env.update(scenario.env)
+    return env
+
+
+def run_bash(line: str, env: dict[str, str], timeout: float = 240) -> tuple[int, str]:
+    try:
+        process = subprocess.run(["bash", "-c", line], env=env, capture_output=True, text=True, timeout=timeout,
+                                 cwd=str(SCRATCH), errors="replace")
+    except subprocess.TimeoutExpired:
+        return 124, "timed out"
+    return process.returncode, (process.stdout + process.stderr).strip()
+
+
+def judge(scenario: Scenario, env: dict[str, str], extra: list[str] | None = None) -> tuple[str, str]:
+    results = []
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        jobs = [pool.submit(run_bash, bash_line(scenario, [sys.executable, "-c", code], extra), env)
+                for code in (TORCH_JUDGE, JAX_JUDGE)]
+        for job in jobs:
+            code, out = job.result()
+            lines = [line for line in out.splitlines() if line.strip()]
+            ok = code == 0 and any(line.startswith(("torch ok", "jax ok")) for line in lines)
+            results.append(("ok: " if ok else "FAIL: ") + " | ".join(lines[-3:])[-600:])
+    return results[0], results[1]
+
+
+def doctor(tree: Path, *args: str) -> list[str]:
+    """The doctor of TREE, started as its console script starts it."""
+    start = (f"import sys; sys.path.insert(0, {str(tree)!r}); sys.argv[0] = 'cudnn-doctor'; "
+             "from cudnn_doctor.entry import main; main()")
+    return [sys.executable, "-c", start, *args]
+
+
+def probe(scenario: Scenario, env: dict[str, str], tree: Path) -> dict[str, object] | str:
+    """The doctor's own probe child for CUDA, in the scenario's environment (what it saw, for the record)."""
+    child = tree / "cudnn_doctor" / "_probe_child.py"
+    if not child.exists():
+        return "-"
+    code, out = run_bash(bash_line(scenario, [sys.executable, "-I", "-S", str(child), "cuda", "libcuda.so.1"]), env,
+                         timeout=60)
+    return last_json(out) or f"exit {code}: {out[-300:]}"
+
+
+def check(scenario: Scenario, env: dict[str, str], tree: Path, outcome: Outcome) -> None:
+    started = time.perf_counter()
+    code, out = run_bash(bash_line(scenario, doctor(tree, "check", "--json")), env, timeout=120)
+    outcome.check_s = round(time.perf_counter() - started, 2)
+    outcome.check_exit = code
+    report = last_json(out)
+    if report is None:
+        outcome.codes = [f"no JSON (exit {code}): {out[-300:]}"]
+        return
+    for finding in report.get("findings", []):
+        if finding.get("severity") == "error":
+            outcome.codes.append(finding["code"])
+        elif finding.get("severity") == "warning":
+            outcome.warnings.append(finding["code"])
+
+
+def last_json(text: str) -> dict[str, object] | None:
+    start = text.find("{")
+    while start != -1:
+        try:
+            return json.loads(text[start:])
+        except json.JSONDecodeError:
+            start = text.find("{", start + 1)
+    return None
+
+
+def plan_and_apply(scenario: Scenario, env: dict[str, str], tree: Path, outcome: Outcome) -> list[str]:
+    """The plan's env lines for bash, after its runnable actions ran."""
+    code, out = run_bash(bash_line(scenario, doctor(tree, "fix", "--json")), env, timeout=120)
+    plan = last_json(out) or {}
+    lines: list[str] = []
+    for action in plan.get("actions", []):  # type: ignore[union-attr]
+        entry = {"kind": action.get("kind"), "resolves": action.get("resolves"), "text": action.get("text"),
+                 "argv": action.get("argv")}
+        if action.get("kind") == "env":
+            lines += action.get("env", {}).get("bash", [])
+        elif action.get("argv"):
+            argv = list(action["argv"])
+            if argv and argv[0] == "cudnn-doctor":
+                argv = doctor(tree, *argv[1:])
+            done, said = run_bash(bash_line(scenario, argv, lines), env, timeout=300)
+            entry["ran"] = f"exit {done}: {said[-300:]}"
+        outcome.plan.append(entry)
+    return lines
+
+
+def start_hog(gib: float, env: dict[str, str]) -> subprocess.Popen[str]:
+    hog = subprocess.Popen([sys.executable, "-c", HOG, str(gib)], env=env, stdout=subprocess.PIPE, text=True,
+                           start_new_session=True)
+    line = hog.stdout.readline() if hog.stdout else ""
+    if not line.startswith("holding"):
+        raise RuntimeError(f"the memory hog did not start: {line!r}")
+    return hog
+
+
+def run_scenario(scenario: Scenario, base: dict[str, str], tree: Path, judges: dict[str, dict[str, str]],
+                 fix: bool) -> Outcome:
+    env = scenario_env(scenario, base)
+    outcome = Outcome(scenario.name)
+    hog = start_hog(scenario.hog_gib, base) if scenario.hog_gib else None
+    try:
+        if scenario.name in judges:
+            outcome.torch, outcome.jax = judges[scenario.name]["torch"], judges[scenario.name]["jax"]
+        else:
+            outcome.torch, outcome.jax = judge(scenario, env)
+        outcome.fails = not (outcome.torch.startswith("ok") and outcome.jax.startswith("ok"))
+        check(scenario, env, tree, outcome)
+        outcome.probe = probe(scenario, env, tree)
+        if fix and outcome.fails:
+            lines = plan_and_apply(scenario, env, tree, outcome)
+            outcome.after_torch, outcome.after_jax = judge(scenario, env, lines)
+            outcome.fixed = outcome.after_torch.startswith("ok") and outcome.after_jax.startswith("ok")
+    finally:
+        if hog is not None:
+            os.killpg(hog.pid, signal.SIGKILL)
+            hog.wait()
+    named = any(code in scenario.causes for code in outcome.codes)
+    if scenario.on_purpose:
+        outcome.verdict = "warned" if any(c in scenario.causes for c in outcome.warnings) and not outcome.codes \
+            else "not warned"
+    elif outcome.fails:
+        outcome.verdict = "caught" if named else ("error, other cause" if outcome.codes else "MISSED")
+    else:
+        outcome.verdict = "clean" if not outcome.codes else "FALSE ERROR"
+    return outcome
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--only", default="")
+    parser.add_argument("--judges", help="scenarios.json of an earlier run: reuse its first judges")
+    parser.add_argument("--doctor-tree", default=str(ROOT))
+    parser.add_argument("--no-fix", action="store_true")
+    parser.add_argument("--parallel", type=int, default=6)
+    options = parser.parse_args()
+    out = Path(options.out)
+    out.mkdir(parents=True, exist_ok=True)
+    machine = facts()
+    print(json.dumps(machine, indent=1), flush=True)
+    scenarios = build_scenarios(machine)
+    if options.only:
+        wanted = set(options.only.split(","))
+        scenarios = [s for s in scenarios if s.name in wanted]
+    judges: dict[str, dict[str, str]] = {}
+    if options.judges:
+        for entry in json.loads(Path(options.judges).read_text())["outcomes"]:
+            judges[entry["name"]] = {"torch": entry["torch"], "jax": entry["jax"]}
+    base = dict(os.environ, PIP_RETRIES="0", PIP_TIMEOUT="5")  # no index can be reached from the GPU machine
+    tree = Path(options.doctor_tree)
+    shared = [s for s in scenarios if not s.hog_gib and not s.name.startswith("ulimit")]
+    alone = [s for s in scenarios if s not in shared]
+    outcomes: dict[str, Outcome] = {}
+    started = time.perf_counter()
+    with concurrent.futures.ThreadPoolExecutor(options.parallel) as pool:
+        for outcome in pool.map(lambda s: run_scenario(s, base, tree, judges, not options.no_fix), shared):
+            outcomes[outcome.name] = outcome
+            print(f"{outcome.name:24} {outcome.verdict:18} {outcome.codes} fixed={outcome.fixed}", flush=True)
+    for scenario in alone:  # another process's memory or a limit: nothing else on the GPU meanwhile
+        outcome = run_scenario(scenario, base, tree, judges, not options.no_fix)
+        outcomes[outcome.name] = outcome
+        print(f"{outcome.name:24} {outcome.verdict:18} {outcome.codes} fixed={outcome.fixed}", flush=True)
+    ordered = [outcomes[s.name] for s in scenarios]
+    score = summarise(scenarios, ordered)
+    score["wall_s"] = round(time.perf_counter() - started, 1)
+    (out / "scenarios.json").write_text(json.dumps({"machine": machine, "score": score,
+                                                    "outcomes": [asdict(o) for o in ordered]}, indent=1))
+    print_table(scenarios, ordered, score)
+    return 0
+
+
+def summarise(scenarios: list[Scenario], outcomes: list[Outcome]) -> dict[str, object]:
+    by_name = {s.name: s for s in scenarios}
+    failing = [o for o in outcomes if o.fails and not by_name[o.name].on_purpose]
+    working = [o for o in outcomes if not o.fails]
+    purpose = [o for o in outcomes if by_name[o.name].on_purpose]
+    fixed = [o for o in failing if o.fixed]
+    return {
+        "scenarios": len(outcomes),
+        "failing": len(failing), "caught": sum(o.verdict == "caught" for o in failing),
+        "error_other_cause": sum(o.verdict == "error, other cause" for o in failing),
+        "working": len(working), "false_errors": sum(o.verdict == "FALSE ERROR" for o in working),
+        "on_purpose": len(purpose), "warned": sum(o.verdict == "warned" for o in purpose),
+        "fixed": len(fixed), "fix_tried": sum(o.fixed is not None for o in failing),
+    }
+
+
+def print_table(scenarios: list[Scenario], outcomes: list[Outcome], score: dict[str, object]) -> None:
+    print("\n| scenario | torch | JAX | check: errors | verdict | plan | fixed |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for scenario, o in zip(scenarios, outcomes):
+        plan = ", ".join(f"{a['kind']}" for a in o.plan) or "-"
+        print(f"| {o.name} | {o.torch[:70]} | {o.jax[:70]} | {' '.join(o.codes) or '-'} | {o.verdict} | {plan} | "
+              f"{'-' if o.fixed is None else ('yes' if o.fixed else 'no')} |")
+    print("\n" + json.dumps(score))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
