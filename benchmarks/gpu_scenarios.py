@@ -190,7 +190,16 @@ def build_scenarios(machine: dict[str, object]) -> list[Scenario]:
     system_dir = os.path.dirname(str(system_cudnn)) if system_cudnn else "/usr/lib/x86_64-linux-gnu"
 
     no_gpu = ("CD113",)
-    return [
+    several = []
+    if len(machine["gpus"]) > 1:  # type: ignore[arg-type]
+        second = str(machine["gpus"][1][1])  # type: ignore[index]
+        several = [
+            Scenario("cvd-reversed", "CUDA_VISIBLE_DEVICES=1,0", env={"CUDA_VISIBLE_DEVICES": "1,0"}),
+            Scenario("cvd-second-uuid", "the second GPU by UUID", env={"CUDA_VISIBLE_DEVICES": second}),
+            Scenario("cvd-ambiguous-prefix", "a UUID prefix of 'GPU-' alone", no_gpu,
+                     env={"CUDA_VISIBLE_DEVICES": "GPU-"}),
+        ]
+    return several + [
         # setups that work (some with warnings due)
         Scenario("baseline", "nothing changed"),
         Scenario("cvd-0", "CUDA_VISIBLE_DEVICES=0", env={"CUDA_VISIBLE_DEVICES": "0"}),
