@@ -167,8 +167,10 @@ def build_scenarios(machine: dict[str, object]) -> list[Scenario]:
     for name in ("libcudnn.so.9", "libcudnn_ops.so.9", "libcudnn_cnn.so.9"):
         os.symlink("/nonexistent/" + name, dangling / name)
     truncated = copy_of_pip_cudnn("truncated")
-    for name in ("libcudnn_cnn.so.9",):
-        target = truncated / name
+    truncated_cnn = copy_of_pip_cudnn("truncated-cnn")
+    for target_dir, name in ((truncated, "libcudnn_engines_precompiled.so.9"), (truncated_cnn, "libcudnn_cnn.so.9")):
+        truncated_dir = target_dir
+        target = truncated_dir / name
         if not target.exists():
             continue
         size = target.stat().st_size
@@ -222,6 +224,9 @@ def build_scenarios(machine: dict[str, object]) -> list[Scenario]:
         Scenario("preload-missing-file", "LD_PRELOAD of a file that does not exist (ld.so ignores it)",
                  env={"LD_PRELOAD": "/nonexistent/libfoo.so"}),
         Scenario("nofile-1024", "ulimit -n 1024", shell="ulimit -S -n 1024"),
+        Scenario("nofile-64", "ulimit -n 64", ("CD116",), shell="ulimit -S -n 64"),
+        Scenario("xla-fraction-small", "XLA_PYTHON_CLIENT_MEM_FRACTION=.001 (starves JAX)", ("CD411", "CD412"),
+                 env={"XLA_PYTHON_CLIENT_MEM_FRACTION": ".001"}),
         # the CUDA driver a program loads
         Scenario("stub-ld-path", "the toolkit's stubs/libcuda.so linked onto LD_LIBRARY_PATH",
                  ("CD111",), env={"LD_LIBRARY_PATH": str(stub_dir)}),
@@ -248,8 +253,10 @@ def build_scenarios(machine: dict[str, object]) -> list[Scenario]:
                  ("CD317",), env={"LD_PRELOAD": str(system_cudnn or "")}),
         Scenario("system-cudnn-first", "LD_LIBRARY_PATH puts the system cuDNN ahead of torch's",
                  ("CD305", "CD317", "CD408", "CD401"), env={"LD_LIBRARY_PATH": system_dir}),
-        Scenario("truncated-sublibrary", "a copy with a truncated libcudnn_cnn.so.9 first on LD_LIBRARY_PATH",
-                 ("CD308",), env={"LD_LIBRARY_PATH": str(truncated)}),
+        Scenario("truncated-sublibrary", "a copy with a truncated libcudnn_engines_precompiled.so.9 first on "
+                 "LD_LIBRARY_PATH", ("CD308",), env={"LD_LIBRARY_PATH": str(truncated)}),
+        Scenario("truncated-cnn", "a copy with a truncated libcudnn_cnn.so.9 (cuDNN's legacy convolution API) "
+                 "first on LD_LIBRARY_PATH", ("CD308",), env={"LD_LIBRARY_PATH": str(truncated_cnn)}),
         Scenario("mixed-sublibrary", "a copy with libcudnn_ops.so.9 of another release first on the path",
                  ("CD305",), env={"LD_LIBRARY_PATH": str(mixed)}),
         Scenario("missing-sublibrary", "a copy without libcudnn_cnn.so.9 first on the path",
@@ -276,9 +283,23 @@ def build_scenarios(machine: dict[str, object]) -> list[Scenario]:
         Scenario("ulimit-v-16g", "ulimit -v of 16 GB (a site's or a .bashrc's)", ("CD116",),
                  shell="ulimit -S -v 16000000"),
         Scenario("ulimit-v-64g", "ulimit -v of 64 GB", ("CD116",), shell="ulimit -S -v 64000000"),
+        Scenario("ulimit-v-64g-one-gpu", "ulimit -v of 64 GB, one GPU visible", ("CD116",),
+                 shell="ulimit -S -v 64000000", env={"CUDA_VISIBLE_DEVICES": "0"}),
+        Scenario("ulimit-v-100g", "ulimit -v of 100 GB", ("CD116",), shell="ulimit -S -v 100000000"),
+        Scenario("ulimit-v-200g", "ulimit -v of 200 GB", ("CD116",), shell="ulimit -S -v 200000000"),
+        Scenario("ulimit-v-8g", "ulimit -v of 8 GB", ("CD116",), shell="ulimit -S -v 8000000"),
+        Scenario("ulimit-v-64g-no-prealloc", "ulimit -v of 64 GB, JAX told not to preallocate", ("CD116",),
+                 shell="ulimit -S -v 64000000", env={"XLA_PYTHON_CLIENT_PREALLOCATE": "false"}),
         Scenario("hog-66g", "another process holds 66 GiB of 80", ("CD115", "CD412"), hog_gib=66),
         Scenario("hog-78g", "another process holds 78 GiB of 80", ("CD115",), hog_gib=78),
     ]
+
+
+def runs_alone(scenario: Scenario) -> bool:
+    """Memory held by another process, a process limit, JAX's own memory settings: judged with nothing else
+    on the GPUs, in the environment exactly as the scenario makes it."""
+    return bool(scenario.hog_gib or scenario.shell.startswith("ulimit -S -v")
+                or any(name.startswith("XLA_") for name in scenario.env))
 
 
 def bash_line(scenario: Scenario, program: list[str], extra: list[str] | None = None) -> str:
@@ -306,6 +327,9 @@ def run_bash(line: str, env: dict[str, str], timeout: float = 240) -> tuple[int,
 
 
 def judge(scenario: Scenario, env: dict[str, str], extra: list[str] | None = None) -> tuple[str, str]:
+    if not runs_alone(scenario) and not any(name.startswith("XLA_") for name in scenario.env):
+        # judges of other scenarios run beside this one: JAX must not take 75 % of every GPU meanwhile
+        env = dict(env, XLA_PYTHON_CLIENT_PREALLOCATE="false")
     results = []
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
         jobs = [pool.submit(run_bash, bash_line(scenario, [sys.executable, "-c", code], extra), env)
@@ -445,7 +469,7 @@ def main() -> int:
             judges[entry["name"]] = {"torch": entry["torch"], "jax": entry["jax"]}
     base = dict(os.environ, PIP_RETRIES="0", PIP_TIMEOUT="5")  # no index can be reached from the GPU machine
     tree = Path(options.doctor_tree)
-    shared = [s for s in scenarios if not s.hog_gib and not s.name.startswith("ulimit")]
+    shared = [s for s in scenarios if not runs_alone(s)]
     alone = [s for s in scenarios if s not in shared]
     outcomes: dict[str, Outcome] = {}
     started = time.perf_counter()
