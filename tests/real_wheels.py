@@ -29,7 +29,8 @@ def real_wheel(version: str) -> Path:
     requirement = WHEELS[version]
     folder = cache_root() / "wheels"
     name = requirement.split("==")[0].replace("-", "_") + "-" + requirement.split("==")[1]
-    found = sorted(folder.glob(f"{name}-*.whl"))
+    # the x86-64 build: the cache may hold other platforms' wheels of the same release beside it
+    found = sorted(folder.glob(f"{name}-*x86_64.whl"))
     if found:
         return found[0]
     folder.mkdir(parents=True, exist_ok=True)
@@ -38,7 +39,7 @@ def real_wheel(version: str) -> Path:
          "manylinux_2_27_x86_64", "--platform", "manylinux1_x86_64", "-d", str(folder), requirement],
         capture_output=True, text=True, timeout=900,
     )
-    found = sorted(folder.glob(f"{name}-*.whl"))
+    found = sorted(folder.glob(f"{name}-*x86_64.whl"))
     if process.returncode != 0 or not found:
         pytest.skip(f"cannot download {requirement} from PyPI (no network?): {process.stderr.strip()[-300:]}")
     return found[0]
