@@ -133,6 +133,7 @@ def probe_cuda(target):
     answer = {"loaded_path": _loaded_path("libcuda.so"), "mapped": _mapped_libraries()}
     version, status = _call_int_out(lib, "cuDriverGetVersion")
     answer["cuDriverGetVersion"] = version if status == 0 else None
+    answer["status"] = status  # of cuDriverGetVersion, as the libcuda job answers it
     init = lib.cuInit
     init.restype = ctypes.c_int
     init.argtypes = [ctypes.c_uint]
@@ -165,7 +166,7 @@ def probe_cuda(target):
         major, minor = ctypes.c_int(0), ctypes.c_int(0)
         if lib.cuDeviceGetAttribute(ctypes.byref(major), 75, device) == 0 and \
                 lib.cuDeviceGetAttribute(ctypes.byref(minor), 76, device) == 0:
-            entry["compute_capability"] = "{}.{}".format(major.value, minor.value)
+            entry["compute_capability"] = f"{major.value}.{minor.value}"
         devices.append(entry)
     answer["devices"] = devices
     return answer

@@ -61,6 +61,25 @@ _CODES = (
          "user-space driver are of different versions (an upgrade without a reboot), the GPU device files "
          "are missing or not accessible (containers, permissions, a suspended laptop's nvidia_uvm), or the "
          "GPU fell off the bus."),
+    # CD111-CD119: what a program started in this environment gets (probes/process_env.py)
+    Code("CD111", "error", "Programs load the CUDA driver's link stub",
+         "A program started here loads {libcuda} as libcuda.so.1 (through {via}): the CUDA toolkit's stub, "
+         "which exists only to link against. cuInit answers CUDA_ERROR_STUB_LIBRARY and every framework "
+         "reports no GPU."),
+    Code("CD112", "error", "The CUDA driver programs load is not the kernel module's release",
+         "A program started here loads the user-space CUDA driver {libcuda} (release {libcuda_version}, through "
+         "{via}) while the kernel module is {kernel_driver}: cuInit answers {status}. {cause}."),
+    Code("CD113", "error", "Programs here see no GPU",
+         "cuInit answers {status} in this environment although the driver lists {gpus} GPU(s): {cause}. "
+         "Frameworks report no GPU (torch.cuda.is_available() is False; JAX runs on the CPU)."),
+    Code("CD114", "warning", "CUDA_VISIBLE_DEVICES is only partly used",
+         "CUDA_VISIBLE_DEVICES={value}: CUDA reads its entries in order and stops at the first it cannot use, so "
+         "{ignored} {ignored_verb} ignored; programs see {visible}."),
+    Code("CD115", "warning", "Other processes hold much of a GPU's memory",
+         "GPU {gpu} has {free_mib} MiB free of {total_mib} MiB: {holders}. A program started now gets at most "
+         "what is free{jax_note}."),
+    Code("CD116", "error", "A process limit stops CUDA or a framework",
+         "{limit}: {effect}."),
     # CD13x-CD14x: GPU health, read through NVML (what a GPU does not support is never a finding)
     Code("CD130", "error", "Uncorrectable ECC errors on the GPU",
          "GPU {gpu} has {volatile} uncorrectable ECC error(s) since the driver loaded ({aggregate} over its "
@@ -174,6 +193,14 @@ _CODES = (
     Code("CD316", "error", "cuDNN refused or failed an operation",
          "A cuDNN call failed at run time ({detail}): the operation (its sizes, layout, data type or "
          "engine) is not supported by this cuDNN on this GPU, or a kernel failed while it ran."),
+    Code("CD317", "error", "A preloaded cuDNN is not the one a framework needs",
+         "LD_PRELOAD loads {library} (cuDNN {version}) into every program, so {framework} gets it in place of its "
+         "own copy; {framework} needs cuDNN {expected}."),
+    Code("CD318", "warning", "A cuDNN copy no program loads is incomplete",
+         "{library} (cuDNN {version}): {problem}. No framework and no program started here loads this copy (the "
+         "loader skips it or finds another first), so nothing fails because of it now."),
+    Code("CD319", "warning", "A rarely used cuDNN sub-library is missing, broken or of another release",
+         "{framework} loads {library} (cuDNN {version}); its {sublibrary} {problem}. {why}."),
     # CD4xx: framework compatibility
     Code("CD401", "error", "Framework needs a cuDNN it will not find",
          "{framework} {framework_version} was built with cuDNN {expected}; {found}."),
@@ -202,6 +229,14 @@ _CODES = (
          "{what} was built against {built}, but {found} is what it found here. Compiled code and the "
          "libraries it runs with must agree on the version (the CUDA major, the framework's exact release, "
          "the TensorRT version of an engine)."),
+    Code("CD411", "error", "A framework setting has a value the framework refuses",
+         "{variable}={value}: {why}. {framework} {consequence}."),
+    Code("CD412", "warning", "A setting keeps a framework off the GPU or slows it",
+         "{variable}={value}: {effect}."),
+    Code("CD413", "error", "A setting leaves a framework too little GPU memory",
+         "{variable}={value} gives {framework} {share_mib} MiB of GPU {gpu}'s {total_mib} MiB: {effect}."),
+    Code("CD414", "warning", "A setting has a value its framework does not take",
+         "{variable}={value}: {why}. {framework} {consequence}."),
     # CD430-CD439: Deeplearning4j projects (Maven / Gradle)
     Code("CD430", "warning", "Project file not read",
          "{path}: {why}. What it declares (modules, properties, dependencies) was not used."),

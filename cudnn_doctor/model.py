@@ -6,6 +6,7 @@ mechanically (`to_jsonable`), so the text report and the JSON never disagree.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from cudnn_doctor.records import field, fields, is_record, record
@@ -27,6 +28,7 @@ class Host:
 class GpuProcess:
     pid: int
     used_memory_mib: int | None
+    name: str | None = None  # /proc/PID/comm, where this process can read it
 
 
 @record(frozen=True)
@@ -65,6 +67,8 @@ class Gpu:
     memory_total_mib: int | None
     driver_version: str | None
     health: GpuHealth | None = None
+    memory_used_mib: int | None = None  # by every process, this one's NVML child included (about 0)
+    pci_bus_id: str | None = None  # "00000000:00:06.0", as NVML and nvidia-smi write it
 
 
 @record(frozen=True)
@@ -162,6 +166,62 @@ class Tool:
     version: str
 
 
+@dataclasses.dataclass(frozen=True)
+class VisibleGpu:
+    """A GPU as CUDA numbers it in this environment (after CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER)."""
+
+    ordinal: int  # what a program passes as cuda:N
+    uuid: str | None
+    pci_bus_id: str | None
+    name: str | None = None
+    nvml_index: int | None = None  # nvidia-smi's index of the same GPU
+
+
+@dataclasses.dataclass(frozen=True)
+class SubLibrary:
+    """One cuDNN sub-library as the loader resolves it for a copy a program loads."""
+
+    name: str  # libcudnn_ops.so.9
+    path: str | None  # the file the loader opens (None: none found)
+    version: str | None  # its release, from its exported version symbol or its file name
+    problem: str | None = None  # "missing" | "truncated: ..." | "another release" | None
+    rarely_used: bool = False  # loaded only by cuDNN's legacy API (compat/process_env.toml [[sublibrary]])
+
+
+@dataclasses.dataclass(frozen=True)
+class LoadedCudnn:
+    """The cuDNN a framework (or any program, "ld.so") loads in this environment, and its sub-libraries."""
+
+    user: str  # a framework's name, or "ld.so"
+    library: str
+    version: str | None
+    via: str  # "LD_PRELOAD" | "LD_LIBRARY_PATH" | "RUNPATH" | "the loader's cache" | "a system folder"
+    sublibraries: tuple[SubLibrary, ...] = ()
+
+
+@dataclasses.dataclass(frozen=True)
+class ProcessView:
+    """What a program started in the user's own environment gets: the CUDA driver the loader maps and
+    cuInit's answer, the GPUs left visible, LD_PRELOAD, the frameworks' settings, process limits."""
+
+    libcuda: str | None = None  # the file the loader mapped for libcuda.so.1
+    libcuda_version: str | None = None  # its release, from its file name (libcuda.so.580.159.04)
+    kernel_driver: str | None = None  # the kernel module's release (/proc/driver/nvidia/version)
+    cuda_driver_version: str | None = None  # cuDriverGetVersion, as "13.0"
+    cuinit: int | None = None  # cuInit(0)'s status (0: CUDA_SUCCESS); None: not asked
+    cuinit_name: str | None = None
+    load_error: str | None = None  # why libcuda.so.1 could not be loaded at all
+    visible: tuple[VisibleGpu, ...] | None = None  # None: not known (cuInit failed or not asked)
+    cuda_visible_devices: str | None = None  # as set (None: unset)
+    ignored_entries: tuple[str, ...] = ()  # CUDA_VISIBLE_DEVICES entries after the first one CUDA cannot use
+    cuda_device_order: str | None = None
+    preload: tuple[str, ...] = ()  # LD_PRELOAD's entries
+    mapped: tuple[str, ...] = ()  # the shared objects a fresh program maps before its first dlopen
+    settings: dict[str, str] = dataclasses.field(default_factory=dict)  # the variables of compat/process_env.toml that are set
+    limits: dict[str, tuple[int, int]] = dataclasses.field(default_factory=dict)  # RLIMIT_AS: (soft, hard); -1 unlimited
+    cudnn: tuple[LoadedCudnn, ...] = ()
+
+
 @record
 class Report:
     tool: Tool
@@ -183,6 +243,7 @@ class Report:
     dangling_variables: list[tuple[str, str]] = field(default_factory=list)  # (CUDA_HOME, path)
     unreadable_files: list[tuple[str, str]] = field(default_factory=list)  # (a framework's config file, why)
     nvml_error: str | None = None
+    process: ProcessView | None = None  # what a program started in this environment gets
     plan: Any = None  # the treatment (cudnn_doctor.plan.Plan) every finding's fix was rendered from
     timings_ms: dict[str, float] = field(default_factory=dict)
 
@@ -191,6 +252,8 @@ def to_jsonable(value: Any) -> Any:
     """Turn records, tuples and dicts into plain JSON types."""
     if is_record(value) and not isinstance(value, type):
         return {f.name: to_jsonable(getattr(value, f.name)) for f in fields(value)}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, (list, tuple)):
         return [to_jsonable(item) for item in value]
     if isinstance(value, dict):

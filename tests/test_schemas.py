@@ -56,7 +56,7 @@ def test_check_outputs_validate(machine: Machine, tmp_path: Path) -> None:
     write_header(toolkit / "include", "9.1.0")
     report = run_json(machine, "check", "--json", "--require", "cudnn>=9.2", "--framework", "tensorflow==2.15.0")
     assert report["gpus"] and report["toolkits"] and report["cudnn"] and report["frameworks"]
-    assert {"CD304", "CD320"} <= {f["code"] for f in report["findings"]}
+    assert {"CD318", "CD320"} <= {f["code"] for f in report["findings"]}  # an incomplete copy nothing loads: a warning
     validate(report)
 
 

@@ -20,7 +20,7 @@ from cudnn_doctor.child import python_module_argv, run_child
 from cudnn_doctor.commands.check import CheckOptions, run_check
 from cudnn_doctor.model import Report
 from cudnn_doctor.plan.model import CONDA, ENV, INSTALL, PIP, PLAN_SCHEMA, Action, EnvChange, Plan
-from cudnn_doctor.plan.shell import folders_after, plan_json
+from cudnn_doctor.plan.shell import apply_changes, plan_json
 from cudnn_doctor.records import field, record
 
 ACTION_TIMEOUT_S = 3600.0  # a pip install of a framework with its CUDA wheels takes minutes, not hours
@@ -110,11 +110,7 @@ def apply(outcome: Outcome, options: FixOptions, say: Callable[[str], None]) -> 
         else:
             outcome.results.append({"status": "shown: a step for you to take"})
     if changes:
-        folders = folders_after(tuple(changes), [f for f in env.get("LD_LIBRARY_PATH", "").split(":") if f])
-        if folders:
-            env["LD_LIBRARY_PATH"] = ":".join(folders)
-        else:
-            env.pop("LD_LIBRARY_PATH", None)
+        env = apply_changes(tuple(changes), env)
     outcome.after = _check_again(options.check, env)
     return outcome
 

@@ -16,6 +16,7 @@ from typing import Any
 from cudnn_doctor.knowledge import frameworks as knowledge
 from cudnn_doctor.knowledge.data import load
 from cudnn_doctor.model import ERROR, WARNING, CudnnInstall, Finding, Framework, Report
+from cudnn_doctor.plan import process_env
 from cudnn_doctor.plan.advice import advice, advice_row
 from cudnn_doctor.plan.model import CONDA, EDIT, ENV, INSTALL, MANUAL, PIP, Action, EnvChange, Plan
 from cudnn_doctor.records import field, record, replace
@@ -593,7 +594,7 @@ def framework_builds(work: _Work) -> None:
 
 
 TREATMENTS: tuple[Callable[[_Work], None], ...] = (
-    variable_shadows, framework_pins, package_copies, loader_cudnn, loader_path, dl4j_backends, cpu_only_builds,
+    process_env.treat, variable_shadows, framework_pins, package_copies, loader_cudnn, loader_path, dl4j_backends, cpu_only_builds,
     gpu_support, framework_builds)
 
 __all__ = ["Setting", "make_plan", "releases_for"]

@@ -33,6 +33,9 @@ def env_lines(changes: tuple[EnvChange, ...], current: list[str], shell: str = "
     lines = []
     for variable in dict.fromkeys(c.variable for c in changes):
         mine = tuple(c for c in changes if c.variable == variable)
+        if mine[-1].op in WHOLE_VALUE_OPS:  # the last word on a variable that is set, unset or a limit
+            lines.append(_whole_value_line(shell, mine[-1]))
+            continue
         if all(c.op == "prepend" for c in mine):
             front = ":".join(c.folder for c in reversed(mine))
             lines.append(_prepend(shell, variable, front))
@@ -40,6 +43,58 @@ def env_lines(changes: tuple[EnvChange, ...], current: list[str], shell: str = "
         folders = folders_after(mine, current, variable)
         lines.append(_assign(shell, variable, ":".join(folders)) if folders else _unset(shell, variable))
     return lines
+
+
+WHOLE_VALUE_OPS = ("set", "unset", "limit")  # EnvChange.folder holds the value for "set" and "limit"
+
+
+def _whole_value_line(shell: str, change: EnvChange) -> str:
+    if change.op == "set":
+        return _assign(shell, change.variable, change.folder)
+    if change.op == "unset":
+        return _unset(shell, change.variable)
+    option = change.variable.split()[-1]  # "ulimit -v"
+    if shell == "powershell":
+        return f"# PowerShell sets no process limits: in the Linux shell that starts the program, ulimit -S {option} {change.folder}"
+    return f"ulimit -S {option} {change.folder}"
+
+
+def apply_changes(changes: tuple[EnvChange, ...], env: dict[str, str]) -> dict[str, str]:
+    """ENV as a shell that sourced the lines of CHANGES would have it (limits are raised in this process,
+    which its children inherit)."""
+    env = dict(env)
+    listed = tuple(c for c in changes if c.op not in WHOLE_VALUE_OPS)
+    if listed:
+        for variable in dict.fromkeys(c.variable for c in listed):
+            folders = folders_after(listed, [f for f in env.get(variable, "").split(":") if f], variable)
+            if folders:
+                env[variable] = ":".join(folders)
+            else:
+                env.pop(variable, None)
+    for change in changes:
+        if change.op == "set":
+            env[change.variable] = change.folder
+        elif change.op == "unset":
+            env.pop(change.variable, None)
+        elif change.op == "limit":
+            _raise_soft_limit(change.variable.split()[-1], change.folder)
+    return env
+
+
+def _raise_soft_limit(option: str, value: str) -> None:
+    try:
+        import resource
+    except ImportError:
+        return
+    number = {"-v": getattr(resource, "RLIMIT_AS", None), "-n": getattr(resource, "RLIMIT_NOFILE", None)}.get(option)
+    if number is None:
+        return
+    soft, hard = resource.getrlimit(number)
+    wanted = resource.RLIM_INFINITY if value == "unlimited" else int(value) * (1024 if option == "-v" else 1)
+    try:
+        resource.setrlimit(number, (wanted, hard))
+    except (OSError, ValueError):
+        pass
 
 
 def _prepend(shell: str, variable: str, front: str) -> str:

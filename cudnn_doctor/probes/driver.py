@@ -29,6 +29,8 @@ def read_driver(nvml: LibraryProbe, libcuda: LibraryProbe | None) -> tuple[Drive
                 memory_total_mib=gpu.get("memory_total_mib"),
                 driver_version=version,
                 health=read_health(gpu.get("health")),
+                memory_used_mib=gpu.get("memory_used_mib") if isinstance(gpu.get("memory_used_mib"), int) else None,
+                pci_bus_id=gpu.get("pci_bus_id") if isinstance(gpu.get("pci_bus_id"), str) else None,
             )
             for gpu in answer.get("gpus", [])
         ]
@@ -57,9 +59,20 @@ def read_health(raw: object) -> GpuHealth | None:
     if isinstance(raw.get("throttle_reasons"), list):
         values["throttle_reasons"] = tuple(str(reason) for reason in raw["throttle_reasons"])
     if isinstance(raw.get("processes"), list):
-        values["processes"] = tuple(GpuProcess(int(p.get("pid", 0)), p.get("used_memory_mib"))
+        values["processes"] = tuple(GpuProcess(int(p.get("pid", 0)), p.get("used_memory_mib"), _process_name(p.get("pid")))
                                     for p in raw["processes"] if isinstance(p, dict))
     values["not_supported"] = tuple(str(key) for key in raw.get("not_supported") or ())
     values["errors"] = {str(k): str(v) for k, v in (raw.get("errors") or {}).items()}
     return GpuHealth(**values)  # type: ignore[arg-type]
 
+
+
+def _process_name(pid: object) -> str | None:
+    """The command name of process PID (/proc/PID/comm), where this process may read it."""
+    if not isinstance(pid, int) or pid <= 0:
+        return None
+    try:
+        with open(f"/proc/{pid}/comm", "rb") as comm:
+            return comm.read(64).decode("utf-8", "replace").strip() or None
+    except OSError:
+        return None

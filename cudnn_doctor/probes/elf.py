@@ -183,3 +183,60 @@ def _vaddr_to_offset(vaddr: int, loads: list[tuple[int, int, int]]) -> int | Non
         if start <= vaddr < start + max(size, 1):
             return offset + (vaddr - start)
     return vaddr if loads == [] else None
+
+
+SHT_DYNSYM = 11
+MAX_SYMBOLS = 1 << 20
+
+
+def read_exported_u32(path: str, names: tuple[str, ...]) -> dict[str, int]:
+    """The 32-bit values of the exported data symbols NAMES of the library at PATH, read from its dynamic
+    symbol table without loading it (cuDNN 9's sub-libraries export their release this way:
+    `cudnn_ops_infer_version` = major << 16 | minor << 8 | patch). Names not found are left out; ElfError
+    when the file is not a readable, complete ELF library."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    try:
+        descriptor = os.open(path, flags)
+    except OSError as error:
+        raise ElfError(f"cannot read it: {error.strerror or error}") from None
+    try:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode) or os.fstat(descriptor).st_size == 0:
+            raise ElfError("not a regular file, or empty")
+        data = mmap.mmap(descriptor, 0, access=mmap.ACCESS_READ)
+    except OSError as error:
+        raise ElfError(f"cannot read it: {error.strerror or error}") from None
+    finally:
+        os.close(descriptor)
+    with data:
+        try:
+            return _exported_u32(data, set(names))
+        except (struct.error, ValueError, IndexError) as error:
+            raise ElfError(f"malformed ELF headers ({error})") from None
+
+
+def _exported_u32(data: mmap.mmap, wanted: set[str]) -> dict[str, int]:
+    header = parse_header(data)
+    if header.bits != 64:
+        return {}
+    endian = header.endian
+    shoff, = struct.unpack_from(endian + "Q", data, 40)
+    shentsize, shnum = struct.unpack_from(endian + "HH", data, 58)
+    if shoff == 0 or shnum == 0 or shoff + shentsize * shnum > len(data):
+        raise ElfError("truncated (section headers past the end of the file)")
+    sections = [struct.unpack_from(endian + "IIQQQQIIQQ", data, shoff + i * shentsize) for i in range(shnum)]
+    found: dict[str, int] = {}
+    for _name, kind, _flags, _addr, offset, size, link, _info, _align, entsize in sections:
+        if kind != SHT_DYNSYM or entsize < 24 or link >= len(sections):
+            continue
+        strtab_offset, strtab_size = sections[link][4], sections[link][5]
+        for position in range(offset, min(offset + size, len(data)), entsize)[:MAX_SYMBOLS]:
+            st_name, _st_info, _other, _shndx, st_value, st_size = struct.unpack_from(endian + "IBBHQQ", data, position)
+            if st_name >= strtab_size or st_size < 4:
+                continue
+            start = strtab_offset + st_name
+            name = bytes(data[start:data.find(b"\0", start, start + MAX_STRING)]).decode("ascii", "replace")
+            if name in wanted:
+                at = _vaddr_to_offset(st_value, list(header.loads))
+                if at is not None and at + 4 <= len(data):
+                    found[name] = struct.unpack_from(endian + "I", data, at)[0]
+    return found

@@ -56,11 +56,42 @@ def header_mismatch(report: Report) -> list[Finding]:
     ]
 
 
+def _judged_as_loaded(report: Report, install: CudnnInstall) -> str | None:
+    """"loaded": a framework loads INSTALL in this environment, so rules/process_env.py judges what the loader
+    really opens for it; "unused": nothing loads it (a problem there breaks nothing now: CD318); None: no view
+    of the process environment (the files alone decide)."""
+    view = report.process
+    if view is None:
+        return None
+    real = os.path.realpath(install.library)
+    if any(os.path.realpath(loaded.library) == real for loaded in view.cudnn):
+        return "loaded"
+    # a copy the user named (--search-path) is one they mean to use: its files decide, as before
+    return None if install.loaded_by or install.source == "search-path" else "unused"
+
+
+def _unused_copy(install: CudnnInstall, problem: str) -> Finding:
+    return finding("CD318", subject=install.library, library=install.library,
+                   version=install.version or (f"{install.major}.x" if install.major else "unknown"), problem=problem)
+
+
 def sublibraries(report: Report) -> list[Finding]:
     findings = []
     for install in report.cudnn:
         missing = [name for name, present in install.sublibraries.items() if not present]
         version = install.version or (f"{install.major}.x" if install.major else "unknown")
+        judged = _judged_as_loaded(report, install)
+        if judged == "loaded":
+            continue
+        if judged == "unused":
+            expected = version_tuple(install.version)
+            stale = [f"{name} ({found})" for name, found in install.sublibrary_versions.items()
+                     if found and expected and version_tuple(found) != expected]
+            problems = ([f"its sub-libraries {', '.join(missing)} are missing"] if missing else []) + (
+                [f"{', '.join(stale)} are of another release"] if stale else [])
+            if problems:
+                findings.append(_unused_copy(install, "; ".join(problems)))
+            continue
         if missing:
             findings.append(finding("CD304", subject=install.library, library=install.library, version=version,
                                     missing=", ".join(missing), path=install.path, prefix=prefix_of(install)))
@@ -102,7 +133,9 @@ def cuda_major_mismatch(report: Report) -> list[Finding]:
 def load_failures(report: Report) -> list[Finding]:
     findings = []
     for install in report.cudnn:
-        if install.file_error:
+        if install.file_error and _judged_as_loaded(report, install) == "unused":
+            findings.append(_unused_copy(install, f"it is not a loadable library ({install.file_error})"))
+        elif install.file_error:
             findings.append(finding("CD308", subject=install.library, library=install.library, arch=report.host.arch,
                                     error=install.file_error, version_hint=f"{install.major or 9}"))
         elif install.crashed or install.timed_out:

@@ -1,0 +1,190 @@
+"""The treatments of what a program gets in this environment (rules/process_env.py's findings): each is the
+exact change to this shell's environment (a variable unset or corrected, a folder taken out of
+LD_LIBRARY_PATH, an entry out of LD_PRELOAD, a soft limit raised where the hard limit allows), or a step only
+the user can take (a site's hard limit, another user's process). Nothing is ever installed for them."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from cudnn_doctor.knowledge.data import load
+from cudnn_doctor.model import Finding, LoadedCudnn, Report
+from cudnn_doctor.plan.model import ENV, MANUAL, Action, EnvChange
+
+LOADER_SOURCE = "ld.so(8): LD_LIBRARY_PATH is searched first, LD_PRELOAD is loaded into every program"
+CUDA_ENV_SOURCE = ("CUDA C++ Programming Guide, 'CUDA Environment Variables' "
+                   "(https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#cuda-environment-variables)")
+
+
+def treat(work: Any) -> None:
+    """Every finding of the process environment that has an exact treatment, taken before the others."""
+    report: Report = work.report
+    view = report.process
+    if view is None:
+        return
+    for finding in work.with_code("CD111", "CD112"):
+        _driver_library(work, finding, report)
+    for finding in work.with_code("CD113", "CD114"):
+        _visible_devices(work, finding, report)
+    for finding in work.with_code("CD317"):
+        _drop_preload(work, [finding], finding.values.get("library") or finding.subject or "", report,
+                      f"{finding.subject} is preloaded into every program, in place of each framework's own cuDNN")
+    for finding in work.with_code("CD304", "CD305", "CD308", "CD319"):
+        _loaded_copy(work, finding, report)
+    for finding in work.with_code("CD411", "CD412", "CD413", "CD414"):
+        _setting(work, finding)
+    for finding in work.with_code("CD116"):
+        _limit(work, finding, report)
+    for finding in work.with_code("CD115"):
+        _memory(work, finding, report)
+
+
+def _driver_library(work: Any, finding: Finding, report: Report) -> None:
+    view = report.process
+    path = view.libcuda if view else None
+    if not path:
+        return
+    why = (f"{path} is what the loader gives programs for libcuda.so.1; without it they load the driver's own "
+           f"({'the stub' if finding.code == 'CD111' else 'the kernel module release'} goes)")
+    if _in_preload(report, path):
+        _drop_preload(work, [finding], path, report, why)
+        return
+    folder = _ld_library_path_entry(report, path)
+    if folder is not None:
+        work.take([finding], Action(ENV, (), why, LOADER_SOURCE,
+                                    env=(EnvChange("LD_LIBRARY_PATH", "remove", folder),)))
+
+
+def _in_preload(report: Report, path: str) -> bool:
+    view = report.process
+    real = os.path.realpath(path)
+    return bool(view) and any(os.path.realpath(entry) == real for entry in view.preload if os.sep in entry)  # type: ignore[union-attr]
+
+
+def _ld_library_path_entry(report: Report, path: str) -> str | None:
+    """The LD_LIBRARY_PATH entry the loader found PATH in."""
+    folder = os.path.realpath(os.path.dirname(path))
+    for entry in report.ld_library_path:
+        if entry and os.path.realpath(entry) == folder:
+            return entry
+    return None
+
+
+def _drop_preload(work: Any, found: list[Finding], path: str, report: Report, why: str) -> None:
+    view = report.process
+    if view is None:
+        return
+    real = os.path.realpath(path)
+    kept = [entry for entry in view.preload if os.path.realpath(entry) != real and entry != path]
+    change = EnvChange("LD_PRELOAD", "set", " ".join(kept)) if kept else EnvChange("LD_PRELOAD", "unset", "")
+    work.take(found, Action(ENV, (), why, LOADER_SOURCE, env=(change,)))
+
+
+def _visible_devices(work: Any, finding: Finding, report: Report) -> None:
+    view = report.process
+    value = view.cuda_visible_devices if view else None
+    if value is None:
+        return
+    usable = usable_entries(value, report)
+    if usable:
+        change = EnvChange("CUDA_VISIBLE_DEVICES", "set", ",".join(usable))
+        why = f"the entries of CUDA_VISIBLE_DEVICES that name GPUs of this machine, each once: {','.join(usable)}"
+    else:
+        change = EnvChange("CUDA_VISIBLE_DEVICES", "unset", "")
+        why = "no entry of CUDA_VISIBLE_DEVICES names a GPU of this machine: unset, every GPU is visible"
+    work.take([finding], Action(ENV, (), why, CUDA_ENV_SOURCE, env=(change,)))
+
+
+def usable_entries(value: str, report: Report) -> list[str]:
+    """CUDA_VISIBLE_DEVICES's entries that name one GPU of this machine (an index, a GPU- UUID or a prefix of
+    exactly one), each GPU once, in the order given."""
+    uuids = [gpu.uuid or "" for gpu in report.gpus]
+    chosen: list[str] = []
+    taken: set[int] = set()
+    for entry in (e.strip() for e in value.split(",")):
+        index = None
+        if entry.isdigit() and int(entry) < len(report.gpus):
+            index = int(entry)
+        elif entry.upper().startswith("GPU-") and len(entry) > 4:
+            matches = [i for i, uuid in enumerate(uuids) if uuid.upper().startswith(entry.upper())]
+            index = matches[0] if len(matches) == 1 else None
+        if index is not None and index not in taken:
+            taken.add(index)
+            chosen.append(entry)
+    return chosen
+
+
+def _loaded_copy(work: Any, finding: Finding, report: Report) -> None:
+    """A sub-library problem of the copy a framework loads: where that copy comes first through LD_LIBRARY_PATH
+    or LD_PRELOAD, the change that lets the framework load its own; a copy of its own is for the next
+    treatments (its package manager's reinstall)."""
+    view = report.process
+    loaded = next((c for c in view.cudnn if c.library == finding.values.get("loaded_library", finding.subject)),
+                  None) if view else None
+    if loaded is None:
+        return
+    if loaded.via == "LD_PRELOAD":
+        _drop_preload(work, [finding], loaded.library, report, f"{loaded.library} is preloaded into every program")
+        return
+    if loaded.via != "LD_LIBRARY_PATH":
+        return
+    folder = _ld_library_path_entry(report, loaded.library)
+    if folder is None:
+        return
+    why = (f"{folder} in LD_LIBRARY_PATH holds the cuDNN {_users(view.cudnn, loaded)} loads, and its sub-libraries "
+           "are opened through the same search; without it each framework loads the copy it was installed with")
+    work.take([finding], Action(ENV, (), why, LOADER_SOURCE, env=(EnvChange("LD_LIBRARY_PATH", "remove", folder),)))
+
+
+def _users(loaded_all: tuple[LoadedCudnn, ...], loaded: LoadedCudnn) -> str:
+    return ", ".join(dict.fromkeys(c.user for c in loaded_all if c.library == loaded.library))
+
+
+def _setting(work: Any, finding: Finding) -> None:
+    variable = str(finding.values.get("variable") or finding.subject)
+    corrected = finding.values.get("fix_value")
+    row = next((r for r in load("process_env").get("setting", []) if r["variable"] == variable), {})
+    if corrected:
+        change = EnvChange(variable, "set", str(corrected))
+        why = f"{variable} without what the framework refuses: {corrected}"
+    else:
+        change = EnvChange(variable, "unset", "")
+        why = f"{variable} unset: the framework's default ({row.get('effect', 'as documented')})"
+    work.take([finding], Action(ENV, (), why, row.get("source", "compat/process_env.toml"), env=(change,)))
+
+
+def _limit(work: Any, finding: Finding, report: Report) -> None:
+    view = report.process
+    resource = str(finding.subject)
+    row = next((r for r in load("process_env").get("limit", []) if r["resource"] == resource), {})
+    soft, hard = view.limits.get(resource, (-1, -1)) if view else (-1, -1)
+    option = row.get("option", "-v")
+    if resource == "RLIMIT_NOFILE":
+        wanted = 4096 if hard < 0 else min(hard, 4096)
+        target = str(wanted) if wanted >= int(row.get("jax_minimum", 0)) else None
+    else:
+        target = "unlimited" if hard < 0 else None
+    if target is not None:
+        work.take([finding], Action(ENV, (), f"the soft limit raised to {target} for this shell (the hard limit "
+                                              "allows it)", row.get("source", "setrlimit(2)"),
+                                    env=(EnvChange(f"ulimit {option}", "limit", target),)))
+        return
+    if finding.values.get("framework") == "jax" and resource == "RLIMIT_AS":
+        work.take([finding], Action(ENV, (), "JAX told not to preallocate GPU memory, so it does not take the address "
+                                             "space the hard limit leaves", row.get("source", "setrlimit(2)"),
+                                    env=(EnvChange("XLA_PYTHON_CLIENT_PREALLOCATE", "set", "false"),)))
+        return
+    work.take([finding], Action(MANUAL, (), finding.title, row.get("source", "setrlimit(2)"),
+                                text=f"the hard limit ({'unlimited' if hard < 0 else hard}) is the site's: ask its "
+                                     f"administrator to raise it (`ulimit -H {option}` shows it)"))
+
+
+def _memory(work: Any, finding: Finding, report: Report) -> None:
+    pids = finding.values.get("pids") or []
+    text = (f"wait for or stop the processes holding GPU {finding.values.get('gpu')}'s memory "
+            f"({', '.join(str(p) for p in pids) or 'see nvidia-smi'}), or choose another GPU with CUDA_VISIBLE_DEVICES")
+    work.take([finding], Action(MANUAL, (), finding.title, "nvidia-smi(1)", text=text))
+
+
+__all__ = ["treat", "usable_entries"]

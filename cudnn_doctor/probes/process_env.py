@@ -1,0 +1,211 @@
+"""What a program started in the user's own environment gets (DESIGN.md, probes: the second view).
+
+The files on disk say what could be loaded; this asks the things themselves, in a child that inherits the
+user's environment and limits unchanged: the libcuda.so.1 the loader maps (LD_LIBRARY_PATH, LD_PRELOAD and
+the cache as they are) and what cuInit answers, the GPUs CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER leave
+and in which order, what LD_PRELOAD maps. Beside it, read here without a child: the kernel module's release,
+the process limits, the frameworks' settings from the environment, and each cuDNN sub-library a framework's
+copy will open, resolved as the loader resolves it and read as ELF. Never judges: rules/process_env.py does.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from cudnn_doctor.knowledge.data import load, sublibrary_names
+from cudnn_doctor.model import Framework, Gpu, LibraryProbe, LoadedCudnn, ProcessView, SubLibrary, VisibleGpu
+from cudnn_doctor.probes.child import Job
+from cudnn_doctor.probes.context import SearchContext
+from cudnn_doctor.probes.elf import ElfError, read_elf, read_exported_u32
+from cudnn_doctor.probes.loader import resolve_like_loader
+from cudnn_doctor.versions import decode_cuda, version_tuple
+
+CUDA_JOB = Job("cuda", "libcuda.so.1")  # dlopen'd by soname, as every CUDA program opens it
+KERNEL_VERSION_FILE = "/proc/driver/nvidia/version"
+LIMITS = ("RLIMIT_AS", "RLIMIT_NOFILE", "RLIMIT_MEMLOCK")
+VERSION_SYMBOLS = ("cudnn_graph_version", "cudnn_ops_infer_version", "cudnn_adv_infer_version",
+                   "cudnn_cnn_infer_version", "cudnn_ops_train_version", "cudnn_adv_train_version",
+                   "cudnn_cnn_train_version")
+
+
+def wants_cuda_child(ctx: SearchContext, cache: dict[str, list[str]]) -> bool:
+    """Is there a libcuda.so.1 a program could map here (the loader's search, or LD_PRELOAD)?"""
+    return bool(preload_entries(ctx.env)) or resolve_like_loader("libcuda.so.1", [], ctx, cache) is not None
+
+
+def preload_entries(env: dict[str, str]) -> tuple[str, ...]:
+    """LD_PRELOAD's entries: ld.so(8) splits them at colons and spaces."""
+    return tuple(part for part in re.split(r"[:\s]+", env.get("LD_PRELOAD", "")) if part)
+
+
+def read_process_view(ctx: SearchContext, answer: LibraryProbe | None, gpus: list[Gpu],
+                      frameworks: list[Framework], installs_by_real: dict[str, str | None],
+                      cache: dict[str, list[str]]) -> ProcessView:
+    """The ProcessView from the cuda child's ANSWER (None: not asked) and what this process reads itself.
+    INSTALLS_BY_REAL: each known cuDNN library's real path -> its version."""
+    values = answer.values if answer is not None and answer.loaded else {}
+    visible = None
+    if values.get("cuInit") == 0 and isinstance(values.get("devices"), list):
+        by_uuid = {gpu.uuid: gpu for gpu in gpus if gpu.uuid}
+        by_bus = {_bus(gpu.pci_bus_id): gpu for gpu in gpus if gpu.pci_bus_id}
+        visible_list = []
+        for device in values["devices"]:
+            if not isinstance(device, dict):
+                continue
+            match = by_uuid.get(device.get("uuid")) or by_bus.get(_bus(device.get("pci_bus_id")))
+            visible_list.append(VisibleGpu(int(device.get("ordinal", len(visible_list))), device.get("uuid"),
+                                           device.get("pci_bus_id"), device.get("name"),
+                                           match.index if match else None))
+        visible = tuple(visible_list)
+    value = ctx.env.get("CUDA_VISIBLE_DEVICES")
+    mapped = tuple(str(p) for p in values.get("mapped", []) if isinstance(p, str))
+    libcuda = values.get("loaded_path") if isinstance(values.get("loaded_path"), str) else None
+    return ProcessView(
+        libcuda=libcuda,
+        libcuda_version=release_in_name(libcuda),
+        kernel_driver=kernel_driver_version(ctx),
+        cuda_driver_version=decode_cuda(values.get("cuDriverGetVersion")),
+        cuinit=values.get("cuInit") if isinstance(values.get("cuInit"), int) else None,
+        cuinit_name=values.get("cuInit_name") or None,
+        load_error=answer.error if answer is not None and not answer.loaded else None,
+        visible=visible,
+        cuda_visible_devices=value,
+        ignored_entries=_ignored(value, visible),
+        cuda_device_order=ctx.env.get("CUDA_DEVICE_ORDER"),
+        preload=preload_entries(ctx.env),
+        mapped=mapped,
+        settings={row["variable"]: ctx.env[row["variable"]] for row in load("process_env").get("setting", [])
+                  if row["variable"] in ctx.env},
+        limits=read_limits(),
+        cudnn=framework_cudnn(frameworks, mapped, installs_by_real, ctx, cache),
+    )
+
+
+def _bus(text: object) -> str | None:
+    """A PCI bus id in one form: NVML writes 00000000:00:06.0, CUDA 0000:00:06.0."""
+    if not isinstance(text, str) or ":" not in text:
+        return None
+    domain, rest = text.lower().split(":", 1)
+    return f"{int(domain, 16) if all(c in '0123456789abcdef' for c in domain) else domain}:{rest}"
+
+
+def _ignored(value: str | None, visible: tuple[VisibleGpu, ...] | None) -> tuple[str, ...]:
+    """The entries of CUDA_VISIBLE_DEVICES that CUDA did not use: it reads them in order and stops at the
+    first it cannot use, so those after the GPUs it kept (cuInit's own count tells how many)."""
+    if not value or visible is None:
+        return ()
+    entries = [entry.strip() for entry in value.split(",")]
+    return tuple(entries[len(visible):]) if len(entries) > len(visible) else ()
+
+
+def release_in_name(path: str | None) -> str | None:
+    """The release in a versioned library's real file name: libcuda.so.580.159.04 -> 580.159.04."""
+    if not path:
+        return None
+    name = os.path.basename(os.path.realpath(path))
+    found = re.search(r"\.so\.(\d+\.\d+(?:\.\d+)*)$", name)
+    return found.group(1) if found else None
+
+
+def kernel_driver_version(ctx: SearchContext) -> str | None:
+    """The NVIDIA kernel module's release, as /proc/driver/nvidia/version states it."""
+    try:
+        flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+        descriptor = os.open(ctx.system(KERNEL_VERSION_FILE), flags)
+        try:
+            text = os.read(descriptor, 4096).decode("utf-8", "replace")
+        finally:
+            os.close(descriptor)
+    except OSError:
+        return None
+    found = re.search(r"Kernel Module(?:\s+for\s+\S+)?\s+(\d+\.\d+(?:\.\d+)?)", text)
+    return found.group(1) if found else None
+
+
+def read_limits() -> dict[str, tuple[int, int]]:
+    """(soft, hard) of the limits that stop CUDA; -1 for unlimited. Children inherit them."""
+    try:
+        import resource
+    except ImportError:  # Windows
+        return {}
+    limits = {}
+    for name in LIMITS:
+        number = getattr(resource, name, None)
+        if number is None:
+            continue
+        try:
+            soft, hard = resource.getrlimit(number)
+        except (OSError, ValueError):
+            continue
+        limits[name] = tuple(-1 if v == resource.RLIM_INFINITY else int(v) for v in (soft, hard))
+    return limits  # type: ignore[return-value]
+
+
+def framework_cudnn(frameworks: list[Framework], mapped: tuple[str, ...], installs_by_real: dict[str, str | None],
+                    ctx: SearchContext, cache: dict[str, list[str]]) -> tuple[LoadedCudnn, ...]:
+    """The cuDNN each framework opens in this environment, with each of its sub-libraries as the loader
+    resolves it from there. A preloaded libcudnn.so.N is what every program gets for that soname."""
+    preloaded = {os.path.basename(path).split(".so")[0] + ".so." + _soname_major(path): path
+                 for path in mapped if os.path.basename(path).startswith("libcudnn") and _soname_major(path)}
+    loaded: list[LoadedCudnn] = []
+    for framework in frameworks:
+        library = framework.cudnn_used
+        if not library:
+            continue
+        major = _soname_major(library)
+        soname = f"libcudnn.so.{major}" if major else None
+        via = _via(library, ctx)
+        if soname and soname in preloaded and os.path.realpath(preloaded[soname]) != os.path.realpath(library):
+            library, via = preloaded[soname], "LD_PRELOAD"
+        version = installs_by_real.get(os.path.realpath(library)) or release_in_name(library)
+        subs = tuple(_sublibrary(name, int(major), library, version, preloaded, ctx, cache)
+                     for name in sublibrary_names().get(int(major), [])) if major else ()
+        loaded.append(LoadedCudnn(framework.name, library, version, via, subs))
+    return tuple(loaded)
+
+
+def _soname_major(path: str) -> str:
+    found = re.search(r"\.so\.(\d+)", os.path.basename(path))
+    return found.group(1) if found else ""
+
+
+def _via(library: str, ctx: SearchContext) -> str:
+    folder = os.path.realpath(os.path.dirname(library))
+    if any(os.path.realpath(entry) == folder for entry in ctx.env_paths("LD_LIBRARY_PATH")):
+        return "LD_LIBRARY_PATH"
+    if os.sep + "site-packages" + os.sep in library or os.sep + "dist-packages" + os.sep in library:
+        return "RUNPATH"
+    return "the loader's cache or a system folder"
+
+
+def _sublibrary(name: str, major: int, library: str, version: str | None, preloaded: dict[str, str],
+                ctx: SearchContext, cache: dict[str, list[str]]) -> SubLibrary:
+    """Sub-library NAME as libcudnn.so.MAJOR at LIBRARY opens it: dlopen by soname from there (LD_LIBRARY_PATH,
+    then its DT_RUNPATH $ORIGIN, then the cache), the one already preloaded first."""
+    soname = f"{name}.so.{major}"
+    rare = _rarely_used(name, major)
+    path = preloaded.get(soname) or resolve_like_loader(soname, [os.path.dirname(library)], ctx, cache)
+    if path is None:
+        return SubLibrary(soname, None, None, "missing", rare)
+    try:
+        read_elf(path)
+        symbols = read_exported_u32(path, VERSION_SYMBOLS)
+    except ElfError as error:
+        return SubLibrary(soname, path, None, f"broken: {error}", rare)
+    found = next(iter(symbols.values()), None)
+    release = f"{found >> 16}.{(found >> 8) & 0xFF}.{found & 0xFF}" if found else release_in_name(path)
+    problem = None
+    if release and version and _release_key(release) != _release_key(version):
+        problem = "another release"
+    return SubLibrary(soname, path, release, problem, rare)
+
+
+def _release_key(version: str) -> tuple[int, ...]:
+    numbers = (version_tuple(version) or ())[:3]
+    return numbers + (0,) * (3 - len(numbers))
+
+
+def _rarely_used(name: str, major: int) -> bool:
+    return any(row["name"] == name and int(row["major"]) == major and row.get("rarely_used")
+               for row in load("process_env").get("sublibrary", []))

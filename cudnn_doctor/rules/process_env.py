@@ -1,0 +1,444 @@
+"""What a program started in this environment gets, judged: the CUDA driver it maps and cuInit's answer
+(CD110-CD113), CUDA_VISIBLE_DEVICES (CD113, CD114), other processes' GPU memory (CD115), process limits
+(CD116), LD_PRELOAD (CD317), the sub-libraries of the cuDNN each framework loads (CD304, CD305, CD308,
+CD319), and the frameworks' own settings (CD411-CD414). Pure: the report and compat/process_env.toml."""
+
+from __future__ import annotations
+
+import math
+import os
+from typing import Any
+
+from cudnn_doctor.codes import finding
+from cudnn_doctor.knowledge.data import load
+from cudnn_doctor.model import Finding, Framework, LoadedCudnn, ProcessView, Report
+from cudnn_doctor.specifiers import InvalidSpecifier, Specifiers
+from cudnn_doctor.versions import version_tuple
+
+GIB = 1 << 30
+STARVED_MIB = 1024  # less than this of a GPU is no working share for any framework
+MEMORY_HELD_SHARE = 0.5  # other processes holding more than this share of a GPU: worth saying
+
+
+def _data() -> dict[str, Any]:
+    return load("process_env")
+
+
+def _framework(report: Report, name: str) -> Framework | None:
+    return next((f for f in report.frameworks if f.name == name and not f.details.get("assumed")), None)
+
+
+def _has(report: Report, name: str) -> bool:
+    framework = _framework(report, name)
+    return framework is not None and not framework.details.get("cpu_only")
+
+
+def _source(rows: list[dict[str, Any]], key: str, value: object) -> tuple[str, ...]:
+    return tuple(row["source"] for row in rows if row.get(key) == value)
+
+
+# --- the CUDA driver a program maps, and cuInit -------------------------------------------------------------------
+
+def driver_library(report: Report) -> list[Finding]:
+    view = report.process
+    if view is None or view.cuinit in (None, 0):
+        return []
+    rows = _data().get("cuda_status", [])
+    row = next((r for r in rows if r["status"] == view.cuinit), None)
+    code = row["code"] if row else "CD110"
+    status = view.cuinit_name or (row["name"] if row else f"CUDA error {view.cuinit}")
+    via = _via(view, view.libcuda)
+    refs = (row["source"],) if row else ()
+    if code == "CD111":
+        return [finding("CD111", subject=view.libcuda, refs=refs, libcuda=view.libcuda or "libcuda.so.1", via=via)]
+    if code == "CD112":
+        return [finding("CD112", subject=view.libcuda, refs=refs, libcuda=view.libcuda or "libcuda.so.1",
+                        libcuda_version=view.libcuda_version, via=via, kernel_driver=view.kernel_driver or
+                        report.driver.version, status=status, cause=row["cause"] if row else status)]
+    if code == "CD113":
+        if not report.gpus and view.cuda_visible_devices is None:
+            return []  # the driver itself sees none: CD102's
+        return [finding("CD113", subject="CUDA_VISIBLE_DEVICES", refs=refs, status=status, gpus=len(report.gpus),
+                        cause=_hidden_cause(view, report))]
+    if code == "CD116":
+        return [finding("CD116", subject="RLIMIT_AS", refs=refs, limit=_limit_text(view, "RLIMIT_AS"),
+                        effect=f"cuInit answers {status} under it: CUDA cannot reserve the address space it starts "
+                               "with, so torch sees no GPU and JAX runs on the CPU")]
+    return [finding("CD110", subject=view.libcuda, refs=refs, detail=f"cuInit answered {status}"
+                    + (f" ({row['cause']})" if row else ""))]
+
+
+def _via(view: ProcessView, path: str | None) -> str:
+    """How PATH came into a program: LD_PRELOAD, an LD_LIBRARY_PATH folder, or the loader's own search."""
+    if not path:
+        return "the loader's search"
+    real = os.path.realpath(path)
+    if any(os.path.realpath(entry) == real or os.path.basename(entry) == os.path.basename(path)
+           for entry in view.preload):
+        return "LD_PRELOAD"
+    return f"the folder {os.path.dirname(path)}" if path else "the loader's search"
+
+
+def _hidden_cause(view: ProcessView, report: Report) -> str:
+    value = view.cuda_visible_devices
+    if value is None:
+        return "no GPU is usable by this process (device files, permissions or the container's device list)"
+    if value.strip() == "":
+        return "CUDA_VISIBLE_DEVICES is set and empty, which hides every GPU"
+    entries = [e.strip() for e in value.split(",")]
+    if len(entries) != len(set(entries)):
+        return f"CUDA_VISIBLE_DEVICES={value} names the same GPU twice, which CUDA refuses"
+    first = entries[0]
+    if first.lstrip("-").isdigit() and int(first) < 0:
+        return f"CUDA_VISIBLE_DEVICES={value}: a negative index hides every GPU"
+    if first.isdigit():
+        return (f"CUDA_VISIBLE_DEVICES={value}: index {first} does not exist (this machine's GPUs are "
+                f"{', '.join(str(g.index) for g in report.gpus) or 'none'}), and CUDA stops at the first entry it "
+                "cannot use")
+    if first.upper().startswith(("GPU-", "MIG-")):
+        known = ", ".join(g.uuid for g in report.gpus if g.uuid) or "none"
+        return (f"CUDA_VISIBLE_DEVICES={value}: {first} is not a UUID (or a prefix of exactly one) of this "
+                f"machine's GPUs ({known}){' and MIG is off' if first.upper().startswith('MIG-') else ''}")
+    return f"CUDA_VISIBLE_DEVICES={value}: its first entry {first!r} is neither an index nor a GPU- or MIG- UUID"
+
+
+# --- which GPUs, and their memory -------------------------------------------------------------------------------
+
+def visibility(report: Report) -> list[Finding]:
+    view = report.process
+    if view is None or view.visible is None or not view.ignored_entries:
+        return []
+    ignored = ", ".join(view.ignored_entries)
+    visible = ", ".join(f"cuda:{g.ordinal} = nvidia-smi's GPU {g.nvml_index if g.nvml_index is not None else '?'}"
+                        for g in view.visible) or "no GPU"
+    return [finding("CD114", subject="CUDA_VISIBLE_DEVICES", value=view.cuda_visible_devices, ignored=ignored,
+                    ignored_verb="is" if len(view.ignored_entries) == 1 else "are", visible=visible)]
+
+
+def memory_held(report: Report) -> list[Finding]:
+    findings = []
+    jax = _has(report, "jax")
+    for gpu in report.gpus:
+        if not gpu.memory_total_mib or gpu.memory_used_mib is None:
+            continue
+        if gpu.memory_used_mib < gpu.memory_total_mib * MEMORY_HELD_SHARE:
+            continue
+        processes = gpu.health.processes if gpu.health and gpu.health.processes else ()
+        holders = "; ".join(f"process {p.pid}{f' ({p.name})' if p.name else ''} holds "
+                            f"{p.used_memory_mib if p.used_memory_mib is not None else '?'} MiB" for p in processes)
+        free = gpu.memory_total_mib - gpu.memory_used_mib
+        note = ""
+        if jax:
+            note = (f"; JAX preallocates {_jax_fraction(report):.0%} of a GPU's memory and takes less where less is "
+                    "free")
+        findings.append(finding("CD115", subject=f"GPU {gpu.index}", gpu=gpu.index, free_mib=free,
+                                total_mib=gpu.memory_total_mib, holders=holders or "processes this user cannot see",
+                                jax_note=note, pids=[p.pid for p in processes]))
+    return findings
+
+
+# --- process limits ---------------------------------------------------------------------------------------------
+
+def _limit_row(resource: str) -> dict[str, Any]:
+    return next((r for r in _data().get("limit", []) if r["resource"] == resource), {})
+
+
+def _limit_text(view: ProcessView, resource: str) -> str:
+    soft, hard = view.limits.get(resource, (-1, -1))
+    option = _limit_row(resource).get("option", "")
+    shown = "unlimited" if soft < 0 else (f"{soft // 1024} KiB ({soft / GIB:.1f} GiB)" if resource == "RLIMIT_AS"
+                                          else str(soft))
+    hard_text = "unlimited" if hard < 0 else (f"{hard // 1024} KiB" if resource == "RLIMIT_AS" else str(hard))
+    return f"ulimit -S {option} is {shown} (hard limit {hard_text})"
+
+
+def _jax_fraction(report: Report) -> float:
+    view = report.process
+    text = view.settings.get("XLA_PYTHON_CLIENT_MEM_FRACTION") if view else None
+    try:
+        value = float(text) if text is not None else 0.75
+    except ValueError:
+        return 0.75
+    return value if math.isfinite(value) and value > 0 else 0.75
+
+
+def _jax_preallocates(report: Report) -> bool:
+    view = report.process
+    settings = view.settings if view else {}
+    if settings.get("XLA_PYTHON_CLIENT_PREALLOCATE", "true").strip().lower() in ("false", "0"):
+        return False
+    return settings.get("XLA_PYTHON_CLIENT_ALLOCATOR", "default").strip() not in ("platform", "cuda_async")
+
+
+def limits(report: Report) -> list[Finding]:
+    view = report.process
+    if view is None or view.cuinit not in (0, None):
+        return []
+    findings = []
+    soft, _hard = view.limits.get("RLIMIT_AS", (-1, -1))
+    if soft >= 0 and _has(report, "jax") and _jax_preallocates(report) and view.visible:
+        totals = [g.memory_total_mib for g in report.gpus
+                  if g.memory_total_mib and any(v.nvml_index == g.index for v in view.visible)]
+        share = _jax_fraction(report) * (min(totals) if totals else 0) * (1 << 20)
+        row = _limit_row("RLIMIT_AS")
+        headroom = float(row.get("jax_host_headroom_gib", 8.0)) * GIB
+        if share and len(totals) * share > soft >= share and soft - math.floor(soft / share) * share < headroom:
+            findings.append(finding(
+                "CD116", subject="RLIMIT_AS", refs=(row.get("source", ""),), limit=_limit_text(view, "RLIMIT_AS"),
+                effect=(f"JAX preallocates {_jax_fraction(report):.0%} of each of the {len(totals)} visible GPUs "
+                        f"({share / GIB:.0f} GiB each) inside this address space; the GPUs after the first take what "
+                        "is left and JAX's own memory runs out: it aborts with std::bad_alloc"),
+                framework="jax"))
+    files, _ = view.limits.get("RLIMIT_NOFILE", (-1, -1))
+    row = _limit_row("RLIMIT_NOFILE")
+    minimum = int(row.get("jax_minimum", 0))
+    if 0 <= files < minimum and _has(report, "jax"):
+        findings.append(finding("CD116", subject="RLIMIT_NOFILE", refs=(row.get("source", ""),),
+                                limit=_limit_text(view, "RLIMIT_NOFILE"),
+                                effect=f"JAX opens more files than that at start and aborts (it needs {minimum} or more)",
+                                framework="jax"))
+    return findings
+
+
+# --- the cuDNN each framework loads: LD_PRELOAD and the sub-libraries ------------------------------------------
+
+def preloaded_cudnn(report: Report) -> list[Finding]:
+    view = report.process
+    if view is None:
+        return []
+    findings = []
+    for loaded in view.cudnn:
+        framework = _framework(report, loaded.user)
+        if loaded.via != "LD_PRELOAD" or framework is None or not loaded.version:
+            continue
+        requirement = str(framework.details.get("cudnn_requirement") or "")
+        wanted = requirement if requirement[:1] in "<>=!~" else (f"=={framework.cudnn_expected}"
+                                                                   if framework.cudnn_expected else "")
+        if not wanted or _satisfies(loaded.version, wanted):
+            continue
+        findings.append(finding("CD317", subject=loaded.library, library=loaded.library, version=loaded.version,
+                                framework=framework.name, expected=wanted.lstrip("=")))
+    return findings
+
+
+def _satisfies(version: str, spec: str) -> bool:
+    """Is cuDNN VERSION what SPEC asks? A pin of a four-part wheel release (==9.19.0.56) asks for its
+    three-part cuDNN release, and a framework runs with a later patch of the same minor."""
+    if spec.startswith("==") and "," not in spec:
+        pinned = version_tuple(spec[2:]) or ()
+        return (version_tuple(version) or ())[:2] == pinned[:2] and (version_tuple(version) or ())[:3] >= pinned[:3]
+    try:
+        return Specifiers(spec).contains(version)
+    except (InvalidSpecifier, ValueError):
+        return True
+
+
+def loaded_sublibraries(report: Report) -> list[Finding]:
+    view = report.process
+    if view is None:
+        return []
+    findings: list[Finding] = []
+    seen: set[str] = set()
+    rows = {row["name"]: row for row in _data().get("sublibrary", [])}
+    for loaded in view.cudnn:
+        for sub in loaded.sublibraries:
+            key = f"{loaded.library}\0{sub.name}"
+            if sub.problem is None or key in seen:
+                continue
+            seen.add(key)
+            users = ", ".join(dict.fromkeys(x.user for x in view.cudnn if x.library == loaded.library))
+            findings.append(_sublibrary_finding(loaded, sub.name, sub.path, sub.problem, sub.version, sub.rarely_used,
+                                                users, rows))
+    return findings
+
+
+def _sublibrary_finding(loaded: LoadedCudnn, name: str, path: str | None, problem: str, release: str | None,
+                        rare: bool, users: str, rows: dict[str, Any]) -> Finding:
+    what = {"missing": "is not found where the loader looks from there",
+            "another release": f"is cuDNN {release} ({path})"}.get(problem, f"at {path} is {problem}")
+    if rare:
+        row = rows.get(name.split(".so")[0], {})
+        return finding("CD319", subject=path or name, refs=(row.get("source", ""),), framework=users,
+                       library=loaded.library, version=loaded.version, sublibrary=name, problem=what,
+                       why=row.get("why", "only some calls load it"), folder=os.path.dirname(loaded.library),
+                       via=loaded.via)
+    folder = os.path.dirname(loaded.library)
+    common = dict(version=loaded.version or "unknown", path=folder, folder=folder, via=loaded.via, framework=users,
+                  loaded_library=loaded.library)
+    if problem == "missing":
+        return finding("CD304", subject=loaded.library, library=loaded.library, missing=name, prefix=folder, **common)
+    if problem == "another release":
+        return finding("CD305", subject=loaded.library, library=loaded.library,
+                       mismatched=f"{name} (cuDNN {release}, {path})", **common)
+    return finding("CD308", subject=loaded.library, library=path or name, arch="this machine",
+                   error=f"{problem} ({users} loads it with {loaded.library})",
+                   version_hint=(loaded.version or "9").split(".")[0], **common)
+
+
+# --- the frameworks' own settings -------------------------------------------------------------------------------
+
+def settings(report: Report) -> list[Finding]:
+    view = report.process
+    if view is None or not view.settings:
+        return []
+    findings = []
+    for row in _data().get("setting", []):
+        variable = row["variable"]
+        if variable not in view.settings:
+            continue
+        value = view.settings[variable]
+        present = row["framework"] == "cuda" or _has(report, row["framework"])
+        for verdict in _judge_setting(row, value, report):
+            kind, why = verdict
+            if kind == "invalid":
+                refuses = row["on_error"] in ("raises", "falls back to CPU")
+                code = "CD411" if refuses and present else "CD414"
+                consequence = {"raises": "raises an error at its first CUDA call",
+                               "falls back to CPU": "does not use the GPU (it falls back to the CPU)",
+                               }.get(row["on_error"], f"ignores it and keeps its default ({row['effect']})")
+                if refuses and not present:
+                    consequence = f"is not installed in the environments looked at; where it runs, it {consequence}"
+                findings.append(finding(code, subject=variable, refs=(row["source"],), variable=variable, value=value,
+                                        why=why, framework=_display(row["framework"]), consequence=consequence,
+                                        effect=row["effect"], fix_value=_corrected(row, value)))
+            elif kind == "starves":
+                findings.append(finding("CD413", subject=variable, refs=(row["source"],), variable=variable,
+                                        value=value, framework=_display(row["framework"]), **why))  # type: ignore[arg-type]
+            elif kind == "off" and (present or row["framework"] == "cuda"):
+                findings.append(finding("CD412", subject=variable, refs=(row["source"],), variable=variable,
+                                        value=value, effect=why))
+    return findings
+
+
+def _display(name: str) -> str:
+    return {"torch": "PyTorch", "jax": "JAX", "tensorflow": "TensorFlow", "cuda": "Every CUDA program"}.get(name, name)
+
+
+def _judge_setting(row: dict[str, Any], value: str, report: Report) -> list[tuple[str, Any]]:
+    kind = row["kind"]
+    if kind == "alloc_conf":
+        problems = alloc_conf_problems(value)
+        return [("invalid", "; ".join(problems))] if problems else []
+    if kind in ("bool", "enum"):
+        if value not in row.get("values", []):
+            return [("invalid", f"{value!r} is not one of {', '.join(row.get('values', []))}")]
+        if row.get("slow_when") == value:
+            return [("off", row["effect"])]
+        return []
+    if kind == "platforms":
+        entries = [e.strip() for e in value.split(",") if e.strip()]
+        unknown = [e for e in entries if e.lower() not in row.get("values", [])]
+        if unknown:
+            return [("invalid", f"{', '.join(unknown)} is not a JAX backend ({', '.join(row.get('values', []))})")]
+        if entries and not any(e.lower() in ("cuda", "gpu") for e in entries):
+            return [("off", f"JAX will use only {', '.join(entries)}, never the GPU")]
+        return []
+    if kind == "integer":
+        try:
+            number = int(value)
+        except ValueError:
+            return [("invalid", f"{value!r} is not a whole number")]
+        if "hides_from" in row and number >= row["hides_from"] and _has(report, "tensorflow"):
+            return [("off", row["effect"])]
+        return []
+    if kind == "float":
+        try:
+            number = float(value)
+        except ValueError:
+            return [("invalid", f"{value!r} is not a number")]
+        if not math.isfinite(number) or number <= row.get("minimum", -math.inf):
+            return [("invalid", f"{value} is not above {row.get('minimum')}")]
+        view = report.process
+        visible = [g for g in report.gpus if view and view.visible and any(v.nvml_index == g.index for v in view.visible)]
+        smallest = min(visible or report.gpus, key=lambda g: g.memory_total_mib or 0, default=None)
+        if smallest is not None and smallest.memory_total_mib and number * smallest.memory_total_mib < STARVED_MIB:
+            share = int(number * smallest.memory_total_mib)
+            return [("starves", {"share_mib": share, "gpu": smallest.index, "total_mib": smallest.memory_total_mib,
+                                 "effect": "too little for any model: its first convolution fails for lack of memory "
+                                           "(RESOURCE_EXHAUSTED)"})]
+        if number > 1:
+            return [("off", f"more than the whole GPU ({number:g} of its memory): {row['effect']}")]
+        return []
+    return []
+
+
+def _corrected(row: dict[str, Any], value: str) -> str | None:
+    """The value with what the framework refuses left out (PYTORCH_CUDA_ALLOC_CONF), else None: unset it."""
+    if row["kind"] != "alloc_conf":
+        return None
+    kept = [item for item in _alloc_items(value) if not alloc_conf_problems(item)]
+    return ",".join(kept) or None
+
+
+def _alloc_items(value: str) -> list[str]:
+    """Top-level key:value items of an allocator configuration (a [..] list holds commas of its own)."""
+    items, depth, current = [], 0, ""
+    for char in value:
+        depth += {"[": 1, "]": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            items.append(current)
+            current = ""
+        else:
+            current += char
+    items.append(current)
+    return [item.strip() for item in items if item.strip()]
+
+
+def alloc_conf_problems(value: str) -> list[str]:
+    """What torch would refuse in the allocator configuration VALUE, in torch's own words where known
+    (c10's ConfigTokenizer: key:value items separated by commas)."""
+    keys = {row["key"]: row for row in _data().get("alloc_conf_key", [])}
+    problems = []
+    for item in _alloc_items(value):
+        key, colon, text = item.partition(":")
+        key, text = key.strip(), text.strip()
+        row = keys.get(key)
+        if row is None:
+            problems.append(f"Unrecognized key '{key}' in CUDA allocator config")
+            continue
+        if not colon or not text:
+            problems.append(f"{key} has no value (key:value)")
+            continue
+        problem = _alloc_value_problem(row, text)
+        if problem:
+            problems.append(problem)
+    return problems
+
+
+def _alloc_value_problem(row: dict[str, Any], text: str) -> str | None:
+    kind, message = row["kind"], row.get("message")
+    if kind == "any":
+        return None
+    if kind == "bool":
+        return None if text in ("True", "False") else f"{row['key']}: {message or 'expected True or False'}, got {text!r}"
+    if kind == "enum":
+        return None if text in row["values"] else f"{row['key']}: {message or 'one of ' + ', '.join(row['values'])}"
+    if kind in ("size", "power_of_two"):
+        if not text.isdigit():
+            return f"{row['key']}: {text!r} is not a whole number"
+        number = int(text)
+        if kind == "power_of_two" and (number & (number - 1) or number == 0):
+            return f"{row['key']}: {message}, got {number}"
+        if "maximum" in row and number > row["maximum"]:
+            return f"{row['key']}: at most {row['maximum']:g}, got {number}"
+        if "minimum" in row and number <= row["minimum"] - (1 if row["minimum"] == 1 else 0):
+            return f"{row['key']}: {message or 'too small'}, got {number}"
+        return None
+    if kind == "fraction":
+        try:
+            number = float(text)
+        except ValueError:
+            return f"{row['key']}: {text!r} is not a number"
+        low, high = row.get("minimum", 0.0), row.get("maximum", 1.0)
+        outside = number <= low or number >= high if row.get("exclusive") else number < low or number > high
+        return f"{row['key']}: {message}, got {text}" if outside else None
+    if kind == "roundup":
+        numbers = [part.split(":")[-1] for part in text.strip("[]").split(",")] if text.startswith("[") else [text]
+        for part in numbers:
+            if not part.strip().isdigit() or int(part) & (int(part) - 1):
+                return f"{row['key']}: {message}, got {text}"
+        return None
+    return None
+
+
+RULES = (driver_library, visibility, memory_held, limits, preloaded_cudnn, loaded_sublibraries, settings)
