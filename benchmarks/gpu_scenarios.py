@@ -225,7 +225,7 @@ def build_scenarios(machine: dict[str, object]) -> list[Scenario]:
                  env={"LD_PRELOAD": "/nonexistent/libfoo.so"}),
         Scenario("nofile-1024", "ulimit -n 1024", shell="ulimit -S -n 1024"),
         Scenario("nofile-64", "ulimit -n 64", ("CD116",), shell="ulimit -S -n 64"),
-        Scenario("xla-fraction-small", "XLA_PYTHON_CLIENT_MEM_FRACTION=.001 (starves JAX)", ("CD411", "CD412"),
+        Scenario("xla-fraction-small", "XLA_PYTHON_CLIENT_MEM_FRACTION=.001 (starves JAX)", ("CD413",),
                  env={"XLA_PYTHON_CLIENT_MEM_FRACTION": ".001"}),
         # the CUDA driver a program loads
         Scenario("stub-ld-path", "the toolkit's stubs/libcuda.so linked onto LD_LIBRARY_PATH",
@@ -262,7 +262,7 @@ def build_scenarios(machine: dict[str, object]) -> list[Scenario]:
         Scenario("missing-sublibrary", "a copy without libcudnn_cnn.so.9 first on the path",
                  ("CD304",), env={"LD_LIBRARY_PATH": str(missing)}),
         Scenario("missing-engines", "a copy without the engine sub-libraries first on the path",
-                 ("CD304",), env={"LD_LIBRARY_PATH": str(missing_engines)}),
+                 ("CD304", "CD305"), env={"LD_LIBRARY_PATH": str(missing_engines)}),
         # the frameworks' own settings
         Scenario("alloc-conf-bad-value", "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:maybe", ("CD411",),
                  env={"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:maybe"}),
