@@ -376,10 +376,13 @@ def check(scenario: Scenario, env: dict[str, str], tree: Path, outcome: Outcome)
 
 
 def last_json(text: str) -> dict[str, object] | None:
+    """The first JSON object in TEXT (stdout and stderr together: ld.so's own lines may follow it)."""
+    decoder = json.JSONDecoder()
     start = text.find("{")
     while start != -1:
         try:
-            return json.loads(text[start:])
+            value, _end = decoder.raw_decode(text, start)
+            return value if isinstance(value, dict) else None
         except json.JSONDecodeError:
             start = text.find("{", start + 1)
     return None

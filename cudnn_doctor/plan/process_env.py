@@ -50,7 +50,7 @@ def _driver_library(work: Any, finding: Finding, report: Report) -> None:
     if _in_preload(report, path):
         _drop_preload(work, [finding], path, report, why)
         return
-    folder = _ld_library_path_entry(report, path)
+    folder = _ld_library_path_entry(report, path, "libcuda.so.1")
     if folder is not None:
         work.take([finding], Action(ENV, (), why, LOADER_SOURCE,
                                     env=(EnvChange("LD_LIBRARY_PATH", "remove", folder),)))
@@ -62,11 +62,14 @@ def _in_preload(report: Report, path: str) -> bool:
     return bool(view) and any(os.path.realpath(entry) == real for entry in view.preload if os.sep in entry)  # type: ignore[union-attr]
 
 
-def _ld_library_path_entry(report: Report, path: str) -> str | None:
-    """The LD_LIBRARY_PATH entry the loader found PATH in."""
+def _ld_library_path_entry(report: Report, path: str, soname: str | None = None) -> str | None:
+    """The LD_LIBRARY_PATH entry the loader found PATH in: its folder, or one whose SONAME (a link, as a
+    stubs/libcuda.so linked in as libcuda.so.1) leads to PATH."""
     folder = os.path.realpath(os.path.dirname(path))
+    real = os.path.realpath(path)
     for entry in report.ld_library_path:
-        if entry and os.path.realpath(entry) == folder:
+        if entry and (os.path.realpath(entry) == folder
+                      or (soname and os.path.realpath(os.path.join(entry, soname)) == real)):
             return entry
     return None
 
@@ -129,7 +132,7 @@ def _loaded_copy(work: Any, finding: Finding, report: Report) -> None:
         return
     if loaded.via != "LD_LIBRARY_PATH":
         return
-    folder = _ld_library_path_entry(report, loaded.library)
+    folder = _ld_library_path_entry(report, loaded.library, os.path.basename(loaded.library))
     if folder is None:
         return
     why = (f"{folder} in LD_LIBRARY_PATH holds the cuDNN {_users(view.cudnn, loaded)} loads, and its sub-libraries "
