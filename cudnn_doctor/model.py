@@ -195,8 +195,10 @@ class LoadedCudnn:
     user: str  # a framework's name, or "ld.so"
     library: str
     version: str | None
-    via: str  # "LD_PRELOAD" | "LD_LIBRARY_PATH" | "RUNPATH" | "the loader's cache" | "a system folder"
+    via: str  # "LD_PRELOAD" | "LD_LIBRARY_PATH" | "RUNPATH" | "the loader's cache or a system folder"
     sublibraries: tuple[SubLibrary, ...] = ()
+    entry: str | None = None  # the LD_PRELOAD or LD_LIBRARY_PATH entry, as written there, that brought it
+    real_library: str | None = None  # LIBRARY with its links resolved
 
 
 @dataclasses.dataclass(frozen=True)
@@ -204,8 +206,11 @@ class ProcessView:
     """What a program started in the user's own environment gets: the CUDA driver the loader maps and
     cuInit's answer, the GPUs left visible, LD_PRELOAD, the frameworks' settings, process limits."""
 
+    asked_because: tuple[str, ...] = ()  # why CUDA itself was asked (empty: nothing here can change its answer)
     libcuda: str | None = None  # the file the loader mapped for libcuda.so.1
     libcuda_version: str | None = None  # its release, from its file name (libcuda.so.580.159.04)
+    libcuda_via: str | None = None  # "LD_PRELOAD" | "LD_LIBRARY_PATH" | "the loader's cache or a system folder"
+    libcuda_entry: str | None = None  # the LD_PRELOAD or LD_LIBRARY_PATH entry, as written there, that brought it
     kernel_driver: str | None = None  # the kernel module's release (/proc/driver/nvidia/version)
     cuda_driver_version: str | None = None  # cuDriverGetVersion, as "13.0"
     cuinit: int | None = None  # cuInit(0)'s status (0: CUDA_SUCCESS); None: not asked

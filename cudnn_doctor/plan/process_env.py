@@ -5,7 +5,6 @@ the user can take (a site's hard limit, another user's process). Nothing is ever
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from cudnn_doctor.knowledge.data import load
@@ -28,8 +27,10 @@ def treat(work: Any) -> None:
     for finding in work.with_code("CD113", "CD114"):
         _visible_devices(work, finding, report)
     for finding in work.with_code("CD317"):
-        _drop_preload(work, [finding], finding.values.get("library") or finding.subject or "", report,
-                      f"{finding.subject} is preloaded into every program, in place of each framework's own cuDNN")
+        loaded = next((c for c in view.cudnn if c.library == finding.subject and c.entry), None)
+        if loaded is not None:
+            _drop_preload(work, [finding], loaded.entry or "", report, f"{finding.subject} is preloaded into every "
+                          "program, in place of each framework's own cuDNN")
     for finding in work.with_code("CD304", "CD305", "CD308", "CD319"):
         _loaded_copy(work, finding, report)
     for finding in work.with_code("CD411", "CD412", "CD413", "CD414"):
@@ -42,44 +43,23 @@ def treat(work: Any) -> None:
 
 def _driver_library(work: Any, finding: Finding, report: Report) -> None:
     view = report.process
-    path = view.libcuda if view else None
-    if not path:
+    if view is None or not view.libcuda:
         return
-    why = (f"{path} is what the loader gives programs for libcuda.so.1; without it they load the driver's own "
-           f"({'the stub' if finding.code == 'CD111' else 'the kernel module release'} goes)")
-    if _in_preload(report, path):
-        _drop_preload(work, [finding], path, report, why)
-        return
-    folder = _ld_library_path_entry(report, path, "libcuda.so.1")
-    if folder is not None:
+    why = (f"{view.libcuda} is what the loader gives programs for libcuda.so.1; without it they load the driver's "
+           f"own ({'the stub' if finding.code == 'CD111' else 'the release of the kernel module'} is gone)")
+    if view.libcuda_via == "LD_PRELOAD" and view.libcuda_entry:
+        _drop_preload(work, [finding], view.libcuda_entry, report, why)
+    elif view.libcuda_via == "LD_LIBRARY_PATH" and view.libcuda_entry:
         work.take([finding], Action(ENV, (), why, LOADER_SOURCE,
-                                    env=(EnvChange("LD_LIBRARY_PATH", "remove", folder),)))
+                                    env=(EnvChange("LD_LIBRARY_PATH", "remove", view.libcuda_entry),)))
 
 
-def _in_preload(report: Report, path: str) -> bool:
-    view = report.process
-    real = os.path.realpath(path)
-    return bool(view) and any(os.path.realpath(entry) == real for entry in view.preload if os.sep in entry)  # type: ignore[union-attr]
-
-
-def _ld_library_path_entry(report: Report, path: str, soname: str | None = None) -> str | None:
-    """The LD_LIBRARY_PATH entry the loader found PATH in: its folder, or one whose SONAME (a link, as a
-    stubs/libcuda.so linked in as libcuda.so.1) leads to PATH."""
-    folder = os.path.realpath(os.path.dirname(path))
-    real = os.path.realpath(path)
-    for entry in report.ld_library_path:
-        if entry and (os.path.realpath(entry) == folder
-                      or (soname and os.path.realpath(os.path.join(entry, soname)) == real)):
-            return entry
-    return None
-
-
-def _drop_preload(work: Any, found: list[Finding], path: str, report: Report, why: str) -> None:
+def _drop_preload(work: Any, found: list[Finding], entry: str, report: Report, why: str) -> None:
+    """LD_PRELOAD without ENTRY (as written there), or unset where nothing else is left."""
     view = report.process
     if view is None:
         return
-    real = os.path.realpath(path)
-    kept = [entry for entry in view.preload if os.path.realpath(entry) != real and entry != path]
+    kept = [other for other in view.preload if other != entry]
     change = EnvChange("LD_PRELOAD", "set", " ".join(kept)) if kept else EnvChange("LD_PRELOAD", "unset", "")
     work.take(found, Action(ENV, (), why, LOADER_SOURCE, env=(change,)))
 
@@ -127,17 +107,16 @@ def _loaded_copy(work: Any, finding: Finding, report: Report) -> None:
                   None) if view else None
     if loaded is None:
         return
-    if loaded.via == "LD_PRELOAD":
-        _drop_preload(work, [finding], loaded.library, report, f"{loaded.library} is preloaded into every program")
+    if loaded.via == "LD_PRELOAD" and loaded.entry:
+        _drop_preload(work, [finding], loaded.entry, report, f"{loaded.library} is preloaded into every program")
         return
-    if loaded.via != "LD_LIBRARY_PATH":
+    if loaded.via != "LD_LIBRARY_PATH" or not loaded.entry:
         return
-    folder = _ld_library_path_entry(report, loaded.library, os.path.basename(loaded.library))
-    if folder is None:
-        return
-    why = (f"{folder} in LD_LIBRARY_PATH holds the cuDNN {_users(view.cudnn, loaded)} loads, and its sub-libraries "
-           "are opened through the same search; without it each framework loads the copy it was installed with")
-    work.take([finding], Action(ENV, (), why, LOADER_SOURCE, env=(EnvChange("LD_LIBRARY_PATH", "remove", folder),)))
+    why = (f"{loaded.entry} in LD_LIBRARY_PATH holds the cuDNN {_users(view.cudnn, loaded)} loads, and its "
+           "sub-libraries are opened through the same search; without it each framework loads the copy it was "
+           "installed with")
+    work.take([finding], Action(ENV, (), why, LOADER_SOURCE,
+                                env=(EnvChange("LD_LIBRARY_PATH", "remove", loaded.entry),)))
 
 
 def _users(loaded_all: tuple[LoadedCudnn, ...], loaded: LoadedCudnn) -> str:

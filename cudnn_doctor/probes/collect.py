@@ -15,12 +15,12 @@ from cudnn_doctor.child import ChildBatch, ChildRequest, deadline_in, timeout_fr
 from cudnn_doctor.model import CudnnInstall, Host, LibraryProbe, Report, Tool, Toolkit
 from cudnn_doctor.probes import cudnn as cudnn_probe
 from cudnn_doctor.probes import early
-from cudnn_doctor.probes.child import Job, ProbeBatch
+from cudnn_doctor.probes.child import Job, ProbeBatch, run_jobs
 from cudnn_doctor.probes.context import SearchContext
 from cudnn_doctor.probes.driver import NVML_JOB, NVML_NOT_FOUND, NVML_SONAME, read_driver
 from cudnn_doctor.probes.frameworks import detect_frameworks, link_frameworks_to_installs, theano_flags
 from cudnn_doctor.probes.loader import cache_from_answer, ldconfig_command, loader_search_dirs, resolve_like_loader
-from cudnn_doctor.probes.process_env import CUDA_JOB, read_process_view, wants_cuda_child
+from cudnn_doctor.probes.process_env import CUDA_JOB, read_process_view, reasons_to_ask_cuda
 from cudnn_doctor.probes.toolkit import discover_toolkits, nvcc_version_in, runtime_version
 from cudnn_doctor.records import replace
 from cudnn_doctor.user_files import is_regular_file
@@ -44,7 +44,8 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     nvml_present = resolve_like_loader(NVML_SONAME, [], ctx, cache) is not None
     nvml_batch = early.take(NVML_JOB, nvml_present) or ProbeBatch([NVML_JOB] if nvml_present else [])
     # what a program started here gets from CUDA (cuInit, the GPUs left visible): asked beside NVML
-    cuda_batch = ProbeBatch([CUDA_JOB] if wants_cuda_child(ctx, cache) else [])
+    asked = reasons_to_ask_cuda(ctx, cache, always=deep)
+    cuda_batch = ProbeBatch([CUDA_JOB] if asked else [])
     report = Report(tool=Tool("cudnn-doctor", __version__), host=_host())
 
     for path in ctx.search_paths:
@@ -99,9 +100,12 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     nvml = nvml_batch.results()[NVML_JOB] if nvml_present else NVML_NOT_FOUND
     probed = time.perf_counter()
     cuda = cuda_batch.results().get(CUDA_JOB)
+    if cuda is None and not nvml.values.get("ok") and resolve_like_loader("libcuda.so.1", [], ctx, cache):
+        asked = ["NVML did not answer"]  # the driver's release then comes from libcuda itself
+        cuda = run_jobs([CUDA_JOB])[CUDA_JOB]
     report.driver, report.gpus, report.nvml_error = read_driver(nvml, cuda)
     versions = {os.path.realpath(i.library): i.version for i in report.cudnn}
-    report.process = read_process_view(ctx, cuda, report.gpus, report.frameworks, versions, cache)
+    report.process = read_process_view(ctx, cuda, report.gpus, report.frameworks, versions, cache, asked)
     helpers.finish()
     if deep_imports is not None:
         from cudnn_doctor.probes.deep import confirm_frameworks

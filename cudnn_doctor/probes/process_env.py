@@ -29,9 +29,33 @@ VERSION_SYMBOLS = ("cudnn_graph_version", "cudnn_ops_infer_version", "cudnn_adv_
                    "cudnn_cnn_train_version")
 
 
-def wants_cuda_child(ctx: SearchContext, cache: dict[str, list[str]]) -> bool:
-    """Is there a libcuda.so.1 a program could map here (the loader's search, or LD_PRELOAD)?"""
-    return bool(preload_entries(ctx.env)) or resolve_like_loader("libcuda.so.1", [], ctx, cache) is not None
+def reasons_to_ask_cuda(ctx: SearchContext, cache: dict[str, list[str]], always: bool = False) -> list[str]:
+    """Why a program's CUDA may answer otherwise than the driver's own files and NVML say, in this environment;
+    empty where nothing can (then cuInit, 0.2 s a GPU on an H100, is not asked; `check --deep` always asks).
+    What can: LD_PRELOAD, CUDA_VISIBLE_DEVICES, a libcuda.so.1 the loader finds that is not the kernel module's
+    release (a stub, a compat package, another driver's copy), a finite address-space limit, a missing
+    /dev/nvidia-uvm, a container's NVIDIA_VISIBLE_DEVICES."""
+    found = resolve_like_loader("libcuda.so.1", [], ctx, cache)
+    reasons = []
+    if preload_entries(ctx.env):
+        reasons.append("LD_PRELOAD is set")
+    if "CUDA_VISIBLE_DEVICES" in ctx.env:
+        reasons.append("CUDA_VISIBLE_DEVICES is set")
+    if "NVIDIA_VISIBLE_DEVICES" in ctx.env:
+        reasons.append("NVIDIA_VISIBLE_DEVICES is set (a container)")
+    if found is not None:
+        kernel = kernel_driver_version(ctx)
+        if kernel is None or release_in_name(found) != kernel:
+            reasons.append(f"the loader finds {os.path.realpath(found)}, not the kernel module's release "
+                           f"({kernel or 'unknown'})")
+        if not os.path.exists(ctx.system("/dev/nvidia-uvm")):
+            reasons.append("/dev/nvidia-uvm is missing")
+    soft = read_limits().get("RLIMIT_AS", (-1, -1))[0]
+    if soft >= 0:
+        reasons.append("the address space is limited (ulimit -v)")
+    if always:
+        reasons.append("--deep")
+    return reasons if found is not None or preload_entries(ctx.env) else []
 
 
 def preload_entries(env: dict[str, str]) -> tuple[str, ...]:
@@ -41,7 +65,7 @@ def preload_entries(env: dict[str, str]) -> tuple[str, ...]:
 
 def read_process_view(ctx: SearchContext, answer: LibraryProbe | None, gpus: list[Gpu],
                       frameworks: list[Framework], installs_by_real: dict[str, str | None],
-                      cache: dict[str, list[str]]) -> ProcessView:
+                      cache: dict[str, list[str]], asked: list[str] | None = None) -> ProcessView:
     """The ProcessView from the cuda child's ANSWER (None: not asked) and what this process reads itself.
     INSTALLS_BY_REAL: each known cuDNN library's real path -> its version."""
     values = answer.values if answer is not None and answer.loaded else {}
@@ -61,9 +85,13 @@ def read_process_view(ctx: SearchContext, answer: LibraryProbe | None, gpus: lis
     value = ctx.env.get("CUDA_VISIBLE_DEVICES")
     mapped = tuple(str(p) for p in values.get("mapped", []) if isinstance(p, str))
     libcuda = values.get("loaded_path") if isinstance(values.get("loaded_path"), str) else None
+    libcuda_via, libcuda_entry = origin(libcuda, "libcuda.so.1", ctx) if libcuda else (None, None)
     return ProcessView(
+        asked_because=tuple(asked or ()),
         libcuda=libcuda,
         libcuda_version=release_in_name(libcuda),
+        libcuda_via=libcuda_via,
+        libcuda_entry=libcuda_entry,
         kernel_driver=kernel_driver_version(ctx),
         cuda_driver_version=decode_cuda(values.get("cuDriverGetVersion")),
         cuinit=values.get("cuInit") if isinstance(values.get("cuInit"), int) else None,
@@ -154,14 +182,14 @@ def framework_cudnn(frameworks: list[Framework], mapped: tuple[str, ...], instal
         if not library:
             continue
         major = _soname_major(library)
-        soname = f"libcudnn.so.{major}" if major else None
-        via = _via(library, ctx)
-        if soname and soname in preloaded and os.path.realpath(preloaded[soname]) != os.path.realpath(library):
-            library, via = preloaded[soname], "LD_PRELOAD"
+        soname = f"libcudnn.so.{major}" if major else os.path.basename(library)
+        if soname in preloaded and os.path.realpath(preloaded[soname]) != os.path.realpath(library):
+            library = preloaded[soname]
+        via, entry = origin(library, soname, ctx)
         version = installs_by_real.get(os.path.realpath(library)) or release_in_name(library)
         subs = tuple(_sublibrary(name, int(major), library, version, preloaded, ctx, cache)
                      for name in sublibrary_names().get(int(major), [])) if major else ()
-        loaded.append(LoadedCudnn(framework.name, library, version, via, subs))
+        loaded.append(LoadedCudnn(framework.name, library, version, via, subs, entry, os.path.realpath(library)))
     return tuple(loaded)
 
 
@@ -170,13 +198,22 @@ def _soname_major(path: str) -> str:
     return found.group(1) if found else ""
 
 
-def _via(library: str, ctx: SearchContext) -> str:
-    folder = os.path.realpath(os.path.dirname(library))
-    if any(os.path.realpath(entry) == folder for entry in ctx.env_paths("LD_LIBRARY_PATH")):
-        return "LD_LIBRARY_PATH"
-    if os.sep + "site-packages" + os.sep in library or os.sep + "dist-packages" + os.sep in library:
-        return "RUNPATH"
-    return "the loader's cache or a system folder"
+def origin(path: str, soname: str, ctx: SearchContext) -> tuple[str, str | None]:
+    """How PATH (opened for SONAME) came into a program, and the entry that brought it as written there:
+    an LD_PRELOAD entry, an LD_LIBRARY_PATH folder (PATH in it, or its SONAME a link to PATH), a wheel's
+    RUNPATH, or the loader's cache and system folders."""
+    real = os.path.realpath(path)
+    for entry in preload_entries(ctx.env):
+        if os.path.realpath(entry) == real:
+            return "LD_PRELOAD", entry
+    folder = os.path.dirname(real)
+    for entry in ctx.env_paths("LD_LIBRARY_PATH"):
+        if entry and (os.path.realpath(entry) in (folder, os.path.realpath(os.path.dirname(path)))
+                      or os.path.realpath(os.path.join(entry, soname)) == real):
+            return "LD_LIBRARY_PATH", entry
+    if os.sep + "site-packages" + os.sep in path or os.sep + "dist-packages" + os.sep in path:
+        return "RUNPATH", None
+    return "the loader's cache or a system folder", None
 
 
 def _sublibrary(name: str, major: int, library: str, version: str | None, preloaded: dict[str, str],

@@ -63,11 +63,19 @@ def _judged_as_loaded(report: Report, install: CudnnInstall) -> str | None:
     view = report.process
     if view is None:
         return None
-    real = os.path.realpath(install.library)
-    if any(os.path.realpath(loaded.library) == real for loaded in view.cudnn):
+    real = install.real_library or install.library
+    if any(loaded.real_library in (real, install.library) or loaded.library == install.library
+           for loaded in view.cudnn):
         return "loaded"
     # a copy the user named (--search-path) is one they mean to use: its files decide, as before
-    return None if install.loaded_by or install.source == "search-path" else "unused"
+    if install.loaded_by or install.source == "search-path":
+        return None
+    if install.file_error and "No such file" in install.file_error:
+        return "unused"  # a dangling link: the loader skips it and searches on
+    on_path = {os.path.normpath(f) for f in report.loader_path} | set(report.loader_path_real)
+    if os.path.normpath(install.path) in on_path or (install.real_path and install.real_path in on_path):
+        return None  # the loader opens what it finds there first (a FIFO, a truncated file): as before
+    return "unused"
 
 
 def _unused_copy(install: CudnnInstall, problem: str) -> Finding:

@@ -47,7 +47,7 @@ def driver_library(report: Report) -> list[Finding]:
     row = next((r for r in rows if r["status"] == view.cuinit), None)
     code = row["code"] if row else "CD110"
     status = view.cuinit_name or (row["name"] if row else f"CUDA error {view.cuinit}")
-    via = _via(view, view.libcuda)
+    via = _via(view)
     refs = (row["source"],) if row else ()
     if code == "CD111":
         return [finding("CD111", subject=view.libcuda, refs=refs, libcuda=view.libcuda or "libcuda.so.1", via=via)]
@@ -68,15 +68,13 @@ def driver_library(report: Report) -> list[Finding]:
                     + (f" ({row['cause']})" if row else ""))]
 
 
-def _via(view: ProcessView, path: str | None) -> str:
-    """How PATH came into a program: LD_PRELOAD, an LD_LIBRARY_PATH folder, or the loader's own search."""
-    if not path:
-        return "the loader's search"
-    real = os.path.realpath(path)
-    if any(os.path.realpath(entry) == real or os.path.basename(entry) == os.path.basename(path)
-           for entry in view.preload):
-        return "LD_PRELOAD"
-    return f"the folder {os.path.dirname(path)}" if path else "the loader's search"
+def _via(view: ProcessView) -> str:
+    """How the libcuda a program maps came into it, in words."""
+    if view.libcuda_via == "LD_PRELOAD":
+        return f"LD_PRELOAD's {view.libcuda_entry}"
+    if view.libcuda_via == "LD_LIBRARY_PATH":
+        return f"the LD_LIBRARY_PATH folder {view.libcuda_entry}"
+    return view.libcuda_via or "the loader's search"
 
 
 def _hidden_cause(view: ProcessView, report: Report) -> str:
