@@ -35,11 +35,11 @@ def test_prometheus_text_has_status_findings_copies_and_health(machine: Machine,
     assert any(line.startswith('cudnn_doctor_finding{code="CD130",severity="error"') for line in lines)
     assert any(line.startswith('cudnn_doctor_cudnn_info{version="9.19.0"') and 'loaded_by="ld.so"' in line
                for line in lines)
-    assert 'cudnn_doctor_gpu_ecc_errors_uncorrected_volatile{gpu="1",uuid="GPU-00000000-fake-0000-0000-000000000001"} 2' \
+    assert 'cudnn_doctor_gpu_ecc_errors_uncorrected_volatile{gpu="1",uuid="GPU-00000000-fa4e-0000-0000-000000000001"} 2' \
         in lines
     assert any('cudnn_doctor_gpu_throttle_reason{gpu="1"' in line and 'reason="hw_thermal_slowdown"' in line
                for line in lines)
-    assert 'cudnn_doctor_gpu_pcie_link_width{gpu="1",uuid="GPU-00000000-fake-0000-0000-000000000001"} 8' in lines
+    assert 'cudnn_doctor_gpu_pcie_link_width{gpu="1",uuid="GPU-00000000-fa4e-0000-0000-000000000001"} 8' in lines
     for line in lines:  # every sample has HELP/TYPE and a name of the convention
         assert line.startswith(("# HELP cudnn_doctor_", "# TYPE cudnn_doctor_", "cudnn_doctor_"))
 

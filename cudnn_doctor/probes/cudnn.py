@@ -191,7 +191,9 @@ def build_install(library: str, source: str, aliases: list[str], probe: LibraryP
     folder = os.path.dirname(library)
     major = library_major(library)
     arch = file_error = None
-    if not is_regular_file(library):
+    if os.path.islink(library) and not os.path.exists(library):
+        file_error = f"a dangling link (to {os.readlink(library)}, No such file), which the loader skips"
+    elif not is_regular_file(library):
         file_error = "not a regular file (a FIFO, device or folder), so it was not loaded"
     elif library.endswith(".so." + str(major)):
         try:

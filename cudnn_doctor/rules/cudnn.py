@@ -70,7 +70,7 @@ def _judged_as_loaded(report: Report, install: CudnnInstall) -> str | None:
     # a copy the user named (--search-path) is one they mean to use: its files decide, as before
     if install.loaded_by or install.source == "search-path":
         return None
-    if install.file_error and "No such file" in install.file_error:
+    if install.file_error and install.file_error.startswith("a dangling link"):
         return "unused"  # a dangling link: the loader skips it and searches on
     on_path = {os.path.normpath(f) for f in report.loader_path} | set(report.loader_path_real)
     if os.path.normpath(install.path) in on_path or (install.real_path and install.real_path in on_path):

@@ -1,6 +1,112 @@
-/* A stand-in for libcuda.so.1: cuDriverGetVersion answers FAKE_DRIVER_CUDA. */
+/* A stand-in for libcuda.so.1 that answers as the real driver was seen to answer (benchmarks/gpu_scenarios.py on
+   an H100 with driver 580): cuDriverGetVersion answers FAKE_DRIVER_CUDA; cuInit reads CUDA_VISIBLE_DEVICES as the
+   driver does (unset: every GPU; empty, a negative or unknown index, a GPU- UUID prefix of no GPU or of several,
+   a MIG- UUID: it stops there; what it kept first is visible; none kept: CUDA_ERROR_NO_DEVICE; the same GPU twice:
+   CUDA_ERROR_INVALID_DEVICE). FAKE_CUDA_DEVICES GPUs (0: CUDA_ERROR_NO_DEVICE) with the UUIDs the fake NVML gives
+   (GPU-00000000-fa4e-0000-0000-00000000000N). FAKE_CUDA_STATUS makes cuInit fail with that status (34: the toolkit's
+   link stub, whose cuDriverGetVersion fails too; 803: a user-space driver of another release than the kernel
+   module). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <ctype.h>
 #ifndef FAKE_DRIVER_CUDA
 #define FAKE_DRIVER_CUDA 12040
 #endif
-int cuDriverGetVersion(int *version) { *version = FAKE_DRIVER_CUDA; return 0; }
-int cuInit(unsigned int flags) { (void)flags; return 100; /* CUDA_ERROR_NO_DEVICE */ }
+#ifndef FAKE_CUDA_DEVICES
+#define FAKE_CUDA_DEVICES 0
+#endif
+#ifndef FAKE_CUDA_NAME
+#define FAKE_CUDA_NAME "NVIDIA GPU"
+#endif
+#ifndef FAKE_CC_MAJOR
+#define FAKE_CC_MAJOR 8
+#endif
+#ifndef FAKE_CC_MINOR
+#define FAKE_CC_MINOR 9
+#endif
+#ifndef FAKE_CUDA_STATUS
+#define FAKE_CUDA_STATUS 0
+#endif
+
+static int visible[64];
+static int visible_count = -1;
+
+static void uuid_text(int device, char *out, size_t length) {
+    snprintf(out, length, "GPU-00000000-fa4e-0000-0000-%012x", device);
+}
+
+static int parse_visible(void) {
+    const char *value = getenv("CUDA_VISIBLE_DEVICES");
+    int i;
+    visible_count = 0;
+    if (value == NULL) {
+        for (i = 0; i < FAKE_CUDA_DEVICES && i < 64; i++) visible[visible_count++] = i;
+        return 0;
+    }
+    char copy[1024];
+    snprintf(copy, sizeof copy, "%s", value);
+    char *entry = strtok(copy, ",");
+    while (entry != NULL && visible_count < 64) {
+        while (isspace((unsigned char)*entry)) entry++;
+        int device = -1;
+        if (isdigit((unsigned char)entry[0])) {
+            char *end;
+            long index = strtol(entry, &end, 10);
+            if (*end == '\0' && index < FAKE_CUDA_DEVICES) device = (int)index;
+        } else if (strncasecmp(entry, "GPU-", 4) == 0 && strlen(entry) > 4) {
+            int matches = 0;
+            for (i = 0; i < FAKE_CUDA_DEVICES; i++) {
+                char uuid[64];
+                uuid_text(i, uuid, sizeof uuid);
+                if (strncasecmp(uuid, entry, strlen(entry)) == 0) { matches++; device = i; }
+            }
+            if (matches != 1) device = -1;
+        }
+        if (device < 0) break; /* CUDA stops at the first entry it cannot use */
+        for (i = 0; i < visible_count; i++)
+            if (visible[i] == device) return 101; /* CUDA_ERROR_INVALID_DEVICE */
+        visible[visible_count++] = device;
+        entry = strtok(NULL, ",");
+    }
+    return 0;
+}
+
+int cuDriverGetVersion(int *version) {
+    if (FAKE_CUDA_STATUS == 34) return 34;
+    *version = FAKE_DRIVER_CUDA; return 0;
+}
+int cuInit(unsigned int flags) {
+    (void)flags;
+    if (FAKE_CUDA_STATUS) return FAKE_CUDA_STATUS;
+    int status = parse_visible();
+    if (status) return status;
+    return visible_count > 0 ? 0 : 100; /* CUDA_ERROR_NO_DEVICE */
+}
+int cuGetErrorName(int status, const char **name) {
+    switch (status) {
+    case 0: *name = "CUDA_SUCCESS"; return 0;
+    case 100: *name = "CUDA_ERROR_NO_DEVICE"; return 0;
+    case 101: *name = "CUDA_ERROR_INVALID_DEVICE"; return 0;
+    case 803: *name = "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH"; return 0;
+    default: return 1; /* the stub names nothing: the real one answers 34 here too */
+    }
+}
+int cuGetErrorString(int status, const char **text) { return cuGetErrorName(status, text); }
+int cuDeviceGetCount(int *count) { *count = visible_count < 0 ? 0 : visible_count; return 0; }
+int cuDeviceGet(int *device, int ordinal) {
+    if (ordinal < 0 || ordinal >= visible_count) return 101;
+    *device = visible[ordinal]; return 0;
+}
+int cuDeviceGetName(char *name, int length, int device) { (void)device; snprintf(name, length, "%s", FAKE_CUDA_NAME); return 0; }
+int cuDeviceGetUuid_v2(unsigned char *uuid, int device) {
+    memset(uuid, 0, 16); uuid[4] = 0xfa; uuid[5] = 0x4e; uuid[15] = (unsigned char)device; return 0;
+}
+int cuDeviceGetPCIBusId(char *bus, int length, int device) { snprintf(bus, length, "0000:%02X:00.0", device + 1); return 0; }
+int cuDeviceGetAttribute(int *value, int attribute, int device) {
+    (void)device;
+    if (attribute == 75) { *value = FAKE_CC_MAJOR; return 0; }
+    if (attribute == 76) { *value = FAKE_CC_MINOR; return 0; }
+    return 1;
+}

@@ -79,13 +79,21 @@ int nvmlDeviceGetName(void *device, char *name, unsigned int length) {
     (void)device; snprintf(name, length, "%s", FAKE_GPU_NAME); return 0;
 }
 int nvmlDeviceGetUUID(void *device, char *uuid, unsigned int length) {
-    snprintf(uuid, length, "GPU-00000000-fake-0000-0000-00000000000%d", index_of(device)); return 0;
+    snprintf(uuid, length, "GPU-00000000-fa4e-0000-0000-00000000000%d", index_of(device)); return 0;
 }
 int nvmlDeviceGetCudaComputeCapability(void *device, int *major, int *minor) {
     (void)device; *major = FAKE_CC_MAJOR; *minor = FAKE_CC_MINOR; return 0;
 }
+/* FAKE_MEMORY_USED: bytes in use on GPU FAKE_SICK_GPU (other processes' memory, FAKE_PROCS of them) */
+#ifndef FAKE_MEMORY_USED
+#define FAKE_MEMORY_USED 0ULL
+#endif
+#ifndef FAKE_SICK_GPU
+#define FAKE_SICK_GPU 0
+#endif
 int nvmlDeviceGetMemoryInfo(void *device, nvmlMemory_t *memory) {
-    (void)device; memory->total = FAKE_MEMORY; memory->free = FAKE_MEMORY; memory->used = 0; return 0;
+    unsigned long long used = index_of(device) == FAKE_SICK_GPU ? FAKE_MEMORY_USED : 0;
+    memory->total = FAKE_MEMORY; memory->free = FAKE_MEMORY - used; memory->used = used; return 0;
 }
 int nvmlDeviceGetMemoryInfo_v2(void *device, nvmlMemory_v2_t *memory) {
     (void)device; memory->total = FAKE_MEMORY; memory->free = FAKE_MEMORY; memory->used = 0; memory->reserved = 0;
@@ -215,7 +223,10 @@ int nvmlDeviceGetComputeRunningProcesses_v3(void *device, unsigned *count, nvmlP
     if (UNSUPPORTED(256)) return 3;
     if (n == 0) { *count = 0; return 0; }
     if (infos == NULL || *count < n) { *count = n; return 7; /* NVML_ERROR_INSUFFICIENT_SIZE */ }
-    for (i = 0; i < n; i++) { infos[i].pid = 4242 + i; infos[i].used = 1024ULL * 1024 * 1024; infos[i].gi = infos[i].ci = 0; }
+    for (i = 0; i < n; i++) {
+        infos[i].pid = 4242 + i; infos[i].used = FAKE_MEMORY_USED ? FAKE_MEMORY_USED / n : 1024ULL * 1024 * 1024;
+        infos[i].gi = infos[i].ci = 0;
+    }
     *count = n; return 0;
 }
 /* FAKE_UTIL: the GPU's utilisation in percent (another process's work, before the bench starts its own) */

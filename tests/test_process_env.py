@@ -1,0 +1,285 @@
+"""What a program gets when it starts CUDA in the user's own environment (issue 30), on CPU-only machines: a fake
+libcuda.so.1 that answers as the real driver was seen to (stub, another release, CUDA_VISIBLE_DEVICES's rules:
+benchmarks/gpu_scenarios.py on an H100), the fake NVML with other processes' memory, a real cuDNN wheel with a
+truncated sub-library, fake framework installs with their settings, real limits set by a real bash. Each failing
+setup: check names the cause; the plan's lines, sourced in a real bash, make check clean of it."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Machine, codes
+from tests.fakes.build import fake_cudnn, fake_libcuda, fake_nvml
+from tests.real_wheels import real_cudnn
+from tests.test_frameworks import install_torch, python_env
+
+KERNEL = "580.159.04"
+
+
+def gpu_machine(machine: Machine, tmp_path: Path, gpus: int = 2, **libcuda: object) -> Path:
+    """A machine with GPUS GPUs: the kernel module's release in /proc, /dev/nvidia-uvm, NVML and the driver's own
+    libcuda (named for the kernel module's release) in the loader's cache folder."""
+    (machine.root / "proc" / "driver" / "nvidia").mkdir(parents=True)
+    (machine.root / "proc" / "driver" / "nvidia" / "version").write_text(
+        f"NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  {KERNEL}  Release Build\n")
+    (machine.root / "dev").mkdir()
+    (machine.root / "dev" / "nvidia-uvm").write_text("")
+    driver = tmp_path / "driver"
+    fake_nvml(driver, driver=KERNEL, gpus=gpus)
+    fake_libcuda(driver, driver_cuda=13000, devices=gpus, file_name=f"libcuda.so.{KERNEL}", **libcuda)  # type: ignore[arg-type]
+    machine.add_library_path(driver)
+    return driver
+
+
+def bash(machine: Machine, script: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["bash", "-c", script], capture_output=True, text=True, env=machine.env, cwd=machine.cwd,
+                          timeout=120, stdin=subprocess.DEVNULL)
+
+
+def doctor_line(*args: str) -> str:
+    return shlex.join([sys.executable, "-m", "cudnn_doctor", *args])
+
+
+def plan_lines(machine: Machine, *args: str, before: str = "") -> list[str]:
+    """The plan's bash lines for this machine (after BEFORE, a shell line such as a ulimit)."""
+    done = bash(machine, f"{before}{'; ' if before else ''}{doctor_line('fix', '--json', *args)}")
+    plan = json.loads(done.stdout)
+    return [line for action in plan["actions"] if action["kind"] == "env" for line in action["env"]["bash"]]
+
+
+def check_after(machine: Machine, lines: list[str], *args: str, before: str = "") -> dict:
+    """check --json in a bash that sourced LINES (the plan's env lines, as a user pastes them)."""
+    script = "; ".join([*([before] if before else []), *lines, doctor_line("check", "--json", *args)])
+    done = bash(machine, script)
+    assert "Traceback" not in done.stderr, done.stderr
+    return json.loads(done.stdout)
+
+
+def finding(report: dict, code: str) -> dict:
+    return next(f for f in report["findings"] if f["code"] == code)
+
+
+# --- the CUDA driver a program loads -------------------------------------------------------------------------------
+
+def test_the_toolkits_stub_on_ld_library_path_is_named_and_taken_out(machine: Machine, tmp_path: Path) -> None:
+    gpu_machine(machine, tmp_path)
+    stubs = tmp_path / "cuda" / "lib64" / "stubs"
+    fake_libcuda(stubs, status=34, file_name="libcuda.so")  # the toolkit ships it as libcuda.so, linked in as .so.1
+    linked = tmp_path / "linked"
+    linked.mkdir()
+    (linked / "libcuda.so.1").symlink_to(stubs / "libcuda.so")
+    machine.add_library_path(linked)
+    report = machine.check_json()
+    stub = finding(report, "CD111")
+    assert stub["severity"] == "error" and str(stubs / "libcuda.so") in stub["detail"]
+    assert f"the LD_LIBRARY_PATH folder {linked}" in stub["detail"]
+    assert report["process"]["cuinit"] == 34
+    lines = plan_lines(machine)
+    assert any(str(linked) not in line and "LD_LIBRARY_PATH" in line for line in lines), lines
+    after = check_after(machine, lines)
+    assert "CD111" not in codes(after) and after["process"]["cuinit"] in (0, None)
+
+
+def test_a_preloaded_stub_is_dropped_from_ld_preload(machine: Machine, tmp_path: Path) -> None:
+    gpu_machine(machine, tmp_path)
+    stub = fake_libcuda(tmp_path / "stubs", status=34, file_name="libcuda.so")
+    machine.env["LD_PRELOAD"] = str(stub.resolve())
+    report = machine.check_json()
+    assert "LD_PRELOAD" in finding(report, "CD111")["detail"]
+    lines = plan_lines(machine)
+    assert "unset LD_PRELOAD" in lines
+    assert "CD111" not in codes(check_after(machine, lines))
+
+
+def test_a_user_space_driver_of_another_release_than_the_kernel_module(machine: Machine, tmp_path: Path) -> None:
+    gpu_machine(machine, tmp_path)
+    compat = tmp_path / "cuda-12.2" / "compat"
+    fake_libcuda(compat, driver_cuda=12020, status=803, file_name="libcuda.so.535.261.03")
+    machine.add_library_path(compat)
+    report = machine.check_json()
+    mismatch = finding(report, "CD112")
+    assert "535.261.03" in mismatch["detail"] and KERNEL in mismatch["detail"]
+    assert "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH" in mismatch["detail"]
+    after = check_after(machine, plan_lines(machine))
+    assert "CD112" not in codes(after)
+
+
+# --- which GPUs a program sees -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("value", "code", "fixed"), [
+    ("", "CD113", None),
+    ("-1", "CD113", None),
+    ("2", "CD113", None),
+    ("GPU-0badc0de", "CD113", None),
+    ("GPU-", "CD113", None),  # a prefix of every GPU's UUID names none
+    ("x,0", "CD113", "0"),  # CUDA stops at the first entry it cannot use
+    ("MIG-0badc0de-0000-0000-0000-000000000000", "CD113", None),
+    ("0,0", "CD113", "0"),  # the same GPU twice: CUDA_ERROR_INVALID_DEVICE
+    ("0,x", "CD114", "0"),  # the GPU before the bad entry stays visible
+])
+def test_cuda_visible_devices_as_cuda_reads_it(machine: Machine, tmp_path: Path, value: str, code: str,
+                                               fixed: str | None) -> None:
+    gpu_machine(machine, tmp_path)
+    machine.env["CUDA_VISIBLE_DEVICES"] = value
+    report = machine.check_json()
+    assert code in codes(report), report["findings"]
+    assert finding(report, code)["severity"] == ("error" if code == "CD113" else "warning")
+    lines = plan_lines(machine)
+    assert (f"export CUDA_VISIBLE_DEVICES={fixed}" if fixed else "unset CUDA_VISIBLE_DEVICES") in lines
+    after = check_after(machine, lines)
+    assert not {"CD113", "CD114"} & codes(after)
+    assert after["process"]["visible"] or after["process"]["cuinit"] is None
+
+
+def test_the_gpus_a_program_sees_in_cudas_order(machine: Machine, tmp_path: Path) -> None:
+    gpu_machine(machine, tmp_path)
+    machine.env["CUDA_VISIBLE_DEVICES"] = "1,GPU-00000000-fa4e-0000-0000-000000000000"
+    report = machine.check_json()
+    visible = report["process"]["visible"]
+    assert [(g["ordinal"], g["nvml_index"]) for g in visible] == [(0, 1), (1, 0)]
+    assert not {"CD113", "CD114"} & codes(report)
+
+
+def test_cuda_is_not_asked_where_nothing_can_change_its_answer(machine: Machine, tmp_path: Path) -> None:
+    gpu_machine(machine, tmp_path)
+    report = machine.check_json()
+    assert report["process"]["asked_because"] == [] and report["process"]["cuinit"] is None
+    deep = machine.check_json("--deep")
+    assert deep["process"]["asked_because"] == ["--deep"] and deep["process"]["cuinit"] == 0
+    assert len(deep["process"]["visible"]) == 2
+
+
+# --- GPU memory and process limits ---------------------------------------------------------------------------------
+
+def test_memory_other_processes_hold_is_a_warning_that_names_them(machine: Machine, tmp_path: Path) -> None:
+    gpu_machine(machine, tmp_path, gpus=1)
+    fake_nvml(tmp_path / "driver", driver=KERNEL, gpus=1,
+              health={"MEMORY_USED": 66 * 1024 ** 3, "PROCS": 1, "SICK_GPU": 0})
+    report = machine.check_json()
+    held = finding(report, "CD115")
+    assert held["severity"] == "warning" and "process 4242" in held["detail"] and "67584 MiB" in held["detail"]
+
+
+def jax_install(site: Path) -> None:
+    info = site / "jax_cuda13_plugin-0.11.2.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: jax-cuda13-plugin\nVersion: 0.11.2\n"
+                                   "Requires-Dist: nvidia-cudnn-cu13<10.0,>=9.8\n")
+
+
+def test_too_few_open_files_for_jax_and_the_soft_limit_raised(machine: Machine, tmp_path: Path) -> None:
+    gpu_machine(machine, tmp_path, gpus=1)
+    jax_install(python_env(machine, tmp_path))
+    before = "ulimit -S -n 64"
+    report = check_after(machine, [], before=before)
+    limit = finding(report, "CD116")
+    assert "ulimit -S -n is 64" in limit["detail"] and "JAX" in limit["detail"]
+    lines = plan_lines(machine, before=before)
+    assert "ulimit -S -n 4096" in lines, lines
+    assert "CD116" not in codes(check_after(machine, lines, before=before))
+
+
+# --- the frameworks' own settings ----------------------------------------------------------------------------------
+
+def test_an_allocator_setting_torch_refuses_is_an_error_in_torchs_words(machine: Machine, tmp_path: Path) -> None:
+    gpu_machine(machine, tmp_path, gpus=1)
+    install_torch(python_env(machine, tmp_path))
+    machine.env["PYTORCH_CUDA_ALLOC_CONF"] = "expandable_segments:maybe,max_split_mb:128,max_split_size_mb:256"
+    report = machine.check_json()
+    refused = finding(report, "CD411")
+    assert "Unrecognized key 'max_split_mb' in CUDA allocator config" in refused["detail"]
+    assert "Expected 'True' or 'False'" in refused["detail"] and "PyTorch raises" in refused["detail"]
+    lines = plan_lines(machine)
+    assert "export PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:256" in lines
+    assert "CD411" not in codes(check_after(machine, lines))
+
+
+@pytest.mark.parametrize(("variable", "value", "code"), [
+    ("XLA_PYTHON_CLIENT_MEM_FRACTION", "75%", "CD411"),
+    ("XLA_PYTHON_CLIENT_ALLOCATOR", "cuda", "CD411"),
+    ("JAX_PLATFORMS", "gpuu", "CD411"),
+    ("XLA_PYTHON_CLIENT_MEM_FRACTION", ".001", "CD413"),
+    ("JAX_PLATFORMS", "cpu", "CD412"),
+])
+def test_jax_settings(machine: Machine, tmp_path: Path, variable: str, value: str, code: str) -> None:
+    gpu_machine(machine, tmp_path, gpus=1)
+    jax_install(python_env(machine, tmp_path))
+    machine.env[variable] = value
+    report = machine.check_json()
+    assert code in codes(report), report["findings"]
+    lines = plan_lines(machine)
+    assert f"unset {variable}" in lines
+    assert code not in codes(check_after(machine, lines))
+
+
+def test_a_setting_for_a_framework_not_installed_is_a_warning(machine: Machine, tmp_path: Path) -> None:
+    gpu_machine(machine, tmp_path, gpus=1)
+    machine.env["PYTORCH_CUDA_ALLOC_CONF"] = "backend:cudaMallocAsyn"
+    warned = finding(machine.check_json(), "CD414")
+    assert warned["severity"] == "warning" and "not installed" in warned["detail"]
+
+
+# --- the cuDNN each framework loads --------------------------------------------------------------------------------
+
+def test_a_truncated_sublibrary_of_a_real_cudnn_in_the_copy_torch_loads(machine: Machine, tmp_path: Path) -> None:
+    """The real 9.19.0 wheel's files; a copy of them first on LD_LIBRARY_PATH with libcudnn_graph.so.9 cut in half."""
+    gpu_machine(machine, tmp_path, gpus=1)
+    site = python_env(machine, tmp_path)
+    install_torch(site, version="2.11.0+cu130", cuda="13.0", pin="nvidia-cudnn-cu13==9.19.0.56")
+    real = real_cudnn("9.19.0") / "lib"
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    for library in real.iterdir():
+        (copy / library.name).symlink_to(library)
+    (copy / "libcudnn_graph.so.9").unlink()
+    data = (real / "libcudnn_graph.so.9").read_bytes()
+    (copy / "libcudnn_graph.so.9").write_bytes(data[: len(data) // 2])
+    machine.add_library_path(copy)
+    report = machine.check_json()
+    broken = finding(report, "CD308")
+    assert "libcudnn_graph.so.9" in broken["detail"] and "truncated" in broken["detail"]
+    assert broken["severity"] == "error"
+    lines = plan_lines(machine)
+    removal = [line for line in lines if line.startswith(("export LD_LIBRARY_PATH=", "unset LD_LIBRARY_PATH"))]
+    assert removal and all(str(copy) not in line for line in removal), lines
+    assert "CD308" not in codes(check_after(machine, lines))
+
+
+def test_a_sublibrary_of_another_release_in_the_copy_torch_loads(machine: Machine, tmp_path: Path) -> None:
+    gpu_machine(machine, tmp_path, gpus=1)
+    site = python_env(machine, tmp_path)
+    install_torch(site)
+    mixed = tmp_path / "mixed"
+    fake_cudnn(mixed, version=90100, sublibraries=[n for n in CUDNN9 if n != "libcudnn_ops"])
+    fake_cudnn(tmp_path / "older", version=90000, sublibraries=["libcudnn_ops"])
+    shutil.copyfile(tmp_path / "older" / "libcudnn_ops.so.9.0.0", mixed / "libcudnn_ops.so.9.0.0")
+    (mixed / "libcudnn_ops.so.9").symlink_to("libcudnn_ops.so.9.0.0")
+    machine.add_library_path(mixed)
+    report = machine.check_json()
+    stale = finding(report, "CD305")
+    assert "libcudnn_ops.so.9 (cuDNN 9.0.0" in stale["detail"]
+    assert "CD305" not in codes(check_after(machine, plan_lines(machine)))
+
+
+def test_dangling_links_the_loader_skips_are_only_a_warning(machine: Machine, tmp_path: Path) -> None:
+    gpu_machine(machine, tmp_path, gpus=1)
+    dangling = tmp_path / "dangling"
+    dangling.mkdir()
+    for name in ("libcudnn.so.9", "libcudnn_ops.so.9"):
+        (dangling / name).symlink_to(f"/nonexistent/{name}")
+    machine.add_library_path(dangling)
+    report = machine.check_json()
+    assert "CD318" in codes(report)
+    assert not {"CD304", "CD308"} & codes(report)
+
+
+CUDNN9 = ["libcudnn_graph", "libcudnn_ops", "libcudnn_cnn", "libcudnn_adv", "libcudnn_engines_precompiled",
+          "libcudnn_engines_runtime_compiled", "libcudnn_heuristic"]
+
