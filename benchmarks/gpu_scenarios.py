@@ -489,7 +489,7 @@ def main() -> int:
     score["wall_s"] = round(time.perf_counter() - started, 1)
     (out / "scenarios.json").write_text(json.dumps({"machine": machine, "score": score,
                                                     "outcomes": [asdict(o) for o in ordered]}, indent=1))
-    print_table(scenarios, ordered, score)
+    print_table(ordered, score)
     return 0
 
 
@@ -509,10 +509,10 @@ def summarise(scenarios: list[Scenario], outcomes: list[Outcome]) -> dict[str, o
     }
 
 
-def print_table(scenarios: list[Scenario], outcomes: list[Outcome], score: dict[str, object]) -> None:
+def print_table(outcomes: list[Outcome], score: dict[str, object]) -> None:
     print("\n| scenario | torch | JAX | check: errors | verdict | plan | fixed |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
-    for scenario, o in zip(scenarios, outcomes):
+    for o in outcomes:
         plan = ", ".join(f"{a['kind']}" for a in o.plan) or "-"
         print(f"| {o.name} | {o.torch[:70]} | {o.jax[:70]} | {' '.join(o.codes) or '-'} | {o.verdict} | {plan} | "
               f"{'-' if o.fixed is None else ('yes' if o.fixed else 'no')} |")

@@ -103,8 +103,9 @@ def _loaded_copy(work: Any, finding: Finding, report: Report) -> None:
     or LD_PRELOAD, the change that lets the framework load its own; a copy of its own is for the next
     treatments (its package manager's reinstall)."""
     view = report.process
-    loaded = next((c for c in view.cudnn if c.library == finding.values.get("loaded_library", finding.subject)),
-                  None) if view else None
+    if view is None:
+        return
+    loaded = next((c for c in view.cudnn if c.library == finding.values.get("loaded_library", finding.subject)), None)
     if loaded is None:
         return
     if loaded.via == "LD_PRELOAD" and loaded.entry:
@@ -126,7 +127,7 @@ def _users(loaded_all: tuple[LoadedCudnn, ...], loaded: LoadedCudnn) -> str:
 def _setting(work: Any, finding: Finding) -> None:
     variable = str(finding.values.get("variable") or finding.subject)
     corrected = finding.values.get("fix_value")
-    row = next((r for r in load("process_env").get("setting", []) if r["variable"] == variable), {})
+    row: dict[str, Any] = next((r for r in load("process_env").get("setting", []) if r["variable"] == variable), {})
     if corrected:
         change = EnvChange(variable, "set", str(corrected))
         why = f"{variable} without what the framework refuses: {corrected}"
@@ -139,7 +140,7 @@ def _setting(work: Any, finding: Finding) -> None:
 def _limit(work: Any, finding: Finding, report: Report) -> None:
     view = report.process
     resource = str(finding.subject)
-    row = next((r for r in load("process_env").get("limit", []) if r["resource"] == resource), {})
+    row: dict[str, Any] = next((r for r in load("process_env").get("limit", []) if r["resource"] == resource), {})
     soft, hard = view.limits.get(resource, (-1, -1)) if view else (-1, -1)
     option = row.get("option", "-v")
     if resource == "RLIMIT_NOFILE":

@@ -34,15 +34,14 @@ def reasons_to_ask_cuda(ctx: SearchContext, cache: dict[str, list[str]], always:
     empty where nothing can (then cuInit, 0.2 s a GPU on an H100, is not asked; `check --deep` always asks).
     What can: LD_PRELOAD, CUDA_VISIBLE_DEVICES, a libcuda.so.1 the loader finds that is not the kernel module's
     release (a stub, a compat package, another driver's copy), a finite address-space limit, a missing
-    /dev/nvidia-uvm, a container's NVIDIA_VISIBLE_DEVICES."""
+    /dev/nvidia-uvm. (A container's NVIDIA_VISIBLE_DEVICES is not one: the runtime hook gives CUDA and NVML the same
+    device files; CUDA images set it whether or not the hook ran.)"""
     found = resolve_like_loader("libcuda.so.1", [], ctx, cache)
     reasons = []
     if preload_entries(ctx.env):
         reasons.append("LD_PRELOAD is set")
     if "CUDA_VISIBLE_DEVICES" in ctx.env:
         reasons.append("CUDA_VISIBLE_DEVICES is set")
-    if "NVIDIA_VISIBLE_DEVICES" in ctx.env:
-        reasons.append("NVIDIA_VISIBLE_DEVICES is set (a container)")
     if found is not None:
         kernel = kernel_driver_version(ctx)
         if kernel is None or release_in_name(found) != kernel:
@@ -73,11 +72,11 @@ def read_process_view(ctx: SearchContext, answer: LibraryProbe | None, gpus: lis
     if values.get("cuInit") == 0 and isinstance(values.get("devices"), list):
         by_uuid = {gpu.uuid: gpu for gpu in gpus if gpu.uuid}
         by_bus = {_bus(gpu.pci_bus_id): gpu for gpu in gpus if gpu.pci_bus_id}
-        visible_list = []
+        visible_list: list[VisibleGpu] = []
         for device in values["devices"]:
             if not isinstance(device, dict):
                 continue
-            match = by_uuid.get(device.get("uuid")) or by_bus.get(_bus(device.get("pci_bus_id")))
+            match = by_uuid.get(str(device.get("uuid"))) or by_bus.get(_bus(device.get("pci_bus_id")))
             visible_list.append(VisibleGpu(int(device.get("ordinal", len(visible_list))), device.get("uuid"),
                                            device.get("pci_bus_id"), device.get("name"),
                                            match.index if match else None))

@@ -261,7 +261,7 @@ def _sublibrary_finding(loaded: LoadedCudnn, name: str, path: str | None, proble
                        why=row.get("why", "only some calls load it"), folder=os.path.dirname(loaded.library),
                        via=loaded.via)
     folder = os.path.dirname(loaded.library)
-    common = dict(version=loaded.version or "unknown", path=folder, folder=folder, via=loaded.via, framework=users,
+    common: dict[str, Any] = dict(version=loaded.version or "unknown", path=folder, folder=folder, via=loaded.via, framework=users,
                   loaded_library=loaded.library)
     if problem == "missing":
         return finding("CD304", subject=loaded.library, library=loaded.library, missing=name, prefix=folder, **common)
@@ -341,21 +341,20 @@ def _judge_setting(row: dict[str, Any], value: str, report: Report) -> list[tupl
         return []
     if kind == "float":
         try:
-            number = float(value)
+            share = float(value)
         except ValueError:
             return [("invalid", f"{value!r} is not a number")]
-        if not math.isfinite(number) or number <= row.get("minimum", -math.inf):
+        if not math.isfinite(share) or share <= row.get("minimum", -math.inf):
             return [("invalid", f"{value} is not above {row.get('minimum')}")]
         view = report.process
         visible = [g for g in report.gpus if view and view.visible and any(v.nvml_index == g.index for v in view.visible)]
         smallest = min(visible or report.gpus, key=lambda g: g.memory_total_mib or 0, default=None)
-        if smallest is not None and smallest.memory_total_mib and number * smallest.memory_total_mib < STARVED_MIB:
-            share = int(number * smallest.memory_total_mib)
-            return [("starves", {"share_mib": share, "gpu": smallest.index, "total_mib": smallest.memory_total_mib,
+        if smallest is not None and smallest.memory_total_mib and share * smallest.memory_total_mib < STARVED_MIB:
+            return [("starves", {"share_mib": int(share * smallest.memory_total_mib), "gpu": smallest.index, "total_mib": smallest.memory_total_mib,
                                  "effect": "too little for any model: its first convolution fails for lack of memory "
                                            "(RESOURCE_EXHAUSTED)"})]
-        if number > 1:
-            return [("off", f"more than the whole GPU ({number:g} of its memory): {row['effect']}")]
+        if share > 1:
+            return [("off", f"more than the whole GPU ({share:g} of its memory): {row['effect']}")]
         return []
     return []
 
@@ -424,11 +423,11 @@ def _alloc_value_problem(row: dict[str, Any], text: str) -> str | None:
         return None
     if kind == "fraction":
         try:
-            number = float(text)
+            fraction = float(text)
         except ValueError:
             return f"{row['key']}: {text!r} is not a number"
         low, high = row.get("minimum", 0.0), row.get("maximum", 1.0)
-        outside = number <= low or number >= high if row.get("exclusive") else number < low or number > high
+        outside = fraction <= low or fraction >= high if row.get("exclusive") else fraction < low or fraction > high
         return f"{row['key']}: {message}, got {text}" if outside else None
     if kind == "roundup":
         numbers = [part.split(":")[-1] for part in text.strip("[]").split(",")] if text.startswith("[") else [text]
