@@ -168,7 +168,27 @@ def _driver_lines(report: Report, verbose: bool) -> tuple[str, list[str]]:
         lines.append(escape(f"GPU {gpu.index}: {gpu.name}{cc}{memory}{uuid}"))
     if verbose and driver.library:
         lines.append(escape(f"read through {driver.source} from {driver.library}"))
+    lines += _program_view_lines(report, verbose)
     return escape(f"NVIDIA driver {version}{cuda}{gpus}"), lines
+
+
+def _program_view_lines(report: Report, verbose: bool) -> list[str]:
+    """What a program started here gets from CUDA: where it was asked (or, with -v, why it was not)."""
+    view = report.process
+    if view is None:
+        return []
+    if view.cuinit is None:
+        return [escape("a program started here: CUDA not asked (nothing in this environment can make its answer "
+                       "differ from the driver's; --deep asks)")] if verbose else []
+    status = view.cuinit_name or f"status {view.cuinit}"
+    seen = ""
+    if view.visible is not None:
+        seen = "; sees " + (", ".join(f"cuda:{g.ordinal} = GPU {g.nvml_index if g.nvml_index is not None else '?'}"
+                                      for g in view.visible) or "no GPU")
+    line = f"a program started here: cuInit {status} from {view.libcuda or 'libcuda.so.1'}{seen}"
+    if verbose and view.asked_because:
+        line += f" (asked: {'; '.join(view.asked_because)})"
+    return [escape(line)]
 
 
 def _toolkit_lines(report: Report, verbose: bool) -> tuple[str, list[str]]:
