@@ -8,13 +8,13 @@ meaning; a retired code is marked retired, never reused.
 from __future__ import annotations
 
 import string
+from dataclasses import dataclass
 from typing import Any
 
 from cudnn_doctor.model import Finding
-from cudnn_doctor.records import record
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Code:
     code: str
     severity: str  # "error" | "warning" | "info"

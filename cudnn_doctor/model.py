@@ -7,16 +7,15 @@ mechanically (`to_jsonable`), so the text report and the JSON never disagree.
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any
-
-from cudnn_doctor.records import field, fields, is_record, record
 
 REPORT_SCHEMA = "cudnn-doctor/report/1"
 
 ERROR, WARNING, INFO = "error", "warning", "info"
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Host:
     os: str
     arch: str
@@ -24,14 +23,14 @@ class Host:
     hostname: str
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class GpuProcess:
     pid: int
     used_memory_mib: int | None
     name: str | None = None  # /proc/PID/comm, where this process can read it
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class GpuHealth:
     """NVML's health readings of one GPU; None where not read, named in not_supported where the
     GPU or driver does not support it, in errors where NVML failed."""
@@ -58,7 +57,7 @@ class GpuHealth:
     errors: dict[str, str] = field(default_factory=dict)
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Gpu:
     index: int
     name: str
@@ -71,7 +70,7 @@ class Gpu:
     pci_bus_id: str | None = None  # "00000000:00:06.0", as NVML and nvidia-smi write it
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Driver:
     version: str | None  # "580.159.04"
     cuda_driver_version: str | None  # "13.0"
@@ -80,7 +79,7 @@ class Driver:
     error: str | None = None  # why it could not be read, when it could not
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Toolkit:
     path: str
     version: str | None
@@ -94,7 +93,7 @@ class Toolkit:
     cudart_error: str | None = None  # why its libcudart failed to load
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class LibraryProbe:
     """What a child process saw when it loaded one vendor library."""
 
@@ -106,7 +105,7 @@ class LibraryProbe:
     values: dict[str, Any] = field(default_factory=dict)  # function name -> returned value
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class CudnnInstall:
     path: str  # the folder
     library: str  # the file, e.g. /usr/lib/x86_64-linux-gnu/libcudnn.so.9
@@ -129,7 +128,7 @@ class CudnnInstall:
     real_path: str | None = None  # the folder with every symlink resolved
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Framework:
     name: str  # "torch" | "tensorflow" | "jax" | "theano" | "dl4j"
     version: str | None
@@ -141,7 +140,7 @@ class Framework:
     details: dict[str, Any] = field(default_factory=dict)
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Finding:
     code: str
     severity: str
@@ -153,14 +152,14 @@ class Finding:
     values: dict[str, Any] = field(default_factory=dict, compare=False)  # what the rule read, by name
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Summary:
     status: str  # "ok" | "warning" | "error"
     counts: dict[str, int]
     exit_code: int
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Tool:
     name: str
     version: str
@@ -227,7 +226,7 @@ class ProcessView:
     cudnn: tuple[LoadedCudnn, ...] = ()
 
 
-@record
+@dataclass
 class Report:
     tool: Tool
     host: Host
@@ -255,7 +254,7 @@ class Report:
 
 def to_jsonable(value: Any) -> Any:
     """Turn records, tuples and dicts into plain JSON types."""
-    if is_record(value) and not isinstance(value, type):
+    if is_dataclass(value) and not isinstance(value, type):
         return {f.name: to_jsonable(getattr(value, f.name)) for f in fields(value)}
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}

@@ -7,13 +7,13 @@ import shlex
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, replace
 from typing import Any
 
 from cudnn_doctor.bench.model import RESULT_FIELDS, BenchLibraries, BenchReport, DeviceRun, WorkloadResult
 from cudnn_doctor.bench.workloads import BenchOptions, peak_key, selected
 from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.model import Finding
-from cudnn_doctor.records import record, replace
 from cudnn_doctor.rules import bench as rules
 from cudnn_doctor.rules import sort_findings, summarize
 from cudnn_doctor.versions import major
@@ -24,7 +24,7 @@ PEAK_KEYS = ("fp32", "tf32_tensor", "fp16_tensor", "bf16_tensor")
 PARENT_FIELDS = frozenset({"device", "peak_tflops", "peak_share", "reference", "ok", "skipped"})
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class BenchCommandOptions:
     """What `bench` was asked: the workloads (BenchOptions, echoed in the JSON) and, optionally,
     the libraries to load instead of those `check`'s probes find."""
@@ -34,7 +34,7 @@ class BenchCommandOptions:
     cudart_path: str | None = None
 
 
-@record
+@dataclass
 class _Collected:
     """What the children's answers have added up to so far."""
 

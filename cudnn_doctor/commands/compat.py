@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
 from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.knowledge import frameworks as knowledge
 from cudnn_doctor.knowledge import inputs, query
 from cudnn_doctor.knowledge.data import load
-from cudnn_doctor.records import asdict
 from cudnn_doctor.versions import version_tuple
 
 SCHEMA = "cudnn-doctor/compat/1"

@@ -13,6 +13,7 @@ import os
 import re
 import stat
 from collections.abc import Callable
+from dataclasses import asdict
 from typing import Any
 
 from cudnn_doctor.codes import CODES
@@ -21,7 +22,6 @@ from cudnn_doctor.explain import catalog, classify, reader
 from cudnn_doctor.explain.catalog import Match, normalise
 from cudnn_doctor.knowledge.data import load
 from cudnn_doctor.model import Report
-from cudnn_doctor.records import asdict
 from cudnn_doctor.versions import version_tuple
 
 SCHEMA = "cudnn-doctor/explain/1"

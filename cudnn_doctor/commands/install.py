@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import os
 from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TypeVar
 
@@ -21,11 +22,10 @@ from cudnn_doctor.install.progress import Progress
 from cudnn_doctor.install.safety import printable
 from cudnn_doctor.install.transaction import STATE_DIR, Transaction, installed_records, pending, recover
 from cudnn_doctor.probes.context import SearchContext
-from cudnn_doctor.records import record, replace
 from cudnn_doctor.versions import major
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class InstallOptions:
     location: str | None = None
     version: str | None = None
@@ -41,7 +41,7 @@ class InstallOptions:
     force: bool = False  # --force: a cuDNN for another CUDA major than the prefix's toolkit goes in anyway
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Ui:
     """How the command talks to the user; the CLI fills it in (text or JSON)."""
 

@@ -7,18 +7,18 @@ give the family-level cause for every message whose facts are known, whatever it
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass, field
 from typing import Any
 
 from cudnn_doctor.explain.reader import Event, Facts, Library
 from cudnn_doctor.knowledge.data import load
 from cudnn_doctor.knowledge.query import toolkit_min_driver
-from cudnn_doctor.records import field, record
 
 CONTEXT_CODES = {"CD108"}
 PART_ORDER = {"driver": 0, "cuda": 1, "cudnn": 2, "framework": 3}
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Cause:
     code: str
     fact: str  # one sentence: what in the message shows it

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from cudnn_doctor.errors import DoctorError
@@ -12,12 +13,11 @@ from cudnn_doctor.install.archive import ArchiveContents
 from cudnn_doctor.install.layout import Layout
 from cudnn_doctor.install.safety import FILE, SYMLINK
 from cudnn_doctor.model import Finding
-from cudnn_doctor.records import field, record
 
 ADD, REPLACE, REMOVE = "add", "replace", "remove"
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class FileChange:
     path: str  # relative to the prefix
     action: str  # add | replace | remove
@@ -28,7 +28,7 @@ class FileChange:
     mode: int = 0o644
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Plan:
     source: str
     archive: str

@@ -8,17 +8,17 @@ manifests may put `relative_path` directly under the platform: both shapes are r
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from cudnn_doctor.errors import DoctorError
-from cudnn_doctor.records import record
 
 DEFAULT_BASE_URL = "https://developer.download.nvidia.com/compute/cudnn/redist/"
 FULL_VERSION = re.compile(r"^\d+\.\d+\.\d+$")
 MANIFEST_LINK = re.compile(r"redistrib_(\d+\.\d+\.\d+)\.json")
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class RedistFile:
     version: str  # the release's four-part version, "9.19.0.56"
     platform: str

@@ -7,9 +7,9 @@ import os
 import posixpath
 import re
 from collections.abc import Container
+from dataclasses import dataclass
 
 from cudnn_doctor.errors import DoctorError
-from cudnn_doctor.records import record
 from cudnn_doctor.streams import printable  # re-exported: install's messages use it
 
 FILE, DIR, SYMLINK, HARDLINK = "file", "dir", "symlink", "hardlink"
@@ -20,7 +20,7 @@ MAX_MEMBERS = 100_000
 _WINDOWS_DRIVE = re.compile(r"^[A-Za-z]:")
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Member:
     """One archive entry, its name already checked and normalised."""
 

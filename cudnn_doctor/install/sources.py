@@ -7,6 +7,7 @@ import json
 import os
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urljoin, urlparse
 
@@ -21,12 +22,11 @@ from cudnn_doctor.install.redistrib import (
     pick_file,
 )
 from cudnn_doctor.install.safety import printable
-from cudnn_doctor.records import record
 
 CUDA_IN_NAME = (re.compile(r"_cuda(\d+)"), re.compile(r"nvidia_cudnn_cu(\d+)"), re.compile(r"^cudnn-(\d+)\.\d+-"))
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Request:
     """What the user asked for (the install command's source options)."""
 
@@ -38,7 +38,7 @@ class Request:
     no_verify: bool = False  # --no-verify: a manifest entry without sha256 and size is installed unchecked
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Source:
     """A resolved source: where the bytes are, and what they must hash to."""
 
@@ -225,7 +225,7 @@ def cuda_in_name(name: str) -> int | None:
 def fetch(source: Source, http_factory: Callable[[], object], cache: Path,
           progress: Callable[[int, int | None], None] | None) -> Source:
     """SOURCE with a local, verified file: downloaded into CACHE, or a local file's sha256 checked."""
-    from cudnn_doctor.records import replace
+    from dataclasses import replace
 
     if source.url is not None and source.url.startswith("file:"):
         local = unquote(urlparse(source.url).path)

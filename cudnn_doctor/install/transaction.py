@@ -30,12 +30,12 @@ import signal
 import time
 import uuid
 from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.install.faults import step
-from cudnn_doctor.records import asdict, record
 
 STATE_DIR = ".cudnn-doctor"
 JOURNAL = "journal.json"
@@ -44,7 +44,7 @@ PUT, TAKE = "put", "take"
 JOURNAL_VERSION = 2
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Operation:
     kind: str  # put: move SOURCE to DEST (backing DEST up if it exists); take: move DEST to the backup
     dest: str  # relative to the prefix

@@ -5,11 +5,11 @@ result really is the cuDNN the archive held (loaded in a child process, as `chec
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 
 from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.model import CudnnInstall, Finding, Report
 from cudnn_doctor.probes.context import SearchContext
-from cudnn_doctor.records import replace
 
 
 def probe(ctx: SearchContext, prefix: str) -> Report:

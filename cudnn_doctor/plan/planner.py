@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from cudnn_doctor.knowledge import frameworks as knowledge
@@ -19,7 +20,6 @@ from cudnn_doctor.model import ERROR, WARNING, CudnnInstall, Finding, Framework,
 from cudnn_doctor.plan import process_env
 from cudnn_doctor.plan.advice import advice, advice_row
 from cudnn_doctor.plan.model import CONDA, EDIT, ENV, INSTALL, MANUAL, PIP, Action, EnvChange, Plan
-from cudnn_doctor.records import field, record, replace
 from cudnn_doctor.rules.cudnn import prefix_of
 from cudnn_doctor.versions import major, version_tuple
 
@@ -27,7 +27,7 @@ PACKAGE_MANAGED = ("pip:", "conda")  # folders a package manager owns: never wri
 CUDNN_DATA = "compat/cudnn.toml [[release]]"
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Setting:
     """What the plan needs beyond the report: where a cuDNN of our own goes, and the interpreter that counts."""
 
@@ -36,7 +36,7 @@ class Setting:
     requirements: tuple[Any, ...] = ()  # the parsed --require specs
 
 
-@record
+@dataclass
 class _Work:
     report: Report
     setting: Setting
@@ -280,7 +280,7 @@ def _cudnn_major_needed(framework: Framework) -> int | None:
     return None
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class _Choice:
     release: dict[str, Any] | None
     why: str

@@ -9,9 +9,8 @@ from __future__ import annotations
 import glob
 import os
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
-
-from cudnn_doctor.records import field, record
 
 # Folders the Linux dynamic loader searches after LD_LIBRARY_PATH and its cache
 # (glibc's trusted directories, plus the multiarch ones Debian and Ubuntu add).
@@ -21,7 +20,7 @@ LINUX_DEFAULT_LIB_DIRS = (
 TRIPLETS = {"x86_64": "x86_64-linux-gnu", "aarch64": "aarch64-linux-gnu", "ppc64le": "powerpc64le-linux-gnu"}
 
 
-@record
+@dataclass
 class SearchContext:
     env: dict[str, str]
     prefix: str = "/"  # the system root; CUDNN_DOCTOR_SYSTEM_PREFIX moves it
