@@ -1,23 +1,15 @@
-"""The command line, read by typer: parse, call a command module, render, exit. How a command runs
-(its guard, its exit, its errors' JSON) is command.py's; check's body and its plain command line,
-read without typer, are check_line.py's."""
+"""The command line, read by typer, the one parser of every command: parse, call the command's module
+under commands/, exit. How a command runs (its guard, its exit, its errors' JSON) is command.py's."""
 
 from __future__ import annotations
 
-import copy
-import os
 import sys
 from typing import Annotated, Any, Optional
 
 import typer
 
-from cudnn_doctor import __version__, check_line, command, completion
-from cudnn_doctor.check_line import check_settings
-from cudnn_doctor.command import (
-    guarded,
-    json_requested,
-    write_error_json,
-)
+from cudnn_doctor import __version__, command, completion
+from cudnn_doctor.command import guarded, json_wanted, write_error_json
 from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.knowledge.inputs import ascii_decimal, ascii_integer
 from cudnn_doctor.streams import log_line, say
@@ -49,8 +41,8 @@ def main_options(
 
 
 
-# The options that choose what a check judges and how it answers: `check` declares them, and `fix`
-# (the same targets) declares the same ones with these types, then resolves them with check_settings().
+# The options that choose what a check looks at, judges and how it answers: declared once here, taken by
+# `check` and by `fix` (the same targets), resolved by commands/check.py's check_settings() and check_options().
 SelectOption = Annotated[list[str], typer.Option(
     "--select", metavar="CODE|PREFIX",
     help="Only these findings count (CD306, or a prefix: CD3). Repeatable; also \\[tool.cudnn-doctor] select "
@@ -71,6 +63,18 @@ FormatOption = Annotated[Optional[str], typer.Option(
     help="text (default); json; github: the report plus GitHub Actions annotations and a job summary "
          "($GITHUB_STEP_SUMMARY); junit: JUnit XML, one test case per area; prometheus: metrics for "
          "node_exporter's textfile collector. Also \\[tool.cudnn-doctor] format, CUDNN_DOCTOR_FORMAT.")]
+SearchPathOption = Annotated[list[str], typer.Option(
+    "--search-path", metavar="DIR", help="Another folder to look for cuDNN in. Repeatable.")]
+FrameworkOption = Annotated[list[str], typer.Option(
+    "--framework", metavar="NAME[==VER]", help="Check a framework that is not installed, e.g. tensorflow==2.15.0.")]
+ProjectOption = Annotated[Optional[str], typer.Option(
+    "--project", metavar="DIR|FILE",
+    help="Maven/Gradle project to read DL4J backends from: its folder, its pom.xml or build.gradle, or a folder "
+         "of projects (default: .).")]
+PythonOption = Annotated[Optional[str], typer.Option(
+    "--python", metavar="ENV|PATH",
+    help="Inspect this Python environment's packages (a folder like .venv, or its bin/python) instead of the "
+         "environments around; for fix, the environment treated (its pip installs).")]
 
 
 @app.command()
@@ -87,25 +91,21 @@ def check(
     strict: StrictOption = None,
     select: SelectOption = [],  # noqa: B006
     ignore: IgnoreOption = [],  # noqa: B006
-    search_path: list[str] = typer.Option([], "--search-path", metavar="DIR",
-                                          help="Another folder to look for cuDNN in. Repeatable."),
-    framework: list[str] = typer.Option([], "--framework", metavar="NAME[==VER]",
-                                        help="Check a framework that is not installed, e.g. tensorflow==2.15.0."),
-    project: Optional[str] = typer.Option(None, "--project", metavar="DIR|FILE",
-                                          help="Maven/Gradle project to read DL4J backends from: its folder, its "
-                                               "pom.xml or build.gradle, or a folder of projects (default: .)."),
-    python: Optional[str] = typer.Option(None, "--python", metavar="ENV|PATH",
-                                         help="Inspect this Python environment's packages (a folder like .venv, or "
-                                              "its bin/python) instead of the environments around."),
+    search_path: SearchPathOption = [],  # noqa: B006
+    framework: FrameworkOption = [],  # noqa: B006
+    project: ProjectOption = None,
+    python: PythonOption = None,
     deep: bool = typer.Option(False, "--deep", help="Also import each framework in a child process to confirm "
                                                     "which cuDNN it really loads (slow)."),
     quiet: bool = typer.Option(False, "-q", "--quiet", help="Print only errors and warnings (nothing when healthy)."),
     verbose: bool = typer.Option(False, "-v", "--verbose", help="Show every detail."),
 ) -> None:
     """Diagnose the GPUs, driver, CUDA toolkits, cuDNN copies and frameworks."""
-    check_line.check(json_output=json_output, output_format=output_format, output=output, junit_xml=junit_xml,
-                     require=require, strict=strict, select=select, ignore=ignore, search_path=search_path,
-                     framework=framework, project=project, python=python, deep=deep, quiet=quiet, verbose=verbose)
+    from cudnn_doctor.commands.check import check as body
+
+    body(json_output=json_output, output_format=output_format, output=output, junit_xml=junit_xml,
+         require=require, strict=strict, select=select, ignore=ignore, search_path=search_path,
+         framework=framework, project=project, python=python, deep=deep, quiet=quiet, verbose=verbose)
 
 
 @app.command()
@@ -295,12 +295,10 @@ def fix(
     require: RequireOption = [],  # noqa: B006 - typer copies its defaults
     select: SelectOption = [],  # noqa: B006
     ignore: IgnoreOption = [],  # noqa: B006
-    search_path: list[str] = typer.Option([], "--search-path", metavar="DIR", help="As for check. Repeatable."),
-    framework: list[str] = typer.Option([], "--framework", metavar="NAME[==VER]",
-                                        help="Plan for a framework that is not installed, e.g. tensorflow==2.15.0."),
-    project: Optional[str] = typer.Option(None, "--project", metavar="DIR", help="As for check."),
-    python: Optional[str] = typer.Option(None, "--python", metavar="PATH",
-                                         help="The interpreter whose environment is treated (its pip installs)."),
+    search_path: SearchPathOption = [],  # noqa: B006
+    framework: FrameworkOption = [],  # noqa: B006
+    project: ProjectOption = None,
+    python: PythonOption = None,
     verbose: bool = typer.Option(False, "-v", "--verbose", help="Show every detail."),
 ) -> None:
     """The one treatment that makes `check` clean here; --yes applies it and checks again."""
@@ -308,13 +306,11 @@ def fix(
 
     if shell not in SHELLS:
         raise DoctorError(f"--shell {shell!r}: not a shell I write for", fix=f"use one of {', '.join(SHELLS)}")
-    from cudnn_doctor.commands.check import CheckOptions
+    from cudnn_doctor.commands.check import check_options, check_settings
     from cudnn_doctor.commands.fix import FixOptions, apply, diagnose, interactive
 
     settings = check_settings(select, ignore, None, require, None, json_output)
-    options = FixOptions(CheckOptions(require=list(settings.require), search_paths=search_path, project_dir=project,
-                                      frameworks=framework, python=python, selection=settings.selection,
-                                      selection_sources=settings.sources), yes=yes, shell=shell)
+    options = FixOptions(check_options(settings, search_path, framework, project, python), yes=yes, shell=shell)
     outcome = diagnose(options)
     go = yes
     if outcome.plan.actions and not yes and not json_output and interactive():
@@ -452,54 +448,77 @@ def _run_transaction(command: str, action: Any, json_output: bool, verbose: bool
     raise typer.Exit(outcome.exit_code)
 
 
-def _usage_error(error: Exception) -> int:
+def _usage_error(error: Exception, args: list[str]) -> int:
     """A usage error found by the option parser: one line, exit 2, one JSON object with --json (usage_errors.py)."""
     from typer.main import get_command
 
     from cudnn_doctor.usage_errors import report_usage_error
 
-    return report_usage_error(error, json_requested(), get_command(app), write_error_json)
+    root = get_command(app)
+    name, params = read_anyway(root, args)
+    def write(exit_code: int, message: str, fix: str) -> None:
+        write_error_json(exit_code, message, fix, command=name)
+
+    return report_usage_error(error, json_wanted(name, params), root, args, write)
 
 
-def main() -> None:
+def read_anyway(root, args: list[str]) -> tuple[str | None, dict[str, Any]]:  # type: ignore[no-untyped-def]
+    """The command and the options the parser can read from ARGS despite what is wrong with them (an unknown
+    option, a bad value): whether a failed command line asked for JSON is the parser's answer too."""
+    try:
+        context = root.make_context("cudnn-doctor", list(args), resilient_parsing=True)
+        rest = [*_protected(context), *context.args]
+        command: Any = root
+        name = None
+        while rest and hasattr(command, "get_command"):
+            sub = command.get_command(context, rest[0])
+            if sub is None:  # a misspelt command: its options read as the one it is closest to would read them
+                import difflib
+
+                closest = difflib.get_close_matches(rest[0], list(command.list_commands(context)), n=1, cutoff=0.7)
+                sub = command.get_command(context, closest[0]) if closest else None
+            if sub is None:
+                break
+            name = name or rest[0]
+            context = sub.make_context(rest[0], rest[1:], parent=context, resilient_parsing=True,
+                                       ignore_unknown_options=True)
+            command, rest = sub, [*_protected(context), *context.args]
+        return name, dict(context.params)
+    except Exception:  # noqa: BLE001 - nothing readable: no JSON asked for
+        return None, {}
+
+
+def _protected(context: Any) -> list[str]:
+    """A group's subcommand and what follows it, as click keeps them (renamed in click 8.2)."""
+    return list(getattr(context, "_protected_args", None) or getattr(context, "protected_args", None) or [])
+
+
+def main(args: list[str] | None = None) -> None:
+    """Run the command line ARGS (the process's own by default) to its end: SystemExit with its status."""
     from cudnn_doctor.completion import named_shell_request
 
-    shell_script = named_shell_request(sys.argv[1:])  # `--show-completion zsh`: typer's option takes no shell
+    args = sys.argv[1:] if args is None else list(args)
+    shell_script = named_shell_request(args)  # `--show-completion zsh`: typer's option takes no shell
     if shell_script is not None:
         sys.exit(shell_script)
-    command.run(_run_app)
+    command.run(lambda: command.call(_invoke_app, args=args), lambda: json_wanted(*read_anyway(_root(), args)))
 
 
-def app_for(args: list[str]) -> typer.Typer:
-    """The app with only the command ARGS run registered: typer builds every registered command's options
-    from its signature at each start, and the others are never read. The whole app for anything else: no
-    command, a group (fleet), an unknown or misspelt command (its suggestions), shell completion."""
-    if not args or completion.COMPLETE_VAR in os.environ:
-        return app
-    chosen = [info for info in app.registered_commands
-              if (info.name or info.callback.__name__.replace("_", "-")) == args[0]]  # type: ignore[union-attr]
-    if len(chosen) != 1:
-        return app
-    narrowed = copy.copy(app)  # the same callback, options and settings; the module's app is left whole
-    narrowed.registered_commands = chosen
-    narrowed.registered_groups = []
-    return narrowed
+def _root():  # type: ignore[no-untyped-def]
+    from typer.main import get_command
+
+    return get_command(app)
 
 
-def _run_app() -> int:
-    """The command's exit status, its output flushed (command.call, as for a plain check line)."""
-    return command.call(_invoke_app)
-
-
-def _invoke_app() -> None:
-    """Parse with typer and run the command; ends with SystemExit(status), as a command's body does."""
+def _invoke_app(args: list[str]) -> None:
+    """Parse ARGS with typer and run the command; ends with SystemExit(status), as a command's body does."""
     # click's ClickException (click itself, or the copy newer typers carry), found through what typer exports
     usage_errors: tuple[type[Exception], ...] = tuple(
         c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
     try:
-        exit_code = app_for(sys.argv[1:])(prog_name="cudnn-doctor", standalone_mode=False)
+        exit_code = app(args=args, prog_name="cudnn-doctor", standalone_mode=False)
     except usage_errors as error:
-        raise SystemExit(_usage_error(error)) from None
+        raise SystemExit(_usage_error(error, args)) from None
     except typer.Abort:
         from cudnn_doctor import signals
 

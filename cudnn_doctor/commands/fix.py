@@ -13,15 +13,15 @@ import os
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from cudnn_doctor.child import python_module_argv, run_child
-from cudnn_doctor.commands.check import CheckOptions, run_check
+from cudnn_doctor.commands.check import CheckOptions, options_to_json, run_check
 from cudnn_doctor.model import Report
 from cudnn_doctor.plan.model import CONDA, ENV, INSTALL, PIP, PLAN_SCHEMA, Action, EnvChange, Plan
 from cudnn_doctor.plan.shell import apply_changes, plan_json
-from cudnn_doctor.records import field, record
 
 ACTION_TIMEOUT_S = 3600.0  # a pip install of a framework with its CUDA wheels takes minutes, not hours
 CHECK_TIMEOUT_S = 600.0
@@ -30,18 +30,22 @@ PACKAGE_FOLDER = str(Path(__file__).resolve().parents[2])
 
 def _doctor_argv(*args: str) -> tuple[str, ...]:
     """This doctor as a new process, importing exactly what this one imports (its folder and its dependencies)."""
+    return _doctor_argv_of("cudnn_doctor", *args)
+
+
+def _doctor_argv_of(module: str, *args: str) -> tuple[str, ...]:
     paths = [PACKAGE_FOLDER, *(p for p in sys.path if p and os.path.isdir(p) and p != PACKAGE_FOLDER)]
-    return python_module_argv("cudnn_doctor", *args, paths=paths)
+    return python_module_argv(module, *args, paths=paths)
 
 
-@record
+@dataclass
 class FixOptions:
     check: CheckOptions
     yes: bool = False
     shell: str = "bash"
 
 
-@record
+@dataclass
 class Outcome:
     """What `fix` did: the plan, what each action came to, the checks before and after."""
 
@@ -171,23 +175,9 @@ def _last_words(stdout: str, stderr_tail: str, values: dict[str, Any] | None) ->
 
 
 def _check_again(options: CheckOptions, env: dict[str, str]) -> dict[str, Any]:
-    """`check --json` in a new process (what a new shell would see), with the plan's environment lines in force."""
-    args = ["check", "--json"]
-    for spec in options.require:
-        args += ["--require", spec]
-    for code in options.selection.select:
-        args += ["--select", code]
-    for code in options.selection.ignore:
-        args += ["--ignore", code]
-    for folder in options.search_paths:
-        args += ["--search-path", folder]
-    for spec in options.frameworks:
-        args += ["--framework", spec]
-    if options.project_dir is not None:
-        args += ["--project", options.project_dir]
-    if options.python is not None:
-        args += ["--python", options.python]
-    answer = run_child(_doctor_argv(*args), env,
+    """check in a new process (what a new shell would see), with the plan's environment lines in force: the
+    very options of the check before, handed over as data (commands/check.py's check_again)."""
+    answer = run_child(_doctor_argv_of("cudnn_doctor.commands.check", options_to_json(options)), env,
                        time.monotonic() + CHECK_TIMEOUT_S, what="the check after")
     try:
         data = json.loads(answer.stdout)
