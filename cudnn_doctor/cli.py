@@ -10,11 +10,8 @@ import typer
 
 from cudnn_doctor import __version__, command, completion
 from cudnn_doctor.command import guarded, json_wanted, write_error_json
-from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.knowledge.inputs import ascii_decimal, ascii_integer
-from cudnn_doctor.streams import log_line, say
-
-_console = command.console
+from cudnn_doctor.streams import say
 
 app = typer.Typer(
     name="cudnn-doctor",
@@ -128,24 +125,9 @@ def compat(
     verbose: bool = typer.Option(False, "-v", "--verbose", help="Show the source of every row."),
 ) -> None:
     """What a framework release needs, and whether a CUDA/cuDNN/driver/GPU combination works."""
-    from cudnn_doctor.commands import compat as command
+    from cudnn_doctor.commands.compat import main as body
 
-    if list_table is None and framework is None:
-        raise DoctorError("name a framework or a table", fix="cudnn-doctor compat tensorflow==2.15.0, or --list cudnn")
-    if list_table is not None:
-        data = command.list_rows(list_table)
-    else:
-        combo = command.combination(cuda, cudnn, driver, compute_capability, os_name)
-        data = command.answer(framework or "", combo, artifact)
-    if json_output:
-        from cudnn_doctor.render.json_out import write_json
-
-        write_json(data)
-    else:
-        from cudnn_doctor.render import compat_text
-
-        (compat_text.render_list if list_table else compat_text.render_answer)(data, _console(), verbose)
-    raise typer.Exit(data.get("exit_code", 0))
+    body(framework, cuda, cudnn, driver, compute_capability, os_name, artifact, list_table, json_output, verbose)
 
 
 @app.command()
@@ -159,18 +141,9 @@ def explain(
     verbose: bool = typer.Option(False, "-v", "--verbose", help="Show every related finding."),
 ) -> None:
     """What a finding code or a framework's error message means, and the fix on this machine."""
-    from cudnn_doctor.commands import explain as command
+    from cudnn_doctor.commands.explain import main as body
 
-    data = command.run(command.read_message(query, from_file, sys.stdin), offline_only)
-    if json_output:
-        from cudnn_doctor.render.json_out import write_json
-
-        write_json(data)
-    else:
-        from cudnn_doctor.render.explain_text import render_explain
-
-        render_explain(data, _console(), verbose)
-    raise typer.Exit(data["exit_code"])
+    body(query, from_file, offline_only, json_output, verbose)
 
 
 fleet_app = typer.Typer(help="Many nodes: merge their reports, or run check on each through Slurm.",
@@ -186,9 +159,9 @@ def fleet_merge(
     json_output: bool = typer.Option(False, "--json", help="Print one JSON object (schema cudnn-doctor/fleet/1)."),
 ) -> None:
     """What differs between nodes: per field, the majority value and the nodes that differ; failed nodes."""
-    from cudnn_doctor.commands import fleet as command
+    from cudnn_doctor.commands.fleet import main_merge
 
-    _show_fleet(command.run_merge(reports), json_output)
+    main_merge(reports, json_output)
 
 
 @fleet_app.command("run", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
@@ -208,24 +181,9 @@ def fleet_run(
 
     Everything after the options goes to srun, e.g. `fleet run --slurm -- --partition=gpu --nodes=8`.
     """
-    from cudnn_doctor.commands import fleet as command
+    from cudnn_doctor.commands.fleet import main_run
 
-    if not slurm:
-        raise DoctorError("name the engine", fix="cudnn-doctor fleet run --slurm -- --partition=gpu --nodes=8; "
-                                                 "for Kubernetes, see README's Fleets section and use fleet merge")
-    _show_fleet(command.run_slurm(list(context.args), command_line, deadline, keep), json_output)
-
-
-def _show_fleet(data: dict, json_output: bool) -> None:  # type: ignore[type-arg]
-    if json_output:
-        from cudnn_doctor.render.json_out import write_json
-
-        write_json(data)
-    else:
-        from cudnn_doctor.render.fleet_text import render_fleet
-
-        render_fleet(data, _console())
-    raise typer.Exit(data["exit_code"])
+    main_run(slurm, list(context.args), command_line, deadline, keep, json_output)
 
 
 @app.command("bench")
@@ -257,32 +215,10 @@ def bench(
     verbose: bool = typer.Option(False, "-v", "--verbose", help="Show every detail."),
 ) -> None:
     """Run cuDNN convolution and LSTM through its C API: time them, check them against NumPy."""
-    from cudnn_doctor.bench.workloads import BenchOptions, validate_options
+    from cudnn_doctor.commands.bench import main as body
 
-    options = validate_options(BenchOptions(
-        workload=workload.lower(), dtype=dtype.lower(), layout=layout.lower(), size=size.lower(),
-        workspace_limit_mb=workspace_limit, devices=device.lower(), cpu=not no_cpu, repeats=repeats,
-        api=api.lower()))
-    from cudnn_doctor.bench.model import bench_to_json
-    from cudnn_doctor.commands.bench import BenchCommandOptions, run, selected_workloads
-
-    command = BenchCommandOptions(options, cudnn_path=cudnn, cudart_path=cudart)
-    if json_output or not (sys.stdout.isatty() and sys.stderr.isatty()):
-        report = run(command)
-    else:
-        from cudnn_doctor.render.bench_progress import WorkloadProgress
-
-        with WorkloadProgress(len(selected_workloads(options.workload)), device) as shown:
-            report = run(command, progress=shown.update)
-    if json_output:
-        from cudnn_doctor.render.json_out import write_json
-
-        write_json(bench_to_json(report))
-    else:
-        from cudnn_doctor.render.bench_text import render_bench
-
-        render_bench(report, _console(), verbose)
-    raise typer.Exit(report.summary.exit_code if report.summary else 3)
+    body(workload, dtype, layout, size, workspace_limit, device, no_cpu, cudnn, cudart, api, repeats, json_output,
+         verbose)
 
 
 @app.command("fix")
@@ -302,46 +238,10 @@ def fix(
     verbose: bool = typer.Option(False, "-v", "--verbose", help="Show every detail."),
 ) -> None:
     """The one treatment that makes `check` clean here; --yes applies it and checks again."""
-    from cudnn_doctor.plan.shell import SHELLS
+    from cudnn_doctor.commands.fix import main as body
 
-    if shell not in SHELLS:
-        raise DoctorError(f"--shell {shell!r}: not a shell I write for", fix=f"use one of {', '.join(SHELLS)}")
-    from cudnn_doctor.commands.check import check_options, check_settings
-    from cudnn_doctor.commands.fix import FixOptions, apply, diagnose, interactive
-
-    settings = check_settings(select, ignore, None, require, None, json_output)
-    options = FixOptions(check_options(settings, search_path, framework, project, python), yes=yes, shell=shell)
-    outcome = diagnose(options)
-    go = yes
-    if outcome.plan.actions and not yes and not json_output and interactive():
-        from cudnn_doctor.render.plan_text import render_plan
-
-        render_plan(_console(), outcome, shell, applied=False)
-        go = typer.confirm("Apply the steps marked run now?", default=False)
-        if not go:
-            raise typer.Exit(1)
-    elif not go:
-        _show_fix(outcome, shell, json_output, applied=False)
-        raise typer.Exit(outcome.exit_code)
-    if outcome.plan.actions:
-        def progress(line: str) -> None:  # a step's line: paths and pip's words are text, never markup
-            if not json_output:
-                _console(stderr=True).print(log_line(line), markup=False, highlight=False)
-
-        apply(outcome, options, progress)
-    _show_fix(outcome, shell, json_output, applied=True)
-    raise typer.Exit(outcome.exit_code)
-
-
-def _show_fix(outcome, shell: str, json_output: bool, applied: bool) -> None:  # type: ignore[no-untyped-def]
-    if json_output:
-        from cudnn_doctor.render.json_out import write_json
-
-        write_json(outcome.to_json())
-        return
-    from cudnn_doctor.render.plan_text import render_plan
-
-    render_plan(_console(), outcome, shell, applied=applied and outcome.after is not None)
+    body(yes, json_output, shell, require, select, ignore, search_path, framework, project, python, verbose,
+         ask=lambda question: typer.confirm(question, default=False))
 
 
 @app.command("install")
@@ -377,12 +277,13 @@ def install(
     verbose: bool = typer.Option(False, "-v", "--verbose", help="List every file of the plan."),
 ) -> None:
     """Install cuDNN into a prefix: plan first, then all or nothing, with a backup and a manifest."""
-    from cudnn_doctor.commands.install import InstallOptions, run_install
+    from cudnn_doctor.commands.install import InstallOptions, run_install, run_transaction
 
     options = InstallOptions(location=location, version=version, cuda_major=cuda, mirror=mirror, sha256=sha256,
                              prefix=prefix, os_name=os_name, dry_run=dry_run, yes=yes, no_verify=no_verify,
                              replace_majors=replace_majors, force=force)
-    _run_transaction("install", lambda ui: run_install(options, ui), json_output, verbose)
+    run_transaction("install", lambda ui: run_install(options, ui), json_output, verbose, _ask_on_stderr)
+
 
 @app.command("uninstall")
 @guarded
@@ -395,57 +296,15 @@ def uninstall(
     verbose: bool = typer.Option(False, "-v", "--verbose", help="Show every detail."),
 ) -> None:
     """Remove exactly what the last install into PREFIX wrote, and restore what it replaced."""
+    from cudnn_doctor.commands.install import run_transaction
     from cudnn_doctor.commands.uninstall import run_uninstall
 
-    _run_transaction("uninstall", lambda ui: run_uninstall(prefix, dry_run, yes, force, ui), json_output, verbose)
+    run_transaction("uninstall", lambda ui: run_uninstall(prefix, dry_run, yes, force, ui), json_output, verbose,
+                    _ask_on_stderr)
 
 
-def _run_transaction(command: str, action: Any, json_output: bool, verbose: bool) -> None:
-    """install/uninstall: the plan shown (text) or kept (JSON), a question on a terminal, one outcome."""
-
-    from cudnn_doctor.commands.install import Ui
-    from cudnn_doctor.install.outcome import UninstallPlan, failure_to_json, outcome_to_json
-    from cudnn_doctor.render import install_text as render
-    from cudnn_doctor.render.json_out import write_json
-
-    console = _console(stderr=json_output)  # a closed stdout ends quietly, as in every command
-    shown: list[Any] = []
-
-    def show_plan(plan: Any) -> None:
-        shown.append(plan)
-        if json_output:
-            return
-        if isinstance(plan, UninstallPlan):
-            render.render_uninstall_plan(plan, console)
-        else:
-            render.render_plan(plan, console, verbose)
-
-    def confirm(question: str) -> bool:
-        if not sys.stdin.isatty():
-            raise DoctorError("nothing was changed: the plan needs a yes, and there is no terminal to ask",
-                              "add --yes (or --dry-run to only see the plan)", exit_code=2)
-        return typer.confirm(question, default=False, err=True)
-
-    def note(text: str) -> None:
-        _console(stderr=True).print(log_line(f"cudnn-doctor: {text}"), markup=False)  # piped: one line, not cut at 80
-
-    ui = Ui(show_plan=show_plan, confirm=confirm, note=note,
-            progress=not json_output and sys.stderr.isatty())
-    try:
-        outcome = action(ui)
-    except DoctorError as error:
-        if json_output:
-            write_json(failure_to_json(command, error, shown[-1] if shown else None))
-        from cudnn_doctor.install.safety import printable
-
-        # paths and names in the message are the user's or an archive's: no escape code reaches the terminal
-        error.message, error.fix = printable(error.message), printable(error.fix) if error.fix else error.fix
-        raise
-    if json_output:
-        write_json(outcome_to_json(outcome))
-    else:
-        render.render_outcome(outcome, console)
-    raise typer.Exit(outcome.exit_code)
+def _ask_on_stderr(question: str) -> bool:
+    return typer.confirm(question, default=False, err=True)
 
 
 def _usage_error(error: Exception, args: list[str]) -> int:

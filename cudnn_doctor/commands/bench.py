@@ -254,3 +254,38 @@ def require_numpy() -> None:
 
 def selected_workloads(workload: str) -> tuple[str, ...]:
     return tuple(selected(workload))
+
+
+def main(workload: str, dtype: str, layout: str, size: str, workspace_limit: float | None, device: str,
+         no_cpu: bool, cudnn: str | None, cudart: str | None, api: str, repeats: int, json_output: bool,
+         verbose: bool) -> None:
+    """The command: options checked, the workloads run (a progress line on a terminal), the report rendered;
+    ends with SystemExit(status)."""
+    import sys
+
+    from cudnn_doctor.bench.workloads import BenchOptions, validate_options
+
+    options = validate_options(BenchOptions(
+        workload=workload.lower(), dtype=dtype.lower(), layout=layout.lower(), size=size.lower(),
+        workspace_limit_mb=workspace_limit, devices=device.lower(), cpu=not no_cpu, repeats=repeats,
+        api=api.lower()))
+    from cudnn_doctor.bench.model import bench_to_json
+
+    command = BenchCommandOptions(options, cudnn_path=cudnn, cudart_path=cudart)
+    if json_output or not (sys.stdout.isatty() and sys.stderr.isatty()):
+        report = run(command)
+    else:
+        from cudnn_doctor.render.bench_progress import WorkloadProgress
+
+        with WorkloadProgress(len(selected_workloads(options.workload)), device) as shown:
+            report = run(command, progress=shown.update)
+    if json_output:
+        from cudnn_doctor.render.json_out import write_json
+
+        write_json(bench_to_json(report))
+    else:
+        from cudnn_doctor.command import console
+        from cudnn_doctor.render.bench_text import render_bench
+
+        render_bench(report, console(), verbose)
+    raise SystemExit(report.summary.exit_code if report.summary else 3)

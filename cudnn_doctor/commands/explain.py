@@ -385,3 +385,21 @@ def _head_and_tail(read: Callable[[], bytes], limit: int) -> bytes:
         return bytes(head + kept)
     tail = bytes(kept[-tail_limit:]) if tail_limit else b""
     return bytes(head) + skip_line(len(head), total - len(tail)) + tail
+
+
+def main(query: str | None, from_file: str | None, offline_only: bool, json_output: bool, verbose: bool) -> None:
+    """The command: the message read (an argument, a file or standard input), explained, rendered; ends with
+    SystemExit(status)."""
+    import sys
+
+    data = run(read_message(query, from_file, sys.stdin), offline_only)
+    if json_output:
+        from cudnn_doctor.render.json_out import write_json
+
+        write_json(data)
+    else:
+        from cudnn_doctor.command import console
+        from cudnn_doctor.render.explain_text import render_explain
+
+        render_explain(data, console(), verbose)
+    raise SystemExit(data["exit_code"])

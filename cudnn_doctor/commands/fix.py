@@ -196,3 +196,53 @@ def interactive() -> bool:
         return sys.stdin.isatty() and sys.stdout.isatty()
     except (AttributeError, ValueError):
         return False
+
+
+def main(yes: bool, json_output: bool, shell: str, require: list[str], select: list[str], ignore: list[str],
+         search_path: list[str], framework: list[str], project: str | None, python: str | None, verbose: bool,
+         ask: Callable[[str], bool]) -> None:
+    """The command: the plan shown (or its JSON); on a terminal without --yes, ASK whether to apply it; with
+    --yes (or a yes), applied and checked again; ends with SystemExit(status)."""
+    from cudnn_doctor.command import console
+    from cudnn_doctor.commands.check import check_options, check_settings
+    from cudnn_doctor.plan.shell import SHELLS
+    from cudnn_doctor.streams import log_line
+
+    if shell not in SHELLS:
+        from cudnn_doctor.errors import DoctorError
+
+        raise DoctorError(f"--shell {shell!r}: not a shell I write for", fix=f"use one of {', '.join(SHELLS)}")
+    settings = check_settings(select, ignore, None, require, None, json_output)
+    options = FixOptions(check_options(settings, search_path, framework, project, python), yes=yes, shell=shell)
+    outcome = diagnose(options)
+    go = yes
+    if outcome.plan.actions and not yes and not json_output and interactive():
+        from cudnn_doctor.render.plan_text import render_plan
+
+        render_plan(console(), outcome, shell, applied=False)
+        go = ask("Apply the steps marked run now?")
+        if not go:
+            raise SystemExit(1)
+    elif not go:
+        _show(outcome, shell, json_output, applied=False)
+        raise SystemExit(outcome.exit_code)
+    if outcome.plan.actions:
+        def progress(line: str) -> None:  # a step's line: paths and pip's words are text, never markup
+            if not json_output:
+                console(stderr=True).print(log_line(line), markup=False, highlight=False)
+
+        apply(outcome, options, progress)
+    _show(outcome, shell, json_output, applied=True)
+    raise SystemExit(outcome.exit_code)
+
+
+def _show(outcome: Outcome, shell: str, json_output: bool, applied: bool) -> None:
+    if json_output:
+        from cudnn_doctor.render.json_out import write_json
+
+        write_json(outcome.to_json())
+        return
+    from cudnn_doctor.command import console
+    from cudnn_doctor.render.plan_text import render_plan
+
+    render_plan(console(), outcome, shell, applied=applied and outcome.after is not None)

@@ -7,7 +7,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.install import sources
@@ -375,3 +375,54 @@ def rolled_back(prefix: Path, error: OSError) -> DoctorError:
 
 
 __all__ = ["ADD", "InstallOptions", "Ui", "recover", "run_install"]
+
+
+def run_transaction(command: str, action: Callable[[Ui], Any], json_output: bool, verbose: bool,
+                    ask: Callable[[str], bool]) -> None:
+    """install/uninstall: the plan shown (text) or kept (JSON), a question on a terminal (ASK), one outcome;
+    ends with SystemExit(status)."""
+    import sys
+
+    from cudnn_doctor.command import console as make_console
+    from cudnn_doctor.install.outcome import UninstallPlan, failure_to_json, outcome_to_json
+    from cudnn_doctor.render import install_text as render
+    from cudnn_doctor.render.json_out import write_json
+    from cudnn_doctor.streams import log_line
+
+    console = make_console(stderr=json_output)  # a closed stdout ends quietly, as in every command
+    shown: list[Any] = []
+
+    def show_plan(plan: Any) -> None:
+        shown.append(plan)
+        if json_output:
+            return
+        if isinstance(plan, UninstallPlan):
+            render.render_uninstall_plan(plan, console)
+        else:
+            render.render_plan(plan, console, verbose)
+
+    def confirm(question: str) -> bool:
+        if not sys.stdin.isatty():
+            raise DoctorError("nothing was changed: the plan needs a yes, and there is no terminal to ask",
+                              "add --yes (or --dry-run to only see the plan)", exit_code=2)
+        return ask(question)
+
+    def note(text: str) -> None:
+        make_console(stderr=True).print(log_line(f"cudnn-doctor: {text}"), markup=False)  # piped: one line
+
+    ui = Ui(show_plan=show_plan, confirm=confirm, note=note, progress=not json_output and sys.stderr.isatty())
+    try:
+        outcome = action(ui)
+    except DoctorError as error:
+        if json_output:
+            write_json(failure_to_json(command, error, shown[-1] if shown else None))
+        from cudnn_doctor.install.safety import printable
+
+        # paths and names in the message are the user's or an archive's: no escape code reaches the terminal
+        error.message, error.fix = printable(error.message), printable(error.fix) if error.fix else error.fix
+        raise
+    if json_output:
+        write_json(outcome_to_json(outcome))
+    else:
+        render.render_outcome(outcome, console)
+    raise SystemExit(outcome.exit_code)
