@@ -66,6 +66,8 @@ class ChildAnswer:
 
 @dataclass(frozen=True)
 class ChildRequest:
+    """One child to run: its command line, environment and time allowed."""
+
     argv: tuple[str, ...]
     env: Mapping[str, str] | None = None  # None: the doctor's own environment
     timeout: float = 20.0  # seconds from its own start; a batch's deadline may cut it shorter
@@ -150,6 +152,8 @@ _RETRY = object()  # _start's answer when the machine cannot start one more chil
 
 @dataclass
 class _Running:
+    """A child started by a batch, and what it has said so far."""
+
     index: int
     process: subprocess.Popen[bytes]
     started: float

@@ -16,6 +16,8 @@ from cudnn_doctor.model import Finding
 
 @dataclass(frozen=True)
 class Code:
+    """One entry of the finding registry."""
+
     code: str
     severity: str  # "error" | "warning" | "info"
     title: str

@@ -17,6 +17,8 @@ ERROR, WARNING, INFO = "error", "warning", "info"
 
 @dataclass(frozen=True)
 class Host:
+    """The machine the report was made on."""
+
     os: str
     arch: str
     python: str
@@ -25,6 +27,8 @@ class Host:
 
 @dataclass(frozen=True)
 class GpuProcess:
+    """A process holding GPU memory."""
+
     pid: int
     used_memory_mib: int | None
     name: str | None = None  # /proc/PID/comm, where this process can read it
@@ -59,6 +63,8 @@ class GpuHealth:
 
 @dataclass(frozen=True)
 class Gpu:
+    """One GPU as NVML sees it."""
+
     index: int
     name: str
     uuid: str | None
@@ -72,6 +78,8 @@ class Gpu:
 
 @dataclass(frozen=True)
 class Driver:
+    """The NVIDIA driver, as NVML or libcuda answered."""
+
     version: str | None  # "580.159.04"
     cuda_driver_version: str | None  # "13.0"
     source: str  # "nvml" | "libcuda" | "none"
@@ -81,6 +89,8 @@ class Driver:
 
 @dataclass(frozen=True)
 class Toolkit:
+    """One CUDA toolkit found on disk."""
+
     path: str
     version: str | None
     nvcc: str | None
@@ -107,6 +117,8 @@ class LibraryProbe:
 
 @dataclass(frozen=True)
 class CudnnInstall:
+    """One copy of cuDNN: its library, version and who loads it."""
+
     path: str  # the folder
     library: str  # the file, e.g. /usr/lib/x86_64-linux-gnu/libcudnn.so.9
     major: int | None  # from the file name (libcudnn.so.9 -> 9)
@@ -130,6 +142,8 @@ class CudnnInstall:
 
 @dataclass(frozen=True)
 class Framework:
+    """A framework found in an environment (or assumed with --framework)."""
+
     name: str  # "torch" | "tensorflow" | "jax" | "theano" | "dl4j"
     version: str | None
     cuda_built_for: str | None
@@ -142,6 +156,8 @@ class Framework:
 
 @dataclass(frozen=True)
 class Finding:
+    """What a rule found: a registry code's text filled in; its fix rendered from the plan."""
+
     code: str
     severity: str
     title: str
@@ -154,6 +170,8 @@ class Finding:
 
 @dataclass(frozen=True)
 class Summary:
+    """The report's status, counts and exit code."""
+
     status: str  # "ok" | "warning" | "error"
     counts: dict[str, int]
     exit_code: int
@@ -161,6 +179,8 @@ class Summary:
 
 @dataclass(frozen=True)
 class Tool:
+    """The doctor's own name and version."""
+
     name: str
     version: str
 
@@ -228,6 +248,8 @@ class ProcessView:
 
 @dataclass
 class Report:
+    """Everything check found and judged (`cudnn-doctor/report/1`)."""
+
     tool: Tool
     host: Host
     gpus: list[Gpu] = field(default_factory=list)

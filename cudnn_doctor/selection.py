@@ -18,6 +18,8 @@ CODE_PREFIX = re.compile(r"CD[0-9]{0,3}")
 
 @dataclass(frozen=True)
 class Selection:
+    """The codes --select and --ignore name."""
+
     select: tuple[str, ...] = ()  # codes or prefixes ("CD4", "CD406"); empty: every finding
     ignore: tuple[str, ...] = ()
 

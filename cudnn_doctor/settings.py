@@ -24,6 +24,8 @@ PYPROJECT_LIMIT = 1 << 20
 
 @dataclass(frozen=True)
 class CheckSettings:
+    """check's settings from the command line, CUDNN_DOCTOR_* and [tool.cudnn-doctor]."""
+
     selection: Selection = Selection()
     strict: bool = False
     require: tuple[str, ...] = ()

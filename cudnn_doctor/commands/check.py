@@ -23,6 +23,8 @@ from cudnn_doctor.settings import CHECK_FORMATS
 
 @dataclass
 class CheckOptions:
+    """What a check looks at and judges."""
+
     require: list[str] = field(default_factory=list)
     strict: bool = False
     search_paths: list[str] = field(default_factory=list)

@@ -15,6 +15,8 @@ INCLUDE, LIB, BIN, IMPLIB = "include", "lib", "bin", "implib"
 
 @dataclass(frozen=True)
 class Layout:
+    """Where an OS keeps cuDNN's files under a prefix."""
+
     platform: str  # NVIDIA's name: linux-x86_64, linux-sbsa, windows-x86_64, ...
     os_name: str  # linux | windows | macos
     arch: str  # the ELF machine its libraries must have (x86_64, aarch64, ...)

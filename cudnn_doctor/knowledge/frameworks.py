@@ -24,6 +24,8 @@ ROW_TABLE_OVERRIDES = {"theano": "release", "dl4j": "backend"}
 
 @dataclass(frozen=True)
 class Reason:
+    """One part of a compatibility verdict and why."""
+
     part: str  # "release" | "build" | "cuda" | "cudnn" | "driver" | "compute_capability"
     verdict: str
     why: str
@@ -33,6 +35,8 @@ class Reason:
 
 @dataclass(frozen=True)
 class Combination:
+    """The CUDA, cuDNN, driver and GPU a compat question names."""
+
     cuda: str | None = None
     cudnn: str | None = None
     driver: str | None = None
@@ -42,6 +46,8 @@ class Combination:
 
 @dataclass
 class Needs:
+    """What a framework release needs, from its compat rows."""
+
     framework: str
     version: str
     rows: list[dict[str, Any]]

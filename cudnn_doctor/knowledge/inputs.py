@@ -55,6 +55,8 @@ def plain_text(option: str, value: str, limit: int = MAX_LENGTH) -> str:
 
 @dataclass(frozen=True)
 class VersionInput:
+    """A version the user typed, normalised, and whether it names a series."""
+
     text: str  # normalised: "9", "9.19.0"
     is_range: bool  # fewer parts than a release: every release of that series
 

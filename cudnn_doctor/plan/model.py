@@ -21,6 +21,8 @@ class EnvChange:
 
 @dataclass(frozen=True)
 class Action:
+    """One step of the treatment, with the codes it resolves and its source."""
+
     kind: str  # pip | conda | install | env | edit | manual
     resolves: tuple[str, ...]  # finding codes
     why: str
@@ -33,6 +35,8 @@ class Action:
 
 @dataclass(frozen=True)
 class Plan:
+    """The one treatment of a report's findings."""
+
     targets: tuple[str, ...]
     actions: tuple[Action, ...]
 

@@ -38,6 +38,8 @@ class Setting:
 
 @dataclass
 class _Work:
+    """The planner's state: findings still open, actions taken."""
+
     report: Report
     setting: Setting
     open: list[Finding]
@@ -282,6 +284,8 @@ def _cudnn_major_needed(framework: Framework) -> int | None:
 
 @dataclass(frozen=True)
 class _Choice:
+    """A cuDNN release chosen, and why."""
+
     release: dict[str, Any] | None
     why: str
 

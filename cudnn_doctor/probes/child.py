@@ -32,6 +32,8 @@ def probe_timeout() -> float:
 
 @dataclass(frozen=True)
 class Job:
+    """One question for _probe_child.py: a job kind and its target."""
+
     kind: str  # a job name of _probe_child.py
     target: str  # a path, a soname or a library name
 

@@ -22,6 +22,8 @@ TRIPLETS = {"x86_64": "x86_64-linux-gnu", "aarch64": "aarch64-linux-gnu", "ppc64
 
 @dataclass
 class SearchContext:
+    """Where the probes look: the environment, the system root, extra folders."""
+
     env: dict[str, str]
     prefix: str = "/"  # the system root; CUDNN_DOCTOR_SYSTEM_PREFIX moves it
     search_paths: list[str] = field(default_factory=list)

@@ -27,6 +27,8 @@ class ElfError(Exception):
 
 @dataclass(frozen=True)
 class ElfInfo:
+    """What an ELF file's headers say: machine, class, soname, needed libraries."""
+
     arch: str
     bits: int
     soname: str | None = None

@@ -23,6 +23,8 @@ SPEC = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_-]*)\s*((?:[<>=!~]=?|===)\s*[^\s].*)
 
 @dataclass(frozen=True)
 class Requirement:
+    """One --require, parsed: its subject and version specifier."""
+
     text: str
     subject: str
     specifier: str  # "" means "present"
