@@ -285,22 +285,3 @@ def to_jsonable(value: Any) -> Any:
     if isinstance(value, dict):
         return {str(key): to_jsonable(item) for key, item in value.items()}
     return value
-
-
-def report_to_json(report: Report) -> dict[str, Any]:
-    """The report as the `cudnn-doctor/report/1` JSON object."""
-    plan = report.plan
-    report.plan = None
-    try:
-        data = to_jsonable(report)
-    finally:
-        report.plan = plan
-    data.pop("plan", None)
-    if plan is not None:
-        from cudnn_doctor.plan.shell import plan_json
-
-        data["plan"] = plan_json(plan, report.ld_library_path)
-    for internal in ("search_errors", "dangling_variables", "nvml_error", "unreadable_files", "loader_path_real",
-                     "ld_library_path", "ld_library_path_real"):
-        data.pop(internal, None)
-    return {"schema": REPORT_SCHEMA, **data}

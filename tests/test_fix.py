@@ -429,7 +429,7 @@ def test_every_code_has_its_advice_and_the_registry_holds_no_fix() -> None:
     import tomllib
 
     from cudnn_doctor.codes import CODES, Code
-    from cudnn_doctor.plan.advice import FIELD
+    from cudnn_doctor.knowledge.advice import FIELD
 
     rows = tomllib.loads((Path(__file__).resolve().parents[1] / "compat" / "fixes.toml").read_text())["advice"]
     assert sorted(row["code"] for row in rows) == sorted(CODES)

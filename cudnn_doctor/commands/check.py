@@ -148,7 +148,7 @@ def check_again(options_json: str) -> int:
     from cudnn_doctor.render.json_out import write_json
 
     report = run_check(options_from_json(options_json))
-    from cudnn_doctor.model import report_to_json
+    from cudnn_doctor.render.report_json import report_to_json
 
     write_json(report_to_json(report))
     return report.summary.exit_code if report.summary else 3
@@ -209,7 +209,7 @@ def _check_output_path(output: str, chosen: str) -> None:
 
 def _write_machine_output(report, chosen: str, strict: bool, output: str | None) -> None:  # type: ignore[no-untyped-def]
     if chosen == "json":
-        from cudnn_doctor.model import report_to_json
+        from cudnn_doctor.render.report_json import report_to_json
 
         if output is None:
             from cudnn_doctor.render.json_out import write_json
@@ -226,8 +226,8 @@ def _write_machine_output(report, chosen: str, strict: bool, output: str | None)
     else:
         import time
 
-        from cudnn_doctor.model import report_to_json
         from cudnn_doctor.render.prometheus import render_prometheus
+        from cudnn_doctor.render.report_json import report_to_json
 
         text = render_prometheus(report_to_json(report), now=time.time())
     if output is None:

@@ -40,7 +40,7 @@ def explain_code(code: str) -> dict[str, Any]:
     entry = CODES.get(code.upper())
     if entry is None:
         return {"schema": SCHEMA, "query": code, "code": None, "matches": [], "machine": None, "exit_code": 1}
-    from cudnn_doctor.plan.advice import advice_row
+    from cudnn_doctor.knowledge.advice import advice_row
 
     fields = asdict(entry) | {"fix": (advice_row(entry.code) or {}).get("text", "")}
     text = {key: _placeholders(value) if isinstance(value, str) else value for key, value in fields.items()}
@@ -108,7 +108,7 @@ def explain_text(text: str | bytes, report: Report | None) -> dict[str, Any]:
 def _filled(match: dict[str, Any]) -> dict[str, Any]:
     """A catalog answer with the values read from the message in its fix, and every release it names one that
     compat/ lists (a message's 8.9.4 names the cuDNN series; the release to install is one that exists)."""
-    from cudnn_doctor.plan.releases import existing_release, wheel_build
+    from cudnn_doctor.knowledge.releases import existing_release, wheel_build
 
     values = match.get("values") or {}
 
@@ -145,7 +145,7 @@ def _from_cause(cause: classify.Cause, framework: str | None, line: str) -> dict
         fix = _filled({"fix": _fixes()[cause.code], "values": cause.values})["fix"]
     else:
         from cudnn_doctor.explain.classify import general_advice_fits
-        from cudnn_doctor.plan.advice import advice
+        from cudnn_doctor.knowledge.advice import advice
 
         fix = (_filled({"fix": str(cause.values["fix"]), "values": cause.values})["fix"]
                if cause.values.get("fix") and not general_advice_fits(cause.code, cause.values)

@@ -30,7 +30,7 @@ class Cause:
 
 def general_advice_fits(code: str, values: dict[str, Any]) -> bool:
     """Does the advice of CODE (compat/fixes.toml) name values, all of which this message gave?"""
-    from cudnn_doctor.plan.advice import fields_of
+    from cudnn_doctor.knowledge.advice import fields_of
 
     wanted = set(fields_of(code)) - {"fix", "detail"}
     return bool(wanted) and wanted <= set(values)

@@ -22,10 +22,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cudnn_doctor.codes import doctor_error
 from cudnn_doctor.cudnn_files import ANY_NAME, header_version, major_of
+from cudnn_doctor.elf import ElfError, parse_header
 from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.install.faults import step
-from cudnn_doctor.install.layout import BIN, IMPLIB, INCLUDE, LIB, Layout
 from cudnn_doctor.install.safety import (
     DIR,
     FILE,
@@ -40,7 +41,7 @@ from cudnn_doctor.install.safety import (
     safe_mode,
     safe_name,
 )
-from cudnn_doctor.probes.elf import ElfError, parse_header
+from cudnn_doctor.knowledge.layout import BIN, IMPLIB, INCLUDE, LIB, Layout
 
 CHUNK = 1 << 20
 ROOT = re.compile(r"^(?:cuda|cudnn-[^/]+|nvidia/cudnn)/(.*)$")
@@ -137,7 +138,7 @@ class _Stager:
         category, inner = placed
         folder = self.layout.folder(category)
         if folder is None:
-            raise DoctorError.of("CD506", exit_code=2, file=f"{printable(os.path.basename(self.archive))} "
+            raise doctor_error("CD506", exit_code=2, file=f"{printable(os.path.basename(self.archive))} "
                                  f"({printable(inner)})", found=PLATFORM_WORDS.get(category, category),
                                  target=self.layout.platform)
         dest = f"{folder}/{inner}"
@@ -241,7 +242,7 @@ class _Stager:
         if problem is None:
             return
         if problem.startswith("built for"):
-            raise DoctorError.of("CD506", exit_code=2, file=f"{printable(os.path.basename(self.archive))} "
+            raise doctor_error("CD506", exit_code=2, file=f"{printable(os.path.basename(self.archive))} "
                                  f"({dest} is {problem})", found=problem.removeprefix("built for "),
                                  target=f"{self.layout.platform} ({self.layout.arch})")
         raise refuse(self.archive, f"{dest} {problem}")
@@ -254,7 +255,7 @@ class _Stager:
         majors = [library_major(os.path.basename(f.dest)) for f in self.files.values()]
         major = next((m for m in majors if m is not None), None)
         if major is None:
-            raise DoctorError.of("CD516", exit_code=2, file=printable(os.path.basename(self.archive)))
+            raise doctor_error("CD516", exit_code=2, file=printable(os.path.basename(self.archive)))
         return ArchiveContents(self.archive, fmt, tuple(self.files.values()), self.version, major,
                                tuple(self.skipped))
 
@@ -265,7 +266,7 @@ def library_major(name: str) -> int | None:
 
 def elf_problem(head: bytes, size: int, arch: str) -> str | None:
     """What is wrong with an ELF file of SIZE bytes, judged from its first bytes HEAD; None if nothing
-    (the one ELF reader, probes/elf.py)."""
+    (the one ELF reader, elf.py)."""
     try:
         header = parse_header(head, size)
     except ElfError as error:

@@ -85,9 +85,9 @@ def read_records(prefix: Path) -> list[InstallRecord]:
                 if not isinstance(rel, str) or rel.startswith("/") or ".." in rel.split("/"):
                     raise ValueError(f"path {rel!r} leaves the prefix")
         except (OSError, ValueError, TypeError, KeyError, AttributeError) as error:
-            from cudnn_doctor.errors import DoctorError
+            from cudnn_doctor.codes import doctor_error
 
-            raise DoctorError.of("CD509", exit_code=2, file=str(path), why=str(error)[:200]) from None
+            raise doctor_error("CD509", exit_code=2, file=str(path), why=str(error)[:200]) from None
         records.append(record)
     return records
 

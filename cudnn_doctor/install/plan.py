@@ -8,10 +8,10 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cudnn_doctor.errors import DoctorError
+from cudnn_doctor.codes import doctor_error
 from cudnn_doctor.install.archive import ArchiveContents
-from cudnn_doctor.install.layout import Layout
 from cudnn_doctor.install.safety import FILE, SYMLINK
+from cudnn_doctor.knowledge.layout import Layout
 from cudnn_doctor.model import Finding
 
 ADD, REPLACE, REMOVE = "add", "replace", "remove"
@@ -69,7 +69,7 @@ def build_plan(contents: ArchiveContents, prefix: Path, layout: Layout, source: 
     for staged in sorted(contents.files, key=lambda f: (f.kind != FILE, f.dest)):
         path = prefix / staged.dest
         if path.is_dir() and not path.is_symlink():
-            raise DoctorError.of("CD514", exit_code=2, path=str(path), why=f"the archive brings the file "
+            raise doctor_error("CD514", exit_code=2, path=str(path), why=f"the archive brings the file "
                                  f"{staged.dest}, and this is a folder", fix="move that folder away")
         action = REPLACE if os.path.lexists(path) else ADD
         changes.append(FileChange(staged.dest, action, staged.kind, staged.size, staged.target, staged.sha256,

@@ -9,6 +9,7 @@ import re
 from collections.abc import Container
 from dataclasses import dataclass
 
+from cudnn_doctor.codes import doctor_error
 from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.streams import printable  # re-exported: install's messages use it
 
@@ -37,7 +38,7 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 def refuse(archive: str, why: str) -> DoctorError:
-    return DoctorError.of("CD502", exit_code=2, file=printable(os.path.basename(archive)), why=why)
+    return doctor_error("CD502", exit_code=2, file=printable(os.path.basename(archive)), why=why)
 
 
 def safe_name(archive: str, raw: str) -> str:

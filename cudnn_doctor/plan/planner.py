@@ -15,10 +15,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from cudnn_doctor.knowledge import frameworks as knowledge
+from cudnn_doctor.knowledge.advice import advice, advice_row
 from cudnn_doctor.knowledge.data import load
 from cudnn_doctor.model import ERROR, WARNING, CudnnInstall, Finding, Framework, Report
 from cudnn_doctor.plan import process_env
-from cudnn_doctor.plan.advice import advice, advice_row
 from cudnn_doctor.plan.model import CONDA, EDIT, ENV, INSTALL, MANUAL, PIP, Action, EnvChange, Plan
 from cudnn_doctor.rules.cudnn import prefix_of
 from cudnn_doctor.versions import major, version_tuple
@@ -313,7 +313,7 @@ def _take_install(work: _Work, found: list[Finding], choice: _Choice, cuda_major
 
 
 def _library_folder(report: Report) -> str:
-    from cudnn_doctor.install.layout import LAYOUTS
+    from cudnn_doctor.knowledge.layout import LAYOUTS
 
     layout = LAYOUTS.get(f"{report.host.os}-{'sbsa' if report.host.arch == 'aarch64' else report.host.arch}")
     return layout.library_folder if layout else "lib"

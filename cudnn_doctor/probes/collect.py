@@ -179,7 +179,7 @@ def _loader_pick_is_loadable(soname: str, ctx: SearchContext, cache: dict[str, l
 
 
 def _host() -> Host:
-    from cudnn_doctor.probes.elf import uname
+    from cudnn_doctor.elf import uname
 
     system, node, machine = uname()
     return Host(os=system.lower(), arch=machine, python=".".join(map(str, sys.version_info[:3])),

@@ -37,7 +37,7 @@ class SearchContext:
     @classmethod
     def from_environment(cls, search_paths: list[str] | None = None, python: str | None = None) -> SearchContext:
         """The running machine; PYTHON (--python) names the interpreter whose packages count."""
-        from cudnn_doctor.probes.elf import host_arch, uname
+        from cudnn_doctor.elf import host_arch, uname
 
         env = dict(os.environ)
         system = uname()[0].lower()
