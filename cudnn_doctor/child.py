@@ -33,9 +33,8 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
-
-from cudnn_doctor.records import field, record
 
 NEUTRAL_CWD = "/"
 TOKEN_VARIABLE = "CUDNN_DOCTOR_CHILD_TOKEN"
@@ -50,7 +49,7 @@ FDS_PER_CHILD = 5
 FDS_RESERVED = 32
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class ChildAnswer:
     """What one child left us. `values` is the last JSON object it printed on a line of its own
     (or as its whole output); `error` says why there is no usable answer, in words."""
@@ -65,8 +64,10 @@ class ChildAnswer:
     stderr_tail: str = ""
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class ChildRequest:
+    """One child to run: its command line, environment and time allowed."""
+
     argv: tuple[str, ...]
     env: Mapping[str, str] | None = None  # None: the doctor's own environment
     timeout: float = 20.0  # seconds from its own start; a batch's deadline may cut it shorter
@@ -149,8 +150,10 @@ def run_children(requests: Sequence[ChildRequest], deadline: float | None = None
 _RETRY = object()  # _start's answer when the machine cannot start one more child now
 
 
-@record
+@dataclass
 class _Running:
+    """A child started by a batch, and what it has said so far."""
+
     index: int
     process: subprocess.Popen[bytes]
     started: float
@@ -416,14 +419,58 @@ class ChildBatch:
 
 
 _LIVE: set[ChildBatch] = set()
+_STREAMS: set[StreamingChild] = set()
+PIPE_SIZE = 1 << 20  # a stream's pipe: what an unprivileged process may ask for (/proc/sys/fs/pipe-max-size)
+
+
+class StreamingChild:
+    """A child whose standard output is the caller's to read as a stream (install's decompressor, `xz -dc`):
+    started as every child is (a session and group of its own, a neutral folder, the token in its
+    environment) with the open file STDIN_FD as its standard input; its group killed on close(), and by
+    stop_all() when the doctor stops. Its output has no deadline: the reader's pace is the child's."""
+
+    def __init__(self, argv: Sequence[str], stdin_fd: int) -> None:
+        self.token = os.urandom(8).hex()
+        self._since = last_pid()
+        env = dict(os.environ)
+        env[TOKEN_VARIABLE] = self.token
+        self.process = subprocess.Popen(list(argv), stdin=stdin_fd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                        env=env, cwd=NEUTRAL_CWD, start_new_session=True, close_fds=True)
+        _STREAMS.add(self)
+        assert self.process.stdout is not None
+        _widen_pipe(self.process.stdout.fileno())
+
+    def close(self) -> None:
+        """Kill the child's group (whatever it started too), reap it, close its pipes."""
+        _STREAMS.discard(self)
+        if self.process.returncode is None:  # not reaped yet: its group's id is still its own
+            _kill_group(self.process.pid)
+        _reap(self.process)
+        kill_strays(self.token, self._since)
+        for pipe in (self.process.stdout, self.process.stderr):
+            if pipe is not None:
+                pipe.close()
+
+
+def _widen_pipe(descriptor: int) -> None:
+    """Let a stream's child run a chunk ahead: with the default 64 KiB pipe, a decompressor stops while the
+    reader checks, hashes and writes each chunk, and the two take turns instead of running side by side."""
+    import fcntl
+
+    try:
+        fcntl.fcntl(descriptor, getattr(fcntl, "F_SETPIPE_SZ", 1031), PIPE_SIZE)
+    except OSError:
+        pass
 
 
 @atexit.register
 def stop_all() -> None:
-    """Kill the children of every batch still running (the doctor is stopping: an error, a signal);
-    no child, and nothing a child started, outlives it."""
+    """Kill the children of every batch still running, and every stream's (the doctor is stopping: an
+    error, a signal); no child, and nothing a child started, outlives it."""
     for batch in list(_LIVE):
         batch.stop()
+    for stream in list(_STREAMS):
+        stream.close()
 
 
 def _append(target: bytearray, chunk: bytes, limit: int, keep_tail: bool) -> None:

@@ -1,31 +1,41 @@
-"""The command line, read by typer: parse, call a command module, render, exit. How a command runs
-(its guard, its exit, its errors' JSON) is command.py's; check's body and its plain command line,
-read without typer, are check_line.py's."""
+"""The command line, read by typer, the one parser of every command: parse, call the command's module
+under commands/, exit. How a command runs (its guard, its exit, its errors' JSON) is command.py's.
 
-from __future__ import annotations
+No `from __future__ import annotations` here: typer reads every command's signature at each start, and
+annotations already evaluated cost it less than strings it must evaluate (8 ms of a check on 2 cores)."""
 
-import copy
-import os
 import sys
+from collections.abc import Callable
 from typing import Annotated, Any, Optional
 
 import typer
+from typer.core import TyperGroup
 
-from cudnn_doctor import __version__, check_line, command, completion
-from cudnn_doctor.check_line import check_settings
-from cudnn_doctor.command import (
-    guarded,
-    json_requested,
-    write_error_json,
-)
-from cudnn_doctor.errors import DoctorError
+from cudnn_doctor import __version__, command, completion
+from cudnn_doctor.command import guarded, json_wanted, write_error_json
 from cudnn_doctor.knowledge.inputs import ascii_decimal, ascii_integer
-from cudnn_doctor.streams import log_line, say
+from cudnn_doctor.streams import say
 
-_console = command.console
+
+class _Commands(TyperGroup):
+    """The tool's group, its commands built from their declarations when click asks for one (click's own
+    pattern for lazily loaded subcommands): typer reads a command's whole signature to build it, and a
+    check needs only check's (10 ms of its start on 2 cores). Help and completion ask for all of them."""
+
+    declared: dict[str, Any] = {}  # noqa: RUF012 - set once, on the one instance root() makes
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return list(self.declared)
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        if cmd_name not in self.commands and cmd_name in self.declared:
+            self.commands[cmd_name] = self.declared[cmd_name]()
+        return self.commands.get(cmd_name)
+
 
 app = typer.Typer(
     name="cudnn-doctor",
+    cls=_Commands,
     help="Find, check, install and benchmark CUDA and cuDNN.",
     no_args_is_help=True,
     add_completion=True,
@@ -49,8 +59,8 @@ def main_options(
 
 
 
-# The options that choose what a check judges and how it answers: `check` declares them, and `fix`
-# (the same targets) declares the same ones with these types, then resolves them with check_settings().
+# The options that choose what a check looks at, judges and how it answers: declared once here, taken by
+# `check` and by `fix` (the same targets), resolved by commands/check.py's check_settings() and check_options().
 SelectOption = Annotated[list[str], typer.Option(
     "--select", metavar="CODE|PREFIX",
     help="Only these findings count (CD306, or a prefix: CD3). Repeatable; also \\[tool.cudnn-doctor] select "
@@ -71,6 +81,18 @@ FormatOption = Annotated[Optional[str], typer.Option(
     help="text (default); json; github: the report plus GitHub Actions annotations and a job summary "
          "($GITHUB_STEP_SUMMARY); junit: JUnit XML, one test case per area; prometheus: metrics for "
          "node_exporter's textfile collector. Also \\[tool.cudnn-doctor] format, CUDNN_DOCTOR_FORMAT.")]
+SearchPathOption = Annotated[list[str], typer.Option(
+    "--search-path", metavar="DIR", help="Another folder to look for cuDNN in. Repeatable.")]
+FrameworkOption = Annotated[list[str], typer.Option(
+    "--framework", metavar="NAME[==VER]", help="Check a framework that is not installed, e.g. tensorflow==2.15.0.")]
+ProjectOption = Annotated[Optional[str], typer.Option(
+    "--project", metavar="DIR|FILE",
+    help="Maven/Gradle project to read DL4J backends from: its folder, its pom.xml or build.gradle, or a folder "
+         "of projects (default: .).")]
+PythonOption = Annotated[Optional[str], typer.Option(
+    "--python", metavar="ENV|PATH",
+    help="Inspect this Python environment's packages (a folder like .venv, or its bin/python) instead of the "
+         "environments around; for fix, the environment treated (its pip installs).")]
 
 
 @app.command()
@@ -87,25 +109,21 @@ def check(
     strict: StrictOption = None,
     select: SelectOption = [],  # noqa: B006
     ignore: IgnoreOption = [],  # noqa: B006
-    search_path: list[str] = typer.Option([], "--search-path", metavar="DIR",
-                                          help="Another folder to look for cuDNN in. Repeatable."),
-    framework: list[str] = typer.Option([], "--framework", metavar="NAME[==VER]",
-                                        help="Check a framework that is not installed, e.g. tensorflow==2.15.0."),
-    project: Optional[str] = typer.Option(None, "--project", metavar="DIR|FILE",
-                                          help="Maven/Gradle project to read DL4J backends from: its folder, its "
-                                               "pom.xml or build.gradle, or a folder of projects (default: .)."),
-    python: Optional[str] = typer.Option(None, "--python", metavar="ENV|PATH",
-                                         help="Inspect this Python environment's packages (a folder like .venv, or "
-                                              "its bin/python) instead of the environments around."),
+    search_path: SearchPathOption = [],  # noqa: B006
+    framework: FrameworkOption = [],  # noqa: B006
+    project: ProjectOption = None,
+    python: PythonOption = None,
     deep: bool = typer.Option(False, "--deep", help="Also import each framework in a child process to confirm "
                                                     "which cuDNN it really loads (slow)."),
     quiet: bool = typer.Option(False, "-q", "--quiet", help="Print only errors and warnings (nothing when healthy)."),
     verbose: bool = typer.Option(False, "-v", "--verbose", help="Show every detail."),
 ) -> None:
     """Diagnose the GPUs, driver, CUDA toolkits, cuDNN copies and frameworks."""
-    check_line.check(json_output=json_output, output_format=output_format, output=output, junit_xml=junit_xml,
-                     require=require, strict=strict, select=select, ignore=ignore, search_path=search_path,
-                     framework=framework, project=project, python=python, deep=deep, quiet=quiet, verbose=verbose)
+    from cudnn_doctor.commands.check import check as body
+
+    body(json_output=json_output, output_format=output_format, output=output, junit_xml=junit_xml,
+         require=require, strict=strict, select=select, ignore=ignore, search_path=search_path,
+         framework=framework, project=project, python=python, deep=deep, quiet=quiet, verbose=verbose)
 
 
 @app.command()
@@ -128,24 +146,9 @@ def compat(
     verbose: bool = typer.Option(False, "-v", "--verbose", help="Show the source of every row."),
 ) -> None:
     """What a framework release needs, and whether a CUDA/cuDNN/driver/GPU combination works."""
-    from cudnn_doctor.commands import compat as command
+    from cudnn_doctor.commands.compat import main as body
 
-    if list_table is None and framework is None:
-        raise DoctorError("name a framework or a table", fix="cudnn-doctor compat tensorflow==2.15.0, or --list cudnn")
-    if list_table is not None:
-        data = command.list_rows(list_table)
-    else:
-        combo = command.combination(cuda, cudnn, driver, compute_capability, os_name)
-        data = command.answer(framework or "", combo, artifact)
-    if json_output:
-        from cudnn_doctor.render.json_out import write_json
-
-        write_json(data)
-    else:
-        from cudnn_doctor.render import compat_text
-
-        (compat_text.render_list if list_table else compat_text.render_answer)(data, _console(), verbose)
-    raise typer.Exit(data.get("exit_code", 0))
+    body(framework, cuda, cudnn, driver, compute_capability, os_name, artifact, list_table, json_output, verbose)
 
 
 @app.command()
@@ -159,22 +162,13 @@ def explain(
     verbose: bool = typer.Option(False, "-v", "--verbose", help="Show every related finding."),
 ) -> None:
     """What a finding code or a framework's error message means, and the fix on this machine."""
-    from cudnn_doctor.commands import explain as command
+    from cudnn_doctor.commands.explain import main as body
 
-    data = command.run(command.read_message(query, from_file, sys.stdin), offline_only)
-    if json_output:
-        from cudnn_doctor.render.json_out import write_json
-
-        write_json(data)
-    else:
-        from cudnn_doctor.render.explain_text import render_explain
-
-        render_explain(data, _console(), verbose)
-    raise typer.Exit(data["exit_code"])
+    body(query, from_file, offline_only, json_output, verbose)
 
 
-fleet_app = typer.Typer(help="Many nodes: merge their reports, or run check on each through Slurm.",
-                        no_args_is_help=True)
+fleet_app = typer.Typer(name="fleet", help="Many nodes: merge their reports, or run check on each through Slurm.",
+                        no_args_is_help=True, add_completion=False)
 app.add_typer(fleet_app, name="fleet")
 
 
@@ -186,9 +180,9 @@ def fleet_merge(
     json_output: bool = typer.Option(False, "--json", help="Print one JSON object (schema cudnn-doctor/fleet/1)."),
 ) -> None:
     """What differs between nodes: per field, the majority value and the nodes that differ; failed nodes."""
-    from cudnn_doctor.commands import fleet as command
+    from cudnn_doctor.commands.fleet import main_merge
 
-    _show_fleet(command.run_merge(reports), json_output)
+    main_merge(reports, json_output)
 
 
 @fleet_app.command("run", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
@@ -208,24 +202,9 @@ def fleet_run(
 
     Everything after the options goes to srun, e.g. `fleet run --slurm -- --partition=gpu --nodes=8`.
     """
-    from cudnn_doctor.commands import fleet as command
+    from cudnn_doctor.commands.fleet import main_run
 
-    if not slurm:
-        raise DoctorError("name the engine", fix="cudnn-doctor fleet run --slurm -- --partition=gpu --nodes=8; "
-                                                 "for Kubernetes, see README's Fleets section and use fleet merge")
-    _show_fleet(command.run_slurm(list(context.args), command_line, deadline, keep), json_output)
-
-
-def _show_fleet(data: dict, json_output: bool) -> None:  # type: ignore[type-arg]
-    if json_output:
-        from cudnn_doctor.render.json_out import write_json
-
-        write_json(data)
-    else:
-        from cudnn_doctor.render.fleet_text import render_fleet
-
-        render_fleet(data, _console())
-    raise typer.Exit(data["exit_code"])
+    main_run(slurm, list(context.args), command_line, deadline, keep, json_output)
 
 
 @app.command("bench")
@@ -257,32 +236,10 @@ def bench(
     verbose: bool = typer.Option(False, "-v", "--verbose", help="Show every detail."),
 ) -> None:
     """Run cuDNN convolution and LSTM through its C API: time them, check them against NumPy."""
-    from cudnn_doctor.bench.workloads import BenchOptions, validate_options
+    from cudnn_doctor.commands.bench import main as body
 
-    options = validate_options(BenchOptions(
-        workload=workload.lower(), dtype=dtype.lower(), layout=layout.lower(), size=size.lower(),
-        workspace_limit_mb=workspace_limit, devices=device.lower(), cpu=not no_cpu, repeats=repeats,
-        api=api.lower()))
-    from cudnn_doctor.bench.model import bench_to_json
-    from cudnn_doctor.commands.bench import BenchCommandOptions, run, selected_workloads
-
-    command = BenchCommandOptions(options, cudnn_path=cudnn, cudart_path=cudart)
-    if json_output or not (sys.stdout.isatty() and sys.stderr.isatty()):
-        report = run(command)
-    else:
-        from cudnn_doctor.render.bench_progress import WorkloadProgress
-
-        with WorkloadProgress(len(selected_workloads(options.workload)), device) as shown:
-            report = run(command, progress=shown.update)
-    if json_output:
-        from cudnn_doctor.render.json_out import write_json
-
-        write_json(bench_to_json(report))
-    else:
-        from cudnn_doctor.render.bench_text import render_bench
-
-        render_bench(report, _console(), verbose)
-    raise typer.Exit(report.summary.exit_code if report.summary else 3)
+    body(workload, dtype, layout, size, workspace_limit, device, no_cpu, cudnn, cudart, api, repeats, json_output,
+         verbose)
 
 
 @app.command("fix")
@@ -295,57 +252,17 @@ def fix(
     require: RequireOption = [],  # noqa: B006 - typer copies its defaults
     select: SelectOption = [],  # noqa: B006
     ignore: IgnoreOption = [],  # noqa: B006
-    search_path: list[str] = typer.Option([], "--search-path", metavar="DIR", help="As for check. Repeatable."),
-    framework: list[str] = typer.Option([], "--framework", metavar="NAME[==VER]",
-                                        help="Plan for a framework that is not installed, e.g. tensorflow==2.15.0."),
-    project: Optional[str] = typer.Option(None, "--project", metavar="DIR", help="As for check."),
-    python: Optional[str] = typer.Option(None, "--python", metavar="PATH",
-                                         help="The interpreter whose environment is treated (its pip installs)."),
+    search_path: SearchPathOption = [],  # noqa: B006
+    framework: FrameworkOption = [],  # noqa: B006
+    project: ProjectOption = None,
+    python: PythonOption = None,
     verbose: bool = typer.Option(False, "-v", "--verbose", help="Show every detail."),
 ) -> None:
     """The one treatment that makes `check` clean here; --yes applies it and checks again."""
-    from cudnn_doctor.plan.shell import SHELLS
+    from cudnn_doctor.commands.fix import main as body
 
-    if shell not in SHELLS:
-        raise DoctorError(f"--shell {shell!r}: not a shell I write for", fix=f"use one of {', '.join(SHELLS)}")
-    from cudnn_doctor.commands.check import CheckOptions
-    from cudnn_doctor.commands.fix import FixOptions, apply, diagnose, interactive
-
-    settings = check_settings(select, ignore, None, require, None, json_output)
-    options = FixOptions(CheckOptions(require=list(settings.require), search_paths=search_path, project_dir=project,
-                                      frameworks=framework, python=python, selection=settings.selection,
-                                      selection_sources=settings.sources), yes=yes, shell=shell)
-    outcome = diagnose(options)
-    go = yes
-    if outcome.plan.actions and not yes and not json_output and interactive():
-        from cudnn_doctor.render.plan_text import render_plan
-
-        render_plan(_console(), outcome, shell, applied=False)
-        go = typer.confirm("Apply the steps marked run now?", default=False)
-        if not go:
-            raise typer.Exit(1)
-    elif not go:
-        _show_fix(outcome, shell, json_output, applied=False)
-        raise typer.Exit(outcome.exit_code)
-    if outcome.plan.actions:
-        def progress(line: str) -> None:  # a step's line: paths and pip's words are text, never markup
-            if not json_output:
-                _console(stderr=True).print(log_line(line), markup=False, highlight=False)
-
-        apply(outcome, options, progress)
-    _show_fix(outcome, shell, json_output, applied=True)
-    raise typer.Exit(outcome.exit_code)
-
-
-def _show_fix(outcome, shell: str, json_output: bool, applied: bool) -> None:  # type: ignore[no-untyped-def]
-    if json_output:
-        from cudnn_doctor.render.json_out import write_json
-
-        write_json(outcome.to_json())
-        return
-    from cudnn_doctor.render.plan_text import render_plan
-
-    render_plan(_console(), outcome, shell, applied=applied and outcome.after is not None)
+    body(yes, json_output, shell, require, select, ignore, search_path, framework, project, python, verbose,
+         ask=lambda question: typer.confirm(question, default=False))
 
 
 @app.command("install")
@@ -381,12 +298,13 @@ def install(
     verbose: bool = typer.Option(False, "-v", "--verbose", help="List every file of the plan."),
 ) -> None:
     """Install cuDNN into a prefix: plan first, then all or nothing, with a backup and a manifest."""
-    from cudnn_doctor.commands.install import InstallOptions, run_install
+    from cudnn_doctor.commands.install import InstallOptions, run_install, run_transaction
 
     options = InstallOptions(location=location, version=version, cuda_major=cuda, mirror=mirror, sha256=sha256,
                              prefix=prefix, os_name=os_name, dry_run=dry_run, yes=yes, no_verify=no_verify,
                              replace_majors=replace_majors, force=force)
-    _run_transaction("install", lambda ui: run_install(options, ui), json_output, verbose)
+    run_transaction("install", lambda ui: run_install(options, ui), json_output, verbose, _ask_on_stderr)
+
 
 @app.command("uninstall")
 @guarded
@@ -399,107 +317,104 @@ def uninstall(
     verbose: bool = typer.Option(False, "-v", "--verbose", help="Show every detail."),
 ) -> None:
     """Remove exactly what the last install into PREFIX wrote, and restore what it replaced."""
+    from cudnn_doctor.commands.install import run_transaction
     from cudnn_doctor.commands.uninstall import run_uninstall
 
-    _run_transaction("uninstall", lambda ui: run_uninstall(prefix, dry_run, yes, force, ui), json_output, verbose)
+    run_transaction("uninstall", lambda ui: run_uninstall(prefix, dry_run, yes, force, ui), json_output, verbose,
+                    _ask_on_stderr)
 
 
-def _run_transaction(command: str, action: Any, json_output: bool, verbose: bool) -> None:
-    """install/uninstall: the plan shown (text) or kept (JSON), a question on a terminal, one outcome."""
-
-    from cudnn_doctor.commands.install import Ui
-    from cudnn_doctor.install.outcome import UninstallPlan, failure_to_json, outcome_to_json
-    from cudnn_doctor.render import install_text as render
-    from cudnn_doctor.render.json_out import write_json
-
-    console = _console(stderr=json_output)  # a closed stdout ends quietly, as in every command
-    shown: list[Any] = []
-
-    def show_plan(plan: Any) -> None:
-        shown.append(plan)
-        if json_output:
-            return
-        if isinstance(plan, UninstallPlan):
-            render.render_uninstall_plan(plan, console)
-        else:
-            render.render_plan(plan, console, verbose)
-
-    def confirm(question: str) -> bool:
-        if not sys.stdin.isatty():
-            raise DoctorError("nothing was changed: the plan needs a yes, and there is no terminal to ask",
-                              "add --yes (or --dry-run to only see the plan)", exit_code=2)
-        return typer.confirm(question, default=False, err=True)
-
-    def note(text: str) -> None:
-        _console(stderr=True).print(log_line(f"cudnn-doctor: {text}"), markup=False)  # piped: one line, not cut at 80
-
-    ui = Ui(show_plan=show_plan, confirm=confirm, note=note,
-            progress=not json_output and sys.stderr.isatty())
-    try:
-        outcome = action(ui)
-    except DoctorError as error:
-        if json_output:
-            write_json(failure_to_json(command, error, shown[-1] if shown else None))
-        from cudnn_doctor.install.safety import printable
-
-        # paths and names in the message are the user's or an archive's: no escape code reaches the terminal
-        error.message, error.fix = printable(error.message), printable(error.fix) if error.fix else error.fix
-        raise
-    if json_output:
-        write_json(outcome_to_json(outcome))
-    else:
-        render.render_outcome(outcome, console)
-    raise typer.Exit(outcome.exit_code)
+def _ask_on_stderr(question: str) -> bool:
+    return typer.confirm(question, default=False, err=True)
 
 
-def _usage_error(error: Exception) -> int:
+def _usage_error(error: Exception, args: list[str]) -> int:
     """A usage error found by the option parser: one line, exit 2, one JSON object with --json (usage_errors.py)."""
-    from typer.main import get_command
-
     from cudnn_doctor.usage_errors import report_usage_error
 
-    return report_usage_error(error, json_requested(), get_command(app), write_error_json)
+    root = click_root()
+    name, params = read_anyway(root, args)
+    def write(exit_code: int, message: str, fix: str) -> None:
+        write_error_json(exit_code, message, fix, command=name)
+
+    return report_usage_error(error, json_wanted(name, params), root, args, write)
 
 
-def main() -> None:
+def read_anyway(root, args: list[str]) -> tuple[str | None, dict[str, Any]]:  # type: ignore[no-untyped-def]
+    """The command and the options the parser can read from ARGS despite what is wrong with them (an unknown
+    option, a bad value): whether a failed command line asked for JSON is the parser's answer too."""
+    try:
+        context = root.make_context("cudnn-doctor", list(args), resilient_parsing=True)
+        rest = [*_protected(context), *context.args]
+        command: Any = root
+        name = None
+        while rest and hasattr(command, "get_command"):
+            sub = command.get_command(context, rest[0])
+            if sub is None:  # a misspelt command: its options read as the one it is closest to would read them
+                import difflib
+
+                closest = difflib.get_close_matches(rest[0], list(command.list_commands(context)), n=1, cutoff=0.7)
+                sub = command.get_command(context, closest[0]) if closest else None
+            if sub is None:
+                break
+            name = name or rest[0]
+            context = sub.make_context(rest[0], rest[1:], parent=context, resilient_parsing=True,
+                                       ignore_unknown_options=True)
+            command, rest = sub, [*_protected(context), *context.args]
+        return name, dict(context.params)
+    except Exception:  # noqa: BLE001 - nothing readable: no JSON asked for
+        return None, {}
+
+
+def _protected(context: Any) -> list[str]:
+    """A group's subcommand and what follows it, as click keeps them (renamed in click 8.2)."""
+    return list(getattr(context, "_protected_args", None) or getattr(context, "protected_args", None) or [])
+
+
+def main(args: list[str] | None = None) -> None:
+    """Run the command line ARGS (the process's own by default) to its end: SystemExit with its status."""
     from cudnn_doctor.completion import named_shell_request
 
-    shell_script = named_shell_request(sys.argv[1:])  # `--show-completion zsh`: typer's option takes no shell
+    args = sys.argv[1:] if args is None else list(args)
+    shell_script = named_shell_request(args)  # `--show-completion zsh`: typer's option takes no shell
     if shell_script is not None:
         sys.exit(shell_script)
-    command.run(_run_app)
+    command.run(lambda: command.call(_invoke_app, args=args), lambda: json_wanted(*read_anyway(click_root(), args)))
 
 
-def app_for(args: list[str]) -> typer.Typer:
-    """The app with only the command ARGS run registered: typer builds every registered command's options
-    from its signature at each start, and the others are never read. The whole app for anything else: no
-    command, a group (fleet), an unknown or misspelt command (its suggestions), shell completion."""
-    if not args or completion.COMPLETE_VAR in os.environ:
-        return app
-    chosen = [info for info in app.registered_commands
-              if (info.name or info.callback.__name__.replace("_", "-")) == args[0]]  # type: ignore[union-attr]
-    if len(chosen) != 1:
-        return app
-    narrowed = copy.copy(app)  # the same callback, options and settings; the module's app is left whole
-    narrowed.registered_commands = chosen
-    narrowed.registered_groups = []
-    return narrowed
+def click_root() -> _Commands:
+    """The click group typer makes of app: its own options now, each command when click asks for it."""
+    import copy
+
+    from typer.main import get_command, get_command_from_info
+
+    bare = copy.copy(app)  # the callback, its options and settings; no command built yet
+    bare.registered_commands, bare.registered_groups = [], []
+    root = get_command(bare)
+    assert isinstance(root, _Commands)
+
+    def build(info: Any) -> Callable[[], Any]:
+        return lambda: get_command_from_info(info, pretty_exceptions_short=app.pretty_exceptions_short,
+                                             rich_markup_mode=app.rich_markup_mode)
+
+    declared: dict[str, Callable[[], Any]] = {}
+    for info in app.registered_commands:
+        declared[info.name or info.callback.__name__.replace("_", "-")] = build(info)  # type: ignore[union-attr]
+    for group in app.registered_groups:
+        declared[group.name] = lambda typer_app=group.typer_instance: get_command(typer_app)  # type: ignore[index,misc]
+    root.declared = declared
+    return root
 
 
-def _run_app() -> int:
-    """The command's exit status, its output flushed (command.call, as for a plain check line)."""
-    return command.call(_invoke_app)
-
-
-def _invoke_app() -> None:
-    """Parse with typer and run the command; ends with SystemExit(status), as a command's body does."""
+def _invoke_app(args: list[str]) -> None:
+    """Parse ARGS with typer and run the command; ends with SystemExit(status), as a command's body does."""
     # click's ClickException (click itself, or the copy newer typers carry), found through what typer exports
     usage_errors: tuple[type[Exception], ...] = tuple(
         c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
     try:
-        exit_code = app_for(sys.argv[1:])(prog_name="cudnn-doctor", standalone_mode=False)
+        exit_code = click_root().main(args=args, prog_name="cudnn-doctor", standalone_mode=False)
     except usage_errors as error:
-        raise SystemExit(_usage_error(error)) from None
+        raise SystemExit(_usage_error(error, args)) from None
     except typer.Abort:
         from cudnn_doctor import signals
 

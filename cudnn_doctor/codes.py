@@ -8,14 +8,17 @@ meaning; a retired code is marked retired, never reused.
 from __future__ import annotations
 
 import string
+from dataclasses import dataclass
 from typing import Any
 
+from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.model import Finding
-from cudnn_doctor.records import record
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Code:
+    """One entry of the finding registry."""
+
     code: str
     severity: str  # "error" | "warning" | "info"
     title: str
@@ -378,7 +381,7 @@ def lookup(code: str) -> Code | None:
 def finding(code: str, subject: str | None = None, refs: tuple[str, ...] = (), **fields: Any) -> Finding:
     """The Finding for CODE, its registry text filled in from FIELDS: the one way any command makes one.
     Its fix is the code's advice (compat/fixes.toml) until the plan renders the exact treatment."""
-    from cudnn_doctor.plan.advice import advice
+    from cudnn_doctor.knowledge.advice import advice
 
     entry = CODES[code]
     if entry.retired:
@@ -399,3 +402,9 @@ def finding(code: str, subject: str | None = None, refs: tuple[str, ...] = (), *
 class _Fields(dict):  # type: ignore[type-arg]
     def __missing__(self, key: str) -> str:
         return "{" + key + "}"
+
+
+def doctor_error(code: str, exit_code: int = 2, subject: str | None = None, **values: Any) -> DoctorError:
+    """The error for registry CODE, its explanation and fix filled in from VALUES."""
+    made = finding(code, subject=subject, **values)
+    return DoctorError(f"{made.code} {made.title}: {made.detail}", made.fix, exit_code=exit_code, finding=made)

@@ -1,10 +1,8 @@
-"""How every command runs, whichever parser read its command line: the guard around a command's body
-(one line and exit 2 for a DoctorError, exit 3 for our bug, 128 + N for a signal), the one JSON object of
-a failed command, the end of a command whose reader went away, and the process around it all.
+"""How every command runs: the guard around a command's body (one line and exit 2 for a DoctorError, exit 3
+for our bug, 128 + N for a signal), the one JSON object of a failed command, the end of a command whose
+reader went away, and the process around it all, which ends through sys.exit.
 
-typer is not imported here: `check` with a plain command line (cudnn_doctor/check_line.py) runs without
-it. A command that ends by raising typer.Exit or typer.Abort went through typer, so typer is looked up
-in sys.modules when one passes the guard."""
+Whether a failure is told in JSON is read from the command's options as the parser read them (cli.py)."""
 
 from __future__ import annotations
 
@@ -36,25 +34,17 @@ def console(stderr: bool = False):  # type: ignore[no-untyped-def]
     return console
 
 
-def json_requested(args: list[str] | None = None) -> bool:
-    """Whether the command line asks for JSON (`--json`, `--format json`), whatever else is wrong with it."""
-    args = sys.argv[1:] if args is None else args
-    if "--" in args:
-        args = args[:args.index("--")]
-    for index, arg in enumerate(args):
-        if arg == "--json" or arg == "--format=json" or (arg == "--format" and args[index + 1:index + 2] == ["json"]):
-            return True
+def json_wanted(command: str | None, params: dict[str, Any]) -> bool:
+    """Whether a command's options, as the parser read them (PARAMS), ask for JSON (`--json`, `--format json`)."""
+    output_format = params.get("output_format")
+    if params.get("json_output") or (isinstance(output_format, str) and output_format.strip().lower() == "json"):
+        return True
     # CUDNN_DOCTOR_FORMAT=json (CI) makes check answer in JSON, its failures included
-    return _command_name(args) == "check" and os.environ.get("CUDNN_DOCTOR_FORMAT", "").strip().lower() == "json"
-
-
-def _command_name(args: list[str] | None = None) -> str | None:
-    args = sys.argv[1:] if args is None else args
-    return next((arg for arg in args if not arg.startswith("-")), None)
+    return command == "check" and os.environ.get("CUDNN_DOCTOR_FORMAT", "").strip().lower() == "json"
 
 
 def write_error_json(exit_code: int, message: str, fix: str | None = None, title: str | None = None,
-                     code: str | None = None) -> None:
+                     code: str | None = None, command: str | None = None) -> None:
     """The one JSON object of a failed command (`cudnn-doctor/error/1`), unless the command already printed its own."""
     from cudnn_doctor.render import json_out
 
@@ -63,7 +53,7 @@ def write_error_json(exit_code: int, message: str, fix: str | None = None, title
     json_out.write_json({
         "schema": ERROR_SCHEMA,
         "tool": {"name": "cudnn-doctor", "version": __version__},
-        "command": _command_name(),
+        "command": command,
         "error": {"code": code, "title": title or ("Usage error" if exit_code == 2 else "Error"),
                   "message": message, "fix": fix},
         "exit_code": exit_code,
@@ -80,7 +70,7 @@ def stdout_closed() -> NoReturn:
     raise SystemExit(CLOSED_PIPE_EXIT)
 
 
-def interrupted(error: BaseException, want_json: bool) -> int:
+def interrupted(error: BaseException, want_json: bool, command: str | None = None) -> int:
     """A signal ended the command: every process it started is killed first, then one line (and the
     JSON object with --json); returns the exit status, 128 + the signal's number."""
     from cudnn_doctor import child, signals
@@ -90,7 +80,8 @@ def interrupted(error: BaseException, want_json: bool) -> int:
     say(f"cudnn-doctor: interrupted ({str(error) or 'SIGINT'})")
     if want_json:
         try:
-            write_error_json(exit_code, f"interrupted by {str(error) or 'SIGINT'}", title="Interrupted")
+            write_error_json(exit_code, f"interrupted by {str(error) or 'SIGINT'}", title="Interrupted",
+                             command=command)
         except (OutputLost, BrokenPipeError):
             pass
     return exit_code
@@ -101,10 +92,12 @@ def guarded(function: F) -> F:
 
     With --json on the command line the failure is also one JSON object on standard output."""
 
+    name = function.__name__.split("_")[0]  # fleet_merge: the command `fleet`
+
     @functools.wraps(function)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         verbose = bool(kwargs.get("verbose"))
-        want_json = json_requested()
+        want_json = json_wanted(name, kwargs)
         try:
             return function(*args, **kwargs)
         except BrokenPipeError:
@@ -117,12 +110,12 @@ def guarded(function: F) -> F:
             if want_json:
                 found = error.finding
                 write_error_json(error.exit_code, error.message, error.fix, found.title if found else None,
-                                 found.code if found else None)
+                                 found.code if found else None, command=name)
             raise SystemExit(error.exit_code) from None
         except (SystemExit, OutputLost):
             raise
         except KeyboardInterrupt as error:  # Ctrl-C, SIGTERM, SIGHUP (signals.py)
-            raise SystemExit(interrupted(error, want_json)) from None
+            raise SystemExit(interrupted(error, want_json, name)) from None
         except Exception as error:  # a bug in the doctor, not a problem of the machine
             if _parser_exit(error):  # typer.Exit, typer.Abort: the command's end, through typer
                 raise
@@ -133,7 +126,7 @@ def guarded(function: F) -> F:
             report = f"this is a bug in cudnn-doctor {__version__}: please report it at {ISSUES_URL}"
             say(f"cudnn-doctor: internal error: {type(error).__name__}: {error} ({report}; -v shows the traceback)")
             if want_json:
-                write_error_json(3, f"{type(error).__name__}: {error}", report, title="Internal error")
+                write_error_json(3, f"{type(error).__name__}: {error}", report, title="Internal error", command=name)
             raise SystemExit(3) from None
 
     return wrapper  # type: ignore[return-value]
@@ -164,9 +157,10 @@ def call(function: Callable[..., Any], **options: Any) -> int:
     return exit_code if isinstance(exit_code, int) else 0
 
 
-def run(body: Callable[[], int]) -> NoReturn:
+def run(body: Callable[[], int], want_json: Callable[[], bool] = lambda: False) -> NoReturn:
     """The process around a command: standard streams and signals prepared, BODY run to its exit status,
-    a signal or a lost output turned into theirs, then exit."""
+    a signal or a lost output turned into theirs, then sys.exit. WANT_JSON tells whether the command line
+    asked for JSON, for a signal that comes outside the command's body."""
     from cudnn_doctor import signals, streams
 
     streams.prepare()  # closed or full standard streams: one clean outcome each (streams.py)
@@ -183,38 +177,28 @@ def run(body: Callable[[], int]) -> NoReturn:
             say(f"cudnn-doctor: error: {lost}: the output was not written")
             exit_code = OUTPUT_LOST_EXIT
     except KeyboardInterrupt as error:  # a signal outside a command's body (parsing, the last flush)
-        exit_code = interrupted(error, json_requested())
+        exit_code = interrupted(error, want_json())
     signals.hold()  # the outcome is settled: a signal from now on changes nothing and raises nothing
     if signals.received() is not None:
         exit_code = signals.exit_code()
-    if exit_code == CLOSED_PIPE_EXIT:
+    if exit_code == CLOSED_PIPE_EXIT:  # nothing more reaches the reader that went away
         try:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         except (OSError, ValueError):
             pass
-    exit_now(exit_code)
+    _flush_or_drop()
+    sys.exit(exit_code)
 
 
-def exit_now(exit_code: int) -> NoReturn:
-    """End the process with EXIT_CODE as the interpreter would, without freeing every object first.
-
-    What Python's own exit does that matters is done, in its order: threads that are not daemons are
-    waited for, the atexit handlers run (child.py's kills whatever the command started), the standard
-    streams are flushed. What is left out is the teardown of every module: freeing, one by one, the
-    objects the compat tables and the imports made, 5 ms of a 60 ms check (benchmarks/README.md)."""
-    import atexit
-    import threading
-
-    run_handlers = getattr(atexit, "_run_exitfuncs", None)
-    if run_handlers is None:  # not CPython: its own exit
-        sys.exit(exit_code)
-    for thread in threading.enumerate():
-        if thread is not threading.main_thread() and not thread.daemon:
-            thread.join()
-    run_handlers()
+def _flush_or_drop() -> None:
+    """Flush the standard streams now; one whose reader went away (or that cannot be written) is pointed
+    at /dev/null, so that the interpreter's own last flush at exit neither complains nor changes the
+    exit status."""
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
-        except (OSError, ValueError, OutputLost):  # a reader gone, a stream closed: as the interpreter's last flush
-            pass
-    os._exit(exit_code)
+        except (OSError, ValueError, OutputLost):
+            try:
+                os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
+            except (OSError, ValueError):
+                pass

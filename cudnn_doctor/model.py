@@ -7,31 +7,34 @@ mechanically (`to_jsonable`), so the text report and the JSON never disagree.
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any
-
-from cudnn_doctor.records import field, fields, is_record, record
 
 REPORT_SCHEMA = "cudnn-doctor/report/1"
 
 ERROR, WARNING, INFO = "error", "warning", "info"
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Host:
+    """The machine the report was made on."""
+
     os: str
     arch: str
     python: str
     hostname: str
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class GpuProcess:
+    """A process holding GPU memory."""
+
     pid: int
     used_memory_mib: int | None
     name: str | None = None  # /proc/PID/comm, where this process can read it
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class GpuHealth:
     """NVML's health readings of one GPU; None where not read, named in not_supported where the
     GPU or driver does not support it, in errors where NVML failed."""
@@ -58,8 +61,10 @@ class GpuHealth:
     errors: dict[str, str] = field(default_factory=dict)
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Gpu:
+    """One GPU as NVML sees it."""
+
     index: int
     name: str
     uuid: str | None
@@ -71,8 +76,10 @@ class Gpu:
     pci_bus_id: str | None = None  # "00000000:00:06.0", as NVML and nvidia-smi write it
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Driver:
+    """The NVIDIA driver, as NVML or libcuda answered."""
+
     version: str | None  # "580.159.04"
     cuda_driver_version: str | None  # "13.0"
     source: str  # "nvml" | "libcuda" | "none"
@@ -80,8 +87,10 @@ class Driver:
     error: str | None = None  # why it could not be read, when it could not
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Toolkit:
+    """One CUDA toolkit found on disk."""
+
     path: str
     version: str | None
     nvcc: str | None
@@ -94,7 +103,7 @@ class Toolkit:
     cudart_error: str | None = None  # why its libcudart failed to load
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class LibraryProbe:
     """What a child process saw when it loaded one vendor library."""
 
@@ -106,8 +115,10 @@ class LibraryProbe:
     values: dict[str, Any] = field(default_factory=dict)  # function name -> returned value
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class CudnnInstall:
+    """One copy of cuDNN: its library, version and who loads it."""
+
     path: str  # the folder
     library: str  # the file, e.g. /usr/lib/x86_64-linux-gnu/libcudnn.so.9
     major: int | None  # from the file name (libcudnn.so.9 -> 9)
@@ -129,8 +140,10 @@ class CudnnInstall:
     real_path: str | None = None  # the folder with every symlink resolved
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Framework:
+    """A framework found in an environment (or assumed with --framework)."""
+
     name: str  # "torch" | "tensorflow" | "jax" | "theano" | "dl4j"
     version: str | None
     cuda_built_for: str | None
@@ -141,8 +154,10 @@ class Framework:
     details: dict[str, Any] = field(default_factory=dict)
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Finding:
+    """What a rule found: a registry code's text filled in; its fix rendered from the plan."""
+
     code: str
     severity: str
     title: str
@@ -153,15 +168,19 @@ class Finding:
     values: dict[str, Any] = field(default_factory=dict, compare=False)  # what the rule read, by name
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Summary:
+    """The report's status, counts and exit code."""
+
     status: str  # "ok" | "warning" | "error"
     counts: dict[str, int]
     exit_code: int
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Tool:
+    """The doctor's own name and version."""
+
     name: str
     version: str
 
@@ -227,8 +246,10 @@ class ProcessView:
     cudnn: tuple[LoadedCudnn, ...] = ()
 
 
-@record
+@dataclass
 class Report:
+    """Everything check found and judged (`cudnn-doctor/report/1`)."""
+
     tool: Tool
     host: Host
     gpus: list[Gpu] = field(default_factory=list)
@@ -255,7 +276,7 @@ class Report:
 
 def to_jsonable(value: Any) -> Any:
     """Turn records, tuples and dicts into plain JSON types."""
-    if is_record(value) and not isinstance(value, type):
+    if is_dataclass(value) and not isinstance(value, type):
         return {f.name: to_jsonable(getattr(value, f.name)) for f in fields(value)}
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
@@ -264,22 +285,3 @@ def to_jsonable(value: Any) -> Any:
     if isinstance(value, dict):
         return {str(key): to_jsonable(item) for key, item in value.items()}
     return value
-
-
-def report_to_json(report: Report) -> dict[str, Any]:
-    """The report as the `cudnn-doctor/report/1` JSON object."""
-    plan = report.plan
-    report.plan = None
-    try:
-        data = to_jsonable(report)
-    finally:
-        report.plan = plan
-    data.pop("plan", None)
-    if plan is not None:
-        from cudnn_doctor.plan.shell import plan_json
-
-        data["plan"] = plan_json(plan, report.ld_library_path)
-    for internal in ("search_errors", "dangling_variables", "nvml_error", "unreadable_files", "loader_path_real",
-                     "ld_library_path", "ld_library_path_real"):
-        data.pop(internal, None)
-    return {"schema": REPORT_SCHEMA, **data}

@@ -8,16 +8,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.model import Finding
-from cudnn_doctor.records import record
 
 CODE_PREFIX = re.compile(r"CD[0-9]{0,3}")
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Selection:
+    """The codes --select and --ignore name."""
+
     select: tuple[str, ...] = ()  # codes or prefixes ("CD4", "CD406"); empty: every finding
     ignore: tuple[str, ...] = ()
 

@@ -9,9 +9,9 @@ cannot drop a project's accepted warnings by adding its own."""
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass, field
 
 from cudnn_doctor.errors import DoctorError
-from cudnn_doctor.records import field, record
 from cudnn_doctor.selection import Selection, parse_codes
 
 CHECK_FORMATS = ("text", "json", "github", "junit", "prometheus")
@@ -22,8 +22,10 @@ TRUE_WORDS, FALSE_WORDS = ("1", "true", "yes", "on"), ("0", "false", "no", "off"
 PYPROJECT_LIMIT = 1 << 20
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class CheckSettings:
+    """check's settings from the command line, CUDNN_DOCTOR_* and [tool.cudnn-doctor]."""
+
     selection: Selection = Selection()
     strict: bool = False
     require: tuple[str, ...] = ()

@@ -74,12 +74,10 @@ def _param_words(param: Any) -> tuple[str, str | None]:
     return (opts[0] if opts else getattr(param, "name", "option")), metavar
 
 
-def describe(error: Exception, args: list[str] | None = None, root: Any = None) -> tuple[str, str]:
+def describe(error: Exception, args: list[str], root: Any = None) -> tuple[str, str]:
     """The one-line message and fix for a usage error of click's (or typer's copy of click); ARGS, the
     command line, and ROOT, the tool's click command, name the subcommand where click gives no context."""
-    import sys
-
-    context = _subcommand_context(getattr(error, "ctx", None), sys.argv[1:] if args is None else args, root)
+    context = _subcommand_context(getattr(error, "ctx", None), args, root)
     where = _where(context)
     prefix = f"{where}: " if where else ""
     kind = type(error).__name__
@@ -131,13 +129,13 @@ def describe(error: Exception, args: list[str] | None = None, root: Any = None) 
     return f"{prefix}{text[:1].lower()}{text[1:]}", _help_line(context)
 
 
-def report_usage_error(error: Exception, want_json: bool, root: Any = None,
+def report_usage_error(error: Exception, want_json: bool, root: Any, args: list[str],
                        write_json: Callable[[int, str, str], None] | None = None) -> int:
     """Print ERROR as one line on standard error and, when WANT_JSON, hand it to WRITE_JSON (the command line's
     one `cudnn-doctor/error/1` object); the exit code."""
     from cudnn_doctor.streams import say
 
-    message, fix = describe(error, root=root)
+    message, fix = describe(error, args, root)
     say(f"cudnn-doctor: error: {message} (fix: {fix})")
     if want_json and write_json is not None:
         write_json(USAGE_EXIT, message, fix)

@@ -40,7 +40,8 @@ class Machine:
     so /usr/local/cuda and friends of the real machine stay out of the test.
     """
 
-    def __init__(self, tmp_path: Path) -> None:
+    def __init__(self, tmp_path: Path, in_process: bool = False) -> None:
+        self.in_process = in_process  # run the CLI in this process (run_in_process), not as a new one
         self.root = tmp_path / "root"
         self.home = tmp_path / "home"
         for folder in (self.root / "etc", self.home):
@@ -63,6 +64,10 @@ class Machine:
         self.env["LD_LIBRARY_PATH"] = f"{folder}:{current}" if current else str(folder)
 
     def run(self, *args: str, timeout: float = 60) -> Result:
+        if self.in_process:
+            result = run_in_process(list(args), self.env, self.cwd)
+            assert_no_placeholder(args, result.stdout)
+            return result
         process = subprocess.run(
             [sys.executable, "-m", "cudnn_doctor", *args],
             capture_output=True, text=True, env=self.env, cwd=self.cwd, timeout=timeout,
@@ -78,6 +83,65 @@ class Machine:
         data = result.json
         assert data["summary"]["exit_code"] == result.exit_code
         return data
+
+
+def run_in_process(args: list[str], env: dict[str, str], cwd: Path) -> Result:
+    """The CLI called in this process as another Python program would call it (cudnn_doctor.cli.main), with
+    ENV as its whole environment, CWD as its folder, standard input empty and standard output and error
+    read from their descriptors: what a user's shell would show. For the behaviour that does not need a
+    process of its own (signals, closed or full streams, limits, a terminal do): it saves a Python start
+    and typer's import per run. Everything the call changes in this process is put back."""
+    import signal
+    import tempfile
+
+    from cudnn_doctor import cli, signals
+    from cudnn_doctor.render import json_out
+
+    saved_env, saved_cwd = dict(os.environ), os.getcwd()
+    saved_streams = (sys.stdin, sys.stdout, sys.stderr)
+    saved_handlers = {signum: signal.getsignal(signum) for signum in signals.HANDLED}
+    saved_fds = [os.dup(fd) for fd in (0, 1, 2)]
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        for stream in saved_streams[1:]:
+            stream.flush()
+        empty = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(empty, 0)
+        os.close(empty)
+        os.dup2(out.fileno(), 1)
+        os.dup2(err.fileno(), 2)
+        sys.stdin = open(0, encoding="utf-8", errors="surrogateescape", closefd=False)  # noqa: SIM115
+        os.environ.clear()
+        os.environ.update(env)
+        os.chdir(cwd)
+        json_out.written = False
+        signals._received.clear()
+        signals._held.clear()
+        try:
+            cli.main(args)
+            exit_code: object = 0
+        except SystemExit as end:
+            exit_code = end.code
+        finally:
+            for stream in (sys.stdout, sys.stderr):
+                try:
+                    stream.flush()
+                except (OSError, ValueError):
+                    pass
+            sys.stdin, sys.stdout, sys.stderr = saved_streams
+            for fd, saved in zip((0, 1, 2), saved_fds, strict=True):
+                os.dup2(saved, fd)
+                os.close(saved)
+            os.chdir(saved_cwd)
+            os.environ.clear()
+            os.environ.update(saved_env)
+            for signum, handler in saved_handlers.items():
+                signal.signal(signum, handler)
+            signals._received.clear()
+            signals._held.clear()
+        out.seek(0)
+        err.seek(0)
+        text = out.read().decode("utf-8", "surrogateescape"), err.read().decode("utf-8", "surrogateescape")
+    return Result(exit_code if isinstance(exit_code, int) else 0 if exit_code is None else 1, *text)
 
 
 def assert_no_placeholder(args: tuple[str, ...], stdout: str) -> None:
@@ -133,6 +197,13 @@ def check_names_only_known_releases(plan: dict) -> None:
 @pytest.fixture
 def machine(tmp_path: Path) -> Machine:
     return Machine(tmp_path)
+
+
+@pytest.fixture
+def machine_in_process(tmp_path: Path) -> Machine:
+    """A pretend machine whose CLI runs in this process (run_in_process): for a test file whose behaviour
+    needs no process of its own, `machine = machine_in_process` in its fixtures."""
+    return Machine(tmp_path, in_process=True)
 
 
 def codes(report: dict) -> set[str]:

@@ -14,6 +14,12 @@ import pytest
 from tests.conftest import PLACEHOLDER, Machine, codes
 from tests.fakes.build import fake_cudart, fake_cudnn, fake_libcuda, fake_nvml
 
+
+@pytest.fixture
+def machine(machine_in_process: Machine) -> Machine:
+    """The CLI runs in the test's own process (conftest.run_in_process): nothing here needs a process of its own."""
+    return machine_in_process
+
 CUDNN9_SUBLIBS = ["libcudnn_graph", "libcudnn_ops", "libcudnn_cnn", "libcudnn_adv", "libcudnn_engines_precompiled",
                   "libcudnn_engines_runtime_compiled", "libcudnn_heuristic"]
 CUDNN8_SUBLIBS = ["libcudnn_ops_infer", "libcudnn_ops_train", "libcudnn_cnn_infer", "libcudnn_cnn_train",

@@ -4,11 +4,13 @@ sessions too), and the files it was writing as they were before."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -29,9 +31,20 @@ def hanging_library(machine: Machine, tmp_path: Path) -> Path:
     return library
 
 
-def start(machine: Machine, *args: str) -> subprocess.Popen[str]:
+def from_a_terminal() -> None:
+    """The command as a terminal's shell starts it: SIGHUP at its default. A suite run under `nohup` (or from
+    a shell's background job) hands its children SIGHUP ignored, and the doctor keeps what it was handed."""
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
+
+
+def under_nohup() -> None:
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+
+
+def start(machine: Machine, *args: str, started: Callable[[], None] = from_a_terminal) -> subprocess.Popen[str]:
     return subprocess.Popen([sys.executable, "-m", "cudnn_doctor", *args], env=machine.env, cwd=machine.cwd,
-                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=started)
 
 
 def wait_for_children(process: subprocess.Popen[str], mark: str) -> None:
@@ -77,8 +90,6 @@ def test_check_ends_on_a_signal_with_its_children_and_leaves_its_output_file_alo
 
 @pytest.mark.parametrize(("signum", "expected"), SIGNALS, ids=["SIGINT", "SIGTERM", "SIGHUP"])
 def test_check_json_says_it_was_interrupted(machine: Machine, tmp_path: Path, signum: int, expected: int) -> None:
-    import json
-
     mark = marked(machine)
     hanging_library(machine, tmp_path)
     exit_code, out, err = interrupt(machine, mark, signum, "check", "--json", "--search-path", str(tmp_path / "hang"))
@@ -107,3 +118,24 @@ def test_explain_ends_on_a_signal_while_it_probes(machine: Machine, tmp_path: Pa
                                     "Could not load dynamic library 'libcudnn.so.8'")
     assert exit_code == expected, err
     assert survivors(mark) == []
+
+
+def test_under_nohup_a_sighup_changes_nothing(machine: Machine, tmp_path: Path) -> None:
+    """`nohup cudnn-doctor check &`: the hang-up the user asked to ignore is ignored; the check ends as it
+    would have (the hanging library cut off at its probe deadline), not with 129."""
+    mark = marked(machine)
+    machine.add_library_path(hanging_library(machine, tmp_path).parent)
+    machine.env["CUDNN_DOCTOR_PROBE_TIMEOUT"] = "3"
+    process = start(machine, "check", "--json", started=under_nohup)
+    try:
+        wait_for_children(process, mark)
+        process.send_signal(signal.SIGHUP)
+        out, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+        for pid in survivors(mark):
+            os.kill(pid, signal.SIGKILL)
+    report = json.loads(out)
+    assert process.returncode == report["summary"]["exit_code"] != 129, err
+    assert "interrupted" not in err and survivors(mark) == []

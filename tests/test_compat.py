@@ -7,6 +7,12 @@ import pytest
 from tests.conftest import Machine
 
 
+@pytest.fixture
+def machine(machine_in_process: Machine) -> Machine:
+    """The CLI runs in the test's own process (conftest.run_in_process): nothing here needs a process of its own."""
+    return machine_in_process
+
+
 def compat(machine: Machine, *args: str) -> tuple[int, dict]:
     result = machine.run("compat", *args, "--json")
     assert "Traceback" not in result.stderr

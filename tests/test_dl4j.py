@@ -11,8 +11,16 @@ import os
 import shutil
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import Machine, codes
 from tests.fakes.build import fake_cudart, fake_cudnn, fake_nvml
+
+
+@pytest.fixture
+def machine(machine_in_process: Machine) -> Machine:
+    """The CLI runs in the test's own process (conftest.run_in_process): nothing here needs a process of its own."""
+    return machine_in_process
 
 FIXTURES = Path(__file__).parent / "fixtures" / "dl4j"
 

@@ -16,6 +16,12 @@ from cudnn_doctor.knowledge.data import compat_dir
 from tests.conftest import Machine
 from tests.fakes.build import fake_cudnn
 
+
+@pytest.fixture
+def machine(machine_in_process: Machine) -> Machine:
+    """The CLI runs in the test's own process (conftest.run_in_process): nothing here needs a process of its own."""
+    return machine_in_process
+
 CATALOG = tomllib.loads((compat_dir() / "errors.toml").read_text())["error"]
 
 

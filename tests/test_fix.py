@@ -424,16 +424,17 @@ def test_a_cudnn_for_another_cuda_major_in_a_toolkit_is_replaced_by_one_that_exi
 def test_every_code_has_its_advice_and_the_registry_holds_no_fix() -> None:
     """The fix knowledge is in one place: compat/fixes.toml has one advice row (with a source) per code, codes.py
     keeps titles and explanations only, and every advice is whole once its rule's values are in."""
+    import dataclasses
+
     import tomllib
 
-    from cudnn_doctor import records
     from cudnn_doctor.codes import CODES, Code
-    from cudnn_doctor.plan.advice import FIELD
+    from cudnn_doctor.knowledge.advice import FIELD
 
     rows = tomllib.loads((Path(__file__).resolve().parents[1] / "compat" / "fixes.toml").read_text())["advice"]
     assert sorted(row["code"] for row in rows) == sorted(CODES)
     assert all(row["source"].strip() for row in rows)
-    assert "fix" not in {f.name for f in records.fields(Code)}
+    assert "fix" not in {f.name for f in dataclasses.fields(Code)}
     for row in rows:
         assert not PLACEHOLDER.search(FIELD.sub("value", row["text"])), row  # only {fields} the rule fills
 

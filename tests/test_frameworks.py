@@ -6,8 +6,16 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import Machine, codes
 from tests.fakes.build import fake_cudnn, fake_framework_library, fake_nvml
+
+
+@pytest.fixture
+def machine(machine_in_process: Machine) -> Machine:
+    """The CLI runs in the test's own process (conftest.run_in_process): nothing here needs a process of its own."""
+    return machine_in_process
 
 CUDNN9 = ["libcudnn_graph", "libcudnn_ops", "libcudnn_cnn", "libcudnn_adv", "libcudnn_engines_precompiled",
           "libcudnn_engines_runtime_compiled", "libcudnn_heuristic"]

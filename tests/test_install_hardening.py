@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from cudnn_doctor.codes import CODES
-from cudnn_doctor.plan.advice import advice_row
+from cudnn_doctor.knowledge.advice import advice_row
 from tests.install_helpers import (
     clean_env,
     cudnn7_archive,

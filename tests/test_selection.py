@@ -6,8 +6,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import Machine, codes
 from tests.test_schemas import validate
+
+
+@pytest.fixture
+def machine(machine_in_process: Machine) -> Machine:
+    """The CLI runs in the test's own process (conftest.run_in_process): nothing here needs a process of its own."""
+    return machine_in_process
 
 
 def test_ignored_errors_leave_the_exit_code_and_the_text_and_are_listed_in_the_json(machine: Machine) -> None:

@@ -8,6 +8,12 @@ import pytest
 from tests.conftest import Machine
 from tests.test_schemas import validate
 
+
+@pytest.fixture
+def machine(machine_in_process: Machine) -> Machine:
+    """The CLI runs in the test's own process (conftest.run_in_process): nothing here needs a process of its own."""
+    return machine_in_process
+
 CASES = [
     (["chek"], "no such command 'chek'", "did you mean `cudnn-doctor check`?"),
     (["fleet", "mrge", "x"], "fleet: no such command 'mrge'", "did you mean `cudnn-doctor fleet merge`?"),

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from ctypes import byref, c_char, c_double, c_float, c_int, c_int64, c_void_p
+from dataclasses import dataclass, field
 from typing import Any
 
 from cudnn_doctor.bench import cudnn as dnn
-from cudnn_doctor.records import field, record
 
 # cudnnBackendDescriptorType_t
 CONVOLUTION, ENGINE, ENGINECFG, ENGINEHEUR, EXECUTION_PLAN = 1, 2, 3, 4, 5
@@ -115,7 +115,7 @@ _CTYPES: dict[int, Any] = {TYPE_HANDLE: c_void_p, TYPE_DATA_TYPE: c_int, TYPE_IN
                            TYPE_HEUR_MODE: c_int, TYPE_BACKEND_DESCRIPTOR: c_void_p}
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class ConvProblem:
     """One convolution pass in the backend API's terms (dims always n,c,h,w / k,c,r,s)."""
 
@@ -131,7 +131,7 @@ class ConvProblem:
     tensor_cores: bool  # False: fp32 on the CUDA cores only (PyTorch's allow_tf32 = False)
 
 
-@record
+@dataclass
 class CandidatePlan:
     """A finalized execution plan of one engine configuration, and its time once measured."""
 
@@ -142,7 +142,7 @@ class CandidatePlan:
     notes: list[str] = field(default_factory=list)
 
 
-@record
+@dataclass
 class TunedConv:
     """The fastest plan, a callable that runs it, and what was tried."""
 

@@ -19,11 +19,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-
-from cudnn_doctor.records import record
 
 SOURCE = Path(__file__).with_name("cpu_kernels.c")
 # -fno-trapping-math: no FP traps, which lets gcc vectorise the LSTM's gate loop (its clamps)
@@ -154,7 +153,7 @@ def _pointer(array: np.ndarray) -> int:
     return int(array.ctypes.data)
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Kernels:
     library: ctypes.CDLL
     sgemm: int

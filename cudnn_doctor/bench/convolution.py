@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from ctypes import byref, c_int, c_size_t, c_void_p
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -20,7 +21,6 @@ from cudnn_doctor.bench.dtypes import PLANS, DtypePlan, from_storage, storage_dt
 from cudnn_doctor.bench.reference import nchw_to_nhwc, nhwc_to_nchw
 from cudnn_doctor.bench.timing import quick_ms, time_ms
 from cudnn_doctor.bench.workloads import ConvShape
-from cudnn_doctor.records import record
 
 _CONV_CALLS = {
     "conv-fwd": ("cudnnGetConvolutionForwardAlgorithmMaxCount", "cudnnGetConvolutionForwardAlgorithm_v7",
@@ -35,7 +35,7 @@ _CONV_CALLS = {
 }
 
 
-@record
+@dataclass
 class ConvInputs:
     """Host data of one convolution, logical NHWC float32 (already rounded to the dtype)."""
 

@@ -6,18 +6,18 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from ctypes import c_int, c_void_p
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from cudnn_doctor.bench import cudnn as dnn
 from cudnn_doctor.bench.cudart import Cudart
-from cudnn_doctor.records import field, record
 
 MIB = 1 << 20
 
 
-@record
+@dataclass
 class GpuSession:
     """The device, its runtime and one cuDNN handle; frees what it allocated."""
 

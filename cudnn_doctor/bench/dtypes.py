@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from cudnn_doctor.bench import cudnn as dnn
 from cudnn_doctor.bench.reference import from_bfloat16_bits, to_bfloat16_bits
-from cudnn_doctor.records import record
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class DtypePlan:
     """How a --dtype maps onto cuDNN: storage type, math type, convolution compute type."""
 

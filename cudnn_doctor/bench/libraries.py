@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import glob
 import os
+from dataclasses import dataclass
 
 from cudnn_doctor.model import CudnnInstall, Report
-from cudnn_doctor.records import record
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Choice:
     path: str | None
     why: str  # how it was chosen, or why none was

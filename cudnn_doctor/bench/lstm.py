@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from ctypes import byref, c_int, c_size_t, c_void_p
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -17,14 +18,13 @@ from cudnn_doctor.bench.device import GpuSession, poisoned_run
 from cudnn_doctor.bench.dtypes import PLANS, from_storage, storage_dtype, to_storage
 from cudnn_doctor.bench.timing import time_ms
 from cudnn_doctor.bench.workloads import LstmShape
-from cudnn_doctor.records import record
 
 
 class WorkloadUnavailable(RuntimeError):
     """This cuDNN is too old for a workload's API (cuDNN 7.x and the v8 RNN API): skipped, not failed."""
 
 
-@record
+@dataclass
 class LstmInputs:
     x: np.ndarray  # (T,B,I) float32, rounded to the dtype
     w: np.ndarray  # (4H,I), gates i,f,g,o

@@ -1,18 +1,18 @@
-"""The records of `cudnn-doctor bench`: plain frozen records (cudnn_doctor/records.py), turned into the
+"""The records of `cudnn-doctor bench`: plain frozen dataclasses, turned into the
 `cudnn-doctor/bench/1` JSON mechanically (field names are the JSON's names)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from cudnn_doctor.bench.workloads import BenchOptions
 from cudnn_doctor.model import Finding, Summary
-from cudnn_doctor.records import field, fields, record
 
 SCHEMA = "cudnn-doctor/bench/1"
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class BenchLibraries:
     """The libcudnn and libcudart the children load, how each was chosen, and the versions they report."""
 
@@ -27,7 +27,7 @@ class BenchLibraries:
     driver_cuda_version: str | None = None
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class DeviceRun:
     """One GPU as its child saw it, with the child's start-up costs, clocks and the GPU's peaks."""
 
@@ -46,7 +46,7 @@ class DeviceRun:
     clocks: dict[str, Any] | None = None  # the child's ClockWatch summary
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class WorkloadResult:
     """One workload on one GPU: what ran, how fast, and whether its output matched the CPU reference.
 
@@ -95,7 +95,7 @@ class WorkloadResult:
 RESULT_FIELDS = frozenset(item.name for item in fields(WorkloadResult))
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class WorkloadTally:
     """How the workloads came out, for the summary line."""
 
@@ -104,7 +104,7 @@ class WorkloadTally:
     skipped: int = 0
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class BenchReport:
     options: BenchOptions
     libraries: BenchLibraries

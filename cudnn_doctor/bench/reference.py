@@ -22,13 +22,13 @@ import os
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from cudnn_doctor.bench import compiled
-from cudnn_doctor.records import record
 
 _POOLS: dict[int, ThreadPoolExecutor] = {}
 _LOCAL = threading.local()
@@ -286,7 +286,7 @@ def conv_backward_filter(x: np.ndarray, dy: np.ndarray, rs: tuple[int, int], pad
     return total.reshape(k, r, s, c)
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class LstmWeights:
     """A one-layer LSTM's weights laid out for lstm_forward, once, as a framework packs them when
     it loads a model (and as the GPU side fills cuDNN's weight space before it times anything):

@@ -7,8 +7,7 @@ options and the tests can check the counts without either.
 from __future__ import annotations
 
 import re
-
-from cudnn_doctor.records import record
+from dataclasses import dataclass
 
 DTYPES = ("fp32", "tf32", "fp16", "bf16")
 LAYOUTS = ("nchw", "nhwc")
@@ -18,7 +17,7 @@ APIS = ("auto", "graph", "legacy")
 CONV_PASSES = ("conv-fwd", "conv-bwd-data", "conv-bwd-filter")
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class ConvShape:
     """A 2-D convolution: input N×C×H×W, K filters of R×S, square padding and stride."""
 
@@ -46,7 +45,7 @@ class ConvShape:
                 f" pad {self.pad} stride {self.stride}")
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class LstmShape:
     """A one-layer unidirectional LSTM over SEQ steps of a BATCH, INPUT -> HIDDEN features."""
 
@@ -123,7 +122,7 @@ def peak_key(dtype: str) -> str:
     return {"fp32": "fp32", "tf32": "tf32_tensor", "fp16": "fp16_tensor", "bf16": "bf16_tensor"}[dtype]
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class BenchOptions:
     workload: str = "all"
     dtype: str = "fp32"

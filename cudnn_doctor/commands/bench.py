@@ -7,13 +7,13 @@ import shlex
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, replace
 from typing import Any
 
 from cudnn_doctor.bench.model import RESULT_FIELDS, BenchLibraries, BenchReport, DeviceRun, WorkloadResult
 from cudnn_doctor.bench.workloads import BenchOptions, peak_key, selected
 from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.model import Finding
-from cudnn_doctor.records import record, replace
 from cudnn_doctor.rules import bench as rules
 from cudnn_doctor.rules import sort_findings, summarize
 from cudnn_doctor.versions import major
@@ -24,7 +24,7 @@ PEAK_KEYS = ("fp32", "tf32_tensor", "fp16_tensor", "bf16_tensor")
 PARENT_FIELDS = frozenset({"device", "peak_tflops", "peak_share", "reference", "ok", "skipped"})
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class BenchCommandOptions:
     """What `bench` was asked: the workloads (BenchOptions, echoed in the JSON) and, optionally,
     the libraries to load instead of those `check`'s probes find."""
@@ -34,7 +34,7 @@ class BenchCommandOptions:
     cudart_path: str | None = None
 
 
-@record
+@dataclass
 class _Collected:
     """What the children's answers have added up to so far."""
 
@@ -254,3 +254,38 @@ def require_numpy() -> None:
 
 def selected_workloads(workload: str) -> tuple[str, ...]:
     return tuple(selected(workload))
+
+
+def main(workload: str, dtype: str, layout: str, size: str, workspace_limit: float | None, device: str,
+         no_cpu: bool, cudnn: str | None, cudart: str | None, api: str, repeats: int, json_output: bool,
+         verbose: bool) -> None:
+    """The command: options checked, the workloads run (a progress line on a terminal), the report rendered;
+    ends with SystemExit(status)."""
+    import sys
+
+    from cudnn_doctor.bench.workloads import BenchOptions, validate_options
+
+    options = validate_options(BenchOptions(
+        workload=workload.lower(), dtype=dtype.lower(), layout=layout.lower(), size=size.lower(),
+        workspace_limit_mb=workspace_limit, devices=device.lower(), cpu=not no_cpu, repeats=repeats,
+        api=api.lower()))
+    from cudnn_doctor.bench.model import bench_to_json
+
+    command = BenchCommandOptions(options, cudnn_path=cudnn, cudart_path=cudart)
+    if json_output or not (sys.stdout.isatty() and sys.stderr.isatty()):
+        report = run(command)
+    else:
+        from cudnn_doctor.render.bench_progress import WorkloadProgress
+
+        with WorkloadProgress(len(selected_workloads(options.workload)), device) as shown:
+            report = run(command, progress=shown.update)
+    if json_output:
+        from cudnn_doctor.render.json_out import write_json
+
+        write_json(bench_to_json(report))
+    else:
+        from cudnn_doctor.command import console
+        from cudnn_doctor.render.bench_text import render_bench
+
+        render_bench(report, console(), verbose)
+    raise SystemExit(report.summary.exit_code if report.summary else 3)

@@ -1,24 +1,30 @@
-"""`cudnn-doctor check`: probe, judge, summarise."""
+"""`cudnn-doctor check`: probe, judge, summarise, render. cli.py declares its options (and fix's, the same
+ones) and calls check() here with them."""
 
 from __future__ import annotations
 
 import os
+import sys
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from cudnn_doctor.command import console, guarded
 from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.knowledge import inputs
 from cudnn_doctor.knowledge.data import sublibrary_names
 from cudnn_doctor.model import Report
 from cudnn_doctor.probes.collect import collect_report
 from cudnn_doctor.probes.context import SearchContext
-from cudnn_doctor.records import field, record
 from cudnn_doctor.rules import evaluate, summarize
 from cudnn_doctor.rules.requirements import parse_requirement
 from cudnn_doctor.selection import Selection, select_findings
+from cudnn_doctor.settings import CHECK_FORMATS
 
 
-@record
+@dataclass
 class CheckOptions:
+    """What a check looks at and judges."""
+
     require: list[str] = field(default_factory=list)
     strict: bool = False
     search_paths: list[str] = field(default_factory=list)
@@ -90,3 +96,163 @@ def treat(report: Report, home: str, python: str | None, requirements: list[Any]
 
     report.plan = make_plan(report, report.findings, Setting(home, python, tuple(requirements)))
     report.findings = with_fixes(report.findings, report.plan, report.ld_library_path)
+
+
+def check_settings(select: list[str], ignore: list[str], strict: bool | None, require: list[str],
+                   output_format: str | None, json_output: bool):  # type: ignore[no-untyped-def]
+    """The command line's selection, strictness, requirements and format merged with CUDNN_DOCTOR_* and
+    [tool.cudnn-doctor] (cudnn_doctor/settings.py); the format checked. For `check` and `fix`."""
+
+    from cudnn_doctor.settings import resolve_settings
+
+    given = _check_format(output_format, json_output) if output_format is not None or json_output else None
+    settings = resolve_settings(select=select, ignore=ignore, strict=strict, require=require, output_format=given)
+    if given is None and settings.output_format is not None:
+        where = settings.sources.get("format", "")
+        chosen = settings.output_format.strip().lower()
+        if chosen not in CHECK_FORMATS:
+            raise DoctorError(f"format {settings.output_format!r} (from {where}): not a format I know",
+                              fix="text, json, github, junit or prometheus")
+        settings = replace(settings, output_format=chosen)
+    return settings
+
+
+def check_options(settings, search_path: list[str], framework: list[str], project: str | None,  # type: ignore[no-untyped-def]
+                  python: str | None, deep: bool = False) -> CheckOptions:
+    """What a check looks at and judges, from the command line's values (check's and fix's, declared once
+    in cli.py) and the resolved SETTINGS."""
+    return CheckOptions(require=list(settings.require), strict=settings.strict, search_paths=list(search_path),
+                        project_dir=project, deep=deep, frameworks=list(framework), python=python,
+                        selection=settings.selection, selection_sources=dict(settings.sources))
+
+
+def options_to_json(options: CheckOptions) -> str:
+    """OPTIONS as one JSON text: how `fix` hands them to the check it runs again in a new process."""
+    import json
+    from dataclasses import asdict
+
+    return json.dumps(asdict(options))
+
+
+def options_from_json(text: str) -> CheckOptions:
+    import json
+
+    data = json.loads(text)
+    selection = data.pop("selection")
+    return CheckOptions(**data, selection=Selection(tuple(selection["select"]), tuple(selection["ignore"])))
+
+
+def check_again(options_json: str) -> int:
+    """The check `fix` runs after its steps, in a process of its own (what a new shell sees): the report
+    as one JSON object on standard output; its exit status."""
+    from cudnn_doctor.render.json_out import write_json
+
+    report = run_check(options_from_json(options_json))
+    from cudnn_doctor.render.report_json import report_to_json
+
+    write_json(report_to_json(report))
+    return report.summary.exit_code if report.summary else 3
+
+
+@guarded
+def check(json_output: bool = False, output_format: str | None = None, output: str | None = None,
+          junit_xml: str | None = None, require: list[str] | None = None, strict: bool | None = None,
+          select: list[str] | None = None, ignore: list[str] | None = None, search_path: list[str] | None = None,
+          framework: list[str] | None = None, project: str | None = None, python: str | None = None,
+          deep: bool = False, quiet: bool = False, verbose: bool = False) -> None:
+    """Diagnose the GPUs, driver, CUDA toolkits, cuDNN copies and frameworks; ends with SystemExit(status)."""
+    require, select, ignore = require or [], select or [], ignore or []
+    search_path, framework = search_path or [], framework or []
+    if quiet and verbose:
+        raise DoctorError("-q and -v ask for less and for more at once", fix="give one of them")
+    settings = check_settings(select, ignore, strict, require, output_format, json_output)
+    options = check_options(settings, search_path, framework, project, python, deep)
+    chosen = settings.output_format or "text"
+    if output is not None:
+        _check_output_path(output, chosen)
+    if junit_xml is not None:
+        from cudnn_doctor.render.output_file import check_target
+
+        check_target(junit_xml, "--junit-xml")
+    report = run_check(options)
+    if junit_xml is not None:
+        from cudnn_doctor.render.junit import write_junit
+
+        write_junit(report, junit_xml, settings.strict)
+    if chosen in ("json", "junit", "prometheus"):
+        _write_machine_output(report, chosen, settings.strict, output)
+    else:
+        from cudnn_doctor.render.text import render_check
+
+        if chosen == "github":
+            from cudnn_doctor.render.github import log_lines, render_github
+
+            shown = console()
+            with shown.capture() as captured:
+                render_check(report, shown, verbose, quiet)
+            sys.stdout.write(log_lines(captured.get()))
+            render_github(report, sys.stdout, os.environ.get("GITHUB_STEP_SUMMARY"), verbose)
+        else:
+            render_check(report, console(), verbose, quiet)
+    raise SystemExit(report.summary.exit_code if report.summary else 3)
+
+
+def _check_output_path(output: str, chosen: str) -> None:
+    """--output FILE: only for a machine-readable format, a file that may be renamed over (checked before probing)."""
+    if chosen not in ("json", "junit", "prometheus"):
+        raise DoctorError(f"--output goes with --format json, junit or prometheus, not {chosen}",
+                          fix="cudnn-doctor check --format prometheus --output /var/lib/node_exporter/cudnn_doctor.prom")
+    from cudnn_doctor.render.output_file import check_target
+
+    check_target(output, "--output")
+
+
+def _write_machine_output(report, chosen: str, strict: bool, output: str | None) -> None:  # type: ignore[no-untyped-def]
+    if chosen == "json":
+        from cudnn_doctor.render.report_json import report_to_json
+
+        if output is None:
+            from cudnn_doctor.render.json_out import write_json
+
+            write_json(report_to_json(report))
+            return
+        from cudnn_doctor.render.json_out import json_text
+
+        text = json_text(report_to_json(report))
+    elif chosen == "junit":
+        from cudnn_doctor.render.junit import junit_xml_text
+
+        text = junit_xml_text(report, strict)
+    else:
+        import time
+
+        from cudnn_doctor.render.prometheus import render_prometheus
+        from cudnn_doctor.render.report_json import report_to_json
+
+        text = render_prometheus(report_to_json(report), now=time.time())
+    if output is None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    from cudnn_doctor.render.output_file import write_atomically
+
+    try:
+        write_atomically(output, text)
+    except OSError as error:
+        raise DoctorError(f"--output {output}: {error.strerror or error}",
+                          fix="give a file in a folder you can write to") from None
+
+
+def _check_format(output_format: str | None, json_output: bool) -> str:
+    if output_format is None:
+        return "json" if json_output else "text"
+    chosen = output_format.strip().lower()
+    if chosen not in CHECK_FORMATS:
+        raise DoctorError(f"--format {output_format}: not a format I know", fix="--format text, json, github, junit or prometheus")
+    if json_output and chosen != "json":
+        raise DoctorError(f"--json and --format {chosen} ask for two formats", fix="give one of them")
+    return chosen
+
+
+if __name__ == "__main__":  # fix's check after its steps (commands/fix.py), options as JSON
+    sys.exit(check_again(sys.argv[1]))

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
 from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.knowledge import frameworks as knowledge
 from cudnn_doctor.knowledge import inputs, query
 from cudnn_doctor.knowledge.data import load
-from cudnn_doctor.records import asdict
 from cudnn_doctor.versions import version_tuple
 
 SCHEMA = "cudnn-doctor/compat/1"
@@ -202,3 +202,25 @@ def _requirement_of(row: dict[str, Any]) -> dict[str, Any]:
             requirement["driver_source"] = minimum.source
     requirement["source"] = row.get("source")
     return requirement
+
+
+def main(framework: str | None, cuda: str | None, cudnn: str | None, driver: str | None,
+         compute_capability: str | None, os_name: str, artifact: str | None, list_table: str | None,
+         json_output: bool, verbose: bool) -> None:
+    """The command: the answer (or a whole table) rendered; ends with SystemExit(status)."""
+    if list_table is None and framework is None:
+        raise DoctorError("name a framework or a table", fix="cudnn-doctor compat tensorflow==2.15.0, or --list cudnn")
+    if list_table is not None:
+        data = list_rows(list_table)
+    else:
+        data = answer(framework or "", combination(cuda, cudnn, driver, compute_capability, os_name), artifact)
+    if json_output:
+        from cudnn_doctor.render.json_out import write_json
+
+        write_json(data)
+    else:
+        from cudnn_doctor.command import console
+        from cudnn_doctor.render import compat_text
+
+        (compat_text.render_list if list_table else compat_text.render_answer)(data, console(), verbose)
+    raise SystemExit(data.get("exit_code", 0))

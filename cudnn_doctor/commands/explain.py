@@ -13,6 +13,7 @@ import os
 import re
 import stat
 from collections.abc import Callable
+from dataclasses import asdict
 from typing import Any
 
 from cudnn_doctor.codes import CODES
@@ -21,7 +22,6 @@ from cudnn_doctor.explain import catalog, classify, reader
 from cudnn_doctor.explain.catalog import Match, normalise
 from cudnn_doctor.knowledge.data import load
 from cudnn_doctor.model import Report
-from cudnn_doctor.records import asdict
 from cudnn_doctor.versions import version_tuple
 
 SCHEMA = "cudnn-doctor/explain/1"
@@ -40,7 +40,7 @@ def explain_code(code: str) -> dict[str, Any]:
     entry = CODES.get(code.upper())
     if entry is None:
         return {"schema": SCHEMA, "query": code, "code": None, "matches": [], "machine": None, "exit_code": 1}
-    from cudnn_doctor.plan.advice import advice_row
+    from cudnn_doctor.knowledge.advice import advice_row
 
     fields = asdict(entry) | {"fix": (advice_row(entry.code) or {}).get("text", "")}
     text = {key: _placeholders(value) if isinstance(value, str) else value for key, value in fields.items()}
@@ -108,7 +108,7 @@ def explain_text(text: str | bytes, report: Report | None) -> dict[str, Any]:
 def _filled(match: dict[str, Any]) -> dict[str, Any]:
     """A catalog answer with the values read from the message in its fix, and every release it names one that
     compat/ lists (a message's 8.9.4 names the cuDNN series; the release to install is one that exists)."""
-    from cudnn_doctor.plan.releases import existing_release, wheel_build
+    from cudnn_doctor.knowledge.releases import existing_release, wheel_build
 
     values = match.get("values") or {}
 
@@ -145,7 +145,7 @@ def _from_cause(cause: classify.Cause, framework: str | None, line: str) -> dict
         fix = _filled({"fix": _fixes()[cause.code], "values": cause.values})["fix"]
     else:
         from cudnn_doctor.explain.classify import general_advice_fits
-        from cudnn_doctor.plan.advice import advice
+        from cudnn_doctor.knowledge.advice import advice
 
         fix = (_filled({"fix": str(cause.values["fix"]), "values": cause.values})["fix"]
                if cause.values.get("fix") and not general_advice_fits(cause.code, cause.values)
@@ -385,3 +385,21 @@ def _head_and_tail(read: Callable[[], bytes], limit: int) -> bytes:
         return bytes(head + kept)
     tail = bytes(kept[-tail_limit:]) if tail_limit else b""
     return bytes(head) + skip_line(len(head), total - len(tail)) + tail
+
+
+def main(query: str | None, from_file: str | None, offline_only: bool, json_output: bool, verbose: bool) -> None:
+    """The command: the message read (an argument, a file or standard input), explained, rendered; ends with
+    SystemExit(status)."""
+    import sys
+
+    data = run(read_message(query, from_file, sys.stdin), offline_only)
+    if json_output:
+        from cudnn_doctor.render.json_out import write_json
+
+        write_json(data)
+    else:
+        from cudnn_doctor.command import console
+        from cudnn_doctor.render.explain_text import render_explain
+
+        render_explain(data, console(), verbose)
+    raise SystemExit(data["exit_code"])

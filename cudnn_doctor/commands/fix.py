@@ -13,15 +13,15 @@ import os
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from cudnn_doctor.child import python_module_argv, run_child
-from cudnn_doctor.commands.check import CheckOptions, run_check
+from cudnn_doctor.commands.check import CheckOptions, options_to_json, run_check
 from cudnn_doctor.model import Report
 from cudnn_doctor.plan.model import CONDA, ENV, INSTALL, PIP, PLAN_SCHEMA, Action, EnvChange, Plan
 from cudnn_doctor.plan.shell import apply_changes, plan_json
-from cudnn_doctor.records import field, record
 
 ACTION_TIMEOUT_S = 3600.0  # a pip install of a framework with its CUDA wheels takes minutes, not hours
 CHECK_TIMEOUT_S = 600.0
@@ -30,18 +30,22 @@ PACKAGE_FOLDER = str(Path(__file__).resolve().parents[2])
 
 def _doctor_argv(*args: str) -> tuple[str, ...]:
     """This doctor as a new process, importing exactly what this one imports (its folder and its dependencies)."""
+    return _doctor_argv_of("cudnn_doctor", *args)
+
+
+def _doctor_argv_of(module: str, *args: str) -> tuple[str, ...]:
     paths = [PACKAGE_FOLDER, *(p for p in sys.path if p and os.path.isdir(p) and p != PACKAGE_FOLDER)]
-    return python_module_argv("cudnn_doctor", *args, paths=paths)
+    return python_module_argv(module, *args, paths=paths)
 
 
-@record
+@dataclass
 class FixOptions:
     check: CheckOptions
     yes: bool = False
     shell: str = "bash"
 
 
-@record
+@dataclass
 class Outcome:
     """What `fix` did: the plan, what each action came to, the checks before and after."""
 
@@ -171,23 +175,9 @@ def _last_words(stdout: str, stderr_tail: str, values: dict[str, Any] | None) ->
 
 
 def _check_again(options: CheckOptions, env: dict[str, str]) -> dict[str, Any]:
-    """`check --json` in a new process (what a new shell would see), with the plan's environment lines in force."""
-    args = ["check", "--json"]
-    for spec in options.require:
-        args += ["--require", spec]
-    for code in options.selection.select:
-        args += ["--select", code]
-    for code in options.selection.ignore:
-        args += ["--ignore", code]
-    for folder in options.search_paths:
-        args += ["--search-path", folder]
-    for spec in options.frameworks:
-        args += ["--framework", spec]
-    if options.project_dir is not None:
-        args += ["--project", options.project_dir]
-    if options.python is not None:
-        args += ["--python", options.python]
-    answer = run_child(_doctor_argv(*args), env,
+    """check in a new process (what a new shell would see), with the plan's environment lines in force: the
+    very options of the check before, handed over as data (commands/check.py's check_again)."""
+    answer = run_child(_doctor_argv_of("cudnn_doctor.commands.check", options_to_json(options)), env,
                        time.monotonic() + CHECK_TIMEOUT_S, what="the check after")
     try:
         data = json.loads(answer.stdout)
@@ -206,3 +196,53 @@ def interactive() -> bool:
         return sys.stdin.isatty() and sys.stdout.isatty()
     except (AttributeError, ValueError):
         return False
+
+
+def main(yes: bool, json_output: bool, shell: str, require: list[str], select: list[str], ignore: list[str],
+         search_path: list[str], framework: list[str], project: str | None, python: str | None, verbose: bool,
+         ask: Callable[[str], bool]) -> None:
+    """The command: the plan shown (or its JSON); on a terminal without --yes, ASK whether to apply it; with
+    --yes (or a yes), applied and checked again; ends with SystemExit(status)."""
+    from cudnn_doctor.command import console
+    from cudnn_doctor.commands.check import check_options, check_settings
+    from cudnn_doctor.plan.shell import SHELLS
+    from cudnn_doctor.streams import log_line
+
+    if shell not in SHELLS:
+        from cudnn_doctor.errors import DoctorError
+
+        raise DoctorError(f"--shell {shell!r}: not a shell I write for", fix=f"use one of {', '.join(SHELLS)}")
+    settings = check_settings(select, ignore, None, require, None, json_output)
+    options = FixOptions(check_options(settings, search_path, framework, project, python), yes=yes, shell=shell)
+    outcome = diagnose(options)
+    go = yes
+    if outcome.plan.actions and not yes and not json_output and interactive():
+        from cudnn_doctor.render.plan_text import render_plan
+
+        render_plan(console(), outcome, shell, applied=False)
+        go = ask("Apply the steps marked run now?")
+        if not go:
+            raise SystemExit(1)
+    elif not go:
+        _show(outcome, shell, json_output, applied=False)
+        raise SystemExit(outcome.exit_code)
+    if outcome.plan.actions:
+        def progress(line: str) -> None:  # a step's line: paths and pip's words are text, never markup
+            if not json_output:
+                console(stderr=True).print(log_line(line), markup=False, highlight=False)
+
+        apply(outcome, options, progress)
+    _show(outcome, shell, json_output, applied=True)
+    raise SystemExit(outcome.exit_code)
+
+
+def _show(outcome: Outcome, shell: str, json_output: bool, applied: bool) -> None:
+    if json_output:
+        from cudnn_doctor.render.json_out import write_json
+
+        write_json(outcome.to_json())
+        return
+    from cudnn_doctor.command import console
+    from cudnn_doctor.render.plan_text import render_plan
+
+    render_plan(console(), outcome, shell, applied=applied and outcome.after is not None)

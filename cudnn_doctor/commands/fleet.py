@@ -32,3 +32,30 @@ def run_slurm(srun_options: list[str], command: str | None, deadline_s: float, k
     if complaint:
         data["srun"] = complaint
     return data
+
+
+def main_merge(reports: list[str], json_output: bool) -> None:
+    """`fleet merge`: ends with SystemExit(status)."""
+    _show(run_merge(reports), json_output)
+
+
+def main_run(slurm: bool, srun_options: list[str], command: str | None, deadline_s: float, keep: str | None,
+             json_output: bool) -> None:
+    """`fleet run`: ends with SystemExit(status)."""
+    if not slurm:
+        raise DoctorError("name the engine", fix="cudnn-doctor fleet run --slurm -- --partition=gpu --nodes=8; "
+                                                 "for Kubernetes, see README's Fleets section and use fleet merge")
+    _show(run_slurm(srun_options, command, deadline_s, keep), json_output)
+
+
+def _show(data: dict[str, Any], json_output: bool) -> None:
+    if json_output:
+        from cudnn_doctor.render.json_out import write_json
+
+        write_json(data)
+    else:
+        from cudnn_doctor.command import console
+        from cudnn_doctor.render.fleet_text import render_fleet
+
+        render_fleet(data, console())
+    raise SystemExit(data["exit_code"])

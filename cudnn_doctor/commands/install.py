@@ -5,14 +5,15 @@ from __future__ import annotations
 import errno
 import os
 from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
+from cudnn_doctor.codes import doctor_error
 from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.install import sources
 from cudnn_doctor.install.archive import ArchiveContents, read_archive
 from cudnn_doctor.install.faults import step
-from cudnn_doctor.install.layout import OS_NAMES, Layout, layout_for
 from cudnn_doctor.install.ldconfig import loader_setup, run_ldconfig
 from cudnn_doctor.install.manifest import BackedUpFile, InstallRecord, WrittenFile, now_text, write_record
 from cudnn_doctor.install.outcome import Outcome, UninstallPlan
@@ -20,12 +21,12 @@ from cudnn_doctor.install.plan import ADD, REMOVE, REPLACE, Plan, build_plan, fi
 from cudnn_doctor.install.progress import Progress
 from cudnn_doctor.install.safety import printable
 from cudnn_doctor.install.transaction import STATE_DIR, Transaction, installed_records, pending, recover
+from cudnn_doctor.knowledge.layout import OS_NAMES, Layout, layout_for
 from cudnn_doctor.probes.context import SearchContext
-from cudnn_doctor.records import record, replace
 from cudnn_doctor.versions import major
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class InstallOptions:
     location: str | None = None
     version: str | None = None
@@ -41,7 +42,7 @@ class InstallOptions:
     force: bool = False  # --force: a cuDNN for another CUDA major than the prefix's toolkit goes in anyway
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Ui:
     """How the command talks to the user; the CLI fills it in (text or JSON)."""
 
@@ -145,7 +146,7 @@ def _changing(prefix: Path, layout: Layout, ui: Ui, change: Callable[[], T]) -> 
         raise permission_error(os.path.dirname(error.filename or "") or str(prefix), prefix, layout) from None
     except OSError as error:
         if error.errno in (errno.ENOSPC, errno.EDQUOT):
-            raise DoctorError.of("CD507", exit_code=1, path=str(prefix), free="too little",
+            raise doctor_error("CD507", exit_code=1, path=str(prefix), free="too little",
                                  needed=f"more ({error.strerror} while writing {error.filename or 'a file'}; "
                                         "rolled back)") from None
         raise rolled_back(prefix, error) from None
@@ -160,7 +161,7 @@ def _apply(txn: Transaction, ctx: SearchContext, prefix: Path, plan: Plan, notes
                   for c in plan.changes if c.action != REMOVE]
     operations += [txn.take(c.path) for c in plan.changes if c.action == REMOVE]
     txn.apply(operations, [f for f in plan.created_folders if f != "."])
-    from cudnn_doctor.install.verify import probe, verify_installed
+    from cudnn_doctor.commands.install_verify import probe, verify_installed
 
     installed = verify_installed(probe(ctx, str(prefix)), plan.library_folder, plan.version, plan.major)
     step("verify")
@@ -186,7 +187,7 @@ def _apply(txn: Transaction, ctx: SearchContext, prefix: Path, plan: Plan, notes
 def _forced_note(prefix: Path, source: sources.Source, options: InstallOptions) -> str | None:
     """Before anything is staged: CD519 when the archive's name says it is built for another CUDA major
     than the toolkit in the prefix (without --force); the plan's note with it."""
-    from cudnn_doctor.install.prefix_fit import refuse_other_cuda, version_in_name
+    from cudnn_doctor.commands.install_fit import refuse_other_cuda, version_in_name
 
     return refuse_other_cuda(prefix, version_in_name(source.name), source.cuda_major, source.path or source.name,
                              options.force)
@@ -196,7 +197,7 @@ def _refuse_from_name(prefix: Path, layout: Layout, source: sources.Source, opti
                       report) -> None:  # type: ignore[no-untyped-def]
     """What the archive's name already tells refuses it before a byte is decompressed (the staged
     files are judged again once read)."""
-    from cudnn_doctor.install.prefix_fit import refuse_other_major, version_in_name
+    from cudnn_doctor.commands.install_fit import refuse_other_major, version_in_name
 
     _forced_note(prefix, source, options)
     version = version_in_name(source.name)
@@ -209,7 +210,7 @@ def _fits_prefix(plan: Plan, contents: ArchiveContents, layout: Layout, report, 
                  options: InstallOptions, txn: Transaction | None) -> Plan:
     """Refuse what would leave a state `check` calls an error: a cuDNN for another CUDA major than the
     toolkit in the prefix (CD519, unless --force), another cuDNN major beside it (CD518, unless --replace)."""
-    from cudnn_doctor.install.prefix_fit import refuse_other_cuda, refuse_other_major, staged_cuda_major
+    from cudnn_doctor.commands.install_fit import refuse_other_cuda, refuse_other_major, staged_cuda_major
 
     if plan.cuda_major is None and txn is not None:  # the name did not say: ask the staged library
         plan = replace(plan, cuda_major=staged_cuda_major(contents, txn.staging_path))
@@ -220,7 +221,7 @@ def _fits_prefix(plan: Plan, contents: ArchiveContents, layout: Layout, report, 
 
 
 def _current_majors(report, library_folder: str) -> dict[int, str]:  # type: ignore[no-untyped-def]
-    from cudnn_doctor.install.verify import installs_in
+    from cudnn_doctor.commands.install_verify import installs_in
 
     return {i.major: i.version for i in (installs_in(report, library_folder) if report else []) if i.major and i.version}
 
@@ -250,7 +251,7 @@ class SpaceBudget:
 
 
 def space_error(path: Path, free: str, needed: str) -> DoctorError:
-    return DoctorError.of("CD507", exit_code=1, path=str(path), free=free, needed=needed)
+    return doctor_error("CD507", exit_code=1, path=str(path), free=free, needed=needed)
 
 
 def _read(archive: str, layout: Layout, staging: Callable[[str], Path] | None, ui: Ui,
@@ -263,7 +264,7 @@ def _read(archive: str, layout: Layout, staging: Callable[[str], Path] | None, u
 
 def _plan(contents: ArchiveContents, prefix: Path, layout: Layout, source: sources.Source, report,  # type: ignore[no-untyped-def]
           notes: tuple[str, ...], new_prefix: bool = False, replace_majors: bool = False) -> Plan:
-    from cudnn_doctor.install.verify import fit_findings, installs_in, unchecked
+    from cudnn_doctor.commands.install_verify import fit_findings, installs_in, unchecked
 
     library_folder = str(prefix / layout.library_folder)
     cuda_major = source.cuda_major
@@ -321,7 +322,7 @@ def prefix_path(text: str) -> Path:
 def check_prefix(prefix: Path, layout: Layout) -> None:
     """The prefix, its state folder and the layout's folders must be folders (or not exist yet)."""
     def unusable(path: Path, why: str, fix: str) -> DoctorError:
-        return DoctorError.of("CD514", exit_code=2, path=str(path), why=why, fix=fix)
+        return doctor_error("CD514", exit_code=2, path=str(path), why=why, fix=fix)
 
     existing = prefix
     while not os.path.lexists(existing) and existing != existing.parent:
@@ -347,7 +348,7 @@ def check_prefix(prefix: Path, layout: Layout) -> None:
 
 
 def _probe(ctx: SearchContext, prefix: Path):  # type: ignore[no-untyped-def]
-    from cudnn_doctor.install.verify import probe
+    from cudnn_doctor.commands.install_verify import probe
 
     return probe(ctx, str(prefix))
 
@@ -364,14 +365,65 @@ def _default_cuda(report, prefix: Path) -> int | None:  # type: ignore[no-untype
 
 
 def permission_error(folder: str, prefix: Path, layout: Layout) -> DoctorError:
-    return DoctorError.of("CD503", exit_code=1, path=f"{folder} (nothing was changed)")
+    return doctor_error("CD503", exit_code=1, path=f"{folder} (nothing was changed)")
 
 
 def rolled_back(prefix: Path, error: OSError) -> DoctorError:
     """Any other failure of the file system while the prefix changed: it was put back as it was."""
     where = f" ({printable(str(error.filename))})" if error.filename else ""
-    return DoctorError.of("CD504", exit_code=1, prefix=str(prefix), why=f"{error.strerror or error}{where}",
+    return doctor_error("CD504", exit_code=1, prefix=str(prefix), why=f"{error.strerror or error}{where}",
                           fix="fix the cause above and run the command again")
 
 
 __all__ = ["ADD", "InstallOptions", "Ui", "recover", "run_install"]
+
+
+def run_transaction(command: str, action: Callable[[Ui], Any], json_output: bool, verbose: bool,
+                    ask: Callable[[str], bool]) -> None:
+    """install/uninstall: the plan shown (text) or kept (JSON), a question on a terminal (ASK), one outcome;
+    ends with SystemExit(status)."""
+    import sys
+
+    from cudnn_doctor.command import console as make_console
+    from cudnn_doctor.install.outcome import UninstallPlan, failure_to_json, outcome_to_json
+    from cudnn_doctor.render import install_text as render
+    from cudnn_doctor.render.json_out import write_json
+    from cudnn_doctor.streams import log_line
+
+    console = make_console(stderr=json_output)  # a closed stdout ends quietly, as in every command
+    shown: list[Any] = []
+
+    def show_plan(plan: Any) -> None:
+        shown.append(plan)
+        if json_output:
+            return
+        if isinstance(plan, UninstallPlan):
+            render.render_uninstall_plan(plan, console)
+        else:
+            render.render_plan(plan, console, verbose)
+
+    def confirm(question: str) -> bool:
+        if not sys.stdin.isatty():
+            raise DoctorError("nothing was changed: the plan needs a yes, and there is no terminal to ask",
+                              "add --yes (or --dry-run to only see the plan)", exit_code=2)
+        return ask(question)
+
+    def note(text: str) -> None:
+        make_console(stderr=True).print(log_line(f"cudnn-doctor: {text}"), markup=False)  # piped: one line
+
+    ui = Ui(show_plan=show_plan, confirm=confirm, note=note, progress=not json_output and sys.stderr.isatty())
+    try:
+        outcome = action(ui)
+    except DoctorError as error:
+        if json_output:
+            write_json(failure_to_json(command, error, shown[-1] if shown else None))
+        from cudnn_doctor.install.safety import printable
+
+        # paths and names in the message are the user's or an archive's: no escape code reaches the terminal
+        error.message, error.fix = printable(error.message), printable(error.fix) if error.fix else error.fix
+        raise
+    if json_output:
+        write_json(outcome_to_json(outcome))
+    else:
+        render.render_outcome(outcome, console)
+    raise SystemExit(outcome.exit_code)

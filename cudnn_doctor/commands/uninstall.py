@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from cudnn_doctor.codes import doctor_error
 from cudnn_doctor.commands.install import Ui, permission_error, prefix_path, rolled_back
 from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.install.manifest import WrittenFile, read_records
@@ -21,7 +22,7 @@ def run_uninstall(prefix_text: str, dry_run: bool, yes: bool, force: bool, ui: U
         raise DoctorError(f"no such folder: {prefix}", exit_code=2)
     state = prefix / STATE_DIR
     if state.is_symlink() or (os.path.lexists(state) and not state.is_dir()):
-        raise DoctorError.of("CD514", exit_code=2, path=str(state), why="it is a file or a link, but it must be "
+        raise doctor_error("CD514", exit_code=2, path=str(state), why="it is a file or a link, but it must be "
                              "cudnn-doctor's own state folder", fix="move it away")
     if dry_run:
         plan = _uninstall_plan(prefix)
@@ -30,13 +31,13 @@ def run_uninstall(prefix_text: str, dry_run: bool, yes: bool, force: bool, ui: U
         ui.show_plan(plan)
         return Outcome("uninstall", "planned", plan)
     if first_blocked_folder(prefix, []):
-        from cudnn_doctor.install.layout import LAYOUTS
+        from cudnn_doctor.knowledge.layout import LAYOUTS
 
         raise permission_error(str(prefix), prefix, LAYOUTS["linux-x86_64"])
     try:
         return _apply_uninstall(prefix, yes, force, ui)
     except PermissionError as error:
-        from cudnn_doctor.install.layout import LAYOUTS
+        from cudnn_doctor.knowledge.layout import LAYOUTS
 
         raise permission_error(os.path.dirname(error.filename or "") or str(prefix), prefix,
                                LAYOUTS["linux-x86_64"]) from None
@@ -66,7 +67,7 @@ def _apply_uninstall(prefix: Path, yes: bool, force: bool, ui: Ui) -> Outcome:
             return Outcome("uninstall", "nothing-to-do", None, notes=tuple(notes))
         ui.show_plan(plan)
         if plan.changed_since and not force:
-            raise DoctorError.of("CD508", exit_code=1, count=len(plan.changed_since), prefix=str(prefix),
+            raise doctor_error("CD508", exit_code=1, count=len(plan.changed_since), prefix=str(prefix),
                                  files=", ".join(plan.changed_since[:3]))
         if not yes and not ui.confirm("Uninstall?"):
             return Outcome("uninstall", "declined", plan, notes=tuple(notes), exit_code=1)

@@ -5,16 +5,16 @@ from __future__ import annotations
 
 import functools
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from cudnn_doctor.explain.reader import split_at_skip
 from cudnn_doctor.knowledge.data import load
-from cudnn_doctor.records import record
 
 WINDOW = 64_000  # the catalog reads at most the last this many characters of the candidate lines
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Match:
     id: str
     code: str

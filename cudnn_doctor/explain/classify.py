@@ -7,18 +7,18 @@ give the family-level cause for every message whose facts are known, whatever it
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass, field
 from typing import Any
 
 from cudnn_doctor.explain.reader import Event, Facts, Library
 from cudnn_doctor.knowledge.data import load
 from cudnn_doctor.knowledge.query import toolkit_min_driver
-from cudnn_doctor.records import field, record
 
 CONTEXT_CODES = {"CD108"}
 PART_ORDER = {"driver": 0, "cuda": 1, "cudnn": 2, "framework": 3}
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Cause:
     code: str
     fact: str  # one sentence: what in the message shows it
@@ -30,7 +30,7 @@ class Cause:
 
 def general_advice_fits(code: str, values: dict[str, Any]) -> bool:
     """Does the advice of CODE (compat/fixes.toml) name values, all of which this message gave?"""
-    from cudnn_doctor.plan.advice import fields_of
+    from cudnn_doctor.knowledge.advice import fields_of
 
     wanted = set(fields_of(code)) - {"fix", "detail"}
     return bool(wanted) and wanted <= set(values)

@@ -13,10 +13,10 @@ from __future__ import annotations
 import functools
 import itertools
 import re
+from dataclasses import dataclass, field
 from typing import Any
 
 from cudnn_doctor.knowledge.data import load
-from cudnn_doctor.records import field, record
 
 MAX_BYTES = 2_000_000  # of a longer log, its head and its tail are read, this much in all
 HEAD_BYTES = 256_000  # the start of a log: a framework's loading errors
@@ -74,7 +74,7 @@ FOUND_WORDS = ("found", "loaded", "runtime", "library is", "installed", "you hav
                "while the library", "local installation", "your", "is older", "older than", "driver version")
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Library:
     file: str  # as written: libcudnn_cnn_infer.so.8, cudnn64_8.dll
     name: str  # its row in libraries.toml: cudnn_cnn_infer
@@ -91,7 +91,7 @@ class Library:
     gpu: bool = True  # part of the GPU stack (false: a framework's CPU-only library, libraries.toml `gpu`)
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Symbol:
     name: str  # as the loader printed it
     owner: str  # what provides it, from libraries.toml [[symbol]]
@@ -100,7 +100,7 @@ class Symbol:
     source: str = ""
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Status:
     api: str  # cudnn | cudart | driver | nvml
     name: str
@@ -112,7 +112,7 @@ class Status:
     source: str = ""
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class VersionPair:
     subject: str  # cudnn | cudnn-header | driver | cuda | tensorrt | framework
     built: str
@@ -120,14 +120,14 @@ class VersionPair:
     line: int = 0
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Arch:
     compute_capability: str  # "8.6"
     cue: str | None  # the words that say it does not fit, if any
     line: int = 0
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Phrase:
     text: str
     finding: str
@@ -136,7 +136,7 @@ class Phrase:
     line: int = 0
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Conflict:
     tool: str  # pip | uv | poetry | conda: the package manager whose words say the set of packages is inconsistent
     packages: tuple[str, ...]  # the GPU stack's packages the conflict names (nvidia-cudnn-cu12, torch 2.1.0+cu121, ...)
@@ -145,7 +145,7 @@ class Conflict:
     source: str = ""
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class CpuBuild:
     framework: str | None  # the framework whose marker it is, None where the generic grammar read it
     text: str  # the words that say so
@@ -153,7 +153,7 @@ class CpuBuild:
     source: str = ""
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Compiler:
     name: str  # nvcc | ptxas | nvrtc
     cue: str  # its words for an architecture it does not know
@@ -162,7 +162,7 @@ class Compiler:
     source: str = ""
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class NotFound:
     tool: str  # pip | conda | uv
     packages: tuple[str, ...]  # the requested packages of the GPU stack or with a CUDA tag
@@ -170,7 +170,7 @@ class NotFound:
     source: str = ""
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Event:
     """A fact in the kernel's, the driver's or a tool's own fixed words (compat/errors.toml [[xid]], [[event]],
     [[ptx_isa]]): an Xid number, a GPU that fell off the bus, a PCIe error, a display watchdog reset, a
@@ -186,7 +186,7 @@ class Event:
     line: int = 0
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Facts:
     libraries: tuple[Library, ...] = ()
     symbols: tuple[Symbol, ...] = ()

@@ -20,11 +20,11 @@ import stat
 from array import array
 from collections import Counter
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from cudnn_doctor.errors import DoctorError
-from cudnn_doctor.records import field, record
 from cudnn_doctor.user_files import UnreadableFile, read_user_file
 
 FLEET_SCHEMA = "cudnn-doctor/fleet/1"
@@ -37,7 +37,7 @@ MAX_FIELDS_PER_NODE = 512  # frameworks and cuDNN loaders of one machine: a few 
 ABSENT = "(absent)"
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class NodeReport:
     node: str
     source: str  # the file it came from
@@ -45,13 +45,13 @@ class NodeReport:
     failure: str | None = None  # why this node has no usable report
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Outlier:
     node: str
     value: str
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Drift:
     field: str
     majority: str
@@ -60,7 +60,7 @@ class Drift:
     tie: bool = False  # no value has more nodes than every other: the "majority" is the first of the tied
 
 
-@record
+@dataclass
 class FleetResult:
     nodes: int
     failed: list[NodeReport] = field(default_factory=list)

@@ -24,12 +24,12 @@ import signal
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from cudnn_doctor.child import run_child
 from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.fleet.merge import FleetResult, NodeReport, merge, read_node
-from cudnn_doctor.records import record
 from cudnn_doctor.user_files import UnreadableFile, read_user_head
 
 DEFAULT_DEADLINE_S = 600.0
@@ -39,7 +39,7 @@ STOP_GRACE_S = 10.0
 MAX_COMPLAINTS = 20  # srun's error lines kept (its stderr is read to the end, never kept whole)
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class SlurmRun:
     srun_options: tuple[str, ...]  # e.g. ("--partition=gpu", "--nodes=4") or ("--jobid=1234",)
     check_command: tuple[str, ...]  # how a node starts the doctor
@@ -159,7 +159,7 @@ def _move_into(folder: Path, keep: Path) -> list[str]:
 def _named(node: NodeReport, path: Path) -> NodeReport:
     """A node is named as Slurm names it (its report's file), not by the host name inside the report: several
     Slurm nodes may share a host, and a node's NodeName is what `srun -w` and `sinfo` take."""
-    from cudnn_doctor.records import replace
+    from dataclasses import replace
 
     name = path.name.removesuffix(".json")
     return node if name.isdigit() or name == node.node else replace(node, node=name)

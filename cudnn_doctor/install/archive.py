@@ -9,7 +9,6 @@ hashed while it is written, and its ELF header checked for the target architectu
 
 from __future__ import annotations
 
-import collections
 import hashlib
 import lzma
 import os
@@ -19,14 +18,15 @@ import tarfile
 import zipfile
 import zlib
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cudnn_doctor.codes import doctor_error
 from cudnn_doctor.cudnn_files import ANY_NAME, header_version, major_of
+from cudnn_doctor.elf import ElfError, parse_header
 from cudnn_doctor.errors import DoctorError
-from cudnn_doctor.install import early
 from cudnn_doctor.install.faults import step
-from cudnn_doctor.install.layout import BIN, IMPLIB, INCLUDE, LIB, Layout
 from cudnn_doctor.install.safety import (
     DIR,
     FILE,
@@ -41,8 +41,7 @@ from cudnn_doctor.install.safety import (
     safe_mode,
     safe_name,
 )
-from cudnn_doctor.probes.elf import ElfError, parse_header
-from cudnn_doctor.records import record
+from cudnn_doctor.knowledge.layout import BIN, IMPLIB, INCLUDE, LIB, Layout
 
 CHUNK = 1 << 20
 ROOT = re.compile(r"^(?:cuda|cudnn-[^/]+|nvidia/cudnn)/(.*)$")
@@ -55,7 +54,7 @@ PLATFORM_WORDS = {BIN: "Windows (DLL)", IMPLIB: "Windows (import)", LIB: "Linux 
 Chunks = Callable[[], Iterator[bytes]]
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class StagedFile:
     """One file an install puts into the prefix."""
 
@@ -68,7 +67,7 @@ class StagedFile:
     target: str | None = None  # symlinks only
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class ArchiveContents:
     archive: str
     format: str  # tar | zip
@@ -139,7 +138,7 @@ class _Stager:
         category, inner = placed
         folder = self.layout.folder(category)
         if folder is None:
-            raise DoctorError.of("CD506", exit_code=2, file=f"{printable(os.path.basename(self.archive))} "
+            raise doctor_error("CD506", exit_code=2, file=f"{printable(os.path.basename(self.archive))} "
                                  f"({printable(inner)})", found=PLATFORM_WORDS.get(category, category),
                                  target=self.layout.platform)
         dest = f"{folder}/{inner}"
@@ -243,7 +242,7 @@ class _Stager:
         if problem is None:
             return
         if problem.startswith("built for"):
-            raise DoctorError.of("CD506", exit_code=2, file=f"{printable(os.path.basename(self.archive))} "
+            raise doctor_error("CD506", exit_code=2, file=f"{printable(os.path.basename(self.archive))} "
                                  f"({dest} is {problem})", found=problem.removeprefix("built for "),
                                  target=f"{self.layout.platform} ({self.layout.arch})")
         raise refuse(self.archive, f"{dest} {problem}")
@@ -256,7 +255,7 @@ class _Stager:
         majors = [library_major(os.path.basename(f.dest)) for f in self.files.values()]
         major = next((m for m in majors if m is not None), None)
         if major is None:
-            raise DoctorError.of("CD516", exit_code=2, file=printable(os.path.basename(self.archive)))
+            raise doctor_error("CD516", exit_code=2, file=printable(os.path.basename(self.archive)))
         return ArchiveContents(self.archive, fmt, tuple(self.files.values()), self.version, major,
                                tuple(self.skipped))
 
@@ -267,7 +266,7 @@ def library_major(name: str) -> int | None:
 
 def elf_problem(head: bytes, size: int, arch: str) -> str | None:
     """What is wrong with an ELF file of SIZE bytes, judged from its first bytes HEAD; None if nothing
-    (the one ELF reader, probes/elf.py)."""
+    (the one ELF reader, elf.py)."""
     try:
         header = parse_header(head, size)
     except ElfError as error:
@@ -358,18 +357,26 @@ def _tar_members(path: str, fileobj) -> Iterator[tuple[Member, Chunks | None]]: 
                 raise refuse(path, f"member {info.name!r} is a device file, FIFO or other special file")
 
 
+# the decompressor programs `tar -xf` runs beside itself, by the stream's first bytes
+PROGRAMS = ((b"\xfd7zXZ\x00", "xz"), (b"\x1f\x8b", "gzip"), (b"BZh", "bzip2"))
+
+
+def program_for(head: bytes) -> str | None:
+    """The decompressor program on PATH for a stream that begins with HEAD, if any."""
+    import shutil
+
+    name = next((name for magic, name in PROGRAMS if head.startswith(magic)), None)
+    return shutil.which(name) if name else None
+
+
 def _decompressed(counted: _CountingReader) -> _Decompressing | _PipedDecompressing:
-    """The archive's tar stream: decompressed by the system's xz, gzip or bzip2 in a process of its own
-    where there is one (as tar does: in this process, the GIL and the scheduler of a busy machine slow a
-    decompressing thread to half of that), else by a thread of this process. Where the command started
-    that very decompression at its first instant (install/early.py), that one goes on."""
+    """The archive's tar stream: decompressed by the system's xz, gzip or bzip2 in a child of its own
+    (child.py's StreamingChild) where there is one (as tar does: in this process, the GIL and the scheduler
+    of a busy machine slow a decompressing thread to half of that), else by a thread of this process."""
     head = counted.raw.read(6)
     counted.raw.seek(0)
-    found = early.program_for(head)
+    found = program_for(head)
     if found:
-        started = early.take(counted.raw.fileno(), found)
-        if started is not None:
-            return _PipedDecompressing(counted, [found, "-dc"], started)
         try:
             return _PipedDecompressing(counted, [found, "-dc"])
         except OSError:
@@ -381,37 +388,19 @@ class _PipedDecompressing:
     """`xz -dc < ARCHIVE` (or gzip, bzip2) as a stream; its failure (a corrupt or truncated archive) is an
     EOFError with its own words when its output ends."""
 
-    def __init__(self, counted: _CountingReader, argv: list[str], started: early.EarlyStream | None = None) -> None:
-        import subprocess
+    def __init__(self, counted: _CountingReader, argv: list[str]) -> None:
+        from cudnn_doctor.child import StreamingChild
 
-        self.counted, self.argv, self.started = counted, argv, started
-        if started is not None:  # the same program on the same file, running since the command began
-            self.process = started.process
-            try:
-                self.ahead = started.hand_over()
-            except BaseException:  # a signal while a read in flight ended: nobody owns it yet
-                started.stop()
-                raise
-            self.position = started.fd  # the descriptor it reads: how far the archive is read
-            return
-        self.ahead = collections.deque()
+        self.counted, self.argv = counted, argv
         self.position = descriptor = counted.raw.fileno()
         os.lseek(descriptor, 0, os.SEEK_SET)  # the buffered reader's position is not the descriptor's
         # a session of its own: Ctrl-C reaches us, and we end it (close), never half of a pipeline
-        self.process = subprocess.Popen(argv, stdin=descriptor, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                        start_new_session=True)
-        assert self.process.stdout is not None
-        early.widen_pipe(self.process.stdout.fileno())
+        self.child = StreamingChild(argv, descriptor)
+        self.process = self.child.process
 
     def read(self, size: int = -1) -> bytes:
         assert self.process.stdout is not None
-        if self.ahead:  # what was read before the staging began, in order, then the pipe
-            data = self.ahead.popleft()
-            if 0 <= size < len(data):
-                data, rest = data[:size], data[size:]
-                self.ahead.appendleft(rest)
-        else:
-            data = self.process.stdout.read(size)
+        data = self.process.stdout.read(size)
         self.counted.moved(os.lseek(self.position, 0, os.SEEK_CUR))
         if not data and size != 0 and self.process.wait() != 0:
             said = (self.process.stderr.read(2000) if self.process.stderr else b"").decode(errors="replace")
@@ -419,15 +408,7 @@ class _PipedDecompressing:
         return data
 
     def close(self) -> None:
-        if self.started is not None:
-            self.started.stop()  # the program, its pipes and the descriptor it read
-            return
-        if self.process.poll() is None:
-            self.process.kill()
-        self.process.wait()
-        for pipe in (self.process.stdout, self.process.stderr):
-            if pipe is not None:
-                pipe.close()
+        self.child.close()
 
     def __enter__(self) -> _PipedDecompressing:
         return self

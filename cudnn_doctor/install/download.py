@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from urllib.parse import urlparse
 
+from cudnn_doctor.codes import doctor_error
 from cudnn_doctor.errors import DoctorError
 
 CHUNK = 1 << 20
@@ -72,7 +73,7 @@ class _Clock:
 
 
 def failure(url: str, why: str) -> DoctorError:
-    return DoctorError.of("CD511", exit_code=2, url=url, why=why)
+    return doctor_error("CD511", exit_code=2, url=url, why=why)
 
 
 def reason(error: BaseException | None, url: str, clock: _Clock | None = None) -> str:
@@ -194,11 +195,11 @@ def sha256_of(path: Path, digest=None) -> str:  # type: ignore[no-untyped-def]
 
 
 def checksum_error(name: str, expected: str, actual: str) -> DoctorError:
-    return DoctorError.of("CD501", exit_code=2, file=name, expected=expected, actual=actual)
+    return doctor_error("CD501", exit_code=2, file=name, expected=expected, actual=actual)
 
 
 def size_error(name: str, expected: int, actual: int) -> DoctorError:
-    return DoctorError.of("CD517", exit_code=2, file=name, expected=expected, actual=actual)
+    return doctor_error("CD517", exit_code=2, file=name, expected=expected, actual=actual)
 
 
 def download(http, url: str, folder: Path, name: str, sha256: str | None, size: int | None,  # type: ignore[no-untyped-def]

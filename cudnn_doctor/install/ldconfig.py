@@ -8,7 +8,7 @@ import os
 import shutil
 import subprocess
 
-from cudnn_doctor.install.layout import Layout
+from cudnn_doctor.knowledge.layout import Layout
 
 DEFAULT_FOLDERS = ("/lib", "/usr/lib", "/lib64", "/usr/lib64")
 

@@ -9,16 +9,16 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from cudnn_doctor.install.transaction import STATE_DIR, write_json_atomic
-from cudnn_doctor.records import asdict, record
 
 SCHEMA = "cudnn-doctor/install-manifest/1"
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class WrittenFile:
     path: str  # relative to the prefix
     kind: str  # file | symlink
@@ -28,14 +28,14 @@ class WrittenFile:
     target: str | None
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class BackedUpFile:
     path: str  # relative to the prefix; its copy is backup-<id>/<path>
     reason: str  # replace | remove
     saved: str | None = None  # relative to the prefix: where the copy is (None: backup-<id>/<path>)
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class InstallRecord:
     id: str
     installed_at: str
@@ -85,9 +85,9 @@ def read_records(prefix: Path) -> list[InstallRecord]:
                 if not isinstance(rel, str) or rel.startswith("/") or ".." in rel.split("/"):
                     raise ValueError(f"path {rel!r} leaves the prefix")
         except (OSError, ValueError, TypeError, KeyError, AttributeError) as error:
-            from cudnn_doctor.errors import DoctorError
+            from cudnn_doctor.codes import doctor_error
 
-            raise DoctorError.of("CD509", exit_code=2, file=str(path), why=str(error)[:200]) from None
+            raise doctor_error("CD509", exit_code=2, file=str(path), why=str(error)[:200]) from None
         records.append(record)
     return records
 

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.install.plan import FileChange, Plan
 from cudnn_doctor.model import CudnnInstall, Finding, to_jsonable
-from cudnn_doctor.records import record
 
 SCHEMA = "cudnn-doctor/install/1"
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class UninstallPlan:
     prefix: str
     install_id: str
@@ -23,7 +23,7 @@ class UninstallPlan:
     folders_removed: tuple[str, ...]
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Outcome:
     command: str  # install | uninstall
     status: str  # planned | installed | declined | uninstalled | nothing-to-do

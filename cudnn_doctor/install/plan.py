@@ -5,19 +5,19 @@ from __future__ import annotations
 
 import os
 import shutil
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from cudnn_doctor.errors import DoctorError
+from cudnn_doctor.codes import doctor_error
 from cudnn_doctor.install.archive import ArchiveContents
-from cudnn_doctor.install.layout import Layout
 from cudnn_doctor.install.safety import FILE, SYMLINK
+from cudnn_doctor.knowledge.layout import Layout
 from cudnn_doctor.model import Finding
-from cudnn_doctor.records import field, record
 
 ADD, REPLACE, REMOVE = "add", "replace", "remove"
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class FileChange:
     path: str  # relative to the prefix
     action: str  # add | replace | remove
@@ -28,7 +28,7 @@ class FileChange:
     mode: int = 0o644
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Plan:
     source: str
     archive: str
@@ -69,7 +69,7 @@ def build_plan(contents: ArchiveContents, prefix: Path, layout: Layout, source: 
     for staged in sorted(contents.files, key=lambda f: (f.kind != FILE, f.dest)):
         path = prefix / staged.dest
         if path.is_dir() and not path.is_symlink():
-            raise DoctorError.of("CD514", exit_code=2, path=str(path), why=f"the archive brings the file "
+            raise doctor_error("CD514", exit_code=2, path=str(path), why=f"the archive brings the file "
                                  f"{staged.dest}, and this is a folder", fix="move that folder away")
         action = REPLACE if os.path.lexists(path) else ADD
         changes.append(FileChange(staged.dest, action, staged.kind, staged.size, staged.target, staged.sha256,

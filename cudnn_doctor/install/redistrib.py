@@ -8,17 +8,18 @@ manifests may put `relative_path` directly under the platform: both shapes are r
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
+from cudnn_doctor.codes import doctor_error
 from cudnn_doctor.errors import DoctorError
-from cudnn_doctor.records import record
 
 DEFAULT_BASE_URL = "https://developer.download.nvidia.com/compute/cudnn/redist/"
 FULL_VERSION = re.compile(r"^\d+\.\d+\.\d+$")
 MANIFEST_LINK = re.compile(r"redistrib_(\d+\.\d+\.\d+)\.json")
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class RedistFile:
     version: str  # the release's four-part version, "9.19.0.56"
     platform: str
@@ -37,7 +38,7 @@ def pick_file(manifest: Any, platform: str, cuda_major: int | None, where: str) 
     malformed (a list, a number for a sha256, a size of "abc", a path that is a folder or leaves
     the mirror) is CD512, never a crash."""
     def bad(why: str) -> DoctorError:
-        return DoctorError.of("CD512", exit_code=2, where=where, why=why)
+        return doctor_error("CD512", exit_code=2, where=where, why=why)
 
     product = manifest.get("cudnn") if isinstance(manifest, dict) else None
     if not isinstance(product, dict):

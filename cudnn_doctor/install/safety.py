@@ -7,9 +7,10 @@ import os
 import posixpath
 import re
 from collections.abc import Container
+from dataclasses import dataclass
 
+from cudnn_doctor.codes import doctor_error
 from cudnn_doctor.errors import DoctorError
-from cudnn_doctor.records import record
 from cudnn_doctor.streams import printable  # re-exported: install's messages use it
 
 FILE, DIR, SYMLINK, HARDLINK = "file", "dir", "symlink", "hardlink"
@@ -20,7 +21,7 @@ MAX_MEMBERS = 100_000
 _WINDOWS_DRIVE = re.compile(r"^[A-Za-z]:")
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Member:
     """One archive entry, its name already checked and normalised."""
 
@@ -37,7 +38,7 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 def refuse(archive: str, why: str) -> DoctorError:
-    return DoctorError.of("CD502", exit_code=2, file=printable(os.path.basename(archive)), why=why)
+    return doctor_error("CD502", exit_code=2, file=printable(os.path.basename(archive)), why=why)
 
 
 def safe_name(archive: str, raw: str) -> str:

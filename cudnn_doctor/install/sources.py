@@ -7,9 +7,11 @@ import json
 import os
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urljoin, urlparse
 
+from cudnn_doctor.codes import doctor_error
 from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.install import download as downloads
 from cudnn_doctor.install.redistrib import (
@@ -21,12 +23,11 @@ from cudnn_doctor.install.redistrib import (
     pick_file,
 )
 from cudnn_doctor.install.safety import printable
-from cudnn_doctor.records import record
 
 CUDA_IN_NAME = (re.compile(r"_cuda(\d+)"), re.compile(r"nvidia_cudnn_cu(\d+)"), re.compile(r"^cudnn-(\d+)\.\d+-"))
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Request:
     """What the user asked for (the install command's source options)."""
 
@@ -38,7 +39,7 @@ class Request:
     no_verify: bool = False  # --no-verify: a manifest entry without sha256 and size is installed unchecked
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Source:
     """A resolved source: where the bytes are, and what they must hash to."""
 
@@ -108,7 +109,7 @@ def readable_archive(path: str, shown: str) -> None:
     import stat as stat_module
 
     def unreadable(why: str, fix: str) -> DoctorError:
-        return DoctorError.of("CD515", exit_code=2, file=shown, why=why, fix=fix)
+        return doctor_error("CD515", exit_code=2, file=shown, why=why, fix=fix)
 
     try:
         info = os.stat(path)
@@ -148,7 +149,7 @@ def _from_manifest(request: Request, platform: str, http, default_cuda: int | No
         listing = _try_listing(http, base)
         found = newest_matching(listing, version) if listing else None
         if found is None:
-            raise DoctorError.of("CD512", exit_code=2, where=base, why=f"it lists no redistrib_*.json for cuDNN "
+            raise doctor_error("CD512", exit_code=2, where=base, why=f"it lists no redistrib_*.json for cuDNN "
                                  f"{version!r} (give a full version, e.g. --version 9.19.0)")
         version = found
     manifest_url = urljoin(base, manifest_name(version))
@@ -156,25 +157,25 @@ def _from_manifest(request: Request, platform: str, http, default_cuda: int | No
     try:
         manifest = json.loads(text)
     except (ValueError, RecursionError):
-        raise DoctorError.of("CD512", exit_code=2, where=manifest_url, why="it is not valid JSON") from None
+        raise doctor_error("CD512", exit_code=2, where=manifest_url, why="it is not valid JSON") from None
     chosen = pick_file(manifest, platform, request.cuda_major if request.cuda_major else default_cuda_for(
         manifest, platform, default_cuda), manifest_url)
     url = urljoin(base, chosen.relative_path)
     if not url.startswith(base):
-        raise DoctorError.of("CD512", exit_code=2, where=manifest_url,
+        raise doctor_error("CD512", exit_code=2, where=manifest_url,
                              why=f"its relative_path {chosen.relative_path[:80]!r} leaves the mirror")
     sha256 = request.sha256 or chosen.sha256
     warning = None
     if sha256 is None or chosen.size is None:
         missing = " and ".join(w for w, v in (("sha256", sha256), ("size", chosen.size)) if v is None)
         if not request.no_verify:
-            raise DoctorError.of("CD513", exit_code=2, where=manifest_url,
+            raise doctor_error("CD513", exit_code=2, where=manifest_url,
                                  why=f"its {platform} entry lists no {missing}")
         warning = (f"--no-verify: {manifest_url} lists no {missing} for the archive; it is installed without "
                    "that check")
     name = file_name(chosen.relative_path)
     if name is None:
-        raise DoctorError.of("CD512", exit_code=2, where=manifest_url,
+        raise doctor_error("CD512", exit_code=2, where=manifest_url,
                              why=f"its relative_path {chosen.relative_path[:80]!r} names no archive file")
     return Source(f"cuDNN {chosen.version} for CUDA {chosen.cuda_major} ({platform}) from {base}", url, None,
                   name, sha256, chosen.size, chosen.cuda_major,
@@ -196,10 +197,10 @@ def _read_local(url: str) -> str:
         if not os.path.isfile(path):
             raise FileNotFoundError(2, "no such file")
         if os.path.getsize(path) > downloads.MAX_TEXT_BYTES:
-            raise DoctorError.of("CD512", exit_code=2, where=path, why="it is far too large for a manifest")
+            raise doctor_error("CD512", exit_code=2, where=path, why="it is far too large for a manifest")
         return Path(path).read_text(encoding="utf-8", errors="replace")
     except OSError as error:
-        raise DoctorError.of("CD512", exit_code=2, where=path, why=f"it cannot be read ({error.strerror})") from None
+        raise doctor_error("CD512", exit_code=2, where=path, why=f"it cannot be read ({error.strerror})") from None
 
 
 def _try_listing(http, base: str) -> str | None:  # type: ignore[no-untyped-def]
@@ -225,12 +226,12 @@ def cuda_in_name(name: str) -> int | None:
 def fetch(source: Source, http_factory: Callable[[], object], cache: Path,
           progress: Callable[[int, int | None], None] | None) -> Source:
     """SOURCE with a local, verified file: downloaded into CACHE, or a local file's sha256 checked."""
-    from cudnn_doctor.records import replace
+    from dataclasses import replace
 
     if source.url is not None and source.url.startswith("file:"):
         local = unquote(urlparse(source.url).path)
         if not os.path.lexists(local):
-            raise DoctorError.of("CD515", exit_code=2, file=local, why="no such file in the mirror folder",
+            raise doctor_error("CD515", exit_code=2, file=local, why="no such file in the mirror folder",
                                  fix="copy the archive into the mirror folder, in the layout of NVIDIA's redist site")
         readable_archive(local, local)
         source = replace(source, url=None, path=local)

@@ -30,12 +30,12 @@ import signal
 import time
 import uuid
 from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from cudnn_doctor.errors import DoctorError
+from cudnn_doctor.codes import doctor_error
 from cudnn_doctor.install.faults import step
-from cudnn_doctor.records import asdict, record
 
 STATE_DIR = ".cudnn-doctor"
 JOURNAL = "journal.json"
@@ -44,7 +44,7 @@ PUT, TAKE = "put", "take"
 JOURNAL_VERSION = 2
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Operation:
     kind: str  # put: move SOURCE to DEST (backing DEST up if it exists); take: move DEST to the backup
     dest: str  # relative to the prefix
@@ -105,7 +105,7 @@ class Transaction:
             self.recovered, created_before = recover(self.prefix)
             self._prefix_created = self._prefix_created or created_before
             if self.expect_records is not None and installed_records(self.prefix) != self.expect_records:
-                raise DoctorError.of("CD510", exit_code=1, prefix=str(self.prefix))
+                raise doctor_error("CD510", exit_code=1, prefix=str(self.prefix))
             self.areas = self._find_areas()
             self.journal = {
                 "version": JOURNAL_VERSION, "kind": self.kind, "id": self.id, "pid": os.getpid(),
@@ -171,13 +171,13 @@ class Transaction:
                     there = None
             except OSError:
                 os.close(fd)
-                raise DoctorError.of("CD510", exit_code=1, prefix=str(self.prefix)) from None
+                raise doctor_error("CD510", exit_code=1, prefix=str(self.prefix)) from None
             if there is not None and _same(held, there):
                 self._lock_fd = fd
                 return
             os.close(fd)
             self.state.mkdir(parents=True, exist_ok=True)
-        raise DoctorError.of("CD510", exit_code=1, prefix=str(self.prefix))
+        raise doctor_error("CD510", exit_code=1, prefix=str(self.prefix))
 
     def _unlock(self) -> None:
         if self._lock_fd is not None:
@@ -442,7 +442,7 @@ def recover(prefix: Path) -> tuple[str | None, bool]:
                 raise ValueError("not a journal")
             _operations(journal)
         except (ValueError, TypeError, KeyError, OSError) as error:
-            raise DoctorError.of("CD509", exit_code=2, file=str(path),
+            raise doctor_error("CD509", exit_code=2, file=str(path),
                                  why=f"the journal of an interrupted run: {str(error)[:200]}") from None
         created = bool(journal.get("prefix_created"))
         manifest_exists = (state / journal.get("manifest", "")).is_file()

@@ -11,19 +11,21 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from cudnn_doctor.knowledge import query
 from cudnn_doctor.knowledge.data import load
-from cudnn_doctor.records import field, record
 from cudnn_doctor.versions import major, major_minor, matches_prefix, version_tuple
 
 COMPATIBLE, INCOMPATIBLE, UNKNOWN = "compatible", "incompatible", "unknown"
 ROW_TABLE_OVERRIDES = {"theano": "release", "dl4j": "backend"}
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Reason:
+    """One part of a compatibility verdict and why."""
+
     part: str  # "release" | "build" | "cuda" | "cudnn" | "driver" | "compute_capability"
     verdict: str
     why: str
@@ -31,8 +33,10 @@ class Reason:
     warning: bool = False  # compatible, with a cost the user should know (PTX JIT on first run)
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Combination:
+    """The CUDA, cuDNN, driver and GPU a compat question names."""
+
     cuda: str | None = None
     cudnn: str | None = None
     driver: str | None = None
@@ -40,8 +44,10 @@ class Combination:
     os: str = "linux"
 
 
-@record
+@dataclass
 class Needs:
+    """What a framework release needs, from its compat rows."""
+
     framework: str
     version: str
     rows: list[dict[str, Any]]
@@ -274,7 +280,7 @@ def default_rows(need: Needs) -> list[dict[str, Any]]:
 
 # --- which builds of a release exist (for the planner) ------------------------------------------
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Build:
     """One published build of a framework release: what to install and where the data says it exists."""
 

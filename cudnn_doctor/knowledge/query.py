@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from cudnn_doctor.knowledge.data import load
-from cudnn_doctor.records import record
 from cudnn_doctor.versions import major_minor, version_tuple
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class DriverFloor:
     """The oldest driver a CUDA release runs on, with the row of NVIDIA's table that says so."""
 
@@ -124,7 +124,7 @@ PLATFORMS = {  # (os, machine) as the doctor and Python name them -> the platfor
 }
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class CudnnBuild:
     """One cuDNN release built for one CUDA major on one platform, and where that is written."""
 

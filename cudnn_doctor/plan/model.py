@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cudnn_doctor.records import field, record
+from dataclasses import dataclass, field
 
 PLAN_SCHEMA = "cudnn-doctor/plan/1"
 
@@ -10,7 +10,7 @@ PIP, CONDA, INSTALL, ENV, EDIT, MANUAL = "pip", "conda", "install", "env", "edit
 RUNNABLE = (PIP, CONDA, INSTALL)  # what `fix --yes` runs itself; env lines are sourced, edits and manual steps shown
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class EnvChange:
     """One change to an environment variable that holds a list of folders."""
 
@@ -19,8 +19,10 @@ class EnvChange:
     folder: str
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Action:
+    """One step of the treatment, with the codes it resolves and its source."""
+
     kind: str  # pip | conda | install | env | edit | manual
     resolves: tuple[str, ...]  # finding codes
     why: str
@@ -31,8 +33,10 @@ class Action:
     findings: tuple[tuple[str, str | None], ...] = field(default=(), compare=False)  # (code, subject) it resolves
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Plan:
+    """The one treatment of a report's findings."""
+
     targets: tuple[str, ...]
     actions: tuple[Action, ...]
 

@@ -11,15 +11,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from cudnn_doctor.knowledge import frameworks as knowledge
+from cudnn_doctor.knowledge.advice import advice, advice_row
 from cudnn_doctor.knowledge.data import load
 from cudnn_doctor.model import ERROR, WARNING, CudnnInstall, Finding, Framework, Report
 from cudnn_doctor.plan import process_env
-from cudnn_doctor.plan.advice import advice, advice_row
 from cudnn_doctor.plan.model import CONDA, EDIT, ENV, INSTALL, MANUAL, PIP, Action, EnvChange, Plan
-from cudnn_doctor.records import field, record, replace
 from cudnn_doctor.rules.cudnn import prefix_of
 from cudnn_doctor.versions import major, version_tuple
 
@@ -27,7 +27,7 @@ PACKAGE_MANAGED = ("pip:", "conda")  # folders a package manager owns: never wri
 CUDNN_DATA = "compat/cudnn.toml [[release]]"
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Setting:
     """What the plan needs beyond the report: where a cuDNN of our own goes, and the interpreter that counts."""
 
@@ -36,8 +36,10 @@ class Setting:
     requirements: tuple[Any, ...] = ()  # the parsed --require specs
 
 
-@record
+@dataclass
 class _Work:
+    """The planner's state: findings still open, actions taken."""
+
     report: Report
     setting: Setting
     open: list[Finding]
@@ -280,8 +282,10 @@ def _cudnn_major_needed(framework: Framework) -> int | None:
     return None
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class _Choice:
+    """A cuDNN release chosen, and why."""
+
     release: dict[str, Any] | None
     why: str
 
@@ -309,7 +313,7 @@ def _take_install(work: _Work, found: list[Finding], choice: _Choice, cuda_major
 
 
 def _library_folder(report: Report) -> str:
-    from cudnn_doctor.install.layout import LAYOUTS
+    from cudnn_doctor.knowledge.layout import LAYOUTS
 
     layout = LAYOUTS.get(f"{report.host.os}-{'sbsa' if report.host.arch == 'aarch64' else report.host.arch}")
     return layout.library_folder if layout else "lib"

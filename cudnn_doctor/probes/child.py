@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from cudnn_doctor.child import (
@@ -16,7 +17,6 @@ from cudnn_doctor.child import (
     python_argv,
     timeout_from_env,
 )
-from cudnn_doctor.records import record
 
 if TYPE_CHECKING:  # the model's records are not needed: not before NVML's child has started
     from cudnn_doctor.model import LibraryProbe
@@ -30,8 +30,10 @@ def probe_timeout() -> float:
     return timeout_from_env("CUDNN_DOCTOR_PROBE_TIMEOUT", DEFAULT_TIMEOUT_S)
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Job:
+    """One question for _probe_child.py: a job kind and its target."""
+
     kind: str  # a job name of _probe_child.py
     target: str  # a path, a soname or a library name
 
@@ -61,16 +63,6 @@ class ProbeBatch:
         self.timeout = probe_timeout() if timeout is None else timeout
         self._groups, self.requests, parallel = _plan(self.jobs, self.timeout, os.environ if env is None else env)
         self._batch = ChildBatch(self.requests, parallel=parallel)
-
-    def starts_as(self, jobs: list[Job], timeout: float | None = None, env: Mapping[str, str] | None = None) -> bool:
-        """Whether a batch made now for JOBS would start the very same children (command line, environment,
-        time allowed): then this one, started earlier, answers for it (probes/early.py)."""
-        timeout = probe_timeout() if timeout is None else timeout
-        return list(jobs) == self.jobs and _plan(self.jobs, timeout, os.environ if env is None else env)[1] == self.requests
-
-    def wait_launched(self) -> None:
-        """Until its first children run: what is imported next runs beside them."""
-        self._batch.wait_launched()
 
     def stop(self) -> None:
         """Kill its children now, unread."""

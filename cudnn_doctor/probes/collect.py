@@ -9,20 +9,25 @@ from __future__ import annotations
 import os
 import sys
 import time
+from dataclasses import replace
 
 from cudnn_doctor import __version__
 from cudnn_doctor.child import ChildBatch, ChildRequest, deadline_in, timeout_from_env
 from cudnn_doctor.model import CudnnInstall, Host, LibraryProbe, Report, Tool, Toolkit
 from cudnn_doctor.probes import cudnn as cudnn_probe
-from cudnn_doctor.probes import early
 from cudnn_doctor.probes.child import Job, ProbeBatch, run_jobs
 from cudnn_doctor.probes.context import SearchContext
 from cudnn_doctor.probes.driver import NVML_JOB, NVML_NOT_FOUND, NVML_SONAME, read_driver
 from cudnn_doctor.probes.frameworks import detect_frameworks, link_frameworks_to_installs, theano_flags
-from cudnn_doctor.probes.loader import cache_from_answer, ldconfig_command, loader_search_dirs, resolve_like_loader
+from cudnn_doctor.probes.loader import (
+    cache_from_answer,
+    ldconfig_command,
+    loader_search_dirs,
+    may_load,
+    resolve_like_loader,
+)
 from cudnn_doctor.probes.process_env import CUDA_JOB, read_process_view, reasons_to_ask_cuda
 from cudnn_doctor.probes.toolkit import discover_toolkits, nvcc_version_in, runtime_version
-from cudnn_doctor.records import replace
 from cudnn_doctor.user_files import is_regular_file
 
 
@@ -30,6 +35,9 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
                    deep: bool = False) -> Report:
     """Everything the probes can see, as plain data; no judgement."""
     started = time.perf_counter()
+    # On a GPU machine NVML's child costs as much as every other probe together (it opens the driver, as
+    # nvidia-smi does): it starts first, wherever the loader may find libnvidia-ml, and runs beside the rest.
+    nvml_batch: ProbeBatch | None = ProbeBatch([NVML_JOB]) if may_load(NVML_SONAME, ctx) else None
     # Helper programs (ldconfig, each nvcc that must be asked) run side by side under one budget, through
     # the child runner: a hanging one costs the budget once, and none outlives check.
     toolkits, dangling_variables = discover_toolkits(ctx)
@@ -39,10 +47,13 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     helpers = HelperRuns(ctx, toolkits)
     cache = helpers.ldconfig_cache()
     # No libnvidia-ml where the loader looks (LD_LIBRARY_PATH, its cache, the system folders): no driver,
-    # and no need to start a Python child to hear NVML say so. Where the command started it already
-    # (probes/early.py), that child is the one.
+    # and no need to hear NVML say so. The loader's exact answer decides whether NVML's child is read.
     nvml_present = resolve_like_loader(NVML_SONAME, [], ctx, cache) is not None
-    nvml_batch = early.take(NVML_JOB, nvml_present) or ProbeBatch([NVML_JOB] if nvml_present else [])
+    if nvml_batch is not None and not nvml_present:
+        nvml_batch.stop()
+        nvml_batch = None
+    elif nvml_batch is None and nvml_present:
+        nvml_batch = ProbeBatch([NVML_JOB])
     # what a program started here gets from CUDA (cuInit, the GPUs left visible): asked beside NVML
     asked = reasons_to_ask_cuda(ctx, cache, always=deep)
     cuda_batch = ProbeBatch([CUDA_JOB] if asked else [])
@@ -97,7 +108,7 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     report.frameworks, installs = link_frameworks_to_installs(frameworks, installs, ctx, cache)
     report.cudnn = installs
 
-    nvml = nvml_batch.results()[NVML_JOB] if nvml_present else NVML_NOT_FOUND
+    nvml = nvml_batch.results()[NVML_JOB] if nvml_batch is not None else NVML_NOT_FOUND
     probed = time.perf_counter()
     cuda = cuda_batch.results().get(CUDA_JOB)
     if cuda is None and not nvml.values.get("ok") and resolve_like_loader("libcuda.so.1", [], ctx, cache):
@@ -168,7 +179,7 @@ def _loader_pick_is_loadable(soname: str, ctx: SearchContext, cache: dict[str, l
 
 
 def _host() -> Host:
-    from cudnn_doctor.probes.elf import uname
+    from cudnn_doctor.elf import uname
 
     system, node, machine = uname()
     return Host(os=system.lower(), arch=machine, python=".".join(map(str, sys.version_info[:3])),

@@ -9,9 +9,8 @@ from __future__ import annotations
 import glob
 import os
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
-
-from cudnn_doctor.records import field, record
 
 # Folders the Linux dynamic loader searches after LD_LIBRARY_PATH and its cache
 # (glibc's trusted directories, plus the multiarch ones Debian and Ubuntu add).
@@ -21,8 +20,10 @@ LINUX_DEFAULT_LIB_DIRS = (
 TRIPLETS = {"x86_64": "x86_64-linux-gnu", "aarch64": "aarch64-linux-gnu", "ppc64le": "powerpc64le-linux-gnu"}
 
 
-@record
+@dataclass
 class SearchContext:
+    """Where the probes look: the environment, the system root, extra folders."""
+
     env: dict[str, str]
     prefix: str = "/"  # the system root; CUDNN_DOCTOR_SYSTEM_PREFIX moves it
     search_paths: list[str] = field(default_factory=list)
@@ -36,7 +37,7 @@ class SearchContext:
     @classmethod
     def from_environment(cls, search_paths: list[str] | None = None, python: str | None = None) -> SearchContext:
         """The running machine; PYTHON (--python) names the interpreter whose packages count."""
-        from cudnn_doctor.probes.elf import host_arch, uname
+        from cudnn_doctor.elf import host_arch, uname
 
         env = dict(os.environ)
         system = uname()[0].lower()

@@ -14,9 +14,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from cudnn_doctor.cudnn_files import SONAME, header_version, major_of
+from cudnn_doctor.elf import ElfError, read_elf
 from cudnn_doctor.model import CudnnInstall, LibraryProbe, Toolkit
 from cudnn_doctor.probes.context import SearchContext
-from cudnn_doctor.probes.elf import ElfError, read_elf
 from cudnn_doctor.probes.toolkit import lib_dirs_of
 from cudnn_doctor.user_files import SOURCE_LIMIT, UnreadableFile, is_regular_file, read_user_text
 from cudnn_doctor.versions import clean_version, decode_cuda, decode_cudnn

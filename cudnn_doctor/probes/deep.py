@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from cudnn_doctor.child import ChildBatch, ChildRequest, deadline_in, timeout_from_env
 from cudnn_doctor.model import CudnnInstall, Framework
-from cudnn_doctor.records import replace
 
 CHILD = str(Path(__file__).resolve().parents[1] / "_deep_child.py")
 DEFAULT_TIMEOUT_S = 180.0

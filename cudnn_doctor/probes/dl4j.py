@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +37,6 @@ from cudnn_doctor.probes.jvm_build import (
     tokens,
 )
 from cudnn_doctor.probes.maven import read_maven_project
-from cudnn_doctor.records import record
 
 CUDA_BACKEND = re.compile(r"^nd4j-(?:cuda|jcublas)-(\d+\.\d+)(?:-platform|-preset)?$")
 CPU_BACKEND = re.compile(r"^nd4j-(?:native|x86)(?:-platform)?$")
@@ -47,7 +47,7 @@ MAX_SOURCE_FILES = 4000
 SOURCE_SUFFIXES = (".java", ".kt")
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class _Backend:
     kind: str  # "cuda" | "cpu"
     artifact: str

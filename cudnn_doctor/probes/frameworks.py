@@ -12,12 +12,12 @@ import ast
 import glob
 import os
 import re
+from dataclasses import replace
 
+from cudnn_doctor.elf import ElfError, read_elf
 from cudnn_doctor.model import CudnnInstall, Framework
 from cudnn_doctor.probes.context import SearchContext, working_folder
-from cudnn_doctor.probes.elf import ElfError, read_elf
 from cudnn_doctor.probes.loader import resolve_like_loader
-from cudnn_doctor.records import replace
 from cudnn_doctor.user_files import SOURCE_LIMIT, UnreadableFile, read_text_or_empty, read_user_file
 from cudnn_doctor.versions import clean_version
 

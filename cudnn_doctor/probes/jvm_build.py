@@ -10,8 +10,8 @@ from __future__ import annotations
 import os
 import re
 import stat
+from dataclasses import dataclass, field
 
-from cudnn_doctor.records import field, record
 from cudnn_doctor.user_files import UnreadableFile, read_user_file
 
 MAX_BUILD_FILE = 4 * 1024 * 1024  # a pom or build.gradle bigger than this is not a build file
@@ -20,7 +20,7 @@ MAX_TOKENS = 300_000
 MAX_PROBLEMS = 200  # findings about one project's files; the rest are counted in one more
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class ProjectProblem:
     path: str
     why: str
@@ -46,7 +46,7 @@ class Problems(list[ProjectProblem]):
             self.dropped += 1
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Dependency:
     group: str
     artifact: str
@@ -56,14 +56,14 @@ class Dependency:
     via: str | None = None  # the reactor module it comes through, when not declared here
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Profile:
     id: str
     activation: str  # in words: "active by default", "on OS linux", "with -Dcuda", "only with -P cuda"
     active: bool  # active on this machine, with no -P given
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class BuildModule:
     """One module of a project, with the dependencies its build really uses."""
 
@@ -77,7 +77,7 @@ class BuildModule:
     packaging: str = "jar"  # Maven's <packaging>: a "pom" module only aggregates or is a parent; it never runs
 
 
-@record
+@dataclass
 class BuildProject:
     root: str
     tool: str
@@ -126,7 +126,7 @@ TOKEN = re.compile(
 )
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Token:
     kind: str  # "text" | "name" | "number" | "mark"
     value: str  # a string's content without its quotes

@@ -90,3 +90,22 @@ def resolve_like_loader(soname: str, runpath: list[str], ctx: SearchContext,
         if os.path.exists(candidate):
             return candidate
     return None
+
+
+LD_CACHE_LIMIT = 64 << 20  # bytes of /etc/ld.so.cache read at most (a large machine's is a few MB)
+
+
+def may_load(soname: str, ctx: SearchContext) -> bool:
+    """Whether the loader may find SONAME: in an LD_LIBRARY_PATH or default folder, or named in the loader's
+    cache. A superset of resolve_like_loader()'s exact answer, read without `ldconfig -p`: what lets the
+    slowest child start before that answer is known."""
+    if resolve_like_loader(soname, [], ctx, {}) is not None:  # the loader's own folders, its cache left out
+        return True
+    cache = ctx.system("/etc/ld.so.cache")
+    if not is_regular_file(cache):  # missing, or a FIFO that would block the read
+        return False
+    try:
+        with open(cache, "rb") as handle:
+            return soname.encode() in handle.read(LD_CACHE_LIMIT)
+    except OSError:
+        return False

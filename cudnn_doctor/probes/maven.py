@@ -21,6 +21,7 @@ import os
 import platform
 import re
 from collections import deque
+from dataclasses import dataclass, field
 from xml.parsers import expat
 
 from cudnn_doctor.probes.jvm_build import (
@@ -35,7 +36,6 @@ from cudnn_doctor.probes.jvm_build import (
     is_regular_file,
     read_project_file,
 )
-from cudnn_doctor.records import field, record
 
 MAX_DEPTH = 200  # XML nesting
 MAX_ELEMENTS = 200_000
@@ -53,7 +53,7 @@ class RefusedXml(Exception):
     """XML the doctor will not read (DOCTYPE, entities, too deep)."""
 
 
-@record
+@dataclass
 class Element:
     tag: str
     line: int
@@ -139,7 +139,7 @@ def parse_xml(data: bytes) -> Element:
 
 # --- one pom -----------------------------------------------------------------------------------
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class RawDependency:
     group: str
     artifact: str
@@ -149,7 +149,7 @@ class RawDependency:
     scope: str | None
 
 
-@record
+@dataclass
 class RawProfile:
     id: str
     activation: Element | None
@@ -159,7 +159,7 @@ class RawProfile:
     modules: list[str]
 
 
-@record
+@dataclass
 class Pom:
     path: str
     group: str | None
@@ -352,7 +352,7 @@ class _Unbounded(Exception):
 
 # --- the effective model and the reactor -------------------------------------------------------
 
-@record
+@dataclass
 class _Effective:
     pom: Pom
     chain: list[Pom]  # the pom, then its parents

@@ -146,7 +146,7 @@ def discover_toolkits(ctx: SearchContext) -> tuple[list[Toolkit], list[tuple[str
 
 
 def _with_links(toolkit: Toolkit, link: str) -> Toolkit:
-    from cudnn_doctor.records import replace
+    from dataclasses import replace
 
     return replace(toolkit, links=toolkit.links + (link,))
 

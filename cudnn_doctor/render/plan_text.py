@@ -6,12 +6,12 @@ Every fix a user reads comes from here, so a finding's fix, the plan `fix` print
 from __future__ import annotations
 
 import shlex
+from dataclasses import replace
 from typing import Any
 
 from cudnn_doctor.model import Finding
 from cudnn_doctor.plan.model import ENV, RUNNABLE, Action, Plan
 from cudnn_doctor.plan.shell import env_lines
-from cudnn_doctor.records import replace
 
 
 def command_line(argv: tuple[str, ...]) -> str:

@@ -5,12 +5,12 @@ inside the results."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from cudnn_doctor.bench.model import BenchLibraries, WorkloadResult, WorkloadTally
 from cudnn_doctor.codes import finding
 from cudnn_doctor.model import Finding, Report
-from cudnn_doctor.records import replace
 from cudnn_doctor.versions import major
 
 # NVML's slowdown reasons that mean the GPU is unwell or badly cooled or powered (not a power cap)

@@ -125,7 +125,7 @@ def _cuda_artifacts_here(report: Report, version: str | None) -> list[str]:
 def _cudnn_fix(cudnn: str, cuda: str) -> str:
     """Where the cuDNN series CUDNN for CUDA CUDA comes from: `cudnn-doctor install` of the newest release of that series
     in compat/ where NVIDIA's redistributable manifests have it (8.3.1 on), else NVIDIA's archive page."""
-    from cudnn_doctor.plan.releases import existing_release
+    from cudnn_doctor.knowledge.releases import existing_release
 
     release = existing_release(cudnn)
     where = (f"`cudnn-doctor install --version {release} --cuda {major(cuda)} --prefix /usr/local/cuda`"

@@ -10,10 +10,10 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from cudnn_doctor.errors import DoctorError
+from cudnn_doctor.codes import doctor_error
 from cudnn_doctor.install.archive import ArchiveContents
-from cudnn_doctor.install.layout import Layout
 from cudnn_doctor.install.safety import printable
+from cudnn_doctor.knowledge.layout import Layout
 from cudnn_doctor.versions import major, version_tuple
 
 CUDA_H_HEAD = 256 << 10  # CUDA_VERSION is defined in cuda.h's first lines; the file is megabytes
@@ -75,7 +75,7 @@ def refuse_other_cuda(prefix: Path, version: str | None, cuda_major: int | None,
     if force:
         return (f"cuDNN built for CUDA {cuda_major} installed into a CUDA {toolkit_version} toolkit because of "
                 "--force: `check` will report CD306")
-    raise DoctorError.of("CD519", exit_code=2, archive=printable(os.path.basename(archive)),
+    raise doctor_error("CD519", exit_code=2, archive=printable(os.path.basename(archive)),
                          version=version or "(version unknown)", cudnn_cuda=cuda_major, prefix=str(prefix),
                          toolkit_version=toolkit_version, where=where,
                          fix=other_cuda_fix(prefix, major(version), cuda_major, toolkit_major))
@@ -136,7 +136,7 @@ def refuse_other_major(prefix: Path, layout: Layout, new_major: int | None, vers
     if not found:
         return
     files = [rel for major_files in found.values() for rel in major_files]
-    raise DoctorError.of("CD518", exit_code=2, prefix=str(prefix),
+    raise doctor_error("CD518", exit_code=2, prefix=str(prefix),
                          current=", ".join(current.get(m) or f"{m}.x" for m in sorted(found)),
                          files=", ".join(files[:3]) + (" ..." if len(files) > 3 else ""),
                          version=version or f"{new_major}.x", current_major=" and ".join(map(str, sorted(found))),

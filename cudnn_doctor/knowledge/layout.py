@@ -8,14 +8,15 @@ which files in those folders are older cuDNN copies that an install replaces.
 from __future__ import annotations
 
 import re
-
-from cudnn_doctor.records import field, record
+from dataclasses import dataclass, field
 
 INCLUDE, LIB, BIN, IMPLIB = "include", "lib", "bin", "implib"
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Layout:
+    """Where an OS keeps cuDNN's files under a prefix."""
+
     platform: str  # NVIDIA's name: linux-x86_64, linux-sbsa, windows-x86_64, ...
     os_name: str  # linux | windows | macos
     arch: str  # the ELF machine its libraries must have (x86_64, aarch64, ...)

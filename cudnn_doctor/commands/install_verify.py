@@ -1,15 +1,17 @@
-"""The `check` probes, before and after: what the machine has (driver, toolkit, GPUs, the
-cuDNN already in the prefix), whether the new cuDNN fits it, and whether the installed
-result really is the cuDNN the archive held (loaded in a child process, as `check` does)."""
+"""install's checks, before and after: what the machine has (driver, toolkit, GPUs, the cuDNN already in the
+prefix), whether the new cuDNN fits it, and whether the installed result really is the cuDNN the archive held
+(loaded in a child process, as `check` does). They probe and judge, so they sit with the commands, above
+probes/ and rules/; install/ itself only plans and applies."""
 
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 
+from cudnn_doctor.codes import doctor_error
 from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.model import CudnnInstall, Finding, Report
 from cudnn_doctor.probes.context import SearchContext
-from cudnn_doctor.records import replace
 
 
 def probe(ctx: SearchContext, prefix: str) -> Report:
@@ -107,4 +109,4 @@ def sublibrary_problem(install: CudnnInstall) -> str | None:
 
 
 def verification_error(why: str) -> DoctorError:
-    return DoctorError.of("CD505", exit_code=1, why=f"{why}; the install was rolled back")
+    return doctor_error("CD505", exit_code=1, why=f"{why}; the install was rolled back")

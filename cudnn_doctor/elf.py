@@ -10,8 +10,7 @@ import mmap
 import os
 import stat
 import struct
-
-from cudnn_doctor.records import field, record
+from dataclasses import dataclass, field
 
 MACHINES = {3: "i386", 20: "ppc", 21: "ppc64le", 40: "arm", 62: "x86_64", 183: "aarch64", 243: "riscv64"}
 HOST_ARCH_ALIASES = {"amd64": "x86_64", "arm64": "aarch64", "ppc64le": "ppc64le", "i686": "i386"}
@@ -26,8 +25,10 @@ class ElfError(Exception):
     """The file is not a usable ELF shared library."""
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class ElfInfo:
+    """What an ELF file's headers say: machine, class, soname, needed libraries."""
+
     arch: str
     bits: int
     soname: str | None = None
@@ -79,7 +80,7 @@ def read_elf(path: str) -> ElfInfo:
             raise ElfError(f"malformed ELF headers ({error})") from None
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class ElfHeader:
     """What the ELF header and program headers say: enough to judge a file without loading it."""
 

@@ -1,0 +1,26 @@
+"""The report as JSON (`cudnn-doctor/report/1`): the model's fields mechanically, the plan as the plan's JSON."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cudnn_doctor.model import REPORT_SCHEMA, Report, to_jsonable
+
+
+def report_to_json(report: Report) -> dict[str, Any]:
+    """The report as the `cudnn-doctor/report/1` JSON object."""
+    plan = report.plan
+    report.plan = None
+    try:
+        data = to_jsonable(report)
+    finally:
+        report.plan = plan
+    data.pop("plan", None)
+    if plan is not None:
+        from cudnn_doctor.plan.shell import plan_json
+
+        data["plan"] = plan_json(plan, report.ld_library_path)
+    for internal in ("search_errors", "dangling_variables", "nvml_error", "unreadable_files", "loader_path_real",
+                     "ld_library_path", "ld_library_path_real"):
+        data.pop(internal, None)
+    return {"schema": REPORT_SCHEMA, **data}

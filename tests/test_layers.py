@@ -1,0 +1,109 @@
+"""The layers of DESIGN.md, held: every import of the package (at module level or inside a function, read from
+the source's syntax tree) goes to its own unit or to a unit of a lower layer, and units of one layer never
+import each other. A unit is a package (probes, rules, ...) or a top-level module (codes.py, child.py, ...)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from tests.test_architecture import _cycles, _imports
+
+PACKAGE = Path(__file__).resolve().parents[1] / "cudnn_doctor"
+
+# bottom to top (DESIGN.md, "Layers"): a unit imports only units of lower layers
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("errors", "versions", "specifiers", "user_files", "cudnn_files", "elf", "signals", "__init__"),
+    ("streams",),
+    ("model", "child", "cache"),
+    ("knowledge",),  # compat/ read and queried: releases, layouts per OS, each code's advice
+    ("codes",),  # the finding registry: its text, and an error's advice from knowledge
+    ("selection",),
+    ("settings",),
+    ("probes", "install", "bench", "fleet"),  # what reads or changes the machine; none imports another
+    ("rules", "explain"),  # judgements: report or facts -> findings
+    ("plan",),  # findings -> the one treatment; the only author of a finding's fix
+    ("render",),
+    ("command", "usage_errors"),  # how every command runs
+    ("commands",),  # one module per command body
+    ("completion",),  # the values options complete to, some from the commands
+    ("cli",),
+    ("entry",),
+    ("__main__",),
+)
+# children started as scripts: the standard library only
+STANDALONE = ("_probe_child", "_deep_child", "schemas")
+
+
+def unit_of(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def layer_of() -> dict[str, int]:
+    return {unit: number for number, units in enumerate(LAYERS) for unit in units}
+
+
+def unit_graph() -> dict[str, dict[str, list[str]]]:
+    """Unit -> the other units it imports -> the module imports that do it."""
+    graph: dict[str, dict[str, list[str]]] = {}
+    for module, targets in _imports().items():
+        for target in targets:
+            if unit_of(module) != unit_of(target):
+                graph.setdefault(unit_of(module), {}).setdefault(unit_of(target), []).append(f"{module} -> {target}")
+    return graph
+
+
+def arrows_against(layers: dict[str, int], graph: dict[str, dict[str, list[str]]]) -> list[str]:
+    """Every import that goes up a layer, or sideways between two units of one layer."""
+    wrong = []
+    for unit, targets in graph.items():
+        for target, imports in targets.items():
+            if layers[target] >= layers[unit]:
+                wrong += [f"{line} ({'up' if layers[target] > layers[unit] else 'sideways'})" for line in imports]
+    return sorted(wrong)
+
+
+def test_every_unit_of_the_package_has_its_layer() -> None:
+    units = {unit_of(module) for module in _imports()}
+    assert units - set(STANDALONE) == set(layer_of())
+
+
+def test_no_import_goes_up_a_layer_or_sideways() -> None:
+    assert arrows_against(layer_of(), unit_graph()) == []
+
+
+def test_no_tangle_between_packages() -> None:
+    graph = {unit: set(targets) for unit, targets in unit_graph().items()}
+    for unit in layer_of():
+        graph.setdefault(unit, set())
+    assert _cycles(graph) == []
+
+
+def test_the_standalone_children_import_nothing_of_the_package() -> None:
+    for name in ("_probe_child", "_deep_child"):
+        tree = ast.parse((PACKAGE / f"{name}.py").read_text(encoding="utf-8"))
+        imported = [alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names]
+        imported += [node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)]
+        assert not [name for name in imported if name.startswith("cudnn_doctor")], name
+
+
+def test_errors_imports_nothing_of_the_package() -> None:
+    assert unit_graph().get("errors", {}) == {}
+
+
+@pytest.mark.parametrize(("graph", "wrong"), [
+    ({"probes": {"rules": ["cudnn_doctor.probes.x -> cudnn_doctor.rules.y"]}}, "up"),
+    ({"probes": {"install": ["cudnn_doctor.probes.x -> cudnn_doctor.install.y"]}}, "sideways"),
+])
+def test_the_contract_sees_a_wrong_arrow(graph: dict[str, dict[str, list[str]]], wrong: str) -> None:
+    [found] = arrows_against(layer_of(), graph)
+    assert found.endswith(f"({wrong})")
+
+
+def test_the_contract_sees_an_import_inside_a_function(tmp_path: Path) -> None:
+    """A lazy import counts as much as one at the top: the graph is read from every import statement."""
+    graph = _imports()
+    assert "cudnn_doctor.commands.check" in graph["cudnn_doctor.cli"]  # imported inside cli.check only
