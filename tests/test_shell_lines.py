@@ -1,0 +1,169 @@
+"""The lines a user sources set exactly the folder meant and run nothing, in each real shell.
+
+Each line is written to a file and sourced by the real bash, zsh and fish (Debian's packages, installed by
+.ci/run) started fresh with the variable unset, set but empty, or set; the environment the shell then exports
+(`env -0`) must hold exactly the intended bytes, and no command hidden in a folder's name may have run (it
+would create the file P in the shell's working folder). PowerShell is not packaged for Debian: its lines are
+read by tests/powershell_model.py, a model of PowerShell's own tokenizer (CharTraits.IsSingleQuote and
+Tokenizer.ScanStringLiteral of PowerShell/PowerShell), which accepts only the line forms the doctor writes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from cudnn_doctor.plan.model import EnvChange
+from cudnn_doctor.plan.shell import command_line, env_lines
+from tests import powershell_model
+from tests.conftest import Machine
+from tests.fakes.build import fake_cudnn, fake_nvml
+
+SHELL_ARGV = {"bash": ["bash", "--norc", "--noprofile"], "zsh": ["zsh", "-f"], "fish": ["fish", "--no-config"]}
+VARIABLE = "LD_LIBRARY_PATH"
+CUDNN9 = ["libcudnn_graph", "libcudnn_ops", "libcudnn_cnn", "libcudnn_adv", "libcudnn_engines_precompiled",
+          "libcudnn_engines_runtime_compiled", "libcudnn_heuristic"]
+
+# Folder names as bytes: every one was a way to run a command, or to set another value, in some shell.
+HOSTILE = {
+    "quotes and substitutions": b"x\\'$(touch P)\" #`touch P`",
+    "backslash before a quote": b"a\\'& touch P & '",
+    "trailing backslash": b"tail\\",
+    "two backslashes": b"a\\\\b",
+    "newline": b"new\ntouch P",
+    "tab, CR, ESC, DEL": b"t\tc\re\x1b[31md\x7f",
+    "invisible and bidi": "nb\u00a0zw\u200bls\u2028rlo\u202etxt".encode(),
+    "typographic quotes": "ps\u2019&touch P|\u2018\u201a\u201b'".encode(),
+    "expansions": b"$HOME ${X} !! !$ *? ~root {a,b} %PATH%",
+    "not UTF-8": b"bad\xff\xfe\xc3",
+    "leading dash": b"-dash",
+}
+
+
+def _shells() -> list[str]:
+    missing = [name for name in SHELL_ARGV if shutil.which(name) is None]
+    if missing:
+        pytest.skip(f"{', '.join(missing)} not installed (.ci/run installs Debian's zsh and fish)")
+    return list(SHELL_ARGV)
+
+
+def source_in(shell: str, lines: list[str], start: bytes | None, workdir: Path) -> dict[bytes, bytes]:
+    """The environment SHELL exports after sourcing LINES, started with VARIABLE=START (None: unset)."""
+    script = workdir / f"lines.{shell}"
+    script.write_bytes("\n".join(lines).encode("utf-8", "surrogateescape") + b"\n")
+    env = {b"PATH": b"/usr/bin:/bin", b"HOME": str(workdir).encode(), b"LANG": b"C.UTF-8"}
+    if start is not None:
+        env[VARIABLE.encode()] = start
+    result = subprocess.run([*SHELL_ARGV[shell], "-c", f"source {script}; exec /usr/bin/env -0"], env=env,
+                            cwd=workdir, capture_output=True, timeout=30)
+    assert result.returncode == 0, (shell, lines, result.stderr)
+    assert not (workdir / "P").exists(), f"{shell} ran a command hidden in {lines}"
+    return dict(entry.split(b"=", 1) for entry in result.stdout.split(b"\0") if b"=" in entry)
+
+
+def _folder(tmp_path: Path, name: bytes) -> str:
+    return os.fsdecode(str(tmp_path).encode() + b"/" + name + b"/lib")
+
+
+@pytest.mark.parametrize("name", list(HOSTILE), ids=list(HOSTILE))
+def test_a_prepend_sets_exactly_the_folder_in_every_shell(name: str, tmp_path: Path) -> None:
+    folder = _folder(tmp_path, HOSTILE[name])
+    want = os.fsencode(folder)
+    for shell in _shells():
+        lines = env_lines((EnvChange(VARIABLE, "prepend", folder),), [], shell)
+        assert all(line.isprintable() for line in lines), lines  # the terminal shows what the shell reads
+        for start, expected in ((None, want), (b"", want), (b"/old/lib", want + b":/old/lib")):
+            assert source_in(shell, lines, start, tmp_path).get(VARIABLE.encode()) == expected, (shell, start, lines)
+    [line] = env_lines((EnvChange(VARIABLE, "prepend", folder),), [], "powershell")
+    if b"\xff" in HOSTILE[name]:
+        assert line.startswith("# ") and "not UTF-8" in line
+        return
+    for start, expected in ((None, folder), ("", folder), ("/old/lib", folder + ":/old/lib")):
+        assert powershell_model.source([line], {} if start is None else {VARIABLE: start}).get(VARIABLE) == expected
+
+
+def test_a_removal_writes_the_exact_remaining_folders(tmp_path: Path) -> None:
+    current = [_folder(tmp_path, name) for name in HOSTILE.values()] + ["/stray/lib"]
+    change = (EnvChange(VARIABLE, "remove", "/stray/lib"),)
+    want = b":".join(os.fsencode(f) for f in current[:-1])
+    start = b":".join(os.fsencode(f) for f in current)
+    for shell in _shells():
+        lines = env_lines(change, current, shell)
+        assert source_in(shell, lines, start, tmp_path)[VARIABLE.encode()] == want
+    [line] = env_lines(change, [f for f in current if "\udcff" not in f], "powershell")
+    assert powershell_model.source([line], {VARIABLE: "x"})[VARIABLE] == ":".join(
+        f for f in current[:-1] if "\udcff" not in f)
+
+
+def test_a_run_line_passes_exactly_its_arguments(tmp_path: Path) -> None:
+    """`fix --shell SHELL` prints the steps it runs for SHELL: the real printf gets each argument whole."""
+    arguments = [os.fsdecode(b) for b in HOSTILE.values()]
+    out = tmp_path / "argv"
+    for shell in _shells():
+        line = command_line(("/usr/bin/printf", "%s\\0", *arguments), shell) + f" > {out}"
+        source_in(shell, [line], None, tmp_path)
+        assert out.read_bytes().split(b"\0")[:-1] == list(HOSTILE.values()), shell
+    line = command_line(("printf", *[a for a in arguments if "\udcff" not in a]), "powershell")
+    assert powershell_model.command([line]) == ["printf", *[a for a in arguments if "\udcff" not in a]]
+
+
+@pytest.mark.parametrize("folder, why", [("/opt/a:b/lib", "':' or ';'"), ("/opt/a;b/lib", "':' or ';'"),
+                                         ("/opt/$ORIGIN/lib", "expands"), ("cudnn/lib", "relative")])
+def test_a_folder_the_loader_cannot_read_back_gets_a_comment_that_says_why(folder: str, why: str,
+                                                                          tmp_path: Path) -> None:
+    for shell in ("bash", "zsh", "fish", "powershell"):
+        [line] = env_lines((EnvChange(VARIABLE, "prepend", folder),), [], shell)
+        assert line.startswith("# cudnn-doctor wrote no") and why in line, line
+    for shell in _shells():
+        [line] = env_lines((EnvChange(VARIABLE, "prepend", folder),), [], shell)
+        assert VARIABLE.encode() not in source_in(shell, [line], None, tmp_path)
+
+
+def _fix_json(machine: Machine, tmp_path: Path, name: bytes) -> tuple[str, dict]:
+    fake_nvml(tmp_path / "driver", driver="580.65.06", cuda=13000)
+    machine.add_library_path(tmp_path / "driver")
+    found = Path(_folder(tmp_path, name))
+    fake_cudnn(found, version=91900, cudart=13000, sublibraries=CUDNN9)
+    result = machine.run("fix", "--json", "--search-path", str(found))
+    data = json.loads(result.stdout)
+    [action] = [a for a in data["actions"] if a["kind"] == "env"]
+    return str(found), action
+
+
+@pytest.mark.parametrize("name", ["quotes and substitutions", "tab, CR, ESC, DEL", "not UTF-8"])
+def test_fix_prints_lines_each_real_shell_reads_back(name: str, machine: Machine, tmp_path: Path) -> None:
+    """`fix --json` for a cuDNN in a hostile folder off the loader's path: each shell's line, sourced, puts
+    exactly that folder first; `fix --shell fish` prints the fish line."""
+    folder, action = _fix_json(machine, tmp_path, HOSTILE[name])
+    for shell in _shells():
+        exported = source_in(shell, action["env"][shell], b"/old/lib", tmp_path)
+        assert exported[VARIABLE.encode()] == os.fsencode(folder) + b":/old/lib", shell
+    fish = machine.run("fix", "--shell", "fish", "--search-path", folder)
+    assert action["env"]["fish"][0] in fish.stdout
+    if "\\udc" in ascii(folder):
+        assert "not UTF-8" in action["env"]["powershell"][0]
+    else:
+        assert powershell_model.source(action["env"]["powershell"], {})[VARIABLE] == folder
+
+
+def test_install_prints_a_line_that_sets_exactly_its_prefix(tmp_path: Path) -> None:
+    """`install --prefix` into a hostile folder: the line it prints for the loader, sourced, sets that folder."""
+    from tests.install_helpers import clean_env, make_archive, run_json
+
+    archive = make_archive("txz", tmp_path)
+    prefix = tmp_path / os.fsdecode(HOSTILE["quotes and substitutions"] + b"\t" + HOSTILE["not UTF-8"])
+    code, plan, err = run_json(["install", "--from", str(archive), "--prefix", str(prefix), "--dry-run"],
+                               clean_env(tmp_path))
+    assert code == 0, err
+    line = plan["plan"]["env_line"]
+    for shell in [s for s in _shells() if s != "fish"]:  # install writes its line for POSIX shells
+        exported = source_in(shell, [line], b"/old/lib", tmp_path)
+        assert exported[VARIABLE.encode()] == os.fsencode(str(prefix / plan["plan"]["library_folder"].rsplit("/", 1)[1])) + b":/old/lib"
+    code, plan, err = run_json(["install", "--from", str(archive), "--prefix", str(tmp_path / "100%!x"), "--dry-run",
+                                "--os", "windows"], clean_env(tmp_path))
+    assert plan["plan"]["env_line"].startswith("rem cudnn-doctor wrote no line: cmd expands percent")
