@@ -164,6 +164,6 @@ def test_install_prints_a_line_that_sets_exactly_its_prefix(tmp_path: Path) -> N
     for shell in [s for s in _shells() if s != "fish"]:  # install writes its line for POSIX shells
         exported = source_in(shell, [line], b"/old/lib", tmp_path)
         assert exported[VARIABLE.encode()] == os.fsencode(str(prefix / plan["plan"]["library_folder"].rsplit("/", 1)[1])) + b":/old/lib"
-    code, plan, err = run_json(["install", "--from", str(archive), "--prefix", str(tmp_path / "100%!x"), "--dry-run",
-                                "--os", "windows"], clean_env(tmp_path))
+    code, plan, err = run_json(["install", "--from", str(make_archive("zip", tmp_path)), "--prefix",
+                                str(tmp_path / "100%!x"), "--dry-run", "--os", "windows"], clean_env(tmp_path))
     assert plan["plan"]["env_line"].startswith("rem cudnn-doctor wrote no line: cmd expands percent")
