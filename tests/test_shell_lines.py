@@ -167,3 +167,20 @@ def test_install_prints_a_line_that_sets_exactly_its_prefix(tmp_path: Path) -> N
     code, plan, err = run_json(["install", "--from", str(make_archive("zip", tmp_path)), "--prefix",
                                 str(tmp_path / "100%!x"), "--dry-run", "--os", "windows"], clean_env(tmp_path))
     assert plan["plan"]["env_line"].startswith("rem cudnn-doctor wrote no line: cmd expands percent")
+
+
+@pytest.mark.parametrize("relative", ["cudnn/lib", "-dash/lib", "./x/../cudnn/lib"])
+def test_a_relative_search_path_gives_a_plan_of_absolute_folders(relative: str, machine: Machine,
+                                                                 tmp_path: Path) -> None:
+    """`--search-path cudnn/lib` (or one with a leading dash), from the working folder: every folder the plan
+    names is absolute, so that the line means the same folder in any program's working folder."""
+    fake_nvml(tmp_path / "driver", driver="580.65.06", cuda=13000)
+    machine.add_library_path(tmp_path / "driver")
+    (tmp_path / "x").mkdir()
+    fake_cudnn(tmp_path / relative, version=91900, cudart=13000, sublibraries=CUDNN9)
+    data = json.loads(machine.run("fix", "--json", f"--search-path={relative}").stdout)
+    [action] = [a for a in data["actions"] if a["kind"] == "env"]
+    exported = source_in("bash", action["env"]["bash"], None, tmp_path / "x")
+    assert exported[VARIABLE.encode()] == os.fsencode(os.path.join(tmp_path, relative))
+    for argv in (a.get("argv") or [] for a in data["actions"]):
+        assert all(word and (not word.startswith("-") or word.startswith("--")) for word in argv[1:]), argv

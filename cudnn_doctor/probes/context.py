@@ -49,7 +49,7 @@ class SearchContext:
         return cls(
             env=env,
             prefix=env.get("CUDNN_DOCTOR_SYSTEM_PREFIX", "/") or "/",
-            search_paths=list(search_paths or []),
+            search_paths=[_absolute(folder, cwd) for folder in search_paths or []],
             os_name=os_name,
             arch=host_arch(),
             python_paths=interpreter_paths(executable) if executable else [p for p in sys.path if p],
@@ -242,3 +242,19 @@ def interpreter_paths(python: str, timeout: float | None = None) -> list[str]:
         raise DoctorError(f"--python {python}: answered with {why}, which no real interpreter has",
                           fix="give the interpreter of the environment, e.g. --python .venv/bin/python")
     return [p for p in paths if p]
+
+
+def _absolute(folder: str, cwd: str | None) -> str:
+    """FOLDER as an absolute path, so that every plan and line built from it names the same folder whatever
+    the working folder of the program that reads it (`--search-path cudnn/lib`, `--search-path -dash`)."""
+    from cudnn_doctor.errors import DoctorError
+
+    if not folder.strip():
+        raise DoctorError("--search-path '': an empty folder", fix="name the folder, e.g. --search-path /opt/cudnn/lib "
+                          "(is a shell variable unset?)", exit_code=2)
+    if os.path.isabs(folder):
+        return folder
+    if cwd is None:
+        raise DoctorError(f"--search-path {folder}: a relative folder, and the working folder is gone",
+                          fix="give the folder as an absolute path", exit_code=2)
+    return os.path.join(cwd, folder)
