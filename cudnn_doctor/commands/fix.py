@@ -149,6 +149,11 @@ def _run(action: Action, env: dict[str, str]) -> dict[str, Any]:
     answer = run_child(argv, env, time.monotonic() + ACTION_TIMEOUT_S, what=argv[0])
     took = round(time.monotonic() - started, 1)
     if answer.exit_code == 0:
+        from cudnn_doctor.commands.pip_effect import unverified
+
+        why_not = unverified(argv, env) if action.kind == PIP else None
+        if why_not is not None:  # pip's exit 0 is not the package in the environment meant
+            return {"status": "failed", "why": why_not, "seconds": took}
         return {"status": "done", "seconds": took}
     said = _last_words(answer.stdout, answer.stderr_tail, answer.values)
     why = answer.error or "failed"
