@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 from cudnn_doctor import quoting
-from cudnn_doctor.plan.model import ENV, EnvChange, Plan
+from cudnn_doctor.plan.model import EDIT, ENV, EnvChange, Plan
 
 SHELLS = ("bash", "zsh", "fish", "powershell")
 
@@ -141,5 +142,7 @@ def plan_json(plan: Plan, current: list[str]) -> dict[str, Any]:
             entry["env"] = {shell: env_lines(action.env, current, shell) for shell in SHELLS}
         else:
             entry["text"] = action.text or ""
+            if action.kind == EDIT and action.text:  # JSON text cannot hold a byte that is not UTF-8: these can
+                entry["diff_base64"] = base64.b64encode(action.text.encode("utf-8", "surrogateescape")).decode()
         actions.append(entry)
     return {"targets": list(plan.targets), "actions": actions}

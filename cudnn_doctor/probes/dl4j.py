@@ -106,17 +106,21 @@ MAX_BACKEND_LINES = 4
 def backend_lines(files: list[str], artifact: str) -> list[dict[str, Any]]:
     """Where ARTIFACT (nd4j-native-platform) is written as a value in FILES, outside comments: the lines a switch
     of the backend edits ({file, line, text}); the project's own files, read bounded."""
-    from cudnn_doctor.user_files import read_text_or_empty
+    from cudnn_doctor.user_files import UnreadableFile, read_user_file
 
     value = re.compile(r"(>\s*|['\":])" + re.escape(artifact) + r"(\s*<|['\":])")
     found: list[dict[str, Any]] = []
     for path in dict.fromkeys(files):
-        text = read_text_or_empty(path, 1 << 20)
+        try:  # its very bytes (a diff of the line must match them: ISO-8859-1, CRLF), a byte not UTF-8 kept as a surrogate
+            text = read_user_file(path, 1 << 20).decode("utf-8", "surrogateescape")
+        except UnreadableFile:
+            continue
         in_comment = False
-        for number, line in enumerate(text.splitlines(), 1):
+        for number, line in enumerate(text.split("\n"), 1):  # as patch counts lines: at LF only
             visible, in_comment = _outside_comments(line, in_comment)
             if value.search(visible):
-                found.append({"file": path, "line": number, "text": line})
+                found.append({"file": path, "line": number, "text": line.removesuffix("\r"),
+                              "eol": "\r\n" if line.endswith("\r") else "\n"})
                 if len(found) >= MAX_BACKEND_LINES:
                     return found
     return found
