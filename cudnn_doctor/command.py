@@ -37,15 +37,34 @@ def console(stderr: bool = False):  # type: ignore[no-untyped-def]
 
 
 def json_requested(args: list[str] | None = None) -> bool:
-    """Whether the command line asks for JSON (`--json`, `--format json`), whatever else is wrong with it."""
+    """Whether the command line asks for JSON, whatever else is wrong with it: `--json`, `--format json` in any
+    case and either spelling; for check, with no format on the command line, CUDNN_DOCTOR_FORMAT=json (CI) or
+    `format = "json"` in the project's [tool.cudnn-doctor], as the report itself would be chosen."""
     args = sys.argv[1:] if args is None else args
     if "--" in args:
         args = args[:args.index("--")]
+    named = None
     for index, arg in enumerate(args):
-        if arg == "--json" or arg == "--format=json" or (arg == "--format" and args[index + 1:index + 2] == ["json"]):
+        if arg == "--json":
             return True
-    # CUDNN_DOCTOR_FORMAT=json (CI) makes check answer in JSON, its failures included
-    return _command_name(args) == "check" and os.environ.get("CUDNN_DOCTOR_FORMAT", "").strip().lower() == "json"
+        if arg.startswith("--format="):
+            named = arg.split("=", 1)[1]
+        elif arg == "--format" and index + 1 < len(args):
+            named = args[index + 1]
+    if named is not None:
+        return named.strip().lower() == "json"
+    if _command_name(args) != "check":
+        return False
+    variable = os.environ.get("CUDNN_DOCTOR_FORMAT", "")
+    if variable.strip():
+        return variable.strip().lower() == "json"
+    try:
+        from cudnn_doctor.settings import find_project_config
+
+        found = find_project_config()
+    except Exception:  # a project file that cannot be read is the error itself, not a reason to fail again
+        return False
+    return found is not None and str(found[1].get("format", "")).strip().lower() == "json"
 
 
 def _command_name(args: list[str] | None = None) -> str | None:
@@ -106,6 +125,9 @@ def guarded(function: F) -> F:
         verbose = bool(kwargs.get("verbose"))
         want_json = json_requested()
         try:
+            from cudnn_doctor.variables import check_all
+
+            check_all()  # a CUDNN_DOCTOR_* variable set to what it does not take: exit 2 before anything runs
             return function(*args, **kwargs)
         except BrokenPipeError:
             stdout_closed()

@@ -68,6 +68,9 @@ def _read_table(path: str) -> dict[str, object] | None:
         data = tomllib.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
         raise DoctorError(f"{path}: not valid TOML ({error})", fix="fix the file's syntax (it is read for [tool.cudnn-doctor])") from None
+    except RecursionError:  # a value nested thousands deep: Python's TOML reader recurses once per level
+        raise DoctorError(f"{path}: a value nested too deep to read", fix="write [tool.cudnn-doctor]'s values as "
+                          "flat lists of strings") from None
     table = data.get("tool", {}).get(TABLE) if isinstance(data.get("tool"), dict) else None
     if table is None:
         return None
@@ -93,6 +96,12 @@ def _boolean(value: object, where: str) -> bool:
     if isinstance(value, str) and value.strip().lower() in TRUE_WORDS + FALSE_WORDS:
         return value.strip().lower() in TRUE_WORDS
     raise DoctorError(f"{where}: {value!r} is not true or false", fix="write true or false (1 or 0 in a variable)")
+
+
+def _format(value: object, where: str) -> str:
+    if not isinstance(value, str) or value.strip().lower() not in CHECK_FORMATS:
+        raise DoctorError(f"{where}: {value!r} is not a format", fix=f"one of {', '.join(CHECK_FORMATS)}")
+    return value.strip().lower()
 
 
 def resolve_settings(*, select: list[str], ignore: list[str], strict: bool | None, require: list[str],
@@ -156,11 +165,9 @@ def resolve_settings(*, select: list[str], ignore: list[str], strict: bool | Non
         chosen_strict, sources["strict"] = _boolean(table["strict"], key("strict")), path or ""
     chosen_format = output_format
     if chosen_format is None and variable("format"):
-        chosen_format, sources["format"] = (variable("format") or "").strip(), f"{ENV_PREFIX}FORMAT"
+        chosen_format, sources["format"] = _format(variable("format") or "", f"{ENV_PREFIX}FORMAT"), f"{ENV_PREFIX}FORMAT"
     elif chosen_format is None and "format" in table:
-        if not isinstance(table["format"], str):
-            raise DoctorError(f"{key('format')}: expected a string", fix='format = "github"')
-        chosen_format, sources["format"] = table["format"], path or ""
+        chosen_format, sources["format"] = _format(table["format"], key("format")), path or ""
     return CheckSettings(selection=Selection(select=chosen_select, ignore=tuple(dict.fromkeys(ignored))),
                          strict=chosen_strict, require=tuple(dict.fromkeys(required)), output_format=chosen_format,
                          config_file=path, sources=sources)

@@ -26,9 +26,11 @@ def session():  # type: ignore[no-untyped-def]
     from requests.adapters import HTTPAdapter
     from urllib3.util import Retry
 
+    from cudnn_doctor.variables import number
+
     # read errors are retried here (resuming the .part), within the deadline; urllib3 retries
     # only connections and the "try again" statuses
-    retry = Retry(total=4, connect=4, read=0, backoff_factor=float(os.environ.get("CUDNN_DOCTOR_RETRY_BACKOFF", 0.5)),
+    retry = Retry(total=4, connect=4, read=0, backoff_factor=number("CUDNN_DOCTOR_RETRY_BACKOFF", 0.5),
                   status_forcelist=(429, 500, 502, 503, 504), allowed_methods=frozenset({"GET", "HEAD"}))
     class SystemTrustAdapter(HTTPAdapter):
         """TLS that trusts the system's certificate store (an internal CA a site installed there; SSL_CERT_FILE and
@@ -51,10 +53,9 @@ def session():  # type: ignore[no-untyped-def]
 def deadline_for(size: int | None) -> float:
     """Seconds one download may take: CUDNN_DOCTOR_DOWNLOAD_DEADLINE, else 2 minutes plus the
     size at 256 KiB/s (a cuDNN 9 archive of 900 MB: about an hour), 30 minutes when unknown."""
-    try:
-        return max(0.1, float(os.environ[DEADLINE_VARIABLE]))
-    except (KeyError, ValueError):
-        return 120.0 + size / (256 * 1024) if size else 1800.0
+    from cudnn_doctor.variables import number
+
+    return number(DEADLINE_VARIABLE, 120.0 + size / (256 * 1024) if size else 1800.0)
 
 
 class _Clock:
