@@ -194,6 +194,48 @@ def sha256_of(path: Path, digest=None) -> str:  # type: ignore[no-untyped-def]
     return digest.hexdigest()
 
 
+def verified_copy(path: Path, expected: str, folders: list[Path], name: str) -> Path:
+    """PATH copied into a private file (mode 0600, in the first of FOLDERS that can hold it) while its bytes are
+    hashed, in one read; the copy when they hash to EXPECTED, else CD501. What was checked is then what is
+    installed: the user's file may be rewritten in place (same size, its modification time put back) at any moment
+    after, and the copy is not. Removed when the process ends."""
+    import atexit
+    import tempfile
+
+    digest = hashlib.sha256()
+    for folder in folders:
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            descriptor, copy = tempfile.mkstemp(prefix=".verified-", suffix=".part", dir=folder)
+            break
+        except OSError:
+            continue
+    else:
+        raise DoctorError(f"{name}: no folder to keep the checked copy of the archive in ({', '.join(map(str, folders))})",
+                          fix="set CUDNN_DOCTOR_CACHE_DIR or TMPDIR to a writable folder", exit_code=2)
+    atexit.register(_remove, copy)
+    try:
+        with open(path, "rb") as source, os.fdopen(descriptor, "wb") as target:
+            while chunk := source.read(CHUNK):
+                digest.update(chunk)
+                target.write(chunk)
+    except BaseException:
+        _remove(copy)
+        raise
+    actual = digest.hexdigest()
+    if actual != expected.lower():
+        _remove(copy)
+        raise checksum_error(name, expected.lower(), actual)
+    return Path(copy)
+
+
+def _remove(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
 def checksum_error(name: str, expected: str, actual: str) -> DoctorError:
     return DoctorError.of("CD501", exit_code=2, file=name, expected=expected, actual=actual)
 
