@@ -21,6 +21,7 @@ NUMBERS: dict[str, tuple[float, float, str]] = {
     "CUDNN_DOCTOR_BENCH_TIMEOUT": (0.001, 1e6, "600"),
     "CUDNN_DOCTOR_DOWNLOAD_DEADLINE": (0.1, 1e7, "3600"),
     "CUDNN_DOCTOR_RETRY_BACKOFF": (0.0, 60.0, "0.5"),
+    "CUDNN_DOCTOR_READ_TIMEOUT": (0.01, 1e6, "60"),
 }
 CHOICES: dict[str, tuple[str, ...]] = {
     "CUDNN_DOCTOR_CPU_BASELINE": ("auto", "numpy", "compiled"),
