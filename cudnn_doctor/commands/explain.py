@@ -357,7 +357,7 @@ def read_message(query: str | None, from_file: str | None, stdin: Any) -> bytes:
     else:
         data = defang((query or "").encode("utf-8", "surrogateescape"))
     if not data.strip():
-        if _silent_after is not None and _silent_after[0]:
+        if _silent_after:
             raise DoctorError(f"nothing arrived on {where} in {_silent_after[0]:g} s: its writer keeps it open "
                               "but sends nothing", fix="give a finished log (cudnn-doctor explain --from-file LOG), "
                               "or wait longer with CUDNN_DOCTOR_READ_TIMEOUT=SECONDS")
@@ -383,6 +383,13 @@ def _waiting_reader(fd: int, where: str) -> Callable[[], bytes]:
 
     def read() -> bytes:
         started = time.monotonic()
+        if not os.get_blocking(fd):  # our own FIFO description: a read says at once "no writer" (b"") or "wait"
+            try:
+                chunk = os.read(fd, 1 << 20)
+                got[0] += len(chunk)
+                return chunk
+            except BlockingIOError:
+                pass
         while True:
             waited = time.monotonic() - started
             if waited >= limit:
