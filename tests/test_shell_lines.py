@@ -184,3 +184,26 @@ def test_a_relative_search_path_gives_a_plan_of_absolute_folders(relative: str, 
     assert exported[VARIABLE.encode()] == os.fsencode(os.path.join(tmp_path, relative))
     for argv in (a.get("argv") or [] for a in data["actions"]):
         assert all(word and (not word.startswith("-") or word.startswith("--")) for word in argv[1:]), argv
+
+
+def test_every_command_in_a_reports_fixes_runs_with_the_folder_as_one_word(machine: Machine, tmp_path: Path) -> None:
+    """The commands in backticks of `check`'s fixes (the plan's and the advice's: `ldd LIBRARY`, `cudnn-doctor
+    install ... --prefix PREFIX`, `export ...`) for a cuDNN in a hostile folder: run by bash (with `ldd` and
+    `cudnn-doctor` recording their arguments), each gets the folder as one word and runs nothing else."""
+    import re
+
+    name = b"x\\'$(touch P)\" #&|<>{a,b}*"
+    folder = Path(_folder(tmp_path, name))
+    fake_cudnn(folder, version=91900, cudart=13000, crash=True)
+    report = machine.check_json("--search-path", str(folder))
+    commands = [c for f in report["findings"] for c in re.findall(r"`([^`]+)`", f["fix"] or "")
+                if c.startswith(("ldd ", "cudnn-doctor install", "export "))]
+    assert any(c.startswith("ldd ") for c in commands) and any(c.startswith("cudnn-doctor install") for c in commands)
+    record = tmp_path / "args"
+    for command in commands:
+        record.write_bytes(b"")
+        shims = f"ldd() {{ printf '%s\\0' \"$@\" >> {record}; }}; cudnn-doctor() {{ printf '%s\\0' \"$@\" >> {record}; }}"
+        exported = source_in("bash", [shims, command], None, tmp_path)
+        words = record.read_bytes().split(b"\0") + exported.get(VARIABLE.encode(), b"").split(b":")
+        assert any(os.fsencode(str(folder)).startswith(w) or w.startswith(os.fsencode(os.path.dirname(str(folder))))
+                   for w in words if w), (command, words)
