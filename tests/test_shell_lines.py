@@ -207,3 +207,14 @@ def test_every_command_in_a_reports_fixes_runs_with_the_folder_as_one_word(machi
         words = record.read_bytes().split(b"\0") + exported.get(VARIABLE.encode(), b"").split(b":")
         assert any(os.fsencode(str(folder)).startswith(w) or w.startswith(os.fsencode(os.path.dirname(str(folder))))
                    for w in words if w), (command, words)
+
+
+def test_a_whole_value_set_is_exactly_that_value(tmp_path: Path) -> None:
+    """The plan's `set` of a variable (LD_PRELOAD without an entry, a framework's setting) holds any bytes exactly."""
+    value = os.fsdecode(b" ".join(HOSTILE.values()))
+    for shell in _shells():
+        lines = env_lines((EnvChange("LD_PRELOAD", "set", value),), [], shell)
+        assert source_in(shell, lines, None, tmp_path)[b"LD_PRELOAD"] == os.fsencode(value), shell
+    printable_value = value.replace("\udcff", "").replace("\udcfe", "").replace("\udcc3", "")
+    [line] = env_lines((EnvChange("LD_PRELOAD", "set", printable_value),), [], "powershell")
+    assert powershell_model.source([line], {})["LD_PRELOAD"] == printable_value
