@@ -44,7 +44,8 @@ def test_the_edit_applies_with_patch(folder: str, crlf: bool, latin1: bool, mach
     project = _project(machine, tmp_path, folder, crlf, latin1)
     pom = project / "pom.xml"
     before = pom.read_bytes()
-    data = json.loads(machine.run("fix", "--json", "--project", str(project)).stdout)
+    named = folder if folder == "my project" else str(project)  # relative to the working folder, or absolute
+    data = json.loads(machine.run("fix", "--json", "--project", named).stdout)
     [edit] = [a for a in data["actions"] if a["kind"] == "edit"]
     diff = base64.b64decode(edit["diff_base64"])
     if not latin1:  # JSON's text holds the same diff where it is all UTF-8 (CR included)

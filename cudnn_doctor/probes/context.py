@@ -49,7 +49,7 @@ class SearchContext:
         return cls(
             env=env,
             prefix=env.get("CUDNN_DOCTOR_SYSTEM_PREFIX", "/") or "/",
-            search_paths=[_absolute(folder, cwd) for folder in search_paths or []],
+            search_paths=[absolute_path(folder, cwd) for folder in search_paths or []],
             os_name=os_name,
             arch=host_arch(),
             python_paths=interpreter_paths(executable) if executable else [p for p in sys.path if p],
@@ -244,17 +244,18 @@ def interpreter_paths(python: str, timeout: float | None = None) -> list[str]:
     return [p for p in paths if p]
 
 
-def _absolute(folder: str, cwd: str | None) -> str:
-    """FOLDER as an absolute path, so that every plan and line built from it names the same folder whatever
-    the working folder of the program that reads it (`--search-path cudnn/lib`, `--search-path -dash`)."""
+def absolute_path(path: str, cwd: str | None, option: str = "--search-path") -> str:
+    """PATH (given with OPTION) as an absolute path, so that every plan, line and diff built from it names the same
+    file whatever the working folder of the program that reads it (`--search-path cudnn/lib`, `--search-path -dash`,
+    `--project app`)."""
     from cudnn_doctor.errors import DoctorError
 
-    if not folder.strip():
-        raise DoctorError("--search-path '': an empty folder", fix="name the folder, e.g. --search-path /opt/cudnn/lib "
+    if not path.strip():
+        raise DoctorError(f"{option} '': an empty path", fix=f"name it, e.g. {option} /opt/cudnn/lib "
                           "(is a shell variable unset?)", exit_code=2)
-    if os.path.isabs(folder):
-        return folder
+    if os.path.isabs(path):
+        return path
     if cwd is None:
-        raise DoctorError(f"--search-path {folder}: a relative folder, and the working folder is gone",
-                          fix="give the folder as an absolute path", exit_code=2)
-    return os.path.join(cwd, folder)
+        raise DoctorError(f"{option} {path}: a relative path, and the working folder is gone",
+                          fix="give it as an absolute path", exit_code=2)
+    return os.path.join(cwd, path)

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from cudnn_doctor.model import Framework
-from cudnn_doctor.probes.context import SearchContext, working_folder
+from cudnn_doctor.probes.context import SearchContext, absolute_path, working_folder
 from cudnn_doctor.probes.gradle import has_gradle_build, read_gradle_project
 from cudnn_doctor.probes.jvm_build import (
     MAX_SCRIPT_FILE,
@@ -149,7 +149,8 @@ def detect_dl4j(ctx: SearchContext, project_dir: str | None) -> list[Framework]:
 
     A PROJECT_DIR given (--project) without a build file of its own is a folder of projects: those found in
     its subfolders are read, within bounds, and the ones left unread are named (CD430)."""
-    root = project_dir if project_dir is not None else working_folder()
+    root = absolute_path(project_dir, ctx.cwd or working_folder(), "--project") if project_dir is not None \
+        else working_folder()
     roots = [root] if root is not None else []
     found: list[Framework] = []
     if root is not None and project_dir is not None and not has_build_file(root):
