@@ -2,32 +2,32 @@
 
 pip exits 0 when it installed somewhere: into ~/.local when the environment's site-packages cannot be written
 ("Defaulting to user installation"), into --target or --prefix a configuration file names. A step is done when
-each package it installs is in that interpreter's own site-packages (sysconfig's purelib and platlib) at a
-version its requirement allows, and each package it uninstalls is gone from there.
+the interpreter it ran for resolves each package it installs (the first copy on its sys.path, as an import finds
+it) at a version its requirement allows, and not from its user site; and resolves none it uninstalls.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import time
 from typing import Any
 
 from cudnn_doctor.child import run_child
 
-# Run by the environment's own interpreter: its site-packages, and the distributions found there only.
+# Run by the environment's own interpreter: for each name, the distribution it resolves (the first on its sys.path,
+# as an import would find it) and where; its own site-packages and its user site.
 _ASK = r"""
-import json, sys, sysconfig
+import json, os, site, sys, sysconfig
 from importlib import metadata
-paths = list(dict.fromkeys(p for p in (sysconfig.get_path("purelib"), sysconfig.get_path("platlib")) if p))
-found = {}
-for dist in metadata.distributions(path=paths):
-    name = (dist.metadata["Name"] or "").lower().replace("_", "-").replace(".", "-")
-    found.setdefault(name, dist.version)
-everywhere = {}
+seen = {}
 for dist in metadata.distributions():
     name = (dist.metadata["Name"] or "").lower().replace("_", "-").replace(".", "-")
-    everywhere.setdefault(name, str(dist.locate_file("")))
-print(json.dumps({"paths": paths, "found": found, "elsewhere": everywhere}))
+    if name not in seen:
+        seen[name] = {"version": dist.version, "where": os.path.realpath(str(dist.locate_file("")))}
+user = site.getusersitepackages() if hasattr(site, "getusersitepackages") else ""
+print(json.dumps({"paths": [p for p in (sysconfig.get_path("purelib"), sysconfig.get_path("platlib")) if p],
+                  "user_site": os.path.realpath(user) if user else "", "found": seen}))
 """
 
 _TAKES_VALUE = {"-i", "--index-url", "--extra-index-url", "-f", "--find-links", "-c", "--constraint", "-r",
@@ -69,23 +69,24 @@ def unverified(argv: tuple[str, ...], env: dict[str, str]) -> str | None:
         seen: dict[str, Any] = json.loads(answer.stdout)
     except (ValueError, RecursionError):
         return f"pip exited 0, but {argv[0]} could not be asked what it holds ({answer.error or 'no answer'})"
-    where = " and ".join(seen.get("paths", [])) or "its site-packages"
+    where = " and ".join(dict.fromkeys(seen.get("paths", []))) or "its site-packages"
+    user_site = str(seen.get("user_site") or "")
     for text in wanted:
         try:
             requirement = Requirement(text)
         except InvalidRequirement:
             continue
-        name = _normal(requirement.name)
-        version = seen.get("found", {}).get(name)
+        found = seen.get("found", {}).get(_normal(requirement.name))
         if verb == "uninstall":
-            if version is not None:
-                return f"pip exited 0, but {requirement.name} {version} is still in {where}"
+            if found is not None:
+                return f"pip exited 0, but {argv[0]} still has {requirement.name} {found['version']} ({found['where']})"
             continue
-        if version is None:
-            other = seen.get("elsewhere", {}).get(name)
-            return (f"pip exited 0, but {requirement.name} is not in {where}"
-                    + (f" (pip put it in {other}: a user or --target install this environment does not use)"
-                       if other else ""))
-        if requirement.specifier and not requirement.specifier.contains(version, prereleases=True):
-            return f"pip exited 0, but {requirement.name} in {where} is {version}, not {requirement.specifier}"
+        if found is None:
+            return f"pip exited 0, but {argv[0]} finds no {requirement.name} (it is not in {where})"
+        if user_site and (found["where"] + os.sep).startswith(user_site + os.sep):
+            return (f"pip exited 0, but {requirement.name} is not in {where}: pip put it in the user site "
+                    f"{user_site} (a user install, as pip does where site-packages cannot be written)")
+        if requirement.specifier and not requirement.specifier.contains(found["version"], prereleases=True):
+            return (f"pip exited 0, but {argv[0]} finds {requirement.name} {found['version']} ({found['where']}), "
+                    f"not {requirement.specifier}")
     return None
