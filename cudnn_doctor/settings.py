@@ -87,7 +87,8 @@ def _strings(value: object, where: str) -> list[str]:
         return [value]
     if isinstance(value, list) and all(isinstance(item, str) for item in value):
         return list(value)
-    raise DoctorError(f"{where}: expected a list of strings, got {value!r}", fix=f'write it like {where.split()[-1]} = ["CD406"]')
+    example = '["cudnn>=9.1"]' if where.endswith("require") else '["CD406"]'
+    raise DoctorError(f"{where}: expected a list of strings, got {value!r}", fix=f"write it like {where.split()[-1]} = {example}")
 
 
 def _boolean(value: object, where: str) -> bool:
@@ -96,6 +97,19 @@ def _boolean(value: object, where: str) -> bool:
     if isinstance(value, str) and value.strip().lower() in TRUE_WORDS + FALSE_WORDS:
         return value.strip().lower() in TRUE_WORDS
     raise DoctorError(f"{where}: {value!r} is not true or false", fix="write true or false (1 or 0 in a variable)")
+
+
+def _requirements(specs: list[str], where: str) -> list[str]:
+    """SPECS, each checked as --require checks its own, a bad one named by WHERE it was written."""
+    from cudnn_doctor.rules.requirements import parse_requirement
+
+    for spec in specs:
+        try:
+            parse_requirement(spec)
+        except DoctorError as error:
+            error.message = error.message.replace("--require", where, 1)
+            raise
+    return specs
 
 
 def _format(value: object, where: str) -> str:
@@ -138,13 +152,14 @@ def resolve_settings(*, select: list[str], ignore: list[str], strict: bool | Non
         ignored += parse_codes(_strings(table["ignore"], key("ignore")), key("ignore"))
         ignore_from.append(path or "")
     if "require" in table:
-        required += _strings(table["require"], key("require"))
+        required += _requirements(_strings(table["require"], key("require")), key("require"))
         require_from.append(path or "")
     if variable("ignore"):
         ignored += parse_codes([variable("ignore") or ""], f"{ENV_PREFIX}IGNORE")
         ignore_from.append(f"{ENV_PREFIX}IGNORE")
     if variable("require"):  # specs hold commas ('cudnn>=9.1,<10'): several are separated by ';'
-        required += [spec.strip() for spec in (variable("require") or "").split(";") if spec.strip()]
+        required += _requirements([spec.strip() for spec in (variable("require") or "").split(";") if spec.strip()],
+                                  f"{ENV_PREFIX}REQUIRE")
         require_from.append(f"{ENV_PREFIX}REQUIRE")
     if ignore:
         ignored += parse_codes(ignore, "--ignore")

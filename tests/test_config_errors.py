@@ -16,11 +16,12 @@ from tests.conftest import Machine
     ("CUDNN_DOCTOR_RETRY_BACKOFF", "abc"), ("CUDNN_DOCTOR_RETRY_BACKOFF", "nan"), ("CUDNN_DOCTOR_RETRY_BACKOFF", "inf"),
     ("CUDNN_DOCTOR_PROBE_TIMEOUT", "nan"), ("CUDNN_DOCTOR_PROBE_TIMEOUT", "-5"), ("CUDNN_DOCTOR_DOWNLOAD_DEADLINE", "x"),
     ("CUDNN_DOCTOR_BENCH_TIMEOUT", "inf"), ("CUDNN_DOCTOR_CPU_BASELINE", "fortran"), ("CUDNN_DOCTOR_FORMAT", "yaml"),
+    ("CUDNN_DOCTOR_READ_TIMEOUT", "0"), ("CUDNN_DOCTOR_REQUIRE", "cudnn>>>9"),
 ])
 def test_a_bad_variable_is_one_line_and_exit_2(variable: str, value: str, machine: Machine) -> None:
     machine.env[variable] = value
     for command in (["install", "--version", "9.1.0", "--dry-run"], ["check"]):
-        if variable == "CUDNN_DOCTOR_FORMAT" and command[0] != "check":
+        if variable in ("CUDNN_DOCTOR_FORMAT", "CUDNN_DOCTOR_REQUIRE") and command[0] != "check":
             continue
         result = machine.run(*command, timeout=30)
         assert result.exit_code == 2, (command, result.stderr)
@@ -35,6 +36,7 @@ def test_a_bad_variable_is_one_line_and_exit_2(variable: str, value: str, machin
     ("ignore = " + "[" * 100_000 + "]" * 100_000, "nested too deep"),
     ('format = "yaml"', "format: 'yaml' is not a format"),
     ("strict = 3", "is not true or false"),
+    ('require = ["cudnn>>>9"]', "require 'cudnn>>>9': '>>>9' is not a version specifier"),
 ])
 def test_a_bad_project_key_is_one_line_and_exit_2(table: str, words: str, machine: Machine, tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text(f"[tool.cudnn-doctor]\n{table}\n")
