@@ -202,31 +202,36 @@ def verified_copy(path: Path, expected: str, folders: list[Path], name: str) -> 
     import atexit
     import tempfile
 
-    digest = hashlib.sha256()
+    why = "no folder given"
     for folder in folders:
+        digest = hashlib.sha256()
+        copy = None
         try:
             folder.mkdir(parents=True, exist_ok=True)
             descriptor, copy = tempfile.mkstemp(prefix=".verified-", suffix=".part", dir=folder)
-            break
-        except OSError:
+            atexit.register(_remove, copy)
+            with open(path, "rb") as source, os.fdopen(descriptor, "wb") as target:
+                while chunk := source.read(CHUNK):
+                    digest.update(chunk)
+                    target.write(chunk)
+        except OSError as error:
+            if copy is not None:
+                _remove(copy)
+            if getattr(error, "filename", None) == str(path) or not os.access(path, os.R_OK):
+                raise  # the archive itself cannot be read: not a matter of where the copy goes
+            why = f"{folder}: {error.strerror or error}"
             continue
-    else:
-        raise DoctorError(f"{name}: no folder to keep the checked copy of the archive in ({', '.join(map(str, folders))})",
-                          fix="set CUDNN_DOCTOR_CACHE_DIR or TMPDIR to a writable folder", exit_code=2)
-    atexit.register(_remove, copy)
-    try:
-        with open(path, "rb") as source, os.fdopen(descriptor, "wb") as target:
-            while chunk := source.read(CHUNK):
-                digest.update(chunk)
-                target.write(chunk)
-    except BaseException:
-        _remove(copy)
-        raise
-    actual = digest.hexdigest()
-    if actual != expected.lower():
-        _remove(copy)
-        raise checksum_error(name, expected.lower(), actual)
-    return Path(copy)
+        except BaseException:
+            if copy is not None:
+                _remove(copy)
+            raise
+        actual = digest.hexdigest()
+        if actual != expected.lower():
+            _remove(copy)
+            raise checksum_error(name, expected.lower(), actual)
+        return Path(copy)
+    raise DoctorError(f"{name}: no folder could keep the checked copy of the archive ({why})",
+                      fix="free some space, or set CUDNN_DOCTOR_CACHE_DIR or TMPDIR to a folder with room", exit_code=1)
 
 
 def _remove(path: str) -> None:
