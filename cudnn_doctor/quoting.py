@@ -67,7 +67,8 @@ def _posix(word: str) -> str:
             out.append("\\\\")
         elif char == "'":
             out.append("\\'")
-        elif char == "!" or _needs_escape(char):  # `!`: no history expansion in an interactive shell
+        elif char == "!" or ord(char) > 0x7E or _needs_escape(char):  # `!`: no history expansion; non-ASCII:
+            # all ASCII, so a shell in a multibyte locale (Shift_JIS, Big5, GBK) cannot pair a byte with a backslash
             out.extend(f"\\x{b:02x}" for b in _bytes_of(char))
         else:
             out.append(char)
@@ -77,10 +78,12 @@ def _posix(word: str) -> str:
 def _fish(word: str) -> str:
     if not word:
         return "''"
+    # with a backslash or a quote in the word, every non-ASCII character as bytes too (see _posix)
+    ascii_only = "\\" in word or "'" in word
     out: list[str] = []
     run: list[str] = []
     for char in word:
-        if _needs_escape(char):
+        if _needs_escape(char) or (ascii_only and ord(char) > 0x7E):
             if run:
                 out.append("'" + "".join(run) + "'")
                 run = []
