@@ -184,6 +184,9 @@ def test_a_relative_search_path_gives_a_plan_of_absolute_folders(relative: str, 
     assert exported[VARIABLE.encode()] == os.fsencode(os.path.join(tmp_path, relative))
     for argv in (a.get("argv") or [] for a in data["actions"]):
         assert all(word and (not word.startswith("-") or word.startswith("--")) for word in argv[1:]), argv
+    done = json.loads(machine.run("fix", "--yes", "--json", f"--search-path={relative}").stdout)
+    assert "CD310" in done["before"]["codes"] and done["after"]["codes"] == [c for c in done["before"]["codes"]
+                                                                             if c != "CD310"], done["after"]
 
 
 def test_every_command_in_a_reports_fixes_runs_with_the_folder_as_one_word(machine: Machine, tmp_path: Path) -> None:

@@ -175,6 +175,14 @@ def _last_words(stdout: str, stderr_tail: str, values: dict[str, Any] | None) ->
     return lines[-1].strip()[:400] if lines else ""
 
 
+def _here(path: str) -> str:
+    """PATH, relative to this process's working folder, as an absolute path (unchanged where that is gone)."""
+    try:
+        return os.path.join(os.getcwd(), path)
+    except OSError:
+        return path
+
+
 def _check_again(options: CheckOptions, env: dict[str, str]) -> dict[str, Any]:
     """`check --json` in a new process (what a new shell would see), with the plan's environment lines in force."""
     args = ["check", "--json"]
@@ -184,14 +192,15 @@ def _check_again(options: CheckOptions, env: dict[str, str]) -> dict[str, Any]:
         args += ["--select", code]
     for code in options.selection.ignore:
         args += ["--ignore", code]
-    for folder in options.search_paths:
-        args += ["--search-path", folder]
+    for folder in options.search_paths:  # the check after runs in / (child.NEUTRAL_CWD): paths from here, absolute
+        args += ["--search-path", _here(folder)]
     for spec in options.frameworks:
         args += ["--framework", spec]
     if options.project_dir is not None:
-        args += ["--project", options.project_dir]
-    if options.python is not None:
-        args += ["--python", options.python]
+        args += ["--project", _here(options.project_dir)]
+    if options.python is not None:  # a name (python3.12) is looked up on PATH there as here
+        args += ["--python", _here(options.python) if os.sep in options.python or os.path.exists(options.python)
+                 else options.python]
     answer = run_child(_doctor_argv(*args), env,
                        time.monotonic() + CHECK_TIMEOUT_S, what="the check after")
     try:
