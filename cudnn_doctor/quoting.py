@@ -30,7 +30,8 @@ _LOADER_TOKEN = re.compile(r"\$(\{)?(ORIGIN|LIB|PLATFORM)\b")
 
 
 class CannotQuote(ValueError):
-    """SHELL cannot hold this word exactly; the message says why, in words a comment line can carry."""
+    """SHELL cannot hold this word exactly; the message says why in plain words (no quote, no semicolon, no dollar
+    sign: a comment line pasted where comments are off, as in an interactive zsh, still runs nothing)."""
 
 
 def _needs_escape(char: str) -> bool:
@@ -97,7 +98,7 @@ def _fish(word: str) -> str:
 
 def _powershell(word: str) -> str:
     if _not_utf8(word):
-        raise CannotQuote("PowerShell's strings cannot hold a folder name whose bytes are not UTF-8")
+        raise CannotQuote("PowerShell strings cannot hold a folder name whose bytes are not UTF-8")
     parts: list[str] = []
     run: list[str] = []
     for char in word:
@@ -142,8 +143,8 @@ def check_list_entry(folder: str) -> None:
     if not folder:
         raise CannotQuote("an empty entry would mean the working folder")
     if not folder.startswith("/") and not re.match(r"[A-Za-z]:[\\/]", folder):
-        raise CannotQuote("a relative folder would be looked up from each program's own working folder")
+        raise CannotQuote("a relative folder would be looked up from the working folder of each program")
     if ":" in (folder if folder.startswith("/") else folder[2:]) or ";" in folder:
-        raise CannotQuote("the folder's name holds ':' or ';', which split a list of folders")
+        raise CannotQuote("the folder name holds a colon or a semicolon, which split a list of folders")
     if _LOADER_TOKEN.search(folder):
-        raise CannotQuote("the folder's name holds a token the loader expands ($ORIGIN, $LIB, $PLATFORM)")
+        raise CannotQuote("the folder name holds a token the loader expands, ORIGIN, LIB or PLATFORM after a dollar sign")

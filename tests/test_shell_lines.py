@@ -112,13 +112,14 @@ def test_a_run_line_passes_exactly_its_arguments(tmp_path: Path) -> None:
     assert powershell_model.command([line]) == ["printf", *[a for a in arguments if "\udcff" not in a]]
 
 
-@pytest.mark.parametrize("folder, why", [("/opt/a:b/lib", "':' or ';'"), ("/opt/a;b/lib", "':' or ';'"),
+@pytest.mark.parametrize("folder, why", [("/opt/a:b/lib", "a colon or a semicolon"), ("/opt/a;b/lib", "a colon"),
                                          ("/opt/$ORIGIN/lib", "expands"), ("cudnn/lib", "relative")])
 def test_a_folder_the_loader_cannot_read_back_gets_a_comment_that_says_why(folder: str, why: str,
                                                                           tmp_path: Path) -> None:
     for shell in ("bash", "zsh", "fish", "powershell"):
         [line] = env_lines((EnvChange(VARIABLE, "prepend", folder),), [], shell)
         assert line.startswith("# cudnn-doctor wrote no") and why in line, line
+        assert not set(line) & set("'\"`$;&|<>()\\"), line  # plain words: runs nothing where # is no comment
     for shell in _shells():
         [line] = env_lines((EnvChange(VARIABLE, "prepend", folder),), [], shell)
         assert VARIABLE.encode() not in source_in(shell, [line], None, tmp_path)

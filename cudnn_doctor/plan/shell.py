@@ -49,7 +49,7 @@ def env_lines(changes: tuple[EnvChange, ...], current: list[str], shell: str = "
             folders = folders_after(mine, current, variable)
             lines.append(_assign(shell, variable, ":".join(folders)) if folders else _unset(shell, variable))
         except quoting.CannotQuote as refusal:
-            lines.append(f"# cudnn-doctor wrote no {shell} line for {variable}: {refusal}; rename the folder")
+            lines.append(f"# cudnn-doctor wrote no {shell} line for {variable}: {refusal}, rename the folder")
     return lines
 
 

@@ -99,7 +99,7 @@ def _run_line(argv: tuple[str, ...], shell: str) -> str:
     try:
         return command_line(argv, shell)
     except CannotQuote as refusal:
-        return f"# cudnn-doctor wrote no {shell} line for this step: {refusal}; rename the folder"
+        return f"# cudnn-doctor wrote no {shell} line for this step: {refusal}, rename the folder"
 
 
 def _counts(counts: dict[str, int]) -> str:
