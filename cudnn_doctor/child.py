@@ -81,12 +81,11 @@ class ChildRequest:
 
 
 def timeout_from_env(variable: str, default: float) -> float:
-    """Seconds from the environment variable VARIABLE (a positive number), else DEFAULT."""
-    try:
-        value = float(os.environ.get(variable, default))
-    except ValueError:
-        return default
-    return value if 0 < value < 1e6 else default
+    """Seconds from the environment variable VARIABLE (variables.py: a usage error when it is not a number
+    of seconds), else DEFAULT."""
+    from cudnn_doctor.variables import number
+
+    return number(variable, default)
 
 
 def deadline_in(seconds: float) -> float:

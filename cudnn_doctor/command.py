@@ -39,8 +39,20 @@ def json_wanted(command: str | None, params: dict[str, Any]) -> bool:
     output_format = params.get("output_format")
     if params.get("json_output") or (isinstance(output_format, str) and output_format.strip().lower() == "json"):
         return True
-    # CUDNN_DOCTOR_FORMAT=json (CI) makes check answer in JSON, its failures included
-    return command == "check" and os.environ.get("CUDNN_DOCTOR_FORMAT", "").strip().lower() == "json"
+    if command != "check" or isinstance(output_format, str):
+        return False
+    # CUDNN_DOCTOR_FORMAT=json (CI), or format = "json" in the project's [tool.cudnn-doctor], makes check answer in
+    # JSON, its failures included (as the report itself would be chosen)
+    variable = os.environ.get("CUDNN_DOCTOR_FORMAT", "")
+    if variable.strip():
+        return variable.strip().lower() == "json"
+    try:
+        from cudnn_doctor.settings import find_project_config
+
+        found = find_project_config()
+    except Exception:  # a project file that cannot be read is the error itself, not a reason to fail again
+        return False
+    return found is not None and str(found[1].get("format", "")).strip().lower() == "json"
 
 
 def write_error_json(exit_code: int, message: str, fix: str | None = None, title: str | None = None,
@@ -99,6 +111,9 @@ def guarded(function: F) -> F:
         verbose = bool(kwargs.get("verbose"))
         want_json = json_wanted(name, kwargs)
         try:
+            from cudnn_doctor.variables import check_all
+
+            check_all()  # a CUDNN_DOCTOR_* variable set to what it does not take: exit 2 before anything runs
             return function(*args, **kwargs)
         except BrokenPipeError:
             stdout_closed()

@@ -9,6 +9,7 @@ cannot drop a project's accepted warnings by adding its own."""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from cudnn_doctor.errors import DoctorError
@@ -70,6 +71,9 @@ def _read_table(path: str) -> dict[str, object] | None:
         data = tomllib.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
         raise DoctorError(f"{path}: not valid TOML ({error})", fix="fix the file's syntax (it is read for [tool.cudnn-doctor])") from None
+    except RecursionError:  # a value nested thousands deep: Python's TOML reader recurses once per level
+        raise DoctorError(f"{path}: a value nested too deep to read", fix="write [tool.cudnn-doctor]'s values as "
+                          "flat lists of strings") from None
     table = data.get("tool", {}).get(TABLE) if isinstance(data.get("tool"), dict) else None
     if table is None:
         return None
@@ -86,7 +90,8 @@ def _strings(value: object, where: str) -> list[str]:
         return [value]
     if isinstance(value, list) and all(isinstance(item, str) for item in value):
         return list(value)
-    raise DoctorError(f"{where}: expected a list of strings, got {value!r}", fix=f'write it like {where.split()[-1]} = ["CD406"]')
+    example = '["cudnn>=9.1"]' if where.endswith("require") else '["CD406"]'
+    raise DoctorError(f"{where}: expected a list of strings, got {value!r}", fix=f"write it like {where.split()[-1]} = {example}")
 
 
 def _boolean(value: object, where: str) -> bool:
@@ -97,9 +102,30 @@ def _boolean(value: object, where: str) -> bool:
     raise DoctorError(f"{where}: {value!r} is not true or false", fix="write true or false (1 or 0 in a variable)")
 
 
+def _requirements(specs: list[str], where: str, parse_requirement: Callable[[str], object] | None) -> list[str]:
+    """SPECS, each checked as --require checks its own (PARSE_REQUIREMENT, handed down by the command that reads
+    them: the rules are a layer above), a bad one named by WHERE it was written."""
+    if parse_requirement is None:
+        return specs
+    for spec in specs:
+        try:
+            parse_requirement(spec)
+        except DoctorError as error:
+            error.message = error.message.replace("--require", where, 1)
+            raise
+    return specs
+
+
+def _format(value: object, where: str) -> str:
+    if not isinstance(value, str) or value.strip().lower() not in CHECK_FORMATS:
+        raise DoctorError(f"{where}: {value!r} is not a format", fix=f"one of {', '.join(CHECK_FORMATS)}")
+    return value.strip().lower()
+
+
 def resolve_settings(*, select: list[str], ignore: list[str], strict: bool | None, require: list[str],
                      output_format: str | None, environ: dict[str, str] | None = None,
-                     start: str | None = None) -> CheckSettings:
+                     start: str | None = None,
+                     parse_requirement: Callable[[str], object] | None = None) -> CheckSettings:
     """The settings of one `check`/`fix`: the command line's values, then the variables', then the project's."""
     environ = dict(os.environ) if environ is None else environ
     found = find_project_config(start)
@@ -131,13 +157,14 @@ def resolve_settings(*, select: list[str], ignore: list[str], strict: bool | Non
         ignored += parse_codes(_strings(table["ignore"], key("ignore")), key("ignore"))
         ignore_from.append(path or "")
     if "require" in table:
-        required += _strings(table["require"], key("require"))
+        required += _requirements(_strings(table["require"], key("require")), key("require"), parse_requirement)
         require_from.append(path or "")
     if variable("ignore"):
         ignored += parse_codes([variable("ignore") or ""], f"{ENV_PREFIX}IGNORE")
         ignore_from.append(f"{ENV_PREFIX}IGNORE")
     if variable("require"):  # specs hold commas ('cudnn>=9.1,<10'): several are separated by ';'
-        required += [spec.strip() for spec in (variable("require") or "").split(";") if spec.strip()]
+        required += _requirements([spec.strip() for spec in (variable("require") or "").split(";") if spec.strip()],
+                                  f"{ENV_PREFIX}REQUIRE", parse_requirement)
         require_from.append(f"{ENV_PREFIX}REQUIRE")
     if ignore:
         ignored += parse_codes(ignore, "--ignore")
@@ -158,11 +185,9 @@ def resolve_settings(*, select: list[str], ignore: list[str], strict: bool | Non
         chosen_strict, sources["strict"] = _boolean(table["strict"], key("strict")), path or ""
     chosen_format = output_format
     if chosen_format is None and variable("format"):
-        chosen_format, sources["format"] = (variable("format") or "").strip(), f"{ENV_PREFIX}FORMAT"
+        chosen_format, sources["format"] = _format(variable("format") or "", f"{ENV_PREFIX}FORMAT"), f"{ENV_PREFIX}FORMAT"
     elif chosen_format is None and "format" in table:
-        if not isinstance(table["format"], str):
-            raise DoctorError(f"{key('format')}: expected a string", fix='format = "github"')
-        chosen_format, sources["format"] = table["format"], path or ""
+        chosen_format, sources["format"] = _format(table["format"], key("format")), path or ""
     return CheckSettings(selection=Selection(select=chosen_select, ignore=tuple(dict.fromkeys(ignored))),
                          strict=chosen_strict, require=tuple(dict.fromkeys(required)), output_format=chosen_format,
                          config_file=path, sources=sources)

@@ -51,6 +51,11 @@ def install() -> None:
             continue
 
 
+def raise_once(signum: int, _frame: FrameType | None) -> None:
+    """The handler: raise Interrupted for the first signal (recorded for exit_code), ignore the ones after."""
+    _raise_once(signum, _frame)
+
+
 def _raise_once(signum: int, _frame: FrameType | None) -> None:
     if _held:
         return

@@ -58,10 +58,44 @@ def test_the_daemonset_takes_no_gpu_and_sees_every_gpu() -> None:
         for container in pod["containers"] + pod.get("initContainers", []):
             for kind in ("limits", "requests"):
                 assert not any(key.startswith("nvidia.com/") for key in container.get("resources", {}).get(kind, {}))
+        for container in pod["containers"]:
             env = {item["name"]: item.get("value") for item in container.get("env", [])}
             assert env["NVIDIA_VISIBLE_DEVICES"] == "all"
             assert set(env["NVIDIA_DRIVER_CAPABILITIES"].split(",")) >= {"compute", "utility"}
         assert {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"} in pod["tolerations"]
+
+
+def test_the_daemonset_runs_unprivileged_with_only_what_it_writes_writable() -> None:
+    """No root where none is needed, no capability, no privilege escalation, a read-only root file system; writable:
+    the two output folders and an emptyDir for HOME and TMPDIR. Root only in the one init container that hands the
+    hostPath folder to nobody, with CAP_CHOWN alone."""
+    for daemonset in _daemonsets():
+        pod = daemonset["spec"]["template"]["spec"]
+        assert pod["securityContext"]["runAsNonRoot"] is True and pod["securityContext"]["runAsUser"] != 0
+        assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
+        assert not pod.get("hostNetwork") and not pod.get("hostPID") and not pod.get("hostIPC")
+        volumes = {volume["name"]: volume for volume in pod["volumes"]}
+        for container in pod["containers"] + pod.get("initContainers", []):
+            context = container["securityContext"]
+            assert context["allowPrivilegeEscalation"] is False and context["readOnlyRootFilesystem"] is True
+            assert context["capabilities"]["drop"] == ["ALL"] and not context.get("privileged")
+            if container in pod["containers"]:
+                assert context["runAsNonRoot"] is True and context["runAsUser"] != 0
+                assert not context["capabilities"].get("add")
+            else:  # root, to chown the hostPath folder it mounts, and nothing more
+                assert context["capabilities"]["add"] == ["CHOWN"] and container["command"][0] == "chown"
+                assert [m["name"] for m in container["volumeMounts"]] == ["textfile"]
+        script, mounts = _script_and_mounts(daemonset)
+        [doctor] = [c for c in pod["containers"] if c["name"] == "doctor"]
+        env = {item["name"]: item.get("value") for item in doctor["env"]}
+        writes = set(re.findall(r"--output \"?(/\w+)/", script)) | {env["HOME"], env["TMPDIR"]}
+        for mount in doctor["volumeMounts"]:
+            assert mount["mountPath"] in writes and not mount.get("readOnly"), mount
+        assert writes <= set(mounts)
+        assert "emptyDir" in mounts[env["HOME"]] and "hostPath" not in mounts[env["HOME"]]
+        assert all("hostPath" not in volumes[m["name"]] or m["mountPath"] == "/textfile" for m in doctor["volumeMounts"])
+    dockerfile = (DEPLOY / "kubernetes" / "Dockerfile").read_text()
+    assert re.search(r"^USER 65534", dockerfile, re.M)
 
 
 def test_the_daemonset_writes_node_exporters_textfile_and_the_json_for_fleet_merge() -> None:
@@ -129,11 +163,14 @@ def test_one_loop_of_the_daemonsets_script_on_two_nodes_scrapes_and_merges(machi
     reports = tmp_path / "reports"
     for node in ("gpu-node-a", "gpu-node-b"):
         moved = script
-        for mount in mounts:
+        scratch = tmp_path / node / "scratch"  # the emptyDir: HOME and TMPDIR
+        scratch.mkdir(parents=True)
+        for mount in (m for m in mounts if "emptyDir" not in mounts[m]):
             target = tmp_path / node / mount.strip("/") if mount != "/reports" else reports
             target.mkdir(parents=True, exist_ok=True)
             moved = moved.replace(f"{mount}/", f"{target}/")
-        env = {**machine.env, **manifest_env, "NODE_NAME": node, "PATH": f"{shims}:{machine.env['PATH']}"}
+        env = {**machine.env, **manifest_env, "NODE_NAME": node, "PATH": f"{shims}:{machine.env['PATH']}",
+               "HOME": str(scratch), "TMPDIR": str(scratch)}
         completed = subprocess.run(["/bin/sh", "-c", moved], env=env, cwd=machine.cwd, capture_output=True,
                                    text=True, timeout=120)
         assert "Traceback" not in completed.stderr and "error:" not in completed.stderr, completed.stderr

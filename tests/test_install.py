@@ -192,7 +192,7 @@ def test_windows_zip_is_planned_in_the_windows_layout(tmp_path: Path, env: dict[
     assert code == 0, err
     paths = {c["path"] for c in data["plan"]["changes"]}
     assert {"bin/cudnn64_9.dll", "bin/cudnn_ops64_9.dll", "include/cudnn.h", "lib/x64/cudnn.lib"} <= paths
-    assert data["plan"]["env_line"].startswith("set PATH=")
+    assert data["plan"]["env_line"] == f'set "PATH={prefix}\\bin;%PATH%"'.replace("/", "\\")
     assert data["result"]["status"] == "planned"
     assert not prefix.exists()
 

@@ -15,8 +15,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "cudnn_doctor"
 
 # bottom to top (DESIGN.md, "Layers"): a unit imports only units of lower layers
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("errors", "versions", "specifiers", "user_files", "cudnn_files", "elf", "signals", "__init__"),
-    ("streams",),
+    ("errors", "versions", "specifiers", "user_files", "cudnn_files", "elf", "signals", "quoting", "__init__"),
+    ("streams", "variables"),  # variables: every CUDNN_DOCTOR_* number or choice, checked one way
     ("model", "child", "cache"),
     ("knowledge",),  # compat/ read and queried: releases, layouts per OS, each code's advice
     ("codes",),  # the finding registry: its text, and an error's advice from knowledge

@@ -262,7 +262,9 @@ _LOADED: Kernels | Unavailable | None = None
 
 def get() -> Kernels | None:
     """The compiled kernels, or None where the NumPy baseline runs (see reason())."""
-    choice = os.environ.get(ENV, "auto").strip().lower() or "auto"
+    from cudnn_doctor.variables import choice as variable_choice
+
+    choice = variable_choice(ENV, "auto")
     if choice == "numpy":
         return None
     global _LOADED
@@ -280,6 +282,6 @@ def get() -> Kernels | None:
 
 def reason() -> str | None:
     """Why the NumPy baseline runs instead of the compiled one, if it does."""
-    if os.environ.get(ENV, "auto").strip().lower() == "numpy":
+    if os.environ.get(ENV, "auto").strip().lower() == "numpy":  # checked by variables.check_all
         return f"{ENV}=numpy"
     return str(_LOADED) if isinstance(_LOADED, Unavailable) else None

@@ -3,7 +3,6 @@ hand the answers to the rules (rules/bench.py). Nothing is printed here."""
 
 from __future__ import annotations
 
-import shlex
 import sys
 import time
 from collections.abc import Callable
@@ -14,6 +13,7 @@ from cudnn_doctor.bench.model import RESULT_FIELDS, BenchLibraries, BenchReport,
 from cudnn_doctor.bench.workloads import BenchOptions, peak_key, selected
 from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.model import Finding
+from cudnn_doctor.quoting import command_line
 from cudnn_doctor.rules import bench as rules
 from cudnn_doctor.rules import sort_findings, summarize
 from cudnn_doctor.versions import major
@@ -249,7 +249,7 @@ def require_numpy() -> None:
     if not found:
         raise DoctorError(f"bench needs NumPy (a dependency of cudnn-doctor) and this Python ({sys.executable}) "
                           "has none; nothing was run on the GPU",
-                          fix=f"{shlex.quote(sys.executable)} -m pip install 'numpy>=1.24'")
+                          fix=command_line((sys.executable, "-m", "pip", "install", "numpy>=1.24")))
 
 
 def selected_workloads(workload: str) -> tuple[str, ...]:

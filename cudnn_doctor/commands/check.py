@@ -106,7 +106,10 @@ def check_settings(select: list[str], ignore: list[str], strict: bool | None, re
     from cudnn_doctor.settings import resolve_settings
 
     given = _check_format(output_format, json_output) if output_format is not None or json_output else None
-    settings = resolve_settings(select=select, ignore=ignore, strict=strict, require=require, output_format=given)
+    from cudnn_doctor.rules.requirements import parse_requirement
+
+    settings = resolve_settings(select=select, ignore=ignore, strict=strict, require=require, output_format=given,
+                                parse_requirement=parse_requirement)
     if given is None and settings.output_format is not None:
         where = settings.sources.get("format", "")
         chosen = settings.output_format.strip().lower()
@@ -121,8 +124,16 @@ def check_options(settings, search_path: list[str], framework: list[str], projec
                   python: str | None, deep: bool = False) -> CheckOptions:
     """What a check looks at and judges, from the command line's values (check's and fix's, declared once
     in cli.py) and the resolved SETTINGS."""
-    return CheckOptions(require=list(settings.require), strict=settings.strict, search_paths=list(search_path),
-                        project_dir=project, deep=deep, frameworks=list(framework), python=python,
+    from cudnn_doctor.probes.context import absolute_path, working_folder
+
+    # absolute from here: `fix` hands these options to a check that runs in / (child.NEUTRAL_CWD)
+    here = working_folder()
+    if python is not None and (os.sep in python or os.path.exists(python)):
+        python = absolute_path(python, here, "--python")
+    return CheckOptions(require=list(settings.require), strict=settings.strict,
+                        search_paths=[absolute_path(folder, here) for folder in search_path],
+                        project_dir=absolute_path(project, here, "--project") if project is not None else None,
+                        deep=deep, frameworks=list(framework), python=python,
                         selection=settings.selection, selection_sources=dict(settings.sources))
 
 

@@ -316,10 +316,14 @@ _NOTHING_FIX = 'cudnn-doctor explain CD301, explain "<message>", or: python trai
 def read_message(query: str | None, from_file: str | None, stdin: Any) -> bytes:
     """The message as bytes: the argument, --from-file (any file type, read without blocking on a FIFO that has
     no writer) or standard input; of an input longer than 2 MB its head and its tail, with a line that says
-    which bytes were skipped between them (reader.head_and_tail). Nothing to read is a usage error."""
-    from cudnn_doctor.explain.reader import HEAD_BYTES, MAX_BYTES, TAIL_BYTES, skip_line
+    which bytes were skipped between them (reader.head_and_tail). Nothing to read is a usage error. A stream
+    (a pipe, a FIFO) whose writer keeps it open but sends nothing for CUDNN_DOCTOR_READ_TIMEOUT seconds is
+    read no further: what came is explained, with a line saying so; nothing at all is a usage error."""
+    from cudnn_doctor.explain.reader import HEAD_BYTES, MAX_BYTES, TAIL_BYTES, defang, skip_line
 
+    where = "standard input"
     if from_file is not None:
+        where = f"--from-file {from_file}"
         try:
             fd = os.open(from_file, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
         except OSError as error:
@@ -332,24 +336,85 @@ def read_message(query: str | None, from_file: str | None, stdin: Any) -> bytes:
             if stat.S_ISREG(info.st_mode) and info.st_size > MAX_BYTES:  # the head, then the tail, of a long file
                 head = _first(lambda: os.read(fd, 1 << 20), HEAD_BYTES)
                 os.lseek(fd, info.st_size - TAIL_BYTES, os.SEEK_SET)
-                data = head + skip_line(len(head), info.st_size - TAIL_BYTES) + \
+                data = defang(head) + skip_line(len(head), info.st_size - TAIL_BYTES) + \
                     _head_and_tail(lambda: os.read(fd, 1 << 20), TAIL_BYTES)
-            else:
-                if not stat.S_ISREG(info.st_mode):
-                    os.set_blocking(fd, True)  # a FIFO: read what its writer sends, to the end
+            elif stat.S_ISREG(info.st_mode):
                 data = _head_and_tail(lambda: os.read(fd, 1 << 20), MAX_BYTES)
+            else:  # a FIFO, a socket, a device: read what its writer sends, to the end or a silence
+                data = _head_and_tail(_waiting_reader(fd, where), MAX_BYTES)
         except OSError as error:
             raise DoctorError(f"--from-file {from_file}: {error.strerror or error}",
                               fix="give the path of a readable log file") from None
         finally:
             os.close(fd)
     elif query == "-" or (query is None and not stdin.isatty()):
-        data = _head_and_tail(lambda: stdin.buffer.read(1 << 20), MAX_BYTES)
+        try:
+            fd = stdin.fileno()
+        except (AttributeError, OSError, ValueError):
+            data = _head_and_tail(lambda: stdin.buffer.read(1 << 20), MAX_BYTES)
+        else:
+            data = _head_and_tail(_waiting_reader(fd, where), MAX_BYTES)
     else:
-        data = (query or "").encode("utf-8", "surrogateescape")
+        data = defang((query or "").encode("utf-8", "surrogateescape"))
     if not data.strip():
+        if _silent_after:
+            raise DoctorError(f"nothing arrived on {where} in {_silent_after[0]:g} s: its writer keeps it open "
+                              "but sends nothing", fix="give a finished log (cudnn-doctor explain --from-file LOG), "
+                              "or wait longer with CUDNN_DOCTOR_READ_TIMEOUT=SECONDS")
         raise DoctorError(_NOTHING if from_file is None else f"--from-file {from_file} is empty", fix=_NOTHING_FIX)
     return data
+
+
+_silent_after: list[float] = []  # the silence (seconds) that ended the reading of a stream, if one did
+
+
+def _waiting_reader(fd: int, where: str) -> Callable[[], bytes]:
+    """os.read of FD that waits at most CUDNN_DOCTOR_READ_TIMEOUT seconds for each piece: a silence that long
+    ends the input (b"", with a line on standard error saying so), as a writer that closed it would."""
+    import select
+    import time
+
+    from cudnn_doctor.streams import say
+    from cudnn_doctor.variables import number
+
+    limit = number("CUDNN_DOCTOR_READ_TIMEOUT", READ_TIMEOUT_S)  # FD's own flags left alone (a shared terminal)
+    told = [False]
+    got = [0]
+
+    def read() -> bytes:
+        started = time.monotonic()
+        if not os.get_blocking(fd):  # our own FIFO description: a read says at once "no writer" (b"") or "wait"
+            try:
+                chunk = os.read(fd, 1 << 20)
+                got[0] += len(chunk)
+                return chunk
+            except BlockingIOError:
+                pass
+        while True:
+            waited = time.monotonic() - started
+            if waited >= limit:
+                _silent_after[:] = [limit]
+                if got[0]:
+                    say(f"cudnn-doctor: stopped reading {where}: nothing more arrived in {limit:g} s and its writer "
+                        "has not closed it; explaining what came")
+                return b""
+            ready, _, _ = select.select([fd], [], [], min(limit - waited, 1.0))
+            if not ready:
+                if not told[0] and time.monotonic() - started >= 1.0:
+                    told[0] = True
+                    say(f"cudnn-doctor: waiting for {where} to end (at most {limit:g} s of silence)")
+                continue
+            try:
+                chunk = os.read(fd, 1 << 20)
+            except BlockingIOError:
+                continue
+            got[0] += len(chunk)
+            return chunk
+
+    return read
+
+
+READ_TIMEOUT_S = 60.0  # the longest silence of a stream being explained before what came is explained
 
 
 _MAX_STREAM = 512 << 20  # a stream (stdin, a FIFO, /dev/zero) is read this far at most
@@ -381,10 +446,12 @@ def _head_and_tail(read: Callable[[], bytes], limit: int) -> bytes:
         kept += chunk
         if len(kept) > 2 * max(tail_limit, 1):
             del kept[:-tail_limit or None]
+    from cudnn_doctor.explain.reader import defang
+
     if total <= limit:
-        return bytes(head + kept)
+        return defang(bytes(head + kept))
     tail = bytes(kept[-tail_limit:]) if tail_limit else b""
-    return bytes(head) + skip_line(len(head), total - len(tail)) + tail
+    return defang(bytes(head)) + skip_line(len(head), total - len(tail)) + defang(tail)
 
 
 def main(query: str | None, from_file: str | None, offline_only: bool, json_output: bool, verbose: bool) -> None:

@@ -153,6 +153,11 @@ def _run(action: Action, env: dict[str, str]) -> dict[str, Any]:
     answer = run_child(argv, env, time.monotonic() + ACTION_TIMEOUT_S, what=argv[0])
     took = round(time.monotonic() - started, 1)
     if answer.exit_code == 0:
+        from cudnn_doctor.commands.pip_effect import unverified
+
+        why_not = unverified(argv, env) if action.kind == PIP else None
+        if why_not is not None:  # pip's exit 0 is not the package in the environment meant
+            return {"status": "failed", "why": why_not, "seconds": took}
         return {"status": "done", "seconds": took}
     said = _last_words(answer.stdout, answer.stderr_tail, answer.values)
     why = answer.error or "failed"
@@ -172,6 +177,14 @@ def _last_words(stdout: str, stderr_tail: str, values: dict[str, Any] | None) ->
         return str(values["error"])
     lines = [line for line in (stderr_tail or stdout).splitlines() if line.strip()]
     return lines[-1].strip()[:400] if lines else ""
+
+
+def _here(path: str) -> str:
+    """PATH, relative to this process's working folder, as an absolute path (unchanged where that is gone)."""
+    try:
+        return os.path.join(os.getcwd(), path)
+    except OSError:
+        return path
 
 
 def _check_again(options: CheckOptions, env: dict[str, str]) -> dict[str, Any]:

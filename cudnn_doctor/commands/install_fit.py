@@ -14,6 +14,7 @@ from cudnn_doctor.codes import doctor_error
 from cudnn_doctor.install.archive import ArchiveContents
 from cudnn_doctor.install.safety import printable
 from cudnn_doctor.knowledge.layout import Layout
+from cudnn_doctor.quoting import quote
 from cudnn_doctor.versions import major, version_tuple
 
 CUDA_H_HEAD = 256 << 10  # CUDA_VERSION is defined in cuda.h's first lines; the file is megabytes
@@ -88,13 +89,13 @@ def other_cuda_fix(prefix: Path, cudnn_major: int | None, cuda_major: int, toolk
     if pick is None:
         lookup = (f"compat/cudnn.toml lists no cuDNN build for CUDA {toolkit_major}: look one up in NVIDIA's "
                   f"support matrix ({SUPPORT_MATRIX}) and install it with `cudnn-doctor install --from ARCHIVE "
-                  f"--prefix {prefix}`")
+                  f"--prefix {quote(str(prefix), 'bash')}`")
     else:
         why = (f"cuDNN {cudnn_major} has no CUDA {toolkit_major} build; " if not own and cudnn_major else "") + \
               f"{pick} is the newest cuDNN{' ' + str(cudnn_major) if own else ''} for CUDA {toolkit_major} in " \
               "compat/cudnn.toml"
         lookup = (f"install the CUDA {toolkit_major} build: `cudnn-doctor install --version {pick} --cuda "
-                  f"{toolkit_major} --prefix {prefix}` ({why})")
+                  f"{toolkit_major} --prefix {quote(str(prefix), 'bash')}` ({why})")
     return (f"{lookup[0].upper()}{lookup[1:]}; or install this one into a CUDA {cuda_major} toolkit or a prefix of "
             "its own; `--force` installs it here anyway.")
 

@@ -27,9 +27,11 @@ def session():  # type: ignore[no-untyped-def]
     from requests.adapters import HTTPAdapter
     from urllib3.util import Retry
 
+    from cudnn_doctor.variables import number
+
     # read errors are retried here (resuming the .part), within the deadline; urllib3 retries
     # only connections and the "try again" statuses
-    retry = Retry(total=4, connect=4, read=0, backoff_factor=float(os.environ.get("CUDNN_DOCTOR_RETRY_BACKOFF", 0.5)),
+    retry = Retry(total=4, connect=4, read=0, backoff_factor=number("CUDNN_DOCTOR_RETRY_BACKOFF", 0.5),
                   status_forcelist=(429, 500, 502, 503, 504), allowed_methods=frozenset({"GET", "HEAD"}))
     class SystemTrustAdapter(HTTPAdapter):
         """TLS that trusts the system's certificate store (an internal CA a site installed there; SSL_CERT_FILE and
@@ -52,10 +54,9 @@ def session():  # type: ignore[no-untyped-def]
 def deadline_for(size: int | None) -> float:
     """Seconds one download may take: CUDNN_DOCTOR_DOWNLOAD_DEADLINE, else 2 minutes plus the
     size at 256 KiB/s (a cuDNN 9 archive of 900 MB: about an hour), 30 minutes when unknown."""
-    try:
-        return max(0.1, float(os.environ[DEADLINE_VARIABLE]))
-    except (KeyError, ValueError):
-        return 120.0 + size / (256 * 1024) if size else 1800.0
+    from cudnn_doctor.variables import number
+
+    return number(DEADLINE_VARIABLE, 120.0 + size / (256 * 1024) if size else 1800.0)
 
 
 class _Clock:
@@ -192,6 +193,53 @@ def sha256_of(path: Path, digest=None) -> str:  # type: ignore[no-untyped-def]
         while chunk := handle.read(CHUNK):
             digest.update(chunk)
     return digest.hexdigest()
+
+
+def verified_copy(path: Path, expected: str, folders: list[Path], name: str) -> Path:
+    """PATH copied into a private file (mode 0600, in the first of FOLDERS that can hold it) while its bytes are
+    hashed, in one read; the copy when they hash to EXPECTED, else CD501. What was checked is then what is
+    installed: the user's file may be rewritten in place (same size, its modification time put back) at any moment
+    after, and the copy is not. Removed when the process ends."""
+    import atexit
+    import tempfile
+
+    why = "no folder given"
+    for folder in folders:
+        digest = hashlib.sha256()
+        copy = None
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            descriptor, copy = tempfile.mkstemp(prefix=".verified-", suffix=".part", dir=folder)
+            atexit.register(_remove, copy)
+            with open(path, "rb") as source, os.fdopen(descriptor, "wb") as target:
+                while chunk := source.read(CHUNK):
+                    digest.update(chunk)
+                    target.write(chunk)
+        except OSError as error:
+            if copy is not None:
+                _remove(copy)
+            if getattr(error, "filename", None) == str(path) or not os.access(path, os.R_OK):
+                raise  # the archive itself cannot be read: not a matter of where the copy goes
+            why = f"{folder}: {error.strerror or error}"
+            continue
+        except BaseException:
+            if copy is not None:
+                _remove(copy)
+            raise
+        actual = digest.hexdigest()
+        if actual != expected.lower():
+            _remove(copy)
+            raise checksum_error(name, expected.lower(), actual)
+        return Path(copy)
+    raise DoctorError(f"{name}: no folder could keep the checked copy of the archive ({why})",
+                      fix="free some space, or set CUDNN_DOCTOR_CACHE_DIR or TMPDIR to a folder with room", exit_code=1)
+
+
+def _remove(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
 
 
 def checksum_error(name: str, expected: str, actual: str) -> DoctorError:

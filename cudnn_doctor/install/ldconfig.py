@@ -9,6 +9,7 @@ import shutil
 import subprocess
 
 from cudnn_doctor.knowledge.layout import Layout
+from cudnn_doctor.quoting import CannotQuote, check_list_entry, cmd_prepend, quote
 
 DEFAULT_FOLDERS = ("/lib", "/usr/lib", "/lib64", "/usr/lib64")
 
@@ -51,10 +52,16 @@ def loader_setup(library_folder: str, layout: Layout) -> tuple[str, str]:
 
 
 def env_line(library_folder: str, layout: Layout) -> str:
-    if layout.os_name == "windows":
-        return f"set PATH={library_folder.replace('/', chr(92))};%PATH%"
+    """The line for cmd (Windows) or a POSIX shell that puts LIBRARY_FOLDER first on the loader's variable,
+    quoted so that it sets exactly that folder and runs nothing; a comment saying why where it cannot."""
+    try:
+        if layout.os_name == "windows":
+            return cmd_prepend("PATH", library_folder.replace("/", "\\"))
+        check_list_entry(library_folder)
+    except CannotQuote as refusal:
+        return f"{'rem' if layout.os_name == 'windows' else '#'} cudnn-doctor wrote no line: {refusal}"
     variable = layout.path_variable  # no trailing ':' where it was unset: an empty entry would mean the working folder
-    return f"export {variable}={library_folder}${{{variable}:+:${variable}}}"
+    return f"export {variable}={quote(library_folder, 'bash')}${{{variable}:+:${variable}}}"
 
 
 def run_ldconfig() -> str:

@@ -267,7 +267,11 @@ class Transaction:
 
 
 def _interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt(f"signal {signum}")
+    """SIGTERM or SIGHUP during a transaction: the doctor's own signal handling (signals.py), so that the rollback
+    runs and the command still ends with 128 + that signal's number (143 for SIGTERM), not a plain Ctrl-C's 130."""
+    from cudnn_doctor import signals
+
+    signals.raise_once(signum, None)
 
 
 def _block_signals() -> set[signal.Signals]:

@@ -30,8 +30,14 @@ def advice(code: str, values: dict[str, Any]) -> str:
     row = _table().get(code)
     if row is None:
         return ""
+    from cudnn_doctor.quoting import quote
+
     filled = _Fields({key: "unknown" if value is None else value for key, value in values.items()})
-    return string.Formatter().vformat(row["text"], (), filled)
+    # a value inside a `command` is one word of it, quoted for the shell (a path may hold a space, $(...), a quote)
+    in_command = _Words({key: quote(str(value), "bash") for key, value in filled.items()})
+    parts = row["text"].split("`")
+    return "`".join(string.Formatter().vformat(part, (), in_command if index % 2 else filled)
+                    for index, part in enumerate(parts))
 
 
 def fields_of(code: str) -> list[str]:
@@ -43,3 +49,8 @@ def fields_of(code: str) -> list[str]:
 class _Fields(dict):  # type: ignore[type-arg]
     def __missing__(self, key: str) -> str:
         return "the " + key.replace("_", " ")
+
+
+class _Words(dict):  # type: ignore[type-arg]
+    def __missing__(self, key: str) -> str:
+        return "'the " + key.replace("_", " ") + "'"

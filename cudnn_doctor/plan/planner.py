@@ -10,6 +10,7 @@ for every framework that will load it, so two findings never prescribe two diffe
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -573,14 +574,29 @@ def dl4j_backends(work: _Work) -> None:
 
 
 def _diff(lines: list[dict[str, Any]], old: str, new: str) -> str:
-    """A unified diff that puts NEW where OLD is written in each of LINES ({file, line, text})."""
+    """A unified diff that puts NEW where OLD is written in each of LINES ({file, line, text, eol}), as `patch -p0`
+    run in / applies it: each file's name quoted as GNU patch reads it (a space, a quote, a byte not UTF-8), each
+    line with the file's own bytes and line ending (CRLF kept)."""
     out: list[str] = []
     for path in dict.fromkeys(str(entry["file"]) for entry in lines):
-        out += [f"--- {path}", f"+++ {path}"]
+        out += [f"--- {_patch_name(path)}\n", f"+++ {_patch_name(path)}\n"]
         for entry in (e for e in lines if e["file"] == path):
-            text = str(entry["text"])
-            out += [f"@@ -{entry['line']},1 +{entry['line']},1 @@", f"-{text}", f"+{text.replace(old, new)}"]
-    return "\n".join(out) + "\n"
+            text, eol = str(entry["text"]), str(entry.get("eol", "\n"))
+            out += [f"@@ -{entry['line']},1 +{entry['line']},1 @@\n", f"-{text}{eol}", f"+{text.replace(old, new)}{eol}"]
+    return "".join(out)
+
+
+def _patch_name(path: str) -> str:
+    """PATH as a diff's file name: as it is where GNU patch reads it whole, else in double quotes with C escapes
+    (octal for each byte that is not printable ASCII), which GNU patch reads back."""
+    if re.fullmatch(r"[A-Za-z0-9/._+@,=~-]+", path):
+        return path
+    out = []
+    for byte in path.encode("utf-8", "surrogateescape"):
+        char = chr(byte)
+        out.append({'"': '\\"', "\\": "\\\\", "\t": "\\t", "\n": "\\n"}.get(char)
+                   or (char if 0x20 <= byte < 0x7F else f"\\{byte:03o}"))
+    return '"' + "".join(out) + '"'
 
 
 def framework_builds(work: _Work) -> None:

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-import shlex
+import base64
 from typing import Any
 
-from cudnn_doctor.plan.model import ENV, EnvChange, Plan
+from cudnn_doctor import quoting
+from cudnn_doctor.plan.model import EDIT, ENV, EnvChange, Plan
 
 SHELLS = ("bash", "zsh", "fish", "powershell")
 
 
-def command_line(argv: tuple[str, ...]) -> str:
-    return shlex.join(argv)
+def command_line(argv: tuple[str, ...], shell: str = "bash") -> str:
+    return quoting.command_line(argv, shell)
 
 
 def folders_after(changes: tuple[EnvChange, ...], current: list[str], variable: str = "LD_LIBRARY_PATH") -> list[str]:
@@ -29,19 +30,26 @@ def folders_after(changes: tuple[EnvChange, ...], current: list[str], variable: 
 
 def env_lines(changes: tuple[EnvChange, ...], current: list[str], shell: str = "bash") -> list[str]:
     """The lines that make CHANGES in SHELL. A removal writes the exact new value (read from this machine's
-    variable); a plain prepend keeps whatever the variable holds when the line runs."""
+    variable); a plain prepend keeps whatever the variable holds when the line runs. Where SHELL cannot hold
+    a folder's name exactly, or the variable cannot (a ':' in it), the line is a comment that says why."""
     lines = []
     for variable in dict.fromkeys(c.variable for c in changes):
         mine = tuple(c for c in changes if c.variable == variable)
-        if mine[-1].op in WHOLE_VALUE_OPS:  # the last word on a variable that is set, unset or a limit
-            lines.append(_whole_value_line(shell, mine[-1]))
-            continue
-        if all(c.op == "prepend" for c in mine):
-            front = ":".join(c.folder for c in reversed(mine))
-            lines.append(_prepend(shell, variable, front))
-            continue
-        folders = folders_after(mine, current, variable)
-        lines.append(_assign(shell, variable, ":".join(folders)) if folders else _unset(shell, variable))
+        try:
+            if mine[-1].op in WHOLE_VALUE_OPS:  # the last word on a variable that is set, unset or a limit
+                lines.append(_whole_value_line(shell, mine[-1]))
+                continue
+            for change in mine:
+                if change.op == "prepend":
+                    quoting.check_list_entry(change.folder)
+            if all(c.op == "prepend" for c in mine):
+                front = ":".join(c.folder for c in reversed(mine))
+                lines.append(_prepend(shell, variable, front))
+                continue
+            folders = folders_after(mine, current, variable)
+            lines.append(_assign(shell, variable, ":".join(folders)) if folders else _unset(shell, variable))
+        except quoting.CannotQuote as refusal:
+            lines.append(f"# cudnn-doctor wrote no {shell} line for {variable}: {refusal}, rename the folder")
     return lines
 
 
@@ -98,19 +106,19 @@ def _raise_soft_limit(option: str, value: str) -> None:
 
 
 def _prepend(shell: str, variable: str, front: str) -> str:
-    if shell == "fish":
-        return f"set -gx {variable} {shlex.quote(front)} ${variable}"
+    if shell == "fish":  # its *PATH variables are lists: an empty entry of a set-but-empty one is dropped
+        return f"set -gx {variable} {quoting.quote(front, shell)} (string split -n : -- \"${variable}\")"
     if shell == "powershell":
-        return f"$env:{variable} = {_ps(front)} + $(if ($env:{variable}) {{ ':' + $env:{variable} }})"
-    return f"export {variable}={shlex.quote(front)}${{{variable}:+:${variable}}}"
+        return f"$env:{variable} = {quoting.quote(front, shell)} + $(if ($env:{variable}) {{ ':' + $env:{variable} }})"
+    return f"export {variable}={quoting.quote(front, shell)}${{{variable}:+:${variable}}}"
 
 
 def _assign(shell: str, variable: str, value: str) -> str:
     if shell == "fish":
-        return f"set -gx {variable} {shlex.quote(value)}"
+        return f"set -gx {variable} {quoting.quote(value, shell)}"
     if shell == "powershell":
-        return f"$env:{variable} = {_ps(value)}"
-    return f"export {variable}={shlex.quote(value)}"
+        return f"$env:{variable} = {quoting.quote(value, shell)}"
+    return f"export {variable}={quoting.quote(value, shell)}"
 
 
 def _unset(shell: str, variable: str) -> str:
@@ -119,10 +127,6 @@ def _unset(shell: str, variable: str) -> str:
     if shell == "powershell":
         return f"Remove-Item Env:{variable} -ErrorAction SilentlyContinue"
     return f"unset {variable}"
-
-
-def _ps(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
 
 
 def plan_json(plan: Plan, current: list[str]) -> dict[str, Any]:
@@ -138,5 +142,7 @@ def plan_json(plan: Plan, current: list[str]) -> dict[str, Any]:
             entry["env"] = {shell: env_lines(action.env, current, shell) for shell in SHELLS}
         else:
             entry["text"] = action.text or ""
+            if action.kind == EDIT and action.text:  # JSON text cannot hold a byte that is not UTF-8: these can
+                entry["diff_base64"] = base64.b64encode(action.text.encode("utf-8", "surrogateescape")).decode()
         actions.append(entry)
     return {"targets": list(plan.targets), "actions": actions}

@@ -50,7 +50,7 @@ class SearchContext:
         return cls(
             env=env,
             prefix=env.get("CUDNN_DOCTOR_SYSTEM_PREFIX", "/") or "/",
-            search_paths=list(search_paths or []),
+            search_paths=[absolute_path(folder, cwd) for folder in search_paths or []],
             os_name=os_name,
             arch=host_arch(),
             python_paths=interpreter_paths(executable) if executable else [p for p in sys.path if p],
@@ -243,3 +243,20 @@ def interpreter_paths(python: str, timeout: float | None = None) -> list[str]:
         raise DoctorError(f"--python {python}: answered with {why}, which no real interpreter has",
                           fix="give the interpreter of the environment, e.g. --python .venv/bin/python")
     return [p for p in paths if p]
+
+
+def absolute_path(path: str, cwd: str | None, option: str = "--search-path") -> str:
+    """PATH (given with OPTION) as an absolute path, so that every plan, line and diff built from it names the same
+    file whatever the working folder of the program that reads it (`--search-path cudnn/lib`, `--search-path -dash`,
+    `--project app`)."""
+    from cudnn_doctor.errors import DoctorError
+
+    if not path.strip():
+        raise DoctorError(f"{option} '': an empty path", fix=f"name it, e.g. {option} /opt/cudnn/lib "
+                          "(is a shell variable unset?)", exit_code=2)
+    if os.path.isabs(path):
+        return path
+    if cwd is None:
+        raise DoctorError(f"{option} {path}: a relative path, and the working folder is gone",
+                          fix="give it as an absolute path", exit_code=2)
+    return os.path.join(cwd, path)

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from cudnn_doctor.model import Framework
-from cudnn_doctor.probes.context import SearchContext, working_folder
+from cudnn_doctor.probes.context import SearchContext, absolute_path, working_folder
 from cudnn_doctor.probes.gradle import has_gradle_build, read_gradle_project
 from cudnn_doctor.probes.jvm_build import (
     MAX_SCRIPT_FILE,
@@ -106,17 +106,21 @@ MAX_BACKEND_LINES = 4
 def backend_lines(files: list[str], artifact: str) -> list[dict[str, Any]]:
     """Where ARTIFACT (nd4j-native-platform) is written as a value in FILES, outside comments: the lines a switch
     of the backend edits ({file, line, text}); the project's own files, read bounded."""
-    from cudnn_doctor.user_files import read_text_or_empty
+    from cudnn_doctor.user_files import UnreadableFile, read_user_file
 
     value = re.compile(r"(>\s*|['\":])" + re.escape(artifact) + r"(\s*<|['\":])")
     found: list[dict[str, Any]] = []
     for path in dict.fromkeys(files):
-        text = read_text_or_empty(path, 1 << 20)
+        try:  # its very bytes (a diff of the line must match them: ISO-8859-1, CRLF), a byte not UTF-8 kept as a surrogate
+            text = read_user_file(path, 1 << 20).decode("utf-8", "surrogateescape")
+        except UnreadableFile:
+            continue
         in_comment = False
-        for number, line in enumerate(text.splitlines(), 1):
+        for number, line in enumerate(text.split("\n"), 1):  # as patch counts lines: at LF only
             visible, in_comment = _outside_comments(line, in_comment)
             if value.search(visible):
-                found.append({"file": path, "line": number, "text": line})
+                found.append({"file": path, "line": number, "text": line.removesuffix("\r"),
+                              "eol": "\r\n" if line.endswith("\r") else "\n"})
                 if len(found) >= MAX_BACKEND_LINES:
                     return found
     return found
@@ -145,7 +149,8 @@ def detect_dl4j(ctx: SearchContext, project_dir: str | None) -> list[Framework]:
 
     A PROJECT_DIR given (--project) without a build file of its own is a folder of projects: those found in
     its subfolders are read, within bounds, and the ones left unread are named (CD430)."""
-    root = project_dir if project_dir is not None else working_folder()
+    root = absolute_path(project_dir, ctx.cwd or working_folder(), "--project") if project_dir is not None \
+        else working_folder()
     roots = [root] if root is not None else []
     found: list[Framework] = []
     if root is not None and project_dir is not None and not has_build_file(root):

@@ -5,17 +5,12 @@ Every fix a user reads comes from here, so a finding's fix, the plan `fix` print
 
 from __future__ import annotations
 
-import shlex
 from dataclasses import replace
 from typing import Any
 
 from cudnn_doctor.model import Finding
 from cudnn_doctor.plan.model import ENV, RUNNABLE, Action, Plan
-from cudnn_doctor.plan.shell import env_lines
-
-
-def command_line(argv: tuple[str, ...]) -> str:
-    return shlex.join(argv)
+from cudnn_doctor.plan.shell import command_line, env_lines
 
 
 def action_text(action: Action, current: list[str]) -> str:
@@ -75,7 +70,7 @@ def render_plan(console: Any, outcome: Any, shell: str, applied: bool) -> None:
             for line in (action.text or "").splitlines():
                 console.print("       " + escape(line), highlight=False, soft_wrap=True)
         elif action.argv:
-            console.print("       " + escape(command_line(action.argv)), highlight=False, soft_wrap=True)
+            console.print("       " + escape(_run_line(action.argv, shell)), highlight=False, soft_wrap=True)
         else:
             print_with_commands(console, "", action.text or "", 7)
         print_with_commands(console, "[dim]why:[/] ", action.why, 7)
@@ -96,6 +91,15 @@ def render_plan(console: Any, outcome: Any, shell: str, applied: bool) -> None:
         console.print(f"`cudnn-doctor fix --yes` runs the {runnable} step(s) marked run, with the environment lines in "
                       "force, and checks again." if runnable else
                       "Take these steps, then run `cudnn-doctor check` again.", highlight=False)
+
+
+def _run_line(argv: tuple[str, ...], shell: str) -> str:
+    from cudnn_doctor.quoting import CannotQuote
+
+    try:
+        return command_line(argv, shell)
+    except CannotQuote as refusal:
+        return f"# cudnn-doctor wrote no {shell} line for this step: {refusal}, rename the folder"
 
 
 def _counts(counts: dict[str, int]) -> str:

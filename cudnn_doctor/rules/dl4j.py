@@ -12,6 +12,7 @@ from cudnn_doctor.codes import finding
 from cudnn_doctor.knowledge import frameworks as knowledge
 from cudnn_doctor.knowledge.data import load
 from cudnn_doctor.model import Finding, Framework, Report
+from cudnn_doctor.quoting import command_line
 from cudnn_doctor.versions import major, major_minor, matches_prefix, version_tuple
 
 NAME = "Deeplearning4j"
@@ -173,8 +174,8 @@ def profile_modules(report: Report) -> list[Finding]:
         if not isinstance(profile, dict):
             continue
         active = bool(profile.get("active"))
-        fix = (f"Nothing to do if that is intended; `mvn -P !{profile['id']}` leaves it out." if active
-               else f"Build with `mvn -P {profile['id']}` to use it.")
+        fix = (f"Nothing to do if that is intended; `{command_line(('mvn', '-P', '!' + str(profile['id'])))}` leaves "
+               "it out." if active else f"Build with `{command_line(('mvn', '-P', str(profile['id'])))}` to use it.")
         findings.append(finding("CD436", subject=framework.location, where=_where(framework), profile=profile["id"],
                                 activation=profile.get("activation"), state="active" if active else "not active",
                                 backend=framework.details.get("artifact") or "(none)", fix=fix))

@@ -1,0 +1,150 @@
+"""One word (a folder, an argument) written for the shell that will read it, so that the shell, sourcing the
+line, gets exactly those bytes and runs nothing.
+
+- bash and zsh (POSIX): `shlex.quote` for printable text; a word holding a control or invisible character
+  (newline, tab, CR, ESC, DEL, U+00A0, U+200B, U+2028, U+202E) or bytes that are not UTF-8 is written
+  whole as `$'...'` with each such byte as `\\xHH`, which both shells turn back into that exact byte.
+- fish: single quotes where only `\\\\` and `\\'` are escapes (a trailing backslash and a backslash before a
+  quote included); the other characters as fish's unquoted `\\xHH` byte escapes (fish's `string escape`
+  writes `\\Xff` for a byte that is not UTF-8 alike).
+- PowerShell: single quotes in which each of the five quote characters that close one (' U+2019 U+2018
+  U+201A U+201B, PowerShell's CharTraits.IsSingleQuote) is doubled; a control or invisible character as
+  `[char]0xHHHH` joined with `+`. Its strings are UTF-16: bytes that are not UTF-8 cannot be held, refused.
+- cmd: `set "NAME=value"`; `%` and `!` (expanded even inside quotes), `"` and control characters cannot
+  be written so that cmd reads them back, refused.
+
+Strings hold a path's bytes as Python does (`os.fsdecode`: a byte that is not UTF-8 is a lone surrogate
+U+DC80..U+DCFF). Every line written here is printable ASCII or printable text, so the terminal shows what
+the shell will read.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+POSIX_SHELLS = ("bash", "zsh", "sh")
+# PowerShell's tokenizer (CharTraits.cs, IsSingleQuote): each of these opens and closes a '...' string
+POWERSHELL_SINGLE_QUOTES = "'\u2018\u2019\u201a\u201b"
+_LOADER_TOKEN = re.compile(r"\$(\{)?(ORIGIN|LIB|PLATFORM)\b")
+
+
+class CannotQuote(ValueError):
+    """SHELL cannot hold this word exactly; the message says why in plain words (no quote, no semicolon, no dollar
+    sign: a comment line pasted where comments are off, as in an interactive zsh, still runs nothing)."""
+
+
+def _needs_escape(char: str) -> bool:
+    """A character shown on a terminal as something else (or nothing): controls, invisible and format
+    characters, separators other than the space, and a byte that is not UTF-8 (a lone surrogate)."""
+    return not char.isprintable() or 0xD800 <= ord(char) <= 0xDFFF
+
+
+def _bytes_of(char: str) -> bytes:
+    return char.encode("utf-8", "surrogateescape")
+
+
+def _not_utf8(text: str) -> bool:
+    return any(0xD800 <= ord(c) <= 0xDFFF for c in text)
+
+
+def quote(word: str, shell: str) -> str:
+    """WORD as one word of SHELL that evaluates to exactly WORD's bytes; CannotQuote where SHELL cannot."""
+    if shell in POSIX_SHELLS:
+        return _posix(word)
+    if shell == "fish":
+        return _fish(word)
+    if shell in ("powershell", "pwsh"):
+        return _powershell(word)
+    raise ValueError(f"no quoting rules for shell {shell!r}")
+
+
+def _posix(word: str) -> str:
+    if not any(_needs_escape(c) for c in word):
+        return shlex.quote(word)
+    out = []
+    for char in word:
+        if char == "\\":
+            out.append("\\\\")
+        elif char == "'":
+            out.append("\\'")
+        elif char == "!" or ord(char) > 0x7E or _needs_escape(char):  # `!`: no history expansion; non-ASCII:
+            # all ASCII, so a shell in a multibyte locale (Shift_JIS, Big5, GBK) cannot pair a byte with a backslash
+            out.extend(f"\\x{b:02x}" for b in _bytes_of(char))
+        else:
+            out.append(char)
+    return "$'" + "".join(out) + "'"
+
+
+def _fish(word: str) -> str:
+    if not word:
+        return "''"
+    # with a backslash or a quote in the word, every non-ASCII character as bytes too (see _posix)
+    ascii_only = "\\" in word or "'" in word
+    out: list[str] = []
+    run: list[str] = []
+    for char in word:
+        if _needs_escape(char) or (ascii_only and ord(char) > 0x7E):
+            if run:
+                out.append("'" + "".join(run) + "'")
+                run = []
+            out.extend(f"\\x{b:02x}" for b in _bytes_of(char))
+        else:
+            run.append("\\\\" if char == "\\" else "\\'" if char == "'" else char)
+    if run:
+        out.append("'" + "".join(run) + "'")
+    return "".join(out)
+
+
+def _powershell(word: str) -> str:
+    if _not_utf8(word):
+        raise CannotQuote("PowerShell strings cannot hold a folder name whose bytes are not UTF-8")
+    parts: list[str] = []
+    run: list[str] = []
+    for char in word:
+        if _needs_escape(char):
+            parts.append("'" + "".join(run) + "'")
+            run = []
+            parts.extend(f"[char]0x{unit:04x}" for unit in _utf16_units(char))
+        else:
+            run.append(char * 2 if char in POWERSHELL_SINGLE_QUOTES else char)
+    if run or not parts:
+        parts.append("'" + "".join(run) + "'")
+    text = " + ".join(parts)
+    return f"({text})" if len(parts) > 1 else text
+
+
+def _utf16_units(char: str) -> list[int]:
+    data = char.encode("utf-16-le")
+    return [int.from_bytes(data[i:i + 2], "little") for i in range(0, len(data), 2)]
+
+
+def command_line(argv: tuple[str, ...] | list[str], shell: str = "bash") -> str:
+    """ARGV as the line that runs it in SHELL (PowerShell: the call operator `&`, else a quoted program
+    would only be printed)."""
+    words = [quote(arg, shell) for arg in argv]
+    if shell in ("powershell", "pwsh"):
+        return "& " + " ".join(words)
+    return " ".join(words)
+
+
+def cmd_prepend(variable: str, folder: str) -> str:
+    """`set "VARIABLE=FOLDER;%VARIABLE%"` for cmd.exe; CannotQuote for a FOLDER cmd would change or cannot hold."""
+    if any(c in folder for c in '%!";') or any(_needs_escape(c) for c in folder):
+        raise CannotQuote("cmd expands percent and exclamation signs even inside quotes, and a double quote, "
+                          "a semicolon or a control character cannot be written in a set line")
+    return f'set "{variable}={folder};%{variable}%"'
+
+
+def check_list_entry(folder: str) -> None:
+    """FOLDER as an entry of a list of folders (LD_LIBRARY_PATH, PATH) that the loader reads back as itself:
+    ld.so splits at ':' and ';' and expands $ORIGIN, $LIB and $PLATFORM, an empty entry is the working
+    folder and a relative one depends on it. CannotQuote otherwise."""
+    if not folder:
+        raise CannotQuote("an empty entry would mean the working folder")
+    if not folder.startswith("/") and not re.match(r"[A-Za-z]:[\\/]", folder):
+        raise CannotQuote("a relative folder would be looked up from the working folder of each program")
+    if ":" in (folder if folder.startswith("/") else folder[2:]) or ";" in folder:
+        raise CannotQuote("the folder name holds a colon or a semicolon, which split a list of folders")
+    if _LOADER_TOKEN.search(folder):
+        raise CannotQuote("the folder name holds a token the loader expands, ORIGIN, LIB or PLATFORM after a dollar sign")

@@ -1,0 +1,57 @@
+"""The DL4J edit is a diff that the real `patch -p0` (run in /, as README says) applies to the build file as it is:
+in a project folder with a space, with CRLF line endings, and in ISO-8859-1 with a non-ASCII byte on the very line."""
+
+from __future__ import annotations
+
+import base64
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Machine, codes
+from tests.fakes.build import fake_nvml
+from tests.test_check import make_toolkit
+
+FIXTURE = Path(__file__).resolve().parent / "fixtures" / "dl4j" / "m2-cpu-only" / "pom.xml"
+OLD = b"<nd4j.backend>nd4j-native</nd4j.backend>"
+NEW = b"<nd4j.backend>nd4j-cuda-11.6</nd4j.backend>"
+
+
+def _project(machine: Machine, tmp_path: Path, folder: str, crlf: bool, latin1: bool) -> Path:
+    fake_nvml(tmp_path / "driver", driver="580.65.06", cuda=12040)
+    machine.add_library_path(tmp_path / "driver")
+    make_toolkit(machine.root, "11.6.2", 11060)
+    project = tmp_path / folder
+    project.mkdir()
+    pom = FIXTURE.read_bytes()
+    if latin1:
+        pom = pom.replace(b'encoding="UTF-8"', b'encoding="ISO-8859-1"')
+        pom = pom.replace(OLD, OLD + b" <!-- r\xe9seau -->")  # \xe9: é in ISO-8859-1, not UTF-8
+    if crlf:
+        pom = pom.replace(b"\n", b"\r\n")
+    (project / "pom.xml").write_bytes(pom)
+    return project
+
+
+@pytest.mark.parametrize("folder, crlf, latin1", [("my project", False, False), ("crlf", True, False),
+                                                  ("latin1", False, True), ("all of \"them\" \\ é", True, True)])
+def test_the_edit_applies_with_patch(folder: str, crlf: bool, latin1: bool, machine: Machine, tmp_path: Path) -> None:
+    if shutil.which("patch") is None:
+        pytest.skip("no patch program (.ci/run installs Debian's patch)")
+    project = _project(machine, tmp_path, folder, crlf, latin1)
+    pom = project / "pom.xml"
+    before = pom.read_bytes()
+    named = folder if folder == "my project" else str(project)  # relative to the working folder, or absolute
+    data = json.loads(machine.run("fix", "--json", "--project", named).stdout)
+    [edit] = [a for a in data["actions"] if a["kind"] == "edit"]
+    diff = base64.b64decode(edit["diff_base64"])
+    if not latin1:  # JSON's text holds the same diff where it is all UTF-8 (CR included)
+        assert edit["text"].encode() == diff
+    applied = subprocess.run(["patch", "-p0"], input=diff, capture_output=True, cwd="/")
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    assert pom.read_bytes() == before.replace(OLD, NEW)  # that one line, its bytes and line ending kept
+    after = machine.check_json("--project", str(project))
+    assert "CD406" not in codes(after)
