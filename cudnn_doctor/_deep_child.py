@@ -37,11 +37,17 @@ def ask_torch(answer):
     answer["cudnn_version"] = torch.backends.cudnn.version()
     answer["cuda_available"] = torch.cuda.is_available()
     answer["device_count"] = torch.cuda.device_count() if answer["cuda_available"] else 0
-    if answer["cuda_available"]:
-        x = torch.randn(1, 3, 8, 8, device="cuda")
-        torch.nn.functional.conv2d(x, torch.randn(4, 3, 3, 3, device="cuda"))
-        torch.cuda.synchronize()
-        answer["conv_ran"] = True
+    if not answer["cuda_available"]:
+        raise RuntimeError(f"torch.cuda.is_available() is False (torch.cuda.device_count() is {torch.cuda.device_count()})")
+    # a tiny cuDNN convolution and a cuDNN LSTM: the sub-libraries a program's first steps load
+    x = torch.randn(2, 8, 16, 16, device="cuda")
+    torch.nn.functional.conv2d(x, torch.randn(8, 8, 3, 3, device="cuda"), padding=1)
+    torch.cuda.synchronize()
+    answer["conv_ran"] = True
+    lstm = torch.nn.LSTM(8, 16, batch_first=True).cuda()
+    lstm(torch.randn(2, 5, 8, device="cuda"))
+    torch.cuda.synchronize()
+    answer["lstm_ran"] = True
 
 
 def ask_tensorflow(answer):
@@ -58,7 +64,14 @@ def ask_jax(answer):
     import jax
 
     answer["version"] = jax.__version__
-    answer["devices"] = [str(d) for d in jax.devices()]
+    devices = jax.devices()
+    answer["devices"] = [str(d) for d in devices]
+    gpus = [d for d in devices if getattr(d, "platform", None) == "gpu"]
+    if not gpus:
+        raise RuntimeError("JAX has no GPU: it runs on {}".format(", ".join(answer["devices"])))
+    x = jax.numpy.ones((2, 8, 16, 16))
+    jax.lax.conv_general_dilated(x, jax.numpy.ones((8, 8, 3, 3)), (1, 1), "SAME").block_until_ready()
+    answer["conv_ran"] = True
 
 
 FRAMEWORKS = {"torch": ask_torch, "tensorflow": ask_tensorflow, "jax": ask_jax}

@@ -240,6 +240,9 @@ _CODES = (
          "{variable}={value} gives {framework} {share_mib} MiB of GPU {gpu}'s {total_mib} MiB: {effect}."),
     Code("CD414", "warning", "A setting has a value its framework does not take",
          "{variable}={value}: {why}. {framework} {consequence}."),
+    Code("CD415", "error", "A framework failed its first GPU steps",
+         "{framework} was imported in a child with this environment (check --deep) and failed a tiny cuDNN "
+         "convolution or LSTM: {error}"),
     # CD430-CD439: Deeplearning4j projects (Maven / Gradle)
     Code("CD430", "warning", "Project file not read",
          "{path}: {why}. What it declares (modules, properties, dependencies) was not used."),

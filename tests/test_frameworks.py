@@ -249,5 +249,10 @@ def test_deep_imports_every_framework_side_by_side(machine: Machine, tmp_path: P
     report = machine.check_json("--deep")
     deep = {f["name"]: f["details"]["deep"] for f in report["frameworks"]}
     assert set(deep) == {"torch", "jax"}, deep
-    assert "error" not in deep["torch"] and "error" not in deep["jax"], deep
+    # no GPU here: each framework's own words are the evidence of the error that explains it (CD101)
+    assert deep["torch"]["error"] == "RuntimeError: torch.cuda.is_available() is False (torch.cuda.device_count() is 0)"
+    assert deep["jax"]["error"] == "RuntimeError: JAX has no GPU: it runs on CpuDevice(id=0)"
     assert deep["torch"]["version"] == "2.5.1+cu124" and deep["jax"]["devices"] == ["CpuDevice(id=0)"]
+    no_driver = next(f for f in report["findings"] if f["code"] == "CD101")
+    assert "PyTorch under --deep: RuntimeError: torch.cuda.is_available() is False" in " ".join(no_driver["refs"])
+    assert "CD415" not in {f["code"] for f in report["findings"]}

@@ -283,3 +283,38 @@ def test_dangling_links_the_loader_skips_are_only_a_warning(machine: Machine, tm
 CUDNN9 = ["libcudnn_graph", "libcudnn_ops", "libcudnn_cnn", "libcudnn_adv", "libcudnn_engines_precompiled",
           "libcudnn_engines_runtime_compiled", "libcudnn_heuristic"]
 
+
+
+FAILING_TORCH = '''
+__version__ = "2.11.0+cu130"
+class version:
+    cuda = "13.0"
+class backends:
+    class cudnn:
+        @staticmethod
+        def version():
+            return 91900
+class cuda:
+    @staticmethod
+    def is_available():
+        return True
+    @staticmethod
+    def device_count():
+        return 1
+def randn(*shape, device=None):
+    raise RuntimeError("cuDNN error: CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH")
+'''
+
+
+def test_deep_quotes_what_the_framework_said_where_no_other_error_explains_it(machine: Machine,
+                                                                              tmp_path: Path) -> None:
+    gpu_machine(machine, tmp_path, gpus=1)
+    site = python_env(machine, tmp_path)
+    install_torch(site)
+    (site / "torch" / "__init__.py").write_text(FAILING_TORCH)
+    (tmp_path / "venv" / "bin" / "python3").write_text(f"#!/bin/sh\nPYTHONPATH={site} exec {sys.executable} \"$@\"\n")
+    (tmp_path / "venv" / "bin" / "python3").chmod(0o755)
+    report = machine.check_json("--deep")
+    failed = finding(report, "CD415")
+    assert failed["severity"] == "error" and "CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH" in failed["detail"]
+    assert "PyTorch" in failed["detail"]

@@ -20,7 +20,7 @@ def evaluate(report: Report, requirements: list[Any] | None = None) -> list[Find
                  *process_env.RULES):
         findings.extend(rule(report))
     findings.extend(required.check_requirements(report, requirements or []))
-    return sort_findings(findings)
+    return sort_findings(process_env.with_evidence(report, findings))
 
 
 def sort_findings(findings: list[Finding]) -> list[Finding]:

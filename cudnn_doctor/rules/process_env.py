@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import os
+from dataclasses import replace
 from typing import Any
 
 from cudnn_doctor.codes import finding
@@ -439,3 +440,27 @@ def _alloc_value_problem(row: dict[str, Any], text: str) -> str | None:
 
 
 RULES = (driver_library, visibility, memory_held, limits, preloaded_cudnn, loaded_sublibraries, settings)
+
+# errors that stop every framework in this environment, or the one they name: --deep's failure is their evidence
+AFFECTS_EVERY_FRAMEWORK = ("CD101", "CD102", "CD104", "CD110", "CD111", "CD112", "CD113", "CD116", "CD304", "CD305", "CD308", "CD317", "CD401",
+                           "CD408", "CD409")
+
+
+def with_evidence(report: Report, findings: list[Finding]) -> list[Finding]:
+    """`check --deep`: what each framework said when it ran a tiny cuDNN convolution (and, torch, an LSTM) in a
+    child with this environment, quoted in the errors that explain it; where none does, CD415 carries it."""
+    out = list(findings)
+    for framework in report.frameworks:
+        deep = framework.details.get("deep")
+        if not isinstance(deep, dict) or not isinstance(deep.get("error"), str):
+            continue
+        said = f"{_display(framework.name)} under --deep: {deep['error'][:400]}"
+        name = _display(framework.name)
+        explaining = [i for i, f in enumerate(out) if f.severity == "error" and (
+            f.code in AFFECTS_EVERY_FRAMEWORK or name in str(f.values.get("framework", "")))]
+        if explaining:
+            for index in explaining:
+                out[index] = replace(out[index], refs=out[index].refs + (said,))
+        else:
+            out.append(finding("CD415", subject=framework.name, framework=name, error=deep["error"][:600]))
+    return out
