@@ -83,6 +83,9 @@ _CODES = (
          "what is free{jax_note}."),
     Code("CD116", "error", "A process limit stops CUDA or a framework",
          "{limit}: {effect}."),
+    Code("CD117", "info", "CUDA numbers the GPUs otherwise than nvidia-smi",
+         "In a program started here {pairs}: CUDA orders GPUs of different kinds fastest first unless "
+         "CUDA_DEVICE_ORDER=PCI_BUS_ID, while nvidia-smi (and NVML, and most schedulers) number them by PCI bus."),
     # CD13x-CD14x: GPU health, read through NVML (what a GPU does not support is never a finding)
     Code("CD130", "error", "Uncorrectable ECC errors on the GPU",
          "GPU {gpu} has {volatile} uncorrectable ECC error(s) since the driver loaded ({aggregate} over its "

@@ -318,3 +318,12 @@ def test_deep_quotes_what_the_framework_said_where_no_other_error_explains_it(ma
     failed = finding(report, "CD415")
     assert failed["severity"] == "error" and "CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH" in failed["detail"]
     assert "PyTorch" in failed["detail"]
+
+
+def test_gpus_of_different_kinds_numbered_otherwise_by_cuda(machine: Machine, tmp_path: Path) -> None:
+    driver = gpu_machine(machine, tmp_path, reversed_order=True)
+    fake_nvml(driver, driver=KERNEL, gpus=2, health={"GPU1_NAME": '"NVIDIA L4"'})
+    report = machine.check_json()
+    order = finding(report, "CD117")
+    assert "cuda:0 = nvidia-smi's GPU 1, cuda:1 = nvidia-smi's GPU 0" in order["detail"]
+    assert "CD117" not in codes(check_after(machine, ["export CUDA_DEVICE_ORDER=PCI_BUS_ID"]))

@@ -115,6 +115,10 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
         asked = ["NVML did not answer"]  # the driver's release then comes from libcuda itself
         cuda = run_jobs([CUDA_JOB])[CUDA_JOB]
     report.driver, report.gpus, report.nvml_error = read_driver(nvml, cuda)
+    if cuda is None and len({(g.name, g.compute_capability) for g in report.gpus}) > 1 \
+            and "CUDA_DEVICE_ORDER" not in ctx.env and resolve_like_loader("libcuda.so.1", [], ctx, cache):
+        asked = ["GPUs of different kinds: CUDA numbers them fastest first, nvidia-smi by PCI bus"]
+        cuda = run_jobs([CUDA_JOB])[CUDA_JOB]
     versions = {os.path.realpath(i.library): i.version for i in report.cudnn}
     report.process = read_process_view(ctx, cuda, report.gpus, report.frameworks, versions, cache, asked)
     helpers.finish()

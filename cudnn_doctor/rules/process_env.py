@@ -114,6 +114,19 @@ def visibility(report: Report) -> list[Finding]:
                     ignored_verb="is" if len(view.ignored_entries) == 1 else "are", visible=visible)]
 
 
+def device_order(report: Report) -> list[Finding]:
+    """CUDA's numbers of the GPUs are not nvidia-smi's (the default FASTEST_FIRST order on GPUs of different
+    kinds): cuda:0 in a program is not GPU 0 in nvidia-smi, which scripts and schedulers mix up."""
+    view = report.process
+    if view is None or not view.visible or view.cuda_visible_devices is not None or view.cuda_device_order:
+        return []
+    order = [g.nvml_index for g in view.visible]
+    if None in order or order == sorted(order):  # type: ignore[type-var]
+        return []
+    pairs = ", ".join(f"cuda:{g.ordinal} = nvidia-smi's GPU {g.nvml_index}" for g in view.visible)
+    return [finding("CD117", subject="CUDA_DEVICE_ORDER", pairs=pairs)]
+
+
 def memory_held(report: Report) -> list[Finding]:
     findings = []
     jax = _has(report, "jax")
@@ -439,7 +452,7 @@ def _alloc_value_problem(row: dict[str, Any], text: str) -> str | None:
     return None
 
 
-RULES = (driver_library, visibility, memory_held, limits, preloaded_cudnn, loaded_sublibraries, settings)
+RULES = (driver_library, visibility, device_order, memory_held, limits, preloaded_cudnn, loaded_sublibraries, settings)
 
 # errors that stop every framework in this environment, or the one they name: --deep's failure is their evidence
 AFFECTS_EVERY_FRAMEWORK = ("CD101", "CD102", "CD104", "CD110", "CD111", "CD112", "CD113", "CD116", "CD304", "CD305", "CD308", "CD317", "CD401",

@@ -29,6 +29,9 @@
 #ifndef FAKE_CUDA_STATUS
 #define FAKE_CUDA_STATUS 0
 #endif
+#ifndef FAKE_CUDA_REVERSED
+#define FAKE_CUDA_REVERSED 0
+#endif
 
 static int visible[64];
 static int visible_count = -1;
@@ -41,8 +44,11 @@ static int parse_visible(void) {
     const char *value = getenv("CUDA_VISIBLE_DEVICES");
     int i;
     visible_count = 0;
-    if (value == NULL) {
-        for (i = 0; i < FAKE_CUDA_DEVICES && i < 64; i++) visible[visible_count++] = i;
+    if (value == NULL) {  /* FAKE_CUDA_REVERSED: the fastest GPU has the highest bus id (FASTEST_FIRST's order) */
+        const char *order = getenv("CUDA_DEVICE_ORDER");
+        int reversed = FAKE_CUDA_REVERSED && !(order && strcmp(order, "PCI_BUS_ID") == 0);
+        for (i = 0; i < FAKE_CUDA_DEVICES && i < 64; i++)
+            visible[visible_count++] = reversed ? FAKE_CUDA_DEVICES - 1 - i : i;
         return 0;
     }
     char copy[1024];

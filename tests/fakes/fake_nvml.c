@@ -75,7 +75,11 @@ int nvmlDeviceGetHandleByIndex_v2(unsigned int index, void **device) {
 }
 int nvmlDeviceGetHandleByIndex(unsigned int index, void **device) { return nvmlDeviceGetHandleByIndex_v2(index, device); }
 static int index_of(void *device) { return (int)((int *)device - handles); }
+/* FAKE_GPU1_NAME: GPU 1 is of another kind (a machine with an H100 and an L4) */
 int nvmlDeviceGetName(void *device, char *name, unsigned int length) {
+#ifdef FAKE_GPU1_NAME
+    if (index_of(device) == 1) { snprintf(name, length, "%s", FAKE_GPU1_NAME); return 0; }
+#endif
     (void)device; snprintf(name, length, "%s", FAKE_GPU_NAME); return 0;
 }
 int nvmlDeviceGetUUID(void *device, char *uuid, unsigned int length) {
