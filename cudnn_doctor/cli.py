@@ -207,6 +207,22 @@ def fleet_run(
     main_run(slurm, list(context.args), command_line, deadline, keep, json_output)
 
 
+@app.command("image")
+@guarded
+def image(
+    ref: str = typer.Argument(..., metavar="IMAGE",
+                              help="A `docker save` archive, an OCI layout folder (or its tar), or a registry "
+                                   "reference HOST[:PORT]/NAME[:TAG][@DIGEST]."),
+    strict: bool = typer.Option(False, "--strict", help="Warnings fail too (exit 1)."),
+    json_output: bool = typer.Option(False, "--json", help="Print one JSON object (schema cudnn-doctor/image/1)."),
+    verbose: bool = typer.Option(False, "-v", "--verbose", help="Show the image's variables and labels."),
+) -> None:
+    """An image judged before it runs: its CUDA, cuDNN and frameworks against this node's driver and GPUs."""
+    from cudnn_doctor.commands.image import main as body
+
+    body(ref, strict, json_output, verbose)
+
+
 @app.command("bench")
 @guarded
 def bench(

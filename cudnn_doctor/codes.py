@@ -127,6 +127,40 @@ _CODES = (
     Code("CD144", "error", "The display watchdog reset the GPU (TDR)",
          "A kernel ran longer than the display driver's watchdog allows and the GPU was reset ({detail}); every "
          "CUDA context on it is lost."),
+    # CD150-CD159: the platform (WSL 2, containers and their images, Jetson): probes/platform.py, rules/platform.py
+    Code("CD150", "error", "The image needs a newer driver than the node's",
+         "The image needs CUDA {image_cuda} ({why}), but the node's driver {driver} supports CUDA "
+         "{driver_cuda}. The NVIDIA runtime refuses to start such an image unless NVIDIA_DISABLE_REQUIRE is set, "
+         "and CUDA programs in it fail with 'CUDA driver version is insufficient for CUDA runtime version'."),
+    Code("CD151", "warning", "The image's CUDA is newer than the driver, within its major",
+         "The image is CUDA {image_cuda} ({why}) and the node's driver supports CUDA "
+         "{driver_cuda}. CUDA minor-version compatibility lets most programs run, but PTX JIT compilation of newer "
+         "PTX and the newest APIs fail."),
+    Code("CD152", "error", "A Linux NVIDIA driver shadows WSL's",
+         "On WSL 2 the driver is the Windows one, mapped at {wsl_lib}; but the loader picks {library} for "
+         "{soname}{via}: a Linux driver installed inside WSL, which cannot reach the GPU here."),
+    Code("CD153", "info", "WSL's libcuda is a copy, not a link",
+         "{copies} in {wsl_lib} are copies where ldconfig expects symbolic links, so every ldconfig run prints "
+         "'ldconfig: {first} is not a symbolic link'. Harmless: the Windows driver ships them so."),
+    Code("CD154", "error", "A server (SBSA) cuDNN on a Jetson",
+         "{library} is NVIDIA's cuDNN for servers ({source}); on JetPack {jetpack} (L4T R{l4t}) the Jetson's "
+         "integrated GPU runs only JetPack's own cuDNN {jetpack_cudnn}, and this one fails to load or finds no "
+         "GPU."),
+    Code("CD155", "error", "The image is built for another CPU architecture",
+         "The image is {image_os}/{image_arch}; this node is {node_arch}. Its programs and libraries cannot run here "
+         "(without an emulator, and never with the GPU)."),
+    Code("CD156", "warning", "The image carries its own driver library",
+         "{libraries} in the image: the NVIDIA runtime mounts the node's driver libraries into the container, and "
+         "a copy baked into the image that the loader finds first is of another driver version ('driver/library "
+         "version mismatch', 'CUDA driver version is insufficient')."),
+    Code("CD157", "warning", "The CDI spec names another driver",
+         "{spec} (the NVIDIA Container Toolkit's CDI specification) was made for driver {spec_driver}, and the driver "
+         "is {driver} now: containers started through CDI (podman --device nvidia.com/gpu=..., containerd, "
+         "Kubernetes with CDI) fail to mount libraries that no longer exist."),
+    Code("CD158", "info", "Containers cannot get the GPU here",
+         "Docker is installed and this machine has an NVIDIA driver, but not the NVIDIA Container Toolkit (no "
+         "nvidia-ctk, nvidia-container-runtime-hook or nvidia-container-cli): `docker run --gpus all` fails with "
+         "'could not select device driver \"\" with capabilities: [[gpu]]'."),
     # CD2xx: CUDA toolkit and runtime
     Code("CD201", "warning", "No CUDA toolkit found",
          "No CUDA toolkit was found (CUDA_HOME, CUDA_PATH, nvcc on PATH, /usr/local/cuda*, pip "

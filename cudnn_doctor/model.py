@@ -16,6 +16,30 @@ ERROR, WARNING, INFO = "error", "warning", "info"
 
 
 @dataclass(frozen=True)
+class Platform:
+    """Where the doctor runs, with what showed it (probes/platform.py); facts only, no verdict."""
+
+    kind: str  # "linux" | "wsl2" | "container" | "jetson" | "windows"
+    evidence: tuple[str, ...] = ()  # each signal that counted, in words, with the file or variable it came from
+    container: str | None = None  # the engine ("docker", "podman", "kubernetes", ...) when inside a container
+    ignored: tuple[str, ...] = ()  # signals seen but not enough alone (a /.dockerenv on a VM)
+    nvidia_env: dict[str, str] = field(default_factory=dict)  # NVIDIA_*, CUDA_VERSION, NV_CUDNN_VERSION
+    driver_injected: bool | None = None  # container: whether the NVIDIA runtime put the driver in (devices, libcuda)
+    wsl_lib: str | None = None  # /usr/lib/wsl/lib where present
+    wsl_copies: tuple[str, ...] = ()  # libraries there that are copies where ldconfig wants links
+    shadowing: tuple[str, ...] = ()  # WSL: driver libraries the loader picks outside /usr/lib/wsl/lib
+    l4t: str | None = None  # Jetson Linux release, "36.4.3"
+    jetpack: str | None = None  # the JetPack of that L4T (compat/platforms.toml), "6.2"
+    board: str | None = None  # /proc/device-tree/model
+    tegra_libcuda: str | None = None  # the integrated GPU's libcuda
+    sbsa: bool | None = None  # Jetson: whether NVIDIA's SBSA builds run on this JetPack
+    # a host's container engines and the NVIDIA Container Toolkit (read where not inside a container)
+    docker: bool = False  # dockerd is installed
+    container_toolkit: tuple[str, ...] = ()  # its programs found (nvidia-ctk, nvidia-container-runtime-hook, ...)
+    cdi_specs: dict[str, str | None] = field(default_factory=dict)  # NVIDIA CDI spec -> driver it names
+
+
+@dataclass(frozen=True)
 class Host:
     """The machine the report was made on."""
 
@@ -23,6 +47,7 @@ class Host:
     arch: str
     python: str
     hostname: str
+    platform: Platform | None = None
 
 
 @dataclass(frozen=True)
@@ -278,8 +303,6 @@ def to_jsonable(value: Any) -> Any:
     """Turn records, tuples and dicts into plain JSON types."""
     if is_dataclass(value) and not isinstance(value, type):
         return {f.name: to_jsonable(getattr(value, f.name)) for f in fields(value)}
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, (list, tuple)):
         return [to_jsonable(item) for item in value]
     if isinstance(value, dict):

@@ -24,30 +24,33 @@ def cache_root() -> Path:
     return Path(os.environ.get("CUDNN_DOCTOR_TEST_CACHE", Path.home() / ".cache" / "cudnn-doctor-tests"))
 
 
-def real_wheel(version: str) -> Path:
-    """The wheel file of cuDNN VERSION, downloaded with pip if not cached yet."""
+def real_wheel(version: str, arch: str = "x86_64") -> Path:
+    """The wheel file of cuDNN VERSION for ARCH (x86_64, aarch64), downloaded with pip if not cached yet."""
     requirement = WHEELS[version]
-    folder = cache_root() / "wheels"
+    # another architecture's wheels in a folder of their own: a cache shared with older checkouts, whose lookup
+    # takes any wheel of the name, never finds them
+    folder = cache_root() / ("wheels" if arch == "x86_64" else f"wheels-{arch}")
     name = requirement.split("==")[0].replace("-", "_") + "-" + requirement.split("==")[1]
-    # the x86-64 build: the cache may hold other platforms' wheels of the same release beside it
-    found = sorted(folder.glob(f"{name}-*x86_64.whl"))
+    # the build for ARCH: the cache may hold other platforms' wheels of the same release beside it
+    found = sorted(folder.glob(f"{name}-*_{arch}.whl"))
     if found:
         return found[0]
     folder.mkdir(parents=True, exist_ok=True)
+    platforms = ["--platform", f"manylinux_2_27_{arch}"] + (["--platform", "manylinux1_x86_64"] if arch == "x86_64" else [])
     process = subprocess.run(
-        [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--platform",
-         "manylinux_2_27_x86_64", "--platform", "manylinux1_x86_64", "-d", str(folder), requirement],
+        [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", *platforms, "-d", str(folder),
+         requirement],
         capture_output=True, text=True, timeout=900,
     )
-    found = sorted(folder.glob(f"{name}-*x86_64.whl"))
+    found = sorted(folder.glob(f"{name}-*_{arch}.whl"))
     if process.returncode != 0 or not found:
         pytest.skip(f"cannot download {requirement} from PyPI (no network?): {process.stderr.strip()[-300:]}")
     return found[0]
 
 
-def real_cudnn(version: str) -> Path:
+def real_cudnn(version: str, arch: str = "x86_64") -> Path:
     """The wheel's nvidia/cudnn folder (lib/ and include/), extracted once into the cache."""
-    wheel = real_wheel(version)
+    wheel = real_wheel(version, arch)
     target = cache_root() / "extracted" / wheel.stem
     done = target / ".complete"
     if not done.exists():

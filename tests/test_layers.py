@@ -23,6 +23,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("selection",),
     ("settings",),
     ("probes", "install", "bench", "fleet"),  # what reads or changes the machine; none imports another
+    ("image",),  # a container image read without running it: its frameworks through probes', registries over install's HTTP
     ("rules", "explain"),  # judgements: report or facts -> findings
     ("plan",),  # findings -> the one treatment; the only author of a finding's fix
     ("render",),

@@ -110,7 +110,55 @@ def _folder_of_projects(machine: Machine, tmp_path: Path) -> None:
                         machine.cwd / "repo" / "services" / f"svc-{index:02}")
 
 
+def _wsl(machine: Machine, tmp_path: Path) -> None:
+    """WSL 2 with the Windows driver 551.78 (CUDA 12.4) and a CUDA 12.8 toolkit (tests/test_platforms.py)."""
+    from tests.test_check import make_toolkit
+    from tests.test_platforms import wsl_machine
+
+    wsl_machine(machine, tmp_path)
+    make_toolkit(machine.root, "12.8.1", 12080)
+
+
+def _wsl_shadowed(machine: Machine, tmp_path: Path) -> None:
+    """WSL 2 with a Linux driver in /usr/lib/x86_64-linux-gnu put first by LD_LIBRARY_PATH."""
+    from tests.test_platforms import wsl_machine
+
+    wsl = wsl_machine(machine, tmp_path, driver="572.61", cuda=12080)
+    linux = machine.root / "usr" / "lib" / "x86_64-linux-gnu"
+    fake_nvml(linux, driver="580.95.05", cuda=13000, init_error=9)
+    machine.env["LD_LIBRARY_PATH"] = f"{linux}:{wsl}"
+
+
+def _container_without_hook(machine: Machine, tmp_path: Path) -> None:
+    from tests.test_platforms import docker_machine
+
+    docker_machine(machine)
+
+
+def _image_and_node(machine: Machine, tmp_path: Path) -> None:
+    """cuda-app: the CUDA 12.8 image of tests/test_image.py as an OCI layout; this node's driver 550.54.15."""
+    from tests.images import config_of, oci_layout
+    from tests.test_image import ENV, cuda_image_layers
+
+    machine.add_library_path(fake_nvml(tmp_path / "driver", driver="550.54.15", cuda=12040).parent)
+    layers = cuda_image_layers()
+    oci_layout(machine.cwd / "cuda-app", config_of(ENV, layers=layers), layers)
+
+
+def _jetson_with_cpu_torch(machine: Machine, tmp_path: Path) -> None:
+    from tests.test_frameworks import install_torch, python_env
+    from tests.test_platforms import jetson_machine
+
+    jetson_machine(machine, tmp_path)
+    install_torch(python_env(machine, tmp_path), version="2.5.1", cuda=None, pin="filelock")
+
+
 SETUPS = {  # (section, command) -> how its pretend machine is made
+    ("WSL 2", "cudnn-doctor check"): _wsl,
+    ("WSL 2", "cudnn-doctor check -q"): _wsl_shadowed,
+    ("Containers", "cudnn-doctor check"): _container_without_hook,
+    ("Images: `cudnn-doctor image`", "cudnn-doctor image cuda-app"): _image_and_node,
+    ("Jetson", "cudnn-doctor check"): _jetson_with_cpu_torch,
     ("`cudnn-doctor compat`", "cudnn-doctor compat tensorflow==2.15.0 --cuda 12.2 --cudnn 8.6.0 --driver 535.54.03"): None,
     ("`cudnn-doctor compat`", "cudnn-doctor compat torch==2.5.1+cu124 --cuda 11.8 --compute-capability 3.7"): None,
     ("`cudnn-doctor explain`", "cudnn-doctor explain \"Could not load dynamic library 'libcudnn.so.8'; dlerror: "

@@ -613,8 +613,10 @@ def framework_builds(work: _Work) -> None:
                                     "compat/cuda.toml [[toolkit]] (NVIDIA CUDA Toolkit Release Notes, Table 3)", text=text))
 
 
+from cudnn_doctor.plan import platform as _platform  # noqa: E402 - its treatments take _Work
+
 TREATMENTS: tuple[Callable[[_Work], None], ...] = (
-    process_env.treat, variable_shadows, framework_pins, package_copies, loader_cudnn, loader_path, dl4j_backends, cpu_only_builds,
+    *_platform.TREATMENTS, process_env.treat, variable_shadows, framework_pins, package_copies, loader_cudnn, loader_path, dl4j_backends, cpu_only_builds,
     gpu_support, framework_builds)
 
 __all__ = ["Setting", "make_plan", "releases_for"]

@@ -25,7 +25,9 @@ from cudnn_doctor.probes.loader import (
     loader_search_dirs,
     may_load,
     resolve_like_loader,
+    under_prefix,
 )
+from cudnn_doctor.probes.platform import detect_platform, libcuda_target
 from cudnn_doctor.probes.process_env import CUDA_JOB, read_process_view, reasons_to_ask_cuda
 from cudnn_doctor.probes.toolkit import discover_toolkits, nvcc_version_in, runtime_version
 from cudnn_doctor.user_files import is_regular_file
@@ -56,8 +58,10 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
         nvml_batch = ProbeBatch([NVML_JOB])
     # what a program started here gets from CUDA (cuInit, the GPUs left visible): asked beside NVML
     asked = reasons_to_ask_cuda(ctx, cache, always=deep)
-    cuda_batch = ProbeBatch([CUDA_JOB] if asked else [])
-    report = Report(tool=Tool("cudnn-doctor", __version__), host=_host())
+    target = libcuda_target(ctx, cache)  # the soname, but under a prefix what only its cache or folders find
+    cuda_job = CUDA_JOB if target == CUDA_JOB.target else Job("cuda", target)
+    cuda_batch = ProbeBatch([cuda_job] if asked else [])
+    report = Report(tool=Tool("cudnn-doctor", __version__), host=replace(_host(), platform=detect_platform(ctx, cache)))
 
     for path in ctx.search_paths:
         if not os.path.exists(path):
@@ -110,10 +114,10 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
 
     nvml = nvml_batch.results()[NVML_JOB] if nvml_batch is not None else NVML_NOT_FOUND
     probed = time.perf_counter()
-    cuda = cuda_batch.results().get(CUDA_JOB)
+    cuda = cuda_batch.results().get(cuda_job)
     if cuda is None and not nvml.values.get("ok") and resolve_like_loader("libcuda.so.1", [], ctx, cache):
         asked = ["NVML did not answer"]  # the driver's release then comes from libcuda itself
-        cuda = run_jobs([CUDA_JOB])[CUDA_JOB]
+        cuda = run_jobs([cuda_job])[cuda_job]
     report.driver, report.gpus, report.nvml_error = read_driver(nvml, cuda)
     if cuda is None and len({(g.name, g.compute_capability) for g in report.gpus}) > 1 \
             and "CUDA_DEVICE_ORDER" not in ctx.env and resolve_like_loader("libcuda.so.1", [], ctx, cache):
@@ -148,6 +152,7 @@ class HelperRuns:
     def __init__(self, ctx: SearchContext, toolkits: list[Toolkit]) -> None:
         budget = timeout_from_env("CUDNN_DOCTOR_HELPER_TIMEOUT", HELPER_BUDGET_S)
         self.arch = ctx.arch
+        self.ctx = ctx
         requests: list[ChildRequest] = []
         ldconfig = ldconfig_command(ctx)
         self._ldconfig = len(requests) if ldconfig else None
@@ -163,7 +168,7 @@ class HelperRuns:
     def ldconfig_cache(self) -> dict[str, list[str]]:
         if self._ldconfig is None:
             return {}
-        return cache_from_answer(self._batch.answer(self._ldconfig), self.arch)
+        return under_prefix(cache_from_answer(self._batch.answer(self._ldconfig), self.arch), self.ctx)
 
     def nvcc_version(self, toolkit: Toolkit) -> str | None:
         index = self._nvcc.get(toolkit.path)

@@ -42,6 +42,11 @@ CUDA_IN_NAME = re.compile(r"cuda(\d+)|_cu(\d+)", re.IGNORECASE)
 
 
 def detect_frameworks(ctx: SearchContext, project_dir: str | None = None) -> list[Framework]:
+    return detect_python_frameworks(ctx) + _dl4j_frameworks(ctx, project_dir)
+
+
+def detect_python_frameworks(ctx: SearchContext) -> list[Framework]:
+    """The Python frameworks of CTX's site-packages folders, read from their files (`image` reads an image's so)."""
     found: list[Framework] = []
     seen: set[tuple[str, str]] = set()
     frameworks = python_frameworks()
@@ -60,7 +65,6 @@ def detect_frameworks(ctx: SearchContext, project_dir: str | None = None) -> lis
                     continue
                 seen.add((name, site))
                 found.append(_python_framework(name, match.group(1), site, os.path.join(site, entry), libraries, ctx))
-    found += _dl4j_frameworks(ctx, project_dir)
     return found
 
 

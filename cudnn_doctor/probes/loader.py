@@ -37,7 +37,21 @@ def ldconfig_cache(ctx: SearchContext) -> dict[str, list[str]]:
         return {}
     answer = run_child(command, ctx.env, deadline_in(timeout_from_env("CUDNN_DOCTOR_HELPER_TIMEOUT", 10.0)),
                        what="ldconfig -p")
-    return cache_from_answer(answer, ctx.arch)
+    return under_prefix(cache_from_answer(answer, ctx.arch), ctx)
+
+
+def under_prefix(cache: dict[str, list[str]], ctx: SearchContext) -> dict[str, list[str]]:
+    """CACHE with its paths moved under the system prefix where the file is there: the cache of a system under a
+    prefix (a mounted image, `ldconfig -r ROOT`) names its files as that system sees them, from its own root, not
+    the host's; a path that only the host has (a cache built with absolute folders) is kept as it is."""
+    if ctx.prefix in ("", "/"):
+        return cache
+    root = os.path.normpath(ctx.prefix)
+    moved: dict[str, list[str]] = {}
+    for soname, paths in cache.items():
+        moved[soname] = [path if path == root or path.startswith(root + os.sep) or not os.path.lexists(ctx.system(path))
+                         else ctx.system(path) for path in paths]
+    return moved
 
 
 def cache_from_answer(answer: ChildAnswer, arch: str) -> dict[str, list[str]]:

@@ -89,6 +89,9 @@ def render_check(report: Report, console: Console, verbose: bool = False, quiet:
         ("cudnn", _cudnn_lines(report, verbose)),
         ("frameworks", _framework_lines(report, verbose)),
     )
+    platform = _platform_line(report, verbose)
+    if platform:
+        print_wrapped(console, f"{MARKS['ok']} {platform}", 0, 4)
     for area, (headline, lines) in sections:
         findings = by_area[area]
         print_wrapped(console, f"{MARKS[_area_status(findings)]} {headline}", 0, 4)
@@ -152,11 +155,46 @@ def _summary_line(report: Report) -> str:
            f"[dim](`cudnn-doctor explain CODE` for more)[/]{ignored}"
 
 
+PLATFORM_NAMES = {"linux": "Linux", "wsl2": "WSL 2", "container": "a container", "jetson": "Jetson",
+                  "windows": "Windows"}
+
+
+def _platform_line(report: Report, verbose: bool) -> str:
+    """Where the doctor ran, with what showed it: said where it is not plain Linux (and with -v always)."""
+    platform = report.host.platform
+    if platform is None or (platform.kind == "linux" and not verbose):
+        return ""
+    name = PLATFORM_NAMES.get(platform.kind, platform.kind)
+    facts = []
+    if platform.kind == "jetson":
+        facts.append(f"L4T R{platform.l4t or '?'}" + (f" (JetPack {platform.jetpack})" if platform.jetpack else ""))
+        if platform.board:
+            facts.append(platform.board)
+    if platform.container:
+        facts.append(f"in a {platform.container} container" if platform.kind != "container" else platform.container)
+        if platform.driver_injected is not None:
+            facts.append("driver injected by the NVIDIA runtime" if platform.driver_injected
+                         else "no driver injected by the NVIDIA runtime")
+    image = {k: v for k, v in platform.nvidia_env.items() if k in ("CUDA_VERSION", "NV_CUDNN_VERSION")}
+    if image:
+        facts.append("image " + ", ".join(f"{k}={v}" for k, v in image.items()))
+    line = f"Platform: {name}" + (f", {', '.join(facts)}" if facts else "")
+    evidence = list(platform.evidence) if verbose else list(platform.evidence[:2])
+    if evidence:
+        line += f" ({'; '.join(evidence)}{'; ...' if len(platform.evidence) > len(evidence) else ''})"
+    if verbose and platform.ignored:
+        line += f"; not counted: {'; '.join(platform.ignored)}"
+    return escape(line)
+
+
 def _driver_lines(report: Report, verbose: bool) -> tuple[str, list[str]]:
     driver = report.driver
     if driver.source == "none":
         return "NVIDIA driver: not found", []
     version = driver.version or "version unknown"
+    platform = report.host.platform
+    if driver.version is None and platform is not None and platform.kind == "jetson" and platform.l4t:
+        version = f"of Jetson Linux R{platform.l4t}"  # a Jetson's driver is L4T's: no NVML to give a version
     cuda = f" (supports CUDA {driver.cuda_driver_version})" if driver.cuda_driver_version else ""
     count = len(report.gpus)
     gpus = f", {count} GPU{'s' * (count != 1)}" if driver.source == "nvml" else ""

@@ -12,12 +12,12 @@ __all__ = ["evaluate", "finding", "sort_findings", "summarize"]
 
 def evaluate(report: Report, requirements: list[Any] | None = None) -> list[Finding]:
     """Every finding for REPORT, most severe first, in a stable order."""
-    from cudnn_doctor.rules import cudnn, dl4j, driver, frameworks, health, process_env, toolkit
+    from cudnn_doctor.rules import cudnn, dl4j, driver, frameworks, health, platform, process_env, toolkit
     from cudnn_doctor.rules import requirements as required
 
     findings: list[Finding] = []
     for rule in (*driver.RULES, *health.RULES, *toolkit.RULES, *cudnn.RULES, *frameworks.RULES, *dl4j.RULES,
-                 *process_env.RULES):
+                 *process_env.RULES, *platform.RULES):
         findings.extend(rule(report))
     findings.extend(required.check_requirements(report, requirements or []))
     return sort_findings(process_env.with_evidence(report, findings))

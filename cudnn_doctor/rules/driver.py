@@ -16,7 +16,9 @@ def nvml_library_missing(error: str | None) -> bool:
 
 
 def no_driver(report: Report) -> list[Finding]:
-    if report.driver.source != "none":
+    from cudnn_doctor.rules.platform import runtime_hook_missing
+
+    if report.driver.source != "none" or runtime_hook_missing(report):  # CD108 says why (rules/platform.py)
         return []
     if nvml_library_missing(report.nvml_error) or "not loaded" in (report.nvml_error or "").lower():
         return [finding("CD101", refs=(f"NVML: {report.nvml_error}",))]
@@ -24,8 +26,9 @@ def no_driver(report: Report) -> list[Finding]:
 
 
 def driver_without_nvml(report: Report) -> list[Finding]:
-    if report.driver.source != "libcuda":
-        return []
+    platform = report.host.platform
+    if report.driver.source != "libcuda" or (platform is not None and (platform.kind == "jetson" or platform.shadowing)):
+        return []  # a Jetson has no NVML (libcuda is the driver's whole answer); on WSL, CD152 says whose NVML failed
     return [finding("CD105", error=report.nvml_error)]
 
 
@@ -42,7 +45,7 @@ def driver_older_than_toolkit(report: Report) -> list[Finding]:
         toolkit_cuda = major_minor(toolkit.version)
         if driver_cuda is None or toolkit_cuda is None or toolkit_cuda <= driver_cuda:
             continue
-        requirement = query.toolkit_min_driver(toolkit.version or "", report.host.os)
+        requirement = query.toolkit_min_driver(toolkit.version or "", driver_os(report))
         min_driver = requirement.version if requirement else "the one its release notes name"
         refs = (requirement.source,) if requirement else ()
         code = "CD103" if toolkit_cuda[0] > driver_cuda[0] else "CD106"
@@ -61,3 +64,9 @@ def forward_compatibility(report: Report) -> list[Finding]:
 
 
 RULES = (no_driver, driver_without_nvml, no_gpu, driver_older_than_toolkit, forward_compatibility)
+
+
+def driver_os(report: Report) -> str:
+    """The OS whose driver table applies: on WSL 2 the driver is the Windows one (its version is Windows')."""
+    platform = report.host.platform
+    return "windows" if platform is not None and platform.kind == "wsl2" else report.host.os

@@ -11,6 +11,7 @@ import re
 from cudnn_doctor.codes import finding
 from cudnn_doctor.knowledge import frameworks as knowledge
 from cudnn_doctor.model import CudnnInstall, Finding, Framework, Report
+from cudnn_doctor.rules.driver import driver_os
 from cudnn_doctor.versions import major_minor
 
 
@@ -43,7 +44,7 @@ def built_for_newer_cuda_than_driver(report: Report) -> list[Finding]:
             continue  # same major: minor-version compatibility runs it
         from cudnn_doctor.knowledge import query
 
-        need = query.toolkit_min_driver(framework.cuda_built_for or "", report.host.os)
+        need = query.toolkit_min_driver(framework.cuda_built_for or "", driver_os(report))
         findings.append(finding(
             "CD403", subject=framework.location, refs=(need.source,) if need else (),
             framework=_name(framework), framework_version=framework.version, cuda=framework.cuda_built_for,

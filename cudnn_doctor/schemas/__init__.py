@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 FOLDER = Path(__file__).resolve().parent
-NAMES = ("report", "compat", "explain", "install", "bench", "fleet", "plan", "error")
+NAMES = ("report", "compat", "explain", "install", "bench", "fleet", "plan", "error", "image")
 
 
 def schema_path(name: str) -> Path:

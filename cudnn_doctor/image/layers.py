@@ -1,0 +1,280 @@
+"""The image's file system as its layers make it, for the few files that matter: each layer streamed once (a tar,
+gzip'd or not), whiteouts applied to the layers below, nothing extracted. Names are hostile: one that climbs out
+('..') is refused and said; a member too big for what it claims to be is not read; a layer that would decompress
+past the limit is stopped there."""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import os
+import re
+import tarfile
+from dataclasses import dataclass, field
+from typing import IO
+
+from cudnn_doctor.errors import DoctorError
+from cudnn_doctor.image.sources import ImageParts, Layer
+
+SITE = re.compile(r"^(?:.*/)?(?:site|dist)-packages$")
+SMALL_FILES = (  # (pattern relative to site-packages, or to the root with a leading /), what it is
+    ("*.dist-info/METADATA", "metadata"),
+    ("torch/version.py", "source"),
+    ("tensorflow/python/platform/build_info.py", "source"),
+    ("paddle/version/__init__.py", "source"),
+)
+ROOT_FILES = (re.compile(r"^(?:usr/local/)?cuda(?:-[\d.]+)?/version\.json$"),
+              re.compile(r"^(?:usr/(?:local/cuda(?:-[\d.]+)?/)?)?include/(?:[\w-]+/)?cudnn_version(?:_v\d+)?\.h$"))
+LIBRARY = re.compile(r"^(libcudnn|libcudart|libcuda|libnvidia-ml)\.so(?:\.(\d+(?:\.\d+){0,3}))?$")
+SMALL_LIMIT = 1 << 20  # METADATA, version.py, version.json, a header: kilobytes
+WHITEOUT = ".wh."
+OPAQUE = ".wh..wh..opq"
+DEFAULT_MAX_LAYER_BYTES = 64 << 30  # the largest CUDA images' layers are a few GiB
+MAX_MEMBERS = 2_000_000
+MAX_NOTES = 20
+
+
+@dataclass
+class Entry:
+    kind: str  # "file" | "link"
+    size: int
+    layer: int
+    link: str | None = None
+    content: bytes | None = None  # for the small files that matter
+
+
+@dataclass
+class ImageFiles:
+    """What the merged layers hold, by path from the image's root (no leading /)."""
+
+    entries: dict[str, Entry] = field(default_factory=dict)
+    site_packages: set[str] = field(default_factory=set)
+    libraries_under_site: set[str] = field(default_factory=set)  # framework libraries' paths (existence only)
+    notes: list[str] = field(default_factory=list)  # what was refused or skipped, in words
+    bytes_read: int = 0
+
+    def note(self, text: str) -> None:
+        if len(self.notes) < MAX_NOTES:
+            self.notes.append(text)
+        elif len(self.notes) == MAX_NOTES:
+            self.notes.append("more refused members were not listed")
+
+
+def max_layer_bytes() -> int:
+    value = os.environ.get("CUDNN_DOCTOR_IMAGE_MAX_LAYER_BYTES", "")
+    return int(value) if value.isdigit() and int(value) > 0 else DEFAULT_MAX_LAYER_BYTES
+
+
+def read_layers(parts: ImageParts, framework_libraries: tuple[str, ...]) -> ImageFiles:
+    """Every layer of PARTS, lowest first, merged."""
+    files = ImageFiles()
+    for index, layer in enumerate(parts.layers):
+        _read_layer(parts.reference, index, layer, files, framework_libraries)
+    return files
+
+
+class _Hashing:
+    """A stream that hashes what is read through it (a layer's digest is of its blob as stored)."""
+
+    def __init__(self, raw: IO[bytes], algorithm: str) -> None:
+        self.raw = raw
+        self.hash = hashlib.new(algorithm)
+        self.count = 0
+
+    def read(self, size: int = -1) -> bytes:
+        data = self.raw.read(size)
+        self.hash.update(data)
+        self.count += len(data)
+        return data
+
+    def drain(self, limit: int) -> None:
+        while self.count <= limit and self.read(1 << 20):
+            pass
+
+
+def _read_layer(ref: str, index: int, layer: Layer, files: ImageFiles, framework_libraries: tuple[str, ...]) -> None:
+    limit = max_layer_bytes()
+    raw = layer.open()
+    algorithm, _, expected = layer.digest.partition(":")
+    hashing = _Hashing(raw, algorithm) if algorithm in ("sha256", "sha512") and expected else None
+    stream = hashing if hashing is not None else raw
+    deleted: list[str] = []  # whiteouts: what this layer removes from the layers below
+    opaque: list[str] = []
+    added: dict[str, Entry] = {}
+    what = f"layer {index + 1} ({layer.digest[:19]})"
+    try:
+        head = stream.read(4)
+        if head[:4] == b"\x28\xb5\x2f\xfd":
+            raise DoctorError(f"image {ref}: {what} is zstd-compressed, which this Python cannot read",
+                              fix="save the image with gzip layers (docker save) or read it from a registry that "
+                                  "serves gzip")
+        plain = _Plain(_Prefixed(head, stream), gzipped=head[:2] == b"\x1f\x8b")
+        archive = tarfile.open(fileobj=plain, mode="r|")  # type: ignore[call-overload]  # noqa: SIM115 - streamed
+        members = 0
+        end = 0
+        for member in archive:
+            end = member.offset_data + member.size
+            members += 1
+            if members > MAX_MEMBERS:
+                files.note(f"{what}: more than {MAX_MEMBERS} members; the rest was not read")
+                break
+            if member.offset_data + member.size > limit:
+                files.note(f"{what}: stopped at {limit} bytes (CUDNN_DOCTOR_IMAGE_MAX_LAYER_BYTES)")
+                break
+            name = _clean(member.name)
+            if name is None:
+                files.note(f"{what}: refused a member that climbs out of the image: {member.name[:120]!r}")
+                continue
+            base = os.path.basename(name)
+            folder = os.path.dirname(name)
+            if base == OPAQUE:
+                opaque.append(folder)
+                continue
+            if base.startswith(WHITEOUT):
+                deleted.append(os.path.join(folder, base[len(WHITEOUT):]))
+                continue
+            if member.isdir():
+                if SITE.match(name):
+                    files.site_packages.add(name)
+                continue
+            entry = _entry(member, index)
+            if entry is None:
+                continue
+            kind = _wanted(name, files, framework_libraries)
+            if kind is None:
+                continue
+            if kind == "small" and entry.kind == "file":
+                if member.size > SMALL_LIMIT:
+                    files.note(f"{what}: {name} is {member.size} bytes, too big for what it is; not read")
+                    continue
+                read = archive.extractfile(member)
+                entry.content = read.read(SMALL_LIMIT + 1) if read is not None else b""
+            added[name] = entry
+        else:
+            if end > plain.delivered:  # a tar stream that ends inside a member's data: tarfile says nothing
+                raise EOFError(f"the layer ends at {plain.delivered} bytes, inside a member that ends at {end}")
+        if hashing is not None:
+            hashing.drain(limit)
+            files.bytes_read += hashing.count
+    except (tarfile.TarError, EOFError, OSError, ValueError) as error:
+        raise DoctorError(f"image {ref}: {what} cannot be read to its end ({type(error).__name__}: {error})",
+                          fix="the image is damaged or truncated: save or push it again", exit_code=2) from None
+    finally:
+        close = getattr(raw, "close", None)
+        if close is not None:
+            close()
+    if hashing is not None and hashing.count <= limit and hashing.hash.hexdigest() != expected:
+        raise DoctorError(f"image {ref}: {what} does not match its digest", exit_code=2,
+                          fix="the image is damaged or was changed: save or push it again")
+    _merge(files, index, deleted, opaque, added)
+
+
+def _merge(files: ImageFiles, index: int, deleted: list[str], opaque: list[str], added: dict[str, Entry]) -> None:
+    """A layer's whiteouts remove from the layers below it (OCI image spec, 'Representing Changes'), then its files."""
+    for gone in deleted:
+        for path in [p for p in files.entries if p == gone or p.startswith(gone + "/")]:
+            del files.entries[path]
+        files.site_packages = {s for s in files.site_packages if s != gone and not s.startswith(gone + "/")}
+    for folder in opaque:
+        prefix = folder + "/" if folder else ""
+        for path in [p for p in files.entries if p.startswith(prefix) and files.entries[p].layer < index]:
+            del files.entries[path]
+    files.entries.update(added)
+
+
+def _entry(member: tarfile.TarInfo, index: int) -> Entry | None:
+    if member.isfile():
+        return Entry("file", member.size, index)
+    if member.issym() or member.islnk():
+        return Entry("link", 0, index, link=member.linkname[:4096])
+    return None
+
+
+def _wanted(name: str, files: ImageFiles, framework_libraries: tuple[str, ...]) -> str | None:
+    """"small" for a file whose text is read, "name" for one whose name (and link) is enough, else None."""
+    if LIBRARY.match(os.path.basename(name)):
+        return "name"
+    if any(pattern.match(name) for pattern in ROOT_FILES):
+        return "small"
+    site, _, inside = _split_site(name)
+    if site is None:
+        return None
+    files.site_packages.add(site)
+    for pattern, _what in SMALL_FILES:
+        if fnmatch.fnmatchcase(inside, pattern) and inside.count("/") == pattern.count("/"):
+            return "small"
+    if any(fnmatch.fnmatchcase(inside, pattern) for pattern in framework_libraries):
+        files.libraries_under_site.add(name)
+        return "name"
+    return None
+
+
+def _split_site(name: str) -> tuple[str | None, str, str]:
+    parts = name.split("/")
+    for position, part in enumerate(parts):
+        if part in ("site-packages", "dist-packages"):
+            return "/".join(parts[:position + 1]), part, "/".join(parts[position + 1:])
+    return None, "", name
+
+
+def _clean(name: str) -> str | None:
+    parts = [p for p in name.replace("\\", "/").split("/") if p not in ("", ".")]
+    if not parts or ".." in parts or any(len(p) > 255 for p in parts) or "\0" in name:
+        return None
+    return "/".join(parts)
+
+
+class _Plain:
+    """The layer's tar stream: gunzipped where it is gzip (to its end-of-stream marker: a layer cut short is an
+    error, which tarfile's own stream mode does not see), with the bytes delivered counted."""
+
+    def __init__(self, raw: _Prefixed, gzipped: bool) -> None:
+        import zlib
+
+        self.raw = raw
+        self.inflate = zlib.decompressobj(16 + zlib.MAX_WBITS) if gzipped else None
+        self.pending = b""
+        self.delivered = 0
+
+    def read(self, size: int = -1) -> bytes:
+        if self.inflate is None:
+            data = self.raw.read(size)
+        else:
+            import zlib
+
+            while size < 0 or len(self.pending) < size:
+                chunk = self.inflate.unconsumed_tail
+                if not chunk:
+                    chunk = self.raw.read(1 << 16)
+                    if not chunk:
+                        if not self.inflate.eof:
+                            raise EOFError("the layer's gzip stream ends before its end-of-stream marker")
+                        break
+                    if self.inflate.eof:  # bytes after the gzip member: ignored, as gzip does
+                        continue
+                try:  # at most 1 MiB out per step: a small blob that inflates hugely is read as it goes
+                    self.pending += self.inflate.decompress(chunk, 1 << 20)
+                except zlib.error as error:
+                    raise EOFError(f"the layer's gzip stream is damaged ({error})") from None
+            data, self.pending = (self.pending, b"") if size < 0 else (self.pending[:size], self.pending[size:])
+        self.delivered += len(data)
+        return data
+
+
+class _Prefixed:
+    """HEAD (already read to look at the magic bytes) followed by the rest of STREAM."""
+
+    def __init__(self, head: bytes, stream: IO[bytes] | _Hashing) -> None:
+        self.head = head
+        self.stream = stream
+
+    def read(self, size: int = -1) -> bytes:
+        if self.head:
+            if size < 0:
+                data, self.head = self.head + self.stream.read(), b""
+                return data
+            data, self.head = self.head[:size], self.head[size:]
+            if len(data) < size:
+                data += self.stream.read(size - len(data))
+            return data
+        return self.stream.read(size)
