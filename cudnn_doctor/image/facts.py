@@ -182,4 +182,6 @@ def _in_image(framework: Framework, staging: str) -> Framework:
         return "/" + value[len(staging):].lstrip("/") if isinstance(value, str) and value.startswith(staging) else value
 
     details = {key: back(value) for key, value in framework.details.items() if key != "python"}
-    return replace(framework, location=back(framework.location), found_via="image dist-info", details=details)
+    location = back(framework.location)
+    return replace(framework, location=location if isinstance(location, str) else None, found_via="image dist-info",
+                   details=details)
