@@ -351,3 +351,19 @@ def test_a_container_that_lost_its_gpus_after_a_daemon_reload(machine: Machine, 
     assert "Unknown Error" in lost["detail"]
     assert "Delete and start the container again" in lost["fix"] and "create-dev-char-symlinks" in lost["fix"]
     assert not APT_DRIVER.search(all_fixes(report))
+
+
+def test_a_hostile_folder_in_a_wsl_fix_is_one_quoted_word(machine: Machine, tmp_path: Path) -> None:
+    """The Linux driver's path goes into `dpkg -S ...` quoted for the shell: a folder with a space and $(...) runs
+    nothing when the line is pasted."""
+    wsl = wsl_machine(machine, tmp_path, driver="572.61", cuda=12080)
+    linux = machine.root / "opt" / "nv drv $(touch PWNED)"
+    fake_nvml(linux, driver="580.95.05", cuda=13000, init_error=9)
+    machine.env["LD_LIBRARY_PATH"] = f"{linux}:{wsl}"
+    report = machine.check_json()
+    [shadow] = [f for f in report["findings"] if f["code"] == "CD152"]
+    command = re.search(r"`(dpkg -S [^`]+)`", shadow["fix"]).group(1)
+    assert command == f"dpkg -S '{linux / 'libnvidia-ml.so.1'}'"
+    done = subprocess.run(["bash", "-c", f"set -- {command.split(' ', 2)[2]}; printf %s \"$1\""], capture_output=True,
+                          text=True, cwd=tmp_path)
+    assert done.stdout == str(linux / "libnvidia-ml.so.1") and not (tmp_path / "PWNED").exists()

@@ -35,7 +35,15 @@ def _platform(work: _Work) -> Platform:
 
 
 def _text(row: dict[str, Any], values: dict[str, Any]) -> str:
-    return string.Formatter().vformat(row["text"], (), _Fields({k: v for k, v in values.items() if v is not None}))
+    """ROW's text with VALUES in; a value inside a `command` is one word of it, quoted for the shell (a library's
+    path may hold a space, $(...) or a quote), as knowledge/advice.py fills the advice."""
+    from cudnn_doctor.quoting import quote
+
+    given = {k: v for k, v in values.items() if v is not None}
+    words = _Fields({k: quote(str(v), "bash") for k, v in given.items()})
+    parts = row["text"].split("`")
+    return "`".join(string.Formatter().vformat(part, (), words if index % 2 else _Fields(given))
+                    for index, part in enumerate(parts))
 
 
 class _Fields(dict):  # type: ignore[type-arg]
