@@ -76,11 +76,12 @@ RequireOption = Annotated[list[str], typer.Option(
     help="Fail (exit 1) unless met: 'cudnn>=9.1', 'cuda>=12.4', 'driver>=550', 'gpu', 'torch>=2.4'. Repeatable; "
          "also \\[tool.cudnn-doctor] require, CUDNN_DOCTOR_REQUIRE (';' between specs).")]
 FormatOption = Annotated[Optional[str], typer.Option(
-    "--format", metavar="text|json|github|junit|prometheus",
+    "--format", metavar="FORMAT",  # the formats are named in the help: a metavar this long splits its words
     autocompletion=completion.complete_format,
-    help="text (default); json; github: the report plus GitHub Actions annotations and a job summary "
-         "($GITHUB_STEP_SUMMARY); junit: JUnit XML, one test case per area; prometheus: metrics for "
-         "node_exporter's textfile collector. Also \\[tool.cudnn-doctor] format, CUDNN_DOCTOR_FORMAT.")]
+    help="text (default), json, github, junit, prometheus or markdown. json: one object; github: the report plus "
+         "GitHub Actions annotations and a job summary ($GITHUB_STEP_SUMMARY); junit: JUnit XML, one test case per "
+         "area; prometheus: metrics for node_exporter's textfile collector; markdown: a report to paste into an issue "
+         "(OS, C library, Python, compilers, then the check). Also \\[tool.cudnn-doctor] format, CUDNN_DOCTOR_FORMAT.")]
 SearchPathOption = Annotated[list[str], typer.Option(
     "--search-path", metavar="DIR", help="Another folder to look for cuDNN in. Repeatable.")]
 FrameworkOption = Annotated[list[str], typer.Option(
@@ -88,7 +89,7 @@ FrameworkOption = Annotated[list[str], typer.Option(
 ProjectOption = Annotated[Optional[str], typer.Option(
     "--project", metavar="DIR|FILE",
     help="Maven/Gradle project to read DL4J backends from: its folder, its pom.xml or build.gradle, or a folder "
-         "of projects (default: .).")]
+         "of projects (default: the working folder; its subfolders too at a repository's top).")]
 PythonOption = Annotated[Optional[str], typer.Option(
     "--python", metavar="ENV|PATH",
     help="Inspect this Python environment's packages (a folder like .venv, or its bin/python) instead of the "
@@ -101,8 +102,9 @@ def check(
                                                           "the same as --format json."),
     output_format: FormatOption = None,
     output: Optional[str] = typer.Option(None, "--output", "-o", metavar="FILE",
-                                         help="Write the json, junit or prometheus output to FILE, atomically "
-                                              "(a temporary file beside it, then a rename), instead of stdout."),
+                                         help="Write the json, junit, prometheus or markdown output to FILE, "
+                                              "atomically (a temporary file beside it, then a rename), instead of "
+                                              "stdout."),
     junit_xml: Optional[str] = typer.Option(None, "--junit-xml", metavar="FILE",
                                             help="Also write JUnit XML (one test case per area) to FILE."),
     require: RequireOption = [],  # noqa: B006 - typer copies its defaults
@@ -154,9 +156,11 @@ def compat(
 @app.command()
 @guarded
 def explain(
-    query: Optional[str] = typer.Argument(None, metavar="CODE_OR_MESSAGE",
+    query: Optional[str] = typer.Argument(None, metavar="CODE_OR_MESSAGE", autocompletion=completion.complete_code,
                                           help="A finding code (CD301) or an error message; - reads standard input."),
     from_file: Optional[str] = typer.Option(None, "--from-file", metavar="LOG", help="Read the message from a file."),
+    list_codes: bool = typer.Option(False, "--list", help="List the finding codes (those starting with "
+                                                          "CODE_OR_MESSAGE, if given: CD3)."),
     offline_only: bool = typer.Option(False, "--offline-only", help="Only the catalog: do not probe this machine."),
     json_output: bool = typer.Option(False, "--json", help="Print one JSON object (schema cudnn-doctor/explain/1)."),
     verbose: bool = typer.Option(False, "-v", "--verbose", help="Show every related finding."),
@@ -164,7 +168,7 @@ def explain(
     """What a finding code or a framework's error message means, and the fix on this machine."""
     from cudnn_doctor.commands.explain import main as body
 
-    body(query, from_file, offline_only, json_output, verbose)
+    body(query, from_file, offline_only, json_output, verbose, list_codes)
 
 
 fleet_app = typer.Typer(name="fleet", help="Many nodes: merge their reports, or run check on each through Slurm.",

@@ -14,7 +14,7 @@ from typing import Any, NoReturn, TypeVar
 
 from cudnn_doctor import __version__
 from cudnn_doctor.errors import DoctorError
-from cudnn_doctor.streams import OUTPUT_LOST_EXIT, OutputLost, say
+from cudnn_doctor.streams import OUTPUT_LOST_EXIT, OutputLost, say, unquoted
 
 ISSUES_URL = "https://github.com/cudnn-doctor/cudnn-doctor/issues"
 ERROR_SCHEMA = "cudnn-doctor/error/1"
@@ -120,7 +120,7 @@ def guarded(function: F) -> F:
         except DoctorError as error:
             message = f"cudnn-doctor: error: {error.message}"
             if error.fix:
-                message += f" (fix: {error.fix})"
+                message += f" (fix: {unquoted(error.fix)})"
             say(message)
             if want_json:
                 found = error.finding

@@ -50,6 +50,13 @@ complete_table = _starting_with(_tables)
 complete_os = _starting_with(lambda: ("linux", "windows", "macos"))
 
 
+def complete_code(incomplete: str) -> list[str]:
+    """explain's CODE_OR_MESSAGE: the finding codes (CD3 completes to CD301, CD302, ...)."""
+    from cudnn_doctor.codes import CODES
+
+    return [code for code, entry in CODES.items() if not entry.retired and code.startswith(incomplete.upper())]
+
+
 def named_shell_request(args: list[str]) -> int | None:
     """`--show-completion zsh` / `--install-completion fish`: typer's own options take no value (they follow the
     running shell), so a shell named after them is honoured here. None: the command line is not such a request."""

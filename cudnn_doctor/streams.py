@@ -136,6 +136,14 @@ def output_lost() -> str | None:
     return raw.lost if isinstance(raw, _StdoutRaw) else None
 
 
+def unquoted(text: str) -> str:
+    """TEXT with the `backticks` around commands taken off, as a fix is printed for people: pasted with them, bash
+    would run the command inside as a substitution and then its output as a command (JSON keeps them)."""
+    import re
+
+    return re.sub(r"`([^`\n]+)`", r"\1", text)
+
+
 def printable(text: str) -> str:
     """TEXT with every control character (terminal escape codes, newlines) and lone surrogate
     written as an escape, so that nothing read from an archive or a path reaches the terminal raw."""

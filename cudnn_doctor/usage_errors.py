@@ -83,6 +83,10 @@ def describe(error: Exception, args: list[str], root: Any = None) -> tuple[str, 
     kind = type(error).__name__
     if kind == "NoSuchOption":
         name = str(getattr(error, "option_name", "") or "")
+        if where and context is not getattr(error, "ctx", None) and name in _option_names(context):
+            # `cudnn-doctor --json check`: the command's own option, written before the command
+            return (f"{name} is an option of {where}, and goes after it",
+                    f"cudnn-doctor {where} {name}; {_help_line(context)}")
         guess = _closest(name, _option_names(context))
         fix = f"did you mean {guess}? {_help_line(context)}" if guess else _help_line(context)
         return f"{prefix}no such option {name}", fix
@@ -133,10 +137,12 @@ def report_usage_error(error: Exception, want_json: bool, root: Any, args: list[
                        write_json: Callable[[int, str, str], None] | None = None) -> int:
     """Print ERROR as one line on standard error and, when WANT_JSON, hand it to WRITE_JSON (the command line's
     one `cudnn-doctor/error/1` object); the exit code."""
-    from cudnn_doctor.streams import say
+    from cudnn_doctor.streams import say, unquoted
 
+    if type(error).__name__ in ("NoArgsIsHelp", "NoArgsIsHelpError"):  # a bare `cudnn-doctor`: its help is the answer
+        return USAGE_EXIT
     message, fix = describe(error, args, root)
-    say(f"cudnn-doctor: error: {message} (fix: {fix})")
+    say(f"cudnn-doctor: error: {message} (fix: {unquoted(fix)})")
     if want_json and write_json is not None:
         write_json(USAGE_EXIT, message, fix)
     return USAGE_EXIT

@@ -66,8 +66,9 @@ def test_text_report_is_one_line_per_area_with_marks(machine: Machine) -> None:
     assert any(line.startswith("[!] CUDA toolkit: none found") for line in lines)
     assert any(line.startswith("[✗] cuDNN: none found") for line in lines)
     assert "CD301 No cuDNN found" in result.stdout
-    assert "Fix: `cudnn-doctor install --version 9." in result.stdout
-    assert lines[-1].startswith("! Doctor found 2 errors and 1 warning.")
+    assert "        Fix:\n            cudnn-doctor install --version 9." in result.stdout  # the command alone, unquoted
+    assert lines[-3].startswith("! Doctor found 2 errors and 1 warning.")
+    assert lines[-2:] == ["1 can be fixed here:", "    cudnn-doctor fix --yes"]
     assert result.stderr == ""
 
 

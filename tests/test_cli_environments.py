@@ -58,7 +58,7 @@ def test_a_projects_venv_and_python_option(machine: Machine, tmp_path: Path) -> 
 
 def test_python_option_refuses_what_is_not_a_working_interpreter(machine: Machine, tmp_path: Path) -> None:
     missing = machine.run("check", "--python", str(tmp_path / "nowhere" / "python"))
-    assert missing.exit_code == 2 and "not an executable file" in missing.stderr
+    assert missing.exit_code == 2 and f"{tmp_path / 'nowhere' / 'python'}: no such file" in missing.stderr
     assert missing.stderr.count("\n") == 1
     (tmp_path / "not-an-env").mkdir()
     folder = machine.run("check", "--python", str(tmp_path / "not-an-env"))

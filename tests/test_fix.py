@@ -284,7 +284,8 @@ def test_cpu_only_torch_names_a_build_that_exists(machine: Machine, tmp_path: Pa
     plan = fix_json(machine)
     [action] = [a for a in plan["actions"] if "CD406" in a["resolves"]]
     words = action["argv"] if action["kind"] == "pip" else action["text"].replace("`", " ").split()
-    assert "torch==2.13.0" in words and "cu128" not in " ".join(words)  # 2.13.0 has cu126, cu130 (PyPI) and cu132
+    # 2.13.0 has cu126, cu130 (PyPI) and cu132; a +cpu one is replaced by a CUDA build pinned, from its index
+    assert "torch==2.13.0+cu130" in words and "cu128" not in " ".join(words)
     check_names_only_known_releases(plan)
 
 

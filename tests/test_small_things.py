@@ -37,7 +37,7 @@ def test_install_completion_for_a_named_shell_and_an_unknown_shell(machine: Mach
 
 
 @pytest.mark.parametrize(("words", "expected"), [
-    ("check --format ", ["text", "json", "github", "junit", "prometheus"]),
+    ("check --format ", ["text", "json", "github", "junit", "prometheus", "markdown"]),
     ("check --format p", ["prometheus"]),
     ("bench --dtype ", ["fp32", "tf32", "fp16", "bf16"]),
     ("bench --size ", ["tiny", "small", "medium", "large"]),

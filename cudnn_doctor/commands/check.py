@@ -55,7 +55,7 @@ def project_folder(given: str | None) -> str | None:
                               fix=f"pass the project's folder, or its {', '.join(BUILD_FILES[:3])}")
         return os.path.dirname(os.path.abspath(given))  # the build file's project, as Maven's -f reads it
     folder = os.path.abspath(given)
-    from cudnn_doctor.probes.dl4j import SUBPROJECT_DEPTH, find_subprojects, has_build_file
+    from cudnn_doctor.probes.project_folders import SUBPROJECT_DEPTH, find_subprojects, has_build_file
 
     if not has_build_file(folder):
         read, beyond, cut = find_subprojects(folder)
@@ -115,7 +115,7 @@ def check_settings(select: list[str], ignore: list[str], strict: bool | None, re
         chosen = settings.output_format.strip().lower()
         if chosen not in CHECK_FORMATS:
             raise DoctorError(f"format {settings.output_format!r} (from {where}): not a format I know",
-                              fix="text, json, github, junit or prometheus")
+                              fix="text, json, github, junit, prometheus or markdown")
         settings = replace(settings, output_format=chosen)
     return settings
 
@@ -190,8 +190,8 @@ def check(json_output: bool = False, output_format: str | None = None, output: s
         from cudnn_doctor.render.junit import write_junit
 
         write_junit(report, junit_xml, settings.strict)
-    if chosen in ("json", "junit", "prometheus"):
-        _write_machine_output(report, chosen, settings.strict, output)
+    if chosen in ("json", "junit", "prometheus", "markdown"):
+        _write_machine_output(report, chosen, settings.strict, output, verbose)
     else:
         from cudnn_doctor.render.text import render_check
 
@@ -210,15 +210,16 @@ def check(json_output: bool = False, output_format: str | None = None, output: s
 
 def _check_output_path(output: str, chosen: str) -> None:
     """--output FILE: only for a machine-readable format, a file that may be renamed over (checked before probing)."""
-    if chosen not in ("json", "junit", "prometheus"):
-        raise DoctorError(f"--output goes with --format json, junit or prometheus, not {chosen}",
+    if chosen not in ("json", "junit", "prometheus", "markdown"):
+        raise DoctorError(f"--output goes with --format json, junit, prometheus or markdown, not {chosen}",
                           fix="cudnn-doctor check --format prometheus --output /var/lib/node_exporter/cudnn_doctor.prom")
     from cudnn_doctor.render.output_file import check_target
 
     check_target(output, "--output")
 
 
-def _write_machine_output(report, chosen: str, strict: bool, output: str | None) -> None:  # type: ignore[no-untyped-def]
+def _write_machine_output(report, chosen: str, strict: bool, output: str | None,  # type: ignore[no-untyped-def]
+                          verbose: bool = False) -> None:
     if chosen == "json":
         from cudnn_doctor.render.report_json import report_to_json
 
@@ -234,6 +235,12 @@ def _write_machine_output(report, chosen: str, strict: bool, output: str | None)
         from cudnn_doctor.render.junit import junit_xml_text
 
         text = junit_xml_text(report, strict)
+    elif chosen == "markdown":
+        from cudnn_doctor.probes.system import system_facts
+        from cudnn_doctor.render.markdown import render_markdown
+
+        nvcc = next((t.nvcc for t in report.toolkits if t.nvcc), None)
+        text = render_markdown(report, system_facts(nvcc=nvcc), verbose)
     else:
         import time
 
@@ -259,7 +266,8 @@ def _check_format(output_format: str | None, json_output: bool) -> str:
         return "json" if json_output else "text"
     chosen = output_format.strip().lower()
     if chosen not in CHECK_FORMATS:
-        raise DoctorError(f"--format {output_format}: not a format I know", fix="--format text, json, github, junit or prometheus")
+        raise DoctorError(f"--format {output_format}: not a format I know",
+                          fix="--format text, json, github, junit, prometheus or markdown")
     if json_output and chosen != "json":
         raise DoctorError(f"--json and --format {chosen} ask for two formats", fix="give one of them")
     return chosen

@@ -108,9 +108,11 @@ def explain_text(text: str | bytes, report: Report | None) -> dict[str, Any]:
 def _filled(match: dict[str, Any]) -> dict[str, Any]:
     """A catalog answer with the values read from the message in its fix, and every release it names one that
     compat/ lists (a message's 8.9.4 names the cuDNN series; the release to install is one that exists)."""
-    from cudnn_doctor.knowledge.releases import existing_release, wheel_build
+    from cudnn_doctor.knowledge.releases import cudnn_requirement, existing_release, wheel_build
 
-    values = match.get("values") or {}
+    values = dict(match.get("values") or {})
+    if values.get("compiled_version") and "cudnn_requirement" not in values:
+        values["cudnn_requirement"] = cudnn_requirement(str(values["compiled_version"])) or "nvidia-cudnn-cu12"
 
     def value(found: re.Match[str]) -> str:
         return str(values.get(found.group(1).replace(" ", "_"), found.group(0)))
@@ -123,7 +125,11 @@ def _filled(match: dict[str, Any]) -> dict[str, Any]:
         fix = re.sub(r"`?cudnn-doctor install --version <[a-z][\w ]{0,39}>`?",
                      "`cudnn-doctor fix` (it picks the release from what this machine's frameworks need)", fix)
         fix = re.sub(r"<([a-z][\w ]{0,39})>", lambda m: "the " + m.group(1).replace("_", " "), fix)
-    return match | {"fix": fix}
+    if "cause" not in match:
+        return match | {"fix": fix}
+    cause = re.sub(r"<([a-z][\w ]{0,39})>", value, match["cause"])  # the versions the message gave, by value
+    cause = re.sub(r"<([a-z][\w ]{0,39})>", lambda m: "the " + m.group(1).replace("_", " "), cause)
+    return match | {"fix": fix, "cause": cause}
 
 
 class _Known(dict):  # type: ignore[type-arg]
@@ -296,6 +302,21 @@ def _major_from_library(library: str) -> str | None:
     return match.group(1) if match else None
 
 
+def list_codes(prefix: str | None = None) -> dict[str, Any]:
+    """`explain --list [PREFIX]`: every finding code that is in use (those starting with PREFIX, CD3 for cuDNN's),
+    with its severity and title, as the README's table lists them."""
+    from cudnn_doctor.codes import CODES
+
+    wanted = (prefix or "").strip().upper()
+    codes = [{"code": c.code, "severity": c.severity, "title": c.title} for c in CODES.values()
+             if not c.retired and c.code.startswith(wanted)]
+    if not codes:
+        raise DoctorError(f"--list {prefix}: no finding code starts so",
+                          fix="cudnn-doctor explain --list, or a prefix such as CD3 (cuDNN) or CD4 (frameworks)")
+    return {"schema": SCHEMA, "query": f"--list {wanted}".strip(), "code": None, "codes": codes, "matches": [],
+            "machine": None, "exit_code": 0}
+
+
 def run(message: bytes, offline_only: bool) -> dict[str, Any]:
     """`explain`: a finding code's registry text, or a message's causes with what this machine says."""
     code = CODE.match(message[:200].decode("utf-8", "replace")) if len(message) < 200 else None
@@ -347,6 +368,13 @@ def read_message(query: str | None, from_file: str | None, stdin: Any) -> bytes:
                               fix="give the path of a readable log file") from None
         finally:
             os.close(fd)
+    elif query == "-" and stdin.isatty():
+        # a terminal: say what it waits for, and stop at the first end of input (one Ctrl-D), where a buffered
+        # read would wait for a second one
+        from cudnn_doctor.streams import say
+
+        say("Paste the message, then press Ctrl-D on a line of its own (Ctrl-C cancels):")
+        data = _head_and_tail(lambda: os.read(stdin.fileno(), 1 << 16), MAX_BYTES)
     elif query == "-" or (query is None and not stdin.isatty()):
         try:
             fd = stdin.fileno()
@@ -454,12 +482,13 @@ def _head_and_tail(read: Callable[[], bytes], limit: int) -> bytes:
     return defang(bytes(head)) + skip_line(len(head), total - len(tail)) + defang(tail)
 
 
-def main(query: str | None, from_file: str | None, offline_only: bool, json_output: bool, verbose: bool) -> None:
-    """The command: the message read (an argument, a file or standard input), explained, rendered; ends with
-    SystemExit(status)."""
+def main(query: str | None, from_file: str | None, offline_only: bool, json_output: bool, verbose: bool,
+         list_all: bool = False) -> None:
+    """The command: the message read (an argument, a file or standard input), explained, rendered; or with
+    --list (LIST_ALL) the finding codes; ends with SystemExit(status)."""
     import sys
 
-    data = run(read_message(query, from_file, sys.stdin), offline_only)
+    data = list_codes(query) if list_all else run(read_message(query, from_file, sys.stdin), offline_only)
     if json_output:
         from cudnn_doctor.render.json_out import write_json
 

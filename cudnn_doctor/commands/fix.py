@@ -22,6 +22,7 @@ from cudnn_doctor.commands.check import CheckOptions, options_to_json, run_check
 from cudnn_doctor.model import Report
 from cudnn_doctor.plan.model import CONDA, ENV, INSTALL, PIP, PLAN_SCHEMA, Action, EnvChange, Plan
 from cudnn_doctor.plan.shell import apply_changes, plan_json
+from cudnn_doctor.probes.project_folders import default_project_folder
 
 ACTION_TIMEOUT_S = 3600.0  # a pip install of a framework with its CUDA wheels takes minutes, not hours
 CHECK_TIMEOUT_S = 600.0
@@ -190,6 +191,15 @@ def _here(path: str) -> str:
 def _check_again(options: CheckOptions, env: dict[str, str]) -> dict[str, Any]:
     """check in a new process (what a new shell would see), with the plan's environment lines in force: the
     very options of the check before, handed over as data (commands/check.py's check_again)."""
+    from dataclasses import replace
+
+    # the check after runs from / (child.py): the paths of this command line as this working folder reads them,
+    # and the project a check without --project reads here (a repository's projects) named
+    project = options.project_dir if options.project_dir is not None else default_project_folder(env)
+    options = replace(options, search_paths=[os.path.abspath(folder) for folder in options.search_paths],
+                      project_dir=os.path.abspath(project) if project is not None else None,
+                      python=os.path.abspath(options.python) if options.python and os.path.lexists(options.python)
+                      else options.python)
     answer = run_child(_doctor_argv_of("cudnn_doctor.commands.check", options_to_json(options)), env,
                        time.monotonic() + CHECK_TIMEOUT_S, what="the check after")
     try:
@@ -245,11 +255,11 @@ def main(yes: bool, json_output: bool, shell: str, require: list[str], select: l
                 console(stderr=True).print(log_line(line), markup=False, highlight=False)
 
         apply(outcome, options, progress)
-    _show(outcome, shell, json_output, applied=True)
+    _show(outcome, shell, json_output, applied=True, shown=not yes)  # asked on a terminal: the plan is on screen
     raise SystemExit(outcome.exit_code)
 
 
-def _show(outcome: Outcome, shell: str, json_output: bool, applied: bool) -> None:
+def _show(outcome: Outcome, shell: str, json_output: bool, applied: bool, shown: bool = False) -> None:
     if json_output:
         from cudnn_doctor.render.json_out import write_json
 
@@ -258,4 +268,4 @@ def _show(outcome: Outcome, shell: str, json_output: bool, applied: bool) -> Non
     from cudnn_doctor.command import console
     from cudnn_doctor.render.plan_text import render_plan
 
-    render_plan(console(), outcome, shell, applied=applied and outcome.after is not None)
+    render_plan(console(), outcome, shell, applied=applied and outcome.after is not None, shown=shown)

@@ -50,6 +50,7 @@ class Ui:
     confirm: Callable[[str], bool]
     note: Callable[[str], None]
     progress: bool  # show progress bars
+    can_ask: bool = True  # a terminal to ask on: without one, a run without --yes stops before any work
 
 
 def run_install(options: InstallOptions, ui: Ui) -> Outcome:
@@ -63,6 +64,9 @@ def run_install(options: InstallOptions, ui: Ui) -> Outcome:
     plan_only = layout.plan_only
     if plan_only is None and os_name != ctx.os_name:
         plan_only = f"planning for {os_name} on a {ctx.os_name} machine: nothing is installed"
+    if not (options.yes or options.dry_run or plan_only or ui.can_ask):  # said now, not after unpacking 470 MB
+        raise DoctorError("nothing was done: the install needs a yes, and there is no terminal to ask",
+                          "add --yes (or --dry-run to only see the plan)", exit_code=2)
     prefix = _prefix(options, ctx, os_name)
     check_prefix(prefix, layout)
     report = _probe(ctx, prefix) if os_name == ctx.os_name else None
@@ -73,6 +77,10 @@ def run_install(options: InstallOptions, ui: Ui) -> Outcome:
     from cudnn_doctor.install.download import session
 
     source = sources.resolve(request, layout.platform, session, default_cuda)
+    if not (options.dry_run or plan_only or pending(prefix)):
+        already = _already_installed(prefix, source)  # before a download: the name says which archive it is
+        if already is not None:
+            return already
     if source.warning:
         ui.note(f"warning: {source.warning}")
     if source.url is not None and not source.url.startswith("file:"):
@@ -128,6 +136,42 @@ def _stage_and_apply(options: InstallOptions, ui: Ui, ctx: SearchContext, layout
             return Outcome("install", "declined", plan, notes=tuple(notes), exit_code=1)
         step("install.confirmed")
         return _apply(txn, ctx, prefix, plan, tuple(notes))
+
+
+def _already_installed(prefix: Path, source: sources.Source) -> Outcome | None:
+    """The same archive installed into PREFIX before, every file it wrote still there as written (its manifest's
+    size and sha256): nothing to do, said as such, where a reinstall would rewrite every file."""
+    import hashlib
+
+    from cudnn_doctor.install.manifest import read_records
+
+    try:
+        records = read_records(prefix)
+    except (OSError, ValueError, DoctorError):
+        return None
+    last = records[-1] if records else None
+    if last is None or os.path.basename(last.archive) != source.name:
+        return None
+    for written in last.files:
+        path = prefix / written.path
+        if written.kind == "symlink":
+            if not path.is_symlink() or os.readlink(path) != written.target:
+                return None
+            continue
+        try:
+            if path.is_symlink() or path.stat().st_size != written.size:
+                return None
+            digest = hashlib.sha256()
+            with path.open("rb") as stream:
+                for block in iter(lambda: stream.read(1 << 22), b""):  # noqa: B023 - read at once, in this loop
+                    digest.update(block)
+        except OSError:
+            return None
+        if written.sha256 and digest.hexdigest() != written.sha256:
+            return None
+    note = (f"cuDNN {last.version or ''} from {source.name} is already installed in {prefix} (installed "
+            f"{last.installed_at}; every file it wrote is there unchanged): nothing was changed")
+    return Outcome("install", "nothing-to-do", None, notes=(" ".join(note.split()),))
 
 
 def _recover(prefix: Path) -> tuple[str, ...]:
@@ -411,7 +455,8 @@ def run_transaction(command: str, action: Callable[[Ui], Any], json_output: bool
     def note(text: str) -> None:
         make_console(stderr=True).print(log_line(f"cudnn-doctor: {text}"), markup=False)  # piped: one line
 
-    ui = Ui(show_plan=show_plan, confirm=confirm, note=note, progress=not json_output and sys.stderr.isatty())
+    ui = Ui(show_plan=show_plan, confirm=confirm, note=note, progress=not json_output and sys.stderr.isatty(),
+            can_ask=sys.stdin.isatty())
     try:
         outcome = action(ui)
     except DoctorError as error:

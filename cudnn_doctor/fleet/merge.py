@@ -125,6 +125,9 @@ def read_node(path: str | Path) -> NodeReport:
         if isinstance(complaint, dict) and isinstance(complaint.get("message"), str):
             return NodeReport(node, path, failure=f"check failed: {_capped(complaint['message'], 300)}")
         schema = data.get("schema")
+        if schema is None:
+            return NodeReport(node, path, failure=f"not a {REPORT_SCHEMA} report: it has no schema field (a node's "
+                                                  "report is what cudnn-doctor check --json prints)")
         shown = _capped(schema, 80) if isinstance(schema, str) else type(schema).__name__
         return NodeReport(node, path, failure=f"not a {REPORT_SCHEMA} report (schema {shown!r})")
     return NodeReport(node, path, report=data)

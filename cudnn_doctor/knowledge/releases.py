@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shlex
+
 from cudnn_doctor.knowledge.data import load
 from cudnn_doctor.versions import version_tuple
 
@@ -31,3 +33,21 @@ def wheel_build(version: str, cuda_major: int) -> str:
             if any(str(v.get("cuda", "")).split(".")[0] == str(cuda_major) for v in row.get("variant", [])):
                 return str(row["build"])
     return f"{version}.*"
+
+
+def cudnn_requirement(compiled: str) -> str | None:
+    """The pip requirement, shell-quoted, of a cuDNN wheel that a framework compiled against cuDNN COMPILED accepts: the
+    same major, at least COMPILED ('nvidia-cudnn-cu12>=8.9.4,<9'), from the newest CUDA major whose nvidia-cudnn-cuNN
+    wheels (compat/cudnn.toml [[wheel]]) hold such a release; None where none does."""
+    wanted = (version_tuple(compiled) or ())[:3]
+    if not wanted:
+        return None
+    packages = {}
+    for wheel in load("cudnn").get("wheel", []):
+        release = version_tuple(wheel.get("release")) or ()
+        if release[:1] == wanted[:1] and release[:3] >= wanted and str(wheel.get("cuda", "")).isdigit():
+            packages[int(wheel["cuda"])] = str(wheel["package"])
+    if not packages:
+        return None
+    floor = ".".join(map(str, wanted))
+    return shlex.quote(f"{packages[max(packages)]}>={floor},<{wanted[0] + 1}")

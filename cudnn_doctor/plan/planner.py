@@ -217,7 +217,7 @@ def loader_cudnn(work: _Work) -> None:
     """CD301, CD401/CD408 of frameworks that load the loader's cuDNN, CD320, CD306 and the toolkit's own CD303-305."""
     report = work.report
     wanting = [f for f in work.with_code("CD301", "CD401", "CD408", "CD320", "CD306", "CD303", "CD304", "CD305", "CD312")
-               if not _from_a_build_file(f)]
+               if not _from_a_build_file(f) and not (f.code == "CD301" and _reinstalls_bring_cudnn(report))]
     if not wanting:
         return
     frameworks = [fw for fw in (_framework_of(report, f) for f in wanting) if fw is not None]
@@ -231,12 +231,27 @@ def loader_cudnn(work: _Work) -> None:
         if install is None or install.source.startswith(PACKAGE_MANAGED):
             continue
         toolkit_major = _toolkit_major(report, install)
-        cuda_major = (int(finding.values["driver_major"]) if finding.code == "CD312" and finding.values.get("driver_major")
-                      else toolkit_major or major(install.cuda_version) or _cuda_major(report))
+        if finding.code == "CD312" and finding.values.get("driver_major"):
+            cuda_major: int | None = int(finding.values["driver_major"])
+        elif finding.code == "CD306" and finding.values.get("toolkit_major"):
+            cuda_major = int(finding.values["toolkit_major"])  # the toolkit's major: the copy's own is the problem
+        else:
+            cuda_major = toolkit_major or major(install.cuda_version) or _cuda_major(report)
         users = [fw for fw in frameworks if fw.cudnn_used in (install.library, install.real_library)]
         # the least change: the same release (for CD306/CD312, its build for the other CUDA major) where it exists
         choice = _choose(cuda_major, users, work.setting.requirements, report.host, prefer=install.version,
                          same_major=install.major)
+        variable = _in_variable(report, install) if finding.code == "CD306" and toolkit_major is None else None
+        if variable is not None and choice.release is not None and cuda_major is not None:
+            # a copy for another CUDA major that LD_LIBRARY_PATH puts before the toolkit's: the right build goes
+            # where that toolkit's CUDA is (a prefix of its own where another cuDNN major is there), and that
+            # folder leaves LD_LIBRARY_PATH (written over in place, its own folder would keep the old copy)
+            _take_install(work, [finding], choice, cuda_major, _prefix_for(work, cuda_major, major(choice.release["version"])),
+                          replace_major=False)
+            work.take([finding], Action(ENV, (), f"{variable} holds cuDNN {install.version} for CUDA "
+                                                 f"{major(install.cuda_version)}, not the toolkit's CUDA {cuda_major}",
+                                        "ld.so(8): LD_LIBRARY_PATH", env=(EnvChange("LD_LIBRARY_PATH", "remove", variable),)))
+            continue
         _take_install(work, [finding], choice, cuda_major, prefix_of(install), replace_major=True)
     if not needed:
         return
@@ -265,13 +280,26 @@ def loader_cudnn(work: _Work) -> None:
         choice = _choose(cuda_major, members, work.setting.requirements, report.host, same_major=cudnn_major,
                          only_major=cudnn_major if len(groups) > 1 else None)
         chosen = major(choice.release["version"]) if choice.release else None
-        toolkit = next((t for t in report.toolkits if major(t.version) == cuda_major and t.source not in ("pip", "conda")),
-                       None)
-        held = {i.major for i in report.cudnn if toolkit and prefix_of(i) == toolkit.path and i.major}
-        own = os.path.join(work.setting.home, ".local", "cudnn", f"cudnn{chosen}-cuda{cuda_major}" if len(groups) > 1
-                           else f"cuda{cuda_major}" if cuda_major else "cudnn")
-        prefix = toolkit.path if toolkit and (not held or held == {chosen}) else own
+        prefix = _prefix_for(work, cuda_major, chosen, f"cudnn{chosen}-cuda{cuda_major}" if len(groups) > 1 else None)
         _take_install(work, mine, choice, cuda_major, prefix, replace_major=False)
+
+
+def _prefix_for(work: _Work, cuda_major: int | None, chosen: int | None, own_name: str | None = None) -> str:
+    """Where a cuDNN CHOSEN (its major) for CUDA CUDA_MAJOR goes: into that CUDA's toolkit, unless another cuDNN
+    major is there; else a prefix of its own under ~/.local/cudnn (OWN_NAME, or cudaN)."""
+    report = work.report
+    toolkit = next((t for t in report.toolkits if major(t.version) == cuda_major and t.source not in ("pip", "conda")),
+                   None)
+    held = {i.major for i in report.cudnn if toolkit and prefix_of(i) == toolkit.path and i.major}
+    own = os.path.join(work.setting.home, ".local", "cudnn", own_name or (f"cuda{cuda_major}" if cuda_major else "cudnn"))
+    return toolkit.path if toolkit and (not held or held == {chosen}) else own
+
+
+def _reinstalls_bring_cudnn(report: Report) -> bool:
+    """No cuDNN here (CD301), and every framework is a CPU-only build whose GPU build brings its own cuDNN wheel (a
+    +cpu torch): the reinstall (CD406's) is the whole treatment, no system cuDNN is needed beside it."""
+    frameworks = [fw for fw in report.frameworks if fw.name != "dl4j"]
+    return bool(frameworks) and all(fw.details.get("cpu_only") and _brings_cudnn(fw, report) for fw in frameworks)
 
 
 def _cudnn_major_needed(framework: Framework) -> int | None:
@@ -457,11 +485,13 @@ def cpu_only_builds(work: _Work) -> None:
         if not steps:
             work.take([finding], Action(MANUAL, (), finding.title, source, text=why))
             continue
+        brought = work.with_code("CD301") if _reinstalls_bring_cudnn(work.report) else []
         for argv in steps:
             if python:
-                work.take([finding], Action(PIP, (), why, source, argv=(python, "-m", "pip", *argv)))
+                work.take([finding, *brought], Action(PIP, (), why, source, argv=(python, "-m", "pip", *argv)))
             else:
-                work.take([finding], Action(MANUAL, (), why, source, text=f"`pip {' '.join(argv)}` with the pip of the "
+                work.take([finding, *brought], Action(MANUAL, (), why, source,
+                                                      text=f"`pip {' '.join(argv)}` with the pip of the "
                                                                          f"environment that holds {framework.location}"))
 
 
@@ -507,6 +537,29 @@ def _release_for_gpu(name: str, cc: str, report: Report) -> tuple[str, dict[str,
     return None
 
 
+def _brings_cudnn(framework: Framework, report: Report) -> bool:
+    """Whether the GPU build that replaces FRAMEWORK's CPU-only one installs a cuDNN wheel with it (PyTorch's pins one)."""
+    build = _gpu_build_row(framework, report)
+    return build is not None and build.installer == "pip" and bool(build.cudnn_package)
+
+
+def _gpu_build_row(framework: Framework, report: Report, chosen: dict[str, Any] | None = None) -> Any:
+    """The build gpu_build installs, or None where it installs none."""
+    from cudnn_doctor.knowledge.frameworks import builds
+
+    name = knowledge.canonical_name(framework.name) or framework.name
+    version = (framework.version or "").split("+")[0]
+    options = [b for b in builds(name, version, report.host.os) if version and str(b.cuda) not in ("None", "unknown", "none")]
+    if chosen is not None:
+        options = [b for b in options if str(b.cuda) == str(chosen.get("cuda"))] or options
+    driver = major(report.driver.cuda_driver_version)
+    fitting = [b for b in options if driver is None or (major(str(b.cuda)) or 99) <= driver]
+    if not fitting:
+        return None
+    return next((b for b in fitting if b.default is True), None) or \
+        max(fitting, key=lambda b: version_tuple(str(b.cuda)) or ())
+
+
 def gpu_build(framework: Framework, report: Report, chosen: dict[str, Any] | None = None) \
         -> tuple[list[tuple[str, ...]], str, str]:
     """([pip arguments], why, source) that install the GPU build of FRAMEWORK's release (the CUDA build CHOSEN, else
@@ -527,19 +580,28 @@ def gpu_build(framework: Framework, report: Report, chosen: dict[str, Any] | Non
         cudas = ", ".join(sorted({str(b.cuda) for b in options}))
         return [], (f"{_name(framework)} {version} was built for CUDA {cudas}, all newer than this driver's CUDA "
                     f"{report.driver.cuda_driver_version}: upgrade the driver first"), options[0].source
-    build = next((b for b in fitting if b.default is True), None) or \
-        max(fitting, key=lambda b: version_tuple(str(b.cuda)) or ())
+    build = _gpu_build_row(framework, report, chosen)
     if build.installer != "pip" or (build.index_url is None and build.index_note):
         return [], (f"install the CUDA {build.cuda} build of {_name(framework)} {version} ({build.requirement}): "
                     f"{build.index_note or build.installer}"), build.source
-    requirement = build.requirement
+    requirement, index_url = build.requirement, build.index_url
+    local = (framework.version or "").partition("+")[2]
+    if name == "pytorch" and local and index_url is None and build.cuda:
+        # a +cpu build is installed: its index is in the user's pip settings, and `torch==X.Y.Z` matches its +cpu
+        # wheel there; the CUDA build pinned, from PyTorch's index of that CUDA, is the one that can come
+        from cudnn_doctor.knowledge.frameworks import profile
+
+        digits = str(build.cuda).replace(".", "")
+        template = profile(name).get("build_index")
+        if template:
+            requirement, index_url = f"{requirement.split('+')[0]}+cu{digits}", template.replace("{cuda_digits}", digits)
     if name == "jax" and requirement.startswith("jax-cuda"):  # JAX's documented line brings jaxlib and the plugin
         requirement = f"jax[cuda{major(str(build.cuda))}]=={version}"
     argv: tuple[str, ...] = ("install", "--force-reinstall", requirement) if name == "pytorch" else ("install", requirement)
-    if build.index_url:
+    if index_url:
         flag = "--extra-index-url" if name == "onnxruntime" else "--index-url"  # as each project's install page says
-        argv += (flag, build.index_url)
-    where = f"from {build.index_url}" if build.index_url else "on PyPI"
+        argv += (flag, index_url)
+    where = f"from {index_url}" if index_url else "on PyPI"
     why = f"{requirement} is {_name(framework)} {version}'s CUDA {build.cuda} build, {where}"
     steps = [argv]
     if name == "onnxruntime":  # onnxruntime and onnxruntime-gpu both install the module onnxruntime: keep one
@@ -613,10 +675,43 @@ def framework_builds(work: _Work) -> None:
                                     "compat/cuda.toml [[toolkit]] (NVIDIA CUDA Toolkit Release Notes, Table 3)", text=text))
 
 
+def framework_cuda(work: _Work) -> None:
+    """CD410 of a framework that loads the machine's CUDA runtime, where none here is one its build runs on: its GPU
+    build with CUDA's libraries as wheels (TensorFlow's `and-cuda` extra, which brings its cuDNN too: that framework's
+    CD401 with it), else a toolkit of the CUDA it was built for."""
+    import shlex
+
+    for finding in work.with_code("CD410"):
+        if "cuda" not in finding.values:
+            continue  # a CD410 of another kind (explain's pairs of versions): the advice
+        framework = next((fw for fw in work.report.frameworks if _name(fw) == finding.values.get("framework")
+                          and fw.version == finding.values.get("framework_version")), None)
+        if framework is None:
+            continue
+        name = knowledge.canonical_name(framework.name) or framework.name
+        build = _gpu_build_row(framework, work.report)
+        related = [f for f in work.with_code("CD401") if _framework_of(work.report, f) is framework]
+        if build is not None and build.installer == "pip" and "[and-cuda]" in build.requirement:
+            why = (f"{build.requirement} installs {_name(framework)} {framework.version} with the CUDA {build.cuda} "
+                   "libraries and the cuDNN it was built with, as wheels beside it")
+            python = work.setting.python or framework.details.get("python")
+            if python:
+                work.take([finding, *related], Action(PIP, (), why, build.source,
+                                                      argv=(python, "-m", "pip", "install", build.requirement)))
+            else:
+                work.take([finding, *related], Action(MANUAL, (), why, build.source, text=(
+                    f"`pip install {shlex.quote(build.requirement)}` in the Python environment that will run it")))
+            continue
+        cuda = str(finding.values["cuda"])
+        work.take([finding], Action(MANUAL, (), finding.title, build.source if build else "compat/", text=(
+            f"install a CUDA {cuda} toolkit (the CUDA {name} {framework.version} was built for) and put its "
+            f"lib64 first on LD_LIBRARY_PATH: `cudnn-doctor compat {name}=={framework.version}` lists its builds")))
+
+
 from cudnn_doctor.plan import platform as _platform  # noqa: E402 - its treatments take _Work
 
 TREATMENTS: tuple[Callable[[_Work], None], ...] = (
-    *_platform.TREATMENTS, process_env.treat, variable_shadows, framework_pins, package_copies, loader_cudnn, loader_path, dl4j_backends, cpu_only_builds,
+    *_platform.TREATMENTS, process_env.treat, variable_shadows, framework_pins, package_copies, framework_cuda, loader_cudnn, loader_path, dl4j_backends, cpu_only_builds,
     gpu_support, framework_builds)
 
 __all__ = ["Setting", "make_plan", "releases_for"]

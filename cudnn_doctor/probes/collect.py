@@ -36,6 +36,10 @@ from cudnn_doctor.user_files import is_regular_file
 def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], project_dir: str | None = None,
                    deep: bool = False) -> Report:
     """Everything the probes can see, as plain data; no judgement."""
+    from cudnn_doctor.probes.child import probe_timeout
+
+    probe_timeout()  # a time limit set wrong is said now, before any child starts (its threads would lose it)
+    timeout_from_env("CUDNN_DOCTOR_HELPER_TIMEOUT", HELPER_BUDGET_S)
     started = time.perf_counter()
     # On a GPU machine NVML's child costs as much as every other probe together (it opens the driver, as
     # nvidia-smi does): it starts first, wherever the loader may find libnvidia-ml, and runs beside the rest.

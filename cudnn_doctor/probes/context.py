@@ -202,6 +202,17 @@ def resolve_interpreter(python: str, env: dict[str, str]) -> str:
                               fix="give the environment's folder (the one with bin/python, e.g. .venv) or its interpreter")
         return os.path.abspath(found)
     found = python if os.sep in python else shutil.which(python, path=env.get("PATH"))
+    if os.sep not in python and not python.startswith(".") and not found and not os.path.lexists(python):
+        raise DoctorError(f"--python {python}: no program of that name on PATH, nor a folder of that name here",
+                          fix="give an environment's folder or its interpreter, e.g. --python .venv or "
+                              "--python .venv/bin/python")
+    if not os.path.lexists(python) and (os.sep in python or python.startswith(".")):
+        if os.path.basename(python.rstrip(os.sep)).startswith("python"):
+            raise DoctorError(f"--python {python}: no such file",
+                              fix="give an existing interpreter, or the environment's folder, e.g. --python .venv")
+        raise DoctorError(f"--python {python}: no such folder",
+                          fix=f"create the environment first (python3 -m venv {python}), or give an existing "
+                              "environment's folder or its interpreter")
     if not found or not os.path.isfile(found) or not os.access(found, os.X_OK):
         raise DoctorError(f"--python {python}: not an executable file",
                           fix="give the environment's folder or its interpreter, e.g. --python .venv or .venv/bin/python")

@@ -37,6 +37,7 @@ from cudnn_doctor.probes.jvm_build import (
     tokens,
 )
 from cudnn_doctor.probes.maven import read_maven_project
+from cudnn_doctor.probes.project_folders import SUBPROJECT_COUNT, SUBPROJECT_FOLDERS, find_subprojects, has_build_file
 
 CUDA_BACKEND = re.compile(r"^nd4j-(?:cuda|jcublas)-(\d+\.\d+)(?:-platform|-preset)?$")
 CPU_BACKEND = re.compile(r"^nd4j-(?:native|x86)(?:-platform)?$")
@@ -56,47 +57,6 @@ class _Backend:
     classifiers: tuple[str, ...]
 
 
-SUBPROJECT_DEPTH = 3  # --project at a folder without a build file: how far down its projects are looked for
-SUBPROJECT_COUNT = 8  # and how many of them are read (the rest are named in a CD430 finding)
-SUBPROJECT_FOLDERS = 2000  # folders looked at, at most
-SKIPPED_FOLDERS = frozenset({"node_modules", "target", "build", "out", "__pycache__", "venv", "site-packages"})
-
-
-def has_build_file(folder: str) -> bool:
-    return os.path.lexists(os.path.join(folder, "pom.xml")) or has_gradle_build(folder)
-
-
-def find_subprojects(root: str) -> tuple[list[str], list[str], bool]:
-    """The folders under ROOT (breadth first, at most SUBPROJECT_DEPTH levels down, links not followed, hidden
-    and build-output folders skipped) that hold a pom.xml or a Gradle build: the first SUBPROJECT_COUNT to read,
-    the others, and whether the folder budget ran out before the walk ended."""
-    found: list[str] = []
-    level = [root]
-    looked = 0
-    for _depth in range(SUBPROJECT_DEPTH):
-        below: list[str] = []
-        for folder in level:
-            try:
-                entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
-            except OSError:
-                continue
-            for entry in entries:
-                if entry.name.startswith(".") or entry.name in SKIPPED_FOLDERS:
-                    continue
-                try:
-                    if not entry.is_dir(follow_symlinks=False):
-                        continue
-                except OSError:
-                    continue
-                looked += 1
-                if looked > SUBPROJECT_FOLDERS:
-                    return found[:SUBPROJECT_COUNT], found[SUBPROJECT_COUNT:], True
-                if has_build_file(entry.path):
-                    found.append(entry.path)  # its modules are the build tool's to find, not ours
-                else:
-                    below.append(entry.path)
-        level = below
-    return found[:SUBPROJECT_COUNT], found[SUBPROJECT_COUNT:], False
 
 
 BUILD_FILE_NAMES = ("pom.xml", "build.gradle", "build.gradle.kts")

@@ -14,7 +14,7 @@ import os
 import re
 from dataclasses import replace
 
-from cudnn_doctor.elf import ElfError, read_elf
+from cudnn_doctor.elf import ElfError, ElfInfo, read_elf
 from cudnn_doctor.model import CudnnInstall, Framework
 from cudnn_doctor.probes.context import SearchContext, working_folder
 from cudnn_doctor.probes.loader import resolve_like_loader
@@ -71,12 +71,14 @@ def detect_python_frameworks(ctx: SearchContext) -> list[Framework]:
 def _dl4j_frameworks(ctx: SearchContext, project_dir: str | None) -> list[Framework]:
     """DL4J, where there is anything of it to read: a Maven or Gradle build in the project folder, or ND4J
     in ~/.m2. The Maven and Gradle readers (and the XML parser) are imported only then."""
+    from cudnn_doctor.probes.project_folders import default_project_folder, has_build_file
+
     root = project_dir if project_dir is not None else working_folder()
-    builds = ("pom.xml", "build.gradle", "build.gradle.kts", "settings.gradle", "settings.gradle.kts")
     local = os.path.join(ctx.env.get("HOME", ""), ".m2", "repository", "org", "nd4j")
-    if project_dir is None and not ((root is not None and any(os.path.lexists(os.path.join(root, name))
-                                                               for name in builds)) or os.path.lexists(local)):
-        return []  # --project given is always read: a folder of projects has its build files in subfolders
+    if project_dir is None and root is not None and not has_build_file(root) and default_project_folder(ctx.env):
+        project_dir = root  # a folder of projects (a repository of services): read as --project . reads it
+    if project_dir is None and not ((root is not None and has_build_file(root)) or os.path.lexists(local)):
+        return []
     from cudnn_doctor.probes.dl4j import detect_dl4j
 
     return detect_dl4j(ctx, project_dir)
@@ -331,20 +333,22 @@ def _resolve_framework_cudnn(framework: Framework, installs: list[CudnnInstall],
     library = framework.details.get("cudnn_linking_library")
     if framework.details.get("uses_cudnn") is False or framework.details.get("cpu_only"):
         return None  # a CPU-only build loads no cuDNN, whatever its release's GPU build would
+    info = None if framework.name == "theano" else _elf_or_none(library)
     if framework.name == "theano":
         folder = framework.details.get("theano_flags", {}).get("dnn.library_path")  # type: ignore[union-attr]
         runpath = [str(folder)] if folder else []
         sonames = ["libcudnn.so"] + [f"libcudnn.so.{m}" for m in (9, 8, 7, 6, 5)]
-    elif isinstance(library, str):
-        try:
-            info = read_elf(library)
-        except ElfError:
-            return None
+    elif info is not None and isinstance(library, str):
         origin = os.path.dirname(library)
         runpath = [p.replace("$ORIGIN", origin).replace("${ORIGIN}", origin) for p in info.rpath + info.runpath]
         sonames = [n for n in info.needed if n.startswith("libcudnn.so")]
         if not sonames:  # loaded with dlopen at run time (TensorFlow, JAX): by the major it was built with
             sonames = [f"libcudnn.so.{m}" for m in _expected_majors(framework)]
+    elif framework.details.get("cudnn_package") and framework.details.get("site_packages"):
+        # its own library unreadable, but it pins a cuDNN wheel: that wheel's folder in its own site-packages is
+        # where its RUNPATH points (torch: $ORIGIN/../../nvidia/cudnn/lib), after LD_LIBRARY_PATH as ever
+        runpath = [os.path.join(str(framework.details["site_packages"]), "nvidia", "cudnn", "lib")]
+        sonames = [f"libcudnn.so.{m}" for m in _expected_majors(framework)]
     elif framework.name in ("tensorflow", "jax", "onnxruntime", "cupy", "tensorrt", "paddle") \
             and (framework.cuda_built_for or framework.cudnn_expected):
         runpath = []  # dlopen("libcudnn.so.N") from a library we could not read: the loader's own search
@@ -358,8 +362,17 @@ def _resolve_framework_cudnn(framework: Framework, installs: list[CudnnInstall],
     return None
 
 
+def _elf_or_none(library: object) -> ElfInfo | None:
+    if not isinstance(library, str):
+        return None
+    try:
+        return read_elf(library)
+    except ElfError:
+        return None
+
+
 def _expected_majors(framework: Framework) -> list[int]:
     """cuDNN majors the framework dlopens: from "9.1.0.70", "8", or a pin like "<10.0,>=9.12.0.46"."""
     expected = framework.cudnn_expected or ""
-    lower = re.search(r"(?:>=|==|~=|>)\s*(\d+)", expected) or re.match(r"\s*(\d+)", expected)
+    lower = re.search(r"(?:>=|==|~=|>)\s*(\d{1,4})(?!\d)", expected) or re.match(r"\s*(\d{1,4})(?!\d)", expected)
     return [int(lower.group(1))] if lower else [9, 8]

@@ -73,8 +73,10 @@ def render_bench(bench: BenchReport, console: Any, verbose: bool = False) -> Non
         _render_device(console, device, [r for r in bench.results if r.device == device.index], verbose)
     for item in bench.findings:
         console.print(f"{MARKS.get(item.severity, '?')} {safe(item.code)} {safe(item.title)}")
-        console.print(f"    {safe(item.detail)}")
-        console.print(f"    fix: {safe(item.fix)}")
+        from cudnn_doctor.render.text import print_with_commands, print_wrapped
+
+        print_wrapped(console, safe(item.detail), 4)
+        print_with_commands(console, "[bold]Fix:[/] ", item.fix, 4)
     tally = bench.tally
     if bench.summary.exit_code == 0:
         console.print(f"[green]bench passed[/green]: {tally.checked} workload(s) checked against the CPU reference"

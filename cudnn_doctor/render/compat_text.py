@@ -18,8 +18,12 @@ def render_answer(data: dict[str, Any], console: Console, verbose: bool = False)
     p(f"[bold]{escape(data['framework'])} {escape(data['version'])}[/]{escape(build)}")
     if not data["requires"] and not data.get("reasons"):
         p("    no rows for this release in compat/")
+    releases = {str(row.get("version")) for row in data["requires"] if row.get("version")}
+    # a series asked for (torch==2.4): each row says which release it is (2.4.0, 2.4.1)
+    asked = str(data.get("version") or "").split("+")[0]
+    label = ("version",) if len(releases) > 1 or releases - {asked, str(data.get("version"))} else ()
     for row in data["requires"]:
-        parts = [f"{key} {_text(row[key], key)}" for key in ("os", "artifact", "package", "cuda", "min_cuda", "cudnn",
+        parts = [f"{key} {_text(row[key], key)}" for key in (*label, "os", "artifact", "package", "cuda", "min_cuda", "cudnn",
                                                                "driver", "python", "cudnn_package", "cudnn_requirement",
                                                                "compute_capability", "min_compute_capability",
                                                                "arch_list", "ptx")

@@ -7,18 +7,24 @@ from typing import Any
 from rich.console import Console
 
 from cudnn_doctor.render.safe import escape
+from cudnn_doctor.render.text import print_with_commands, print_wrapped
 
 
 def render_explain(data: dict[str, Any], console: Console, verbose: bool = False) -> None:
     p = console.print
+    if "codes" in data:  # explain --list
+        for entry in data["codes"]:
+            p(f"[bold]{entry['code']}[/]  {entry['severity']:<8} {escape(entry['title'])}")
+        return
     code = data.get("code")
     if code is None and "code" in data:
-        p(f"[yellow]{escape(data['query'])} is not a cudnn-doctor finding code.[/] `cudnn-doctor check` prints them.")
+        p(f"[yellow]{escape(data['query'])} is not a cudnn-doctor finding code.[/] cudnn-doctor explain --list "
+          "lists them.")
         return
     if code:
         p(f"[bold]{code['code']}[/] {escape(code['title'])} [dim]({code['severity']})[/]")
-        p(f"    {escape(code['explanation'])}")
-        p(f"    [bold]Fix:[/] {escape(code['fix'])}")
+        print_wrapped(console, escape(code['explanation']), 4)
+        print_with_commands(console, "[bold]Fix:[/] ", code['fix'], 4)
         if data["matches"]:
             p("    Messages that lead here:")
             for entry in data["matches"][: None if verbose else 5]:
@@ -33,10 +39,10 @@ def render_explain(data: dict[str, Any], console: Console, verbose: bool = False
         p("[yellow]No known cause for this message.[/] It is not in cudnn-doctor's catalog of cuDNN/CUDA errors.")
     for match in data["matches"]:
         p(f"[bold]{escape(match['framework'])}[/]: [bold]{match['code']}[/] [dim]({escape(match['id'])})[/]")
-        p(f"    Matched: {escape(match['matched'])}")
-        p(f"    [bold]Cause:[/] {escape(match['cause'])}")
-        p(f"    [bold]Fix:[/] {escape(match['fix'])}")
-        p(f"    [dim]Source: {escape(match['source'])}[/]")
+        print_wrapped(console, f"Matched: {escape(match['matched'])}", 4)
+        print_wrapped(console, f"[bold]Cause:[/] {escape(match['cause'])}", 4)
+        print_with_commands(console, "[bold]Fix:[/] ", match['fix'], 4)
+        print_wrapped(console, f"[dim]Source: {escape(match['source'])}[/]", 4)
     facts = data.get("facts") or {}
     if verbose and facts:
         read = [f"{lib['file']} ({lib['part']}, {lib['failure'] or 'named'})" for lib in facts.get("libraries", [])]
@@ -46,9 +52,9 @@ def render_explain(data: dict[str, Any], console: Console, verbose: bool = False
             p(f"    [dim]Read from the message: {escape(', '.join(read[:12]))}[/]")
     machine = data.get("machine")
     if machine:
-        p("[bold]On this machine[/] (what `cudnn-doctor check` sees):")
+        p("[bold]On this machine[/] (what cudnn-doctor check sees):")
         for sentence in machine["summary"]:
-            p(f"    • {escape(sentence)}")
+            print_wrapped(console, f"• {escape(sentence)}", 4, 6)
         for finding in machine["findings"][: None if verbose else 4]:
-            p(f"    {finding['code']} {escape(finding['title'])}: {escape(finding['detail'])}")
-            p(f"        [bold]Fix:[/] {escape(finding['fix'])}")
+            print_wrapped(console, f"{finding['code']} {escape(finding['title'])}: {escape(finding['detail'])}", 4)
+            print_with_commands(console, "[bold]Fix:[/] ", finding['fix'], 8)

@@ -37,7 +37,11 @@ def render_fleet(data: dict[str, Any], console: Console) -> None:
     console.print(f"[yellow]![/yellow] {len(drift)} field(s) differ from the majority:")
     for entry in drift:
         majority = entry["majority"]
-        tie = " (a tie)" if entry.get("tie") else ""
-        console.print(f"  {escape(entry['field'])}: {majority['nodes']} node(s) have {escape(majority['value'])}{tie}")
+        value = "no value" if majority["value"] in ("(absent)", "(none)") else escape(majority["value"])
+        if entry.get("tie"):  # no value has more nodes than the others: none of them is "the majority"
+            console.print(f"  {escape(entry['field'])}: no majority, as many nodes have one value as another; "
+                          f"{majority['nodes']} node(s) have {value}; the others:")
+        else:
+            console.print(f"  {escape(entry['field'])}: {majority['nodes']} node(s) have {value}")
         for outlier in entry["outliers"]:
             console.print(f"    • {escape(outlier['node'])}: {escape(outlier['value'])}")

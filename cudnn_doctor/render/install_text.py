@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import shlex
+
 from rich.console import Console
 
 from cudnn_doctor.install.outcome import Outcome, UninstallPlan
 from cudnn_doctor.install.plan import ADD, REMOVE, REPLACE, Plan
 from cudnn_doctor.render.safe import escape
-from cudnn_doctor.render.text import fits_one_line, print_command
+from cudnn_doctor.render.text import fits_one_line, print_command, print_with_commands, print_wrapped
 
 SEVERITY_MARKS = {"error": "[red]✗[/]", "warning": "[yellow]![/]", "info": "[blue]i[/]"}
 
@@ -52,8 +54,8 @@ def render_plan(plan: Plan, console: Console, verbose: bool = False) -> None:
     for other in plan.other_majors:
         p(f"    = {escape(other)} stays (another cuDNN major; programs built for it still need it)")
     if plan.count(REPLACE) or plan.count(REMOVE):
-        p("  every replaced or removed file is backed up; `cudnn-doctor uninstall --prefix "
-          f"{escape(plan.prefix)}` restores them")
+        print_with_commands(console, "", "every replaced or removed file is backed up; this restores them: "
+                                         f"`cudnn-doctor uninstall --prefix {shlex.quote(plan.prefix)}`", 2)
     if plan.loader == "ldconfig":
         p(f"  loader: {escape(plan.library_folder)} is a system folder: ldconfig runs after the install")
     else:
@@ -64,15 +66,15 @@ def render_plan(plan: Plan, console: Console, verbose: bool = False) -> None:
             p(say)
             print_command(console, plan.env_line, 6)
     for finding in plan.fits:
-        p(f"  {SEVERITY_MARKS.get(finding.severity, '!')} {finding.code} {escape(finding.title)}: "
-          f"{escape(finding.detail)}")
-        p(f"      fix: {escape(finding.fix)}")
+        print_wrapped(console, f"{SEVERITY_MARKS.get(finding.severity, '!')} {finding.code} {escape(finding.title)}: "
+                               f"{escape(finding.detail)}", 2, 6)
+        print_with_commands(console, "[bold]Fix:[/] ", finding.fix, 6)
     if plan.machine:
         p(f"  this machine: {escape(plan.machine)}")
         checked = [what for what, missing in (("driver", "driver"), ("toolkit", "toolkit"), ("GPU", "GPU"))
                    if not any(missing in u for u in plan.unchecked)]
         if not plan.fits and plan.version and checked:
-            p(f"  [green]✓[/] fits this machine's {', '.join(checked)} (as `check` judges "
+            p(f"  [green]✓[/] fits this machine's {', '.join(checked)} (as check judges "
               f"{'it' if len(checked) == 1 else 'them'})")
         if plan.unchecked:
             p(f"  [yellow]?[/] not checked: {', '.join(escape(u) for u in plan.unchecked)}")
@@ -106,6 +108,8 @@ def render_outcome(outcome: Outcome, console: Console) -> None:
     elif outcome.status == "declined":
         p("Nothing was changed.")
     elif outcome.status == "nothing-to-do":
+        if outcome.command == "install":
+            return  # its note said it all: already installed, nothing changed
         p("Nothing to uninstall: no install is recorded in this prefix.")
     elif outcome.status == "installed" and outcome.installed is not None:
         installed = outcome.installed
@@ -113,6 +117,11 @@ def render_outcome(outcome: Outcome, console: Console) -> None:
           f"{escape(installed.path)}: check loads it, and each sub-library loads")
         p(f"  manifest: {escape(outcome.manifest or '')}")
         if outcome.loader:
-            p(f"  {escape(outcome.loader)}")
+            said, colon, command = outcome.loader.partition(": export ")
+            if colon and not fits_one_line(console, f"  {outcome.loader}"):  # the command whole, on its own line
+                print_wrapped(console, escape(said + ":"), 2)
+                print_command(console, "export " + command, 6)
+            else:
+                print_wrapped(console, escape(outcome.loader), 2)
     elif outcome.status == "uninstalled":
         p(f"[green]✓[/] uninstalled; {len(outcome.actions)} files removed or restored")

@@ -29,7 +29,7 @@ def action_text(action: Action, current: list[str]) -> str:
         changes = [(a[1:].strip(), b[1:].strip()) for a, b in zip(lines, lines[1:], strict=False)
                    if a.startswith("-") and not a.startswith("---") and b.startswith("+") and not b.startswith("+++")]
         said = "; ".join(f"`{old}` to `{new}`" for old, new in changes[:2])
-        return f"edit {', '.join(files)}: {said} (`cudnn-doctor fix` shows the diff)"
+        return f"edit {', '.join(files)}: {said} (cudnn-doctor fix shows the diff)"
     return action.text or ""
 
 
@@ -41,27 +41,34 @@ def with_fixes(findings: list[Finding], plan: Plan, current: list[str]) -> list[
         if actions:
             fix = ", then ".join(action_text(a, current) for a in actions)
             if len(plan.actions) > 1 and any(len(a.findings) > 1 for a in actions):
-                fix += " (one treatment with the other findings: `cudnn-doctor fix`)"
+                fix += " (one treatment with the other findings, which cudnn-doctor fix shows)"
             finding = replace(finding, fix=fix)
         out.append(finding)
     return out
 
 
-def render_plan(console: Any, outcome: Any, shell: str, applied: bool) -> None:
-    """`cudnn-doctor fix`: the plan, step by step; after --yes, what each step came to and before -> after."""
+def render_plan(console: Any, outcome: Any, shell: str, applied: bool, shown: bool = False) -> None:
+    """`cudnn-doctor fix`: the plan, step by step; after --yes, what each step came to and before -> after.
+    SHOWN: the plan is on the screen already (a terminal asked first): only what each step came to."""
     from cudnn_doctor.plan.shell import env_lines
     from cudnn_doctor.render.safe import escape
     from cudnn_doctor.render.text import print_with_commands
 
     plan, report = outcome.plan, outcome.report
     if not plan.actions:
-        console.print("Nothing to fix: `cudnn-doctor check` finds no error or warning the doctor can treat.",
+        console.print("Nothing to fix: cudnn-doctor check finds no error or warning the doctor can treat.",
                       highlight=False)
         return
-    console.print(f"Plan for {escape(', '.join(plan.targets))}:", highlight=False)
+    if not (applied and shown):
+        console.print(f"Plan for {escape(', '.join(plan.targets))}:", highlight=False)
     for index, action in enumerate(plan.actions, 1):
         label = {"pip": "run", "conda": "run", "install": "run", "env": "source", "edit": "edit",
                  "manual": "do"}.get(action.kind, action.kind)
+        if applied and shown:
+            result = outcome.results[index - 1] if outcome.results[index - 1:index] else {"status": "not run"}
+            extra = f": {result['why']}" if result.get("why") else ""
+            console.print(f"  {index}. [bold]{label}[/] {escape(result['status'])}{escape(extra)}", highlight=False)
+            continue
         console.print(f"  {index}. [bold]{label}[/] (resolves {', '.join(action.resolves)})", highlight=False)
         if action.kind == ENV:
             for line in env_lines(action.env, report.ld_library_path, shell):
@@ -85,12 +92,14 @@ def render_plan(console: Any, outcome: Any, shell: str, applied: bool) -> None:
         codes = ", ".join(outcome.after.get("codes", [])) or "none"
         console.print(f"After:  {_counts(after.get('counts', {}))} ({codes}).", highlight=False)
         if outcome.failed:
-            console.print(f"Stopped: {escape(outcome.failed)}", highlight=False)
+            failed = next((i for i, r in enumerate(outcome.results, 1) if r.get("status") == "failed"), None)
+            console.print(f"Stopped: step {failed} failed (why is said under it); the steps after it were not run."
+                          if failed else f"Stopped: {escape(outcome.failed)}", highlight=False)
     else:
         runnable = sum(1 for a in plan.actions if a.kind in RUNNABLE)
-        console.print(f"`cudnn-doctor fix --yes` runs the {runnable} step(s) marked run, with the environment lines in "
+        console.print(f"cudnn-doctor fix --yes runs the {runnable} step(s) marked run, with the environment lines in "
                       "force, and checks again." if runnable else
-                      "Take these steps, then run `cudnn-doctor check` again.", highlight=False)
+                      "Take these steps, then run cudnn-doctor check again.", highlight=False)
 
 
 def _run_line(argv: tuple[str, ...], shell: str) -> str:

@@ -11,6 +11,7 @@ from rich.text import Text
 
 from cudnn_doctor.model import CudnnInstall, Finding, Report
 from cudnn_doctor.render.safe import escape
+from cudnn_doctor.streams import printable
 
 MARKS = {"ok": "[green][✓][/]", "warning": "[yellow][!][/]", "error": "[red][✗][/]", "info": "[green][✓][/]"}
 FINDING_MARKS = {"error": "[red]✗[/]", "warning": "[yellow]![/]", "info": "[blue]i[/]"}
@@ -49,26 +50,44 @@ def fits_one_line(console: Console, plain: str) -> bool:
 
 def print_command(console: Console, command: str, indent: int) -> None:
     """COMMAND on its own line, never wrapped: a narrow terminal shows it folded, a copy gets it whole."""
-    console.print(Text(" " * indent + command.strip()), no_wrap=True, overflow="ignore", crop=False, highlight=False)
+    console.print(Text(" " * indent + printable(command.strip())), no_wrap=True, overflow="ignore", crop=False,
+                  highlight=False)
+
+
+def is_command(quoted: str) -> bool:
+    """Whether a `quoted` part of a fix is a command to paste (`pip install x`), not an option or a name (`--gpus all`)."""
+    return " " in quoted.strip() and not quoted.startswith("-")
+
+
+def _after_command(prose: str) -> str:
+    """PROSE that follows a command on its line, without the punctuation that joined them ("`a`, then `b`")."""
+    prose = prose.lstrip(" ,;")
+    return prose[2:] if prose.startswith(". ") else prose
 
 
 def print_with_commands(console: Console, label: str, text: str, indent: int) -> None:
     """LABEL (markup) and TEXT (plain), a fix or a plan line that quotes commands in `backticks`.
 
-    Where it fits on one line it is one line. Where the terminal is narrower, each quoted command goes
-    on its own line, unbroken (a copy-paste gets it whole), and the prose around it wraps at its indent."""
-    if fits_one_line(console, " " * indent + Text.from_markup(label).plain + text):
-        console.print(" " * indent + label + escape(text), highlight=False)
+    Each quoted command goes on a line of its own, four spaces in, unbroken and without its backticks, so a
+    copy of that line is the command and nothing else (pasted with backticks, bash would run it as a command
+    substitution); the prose around it wraps at its indent. Quoted options and names (`--replace`) stay in
+    the prose, without backticks."""
+    parts = QUOTED.split(text)
+    if not any(index % 2 and is_command(part) for index, part in enumerate(parts)):
+        print_wrapped(console, label + escape("".join(parts)), indent)
         return
     prose = label
-    for index, part in enumerate(QUOTED.split(text)):
-        if index % 2 == 1 and " " in part.strip() and not part.startswith("-"):  # a command, not `--gpus all`
+    for index, part in enumerate(parts):
+        if index % 2 == 1 and is_command(part):
+            if prose.rstrip().endswith("(") and parts[index + 1:index + 2] and parts[index + 1].startswith(")"):
+                prose = prose.rstrip()[:-1]  # "(`cmd`)": the command on its line says it without the brackets
+                parts[index + 1] = parts[index + 1][1:]
             if prose.strip():
                 print_wrapped(console, prose.strip(), indent)
             print_command(console, part, indent + 4)
             prose = ""
         else:
-            prose += escape(f"`{part}`" if index % 2 else (part.lstrip(" ,;") if not prose else part))
+            prose += escape(part if index % 2 or prose.strip() else _after_command(part))
     if prose.strip() and prose.strip() not in ".,;:":
         print_wrapped(console, prose.strip(), indent)
 
@@ -93,17 +112,27 @@ def render_check(report: Report, console: Console, verbose: bool = False, quiet:
     if platform:
         print_wrapped(console, f"{MARKS['ok']} {platform}", 0, 4)
     for area, (headline, lines) in sections:
+        if area == "cudnn" and report.cudnn and not verbose:  # the copies as a table, as nvidia-smi lists GPUs
+            lines = []
         findings = by_area[area]
-        print_wrapped(console, f"{MARKS[_area_status(findings)]} {headline}", 0, 4)
+        mark = MARKS[_area_status(findings)]
+        ignored = sorted({f.code for f in report.ignored if area_of(f.code) == area and f.severity != "info"})
+        if ignored and _area_status(findings) == "ok":  # not healthy: its problems are ignored, as you chose
+            mark, headline = "[dim][-][/]", f"{headline} [dim](ignored: {', '.join(ignored)})[/]"
+        print_wrapped(console, f"{mark} {headline}", 0, 4)
         for line in lines:
             print_wrapped(console, f"• {line}", 4, 6)
-        for f in findings:
-            _print_finding(console, f, verbose)
+        if area == "cudnn" and report.cudnn and not verbose:
+            for row in copies_table(report):
+                console.print(Text("    " + printable(row).rstrip()), no_wrap=True, overflow="ignore", crop=False,
+                              highlight=False)
+        for f, subjects in grouped(findings):
+            _print_finding(console, f, verbose, subjects)
     other = by_area["requirements"]
     if other:
         print_wrapped(console, f"{MARKS[_area_status(other)]} Requirements", 0, 4)
-        for f in other:
-            _print_finding(console, f, verbose)
+        for f, subjects in grouped(other):
+            _print_finding(console, f, verbose, subjects)
     if verbose and report.loader_path:
         print_wrapped(console, "[dim]Loader search order: " + escape(" → ".join(report.loader_path)) + "[/]", 0, 4)
     if verbose and report.timings_ms:
@@ -111,25 +140,68 @@ def render_check(report: Report, console: Console, verbose: bool = False, quiet:
                       + "[/]", 0, 4)
     console.print("")
     print_wrapped(console, _summary_line(report), 0, 2)
+    _next_step(console, report)
+
+
+def grouped(findings: list[Finding]) -> list[tuple[Finding, list[str]]]:
+    """FINDINGS with the identical ones (the same code, text and fix about several subjects: CD405 of eight
+    projects) as one, each with the subjects it is about, in the order they came."""
+    groups: dict[tuple[str, str, str, str], tuple[Finding, list[str]]] = {}
+    for f in findings:
+        key = (f.code, f.severity, f.detail, f.fix)
+        first, subjects = groups.setdefault(key, (f, []))
+        if f.subject and f.subject not in subjects:
+            subjects.append(f.subject)
+    return list(groups.values())
+
+
+def _where(subjects: list[str]) -> str:
+    """The subjects of a finding seen several times, each named (relative to the working folder below it)."""
+    try:
+        here = os.getcwd()
+    except OSError:
+        here = None
+    shown = [os.path.relpath(s, here) if here and os.path.isabs(s) and s.startswith(here + os.sep) else s
+             for s in subjects]
+    return f"In {len(shown)} places: " + ", ".join(shown)
 
 
 def _render_quiet(report: Report, console: Console) -> None:
     """-q: one line per error or warning (with its fix), nothing when healthy; the exit code says the rest."""
-    for f in report.findings:
+    for f, subjects in grouped(report.findings):
         if f.severity in ("error", "warning"):
             print_wrapped(console, f"{FINDING_MARKS[f.severity]} [bold]{f.code}[/] {escape(f.title)}: "
                                    f"{escape(f.detail)}", 0, 4)
+            if len(subjects) > 1:
+                print_wrapped(console, escape(_where(subjects)), 4)
             print_with_commands(console, "[bold]Fix:[/] ", f.fix, 4)
 
 
-def _print_finding(console: Console, f: Finding, verbose: bool) -> None:
+def _cut_at_word(text: str, room: int) -> str:
+    """TEXT in at most ROOM characters, cut after a whole word or a path's folder (with …) where it is longer; ""
+    where none fits."""
+    if len(text) <= room:
+        return text
+    head = text[:max(0, room - 1)]
+    at = max(head.rfind(" "), head.rfind("/") + 1 if "/" in head else -1)
+    cut = head[:at].rstrip(" ,;(") if at > 0 else ""
+    return cut + "…" if cut else ""
+
+
+def _print_finding(console: Console, f: Finding, verbose: bool, subjects: list[str] | None = None) -> None:
+    several = subjects is not None and len(subjects) > 1
     if f.severity == "info" and not verbose:
-        gist = f.detail.split(":")[0].split(". ")[0]
-        gist = gist if len(gist) <= 90 else gist[:87] + "..."
-        print_wrapped(console, f"{FINDING_MARKS['info']} {f.code} {escape(f.title)} [dim]({escape(gist)})[/]", 4, 6)
+        times = f" ×{len(subjects)}" if several and subjects else ""
+        head = f"{FINDING_MARKS['info']} {f.code} {escape(f.title)}{times}"
+        # one line: the gist of the detail, cut at a word where it would wrap (a terminal) or pass 90 characters
+        room = 90 if console.soft_wrap else console.width - 4 - len(Text.from_markup(head).plain) - 3
+        gist = _cut_at_word(f.detail.split(":")[0].split(". ")[0], room)
+        print_wrapped(console, head + (f" [dim]({escape(gist)})[/]" if gist else ""), 4, 6)
         return
     print_wrapped(console, f"{FINDING_MARKS.get(f.severity, '?')} [bold]{f.code}[/] {escape(f.title)}", 4, 6)
     print_wrapped(console, escape(f.detail), 8)
+    if several and subjects:
+        print_wrapped(console, escape(_where(subjects)), 8)
     print_with_commands(console, "[bold]Fix:[/] ", f.fix, 8)
     if verbose and f.refs:
         print_wrapped(console, f"[dim]Source: {escape('; '.join(f.refs))}[/]", 8)
@@ -152,7 +224,16 @@ def _summary_line(report: Report) -> str:
     if warnings:
         parts.append(f"{warnings} warning{'s' * (warnings != 1)}")
     return f"[{'red' if errors else 'yellow'}]! Doctor found {' and '.join(parts)}.[/] " \
-           f"[dim](`cudnn-doctor explain CODE` for more)[/]{ignored}"
+           f"[dim](cudnn-doctor explain CODE for more)[/]{ignored}"
+
+
+def _next_step(console: Console, report: Report) -> None:
+    """Under the summary: how many findings `fix --yes` treats, and the command, alone at the end of its line."""
+    from cudnn_doctor.render.next_step import fix_command, fixable
+
+    count = fixable(report)
+    if count:
+        print_with_commands(console, f"[bold]{count} can be fixed here:[/] ", f"`{fix_command()}`", 0)
 
 
 PLATFORM_NAMES = {"linux": "Linux", "wsl2": "WSL 2", "container": "a container", "jetson": "Jetson",
@@ -269,6 +350,17 @@ def _install_line(install: CudnnInstall, verbose: bool) -> str:
     return escape(line)
 
 
+def copies_table(report: Report) -> list[str]:
+    """The cuDNN copies as aligned columns: version, the CUDA it was built for, its headers, who installed it, who
+    loads it, and the library last (its length varies the most)."""
+    header = ("version", "CUDA", "headers", "owner", "loaded by", "library")
+    rows = [(i.version or (f"{i.major}.x?" if i.major else "?"), i.cuda_version or "-", i.header_version or "-",
+             i.source, ", ".join(i.loaded_by) or "-", i.library) for i in report.cudnn]
+    widths = [max(len(r[c]) for r in (header, *rows)) for c in range(len(header) - 1)]
+    return ["  ".join(cell.ljust(width) for cell, width in zip(r[:-1], widths, strict=True)) + "  " + r[-1]
+            for r in (header, *rows)]
+
+
 def _cudnn_lines(report: Report, verbose: bool) -> tuple[str, list[str]]:
     if not report.cudnn:
         return "cuDNN: none found", []
@@ -297,6 +389,8 @@ def _framework_lines(report: Report, verbose: bool) -> tuple[str, list[str]]:
             parts.append(f"loads {framework.cudnn_used}")
         elif framework.details.get("uses_cudnn") is False:
             parts.append("uses no cuDNN")
+        if framework.name == "dl4j" and framework.location and not verbose:  # projects alike are told apart
+            parts.append(_where([framework.location]).split(": ", 1)[1])
         line = ", ".join(parts)
         if verbose and framework.location:
             line += f" ({framework.found_via}: {framework.location})"

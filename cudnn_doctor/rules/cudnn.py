@@ -38,8 +38,14 @@ def no_cudnn(report: Report) -> list[Finding]:
 
 def several_versions_on_loader_path(report: Report) -> list[Finding]:
     visible = [i for i in report.cudnn if _visible_to_loader(report, i) and i.version]
-    versions = sorted({i.version for i in visible if i.version}, key=lambda v: version_tuple(v) or ())
-    if len(versions) < 2:
+    # libcudnn.so.8 and libcudnn.so.9 are different sonames: a program asks for one, and gets that one; only
+    # several versions of one major compete for the same name
+    by_major: dict[int | None, set[str]] = {}
+    for install in visible:
+        by_major.setdefault(install.major or major(install.version), set()).add(str(install.version))
+    competing = {m for m, versions in by_major.items() if len(versions) > 1}
+    visible = [i for i in visible if (i.major or major(i.version)) in competing]
+    if not visible:
         return []
     picked = [i for i in visible if "ld.so" in i.loaded_by]
     others = [i for i in visible if i not in picked]
@@ -132,10 +138,24 @@ def cuda_major_mismatch(report: Report) -> list[Finding]:
         if toolkit is None or install.cuda_version is None or toolkit.version is None:
             continue
         if major(install.cuda_version) != major(toolkit.version):
+            toolkit_major = major(toolkit.version)
             findings.append(finding("CD306", subject=install.library, library=install.library, version=install.version,
                                     cudnn_cuda=install.cuda_version, toolkit_path=toolkit.path,
-                                    toolkit_version=toolkit.version, toolkit_major=major(toolkit.version)))
+                                    toolkit_version=toolkit.version, toolkit_major=toolkit_major,
+                                    build=_build_for(report, install, toolkit_major)))
     return findings
+
+
+def _build_for(report: Report, install: CudnnInstall, cuda_major: int | None) -> str | None:
+    """The cuDNN release to take for CUDA CUDA_MAJOR instead of INSTALL: its own release where NVIDIA built it for
+    that major, else the newest of its cuDNN major, else the newest there is (compat/cudnn.toml [[wheel]])."""
+    if cuda_major is None:
+        return None
+    builds = [b.version for b in query.cudnn_builds_for(cuda_major, report.host.os, report.host.arch)]
+    if install.version in builds:
+        return install.version
+    own = [v for v in builds if major(v) == install.major]
+    return (own or builds)[-1] if builds else None
 
 
 def load_failures(report: Report) -> list[Finding]:

@@ -190,5 +190,29 @@ def unreadable_config_files(report: Report) -> list[Finding]:
     return [finding("CD440", subject=path, path=path, why=why) for path, why in report.unreadable_files]
 
 
+def cuda_of_each_framework(report: Report) -> list[Finding]:
+    """CD410: a framework that loads the machine's CUDA runtime (TensorFlow, not PyTorch's wheels, which carry
+    their own) where no CUDA here is one its build runs on: the verdict `compat NAME==VER --cuda X` gives."""
+    findings = []
+    cudas = [t for t in report.toolkits if t.version]
+    for framework in report.frameworks:
+        name = knowledge.canonical_name(framework.name)
+        if (name is None or framework.name == "dl4j" or framework.details.get("cpu_only") or not cudas
+                or not framework.cuda_built_for or knowledge.profile(name).get("cuda_rule") == "bundled"):
+            continue
+        need = knowledge.needs(name, (framework.version or "").split("+")[0])
+        if need.missing is not None or not need.rows:
+            continue
+        verdicts = [knowledge.judge(need, knowledge.Combination(cuda=t.version, os=report.host.os))[1][0] for t in cudas]
+        if any(v.verdict != knowledge.INCOMPATIBLE for v in verdicts):
+            continue
+        found = ", ".join(f"CUDA {t.version} ({t.path})" for t in cudas)
+        findings.append(finding("CD410", subject=framework.location or framework.name, refs=(verdicts[0].source,),
+                                what=f"{_name(framework)} {framework.version}", built=f"CUDA {framework.cuda_built_for}",
+                                found=found, framework=_name(framework), framework_version=framework.version,
+                                cuda=framework.cuda_built_for, why=verdicts[0].why))
+    return findings
+
+
 RULES = (unreadable_config_files, cpu_only_builds, built_for_newer_cuda_than_driver, cudnn_of_each_framework,
-         gpu_compute_capability, unknown_compatibility)
+         cuda_of_each_framework, gpu_compute_capability, unknown_compatibility)
