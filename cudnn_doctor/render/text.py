@@ -79,8 +79,10 @@ def print_with_commands(console: Console, label: str, text: str, indent: int) ->
     prose = label
     for index, part in enumerate(parts):
         if index % 2 == 1 and is_command(part):
-            if prose.rstrip().endswith("(") and parts[index + 1:index + 2] and parts[index + 1].startswith(")"):
-                prose = prose.rstrip()[:-1]  # "(`cmd`)": the command on its line says it without the brackets
+            if prose.count("(") > prose.count(")") and parts[index + 1:index + 2] and parts[index + 1].startswith(")"):
+                # "(`cmd`)", "(or only this: `cmd`)": the command on its line says it without the brackets
+                at = prose.rfind("(")
+                prose = prose[:at] + prose[at + 1:].lstrip()
                 parts[index + 1] = parts[index + 1][1:]
             if prose.strip():
                 print_wrapped(console, prose.strip(), indent)
