@@ -81,6 +81,8 @@ def test_export_lines_leave_no_empty_entry_when_the_variable_was_unset(machine: 
         assert _exported(line, None) == str(folder)  # not "folder:", which would add the working folder
         assert _exported(line, "/opt/other") == f"{folder}:/opt/other"
     for line in re.findall(r"export LD_LIBRARY_PATH=\S+", README):
+        if "$" not in line:
+            continue  # a removal writes the exact new value: no empty entry either
         assert line.endswith("${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}") or line.endswith("${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH})`."), line
 
 

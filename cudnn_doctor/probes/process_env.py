@@ -94,7 +94,7 @@ def read_process_view(ctx: SearchContext, answer: LibraryProbe | None, gpus: lis
         kernel_driver=kernel_driver_version(ctx),
         cuda_driver_version=decode_cuda(values.get("cuDriverGetVersion")),
         cuinit=values.get("cuInit") if isinstance(values.get("cuInit"), int) else None,
-        cuinit_name=values.get("cuInit_name") or None,
+        cuinit_name=values.get("cuInit_name") or _status_name(values.get("cuInit")),
         load_error=answer.error if answer is not None and not answer.loaded else None,
         visible=visible,
         cuda_visible_devices=value,
@@ -107,6 +107,12 @@ def read_process_view(ctx: SearchContext, answer: LibraryProbe | None, gpus: lis
         limits=read_limits(),
         cudnn=framework_cudnn(frameworks, mapped, installs_by_real, ctx, cache),
     )
+
+
+def _status_name(status: object) -> str | None:
+    """A CUresult's name from compat/process_env.toml, where the library could not name it (the stub names
+    nothing, not even its own CUDA_ERROR_STUB_LIBRARY)."""
+    return next((row["name"] for row in load("process_env").get("cuda_status", []) if row["status"] == status), None)
 
 
 def _bus(text: object) -> str | None:
