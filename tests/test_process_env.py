@@ -327,3 +327,21 @@ def test_gpus_of_different_kinds_numbered_otherwise_by_cuda(machine: Machine, tm
     order = finding(report, "CD117")
     assert "cuda:0 = nvidia-smi's GPU 1, cuda:1 = nvidia-smi's GPU 0" in order["detail"]
     assert "CD117" not in codes(check_after(machine, ["export CUDA_DEVICE_ORDER=PCI_BUS_ID"]))
+
+
+@pytest.mark.parametrize(("preloaded", "refused"), [(90000, True), (90200, False)])
+def test_a_preloaded_cudnn_older_than_torch_was_built_with(machine: Machine, tmp_path: Path, preloaded: int,
+                                                         refused: bool) -> None:
+    """torch refuses an older minor of its cuDNN major and takes a newer one (torch/backends/cudnn/__init__.py)."""
+    gpu_machine(machine, tmp_path, gpus=1)
+    install_torch(python_env(machine, tmp_path))  # built with 9.1.0 (its pinned wheel)
+    other = tmp_path / f"cudnn-{preloaded}"
+    fake_cudnn(other, version=preloaded, sublibraries=CUDNN9)
+    machine.env["LD_PRELOAD"] = str(other / "libcudnn.so.9")
+    report = machine.check_json()
+    assert ("CD317" in codes(report)) is refused, report["findings"]
+    if refused:
+        assert "cuDNN 9.0.0" in finding(report, "CD317")["detail"]
+        lines = plan_lines(machine)
+        assert "unset LD_PRELOAD" in lines
+        assert "CD317" not in codes(check_after(machine, lines))

@@ -234,11 +234,13 @@ def preloaded_cudnn(report: Report) -> list[Finding]:
 
 
 def _satisfies(version: str, spec: str) -> bool:
-    """Is cuDNN VERSION what SPEC asks? A pin of a four-part wheel release (==9.19.0.56) asks for its
-    three-part cuDNN release, and a framework runs with a later patch of the same minor."""
+    """Is cuDNN VERSION what SPEC asks? A pin of a wheel release (==9.19.0.56) is what the framework was built
+    with: it runs with that major at that minor or later (torch/backends/cudnn/__init__.py: runtime_minor >=
+    compile_minor for cuDNN 7 and later), and refuses an older minor or another major."""
     if spec.startswith("==") and "," not in spec:
         pinned = version_tuple(spec[2:]) or ()
-        return (version_tuple(version) or ())[:2] == pinned[:2] and (version_tuple(version) or ())[:3] >= pinned[:3]
+        found = version_tuple(version) or ()
+        return bool(found and pinned) and found[0] == pinned[0] and found[:2] >= pinned[:2]
     try:
         return Specifiers(spec).contains(version)
     except (InvalidSpecifier, ValueError):
