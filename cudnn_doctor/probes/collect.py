@@ -28,7 +28,13 @@ from cudnn_doctor.probes.loader import (
     under_prefix,
 )
 from cudnn_doctor.probes.platform import detect_platform, libcuda_target
-from cudnn_doctor.probes.process_env import CUDA_JOB, read_process_view, reasons_to_ask_cuda
+from cudnn_doctor.probes.process_env import (
+    CUDA_JOB,
+    early_reasons,
+    preload_entries,
+    read_process_view,
+    reasons_to_ask_cuda,
+)
 from cudnn_doctor.probes.toolkit import discover_toolkits, nvcc_version_in, runtime_version
 from cudnn_doctor.user_files import is_regular_file
 
@@ -44,6 +50,9 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     # On a GPU machine NVML's child costs as much as every other probe together (it opens the driver, as
     # nvidia-smi does): it starts first, wherever the loader may find libnvidia-ml, and runs beside the rest.
     nvml_batch: ProbeBatch | None = ProbeBatch([NVML_JOB]) if may_load(NVML_SONAME, ctx) else None
+    # CUDA itself (cuInit, 0.2 s a GPU) beside it, where the environment alone already says it must be asked
+    early_cuda = ProbeBatch([CUDA_JOB]) if ctx.prefix == "/" and early_reasons(ctx, deep) and (
+        preload_entries(ctx.env) or may_load("libcuda.so.1", ctx)) else None
     # Helper programs (ldconfig, each nvcc that must be asked) run side by side under one budget, through
     # the child runner: a hanging one costs the budget once, and none outlives check.
     toolkits, dangling_variables = discover_toolkits(ctx)
@@ -64,7 +73,10 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     asked = reasons_to_ask_cuda(ctx, cache, always=deep)
     target = libcuda_target(ctx, cache)  # the soname, but under a prefix what only its cache or folders find
     cuda_job = CUDA_JOB if target == CUDA_JOB.target else Job("cuda", target)
-    cuda_batch = ProbeBatch([cuda_job] if asked else [])
+    if early_cuda is not None and (not asked or cuda_job != CUDA_JOB):
+        early_cuda.stop()
+        early_cuda = None
+    cuda_batch = early_cuda or ProbeBatch([cuda_job] if asked else [])
     report = Report(tool=Tool("cudnn-doctor", __version__), host=replace(_host(), platform=detect_platform(ctx, cache)))
 
     for path in ctx.search_paths:

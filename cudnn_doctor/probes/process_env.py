@@ -29,19 +29,30 @@ VERSION_SYMBOLS = ("cudnn_graph_version", "cudnn_ops_infer_version", "cudnn_adv_
                    "cudnn_cnn_train_version")
 
 
-def reasons_to_ask_cuda(ctx: SearchContext, cache: dict[str, list[str]], always: bool = False) -> list[str]:
-    """Why a program's CUDA may answer otherwise than the driver's own files and NVML say, in this environment;
-    empty where nothing can (then cuInit, 0.2 s a GPU on an H100, is not asked; `check --deep` always asks).
-    What can: LD_PRELOAD, CUDA_VISIBLE_DEVICES, a libcuda.so.1 the loader finds that is not the kernel module's
-    release (a stub, a compat package, another driver's copy), a finite address-space limit, a missing
-    /dev/nvidia-uvm. (A container's NVIDIA_VISIBLE_DEVICES is not one: the runtime hook gives CUDA and NVML the same
-    device files; CUDA images set it whether or not the hook ran.)"""
-    found = resolve_like_loader("libcuda.so.1", [], ctx, cache)
+def early_reasons(ctx: SearchContext, always: bool = False) -> list[str]:
+    """The reasons to ask CUDA that the environment alone gives (no loader cache needed): what lets its child
+    start first, beside NVML's."""
     reasons = []
     if preload_entries(ctx.env):
         reasons.append("LD_PRELOAD is set")
     if "CUDA_VISIBLE_DEVICES" in ctx.env:
         reasons.append("CUDA_VISIBLE_DEVICES is set")
+    if read_limits().get("RLIMIT_AS", (-1, -1))[0] >= 0:
+        reasons.append("the address space is limited (ulimit -v)")
+    if always:
+        reasons.append("--deep")
+    return reasons
+
+
+def reasons_to_ask_cuda(ctx: SearchContext, cache: dict[str, list[str]], always: bool = False) -> list[str]:
+    """Why a program's CUDA may answer otherwise than the driver's own files and NVML say, in this environment;
+    empty where nothing can (then cuInit, 0.2 s a GPU on an H100, is not asked; `check --deep` always asks).
+    What can: LD_PRELOAD, CUDA_VISIBLE_DEVICES, a finite address-space limit (early_reasons), a libcuda.so.1
+    the loader finds that is not the kernel module's release (a stub, a compat package, another driver's copy),
+    a missing /dev/nvidia-uvm. (A container's NVIDIA_VISIBLE_DEVICES is not one: the runtime hook gives CUDA
+    and NVML the same device files; CUDA images set it whether or not the hook ran.)"""
+    found = resolve_like_loader("libcuda.so.1", [], ctx, cache)
+    reasons = early_reasons(ctx)
     if found is not None:
         kernel = kernel_driver_version(ctx)
         if kernel is None or release_in_name(found) != kernel:
@@ -49,9 +60,6 @@ def reasons_to_ask_cuda(ctx: SearchContext, cache: dict[str, list[str]], always:
                            f"({kernel or 'unknown'})")
         if not os.path.exists(ctx.system("/dev/nvidia-uvm")):
             reasons.append("/dev/nvidia-uvm is missing")
-    soft = read_limits().get("RLIMIT_AS", (-1, -1))[0]
-    if soft >= 0:
-        reasons.append("the address space is limited (ulimit -v)")
     if always:
         reasons.append("--deep")
     return reasons if found is not None or preload_entries(ctx.env) else []
