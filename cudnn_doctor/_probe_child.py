@@ -19,11 +19,16 @@ import os
 import sys
 import time
 
+WINDOWS = os.name == "nt"
 
-def _loaded_path(name_fragment):
+
+def _loaded_path(name_fragment, lib=None):
     """The real path of the mapped file whose name starts with NAME_FRAGMENT. Paths are bytes on
     Linux: read as bytes and decoded with surrogateescape, so a folder name that is not UTF-8
-    comes back to the parent as the same bytes."""
+    comes back to the parent as the same bytes. On Windows: the file of the module LIB, as the
+    loader names it (GetModuleFileNameW)."""
+    if WINDOWS:
+        return _module_file(lib)
     wanted = os.fsencode(name_fragment)
     try:
         with open("/proc/self/maps", "rb") as maps:
@@ -38,7 +43,26 @@ def _loaded_path(name_fragment):
     return None
 
 
+def _module_file(lib):
+    if lib is None:
+        return None
+    buffer = ctypes.create_unicode_buffer(32768)
+    kernel32 = ctypes.WinDLL("kernel32")
+    kernel32.GetModuleFileNameW.argtypes = [ctypes.c_void_p, ctypes.c_wchar_p, ctypes.c_uint32]
+    length = kernel32.GetModuleFileNameW(lib._handle, buffer, len(buffer))
+    return buffer.value[:length] if length else None
+
+
 def _load(target):
+    if WINDOWS:
+        # LoadLibraryExW(target, 0, 0): the search order a program's plain LoadLibrary gets (its folder,
+        # System32, the Windows folder, the current folder, PATH). A copy named by its path gets its own
+        # folder as well (SetDllDirectoryW), as when that folder is on PATH: cuDNN's front library loads
+        # its sub-libraries (cudnn_graph64_9.dll, ...) by their bare names.
+        folder = os.path.dirname(target)
+        if folder:
+            ctypes.WinDLL("kernel32").SetDllDirectoryW(folder)
+        return ctypes.CDLL(target, winmode=0)
     mode = getattr(os, "RTLD_NOW", 2) | getattr(os, "RTLD_LOCAL", 0)
     return ctypes.CDLL(target, mode=mode)
 
@@ -71,20 +95,20 @@ def probe_cudnn(target):
     return {
         "cudnnGetVersion": _call_size_t(lib, "cudnnGetVersion"),
         "cudnnGetCudartVersion": _call_size_t(lib, "cudnnGetCudartVersion"),
-        "loaded_path": _loaded_path(base + ".") or _loaded_path(base),
+        "loaded_path": _loaded_path(base + ".", lib) or _loaded_path(base, lib),
     }
 
 
 def probe_cudart(target):
     lib = _load(target)
     version, status = _call_int_out(lib, "cudaRuntimeGetVersion")
-    return {"cudaRuntimeGetVersion": version, "status": status, "loaded_path": _loaded_path("libcudart")}
+    return {"cudaRuntimeGetVersion": version, "status": status, "loaded_path": _loaded_path("libcudart", lib)}
 
 
 def probe_libcuda(target):
     lib = _load(target)
     version, status = _call_int_out(lib, "cuDriverGetVersion")
-    return {"cuDriverGetVersion": version, "status": status, "loaded_path": _loaded_path("libcuda.so")}
+    return {"cuDriverGetVersion": version, "status": status, "loaded_path": _loaded_path("libcuda.so", lib)}
 
 
 def _mapped_libraries():
@@ -190,7 +214,7 @@ def probe_nvml(_arg=None, module_folder=None):
             "ok": True,
             "driver_version": _text(pynvml.nvmlSystemGetDriverVersion()),
             "cuda_driver_version": pynvml.nvmlSystemGetCudaDriverVersion(),
-            "library": _loaded_path("libnvidia-ml.so"),
+            "library": _loaded_path("libnvidia-ml.so", getattr(pynvml, "nvmlLib", None)),
             "gpus": [],
         }
         queries = (

@@ -36,7 +36,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-NEUTRAL_CWD = "/"
+from cudnn_doctor.platforms import CURRENT
+
+NEUTRAL_CWD = CURRENT.neutral_cwd
 TOKEN_VARIABLE = "CUDNN_DOCTOR_CHILD_TOKEN"
 STDOUT_LIMIT = 8 << 20  # bytes kept of a child's stdout (ldconfig -p of a big machine is ~1 MB)
 STDERR_LIMIT = 64 << 10  # the tail of stderr is kept for the error line
@@ -255,7 +257,7 @@ class ChildBatch:
     def _run(self) -> None:
         pending = deque(range(len(self.requests)))
         running: dict[int, _Running] = {}
-        selector = selectors.DefaultSelector()
+        selector = CURRENT.pipe_selector()  # selectors where select() takes pipes
         try:
             while pending or running:
                 now = time.monotonic()
@@ -322,8 +324,8 @@ class ChildBatch:
             deadline = min(deadline, self.deadline)
         try:
             process = subprocess.Popen(list(request.argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                       stderr=subprocess.PIPE, env=env, cwd=NEUTRAL_CWD, start_new_session=True,
-                                       close_fds=True)
+                                       stderr=subprocess.PIPE, env=env, cwd=NEUTRAL_CWD, **CURRENT.popen_options)
+            CURRENT.adopt(process)
         except (OSError, ValueError) as error:
             if retry_later and getattr(error, "errno", None) in (errno.EMFILE, errno.ENFILE, errno.EAGAIN):
                 return _RETRY
@@ -409,8 +411,9 @@ class ChildBatch:
                 pass
             pipe.close()
         child.took_stderr(b"", final=True)
-        _kill_group(process.pid)  # before reaping: the group's id cannot have been reused yet
+        CURRENT.kill_tree(process)  # before reaping: the group's id cannot have been reused yet
         _reap(process)
+        CURRENT.release(process)
         wall_ms = round((time.monotonic() - child.started) * 1000, 1)
         request = self.requests[child.index]
         self._set(child.index, make_answer(request, process.returncode, bytes(child.out), bytes(child.err),
@@ -434,7 +437,8 @@ class StreamingChild:
         env = dict(os.environ)
         env[TOKEN_VARIABLE] = self.token
         self.process = subprocess.Popen(list(argv), stdin=stdin_fd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                        env=env, cwd=NEUTRAL_CWD, start_new_session=True, close_fds=True)
+                                        env=env, cwd=NEUTRAL_CWD, **CURRENT.popen_options)
+        CURRENT.adopt(self.process)
         _STREAMS.add(self)
         assert self.process.stdout is not None
         _widen_pipe(self.process.stdout.fileno())
@@ -443,8 +447,9 @@ class StreamingChild:
         """Kill the child's group (whatever it started too), reap it, close its pipes."""
         _STREAMS.discard(self)
         if self.process.returncode is None:  # not reaped yet: its group's id is still its own
-            _kill_group(self.process.pid)
+            CURRENT.kill_tree(self.process)
         _reap(self.process)
+        CURRENT.release(self.process)
         kill_strays(self.token, self._since)
         for pipe in (self.process.stdout, self.process.stderr):
             if pipe is not None:
@@ -454,12 +459,7 @@ class StreamingChild:
 def _widen_pipe(descriptor: int) -> None:
     """Let a stream's child run a chunk ahead: with the default 64 KiB pipe, a decompressor stops while the
     reader checks, hashes and writes each chunk, and the two take turns instead of running side by side."""
-    import fcntl
-
-    try:
-        fcntl.fcntl(descriptor, getattr(fcntl, "F_SETPIPE_SZ", 1031), PIPE_SIZE)
-    except OSError:
-        pass
+    CURRENT.widen_pipe(descriptor, PIPE_SIZE)
 
 
 @atexit.register
@@ -508,13 +508,6 @@ def _has_exited(process: subprocess.Popen[bytes]) -> bool:
     except (AttributeError, OSError):  # no waitid: poll() reaps, which is fine there
         return process.poll() is not None
     return info is not None
-
-
-def _kill_group(pid: int) -> None:
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except (OSError, AttributeError):
-        pass
 
 
 def _reap(process: subprocess.Popen[bytes]) -> None:
@@ -626,10 +619,4 @@ def describe_exit(returncode: int | None) -> str:
     """'crashed with SIGSEGV', 'exited with status 2'."""
     if returncode is None:
         return "did not finish"
-    if returncode < 0:
-        try:
-            name = signal.Signals(-returncode).name
-        except ValueError:
-            name = f"signal {-returncode}"
-        return f"crashed with {name}"
-    return f"exited with status {returncode}"
+    return CURRENT.describe_exit(returncode)

@@ -12,6 +12,8 @@ import stat
 import struct
 from dataclasses import dataclass, field
 
+from cudnn_doctor.platforms import CURRENT
+
 MACHINES = {3: "i386", 20: "ppc", 21: "ppc64le", 40: "arm", 62: "x86_64", 183: "aarch64", 243: "riscv64"}
 HOST_ARCH_ALIASES = {"amd64": "x86_64", "arm64": "aarch64", "ppc64le": "ppc64le", "i686": "i386"}
 
@@ -39,14 +41,8 @@ class ElfInfo:
 
 
 def uname() -> tuple[str, str, str]:
-    """(system, node, machine) of this machine: os.uname() where there is one (the `platform` module, with its
-    regular expressions compiled at import, costs every start of `check` for the same three strings)."""
-    if hasattr(os, "uname"):
-        found = os.uname()
-        return found.sysname, found.nodename, found.machine
-    import platform
-
-    return platform.system(), platform.node(), platform.machine()
+    """(system, node, machine) of this machine (platforms.py: os.uname(), or Windows' own variables)."""
+    return CURRENT.uname()
 
 
 def host_arch() -> str:
@@ -56,7 +52,7 @@ def host_arch() -> str:
 
 def read_elf(path: str) -> ElfInfo:
     """Parse PATH's ELF header and dynamic section; raise ElfError if it is not one."""
-    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)  # a FIFO must not make us wait
+    flags = os.O_RDONLY | CURRENT.open_flags  # a FIFO must not make us wait
     try:
         descriptor = os.open(path, flags)
     except OSError as error:

@@ -27,7 +27,9 @@ from __future__ import annotations
 import signal
 from types import FrameType
 
-HANDLED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+from cudnn_doctor.platforms import CURRENT
+
+HANDLED = CURRENT.stop_signals  # SIGHUP on POSIX, SIGBREAK on Windows
 _received: list[int] = []
 _held: list[bool] = []
 

@@ -20,6 +20,8 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
+from cudnn_doctor.platforms import CURRENT
+
 METADATA_LIMIT = 1 << 20  # version.json, METADATA, .theanorc: kilobytes in real life
 SOURCE_LIMIT = 8 << 20  # build_info.py, headers
 
@@ -32,7 +34,7 @@ class UnreadableFile(Exception):
 def _regular_file(path: str) -> Iterator[tuple[int, os.stat_result]]:
     """PATH opened without blocking (a FIFO with no writer would wait forever), and its fstat; anything but a
     regular file, or any OSError on the way, is UnreadableFile. The descriptor is closed on leaving."""
-    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
+    flags = os.O_RDONLY | CURRENT.open_flags | getattr(os, "O_NOCTTY", 0)
     try:
         descriptor = os.open(path, flags)
     except OSError as error:

@@ -22,6 +22,7 @@ from cudnn_doctor.explain import catalog, classify, reader
 from cudnn_doctor.explain.catalog import Match, normalise
 from cudnn_doctor.knowledge.data import load
 from cudnn_doctor.model import Report
+from cudnn_doctor.platforms import CURRENT
 from cudnn_doctor.versions import version_tuple
 
 SCHEMA = "cudnn-doctor/explain/1"
@@ -346,7 +347,7 @@ def read_message(query: str | None, from_file: str | None, stdin: Any) -> bytes:
     if from_file is not None:
         where = f"--from-file {from_file}"
         try:
-            fd = os.open(from_file, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+            fd = os.open(from_file, os.O_RDONLY | CURRENT.open_flags)
         except OSError as error:
             raise DoctorError(f"--from-file {from_file}: {error.strerror or error}",
                               fix="give the path of a readable log file") from None

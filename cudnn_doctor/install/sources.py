@@ -23,6 +23,7 @@ from cudnn_doctor.install.redistrib import (
     pick_file,
 )
 from cudnn_doctor.install.safety import printable
+from cudnn_doctor.platforms import CURRENT
 
 CUDA_IN_NAME = (re.compile(r"_cuda(\d+)"), re.compile(r"nvidia_cudnn_cu(\d+)"), re.compile(r"^cudnn-(\d+)\.\d+-"))
 
@@ -123,7 +124,7 @@ def readable_archive(path: str, shown: str) -> None:
     if not stat_module.S_ISREG(info.st_mode):
         raise unreadable("it is not a regular file (a FIFO, a device or a socket)", "pass an archive file")
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        fd = os.open(path, os.O_RDONLY | CURRENT.open_flags)
     except OSError as error:
         raise unreadable(f"it exists but cannot be read ({error.strerror})",
                          "make it readable (chmod a+r), or run as a user who can read it") from None

@@ -42,6 +42,7 @@ NVML_SONAME = "libnvidia-ml.so.1"
 NVML_JOB = Job("nvml", "-")  # pynvml opens NVML_SONAME itself, as any program would
 LIBCUDA_JOB = Job("libcuda", "libcuda.so.1")
 
+
 BATCHED_KINDS = ("cudnn", "cudart")  # the jobs a machine may have hundreds of
 BATCH_SIZE = 32  # libraries per batch child at most
 MIN_BATCH_SIZE = 8  # and at least, where there are that many: each batch child saves the start of 7 Pythons
@@ -104,7 +105,7 @@ def _groups(jobs: list[Job], parallel: int) -> list[list[int]]:
     for index, job in enumerate(jobs):
         by_kind.setdefault(job.kind if job.kind in BATCHED_KINDS else f"single-{index}", []).append(index)
     for kind, indices in by_kind.items():
-        if kind not in BATCHED_KINDS or len(indices) <= parallel:
+        if kind not in BATCHED_KINDS or len(indices) <= parallel or not hasattr(os, "fork"):  # a batch forks
             groups += [[index] for index in indices]
             continue
         slots = max(1, parallel // IN_FLIGHT)

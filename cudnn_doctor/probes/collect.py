@@ -17,13 +17,15 @@ from cudnn_doctor.model import CudnnInstall, Host, LibraryProbe, Report, Tool, T
 from cudnn_doctor.probes import cudnn as cudnn_probe
 from cudnn_doctor.probes.child import Job, ProbeBatch, run_jobs
 from cudnn_doctor.probes.context import SearchContext
-from cudnn_doctor.probes.driver import NVML_JOB, NVML_NOT_FOUND, NVML_SONAME, read_driver
+from cudnn_doctor.probes.driver import NVML_JOB, NVML_NOT_FOUND, read_driver
 from cudnn_doctor.probes.frameworks import detect_frameworks, link_frameworks_to_installs, theano_flags
 from cudnn_doctor.probes.loader import (
     cache_from_answer,
+    find_nvml,
     ldconfig_command,
     loader_search_dirs,
     may_load,
+    may_load_nvml,
     resolve_like_loader,
     under_prefix,
 )
@@ -49,10 +51,10 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     started = time.perf_counter()
     # On a GPU machine NVML's child costs as much as every other probe together (it opens the driver, as
     # nvidia-smi does): it starts first, wherever the loader may find libnvidia-ml, and runs beside the rest.
-    nvml_batch: ProbeBatch | None = ProbeBatch([NVML_JOB]) if may_load(NVML_SONAME, ctx) else None
+    nvml_batch: ProbeBatch | None = ProbeBatch([NVML_JOB]) if may_load_nvml(ctx) else None
     # CUDA itself (cuInit, 0.2 s a GPU) beside it, where the environment alone already says it must be asked
     early_cuda = ProbeBatch([CUDA_JOB]) if ctx.prefix == "/" and early_reasons(ctx, deep) and (
-        preload_entries(ctx.env) or may_load("libcuda.so.1", ctx)) else None
+        preload_entries(ctx.env) or may_load(ctx.layout.libcuda, ctx)) else None
     # Helper programs (ldconfig, each nvcc that must be asked) run side by side under one budget, through
     # the child runner: a hanging one costs the budget once, and none outlives check.
     toolkits, dangling_variables = discover_toolkits(ctx)
@@ -63,7 +65,7 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     cache = helpers.ldconfig_cache()
     # No libnvidia-ml where the loader looks (LD_LIBRARY_PATH, its cache, the system folders): no driver,
     # and no need to hear NVML say so. The loader's exact answer decides whether NVML's child is read.
-    nvml_present = resolve_like_loader(NVML_SONAME, [], ctx, cache) is not None
+    nvml_present = find_nvml(ctx, cache) is not None
     if nvml_batch is not None and not nvml_present:
         nvml_batch.stop()
         nvml_batch = None
@@ -90,7 +92,7 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     theano_flags(ctx, report.unreadable_files)  # read once more only to record what cannot be read
     report.loader_path = loader_search_dirs(ctx, cache)
     report.loader_path_real = [os.path.realpath(folder) for folder in report.loader_path]
-    report.ld_library_path = list(ctx.env_paths("LD_LIBRARY_PATH"))
+    report.ld_library_path = ctx.library_path()
     report.ld_library_path_real = [os.path.realpath(folder) for folder in report.ld_library_path]
     report.dangling_variables = dangling_variables
     libraries = cudnn_probe.discover_cudnn_libraries(ctx, toolkits, cache)
@@ -98,8 +100,8 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
 
     # a FIFO or device is never handed to the loader: it would wait on it until the deadline
     library_jobs = {lib: Job("cudnn", lib) for lib, _, _ in libraries if cudnn_probe.probe_target(lib)}
-    loader_jobs = {major: Job("cudnn", f"libcudnn.so.{major}") for major in majors
-                   if _loader_pick_is_loadable(f"libcudnn.so.{major}", ctx, cache)}
+    loader_jobs = {major: Job("cudnn", ctx.layout.cudnn.format(major=major)) for major in majors
+                   if _loader_pick_is_loadable(ctx.layout.cudnn.format(major=major), ctx, cache)}
     batch = ProbeBatch([*library_jobs.values(), *loader_jobs.values()])
     scanned = time.perf_counter()
 
@@ -131,7 +133,7 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     nvml = nvml_batch.results()[NVML_JOB] if nvml_batch is not None else NVML_NOT_FOUND
     probed = time.perf_counter()
     cuda = cuda_batch.results().get(cuda_job)
-    if cuda is None and not nvml.values.get("ok") and resolve_like_loader("libcuda.so.1", [], ctx, cache):
+    if cuda is None and not nvml.values.get("ok") and resolve_like_loader(ctx.layout.libcuda, [], ctx, cache):
         asked = ["NVML did not answer"]  # the driver's release then comes from libcuda itself
         cuda = run_jobs([cuda_job])[cuda_job]
     report.driver, report.gpus, report.nvml_error = read_driver(nvml, cuda)

@@ -20,6 +20,41 @@ LINUX_DEFAULT_LIB_DIRS = (
 TRIPLETS = {"x86_64": "x86_64-linux-gnu", "aarch64": "aarch64-linux-gnu", "ppc64le": "powerpc64le-linux-gnu"}
 
 
+@dataclass(frozen=True)
+class LoaderLayout:
+    """How one operating system's loader finds a library, and what NVIDIA's files are called there: one
+    table per system, so that the search steps never ask which system they run on."""
+
+    os_name: str
+    library_path_variable: str  # the variable the loader searches: LD_LIBRARY_PATH, or Windows' PATH
+    nvml: str  # the NVML library pynvml loads
+    libcuda: str  # the CUDA driver library
+    cudnn: str  # the main cuDNN library of a major: cudnn.format(major=9)
+    nvcc: str
+    # toolkit folders (glob patterns) and how a report names the way each was found; Windows' start at
+    # %ProgramFiles%, Linux's at the system root
+    toolkit_folders: tuple[tuple[str, str], ...]
+    # variables that name one toolkit each: CUDA_PATH_V12_4, set by the Windows installer per version
+    toolkit_variable_prefix: str | None = None
+
+
+LINUX_LAYOUT = LoaderLayout(
+    os_name="linux", library_path_variable="LD_LIBRARY_PATH", nvml="libnvidia-ml.so.1", libcuda="libcuda.so.1",
+    cudnn="libcudnn.so.{major}", nvcc="nvcc",
+    toolkit_folders=(("/usr/local/cuda", "/usr/local/cuda"), ("/usr/local/cuda-*", "/usr/local/cuda"),
+                     ("/opt/cuda", "system"), ("/opt/nvidia/cuda*", "system")),
+)
+# The CUDA installer's folders and variables: https://docs.nvidia.com/cuda/cuda-installation-guide-microsoft-windows/
+# ("C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA\vX.Y", CUDA_PATH and CUDA_PATH_VX_Y); nvml.dll in System32
+# since the DCH drivers, in NVSMI before (as pynvml looks for it)
+WINDOWS_LAYOUT = LoaderLayout(
+    os_name="windows", library_path_variable="PATH", nvml="nvml.dll", libcuda="nvcuda.dll",
+    cudnn="cudnn64_{major}.dll", nvcc="nvcc.exe",
+    toolkit_folders=(("NVIDIA GPU Computing Toolkit/CUDA/v*", "Program Files"),),
+    toolkit_variable_prefix="CUDA_PATH_V",
+)
+
+
 @dataclass
 class SearchContext:
     """Where the probes look: the environment, the system root, extra folders."""
@@ -71,12 +106,40 @@ class SearchContext:
     def system_glob(self, pattern: str) -> list[str]:
         return sorted(glob.glob(self.system(pattern)))
 
+    @property
+    def layout(self) -> LoaderLayout:
+        return WINDOWS_LAYOUT if self.os_name == "windows" else LINUX_LAYOUT
+
     def env_paths(self, name: str) -> list[str]:
         value = self.env.get(name, "")
         return [part for part in value.split(os.pathsep) if part]
 
+    def library_path(self) -> list[str]:
+        """The folders of the variable the loader searches (LD_LIBRARY_PATH; PATH on Windows)."""
+        return self.env_paths(self.layout.library_path_variable)
+
+    def windows_folder(self) -> str:
+        """%SystemRoot% (C:\\Windows), as the environment names it."""
+        return self.env.get("SYSTEMROOT") or self.env.get("WINDIR") or "C:\\Windows"
+
+    def program_files(self) -> list[str]:
+        """%ProgramFiles% (and %ProgramW6432%, where a 32-bit program sees another)."""
+        found = [self.env.get(name) for name in ("PROGRAMFILES", "PROGRAMW6432")]
+        return list(dict.fromkeys(folder for folder in found if folder)) or ["C:\\Program Files"]
+
     def default_lib_dirs(self) -> list[str]:
+        """The folders the loader searches after the library path (and, on Linux, its cache). Windows: System32
+        and the Windows folder, in the order LoadLibrary searches them."""
+        if self.os_name == "windows":
+            return [os.path.join(self.windows_folder(), "System32"), self.windows_folder()]
         return [self.system(d.format(triplet=self.triplet)) for d in LINUX_DEFAULT_LIB_DIRS]
+
+    def toolkit_folder_patterns(self) -> list[tuple[str, str]]:
+        """(glob pattern, how it is named) of the folders where CUDA toolkits are installed."""
+        if self.os_name == "windows":
+            return [(os.path.join(root, pattern), source)
+                    for root in self.program_files() for pattern, source in self.layout.toolkit_folders]
+        return [(self.system(pattern), source) for pattern, source in self.layout.toolkit_folders]
 
     def site_packages_dirs(self) -> list[str]:
         """Every site-packages folder worth a look: this Python's, the active venv and conda

@@ -74,10 +74,9 @@ def parse_ldconfig_cache(out: str, arch: str) -> dict[str, list[str]]:
 
 
 def loader_search_dirs(ctx: SearchContext, cache: dict[str, list[str]]) -> list[str]:
-    """LD_LIBRARY_PATH, then the folders of the ldconfig cache, then the default folders."""
-    ordered: list[str] = list(ctx.env_paths("LD_LIBRARY_PATH"))
-    ordered += list(dict.fromkeys(os.path.dirname(path) for paths in cache.values() for path in paths))
-    ordered += ctx.default_lib_dirs()
+    """LD_LIBRARY_PATH, then the folders of the ldconfig cache, then the default folders (Windows: System32
+    and the Windows folder, then PATH)."""
+    ordered = search_order(ctx, [], cache)
     unique: list[str] = []
     seen: set[str] = set()
     for folder in ordered:
@@ -91,28 +90,45 @@ def loader_search_dirs(ctx: SearchContext, cache: dict[str, list[str]]) -> list[
 def resolve_like_loader(soname: str, runpath: list[str], ctx: SearchContext,
                         cache: dict[str, list[str]]) -> str | None:
     """The path ld.so would open for SONAME from a library whose DT_RUNPATH is RUNPATH:
-    LD_LIBRARY_PATH first, then RUNPATH, then the cache, then the default folders."""
-    for folder in ctx.env_paths("LD_LIBRARY_PATH") + runpath:
-        candidate = os.path.join(folder, soname)
-        if os.path.exists(candidate):
-            return candidate
-    for path in cache.get(soname, []):
-        if os.path.exists(path):
-            return path
-    for folder in ctx.default_lib_dirs():
-        candidate = os.path.join(folder, soname)
-        if os.path.exists(candidate):
-            return candidate
-    return None
+    LD_LIBRARY_PATH first, then RUNPATH, then the cache, then the default folders. On Windows, the file
+    LoadLibrary(SONAME) opens: the program's own folder (RUNPATH stands for it), System32, the Windows
+    folder, then PATH."""
+    if ctx.os_name == "windows":
+        candidates = [os.path.join(folder, soname) for folder in search_order(ctx, runpath, cache)]
+    else:
+        candidates = [os.path.join(folder, soname) for folder in ctx.library_path() + list(runpath)]
+        candidates += cache.get(soname, [])
+        candidates += [os.path.join(folder, soname) for folder in ctx.default_lib_dirs()]
+    return next((candidate for candidate in candidates if os.path.exists(candidate)), None)
+
+
+def find_nvml(ctx: SearchContext, cache: dict[str, list[str]]) -> str | None:
+    """The NVML library pynvml would load: libnvidia-ml.so.1 where the loader finds it; on Windows, nvml.dll
+    in System32 (the DCH drivers), else in %ProgramFiles%\\NVIDIA Corporation\\NVSMI (older drivers)."""
+    if ctx.os_name != "windows":
+        return resolve_like_loader(ctx.layout.nvml, [], ctx, cache)
+    candidates = [os.path.join(ctx.windows_folder(), "System32", ctx.layout.nvml)]
+    candidates += [os.path.join(root, "NVIDIA Corporation", "NVSMI", ctx.layout.nvml) for root in ctx.program_files()]
+    return next((candidate for candidate in candidates if os.path.isfile(candidate)), None)
+
+
+def search_order(ctx: SearchContext, runpath: list[str], cache: dict[str, list[str]]) -> list[str]:
+    """The folders a loader searches, in its order. Linux: LD_LIBRARY_PATH, RUNPATH, the cache's folders,
+    the default folders. Windows (LoadLibrary's standard order, SafeDllSearchMode): the program's folder
+    (RUNPATH), System32, the Windows folder, PATH."""
+    if ctx.os_name == "windows":
+        return list(runpath) + ctx.default_lib_dirs() + ctx.library_path()
+    cached = list(dict.fromkeys(os.path.dirname(path) for paths in cache.values() for path in paths))
+    return ctx.library_path() + list(runpath) + cached + ctx.default_lib_dirs()
 
 
 LD_CACHE_LIMIT = 64 << 20  # bytes of /etc/ld.so.cache read at most (a large machine's is a few MB)
 
 
 def may_load(soname: str, ctx: SearchContext) -> bool:
-    """Whether the loader may find SONAME: in an LD_LIBRARY_PATH or default folder, or named in the loader's
-    cache. A superset of resolve_like_loader()'s exact answer, read without `ldconfig -p`: what lets the
-    slowest child start before that answer is known."""
+    """Whether the loader may find SONAME: in an LD_LIBRARY_PATH or default folder (Windows: System32, the
+    Windows folder, PATH), or named in the loader's cache. A superset of resolve_like_loader()'s exact answer,
+    read without `ldconfig -p`: what lets the slowest child start before that answer is known."""
     if resolve_like_loader(soname, [], ctx, {}) is not None:  # the loader's own folders, its cache left out
         return True
     cache = ctx.system("/etc/ld.so.cache")
@@ -123,3 +139,8 @@ def may_load(soname: str, ctx: SearchContext) -> bool:
             return soname.encode() in handle.read(LD_CACHE_LIMIT)
     except OSError:
         return False
+
+
+def may_load_nvml(ctx: SearchContext) -> bool:
+    """Whether pynvml may find NVML: may_load's answer for libnvidia-ml.so.1; on Windows, where pynvml looks."""
+    return find_nvml(ctx, {}) is not None or may_load(ctx.layout.nvml, ctx)

@@ -18,12 +18,12 @@ The encoding in the XML declaration (or a BOM) is honoured through Python's code
 from __future__ import annotations
 
 import os
-import platform
 import re
 from collections import deque
 from dataclasses import dataclass, field
 from xml.parsers import expat
 
+from cudnn_doctor.platforms import CURRENT
 from cudnn_doctor.probes.jvm_build import (
     BuildModule,
     BuildProject,
@@ -243,7 +243,7 @@ def describe_profile(profile: RawProfile, basedir: str, env: dict[str, str]) -> 
     os_element = activation.child("os")
     if os_element is not None:
         name, family = (os_element.value("name") or "").lower(), (os_element.value("family") or "").lower()
-        system = platform.system().lower()
+        system = CURRENT.uname()[0].lower()
         here = {"linux": {"unix", "linux"}, "darwin": {"mac", "unix"}, "windows": {"windows"}}.get(system, set())
         wanted = name or family
         negated = wanted.startswith("!")

@@ -222,7 +222,7 @@ def libcuda_target(ctx: SearchContext, cache: dict[str, list[str]]) -> str:
     """What a child should dlopen for libcuda.so.1: the soname, as every program does; under a prefix, the file that
     system's loader picks where only the prefix's cache or folders lead to it (the host's loader knows nothing of the
     prefix), never where LD_PRELOAD or LD_LIBRARY_PATH decide (those the child's loader applies itself)."""
-    soname = "libcuda.so.1"
+    soname = ctx.layout.libcuda  # libcuda.so.1; nvcuda.dll on Windows
     if ctx.prefix in ("", "/") or ctx.env.get("LD_PRELOAD", "").strip():
         return soname
     picked = resolve_like_loader(soname, [], ctx, cache)

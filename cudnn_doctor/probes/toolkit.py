@@ -32,9 +32,18 @@ def _from_variable(name: str) -> Callable[[SearchContext], list[Candidate]]:
     return step
 
 
+def from_versioned_variables(ctx: SearchContext) -> list[Candidate]:
+    """CUDA_PATH_V12_4 and its kind: the Windows installer sets one for each toolkit it installs."""
+    prefix = ctx.layout.toolkit_variable_prefix
+    if prefix is None:
+        return []
+    return [(value, name) for name, value in sorted(ctx.env.items())
+            if name.upper().startswith(prefix) and re.fullmatch(r"\d+_\d+", name[len(prefix):]) and value]
+
+
 def from_nvcc_on_path(ctx: SearchContext) -> list[Candidate]:
     for folder in ctx.env_paths("PATH"):
-        nvcc = os.path.join(folder, "nvcc")
+        nvcc = os.path.join(folder, ctx.layout.nvcc)
         if os.path.isfile(nvcc):
             root = toolkit_root_of_nvcc(nvcc)
             return [(root, "PATH")] if root else []
@@ -56,11 +65,7 @@ def toolkit_root_of_nvcc(nvcc: str) -> str | None:
 
 
 def from_system_folders(ctx: SearchContext) -> list[Candidate]:
-    found = []
-    for pattern in ("/usr/local/cuda", "/usr/local/cuda-*", "/opt/cuda", "/opt/nvidia/cuda*"):
-        for path in ctx.system_glob(pattern):
-            found.append((path, "/usr/local/cuda" if "/usr/local/cuda" in path else "system"))
-    return found
+    return [(path, source) for pattern, source in ctx.toolkit_folder_patterns() for path in sorted(glob.glob(pattern))]
 
 
 def from_pip_wheels(ctx: SearchContext) -> list[Candidate]:
@@ -82,6 +87,7 @@ def from_conda(ctx: SearchContext) -> list[Candidate]:
 TOOLKIT_SEARCH_STEPS: tuple[Callable[[SearchContext], list[Candidate]], ...] = (
     _from_variable("CUDA_HOME"),
     _from_variable("CUDA_PATH"),
+    from_versioned_variables,
     from_nvcc_on_path,
     from_system_folders,
     from_pip_wheels,
@@ -122,7 +128,7 @@ def discover_toolkits(ctx: SearchContext) -> tuple[list[Toolkit], list[tuple[str
     for step in TOOLKIT_SEARCH_STEPS:
         for path, source in step(ctx):
             if not looks_like_toolkit(path):
-                if source in ("CUDA_HOME", "CUDA_PATH"):
+                if source in ("CUDA_HOME", "CUDA_PATH") or source.startswith("CUDA_PATH_V"):
                     dangling.append((source, path))
                 continue
             real = os.path.realpath(path)

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import TextIO
 
 from cudnn_doctor.model import Report
+from cudnn_doctor.platforms import CURRENT
 from cudnn_doctor.render.text import AREA_NAMES, area_of
 
 LEVELS = {"error": "error", "warning": "warning", "info": "notice"}
@@ -89,7 +90,7 @@ def render_github(report: Report, out: TextIO, summary_file: str | None, verbose
         from cudnn_doctor.errors import DoctorError
 
         try:  # appended, as GitHub's runner expects; never blocks on a FIFO, never writes into a device
-            descriptor = os.open(summary_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o644)
+            descriptor = os.open(summary_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT | CURRENT.open_flags, 0o644)
             try:
                 if not stat.S_ISREG(os.fstat(descriptor).st_mode):
                     raise OSError(0, "not a regular file")

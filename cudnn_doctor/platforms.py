@@ -1,0 +1,240 @@
+"""What differs between the systems the doctor runs on, as one object: `CURRENT`.
+
+How a command is stopped (which signals), how a child's pipes are watched and how a child is killed with
+all it started, how a file is opened without waiting on a FIFO, how an exit status is named. Every other
+module asks `CURRENT`; none branches on the system itself (STYLE.md §1). Imports nothing of the package.
+
+- POSIX: SIGINT, SIGTERM, SIGHUP; pipes watched by `selectors`; a child in its own session, killed with its
+  whole process group; O_NONBLOCK keeps a FIFO from blocking an open.
+- Windows: SIGINT, SIGTERM and SIGBREAK (Ctrl-Break; there is no SIGHUP); `select()` takes only sockets, so
+  a child's pipes are asked with PeekNamedPipe how much they hold (non-blocking reads, Python 3.12+); a
+  child is put in a job object, and killing the job kills whatever the child started; there are no FIFOs in
+  the file system; a crash is an NTSTATUS exit code (0xC0000409, ...), named here.
+"""
+
+from __future__ import annotations
+
+import os
+import selectors
+import signal
+import subprocess
+import time
+from collections.abc import Mapping
+from typing import Any
+
+# NTSTATUS values a crashed Windows process exits with (ntstatus.h), by the name Microsoft gives them
+NTSTATUS_NAMES = {
+    0xC0000005: "STATUS_ACCESS_VIOLATION",
+    0xC000001D: "STATUS_ILLEGAL_INSTRUCTION",
+    0xC00000FD: "STATUS_STACK_OVERFLOW",
+    0xC0000135: "STATUS_DLL_NOT_FOUND",
+    0xC0000139: "STATUS_ENTRYPOINT_NOT_FOUND",
+    0xC000007B: "STATUS_INVALID_IMAGE_FORMAT",
+    0xC0000409: "STATUS_STACK_BUFFER_OVERRUN",  # also __fastfail and abort() of the MSVC runtime
+    0xC0000374: "STATUS_HEAP_CORRUPTION",
+    0xC000013A: "STATUS_CONTROL_C_EXIT",
+}
+
+
+class Posix:
+    """Linux (and the other Unix systems the doctor may run on)."""
+
+    name = "posix"
+    stop_signals: tuple[int, ...] = tuple(
+        getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
+    # or'ed into every os.open of a user's file: a FIFO does not block the open; not inherited by children
+    open_flags = getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    neutral_cwd = "/"
+    popen_options: Mapping[str, Any] = {"start_new_session": True, "close_fds": True}
+
+    def uname(self) -> tuple[str, str, str]:
+        """(system, node, machine): os.uname() (the `platform` module, with its regular expressions compiled at
+        import, costs every start of `check` for the same three strings)."""
+        found = os.uname()  # type: ignore[attr-defined,unused-ignore]
+        return found.sysname, found.nodename, found.machine
+
+    def pipe_selector(self) -> selectors.BaseSelector:
+        return selectors.DefaultSelector()
+
+    def adopt(self, process: subprocess.Popen[bytes]) -> None:
+        """Make PROCESS (just started) one whose whole tree kill_tree can end: its own session does it."""
+
+    def kill_tree(self, process: subprocess.Popen[bytes]) -> None:
+        """Kill PROCESS and everything in its process group (not reaped yet: the group id is still ours)."""
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+    def release(self, process: subprocess.Popen[bytes]) -> None:
+        """PROCESS has been reaped: forget what adopt kept for it."""
+
+    def widen_pipe(self, fd: int, size: int) -> None:
+        """Let the pipe FD hold SIZE bytes where the system allows it (Linux: F_SETPIPE_SZ)."""
+        import fcntl
+
+        try:
+            fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), size)
+        except OSError:
+            pass
+
+    def describe_exit(self, returncode: int) -> str:
+        if returncode < 0:
+            try:
+                name = signal.Signals(-returncode).name
+            except ValueError:
+                name = f"signal {-returncode}"
+            return f"crashed with {name}"
+        return f"exited with status {returncode}"
+
+
+class Windows(Posix):
+    """Windows (and Wine)."""
+
+    name = "windows"
+    stop_signals = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGBREAK") if hasattr(signal, name))
+    # no FIFOs in the file system (named pipes live in \\.\pipe\); O_BINARY, or os.read turns CRLF into LF
+    # and stops at the first Ctrl-Z
+    open_flags = getattr(os, "O_BINARY", 0) | getattr(os, "O_NOINHERIT", 0)
+    neutral_cwd = os.path.abspath(os.sep)  # the root of the current drive
+    popen_options = {"close_fds": True, "creationflags": 0x00000200}  # CREATE_NEW_PROCESS_GROUP: its own Ctrl-C
+
+    def __init__(self) -> None:
+        self._jobs: dict[int, int] = {}  # pid -> job object handle
+
+    def uname(self) -> tuple[str, str, str]:
+        """("Windows", the computer's name, "AMD64"), as the system's own variables say: the `platform` module
+        asks WMI (Python 3.12+), which takes 100 ms on Windows and crashes Wine."""
+        machine = os.environ.get("PROCESSOR_ARCHITEW6432") or os.environ.get("PROCESSOR_ARCHITECTURE") or "AMD64"
+        return "Windows", os.environ.get("COMPUTERNAME", ""), machine
+
+    def pipe_selector(self) -> selectors.BaseSelector:
+        return PeekSelector()
+
+    def adopt(self, process: subprocess.Popen[bytes]) -> None:
+        job = _job_object()
+        if job and _kernel32().AssignProcessToJobObject(job, int(process._handle)):  # type: ignore[attr-defined]
+            self._jobs[process.pid] = job
+        elif job:
+            _kernel32().CloseHandle(job)
+
+    def kill_tree(self, process: subprocess.Popen[bytes]) -> None:
+        job = self._jobs.get(process.pid)
+        if job:
+            _kernel32().TerminateJobObject(job, 1)
+        try:
+            process.kill()  # TerminateProcess: also where the job could not be made
+        except OSError:
+            pass
+
+    def release(self, process: subprocess.Popen[bytes]) -> None:
+        job = self._jobs.pop(process.pid, None)
+        if job:
+            _kernel32().CloseHandle(job)  # KILL_ON_JOB_CLOSE: what the child left running ends now
+
+    def widen_pipe(self, fd: int, size: int) -> None:
+        """A Windows pipe's buffer is set when it is made (subprocess's own): nothing to widen."""
+
+    def describe_exit(self, returncode: int) -> str:
+        code = returncode & 0xFFFFFFFF
+        if code in NTSTATUS_NAMES:
+            return f"crashed with {NTSTATUS_NAMES[code]} (0x{code:08X})"
+        if code >= 0xC0000000:
+            return f"crashed with status 0x{code:08X}"
+        return f"exited with status {returncode}"
+
+
+class PeekSelector(selectors.BaseSelector):
+    """A selector over pipes for Windows, where select() takes only sockets: a pipe is ready when
+    PeekNamedPipe says it holds bytes or its writer is gone (then a read gives the end of file).
+    Polled every few milliseconds; the reads themselves are non-blocking (os.set_blocking)."""
+
+    POLL_S = 0.005
+
+    def __init__(self) -> None:
+        self._keys: dict[Any, selectors.SelectorKey] = {}
+
+    def register(self, fileobj: Any, events: int, data: Any = None) -> selectors.SelectorKey:
+        fd = fileobj if isinstance(fileobj, int) else fileobj.fileno()
+        key = selectors.SelectorKey(fileobj, fd, events, data)
+        self._keys[fileobj] = key
+        return key
+
+    def unregister(self, fileobj: Any) -> selectors.SelectorKey:
+        return self._keys.pop(fileobj)
+
+    def get_map(self) -> Mapping[Any, selectors.SelectorKey]:
+        return dict(self._keys)
+
+    def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
+        import _winapi
+        import msvcrt
+
+        end = None if timeout is None else time.monotonic() + timeout
+        while True:
+            ready = []
+            for key in list(self._keys.values()):
+                try:
+                    available, _left = _winapi.PeekNamedPipe(msvcrt.get_osfhandle(key.fd), 0)[:2]
+                except OSError:  # the writer closed it (ERROR_BROKEN_PIPE): the read gives the end of file
+                    available = 1
+                if available:
+                    ready.append((key, selectors.EVENT_READ))
+            if ready or (end is not None and time.monotonic() >= end):
+                return ready
+            time.sleep(self.POLL_S if end is None else max(0.0, min(self.POLL_S, end - time.monotonic())))
+
+    def close(self) -> None:
+        self._keys.clear()
+
+
+_loaded: list[Any] = []
+
+
+def _kernel32() -> Any:
+    """kernel32 with the job-object functions declared (a HANDLE is pointer-sized, not a C int)."""
+    if not _loaded:
+        import ctypes
+        from ctypes import wintypes
+
+        kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)
+        kernel32.CreateJobObjectW.restype = wintypes.HANDLE
+        kernel32.CreateJobObjectW.argtypes = [ctypes.c_void_p, wintypes.LPCWSTR]
+        kernel32.SetInformationJobObject.argtypes = [wintypes.HANDLE, ctypes.c_int, ctypes.c_void_p, wintypes.DWORD]
+        kernel32.AssignProcessToJobObject.argtypes = [wintypes.HANDLE, wintypes.HANDLE]
+        kernel32.TerminateJobObject.argtypes = [wintypes.HANDLE, wintypes.UINT]
+        kernel32.CloseHandle.argtypes = [wintypes.HANDLE]
+        _loaded.append(kernel32)
+    return _loaded[0]
+
+
+def _job_object() -> int | None:
+    """A new job object whose processes all end when its last handle is closed, or None."""
+    import ctypes
+    from ctypes import wintypes
+
+    class BasicLimits(ctypes.Structure):
+        _fields_ = [("PerProcessUserTimeLimit", ctypes.c_int64), ("PerJobUserTimeLimit", ctypes.c_int64),
+                    ("LimitFlags", wintypes.DWORD), ("MinimumWorkingSetSize", ctypes.c_size_t),
+                    ("MaximumWorkingSetSize", ctypes.c_size_t), ("ActiveProcessLimit", wintypes.DWORD),
+                    ("Affinity", ctypes.c_size_t), ("PriorityClass", wintypes.DWORD),
+                    ("SchedulingClass", wintypes.DWORD)]
+
+    class ExtendedLimits(ctypes.Structure):
+        _fields_ = [("BasicLimitInformation", BasicLimits), ("IoInfo", ctypes.c_uint64 * 6),
+                    ("ProcessMemoryLimit", ctypes.c_size_t), ("JobMemoryLimit", ctypes.c_size_t),
+                    ("PeakProcessMemoryUsed", ctypes.c_size_t), ("PeakJobMemoryUsed", ctypes.c_size_t)]
+
+    kernel32 = _kernel32()
+    job = kernel32.CreateJobObjectW(None, None)
+    if not job:
+        return None
+    limits = ExtendedLimits()
+    limits.BasicLimitInformation.LimitFlags = 0x2000  # JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE
+    extended_limit_information = 9
+    kernel32.SetInformationJobObject(job, extended_limit_information, ctypes.byref(limits),
+                                     ctypes.sizeof(limits))
+    return int(job)
+
+
+CURRENT: Posix = Windows() if os.name == "nt" else Posix()
