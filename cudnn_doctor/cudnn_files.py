@@ -19,6 +19,16 @@ ANY_NAME = re.compile(r"^(?:libcudnn\.so\.(\d{1,4})(?:\.\d{1,4}){0,3}|cudnn64_(\
 HEADER_DEFINE = re.compile(r"#define\s+CUDNN_(MAJOR|MINOR|PATCHLEVEL)\s+(\d{1,9})\b")
 
 
+def library_file(name: str, major: int | None, os_name: str = "linux") -> str:
+    """The file a program asks for, of cuDNN's library NAME (libcudnn, libcudnn_ops, ...) of MAJOR:
+    libcudnn_ops.so.9 on Linux, cudnn_ops64_9.dll on Windows, libcudnn_ops.9.dylib on macOS."""
+    if os_name == "windows":
+        return f"{name.removeprefix('lib')}64_{major}.dll"
+    if os_name == "macos":
+        return f"{name}.{major}.dylib"
+    return f"{name}.so.{major}"
+
+
 def major_of(file_name: str, pattern: re.Pattern[str] = SONAME) -> int | None:
     """cuDNN's major from the main library's FILE_NAME (a base name), or None for any other file."""
     match = pattern.match(file_name)

@@ -44,6 +44,7 @@ class Posix:
         getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
     # or'ed into every os.open of a user's file: a FIFO does not block the open; not inherited by children
     open_flags = getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    binary = 0  # or'ed into os.open's flags for a file written or read as bytes
     neutral_cwd = "/"
     popen_options: Mapping[str, Any] = {"start_new_session": True, "close_fds": True}
 
@@ -78,6 +79,12 @@ class Posix:
         except OSError:
             pass
 
+    def lock(self, fd: int) -> None:
+        """Hold an exclusive lock on the open file FD until it is closed; OSError at once if another has it."""
+        import fcntl
+
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
     def describe_exit(self, returncode: int) -> str:
         if returncode < 0:
             try:
@@ -96,6 +103,7 @@ class Windows(Posix):
     # no FIFOs in the file system (named pipes live in \\.\pipe\); O_BINARY, or os.read turns CRLF into LF
     # and stops at the first Ctrl-Z
     open_flags = getattr(os, "O_BINARY", 0) | getattr(os, "O_NOINHERIT", 0)
+    binary = getattr(os, "O_BINARY", 0)
     neutral_cwd = os.path.abspath(os.sep)  # the root of the current drive
     popen_options = {"close_fds": True, "creationflags": 0x00000200}  # CREATE_NEW_PROCESS_GROUP: its own Ctrl-C
 
@@ -134,6 +142,11 @@ class Windows(Posix):
 
     def widen_pipe(self, fd: int, size: int) -> None:
         """A Windows pipe's buffer is set when it is made (subprocess's own): nothing to widen."""
+
+    def lock(self, fd: int) -> None:
+        import msvcrt
+
+        msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)  # the first byte, held until the descriptor is closed
 
     def describe_exit(self, returncode: int) -> str:
         code = returncode & 0xFFFFFFFF

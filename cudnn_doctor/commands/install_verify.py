@@ -9,6 +9,7 @@ import os
 from dataclasses import replace
 
 from cudnn_doctor.codes import doctor_error
+from cudnn_doctor.cudnn_files import library_file
 from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.model import CudnnInstall, Finding, Report
 from cudnn_doctor.probes.context import SearchContext
@@ -36,7 +37,7 @@ def fit_findings(report: Report, library_folder: str, version: str | None, major
 
     if version is None and cuda_major is None:
         return []
-    library = os.path.join(library_folder, f"libcudnn.so.{major or 9}")
+    library = os.path.join(library_folder, library_file("libcudnn", major or 9, report.host.os))
     planned = CudnnInstall(path=library_folder, library=library, major=major, version=version, header_version=version,
                            header_path=None, cuda_version=f"{cuda_major}.0" if cuda_major else None, sublibraries={},
                            sublibrary_versions={}, source="toolkit", loaded_by=("ld.so",),
@@ -90,19 +91,21 @@ def sublibrary_problem(install: CudnnInstall) -> str | None:
     from cudnn_doctor.probes.child import Job, run_jobs
 
     folder = install.path
-    paths = [os.path.join(folder, f"{name}.so.{install.major}") for name, present in install.sublibraries.items()
-             if present]
+    system = SearchContext.from_environment()
+    paths = [os.path.join(folder, library_file(name, install.major, system.os_name))
+             for name, present in install.sublibraries.items() if present]
     if not paths:
         return None
-    saved = os.environ.get("LD_LIBRARY_PATH")
-    os.environ["LD_LIBRARY_PATH"] = folder + (os.pathsep + saved if saved else "")
+    variable = system.layout.library_path_variable
+    saved = os.environ.get(variable)
+    os.environ[variable] = folder + (os.pathsep + saved if saved else "")
     try:
         answers = run_jobs([Job("cudnn", path) for path in paths])
     finally:
         if saved is None:
-            os.environ.pop("LD_LIBRARY_PATH", None)
+            os.environ.pop(variable, None)
         else:
-            os.environ["LD_LIBRARY_PATH"] = saved
+            os.environ[variable] = saved
     failed = [f"{os.path.basename(job.target)} ({answer.error or 'crashed'})"
               for job, answer in answers.items() if not answer.loaded]
     return f"sub-libraries do not load: {'; '.join(failed)}" if failed else None

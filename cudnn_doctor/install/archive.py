@@ -42,6 +42,7 @@ from cudnn_doctor.install.safety import (
     safe_name,
 )
 from cudnn_doctor.knowledge.layout import BIN, IMPLIB, INCLUDE, LIB, Layout
+from cudnn_doctor.platforms import CURRENT
 
 CHUNK = 1 << 20
 ROOT = re.compile(r"^(?:cuda|cudnn-[^/]+|nvidia/cudnn)/(.*)$")
@@ -166,7 +167,7 @@ class _Stager:
             target.parent.mkdir(parents=True, exist_ok=True)
             if self.reserve is not None:
                 self.reserve(target.parent, member.size)
-            handle = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            handle = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | CURRENT.binary, 0o600)
         is_header = category == INCLUDE and base in ("cudnn_version.h", "cudnn.h")
         wants_elf = category == LIB and self.layout.os_name == "linux" and ".so" in base
         first: bytes | None = None

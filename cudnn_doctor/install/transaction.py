@@ -36,6 +36,7 @@ from typing import Any
 
 from cudnn_doctor.codes import doctor_error
 from cudnn_doctor.install.faults import step
+from cudnn_doctor.platforms import CURRENT
 
 STATE_DIR = ".cudnn-doctor"
 JOURNAL = "journal.json"
@@ -155,15 +156,11 @@ class Transaction:
         """Take the prefix's lock, or CD510. A run that ends removes the lock file (with the state folder)
         while it still holds the lock, so a lock won on a file that is no longer at its path is no lock:
         take the one that is there now."""
-        try:
-            import fcntl
-        except ImportError:  # Windows: one run at a time is the user's business
-            return
         path = self.state / "lock"
         for _attempt in range(100):
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | CURRENT.binary, 0o644)
             try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                CURRENT.lock(fd)  # flock; msvcrt.locking on Windows
                 held = os.fstat(fd)
                 try:
                     there = os.stat(path)

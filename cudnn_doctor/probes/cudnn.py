@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from cudnn_doctor.cudnn_files import SONAME, header_version, major_of
+from cudnn_doctor.cudnn_files import SONAME, header_version, library_file, major_of
 from cudnn_doctor.elf import ElfError, read_elf
 from cudnn_doctor.model import CudnnInstall, LibraryProbe, Toolkit
 from cudnn_doctor.probes.context import SearchContext
@@ -165,13 +165,14 @@ def find_header(folder: str, ctx: SearchContext) -> str | None:
     return None
 
 
-def sublibrary_status(folder: str, major: int | None, names: list[str]) -> tuple[dict[str, bool], dict[str, str | None]]:
+def sublibrary_status(folder: str, major: int | None, names: list[str],
+                      os_name: str = "linux") -> tuple[dict[str, bool], dict[str, str | None]]:
     """For each expected sub-library: is libX.so.MAJOR beside the main one, and its version
     as far as the real file's name tells (libcudnn_ops.so.9.1.0 -> 9.1.0)."""
     present: dict[str, bool] = {}
     versions: dict[str, str | None] = {}
     for name in names:
-        candidates = [os.path.join(folder, f"{name}.so.{major}"), os.path.join(folder, f"{name}64_{major}.dll")]
+        candidates = [os.path.join(folder, library_file(name, major, os_name))]
         path = next((c for c in candidates if os.path.exists(c)), None)
         present[name] = path is not None
         versions[name] = version_in_file_name(path) if path else None
@@ -205,7 +206,7 @@ def build_install(library: str, source: str, aliases: list[str], probe: LibraryP
             file_error = str(error)
     values = probe.values if probe is not None and probe.loaded else {}
     header = find_header(folder, ctx)
-    present, versions = sublibrary_status(folder, major, sublibraries.get(major or 0, []))
+    present, versions = sublibrary_status(folder, major, sublibraries.get(major or 0, []), ctx.os_name)
     return CudnnInstall(
         path=folder,
         library=library,
