@@ -267,7 +267,7 @@ def bench(
 def fix(
     yes: bool = typer.Option(False, "--yes", "-y", help="Apply the steps the doctor can run, then check again."),
     json_output: bool = typer.Option(False, "--json", help="Print one JSON object (schema cudnn-doctor/plan/1)."),
-    shell: str = typer.Option("bash", "--shell", metavar="bash|zsh|fish|powershell",
+    shell: str = typer.Option("bash", "--shell", metavar="bash|zsh|fish|powershell|cmd|user",
                               help="The shell the environment lines are written for."),
     require: RequireOption = [],  # noqa: B006 - typer copies its defaults
     select: SelectOption = [],  # noqa: B006

@@ -163,6 +163,7 @@ class CudnnInstall:
     same_file_as: tuple[str, ...] = ()  # other paths (symlinks) to the same file
     real_library: str | None = None  # the file with every symlink resolved (the probe's realpath)
     real_path: str | None = None  # the folder with every symlink resolved
+    file_version: str | None = None  # a DLL's version resource ("9.28.1.4"), read without loading it
 
 
 @dataclass(frozen=True)

@@ -228,7 +228,7 @@ def main(yes: bool, json_output: bool, shell: str, require: list[str], select: l
     --yes (or a yes), applied and checked again; ends with SystemExit(status)."""
     from cudnn_doctor.command import console
     from cudnn_doctor.commands.check import check_options, check_settings
-    from cudnn_doctor.plan.shell import SHELLS
+    from cudnn_doctor.plan.shell import SHELL_NAMES as SHELLS
     from cudnn_doctor.streams import log_line
 
     if shell not in SHELLS:

@@ -14,9 +14,10 @@ RUNNABLE = (PIP, CONDA, INSTALL)  # what `fix --yes` runs itself; env lines are 
 class EnvChange:
     """One change to an environment variable that holds a list of folders."""
 
-    variable: str  # LD_LIBRARY_PATH
+    variable: str  # LD_LIBRARY_PATH (Windows: PATH)
     op: str  # "prepend" | "remove"
     folder: str
+    system: str = "posix"  # "windows": its lines are for PowerShell and cmd, its folders joined with ';'
 
 
 @dataclass(frozen=True)

@@ -100,6 +100,21 @@ def _name(framework: Framework) -> str:
 
 # --- one cause: sub-libraries or a whole cuDNN taken from an LD_LIBRARY_PATH folder -----------------------------
 
+WINDOWS_SEARCH_ORDER = ("Dynamic-link library search order (learn.microsoft.com/windows/win32/dlls/"
+                        "dynamic-link-library-search-order): the program's folder, System32, the Windows folder, PATH")
+
+
+def loader_change(report: Report, op: str, folder: str) -> EnvChange:
+    """OP ("prepend" | "remove") FOLDER on the variable the loader searches: LD_LIBRARY_PATH, or Windows' PATH."""
+    if report.host.os == "windows":
+        return EnvChange("PATH", op, folder.replace("/", "\\"), system="windows")
+    return EnvChange("LD_LIBRARY_PATH", op, folder)
+
+
+def loader_source(report: Report) -> str:
+    return WINDOWS_SEARCH_ORDER if report.host.os == "windows" else "ld.so(8): LD_LIBRARY_PATH"
+
+
 def _in_variable(report: Report, install: CudnnInstall) -> str | None:
     """The LD_LIBRARY_PATH entry that holds INSTALL, if any."""
     real = report.ld_library_path_real or [os.path.normpath(f) for f in report.ld_library_path]
@@ -120,8 +135,8 @@ def variable_shadows(work: _Work) -> None:
             continue
         why = (f"the loader picks cuDNN {kept.version} at {kept.path}; the other copies in LD_LIBRARY_PATH "
                f"({', '.join(f'{i.version} at {i.path}' for i in extra)}) are what a program gets when the order changes")
-        work.take([finding], Action(ENV, (), why, "ld.so(8): LD_LIBRARY_PATH",
-                                    env=tuple(EnvChange("LD_LIBRARY_PATH", "remove", f) for f in folders)))
+        work.take([finding], Action(ENV, (), why, loader_source(report),
+                                    env=tuple(loader_change(report, "remove", f) for f in folders)))
     for finding in work.with_code("CD408", "CD401", "CD303", "CD305"):
         culprit = _shadowing_copy(report, finding, shadowing)
         if culprit is None:
@@ -130,8 +145,9 @@ def variable_shadows(work: _Work) -> None:
         why = (f"{folder} in LD_LIBRARY_PATH comes before every other folder the loader searches, so its cuDNN "
                f"{culprit.version} is what is loaded in place of the copy that was installed with the program (and "
                "libcudnn.so opens its sub-libraries through the same search)")
-        work.take([finding], Action(ENV, (), why, "ld.so(8): LD_LIBRARY_PATH is searched before DT_RUNPATH and the "
-                                                 "ldconfig cache", env=(EnvChange("LD_LIBRARY_PATH", "remove", folder),)))
+        source = WINDOWS_SEARCH_ORDER if report.host.os == "windows" else \
+            "ld.so(8): LD_LIBRARY_PATH is searched before DT_RUNPATH and the ldconfig cache"
+        work.take([finding], Action(ENV, (), why, source, env=(loader_change(report, "remove", folder),)))
 
 
 def _shadowing_copy(report: Report, finding: Finding, shadowing: dict[str, CudnnInstall]) -> CudnnInstall | None:
@@ -338,7 +354,7 @@ def _take_install(work: _Work, found: list[Finding], choice: _Choice, cuda_major
     visible = {os.path.normpath(p) for p in work.report.loader_path} | set(work.report.loader_path_real)
     if os.path.normpath(library_folder) not in visible and os.path.realpath(library_folder) not in visible:
         work.take(found, Action(ENV, (), f"{library_folder} is not a folder the dynamic loader searches",
-                                "ld.so(8): LD_LIBRARY_PATH", env=(EnvChange("LD_LIBRARY_PATH", "prepend", library_folder),)))
+                                loader_source(work.report), env=(loader_change(work.report, "prepend", library_folder),)))
 
 
 def _library_folder(report: Report) -> str:
@@ -468,8 +484,8 @@ def _loads_from_loader(report: Report, framework: Framework) -> bool:
 def loader_path(work: _Work) -> None:
     """CD310: the folder onto LD_LIBRARY_PATH (warnings only: CD310 is info unless a plan asks)."""
     for finding in work.with_code("CD310"):
-        work.take([finding], Action(ENV, (), finding.title, "ld.so(8): LD_LIBRARY_PATH",
-                                    env=(EnvChange("LD_LIBRARY_PATH", "prepend", str(finding.values.get("path"))),)))
+        work.take([finding], Action(ENV, (), finding.title, loader_source(work.report),
+                                    env=(loader_change(work.report, "prepend", str(finding.values.get("path"))),)))
 
 
 # --- framework builds --------------------------------------------------------------------------------------------

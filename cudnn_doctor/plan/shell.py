@@ -9,6 +9,10 @@ from cudnn_doctor import quoting
 from cudnn_doctor.plan.model import EDIT, ENV, EnvChange, Plan
 
 SHELLS = ("bash", "zsh", "fish", "powershell")
+# Windows: the session's PATH in PowerShell and cmd, and the user's own PATH for every program started after
+# (the registry's HKCU\Environment, as System Properties > Environment Variables edits it)
+WINDOWS_SHELLS = ("powershell", "cmd", "user")
+SHELL_NAMES = tuple(dict.fromkeys(SHELLS + WINDOWS_SHELLS))
 
 
 def command_line(argv: tuple[str, ...], shell: str = "bash") -> str:
@@ -21,17 +25,29 @@ def folders_after(changes: tuple[EnvChange, ...], current: list[str], variable: 
     for change in changes:
         if change.variable != variable:
             continue
+        same = _same_windows_folder if change.system == "windows" else _same_folder
         if change.op == "remove":
-            folders = [f for f in folders if f.rstrip("/") != change.folder.rstrip("/")]
+            folders = [f for f in folders if not same(f, change.folder)]
         elif change.op == "prepend":
-            folders = [change.folder] + [f for f in folders if f.rstrip("/") != change.folder.rstrip("/")]
+            folders = [change.folder] + [f for f in folders if not same(f, change.folder)]
     return folders
+
+
+def _same_folder(a: str, b: str) -> bool:
+    return a.rstrip("/") == b.rstrip("/")
+
+
+def _same_windows_folder(a: str, b: str) -> bool:
+    """Windows' folder names: either slash, any case."""
+    return a.replace("/", "\\").rstrip("\\").lower() == b.replace("/", "\\").rstrip("\\").lower()
 
 
 def env_lines(changes: tuple[EnvChange, ...], current: list[str], shell: str = "bash") -> list[str]:
     """The lines that make CHANGES in SHELL. A removal writes the exact new value (read from this machine's
     variable); a plain prepend keeps whatever the variable holds when the line runs. Where SHELL cannot hold
     a folder's name exactly, or the variable cannot (a ':' in it), the line is a comment that says why."""
+    if changes and changes[0].system == "windows":
+        return windows_env_lines(changes, current, shell if shell in WINDOWS_SHELLS else "powershell")
     lines = []
     for variable in dict.fromkeys(c.variable for c in changes):
         mine = tuple(c for c in changes if c.variable == variable)
@@ -105,6 +121,41 @@ def _raise_soft_limit(option: str, value: str) -> None:
         pass
 
 
+def windows_env_lines(changes: tuple[EnvChange, ...], current: list[str], shell: str) -> list[str]:
+    """CHANGES as Windows writes them: folders joined with ';', in PowerShell, cmd or the user's environment."""
+    lines = []
+    for variable in dict.fromkeys(c.variable for c in changes):
+        mine = tuple(c for c in changes if c.variable == variable)
+        if all(c.op == "prepend" for c in mine):
+            front = ";".join(c.folder for c in reversed(mine))
+            if shell == "cmd":
+                lines.append(f'set "{variable}={_cmd(front)};%{variable}%"')
+            elif shell == "user":
+                lines.append(f"[Environment]::SetEnvironmentVariable({_ps(variable)}, {_ps(front + ';')} + "
+                             f"[Environment]::GetEnvironmentVariable({_ps(variable)}, 'User'), 'User')")
+            else:
+                lines.append(f"$env:{variable} = {_ps(front + ';')} + $env:{variable}")
+            continue
+        value = ";".join(folders_after(mine, current, variable))
+        if shell == "cmd":
+            lines.append(f'set "{variable}={_cmd(value)}"')
+        elif shell == "user":
+            lines.append(f"[Environment]::SetEnvironmentVariable({_ps(variable)}, {_ps(value)}, 'User')")
+        else:
+            lines.append(f"$env:{variable} = {_ps(value)}")
+    return lines
+
+
+def _ps(text: str) -> str:
+    return quoting.quote(text, "powershell")
+
+
+def _cmd(text: str) -> str:
+    """TEXT inside cmd's `set "NAME=..."`: the quotes keep & | < > literal; % is doubled only where cmd would
+    expand it in a batch file, and a line typed at the prompt keeps it, so it is left as it is."""
+    return text.replace('"', "")  # a path holds no double quote on Windows
+
+
 def _prepend(shell: str, variable: str, front: str) -> str:
     if shell == "fish":  # its *PATH variables are lists: an empty entry of a set-but-empty one is dropped
         return f"set -gx {variable} {quoting.quote(front, shell)} (string split -n : -- \"${variable}\")"
@@ -139,7 +190,8 @@ def plan_json(plan: Plan, current: list[str]) -> dict[str, Any]:
             entry["argv"] = list(action.argv)
         elif action.kind == ENV:
             entry["text"] = "; ".join(env_lines(action.env, current))
-            entry["env"] = {shell: env_lines(action.env, current, shell) for shell in SHELLS}
+            windows = bool(action.env) and action.env[0].system == "windows"
+            entry["env"] = {shell: env_lines(action.env, current, shell) for shell in (WINDOWS_SHELLS if windows else SHELLS)}
         else:
             entry["text"] = action.text or ""
             if action.kind == EDIT and action.text:  # JSON text cannot hold a byte that is not UTF-8: these can

@@ -206,10 +206,10 @@ def _loader_pick_is_loadable(soname: str, ctx: SearchContext, cache: dict[str, l
 
 
 def _host() -> Host:
-    from cudnn_doctor.elf import uname
+    from cudnn_doctor.elf import host_arch, uname
 
-    system, node, machine = uname()
-    return Host(os=system.lower(), arch=machine, python=".".join(map(str, sys.version_info[:3])),
+    system, node, _machine = uname()
+    return Host(os=system.lower(), arch=host_arch(), python=".".join(map(str, sys.version_info[:3])),
                 hostname=node)  # uname's nodename, as socket.gethostname() gives
 
 

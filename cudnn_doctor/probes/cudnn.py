@@ -17,6 +17,7 @@ from cudnn_doctor.cudnn_files import SONAME, header_version, library_file, major
 from cudnn_doctor.elf import ElfError, read_elf
 from cudnn_doctor.model import CudnnInstall, LibraryProbe, Toolkit
 from cudnn_doctor.probes.context import SearchContext
+from cudnn_doctor.probes.pe import PeError, read_pe
 from cudnn_doctor.probes.toolkit import lib_dirs_of
 from cudnn_doctor.user_files import SOURCE_LIMIT, UnreadableFile, is_regular_file, read_user_text
 from cudnn_doctor.versions import clean_version, decode_cuda, decode_cudnn
@@ -180,10 +181,26 @@ def sublibrary_status(folder: str, major: int | None, names: list[str],
 
 
 def version_in_file_name(path: str) -> str | None:
-    """The version in the name of the file PATH leads to (libcudnn_ops.so.9 -> libcudnn_ops.so.9.1.0 -> 9.1.0)."""
+    """The version in the name of the file PATH leads to (libcudnn_ops.so.9 -> libcudnn_ops.so.9.1.0 -> 9.1.0);
+    a DLL's names hold only the major: its version resource says the rest (cudnn_ops64_9.dll -> 9.28.1)."""
+    if path.lower().endswith(".dll"):
+        return _release_of(dll_file_version(path))
     real = os.path.realpath(path) if os.path.islink(path) else path  # only the last name matters
     match = re.search(r"\.so\.([0-9]+\.[0-9]+\.[0-9]+)$", real)
     return clean_version(match.group(1)) if match else None
+
+
+def dll_file_version(path: str) -> str | None:
+    """The version resource of the DLL PATH ("9.28.1.4"), None where it has none or is no PE image."""
+    try:
+        return read_pe(path).file_version
+    except PeError:
+        return None
+
+
+def _release_of(file_version: str | None) -> str | None:
+    """cuDNN's release in a DLL's four-part file version: 9.28.1.4 -> 9.28.1."""
+    return clean_version(".".join(file_version.split(".")[:3])) if file_version else None
 
 
 def build_install(library: str, source: str, aliases: list[str], probe: LibraryProbe | None,
@@ -191,11 +208,19 @@ def build_install(library: str, source: str, aliases: list[str], probe: LibraryP
     """Put together one CudnnInstall from the files and the child's answer."""
     folder = os.path.dirname(library)
     major = library_major(library)
-    arch = file_error = None
+    arch = file_error = file_version = None
     if os.path.islink(library) and not os.path.exists(library):
         file_error = f"a dangling link (to {os.readlink(library)}, No such file), which the loader skips"
     elif not is_regular_file(library):
         file_error = "not a regular file (a FIFO, device or folder), so it was not loaded"
+    elif library.lower().endswith(".dll"):
+        try:
+            pe = read_pe(library)
+            arch, file_version = pe.arch, pe.file_version
+            if pe.arch != ctx.arch:
+                file_error = f"built for {pe.arch}, this machine is {ctx.arch}"
+        except PeError as error:
+            file_error = str(error)
     elif library.endswith(".so." + str(major)):
         try:
             info = read_elf(library)
@@ -211,7 +236,8 @@ def build_install(library: str, source: str, aliases: list[str], probe: LibraryP
         path=folder,
         library=library,
         major=major,
-        version=decode_cudnn(values.get("cudnnGetVersion")),
+        # what the library answers; a DLL that does not load still has its version resource
+        version=decode_cudnn(values.get("cudnnGetVersion")) or _release_of(file_version),
         header_version=read_header_version(header) if header else None,
         header_path=header,
         cuda_version=decode_cuda(values.get("cudnnGetCudartVersion")),
@@ -226,4 +252,5 @@ def build_install(library: str, source: str, aliases: list[str], probe: LibraryP
         same_file_as=tuple(aliases),
         real_library=os.path.realpath(library),
         real_path=os.path.realpath(folder),
+        file_version=file_version,
     )

@@ -20,8 +20,13 @@ def action_text(action: Action, current: list[str]) -> str:
     if action.kind == ENV:
         line = "; ".join(env_lines(action.env, current))
         removed = [c.folder for c in action.env if c.op == "remove"]
+        variable = action.env[0].variable
+        if action.env[0].system == "windows":  # PowerShell's line, cmd's, and the one that keeps it for new programs
+            cmd, user = ("; ".join(env_lines(action.env, current, shell)) for shell in ("cmd", "user"))
+            what = f"take {', '.join(removed)} out of {variable}" if removed else f"put it on {variable}"
+            return f"{what}: `{line}` (PowerShell), `{cmd}` (cmd), `{user}` (for every new program)"
         if removed:
-            return f"take {', '.join(removed)} out of LD_LIBRARY_PATH: `{line}`"
+            return f"take {', '.join(removed)} out of {variable}: `{line}`"
         return f"`{line}`"
     if action.kind == "edit" and action.text:
         files = [line[4:] for line in action.text.splitlines() if line.startswith("+++ ")]

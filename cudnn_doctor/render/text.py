@@ -339,7 +339,9 @@ def _install_line(install: CudnnInstall, verbose: bool) -> str:
     if install.header_version:
         parts.append(f"headers {install.header_version}")
     if install.loaded_by:
-        parts.append("loaded by " + ", ".join(install.loaded_by))
+        # the system's loader: ld.so, or Windows' LoadLibrary for a DLL
+        loader = "LoadLibrary" if install.library.lower().endswith(".dll") else "ld.so"
+        parts.append("loaded by " + ", ".join(loader if name == "ld.so" else name for name in install.loaded_by))
     line = " ".join(parts[:2]) + ("; " + "; ".join(parts[2:]) if parts[2:] else "")
     if verbose:
         present = sum(install.sublibraries.values())

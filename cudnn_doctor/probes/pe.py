@@ -1,0 +1,121 @@
+"""Read what Windows itself reads from a DLL's PE headers, without loading it: the machine it was built
+for, and the version in its version resource (VS_FIXEDFILEINFO, what Explorer's Properties > Details shows).
+
+A copy of cuDNN that cannot load (its sub-libraries missing, another architecture) still has a version this
+way. pefile (PyPI) reads the same, at 25-100 ms of import per start; the few structures needed are read here.
+Layouts: Microsoft's "PE Format" (learn.microsoft.com/windows/win32/debug/pe-format) and VS_FIXEDFILEINFO
+(learn.microsoft.com/windows/win32/api/verrsrc/ns-verrsrc-vs_fixedfileinfo).
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import stat
+import struct
+from dataclasses import dataclass
+
+from cudnn_doctor.platforms import CURRENT
+
+MACHINES = {0x8664: "x86_64", 0xAA64: "aarch64", 0x14C: "i386", 0x1C4: "arm"}
+RESOURCE_DIRECTORY = 2  # the data directory's index of the resource table
+RT_VERSION = 16
+FIXED_FILE_INFO_SIGNATURE = 0xFEEF04BD
+MAX_SECTIONS = 96  # the loader's own limit
+
+
+class PeError(Exception):
+    """The file is not a usable PE image."""
+
+
+@dataclass(frozen=True)
+class PeInfo:
+    arch: str
+    bits: int
+    file_version: str | None  # "9.28.1.4", from the version resource; None where it has none
+
+
+def read_pe(path: str) -> PeInfo:
+    """PATH's machine and file version; PeError if it is not a PE image."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | CURRENT.open_flags)
+    except OSError as error:
+        raise PeError(f"cannot read it: {error.strerror or error}") from None
+    try:
+        info = os.fstat(descriptor)
+        if not stat.S_ISREG(info.st_mode) or info.st_size < 64:
+            raise PeError("not a regular file of a PE image's size")
+        data = mmap.mmap(descriptor, 0, access=mmap.ACCESS_READ)  # a cuDNN DLL is up to hundreds of MB
+    except OSError as error:
+        raise PeError(f"cannot read it: {error.strerror or error}") from None
+    finally:
+        os.close(descriptor)
+    with data:
+        try:
+            return _parse(data)
+        except (struct.error, ValueError, IndexError) as error:
+            raise PeError(f"malformed PE headers ({error})") from None
+
+
+def _parse(data: mmap.mmap) -> PeInfo:
+    if data[:2] != b"MZ":
+        raise PeError("not a PE image (no MZ header)")
+    pe_offset, = struct.unpack_from("<I", data, 0x3C)
+    if data[pe_offset:pe_offset + 4] != b"PE\0\0":
+        raise PeError("not a PE image (no PE signature)")
+    machine, sections, _time, _symbols, _count, optional_size, _flags = struct.unpack_from("<HHIIIHH", data, pe_offset + 4)
+    optional = pe_offset + 24
+    magic, = struct.unpack_from("<H", data, optional)
+    bits = {0x10B: 32, 0x20B: 64}.get(magic)
+    if bits is None:
+        raise PeError(f"unknown optional header (magic 0x{magic:x})")
+    directories = optional + (96 if bits == 32 else 112)
+    count, = struct.unpack_from("<I", data, directories - 4)
+    arch = MACHINES.get(machine, f"machine 0x{machine:x}")
+    table = [struct.unpack_from("<IIII", data, optional + optional_size + index * 40 + 8)
+             for index in range(min(sections, MAX_SECTIONS))]  # (virtual size, RVA, raw size, raw offset)
+    if count <= RESOURCE_DIRECTORY:
+        return PeInfo(arch, bits, None)
+    resource_rva, _size = struct.unpack_from("<II", data, directories + RESOURCE_DIRECTORY * 8)
+    base = _offset(resource_rva, table) if resource_rva else None
+    version = _fixed_file_version(data, base, resource_rva, table) if base is not None else None
+    return PeInfo(arch, bits, version)
+
+
+def _offset(rva: int, table: list[tuple[int, int, int, int]]) -> int | None:
+    for virtual_size, address, raw_size, raw_offset in table:
+        if address <= rva < address + max(virtual_size, raw_size):
+            return raw_offset + rva - address
+    return None
+
+
+def _first_entry(data: mmap.mmap, directory: int, wanted_id: int | None = None) -> int | None:
+    """The offset field of the entry WANTED_ID (the first one when None) of the resource directory at DIRECTORY."""
+    named, numbered = struct.unpack_from("<HH", data, directory + 12)
+    for index in range(min(named + numbered, 4096)):
+        name, target = struct.unpack_from("<II", data, directory + 16 + index * 8)
+        if wanted_id is None or (not name & 0x80000000 and name == wanted_id):
+            return target
+    return None
+
+
+def _fixed_file_version(data: mmap.mmap, base: int, resource_rva: int,
+                        table: list[tuple[int, int, int, int]]) -> str | None:
+    """The FileVersion of the first RT_VERSION resource: type -> name -> language -> data."""
+    target = _first_entry(data, base, RT_VERSION)
+    for _level in range(2):  # the name's directory, then the language's
+        if target is None or not target & 0x80000000:
+            return None
+        target = _first_entry(data, base + (target & 0x7FFFFFFF))
+    if target is None or target & 0x80000000:
+        return None
+    data_rva, size, _codepage, _reserved = struct.unpack_from("<IIII", data, base + target)
+    start = _offset(data_rva, table)
+    if start is None:
+        return None
+    signature = struct.pack("<I", FIXED_FILE_INFO_SIGNATURE)
+    at = data.find(signature, start, start + min(size, 4096))
+    if at < 0:
+        return None
+    _signature, _struct_version, most, least = struct.unpack_from("<IIII", data, at)
+    return f"{most >> 16}.{most & 0xFFFF}.{least >> 16}.{least & 0xFFFF}"
