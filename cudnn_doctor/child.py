@@ -587,6 +587,9 @@ def make_answer(request: ChildRequest, returncode: int | None, out: bytes, err: 
     stdout = out.decode("utf-8", "surrogateescape")
     stderr = err.decode("utf-8", "surrogateescape")
     lines = stderr.strip().splitlines()
+    # where stderr is silent, the last line the child printed that is not its answer: cuDNN's front DLL on
+    # Windows prints 'Invalid handle. Cannot load symbol cudnnGetVersion' on stdout before it ends the process
+    lines = lines or [line for line in stdout.strip().splitlines() if line.strip() and not line.startswith("{")]
     tail = lines[-1] if lines else ""
     if timed_out:
         why = "the doctor was stopped" if stopped else f"did not finish within {request.timeout:g} s"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 from cudnn_doctor.codes import finding
+from cudnn_doctor.cudnn_files import library_file
 from cudnn_doctor.knowledge import query
 from cudnn_doctor.knowledge.data import load
 from cudnn_doctor.model import CudnnInstall, Finding, Report, Toolkit
@@ -92,7 +93,8 @@ def _unused_copy(install: CudnnInstall, problem: str) -> Finding:
 def sublibraries(report: Report) -> list[Finding]:
     findings = []
     for install in report.cudnn:
-        missing = [name for name, present in install.sublibraries.items() if not present]
+        # named by the files a program asks for: libcudnn_ops.so.9's names on Linux, cudnn_ops64_9.dll on Windows
+        missing = [_file_name(name, install) for name, present in install.sublibraries.items() if not present]
         version = install.version or (f"{install.major}.x" if install.major else "unknown")
         judged = _judged_as_loaded(report, install)
         if judged == "loaded":
@@ -110,12 +112,17 @@ def sublibraries(report: Report) -> list[Finding]:
             findings.append(finding("CD304", subject=install.library, library=install.library, version=version,
                                     missing=", ".join(missing), path=install.path, prefix=prefix_of(install)))
         expected = version_tuple(install.version)
-        mismatched = [f"{name} ({found})" for name, found in install.sublibrary_versions.items()
+        mismatched = [f"{_file_name(name, install)} ({found})" for name, found in install.sublibrary_versions.items()
                       if found and expected and version_tuple(found) != expected]
         if mismatched:
             findings.append(finding("CD305", subject=install.library, library=install.library, version=version,
                                     mismatched=", ".join(mismatched), path=install.path))
     return findings
+
+
+def _file_name(name: str, install: CudnnInstall) -> str:
+    """A sub-library as the report names it: its DLL's file name beside a cudnn64_N.dll, else its library name."""
+    return library_file(name, install.major, "windows") if install.library.lower().endswith(".dll") else name
 
 
 def _toolkit_for(report: Report, install: CudnnInstall) -> Toolkit | None:
