@@ -59,7 +59,7 @@ def wine_binary() -> str | None:
 
 def windows_path(path: Path | str) -> str:
     """PATH as a Windows program under Wine names it (Wine's Z: drive is the Unix root)."""
-    return "Z:" + str(Path(path).resolve()).replace("/", "\\")
+    return "Z:" + os.path.abspath(path).replace("/", "\\")  # symlinks kept: Wine follows them
 
 
 def _folder() -> Path:

@@ -115,7 +115,7 @@ def apply(outcome: Outcome, options: FixOptions, say: Callable[[str], None]) -> 
         else:
             outcome.results.append({"status": "shown: a step for you to take"})
     if changes:
-        env = apply_changes(tuple(changes), env)
+        env = apply_changes(tuple(changes), env)  # LD_LIBRARY_PATH; PATH on Windows
     outcome.after = _check_again(options.check, env)
     return outcome
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import os
 from typing import Any
 
 from cudnn_doctor import quoting
@@ -90,9 +91,9 @@ def apply_changes(changes: tuple[EnvChange, ...], env: dict[str, str]) -> dict[s
     listed = tuple(c for c in changes if c.op not in WHOLE_VALUE_OPS)
     if listed:
         for variable in dict.fromkeys(c.variable for c in listed):
-            folders = folders_after(listed, [f for f in env.get(variable, "").split(":") if f], variable)
+            folders = folders_after(listed, [f for f in env.get(variable, "").split(os.pathsep) if f], variable)
             if folders:
-                env[variable] = ":".join(folders)
+                env[variable] = os.pathsep.join(folders)  # ':'; ';' on Windows
             else:
                 env.pop(variable, None)
     for change in changes:
