@@ -146,7 +146,7 @@ class Windows(Posix):
     def lock(self, fd: int) -> None:
         import msvcrt
 
-        msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)  # the first byte, held until the descriptor is closed
+        msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)  # type: ignore[attr-defined,unused-ignore]  # held until closed
 
     def describe_exit(self, returncode: int) -> str:
         code = returncode & 0xFFFFFFFF
@@ -188,7 +188,8 @@ class PeekSelector(selectors.BaseSelector):
             ready = []
             for key in list(self._keys.values()):
                 try:
-                    available, _left = _winapi.PeekNamedPipe(msvcrt.get_osfhandle(key.fd), 0)[:2]
+                    handle = msvcrt.get_osfhandle(key.fd)  # type: ignore[attr-defined,unused-ignore]
+                    available, _left = _winapi.PeekNamedPipe(handle, 0)[:2]  # type: ignore[attr-defined,unused-ignore]
                 except OSError:  # the writer closed it (ERROR_BROKEN_PIPE): the read gives the end of file
                     available = 1
                 if available:
@@ -210,7 +211,7 @@ def _kernel32() -> Any:
         import ctypes
         from ctypes import wintypes
 
-        kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)
+        kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)  # type: ignore[attr-defined,unused-ignore]
         kernel32.CreateJobObjectW.restype = wintypes.HANDLE
         kernel32.CreateJobObjectW.argtypes = [ctypes.c_void_p, wintypes.LPCWSTR]
         kernel32.SetInformationJobObject.argtypes = [wintypes.HANDLE, ctypes.c_int, ctypes.c_void_p, wintypes.DWORD]
