@@ -29,8 +29,8 @@ class Code:
 _CODES = (
     # CD1xx: GPU and driver
     Code("CD101", "error", "No NVIDIA driver found",
-         "Neither NVML (libnvidia-ml.so.1) nor the CUDA driver library (libcuda.so.1) could be "
-         "loaded, so no program on this machine can use an NVIDIA GPU."),
+         "Neither NVML (libnvidia-ml.so.1; nvml.dll on Windows) nor the CUDA driver library (libcuda.so.1; "
+         "nvcuda.dll) could be loaded, so no program on this machine can use an NVIDIA GPU."),
     Code("CD102", "error", "The driver sees no GPU",
          "The NVIDIA driver loaded but reported no GPU devices."),
     Code("CD103", "error", "Driver too old for the CUDA toolkit",
@@ -199,7 +199,8 @@ _CODES = (
     Code("CD304", "error", "cuDNN sub-library missing",
          "{library} is cuDNN {version}, but its sub-libraries {missing} are not beside it. "
          "cuDNN loads them on first use, so programs fail only when they reach a convolution or "
-         "RNN ('Unable to load any of {{libcudnn_cnn.so.9...}}')."),
+         "RNN ('Unable to load any of {{libcudnn_cnn.so.9...}}'; on Windows 'Could not load library "
+         "cudnn_cnn64_9.dll')."),
     Code("CD305", "error", "cuDNN sub-library of another version",
          "{library} is cuDNN {version}, but {mismatched} beside it are of another version "
          "(a partial upgrade). cuDNN refuses sub-libraries of another version at first use."),
@@ -215,7 +216,8 @@ _CODES = (
          "Loading {library} in a child process {how}. Any program that loads it will do the same."),
     Code("CD310", "info", "cuDNN not on the dynamic loader's path",
          "cuDNN {version} at {path} is not found by an ordinary program's dynamic loader "
-         "(LD_LIBRARY_PATH, ldconfig cache, system folders). Frameworks that know where it is "
+         "(LD_LIBRARY_PATH, ldconfig cache, system folders; on Windows System32 and PATH). Frameworks that know "
+         "where it is "
          "(for example PyTorch with its pip wheel) still load it."),
     Code("CD311", "error", "GPU not supported by this cuDNN",
          "GPU {gpu} has compute capability {cc}; cuDNN {version} supports {supported}."),
@@ -241,6 +243,10 @@ _CODES = (
          "loader skips it or finds another first), so nothing fails because of it now."),
     Code("CD319", "warning", "A rarely used cuDNN sub-library is missing, broken or of another release",
          "{framework} loads {library} (cuDNN {version}); its {sublibrary} {problem}. {why}."),
+    Code("CD330", "error", "A DLL that cuDNN imports is missing",
+         "{library} (cuDNN {version}) imports {missing}, which is in none of the folders Windows searches for "
+         "it (the copy's own folder, System32, the Windows folder, PATH). Loading it fails with error 126 "
+         "('The specified module could not be found', 'Could not locate zlibwapi.dll')."),
     # CD4xx: framework compatibility
     Code("CD401", "error", "Framework needs a cuDNN it will not find",
          "{framework} {framework_version} was built with cuDNN {expected}; {found}."),

@@ -164,6 +164,8 @@ class CudnnInstall:
     real_library: str | None = None  # the file with every symlink resolved (the probe's realpath)
     real_path: str | None = None  # the folder with every symlink resolved
     file_version: str | None = None  # a DLL's version resource ("9.28.1.4"), read without loading it
+    # Windows: DLLs its files import that are in none of the folders the loader searches (zlibwapi.dll, ...)
+    missing_dlls: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,8 @@ from tests.windows_machine import (
     cudnn_folder,
     cudnn_wheel,
     fake_cudart,
+    fake_cudnn8,
+    fake_zlibwapi,
     unavailable,
     windows_machine,
     windows_path,
@@ -146,3 +148,23 @@ def test_fix_plans_the_path_edit_and_applies_it(windows: WindowsMachine, tmp_pat
     after = applied.json
     assert applied.exit_code == 0, applied.stdout
     assert "CD310" in after["before"]["codes"] and "CD310" not in after["after"]["codes"]
+
+
+CUDNN8_SUBLIBRARIES = tuple(f"cudnn_{part}64_8.dll" for part in
+                            ("ops_infer", "ops_train", "cnn_infer", "cnn_train", "adv_infer", "adv_train"))
+
+
+def test_a_missing_zlibwapi_dll_is_named_from_the_import_tables(windows: WindowsMachine, tmp_path: Path) -> None:
+    """cuDNN 8.9's sub-libraries import zlibwapi.dll, which its archive lacks: CD330 names it, read from the PE
+    import tables without loading anything; with zlibwapi.dll beside them it is gone."""
+    folder = tmp_path / "cudnn-8.9" / "bin"
+    fake_cudnn8(folder, 8907, CUDNN8_SUBLIBRARIES)
+    report = windows.run("check", "--json", "--search-path", windows_path(folder), cwd=tmp_path).json
+    [cudnn] = report["cudnn"]
+    assert cudnn["version"] == "8.9.7" and all(cudnn["sublibraries"].values())
+    assert cudnn["missing_dlls"] == ["zlibwapi.dll"]
+    [missing] = [f for f in report["findings"] if f["code"] == "CD330"]
+    assert "zlibwapi.dll" in missing["detail"] and "zlibwapi.dll" in missing["fix"]
+    shutil.copyfile(fake_zlibwapi(), folder / "zlibwapi.dll")
+    report = windows.run("check", "--json", "--search-path", windows_path(folder), cwd=tmp_path).json
+    assert report["cudnn"][0]["missing_dlls"] == [] and "CD330" not in {f["code"] for f in report["findings"]}

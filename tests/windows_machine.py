@@ -136,19 +136,23 @@ def cudnn_folder() -> Path:
     return target / "nvidia" / "cudnn"
 
 
-def mingw_library(source: str, output_name: str, defines: dict[str, object]) -> Path:
-    """tests/fakes/SOURCE built with MinGW into a DLL, once per source and values."""
+def mingw_library(source: str, output_name: str, defines: dict[str, object], link: tuple[Path, ...] = ()) -> Path:
+    """tests/fakes/SOURCE built with MinGW into a DLL (importing from the DLLs LINK), once per source and values."""
     if shutil.which(MINGW) is None:
         raise Unavailable(f"{MINGW} is missing (apt-get install gcc-mingw-w64-x86-64)")
     flags = [f"-D{key}={value}" for key, value in sorted(defines.items())]
-    key = hashlib.sha256(" ".join([output_name, *flags]).encode() + (FAKES / source).read_bytes()).hexdigest()[:16]
+    key = hashlib.sha256(" ".join([output_name, *flags, *map(str, link)]).encode() +
+                         (FAKES / source).read_bytes()).hexdigest()[:16]
     target = _folder() / "fakes" / key / output_name
     if not target.exists():
         target.parent.mkdir(parents=True, exist_ok=True)
-        temporary = target.with_name(target.name + f".{os.getpid()}.tmp")
-        subprocess.run([MINGW, "-shared", "-O1", "-o", str(temporary), str(FAKES / source), *flags],
+        # built under its own name (a DLL's export table names its file), in a folder of this process's own
+        temporary = target.parent / f"tmp-{os.getpid()}" / output_name
+        temporary.parent.mkdir(exist_ok=True)
+        subprocess.run([MINGW, "-shared", "-O1", "-o", str(temporary), str(FAKES / source), *flags, *map(str, link)],
                        check=True, capture_output=True)
         os.replace(temporary, target)
+        temporary.parent.rmdir()
     return target
 
 
@@ -162,6 +166,24 @@ def fake_nvcuda() -> Path:
 
 def fake_cudart(runtime: int = 12040) -> Path:
     return mingw_library("fake_cudart.c", f"cudart64_{runtime // 1000}.dll", {"FAKE_RUNTIME": runtime})
+
+
+def fake_zlibwapi() -> Path:
+    return mingw_library("fake_zlibwapi.c", "zlibwapi.dll", {})
+
+
+def fake_cudnn8(folder: Path, version: int = 8907, sublibraries: tuple[str, ...] = ()) -> Path:
+    """cudnn64_8.dll in FOLDER, and each of SUBLIBRARIES (cudnn_ops_infer64_8.dll, ...) importing zlibwapi.dll,
+    as cuDNN 8.3-8.9 for Windows ship them."""
+    folder.mkdir(parents=True, exist_ok=True)
+    front = mingw_library("fake_cudnn_windows.c", "cudnn64_8.dll", {"FAKE_VERSION": version})
+    shutil.copyfile(front, folder / "cudnn64_8.dll")
+    if sublibraries:
+        needing = mingw_library("fake_cudnn_windows.c", "sublibrary.dll", {"FAKE_VERSION": version,
+                                                                           "FAKE_NEEDS_ZLIB": 1}, (fake_zlibwapi(),))
+        for name in sublibraries:
+            shutil.copyfile(needing, folder / name)
+    return folder / "cudnn64_8.dll"
 
 
 @dataclass

@@ -16,18 +16,21 @@ FIELD = re.compile(r"(?<!\{)\{(\w{1,40})\}(?!\})")
 
 
 @functools.cache
-def _table() -> dict[str, dict[str, str]]:
-    return {row["code"]: row for row in load("fixes").get("advice", [])}
+def _table(os_name: str = "linux") -> dict[str, dict[str, str]]:
+    """Each code's advice: the row for OS_NAME where there is one (`os = "windows"`), else the general row."""
+    rows = load("fixes").get("advice", [])
+    general = {row["code"]: row for row in rows if "os" not in row}
+    return general | {row["code"]: row for row in rows if row.get("os") == os_name}
 
 
-def advice_row(code: str) -> dict[str, str] | None:
-    return _table().get(code)
+def advice_row(code: str, os_name: str = "linux") -> dict[str, str] | None:
+    return _table(os_name).get(code)
 
 
-def advice(code: str, values: dict[str, Any]) -> str:
+def advice(code: str, values: dict[str, Any], os_name: str = "linux") -> str:
     """The advice for CODE with VALUES filled in; a value not given reads as its name's words, not a
-    placeholder ("the library"), so no template marker ever reaches a user."""
-    row = _table().get(code)
+    placeholder ("the library"), so no template marker ever reaches a user. OS_NAME: the system it is for."""
+    row = _table(os_name).get(code)
     if row is None:
         return ""
     from cudnn_doctor.quoting import quote

@@ -74,8 +74,8 @@ def make_plan(report: Report, findings: list[Finding], setting: Setting) -> Plan
     for treatment in TREATMENTS:
         treatment(work)
     for finding in list(work.open):
-        text = finding.fix if finding.values.get("fix") else advice(finding.code, finding.values)
-        row = advice_row(finding.code) or {}
+        text = finding.fix if finding.values.get("fix") else advice(finding.code, finding.values, report.host.os)
+        row = advice_row(finding.code, report.host.os) or {}
         work.take([finding], Action(MANUAL, (), finding.title, row.get("source", "compat/fixes.toml"), text=text))
     return Plan(targets=_targets(report, setting), actions=tuple(work.actions))
 

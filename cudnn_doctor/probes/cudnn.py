@@ -232,6 +232,11 @@ def build_install(library: str, source: str, aliases: list[str], probe: LibraryP
     values = probe.values if probe is not None and probe.loaded else {}
     header = find_header(folder, ctx)
     present, versions = sublibrary_status(folder, major, sublibraries.get(major or 0, []), ctx.os_name)
+    missing_dlls: tuple[str, ...] = ()
+    if library.lower().endswith(".dll") and file_error is None:
+        files = [library] + [os.path.join(folder, library_file(name, major, "windows"))
+                             for name, found in present.items() if found]
+        missing_dlls = dlls_not_found(files, ctx)
     return CudnnInstall(
         path=folder,
         library=library,
@@ -253,4 +258,36 @@ def build_install(library: str, source: str, aliases: list[str], probe: LibraryP
         real_library=os.path.realpath(library),
         real_path=os.path.realpath(folder),
         file_version=file_version,
+        missing_dlls=missing_dlls,
     )
+
+
+def dlls_not_found(files: list[str], ctx: SearchContext) -> tuple[str, ...]:
+    """The DLLs that FILES import (their PE import tables) and that are in none of the folders Windows looks in
+    for them: the files' own folder (on PATH when a program loads them by name), System32, the Windows folder,
+    PATH. API sets (api-ms-win-*, ext-ms-*) are names the loader maps itself, not files."""
+    from cudnn_doctor.probes.loader import search_order
+
+    folders = [os.path.dirname(files[0])] + search_order(ctx, [], {})
+    wanted: dict[str, str] = {}
+    for path in files:
+        try:
+            imports = read_pe(path).imports
+        except PeError:
+            continue
+        for name in imports:
+            if not name.lower().startswith(("api-ms-", "ext-ms-")):
+                wanted.setdefault(name.lower(), name)
+    listings = [set(_names_in(folder, ctx)) for folder in folders]
+    return tuple(name for key, name in wanted.items() if not any(key in names for names in listings))
+
+
+def _names_in(folder: str, ctx: SearchContext) -> list[str]:
+    """The lower-cased names of FOLDER's files (Windows' names ignore case), listed once per run."""
+    key = "dll-folder:" + folder
+    if key not in ctx._found:
+        try:
+            ctx._found[key] = sorted({entry.name.lower() for entry in os.scandir(folder)})
+        except OSError:
+            ctx._found[key] = []
+    return ctx._found[key]

@@ -18,7 +18,10 @@ from dataclasses import dataclass
 from cudnn_doctor.platforms import CURRENT
 
 MACHINES = {0x8664: "x86_64", 0xAA64: "aarch64", 0x14C: "i386", 0x1C4: "arm"}
-RESOURCE_DIRECTORY = 2  # the data directory's index of the resource table
+IMPORT_DIRECTORY = 1  # the data directory's indices: the import table, the resource table
+RESOURCE_DIRECTORY = 2
+MAX_IMPORTS = 4096
+MAX_NAME = 260  # MAX_PATH: a DLL name longer is not one the loader opens
 RT_VERSION = 16
 FIXED_FILE_INFO_SIGNATURE = 0xFEEF04BD
 MAX_SECTIONS = 96  # the loader's own limit
@@ -33,7 +36,7 @@ class PeInfo:
     arch: str
     bits: int
     file_version: str | None  # "9.28.1.4", from the version resource; None where it has none
-
+    imports: tuple[str, ...] = ()  # the DLLs the loader must find before it can load this one
 
 def read_pe(path: str) -> PeInfo:
     """PATH's machine and file version; PeError if it is not a PE image."""
@@ -74,12 +77,30 @@ def _parse(data: mmap.mmap) -> PeInfo:
     arch = MACHINES.get(machine, f"machine 0x{machine:x}")
     table = [struct.unpack_from("<IIII", data, optional + optional_size + index * 40 + 8)
              for index in range(min(sections, MAX_SECTIONS))]  # (virtual size, RVA, raw size, raw offset)
+    imports = _imports(data, directories, table) if count > IMPORT_DIRECTORY else ()
     if count <= RESOURCE_DIRECTORY:
-        return PeInfo(arch, bits, None)
+        return PeInfo(arch, bits, None, imports)
     resource_rva, _size = struct.unpack_from("<II", data, directories + RESOURCE_DIRECTORY * 8)
     base = _offset(resource_rva, table) if resource_rva else None
     version = _fixed_file_version(data, base, resource_rva, table) if base is not None else None
-    return PeInfo(arch, bits, version)
+    return PeInfo(arch, bits, version, imports)
+
+
+def _imports(data: mmap.mmap, directories: int, table: list[tuple[int, int, int, int]]) -> tuple[str, ...]:
+    """The names of the import descriptors (20 bytes each, up to the one that is all zeros)."""
+    rva, _size = struct.unpack_from("<II", data, directories + IMPORT_DIRECTORY * 8)
+    at = _offset(rva, table) if rva else None
+    names: list[str] = []
+    while at is not None and len(names) < MAX_IMPORTS:
+        descriptor = struct.unpack_from("<IIIII", data, at)
+        if not any(descriptor):
+            break
+        start = _offset(descriptor[3], table)
+        if start is not None:
+            end = data.find(b"\0", start, start + MAX_NAME)
+            names.append(bytes(data[start:end if end >= 0 else start]).decode("ascii", "replace"))
+        at += 20
+    return tuple(name for name in names if name)
 
 
 def _offset(rva: int, table: list[tuple[int, int, int, int]]) -> int | None:

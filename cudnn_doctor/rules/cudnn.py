@@ -225,9 +225,16 @@ def gpu_not_supported(report: Report) -> list[Finding]:
     return findings
 
 
+def missing_dlls(report: Report) -> list[Finding]:
+    """CD330: a DLL that a Windows copy's files import, found nowhere the loader looks (read from the PE files)."""
+    return [finding("CD330", subject=i.library, library=i.library, version=i.version or "unknown",
+                    missing=", ".join(i.missing_dlls), path=i.path)
+            for i in report.cudnn if i.missing_dlls]
+
+
 def search_errors(report: Report) -> list[Finding]:
     return [finding("CD313", subject=path, path=path, error=why) for path, why in report.search_errors]
 
 
 RULES = (no_cudnn, several_versions_on_loader_path, header_mismatch, sublibraries, cuda_major_mismatch,
-         load_failures, not_on_loader_path, newer_than_driver, gpu_not_supported, search_errors)
+         load_failures, not_on_loader_path, newer_than_driver, gpu_not_supported, missing_dlls, search_errors)
