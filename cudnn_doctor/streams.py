@@ -20,6 +20,7 @@ import io
 import os
 import select
 import sys
+import time
 
 OUTPUT_LOST_EXIT = 74  # EX_IOERR: the output could not be written
 
@@ -82,7 +83,10 @@ def _write_when_ready(fd: int, data: bytes) -> int:
         try:
             return os.write(fd, data)
         except BlockingIOError:
-            select.select([], [fd], [])
+            try:
+                select.select([], [fd], [])
+            except OSError:  # Windows: select() takes only sockets; a moment for the reader, then again
+                time.sleep(0.01)
 
 
 class _StderrRaw(io.RawIOBase):

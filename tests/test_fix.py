@@ -433,7 +433,9 @@ def test_every_code_has_its_advice_and_the_registry_holds_no_fix() -> None:
     from cudnn_doctor.knowledge.advice import FIELD
 
     rows = tomllib.loads((Path(__file__).resolve().parents[1] / "compat" / "fixes.toml").read_text())["advice"]
-    assert sorted(row["code"] for row in rows) == sorted(CODES)
+    # one general row per code; a system's own row (os = "windows") replaces it there, for codes that exist
+    assert sorted(row["code"] for row in rows if "os" not in row) == sorted(CODES)
+    assert {row["code"] for row in rows if "os" in row} <= set(CODES)
     assert all(row["source"].strip() for row in rows)
     assert "fix" not in {f.name for f in dataclasses.fields(Code)}
     for row in rows:

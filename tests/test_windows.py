@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -107,6 +108,11 @@ def test_explain_reads_the_windows_messages(windows: WindowsMachine, tmp_path: P
     assert any(m["code"] == "CD301" for m in answer["matches"])
     text = windows.run("explain", "CD304", cwd=tmp_path)
     assert text.exit_code == 0 and "cuDNN sub-library missing" in text.stdout
+    crashed = windows.run("explain", "--json", "--offline-only",
+                          "Invalid handle. Cannot load symbol cudnnGetVersion", cwd=tmp_path)
+    assert crashed.exit_code == 0 and crashed.json["matches"], crashed.stdout
+    usage = windows.run("check", "--json", "--no-such-option", cwd=tmp_path)
+    assert usage.exit_code == 2 and usage.json["exit_code"] == 2, usage.stdout  # one JSON object, as on Linux
 
 
 def test_install_from_the_real_windows_wheel_then_uninstall(windows: WindowsMachine, tmp_path: Path) -> None:
@@ -168,3 +174,18 @@ def test_a_missing_zlibwapi_dll_is_named_from_the_import_tables(windows: Windows
     shutil.copyfile(fake_zlibwapi(), folder / "zlibwapi.dll")
     report = windows.run("check", "--json", "--search-path", windows_path(folder), cwd=tmp_path).json
     assert report["cudnn"][0]["missing_dlls"] == [] and "CD330" not in {f["code"] for f in report["findings"]}
+
+
+def test_a_hanging_dll_is_stopped_at_its_deadline_with_what_it_started(windows: WindowsMachine, tmp_path: Path) -> None:
+    """cudnnGetVersion never returns: the probe child is killed at CUDNN_DOCTOR_PROBE_TIMEOUT (its job object
+    ends it and whatever it started), check says so (CD309) and returns; no python.exe of it is left."""
+    folder = tmp_path / "stuck"
+    fake_cudnn8(folder, hang=True)
+    result = windows.run("check", "--json", "--search-path", windows_path(folder), cwd=tmp_path,
+                         env={"CUDNN_DOCTOR_PROBE_TIMEOUT": "3"})
+    report = result.json
+    [cudnn] = report["cudnn"]
+    assert cudnn["timed_out"] and result.exit_code == 1
+    assert any(f["code"] == "CD309" and "3 s" in f["detail"] for f in report["findings"])
+    left = subprocess.run(["ps", "-eo", "args", "--cols", "10000"], capture_output=True, text=True).stdout
+    assert windows_path(folder) not in left  # the child's command line named the DLL it loaded

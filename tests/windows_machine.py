@@ -172,11 +172,12 @@ def fake_zlibwapi() -> Path:
     return mingw_library("fake_zlibwapi.c", "zlibwapi.dll", {})
 
 
-def fake_cudnn8(folder: Path, version: int = 8907, sublibraries: tuple[str, ...] = ()) -> Path:
+def fake_cudnn8(folder: Path, version: int = 8907, sublibraries: tuple[str, ...] = (), hang: bool = False) -> Path:
     """cudnn64_8.dll in FOLDER, and each of SUBLIBRARIES (cudnn_ops_infer64_8.dll, ...) importing zlibwapi.dll,
-    as cuDNN 8.3-8.9 for Windows ship them."""
+    as cuDNN 8.3-8.9 for Windows ship them. HANG: its cudnnGetVersion never returns."""
     folder.mkdir(parents=True, exist_ok=True)
-    front = mingw_library("fake_cudnn_windows.c", "cudnn64_8.dll", {"FAKE_VERSION": version})
+    front = mingw_library("fake_cudnn_windows.c", "cudnn64_8.dll",
+                          {"FAKE_VERSION": version, **({"FAKE_HANG": 1} if hang else {})})
     shutil.copyfile(front, folder / "cudnn64_8.dll")
     if sublibraries:
         needing = mingw_library("fake_cudnn_windows.c", "sublibrary.dll", {"FAKE_VERSION": version,

@@ -53,7 +53,7 @@ def from_pip_wheels(ctx: SearchContext, toolkits: list[Toolkit], cache: dict[str
             if os.path.isdir(folder):
                 found.append((folder, "pip:" + (owning_distribution(site, "cudnn") or "unknown")))
         torch_lib = os.path.join(site, "torch", "lib")
-        if glob.glob(os.path.join(torch_lib, "libcudnn*")):
+        if glob.glob(os.path.join(torch_lib, "libcudnn*")) or glob.glob(os.path.join(torch_lib, "cudnn*64_*.dll")):
             found.append((torch_lib, "pip:torch"))
     return found
 

@@ -18,6 +18,7 @@ from cudnn_doctor.elf import ElfError, ElfInfo, read_elf
 from cudnn_doctor.model import CudnnInstall, Framework
 from cudnn_doctor.probes.context import SearchContext, working_folder
 from cudnn_doctor.probes.loader import resolve_like_loader
+from cudnn_doctor.probes.pe import PeError, read_pe
 from cudnn_doctor.user_files import SOURCE_LIMIT, UnreadableFile, read_text_or_empty, read_user_file
 from cudnn_doctor.versions import clean_version
 
@@ -338,6 +339,15 @@ def _resolve_framework_cudnn(framework: Framework, installs: list[CudnnInstall],
         folder = framework.details.get("theano_flags", {}).get("dnn.library_path")  # type: ignore[union-attr]
         runpath = [str(folder)] if folder else []
         sonames = ["libcudnn.so"] + [f"libcudnn.so.{m}" for m in (9, 8, 7, 6, 5)]
+    elif isinstance(library, str) and library.lower().endswith(".dll"):
+        try:
+            imports = read_pe(library).imports
+        except PeError:
+            return None
+        # the importing DLL's own folder first (LOAD_LIBRARY_SEARCH_DLL_LOAD_DIR, as torch loads its DLLs)
+        runpath = [os.path.dirname(library)]
+        sonames = [n for n in imports if n.lower().startswith("cudnn64_")] or \
+            [ctx.layout.cudnn.format(major=m) for m in _expected_majors(framework)]
     elif info is not None and isinstance(library, str):
         origin = os.path.dirname(library)
         runpath = [p.replace("$ORIGIN", origin).replace("${ORIGIN}", origin) for p in info.rpath + info.runpath]
@@ -352,7 +362,7 @@ def _resolve_framework_cudnn(framework: Framework, installs: list[CudnnInstall],
     elif framework.name in ("tensorflow", "jax", "onnxruntime", "cupy", "tensorrt", "paddle") \
             and (framework.cuda_built_for or framework.cudnn_expected):
         runpath = []  # dlopen("libcudnn.so.N") from a library we could not read: the loader's own search
-        sonames = [f"libcudnn.so.{m}" for m in _expected_majors(framework)]
+        sonames = [ctx.layout.cudnn.format(major=m) for m in _expected_majors(framework)]
     else:
         return None
     for soname in sonames:
