@@ -197,7 +197,7 @@ def _print_finding(console: Console, f: Finding, verbose: bool, subjects: list[s
         head = f"{FINDING_MARKS['info']} {f.code} {escape(f.title)}{times}"
         # one line: the gist of the detail, cut at a word where it would wrap (a terminal) or pass 90 characters
         room = 90 if console.soft_wrap else console.width - 4 - len(Text.from_markup(head).plain) - 3
-        gist = _cut_at_word(f.detail.split(":")[0].split(". ")[0], room)
+        gist = _cut_at_word(f.detail.split(": ")[0].split(". ")[0], room)  # ": ": a drive letter keeps its colon
         print_wrapped(console, head + (f" [dim]({escape(gist)})[/]" if gist else ""), 4, 6)
         return
     print_wrapped(console, f"{FINDING_MARKS.get(f.severity, '?')} [bold]{f.code}[/] {escape(f.title)}", 4, 6)
