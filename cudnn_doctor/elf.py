@@ -191,7 +191,7 @@ def read_exported_u32(path: str, names: tuple[str, ...]) -> dict[str, int]:
     symbol table without loading it (cuDNN 9's sub-libraries export their release this way:
     `cudnn_ops_infer_version` = major << 16 | minor << 8 | patch). Names not found are left out; ElfError
     when the file is not a readable, complete ELF library."""
-    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    flags = os.O_RDONLY | CURRENT.open_flags
     try:
         descriptor = os.open(path, flags)
     except OSError as error:

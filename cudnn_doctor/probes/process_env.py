@@ -16,6 +16,7 @@ import re
 from cudnn_doctor.elf import ElfError, read_elf, read_exported_u32
 from cudnn_doctor.knowledge.data import load, sublibrary_names
 from cudnn_doctor.model import Framework, Gpu, LibraryProbe, LoadedCudnn, ProcessView, SubLibrary, VisibleGpu
+from cudnn_doctor.platforms import CURRENT
 from cudnn_doctor.probes.child import Job
 from cudnn_doctor.probes.context import SearchContext
 from cudnn_doctor.probes.loader import resolve_like_loader
@@ -152,8 +153,7 @@ def release_in_name(path: str | None) -> str | None:
 def kernel_driver_version(ctx: SearchContext) -> str | None:
     """The NVIDIA kernel module's release, as /proc/driver/nvidia/version states it."""
     try:
-        flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
-        descriptor = os.open(ctx.system(KERNEL_VERSION_FILE), flags)
+        descriptor = os.open(ctx.system(KERNEL_VERSION_FILE), os.O_RDONLY | CURRENT.open_flags)
         try:
             text = os.read(descriptor, 4096).decode("utf-8", "replace")
         finally:
