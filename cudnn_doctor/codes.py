@@ -244,8 +244,8 @@ _CODES = (
     Code("CD319", "warning", "A rarely used cuDNN sub-library is missing, broken or of another release",
          "{framework} loads {library} (cuDNN {version}); its {sublibrary} {problem}. {why}."),
     Code("CD330", "error", "A DLL that cuDNN imports is missing",
-         "{library} (cuDNN {version}) imports {missing}, which is in none of the folders Windows searches for "
-         "it (the copy's own folder, System32, the Windows folder, PATH). Loading it fails with error 126 "
+         "The DLLs of cuDNN {version} at {path} import {missing}, which is in none of the folders Windows "
+         "searches for it (their own folder, System32, the Windows folder, PATH). Loading them fails with error 126 "
          "('The specified module could not be found', 'Could not locate zlibwapi.dll')."),
     # CD4xx: framework compatibility
     Code("CD401", "error", "Framework needs a cuDNN it will not find",
