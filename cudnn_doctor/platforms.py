@@ -54,6 +54,10 @@ class Posix:
         found = os.uname()  # type: ignore[attr-defined,unused-ignore]
         return found.sysname, found.nodename, found.machine
 
+    def system_release(self) -> str:
+        """The kernel's release ("6.1.0-18-amd64"); Windows: its version ("10.0.22631")."""
+        return str(os.uname().release)  # type: ignore[attr-defined,unused-ignore]
+
     def pipe_selector(self) -> selectors.BaseSelector:
         return selectors.DefaultSelector()
 
@@ -115,6 +119,12 @@ class Windows(Posix):
         asks WMI (Python 3.12+), which takes 100 ms on Windows and crashes Wine."""
         machine = os.environ.get("PROCESSOR_ARCHITEW6432") or os.environ.get("PROCESSOR_ARCHITECTURE") or "AMD64"
         return "Windows", os.environ.get("COMPUTERNAME", ""), machine
+
+    def system_release(self) -> str:
+        import sys
+
+        version = sys.getwindowsversion()  # type: ignore[attr-defined,unused-ignore]
+        return f"{version.major}.{version.minor}.{version.build}"
 
     def pipe_selector(self) -> selectors.BaseSelector:
         return PeekSelector()

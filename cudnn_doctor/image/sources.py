@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from cudnn_doctor.errors import DoctorError
+from cudnn_doctor.platforms import CURRENT
 
 DIGEST = re.compile(r"^(sha256:[a-f0-9]{64}|sha512:[a-f0-9]{128})$")
 MAX_JSON = 8 << 20  # a manifest, index or configuration: kilobytes in real life
@@ -126,7 +127,7 @@ class _FolderBlobs:
 
     def open(self, name: str) -> IO[bytes]:
         path = os.path.join(self.root, name)
-        flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+        flags = os.O_RDONLY | CURRENT.open_flags
         try:
             descriptor = os.open(path, flags)
         except OSError as error:

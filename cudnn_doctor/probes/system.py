@@ -10,6 +10,8 @@ import shutil
 import sys
 from dataclasses import dataclass, field
 
+from cudnn_doctor.platforms import CURRENT
+
 COMPILERS = ("gcc", "g++", "clang", "nvcc")
 HELPER_TIMEOUT_S = 10.0
 
@@ -26,7 +28,8 @@ class SystemFacts:
 def system_facts(env: dict[str, str] | None = None, nvcc: str | None = None) -> SystemFacts:
     """The facts of this machine; NVCC: the nvcc of the toolkit `check` picked, where PATH has none."""
     env = dict(os.environ if env is None else env)
-    return SystemFacts(os=_os_name(), kernel=f"{platform.system()} {platform.release()} {platform.machine()}",
+    system, _node, machine = CURRENT.uname()  # not platform's: on Windows it asks WMI (100 ms; Wine crashes)
+    return SystemFacts(os=_os_name(), kernel=f"{system} {CURRENT.system_release()} {machine}",
                        libc=_libc(), python=f"{platform.python_version()} ({sys.executable})",
                        compilers=_compilers(env, nvcc))
 
@@ -34,8 +37,9 @@ def system_facts(env: dict[str, str] | None = None, nvcc: str | None = None) -> 
 def _os_name() -> str:
     try:
         release = platform.freedesktop_os_release()
-    except OSError:
-        return platform.platform(terse=True)
+    except OSError:  # no /etc/os-release: not Linux
+        system = CURRENT.uname()[0]
+        return f"{system} {CURRENT.system_release()}" if system == "Windows" else platform.platform(terse=True)
     return release.get("PRETTY_NAME") or release.get("NAME") or platform.platform(terse=True)
 
 

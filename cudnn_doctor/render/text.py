@@ -331,6 +331,12 @@ def _toolkit_lines(report: Report, verbose: bool) -> tuple[str, list[str]]:
     return escape(f"CUDA toolkit{'s' * (len(report.toolkits) != 1)} {versions}"), lines
 
 
+def _loaders(install: CudnnInstall) -> str:
+    """Who loads INSTALL, the system's loader by its name: ld.so, or Windows' LoadLibrary for a DLL."""
+    loader = "LoadLibrary" if install.library.lower().endswith(".dll") else "ld.so"
+    return ", ".join(loader if name == "ld.so" else name for name in install.loaded_by)
+
+
 def _install_line(install: CudnnInstall, verbose: bool) -> str:
     version = install.version or (f"{install.major}.x (version unreadable)" if install.major else "unreadable")
     parts = [f"cuDNN {version} {install.library}", f"[{install.source}]"]
@@ -339,9 +345,7 @@ def _install_line(install: CudnnInstall, verbose: bool) -> str:
     if install.header_version:
         parts.append(f"headers {install.header_version}")
     if install.loaded_by:
-        # the system's loader: ld.so, or Windows' LoadLibrary for a DLL
-        loader = "LoadLibrary" if install.library.lower().endswith(".dll") else "ld.so"
-        parts.append("loaded by " + ", ".join(loader if name == "ld.so" else name for name in install.loaded_by))
+        parts.append("loaded by " + _loaders(install))
     line = " ".join(parts[:2]) + ("; " + "; ".join(parts[2:]) if parts[2:] else "")
     if verbose:
         present = sum(install.sublibraries.values())
@@ -359,7 +363,7 @@ def copies_table(report: Report) -> list[str]:
     loads it, and the library last (its length varies the most)."""
     header = ("version", "CUDA", "headers", "owner", "loaded by", "library")
     rows = [(i.version or (f"{i.major}.x?" if i.major else "?"), i.cuda_version or "-", i.header_version or "-",
-             i.source, ", ".join(i.loaded_by) or "-", i.library) for i in report.cudnn]
+             i.source, _loaders(i) or "-", i.library) for i in report.cudnn]
     widths = [max(len(r[c]) for r in (header, *rows)) for c in range(len(header) - 1)]
     return ["  ".join(cell.ljust(width) for cell, width in zip(r[:-1], widths, strict=True)) + "  " + r[-1]
             for r in (header, *rows)]
