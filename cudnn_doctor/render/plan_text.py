@@ -24,7 +24,7 @@ def action_text(action: Action, current: list[str]) -> str:
         if action.env[0].system == "windows":  # PowerShell's line, cmd's, and the one that keeps it for new programs
             cmd, user = ("; ".join(env_lines(action.env, current, shell)) for shell in ("cmd", "user"))
             what = f"take {', '.join(removed)} out of {variable}" if removed else f"put it on {variable}"
-            return f"{what}: `{line}` (PowerShell), `{cmd}` (cmd), `{user}` (for every new program)"
+            return f"{what}, in PowerShell: `{line}` in cmd: `{cmd}` for every new program: `{user}`"
         if removed:
             return f"take {', '.join(removed)} out of {variable}: `{line}`"
         return f"`{line}`"
