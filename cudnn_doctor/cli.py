@@ -14,6 +14,7 @@ from typer.core import TyperGroup
 from cudnn_doctor import __version__, command, completion
 from cudnn_doctor.command import guarded, json_wanted, write_error_json
 from cudnn_doctor.knowledge.inputs import ascii_decimal, ascii_integer
+from cudnn_doctor.render import formats
 from cudnn_doctor.streams import say
 
 
@@ -77,11 +78,8 @@ RequireOption = Annotated[list[str], typer.Option(
          "also \\[tool.cudnn-doctor] require, CUDNN_DOCTOR_REQUIRE (';' between specs).")]
 FormatOption = Annotated[Optional[str], typer.Option(
     "--format", metavar="FORMAT",  # the formats are named in the help: a metavar this long splits its words
-    autocompletion=completion.complete_format,
-    help="text (default), json, github, junit, prometheus or markdown. json: one object; github: the report plus "
-         "GitHub Actions annotations and a job summary ($GITHUB_STEP_SUMMARY); junit: JUnit XML, one test case per "
-         "area; prometheus: metrics for node_exporter's textfile collector; markdown: a report to paste into an issue "
-         "(OS, C library, Python, compilers, then the check). Also \\[tool.cudnn-doctor] format, CUDNN_DOCTOR_FORMAT.")]
+    autocompletion=completion.complete_format, help=formats.option_help() + " Also \\[tool.cudnn-doctor] format, "
+                                                                          "CUDNN_DOCTOR_FORMAT.")]
 SearchPathOption = Annotated[list[str], typer.Option(
     "--search-path", metavar="DIR", help="Another folder to look for cuDNN in. Repeatable.")]
 FrameworkOption = Annotated[list[str], typer.Option(
@@ -102,9 +100,8 @@ def check(
                                                           "the same as --format json."),
     output_format: FormatOption = None,
     output: Optional[str] = typer.Option(None, "--output", "-o", metavar="FILE",
-                                         help="Write the json, junit, prometheus or markdown output to FILE, "
-                                              "atomically (a temporary file beside it, then a rename), instead of "
-                                              "stdout."),
+                                         help=f"Write the {formats.words(formats.documents())} output to FILE, atomically "
+                                              "(a temporary file beside it, then a rename), instead of stdout."),
     junit_xml: Optional[str] = typer.Option(None, "--junit-xml", metavar="FILE",
                                             help="Also write JUnit XML (one test case per area) to FILE."),
     require: RequireOption = [],  # noqa: B006 - typer copies its defaults

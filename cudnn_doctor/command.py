@@ -14,24 +14,12 @@ from typing import Any, NoReturn, TypeVar
 
 from cudnn_doctor import __version__
 from cudnn_doctor.errors import DoctorError
-from cudnn_doctor.streams import OUTPUT_LOST_EXIT, OutputLost, say, unquoted
+from cudnn_doctor.render.console import console  # noqa: F401 - every command's console, from here
+from cudnn_doctor.streams import CLOSED_PIPE_EXIT, OUTPUT_LOST_EXIT, OutputLost, say, stdout_closed, unquoted
 
 ISSUES_URL = "https://github.com/cudnn-doctor/cudnn-doctor/issues"
 ERROR_SCHEMA = "cudnn-doctor/error/1"
-CLOSED_PIPE_EXIT = 141  # 128 + SIGPIPE: what the shell reports for a tool whose reader went away
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-def console(stderr: bool = False):  # type: ignore[no-untyped-def]
-    from rich.console import Console
-
-    class DoctorConsole(Console):
-        def on_broken_pipe(self) -> None:  # rich's own exits with 1; ours ends as every command does
-            stdout_closed()
-
-    console = DoctorConsole(stderr=stderr, highlight=False)
-    console.soft_wrap = not console.is_terminal  # piped output: one line per line, no wrapping at 80
-    return console
 
 
 def json_wanted(command: str | None, params: dict[str, Any]) -> bool:
@@ -70,16 +58,6 @@ def write_error_json(exit_code: int, message: str, fix: str | None = None, title
                   "message": message, "fix": fix},
         "exit_code": exit_code,
     })
-
-
-def stdout_closed() -> NoReturn:
-    """The reader of our output went away (`... | head -1`): end quietly, as a Unix tool killed by SIGPIPE would."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())  # the interpreter's last flush goes nowhere, without a complaint
-    except (OSError, ValueError):
-        pass
-    raise SystemExit(CLOSED_PIPE_EXIT)
 
 
 def interrupted(error: BaseException, want_json: bool, command: str | None = None) -> int:

@@ -20,9 +20,9 @@ def _starting_with(values: Callable[[], tuple[str, ...] | list[str]]) -> Callabl
 
 
 def _formats() -> tuple[str, ...]:
-    from cudnn_doctor.settings import CHECK_FORMATS
+    from cudnn_doctor.render.formats import NAMES
 
-    return CHECK_FORMATS
+    return NAMES
 
 
 def _bench(name: str) -> Callable[[], tuple[str, ...]]:

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.selection import Selection, parse_codes
 
-CHECK_FORMATS = ("text", "json", "github", "junit", "prometheus", "markdown")
 TABLE = "cudnn-doctor"  # [tool.cudnn-doctor]
 KEYS = ("ignore", "select", "strict", "require", "format")
 ENV_PREFIX = "CUDNN_DOCTOR_"

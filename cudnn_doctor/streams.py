@@ -21,8 +21,10 @@ import os
 import select
 import sys
 import time
+from typing import NoReturn
 
 OUTPUT_LOST_EXIT = 74  # EX_IOERR: the output could not be written
+CLOSED_PIPE_EXIT = 141  # 128 + SIGPIPE: what the shell reports for a tool whose reader went away
 
 
 class OutputLost(Exception):
@@ -177,3 +179,13 @@ def say(text: str) -> None:
         sys.stderr.flush()
     except (OSError, ValueError, AttributeError):
         pass
+
+
+def stdout_closed() -> NoReturn:
+    """The reader of our output went away (`... | head -1`): end quietly, as a Unix tool killed by SIGPIPE would."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # the interpreter's last flush goes nowhere, without a complaint
+    except (OSError, ValueError):
+        pass
+    raise SystemExit(CLOSED_PIPE_EXIT)

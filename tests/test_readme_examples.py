@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from cudnn_doctor.settings import CHECK_FORMATS
+from cudnn_doctor.render.formats import NAMES as CHECK_FORMATS
 from tests.conftest import Machine
 from tests.fakes.build import fake_cudnn, fake_nvml
 from tests.test_check import CUDNN9_SUBLIBS

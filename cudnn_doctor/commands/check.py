@@ -8,17 +8,17 @@ import sys
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from cudnn_doctor.command import console, guarded
+from cudnn_doctor.command import guarded
 from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.knowledge import inputs
 from cudnn_doctor.knowledge.data import sublibrary_names
 from cudnn_doctor.model import Report
 from cudnn_doctor.probes.collect import collect_report
 from cudnn_doctor.probes.context import SearchContext
+from cudnn_doctor.render import formats
 from cudnn_doctor.rules import evaluate, summarize
 from cudnn_doctor.rules.requirements import parse_requirement
 from cudnn_doctor.selection import Selection, select_findings
-from cudnn_doctor.settings import CHECK_FORMATS
 
 
 @dataclass
@@ -113,9 +113,9 @@ def check_settings(select: list[str], ignore: list[str], strict: bool | None, re
     if given is None and settings.output_format is not None:
         where = settings.sources.get("format", "")
         chosen = settings.output_format.strip().lower()
-        if chosen not in CHECK_FORMATS:
+        if chosen not in formats.FORMATS:
             raise DoctorError(f"format {settings.output_format!r} (from {where}): not a format I know",
-                              fix="text, json, github, junit, prometheus or markdown")
+                              fix=formats.words(formats.NAMES))
         settings = replace(settings, output_format=chosen)
     return settings
 
@@ -190,67 +190,30 @@ def check(json_output: bool = False, output_format: str | None = None, output: s
         from cudnn_doctor.render.junit import write_junit
 
         write_junit(report, junit_xml, settings.strict)
-    if chosen in ("json", "junit", "prometheus", "markdown"):
-        _write_machine_output(report, chosen, settings.strict, output, verbose)
-    else:
-        from cudnn_doctor.render.text import render_check
-
-        if chosen == "github":
-            from cudnn_doctor.render.github import log_lines, render_github
-
-            shown = console()
-            with shown.capture() as captured:
-                render_check(report, shown, verbose, quiet)
-            sys.stdout.write(log_lines(captured.get()))
-            render_github(report, sys.stdout, os.environ.get("GITHUB_STEP_SUMMARY"), verbose)
-        else:
-            render_check(report, console(), verbose, quiet)
+    answer = formats.FORMATS[chosen]
+    if answer.document is not None:
+        _write_document(answer.document(report, settings.strict, verbose), output)
+    elif answer.show is not None:
+        answer.show(report, verbose, quiet)
     raise SystemExit(report.summary.exit_code if report.summary else 3)
 
 
 def _check_output_path(output: str, chosen: str) -> None:
-    """--output FILE: only for a machine-readable format, a file that may be renamed over (checked before probing)."""
-    if chosen not in ("json", "junit", "prometheus", "markdown"):
-        raise DoctorError(f"--output goes with --format json, junit, prometheus or markdown, not {chosen}",
+    """--output FILE: only for a document format, a file that may be renamed over (checked before probing)."""
+    if not formats.FORMATS[chosen].is_document:
+        raise DoctorError(f"--output goes with --format {formats.words(formats.documents())}, not {chosen}",
                           fix="cudnn-doctor check --format prometheus --output /var/lib/node_exporter/cudnn_doctor.prom")
     from cudnn_doctor.render.output_file import check_target
 
     check_target(output, "--output")
 
 
-def _write_machine_output(report, chosen: str, strict: bool, output: str | None,  # type: ignore[no-untyped-def]
-                          verbose: bool = False) -> None:
-    if chosen == "json":
-        from cudnn_doctor.render.report_json import report_to_json
-
-        if output is None:
-            from cudnn_doctor.render.json_out import write_json
-
-            write_json(report_to_json(report))
-            return
-        from cudnn_doctor.render.json_out import json_text
-
-        text = json_text(report_to_json(report))
-    elif chosen == "junit":
-        from cudnn_doctor.render.junit import junit_xml_text
-
-        text = junit_xml_text(report, strict)
-    elif chosen == "markdown":
-        from cudnn_doctor.probes.system import system_facts
-        from cudnn_doctor.render.markdown import render_markdown
-
-        nvcc = next((t.nvcc for t in report.toolkits if t.nvcc), None)
-        text = render_markdown(report, system_facts(nvcc=nvcc), verbose)
-    else:
-        import time
-
-        from cudnn_doctor.render.prometheus import render_prometheus
-        from cudnn_doctor.render.report_json import report_to_json
-
-        text = render_prometheus(report_to_json(report), now=time.time())
+def _write_document(text: str, output: str | None) -> None:
+    """A document format's TEXT, to standard output or atomically to OUTPUT."""
     if output is None:
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        from cudnn_doctor.render.json_out import write_document
+
+        write_document(text)
         return
     from cudnn_doctor.render.output_file import write_atomically
 
@@ -265,9 +228,8 @@ def _check_format(output_format: str | None, json_output: bool) -> str:
     if output_format is None:
         return "json" if json_output else "text"
     chosen = output_format.strip().lower()
-    if chosen not in CHECK_FORMATS:
-        raise DoctorError(f"--format {output_format}: not a format I know",
-                          fix="--format text, json, github, junit, prometheus or markdown")
+    if chosen not in formats.FORMATS:
+        raise DoctorError(f"--format {output_format}: not a format I know", fix=f"--format {formats.words(formats.NAMES)}")
     if json_output and chosen != "json":
         raise DoctorError(f"--json and --format {chosen} ask for two formats", fix="give one of them")
     return chosen

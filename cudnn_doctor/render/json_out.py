@@ -18,7 +18,12 @@ def json_text(data: dict[str, Any]) -> str:
 
 
 def write_json(data: dict[str, Any]) -> None:
+    write_document(json_text(data))
+
+
+def write_document(text: str) -> None:
+    """A command's one document (JSON, JUnit XML, Prometheus text) on standard output."""
     global written
     written = True
-    sys.stdout.write(json_text(data))
+    sys.stdout.write(text)
     sys.stdout.flush()

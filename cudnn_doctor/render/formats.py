@@ -1,0 +1,105 @@
+"""check's output formats, one registry entry each: adding a format is one entry here and its renderer.
+
+A document format (json, junit, prometheus) is one text, written to standard output or, with --output
+FILE, atomically to FILE; a terminal format (text, github) prints for people and CI logs. The option's
+values, its help, completion, the settings' check and --output's rule all read this table."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class OutputFormat:
+    """One way check answers."""
+
+    name: str
+    help: str
+    document: Callable[[Any, bool, bool], str] | None = None  # (report, strict, verbose) -> the whole text
+    show: Callable[[Any, bool, bool], None] | None = None  # (report, verbose, quiet): printed for people
+
+    @property
+    def is_document(self) -> bool:
+        return self.document is not None
+
+
+def _json(report: Any, strict: bool, verbose: bool) -> str:
+    from cudnn_doctor.render.json_out import json_text
+    from cudnn_doctor.render.report_json import report_to_json
+
+    return json_text(report_to_json(report))
+
+
+def _junit(report: Any, strict: bool, verbose: bool) -> str:
+    from cudnn_doctor.render.junit import junit_xml_text
+
+    return junit_xml_text(report, strict)
+
+
+def _prometheus(report: Any, strict: bool, verbose: bool) -> str:
+    import time
+
+    from cudnn_doctor.render.prometheus import render_prometheus
+    from cudnn_doctor.render.report_json import report_to_json
+
+    return render_prometheus(report_to_json(report), now=time.time())
+
+
+def _markdown(report: Any, strict: bool, verbose: bool) -> str:
+    from cudnn_doctor.probes.system import system_facts
+    from cudnn_doctor.render.markdown import render_markdown
+
+    nvcc = next((t.nvcc for t in report.toolkits if t.nvcc), None)
+    return render_markdown(report, system_facts(nvcc=nvcc), verbose)
+
+
+def _text(report: Any, verbose: bool, quiet: bool) -> None:
+    from cudnn_doctor.render.console import console
+    from cudnn_doctor.render.text import render_check
+
+    render_check(report, console(), verbose, quiet)
+
+
+def _github(report: Any, verbose: bool, quiet: bool) -> None:
+    import os
+    import sys
+
+    from cudnn_doctor.render.console import console
+    from cudnn_doctor.render.github import log_lines, render_github
+    from cudnn_doctor.render.text import render_check
+
+    shown = console()
+    with shown.capture() as captured:
+        render_check(report, shown, verbose, quiet)
+    sys.stdout.write(log_lines(captured.get()))
+    render_github(report, sys.stdout, os.environ.get("GITHUB_STEP_SUMMARY"), verbose)
+
+
+FORMATS: dict[str, OutputFormat] = {one.name: one for one in (
+    OutputFormat("text", "", show=_text),  # the default
+    OutputFormat("json", "one object", document=_json),
+    OutputFormat("github", "the report plus GitHub Actions annotations and a job summary ($GITHUB_STEP_SUMMARY)",
+                 show=_github),
+    OutputFormat("junit", "JUnit XML, one test case per area", document=_junit),
+    OutputFormat("prometheus", "metrics for node_exporter's textfile collector", document=_prometheus),
+    OutputFormat("markdown", "a report to paste into an issue (OS, C library, Python, compilers, then the check)",
+                 document=_markdown),
+)}
+NAMES = tuple(FORMATS)
+
+
+def documents() -> tuple[str, ...]:
+    return tuple(name for name, one in FORMATS.items() if one.is_document)
+
+
+def words(names: tuple[str, ...]) -> str:
+    """'json, junit or prometheus'."""
+    return ", ".join(names[:-1]) + f" or {names[-1]}" if len(names) > 1 else "".join(names)
+
+
+def option_help() -> str:
+    """--format's help: every format, the first the default, then what each one is."""
+    names = words(tuple(f"{name} (default)" if index == 0 else name for index, name in enumerate(NAMES)))
+    return f"{names}. " + "; ".join(f"{one.name}: {one.help}" for one in FORMATS.values() if one.help) + "."
