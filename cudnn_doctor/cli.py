@@ -139,8 +139,8 @@ def compat(
     os_name: str = typer.Option("linux", "--os", help="linux, windows or macos.", autocompletion=completion.complete_os),
     artifact: Optional[str] = typer.Option(None, "--artifact", help="DL4J backend, e.g. nd4j-cuda-10.2."),
     list_table: Optional[str] = typer.Option(None, "--list", metavar="TABLE", autocompletion=completion.complete_table,
-                                             help="Print a whole table: tensorflow, pytorch, jax, theano, dl4j, onnxruntime, "
-                                                  "cupy, tensorrt, paddle, cudnn, cuda."),
+                                             help="Print a whole table: a framework's (tensorflow, pytorch, ...: each of "
+                                                  "compat/rules.toml), cudnn or cuda."),
     json_output: bool = typer.Option(False, "--json", help="Print one JSON object (schema cudnn-doctor/compat/1)."),
     verbose: bool = typer.Option(False, "-v", "--verbose", help="Show the source of every row."),
 ) -> None:

@@ -35,9 +35,9 @@ def _bench(name: str) -> Callable[[], tuple[str, ...]]:
 
 
 def _tables() -> list[str]:
-    from cudnn_doctor.commands.compat import LIST_COLUMNS
+    from cudnn_doctor.commands.compat import list_columns
 
-    return list(LIST_COLUMNS)
+    return list(list_columns())
 
 
 complete_format = _starting_with(_formats)

@@ -12,27 +12,26 @@ from cudnn_doctor.knowledge.data import load
 from cudnn_doctor.versions import version_tuple
 
 SCHEMA = "cudnn-doctor/compat/1"
-LIST_COLUMNS = {
-    "tensorflow": ("version", "os", "cuda", "cudnn", "python", "package"),
-    "pytorch": ("version", "cuda", "cudnn", "cudnn_package", "pypi_default", "arch_list", "ptx"),
-    "theano": ("version", "cudnn", "cuda"),
-    "dl4j": ("version", "artifact", "cuda", "cudnn"),
-    "jax": ("version", "cuda", "cudnn", "cudnn_requirement", "cudnn_package"),
-    "onnxruntime": ("version", "cuda", "cudnn", "cudnn_requirement"),
-    "cupy": ("version", "package", "cuda", "cudnn", "cudnn_requirement"),
-    "tensorrt": ("version", "cuda", "cudnn", "cudnn_requirement"),
-    "paddle": ("version", "cuda", "cudnn", "cudnn_requirement"),
+# the tables that are no framework's; each framework's columns are its compat/rules.toml row's list_columns
+STACK_COLUMNS = {
     "cudnn": ("version", "build", "cuda", "cuda_toolkits", "min_compute_capability", "max_compute_capability",
               "linux_min_driver"),
     "cuda": ("version", "linux_min_driver", "windows_min_driver"),
 }
 
 
+def list_columns() -> dict[str, tuple[str, ...]]:
+    """Every table `compat --list` prints, and its columns: the frameworks' (compat/rules.toml), then cuDNN's and CUDA's."""
+    tables = {str(row["table"]): tuple(row["list_columns"]) for row in knowledge.profiles().values()}
+    return {**tables, **STACK_COLUMNS}
+
+
 def list_rows(subject: str) -> dict[str, Any]:
     """Every row of one compat table, newest first, as {"columns": [...], "rows": [...]}."""
     name = knowledge.canonical_name(subject) or subject.lower()
-    if name not in LIST_COLUMNS:
-        raise DoctorError(f"--list {inputs.shown(subject)}: no such table", fix=f"use one of {', '.join(LIST_COLUMNS)}")
+    tables = list_columns()
+    if name not in tables:
+        raise DoctorError(f"--list {inputs.shown(subject)}: no such table", fix=f"use one of {', '.join(tables)}")
     if name == "cudnn":
         rows = [{**release, **variant, "version": release["version"], "build": variant.get("build", release.get("build")),
                  "source": variant.get("source") or release.get("source")}
@@ -42,7 +41,7 @@ def list_rows(subject: str) -> dict[str, Any]:
     else:
         rows = knowledge.all_rows(name)
     rows.sort(key=lambda row: version_tuple(str(row.get("version"))) or (), reverse=True)
-    columns = LIST_COLUMNS[name]
+    columns = tables[name]
     return {"schema": SCHEMA, "table": name, "columns": [*columns, "source"],
             "rows": [{column: row.get(column) for column in (*columns, "source")} for row in rows], "exit_code": 0}
 

@@ -10,12 +10,28 @@ from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.model import Finding, Report
 from cudnn_doctor.specifiers import InvalidSpecifier, Specifiers
 
-SUBJECTS = {
+STACK_SUBJECTS = {
     "cudnn": "CD320", "cuda": "CD220", "cuda-driver": "CD120", "driver": "CD120", "gpu": "CD121",
-    "compute-capability": "CD121", "torch": "CD420", "pytorch": "CD420", "tensorflow": "CD420", "jax": "CD420",
-    "theano": "CD420", "dl4j": "CD420", "onnxruntime": "CD420", "cupy": "CD420", "tensorrt": "CD420",
-    "paddle": "CD420", "gpu-healthy": "CD122", "no-ecc-errors": "CD122", "pcie": "CD122",
+    "compute-capability": "CD121", "gpu-healthy": "CD122", "no-ecc-errors": "CD122", "pcie": "CD122",
 }
+FRAMEWORK_CODE = "CD420"
+
+
+def framework_subjects() -> dict[str, str]:
+    """Each framework of compat/rules.toml by its name and by the name check reports it under (pytorch, torch),
+    to the name check reports it under."""
+    from cudnn_doctor.knowledge.frameworks import profiles
+
+    subjects = {}
+    for name, row in profiles().items():
+        reported = str(row.get("report_name", name))
+        subjects[name] = subjects[reported] = reported
+    return subjects
+
+
+def subjects() -> dict[str, str]:
+    """What --require can name, and the code of its finding when unmet."""
+    return {**STACK_SUBJECTS, **dict.fromkeys(framework_subjects(), FRAMEWORK_CODE)}
 HEALTH_SUBJECTS = ("gpu-healthy", "no-ecc-errors", "pcie")
 PCIE = re.compile(r"^>=(\d{1,2})(?:x(\d{1,2}))?$")  # pcie>=4x16: generation 4 possible, 16 lanes now
 SPEC = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_-]*)\s*((?:[<>=!~]=?|===)\s*[^\s].*)?$")
@@ -41,9 +57,9 @@ def parse_requirement(text: str) -> Requirement:
     """"cudnn>=9.1" -> Requirement; a bad one is a usage error (exit 2)."""
     match = SPEC.match(text)
     subject = match.group(1).lower() if match else ""
-    if not match or subject not in SUBJECTS:
+    if not match or subject not in subjects():
         raise DoctorError(f"--require {text!r}: not a requirement I understand",
-                          fix=f"use SUBJECT[OP VERSION] with SUBJECT one of {', '.join(sorted(SUBJECTS))}, "
+                          fix=f"use SUBJECT[OP VERSION] with SUBJECT one of {', '.join(sorted(subjects()))}, "
                               "e.g. --require 'cudnn>=9.1'")
     specifier = (match.group(2) or "").replace(" ", "")
     if subject in HEALTH_SUBJECTS:
@@ -57,7 +73,7 @@ def parse_requirement(text: str) -> Requirement:
     except InvalidSpecifier:
         raise DoctorError(f"--require {text!r}: {specifier!r} is not a version specifier",
                           fix="write it like >=9.1, ==12.4.*, or >=550,<600") from None
-    return Requirement(text, {"pytorch": "torch"}.get(subject, subject), specifier)
+    return Requirement(text, framework_subjects().get(subject, subject), specifier)
 
 
 def _candidates(report: Report, subject: str) -> list[tuple[str, str]]:
@@ -128,5 +144,5 @@ def check_requirements(report: Report, requirements: list[Requirement]) -> list[
         if any(_satisfies(version, specifier) for version, _ in candidates):
             continue
         found = ("found " + ", ".join(f"{v} ({owner})" for v, owner in candidates)) if candidates else "none found"
-        findings.append(finding(SUBJECTS[requirement.subject], spec=requirement.text, found=found))
+        findings.append(finding(subjects()[requirement.subject], spec=requirement.text, found=found))
     return findings
