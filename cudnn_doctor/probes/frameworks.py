@@ -359,8 +359,7 @@ def _resolve_framework_cudnn(framework: Framework, installs: list[CudnnInstall],
         # where its RUNPATH points (torch: $ORIGIN/../../nvidia/cudnn/lib), after LD_LIBRARY_PATH as ever
         runpath = [os.path.join(str(framework.details["site_packages"]), "nvidia", "cudnn", "lib")]
         sonames = [f"libcudnn.so.{m}" for m in _expected_majors(framework)]
-    elif framework.name in ("tensorflow", "jax", "onnxruntime", "cupy", "tensorrt", "paddle") \
-            and (framework.cuda_built_for or framework.cudnn_expected):
+    elif _profile(framework.name).get("dlopens_cudnn") and (framework.cuda_built_for or framework.cudnn_expected):
         runpath = []  # dlopen("libcudnn.so.N") from a library we could not read: the loader's own search
         sonames = [ctx.layout.cudnn.format(major=m) for m in _expected_majors(framework)]
     else:
@@ -386,3 +385,10 @@ def _expected_majors(framework: Framework) -> list[int]:
     expected = framework.cudnn_expected or ""
     lower = re.search(r"(?:>=|==|~=|>)\s*(\d{1,4})(?!\d)", expected) or re.match(r"\s*(\d{1,4})(?!\d)", expected)
     return [int(lower.group(1))] if lower else [9, 8]
+
+
+def _profile(name: str) -> dict[str, object]:
+    """compat/rules.toml's [[framework]] row of NAME (empty for a name it has none for)."""
+    from cudnn_doctor.knowledge.frameworks import profile
+
+    return profile(name)
