@@ -115,16 +115,18 @@ def _requirements(specs: list[str], where: str, parse_requirement: Callable[[str
     return specs
 
 
-def _format(value: object, where: str) -> str:
-    if not isinstance(value, str) or value.strip().lower() not in CHECK_FORMATS:
-        raise DoctorError(f"{where}: {value!r} is not a format", fix=f"one of {', '.join(CHECK_FORMATS)}")
+def _format(value: object, where: str, formats: tuple[str, ...]) -> str:
+    """VALUE as one of FORMATS (render/formats.py's, handed down by the command: the renderers are a layer above)."""
+    if not isinstance(value, str) or (formats and value.strip().lower() not in formats):
+        raise DoctorError(f"{where}: {value!r} is not a format", fix=f"one of {', '.join(formats)}")
     return value.strip().lower()
 
 
 def resolve_settings(*, select: list[str], ignore: list[str], strict: bool | None, require: list[str],
                      output_format: str | None, environ: dict[str, str] | None = None,
                      start: str | None = None,
-                     parse_requirement: Callable[[str], object] | None = None) -> CheckSettings:
+                     parse_requirement: Callable[[str], object] | None = None,
+                     formats: tuple[str, ...] = ()) -> CheckSettings:
     """The settings of one `check`/`fix`: the command line's values, then the variables', then the project's."""
     environ = dict(os.environ) if environ is None else environ
     found = find_project_config(start)
@@ -184,9 +186,9 @@ def resolve_settings(*, select: list[str], ignore: list[str], strict: bool | Non
         chosen_strict, sources["strict"] = _boolean(table["strict"], key("strict")), path or ""
     chosen_format = output_format
     if chosen_format is None and variable("format"):
-        chosen_format, sources["format"] = _format(variable("format") or "", f"{ENV_PREFIX}FORMAT"), f"{ENV_PREFIX}FORMAT"
+        chosen_format, sources["format"] = _format(variable("format") or "", f"{ENV_PREFIX}FORMAT", formats), f"{ENV_PREFIX}FORMAT"
     elif chosen_format is None and "format" in table:
-        chosen_format, sources["format"] = _format(table["format"], key("format")), path or ""
+        chosen_format, sources["format"] = _format(table["format"], key("format"), formats), path or ""
     return CheckSettings(selection=Selection(select=chosen_select, ignore=tuple(dict.fromkeys(ignored))),
                          strict=chosen_strict, require=tuple(dict.fromkeys(required)), output_format=chosen_format,
                          config_file=path, sources=sources)

@@ -109,7 +109,7 @@ def check_settings(select: list[str], ignore: list[str], strict: bool | None, re
     from cudnn_doctor.rules.requirements import parse_requirement
 
     settings = resolve_settings(select=select, ignore=ignore, strict=strict, require=require, output_format=given,
-                                parse_requirement=parse_requirement)
+                                parse_requirement=parse_requirement, formats=formats.NAMES)
     if given is None and settings.output_format is not None:
         where = settings.sources.get("format", "")
         chosen = settings.output_format.strip().lower()

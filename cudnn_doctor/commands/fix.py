@@ -180,14 +180,6 @@ def _last_words(stdout: str, stderr_tail: str, values: dict[str, Any] | None) ->
     return lines[-1].strip()[:400] if lines else ""
 
 
-def _here(path: str) -> str:
-    """PATH, relative to this process's working folder, as an absolute path (unchanged where that is gone)."""
-    try:
-        return os.path.join(os.getcwd(), path)
-    except OSError:
-        return path
-
-
 def _check_again(options: CheckOptions, env: dict[str, str]) -> dict[str, Any]:
     """check in a new process (what a new shell would see), with the plan's environment lines in force: the
     very options of the check before, handed over as data (commands/check.py's check_again)."""
