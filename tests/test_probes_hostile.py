@@ -490,7 +490,11 @@ def test_hundreds_of_copies_are_probed_in_batches_each_in_its_own_process(machin
 
 def test_strays_are_looked_for_among_the_processes_started_since_the_batch_began() -> None:
     """kill_strays reads the environment only of processes whose id was given out after the batch began
-    (child.last_pid()), the wrap of the ids at pid_max included; what started before is not looked at."""
+    (child.last_pid()), the wrap of the ids at pid_max included; what started before is not looked at.
+
+    Each stray carries a token of its own, as every batch's does: with one written into the test ("aaaa..."),
+    two runs of the suite on one machine (several people, CI beside a developer) found and killed each
+    other's strays, and the window that wraps at pid_max, which covers every process, counted both."""
     from cudnn_doctor.child import TOKEN_VARIABLE, kill_strays, last_pid
 
     def stray(token: str) -> subprocess.Popen[bytes]:
@@ -498,18 +502,20 @@ def test_strays_are_looked_for_among_the_processes_started_since_the_batch_began
 
     since = last_pid()
     assert since is not None
-    started = stray("a" * 16)
+    mine = os.urandom(8).hex()
+    started = stray(mine)
     try:
-        assert kill_strays("a" * 16, since) == 1
+        assert kill_strays(mine, since) == 1
         assert started.wait(timeout=10) == -9
     finally:
         started.kill()
-    older = stray("b" * 16)
+    before = os.urandom(8).hex()
+    older = stray(before)
     try:
-        assert kill_strays("b" * 16, last_pid()) == 0  # started before: not the batch's, not looked at
+        assert kill_strays(before, last_pid()) == 0  # started before: not the batch's, not looked at
         assert older.poll() is None
         pid_max = int(Path("/proc/sys/kernel/pid_max").read_text())
-        assert kill_strays("b" * 16, pid_max - 1) == 1  # since > the last id: the ids wrapped, all after it count
+        assert kill_strays(before, pid_max - 1) == 1  # since > the last id: the ids wrapped, all after it count
         assert older.wait(timeout=10) == -9
     finally:
         older.kill()
