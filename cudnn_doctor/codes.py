@@ -425,10 +425,8 @@ def lookup(code: str) -> Code | None:
 
 
 def finding(code: str, subject: str | None = None, refs: tuple[str, ...] = (), **fields: Any) -> Finding:
-    """The Finding for CODE, its registry text filled in from FIELDS: the one way any command makes one.
-    Its fix is the code's advice (compat/fixes.toml) until the plan renders the exact treatment."""
-    from cudnn_doctor.knowledge.advice import advice
-
+    """The Finding for CODE, its registry text filled in from FIELDS: the one way any command makes one. Its
+    fix is left empty: the plan writes it (plan/fixes.py), from a `fix` value among FIELDS where the rule read one."""
     entry = CODES[code]
     if entry.retired:
         raise ValueError(f"{code} is retired")
@@ -438,7 +436,7 @@ def finding(code: str, subject: str | None = None, refs: tuple[str, ...] = (), *
         severity=entry.severity,
         title=entry.title,
         detail=string.Formatter().vformat(entry.explanation, (), values),
-        fix=str(fields["fix"]) if fields.get("fix") else advice(code, fields),
+        fix="",
         refs=refs,
         subject=subject,
         values=dict(fields),
@@ -451,6 +449,13 @@ class _Fields(dict):  # type: ignore[type-arg]
 
 
 def doctor_error(code: str, exit_code: int = 2, subject: str | None = None, **values: Any) -> DoctorError:
-    """The error for registry CODE, its explanation and fix filled in from VALUES."""
+    """The error for registry CODE, its explanation filled in from VALUES. An error stops its command before any
+    plan, so its one line carries its remedy: the `fix` among VALUES, else its code's advice."""
+    from dataclasses import replace
+
+    from cudnn_doctor.knowledge.advice import advice
+
     made = finding(code, subject=subject, **values)
-    return DoctorError(f"{made.code} {made.title}: {made.detail}", made.fix, exit_code=exit_code, finding=made)
+    fix = str(values["fix"]) if values.get("fix") else advice(code, values)
+    made = replace(made, fix=fix)
+    return DoctorError(f"{made.code} {made.title}: {made.detail}", fix, exit_code=exit_code, finding=made)

@@ -230,7 +230,9 @@ def _workload_result(raw: dict[str, Any], device: int, gpu_name: str | None,
 
 def _report(options: BenchOptions, collected: _Collected, started: float,
             timings_ms: dict[str, float]) -> BenchReport:
-    findings = sort_findings(collected.findings)
+    from cudnn_doctor.plan.fixes import advised
+
+    findings = advised(sort_findings(collected.findings))
     timings_ms["total"] = round((time.perf_counter() - started) * 1000, 1)
     return BenchReport(options=options, libraries=collected.libraries, devices=tuple(collected.devices),
                        results=tuple(collected.results), findings=tuple(findings), summary=summarize(findings),

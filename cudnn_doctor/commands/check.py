@@ -90,9 +90,12 @@ def run_check(options: CheckOptions) -> Report:
 def treat(report: Report, home: str, python: str | None, requirements: list[Any]) -> None:
     """The one plan for REPORT's findings; every finding's fix rendered from it."""
     if not any(f.severity in ("error", "warning") or f.code == "CD310" for f in report.findings):
-        return  # nothing to treat (information only): the planner is not even imported
+        from cudnn_doctor.plan.fixes import advised
+
+        report.findings = advised(report.findings)  # nothing to treat (information only): no planner
+        return
+    from cudnn_doctor.plan.fixes import with_fixes
     from cudnn_doctor.plan.planner import Setting, make_plan
-    from cudnn_doctor.render.plan_text import with_fixes
 
     report.plan = make_plan(report, report.findings, Setting(home, python, tuple(requirements)))
     report.findings = with_fixes(report.findings, report.plan, report.ld_library_path)

@@ -318,7 +318,9 @@ def _plan(contents: ArchiveContents, prefix: Path, layout: Layout, source: sourc
         return plan
     current = tuple(f"{i.version or 'of unknown version'} ({os.path.relpath(i.library, prefix)})"
                     for i in installs_in(report, library_folder))
-    fits = fit_findings(report, library_folder, contents.version, contents.major, cuda_major)
+    from cudnn_doctor.plan.fixes import advised
+
+    fits = advised(fit_findings(report, library_folder, contents.version, contents.major, cuda_major))
     return replace(plan, current=current, fits=tuple(fits), machine=_machine(report, prefix),
                    unchecked=tuple(unchecked(report)))
 

@@ -16,10 +16,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from cudnn_doctor.knowledge import frameworks as knowledge
-from cudnn_doctor.knowledge.advice import advice, advice_row
+from cudnn_doctor.knowledge.advice import advice_row
 from cudnn_doctor.knowledge.data import load
 from cudnn_doctor.model import ERROR, WARNING, CudnnInstall, Finding, Framework, Report
 from cudnn_doctor.plan import process_env
+from cudnn_doctor.plan.fixes import remedy
 from cudnn_doctor.plan.model import CONDA, EDIT, ENV, INSTALL, MANUAL, PIP, Action, EnvChange, Plan
 from cudnn_doctor.rules.cudnn import prefix_of
 from cudnn_doctor.versions import major, version_tuple
@@ -74,7 +75,7 @@ def make_plan(report: Report, findings: list[Finding], setting: Setting) -> Plan
     for treatment in TREATMENTS:
         treatment(work)
     for finding in list(work.open):
-        text = finding.fix if finding.values.get("fix") else advice(finding.code, finding.values, report.host.os)
+        text = remedy(finding, report.host.os)
         row = advice_row(finding.code, report.host.os) or {}
         work.take([finding], Action(MANUAL, (), finding.title, row.get("source", "compat/fixes.toml"), text=text))
     return Plan(targets=_targets(report, setting), actions=tuple(work.actions))

@@ -1,61 +1,18 @@
-"""The plan as words: each finding's fix, the environment lines in each shell, `cudnn-doctor fix`'s screens.
-
-Every fix a user reads comes from here, so a finding's fix, the plan `fix` prints and the JSON never disagree.
+"""The plan as words: the environment lines in each shell, `cudnn-doctor fix`'s screens. Each finding's fix
+is the plan's own (plan/fixes.py), so a finding's fix, the plan `fix` prints and the JSON never disagree.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
-from cudnn_doctor.model import Finding
-from cudnn_doctor.plan.model import ENV, RUNNABLE, Action, Plan
+from cudnn_doctor.plan.model import ENV, RUNNABLE
 from cudnn_doctor.plan.shell import command_line, env_lines
-
-
-def action_text(action: Action, current: list[str]) -> str:
-    """One action as a sentence with its command in backticks."""
-    if action.kind in RUNNABLE and action.argv:
-        return f"`{command_line(action.argv)}`"
-    if action.kind == ENV:
-        line = "; ".join(env_lines(action.env, current))
-        removed = [c.folder for c in action.env if c.op == "remove"]
-        variable = action.env[0].variable
-        if action.env[0].system == "windows":  # PowerShell's line, cmd's, and the one that keeps it for new programs
-            cmd, user = ("; ".join(env_lines(action.env, current, shell)) for shell in ("cmd", "user"))
-            what = f"take {', '.join(removed)} out of {variable}" if removed else f"put it on {variable}"
-            return f"{what}, in PowerShell: `{line}` in cmd: `{cmd}` for every new program: `{user}`"
-        if removed:
-            return f"take {', '.join(removed)} out of {variable}: `{line}`"
-        return f"`{line}`"
-    if action.kind == "edit" and action.text:
-        files = [line[4:] for line in action.text.splitlines() if line.startswith("+++ ")]
-        lines = action.text.splitlines()
-        changes = [(a[1:].strip(), b[1:].strip()) for a, b in zip(lines, lines[1:], strict=False)
-                   if a.startswith("-") and not a.startswith("---") and b.startswith("+") and not b.startswith("+++")]
-        said = "; ".join(f"`{old}` to `{new}`" for old, new in changes[:2])
-        return f"edit {', '.join(files)}: {said} (cudnn-doctor fix shows the diff)"
-    return action.text or ""
-
-
-def with_fixes(findings: list[Finding], plan: Plan, current: list[str]) -> list[Finding]:
-    """FINDINGS, each with its fix rendered from the plan's actions that resolve it (its advice where none)."""
-    out = []
-    for finding in findings:
-        actions = plan.for_finding(finding.code, finding.subject)
-        if actions:
-            fix = ", then ".join(action_text(a, current) for a in actions)
-            if len(plan.actions) > 1 and any(len(a.findings) > 1 for a in actions):
-                fix += " (one treatment with the other findings, which cudnn-doctor fix shows)"
-            finding = replace(finding, fix=fix)
-        out.append(finding)
-    return out
 
 
 def render_plan(console: Any, outcome: Any, shell: str, applied: bool, shown: bool = False) -> None:
     """`cudnn-doctor fix`: the plan, step by step; after --yes, what each step came to and before -> after.
     SHOWN: the plan is on the screen already (a terminal asked first): only what each step came to."""
-    from cudnn_doctor.plan.shell import env_lines
     from cudnn_doctor.render.safe import escape
     from cudnn_doctor.render.text import print_with_commands
 
