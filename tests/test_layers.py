@@ -109,3 +109,18 @@ def test_the_contract_sees_an_import_inside_a_function(tmp_path: Path) -> None:
     """A lazy import counts as much as one at the top: the graph is read from every import statement."""
     graph = _imports()
     assert "cudnn_doctor.commands.check" in graph["cudnn_doctor.cli"]  # imported inside cli.check only
+
+
+def test_the_plan_alone_writes_a_findings_fix() -> None:
+    """Only plan/fixes.py gives a Finding its fix (codes.py makes each with an empty one, and an error's
+    line with its remedy): no rule, renderer or command sets `fix=` on a Finding or through `replace`."""
+    writers = []
+    for path in PACKAGE.rglob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call):
+                continue
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            if name in ("Finding", "replace") and any(keyword.arg == "fix" for keyword in node.keywords):
+                writers.append(str(path.relative_to(PACKAGE)))
+    assert sorted(set(writers)) == ["codes.py", "plan/fixes.py"]
