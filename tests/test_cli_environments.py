@@ -8,9 +8,17 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import Machine, codes
 from tests.fakes.build import fake_cudnn
 from tests.test_check import CUDNN9_SUBLIBS, write_header
+
+
+@pytest.fixture
+def machine(machine_in_process: Machine) -> Machine:
+    """The CLI runs in the test's own process (conftest.run_in_process): nothing here needs a process of its own."""
+    return machine_in_process
 
 
 def make_venv(folder: Path) -> Path:

@@ -19,6 +19,12 @@ from tests.conftest import Machine
 from tests.explain_messages import FAMILIES, UNRELATED
 
 
+@pytest.fixture
+def machine(machine_in_process: Machine) -> Machine:
+    """The CLI runs in the test's own process (conftest.run_in_process): nothing here needs a process of its own."""
+    return machine_in_process
+
+
 @pytest.mark.parametrize(("source", "family", "message"), FAMILIES, ids=[f[0] for f in FAMILIES])
 def test_a_real_message_gets_a_cause_of_its_family(source: str, family: str, message: str) -> None:
     data = explain_text(message, None)

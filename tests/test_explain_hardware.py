@@ -22,6 +22,12 @@ from cudnn_doctor.explain.reader import read
 from cudnn_doctor.knowledge.data import compat_dir
 from tests.conftest import Machine
 
+
+@pytest.fixture
+def machine(machine_in_process: Machine) -> Machine:
+    """The CLI runs in the test's own process (conftest.run_in_process): nothing here needs a process of its own."""
+    return machine_in_process
+
 # (source, code of the first answer, words its cause must contain, message)
 REAL = [
     ("pytorch/pytorch#51382 (Xid 31 MMU faults on one GPU of a node, 'Likely a faulty device')", "CD142", "Xid 31",
