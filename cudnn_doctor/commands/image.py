@@ -34,7 +34,9 @@ def run(ref: str, strict: bool = False) -> dict[str, Any]:
     facts = image_facts(parts, files)
     driver, gpus, nvml_error = node_driver(ctx)
     host = _host()
-    findings = judge_image(facts, driver, gpus, host)
+    from cudnn_doctor.plan.fixes import advised
+
+    findings = advised(judge_image(facts, driver, gpus, host))  # each finding's fix, from the plan's remedies
     summary = summarize(findings, strict)
     cuda, floor, floor_source = driver_floor(facts)
     claim = needed_cuda(facts)
