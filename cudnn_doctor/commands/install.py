@@ -64,6 +64,10 @@ def run_install(options: InstallOptions, ui: Ui) -> Outcome:
     plan_only = layout.plan_only
     if plan_only is None and os_name != ctx.os_name:
         plan_only = f"planning for {os_name} on a {ctx.os_name} machine: nothing is installed"
+    from cudnn_doctor.install.sources import is_url, readable_archive
+
+    if options.location and not is_url(options.location) and not options.location.startswith("file://"):
+        readable_archive(os.path.abspath(os.path.expanduser(options.location)), options.location)  # bad input first
     if not (options.yes or options.dry_run or plan_only or ui.can_ask):  # said now, not after unpacking 470 MB
         raise DoctorError("nothing was done: the install needs a yes, and there is no terminal to ask",
                           "add --yes (or --dry-run to only see the plan)", exit_code=2)
