@@ -7,7 +7,7 @@ from typing import Any
 
 from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.knowledge import frameworks as knowledge
-from cudnn_doctor.knowledge import inputs, query
+from cudnn_doctor.knowledge import gpu_support, inputs, query
 from cudnn_doctor.knowledge.data import load
 from cudnn_doctor.versions import version_tuple
 
@@ -161,9 +161,13 @@ def _judge_cudnn_release(release: dict[str, Any], combo: knowledge.Combination) 
         known = [r for r in supports if r is not None]
         if known:
             reasons.append(next((r for r in known if r.verdict == knowledge.COMPATIBLE), known[0]))
-        else:
-            reasons.append(knowledge.Reason("compute_capability", knowledge.UNKNOWN,
-                                         f"NVIDIA's support matrix for cuDNN {version} is not in the data", source))
+        else:  # no matrix read for this release: the architectures an earlier release dropped stay dropped
+            found = gpu_support.release_support("cudnn", version, combo.compute_capability, f"cuDNN {version}",
+                                                read_only=True)
+            reasons.append(knowledge.Reason("compute_capability", *found) if found else knowledge.Reason("compute_capability", knowledge.UNKNOWN,
+                                                 f"NVIDIA's support matrix for cuDNN {version} is not in the data", source))
+    if combo.driver and combo.compute_capability:  # the GPU generation's own driver floor
+        reasons += knowledge.gpu_driver_reasons(combo.driver, combo.compute_capability, combo.os)
     return reasons
 
 

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from cudnn_doctor.knowledge import query
+from cudnn_doctor.knowledge import gpu_support, query
 from cudnn_doctor.knowledge.data import load
 from cudnn_doctor.versions import major, major_minor, matches_prefix, version_tuple
 
@@ -439,6 +439,8 @@ def judge(need: Needs, combo: Combination) -> tuple[str, list[Reason]]:
         reasons.append(over_range("cudnn", combo.cudnn, lambda v: judge_cudnn(need, rows, v)))
     if combo.driver:
         reasons.append(_judge_driver(need, rows, combo.driver, combo.os))
+        if combo.compute_capability:  # the GPU generation's own driver floor, which the CUDA floor does not imply
+            reasons += gpu_driver_reasons(combo.driver, combo.compute_capability, combo.os)
     if combo.compute_capability:
         cc = combo.compute_capability
         if combo.cudnn:
@@ -446,6 +448,12 @@ def judge(need: Needs, combo: Combination) -> tuple[str, list[Reason]]:
         else:
             reasons.append(judge_compute_capability(need, rows, cc, None))
     return overall(reasons), reasons
+
+
+def gpu_driver_reasons(driver: str, cc: str, os_name: str) -> list[Reason]:
+    """compat/gpu_support.toml [[driver_floor]]: does DRIVER drive a GPU of compute capability CC at all?"""
+    found = gpu_support.judge_driver_for_gpu(driver, cc, os_name)
+    return [Reason("driver", *found)] if found else []
 
 
 def overall(reasons: list[Reason]) -> str:
@@ -546,6 +554,13 @@ def judge_cudnn(need: Needs, rows: list[dict[str, Any]], cudnn: str) -> Reason:
                 why = (f"accepts the cuDNN {built} series; {cudnn} is in it" if series else
                        f"built with cuDNN {built}; {cudnn} is accepted ({_rule_text(need.framework, built)})")
                 return Reason("cudnn", COMPATIBLE, why, row["source"] + extra)
+    for row in known:  # newer than the release tested: it warns and runs, a warning is not a refusal
+        warns = [prefix for prefix in row.get("cudnn_warns", []) if matches_prefix(cudnn, str(prefix))]
+        if warns:
+            return Reason("cudnn", COMPATIBLE, f"warning: {name} was tested up to cuDNN {_accepted_cudnn(row)[-1]}; {cudnn} "
+                                               f"is newer: it loads with the warning \"Your cuDNN version is more recent "
+                                               f"than Theano\" and runs (a warning, not a refusal)", row["source"] + extra,
+                          warning=True)
     accepted = ", ".join(sorted({b for r in known for b in _accepted_cudnn(r)}))
     why = (f"accepts cuDNN {accepted}; {cudnn} is not among them" if series else
            f"built with cuDNN {accepted}; {cudnn} is refused ({_rule_text(need.framework, accepted)})")
@@ -702,7 +717,20 @@ def judge_compute_capability(need: Needs, rows: list[dict[str, Any]], cc: str, c
     own = _framework_floor(need, cc)
     if own is not None and own.verdict == INCOMPATIBLE:
         return own
+    support = _release_support(need, cc)
+    if support is not None and support.verdict != COMPATIBLE:
+        return support
+    if cudnn_version and not all(row.get("cudnn") == "none" for row in rows):
+        dropped = gpu_support.release_support("cudnn", cudnn_version, cc, f"cuDNN {cudnn_version}")
+        if dropped is not None and dropped[0] == INCOMPATIBLE:  # a GPU the cuDNN it loads no longer supports
+            return Reason("compute_capability", *dropped)
     build = build_architectures(need, rows, cc)
+    if support is not None:
+        return build if build is not None and build.verdict == INCOMPATIBLE else support
+    if build is None or build.verdict == UNKNOWN:
+        floor = _cuda_floor(need, rows, cc)
+        if floor is not None:
+            return floor
     cuda = next((str(row["cuda"]) for row in _known_cuda(rows)), None)
     library = cudnn_support(cudnn_version, cuda, cc) if cudnn_version and cuda else None
     if library is None and cudnn_version and profile(need.framework).get("gpu_rule") == "toolkit":
@@ -733,6 +761,25 @@ def judge_compute_capability(need: Needs, rows: list[dict[str, Any]], cc: str, c
     return Reason("compute_capability", UNKNOWN,
                   f"no compute-capability data for {display(need.framework)} {need.version} "
                   f"(cuDNN {cudnn_version or '?'}, CUDA {cuda or '?'})", "compat/cudnn.toml")
+
+
+def _release_support(need: Needs, cc: str) -> Reason | None:
+    """compat/gpu_support.toml [[support]] for a product whose releases add and drop GPU architectures (TensorRT)."""
+    if not gpu_support.support_rows(need.framework):
+        return None
+    found = gpu_support.release_support(need.framework, need.version, cc, f"{display(need.framework)} {need.version}")
+    return Reason("compute_capability", *found) if found else None
+
+
+def _cuda_floor(need: Needs, rows: list[dict[str, Any]], cc: str) -> Reason | None:
+    """compat/gpu_support.toml [[cuda_floor]]: every build in question is for a CUDA that no longer targets the GPU."""
+    cudas = sorted({str(row["cuda"]) for row in _known_cuda(rows)})
+    below = [gpu_support.below_cuda_floor(cuda, cc) for cuda in cudas]
+    if not cudas or not all(below):
+        return None
+    why, source = below[0]  # type: ignore[misc]
+    return Reason("compute_capability", INCOMPATIBLE, f"{display(need.framework)} {need.version} (CUDA "
+                                                      f"{', '.join(cudas)}): {why}", source)
 
 
 def _framework_floor(need: Needs, cc: str) -> Reason | None:
