@@ -146,7 +146,8 @@ def test_onnxruntime_builds_name_where_they_live(machine: Machine) -> None:
     (("tensorrt==8.6.1", "--cuda", "12.1"), "cuda", "compatible"),         # 8.6.1 matrix: 12.0/12.1, 11.0-11.8
     (("tensorrt==8.6.1", "--cuda", "10.2"), "cuda", "incompatible"),
     (("tensorrt-cu12==10.13.2", "--compute-capability", "6.1"), "compute_capability", "incompatible"),
-    (("tensorrt-cu12==10.13.2", "--compute-capability", "8.0"), "compute_capability", "unknown"),
+    # issue 35: the 10.x release notes drop only Volta (10.5), so Ampere stays supported (compat/gpu_support.toml)
+    (("tensorrt-cu12==10.13.2", "--compute-capability", "8.0"), "compute_capability", "compatible"),
     (("tensorrt-cu12==10.1.0", "--compute-capability", "8.0"), "compute_capability", "compatible"),
 ])
 def test_tensorrt_cuda_per_release_and_floor(machine: Machine, args: tuple[str, ...], part: str,
