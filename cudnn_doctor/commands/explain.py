@@ -92,6 +92,12 @@ def explain_text(text: str | bytes, report: Report | None) -> dict[str, Any]:
     whole = reader.to_text(text)
     flat = " ".join(whole[-2000:].split())
     cut = reader.skipped(whole)
+    aside = [{"text": row["text"], "kind": row["kind"], "why": row["why"].strip(), "source": row["source"].strip()}
+             for row in reader.set_aside(whole)]
+    if report is not None:
+        for row in aside:
+            if row["kind"] == "program":  # the program's GPU index against the GPUs this machine has
+                row["why"] += "; " + _visible_gpus(report)
     return {
         "schema": SCHEMA,
         "query": flat if len(flat) <= 500 else flat[:250] + " … " + flat[-250:],
@@ -102,6 +108,7 @@ def explain_text(text: str | bytes, report: Report | None) -> dict[str, Any]:
             f"last ones were read; {cut['bytes']} bytes in the middle (from byte {cut['start']} to byte "
             f"{cut['end']}) were skipped.")},
         "machine": machine_view(matches, facts, report) if report is not None else None,
+        "set_aside": aside,
         "exit_code": 0 if matches else 1,
     }
 
@@ -296,6 +303,17 @@ def _health_summary(report: Report) -> list[str]:
     if not report.gpus:
         said.append("The driver lists no GPU now: one that fell off the bus is gone until a reboot.")
     return said
+
+
+def _visible_gpus(report: Report) -> str:
+    """The GPUs this machine has, by the index a CUDA program numbers them with."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if not report.gpus:
+        return "this machine shows no GPU to the driver, so no index is valid here"
+    indexes = ", ".join(f"{gpu.index} ({gpu.name})" for gpu in report.gpus)
+    where = f" (CUDA_VISIBLE_DEVICES={visible}: a program numbers the visible ones from 0)" if visible is not None else ""
+    return (f"this machine has {len(report.gpus)} GPU{'s' if len(report.gpus) != 1 else ''}: {indexes}{where}; use an "
+            "index below that count (cuda:0 on a one-GPU machine)")
 
 
 def _major_from_library(library: str) -> str | None:

@@ -280,11 +280,27 @@ def _candidates(text: str) -> list[str]:
     keep: set[int] = set()
     whole = text.lower()
     present = [trigger for trigger in _triggers() if trigger in whole]  # most triggers are absent from most logs
+    asides = [aside for aside, _ in aside_texts() if aside in whole]
+    dropped: set[int] = set()
     for index, line in enumerate(pieces):
         lower = line.lower()
-        if any(trigger in lower for trigger in present):
+        if asides and any(aside in lower for aside in asides):
+            dropped.add(index)  # not a GPU-stack fault (compat/errors.toml [[aside]]): never read as one
+        elif any(trigger in lower for trigger in present):
             keep.update(range(index - CONTEXT, index + CONTEXT + 1))
-    return [pieces[index] for index in sorted(keep) if 0 <= index < len(pieces)]
+    return [pieces[index] for index in sorted(keep - dropped) if 0 <= index < len(pieces)]
+
+
+@functools.cache
+def aside_texts() -> tuple[tuple[str, dict[str, Any]], ...]:
+    """(text, row) of compat/errors.toml [[aside]]: a program's own request or a harmless start-up line."""
+    return tuple((row["text"], row) for row in load("errors").get("aside", []))
+
+
+def set_aside(text: str) -> list[dict[str, Any]]:
+    """The [[aside]] rows whose text occurs in TEXT (each once)."""
+    lower = text.lower()
+    return [dict(row) for aside, row in aside_texts() if aside in lower]
 
 
 def split_at_skip(lines: list[str] | tuple[str, ...]) -> int:
@@ -301,6 +317,7 @@ def _triggers() -> tuple[str, ...]:
     texts += [alias for row in load("libraries").get("library", []) for alias in row.get("aliases", [])]
     errors = load("errors")
     texts += [row["text"] for table in ("event", "outside") for row in errors.get(table, [])]
+    texts += [text for row in errors.get("error", []) for text in row.get("triggers", ())]  # a catalog entry's own words
     return tuple(dict.fromkeys((*TRIGGERS, *texts)))
 
 

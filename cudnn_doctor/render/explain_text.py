@@ -35,6 +35,11 @@ def render_explain(data: dict[str, Any], console: Console, verbose: bool = False
         return
     if (data.get("input") or {}).get("note"):
         p(f"[dim]{escape(data['input']['note'])}[/]")
+    for row in data.get("set_aside") or []:
+        label = "The program's own request" if row["kind"] == "program" else "A harmless line"
+        p(f"[bold]{label}[/], not a GPU-stack fault: {escape(row['text'])}")
+        p(f"    {escape(row['why'])}")
+        p(f"    [dim]Source: {escape(row['source'])}[/]")
     if not data["matches"]:
         p("[yellow]No known cause for this message.[/] It is not in cudnn-doctor's catalog of cuDNN/CUDA errors.")
     for match in data["matches"]:
