@@ -396,6 +396,9 @@ def main(args: list[str] | None = None) -> None:
     shell_script = named_shell_request(args)  # `--show-completion zsh`: typer's option takes no shell
     if shell_script is not None:
         sys.exit(shell_script)
+    from cudnn_doctor.explain.arguments import message_first
+
+    args = message_first(args)  # `explain "--- pasted log"`: any text is the message
     command.run(lambda: command.call(_invoke_app, args=args), lambda: json_wanted(*read_anyway(click_root(), args)))
 
 

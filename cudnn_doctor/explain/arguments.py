@@ -1,0 +1,33 @@
+"""`explain` takes any text as its message: a pasted log may begin with dashes (a notebook's traceback starts with a
+row of them) or be a single word like "-x". Typer would read such an argument as an unknown option, so the words
+after `explain` that are not its own options are put after a "--" before typer parses the line."""
+
+from __future__ import annotations
+
+# explain's own options, and whether each takes a value
+OPTIONS = {"--from-file": True, "--offline-only": False, "--json": False, "-v": False, "--verbose": False,
+           "--help": False, "-h": False}
+
+
+def message_first(args: list[str]) -> list[str]:
+    """ARGS (sys.argv[1:]) with the message of `explain` kept a message: `explain "--- text"` reads as
+    `explain -- "--- text"`. Any other command line, or one that already has "--", is returned as it is."""
+    if not args or args[0] != "explain" or "--" in args:
+        return args
+    own: list[str] = []
+    words: list[str] = []
+    index = 1
+    while index < len(args):
+        arg = args[index]
+        name = arg.split("=", 1)[0]
+        if name in OPTIONS:
+            own.append(arg)
+            if OPTIONS[name] and "=" not in arg and index + 1 < len(args):
+                own.append(args[index + 1])
+                index += 1
+        else:
+            words.append(arg)
+        index += 1
+    if not any(word.startswith("-") and word != "-" for word in words):
+        return args
+    return ["explain", *own, "--", *words]
