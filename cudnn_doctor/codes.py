@@ -184,6 +184,8 @@ _CODES = (
          "{detail}"),
     Code("CD209", "error", "Host compiler not supported by this CUDA",
          "{detail}"),
+    Code("CD210", "error", "CUDA toolkit no longer targets this GPU",
+         "{detail}"),
     # CD3xx: cuDNN installs
     Code("CD301", "error", "No cuDNN found",
          "No copy of cuDNN (libcudnn.so.N / cudnn64_N.dll) was found in the loader's search path, "
