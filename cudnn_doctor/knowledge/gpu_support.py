@@ -107,9 +107,23 @@ def driver_floor(cc: str, os_name: str = "linux") -> tuple[str, str, str, str] |
     return None
 
 
+def driver_ceiling(driver: str, cc: str) -> tuple[str, str, str] | None:
+    """(verdict, why, source) when DRIVER's branch is newer than the last one that drives an old GPU generation."""
+    have, branch = _cc(cc), (version_tuple(driver) or (0,))[0]
+    for row in load("gpu_support").get("driver_ceiling", []):
+        if have in {_cc(c) for c in row.get("compute_capabilities", [])} and branch > int(row["last_branch"]):
+            return (INCOMPATIBLE, f"{row['architecture']} GPUs (compute capability {cc}) are driven by branches up to "
+                                  f"R{row['last_branch']}; driver {driver} (R{branch}) no longer supports them: use the "
+                                  f"R{row['last_branch']} legacy branch", str(row["source"]))
+    return None
+
+
 def judge_driver_for_gpu(driver: str, cc: str, os_name: str = "linux") -> tuple[str, str, str] | None:
     """(verdict, why, source): does DRIVER drive a GPU of compute capability CC at all? None where the data holds no
     floor for that GPU. A bare branch ("535") is judged by its number."""
+    ceiling = driver_ceiling(driver, cc)
+    if ceiling is not None:
+        return ceiling
     floor = driver_floor(cc, os_name)
     have = version_tuple(driver)
     if floor is None or have is None:
