@@ -162,10 +162,11 @@ def _judge_cudnn_release(release: dict[str, Any], combo: knowledge.Combination) 
         if known:
             reasons.append(next((r for r in known if r.verdict == knowledge.COMPATIBLE), known[0]))
         else:  # no matrix read for this release: the architectures an earlier release dropped stay dropped
-            found = gpu_support.release_support("cudnn", version, combo.compute_capability, f"cuDNN {version}",
-                                                read_only=True)
-            reasons.append(knowledge.Reason("compute_capability", *found) if found else knowledge.Reason("compute_capability", knowledge.UNKNOWN,
-                                                 f"NVIDIA's support matrix for cuDNN {version} is not in the data", source))
+            support = gpu_support.release_support("cudnn", version, combo.compute_capability, f"cuDNN {version}",
+                                                  read_only=True)
+            reasons.append(knowledge.Reason("compute_capability", *support) if support else
+                           knowledge.Reason("compute_capability", knowledge.UNKNOWN,
+                                            f"NVIDIA's support matrix for cuDNN {version} is not in the data", source))
     if combo.driver and combo.compute_capability:  # the GPU generation's own driver floor
         reasons += knowledge.gpu_driver_reasons(combo.driver, combo.compute_capability, combo.os)
     return reasons
