@@ -398,8 +398,22 @@ def main(args: list[str] | None = None) -> None:
         sys.exit(shell_script)
     from cudnn_doctor.explain.arguments import message_first
 
-    args = message_first(args)  # `explain "--- pasted log"`: any text is the message
+    if args[:1] == ["explain"]:  # `explain "--- pasted log"`: any text is the message
+        args = message_first(args, _options_of("explain"))
     command.run(lambda: command.call(_invoke_app, args=args), lambda: json_wanted(*read_anyway(click_root(), args)))
+
+
+def _options_of(name: str) -> dict[str, bool] | None:
+    """The options command NAME declares (each with whether it takes a value), as its parser reads them."""
+    command = click_root().get_command(None, name)  # type: ignore[arg-type]
+    if command is None:
+        return None
+    options = {"-h": False, "--help": False}
+    for param in command.params:
+        if param.param_type_name == "option":  # click's Option (typer's own copy of click)
+            for flag in (*param.opts, *param.secondary_opts):
+                options[flag] = not getattr(param, "is_flag", False) and not getattr(param, "count", False)
+    return options
 
 
 def click_root() -> _Commands:
