@@ -10,7 +10,9 @@ import mmap
 import os
 import stat
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from cudnn_doctor.platforms import CURRENT
 
@@ -21,6 +23,9 @@ PT_LOAD, PT_DYNAMIC = 1, 2
 MAX_DYNAMIC_ENTRIES = 65536
 MAX_STRING = 4096  # a soname or a RUNPATH; longer is not a library the loader would use
 DT_NULL, DT_NEEDED, DT_STRTAB, DT_SONAME, DT_RPATH, DT_RUNPATH = 0, 1, 5, 14, 15, 29
+
+
+T = TypeVar("T")
 
 
 class ElfError(Exception):
@@ -52,6 +57,13 @@ def host_arch() -> str:
 
 def read_elf(path: str) -> ElfInfo:
     """Parse PATH's ELF header and dynamic section; raise ElfError if it is not one."""
+    return _read_mapped(path, _parse)
+
+
+def _read_mapped(path: str, read: Callable[[mmap.mmap], T]) -> T:
+    """READ applied to PATH mapped (not read: a framework's library can be gigabytes, and only its headers are
+    needed), opened without waiting on a FIFO; ElfError for a file that is not a regular, non-empty, well-formed
+    one."""
     flags = os.O_RDONLY | CURRENT.open_flags  # a FIFO must not make us wait
     try:
         descriptor = os.open(path, flags)
@@ -63,7 +75,6 @@ def read_elf(path: str) -> ElfInfo:
             raise ElfError("not a regular file (a FIFO, device or folder)")
         if info.st_size == 0:
             raise ElfError("the file is empty")
-        # mapped, not read: a framework's library can be gigabytes, and only its headers are needed
         data = mmap.mmap(descriptor, 0, access=mmap.ACCESS_READ)
     except OSError as error:
         raise ElfError(f"cannot read it: {error.strerror or error}") from None
@@ -71,7 +82,7 @@ def read_elf(path: str) -> ElfInfo:
         os.close(descriptor)
     with data:
         try:
-            return _parse(data)
+            return read(data)
         except (struct.error, ValueError, IndexError) as error:  # a header that points past what it holds
             raise ElfError(f"malformed ELF headers ({error})") from None
 
@@ -191,24 +202,7 @@ def read_exported_u32(path: str, names: tuple[str, ...]) -> dict[str, int]:
     symbol table without loading it (cuDNN 9's sub-libraries export their release this way:
     `cudnn_ops_infer_version` = major << 16 | minor << 8 | patch). Names not found are left out; ElfError
     when the file is not a readable, complete ELF library."""
-    flags = os.O_RDONLY | CURRENT.open_flags
-    try:
-        descriptor = os.open(path, flags)
-    except OSError as error:
-        raise ElfError(f"cannot read it: {error.strerror or error}") from None
-    try:
-        if not stat.S_ISREG(os.fstat(descriptor).st_mode) or os.fstat(descriptor).st_size == 0:
-            raise ElfError("not a regular file, or empty")
-        data = mmap.mmap(descriptor, 0, access=mmap.ACCESS_READ)
-    except OSError as error:
-        raise ElfError(f"cannot read it: {error.strerror or error}") from None
-    finally:
-        os.close(descriptor)
-    with data:
-        try:
-            return _exported_u32(data, set(names))
-        except (struct.error, ValueError, IndexError) as error:
-            raise ElfError(f"malformed ELF headers ({error})") from None
+    return _read_mapped(path, lambda data: _exported_u32(data, set(names)))
 
 
 def _exported_u32(data: mmap.mmap, wanted: set[str]) -> dict[str, int]:
