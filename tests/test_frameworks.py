@@ -31,6 +31,12 @@ def python_env(machine: Machine, tmp_path: Path) -> Path:
     return site
 
 
+def real_python_sees(site: Path, tmp_path: Path) -> None:
+    """The environment's python3 made the real interpreter, seeing SITE (what `check --deep` imports with)."""
+    (tmp_path / "venv" / "bin" / "python3").write_text(f"#!/bin/sh\nPYTHONPATH={site} exec {sys.executable} \"$@\"\n")
+    (tmp_path / "venv" / "bin" / "python3").chmod(0o755)
+
+
 def install_torch(site: Path, version: str = "2.5.1+cu124", cuda: str | None = "12.4", cudnn: int = 90100,
                   pin: str = "nvidia-cudnn-cu12==9.1.0.70") -> None:
     info = site / f"torch-{version}.dist-info"
@@ -203,8 +209,7 @@ def test_deep_imports_the_framework_and_reads_what_it_mapped(machine: Machine, t
     install_torch(site)
     (site / "torch" / "__init__.py").write_text(FAKE_TORCH)
     # the environment's python3: the real interpreter, seeing that site-packages
-    (tmp_path / "venv" / "bin" / "python3").write_text(f"#!/bin/sh\nPYTHONPATH={site} exec {sys.executable} \"$@\"\n")
-    (tmp_path / "venv" / "bin" / "python3").chmod(0o755)
+    real_python_sees(site, tmp_path)
     report = machine.check_json("--deep")
     [torch] = report["frameworks"]
     deep = torch["details"]["deep"]
@@ -242,8 +247,7 @@ def test_deep_imports_every_framework_side_by_side(machine: Machine, tmp_path: P
     (site / "jax").mkdir()
     (site / "jax" / "__init__.py").write_text(RENDEZVOUS + '_meet("jax", "torch")\n__version__ = "0.4.30"\n\n\n'
                                               'def devices():\n    return ["CpuDevice(id=0)"]\n')
-    (tmp_path / "venv" / "bin" / "python3").write_text(f"#!/bin/sh\nPYTHONPATH={site} exec {sys.executable} \"$@\"\n")
-    (tmp_path / "venv" / "bin" / "python3").chmod(0o755)
+    real_python_sees(site, tmp_path)
     (tmp_path / "meet").mkdir()
     machine.env["DEEP_RENDEZVOUS"] = str(tmp_path / "meet")
     report = machine.check_json("--deep")

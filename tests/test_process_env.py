@@ -18,7 +18,7 @@ import pytest
 from tests.conftest import Machine, codes
 from tests.fakes.build import fake_cudnn, fake_libcuda, fake_nvml
 from tests.real_wheels import real_cudnn
-from tests.test_frameworks import install_torch, python_env
+from tests.test_frameworks import install_torch, python_env, real_python_sees
 
 KERNEL = "580.159.04"
 
@@ -312,8 +312,7 @@ def test_deep_quotes_what_the_framework_said_where_no_other_error_explains_it(ma
     site = python_env(machine, tmp_path)
     install_torch(site)
     (site / "torch" / "__init__.py").write_text(FAILING_TORCH)
-    (tmp_path / "venv" / "bin" / "python3").write_text(f"#!/bin/sh\nPYTHONPATH={site} exec {sys.executable} \"$@\"\n")
-    (tmp_path / "venv" / "bin" / "python3").chmod(0o755)
+    real_python_sees(site, tmp_path)
     report = machine.check_json("--deep")
     failed = finding(report, "CD415")
     assert failed["severity"] == "error" and "CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH" in failed["detail"]
