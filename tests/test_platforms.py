@@ -73,6 +73,12 @@ def test_wsl_is_named_with_its_evidence_and_its_driver_is_the_windows_one(machin
     [copies] = [f for f in report["findings"] if f["code"] == "CD153"]
     assert "is not a symbolic link" in copies["detail"] and "mklink" in copies["fix"]
     assert set(platform["wsl_copies"]) >= {str(machine.root / "usr/lib/wsl/lib/libcuda.so.1")}
+    # CUDA itself is asked there (the Windows driver, through /dev/dxg), for the reason WSL gives: no nvidia-uvm
+    # or kernel module is missing there, and none is named as if it were
+    asked = report["process"]["asked_because"]
+    assert any(reason.startswith("WSL 2 (/dev/dxg)") for reason in asked), asked
+    assert not any("nvidia-uvm" in reason or "kernel module" in reason for reason in asked), asked
+    assert report["process"]["cuinit"] == 0 and len(report["process"]["visible"]) == 1
 
     text = machine.run("check")
     assert text.stdout.splitlines()[0].startswith("[✓] Platform: WSL 2 (")

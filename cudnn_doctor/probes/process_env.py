@@ -54,7 +54,10 @@ def reasons_to_ask_cuda(ctx: SearchContext, cache: dict[str, list[str]], always:
     and NVML the same device files; CUDA images set it whether or not the hook ran.)"""
     found = resolve_like_loader("libcuda.so.1", [], ctx, cache)
     reasons = early_reasons(ctx)
-    if found is not None:
+    if found is not None and os.path.exists(ctx.system("/dev/dxg")):
+        # WSL 2: the driver is Windows's, reached through /dev/dxg; no kernel module or nvidia-uvm to compare with
+        reasons.append("WSL 2 (/dev/dxg): the driver is the Windows one, and only CUDA itself can say what it gives")
+    elif found is not None:
         kernel = kernel_driver_version(ctx)
         if kernel is None or release_in_name(found) != kernel:
             reasons.append(f"the loader finds {os.path.realpath(found)}, not the kernel module's release "
