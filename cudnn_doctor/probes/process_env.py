@@ -193,6 +193,7 @@ def framework_cudnn(frameworks: list[Framework], mapped: tuple[str, ...], instal
     preloaded = {os.path.basename(path).split(".so")[0] + ".so." + _soname_major(path): path
                  for path in mapped if os.path.basename(path).startswith("libcudnn") and _soname_major(path)}
     loaded: list[LoadedCudnn] = []
+    read: dict[str, tuple[SubLibrary, ...]] = {}
     for framework in frameworks:
         library = framework.cudnn_used
         if not library:
@@ -203,8 +204,10 @@ def framework_cudnn(frameworks: list[Framework], mapped: tuple[str, ...], instal
             library = preloaded[soname]
         via, entry = origin(library, soname, ctx)
         version = installs_by_real.get(os.path.realpath(library)) or release_in_name(library)
-        subs = tuple(_sublibrary(name, int(major), library, version, preloaded, ctx, cache)
-                     for name in sublibrary_names().get(int(major), [])) if major else ()
+        if library not in read:  # frameworks that load one copy share what its sub-libraries are
+            read[library] = tuple(_sublibrary(name, int(major), library, version, preloaded, ctx, cache)
+                                  for name in sublibrary_names().get(int(major), [])) if major else ()
+        subs = read[library]
         loaded.append(LoadedCudnn(framework.name, library, version, via, subs, entry, os.path.realpath(library)))
     return tuple(loaded)
 
