@@ -116,10 +116,11 @@ class Container:
         config["process"].update(terminal=False, args=args, cwd="/tmp",
                                  env=[f"{key}={value}" for key, value in env.items()])
         mounts = config["mounts"]
-        for folder in _host_folders():
-            mounts.append({"destination": folder, "type": "bind", "source": folder, "options": ["rbind", "ro"]})
+        # /tmp first: a checkout under /tmp (CI's clone may be one) is bound on top of it, not hidden by it
         mounts.append({"destination": "/tmp", "type": "tmpfs", "source": "tmpfs",
                        "options": ["nosuid", "nodev", "mode=1777", "size=64m"]})
+        for folder in _host_folders():
+            mounts.append({"destination": folder, "type": "bind", "source": folder, "options": ["rbind", "ro"]})
         if driver is not None:
             mounts.append({"destination": INJECTED_AT, "type": "bind", "source": str(driver),
                            "options": ["rbind", "ro"]})
