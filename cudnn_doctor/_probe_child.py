@@ -29,18 +29,7 @@ def _loaded_path(name_fragment, lib=None):
     loader names it (GetModuleFileNameW)."""
     if WINDOWS:
         return _module_file(lib)
-    wanted = os.fsencode(name_fragment)
-    try:
-        with open("/proc/self/maps", "rb") as maps:
-            for line in maps:
-                parts = line.split(None, 5)
-                if len(parts) == 6:
-                    path = parts[5].rstrip(b"\n")
-                    if os.path.basename(path).startswith(wanted):
-                        return os.fsdecode(path)
-    except OSError:
-        pass
-    return None
+    return next((path for path in _mapped_files() if os.path.basename(path).startswith(name_fragment)), None)
 
 
 def _module_file(lib):
@@ -111,9 +100,8 @@ def probe_libcuda(target):
     return {"cuDriverGetVersion": version, "status": status, "loaded_path": _loaded_path("libcuda.so", lib)}
 
 
-def _mapped_libraries():
-    """Every shared object mapped into this process, in the order of its first mapping: what the loader
-    gave a program started in this environment (LD_PRELOAD first)."""
+def _mapped_files():
+    """Every file mapped into this process, once each, in the order of its first mapping (bytes-safe)."""
     seen = []
     try:
         with open("/proc/self/maps", "rb") as maps:
@@ -121,13 +109,19 @@ def _mapped_libraries():
                 parts = line.split(None, 5)
                 if len(parts) == 6:
                     path = parts[5].rstrip(b"\n")
-                    if b".so" in os.path.basename(path) and path.startswith(b"/"):
+                    if path.startswith(b"/"):
                         text = os.fsdecode(path)
                         if text not in seen:
                             seen.append(text)
     except OSError:
         pass
     return seen
+
+
+def _mapped_libraries():
+    """Every shared object mapped into this process, in the order of its first mapping: what the loader
+    gave a program started in this environment (LD_PRELOAD first)."""
+    return [path for path in _mapped_files() if ".so" in os.path.basename(path)]
 
 
 def _cuda_name(lib, status, function):

