@@ -7,6 +7,7 @@ setup: check names the cause; the plan's lines, sourced in a real bash, make che
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import shutil
 import subprocess
@@ -344,3 +345,24 @@ def test_a_preloaded_cudnn_older_than_torch_was_built_with(machine: Machine, tmp
         lines = plan_lines(machine)
         assert "unset LD_PRELOAD" in lines
         assert "CD317" not in codes(check_after(machine, lines))
+
+
+def test_hostile_environment_values_and_a_fifo_for_the_kernel_version(machine: Machine, tmp_path: Path) -> None:
+    """Values no framework would take, of every kind at once: bytes that are not UTF-8, a newline, an ESC, a
+    megabyte of allocator configuration; /proc/driver/nvidia/version a FIFO with no writer. check answers at once
+    with one JSON object, every value kept as given, and the plan's line sets exactly those bytes back in bash."""
+    gpu_machine(machine, tmp_path, gpus=1)
+    version = machine.root / "proc" / "driver" / "nvidia" / "version"
+    version.unlink()
+    os.mkfifo(version)
+    install_torch(python_env(machine, tmp_path))
+    machine.env["PYTORCH_CUDA_ALLOC_CONF"] = "max_split_size_mb:128," + "x" * 100_000
+    machine.env["CUDA_VISIBLE_DEVICES"] = "0,\n\x1b[31m"
+    machine.env["JAX_PLATFORMS"] = os.fsdecode(b"cu\xffda")
+    report = machine.check_json()
+    assert report["process"]["kernel_driver"] is None
+    assert "CD411" in codes(report) and "CD114" in codes(report)
+    lines = plan_lines(machine)
+    assert "export PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128" in lines
+    shown = bash(machine, "; ".join([*lines, 'printf %s "$CUDA_VISIBLE_DEVICES"']))
+    assert shown.stdout == "0", shown
