@@ -51,7 +51,7 @@ FDS_PER_CHILD = 5
 FDS_RESERVED = 32
 
 
-@dataclass(frozen=True)
+@dataclass
 class ChildAnswer:
     """What one child left us. `values` is the last JSON object it printed on a line of its own
     (or as its whole output); `error` says why there is no usable answer, in words."""
@@ -66,7 +66,7 @@ class ChildAnswer:
     stderr_tail: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass
 class ChildRequest:
     """One child to run: its command line, environment and time allowed."""
 

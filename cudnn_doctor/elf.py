@@ -32,7 +32,7 @@ class ElfError(Exception):
     """The file is not a usable ELF shared library."""
 
 
-@dataclass(frozen=True)
+@dataclass
 class ElfInfo:
     """What an ELF file's headers say: machine, class, soname, needed libraries."""
 
@@ -97,7 +97,7 @@ def read_mapped(path: str, read: Callable[[mmap.mmap], T], error: type[Exception
             raise error(f"malformed {kind} headers ({failure})") from None
 
 
-@dataclass(frozen=True)
+@dataclass
 class ElfHeader:
     """What the ELF header and program headers say: enough to judge a file without loading it."""
 

@@ -2,6 +2,12 @@
 
 Probes build these, rules read them, renderers print them. JSON comes from them
 mechanically (`to_jsonable`), so the text report and the JSON never disagree.
+
+The records of one run are plain dataclasses, not frozen ones: nothing hashes them, a rule changes a copy
+(`dataclasses.replace`), and on Python 3.11 a frozen dataclass costs 1.6x a plain one to make (three more
+generated methods, each compiled at import: this module's records take 98 M instructions frozen, 61 M
+plain, a tenth of a check's start; benchmarks/README.md, issue 31). Tables of knowledge shared by every
+run and values used as keys (codes.Code, knowledge.query.CudnnBuild, probes.child.Job, ...) stay frozen.
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ REPORT_SCHEMA = "cudnn-doctor/report/1"
 ERROR, WARNING, INFO = "error", "warning", "info"
 
 
-@dataclass(frozen=True)
+@dataclass
 class Platform:
     """Where the doctor runs, with what showed it (probes/platform.py); facts only, no verdict."""
 
@@ -39,7 +45,7 @@ class Platform:
     cdi_specs: dict[str, str | None] = field(default_factory=dict)  # NVIDIA CDI spec -> driver it names
 
 
-@dataclass(frozen=True)
+@dataclass
 class Host:
     """The machine the report was made on."""
 
@@ -50,7 +56,7 @@ class Host:
     platform: Platform | None = None
 
 
-@dataclass(frozen=True)
+@dataclass
 class GpuProcess:
     """A process holding GPU memory."""
 
@@ -59,7 +65,7 @@ class GpuProcess:
     name: str | None = None  # /proc/PID/comm, where this process can read it
 
 
-@dataclass(frozen=True)
+@dataclass
 class GpuHealth:
     """NVML's health readings of one GPU; None where not read, named in not_supported where the
     GPU or driver does not support it, in errors where NVML failed."""
@@ -86,7 +92,7 @@ class GpuHealth:
     errors: dict[str, str] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@dataclass
 class Gpu:
     """One GPU as NVML sees it."""
 
@@ -101,7 +107,7 @@ class Gpu:
     pci_bus_id: str | None = None  # "00000000:00:06.0", as NVML and nvidia-smi write it
 
 
-@dataclass(frozen=True)
+@dataclass
 class Driver:
     """The NVIDIA driver, as NVML or libcuda answered."""
 
@@ -112,7 +118,7 @@ class Driver:
     error: str | None = None  # why it could not be read, when it could not
 
 
-@dataclass(frozen=True)
+@dataclass
 class Toolkit:
     """One CUDA toolkit found on disk."""
 
@@ -128,7 +134,7 @@ class Toolkit:
     cudart_error: str | None = None  # why its libcudart failed to load
 
 
-@dataclass(frozen=True)
+@dataclass
 class LibraryProbe:
     """What a child process saw when it loaded one vendor library."""
 
@@ -140,7 +146,7 @@ class LibraryProbe:
     values: dict[str, Any] = field(default_factory=dict)  # function name -> returned value
 
 
-@dataclass(frozen=True)
+@dataclass
 class CudnnInstall:
     """One copy of cuDNN: its library, version and who loads it."""
 
@@ -168,7 +174,7 @@ class CudnnInstall:
     missing_dlls: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass
 class Framework:
     """A framework found in an environment (or assumed with --framework)."""
 
@@ -182,7 +188,7 @@ class Framework:
     details: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@dataclass
 class Finding:
     """What a rule found: a registry code's text filled in; its fix rendered from the plan."""
 
@@ -196,7 +202,7 @@ class Finding:
     values: dict[str, Any] = field(default_factory=dict, compare=False)  # what the rule read, by name
 
 
-@dataclass(frozen=True)
+@dataclass
 class Summary:
     """The report's status, counts and exit code."""
 
@@ -205,7 +211,7 @@ class Summary:
     exit_code: int
 
 
-@dataclass(frozen=True)
+@dataclass
 class Tool:
     """The doctor's own name and version."""
 
@@ -213,7 +219,7 @@ class Tool:
     version: str
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass
 class VisibleGpu:
     """A GPU as CUDA numbers it in this environment (after CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER)."""
 
@@ -224,7 +230,7 @@ class VisibleGpu:
     nvml_index: int | None = None  # nvidia-smi's index of the same GPU
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass
 class SubLibrary:
     """One cuDNN sub-library as the loader resolves it for a copy a program loads."""
 
@@ -235,7 +241,7 @@ class SubLibrary:
     rarely_used: bool = False  # loaded only by cuDNN's legacy API (compat/process_env.toml [[sublibrary]])
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass
 class LoadedCudnn:
     """The cuDNN a framework (or any program, "ld.so") loads in this environment, and its sub-libraries."""
 
@@ -248,7 +254,7 @@ class LoadedCudnn:
     real_library: str | None = None  # LIBRARY with its links resolved
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass
 class ProcessView:
     """What a program started in the user's own environment gets: the CUDA driver the loader maps and
     cuInit's answer, the GPUs left visible, LD_PRELOAD, the frameworks' settings, process limits."""

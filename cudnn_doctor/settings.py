@@ -22,11 +22,11 @@ TRUE_WORDS, FALSE_WORDS = ("1", "true", "yes", "on"), ("0", "false", "no", "off"
 PYPROJECT_LIMIT = 1 << 20
 
 
-@dataclass(frozen=True)
+@dataclass
 class CheckSettings:
     """check's settings from the command line, CUDNN_DOCTOR_* and [tool.cudnn-doctor]."""
 
-    selection: Selection = Selection()
+    selection: Selection = field(default_factory=Selection)
     strict: bool = False
     require: tuple[str, ...] = ()
     output_format: str | None = None

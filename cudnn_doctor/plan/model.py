@@ -10,7 +10,7 @@ PIP, CONDA, INSTALL, ENV, EDIT, MANUAL = "pip", "conda", "install", "env", "edit
 RUNNABLE = (PIP, CONDA, INSTALL)  # what `fix --yes` runs itself; env lines are sourced, edits and manual steps shown
 
 
-@dataclass(frozen=True)
+@dataclass
 class EnvChange:
     """One change to an environment variable that holds a list of folders."""
 
@@ -20,7 +20,7 @@ class EnvChange:
     system: str = "posix"  # "windows": its lines are for PowerShell and cmd, its folders joined with ';'
 
 
-@dataclass(frozen=True)
+@dataclass
 class Action:
     """One step of the treatment, with the codes it resolves and its source."""
 
@@ -34,7 +34,7 @@ class Action:
     findings: tuple[tuple[str, str | None], ...] = field(default=(), compare=False)  # (code, subject) it resolves
 
 
-@dataclass(frozen=True)
+@dataclass
 class Plan:
     """The one treatment of a report's findings."""
 

@@ -29,7 +29,7 @@ PACKAGE_MANAGED = ("pip:", "conda")  # folders a package manager owns: never wri
 CUDNN_DATA = "compat/cudnn.toml [[release]]"
 
 
-@dataclass(frozen=True)
+@dataclass
 class Setting:
     """What the plan needs beyond the report: where a cuDNN of our own goes, and the interpreter that counts."""
 
@@ -328,7 +328,7 @@ def _cudnn_major_needed(framework: Framework) -> int | None:
     return None
 
 
-@dataclass(frozen=True)
+@dataclass
 class _Choice:
     """A cuDNN release chosen, and why."""
 

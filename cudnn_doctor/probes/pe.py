@@ -30,7 +30,7 @@ class PeError(Exception):
     """The file is not a usable PE image."""
 
 
-@dataclass(frozen=True)
+@dataclass
 class PeInfo:
     arch: str
     bits: int
