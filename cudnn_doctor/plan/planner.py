@@ -15,7 +15,6 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from cudnn_doctor.knowledge import frameworks as knowledge
 from cudnn_doctor.knowledge.advice import advice_row
 from cudnn_doctor.knowledge.data import load
 from cudnn_doctor.model import ERROR, WARNING, CudnnInstall, Finding, Framework, Report
@@ -96,6 +95,8 @@ def _targets(report: Report, setting: Setting) -> tuple[str, ...]:
 
 
 def _name(framework: Framework) -> str:
+    from cudnn_doctor.knowledge import frameworks as knowledge
+
     return knowledge.display(knowledge.canonical_name(framework.name) or framework.name)
 
 
@@ -398,6 +399,8 @@ def _choose(cuda_major: int | None, frameworks: list[Framework], requirements: I
         return _Choice(row, why)
     names = ", ".join(f"{_name(fw)} {fw.version}" for fw in frameworks) or "the --require given"
     refused.append(f"no cuDNN release with a build for CUDA {cuda_major} in compat/cudnn.toml is accepted by {names}")
+    from cudnn_doctor.knowledge import frameworks as knowledge
+
     asks = ", ".join(f"`cudnn-doctor compat {knowledge.canonical_name(fw.name) or fw.name}=={fw.version}`"
                      for fw in frameworks)
     return _Choice(None, "; ".join(refused) + ": see `cudnn-doctor compat --list cudnn`"
@@ -436,6 +439,7 @@ def _release(version: str | None) -> dict[str, Any] | None:
 
 def _accepts(framework: Framework, version: str) -> bool | None:
     """Does FRAMEWORK accept cuDNN VERSION? None where the data cannot say."""
+    from cudnn_doctor.knowledge import frameworks as knowledge
     from cudnn_doctor.rules.frameworks import judge_cudnn_version
 
     reason = judge_cudnn_version(framework, version)
@@ -470,7 +474,12 @@ def _framework_of(report: Report, finding: Finding) -> Framework | None:
 
 def _from_a_build_file(finding: Finding) -> bool:
     """A DL4J finding: its treatment is the rule's own (the backend in the build file, the cuDNN for its CUDA X.Y)."""
-    return finding.values.get("framework") == knowledge.display("dl4j")
+    named = finding.values.get("framework")
+    if not named:
+        return False
+    from cudnn_doctor.knowledge import frameworks as knowledge
+
+    return named == knowledge.display("dl4j")
 
 
 def _loads_from_loader(report: Report, framework: Framework) -> bool:
@@ -519,6 +528,8 @@ def gpu_support(work: _Work) -> None:
         cc = str(finding.values.get("cc") or "")
         if framework is None or not cc:
             continue
+        from cudnn_doctor.knowledge import frameworks as knowledge
+
         name = knowledge.canonical_name(framework.name) or framework.name
         found = _release_for_gpu(name, cc, work.report)
         if found is None:
@@ -540,6 +551,8 @@ def gpu_support(work: _Work) -> None:
 
 
 def _release_for_gpu(name: str, cc: str, report: Report) -> tuple[str, dict[str, Any]] | None:
+    from cudnn_doctor.knowledge import frameworks as knowledge
+
     driver = major(report.driver.cuda_driver_version)
     for version in sorted(knowledge.known_releases(name), key=lambda v: version_tuple(v) or (), reverse=True):
         need = knowledge.needs(name, version)
@@ -562,6 +575,7 @@ def _brings_cudnn(framework: Framework, report: Report) -> bool:
 
 def _gpu_build_row(framework: Framework, report: Report, chosen: dict[str, Any] | None = None) -> Any:
     """The build gpu_build installs, or None where it installs none."""
+    from cudnn_doctor.knowledge import frameworks as knowledge
     from cudnn_doctor.knowledge.frameworks import builds
 
     name = knowledge.canonical_name(framework.name) or framework.name
@@ -581,6 +595,7 @@ def gpu_build(framework: Framework, report: Report, chosen: dict[str, Any] | Non
         -> tuple[list[tuple[str, ...]], str, str]:
     """([pip arguments], why, source) that install the GPU build of FRAMEWORK's release (the CUDA build CHOSEN, else
     the default build where this driver runs it, else the newest CUDA build it runs), from compat/'s builds."""
+    from cudnn_doctor.knowledge import frameworks as knowledge
     from cudnn_doctor.knowledge.frameworks import builds
 
     name = knowledge.canonical_name(framework.name) or framework.name
@@ -638,6 +653,8 @@ def dl4j_backends(work: _Work) -> None:
                          None)
         if framework is None or not framework.version or not framework.details.get("backend_lines"):
             continue
+        from cudnn_doctor.knowledge import frameworks as knowledge
+
         rows = [r for r in knowledge.needs("dl4j", framework.version).rows if r.get("artifact", "unknown") != "unknown"]
         here = [r for r in rows if any(major_minor(t.version) == major_minor(str(r["artifact"]).rsplit("-", 1)[-1])
                                        for t in work.report.toolkits)]
@@ -705,6 +722,8 @@ def framework_cuda(work: _Work) -> None:
                           and fw.version == finding.values.get("framework_version")), None)
         if framework is None:
             continue
+        from cudnn_doctor.knowledge import frameworks as knowledge
+
         name = knowledge.canonical_name(framework.name) or framework.name
         build = _gpu_build_row(framework, work.report)
         related = [f for f in work.with_code("CD401") if _framework_of(work.report, f) is framework]

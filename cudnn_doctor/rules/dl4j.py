@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Any
 
 from cudnn_doctor.codes import finding
-from cudnn_doctor.knowledge import frameworks as knowledge
 from cudnn_doctor.knowledge.data import load
 from cudnn_doctor.model import Finding, Framework, Report
 from cudnn_doctor.quoting import command_line
@@ -23,6 +22,8 @@ def _dl4j(report: Report) -> list[Framework]:
 
 
 def _rule(key: str) -> tuple[str, tuple[str, ...]]:
+    from cudnn_doctor.knowledge import frameworks as knowledge
+
     rules = knowledge.rules("dl4j")
     source = rules.get(f"{key}_source")
     return str(rules.get(key, "")), (str(source),) if source else ()
@@ -60,6 +61,8 @@ def winners(report: Report) -> tuple[list[Framework], list[Finding]]:
         key = (framework.details.get("project"), tuple(framework.details.get("modules", [])),
                tuple(framework.details.get("module_backends", [])))
         groups.setdefault(key, []).append(framework)
+    if not groups:
+        return chosen, findings
     text, source = _rule("backend_selection")
     for (_project, _modules, order), members in groups.items():
         if len(members) == 1:
@@ -116,6 +119,8 @@ def project_problems(report: Report) -> list[Finding]:
 
 def _cuda_artifacts_here(report: Report, version: str | None) -> list[str]:
     """The nd4j-cuda-X.Y of VERSION that match an installed toolkit (else every one of VERSION)."""
+    from cudnn_doctor.knowledge import frameworks as knowledge
+
     rows = knowledge.needs("dl4j", version or "").rows
     artifacts = [str(r["artifact"]) for r in rows if r.get("artifact", "unknown") != "unknown"]
     here = [a for a in artifacts if any(major_minor(t.version) == major_minor(a.rsplit("-", 1)[-1])
@@ -138,11 +143,12 @@ def _cudnn_fix(cudnn: str, cuda: str) -> str:
 
 
 def cpu_backend(report: Report) -> list[Finding]:
+    cpu = [f for f in _dl4j(report) if f.details.get("backend") == "cpu" and _in_use(f)]
+    if not cpu:
+        return []
     fix, refs = _rule("cpu_backend_fix")
     findings = []
-    for framework in _dl4j(report):
-        if framework.details.get("backend") != "cpu" or not _in_use(framework):
-            continue
+    for framework in cpu:
         artifacts = _cuda_artifacts_here(report, framework.version)
         suggestion = f" For DL4J {framework.version}: {', '.join(a + '-platform' for a in artifacts)}." if artifacts else ""
         findings.append(finding(
@@ -217,7 +223,13 @@ def _uses_cudnn(framework: Framework) -> tuple[bool, str]:
 def cudnn_of_backend(report: Report) -> list[Finding]:
     """The chosen CUDA backend: does it use cuDNN, which does it need, and does this machine have it."""
     findings: list[Finding] = []
-    for framework in winners(report)[0]:
+    chosen = winners(report)[0]
+    if not chosen:
+        return findings
+    # the frameworks' knowledge is loaded only where a project has a backend to judge
+    from cudnn_doctor.knowledge import frameworks as knowledge
+
+    for framework in chosen:
         if framework.details.get("backend") != "cuda":
             continue
         artifact = str(framework.details.get("artifact"))
@@ -290,9 +302,12 @@ def cudnn_of_backend(report: Report) -> list[Finding]:
 
 
 def graves_lstm(report: Report) -> list[Finding]:
+    chosen = winners(report)[0]
+    if not chosen:
+        return []
     _text, refs = _rule("graves_lstm")
     findings = []
-    for framework in winners(report)[0]:
+    for framework in chosen:
         places = framework.details.get("graves_lstm") or []
         if framework.details.get("backend") != "cuda" or not places:
             continue
@@ -305,11 +320,12 @@ def graves_lstm(report: Report) -> list[Finding]:
 def multi_gpu(report: Report) -> list[Finding]:
     if len(report.gpus) < 2:
         return []
+    alone = [f for f in winners(report)[0] if f.details.get("backend") == "cuda" and not f.details.get("allow_multi_gpu")]
+    if not alone:
+        return []
     _text, refs = _rule("multi_gpu")
     return [finding("CD434", subject=f.location, refs=refs, count=len(report.gpus), where=_where(f),
-                    backend=f.details.get("artifact"))
-            for f in winners(report)[0]
-            if f.details.get("backend") == "cuda" and not f.details.get("allow_multi_gpu")]
+                    backend=f.details.get("artifact")) for f in alone]
 
 
 RULES = (project_problems, cpu_backend, no_backend, profile_modules, several_backends, cudnn_of_backend,

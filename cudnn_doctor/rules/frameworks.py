@@ -7,12 +7,18 @@ every finding names the data row that decided it.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from cudnn_doctor.codes import finding
-from cudnn_doctor.knowledge import frameworks as knowledge
 from cudnn_doctor.model import CudnnInstall, Finding, Framework, Report
 from cudnn_doctor.rules.driver import driver_os
 from cudnn_doctor.versions import major_minor
+
+if TYPE_CHECKING:
+    from cudnn_doctor.knowledge import frameworks as knowledge
+
+# Each rule imports the frameworks' knowledge (knowledge/frameworks.py, 1,000 lines and its records) only when
+# the report holds a framework to judge: a machine without one never loads it.
 
 
 def _install_used(report: Report, framework: Framework) -> CudnnInstall | None:
@@ -23,14 +29,20 @@ def _install_used(report: Report, framework: Framework) -> CudnnInstall | None:
 
 
 def _name(framework: Framework) -> str:
+    from cudnn_doctor.knowledge import frameworks as knowledge
+
     return knowledge.display(knowledge.canonical_name(framework.name) or framework.name)
 
 
 def cpu_only_builds(report: Report) -> list[Finding]:
     """CD406; the plan names the exact GPU build of the installed release."""
+    cpu_only = [f for f in report.frameworks if f.details.get("cpu_only")]
+    if not cpu_only:
+        return []
+    from cudnn_doctor.knowledge import frameworks as knowledge
+
     return [finding("CD406", subject=f.location, framework=_name(f), framework_version=f.version,
-                    name=knowledge.canonical_name(f.name) or f.name)
-            for f in report.frameworks if f.details.get("cpu_only")]
+                    name=knowledge.canonical_name(f.name) or f.name) for f in cpu_only]
 
 
 def built_for_newer_cuda_than_driver(report: Report) -> list[Finding]:
@@ -54,6 +66,10 @@ def built_for_newer_cuda_than_driver(report: Report) -> list[Finding]:
 
 def cudnn_of_each_framework(report: Report) -> list[Finding]:
     """Will each framework find a cuDNN, and one it accepts?"""
+    if not report.frameworks:
+        return []
+    from cudnn_doctor.knowledge import frameworks as knowledge
+
     findings = []
     for framework in report.frameworks:
         if framework.details.get("cpu_only") or framework.name == "dl4j":
@@ -110,6 +126,8 @@ def judge_cudnn_version(framework: Framework, version: str) -> knowledge.Reason 
 
 
 def _judge_used_cudnn(framework: Framework, used: CudnnInstall) -> knowledge.Reason | None:
+    from cudnn_doctor.knowledge import frameworks as knowledge
+
     if used.version is None:
         return None
     name = knowledge.canonical_name(framework.name)
@@ -136,6 +154,10 @@ def _judge_used_cudnn(framework: Framework, used: CudnnInstall) -> knowledge.Rea
 
 def gpu_compute_capability(report: Report) -> list[Finding]:
     """Each GPU against the framework build's architectures, its GPU floor and cuDNN's support matrix."""
+    if not report.frameworks:
+        return []
+    from cudnn_doctor.knowledge import frameworks as knowledge
+
     findings = []
     for framework in report.frameworks:
         name = knowledge.canonical_name(framework.name)
@@ -172,6 +194,10 @@ def _supported(rows: list[dict[str, object]], reason: knowledge.Reason) -> str:
 
 
 def unknown_compatibility(report: Report) -> list[Finding]:
+    if not report.frameworks:
+        return []
+    from cudnn_doctor.knowledge import frameworks as knowledge
+
     findings = []
     for framework in report.frameworks:
         name = knowledge.canonical_name(framework.name)
@@ -193,6 +219,10 @@ def unreadable_config_files(report: Report) -> list[Finding]:
 def cuda_of_each_framework(report: Report) -> list[Finding]:
     """CD410: a framework that loads the machine's CUDA runtime (TensorFlow, not PyTorch's wheels, which carry
     their own) where no CUDA here is one its build runs on: the verdict `compat NAME==VER --cuda X` gives."""
+    if not report.frameworks:
+        return []
+    from cudnn_doctor.knowledge import frameworks as knowledge
+
     findings = []
     cudas = [t for t in report.toolkits if t.version]
     for framework in report.frameworks:
