@@ -16,7 +16,7 @@ from cudnn_doctor.model import Report
 from cudnn_doctor.probes.collect import collect_report
 from cudnn_doctor.probes.context import SearchContext
 from cudnn_doctor.render import formats
-from cudnn_doctor.rules import evaluate, summarize
+from cudnn_doctor.rules import evaluate, rule_modules, summarize
 from cudnn_doctor.rules.requirements import parse_requirement
 from cudnn_doctor.selection import Selection, select_findings
 
@@ -73,7 +73,7 @@ def run_check(options: CheckOptions) -> Report:
         inputs.framework_spec("--framework", spec)
     project_dir = project_folder(options.project_dir)
     ctx = SearchContext.from_environment(options.search_paths, python=options.python)
-    report = collect_report(ctx, sublibrary_names(), project_dir, options.deep)
+    report = collect_report(ctx, sublibrary_names(), project_dir, options.deep, while_children_run=_load_judges)
     if options.frameworks:
         from cudnn_doctor.knowledge.frameworks import assumed_framework
 
@@ -85,6 +85,14 @@ def run_check(options: CheckOptions) -> Report:
     treat(report, ctx.env.get("HOME") or os.path.expanduser("~"), options.python and ctx.python, requirements)
     report.summary = summarize(report.findings, options.strict)
     return report
+
+
+def _load_judges() -> None:
+    """The rules and the plan, loaded while the probes' children answer (collect_report's WHILE_CHILDREN_RUN)."""
+    import cudnn_doctor.plan.fixes
+    import cudnn_doctor.plan.planner  # noqa: F401
+
+    rule_modules()
 
 
 def treat(report: Report, home: str, python: str | None, requirements: list[Any]) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import replace
 
 from cudnn_doctor import __version__
@@ -42,8 +43,10 @@ from cudnn_doctor.user_files import is_regular_file
 
 
 def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], project_dir: str | None = None,
-                   deep: bool = False) -> Report:
-    """Everything the probes can see, as plain data; no judgement."""
+                   deep: bool = False, while_children_run: Callable[[], object] | None = None) -> Report:
+    """Everything the probes can see, as plain data; no judgement. WHILE_CHILDREN_RUN, the caller's own work
+    (check loads its rules and plan there), is done once the file system is read, while the children
+    (each library, NVML, CUDA) still answer: a core would otherwise wait idle for them."""
     from cudnn_doctor.probes.child import probe_timeout
 
     probe_timeout()  # a time limit set wrong is said now, before any child starts (its threads would lose it)
@@ -112,6 +115,8 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
         from cudnn_doctor.probes.deep import DeepImports
 
         deep_imports = DeepImports(frameworks)
+    if while_children_run is not None:
+        while_children_run()
 
     answers = batch.results()
     answers.update(cudart_batch.results())

@@ -2,23 +2,32 @@
 
 from __future__ import annotations
 
+from types import ModuleType
 from typing import Any
 
 from cudnn_doctor.codes import finding
 from cudnn_doctor.model import ERROR, INFO, WARNING, Finding, Report, Summary
 
-__all__ = ["evaluate", "finding", "sort_findings", "summarize"]
+__all__ = ["evaluate", "finding", "rule_modules", "sort_findings", "summarize"]
+
+
+def rule_modules() -> tuple[ModuleType, ...]:
+    """The modules of rules, in the order they run (imported on first use: `check` loads them while its
+    probes' children answer)."""
+    from cudnn_doctor.rules import cudnn, dl4j, driver, frameworks, health, platform, process_env, toolkit
+
+    return driver, health, toolkit, cudnn, frameworks, dl4j, process_env, platform
 
 
 def evaluate(report: Report, requirements: list[Any] | None = None) -> list[Finding]:
     """Every finding for REPORT, most severe first, in a stable order."""
-    from cudnn_doctor.rules import cudnn, dl4j, driver, frameworks, health, platform, process_env, toolkit
+    from cudnn_doctor.rules import process_env
     from cudnn_doctor.rules import requirements as required
 
     findings: list[Finding] = []
-    for rule in (*driver.RULES, *health.RULES, *toolkit.RULES, *cudnn.RULES, *frameworks.RULES, *dl4j.RULES,
-                 *process_env.RULES, *platform.RULES):
-        findings.extend(rule(report))
+    for module in rule_modules():
+        for rule in module.RULES:
+            findings.extend(rule(report))
     findings.extend(required.check_requirements(report, requirements or []))
     return sort_findings(process_env.with_evidence(report, findings))
 
