@@ -8,8 +8,7 @@ import re
 import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cudnn_doctor import __version__
 
@@ -18,20 +17,31 @@ try:
 except ImportError:  # a Python built without it
     from hashlib import blake2b
 
+if TYPE_CHECKING:
+    from pathlib import Path
+
 STALE_TEMPORARY_S = 3600.0  # a .tmp this old belongs to a process that was killed mid-write
 
 
-def cache_dir() -> Path:
-    """CUDNN_DOCTOR_CACHE_DIR, else the platform's user cache folder (platformdirs)."""
+def cache_folder() -> str:
+    """CUDNN_DOCTOR_CACHE_DIR, else the platform's user cache folder (platformdirs). A string: check reads
+    its parsed data from here without importing pathlib."""
     override = os.environ.get("CUDNN_DOCTOR_CACHE_DIR")
     if override:
-        return Path(override)
+        return override
     if sys.platform.startswith("linux"):  # platformdirs' answer, without importing it (and tempfile, random)
         base = os.environ.get("XDG_CACHE_HOME", "")
-        return Path(base if base.strip() else os.path.expanduser("~/.cache")) / "cudnn-doctor"
+        return os.path.join(base if base.strip() else os.path.expanduser("~/.cache"), "cudnn-doctor")
     from platformdirs import user_cache_dir
 
-    return Path(user_cache_dir("cudnn-doctor", appauthor=False))
+    return user_cache_dir("cudnn-doctor", appauthor=False)
+
+
+def cache_dir() -> Path:
+    """cache_folder() as a Path (install's downloads, bench's kernels)."""
+    from pathlib import Path
+
+    return Path(cache_folder())
 
 
 ENTRY_FORMAT = "cudnn-doctor/cache-entry/1"
@@ -47,29 +57,29 @@ def parsed(kind: str, subject: str, raw: bytes, parse: Callable[[bytes], dict[st
     again and the entry rewritten."""
     data_digest = blake2b(raw, digest_size=16).hexdigest()
     key = blake2b(f"{ENTRY_FORMAT}\0{__version__}\0{data_digest}".encode(), digest_size=8).hexdigest()
-    folder = cache_dir() / kind
-    cached = folder / f"{subject}-{key}.json"
+    folder = os.path.join(cache_folder(), kind)
+    cached = os.path.join(folder, f"{subject}-{key}.json")
     header = {"format": ENTRY_FORMAT, "tool": __version__, "kind": kind, "subject": subject, "data": data_digest}
     found = cached_value(cached, header, limit=max(ENTRY_LIMIT, 8 * len(raw)))
     if found is not None:
         return found
     data = parse(raw)
     write_entry(folder, cached, header, data)
-    prune(folder, subject, keep=cached.name)
+    prune(folder, subject, keep=os.path.basename(cached))
     return data
 
 
 ENTRY_LIMIT = 4 << 20
 
 
-def cached_value(path: Path, header: dict[str, str], limit: int) -> dict[str, Any] | None:
+def cached_value(path: str, header: dict[str, str], limit: int) -> dict[str, Any] | None:
     """The table kept at PATH if its header line is HEADER and its body the one that header's checksum
     names; None on any doubt. PATH is read without blocking (a FIFO is refused, never waited on), and
     only a regular file of at most LIMIT bytes."""
     from cudnn_doctor.user_files import UnreadableFile, read_user_file
 
     try:
-        content = read_user_file(str(path), limit)
+        content = read_user_file(path, limit)
     except UnreadableFile:
         return None
     first, _, body = content.partition(b"\n")
@@ -85,14 +95,14 @@ def cached_value(path: Path, header: dict[str, str], limit: int) -> dict[str, An
     return value if isinstance(value, dict) else None
 
 
-def write_entry(folder: Path, cached: Path, header: dict[str, str], data: dict[str, Any]) -> None:
+def write_entry(folder: str, cached: str, header: dict[str, str], data: dict[str, Any]) -> None:
     """HEADER (with the body's checksum) and DATA as JSON, written beside CACHED and renamed over it; a
     cache that cannot be written only costs time, and a write cut short (a signal) leaves no temporary."""
     body = json.dumps(data).encode("utf-8")
     line = json.dumps({**header, "body": blake2b(body, digest_size=16).hexdigest()}).encode("utf-8")
-    temporary = folder / f"{cached.stem}.{os.getpid()}.tmp"
+    temporary = os.path.join(folder, f"{os.path.splitext(os.path.basename(cached))[0]}.{os.getpid()}.tmp")
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        os.makedirs(folder, exist_ok=True)
         with open(temporary, "xb") as handle:
             handle.write(line + b"\n" + body)
         os.replace(temporary, cached)
@@ -109,7 +119,7 @@ LEGACY = re.compile(r"^[a-z0-9_]+-\d+-\d+\.json$")  # SUBJECT-<size>-<mtime_ns>.
 TEMPORARY = re.compile(r"^[a-z0-9_]+-[0-9a-f-]+\.\d+\.tmp$")
 
 
-def prune(folder: Path, subject: str, keep: str) -> list[str]:
+def prune(folder: str, subject: str, keep: str) -> list[str]:
     """Remove from FOLDER: SUBJECT's other versions, files named the old way (one per install), and
     temporary files that killed runs left behind. Anything else there is not ours and stays."""
     versions = re.compile(rf"^{re.escape(subject)}-[0-9a-f-]+\.json$")

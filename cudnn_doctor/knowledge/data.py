@@ -7,24 +7,36 @@ in the cache folder, named by a digest of its content (cudnn_doctor.cache.parsed
 from __future__ import annotations
 
 import functools
-from pathlib import Path
-from typing import Any
+import os
+from typing import TYPE_CHECKING, Any
 
-PACKAGE_DATA = Path(__file__).resolve().parents[1] / "_data" / "compat"
-SOURCE_TREE = Path(__file__).resolve().parents[2] / "compat"
+if TYPE_CHECKING:
+    from pathlib import Path
+
+# folders as strings: pathlib's import (with urllib.parse) is not on check's path
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+PACKAGE_DATA = os.path.join(_PACKAGE, "_data", "compat")
+SOURCE_TREE = os.path.join(os.path.dirname(_PACKAGE), "compat")
+
+
+def compat_folder() -> str:
+    """compat/ inside an installed wheel, or beside the package in a source checkout."""
+    return PACKAGE_DATA if os.path.isdir(PACKAGE_DATA) else SOURCE_TREE
 
 
 def compat_dir() -> Path:
-    """compat/ inside an installed wheel, or beside the package in a source checkout."""
-    return PACKAGE_DATA if PACKAGE_DATA.is_dir() else SOURCE_TREE
+    """compat_folder() as a Path, for the commands and tests that walk it."""
+    from pathlib import Path
+
+    return Path(compat_folder())
 
 
 @functools.cache
 def load(subject: str) -> dict[str, Any]:
     """The parsed compat/SUBJECT.toml, or {} when that file is absent."""
-    path = compat_dir() / f"{subject}.toml"
     try:
-        raw = path.read_bytes()
+        with open(os.path.join(compat_folder(), f"{subject}.toml"), "rb") as handle:
+            raw = handle.read()
     except OSError:
         return {}
     from cudnn_doctor.cache import parsed

@@ -10,7 +10,6 @@ import glob
 import os
 import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 
 # Folders the Linux dynamic loader searches after LD_LIBRARY_PATH and its cache
 # (glibc's trusted directories, plus the multiarch ones Debian and Ubuntu add).
@@ -101,7 +100,7 @@ class SearchContext:
         """PATH (absolute, as on a normal system) under the system prefix."""
         if self.prefix in ("", "/"):
             return path
-        return str(Path(self.prefix) / path.lstrip("/"))
+        return os.path.join(self.prefix, path.lstrip("/")).rstrip("/") or "/"
 
     def system_glob(self, pattern: str) -> list[str]:
         return sorted(glob.glob(self.system(pattern)))
@@ -161,8 +160,8 @@ class SearchContext:
             for name in ("python3", "python"):
                 executable = os.path.join(folder, name)
                 if os.path.exists(executable):
-                    roots.append(str(Path(os.path.realpath(executable)).parent.parent))
-                    roots.append(str(Path(executable).parent.parent))
+                    roots.append(os.path.dirname(os.path.dirname(os.path.realpath(executable))))
+                    roots.append(os.path.dirname(os.path.dirname(os.path.normpath(executable))) or ".")
         return roots
 
     def _scan_site_packages(self) -> list[str]:

@@ -11,7 +11,6 @@ import glob
 import os
 import re
 from collections.abc import Callable
-from pathlib import Path
 
 from cudnn_doctor.cudnn_files import SONAME, header_version, library_file, major_of
 from cudnn_doctor.elf import ElfError, read_elf
@@ -152,17 +151,17 @@ def read_header_version(header: str) -> str | None:
 
 def find_header(folder: str, ctx: SearchContext) -> str | None:
     """The cudnn_version.h that belongs with the libraries in FOLDER, if any."""
-    parent = Path(folder).parent
-    include_dirs = [parent / "include", parent.parent / "include"]
+    parent = os.path.dirname(os.path.normpath(folder))
+    include_dirs = [os.path.join(parent, "include"), os.path.join(os.path.dirname(parent), "include")]
     if "default-lib-dirs-real" not in ctx._found:  # once per run, not once per copy
         ctx._found["default-lib-dirs-real"] = [os.path.realpath(d) for d in ctx.default_lib_dirs()]
     if os.path.realpath(folder) in ctx._found["default-lib-dirs-real"]:
-        include_dirs += [Path(ctx.system("/usr/include")), Path(ctx.system(f"/usr/include/{ctx.triplet}"))]
+        include_dirs += [ctx.system("/usr/include"), ctx.system(f"/usr/include/{ctx.triplet}")]
     for include in include_dirs:
         for name in ("cudnn_version.h", "cudnn.h"):
-            candidate = include / name
-            if is_regular_file(str(candidate)) and read_header_version(str(candidate)):
-                return str(candidate)
+            candidate = os.path.join(include, name)
+            if is_regular_file(candidate) and read_header_version(candidate):
+                return candidate
     return None
 
 

@@ -13,7 +13,6 @@ import json
 import os
 import re
 from collections.abc import Callable
-from pathlib import Path
 
 from cudnn_doctor.model import LibraryProbe, Toolkit
 from cudnn_doctor.probes.context import SearchContext
@@ -60,7 +59,7 @@ def toolkit_root_of_nvcc(nvcc: str) -> str | None:
     if head.startswith(b"#!"):  # a wrapper script: `exec /usr/local/cuda-13.0/bin/nvcc "$@"`
         match = re.search(r"(/[^\s\"']+)/bin/nvcc\b", os.fsdecode(head))
         return match.group(1) if match and looks_like_toolkit(match.group(1)) else None
-    root = str(Path(real).parent.parent)
+    root = os.path.dirname(os.path.dirname(real))  # real is absolute and normal: realpath's answer
     return root if looks_like_toolkit(root) else None
 
 
