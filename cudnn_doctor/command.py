@@ -110,8 +110,6 @@ def guarded(function: F) -> F:
         except KeyboardInterrupt as error:  # Ctrl-C, SIGTERM, SIGHUP (signals.py)
             raise SystemExit(interrupted(error, want_json, name)) from None
         except Exception as error:  # a bug in the doctor, not a problem of the machine
-            if _parser_exit(error):  # typer.Exit, typer.Abort: the command's end, through typer
-                raise
             if verbose:
                 import traceback
 
@@ -123,11 +121,6 @@ def guarded(function: F) -> F:
             raise SystemExit(3) from None
 
     return wrapper  # type: ignore[return-value]
-
-
-def _parser_exit(error: Exception) -> bool:
-    typer = sys.modules.get("typer")  # whatever raised typer's exceptions imported typer
-    return typer is not None and isinstance(error, (typer.Exit, typer.Abort))
 
 
 def call(function: Callable[..., Any], **options: Any) -> int:

@@ -1,20 +1,26 @@
-"""Shell completion: the values options take (--format, --dtype, --size, --list, ...), and
-`--show-completion SHELL` / `--install-completion SHELL` for a shell other than the one running.
+"""Shell completion through argcomplete (pipx's model): the values options take (--format, --dtype, --size, --list,
+...), and `--show-completion [SHELL]` / `--install-completion [SHELL]` for bash, zsh, fish or PowerShell.
 
-Each value list is imported only when the shell asks for it, so a plain start stays as fast as before."""
+argcomplete is imported only when a shell asks (`_ARGCOMPLETE` set), and each value list only when the shell asks
+for that option's values, so a plain start costs nothing more."""
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, NoReturn
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 SHELLS = ("bash", "zsh", "fish", "powershell", "pwsh")
 PROG_NAME = "cudnn-doctor"
-COMPLETE_VAR = "_CUDNN_DOCTOR_COMPLETE"
 
 
-def _starting_with(values: Callable[[], tuple[str, ...] | list[str]]) -> Callable[[str], list[str]]:
-    def complete(incomplete: str) -> list[str]:
-        return [value for value in values() if value.startswith(incomplete.lower())]
+def _starting_with(values: Callable[[], tuple[str, ...] | list[str]]) -> Callable[..., list[str]]:
+    def complete(prefix: str = "", **_: Any) -> list[str]:  # argcomplete passes action, parser, parsed_args too
+        return [value for value in values() if value.startswith(prefix.lower())]
 
     return complete
 
@@ -50,32 +56,106 @@ complete_table = _starting_with(_tables)
 complete_os = _starting_with(lambda: ("linux", "windows", "macos"))
 
 
-def complete_code(incomplete: str) -> list[str]:
+def complete_code(prefix: str = "", **_: Any) -> list[str]:
     """explain's CODE_OR_MESSAGE: the finding codes (CD3 completes to CD301, CD302, ...)."""
     from cudnn_doctor.codes import CODES
 
-    return [code for code, entry in CODES.items() if not entry.retired and code.startswith(incomplete.upper())]
+    return [code for code, entry in CODES.items() if not entry.retired and code.startswith(prefix.upper())]
 
 
-def named_shell_request(args: list[str]) -> int | None:
-    """`--show-completion zsh` / `--install-completion fish`: typer's own options take no value (they follow the
-    running shell), so a shell named after them is honoured here. None: the command line is not such a request."""
-    if len(args) != 2 or args[0] not in ("--show-completion", "--install-completion"):
-        return None
-    shell = args[1].lower()
-    if shell not in SHELLS:
-        from cudnn_doctor.streams import say
+def complete(parser: Any) -> NoReturn:
+    """Answer the shell that asks for completions (argcomplete's protocol: `_ARGCOMPLETE`, `COMP_LINE`, `COMP_POINT`;
+    the answers on descriptor 8) and end."""
+    import argcomplete
 
-        say(f"cudnn-doctor: error: {args[0]} {args[1]}: not a shell it completes "
-            f"(fix: name one of {', '.join(SHELLS)}, or none for the running shell)")
-        return 2
-    from typer._completion_classes import completion_init
-    from typer._completion_shared import get_completion_script, install
+    argcomplete.autocomplete(parser, exit_method=sys.exit)
+    sys.exit(0)  # argcomplete found nothing to complete
 
-    completion_init()
-    if args[0] == "--show-completion":
-        print(get_completion_script(prog_name=PROG_NAME, complete_var=COMPLETE_VAR, shell=shell))
-        return 0
-    installed_shell, path = install(shell=shell, prog_name=PROG_NAME, complete_var=COMPLETE_VAR)
-    print(f"{installed_shell} completion installed in {path}; it takes effect in a new shell")
+
+def script(shell: str) -> str:
+    """The completion script of SHELL for cudnn-doctor, as argcomplete writes it."""
+    from argcomplete import shellcode
+
+    return shellcode([PROG_NAME], shell="powershell" if shell == "pwsh" else shell)
+
+
+def _shell(named: str, option: str) -> str:
+    """The shell NAMED, or the running one when none is named (the parent process, else $SHELL)."""
+    from cudnn_doctor.errors import DoctorError
+
+    fix = f"name one of {', '.join(SHELLS)}, or none for the running shell"
+    if named:
+        if named.lower() not in SHELLS:
+            raise DoctorError(f"{option} {named}: not a shell it completes", fix=fix)
+        return named.lower()
+    from pathlib import Path
+
+    candidates = []
+    try:
+        candidates.append(Path(f"/proc/{os.getppid()}/comm").read_text().strip())
+    except OSError:
+        pass
+    candidates.append(os.path.basename(os.environ.get("SHELL", "")))
+    for candidate in candidates:
+        name = candidate.lower().removeprefix("-").removesuffix(".exe")
+        if name in SHELLS:
+            return name
+    raise DoctorError(f"{option}: the running shell is not one it completes ({candidates[0] or 'unknown'})", fix=fix)
+
+
+def show_script(named: str) -> int:
+    """`--show-completion [SHELL]`: the script printed."""
+    print(script(_shell(named, "--show-completion")))
     return 0
+
+
+def install_script(named: str) -> int:
+    """`--install-completion [SHELL]`: the script written where that shell reads completions (its start-up file told
+    to read it where it needs that), and where it went."""
+    from pathlib import Path
+
+    shell = _shell(named, "--install-completion")
+    home = Path.home()
+    if shell == "bash":
+        path = home / ".bash_completions" / f"{PROG_NAME}.sh"
+        _add_line(home / ".bashrc", f"source '{path}'")
+    elif shell == "zsh":
+        path = home / ".zfunc" / f"_{PROG_NAME}"
+        _add_line(home / ".zshrc", "fpath+=~/.zfunc; autoload -Uz compinit; compinit")
+    elif shell == "fish":
+        path = home / ".config" / "fish" / "completions" / f"{PROG_NAME}.fish"
+    else:
+        path = _powershell_profile(shell)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = script(shell)
+    if shell in ("powershell", "pwsh"):  # the profile is the user's own file: the script is added to it
+        with path.open("a", encoding="utf-8") as profile:
+            profile.write(f"\n{text}\n")
+    else:
+        path.write_text(text, encoding="utf-8")
+    print(f"{shell} completion installed in {path}; it takes effect in a new shell")
+    return 0
+
+
+def _add_line(rc_file: Path, line: str) -> None:
+    """LINE at the end of the start-up file RC_FILE, unless it is there already."""
+    text = rc_file.read_text(encoding="utf-8") if rc_file.is_file() else ""
+    if line not in text:
+        rc_file.parent.mkdir(parents=True, exist_ok=True)
+        rc_file.write_text(f"{text.rstrip()}\n{line}\n".lstrip("\n"), encoding="utf-8")
+
+
+def _powershell_profile(shell: str) -> Path:
+    import subprocess
+    from pathlib import Path
+
+    from cudnn_doctor.errors import DoctorError
+
+    program = "pwsh" if shell == "pwsh" else "powershell"
+    try:
+        answer = subprocess.run([program, "-NoProfile", "-Command", "echo", "$profile"], capture_output=True,
+                                text=True, timeout=60, check=True)
+    except (OSError, subprocess.SubprocessError) as error:
+        raise DoctorError(f"--install-completion {shell}: cannot ask {program} for its profile ({error})",
+                          fix=f"cudnn-doctor --show-completion {shell} >> $PROFILE, in {program}") from None
+    return Path(answer.stdout.strip())

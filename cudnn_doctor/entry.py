@@ -1,5 +1,5 @@
 """The `cudnn-doctor` command (and `python -m cudnn_doctor`): signals handled from the first instant, then
-the command line read by typer (cli.py). Nothing runs before the command line is read."""
+the command line read by argparse (cli.py). Nothing runs before the command line is read."""
 
 from __future__ import annotations
 

@@ -1,16 +1,20 @@
-"""Usage errors the option parser finds (an unknown command or option, a bad or missing value) in the tool's
-one style: `cudnn-doctor: error: ... (fix: ...)` on one line, exit 2, and one JSON object with --json.
+"""Usage errors the option parser finds (an unknown command or option, a bad or missing value, words left over) in
+the tool's one style: `cudnn-doctor: error: ... (fix: ...)` on one line, exit 2, and one JSON object with --json.
 
-click raises them before any command runs; cli.main hands each one here. Imported only on that path."""
+argparse finds them before any command runs; cli.py hands each one here with the parser of the command it belongs
+to. Imported only on that path."""
 
 from __future__ import annotations
 
+import argparse
+import ast
 import difflib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 USAGE_EXIT = 2
+TOOL = "cudnn-doctor"
 
 
 def _closest(word: str, choices: list[str]) -> str | None:
@@ -18,131 +22,141 @@ def _closest(word: str, choices: list[str]) -> str | None:
     return found[0] if found else None
 
 
-def _where(context: Any) -> str:
+def _where(parser: argparse.ArgumentParser) -> str:
     """`check`, `fleet merge`: the command path without the tool's own name ('' at the top)."""
-    path = getattr(context, "command_path", "") or ""
-    return path.split(" ", 1)[1] if " " in path else ""
+    return parser.prog.split(" ", 1)[1] if " " in parser.prog else ""
 
 
-def _help_line(context: Any) -> str:
-    path = getattr(context, "command_path", "") or "cudnn-doctor"
-    return f"see `{path} --help`"
+def _help_line(parser: argparse.ArgumentParser) -> str:
+    return f"see `{parser.prog} --help`"
 
 
-class _Where:
-    """The command a usage error belongs to, found from the command line when click's context is the root's
-    (a missing option value is found before the subcommand's context exists)."""
-
-    def __init__(self, command: Any, command_path: str) -> None:
-        self.command, self.command_path = command, command_path
+def _option_names(parser: argparse.ArgumentParser) -> list[str]:
+    return [name for action in parser._actions for name in action.option_strings if name.startswith("--")]
 
 
-def _subcommand_context(context: Any, args: list[str], root: Any) -> Any:
-    if context is None and root is not None:
-        context = _Where(root, "cudnn-doctor")
-    command = getattr(context, "command", None)
-    path = getattr(context, "command_path", "") or "cudnn-doctor"
-    if command is None or not hasattr(command, "get_command"):
-        return context
-    found = None
-    for word in args:
-        if word.startswith("-") or not hasattr(command, "get_command"):
-            continue
-        sub = command.get_command(None, word)
-        if sub is None:
-            break
-        command, path, found = sub, f"{path} {word}", True
-    return _Where(command, path) if found else context
+def _commands(parser: argparse.ArgumentParser) -> argparse._SubParsersAction | None:  # type: ignore[type-arg]
+    return next((action for action in parser._actions if isinstance(action, argparse._SubParsersAction)), None)
 
 
-def _option_names(context: Any) -> list[str]:
-    command = getattr(context, "command", None)
-    names: list[str] = []
-    for param in getattr(command, "params", []):
-        names += [*getattr(param, "opts", []), *getattr(param, "secondary_opts", [])]
-    return [name for name in names if name.startswith("--")]
+def _action(parser: argparse.ArgumentParser, name: str) -> argparse.Action | None:
+    """The action argparse named NAME in a message: `--cuda`, `--strict/--no-strict`, `REPORT.json... | DIR`."""
+    for part in name.split("/"):
+        if part in parser._option_string_actions:
+            return parser._option_string_actions[part]
+    return next((action for action in parser._actions
+                 if not action.option_strings and name in (action.metavar, action.dest)), None)
 
 
-def _param_words(param: Any) -> tuple[str, str | None]:
-    """A parameter's name as the user typed it (--cuda, REPORT.json...) and what it takes (MAJOR), if known."""
-    if param is None:
-        return "a value", None
-    opts = [name for name in getattr(param, "opts", []) if name.startswith("--")] or list(getattr(param, "opts", []))
-    metavar = getattr(param, "metavar", None)
-    if getattr(param, "param_type_name", "") == "argument":
-        return (metavar or (getattr(param, "name", "") or "argument").upper()), None
-    return (opts[0] if opts else getattr(param, "name", "option")), metavar
+def _words(action: argparse.Action | None, name: str) -> tuple[str, str | None]:
+    """An argument's name as the user types it (--cuda, REPORT.json...) and what it takes (MAJOR), if known."""
+    if action is None:
+        return name, None
+    if not action.option_strings:
+        return str(action.metavar or action.dest.upper()), None
+    longs = [option for option in action.option_strings if option.startswith("--")] or action.option_strings
+    return longs[0], action.metavar if isinstance(action.metavar, str) else None
 
 
-def describe(error: Exception, args: list[str], root: Any = None) -> tuple[str, str]:
-    """The one-line message and fix for a usage error of click's (or typer's copy of click); ARGS, the
-    command line, and ROOT, the tool's click command, name the subcommand where click gives no context."""
-    context = _subcommand_context(getattr(error, "ctx", None), args, root)
-    where = _where(context)
+def _unknown_words(parser: argparse.ArgumentParser, words: list[str]) -> tuple[str, str]:
+    where = _where(parser)
     prefix = f"{where}: " if where else ""
-    kind = type(error).__name__
-    if kind == "NoSuchOption":
-        name = str(getattr(error, "option_name", "") or "")
-        if where and context is not getattr(error, "ctx", None) and name in _option_names(context):
-            # `cudnn-doctor --json check`: the command's own option, written before the command
-            return (f"{name} is an option of {where}, and goes after it",
-                    f"cudnn-doctor {where} {name}; {_help_line(context)}")
-        guess = _closest(name, _option_names(context))
-        fix = f"did you mean {guess}? {_help_line(context)}" if guess else _help_line(context)
-        return f"{prefix}no such option {name}", fix
-    if kind == "BadOptionUsage":
-        name = str(getattr(error, "option_name", "") or "")
-        text = getattr(error, "message", str(error)).rstrip(".")
-        if text.endswith("requires an argument"):
-            param = next((p for p in getattr(getattr(context, "command", None), "params", [])
-                          if name in getattr(p, "opts", [])), None)
-            _, metavar = _param_words(param)
-            return f"{prefix}{name} needs a value", f"write {name} {metavar or 'VALUE'}; {_help_line(context)}"
-        return f"{prefix}{text[:1].lower()}{text[1:]}", _help_line(context)
-    if kind in ("BadParameter", "BadArgumentUsage") or kind == "MissingParameter":
-        param = getattr(error, "param", None)
-        name, metavar = _param_words(param)
-        if kind == "MissingParameter":
-            takes = f" {metavar}" if metavar else ""
-            return f"{prefix}{name} is missing", f"give {name}{takes}; {_help_line(context)}"
-        text = str(getattr(error, "message", "") or error).rstrip(".")
-        func = getattr(getattr(param, "type", None), "func", None)
-        if callable(func):  # click says only the value a converter refused: ask the converter for its words
-            try:
-                func(text)
-            except ValueError as refused:
-                text = str(refused).rstrip(".")
-            except Exception:  # noqa: BLE001 - its words are a courtesy; the value alone still says what was wrong
-                pass
-        if len(text) > 200:
-            text = text[:120] + f"… ({len(text)} characters)"
-        text = re.sub(r"is not a valid int(eger)?$", "is not a whole number", text)
-        text = re.sub(r"is not a valid float$", "is not a number", text)
-        takes = f"{name} takes {metavar}" if metavar else f"see what {name} takes"
-        return f"{prefix}{name}: {text}", f"{takes}; {_help_line(context)}"
-    text = getattr(error, "message", None) or str(error)
-    unknown = re.fullmatch(r"No such command '(.+?)'\..*", text, re.DOTALL)
-    if unknown:
-        command = getattr(context, "command", None)
-        choices = list(command.list_commands(None)) if command is not None and hasattr(command, "list_commands") else []
-        guess = _closest(unknown.group(1), choices)
-        fix = f"did you mean `{getattr(context, 'command_path', 'cudnn-doctor')} {guess}`?" if guess else \
-            f"the commands are {', '.join(choices)}" if choices else _help_line(context)
-        return f"{prefix}no such command {unknown.group(1)!r}", fix
-    text = text.strip().rstrip(".")
-    return f"{prefix}{text[:1].lower()}{text[1:]}", _help_line(context)
+    first = next((word for word in words if word != "--"), words[0])
+    if not first.startswith("-") or first == "-":
+        shown = " ".join(words)
+        return f"{prefix}unexpected argument {shown!r}", _help_line(parser)
+    name = first.split("=", 1)[0]
+    if where and name in _option_names(parser):  # `cudnn-doctor --json check`: the command's option, before it
+        return f"{name} is an option of {where}, and goes after it", f"cudnn-doctor {where} {name}; {_help_line(parser)}"
+    guess = _closest(name, _option_names(parser))
+    fix = f"did you mean {guess}? {_help_line(parser)}" if guess else _help_line(parser)
+    return f"{prefix}no such option {name}", fix
 
 
-def report_usage_error(error: Exception, want_json: bool, root: Any, args: list[str],
+def describe(parser: argparse.ArgumentParser, message: str, words: Sequence[str] = ()) -> tuple[str, str]:
+    """The one-line message and fix for a usage error argparse found in PARSER's part of the command line: its
+    MESSAGE, or WORDS it could not place (an unknown option, an extra argument)."""
+    if words:
+        return _unknown_words(parser, list(words))
+    where = _where(parser)
+    prefix = f"{where}: " if where else ""
+    required = re.fullmatch(r"the following arguments are required: (.+)", message, re.DOTALL)
+    if required:
+        first = required.group(1).split(", ")[0]
+        name, metavar = _words(_action(parser, first), first)
+        takes = f" {metavar}" if metavar else ""
+        return f"{prefix}{name} is missing", f"give {name}{takes}; {_help_line(parser)}"
+    found = re.fullmatch(r"argument (.+?): (.*)", message, re.DOTALL)
+    if not found:
+        text = message.strip().rstrip(".")
+        return f"{prefix}{text[:1].lower()}{text[1:]}", _help_line(parser)
+    action = _action(parser, found.group(1))
+    text = found.group(2).strip().rstrip(".")
+    commands = _commands(parser)
+    if action is not None and action is commands and text.startswith("invalid choice:"):
+        quoted = re.match(r"invalid choice: ('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")", text)
+        value = ast.literal_eval(quoted.group(1)) if quoted else text.split(":", 1)[1].split()[0]
+        choices = list(commands.choices)
+        guess = _closest(value, choices)
+        fix = f"did you mean `{parser.prog} {guess}`?" if guess else f"the commands are {', '.join(choices)}"
+        return f"{prefix}no such command {value!r}", fix
+    name, metavar = _words(action, found.group(1))
+    if text == "expected one argument":
+        return f"{prefix}{name} needs a value", f"write {name} {metavar or 'VALUE'}; {_help_line(parser)}"
+    if text.startswith("ignored explicit argument"):
+        return f"{prefix}option {name!r} does not take a value", _help_line(parser)
+    if len(text) > 200:
+        text = text[:120] + f"… ({len(text)} characters)"
+    takes = f"{name} takes {metavar}" if metavar else f"see what {name} takes"
+    return f"{prefix}{name}: {text}", f"{takes}; {_help_line(parser)}"
+
+
+def report_usage_error(parser: argparse.ArgumentParser, message: str, words: Sequence[str], want_json: bool,
                        write_json: Callable[[int, str, str], None] | None = None) -> int:
-    """Print ERROR as one line on standard error and, when WANT_JSON, hand it to WRITE_JSON (the command line's
-    one `cudnn-doctor/error/1` object); the exit code."""
+    """Print the usage error as one line on standard error and, when WANT_JSON, hand it to WRITE_JSON (the command
+    line's one `cudnn-doctor/error/1` object); the exit code."""
     from cudnn_doctor.streams import say, unquoted
 
-    if type(error).__name__ in ("NoArgsIsHelp", "NoArgsIsHelpError"):  # a bare `cudnn-doctor`: its help is the answer
-        return USAGE_EXIT
-    message, fix = describe(error, args, root)
-    say(f"cudnn-doctor: error: {message} (fix: {unquoted(fix)})")
+    text, fix = describe(parser, message, words)
+    say(f"cudnn-doctor: error: {text} (fix: {unquoted(fix)})")
     if want_json and write_json is not None:
-        write_json(USAGE_EXIT, message, fix)
+        write_json(USAGE_EXIT, text, fix)
     return USAGE_EXIT
+
+
+class _Lenient(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:
+        raise ValueError(message)
+
+
+def _lenient(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """PARSER's options, each taking a value or none and no value refused, and its command with the rest of the
+    line: what a command line that failed to parse still says (whether it asked for JSON)."""
+    lenient = _Lenient(add_help=False, allow_abbrev=False, exit_on_error=False)
+    for action in parser._actions:
+        if action.option_strings:
+            lenient.add_argument(*action.option_strings, dest=action.dest, nargs="?", const=True, default=None)
+        elif isinstance(action, argparse._SubParsersAction):
+            lenient.add_argument("_rest", nargs=argparse.REMAINDER)
+    return lenient
+
+
+def read_anyway(root: argparse.ArgumentParser, args: list[str]) -> tuple[str | None, dict[str, Any]]:
+    """The command and the options that can be read from ARGS despite what is wrong with them (an unknown option, a
+    bad or missing value): whether a failed command line asked for JSON is read by the tool's own declarations.
+    ROOT: the tool's parser, every command declared. A misspelt command is read as the one it is closest to."""
+    parser, words, name = root, list(args), None
+    try:
+        while True:
+            params, _ = _lenient(parser).parse_known_args(words)
+            rest = getattr(params, "_rest", None)
+            commands = _commands(parser)
+            if not rest or commands is None:
+                return name, {key: value for key, value in vars(params).items() if not key.startswith("_")}
+            chosen = rest[0] if rest[0] in commands.choices else _closest(rest[0], list(commands.choices))
+            if chosen is None:
+                return name, {}
+            name = name or rest[0]
+            parser, words = commands.choices[chosen], rest[1:]
+    except Exception:  # noqa: BLE001 - nothing readable: no JSON asked for
+        return None, {}

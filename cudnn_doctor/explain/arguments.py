@@ -1,6 +1,6 @@
 """`explain` takes any text as its message: a pasted log may begin with dashes (a notebook's traceback starts with a
-row of them) or be a single word like "-x". Typer would read such an argument as an unknown option, so the words
-after `explain` that are not its own options are put after a "--" before typer parses the line."""
+row of them) or be a single word like "-x". argparse would read such a word as an unknown option, so the words
+after `explain` that are not its own options are put after a "--" before argparse parses the line."""
 
 from __future__ import annotations
 
