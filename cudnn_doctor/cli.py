@@ -111,6 +111,14 @@ class _Commands(argparse._SubParsersAction):  # type: ignore[type-arg]
         super().__call__(parser, namespace, values, option_string)
 
 
+def _commands(parser: argparse.ArgumentParser, dest: str) -> _Commands:
+    """PARSER's subcommands, the chosen one's name kept in DEST."""
+    commands = parser.add_subparsers(dest=dest, metavar="COMMAND", title="Commands", action=_Commands,
+                                     parser_class=Parser)
+    assert isinstance(commands, _Commands)
+    return commands
+
+
 def _number(convert: Callable[[str], Any]) -> Callable[[str], Any]:
     """A converter of knowledge/inputs.py as argparse takes one: its own words when it refuses a value."""
 
@@ -222,7 +230,7 @@ def fix(yes: bool, json_output: bool, shell: str, require: list[str] | None, sel
     from cudnn_doctor.commands.fix import main as body
 
     body(yes, json_output, shell, require or [], select or [], ignore or [], search_path or [], framework or [],
-         project, python, verbose, ask=lambda question: confirm(question))
+         project, python, verbose, ask=confirm)
 
 
 # ------------------------------------------------------------------------------------------ compat, explain, image
@@ -294,8 +302,7 @@ def image(ref: str, strict: bool, json_output: bool, verbose: bool) -> None:
 
 # --------------------------------------------------------------------------------------------------------- fleet
 def _declare_fleet(parser: argparse.ArgumentParser) -> None:
-    commands = parser.add_subparsers(dest="_fleet_command", metavar="COMMAND", title="Commands",
-                                     action=_Commands, parser_class=Parser)
+    commands = _commands(parser, "_fleet_command")
     commands.add_command("merge", _declare_fleet_merge, "What differs between nodes: per field, the majority value "
                                                         "and the nodes that differ; failed nodes.")
     commands.add_command("run", _declare_fleet_run, "Run `check --json` on every node of an allocation or partition "
@@ -489,8 +496,7 @@ def build_parser(every_command: bool = False) -> Parser:
     parser.add_argument("--show-completion", nargs="?", const="", metavar="SHELL",
                         help="Show completion for SHELL (default: the running shell), to copy it or customize the "
                              "installation.")
-    commands = parser.add_subparsers(dest="_command", metavar="COMMAND", title="Commands", action=_Commands,
-                                     parser_class=Parser)
+    commands = _commands(parser, "_command")
     for name, declare, summary in COMMANDS:
         commands.add_command(name, declare, summary)
     if every_command:
@@ -507,17 +513,17 @@ def declare_every_command(parser: argparse.ArgumentParser) -> None:
 
 
 def _innermost(namespace: argparse.Namespace, root: Parser) -> argparse.ArgumentParser:
+    """The parser of the command NAMESPACE was read for (`fleet merge`'s), ROOT where no command was chosen."""
     parser: argparse.ArgumentParser = root
-    for dest in ("_command", "_fleet_command"):
-        name = getattr(namespace, dest, None)
-        commands = next((a for a in parser._actions if isinstance(a, _Commands)), None)
-        if name is None or commands is None:
-            break
+    while True:
+        commands = next((action for action in parser._actions if isinstance(action, _Commands)), None)
+        name = getattr(namespace, commands.dest, None) if commands is not None else None
+        if commands is None or name is None:
+            return parser
         parser = commands.choices[name]
-    return parser
 
 
-def _parse_and_run(args: list[str]) -> None:
+def _invoke_app(args: list[str]) -> None:
     """Parse ARGS and run the command; ends with SystemExit(status), as a command's body does."""
     root = build_parser()
     try:
@@ -584,7 +590,7 @@ def main(args: list[str] | None = None) -> None:
         from cudnn_doctor.explain.arguments import message_first
 
         args = message_first(args, _explain_options())
-    command.run(lambda: command.call(_parse_and_run, args=args), lambda: _wants_json(args))
+    command.run(lambda: command.call(_invoke_app, args=args), lambda: _wants_json(args))
 
 
 def _wants_json(args: list[str]) -> bool:

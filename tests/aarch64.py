@@ -60,7 +60,7 @@ def _build(base: Path, root: Path) -> None:
 
 
 def pure_python_path() -> str:
-    """This checkout and the site-packages of this environment (typer, rich, pynvml: pure Python, architecture-free)."""
+    """This checkout and the site-packages of this environment (argcomplete, rich, pynvml: pure Python, architecture-free)."""
     import site
 
     return os.pathsep.join([str(Path(__file__).resolve().parents[1]), *site.getsitepackages()])

@@ -21,7 +21,7 @@ from pathlib import Path
 SETPRIV = "/usr/bin/setpriv"
 NOBODY = [SETPRIV, "--reuid=65534", "--regid=65534", "--clear-groups"]
 ROOT = Path(__file__).resolve().parents[1]
-IMPORTS = "import cudnn_doctor.cli, typer, rich, requests, pynvml, platformdirs, packaging"
+IMPORTS = "import cudnn_doctor.cli, argcomplete, rich, requests, pynvml, platformdirs, packaging"
 
 
 def can_run_as_nobody() -> str | None:

@@ -77,6 +77,20 @@ class Machine:
         assert_no_placeholder(args, result.stdout)
         return result
 
+    def complete(self, line: str) -> list[str]:
+        """What a shell's completion gets for LINE, the cursor at its end: argcomplete's protocol, as the scripts of
+        `--show-completion` speak it (`_ARGCOMPLETE`, `COMP_LINE`, `COMP_POINT`; the answers on descriptor 8, or
+        in the file `_ARGCOMPLETE_STDOUT_FILENAME` names)."""
+        import tempfile
+
+        with tempfile.NamedTemporaryFile("r", encoding="utf-8") as answers:
+            env = {**self.env, "_ARGCOMPLETE": "1", "COMP_LINE": line, "COMP_POINT": str(len(line)),
+                   "_ARGCOMPLETE_IFS": "\n", "_ARGCOMPLETE_STDOUT_FILENAME": answers.name}
+            process = subprocess.run([sys.executable, "-m", "cudnn_doctor"], capture_output=True, text=True, env=env,
+                                     cwd=self.cwd, timeout=60, stdin=subprocess.DEVNULL)
+            assert process.returncode == 0 and process.stdout == "", process.stdout + process.stderr
+            return answers.read().split()
+
     def check_json(self, *args: str) -> dict:
         result = self.run("check", "--json", *args)
         assert "Traceback" not in result.stderr, result.stderr
@@ -90,7 +104,7 @@ def run_in_process(args: list[str], env: dict[str, str], cwd: Path) -> Result:
     ENV as its whole environment, CWD as its folder, standard input empty and standard output and error
     read from their descriptors: what a user's shell would show. For the behaviour that does not need a
     process of its own (signals, closed or full streams, limits, a terminal do): it saves a Python start
-    and typer's import per run. Everything the call changes in this process is put back."""
+    and the doctor's imports per run. Everything the call changes in this process is put back."""
     import signal
     import tempfile
 

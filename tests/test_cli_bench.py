@@ -17,9 +17,9 @@ from tests.test_cli_terminal import run_in_terminal
 def python_without_numpy(tmp_path: Path) -> Path:
     """A folder of this interpreter's installed packages, every one but NumPy (run with -S, only it counts)."""
     import numpy
-    import typer
+    import rich
 
-    site = Path(typer.__file__).resolve().parents[1]
+    site = Path(rich.__file__).resolve().parents[1]
     numpy_site = Path(numpy.__file__).resolve().parents[1]
     farm = tmp_path / "site-without-numpy"
     if farm.is_dir():

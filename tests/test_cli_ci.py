@@ -1,5 +1,5 @@
 """CI conventions (issue 16, item 9): GitHub Actions annotations and job summary, JUnit XML with one
-test case per area, -q, --format, and typer's shell completion."""
+test case per area, -q, --format, and the shell's completion (argcomplete)."""
 
 from __future__ import annotations
 
@@ -90,13 +90,10 @@ def test_format_and_json_agree_and_conflict_cleanly(machine: Machine) -> None:
 
 
 def test_shell_completion_is_offered(machine: Machine) -> None:
-    machine.env.update({"_CUDNN_DOCTOR_COMPLETE": "complete_bash", "COMP_WORDS": "cudnn-doctor check --ju",
-                        "COMP_CWORD": "2"})
-    assert machine.run().stdout.split() == ["--junit-xml"]
-    machine.env["_CUDNN_DOCTOR_COMPLETE"] = "source_bash"  # the script --install-completion writes for bash
-    script = machine.run()
-    assert script.exit_code == 0 and "_CUDNN_DOCTOR_COMPLETE=complete_bash" in script.stdout
-    assert "complete -o default -F _cudnn_doctor_completion cudnn-doctor" in script.stdout
+    assert machine.complete("cudnn-doctor check --ju") == ["--junit-xml"]
+    script = machine.run("--show-completion", "bash")  # the script --install-completion writes for bash
+    assert script.exit_code == 0 and "_ARGCOMPLETE=1" in script.stdout
+    assert "complete -o nospace -o default -o bashdefault -F _python_argcomplete cudnn-doctor" in script.stdout
 
 
 FORGING = "\n::error file=x::forged\r::stop-commands::tok3n\n  ##[error]v1 forged\r\n\t::add-mask::50%25 %0A"

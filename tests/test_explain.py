@@ -81,14 +81,13 @@ def test_unknown_message_says_so_and_shows_the_machine(machine: Machine) -> None
 
 
 EVERY_CODE = """
-import json, sys
-from typer.testing import CliRunner
-from cudnn_doctor.cli import app
-runner = CliRunner()
+import json, os, sys
+from pathlib import Path
+from tests.conftest import run_in_process
 out = {}
 for code in sys.argv[1:]:
-    result = runner.invoke(app, ["explain", code, "--json"])
-    out[code] = [result.exit_code, json.loads(result.stdout)]
+    result = run_in_process(["explain", code, "--json"], dict(os.environ), Path.cwd())
+    out[code] = [result.exit_code, result.json]
 print(json.dumps(out))
 """
 

@@ -429,10 +429,7 @@ def test_explain_lists_the_codes_and_the_shell_completes_them(machine: Machine) 
     cudnn = machine.run("explain", "--list", "cd3").stdout.splitlines()
     assert cudnn and all(line.startswith("CD3") for line in cudnn)
     assert {c["code"] for c in machine.run("explain", "--list", "--json").json["codes"]} >= {"CD101", "CD306", "CD610"}
-    env = dict(machine.env, _CUDNN_DOCTOR_COMPLETE="complete_bash", COMP_WORDS="cudnn-doctor explain CD30",
-               COMP_CWORD="2")
-    completed = subprocess.run([sys.executable, "-m", "cudnn_doctor"], env=env, capture_output=True, text=True,
-                               timeout=60, cwd=machine.cwd).stdout.split()
+    completed = machine.complete("cudnn-doctor explain CD30")
     assert completed[:3] == ["CD301", "CD302", "CD303"] and all(c.startswith("CD30") for c in completed), completed
 
 
