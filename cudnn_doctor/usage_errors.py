@@ -63,8 +63,8 @@ def _unknown_words(parser: argparse.ArgumentParser, words: list[str]) -> tuple[s
     prefix = f"{where}: " if where else ""
     first = next((word for word in words if word != "--"), words[0])
     if not first.startswith("-") or first == "-":
-        shown = " ".join(words)
-        return f"{prefix}unexpected argument {shown!r}", _help_line(parser)
+        plural = "s" if len(words) > 1 else ""
+        return f"{prefix}unexpected argument{plural} {' '.join(map(repr, words))}", _help_line(parser)
     name = first.split("=", 1)[0]
     if where and name in _option_names(parser):  # `cudnn-doctor --json check`: the command's option, before it
         return f"{name} is an option of {where}, and goes after it", f"cudnn-doctor {where} {name}; {_help_line(parser)}"

@@ -25,6 +25,9 @@ CASES = [
     (["fleet", "run", "--slurm", "--deadline"], "fleet run: --deadline needs a value", "write --deadline SECONDS"),
     (["fleet", "merge"], "fleet merge: REPORT.json... | DIR is missing", "see `cudnn-doctor fleet merge --help`"),
     (["uninstall"], "uninstall: --prefix is missing", "give --prefix DIR"),
+    (["check", "foo"], "check: unexpected argument 'foo'", "see `cudnn-doctor check --help`"),
+    (["check", "--strict=maybe"], "check: option '--strict' does not take a value", "see `cudnn-doctor check --help`"),
+    (["--json", "check"], "--json is an option of check, and goes after it", "cudnn-doctor check --json"),
     (["check", "-q", "-v"], "-q and -v ask for less and for more at once", "give one of them"),
     (["check", "--require", "cudnn>>9"], "--require 'cudnn>>9'", "write it like >=9.1"),  # the tool's own, unchanged
 ]
