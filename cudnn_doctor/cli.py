@@ -16,6 +16,7 @@ from typing import Any, NoReturn
 
 from cudnn_doctor import __version__, command, completion
 from cudnn_doctor.command import guarded, json_wanted, write_error_json
+from cudnn_doctor.knowledge.inputs import ascii_decimal, ascii_integer
 
 PROG = "cudnn-doctor"
 SUMMARY = "Find, check, install and benchmark CUDA and cuDNN."
@@ -95,6 +96,7 @@ class _Commands(argparse._SubParsersAction):  # type: ignore[type-arg]
         return parser
 
     def declared(self, name: str) -> argparse.ArgumentParser:
+        """Command NAME's parser, its options declared."""
         parser = self._name_parser_map[name]
         declare = self.declare.pop(name, None)
         if declare is not None:
@@ -128,20 +130,7 @@ def _number(convert: Callable[[str], Any]) -> Callable[[str], Any]:
         except ValueError as error:
             raise argparse.ArgumentTypeError(str(error)) from None
 
-    read.__name__ = convert.__name__
     return read
-
-
-def _ascii_integer(value: str) -> int:
-    from cudnn_doctor.knowledge.inputs import ascii_integer
-
-    return int(_number(ascii_integer)(value))
-
-
-def _ascii_decimal(value: str) -> float:
-    from cudnn_doctor.knowledge.inputs import ascii_decimal
-
-    return float(_number(ascii_decimal)(value))
 
 
 def _flag(parser: argparse.ArgumentParser, *names: str, help: str, dest: str | None = None) -> None:  # noqa: A002
@@ -331,7 +320,7 @@ def _declare_fleet_run(parser: argparse.ArgumentParser) -> None:
     _flag(parser, "--slurm", help="Run through srun, once per node (the only engine for now).")
     parser.add_argument("--command", dest="command_line", metavar="CMD",
                         help="How a node runs the check (default: this Python, `-m cudnn_doctor check --json`).")
-    parser.add_argument("--deadline", type=_ascii_decimal, default=600.0, metavar="SECONDS",
+    parser.add_argument("--deadline", type=_number(ascii_decimal), default=600.0, metavar="SECONDS",
                         help="Stop waiting for nodes after this.")
     parser.add_argument("--keep", metavar="DIR", help="Keep every node's report in DIR.")
     _json(parser, "schema cudnn-doctor/fleet/1")
@@ -359,7 +348,7 @@ def _declare_bench(parser: argparse.ArgumentParser) -> None:
                                    help="tiny: a smoke test; small: CIFAR-10 layer, LSTM 512; medium: ResNet 3x3 layer "
                                         "32x64x56x56, LSTM 512 (seq 100, batch 64); large: ResNet conv4 layer, LSTM 1024."),
                completion.complete_size)
-    parser.add_argument("--workspace-limit", type=_ascii_decimal, metavar="MB",
+    parser.add_argument("--workspace-limit", type=_number(ascii_decimal), metavar="MB",
                         help="Largest cuDNN workspace to allow; 0 picks only algorithms that need none (NO_WORKSPACE).")
     parser.add_argument("--device", default="0", metavar="N|all", help="Which GPU, or all of them in turn.")
     _flag(parser, "--no-cpu", help="Skip the CPU baseline (results are still checked, on a slice of the output).")
@@ -369,7 +358,7 @@ def _declare_bench(parser: argparse.ArgumentParser) -> None:
                                    help="Convolution API: graph (cuDNN's backend API, autotuned, as PyTorch), legacy "
                                         "(cudnnFind*, as TensorFlow and cuDNN 7), or auto: graph where it works."),
                completion.complete_api)
-    parser.add_argument("--repeats", type=_ascii_integer, default=20, metavar="N",
+    parser.add_argument("--repeats", type=_number(ascii_integer), default=20, metavar="N",
                         help="Timed samples per workload (median).")
     _json(parser, "schema cudnn-doctor/bench/1")
     _flag(parser, "-v", "--verbose", help="Show every detail.")
@@ -391,7 +380,7 @@ def _declare_install(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--from", dest="location", metavar="PATH_OR_URL",
                         help="A cuDNN archive (.tar.xz, .tgz, .zip) or wheel (.whl), as a local path or a URL.")
     parser.add_argument("--version", metavar="X.Y.Z", help="A cuDNN release from NVIDIA's redistributable manifest.")
-    parser.add_argument("--cuda", type=_ascii_integer, metavar="MAJOR",
+    parser.add_argument("--cuda", type=_number(ascii_integer), metavar="MAJOR",
                         help="The CUDA major of the build (default: the toolkit's, else the driver's, else the newest).")
     parser.add_argument("--mirror", metavar="URL",
                         help="Base URL, or a local folder, that replaces NVIDIA's redist site (air-gapped sites).")
@@ -552,11 +541,9 @@ def _invoke_app(args: list[str]) -> None:
 @guarded
 def completion_request(show_completion: str | None, install_completion: str | None) -> int:
     """`--show-completion [SHELL]`, `--install-completion [SHELL]`: the script argcomplete writes for that shell."""
-    from cudnn_doctor.completion import install_script, show_script
-
     if show_completion is not None:
-        return show_script(show_completion)
-    return install_script(install_completion or "")
+        return completion.show_script(show_completion)
+    return completion.install_script(install_completion or "")
 
 
 def _usage_error(error: UsageError, args: list[str]) -> int:
@@ -582,9 +569,7 @@ def _explain_options() -> dict[str, bool]:
 def main(args: list[str] | None = None) -> None:
     """Run the command line ARGS (the process's own by default) to its end: SystemExit with its status."""
     if "_ARGCOMPLETE" in os.environ:  # the shell asks for completions (argcomplete's protocol): nothing else runs
-        from cudnn_doctor.completion import complete
-
-        complete(build_parser(every_command=True))
+        completion.complete(build_parser(every_command=True))
     args = sys.argv[1:] if args is None else list(args)
     if args[:1] == ["explain"]:  # `explain "-x"`: any text is the message
         from cudnn_doctor.explain.arguments import message_first
