@@ -3,6 +3,8 @@ and with --json one `cudnn-doctor/error/1` object on standard output."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from tests.conftest import Machine
@@ -55,3 +57,20 @@ def test_usage_errors_with_json_are_one_object(machine: Machine, args: list[str]
     assert data["schema"] == "cudnn-doctor/error/1" and data["exit_code"] == 2
     assert data["error"]["title"] == "Usage error" and data["error"]["fix"]
     assert result.stderr.count("\n") == 1 and data["error"]["message"] in result.stderr
+
+
+@pytest.mark.parametrize("words", [[], ["check"], ["compat"], ["explain"], ["fleet"], ["fleet", "merge"], ["fleet", "run"],
+                                   ["image"], ["bench"], ["fix"], ["install"], ["uninstall"]])
+def test_every_command_has_its_help(machine: Machine, words: list[str]) -> None:
+    """`--help` of the tool and of each command: its usage line, its summary, its options, exit 0, nothing else."""
+    result = machine.run(*words, "--help")
+    assert result.exit_code == 0 and result.stderr == ""
+    assert result.stdout.startswith(" ".join(["Usage: cudnn-doctor", *words]) + " [-h]"), result.stdout
+    assert "Options:\n  -h, --help" in result.stdout
+    if words in ([], ["fleet"]):  # a command of commands lists them, each with its summary
+        assert "Commands:\n" in result.stdout and ("  merge " in result.stdout or "  check " in result.stdout)
+
+
+def test_the_version_is_one_line(machine: Machine) -> None:
+    version = machine.run("--version")
+    assert version.exit_code == 0 and re.fullmatch(r"cudnn-doctor \d+\.\d+\.\d+\n", version.stdout), version
