@@ -6,7 +6,7 @@ Counts instructions (valgrind's callgrind, `Ir`) of the main process only: the c
 probe child, ldconfig) run beside it and are left out, so this measures check's own start and work, not the
 waits that check_speed.py's wall time also holds. Each command runs once first (bytecode written, the parsed
 data cached), then N times under callgrind; the median is printed with its ratio to `import typer`'s.
-Needs valgrind (Debian: valgrind). Like check_speed.py, each check runs from an empty folder.
+Needs valgrind (Debian: valgrind) and typer for the yardstick (pip install typer: the tool no longer uses it). Like check_speed.py, each check runs from an empty folder.
 """
 
 from __future__ import annotations
@@ -43,6 +43,10 @@ def main() -> None:
                         help="another checkout whose check is counted too (repeatable)")
     parser.add_argument("extra", nargs="*")
     options = parser.parse_args()
+    import importlib.util
+
+    if importlib.util.find_spec("typer") is None:
+        raise SystemExit("check_instructions: the yardstick needs typer (fix: pip install typer)")
     if shutil.which("valgrind") is None:
         raise SystemExit("check_instructions: valgrind is not installed (fix: apt-get install valgrind)")
     env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}

@@ -1,5 +1,6 @@
 """How long `cudnn-doctor check` takes, wall time from the user's shell, as a user runs it, next to a bare
-`python -c "import typer"` (the floor of any Typer command) in the same interleaved rounds.
+`python -c "import typer"` in the same interleaved rounds: the unit of issue 31's budget (a Typer command's floor;
+the tool reads its command line with argparse since, so typer is installed only for this yardstick: pip install typer).
 
 Usage: python benchmarks/check_speed.py [--runs N] [--before DIR] [--compare "CMD"] [-- extra check arguments]
 Prints, for `python -m cudnn_doctor check --json` and each other command, the median, min and max wall
@@ -42,7 +43,17 @@ def python_path(checkout: Path) -> str:
     return os.pathsep.join(filter(None, [str(checkout), os.environ.get("PYTHONPATH")]))
 
 
+def typer_yardstick() -> None:
+    """The unit of issue 31's budget is a bare `import typer`; typer is no longer a dependency of the tool."""
+    import importlib.util
+
+    if importlib.util.find_spec("typer") is None:
+        raise SystemExit("the yardstick `python -c \"import typer\"` needs typer in this environment "
+                         "(fix: pip install typer; cudnn-doctor itself no longer depends on it)")
+
+
 def main() -> None:
+    typer_yardstick()
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--before", type=Path, help="another checkout whose check is timed too")

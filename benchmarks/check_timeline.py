@@ -4,7 +4,7 @@ probes' own timings, and a profile of the run (cProfile, the costliest functions
     python benchmarks/check_timeline.py [--runs 5] [--profile]
 
 Each run is a fresh process started as `python -m cudnn_doctor check --json` would be (entry.main: signals,
-then typer reads the command line), with markers put around the steps from outside the package; the medians of
+then argparse reads the command line), with markers put around the steps from outside the package; the medians of
 RUNS are printed. Bytecode is written and read as an installed package's is."""
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ def mark(name):
 sys.argv = ["cudnn-doctor", "check", "--json"]
 from cudnn_doctor import signals
 signals.install()
-from cudnn_doctor import cli, command; mark("cli (typer) imported")
+from cudnn_doctor import cli, command; mark("cli (argparse) imported")
 import cudnn_doctor.commands.check as check; mark("commands.check imported")
 def wrap(module, name, label):
     original = getattr(module, name)
@@ -45,7 +45,7 @@ if PROFILE:
     profile = cProfile.Profile(); profile.enable()
 import os, tempfile
 held = tempfile.TemporaryFile(); saved = os.dup(1); os.dup2(held.fileno(), 1)
-command.call(cli._invoke_app, args=sys.argv[1:])  # typer and the body, as command.run runs them (run ends the process)
+command.call(cli._invoke_app, args=sys.argv[1:])  # the parser and the body, as command.run runs them (run ends the process)
 sys.stdout.flush(); os.dup2(saved, 1)
 mark("end")
 if PROFILE:
