@@ -270,6 +270,7 @@ class ProcessView:
     cuinit_name: str | None = None
     load_error: str | None = None  # why libcuda.so.1 could not be loaded at all
     visible: tuple[VisibleGpu, ...] | None = None  # None: not known (cuInit failed or not asked)
+    visible_from: str | None = None  # "cuda" (cuInit's answer) | "nvml" (NVML's GPUs at CUDA_VISIBLE_DEVICES's indices)
     cuda_visible_devices: str | None = None  # as set (None: unset)
     ignored_entries: tuple[str, ...] = ()  # CUDA_VISIBLE_DEVICES entries after the first one CUDA cannot use
     cuda_device_order: str | None = None

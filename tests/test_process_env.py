@@ -148,6 +148,40 @@ def test_the_gpus_a_program_sees_in_cudas_order(machine: Machine, tmp_path: Path
     assert not {"CD113", "CD114"} & codes(report)
 
 
+@pytest.mark.parametrize("value", ["1,0", "0", "1"])
+def test_indices_alone_are_read_from_nvml_as_cuda_would(machine: Machine, tmp_path: Path, value: str) -> None:
+    """What Slurm sets (indices alone) needs no cuInit (0.2 s a GPU): NVML's GPUs in the order named; the same list
+    CUDA itself gives, asked under --deep."""
+    gpu_machine(machine, tmp_path)
+    machine.env["CUDA_VISIBLE_DEVICES"] = value
+    report = machine.check_json()
+    process = report["process"]
+    assert process["asked_because"] == [] and process["cuinit"] is None and process["visible_from"] == "nvml"
+    named = [int(part) for part in value.split(",")]
+    assert [(g["ordinal"], g["nvml_index"]) for g in process["visible"]] == list(enumerate(named))
+    assert not {"CD113", "CD114"} & codes(report)
+    deep = machine.check_json("--deep")["process"]
+    assert deep["cuinit"] == 0 and deep["visible_from"] == "cuda"
+    assert [(g["ordinal"], g["uuid"], g["nvml_index"]) for g in deep["visible"]] == \
+        [(g["ordinal"], g["uuid"], g["nvml_index"]) for g in process["visible"]]
+    assert machine.run("check", "-v").stdout.count("sees cuda:0 = GPU ") == 1
+
+
+@pytest.mark.parametrize(("nvml", "value", "why"), [
+    ({"health": {"MIG": 1}}, "0", "MIG mode: CUDA shows its instances"),
+    ({"health": {"MIG_PENDING": 1}}, "0", "MIG mode at the next reset"),
+    ({}, "2", "an index NVML has no GPU for: CUDA stops there"),
+])
+def test_cuda_is_asked_where_nvml_cannot_say_what_indices_leave(machine: Machine, tmp_path: Path,
+                                                                  nvml: dict[str, object], value: str, why: str) -> None:
+    driver = gpu_machine(machine, tmp_path)
+    fake_nvml(driver, driver=KERNEL, gpus=2, **nvml)  # type: ignore[arg-type]
+    machine.env["CUDA_VISIBLE_DEVICES"] = value
+    process = machine.check_json()["process"]
+    assert process["cuinit"] is not None and process["asked_because"], why
+    assert process["visible_from"] in ("cuda", None)
+
+
 def test_cuda_is_not_asked_where_nothing_can_change_its_answer(machine: Machine, tmp_path: Path) -> None:
     gpu_machine(machine, tmp_path)
     report = machine.check_json()

@@ -36,8 +36,8 @@ def early_reasons(ctx: SearchContext, always: bool = False) -> list[str]:
     reasons = []
     if preload_entries(ctx.env):
         reasons.append("LD_PRELOAD is set")
-    if "CUDA_VISIBLE_DEVICES" in ctx.env:
-        reasons.append("CUDA_VISIBLE_DEVICES is set")
+    if "CUDA_VISIBLE_DEVICES" in ctx.env and plain_indices(ctx.env["CUDA_VISIBLE_DEVICES"]) is None:
+        reasons.append("CUDA_VISIBLE_DEVICES is set, and not to GPU indices alone")
     if read_limits().get("RLIMIT_AS", (-1, -1))[0] >= 0:
         reasons.append("the address space is limited (ulimit -v)")
     if always:
@@ -69,6 +69,57 @@ def reasons_to_ask_cuda(ctx: SearchContext, cache: dict[str, list[str]], always:
     return reasons if found is not None or preload_entries(ctx.env) else []
 
 
+PLAIN_INDICES = re.compile(r"(?:0|[1-9][0-9]{0,3})(?:,(?:0|[1-9][0-9]{0,3}))*")
+
+
+def plain_indices(value: str) -> tuple[int, ...] | None:
+    """CUDA_VISIBLE_DEVICES as GPU indices alone ("0", "1,0": what Slurm and most users set), each named once;
+    None for any other value (a UUID or MIG name, a space, a sign, an empty entry, a repeat): what those leave,
+    only CUDA itself can say."""
+    if not PLAIN_INDICES.fullmatch(value):
+        return None
+    indices = tuple(int(part) for part in value.split(","))
+    return indices if len(set(indices)) == len(indices) else None
+
+
+def visible_by_index(value: str, gpus: list[Gpu], env: dict[str, str]) -> tuple[VisibleGpu, ...] | None:
+    """The GPUs a program sees where CUDA_VISIBLE_DEVICES (VALUE) names indices alone, from NVML's GPUS, without
+    cuInit (0.2 s a GPU): CUDA numbers GPUs of one kind by PCI bus, as NVML does, and takes the named ones in the
+    order named. None where NVML alone cannot say: an index it has no GPU for (CUDA stops there), GPUs of several
+    kinds that CUDA numbers fastest first (unless CUDA_DEVICE_ORDER=PCI_BUS_ID), a GPU in MIG mode (whose
+    instances CUDA shows instead), no GPU from NVML at all. Then CUDA is asked."""
+    indices = plain_indices(value)
+    by_index = {gpu.index: gpu for gpu in gpus}
+    if indices is None or not gpus or len(by_index) != len(gpus) or any(i not in by_index for i in indices):
+        return None
+    if sorted(by_index) != list(range(len(gpus))):
+        return None
+    if len({(gpu.name, gpu.compute_capability) for gpu in gpus}) > 1 and env.get("CUDA_DEVICE_ORDER") != "PCI_BUS_ID":
+        return None
+    if not all(_without_mig(gpu) for gpu in gpus):
+        return None
+    return tuple(VisibleGpu(ordinal, by_index[index].uuid, _cuda_bus(by_index[index].pci_bus_id), by_index[index].name,
+                            index) for ordinal, index in enumerate(indices))
+
+
+def _without_mig(gpu: Gpu) -> bool:
+    """NVML says GPU is not in MIG mode, nor will be at its next reset, or has no MIG at all."""
+    health = gpu.health
+    if health is None:
+        return False
+    if "mig_mode" in health.not_supported:
+        return True
+    return health.mig_mode is False and not health.mig_mode_pending
+
+
+def _cuda_bus(text: str | None) -> str | None:
+    """NVML's PCI bus id (00000000:19:00.0) as CUDA writes it (0000:19:00.0)."""
+    if not text or ":" not in text:
+        return text
+    domain, rest = text.split(":", 1)
+    return f"{domain[-4:].rjust(4, '0')}:{rest}" if len(domain) > 4 and not domain[:-4].strip("0") else text
+
+
 def preload_entries(env: dict[str, str]) -> tuple[str, ...]:
     """LD_PRELOAD's entries: ld.so(8) splits them at colons and spaces."""
     return tuple(part for part in re.split(r"[:\s]+", env.get("LD_PRELOAD", "")) if part)
@@ -76,11 +127,14 @@ def preload_entries(env: dict[str, str]) -> tuple[str, ...]:
 
 def read_process_view(ctx: SearchContext, answer: LibraryProbe | None, gpus: list[Gpu],
                       frameworks: list[Framework], installs_by_real: dict[str, str | None],
-                      cache: dict[str, list[str]], asked: list[str] | None = None) -> ProcessView:
+                      cache: dict[str, list[str]], asked: list[str] | None = None,
+                      by_index: tuple[VisibleGpu, ...] | None = None) -> ProcessView:
     """The ProcessView from the cuda child's ANSWER (None: not asked) and what this process reads itself.
-    INSTALLS_BY_REAL: each known cuDNN library's real path -> its version."""
+    INSTALLS_BY_REAL: each known cuDNN library's real path -> its version. BY_INDEX: the GPUs a program sees, where
+    CUDA was not asked and CUDA_VISIBLE_DEVICES names indices alone (visible_by_index)."""
     values = answer.values if answer is not None and answer.loaded else {}
     visible = None
+    visible_from = None
     if values.get("cuInit") == 0 and isinstance(values.get("devices"), list):
         by_uuid = {gpu.uuid: gpu for gpu in gpus if gpu.uuid}
         by_bus = {_bus(gpu.pci_bus_id): gpu for gpu in gpus if gpu.pci_bus_id}
@@ -92,7 +146,9 @@ def read_process_view(ctx: SearchContext, answer: LibraryProbe | None, gpus: lis
             visible_list.append(VisibleGpu(int(device.get("ordinal", len(visible_list))), device.get("uuid"),
                                            device.get("pci_bus_id"), device.get("name"),
                                            match.index if match else None))
-        visible = tuple(visible_list)
+        visible, visible_from = tuple(visible_list), "cuda"
+    elif answer is None and by_index is not None:
+        visible, visible_from = by_index, "nvml"
     value = ctx.env.get("CUDA_VISIBLE_DEVICES")
     mapped = tuple(str(p) for p in values.get("mapped", []) if isinstance(p, str))
     libcuda = values.get("loaded_path") if isinstance(values.get("loaded_path"), str) else None
@@ -109,6 +165,7 @@ def read_process_view(ctx: SearchContext, answer: LibraryProbe | None, gpus: lis
         cuinit_name=values.get("cuInit_name") or _status_name(values.get("cuInit")),
         load_error=answer.error if answer is not None and not answer.loaded else None,
         visible=visible,
+        visible_from=visible_from,
         cuda_visible_devices=value,
         ignored_entries=_ignored(value, visible),
         cuda_device_order=ctx.env.get("CUDA_DEVICE_ORDER"),

@@ -298,14 +298,17 @@ def _program_view_lines(report: Report, verbose: bool) -> list[str]:
     view = report.process
     if view is None:
         return []
-    if view.cuinit is None:
-        return [escape("a program started here: CUDA not asked (nothing in this environment can make its answer "
-                       "differ from the driver's; --deep asks)")] if verbose else []
-    status = view.cuinit_name or f"status {view.cuinit}"
     seen = ""
     if view.visible is not None:
         seen = "; sees " + (", ".join(f"cuda:{g.ordinal} = GPU {g.nvml_index if g.nvml_index is not None else '?'}"
                                       for g in view.visible) or "no GPU")
+    if view.cuinit is None and view.visible_from == "nvml":
+        return [escape(f"a program started here: CUDA_VISIBLE_DEVICES={view.cuda_visible_devices}{seen} (NVML's GPUs "
+                       "in the order named; CUDA not asked: --deep asks)")]
+    if view.cuinit is None:
+        return [escape("a program started here: CUDA not asked (nothing in this environment can make its answer "
+                       "differ from the driver's; --deep asks)")] if verbose else []
+    status = view.cuinit_name or f"status {view.cuinit}"
     line = f"a program started here: cuInit {status} from {view.libcuda or 'libcuda.so.1'}{seen}"
     if verbose and view.asked_because:
         line += f" (asked: {'; '.join(view.asked_because)})"
