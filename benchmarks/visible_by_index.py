@@ -2,7 +2,7 @@
 
 For each value (every index alone, every order of two), `cudnn-doctor check --json` (which reads such a value from
 NVML's GPUs, without cuInit: process.visible_from "nvml") beside real PyTorch in a fresh process (CUDA's own
-enumeration: each device's PCI bus). Prints one JSON object: per value, the PCI buses in CUDA's order by each, and
+enumeration: each device's PCI bus and device). Prints one JSON object: per value, the PCI buses in CUDA's order by each, and
 whether they agree. Run on the GPU machine: python benchmarks/visible_by_index.py
 """
 
@@ -14,8 +14,8 @@ import os
 import subprocess
 import sys
 
-TORCH = ("import torch; print(','.join('%02x' % torch.cuda.get_device_properties(i).pci_bus_id "
-         "for i in range(torch.cuda.device_count())))")
+TORCH = ("import torch; p = torch.cuda.get_device_properties; print(','.join('%02x:%02x' % (p(i).pci_bus_id, "
+         "p(i).pci_device_id) for i in range(torch.cuda.device_count())))")
 
 
 def buses_of_check(env: dict[str, str]) -> tuple[list[str], str | None, object]:
@@ -23,8 +23,8 @@ def buses_of_check(env: dict[str, str]) -> tuple[list[str], str | None, object]:
                           text=True, timeout=120)
     process = json.loads(done.stdout)["process"]
     visible = process.get("visible") or []
-    return [str(g.get("pci_bus_id") or "").split(":")[1].lower() for g in visible], process.get("visible_from"), \
-        process.get("cuinit")
+    return [":".join(str(g.get("pci_bus_id") or "").lower().split(":")[1:3]).split(".")[0] for g in visible], \
+        process.get("visible_from"), process.get("cuinit")
 
 
 def buses_of_torch(env: dict[str, str]) -> list[str] | str:
