@@ -9,6 +9,7 @@ only. Help of the whole tool, and completion, declare every command."""
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -33,7 +34,15 @@ class UsageError(Exception):
 
 class _HelpFormatter(argparse.HelpFormatter):
     """argparse's help with a paragraph break kept in a description, words never split at a hyphen
-    (`cudnn-doctor`), and headings capitalised as the rest of the tool's words are (`Usage:`, `Options:`)."""
+    (`cudnn-doctor`), and headings capitalised as the rest of the tool's words are (`Usage:`, `Options:`).
+    The terminal's width is asked once: argparse makes a formatter for every option it declares (to check its
+    metavar), and each one of its own asks the terminal again."""
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
+                 width: int | None = None) -> None:
+        if width is None:
+            width = _terminal_width(os.environ.get("COLUMNS"))
+        super().__init__(prog, indent_increment, max_help_position, width)
 
     def add_usage(self, usage: Any, actions: Any, groups: Any, prefix: str | None = None) -> None:
         super().add_usage(usage, actions, groups, "Usage: " if prefix is None else prefix)
@@ -57,6 +66,14 @@ class _HelpFormatter(argparse.HelpFormatter):
         if isinstance(action, argparse._SubParsersAction):  # each command on its line, without a COMMAND line above
             return "".join(self._format_action(command) for command in action._get_subactions())
         return super()._format_action(action)
+
+
+@functools.cache
+def _terminal_width(columns: str | None) -> int:
+    """What argparse's formatter would take: the terminal's columns (COLUMNS, the cache's key, first), less two."""
+    import shutil
+
+    return shutil.get_terminal_size().columns - 2
 
 
 class Parser(argparse.ArgumentParser):

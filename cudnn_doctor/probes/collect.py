@@ -60,12 +60,14 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     early_cuda = ProbeBatch([CUDA_JOB]) if ctx.prefix == "/" and early_reasons(ctx, deep) and (
         preload_entries(ctx.env) or may_load(ctx.layout.libcuda, ctx)) else None
     # Helper programs (ldconfig, each nvcc that must be asked) run side by side under one budget, through
-    # the child runner: a hanging one costs the budget once, and none outlives check.
+    # the child runner: a hanging one costs the budget once, and none outlives check. ldconfig first: its
+    # answer is waited for soonest (the loader's cache), while the toolkits are looked for.
+    helpers = HelperRuns(ctx)
     toolkits, dangling_variables = discover_toolkits(ctx)
     # each toolkit's libcudart answers while the loader's cache is read and cuDNN is looked for
     cudart_jobs = {tk.path: Job("cudart", tk.cudart) for tk in toolkits if tk.cudart and is_regular_file(tk.cudart)}
     cudart_batch = ProbeBatch(list(cudart_jobs.values()))
-    helpers = HelperRuns(ctx, toolkits)
+    helpers.ask_nvcc(toolkits)
     cache = helpers.ldconfig_cache()
     # No libnvidia-ml where the loader looks (LD_LIBRARY_PATH, its cache, the system folders): no driver,
     # and no need to hear NVML say so. The loader's exact answer decides whether NVML's child is read.
@@ -179,40 +181,47 @@ HELPER_BUDGET_S = 10.0
 
 
 class HelperRuns:
-    """`ldconfig -p` and `nvcc --version` of each toolkit whose files name no version, started at once
-    side by side with one deadline for all (CUDNN_DOCTOR_HELPER_TIMEOUT seconds, 10 by default)."""
+    """`ldconfig -p` (started at once) and `nvcc --version` of each toolkit whose files name no version (once the
+    toolkits are found), side by side with one deadline for all (CUDNN_DOCTOR_HELPER_TIMEOUT seconds, 10 by
+    default)."""
 
-    def __init__(self, ctx: SearchContext, toolkits: list[Toolkit]) -> None:
-        budget = timeout_from_env("CUDNN_DOCTOR_HELPER_TIMEOUT", HELPER_BUDGET_S)
+    def __init__(self, ctx: SearchContext) -> None:
+        self.budget = timeout_from_env("CUDNN_DOCTOR_HELPER_TIMEOUT", HELPER_BUDGET_S)
+        self.deadline = deadline_in(self.budget)
         self.arch = ctx.arch
         self.ctx = ctx
-        requests: list[ChildRequest] = []
         ldconfig = ldconfig_command(ctx)
-        self._ldconfig = len(requests) if ldconfig else None
-        if ldconfig:
-            requests.append(ChildRequest(tuple(ldconfig), ctx.env, budget, "ldconfig -p"))
+        self._ldconfig = ChildBatch([ChildRequest(tuple(ldconfig), ctx.env, self.budget, "ldconfig -p")],
+                                    deadline=self.deadline) if ldconfig else None
         self._nvcc: dict[str, int] = {}
+        self._nvcc_batch = ChildBatch([])
+
+    def ask_nvcc(self, toolkits: list[Toolkit]) -> None:
+        """Start `nvcc --version` of each of TOOLKITS whose files name no version, under the same deadline."""
+        requests: list[ChildRequest] = []
         for toolkit in toolkits:
             if toolkit.version is None and toolkit.nvcc:
                 self._nvcc[toolkit.path] = len(requests)
-                requests.append(ChildRequest((toolkit.nvcc, "--version"), ctx.env, budget, "nvcc --version"))
-        self._batch = ChildBatch(requests, deadline=deadline_in(budget))
+                requests.append(ChildRequest((toolkit.nvcc, "--version"), self.ctx.env, self.budget, "nvcc --version"))
+        self._nvcc_batch = ChildBatch(requests, deadline=self.deadline)
 
     def ldconfig_cache(self) -> dict[str, list[str]]:
         if self._ldconfig is None:
             return {}
-        return under_prefix(cache_from_answer(self._batch.answer(self._ldconfig), self.arch), self.ctx)
+        return under_prefix(cache_from_answer(self._ldconfig.answer(0), self.arch), self.ctx)
 
     def nvcc_version(self, toolkit: Toolkit) -> str | None:
         index = self._nvcc.get(toolkit.path)
         if index is None:
             return None
-        answer = self._batch.answer(index)
+        answer = self._nvcc_batch.answer(index)
         return None if answer.timed_out else nvcc_version_in(answer.stdout)
 
     def finish(self) -> None:
         """Wait for the helpers' end (each is killed at the deadline, with all it started)."""
-        self._batch.answers()
+        if self._ldconfig is not None:
+            self._ldconfig.answers()
+        self._nvcc_batch.answers()
 
 
 def _loader_pick_is_loadable(soname: str, ctx: SearchContext, cache: dict[str, list[str]]) -> bool:
