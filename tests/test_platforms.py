@@ -373,3 +373,50 @@ def test_a_hostile_folder_in_a_wsl_fix_is_one_quoted_word(machine: Machine, tmp_
     done = subprocess.run(["bash", "-c", f"set -- {command.split(' ', 2)[2]}; printf %s \"$1\""], capture_output=True,
                           text=True, cwd=tmp_path)
     assert done.stdout == str(linux / "libnvidia-ml.so.1") and not (tmp_path / "PWNED").exists()
+
+
+def apptainer_machine(machine: Machine) -> None:
+    """Inside an Apptainer container on a GPU node, started without --nv: Apptainer's variables and image folder,
+    the node's /dev bound in (its GPU device files too), no driver library."""
+    write(machine.root / ".singularity.d" / "env" / "90-environment.sh", "#!/bin/sh\n")
+    write(machine.root / "proc" / "1" / "comm", "appinit\n")
+    for device in ("nvidiactl", "nvidia0", "nvidia-uvm"):
+        write(machine.root / "dev" / device, "")
+    machine.env.update(APPTAINER_CONTAINER="/home/me/pytorch.sif", APPTAINER_NAME="pytorch.sif",
+                       SINGULARITY_CONTAINER="/home/me/pytorch.sif", SINGULARITY_NAME="pytorch.sif")
+
+
+def test_an_apptainer_container_without_nv_gets_the_nv_flag_not_a_driver(machine: Machine) -> None:
+    apptainer_machine(machine)
+    report = machine.check_json()
+    validate(report)
+    platform = report["host"]["platform"]
+    assert (platform["kind"], platform["container"], platform["driver_injected"]) == ("container", "apptainer", False)
+    assert "APPTAINER_CONTAINER=/home/me/pytorch.sif" in platform["evidence"]
+    [driver] = [f for f in report["findings"] if f["code"] in ("CD101", "CD108")]
+    assert "apptainer exec --nv" in driver["fix"] and "--gpus all" not in driver["fix"], driver["fix"]
+    assert not APT_DRIVER.search(all_fixes(report))
+    # the image's own variables ask for GPUs (NVIDIA's CUDA images): the GPU not passed in, said as such
+    machine.env["NVIDIA_VISIBLE_DEVICES"] = "all"
+    [hook] = [f for f in machine.check_json()["findings"] if f["code"] == "CD108"]
+    assert "apptainer exec --nv" in hook["fix"]
+
+
+def test_apptainer_with_nv_is_a_container_whose_driver_is_the_nodes(machine: Machine, tmp_path: Path) -> None:
+    """With --nv, Apptainer binds the node's driver libraries into /.singularity.d/libs and puts it on
+    LD_LIBRARY_PATH: the driver is read as on the node, no container finding."""
+    apptainer_machine(machine)
+    fake_nvml(machine.root / ".singularity.d" / "libs", driver="580.159.04", cuda=13000)
+    machine.add_library_path(machine.root / ".singularity.d" / "libs")
+    report = machine.check_json()
+    platform = report["host"]["platform"]
+    assert (platform["container"], platform["driver_injected"]) == ("apptainer", True)
+    assert report["driver"]["version"] == "580.159.04"
+    assert not {"CD101", "CD108"} & codes(report)
+
+
+def test_singularityce_names_itself_by_its_own_variable(machine: Machine) -> None:
+    write(machine.root / ".singularity.d" / "runscript", "#!/bin/sh\n")
+    machine.env.update(SINGULARITY_CONTAINER="/scratch/tf.sif", SINGULARITY_NAME="tf.sif")
+    platform = machine.check_json()["host"]["platform"]
+    assert (platform["kind"], platform["container"]) == ("container", "singularity")

@@ -23,9 +23,15 @@ def jetpack_row(l4t: str | None) -> dict[str, Any] | None:
     return max(rows, key=lambda r: _padded(r["l4t"]), default=None)
 
 
-def treatment(platform: str, name: str) -> dict[str, Any]:
-    """The [[treatment]] row PLATFORM/NAME (its text and source)."""
-    return next(r for r in load("platforms").get("treatment", []) if (r["platform"], r["id"]) == (platform, name))
+def treatment(platform: str, name: str, engine: str | None = None) -> dict[str, Any]:
+    """The [[treatment]] row PLATFORM/NAME (its text and source); in a container of ENGINE, the row made for that
+    engine instead of NAME where there is one (Apptainer's --nv instead of Docker's --gpus)."""
+    rows = load("platforms").get("treatment", [])
+    if engine is not None:
+        for row in rows:
+            if row["platform"] == platform and row.get("instead_of") == name and engine in row.get("engines", ()):
+                return row  # type: ignore[no-any-return]
+    return next(r for r in rows if (r["platform"], r["id"]) == (platform, name))
 
 
 def _padded(text: str | None) -> tuple[int, ...]:

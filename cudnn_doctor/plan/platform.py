@@ -55,7 +55,7 @@ def _manual(work: _Work, found: list[Finding], platform: str, name: str, title: 
             values: dict[str, Any] | None = None) -> None:
     if not found:
         return
-    row = treatment(platform, name)
+    row = treatment(platform, name, _platform(work).container)
     work.take(found, Action(MANUAL, (), title, row["source"], text=_text(row, values or {})))
 
 
@@ -87,7 +87,7 @@ def container_runtime(work: _Work) -> None:
     if _platform(work).container is None:
         return
     _manual(work, work.with_code("CD108", "CD101"), "container", "gpus-flag",
-            "the container was started without the NVIDIA runtime")
+            "the container was started without the GPUs passed in")
     lost = [f for f in work.with_code("CD104") if "unknown error" in str(f.values.get("error", "")).lower()]
     _manual(work, lost, "container", "lost-devices", "the container's device access was taken away")
     for found in work.with_code("CD150", "CD151"):

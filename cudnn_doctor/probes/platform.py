@@ -24,6 +24,9 @@ NVIDIA_VARIABLES = ("NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES", "NVI
                     "NVIDIA_DISABLE_REQUIRE", "CUDA_VERSION", "NV_CUDNN_VERSION", "NV_CUDA_CUDART_VERSION")
 DRIVER_SONAMES = ("libcuda.so.1", "libnvidia-ml.so.1")
 DEVICE_FILES = ("/dev/nvidiactl", "/dev/nvidia0", "/dev/nvidia-uvm")
+# engines that bind the host's /dev into every container (apptainer/apptainer@917d66577
+# pkg/util/apptainerconf/config.go: `mount dev` defaults to yes), GPU devices included, with or without --nv
+HOST_DEV_ENGINES = ("apptainer", "singularity")
 WSL_LIB = "/usr/lib/wsl/lib"
 SONAME_FILE = re.compile(r"^lib[\w+-]+\.so\.\d+$")
 L4T_LINE = re.compile(r"#\s*R(\d{1,4})\s*\(release\),\s*REVISION:\s*(\d{1,4}(?:\.\d{1,4}){0,2})")
@@ -37,10 +40,12 @@ def detect_platform(ctx: SearchContext, cache: dict[str, list[str]]) -> Platform
     if ctx.os_name == "windows":
         return Platform("windows", evidence=("the operating system is Windows",))
     hits: dict[str, list[tuple[str, str]]] = {"wsl2": [], "container": [], "jetson": []}
+    named_engine = None  # the engine the first signal found that names one names (Apptainer's variables)
     for row in load("platforms").get("signal", []):
         seen = _read_signal(ctx, row)
         if seen is not None:
             hits.setdefault(row["platform"], []).append((row["weight"], seen))
+            named_engine = named_engine or row.get("engine")
     decided = {name: _decides(found) for name, found in hits.items()}
     evidence: list[str] = []
     ignored: list[str] = []
@@ -50,8 +55,8 @@ def detect_platform(ctx: SearchContext, cache: dict[str, list[str]]) -> Platform
     kind = next((name for name in ("jetson", "wsl2", "container") if decided[name]), "linux")
     facts: dict[str, Any] = {"nvidia_env": {v: ctx.env[v] for v in NVIDIA_VARIABLES if v in ctx.env}}
     if decided["container"]:
-        facts["container"] = _engine(ctx, [text for _, text in hits["container"]])
-        facts["driver_injected"] = _driver_injected(ctx, cache)
+        facts["container"] = _engine(ctx, [text for _, text in hits["container"]], named_engine)
+        facts["driver_injected"] = _driver_injected(ctx, cache, facts["container"])
     if decided["wsl2"]:
         facts.update(_wsl_facts(ctx, cache))
     if decided["jetson"]:
@@ -139,9 +144,11 @@ def _root_mount(mountinfo: str) -> tuple[str, str] | None:
     return found
 
 
-def _engine(ctx: SearchContext, seen: list[str]) -> str:
+def _engine(ctx: SearchContext, seen: list[str], named: str | None = None) -> str:
     if ctx.env.get("KUBERNETES_SERVICE_HOST"):
         return "kubernetes"
+    if named:
+        return named
     engine = ctx.env.get("container", "").strip().lower()
     if engine:
         return engine
@@ -156,10 +163,11 @@ def _engine(ctx: SearchContext, seen: list[str]) -> str:
     return "unknown"
 
 
-def _driver_injected(ctx: SearchContext, cache: dict[str, list[str]]) -> bool:
+def _driver_injected(ctx: SearchContext, cache: dict[str, list[str]], engine: str | None = None) -> bool:
     """Did the NVIDIA runtime put the driver into this container: its device files, or its libraries where the
-    loader finds them?"""
-    if any(os.path.exists(ctx.system(device)) for device in DEVICE_FILES):
+    loader finds them? In Apptainer's containers the node's /dev is there whatever the flags (its 'mount dev'
+    defaults to yes): only the libraries, which --nv binds, tell."""
+    if engine not in HOST_DEV_ENGINES and any(os.path.exists(ctx.system(device)) for device in DEVICE_FILES):
         return True
     return any(resolve_like_loader(soname, [], ctx, cache) for soname in DRIVER_SONAMES)
 
