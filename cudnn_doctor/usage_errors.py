@@ -99,7 +99,8 @@ def describe(parser: argparse.ArgumentParser, message: str, words: Sequence[str]
         choices = list(commands.choices)
         guess = _closest(value, choices)
         fix = f"did you mean `{parser.prog} {guess}`?" if guess else f"the commands are {', '.join(choices)}"
-        return f"{prefix}no such command {value!r}", fix
+        # quoted here, escaped on the way out (streams.say): a name that is not UTF-8 shows its bytes, \xff
+        return f"{prefix}no such command '{value}'", fix
     name, metavar = _words(action, found.group(1))
     if text == "expected one argument":
         return f"{prefix}{name} needs a value", f"write {name} {metavar or 'VALUE'}; {_help_line(parser)}"

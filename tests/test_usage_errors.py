@@ -32,6 +32,7 @@ CASES = [
     (["--json", "check"], "--json is an option of check, and goes after it", "cudnn-doctor check --json"),
     (["check", "-q", "-v"], "-q and -v ask for less and for more at once", "give one of them"),
     (["check", "--require", "cudnn>>9"], "--require 'cudnn>>9'", "write it like >=9.1"),  # the tool's own, unchanged
+    (["\udcff"], "no such command '\\xff'", "the commands are check"),  # a name that is not UTF-8: its byte
 ]
 
 
