@@ -118,7 +118,9 @@ def install_script(named: str) -> int:
     home = Path.home()
     if shell == "bash":
         path = home / ".bash_completions" / f"{PROG_NAME}.sh"
-        _add_line(home / ".bashrc", f"source '{path}'")
+        from cudnn_doctor.quoting import quote
+
+        _add_line(home / ".bashrc", f"source {quote(str(path), 'bash')}")  # a quote or $ in HOME stays a path
     elif shell == "zsh":
         path = home / ".zfunc" / f"_{PROG_NAME}"
         _add_line(home / ".zshrc", "fpath+=~/.zfunc; autoload -Uz compinit; compinit")
@@ -128,21 +130,36 @@ def install_script(named: str) -> int:
         path = _powershell_profile(shell)
     path.parent.mkdir(parents=True, exist_ok=True)
     text = script(shell)
-    if shell in ("powershell", "pwsh"):  # the profile is the user's own file: the script is added to it
-        with path.open("a", encoding="utf-8") as profile:
-            profile.write(f"\n{text}\n")
+    if shell in ("powershell", "pwsh"):  # the profile is the user's own file: the script is added to it, once
+        _add_line(path, text)
     else:
         path.write_text(text, encoding="utf-8")
     print(f"{shell} completion installed in {path}; it takes effect in a new shell")
     return 0
 
 
+RC_LIMIT = 16 << 20
+
+
 def _add_line(rc_file: Path, line: str) -> None:
-    """LINE at the end of the start-up file RC_FILE, unless it is there already."""
-    text = rc_file.read_text(encoding="utf-8") if rc_file.is_file() else ""
-    if line not in text:
-        rc_file.parent.mkdir(parents=True, exist_ok=True)
-        rc_file.write_text(f"{text.rstrip()}\n{line}\n".lstrip("\n"), encoding="utf-8")
+    """LINE (one or more lines) at the end of the user's start-up file RC_FILE, unless it is there already. Only ever
+    appended, in one write: what the user had is never rewritten, so a kill at any instant leaves it whole. The file
+    is read as bytes without blocking (any encoding; a FIFO or a huge file is not read, and the line is said
+    instead of written)."""
+    from cudnn_doctor.errors import DoctorError
+    from cudnn_doctor.user_files import UnreadableFile, read_user_file
+
+    wanted = line.encode("utf-8", "surrogateescape")
+    try:
+        have = read_user_file(str(rc_file), RC_LIMIT) if os.path.lexists(rc_file) else b""
+    except UnreadableFile as why:
+        raise DoctorError(f"--install-completion: {rc_file} was not read ({why})",
+                          fix=f"add this to it yourself: {line.splitlines()[0]}") from None
+    if wanted in have:
+        return
+    rc_file.parent.mkdir(parents=True, exist_ok=True)
+    with open(rc_file, "ab") as handle:
+        handle.write((b"\n" if have and not have.endswith(b"\n") else b"") + wanted + b"\n")
 
 
 def _powershell_profile(shell: str) -> Path:

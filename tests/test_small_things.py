@@ -36,6 +36,31 @@ def test_install_completion_for_a_named_shell_and_an_unknown_shell(machine: Mach
     assert unknown.exit_code == 2 and unknown.stderr.startswith("cudnn-doctor: error: --show-completion tcsh: not a shell")
 
 
+def test_install_completion_keeps_the_users_bashrc_and_quotes_the_path(machine: Machine, tmp_path: Path) -> None:
+    """A HOME with a quote in its name and a .bashrc that is not UTF-8: the line is appended once, as one word
+    bash reads back (real bash sources it), and nothing the user had changes; a FIFO there is refused, not waited on."""
+    import os
+
+    home = tmp_path / "it's me"
+    home.mkdir()
+    had = b"alias ll='ls -l'\n# caf\xe9, in Latin-1"
+    (home / ".bashrc").write_bytes(had)
+    machine.env["HOME"] = str(home)
+    for _ in range(2):
+        assert machine.run("--install-completion", "bash").exit_code == 0
+    after = (home / ".bashrc").read_bytes()
+    assert after.startswith(had + b"\n") and after.count(b"cudnn-doctor.sh") == 1, after
+    shown = subprocess.run(["bash", "-c", "source ~/.bashrc && complete -p cudnn-doctor"], capture_output=True,
+                           text=True, env={**machine.env, "HOME": str(home)}, timeout=60)
+    assert "_python_argcomplete cudnn-doctor" in shown.stdout, shown.stderr
+    fifo_home = tmp_path / "fifo"
+    fifo_home.mkdir()
+    os.mkfifo(fifo_home / ".bashrc")
+    machine.env["HOME"] = str(fifo_home)
+    refused = machine.run("--install-completion", "bash")
+    assert refused.exit_code == 2 and "was not read" in refused.stderr and "source " in refused.stderr
+
+
 @pytest.mark.parametrize(("words", "expected"), [
     ("check --format ", ["text", "json", "github", "junit", "prometheus", "markdown"]),
     ("check --format p", ["prometheus"]),
