@@ -221,6 +221,14 @@ def test_too_few_open_files_for_jax_and_the_soft_limit_raised(machine: Machine, 
     assert "CD116" not in codes(check_after(machine, lines, before=before))
 
 
+def test_an_open_file_limit_jax_starts_under_is_no_error(machine: Machine, tmp_path: Path) -> None:
+    """128 open files: JAX 0.11 starts and runs a cuDNN convolution from 87 up (benchmarks/limits_probe.py on 2 x
+    H100), so no CD116 (the first bound, 256, called this a failure)."""
+    gpu_machine(machine, tmp_path, gpus=1)
+    jax_install(python_env(machine, tmp_path))
+    assert "CD116" not in codes(check_after(machine, [], before="ulimit -S -n 128"))
+
+
 # --- the frameworks' own settings ----------------------------------------------------------------------------------
 
 def test_an_allocator_setting_torch_refuses_is_an_error_in_torchs_words(machine: Machine, tmp_path: Path) -> None:
