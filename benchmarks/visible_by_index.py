@@ -1,4 +1,4 @@
-"""Does `check` say which GPUs a program sees, for CUDA_VISIBLE_DEVICES of indices alone, as CUDA itself does?
+"""Does `check` say which GPUs a program sees, for CUDA_VISIBLE_DEVICES of indices or whole UUIDs, as CUDA does?
 
 For each value (every index alone, every order of two), `cudnn-doctor check --json` (which reads such a value from
 NVML's GPUs, without cuInit: process.visible_from "nvml") beside real PyTorch in a fresh process (CUDA's own
@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -35,8 +36,12 @@ def buses_of_torch(env: dict[str, str]) -> list[str] | str:
 
 
 def main() -> None:
-    count = int(subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True).stdout.count("GPU "))
+    listed = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True).stdout
+    count = listed.count("GPU ")
+    uuids = re.findall(r"UUID: (GPU-[0-9a-f-]+)\)", listed)
     values = [str(i) for i in range(count)] + [",".join(map(str, p)) for p in itertools.permutations(range(count), 2)]
+    values += uuids + [",".join(p) for p in itertools.permutations(uuids, 2)]  # whole UUIDs, as nvidia-smi -L says
+    values += [f"{count - 1},{uuids[0]}"] if count > 1 and uuids else []  # an index and a UUID
     rows = []
     for value in values:
         env = {**os.environ, "CUDA_VISIBLE_DEVICES": value}

@@ -148,16 +148,20 @@ def test_the_gpus_a_program_sees_in_cudas_order(machine: Machine, tmp_path: Path
     assert not {"CD113", "CD114"} & codes(report)
 
 
-@pytest.mark.parametrize("value", ["1,0", "0", "1"])
-def test_indices_alone_are_read_from_nvml_as_cuda_would(machine: Machine, tmp_path: Path, value: str) -> None:
-    """What Slurm sets (indices alone) needs no cuInit (0.2 s a GPU): NVML's GPUs in the order named; the same list
-    CUDA itself gives, asked under --deep."""
+UUID_0 = "GPU-00000000-fa4e-0000-0000-000000000000"  # the fakes' GPU 0 (fake_nvml.c and fake_libcuda.c agree)
+
+
+@pytest.mark.parametrize(("value", "named"), [("1,0", [1, 0]), ("0", [0]), ("1", [1]), (UUID_0, [0]),
+                                              (f"1,{UUID_0}", [1, 0])])
+def test_indices_alone_are_read_from_nvml_as_cuda_would(machine: Machine, tmp_path: Path, value: str,
+                                                        named: list[int]) -> None:
+    """What Slurm sets (indices alone), or whole UUIDs, needs no cuInit (0.2 s a GPU): NVML's GPUs in the order
+    named; the same list CUDA itself gives, asked under --deep."""
     gpu_machine(machine, tmp_path)
     machine.env["CUDA_VISIBLE_DEVICES"] = value
     report = machine.check_json()
     process = report["process"]
     assert process["asked_because"] == [] and process["cuinit"] is None and process["visible_from"] == "nvml"
-    named = [int(part) for part in value.split(",")]
     assert [(g["ordinal"], g["nvml_index"]) for g in process["visible"]] == list(enumerate(named))
     assert not {"CD113", "CD114"} & codes(report)
     deep = machine.check_json("--deep")["process"]
@@ -171,6 +175,9 @@ def test_indices_alone_are_read_from_nvml_as_cuda_would(machine: Machine, tmp_pa
     ({"health": {"MIG": 1}}, "0", "MIG mode: CUDA shows its instances"),
     ({"health": {"MIG_PENDING": 1}}, "0", "MIG mode at the next reset"),
     ({}, "2", "an index NVML has no GPU for: CUDA stops there"),
+    ({}, "GPU-00000000-fa4e", "a UUID's prefix: CUDA's own rules decide"),
+    ({}, f"0,{UUID_0}", "one GPU named twice: CUDA_ERROR_INVALID_DEVICE"),
+    ({}, "GPU-0badc0de-0000-0000-0000-000000000000", "a UUID of no GPU here"),
 ])
 def test_cuda_is_asked_where_nvml_cannot_say_what_indices_leave(machine: Machine, tmp_path: Path,
                                                                   nvml: dict[str, object], value: str, why: str) -> None:

@@ -36,8 +36,8 @@ def early_reasons(ctx: SearchContext, always: bool = False) -> list[str]:
     reasons = []
     if preload_entries(ctx.env):
         reasons.append("LD_PRELOAD is set")
-    if "CUDA_VISIBLE_DEVICES" in ctx.env and plain_indices(ctx.env["CUDA_VISIBLE_DEVICES"]) is None:
-        reasons.append("CUDA_VISIBLE_DEVICES is set, and not to GPU indices alone")
+    if "CUDA_VISIBLE_DEVICES" in ctx.env and plain_entries(ctx.env["CUDA_VISIBLE_DEVICES"]) is None:
+        reasons.append("CUDA_VISIBLE_DEVICES is set, and not to GPU indices or whole GPU UUIDs alone")
     if read_limits().get("RLIMIT_AS", (-1, -1))[0] >= 0:
         reasons.append("the address space is limited (ulimit -v)")
     if always:
@@ -69,37 +69,41 @@ def reasons_to_ask_cuda(ctx: SearchContext, cache: dict[str, list[str]], always:
     return reasons if found is not None or preload_entries(ctx.env) else []
 
 
-PLAIN_INDICES = re.compile(r"(?:0|[1-9][0-9]{0,3})(?:,(?:0|[1-9][0-9]{0,3}))*")
+PLAIN_ENTRY = re.compile(r"0|[1-9][0-9]{0,3}|GPU-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
-def plain_indices(value: str) -> tuple[int, ...] | None:
-    """CUDA_VISIBLE_DEVICES as GPU indices alone ("0", "1,0": what Slurm and most users set), each named once;
-    None for any other value (a UUID or MIG name, a space, a sign, an empty entry, a repeat): what those leave,
-    only CUDA itself can say."""
-    if not PLAIN_INDICES.fullmatch(value):
+def plain_entries(value: str) -> tuple[str, ...] | None:
+    """CUDA_VISIBLE_DEVICES as GPU indices ("0", "1,0": what Slurm and most users set) or whole GPU UUIDs (as
+    nvidia-smi -L prints them), each written once; None for any other value (a UUID prefix, a MIG name, a space, a
+    sign, an empty entry, a repeat): what those leave, only CUDA itself can say."""
+    entries = tuple(value.split(","))
+    if not all(PLAIN_ENTRY.fullmatch(entry) for entry in entries) or len(set(entries)) != len(entries):
         return None
-    indices = tuple(int(part) for part in value.split(","))
-    return indices if len(set(indices)) == len(indices) else None
+    return entries
 
 
 def visible_by_index(value: str, gpus: list[Gpu], env: dict[str, str]) -> tuple[VisibleGpu, ...] | None:
-    """The GPUs a program sees where CUDA_VISIBLE_DEVICES (VALUE) names indices alone, from NVML's GPUS, without
-    cuInit (0.2 s a GPU): CUDA numbers GPUs of one kind by PCI bus, as NVML does, and takes the named ones in the
-    order named. None where NVML alone cannot say: an index it has no GPU for (CUDA stops there), GPUs of several
-    kinds that CUDA numbers fastest first (unless CUDA_DEVICE_ORDER=PCI_BUS_ID), a GPU in MIG mode (whose
-    instances CUDA shows instead), no GPU from NVML at all. Then CUDA is asked."""
-    indices = plain_indices(value)
+    """The GPUs a program sees where CUDA_VISIBLE_DEVICES (VALUE) names GPUs by index or whole UUID alone, from
+    NVML's GPUS, without cuInit (0.2 s a GPU): CUDA takes the named GPUs in the order named, a UUID naming its GPU,
+    an index counting GPUs of one kind by PCI bus, as NVML does. None where NVML alone cannot say: an index or UUID
+    it has no GPU for (CUDA stops there), one GPU named twice, indices among GPUs of several kinds that CUDA numbers
+    fastest first (unless CUDA_DEVICE_ORDER=PCI_BUS_ID), a GPU in MIG mode (whose instances CUDA shows instead), no
+    GPU from NVML at all. Then CUDA is asked."""
+    entries = plain_entries(value)
     by_index = {gpu.index: gpu for gpu in gpus}
-    if indices is None or not gpus or len(by_index) != len(gpus) or any(i not in by_index for i in indices):
+    by_uuid = {gpu.uuid: gpu for gpu in gpus if gpu.uuid}
+    if entries is None or not gpus or len(by_index) != len(gpus) or sorted(by_index) != list(range(len(gpus))):
         return None
-    if sorted(by_index) != list(range(len(gpus))):
+    named = [by_uuid.get(entry) if entry.startswith("GPU-") else by_index.get(int(entry)) for entry in entries]
+    if any(gpu is None for gpu in named) or len({id(gpu) for gpu in named}) != len(named):
         return None
-    if len({(gpu.name, gpu.compute_capability) for gpu in gpus}) > 1 and env.get("CUDA_DEVICE_ORDER") != "PCI_BUS_ID":
+    several_kinds = len({(gpu.name, gpu.compute_capability) for gpu in gpus}) > 1
+    if several_kinds and env.get("CUDA_DEVICE_ORDER") != "PCI_BUS_ID" and any(e[:1].isdigit() for e in entries):
         return None
     if not all(_without_mig(gpu) for gpu in gpus):
         return None
-    return tuple(VisibleGpu(ordinal, by_index[index].uuid, _cuda_bus(by_index[index].pci_bus_id), by_index[index].name,
-                            index) for ordinal, index in enumerate(indices))
+    return tuple(VisibleGpu(ordinal, gpu.uuid, _cuda_bus(gpu.pci_bus_id), gpu.name, gpu.index)
+                 for ordinal, gpu in enumerate(named) if gpu is not None)
 
 
 def _without_mig(gpu: Gpu) -> bool:
