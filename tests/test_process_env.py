@@ -141,18 +141,23 @@ def test_cuda_visible_devices_as_cuda_reads_it(machine: Machine, tmp_path: Path,
 
 def test_the_gpus_a_program_sees_in_cudas_order(machine: Machine, tmp_path: Path) -> None:
     gpu_machine(machine, tmp_path)
-    machine.env["CUDA_VISIBLE_DEVICES"] = "1,GPU-00000000-fa4e-0000-0000-000000000000"
+    machine.env["CUDA_VISIBLE_DEVICES"] = "GPU-00000000-fa4e-0000-0000-000000000001,0"
     report = machine.check_json()
     visible = report["process"]["visible"]
-    assert [(g["ordinal"], g["nvml_index"]) for g in visible] == [(0, 1), (1, 0)]
-    assert not {"CD113", "CD114"} & codes(report)
+    # seen on 2 x H100: an index after a UUID is ignored (CUDA stops at the first entry of the other kind)
+    assert [(g["ordinal"], g["nvml_index"]) for g in visible] == [(0, 1)]
+    assert report["process"]["visible_from"] == "cuda" and report["process"]["ignored_entries"] == ["0"]
+    assert "CD114" in codes(report) and "CD113" not in codes(report)
 
 
 UUID_0 = "GPU-00000000-fa4e-0000-0000-000000000000"  # the fakes' GPU 0 (fake_nvml.c and fake_libcuda.c agree)
 
 
+UUID_1 = UUID_0[:-1] + "1"
+
+
 @pytest.mark.parametrize(("value", "named"), [("1,0", [1, 0]), ("0", [0]), ("1", [1]), (UUID_0, [0]),
-                                              (f"1,{UUID_0}", [1, 0])])
+                                              (f"{UUID_1},{UUID_0}", [1, 0])])
 def test_indices_alone_are_read_from_nvml_as_cuda_would(machine: Machine, tmp_path: Path, value: str,
                                                         named: list[int]) -> None:
     """What Slurm sets (indices alone), or whole UUIDs, needs no cuInit (0.2 s a GPU): NVML's GPUs in the order
@@ -176,7 +181,8 @@ def test_indices_alone_are_read_from_nvml_as_cuda_would(machine: Machine, tmp_pa
     ({"health": {"MIG_PENDING": 1}}, "0", "MIG mode at the next reset"),
     ({}, "2", "an index NVML has no GPU for: CUDA stops there"),
     ({}, "GPU-00000000-fa4e", "a UUID's prefix: CUDA's own rules decide"),
-    ({}, f"0,{UUID_0}", "one GPU named twice: CUDA_ERROR_INVALID_DEVICE"),
+    ({}, f"0,{UUID_0}", "an index, then a UUID: CUDA stops at the UUID"),
+    ({}, f"{UUID_1},{UUID_1}", "one GPU named twice: CUDA_ERROR_INVALID_DEVICE"),
     ({}, "GPU-0badc0de-0000-0000-0000-000000000000", "a UUID of no GPU here"),
 ])
 def test_cuda_is_asked_where_nvml_cannot_say_what_indices_leave(machine: Machine, tmp_path: Path,

@@ -73,13 +73,15 @@ PLAIN_ENTRY = re.compile(r"0|[1-9][0-9]{0,3}|GPU-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f
 
 
 def plain_entries(value: str) -> tuple[str, ...] | None:
-    """CUDA_VISIBLE_DEVICES as GPU indices ("0", "1,0": what Slurm and most users set) or whole GPU UUIDs (as
+    """CUDA_VISIBLE_DEVICES as GPU indices ("0", "1,0": what Slurm and most users set) or as whole GPU UUIDs (as
     nvidia-smi -L prints them), each written once; None for any other value (a UUID prefix, a MIG name, a space, a
-    sign, an empty entry, a repeat): what those leave, only CUDA itself can say."""
+    sign, an empty entry, a repeat, indices and UUIDs mixed): what those leave, only CUDA itself can say."""
     entries = tuple(value.split(","))
     if not all(PLAIN_ENTRY.fullmatch(entry) for entry in entries) or len(set(entries)) != len(entries):
         return None
-    return entries
+    # indices and UUIDs never mixed: CUDA stops at the first entry of the other kind (seen on 2 x H100:
+    # `1,GPU-<GPU 0's UUID>` leaves GPU 1 alone, `GPU-<GPU 0's UUID>,1` GPU 0 alone)
+    return entries if len({entry.startswith("GPU-") for entry in entries}) == 1 else None
 
 
 def visible_by_index(value: str, gpus: list[Gpu], env: dict[str, str]) -> tuple[VisibleGpu, ...] | None:
@@ -98,7 +100,7 @@ def visible_by_index(value: str, gpus: list[Gpu], env: dict[str, str]) -> tuple[
     if any(gpu is None for gpu in named) or len({id(gpu) for gpu in named}) != len(named):
         return None
     several_kinds = len({(gpu.name, gpu.compute_capability) for gpu in gpus}) > 1
-    if several_kinds and env.get("CUDA_DEVICE_ORDER") != "PCI_BUS_ID" and any(e[:1].isdigit() for e in entries):
+    if several_kinds and env.get("CUDA_DEVICE_ORDER") != "PCI_BUS_ID" and entries[0][:1].isdigit():
         return None
     if not all(_without_mig(gpu) for gpu in gpus):
         return None

@@ -1,8 +1,9 @@
 /* A stand-in for libcuda.so.1 that answers as the real driver was seen to answer (benchmarks/gpu_scenarios.py on
    an H100 with driver 580): cuDriverGetVersion answers FAKE_DRIVER_CUDA; cuInit reads CUDA_VISIBLE_DEVICES as the
    driver does (unset: every GPU; empty, a negative or unknown index, a GPU- UUID prefix of no GPU or of several,
-   a MIG- UUID: it stops there; what it kept first is visible; none kept: CUDA_ERROR_NO_DEVICE; the same GPU twice:
-   CUDA_ERROR_INVALID_DEVICE). FAKE_CUDA_DEVICES GPUs (0: CUDA_ERROR_NO_DEVICE) with the UUIDs the fake NVML gives
+   a MIG- UUID, an entry of the other kind than the first (a UUID after indices, an index after UUIDs: seen on 2 x
+   H100, `1,GPU-<GPU 0>` leaves GPU 1 alone): it stops there; what it kept first is visible; none kept:
+   CUDA_ERROR_NO_DEVICE; the same GPU twice: CUDA_ERROR_INVALID_DEVICE). FAKE_CUDA_DEVICES GPUs (0: CUDA_ERROR_NO_DEVICE) with the UUIDs the fake NVML gives
    (GPU-00000000-fa4e-0000-0000-00000000000N). FAKE_CUDA_STATUS makes cuInit fail with that status (34: the toolkit's
    link stub, whose cuDriverGetVersion fails too; 803: a user-space driver of another release than the kernel
    module). */
@@ -54,9 +55,13 @@ static int parse_visible(void) {
     char copy[1024];
     snprintf(copy, sizeof copy, "%s", value);
     char *entry = strtok(copy, ",");
+    int kind = 0; /* 1: indices, 2: UUIDs; the first entry decides, another kind stops the list */
     while (entry != NULL && visible_count < 64) {
         while (isspace((unsigned char)*entry)) entry++;
         int device = -1;
+        int this_kind = isdigit((unsigned char)entry[0]) ? 1 : 2;
+        if (kind != 0 && this_kind != kind) break;
+        kind = this_kind;
         if (isdigit((unsigned char)entry[0])) {
             char *end;
             long index = strtol(entry, &end, 10);
