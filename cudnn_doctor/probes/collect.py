@@ -37,7 +37,7 @@ from cudnn_doctor.probes.process_env import (
     preload_entries,
     read_process_view,
     reasons_to_ask_cuda,
-    visible_by_index,
+    visible_from_nvml,
 )
 from cudnn_doctor.probes.toolkit import discover_toolkits, nvcc_version_in, runtime_version
 from cudnn_doctor.user_files import is_regular_file
@@ -149,17 +149,17 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
             and "CUDA_DEVICE_ORDER" not in ctx.env and resolve_like_loader("libcuda.so.1", [], ctx, cache):
         asked = ["GPUs of different kinds: CUDA numbers them fastest first, nvidia-smi by PCI bus"]
         cuda = run_jobs([CUDA_JOB])[CUDA_JOB]
-    by_index = None
+    from_nvml = None
     visible_devices = ctx.env.get("CUDA_VISIBLE_DEVICES")
     if cuda is None and visible_devices is not None and resolve_like_loader("libcuda.so.1", [], ctx, cache):
-        # indices alone (what Slurm sets): NVML's GPUs in the order named, without cuInit; anything NVML cannot
+        # indices or whole UUIDs (Slurm sets indices): NVML's GPUs in the order named, without cuInit; anything NVML cannot
         # answer for (an index it has no GPU for, several kinds, MIG) is CUDA's to say
-        by_index = visible_by_index(visible_devices, report.gpus, ctx.env)
-        if by_index is None:
+        from_nvml = visible_from_nvml(visible_devices, report.gpus, ctx.env)
+        if from_nvml is None:
             asked = ["CUDA_VISIBLE_DEVICES is set, and NVML's GPUs alone cannot say what it leaves"]
             cuda = run_jobs([cuda_job])[cuda_job]
     versions = {os.path.realpath(i.library): i.version for i in report.cudnn}
-    report.process = read_process_view(ctx, cuda, report.gpus, report.frameworks, versions, cache, asked, by_index)
+    report.process = read_process_view(ctx, cuda, report.gpus, report.frameworks, versions, cache, asked, from_nvml)
     helpers.finish()
     if deep_imports is not None:
         from cudnn_doctor.probes.deep import confirm_frameworks

@@ -84,7 +84,7 @@ def plain_entries(value: str) -> tuple[str, ...] | None:
     return entries if len({entry.startswith("GPU-") for entry in entries}) == 1 else None
 
 
-def visible_by_index(value: str, gpus: list[Gpu], env: dict[str, str]) -> tuple[VisibleGpu, ...] | None:
+def visible_from_nvml(value: str, gpus: list[Gpu], env: dict[str, str]) -> tuple[VisibleGpu, ...] | None:
     """The GPUs a program sees where CUDA_VISIBLE_DEVICES (VALUE) names GPUs by index or whole UUID alone, from
     NVML's GPUS, without cuInit (0.2 s a GPU): CUDA takes the named GPUs in the order named, a UUID naming its GPU,
     an index counting GPUs of one kind by PCI bus, as NVML does. None where NVML alone cannot say: an index or UUID
@@ -134,10 +134,10 @@ def preload_entries(env: dict[str, str]) -> tuple[str, ...]:
 def read_process_view(ctx: SearchContext, answer: LibraryProbe | None, gpus: list[Gpu],
                       frameworks: list[Framework], installs_by_real: dict[str, str | None],
                       cache: dict[str, list[str]], asked: list[str] | None = None,
-                      by_index: tuple[VisibleGpu, ...] | None = None) -> ProcessView:
+                      from_nvml: tuple[VisibleGpu, ...] | None = None) -> ProcessView:
     """The ProcessView from the cuda child's ANSWER (None: not asked) and what this process reads itself.
-    INSTALLS_BY_REAL: each known cuDNN library's real path -> its version. BY_INDEX: the GPUs a program sees, where
-    CUDA was not asked and CUDA_VISIBLE_DEVICES names indices alone (visible_by_index)."""
+    INSTALLS_BY_REAL: each known cuDNN library's real path -> its version. FROM_NVML: the GPUs a program sees, where
+    CUDA was not asked and CUDA_VISIBLE_DEVICES names GPUs by index or whole UUID (visible_from_nvml)."""
     values = answer.values if answer is not None and answer.loaded else {}
     visible = None
     visible_from = None
@@ -153,8 +153,8 @@ def read_process_view(ctx: SearchContext, answer: LibraryProbe | None, gpus: lis
                                            device.get("pci_bus_id"), device.get("name"),
                                            match.index if match else None))
         visible, visible_from = tuple(visible_list), "cuda"
-    elif answer is None and by_index is not None:
-        visible, visible_from = by_index, "nvml"
+    elif answer is None and from_nvml is not None:
+        visible, visible_from = from_nvml, "nvml"
     value = ctx.env.get("CUDA_VISIBLE_DEVICES")
     mapped = tuple(str(p) for p in values.get("mapped", []) if isinstance(p, str))
     libcuda = values.get("loaded_path") if isinstance(values.get("loaded_path"), str) else None
