@@ -420,3 +420,14 @@ def test_singularityce_names_itself_by_its_own_variable(machine: Machine) -> Non
     machine.env.update(SINGULARITY_CONTAINER="/scratch/tf.sif", SINGULARITY_NAME="tf.sif")
     platform = machine.check_json()["host"]["platform"]
     assert (platform["kind"], platform["container"]) == ("container", "singularity")
+
+
+def test_a_hostile_apptainer_variable_is_evidence_escaped(machine: Machine) -> None:
+    """APPTAINER_CONTAINER is the image's path as the user gave it: a newline, a terminal escape and a byte that is
+    not UTF-8 in it stay escaped in the text report and intact in one JSON object."""
+    hostile = "/home/me/x\n\x1b[31mred\udcff.sif"
+    machine.env["APPTAINER_CONTAINER"] = hostile
+    report = machine.check_json()
+    assert report["host"]["platform"]["container"] == "apptainer"
+    text = machine.run("check", "-v").stdout
+    assert "\x1b" not in text and "\udcff" not in text

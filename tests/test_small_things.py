@@ -59,6 +59,14 @@ def test_install_completion_keeps_the_users_bashrc_and_quotes_the_path(machine: 
     machine.env["HOME"] = str(fifo_home)
     refused = machine.run("--install-completion", "bash")
     assert refused.exit_code == 2 and "was not read" in refused.stderr and "source " in refused.stderr
+    huge_home = tmp_path / "huge"
+    huge_home.mkdir()
+    with open(huge_home / ".bashrc", "wb") as handle:  # sparse: over the 16 MiB the tool reads, untouched by it
+        handle.truncate((16 << 20) + 1)
+    machine.env["HOME"] = str(huge_home)
+    too_big = machine.run("--install-completion", "bash")
+    assert too_big.exit_code == 2 and "larger than" in too_big.stderr
+    assert (huge_home / ".bashrc").stat().st_size == (16 << 20) + 1
 
 
 @pytest.mark.parametrize(("words", "expected"), [
