@@ -421,14 +421,40 @@ _CODES = (
 CODES: dict[str, Code] = {code.code: code for code in _CODES}
 
 
+# What a code's error stands on (issue 45; DESIGN.md, Report). An error says a program will fail, so it needs the
+# thing itself refusing or a rule proven against the real thing; what is only read from files is a warning that
+# says how to prove it (rules.hold_to_evidence). A rule may say more of one finding (codes.finding's EVIDENCE):
+# cuInit's own answer, a child's load, a framework's words under --deep.
+SEEN = frozenset({
+    "CD101", "CD102", "CD104", "CD108", "CD109", "CD110", "CD130", "CD132", "CD138", "CD141", "CD142", "CD143",
+    "CD144", "CD203", "CD307", "CD309", "CD315", "CD316", "CD409", "CD415",
+})  # the answer of the thing itself: NVML, cuInit, the loader in a child, the kernel's log, a framework's run
+RULE = frozenset({
+    "CD103", "CD150", "CD154", "CD301", "CD155", "CD206", "CD207", "CD208", "CD209", "CD210", "CD311", "CD312", "CD403",
+    "CD404", "CD405", "CD408", "CD410", "CD411", "CD413", "CD120", "CD121", "CD122", "CD220", "CD320", "CD420",
+})  # a rule NVIDIA or the framework states (compat/, each row sourced), its parser's grammar, or the user's --require;
+# CD301: no copy of cuDNN anywhere the loader or a framework looks, so nothing can load one
+# everything else is "read" unless its rule says otherwise; install (CD5xx) and bench (CD6xx) report what happened
+
+
+def evidence_of(code: str) -> str:
+    """What a finding of CODE stands on when its rule says nothing more: "seen", "rule" or "read"."""
+    if code in SEEN or code.startswith(("CD5", "CD6")):
+        return "seen"
+    return "rule" if code in RULE else "read"
+
+
 def lookup(code: str) -> Code | None:
     """The registry entry for CODE (case-insensitive), or None."""
     return CODES.get(code.upper())
 
 
-def finding(code: str, subject: str | None = None, refs: tuple[str, ...] = (), **fields: Any) -> Finding:
+def finding(code: str, subject: str | None = None, refs: tuple[str, ...] = (), evidence: str | None = None,
+            proof: str | None = None, **fields: Any) -> Finding:
     """The Finding for CODE, its registry text filled in from FIELDS: the one way any command makes one. Its
-    fix is left empty: the plan writes it (plan/fixes.py), from a `fix` value among FIELDS where the rule read one."""
+    fix is left empty: the plan writes it (plan/fixes.py), from a `fix` value among FIELDS where the rule read one.
+    EVIDENCE ("seen" | "rule" | "read") and PROOF: what it stands on, where the rule knows more than the code's
+    class (evidence_of)."""
     entry = CODES[code]
     if entry.retired:
         raise ValueError(f"{code} is retired")
@@ -442,6 +468,8 @@ def finding(code: str, subject: str | None = None, refs: tuple[str, ...] = (), *
         refs=refs,
         subject=subject,
         values=dict(fields),
+        evidence=evidence or evidence_of(code),
+        proof=proof,
     )
 
 

@@ -200,6 +200,10 @@ class Finding:
     refs: tuple[str, ...] = ()
     subject: str | None = None  # the path or object it is about
     values: dict[str, Any] = field(default_factory=dict, compare=False)  # what the rule read, by name
+    # what the verdict stands on (codes.EVIDENCE): "seen" (the thing itself refused: the loader, cuInit, NVML, a
+    # framework under --deep), "rule" (a documented or measured rule), "read" (inferred from files: never an error)
+    evidence: str = "read"
+    proof: str | None = None  # seen: its words, quoted; rule: the proof's source; read: how to prove it
 
 
 @dataclass

@@ -28,6 +28,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("rules", "explain"),  # judgements: report or facts -> findings
     ("plan",),  # findings -> the one treatment; the only author of a finding's fix
     ("render",),
+    ("doctor",),  # the use-cases check, fix, explain and image share
     ("command", "usage_errors"),  # how every command runs
     ("commands",),  # one module per command body
     ("completion",),  # the values options complete to, some from the commands

@@ -79,7 +79,12 @@ def run_check(options: CheckOptions) -> Report:
 
         report.frameworks += [assumed_framework(spec, report.cudnn, ctx.os_name) for spec in options.frameworks]
     # the one place where --select/--ignore act: after the rules, before the plan, any summary or renderer
-    report.findings, report.ignored = select_findings(evaluate(report, requirements), options.selection)
+    named = None
+    if options.deep:  # each failing framework's own words, read by explain's reader: the evidence they are
+        from cudnn_doctor.doctor.deep_words import codes_named
+
+        named = codes_named(report)
+    report.findings, report.ignored = select_findings(evaluate(report, requirements, named), options.selection)
     report.selection = {"select": list(options.selection.select), "ignore": list(options.selection.ignore),
                         "sources": dict(options.selection_sources)}
     treat(report, ctx.env.get("HOME") or os.path.expanduser("~"), options.python and ctx.python, requirements)

@@ -202,6 +202,8 @@ def _print_finding(console: Console, f: Finding, verbose: bool, subjects: list[s
         return
     print_wrapped(console, f"{FINDING_MARKS.get(f.severity, '?')} [bold]{f.code}[/] {escape(f.title)}", 4, 6)
     print_wrapped(console, escape(f.detail), 8)
+    if f.proof:
+        print_wrapped(console, f"[dim]Evidence ({f.evidence}): {escape(f.proof)}[/]", 8)
     if several and subjects:
         print_wrapped(console, escape(_where(subjects)), 8)
     print_with_commands(console, "[bold]Fix:[/] ", f.fix, 8)

@@ -19,8 +19,10 @@ def rule_modules() -> tuple[ModuleType, ...]:
     return driver, health, toolkit, cudnn, frameworks, dl4j, process_env, platform
 
 
-def evaluate(report: Report, requirements: list[Any] | None = None) -> list[Finding]:
-    """Every finding for REPORT, most severe first, in a stable order."""
+def evaluate(report: Report, requirements: list[Any] | None = None,
+             named: dict[str, tuple[str, ...]] | None = None) -> list[Finding]:
+    """Every finding for REPORT, most severe first, in a stable order. NAMED: under --deep, the codes each failing
+    framework's own words name (read by explain's reader), which make the findings they name its evidence."""
     from cudnn_doctor.rules import process_env
     from cudnn_doctor.rules import requirements as required
 
@@ -29,7 +31,32 @@ def evaluate(report: Report, requirements: list[Any] | None = None) -> list[Find
         for rule in module.RULES:
             findings.extend(rule(report))
     findings.extend(required.check_requirements(report, requirements or []))
-    return sort_findings(process_env.with_evidence(report, findings))
+    return sort_findings(hold_to_evidence(report, process_env.with_evidence(report, findings, named)))
+
+
+def hold_to_evidence(report: Report, findings: list[Finding]) -> list[Finding]:
+    """An error says a program will fail: it stands on the thing itself refusing ("seen") or a proven rule
+    ("rule"). One only read from files is a warning that says how to prove it (issue 45)."""
+    from dataclasses import replace
+
+    ran = [f.name for f in report.frameworks
+           if isinstance(f.details.get("deep"), dict) and not f.details["deep"].get("error")]
+    out = []
+    for f in findings:
+        if f.severity == ERROR and f.evidence == "read":
+            f = replace(f, severity=WARNING, proof=f.proof or _how_to_prove(report, ran))
+        out.append(f)
+    return out
+
+
+def _how_to_prove(report: Report, ran: list[str]) -> str:
+    if ran:
+        return (f"read from files, not seen failing: under --deep {', '.join(ran)} ran its first GPU steps here; "
+                "a program that loads the libraries otherwise may still fail")
+    if any(f.name in ("torch", "jax", "tensorflow") for f in report.frameworks):
+        return ("read from files, not seen failing: `cudnn-doctor check --deep` runs each framework's first GPU "
+                "steps here and shows whether it fails")
+    return "read from files, not seen failing: no program here was run to prove it"
 
 
 def sort_findings(findings: list[Finding]) -> list[Finding]:

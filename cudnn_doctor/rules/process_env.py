@@ -50,22 +50,24 @@ def driver_library(report: Report) -> list[Finding]:
     status = view.cuinit_name or (row["name"] if row else f"CUDA error {view.cuinit}")
     via = _via(view)
     refs = (row["source"],) if row else ()
+    said = {"evidence": "seen", "proof": f"cuInit answered {status} in a child started with this environment"}
     if code == "CD111":
-        return [finding("CD111", subject=view.libcuda, refs=refs, libcuda=view.libcuda or "libcuda.so.1", via=via)]
+        return [finding("CD111", subject=view.libcuda, refs=refs, libcuda=view.libcuda or "libcuda.so.1", via=via,
+                        **said)]
     if code == "CD112":
-        return [finding("CD112", subject=view.libcuda, refs=refs, libcuda=view.libcuda or "libcuda.so.1",
+        return [finding("CD112", subject=view.libcuda, refs=refs, **said, libcuda=view.libcuda or "libcuda.so.1",
                         libcuda_version=view.libcuda_version, via=via, kernel_driver=view.kernel_driver or
                         report.driver.version, status=status, cause=row["cause"] if row else status)]
     if code == "CD113":
         if not report.gpus and view.cuda_visible_devices is None:
             return []  # the driver itself sees none: CD102's
-        return [finding("CD113", subject="CUDA_VISIBLE_DEVICES", refs=refs, status=status, gpus=len(report.gpus),
+        return [finding("CD113", subject="CUDA_VISIBLE_DEVICES", refs=refs, **said, status=status, gpus=len(report.gpus),
                         cause=_hidden_cause(view, report))]
     if code == "CD116":
-        return [finding("CD116", subject="RLIMIT_AS", refs=refs, limit=_limit_text(view, "RLIMIT_AS"),
+        return [finding("CD116", subject="RLIMIT_AS", refs=refs, **said, limit=_limit_text(view, "RLIMIT_AS"),
                         effect=f"cuInit answers {status} under it: CUDA cannot reserve the address space it starts "
                                "with, so torch sees no GPU and JAX runs on the CPU")]
-    return [finding("CD110", subject=view.libcuda, refs=refs, detail=f"cuInit answered {status}"
+    return [finding("CD110", subject=view.libcuda, refs=refs, **said, detail=f"cuInit answered {status}"
                     + (f" ({row['cause']})" if row else ""))]
 
 
@@ -197,6 +199,8 @@ def limits(report: Report) -> list[Finding]:
         if share and len(totals) * share > soft >= share and soft - math.floor(soft / share) * share < headroom:
             findings.append(finding(
                 "CD116", subject="RLIMIT_AS", refs=(row.get("source", ""),), limit=_limit_text(view, "RLIMIT_AS"),
+                proof="a model of JAX's preallocation fitted to one machine's measurements: `cudnn-doctor check "
+                      "--deep` runs JAX here to prove it",
                 effect=(f"JAX preallocates {_jax_fraction(report):.0%} of each of the {len(totals)} visible GPUs "
                         f"({share / GIB:.0f} GiB each) inside this address space; the GPUs after the first take what "
                         "is left and JAX's own memory runs out: it aborts with std::bad_alloc"),
@@ -205,7 +209,14 @@ def limits(report: Report) -> list[Finding]:
     row = _limit_row("RLIMIT_NOFILE")
     minimum = int(row.get("jax_minimum", 0))
     if 0 <= files < minimum and _has(report, "jax"):
+        # measured on one machine (an H200 worked a little lower): a rule only where the margin is wide
+        wide = files <= minimum // 2
         findings.append(finding("CD116", subject="RLIMIT_NOFILE", refs=(row.get("source", ""),),
+                                evidence="rule" if wide else "read",
+                                proof=(f"JAX aborted under {minimum - 1} open files and less where it was measured "
+                                       "(benchmarks/limits_probe.py)" if wide else
+                                       f"JAX's minimum ({minimum}) was measured on one machine and another started "
+                                       "below it: `cudnn-doctor check --deep` runs JAX here to prove it"),
                                 limit=_limit_text(view, "RLIMIT_NOFILE"),
                                 effect=f"JAX opens more files than that at start and aborts (it needs {minimum} or more)",
                                 framework="jax"))
@@ -456,26 +467,37 @@ def _alloc_value_problem(row: dict[str, Any], text: str) -> str | None:
 
 RULES = (driver_library, visibility, device_order, memory_held, limits, preloaded_cudnn, loaded_sublibraries, settings)
 
-# errors that stop every framework in this environment, or the one they name: --deep's failure is their evidence
-AFFECTS_EVERY_FRAMEWORK = ("CD101", "CD102", "CD104", "CD110", "CD111", "CD112", "CD113", "CD116", "CD304", "CD305", "CD308", "CD317", "CD401",
-                           "CD408", "CD409")
+# errors that stop every program in this environment (no framework named): a framework's failure under --deep is
+# their evidence
+AFFECTS_EVERY_PROGRAM = ("CD101", "CD102", "CD104", "CD110", "CD111", "CD112", "CD113", "CD116")
 
 
-def with_evidence(report: Report, findings: list[Finding]) -> list[Finding]:
+def with_evidence(report: Report, findings: list[Finding],
+                  named: dict[str, tuple[str, ...]] | None = None) -> list[Finding]:
     """`check --deep`: what each framework said when it ran a tiny cuDNN convolution (and, torch, an LSTM) in a
-    child with this environment, quoted in the errors that explain it; where none does, CD415 carries it."""
+    child with this environment. The findings it explains become errors that quote it ("seen" evidence): those
+    whose code its words name (NAMED: framework -> codes, read from its words by explain's reader), those about
+    that framework, and those that stop every program; where none does, CD415 carries its words."""
     out = list(findings)
     for framework in report.frameworks:
         deep = framework.details.get("deep")
         if not isinstance(deep, dict) or not isinstance(deep.get("error"), str):
             continue
-        said = f"{_display(framework.name)} under --deep: {deep['error'][:400]}"
         name = _display(framework.name)
-        explaining = [i for i, f in enumerate(out) if f.severity == "error" and (
-            f.code in AFFECTS_EVERY_FRAMEWORK or name in str(f.values.get("framework", "")))]
-        if explaining:
-            for index in explaining:
-                out[index] = replace(out[index], refs=out[index].refs + (said,))
-        else:
-            out.append(finding("CD415", subject=framework.name, framework=name, error=deep["error"][:600]))
+        said = f"{name} under --deep: {deep['error'][:400]}"
+        codes = set((named or {}).get(framework.name, ()))
+        explaining = [i for i, f in enumerate(out) if f.code in codes or (f.severity == "error" and (
+            _about(f, framework.name, name) or (f.code in AFFECTS_EVERY_PROGRAM and not f.values.get("framework"))))]
+        for index in explaining:
+            out[index] = replace(out[index], severity="error", evidence="seen", proof=said,
+                                 refs=out[index].refs + (said,))
+        if not explaining:
+            out.append(finding("CD415", subject=framework.name, framework=name, error=deep["error"][:600],
+                               proof=said, explained_as=", ".join(sorted(codes)) or "nothing the doctor knows"))
     return out
+
+
+def _about(f: Finding, *names: str) -> bool:
+    """Is finding F about one of the frameworks NAMES (its values name it, alone or in a list)?"""
+    about = str(f.values.get("framework", ""))
+    return any(part.strip() in names for part in about.split(",") if part.strip())
