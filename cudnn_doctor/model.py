@@ -243,6 +243,33 @@ class SubLibrary:
     version: str | None  # its release, from its exported version symbol or its file name
     problem: str | None = None  # "missing" | "truncated: ..." | "another release" | None
     rarely_used: bool = False  # loaded only by cuDNN's legacy API (compat/process_env.toml [[sublibrary]])
+    seen: str | None = None  # what the loader or cuDNN said loading it in a child (its evidence), where it failed
+
+
+@dataclasses.dataclass
+class LoadStep:
+    """One step of loading cuDNN as a program does, in a child (probes/loading.py): what it asked and what it got."""
+
+    step: str  # "recipe" (the framework's own loading code), "open", a version check's name, or a later soname
+    ok: bool
+    said: str  # "ok", the status name (CUDNN_STATUS_...), the loader's words, or how the child died
+    library: str | None = None  # the sub-library the step loads ("libcudnn_ops.so.9")
+    mapped: tuple[str, ...] = ()  # files the step mapped
+
+
+@dataclasses.dataclass
+class ObservedLoad:
+    """cuDNN as one framework (or any program asking the loader by name: "ld.so") really loads it here, seen in a
+    child with the user's environment: its own loading code run, the front library opened, each sub-library loaded
+    by cuDNN's own version checks, the engines opened; what was mapped, from /proc/self/maps."""
+
+    user: str  # a framework's name, or "ld.so"
+    front: str | None  # the libcudnn.so.N mapped
+    version: str | None  # cudnnGetVersion of it, dotted
+    steps: tuple[LoadStep, ...] = ()
+    mapped: tuple[str, ...] = ()  # every file the child mapped, in order
+    recipe: str | None = None  # the framework's loading code that ran ("torch/__init__.py: _load_global_deps")
+    died: str | None = None  # the child crashed or hung: in which step, and how
 
 
 @dataclasses.dataclass
@@ -256,6 +283,7 @@ class LoadedCudnn:
     sublibraries: tuple[SubLibrary, ...] = ()
     entry: str | None = None  # the LD_PRELOAD or LD_LIBRARY_PATH entry, as written there, that brought it
     real_library: str | None = None  # LIBRARY with its links resolved
+    observed: bool = False  # LIBRARY and the sub-libraries' problems are what a child saw loading them (ObservedLoad)
 
 
 @dataclasses.dataclass
@@ -283,6 +311,7 @@ class ProcessView:
     settings: dict[str, str] = dataclasses.field(default_factory=dict)  # the variables of compat/process_env.toml that are set
     limits: dict[str, tuple[int, int]] = dataclasses.field(default_factory=dict)  # RLIMIT_AS: (soft, hard); -1 unlimited
     cudnn: tuple[LoadedCudnn, ...] = ()
+    loads: tuple[ObservedLoad, ...] = ()  # cuDNN as each framework, and the loader by name, really loads it
 
 
 @dataclass

@@ -113,6 +113,12 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
 
     frameworks = detect_frameworks(ctx, project_dir)
     frameworks_done = time.perf_counter()
+    # cuDNN as each framework's own loading code loads it, and as the loader by name gives it: children beside the rest
+    from cudnn_doctor.probes.child import _child_environment, probe_timeout
+    from cudnn_doctor.probes.loading import LoadChildren
+
+    loading = LoadChildren(frameworks, _child_environment(ctx.env), probe_timeout(),
+                           loader_too=bool(majors) and (ctx.prefix == "/" or "LD_LIBRARY_PATH" in ctx.env))
     deep_imports = None
     if deep:  # the import children (seconds each) run beside the other probes, all at once
         from cudnn_doctor.probes.deep import DeepImports
@@ -159,7 +165,8 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
             asked = ["CUDA_VISIBLE_DEVICES is set, and NVML's GPUs alone cannot say what it leaves"]
             cuda = run_jobs([cuda_job])[cuda_job]
     versions = {os.path.realpath(i.library): i.version for i in report.cudnn}
-    report.process = read_process_view(ctx, cuda, report.gpus, report.frameworks, versions, cache, asked, from_nvml)
+    report.process = read_process_view(ctx, cuda, report.gpus, report.frameworks, versions, cache, asked, from_nvml,
+                                       loading.results())
     helpers.finish()
     if deep_imports is not None:
         from cudnn_doctor.probes.deep import confirm_frameworks

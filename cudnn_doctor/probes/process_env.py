@@ -15,7 +15,16 @@ import re
 
 from cudnn_doctor.elf import ElfError, read_elf, read_exported_u32
 from cudnn_doctor.knowledge.data import load, sublibrary_names
-from cudnn_doctor.model import Framework, Gpu, LibraryProbe, LoadedCudnn, ProcessView, SubLibrary, VisibleGpu
+from cudnn_doctor.model import (
+    Framework,
+    Gpu,
+    LibraryProbe,
+    LoadedCudnn,
+    ObservedLoad,
+    ProcessView,
+    SubLibrary,
+    VisibleGpu,
+)
 from cudnn_doctor.platforms import CURRENT
 from cudnn_doctor.probes.child import Job
 from cudnn_doctor.probes.context import SearchContext
@@ -134,7 +143,8 @@ def preload_entries(env: dict[str, str]) -> tuple[str, ...]:
 def read_process_view(ctx: SearchContext, answer: LibraryProbe | None, gpus: list[Gpu],
                       frameworks: list[Framework], installs_by_real: dict[str, str | None],
                       cache: dict[str, list[str]], asked: list[str] | None = None,
-                      from_nvml: tuple[VisibleGpu, ...] | None = None) -> ProcessView:
+                      from_nvml: tuple[VisibleGpu, ...] | None = None,
+                      loads: tuple[ObservedLoad, ...] = ()) -> ProcessView:
     """The ProcessView from the cuda child's ANSWER (None: not asked) and what this process reads itself.
     INSTALLS_BY_REAL: each known cuDNN library's real path -> its version. FROM_NVML: the GPUs a program sees, where
     CUDA was not asked and CUDA_VISIBLE_DEVICES names GPUs by index or whole UUID (visible_from_nvml)."""
@@ -180,7 +190,9 @@ def read_process_view(ctx: SearchContext, answer: LibraryProbe | None, gpus: lis
         settings={row["variable"]: ctx.env[row["variable"]] for row in load("process_env").get("setting", [])
                   if row["variable"] in ctx.env},
         limits=read_limits(),
-        cudnn=framework_cudnn(frameworks, mapped, installs_by_real, ctx, cache),
+        cudnn=observed_cudnn(framework_cudnn(frameworks, mapped, installs_by_real, ctx, cache), loads, installs_by_real,
+                             ctx),
+        loads=loads,
     )
 
 
@@ -328,3 +340,63 @@ def _release_key(version: str) -> tuple[int, ...]:
 def _rarely_used(name: str, major: int) -> bool:
     return any(row["name"] == name and int(row["major"]) == major and row.get("rarely_used")
                for row in load("process_env").get("sublibrary", []))
+
+
+def observed_cudnn(modelled: tuple[LoadedCudnn, ...], loads: tuple[ObservedLoad, ...],
+                   installs_by_real: dict[str, str | None], ctx: SearchContext) -> tuple[LoadedCudnn, ...]:
+    """Each framework's cuDNN as a child saw it load (LOADS), where one did: the front library it mapped, and each
+    sub-library's problem as cuDNN's version checks and the loader answered, with their words as evidence. The
+    sub-libraries no step loaded keep what the files say (read). Frameworks no child loaded keep MODELLED. A program
+    that opens cuDNN by name ("ld.so") is one more user, where its child mapped a front library."""
+    by_user = {load.user: load for load in loads if load.front or load.steps}
+    out: list[LoadedCudnn] = []
+    for load in loads:
+        if load.user != "ld.so" or not load.front:
+            continue
+        major = _soname_major(load.front)
+        soname = f"libcudnn.so.{major}" if major else os.path.basename(load.front)
+        names = sublibrary_names().get(int(major), []) if major else []
+        subs = tuple(SubLibrary(f"{name}.so.{major}", None, None, None, _rarely_used(name, int(major))) for name in names)
+        via, entry = origin(load.front, soname, ctx)
+        modelled += (LoadedCudnn("ld.so", load.front, None, via, subs, entry, os.path.realpath(load.front)),)
+    for loaded in modelled:
+        seen = by_user.get(loaded.user)
+        if seen is None or seen.front is None:
+            out.append(loaded)
+            continue
+        front = seen.front
+        version = seen.version or installs_by_real.get(os.path.realpath(front)) or release_in_name(front)
+        same = os.path.realpath(front) == os.path.realpath(loaded.library)
+        subs = []
+        for sub in (loaded.sublibraries if same else _resolved_from(front, loaded.sublibraries)):
+            step = next((s for s in seen.steps if s.library == sub.name), None)
+            if step is None:
+                subs.append(sub)
+                continue
+            path = next((p for p in step.mapped if os.path.basename(p).startswith(sub.name.split(".so")[0] + ".so")),
+                        sub.path)
+            if step.ok:
+                subs.append(replace(sub, path=path, problem=None if sub.problem in ("missing", "another release")
+                                    or sub.problem is None else sub.problem))
+            else:
+                subs.append(replace(sub, path=path, problem=_problem_of(step.said, sub.problem),
+                                    seen=f"{seen.user}: {step.step} -> {step.said}"))
+        via, entry = (loaded.via, loaded.entry) if same else ("the framework's own loading code", None)
+        out.append(replace(loaded, library=front, version=version, via=via, entry=entry, sublibraries=tuple(subs),
+                           real_library=os.path.realpath(front), observed=True))
+    return tuple(out)
+
+
+def _resolved_from(front: str, modelled: tuple[SubLibrary, ...]) -> tuple[SubLibrary, ...]:
+    """The sub-libraries of another copy than the one modelled: their names, problems unknown until seen."""
+    return tuple(SubLibrary(sub.name, None, None, None, sub.rarely_used) for sub in modelled)
+
+
+def _problem_of(said: str, read: str | None) -> str:
+    """A failed step's words as a sub-library problem: missing, another release, or broken (as the loader said)."""
+    lower = said.lower()
+    if "version_mismatch" in lower or "version mismatch" in lower:
+        return "another release"
+    if "unavailable" in lower or "no such file" in lower or "cannot open shared object" in lower:
+        return "missing"
+    return f"broken: {said}" if not (read or "").startswith(("broken", "truncated")) else str(read)

@@ -272,8 +272,13 @@ def loaded_sublibraries(report: Report) -> list[Finding]:
                 continue
             seen.add(key)
             users = ", ".join(dict.fromkeys(x.user for x in view.cudnn if x.library == loaded.library))
-            findings.append(_sublibrary_finding(loaded, sub.name, sub.path, sub.problem, sub.version, sub.rarely_used,
-                                                users, rows))
+            made = _sublibrary_finding(loaded, sub.name, sub.path, sub.problem, sub.version, sub.rarely_used, users,
+                                       rows)
+            if sub.seen:  # a child loading it as the framework does saw it fail: the loader's or cuDNN's words
+                made = replace(made, evidence="seen", proof=sub.seen)
+            if users == "ld.so":
+                made = _for_whom(made, "ld.so", _frameworks_ok(view))
+            findings.append(made)
     return findings
 
 
@@ -336,7 +341,8 @@ def settings(report: Report) -> list[Finding]:
 
 
 def _display(name: str) -> str:
-    return {"torch": "PyTorch", "jax": "JAX", "tensorflow": "TensorFlow", "cuda": "Every CUDA program"}.get(name, name)
+    return {"torch": "PyTorch", "jax": "JAX", "tensorflow": "TensorFlow", "cuda": "Every CUDA program",
+            "ld.so": "programs that open libcudnn by name"}.get(name, name)
 
 
 def _judge_setting(row: dict[str, Any], value: str, report: Report) -> list[tuple[str, Any]]:
@@ -465,7 +471,63 @@ def _alloc_value_problem(row: dict[str, Any], text: str) -> str | None:
     return None
 
 
-RULES = (driver_library, visibility, device_order, memory_held, limits, preloaded_cudnn, loaded_sublibraries, settings)
+def observed_loads(report: Report) -> list[Finding]:
+    """What the loading children saw that no sub-library finding says: a framework's own loading code failing
+    (CD409), the front library refused (CD307), a child that died outside a sub-library (CD309), and what a program
+    that asks the loader by name gets where that differs from what the frameworks get (a warning where every
+    framework here loads its own copy, an error where nothing else uses cuDNN)."""
+    view = report.process
+    if view is None:
+        return []
+    findings: list[Finding] = []
+    frameworks_ok = _frameworks_ok(view)
+    for load in view.loads:
+        who = "a program that opens libcudnn by name" if load.user == "ld.so" else _display(load.user)
+        for step in load.steps:
+            if step.ok:
+                continue
+            said = f"{who}: {step.step} -> {step.said}"
+            if step.step == "recipe" and load.user != "ld.so":
+                findings.append(finding("CD409", subject=load.user, evidence="seen", proof=said, framework=who,
+                                        library=load.recipe or "its loading code", error=step.said))
+            elif step.step == "open":
+                made = finding("CD307", subject=load.user, evidence="seen", proof=said, framework=who,
+                               library=f"libcudnn (as {who} opens it)", error=step.said)
+                findings.append(_for_whom(made, load.user, frameworks_ok))
+        if load.died and not any(step.said == load.died for step in load.steps):
+            findings.append(_for_whom(finding("CD309", subject=load.front or load.user, evidence="seen",
+                                              proof=f"{who}: {load.died}", library=load.front or "libcudnn",
+                                              how=load.died, framework=who), load.user, frameworks_ok))
+    return findings
+
+
+def _frameworks_ok(view: ProcessView) -> list[str]:
+    """The frameworks whose own loading of cuDNN a child saw succeed, every step."""
+    return [load.user for load in view.loads if load.user != "ld.so" and load.front and not load.died
+            and all(step.ok for step in load.steps)]
+
+
+def _problem_words(said: str) -> str:
+    lower = said.lower()
+    if "version_mismatch" in lower or "version mismatch" in lower:
+        return "another release"
+    if "unavailable" in lower or "no such file" in lower or "cannot open shared object" in lower:
+        return "missing"
+    return "broken"
+
+
+def _for_whom(made: Finding, user: str, frameworks_ok: list[str]) -> Finding:
+    """What the loader by name refuses breaks the programs that ask it so; where every framework here loads its own
+    copy and works, they are not those programs: a warning that names who is hit."""
+    if user == "ld.so" and frameworks_ok:
+        return replace(made, severity="warning", detail=made.detail + (
+            f" This hits programs that open cuDNN by name (C and C++ programs, TensorFlow); "
+            f"{', '.join(_display(name) for name in frameworks_ok)} load their own copy, which loads."))
+    return made
+
+
+RULES = (driver_library, visibility, device_order, memory_held, limits, preloaded_cudnn, loaded_sublibraries,
+         observed_loads, settings)
 
 # errors that stop every program in this environment (no framework named): a framework's failure under --deep is
 # their evidence

@@ -1,0 +1,169 @@
+"""Runs in a child process: load cuDNN the way one program loads it, and say what the loader mapped.
+
+Usage: python -I -S _load_child.py USER SITE_PACKAGES RECIPE CALL FUNCTIONS SONAME CHECKS LATER
+
+  USER           a framework's name, or "ld.so" (any program that asks the loader by name)
+  SITE_PACKAGES  the folder the framework is installed in ("-": none)
+  RECIPE         the framework's own file that loads its CUDA libraries, relative to SITE_PACKAGES ("-": none)
+  CALL           the function of RECIPE that does it (torch: _load_global_deps)
+  FUNCTIONS      the functions of RECIPE it needs, comma-separated (exec'd from the installed file itself)
+  SONAME         libcudnn.so.9
+  CHECKS         the front library's calls that load each sub-library, comma-separated (cudnnOpsVersionCheck, ...)
+  LATER          sub-libraries cuDNN loads only when it runs (the engines), comma-separated
+
+It runs the framework's own preloading code from its installed files (not an import of the framework: no GPU and
+no second of start-up), then opens SONAME as the framework's libraries would find it, then calls the front
+library's version checks, which load each sub-library as cuDNN does, and opens the engine libraries. After each
+step it writes one line, at once, so that a crash (a truncated library ends in SIGBUS) still says how far it came.
+Each line starts with RS "CDL" and a tab: a preloaded library that prints to stdout cannot forge or break one.
+Standard library only, old syntax: it may run under the framework's own Python.
+"""
+
+import ast
+import ctypes
+import os
+import sys
+
+MARK = "\x1eCDL\t"
+MAX_RECIPE_BYTES = 4 << 20
+ALLOWED_IMPORTS = ("os", "sys", "ctypes", "glob", "platform", "importlib", "pathlib", "textwrap", "re", "logging",
+                   "functools", "typing", "traceback", "warnings", "math", "__future__", "collections", "itertools")
+
+
+def say(key, value=""):
+    """One line of the answer, written now (unbuffered), tabs and newlines in VALUE escaped."""
+    text = "%s%s\t%s\n" % (MARK, key, str(value).replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n"))
+    data = text.encode("utf-8", "surrogateescape")
+    while data:
+        data = data[os.write(1, data):]
+
+
+def mapped():
+    """Every file mapped into this process, once each, in the order of its first mapping (bytes-safe)."""
+    seen = []
+    try:
+        with open("/proc/self/maps", "rb") as maps:
+            for line in maps:
+                parts = line.split(None, 5)
+                if len(parts) == 6 and parts[5].startswith(b"/"):
+                    path = os.fsdecode(parts[5].rstrip(b"\n"))
+                    if path not in seen:
+                        seen.append(path)
+    except OSError:
+        pass
+    return seen
+
+
+def say_new(before):
+    """Each file mapped since BEFORE (a list of paths), one line each; the new list."""
+    now = mapped()
+    for path in now:
+        if path not in before:
+            say("mapped", path)
+    return now
+
+
+def run_recipe(site, recipe, call, functions):
+    """The framework's own loading code: FUNCTIONS of SITE/RECIPE, exec'd from the installed file with the standard
+    modules it imports, then CALL()."""
+    path = os.path.join(site, recipe)
+    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        data = os.read(descriptor, MAX_RECIPE_BYTES + 1)
+    finally:
+        os.close(descriptor)
+    if len(data) > MAX_RECIPE_BYTES:
+        raise ValueError("%s is larger than %d bytes" % (path, MAX_RECIPE_BYTES))
+    tree = ast.parse(data, path)
+    wanted = set(functions)
+    body = []
+    for node in tree.body:
+        if isinstance(node, ast.Import) and all(a.name.split(".")[0] in ALLOWED_IMPORTS for a in node.names):
+            body.append(node)
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in ALLOWED_IMPORTS and not node.level:
+            body.append(node)
+        elif isinstance(node, ast.FunctionDef) and node.name in wanted:
+            body.append(node)
+    found = set(n.name for n in body if isinstance(n, ast.FunctionDef))
+    if call not in found:
+        raise LookupError("%s has no function %s (another release of the framework)" % (recipe, call))
+    module = ast.Module(body=body, type_ignores=[])
+    namespace = {"__file__": path, "__name__": "cudnn_doctor_recipe", "_running_with_deploy": lambda: False}
+    sys.path.insert(0, site)
+    exec(compile(module, path, "exec"), namespace)
+    namespace[call]()
+
+
+def status_name(lib, status):
+    try:
+        lib.cudnnGetErrorString.restype = ctypes.c_char_p
+        lib.cudnnGetErrorString.argtypes = [ctypes.c_int]
+        name = lib.cudnnGetErrorString(status)
+        return name.decode("ascii", "replace") if name else ""
+    except (AttributeError, OSError):
+        return ""
+
+
+def main(argv):
+    user, site, recipe, call, functions, soname, checks, later = argv[:8]
+    mode = getattr(os, "RTLD_NOW", 2) | getattr(os, "RTLD_GLOBAL", 0x100)
+    maps = mapped()
+    say("start", user)
+    if recipe != "-" and site != "-":
+        try:
+            run_recipe(site, recipe, call, [f for f in functions.split(",") if f])
+            say("recipe", "ok")
+        except BaseException as error:  # the framework's own code failing is what its import would say
+            say("recipe", "%s: %s" % (type(error).__name__, error))
+        maps = say_new(maps)
+    try:
+        lib = ctypes.CDLL(soname, mode=mode)
+    except OSError as error:
+        say("open-error", error)
+        return 0
+    maps = say_new(maps)
+    front = next((p for p in mapped() if os.path.basename(p).startswith(soname.split(".so")[0] + ".so")), "")
+    say("front", front)
+    try:
+        lib.cudnnGetVersion.restype = ctypes.c_size_t
+        say("version", lib.cudnnGetVersion())
+    except AttributeError:
+        say("version", "")
+    for check in [c for c in checks.split(",") if c]:
+        say("check-start", check)
+        try:
+            function = getattr(lib, check)
+        except AttributeError:
+            say("check", "%s\t-1\tnot exported" % check)
+            continue
+        function.restype = ctypes.c_int
+        status = function()
+        say("check", "%s\t%d\t%s" % (check, status, status_name(lib, status)))
+        maps = say_new(maps)
+    graph = next((p for p in mapped() if os.path.basename(p).startswith("libcudnn_graph.so")), None)
+    for name in [n for n in later.split(",") if n]:
+        target = _as_cudnn_finds(name, graph)
+        say("later-start", "%s\t%s" % (name, target))
+        try:
+            ctypes.CDLL(target, mode=mode)
+            say("later", "%s\tok" % name)
+        except OSError as error:
+            say("later", "%s\t%s" % (name, error))
+        maps = say_new(maps)
+    say("done")
+    return 0
+
+
+def _as_cudnn_finds(name, graph):
+    """The file cuDNN's graph library opens for soname NAME when it runs: LD_LIBRARY_PATH's first folder that has
+    it, else its own folder (its DT_RUNPATH is $ORIGIN), else the loader's cache (NAME itself)."""
+    for folder in os.environ.get("LD_LIBRARY_PATH", "").split(":"):
+        if folder and os.path.exists(os.path.join(folder, name)):
+            return os.path.join(folder, name)
+    if graph and os.path.exists(os.path.join(os.path.dirname(graph), name)):
+        return os.path.join(os.path.dirname(graph), name)
+    return name
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,202 @@
+"""cuDNN as each framework really loads it here, and as any program asking the loader by name gets it.
+
+Not a model of the loader: for each installed framework with a [[loading]] row of compat/process_env.toml, a child
+with the user's own environment runs the framework's own loading code from its installed files (torch's
+_load_global_deps, JAX's _load_nvidia_libraries), opens the front library as the framework's libraries then find
+it, lets cuDNN's version checks load each sub-library and opens the engines; one more child does the same for a
+program that asks the loader by name ("ld.so"). Each child's steps come back as they happen (_load_child.py), so a
+child that dies on a truncated library still says which one. Started beside the other probes; never judges.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from typing import Any
+
+from cudnn_doctor.child import ChildBatch, ChildRequest, deadline_in
+from cudnn_doctor.knowledge.data import load
+from cudnn_doctor.model import Framework, LoadStep, ObservedLoad
+
+CHILD = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "_load_child.py")
+MARK = b"\x1eCDL\t"
+LOADER = "ld.so"
+
+
+def _row_for(framework: Framework, site: str) -> dict[str, Any] | None:
+    """The [[loading]] row whose file this install of FRAMEWORK has."""
+    for row in load("process_env").get("loading", []):
+        if row["framework"] == framework.name and glob.glob(os.path.join(glob.escape(site), row["file"])):
+            return row
+    return None
+
+
+def _version_row(major: int) -> dict[str, Any] | None:
+    return next((r for r in load("process_env").get("version_check", []) if int(r["major"]) == major), None)
+
+
+def _major(framework: Framework) -> int:
+    for text in (framework.cudnn_used, framework.cudnn_expected):
+        name = os.path.basename(text or "")
+        if ".so." in name:
+            digits = name.split(".so.", 1)[1].split(".")[0]
+            if digits.isdigit():
+                return int(digits)
+        if text and text[:1].isdigit():
+            return int(text.split(".")[0])
+    return 9
+
+
+class LoadChildren:
+    """One child per framework that loads cuDNN with code of its own, and one for the loader by name, all started
+    now; answers read later."""
+
+    def __init__(self, frameworks: list[Framework], env: dict[str, str], timeout: float, loader_too: bool) -> None:
+        from cudnn_doctor.probes.deep import interpreter_for
+
+        self.users: list[tuple[str, str | None]] = []
+        requests: list[ChildRequest] = []
+        majors: set[int] = set()
+        for framework in frameworks:
+            site = str(framework.details.get("site_packages") or "")
+            if not site or framework.details.get("assumed") or framework.details.get("cpu_only"):
+                continue
+            row = _row_for(framework, site)
+            python = interpreter_for(site) if row else None
+            version = _version_row(_major(framework))
+            if row is None or python is None or version is None:
+                continue
+            majors.add(int(version["major"]))
+            self.users.append((framework.name, f"{row['file']}: {row['call']}"))
+            requests.append(self._request(python, framework.name, site, row, version, env, timeout))
+        if loader_too:
+            from cudnn_doctor.child import python_argv
+
+            for major in sorted(majors or {9}):
+                version = _version_row(major)
+                if version is not None:
+                    self.users.append((LOADER, None))
+                    requests.append(ChildRequest(python_argv(CHILD, *self._args(LOADER, "-", None, version)), env,
+                                                 timeout, "the loading child"))
+        self.batch = ChildBatch(requests, deadline=deadline_in(timeout), parallel=max(1, len(requests)))
+
+    @staticmethod
+    def _args(user: str, site: str, row: dict[str, Any] | None, version: dict[str, Any]) -> tuple[str, ...]:
+        major = int(version["major"])
+        return (user, site, row["file"] if row else "-", row["call"] if row else "-",
+                ",".join(row["functions"]) if row else "-", f"{version['front']}.so.{major}",
+                ",".join(version["checks"]), ",".join(f"{name}.so.{major}" for name in version["later"]))
+
+    def _request(self, python: str, user: str, site: str, row: dict[str, Any], version: dict[str, Any],
+                 env: dict[str, str], timeout: float) -> ChildRequest:
+        # the framework's own file names the folder glob matched (xla_cuda13 or xla_cuda12)
+        found = sorted(glob.glob(os.path.join(glob.escape(site), row["file"])))
+        row = {**row, "file": os.path.relpath(found[0], site)} if found else row
+        return ChildRequest((python, "-I", "-S", CHILD, *self._args(user, site, row, version)), env, timeout,
+                            f"loading cuDNN as {user} does")
+
+    def results(self) -> tuple[ObservedLoad, ...]:
+        answers = self.batch.answers()
+        return tuple(parse_answer(user, recipe, answer.stdout, answer.exit_code, answer.timed_out, answer.error)
+                     for (user, recipe), answer in zip(self.users, answers, strict=True))
+
+
+def _unescape(text: str) -> str:
+    out, index = [], 0
+    while index < len(text):
+        char = text[index]
+        if char == "\\" and index + 1 < len(text):
+            out.append({"t": "\t", "n": "\n", "\\": "\\"}.get(text[index + 1], text[index + 1]))
+            index += 2
+            continue
+        out.append(char)
+        index += 1
+    return "".join(out)
+
+
+def parse_answer(user: str, recipe: str | None, stdout: str | bytes, exit_code: int | None, timed_out: bool,
+                 error: str | None) -> ObservedLoad:
+    """The child's lines (those behind its mark only: a preloaded library's own output is not an answer) as an
+    ObservedLoad; a child that died says in which step."""
+    data = stdout if isinstance(stdout, bytes) else stdout.encode("utf-8", "surrogateescape")
+    lines = [_unescape(line[len(MARK):].decode("utf-8", "replace")) for line in data.split(b"\n")
+             if line.startswith(MARK)]
+    steps: list[LoadStep] = []
+    mapped: list[str] = []
+    front = version = None
+    pending: tuple[str, str | None] | None = None
+    done = False
+    for line in lines:
+        key, _, value = line.partition("\t")
+        if key == "mapped":
+            mapped.append(value)
+            if steps:
+                steps[-1].mapped += (value,)
+        elif key == "recipe":
+            steps.append(LoadStep("recipe", value == "ok", value))
+        elif key == "open-error":
+            steps.append(LoadStep("open", False, value))
+        elif key == "front":
+            front = value or None
+            steps.append(LoadStep("open", bool(value), "ok" if value else "nothing mapped"))
+        elif key == "version":
+            version = _dotted(value)
+        elif key == "check-start":
+            pending = (value, None)
+        elif key == "check":
+            name, status, said = (value.split("\t") + ["", ""])[:3]
+            steps.append(LoadStep(name, status == "0", said or f"status {status}", _sublibrary_of(name)))
+            pending = None
+        elif key == "later-start":
+            name, _, target = value.partition("\t")
+            pending = (name, target)
+        elif key == "later":
+            name, _, said = value.partition("\t")
+            steps.append(LoadStep(name, said == "ok", said, name))
+            pending = None
+        elif key == "done":
+            done = True
+    died = None
+    if not done and (exit_code != 0 or timed_out or not lines):
+        how = "did not finish in time" if timed_out else _how_it_died(exit_code, error)
+        if pending is not None:
+            library = pending[0] if pending[1] is not None else _sublibrary_of(pending[0])
+            died = f"{how} while loading {library}" + (f" ({pending[1]})" if pending[1] else "")
+            steps.append(LoadStep(pending[0], False, died, library))
+        else:
+            died = how
+    return ObservedLoad(user, front, version, tuple(steps), tuple(mapped), recipe, died)
+
+
+def _how_it_died(exit_code: int | None, error: str | None) -> str:
+    import signal
+
+    if exit_code is not None and exit_code < 0:
+        try:
+            return f"the process was killed by {signal.Signals(-exit_code).name}"
+        except ValueError:
+            return f"the process was killed by signal {-exit_code}"
+    if exit_code is not None and exit_code > 128:
+        try:
+            return f"the process was killed by {signal.Signals(exit_code - 128).name}"
+        except ValueError:
+            pass
+    return error or f"the process exited with status {exit_code}"
+
+
+def _sublibrary_of(check: str) -> str | None:
+    """cudnnOpsVersionCheck -> libcudnn_ops.so.9, from the [[version_check]] rows."""
+    for row in load("process_env").get("version_check", []):
+        if check in row["checks"]:
+            return f"{row['loads'][row['checks'].index(check)]}.so.{row['major']}"
+    return None
+
+
+def _dotted(value: str) -> str | None:
+    """cudnnGetVersion's number as a release: 91900 -> 9.19.0 (cuDNN 9), 8907 -> 8.9.7 (cuDNN 8)."""
+    if not value.isdigit():
+        return None
+    number = int(value)
+    if number >= 90000:
+        return f"{number // 10000}.{number // 100 % 100}.{number % 100}"
+    return f"{number // 1000}.{number // 100 % 10}.{number % 100}"
