@@ -607,6 +607,9 @@ def run_scenario(scenario: Scenario, base: dict[str, str], tree: Path, judges: d
             os.killpg(hog.pid, signal.SIGKILL)
             hog.wait()
     outcome.wall_s = round(time.perf_counter() - started, 1)
+    if DEADLINE.left() < 2:  # a step was cut short by the run's budget: its answer is not the program's
+        outcome.verdict = outcome.deep_verdict = "not run"
+        return outcome
     outcome.verdict, outcome.deep_verdict = verdicts(scenario, outcome, deep)
     return outcome
 
