@@ -329,8 +329,8 @@ def load_scenarios(path: str, machine: dict[str, object]) -> list[Scenario]:
     """The scenarios of the Python file PATH: its build_scenarios(machine). The file imports Scenario (and
     scratch) from this module as `gpu_scenarios` or `benchmarks.gpu_scenarios`: both names are this module."""
     this = sys.modules[__name__]
-    sys.modules.setdefault("gpu_scenarios", this)
-    sys.modules.setdefault("benchmarks.gpu_scenarios", this)
+    sys.modules["gpu_scenarios"] = this
+    sys.modules["benchmarks.gpu_scenarios"] = this
     for folder in (str(ROOT), str(ROOT / "benchmarks")):
         if folder not in sys.path:
             sys.path.insert(0, folder)
