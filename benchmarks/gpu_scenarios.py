@@ -1,4 +1,4 @@
-"""Does `check` predict what a program gets on a real GPU, and does `fix` make it work? (issue 30)
+"""Does `check` predict what a program gets on a real GPU, and does `fix` make it work? (issues 30 and 45)
 
 Each scenario breaks (or only bends) the environment of one shell on the GPU machine the way users do:
 variables, copies of libraries in /tmp, a process limit, another process holding GPU memory. Nothing of
@@ -6,19 +6,29 @@ the GPU's own settings is changed. For every scenario, in that environment:
 
   1. the judges: real PyTorch (a cuDNN convolution and a cuDNN LSTM on the GPU) and real JAX (a
      convolution on the GPU), each in its own process;
-  2. `cudnn-doctor check --json`: the error findings it reports;
+  2. `cudnn-doctor check --json` and `cudnn-doctor check --deep --json`: the findings each reports;
   3. `cudnn-doctor fix --json`: the plan; its env lines are sourced in a real bash before each judge runs
      again, and the actions the doctor can run are run. Manual steps are not applied (they count as not fixed).
+     Where the plan says of an action whether it was verified, that is recorded beside the judges' answer.
 
-A setup where a judge fails is a *failing* setup: `check` must report an error whose code is one of the
-scenario's causes. A setup where both judges work must get no error at all. A setup where the user's own
-setting moves a framework off the GPU on purpose (JAX_PLATFORMS=cpu) is scored apart: a warning is due.
+Scoring (issue 45). A setup where a judge fails is a *failing* setup: plain `check` has *named* it when an
+error OR a warning carries one of the scenario's cause codes; `check --deep` has named it only with an error
+of one of them. A setup where both judges work must get no error, from either. A setup where the user's own
+setting moves a framework off the GPU on purpose (JAX_PLATFORMS=cpu) is scored apart: a warning is due. A
+failing scenario with no cause code (no current code fits; its `cause_class` says the class in words) is
+counted apart as "unmapped", not in the named figures.
 
-  python3 benchmarks/gpu_scenarios.py --out DIR [--only NAME,...] [--judges FILE] [--no-fix] [--doctor-tree DIR]
+  python3 benchmarks/gpu_scenarios.py --out DIR [--scenarios FILE] [--quiet-cases] [--only NAME,...]
+      [--judges FILE] [--no-fix] [--no-deep] [--doctor-tree DIR] [--parallel N] [--budget-s S]
 
+--scenarios FILE loads the scenarios from a Python file that defines `build_scenarios(machine) -> list[Scenario]`
+(it may `from gpu_scenarios import Scenario, scratch`) instead of the built-in ones. --quiet-cases prints no
+scenario's name or row, only the figures (DIR/summary.json holds the same; DIR/scenarios.json holds every case).
 --judges FILE reuses the first judges' verdicts of an earlier run (they do not depend on the doctor);
---doctor-tree runs another checkout of the doctor (the "before" figure). Prints a table and writes
-DIR/scenarios.json. Needs: the GPU machine's python3 with torch and jax, nvidia-smi.
+--doctor-tree runs another checkout of the doctor (the "before" figure). --budget-s bounds the whole run (default
+510 s): no scenario starts after it, every step's timeout is cut to what is left, and a scenario not reached is
+"not run". Results are written after every scenario, so a run that is killed still leaves them. Needs: the GPU
+machine's python3 with torch and jax, nvidia-smi.
 """
 
 from __future__ import annotations
@@ -26,6 +36,7 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import glob
+import importlib.util
 import json
 import os
 import shlex
@@ -33,6 +44,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -79,6 +91,12 @@ class Scenario:
     shell: str = ""  # run before the program in the same bash (ulimit)
     hog_gib: float = 0.0  # another process holds this much GPU memory meanwhile
     on_purpose: bool = False  # the user's own choice moves a framework off the GPU: a warning is due, not an error
+    files: dict[str, str | bytes] = field(default_factory=dict)  # files written before the run (path: content)
+    setup: str = ""  # a bash snippet run once before the scenario (in SCRATCH, the harness's own environment)
+    cwd: str = ""  # the folder every program of the scenario starts in (default SCRATCH)
+    alone: bool | None = None  # judged with nothing else on the GPU; None: the rule of runs_alone()
+    cause_class: str = ""  # where no current code fits (causes empty): the class of the cause, in words
+    predicted: str = ""  # "fails" or "works": what the scenario's author expected before any run
 
 
 @dataclass
@@ -87,16 +105,24 @@ class Outcome:
     torch: str = ""
     jax: str = ""
     fails: bool = False
-    codes: list[str] = field(default_factory=list)  # error findings
+    codes: list[str] = field(default_factory=list)  # error findings of plain check
     warnings: list[str] = field(default_factory=list)
     check_exit: int | None = None
     check_s: float = 0.0
+    deep_codes: list[str] = field(default_factory=list)  # error findings of check --deep
+    deep_warnings: list[str] = field(default_factory=list)
+    deep_exit: int | None = None
+    deep_s: float = 0.0
     plan: list[dict[str, object]] = field(default_factory=list)
+    plan_verified: bool | None = None  # some action of the plan says it was verified here; None: the plan says nothing
     probe: object = None
     after_torch: str = ""
     after_jax: str = ""
     fixed: bool | None = None
     verdict: str = ""
+    deep_verdict: str = ""
+    setup_error: str = ""
+    wall_s: float = 0.0
 
 
 def facts() -> dict[str, object]:
@@ -128,6 +154,14 @@ def facts() -> dict[str, object]:
     return found
 
 
+def scratch(name: str) -> Path:
+    """A fresh, empty SCRATCH/NAME (for a scenario's own copies of libraries and files)."""
+    path = SCRATCH / name
+    shutil.rmtree(path, ignore_errors=True)
+    path.mkdir(parents=True)
+    return path
+
+
 def build_scenarios(machine: dict[str, object]) -> list[Scenario]:
     SCRATCH.mkdir(parents=True, exist_ok=True)
     uuid = str(machine["gpus"][0][1]) if machine["gpus"] else "GPU-unknown"  # type: ignore[index]
@@ -135,11 +169,7 @@ def build_scenarios(machine: dict[str, object]) -> list[Scenario]:
     system_cudnn = machine["system_cudnn"]
     stub = machine["stub"]
 
-    def folder(name: str) -> Path:
-        path = SCRATCH / name
-        shutil.rmtree(path, ignore_errors=True)
-        path.mkdir(parents=True)
-        return path
+    folder = scratch
 
     def copy_of_pip_cudnn(name: str) -> Path:
         path = folder(name)
@@ -149,9 +179,9 @@ def build_scenarios(machine: dict[str, object]) -> list[Scenario]:
 
     stub_dir = folder("stub")
     if stub:
-        os.symlink(stub, stub_dir / "libcuda.so.1")
+        os.symlink(str(stub), stub_dir / "libcuda.so.1")
     drv = folder("driver-535")
-    for deb in machine["debs"]:  # type: ignore[union-attr]
+    for deb in list(machine["debs"]):  # type: ignore[call-overload]
         subprocess.run(["dpkg-deb", "-x", deb, str(drv / "root")], check=True)
     old_driver = next(iter(glob.glob(str(drv / "root/usr/lib/x86_64-linux-gnu/nvidia/current/libcuda.so.5*"))), None)
     driver_dir = drv / "lib"
@@ -295,11 +325,58 @@ def build_scenarios(machine: dict[str, object]) -> list[Scenario]:
     ]
 
 
+def load_scenarios(path: str, machine: dict[str, object]) -> list[Scenario]:
+    """The scenarios of the Python file PATH: its build_scenarios(machine). The file imports Scenario (and
+    scratch) from this module as `gpu_scenarios` or `benchmarks.gpu_scenarios`: both names are this module."""
+    this = sys.modules[__name__]
+    sys.modules["gpu_scenarios"] = this
+    sys.modules["benchmarks.gpu_scenarios"] = this
+    for folder in (str(ROOT), str(ROOT / "benchmarks")):
+        if folder not in sys.path:
+            sys.path.insert(0, folder)
+    spec = importlib.util.spec_from_file_location("scenarios_file", path)
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"--scenarios {path}: not a Python file")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    build = getattr(module, "build_scenarios", None)
+    if not callable(build):
+        raise SystemExit(f"--scenarios {path}: defines no build_scenarios(machine)")
+    scenarios = list(build(machine))
+    names = [s.name for s in scenarios]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise SystemExit(f"--scenarios {path}: {len(twice)} scenario name(s) used twice")
+    for scenario in scenarios:
+        if not all(hasattr(scenario, f) for f in ("name", "why", "causes", "env", "shell")):
+            raise SystemExit(f"--scenarios {path}: build_scenarios returned something that is not a Scenario")
+    return scenarios
+
+
 def runs_alone(scenario: Scenario) -> bool:
     """Memory held by another process, a process limit, JAX's own memory settings: judged with nothing else
-    on the GPUs, in the environment exactly as the scenario makes it."""
+    on the GPUs, in the environment exactly as the scenario makes it. A scenario's `alone` overrides the rule."""
+    alone = getattr(scenario, "alone", None)
+    if alone is not None:
+        return bool(alone)
     return bool(scenario.hog_gib or scenario.shell.startswith("ulimit -S -v")
-                or any(name.startswith("XLA_") for name in scenario.env))
+                or any(name.startswith("XLA_PYTHON_CLIENT_") for name in scenario.env))
+
+
+class Deadline:
+    """The whole run's budget: every step's timeout is cut to what is left of it."""
+
+    def __init__(self, seconds: float) -> None:
+        self.end = time.monotonic() + seconds
+
+    def left(self) -> float:
+        return self.end - time.monotonic()
+
+    def cap(self, timeout: float) -> float:
+        return max(1.0, min(timeout, self.left()))
+
+
+DEADLINE = Deadline(510)
 
 
 def bash_line(scenario: Scenario, program: list[str], extra: list[str] | None = None) -> str:
@@ -317,22 +394,35 @@ def scenario_env(scenario: Scenario, base: dict[str, str]) -> dict[str, str]:
     return env
 
 
-def run_bash(line: str, env: dict[str, str], timeout: float = 240) -> tuple[int, str]:
+def scenario_cwd(scenario: Scenario) -> str:
+    return getattr(scenario, "cwd", "") or str(SCRATCH)
+
+
+def run_bash(line: str, env: dict[str, str], timeout: float = 240, cwd: str | None = None) -> tuple[int, str]:
     try:
-        process = subprocess.run(["bash", "-c", line], env=env, capture_output=True, text=True, timeout=timeout,
-                                 cwd=str(SCRATCH), errors="replace")
+        process = subprocess.run(["bash", "-c", line], env=env, capture_output=True, text=True,
+                                 timeout=DEADLINE.cap(timeout), cwd=cwd or str(SCRATCH), errors="replace",
+                                 start_new_session=True)
     except subprocess.TimeoutExpired:
         return 124, "timed out"
+    except OSError as error:
+        return 127, f"could not start: {error}"
     return process.returncode, (process.stdout + process.stderr).strip()
 
 
+def shared_env(scenario: Scenario, env: dict[str, str]) -> dict[str, str]:
+    """Judges of other scenarios run beside a shared one: JAX must not take 75 % of every GPU meanwhile (the
+    doctor's own --deep and fix children get the same environment as the judges)."""
+    if runs_alone(scenario) or any(name.startswith("XLA_PYTHON_CLIENT_") for name in scenario.env):
+        return env
+    return dict(env, XLA_PYTHON_CLIENT_PREALLOCATE="false")
+
+
 def judge(scenario: Scenario, env: dict[str, str], extra: list[str] | None = None) -> tuple[str, str]:
-    if not runs_alone(scenario) and not any(name.startswith("XLA_") for name in scenario.env):
-        # judges of other scenarios run beside this one: JAX must not take 75 % of every GPU meanwhile
-        env = dict(env, XLA_PYTHON_CLIENT_PREALLOCATE="false")
     results = []
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
-        jobs = [pool.submit(run_bash, bash_line(scenario, [sys.executable, "-c", code], extra), env)
+        jobs = [pool.submit(run_bash, bash_line(scenario, [sys.executable, "-c", code], extra), env, 180,
+                            scenario_cwd(scenario))
                 for code in (TORCH_JUDGE, JAX_JUDGE)]
         for job in jobs:
             code, out = job.result()
@@ -355,24 +445,39 @@ def probe(scenario: Scenario, env: dict[str, str], tree: Path) -> dict[str, obje
     if not child.exists():
         return "-"
     code, out = run_bash(bash_line(scenario, [sys.executable, "-I", "-S", str(child), "cuda", "libcuda.so.1"]), env,
-                         timeout=60)
+                         timeout=60, cwd=scenario_cwd(scenario))
     return last_json(out) or f"exit {code}: {out[-300:]}"
 
 
-def check(scenario: Scenario, env: dict[str, str], tree: Path, outcome: Outcome) -> None:
+def findings(scenario: Scenario, env: dict[str, str], tree: Path, args: tuple[str, ...],
+             timeout: float) -> tuple[int, float, list[str], list[str]]:
+    """The exit status, seconds, error codes and warning codes of `cudnn-doctor ARGS` in the scenario's shell."""
     started = time.perf_counter()
-    code, out = run_bash(bash_line(scenario, doctor(tree, "check", "--json")), env, timeout=120)
-    outcome.check_s = round(time.perf_counter() - started, 2)
-    outcome.check_exit = code
+    code, out = run_bash(bash_line(scenario, doctor(tree, *args)), env, timeout=timeout, cwd=scenario_cwd(scenario))
+    seconds = round(time.perf_counter() - started, 2)
     report = last_json(out)
     if report is None:
-        outcome.codes = [f"no JSON (exit {code}): {out[-300:]}"]
-        return
-    for finding in report.get("findings", []):
+        return code, seconds, [f"no JSON (exit {code}): {out[-300:]}"], []
+    errors, warnings = [], []
+    listed = report.get("findings")
+    for finding in listed if isinstance(listed, list) else []:
+        if not isinstance(finding, dict):
+            continue
         if finding.get("severity") == "error":
-            outcome.codes.append(finding["code"])
+            errors.append(str(finding.get("code")))
         elif finding.get("severity") == "warning":
-            outcome.warnings.append(finding["code"])
+            warnings.append(str(finding.get("code")))
+    return code, seconds, errors, warnings
+
+
+def check(scenario: Scenario, env: dict[str, str], tree: Path, outcome: Outcome) -> None:
+    outcome.check_exit, outcome.check_s, outcome.codes, outcome.warnings = findings(
+        scenario, env, tree, ("check", "--json"), 120)
+
+
+def deep_check(scenario: Scenario, env: dict[str, str], tree: Path, outcome: Outcome) -> None:
+    outcome.deep_exit, outcome.deep_s, outcome.deep_codes, outcome.deep_warnings = findings(
+        scenario, env, tree, ("check", "--deep", "--json"), 240)
 
 
 def last_json(text: str) -> dict[str, object] | None:
@@ -388,23 +493,56 @@ def last_json(text: str) -> dict[str, object] | None:
     return None
 
 
+def verified_mark(action: dict[str, object]) -> object:
+    """What an action of the plan says of its own verification, whatever the key: True/False, or its words
+    ('verified here', or why it could not be verified); None where it says nothing."""
+    for key in ("verified", "verification", "verify", "proof"):
+        if key in action:
+            return action[key]
+    outcome = action.get("outcome")
+    if isinstance(outcome, dict):
+        for key in ("verified", "verification"):
+            if key in outcome:
+                return outcome[key]
+    return None
+
+
+def is_verified(mark: object) -> bool:
+    if isinstance(mark, bool):
+        return mark
+    if isinstance(mark, dict):
+        return bool(mark.get("verified")) or str(mark.get("status", "")).lower().startswith("verified")
+    return isinstance(mark, str) and mark.strip().lower().startswith("verified")
+
+
 def plan_and_apply(scenario: Scenario, env: dict[str, str], tree: Path, outcome: Outcome) -> list[str]:
     """The plan's env lines for bash, after its runnable actions ran."""
-    code, out = run_bash(bash_line(scenario, doctor(tree, "fix", "--json")), env, timeout=120)
+    code, out = run_bash(bash_line(scenario, doctor(tree, "fix", "--json")), env, timeout=240,
+                         cwd=scenario_cwd(scenario))
     plan = last_json(out) or {}
     lines: list[str] = []
-    for action in plan.get("actions", []):  # type: ignore[union-attr]
+    marks = []
+    actions = plan.get("actions")
+    for action in actions if isinstance(actions, list) else []:
+        if not isinstance(action, dict):
+            continue
+        mark = verified_mark(action)
         entry = {"kind": action.get("kind"), "resolves": action.get("resolves"), "text": action.get("text"),
-                 "argv": action.get("argv")}
+                 "argv": action.get("argv"), "verified": mark}
+        if mark is not None:
+            marks.append(is_verified(mark))
         if action.get("kind") == "env":
             lines += action.get("env", {}).get("bash", [])
         elif action.get("argv"):
             argv = list(action["argv"])
             if argv and argv[0] == "cudnn-doctor":
                 argv = doctor(tree, *argv[1:])
-            done, said = run_bash(bash_line(scenario, argv, lines), env, timeout=300)
+            done, said = run_bash(bash_line(scenario, argv, lines), env, timeout=300, cwd=scenario_cwd(scenario))
             entry["ran"] = f"exit {done}: {said[-300:]}"
         outcome.plan.append(entry)
+    if not plan:
+        outcome.plan.append({"kind": "no plan", "text": f"exit {code}: {out[-300:]}"})
+    outcome.plan_verified = any(marks) if marks else None
     return lines
 
 
@@ -417,10 +555,35 @@ def start_hog(gib: float, env: dict[str, str]) -> subprocess.Popen[str]:
     return hog
 
 
+def prepare(scenario: Scenario, base: dict[str, str]) -> str:
+    """Write the scenario's files and run its setup snippet, once; '' or what went wrong."""
+    try:
+        for path, content in (getattr(scenario, "files", None) or {}).items():
+            target = Path(path)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(content, bytes):
+                target.write_bytes(content)
+            else:
+                target.write_text(content)
+    except OSError as error:
+        return f"files: {error}"
+    setup = getattr(scenario, "setup", "")
+    if setup:
+        code, out = run_bash(setup, base, timeout=120)
+        if code != 0:
+            return f"setup exit {code}: {out[-300:]}"
+    return ""
+
+
 def run_scenario(scenario: Scenario, base: dict[str, str], tree: Path, judges: dict[str, dict[str, str]],
-                 fix: bool) -> Outcome:
-    env = scenario_env(scenario, base)
+                 fix: bool, deep: bool, setup_error: str = "") -> Outcome:
     outcome = Outcome(scenario.name)
+    started = time.perf_counter()
+    if setup_error or DEADLINE.left() < 30:
+        outcome.setup_error = setup_error
+        outcome.verdict = outcome.deep_verdict = "not run" if not setup_error else "setup failed"
+        return outcome
+    env = shared_env(scenario, scenario_env(scenario, base))
     hog = start_hog(scenario.hog_gib, base) if scenario.hog_gib else None
     try:
         if scenario.name in judges:
@@ -428,9 +591,14 @@ def run_scenario(scenario: Scenario, base: dict[str, str], tree: Path, judges: d
         else:
             outcome.torch, outcome.jax = judge(scenario, env)
         outcome.fails = not (outcome.torch.startswith("ok") and outcome.jax.startswith("ok"))
-        check(scenario, env, tree, outcome)
-        outcome.probe = probe(scenario, env, tree)
-        if fix and outcome.fails:
+        with concurrent.futures.ThreadPoolExecutor(3) as pool:  # the doctor's answers do not depend on each other
+            jobs = [pool.submit(check, scenario, env, tree, outcome),
+                    pool.submit(lambda: setattr(outcome, "probe", probe(scenario, env, tree)))]
+            if deep:
+                jobs.append(pool.submit(deep_check, scenario, env, tree, outcome))
+            for job in jobs:
+                job.result()
+        if fix and outcome.fails and DEADLINE.left() > 30:
             lines = plan_and_apply(scenario, env, tree, outcome)
             outcome.after_torch, outcome.after_jax = judge(scenario, env, lines)
             outcome.fixed = outcome.after_torch.startswith("ok") and outcome.after_jax.startswith("ok")
@@ -438,31 +606,64 @@ def run_scenario(scenario: Scenario, base: dict[str, str], tree: Path, judges: d
         if hog is not None:
             os.killpg(hog.pid, signal.SIGKILL)
             hog.wait()
-    named = any(code in scenario.causes for code in outcome.codes)
-    if scenario.on_purpose:
-        outcome.verdict = "warned" if any(c in scenario.causes for c in outcome.warnings) and not outcome.codes \
-            else "not warned"
-    elif outcome.fails:
-        outcome.verdict = "caught" if named else ("error, other cause" if outcome.codes else "MISSED")
-    else:
-        outcome.verdict = "clean" if not outcome.codes else "FALSE ERROR"
+    outcome.wall_s = round(time.perf_counter() - started, 1)
+    if DEADLINE.left() < 2:  # a step was cut short by the run's budget: its answer is not the program's
+        outcome.verdict = outcome.deep_verdict = "not run"
+        return outcome
+    outcome.verdict, outcome.deep_verdict = verdicts(scenario, outcome, deep)
     return outcome
 
 
+def verdicts(scenario: Scenario, outcome: Outcome, deep: bool) -> tuple[str, str]:
+    """Plain check: named by an error or a warning of a cause code. check --deep: named by an error only."""
+    causes = set(scenario.causes)
+    if scenario.on_purpose:
+        plain = "warned" if causes & set(outcome.warnings) and not outcome.codes else "not warned"
+        deep_word = ("warned" if causes & set(outcome.deep_warnings) and not outcome.deep_codes
+                     else "not warned") if deep else "-"
+        return plain, deep_word
+    if not outcome.fails:
+        plain = "clean" if not outcome.codes else "FALSE ERROR"
+        deep_word = ("clean" if not outcome.deep_codes else "FALSE ERROR") if deep else "-"
+        return plain, deep_word
+    if not causes:
+        return "unmapped", "unmapped" if deep else "-"
+    if causes & set(outcome.codes) or causes & set(outcome.warnings):
+        plain = "named"
+    else:
+        plain = "error, other cause" if outcome.codes else "MISSED"
+    if not deep:
+        return plain, "-"
+    if causes & set(outcome.deep_codes):
+        return plain, "named"
+    return plain, "error, other cause" if outcome.deep_codes else "MISSED"
+
+
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--out", required=True)
+    parser.add_argument("--scenarios", help="a Python file defining build_scenarios(machine) -> list[Scenario]")
+    parser.add_argument("--quiet-cases", action="store_true",
+                        help="print no scenario's name or row: the figures only")
     parser.add_argument("--only", default="")
     parser.add_argument("--judges", help="scenarios.json of an earlier run: reuse its first judges")
     parser.add_argument("--doctor-tree", default=str(ROOT))
     parser.add_argument("--no-fix", action="store_true")
+    parser.add_argument("--no-deep", action="store_true", help="do not run check --deep")
     parser.add_argument("--parallel", type=int, default=6)
+    parser.add_argument("--budget-s", type=float, default=510,
+                        help="no scenario starts after this many seconds; each step's timeout is cut to fit")
     options = parser.parse_args()
+    global DEADLINE
+    DEADLINE = Deadline(options.budget_s)
+    quiet = options.quiet_cases
     out = Path(options.out)
     out.mkdir(parents=True, exist_ok=True)
+    SCRATCH.mkdir(parents=True, exist_ok=True)
     machine = facts()
-    print(json.dumps(machine, indent=1), flush=True)
-    scenarios = build_scenarios(machine)
+    if not quiet:
+        print(json.dumps(machine, indent=1), flush=True)
+    scenarios = load_scenarios(options.scenarios, machine) if options.scenarios else build_scenarios(machine)
     if options.only:
         wanted = set(options.only.split(","))
         scenarios = [s for s in scenarios if s.name in wanted]
@@ -472,51 +673,135 @@ def main() -> int:
             judges[entry["name"]] = {"torch": entry["torch"], "jax": entry["jax"]}
     base = dict(os.environ, PIP_RETRIES="0", PIP_TIMEOUT="5")  # no index can be reached from the GPU machine
     tree = Path(options.doctor_tree)
+    setup_errors = {s.name: prepare(s, base) for s in scenarios}
     shared = [s for s in scenarios if not runs_alone(s)]
     alone = [s for s in scenarios if s not in shared]
     outcomes: dict[str, Outcome] = {}
+    lock = threading.Lock()
     started = time.perf_counter()
-    with concurrent.futures.ThreadPoolExecutor(options.parallel) as pool:
-        for outcome in pool.map(lambda s: run_scenario(s, base, tree, judges, not options.no_fix), shared):
+    fix, deep = not options.no_fix, not options.no_deep
+
+    def done(outcome: Outcome) -> None:
+        with lock:
             outcomes[outcome.name] = outcome
-            print(f"{outcome.name:24} {outcome.verdict:18} {outcome.codes} fixed={outcome.fixed}", flush=True)
-    for scenario in alone:  # another process's memory or a limit: nothing else on the GPU meanwhile
-        outcome = run_scenario(scenario, base, tree, judges, not options.no_fix)
-        outcomes[outcome.name] = outcome
-        print(f"{outcome.name:24} {outcome.verdict:18} {outcome.codes} fixed={outcome.fixed}", flush=True)
-    ordered = [outcomes[s.name] for s in scenarios]
+            if not quiet:
+                print(f"{outcome.name:28} {outcome.verdict:18} deep={outcome.deep_verdict:18} {outcome.codes} "
+                      f"fixed={outcome.fixed} verified={outcome.plan_verified}", flush=True)
+            else:
+                print(f"{len(outcomes)} of {len(scenarios)} done", flush=True)
+            write_results(out, machine, scenarios, outcomes, started, options)
+
+    def one(scenario: Scenario) -> None:
+        done(run_scenario(scenario, base, tree, judges, fix, deep, setup_errors[scenario.name]))
+
+    # the scenarios alone first, one at a time (another process's memory or a limit: nothing else on the GPU
+    # meanwhile), then the shared ones side by side
+    for scenario in alone:
+        one(scenario)
+    with concurrent.futures.ThreadPoolExecutor(options.parallel) as pool:
+        for job in [pool.submit(one, s) for s in shared]:
+            job.result()
+    score = write_results(out, machine, scenarios, outcomes, started, options)
+    if not quiet:
+        print_table([outcomes[s.name] for s in scenarios if s.name in outcomes])
+    print("\n" + summary_line(score))
+    print(json.dumps(score))
+    return 0
+
+
+def write_results(out: Path, machine: dict[str, object], scenarios: list[Scenario], outcomes: dict[str, Outcome],
+                  started: float, options: argparse.Namespace) -> dict[str, object]:
+    """DIR/scenarios.json (every case) and DIR/summary.json (the figures only), rewritten after each scenario."""
+    ordered = [outcomes.get(s.name) or Outcome(s.name, verdict="not run", deep_verdict="not run") for s in scenarios]
     score = summarise(scenarios, ordered)
     score["wall_s"] = round(time.perf_counter() - started, 1)
-    (out / "scenarios.json").write_text(json.dumps({"machine": machine, "score": score,
-                                                    "outcomes": [asdict(o) for o in ordered]}, indent=1))
-    print_table(ordered, score)
-    return 0
+    score["scenarios_file"] = bool(options.scenarios)
+    score["deep"] = not options.no_deep
+    score["fix"] = not options.no_fix
+    cases = [dict(asdict(o), predicted=getattr(s, "predicted", ""), causes=list(s.causes),
+                  cause_class=getattr(s, "cause_class", "")) for s, o in zip(scenarios, ordered, strict=True)]
+    (out / "scenarios.json.tmp").write_text(json.dumps({"machine": machine, "score": score, "outcomes": cases},
+                                                       indent=1))
+    os.replace(out / "scenarios.json.tmp", out / "scenarios.json")
+    (out / "summary.json.tmp").write_text(json.dumps(score, indent=1) + "\n")
+    os.replace(out / "summary.json.tmp", out / "summary.json")
+    return score
 
 
 def summarise(scenarios: list[Scenario], outcomes: list[Outcome]) -> dict[str, object]:
     by_name = {s.name: s for s in scenarios}
-    failing = [o for o in outcomes if o.fails and not by_name[o.name].on_purpose]
-    working = [o for o in outcomes if not o.fails]
-    purpose = [o for o in outcomes if by_name[o.name].on_purpose]
-    fixed = [o for o in failing if o.fixed]
+    ran = [o for o in outcomes if o.verdict not in ("not run", "setup failed")]
+    failing = [o for o in ran if o.fails and not by_name[o.name].on_purpose]
+    mapped = [o for o in failing if by_name[o.name].causes]
+    working = [o for o in ran if not o.fails]
+    purpose = [o for o in ran if by_name[o.name].on_purpose]
+    tried = [o for o in failing if o.fixed is not None]
+    predicted = [o for o in ran if getattr(by_name[o.name], "predicted", "") in ("fails", "works")]
     return {
-        "scenarios": len(outcomes),
-        "failing": len(failing), "caught": sum(o.verdict == "caught" for o in failing),
-        "error_other_cause": sum(o.verdict == "error, other cause" for o in failing),
+        "scenarios": len(outcomes), "ran": len(ran),
+        "not_run": sum(o.verdict == "not run" for o in outcomes),
+        "setup_failed": sum(o.verdict == "setup failed" for o in outcomes),
+        "failing": len(failing), "failing_mapped": len(mapped),
+        "failing_unmapped": len(failing) - len(mapped),
+        "named": sum(o.verdict == "named" for o in mapped),
+        "named_by_error": sum(bool(set(by_name[o.name].causes) & set(o.codes)) for o in mapped),
+        "error_other_cause": sum(o.verdict == "error, other cause" for o in mapped),
+        "missed": sum(o.verdict == "MISSED" for o in mapped),
+        "unmapped_with_error": sum(bool(o.codes) for o in failing if not by_name[o.name].causes),
+        "unmapped_with_warning": sum(bool(o.warnings) for o in failing if not by_name[o.name].causes),
+        "deep_named": sum(o.deep_verdict == "named" for o in mapped),
+        "deep_error_other_cause": sum(o.deep_verdict == "error, other cause" for o in mapped),
+        "deep_missed": sum(o.deep_verdict == "MISSED" for o in mapped),
+        "unmapped_deep_error": sum(bool(o.deep_codes) for o in failing if not by_name[o.name].causes),
         "working": len(working), "false_errors": sum(o.verdict == "FALSE ERROR" for o in working),
+        "deep_false_errors": sum(o.deep_verdict == "FALSE ERROR" for o in working),
+        "working_with_warning": sum(bool(o.warnings) for o in working if not by_name[o.name].on_purpose),
         "on_purpose": len(purpose), "warned": sum(o.verdict == "warned" for o in purpose),
-        "fixed": len(fixed), "fix_tried": sum(o.fixed is not None for o in failing),
+        "fix_tried": len(tried), "fixed": sum(bool(o.fixed) for o in tried),
+        "plan_says_verified": sum(o.plan_verified is True for o in tried),
+        "plan_says_not_verified": sum(o.plan_verified is False for o in tried),
+        "plan_silent_on_verification": sum(o.plan_verified is None for o in tried),
+        "verified_and_cured": sum(o.plan_verified is True and bool(o.fixed) for o in tried),
+        "verified_not_cured": sum(o.plan_verified is True and not o.fixed for o in tried),
+        "predicted": len(predicted),
+        "prediction_right": sum((by_name[o.name].predicted == "fails") == o.fails for o in predicted),
+        "median_check_s": median([o.check_s for o in ran if o.check_s]),
+        "median_deep_s": median([o.deep_s for o in ran if o.deep_s]),
     }
 
 
-def print_table(outcomes: list[Outcome], score: dict[str, object]) -> None:
-    print("\n| scenario | torch | JAX | check: errors | verdict | plan | fixed |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+def median(values: list[float]) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    return ordered[middle] if len(ordered) % 2 else round((ordered[middle - 1] + ordered[middle]) / 2, 2)
+
+
+def summary_line(score: dict[str, object]) -> str:
+    """The figures only: no scenario's name."""
+    return (f"scenarios {score['ran']} run of {score['scenarios']} ({score['not_run']} not run, "
+            f"{score['setup_failed']} setup failed) in {score['wall_s']} s | failing {score['failing']} "
+            f"({score['failing_unmapped']} with no cause code) | check named {score['named']} of "
+            f"{score['failing_mapped']} ({score['named_by_error']} by an error; {score['error_other_cause']} error of "
+            f"another cause, {score['missed']} missed) | check --deep named {score['deep_named']} of "
+            f"{score['failing_mapped']} | working {score['working']}: false errors {score['false_errors']} "
+            f"(--deep {score['deep_false_errors']}) | on purpose warned {score['warned']} of {score['on_purpose']} | "
+            f"cured {score['fixed']} of {score['fix_tried']} (plan says verified: {score['plan_says_verified']}, "
+            f"of them cured {score['verified_and_cured']}) | predictions right {score['prediction_right']} of "
+            f"{score['predicted']}")
+
+
+def print_table(outcomes: list[Outcome]) -> None:
+    print("\n| scenario | torch | JAX | check: errors | verdict | --deep: errors | verdict | plan | verified | "
+          "fixed |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for o in outcomes:
         plan = ", ".join(f"{a['kind']}" for a in o.plan) or "-"
-        print(f"| {o.name} | {o.torch[:70]} | {o.jax[:70]} | {' '.join(o.codes) or '-'} | {o.verdict} | {plan} | "
+        print(f"| {o.name} | {o.torch[:70]} | {o.jax[:70]} | {' '.join(o.codes) or '-'} | {o.verdict} | "
+              f"{' '.join(o.deep_codes) or '-'} | {o.deep_verdict} | {plan} | "
+              f"{'-' if o.plan_verified is None else ('yes' if o.plan_verified else 'no')} | "
               f"{'-' if o.fixed is None else ('yes' if o.fixed else 'no')} |")
-    print("\n" + json.dumps(score))
 
 
 if __name__ == "__main__":
