@@ -63,18 +63,27 @@ def say_new(before):
     return now
 
 
+class NoRecipe(Exception):
+    """The installed framework has no such file or function: not a failure of the framework."""
+
+
 def run_recipe(site, recipe, call, functions):
     """The framework's own loading code: FUNCTIONS of SITE/RECIPE, exec'd from the installed file with the standard
     modules it imports, then CALL()."""
     path = os.path.join(site, recipe)
+    if not os.path.isfile(path):
+        raise NoRecipe("%s is not a file" % path)
     descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     try:
         data = os.read(descriptor, MAX_RECIPE_BYTES + 1)
     finally:
         os.close(descriptor)
     if len(data) > MAX_RECIPE_BYTES:
-        raise ValueError("%s is larger than %d bytes" % (path, MAX_RECIPE_BYTES))
-    tree = ast.parse(data, path)
+        raise NoRecipe("%s is larger than %d bytes" % (path, MAX_RECIPE_BYTES))
+    try:
+        tree = ast.parse(data, path)
+    except (SyntaxError, ValueError) as error:  # not Python this interpreter reads: the import would say so itself
+        raise NoRecipe("%s does not parse: %s" % (path, error))
     wanted = set(functions)
     body = []
     for node in tree.body:
@@ -86,7 +95,7 @@ def run_recipe(site, recipe, call, functions):
             body.append(node)
     found = set(n.name for n in body if isinstance(n, ast.FunctionDef))
     if call not in found:
-        raise LookupError("%s has no function %s (another release of the framework)" % (recipe, call))
+        raise NoRecipe("%s has no function %s (another release of the framework)" % (recipe, call))
     module = ast.Module(body=body, type_ignores=[])
     namespace = {"__file__": path, "__name__": "cudnn_doctor_recipe", "_running_with_deploy": lambda: False}
     sys.path.insert(0, site)
@@ -113,9 +122,17 @@ def main(argv):
         try:
             run_recipe(site, recipe, call, [f for f in functions.split(",") if f])
             say("recipe", "ok")
+        except NoRecipe as error:  # another release of the framework: the loader by name instead, and said
+            say("no-recipe", error)
         except BaseException as error:  # the framework's own code failing is what its import would say
             say("recipe", "%s: %s" % (type(error).__name__, error))
         maps = say_new(maps)
+        if not any(os.path.basename(p).startswith(soname) for p in maps):
+            # its code loaded no cuDNN: the framework's own libraries find it through their RUNPATH when they load,
+            # which asking the loader by name from here would not repeat
+            say("not-preloaded", soname)
+            say("done")
+            return 0
     try:
         lib = ctypes.CDLL(soname, mode=mode)
     except OSError as error:
@@ -125,6 +142,7 @@ def main(argv):
     front = next((p for p in mapped() if os.path.basename(p).startswith(soname.split(".so")[0] + ".so")), "")
     say("front", front)
     try:
+        say("check-start", "cudnnGetVersion")
         lib.cudnnGetVersion.restype = ctypes.c_size_t
         say("version", lib.cudnnGetVersion())
     except AttributeError:

@@ -95,6 +95,7 @@ class Machine:
         result = self.run("check", "--json", *args)
         assert "Traceback" not in result.stderr, result.stderr
         data = result.json
+        assert "summary" in data, result.stdout[:3000]
         assert data["summary"]["exit_code"] == result.exit_code
         return data
 

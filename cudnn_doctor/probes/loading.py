@@ -126,6 +126,7 @@ def parse_answer(user: str, recipe: str | None, stdout: str | bytes, exit_code: 
     front = version = None
     pending: tuple[str, str | None] | None = None
     done = False
+    skipped = None
     for line in lines:
         key, _, value = line.partition("\t")
         if key == "mapped":
@@ -141,11 +142,16 @@ def parse_answer(user: str, recipe: str | None, stdout: str | bytes, exit_code: 
             steps.append(LoadStep("open", bool(value), "ok" if value else "nothing mapped"))
         elif key == "version":
             version = _dotted(value)
+            pending = None
+        elif key in ("no-recipe", "not-preloaded"):
+            recipe = None  # its own code loads no cuDNN here: what its libraries' RUNPATH finds is the files' to say
+            skipped = value
         elif key == "check-start":
             pending = (value, None)
         elif key == "check":
             name, status, said = (value.split("\t") + ["", ""])[:3]
-            steps.append(LoadStep(name, status == "0", said or f"status {status}", _sublibrary_of(name)))
+            if said != "not exported":  # a front library without the checks (cuDNN 8's, a fake) says nothing here
+                steps.append(LoadStep(name, status == "0", said or f"status {status}", _sublibrary_of(name)))
             pending = None
         elif key == "later-start":
             name, _, target = value.partition("\t")
@@ -165,6 +171,8 @@ def parse_answer(user: str, recipe: str | None, stdout: str | bytes, exit_code: 
             steps.append(LoadStep(pending[0], False, died, library))
         else:
             died = how
+    if skipped is not None:
+        return ObservedLoad(user, None, None, (), tuple(mapped), None, None)
     return ObservedLoad(user, front, version, tuple(steps), tuple(mapped), recipe, died)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import replace
 
 from cudnn_doctor.elf import ElfError, read_elf, read_exported_u32
 from cudnn_doctor.knowledge.data import load, sublibrary_names
@@ -358,18 +359,27 @@ def observed_cudnn(modelled: tuple[LoadedCudnn, ...], loads: tuple[ObservedLoad,
         names = sublibrary_names().get(int(major), []) if major else []
         subs = tuple(SubLibrary(f"{name}.so.{major}", None, None, None, _rarely_used(name, int(major))) for name in names)
         via, entry = origin(load.front, soname, ctx)
-        modelled += (LoadedCudnn("ld.so", load.front, None, via, subs, entry, os.path.realpath(load.front)),)
+        # the path as the loader found it (a link in an LD_LIBRARY_PATH folder), not the file it resolves to
+        same = next((c for c in modelled if os.path.realpath(c.library) == os.path.realpath(load.front)), None)
+        library = same.library if same else os.path.join(entry, soname) if via == "LD_LIBRARY_PATH" and entry and \
+            os.path.realpath(os.path.join(entry, soname)) == os.path.realpath(load.front) else load.front
+        modelled += (LoadedCudnn("ld.so", library, None, via, same.sublibraries if same else subs, entry,
+                                 os.path.realpath(load.front)),)
     for loaded in modelled:
         seen = by_user.get(loaded.user)
         if seen is None or seen.front is None:
             out.append(loaded)
             continue
-        front = seen.front
+        same = os.path.realpath(seen.front) == os.path.realpath(loaded.library)
+        front = loaded.library if same else seen.front
         version = seen.version or installs_by_real.get(os.path.realpath(front)) or release_in_name(front)
-        same = os.path.realpath(front) == os.path.realpath(loaded.library)
         subs = []
         for sub in (loaded.sublibraries if same else _resolved_from(front, loaded.sublibraries)):
             step = next((s for s in seen.steps if s.library == sub.name), None)
+            if step is None and seen.died and (sub.problem or "").startswith(("broken", "truncated")):
+                # the child died opening this copy, and this file of it is cut short: the death is its evidence
+                subs.append(replace(sub, seen=f"{_display_user(seen.user)}: {seen.died}"))
+                continue
             if step is None:
                 subs.append(sub)
                 continue
@@ -380,11 +390,15 @@ def observed_cudnn(modelled: tuple[LoadedCudnn, ...], loads: tuple[ObservedLoad,
                                     or sub.problem is None else sub.problem))
             else:
                 subs.append(replace(sub, path=path, problem=_problem_of(step.said, sub.problem),
-                                    seen=f"{seen.user}: {step.step} -> {step.said}"))
+                                    seen=f"{_display_user(seen.user)}: {step.step} -> {step.said}"))
         via, entry = (loaded.via, loaded.entry) if same else ("the framework's own loading code", None)
         out.append(replace(loaded, library=front, version=version, via=via, entry=entry, sublibraries=tuple(subs),
                            real_library=os.path.realpath(front), observed=True))
     return tuple(out)
+
+
+def _display_user(user: str) -> str:
+    return "a program that opens libcudnn by name" if user == "ld.so" else user
 
 
 def _resolved_from(front: str, modelled: tuple[SubLibrary, ...]) -> tuple[SubLibrary, ...]:

@@ -268,7 +268,14 @@ def loaded_sublibraries(report: Report) -> list[Finding]:
     for loaded in view.cudnn:
         for sub in loaded.sublibraries:
             key = f"{loaded.library}\0{sub.name}"
-            if sub.problem is None or key in seen:
+            if key in seen:
+                continue
+            # several users of one copy: what a child saw loading it outweighs what its files say
+            sharing = [s for c in view.cudnn if c.library == loaded.library for s in c.sublibraries if s.name == sub.name]
+            sub = next((s for s in sharing if s.seen), next((s for c in view.cudnn if c.library == loaded.library
+                                                             and c.observed for s in c.sublibraries
+                                                             if s.name == sub.name), sub))
+            if sub.problem is None:
                 continue
             seen.add(key)
             users = ", ".join(dict.fromkeys(x.user for x in view.cudnn if x.library == loaded.library))
@@ -490,11 +497,13 @@ def observed_loads(report: Report) -> list[Finding]:
             if step.step == "recipe" and load.user != "ld.so":
                 findings.append(finding("CD409", subject=load.user, evidence="seen", proof=said, framework=who,
                                         library=load.recipe or "its loading code", error=step.said))
+            elif step.step == "open" and load.user == "ld.so" and "no such file" in step.said.lower():
+                continue  # no cuDNN where the loader looks by name: CD310's information, not a failure
             elif step.step == "open":
                 made = finding("CD307", subject=load.user, evidence="seen", proof=said, framework=who,
                                library=f"libcudnn (as {who} opens it)", error=step.said)
                 findings.append(_for_whom(made, load.user, frameworks_ok))
-        if load.died and not any(step.said == load.died for step in load.steps):
+        if load.died and load.user != "ld.so" and not any(step.said == load.died for step in load.steps):
             findings.append(_for_whom(finding("CD309", subject=load.front or load.user, evidence="seen",
                                               proof=f"{who}: {load.died}", library=load.front or "libcudnn",
                                               how=load.died, framework=who), load.user, frameworks_ok))
