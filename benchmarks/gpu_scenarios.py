@@ -672,7 +672,7 @@ def main() -> int:
         for entry in json.loads(Path(options.judges).read_text())["outcomes"]:
             judges[entry["name"]] = {"torch": entry["torch"], "jax": entry["jax"]}
     base = dict(os.environ, PIP_RETRIES="0", PIP_TIMEOUT="5")  # no index can be reached from the GPU machine
-    tree = Path(options.doctor_tree)
+    tree = Path(options.doctor_tree).resolve()  # the scenarios run in their own folders: a relative tree would not be found
     setup_errors = {s.name: prepare(s, base) for s in scenarios}
     shared = [s for s in scenarios if not runs_alone(s)]
     alone = [s for s in scenarios if s not in shared]
