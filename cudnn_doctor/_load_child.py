@@ -1,6 +1,6 @@
 """Runs in a child process: load cuDNN the way one program loads it, and say what the loader mapped.
 
-Usage: python -I -S _load_child.py USER SITE_PACKAGES RECIPE CALL FUNCTIONS SONAME CHECKS LATER
+Usage: python -I -S _load_child.py USER SITE_PACKAGES RECIPE CALL FUNCTIONS SONAME CHECKS LATER [ARGS]
 
   USER           a framework's name, or "ld.so" (any program that asks the loader by name)
   SITE_PACKAGES  the folder the framework is installed in ("-": none)
@@ -10,6 +10,7 @@ Usage: python -I -S _load_child.py USER SITE_PACKAGES RECIPE CALL FUNCTIONS SONA
   SONAME         libcudnn.so.9
   CHECKS         the front library's calls that load each sub-library, comma-separated (cudnnOpsVersionCheck, ...)
   LATER          sub-libraries cuDNN loads only when it runs (the engines), comma-separated
+  ARGS           CALL's arguments, a Python literal list (ast.literal_eval): ["cudnn", "libcudnn.so.*[0-9]"]
 
 It runs the framework's own preloading code from its installed files (not an import of the framework: no GPU and
 no second of start-up), then opens SONAME as the framework's libraries would find it, then calls the front
@@ -67,7 +68,7 @@ class NoRecipe(Exception):
     """The installed framework has no such file or function: not a failure of the framework."""
 
 
-def run_recipe(site, recipe, call, functions):
+def run_recipe(site, recipe, call, functions, args=()):
     """The framework's own loading code: FUNCTIONS of SITE/RECIPE, exec'd from the installed file with the standard
     modules it imports, then CALL()."""
     path = os.path.join(site, recipe)
@@ -100,7 +101,7 @@ def run_recipe(site, recipe, call, functions):
     namespace = {"__file__": path, "__name__": "cudnn_doctor_recipe", "_running_with_deploy": lambda: False}
     sys.path.insert(0, site)
     exec(compile(module, path, "exec"), namespace)
-    namespace[call]()
+    namespace[call](*args)
 
 
 def status_name(lib, status):
@@ -115,12 +116,13 @@ def status_name(lib, status):
 
 def main(argv):
     user, site, recipe, call, functions, soname, checks, later = argv[:8]
+    args = ast.literal_eval(argv[8]) if len(argv) > 8 else []
     mode = getattr(os, "RTLD_NOW", 2) | getattr(os, "RTLD_GLOBAL", 0x100)
     maps = mapped()
     say("start", user)
     if recipe != "-" and site != "-":
         try:
-            run_recipe(site, recipe, call, [f for f in functions.split(",") if f])
+            run_recipe(site, recipe, call, [f for f in functions.split(",") if f], args)
             say("recipe", "ok")
         except NoRecipe as error:  # another release of the framework: the loader by name instead, and said
             say("no-recipe", error)

@@ -24,10 +24,16 @@ LOADER = "ld.so"
 
 
 def _row_for(framework: Framework, site: str) -> dict[str, Any] | None:
-    """The [[loading]] row whose file this install of FRAMEWORK has."""
+    """The first [[loading]] row of FRAMEWORK whose file this install has, defining every function the row runs."""
+    from cudnn_doctor.user_files import read_text_or_empty
+
     for row in load("process_env").get("loading", []):
-        if row["framework"] == framework.name and glob.glob(os.path.join(glob.escape(site), row["file"])):
-            return row
+        if row["framework"] != framework.name:
+            continue
+        for path in sorted(glob.glob(os.path.join(glob.escape(site), row["file"]))):
+            text = read_text_or_empty(path, 4 << 20)
+            if all(f"def {name}(" in text for name in row["functions"]):
+                return {**row, "file": os.path.relpath(path, site)}
     return None
 
 
@@ -85,13 +91,11 @@ class LoadChildren:
         major = int(version["major"])
         return (user, site, row["file"] if row else "-", row["call"] if row else "-",
                 ",".join(row["functions"]) if row else "-", f"{version['front']}.so.{major}",
-                ",".join(version["checks"]), ",".join(f"{name}.so.{major}" for name in version["later"]))
+                ",".join(version["checks"]), ",".join(f"{name}.so.{major}" for name in version["later"]),
+                repr(list(row["args"])) if row else "[]")
 
     def _request(self, python: str, user: str, site: str, row: dict[str, Any], version: dict[str, Any],
                  env: dict[str, str], timeout: float) -> ChildRequest:
-        # the framework's own file names the folder glob matched (xla_cuda13 or xla_cuda12)
-        found = sorted(glob.glob(os.path.join(glob.escape(site), row["file"])))
-        row = {**row, "file": os.path.relpath(found[0], site)} if found else row
         return ChildRequest((python, "-I", "-S", CHILD, *self._args(user, site, row, version)), env, timeout,
                             f"loading cuDNN as {user} does")
 
@@ -163,7 +167,7 @@ def parse_answer(user: str, recipe: str | None, stdout: str | bytes, exit_code: 
         elif key == "done":
             done = True
     died = None
-    if not done and (exit_code != 0 or timed_out or not lines):
+    if not done:
         how = "did not finish in time" if timed_out else _how_it_died(exit_code, error)
         if pending is not None:
             library = pending[0] if pending[1] is not None else _sublibrary_of(pending[0])
@@ -171,7 +175,7 @@ def parse_answer(user: str, recipe: str | None, stdout: str | bytes, exit_code: 
             steps.append(LoadStep(pending[0], False, died, library))
         else:
             died = how
-    if skipped is not None:
+    if skipped is not None or not lines:  # its own code loads no cuDNN here, or the child never got as far as a word
         return ObservedLoad(user, None, None, (), tuple(mapped), None, None)
     return ObservedLoad(user, front, version, tuple(steps), tuple(mapped), recipe, died)
 

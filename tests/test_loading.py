@@ -1,0 +1,136 @@
+"""cuDNN as each framework's own loading code loads it, seen in a child (issue 45): the real cuDNN 9.19 wheel, a
+torch whose __init__.py loads its wheel's cuDNN by full path from sys.path as torch 2.6-2.11 does (its
+_preload_cuda_lib, written here after the real one), and copies of the wheel bent as users bend them."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Machine, codes
+from tests.real_wheels import real_cudnn
+from tests.test_frameworks import install_torch, python_env, real_python_sees
+from tests.test_process_env import finding, gpu_machine
+
+# what torch 2.11's torch/__init__.py does for its nvidia-* wheels (the same names and arguments; our own code)
+TORCH_INIT = '''
+import ctypes
+import glob
+import os
+import platform
+import sys
+
+
+def _get_cuda_dep_paths(path, lib_folder, lib_name):
+    return glob.glob(os.path.join(path, "nvidia", lib_folder, "lib", lib_name))
+
+
+def _preload_cuda_lib(lib_folder, lib_name, required=True):
+    if platform.system() != "Linux":
+        raise AssertionError("Linux only")
+    lib_path = None
+    for path in sys.path:
+        candidates = _get_cuda_dep_paths(path, lib_folder, lib_name)
+        if candidates:
+            lib_path = candidates[0]
+            break
+    if not lib_path and required:
+        raise ValueError(f"{lib_name} not found in the system path {sys.path}")
+    if lib_path:
+        ctypes.CDLL(lib_path)
+'''
+
+
+def torch_with_real_cudnn(machine: Machine, tmp_path: Path) -> Path:
+    """torch 2.11 whose nvidia/cudnn/lib is the real 9.19.0 wheel's (links to it), its __init__.py loading it."""
+    gpu_machine(machine, tmp_path, gpus=1)
+    site = python_env(machine, tmp_path)
+    install_torch(site, version="2.11.0+cu130", cuda="13.0", cudnn=91900, pin="nvidia-cudnn-cu13==9.19.0.56")
+    lib = site / "nvidia" / "cudnn" / "lib"
+    shutil.rmtree(lib)
+    lib.mkdir()
+    for library in (real_cudnn("9.19.0") / "lib").iterdir():  # the front library copied: the maps name it here
+        if library.name == "libcudnn.so.9":
+            shutil.copyfile(library, lib / library.name)
+        else:
+            (lib / library.name).symlink_to(library)
+    (site / "torch" / "__init__.py").write_text(TORCH_INIT)
+    real_python_sees(site, tmp_path)
+    return site
+
+
+def bent_copy(tmp_path: Path, name: str, drop: tuple[str, ...] = (), cut: tuple[str, ...] = (),
+              text: tuple[str, ...] = ()) -> Path:
+    """A copy of the real wheel's lib folder: DROP left out, CUT cut in half, TEXT a Git LFS pointer (text)."""
+    folder = tmp_path / name
+    folder.mkdir()
+    for library in (real_cudnn("9.19.0") / "lib").iterdir():
+        base = library.name
+        if base in drop:
+            continue
+        if base in cut:
+            data = library.read_bytes()
+            (folder / base).write_bytes(data[: len(data) // 2])
+        elif base in text:
+            (folder / base).write_text("version https://git-lfs.github.com/spec/v1\noid sha256:0\nsize 133120\n")
+        else:
+            (folder / base).symlink_to(library)
+    return folder
+
+
+@pytest.mark.integration
+def test_torch_maps_its_own_cudnn_whatever_comes_first_on_the_path(machine: Machine, tmp_path: Path) -> None:
+    """A copy without libcudnn_ops first on LD_LIBRARY_PATH (a model of the loader calls torch's cuDNN broken): torch's
+    own code loads its wheel's front library by full path; its sub-libraries come from the copy where it has them
+    (LD_LIBRARY_PATH first) and from the front library's own folder (its RUNPATH is $ORIGIN) where it has not:
+    cuDNN's own version checks all pass, and no error is said."""
+    torch_with_real_cudnn(machine, tmp_path)
+    copy = bent_copy(tmp_path, "copy", drop=("libcudnn_ops.so.9",))
+    machine.add_library_path(copy)
+    report = machine.check_json()
+    [seen] = [load for load in report["process"]["loads"] if load["user"] == "torch"]
+    assert seen["front"].startswith(str(tmp_path / "venv")) and seen["version"] == "9.19.0"
+    assert all(step["ok"] for step in seen["steps"]), seen["steps"]
+    ops = next(step for step in seen["steps"] if step["library"] == "libcudnn_ops.so.9")
+    assert ops["mapped"] and ops["mapped"][0].startswith(str(tmp_path / "venv")) is False  # the real file, by link
+    assert not [f for f in report["findings"] if f["severity"] == "error"], report["findings"]
+
+
+@pytest.mark.integration
+def test_a_text_file_where_the_front_library_is_breaks_only_programs_asking_by_name(machine: Machine,
+                                                                                   tmp_path: Path) -> None:
+    """A Git LFS pointer as libcudnn.so.9 first on LD_LIBRARY_PATH: ld.so stops at it (invalid ELF header) for a
+    program that opens libcudnn.so.9 by name, seen; torch loads its own front library by full path and works: a
+    warning that names who is hit, never an error."""
+    torch_with_real_cudnn(machine, tmp_path)
+    copy = bent_copy(tmp_path, "lfs", text=("libcudnn.so.9",))
+    machine.add_library_path(copy)
+    report = machine.check_json()
+    refused = finding(report, "CD307")
+    assert refused["severity"] == "warning" and refused["evidence"] == "seen"
+    assert "ELF" in refused["proof"] and "PyTorch" in refused["detail"]
+    assert not [f for f in report["findings"] if f["severity"] == "error"], report["findings"]
+
+
+@pytest.mark.integration
+def test_a_truncated_sublibrary_in_the_copy_torch_loads_is_seen(machine: Machine, tmp_path: Path) -> None:
+    """torch's front library, then its sub-libraries from a copy first on LD_LIBRARY_PATH whose libcudnn_ops is cut
+    short: the child dies loading it, and the error quotes that."""
+    torch_with_real_cudnn(machine, tmp_path)
+    machine.add_library_path(bent_copy(tmp_path, "cut", cut=("libcudnn_ops.so.9",)))
+    report = machine.check_json()
+    errors = [f for f in report["findings"] if f["severity"] == "error"]
+    assert errors and all(f["evidence"] in ("seen", "rule") for f in errors), errors
+    assert any("libcudnn_ops.so.9" in (f.get("proof") or "") for f in errors), errors
+    assert report["summary"]["exit_code"] == 1
+
+
+@pytest.mark.integration
+def test_torchs_own_copy_whole_is_no_finding(machine: Machine, tmp_path: Path) -> None:
+    torch_with_real_cudnn(machine, tmp_path)
+    report = machine.check_json()
+    [seen] = [load for load in report["process"]["loads"] if load["user"] == "torch"]
+    assert all(step["ok"] for step in seen["steps"]), seen["steps"]
+    assert not codes(report) & {"CD304", "CD305", "CD307", "CD308", "CD309", "CD409"}
