@@ -201,8 +201,9 @@ def probe_nvml(_arg=None, module_folder=None):
 
     try:
         pynvml.nvmlInit()
-    except pynvml.NVMLError as error:
-        return {"ok": False, "error": str(error), "error_class": type(error).__name__}
+    except pynvml.NVMLError as error:  # which libnvidia-ml answered so: a stub on LD_LIBRARY_PATH is not the driver's
+        return {"ok": False, "error": str(error), "error_class": type(error).__name__,
+                "library": _loaded_path("libnvidia-ml.so", getattr(pynvml, "nvmlLib", None))}
     try:
         result = {
             "ok": True,

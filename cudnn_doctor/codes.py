@@ -86,6 +86,9 @@ _CODES = (
     Code("CD117", "info", "CUDA numbers the GPUs otherwise than nvidia-smi",
          "In a program started here {pairs}: CUDA orders GPUs of different kinds fastest first unless "
          "CUDA_DEVICE_ORDER=PCI_BUS_ID, while nvidia-smi (and NVML, and most schedulers) number them by PCI bus."),
+    Code("CD118", "error", "Programs load an NVML that is not the driver's",
+         "A program started here loads {library} as libnvidia-ml.so.1 (through {via}), and nvmlInit answers "
+         "'{error}' there: {consequence}."),
     # CD13x-CD14x: GPU health, read through NVML (what a GPU does not support is never a finding)
     Code("CD130", "error", "Uncorrectable ECC errors on the GPU",
          "GPU {gpu} has {volatile} uncorrectable ECC error(s) since the driver loaded ({aggregate} over its "
@@ -426,7 +429,7 @@ CODES: dict[str, Code] = {code.code: code for code in _CODES}
 # says how to prove it (rules.hold_to_evidence). A rule may say more of one finding (codes.finding's EVIDENCE):
 # cuInit's own answer, a child's load, a framework's words under --deep.
 SEEN = frozenset({
-    "CD101", "CD102", "CD104", "CD108", "CD109", "CD110", "CD130", "CD132", "CD138", "CD141", "CD142", "CD143",
+    "CD101", "CD102", "CD104", "CD108", "CD109", "CD110", "CD118", "CD130", "CD132", "CD138", "CD141", "CD142", "CD143",
     "CD144", "CD203", "CD307", "CD309", "CD315", "CD316", "CD409", "CD415",
 })  # the answer of the thing itself: NVML, cuInit, the loader in a child, the kernel's log, a framework's run
 RULE = frozenset({

@@ -312,6 +312,11 @@ class ProcessView:
     limits: dict[str, tuple[int, int]] = dataclasses.field(default_factory=dict)  # RLIMIT_AS: (soft, hard); -1 unlimited
     cudnn: tuple[LoadedCudnn, ...] = ()
     loads: tuple[ObservedLoad, ...] = ()  # cuDNN as each framework, and the loader by name, really loads it
+    nvml_library: str | None = None  # the libnvidia-ml.so.1 a program loads here, where nvmlInit refused
+    nvml_error: str | None = None  # what nvmlInit answered there
+    nvml_stub: bool = False  # that file carries NVIDIA's notice of the toolkit's link stub ("is a stub library")
+    nvml_via: str | None = None  # how it came in: "LD_PRELOAD" | "LD_LIBRARY_PATH" | the loader's cache or a system folder
+    nvml_entry: str | None = None  # the LD_PRELOAD or LD_LIBRARY_PATH entry, as written there, that brought it
 
 
 @dataclass

@@ -134,3 +134,35 @@ def test_torchs_own_copy_whole_is_no_finding(machine: Machine, tmp_path: Path) -
     [seen] = [load for load in report["process"]["loads"] if load["user"] == "torch"]
     assert all(step["ok"] for step in seen["steps"]), seen["steps"]
     assert not codes(report) & {"CD304", "CD305", "CD307", "CD308", "CD309", "CD409"}
+
+
+# --- the NVML a program loads ---------------------------------------------------------------------------------------
+
+def test_the_toolkits_nvml_stub_first_on_the_path_stops_jax(machine: Machine, tmp_path: Path) -> None:
+    """The CUDA toolkit's link stub copied as libnvidia-ml.so.1 into a folder first on LD_LIBRARY_PATH (seen on an
+    H100: nvmlInit 'Driver Not Loaded', JAX finds no GPU, torch warns): an error quoting nvmlInit, and the plan
+    takes the folder out of the way; the check after is clean of it."""
+    from tests.fakes.build import fake_nvml
+    from tests.test_process_env import check_after, jax_install, plan_lines
+
+    gpu_machine(machine, tmp_path, gpus=1)
+    jax_install(python_env(machine, tmp_path))
+    stub = tmp_path / "stub"
+    fake_nvml(stub, stub=True)
+    machine.env["LD_LIBRARY_PATH"] = f"{stub}:{machine.env['LD_LIBRARY_PATH']}"
+    report = machine.check_json()
+    wrong = finding(report, "CD118")
+    assert wrong["severity"] == "error" and wrong["evidence"] == "seen"
+    assert "Driver Not Loaded" in wrong["proof"] and str(stub) in wrong["detail"]
+    lines = plan_lines(machine)
+    assert any(line.startswith("export LD_LIBRARY_PATH=") and str(stub) not in line for line in lines), lines
+    assert "CD118" not in codes(check_after(machine, lines))
+
+
+def test_the_drivers_own_nvml_refusing_is_not_a_loader_problem(machine: Machine, tmp_path: Path) -> None:
+    from tests.fakes.build import fake_nvml
+
+    driver = gpu_machine(machine, tmp_path, gpus=1)
+    fake_nvml(driver, init_error=18)  # the driver's own NVML: a version mismatch after an upgrade
+    report = machine.check_json()
+    assert "CD118" not in codes(report)

@@ -24,6 +24,8 @@ def treat(work: Any) -> None:
         return
     for finding in work.with_code("CD111", "CD112"):
         _driver_library(work, finding, report)
+    for finding in work.with_code("CD118"):
+        _nvml_library(work, finding, report)
     for finding in work.with_code("CD113", "CD114"):
         _visible_devices(work, finding, report)
     for finding in work.with_code("CD317"):
@@ -52,6 +54,19 @@ def _driver_library(work: Any, finding: Finding, report: Report) -> None:
     elif view.libcuda_via == "LD_LIBRARY_PATH" and view.libcuda_entry:
         work.take([finding], Action(ENV, (), why, LOADER_SOURCE,
                                     env=(EnvChange("LD_LIBRARY_PATH", "remove", view.libcuda_entry),)))
+
+
+def _nvml_library(work: Any, finding: Finding, report: Report) -> None:
+    view = report.process
+    if view is None or not view.nvml_library:
+        return
+    why = (f"{view.nvml_library} is what the loader gives programs for libnvidia-ml.so.1; without it they load the "
+           "driver's own NVML")
+    if view.nvml_via == "LD_PRELOAD" and view.nvml_entry:
+        _drop_preload(work, [finding], view.nvml_entry, report, why)
+    elif view.nvml_via == "LD_LIBRARY_PATH" and view.nvml_entry:
+        work.take([finding], Action(ENV, (), why, LOADER_SOURCE,
+                                    env=(EnvChange("LD_LIBRARY_PATH", "remove", view.nvml_entry),)))
 
 
 def _drop_preload(work: Any, found: list[Finding], entry: str, report: Report, why: str) -> None:

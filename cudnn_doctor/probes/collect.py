@@ -167,6 +167,13 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     versions = {os.path.realpath(i.library): i.version for i in report.cudnn}
     report.process = read_process_view(ctx, cuda, report.gpus, report.frameworks, versions, cache, asked, from_nvml,
                                        loading.results())
+    library = nvml.values.get("library") if not nvml.values.get("ok") else None
+    if isinstance(library, str) and library:  # NVML refused: which file answered so, and how it came in
+        from cudnn_doctor.probes.process_env import origin
+
+        report.process.nvml_library, report.process.nvml_error = library, report.nvml_error
+        report.process.nvml_via, report.process.nvml_entry = origin(library, "libnvidia-ml.so.1", ctx)
+        report.process.nvml_stub = _says_stub(library)
     helpers.finish()
     if deep_imports is not None:
         from cudnn_doctor.probes.deep import confirm_frameworks
@@ -229,6 +236,19 @@ class HelperRuns:
         if self._ldconfig is not None:
             self._ldconfig.answers()
         self._nvcc_batch.answers()
+
+
+STUB_NOTICE = b"is a stub library"  # NVIDIA's notice inside the toolkit's libnvidia-ml.so link stub
+
+
+def _says_stub(path: str) -> bool:
+    """Does the library at PATH carry NVIDIA's link-stub notice? (the stub is some 100 kB; a driver's NVML is 2 MB+)"""
+    from cudnn_doctor.user_files import UnreadableFile, read_user_file
+
+    try:
+        return STUB_NOTICE in read_user_file(path, 1 << 20)
+    except UnreadableFile:
+        return False
 
 
 def _loader_pick_is_loadable(soname: str, ctx: SearchContext, cache: dict[str, list[str]]) -> bool:

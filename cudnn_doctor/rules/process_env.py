@@ -478,6 +478,49 @@ def _alloc_value_problem(row: dict[str, Any], text: str) -> str | None:
     return None
 
 
+def nvml_library(report: Report) -> list[Finding]:
+    """NVML refused in a child with this environment, and the libnvidia-ml.so.1 it loaded is not the driver's (the
+    toolkit's link stub, another release's copy): JAX refuses to start (seen on JAX 0.11: 'No visible GPU
+    devices'), nvidia-smi and every NVML user fail; torch warns and runs."""
+    view = report.process
+    if view is None or not view.nvml_library or not view.nvml_error:
+        return []
+    kernel = view.kernel_driver or report.driver.version
+    release = release_in_name(view.nvml_library)
+    if not view.nvml_stub and not (kernel and release and release != kernel):
+        return []  # the driver's own NVML refusing is the driver's problem (CD104/CD105), not the loader's
+    jax = _has(report, "jax")
+    made = finding("CD118", subject=view.nvml_library, refs=(NVML_SOURCE,), evidence="seen",
+                   proof=f"nvmlInit answered '{view.nvml_error}' with {view.nvml_library} in a child started with this "
+                         "environment", library=view.nvml_library, error=view.nvml_error, via=_nvml_via(view),
+                   consequence=("JAX finds no GPU and refuses to start, nvidia-smi and every NVML user fail, torch "
+                                "warns" if jax else "nvidia-smi and every NVML user fail (JAX would refuse to start; "
+                                "torch warns)"), framework="JAX" if jax else "")
+    return [made if jax else replace(made, severity="warning")]
+
+
+def release_in_name(path: str) -> str | None:
+    """The release in a versioned library's file name: libnvidia-ml.so.580.159.04 -> 580.159.04."""
+    import re
+
+    found = re.search(r"\.so\.(\d+\.\d+(?:\.\d+)*)$", os.path.basename(path))
+    return found.group(1) if found else None
+
+
+NVML_SOURCE = ("benchmarks/evidence_facts.py on an H100 (driver 580, torch 2.11, JAX 0.11): the CUDA toolkit's "
+               "lib64/stubs/libnvidia-ml.so as libnvidia-ml.so.1 first on LD_LIBRARY_PATH: nvmlInit 'Driver Not "
+               "Loaded', nvidia-smi exits 9 naming the stub, JAX 'Unable to initialize backend cuda: No visible GPU "
+               "devices', torch runs with 'Can't initialize NVML'")
+
+
+def _nvml_via(view: ProcessView) -> str:
+    if view.nvml_via == "LD_PRELOAD":
+        return f"LD_PRELOAD's {view.nvml_entry}"
+    if view.nvml_via == "LD_LIBRARY_PATH":
+        return f"the LD_LIBRARY_PATH folder {view.nvml_entry}"
+    return view.nvml_via or "the loader's search"
+
+
 def observed_loads(report: Report) -> list[Finding]:
     """What the loading children saw that no sub-library finding says: a framework's own loading code failing
     (CD409), the front library refused (CD307), a child that died outside a sub-library (CD309), and what a program
@@ -535,8 +578,8 @@ def _for_whom(made: Finding, user: str, frameworks_ok: list[str]) -> Finding:
     return made
 
 
-RULES = (driver_library, visibility, device_order, memory_held, limits, preloaded_cudnn, loaded_sublibraries,
-         observed_loads, settings)
+RULES = (driver_library, nvml_library, visibility, device_order, memory_held, limits, preloaded_cudnn,
+         loaded_sublibraries, observed_loads, settings)
 
 # errors that stop every program in this environment (no framework named): a framework's failure under --deep is
 # their evidence

@@ -110,7 +110,7 @@ def fake_libcuda(folder: Path, driver_cuda: int = 12040, devices: int = 0, name:
 def fake_nvml(folder: Path, driver: str = "580.159.04", cuda: int = 13000, gpus: int = 1,
               name: str = "NVIDIA H100 80GB HBM3", compute_capability: str = "9.0",
               init_error: int | None = None, health: dict[str, int] | None = None,
-              pid_file: Path | None = None, init_sleep_ms: int | None = None) -> Path:
+              pid_file: Path | None = None, init_sleep_ms: int | None = None, stub: bool = False) -> Path:
     """HEALTH: fake_nvml.c's FAKE_* health values by name, e.g. {"ECC_VOLATILE": 3, "SICK_GPU": 1};
     PID_FILE: each nvmlInit appends its process's pid there; INIT_SLEEP_MS: nvmlInit takes that long."""
     cc_major, cc_minor = compute_capability.split(".")
@@ -120,6 +120,8 @@ def fake_nvml(folder: Path, driver: str = "580.159.04", cuda: int = 13000, gpus:
     }
     if init_error is not None:
         defines["FAKE_NVML_INIT_ERROR"] = init_error
+    if stub:  # the toolkit's link stub: nvmlInit answers 9, NVIDIA's notice inside
+        defines["FAKE_NVML_STUB"] = True
     if pid_file is not None:
         defines["FAKE_NVML_PID_FILE"] = json.dumps(str(pid_file))  # a C string literal: JSON's escapes are C's
     if init_sleep_ms is not None:

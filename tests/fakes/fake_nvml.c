@@ -31,6 +31,14 @@
 #define FAKE_MEMORY 85520809984ULL
 #endif
 
+/* FAKE_NVML_STUB: the CUDA toolkit's link stub (lib64/stubs/libnvidia-ml.so), as seen on CUDA 13.0: nvmlInit
+   answers 9 (Driver Not Loaded) and the library carries NVIDIA's notice that nvidia-smi prints with it. */
+#ifdef FAKE_NVML_STUB
+__attribute__((used)) const char fake_stub_notice[] =
+    "libnvidia-ml.so in GDK package is a stub library that is attached only for build purposes";
+#define FAKE_NVML_INIT_ERROR 9
+#endif
+
 typedef struct { unsigned long long total, free, used; } nvmlMemory_t;
 typedef struct { unsigned int version; unsigned long long total, reserved, free, used; } nvmlMemory_v2_t;
 static int handles[16];
