@@ -288,6 +288,8 @@ _CODES = (
          "{variable}={value} gives {framework} {share_mib} MiB of GPU {gpu}'s {total_mib} MiB: {effect}."),
     Code("CD414", "warning", "A setting has a value its framework does not take",
          "{variable}={value}: {why}. {framework} {consequence}."),
+    Code("CD416", "error", "A CUDA setting breaks the frameworks' GPU work",
+         "{variable}={value}: {effect}."),
     Code("CD415", "error", "A framework failed its first GPU steps",
          "{framework} was imported in a child with this environment (check --deep) and failed a tiny cuDNN "
          "convolution or LSTM: {error}"),
@@ -434,7 +436,7 @@ SEEN = frozenset({
 })  # the answer of the thing itself: NVML, cuInit, the loader in a child, the kernel's log, a framework's run
 RULE = frozenset({
     "CD103", "CD150", "CD154", "CD301", "CD155", "CD206", "CD207", "CD208", "CD209", "CD210", "CD311", "CD312", "CD403",
-    "CD404", "CD405", "CD408", "CD410", "CD411", "CD413", "CD120", "CD121", "CD122", "CD220", "CD320", "CD420",
+    "CD404", "CD405", "CD408", "CD410", "CD411", "CD413", "CD416", "CD120", "CD121", "CD122", "CD220", "CD320", "CD420",
 })  # a rule NVIDIA or the framework states (compat/, each row sourced), its parser's grammar, or the user's --require;
 # CD301: no copy of cuDNN anywhere the loader or a framework looks, so nothing can load one
 # everything else is "read" unless its rule says otherwise; install (CD5xx) and bench (CD6xx) report what happened

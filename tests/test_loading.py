@@ -166,3 +166,51 @@ def test_the_drivers_own_nvml_refusing_is_not_a_loader_problem(machine: Machine,
     fake_nvml(driver, init_error=18)  # the driver's own NVML: a version mismatch after an upgrade
     report = machine.check_json()
     assert "CD118" not in codes(report)
+
+
+# --- settings CUDA and XLA read, judged by what the installed binaries say ------------------------------------------
+
+def test_forcing_every_kernel_through_the_ptx_jit_is_an_error_the_plan_unsets(machine: Machine, tmp_path: Path) -> None:
+    from tests.test_process_env import check_after, plan_lines
+
+    gpu_machine(machine, tmp_path, gpus=1)
+    machine.env["CUDA_FORCE_PTX_JIT"] = "1"
+    report = machine.check_json()
+    forced = finding(report, "CD416")
+    assert forced["severity"] == "error" and forced["evidence"] == "rule" and "no kernel image" in forced["proof"]
+    lines = plan_lines(machine)
+    assert "unset CUDA_FORCE_PTX_JIT" in lines
+    assert "CD416" not in codes(check_after(machine, lines))
+    machine.env["CUDA_FORCE_PTX_JIT"] = "0"
+    assert "CD416" not in codes(machine.check_json())
+
+
+def jaxlib_defining(site: Path, *names: str) -> None:
+    """jaxlib's library that defines XLA's flags: their names among its bytes, as the real one has them."""
+    (site / "jaxlib").mkdir(exist_ok=True)
+    (site / "jaxlib" / "libjax_common.so").write_bytes(b"\x7fELF" + b"".join(b"\0" + n.encode() + b"\0" for n in names))
+
+
+@pytest.mark.parametrize(("flags", "unknown"), [
+    ("--xla_gpu_autotune_level=0", None),
+    ("--xla_gpu_no_such_flag=true", "--xla_gpu_no_such_flag"),
+    ("--xla_gpu_autotune_level=0  --xla_gpu_autotune_level_typo=1", "--xla_gpu_autotune_level_typo"),
+])
+def test_xla_flags_the_installed_jaxlib_does_not_define(machine: Machine, tmp_path: Path, flags: str,
+                                                        unknown: str | None) -> None:
+    from tests.test_process_env import check_after, jax_install, plan_lines
+
+    gpu_machine(machine, tmp_path, gpus=1)
+    site = python_env(machine, tmp_path)
+    jax_install(site)
+    jaxlib_defining(site, "xla_gpu_autotune_level", "xla_dump_to")
+    machine.env["XLA_FLAGS"] = flags
+    report = machine.check_json()
+    if unknown is None:
+        assert "CD411" not in codes(report)
+        return
+    refused = finding(report, "CD411")
+    assert refused["severity"] == "error" and refused["evidence"] == "rule" and unknown in refused["detail"]
+    lines = plan_lines(machine)
+    assert "CD411" not in codes(check_after(machine, lines)), lines
+    assert not any(unknown in line for line in lines)

@@ -194,6 +194,7 @@ def read_process_view(ctx: SearchContext, answer: LibraryProbe | None, gpus: lis
         cudnn=observed_cudnn(framework_cudnn(frameworks, mapped, installs_by_real, ctx, cache), loads, installs_by_real,
                              ctx),
         loads=loads,
+        **xla_flags_known(ctx.env.get("XLA_FLAGS"), frameworks),
     )
 
 
@@ -414,3 +415,51 @@ def _problem_of(said: str, read: str | None) -> str:
     if "unavailable" in lower or "no such file" in lower or "cannot open shared object" in lower:
         return "missing"
     return f"broken: {said}" if not (read or "").startswith(("broken", "truncated")) else str(read)
+
+
+def xla_flags(value: str) -> list[tuple[str, str]]:
+    """XLA_FLAGS as XLA reads it: --name=value or --name entries separated by whitespace -> [(name, entry)]."""
+    return [(entry[2:].split("=", 1)[0], entry) for entry in value.split() if entry.startswith("--")]
+
+
+def xla_flags_known(value: str | None, frameworks: list[Framework]) -> dict[str, object]:
+    """The names of XLA_FLAGS (VALUE) that no library of the installed jaxlib defines, asked of its own files: each
+    flag's name is a string in the library that defines it ([[setting]] XLA_FLAGS's flag_files). Nothing where
+    XLA_FLAGS is unset, JAX is not installed, or its libraries cannot be read."""
+    if not value or not value.strip():
+        return {}
+    jax = next((f for f in frameworks if f.name == "jax" and f.details.get("site_packages")), None)
+    row = next((r for r in load("process_env").get("setting", []) if r["variable"] == "XLA_FLAGS"), None)
+    if jax is None or row is None:
+        return {}
+    import glob
+
+    site = str(jax.details["site_packages"])
+    files = [path for pattern in row.get("flag_files", []) for path in sorted(glob.glob(os.path.join(
+        glob.escape(site), pattern))) if os.path.isfile(path)]
+    names = [name for name, _ in xla_flags(value) if re.fullmatch(r"[A-Za-z0-9_]+", name)]
+    if not files or not names:
+        return {}
+    found = _names_in(files, names)
+    if found is None:
+        return {}
+    return {"xla_flags_unknown": tuple(name for name in names if name not in found), "xla_flag_files": tuple(files)}
+
+
+def _names_in(files: list[str], names: list[str]) -> set[str] | None:
+    """Which NAMES appear, as whole words, in the bytes of FILES (mapped, not read into memory); None where a file
+    cannot be read."""
+    import mmap
+
+    found: set[str] = set()
+    patterns = {name: re.compile(rb"(?<![A-Za-z0-9_])" + re.escape(name.encode()) + rb"(?![A-Za-z0-9_])")
+                for name in names}
+    for path in files:
+        try:
+            with open(path, "rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
+                for name, pattern in patterns.items():
+                    if name not in found and pattern.search(data):
+                        found.add(name)
+        except (OSError, ValueError):
+            return None
+    return found

@@ -341,6 +341,15 @@ def settings(report: Report) -> list[Finding]:
             elif kind == "starves":
                 findings.append(finding("CD413", subject=variable, refs=(row["source"],), variable=variable,
                                         value=value, framework=_display(row["framework"]), **why))  # type: ignore[arg-type]
+            elif kind == "breaks":
+                findings.append(finding("CD416", subject=variable, refs=(row["source"],), evidence="rule",
+                                        proof=row.get("proof"), variable=variable, value=value, effect=row["effect"]))
+            elif kind == "unknown flags" and present:
+                findings.append(finding("CD411", subject=variable, refs=(row["source"],), evidence="rule",
+                                        proof=row.get("proof"), variable=variable, value=value, why=why["why"],
+                                        framework=_display(row["framework"]),
+                                        consequence="ends at start ('Unknown flag in XLA_FLAGS')",
+                                        effect=row["effect"], fix_value=why["kept"]))
             elif kind == "off" and (present or row["framework"] == "cuda"):
                 findings.append(finding("CD412", subject=variable, refs=(row["source"],), variable=variable,
                                         value=value, effect=why))
@@ -354,6 +363,19 @@ def _display(name: str) -> str:
 
 def _judge_setting(row: dict[str, Any], value: str, report: Report) -> list[tuple[str, Any]]:
     kind = row["kind"]
+    if kind == "breaks":
+        return [("breaks", row["effect"])] if value.strip() in row.get("breaks_when", []) else []
+    if kind == "xla_flags":
+        view = report.process
+        unknown = view.xla_flags_unknown if view else None
+        if not unknown:
+            return []
+        files = ", ".join(os.path.basename(path) for path in (view.xla_flag_files if view else ()))
+        kept = " ".join(entry for entry in value.split() if not (entry.startswith("--") and entry[2:].split("=", 1)[0]
+                                                                in unknown))
+        return [("unknown flags", {"why": f"{', '.join('--' + name for name in unknown)} "
+                                          f"{'is' if len(unknown) == 1 else 'are'} defined by none of the installed "
+                                          f"jaxlib's libraries ({files})", "kept": kept or None})]
     if kind == "alloc_conf":
         problems = alloc_conf_problems(value)
         return [("invalid", "; ".join(problems))] if problems else []
