@@ -214,3 +214,76 @@ def test_xla_flags_the_installed_jaxlib_does_not_define(machine: Machine, tmp_pa
     lines = plan_lines(machine)
     assert "CD411" not in codes(check_after(machine, lines)), lines
     assert not any(unknown in line for line in lines)
+
+
+# --- fix verifies its steps before it prints them -------------------------------------------------------------------
+
+# a torch whose import does what the real one does with its cuDNN (loads its wheel's front library by full path) and
+# whose first convolution asks cuDNN's own version checks, raising cuDNN's status name as torch does
+LOADING_TORCH = TORCH_INIT + '''
+__version__ = "2.11.0+cu130"
+class version:
+    cuda = "13.0"
+_preload_cuda_lib("cudnn", "libcudnn.so.*[0-9]")
+_lib = ctypes.CDLL("libcudnn.so.9")
+_lib.cudnnGetErrorString.restype = ctypes.c_char_p
+def _first_steps(*args, **kwargs):
+    for name in ("cudnnGraphVersionCheck", "cudnnOpsVersionCheck", "cudnnCnnVersionCheck", "cudnnAdvVersionCheck"):
+        status = getattr(_lib, name)()
+        if status:
+            raise RuntimeError("cuDNN error: " + _lib.cudnnGetErrorString(status).decode())
+class backends:
+    class cudnn:
+        @staticmethod
+        def version():
+            return _lib.cudnnGetVersion()
+class cuda:
+    is_available = staticmethod(lambda: True)
+    device_count = staticmethod(lambda: 1)
+    synchronize = staticmethod(lambda: None)
+def randn(*shape, device=None):
+    return None
+class nn:
+    class functional:
+        conv2d = staticmethod(_first_steps)
+    class LSTM:
+        def __init__(self, *args, **kwargs):
+            pass
+        def cuda(self):
+            return self
+        __call__ = _first_steps
+'''
+
+
+@pytest.mark.integration
+def test_fix_tries_its_lines_on_the_failing_framework_before_printing_them(machine: Machine, tmp_path: Path) -> None:
+    """A Git LFS pointer where libcudnn_ops.so.9 should be, in a folder first on LD_LIBRARY_PATH: the loader stops at
+    it, cuDNN's version check answers SUBLIBRARY_UNAVAILABLE, torch's first convolution fails. fix's line (the folder
+    out of LD_LIBRARY_PATH) is run with torch's work in a child before it is printed: verified here."""
+    site = torch_with_real_cudnn(machine, tmp_path)
+    (site / "torch" / "__init__.py").write_text(LOADING_TORCH)
+    copy = bent_copy(tmp_path, "lfs-ops", text=("libcudnn_ops.so.9",))
+    machine.add_library_path(copy)
+    report = machine.check_json()
+    errors = [f for f in report["findings"] if f["severity"] == "error"]
+    assert errors and all(f["evidence"] == "seen" for f in errors), errors
+    plan = machine.run("fix", "--json").json
+    [step] = [a for a in plan["actions"] if a["kind"] == "env"]
+    assert step["verified"].startswith("verified here") and "PyTorch" in step["verified"], step
+    assert str(copy) not in " ".join(step["env"]["bash"])
+    assert "tried" not in plan
+
+
+@pytest.mark.integration
+def test_fix_says_when_its_lines_do_not_cure_what_fails(machine: Machine, tmp_path: Path) -> None:
+    """torch fails for a cause no line of the plan touches (its own front library cut short): the plan's lines are
+    tried and said not to cure it, with torch's words."""
+    site = torch_with_real_cudnn(machine, tmp_path)
+    (site / "torch" / "__init__.py").write_text(LOADING_TORCH)
+    lib = site / "nvidia" / "cudnn" / "lib"
+    (lib / "libcudnn_ops.so.9").unlink()
+    (lib / "libcudnn_ops.so.9").write_text("version https://git-lfs.github.com/spec/v1\n")
+    machine.env["CUDA_FORCE_PTX_JIT"] = "1"  # a line the plan does change, which does not touch torch's failure
+    plan = machine.run("fix", "--json").json
+    assert "PyTorch still fails" in plan.get("tried", ""), plan
+    assert all(not a.get("verified", "").startswith("verified here") for a in plan["actions"]), plan["actions"]

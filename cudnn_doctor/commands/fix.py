@@ -86,6 +86,10 @@ def summary_of(report: Report) -> dict[str, Any]:
 def diagnose(options: FixOptions) -> Outcome:
     report = run_check(options.check)
     plan = report.plan or Plan(targets=(), actions=())
+    from cudnn_doctor.doctor.verify import verify_plan
+
+    plan = verify_plan(report, plan, dict(os.environ))  # each step tried in a child before it is printed
+    report.plan = plan
     return Outcome(plan=plan, report=report)
 
 

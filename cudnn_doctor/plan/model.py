@@ -32,6 +32,7 @@ class Action:
     text: str | None = None  # for what it cannot run (manual steps, an edit shown as a diff)
     env: tuple[EnvChange, ...] = ()  # for kind env
     findings: tuple[tuple[str, str | None], ...] = field(default=(), compare=False)  # (code, subject) it resolves
+    verified: str | None = None  # "verified here: ..." (the frameworks' work ran again with it), or why it was not
 
 
 @dataclass
@@ -40,6 +41,7 @@ class Plan:
 
     targets: tuple[str, ...]
     actions: tuple[Action, ...]
+    tried: str | None = None  # where no step cured what fails here: what was tried, and what the frameworks said
 
     def for_finding(self, code: str, subject: str | None) -> list[Action]:
         return [a for a in self.actions if (code, subject) in a.findings]

@@ -197,5 +197,10 @@ def plan_json(plan: Plan, current: list[str]) -> dict[str, Any]:
             entry["text"] = action.text or ""
             if action.kind == EDIT and action.text:  # JSON text cannot hold a byte that is not UTF-8: these can
                 entry["diff_base64"] = base64.b64encode(action.text.encode("utf-8", "surrogateescape")).decode()
+        if action.verified is not None:
+            entry["verified"] = action.verified
         actions.append(entry)
-    return {"targets": list(plan.targets), "actions": actions}
+    data: dict[str, Any] = {"targets": list(plan.targets), "actions": actions}
+    if plan.tried is not None:
+        data["tried"] = plan.tried
+    return data

@@ -38,7 +38,10 @@ class DeepImports:
     """One import child per framework, all started at once (in the background, while the other probes
     run): `--deep` costs the slowest import, not the sum of them."""
 
-    def __init__(self, frameworks: list[Framework]) -> None:
+    def __init__(self, frameworks: list[Framework], env: dict[str, str] | None = None,
+                 limits: tuple[tuple[str, str], ...] = ()) -> None:
+        """ENV: the children's environment (None: this one's); LIMITS: (ulimit option, value) set in them first, as
+        a shell that sourced `ulimit -S OPTION VALUE` would have them."""
         self.timeout = timeout_from_env("CUDNN_DOCTOR_DEEP_TIMEOUT", DEFAULT_TIMEOUT_S)
         self.early: dict[int, dict[str, object]] = {}  # framework index -> its answer without a child
         self.index: dict[int, int] = {}  # framework index -> request index
@@ -53,8 +56,13 @@ class DeepImports:
                 continue
             self.index[number] = len(requests)
             # -I from "/": the installed framework, never a folder of that name where the user stands
-            requests.append(ChildRequest((python, "-I", CHILD, framework.name, site), None, self.timeout,
-                                         f"importing {framework.name}"))
+            argv: tuple[str, ...] = (python, "-I", CHILD, framework.name, site)
+            if limits:  # a POSIX shell sets them, then becomes the child
+                import shlex
+
+                sets = "; ".join(f"ulimit -S {option} {shlex.quote(value)}" for option, value in limits)
+                argv = ("/bin/sh", "-c", f'{sets}; exec "$@"', "sh", *argv)
+            requests.append(ChildRequest(argv, env, self.timeout, f"importing {framework.name}"))
         self.names = [f.name for f in frameworks]
         self.batch = ChildBatch(requests, deadline=deadline_in(self.timeout), parallel=len(requests) or 1)
 
@@ -66,6 +74,8 @@ class DeepImports:
         name = self.names[number]
         if answer.timed_out:
             return {"error": f"importing {name} did not finish within {self.timeout:g} s"}
+        if answer.values is None and answer.crashed:  # the framework's own work killed it: its failure, not ours
+            return {"error": f"{name} crashed: {answer.error}", "crashed": True}
         if answer.values is None:
             why = answer.error or f"exited without an answer{f' ({answer.stderr_tail})' if answer.stderr_tail else ''}"
             return {"error": f"the import child {why}"}

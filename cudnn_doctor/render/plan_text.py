@@ -43,10 +43,14 @@ def render_plan(console: Any, outcome: Any, shell: str, applied: bool, shown: bo
         else:
             print_with_commands(console, "", action.text or "", 7)
         print_with_commands(console, "[dim]why:[/] ", action.why, 7)
+        if action.verified:
+            print_with_commands(console, "[dim]tried:[/] ", action.verified, 7)
         if applied and outcome.results[index - 1:index]:
             result = outcome.results[index - 1]
             extra = f": {result['why']}" if result.get("why") else ""
             console.print(f"       [bold]{escape(result['status'])}[/]{escape(extra)}", highlight=False)
+    if plan.tried and not (applied and shown):
+        print_with_commands(console, "[bold]Not cured here:[/] ", plan.tried, 2)
     if outcome.after is not None:
         before, after = report.summary, outcome.after["summary"]
         console.print(f"Before: {_counts(before.counts if before else {})} ({', '.join(f.code for f in report.findings)}).",

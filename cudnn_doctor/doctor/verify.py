@@ -1,0 +1,152 @@
+"""`fix` verifies before it prints (issue 45): the plan's environment lines tried in children, not assumed.
+
+Each installed framework first runs its smallest cuDNN work in a child with the user's environment (what
+`check --deep` runs; its answers are reused where the check ran them). Where one fails, it runs again in a child
+with the plan's environment lines in force (variables changed, limits set by a shell): each step then says
+"verified here" or what the framework still said. Where the plan's lines do not cure it, one more candidate is
+tried, LD_LIBRARY_PATH without the folders that bring their own CUDA or cuDNN libraries (every framework then loads
+the copies it was installed with); the one that cures is offered, and where none does the plan says so and shows
+what was tried. Installs (pip, conda, cudnn-doctor install) are not tried here: `fix --yes` checks again after them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import replace
+
+from cudnn_doctor.model import Framework, Report
+from cudnn_doctor.plan.model import ENV, Action, EnvChange, Plan
+
+WORK = {"torch": "its cuDNN convolution and LSTM", "jax": "its convolution", "tensorflow": "its GPU listing"}
+NAMES = {"torch": "PyTorch", "jax": "JAX", "tensorflow": "TensorFlow"}
+NOT_RUN = ("the import child", "no Python interpreter", "importing ")  # the framework could not be asked at all
+OWN_LIBRARIES = ("libcudnn", "libcublas", "libcudart", "libnvrtc", "libcufft", "libcusparse", "libnccl")
+LOADER_SOURCE = "ld.so(8): LD_LIBRARY_PATH comes before each library's own RUNPATH"
+
+
+def _runnable(report: Report) -> list[Framework]:
+    from cudnn_doctor.probes.deep import DEEP_FRAMEWORKS
+
+    return [f for f in report.frameworks if f.name in DEEP_FRAMEWORKS and f.details.get("site_packages")
+            and not f.details.get("assumed") and not f.details.get("cpu_only")]
+
+
+def _run(frameworks: list[Framework], env: dict[str, str], limits: tuple[tuple[str, str], ...] = ()
+         ) -> dict[str, dict[str, object]]:
+    """Each framework's answer to its smallest cuDNN work in a child (side by side)."""
+    from cudnn_doctor.probes.deep import DeepImports
+
+    children = DeepImports(frameworks, env, limits)
+    return {framework.name: children.answer(number) for number, framework in enumerate(frameworks)}
+
+
+def _failed(answer: dict[str, object]) -> str | None:
+    """What the framework said where its work failed; None where it ran, or where it could not be asked."""
+    error = answer.get("error")
+    if not isinstance(error, str) or error.startswith(NOT_RUN):
+        return None
+    return error
+
+
+def _trial(plan_changes: tuple[EnvChange, ...], env: dict[str, str]) -> tuple[dict[str, str], tuple[tuple[str, str], ...]]:
+    """ENV as a shell that sourced CHANGES would have it, and the limits such a shell would set (set in the child,
+    never in this process)."""
+    from cudnn_doctor.plan.shell import apply_changes
+
+    limits = tuple((change.variable.split()[-1], change.folder) for change in plan_changes if change.op == "limit")
+    return apply_changes(tuple(c for c in plan_changes if c.op != "limit"), env), limits
+
+
+def verify_plan(report: Report, plan: Plan, env: dict[str, str],
+                run: Callable[..., dict[str, dict[str, object]]] = _run) -> Plan:
+    """PLAN with each step marked verified here (or why not), after trying its environment lines in children; a
+    candidate that cures in place of lines that do not; `tried` where nothing cures. RUN: how frameworks are run
+    (children; a test may pass another runner)."""
+    frameworks = _runnable(report)
+    if not plan.actions:
+        return plan
+    if not frameworks:
+        return _marked(plan, "not verified here: no framework is installed here to run its GPU work with it")
+    before = {f.name: f.details["deep"] for f in frameworks if isinstance(f.details.get("deep"), dict)}
+    missing = [f for f in frameworks if f.name not in before]
+    if missing:
+        before.update(run(missing, env))
+    failing = [f for f in frameworks if _failed(before.get(f.name, {}))]
+    if not failing:
+        ran = [NAMES.get(f.name, f.name) for f in frameworks if not before.get(f.name, {}).get("error")]
+        why = (f"not verified: {', '.join(ran)} already ran {'their' if len(ran) > 1 else 'its'} first GPU work here "
+               "without it; it treats a warning" if ran else "not verified here: no framework could be run here")
+        return _marked(plan, why)
+    said = "; ".join(f"{NAMES.get(f.name, f.name)}: {_failed(before[f.name])}"[:300] for f in failing)
+    changes = tuple(change for action in plan.actions if action.kind == ENV for change in action.env)
+    if not changes:
+        return replace(_marked(plan, "not verified here: it installs or changes files; `cudnn-doctor fix --yes` "
+                                     "checks again after it"),
+                       tried=f"nothing in this plan can be tried without installing; here {said}")
+    after = run(failing, *_trial(changes, env))
+    still = [f for f in failing if _failed(after.get(f.name, {})) or after.get(f.name, {}).get("error")]
+    if not still:
+        return _marked(plan, _cured_words(failing, "the plan's lines"), only_env=True)
+    alternative = _without_own_libraries(changes, env)
+    if alternative is not None:
+        again = run(failing, *_trial(alternative, env))
+        if not any(_failed(again.get(f.name, {})) or again.get(f.name, {}).get("error") for f in failing):
+            return _replaced(plan, alternative, _cured_words(failing, "these lines"))
+    words = "; ".join(f"{NAMES.get(f.name, f.name)} still fails: {after.get(f.name, {}).get('error')}"[:300]
+                      for f in still)
+    tried = (f"with the plan's lines in force {words}" + (
+        "; LD_LIBRARY_PATH without the folders that bring CUDA or cuDNN libraries of their own did not cure it either"
+        if alternative is not None else ""))
+    return replace(_marked(plan, f"tried here, not cured: {words}", only_env=True), tried=tried)
+
+
+def _cured_words(failing: list[Framework], what: str) -> str:
+    names = [NAMES.get(f.name, f.name) for f in failing]
+    work = "; ".join(f"{NAMES.get(f.name, f.name)} {WORK.get(f.name, 'its GPU work')}" for f in failing)
+    return (f"verified here: {', '.join(names)} failed without {what} and ran with them, in a child started with "
+            f"them in force ({work})")
+
+
+def _marked(plan: Plan, words: str, only_env: bool = False) -> Plan:
+    """PLAN with WORDS on each step (on the environment steps only where ONLY_ENV; the others say why not)."""
+    actions = []
+    for action in plan.actions:
+        if action.kind == ENV or not only_env:
+            actions.append(replace(action, verified=words))
+        else:
+            actions.append(replace(action, verified="not verified here: it installs or changes files; `cudnn-doctor "
+                                                    "fix --yes` checks again after it"))
+    return replace(plan, actions=tuple(actions))
+
+
+def _without_own_libraries(changes: tuple[EnvChange, ...], env: dict[str, str]) -> tuple[EnvChange, ...] | None:
+    """The plan's changes, with LD_LIBRARY_PATH's changes replaced by the removal of every folder in it that holds
+    CUDA or cuDNN libraries of its own (never one that holds the driver's libcuda); None where that changes nothing."""
+    folders = [f for f in env.get("LD_LIBRARY_PATH", "").split(os.pathsep) if f]
+    removed = []
+    for folder in folders:
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        if any(n.startswith(OWN_LIBRARIES) for n in names) and not any(n.startswith("libcuda.so") for n in names):
+            removed.append(folder)
+    if not removed:
+        return None
+    kept = tuple(c for c in changes if c.variable != "LD_LIBRARY_PATH")
+    return kept + tuple(EnvChange("LD_LIBRARY_PATH", "remove", folder) for folder in dict.fromkeys(removed))
+
+
+def _replaced(plan: Plan, alternative: tuple[EnvChange, ...], words: str) -> Plan:
+    """PLAN with its environment steps replaced by one step of ALTERNATIVE's changes, verified."""
+    env_actions = [a for a in plan.actions if a.kind == ENV]
+    resolves = tuple(dict.fromkeys(code for a in env_actions for code in a.resolves))
+    found = tuple(dict.fromkeys(pair for a in env_actions for pair in a.findings))
+    one = Action(ENV, resolves, "LD_LIBRARY_PATH without the folders that bring CUDA or cuDNN libraries of their "
+                                "own: each framework then loads the copies it was installed with (the plan's first "
+                                "lines were tried here and did not cure it)", LOADER_SOURCE, env=alternative,
+                 findings=found, verified=words)
+    others = [replace(a, verified="not verified here: it installs or changes files; `cudnn-doctor fix --yes` checks "
+                                  "again after it") for a in plan.actions if a.kind != ENV]
+    return replace(plan, actions=(one, *others))
