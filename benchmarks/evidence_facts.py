@@ -33,14 +33,14 @@ JAX = ("import jax, jax.numpy as j; x=j.ones((2,8,16,16)); "
        "print('jax ok', jax.devices())")
 
 
-def run(argv: list[str], env: dict[str, str] | None = None, timeout: float = 120) -> dict[str, object]:
+def run(argv: list[str], env: dict[str, str] | None = None, timeout: float = 120, lines: int = 6) -> dict[str, object]:
     started = time.monotonic()
     try:
         done = subprocess.run(argv, capture_output=True, text=True, env={**os.environ, **(env or {})}, timeout=timeout)
     except subprocess.TimeoutExpired:
         return {"rc": None, "timed_out": True}
     tail = (done.stdout + done.stderr).strip().splitlines()
-    return {"rc": done.returncode, "tail": tail[-6:], "seconds": round(time.monotonic() - started, 2)}
+    return {"rc": done.returncode, "tail": tail[-lines:], "seconds": round(time.monotonic() - started, 2)}
 
 
 def nvml_stub() -> dict[str, object]:
@@ -95,6 +95,56 @@ def torch_deps() -> dict[str, object]:
     return {"file": found[0], "dynamic": run(["readelf", "-d", found[0]])}
 
 
+TORCH_MAPS = ("import torch, os; v = torch.backends.cudnn.version(); "
+              "m = sorted({l.split()[-1] for l in open('/proc/self/maps') if 'libcudnn' in l}); "
+              "x = torch.randn(2,8,16,16,device='cuda'); torch.nn.functional.conv2d(x, torch.randn(8,8,3,3,device='cuda')); "
+              "torch.cuda.synchronize(); print('torch', v, m)")
+
+
+def torch_loading() -> dict[str, object]:
+    """Which libcudnn.so.9 real torch maps with another release first on LD_LIBRARY_PATH, beside what the doctor's
+    loading child (torch's own _preload_cuda_lib for cuDNN) says it maps."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("torch")
+    if spec is None or not spec.origin:
+        return {"skipped": "no torch"}
+    torch_dir = os.path.dirname(spec.origin)
+    site = os.path.dirname(torch_dir)
+    system = sorted(glob.glob("/usr/lib/x86_64-linux-gnu/libcudnn.so.9*") + glob.glob("/lib/x86_64-linux-gnu/libcudnn.so.9*"))
+    own = os.path.join(site, "nvidia", "cudnn", "lib")
+    mixed = Path("/tmp/evidence-facts/mixed")  # the system's front library beside torch's own sub-libraries
+    mixed.mkdir(parents=True, exist_ok=True)
+    for name in os.listdir(own):
+        target = mixed / name
+        if not target.exists():
+            target.symlink_to(os.path.join(own, name))
+    if system:
+        (mixed / "libcudnn.so.9").unlink()
+        (mixed / "libcudnn.so.9").symlink_to(os.path.realpath(system[0]))
+    child = ROOT / "cudnn_doctor" / "_load_child.py"
+    checks = "cudnnGraphVersionCheck,cudnnOpsVersionCheck,cudnnCnnVersionCheck,cudnnAdvVersionCheck"
+    later = "libcudnn_engines_precompiled.so.9,libcudnn_engines_runtime_compiled.so.9,libcudnn_heuristic.so.9"
+    out: dict[str, object] = {"system": system, "needed": {}}
+    for lib in ("libtorch_global_deps.so", "libtorch_cuda.so"):
+        dyn = subprocess.run(["readelf", "-d", os.path.join(torch_dir, "lib", lib)], capture_output=True, text=True)
+        out["needed"][lib] = [line.strip() for line in dyn.stdout.splitlines() if "NEEDED" in line or "PATH" in line]
+    for name, env in (("plain", {}), ("system-first", {"LD_LIBRARY_PATH": os.path.dirname(system[0])} if system else {}),
+                      ("system-front-beside-own-subs", {"LD_LIBRARY_PATH": str(mixed)})):
+        doctor = {}
+        for recipe, call, functions, args in (
+                ("cheap", "_preload_cuda_lib", "_get_cuda_dep_paths,_preload_cuda_lib", "['cudnn', 'libcudnn.so.*[0-9]']"),
+                ("full", "_load_global_deps", "_get_cuda_dep_paths,_preload_cuda_lib,_preload_cuda_deps,_load_global_deps",
+                 "[]")):
+            done = run([sys.executable, "-I", "-S", str(child), "torch", site, "torch/__init__.py", call, functions,
+                        "libcudnn.so.9", checks, later, args], env, lines=80)
+            doctor[recipe] = {"seconds": done.get("seconds"), "rc": done.get("rc"),
+                              "lines": [line for line in done.get("tail", []) if "front" in line or "check\t" in line
+                                        or "version" in line or "recipe" in line][-8:]}
+        out[name] = {"torch": run([sys.executable, "-c", TORCH_MAPS], env), "doctor": doctor}
+    return out
+
+
 def load_child() -> dict[str, object]:
     env = {"PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     runs = []
@@ -116,10 +166,14 @@ def load_child() -> dict[str, object]:
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", required=True)
+    parser.add_argument("--only", help="comma-separated facts to gather (default: all)")
     args = parser.parse_args()
     facts = {}
+    only = set(args.only.split(",")) if args.only else None
     for name, gather in (("torch-deps", torch_deps), ("load-child", load_child), ("nvml-stub", nvml_stub),
-                         ("xla-flags", xla_flags), ("ptx-jit", ptx_jit)):
+                         ("xla-flags", xla_flags), ("ptx-jit", ptx_jit), ("torch-loading", torch_loading)):
+        if only is not None and name not in only:
+            continue
         try:
             facts[name] = gather()
         except Exception as error:  # a fact that could not be gathered says why
