@@ -141,7 +141,10 @@ def main(argv):
         say("open-error", error)
         return 0
     maps = say_new(maps)
-    front = next((p for p in mapped() if os.path.basename(p).startswith(soname.split(".so")[0] + ".so")), "")
+    # the file of the object the loader answered with (two copies of one soname can be mapped at once: one loaded by
+    # path, one by name), asked of the loader itself
+    front = _file_of(lib, "cudnnGetVersion") or next(
+        (p for p in mapped() if os.path.basename(p).startswith(soname.split(".so")[0] + ".so")), "")
     say("front", front)
     try:
         say("check-start", "cudnnGetVersion")
@@ -172,6 +175,25 @@ def main(argv):
         maps = say_new(maps)
     say("done")
     return 0
+
+
+class _DlInfo(ctypes.Structure):
+    _fields_ = [("dli_fname", ctypes.c_char_p), ("dli_fbase", ctypes.c_void_p),
+                ("dli_sname", ctypes.c_char_p), ("dli_saddr", ctypes.c_void_p)]
+
+
+def _file_of(lib, symbol):
+    """The file the loader mapped the object of LIB's SYMBOL from (dladdr), or None."""
+    try:
+        address = ctypes.cast(getattr(lib, symbol), ctypes.c_void_p).value
+        libdl = ctypes.CDLL(None)
+        libdl.dladdr.argtypes = [ctypes.c_void_p, ctypes.POINTER(_DlInfo)]
+        info = _DlInfo()
+        if address and libdl.dladdr(address, ctypes.byref(info)) and info.dli_fname:
+            return os.fsdecode(info.dli_fname)
+    except (AttributeError, OSError, ValueError):
+        pass
+    return None
 
 
 def _as_cudnn_finds(name, graph):

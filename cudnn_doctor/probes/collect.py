@@ -117,8 +117,14 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     from cudnn_doctor.probes.child import _child_environment, probe_timeout
     from cudnn_doctor.probes.loading import LoadChildren
 
-    loading = LoadChildren(frameworks, _child_environment(ctx.env), probe_timeout(),
-                           loader_too=bool(majors) and (ctx.prefix == "/" or "LD_LIBRARY_PATH" in ctx.env))
+    # (seconds on a GPU machine: cuDNN's libraries register their kernels as they load), so only where the
+    # environment can change which copy loads (LD_PRELOAD, a cuDNN on LD_LIBRARY_PATH), under --deep, or, below,
+    # where the files show a problem in a framework's copy: what is only read is then proven or refuted
+    def start_loading() -> LoadChildren:
+        return LoadChildren(frameworks, _child_environment(ctx.env), probe_timeout(),
+                            loader_too=bool(majors) and (ctx.prefix == "/" or "LD_LIBRARY_PATH" in ctx.env))
+
+    loading = start_loading() if deep or preload_entries(ctx.env) or _cudnn_on_library_path(ctx) else None
     deep_imports = None
     if deep:  # the import children (seconds each) run beside the other probes, all at once
         from cudnn_doctor.probes.deep import DeepImports
@@ -166,7 +172,10 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
             cuda = run_jobs([cuda_job])[cuda_job]
     versions = {os.path.realpath(i.library): i.version for i in report.cudnn}
     report.process = read_process_view(ctx, cuda, report.gpus, report.frameworks, versions, cache, asked, from_nvml,
-                                       loading.results())
+                                       loading.results() if loading is not None else ())
+    if loading is None and any(sub.problem for copy in report.process.cudnn for sub in copy.sublibraries):
+        report.process = read_process_view(ctx, cuda, report.gpus, report.frameworks, versions, cache, asked,
+                                           from_nvml, start_loading().results())
     library = nvml.values.get("library") if not nvml.values.get("ok") else None
     if isinstance(library, str) and library:  # NVML refused: which file answered so, and how it came in
         from cudnn_doctor.probes.process_env import origin
@@ -236,6 +245,14 @@ class HelperRuns:
         if self._ldconfig is not None:
             self._ldconfig.answers()
         self._nvcc_batch.answers()
+
+
+def _cudnn_on_library_path(ctx: SearchContext) -> bool:
+    """Does a folder of LD_LIBRARY_PATH hold a libcudnn file (which can change the copy a framework's cuDNN loads)?"""
+    names = ("libcudnn.so", *(f"libcudnn{part}.so.{major}" for major in (8, 9, 10) for part in
+                                ("", "_graph", "_ops", "_cnn", "_adv", "_ops_infer", "_cnn_infer")))
+    return any(os.path.lexists(os.path.join(folder, name)) for folder in ctx.env_paths("LD_LIBRARY_PATH")
+               for name in names)
 
 
 STUB_NOTICE = b"is a stub library"  # NVIDIA's notice inside the toolkit's libnvidia-ml.so link stub
