@@ -169,7 +169,7 @@ def _completes(action: argparse.Action, completer: Callable[..., list[str]]) -> 
 # ------------------------------------------------------------------------------------------------ check and fix
 def _targets(parser: argparse.ArgumentParser) -> None:
     """The options that choose what a check looks at and judges: declared once here, taken by `check` and by
-    `fix` (the same targets), resolved by commands/check.py's check_settings() and check_options()."""
+    `fix` (the same targets), resolved by doctor/diagnosis.py's resolve_check_settings() and check_options()."""
     parser.add_argument("--require", action="append", metavar="SPEC",
                         help="Fail (exit 1) unless met: 'cudnn>=9.1', 'cuda>=12.4', 'driver>=550', 'gpu', 'torch>=2.4'. "
                              "Repeatable; also [tool.cudnn-doctor] require, CUDNN_DOCTOR_REQUIRE (';' between specs).")
@@ -422,12 +422,10 @@ def _declare_install(parser: argparse.ArgumentParser) -> None:
 def install(location: str | None, version: str | None, cuda: int | None, mirror: str | None, sha256: str | None,
             no_verify: bool, prefix: str | None, os_name: str | None, dry_run: bool, yes: bool, replace_majors: bool,
             force: bool, json_output: bool, verbose: bool) -> None:
-    from cudnn_doctor.commands.install import InstallOptions, run_install, run_transaction
+    from cudnn_doctor.commands.install import main as body
 
-    options = InstallOptions(location=location, version=version, cuda_major=cuda, mirror=mirror, sha256=sha256,
-                             prefix=prefix, os_name=os_name, dry_run=dry_run, yes=yes, no_verify=no_verify,
-                             replace_majors=replace_majors, force=force)
-    run_transaction("install", lambda ui: run_install(options, ui), json_output, verbose, _ask_on_stderr)
+    body(location, version, cuda, mirror, sha256, no_verify, prefix, os_name, dry_run, yes, replace_majors, force,
+         json_output, verbose, _ask_on_stderr)
 
 
 def _declare_uninstall(parser: argparse.ArgumentParser) -> None:
@@ -442,11 +440,9 @@ def _declare_uninstall(parser: argparse.ArgumentParser) -> None:
 
 @guarded
 def uninstall(prefix: str, dry_run: bool, yes: bool, force: bool, json_output: bool, verbose: bool) -> None:
-    from cudnn_doctor.commands.install import run_transaction
-    from cudnn_doctor.commands.uninstall import run_uninstall
+    from cudnn_doctor.commands.uninstall import main as body
 
-    run_transaction("uninstall", lambda ui: run_uninstall(prefix, dry_run, yes, force, ui), json_output, verbose,
-                    _ask_on_stderr)
+    body(prefix, dry_run, yes, force, json_output, verbose, _ask_on_stderr)
 
 
 def confirm(question: str, err: bool = False) -> bool:

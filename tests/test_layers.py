@@ -28,8 +28,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("rules", "explain"),  # judgements: report or facts -> findings
     ("plan",),  # findings -> the one treatment; the only author of a finding's fix
     ("render",),
+    ("doctor",),  # the use-cases: diagnose, treat, install, image; what check, fix and explain share
     ("command", "usage_errors"),  # how every command runs
-    ("commands",),  # one module per command body
+    ("commands",),  # one thin module per command: parse, call one use-case, render
     ("completion",),  # the values options complete to, some from the commands
     ("cli",),
     ("entry",),
@@ -90,6 +91,15 @@ def test_the_standalone_children_import_nothing_of_the_package() -> None:
         imported = [alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names]
         imported += [node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)]
         assert not [name for name in imported if name.startswith("cudnn_doctor")], name
+
+
+def test_no_command_module_imports_another() -> None:
+    """A command parses, calls one use-case and renders: what two commands share lives on the floor below
+    (cudnn_doctor/doctor/), never in one of them."""
+    sideways = sorted(f"{module} -> {target}" for module, targets in _imports().items()
+                      if module.startswith("cudnn_doctor.commands.") for target in targets
+                      if target.startswith("cudnn_doctor.commands.") and target != module)
+    assert sideways == []
 
 
 def test_errors_imports_nothing_of_the_package() -> None:

@@ -343,9 +343,9 @@ def run(message: bytes, offline_only: bool) -> dict[str, Any]:
         return explain_code(code.group(1))
     report = None
     if not offline_only:
-        from cudnn_doctor.commands.check import CheckOptions, run_check
+        from cudnn_doctor.doctor.diagnosis import CheckOptions, diagnose
 
-        report = run_check(CheckOptions())
+        report = diagnose(CheckOptions()).report
     return explain_text(message, report)
 
 

@@ -55,9 +55,9 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     started = time.perf_counter()
     # On a GPU machine NVML's child costs as much as every other probe together (it opens the driver, as
     # nvidia-smi does): it starts first, wherever the loader may find libnvidia-ml, and runs beside the rest.
-    nvml_batch: ProbeBatch | None = ProbeBatch([NVML_JOB]) if may_load_nvml(ctx) else None
+    nvml_batch: ProbeBatch | None = ProbeBatch([NVML_JOB], env=ctx.env) if may_load_nvml(ctx) else None
     # CUDA itself (cuInit, 0.2 s a GPU) beside it, where the environment alone already says it must be asked
-    early_cuda = ProbeBatch([CUDA_JOB]) if ctx.prefix == "/" and early_reasons(ctx, deep) and (
+    early_cuda = ProbeBatch([CUDA_JOB], env=ctx.env) if ctx.prefix == "/" and early_reasons(ctx, deep) and (
         preload_entries(ctx.env) or may_load(ctx.layout.libcuda, ctx)) else None
     # Helper programs (ldconfig, each nvcc that must be asked) run side by side under one budget, through
     # the child runner: a hanging one costs the budget once, and none outlives check. ldconfig first: its
@@ -66,7 +66,7 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     toolkits, dangling_variables = discover_toolkits(ctx)
     # each toolkit's libcudart answers while the loader's cache is read and cuDNN is looked for
     cudart_jobs = {tk.path: Job("cudart", tk.cudart) for tk in toolkits if tk.cudart and is_regular_file(tk.cudart)}
-    cudart_batch = ProbeBatch(list(cudart_jobs.values()))
+    cudart_batch = ProbeBatch(list(cudart_jobs.values()), env=ctx.env)
     helpers.ask_nvcc(toolkits)
     cache = helpers.ldconfig_cache()
     # No libnvidia-ml where the loader looks (LD_LIBRARY_PATH, its cache, the system folders): no driver,
@@ -76,7 +76,7 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
         nvml_batch.stop()
         nvml_batch = None
     elif nvml_batch is None and nvml_present:
-        nvml_batch = ProbeBatch([NVML_JOB])
+        nvml_batch = ProbeBatch([NVML_JOB], env=ctx.env)
     # what a program started here gets from CUDA (cuInit, the GPUs left visible): asked beside NVML
     asked = reasons_to_ask_cuda(ctx, cache, always=deep)
     target = libcuda_target(ctx, cache)  # the soname, but under a prefix what only its cache or folders find
@@ -84,7 +84,7 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     if early_cuda is not None and (not asked or cuda_job != CUDA_JOB):
         early_cuda.stop()
         early_cuda = None
-    cuda_batch = early_cuda or ProbeBatch([cuda_job] if asked else [])
+    cuda_batch = early_cuda or ProbeBatch([cuda_job] if asked else [], env=ctx.env)
     report = Report(tool=Tool("cudnn-doctor", __version__), host=replace(_host(), platform=detect_platform(ctx, cache)))
 
     for path in ctx.search_paths:
@@ -108,7 +108,7 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     library_jobs = {lib: Job("cudnn", lib) for lib, _, _ in libraries if cudnn_probe.probe_target(lib)}
     loader_jobs = {major: Job("cudnn", ctx.layout.cudnn.format(major=major)) for major in majors
                    if _loader_pick_is_loadable(ctx.layout.cudnn.format(major=major), ctx, cache)}
-    batch = ProbeBatch([*library_jobs.values(), *loader_jobs.values()])
+    batch = ProbeBatch([*library_jobs.values(), *loader_jobs.values()], env=ctx.env)
     scanned = time.perf_counter()
 
     frameworks = detect_frameworks(ctx, project_dir)
@@ -143,12 +143,12 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     cuda = cuda_batch.results().get(cuda_job)
     if cuda is None and not nvml.values.get("ok") and resolve_like_loader(ctx.layout.libcuda, [], ctx, cache):
         asked = ["NVML did not answer"]  # the driver's release then comes from libcuda itself
-        cuda = run_jobs([cuda_job])[cuda_job]
+        cuda = run_jobs([cuda_job], env=ctx.env)[cuda_job]
     report.driver, report.gpus, report.nvml_error = read_driver(nvml, cuda)
     if cuda is None and len({(g.name, g.compute_capability) for g in report.gpus}) > 1 \
             and "CUDA_DEVICE_ORDER" not in ctx.env and resolve_like_loader("libcuda.so.1", [], ctx, cache):
         asked = ["GPUs of different kinds: CUDA numbers them fastest first, nvidia-smi by PCI bus"]
-        cuda = run_jobs([CUDA_JOB])[CUDA_JOB]
+        cuda = run_jobs([CUDA_JOB], env=ctx.env)[CUDA_JOB]
     from_nvml = None
     visible_devices = ctx.env.get("CUDA_VISIBLE_DEVICES")
     if cuda is None and visible_devices is not None and resolve_like_loader("libcuda.so.1", [], ctx, cache):
@@ -157,7 +157,7 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
         from_nvml = visible_from_nvml(visible_devices, report.gpus, ctx.env)
         if from_nvml is None:
             asked = ["CUDA_VISIBLE_DEVICES is set, and NVML's GPUs alone cannot say what it leaves"]
-            cuda = run_jobs([cuda_job])[cuda_job]
+            cuda = run_jobs([cuda_job], env=ctx.env)[cuda_job]
     versions = {os.path.realpath(i.library): i.version for i in report.cudnn}
     report.process = read_process_view(ctx, cuda, report.gpus, report.frameworks, versions, cache, asked, from_nvml)
     helpers.finish()

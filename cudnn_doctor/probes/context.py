@@ -9,6 +9,7 @@ from __future__ import annotations
 import glob
 import os
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 # Folders the Linux dynamic loader searches after LD_LIBRARY_PATH and its cache
@@ -69,11 +70,13 @@ class SearchContext:
     _found: dict[str, list[str]] = field(default_factory=dict, repr=False, compare=False)  # one scan per run
 
     @classmethod
-    def from_environment(cls, search_paths: list[str] | None = None, python: str | None = None) -> SearchContext:
-        """The running machine; PYTHON (--python) names the interpreter whose packages count."""
+    def from_environment(cls, search_paths: list[str] | None = None, python: str | None = None,
+                         env: Mapping[str, str] | None = None) -> SearchContext:
+        """The running machine as a program started with ENV (this process's environment by default) sees it;
+        PYTHON (--python) names the interpreter whose packages count."""
         from cudnn_doctor.elf import host_arch, uname
 
-        env = dict(os.environ)
+        env = dict(os.environ if env is None else env)
         system = uname()[0].lower()
         os_name = {"darwin": "macos"}.get(system, system)
         try:

@@ -248,10 +248,11 @@ def node_driver(ctx: SearchContext) -> tuple[Any, list[Any], str | None]:
     from cudnn_doctor.probes.loader import ldconfig_cache
 
     cache = ldconfig_cache(ctx)
-    nvml = run_jobs([NVML_JOB])[NVML_JOB] if resolve_like_loader(NVML_SONAME, [], ctx, cache) else NVML_NOT_FOUND
+    nvml = (run_jobs([NVML_JOB], env=ctx.env)[NVML_JOB] if resolve_like_loader(NVML_SONAME, [], ctx, cache)
+            else NVML_NOT_FOUND)
     libcuda = None
     if not nvml.values.get("ok") and resolve_like_loader("libcuda.so.1", [], ctx, cache):
         target = libcuda_target(ctx, cache)
         job = LIBCUDA_JOB if target == LIBCUDA_JOB.target else Job("libcuda", target)
-        libcuda = run_jobs([job])[job]
+        libcuda = run_jobs([job], env=ctx.env)[job]
     return read_driver(nvml, libcuda)

@@ -1,6 +1,6 @@
 """install's checks, before and after: what the machine has (driver, toolkit, GPUs, the cuDNN already in the
 prefix), whether the new cuDNN fits it, and whether the installed result really is the cuDNN the archive held
-(loaded in a child process, as `check` does). They probe and judge, so they sit with the commands, above
+(loaded in a child process, as `check` does). They probe and judge, so they sit on the use-case floor, above
 probes/ and rules/; install/ itself only plans and applies."""
 
 from __future__ import annotations
