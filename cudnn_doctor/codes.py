@@ -14,6 +14,8 @@ from typing import Any
 from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.model import Finding
 
+ISSUES_URL = "https://github.com/cudnn-doctor/cudnn-doctor/issues"
+
 
 @dataclass(frozen=True)
 class Code:
@@ -416,6 +418,15 @@ _CODES = (
          "--require {spec}: {found}."),
     Code("CD420", "error", "Framework requirement not met",
          "--require {spec}: {found}."),
+    # CD9xx: the doctor itself failed in one part; the rest of the report stands
+    Code("CD901", "warning", "A rule of cudnn-doctor failed (a bug in cudnn-doctor)",
+         "The rule {rule} raised {error}: this is a bug in cudnn-doctor {version}, not a problem of this machine. "
+         "The rest of the report stands, but what {rule} judges was not judged. Please report it at "
+         + ISSUES_URL + " with the output of `cudnn-doctor check --json`."),
+    Code("CD902", "warning", "A probe of cudnn-doctor failed (a bug in cudnn-doctor)",
+         "The probe {probe} raised {error}: this is a bug in cudnn-doctor {version}, not a problem of this machine. "
+         "The rest of the report stands, but what {probe} looks for was not looked at. Please report it at "
+         + ISSUES_URL + " with the output of `cudnn-doctor check --json`."),
 )
 
 CODES: dict[str, Code] = {code.code: code for code in _CODES}

@@ -11,9 +11,11 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from typing import Any
 
 from cudnn_doctor import __version__
 from cudnn_doctor.child import ChildBatch, ChildRequest, deadline_in, timeout_from_env
+from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.model import CudnnInstall, Host, LibraryProbe, Report, Tool, Toolkit
 from cudnn_doctor.probes import cudnn as cudnn_probe
 from cudnn_doctor.probes.child import Job, ProbeBatch, run_jobs
@@ -63,7 +65,8 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     # the child runner: a hanging one costs the budget once, and none outlives check. ldconfig first: its
     # answer is waited for soonest (the loader's cache), while the toolkits are looked for.
     helpers = HelperRuns(ctx)
-    toolkits, dangling_variables = discover_toolkits(ctx)
+    bugs: list[tuple[str, str]] = []  # a probe that raised (a bug of ours): one finding each, the rest stands
+    toolkits, dangling_variables = _guarded(bugs, "toolkit", lambda: discover_toolkits(ctx), ([], []))
     # each toolkit's libcudart answers while the loader's cache is read and cuDNN is looked for
     cudart_jobs = {tk.path: Job("cudart", tk.cudart) for tk in toolkits if tk.cudart and is_regular_file(tk.cudart)}
     cudart_batch = ProbeBatch(list(cudart_jobs.values()), env=ctx.env)
@@ -95,13 +98,14 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
         elif not os.access(path, os.R_OK | os.X_OK):
             report.search_errors.append((path, "permission denied: the folder cannot be read"))
 
-    theano_flags(ctx, report.unreadable_files)  # read once more only to record what cannot be read
+    report.doctor_bugs = bugs
+    _guarded(bugs, "theano_flags", lambda: theano_flags(ctx, report.unreadable_files), None)  # what cannot be read
     report.loader_path = loader_search_dirs(ctx, cache)
     report.loader_path_real = [os.path.realpath(folder) for folder in report.loader_path]
     report.ld_library_path = ctx.library_path()
     report.ld_library_path_real = [os.path.realpath(folder) for folder in report.ld_library_path]
     report.dangling_variables = dangling_variables
-    libraries = cudnn_probe.discover_cudnn_libraries(ctx, toolkits, cache)
+    libraries = _guarded(bugs, "cudnn", lambda: cudnn_probe.discover_cudnn_libraries(ctx, toolkits, cache), [])
     majors = sorted({m for m in (cudnn_probe.library_major(lib) for lib, _, _ in libraries) if m})
 
     # a FIFO or device is never handed to the loader: it would wait on it until the deadline
@@ -111,7 +115,7 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     batch = ProbeBatch([*library_jobs.values(), *loader_jobs.values()], env=ctx.env)
     scanned = time.perf_counter()
 
-    frameworks = detect_frameworks(ctx, project_dir)
+    frameworks = _guarded(bugs, "frameworks", lambda: detect_frameworks(ctx, project_dir), [])
     frameworks_done = time.perf_counter()
     deep_imports = None
     if deep:  # the import children (seconds each) run beside the other probes, all at once
@@ -159,7 +163,8 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
             asked = ["CUDA_VISIBLE_DEVICES is set, and NVML's GPUs alone cannot say what it leaves"]
             cuda = run_jobs([cuda_job], env=ctx.env)[cuda_job]
     versions = {os.path.realpath(i.library): i.version for i in report.cudnn}
-    report.process = read_process_view(ctx, cuda, report.gpus, report.frameworks, versions, cache, asked, from_nvml)
+    report.process = _guarded(bugs, "process_env", lambda: read_process_view(
+        ctx, cuda, report.gpus, report.frameworks, versions, cache, asked, from_nvml), None)
     helpers.finish()
     if deep_imports is not None:
         from cudnn_doctor.probes.deep import confirm_frameworks
@@ -175,6 +180,18 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
         "total": round((time.perf_counter() - started) * 1000, 1),
     }
     return report
+
+
+def _guarded(bugs: list[tuple[str, str]], probe: str, call: Callable[[], Any], fallback: Any) -> Any:
+    """CALL's answer; where it raises (a bug of ours, not the machine's: a DoctorError is the user's and goes on),
+    FALLBACK, and the probe and its error kept in BUGS for the rules to report (CD902)."""
+    try:
+        return call()
+    except DoctorError:
+        raise
+    except Exception as error:
+        bugs.append((probe, f"{type(error).__name__}: {error}"))
+        return fallback
 
 
 HELPER_BUDGET_S = 10.0
