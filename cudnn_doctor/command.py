@@ -78,12 +78,13 @@ def interrupted(error: BaseException, want_json: bool, command: str | None = Non
     return exit_code
 
 
-def guarded(function: F) -> F:
+def guarded(function: F, command: str | None = None) -> F:
     """Turn DoctorError into one line and exit 2; anything else is our bug: exit 3.
 
-    With --json on the command line the failure is also one JSON object on standard output."""
+    With --json on the command line the failure is also one JSON object on standard output. COMMAND names the
+    command in that object (by default the function's name up to its first _: fleet_merge, `fleet`)."""
 
-    name = function.__name__.split("_")[0]  # fleet_merge: the command `fleet`
+    name = command or function.__name__.split("_")[0]
 
     @functools.wraps(function)
     def wrapper(*args: Any, **kwargs: Any) -> Any:

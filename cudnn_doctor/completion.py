@@ -56,6 +56,15 @@ complete_table = _starting_with(_tables)
 complete_os = _starting_with(lambda: ("linux", "windows", "macos"))
 
 
+def _shells() -> tuple[str, ...]:
+    from cudnn_doctor.plan.shell import SHELL_NAMES
+
+    return tuple(SHELL_NAMES)
+
+
+complete_shell = _starting_with(_shells)
+
+
 def complete_code(prefix: str = "", **_: Any) -> list[str]:
     """explain's CODE_OR_MESSAGE: the finding codes (CD3 completes to CD301, CD302, ...)."""
     from cudnn_doctor.codes import CODES

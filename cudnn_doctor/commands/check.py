@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from cudnn_doctor.command import guarded
 from cudnn_doctor.doctor.diagnosis import check_options, diagnose, resolve_check_settings
 from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.render import formats
 
 
-@guarded
 def check(json_output: bool = False, output_format: str | None = None, output: str | None = None,
           junit_xml: str | None = None, require: list[str] | None = None, strict: bool | None = None,
           select: list[str] | None = None, ignore: list[str] | None = None, search_path: list[str] | None = None,

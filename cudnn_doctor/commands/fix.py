@@ -17,9 +17,9 @@ def interactive() -> bool:
         return False
 
 
-def main(yes: bool, json_output: bool, shell: str, require: list[str], select: list[str], ignore: list[str],
-         search_path: list[str], framework: list[str], project: str | None, python: str | None, verbose: bool,
-         ask: Callable[[str], bool]) -> None:
+def main(yes: bool, json_output: bool, shell: str, require: list[str] | None, select: list[str] | None,
+         ignore: list[str] | None, search_path: list[str] | None, framework: list[str] | None, project: str | None,
+         python: str | None, verbose: bool, ask: Callable[[str], bool]) -> None:
     """The command: the plan shown (or its JSON); on a terminal without --yes, ASK whether to apply it; with
     --yes (or a yes), applied and checked again; ends with SystemExit(status)."""
     from cudnn_doctor.command import console
@@ -30,8 +30,8 @@ def main(yes: bool, json_output: bool, shell: str, require: list[str], select: l
         from cudnn_doctor.errors import DoctorError
 
         raise DoctorError(f"--shell {shell!r}: not a shell I write for", fix=f"use one of {', '.join(SHELLS)}")
-    settings = resolve_check_settings(select, ignore, None, require, None, json_output)
-    diagnosis = diagnose(check_options(settings, search_path, framework, project, python))
+    settings = resolve_check_settings(select or [], ignore or [], None, require or [], None, json_output)
+    diagnosis = diagnose(check_options(settings, search_path or [], framework or [], project, python))
     treatment = untreated(diagnosis)
     go = yes
     if diagnosis.plan.actions and not yes and not json_output and interactive():

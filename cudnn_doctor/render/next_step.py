@@ -7,9 +7,10 @@ import shlex
 import sys
 
 from cudnn_doctor.model import Report
+from cudnn_doctor.options import CHECK_TARGETS
 
-# check's options that choose what is judged and treated; `fix` takes each of them with the same meaning
-TARGET_OPTIONS = ("--python", "--framework", "--project", "--search-path", "--require", "--select", "--ignore")
+# check's options that choose what is judged and treated (options.py); `fix` takes each of them with the same meaning
+TARGET_OPTIONS = tuple(name for option in CHECK_TARGETS for name in option.names)
 
 
 def fixable(report: Report) -> int:
