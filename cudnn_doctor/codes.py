@@ -29,6 +29,35 @@ class Code:
 
 
 _CODES = (
+    # CD0xx: the command line and what it names: one code per class of a user's error (DoctorError's code); the
+    # message and fix of each error are its own
+    Code("CD001", "error", "A value the option does not take",
+         "An option or argument was given a value the command does not take (not a version, not a known framework, "
+         "not one of its choices, too long); the error names the option, the value and what it takes."),
+    Code("CD002", "error", "Options that do not go together",
+         "Two options ask for opposite things (-q and -v, --json and --format text), or one needs another that was "
+         "not given (--os needs --prefix), or a change needs a yes that nobody can give (no terminal, no --yes)."),
+    Code("CD003", "error", "Nothing to work on",
+         "The command was given nothing to act on: no image, no message, no reports, no framework or table, no "
+         "archive or version to install."),
+    Code("CD004", "error", "No such file or folder",
+         "A path given on the command line (or a name it looked up) does not exist."),
+    Code("CD005", "error", "A file or folder that cannot be read as asked",
+         "A path given exists but cannot be read as the command needs it: not readable, a folder where a file is "
+         "needed (or the other way round), not the kind of file asked for, or cut short."),
+    Code("CD006", "error", "A file or folder that cannot be written",
+         "The command could not write where it was told to (--output, --junit-xml, --keep, GITHUB_STEP_SUMMARY, a "
+         "temporary folder): a folder that does not exist, no permission, a full disk, or something there that is "
+         "not replaced."),
+    Code("CD007", "error", "A setting that is not valid",
+         "A CUDNN_DOCTOR_* variable or the [tool.cudnn-doctor] table of pyproject.toml holds a value the doctor "
+         "does not take, or pyproject.toml cannot be read."),
+    Code("CD008", "error", "Not possible on this machine",
+         "What was asked cannot be done here: nothing to install for this OS and architecture, no toolkit to "
+         "install into, a GPU index this machine does not have, a library or program the command needs is missing."),
+    Code("CD009", "error", "A program the doctor asked did not answer",
+         "A program the doctor runs to answer (an interpreter given with --python, srun, a shell asked for its "
+         "profile) could not start, failed, timed out, or answered something no real one would."),
     # CD1xx: GPU and driver
     Code("CD101", "error", "No NVIDIA driver found",
          "Neither NVML (libnvidia-ml.so.1; nvml.dll on Windows) nor the CUDA driver library (libcuda.so.1; "

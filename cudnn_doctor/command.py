@@ -103,9 +103,11 @@ def guarded(function: F, command: str | None = None) -> F:
                 message += f" (fix: {unquoted(error.fix)})"
             say(message)
             if want_json:
-                found = error.finding
-                write_error_json(error.exit_code, error.message, error.fix, found.title if found else None,
-                                 found.code if found else None, command=name)
+                from cudnn_doctor.codes import lookup
+
+                entry = lookup(error.code) if error.code else None
+                write_error_json(error.exit_code, error.message, error.fix, entry.title if entry else None,
+                                 error.code, command=name)
             raise SystemExit(error.exit_code) from None
         except (SystemExit, OutputLost):
             raise

@@ -45,7 +45,7 @@ def number(name: str, default: float, environ: dict[str, str] | None = None) -> 
         read = math.nan
     if not math.isfinite(read) or not low <= read <= high:
         raise DoctorError(f"{name}={value!r}: not a number from {low:g} to {high:g}",
-                          fix=f"set it like {name}={example}, or unset it for the default", exit_code=2)
+                          fix=f"set it like {name}={example}, or unset it for the default", exit_code=2, code="CD007")
     return read
 
 
@@ -56,7 +56,7 @@ def choice(name: str, default: str, environ: dict[str, str] | None = None) -> st
         return default
     if value.strip().lower() not in CHOICES[name]:
         raise DoctorError(f"{name}={value!r}: not one of {', '.join(CHOICES[name])}",
-                          fix=f"set it like {name}={CHOICES[name][0]}, or unset it", exit_code=2)
+                          fix=f"set it like {name}={CHOICES[name][0]}, or unset it", exit_code=2, code="CD007")
     return value.strip().lower()
 
 

@@ -16,7 +16,7 @@ def check(json_output: bool = False, output_format: str | None = None, output: s
     require, select, ignore = require or [], select or [], ignore or []
     search_path, framework = search_path or [], framework or []
     if quiet and verbose:
-        raise DoctorError("-q and -v ask for less and for more at once", fix="give one of them")
+        raise DoctorError("-q and -v ask for less and for more at once", fix="give one of them", code="CD002")
     settings = resolve_check_settings(select, ignore, strict, require, output_format, json_output)
     options = check_options(settings, search_path, framework, project, python, deep)
     chosen = settings.output_format or "text"
@@ -43,7 +43,7 @@ def _check_output_path(output: str, chosen: str) -> None:
     """--output FILE: only for a document format, a file that may be renamed over (checked before probing)."""
     if not formats.FORMATS[chosen].is_document:
         raise DoctorError(f"--output goes with --format {formats.words(formats.documents())}, not {chosen}",
-                          fix="cudnn-doctor check --format prometheus --output /var/lib/node_exporter/cudnn_doctor.prom")
+                          fix="cudnn-doctor check --format prometheus --output /var/lib/node_exporter/cudnn_doctor.prom", code="CD002")
     from cudnn_doctor.render.output_file import check_target
 
     check_target(output, "--output")
@@ -62,4 +62,4 @@ def _write_document(text: str, output: str | None) -> None:
         write_atomically(output, text)
     except OSError as error:
         raise DoctorError(f"--output {output}: {error.strerror or error}",
-                          fix="give a file in a folder you can write to") from None
+                          fix="give a file in a folder you can write to", code="CD006") from None

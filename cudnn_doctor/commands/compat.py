@@ -31,7 +31,7 @@ def list_rows(subject: str) -> dict[str, Any]:
     name = knowledge.canonical_name(subject) or subject.lower()
     tables = list_columns()
     if name not in tables:
-        raise DoctorError(f"--list {inputs.shown(subject)}: no such table", fix=f"use one of {', '.join(tables)}")
+        raise DoctorError(f"--list {inputs.shown(subject)}: no such table", fix=f"use one of {', '.join(tables)}", code="CD001")
     if name == "cudnn":
         rows = [{**release, **variant, "version": release["version"], "build": variant.get("build", release.get("build")),
                  "source": variant.get("source") or release.get("source")}
@@ -68,10 +68,10 @@ def answer(spec: str, combo: knowledge.Combination, artifact: str | None = None)
     canonical = knowledge.canonical_name(name)
     if canonical is None:
         raise DoctorError(f"unknown framework {inputs.shown(name)}",
-                          fix=f"use one of {', '.join(sorted(knowledge.profiles()))} or cudnn==X.Y.Z")
+                          fix=f"use one of {', '.join(sorted(knowledge.profiles()))} or cudnn==X.Y.Z", code="CD001")
     if version is None:
         raise DoctorError(f"which {canonical} release? {inputs.shown(spec)} names no version",
-                          fix=f"write it as {name}==VERSION; `cudnn-doctor compat --list {canonical}` lists them")
+                          fix=f"write it as {name}==VERSION; `cudnn-doctor compat --list {canonical}` lists them", code="CD001")
     version = inputs.release_version(name, version)
     need = knowledge.needs(canonical, version, combo.os, artifact, package=name)
     requires = [_requirement_of(row) for row in need.rows]
@@ -93,7 +93,7 @@ def answer(spec: str, combo: knowledge.Combination, artifact: str | None = None)
 def _cudnn_answer(name: str, version: str | None, combo: knowledge.Combination) -> dict[str, Any]:
     """cudnn==X.Y.Z: NVIDIA's support matrix for that release against the driver, CUDA and GPU given."""
     if version is None:
-        raise DoctorError(f"which cuDNN release? {inputs.shown(name)} names no version", fix="write it as cudnn==9.19.0")
+        raise DoctorError(f"which cuDNN release? {inputs.shown(name)} names no version", fix="write it as cudnn==9.19.0", code="CD001")
     checked = inputs.version_option("cudnn", version)
     assert checked is not None
     release = query.cudnn_release(checked.text) if not checked.is_range else None
@@ -213,7 +213,7 @@ def main(framework: str | None, cuda: str | None, cudnn: str | None, driver: str
          json_output: bool, verbose: bool) -> None:
     """The command: the answer (or a whole table) rendered; ends with SystemExit(status)."""
     if list_table is None and framework is None:
-        raise DoctorError("name a framework or a table", fix="cudnn-doctor compat tensorflow==2.15.0, or --list cudnn")
+        raise DoctorError("name a framework or a table", fix="cudnn-doctor compat tensorflow==2.15.0, or --list cudnn", code="CD003")
     if list_table is not None:
         data = list_rows(list_table)
     else:

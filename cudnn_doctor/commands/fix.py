@@ -29,7 +29,7 @@ def main(yes: bool, json_output: bool, shell: str, require: list[str] | None, se
     if shell not in SHELLS:
         from cudnn_doctor.errors import DoctorError
 
-        raise DoctorError(f"--shell {shell!r}: not a shell I write for", fix=f"use one of {', '.join(SHELLS)}")
+        raise DoctorError(f"--shell {shell!r}: not a shell I write for", fix=f"use one of {', '.join(SHELLS)}", code="CD001")
     settings = resolve_check_settings(select or [], ignore or [], None, require or [], None, json_output)
     diagnosis = diagnose(check_options(settings, search_path or [], framework or [], project, python))
     treatment = untreated(diagnosis)

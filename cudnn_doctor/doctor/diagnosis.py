@@ -55,14 +55,14 @@ def project_folder(given: str | None) -> str | None:
     if given is None:
         return None
     if not given.strip():
-        raise DoctorError("--project is empty", fix="pass a Maven or Gradle project folder, e.g. --project .")
+        raise DoctorError("--project is empty", fix="pass a Maven or Gradle project folder, e.g. --project .", code="CD001")
     if not os.path.exists(given):
         raise DoctorError(f"--project {given}: no such file or folder",
-                          fix="pass an existing Maven or Gradle project folder, or its pom.xml or build.gradle")
+                          fix="pass an existing Maven or Gradle project folder, or its pom.xml or build.gradle", code="CD004")
     if not os.path.isdir(given):
         if os.path.basename(given) not in BUILD_FILES:
             raise DoctorError(f"--project {given}: not a Maven or Gradle build file",
-                              fix=f"pass the project's folder, or its {', '.join(BUILD_FILES[:3])}")
+                              fix=f"pass the project's folder, or its {', '.join(BUILD_FILES[:3])}", code="CD005")
         return os.path.dirname(os.path.abspath(given))  # the build file's project, as Maven's -f reads it
     folder = os.path.abspath(given)
     from cudnn_doctor.probes.project_folders import SUBPROJECT_DEPTH, find_subprojects, has_build_file
@@ -72,7 +72,7 @@ def project_folder(given: str | None) -> str | None:
         if not read and not beyond and not cut:
             raise DoctorError(f"--project {given}: no pom.xml or Gradle build in it, nor in its subfolders "
                               f"({SUBPROJECT_DEPTH} levels down; hidden and build-output folders skipped)",
-                              fix="pass the folder that holds the project's pom.xml or build.gradle")
+                              fix="pass the folder that holds the project's pom.xml or build.gradle", code="CD004")
     return folder
 
 
@@ -137,7 +137,7 @@ def resolve_check_settings(select: list[str], ignore: list[str], strict: bool | 
         chosen = settings.output_format.strip().lower()
         if chosen not in formats.FORMATS:
             raise DoctorError(f"format {settings.output_format!r} (from {where}): not a format I know",
-                              fix=formats.words(formats.NAMES))
+                              fix=formats.words(formats.NAMES), code="CD007")
         settings = replace(settings, output_format=chosen)
     return settings
 
@@ -149,9 +149,9 @@ def _check_format(output_format: str | None, json_output: bool) -> str:
         return "json" if json_output else "text"
     chosen = output_format.strip().lower()
     if chosen not in formats.FORMATS:
-        raise DoctorError(f"--format {output_format}: not a format I know", fix=f"--format {formats.words(formats.NAMES)}")
+        raise DoctorError(f"--format {output_format}: not a format I know", fix=f"--format {formats.words(formats.NAMES)}", code="CD001")
     if json_output and chosen != "json":
-        raise DoctorError(f"--json and --format {chosen} ask for two formats", fix="give one of them")
+        raise DoctorError(f"--json and --format {chosen} ask for two formats", fix="give one of them", code="CD002")
     return chosen
 
 

@@ -23,7 +23,7 @@ def judge_image_here(ref: str, strict: bool = False) -> dict[str, Any]:
     from cudnn_doctor.rules.image import driver_floor, judge_image
 
     if not ref.strip():
-        raise DoctorError("image: no image given", fix="cudnn-doctor image IMAGE.tar | OCI-LAYOUT-DIR | HOST:PORT/NAME:TAG")
+        raise DoctorError("image: no image given", fix="cudnn-doctor image IMAGE.tar | OCI-LAYOUT-DIR | HOST:PORT/NAME:TAG", code="CD003")
     ctx = SearchContext.from_environment()
     parts = open_image(ref, ctx.arch)
     try:

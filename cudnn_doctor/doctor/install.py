@@ -57,10 +57,10 @@ def run_install(options: InstallOptions, ui: Ui) -> Outcome:
     ctx = SearchContext.from_environment()
     os_name = options.os_name or ctx.os_name
     if os_name not in OS_NAMES:
-        raise DoctorError(f"unknown --os {os_name!r}", f"use one of: {', '.join(OS_NAMES)}", exit_code=2)
+        raise DoctorError(f"unknown --os {os_name!r}", f"use one of: {', '.join(OS_NAMES)}", exit_code=2, code="CD001")
     layout = layout_for(os_name, ctx.arch)
     if layout is None:
-        raise DoctorError(f"NVIDIA ships no cuDNN for {os_name} on {ctx.arch}", exit_code=2)
+        raise DoctorError(f"NVIDIA ships no cuDNN for {os_name} on {ctx.arch}", exit_code=2, code="CD008")
     plan_only = layout.plan_only
     if plan_only is None and os_name != ctx.os_name:
         plan_only = f"planning for {os_name} on a {ctx.os_name} machine: nothing is installed"
@@ -70,7 +70,7 @@ def run_install(options: InstallOptions, ui: Ui) -> Outcome:
         readable_archive(os.path.abspath(os.path.expanduser(options.location)), options.location)  # bad input first
     if not (options.yes or options.dry_run or plan_only or ui.can_ask):  # said now, not after unpacking 470 MB
         raise DoctorError("nothing was done: the install needs a yes, and there is no terminal to ask",
-                          "add --yes (or --dry-run to only see the plan)", exit_code=2)
+                          "add --yes (or --dry-run to only see the plan)", exit_code=2, code="CD002")
     prefix = _prefix(options, ctx, os_name)
     check_prefix(prefix, layout)
     report = _probe(ctx, prefix) if os_name == ctx.os_name else None
@@ -346,13 +346,13 @@ def _prefix(options: InstallOptions, ctx: SearchContext, os_name: str) -> Path:
     if options.prefix is not None:
         return prefix_path(options.prefix)
     if os_name != ctx.os_name:
-        raise DoctorError(f"--os {os_name} needs --prefix: the toolkit folder on that machine", exit_code=2)
+        raise DoctorError(f"--os {os_name} needs --prefix: the toolkit folder on that machine", exit_code=2, code="CD002")
     from cudnn_doctor.probes.toolkit import discover_toolkits
 
     toolkits, _ = discover_toolkits(ctx)
     if not toolkits:
         raise DoctorError("no CUDA toolkit found to install into (check finds none)",
-                          "pass --prefix DIR, e.g. --prefix ~/.local/cudnn", exit_code=2)
+                          "pass --prefix DIR, e.g. --prefix ~/.local/cudnn", exit_code=2, code="CD008")
     return Path(toolkits[0].path)
 
 
@@ -360,12 +360,12 @@ def prefix_path(text: str) -> Path:
     """--prefix as an absolute path; empty or blank (an unset shell variable) is a usage error."""
     if not text.strip() or "\0" in text:
         raise DoctorError(f"--prefix {text!r} is empty: give the folder to install into",
-                          "for example --prefix ~/.local/cudnn (is a shell variable unset?)", exit_code=2)
+                          "for example --prefix ~/.local/cudnn (is a shell variable unset?)", exit_code=2, code="CD001")
     path = os.path.abspath(os.path.expanduser(text))
     if len(path.encode("utf-8", "surrogateescape")) > 3000 or any(
             len(part.encode("utf-8", "surrogateescape")) > 255 for part in path.split(os.sep)):
         raise DoctorError(f"--prefix {printable(text[:60])}...: a name in it is too long for a file system",
-                          exit_code=2)
+                          exit_code=2, code="CD001")
     return Path(path)
 
 
@@ -455,7 +455,7 @@ def run_transaction(command: str, action: Callable[[Ui], Any], json_output: bool
     def confirm(question: str) -> bool:
         if not sys.stdin.isatty():
             raise DoctorError("nothing was changed: the plan needs a yes, and there is no terminal to ask",
-                              "add --yes (or --dry-run to only see the plan)", exit_code=2)
+                              "add --yes (or --dry-run to only see the plan)", exit_code=2, code="CD002")
         return ask(question)
 
     def note(text: str) -> None:

@@ -19,7 +19,7 @@ from cudnn_doctor.install.transaction import STATE_DIR, Transaction, installed_r
 def run_uninstall(prefix_text: str, dry_run: bool, yes: bool, force: bool, ui: Ui) -> Outcome:
     prefix = prefix_path(prefix_text)
     if not prefix.is_dir():
-        raise DoctorError(f"no such folder: {prefix}", exit_code=2)
+        raise DoctorError(f"no such folder: {prefix}", exit_code=2, code="CD004")
     state = prefix / STATE_DIR
     if state.is_symlink() or (os.path.lexists(state) and not state.is_dir()):
         raise doctor_error("CD514", exit_code=2, path=str(state), why="it is a file or a link, but it must be "

@@ -51,7 +51,7 @@ class ImageParts:
 
 def bad_image(ref: str, why: str, fix: str = "give a `docker save` archive, an OCI layout folder, or a registry "
                                                "reference such as 127.0.0.1:5000/name:tag") -> DoctorError:
-    return DoctorError(f"image {ref}: {why}", fix=fix, exit_code=2)
+    return DoctorError(f"image {ref}: {why}", fix=fix, exit_code=2, code="CD005")
 
 
 def open_image(ref: str, arch: str) -> ImageParts:

@@ -942,13 +942,13 @@ def assumed_framework(spec: str, installs: list[Any], os_name: str = "linux") ->
     canonical = canonical_name(name)
     if canonical is None:
         raise DoctorError(f"--framework {spec!r}: unknown framework",
-                          fix=f"use one of {', '.join(sorted(profiles()))}, e.g. --framework tensorflow==2.15.0")
+                          fix=f"use one of {', '.join(sorted(profiles()))}, e.g. --framework tensorflow==2.15.0", code="CD001")
     if version is None:
-        raise DoctorError(f"--framework {spec!r}: which version?", fix=f"write it as {name}==VERSION")
+        raise DoctorError(f"--framework {spec!r}: which version?", fix=f"write it as {name}==VERSION", code="CD001")
     need = needs(canonical, version, os_name)
     if not need.rows:
         raise DoctorError(f"--framework {spec!r}: no data for {canonical} {version} in compat/",
-                          fix=f"see the known releases with `cudnn-doctor compat --list {canonical}`")
+                          fix=f"see the known releases with `cudnn-doctor compat --list {canonical}`", code="CD001")
     row = next((r for r in need.rows if r.get("pypi_default") is True), need.rows[-1])
     expected = _accepted_cudnn(row)
     cudnn_major = major(expected[0]) if expected else None

@@ -101,4 +101,4 @@ def render_github(report: Report, out: TextIO, summary_file: str | None, verbose
                 os.close(descriptor)
         except OSError as error:
             raise DoctorError(f"GITHUB_STEP_SUMMARY={summary_file}: {error.strerror or error}",
-                              fix="point it at a writable file, or unset it") from None
+                              fix="point it at a writable file, or unset it", code="CD006") from None
