@@ -29,7 +29,7 @@ def mark(name):
 sys.argv = ["cudnn-doctor", "check", "--json"]
 from cudnn_doctor import signals
 signals.install()
-from cudnn_doctor import cli, command; mark("cli (argparse) imported")
+from cudnn_doctor import cli, runner; mark("cli (argparse) imported")
 import cudnn_doctor.commands.check as check; mark("commands.check imported")
 import cudnn_doctor.doctor.diagnosis as diagnosis
 def wrap(module, name, label):
@@ -47,7 +47,7 @@ if PROFILE:
     profile = cProfile.Profile(); profile.enable()
 import os, tempfile
 held = tempfile.TemporaryFile(); saved = os.dup(1); os.dup2(held.fileno(), 1)
-command.call(cli._invoke_app, args=sys.argv[1:])  # the parser and the body, as command.run runs them (run ends the process)
+runner.call(cli._invoke_app, args=sys.argv[1:])  # the parser and the body, as runner.run runs them (run ends the process)
 sys.stdout.flush(); os.dup2(saved, 1)
 mark("end")
 if PROFILE:

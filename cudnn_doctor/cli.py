@@ -1,6 +1,6 @@
 """The command line, read by the standard library's argparse, the one parser of every command (pipx's model):
 parse, call the command's module under commands/, exit. How a command runs (its guard, its exit, its errors'
-JSON) is command.py's; a usage error's words are usage_errors.py's; shell completion is argcomplete's
+JSON) is runner.py's; a usage error's words are usage_errors.py's; shell completion is argcomplete's
 (completion.py), imported only when a shell asks.
 
 A command's options are declared when that command is chosen (_Commands): a check builds check's parser
@@ -17,10 +17,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
-from cudnn_doctor import __version__, command, completion, options
-from cudnn_doctor.command import guarded, json_wanted, write_error_json
+from cudnn_doctor import __version__, completion, options, runner
 from cudnn_doctor.knowledge.inputs import ascii_decimal, ascii_integer
 from cudnn_doctor.options import ARGUMENT, FLAG, GENERAL, REPEATED, REQUIRED, SWITCH, Option, option_words
+from cudnn_doctor.runner import guarded, json_wanted, write_error_json
 
 PROG = "cudnn-doctor"
 SUMMARY = "Find, check, install and benchmark CUDA and cuDNN."
@@ -35,40 +35,16 @@ class UsageError(Exception):
         self.parser, self.message, self.words = parser, message, list(words)
 
 
-class _HelpFormatter(argparse.HelpFormatter):
-    """argparse's help with a paragraph break kept in a description, words never split at a hyphen
-    (`cudnn-doctor`), and headings capitalised as the rest of the tool's words are (`Usage:`, `Options:`).
-    The terminal's width is asked once: argparse makes a formatter for every option it declares (to check its
-    metavar), and each one of its own asks the terminal again."""
+class _Formatter(argparse.HelpFormatter):
+    """argparse's formatter while a command line is read (argparse makes one for every option it declares, to check
+    its metavar): the terminal's width asked once, not once per option. Help itself is rich-argparse's
+    (_rich_help_formatter), imported only when help is printed."""
 
     def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
                  width: int | None = None) -> None:
         if width is None:
             width = _terminal_width(os.environ.get("COLUMNS"))
         super().__init__(prog, indent_increment, max_help_position, width)
-
-    def add_usage(self, usage: Any, actions: Any, groups: Any, prefix: str | None = None) -> None:
-        super().add_usage(usage, actions, groups, "Usage: " if prefix is None else prefix)
-
-    def start_section(self, heading: str | None) -> None:
-        super().start_section(heading[:1].upper() + heading[1:] if heading else heading)
-
-    def _split_lines(self, text: str, width: int) -> list[str]:
-        import textwrap
-
-        return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False, break_long_words=False)
-
-    def _fill_text(self, text: str, width: int, indent: str) -> str:
-        import textwrap
-
-        return "\n\n".join(textwrap.fill(" ".join(paragraph.split()), width, initial_indent=indent,
-                                          subsequent_indent=indent, break_on_hyphens=False)
-                            for paragraph in text.split("\n\n"))
-
-    def _format_action(self, action: argparse.Action) -> str:
-        if isinstance(action, argparse._SubParsersAction):  # each command on its line, without a COMMAND line above
-            return "".join(self._format_action(command) for command in action._get_subactions())
-        return super()._format_action(action)
 
 
 @functools.cache
@@ -124,7 +100,7 @@ class Parser(argparse.ArgumentParser):
     UsageError for cli.main to say in one line (exit 2, JSON with --json), never argparse's usage and exit."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        kwargs.setdefault("formatter_class", _HelpFormatter)
+        kwargs.setdefault("formatter_class", _Formatter)
         kwargs.setdefault("allow_abbrev", False)
         kwargs.setdefault("exit_on_error", False)
         super().__init__(*args, **kwargs)
@@ -333,7 +309,7 @@ def _declare_command(command: Command, parser: argparse.ArgumentParser) -> None:
 
 
 def _run(command: Command, given: dict[str, Any]) -> None:
-    """COMMAND's body called with the options GIVEN (those it takes), guarded (command.py); -q where the body has
+    """COMMAND's body called with the options GIVEN (those it takes), guarded (runner.py); -q where the body has
     no quiet of its own: its standard output kept back, and shown only where the command fails."""
     import importlib
 
@@ -466,7 +442,7 @@ def main(args: list[str] | None = None) -> None:
         from cudnn_doctor.explain.arguments import message_first
 
         args = message_first(args, _explain_options())
-    command.run(lambda: command.call(_invoke_app, args=args), lambda: _wants_json(args))
+    runner.run(lambda: runner.call(_invoke_app, args=args), lambda: _wants_json(args))
 
 
 def _wants_json(args: list[str]) -> bool:

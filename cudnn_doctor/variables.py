@@ -2,7 +2,7 @@
 takes (`abc`, `nan`, `inf`, a negative number of seconds, a word not in its list) is a usage error, one line with
 the variable's name and what it takes, exit 2, before the command does anything. Unset or blank: the default.
 
-`check_all()` runs in the guard of every command (command.guarded); each reader uses the same functions, so a
+`check_all()` runs in the guard of every command (runner.guarded); each reader uses the same functions, so a
 value is never read differently from where it was checked. Settings of `check` (SELECT, IGNORE, STRICT, REQUIRE,
 FORMAT) are checked with the project file's keys in settings.py."""
 

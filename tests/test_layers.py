@@ -15,8 +15,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "cudnn_doctor"
 
 # bottom to top (DESIGN.md, "Layers"): a unit imports only units of lower layers
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("platforms",),  # what differs between Linux and Windows (signals, children, open flags): imports nothing
-    ("errors", "versions", "specifiers", "user_files", "cudnn_files", "elf", "signals", "quoting", "__init__"),
+    ("operating_system",),  # what differs between Linux and Windows (signals, children, open flags): imports nothing
+    ("errors", "options", "versions", "specifiers", "user_files", "cudnn_files", "elf", "signals", "quoting", "__init__"),
     ("streams", "variables"),  # variables: every CUDNN_DOCTOR_* number or choice, checked one way
     ("model", "child", "cache"),
     ("knowledge",),  # compat/ read and queried: releases, layouts per OS, each code's advice
@@ -29,7 +29,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("plan",),  # findings -> the one treatment; the only author of a finding's fix
     ("render",),
     ("doctor",),  # the use-cases: diagnose, treat, install, image; what check, fix and explain share
-    ("command", "usage_errors"),  # how every command runs
+    ("runner", "usage_errors"),  # how every command runs
     ("commands",),  # one thin module per command: parse, call one use-case, render
     ("completion",),  # the values options complete to, some from the commands
     ("cli",),
@@ -118,7 +118,7 @@ def test_the_contract_sees_a_wrong_arrow(graph: dict[str, dict[str, list[str]]],
 def test_the_contract_sees_an_import_inside_a_function(tmp_path: Path) -> None:
     """A lazy import counts as much as one at the top: the graph is read from every import statement."""
     graph = _imports()
-    assert "cudnn_doctor.commands.check" in graph["cudnn_doctor.cli"]  # imported inside cli.check only
+    assert "cudnn_doctor.render.formats" in graph["cudnn_doctor.cli"]  # imported inside cli._help_of only
 
 
 def test_the_plan_alone_writes_a_findings_fix() -> None:

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from cudnn_doctor.bench.model import RESULT_FIELDS, BenchLibraries, BenchReport, DeviceRun, WorkloadResult
+from cudnn_doctor.bench.records import RESULT_FIELDS, BenchLibraries, BenchReport, DeviceRun, WorkloadResult
 from cudnn_doctor.bench.workloads import BenchOptions, peak_key, selected
 from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.model import Finding
@@ -271,7 +271,7 @@ def main(workload: str, dtype: str, layout: str, size: str, workspace_limit: flo
         workload=workload.lower(), dtype=dtype.lower(), layout=layout.lower(), size=size.lower(),
         workspace_limit_mb=workspace_limit, devices=device.lower(), cpu=not no_cpu, repeats=repeats,
         api=api.lower()))
-    from cudnn_doctor.bench.model import bench_to_json
+    from cudnn_doctor.bench.records import bench_to_json
 
     command = BenchCommandOptions(options, cudnn_path=cudnn, cudart_path=cudart)
     if json_output or not (sys.stdout.isatty() and sys.stderr.isatty()):
@@ -286,8 +286,8 @@ def main(workload: str, dtype: str, layout: str, size: str, workspace_limit: flo
 
         write_json(bench_to_json(report))
     else:
-        from cudnn_doctor.command import console
         from cudnn_doctor.render.bench_text import render_bench
+        from cudnn_doctor.render.console import console
 
         render_bench(report, console(), verbose)
     raise SystemExit(report.summary.exit_code if report.summary else 3)

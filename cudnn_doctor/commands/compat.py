@@ -223,8 +223,8 @@ def main(framework: str | None, cuda: str | None, cudnn: str | None, driver: str
 
         write_json(data)
     else:
-        from cudnn_doctor.command import console
         from cudnn_doctor.render import compat_text
+        from cudnn_doctor.render.console import console
 
         (compat_text.render_list if list_table else compat_text.render_answer)(data, console(), verbose)
     raise SystemExit(data.get("exit_code", 0))

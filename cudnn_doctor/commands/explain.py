@@ -22,7 +22,7 @@ from cudnn_doctor.explain import catalog, classify, reader
 from cudnn_doctor.explain.catalog import Match, normalise
 from cudnn_doctor.knowledge.data import load
 from cudnn_doctor.model import Report
-from cudnn_doctor.platforms import CURRENT
+from cudnn_doctor.operating_system import CURRENT
 from cudnn_doctor.versions import version_tuple
 
 SCHEMA = "cudnn-doctor/explain/1"
@@ -513,7 +513,7 @@ def main(query: str | None, from_file: str | None, offline_only: bool, json_outp
 
         write_json(data)
     else:
-        from cudnn_doctor.command import console
+        from cudnn_doctor.render.console import console
         from cudnn_doctor.render.explain_text import render_explain
 
         render_explain(data, console(), verbose)

@@ -22,8 +22,8 @@ def main(yes: bool, json_output: bool, shell: str, require: list[str] | None, se
          python: str | None, verbose: bool, ask: Callable[[str], bool]) -> None:
     """The command: the plan shown (or its JSON); on a terminal without --yes, ASK whether to apply it; with
     --yes (or a yes), applied and checked again; ends with SystemExit(status)."""
-    from cudnn_doctor.command import console
     from cudnn_doctor.plan.shell import SHELL_NAMES as SHELLS
+    from cudnn_doctor.render.console import console
     from cudnn_doctor.streams import log_line
 
     if shell not in SHELLS:
@@ -60,7 +60,7 @@ def _show(treatment: Treatment, shell: str, json_output: bool, applied: bool, sh
 
         write_json(treatment.to_json())
         return
-    from cudnn_doctor.command import console
+    from cudnn_doctor.render.console import console
     from cudnn_doctor.render.plan_text import render_plan
 
     render_plan(console(), treatment, shell, applied=applied and treatment.after is not None, shown=shown)

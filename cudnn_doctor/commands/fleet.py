@@ -54,7 +54,7 @@ def _show(data: dict[str, Any], json_output: bool) -> None:
 
         write_json(data)
     else:
-        from cudnn_doctor.command import console
+        from cudnn_doctor.render.console import console
         from cudnn_doctor.render.fleet_text import render_fleet
 
         render_fleet(data, console())

@@ -13,7 +13,7 @@ def main(ref: str, strict: bool, json_output: bool, verbose: bool) -> None:
 
         write_json(data)
     else:
-        from cudnn_doctor.command import console
+        from cudnn_doctor.render.console import console
         from cudnn_doctor.render.image_text import render_image
 
         render_image(data, console(), verbose)

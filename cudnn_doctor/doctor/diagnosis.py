@@ -12,7 +12,7 @@ from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.knowledge import inputs
 from cudnn_doctor.knowledge.data import sublibrary_names
 from cudnn_doctor.model import Finding, Report
-from cudnn_doctor.plan.model import Plan
+from cudnn_doctor.plan.actions import Plan
 from cudnn_doctor.probes.collect import collect_report
 from cudnn_doctor.probes.context import SearchContext
 from cudnn_doctor.rules import evaluate, rule_modules, summarize

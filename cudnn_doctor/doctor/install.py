@@ -17,7 +17,7 @@ from cudnn_doctor.install.faults import step
 from cudnn_doctor.install.ldconfig import loader_setup, run_ldconfig
 from cudnn_doctor.install.manifest import BackedUpFile, InstallRecord, WrittenFile, now_text, write_record
 from cudnn_doctor.install.outcome import Outcome, UninstallPlan
-from cudnn_doctor.install.plan import ADD, REMOVE, REPLACE, Plan, build_plan, first_blocked_folder
+from cudnn_doctor.install.plan import ADD, REMOVE, REPLACE, InstallPlan, build_plan, first_blocked_folder
 from cudnn_doctor.install.progress import Progress
 from cudnn_doctor.install.safety import printable
 from cudnn_doctor.install.transaction import STATE_DIR, Transaction, installed_records, pending, recover
@@ -46,7 +46,7 @@ class InstallOptions:
 class Ui:
     """How the command talks to the user; the CLI fills it in (text or JSON)."""
 
-    show_plan: Callable[[Plan | UninstallPlan], None]
+    show_plan: Callable[[InstallPlan | UninstallPlan], None]
     confirm: Callable[[str], bool]
     note: Callable[[str], None]
     progress: bool  # show progress bars
@@ -203,7 +203,7 @@ def _changing(prefix: Path, layout: Layout, ui: Ui, change: Callable[[], T]) -> 
         raise
 
 
-def _apply(txn: Transaction, ctx: SearchContext, prefix: Path, plan: Plan, notes: tuple[str, ...]) -> Outcome:
+def _apply(txn: Transaction, ctx: SearchContext, prefix: Path, plan: InstallPlan, notes: tuple[str, ...]) -> Outcome:
     """Move the staged files into place (backing up what they replace), verify, record; in TXN."""
     operations = [txn.put(c.path, txn.staging_rel(c.path), c.action == REPLACE)
                   for c in plan.changes if c.action != REMOVE]
@@ -254,8 +254,8 @@ def _refuse_from_name(prefix: Path, layout: Layout, source: sources.Source, opti
                            _current_majors(report, str(prefix / layout.library_folder)))
 
 
-def _fits_prefix(plan: Plan, contents: ArchiveContents, layout: Layout, report,  # type: ignore[no-untyped-def]
-                 options: InstallOptions, txn: Transaction | None) -> Plan:
+def _fits_prefix(plan: InstallPlan, contents: ArchiveContents, layout: Layout, report,  # type: ignore[no-untyped-def]
+                 options: InstallOptions, txn: Transaction | None) -> InstallPlan:
     """Refuse what would leave a state `check` calls an error: a cuDNN for another CUDA major than the
     toolkit in the prefix (CD519, unless --force), another cuDNN major beside it (CD518, unless --replace)."""
     from cudnn_doctor.doctor.install_fit import refuse_other_cuda, refuse_other_major, staged_cuda_major
@@ -311,7 +311,7 @@ def _read(archive: str, layout: Layout, staging: Callable[[str], Path] | None, u
 
 
 def _plan(contents: ArchiveContents, prefix: Path, layout: Layout, source: sources.Source, report,  # type: ignore[no-untyped-def]
-          notes: tuple[str, ...], new_prefix: bool = False, replace_majors: bool = False) -> Plan:
+          notes: tuple[str, ...], new_prefix: bool = False, replace_majors: bool = False) -> InstallPlan:
     from cudnn_doctor.doctor.install_verify import fit_findings, installs_in, unchecked
 
     library_folder = str(prefix / layout.library_folder)

@@ -88,7 +88,7 @@ def verify_installed(report: Report, library_folder: str, version: str | None, m
 def sublibrary_problem(install: CudnnInstall) -> str | None:
     """Load every sub-library in a child of its own, as a program's first cuDNN call would (the
     folder on the loader's path: cuDNN 8's sub-libraries find each other only so); what fails."""
-    from cudnn_doctor.probes.child import Job, run_jobs
+    from cudnn_doctor.probes.library_jobs import Job, run_jobs
 
     folder = install.path
     system = SearchContext.from_environment()

@@ -21,7 +21,7 @@ from cudnn_doctor.child import run_child
 from cudnn_doctor.doctor.diagnosis import Diagnosis, diagnose
 from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.model import Report
-from cudnn_doctor.plan.model import CONDA, ENV, INSTALL, PIP, PLAN_SCHEMA, Action, EnvChange, Plan
+from cudnn_doctor.plan.actions import CONDA, ENV, INSTALL, PIP, PLAN_SCHEMA, Action, EnvChange, Plan
 from cudnn_doctor.plan.shell import apply_changes, plan_json
 
 ACTION_TIMEOUT_S = 3600.0  # a pip install of a framework with its CUDA wheels takes minutes, not hours

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from cudnn_doctor.errors import DoctorError
-from cudnn_doctor.platforms import CURRENT
+from cudnn_doctor.operating_system import CURRENT
 
 DIGEST = re.compile(r"^(sha256:[a-f0-9]{64}|sha512:[a-f0-9]{128})$")
 MAX_JSON = 8 << 20  # a manifest, index or configuration: kilobytes in real life

@@ -23,7 +23,7 @@ from cudnn_doctor.install.redistrib import (
     pick_file,
 )
 from cudnn_doctor.install.safety import printable
-from cudnn_doctor.platforms import CURRENT
+from cudnn_doctor.operating_system import CURRENT
 
 CUDA_IN_NAME = (re.compile(r"_cuda(\d+)"), re.compile(r"nvidia_cudnn_cu(\d+)"), re.compile(r"^cudnn-(\d+)\.\d+-"))
 

@@ -19,8 +19,8 @@ from cudnn_doctor.knowledge.advice import advice_row
 from cudnn_doctor.knowledge.data import load
 from cudnn_doctor.model import ERROR, WARNING, CudnnInstall, Finding, Framework, Report
 from cudnn_doctor.plan import process_env
+from cudnn_doctor.plan.actions import CONDA, EDIT, ENV, INSTALL, MANUAL, PIP, Action, EnvChange, Plan
 from cudnn_doctor.plan.fixes import remedy
-from cudnn_doctor.plan.model import CONDA, EDIT, ENV, INSTALL, MANUAL, PIP, Action, EnvChange, Plan
 from cudnn_doctor.rules.cudnn import prefix_of
 from cudnn_doctor.versions import major, version_tuple
 

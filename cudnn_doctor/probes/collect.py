@@ -18,10 +18,10 @@ from cudnn_doctor.child import ChildBatch, ChildRequest, deadline_in, timeout_fr
 from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.model import CudnnInstall, Host, LibraryProbe, Report, Tool, Toolkit
 from cudnn_doctor.probes import cudnn as cudnn_probe
-from cudnn_doctor.probes.child import Job, ProbeBatch, run_jobs
 from cudnn_doctor.probes.context import SearchContext
 from cudnn_doctor.probes.driver import NVML_JOB, NVML_NOT_FOUND, read_driver
 from cudnn_doctor.probes.frameworks import detect_frameworks, link_frameworks_to_installs, theano_flags
+from cudnn_doctor.probes.library_jobs import Job, ProbeBatch, run_jobs
 from cudnn_doctor.probes.loader import (
     cache_from_answer,
     find_nvml,
@@ -50,7 +50,7 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     """Everything the probes can see, as plain data; no judgement. WHILE_CHILDREN_RUN, the caller's own work
     (check loads its rules and plan there), is done once the file system is read, while the children
     (each library, NVML, CUDA) still answer: a core would otherwise wait idle for them."""
-    from cudnn_doctor.probes.child import probe_timeout
+    from cudnn_doctor.probes.library_jobs import probe_timeout
 
     probe_timeout()  # a time limit set wrong is said now, before any child starts (its threads would lose it)
     timeout_from_env("CUDNN_DOCTOR_HELPER_TIMEOUT", HELPER_BUDGET_S)

@@ -105,9 +105,6 @@ class SearchContext:
             return path
         return os.path.join(self.prefix, path.lstrip("/")).rstrip("/") or "/"
 
-    def system_glob(self, pattern: str) -> list[str]:
-        return sorted(glob.glob(self.system(pattern)))
-
     @property
     def layout(self) -> LoaderLayout:
         return WINDOWS_LAYOUT if self.os_name == "windows" else LINUX_LAYOUT
@@ -292,7 +289,7 @@ def interpreter_paths(python: str, timeout: float | None = None) -> list[str]:
 
     from cudnn_doctor.child import deadline_in, run_child
     from cudnn_doctor.errors import DoctorError
-    from cudnn_doctor.probes.child import probe_timeout
+    from cudnn_doctor.probes.library_jobs import probe_timeout
 
     timeout = probe_timeout() if timeout is None else timeout
     # through the one child runner: one deadline over its output, and all it started killed

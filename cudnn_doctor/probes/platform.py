@@ -243,8 +243,8 @@ def libcuda_target(ctx: SearchContext, cache: dict[str, list[str]]) -> str:
 def node_driver(ctx: SearchContext) -> tuple[Any, list[Any], str | None]:
     """(driver, GPUs, why NVML failed) of this node, as `check` reads them: NVML in a child, libcuda where NVML
     cannot answer; the loader's cache read for where they are (`image` needs nothing else of the machine)."""
-    from cudnn_doctor.probes.child import LIBCUDA_JOB, NVML_JOB, NVML_SONAME, Job, run_jobs
     from cudnn_doctor.probes.driver import NVML_NOT_FOUND, read_driver
+    from cudnn_doctor.probes.library_jobs import LIBCUDA_JOB, NVML_JOB, NVML_SONAME, Job, run_jobs
     from cudnn_doctor.probes.loader import ldconfig_cache
 
     cache = ldconfig_cache(ctx)

@@ -16,9 +16,9 @@ import re
 from cudnn_doctor.elf import ElfError, read_elf, read_exported_u32
 from cudnn_doctor.knowledge.data import load, sublibrary_names
 from cudnn_doctor.model import Framework, Gpu, LibraryProbe, LoadedCudnn, ProcessView, SubLibrary, VisibleGpu
-from cudnn_doctor.platforms import CURRENT
-from cudnn_doctor.probes.child import Job
+from cudnn_doctor.operating_system import CURRENT
 from cudnn_doctor.probes.context import SearchContext
+from cudnn_doctor.probes.library_jobs import Job
 from cudnn_doctor.probes.loader import resolve_like_loader
 from cudnn_doctor.versions import decode_cuda, version_tuple
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import TextIO
 
 from cudnn_doctor.model import Report
-from cudnn_doctor.platforms import CURRENT
+from cudnn_doctor.operating_system import CURRENT
 from cudnn_doctor.render.text import AREA_NAMES, area_of
 
 LEVELS = {"error": "error", "warning": "warning", "info": "notice"}

@@ -16,7 +16,7 @@ TARGET_OPTIONS = tuple(name for option in CHECK_TARGETS for name in option.names
 def fixable(report: Report) -> int:
     """The errors and warnings `fix --yes` treats by itself: each has a step it runs (pip, conda, install) and
     none it leaves to the user (a driver upgrade, an edit)."""
-    from cudnn_doctor.plan.model import ENV, RUNNABLE
+    from cudnn_doctor.plan.actions import ENV, RUNNABLE
 
     plan = report.plan
     if plan is None:

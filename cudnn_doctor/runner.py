@@ -15,7 +15,6 @@ from typing import Any, NoReturn, TypeVar
 from cudnn_doctor import __version__
 from cudnn_doctor.codes import ISSUES_URL
 from cudnn_doctor.errors import DoctorError
-from cudnn_doctor.render.console import console  # noqa: F401 - every command's console, from here
 from cudnn_doctor.streams import CLOSED_PIPE_EXIT, OUTPUT_LOST_EXIT, OutputLost, say, stdout_closed, unquoted
 
 ERROR_SCHEMA = "cudnn-doctor/error/1"
