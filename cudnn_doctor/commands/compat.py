@@ -7,7 +7,7 @@ from typing import Any
 
 from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.knowledge import frameworks as knowledge
-from cudnn_doctor.knowledge import gpu_support, inputs, query
+from cudnn_doctor.knowledge import gpu_support, inputs, query, verdicts
 from cudnn_doctor.knowledge.data import load
 from cudnn_doctor.versions import version_tuple
 
@@ -82,7 +82,7 @@ def answer(spec: str, combo: knowledge.Combination, artifact: str | None = None)
     if knowledge.rules(canonical):
         data["rules"] = knowledge.rules(canonical)
     if any((combo.cuda, combo.cudnn, combo.driver, combo.compute_capability)) or need.missing:
-        verdict, reasons = knowledge.judge(need, combo)
+        verdict, reasons = verdicts.judge(need, combo)
         data["given"] = {key: value for key, value in asdict(combo).items() if value is not None}
         data["verdict"] = verdict
         data["reasons"] = [asdict(reason) for reason in reasons]
@@ -115,7 +115,7 @@ def _cudnn_answer(name: str, version: str | None, combo: knowledge.Combination) 
         reasons += _judge_cudnn_release(release, combo)
     if reasons:
         data["given"] = {key: value for key, value in asdict(combo).items() if value is not None}
-        data["verdict"] = knowledge.overall(reasons)
+        data["verdict"] = verdicts.overall(reasons)
         data["reasons"] = [asdict(reason) for reason in reasons]
     data["exit_code"] = 1 if data.get("verdict") == knowledge.INCOMPATIBLE else 0
     return data
@@ -152,12 +152,12 @@ def _judge_cudnn_release(release: dict[str, Any], combo: knowledge.Combination) 
     if combo.driver and chosen:
         fitting = chosen  # with a GPU named, only the matrix rows that list it
         if combo.compute_capability:
-            fitting = [v for v in chosen if (r := knowledge.matrix_row(release, v, combo.compute_capability)) is None
+            fitting = [v for v in chosen if (r := verdicts.matrix_row(release, v, combo.compute_capability)) is None
                        or r.verdict == knowledge.COMPATIBLE] or chosen
         judged = [_variant_driver(version, v, combo.driver, source) for v in fitting]
         reasons.append(next((r for r in judged if r.verdict == knowledge.COMPATIBLE), judged[0]))
     if combo.compute_capability and chosen:
-        supports = [knowledge.matrix_row(release, v, combo.compute_capability) for v in chosen]
+        supports = [verdicts.matrix_row(release, v, combo.compute_capability) for v in chosen]
         known = [r for r in supports if r is not None]
         if known:
             reasons.append(next((r for r in known if r.verdict == knowledge.COMPATIBLE), known[0]))
@@ -168,7 +168,7 @@ def _judge_cudnn_release(release: dict[str, Any], combo: knowledge.Combination) 
                            knowledge.Reason("compute_capability", knowledge.UNKNOWN,
                                             f"NVIDIA's support matrix for cuDNN {version} is not in the data", source))
     if combo.driver and combo.compute_capability:  # the GPU generation's own driver floor
-        reasons += knowledge.gpu_driver_reasons(combo.driver, combo.compute_capability, combo.os)
+        reasons += verdicts.gpu_driver_reasons(combo.driver, combo.compute_capability, combo.os)
     return reasons
 
 
@@ -179,7 +179,7 @@ def _variant_driver(version: str, variant: dict[str, Any], driver: str, source: 
         # NVIDIA's matrix row was not read; the CUDA runtime the build needs still sets a floor below which it
         # cannot run (compat/cuda.toml), but being above it does not make the matrix's own floor known
         cuda = str(variant.get("toolkit") or variant.get("cuda"))
-        runtime = knowledge.judge_driver_for_cuda(cuda, driver, "linux")
+        runtime = verdicts.judge_driver_for_cuda(cuda, driver, "linux")
         if runtime.verdict == knowledge.INCOMPATIBLE:
             return knowledge.Reason("driver", knowledge.INCOMPATIBLE, f"{label} runs on the CUDA {cuda} runtime: "
                                                                 f"{runtime.why}", runtime.source)
