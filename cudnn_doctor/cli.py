@@ -320,18 +320,16 @@ def _run(command: Command, given: dict[str, Any]) -> None:
         given["ask"] = _ask_on_stderr if given.get("quiet") else command.asks
     quiet = bool(given.get("quiet")) and "quiet" not in takes and not json_wanted(command.name, given)
 
-    def call(**values: Any) -> None:
-        body(**{key: value for key, value in values.items() if key in takes})
-
     name = "fleet" if command.module == "fleet" else command.name
-    run = guarded(call, name)
+    run = guarded(body, name, given)
+    taken = {key: value for key, value in given.items() if key in takes}
     if not quiet:
-        run(**given)
+        run(**taken)
         return
     held, sys.stdout = sys.stdout, io.StringIO()
     status: Any = 0
     try:
-        run(**given)
+        run(**taken)
     except SystemExit as end:
         status = end.code
     finally:
@@ -442,7 +440,7 @@ def main(args: list[str] | None = None) -> None:
         from cudnn_doctor.explain.arguments import message_first
 
         args = message_first(args, _explain_options())
-    runner.run(lambda: runner.call(_invoke_app, args=args), lambda: _wants_json(args))
+    runner.run(functools.partial(runner.call, _invoke_app, args=args), functools.partial(_wants_json, args))
 
 
 def _wants_json(args: list[str]) -> bool:

@@ -77,18 +77,20 @@ def interrupted(error: BaseException, want_json: bool, command: str | None = Non
     return exit_code
 
 
-def guarded(function: F, command: str | None = None) -> F:
+def guarded(function: F, command: str | None = None, given: dict[str, Any] | None = None) -> F:
     """Turn DoctorError into one line and exit 2; anything else is our bug: exit 3.
 
     With --json on the command line the failure is also one JSON object on standard output. COMMAND names the
-    command in that object (by default the function's name up to its first _: fleet_merge, `fleet`)."""
+    command in that object (by default the function's name up to its first _: fleet_merge, `fleet`); GIVEN, the
+    options as the parser read them, tells -v and --json where the function is not called with them all."""
 
     name = command or function.__name__.split("_")[0]
 
     @functools.wraps(function)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        verbose = bool(kwargs.get("verbose"))
-        want_json = json_wanted(name, kwargs)
+        options = kwargs if given is None else given
+        verbose = bool(options.get("verbose"))
+        want_json = json_wanted(name, options)
         try:
             from cudnn_doctor.variables import check_all
 
