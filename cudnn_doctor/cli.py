@@ -311,9 +311,9 @@ def _declare_command(command: Command, parser: argparse.ArgumentParser) -> None:
 def _run(command: Command, given: dict[str, Any]) -> None:
     """COMMAND's body called with the options GIVEN (those it takes), guarded (runner.py); -q where the body has
     no quiet of its own: its standard output kept back, and shown only where the command fails."""
-    import importlib
-
-    body = getattr(importlib.import_module(f"cudnn_doctor.commands.{command.module}"), command.function)
+    # __import__, not importlib.import_module: -X importtime (benchmarks/import_cost.py) sees only the former
+    body = getattr(__import__(f"cudnn_doctor.commands.{command.module}", fromlist=[command.function]),
+                   command.function)
     code = body.__code__
     takes = set(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
     if command.asks is not None:
