@@ -29,7 +29,7 @@ sys.path.insert(0, ROOT)
 
 from _timing import median_ms  # noqa: E402  (benchmarks/ is the script folder)
 
-from cudnn_doctor.bench.model import bench_to_json  # noqa: E402
+from cudnn_doctor.bench.records import bench_to_json  # noqa: E402
 from cudnn_doctor.bench.workloads import CONV_SHAPES, LSTM_SHAPES, BenchOptions  # noqa: E402
 from cudnn_doctor.commands.bench import BenchCommandOptions, run  # noqa: E402
 

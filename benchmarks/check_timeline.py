@@ -1,4 +1,4 @@
-"""Where one `check --json` spends its wall time, in order: imports, the command line, each step of run_check, the
+"""Where one `check --json` spends its wall time, in order: imports, the command line, each step of diagnose, the
 probes' own timings, and a profile of the run (cProfile, the costliest functions by own time).
 
     python benchmarks/check_timeline.py [--runs 5] [--profile]
@@ -29,23 +29,25 @@ def mark(name):
 sys.argv = ["cudnn-doctor", "check", "--json"]
 from cudnn_doctor import signals
 signals.install()
-from cudnn_doctor import cli, command; mark("cli (argparse) imported")
+from cudnn_doctor import cli, runner; mark("cli (argparse) imported")
 import cudnn_doctor.commands.check as check; mark("commands.check imported")
+import cudnn_doctor.doctor.diagnosis as diagnosis
 def wrap(module, name, label):
     original = getattr(module, name)
     def wrapped(*args, **kwargs):
         mark(label + " start"); result = original(*args, **kwargs); mark(label + " end"); return result
     setattr(module, name, wrapped)
-for name, label in (("run_check", "run_check"), ("collect_report", "collect"), ("evaluate", "rules"),
-                    ("treat", "plan"), ("summarize", "summary")):
-    wrap(check, name, label)
+wrap(check, "diagnose", "diagnose")
+for name, label in (("collect_report", "collect"), ("evaluate", "rules"), ("_plan_treatment", "plan"),
+                    ("summarize", "summary")):
+    wrap(diagnosis, name, label)
 import cudnn_doctor.commands.check
 if PROFILE:
     import cProfile, pstats
     profile = cProfile.Profile(); profile.enable()
 import os, tempfile
 held = tempfile.TemporaryFile(); saved = os.dup(1); os.dup2(held.fileno(), 1)
-command.call(cli._invoke_app, args=sys.argv[1:])  # the parser and the body, as command.run runs them (run ends the process)
+runner.call(cli._invoke_app, args=sys.argv[1:])  # the parser and the body, as runner.run runs them (run ends the process)
 sys.stdout.flush(); os.dup2(saved, 1)
 mark("end")
 if PROFILE:

@@ -33,7 +33,7 @@ ALLOWED_IMPORTS = ("os", "sys", "ctypes", "glob", "platform", "importlib", "path
 
 def say(key, value=""):
     """One line of the answer, written now (unbuffered), tabs and newlines in VALUE escaped."""
-    text = "%s%s\t%s\n" % (MARK, key, str(value).replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n"))
+    text = "{}{}\t{}\n".format(MARK, key, str(value).replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n"))
     data = text.encode("utf-8", "surrogateescape")
     while data:
         data = data[os.write(1, data):]
@@ -73,18 +73,18 @@ def run_recipe(site, recipe, call, functions, args=()):
     modules it imports, then CALL()."""
     path = os.path.join(site, recipe)
     if not os.path.isfile(path):
-        raise NoRecipe("%s is not a file" % path)
+        raise NoRecipe(f"{path} is not a file")
     descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     try:
         data = os.read(descriptor, MAX_RECIPE_BYTES + 1)
     finally:
         os.close(descriptor)
     if len(data) > MAX_RECIPE_BYTES:
-        raise NoRecipe("%s is larger than %d bytes" % (path, MAX_RECIPE_BYTES))
+        raise NoRecipe(f"{path} is larger than {MAX_RECIPE_BYTES} bytes")
     try:
         tree = ast.parse(data, path)
     except (SyntaxError, ValueError) as error:  # not Python this interpreter reads: the import would say so itself
-        raise NoRecipe("%s does not parse: %s" % (path, error))
+        raise NoRecipe(f"{path} does not parse: {error}") from None
     wanted = set(functions)
     body = []
     for node in tree.body:
@@ -96,7 +96,7 @@ def run_recipe(site, recipe, call, functions, args=()):
             body.append(node)
     found = set(n.name for n in body if isinstance(n, ast.FunctionDef))
     if call not in found:
-        raise NoRecipe("%s has no function %s (another release of the framework)" % (recipe, call))
+        raise NoRecipe(f"{recipe} has no function {call} (another release of the framework)")
     module = ast.Module(body=body, type_ignores=[])
     namespace = {"__file__": path, "__name__": "cudnn_doctor_recipe", "_running_with_deploy": lambda: False}
     sys.path.insert(0, site)
@@ -127,7 +127,7 @@ def main(argv):
         except NoRecipe as error:  # another release of the framework: the loader by name instead, and said
             say("no-recipe", error)
         except BaseException as error:  # the framework's own code failing is what its import would say
-            say("recipe", "%s: %s" % (type(error).__name__, error))
+            say("recipe", f"{type(error).__name__}: {error}")
         maps = say_new(maps)
         if not any(os.path.basename(p).startswith(soname) for p in maps):
             # its code loaded no cuDNN: the framework's own libraries find it through their RUNPATH when they load,
@@ -157,21 +157,21 @@ def main(argv):
         try:
             function = getattr(lib, check)
         except AttributeError:
-            say("check", "%s\t-1\tnot exported" % check)
+            say("check", f"{check}\t-1\tnot exported")
             continue
         function.restype = ctypes.c_int
         status = function()
-        say("check", "%s\t%d\t%s" % (check, status, status_name(lib, status)))
+        say("check", f"{check}\t{status}\t{status_name(lib, status)}")
         maps = say_new(maps)
     graph = next((p for p in mapped() if os.path.basename(p).startswith("libcudnn_graph.so")), None)
     for name in [n for n in later.split(",") if n]:
         target = _as_cudnn_finds(name, graph)
-        say("later-start", "%s\t%s" % (name, target))
+        say("later-start", f"{name}\t{target}")
         try:
             ctypes.CDLL(target, mode=mode)
-            say("later", "%s\tok" % name)
+            say("later", f"{name}\tok")
         except OSError as error:
-            say("later", "%s\t%s" % (name, error))
+            say("later", f"{name}\t{error}")
         maps = say_new(maps)
     say("done")
     return 0

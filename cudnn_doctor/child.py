@@ -36,7 +36,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from cudnn_doctor.platforms import CURRENT
+from cudnn_doctor.operating_system import CURRENT
 
 NEUTRAL_CWD = CURRENT.neutral_cwd
 TOKEN_VARIABLE = "CUDNN_DOCTOR_CHILD_TOKEN"
@@ -225,15 +225,6 @@ class ChildBatch:
                 self.stop()
                 raise
         return [a if a is not None else _answer_without_run("the doctor stopped before it ran") for a in self._answers]
-
-    def wait_launched(self) -> None:
-        """Until the first children have been started (or the batch has ended)."""
-        try:
-            while not self._launched.wait(SIGNAL_CHECK_S):
-                pass
-        except BaseException:
-            self.stop()
-            raise
 
     def answer(self, index: int) -> ChildAnswer:
         """Child INDEX's answer as soon as it has one; the others may still run."""

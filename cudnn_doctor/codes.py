@@ -14,6 +14,8 @@ from typing import Any
 from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.model import Finding
 
+ISSUES_URL = "https://github.com/cudnn-doctor/cudnn-doctor/issues"
+
 
 @dataclass(frozen=True)
 class Code:
@@ -27,6 +29,35 @@ class Code:
 
 
 _CODES = (
+    # CD0xx: the command line and what it names: one code per class of a user's error (DoctorError's code); the
+    # message and fix of each error are its own
+    Code("CD001", "error", "A value the option does not take",
+         "An option or argument was given a value the command does not take (not a version, not a known framework, "
+         "not one of its choices, too long); the error names the option, the value and what it takes."),
+    Code("CD002", "error", "Options that do not go together",
+         "Two options ask for opposite things (-q and -v, --json and --format text), or one needs another that was "
+         "not given (--os needs --prefix), or a change needs a yes that nobody can give (no terminal, no --yes)."),
+    Code("CD003", "error", "Nothing to work on",
+         "The command was given nothing to act on: no image, no message, no reports, no framework or table, no "
+         "archive or version to install."),
+    Code("CD004", "error", "No such file or folder",
+         "A path given on the command line (or a name it looked up) does not exist."),
+    Code("CD005", "error", "A file or folder that cannot be read as asked",
+         "A path given exists but cannot be read as the command needs it: not readable, a folder where a file is "
+         "needed (or the other way round), not the kind of file asked for, or cut short."),
+    Code("CD006", "error", "A file or folder that cannot be written",
+         "The command could not write where it was told to (--output, --junit-xml, --keep, GITHUB_STEP_SUMMARY, a "
+         "temporary folder): a folder that does not exist, no permission, a full disk, or something there that is "
+         "not replaced."),
+    Code("CD007", "error", "A setting that is not valid",
+         "A CUDNN_DOCTOR_* variable or the [tool.cudnn-doctor] table of pyproject.toml holds a value the doctor "
+         "does not take, or pyproject.toml cannot be read."),
+    Code("CD008", "error", "Not possible on this machine",
+         "What was asked cannot be done here: nothing to install for this OS and architecture, no toolkit to "
+         "install into, a GPU index this machine does not have, a library or program the command needs is missing."),
+    Code("CD009", "error", "A program the doctor asked did not answer",
+         "A program the doctor runs to answer (an interpreter given with --python, srun, a shell asked for its "
+         "profile) could not start, failed, timed out, or answered something no real one would."),
     # CD1xx: GPU and driver
     Code("CD101", "error", "No NVIDIA driver found",
          "Neither NVML (libnvidia-ml.so.1; nvml.dll on Windows) nor the CUDA driver library (libcuda.so.1; "
@@ -421,6 +452,15 @@ _CODES = (
          "--require {spec}: {found}."),
     Code("CD420", "error", "Framework requirement not met",
          "--require {spec}: {found}."),
+    # CD9xx: the doctor itself failed in one part; the rest of the report stands
+    Code("CD901", "warning", "A rule of cudnn-doctor failed (a bug in cudnn-doctor)",
+         "The rule {rule} raised {error}: this is a bug in cudnn-doctor {version}, not a problem of this machine. "
+         "The rest of the report stands, but what {rule} judges was not judged. Please report it at "
+         + ISSUES_URL + " with the output of `cudnn-doctor check --json`."),
+    Code("CD902", "warning", "A probe of cudnn-doctor failed (a bug in cudnn-doctor)",
+         "The probe {probe} raised {error}: this is a bug in cudnn-doctor {version}, not a problem of this machine. "
+         "The rest of the report stands, but what {probe} looks for was not looked at. Please report it at "
+         + ISSUES_URL + " with the output of `cudnn-doctor check --json`."),
 )
 
 CODES: dict[str, Code] = {code.code: code for code in _CODES}
@@ -432,7 +472,7 @@ CODES: dict[str, Code] = {code.code: code for code in _CODES}
 # cuInit's own answer, a child's load, a framework's words under --deep.
 SEEN = frozenset({
     "CD101", "CD102", "CD104", "CD108", "CD109", "CD110", "CD118", "CD130", "CD132", "CD138", "CD141", "CD142", "CD143",
-    "CD144", "CD203", "CD307", "CD309", "CD315", "CD316", "CD409", "CD415",
+    "CD144", "CD203", "CD307", "CD309", "CD315", "CD316", "CD409", "CD415", "CD901", "CD902",
 })  # the answer of the thing itself: NVML, cuInit, the loader in a child, the kernel's log, a framework's run
 RULE = frozenset({
     "CD103", "CD150", "CD154", "CD301", "CD155", "CD206", "CD207", "CD208", "CD209", "CD210", "CD311", "CD312", "CD403",

@@ -56,6 +56,15 @@ complete_table = _starting_with(_tables)
 complete_os = _starting_with(lambda: ("linux", "windows", "macos"))
 
 
+def _shells() -> tuple[str, ...]:
+    from cudnn_doctor.plan.shell import SHELL_NAMES
+
+    return tuple(SHELL_NAMES)
+
+
+complete_shell = _starting_with(_shells)
+
+
 def complete_code(prefix: str = "", **_: Any) -> list[str]:
     """explain's CODE_OR_MESSAGE: the finding codes (CD3 completes to CD301, CD302, ...)."""
     from cudnn_doctor.codes import CODES
@@ -86,7 +95,7 @@ def _shell(named: str, option: str) -> str:
     fix = f"name one of {', '.join(SHELLS)}, or none for the running shell"
     if named:
         if named.lower() not in SHELLS:
-            raise DoctorError(f"{option} {named}: not a shell it completes", fix=fix)
+            raise DoctorError(f"{option} {named}: not a shell it completes", fix=fix, code="CD001")
         return named.lower()
     from pathlib import Path
 
@@ -100,7 +109,7 @@ def _shell(named: str, option: str) -> str:
         name = candidate.lower().removeprefix("-").removesuffix(".exe")
         if name in SHELLS:
             return name
-    raise DoctorError(f"{option}: the running shell is not one it completes ({candidates[0] or 'unknown'})", fix=fix)
+    raise DoctorError(f"{option}: the running shell is not one it completes ({candidates[0] or 'unknown'})", fix=fix, code="CD008")
 
 
 def show_script(named: str) -> int:
@@ -154,7 +163,7 @@ def _add_line(rc_file: Path, line: str) -> None:
         have = read_user_file(str(rc_file), RC_LIMIT) if os.path.lexists(rc_file) else b""
     except UnreadableFile as why:
         raise DoctorError(f"--install-completion: {rc_file} was not read ({why})",
-                          fix=f"add this to it yourself: {line.splitlines()[0]}") from None
+                          fix=f"add this to it yourself: {line.splitlines()[0]}", code="CD005") from None
     if wanted in have:
         return
     rc_file.parent.mkdir(parents=True, exist_ok=True)
@@ -174,5 +183,5 @@ def _powershell_profile(shell: str) -> Path:
                                 text=True, timeout=60, check=True)
     except (OSError, subprocess.SubprocessError) as error:
         raise DoctorError(f"--install-completion {shell}: cannot ask {program} for its profile ({error})",
-                          fix=f"cudnn-doctor --show-completion {shell} >> $PROFILE, in {program}") from None
+                          fix=f"cudnn-doctor --show-completion {shell} >> $PROFILE, in {program}", code="CD009") from None
     return Path(answer.stdout.strip())

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from cudnn_doctor.platforms import CURRENT
+from cudnn_doctor.operating_system import CURRENT
 
 MACHINES = {3: "i386", 20: "ppc", 21: "ppc64le", 40: "arm", 62: "x86_64", 183: "aarch64", 243: "riscv64"}
 HOST_ARCH_ALIASES = {"amd64": "x86_64", "arm64": "aarch64", "ppc64le": "ppc64le", "i686": "i386"}
@@ -46,7 +46,7 @@ class ElfInfo:
 
 
 def uname() -> tuple[str, str, str]:
-    """(system, node, machine) of this machine (platforms.py: os.uname(), or Windows' own variables)."""
+    """(system, node, machine) of this machine (operating_system.py: os.uname(), or Windows' own variables)."""
     return CURRENT.uname()
 
 

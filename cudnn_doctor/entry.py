@@ -14,7 +14,7 @@ def main() -> None:
         from cudnn_doctor.cli import main as run
 
         run()
-    except KeyboardInterrupt as error:  # before command.run's own handling began
+    except KeyboardInterrupt as error:  # before runner.run's own handling began
         signals.hold()
         sys.exit(signals.exit_code(error))
     except SystemExit:

@@ -347,6 +347,7 @@ class Report:
     process: ProcessView | None = None  # what a program started in this environment gets
     plan: Any = None  # the treatment (cudnn_doctor.plan.Plan) every finding's fix was rendered from
     timings_ms: dict[str, float] = field(default_factory=dict)
+    doctor_bugs: list[tuple[str, str]] = field(default_factory=list)  # (a probe that raised, the error): CD902 each
 
 
 def to_jsonable(value: Any) -> Any:

@@ -59,7 +59,7 @@ def _read_table(path: str) -> dict[str, object] | None:
     try:
         raw = read_user_file(path, PYPROJECT_LIMIT)
     except UnreadableFile as error:
-        raise DoctorError(f"{path}: {error}", fix="make it a readable pyproject.toml, or run from another folder") from None
+        raise DoctorError(f"{path}: {error}", fix="make it a readable pyproject.toml, or run from another folder", code="CD007") from None
     if TABLE.encode() not in raw:  # no table of ours: not worth parsing
         return None
     try:
@@ -69,18 +69,18 @@ def _read_table(path: str) -> dict[str, object] | None:
     try:
         data = tomllib.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
-        raise DoctorError(f"{path}: not valid TOML ({error})", fix="fix the file's syntax (it is read for [tool.cudnn-doctor])") from None
+        raise DoctorError(f"{path}: not valid TOML ({error})", fix="fix the file's syntax (it is read for [tool.cudnn-doctor])", code="CD007") from None
     except RecursionError:  # a value nested thousands deep: Python's TOML reader recurses once per level
         raise DoctorError(f"{path}: a value nested too deep to read", fix="write [tool.cudnn-doctor]'s values as "
-                          "flat lists of strings") from None
+                          "flat lists of strings", code="CD007") from None
     table = data.get("tool", {}).get(TABLE) if isinstance(data.get("tool"), dict) else None
     if table is None:
         return None
     if not isinstance(table, dict):
-        raise DoctorError(f"{path}: [tool.{TABLE}] is not a table", fix=f"write it as [tool.{TABLE}] with keys {', '.join(KEYS)}")
+        raise DoctorError(f"{path}: [tool.{TABLE}] is not a table", fix=f"write it as [tool.{TABLE}] with keys {', '.join(KEYS)}", code="CD007")
     unknown = sorted(set(table) - set(KEYS))
     if unknown:
-        raise DoctorError(f"{path}: [tool.{TABLE}] has no key {unknown[0]!r}", fix=f"the keys are {', '.join(KEYS)}")
+        raise DoctorError(f"{path}: [tool.{TABLE}] has no key {unknown[0]!r}", fix=f"the keys are {', '.join(KEYS)}", code="CD007")
     return table
 
 
@@ -90,7 +90,7 @@ def _strings(value: object, where: str) -> list[str]:
     if isinstance(value, list) and all(isinstance(item, str) for item in value):
         return list(value)
     example = '["cudnn>=9.1"]' if where.endswith("require") else '["CD406"]'
-    raise DoctorError(f"{where}: expected a list of strings, got {value!r}", fix=f"write it like {where.split()[-1]} = {example}")
+    raise DoctorError(f"{where}: expected a list of strings, got {value!r}", fix=f"write it like {where.split()[-1]} = {example}", code="CD007")
 
 
 def _boolean(value: object, where: str) -> bool:
@@ -98,7 +98,7 @@ def _boolean(value: object, where: str) -> bool:
         return value
     if isinstance(value, str) and value.strip().lower() in TRUE_WORDS + FALSE_WORDS:
         return value.strip().lower() in TRUE_WORDS
-    raise DoctorError(f"{where}: {value!r} is not true or false", fix="write true or false (1 or 0 in a variable)")
+    raise DoctorError(f"{where}: {value!r} is not true or false", fix="write true or false (1 or 0 in a variable)", code="CD007")
 
 
 def _requirements(specs: list[str], where: str, parse_requirement: Callable[[str], object] | None) -> list[str]:
@@ -118,7 +118,7 @@ def _requirements(specs: list[str], where: str, parse_requirement: Callable[[str
 def _format(value: object, where: str, formats: tuple[str, ...]) -> str:
     """VALUE as one of FORMATS (render/formats.py's, handed down by the command: the renderers are a layer above)."""
     if not isinstance(value, str) or (formats and value.strip().lower() not in formats):
-        raise DoctorError(f"{where}: {value!r} is not a format", fix=f"one of {', '.join(formats)}")
+        raise DoctorError(f"{where}: {value!r} is not a format", fix=f"one of {', '.join(formats)}", code="CD007")
     return value.strip().lower()
 
 

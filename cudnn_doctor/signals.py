@@ -27,7 +27,7 @@ from __future__ import annotations
 import signal
 from types import FrameType
 
-from cudnn_doctor.platforms import CURRENT
+from cudnn_doctor.operating_system import CURRENT
 
 HANDLED = CURRENT.stop_signals  # SIGHUP on POSIX, SIGBREAK on Windows
 _received: list[int] = []

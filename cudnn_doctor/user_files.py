@@ -20,7 +20,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-from cudnn_doctor.platforms import CURRENT
+from cudnn_doctor.operating_system import CURRENT
 
 METADATA_LIMIT = 1 << 20  # version.json, METADATA, .theanorc: kilobytes in real life
 SOURCE_LIMIT = 8 << 20  # build_info.py, headers

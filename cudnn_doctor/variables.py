@@ -2,7 +2,7 @@
 takes (`abc`, `nan`, `inf`, a negative number of seconds, a word not in its list) is a usage error, one line with
 the variable's name and what it takes, exit 2, before the command does anything. Unset or blank: the default.
 
-`check_all()` runs in the guard of every command (command.guarded); each reader uses the same functions, so a
+`check_all()` runs in the guard of every command (runner.guarded); each reader uses the same functions, so a
 value is never read differently from where it was checked. Settings of `check` (SELECT, IGNORE, STRICT, REQUIRE,
 FORMAT) are checked with the project file's keys in settings.py."""
 
@@ -45,7 +45,7 @@ def number(name: str, default: float, environ: dict[str, str] | None = None) -> 
         read = math.nan
     if not math.isfinite(read) or not low <= read <= high:
         raise DoctorError(f"{name}={value!r}: not a number from {low:g} to {high:g}",
-                          fix=f"set it like {name}={example}, or unset it for the default", exit_code=2)
+                          fix=f"set it like {name}={example}, or unset it for the default", exit_code=2, code="CD007")
     return read
 
 
@@ -56,7 +56,7 @@ def choice(name: str, default: str, environ: dict[str, str] | None = None) -> st
         return default
     if value.strip().lower() not in CHOICES[name]:
         raise DoctorError(f"{name}={value!r}: not one of {', '.join(CHOICES[name])}",
-                          fix=f"set it like {name}={CHOICES[name][0]}, or unset it", exit_code=2)
+                          fix=f"set it like {name}={CHOICES[name][0]}, or unset it", exit_code=2, code="CD007")
     return value.strip().lower()
 
 

@@ -98,13 +98,3 @@ def matches_prefix(version: str | None, prefix: str) -> bool:
         return False
     padded = have + (0,) * max(0, len(want) - len(have))
     return padded[: len(want)] == want
-
-
-def in_range(version: str | None, text_range: str) -> bool | None:
-    """Is VERSION within "12.0-12.4" (inclusive, by major.minor)? None when unparseable."""
-    have = major_minor(version)
-    bounds = [major_minor(part) for part in text_range.split("-")]
-    if have is None or not bounds or any(b is None for b in bounds):
-        return None
-    low, high = bounds[0], bounds[-1]
-    return low <= have <= high  # type: ignore[operator]

@@ -40,7 +40,7 @@ def test_without_nvml_the_bench_runs_and_says_why_there_are_no_clocks(machine):
 def test_a_result_well_below_a_healthy_h100_is_cd609_and_a_normal_one_is_not():
     """The comparison on the real reference rows measured on the H100 (compat/gpu_reference.toml)."""
     from cudnn_doctor.bench import healthy
-    from cudnn_doctor.bench.model import BenchLibraries, WorkloadResult
+    from cudnn_doctor.bench.records import BenchLibraries, WorkloadResult
     from cudnn_doctor.rules.bench import judge_result
 
     row = next(r for r in healthy._table()["reference"]

@@ -47,8 +47,8 @@ def test_an_output_file_that_cannot_be_written_is_one_json_object_before_any_pro
     target = machine.root / "no" / "such" / "folder" / "doctor.xml"
     result = machine.run("check", "--json", "--junit-xml", str(target))
     assert result.exit_code == 2
-    assert result.json["error"] == {"code": None, "title": "Usage error", "message": result.json["error"]["message"],
-                                    "fix": "give a path like DIR/NAME"}
+    assert result.json["error"] == {"code": "CD006", "title": "A file or folder that cannot be written",
+                                    "message": result.json["error"]["message"], "fix": "give a path like DIR/NAME"}
     assert result.json["error"]["message"].startswith(f"--junit-xml '{target}': not a file in an existing folder")
 
 

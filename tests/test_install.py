@@ -258,7 +258,7 @@ def test_permission_denied_is_one_line_with_both_ways_out(nobody) -> None:  # ty
 
 def test_cli_module_imports_nothing_of_install_at_start() -> None:
     code = ("import sys; import cudnn_doctor.cli; "
-            "print(sorted(m for m in ('requests', 'cudnn_doctor.install', 'cudnn_doctor.commands.install', 'tarfile') "
+            "print(sorted(m for m in ('requests', 'cudnn_doctor.install', 'cudnn_doctor.commands.install', 'cudnn_doctor.doctor.install', 'tarfile') "
             "if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]", out

@@ -15,8 +15,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "cudnn_doctor"
 
 # bottom to top (DESIGN.md, "Layers"): a unit imports only units of lower layers
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("platforms",),  # what differs between Linux and Windows (signals, children, open flags): imports nothing
-    ("errors", "versions", "specifiers", "user_files", "cudnn_files", "elf", "signals", "quoting", "__init__"),
+    ("operating_system",),  # what differs between Linux and Windows (signals, children, open flags): imports nothing
+    ("errors", "options", "versions", "specifiers", "user_files", "cudnn_files", "elf", "signals", "quoting", "__init__"),
     ("streams", "variables"),  # variables: every CUDNN_DOCTOR_* number or choice, checked one way
     ("model", "child", "cache"),
     ("knowledge",),  # compat/ read and queried: releases, layouts per OS, each code's advice
@@ -28,9 +28,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("rules", "explain"),  # judgements: report or facts -> findings
     ("plan",),  # findings -> the one treatment; the only author of a finding's fix
     ("render",),
-    ("doctor",),  # the use-cases check, fix, explain and image share
-    ("command", "usage_errors"),  # how every command runs
-    ("commands",),  # one module per command body
+    ("doctor",),  # the use-cases: diagnose, treat, install, image; what check, fix and explain share
+    ("runner", "usage_errors"),  # how every command runs
+    ("commands",),  # one thin module per command: parse, call one use-case, render
     ("completion",),  # the values options complete to, some from the commands
     ("cli",),
     ("entry",),
@@ -93,6 +93,15 @@ def test_the_standalone_children_import_nothing_of_the_package() -> None:
         assert not [name for name in imported if name.startswith("cudnn_doctor")], name
 
 
+def test_no_command_module_imports_another() -> None:
+    """A command parses, calls one use-case and renders: what two commands share lives on the floor below
+    (cudnn_doctor/doctor/), never in one of them."""
+    sideways = sorted(f"{module} -> {target}" for module, targets in _imports().items()
+                      if module.startswith("cudnn_doctor.commands.") for target in targets
+                      if target.startswith("cudnn_doctor.commands.") and target != module)
+    assert sideways == []
+
+
 def test_errors_imports_nothing_of_the_package() -> None:
     assert unit_graph().get("errors", {}) == {}
 
@@ -109,7 +118,7 @@ def test_the_contract_sees_a_wrong_arrow(graph: dict[str, dict[str, list[str]]],
 def test_the_contract_sees_an_import_inside_a_function(tmp_path: Path) -> None:
     """A lazy import counts as much as one at the top: the graph is read from every import statement."""
     graph = _imports()
-    assert "cudnn_doctor.commands.check" in graph["cudnn_doctor.cli"]  # imported inside cli.check only
+    assert "cudnn_doctor.render.formats" in graph["cudnn_doctor.cli"]  # imported inside cli._help_of only
 
 
 def test_the_plan_alone_writes_a_findings_fix() -> None:

@@ -11,7 +11,7 @@ import subprocess
 import sys
 
 from cudnn_doctor._probe_child import to_json
-from cudnn_doctor.probes.child import CHILD
+from cudnn_doctor.probes.library_jobs import CHILD
 
 PATH_NOT_UTF8 = os.fsdecode(b"/opt/caf\xe9/lib/libcudnn.so.9")  # a folder name in Latin-1: a lone surrogate
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import tomllib
 
 from cudnn_doctor.codes import CODES
-from cudnn_doctor.command import ISSUES_URL
+from cudnn_doctor.runner import ISSUES_URL
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()

@@ -171,6 +171,7 @@ SETUPS = {  # (section, command) -> how its pretend machine is made
     ("Exit codes", "cudnn-doctor check --jsn"): None,
     ("Exit codes", "cudnn-doctor install --cuda twelve"): None,
     ("Exit codes", "cudnn-doctor check -q -v"): None,
+    ("Exit codes", "cudnn-doctor check --json --project /tmp/nowhere"): None,
     ("Fixing: `cudnn-doctor fix`", "cudnn-doctor fix --framework tensorflow==2.15.0"): None,
 }
 

@@ -154,14 +154,14 @@ def validate_options(options: BenchOptions) -> BenchOptions:
     for flag, (value, allowed) in choices.items():
         if value not in allowed:
             raise DoctorError(f"{flag} {value!r} is not one of {', '.join(allowed)}", fix=f"pass {flag} "
-                              + "|".join(allowed))
+                              + "|".join(allowed), code="CD001")
     if options.devices != "all" and not re.fullmatch("[0-9]{1,4}", options.devices):  # "٣".isdigit() is true
         from cudnn_doctor.knowledge.inputs import shown
 
-        raise DoctorError(f"--device {shown(options.devices)} is neither a GPU index nor 'all'", fix="pass --device 0")
+        raise DoctorError(f"--device {shown(options.devices)} is neither a GPU index nor 'all'", fix="pass --device 0", code="CD001")
     if options.workspace_limit_mb is not None and not options.workspace_limit_mb >= 0:
         raise DoctorError(f"--workspace-limit {options.workspace_limit_mb:g} is negative",
-                          fix="pass a size in MB, or 0 for algorithms that need no workspace")
+                          fix="pass a size in MB, or 0 for algorithms that need no workspace", code="CD001")
     if not 1 <= options.repeats <= 10000:
-        raise DoctorError(f"--repeats {options.repeats} is out of range", fix="pass --repeats between 1 and 10000")
+        raise DoctorError(f"--repeats {options.repeats} is out of range", fix="pass --repeats between 1 and 10000", code="CD001")
     return options

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from cudnn_doctor.bench.model import RESULT_FIELDS, BenchLibraries, BenchReport, DeviceRun, WorkloadResult
+from cudnn_doctor.bench.records import RESULT_FIELDS, BenchLibraries, BenchReport, DeviceRun, WorkloadResult
 from cudnn_doctor.bench.workloads import BenchOptions, peak_key, selected
 from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.model import Finding
@@ -132,7 +132,7 @@ def _device_list(devices: str, gpu_count: int | None) -> list[int]:
     index = int(devices)
     if gpu_count is not None and index >= gpu_count:
         raise DoctorError(f"--device {index}: this machine has {gpu_count} GPU{'s' if gpu_count != 1 else ''} "
-                          f"(0..{gpu_count - 1})", fix="pass --device N with N < the GPU count, or --device all")
+                          f"(0..{gpu_count - 1})", fix="pass --device N with N < the GPU count, or --device all", code="CD008")
     return [index]
 
 
@@ -164,7 +164,7 @@ def _absorb(collected: _Collected, answer: dict[str, Any], device: int, options:
     if error:
         if error.get("kind") == "no-such-device":
             raise DoctorError(f"--device {error.get('device')}: the CUDA runtime sees {error.get('count')} GPU(s)",
-                              fix="pass --device N with N < the GPU count, or --device all")
+                              fix="pass --device N with N < the GPU count, or --device all", code="CD008")
         collected.findings.append(rules.failed(error, libraries, None, index, free))
         return True
     slow_ratio = healthy.slow_ratio()
@@ -177,7 +177,7 @@ def _absorb(collected: _Collected, answer: dict[str, Any], device: int, options:
         if result.error and result.error.get("kind") == "api-unavailable":
             raise DoctorError(f"--api {options.api}: cuDNN {libraries.cudnn_version or ''} at "
                               f"{libraries.cudnn}: {result.error.get('message')}",
-                              fix="pass --api legacy or --api auto")
+                              fix="pass --api legacy or --api auto", code="CD008")
         judged, findings = rules.judge_result(result, libraries, name, free, slow_ratio)
         collected.results.append(judged)
         collected.findings.extend(findings)
@@ -251,7 +251,7 @@ def require_numpy() -> None:
     if not found:
         raise DoctorError(f"bench needs NumPy (a dependency of cudnn-doctor) and this Python ({sys.executable}) "
                           "has none; nothing was run on the GPU",
-                          fix=command_line((sys.executable, "-m", "pip", "install", "numpy>=1.24")))
+                          fix=command_line((sys.executable, "-m", "pip", "install", "numpy>=1.24")), code="CD008")
 
 
 def selected_workloads(workload: str) -> tuple[str, ...]:
@@ -271,7 +271,7 @@ def main(workload: str, dtype: str, layout: str, size: str, workspace_limit: flo
         workload=workload.lower(), dtype=dtype.lower(), layout=layout.lower(), size=size.lower(),
         workspace_limit_mb=workspace_limit, devices=device.lower(), cpu=not no_cpu, repeats=repeats,
         api=api.lower()))
-    from cudnn_doctor.bench.model import bench_to_json
+    from cudnn_doctor.bench.records import bench_to_json
 
     command = BenchCommandOptions(options, cudnn_path=cudnn, cudart_path=cudart)
     if json_output or not (sys.stdout.isatty() and sys.stderr.isatty()):
@@ -286,8 +286,8 @@ def main(workload: str, dtype: str, layout: str, size: str, workspace_limit: flo
 
         write_json(bench_to_json(report))
     else:
-        from cudnn_doctor.command import console
         from cudnn_doctor.render.bench_text import render_bench
+        from cudnn_doctor.render.console import console
 
         render_bench(report, console(), verbose)
     raise SystemExit(report.summary.exit_code if report.summary else 3)

@@ -7,7 +7,7 @@ from typing import Any
 
 from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.knowledge import frameworks as knowledge
-from cudnn_doctor.knowledge import gpu_support, inputs, query
+from cudnn_doctor.knowledge import gpu_support, inputs, query, verdicts
 from cudnn_doctor.knowledge.data import load
 from cudnn_doctor.versions import version_tuple
 
@@ -31,7 +31,7 @@ def list_rows(subject: str) -> dict[str, Any]:
     name = knowledge.canonical_name(subject) or subject.lower()
     tables = list_columns()
     if name not in tables:
-        raise DoctorError(f"--list {inputs.shown(subject)}: no such table", fix=f"use one of {', '.join(tables)}")
+        raise DoctorError(f"--list {inputs.shown(subject)}: no such table", fix=f"use one of {', '.join(tables)}", code="CD001")
     if name == "cudnn":
         rows = [{**release, **variant, "version": release["version"], "build": variant.get("build", release.get("build")),
                  "source": variant.get("source") or release.get("source")}
@@ -68,10 +68,10 @@ def answer(spec: str, combo: knowledge.Combination, artifact: str | None = None)
     canonical = knowledge.canonical_name(name)
     if canonical is None:
         raise DoctorError(f"unknown framework {inputs.shown(name)}",
-                          fix=f"use one of {', '.join(sorted(knowledge.profiles()))} or cudnn==X.Y.Z")
+                          fix=f"use one of {', '.join(sorted(knowledge.profiles()))} or cudnn==X.Y.Z", code="CD001")
     if version is None:
         raise DoctorError(f"which {canonical} release? {inputs.shown(spec)} names no version",
-                          fix=f"write it as {name}==VERSION; `cudnn-doctor compat --list {canonical}` lists them")
+                          fix=f"write it as {name}==VERSION; `cudnn-doctor compat --list {canonical}` lists them", code="CD001")
     version = inputs.release_version(name, version)
     need = knowledge.needs(canonical, version, combo.os, artifact, package=name)
     requires = [_requirement_of(row) for row in need.rows]
@@ -82,7 +82,7 @@ def answer(spec: str, combo: knowledge.Combination, artifact: str | None = None)
     if knowledge.rules(canonical):
         data["rules"] = knowledge.rules(canonical)
     if any((combo.cuda, combo.cudnn, combo.driver, combo.compute_capability)) or need.missing:
-        verdict, reasons = knowledge.judge(need, combo)
+        verdict, reasons = verdicts.judge(need, combo)
         data["given"] = {key: value for key, value in asdict(combo).items() if value is not None}
         data["verdict"] = verdict
         data["reasons"] = [asdict(reason) for reason in reasons]
@@ -93,7 +93,7 @@ def answer(spec: str, combo: knowledge.Combination, artifact: str | None = None)
 def _cudnn_answer(name: str, version: str | None, combo: knowledge.Combination) -> dict[str, Any]:
     """cudnn==X.Y.Z: NVIDIA's support matrix for that release against the driver, CUDA and GPU given."""
     if version is None:
-        raise DoctorError(f"which cuDNN release? {inputs.shown(name)} names no version", fix="write it as cudnn==9.19.0")
+        raise DoctorError(f"which cuDNN release? {inputs.shown(name)} names no version", fix="write it as cudnn==9.19.0", code="CD001")
     checked = inputs.version_option("cudnn", version)
     assert checked is not None
     release = query.cudnn_release(checked.text) if not checked.is_range else None
@@ -115,7 +115,7 @@ def _cudnn_answer(name: str, version: str | None, combo: knowledge.Combination) 
         reasons += _judge_cudnn_release(release, combo)
     if reasons:
         data["given"] = {key: value for key, value in asdict(combo).items() if value is not None}
-        data["verdict"] = knowledge.overall(reasons)
+        data["verdict"] = verdicts.overall(reasons)
         data["reasons"] = [asdict(reason) for reason in reasons]
     data["exit_code"] = 1 if data.get("verdict") == knowledge.INCOMPATIBLE else 0
     return data
@@ -152,12 +152,12 @@ def _judge_cudnn_release(release: dict[str, Any], combo: knowledge.Combination) 
     if combo.driver and chosen:
         fitting = chosen  # with a GPU named, only the matrix rows that list it
         if combo.compute_capability:
-            fitting = [v for v in chosen if (r := knowledge.matrix_row(release, v, combo.compute_capability)) is None
+            fitting = [v for v in chosen if (r := verdicts.matrix_row(release, v, combo.compute_capability)) is None
                        or r.verdict == knowledge.COMPATIBLE] or chosen
         judged = [_variant_driver(version, v, combo.driver, source) for v in fitting]
         reasons.append(next((r for r in judged if r.verdict == knowledge.COMPATIBLE), judged[0]))
     if combo.compute_capability and chosen:
-        supports = [knowledge.matrix_row(release, v, combo.compute_capability) for v in chosen]
+        supports = [verdicts.matrix_row(release, v, combo.compute_capability) for v in chosen]
         known = [r for r in supports if r is not None]
         if known:
             reasons.append(next((r for r in known if r.verdict == knowledge.COMPATIBLE), known[0]))
@@ -168,7 +168,7 @@ def _judge_cudnn_release(release: dict[str, Any], combo: knowledge.Combination) 
                            knowledge.Reason("compute_capability", knowledge.UNKNOWN,
                                             f"NVIDIA's support matrix for cuDNN {version} is not in the data", source))
     if combo.driver and combo.compute_capability:  # the GPU generation's own driver floor
-        reasons += knowledge.gpu_driver_reasons(combo.driver, combo.compute_capability, combo.os)
+        reasons += verdicts.gpu_driver_reasons(combo.driver, combo.compute_capability, combo.os)
     return reasons
 
 
@@ -179,7 +179,7 @@ def _variant_driver(version: str, variant: dict[str, Any], driver: str, source: 
         # NVIDIA's matrix row was not read; the CUDA runtime the build needs still sets a floor below which it
         # cannot run (compat/cuda.toml), but being above it does not make the matrix's own floor known
         cuda = str(variant.get("toolkit") or variant.get("cuda"))
-        runtime = knowledge.judge_driver_for_cuda(cuda, driver, "linux")
+        runtime = verdicts.judge_driver_for_cuda(cuda, driver, "linux")
         if runtime.verdict == knowledge.INCOMPATIBLE:
             return knowledge.Reason("driver", knowledge.INCOMPATIBLE, f"{label} runs on the CUDA {cuda} runtime: "
                                                                 f"{runtime.why}", runtime.source)
@@ -213,7 +213,7 @@ def main(framework: str | None, cuda: str | None, cudnn: str | None, driver: str
          json_output: bool, verbose: bool) -> None:
     """The command: the answer (or a whole table) rendered; ends with SystemExit(status)."""
     if list_table is None and framework is None:
-        raise DoctorError("name a framework or a table", fix="cudnn-doctor compat tensorflow==2.15.0, or --list cudnn")
+        raise DoctorError("name a framework or a table", fix="cudnn-doctor compat tensorflow==2.15.0, or --list cudnn", code="CD003")
     if list_table is not None:
         data = list_rows(list_table)
     else:
@@ -223,8 +223,8 @@ def main(framework: str | None, cuda: str | None, cudnn: str | None, driver: str
 
         write_json(data)
     else:
-        from cudnn_doctor.command import console
         from cudnn_doctor.render import compat_text
+        from cudnn_doctor.render.console import console
 
         (compat_text.render_list if list_table else compat_text.render_answer)(data, console(), verbose)
     raise SystemExit(data.get("exit_code", 0))

@@ -22,7 +22,7 @@ from cudnn_doctor.explain import catalog, classify, reader
 from cudnn_doctor.explain.catalog import Match, normalise
 from cudnn_doctor.knowledge.data import load
 from cudnn_doctor.model import Report
-from cudnn_doctor.platforms import CURRENT
+from cudnn_doctor.operating_system import CURRENT
 from cudnn_doctor.versions import version_tuple
 
 SCHEMA = "cudnn-doctor/explain/1"
@@ -331,7 +331,7 @@ def list_codes(prefix: str | None = None) -> dict[str, Any]:
              if not c.retired and c.code.startswith(wanted)]
     if not codes:
         raise DoctorError(f"--list {prefix}: no finding code starts so",
-                          fix="cudnn-doctor explain --list, or a prefix such as CD3 (cuDNN) or CD4 (frameworks)")
+                          fix="cudnn-doctor explain --list, or a prefix such as CD3 (cuDNN) or CD4 (frameworks)", code="CD001")
     return {"schema": SCHEMA, "query": f"--list {wanted}".strip(), "code": None, "codes": codes, "matches": [],
             "machine": None, "exit_code": 0}
 
@@ -343,9 +343,9 @@ def run(message: bytes, offline_only: bool) -> dict[str, Any]:
         return explain_code(code.group(1))
     report = None
     if not offline_only:
-        from cudnn_doctor.commands.check import CheckOptions, run_check
+        from cudnn_doctor.doctor.diagnosis import CheckOptions, diagnose
 
-        report = run_check(CheckOptions())
+        report = diagnose(CheckOptions()).report
     return explain_text(message, report)
 
 
@@ -368,11 +368,11 @@ def read_message(query: str | None, from_file: str | None, stdin: Any) -> bytes:
             fd = os.open(from_file, os.O_RDONLY | CURRENT.open_flags)
         except OSError as error:
             raise DoctorError(f"--from-file {from_file}: {error.strerror or error}",
-                              fix="give the path of a readable log file") from None
+                              fix="give the path of a readable log file", code="CD005") from None
         try:
             info = os.fstat(fd)
             if stat.S_ISDIR(info.st_mode):
-                raise DoctorError(f"--from-file {from_file}: is a folder", fix="give the path of a log file")
+                raise DoctorError(f"--from-file {from_file}: is a folder", fix="give the path of a log file", code="CD005")
             if stat.S_ISREG(info.st_mode) and info.st_size > MAX_BYTES:  # the head, then the tail, of a long file
                 head = _first(lambda: os.read(fd, 1 << 20), HEAD_BYTES)
                 os.lseek(fd, info.st_size - TAIL_BYTES, os.SEEK_SET)
@@ -384,7 +384,7 @@ def read_message(query: str | None, from_file: str | None, stdin: Any) -> bytes:
                 data = _head_and_tail(_waiting_reader(fd, where), MAX_BYTES)
         except OSError as error:
             raise DoctorError(f"--from-file {from_file}: {error.strerror or error}",
-                              fix="give the path of a readable log file") from None
+                              fix="give the path of a readable log file", code="CD005") from None
         finally:
             os.close(fd)
     elif query == "-" and stdin.isatty():
@@ -407,8 +407,8 @@ def read_message(query: str | None, from_file: str | None, stdin: Any) -> bytes:
         if _silent_after:
             raise DoctorError(f"nothing arrived on {where} in {_silent_after[0]:g} s: its writer keeps it open "
                               "but sends nothing", fix="give a finished log (cudnn-doctor explain --from-file LOG), "
-                              "or wait longer with CUDNN_DOCTOR_READ_TIMEOUT=SECONDS")
-        raise DoctorError(_NOTHING if from_file is None else f"--from-file {from_file} is empty", fix=_NOTHING_FIX)
+                              "or wait longer with CUDNN_DOCTOR_READ_TIMEOUT=SECONDS", code="CD003")
+        raise DoctorError(_NOTHING if from_file is None else f"--from-file {from_file} is empty", fix=_NOTHING_FIX, code="CD003")
     return data
 
 
@@ -513,7 +513,7 @@ def main(query: str | None, from_file: str | None, offline_only: bool, json_outp
 
         write_json(data)
     else:
-        from cudnn_doctor.command import console
+        from cudnn_doctor.render.console import console
         from cudnn_doctor.render.explain_text import render_explain
 
         render_explain(data, console(), verbose)

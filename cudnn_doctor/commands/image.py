@@ -1,72 +1,19 @@
-"""`cudnn-doctor image REF`: an image judged before it runs, against this node's driver and GPUs."""
+"""`cudnn-doctor image REF`: the image judged here (doctor/image.py), rendered."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from cudnn_doctor.model import to_jsonable
-
-SCHEMA = "cudnn-doctor/image/1"
-
-
-def run(ref: str, strict: bool = False) -> dict[str, Any]:
-    """The image's facts, this node's driver and GPUs, the findings and the exit code, as one JSON-ready object."""
-    from cudnn_doctor.errors import DoctorError
-    from cudnn_doctor.image.facts import image_facts, needed_cuda
-    from cudnn_doctor.image.layers import read_layers
-    from cudnn_doctor.image.sources import open_image
-    from cudnn_doctor.probes.collect import _host
-    from cudnn_doctor.probes.context import SearchContext
-    from cudnn_doctor.probes.frameworks import python_frameworks
-    from cudnn_doctor.probes.platform import node_driver
-    from cudnn_doctor.rules import summarize
-    from cudnn_doctor.rules.image import driver_floor, judge_image
-
-    if not ref.strip():
-        raise DoctorError("image: no image given", fix="cudnn-doctor image IMAGE.tar | OCI-LAYOUT-DIR | HOST:PORT/NAME:TAG")
-    ctx = SearchContext.from_environment()
-    parts = open_image(ref, ctx.arch)
-    try:
-        libraries = tuple(library for _, _, libs in python_frameworks() for library in libs)
-        files = read_layers(parts, libraries)
-    finally:
-        parts.close()
-    facts = image_facts(parts, files)
-    driver, gpus, nvml_error = node_driver(ctx)
-    host = _host()
-    from cudnn_doctor.plan.fixes import advised
-
-    findings = advised(judge_image(facts, driver, gpus, host))  # each finding's fix, from the plan's remedies
-    summary = summarize(findings, strict)
-    cuda, floor, floor_source = driver_floor(facts)
-    claim = needed_cuda(facts)
-    return {
-        "schema": SCHEMA,
-        "image": {
-            "reference": facts.reference, "source": facts.source, "digest": facts.manifest_digest,
-            "os": facts.os, "arch": facts.arch, "layers": facts.layers, "env": facts.env, "labels": facts.labels,
-            "cuda": [{"version": c.version, "from": c.where} for c in facts.cuda],
-            "cudnn": facts.cudnn, "frameworks": to_jsonable(facts.frameworks),
-            "driver_libraries": facts.driver_libraries, "notes": facts.notes,
-        },
-        "needs": {"cuda": cuda, "from": claim.where if claim else None, "min_driver": floor, "source": floor_source},
-        "node": {"driver": to_jsonable(driver), "gpus": to_jsonable(gpus), "arch": host.arch,
-                 "nvml_error": nvml_error},
-        "findings": to_jsonable(findings),
-        "summary": to_jsonable(summary),
-        "exit_code": summary.exit_code,
-    }
+from cudnn_doctor.doctor.image import judge_image_here
 
 
 def main(ref: str, strict: bool, json_output: bool, verbose: bool) -> None:
     """The command: the image read and judged, rendered; ends with SystemExit(status)."""
-    data = run(ref, strict)
+    data = judge_image_here(ref, strict)
     if json_output:
         from cudnn_doctor.render.json_out import write_json
 
         write_json(data)
     else:
-        from cudnn_doctor.command import console
+        from cudnn_doctor.render.console import console
         from cudnn_doctor.render.image_text import render_image
 
         render_image(data, console(), verbose)

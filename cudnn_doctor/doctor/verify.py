@@ -15,8 +15,9 @@ import os
 from collections.abc import Callable
 from dataclasses import replace
 
+from cudnn_doctor.doctor.diagnosis import Diagnosis
 from cudnn_doctor.model import Framework, Report
-from cudnn_doctor.plan.model import ENV, Action, EnvChange, Plan
+from cudnn_doctor.plan.actions import ENV, Action, EnvChange, Plan
 
 WORK = {"torch": "its cuDNN convolution and LSTM", "jax": "its convolution", "tensorflow": "its GPU listing"}
 NAMES = {"torch": "PyTorch", "jax": "JAX", "tensorflow": "TensorFlow"}
@@ -56,6 +57,13 @@ def _trial(plan_changes: tuple[EnvChange, ...], env: dict[str, str]) -> tuple[di
 
     limits = tuple((change.variable.split()[-1], change.folder) for change in plan_changes if change.op == "limit")
     return apply_changes(tuple(c for c in plan_changes if c.op != "limit"), env), limits
+
+
+def verified(diagnosis: Diagnosis, env: dict[str, str] | None = None) -> Diagnosis:
+    """DIAGNOSIS with its plan's steps tried here (verify_plan), in the environment ENV (this process's)."""
+    plan = verify_plan(diagnosis.report, diagnosis.plan, dict(os.environ if env is None else env))
+    diagnosis.report.plan = plan
+    return replace(diagnosis, plan=plan)
 
 
 def verify_plan(report: Report, plan: Plan, env: dict[str, str],

@@ -76,7 +76,7 @@ def report_files(paths: list[str]) -> list[str]:
     """The report files PATHS name: files as given, folders' *.json (not recursive), each folder's sorted;
     a path named twice (a file and its folder, `a.json a.json`) once."""
     if not paths:
-        raise DoctorError("no reports to merge", fix="cudnn-doctor fleet merge REPORT.json... or a folder of them")
+        raise DoctorError("no reports to merge", fix="cudnn-doctor fleet merge REPORT.json... or a folder of them", code="CD003")
     files: list[str] = []
     seen: set[str] = set()
     for raw in paths:
@@ -84,13 +84,13 @@ def report_files(paths: list[str]) -> list[str]:
             mode = os.stat(raw).st_mode
         except (OSError, ValueError) as error:
             raise DoctorError(f"{raw}: {getattr(error, 'strerror', None) or error}",
-                              fix="give report files or a folder that holds them") from None
+                              fix="give report files or a folder that holds them", code="CD005") from None
         if stat.S_ISDIR(mode):
             try:
                 with os.scandir(raw) as entries:
                     names = sorted(entry.name for entry in entries if entry.name.endswith(".json"))
             except OSError as error:
-                raise DoctorError(f"{raw}: {error.strerror or error}", fix="give a readable folder") from None
+                raise DoctorError(f"{raw}: {error.strerror or error}", fix="give a readable folder", code="CD005") from None
             found = [os.path.join(raw, name) for name in names]
         else:
             found = [raw]
@@ -100,10 +100,10 @@ def report_files(paths: list[str]) -> list[str]:
                 seen.add(key)
                 files.append(path)
         if len(files) > MAX_REPORTS:
-            raise DoctorError(f"more than {MAX_REPORTS} reports", fix="merge a smaller set of nodes")
+            raise DoctorError(f"more than {MAX_REPORTS} reports", fix="merge a smaller set of nodes", code="CD001")
     if not files:
         raise DoctorError(f"no *.json reports in {', '.join(paths)}",
-                          fix="write each node's `cudnn-doctor check --json` into NODE.json there")
+                          fix="write each node's `cudnn-doctor check --json` into NODE.json there", code="CD003")
     return files
 
 

@@ -57,19 +57,19 @@ def keep_folder(keep: str | None) -> Path | None:
     if keep is None:
         return None
     if not keep.strip():
-        raise DoctorError("--keep is empty", fix="--keep DIR, a folder for every node's report")
+        raise DoctorError("--keep is empty", fix="--keep DIR, a folder for every node's report", code="CD001")
     path = Path(keep)
     try:
         path.mkdir(parents=True, exist_ok=True)
     except FileExistsError:
         raise DoctorError(f"--keep {keep}: exists and is not a folder",
-                          fix="give a folder (it is made if missing) for every node's report") from None
+                          fix="give a folder (it is made if missing) for every node's report", code="CD006") from None
     except (OSError, ValueError) as error:
         raise DoctorError(f"--keep {keep}: cannot make that folder ({getattr(error, 'strerror', None) or error})",
-                          fix="give a folder you can write to, or leave --keep out") from None
+                          fix="give a folder you can write to, or leave --keep out", code="CD006") from None
     if not path.is_dir():
         raise DoctorError(f"--keep {keep}: exists and is not a folder",
-                          fix="give a folder (it is made if missing) for every node's report")
+                          fix="give a folder (it is made if missing) for every node's report", code="CD006")
     return path
 
 
@@ -78,7 +78,7 @@ def srun_argv(run: SlurmRun, folder: Path) -> list[str]:
     if srun is None:
         raise DoctorError("srun not found: this machine is not a Slurm submit host",
                           fix="run it where `srun` works, or gather `check --json` reports yourself "
-                              "and use `cudnn-doctor fleet merge DIR`")
+                              "and use `cudnn-doctor fleet merge DIR`", code="CD008")
     # %n (the node's index in the job) names one file per node even where several Slurm nodes share a host
     # (multiple-slurmd); each node first says its Slurm name on standard error, which names its report
     pattern = str(folder).replace("%", "%%")  # srun reads % in a file name as a pattern; %% is a %
@@ -118,15 +118,15 @@ def run_slurm(run: SlurmRun) -> tuple[FleetResult, str | None]:
         folder = Path(tempfile.mkdtemp(prefix=".cudnn-doctor-fleet-" if keep else "cudnn-doctor-fleet-", dir=keep))
     except OSError as error:
         raise DoctorError(f"--keep {run.keep}: cannot write there ({error.strerror or error})",
-                          fix="give a folder you can write to") if keep else \
-            DoctorError(f"cannot make a temporary folder: {error.strerror or error}", fix="check TMPDIR") from None
+                          fix="give a folder you can write to", code="CD006") if keep else \
+            DoctorError(f"cannot make a temporary folder: {error.strerror or error}", fix="check TMPDIR", code="CD006") from None
     try:  # srun is gone (stopped, or killed with what it started) before this folder is deleted
         complaint = _run_srun(srun_argv(run, folder), run.deadline_s)
         _slurm_names(folder)
         reports = _reports(folder)
         if not reports:
             raise DoctorError(f"srun ran no check: {complaint or 'no node answered'}",
-                              fix="check the srun options (partition, nodes, account) with `srun hostname`")
+                              fix="check the srun options (partition, nodes, account) with `srun hostname`", code="CD009")
         result = merge(_named(_with_stderr(read_node(path), path), path) for path in reports)
         unkept = _move_into(folder, keep) if keep else []
         missing = complaint if complaint and "stopped after" in complaint else None
@@ -192,7 +192,7 @@ def _run_srun(argv: list[str], deadline_s: float) -> str | None:
     if answer.timed_out:
         return f"stopped after {deadline_s:.0f} s (--deadline): nodes that had not answered are missing"
     if answer.exit_code is None:
-        raise DoctorError(f"srun could not start: {answer.error}", fix="check the Slurm installation")
+        raise DoctorError(f"srun could not start: {answer.error}", fix="check the Slurm installation", code="CD009")
     if answer.exit_code == 0:
         return None
     # exit 1 is also what srun says when a node's check found problems, which is an answer; the

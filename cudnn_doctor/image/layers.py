@@ -107,7 +107,7 @@ def _read_layer(ref: str, index: int, layer: Layer, files: ImageFiles, framework
         if head[:4] == b"\x28\xb5\x2f\xfd":
             raise DoctorError(f"image {ref}: {what} is zstd-compressed, which this Python cannot read",
                               fix="save the image with gzip layers (docker save) or read it from a registry that "
-                                  "serves gzip")
+                                  "serves gzip", code="CD008")
         plain = _Plain(_Prefixed(head, stream), gzipped=head[:2] == b"\x1f\x8b")
         archive = tarfile.open(fileobj=plain, mode="r|")  # type: ignore[call-overload]  # noqa: SIM115 - streamed
         members = 0
@@ -158,14 +158,14 @@ def _read_layer(ref: str, index: int, layer: Layer, files: ImageFiles, framework
             files.bytes_read += hashing.count
     except (tarfile.TarError, EOFError, OSError, ValueError) as error:
         raise DoctorError(f"image {ref}: {what} cannot be read to its end ({type(error).__name__}: {error})",
-                          fix="the image is damaged or truncated: save or push it again", exit_code=2) from None
+                          fix="the image is damaged or truncated: save or push it again", exit_code=2, code="CD005") from None
     finally:
         close = getattr(raw, "close", None)
         if close is not None:
             close()
     if hashing is not None and hashing.count <= limit and hashing.hash.hexdigest() != expected:
         raise DoctorError(f"image {ref}: {what} does not match its digest", exit_code=2,
-                          fix="the image is damaged or was changed: save or push it again")
+                          fix="the image is damaged or was changed: save or push it again", code="CD005")
     _merge(files, index, deleted, opaque, added)
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from cudnn_doctor.errors import DoctorError
-from cudnn_doctor.platforms import CURRENT
+from cudnn_doctor.operating_system import CURRENT
 
 DIGEST = re.compile(r"^(sha256:[a-f0-9]{64}|sha512:[a-f0-9]{128})$")
 MAX_JSON = 8 << 20  # a manifest, index or configuration: kilobytes in real life
@@ -51,7 +51,7 @@ class ImageParts:
 
 def bad_image(ref: str, why: str, fix: str = "give a `docker save` archive, an OCI layout folder, or a registry "
                                                "reference such as 127.0.0.1:5000/name:tag") -> DoctorError:
-    return DoctorError(f"image {ref}: {why}", fix=fix, exit_code=2)
+    return DoctorError(f"image {ref}: {why}", fix=fix, exit_code=2, code="CD005")
 
 
 def open_image(ref: str, arch: str) -> ImageParts:

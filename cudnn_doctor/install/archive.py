@@ -42,7 +42,7 @@ from cudnn_doctor.install.safety import (
     safe_name,
 )
 from cudnn_doctor.knowledge.layout import BIN, IMPLIB, INCLUDE, LIB, Layout
-from cudnn_doctor.platforms import CURRENT
+from cudnn_doctor.operating_system import CURRENT
 
 CHUNK = 1 << 20
 ROOT = re.compile(r"^(?:cuda|cudnn-[^/]+|nvidia/cudnn)/(.*)$")

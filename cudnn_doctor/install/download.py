@@ -232,7 +232,7 @@ def verified_copy(path: Path, expected: str, folders: list[Path], name: str) -> 
             raise checksum_error(name, expected.lower(), actual)
         return Path(copy)
     raise DoctorError(f"{name}: no folder could keep the checked copy of the archive ({why})",
-                      fix="free some space, or set CUDNN_DOCTOR_CACHE_DIR or TMPDIR to a folder with room", exit_code=1)
+                      fix="free some space, or set CUDNN_DOCTOR_CACHE_DIR or TMPDIR to a folder with room", exit_code=1, code="CD006")
 
 
 def _remove(path: str) -> None:

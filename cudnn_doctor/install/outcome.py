@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cudnn_doctor.errors import DoctorError
-from cudnn_doctor.install.plan import FileChange, Plan
+from cudnn_doctor.install.plan import FileChange, InstallPlan
 from cudnn_doctor.model import CudnnInstall, Finding, to_jsonable
 
 SCHEMA = "cudnn-doctor/install/1"
@@ -27,7 +27,7 @@ class UninstallPlan:
 class Outcome:
     command: str  # install | uninstall
     status: str  # planned | installed | declined | uninstalled | nothing-to-do
-    plan: Plan | UninstallPlan | None
+    plan: InstallPlan | UninstallPlan | None
     actions: tuple[str, ...] = ()
     findings: tuple[Finding, ...] = ()
     exit_code: int = 0
@@ -55,7 +55,7 @@ def outcome_to_json(outcome: Outcome) -> dict[str, Any]:
     }
 
 
-def failure_to_json(command: str, error: DoctorError, plan: Plan | UninstallPlan | None = None) -> dict[str, Any]:
+def failure_to_json(command: str, error: DoctorError, plan: InstallPlan | UninstallPlan | None = None) -> dict[str, Any]:
     """The JSON object for a run that ended with a DoctorError: the registry's finding (code,
     title, detail, fix) when it has one; a usage error has only its message and fix."""
     findings = [to_jsonable(error.finding)] if error.finding is not None else []

@@ -29,7 +29,7 @@ class FileChange:
 
 
 @dataclass(frozen=True)
-class Plan:
+class InstallPlan:
     source: str
     archive: str
     version: str | None
@@ -61,7 +61,7 @@ class Plan:
 
 def build_plan(contents: ArchiveContents, prefix: Path, layout: Layout, source: str, cuda_major: int | None,
                loader: tuple[str, str], notes: tuple[str, ...] = (), new_prefix: bool = False,
-               replace_majors: bool = False) -> Plan:
+               replace_majors: bool = False) -> InstallPlan:
     """Compare what the archive holds with what is in PREFIX now (NEW_PREFIX: the prefix folder did not
     exist before this install's staging made it; REPLACE_MAJORS: the files of other cuDNN majors go too)."""
     new = {f.dest: f for f in contents.files}
@@ -80,7 +80,7 @@ def build_plan(contents: ArchiveContents, prefix: Path, layout: Layout, source: 
     folders = sorted({os.path.dirname(f.dest) for f in contents.files})
     created = _missing_folders(prefix, folders, new_prefix)
     library_folder = str(prefix / layout.library_folder)
-    return Plan(
+    return InstallPlan(
         source=source, archive=contents.archive, version=contents.version, major=contents.major,
         cuda_major=cuda_major, platform=layout.platform, prefix=str(prefix), changes=tuple(changes),
         created_folders=tuple(created), other_majors=tuple(others), bytes_needed=contents.total_bytes,

@@ -23,7 +23,7 @@ from cudnn_doctor.install.redistrib import (
     pick_file,
 )
 from cudnn_doctor.install.safety import printable
-from cudnn_doctor.platforms import CURRENT
+from cudnn_doctor.operating_system import CURRENT
 
 CUDA_IN_NAME = (re.compile(r"_cuda(\d+)"), re.compile(r"nvidia_cudnn_cu(\d+)"), re.compile(r"^cudnn-(\d+)\.\d+-"))
 
@@ -63,27 +63,27 @@ def resolve(request: Request, platform: str, http_factory: Callable[[], object],
             default_cuda: int | None) -> Source:
     """Turn the options into a Source; fetches the manifest for --version."""
     if request.location and request.version:
-        raise DoctorError("give either --from or --version, not both", exit_code=2)
+        raise DoctorError("give either --from or --version, not both", exit_code=2, code="CD002")
     if request.location:
         return _from_location(request)
     if not request.version:
         raise DoctorError("nothing to install: give --from PATH_OR_URL or --version X.Y.Z",
-                          "for example `cudnn-doctor install --version 9.19.0 --cuda 13`", exit_code=2)
+                          "for example `cudnn-doctor install --version 9.19.0 --cuda 13`", exit_code=2, code="CD003")
     if not re.fullmatch(r"\d{1,4}(\.\d{1,4}){0,2}", request.version):
         raise DoctorError(f"--version {printable(request.version[:40])}{'...' if len(request.version) > 40 else ''} "
-                          "is not a cuDNN version", "for example --version 9.19.0 (or 9, or 9.19)", exit_code=2)
+                          "is not a cuDNN version", "for example --version 9.19.0 (or 9, or 9.19)", exit_code=2, code="CD001")
     if request.cuda_major is not None and not 1 <= request.cuda_major <= 99:
         raise DoctorError(f"--cuda {str(request.cuda_major)[:20]} is not a CUDA major", "for example --cuda 13",
-                          exit_code=2)
+                          exit_code=2, code="CD001")
     return _from_manifest(request, platform, http_factory(), default_cuda)
 
 
 def _from_location(request: Request) -> Source:
     location = request.location or ""
     if not location.strip():
-        raise DoctorError("--from is empty: give an archive's path or URL", exit_code=2)
+        raise DoctorError("--from is empty: give an archive's path or URL", exit_code=2, code="CD001")
     if request.sha256 is not None and not re.fullmatch(r"[0-9a-fA-F]{64}", request.sha256):
-        raise DoctorError(f"--sha256 {request.sha256[:80]!r} is not 64 hexadecimal digits", exit_code=2)
+        raise DoctorError(f"--sha256 {request.sha256[:80]!r} is not 64 hexadecimal digits", exit_code=2, code="CD001")
     if location.startswith("file://"):
         location = unquote(urlparse(location).path)
     if is_url(location):
@@ -92,7 +92,7 @@ def _from_location(request: Request) -> Source:
         name = file_name(urlparse(location).path.rsplit("/", 1)[-1])
         if name is None:
             raise DoctorError(f"--from {printable(location[:200])}: the URL names no archive file (it ends in a "
-                              "folder, '..' or an encoded '/')", "give the URL of the archive file itself", exit_code=2)
+                              "folder, '..' or an encoded '/')", "give the URL of the archive file itself", exit_code=2, code="CD001")
         warning = None
         if urlparse(location).scheme == "http" and request.sha256 is None:
             warning = (f"--from {location} comes over plain HTTP with no --sha256: the archive is unverified (anything "
@@ -138,7 +138,7 @@ def mirror_base(mirror: str | None) -> str:
         folder = os.path.abspath(os.path.expanduser(base))
         if not os.path.isdir(folder):
             raise DoctorError(f"--mirror {base}: no such folder", "give a URL or a folder holding "
-                              "redistrib_<version>.json and the cudnn/ tree beside it", exit_code=2)
+                              "redistrib_<version>.json and the cudnn/ tree beside it", exit_code=2, code="CD004")
         base = Path(folder).as_uri()
     return base.rstrip("/") + "/"
 

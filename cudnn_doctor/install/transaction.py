@@ -36,7 +36,7 @@ from typing import Any
 
 from cudnn_doctor.codes import doctor_error
 from cudnn_doctor.install.faults import step
-from cudnn_doctor.platforms import CURRENT
+from cudnn_doctor.operating_system import CURRENT
 
 STATE_DIR = ".cudnn-doctor"
 JOURNAL = "journal.json"

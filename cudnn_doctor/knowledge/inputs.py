@@ -37,7 +37,7 @@ def plain_text(option: str, value: str, limit: int = MAX_LENGTH) -> str:
     more than MAX_PART_DIGITS digits; else a usage error that names the first character it cannot read."""
     if len(value) > limit:
         raise DoctorError(f"{option} {shown(value)}: too long ({len(value)} characters; at most {limit})",
-                          fix=f"write versions with at most {MAX_PART_DIGITS} digits to a number, e.g. 12.4")
+                          fix=f"write versions with at most {MAX_PART_DIGITS} digits to a number, e.g. 12.4", code="CD001")
     for character in value:
         if not " " <= character <= "~":
             name = unicodedata.name(character, "a control character")
@@ -45,11 +45,11 @@ def plain_text(option: str, value: str, limit: int = MAX_LENGTH) -> str:
             why = (f"{name} (U+{ord(character):04X}) is not an ASCII digit" if digit else
                    f"{name} (U+{ord(character):04X}) is not an ASCII character")
             raise DoctorError(f"{option} {shown(value)}: {why}",
-                              fix="write versions with the digits 0-9 and dots, e.g. 12.4")
+                              fix="write versions with the digits 0-9 and dots, e.g. 12.4", code="CD001")
     long_number = LONG_NUMBER.search(value)
     if long_number:
         raise DoctorError(f"{option} {shown(value)}: a number of {len(long_number.group(0))} digits is no version part "
-                          f"(at most {MAX_PART_DIGITS})", fix="write a version such as 9.1 or 580.95.05")
+                          f"(at most {MAX_PART_DIGITS})", fix="write a version such as 9.1 or 580.95.05", code="CD001")
     return value
 
 
@@ -81,7 +81,7 @@ def version_option(option: str, value: str | None) -> VersionInput | None:
         raise DoctorError(f"--{option} {shown(value)} is not {what}",
                           fix=f"write it as MAJOR[.MINOR...] with up to {parts_allowed} numbers, e.g. --{option} {example}"
                               + ("" if option == "driver" else
-                                 f" (a bare major such as --{option} {example.split('.')[0]} means any release of it)"))
+                                 f" (a bare major such as --{option} {example.split('.')[0]} means any release of it)"), code="CD001")
     is_range = option != "driver" and text.count(".") < (1 if option == "cuda" else 2)
     return VersionInput(text, is_range)
 
@@ -98,7 +98,7 @@ def compute_capability(value: str | None) -> str | None:
         return text
     raise DoctorError(f"--compute-capability {shown(value)} is not a compute capability",
                       fix="write it as MAJOR.MINOR (e.g. 8.6; `nvidia-smi --query-gpu=compute_cap --format=csv` "
-                          "prints it) or as sm_86")
+                          "prints it) or as sm_86", code="CD001")
 
 
 def os_name(value: str) -> str:
@@ -106,7 +106,7 @@ def os_name(value: str) -> str:
     if text in OS_NAMES:
         return text
     raise DoctorError(f"--os {shown(value)} is not an operating system this data knows",
-                      fix=f"use one of {', '.join(OS_NAMES)}")
+                      fix=f"use one of {', '.join(OS_NAMES)}", code="CD001")
 
 
 def release_version(name: str, value: str) -> str:
@@ -114,7 +114,7 @@ def release_version(name: str, value: str) -> str:
     plain_text(f"{name}==", value)
     if not re.match(r"^[0-9]{1,5}(\.[0-9]{1,5}){0,3}([-+.]?[A-Za-z0-9][A-Za-z0-9.+-]*)?$", value):
         raise DoctorError(f"{name}=={shown(value)}: not a release version",
-                          fix=f"write it as {name}==X.Y.Z, e.g. {name}==2.5.1")
+                          fix=f"write it as {name}==X.Y.Z, e.g. {name}==2.5.1", code="CD001")
     return value
 
 
@@ -126,7 +126,7 @@ def framework_spec(option: str, text: str) -> tuple[str, str | None]:
     match = FRAMEWORK_SPEC.match(text)
     if not match:
         raise DoctorError(f"{label}{shown(text)}: not a framework name (and version)",
-                          fix="write it as NAME or NAME==VERSION, e.g. tensorflow==2.15.0")
+                          fix="write it as NAME or NAME==VERSION, e.g. tensorflow==2.15.0", code="CD001")
     name, version = match.group(1), match.group(2)
     return name, release_version(name, version) if version is not None else None
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from cudnn_doctor.knowledge.advice import advice
 from cudnn_doctor.model import Finding
-from cudnn_doctor.plan.model import ENV, RUNNABLE, Action, Plan
+from cudnn_doctor.plan.actions import ENV, RUNNABLE, Action, Plan
 from cudnn_doctor.plan.shell import command_line, env_lines
 
 

@@ -19,8 +19,8 @@ from cudnn_doctor.knowledge.advice import advice_row
 from cudnn_doctor.knowledge.data import load
 from cudnn_doctor.model import ERROR, WARNING, CudnnInstall, Finding, Framework, Report
 from cudnn_doctor.plan import process_env
+from cudnn_doctor.plan.actions import CONDA, EDIT, ENV, INSTALL, MANUAL, PIP, Action, EnvChange, Plan
 from cudnn_doctor.plan.fixes import remedy
-from cudnn_doctor.plan.model import CONDA, EDIT, ENV, INSTALL, MANUAL, PIP, Action, EnvChange, Plan
 from cudnn_doctor.rules.cudnn import prefix_of
 from cudnn_doctor.versions import major, version_tuple
 
@@ -552,6 +552,7 @@ def gpu_support(work: _Work) -> None:
 
 def _release_for_gpu(name: str, cc: str, report: Report) -> tuple[str, dict[str, Any]] | None:
     from cudnn_doctor.knowledge import frameworks as knowledge
+    from cudnn_doctor.knowledge import verdicts
 
     driver = major(report.driver.cuda_driver_version)
     for version in sorted(knowledge.known_releases(name), key=lambda v: version_tuple(v) or (), reverse=True):
@@ -561,7 +562,7 @@ def _release_for_gpu(name: str, cc: str, report: Report) -> tuple[str, dict[str,
         for row in need.rows:
             if driver is not None and (major(str(row.get("cuda"))) or 99) > driver:
                 continue
-            reason = knowledge.judge_compute_capability(need, [row], cc, None)
+            reason = verdicts.judge_compute_capability(need, [row], cc, None)
             if reason.verdict == knowledge.COMPATIBLE and not reason.warning:
                 return version, row
     return None

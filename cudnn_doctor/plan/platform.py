@@ -12,7 +12,7 @@ from typing import Any, Protocol
 
 from cudnn_doctor.knowledge.platforms import jetpack_row, treatment
 from cudnn_doctor.model import CudnnInstall, Finding, Platform, Report
-from cudnn_doctor.plan.model import ENV, MANUAL, PIP, Action, EnvChange
+from cudnn_doctor.plan.actions import ENV, MANUAL, PIP, Action, EnvChange
 
 
 class _Work(Protocol):

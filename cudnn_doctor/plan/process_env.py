@@ -9,7 +9,7 @@ from typing import Any
 
 from cudnn_doctor.knowledge.data import load
 from cudnn_doctor.model import Finding, LoadedCudnn, Report
-from cudnn_doctor.plan.model import ENV, MANUAL, Action, EnvChange
+from cudnn_doctor.plan.actions import ENV, MANUAL, Action, EnvChange
 
 LOADER_SOURCE = "ld.so(8): LD_LIBRARY_PATH is searched first, LD_PRELOAD is loaded into every program"
 CUDA_ENV_SOURCE = ("CUDA C++ Programming Guide, 'CUDA Environment Variables' "

@@ -7,7 +7,7 @@ import os
 from typing import Any
 
 from cudnn_doctor import quoting
-from cudnn_doctor.plan.model import EDIT, ENV, EnvChange, Plan
+from cudnn_doctor.plan.actions import EDIT, ENV, EnvChange, Plan
 
 SHELLS = ("bash", "zsh", "fish", "powershell")
 # Windows: the session's PATH in PowerShell and cmd, and the user's own PATH for every program started after

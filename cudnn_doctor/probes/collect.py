@@ -11,15 +11,17 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from typing import Any
 
 from cudnn_doctor import __version__
 from cudnn_doctor.child import ChildBatch, ChildRequest, deadline_in, timeout_from_env
+from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.model import CudnnInstall, Host, LibraryProbe, Report, Tool, Toolkit
 from cudnn_doctor.probes import cudnn as cudnn_probe
-from cudnn_doctor.probes.child import Job, ProbeBatch, run_jobs
 from cudnn_doctor.probes.context import SearchContext
 from cudnn_doctor.probes.driver import NVML_JOB, NVML_NOT_FOUND, read_driver
 from cudnn_doctor.probes.frameworks import detect_frameworks, link_frameworks_to_installs, theano_flags
+from cudnn_doctor.probes.library_jobs import Job, ProbeBatch, run_jobs
 from cudnn_doctor.probes.loader import (
     cache_from_answer,
     find_nvml,
@@ -48,25 +50,26 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     """Everything the probes can see, as plain data; no judgement. WHILE_CHILDREN_RUN, the caller's own work
     (check loads its rules and plan there), is done once the file system is read, while the children
     (each library, NVML, CUDA) still answer: a core would otherwise wait idle for them."""
-    from cudnn_doctor.probes.child import probe_timeout
+    from cudnn_doctor.probes.library_jobs import probe_timeout
 
     probe_timeout()  # a time limit set wrong is said now, before any child starts (its threads would lose it)
     timeout_from_env("CUDNN_DOCTOR_HELPER_TIMEOUT", HELPER_BUDGET_S)
     started = time.perf_counter()
     # On a GPU machine NVML's child costs as much as every other probe together (it opens the driver, as
     # nvidia-smi does): it starts first, wherever the loader may find libnvidia-ml, and runs beside the rest.
-    nvml_batch: ProbeBatch | None = ProbeBatch([NVML_JOB]) if may_load_nvml(ctx) else None
+    nvml_batch: ProbeBatch | None = ProbeBatch([NVML_JOB], env=ctx.env) if may_load_nvml(ctx) else None
     # CUDA itself (cuInit, 0.2 s a GPU) beside it, where the environment alone already says it must be asked
-    early_cuda = ProbeBatch([CUDA_JOB]) if ctx.prefix == "/" and early_reasons(ctx, deep) and (
+    early_cuda = ProbeBatch([CUDA_JOB], env=ctx.env) if ctx.prefix == "/" and early_reasons(ctx, deep) and (
         preload_entries(ctx.env) or may_load(ctx.layout.libcuda, ctx)) else None
     # Helper programs (ldconfig, each nvcc that must be asked) run side by side under one budget, through
     # the child runner: a hanging one costs the budget once, and none outlives check. ldconfig first: its
     # answer is waited for soonest (the loader's cache), while the toolkits are looked for.
     helpers = HelperRuns(ctx)
-    toolkits, dangling_variables = discover_toolkits(ctx)
+    bugs: list[tuple[str, str]] = []  # a probe that raised (a bug of ours): one finding each, the rest stands
+    toolkits, dangling_variables = _guarded(bugs, "toolkit", lambda: discover_toolkits(ctx), ([], []))
     # each toolkit's libcudart answers while the loader's cache is read and cuDNN is looked for
     cudart_jobs = {tk.path: Job("cudart", tk.cudart) for tk in toolkits if tk.cudart and is_regular_file(tk.cudart)}
-    cudart_batch = ProbeBatch(list(cudart_jobs.values()))
+    cudart_batch = ProbeBatch(list(cudart_jobs.values()), env=ctx.env)
     helpers.ask_nvcc(toolkits)
     cache = helpers.ldconfig_cache()
     # No libnvidia-ml where the loader looks (LD_LIBRARY_PATH, its cache, the system folders): no driver,
@@ -76,7 +79,7 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
         nvml_batch.stop()
         nvml_batch = None
     elif nvml_batch is None and nvml_present:
-        nvml_batch = ProbeBatch([NVML_JOB])
+        nvml_batch = ProbeBatch([NVML_JOB], env=ctx.env)
     # what a program started here gets from CUDA (cuInit, the GPUs left visible): asked beside NVML
     asked = reasons_to_ask_cuda(ctx, cache, always=deep)
     target = libcuda_target(ctx, cache)  # the soname, but under a prefix what only its cache or folders find
@@ -84,7 +87,7 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     if early_cuda is not None and (not asked or cuda_job != CUDA_JOB):
         early_cuda.stop()
         early_cuda = None
-    cuda_batch = early_cuda or ProbeBatch([cuda_job] if asked else [])
+    cuda_batch = early_cuda or ProbeBatch([cuda_job] if asked else [], env=ctx.env)
     report = Report(tool=Tool("cudnn-doctor", __version__), host=replace(_host(), platform=detect_platform(ctx, cache)))
 
     for path in ctx.search_paths:
@@ -95,26 +98,27 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
         elif not os.access(path, os.R_OK | os.X_OK):
             report.search_errors.append((path, "permission denied: the folder cannot be read"))
 
-    theano_flags(ctx, report.unreadable_files)  # read once more only to record what cannot be read
+    report.doctor_bugs = bugs
+    _guarded(bugs, "theano_flags", lambda: theano_flags(ctx, report.unreadable_files), None)  # what cannot be read
     report.loader_path = loader_search_dirs(ctx, cache)
     report.loader_path_real = [os.path.realpath(folder) for folder in report.loader_path]
     report.ld_library_path = ctx.library_path()
     report.ld_library_path_real = [os.path.realpath(folder) for folder in report.ld_library_path]
     report.dangling_variables = dangling_variables
-    libraries = cudnn_probe.discover_cudnn_libraries(ctx, toolkits, cache)
+    libraries = _guarded(bugs, "cudnn", lambda: cudnn_probe.discover_cudnn_libraries(ctx, toolkits, cache), [])
     majors = sorted({m for m in (cudnn_probe.library_major(lib) for lib, _, _ in libraries) if m})
 
     # a FIFO or device is never handed to the loader: it would wait on it until the deadline
     library_jobs = {lib: Job("cudnn", lib) for lib, _, _ in libraries if cudnn_probe.probe_target(lib)}
     loader_jobs = {major: Job("cudnn", ctx.layout.cudnn.format(major=major)) for major in majors
                    if _loader_pick_is_loadable(ctx.layout.cudnn.format(major=major), ctx, cache)}
-    batch = ProbeBatch([*library_jobs.values(), *loader_jobs.values()])
+    batch = ProbeBatch([*library_jobs.values(), *loader_jobs.values()], env=ctx.env)
     scanned = time.perf_counter()
 
-    frameworks = detect_frameworks(ctx, project_dir)
+    frameworks = _guarded(bugs, "frameworks", lambda: detect_frameworks(ctx, project_dir), [])
     frameworks_done = time.perf_counter()
     # cuDNN as each framework's own loading code loads it, and as the loader by name gives it: children beside the rest
-    from cudnn_doctor.probes.child import _child_environment, probe_timeout
+    from cudnn_doctor.probes.library_jobs import _child_environment, probe_timeout
     from cudnn_doctor.probes.loading import LoadChildren
 
     # (seconds on a GPU machine: cuDNN's libraries register their kernels as they load), so only where the
@@ -155,12 +159,12 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     cuda = cuda_batch.results().get(cuda_job)
     if cuda is None and not nvml.values.get("ok") and resolve_like_loader(ctx.layout.libcuda, [], ctx, cache):
         asked = ["NVML did not answer"]  # the driver's release then comes from libcuda itself
-        cuda = run_jobs([cuda_job])[cuda_job]
+        cuda = run_jobs([cuda_job], env=ctx.env)[cuda_job]
     report.driver, report.gpus, report.nvml_error = read_driver(nvml, cuda)
     if cuda is None and len({(g.name, g.compute_capability) for g in report.gpus}) > 1 \
             and "CUDA_DEVICE_ORDER" not in ctx.env and resolve_like_loader("libcuda.so.1", [], ctx, cache):
         asked = ["GPUs of different kinds: CUDA numbers them fastest first, nvidia-smi by PCI bus"]
-        cuda = run_jobs([CUDA_JOB])[CUDA_JOB]
+        cuda = run_jobs([CUDA_JOB], env=ctx.env)[CUDA_JOB]
     from_nvml = None
     visible_devices = ctx.env.get("CUDA_VISIBLE_DEVICES")
     if cuda is None and visible_devices is not None and resolve_like_loader("libcuda.so.1", [], ctx, cache):
@@ -169,15 +173,18 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
         from_nvml = visible_from_nvml(visible_devices, report.gpus, ctx.env)
         if from_nvml is None:
             asked = ["CUDA_VISIBLE_DEVICES is set, and NVML's GPUs alone cannot say what it leaves"]
-            cuda = run_jobs([cuda_job])[cuda_job]
+            cuda = run_jobs([cuda_job], env=ctx.env)[cuda_job]
     versions = {os.path.realpath(i.library): i.version for i in report.cudnn}
-    report.process = read_process_view(ctx, cuda, report.gpus, report.frameworks, versions, cache, asked, from_nvml,
-                                       loading.results() if loading is not None else ())
-    if loading is None and any(sub.problem for copy in report.process.cudnn for sub in copy.sublibraries):
-        report.process = read_process_view(ctx, cuda, report.gpus, report.frameworks, versions, cache, asked,
-                                           from_nvml, start_loading().results())
+    report.process = _guarded(bugs, "process_env", lambda: read_process_view(
+        ctx, cuda, report.gpus, report.frameworks, versions, cache, asked, from_nvml,
+        loading.results() if loading is not None else ()), None)
+    if loading is None and report.process is not None and any(
+            sub.problem for copy in report.process.cudnn for sub in copy.sublibraries):
+        report.process = _guarded(bugs, "process_env", lambda: read_process_view(
+            ctx, cuda, report.gpus, report.frameworks, versions, cache, asked, from_nvml,
+            start_loading().results()), None)
     library = nvml.values.get("library") if not nvml.values.get("ok") else None
-    if isinstance(library, str) and library:  # NVML refused: which file answered so, and how it came in
+    if report.process is not None and isinstance(library, str) and library:  # NVML refused: which file, and how
         from cudnn_doctor.probes.process_env import origin
 
         report.process.nvml_library, report.process.nvml_error = library, report.nvml_error
@@ -198,6 +205,18 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
         "total": round((time.perf_counter() - started) * 1000, 1),
     }
     return report
+
+
+def _guarded(bugs: list[tuple[str, str]], probe: str, call: Callable[[], Any], fallback: Any) -> Any:
+    """CALL's answer; where it raises (a bug of ours, not the machine's: a DoctorError is the user's and goes on),
+    FALLBACK, and the probe and its error kept in BUGS for the rules to report (CD902)."""
+    try:
+        return call()
+    except DoctorError:
+        raise
+    except Exception as error:
+        bugs.append((probe, f"{type(error).__name__}: {error}"))
+        return fallback
 
 
 HELPER_BUDGET_S = 10.0

@@ -9,6 +9,7 @@ from __future__ import annotations
 import glob
 import os
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 # Folders the Linux dynamic loader searches after LD_LIBRARY_PATH and its cache
@@ -69,11 +70,13 @@ class SearchContext:
     _found: dict[str, list[str]] = field(default_factory=dict, repr=False, compare=False)  # one scan per run
 
     @classmethod
-    def from_environment(cls, search_paths: list[str] | None = None, python: str | None = None) -> SearchContext:
-        """The running machine; PYTHON (--python) names the interpreter whose packages count."""
+    def from_environment(cls, search_paths: list[str] | None = None, python: str | None = None,
+                         env: Mapping[str, str] | None = None) -> SearchContext:
+        """The running machine as a program started with ENV (this process's environment by default) sees it;
+        PYTHON (--python) names the interpreter whose packages count."""
         from cudnn_doctor.elf import host_arch, uname
 
-        env = dict(os.environ)
+        env = dict(os.environ if env is None else env)
         system = uname()[0].lower()
         os_name = {"darwin": "macos"}.get(system, system)
         try:
@@ -101,9 +104,6 @@ class SearchContext:
         if self.prefix in ("", "/"):
             return path
         return os.path.join(self.prefix, path.lstrip("/")).rstrip("/") or "/"
-
-    def system_glob(self, pattern: str) -> list[str]:
-        return sorted(glob.glob(self.system(pattern)))
 
     @property
     def layout(self) -> LoaderLayout:
@@ -254,30 +254,30 @@ def resolve_interpreter(python: str, env: dict[str, str]) -> str:
     from cudnn_doctor.errors import DoctorError
 
     if not python.strip():
-        raise DoctorError("--python: empty path", fix="give the environment or its interpreter, e.g. --python .venv")
+        raise DoctorError("--python: empty path", fix="give the environment or its interpreter, e.g. --python .venv", code="CD001")
     if os.path.isdir(python):
         found = next((os.path.join(python, name) for name in ENVIRONMENT_INTERPRETERS
                       if os.path.isfile(os.path.join(python, name)) and os.access(os.path.join(python, name), os.X_OK)),
                      None)
         if found is None:
             raise DoctorError(f"--python {python}: a folder without bin/python, so not a Python environment",
-                              fix="give the environment's folder (the one with bin/python, e.g. .venv) or its interpreter")
+                              fix="give the environment's folder (the one with bin/python, e.g. .venv) or its interpreter", code="CD005")
         return os.path.abspath(found)
     found = python if os.sep in python else shutil.which(python, path=env.get("PATH"))
     if os.sep not in python and not python.startswith(".") and not found and not os.path.lexists(python):
         raise DoctorError(f"--python {python}: no program of that name on PATH, nor a folder of that name here",
                           fix="give an environment's folder or its interpreter, e.g. --python .venv or "
-                              "--python .venv/bin/python")
+                              "--python .venv/bin/python", code="CD004")
     if not os.path.lexists(python) and (os.sep in python or python.startswith(".")):
         if os.path.basename(python.rstrip(os.sep)).startswith("python"):
             raise DoctorError(f"--python {python}: no such file",
-                              fix="give an existing interpreter, or the environment's folder, e.g. --python .venv")
+                              fix="give an existing interpreter, or the environment's folder, e.g. --python .venv", code="CD004")
         raise DoctorError(f"--python {python}: no such folder",
                           fix=f"create the environment first (python3 -m venv {python}), or give an existing "
-                              "environment's folder or its interpreter")
+                              "environment's folder or its interpreter", code="CD004")
     if not found or not os.path.isfile(found) or not os.access(found, os.X_OK):
         raise DoctorError(f"--python {python}: not an executable file",
-                          fix="give the environment's folder or its interpreter, e.g. --python .venv or .venv/bin/python")
+                          fix="give the environment's folder or its interpreter, e.g. --python .venv or .venv/bin/python", code="CD005")
     return os.path.abspath(found)
 
 
@@ -289,7 +289,7 @@ def interpreter_paths(python: str, timeout: float | None = None) -> list[str]:
 
     from cudnn_doctor.child import deadline_in, run_child
     from cudnn_doctor.errors import DoctorError
-    from cudnn_doctor.probes.child import probe_timeout
+    from cudnn_doctor.probes.library_jobs import probe_timeout
 
     timeout = probe_timeout() if timeout is None else timeout
     # through the one child runner: one deadline over its output, and all it started killed
@@ -297,10 +297,10 @@ def interpreter_paths(python: str, timeout: float | None = None) -> list[str]:
                        what=f"--python {python}")
     if answer.error and not answer.crashed and not answer.timed_out:
         raise DoctorError(f"--python {python}: cannot run it: {answer.error.split(': ', 1)[-1]}",
-                          fix="give a working Python interpreter")
+                          fix="give a working Python interpreter", code="CD009")
     if answer.timed_out:
         raise DoctorError(f"--python {python}: did not answer within {timeout:g} s",
-                          fix="give a working Python interpreter")
+                          fix="give a working Python interpreter", code="CD009")
     returncode = answer.exit_code
     try:
         paths = json.loads(answer.stdout) if returncode == 0 else None
@@ -308,13 +308,13 @@ def interpreter_paths(python: str, timeout: float | None = None) -> list[str]:
         paths = None
     if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
         raise DoctorError(f"--python {python}: not a Python interpreter that answers (exit status {returncode})",
-                          fix="give the interpreter of the environment, e.g. --python .venv/bin/python")
+                          fix="give the interpreter of the environment, e.g. --python .venv/bin/python", code="CD009")
     bad = next((p for p in paths if "\0" in p or len(p) > MAX_PATH_LENGTH), None)
     if bad is not None or len(paths) > MAX_PATHS:
         why = (f"{len(paths)} paths" if bad is None else
                "a path with a NUL byte" if "\0" in bad else f"a path of {len(bad)} characters")
         raise DoctorError(f"--python {python}: answered with {why}, which no real interpreter has",
-                          fix="give the interpreter of the environment, e.g. --python .venv/bin/python")
+                          fix="give the interpreter of the environment, e.g. --python .venv/bin/python", code="CD009")
     return [p for p in paths if p]
 
 
@@ -326,10 +326,10 @@ def absolute_path(path: str, cwd: str | None, option: str = "--search-path") -> 
 
     if not path.strip():
         raise DoctorError(f"{option} '': an empty path", fix=f"name it, e.g. {option} /opt/cudnn/lib "
-                          "(is a shell variable unset?)", exit_code=2)
+                          "(is a shell variable unset?)", exit_code=2, code="CD001")
     if os.path.isabs(path):
         return path
     if cwd is None:
         raise DoctorError(f"{option} {path}: a relative path, and the working folder is gone",
-                          fix="give it as an absolute path", exit_code=2)
+                          fix="give it as an absolute path", exit_code=2, code="CD001")
     return os.path.join(cwd, path)

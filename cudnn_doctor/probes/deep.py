@@ -82,11 +82,6 @@ class DeepImports:
         return answer.values
 
 
-def ask_framework(framework: Framework) -> dict[str, object]:
-    """One framework's answer (its own child)."""
-    return DeepImports([framework]).answer(0)
-
-
 def confirm_frameworks(frameworks: list[Framework], installs: list[CudnnInstall],
                        started: DeepImports | None = None) -> tuple[list[Framework], list[CudnnInstall]]:
     """Each Python framework with what it reports at run time under details["deep"]; the cuDNN it really

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import fields
 
 from cudnn_doctor.model import Driver, Gpu, GpuHealth, GpuProcess, LibraryProbe
-from cudnn_doctor.probes.child import LIBCUDA_JOB, NVML_JOB, NVML_SONAME
+from cudnn_doctor.probes.library_jobs import LIBCUDA_JOB, NVML_JOB, NVML_SONAME
 from cudnn_doctor.versions import decode_cuda
 
 __all__ = ["LIBCUDA_JOB", "NVML_JOB", "NVML_NOT_FOUND", "NVML_SONAME", "read_driver", "read_health"]

@@ -23,7 +23,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from xml.parsers import expat
 
-from cudnn_doctor.platforms import CURRENT
+from cudnn_doctor.operating_system import CURRENT
 from cudnn_doctor.probes.jvm_build import (
     BuildModule,
     BuildProject,

@@ -243,15 +243,16 @@ def libcuda_target(ctx: SearchContext, cache: dict[str, list[str]]) -> str:
 def node_driver(ctx: SearchContext) -> tuple[Any, list[Any], str | None]:
     """(driver, GPUs, why NVML failed) of this node, as `check` reads them: NVML in a child, libcuda where NVML
     cannot answer; the loader's cache read for where they are (`image` needs nothing else of the machine)."""
-    from cudnn_doctor.probes.child import LIBCUDA_JOB, NVML_JOB, NVML_SONAME, Job, run_jobs
     from cudnn_doctor.probes.driver import NVML_NOT_FOUND, read_driver
+    from cudnn_doctor.probes.library_jobs import LIBCUDA_JOB, NVML_JOB, NVML_SONAME, Job, run_jobs
     from cudnn_doctor.probes.loader import ldconfig_cache
 
     cache = ldconfig_cache(ctx)
-    nvml = run_jobs([NVML_JOB])[NVML_JOB] if resolve_like_loader(NVML_SONAME, [], ctx, cache) else NVML_NOT_FOUND
+    nvml = (run_jobs([NVML_JOB], env=ctx.env)[NVML_JOB] if resolve_like_loader(NVML_SONAME, [], ctx, cache)
+            else NVML_NOT_FOUND)
     libcuda = None
     if not nvml.values.get("ok") and resolve_like_loader("libcuda.so.1", [], ctx, cache):
         target = libcuda_target(ctx, cache)
         job = LIBCUDA_JOB if target == LIBCUDA_JOB.target else Job("libcuda", target)
-        libcuda = run_jobs([job])[job]
+        libcuda = run_jobs([job], env=ctx.env)[job]
     return read_driver(nvml, libcuda)

@@ -26,9 +26,9 @@ from cudnn_doctor.model import (
     SubLibrary,
     VisibleGpu,
 )
-from cudnn_doctor.platforms import CURRENT
-from cudnn_doctor.probes.child import Job
+from cudnn_doctor.operating_system import CURRENT
 from cudnn_doctor.probes.context import SearchContext
+from cudnn_doctor.probes.library_jobs import Job
 from cudnn_doctor.probes.loader import resolve_like_loader
 from cudnn_doctor.versions import decode_cuda, version_tuple
 
@@ -194,7 +194,7 @@ def read_process_view(ctx: SearchContext, answer: LibraryProbe | None, gpus: lis
         cudnn=observed_cudnn(framework_cudnn(frameworks, mapped, installs_by_real, ctx, cache), loads, installs_by_real,
                              ctx),
         loads=loads,
-        **xla_flags_known(ctx.env.get("XLA_FLAGS"), frameworks),
+        **xla_flags_known(ctx.env.get("XLA_FLAGS"), frameworks),  # type: ignore[arg-type]
     )
 
 
@@ -350,22 +350,23 @@ def observed_cudnn(modelled: tuple[LoadedCudnn, ...], loads: tuple[ObservedLoad,
     sub-library's problem as cuDNN's version checks and the loader answered, with their words as evidence. The
     sub-libraries no step loaded keep what the files say (read). Frameworks no child loaded keep MODELLED. A program
     that opens cuDNN by name ("ld.so") is one more user, where its child mapped a front library."""
-    by_user = {load.user: load for load in loads if load.front or load.steps}
+    by_user = {seen_load.user: seen_load for seen_load in loads if seen_load.front or seen_load.steps}
     out: list[LoadedCudnn] = []
-    for load in loads:
-        if load.user != "ld.so" or not load.front:
+    for seen_load in loads:
+        if seen_load.user != "ld.so" or not seen_load.front:
             continue
-        major = _soname_major(load.front)
-        soname = f"libcudnn.so.{major}" if major else os.path.basename(load.front)
+        major = _soname_major(seen_load.front)
+        soname = f"libcudnn.so.{major}" if major else os.path.basename(seen_load.front)
         names = sublibrary_names().get(int(major), []) if major else []
-        subs = tuple(SubLibrary(f"{name}.so.{major}", None, None, None, _rarely_used(name, int(major))) for name in names)
-        via, entry = origin(load.front, soname, ctx)
+        named = tuple(SubLibrary(f"{name}.so.{major}", None, None, None, _rarely_used(name, int(major)))
+                      for name in names)
+        via, entry = origin(seen_load.front, soname, ctx)
         # the path as the loader found it (a link in an LD_LIBRARY_PATH folder), not the file it resolves to
-        same = next((c for c in modelled if os.path.realpath(c.library) == os.path.realpath(load.front)), None)
-        library = same.library if same else os.path.join(entry, soname) if via == "LD_LIBRARY_PATH" and entry and \
-            os.path.realpath(os.path.join(entry, soname)) == os.path.realpath(load.front) else load.front
-        modelled += (LoadedCudnn("ld.so", library, None, via, same.sublibraries if same else subs, entry,
-                                 os.path.realpath(load.front)),)
+        twin = next((c for c in modelled if os.path.realpath(c.library) == os.path.realpath(seen_load.front)), None)
+        library = twin.library if twin else os.path.join(entry, soname) if via == "LD_LIBRARY_PATH" and entry and \
+            os.path.realpath(os.path.join(entry, soname)) == os.path.realpath(seen_load.front) else seen_load.front
+        modelled += (LoadedCudnn("ld.so", library, None, via, twin.sublibraries if twin else named, entry,
+                                 os.path.realpath(seen_load.front)),)
     for loaded in modelled:
         seen = by_user.get(loaded.user)
         if seen is None or seen.front is None:
@@ -374,7 +375,7 @@ def observed_cudnn(modelled: tuple[LoadedCudnn, ...], loads: tuple[ObservedLoad,
         same = os.path.realpath(seen.front) == os.path.realpath(loaded.library)
         front = loaded.library if same else seen.front
         version = seen.version or installs_by_real.get(os.path.realpath(front)) or release_in_name(front)
-        subs = []
+        subs: list[SubLibrary] = []
         for sub in (loaded.sublibraries if same else _resolved_from(front, loaded.sublibraries)):
             step = next((s for s in seen.steps if s.library == sub.name), None)
             if step is None and seen.died and (sub.problem or "").startswith(("broken", "truncated")):

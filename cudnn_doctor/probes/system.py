@@ -10,7 +10,7 @@ import shutil
 import sys
 from dataclasses import dataclass, field
 
-from cudnn_doctor.platforms import CURRENT
+from cudnn_doctor.operating_system import CURRENT
 
 COMPILERS = ("gcc", "g++", "clang", "nvcc")
 HELPER_TIMEOUT_S = 10.0

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from cudnn_doctor.bench.model import BenchReport, DeviceRun, WorkloadResult
+from cudnn_doctor.bench.records import BenchReport, DeviceRun, WorkloadResult
 from cudnn_doctor.render.safe import escape as safe
 
 MARKS = {"error": "[red]✗[/red]", "warning": "[yellow]![/yellow]", "info": "[blue]i[/blue]"}

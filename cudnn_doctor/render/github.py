@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import TextIO
 
 from cudnn_doctor.model import Report
-from cudnn_doctor.platforms import CURRENT
+from cudnn_doctor.operating_system import CURRENT
 from cudnn_doctor.render.text import AREA_NAMES, area_of
 
 LEVELS = {"error": "error", "warning": "warning", "info": "notice"}
@@ -101,4 +101,4 @@ def render_github(report: Report, out: TextIO, summary_file: str | None, verbose
                 os.close(descriptor)
         except OSError as error:
             raise DoctorError(f"GITHUB_STEP_SUMMARY={summary_file}: {error.strerror or error}",
-                              fix="point it at a writable file, or unset it") from None
+                              fix="point it at a writable file, or unset it", code="CD006") from None

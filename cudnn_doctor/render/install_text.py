@@ -7,7 +7,7 @@ import shlex
 from rich.console import Console
 
 from cudnn_doctor.install.outcome import Outcome, UninstallPlan
-from cudnn_doctor.install.plan import ADD, REMOVE, REPLACE, Plan
+from cudnn_doctor.install.plan import ADD, REMOVE, REPLACE, InstallPlan
 from cudnn_doctor.render.safe import escape
 from cudnn_doctor.render.text import fits_one_line, print_command, print_with_commands, print_wrapped
 
@@ -27,7 +27,7 @@ def size_text(count: int | None) -> str:
     return f"{count} B"
 
 
-def render_plan(plan: Plan, console: Console, verbose: bool = False) -> None:
+def render_plan(plan: InstallPlan, console: Console, verbose: bool = False) -> None:
     p = console.print
     p(f"[bold]Plan[/]: cuDNN {plan.version or '(version unknown)'}"
       f"{f' for CUDA {plan.cuda_major}' if plan.cuda_major else ''} ({plan.platform}) into {escape(plan.prefix)}")

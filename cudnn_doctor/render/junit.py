@@ -74,4 +74,4 @@ def write_junit(report: Report, path: str, strict: bool = False) -> None:
         write_atomically(path, text, "--junit-xml")
     except OSError as error:
         raise DoctorError(f"--junit-xml {path}: {error.strerror or error}",
-                          fix="give a file in a folder you can write to") from None
+                          fix="give a file in a folder you can write to", code="CD006") from None

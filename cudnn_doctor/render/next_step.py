@@ -7,15 +7,16 @@ import shlex
 import sys
 
 from cudnn_doctor.model import Report
+from cudnn_doctor.options import CHECK_TARGETS
 
-# check's options that choose what is judged and treated; `fix` takes each of them with the same meaning
-TARGET_OPTIONS = ("--python", "--framework", "--project", "--search-path", "--require", "--select", "--ignore")
+# check's options that choose what is judged and treated (options.py); `fix` takes each of them with the same meaning
+TARGET_OPTIONS = tuple(name for option in CHECK_TARGETS for name in option.names)
 
 
 def fixable(report: Report) -> int:
     """The errors and warnings `fix --yes` treats by itself: each has a step it runs (pip, conda, install) and
     none it leaves to the user (a driver upgrade, an edit)."""
-    from cudnn_doctor.plan.model import ENV, RUNNABLE
+    from cudnn_doctor.plan.actions import ENV, RUNNABLE
 
     plan = report.plan
     if plan is None:

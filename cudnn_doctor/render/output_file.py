@@ -15,14 +15,14 @@ def check_target(path: str, option: str) -> None:
     exists. What is renamed over is replaced, so a device (/dev/full), a FIFO, a socket or a link never is."""
     folder = os.path.dirname(os.path.abspath(path)) if path.strip() else ""
     if not path.strip() or not os.path.isdir(folder) or os.path.isdir(path):
-        raise DoctorError(f"{option} {path!r}: not a file in an existing folder", fix="give a path like DIR/NAME")
+        raise DoctorError(f"{option} {path!r}: not a file in an existing folder", fix="give a path like DIR/NAME", code="CD006")
     try:
         mode = os.lstat(path).st_mode
     except OSError:
         return  # a new file
     if not stat.S_ISREG(mode):
         raise DoctorError(f"{option} {path!r}: exists and is not a regular file, so it is not replaced",
-                          fix="give a path like DIR/NAME")
+                          fix="give a path like DIR/NAME", code="CD006")
 
 
 def write_atomically(path: str, text: str, option: str = "--output") -> None:

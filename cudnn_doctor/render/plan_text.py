@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from cudnn_doctor.plan.model import ENV, RUNNABLE
+from cudnn_doctor.plan.actions import ENV, RUNNABLE
 from cudnn_doctor.plan.shell import command_line, env_lines
 
 

@@ -21,6 +21,6 @@ def report_to_json(report: Report) -> dict[str, Any]:
 
         data["plan"] = plan_json(plan, report.ld_library_path)
     for internal in ("search_errors", "dangling_variables", "nvml_error", "unreadable_files", "loader_path_real",
-                     "ld_library_path", "ld_library_path_real"):
+                     "ld_library_path", "ld_library_path_real", "doctor_bugs"):
         data.pop(internal, None)
     return {"schema": REPORT_SCHEMA, **data}

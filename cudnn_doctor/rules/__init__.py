@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from types import ModuleType
 from typing import Any
 
+from cudnn_doctor import __version__
 from cudnn_doctor.codes import finding
 from cudnn_doctor.model import ERROR, INFO, WARNING, Finding, Report, Summary
 
@@ -21,17 +23,36 @@ def rule_modules() -> tuple[ModuleType, ...]:
 
 def evaluate(report: Report, requirements: list[Any] | None = None,
              named: dict[str, tuple[str, ...]] | None = None) -> list[Finding]:
-    """Every finding for REPORT, most severe first, in a stable order. NAMED: under --deep, the codes each failing
-    framework's own words name (read by explain's reader), which make the findings they name its evidence."""
+    """Every finding for REPORT, most severe first, in a stable order. Each rule is guarded: one that raises is
+    one finding (CD901, a bug of ours) and the others still judge; a probe that raised is one too (CD902).
+    NAMED: under --deep, the codes each failing framework's own words name (read by explain's reader), which make
+    the findings they name its evidence; an error only read from files is a warning (hold_to_evidence)."""
     from cudnn_doctor.rules import process_env
     from cudnn_doctor.rules import requirements as required
 
-    findings: list[Finding] = []
+    findings = [finding("CD902", subject=probe, probe=probe, error=error, version=__version__)
+                for probe, error in report.doctor_bugs]
     for module in rule_modules():
         for rule in module.RULES:
-            findings.extend(rule(report))
-    findings.extend(required.check_requirements(report, requirements or []))
-    return sort_findings(hold_to_evidence(report, process_env.with_evidence(report, findings, named)))
+            findings.extend(guarded_rule(rule, report, f"{module.__name__.rsplit('.', 1)[-1]}.{rule.__name__}"))
+    findings.extend(guarded_rule(lambda r: required.check_requirements(r, requirements or []), report,
+                                 "requirements.check_requirements"))
+    try:
+        return sort_findings(hold_to_evidence(report, process_env.with_evidence(report, findings, named)))
+    except Exception as error:  # the evidence is lost, the findings are not
+        return sort_findings([*findings, crashed_rule("process_env.with_evidence", error)])
+
+
+def guarded_rule(rule: Callable[[Report], Iterable[Finding]], report: Report, name: str) -> list[Finding]:
+    """RULE's findings for REPORT; a rule that raises (a bug of ours) is one CD901 finding that names it (NAME)."""
+    try:
+        return list(rule(report))
+    except Exception as error:
+        return [crashed_rule(name, error)]
+
+
+def crashed_rule(name: str, error: Exception) -> Finding:
+    return finding("CD901", subject=name, rule=name, error=f"{type(error).__name__}: {error}", version=__version__)
 
 
 def hold_to_evidence(report: Report, findings: list[Finding]) -> list[Finding]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from cudnn_doctor.bench.model import BenchLibraries, WorkloadResult, WorkloadTally
+from cudnn_doctor.bench.records import BenchLibraries, WorkloadResult, WorkloadTally
 from cudnn_doctor.codes import finding
 from cudnn_doctor.model import Finding, Report
 from cudnn_doctor.versions import major

@@ -127,6 +127,7 @@ def judge_cudnn_version(framework: Framework, version: str) -> knowledge.Reason 
 
 def _judge_used_cudnn(framework: Framework, used: CudnnInstall) -> knowledge.Reason | None:
     from cudnn_doctor.knowledge import frameworks as knowledge
+    from cudnn_doctor.knowledge import verdicts
 
     if used.version is None:
         return None
@@ -138,17 +139,17 @@ def _judge_used_cudnn(framework: Framework, used: CudnnInstall) -> knowledge.Rea
         # built with (or pinned to exactly) this cuDNN: the framework's own runtime rule decides
         need = knowledge.Needs(name, framework.version or "?", [{"cudnn": framework.cudnn_expected,
                                                                 "cuda": framework.cuda_built_for, "source": where}])
-        return knowledge.judge_cudnn(need, need.rows, used.version)
+        return verdicts.judge_cudnn(need, need.rows, used.version)
     if framework.details.get("cudnn_requirement"):
         pinned = {"cudnn_requirement": framework.details["cudnn_requirement"], "cuda": framework.cuda_built_for,
                   "cudnn_package": framework.details.get("cudnn_package"), "source": where}
         if str(pinned["cudnn_requirement"])[:1] in "<>=!~":
             need = knowledge.Needs(name, framework.version or "?", [pinned])
-            return knowledge.judge_cudnn(need, need.rows, used.version)
+            return verdicts.judge_cudnn(need, need.rows, used.version)
     if framework.version:
         need = knowledge.needs(name, framework.version)
         if need.rows and need.missing is None:
-            return knowledge.judge_cudnn(need, knowledge.rows_for_cuda(need, framework.cuda_built_for), used.version)
+            return verdicts.judge_cudnn(need, knowledge.rows_for_cuda(need, framework.cuda_built_for), used.version)
     return None
 
 
@@ -157,6 +158,7 @@ def gpu_compute_capability(report: Report) -> list[Finding]:
     if not report.frameworks:
         return []
     from cudnn_doctor.knowledge import frameworks as knowledge
+    from cudnn_doctor.knowledge import verdicts
 
     findings = []
     for framework in report.frameworks:
@@ -171,7 +173,7 @@ def gpu_compute_capability(report: Report) -> list[Finding]:
         for gpu in report.gpus:
             if not gpu.compute_capability:
                 continue
-            reason = knowledge.judge_compute_capability(need, rows, gpu.compute_capability,
+            reason = verdicts.judge_compute_capability(need, rows, gpu.compute_capability,
                                                       used.version if used else None)
             if reason.verdict == knowledge.INCOMPATIBLE:
                 findings.append(finding(
@@ -222,6 +224,7 @@ def cuda_of_each_framework(report: Report) -> list[Finding]:
     if not report.frameworks:
         return []
     from cudnn_doctor.knowledge import frameworks as knowledge
+    from cudnn_doctor.knowledge import verdicts
 
     findings = []
     cudas = [t for t in report.toolkits if t.version]
@@ -233,14 +236,14 @@ def cuda_of_each_framework(report: Report) -> list[Finding]:
         need = knowledge.needs(name, (framework.version or "").split("+")[0])
         if need.missing is not None or not need.rows:
             continue
-        verdicts = [knowledge.judge(need, knowledge.Combination(cuda=t.version, os=report.host.os))[1][0] for t in cudas]
-        if any(v.verdict != knowledge.INCOMPATIBLE for v in verdicts):
+        reasons = [verdicts.judge(need, knowledge.Combination(cuda=t.version, os=report.host.os))[1][0] for t in cudas]
+        if any(v.verdict != knowledge.INCOMPATIBLE for v in reasons):
             continue
         found = ", ".join(f"CUDA {t.version} ({t.path})" for t in cudas)
-        findings.append(finding("CD410", subject=framework.location or framework.name, refs=(verdicts[0].source,),
+        findings.append(finding("CD410", subject=framework.location or framework.name, refs=(reasons[0].source,),
                                 what=f"{_name(framework)} {framework.version}", built=f"CUDA {framework.cuda_built_for}",
                                 found=found, framework=_name(framework), framework_version=framework.version,
-                                cuda=framework.cuda_built_for, why=verdicts[0].why))
+                                cuda=framework.cuda_built_for, why=reasons[0].why))
     return findings
 
 

@@ -1,4 +1,4 @@
-"""An image judged before it runs, against this node's driver and GPUs (commands/image.py): the driver its CUDA needs
+"""An image judged before it runs, against this node's driver and GPUs (doctor/image.py): the driver its CUDA needs
 (CD150/CD151), its CPU architecture (CD155), a driver library baked into it (CD156), and its frameworks through the
 same rules as `check` (CD403 built for a CUDA newer than the driver, CD404 the GPU, CD406 a CPU-only build).
 Pure: the facts were read by image/."""

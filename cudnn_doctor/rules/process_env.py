@@ -367,14 +367,14 @@ def _judge_setting(row: dict[str, Any], value: str, report: Report) -> list[tupl
         return [("breaks", row["effect"])] if value.strip() in row.get("breaks_when", []) else []
     if kind == "xla_flags":
         view = report.process
-        unknown = view.xla_flags_unknown if view else None
-        if not unknown:
+        undefined = view.xla_flags_unknown if view else None
+        if not undefined:
             return []
         files = ", ".join(os.path.basename(path) for path in (view.xla_flag_files if view else ()))
         kept = " ".join(entry for entry in value.split() if not (entry.startswith("--") and entry[2:].split("=", 1)[0]
-                                                                in unknown))
-        return [("unknown flags", {"why": f"{', '.join('--' + name for name in unknown)} "
-                                          f"{'is' if len(unknown) == 1 else 'are'} defined by none of the installed "
+                                                                in undefined))
+        return [("unknown flags", {"why": f"{', '.join('--' + name for name in undefined)} "
+                                          f"{'is' if len(undefined) == 1 else 'are'} defined by none of the installed "
                                           f"jaxlib's libraries ({files})", "kept": kept or None})]
     if kind == "alloc_conf":
         problems = alloc_conf_problems(value)
@@ -553,25 +553,25 @@ def observed_loads(report: Report) -> list[Finding]:
         return []
     findings: list[Finding] = []
     frameworks_ok = _frameworks_ok(view)
-    for load in view.loads:
-        who = "a program that opens libcudnn by name" if load.user == "ld.so" else _display(load.user)
-        for step in load.steps:
+    for seen_load in view.loads:
+        who = "a program that opens libcudnn by name" if seen_load.user == "ld.so" else _display(seen_load.user)
+        for step in seen_load.steps:
             if step.ok:
                 continue
             said = f"{who}: {step.step} -> {step.said}"
-            if step.step == "recipe" and load.user != "ld.so":
-                findings.append(finding("CD409", subject=load.user, evidence="seen", proof=said, framework=who,
-                                        library=load.recipe or "its loading code", error=step.said))
-            elif step.step == "open" and load.user == "ld.so" and "no such file" in step.said.lower():
+            if step.step == "recipe" and seen_load.user != "ld.so":
+                findings.append(finding("CD409", subject=seen_load.user, evidence="seen", proof=said, framework=who,
+                                        library=seen_load.recipe or "its loading code", error=step.said))
+            elif step.step == "open" and seen_load.user == "ld.so" and "no such file" in step.said.lower():
                 continue  # no cuDNN where the loader looks by name: CD310's information, not a failure
             elif step.step == "open":
-                made = finding("CD307", subject=load.user, evidence="seen", proof=said, framework=who,
+                made = finding("CD307", subject=seen_load.user, evidence="seen", proof=said, framework=who,
                                library=f"libcudnn (as {who} opens it)", error=step.said)
-                findings.append(_for_whom(made, load.user, frameworks_ok))
-        if load.died and load.user != "ld.so" and not any(step.said == load.died for step in load.steps):
-            findings.append(_for_whom(finding("CD309", subject=load.front or load.user, evidence="seen",
-                                              proof=f"{who}: {load.died}", library=load.front or "libcudnn",
-                                              how=load.died, framework=who), load.user, frameworks_ok))
+                findings.append(_for_whom(made, seen_load.user, frameworks_ok))
+        if seen_load.died and seen_load.user != "ld.so" and not any(step.said == seen_load.died for step in seen_load.steps):
+            findings.append(_for_whom(finding("CD309", subject=seen_load.front or seen_load.user, evidence="seen",
+                                              proof=f"{who}: {seen_load.died}", library=seen_load.front or "libcudnn",
+                                              how=seen_load.died, framework=who), seen_load.user, frameworks_ok))
     return findings
 
 

@@ -60,19 +60,19 @@ def parse_requirement(text: str) -> Requirement:
     if not match or subject not in subjects():
         raise DoctorError(f"--require {text!r}: not a requirement I understand",
                           fix=f"use SUBJECT[OP VERSION] with SUBJECT one of {', '.join(sorted(subjects()))}, "
-                              "e.g. --require 'cudnn>=9.1'")
+                              "e.g. --require 'cudnn>=9.1'", code="CD001")
     specifier = (match.group(2) or "").replace(" ", "")
     if subject in HEALTH_SUBJECTS:
         if (subject == "pcie") != bool(specifier) or (subject == "pcie" and not PCIE.match(specifier)):
             raise DoctorError(f"--require {text!r}: not a requirement I understand",
                               fix="--require gpu-healthy, --require no-ecc-errors, or --require 'pcie>=4x16' "
-                                  "(PCIe generation 4 possible, 16 lanes now)")
+                                  "(PCIe generation 4 possible, 16 lanes now)", code="CD001")
         return Requirement(text, subject, specifier)
     try:
         Specifiers(specifier)
     except InvalidSpecifier:
         raise DoctorError(f"--require {text!r}: {specifier!r} is not a version specifier",
-                          fix="write it like >=9.1, ==12.4.*, or >=550,<600") from None
+                          fix="write it like >=9.1, ==12.4.*, or >=550,<600", code="CD001") from None
     return Requirement(text, framework_subjects().get(subject, subject), specifier)
 
 

@@ -197,6 +197,8 @@ def _module_folder(name: str) -> str | None:
     return os.path.dirname(spec.origin)
 
 
-def run_jobs(jobs: list[Job], timeout: float | None = None) -> dict[Job, LibraryProbe]:
-    """Run JOBS side by side; every job gets an answer, crash and timeout included."""
-    return ProbeBatch(jobs, timeout).results()
+def run_jobs(jobs: list[Job], timeout: float | None = None,
+             env: Mapping[str, str] | None = None) -> dict[Job, LibraryProbe]:
+    """Run JOBS side by side, each child with ENV (this process's by default); every job gets an answer, crash
+    and timeout included."""
+    return ProbeBatch(jobs, timeout, env).results()

@@ -45,7 +45,7 @@ def toolkit_version_in(prefix: Path) -> tuple[str, str] | None:
 def staged_cuda_major(contents: ArchiveContents, staged: Callable[[str], Path]) -> int | None:
     """The CUDA major the staged libcudnn was built for, asked of the library itself
     (cudnnGetCudartVersion, in a child): for an archive whose name does not say."""
-    from cudnn_doctor.probes.child import Job, run_jobs
+    from cudnn_doctor.probes.library_jobs import Job, run_jobs
     from cudnn_doctor.versions import decode_cuda
 
     main = next((f.dest for f in contents.files if re.fullmatch(r"libcudnn\.so\.\d+", os.path.basename(f.dest))),

@@ -1,6 +1,6 @@
 """install's checks, before and after: what the machine has (driver, toolkit, GPUs, the cuDNN already in the
 prefix), whether the new cuDNN fits it, and whether the installed result really is the cuDNN the archive held
-(loaded in a child process, as `check` does). They probe and judge, so they sit with the commands, above
+(loaded in a child process, as `check` does). They probe and judge, so they sit on the use-case floor, above
 probes/ and rules/; install/ itself only plans and applies."""
 
 from __future__ import annotations
@@ -88,7 +88,7 @@ def verify_installed(report: Report, library_folder: str, version: str | None, m
 def sublibrary_problem(install: CudnnInstall) -> str | None:
     """Load every sub-library in a child of its own, as a program's first cuDNN call would (the
     folder on the loader's path: cuDNN 8's sub-libraries find each other only so); what fails."""
-    from cudnn_doctor.probes.child import Job, run_jobs
+    from cudnn_doctor.probes.library_jobs import Job, run_jobs
 
     folder = install.path
     system = SearchContext.from_environment()

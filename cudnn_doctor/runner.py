@@ -13,12 +13,12 @@ from collections.abc import Callable
 from typing import Any, NoReturn, TypeVar
 
 from cudnn_doctor import __version__
+from cudnn_doctor.codes import ISSUES_URL
 from cudnn_doctor.errors import DoctorError
-from cudnn_doctor.render.console import console  # noqa: F401 - every command's console, from here
 from cudnn_doctor.streams import CLOSED_PIPE_EXIT, OUTPUT_LOST_EXIT, OutputLost, say, stdout_closed, unquoted
 
-ISSUES_URL = "https://github.com/cudnn-doctor/cudnn-doctor/issues"
 ERROR_SCHEMA = "cudnn-doctor/error/1"
+__all__ = ["ISSUES_URL", "guarded", "json_wanted", "write_error_json"]
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -77,17 +77,20 @@ def interrupted(error: BaseException, want_json: bool, command: str | None = Non
     return exit_code
 
 
-def guarded(function: F) -> F:
+def guarded(function: F, command: str | None = None, given: dict[str, Any] | None = None) -> F:
     """Turn DoctorError into one line and exit 2; anything else is our bug: exit 3.
 
-    With --json on the command line the failure is also one JSON object on standard output."""
+    With --json on the command line the failure is also one JSON object on standard output. COMMAND names the
+    command in that object (by default the function's name up to its first _: fleet_merge, `fleet`); GIVEN, the
+    options as the parser read them, tells -v and --json where the function is not called with them all."""
 
-    name = function.__name__.split("_")[0]  # fleet_merge: the command `fleet`
+    name = command or function.__name__.split("_")[0]
 
     @functools.wraps(function)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        verbose = bool(kwargs.get("verbose"))
-        want_json = json_wanted(name, kwargs)
+        options = kwargs if given is None else given
+        verbose = bool(options.get("verbose"))
+        want_json = json_wanted(name, options)
         try:
             from cudnn_doctor.variables import check_all
 
@@ -101,9 +104,11 @@ def guarded(function: F) -> F:
                 message += f" (fix: {unquoted(error.fix)})"
             say(message)
             if want_json:
-                found = error.finding
-                write_error_json(error.exit_code, error.message, error.fix, found.title if found else None,
-                                 found.code if found else None, command=name)
+                from cudnn_doctor.codes import lookup
+
+                entry = lookup(error.code) if error.code else None
+                write_error_json(error.exit_code, error.message, error.fix, entry.title if entry else None,
+                                 error.code, command=name)
             raise SystemExit(error.exit_code) from None
         except (SystemExit, OutputLost):
             raise
