@@ -65,12 +65,12 @@ def render_plan(console: Any, outcome: Any, shell: str, applied: bool, shown: bo
 
 
 def _run_line(argv: tuple[str, ...], shell: str) -> str:
-    from cudnn_doctor.quoting import CannotQuote
+    from cudnn_doctor.quoting import CannotQuote, comment
 
     try:
         return command_line(argv, shell)
     except CannotQuote as refusal:
-        return f"# cudnn-doctor wrote no {shell} line for this step: {refusal}, rename the folder"
+        return comment(shell, f"cudnn-doctor wrote no {shell} line for this step: {refusal}, rename the folder")
 
 
 def _counts(counts: dict[str, int]) -> str:
