@@ -40,14 +40,17 @@ from cudnn_doctor.platforms import CURRENT
 
 NEUTRAL_CWD = CURRENT.neutral_cwd
 TOKEN_VARIABLE = "CUDNN_DOCTOR_CHILD_TOKEN"
+# The descriptor a child that answers in JSON writes its answer on (ChildRequest.answer_channel): never its stdout,
+# which every library the user's environment loads into it (LD_PRELOAD, a framework) may print on, at load or exit
+ANSWER_FD_VARIABLE = "CUDNN_DOCTOR_ANSWER_FD"
 STDOUT_LIMIT = 8 << 20  # bytes kept of a child's stdout (ldconfig -p of a big machine is ~1 MB)
 STDERR_LIMIT = 64 << 10  # the tail of stderr is kept for the error line
 REAP_GRACE_S = 1.0  # a child stuck in the kernel (D state) may not die at once; we do not wait longer
 SIGNAL_CHECK_S = 0.1  # the longest the main thread waits at once: a signal is handled within this
 STOP_WAIT_S = 10.0  # how long a stopped batch is given to kill its children (each reaped within REAP_GRACE_S)
-# While a child runs we hold its stdout and stderr; while it starts, 3 more (the write ends and
+# While a child runs we hold its stdout, stderr and answer channel; while it starts, 4 more (the write ends and
 # subprocess's exec-error pipe). Some descriptors stay free for the doctor's own files.
-FDS_PER_CHILD = 5
+FDS_PER_CHILD = 7
 FDS_RESERVED = 32
 
 
@@ -64,6 +67,7 @@ class ChildAnswer:
     exit_code: int | None = None  # negative: killed by that signal; None: it never finished
     stdout: str = ""  # decoded with surrogateescape: bytes a path had are kept
     stderr_tail: str = ""
+    answer: str = ""  # what it wrote on its answer channel (ChildRequest.answer_channel); else its stdout
 
 
 @dataclass
@@ -80,6 +84,23 @@ class ChildRequest:
     # stop_grace seconds for it to exit (its pipes still read)
     stop_signals: tuple[tuple[float, int], ...] = ()
     stop_grace: float = 0.0
+    # the child answers on a pipe of its own, the descriptor named by ANSWER_FD_VARIABLE, not on stdout
+    answer_channel: bool = False
+
+
+def write_answer(text: str) -> None:
+    """In a child of ours that answers in JSON: TEXT on the answer channel the runner gave it (ANSWER_FD_VARIABLE),
+    else on stdout. The channel is not passed on to what the child starts."""
+    named = os.environ.pop(ANSWER_FD_VARIABLE, "")
+    if not named.isdigit():
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    sys.stdout.flush()
+    data = text.encode("utf-8", "surrogateescape")
+    descriptor = int(named)
+    while data:
+        data = data[os.write(descriptor, data):]
 
 
 def timeout_from_env(variable: str, default: float) -> float:
@@ -135,10 +156,11 @@ def python_module_argv(module: str, *args: str, paths: Sequence[str] = ()) -> tu
 
 def run_child(argv: Sequence[str], env: Mapping[str, str] | None, deadline: float, what: str = "it",
               on_stderr_line: Callable[[bytes], None] | None = None,
-              stop_signals: tuple[tuple[float, int], ...] = (), stop_grace: float = 0.0) -> ChildAnswer:
+              stop_signals: tuple[tuple[float, int], ...] = (), stop_grace: float = 0.0,
+              answer_channel: bool = False) -> ChildAnswer:
     """Run one child until it ends or DEADLINE (a time.monotonic() value); always an answer."""
     request = ChildRequest(tuple(argv), env, max(0.0, deadline - time.monotonic()), what, on_stderr_line,
-                           stop_signals, stop_grace)
+                           stop_signals, stop_grace, answer_channel)
     return ChildBatch([request], deadline=deadline, background=False).answers()[0]
 
 
@@ -161,6 +183,8 @@ class _Running:
     deadline: float
     out: bytearray = field(default_factory=bytearray)
     err: bytearray = field(default_factory=bytearray)
+    answer: bytearray = field(default_factory=bytearray)
+    answer_pipe: Any = None  # the read end of its answer channel, a file object, or None
     open_pipes: int = 2
     on_stderr_line: Callable[[bytes], None] | None = None
     partial_line: bytearray = field(default_factory=bytearray)
@@ -322,18 +346,34 @@ class ChildBatch:
         deadline = started + request.timeout
         if self.deadline is not None:
             deadline = min(deadline, self.deadline)
+        answer_read = answer_write = None
+        options = dict(CURRENT.popen_options)
         try:
+            if request.answer_channel and CURRENT.name == "posix":  # Windows: stdout, as before
+                answer_read, answer_write = os.pipe()
+                env[ANSWER_FD_VARIABLE] = str(answer_write)
+                options["pass_fds"] = (answer_write,)
             process = subprocess.Popen(list(request.argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                       stderr=subprocess.PIPE, env=env, cwd=NEUTRAL_CWD, **CURRENT.popen_options)
+                                       stderr=subprocess.PIPE, env=env, cwd=NEUTRAL_CWD, **options)
             CURRENT.adopt(process)
         except (OSError, ValueError) as error:
+            if answer_read is not None:
+                os.close(answer_read)
             if retry_later and getattr(error, "errno", None) in (errno.EMFILE, errno.ENFILE, errno.EAGAIN):
                 return _RETRY
             why = getattr(error, "strerror", None) or str(error)
             self._set(index, _answer_without_run(f"could not start {request.what}: {why}"))
             return None
+        finally:
+            if answer_write is not None:
+                os.close(answer_write)
         child = _Running(index, process, started, deadline, on_stderr_line=request.on_stderr_line)
-        for pipe in (process.stdout, process.stderr):
+        pipes: list[Any] = [process.stdout, process.stderr]
+        if answer_read is not None:
+            child.answer_pipe = open(answer_read, "rb", buffering=0)  # noqa: SIM115 - closed in _read or _end
+            child.open_pipes += 1
+            pipes.append(child.answer_pipe)
+        for pipe in pipes:
             assert pipe is not None
             os.set_blocking(pipe.fileno(), False)
             selector.register(pipe, selectors.EVENT_READ, child)
@@ -343,7 +383,7 @@ class ChildBatch:
               running: dict[int, _Running]) -> None:
         child: _Running = key.data
         pipe = key.fileobj
-        target = child.out if pipe is child.process.stdout else child.err
+        target = child.out if pipe is child.process.stdout else child.answer if pipe is child.answer_pipe else child.err
         while True:
             try:
                 chunk = os.read(key.fd, 65536)
@@ -358,7 +398,7 @@ class ChildBatch:
                 return
             if target is child.err:
                 child.took_stderr(chunk)
-            _append(target, chunk, STDOUT_LIMIT if target is child.out else STDERR_LIMIT, keep_tail=target is child.err)
+            _append(target, chunk, STDERR_LIMIT if target is child.err else STDOUT_LIMIT, keep_tail=target is child.err)
 
     def _finish(self, child: _Running, selector: selectors.BaseSelector, timed_out: bool,
                 stopped: bool = False) -> None:
@@ -398,13 +438,14 @@ class ChildBatch:
         process = child.process
         # Everything the child wrote before it exited is in the pipes now: take it without waiting
         # for an end of file that a daemon it left behind may never send.
-        for pipe, target in ((process.stdout, child.out), (process.stderr, child.err)):
+        for pipe, target in ((process.stdout, child.out), (process.stderr, child.err),
+                             (child.answer_pipe, child.answer)):
             if pipe is None or pipe.closed:
                 continue
             rest = _drain(pipe.fileno())
             if target is child.err:
                 child.took_stderr(rest)
-            _append(target, rest, STDOUT_LIMIT if target is child.out else STDERR_LIMIT, target is child.err)
+            _append(target, rest, STDERR_LIMIT if target is child.err else STDOUT_LIMIT, target is child.err)
             try:
                 selector.unregister(pipe)
             except (KeyError, ValueError):
@@ -416,8 +457,9 @@ class ChildBatch:
         CURRENT.release(process)
         wall_ms = round((time.monotonic() - child.started) * 1000, 1)
         request = self.requests[child.index]
+        answer = bytes(child.answer) if child.answer_pipe is not None else None
         self._set(child.index, make_answer(request, process.returncode, bytes(child.out), bytes(child.err),
-                                       wall_ms, timed_out, stopped))
+                                           wall_ms, timed_out, stopped, answer))
 
 
 _LIVE: set[ChildBatch] = set()
@@ -583,8 +625,11 @@ def _answer_without_run(error: str, timed_out: bool = False) -> ChildAnswer:
 
 
 def make_answer(request: ChildRequest, returncode: int | None, out: bytes, err: bytes, wall_ms: float,
-            timed_out: bool, stopped: bool) -> ChildAnswer:
+                timed_out: bool, stopped: bool, answer: bytes | None = None) -> ChildAnswer:
+    """The ChildAnswer of what a child left: its answer from ANSWER (its answer channel) where it had one, else
+    from its stdout."""
     stdout = out.decode("utf-8", "surrogateescape")
+    said = stdout if answer is None else answer.decode("utf-8", "surrogateescape")
     stderr = err.decode("utf-8", "surrogateescape")
     lines = stderr.strip().splitlines()
     # where stderr is silent, the last line the child printed that is not its answer: cuDNN's front DLL on
@@ -594,14 +639,14 @@ def make_answer(request: ChildRequest, returncode: int | None, out: bytes, err: 
     if timed_out:
         why = "the doctor was stopped" if stopped else f"did not finish within {request.timeout:g} s"
         return ChildAnswer(None, why, crashed=False, timed_out=True, wall_ms=wall_ms, exit_code=returncode,
-                           stdout=stdout, stderr_tail=tail)
-    values = last_json_object(stdout)
+                           stdout=stdout, stderr_tail=tail, answer=said)
+    values = last_json_object(said)
     if returncode != 0:
         how = describe_exit(returncode)
         return ChildAnswer(values, how + (f" ({tail})" if tail else ""), crashed=True, timed_out=False,
-                           wall_ms=wall_ms, exit_code=returncode, stdout=stdout, stderr_tail=tail)
+                           wall_ms=wall_ms, exit_code=returncode, stdout=stdout, stderr_tail=tail, answer=said)
     return ChildAnswer(values, None, crashed=False, timed_out=False, wall_ms=wall_ms, exit_code=0,
-                       stdout=stdout, stderr_tail=tail)
+                       stdout=stdout, stderr_tail=tail, answer=said)
 
 
 def last_json_object(text: str) -> dict[str, Any] | None:

@@ -166,13 +166,18 @@ def options_from_json(text: str) -> CheckOptions:
 
 def check_again(options_json: str) -> int:
     """The check `fix` runs after its steps, in a process of its own (what a new shell sees): the report
-    as one JSON object on standard output; its exit status."""
-    from cudnn_doctor.render.json_out import write_json
+    as one JSON object on its answer channel (never stdout, which a preloaded library may print on); its exit
+    status."""
+    from cudnn_doctor.child import ANSWER_FD_VARIABLE, write_answer
 
+    channel = os.environ.pop(ANSWER_FD_VARIABLE, None)  # not for the check's own children
     report = run_check(options_from_json(options_json))
+    from cudnn_doctor.render.json_out import json_text
     from cudnn_doctor.render.report_json import report_to_json
 
-    write_json(report_to_json(report))
+    if channel is not None:
+        os.environ[ANSWER_FD_VARIABLE] = channel
+    write_answer(json_text(report_to_json(report)))
     return report.summary.exit_code if report.summary else 3
 
 

@@ -193,9 +193,9 @@ def _check_again(options: CheckOptions, env: dict[str, str]) -> dict[str, Any]:
                       python=os.path.abspath(options.python) if options.python and os.path.lexists(options.python)
                       else options.python)
     answer = run_child(_doctor_argv_of("cudnn_doctor.commands.check", options_to_json(options)), env,
-                       time.monotonic() + CHECK_TIMEOUT_S, what="the check after")
+                       time.monotonic() + CHECK_TIMEOUT_S, what="the check after", answer_channel=True)
     try:
-        data = json.loads(answer.stdout)
+        data = json.loads(answer.answer)
     except (ValueError, RecursionError):
         data = {}
     if not isinstance(data, dict) or "summary" not in data:

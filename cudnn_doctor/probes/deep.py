@@ -54,7 +54,7 @@ class DeepImports:
             self.index[number] = len(requests)
             # -I from "/": the installed framework, never a folder of that name where the user stands
             requests.append(ChildRequest((python, "-I", CHILD, framework.name, site), None, self.timeout,
-                                         f"importing {framework.name}"))
+                                         f"importing {framework.name}", answer_channel=True))
         self.names = [f.name for f in frameworks]
         self.batch = ChildBatch(requests, deadline=deadline_in(self.timeout), parallel=len(requests) or 1)
 

@@ -1,0 +1,42 @@
+"""The probes' answers survive what the user's environment loads into the child (issue 43, class 3): a preloaded
+library that prints on stdout when it loads (no newline) and when the process exits (a line that looks like an
+answer) changes no verdict: each child answers on a descriptor of its own, never on stdout."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.conftest import Machine, codes
+from tests.fakes.build import compile_library, fake_cudnn, fake_libcuda, fake_nvml
+from tests.test_check import CUDNN9_SUBLIBS
+
+
+def _noisy_machine(machine: Machine, tmp_path: Path) -> Path:
+    fake_nvml(tmp_path / "driver", driver="580.65.06", cuda=13000)
+    fake_libcuda(tmp_path / "driver", driver_cuda=13000, devices=1)
+    machine.add_library_path(tmp_path / "driver")
+    machine.env["LD_PRELOAD"] = str(compile_library("noisy_preload.c", "libnoisy.so"))
+    found = tmp_path / "cudnn" / "lib"
+    fake_cudnn(found, version=91900, cudart=13000, sublibraries=CUDNN9_SUBLIBS)
+    return found
+
+
+def test_a_preloaded_library_that_prints_changes_no_verdict(machine_in_process: Machine, tmp_path: Path) -> None:
+    machine = machine_in_process
+    found = _noisy_machine(machine, tmp_path)
+    machine.add_library_path(found)
+    report = machine.check_json()
+    assert "garbage" not in json.dumps(report), [f for f in report["findings"] if "garbage" in json.dumps(f)]
+    assert "CD104" not in codes(report) and "CD101" not in codes(report), codes(report)
+    assert report["driver"]["version"] == "580.65.06"
+    [install] = [i for i in report["cudnn"] if i["path"] == str(found)]
+    assert install["version"] == "9.19.0" and not install.get("crashed"), install
+
+
+def test_fix_yes_checks_again_through_a_noisy_preload(machine_in_process: Machine, tmp_path: Path) -> None:
+    machine = machine_in_process
+    found = _noisy_machine(machine, tmp_path)
+    result = machine.run("fix", "--json", "--yes", "--search-path", str(found))
+    data = json.loads(result.stdout)
+    assert data["after"]["summary"]["exit_code"] != 3 and "error" not in data["after"], data["after"]
