@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import Machine, codes
 from tests.fakes.build import compile_library, fake_cudnn, fake_libcuda, fake_nvml
 from tests.test_check import CUDNN9_SUBLIBS
@@ -40,3 +42,41 @@ def test_fix_yes_checks_again_through_a_noisy_preload(machine_in_process: Machin
     result = machine.run("fix", "--json", "--yes", "--search-path", str(found))
     data = json.loads(result.stdout)
     assert data["after"]["summary"]["exit_code"] != 3 and "error" not in data["after"], data["after"]
+
+
+@pytest.mark.parametrize(("misbehave", "said"), [(1, "crashed with SIGSEGV"), (2, "exited (status 0) before it answered"),
+                                                 (3, "did not answer within 3 s")])
+def test_a_cuda_probe_that_crashes_exits_or_hangs_is_a_finding(machine_in_process: Machine, tmp_path: Path,
+                                                               misbehave: int, said: str) -> None:
+    machine = machine_in_process
+    fake_nvml(tmp_path / "driver", driver="580.65.06", cuda=13000)
+    fake_libcuda(tmp_path / "driver", driver_cuda=13000, devices=1, misbehave=misbehave)
+    machine.add_library_path(tmp_path / "driver")
+    machine.env["CUDA_VISIBLE_DEVICES"] = "0"  # CUDA itself is asked what it leaves
+    machine.env["CUDNN_DOCTOR_PROBE_TIMEOUT"] = "3"
+    report = machine.check_json()
+    [found] = [f for f in report["findings"] if f["code"] == "CD110"]
+    assert said in found["detail"] and "cuInit" in found["detail"], found
+    assert report["summary"]["exit_code"] == 1
+    text = machine.run("check")
+    assert "[✓] NVIDIA driver" not in text.stdout and "CD110" in text.stdout, text.stdout
+
+
+def test_ld_preload_is_split_as_ld_so_splits_it() -> None:
+    """Colons and spaces only (glibc's rtld): a tab or a newline is part of a name."""
+    from cudnn_doctor.probes.process_env import preload_entries
+
+    assert preload_entries({"LD_PRELOAD": "/a b.so:/c\tname.so  /d\nx.so::"}) == ("/a", "b.so", "/c\tname.so",
+                                                                                 "/d\nx.so")
+
+
+def test_a_preloaded_stub_in_a_folder_with_a_tab_is_named_whole(machine_in_process: Machine, tmp_path: Path) -> None:
+    machine = machine_in_process
+    fake_nvml(tmp_path / "driver", driver="580.65.06", cuda=13000)
+    fake_libcuda(tmp_path / "driver", driver_cuda=13000, devices=1)
+    machine.add_library_path(tmp_path / "driver")
+    stub = fake_libcuda(tmp_path / "stubs\tof\ncuda", status=34, file_name="libcuda.so")
+    machine.env["LD_PRELOAD"] = str(stub.resolve())
+    report = machine.check_json()
+    assert report["process"]["preload"] == [str(stub.resolve())]
+    assert any(f["code"] == "CD111" for f in report["findings"]), codes(report)

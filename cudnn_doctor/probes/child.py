@@ -177,8 +177,11 @@ def _library_probe(job: Job, answer: ChildAnswer, timeout: float) -> LibraryProb
     if answer.error is not None:  # it could not be started
         return LibraryProbe(job.target, loaded=False, error=answer.error)
     values = answer.values
-    if values is None:
-        return LibraryProbe(job.target, loaded=False, crashed=True, error="the probe answered garbage")
+    if values is None:  # exit status 0, and no answer: the library ended the process (exit() in its code)
+        said = answer.answer.strip()
+        return LibraryProbe(job.target, loaded=False, crashed=True,
+                            error=f"the probe answered garbage ({said[:80]!r})" if said else
+                            "exited (status 0) before it answered: the library ended the process")
     error = values.get("error")
     found = values.get("values")
     return LibraryProbe(

@@ -127,8 +127,9 @@ def _cuda_bus(text: str | None) -> str | None:
 
 
 def preload_entries(env: dict[str, str]) -> tuple[str, ...]:
-    """LD_PRELOAD's entries: ld.so(8) splits them at colons and spaces."""
-    return tuple(part for part in re.split(r"[:\s]+", env.get("LD_PRELOAD", "")) if part)
+    """LD_PRELOAD's entries as ld.so splits them: at colons and spaces only (glibc's rtld, preload_sep " :"); a tab or
+    a newline is part of a name."""
+    return tuple(part for part in re.split(r"[: ]+", env.get("LD_PRELOAD", "")) if part)
 
 
 def read_process_view(ctx: SearchContext, answer: LibraryProbe | None, gpus: list[Gpu],
@@ -170,6 +171,8 @@ def read_process_view(ctx: SearchContext, answer: LibraryProbe | None, gpus: lis
         cuinit=values.get("cuInit") if isinstance(values.get("cuInit"), int) else None,
         cuinit_name=values.get("cuInit_name") or _status_name(values.get("cuInit")),
         load_error=answer.error if answer is not None and not answer.loaded else None,
+        probe_failure=(answer.error or "ended without an answer") if answer is not None and (
+            answer.crashed or answer.timed_out) and not (answer.error or "").startswith("not started") else None,
         visible=visible,
         visible_from=visible_from,
         cuda_visible_devices=value,

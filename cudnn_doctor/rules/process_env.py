@@ -42,6 +42,10 @@ def _source(rows: list[dict[str, Any]], key: str, value: object) -> tuple[str, .
 
 def driver_library(report: Report) -> list[Finding]:
     view = report.process
+    if view is not None and view.probe_failure:  # the thing itself failed: a program's first CUDA call would too
+        return [finding("CD110", subject=view.libcuda or "libcuda.so.1",
+                        detail=f"a child started in this environment that loads libcuda.so.1 and calls cuInit, as "
+                               f"every CUDA program does first, {_failure_words(view.probe_failure)}")]
     if view is None or view.cuinit in (None, 0):
         return []
     rows = _data().get("cuda_status", [])
@@ -67,6 +71,12 @@ def driver_library(report: Report) -> list[Finding]:
                                "with, so torch sees no GPU and JAX runs on the CPU")]
     return [finding("CD110", subject=view.libcuda, refs=refs, detail=f"cuInit answered {status}"
                     + (f" ({row['cause']})" if row else ""))]
+
+
+def _failure_words(failure: str) -> str:
+    """The probe's failure as the end of a sentence: 'crashed with SIGSEGV', 'did not answer within 10 s'."""
+    return failure if failure.split(" ", 1)[0] in ("crashed", "exited", "did", "ended", "was", "killed") else \
+        f"failed: {failure}"
 
 
 def _via(view: ProcessView) -> str:
