@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cudnn_doctor.platforms import CURRENT
+from cudnn_doctor.versions import ascii_digits
 
 NEUTRAL_CWD = CURRENT.neutral_cwd
 TOKEN_VARIABLE = "CUDNN_DOCTOR_CHILD_TOKEN"
@@ -92,7 +93,7 @@ def write_answer(text: str) -> None:
     """In a child of ours that answers in JSON: TEXT on the answer channel the runner gave it (ANSWER_FD_VARIABLE),
     else on stdout. The channel is not passed on to what the child starts."""
     named = os.environ.pop(ANSWER_FD_VARIABLE, "")
-    if not named.isdigit():
+    if not ascii_digits(named):
         sys.stdout.write(text)
         sys.stdout.flush()
         return
@@ -576,7 +577,7 @@ def kill_strays(token: str, since: int | None = None) -> int:
         return 0
     started_after = _started_after(since)
     for entry in entries:
-        if not entry.isdigit() or int(entry) == me or not started_after(int(entry)):
+        if not ascii_digits(entry) or int(entry) == me or not started_after(int(entry)):
             continue
         try:
             with open(f"/proc/{entry}/environ", "rb") as handle:

@@ -13,6 +13,7 @@ from typing import Any, Protocol
 from cudnn_doctor.knowledge.platforms import jetpack_row, treatment
 from cudnn_doctor.model import CudnnInstall, Finding, Platform, Report
 from cudnn_doctor.plan.model import ENV, MANUAL, PIP, Action, EnvChange
+from cudnn_doctor.versions import ascii_digits
 
 
 class _Work(Protocol):
@@ -78,7 +79,7 @@ def wsl_driver(work: _Work) -> None:
     for found in work.with_code(*DRIVER_CODES):
         floor = found.values.get("min_driver")
         _manual(work, [found], "wsl2", "windows-driver", "on WSL 2 the driver is the Windows one",
-                {"min_driver": floor if floor and str(floor)[:1].isdigit() else "the newest for your GPU"})
+                {"min_driver": floor if floor and ascii_digits(str(floor)[:1]) else "the newest for your GPU"})
     _manual(work, work.with_code("CD104", "CD110"), "wsl2", "restart-wsl", "the Windows driver's state is WSL's VM's")
 
 

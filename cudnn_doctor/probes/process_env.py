@@ -20,7 +20,7 @@ from cudnn_doctor.platforms import CURRENT
 from cudnn_doctor.probes.child import Job
 from cudnn_doctor.probes.context import SearchContext
 from cudnn_doctor.probes.loader import resolve_like_loader
-from cudnn_doctor.versions import decode_cuda, version_tuple
+from cudnn_doctor.versions import ascii_digits, decode_cuda, version_tuple
 
 CUDA_JOB = Job("cuda", "libcuda.so.1")  # dlopen'd by soname, as every CUDA program opens it
 KERNEL_VERSION_FILE = "/proc/driver/nvidia/version"
@@ -100,7 +100,7 @@ def visible_from_nvml(value: str, gpus: list[Gpu], env: dict[str, str]) -> tuple
     if any(gpu is None for gpu in named) or len({id(gpu) for gpu in named}) != len(named):
         return None
     several_kinds = len({(gpu.name, gpu.compute_capability) for gpu in gpus}) > 1
-    if several_kinds and env.get("CUDA_DEVICE_ORDER") != "PCI_BUS_ID" and entries[0][:1].isdigit():
+    if several_kinds and env.get("CUDA_DEVICE_ORDER") != "PCI_BUS_ID" and ascii_digits(entries[0][:1]):
         return None
     if not all(_without_mig(gpu) for gpu in gpus):
         return None
