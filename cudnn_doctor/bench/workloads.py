@@ -155,7 +155,7 @@ def validate_options(options: BenchOptions) -> BenchOptions:
         if value not in allowed:
             raise DoctorError(f"{flag} {value!r} is not one of {', '.join(allowed)}", fix=f"pass {flag} "
                               + "|".join(allowed))
-    if options.devices != "all" and not re.fullmatch("[0-9]{1,4}", options.devices):  # "٣".isdigit() is true
+    if options.devices != "all" and not re.fullmatch("[0-9]{1,4}", options.devices):  # str.isdigit is true for "٣"
         from cudnn_doctor.knowledge.inputs import shown
 
         raise DoctorError(f"--device {shown(options.devices)} is neither a GPU index nor 'all'", fix="pass --device 0")
