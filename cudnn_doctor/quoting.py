@@ -176,3 +176,44 @@ def check_list_entry(folder: str) -> None:
         raise CannotQuote("the folder name holds a colon or a semicolon, which split a list of folders")
     if _LOADER_TOKEN.search(folder):
         raise CannotQuote("the folder name holds a token the loader expands, ORIGIN, LIB or PLATFORM after a dollar sign")
+
+
+# Text that quotes commands (a finding's fix, a plan step's why) marks each with a code span, as CommonMark does:
+# one more backtick around it than its longest run of backticks holds, so a backtick in a machine's value (an
+# allocator setting, a folder name) never ends the span early; in the prose around, such a backtick is written
+# with a backslash before it (CommonMark's escape), so it opens no span. The text renderer and markdown read both.
+CODE_SPAN = re.compile(r"(?<![`\\])(`+)(?!`)(.+?)(?<!`)\1(?!`)")
+
+
+def code_span(text: str) -> str:
+    """TEXT as one code span whatever backticks it holds (a space inside the fence where it begins or ends with
+    one)."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith(("`", " ")) or text.endswith(("`", " ")) else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def in_prose(value: str) -> str:
+    """VALUE (a machine's) put in prose that may quote commands: its backticks escaped, so it opens no code span."""
+    return value.replace("\\`", "\\\\`").replace("`", "\\`")
+
+
+def split_code_spans(text: str) -> list[str]:
+    """TEXT as [prose, code, prose, code, ..., prose]: the code spans' contents as written inside them, the prose
+    with its escaped backticks made plain again."""
+    parts: list[str] = []
+    last = 0
+    for found in CODE_SPAN.finditer(text):
+        parts.append(_plain_prose(text[last:found.start()]))
+        content = found.group(2)
+        if len(content) > 2 and content.startswith(" ") and content.endswith(" ") and content.strip():
+            content = content[1:-1]
+        parts.append(content)
+        last = found.end()
+    parts.append(_plain_prose(text[last:]))
+    return parts
+
+
+def _plain_prose(text: str) -> str:
+    return text.replace("\\`", "`")

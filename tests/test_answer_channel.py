@@ -80,3 +80,22 @@ def test_a_preloaded_stub_in_a_folder_with_a_tab_is_named_whole(machine_in_proce
     report = machine.check_json()
     assert report["process"]["preload"] == [str(stub.resolve())]
     assert any(f["code"] == "CD111" for f in report["findings"]), codes(report)
+
+
+def test_on_wsl_a_linux_libcuda_answering_803_gets_the_windows_driver_and_wsl_shutdown(machine: Machine,
+                                                                                      tmp_path: Path) -> None:
+    """Issue 43, class 9: on WSL 2 there is no kernel module to reload and a reboot inside WSL reloads nothing: a Linux
+    libcuda whose cuInit answers 803 is the Linux driver to remove, then `wsl --shutdown`, never 'reboot'."""
+    from tests.test_platforms import wsl_machine
+
+    wsl = wsl_machine(machine, tmp_path, driver="572.61", cuda=12080)
+    linux = tmp_path / "linux-driver"
+    fake_libcuda(linux, driver_cuda=13000, status=803, file_name="libcuda.so.580.95.05")
+    machine.env["LD_LIBRARY_PATH"] = f"{linux}:{wsl}"
+    machine.env["CUDA_VISIBLE_DEVICES"] = "0"
+    report = machine.check_json()
+    [mismatch] = [f for f in report["findings"] if f["code"] == "CD112"]
+    assert "wsl --shutdown" in mismatch["fix"], mismatch["fix"]
+    assert "reboot" not in mismatch["fix"].lower().replace("a reboot inside wsl does not", ""), mismatch["fix"]
+    plan = machine.run("fix").stdout
+    assert "wsl --shutdown" in plan and "reload the nvidia modules" not in plan, plan

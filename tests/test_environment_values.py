@@ -50,3 +50,37 @@ def test_no_number_is_read_with_str_isdigit() -> None:
              for number, line in enumerate(path.read_text().splitlines(), 1) if re.search(r"\w\)?\.isdigit\(\)", line)
              and not line.lstrip().startswith("#")]
     assert [f for f in found if "/image/" not in f] == [], found  # image/ is another session's, this round
+
+
+BACKTICKED = ["a`b", "`x`", "a``b", "`touch P`", "x`touch P`y", "a\\`b", "```"]
+
+
+@pytest.mark.parametrize("kept", BACKTICKED)
+def test_a_backtick_in_a_machine_value_cuts_no_fix_and_makes_no_command(machine_in_process: Machine, tmp_path: Path,
+                                                                       kept: str) -> None:
+    """An allocator setting whose kept part holds backticks: the fix in the text and markdown reports is the one
+    whole line `fix` prints, and the plan's why: prints no part of the value as a command on a line of its own."""
+    import shlex
+
+    machine = machine_in_process
+    gpu_machine(machine, tmp_path)
+    machine.env["PYTORCH_CUDA_ALLOC_CONF"] = f"pinned_free_catch_all:{kept},max_split_size_mb:x"
+    line = "export PYTORCH_CUDA_ALLOC_CONF=" + shlex.quote(f"pinned_free_catch_all:{kept}")
+    text = machine.run("check").stdout
+    assert f"    {line}\n" in text, text[-1500:]
+    markdown = machine.run("check", "--format", "markdown").stdout
+    assert f"    {line}\n" in markdown
+    plan = machine.run("fix").stdout.splitlines()
+    assert f"       {line}" in plan, plan
+    assert not [row for row in plan if row.strip() in ("touch P", "x", "`", "``")], plan
+    [why] = [row for row in plan if row.strip().startswith("why: PYTORCH_CUDA_ALLOC_CONF")]
+    assert why.rstrip().endswith(f"pinned_free_catch_all:{kept}"), why
+
+
+def test_a_markdown_cell_holds_no_control_character() -> None:
+    from cudnn_doctor.render.markdown import _cell
+
+    hostile = "".join(chr(c) for c in [*range(0, 32), 127, *range(0x80, 0xA0)]) + "\u202e\u200b|`<b>"
+    cell = _cell(f"GPU{hostile}name")
+    assert all(c.isprintable() for c in cell), ascii(cell)
+    assert "\\|" in cell and "\\`" in cell and "\\<b\\>" in cell
