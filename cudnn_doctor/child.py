@@ -223,6 +223,9 @@ class ChildBatch:
         self._stop = threading.Event()
         self._done = threading.Event()  # set once every child has ended and what they started is gone
         self._launched = threading.Event()  # set once the first children (up to `parallel`) have been started
+        # a limit of the process (open files, memory, processes) that left no room for even one child, or what
+        # else stopped the batch's thread: raised in the caller's thread (limits.py says which limit)
+        self._limit: BaseException | None = None
         self._thread: threading.Thread | None = None
         if not self.requests:
             self._done.set()
@@ -245,20 +248,42 @@ class ChildBatch:
                 # And never a wait without a timeout: the kernel may deliver SIGINT to the batch's thread,
                 # which does not wake this one; Python runs the handler only when this thread wakes.
                 while not self._done.wait(SIGNAL_CHECK_S):
-                    pass
+                    self._check_thread()
             except BaseException:  # Ctrl-C, SIGTERM, SIGHUP while waiting: the children go first
                 self.stop()
                 raise
+        self._raise_limit()
         return [a if a is not None else _answer_without_run("the doctor stopped before it ran") for a in self._answers]
+
+    def _check_thread(self) -> None:
+        """The batch's thread is gone without finishing (it could not even begin: no memory left for its first
+        frame under ulimit -v): what it started is killed, and the caller stops waiting for it."""
+        if self._thread is None or self._thread.is_alive() or self._done.is_set():
+            return
+        kill_strays(self.token, self._since)
+        _LIVE.discard(self)
+        if self._limit is None:
+            from cudnn_doctor.limits import address_space_limited
+
+            self._limit = MemoryError("the thread that runs the children ended before it could finish") \
+                if address_space_limited() else RuntimeError("the thread that runs the children ended early")
+        self._done.set()
+        self._launched.set()
+
+    def _raise_limit(self) -> None:
+        """The limit that left no room for a child, raised in the caller's thread (limits.py says which)."""
+        if self._limit is not None:
+            raise self._limit
 
     def wait_launched(self) -> None:
         """Until the first children have been started (or the batch has ended)."""
         try:
             while not self._launched.wait(SIGNAL_CHECK_S):
-                pass
+                self._check_thread()
         except BaseException:
             self.stop()
             raise
+        self._raise_limit()
 
     def answer(self, index: int) -> ChildAnswer:
         """Child INDEX's answer as soon as it has one; the others may still run."""
@@ -266,9 +291,11 @@ class ChildBatch:
             with self._answered:
                 while self._answers[index] is None and not self._done.is_set():
                     self._answered.wait(SIGNAL_CHECK_S)
+                    self._check_thread()
         except BaseException:  # a signal while waiting: the children go first
             self.stop()
             raise
+        self._raise_limit()
         found = self._answers[index]
         return found if found is not None else _answer_without_run("the doctor stopped before it ran")
 
@@ -282,8 +309,9 @@ class ChildBatch:
     def _run(self) -> None:
         pending = deque(range(len(self.requests)))
         running: dict[int, _Running] = {}
-        selector = CURRENT.pipe_selector()  # selectors where select() takes pipes
+        selector: selectors.BaseSelector | None = None
         try:
+            selector = CURRENT.pipe_selector()  # selectors where select() takes pipes (an epoll descriptor)
             while pending or running:
                 now = time.monotonic()
                 while pending and len(running) < self.parallel and not self._stop.is_set():
@@ -296,6 +324,9 @@ class ChildBatch:
                     if started is _RETRY:  # out of file descriptors or processes: wait for a running one to end
                         pending.appendleft(index)
                         self.parallel = max(1, len(running))
+                        break
+                    if self._limit is not None:  # not even one child fits under the limit: nothing more is started
+                        pending.clear()
                         break
                     if isinstance(started, _Running):
                         running[index] = started
@@ -319,25 +350,37 @@ class ChildBatch:
                     elif now >= child.deadline:
                         self._finish(child, selector, timed_out=True)
                         del running[index]
+        except Exception as error:  # noqa: BLE001 - no descriptor or memory left (a limit), or a bug: it goes to
+            self._limit = self._limit or error  # the caller's thread (answers), never dies with this one
         except BaseException:  # a signal in the main thread (run_child): kill the process groups, then go on
             self._stop.set()
             raise
         finally:
             try:
-                for child in list(running.values()):
-                    self._finish(child, selector, timed_out=True, stopped=self._stop.is_set())
+                if selector is not None:
+                    for child in list(running.values()):
+                        self._finish(child, selector, timed_out=True, stopped=self._stop.is_set())
+            except Exception as error:  # noqa: BLE001 - the children are killed below all the same
+                self._limit = self._limit or error
             finally:  # even when a second Ctrl-C cut the stopping short: whatever carries the token goes
-                selector.close()
-                kill_strays(self.token, self._since)
-                _LIVE.discard(self)
-                self._launched.set()
-                self._done.set()
+                try:
+                    if selector is not None:
+                        selector.close()
+                    kill_strays(self.token, self._since)
+                except Exception as error:  # noqa: BLE001 - out of memory while cleaning: still done
+                    self._limit = self._limit or error
+                finally:
+                    _LIVE.discard(self)
+                    self._launched.set()
+                    self._done.set()
 
     def stop(self, wait: float = STOP_WAIT_S) -> None:
         """Kill every child of this batch now (and what they started); wait up to WAIT s for that."""
         self._stop.set()
         if self._thread is not None and self._thread is not threading.current_thread():
-            self._done.wait(timeout=wait)
+            end = time.monotonic() + wait
+            while not self._done.wait(SIGNAL_CHECK_S) and time.monotonic() < end:
+                self._check_thread()  # a thread that is gone is not waited for
 
     def _start(self, index: int, selector: selectors.BaseSelector, retry_later: bool) -> _Running | object | None:
         request = self.requests[index]
@@ -360,8 +403,12 @@ class ChildBatch:
         except (OSError, ValueError) as error:
             if answer_read is not None:
                 os.close(answer_read)
-            if retry_later and getattr(error, "errno", None) in (errno.EMFILE, errno.ENFILE, errno.EAGAIN):
-                return _RETRY
+            if getattr(error, "errno", None) in (errno.EMFILE, errno.ENFILE, errno.EAGAIN, errno.ENOMEM):
+                if retry_later:
+                    return _RETRY
+                if isinstance(error, OSError):  # none running, and still no room: a limit of the process
+                    self._limit = error
+                    return None
             why = getattr(error, "strerror", None) or str(error)
             self._set(index, _answer_without_run(f"could not start {request.what}: {why}"))
             return None
