@@ -12,6 +12,9 @@ returns the first, and a broken library may crash or hang whoever loads it.
 This file imports only the standard library (and pynvml for its job), so the child
 starts in a few milliseconds; not even `json` (with `re` and `enum` it costs more than the rest
 of the child): the answer is written by `to_json`.
+
+The answer goes on the descriptor CUDNN_DOCTOR_ANSWER_FD names (the runner's answer channel), never on stdout:
+a library the user's environment preloads may print on stdout when it loads or when the process exits.
 """
 
 import ctypes
@@ -20,6 +23,25 @@ import sys
 import time
 
 WINDOWS = os.name == "nt"
+ANSWER_FD_VARIABLE = "CUDNN_DOCTOR_ANSWER_FD"
+
+
+def _answer_fd():
+    """The descriptor the answer goes on: the runner's answer channel (kept from what this child starts), else 1."""
+    named = os.environ.get(ANSWER_FD_VARIABLE, "")
+    if named.isdigit():
+        try:
+            os.set_inheritable(int(named), False)
+            return int(named)
+        except OSError:
+            pass
+    return 1
+
+
+def _write_answer(fd, text):
+    data = text.encode("utf-8", "surrogateescape")
+    while data:
+        data = data[os.write(fd, data):]
 
 
 def _loaded_path(name_fragment, lib=None):
@@ -325,32 +347,37 @@ def run_batch(job, timeout, in_flight, targets):
 
     pending = list(enumerate(targets))
     pending.reverse()
-    running = {}  # pid -> [index, out_fd, err_fd, out, err, started]
+    running = {}  # pid -> [index, out_fd, err_fd, out, err, started, answer_fd, answer]
     poller = select.poll()
     owner = {}
+    answer_fd = _answer_fd()
 
     def start(index, target):
         out_read, out_write = os.pipe()
         err_read, err_write = os.pipe()
+        answer_read, answer_write = os.pipe()
         sys.stdout.flush()
         pid = os.fork()
-        if pid == 0:  # the child: its pipes on 1 and 2, every other descriptor closed
+        if pid == 0:  # the child: its pipes on 1 and 2, its answer channel on 3, every other descriptor closed
             try:
                 os.dup2(out_write, 1)
                 os.dup2(err_write, 2)
-                os.closerange(3, min(os.sysconf("SC_OPEN_MAX"), 1 << 16))
+                os.dup2(answer_write, 3, inheritable=False)
+                os.closerange(4, min(os.sysconf("SC_OPEN_MAX"), 1 << 16))
+                os.environ[ANSWER_FD_VARIABLE] = "3"
                 sys.stdout = os.fdopen(1, "w", closefd=False)
                 sys.stderr = os.fdopen(2, "w", closefd=False)
                 main(["", job, target])
             finally:
                 os._exit(0)
-        os.close(out_write)
-        os.close(err_write)
-        for fd in (out_read, err_read):
+        for fd in (out_write, err_write, answer_write):
+            os.close(fd)
+        for fd in (out_read, err_read, answer_read):
             os.set_blocking(fd, False)
             poller.register(fd, select.POLLIN)
             owner[fd] = pid
-        running[pid] = [index, out_read, err_read, bytearray(), bytearray(), time.monotonic()]
+        running[pid] = [index, out_read, err_read, bytearray(), bytearray(), time.monotonic(), answer_read,
+                        bytearray()]
 
     def drain(fd, into):
         while True:
@@ -366,8 +393,8 @@ def run_batch(job, timeout, in_flight, targets):
                 into += chunk
 
     def finish(pid, status, timed_out):
-        index, out_fd, err_fd, out, err, started = running.pop(pid)
-        for fd, into in ((out_fd, out), (err_fd, err)):
+        index, out_fd, err_fd, out, err, started, said_fd, said = running.pop(pid)
+        for fd, into in ((out_fd, out), (err_fd, err), (said_fd, said)):
             if owner.pop(fd, None) is not None:
                 drain(fd, into)
                 poller.unregister(fd)
@@ -376,19 +403,19 @@ def run_batch(job, timeout, in_flight, targets):
         line = {"index": index, "exit": code, "timed_out": timed_out,
                 "stdout": out.decode("utf-8", "surrogateescape")[-65536:],
                 "stderr": err.decode("utf-8", "surrogateescape")[-4096:],
+                "answer": said.decode("utf-8", "surrogateescape")[-65536:],
                 "wall_ms": round((time.monotonic() - started) * 1000, 1)}
-        sys.stdout.write(to_json(line) + "\n")
-        sys.stdout.flush()
+        _write_answer(answer_fd, to_json(line) + "\n")
 
     while pending or running:
         while pending and len(running) < in_flight:
             start(*pending.pop())
         # a child whose pipes are both at their end is about to exit: look again soon
-        soon = any(running[pid][1] not in owner and running[pid][2] not in owner for pid in running)
+        soon = any(all(running[pid][i] not in owner for i in (1, 2, 6)) for pid in running)
         for fd, _event in poller.poll(1 if soon else 20):
             pid = owner.get(fd)
             if pid is not None:
-                into = running[pid][3] if fd == running[pid][1] else running[pid][4]
+                into = {running[pid][1]: running[pid][3], running[pid][6]: running[pid][7]}.get(fd, running[pid][4])
                 if not drain(fd, into):  # end of file: nothing more to wait for on it
                     poller.unregister(fd)
                     del owner[fd]
@@ -422,8 +449,8 @@ def main(argv):
         answer = {"loaded": False, "error": f"import failed: {error}", "import_error": True}
     except Exception as error:  # the answer is data; the parent decides what it means
         answer = {"loaded": False, "error": f"{type(error).__name__}: {error}"}
-    sys.stdout.write(to_json(answer))
     sys.stdout.flush()
+    _write_answer(_answer_fd(), "\n" + to_json(answer) + "\n")
 
 
 _ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}

@@ -37,17 +37,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cudnn_doctor.operating_system import CURRENT
+from cudnn_doctor.versions import ascii_digits
 
 NEUTRAL_CWD = CURRENT.neutral_cwd
 TOKEN_VARIABLE = "CUDNN_DOCTOR_CHILD_TOKEN"
+# The descriptor a child that answers in JSON writes its answer on (ChildRequest.answer_channel): never its stdout,
+# which every library the user's environment loads into it (LD_PRELOAD, a framework) may print on, at load or exit
+ANSWER_FD_VARIABLE = "CUDNN_DOCTOR_ANSWER_FD"
 STDOUT_LIMIT = 8 << 20  # bytes kept of a child's stdout (ldconfig -p of a big machine is ~1 MB)
 STDERR_LIMIT = 64 << 10  # the tail of stderr is kept for the error line
 REAP_GRACE_S = 1.0  # a child stuck in the kernel (D state) may not die at once; we do not wait longer
 SIGNAL_CHECK_S = 0.1  # the longest the main thread waits at once: a signal is handled within this
 STOP_WAIT_S = 10.0  # how long a stopped batch is given to kill its children (each reaped within REAP_GRACE_S)
-# While a child runs we hold its stdout and stderr; while it starts, 3 more (the write ends and
+# While a child runs we hold its stdout, stderr and answer channel; while it starts, 4 more (the write ends and
 # subprocess's exec-error pipe). Some descriptors stay free for the doctor's own files.
-FDS_PER_CHILD = 5
+FDS_PER_CHILD = 7
 FDS_RESERVED = 32
 
 
@@ -64,6 +68,7 @@ class ChildAnswer:
     exit_code: int | None = None  # negative: killed by that signal; None: it never finished
     stdout: str = ""  # decoded with surrogateescape: bytes a path had are kept
     stderr_tail: str = ""
+    answer: str = ""  # what it wrote on its answer channel (ChildRequest.answer_channel); else its stdout
 
 
 @dataclass
@@ -80,6 +85,23 @@ class ChildRequest:
     # stop_grace seconds for it to exit (its pipes still read)
     stop_signals: tuple[tuple[float, int], ...] = ()
     stop_grace: float = 0.0
+    # the child answers on a pipe of its own, the descriptor named by ANSWER_FD_VARIABLE, not on stdout
+    answer_channel: bool = False
+
+
+def write_answer(text: str) -> None:
+    """In a child of ours that answers in JSON: TEXT on the answer channel the runner gave it (ANSWER_FD_VARIABLE),
+    else on stdout. The channel is not passed on to what the child starts."""
+    named = os.environ.pop(ANSWER_FD_VARIABLE, "")
+    if not ascii_digits(named):
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    sys.stdout.flush()
+    data = text.encode("utf-8", "surrogateescape")
+    descriptor = int(named)
+    while data:
+        data = data[os.write(descriptor, data):]
 
 
 def timeout_from_env(variable: str, default: float) -> float:
@@ -135,10 +157,11 @@ def python_module_argv(module: str, *args: str, paths: Sequence[str] = ()) -> tu
 
 def run_child(argv: Sequence[str], env: Mapping[str, str] | None, deadline: float, what: str = "it",
               on_stderr_line: Callable[[bytes], None] | None = None,
-              stop_signals: tuple[tuple[float, int], ...] = (), stop_grace: float = 0.0) -> ChildAnswer:
+              stop_signals: tuple[tuple[float, int], ...] = (), stop_grace: float = 0.0,
+              answer_channel: bool = False) -> ChildAnswer:
     """Run one child until it ends or DEADLINE (a time.monotonic() value); always an answer."""
     request = ChildRequest(tuple(argv), env, max(0.0, deadline - time.monotonic()), what, on_stderr_line,
-                           stop_signals, stop_grace)
+                           stop_signals, stop_grace, answer_channel)
     return ChildBatch([request], deadline=deadline, background=False).answers()[0]
 
 
@@ -161,6 +184,8 @@ class _Running:
     deadline: float
     out: bytearray = field(default_factory=bytearray)
     err: bytearray = field(default_factory=bytearray)
+    answer: bytearray = field(default_factory=bytearray)
+    answer_pipe: Any = None  # the read end of its answer channel, a file object, or None
     open_pipes: int = 2
     on_stderr_line: Callable[[bytes], None] | None = None
     partial_line: bytearray = field(default_factory=bytearray)
@@ -198,6 +223,9 @@ class ChildBatch:
         self._stop = threading.Event()
         self._done = threading.Event()  # set once every child has ended and what they started is gone
         self._launched = threading.Event()  # set once the first children (up to `parallel`) have been started
+        # a limit of the process (open files, memory, processes) that left no room for even one child, or what
+        # else stopped the batch's thread: raised in the caller's thread (limits.py says which limit)
+        self._limit: BaseException | None = None
         self._thread: threading.Thread | None = None
         if not self.requests:
             self._done.set()
@@ -220,11 +248,42 @@ class ChildBatch:
                 # And never a wait without a timeout: the kernel may deliver SIGINT to the batch's thread,
                 # which does not wake this one; Python runs the handler only when this thread wakes.
                 while not self._done.wait(SIGNAL_CHECK_S):
-                    pass
+                    self._check_thread()
             except BaseException:  # Ctrl-C, SIGTERM, SIGHUP while waiting: the children go first
                 self.stop()
                 raise
+        self._raise_limit()
         return [a if a is not None else _answer_without_run("the doctor stopped before it ran") for a in self._answers]
+
+    def _check_thread(self) -> None:
+        """The batch's thread is gone without finishing (it could not even begin: no memory left for its first
+        frame under ulimit -v): what it started is killed, and the caller stops waiting for it."""
+        if self._thread is None or self._thread.is_alive() or self._done.is_set():
+            return
+        kill_strays(self.token, self._since)
+        _LIVE.discard(self)
+        if self._limit is None:
+            from cudnn_doctor.limits import address_space_limited
+
+            self._limit = MemoryError("the thread that runs the children ended before it could finish") \
+                if address_space_limited() else RuntimeError("the thread that runs the children ended early")
+        self._done.set()
+        self._launched.set()
+
+    def _raise_limit(self) -> None:
+        """The limit that left no room for a child, raised in the caller's thread (limits.py says which)."""
+        if self._limit is not None:
+            raise self._limit
+
+    def wait_launched(self) -> None:
+        """Until the first children have been started (or the batch has ended)."""
+        try:
+            while not self._launched.wait(SIGNAL_CHECK_S):
+                self._check_thread()
+        except BaseException:
+            self.stop()
+            raise
+        self._raise_limit()
 
     def answer(self, index: int) -> ChildAnswer:
         """Child INDEX's answer as soon as it has one; the others may still run."""
@@ -232,9 +291,11 @@ class ChildBatch:
             with self._answered:
                 while self._answers[index] is None and not self._done.is_set():
                     self._answered.wait(SIGNAL_CHECK_S)
+                    self._check_thread()
         except BaseException:  # a signal while waiting: the children go first
             self.stop()
             raise
+        self._raise_limit()
         found = self._answers[index]
         return found if found is not None else _answer_without_run("the doctor stopped before it ran")
 
@@ -248,8 +309,9 @@ class ChildBatch:
     def _run(self) -> None:
         pending = deque(range(len(self.requests)))
         running: dict[int, _Running] = {}
-        selector = CURRENT.pipe_selector()  # selectors where select() takes pipes
+        selector: selectors.BaseSelector | None = None
         try:
+            selector = CURRENT.pipe_selector()  # selectors where select() takes pipes (an epoll descriptor)
             while pending or running:
                 now = time.monotonic()
                 while pending and len(running) < self.parallel and not self._stop.is_set():
@@ -262,6 +324,9 @@ class ChildBatch:
                     if started is _RETRY:  # out of file descriptors or processes: wait for a running one to end
                         pending.appendleft(index)
                         self.parallel = max(1, len(running))
+                        break
+                    if self._limit is not None:  # not even one child fits under the limit: nothing more is started
+                        pending.clear()
                         break
                     if isinstance(started, _Running):
                         running[index] = started
@@ -285,25 +350,37 @@ class ChildBatch:
                     elif now >= child.deadline:
                         self._finish(child, selector, timed_out=True)
                         del running[index]
+        except Exception as error:  # noqa: BLE001 - no descriptor or memory left (a limit), or a bug: it goes to
+            self._limit = self._limit or error  # the caller's thread (answers), never dies with this one
         except BaseException:  # a signal in the main thread (run_child): kill the process groups, then go on
             self._stop.set()
             raise
         finally:
             try:
-                for child in list(running.values()):
-                    self._finish(child, selector, timed_out=True, stopped=self._stop.is_set())
+                if selector is not None:
+                    for child in list(running.values()):
+                        self._finish(child, selector, timed_out=True, stopped=self._stop.is_set())
+            except Exception as error:  # noqa: BLE001 - the children are killed below all the same
+                self._limit = self._limit or error
             finally:  # even when a second Ctrl-C cut the stopping short: whatever carries the token goes
-                selector.close()
-                kill_strays(self.token, self._since)
-                _LIVE.discard(self)
-                self._launched.set()
-                self._done.set()
+                try:
+                    if selector is not None:
+                        selector.close()
+                    kill_strays(self.token, self._since)
+                except Exception as error:  # noqa: BLE001 - out of memory while cleaning: still done
+                    self._limit = self._limit or error
+                finally:
+                    _LIVE.discard(self)
+                    self._launched.set()
+                    self._done.set()
 
     def stop(self, wait: float = STOP_WAIT_S) -> None:
         """Kill every child of this batch now (and what they started); wait up to WAIT s for that."""
         self._stop.set()
         if self._thread is not None and self._thread is not threading.current_thread():
-            self._done.wait(timeout=wait)
+            end = time.monotonic() + wait
+            while not self._done.wait(SIGNAL_CHECK_S) and time.monotonic() < end:
+                self._check_thread()  # a thread that is gone is not waited for
 
     def _start(self, index: int, selector: selectors.BaseSelector, retry_later: bool) -> _Running | object | None:
         request = self.requests[index]
@@ -313,18 +390,38 @@ class ChildBatch:
         deadline = started + request.timeout
         if self.deadline is not None:
             deadline = min(deadline, self.deadline)
+        answer_read = answer_write = None
+        options = dict(CURRENT.popen_options)
         try:
+            if request.answer_channel and CURRENT.name == "posix":  # Windows: stdout, as before
+                answer_read, answer_write = os.pipe()
+                env[ANSWER_FD_VARIABLE] = str(answer_write)
+                options["pass_fds"] = (answer_write,)
             process = subprocess.Popen(list(request.argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                       stderr=subprocess.PIPE, env=env, cwd=NEUTRAL_CWD, **CURRENT.popen_options)
+                                       stderr=subprocess.PIPE, env=env, cwd=NEUTRAL_CWD, **options)
             CURRENT.adopt(process)
         except (OSError, ValueError) as error:
-            if retry_later and getattr(error, "errno", None) in (errno.EMFILE, errno.ENFILE, errno.EAGAIN):
-                return _RETRY
+            if answer_read is not None:
+                os.close(answer_read)
+            if getattr(error, "errno", None) in (errno.EMFILE, errno.ENFILE, errno.EAGAIN, errno.ENOMEM):
+                if retry_later:
+                    return _RETRY
+                if isinstance(error, OSError):  # none running, and still no room: a limit of the process
+                    self._limit = error
+                    return None
             why = getattr(error, "strerror", None) or str(error)
             self._set(index, _answer_without_run(f"could not start {request.what}: {why}"))
             return None
+        finally:
+            if answer_write is not None:
+                os.close(answer_write)
         child = _Running(index, process, started, deadline, on_stderr_line=request.on_stderr_line)
-        for pipe in (process.stdout, process.stderr):
+        pipes: list[Any] = [process.stdout, process.stderr]
+        if answer_read is not None:
+            child.answer_pipe = open(answer_read, "rb", buffering=0)  # noqa: SIM115 - closed in _read or _end
+            child.open_pipes += 1
+            pipes.append(child.answer_pipe)
+        for pipe in pipes:
             assert pipe is not None
             os.set_blocking(pipe.fileno(), False)
             selector.register(pipe, selectors.EVENT_READ, child)
@@ -334,7 +431,7 @@ class ChildBatch:
               running: dict[int, _Running]) -> None:
         child: _Running = key.data
         pipe = key.fileobj
-        target = child.out if pipe is child.process.stdout else child.err
+        target = child.out if pipe is child.process.stdout else child.answer if pipe is child.answer_pipe else child.err
         while True:
             try:
                 chunk = os.read(key.fd, 65536)
@@ -349,7 +446,7 @@ class ChildBatch:
                 return
             if target is child.err:
                 child.took_stderr(chunk)
-            _append(target, chunk, STDOUT_LIMIT if target is child.out else STDERR_LIMIT, keep_tail=target is child.err)
+            _append(target, chunk, STDERR_LIMIT if target is child.err else STDOUT_LIMIT, keep_tail=target is child.err)
 
     def _finish(self, child: _Running, selector: selectors.BaseSelector, timed_out: bool,
                 stopped: bool = False) -> None:
@@ -389,13 +486,14 @@ class ChildBatch:
         process = child.process
         # Everything the child wrote before it exited is in the pipes now: take it without waiting
         # for an end of file that a daemon it left behind may never send.
-        for pipe, target in ((process.stdout, child.out), (process.stderr, child.err)):
+        for pipe, target in ((process.stdout, child.out), (process.stderr, child.err),
+                             (child.answer_pipe, child.answer)):
             if pipe is None or pipe.closed:
                 continue
             rest = _drain(pipe.fileno())
             if target is child.err:
                 child.took_stderr(rest)
-            _append(target, rest, STDOUT_LIMIT if target is child.out else STDERR_LIMIT, target is child.err)
+            _append(target, rest, STDERR_LIMIT if target is child.err else STDOUT_LIMIT, target is child.err)
             try:
                 selector.unregister(pipe)
             except (KeyError, ValueError):
@@ -407,8 +505,9 @@ class ChildBatch:
         CURRENT.release(process)
         wall_ms = round((time.monotonic() - child.started) * 1000, 1)
         request = self.requests[child.index]
+        answer = bytes(child.answer) if child.answer_pipe is not None else None
         self._set(child.index, make_answer(request, process.returncode, bytes(child.out), bytes(child.err),
-                                       wall_ms, timed_out, stopped))
+                                           wall_ms, timed_out, stopped, answer))
 
 
 _LIVE: set[ChildBatch] = set()
@@ -525,7 +624,7 @@ def kill_strays(token: str, since: int | None = None) -> int:
         return 0
     started_after = _started_after(since)
     for entry in entries:
-        if not entry.isdigit() or int(entry) == me or not started_after(int(entry)):
+        if not ascii_digits(entry) or int(entry) == me or not started_after(int(entry)):
             continue
         try:
             with open(f"/proc/{entry}/environ", "rb") as handle:
@@ -574,8 +673,11 @@ def _answer_without_run(error: str, timed_out: bool = False) -> ChildAnswer:
 
 
 def make_answer(request: ChildRequest, returncode: int | None, out: bytes, err: bytes, wall_ms: float,
-            timed_out: bool, stopped: bool) -> ChildAnswer:
+                timed_out: bool, stopped: bool, answer: bytes | None = None) -> ChildAnswer:
+    """The ChildAnswer of what a child left: its answer from ANSWER (its answer channel) where it had one, else
+    from its stdout."""
     stdout = out.decode("utf-8", "surrogateescape")
+    said = stdout if answer is None else answer.decode("utf-8", "surrogateescape")
     stderr = err.decode("utf-8", "surrogateescape")
     lines = stderr.strip().splitlines()
     # where stderr is silent, the last line the child printed that is not its answer: cuDNN's front DLL on
@@ -585,14 +687,14 @@ def make_answer(request: ChildRequest, returncode: int | None, out: bytes, err: 
     if timed_out:
         why = "the doctor was stopped" if stopped else f"did not finish within {request.timeout:g} s"
         return ChildAnswer(None, why, crashed=False, timed_out=True, wall_ms=wall_ms, exit_code=returncode,
-                           stdout=stdout, stderr_tail=tail)
-    values = last_json_object(stdout)
+                           stdout=stdout, stderr_tail=tail, answer=said)
+    values = last_json_object(said)
     if returncode != 0:
         how = describe_exit(returncode)
         return ChildAnswer(values, how + (f" ({tail})" if tail else ""), crashed=True, timed_out=False,
-                           wall_ms=wall_ms, exit_code=returncode, stdout=stdout, stderr_tail=tail)
+                           wall_ms=wall_ms, exit_code=returncode, stdout=stdout, stderr_tail=tail, answer=said)
     return ChildAnswer(values, None, crashed=False, timed_out=False, wall_ms=wall_ms, exit_code=0,
-                       stdout=stdout, stderr_tail=tail)
+                       stdout=stdout, stderr_tail=tail, answer=said)
 
 
 def last_json_object(text: str) -> dict[str, Any] | None:

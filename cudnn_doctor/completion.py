@@ -120,68 +120,202 @@ def show_script(named: str) -> int:
 
 def install_script(named: str) -> int:
     """`--install-completion [SHELL]`: the script written where that shell reads completions (its start-up file told
-    to read it where it needs that), and where it went."""
-    from pathlib import Path
-
+    to read it where it needs that), and where it went. The script is written before the start-up file names it, so
+    a start-up file never sources a script that is not there; anything in the way (a FIFO, a folder where a file
+    goes, a file where a folder goes, a file or home it may not write, no HOME) is a one-line error that says what to
+    do instead, and nothing of the user's is left half changed."""
     shell = _shell(named, "--install-completion")
-    home = Path.home()
-    if shell == "bash":
-        path = home / ".bash_completions" / f"{PROG_NAME}.sh"
-        from cudnn_doctor.quoting import quote
-
-        _add_line(home / ".bashrc", f"source {quote(str(path), 'bash')}")  # a quote or $ in HOME stays a path
-    elif shell == "zsh":
-        path = home / ".zfunc" / f"_{PROG_NAME}"
-        _add_line(home / ".zshrc", "fpath+=~/.zfunc; autoload -Uz compinit; compinit")
-    elif shell == "fish":
-        path = home / ".config" / "fish" / "completions" / f"{PROG_NAME}.fish"
-    else:
-        path = _powershell_profile(shell)
-    path.parent.mkdir(parents=True, exist_ok=True)
     text = script(shell)
     if shell in ("powershell", "pwsh"):  # the profile is the user's own file: the script is added to it, once
-        _add_line(path, text)
+        path = _powershell_profile(shell)
+        prepared = _prepare_line(path, text, shell)
+        if prepared is not None:
+            _append(*prepared)
     else:
-        path.write_text(text, encoding="utf-8")
-    print(f"{shell} completion installed in {path}; it takes effect in a new shell")
+        home = _home(shell)
+        rc_line: tuple[int, bytes] | None = None
+        if shell == "bash":
+            from cudnn_doctor.quoting import quote
+
+            path = home / ".bash_completions" / f"{PROG_NAME}.sh"  # a quote or $ in HOME stays a path:
+            rc_line = _prepare_line(home / ".bashrc", f"source {quote(str(path), 'bash')}", shell)
+        elif shell == "zsh":
+            path = home / ".zfunc" / f"_{PROG_NAME}"
+            rc_line = _prepare_line(home / ".zshrc", "fpath+=~/.zfunc; autoload -Uz compinit; compinit", shell)
+        else:
+            path = home / ".config" / "fish" / "completions" / f"{PROG_NAME}.fish"
+        try:  # the start-up file is open to append before the script is written, and named only once it is
+            _write_whole(path, text, shell)
+        except BaseException:
+            if rc_line is not None:
+                os.close(rc_line[0])
+            raise
+        if rc_line is not None:
+            _append(*rc_line)
+    from cudnn_doctor.user_files import escaped
+
+    print(f"{shell} completion installed in {escaped(str(path))}; it takes effect in a new shell")
     return 0
 
 
 RC_LIMIT = 16 << 20
 
 
-def _add_line(rc_file: Path, line: str) -> None:
-    """LINE (one or more lines) at the end of the user's start-up file RC_FILE, unless it is there already. Only ever
-    appended, in one write: what the user had is never rewritten, so a kill at any instant leaves it whole. The file
-    is read as bytes without blocking (any encoding; a FIFO or a huge file is not read, and the line is said
-    instead of written)."""
-    from cudnn_doctor.errors import DoctorError
-    from cudnn_doctor.user_files import UnreadableFile, read_user_file
-
-    wanted = line.encode("utf-8", "surrogateescape")
-    try:
-        have = read_user_file(str(rc_file), RC_LIMIT) if os.path.lexists(rc_file) else b""
-    except UnreadableFile as why:
-        raise DoctorError(f"--install-completion: {rc_file} was not read ({why})",
-                          fix=f"add this to it yourself: {line.splitlines()[0]}", code="CD005") from None
-    if wanted in have:
-        return
-    rc_file.parent.mkdir(parents=True, exist_ok=True)
-    with open(rc_file, "ab") as handle:
-        handle.write((b"\n" if have and not have.endswith(b"\n") else b"") + wanted + b"\n")
+def _by_hand(shell: str) -> str:
+    return f"cudnn-doctor --show-completion {shell} prints the script: save it where {shell} reads completions"
 
 
-def _powershell_profile(shell: str) -> Path:
-    import subprocess
+def _home(shell: str) -> Path:
+    """The user's home from HOME (the folder every shell reads its start-up files from): an absolute path to a
+    folder. An empty or relative HOME is refused, not taken as / or the current folder."""
     from pathlib import Path
 
     from cudnn_doctor.errors import DoctorError
+    from cudnn_doctor.user_files import escaped
+
+    home = os.environ.get("HOME")
+    if home is None:
+        try:
+            home = str(Path.home())
+        except (RuntimeError, KeyError):
+            home = ""
+    if not home or not os.path.isabs(home):
+        raise DoctorError(f"--install-completion {shell}: HOME is {'empty' if not home else repr(escaped(home))}, "
+                          "not the absolute path of a folder, so there is no home to write into",
+                          fix=f"set HOME to your home folder, or {_by_hand(shell)}")
+    if not os.path.isdir(home):
+        raise DoctorError(f"--install-completion {shell}: HOME ({escaped(home)}) is not a folder",
+                          fix=f"set HOME to your home folder, or {_by_hand(shell)}")
+    return Path(home)
+
+
+def _refused(shell: str, path: object, why: str, fix: str) -> Exception:
+    from cudnn_doctor.errors import DoctorError
+    from cudnn_doctor.user_files import escaped
+
+    return DoctorError(f"--install-completion {shell}: {escaped(str(path))}: {why}; nothing was changed", fix=fix)
+
+
+def _os_why(error: OSError) -> str:
+    return error.strerror or str(error)
+
+
+def _make_folder(folder: Path, shell: str, fix: str) -> None:
+    """FOLDER and its parents made; a file, FIFO or link to nothing where a folder goes, or a folder it may not
+    write, is a refusal that names the part in the way."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        for part in (*reversed(folder.parents), folder):
+            if os.path.lexists(part) and not os.path.isdir(part):
+                raise _refused(shell, part, "is in the way: it is not a folder", fix) from None
+        raise _refused(shell, folder, _os_why(error), fix) from None
+
+
+def _write_whole(path: Path, text: str, shell: str) -> None:
+    """TEXT as the whole of the file PATH (ours: the completion script), written beside it and renamed over it, so a
+    kill leaves the old file or the new one. What stands there and is not a regular file (a FIFO, a folder, a
+    device) is refused, never opened: opening a FIFO to write waits for a reader forever."""
+    import stat
+    import tempfile
+
+    fix = _by_hand(shell)
+    _make_folder(path.parent, shell, fix)
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        mode = None
+    except OSError as error:
+        raise _refused(shell, path, _os_why(error), fix) from None
+    if mode is not None and not stat.S_ISREG(mode):
+        raise _refused(shell, path, "is in the way: it is not a regular file (a FIFO, folder or device)",
+                       f"remove it, then run this again; or {fix}")
+    target = os.path.realpath(path)  # a link the user made to the script keeps pointing at it
+    temporary = None
+    try:
+        handle, temporary = tempfile.mkstemp(prefix=f".{PROG_NAME}.", dir=os.path.dirname(target))
+        with open(handle, "wb") as out:
+            out.write(text.encode("utf-8"))
+            out.flush()
+            os.fsync(out.fileno())
+        os.chmod(temporary, 0o644)
+        os.replace(temporary, target)
+        temporary = None
+    except OSError as error:
+        raise _refused(shell, path, _os_why(error), fix) from None
+    finally:
+        if temporary is not None:
+            try:
+                os.unlink(temporary)
+            except OSError:
+                pass
+
+
+def _prepare_line(rc_file: Path, line: str, shell: str) -> tuple[int, bytes] | None:
+    """The user's start-up file RC_FILE open to append LINE (one or more lines), and the bytes to append; None when
+    the line is there already. Only ever appended, in one write: what the user had is never rewritten, so a kill at
+    any instant leaves it whole. The file is read as bytes without blocking (any encoding; a FIFO or a huge file is
+    not read, and the line is said instead of written); one it may not write, or a folder in its place, is said
+    the same way."""
+    import stat
+
+    from cudnn_doctor.user_files import UnreadableFile, read_user_file
+
+    wanted = line.encode("utf-8", "surrogateescape")
+    fix = f"add this to it yourself: {line.splitlines()[0]}"
+    try:
+        have = read_user_file(str(rc_file), RC_LIMIT) if os.path.lexists(rc_file) else b""
+    except UnreadableFile as why:
+        raise _refused(shell, rc_file, f"was not read ({why})", fix) from None
+    if wanted in have:
+        return None
+    _make_folder(rc_file.parent, shell, fix)
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    try:
+        descriptor = os.open(rc_file, flags, 0o644)
+    except OSError as error:
+        raise _refused(shell, rc_file, _os_why(error), fix) from None
+    try:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):  # swapped for a FIFO since it was read
+            raise _refused(shell, rc_file, "is not a regular file", fix)
+    except BaseException:
+        os.close(descriptor)
+        raise
+    return descriptor, (b"\n" if have and not have.endswith(b"\n") else b"") + wanted + b"\n"
+
+
+def _append(descriptor: int, data: bytes) -> None:
+    """DATA written to the open start-up file DESCRIPTOR in one write, and the file closed."""
+    from cudnn_doctor.errors import DoctorError
+
+    try:
+        os.write(descriptor, data)
+    except OSError as error:
+        raise DoctorError(f"--install-completion: the start-up file was not written ({_os_why(error)})",
+                          fix=f"add this to it yourself: {data.decode('utf-8', 'replace').strip().splitlines()[0]}") from None
+    finally:
+        os.close(descriptor)
+
+
+def _powershell_profile(shell: str) -> Path:
+    """The profile PowerShell reads, as it says itself: asked through the one child runner (one deadline, and
+    nothing it starts outlives the question)."""
+    import shutil
+    from pathlib import Path
+
+    from cudnn_doctor.child import deadline_in, run_child
+    from cudnn_doctor.errors import DoctorError
 
     program = "pwsh" if shell == "pwsh" else "powershell"
-    try:
-        answer = subprocess.run([program, "-NoProfile", "-Command", "echo", "$profile"], capture_output=True,
-                                text=True, timeout=60, check=True)
-    except (OSError, subprocess.SubprocessError) as error:
-        raise DoctorError(f"--install-completion {shell}: cannot ask {program} for its profile ({error})",
-                          fix=f"cudnn-doctor --show-completion {shell} >> $PROFILE, in {program}", code="CD009") from None
-    return Path(answer.stdout.strip())
+    fix = f"cudnn-doctor --show-completion {shell} >> $PROFILE, in {program}"
+    found = shutil.which(program)
+    if found is None:
+        raise DoctorError(f"--install-completion {shell}: cannot ask {program} for its profile ({program} is not "
+                          "on PATH)", fix=fix)
+    answer = run_child([found, "-NoProfile", "-NonInteractive", "-Command", "echo", "$profile"], None,
+                       deadline_in(60), what=program)
+    lines = [text.strip() for text in answer.stdout.splitlines() if text.strip()]
+    if answer.error or answer.exit_code != 0 or len(lines) != 1 or not os.path.isabs(lines[0]):
+        why = answer.error or (f"it answered {lines[0][:200]!r}" if lines else "it answered nothing")
+        raise DoctorError(f"--install-completion {shell}: cannot ask {program} for its profile ({why})", fix=fix)
+    return Path(lines[0])

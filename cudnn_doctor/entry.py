@@ -6,10 +6,18 @@ from __future__ import annotations
 import sys
 
 
+def _json_string(text: str) -> str:
+    """TEXT as a JSON string, without importing json (there may be no file or memory left to load it)."""
+    return '"' + "".join(c if c.isascii() and c.isprintable() and c not in '"\\' else f"\\u{ord(c):04x}"
+                         for c in text) + '"'
+
+
 def main() -> None:
     from cudnn_doctor import signals
 
     signals.install()  # a SIGTERM while the modules load unwinds as anywhere else
+    from cudnn_doctor.limits import limit_stopped  # loaded now: a limit may leave no file to load it with later
+
     try:
         from cudnn_doctor.cli import main as run
 
@@ -17,6 +25,18 @@ def main() -> None:
     except KeyboardInterrupt as error:  # before runner.run's own handling began
         signals.hold()
         sys.exit(signals.exit_code(error))
+    except (MemoryError, OSError, RuntimeError) as error:  # a limit reached while the modules load
+        stopped = limit_stopped(error)
+        if stopped is None:
+            raise
+        sys.stderr.write(f"cudnn-doctor: error: {stopped[0]} (fix: {stopped[1]})\n")
+        json_out = sys.modules.get("cudnn_doctor.render.json_out")
+        already = bool(getattr(json_out, "written", False))  # never a second JSON object
+        if not already and ("--json" in sys.argv or "json" in sys.argv):  # the parser never ran: its words
+            sys.stdout.write('{"schema": "cudnn-doctor/error/1", "error": {"code": null, "title": "A limit of the '
+                             f'process stopped it", "message": {_json_string(stopped[0])}, "fix": '
+                             f'{_json_string(stopped[1])}}}, "exit_code": 2}}\n')
+        sys.exit(2)
     except SystemExit:
         # The process ends with this exception. The interpreter's last collections need not walk every
         # object the command made: each is still freed, and atexit runs (10 ms of a check on 2 cores).

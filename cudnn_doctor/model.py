@@ -301,6 +301,8 @@ class ProcessView:
     cuinit: int | None = None  # cuInit(0)'s status (0: CUDA_SUCCESS); None: not asked
     cuinit_name: str | None = None
     load_error: str | None = None  # why libcuda.so.1 could not be loaded at all
+    # the child that loads libcuda.so.1 and calls cuInit as a program does crashed, hung or ended before it answered
+    probe_failure: str | None = None
     visible: tuple[VisibleGpu, ...] | None = None  # None: not known (cuInit failed or not asked)
     visible_from: str | None = None  # "cuda" (cuInit's answer) | "nvml" (NVML's GPUs at CUDA_VISIBLE_DEVICES's indices)
     cuda_visible_devices: str | None = None  # as set (None: unset)

@@ -10,8 +10,10 @@ line, gets exactly those bytes and runs nothing.
 - PowerShell: single quotes in which each of the five quote characters that close one (' U+2019 U+2018
   U+201A U+201B, PowerShell's CharTraits.IsSingleQuote) is doubled; a control or invisible character as
   `[char]0xHHHH` joined with `+`. Its strings are UTF-16: bytes that are not UTF-8 cannot be held, refused.
-- cmd: `set "NAME=value"`; `%` and `!` (expanded even inside quotes), `"` and control characters cannot
-  be written so that cmd reads them back, refused.
+- cmd: a word in double quotes (inside them `& | < > ^` are literal; trailing backslashes doubled, as the C
+  runtime reads a command line), and `set "NAME=value"`; `%` and `!` (expanded even inside quotes), `"` (it
+  cannot be written inside them) and control characters (a newline ends the line: what follows would run as a
+  command) cannot be written so that cmd reads them back, refused. Its comments are `rem` lines.
 
 Strings hold a path's bytes as Python does (`os.fsdecode`: a byte that is not UTF-8 is a lone surrogate
 U+DC80..U+DCFF). Every line written here is printable ASCII or printable text, so the terminal shows what
@@ -54,9 +56,36 @@ def quote(word: str, shell: str) -> str:
         return _posix(word)
     if shell == "fish":
         return _fish(word)
-    if shell in ("powershell", "pwsh"):
+    if shell in ("powershell", "pwsh", "user"):  # "user": the user's Windows environment, set from PowerShell
         return _powershell(word)
+    if shell == "cmd":
+        return _cmd(word)
     raise ValueError(f"no quoting rules for shell {shell!r}")
+
+
+CMD_REFUSAL = ("cmd expands percent and exclamation signs even inside quotes, and a double quote, a semicolon or a "
+               "control character cannot be written in a set line")
+
+
+def check_cmd_text(text: str) -> None:
+    """CannotQuote unless cmd reads TEXT back as itself inside double quotes: no `%` or `!` (expanded even there),
+    no `"` (it ends them), no control or invisible character (a newline ends the line), no byte that is not UTF-8."""
+    if any(c in text for c in '%!"') or any(_needs_escape(c) for c in text):
+        raise CannotQuote("cmd expands percent and exclamation signs even inside quotes, and a double quote or a "
+                          "control character cannot be written in one of its lines")
+
+
+def _cmd(word: str) -> str:
+    check_cmd_text(word)
+    if word and not any(c in word for c in ' \t&|<>^(),;=\'`+[]{}~'):
+        return word
+    trailing = len(word) - len(word.rstrip("\\"))
+    return '"' + word + "\\" * trailing + '"'  # "C:\\dir\\" would end in an escaped quote
+
+
+def comment(shell: str, words: str) -> str:
+    """A line SHELL reads as a comment, saying WORDS (words of ours, never a user's value)."""
+    return f"rem {words}" if shell == "cmd" else f"# {words}"
 
 
 def _posix(word: str) -> str:
@@ -123,7 +152,7 @@ def command_line(argv: tuple[str, ...] | list[str], shell: str = "bash") -> str:
     """ARGV as the line that runs it in SHELL (PowerShell: the call operator `&`, else a quoted program
     would only be printed)."""
     words = [quote(arg, shell) for arg in argv]
-    if shell in ("powershell", "pwsh"):
+    if shell in ("powershell", "pwsh", "user"):
         return "& " + " ".join(words)
     return " ".join(words)
 
@@ -131,8 +160,7 @@ def command_line(argv: tuple[str, ...] | list[str], shell: str = "bash") -> str:
 def cmd_prepend(variable: str, folder: str) -> str:
     """`set "VARIABLE=FOLDER;%VARIABLE%"` for cmd.exe; CannotQuote for a FOLDER cmd would change or cannot hold."""
     if any(c in folder for c in '%!";') or any(_needs_escape(c) for c in folder):
-        raise CannotQuote("cmd expands percent and exclamation signs even inside quotes, and a double quote, "
-                          "a semicolon or a control character cannot be written in a set line")
+        raise CannotQuote(CMD_REFUSAL)
     return f'set "{variable}={folder};%{variable}%"'
 
 
@@ -148,3 +176,44 @@ def check_list_entry(folder: str) -> None:
         raise CannotQuote("the folder name holds a colon or a semicolon, which split a list of folders")
     if _LOADER_TOKEN.search(folder):
         raise CannotQuote("the folder name holds a token the loader expands, ORIGIN, LIB or PLATFORM after a dollar sign")
+
+
+# Text that quotes commands (a finding's fix, a plan step's why) marks each with a code span, as CommonMark does:
+# one more backtick around it than its longest run of backticks holds, so a backtick in a machine's value (an
+# allocator setting, a folder name) never ends the span early; in the prose around, such a backtick is written
+# with a backslash before it (CommonMark's escape), so it opens no span. The text renderer and markdown read both.
+CODE_SPAN = re.compile(r"(?<![`\\])(`+)(?!`)(.+?)(?<!`)\1(?!`)")
+
+
+def code_span(text: str) -> str:
+    """TEXT as one code span whatever backticks it holds (a space inside the fence where it begins or ends with
+    one)."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith(("`", " ")) or text.endswith(("`", " ")) else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def in_prose(value: str) -> str:
+    """VALUE (a machine's) put in prose that may quote commands: its backticks escaped, so it opens no code span."""
+    return value.replace("\\`", "\\\\`").replace("`", "\\`")
+
+
+def split_code_spans(text: str) -> list[str]:
+    """TEXT as [prose, code, prose, code, ..., prose]: the code spans' contents as written inside them, the prose
+    with its escaped backticks made plain again."""
+    parts: list[str] = []
+    last = 0
+    for found in CODE_SPAN.finditer(text):
+        parts.append(_plain_prose(text[last:found.start()]))
+        content = found.group(2)
+        if len(content) > 2 and content.startswith(" ") and content.endswith(" ") and content.strip():
+            content = content[1:-1]
+        parts.append(content)
+        last = found.end()
+    parts.append(_plain_prose(text[last:]))
+    return parts
+
+
+def _plain_prose(text: str) -> str:
+    return text.replace("\\`", "`")

@@ -15,6 +15,7 @@ from typing import Any, NoReturn, TypeVar
 from cudnn_doctor import __version__
 from cudnn_doctor.codes import ISSUES_URL
 from cudnn_doctor.errors import DoctorError
+from cudnn_doctor.limits import limit_stopped
 from cudnn_doctor.streams import CLOSED_PIPE_EXIT, OUTPUT_LOST_EXIT, OutputLost, say, stdout_closed, unquoted
 
 ERROR_SCHEMA = "cudnn-doctor/error/1"
@@ -91,6 +92,9 @@ def guarded(function: F, command: str | None = None, given: dict[str, Any] | Non
         options = kwargs if given is None else given
         verbose = bool(options.get("verbose"))
         want_json = json_wanted(name, options)
+        if want_json:  # what a failure's JSON needs, loaded now: under a limit there may be no file left to load it
+            from cudnn_doctor import user_files  # noqa: F401
+            from cudnn_doctor.render import json_out  # noqa: F401
         try:
             from cudnn_doctor.variables import check_all
 
@@ -114,7 +118,16 @@ def guarded(function: F, command: str | None = None, given: dict[str, Any] | Non
             raise
         except KeyboardInterrupt as error:  # Ctrl-C, SIGTERM, SIGHUP (signals.py)
             raise SystemExit(interrupted(error, want_json, name)) from None
-        except Exception as error:  # a bug in the doctor, not a problem of the machine
+        except Exception as error:  # a bug in the doctor, not a problem of the machine, unless a limit stopped it
+            stopped = limit_stopped(error)
+            if stopped is not None:
+                from cudnn_doctor import child
+
+                child.stop_all()
+                say(f"cudnn-doctor: error: {stopped[0]} (fix: {stopped[1]})")
+                if want_json:
+                    write_error_json(2, stopped[0], stopped[1], title="A limit of the process stopped it", command=name)
+                raise SystemExit(2) from None
             if verbose:
                 import traceback
 

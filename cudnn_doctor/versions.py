@@ -15,6 +15,12 @@ MAX_ENCODED = 10**9  # the largest plausible NVIDIA encoded version (cuDNN 99.99
 DOTTED = re.compile(rf"[0-9]{{1,{MAX_PART_DIGITS}}}(?:\.[0-9]{{1,{MAX_PART_DIGITS}}}){{0,{MAX_PARTS - 1}}}")
 
 
+def ascii_digits(text: str) -> bool:
+    """Is TEXT one or more of the digits 0-9? As C's strtol, CUDA and every NVIDIA tool read a number:
+    str.isdigit() is true for '²' and '١' too, which int() refuses or reads as another number."""
+    return text.isascii() and text.isdigit()
+
+
 def _encoded(value: object) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int) or not 0 < value < MAX_ENCODED:
         return None

@@ -262,8 +262,9 @@ def main() -> None:
     except Exception as error:  # noqa: BLE001 - the parent reads JSON, never a traceback
         answer = {"error": _error(error), "stage": "unknown", "results": []}
     answer["child_ms"] = round((time.perf_counter() - STARTED) * 1000, 1)
-    sys.stdout.write(json.dumps(answer, default=float) + "\n")
-    sys.stdout.flush()
+    from cudnn_doctor.child import write_answer
+
+    write_answer(json.dumps(answer, default=float) + "\n")  # the runner's answer channel: a library may print on stdout
     # skip interpreter teardown: some vendor libraries crash or hang in their destructors
     os._exit(0)
 

@@ -43,7 +43,7 @@ def run_child(request: dict[str, Any], timeout: float | None = None,
     paths = [PACKAGE_ROOT, *[p for p in sys.path if p and os.path.abspath(p) != here]]
     argv = python_module_argv("cudnn_doctor.bench.child", json.dumps(request), paths=paths)
     answer = run_one(argv, env, deadline_in(timeout), what="the benchmark process",
-                     on_stderr_line=_progress_reader(on_progress) if on_progress else None)
+                     on_stderr_line=_progress_reader(on_progress) if on_progress else None, answer_channel=True)
     if answer.timed_out:
         return {"crash": f"did not finish within {timeout:g} s (it hangs; CUDNN_DOCTOR_BENCH_TIMEOUT sets the limit)",
                 "results": []}

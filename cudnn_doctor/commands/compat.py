@@ -9,7 +9,7 @@ from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.knowledge import frameworks as knowledge
 from cudnn_doctor.knowledge import gpu_support, inputs, query, verdicts
 from cudnn_doctor.knowledge.data import load
-from cudnn_doctor.versions import version_tuple
+from cudnn_doctor.versions import ascii_digits, version_tuple
 
 SCHEMA = "cudnn-doctor/compat/1"
 # the tables that are no framework's; each framework's columns are its compat/rules.toml row's list_columns
@@ -200,7 +200,7 @@ def _requirement_of(row: dict[str, Any]) -> dict[str, Any]:
     if isinstance(cuda, str) and cuda != "unknown":
         minimum = query.toolkit_min_driver(cuda, row.get("os", "linux")) if "." in cuda else None
         minimum = minimum or (query.minor_compat_min_driver(int(cuda.split(".")[0]), row.get("os", "linux"))
-                              if cuda.split(".")[0].isdigit() and int(cuda.split(".")[0]) >= 11 else None)
+                              if ascii_digits(cuda.split(".")[0]) and int(cuda.split(".")[0]) >= 11 else None)
         if minimum:
             requirement["driver"] = f">={minimum.version}"
             requirement["driver_source"] = minimum.source

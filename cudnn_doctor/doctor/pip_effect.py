@@ -26,8 +26,10 @@ for dist in metadata.distributions():
     if name not in seen:
         seen[name] = {"version": dist.version, "where": os.path.realpath(str(dist.locate_file("")))}
 user = site.getusersitepackages() if hasattr(site, "getusersitepackages") else ""
-print(json.dumps({"paths": [p for p in (sysconfig.get_path("purelib"), sysconfig.get_path("platlib")) if p],
-                  "user_site": os.path.realpath(user) if user else "", "found": seen}))
+answer = json.dumps({"paths": [p for p in (sysconfig.get_path("purelib"), sysconfig.get_path("platlib")) if p],
+                     "user_site": os.path.realpath(user) if user else "", "found": seen})
+fd = os.environ.get("CUDNN_DOCTOR_ANSWER_FD", "")
+os.write(int(fd), answer.encode()) if fd.isdigit() else print(answer)
 """
 
 _TAKES_VALUE = {"-i", "--index-url", "--extra-index-url", "-f", "--find-links", "-c", "--constraint", "-r",
@@ -64,9 +66,10 @@ def unverified(argv: tuple[str, ...], env: dict[str, str]) -> str | None:
     verb, wanted = requirements_of(argv)
     if verb not in ("install", "uninstall") or not wanted:
         return None
-    answer = run_child((argv[0], "-c", _ASK), env, time.monotonic() + VERIFY_TIMEOUT_S, what=argv[0])
+    answer = run_child((argv[0], "-c", _ASK), env, time.monotonic() + VERIFY_TIMEOUT_S, what=argv[0],
+                       answer_channel=True)
     try:
-        seen: dict[str, Any] = json.loads(answer.stdout)
+        seen: dict[str, Any] = json.loads(answer.answer)
     except (ValueError, RecursionError):
         return f"pip exited 0, but {argv[0]} could not be asked what it holds ({answer.error or 'no answer'})"
     where = " and ".join(dict.fromkeys(seen.get("paths", []))) or "its site-packages"

@@ -10,6 +10,7 @@ from typing import Any
 
 from cudnn_doctor.explain.reader import split_at_skip
 from cudnn_doctor.knowledge.data import load
+from cudnn_doctor.versions import ascii_digits
 
 WINDOW = 64_000  # the catalog reads at most the last this many characters of the candidate lines
 
@@ -73,16 +74,16 @@ def normalise(key: str, value: str) -> str:
     if key in ("runtime_version", "compiled_version"):
         if re.fullmatch(r"\d{1,3},\s{0,3}\d{1,3},\s{0,3}\d{1,3}", value):  # PyTorch prints (8, 3, 2)
             return ".".join(part.strip() for part in value.split(","))
-        if value.isdigit():
+        if ascii_digits(value):
             number = int(value)
             if number >= 90000:
                 return f"{number // 10000}.{(number % 10000) // 100}.{number % 100}"
             return f"{number // 1000}.{(number % 1000) // 100}.{number % 100}"
-    if key == "cuda_version" and value.isdigit():
+    if key == "cuda_version" and ascii_digits(value):
         number = int(value)
         if number >= 1000:  # driver-API encoding: 12080 -> 12.8
             return f"{number // 1000}.{(number % 1000) // 10}"
         return f"{value[:-1]}.{value[-1]}"  # cudart64_110.dll -> 11.0
-    if key == "compute_capability" and value.isdigit():
+    if key == "compute_capability" and ascii_digits(value):
         return f"{value[:-1]}.{value[-1]}"
     return value

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cudnn_doctor.knowledge.data import load
+from cudnn_doctor.versions import ascii_digits
 
 MAX_BYTES = 2_000_000  # of a longer log, its head and its tail are read, this much in all
 HEAD_BYTES = 256_000  # the start of a log: a framework's loading errors
@@ -859,7 +860,7 @@ def _normalise_version(text: str, subject: str) -> str:
     text = text.strip("() ")
     if "," in text:
         return ".".join(part.strip() for part in text.split(","))
-    if text.isdigit():
+    if ascii_digits(text):
         number = int(text)
         if subject.startswith("cudnn"):
             if number >= 90000:
@@ -917,7 +918,7 @@ def _versions(index: int, line: str, lower: str) -> list[VersionPair]:
     for match in itertools.islice(_VERSION.finditer(line), PER_LINE):
         text = match.group(0)
         near = lower[max(0, match.start() - 12):match.start()]
-        if text.isdigit() and "version" not in lower[max(0, match.start() - 30):match.start()] \
+        if ascii_digits(text) and "version" not in lower[max(0, match.start() - 30):match.start()] \
                 and "cuda" not in near and "against" not in near:
             continue  # a bare number is a version only right after the word (or "compiled/linked against 7102")
         if line[max(0, match.start() - 1):match.start()] in (":", "/") and text.count(".") == 0:
@@ -1045,7 +1046,7 @@ def _compiler_table() -> tuple[dict[str, Any], ...]:
 
 
 def version_key(text: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in text.split(".") if part.isdigit())
+    return tuple(int(part) for part in text.split(".") if ascii_digits(part))
 
 
 def _compilers(index: int, lower: str, whole: str) -> list[Compiler]:

@@ -31,6 +31,7 @@ from cudnn_doctor.child import run_child
 from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.fleet.merge import FleetResult, NodeReport, merge, read_node
 from cudnn_doctor.user_files import UnreadableFile, read_user_head
+from cudnn_doctor.versions import ascii_digits
 
 DEFAULT_DEADLINE_S = 600.0
 # srun: "a second SIGINT within one second terminates the job step"; then time for it to say so and exit
@@ -96,7 +97,7 @@ def _slurm_names(folder: Path) -> None:
     import re
 
     for report in sorted(folder.glob("*.json")):
-        if not report.stem.isdigit():
+        if not ascii_digits(report.stem):
             continue
         errors = report.with_suffix(".err")
         try:
@@ -162,7 +163,7 @@ def _named(node: NodeReport, path: Path) -> NodeReport:
     from dataclasses import replace
 
     name = path.name.removesuffix(".json")
-    return node if name.isdigit() or name == node.node else replace(node, node=name)
+    return node if ascii_digits(name) or name == node.node else replace(node, node=name)
 
 
 def _with_stderr(node: NodeReport, path: Path) -> NodeReport:

@@ -13,6 +13,7 @@ from urllib.parse import urlparse
 
 from cudnn_doctor.codes import doctor_error
 from cudnn_doctor.errors import DoctorError
+from cudnn_doctor.versions import ascii_digits
 
 CHUNK = 1 << 20
 ATTEMPTS = 4  # whole-transfer attempts; each resumes where the last one stopped
@@ -327,7 +328,7 @@ def _transfer(http, url: str, part: Path, size: int | None,  # type: ignore[no-u
         mode = "ab" if answer.status_code == 206 and have else "wb"
         have = have if mode == "ab" else 0
         length = answer.headers.get("Content-Length")
-        total = size if size is not None else (have + int(length) if length and length.isdigit() else None)
+        total = size if size is not None else (have + int(length) if length and ascii_digits(length) else None)
         with open(part, mode) as handle:
             for chunk in _pieces(answer):
                 handle.write(chunk)

@@ -13,6 +13,7 @@ from typing import Any
 
 from cudnn_doctor.codes import doctor_error
 from cudnn_doctor.errors import DoctorError
+from cudnn_doctor.versions import ascii_digits
 
 DEFAULT_BASE_URL = "https://developer.download.nvidia.com/compute/cudnn/redist/"
 FULL_VERSION = re.compile(r"^\d+\.\d+\.\d+$")
@@ -73,7 +74,7 @@ def pick_file(manifest: Any, platform: str, cuda_major: int | None, where: str) 
     if sha256 is not None and (not isinstance(sha256, str) or not re.fullmatch(r"[0-9a-fA-F]{64}", sha256)):
         raise bad(f"its sha256 {str(sha256)[:80]!r} is not 64 hexadecimal digits")
     if size is not None and not (isinstance(size, int) and not isinstance(size, bool) and size >= 0) and not (
-            isinstance(size, str) and size.isdigit() and len(size) < 16):
+            isinstance(size, str) and ascii_digits(size) and len(size) < 16):
         raise bad(f"its size {str(size)[:40]!r} is not a number of bytes")
     return RedistFile(version=version, platform=platform, cuda_major=chosen_major, relative_path=path,
                       sha256=sha256.lower() if sha256 else None,

@@ -140,7 +140,7 @@ class Transaction:
         blocked = _block_signals()
         try:
             if not self._committed and self.journal:
-                rollback(self.prefix, self.journal)
+                _rollback_to_the_end(self.prefix, self.journal)
         finally:
             try:
                 for signum, old in self._old_signals.items():
@@ -261,6 +261,22 @@ class Transaction:
         step("commit.manifest")
         self._committed = True
         finish_committed(self.prefix, self.journal)
+
+
+def _rollback_to_the_end(prefix: Path, journal: dict[str, Any]) -> None:
+    """The rollback, done whole even when a signal lands inside it: one that reached the process before the mask
+    took hold still raises here (Python runs its handler later, in this thread). Each step of a rollback checks
+    what is there before it moves anything, so it is begun again from the journal until it is done; then the
+    signal goes on up, and whatever says "as it was" says so of a prefix that is."""
+    interruption: BaseException | None = None
+    for _attempt in range(100):
+        try:
+            rollback(prefix, journal)
+            break
+        except KeyboardInterrupt as error:  # Ctrl-C, SIGTERM, SIGHUP (signals.Interrupted): finish first
+            interruption = interruption or error
+    if interruption is not None:
+        raise interruption
 
 
 def _interrupt(signum: int, frame: object) -> None:

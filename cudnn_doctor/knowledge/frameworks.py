@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cudnn_doctor.knowledge.data import load
-from cudnn_doctor.versions import major, major_minor, matches_prefix, version_tuple
+from cudnn_doctor.versions import ascii_digits, major, major_minor, matches_prefix, version_tuple
 
 COMPATIBLE, INCOMPATIBLE, UNKNOWN = "compatible", "incompatible", "unknown"
 ROW_TABLE_OVERRIDES = {"theano": "release", "dl4j": "backend"}
@@ -169,7 +169,7 @@ def package_rule(framework: str, package: str | None) -> dict[str, Any] | None:
 def _needs(framework: str, version: str, os_name: str = "linux", artifact: str | None = None) -> Needs:
     base, _, local = version.partition("+")
     build_cuda = None  # torch's local version names its CUDA build: +cu124 -> 12.4, +cu80 -> 8.0
-    if profile(framework).get("cuda_rule") == "bundled" and local.startswith("cu") and local[2:].isdigit() \
+    if profile(framework).get("cuda_rule") == "bundled" and local.startswith("cu") and ascii_digits(local[2:]) \
             and len(local) >= 4:
         digits = local[2:]
         build_cuda = f"{digits[:-1]}.{digits[-1]}"

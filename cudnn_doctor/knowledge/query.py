@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cudnn_doctor.knowledge.data import load
-from cudnn_doctor.versions import major_minor, version_tuple
+from cudnn_doctor.versions import ascii_digits, major_minor, version_tuple
 
 
 @dataclass(frozen=True)
@@ -99,7 +99,7 @@ def minor_compat_branch(cuda_major: int) -> int | None:
             text = str(row.get("driver_branch_range", ""))
             if text.startswith(">="):
                 digits = text[2:].split(",")[0].strip()
-                return int(digits) if digits.isdigit() else None
+                return int(digits) if ascii_digits(digits) else None
     return None
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import shlex
 
 from cudnn_doctor.knowledge.data import load
-from cudnn_doctor.versions import version_tuple
+from cudnn_doctor.versions import ascii_digits, version_tuple
 
 
 def existing_release(wanted: str) -> str:
@@ -29,7 +29,7 @@ def wheel_build(version: str, cuda_major: int) -> str:
     (a wheel's version has four parts: ==9.19.0 matches none of them)."""
     wanted = (version_tuple(version) or ())[:3]
     for row in load("cudnn").get("release", []):
-        if version_tuple(row.get("version")) == wanted and str(row.get("build", "unknown"))[:1].isdigit():
+        if version_tuple(row.get("version")) == wanted and ascii_digits(str(row.get("build", "unknown"))[:1]):
             if any(str(v.get("cuda", "")).split(".")[0] == str(cuda_major) for v in row.get("variant", [])):
                 return str(row["build"])
     return f"{version}.*"
@@ -45,7 +45,7 @@ def cudnn_requirement(compiled: str) -> str | None:
     packages = {}
     for wheel in load("cudnn").get("wheel", []):
         release = version_tuple(wheel.get("release")) or ()
-        if release[:1] == wanted[:1] and release[:3] >= wanted and str(wheel.get("cuda", "")).isdigit():
+        if release[:1] == wanted[:1] and release[:3] >= wanted and ascii_digits(str(wheel.get("cuda", ""))):
             packages[int(wheel["cuda"])] = str(wheel["package"])
     if not packages:
         return None

@@ -12,6 +12,7 @@ from cudnn_doctor.knowledge.advice import advice
 from cudnn_doctor.model import Finding
 from cudnn_doctor.plan.actions import ENV, RUNNABLE, Action, Plan
 from cudnn_doctor.plan.shell import command_line, env_lines
+from cudnn_doctor.quoting import code_span, in_prose
 
 
 def remedy_of(code: str, values: dict[str, Any], os_name: str = "linux") -> str:
@@ -32,7 +33,7 @@ def advised(findings: list[Finding] | tuple[Finding, ...]) -> list[Finding]:
 def action_text(action: Action, current: list[str]) -> str:
     """One action as a sentence with its command in backticks."""
     if action.kind in RUNNABLE and action.argv:
-        return f"`{command_line(action.argv)}`"
+        return code_span(command_line(action.argv))
     if action.kind == ENV:
         line = "; ".join(env_lines(action.env, current))
         removed = [c.folder for c in action.env if c.op == "remove"]
@@ -40,17 +41,18 @@ def action_text(action: Action, current: list[str]) -> str:
         if action.env[0].system == "windows":  # PowerShell's line, cmd's, and the one that keeps it for new programs
             cmd, user = ("; ".join(env_lines(action.env, current, shell)) for shell in ("cmd", "user"))
             what = f"take {', '.join(removed)} out of {variable}" if removed else f"put it on {variable}"
-            return f"{what}, in PowerShell: `{line}` in cmd: `{cmd}` for every new program: `{user}`"
+            return (f"{what}, in PowerShell: {code_span(line)} in cmd: {code_span(cmd)} for every new program: "
+                    f"{code_span(user)}")
         if removed:
-            return f"take {', '.join(removed)} out of {variable}: `{line}`"
-        return f"`{line}`"
+            return f"take {in_prose(', '.join(removed))} out of {variable}: {code_span(line)}"
+        return code_span(line)
     if action.kind == "edit" and action.text:
         files = [line[4:] for line in action.text.splitlines() if line.startswith("+++ ")]
         lines = action.text.splitlines()
         changes = [(a[1:].strip(), b[1:].strip()) for a, b in zip(lines, lines[1:], strict=False)
                    if a.startswith("-") and not a.startswith("---") and b.startswith("+") and not b.startswith("+++")]
-        said = "; ".join(f"`{old}` to `{new}`" for old, new in changes[:2])
-        return f"edit {', '.join(files)}: {said} (cudnn-doctor fix shows the diff)"
+        said = "; ".join(f"{code_span(old)} to {code_span(new)}" for old, new in changes[:2])
+        return f"edit {in_prose(', '.join(files))}: {said} (cudnn-doctor fix shows the diff)"
     return action.text or ""
 
 

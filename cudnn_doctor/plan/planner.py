@@ -22,7 +22,7 @@ from cudnn_doctor.plan import process_env
 from cudnn_doctor.plan.actions import CONDA, EDIT, ENV, INSTALL, MANUAL, PIP, Action, EnvChange, Plan
 from cudnn_doctor.plan.fixes import remedy
 from cudnn_doctor.rules.cudnn import prefix_of
-from cudnn_doctor.versions import major, version_tuple
+from cudnn_doctor.versions import ascii_digits, major, version_tuple
 
 PACKAGE_MANAGED = ("pip:", "conda")  # folders a package manager owns: never written by `cudnn-doctor install`
 CUDNN_DATA = "compat/cudnn.toml [[release]]"
@@ -216,7 +216,7 @@ def package_copies(work: _Work) -> None:
 
 def _major_from_package(source: str) -> int | None:
     tail = source.rsplit("-cu", 1)[-1]
-    return int(tail) if tail.isdigit() else None
+    return int(tail) if ascii_digits(tail) else None
 
 
 def _python_of_site(report: Report, install: CudnnInstall) -> str | None:
@@ -700,7 +700,7 @@ def framework_builds(work: _Work) -> None:
     """CD403 (built for a CUDA newer than the driver): the driver upgrade, with the floor from NVIDIA's table."""
     for finding in work.with_code("CD403", "CD103", "CD106"):
         floor = finding.values.get("min_driver")
-        branch = str(floor).split(".")[0] if floor and str(floor)[:1].isdigit() else None
+        branch = str(floor).split(".")[0] if floor and ascii_digits(str(floor)[:1]) else None
         if branch is None:
             continue
         text = (f"upgrade the NVIDIA driver to {floor} or newer (branch {branch}): Ubuntu/Debian "

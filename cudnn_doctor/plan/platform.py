@@ -13,6 +13,7 @@ from typing import Any, Protocol
 from cudnn_doctor.knowledge.platforms import jetpack_row, treatment
 from cudnn_doctor.model import CudnnInstall, Finding, Platform, Report
 from cudnn_doctor.plan.actions import ENV, MANUAL, PIP, Action, EnvChange
+from cudnn_doctor.versions import ascii_digits
 
 
 class _Work(Protocol):
@@ -78,7 +79,16 @@ def wsl_driver(work: _Work) -> None:
     for found in work.with_code(*DRIVER_CODES):
         floor = found.values.get("min_driver")
         _manual(work, [found], "wsl2", "windows-driver", "on WSL 2 the driver is the Windows one",
-                {"min_driver": floor if floor and str(floor)[:1].isdigit() else "the newest for your GPU"})
+                {"min_driver": floor if floor and ascii_digits(str(floor)[:1]) else "the newest for your GPU"})
+    for found in work.with_code("CD112"):  # cuInit's 803 from a Linux libcuda: no kernel module here to reload
+        view = work.report.process
+        if view is not None and view.libcuda_via == "LD_LIBRARY_PATH" and view.libcuda_entry:
+            work.take([found], Action(ENV, (), "LD_LIBRARY_PATH puts a Linux driver before WSL's",
+                                      "ld.so(8): LD_LIBRARY_PATH is searched before the ldconfig cache",
+                                      env=(EnvChange("LD_LIBRARY_PATH", "remove", view.libcuda_entry),)))
+        _manual(work, [found], "wsl2", "no-linux-driver", "a Linux NVIDIA driver inside WSL 2",
+                {"library": (view.libcuda if view is not None else None) or "libcuda.so.1"})
+        _manual(work, [found], "wsl2", "restart-wsl", "the Windows driver's state is WSL's VM's")
     _manual(work, work.with_code("CD104", "CD110"), "wsl2", "restart-wsl", "the Windows driver's state is WSL's VM's")
 
 

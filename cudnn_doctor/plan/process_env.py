@@ -10,6 +10,7 @@ from typing import Any
 from cudnn_doctor.knowledge.data import load
 from cudnn_doctor.model import Finding, LoadedCudnn, Report
 from cudnn_doctor.plan.actions import ENV, MANUAL, Action, EnvChange
+from cudnn_doctor.versions import ascii_digits
 
 LOADER_SOURCE = "ld.so(8): LD_LIBRARY_PATH is searched first, LD_PRELOAD is loaded into every program"
 CUDA_ENV_SOURCE = ("CUDA C++ Programming Guide, 'CUDA Environment Variables' "
@@ -102,7 +103,7 @@ def usable_entries(value: str, report: Report) -> list[str]:
     taken: set[int] = set()
     for entry in (e.strip() for e in value.split(",")):
         index = None
-        if entry.isdigit() and int(entry) < len(report.gpus):
+        if ascii_digits(entry) and int(entry) < len(report.gpus):
             index = int(entry)
         elif entry.upper().startswith("GPU-") and len(entry) > 4:
             matches = [i for i, uuid in enumerate(uuids) if uuid.upper().startswith(entry.upper())]

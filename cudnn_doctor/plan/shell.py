@@ -49,6 +49,11 @@ def env_lines(changes: tuple[EnvChange, ...], current: list[str], shell: str = "
     a folder's name exactly, or the variable cannot (a ':' in it), the line is a comment that says why."""
     if changes and changes[0].system == "windows":
         return windows_env_lines(changes, current, shell if shell in WINDOWS_SHELLS else "powershell")
+    if shell in ("cmd", "user"):  # Windows' own: they set nothing a Linux program reads
+        where = "cmd" if shell == "cmd" else "the user's Windows environment"
+        return [quoting.comment(shell, f"cudnn-doctor wrote no {shell} line for {variable}: {where} does not set the "
+                                "environment of a Linux program; use --shell bash, zsh, fish or powershell")
+                for variable in dict.fromkeys(c.variable for c in changes)]
     lines = []
     for variable in dict.fromkeys(c.variable for c in changes):
         mine = tuple(c for c in changes if c.variable == variable)
@@ -66,7 +71,8 @@ def env_lines(changes: tuple[EnvChange, ...], current: list[str], shell: str = "
             folders = folders_after(mine, current, variable)
             lines.append(_assign(shell, variable, ":".join(folders)) if folders else _unset(shell, variable))
         except quoting.CannotQuote as refusal:
-            lines.append(f"# cudnn-doctor wrote no {shell} line for {variable}: {refusal}, rename the folder")
+            lines.append(quoting.comment(shell, f"cudnn-doctor wrote no {shell} line for {variable}: {refusal}, "
+                                                "rename the folder"))
     return lines
 
 
@@ -123,38 +129,43 @@ def _raise_soft_limit(option: str, value: str) -> None:
 
 
 def windows_env_lines(changes: tuple[EnvChange, ...], current: list[str], shell: str) -> list[str]:
-    """CHANGES as Windows writes them: folders joined with ';', in PowerShell, cmd or the user's environment."""
+    """CHANGES as Windows writes them: folders joined with ';', in PowerShell, cmd or the user's environment. Where
+    the shell cannot hold a folder exactly, or a folder would split the list (a ';'), the line is a comment."""
     lines = []
     for variable in dict.fromkeys(c.variable for c in changes):
         mine = tuple(c for c in changes if c.variable == variable)
-        if all(c.op == "prepend" for c in mine):
-            front = ";".join(c.folder for c in reversed(mine))
-            if shell == "cmd":
-                lines.append(f'set "{variable}={_cmd(front)};%{variable}%"')
-            elif shell == "user":
-                lines.append(f"[Environment]::SetEnvironmentVariable({_ps(variable)}, {_ps(front + ';')} + "
-                             f"[Environment]::GetEnvironmentVariable({_ps(variable)}, 'User'), 'User')")
-            else:
-                lines.append(f"$env:{variable} = {_ps(front + ';')} + $env:{variable}")
-            continue
-        value = ";".join(folders_after(mine, current, variable))
-        if shell == "cmd":
-            lines.append(f'set "{variable}={_cmd(value)}"')
-        elif shell == "user":
-            lines.append(f"[Environment]::SetEnvironmentVariable({_ps(variable)}, {_ps(value)}, 'User')")
-        else:
-            lines.append(f"$env:{variable} = {_ps(value)}")
+        try:
+            lines.append(_windows_line(shell, variable, mine, current))
+        except quoting.CannotQuote as refusal:
+            lines.append(quoting.comment(shell, f"cudnn-doctor wrote no {shell} line for {variable}: {refusal}, "
+                                                "rename the folder"))
     return lines
+
+
+def _windows_line(shell: str, variable: str, mine: tuple[EnvChange, ...], current: list[str]) -> str:
+    for change in mine:
+        if change.op == "prepend" and (";" in change.folder or not change.folder):
+            raise quoting.CannotQuote("the folder name holds a semicolon, which splits a list of folders")
+    if all(c.op == "prepend" for c in mine):
+        front = ";".join(c.folder for c in reversed(mine))
+        if shell == "cmd":
+            quoting.check_cmd_text(front)
+            return f'set "{variable}={front};%{variable}%"'
+        if shell == "user":
+            return (f"[Environment]::SetEnvironmentVariable({_ps(variable)}, {_ps(front + ';')} + "
+                    f"[Environment]::GetEnvironmentVariable({_ps(variable)}, 'User'), 'User')")
+        return f"$env:{variable} = {_ps(front + ';')} + $env:{variable}"
+    value = ";".join(folders_after(mine, current, variable))
+    if shell == "cmd":
+        quoting.check_cmd_text(value)
+        return f'set "{variable}={value}"' if value else f'set "{variable}="'
+    if shell == "user":
+        return f"[Environment]::SetEnvironmentVariable({_ps(variable)}, {_ps(value)}, 'User')"
+    return f"$env:{variable} = {_ps(value)}"
 
 
 def _ps(text: str) -> str:
     return quoting.quote(text, "powershell")
-
-
-def _cmd(text: str) -> str:
-    """TEXT inside cmd's `set "NAME=..."`: the quotes keep & | < > literal; % is doubled only where cmd would
-    expand it in a batch file, and a line typed at the prompt keeps it, so it is left as it is."""
-    return text.replace('"', "")  # a path holds no double quote on Windows
 
 
 def _prepend(shell: str, variable: str, front: str) -> str:

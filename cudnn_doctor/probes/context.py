@@ -229,7 +229,9 @@ if system_site or not venv:
 if (system_site or not venv) and not os.environ.get("PYTHONNOUSERSITE"):
     folders.append(site.getusersitepackages())
 paths = [p for p in sys.path if p] + [f for f in folders if os.path.isdir(f)]
-sys.stdout.write(json.dumps(list(dict.fromkeys(paths))))
+answer = json.dumps(list(dict.fromkeys(paths)))
+fd = os.environ.get("CUDNN_DOCTOR_ANSWER_FD", "")
+os.write(int(fd), answer.encode("utf-8", "surrogateescape")) if fd.isdigit() else sys.stdout.write(answer)
 """
 MAX_PATHS = 10_000  # entries of an answer
 MAX_PATH_LENGTH = 4096  # PATH_MAX
@@ -294,7 +296,7 @@ def interpreter_paths(python: str, timeout: float | None = None) -> list[str]:
     timeout = probe_timeout() if timeout is None else timeout
     # through the one child runner: one deadline over its output, and all it started killed
     answer = run_child([python, "-I", "-S", "-c", SYS_PATH_CODE], None, deadline_in(timeout),
-                       what=f"--python {python}")
+                       what=f"--python {python}", answer_channel=True)
     if answer.error and not answer.crashed and not answer.timed_out:
         raise DoctorError(f"--python {python}: cannot run it: {answer.error.split(': ', 1)[-1]}",
                           fix="give a working Python interpreter", code="CD009")
@@ -303,7 +305,7 @@ def interpreter_paths(python: str, timeout: float | None = None) -> list[str]:
                           fix="give a working Python interpreter", code="CD009")
     returncode = answer.exit_code
     try:
-        paths = json.loads(answer.stdout) if returncode == 0 else None
+        paths = json.loads(answer.answer) if returncode == 0 else None
     except (ValueError, RecursionError):  # not JSON, or nested deeper than a parser goes
         paths = None
     if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):

@@ -62,7 +62,7 @@ class DeepImports:
 
                 sets = "; ".join(f"ulimit -S {option} {shlex.quote(value)}" for option, value in limits)
                 argv = ("/bin/sh", "-c", f'{sets}; exec "$@"', "sh", *argv)
-            requests.append(ChildRequest(argv, env, self.timeout, f"importing {framework.name}"))
+            requests.append(ChildRequest(argv, env, self.timeout, f"importing {framework.name}", answer_channel=True))
         self.names = [f.name for f in frameworks]
         self.batch = ChildBatch(requests, deadline=deadline_in(self.timeout), parallel=len(requests) or 1)
 

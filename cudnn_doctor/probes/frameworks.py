@@ -20,7 +20,7 @@ from cudnn_doctor.probes.context import SearchContext, working_folder
 from cudnn_doctor.probes.loader import resolve_like_loader
 from cudnn_doctor.probes.pe import PeError, read_pe
 from cudnn_doctor.user_files import SOURCE_LIMIT, UnreadableFile, read_text_or_empty, read_user_file
-from cudnn_doctor.versions import clean_version
+from cudnn_doctor.versions import ascii_digits, clean_version
 
 
 def python_frameworks() -> tuple[tuple[str, str, tuple[str, ...]], ...]:
@@ -109,7 +109,7 @@ def _python_framework(name: str, version: str, site: str, info: str, libraries: 
         cuda = match.group(1) if match else None
         if cuda is None and "+cu" in version:
             local = version.split("+cu")[1]
-            cuda = f"{local[:-1]}.{local[-1]}" if local.isdigit() and len(local) >= 3 else None
+            cuda = f"{local[:-1]}.{local[-1]}" if ascii_digits(local) and len(local) >= 3 else None
         details["cpu_only"] = cuda is None and ("+cpu" in version or "cuda" in text)
     elif name == "tensorflow":
         build = _tensorflow_build_info(site)

@@ -87,12 +87,13 @@ def _plan(jobs: list[Job], timeout: float, env: Mapping[str, str]) -> tuple[list
     requests = []
     for group in groups:
         if len(group) == 1:
-            requests.append(ChildRequest(_argv(jobs[group[0]]), child_env, timeout, "the probe"))
+            requests.append(ChildRequest(_argv(jobs[group[0]]), child_env, timeout, "the probe", answer_channel=True))
         else:
             targets = [_target(jobs[index]) for index in group]
             rounds = -(-len(group) // IN_FLIGHT)
             argv = python_argv(CHILD, "batch", jobs[group[0]].kind, f"{timeout:g}", str(IN_FLIGHT), *targets)
-            requests.append(ChildRequest(argv, child_env, timeout * rounds + BATCH_GRACE_S, "the probe"))
+            requests.append(ChildRequest(argv, child_env, timeout * rounds + BATCH_GRACE_S, "the probe",
+                                         answer_channel=True))
     batched = any(len(group) > 1 for group in groups)
     # with batches, IN_FLIGHT libraries per batch child: no more library processes at once than before
     return groups, requests, max(1, parallel // IN_FLIGHT) if batched else parallel
@@ -118,7 +119,7 @@ def _batch_answers(answer: ChildAnswer, count: int, timeout: float) -> list[Chil
     """The answer of each library of a batch child, from its lines; where a line is missing (the batch
     child crashed or was stopped), the batch's own error."""
     lines: dict[int, dict[str, Any]] = {}
-    for text in answer.stdout.splitlines():
+    for text in answer.answer.splitlines():
         try:
             value = json.loads(text)
         except (ValueError, RecursionError):
@@ -138,7 +139,8 @@ def _batch_answers(answer: ChildAnswer, count: int, timeout: float) -> list[Chil
         each.append(make_answer(request, code if isinstance(code, int) else None,
                                 str(line.get("stdout", "")).encode("utf-8", "surrogateescape"),
                                 str(line.get("stderr", "")).encode("utf-8", "surrogateescape"),
-                                float(line.get("wall_ms", 0.0)), bool(line.get("timed_out")), stopped=False))
+                                float(line.get("wall_ms", 0.0)), bool(line.get("timed_out")), stopped=False,
+                                answer=str(line.get("answer", "")).encode("utf-8", "surrogateescape")))
     return each
 
 
@@ -175,8 +177,11 @@ def _library_probe(job: Job, answer: ChildAnswer, timeout: float) -> LibraryProb
     if answer.error is not None:  # it could not be started
         return LibraryProbe(job.target, loaded=False, error=answer.error)
     values = answer.values
-    if values is None:
-        return LibraryProbe(job.target, loaded=False, crashed=True, error="the probe answered garbage")
+    if values is None:  # exit status 0, and no answer: the library ended the process (exit() in its code)
+        said = answer.answer.strip()
+        return LibraryProbe(job.target, loaded=False, crashed=True,
+                            error=f"the probe answered garbage ({said[:80]!r})" if said else
+                            "exited (status 0) before it answered: the library ended the process")
     error = values.get("error")
     found = values.get("values")
     return LibraryProbe(

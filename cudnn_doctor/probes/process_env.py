@@ -30,7 +30,7 @@ from cudnn_doctor.operating_system import CURRENT
 from cudnn_doctor.probes.context import SearchContext
 from cudnn_doctor.probes.library_jobs import Job
 from cudnn_doctor.probes.loader import resolve_like_loader
-from cudnn_doctor.versions import decode_cuda, version_tuple
+from cudnn_doctor.versions import ascii_digits, decode_cuda, version_tuple
 
 CUDA_JOB = Job("cuda", "libcuda.so.1")  # dlopen'd by soname, as every CUDA program opens it
 KERNEL_VERSION_FILE = "/proc/driver/nvidia/version"
@@ -110,7 +110,7 @@ def visible_from_nvml(value: str, gpus: list[Gpu], env: dict[str, str]) -> tuple
     if any(gpu is None for gpu in named) or len({id(gpu) for gpu in named}) != len(named):
         return None
     several_kinds = len({(gpu.name, gpu.compute_capability) for gpu in gpus}) > 1
-    if several_kinds and env.get("CUDA_DEVICE_ORDER") != "PCI_BUS_ID" and entries[0][:1].isdigit():
+    if several_kinds and env.get("CUDA_DEVICE_ORDER") != "PCI_BUS_ID" and ascii_digits(entries[0][:1]):
         return None
     if not all(_without_mig(gpu) for gpu in gpus):
         return None
@@ -137,8 +137,9 @@ def _cuda_bus(text: str | None) -> str | None:
 
 
 def preload_entries(env: dict[str, str]) -> tuple[str, ...]:
-    """LD_PRELOAD's entries: ld.so(8) splits them at colons and spaces."""
-    return tuple(part for part in re.split(r"[:\s]+", env.get("LD_PRELOAD", "")) if part)
+    """LD_PRELOAD's entries as ld.so splits them: at colons and spaces only (glibc's rtld, preload_sep " :"); a tab or
+    a newline is part of a name."""
+    return tuple(part for part in re.split(r"[: ]+", env.get("LD_PRELOAD", "")) if part)
 
 
 def read_process_view(ctx: SearchContext, answer: LibraryProbe | None, gpus: list[Gpu],
@@ -181,6 +182,8 @@ def read_process_view(ctx: SearchContext, answer: LibraryProbe | None, gpus: lis
         cuinit=values.get("cuInit") if isinstance(values.get("cuInit"), int) else None,
         cuinit_name=values.get("cuInit_name") or _status_name(values.get("cuInit")),
         load_error=answer.error if answer is not None and not answer.loaded else None,
+        probe_failure=(answer.error or "ended without an answer") if answer is not None and (
+            answer.crashed or answer.timed_out) and not (answer.error or "").startswith("not started") else None,
         visible=visible,
         visible_from=visible_from,
         cuda_visible_devices=value,

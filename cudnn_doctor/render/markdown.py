@@ -11,9 +11,15 @@ from cudnn_doctor.model import Report
 
 
 def _cell(value: object) -> str:
-    """VALUE for a Markdown table cell: one line, its pipes and backticks escaped."""
-    text = " ".join(str(value).split())
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("`", "\\`") or " "
+    """VALUE for a Markdown table cell: one line, every control or invisible character written as an escape (a
+    terminal escape, a NUL, a bidi override reach no reader raw), its backslashes, pipes, backticks and angle
+    brackets escaped."""
+    from cudnn_doctor.streams import printable
+
+    text = printable(" ".join(str(value).split()))
+    for char in "\\|`<>":
+        text = text.replace(char, "\\" + char)
+    return text or " "
 
 
 def check_text(report: Report, verbose: bool = False) -> str:

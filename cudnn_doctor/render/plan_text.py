@@ -14,7 +14,7 @@ def render_plan(console: Any, outcome: Any, shell: str, applied: bool, shown: bo
     """`cudnn-doctor fix`: the plan, step by step; after --yes, what each step came to and before -> after.
     SHOWN: the plan is on the screen already (a terminal asked first): only what each step came to."""
     from cudnn_doctor.render.safe import escape
-    from cudnn_doctor.render.text import print_with_commands
+    from cudnn_doctor.render.text import print_with_commands, print_wrapped
 
     plan, report = outcome.plan, outcome.report
     if not plan.actions:
@@ -42,7 +42,7 @@ def render_plan(console: Any, outcome: Any, shell: str, applied: bool, shown: bo
             console.print("       " + escape(_run_line(action.argv, shell)), highlight=False, soft_wrap=True)
         else:
             print_with_commands(console, "", action.text or "", 7)
-        print_with_commands(console, "[dim]why:[/] ", action.why, 7)
+        print_wrapped(console, "[dim]why:[/] " + escape(action.why), 7)  # prose: a value's `...` is no command
         if action.verified:
             print_with_commands(console, "[dim]tried:[/] ", action.verified, 7)
         if applied and outcome.results[index - 1:index]:
@@ -69,12 +69,12 @@ def render_plan(console: Any, outcome: Any, shell: str, applied: bool, shown: bo
 
 
 def _run_line(argv: tuple[str, ...], shell: str) -> str:
-    from cudnn_doctor.quoting import CannotQuote
+    from cudnn_doctor.quoting import CannotQuote, comment
 
     try:
         return command_line(argv, shell)
     except CannotQuote as refusal:
-        return f"# cudnn-doctor wrote no {shell} line for this step: {refusal}, rename the folder"
+        return comment(shell, f"cudnn-doctor wrote no {shell} line for this step: {refusal}, rename the folder")
 
 
 def _counts(counts: dict[str, int]) -> str:

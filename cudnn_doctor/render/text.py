@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.text import Text
 
 from cudnn_doctor.model import CudnnInstall, Finding, Report
+from cudnn_doctor.quoting import split_code_spans
 from cudnn_doctor.render.safe import escape
 from cudnn_doctor.streams import printable
 
@@ -18,7 +19,7 @@ FINDING_MARKS = {"error": "[red]✗[/]", "warning": "[yellow]![/]", "info": "[bl
 AREAS = (("CD1", "driver"), ("CD2", "toolkit"), ("CD3", "cudnn"), ("CD4", "frameworks"))
 AREA_NAMES = ("driver", "toolkit", "cudnn", "frameworks", "requirements")
 REQUIREMENT_CODE = re.compile(r"^CD\d2\d$")  # CD120, CD121, CD220, CD320, CD420: --require not met
-QUOTED = re.compile(r"`([^`\n]+)`")
+
 
 
 def area_of(code: str) -> str:
@@ -72,7 +73,7 @@ def print_with_commands(console: Console, label: str, text: str, indent: int) ->
     copy of that line is the command and nothing else (pasted with backticks, bash would run it as a command
     substitution); the prose around it wraps at its indent. Quoted options and names (`--replace`) stay in
     the prose, without backticks."""
-    parts = QUOTED.split(text)
+    parts = split_code_spans(text)
     if not any(index % 2 and is_command(part) for index, part in enumerate(parts)):
         print_wrapped(console, label + escape("".join(parts)), indent)
         return

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from cudnn_doctor.codes import finding
 from cudnn_doctor.model import CudnnInstall, Finding, Framework, Report
 from cudnn_doctor.rules.driver import driver_os
-from cudnn_doctor.versions import major_minor
+from cudnn_doctor.versions import ascii_digits, major_minor
 
 if TYPE_CHECKING:
     from cudnn_doctor.knowledge import frameworks as knowledge
@@ -135,7 +135,7 @@ def _judge_used_cudnn(framework: Framework, used: CudnnInstall) -> knowledge.Rea
     if name is None:
         return None
     where = f"{framework.location} (the cuDNN this build pins or was compiled with)"
-    if framework.cudnn_expected and framework.cudnn_expected[:1].isdigit():
+    if framework.cudnn_expected and ascii_digits(framework.cudnn_expected[:1]):
         # built with (or pinned to exactly) this cuDNN: the framework's own runtime rule decides
         need = knowledge.Needs(name, framework.version or "?", [{"cudnn": framework.cudnn_expected,
                                                                 "cuda": framework.cuda_built_for, "source": where}])

@@ -14,7 +14,7 @@ from cudnn_doctor.codes import finding
 from cudnn_doctor.knowledge.data import load
 from cudnn_doctor.model import Finding, Framework, LoadedCudnn, ProcessView, Report
 from cudnn_doctor.specifiers import InvalidSpecifier, Specifiers
-from cudnn_doctor.versions import version_tuple
+from cudnn_doctor.versions import ascii_digits, version_tuple
 
 GIB = 1 << 30
 STARVED_MIB = 1024  # less than this of a GPU is no working share for any framework
@@ -42,6 +42,10 @@ def _source(rows: list[dict[str, Any]], key: str, value: object) -> tuple[str, .
 
 def driver_library(report: Report) -> list[Finding]:
     view = report.process
+    if view is not None and view.probe_failure:  # the thing itself failed: a program's first CUDA call would too
+        return [finding("CD110", subject=view.libcuda or "libcuda.so.1",
+                        detail=f"a child started in this environment that loads libcuda.so.1 and calls cuInit, as "
+                               f"every CUDA program does first, {_failure_words(view.probe_failure)}")]
     if view is None or view.cuinit in (None, 0):
         return []
     rows = _data().get("cuda_status", [])
@@ -71,6 +75,12 @@ def driver_library(report: Report) -> list[Finding]:
                     + (f" ({row['cause']})" if row else ""))]
 
 
+def _failure_words(failure: str) -> str:
+    """The probe's failure as the end of a sentence: 'crashed with SIGSEGV', 'did not answer within 10 s'."""
+    return failure if failure.split(" ", 1)[0] in ("crashed", "exited", "did", "ended", "was", "killed") else \
+        f"failed: {failure}"
+
+
 def _via(view: ProcessView) -> str:
     """How the libcuda a program maps came into it, in words."""
     if view.libcuda_via == "LD_PRELOAD":
@@ -90,9 +100,9 @@ def _hidden_cause(view: ProcessView, report: Report) -> str:
     if len(entries) != len(set(entries)):
         return f"CUDA_VISIBLE_DEVICES={value} names the same GPU twice, which CUDA refuses"
     first = entries[0]
-    if first.lstrip("-").isdigit() and int(first) < 0:
+    if ascii_digits(first.lstrip("-")) and int(first) < 0:
         return f"CUDA_VISIBLE_DEVICES={value}: a negative index hides every GPU"
-    if first.isdigit():
+    if ascii_digits(first):
         return (f"CUDA_VISIBLE_DEVICES={value}: index {first} does not exist (this machine's GPUs are "
                 f"{', '.join(str(g.index) for g in report.gpus) or 'none'}), and CUDA stops at the first entry it "
                 "cannot use")
@@ -473,7 +483,7 @@ def _alloc_value_problem(row: dict[str, Any], text: str) -> str | None:
     if kind == "enum":
         return None if text in row["values"] else f"{row['key']}: {message or 'one of ' + ', '.join(row['values'])}"
     if kind in ("size", "power_of_two"):
-        if not text.isdigit():
+        if not ascii_digits(text):
             return f"{row['key']}: {text!r} is not a whole number"
         number = int(text)
         if kind == "power_of_two" and (number & (number - 1) or number == 0):
@@ -494,7 +504,7 @@ def _alloc_value_problem(row: dict[str, Any], text: str) -> str | None:
     if kind == "roundup":
         numbers = [part.split(":")[-1] for part in text.strip("[]").split(",")] if text.startswith("[") else [text]
         for part in numbers:
-            if not part.strip().isdigit() or int(part) & (int(part) - 1):
+            if not ascii_digits(part.strip()) or int(part) & (int(part) - 1):
                 return f"{row['key']}: {message}, got {text}"
         return None
     return None

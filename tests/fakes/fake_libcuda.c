@@ -6,7 +6,8 @@
    CUDA_ERROR_NO_DEVICE; the same GPU twice: CUDA_ERROR_INVALID_DEVICE). FAKE_CUDA_DEVICES GPUs (0: CUDA_ERROR_NO_DEVICE) with the UUIDs the fake NVML gives
    (GPU-00000000-fa4e-0000-0000-00000000000N). FAKE_CUDA_STATUS makes cuInit fail with that status (34: the toolkit's
    link stub, whose cuDriverGetVersion fails too; 803: a user-space driver of another release than the kernel
-   module). */
+   module). FAKE_CUDA_MISBEHAVE makes cuInit crash (1: SIGSEGV), end the process (2: exit(0)) or never return (3), as
+   a driver whose GPU fell off the bus, or a broken user-space driver in a container, does. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,8 +89,16 @@ int cuDriverGetVersion(int *version) {
     if (FAKE_CUDA_STATUS == 34) return 34;
     *version = FAKE_DRIVER_CUDA; return 0;
 }
+#ifndef FAKE_CUDA_MISBEHAVE
+#define FAKE_CUDA_MISBEHAVE 0
+#endif
+#include <signal.h>
+#include <unistd.h>
 int cuInit(unsigned int flags) {
     (void)flags;
+    if (FAKE_CUDA_MISBEHAVE == 1) raise(SIGSEGV);
+    if (FAKE_CUDA_MISBEHAVE == 2) exit(0);
+    if (FAKE_CUDA_MISBEHAVE == 3) for (;;) pause();
     if (FAKE_CUDA_STATUS) return FAKE_CUDA_STATUS;
     int status = parse_visible();
     if (status) return status;

@@ -1,0 +1,64 @@
+"""Which limit of the process stopped the doctor itself, in words: its open files (ulimit -n), its address space
+(ulimit -v), its processes or threads (ulimit -u). A doctor under a limit says so in one line (one JSON object with
+--json) and exit 2, never an internal error, never a hang. It imports nothing of the package and nothing that may
+need a file or memory the limit leaves none of."""
+
+from __future__ import annotations
+
+import errno
+
+FILES_ERRNOS = (errno.EMFILE, errno.ENFILE)
+MEMORY_ERRNOS = (errno.ENOMEM,)
+PROCESS_ERRNOS = (errno.EAGAIN,)
+
+
+def _soft_limit(name: str) -> str:
+    try:
+        import resource
+
+        soft, _hard = resource.getrlimit(getattr(resource, name))
+    except (ImportError, AttributeError, OSError, ValueError):
+        return "unknown"
+    return "unlimited" if soft < 0 or soft == getattr(resource, "RLIM_INFINITY", -1) else str(soft)
+
+
+def address_space_limited() -> bool:
+    """Whether ulimit -v bounds this process (a thread or an allocation that fails may be that limit's doing)."""
+    return _soft_limit("RLIMIT_AS") != "unlimited"
+
+
+def _causes(error: BaseException) -> list[BaseException]:
+    """ERROR and what it was raised from or during, in order (a limit often surfaces while another error is
+    being handled: an import that needs one more file)."""
+    found: list[BaseException] = []
+    current: BaseException | None = error
+    while current is not None and current not in found and len(found) < 16:
+        found.append(current)
+        current = current.__cause__ or current.__context__
+    return found
+
+
+def limit_stopped(error: BaseException) -> tuple[str, str] | None:
+    """(message, fix) where ERROR (or what it came from) is a process limit reached, else None."""
+    for cause in _causes(error):
+        number = getattr(cause, "errno", None) if isinstance(cause, OSError) else None
+        if number in FILES_ERRNOS:
+            limit = _soft_limit("RLIMIT_NOFILE")
+            return (f"cudnn-doctor stopped: it ran out of open files under this shell's limit (ulimit -n is {limit}); "
+                    "it needs a few dozen for its own files and the children that ask the libraries",
+                    "ulimit -S -n 1024 (up to what ulimit -H -n allows), then run it again")
+        thread = isinstance(cause, RuntimeError) and "can't start new thread" in str(cause)
+        # a thread's stack is address space: under ulimit -v, a thread that cannot start is the memory limit's
+        if isinstance(cause, MemoryError) or number in MEMORY_ERRNOS or (
+                (thread or number in PROCESS_ERRNOS) and address_space_limited()):
+            limit = _soft_limit("RLIMIT_AS")
+            said = f"ulimit -v is {int(limit) // 1024} KiB" if limit.isascii() and limit.isdigit() else \
+                f"ulimit -v is {limit}"
+            return (f"cudnn-doctor stopped: it ran out of memory under this shell's address-space limit ({said}); "
+                    "every CUDA program needs far more (cuInit alone reserves gigabytes of address space)",
+                    "ulimit -S -v unlimited (it needs at least 200000 KiB itself), then run it again")
+        if number in PROCESS_ERRNOS or thread:
+            limit = _soft_limit("RLIMIT_NPROC")
+            return (f"cudnn-doctor stopped: it could not start a process or thread under this shell's limit "
+                    f"(ulimit -u is {limit})", "ulimit -S -u 4096 (or more), then run it again")
+    return None

@@ -1,0 +1,101 @@
+"""The probes' answers survive what the user's environment loads into the child (issue 43, class 3): a preloaded
+library that prints on stdout when it loads (no newline) and when the process exits (a line that looks like an
+answer) changes no verdict: each child answers on a descriptor of its own, never on stdout."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Machine, codes
+from tests.fakes.build import compile_library, fake_cudnn, fake_libcuda, fake_nvml
+from tests.test_check import CUDNN9_SUBLIBS
+
+
+def _noisy_machine(machine: Machine, tmp_path: Path) -> Path:
+    fake_nvml(tmp_path / "driver", driver="580.65.06", cuda=13000)
+    fake_libcuda(tmp_path / "driver", driver_cuda=13000, devices=1)
+    machine.add_library_path(tmp_path / "driver")
+    machine.env["LD_PRELOAD"] = str(compile_library("noisy_preload.c", "libnoisy.so"))
+    found = tmp_path / "cudnn" / "lib"
+    fake_cudnn(found, version=91900, cudart=13000, sublibraries=CUDNN9_SUBLIBS)
+    return found
+
+
+def test_a_preloaded_library_that_prints_changes_no_verdict(machine_in_process: Machine, tmp_path: Path) -> None:
+    machine = machine_in_process
+    found = _noisy_machine(machine, tmp_path)
+    machine.add_library_path(found)
+    report = machine.check_json()
+    assert "garbage" not in json.dumps(report), [f for f in report["findings"] if "garbage" in json.dumps(f)]
+    assert "CD104" not in codes(report) and "CD101" not in codes(report), codes(report)
+    assert report["driver"]["version"] == "580.65.06"
+    [install] = [i for i in report["cudnn"] if i["path"] == str(found)]
+    assert install["version"] == "9.19.0" and not install.get("crashed"), install
+
+
+def test_fix_yes_checks_again_through_a_noisy_preload(machine_in_process: Machine, tmp_path: Path) -> None:
+    machine = machine_in_process
+    found = _noisy_machine(machine, tmp_path)
+    result = machine.run("fix", "--json", "--yes", "--search-path", str(found))
+    data = json.loads(result.stdout)
+    assert data["after"]["summary"]["exit_code"] != 3 and "error" not in data["after"], data["after"]
+
+
+@pytest.mark.parametrize(("misbehave", "said"), [(1, "crashed with SIGSEGV"), (2, "exited (status 0) before it answered"),
+                                                 (3, "did not answer within 3 s")])
+def test_a_cuda_probe_that_crashes_exits_or_hangs_is_a_finding(machine_in_process: Machine, tmp_path: Path,
+                                                               misbehave: int, said: str) -> None:
+    machine = machine_in_process
+    fake_nvml(tmp_path / "driver", driver="580.65.06", cuda=13000)
+    fake_libcuda(tmp_path / "driver", driver_cuda=13000, devices=1, misbehave=misbehave)
+    machine.add_library_path(tmp_path / "driver")
+    machine.env["CUDA_VISIBLE_DEVICES"] = "0"  # CUDA itself is asked what it leaves
+    machine.env["CUDNN_DOCTOR_PROBE_TIMEOUT"] = "3"
+    report = machine.check_json()
+    [found] = [f for f in report["findings"] if f["code"] == "CD110"]
+    assert said in found["detail"] and "cuInit" in found["detail"], found
+    assert report["summary"]["exit_code"] == 1
+    text = machine.run("check")
+    assert "[✓] NVIDIA driver" not in text.stdout and "CD110" in text.stdout, text.stdout
+
+
+def test_ld_preload_is_split_as_ld_so_splits_it() -> None:
+    """Colons and spaces only (glibc's rtld): a tab or a newline is part of a name."""
+    from cudnn_doctor.probes.process_env import preload_entries
+
+    assert preload_entries({"LD_PRELOAD": "/a b.so:/c\tname.so  /d\nx.so::"}) == ("/a", "b.so", "/c\tname.so",
+                                                                                 "/d\nx.so")
+
+
+def test_a_preloaded_stub_in_a_folder_with_a_tab_is_named_whole(machine_in_process: Machine, tmp_path: Path) -> None:
+    machine = machine_in_process
+    fake_nvml(tmp_path / "driver", driver="580.65.06", cuda=13000)
+    fake_libcuda(tmp_path / "driver", driver_cuda=13000, devices=1)
+    machine.add_library_path(tmp_path / "driver")
+    stub = fake_libcuda(tmp_path / "stubs\tof\ncuda", status=34, file_name="libcuda.so")
+    machine.env["LD_PRELOAD"] = str(stub.resolve())
+    report = machine.check_json()
+    assert report["process"]["preload"] == [str(stub.resolve())]
+    assert any(f["code"] == "CD111" for f in report["findings"]), codes(report)
+
+
+def test_on_wsl_a_linux_libcuda_answering_803_gets_the_windows_driver_and_wsl_shutdown(machine: Machine,
+                                                                                      tmp_path: Path) -> None:
+    """Issue 43, class 9: on WSL 2 there is no kernel module to reload and a reboot inside WSL reloads nothing: a Linux
+    libcuda whose cuInit answers 803 is the Linux driver to remove, then `wsl --shutdown`, never 'reboot'."""
+    from tests.test_platforms import wsl_machine
+
+    wsl = wsl_machine(machine, tmp_path, driver="572.61", cuda=12080)
+    linux = tmp_path / "linux-driver"
+    fake_libcuda(linux, driver_cuda=13000, status=803, file_name="libcuda.so.580.95.05")
+    machine.env["LD_LIBRARY_PATH"] = f"{linux}:{wsl}"
+    machine.env["CUDA_VISIBLE_DEVICES"] = "0"
+    report = machine.check_json()
+    [mismatch] = [f for f in report["findings"] if f["code"] == "CD112"]
+    assert "wsl --shutdown" in mismatch["fix"], mismatch["fix"]
+    assert "reboot" not in mismatch["fix"].lower().replace("a reboot inside wsl does not", ""), mismatch["fix"]
+    plan = machine.run("fix").stdout
+    assert "wsl --shutdown" in plan and "reload the nvidia modules" not in plan, plan

@@ -1,0 +1,146 @@
+"""`--install-completion` writing into a hostile home (issue 43, class 1): every thing that can stand where a file or
+folder of ours goes (a FIFO, a folder, a file, a link to nothing), for every shell and every place it writes, is one
+line that names it and exit 2; never a hang, never a traceback, and the user's start-up file is never left naming a
+script that was not written. An empty or relative HOME is refused; PowerShell is asked for its profile through the
+one child runner, so nothing it starts outlives the question."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Machine
+
+# where each shell's script goes, and the start-up file that names it (None: fish reads its folder itself)
+PLACES = {
+    "bash": (".bash_completions/cudnn-doctor.sh", ".bashrc"),
+    "zsh": (".zfunc/_cudnn-doctor", ".zshrc"),
+    "fish": (".config/fish/completions/cudnn-doctor.fish", None),
+}
+
+
+def _obstacle(path: Path, kind: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "folder":
+        path.mkdir()
+    elif kind == "file":
+        path.write_text("not a folder\n")
+    elif kind == "dangling link":
+        path.symlink_to(path.parent / "nowhere" / "at all")
+
+
+def _cases() -> list[tuple[str, str, str]]:
+    """(shell, the relative path blocked, what blocks it): the script's own path, each folder above it, the
+    start-up file."""
+    cases = []
+    for shell, (script, rc_file) in PLACES.items():
+        parts = Path(script).parts
+        for depth in range(1, len(parts) + 1):
+            blocked = str(Path(*parts[:depth]))
+            kinds = ("fifo", "folder") if depth == len(parts) else ("fifo", "file", "dangling link")
+            cases += [(shell, blocked, kind) for kind in kinds]
+        if rc_file:
+            cases += [(shell, rc_file, kind) for kind in ("fifo", "folder")]
+    return cases
+
+
+@pytest.mark.parametrize(("shell", "blocked", "kind"), _cases())
+def test_what_stands_in_the_way_is_named_and_nothing_is_half_done(machine: Machine, shell: str, blocked: str,
+                                                                  kind: str) -> None:
+    had = b"alias ll='ls -l'\n"
+    script, rc_file = PLACES[shell]
+    if rc_file and rc_file != blocked:
+        (machine.home / rc_file).write_bytes(had)
+    _obstacle(machine.home / blocked, kind)
+    result = machine.run("--install-completion", shell, timeout=20)
+    assert result.exit_code == 2, (result.exit_code, result.stdout, result.stderr)
+    assert "Traceback" not in result.stderr and result.stderr.startswith("cudnn-doctor: error: --install-completion")
+    assert "nothing was changed" in result.stderr
+    if rc_file and rc_file != blocked:  # the start-up file never names a script that is not there
+        assert (machine.home / rc_file).read_bytes() == had
+
+
+def test_home_empty_or_relative_is_refused_not_taken_as_root(machine: Machine) -> None:
+    for home in ("", "relative/home"):
+        machine.env["HOME"] = home
+        result = machine.run("--install-completion", "bash", timeout=20)
+        assert result.exit_code == 2 and "HOME is" in result.stderr and "Traceback" not in result.stderr, result.stderr
+    assert not Path("/.bash_completions/cudnn-doctor.sh").exists()
+
+
+def test_a_completion_file_written_again_replaces_ours_and_keeps_a_link(machine: Machine) -> None:
+    target = machine.home / "dotfiles" / "cudnn-doctor.fish"
+    target.parent.mkdir()
+    target.write_text("old\n")
+    link = machine.home / ".config" / "fish" / "completions" / "cudnn-doctor.fish"
+    link.parent.mkdir(parents=True)
+    link.symlink_to(target)
+    assert machine.run("--install-completion", "fish").exit_code == 0
+    assert link.is_symlink() and "complete --command cudnn-doctor" in target.read_text()
+
+
+def test_a_home_it_may_not_write_is_said_in_one_line(tmp_path: Path, nobody) -> None:  # type: ignore[no-untyped-def]
+    """As user nobody: a home it may not write, and a .bashrc it may not write in a home it may."""
+    import shutil
+    import tempfile
+
+    base = Path(tempfile.mkdtemp(prefix="cudnn-doctor-home-"))  # pytest's tmp folders are 0700
+    try:
+        base.chmod(0o755)
+        machine = Machine(tmp_path)
+        locked = base / "locked"
+        locked.mkdir(mode=0o755)
+        writable = base / "writable"
+        writable.mkdir()
+        (writable / ".bashrc").write_text("# mine\n")
+        os.chmod(writable / ".bashrc", 0o444)
+        os.chown(writable, 65534, 65534)
+        for home, shell in ((locked, "zsh"), (writable, "bash")):
+            env = nobody.env({**machine.env, "HOME": str(home), "CUDNN_DOCTOR_CACHE_DIR": str(base / "cache")})
+            result = subprocess.run([*nobody.argv, "-m", "cudnn_doctor", "--install-completion", shell], env=env,
+                                    cwd="/", capture_output=True, text=True, timeout=60)
+            assert result.returncode == 2 and "Permission denied" in result.stderr, result.stderr
+            assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
+        assert (writable / ".bashrc").read_text() == "# mine\n"
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def test_powershell_is_asked_through_the_child_runner_and_leaves_nothing_behind(machine: Machine) -> None:
+    """A pwsh that answers its profile and leaves a child of its own in another session: the answer is used, and the
+    child does not outlive the question (the one child runner kills all it started)."""
+    bin_dir = machine.home / "bin"
+    bin_dir.mkdir()
+    marker = f"cudnn-doctor-test-{os.getpid()}-{time.monotonic_ns()}"
+    profile = machine.home / "Documents" / "PowerShell" / "profile.ps1"
+    pwsh = bin_dir / "pwsh"
+    pwsh.write_text(f"#!/bin/sh\nsetsid sh -c 'exec -a {marker} sleep 300' </dev/null >/dev/null 2>&1 &\n"
+                    f"echo '{profile}'\n")
+    pwsh.chmod(0o755)
+    machine.env["PATH"] = f"{bin_dir}:{machine.env['PATH']}"
+    result = machine.run("--install-completion", "pwsh", timeout=60)
+    assert result.exit_code == 0, result.stderr
+    assert "Register-ArgumentCompleter" in profile.read_text()
+    time.sleep(0.2)
+    left = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True)
+    if left.stdout.strip():
+        subprocess.run(["kill", *left.stdout.split()], check=False)
+    assert left.stdout.strip() == "", "pwsh's child outlived the profile lookup"
+
+
+def test_powershell_not_on_path_or_answering_garbage_is_one_line(machine: Machine) -> None:
+    result = machine.run("--install-completion", "powershell")
+    assert result.exit_code == 2 and "cannot ask powershell" in result.stderr, result.stderr
+    bin_dir = machine.home / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "pwsh").write_text("#!/bin/sh\necho 'WARNING: something'\necho relative.ps1\n")
+    (bin_dir / "pwsh").chmod(0o755)
+    machine.env["PATH"] = f"{bin_dir}:{machine.env['PATH']}"
+    garbage = machine.run("--install-completion", "pwsh")
+    assert garbage.exit_code == 2 and "cannot ask pwsh" in garbage.stderr and "Traceback" not in garbage.stderr

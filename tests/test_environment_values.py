@@ -1,0 +1,86 @@
+"""Values from the environment (issue 43, class 4): read as the thing itself reads them, printed so that they cannot
+cut what is around them. Digits are ASCII digits (CUDA reads `²` and `١` as no index at all); a backtick in a
+machine value does not cut a fix in two; the plan's `why:` prints no command on a line of its own; a markdown cell
+holds no raw control character."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Machine, codes
+from tests.test_process_env import gpu_machine
+
+UNICODE_DIGITS = ["²", "١", "٣", "0,١", "١,0", "0,²", "1,٠", "𝟎"]
+
+
+@pytest.mark.parametrize("value", UNICODE_DIGITS)
+def test_unicode_digits_in_cuda_visible_devices_are_no_index(machine_in_process: Machine, tmp_path: Path,
+                                                            value: str) -> None:
+    machine = machine_in_process
+    gpu_machine(machine, tmp_path)
+    machine.env["CUDA_VISIBLE_DEVICES"] = value
+    result = machine.run("check", "--json")
+    assert result.exit_code in (0, 1) and "internal error" not in result.stderr, result.stderr
+    report = json.loads(result.stdout)
+    plan = json.loads(machine.run("fix", "--json").stdout)
+    for action in plan["actions"]:
+        for line in action.get("env", {}).get("bash", []):
+            if "CUDA_VISIBLE_DEVICES" in line:  # the treatment never writes the digit back
+                assert line.isascii(), line
+    visible = report["process"]["visible"] or []
+    first = value.split(",")[0]
+    if not first.isascii():  # CUDA stops at an entry it cannot read: none visible
+        assert visible == [] or "CD113" in codes(report), report["process"]
+
+
+def test_no_number_is_read_with_str_isdigit() -> None:
+    """The class, not the case: a number from outside is read with versions.ascii_digits (0-9 only), never
+    str.isdigit, which is true for '²' and '١'. The children that run without the package check descriptors they
+    were given; knowledge/inputs.py looks for any digit on purpose, to refuse it."""
+    import re
+
+    from tests.conftest import ROOT
+
+    allowed = {"_probe_child.py", "_deep_child.py", "versions.py", "inputs.py", "pip_effect.py", "context.py"}
+    found = [f"{path.relative_to(ROOT)}:{number}" for path in sorted((ROOT / "cudnn_doctor").rglob("*.py"))
+             if path.name not in allowed
+             for number, line in enumerate(path.read_text().splitlines(), 1) if re.search(r"\w\)?\.isdigit\(\)", line)
+             and not line.lstrip().startswith("#")]
+    assert [f for f in found if "/image/" not in f] == [], found  # image/ is another session's, this round
+
+
+BACKTICKED = ["a`b", "`x`", "a``b", "`touch P`", "x`touch P`y", "a\\`b", "```"]
+
+
+@pytest.mark.parametrize("kept", BACKTICKED)
+def test_a_backtick_in_a_machine_value_cuts_no_fix_and_makes_no_command(machine_in_process: Machine, tmp_path: Path,
+                                                                       kept: str) -> None:
+    """An allocator setting whose kept part holds backticks: the fix in the text and markdown reports is the one
+    whole line `fix` prints, and the plan's why: prints no part of the value as a command on a line of its own."""
+    import shlex
+
+    machine = machine_in_process
+    gpu_machine(machine, tmp_path)
+    machine.env["PYTORCH_CUDA_ALLOC_CONF"] = f"pinned_free_catch_all:{kept},max_split_size_mb:x"
+    line = "export PYTORCH_CUDA_ALLOC_CONF=" + shlex.quote(f"pinned_free_catch_all:{kept}")
+    text = machine.run("check").stdout
+    assert f"    {line}\n" in text, text[-1500:]
+    markdown = machine.run("check", "--format", "markdown").stdout
+    assert f"    {line}\n" in markdown
+    plan = machine.run("fix").stdout.splitlines()
+    assert f"       {line}" in plan, plan
+    assert not [row for row in plan if row.strip() in ("touch P", "x", "`", "``")], plan
+    [why] = [row for row in plan if row.strip().startswith("why: PYTORCH_CUDA_ALLOC_CONF")]
+    assert why.rstrip().endswith(f"pinned_free_catch_all:{kept}"), why
+
+
+def test_a_markdown_cell_holds_no_control_character() -> None:
+    from cudnn_doctor.render.markdown import _cell
+
+    hostile = "".join(chr(c) for c in [*range(0, 32), 127, *range(0x80, 0xA0)]) + "\u202e\u200b|`<b>"
+    cell = _cell(f"GPU{hostile}name")
+    assert all(c.isprintable() for c in cell), ascii(cell)
+    assert "\\|" in cell and "\\`" in cell and "\\<b\\>" in cell

@@ -1,0 +1,50 @@
+"""Limits on the doctor itself (issue 43, class 5): under a low soft limit of open files (ulimit -n) or address space
+(ulimit -v) the doctor ends in time, says which limit stopped it in one line (one JSON object with --json, never
+two), exit 2; or it runs through. Never an internal error, never a hang."""
+
+from __future__ import annotations
+
+import json
+import resource
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Machine
+from tests.fakes.build import fake_cudnn, fake_nvml
+from tests.test_check import CUDNN9_SUBLIBS
+
+CASES = [("-n", n) for n in (8, 10, 11, 12, 13, 14, 15, 16, 20)] + [("-v", mb) for mb in (21, 26, 30, 38, 46, 60)]
+
+
+def _run_limited(machine: Machine, option: str, value: int, *args: str) -> subprocess.CompletedProcess[str]:
+    def limit() -> None:
+        if option == "-n":
+            resource.setrlimit(resource.RLIMIT_NOFILE, (value, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+        else:
+            resource.setrlimit(resource.RLIMIT_AS, (value << 20, resource.getrlimit(resource.RLIMIT_AS)[1]))
+
+    return subprocess.run([sys.executable, "-m", "cudnn_doctor", *args], env=machine.env, cwd=machine.cwd,
+                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL, preexec_fn=limit)
+
+
+@pytest.mark.parametrize(("option", "value"), CASES)
+def test_a_doctor_under_a_limit_says_which_one_stopped_it(machine: Machine, tmp_path: Path, option: str,
+                                                        value: int) -> None:
+    fake_nvml(tmp_path / "driver", driver="580.65.06", cuda=13000)
+    machine.add_library_path(tmp_path / "driver")
+    fake_cudnn(tmp_path / "cudnn", version=91900, cudart=13000, sublibraries=CUDNN9_SUBLIBS)
+    machine.add_library_path(tmp_path / "cudnn")
+    for args in (("check", "--json"), ("check",)):
+        done = _run_limited(machine, option, value, *args)  # a hang is subprocess's TimeoutExpired
+        assert done.returncode in (0, 1, 2), (done.returncode, done.stderr[-800:])
+        assert "internal error" not in done.stderr and "Traceback" not in done.stderr, done.stderr[-800:]
+        assert "Too many open files" not in done.stdout, done.stdout[-800:]  # never a probe's failure instead
+        if "--json" in args:
+            data = json.loads(done.stdout)  # one object: a second would make this fail
+            assert data["exit_code"] == done.returncode
+        if done.returncode == 2:
+            [line] = done.stderr.strip().splitlines()
+            assert f"ulimit {option} is" in line and f"ulimit -S {option}" in line, line
