@@ -14,8 +14,7 @@ import io
 import os
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any, NoReturn
+from typing import Any, NamedTuple, NoReturn
 
 from cudnn_doctor import __version__, completion, options, runner
 from cudnn_doctor.knowledge.inputs import ascii_decimal, ascii_integer
@@ -224,8 +223,7 @@ def _declare(command: str, options: tuple[Option, ...], parser: argparse.Argumen
             action.completer = getattr(completion, f"complete_{option.complete}")  # type: ignore[attr-defined,union-attr]
 
 
-@dataclass(frozen=True)
-class Command:
+class Command(NamedTuple):
     """One command: its name, its options' table, its summary (and a longer description), and its body: the
     function FUNCTION of commands/MODULE.py, called with the options by their dest (and ASK, where it asks)."""
 
