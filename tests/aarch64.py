@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.locks import locked
 from tests.real_wheels import cache_root
 
 PACKAGES = ("python3.11-minimal", "libpython3.11-minimal", "libpython3.11-stdlib", "libc6", "zlib1g", "libexpat1",
@@ -28,12 +29,17 @@ def arm64_python() -> Path:
         pytest.skip("qemu-aarch64-static is not installed (.ci/run installs Debian's qemu-user-static)")
     base = cache_root() / "arm64-python3.11"
     root, wrapper = base / "root", base / "bin" / "python3"
-    if not (base / ".complete").exists():
-        _build(base, root)
-    wrapper.parent.mkdir(parents=True, exist_ok=True)
-    wrapper.write_text("#!/bin/sh\nexport PYTHONHOME=/usr\n"
-                       f"exec {qemu} -L {root} -0 \"$0\" {root}/usr/bin/python3.11 \"$@\"\n")
-    wrapper.chmod(0o755)
+    script = f"#!/bin/sh\nexport PYTHONHOME=/usr\nexec {qemu} -L {root} -0 \"$0\" {root}/usr/bin/python3.11 \"$@\"\n"
+    if (base / ".complete").exists() and wrapper.is_file() and wrapper.read_text() == script:
+        return wrapper
+    with locked("arm64-python3.11"):  # another pytest-xdist worker may be building it or running the wrapper
+        if not (base / ".complete").exists():
+            _build(base, root)
+        wrapper.parent.mkdir(parents=True, exist_ok=True)
+        temporary = wrapper.with_name(f".python3.{os.getpid()}")
+        temporary.write_text(script)
+        temporary.chmod(0o755)
+        os.replace(temporary, wrapper)  # a wrapper being run is never seen half-written
     return wrapper
 
 

@@ -65,7 +65,7 @@ class Machine:
 
     def run(self, *args: str, timeout: float = 60) -> Result:
         if self.in_process:
-            result = run_in_process(list(args), self.env, self.cwd)
+            result = run_in_process(list(args), self.env, self.cwd, timeout)
             assert_no_placeholder(args, result.stdout)
             return result
         process = subprocess.run(
@@ -100,12 +100,18 @@ class Machine:
         return data
 
 
-def run_in_process(args: list[str], env: dict[str, str], cwd: Path) -> Result:
+class InProcessTimeout(Exception):
+    """A CLI called in-process ran past its test's deadline (a subprocess would get TimeoutExpired)."""
+
+
+def run_in_process(args: list[str], env: dict[str, str], cwd: Path, timeout: float | None = None) -> Result:
     """The CLI called in this process as another Python program would call it (cudnn_doctor.cli.main), with
     ENV as its whole environment, CWD as its folder, standard input empty and standard output and error
     read from their descriptors: what a user's shell would show. For the behaviour that does not need a
     process of its own (signals, closed or full streams, limits, a terminal do): it saves a Python start
-    and the doctor's imports per run. Everything the call changes in this process is put back."""
+    and the doctor's imports per run. Everything the call changes in this process is put back. TIMEOUT: as
+    subprocess.run's, a run past it fails the test (InProcessTimeout from a SIGALRM timer) instead of hanging
+    the suite."""
     import signal
     import tempfile
 
@@ -131,12 +137,22 @@ def run_in_process(args: list[str], env: dict[str, str], cwd: Path) -> Result:
         json_out.written = False
         signals._received.clear()
         signals._held.clear()
+        saved_alarm = signal.getsignal(signal.SIGALRM)
+        if timeout is not None:
+            def expired(signum: int, frame: object) -> None:
+                raise InProcessTimeout(f"cudnn-doctor {' '.join(args)} ran past {timeout} s")
+
+            signal.signal(signal.SIGALRM, expired)
+            signal.setitimer(signal.ITIMER_REAL, timeout)
         try:
             cli.main(args)
             exit_code: object = 0
         except SystemExit as end:
             exit_code = end.code
         finally:
+            if timeout is not None:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, saved_alarm)
             for stream in (sys.stdout, sys.stderr):
                 try:
                     stream.flush()
@@ -209,16 +225,36 @@ def check_names_only_known_releases(plan: dict) -> None:
                 assert pinned.group(2) in known | wheels, f"{word} is not a build compat/ knows"
 
 
+SUBPROCESS_VARIABLE = "CUDNN_DOCTOR_TEST_SUBPROCESS"
+
+
+def every_run_in_a_process() -> bool:
+    """CUDNN_DOCTOR_TEST_SUBPROCESS=1: every `machine` starts `python -m cudnn_doctor`, as before the suite ran the
+    CLI in-process by default (the whole process boundary checked again, at the old cost)."""
+    return os.environ.get(SUBPROCESS_VARIABLE, "").strip().lower() in ("1", "true", "yes", "on")
+
+
 @pytest.fixture
-def machine(tmp_path: Path) -> Machine:
+def machine(request: pytest.FixtureRequest, tmp_path: Path) -> Machine:
+    """A pretend machine whose CLI runs in the test's process (run_in_process: no Python start, no imports
+    again), unless the test or its module is marked `subprocess`: there the process is the point (signals,
+    streams, limits, the terminal, what a start imports or writes to its cache) and each run is `python -m
+    cudnn_doctor`."""
+    in_process = request.node.get_closest_marker("subprocess") is None and not every_run_in_a_process()
+    return Machine(tmp_path, in_process=in_process)
+
+
+@pytest.fixture
+def machine_process(tmp_path: Path) -> Machine:
+    """A pretend machine whose every run is a new `python -m cudnn_doctor` process, whatever the marks."""
     return Machine(tmp_path)
 
 
 @pytest.fixture
 def machine_in_process(tmp_path: Path) -> Machine:
-    """A pretend machine whose CLI runs in this process (run_in_process): for a test file whose behaviour
-    needs no process of its own, `machine = machine_in_process` in its fixtures."""
-    return Machine(tmp_path, in_process=True)
+    """A pretend machine whose CLI runs in this process (run_in_process); `machine` is one too now, unless
+    marked `subprocess`. Kept for the files that named it."""
+    return Machine(tmp_path, in_process=not every_run_in_a_process())
 
 
 def codes(report: dict) -> set[str]:
@@ -240,11 +276,33 @@ def nobody():  # type: ignore[no-untyped-def]
 INTEGRATION_VARIABLE = "CUDNN_DOCTOR_TEST_INTEGRATION"
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """CUDNN_DOCTOR_TEST_INTEGRATION=0 skips the tests that download NVIDIA's wheels (about 1 GB, once)."""
+    """The tests that share a module's (or class's) fixture run in one pytest-xdist worker, the others wherever a
+    worker is free; CUDNN_DOCTOR_TEST_INTEGRATION=0 skips the tests that download NVIDIA's wheels (about 1 GB,
+    once)."""
+    for item in items:
+        group = shared_fixture_group(item)
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
     if os.environ.get(INTEGRATION_VARIABLE, "").strip().lower() not in ("0", "false", "no", "off"):
         return
     skip = pytest.mark.skip(reason=f"{INTEGRATION_VARIABLE}=0: the NVIDIA wheels are not downloaded")
     for item in items:
         if item.get_closest_marker("integration"):
             item.add_marker(skip)
+
+
+def shared_fixture_group(item: pytest.Item) -> str | None:
+    """ITEM's file (or class) where it uses a fixture of module or class scope (a Slurm cluster, the Wine
+    machine, an install made once): with `--dist loadgroup` all of them go to one worker, so the fixture is
+    made once, not once per worker. None: the test may run in any worker."""
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return None
+    scopes = {fixture.scope for fixtures in info.name2fixturedefs.values() for fixture in fixtures}
+    if "class" in scopes and getattr(item, "cls", None) is not None:
+        return item.nodeid.rsplit("::", 1)[0]
+    if scopes & {"module", "class", "package"}:
+        return item.nodeid.split("::", 1)[0]
+    return None

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.locks import locked
+
 WHEELS = {
     "8.9.7": "nvidia-cudnn-cu12==8.9.7.29",
     "9.19.0": "nvidia-cudnn-cu13==9.19.0.56",
@@ -32,6 +34,14 @@ def real_wheel(version: str, arch: str = "x86_64") -> Path:
     folder = cache_root() / ("wheels" if arch == "x86_64" else f"wheels-{arch}")
     name = requirement.split("==")[0].replace("-", "_") + "-" + requirement.split("==")[1]
     # the build for ARCH: the cache may hold other platforms' wheels of the same release beside it
+    found = sorted(folder.glob(f"{name}-*_{arch}.whl"))
+    if found:
+        return found[0]
+    with locked(f"wheel-{name}-{arch}"):  # another worker may be downloading it: wait for it, then take its file
+        return _download(requirement, name, arch, folder)
+
+
+def _download(requirement: str, name: str, arch: str, folder: Path) -> Path:
     found = sorted(folder.glob(f"{name}-*_{arch}.whl"))
     if found:
         return found[0]
@@ -54,9 +64,11 @@ def real_cudnn(version: str, arch: str = "x86_64") -> Path:
     target = cache_root() / "extracted" / wheel.stem
     done = target / ".complete"
     if not done.exists():
-        with zipfile.ZipFile(wheel) as archive:
-            for member in archive.infolist():
-                if member.filename.startswith("nvidia/cudnn/") and not member.is_dir():
-                    archive.extract(member, target)
-        done.write_text("ok\n")
+        with locked(f"extract-{wheel.stem}"):
+            if not done.exists():
+                with zipfile.ZipFile(wheel) as archive:
+                    for member in archive.infolist():
+                        if member.filename.startswith("nvidia/cudnn/") and not member.is_dir():
+                            archive.extract(member, target)
+                done.write_text("ok\n")
     return target / "nvidia" / "cudnn"

@@ -17,6 +17,9 @@ import pytest
 
 from tests.conftest import ROOT, Machine
 
+# the cache is read and written once per process (the parsed data is kept in memory after): each run a new one
+pytestmark = pytest.mark.subprocess
+
 
 def copy_of_the_package(where: Path) -> Path:
     """The package and its data copied afresh (new modification times), as another install would have them."""

