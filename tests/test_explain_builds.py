@@ -9,7 +9,8 @@ from __future__ import annotations
 import pytest
 
 from cudnn_doctor.commands.explain import explain_text
-from cudnn_doctor.explain.reader import _CUDA_TAG, read
+from cudnn_doctor.explain.read_packages import _CUDA_TAG
+from cudnn_doctor.explain.reader import read
 from tests.conftest import Machine
 
 

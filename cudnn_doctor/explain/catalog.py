@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from cudnn_doctor.explain.reader import split_at_skip
+from cudnn_doctor.explain.message_text import split_at_skip
 from cudnn_doctor.knowledge.data import load
 
 WINDOW = 64_000  # the catalog reads at most the last this many characters of the candidate lines

@@ -10,7 +10,7 @@ import functools
 from dataclasses import dataclass, field
 from typing import Any
 
-from cudnn_doctor.explain.reader import Event, Facts, Library
+from cudnn_doctor.explain.facts import Event, Facts, Library
 from cudnn_doctor.knowledge.data import load
 from cudnn_doctor.knowledge.query import toolkit_min_driver
 
