@@ -15,6 +15,7 @@ from cudnn_doctor.knowledge.data import load
 from cudnn_doctor.knowledge.query import toolkit_min_driver
 
 CONTEXT_CODES = {"CD108"}
+ARCH_CODES = ("CD404", "CD311", "CD206")  # the answers that are about a GPU architecture a build or tool lacks
 PART_ORDER = {"driver": 0, "cuda": 1, "cudnn": 2, "framework": 3}
 
 
@@ -161,6 +162,14 @@ def _from_archs(facts: Facts) -> list[Cause]:
                   line=arch.line)]
 
 
+def judged_architecture(facts: Facts) -> str | None:
+    """The compute capability the message says does not fit (the last one named with a cue), or the only one it
+    names at all: the GPU an architecture answer is about."""
+    cued = [arch.compute_capability for arch in facts.archs if arch.cue]
+    named = {arch.compute_capability for arch in facts.archs}
+    return cued[-1] if cued else (named.pop() if len(named) == 1 else None)
+
+
 def _from_conflicts(facts: Facts) -> list[Cause]:
     causes = []
     for conflict in facts.conflicts[-1:]:  # the last one is the resolver's final word
@@ -180,8 +189,7 @@ def _from_cpu_builds(facts: Facts) -> list[Cause]:
         who = f"{build.framework}'s" if build.framework else "the message's"
         causes.append(Cause("CD406", f"{who} words “{build.text}” say the build in use has no GPU support",
                             f"compat/libraries.toml: {build.source}",
-                            {"framework": build.framework or "the framework", "framework_version": "",
-                             "fix": "Install the framework's GPU build (the -gpu/-cuXXX/[cuda] package or the CUDA "
+                            ({"framework": build.framework} if build.framework else {}) | {"fix": "Install the framework's GPU build (the -gpu/-cuXXX/[cuda] package or the CUDA "
                                     "wheel from its index) in place of the CPU one, and remove the CPU package so it "
                                     "does not shadow it; `pip list` shows which is installed."},
                             kind="cpu-build", line=build.line))

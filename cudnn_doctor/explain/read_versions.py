@@ -15,7 +15,11 @@ from cudnn_doctor.knowledge.data import load
 
 _VERSION = re.compile(r"\(\s{0,2}\d{1,2},\s{0,2}\d{1,2},\s{0,2}\d{1,3}\s{0,2}\)|\b\d{1,2}(?:\.\d{1,4}){1,3}\b|\b\d{4,5}\b")
 _ARCH = re.compile(r"(?i)\b(?:sm|compute)_(\d{2,3})[a-z]?\b|capability\W{1,3}(?:of\s|is\s|sm_)?(\d{1,2})\.(\d)\b"
-                   r"|capability\W{1,3}\((\d{1,2}), (\d)\)|\bcompute (\d{1,2})\.(\d)\b")
+                   r"|capability\W{1,3}\((\d{1,2}), (\d)\)|\bcompute (\d{1,2})\.(\d)\b"
+                   # TensorRT's "Target GPU SM 120", "sm120"; its "Unsupported SM: 0x809" (major, then minor in hex);
+                   # Paddle's "compute capability in your current machine is 120"
+                   r"|\bsm ?(\d{2,3})[a-z]?\b|\bunsupported sm:? {0,2}0x([0-9a-f]{3,4})\b"
+                   r"|capability (?:in your current machine )?is (\d{2,3})\b")
 
 ARCH_CUES = ("no kernel image", "not compatible", "incompatible", "not supported", "unsupported", "no longer supports",
              "too old", "not a recognized processor", "only supports", "minimum", "requires", "kernel binaries",
@@ -115,7 +119,7 @@ def versions(index: int, line: str, lower: str) -> list[VersionPair]:
 
 
 def archs(index: int, line: str, lower: str) -> list[Arch]:
-    if "sm_" not in lower and "compute" not in lower and "capability" not in lower:
+    if "sm" not in lower and "compute" not in lower and "capability" not in lower:
         return []
     out = []
     cue = next((c for c in ARCH_CUES if c in lower), None)
@@ -127,8 +131,14 @@ def archs(index: int, line: str, lower: str) -> list[Arch]:
             value = f"{match.group(2)}.{match.group(3)}"
         elif match.group(4):
             value = f"{match.group(4)}.{match.group(5)}"
-        else:
+        elif match.group(6):
             value = f"{match.group(6)}.{match.group(7)}"
+        elif match.group(9):
+            number = int(match.group(9), 16)
+            value = f"{number >> 8}.{number & 0xFF}"
+        else:
+            digits = match.group(8) or match.group(10)
+            value = f"{digits[:-1]}.{digits[-1]}"
         out.append(Arch(compute_capability=value, cue=cue, line=index))
     return out
 

@@ -1,0 +1,114 @@
+"""Every answer of `explain` with every value filled in (issue 41): over every message of every evaluation set in
+benchmarks/explain_eval/ and of the tests, no fix or cause prints a template marker or a command with a blank in it,
+and a value read from the message reaches the answer where the answer uses one. In-process: one explain_text call
+per message, no process each."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from cudnn_doctor.commands.explain import explain_text
+from cudnn_doctor.knowledge.advice import CATALOG_FIELD, FIELD, advice, command_fields, field_words, words_for
+from cudnn_doctor.knowledge.data import load
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib  # type: ignore[no-redef]
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+import explain_messages  # noqa: E402
+
+# a blank inside a command: a name read as words, a quoted "'the ...'", a package name ending in a word
+COMMAND_HOLE = re.compile(r"'the |\bthe [a-z]|==the\b|cu'|=the\b|--\w+ the\b")
+
+
+def every_message() -> list[tuple[str, str]]:
+    messages = []
+    for path in sorted((ROOT / "benchmarks" / "explain_eval").glob("*.toml")):
+        for case in tomllib.loads(path.read_text(encoding="utf-8"))["case"]:
+            messages.append((f"{path.name}:{case['id']}", case["message"]))
+    messages += [(f"tests:{source}", message) for source, _, message in explain_messages.FAMILIES]
+    messages += [(f"tests:{row[0]}", row[-1]) for row in explain_messages.UNRELATED]
+    messages += [(f"catalog:{row['id']}", row["example"]) for row in load("errors").get("error", [])]
+    return messages
+
+
+def holes(match: dict[str, object]) -> list[str]:
+    """What in MATCH's fix and cause is a blank: a template marker, a command with a name in words, or a value the
+    message gave that the answer reads as words."""
+    found = []
+    values = match.get("values") or {}
+    for key in ("fix", "cause"):
+        text = str(match[key])
+        if CATALOG_FIELD.search(text) or FIELD.search(text):
+            found.append(f"{key}: a template marker")
+        found += [f"{key}: command `{command}`" for command in text.split("`")[1::2] if COMMAND_HOLE.search(command)]
+        found += [f"{key}: {name} was read ({values[name]}) but reads as words"  # type: ignore[index]
+                  for name in field_words() if name in values and words_for(name) in text]
+    return found
+
+
+def test_no_answer_over_every_message_has_a_hole() -> None:
+    messages = every_message()
+    assert len(messages) > 900  # five sets, the tests' messages, the catalog's examples
+    wrong = []
+    for ident, message in messages:
+        for match in explain_text(message, None)["matches"]:
+            wrong += [f"{ident} {match['code']}: {hole}" for hole in holes(match)]
+    assert wrong == []
+
+
+def test_every_command_that_needs_a_value_has_words_without_it() -> None:
+    """An advice row whose commands need a value has a `without` whose commands need none; so has a catalog entry
+    (`fix_without`); and every value any template names has its [[field]] words."""
+    for row in load("fixes")["advice"]:
+        if command_fields(row["text"]):
+            assert row.get("without") and not command_fields(row["without"]), row["code"]
+    for entry in load("errors")["error"]:
+        if command_fields(entry["fix"], CATALOG_FIELD):
+            assert entry.get("fix_without") and not command_fields(entry["fix_without"], CATALOG_FIELD), entry["id"]
+    named = {name for row in load("fixes")["advice"] for name in FIELD.findall(row["text"] + row.get("without", ""))}
+    named |= {name.replace(" ", "_") for entry in load("errors")["error"]
+              for name in CATALOG_FIELD.findall(entry["fix"] + entry["cause"])}
+    assert named - set(field_words()) == set()
+
+
+@pytest.mark.parametrize(("message", "wanted", "unwanted"), [
+    # the driver's CUDA in the driver API's encoding reaches the cause as a version (it read "CUDA the found version")
+    ("The NVIDIA driver on your system is too old (found version 11040). Please update your GPU driver by downloading "
+     "and installing a new version from the URL: http://www.nvidia.com/Download/index.aspx", "CUDA 11.4", "12080"),
+    # a cuDNN major with no CUDA major: no `pip install nvidia-cudnn-cu'the cuda major'`
+    ("The program can't start because cudnn64_5.dll is missing from your computer. Try re-installing the program to "
+     "fix this problem.", "cuDNN 5", "nvidia-cudnn-cu"),
+    # PyTorch compiled against cuDNN 7: no nvidia-cudnn-cu12 wheel holds a 7.x release, so none is named
+    ("RuntimeError: cuDNN version incompatibility: PyTorch was compiled against 7102 but linked against 7005",
+     "7.1.2", "nvidia-cudnn-cu12==7"),
+])
+def test_a_value_of_the_message_reaches_the_answer(message: str, wanted: str, unwanted: str) -> None:
+    [first, *_] = explain_text(message, None)["matches"]
+    answer = first["cause"] + " " + first["fix"]
+    assert wanted in answer and unwanted not in answer, answer
+    assert holes(first) == []
+
+
+def test_an_architecture_of_the_message_reaches_the_answer() -> None:
+    data = explain_text("RuntimeError: CUDA error: no kernel image is available for execution on the device\n"
+                        "NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the current "
+                        "PyTorch installation.", None)
+    first = data["matches"][0]
+    assert first["code"] == "CD404"
+    assert "12.0" in first["cause"] + first["fix"]
+
+
+def test_advice_without_a_value_names_what_to_look_up() -> None:
+    text = advice("CD301", {"version": "9"})
+    assert "cuDNN 9" in text and "`cudnn-doctor install" not in text and "the cuda major" not in text
+    full = advice("CD301", {"version": "9", "cuda_major": "12"})
+    assert "`cudnn-doctor install --version 9 --cuda 12`" in full and "`pip install nvidia-cudnn-cu12`" in full
+    assert "unknown" not in advice("CD103", {"min_driver": None, "driver_cuda": "unknown"})
