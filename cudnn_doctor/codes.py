@@ -86,6 +86,8 @@ _CODES = (
     Code("CD117", "info", "CUDA numbers the GPUs otherwise than nvidia-smi",
          "In a program started here {pairs}: CUDA orders GPUs of different kinds fastest first unless "
          "CUDA_DEVICE_ORDER=PCI_BUS_ID, while nvidia-smi (and NVML, and most schedulers) number them by PCI bus."),
+    Code("CD118", "error", "NCCL could not connect the GPUs",
+         "{detail}"),
     # CD13x-CD14x: GPU health, read through NVML (what a GPU does not support is never a finding)
     Code("CD130", "error", "Uncorrectable ECC errors on the GPU",
          "GPU {gpu} has {volatile} uncorrectable ECC error(s) since the driver loaded ({aggregate} over its "
@@ -185,6 +187,8 @@ _CODES = (
     Code("CD209", "error", "Host compiler not supported by this CUDA",
          "{detail}"),
     Code("CD210", "error", "CUDA toolkit no longer targets this GPU",
+         "{detail}"),
+    Code("CD211", "error", "cuBLAS refused an operation on this GPU",
          "{detail}"),
     # CD3xx: cuDNN installs
     Code("CD301", "error", "No cuDNN found",

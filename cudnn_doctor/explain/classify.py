@@ -203,11 +203,16 @@ def _from_compilers(facts: Facts) -> list[Cause]:
         needs = first_toolkit(arch) if arch else None
         detail = f"{compiler.name}: “{compiler.cue}”" + (f" for compute capability {arch}" if arch else "") \
             + (f", which needs CUDA {needs} or newer" if needs else "")
-        if compiler.bundled_by:  # the framework's own copy of the compiler is too old: its build is
-            causes.append(Cause("CD404", f"{detail}; {compiler.bundled_by} ships this {compiler.name}, so its build is "
-                                "older than the GPU", f"compat/libraries.toml: {compiler.source}",
-                                {"compute_capability": arch or "", "fix": f"Install a newer {compiler.bundled_by} "
-                                 "whose bundled compiler knows this GPU."}, kind="compiler", line=compiler.line))
+        if compiler.bundled_by:  # the copy of the toolkit's compiler a framework ships is older than the GPU
+            toolkit = f"CUDA {needs} or newer" if needs else "a CUDA toolkit that knows this GPU"
+            variable = f"{compiler.bundled_by.upper()}_{compiler.name.upper()}_PATH"
+            causes.append(Cause("CD206", f"{detail}; {compiler.bundled_by} ships this {compiler.name}, a CUDA "
+                                "toolkit's compiler older than the GPU", f"compat/libraries.toml: {compiler.source}",
+                                ({"compute_capability": arch} if arch else {}) | ({"needs_cuda": needs} if needs else {})
+                                | {"detail": detail, "fix": f"Point {variable} at the {compiler.name} of {toolkit} "
+                                   f"(e.g. /usr/local/cuda/bin/{compiler.name}), or install a newer "
+                                   f"{compiler.bundled_by} whose bundled {compiler.name} knows this GPU."},
+                                kind="compiler", line=compiler.line))
         else:
             values = {"detail": detail} | ({"compute_capability": arch} if arch else {}) \
                 | ({"needs_cuda": needs} if needs else {})
