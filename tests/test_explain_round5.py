@@ -63,7 +63,12 @@ CASES = [
     ("NVIDIA/k8s-device-plugin#303", "CD108",
      "2022/05/13 23:09:23 Loading NVML\n2022/05/13 23:09:23 Failed to initialize NVML: could not load NVML library.\n"
      "2022/05/13 23:09:23 If this is a GPU node, did you set the docker default runtime to 'nvidia'?"),
+    # the driver refusing an operation of a newer runtime, or a vGPU profile
+    ("RobotecAI/RobotecGPULidar#322", "CD103", "[22:13:56][info]: Running on GPU: NVIDIA H100-20C\nunrecoverable "
+     "error: cuda error: operation not supported (code=801)"),
     # "this GPU's architecture is not supported"
+    ("vllm-project/vllm#1157", "CD404", "ValueError: Bfloat16 is only supported on GPUs with compute capability of at "
+     "least 8.0. Your Tesla T4 GPU has compute capability 7.5."),
     ("triton-lang/triton#8539", "CD206", "triton.runtime.errors.PTXASError: PTXAS error: Internal Triton PTX codegen "
      "error\n`ptxas` stderr:\nptxas fatal   : Value 'sm_121a' is not defined for option 'gpu-name'"),
     ("NVIDIA/TensorRT#1428", "CD404", "[E] [TRT] C:\\source\\rtSafe\\cuda\\caskUtils.cpp (80) - Assertion Error in "
