@@ -66,6 +66,11 @@ CASES = [
     # the driver refusing an operation of a newer runtime, or a vGPU profile
     ("RobotecAI/RobotecGPULidar#322", "CD103", "[22:13:56][info]: Running on GPU: NVIDIA H100-20C\nunrecoverable "
      "error: cuda error: operation not supported (code=801)"),
+    # Triton's kernels under a driver older than its ptxas; a bitsandbytes without a binary for PyTorch's CUDA
+    ("triton-lang/triton#1323", "CD103", "RuntimeError: Triton Error [CUDA]: device kernel image is invalid"),
+    ("bitsandbytes-foundation/bitsandbytes#1848", "CD409",
+     "[bitsandbytes.cextension|ERROR]bitsandbytes library load error: Configured CUDA binary not found at "
+     "/usr/local/lib/python3.12/dist-packages/bitsandbytes/libbitsandbytes_cuda131.so"),
     # "this GPU's architecture is not supported"
     ("vllm-project/vllm#1157", "CD404", "ValueError: Bfloat16 is only supported on GPUs with compute capability of at "
      "least 8.0. Your Tesla T4 GPU has compute capability 7.5."),
