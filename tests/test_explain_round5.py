@@ -125,3 +125,28 @@ def test_the_architecture_is_read_and_judged_against_the_data(message: str, comp
 ])
 def test_what_is_not_the_gpu_stack_is_not_claimed(message: str) -> None:
     assert explain_text(message, None)["exit_code"] == 1
+
+
+@pytest.mark.parametrize(("source", "code", "message"), [
+    # Rust's cudarc names the library bare, in quotes: the driver's (CD1) or cuDNN (CD3)
+    ("chelsea0x3b/cudarc#255", "CD101", "thread 'main' panicked at /home/u/.cargo/registry/src/index.crates.io-6f17d22b"
+     "ba15001f/cudarc-0.11.5/src/driver/sys/mod.rs:61:9:\nUnable to find cuda lib under the names [\"cuda\", \"nvcuda\"]. "
+     "Please open GitHub issue."),
+    ("EricLBuehler/mistral.rs#1005", "CD301", "Unable to dynamically load the \"cudnn\" shared library - "
+     "searched for library names: [\"cudnn\", \"cudnn64\"]."),
+    # a kernel launch that finds no code for this GPU
+    ("NVIDIA/stdexec#888", "CD404", "CUDA error cudaErrorSymbolNotFound [include/nvexec/stream/bulk.cuh"
+     ":239]: named symbol not found"),
+    # XLA's words for a GPU out of memory; Kubernetes finding no node with a GPU
+    ("jax-ml/jax#788", "CD109", "E external/org_tensorflow/tensorflow/compiler/xla/python/local_client.cc:672] Execution "
+     "of replica 0 failed: Resource exhausted: Out of memory while trying to allocate 5520758552 bytes."),
+    ("NVIDIA/k8s-device-plugin#165", "CD108", "Warning  FailedScheduling  default-scheduler  0/3 nodes are available: 3 "
+     "Insufficient nvidia.com/gpu."),
+])
+def test_other_stacks_words(source: str, code: str, message: str) -> None:
+    first = explain_text(message, None)["matches"][0]
+    assert first["code"] == code, (source, first)
+
+
+def test_a_quoted_name_counts_only_after_a_loader_that_quotes() -> None:
+    assert explain_text('she said "cudnn" is fast; no such file or directory', None)["exit_code"] == 1

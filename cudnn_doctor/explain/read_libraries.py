@@ -32,6 +32,12 @@ def _library_table() -> tuple[dict[str, dict[str, Any]], list[tuple[str, dict[st
 
 
 @functools.cache
+def _quoted_texts() -> tuple[str, ...]:
+    """compat/libraries.toml [[failure]] rows whose loader names a library bare, in quotes (`quoted = true`)."""
+    return tuple(row["text"] for row in load("libraries").get("failure", []) if row.get("quoted"))
+
+
+@functools.cache
 def _failure_texts() -> tuple[tuple[str, str], ...]:
     return tuple((row["text"], row["kind"]) for row in load("libraries").get("failure", []))
 
@@ -101,7 +107,10 @@ def _majors(row: dict[str, Any], version: str | None, dll: bool) -> dict[str, st
 
 def libraries(index: int, line: str, lower: str, lowers: list[str]) -> list[Library]:
     java = "java.library.path" in lower
-    if not java and ".so" not in lower and ".dll" not in lower and ".dylib" not in lower:
+    # loaders that name a library by its bare name in quotes (Rust's cudarc: 'Unable to dynamically load the "cudnn"
+    # shared library'): only a quoted name counts there
+    quoted = any(text in lower for text in _quoted_texts())
+    if not java and not quoted and ".so" not in lower and ".dll" not in lower and ".dylib" not in lower:
         return []
     found: list[tuple[int, dict[str, Any], str, str | None]] = []
     for token in TOKEN.finditer(line):
@@ -110,7 +119,8 @@ def libraries(index: int, line: str, lower: str, lowers: list[str]) -> list[Libr
         text = token.group(0)
         low = text.lower()
         # Java names the library it could not find before "java.library.path", then lists that path's folders
-        if ".so" not in low and ".dll" not in low and ".dylib" not in low \
+        in_quotes = quoted and line[token.start() - 1:token.start()] == '"' and line[token.end():token.end() + 1] == '"'
+        if ".so" not in low and ".dll" not in low and ".dylib" not in low and not in_quotes \
                 and not (java and token.start() < lower.find("java.library.path")):
             continue
         parsed = parse_library(text)
