@@ -137,6 +137,13 @@ def test_what_is_not_the_gpu_stack_is_not_claimed(message: str) -> None:
     # a kernel launch that finds no code for this GPU
     ("NVIDIA/stdexec#888", "CD404", "CUDA error cudaErrorSymbolNotFound [include/nvexec/stream/bulk.cuh"
      ":239]: named symbol not found"),
+    # cuda-python's pathfinder (CuPy 14, numba-cuda): a library it did not find
+    ("cupy/cupy#9719", "CD203", "cuBLAS Version               : ImportError('Failure finding \"libcublasLt.so\": No "
+     "such file: libcublasLt.so*, No such file: /usr/local/cuda/lib64/libcublasLt.so')"),
+    # a CUDA image started without the GPUs
+    ("NVlabs/FoundationPose#47", "CD108", "2024-04-11 12:54:19 WARNING: The NVIDIA Driver was not detected.  GPU "
+     "functionality will not be available.\n2024-04-11 12:54:19    Use the NVIDIA Container Toolkit to start this "
+     "container with GPU support; see"),
     # XLA's words for a GPU out of memory; Kubernetes finding no node with a GPU
     ("jax-ml/jax#788", "CD109", "E external/org_tensorflow/tensorflow/compiler/xla/python/local_client.cc:672] Execution "
      "of replica 0 failed: Resource exhausted: Out of memory while trying to allocate 5520758552 bytes."),
