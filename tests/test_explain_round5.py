@@ -144,6 +144,18 @@ def test_what_is_not_the_gpu_stack_is_not_claimed(message: str) -> None:
     ("NVlabs/FoundationPose#47", "CD108", "2024-04-11 12:54:19 WARNING: The NVIDIA Driver was not detected.  GPU "
      "functionality will not be available.\n2024-04-11 12:54:19    Use the NVIDIA Container Toolkit to start this "
      "container with GPU support; see"),
+    # FFmpeg's NVENC: the driver's encoder libraries not mounted, or a driver older than the build's NVENC API
+    ("Huanshere/VideoLingo#406", "CD108", "[h264_nvenc @ 0x55bd94c6bb40] Cannot load libnvidia-encode.so.1\n"
+     "[h264_nvenc @ 0x55bd94c6bb40] The minimum required Nvidia driver for nvenc is 435.21 or newer"),
+    ("HandBrake/HandBrake#5641", "CD103", "[h264_nvenc @ 000001aedcf7e740] Driver does not support the required nvenc "
+     "API version. Required: 12.1 Found: 12.0\n[h264_nvenc @ 000001aedcf7e740] The minimum required Nvidia driver for "
+     "nvenc is (unknown) or newer"),
+    # hashcat without the toolkit's NVRTC; Blender's PTX newer than the driver
+    ("hashcat/hashcat#2722", "CD201", "* Device #1: CUDA SDK Toolkit installation NOT detected.\n             CUDA SDK "
+     "Toolkit installation required for proper device support and utilization\n             Falling back to OpenCL "
+     "Runtime"),
+    ("allenai/objaverse-rendering#5", "CD103", "Failed to load CUDA kernel from '/comp_robot/blender-3.2.2-linux-x64/3.2/"
+     "scripts/addons/cycles/lib/kernel_compute_75.ptx' (Unsupported PTX version)"),
     # XLA's words for a GPU out of memory; Kubernetes finding no node with a GPU
     ("jax-ml/jax#788", "CD109", "E external/org_tensorflow/tensorflow/compiler/xla/python/local_client.cc:672] Execution "
      "of replica 0 failed: Resource exhausted: Out of memory while trying to allocate 5520758552 bytes."),
