@@ -156,6 +156,14 @@ def test_what_is_not_the_gpu_stack_is_not_claimed(message: str) -> None:
      "Runtime"),
     ("allenai/objaverse-rendering#5", "CD103", "Failed to load CUDA kernel from '/comp_robot/blender-3.2.2-linux-x64/3.2/"
      "scripts/addons/cycles/lib/kernel_compute_75.ptx' (Unsupported PTX version)"),
+    # builds: the linker naming a library by its flag (the library's own family), CMake finding no toolkit
+    ("ggml-org/llama.cpp#7508", "CD101", "/usr/bin/ld: cannot find -lcuda: No such file or directory collect2: error: "
+     "ld returned 1 exit status make: *** [Makefile:763: main] Error 1"),
+    ("open-mmlab/denseflow#46", "CD201", "CMake Error at /usr/local/share/cmake-3.13/Modules/FindCUDA.cmake:696 "
+     "(message):\n  Specify CUDA_TOOLKIT_ROOT_DIR\nCall Stack (most recent call first):"),
+    ("microsoft/vcpkg#36418", "CD201", "CMake Error at C:/dev/vcpkg/downloads/tools/cmake-3.27.1-windows/share/cmake-3.27/"
+     "Modules/CMakeDetermineCUDACompiler.cmake:180 (message):\n  Failed to find nvcc.\n\n  Compiler requires the CUDA "
+     "toolkit.  Please set the CUDAToolkit_ROOT\n  variable."),
     # XLA's words for a GPU out of memory; Kubernetes finding no node with a GPU
     ("jax-ml/jax#788", "CD109", "E external/org_tensorflow/tensorflow/compiler/xla/python/local_client.cc:672] Execution "
      "of replica 0 failed: Resource exhausted: Out of memory while trying to allocate 5520758552 bytes."),
@@ -169,3 +177,4 @@ def test_other_stacks_words(source: str, code: str, message: str) -> None:
 
 def test_a_quoted_name_counts_only_after_a_loader_that_quotes() -> None:
     assert explain_text('she said "cudnn" is fast; no such file or directory', None)["exit_code"] == 1
+    assert explain_text("/usr/bin/ld: cannot find -lpng: No such file or directory", None)["exit_code"] == 1

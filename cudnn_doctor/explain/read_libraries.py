@@ -110,7 +110,8 @@ def libraries(index: int, line: str, lower: str, lowers: list[str]) -> list[Libr
     # loaders that name a library by its bare name in quotes (Rust's cudarc: 'Unable to dynamically load the "cudnn"
     # shared library'): only a quoted name counts there
     quoted = any(text in lower for text in _quoted_texts())
-    if not java and not quoted and ".so" not in lower and ".dll" not in lower and ".dylib" not in lower:
+    linker = "cannot find -l" in lower  # the linker names a library by its flag: "ld: cannot find -lcudart"
+    if not java and not quoted and not linker and ".so" not in lower and ".dll" not in lower and ".dylib" not in lower:
         return []
     found: list[tuple[int, dict[str, Any], str, str | None]] = []
     for token in TOKEN.finditer(line):
@@ -120,10 +121,11 @@ def libraries(index: int, line: str, lower: str, lowers: list[str]) -> list[Libr
         low = text.lower()
         # Java names the library it could not find before "java.library.path", then lists that path's folders
         in_quotes = quoted and line[token.start() - 1:token.start()] == '"' and line[token.end():token.end() + 1] == '"'
-        if ".so" not in low and ".dll" not in low and ".dylib" not in low and not in_quotes \
+        flag = linker and low.startswith("-l") and lower[:token.start()].endswith("cannot find ")
+        if ".so" not in low and ".dll" not in low and ".dylib" not in low and not in_quotes and not flag \
                 and not (java and token.start() < lower.find("java.library.path")):
             continue
-        parsed = parse_library(text)
+        parsed = parse_library(text[2:] if flag else text)
         if parsed is not None:
             found.append((token.start(), *parsed))
     if not found:
