@@ -164,6 +164,10 @@ def test_what_is_not_the_gpu_stack_is_not_claimed(message: str) -> None:
     ("microsoft/vcpkg#36418", "CD201", "CMake Error at C:/dev/vcpkg/downloads/tools/cmake-3.27.1-windows/share/cmake-3.27/"
      "Modules/CMakeDetermineCUDACompiler.cmake:180 (message):\n  Failed to find nvcc.\n\n  Compiler requires the CUDA "
      "toolkit.  Please set the CUDAToolkit_ROOT\n  variable."),
+    # a Jetson whose memory manager the process cannot reach
+    ("anduril/jetpack-nixos#118", "CD108", "gdm-x-session[1085]: NvRmMemInitNvmap failed with Permission denied\n"
+     "gdm-x-session[1085]: 549: Memory Manager Not supported\ngdm-x-session[1085]: ****NvRmMemInit failed**** error "
+     "type: 196626"),
     # XLA's words for a GPU out of memory; Kubernetes finding no node with a GPU
     ("jax-ml/jax#788", "CD109", "E external/org_tensorflow/tensorflow/compiler/xla/python/local_client.cc:672] Execution "
      "of replica 0 failed: Resource exhausted: Out of memory while trying to allocate 5520758552 bytes."),
