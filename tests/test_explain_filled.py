@@ -12,8 +12,10 @@ from pathlib import Path
 import pytest
 
 from cudnn_doctor.commands.explain import explain_text
+from cudnn_doctor.explain.machine_values import machine_values
 from cudnn_doctor.knowledge.advice import CATALOG_FIELD, FIELD, advice, command_fields, field_words, words_for
 from cudnn_doctor.knowledge.data import load
+from cudnn_doctor.model import Driver, Framework, Gpu, Host, Report, Tool
 
 try:
     import tomllib
@@ -51,6 +53,12 @@ def holes(match: dict[str, object]) -> list[str]:
         found += [f"{key}: command `{command}`" for command in text.split("`")[1::2] if COMMAND_HOLE.search(command)]
         found += [f"{key}: {name} was read ({values[name]}) but reads as words"  # type: ignore[index]
                   for name in field_words() if name in values and words_for(name) in text]
+        major = str(values.get("cudnn_major") or "")  # type: ignore[union-attr]
+        if major.isdigit():  # the message's cuDNN major, not another one written into a command of the answer
+            for command in text.split("`")[1::2]:
+                found += [f"{key}: the message is about cuDNN {major}, `{command}` names cuDNN {other}"
+                          for other in re.findall(r"(?:--version |libcudnn|cudnn-cu\d{2}==)(\d{1,2})\b", command)
+                          if other != major]
     return found
 
 
@@ -112,3 +120,37 @@ def test_advice_without_a_value_names_what_to_look_up() -> None:
     full = advice("CD301", {"version": "9", "cuda_major": "12"})
     assert "`cudnn-doctor install --version 9 --cuda 12`" in full and "`pip install nvidia-cudnn-cu12`" in full
     assert "unknown" not in advice("CD103", {"min_driver": None, "driver_cuda": "unknown"})
+
+
+def _machine(*capabilities: str, torch_cuda: str | None = "12.8") -> Report:
+    report = Report(Tool("cudnn-doctor", "test"), Host("linux", "x86_64", "3.12", "node"))
+    report.gpus = [Gpu(i, "NVIDIA GPU", None, cc, 81559, "580.95.05") for i, cc in enumerate(capabilities)]
+    report.driver = Driver("580.95.05", "13.0", "nvml")
+    if torch_cuda:
+        report.frameworks = [Framework("torch", "2.9.0", torch_cuda, "9.10.2", None, "dist-info")]
+    return report
+
+
+def test_a_value_the_message_lacks_comes_from_the_machine() -> None:
+    """The message names cuDNN 9 and no CUDA: the machine's framework was built for CUDA 12, so the install command
+    is printed whole; offline, it is not printed at all."""
+    message = "Could not load library libcudnn_graph.so.9. Error: libcudnn_graph.so.9: cannot open shared object file"
+    offline = explain_text(message, None)["matches"][0]
+    here = explain_text(message, _machine("9.0"))["matches"][0]
+    assert offline["code"] == here["code"]
+    assert holes(here) == [] and holes(offline) == []
+    if "--cuda" in here["fix"]:
+        assert "--cuda 12" in here["fix"] and "--cuda" not in offline["fix"]
+
+
+def test_the_messages_own_value_wins_over_the_machines() -> None:
+    """An architecture the message names is judged, not the machine's GPU."""
+    message = "NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the current PyTorch installation."
+    first = explain_text(message, _machine("9.0"))["matches"][0]
+    assert "12.0" in first["cause"] and first["values"]["compute_capability"] == "12.0"
+
+
+def test_the_machine_gives_no_value_it_has_two_of() -> None:
+    assert "cc" not in machine_values(_machine("9.0", "8.6"))
+    assert machine_values(_machine("9.0"))["cc"] == "9.0"
+    assert machine_values(None) == {}
