@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from cudnn_doctor.commands.explain import explain_text
+from cudnn_doctor.explain.classify import ARCH_CODES
 from cudnn_doctor.explain.machine_values import machine_values
 from cudnn_doctor.knowledge.advice import CATALOG_FIELD, FIELD, advice, command_fields, field_words, words_for
 from cudnn_doctor.knowledge.data import load
@@ -67,8 +68,14 @@ def test_no_answer_over_every_message_has_a_hole() -> None:
     assert len(messages) > 900  # five sets, the tests' messages, the catalog's examples
     wrong = []
     for ident, message in messages:
-        for match in explain_text(message, None)["matches"]:
+        data = explain_text(message, None)
+        for match in data["matches"]:
             wrong += [f"{ident} {match['code']}: {hole}" for hole in holes(match)]
+        # an architecture the message names reaches the architecture answer (its compute capability, judged)
+        arch = next((m for m in data["matches"] if m["code"] in ARCH_CODES), None)
+        named = (arch or {}).get("values", {}).get("compute_capability")
+        if arch is not None and named and named not in arch["cause"] + arch["fix"]:
+            wrong.append(f"{ident} {arch['code']}: compute capability {named} read but not in the answer")
     assert wrong == []
 
 

@@ -128,7 +128,7 @@ def first_toolkit(compute_capability: str) -> str | None:
 def architecture_note(compute_capability: str, product: str | None) -> tuple[str, str]:
     """(cause, fix) sentences that judge a GPU of COMPUTE_CAPABILITY against the data: the first toolkit that targets
     it, and for PRODUCT (the framework or library that printed the message) the releases or builds that support it.
-    Empty strings where the data says nothing."""
+    The cause always names the architecture; the fix is empty where the data says nothing."""
     from cudnn_doctor.knowledge.gpu_support import support_rows
     from cudnn_doctor.versions import version_tuple
 
@@ -137,8 +137,10 @@ def architecture_note(compute_capability: str, product: str | None) -> tuple[str
     cause, fix = [], []
     needs = first_toolkit(cc)
     if needs:
-        cause.append(f"compute capability {cc} ({sm}) is targeted by CUDA {needs} and newer, so only code compiled "
-                     f"with CUDA {needs} or newer carries kernels for it")
+        cause.append(f"the message names compute capability {cc} ({sm}), which CUDA {needs} and newer target, so only "
+                     f"code compiled with CUDA {needs} or newer carries kernels for it")
+    else:
+        cause.append(f"the message names compute capability {cc} ({sm})")
     if product in ARCH_PRODUCTS:
         name = ARCH_PRODUCTS[product]
         for row in support_rows(product):
@@ -166,4 +168,4 @@ def architecture_note(compute_capability: str, product: str | None) -> tuple[str
                        f"{first.get('cuda')} build or later (the newest recorded: {newest['version']} for CUDA "
                        f"{newest.get('cuda')}; `cudnn-doctor compat {'torch' if product == 'pytorch' else product}=="
                        f"{newest['version']} --compute-capability {cc}` checks it)")
-    return ("; ".join(cause) + "." if cause else "", ". ".join(fix) + "." if fix else "")
+    return "; ".join(cause) + ".", ". ".join(fix) + "." if fix else ""
