@@ -120,6 +120,8 @@ _CODES = (
     Code("CD118", "error", "Programs load an NVML that is not the driver's",
          "A program started here loads {library} as libnvidia-ml.so.1 (through {via}), and nvmlInit answers "
          "'{error}' there: {consequence}."),
+    Code("CD119", "error", "NCCL could not connect the GPUs",
+         "{detail}"),
     # CD13x-CD14x: GPU health, read through NVML (what a GPU does not support is never a finding)
     Code("CD130", "error", "Uncorrectable ECC errors on the GPU",
          "GPU {gpu} has {volatile} uncorrectable ECC error(s) since the driver loaded ({aggregate} over its "
@@ -219,6 +221,8 @@ _CODES = (
     Code("CD209", "error", "Host compiler not supported by this CUDA",
          "{detail}"),
     Code("CD210", "error", "CUDA toolkit no longer targets this GPU",
+         "{detail}"),
+    Code("CD211", "error", "cuBLAS refused an operation on this GPU",
          "{detail}"),
     # CD3xx: cuDNN installs
     Code("CD301", "error", "No cuDNN found",

@@ -62,7 +62,8 @@ FAMILIES = [
     ("DepthAnything/Depth-Anything-V2#274", "CD4",
      "`fa3F@0.0.0` is not supported because:\n    requires device with capability > (9, 0) but your GPU has capability (8, 9) (too old)"),
     ("woct0rdho/triton-windows#93", "CD4", "'sm_120' is not a recognized processor for this target (ignoring processor)"),
-    ("kijai/ComfyUI-WanVideoWrapper#63", "CD4",
+    # Triton's bundled ptxas older than the GPU: a CUDA toolkit's compiler (issue 41 puts it in the toolkit's family)
+    ("kijai/ComfyUI-WanVideoWrapper#63", "CD2",
      "RuntimeError: Internal Triton PTX codegen error\n`ptxas` stderr:\nptxas fatal  : Value 'sm_120' is not defined for option 'gpu-name'"),
     # containers and driver plumbing
     ("NVIDIA/nvidia-docker#1352", "CD1",

@@ -104,10 +104,13 @@ def test_tf_2_18_moves_to_cudnn_9():
     )
 
 
-def test_tf_1_x_uses_tensorflow_gpu_and_table_spelling():
-    """tensorflow/docs source.md, Linux GPU table: tensorflow_gpu-1.12.0 -> cuDNN "7", CUDA "9" (the table's own spelling)."""
+def test_tf_1_x_uses_tensorflow_gpu_and_the_exact_runtime_it_links():
+    """tensorflow/docs source.md, Linux GPU table: tensorflow_gpu-1.12.0 -> cuDNN "7", CUDA "9" in the table's spelling;
+    the binary links the 9.0 sonames (tensorflow/docs gpu.md 'TensorFlow supports CUDA 9.0', tensorflow/tensorflow#15604:
+    libcublas.so.9.0 not found beside CUDA 9.2), so the row is CUDA 9.0, not the range 9.x (issue 41)."""
     row = find(load("tensorflow")["build"], version="1.12.0", os="linux")
-    assert (row["package"], row["cudnn"], row["cuda"]) == ("tensorflow_gpu", "7", "9")
+    assert (row["package"], row["cudnn"], row["cuda"]) == ("tensorflow_gpu", "7", "9.0")
+    assert "libcudart.so.9.0" in row["source"]
 
 
 def test_tf_windows_2_10_last_native_gpu():

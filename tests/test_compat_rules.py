@@ -40,6 +40,12 @@ def reason(data: dict, part: str) -> dict:
     return next(r for r in data["reasons"] if r["part"] == part)
 
 
+def whys(data: dict, part: str) -> str:
+    """Every reason of PART, joined: a build's own architecture list and its cuDNN's (compat/gpu_support.toml) both
+    speak about a GPU."""
+    return " | ".join(r["why"] for r in data["reasons"] if r["part"] == part)
+
+
 # --- inputs are checked before they are judged ----------------------------------------------------
 
 @pytest.mark.parametrize("args", [
@@ -232,7 +238,7 @@ def test_gpu_below_the_oldest_architecture_of_a_build(machine: Machine) -> None:
     assert data["verdict"] == "incompatible" and code == 1 and "oldest" in reason(data, "compute_capability")["why"]
     assert compat(machine, "torch==2.5.1+cu118", "--compute-capability", "3.7")[1]["verdict"] == "compatible"
     _, data = compat(machine, "torch==2.5.1+cu124", "--compute-capability", "12.0")
-    assert data["verdict"] == "incompatible" and "without PTX" in reason(data, "compute_capability")["why"]
+    assert data["verdict"] == "incompatible" and "without PTX" in whys(data, "compute_capability")
 
 
 def test_gpu_above_the_newest_architecture(machine: Machine) -> None:
@@ -242,7 +248,7 @@ def test_gpu_above_the_newest_architecture(machine: Machine) -> None:
     Guide, Binary Compatibility): sm_60 covers a 6.1 GPU."""
     assert compat(machine, "torch==2.7.0+cu128", "--compute-capability", "12.0")[1]["verdict"] == "compatible"
     _, data = compat(machine, "torch==2.7.0+cu126", "--compute-capability", "12.0")
-    assert data["verdict"] == "incompatible" and "up to 9.0" in reason(data, "compute_capability")["why"]
+    assert data["verdict"] == "incompatible" and "up to 9.0" in whys(data, "compute_capability")
     _, data = compat(machine, "torch==2.7.0+cu126", "--compute-capability", "6.1")
     assert data["verdict"] == "compatible" and "sm_60" in reason(data, "compute_capability")["why"]
 
@@ -337,7 +343,11 @@ def test_lists_of_the_new_tables(machine: Machine) -> None:
                                                   "wheel on PyPI" in row["source"] or
                                                   # Paddle's builds on its own pages: its maintainers' words and docs
                                                   "PaddlePaddle/" in row["source"] or
-                                                  "PaddlePaddle's v2.5 install commands" in row["source"]
+                                                  "PaddlePaddle's v2.5 install commands" in row["source"] or
+                                                  # TensorRT 7.0-8.4: packages per CUDA version, not wheels (issue 41)
+                                                  "NVIDIA TensorRT 8.4." in row["source"] or
+                                                  "NVIDIA/TensorRT#" in row["source"] or
+                                                  "NVIDIA TensorRT 7." in row["source"]
                                                   for row in data["rows"])
 
 

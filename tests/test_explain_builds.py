@@ -9,7 +9,8 @@ from __future__ import annotations
 import pytest
 
 from cudnn_doctor.commands.explain import explain_text
-from cudnn_doctor.explain.reader import _CUDA_TAG, read
+from cudnn_doctor.explain.read_packages import _CUDA_TAG
+from cudnn_doctor.explain.reader import read
 from tests.conftest import Machine
 
 
@@ -75,11 +76,13 @@ def test_the_compilers_own_words_are_the_toolkit_not_the_framework() -> None:
     assert data["matches"][0]["code"] == "CD206" and "8.6" in data["matches"][0]["cause"]
     # YINYIPENG-EN/handpose_and_yolo#1: torch 1.11+cu113's NVRTC on an RTX 4060 Ti; no architecture is named
     assert _codes("RuntimeError: nvrtc: error: invalid value for --gpu-architecture (-arch)")[0] == "CD206"
-    # kijai/ComfyUI-WanVideoWrapper#63: Triton's own ptxas: a newer Triton is the fix (CD404)
+    # kijai/ComfyUI-WanVideoWrapper#63: Triton's own ptxas is a CUDA toolkit's compiler older than the GPU (issue 41):
+    # TRITON_PTXAS_PATH at a newer toolkit's ptxas, or a newer Triton, is the fix (CD206)
     triton = "RuntimeError: Internal Triton PTX codegen error\n`ptxas` stderr:\nptxas fatal  : Value 'sm_120' is not " \
              "defined for option 'gpu-name'"
     assert [c.bundled_by for c in read(triton).compilers] == ["triton"]
-    assert _codes(triton)[0] == "CD404"
+    first = explain_text(triton, None)["matches"][0]
+    assert first["code"] == "CD206" and "TRITON_PTXAS_PATH" in first["fix"] and "CUDA 12.8" in first["fix"]
     # a framework's "no kernel image" is its build, not a compiler (pytorch/pytorch#6515)
     kernel = "RuntimeError: CUDA error: no kernel image is available for execution on the device"
     assert not read(kernel).compilers and "CD206" not in _codes(kernel)

@@ -13,7 +13,8 @@ except ModuleNotFoundError:  # Python 3.10
 
 from cudnn_doctor.codes import CODES
 from cudnn_doctor.commands.explain import explain_text
-from cudnn_doctor.explain.reader import parse_library, read
+from cudnn_doctor.explain.read_libraries import parse_library
+from cudnn_doctor.explain.reader import read
 from cudnn_doctor.knowledge.data import compat_dir
 from tests.conftest import Machine
 from tests.explain_messages import FAMILIES, UNRELATED

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from cudnn_doctor.plan.model import EnvChange
+from cudnn_doctor.plan.actions import EnvChange
 from cudnn_doctor.plan.shell import command_line, env_lines
 from cudnn_doctor.quoting import CannotQuote
 from tests import powershell_model

@@ -69,7 +69,10 @@ def _catalog_for_code(code: str) -> list[dict[str, Any]]:
 
 
 def explain_text(text: str | bytes, report: Report | None) -> dict[str, Any]:
+    from cudnn_doctor.explain.machine_values import machine_values
+
     facts = reader.read(text)
+    machine = machine_values(report)  # what a value the message lacks is on this machine
     specific = catalog.match_lines(facts.lines, any(library.gpu for library in facts.libraries))
     causes = classify.classify(facts)
     # the catalog's specific entries first, then what the facts show, then the catalog's summary lines (priority 0)
@@ -79,16 +82,17 @@ def explain_text(text: str | bytes, report: Report | None) -> dict[str, Any]:
     for match in specific:  # one answer per finding code
         if match not in summaries and match.code not in covered:
             covered.add(match.code)
-            matches.append(_filled({k: v for k, v in asdict(match).items() if k != "priority"}))
+            matches.append(_filled({k: v for k, v in asdict(match).items() if k != "priority"}, machine))
     for cause in causes:
         if cause.code not in covered:
             covered.add(cause.code)
             line = facts.lines[cause.line] if 0 <= cause.line < len(facts.lines) else cause.fact
-            matches.append(_from_cause(cause, facts.framework, line))
+            matches.append(_from_cause(cause, facts.framework, line, machine))
     for summary in summaries:
         if summary.code not in covered:
             covered.add(summary.code)
-            matches.append(_filled({k: v for k, v in asdict(summary).items() if k != "priority"}))
+            matches.append(_filled({k: v for k, v in asdict(summary).items() if k != "priority"}, machine))
+    _judge_architecture(matches, facts)
     whole = reader.to_text(text)
     flat = " ".join(whole[-2000:].split())
     cut = reader.skipped(whole)
@@ -113,31 +117,31 @@ def explain_text(text: str | bytes, report: Report | None) -> dict[str, Any]:
     }
 
 
-def _filled(match: dict[str, Any]) -> dict[str, Any]:
-    """A catalog answer with the values read from the message in its fix, and every release it names one that
-    compat/ lists (a message's 8.9.4 names the cuDNN series; the release to install is one that exists)."""
-    from cudnn_doctor.knowledge.releases import cudnn_requirement, existing_release, wheel_build
+def _filled(match: dict[str, Any], machine: dict[str, str] | None = None) -> dict[str, Any]:
+    """A catalog answer with the values read from the message, then this MACHINE's, in its fix and cause
+    (knowledge.advice.catalog_text)."""
+    from cudnn_doctor.knowledge.advice import catalog_text
 
-    values = dict(match.get("values") or {})
-    if values.get("compiled_version") and "cudnn_requirement" not in values:
-        values["cudnn_requirement"] = cudnn_requirement(str(values["compiled_version"])) or "nvidia-cudnn-cu12"
+    values = (machine or {}) | dict(match.get("values") or {})
+    answer = {key: value for key, value in match.items() if key != "fix_without"}
+    answer["fix"] = catalog_text(match.get("fix", ""), values, match.get("fix_without", ""))
+    if "cause" in match:
+        answer["cause"] = catalog_text(match["cause"], values)
+    return answer
 
-    def value(found: re.Match[str]) -> str:
-        return str(values.get(found.group(1).replace(" ", "_"), found.group(0)))
 
-    fix = re.sub(r"<([a-z][\w ]{0,39})>", value, match.get("fix", ""))
-    fix = re.sub(r"(--version )(\d+\.\d+(?:\.\d+)?)(?![\d.])", lambda m: m.group(1) + existing_release(m.group(2)), fix)
-    fix = re.sub(r"(nvidia-cudnn-cu(\d+)==)(\d+\.\d+\.\d+)(?![\d.])",
-                 lambda m: m.group(1) + wheel_build(m.group(3), int(m.group(2))), fix)
-    if re.search(r"<[a-z][\w ]{0,39}>", fix):  # a value the message did not carry: say where to read it instead
-        fix = re.sub(r"`?cudnn-doctor install --version <[a-z][\w ]{0,39}>`?",
-                     "`cudnn-doctor fix` (it picks the release from what this machine's frameworks need)", fix)
-        fix = re.sub(r"<([a-z][\w ]{0,39})>", lambda m: "the " + m.group(1).replace("_", " "), fix)
-    if "cause" not in match:
-        return match | {"fix": fix}
-    cause = re.sub(r"<([a-z][\w ]{0,39})>", value, match["cause"])  # the versions the message gave, by value
-    cause = re.sub(r"<([a-z][\w ]{0,39})>", lambda m: "the " + m.group(1).replace("_", " "), cause)
-    return match | {"fix": fix, "cause": cause}
+def _judge_architecture(matches: list[dict[str, Any]], facts: reader.Facts) -> None:
+    """The first architecture answer gets the GPU the message names, judged against the data (knowledge.advice)."""
+    arch = classify.judged_architecture(facts)
+    match = next((m for m in matches if m["code"] in classify.ARCH_CODES), None)
+    if arch is None or match is None:
+        return
+    from cudnn_doctor.knowledge.advice import architecture_note
+
+    cause, fix = architecture_note(arch, facts.framework)
+    match["values"] = {"compute_capability": arch} | dict(match.get("values") or {})
+    match["cause"] = " ".join(part for part in (match["cause"], cause[:1].upper() + cause[1:]) if part)
+    match["fix"] = " ".join(part for part in (fix, match["fix"]) if part)
 
 
 class _Known(dict):  # type: ignore[type-arg]
@@ -148,20 +152,22 @@ class _Known(dict):  # type: ignore[type-arg]
 READER_FRAMEWORK = {"library": "loader", "symbol": "loader", "status": "cuda"}
 
 
-def _from_cause(cause: classify.Cause, framework: str | None, line: str) -> dict[str, Any]:
+def _from_cause(cause: classify.Cause, framework: str | None, line: str,
+                machine: dict[str, str] | None = None) -> dict[str, Any]:
     entry = CODES[cause.code]
-    known = _Known(cause.values)
+    values = (machine or {}) | dict(cause.values)  # the message's values first, then this machine's
+    known = _Known(values)
     known.setdefault("detail", cause.fact)
     known.setdefault("error", cause.fact)
     if "compute_capability" in cause.values:
-        known.setdefault("cc", cause.values["compute_capability"])
+        known["cc"] = cause.values["compute_capability"]
     if cause.code in _fixes():  # the registry's fix is "{fix}", filled by the rule that finds it: the table's
-        fix = _filled({"fix": _fixes()[cause.code], "values": cause.values})["fix"]
+        fix = _filled({"fix": _fixes()[cause.code], "values": values})["fix"]
     else:
         from cudnn_doctor.explain.classify import general_advice_fits
         from cudnn_doctor.knowledge.advice import advice
 
-        fix = (_filled({"fix": str(cause.values["fix"]), "values": cause.values})["fix"]
+        fix = (_filled({"fix": str(cause.values["fix"]), "values": values})["fix"]
                if cause.values.get("fix") and not general_advice_fits(cause.code, cause.values)
                else advice(cause.code, dict(known)))
     return {"id": f"{cause.kind}-{cause.code.lower()}", "code": cause.code,

@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from cudnn_doctor.explain.reader import split_at_skip
+from cudnn_doctor.explain.message_text import split_at_skip
 from cudnn_doctor.knowledge.data import load
 from cudnn_doctor.versions import ascii_digits
 
@@ -26,6 +26,7 @@ class Match:
     priority: int
     matched: str  # the text the pattern matched
     values: dict[str, str]  # named groups, normalised
+    fix_without: str = ""  # the fix where a value its commands need is not in the message
 
 
 @functools.cache
@@ -61,7 +62,7 @@ def match_lines(lines: tuple[str, ...] | list[str], stack_library_named: bool = 
         values = {key: normalise(key, value) for key, value in hit.groupdict().items() if value}
         found.append(Match(entry["id"], entry["code"], entry["framework"], entry["cause"].strip(),
                            entry["fix"].strip(), entry["source"].strip(), int(entry.get("priority", 0)),
-                           " ".join(hit.group(0).split())[:300], values))
+                           " ".join(hit.group(0).split())[:300], values, entry.get("fix_without", "").strip()))
     if not found:
         return []
     top = max(m.priority for m in found)

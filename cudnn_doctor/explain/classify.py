@@ -10,11 +10,12 @@ import functools
 from dataclasses import dataclass, field
 from typing import Any
 
-from cudnn_doctor.explain.reader import Event, Facts, Library
+from cudnn_doctor.explain.facts import Event, Facts, Library
 from cudnn_doctor.knowledge.data import load
 from cudnn_doctor.knowledge.query import toolkit_min_driver
 
 CONTEXT_CODES = {"CD108"}
+ARCH_CODES = ("CD404", "CD311", "CD206")  # the answers that are about a GPU architecture a build or tool lacks
 PART_ORDER = {"driver": 0, "cuda": 1, "cudnn": 2, "framework": 3}
 
 
@@ -161,6 +162,14 @@ def _from_archs(facts: Facts) -> list[Cause]:
                   line=arch.line)]
 
 
+def judged_architecture(facts: Facts) -> str | None:
+    """The compute capability the message says does not fit (the last one named with a cue), or the only one it
+    names at all: the GPU an architecture answer is about."""
+    cued = [arch.compute_capability for arch in facts.archs if arch.cue]
+    named = {arch.compute_capability for arch in facts.archs}
+    return cued[-1] if cued else (named.pop() if len(named) == 1 else None)
+
+
 def _from_conflicts(facts: Facts) -> list[Cause]:
     causes = []
     for conflict in facts.conflicts[-1:]:  # the last one is the resolver's final word
@@ -180,8 +189,7 @@ def _from_cpu_builds(facts: Facts) -> list[Cause]:
         who = f"{build.framework}'s" if build.framework else "the message's"
         causes.append(Cause("CD406", f"{who} words “{build.text}” say the build in use has no GPU support",
                             f"compat/libraries.toml: {build.source}",
-                            {"framework": build.framework or "the framework", "framework_version": "",
-                             "fix": "Install the framework's GPU build (the -gpu/-cuXXX/[cuda] package or the CUDA "
+                            ({"framework": build.framework} if build.framework else {}) | {"fix": "Install the framework's GPU build (the -gpu/-cuXXX/[cuda] package or the CUDA "
                                     "wheel from its index) in place of the CPU one, and remove the CPU package so it "
                                     "does not shadow it; `pip list` shows which is installed."},
                             kind="cpu-build", line=build.line))
@@ -195,11 +203,16 @@ def _from_compilers(facts: Facts) -> list[Cause]:
         needs = first_toolkit(arch) if arch else None
         detail = f"{compiler.name}: “{compiler.cue}”" + (f" for compute capability {arch}" if arch else "") \
             + (f", which needs CUDA {needs} or newer" if needs else "")
-        if compiler.bundled_by:  # the framework's own copy of the compiler is too old: its build is
-            causes.append(Cause("CD404", f"{detail}; {compiler.bundled_by} ships this {compiler.name}, so its build is "
-                                "older than the GPU", f"compat/libraries.toml: {compiler.source}",
-                                {"compute_capability": arch or "", "fix": f"Install a newer {compiler.bundled_by} "
-                                 "whose bundled compiler knows this GPU."}, kind="compiler", line=compiler.line))
+        if compiler.bundled_by:  # the copy of the toolkit's compiler a framework ships is older than the GPU
+            toolkit = f"CUDA {needs} or newer" if needs else "a CUDA toolkit that knows this GPU"
+            variable = f"{compiler.bundled_by.upper()}_{compiler.name.upper()}_PATH"
+            causes.append(Cause("CD206", f"{detail}; {compiler.bundled_by} ships this {compiler.name}, a CUDA "
+                                "toolkit's compiler older than the GPU", f"compat/libraries.toml: {compiler.source}",
+                                ({"compute_capability": arch} if arch else {}) | ({"needs_cuda": needs} if needs else {})
+                                | {"detail": detail, "fix": f"Point {variable} at the {compiler.name} of {toolkit} "
+                                   f"(e.g. /usr/local/cuda/bin/{compiler.name}), or install a newer "
+                                   f"{compiler.bundled_by} whose bundled {compiler.name} knows this GPU."},
+                                kind="compiler", line=compiler.line))
         else:
             values = {"detail": detail} | ({"compute_capability": arch} if arch else {}) \
                 | ({"needs_cuda": needs} if needs else {})

@@ -174,6 +174,10 @@ def _needs(framework: str, version: str, os_name: str = "linux", artifact: str |
         digits = local[2:]
         build_cuda = f"{digits[:-1]}.{digits[-1]}"
     release_rows = [row for row in all_rows(framework) if _same_release(str(row.get("version", "")), base)]
+    # a build named by its own pip version (Paddle's 2.5.2.post116 from Paddle's index): that build, of its release
+    by_pip = [row for row in all_rows(framework) if str(row.get("pip_version", "")) == base]
+    if by_pip:
+        release_rows, base = by_pip, str(by_pip[0].get("version", base))
     need = Needs(framework, base, release_rows, build_cuda)
     if not release_rows:
         need.missing = release_unknown(framework, base)

@@ -40,10 +40,11 @@ def support_rows(product: str) -> list[dict[str, Any]]:
 
 
 def release_support(product: str, version: str, cc: str, label: str,
-                    read_only: bool = False) -> tuple[str, str, str] | None:
+                    read_only: bool = False, drops_only: bool = False) -> tuple[str, str, str] | None:
     """(verdict, why, source) for a GPU of compute capability CC under PRODUCT at VERSION from the [[support]] rows,
     or None where no row speaks about that GPU at that release. READ_ONLY: a "compatible" only from a row read for a
-    bounded set of releases (through_version), never from a row that only records a drop."""
+    bounded set of releases (through_version), never from a row that only records a drop. DROPS_ONLY: only the rows
+    that record a removal speak."""
     have, release = _cc(cc), version_tuple(version)
     if have is None or release is None:
         return None
@@ -61,6 +62,8 @@ def release_support(product: str, version: str, cc: str, label: str,
         if row.get("until_version") and _at_or_after(release, row["until_version"]):
             return (INCOMPATIBLE, f"{label}: {name} support (compute capability {cc}) was removed in {row['until_version']} "
                                   "and later releases do not bring it back", source)
+        if drops_only and not row.get("until_version"):
+            continue  # only what a release removed (an addition's start is read from the matrices where they exist)
         if row.get("from_version") and not _at_or_after(release, row["from_version"]):
             if row.get("binary_compatible_before"):
                 return (UNKNOWN, f"{label}: {name} (compute capability {cc}) is supported from {row['from_version']}; "

@@ -32,6 +32,23 @@ def toolkit_min_driver(toolkit_version: str, os_name: str) -> DriverFloor | None
     return DriverFloor(row[key], row.get("source", ""))
 
 
+def major_driver_span(cuda_major: int, os_name: str) -> tuple[DriverFloor, DriverFloor] | None:
+    """(lowest, highest) of the minimum drivers NVIDIA names for the GA releases of CUDA CUDA_MAJOR.x: every x.y needs
+    at least the lowest, and the highest runs every x.y (before minor-version compatibility, one toolkit each)."""
+    key = "windows_min_driver" if os_name == "windows" else "linux_min_driver"
+    floors: dict[tuple[int, ...], dict[str, Any]] = {}
+    for row in load("cuda").get("toolkit", []):
+        wanted = major_minor(row.get("version"))
+        if wanted and wanted[0] == cuda_major and _known(row.get(key)):
+            if wanted not in floors or (version_tuple(row["version"]) or ()) < (version_tuple(floors[wanted]["version"]) or ()):
+                floors[wanted] = row
+    if not floors:
+        return None
+    by_driver = sorted(floors.values(), key=lambda r: version_tuple(r[key]) or ())
+    low, high = by_driver[0], by_driver[-1]
+    return DriverFloor(low[key], low.get("source", "")), DriverFloor(high[key], high.get("source", ""))
+
+
 def cudnn_release(version: str | None) -> dict[str, Any] | None:
     """The compat/cudnn.toml row of a cuDNN release (by major.minor.patch)."""
     have = version_tuple(version)

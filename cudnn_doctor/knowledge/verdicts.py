@@ -241,7 +241,7 @@ def judge_driver_for_cuda(cuda: str, driver: str, os_name: str) -> Reason:
     minor = (query.minor_compat_min_driver(major(cuda) or 0, os_name)
              if (major(cuda) or 0) >= minor_version_compatibility_from() else None)
     if cuda.count(".") == 0 and minor is None:
-        return Reason("driver", UNKNOWN, f"no minimum driver known for CUDA {cuda}", "compat/cuda.toml")
+        return _judge_driver_for_major(cuda, driver, os_name)
     if full and _at_least(driver, full.version) is True:
         return Reason("driver", COMPATIBLE, f"CUDA {cuda} needs driver >= {full.version}; {driver} is that or newer",
                       full.source)
@@ -275,6 +275,24 @@ def judge_driver_for_cuda(cuda: str, driver: str, os_name: str) -> Reason:
     if minor and minor is not full:
         floor += f" (>= {minor.version} with CUDA {major(cuda)}.x minor-version compatibility)"
     return Reason("driver", INCOMPATIBLE, f"CUDA {cuda} needs {floor}; {driver} is older", needed.source)
+
+
+def _judge_driver_for_major(cuda: str, driver: str, os_name: str) -> Reason:
+    """A CUDA major without its minor, before minor-version compatibility (CUDA 9, 10): below the lowest GA driver of
+    its releases no 9.x runs; from the highest every one does; between them it depends on the minor."""
+    span = query.major_driver_span(major(cuda) or 0, os_name)
+    if span is None:
+        return Reason("driver", UNKNOWN, f"no minimum driver known for CUDA {cuda}", "compat/cuda.toml")
+    low, high = span
+    if _at_least(driver, low.version) is False:
+        return Reason("driver", INCOMPATIBLE, f"every CUDA {cuda}.x release needs driver >= {low.version} (the oldest "
+                                              f"of them); {driver} is older", low.source)
+    if _at_least(driver, high.version) is True:
+        return Reason("driver", COMPATIBLE, f"driver {driver} runs every CUDA {cuda}.x release (the newest needs >= "
+                                            f"{high.version})", high.source)
+    return Reason("driver", UNKNOWN, f"CUDA {cuda}.x releases need drivers from {low.version} to {high.version}; "
+                                     f"whether {driver} is enough depends on the minor: name it (e.g. --cuda "
+                                     f"{cuda}.0)", low.source)
 
 
 def _at_least(driver: str, floor: str) -> bool | None:
@@ -318,7 +336,7 @@ def judge_compute_capability(need: Needs, rows: list[dict[str, Any]], cc: str, c
     if support is not None and support.verdict != COMPATIBLE:
         return support
     if cudnn_version and not all(row.get("cudnn") == "none" for row in rows):
-        dropped = gpu_support.release_support("cudnn", cudnn_version, cc, f"cuDNN {cudnn_version}")
+        dropped = gpu_support.release_support("cudnn", cudnn_version, cc, f"cuDNN {cudnn_version}", drops_only=True)
         if dropped is not None and dropped[0] == INCOMPATIBLE:  # a GPU the cuDNN it loads no longer supports
             return Reason("compute_capability", *dropped)
     build = build_architectures(need, rows, cc)

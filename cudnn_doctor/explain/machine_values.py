@@ -1,0 +1,27 @@
+"""Values of this machine that an answer may need where the message does not give them: the CUDA major its
+frameworks were built for, its GPU's compute capability, its driver. Read from check's Report; a value is given only
+where the machine has one answer (two GPUs of different capabilities give none)."""
+
+from __future__ import annotations
+
+from cudnn_doctor.model import Report
+
+
+def machine_values(report: Report | None) -> dict[str, str]:
+    """{field: value} for the fields of compat/fixes.toml [[field]] that this machine answers unambiguously."""
+    if report is None:
+        return {}
+    values: dict[str, str] = {}
+    majors = {f.cuda_built_for.split(".")[0] for f in report.frameworks if f.cuda_built_for}
+    if not majors:
+        majors = {t.version.split(".")[0] for t in report.toolkits if t.version}
+    if len(majors) == 1:
+        values["cuda_major"] = majors.pop()
+    capabilities = {g.compute_capability for g in report.gpus if g.compute_capability}
+    if len(capabilities) == 1:
+        values["cc"] = values["compute_capability"] = next(iter(capabilities))
+    if report.driver.version:
+        values["driver_version"] = report.driver.version
+    if report.driver.cuda_driver_version:
+        values["driver_cuda"] = report.driver.cuda_driver_version
+    return values

@@ -1,0 +1,152 @@
+"""The text of a pasted message: bytes to text, a long log cut to its head and tail, and the lines that can
+carry a fact (with the lines around them), every other line left unread."""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import Any
+
+from cudnn_doctor.knowledge.data import load
+
+MAX_BYTES = 2_000_000  # of a longer log, its head and its tail are read, this much in all
+HEAD_BYTES = 256_000  # the start of a log: a framework's loading errors
+TAIL_BYTES = MAX_BYTES - HEAD_BYTES  # the end of a log, where the error is
+MAX_LINE = 4096  # longer lines are read in pieces of this size
+MAX_LINES = 3000  # the last lines that can carry a fact, at most
+CONTEXT = 3  # lines kept on either side of one that can (a message wrapped over lines)
+FRAMEWORK_WINDOW = 256_000  # the framework that printed a log is named near its end
+FACT_WINDOW = 512_000  # facts are read from the last this many characters of the candidate lines
+MAX_FACT_LINES = 64  # the last lines with a fact that are read; a log's error is at its end
+PER_LINE = 24  # facts of one kind read from one line, at most (a real message names a few)
+
+# Lines without any of these cannot carry a fact; most of a long log is skipped on this test alone.
+TRIGGERS = (
+    "cu", "dnn", "nvidia", "nvml", ".so", ".dll", "sm_", "compute_", "gpu", "driver", "capability", "kernel image",
+    "ptx", "nvrtc", "jitlink", "nvinfer", "tensorrt", "onnx", "xla", "jax", "paddle", "torch", "tensorflow", "nd4j",
+    "dl4j", "deeplearning4j", "theano", "container", "falling back",
+    # loaders and package managers
+    "java.library.path", "unsatisfiedlink", "winerror", "loadlibrary", "dlopen", "dll load", "error 12", "error 19",
+    "no matching distribution", "satisfies the requirement", "nothing provides",
+    # resolvers, serialized engines, engine flavours
+    "conflict", "incompatible", "resolutionimpossible", "unsatisfiable", "cannot install", "no solution found",
+    "version solving", "which is not installed", "serializ", "trt", "execution_context", "flavor", "nvjpeg",
+    # builds without GPU support, compilers, installers that found nothing
+    "compile", "built", "cpu", "nvcc", "packagesnotfound", "packagenotfound", "package missing", "symbolic link",
+    "missing from your computer", "driver init",
+    # the kernel's and the driver's own words (issue 21): Xid events, PCIe errors, undefined symbols of a framework
+    "xid", "nvrm", "pcie", "undefined symbol", ".version", "unsupported gnu version", "unsupported clang version",
+    "unsupported microsoft visual studio version",
+    # "module" in the languages Windows prints error 126 in
+    "modul", "módulo", "модуль", "模块", "模組", "モジュール", "모듈",
+)
+
+
+def to_text(data: bytes | str) -> str:
+    """Any bytes as text: a long input's head and tail (head_and_tail), control bytes (NUL included) as spaces,
+    invalid UTF-8 replaced."""
+    if isinstance(data, str):
+        data = data.encode("utf-8", "surrogateescape")
+    return head_and_tail(data).translate(_CONTROLS).decode("utf-8", "replace")
+
+
+_SKIPPED = re.compile(rb"\n\[cudnn-doctor: (\d{1,15}) bytes skipped, from byte (\d{1,15}) to byte (\d{1,15})\]\n")
+SKIPPED_LINE = re.compile(r"^\[cudnn-doctor: (\d{1,15}) bytes skipped, from byte (\d{1,15}) to byte (\d{1,15})\]$")
+
+
+def defang(data: bytes) -> bytes:
+    """DATA, the user's, with the doctor's own skip-line marker written another way: only a line the doctor put
+    between a long input's head and tail says that bytes were skipped (a short log quoting one does not)."""
+    return data.replace(b"[cudnn-doctor: ", b"[cudnn-doctor : ")
+
+
+def skip_line(start: int, end: int) -> bytes:
+    """The line that stands for bytes START..END of the input, which were not read."""
+    return f"\n[cudnn-doctor: {end - start} bytes skipped, from byte {start} to byte {end}]\n".encode()
+
+
+def head_and_tail(data: bytes) -> bytes:
+    """DATA if it is at most MAX_BYTES long; else its first HEAD_BYTES and last TAIL_BYTES with the skip line
+    between them (data a reader already cut this way is kept as it is)."""
+    if len(data) <= MAX_BYTES + 200 and (len(data) <= MAX_BYTES or _SKIPPED.search(data, HEAD_BYTES - 1, HEAD_BYTES + 200)):
+        return data
+    return data[:HEAD_BYTES] + skip_line(HEAD_BYTES, len(data) - TAIL_BYTES) + data[-TAIL_BYTES:]
+
+
+def skipped(text: str) -> dict[str, int] | None:
+    """{bytes, start, end} of the part of the input that was not read, from its skip line; None if all was read."""
+    at = text.find("\n[cudnn-doctor: ", 0, HEAD_BYTES + 16)
+    if at < 0:
+        return None
+    match = SKIPPED_LINE.match(text[at + 1:text.find("\n", at + 1)])
+    if match is None:
+        return None
+    return {"bytes": int(match.group(1)), "start": int(match.group(2)), "end": int(match.group(3))}
+
+
+_CONTROLS = bytes(32 if (code < 32 and code not in (9, 10)) or code == 127 else code for code in range(256))
+
+
+def candidate_lines(text: str) -> list[str]:
+    """The lines that can carry a fact and CONTEXT lines on either side of each (a message wrapped over lines),
+    long lines cut into pieces, the last MAX_LINES of them. Of a log whose middle was skipped, the head keeps a
+    quarter of that share (its first and its last lines) and the skip line stays between head and tail."""
+    if skipped(text) is not None:
+        at = text.find("\n[cudnn-doctor: ")
+        end = text.find("\n", at + 1)
+        head = _candidates(text[:at])
+        share = MAX_LINES // 4  # the head's first lines (start-up errors) and its last ones
+        head = head if len(head) <= share else head[:share // 2] + head[-(share // 2):]
+        return head + [text[at + 1:end]] + _candidates(text[end + 1:])[-(MAX_LINES - len(head) - 1):]
+    return _candidates(text)[-MAX_LINES:]
+
+
+def _candidates(text: str) -> list[str]:
+    pieces: list[str] = []
+    for raw in text.splitlines():
+        if len(raw) > MAX_LINE:
+            pieces.extend(raw[i:i + MAX_LINE] for i in range(0, len(raw), MAX_LINE))
+        else:
+            pieces.append(raw)
+    keep: set[int] = set()
+    whole = text.lower()
+    present = [trigger for trigger in _triggers() if trigger in whole]  # most triggers are absent from most logs
+    asides = [aside for aside, _ in aside_texts() if aside in whole]
+    dropped: set[int] = set()
+    for index, line in enumerate(pieces):
+        lower = line.lower()
+        if asides and any(aside in lower for aside in asides):
+            dropped.add(index)  # not a GPU-stack fault (compat/errors.toml [[aside]]): never read as one
+        elif any(trigger in lower for trigger in present):
+            keep.update(range(index - CONTEXT, index + CONTEXT + 1))
+    return [pieces[index] for index in sorted(keep - dropped) if 0 <= index < len(pieces)]
+
+
+@functools.cache
+def aside_texts() -> tuple[tuple[str, dict[str, Any]], ...]:
+    """(text, row) of compat/errors.toml [[aside]]: a program's own request or a harmless start-up line."""
+    return tuple((row["text"], row) for row in load("errors").get("aside", []))
+
+
+def set_aside(text: str) -> list[dict[str, Any]]:
+    """The [[aside]] rows whose text occurs in TEXT (each once)."""
+    lower = text.lower()
+    return [dict(row) for aside, row in aside_texts() if aside in lower]
+
+
+def split_at_skip(lines: list[str] | tuple[str, ...]) -> int:
+    """The index of the skip line in LINES, or -1."""
+    return next((i for i, line in enumerate(lines) if SKIPPED_LINE.match(line)), -1)
+
+
+@functools.cache
+def _triggers() -> tuple[str, ...]:
+    """TRIGGERS and the texts of the tables whose words alone carry a fact (NVIDIA's error strings, phrases, the
+    product names of libraries), so that a line of only those words is read."""
+    status = load("status_codes")
+    texts = [row["text"] for table in ("message", "phrase") for row in status.get(table, [])]
+    texts += [alias for row in load("libraries").get("library", []) for alias in row.get("aliases", [])]
+    errors = load("errors")
+    texts += [row["text"] for table in ("event", "outside") for row in errors.get(table, [])]
+    texts += [text for row in errors.get("error", []) for text in row.get("triggers", ())]  # a catalog entry's own words
+    return tuple(dict.fromkeys((*TRIGGERS, *texts)))

@@ -1,0 +1,123 @@
+"""Events in their own fixed words (compat/errors.toml): Xid numbers, a GPU fallen off the bus, PCIe errors,
+watchdog resets, a PTX ISA newer than the ptxas reading it, an unsupported host compiler."""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import re
+from typing import Any
+
+from cudnn_doctor.explain.facts import Event
+from cudnn_doctor.explain.message_text import PER_LINE
+from cudnn_doctor.knowledge.data import load
+
+# -------------------------------------------------------------------- events in their own words (issue 21)
+
+
+@functools.cache
+def _xid_table() -> dict[int, dict[str, Any]]:
+    return {int(row["number"]): row for row in load("errors").get("xid", [])}
+
+
+@functools.cache
+def _event_table() -> tuple[dict[str, Any], ...]:
+    return tuple(load("errors").get("event", []))
+
+
+@functools.cache
+def ptx_isa_toolkits() -> dict[str, str]:
+    """PTX ISA version -> the first CUDA toolkit whose ptxas knows it (compat/errors.toml [[ptx_isa]])."""
+    return {row["version"]: row["cuda"] for row in load("errors").get("ptx_isa", [])}
+
+
+def ptx_isa_source() -> str:
+    rows = load("errors").get("ptx_isa", [])
+    return str(rows[0]["source"]) if rows else "NVIDIA PTX ISA release notes"
+
+
+XID_SOURCE = "NVIDIA Xid Errors catalog, https://docs.nvidia.com/deploy/xid-errors/"
+# "NVRM: Xid (PCI:0000:3b:00): 79, ...", "Xid=999", "XID 149", "caused by previous Xid 145"
+_XID = re.compile(r"(?i)\bxid\b[\s:=(]{0,3}(?:(?:pci:)?(?P<pci>[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}(?:\.[0-7])?)\)?[\s:]{0,3})?"
+                  r"(?P<number>\d{1,3})\b")
+_PCI = re.compile(r"(?i)\b(?:pci:)?([0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}(?:\.[0-7])?)\b")
+# ptxas: "Unsupported .version 8.5; current version is '7.5'"
+_PTX = re.compile(r"(?i)unsupported\s{1,3}\.version\s{1,3}(\d{1,2}\.\d{1,2})\s{0,3};\s{0,3}current\s{1,3}version\s{1,3}is\s{1,3}"
+                  r"'?(\d{1,2}\.\d{1,2})")
+# nvcc's host_config.h: "unsupported GNU version! gcc versions later than 12 are not supported!"
+_HOST_COMPILER = re.compile(r"(?i)unsupported\s{1,3}(gnu|clang|microsoft visual studio|msvc)\s{1,3}version!?"
+                            r"(?:[^!\n]{0,40}?versions?\s{1,3}(?:later|newer)\s{1,3}than\s{1,3}(\d{1,2}(?:\.\d{1,2})?))?")
+
+
+def events(index: int, line: str, lower: str) -> list[Event]:
+    out: list[Event] = []
+    pci = _PCI.search(line)
+    where = (("pci", pci.group(1)),) if pci else ()
+    if "xid" in lower:
+        for match in itertools.islice(_XID.finditer(line), PER_LINE):
+            number = int(match.group("number"))
+            row = _xid_table().get(number)
+            at = (("pci", match.group("pci")),) if match.group("pci") else where
+            if row is None:
+                out.append(Event("xid", "CD142", f"Xid {number}", f"Xid {number}, a number NVIDIA's Xid catalog does not "
+                                 "list (a monitoring tool's own marker for an unknown or critical error)",
+                                 "Look up the Xid events in the kernel log (`sudo dmesg | grep -i xid`) in NVIDIA's Xid "
+                                 "catalog (https://docs.nvidia.com/deploy/xid-errors/); reset the GPU or reboot if it "
+                                 "stays unhealthy.", XID_SOURCE, (("xid", str(number)),) + at, index))
+                continue
+            out.append(Event("xid", row["code"], f"Xid {number} ({row['name']})", row["meaning"], row["action"] + ".",
+                             row["source"], (("xid", str(number)), ("xid_name", row["name"])) + at, index))
+    for row in _event_table():
+        if row["text"] in lower and (not row.get("any") or any(word in lower for word in row["any"])):
+            out.append(Event(row["kind"], row["code"], row["text"], row["meaning"], row["fix"], row["source"], where,
+                             index))
+    if ".version" in lower:
+        for match in itertools.islice(_PTX.finditer(line), 2):
+            out.append(_ptx_event(index, lower, match.group(1), match.group(2)))
+    if "unsupported" in lower and "version" in lower:
+        host = _HOST_COMPILER.search(line)
+        if host is not None:
+            out.append(_host_compiler_event(index, host.group(1), host.group(2)))
+    return out
+
+
+def _ptx_event(index: int, lower: str, ptx: str, known: str) -> Event:
+    needs = ptx_isa_toolkits().get(ptx)
+    has = ptx_isa_toolkits().get(known)
+    values = (("ptx_isa", ptx), ("known_isa", known)) + ((("needs_cuda", needs),) if needs else ()) \
+        + ((("has_cuda", has),) if has else ())
+    needs_text = f" (CUDA {needs} or newer)" if needs else ""
+    has_text = f", that of CUDA {has}" if has else ""
+    if "ptx input" in lower:  # "ptxas application ptx input": the driver's JIT compiler, not a toolkit's ptxas
+        return Event("ptx", "CD103", f"PTX ISA {ptx}, driver JIT knows {known}",
+                     f"the driver's PTX JIT knows PTX ISA up to {known}{has_text}, older than the PTX ISA {ptx}{needs_text} "
+                     "the program was built with: the driver is older than the CUDA that compiled the code",
+                     f"Update the NVIDIA driver to one that supports CUDA {needs or 'of the PTX'} or newer (`nvidia-smi` "
+                     "shows the CUDA version the driver supports), or use a build of the program compiled with a CUDA "
+                     "the driver supports.", ptx_isa_source(), values, index)
+    return Event("ptx", "CD207", f"PTX ISA {ptx}, ptxas knows {known}",
+                 f"this ptxas knows PTX ISA up to {known}{has_text}; the PTX it was given is ISA {ptx}, written by a "
+                 f"newer compiler{needs_text}", f"Use a ptxas from CUDA {needs or 'as new as the PTX'} or newer: put "
+                 "that toolkit's bin/ first on PATH (or `pip install nvidia-cuda-nvcc-cu12` where the framework looks "
+                 "for it), or have the compiler that writes the PTX target an older ISA; `ptxas --version` shows "
+                 "which one runs.", ptx_isa_source(), values, index)
+
+
+HOST_COMPILER_SOURCE = ("NVIDIA CUDA toolkit include/crt/host_config.h ('#error -- unsupported GNU version! gcc versions "
+                        "later than N are not supported!'); CUDA Installation Guide for Linux, host compiler support "
+                        "https://docs.nvidia.com/cuda/cuda-installation-guide-linux/#host-compiler-support-policy")
+
+
+def _host_compiler_event(index: int, compiler: str, newest: str | None) -> Event:
+    name = {"gnu": "gcc", "clang": "clang"}.get(compiler.lower(), "Visual Studio")
+    limit = f" newer than {name} {newest}" if newest else ""
+    values = (("host_compiler", name),) + ((("newest", newest),) if newest else ())
+    use = f"{name} {newest}" if newest else f"a {name} it supports"
+    return Event("host-compiler", "CD209", f"unsupported {compiler} version",
+                 f"nvcc refuses the host compiler: this CUDA toolkit does not support {name}{limit}",
+                 f"Build with {use}: install it beside the newer one and pass it to nvcc (`-ccbin g++-{newest}` for gcc, "
+                 f"CC/CXX or CUDAHOSTCXX=/usr/bin/g++-{newest} for CMake and PyTorch extensions), or install a newer CUDA "
+                 "toolkit that supports this compiler. `-allow-unsupported-compiler` skips the check at your own risk."
+                 if name == "gcc" and newest else
+                 f"Build with {use} (CUDAHOSTCXX for CMake, -ccbin for nvcc), or install a newer CUDA toolkit that "
+                 "supports this compiler.", HOST_COMPILER_SOURCE, values, index)

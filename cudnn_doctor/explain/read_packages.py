@@ -1,0 +1,183 @@
+"""What package managers and builds say: a resolver's conflict between the GPU stack's packages, a build of a
+framework without GPU support, and an installer that found no build of a package."""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import re
+from typing import Any
+
+from cudnn_doctor.explain.facts import Conflict, CpuBuild, NotFound
+from cudnn_doctor.explain.message_text import FACT_WINDOW, PER_LINE
+from cudnn_doctor.explain.read_libraries import TOKEN
+from cudnn_doctor.knowledge.data import load
+
+# ------------------------------------------------------------------------------------- resolver conflicts
+
+
+@functools.cache
+def _resolver_tables() -> tuple[tuple[tuple[str, str, str], ...], tuple[str, ...]]:
+    data = load("libraries")
+    texts = tuple((row["text"], row["tool"], row["source"]) for row in data.get("resolver", []))
+    return texts, tuple(row["prefix"] for row in data.get("package", []))
+
+
+# a line of a resolver's explanation says which package requires which: only there a GPU package counts
+DEPENDENCY_WORDS = ("depends on", "requires", "requested", "==", ">=", "<=", "incompatible", "conflict", "cannot install",
+                    "provides", "needed by", "->", "pins", "but you have")
+FRAMEWORK_CORE = ("torch", "jax", "jaxlib", "tensorflow", "paddlepaddle", "onnxruntime")
+_LOCAL_CUDA = re.compile(r"\+cu\d{2,3}\b")
+BLOCK_BEFORE, BLOCK_AFTER = 8, 12  # lines around a resolver's words that explain its conflict
+
+
+def _gpu_packages(line: str, lower: str) -> list[str]:
+    """The GPU stack's packages a resolver line names on its requirement side: after its first dependency word
+    ("torch 2.2.1+cu121 requires nvidia-cublas-cu12==12.1.3.1"), so that "tensorflow-gpu 2.8.0 has requirement
+    numpy>=1.20" (a GPU package wanting numpy) is not a conflict of the GPU stack."""
+    _, prefixes = _resolver_tables()
+    hits = [(at, word) for at, word in ((lower.find(word), word) for word in DEPENDENCY_WORDS) if at >= 0]
+    verb, word = min(hits) if hits else (len(lower), "")
+    required = TOKEN.search(lower, verb + len(word)) if hits else None
+    if required is not None and required.group(0).strip(".") in FRAMEWORK_CORE:
+        verb = 0  # "torchvision 0.16.0+cu118 depends on torch==2.1.0": a CUDA build of a companion wants another torch
+    found = []
+    for token in itertools.islice(TOKEN.finditer(line, verb), 200):
+        text = token.group(0).strip(".,:;'\"")
+        low = text.lower()
+        if low.startswith(prefixes) or _LOCAL_CUDA.search(low):
+            found.append(text)
+            if len(found) >= PER_LINE:
+                break
+    return found
+
+
+def conflicts(lines: list[str], lowers: list[str]) -> list[Conflict]:
+    """The package manager's conflicts that name the GPU stack's own packages: nvidia-*-cuNN wheels, cuda-toolkit,
+    builds with a +cuXXX local version. Read from the end, within FACT_WINDOW characters."""
+    texts, _ = _resolver_tables()
+    out: list[Conflict] = []
+    budget = FACT_WINDOW
+    seen: set[int] = set()
+    named_on: dict[int, list[str]] = {}  # each line is read for packages once, however many blocks it is in
+    for index in range(len(lines) - 1, -1, -1):
+        budget -= len(lines[index]) + 1
+        if budget < 0 or len(out) >= 4:
+            break
+        hit = next(((tool, source) for text, tool, source in texts if text in lowers[index]), None)
+        if hit is None:
+            continue
+        packages: list[str] = []
+        pins: list[str] = []
+        for near in range(max(0, index - BLOCK_BEFORE), min(len(lines), index + BLOCK_AFTER + 1)):
+            lower = lowers[near]
+            if not any(word in lower for word in DEPENDENCY_WORDS):
+                continue
+            if near not in named_on:
+                named_on[near] = _gpu_packages(lines[near], lower)
+            named = named_on[near]
+            if named:
+                packages.extend(name for name in named if name not in packages)
+                if near not in seen:
+                    seen.add(near)
+                    pins.append(" ".join(lines[near].split())[:200])
+        if packages:
+            out.append(Conflict(tool=hit[0], packages=tuple(packages[:PER_LINE]), pins=tuple(pins[:4]), line=index,
+                                source=hit[1]))
+    out.reverse()
+    return out
+
+# ------------------------------------------------------------------------------------------ CPU-only builds
+
+
+@functools.cache
+def _cpu_tables() -> tuple[dict[str, Any], tuple[dict[str, Any], ...]]:
+    data = load("libraries")
+    return data["cpu_words"], tuple(data.get("cpu_build", []))
+
+
+_WORD = re.compile(r"[a-z_][a-z0-9_'=\-]{0,40}")
+_CLAUSE = re.compile(r"[.;:!?]\s|\n")
+CPU_AHEAD = 6  # a GPU word this many words after the build verb belongs to it ("not compiled with CUDA enabled")
+
+
+def cpu_builds(index: int, lower: str) -> list[CpuBuild]:
+    """A build without GPU support, in any framework's words: its own markers ([[cpu_build]]) or the grammar of
+    [cpu_words]: a negated build verb with a GPU word after it, an imperative to build with the GPU, or the CPU
+    variant named beside a GPU word."""
+    words, markers = _cpu_tables()
+    out = [CpuBuild(framework=row["framework"], text=row["text"], line=index, source=row["source"]) for row in markers
+           if row["text"] in lower and (not row.get("any") or any(word in lower for word in row["any"]))]
+    if out or not any(word in lower for word in words["gpu"]):
+        return out
+    for clause in itertools.islice(_CLAUSE.split(lower, 16), 16):
+        if not any(word in clause for word in words["gpu"]) or any(word in clause for word in words["architecture"]):
+            continue
+        tokens = [t.strip("'=-") for t in itertools.islice(_WORD.findall(clause), 200)]
+        said = _negated_build(tokens, words) or next((v for v in words["variants"] if v in clause), None)
+        if said:
+            out.append(CpuBuild(framework=None, text=said, line=index, source=words["source"]))
+            break
+    return out
+
+
+def _negated_build(tokens: list[str], words: dict[str, Any]) -> str | None:
+    gpu = tuple(words["gpu"])
+    for at, token in enumerate(tokens):
+        if token not in words["build"]:
+            continue
+        ahead = tokens[at + 1:at + 1 + CPU_AHEAD]
+        if not any(t.startswith(gpu) for t in ahead):
+            continue
+        before = tokens[max(0, at - 3):at]
+        negated = any(t in words["negations"] for t in before) or (ahead and ahead[0] == "without")
+        # "Please compile with CUDA enabled", "Compile with USE_CUDA=1 to enable GPU usage": the build lacks it
+        imperative = token == "compile" and ahead[:1] == ["with"] and (at == 0 or tokens[at - 1] in ("please", "must"))
+        if negated or imperative:
+            return " ".join(tokens[max(0, at - 2):at + 1 + min(len(ahead), 3)])
+    return None
+
+
+# ------------------------------------------------------------------------------------- installers: no build
+
+
+# a CUDA tag in a package's name or version: mxnet-cu112, cupy-cuda91, paddlepaddle-gpu, torch==2.1.0+cu121,
+# jaxlib==0.4.7+cuda11.cudnn86, nvidia-cudnn-cu12
+_CUDA_TAG = re.compile(r"(?:^|[-_+.\[])(?:cu\d{2,3}x?|cuda\d{0,3}x?|gpu)(?=$|[-_+.=<>\],;])")
+_PACKAGE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+\-]{0,80}(?:\[[a-z0-9_,\-]{1,40}\])?(?:[=<>!~]{1,2}[A-Za-z0-9_.+*\-]{1,40}){0,3}")
+NOT_FOUND_AFTER = 8  # conda lists the packages it did not find on the lines after its words
+
+
+@functools.cache
+def _not_found_table() -> tuple[tuple[str, str, str], ...]:
+    return tuple((row["text"], row["tool"], row["source"]) for row in load("libraries").get("not_found", []))
+
+
+def not_found(lines: list[str], lowers: list[str]) -> list[NotFound]:
+    """A package manager found no package for a request that names the GPU stack's packages or a CUDA build."""
+    _, prefixes = _resolver_tables()
+    out: list[NotFound] = []
+    budget = FACT_WINDOW
+    for index in range(len(lines) - 1, -1, -1):
+        budget -= len(lines[index]) + 1
+        if budget < 0 or len(out) >= 2:
+            break
+        hit = next(((text, tool, source) for text, tool, source in _not_found_table() if text in lowers[index]), None)
+        if hit is None:
+            continue
+        text, tool, source = hit
+        start = lowers[index].find(text) + len(text)
+        pieces = [lowers[index][start:]] + [line for line in lowers[index + 1:index + 1 + NOT_FOUND_AFTER]
+                                             if tool == "conda" and line.lstrip().startswith("-")]
+        packages: list[str] = []
+        for piece in pieces:
+            for match in itertools.islice(_PACKAGE.finditer(piece), 12):
+                name = match.group(0)
+                if name.startswith(prefixes) or _CUDA_TAG.search(name):
+                    packages.append(name)
+            if tool != "conda":
+                break  # pip names one requirement, right after its words
+        if packages:
+            out.append(NotFound(tool=tool, packages=tuple(packages[:PER_LINE]), line=index, source=source))
+    out.reverse()
+    return out

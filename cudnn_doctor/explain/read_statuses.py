@@ -1,0 +1,155 @@
+"""Status and error codes of the GPU stack, by name (CUDNN_STATUS_*, cudaError*), by number (CUDA error 35),
+and by NVIDIA's own message for them."""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import re
+from typing import Any
+
+from cudnn_doctor.explain.facts import Status
+from cudnn_doctor.explain.message_text import PER_LINE
+from cudnn_doctor.knowledge.data import load
+
+_STATUS_NAME = re.compile(r"\b(?:CUDNN_STATUS_[A-Z0-9_]{2,60}|CUDA_ERROR_[A-Z0-9_]{2,60}|NVML_ERROR_[A-Z0-9_]{2,60}"
+                          r"|CUBLAS_STATUS_[A-Z0-9_]{2,60}|CUFFT_[A-Z0-9_]{2,60}|CURAND_STATUS_[A-Z0-9_]{2,60}"
+                          r"|CUSOLVER_STATUS_[A-Z0-9_]{2,60}|CUSPARSE_STATUS_[A-Z0-9_]{2,60}|NVRTC_ERROR_[A-Z0-9_]{2,60}"
+                          r"|cudaError[A-Za-z0-9]{2,60})")
+_STATUS_NUMBER = re.compile(r"(?i)\b(cudnn|cuda|nvml|cublas|cu[a-z]{2,30})\b[a-z_ :]{0,30}?"
+                            r"\b(?:error|failure|status|err|code)\b[\s:=(#]{0,4}(\d{1,4})\b")
+_ERROR_NUMBER = re.compile(r"(?i)\berror (\d{2,4}): ")
+
+# ------------------------------------------------------------------------------------------ status codes
+
+
+@functools.cache
+def _status_tables() -> tuple[dict[str, dict[str, Any]], dict[tuple[str, int], dict[str, Any]], tuple[tuple[str, str], ...]]:
+    data = load("status_codes")
+    by_name: dict[str, dict[str, Any]] = {}
+    by_number: dict[tuple[str, int], dict[str, Any]] = {}
+    for row in data.get("status", []):
+        by_name.setdefault(row["name"], row)
+        api = row["api"]
+        if api == "cudnn":
+            api = "cudnn9" if row.get("cudnn") == "9" else "cudnn8"
+        by_number.setdefault((api, int(row["number"])), row)
+    messages = tuple((row["text"], row["name"]) for row in data.get("message", []))
+    return by_name, by_number, messages
+
+
+def _status(row: dict[str, Any], how: str, index: int) -> Status:
+    return Status(api=row["api"], name=row["name"], number=int(row["number"]), meaning=row["meaning"],
+                  finding=row["finding"], how=how, line=index, source=row["source"])
+
+
+STATUS_PREFIXES = ("cudnn_status_", "cuda_error_", "nvml_error_", "cudaerror", "cublas_status_", "cufft_", "curand_status_",
+                   "cusolver_status_", "cusparse_status_", "nvrtc_error_")
+
+
+# a status as other languages' wrappers spell it: cudnnStatusArchMismatch (Python's cudnn wrappers, Julia's
+# CUDNN.jl enum), "ERROR: Arch mismatch" (Mocha.jl prints the words of the name)
+_CAMEL_STATUS = re.compile(r"\b(cudnnStatus|cudaError|CUresult|nvmlError)_?([A-Z][A-Za-z]{2,50})\b")
+_CAMEL_WORD = re.compile(r"[A-Z][a-z]{0,20}|[A-Z]{2,10}(?![a-z])")
+CAMEL_PREFIX = {"cudnnStatus": "CUDNN_STATUS_", "CUresult": "CUDA_ERROR_", "nvmlError": "NVML_ERROR_"}
+# the words of a cuDNN status name that say one thing only; generic ones ("not supported", "internal error",
+# "bad param") are read only with their prefix
+SPELLED_MIN_WORDS = 2
+SPELLED_GENERIC = ("not supported", "internal error", "bad param", "success", "execution failed", "not initialized",
+                   "invalid value", "version mismatch", "alloc failed", "runtime in progress", "not supported shape",
+                   "not supported padding", "not supported layout", "not supported data type", "license error")
+
+
+@functools.cache
+def _spelled_statuses() -> tuple[tuple[str, str], ...]:
+    """cuDNN's status names as words ("arch mismatch" for CUDNN_STATUS_ARCH_MISMATCH), the specific ones only."""
+    by_name, _, _ = _status_tables()
+    out = []
+    for name in by_name:
+        if name.startswith("CUDNN_STATUS_"):
+            words = name.removeprefix("CUDNN_STATUS_").lower().replace("_", " ")
+            if words.count(" ") + 1 >= SPELLED_MIN_WORDS and words not in SPELLED_GENERIC:
+                out.append((words, name))
+    return tuple(out)
+
+
+def _other_spellings(index: int, line: str, lower: str, cudnn_named: bool) -> list[Status]:
+    by_name, _, _ = _status_tables()
+    out = []
+    for match in itertools.islice(_CAMEL_STATUS.finditer(line), PER_LINE):
+        prefix, rest = match.group(1), match.group(2)
+        words = "_".join(word.upper() for word in itertools.islice(_CAMEL_WORD.findall(rest), 12))
+        name = CAMEL_PREFIX[prefix] + words if prefix in CAMEL_PREFIX else "cudaError" + rest
+        if name in by_name:
+            out.append(_status(by_name[name], "name", index))
+    if cudnn_named and not out:
+        out.extend(_status(by_name[name], "message", index) for words, name in _spelled_statuses()
+                   if words in lower and "status" not in lower)
+    return out
+
+
+# a check macro's comparison with the success value, the status as a number only (glog's CHECK_EQ in Caffe and
+# Paddle: "Check failed: status == CUDNN_STATUS_SUCCESS (3 vs. 0)", "cudaSuccess == cudaStat (0 vs. 38)")
+_CHECK_PAIR = re.compile(r"\b(CUDNN_STATUS_SUCCESS|cudaSuccess|CUDA_SUCCESS|CUBLAS_STATUS_SUCCESS|NVML_SUCCESS)\b"
+                         r"[^()]{0,40}\((\d{1,4}) vs\. ?(\d{1,4})\)")
+CHECK_API = {"CUDNN_STATUS_SUCCESS": "cudnn", "cudaSuccess": "cudart", "CUDA_SUCCESS": "driver",
+             "CUBLAS_STATUS_SUCCESS": "cublas", "NVML_SUCCESS": "nvml"}
+
+
+def _check_pairs(index: int, line: str) -> list[Status]:
+    _, by_number, _ = _status_tables()
+    out = []
+    for match in itertools.islice(_CHECK_PAIR.finditer(line), PER_LINE):
+        number = max(int(match.group(2)), int(match.group(3)))  # the other side is the success value, 0
+        api = CHECK_API[match.group(1)]
+        if api == "cudnn":
+            api = "cudnn9" if number >= 1000 else "cudnn8"
+        row = by_number.get((api, number))
+        if row is not None and number:
+            out.append(_status(row, "number", index))
+    return out
+
+
+def statuses(index: int, line: str, lower: str, cudnn_named: bool = False) -> list[Status]:
+    other = _other_spellings(index, line, lower, cudnn_named) if ("cudnnstatus" in lower or "cudaerror" in lower
+                                                                 or "curesult" in lower or "nvmlerror" in lower
+                                                                 or cudnn_named) else []
+    checked = _check_pairs(index, line) if " vs" in lower else []
+    return other + checked + _known_statuses(index, line, lower)
+
+
+def _known_statuses(index: int, line: str, lower: str) -> list[Status]:
+    by_name, by_number, messages = _status_tables()
+    # NVIDIA's own error strings name their code with no prefix at all ("the provided PTX was compiled with an
+    # unsupported toolchain." is CUDA_ERROR_UNSUPPORTED_PTX_VERSION / cudaErrorUnsupportedPtxVersion, 222)
+    said = [_status(by_name[name], "message", index) for text, name in messages if text in lower and name in by_name]
+    if "cu" not in lower and "nvml" not in lower and "nvrtc" not in lower:
+        return said
+    out = []
+    if any(prefix in lower for prefix in STATUS_PREFIXES):
+        out = [_status(by_name[m.group(0)], "name", index)
+               for m in itertools.islice(_STATUS_NAME.finditer(line), PER_LINE) if m.group(0) in by_name]
+    if said:  # the library's own words name the code; a number beside them may be of an older numbering
+        return out + said
+    numbered: list[tuple[str, int]] = []
+    if not any(word in lower for word in ("error", "failure", "status", "code", "err")):
+        return out
+    for match in itertools.islice(_STATUS_NUMBER.finditer(line), PER_LINE):
+        word, number = match.group(1).lower(), int(match.group(2))
+        if word == "cudnn":
+            numbered.append(("cudnn9" if number >= 1000 else "cudnn8", number))
+        elif word in ("nvml", "cublas"):
+            numbered.append((word, number))
+        elif word == "cuda":
+            numbered.append(("cudart", number))
+        elif word in ("cuinit", "cuctxcreate", "cudevicegetcount", "cudriver", "curesult") or word.startswith("cumem"):
+            numbered.append(("driver", number))
+    if "cuda" in lower:
+        numbered.extend(("cudart", int(m.group(1))) for m in itertools.islice(_ERROR_NUMBER.finditer(line), PER_LINE))
+    for api, number in numbered:
+        row = by_number.get((api, number))
+        if row is None and api in ("cudart", "driver"):
+            row = by_number.get(("driver" if api == "cudart" else "cudart", number))
+        if row is not None:
+            out.append(_status(row, "number", index))
+    return out

@@ -1,0 +1,203 @@
+"""Pairs of versions (what a program was built for against what it found), GPU architectures with the words
+that say a build does not fit them, the phrases of status_codes.toml, the framework that printed a message, and a
+CUDA compiler's words for an architecture it does not know."""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import re
+from typing import Any
+
+from cudnn_doctor.explain.facts import Arch, Compiler, Phrase, VersionPair
+from cudnn_doctor.explain.message_text import FRAMEWORK_WINDOW, PER_LINE
+from cudnn_doctor.knowledge.data import load
+from cudnn_doctor.versions import ascii_digits
+
+_VERSION = re.compile(r"\(\s{0,2}\d{1,2},\s{0,2}\d{1,2},\s{0,2}\d{1,3}\s{0,2}\)|\b\d{1,2}(?:\.\d{1,4}){1,3}\b|\b\d{4,5}\b")
+_ARCH = re.compile(r"(?i)\b(?:sm|compute)_(\d{2,3})[a-z]?\b|capability\W{1,3}(?:of\s|is\s|sm_)?(\d{1,2})\.(\d)\b"
+                   r"|capability\W{1,3}\((\d{1,2}), (\d)\)|\bcompute (\d{1,2})\.(\d)\b"
+                   # TensorRT's "Target GPU SM 120", "sm120"; its "Unsupported SM: 0x809" (major, then minor in hex);
+                   # Paddle's "compute capability in your current machine is 120"
+                   r"|\bsm ?(\d{2,3})[a-z]?\b|\bunsupported sm:? {0,2}0x([0-9a-f]{3,4})\b"
+                   r"|capability (?:in your current machine )?is (\d{2,3})\b")
+
+ARCH_CUES = ("no kernel image", "not compatible", "incompatible", "not supported", "unsupported", "no longer supports",
+             "too old", "not a recognized processor", "only supports", "minimum", "requires", "kernel binaries",
+             "arch_mismatch", "is not compatible", "does not support", "not defined", "unknown", "not recognized",
+             "unrecognized", "only supported on", "not found")
+BUILT_WORDS = ("compile", "built", "build", "link", "source", "header", "expect", "requir", "need", "minimum", "at least",
+               "was made", "supports up to")
+FOUND_WORDS = ("found", "loaded", "runtime", "library is", "installed", "you have", "got", "detected", "current",
+               "while the library", "local installation", "your", "is older", "older than", "driver version")
+
+
+
+# -------------------------------------------------------------------------------------- versions and arch
+
+
+def _normalise_version(text: str, subject: str) -> str:
+    text = text.strip("() ")
+    if "," in text:
+        return ".".join(part.strip() for part in text.split(","))
+    if ascii_digits(text):
+        number = int(text)
+        if subject.startswith("cudnn"):
+            if number >= 90000:
+                return f"{number // 10000}.{(number % 10000) // 100}.{number % 100}"
+            return f"{number // 1000}.{(number % 1000) // 100}.{number % 100}"
+        if subject in ("cuda", "driver", "framework") and number >= 1000:  # 11040 -> 11.4, 1201 -> 12.1
+            if number >= 10000:
+                return f"{number // 1000}.{(number % 1000) // 10}"
+            return f"{number // 100}.{number % 100}"
+    return text
+
+
+def _subject(lower: str) -> str | None:
+    if "dnn" in lower:
+        return "cudnn-header" if "header" in lower else "cudnn"
+    if "tensorrt" in lower or "trt" in lower:
+        return "tensorrt"
+    if "cuda" in lower and ("driver" in lower or "ptxas" in lower):
+        return "driver"
+    if "cuda" in lower:
+        return "cuda"
+    if any(word in lower for word in ("pytorch", "torch", "xformers", "flash", "jaxlib", "tensorflow")):
+        return "framework"
+    return None
+
+
+def _role(lower: str, position: int) -> str | None:
+    window = lower[max(0, position - 60):position]
+    best: tuple[int, str] | None = None
+    for words, role in ((BUILT_WORDS, "built"), (FOUND_WORDS, "found")):
+        for word in words:
+            at = window.rfind(word)
+            if at >= 0 and (best is None or at > best[0]):
+                # where the line also says what it was compiled against, what it is linked against is what it
+                # found at run time ("linked-against version 8101 != compiled-against version 8100")
+                best = (at, "found" if word == "link" and "compile" in lower else role)
+    return best[1] if best else None
+
+
+# a package manager's words for one package's requirement of another: the versions on such a line are pins of a
+# resolver's conflict (CD521), not what a build was made for and what it found
+PIN_WORDS = ("which is incompatible", "depends on", "you require", "but you'll have", "has requirement")
+
+
+def versions(index: int, line: str, lower: str) -> list[VersionPair]:
+    if any(word in lower for word in PIN_WORDS):
+        return []
+    subject = _subject(lower)
+    if subject is None or not any(word in lower for word in ("version", "compiled", "built", "found", "loaded", "have")):
+        return []
+    if subject == "framework" and not any(word in lower for word in ("built", "compiled", "linked")):
+        return []  # "torchvision requires torch==2.0.1, but you have 2.1.0" is pip's conflict, not a build's
+    built: list[str] = []
+    found: list[str] = []
+    for match in itertools.islice(_VERSION.finditer(line), PER_LINE):
+        text = match.group(0)
+        near = lower[max(0, match.start() - 12):match.start()]
+        if ascii_digits(text) and "version" not in lower[max(0, match.start() - 30):match.start()] \
+                and "cuda" not in near and "against" not in near:
+            continue  # a bare number is a version only right after the word (or "compiled/linked against 7102")
+        if line[max(0, match.start() - 1):match.start()] in (":", "/") and text.count(".") == 0:
+            continue
+        if line[max(0, match.start() - 2):match.start()] in ("==", ">=", "<=", "~=", "!="):
+            continue  # a requirement's pin ("depends on cuda-toolkit==13.0.2"): the resolver's words, not a build's
+        role = _role(lower, match.start())
+        value = _normalise_version(text, subject)
+        if role == "built":
+            built.append(value)
+        elif role == "found":
+            found.append(value)
+    pairs = []
+    for b in built[:2]:
+        for f in found[:2]:
+            if b != f:
+                pairs.append(VersionPair(subject=subject, built=b, found=f, line=index))
+    return pairs[:2]
+
+
+def archs(index: int, line: str, lower: str) -> list[Arch]:
+    if "sm" not in lower and "compute" not in lower and "capability" not in lower:
+        return []
+    out = []
+    cue = next((c for c in ARCH_CUES if c in lower), None)
+    for match in itertools.islice(_ARCH.finditer(line), PER_LINE):
+        if match.group(1):
+            digits = match.group(1)
+            value = f"{digits[:-1]}.{digits[-1]}"
+        elif match.group(2):
+            value = f"{match.group(2)}.{match.group(3)}"
+        elif match.group(4):
+            value = f"{match.group(4)}.{match.group(5)}"
+        elif match.group(6):
+            value = f"{match.group(6)}.{match.group(7)}"
+        elif match.group(9):
+            number = int(match.group(9), 16)
+            value = f"{number >> 8}.{number & 0xFF}"
+        else:
+            digits = match.group(8) or match.group(10)
+            value = f"{digits[:-1]}.{digits[-1]}"
+        out.append(Arch(compute_capability=value, cue=cue, line=index))
+    return out
+
+
+# ----------------------------------------------------------------------------------- phrases, frameworks
+
+
+@functools.cache
+def _phrase_table() -> tuple[dict[str, Any], ...]:
+    return tuple(load("status_codes").get("phrase", []))
+
+
+def phrases(index: int, lower: str) -> list[Phrase]:
+    out = []
+    for row in _phrase_table():
+        if row["text"] in lower and (not row.get("any") or any(word in lower for word in row["any"])):
+            out.append(Phrase(text=row["text"], finding=row["finding"], meaning=row["meaning"], source=row["source"],
+                              line=index))
+    return out
+
+
+def frameworks(lowers: list[str]) -> tuple[str, ...]:
+    """Frameworks by how often their markers occur in the last FRAMEWORK_WINDOW characters, most first."""
+    text = "\n".join(lowers)[-FRAMEWORK_WINDOW:]
+    counts: dict[str, int] = {}
+    for row in load("libraries").get("framework", []):
+        hits = sum(text.count(marker) for marker in row["markers"])
+        if hits:
+            counts[row["name"]] = hits
+    return tuple(sorted(counts, key=lambda name: -counts[name]))
+
+
+# ---------------------------------------------------------------------------------------------- compilers
+
+
+@functools.cache
+def _compiler_table() -> tuple[dict[str, Any], ...]:
+    return tuple(load("libraries").get("compiler", []))
+
+
+def version_key(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in text.split(".") if ascii_digits(part))
+
+
+def compilers(index: int, lower: str, whole: str) -> list[Compiler]:
+    """The CUDA compilers' own words that they do not know the GPU architecture asked of them."""
+    if "nvcc" not in lower and "ptxas" not in lower and "nvrtc" not in lower:
+        return []
+    out = []
+    for row in _compiler_table():
+        if not any(marker in lower for marker in row["markers"]):
+            continue
+        cue = next((c for c in row["cues"] if c in lower), None)
+        if cue is None:
+            continue
+        named = [arch.compute_capability for arch in archs(index, lower, lower)]
+        if named and "oldest" in row and all(version_key(cc) < version_key(row["oldest"]) for cc in named):
+            continue  # an architecture a newer toolkit dropped ('sm_30' with CUDA 11), not a GPU newer than it
+        bundled = next((name for name in row.get("bundled_by", []) if name in whole), None)
+        out.append(Compiler(name=row["name"], cue=cue, bundled_by=bundled, line=index, source=row["source"]))
+    return out
