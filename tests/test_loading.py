@@ -291,3 +291,24 @@ def test_fix_says_when_its_lines_do_not_cure_what_fails(machine: Machine, tmp_pa
     plan = machine.run("fix", "--json").json
     assert "PyTorch still fails" in plan.get("tried", ""), plan
     assert all(not a.get("verified", "").startswith("verified here") for a in plan["actions"]), plan["actions"]
+
+
+@pytest.mark.integration
+def test_another_release_first_on_the_path_is_not_what_torch_maps(machine: Machine, tmp_path: Path) -> None:
+    """A libcudnn.so.9 of another release (9.1.0, a fake) first on LD_LIBRARY_PATH, beside links to the real 9.19
+    sub-libraries: a model of the loader says torch loads 9.1 and refuses it (CD408); torch's own code loads its
+    wheel's 9.19 by full path, which is what a child running it maps: no error (seen on the H100 with the system's 9.14:
+    torch ran and reported 9.19)."""
+    from tests.fakes.build import fake_cudnn
+
+    torch_with_real_cudnn(machine, tmp_path)
+    copy = bent_copy(tmp_path, "other-front", drop=("libcudnn.so.9",))
+    fake_cudnn(tmp_path / "fake", version=90100, sublibraries=[])
+    shutil.copyfile(tmp_path / "fake" / "libcudnn.so.9.1.0", copy / "libcudnn.so.9")
+    machine.add_library_path(copy)
+    report = machine.check_json()
+    [seen] = [load for load in report["process"]["loads"] if load["user"] == "torch"]
+    [torch] = [f for f in report["frameworks"] if f["name"] == "torch"]
+    assert torch["cudnn_used"] == seen["front"] or torch["cudnn_used"].startswith(str(tmp_path / "venv")), torch
+    assert seen["version"] == "9.19.0"
+    assert not [f for f in report["findings"] if f["severity"] == "error"], report["findings"]

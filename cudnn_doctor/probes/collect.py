@@ -16,7 +16,7 @@ from typing import Any
 from cudnn_doctor import __version__
 from cudnn_doctor.child import ChildBatch, ChildRequest, deadline_in, timeout_from_env
 from cudnn_doctor.errors import DoctorError
-from cudnn_doctor.model import CudnnInstall, Host, LibraryProbe, Report, Tool, Toolkit
+from cudnn_doctor.model import CudnnInstall, Framework, Host, LibraryProbe, ObservedLoad, Report, Tool, Toolkit
 from cudnn_doctor.probes import cudnn as cudnn_probe
 from cudnn_doctor.probes.context import SearchContext
 from cudnn_doctor.probes.driver import NVML_JOB, NVML_NOT_FOUND, read_driver
@@ -183,6 +183,8 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
         report.process = _guarded(bugs, "process_env", lambda: read_process_view(
             ctx, cuda, report.gpus, report.frameworks, versions, cache, asked, from_nvml,
             start_loading().results()), None)
+    if report.process is not None and report.process.loads:  # what a child saw a framework map is what it uses
+        report.frameworks, report.cudnn = seen_frameworks(report.frameworks, report.cudnn, report.process.loads)
     library = nvml.values.get("library") if not nvml.values.get("ok") else None
     if report.process is not None and isinstance(library, str) and library:  # NVML refused: which file, and how
         from cudnn_doctor.probes.process_env import origin
@@ -264,6 +266,26 @@ class HelperRuns:
         if self._ldconfig is not None:
             self._ldconfig.answers()
         self._nvcc_batch.answers()
+
+
+def seen_frameworks(frameworks: list[Framework], installs: list[CudnnInstall], loads: tuple[ObservedLoad, ...]
+                    ) -> tuple[list[Framework], list[CudnnInstall]]:
+    """Each framework whose own loading code a child ran, with the cuDNN it mapped there as the one it uses (in
+    place of the one its files point at), and each copy's loaded_by as the children saw it."""
+    out = []
+    for framework in frameworks:
+        seen = next((load for load in loads if load.user == framework.name and load.front), None)
+        if seen is None or seen.front is None:
+            out.append(framework)
+            continue
+        real = os.path.realpath(seen.front)
+        match = next((i for i in installs if os.path.realpath(i.library) == real), None)
+        installs = [replace(i, loaded_by=tuple(x for x in i.loaded_by if x != framework.name)) for i in installs]
+        if match is not None:
+            installs = [replace(i, loaded_by=i.loaded_by + (framework.name,)) if os.path.realpath(i.library) == real
+                        else i for i in installs]
+        out.append(replace(framework, cudnn_used=match.library if match else seen.front))
+    return out, installs
 
 
 def _cudnn_on_library_path(ctx: SearchContext) -> bool:
