@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from cudnn_doctor.knowledge.frameworks import judge_driver_for_cuda
+from cudnn_doctor.knowledge.verdicts import judge_driver_for_cuda
 from tests.conftest import Machine
 from tests.test_compat_rules import compat, whys
 
