@@ -46,7 +46,7 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -653,7 +653,12 @@ def main() -> int:
     parser.add_argument("--parallel", type=int, default=6)
     parser.add_argument("--budget-s", type=float, default=510,
                         help="no scenario starts after this many seconds; each step's timeout is cut to fit")
+    parser.add_argument("--rescore", type=Path,
+                        help="an earlier run's scenarios.json: its outcomes judged again against --scenarios' causes "
+                             "(as that run's machine built them), nothing run; the figures only")
     options = parser.parse_args()
+    if options.rescore:
+        return rescore(options)
     global DEADLINE
     DEADLINE = Deadline(options.budget_s)
     quiet = options.quiet_cases
@@ -726,6 +731,27 @@ def write_results(out: Path, machine: dict[str, object], scenarios: list[Scenari
     (out / "summary.json.tmp").write_text(json.dumps(score, indent=1) + "\n")
     os.replace(out / "summary.json.tmp", out / "summary.json")
     return score
+
+
+def rescore(options: argparse.Namespace) -> int:
+    """An earlier run's outcomes, their verdicts given again by the causes of --scenarios as they are now (a
+    sealed set whose causes were mapped onto codes added since): the same outputs, judged by the same rule."""
+    saved = json.loads(Path(options.rescore).read_text())
+    scenarios = load_scenarios(options.scenarios, saved["machine"]) if options.scenarios else \
+        build_scenarios(saved["machine"])
+    by_name = {s.name: s for s in scenarios}
+    known = {f.name for f in fields(Outcome)}
+    outcomes = []
+    for entry in saved["outcomes"]:
+        outcome = Outcome(**{key: value for key, value in entry.items() if key in known})
+        if outcome.name in by_name and outcome.verdict not in ("not run", "setup failed"):
+            outcome.verdict, outcome.deep_verdict = verdicts(by_name[outcome.name], outcome, bool(outcome.deep_exit is not None))
+        outcomes.append(outcome)
+    score = {**summarise([by_name[o.name] for o in outcomes if o.name in by_name],
+                         [o for o in outcomes if o.name in by_name]), "wall_s": saved["score"].get("wall_s")}
+    print(summary_line(score))
+    print(json.dumps(score))
+    return 0
 
 
 def summarise(scenarios: list[Scenario], outcomes: list[Outcome]) -> dict[str, object]:
