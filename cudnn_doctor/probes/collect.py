@@ -160,11 +160,21 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
             cuda = run_jobs([cuda_job])[cuda_job]
     versions = {os.path.realpath(i.library): i.version for i in report.cudnn}
     report.process = read_process_view(ctx, cuda, report.gpus, report.frameworks, versions, cache, asked, from_nvml)
+    # --- several GPUs and NCCL (issue 42): links, NCCL's library and settings, /dev/shm; --deep: the all-reduce
+    from cudnn_doctor.probes.nccl import read_multi_gpu, start_allreduce
+
+    visible = report.process.visible if report.process and report.process.visible is not None else report.gpus
+    allreduce = start_allreduce(report.frameworks, len(visible)) if deep and report.gpus else None
+    report.multi_gpu = read_multi_gpu(nvml.values if nvml.loaded else {}, report.gpus, report.frameworks, ctx, cache,
+                                      report.process.cuinit if report.process else None)
+    # --- end of issue 42's part
     helpers.finish()
     if deep_imports is not None:
         from cudnn_doctor.probes.deep import confirm_frameworks
 
         report.frameworks, report.cudnn = confirm_frameworks(report.frameworks, report.cudnn, deep_imports)
+    if allreduce is not None and report.multi_gpu is not None:  # issue 42: read after the imports, run beside them
+        report.multi_gpu.allreduce = allreduce.result(report.multi_gpu.pairs)
     slowest = max((answer.values.get("child_ms", 0.0) for answer in answers.values()), default=0.0)
     report.timings_ms = {
         "slowest_library_child": slowest,

@@ -37,6 +37,7 @@ def python_frameworks() -> tuple[tuple[str, str, tuple[str, ...]], ...]:
 
 REQUIRES_CUDNN = re.compile(r"^Requires-Dist:\s*(nvidia-cudnn-cu\d+)\s*(\[[^]]*\])?\s*\(?([^;)]*)\)?\s*(;.*)?$",
                             re.MULTILINE | re.IGNORECASE)
+REQUIRES_NCCL = re.compile(r"^Requires-Dist:\s*(nvidia-nccl-cu\d+)\s*\(?\s*==\s*([\d.]+)", re.MULTILINE | re.IGNORECASE)
 REQUIRES_CUDA = re.compile(r"^Requires-Dist:\s*(?:nvidia-cuda-runtime(?:-cu(\d+))?|cuda-toolkit(?:\[[^]]*\])?)\s*"
                            r"\(?\s*(?:==|~=|>=)?\s*(\d+)", re.MULTILINE | re.IGNORECASE)
 CUDA_IN_NAME = re.compile(r"cuda(\d+)|_cu(\d+)", re.IGNORECASE)
@@ -94,6 +95,9 @@ def _python_framework(name: str, version: str, site: str, info: str, libraries: 
     declared = re.search(r"^Version:\s*(\S+)", metadata, re.MULTILINE)
     if declared:  # the folder name may drop the local part: torch-2.11.0.dist-info holds 2.11.0+cu130
         version = declared.group(1)
+    nccl = REQUIRES_NCCL.search(metadata)
+    if nccl:  # the NCCL the wheel was built against and pins (issue 42)
+        details["nccl_package"], details["nccl_requirement"] = nccl.group(1).lower(), nccl.group(2)
     pins = REQUIRES_CUDNN.findall(metadata)
     if pins:
         distribution, _extras, spec, _marker = pins[0]
