@@ -12,9 +12,9 @@ Three parts, in one command, within 8 minutes:
   3. scenarios: the environment bent as users bend it (nothing of the GPUs' own settings), each judged by real
      torch.distributed (an NCCL all-reduce over every GPU, one process each, under a deadline) and a torch
      DataLoader with worker processes (what /dev/shm is for besides NCCL); then `check --deep --json` must name
-     the cause of each that fails (an error of one of its codes) and raise no error on those that work; the
-     plan's env lines are sourced and the judges run again (manual steps and container flags are not applied:
-     they count as not fixed here).
+     the cause of each that fails (an error of one of its codes) and raise no error on those that work; the env
+     lines of the plan in that report are sourced and the judges run again (manual steps and container flags
+     are not applied: they count as not fixed here).
 
 The scenarios were written before the code that judges them (issue 42's rule); what each is expected to do is
 written beside it, and the judges, not the expectation, decide.
@@ -336,8 +336,7 @@ def run_scenario(scenario: Scenario, base: dict[str, str], tree: Path, world: in
             (outcome.codes if finding.get("severity") == "error" else outcome.warnings).append(finding["code"])
         outcome.allreduce_in_report = (report.get("multi_gpu") or {}).get("allreduce")  # type: ignore[union-attr]
     if fix and outcome.fails:
-        code, out = run(doctor(tree, "fix", "--deep", "--json"), env, timeout=240, wrap=scenario.wrap)
-        plan = last_json(out) or {}
+        plan = (report or {}).get("plan") or {}  # the plan `check --deep` made: the all-reduce's own finding in it
         lines: list[str] = []
         for action in plan.get("actions", []):  # type: ignore[union-attr]
             outcome.plan.append({"kind": action.get("kind"), "resolves": action.get("resolves"),

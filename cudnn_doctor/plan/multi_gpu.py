@@ -45,9 +45,10 @@ def treat(work: Any) -> None:
     for finding in work.with_code("CD170"):
         service = fabric.get("service", "nvidia-fabricmanager")
         state = finding.values.get("fabric_manager")
-        install = "" if state in ("installed", "running") else (
-            f"install the Fabric Manager of the driver's own branch (`sudo apt install {service}-<branch>`, "
-            f"<branch> as in the driver's version {report.driver.version or ''}), then ")
+        branch = (report.driver.version or "").split(".")[0]
+        package = f"`sudo apt install {service}-{branch}` (the driver's branch: the two must be of one release)" \
+            if branch.isdigit() else f"the {service} package of the driver's own release"
+        install = "" if state in ("installed", "running") else f"install {package}, then "
         work.take([finding, *_explained(failed, finding)], Action(
             MANUAL, (), "the NVSwitch fabric configured, so CUDA starts", fabric.get("source", "compat/multi_gpu.toml"),
             text=f"{install}`sudo systemctl enable --now {service}`; `systemctl status {service}` says why it stopped"))

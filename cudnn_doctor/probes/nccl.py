@@ -143,7 +143,7 @@ def fabric_manager_state(ctx: SearchContext, fabric: dict[str, Any]) -> str:
     for comm in glob.glob(ctx.system("/proc/[0-9]*/comm"))[:65536]:
         try:
             with open(comm, "rb") as handle:
-                if handle.read(64).strip() == process.encode()[:15]:
+                if handle.read(64).strip()[:15] == process.encode()[:15]:  # comm: 15 characters at most
                     return "running"
         except OSError:
             continue

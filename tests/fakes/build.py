@@ -132,6 +132,19 @@ def fake_nvml(folder: Path, driver: str = "580.159.04", cuda: int = 13000, gpus:
     return target
 
 
+def fake_nccl(folder: Path, version: int = 22705, fail: int | None = None) -> Path:
+    """FOLDER/libnccl.so.2 whose ncclGetVersion answers VERSION (NCCL's encoding: 22705 is 2.27.5); FAIL: it
+    returns that ncclResult_t instead."""
+    defines: dict[str, object] = {"FAKE_NCCL_VERSION": version}
+    if fail is not None:
+        defines["FAKE_NCCL_FAIL"] = fail
+    folder.mkdir(parents=True, exist_ok=True)
+    built = compile_library("fake_nccl.c", "libnccl.so.2", defines, soname="libnccl.so.2")
+    target = folder / "libnccl.so.2"
+    shutil.copyfile(built, target)
+    return target
+
+
 def fake_framework_library(target: Path, cudnn_folder: Path, runpath: str, cudnn_major: int = 9) -> Path:
     """A shared library that NEEDs libcudnn.so.MAJOR with DT_RUNPATH RUNPATH (e.g. $ORIGIN/../../nvidia/cudnn/lib)."""
     gcc = shutil.which("gcc") or shutil.which("cc")

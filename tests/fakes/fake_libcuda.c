@@ -100,6 +100,7 @@ int cuGetErrorName(int status, const char **name) {
     case 0: *name = "CUDA_SUCCESS"; return 0;
     case 100: *name = "CUDA_ERROR_NO_DEVICE"; return 0;
     case 101: *name = "CUDA_ERROR_INVALID_DEVICE"; return 0;
+    case 802: *name = "CUDA_ERROR_SYSTEM_NOT_READY"; return 0;
     case 803: *name = "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH"; return 0;
     default: return 1; /* the stub names nothing: the real one answers 34 here too */
     }

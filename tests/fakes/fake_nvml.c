@@ -258,10 +258,11 @@ int nvmlDeviceGetMaxClockInfo(void *device, int type, unsigned *mhz) { (void)dev
 int nvmlDeviceGetHandleByPciBusId_v2(const char *bus, void **device) { (void)bus; *device = &handles[0]; return 0; }
 
 /* Topology (issue 42). FAKE_NVLINKS: NVLinks per GPU (0: the GPU has none, each answers NOT_SUPPORTED);
-   FAKE_NVLINKS_DOWN of them are inactive on GPU FAKE_SICK_GPU; FAKE_NVLINK_VERSION: what nvmlDeviceGetNvLinkVersion
+   FAKE_NVLINKS_DOWN of them are inactive on GPU FAKE_SICK_GPU (on every GPU with FAKE_NVLINKS_DOWN_ALL); FAKE_NVLINK_VERSION: what nvmlDeviceGetNvLinkVersion
    answers. FAKE_NVSWITCH: every link ends at an NVSwitch (HGX, DGX), else GPU pairs (0-1, 2-3, ...) are linked to
    each other directly (an NVLink bridge). FAKE_ANCESTOR: nvmlDeviceGetTopologyCommonAncestor of GPUs on one NUMA
-   node (those on different nodes answer SYSTEM); GPUs 0..n/2-1 are on NUMA node 0, the rest on node 1.
+   node (those on different nodes answer SYSTEM); of more than two GPUs, 0..n/2-1 are on NUMA node 0, the rest on
+   node 1.
    FAKE_P2P: nvmlDeviceGetP2PStatus for reads; FAKE_FABRIC_STATE / FAKE_FABRIC_STATUS: the GPU's fabric state (0: the
    call answers NOT_SUPPORTED, as on a GPU outside an NVSwitch system). FAKE_PCI: the GPUs answer
    nvmlDeviceGetPciInfo with bus ids 0000000N:1N:00.0. */
@@ -270,6 +271,9 @@ int nvmlDeviceGetHandleByPciBusId_v2(const char *bus, void **device) { (void)bus
 #endif
 #ifndef FAKE_NVLINKS_DOWN
 #define FAKE_NVLINKS_DOWN 0
+#endif
+#ifndef FAKE_NVLINKS_DOWN_ALL
+#define FAKE_NVLINKS_DOWN_ALL 0
 #endif
 #ifndef FAKE_NVLINK_VERSION
 #define FAKE_NVLINK_VERSION 4
@@ -299,7 +303,7 @@ static void bus_id(int index, nvmlPciInfo_t *pci) {
 int nvmlDeviceGetPciInfo_v3(void *device, nvmlPciInfo_t *pci) { bus_id(index_of(device), pci); return 0; }
 int nvmlDeviceGetPciInfo_v2(void *device, nvmlPciInfo_t *pci) { bus_id(index_of(device), pci); return 0; }
 #endif
-static int numa_of(int index) { return FAKE_GPUS > 1 && index >= FAKE_GPUS / 2 ? 1 : 0; }
+static int numa_of(int index) { return FAKE_GPUS > 2 && index >= FAKE_GPUS / 2 ? 1 : 0; }
 int nvmlDeviceGetNumaNodeId(void *device, unsigned *node) { *node = numa_of(index_of(device)); return 0; }
 int nvmlDeviceGetCpuAffinity(void *device, unsigned size, unsigned long *mask) {
     unsigned i;
@@ -309,7 +313,7 @@ int nvmlDeviceGetCpuAffinity(void *device, unsigned size, unsigned long *mask) {
 }
 int nvmlDeviceGetNvLinkState(void *device, unsigned link, unsigned *active) {
     if (link >= FAKE_NVLINKS) return FAKE_NVLINKS == 0 ? 3 : 2;
-    *active = SICK(device) && link < FAKE_NVLINKS_DOWN ? 0 : 1; return 0;
+    *active = (SICK(device) || FAKE_NVLINKS_DOWN_ALL) && link < FAKE_NVLINKS_DOWN ? 0 : 1; return 0;
 }
 int nvmlDeviceGetNvLinkVersion(void *device, unsigned link, unsigned *version) {
     (void)device; if (link >= FAKE_NVLINKS) return FAKE_NVLINKS == 0 ? 3 : 2;
