@@ -377,7 +377,9 @@ def _declare_bench(parser: argparse.ArgumentParser) -> None:
                completion.complete_api)
     parser.add_argument("--repeats", type=_number(ascii_integer), default=20, metavar="N",
                         help="Timed samples per workload (median).")
-    _json(parser, "schema cudnn-doctor/bench/1")
+    _flag(parser, "--p2p", help="Copy bandwidth between every pair of GPUs and direction, against each pair's link "
+                                "(one GPU: its device-to-device copy, as a reference).")
+    _json(parser, "schema cudnn-doctor/bench/1; with --p2p cudnn-doctor/p2p/1")
     _flag(parser, "-v", "--verbose", help="Show every detail.")
     parser.set_defaults(_run=bench)
 
@@ -385,11 +387,11 @@ def _declare_bench(parser: argparse.ArgumentParser) -> None:
 @guarded
 def bench(workload: str, dtype: str, layout: str, size: str, workspace_limit: float | None, device: str,
           no_cpu: bool, cudnn: str | None, cudart: str | None, api: str, repeats: int, json_output: bool,
-          verbose: bool) -> None:
+          verbose: bool, p2p: bool = False) -> None:
     from cudnn_doctor.commands.bench import main as body
 
     body(workload, dtype, layout, size, workspace_limit, device, no_cpu, cudnn, cudart, api, repeats, json_output,
-         verbose)
+         verbose, peer_copies=p2p)
 
 
 # ------------------------------------------------------------------------------------------- install, uninstall

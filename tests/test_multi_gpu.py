@@ -301,3 +301,48 @@ def test_acs_redirecting_peer_traffic_above_pcie_gpus(machine: Machine, tmp_path
     [acs] = _found(report, "CD174")
     assert "0000:00:01.0" in acs["detail"] and "IOMMU is on" in acs["detail"] and "bench --p2p" in acs["detail"]
     assert "troubleshooting" in acs["refs"][0]
+
+
+def _fake_cudart(devices: int) -> str:
+    from tests.fakes.build import compile_library
+
+    return str(compile_library("fake_bench_cudart.c", "libcudart.so.13", {"FAKE_DEVICES": devices},
+                               soname="libcudart.so.13"))
+
+
+def test_bench_p2p_on_one_gpu_measures_its_device_to_device_copy(machine: Machine, tmp_path: Path) -> None:
+    _gpus(machine, tmp_path, 1)
+    result = machine.run("bench", "--p2p", "--size", "tiny", "--json", "--cudart", _fake_cudart(1))
+    data = result.json
+    assert data["schema"] == "cudnn-doctor/p2p/1" and data["pairs"] == [] and data["device_count"] == 1
+    [copy] = data["copies"]
+    assert (copy["src"], copy["dst"], copy["mib"], copy["link"]) == (0, 0, 16, "device-to-device (reference)")
+    assert copy["gbs"] > 0 and copy["peak_gbs"] is None and data["findings"] == [] and result.exit_code == 0
+    text = machine.run("bench", "--p2p", "--size", "tiny", "--cudart", _fake_cudart(1)).stdout
+    assert "GPU 0 -> GPU 0" in text and "device-to-device (reference)" in text
+
+
+def test_bench_p2p_names_a_pair_far_below_its_link(machine: Machine, tmp_path: Path) -> None:
+    """The fake copies on the host (a few GB/s): far below two H100s' 18 NVLinks (450 GB/s a way)."""
+    _gpus(machine, tmp_path, 2, "NVIDIA H100 NVL", NVLINKS=18)
+    data = machine.run("bench", "--p2p", "--size", "tiny", "--json", "--cudart", _fake_cudart(2)).json
+    assert [(c["src"], c["dst"], c["link"], c["peak_gbs"], c["peer_access"]) for c in data["copies"]] == [
+        (0, 1, "NV18", 450.0, True), (1, 0, "NV18", 450.0, True)]
+    slow = [f for f in data["findings"] if f["code"] == "CD611"]
+    assert [f["subject"] for f in slow] == ["GPU 0 -> GPU 1", "GPU 1 -> GPU 0"]
+    assert "of the 450.0 GB/s their link (NV18) carries" in slow[0]["detail"] and "nvidia-smi topo -m" in slow[0]["fix"]
+    assert data["summary"]["exit_code"] == 0  # a warning
+
+
+def test_the_report_and_p2p_validate_against_their_schemas(machine: Machine, tmp_path: Path) -> None:
+    from jsonschema import Draft202012Validator
+
+    from cudnn_doctor.schemas import load_schema
+
+    _gpus(machine, tmp_path, 8, NVLINKS=18, NVSWITCH=True, FABRIC_STATE=1)
+    machine.env["NCCL_SOCKET_IFNAME"] = "nonexistent0"
+    report = machine.check_json()
+    Draft202012Validator(load_schema("report")).validate(report)
+    assert load_schema("report")["properties"]["multi_gpu"]
+    data = machine.run("bench", "--p2p", "--size", "tiny", "--json", "--cudart", _fake_cudart(2)).json
+    Draft202012Validator(load_schema("p2p")).validate(data)

@@ -217,3 +217,26 @@ def allreduce(report: Report) -> list[Finding]:
 
 
 RULES = (fabric, nvlinks_down, pcie_busy, peer_access, acs, nccl_settings, shared_memory, nccl_library, allreduce)
+
+
+def p2p_copies(copies: list[dict[str, Any]], multi: MultiGpu | None) -> tuple[list[dict[str, Any]], list[Finding]]:
+    """`bench --p2p`'s copies, each with its link and that link's peak (one direction), and CD611 for a pair far
+    below it. The device-to-device copy of one GPU is a reference: it has no link to be judged against."""
+    low = _data()["p2p"]["low_ratio"]
+    pairs = {tuple(sorted(p.gpus)): p for p in (multi.pairs if multi else [])}
+    rows, found = [], []
+    for copy in copies:
+        src, dst, gbs = copy.get("src"), copy.get("dst"), copy.get("gbs")
+        row = dict(copy)
+        pair = pairs.get(tuple(sorted((int(src), int(dst))))) if isinstance(src, int) and isinstance(dst, int) \
+            and src != dst else None
+        row["link"] = pair.path if pair else ("device-to-device (reference)" if src == dst else None)
+        row["peak_gbs"] = pair.peak_gbs if pair else None
+        row["ratio"] = round(gbs / pair.peak_gbs, 2) if pair and pair.peak_gbs and isinstance(gbs, (int, float)) \
+            else None
+        rows.append(row)
+        if row["ratio"] is not None and row["ratio"] < low:
+            found.append(finding("CD611", subject=f"GPU {src} -> GPU {dst}", src=src, dst=dst, gbs=gbs,
+                                 ratio=f"{round(100 * row['ratio'])} %", peak=row["peak_gbs"], link=row["link"],
+                                 refs=(_data()["p2p"]["source"],)))
+    return rows, found
