@@ -346,3 +346,21 @@ def test_the_report_and_p2p_validate_against_their_schemas(machine: Machine, tmp
     assert load_schema("report")["properties"]["multi_gpu"]
     data = machine.run("bench", "--p2p", "--size", "tiny", "--json", "--cudart", _fake_cudart(2)).json
     Draft202012Validator(load_schema("p2p")).validate(data)
+
+
+def test_fleet_merge_names_the_node_whose_links_differ(machine: Machine, tmp_path: Path) -> None:
+    """Three HGX nodes of 8 GPUs: on one, GPU 3 lost two NVLinks. The merge names that node, for its links."""
+    folder = tmp_path / "reports"
+    folder.mkdir()
+    for name, down in (("hgx-01", 0), ("hgx-02", 2), ("hgx-03", 0)):
+        node = Machine(tmp_path / name)
+        _gpus(node, tmp_path / name, 8, NVLINKS=18, NVSWITCH=True, FABRIC_STATE=3, SICK_GPU=3, NVLINKS_DOWN=down)
+        report = node.check_json()
+        report["host"]["hostname"] = name  # the pretend nodes all run on this one host
+        (folder / f"{name}.json").write_text(__import__("json").dumps(report))
+    data = machine.run("fleet", "merge", "--json", str(folder)).json
+    drift = {entry["field"]: entry for entry in data["drift"]}
+    assert drift["multi_gpu.links"]["majority"] == {"value": "28 x NV18", "nodes": 2}
+    assert drift["multi_gpu.links"]["outliers"] == [{"node": "hgx-02", "value": "7 x NV16, 21 x NV18"}]
+    assert drift["multi_gpu.nvlinks"]["outliers"] == [{"node": "hgx-02", "value": "142 of 144 up"}]
+    assert "multi_gpu.pcie_max" not in drift
