@@ -61,10 +61,10 @@ def launch(world, mib, iterations, deadline_s, site):
     if failed is not None:
         answer["error"] = failed.get("error")
     elif timed_out:
-        answer["error"] = "the all-reduce did not finish within %g s (a rank hangs)" % deadline_s
+        answer["error"] = f"the all-reduce did not finish within {deadline_s:g} s (a rank hangs)"
     elif not answer["ok"]:
         codes = [p.returncode for p in ranks]
-        answer["error"] = "a rank ended without an answer (exit %s)" % codes
+        answer["error"] = f"a rank ended without an answer (exit {codes})"
     seen = []
     for line in words + ([answer["error"]] if answer.get("error") else []):
         if line and line not in seen:
@@ -95,7 +95,7 @@ def rank(mib, iterations, site):
         world = int(os.environ["WORLD_SIZE"])
         torch.cuda.set_device(index)
         if index == 0:
-            answer["can_access_peer"] = {"%d-%d" % (a, b): bool(torch.cuda.can_device_access_peer(a, b))
+            answer["can_access_peer"] = {f"{a}-{b}": bool(torch.cuda.can_device_access_peer(a, b))
                                          for a in range(world) for b in range(world) if a != b}
         dist.init_process_group("nccl", device_id=torch.device("cuda", index))
         count = mib * (1 << 20) // 4
@@ -104,7 +104,7 @@ def rank(mib, iterations, site):
         torch.cuda.synchronize()
         expected = world * (world + 1) / 2
         if float(x[0]) != expected or float(x[-1]) != expected:
-            raise RuntimeError("the all-reduce gave %s where %s was due" % (float(x[0]), expected))
+            raise RuntimeError(f"the all-reduce gave {float(x[0])} where {expected} was due")
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         dist.barrier()
         start.record()
@@ -120,7 +120,7 @@ def rank(mib, iterations, site):
                       library=_mapped("libnccl"))
         dist.destroy_process_group()
     except BaseException as error:  # every failure is the answer
-        answer["error"] = ("%s: %s" % (type(error).__name__, error))[:1500]
+        answer["error"] = (f"{type(error).__name__}: {error}")[:1500]
     sys.stdout.write(json.dumps(answer) + "\n")
     sys.stdout.flush()
     sys.stderr.flush()

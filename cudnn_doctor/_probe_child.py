@@ -343,12 +343,12 @@ def gpu_links(pynvml, handle):
             # NOT_SUPPORTED for a link the GPU does not have, INVALID_ARGUMENT past the last one
             if getattr(error, "value", None) not in (pynvml.NVML_ERROR_NOT_SUPPORTED,
                                                      pynvml.NVML_ERROR_INVALID_ARGUMENT):
-                links["errors"]["nvlink %d" % link] = str(error)
+                links["errors"][f"nvlink {link}"] = str(error)
             continue
         entry = {"link": link, "active": active}
-        for key, query in (("version", lambda: pynvml.nvmlDeviceGetNvLinkVersion(handle, link)),
+        for key, query in (("version", lambda link=link: pynvml.nvmlDeviceGetNvLinkVersion(handle, link)),
                            ("remote_pci_bus_id",
-                            lambda: _text(pynvml.nvmlDeviceGetNvLinkRemotePciInfo(handle, link).busId))):
+                            lambda link=link: _text(pynvml.nvmlDeviceGetNvLinkRemotePciInfo(handle, link).busId))):
             try:
                 entry[key] = query()
             except pynvml.NVMLError:
@@ -375,7 +375,7 @@ def _cpu_list(mask_words):
             ranges[-1][1] = cpu
         else:
             ranges.append([cpu, cpu])
-    return ",".join(str(a) if a == b else "%d-%d" % (a, b) for a, b in ranges)
+    return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in ranges)
 
 
 def gpu_pairs(pynvml, handles):
@@ -384,10 +384,11 @@ def gpu_pairs(pynvml, handles):
     for a in range(len(handles)):
         for b in range(a + 1, len(handles)):
             pair = {"gpus": [a, b]}
+            first, second = handles[a], handles[b]
             for key, query in (
-                    ("common_ancestor", lambda: pynvml.nvmlDeviceGetTopologyCommonAncestor(handles[a], handles[b])),
-                    ("p2p_read", lambda: pynvml.nvmlDeviceGetP2PStatus(handles[a], handles[b], 0)),
-                    ("p2p_nvlink", lambda: pynvml.nvmlDeviceGetP2PStatus(handles[a], handles[b], 2))):
+                    ("common_ancestor", lambda x=first, y=second: pynvml.nvmlDeviceGetTopologyCommonAncestor(x, y)),
+                    ("p2p_read", lambda x=first, y=second: pynvml.nvmlDeviceGetP2PStatus(x, y, 0)),
+                    ("p2p_nvlink", lambda x=first, y=second: pynvml.nvmlDeviceGetP2PStatus(x, y, 2))):
                 try:
                     pair[key] = query()
                 except pynvml.NVMLError as error:

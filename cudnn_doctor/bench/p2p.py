@@ -22,7 +22,7 @@ DEFAULT_REPEATS = 20
 
 
 def measure(request: dict[str, Any]) -> dict[str, Any]:
-    from cudnn_doctor.bench.cudart import Cudart, CudaError
+    from cudnn_doctor.bench.cudart import CudaError, Cudart
 
     answer: dict[str, Any] = {"device_count": None, "copies": [], "error": None}
     try:
