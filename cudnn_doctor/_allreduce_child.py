@@ -50,8 +50,10 @@ def launch(world, mib, iterations, deadline_s, site):
     words = []
     for out, err in outputs:
         answers.append(_last_json(out.decode("utf-8", "replace")))
-        text = err.decode("utf-8", "replace")
-        words += [line.strip() for line in text.splitlines() if "NCCL WARN" in line or "Error" in line][-6:]
+        # NCCL writes its log to stdout (NCCL_DEBUG_FILE unset), Python and torch to stderr
+        text = out.decode("utf-8", "replace") + "\n" + err.decode("utf-8", "replace")
+        words += [line.strip() for line in text.splitlines() if not line.startswith("{")
+                  and ("NCCL WARN" in line or "Error" in line)][-6:]
     first = answers[0] or {}
     failed = next((a for a in answers if a and not a.get("ok")), None)
     answer = dict(first)

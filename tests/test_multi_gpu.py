@@ -364,3 +364,20 @@ def test_fleet_merge_names_the_node_whose_links_differ(machine: Machine, tmp_pat
     assert drift["multi_gpu.links"]["outliers"] == [{"node": "hgx-02", "value": "7 x NV16, 21 x NV18"}]
     assert drift["multi_gpu.nvlinks"]["outliers"] == [{"node": "hgx-02", "value": "142 of 144 up"}]
     assert "multi_gpu.pcie_max" not in drift
+
+
+def test_hostile_nccl_values_and_interface_names_stay_escaped(machine: Machine, tmp_path: Path) -> None:
+    """A value with a terminal escape, a newline and a byte that is not UTF-8; an interface named with markup."""
+    _gpus(machine, tmp_path, 2)
+    _interfaces(machine, "eth0", "[bold]x[red]")
+    value = "\x1b[31mred\nnext\udcff"
+    machine.env["NCCL_SOCKET_IFNAME"] = value
+    machine.env["NCCL_DEBUG"] = "\x1b]0;title\x07"
+    process = subprocess.run([sys.executable, "-m", "cudnn_doctor", "check"], capture_output=True, env={
+        k: os.fsencode(v) for k, v in machine.env.items()}, cwd=machine.cwd, timeout=120)  # type: ignore[misc]
+    assert b"Traceback" not in process.stderr and process.returncode in (0, 1)
+    assert b"\x1b" not in process.stdout and b"\x07" not in process.stdout
+    assert b"[bold]x[red]" in process.stdout  # shown as written, not taken as markup
+    report = machine.check_json()
+    assert report["multi_gpu"]["nccl_settings"]["NCCL_SOCKET_IFNAME"] == value.replace("\udcff", "\\xff")  # as JSON shows bytes
+    assert {"CD175", "CD176"} <= codes(report)

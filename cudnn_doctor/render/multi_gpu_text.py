@@ -3,7 +3,7 @@ Shown under the driver's line where there are several GPUs, NCCL settings or an 
 
 from __future__ import annotations
 
-from rich.markup import escape
+from cudnn_doctor.render.safe import escape
 
 from cudnn_doctor.model import MultiGpu, Report
 
