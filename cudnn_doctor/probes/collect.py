@@ -174,7 +174,10 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
 
         report.frameworks, report.cudnn = confirm_frameworks(report.frameworks, report.cudnn, deep_imports)
     if allreduce is not None and report.multi_gpu is not None:  # issue 42: read after the imports, run beside them
+        from cudnn_doctor.probes.nccl import with_peer_access
+
         report.multi_gpu.allreduce = allreduce.result(report.multi_gpu.pairs)
+        with_peer_access(report.multi_gpu, report.multi_gpu.allreduce)
     slowest = max((answer.values.get("child_ms", 0.0) for answer in answers.values()), default=0.0)
     report.timings_ms = {
         "slowest_library_child": slowest,

@@ -190,6 +190,15 @@ class AllReduceRun:
             can_access_peer={str(k): bool(v) for k, v in (values.get("can_access_peer") or {}).items()})
 
 
+def with_peer_access(multi: MultiGpu, result: AllReduce) -> None:
+    """Each pair's cuDeviceCanAccessPeer, both ways, as the all-reduce's rank 0 asked it (through torch)."""
+    for pair in multi.pairs:
+        a, b = pair.gpus
+        ways = [result.can_access_peer.get(f"{a}-{b}"), result.can_access_peer.get(f"{b}-{a}")]
+        if None not in ways:
+            pair.can_access_peer = all(ways)
+
+
 def predicted_busbw(pairs: list[GpuPair], world: int) -> float | None:
     """What a ring over GPUs 0..WORLD-1 can carry at most: the slowest link of the ring, one direction."""
     if world < 2:

@@ -3,9 +3,8 @@ Shown under the driver's line where there are several GPUs, NCCL settings or an 
 
 from __future__ import annotations
 
-from cudnn_doctor.render.safe import escape
-
 from cudnn_doctor.model import MultiGpu, Report
+from cudnn_doctor.render.safe import escape
 
 
 def multi_gpu_lines(report: Report, verbose: bool) -> list[str]:
