@@ -113,6 +113,10 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
 
     frameworks = detect_frameworks(ctx, project_dir)
     frameworks_done = time.perf_counter()
+    # issue 42: the libnccl each framework loads, its version asked in a child beside the other probes
+    from cudnn_doctor.probes.nccl import NcclProbe
+
+    nccl_probe = NcclProbe(frameworks, ctx, cache) if nvml_batch is not None else None
     deep_imports = None
     if deep:  # the import children (seconds each) run beside the other probes, all at once
         from cudnn_doctor.probes.deep import DeepImports
@@ -165,7 +169,7 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
 
     visible = report.process.visible if report.process and report.process.visible is not None else report.gpus
     allreduce = start_allreduce(report.frameworks, len(visible)) if deep and report.gpus else None
-    report.multi_gpu = read_multi_gpu(nvml.values if nvml.loaded else {}, report.gpus, report.frameworks, ctx, cache,
+    report.multi_gpu = read_multi_gpu(nvml.values if nvml.loaded else {}, report.gpus, nccl_probe, ctx,
                                       report.process.cuinit if report.process else None)
     # --- end of issue 42's part
     helpers.finish()

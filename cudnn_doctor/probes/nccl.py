@@ -36,36 +36,42 @@ def nccl_runpath(framework: Framework) -> list[str]:
         sorted(glob.glob(os.path.join(site, "nvidia", "cu*", "lib")))
 
 
-def nccl_libraries(frameworks: list[Framework], ctx: SearchContext, cache: dict[str, list[str]]) -> list[NcclLibrary]:
+class NcclProbe:
     """The libnccl.so.2 each framework that uses NCCL gets (LD_LIBRARY_PATH first, then its RUNPATH, then the
-    loader's cache), with the version that file answers in a child."""
-    from cudnn_doctor.probes.child import Job, run_jobs
+    loader's cache), its version asked in a child started now and read with libraries(): it answers beside the
+    other probes."""
 
-    found: list[NcclLibrary] = []
-    for framework in frameworks:
-        if framework.name != "torch" or framework.details.get("cpu_only"):
-            continue
-        runpath = nccl_runpath(framework)
-        built_with = framework.details.get("nccl_requirement")
-        library = resolve_like_loader(NCCL_SONAME, runpath, ctx, cache)
-        if library is None and not built_with:
-            continue
-        via, entry = _via(library, runpath, ctx)
-        found.append(NcclLibrary("torch", library, None, str(built_with) if built_with else None, via, entry))
-    jobs = {item.library: Job("nccl", item.library) for item in found if item.library}
-    answers = run_jobs(list(jobs.values())) if jobs else {}
-    for item in found:
-        if item.library is None:
-            item.error = "no libnccl.so.2 where the framework looks"
-            continue
-        answer = answers[jobs[item.library]]
-        if not answer.loaded:
-            item.error = answer.error or "it could not be loaded"
-        else:
-            item.version = decode_nccl(answer.values.get("ncclGetVersion"))
-            if item.version is None:
-                item.error = f"ncclGetVersion answered {answer.values.get('status')}"
-    return found
+    def __init__(self, frameworks: list[Framework], ctx: SearchContext, cache: dict[str, list[str]]) -> None:
+        from cudnn_doctor.probes.child import Job, ProbeBatch
+
+        self.found: list[NcclLibrary] = []
+        for framework in frameworks:
+            if framework.name != "torch" or framework.details.get("cpu_only"):
+                continue
+            runpath = nccl_runpath(framework)
+            built_with = framework.details.get("nccl_requirement")
+            library = resolve_like_loader(NCCL_SONAME, runpath, ctx, cache)
+            if library is None and not built_with:
+                continue
+            via, entry = _via(library, runpath, ctx)
+            self.found.append(NcclLibrary("torch", library, None, str(built_with) if built_with else None, via, entry))
+        self.jobs = {item.library: Job("nccl", item.library) for item in self.found if item.library}
+        self.batch = ProbeBatch(list(self.jobs.values())) if self.jobs else None
+
+    def libraries(self) -> list[NcclLibrary]:
+        answers = self.batch.results() if self.batch is not None else {}
+        for item in self.found:
+            if item.library is None:
+                item.error = "no libnccl.so.2 where the framework looks"
+                continue
+            answer = answers[self.jobs[item.library]]
+            if not answer.loaded:
+                item.error = answer.error or "it could not be loaded"
+            else:
+                item.version = decode_nccl(answer.values.get("ncclGetVersion"))
+                if item.version is None:
+                    item.error = f"ncclGetVersion answered {answer.values.get('status')}"
+        return self.found
 
 
 def _via(library: str | None, runpath: list[str], ctx: SearchContext) -> tuple[str | None, str | None]:
@@ -80,8 +86,8 @@ def _via(library: str | None, runpath: list[str], ctx: SearchContext) -> tuple[s
     return "the loader's cache or a system folder", None
 
 
-def read_multi_gpu(nvml_values: dict[str, Any], gpus: list[Gpu], frameworks: list[Framework], ctx: SearchContext,
-                   cache: dict[str, list[str]], cuinit: int | None) -> MultiGpu | None:
+def read_multi_gpu(nvml_values: dict[str, Any], gpus: list[Gpu], nccl: NcclProbe | None, ctx: SearchContext,
+                   cuinit: int | None) -> MultiGpu | None:
     """Everything several GPUs and NCCL need from this node; None where there is no GPU and no NCCL setting."""
     settings = {name: value for name, value in ctx.env.items() if name.startswith("NCCL_")}
     if not gpus and not settings:
@@ -95,7 +101,7 @@ def read_multi_gpu(nvml_values: dict[str, Any], gpus: list[Gpu], frameworks: lis
     fabric = load("multi_gpu").get("fabric_manager", {})
     if any(g.fabric_state for g in links) or cuinit == fabric.get("cuda_status", 802):
         multi.fabric_manager = fabric_manager_state(ctx, fabric)
-    multi.nccl_libraries = nccl_libraries(frameworks, ctx, cache) if gpus else []
+    multi.nccl_libraries = nccl.libraries() if nccl is not None and gpus else []
     return multi
 
 
@@ -218,4 +224,4 @@ def _number(value: object) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
-__all__ = ["AllReduceRun", "GpuLinks", "nccl_libraries", "read_multi_gpu", "read_shm", "start_allreduce"]
+__all__ = ["AllReduceRun", "GpuLinks", "NcclProbe", "read_multi_gpu", "read_shm", "start_allreduce"]

@@ -23,8 +23,8 @@ def _data() -> dict[str, Any]:
 
 def fabric(report: Report) -> list[Finding]:
     multi = _multi(report)
-    if multi is None or (report.process is not None and report.process.cuinit == 802):
-        return []  # cuInit's own 802 is rules/process_env.py's CD170
+    if multi is None or (report.process is not None and report.process.cuinit in (0, 802)):
+        return []  # cuInit's own 802 is rules/process_env.py's CD170; where cuInit succeeds, CUDA starts regardless
     waiting = [g for g in multi.gpus if g.fabric_state in ("not_started", "in_progress")
                or (g.fabric_state == "completed" and g.fabric_status not in (None, 0))]
     if not waiting:
