@@ -85,7 +85,7 @@ for rank in range(world):
                MASTER_PORT=str(port))
     ranks.append(subprocess.Popen([sys.executable, "-c", rank_code, mib, iterations], env=env,
                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace"))
-deadline = time.monotonic() + float(os.environ.get("JUDGE_DEADLINE_S", "90"))
+deadline = time.monotonic() + float(os.environ.get("JUDGE_DEADLINE_S", "60"))
 codes = []
 for process in ranks:
     try:
