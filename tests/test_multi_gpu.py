@@ -381,3 +381,23 @@ def test_hostile_nccl_values_and_interface_names_stay_escaped(machine: Machine, 
     report = machine.check_json()
     assert report["multi_gpu"]["nccl_settings"]["NCCL_SOCKET_IFNAME"] == value.replace("\udcff", "\\xff")  # as JSON shows bytes
     assert {"CD175", "CD176"} <= codes(report)
+
+
+def test_jaxs_cuda_plugin_takes_a_floor_of_nccl(machine: Machine, tmp_path: Path) -> None:
+    """jax-cuda13-plugin asks for nvidia-nccl-cu13<3.0,>=2.27.7: a newer NCCL is fine, an older one first on
+    LD_LIBRARY_PATH is not."""
+    from tests.test_compat_rules import install_wheel
+
+    _gpus(machine, tmp_path, 2)
+    site = python_env(machine, tmp_path)
+    install_wheel(site, "jax", "0.8.0", "jaxlib<=0.8.0,>=0.8.0")
+    install_wheel(site, "jaxlib", "0.8.0")
+    install_wheel(site, "jax-cuda13-plugin", "0.8.0", 'nvidia-nccl-cu13<3.0,>=2.27.7; extra == "with-cuda"')
+    fake_nccl(site / "nvidia" / "nccl" / "lib", version=22805)
+    report = machine.check_json()
+    [lib] = report["multi_gpu"]["nccl_libraries"]
+    assert (lib["user"], lib["version"], lib["built_with"], lib["via"]) == ("jax", "2.28.5", ">=2.27.7", "RUNPATH")
+    assert not _found(report, "CD180")
+    machine.add_library_path(fake_nccl(tmp_path / "old", version=21803).parent)
+    [older] = _found(machine.check_json(), "CD180")
+    assert "jax loads" in older["detail"] and "built with NCCL 2.27.7 or newer" in older["detail"]

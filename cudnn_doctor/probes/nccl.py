@@ -20,6 +20,7 @@ from cudnn_doctor.probes.topology import iommu_state, read_links
 from cudnn_doctor.versions import decode_nccl
 
 NCCL_SONAME = "libnccl.so.2"
+NCCL_USERS = ("torch", "jax")  # their wheels bring NCCL (nvidia-nccl-cu*): torch pins it, jax's CUDA plugin a floor
 CHILD = str(Path(__file__).resolve().parents[1] / "_allreduce_child.py")
 ALLREDUCE_TIMEOUT_S = 60.0
 ALLREDUCE_MIB = 256
@@ -46,15 +47,16 @@ class NcclProbe:
 
         self.found: list[NcclLibrary] = []
         for framework in frameworks:
-            if framework.name != "torch" or framework.details.get("cpu_only"):
+            if framework.name not in NCCL_USERS or framework.details.get("cpu_only"):
                 continue
             runpath = nccl_runpath(framework)
             built_with = framework.details.get("nccl_requirement")
             library = resolve_like_loader(NCCL_SONAME, runpath, ctx, cache)
-            if library is None and not built_with:
-                continue
+            if (library is None or framework.name == "jax") and not built_with:
+                continue  # jax uses NCCL only through its CUDA plugin, which names the NCCL it takes
             via, entry = _via(library, runpath, ctx)
-            self.found.append(NcclLibrary("torch", library, None, str(built_with) if built_with else None, via, entry))
+            self.found.append(NcclLibrary(framework.name, library, None, str(built_with) if built_with else None, via,
+                                          entry))
         self.jobs = {item.library: Job("nccl", item.library) for item in self.found if item.library}
         self.batch = ProbeBatch(list(self.jobs.values())) if self.jobs else None
 

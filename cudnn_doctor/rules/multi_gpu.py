@@ -178,17 +178,20 @@ def nccl_library(report: Report) -> list[Finding]:
     for lib in multi.nccl_libraries:
         if not lib.library or not lib.built_with:
             continue
+        floor = lib.built_with.startswith(">=")
+        wanted = version_tuple(lib.built_with.lstrip(">=")) or ()
         if lib.version is None:
             effect = f"it does not answer ncclGetVersion ({lib.error or 'unknown'}), so the framework cannot use it"
-        elif lib.version == lib.built_with:
+        elif lib.version == lib.built_with or (floor and (version_tuple(lib.version) or ()) >= wanted):
             continue
-        elif (version_tuple(lib.version) or ()) < (version_tuple(lib.built_with) or ()):
+        elif (version_tuple(lib.version) or ()) < wanted:
             effect = ("an older NCCL lacks functions the framework calls (its import or first collective fails with "
                       "'undefined symbol: nccl...') or differs in what it does")
         else:
             effect = "NCCL keeps its API within 2.x, so a newer one usually works, but it is not the one tested"
         found.append(finding("CD180", subject=lib.library, framework=lib.user, library=lib.library,
-                             version=lib.version or "unreadable", via=lib.via or "the loader", built_with=lib.built_with,
+                             version=lib.version or "unreadable", via=lib.via or "the loader",
+                             built_with=f"{lib.built_with[2:]} or newer" if floor else lib.built_with,
                              effect=effect, entry=lib.entry))
     return found
 
