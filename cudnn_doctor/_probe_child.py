@@ -188,7 +188,28 @@ def probe_cuda(target):
             entry["compute_capability"] = f"{major.value}.{minor.value}"
         devices.append(entry)
     answer["devices"] = devices
+    answer["peer_access"] = _peer_access(lib, len(devices))
     return answer
+
+
+def _peer_access(lib, count):
+    """cuDeviceCanAccessPeer of every ordered pair of CUDA ordinals, as "0-1": true (issue 42)."""
+    found = {}
+    can_access = getattr(lib, "cuDeviceCanAccessPeer", None)
+    if can_access is None or count < 2:
+        return found
+    handles = []
+    for ordinal in range(count):
+        device = ctypes.c_int(0)
+        if lib.cuDeviceGet(ctypes.byref(device), ordinal) != 0:
+            return found
+        handles.append(device.value)
+    for a in range(count):
+        for b in range(count):
+            can = ctypes.c_int(0)
+            if a != b and can_access(ctypes.byref(can), handles[a], handles[b]) == 0:
+                found[f"{a}-{b}"] = bool(can.value)
+    return found
 
 
 def probe_nccl(target):

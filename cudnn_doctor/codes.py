@@ -140,8 +140,8 @@ _CODES = (
          "generation {generation_max} x{width_max} is possible: copies between host and GPU are slower. (An idle "
          "GPU lowers its link to save power; that is no fault, and was not counted.)"),
     Code("CD173", "warning", "No peer-to-peer access between two GPUs",
-         "NVML answers '{status}' for peer-to-peer reads between GPU {a} and GPU {b} (path {path}): NCCL and "
-         "frameworks copy between them through host memory, several times slower."),
+         "{status} for peer-to-peer access between GPU {a} and GPU {b} (path {path}): NCCL and frameworks copy "
+         "between them through host memory, several times slower."),
     Code("CD174", "warning", "IOMMU or ACS sends peer traffic through the CPU",
          "{detail}: PCIe peer-to-peer traffic between GPUs is redirected to the root complex (or blocked), which "
          "makes NCCL's all-reduce crawl or hang. Read from /sys; `cudnn-doctor bench --p2p` measures it."),

@@ -401,3 +401,17 @@ def test_jaxs_cuda_plugin_takes_a_floor_of_nccl(machine: Machine, tmp_path: Path
     machine.add_library_path(fake_nccl(tmp_path / "old", version=21803).parent)
     [older] = _found(machine.check_json(), "CD180")
     assert "jax loads" in older["detail"] and "built with NCCL 2.27.7 or newer" in older["detail"]
+
+
+@pytest.mark.parametrize("no_peer", [False, True])
+def test_cuda_itself_says_whether_each_pair_may_reach_the_other(machine: Machine, tmp_path: Path,
+                                                                no_peer: bool) -> None:
+    _gpus(machine, tmp_path, 2)
+    machine.add_library_path(fake_libcuda(tmp_path / "cuda", driver_cuda=13000, devices=2, no_peer=no_peer).parent)
+    report = machine.check_json("--deep")  # --deep asks CUDA itself
+    [pair] = report["multi_gpu"]["pairs"]
+    assert pair["p2p_read"] == "ok" and pair["can_access_peer"] is (not no_peer)
+    found = _found(report, "CD173")
+    assert bool(found) is no_peer
+    if no_peer:
+        assert "cuDeviceCanAccessPeer answers no for peer-to-peer access between GPU 0 and GPU 1" in found[0]["detail"]

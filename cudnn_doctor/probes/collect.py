@@ -171,6 +171,11 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     allreduce = start_allreduce(report.frameworks, len(visible)) if deep and report.gpus else None
     report.multi_gpu = read_multi_gpu(nvml.values if nvml.loaded else {}, report.gpus, nccl_probe, ctx,
                                       report.process.cuinit if report.process else None)
+    if report.multi_gpu is not None and cuda is not None and cuda.loaded and report.process and report.process.visible:
+        from cudnn_doctor.probes.nccl import with_peer_access
+
+        with_peer_access(report.multi_gpu, cuda.values.get("peer_access") or {},
+                         {v.ordinal: v.nvml_index for v in report.process.visible})
     # --- end of issue 42's part
     helpers.finish()
     if deep_imports is not None:
@@ -178,10 +183,7 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
 
         report.frameworks, report.cudnn = confirm_frameworks(report.frameworks, report.cudnn, deep_imports)
     if allreduce is not None and report.multi_gpu is not None:  # issue 42: read after the imports, run beside them
-        from cudnn_doctor.probes.nccl import with_peer_access
-
         report.multi_gpu.allreduce = allreduce.result(report.multi_gpu.pairs)
-        with_peer_access(report.multi_gpu, report.multi_gpu.allreduce)
     slowest = max((answer.values.get("child_ms", 0.0) for answer in answers.values()), default=0.0)
     report.timings_ms = {
         "slowest_library_child": slowest,

@@ -198,13 +198,25 @@ class AllReduceRun:
             can_access_peer={str(k): bool(v) for k, v in (values.get("can_access_peer") or {}).items()})
 
 
-def with_peer_access(multi: MultiGpu, result: AllReduce) -> None:
-    """Each pair's cuDeviceCanAccessPeer, both ways, as the all-reduce's rank 0 asked it (through torch)."""
+def with_peer_access(multi: MultiGpu, answers: dict[str, Any], nvml_index: dict[int, int | None] | None = None) -> None:
+    """Each pair's cuDeviceCanAccessPeer, both ways, from ANSWERS ("0-1": bool, CUDA ordinals: the CUDA probe child's,
+    or the all-reduce's rank 0 through torch); NVML_INDEX maps a CUDA ordinal to NVML's index where they differ."""
+    def index(ordinal: str) -> int | None:
+        number = int(ordinal)
+        return nvml_index.get(number) if nvml_index is not None else number
+
+    found: dict[tuple[int, int], bool] = {}
+    for key, value in answers.items():
+        first, _, second = str(key).partition("-")
+        if not (first.isdigit() and second.isdigit()) or not isinstance(value, bool):
+            continue
+        a, b = index(first), index(second)
+        if a is not None and b is not None:
+            found[(a, b)] = value
     for pair in multi.pairs:
         a, b = pair.gpus
-        ways = [result.can_access_peer.get(f"{a}-{b}"), result.can_access_peer.get(f"{b}-{a}")]
-        if None not in ways:
-            pair.can_access_peer = all(ways)
+        if (a, b) in found and (b, a) in found:
+            pair.can_access_peer = found[(a, b)] and found[(b, a)]
 
 
 def predicted_busbw(pairs: list[GpuPair], world: int) -> float | None:

@@ -88,9 +88,17 @@ def peer_access(report: Report) -> list[Finding]:
     multi = _multi(report)
     if multi is None:
         return []
-    return [finding("CD173", subject=f"GPU {p.gpus[0]}-{p.gpus[1]}", a=p.gpus[0], b=p.gpus[1], status=p.p2p_read,
-                    path=p.path)
-            for p in multi.pairs if p.p2p_read not in (None, "ok")]
+    found = []
+    for p in multi.pairs:
+        if p.p2p_read not in (None, "ok"):
+            status = f"NVML answers '{p.p2p_read}'"
+        elif p.can_access_peer is False:
+            status = "cuDeviceCanAccessPeer answers no"
+        else:
+            continue
+        found.append(finding("CD173", subject=f"GPU {p.gpus[0]}-{p.gpus[1]}", a=p.gpus[0], b=p.gpus[1],
+                             status=status, path=p.path))
+    return found
 
 
 def acs(report: Report) -> list[Finding]:

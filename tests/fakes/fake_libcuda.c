@@ -115,6 +115,16 @@ int cuDeviceGetName(char *name, int length, int device) { (void)device; snprintf
 int cuDeviceGetUuid_v2(unsigned char *uuid, int device) {
     memset(uuid, 0, 16); uuid[4] = 0xfa; uuid[5] = 0x4e; uuid[15] = (unsigned char)device; return 0;
 }
+/* FAKE_CUDA_NO_PEER: no GPU may access another's memory (an IOMMU or a chipset in the way) */
+int cuDeviceCanAccessPeer(int *can, int device, int peer) {
+    if (device < 0 || peer < 0 || device >= visible_count || peer >= visible_count) return 101;
+#ifdef FAKE_CUDA_NO_PEER
+    *can = 0;
+#else
+    *can = device != peer;
+#endif
+    return 0;
+}
 int cuDeviceGetPCIBusId(char *bus, int length, int device) { snprintf(bus, length, "0000:%02X:00.0", device + 1); return 0; }
 int cuDeviceGetAttribute(int *value, int attribute, int device) {
     (void)device;
