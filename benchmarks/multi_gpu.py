@@ -312,7 +312,7 @@ def judge(scenario: Scenario, env: dict[str, str], world: int, lines: list[str] 
         kept = [line for line in out.splitlines() if line.strip()]
         ok = code == 0 and any(line.startswith(token) for line in kept)
         warn = [line for line in kept if "NCCL WARN" in line][-2:]
-        results.append(("ok: " if ok else f"FAIL (exit {code}): ") + " | ".join(warn + kept[-2:])[-700:])
+        results.append(("ok: " if ok else f"FAIL (exit {code}): ") + " / ".join(warn + kept[-2:])[-700:])
     return results[0], results[1]
 
 
@@ -388,7 +388,7 @@ def topology(report: dict[str, object]) -> dict[str, object]:
                      "pcie_max_agree": smi_row is not None and [gpu.get("pcie_generation_max"),
                                                                 gpu.get("pcie_width_max")] == [smi_row[1], smi_row[3]]})
     return {"pairs": pairs, "gpus": gpus, "nvidia_smi_topo_m": matrix, "nvidia_smi_nvlink_s": nvlink,
-            "all_agree": all(p["agree"] for p in pairs) and all(g["links_agree"] and g["pcie_max_agree"]
+            "all_agree": bool(gpus) and all(p["agree"] for p in pairs) and all(g["links_agree"] and g["pcie_max_agree"]
                                                                  for g in gpus)}
 
 
