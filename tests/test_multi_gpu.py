@@ -415,3 +415,12 @@ def test_cuda_itself_says_whether_each_pair_may_reach_the_other(machine: Machine
     assert bool(found) is no_peer
     if no_peer:
         assert "cuDeviceCanAccessPeer answers no for peer-to-peer access between GPU 0 and GPU 1" in found[0]["detail"]
+
+
+def test_nvml_fabric_not_ready_asks_cuda_which_starts(machine: Machine, tmp_path: Path) -> None:
+    """NVML's fabric state alone is not the verdict where CUDA can be asked: check asks cuInit, which succeeds."""
+    _gpus(machine, tmp_path, 2, NVLINKS=18, NVSWITCH=True, FABRIC_STATE=2)
+    machine.add_library_path(fake_libcuda(tmp_path / "cuda", driver_cuda=13000, devices=2).parent)
+    report = machine.check_json()
+    assert {g["fabric_state"] for g in report["multi_gpu"]["gpus"]} == {"in_progress"}
+    assert not _found(report, "CD170") and not codes(report) & {"CD110", "CD113"}

@@ -153,6 +153,9 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
             and "CUDA_DEVICE_ORDER" not in ctx.env and resolve_like_loader("libcuda.so.1", [], ctx, cache):
         asked = ["GPUs of different kinds: CUDA numbers them fastest first, nvidia-smi by PCI bus"]
         cuda = run_jobs([CUDA_JOB])[CUDA_JOB]
+    if cuda is None and _fabric_not_ready(nvml) and resolve_like_loader("libcuda.so.1", [], ctx, cache):
+        asked = ["NVML reports the NVSwitch fabric not ready: only cuInit can say whether CUDA starts"]  # issue 42
+        cuda = run_jobs([cuda_job])[cuda_job]
     from_nvml = None
     visible_devices = ctx.env.get("CUDA_VISIBLE_DEVICES")
     if cuda is None and visible_devices is not None and resolve_like_loader("libcuda.so.1", [], ctx, cache):
@@ -241,6 +244,13 @@ class HelperRuns:
         if self._ldconfig is not None:
             self._ldconfig.answers()
         self._nvcc_batch.answers()
+
+
+def _fabric_not_ready(nvml: LibraryProbe) -> bool:
+    """Whether NVML's answer has a GPU whose NVSwitch fabric is not started or still in progress (issue 42)."""
+    gpus = nvml.values.get("gpus") if nvml.loaded and nvml.values.get("ok") else None
+    return any(isinstance(g, dict) and isinstance(g.get("links"), dict) and isinstance(g["links"].get("fabric"), dict)
+               and g["links"]["fabric"].get("state") in (1, 2) for g in gpus or [])
 
 
 def _loader_pick_is_loadable(soname: str, ctx: SearchContext, cache: dict[str, list[str]]) -> bool:
