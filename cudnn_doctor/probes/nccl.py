@@ -230,8 +230,13 @@ def predicted_busbw(pairs: list[GpuPair], world: int) -> float | None:
 
 def start_allreduce(frameworks: list[Framework], world: int) -> AllReduceRun | None:
     """The all-reduce child for torch (the framework that speaks NCCL through torch.distributed), or None."""
+    from cudnn_doctor.probes.deep import interpreter_for
+
     torch = next((f for f in frameworks if f.name == "torch" and not f.details.get("cpu_only")), None)
-    return AllReduceRun(torch, world) if torch is not None and world > 0 else None
+    site = str(torch.details.get("site_packages") or "") if torch is not None else ""
+    if torch is None or world < 1 or not site or interpreter_for(site) is None:
+        return None  # nothing to run it with: the framework's own --deep import says why, no verdict of NCCL's
+    return AllReduceRun(torch, world)
 
 
 def _number(value: object) -> float | None:

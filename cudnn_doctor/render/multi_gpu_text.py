@@ -51,8 +51,9 @@ def _nccl_lines(multi: MultiGpu, verbose: bool) -> list[str]:
     result = multi.allreduce
     if result is not None:
         if result.ok:
+            bus = f"busbw {result.busbw_gbs:g} GB/s" if result.world_size > 1 else "one GPU, no bus traffic"
             lines.append(f"all-reduce over {result.world_size} GPU(s), {result.bytes >> 20} MiB: {result.ms:g} ms, "
-                         f"algbw {result.algbw_gbs:g} GB/s, busbw {result.busbw_gbs:g} GB/s"
+                         f"algbw {result.algbw_gbs:g} GB/s, {bus}"
                          + (f" (the links allow {result.predicted_busbw_gbs:g})" if result.predicted_busbw_gbs else "")
                          + (f", NCCL {result.nccl_version}" if result.nccl_version else ""))
         else:
