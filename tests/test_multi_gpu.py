@@ -424,3 +424,19 @@ def test_nvml_fabric_not_ready_asks_cuda_which_starts(machine: Machine, tmp_path
     report = machine.check_json()
     assert {g["fabric_state"] for g in report["multi_gpu"]["gpus"]} == {"in_progress"}
     assert not _found(report, "CD170") and not codes(report) & {"CD110", "CD113"}
+
+
+def test_a_fifo_where_sysfs_and_proc_have_files_is_never_waited_for(machine: Machine, tmp_path: Path) -> None:
+    _gpus(machine, tmp_path, 2, ANCESTOR=20, NVLINKS=18, NVSWITCH=True, FABRIC_STATE=1)
+    bridge = machine.root / "sys" / "devices" / "pci0000:00" / "0000:00:01.0"
+    gpu = bridge / "0000:10:00.0"
+    gpu.mkdir(parents=True)
+    os.mkfifo(bridge / "config")
+    (machine.root / "sys" / "bus" / "pci" / "devices").mkdir(parents=True)
+    (machine.root / "sys" / "bus" / "pci" / "devices" / gpu.name).symlink_to(gpu)
+    (machine.root / "proc" / "77").mkdir(parents=True)
+    os.mkfifo(machine.root / "proc" / "77" / "comm")
+    started = time.monotonic()
+    report = machine.check_json()
+    assert time.monotonic() - started < 30
+    assert report["multi_gpu"]["gpus"][0]["acs_redirect"] == [] and report["multi_gpu"]["fabric_manager"] == "absent"

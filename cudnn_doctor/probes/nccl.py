@@ -147,13 +147,14 @@ def read_shm(ctx: SearchContext) -> tuple[int | None, int | None, str | None]:
 def fabric_manager_state(ctx: SearchContext, fabric: dict[str, Any]) -> str:
     """'running' where a process of the fabric manager runs, 'installed' where its unit or program is there,
     else 'absent'."""
+    from cudnn_doctor.user_files import UnreadableFile, read_user_head
+
     process = str(fabric.get("process", "nv-fabricmanager"))
     for comm in glob.glob(ctx.system("/proc/[0-9]*/comm"))[:65536]:
         try:
-            with open(comm, "rb") as handle:
-                if handle.read(64).strip()[:15] == process.encode()[:15]:  # comm: 15 characters at most
-                    return "running"
-        except OSError:
+            if read_user_head(comm, 64).strip()[:15] == process.encode()[:15]:  # comm: 15 characters at most
+                return "running"
+        except UnreadableFile:
             continue
     service = str(fabric.get("service", "nvidia-fabricmanager"))
     places = [f"/usr/bin/{process}", f"/lib/systemd/system/{service}.service",

@@ -151,10 +151,11 @@ def _pci_path(bus: str | None, ctx: SearchContext) -> tuple[str | None, tuple[st
 
 def _acs_control(folder: str) -> set[str]:
     """The ACS Control bits set on the PCI function at FOLDER, read from its extended configuration space."""
-    try:
-        with open(os.path.join(folder, "config"), "rb") as config:
-            space = config.read(4096)
-    except OSError:
+    from cudnn_doctor.user_files import UnreadableFile, read_user_head
+
+    try:  # without blocking: under a system prefix it may be a FIFO
+        space = read_user_head(os.path.join(folder, "config"), 4096)
+    except UnreadableFile:
         return set()
     offset, seen = 0x100, 0
     while 0x100 <= offset < len(space) - 8 and seen < 64:
