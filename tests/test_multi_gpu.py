@@ -440,3 +440,11 @@ def test_a_fifo_where_sysfs_and_proc_have_files_is_never_waited_for(machine: Mac
     report = machine.check_json()
     assert time.monotonic() - started < 30
     assert report["multi_gpu"]["gpus"][0]["acs_redirect"] == [] and report["multi_gpu"]["fabric_manager"] == "absent"
+
+
+def test_prometheus_carries_the_links(machine: Machine, tmp_path: Path) -> None:
+    _gpus(machine, tmp_path, 2, "NVIDIA H100 NVL", NVLINKS=12, NVLINKS_DOWN=4, SICK_GPU=1)
+    text = machine.run("check", "--format", "prometheus").stdout
+    assert 'cudnn_doctor_gpu_nvlinks_active{gpu="1"} 8' in text
+    assert 'cudnn_doctor_gpu_nvlinks_expected{gpu="0"} 12' in text
+    assert 'cudnn_doctor_gpu_pair_info{gpus="0-1",path="NV12"} 1' in text
