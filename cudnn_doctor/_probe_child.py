@@ -5,7 +5,8 @@ Usage: python -I -S _probe_child.py JOB [ARG]
   cudart PATH_OR_SONAME   cudaRuntimeGetVersion
   libcuda PATH_OR_SONAME  cuDriverGetVersion
   cuda PATH_OR_SONAME     what a program gets: the libcuda mapped, cuInit, the visible GPUs
-  nvml                    driver and GPUs through pynvml (nvidia-ml-py)
+  nvml                    driver and GPUs through pynvml (nvidia-ml-py), with their links and pairs
+  nccl PATH_OR_SONAME     ncclGetVersion
 
 One library per process: a second dlopen of another file with the same soname
 returns the first, and a broken library may crash or hang whoever loads it.
@@ -209,7 +210,36 @@ def probe_cuda(target):
             entry["compute_capability"] = f"{major.value}.{minor.value}"
         devices.append(entry)
     answer["devices"] = devices
+    answer["peer_access"] = _peer_access(lib, len(devices))
     return answer
+
+
+def _peer_access(lib, count):
+    """cuDeviceCanAccessPeer of every ordered pair of CUDA ordinals, as "0-1": true (issue 42)."""
+    found = {}
+    can_access = getattr(lib, "cuDeviceCanAccessPeer", None)
+    if can_access is None or count < 2:
+        return found
+    handles = []
+    for ordinal in range(count):
+        device = ctypes.c_int(0)
+        if lib.cuDeviceGet(ctypes.byref(device), ordinal) != 0:
+            return found
+        handles.append(device.value)
+    for a in range(count):
+        for b in range(count):
+            can = ctypes.c_int(0)
+            if a != b and can_access(ctypes.byref(can), handles[a], handles[b]) == 0:
+                found[f"{a}-{b}"] = bool(can.value)
+    return found
+
+
+def probe_nccl(target):
+    """The libnccl.so.2 a program gets (TARGET: a path, or the soname as the loader resolves it): ncclGetVersion."""
+    lib = _load(target)
+    version, status = _call_int_out(lib, "ncclGetVersion")
+    return {"ncclGetVersion": version if status == 0 else None, "status": status,
+            "loaded_path": _loaded_path("libnccl.so", lib)}
 
 
 def _text(value):
@@ -241,6 +271,7 @@ def probe_nvml(_arg=None, module_folder=None):
             ("memory_used_mib", lambda h: pynvml.nvmlDeviceGetMemoryInfo(h).used // (1024 * 1024)),
             ("pci_bus_id", lambda h: _text(pynvml.nvmlDeviceGetPciInfo(h).busId)),
         )
+        handles = []
         for index in range(pynvml.nvmlDeviceGetCount()):
             handle = pynvml.nvmlDeviceGetHandleByIndex(index)
             gpu = {"index": index, "name": _text(pynvml.nvmlDeviceGetName(handle))}
@@ -251,7 +282,10 @@ def probe_nvml(_arg=None, module_folder=None):
                     gpu[key] = None
                     gpu.setdefault("errors", {})[key] = str(error)
             gpu["health"] = gpu_health(pynvml, handle)
+            gpu["links"] = gpu_links(pynvml, handle)
             result["gpus"].append(gpu)
+            handles.append(handle)
+        result["pairs"] = gpu_pairs(pynvml, handles)
         return result
     finally:
         pynvml.nvmlShutdown()
@@ -327,12 +361,94 @@ def gpu_health(pynvml, handle):
     return health
 
 
+def gpu_links(pynvml, handle):
+    """How one GPU is linked: NUMA node, CPU affinity, each NVLink (state, version, the PCI bus id at its other end),
+    its fabric state (NVSwitch systems), its utilisation (an idle GPU lowers its PCIe link). What the GPU or driver
+    does not support is listed, not an error."""
+    links = {"not_supported": [], "errors": {}}
+
+    def read(key, query):
+        try:
+            links[key] = query()
+        except pynvml.NVMLError as error:
+            if getattr(error, "value", None) == pynvml.NVML_ERROR_NOT_SUPPORTED:
+                links["not_supported"].append(key)
+            else:
+                links["errors"][key] = str(error)
+
+    read("numa_node", lambda: pynvml.nvmlDeviceGetNumaNodeId(handle))
+    read("cpu_affinity", lambda: _cpu_list(pynvml.nvmlDeviceGetCpuAffinity(handle, 16)))
+    read("utilization_percent", lambda: pynvml.nvmlDeviceGetUtilizationRates(handle).gpu)
+    nvlinks = []
+    for link in range(getattr(pynvml, "NVML_NVLINK_MAX_LINKS", 18)):
+        try:
+            active = bool(pynvml.nvmlDeviceGetNvLinkState(handle, link))
+        except pynvml.NVMLError as error:
+            # NOT_SUPPORTED for a link the GPU does not have, INVALID_ARGUMENT past the last one
+            if getattr(error, "value", None) not in (pynvml.NVML_ERROR_NOT_SUPPORTED,
+                                                     pynvml.NVML_ERROR_INVALID_ARGUMENT):
+                links["errors"][f"nvlink {link}"] = str(error)
+            continue
+        entry = {"link": link, "active": active}
+        for key, query in (("version", lambda link=link: pynvml.nvmlDeviceGetNvLinkVersion(handle, link)),
+                           ("remote_pci_bus_id",
+                            lambda link=link: _text(pynvml.nvmlDeviceGetNvLinkRemotePciInfo(handle, link).busId))):
+            try:
+                entry[key] = query()
+            except pynvml.NVMLError:
+                entry[key] = None
+        nvlinks.append(entry)
+    links["nvlinks"] = nvlinks
+
+    def fabric():
+        info = pynvml.c_nvmlGpuFabricInfo_t()
+        pynvml.nvmlDeviceGetGpuFabricInfo(handle, ctypes.byref(info))
+        return {"state": int(info.state), "status": int(info.status), "clique_id": int(info.cliqueId)}
+
+    if hasattr(pynvml, "c_nvmlGpuFabricInfo_t"):
+        read("fabric", fabric)
+    return links
+
+
+def _cpu_list(mask_words):
+    """NVML's CPU mask (64-bit words) as the kernel writes a CPU list: 0-15,32-47."""
+    cpus = [word * 64 + bit for word, value in enumerate(mask_words) for bit in range(64) if int(value) >> bit & 1]
+    ranges = []
+    for cpu in cpus:
+        if ranges and ranges[-1][1] == cpu - 1:
+            ranges[-1][1] = cpu
+        else:
+            ranges.append([cpu, cpu])
+    return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in ranges)
+
+
+def gpu_pairs(pynvml, handles):
+    """Every pair of GPUs: their closest common PCIe ancestor and NVML's P2P status for reads and over NVLink."""
+    pairs = []
+    for a in range(len(handles)):
+        for b in range(a + 1, len(handles)):
+            pair = {"gpus": [a, b]}
+            first, second = handles[a], handles[b]
+            for key, query in (
+                    ("common_ancestor", lambda x=first, y=second: pynvml.nvmlDeviceGetTopologyCommonAncestor(x, y)),
+                    ("p2p_read", lambda x=first, y=second: pynvml.nvmlDeviceGetP2PStatus(x, y, 0)),
+                    ("p2p_nvlink", lambda x=first, y=second: pynvml.nvmlDeviceGetP2PStatus(x, y, 2))):
+                try:
+                    pair[key] = query()
+                except pynvml.NVMLError as error:
+                    pair[key] = None
+                    pair.setdefault("errors", {})[key] = str(error)
+            pairs.append(pair)
+    return pairs
+
+
 JOBS = {
     "cudnn": probe_cudnn,
     "cudart": probe_cudart,
     "libcuda": probe_libcuda,
     "cuda": probe_cuda,
     "nvml": probe_nvml,
+    "nccl": probe_nccl,
 }
 
 

@@ -163,6 +163,48 @@ _CODES = (
     Code("CD144", "error", "The display watchdog reset the GPU (TDR)",
          "A kernel ran longer than the display driver's watchdog allows and the GPU was reset ({detail}); every "
          "CUDA context on it is lost."),
+    # CD170-CD182: several GPUs, their links and NCCL (issue 42): probes/topology.py, probes/nccl.py, rules/multi_gpu.py
+    Code("CD170", "error", "The NVSwitch fabric is not ready (fabric manager)",
+         "{detail}. On an NVSwitch system (HGX, DGX) CUDA refuses to start (cuInit answers 802, "
+         "CUDA_ERROR_SYSTEM_NOT_READY) until the NVIDIA Fabric Manager has configured the NVSwitches; the fabric "
+         "manager here is {manager}."),
+    Code("CD171", "warning", "NVLinks down",
+         "GPU {gpu} has {active} of its {expected} NVLinks active ({down} down): traffic between GPUs over NVLink "
+         "runs at {share} of its speed, or goes over PCIe."),
+    Code("CD172", "warning", "PCIe link below its maximum while the GPU works",
+         "GPU {gpu} is {utilization} % busy and its PCIe link runs at generation {generation} x{width} while "
+         "generation {generation_max} x{width_max} is possible: copies between host and GPU are slower. (An idle "
+         "GPU lowers its link to save power; that is no fault, and was not counted.)"),
+    Code("CD173", "warning", "No peer-to-peer access between two GPUs",
+         "{status} for peer-to-peer access between GPU {a} and GPU {b} (path {path}): NCCL and frameworks copy "
+         "between them through host memory, several times slower."),
+    Code("CD174", "warning", "IOMMU or ACS sends peer traffic through the CPU",
+         "{detail}: PCIe peer-to-peer traffic between GPUs is redirected to the root complex (or blocked), which "
+         "makes NCCL's all-reduce crawl or hang. Read from /sys; `cudnn-doctor bench --p2p` measures it."),
+    Code("CD175", "warning", "NCCL_SOCKET_IFNAME leaves no network interface",
+         "NCCL_SOCKET_IFNAME={value} matches none of this node's interfaces ({interfaces}). Set by the user, NCCL "
+         "uses only the interfaces it names and fails at its start ('Bootstrap : no socket interface found')."),
+    Code("CD176", "warning", "An NCCL setting NCCL cannot use",
+         "{variable}={value}: {why}."),
+    Code("CD177", "error", "/dev/shm refuses NCCL's shared memory",
+         "{path} ({size_mib} MiB, {free_mib} MiB free) refused a segment of {segment_mib} MiB, the size NCCL's "
+         "shared-memory transport makes for each peer: {refused}. NCCL fails ('Error while creating shared memory "
+         "segment') and DataLoader workers fail to pass tensors."),
+    Code("CD178", "warning", "/dev/shm is small",
+         "{path} holds {size_mib} MiB (Docker's default is 64 MB): NCCL makes a segment of about 9 MiB per peer "
+         "and channel, and DataLoader workers pass every batch through it; jobs over several GPUs or with workers "
+         "run out of it."),
+    Code("CD179", "error", "The NCCL all-reduce failed",
+         "An all-reduce over {world} GPU(s) through torch.distributed with NCCL (one process per GPU, as torchrun) "
+         "{outcome}. NCCL's last words: {words}.{cause}"),
+    Code("CD180", "warning", "The framework loads another NCCL than it was built with",
+         "{framework} loads {library} (NCCL {version}, through {via}) but was built with NCCL {built_with}: "
+         "{effect}."),
+    Code("CD181", "info", "An NCCL setting changes how GPUs talk",
+         "{variable}={value}: {effect}."),
+    Code("CD182", "warning", "The all-reduce is far slower than the links allow",
+         "The all-reduce over {world} GPUs reached a bus bandwidth of {busbw} GB/s where the slowest link of the "
+         "ring carries {predicted} GB/s ({ratio} of it)."),
     # CD150-CD159: the platform (WSL 2, containers and their images, Jetson): probes/platform.py, rules/platform.py
     Code("CD150", "error", "The image needs a newer driver than the node's",
          "The image needs CUDA {image_cuda} ({why}), but the node's driver {driver} supports CUDA "
@@ -443,6 +485,9 @@ _CODES = (
          "GPU {device} ({gpu}) was not the benchmark's alone: {others}. Its figures are what it gave while "
          "shared (the other work takes time slices that a median hides), so they were not compared with a "
          "healthy {gpu}."),
+    Code("CD611", "warning", "Peer copies far below their link",
+         "Copies from GPU {src} to GPU {dst} ran at {gbs} GB/s, {ratio} of the {peak} GB/s their link ({link}) "
+         "carries one way."),
     # Requirements given with --require (one code per subject)
     Code("CD120", "error", "Driver requirement not met",
          "--require {spec}: {found}."),

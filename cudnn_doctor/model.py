@@ -324,6 +324,106 @@ class ProcessView:
 
 
 @dataclass
+class NvLink:
+    """One NVLink of a GPU, as NVML answers for it."""
+
+    link: int
+    active: bool
+    version: int | None = None  # nvmlDeviceGetNvLinkVersion's answer, as given
+    remote_pci_bus_id: str | None = None  # the GPU or NVSwitch at its other end
+
+
+@dataclass
+class GpuLinks:
+    """How one GPU connects: its PCIe link, NUMA node, NVLinks, fabric state (NVSwitch systems) and PCIe path."""
+
+    index: int
+    name: str
+    pci_bus_id: str | None = None
+    numa_node: int | None = None
+    cpu_affinity: str | None = None  # "0-15,32-47"
+    utilization_percent: int | None = None  # now; an idle GPU lowers its PCIe link to save power
+    pcie_generation: int | None = None
+    pcie_generation_max: int | None = None
+    pcie_width: int | None = None
+    pcie_width_max: int | None = None
+    nvlinks: tuple[NvLink, ...] = ()
+    nvlinks_active: int = 0
+    nvlinks_expected: int | None = None  # this model's links (compat/multi_gpu.toml), None: not known
+    nvlink_form: str | None = None  # "sxm" (always linked) | "bridge" (linked where a bridge is fitted)
+    nvlink_gbs_per_link: float | None = None  # one direction, one link
+    fabric_state: str | None = None  # "not_started" | "in_progress" | "completed"; None: not an NVSwitch system
+    fabric_status: int | None = None  # the nvmlReturn_t of the fabric's training, 0 success
+    iommu_group: str | None = None  # /sys/bus/pci/devices/BUS/iommu_group
+    acs_redirect: tuple[str, ...] = ()  # bridges on its PCIe path that send peer traffic up to the root complex
+    not_supported: tuple[str, ...] = ()
+    errors: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class GpuPair:
+    """Two GPUs: how their traffic goes (nvidia-smi topo -m's words) and whether they may reach each other."""
+
+    gpus: tuple[int, int]
+    path: str  # "NV18" | "PIX" | "PXB" | "PHB" | "NODE" | "SYS" (as nvidia-smi topo -m)
+    nvlinks: int = 0  # links between the two (an NVSwitch system: the fewer active of the two)
+    p2p_read: str | None = None  # NVML's P2P status for reads: "ok" | "chipset not supported" | ...
+    p2p_nvlink: str | None = None
+    can_access_peer: bool | None = None  # cuDeviceCanAccessPeer both ways (--deep)
+    peak_gbs: float | None = None  # one direction, by its link (NVLink or the slower PCIe link)
+
+
+@dataclass
+class NcclLibrary:
+    """The libnccl a framework loads, and what it was built with."""
+
+    user: str  # "torch"
+    library: str | None
+    version: str | None  # ncclGetVersion of that file, "2.27.5"
+    built_with: str | None  # the framework's own pin (its wheel's Requires-Dist on nvidia-nccl-*)
+    via: str | None = None  # "LD_LIBRARY_PATH" | "RUNPATH" | "the loader's cache or a system folder"
+    entry: str | None = None  # the LD_LIBRARY_PATH entry that brought it
+    error: str | None = None
+
+
+@dataclass
+class AllReduce:
+    """`check --deep`'s NCCL all-reduce over the visible GPUs, one process per GPU, through torch.distributed."""
+
+    world_size: int
+    ok: bool
+    bytes: int = 0
+    ms: float | None = None
+    algbw_gbs: float | None = None
+    busbw_gbs: float | None = None  # nccl-tests: algbw * 2 (n - 1) / n
+    predicted_busbw_gbs: float | None = None  # from the slowest link of the ring (the topology)
+    nccl_version: str | None = None
+    library: str | None = None  # the libnccl the ranks mapped
+    last_words: tuple[str, ...] = ()  # NCCL's own WARN lines and the error, as printed
+    timed_out: bool = False
+    error: str | None = None
+    can_access_peer: dict[str, bool] = field(default_factory=dict)  # "0-1": cuDeviceCanAccessPeer
+
+
+@dataclass
+class MultiGpu:
+    """What several GPUs and NCCL need from this node (issue 42)."""
+
+    gpus: list[GpuLinks] = field(default_factory=list)
+    pairs: list[GpuPair] = field(default_factory=list)
+    nccl_libraries: list[NcclLibrary] = field(default_factory=list)
+    nccl_settings: dict[str, str] = field(default_factory=dict)  # NCCL_* variables that are set
+    interfaces: tuple[str, ...] = ()  # /sys/class/net
+    infiniband: tuple[str, ...] = ()  # /sys/class/infiniband
+    shm_mib: int | None = None  # /dev/shm's size
+    shm_free_mib: int | None = None
+    shm_refused: str | None = None  # the kernel's answer where one segment of NCCL's size could not be reserved
+    iommu: str | None = None  # "on" | "off" | None (not known)
+    fabric_manager: str | None = None  # "running" | "installed" | "absent" | None (not asked)
+    allreduce: AllReduce | None = None
+
+
+@dataclass
 class Report:
     """Everything check found and judged (`cudnn-doctor/report/1`)."""
 
@@ -347,6 +447,7 @@ class Report:
     unreadable_files: list[tuple[str, str]] = field(default_factory=list)  # (a framework's config file, why)
     nvml_error: str | None = None
     process: ProcessView | None = None  # what a program started in this environment gets
+    multi_gpu: MultiGpu | None = None  # links, NCCL and /dev/shm (issue 42)
     plan: Any = None  # the treatment (cudnn_doctor.plan.Plan) every finding's fix was rendered from
     timings_ms: dict[str, float] = field(default_factory=dict)
     doctor_bugs: list[tuple[str, str]] = field(default_factory=list)  # (a probe that raised, the error): CD902 each

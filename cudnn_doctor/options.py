@@ -186,7 +186,9 @@ BENCH: tuple[Option, ...] = (
            group=WHERE, show_default=True),
     Option(("--cudnn",), "cudnn", "Use this libcudnn.so.", VALUE, "PATH", group=WHERE),
     Option(("--cudart",), "cudart", "Use this libcudart.so.", VALUE, "PATH", group=WHERE),
-    _json("schema cudnn-doctor/bench/1"),
+    Option(("--p2p",), "peer_copies", "Copy bandwidth between every pair of GPUs and direction, against each pair's "
+           "link (one GPU: its device-to-device copy, as a reference).", FLAG, group=WHAT),
+    _json("schema cudnn-doctor/bench/1; with --p2p cudnn-doctor/p2p/1"),
     QUIET, VERBOSE,
 )
 

@@ -104,3 +104,23 @@ def matches_prefix(version: str | None, prefix: str) -> bool:
         return False
     padded = have + (0,) * max(0, len(want) - len(have))
     return padded[: len(want)] == want
+
+
+def in_range(version: str | None, text_range: str) -> bool | None:
+    """Is VERSION within "12.0-12.4" (inclusive, by major.minor)? None when unparseable."""
+    have = major_minor(version)
+    bounds = [major_minor(part) for part in text_range.split("-")]
+    if have is None or not bounds or any(b is None for b in bounds):
+        return None
+    low, high = bounds[0], bounds[-1]
+    return low <= have <= high  # type: ignore[operator]
+
+
+def decode_nccl(code: object) -> str | None:
+    """ncclGetVersion's integer as a dotted version: major*10000 + minor*100 + patch from NCCL 2.9
+    (NCCL_VERSION_CODE in nccl.h), major*1000 + minor*100 + patch before it (22705 -> '2.27.5', 2708 -> '2.7.8')."""
+    if not isinstance(code, int) or isinstance(code, bool) or code <= 0:
+        return None
+    if code >= 20900:
+        return f"{code // 10000}.{code % 10000 // 100}.{code % 100}"
+    return f"{code // 1000}.{code % 1000 // 100}.{code % 100}"

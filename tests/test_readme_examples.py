@@ -153,7 +153,20 @@ def _jetson_with_cpu_torch(machine: Machine, tmp_path: Path) -> None:
     install_torch(python_env(machine, tmp_path), version="2.5.1", cuda=None, pin="filelock")
 
 
+def _two_h100_nvl(machine: Machine, tmp_path: Path) -> None:
+    """Two H100 NVL joined by a bridge with four of GPU 1's links down; NCCL_SOCKET_IFNAME names no interface."""
+    _one_cudnn_folder = tmp_path / "opt" / "cudnn" / "lib"
+    fake_cudnn(_one_cudnn_folder, version=91900, cudart=13010, sublibraries=CUDNN9_SUBLIBS)
+    machine.add_library_path(_one_cudnn_folder)
+    machine.add_library_path(fake_nvml(tmp_path / "driver", gpus=2, name="NVIDIA H100 NVL",
+                                       health={"NVLINKS": 12, "NVLINKS_DOWN": 4, "SICK_GPU": 1, "PCI": True}).parent)
+    for name in ("eth0", "lo"):
+        (machine.root / "sys" / "class" / "net" / name).mkdir(parents=True)
+    machine.env["NCCL_SOCKET_IFNAME"] = "ib0"
+
+
 SETUPS = {  # (section, command) -> how its pretend machine is made
+    ("Nodes with several GPUs", "cudnn-doctor check"): _two_h100_nvl,
     ("WSL 2", "cudnn-doctor check"): _wsl,
     ("WSL 2", "cudnn-doctor check -q"): _wsl_shadowed,
     ("Containers", "cudnn-doctor check"): _container_without_hook,

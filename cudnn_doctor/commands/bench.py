@@ -258,12 +258,68 @@ def selected_workloads(workload: str) -> tuple[str, ...]:
     return tuple(selected(workload))
 
 
+P2P_MIB = {"tiny": 16, "small": 64, "medium": 256, "large": 1024}  # bytes of each copy, by --size
+
+
+def p2p(cudart: str | None, size: str = "medium") -> dict[str, Any]:
+    """`bench --p2p`: copies between every pair of GPUs (on one GPU, its device-to-device copy), judged against the
+    links check reads from NVML; the `cudnn-doctor/p2p/1` object."""
+    from cudnn_doctor.bench.libraries import choose_cudart
+    from cudnn_doctor.bench.p2p import run_p2p
+    from cudnn_doctor.knowledge.data import sublibrary_names
+    from cudnn_doctor.model import to_jsonable
+    from cudnn_doctor.probes.collect import collect_report
+    from cudnn_doctor.probes.context import SearchContext
+    from cudnn_doctor.rules import summarize
+    from cudnn_doctor.rules.multi_gpu import p2p_copies
+
+    report = collect_report(SearchContext.from_environment(), sublibrary_names())
+    findings = rules.no_gpu(report)
+    answer: dict[str, Any] = {"copies": [], "error": None}
+    path = cudart
+    if not findings and path is None:
+        choice = choose_cudart(report, None)
+        path = choice.path
+        if path is None:
+            findings = [rules.no_cudart(choice.why, None)]
+    if not findings and path:
+        answer = run_p2p(path, mib=P2P_MIB.get(size, 256))
+    copies, judged = p2p_copies(list(answer.get("copies") or []), report.multi_gpu)
+    findings += judged
+    if answer.get("error"):  # CUDA refused the copies (its own words)
+        from cudnn_doctor.codes import finding
+
+        findings.append(finding("CD604", why=f"peer copies: {answer['error']}"))
+    from cudnn_doctor.plan.fixes import advised
+
+    findings = advised(sort_findings(findings))
+    summary = summarize(findings)
+    multi = report.multi_gpu
+    return {"schema": "cudnn-doctor/p2p/1", "cudart": path, "device_count": answer.get("device_count"),
+            "pairs": to_jsonable(multi.pairs) if multi else [], "copies": copies, "error": answer.get("error"),
+            "findings": to_jsonable(findings), "summary": to_jsonable(summary)}
+
+
 def main(workload: str, dtype: str, layout: str, size: str, workspace_limit: float | None, device: str,
          no_cpu: bool, cudnn: str | None, cudart: str | None, api: str, repeats: int, json_output: bool,
-         verbose: bool) -> None:
+         verbose: bool, peer_copies: bool = False) -> None:
     """The command: options checked, the workloads run (a progress line on a terminal), the report rendered;
     ends with SystemExit(status)."""
     import sys
+
+    if peer_copies:
+        from cudnn_doctor.render.multi_gpu_text import render_p2p
+
+        result = p2p(cudart, size.lower())
+        if json_output:
+            from cudnn_doctor.render.json_out import write_json
+
+            write_json(result)
+        else:
+            from cudnn_doctor.render.console import console
+
+            render_p2p(result, console())
+        raise SystemExit(result["summary"]["exit_code"])
 
     from cudnn_doctor.bench.workloads import BenchOptions, validate_options
 

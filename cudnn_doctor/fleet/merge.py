@@ -225,11 +225,48 @@ def node_fields(report: dict[str, Any]) -> dict[str, str]:
         name = _capped(_text(framework.get("name"), "frameworks[].name"), 200)
         fields[f"framework.{name}"] = _text(framework.get("version"), "frameworks[].version")
         fields[f"framework.{name}.cudnn_used"] = _text(framework.get("cudnn_used"), "frameworks[].cudnn_used")
+    fields.update(_multi_gpu_fields(_section(report, "multi_gpu")))
     findings = _items(report, "findings")
     fields["findings"] = _text(sorted({_text(f.get("code"), "findings[].code") for f in findings}), "findings") \
         if findings else "(none)"
     fields["status"] = _text(_section(report, "summary").get("status"), "summary.status")
     return fields
+
+
+def _multi_gpu_fields(multi: dict[str, Any]) -> dict[str, str]:
+    """A node's links and all-reduce as values that nodes of one kind share (issue 42): the pairs' paths counted
+    by kind (a link down turns NV18 into NV17), the NVLinks up of all expected, each GPU's maximum PCIe link, and the
+    all-reduce's bus bandwidth as a share of what its links allow (a band, so noise does not split the fleet)."""
+    if not multi:
+        return {}
+    fields: dict[str, str] = {}
+    paths = Counter(_text(pair.get("path"), "multi_gpu.pairs[].path") for pair in _items(multi, "pairs"))
+    fields["multi_gpu.links"] = _capped(", ".join(f"{count} x {path}" for path, count in sorted(paths.items()))
+                                        or "(no pair)")
+    gpus = _items(multi, "gpus")
+    active = sum(g["nvlinks_active"] for g in gpus if isinstance(g.get("nvlinks_active"), int))
+    expected = [g.get("nvlinks_expected") for g in gpus]
+    if any(isinstance(e, int) for e in expected):
+        fields["multi_gpu.nvlinks"] = f"{active} of {sum(e for e in expected if isinstance(e, int))} up"
+    pcie = Counter(f"gen{_text(g.get('pcie_generation_max'), 'pcie')} x{_text(g.get('pcie_width_max'), 'pcie')}"
+                   for g in gpus if g.get("pcie_generation_max") is not None)
+    if pcie:
+        fields["multi_gpu.pcie_max"] = ", ".join(f"{count} x {link}" for link, count in sorted(pcie.items()))
+    result = _section(multi, "allreduce")
+    if result:
+        fields["multi_gpu.allreduce"] = _allreduce_band(result)
+    return fields
+
+
+def _allreduce_band(result: dict[str, Any]) -> str:
+    if not result.get("ok"):
+        return "failed" + (" (hung)" if result.get("timed_out") else "")
+    busbw, predicted = result.get("busbw_gbs"), result.get("predicted_busbw_gbs")
+    if not isinstance(busbw, (int, float)) or not isinstance(predicted, (int, float)) or predicted <= 0:
+        return f"ok, {_text(result.get('world_size'), 'allreduce.world_size')} GPU(s)"
+    share = busbw / predicted
+    band = "at least 80 %" if share >= 0.8 else "50-80 %" if share >= 0.5 else "below 50 %"
+    return f"ok, busbw {band} of its links"
 
 
 # --- merging -----------------------------------------------------------------------------------
@@ -338,7 +375,7 @@ def _outliers(tally: _Tally, healthy: int, majority: int) -> Iterator[tuple[int,
 
 
 def _field_order(name: str) -> tuple[int, str]:
-    order = ("driver", "gpus", "toolkits", "cudnn", "framework", "findings", "status")
+    order = ("driver", "gpus", "multi_gpu", "toolkits", "cudnn", "framework", "findings", "status")
     for rank, prefix in enumerate(order):
         if name.startswith(prefix):
             return rank, name

@@ -129,6 +129,11 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
                             loader_too=bool(majors) and (ctx.prefix == "/" or "LD_LIBRARY_PATH" in ctx.env))
 
     loading = start_loading() if deep or preload_entries(ctx.env) or _cudnn_on_library_path(ctx) else None
+
+    # issue 42: the libnccl each framework loads, its version asked in a child beside the other probes
+    from cudnn_doctor.probes.nccl import NcclProbe
+
+    nccl_probe = NcclProbe(frameworks, ctx, cache) if nvml_batch is not None else None
     deep_imports = None
     if deep:  # the import children (seconds each) run beside the other probes, all at once
         from cudnn_doctor.probes.deep import DeepImports
@@ -165,6 +170,9 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
             and "CUDA_DEVICE_ORDER" not in ctx.env and resolve_like_loader("libcuda.so.1", [], ctx, cache):
         asked = ["GPUs of different kinds: CUDA numbers them fastest first, nvidia-smi by PCI bus"]
         cuda = run_jobs([CUDA_JOB], env=ctx.env)[CUDA_JOB]
+    if cuda is None and _fabric_not_ready(nvml) and resolve_like_loader("libcuda.so.1", [], ctx, cache):
+        asked = ["NVML reports the NVSwitch fabric not ready: only cuInit can say whether CUDA starts"]  # issue 42
+        cuda = run_jobs([cuda_job], env=ctx.env)[cuda_job]
     from_nvml = None
     visible_devices = ctx.env.get("CUDA_VISIBLE_DEVICES")
     if cuda is None and visible_devices is not None and resolve_like_loader("libcuda.so.1", [], ctx, cache):
@@ -192,11 +200,26 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
         report.process.nvml_library, report.process.nvml_error = library, report.nvml_error
         report.process.nvml_via, report.process.nvml_entry = origin(library, "libnvidia-ml.so.1", ctx)
         report.process.nvml_stub = _says_stub(library)
+    # --- several GPUs and NCCL (issue 42): links, NCCL's library and settings, /dev/shm; --deep: the all-reduce
+    from cudnn_doctor.probes.nccl import read_multi_gpu, start_allreduce
+
+    visible = report.process.visible if report.process and report.process.visible is not None else report.gpus
+    allreduce = start_allreduce(report.frameworks, len(visible)) if deep and report.gpus else None
+    report.multi_gpu = read_multi_gpu(nvml.values if nvml.loaded else {}, report.gpus, nccl_probe, ctx,
+                                      report.process.cuinit if report.process else None)
+    if report.multi_gpu is not None and cuda is not None and cuda.loaded and report.process and report.process.visible:
+        from cudnn_doctor.probes.nccl import with_peer_access
+
+        with_peer_access(report.multi_gpu, cuda.values.get("peer_access") or {},
+                         {v.ordinal: v.nvml_index for v in report.process.visible})
+    # --- end of issue 42's part
     helpers.finish()
     if deep_imports is not None:
         from cudnn_doctor.probes.deep import confirm_frameworks
 
         report.frameworks, report.cudnn = confirm_frameworks(report.frameworks, report.cudnn, deep_imports)
+    if allreduce is not None and report.multi_gpu is not None:  # issue 42: read after the imports, run beside them
+        report.multi_gpu.allreduce = allreduce.result(report.multi_gpu.pairs)
     slowest = max((answer.values.get("child_ms", 0.0) for answer in answers.values()), default=0.0)
     report.timings_ms = {
         "slowest_library_child": slowest,
@@ -307,6 +330,13 @@ def _says_stub(path: str) -> bool:
         return STUB_NOTICE in read_user_file(path, 1 << 20)
     except UnreadableFile:
         return False
+
+
+def _fabric_not_ready(nvml: LibraryProbe) -> bool:
+    """Whether NVML's answer has a GPU whose NVSwitch fabric is not started or still in progress (issue 42)."""
+    gpus = nvml.values.get("gpus") if nvml.loaded and nvml.values.get("ok") else None
+    return any(isinstance(g, dict) and isinstance(g.get("links"), dict) and isinstance(g["links"].get("fabric"), dict)
+               and g["links"]["fabric"].get("state") in (1, 2) for g in gpus or [])
 
 
 def _loader_pick_is_loadable(soname: str, ctx: SearchContext, cache: dict[str, list[str]]) -> bool:

@@ -37,6 +37,8 @@ def python_frameworks() -> tuple[tuple[str, str, tuple[str, ...]], ...]:
 
 REQUIRES_CUDNN = re.compile(r"^Requires-Dist:\s*(nvidia-cudnn-cu\d+)\s*(\[[^]]*\])?\s*\(?([^;)]*)\)?\s*(;.*)?$",
                             re.MULTILINE | re.IGNORECASE)
+REQUIRES_NCCL = re.compile(r"^Requires-Dist:\s*(nvidia-nccl-cu\d+)\s*\(?([^;)\n]*)", re.MULTILINE | re.IGNORECASE)
+NCCL_SPEC = re.compile(r"(==|>=)\s*(\d+(?:\.\d+)*)")
 REQUIRES_CUDA = re.compile(r"^Requires-Dist:\s*(?:nvidia-cuda-runtime(?:-cu(\d+))?|cuda-toolkit(?:\[[^]]*\])?)\s*"
                            r"\(?\s*(?:==|~=|>=)?\s*(\d+)", re.MULTILINE | re.IGNORECASE)
 CUDA_IN_NAME = re.compile(r"cuda(\d+)|_cu(\d+)", re.IGNORECASE)
@@ -94,6 +96,11 @@ def _python_framework(name: str, version: str, site: str, info: str, libraries: 
     declared = re.search(r"^Version:\s*(\S+)", metadata, re.MULTILINE)
     if declared:  # the folder name may drop the local part: torch-2.11.0.dist-info holds 2.11.0+cu130
         version = declared.group(1)
+    nccl = REQUIRES_NCCL.search(metadata)
+    spec = NCCL_SPEC.search(nccl.group(2)) if nccl else None
+    if nccl and spec:  # the NCCL the wheel was built against and pins, or the least it takes (jax's plugin; issue 42)
+        details["nccl_package"] = nccl.group(1).lower()
+        details["nccl_requirement"] = spec.group(2) if spec.group(1) == "==" else f">={spec.group(2)}"
     pins = REQUIRES_CUDNN.findall(metadata)
     if pins:
         distribution, _extras, spec, _marker = pins[0]

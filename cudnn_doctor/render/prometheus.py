@@ -89,6 +89,8 @@ def render_prometheus(report: dict[str, Any], now: float | None = None) -> str:
                 [({"gpu": gpu.get("index"), "uuid": gpu.get("uuid") or ""}, int(gpu["memory_total_mib"]) * 1024 * 1024)
                  for gpu in gpus if isinstance(gpu.get("memory_total_mib"), (int, float))])
     _health(metrics, gpus)
+    multi = report.get("multi_gpu")
+    _links(metrics, multi if isinstance(multi, dict) else {})
     metrics.add("toolkit_info", "One series per CUDA toolkit found.",
                 [({"version": t.get("version") or "", "path": t.get("path"), "source": t.get("source") or ""}, 1)
                  for t in report.get("toolkits") or []])
@@ -133,6 +135,26 @@ def _health(metrics: _Metrics, gpus: list[dict[str, Any]]) -> None:
                 [({"gpu": gpu.get("index"), "uuid": gpu.get("uuid") or "", "reason": reason}, 1)
                  for gpu in gpus if isinstance(gpu.get("health"), dict)
                  for reason in gpu["health"].get("throttle_reasons") or []])
+
+
+def _links(metrics: _Metrics, multi: dict[str, Any]) -> None:
+    """Several GPUs (issue 42): each GPU's NVLinks up and expected, each pair's path, the all-reduce of --deep."""
+    gpus = [g for g in multi.get("gpus") or [] if isinstance(g, dict)]
+    metrics.add("gpu_nvlinks_active", "NVLinks of the GPU that are up.",
+                [({"gpu": g.get("index")}, g["nvlinks_active"]) for g in gpus
+                 if g.get("nvlinks") and _is_number(g.get("nvlinks_active"))])
+    metrics.add("gpu_nvlinks_expected", "NVLinks a GPU of this model has (compat/multi_gpu.toml).",
+                [({"gpu": g.get("index")}, g["nvlinks_expected"]) for g in gpus if _is_number(g.get("nvlinks_expected"))])
+    metrics.add("gpu_pair_info", "One series per pair of GPUs: their path as nvidia-smi topo -m writes it.",
+                [({"gpus": "-".join(str(i) for i in p.get("gpus") or []), "path": p.get("path") or ""}, 1)
+                 for p in multi.get("pairs") or [] if isinstance(p, dict)])
+    result = multi.get("allreduce") if isinstance(multi.get("allreduce"), dict) else None
+    if result is not None:
+        metrics.add("allreduce_ok", "1 when check --deep's NCCL all-reduce over the GPUs worked.",
+                    [({"world_size": result.get("world_size")}, int(bool(result.get("ok"))))])
+        if _is_number(result.get("busbw_gbs")) and result.get("ok"):
+            metrics.add("allreduce_bus_bandwidth_bytes_per_second", "The all-reduce's bus bandwidth (nccl-tests).",
+                        [({"world_size": result.get("world_size")}, _number(result["busbw_gbs"]) * 1e9)])
 
 
 def _is_number(value: Any) -> bool:

@@ -293,6 +293,9 @@ def _driver_lines(report: Report, verbose: bool) -> tuple[str, list[str]]:
     if verbose and driver.library:
         lines.append(escape(f"read through {driver.source} from {driver.library}"))
     lines += _program_view_lines(report, verbose)
+    from cudnn_doctor.render.multi_gpu_text import multi_gpu_lines
+
+    lines += multi_gpu_lines(report, verbose)  # issue 42: links, NCCL, the all-reduce
     return escape(f"NVIDIA driver {version}{cuda}{gpus}"), lines
 
 

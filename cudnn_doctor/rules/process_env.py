@@ -71,6 +71,10 @@ def driver_library(report: Report) -> list[Finding]:
         return [finding("CD116", subject="RLIMIT_AS", refs=refs, **said, limit=_limit_text(view, "RLIMIT_AS"),
                         effect=f"cuInit answers {status} under it: CUDA cannot reserve the address space it starts "
                                "with, so torch sees no GPU and JAX runs on the CPU")]
+    if code == "CD170":  # an NVSwitch system whose fabric is not ready (issue 42)
+        manager = report.multi_gpu.fabric_manager if report.multi_gpu else None
+        return [finding("CD170", subject="nvidia-fabricmanager", refs=refs, **said, detail=f"cuInit answers {status}",
+                        manager=manager or "not known", fabric_manager=manager)]
     return [finding("CD110", subject=view.libcuda, refs=refs, **said, detail=f"cuInit answered {status}"
                     + (f" ({row['cause']})" if row else ""))]
 

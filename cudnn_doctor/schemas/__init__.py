@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 FOLDER = Path(__file__).resolve().parent
-NAMES = ("report", "compat", "explain", "install", "bench", "fleet", "plan", "error", "image")
+NAMES = ("report", "compat", "explain", "install", "bench", "fleet", "plan", "error", "image", "p2p")
 
 
 def schema_path(name: str) -> Path:

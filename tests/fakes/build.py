@@ -85,16 +85,19 @@ def fake_cudart(folder: Path, runtime: int = 12040, major: int | None = None) ->
 
 def fake_libcuda(folder: Path, driver_cuda: int = 12040, devices: int = 0, name: str = "NVIDIA GPU",
                  compute_capability: str = "8.9", status: int = 0, file_name: str = "libcuda.so.1",
-                 reversed_order: bool = False, misbehave: int = 0) -> Path:
+                 reversed_order: bool = False, misbehave: int = 0, no_peer: bool = False) -> Path:
     """DEVICES > 0: cuInit succeeds for the GPUs CUDA_VISIBLE_DEVICES leaves of that many (the fake NVML's UUIDs);
     0: CUDA_ERROR_NO_DEVICE. STATUS: cuInit fails with it (34 the link stub, 803 another release than the kernel
-    module's). FILE_NAME: the real file's name (libcuda.so.535.261.03), with libcuda.so.1 a link to it."""
+    module's). FILE_NAME: the real file's name (libcuda.so.535.261.03), with libcuda.so.1 a link to it. NO_PEER:
+    cuDeviceCanAccessPeer answers 0 for every pair."""
     folder.mkdir(parents=True, exist_ok=True)
     cc_major, cc_minor = compute_capability.split(".")
     defines: dict[str, object] = {"FAKE_DRIVER_CUDA": driver_cuda, "FAKE_CUDA_DEVICES": devices,
                                   "FAKE_CUDA_NAME": f'"{name}"', "FAKE_CC_MAJOR": cc_major, "FAKE_CC_MINOR": cc_minor,
                                   "FAKE_CUDA_STATUS": status, "FAKE_CUDA_REVERSED": int(reversed_order),
                                   "FAKE_CUDA_MISBEHAVE": misbehave}
+    if no_peer:
+        defines["FAKE_CUDA_NO_PEER"] = True
     built = compile_library("fake_libcuda.c", "libcuda.so.1", defines, soname="libcuda.so.1")
     if file_name != "libcuda.so.1":
         shutil.copyfile(built, folder / file_name)
@@ -131,6 +134,19 @@ def fake_nvml(folder: Path, driver: str = "580.159.04", cuda: int = 13000, gpus:
     folder.mkdir(parents=True, exist_ok=True)
     built = compile_library("fake_nvml.c", "libnvidia-ml.so.1", defines, soname="libnvidia-ml.so.1")
     target = folder / "libnvidia-ml.so.1"
+    shutil.copyfile(built, target)
+    return target
+
+
+def fake_nccl(folder: Path, version: int = 22705, fail: int | None = None) -> Path:
+    """FOLDER/libnccl.so.2 whose ncclGetVersion answers VERSION (NCCL's encoding: 22705 is 2.27.5); FAIL: it
+    returns that ncclResult_t instead."""
+    defines: dict[str, object] = {"FAKE_NCCL_VERSION": version}
+    if fail is not None:
+        defines["FAKE_NCCL_FAIL"] = fail
+    folder.mkdir(parents=True, exist_ok=True)
+    built = compile_library("fake_nccl.c", "libnccl.so.2", defines, soname="libnccl.so.2")
+    target = folder / "libnccl.so.2"
     shutil.copyfile(built, target)
     return target
 

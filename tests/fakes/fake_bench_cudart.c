@@ -51,6 +51,23 @@ int cudaFree(void *p) { free(p); return 0; }
 int cudaMemcpy(void *dst, const void *src, size_t n, int kind) { (void)kind; memcpy(dst, src, n); return 0; }
 int cudaMemset(void *p, int value, size_t n) { memset(p, value, n); return 0; }
 int cudaDeviceSynchronize(void) { return 0; }
+/* peers (bench --p2p): FAKE_NO_PEER makes cudaDeviceCanAccessPeer answer 0; copies run at once on the host */
+int cudaDeviceCanAccessPeer(int *can, int device, int peer) {
+    (void)device; (void)peer;
+#ifdef FAKE_NO_PEER
+    *can = 0;
+#else
+    *can = 1;
+#endif
+    return 0;
+}
+int cudaDeviceEnablePeerAccess(int peer, unsigned flags) { (void)peer; (void)flags; return 0; }
+int cudaMemcpyPeerAsync(void *dst, int dst_device, const void *src, int src_device, size_t n, void *stream) {
+    (void)dst_device; (void)src_device; (void)stream; memcpy(dst, src, n); return 0;
+}
+int cudaMemcpyAsync(void *dst, const void *src, size_t n, int kind, void *stream) {
+    (void)kind; (void)stream; memcpy(dst, src, n); return 0;
+}
 int cudaGetLastError(void) { return 0; }
 /* streams and graphs: work runs at once on the host, so a "graph" replays nothing */
 int cudaStreamCreate(void **s) { *s = malloc(1); return 0; }

@@ -109,6 +109,7 @@ int cuGetErrorName(int status, const char **name) {
     case 0: *name = "CUDA_SUCCESS"; return 0;
     case 100: *name = "CUDA_ERROR_NO_DEVICE"; return 0;
     case 101: *name = "CUDA_ERROR_INVALID_DEVICE"; return 0;
+    case 802: *name = "CUDA_ERROR_SYSTEM_NOT_READY"; return 0;
     case 803: *name = "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH"; return 0;
     default: return 1; /* the stub names nothing: the real one answers 34 here too */
     }
@@ -122,6 +123,16 @@ int cuDeviceGet(int *device, int ordinal) {
 int cuDeviceGetName(char *name, int length, int device) { (void)device; snprintf(name, length, "%s", FAKE_CUDA_NAME); return 0; }
 int cuDeviceGetUuid_v2(unsigned char *uuid, int device) {
     memset(uuid, 0, 16); uuid[4] = 0xfa; uuid[5] = 0x4e; uuid[15] = (unsigned char)device; return 0;
+}
+/* FAKE_CUDA_NO_PEER: no GPU may access another's memory (an IOMMU or a chipset in the way) */
+int cuDeviceCanAccessPeer(int *can, int device, int peer) {
+    if (device < 0 || peer < 0 || device >= visible_count || peer >= visible_count) return 101;
+#ifdef FAKE_CUDA_NO_PEER
+    *can = 0;
+#else
+    *can = device != peer;
+#endif
+    return 0;
 }
 int cuDeviceGetPCIBusId(char *bus, int length, int device) { snprintf(bus, length, "0000:%02X:00.0", device + 1); return 0; }
 int cuDeviceGetAttribute(int *value, int attribute, int device) {

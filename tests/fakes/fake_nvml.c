@@ -264,3 +264,95 @@ int nvmlDeviceGetClockInfo(void *device, int type, unsigned *mhz) {
 }
 int nvmlDeviceGetMaxClockInfo(void *device, int type, unsigned *mhz) { (void)device; (void)type; *mhz = 1980; return 0; }
 int nvmlDeviceGetHandleByPciBusId_v2(const char *bus, void **device) { (void)bus; *device = &handles[0]; return 0; }
+
+/* Topology (issue 42). FAKE_NVLINKS: NVLinks per GPU (0: the GPU has none, each answers NOT_SUPPORTED);
+   FAKE_NVLINKS_DOWN of them are inactive on GPU FAKE_SICK_GPU (on every GPU with FAKE_NVLINKS_DOWN_ALL); FAKE_NVLINK_VERSION: what nvmlDeviceGetNvLinkVersion
+   answers. FAKE_NVSWITCH: every link ends at an NVSwitch (HGX, DGX), else GPU pairs (0-1, 2-3, ...) are linked to
+   each other directly (an NVLink bridge). FAKE_ANCESTOR: nvmlDeviceGetTopologyCommonAncestor of GPUs on one NUMA
+   node (those on different nodes answer SYSTEM); of more than two GPUs, 0..n/2-1 are on NUMA node 0, the rest on
+   node 1.
+   FAKE_P2P: nvmlDeviceGetP2PStatus for reads; FAKE_FABRIC_STATE / FAKE_FABRIC_STATUS: the GPU's fabric state (0: the
+   call answers NOT_SUPPORTED, as on a GPU outside an NVSwitch system). FAKE_PCI: the GPUs answer
+   nvmlDeviceGetPciInfo with bus ids 0000000N:1N:00.0. */
+#ifndef FAKE_NVLINKS
+#define FAKE_NVLINKS 0
+#endif
+#ifndef FAKE_NVLINKS_DOWN
+#define FAKE_NVLINKS_DOWN 0
+#endif
+#ifndef FAKE_NVLINKS_DOWN_ALL
+#define FAKE_NVLINKS_DOWN_ALL 0
+#endif
+#ifndef FAKE_NVLINK_VERSION
+#define FAKE_NVLINK_VERSION 4
+#endif
+#ifndef FAKE_ANCESTOR
+#define FAKE_ANCESTOR 20
+#endif
+#ifndef FAKE_P2P
+#define FAKE_P2P 0
+#endif
+#ifndef FAKE_FABRIC_STATE
+#define FAKE_FABRIC_STATE 0
+#endif
+#ifndef FAKE_FABRIC_STATUS
+#define FAKE_FABRIC_STATUS 0
+#endif
+typedef struct {
+    char busIdLegacy[16]; unsigned domain, bus, device, pciDeviceId, pciSubSystemId; char busId[32];
+} nvmlPciInfo_t;
+static void bus_id(int index, nvmlPciInfo_t *pci) {
+    memset(pci, 0, sizeof *pci);
+    pci->domain = 0; pci->bus = 0x10 + index; pci->device = 0;
+    snprintf(pci->busId, sizeof pci->busId, "00000000:%02X:00.0", 0x10 + index);
+    snprintf(pci->busIdLegacy, sizeof pci->busIdLegacy, "0000:%02X:00.0", 0x10 + index);
+}
+#ifdef FAKE_PCI
+int nvmlDeviceGetPciInfo_v3(void *device, nvmlPciInfo_t *pci) { bus_id(index_of(device), pci); return 0; }
+int nvmlDeviceGetPciInfo_v2(void *device, nvmlPciInfo_t *pci) { bus_id(index_of(device), pci); return 0; }
+#endif
+static int numa_of(int index) { return FAKE_GPUS > 2 && index >= FAKE_GPUS / 2 ? 1 : 0; }
+int nvmlDeviceGetNumaNodeId(void *device, unsigned *node) { *node = numa_of(index_of(device)); return 0; }
+int nvmlDeviceGetCpuAffinity(void *device, unsigned size, unsigned long *mask) {
+    unsigned i;
+    for (i = 0; i < size; i++) mask[i] = 0;
+    mask[0] = numa_of(index_of(device)) ? 0xFFFF0000UL : 0x0000FFFFUL; /* 16 CPUs per node */
+    return 0;
+}
+int nvmlDeviceGetNvLinkState(void *device, unsigned link, unsigned *active) {
+    if (link >= FAKE_NVLINKS) return FAKE_NVLINKS == 0 ? 3 : 2;
+    *active = (SICK(device) || FAKE_NVLINKS_DOWN_ALL) && link < FAKE_NVLINKS_DOWN ? 0 : 1; return 0;
+}
+int nvmlDeviceGetNvLinkVersion(void *device, unsigned link, unsigned *version) {
+    (void)device; if (link >= FAKE_NVLINKS) return FAKE_NVLINKS == 0 ? 3 : 2;
+    *version = FAKE_NVLINK_VERSION; return 0;
+}
+int nvmlDeviceGetNvLinkRemotePciInfo_v2(void *device, unsigned link, nvmlPciInfo_t *pci) {
+    if (link >= FAKE_NVLINKS) return FAKE_NVLINKS == 0 ? 3 : 2;
+#ifdef FAKE_NVSWITCH
+    memset(pci, 0, sizeof *pci);
+    snprintf(pci->busId, sizeof pci->busId, "00000000:%02X:00.0", 0xA0 + (int)(link % 4)); /* 4 NVSwitches */
+#else
+    bus_id(index_of(device) ^ 1, pci); /* its bridge partner */
+#endif
+    return 0;
+}
+int nvmlDeviceGetTopologyCommonAncestor(void *a, void *b, int *level) {
+    *level = numa_of(index_of(a)) != numa_of(index_of(b)) ? 50 : FAKE_ANCESTOR; return 0;
+}
+int nvmlDeviceGetP2PStatus(void *a, void *b, int index, int *status) {
+    (void)a; (void)b;
+#ifdef FAKE_NVSWITCH
+    *status = index == 2 ? 0 : FAKE_P2P;
+#else
+    *status = index == 2 ? (FAKE_NVLINKS && (index_of(a) ^ 1) == index_of(b) ? 0 : 5) : FAKE_P2P;
+#endif
+    return 0;
+}
+typedef struct { unsigned char clusterUuid[16]; int status; unsigned cliqueId; unsigned state; } nvmlGpuFabricInfo_t;
+int nvmlDeviceGetGpuFabricInfo(void *device, nvmlGpuFabricInfo_t *info) {
+    (void)device;
+    if (FAKE_FABRIC_STATE == 0) return 3;
+    memset(info, 0, sizeof *info);
+    info->state = FAKE_FABRIC_STATE; info->status = FAKE_FABRIC_STATUS; info->cliqueId = 1; return 0;
+}

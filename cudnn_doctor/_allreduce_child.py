@@ -1,0 +1,148 @@
+"""`check --deep` on a node's GPUs: an NCCL all-reduce through torch.distributed, one process per GPU, as torchrun
+starts them (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR=127.0.0.1, a free MASTER_PORT). Started by the child runner
+(probes/nccl.py); imports only the standard library itself, torch in each rank.
+
+Usage: python -I _allreduce_child.py launch WORLD MIB ITERATIONS DEADLINE_S SITE_PACKAGES
+Prints one JSON object: ok, world_size, bytes, ms, algbw_gbs, busbw_gbs (nccl-tests: algbw * 2 (n - 1) / n),
+nccl_version, library (the libnccl the ranks mapped), can_access_peer ("0-1": cuDeviceCanAccessPeer, through
+torch), last_words (NCCL's WARN lines and the error, as printed), timed_out, error. The launcher kills its ranks at
+DEADLINE_S, so a hang is an answer quoting what NCCL said before it, never a hang of the doctor.
+"""
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+
+
+def launch(world, mib, iterations, deadline_s, site):
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    ranks = []
+    for rank in range(world):
+        env = dict(os.environ, RANK=str(rank), WORLD_SIZE=str(world), LOCAL_RANK=str(rank),
+                   MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+        env.setdefault("NCCL_DEBUG", "WARN")  # NCCL's own last words, where the user asked for nothing else
+        ranks.append(subprocess.Popen([sys.executable, "-I", os.path.abspath(__file__), "rank", str(mib),
+                                       str(iterations), site], env=env, stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, start_new_session=True))
+    deadline = time.monotonic() + deadline_s
+    outputs = [None] * world
+    timed_out = False
+    for index, process in enumerate(ranks):
+        try:
+            outputs[index] = process.communicate(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            break
+    for index, process in enumerate(ranks):
+        if process.poll() is None:
+            try:
+                os.killpg(process.pid, 9)
+            except OSError:
+                pass
+        if outputs[index] is None:
+            outputs[index] = process.communicate()
+    answers = []
+    words = []
+    for out, err in outputs:
+        answers.append(_last_json(out.decode("utf-8", "replace")))
+        # NCCL writes its log to stdout (NCCL_DEBUG_FILE unset), Python and torch to stderr
+        text = out.decode("utf-8", "replace") + "\n" + err.decode("utf-8", "replace")
+        words += [line.strip() for line in text.splitlines() if not line.startswith("{")
+                  and ("NCCL WARN" in line or "Error" in line)][-6:]
+    first = answers[0] or {}
+    failed = next((a for a in answers if a and not a.get("ok")), None)
+    answer = dict(first)
+    answer["world_size"] = world
+    answer["ok"] = bool(not timed_out and first.get("ok") and all(a and a.get("ok") for a in answers))
+    answer["timed_out"] = timed_out
+    if failed is not None:
+        answer["error"] = failed.get("error")
+    elif timed_out:
+        answer["error"] = f"the all-reduce did not finish within {deadline_s:g} s (a rank hangs)"
+    elif not answer["ok"]:
+        codes = [p.returncode for p in ranks]
+        answer["error"] = f"a rank ended without an answer (exit {codes})"
+    seen = []
+    for line in words + ([answer["error"]] if answer.get("error") else []):
+        if line and line not in seen:
+            seen.append(line[:500])
+    answer["last_words"] = seen[-8:]
+    sys.stdout.write(json.dumps(answer))
+
+
+def _last_json(text):
+    for line in reversed(text.splitlines()):
+        if line.startswith("{"):
+            try:
+                return json.loads(line)
+            except ValueError:
+                return None
+    return None
+
+
+def rank(mib, iterations, site):
+    if site and site not in sys.path:
+        sys.path.insert(0, site)
+    answer = {"ok": False}
+    try:
+        import torch
+        import torch.distributed as dist
+
+        index = int(os.environ["RANK"])
+        world = int(os.environ["WORLD_SIZE"])
+        torch.cuda.set_device(index)
+        if index == 0:
+            answer["can_access_peer"] = {f"{a}-{b}": bool(torch.cuda.can_device_access_peer(a, b))
+                                         for a in range(world) for b in range(world) if a != b}
+        dist.init_process_group("nccl", device_id=torch.device("cuda", index))
+        count = mib * (1 << 20) // 4
+        x = torch.full((count,), float(index + 1), device="cuda")
+        dist.all_reduce(x)
+        torch.cuda.synchronize()
+        expected = world * (world + 1) / 2
+        if float(x[0]) != expected or float(x[-1]) != expected:
+            raise RuntimeError(f"the all-reduce gave {float(x[0])} where {expected} was due")
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        dist.barrier()
+        start.record()
+        for _ in range(iterations):
+            dist.all_reduce(x)
+        end.record()
+        torch.cuda.synchronize()
+        ms = start.elapsed_time(end) / iterations
+        algbw = count * 4 / (ms / 1000) / 1e9
+        answer.update(ok=True, bytes=count * 4, ms=round(ms, 4), algbw_gbs=round(algbw, 2),
+                      busbw_gbs=round(algbw * 2 * (world - 1) / world, 2),
+                      nccl_version=".".join(str(part) for part in torch.cuda.nccl.version()),
+                      library=_mapped("libnccl"))
+        dist.destroy_process_group()
+    except BaseException as error:  # every failure is the answer
+        answer["error"] = (f"{type(error).__name__}: {error}")[:1500]
+    sys.stdout.write(json.dumps(answer) + "\n")
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)  # a failed process group's destructors may wait on the others: the answer is out, nothing to wait for
+
+
+def _mapped(fragment):
+    try:
+        with open("/proc/self/maps", "rb") as maps:
+            for line in maps:
+                path = line.split(None, 5)[-1].strip().decode("utf-8", "surrogateescape")
+                if os.path.basename(path).startswith(fragment):
+                    return path
+    except OSError:
+        return None
+    return None
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "launch":
+        launch(int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5]), sys.argv[6])
+    else:
+        rank(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4])
