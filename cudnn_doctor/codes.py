@@ -521,7 +521,8 @@ CODES: dict[str, Code] = {code.code: code for code in _CODES}
 # cuInit's own answer, a child's load, a framework's words under --deep.
 SEEN = frozenset({
     "CD101", "CD102", "CD104", "CD108", "CD109", "CD110", "CD118", "CD130", "CD132", "CD138", "CD141", "CD142", "CD143",
-    "CD144", "CD203", "CD307", "CD309", "CD315", "CD316", "CD409", "CD415", "CD901", "CD902",
+    "CD144", "CD203", "CD307", "CD309", "CD315", "CD316", "CD409", "CD415", "CD901", "CD902", "CD119", "CD170",
+    "CD177", "CD179", "CD211",
 })  # the answer of the thing itself: NVML, cuInit, the loader in a child, the kernel's log, a framework's run
 RULE = frozenset({
     "CD103", "CD150", "CD154", "CD301", "CD155", "CD206", "CD207", "CD208", "CD209", "CD210", "CD311", "CD312", "CD403",
