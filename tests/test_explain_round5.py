@@ -164,6 +164,10 @@ def test_what_is_not_the_gpu_stack_is_not_claimed(message: str) -> None:
     ("microsoft/vcpkg#36418", "CD201", "CMake Error at C:/dev/vcpkg/downloads/tools/cmake-3.27.1-windows/share/cmake-3.27/"
      "Modules/CMakeDetermineCUDACompiler.cmake:180 (message):\n  Failed to find nvcc.\n\n  Compiler requires the CUDA "
      "toolkit.  Please set the CUDAToolkit_ROOT\n  variable."),
+    # CTranslate2's compute types on a GPU without them (or without its CUDA backend)
+    ("meizhong986/WhisperJAV#109", "CD404", "2026-01-03 09:35:42 - whisperjav - ERROR - Failed to load Faster-Whisper "
+     "model: Requested int8_float16 compute type, but the target device or backend do not support efficient "
+     "int8_float16 computation."),
     # a Jetson whose memory manager the process cannot reach
     ("anduril/jetpack-nixos#118", "CD108", "gdm-x-session[1085]: NvRmMemInitNvmap failed with Permission denied\n"
      "gdm-x-session[1085]: 549: Memory Manager Not supported\ngdm-x-session[1085]: ****NvRmMemInit failed**** error "
