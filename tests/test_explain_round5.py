@@ -10,22 +10,22 @@ from cudnn_doctor.commands.explain import explain_text
 
 CASES = [
     # NCCL and NVSwitch/NVLS
-    ("TheAtticusProject/cuad#9", "CD118", "what(): NCCL Error 1: unhandled cuda error"),
-    ("NVIDIA/nccl-tests#183", "CD118", "Test NCCL failure common.cu:954 'unhandled cuda error'"),
-    ("meta-pytorch/torchtune#2556", "CD118",
+    ("TheAtticusProject/cuad#9", "CD119", "what(): NCCL Error 1: unhandled cuda error"),
+    ("NVIDIA/nccl-tests#183", "CD119", "Test NCCL failure common.cu:954 'unhandled cuda error'"),
+    ("meta-pytorch/torchtune#2556", "CD119",
      "2025-04-04T16:57:57.7153695Z [2025-04-04 16:57:39] ip-10-0-9-191:95209:95228 [0] init.cc:416 NCCL WARN Cuda "
      "failure 'operation not supported'\n2025-04-04T16:57:57.7153889Z ip-10-0-9-191:95209:95228 [0] NCCL INFO "
      "init.cc:1397 -> 1"),
-    ("pie-project/pie#500", "CD118",
+    ("pie-project/pie#500", "CD119",
      "[pie-driver-cuda] fatal: NCCL async error at driver/cuda/src/distributed.cpp:100\n    "
      "(ncclCommInitRankConfig(&comm_, world_size, uid, rank, &config)): unhandled cuda error\n"
      "transport/nvls.cc:251 NCCL WARN Cuda failure 1 'invalid argument'\ntransport/nvls.cc:401 -> 1"),
-    ("pytorch/pytorch#177472", "CD118",
+    ("pytorch/pytorch#177472", "CD119",
      "ncclUnhandledCudaError: Call to CUDA function failed.\nLast error:\nFailed to bind NVLink SHARP (NVLS) Multicast "
      "memory of size 2097152 : CUDA error 401 'the operation cannot be performed in the present state'."),
-    ("NVIDIA/nccl#210", "CD118", "include/socket.h:344 WARN Socket creation failed : Address family not supported by "
+    ("NVIDIA/nccl#210", "CD119", "include/socket.h:344 WARN Socket creation failed : Address family not supported by "
      "protocol"),
-    ("NVIDIA/nccl#799", "CD118", "72bf7b08:76786:77145 [3] misc/ibvwrap.cc:284 NCCL WARN Call to ibv_modify_qp failed "
+    ("NVIDIA/nccl#799", "CD119", "72bf7b08:76786:77145 [3] misc/ibvwrap.cc:284 NCCL WARN Call to ibv_modify_qp failed "
      "with error No such device"),
     # cuBLAS / cuBLASLt, FP8 on GPUs without it
     ("pytorch/pytorch#192707", "CD211", "# RuntimeError: CUDA error: CUBLAS_STATUS_NOT_SUPPORTED when calling\n"
