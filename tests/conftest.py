@@ -272,6 +272,17 @@ def nobody():  # type: ignore[no-untyped-def]
         yield python
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """pyproject's pytest options ask for pytest-xdist's workers (`-n auto --dist loadgroup`); where it is not
+    installed (a machine with only pytest) the two options are taken and ignored: the suite runs in one process."""
+    import importlib.util
+
+    if importlib.util.find_spec("xdist") is None:
+        group = parser.getgroup("xdist", "pytest-xdist is not installed: its options are ignored")
+        group._addoption("-n", "--numprocesses", dest="numprocesses", default=None, help="ignored without pytest-xdist")
+        group._addoption("--dist", dest="dist", default="no", help="ignored without pytest-xdist")
+
+
 INTEGRATION_VARIABLE = "CUDNN_DOCTOR_TEST_INTEGRATION"
 
 
