@@ -111,6 +111,7 @@ def run_in_process(args: list[str], env: dict[str, str], cwd: Path, timeout: flo
     and the doctor's imports per run. Everything the call changes in this process is put back. TIMEOUT: as
     subprocess.run's, a run past it fails the test (InProcessTimeout from a SIGALRM timer) instead of hanging
     the suite."""
+    import resource
     import signal
     import tempfile
 
@@ -121,6 +122,7 @@ def run_in_process(args: list[str], env: dict[str, str], cwd: Path, timeout: flo
     saved_streams = (sys.stdin, sys.stdout, sys.stderr)
     saved_handlers = {signum: signal.getsignal(signum) for signum in signals.HANDLED}
     saved_fds = [os.dup(fd) for fd in (0, 1, 2)]
+    saved_limits = {limit: resource.getrlimit(limit) for limit in (resource.RLIMIT_NOFILE, resource.RLIMIT_AS)}
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         for stream in saved_streams[1:]:
             stream.flush()
@@ -168,6 +170,9 @@ def run_in_process(args: list[str], env: dict[str, str], cwd: Path, timeout: flo
                 signal.signal(signum, handler)
             signals._received.clear()
             signals._held.clear()
+            for limit, (soft, hard) in saved_limits.items():  # `fix --yes` may raise a soft limit (plan/shell.py)
+                if resource.getrlimit(limit) != (soft, hard):
+                    resource.setrlimit(limit, (soft, hard))
         out.seek(0)
         err.seek(0)
         text = out.read().decode("utf-8", "surrogateescape"), err.read().decode("utf-8", "surrogateescape")
