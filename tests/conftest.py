@@ -99,8 +99,9 @@ class Machine:
         return data
 
 
-class InProcessTimeout(Exception):
-    """A CLI called in-process ran past its test's deadline (a subprocess would get TimeoutExpired)."""
+class InProcessTimeout(BaseException):
+    """A CLI called in-process ran past its test's deadline (a subprocess would get TimeoutExpired). Not an
+    Exception: the doctor's guard, which turns an Exception into exit 3, lets it through to the test."""
 
 
 def run_in_process(args: list[str], env: dict[str, str], cwd: Path, timeout: float | None = None) -> Result:
@@ -114,6 +115,7 @@ def run_in_process(args: list[str], env: dict[str, str], cwd: Path, timeout: flo
     import resource
     import signal
     import tempfile
+    import threading
 
     from cudnn_doctor import cli, signals
     from cudnn_doctor.render import json_out
@@ -138,7 +140,9 @@ def run_in_process(args: list[str], env: dict[str, str], cwd: Path, timeout: flo
         json_out.written = False
         signals._received.clear()
         signals._held.clear()
-        saved_alarm = signal.getsignal(signal.SIGALRM)
+        if threading.current_thread() is not threading.main_thread():
+            timeout = None  # a timer's signal reaches the main thread only: no deadline there
+        saved_alarm = signal.getsignal(signal.SIGALRM) if timeout is not None else None
         if timeout is not None:
             def expired(signum: int, frame: object) -> None:
                 raise InProcessTimeout(f"cudnn-doctor {' '.join(args)} ran past {timeout} s")
@@ -153,7 +157,7 @@ def run_in_process(args: list[str], env: dict[str, str], cwd: Path, timeout: flo
         finally:
             if timeout is not None:
                 signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, saved_alarm)
+                signal.signal(signal.SIGALRM, saved_alarm)
             for stream in (sys.stdout, sys.stderr):
                 try:
                     stream.flush()
