@@ -100,8 +100,9 @@ class Machine:
         return data
 
 
-class InProcessTimeout(Exception):
-    """A CLI called in-process ran past its test's deadline (a subprocess would get TimeoutExpired)."""
+class InProcessTimeout(BaseException):
+    """A CLI called in-process ran past its test's deadline (a subprocess would get TimeoutExpired). Not an
+    Exception: the doctor's guard, which turns an Exception into exit 3, lets it through to the test."""
 
 
 def run_in_process(args: list[str], env: dict[str, str], cwd: Path, timeout: float | None = None) -> Result:
@@ -112,8 +113,10 @@ def run_in_process(args: list[str], env: dict[str, str], cwd: Path, timeout: flo
     and the doctor's imports per run. Everything the call changes in this process is put back. TIMEOUT: as
     subprocess.run's, a run past it fails the test (InProcessTimeout from a SIGALRM timer) instead of hanging
     the suite."""
+    import resource
     import signal
     import tempfile
+    import threading
 
     from cudnn_doctor import cli, signals
     from cudnn_doctor.render import json_out
@@ -122,6 +125,7 @@ def run_in_process(args: list[str], env: dict[str, str], cwd: Path, timeout: flo
     saved_streams = (sys.stdin, sys.stdout, sys.stderr)
     saved_handlers = {signum: signal.getsignal(signum) for signum in signals.HANDLED}
     saved_fds = [os.dup(fd) for fd in (0, 1, 2)]
+    saved_limits = {limit: resource.getrlimit(limit) for limit in (resource.RLIMIT_NOFILE, resource.RLIMIT_AS)}
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         for stream in saved_streams[1:]:
             stream.flush()
@@ -137,7 +141,9 @@ def run_in_process(args: list[str], env: dict[str, str], cwd: Path, timeout: flo
         json_out.written = False
         signals._received.clear()
         signals._held.clear()
-        saved_alarm = signal.getsignal(signal.SIGALRM)
+        if threading.current_thread() is not threading.main_thread():
+            timeout = None  # a timer's signal reaches the main thread only: no deadline there
+        saved_alarm = signal.getsignal(signal.SIGALRM) if timeout is not None else None
         if timeout is not None:
             def expired(signum: int, frame: object) -> None:
                 raise InProcessTimeout(f"cudnn-doctor {' '.join(args)} ran past {timeout} s")
@@ -152,7 +158,7 @@ def run_in_process(args: list[str], env: dict[str, str], cwd: Path, timeout: flo
         finally:
             if timeout is not None:
                 signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, saved_alarm)
+                signal.signal(signal.SIGALRM, saved_alarm)
             for stream in (sys.stdout, sys.stderr):
                 try:
                     stream.flush()
@@ -169,6 +175,9 @@ def run_in_process(args: list[str], env: dict[str, str], cwd: Path, timeout: flo
                 signal.signal(signum, handler)
             signals._received.clear()
             signals._held.clear()
+            for limit, (soft, hard) in saved_limits.items():  # `fix --yes` may raise a soft limit (plan/shell.py)
+                if resource.getrlimit(limit) != (soft, hard):
+                    resource.setrlimit(limit, (soft, hard))
         out.seek(0)
         err.seek(0)
         text = out.read().decode("utf-8", "surrogateescape"), err.read().decode("utf-8", "surrogateescape")
@@ -271,6 +280,17 @@ def nobody():  # type: ignore[no-untyped-def]
         pytest.skip(why)
     with nobody_python() as python:
         yield python
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """pyproject's pytest options ask for pytest-xdist's workers (`-n auto --dist loadgroup`); where it is not
+    installed (a machine with only pytest) the two options are taken and ignored: the suite runs in one process."""
+    import importlib.util
+
+    if importlib.util.find_spec("xdist") is None:
+        group = parser.getgroup("xdist", "pytest-xdist is not installed: its options are ignored")
+        group._addoption("-n", "--numprocesses", dest="numprocesses", default=None, help="ignored without pytest-xdist")
+        group._addoption("--dist", dest="dist", default="no", help="ignored without pytest-xdist")
 
 
 INTEGRATION_VARIABLE = "CUDNN_DOCTOR_TEST_INTEGRATION"
