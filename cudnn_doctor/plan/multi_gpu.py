@@ -9,6 +9,7 @@ from typing import Any
 from cudnn_doctor.knowledge.data import load
 from cudnn_doctor.model import Finding, Report
 from cudnn_doctor.plan.actions import ENV, MANUAL, Action, EnvChange
+from cudnn_doctor.versions import ascii_digits
 
 LOADER_SOURCE = "ld.so(8): LD_LIBRARY_PATH is searched before a library's RUNPATH"
 
@@ -47,7 +48,7 @@ def treat(work: Any) -> None:
         state = finding.values.get("fabric_manager")
         branch = (report.driver.version or "").split(".")[0]
         package = f"`sudo apt install {service}-{branch}` (the driver's branch: the two must be of one release)" \
-            if branch.isdigit() else f"the {service} package of the driver's own release"
+            if ascii_digits(branch) else f"the {service} package of the driver's own release"
         install = "" if state in ("installed", "running") else f"install {package}, then "
         work.take([finding, *_explained(failed, finding)], Action(
             MANUAL, (), "the NVSwitch fabric configured, so CUDA starts", fabric.get("source", "compat/multi_gpu.toml"),

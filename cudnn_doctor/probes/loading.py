@@ -17,6 +17,7 @@ from typing import Any
 from cudnn_doctor.child import ChildBatch, ChildRequest, deadline_in
 from cudnn_doctor.knowledge.data import load
 from cudnn_doctor.model import Framework, LoadStep, ObservedLoad
+from cudnn_doctor.versions import ascii_digits
 
 CHILD = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "_load_child.py")
 MARK = b"\x1eCDL\t"
@@ -46,9 +47,9 @@ def _major(framework: Framework) -> int:
         name = os.path.basename(text or "")
         if ".so." in name:
             digits = name.split(".so.", 1)[1].split(".")[0]
-            if digits.isdigit():
+            if ascii_digits(digits):
                 return int(digits)
-        if text and text[:1].isdigit():
+        if text and ascii_digits(text[:1]):
             return int(text.split(".")[0])
     return 9
 
@@ -206,7 +207,7 @@ def _sublibrary_of(check: str) -> str | None:
 
 def _dotted(value: str) -> str | None:
     """cudnnGetVersion's number as a release: 91900 -> 9.19.0 (cuDNN 9), 8907 -> 8.9.7 (cuDNN 8)."""
-    if not value.isdigit():
+    if not ascii_digits(value):
         return None
     number = int(value)
     if number >= 90000:

@@ -17,7 +17,7 @@ from cudnn_doctor.model import AllReduce, Framework, Gpu, GpuLinks, GpuPair, Mul
 from cudnn_doctor.probes.context import SearchContext
 from cudnn_doctor.probes.loader import resolve_like_loader
 from cudnn_doctor.probes.topology import iommu_state, read_links
-from cudnn_doctor.versions import decode_nccl
+from cudnn_doctor.versions import ascii_digits, decode_nccl
 
 NCCL_SONAME = "libnccl.so.2"
 NCCL_USERS = ("torch", "jax")  # their wheels bring NCCL (nvidia-nccl-cu*): torch pins it, jax's CUDA plugin a floor
@@ -209,7 +209,7 @@ def with_peer_access(multi: MultiGpu, answers: dict[str, Any], nvml_index: dict[
     found: dict[tuple[int, int], bool] = {}
     for key, value in answers.items():
         first, _, second = str(key).partition("-")
-        if not (first.isdigit() and second.isdigit()) or not isinstance(value, bool):
+        if not (ascii_digits(first) and ascii_digits(second)) or not isinstance(value, bool):
             continue
         a, b = index(first), index(second)
         if a is not None and b is not None:

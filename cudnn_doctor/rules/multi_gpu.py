@@ -9,6 +9,7 @@ from typing import Any
 from cudnn_doctor.codes import finding
 from cudnn_doctor.knowledge.data import load
 from cudnn_doctor.model import Finding, MultiGpu, Report
+from cudnn_doctor.versions import ascii_digits
 
 CAUSE_CODES = ("CD170", "CD171", "CD173", "CD174", "CD175", "CD176", "CD177", "CD178", "CD180")
 
@@ -151,7 +152,7 @@ def nccl_settings(report: Report) -> list[Finding]:
                                          "over IP sockets instead"))
             continue
         values = row.get("values", [])
-        accepted = value in values or (row["grammar"] == "level" and value[:1].isdigit()) or \
+        accepted = value in values or (row["grammar"] == "level" and ascii_digits(value[:1])) or \
             (row["grammar"] == "debug" and value.upper() in values)
         if not accepted:
             found.append(finding("CD176", subject=variable, refs=refs, variable=variable, value=value,
