@@ -308,7 +308,7 @@ def main(workload: str, dtype: str, layout: str, size: str, workspace_limit: flo
     import sys
 
     if peer_copies:
-        from cudnn_doctor.render.multi_gpu_text import render_p2p
+        from cudnn_doctor.render.p2p_text import render_p2p
 
         result = p2p(cudart, size.lower())
         if json_output:

@@ -118,6 +118,8 @@ def read_shm(ctx: SearchContext) -> tuple[int | None, int | None, str | None]:
     """(/dev/shm's size in MiB, free MiB, the kernel's refusal of one segment of the size NCCL makes or None).
     The segment is reserved with posix_fallocate, as NCCL reserves its own, and removed at once."""
     folder = ctx.system("/dev/shm")
+    if not hasattr(os, "statvfs"):  # Windows: no /dev/shm
+        return None, None, None
     try:
         stat = os.statvfs(folder)
     except OSError:
