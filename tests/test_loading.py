@@ -130,14 +130,11 @@ def test_a_truncated_sublibrary_in_the_copy_torch_loads_is_seen(machine: Machine
 @pytest.mark.integration
 def test_torchs_own_copy_whole_is_no_finding(machine: Machine, tmp_path: Path) -> None:
     """Nothing in the environment can change which copy torch loads and its files are whole: no loading child runs
-    (each costs seconds on a GPU machine, where cuDNN registers its kernels as it loads); under --deep one does."""
+    (each costs seconds on a GPU machine, where cuDNN registers its kernels as it loads)."""
     torch_with_real_cudnn(machine, tmp_path)
     report = machine.check_json()
     assert report["process"]["loads"] == []
     assert not codes(report) & {"CD304", "CD305", "CD307", "CD308", "CD309", "CD409"}
-    deep = machine.check_json("--deep")
-    [seen] = [load for load in deep["process"]["loads"] if load["user"] == "torch"]
-    assert all(step["ok"] for step in seen["steps"]), seen["steps"]
 
 
 # --- the NVML a program loads ---------------------------------------------------------------------------------------

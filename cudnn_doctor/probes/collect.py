@@ -122,13 +122,14 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     from cudnn_doctor.probes.loading import LoadChildren
 
     # (seconds on a GPU machine: cuDNN's libraries register their kernels as they load), so only where the
-    # environment can change which copy loads (LD_PRELOAD, a cuDNN on LD_LIBRARY_PATH), under --deep, or, below,
-    # where the files show a problem in a framework's copy: what is only read is then proven or refuted
+    # environment can change which copy loads (LD_PRELOAD, a cuDNN on LD_LIBRARY_PATH) or, below, where the files
+    # show a problem in a framework's copy: what is only read is then proven or refuted (under --deep the
+    # frameworks themselves run, which is the proof)
     def start_loading() -> LoadChildren:
         return LoadChildren(frameworks, _child_environment(ctx.env), probe_timeout(),
                             loader_too=bool(majors) and (ctx.prefix == "/" or "LD_LIBRARY_PATH" in ctx.env))
 
-    loading = start_loading() if deep or preload_entries(ctx.env) or _cudnn_on_library_path(ctx) else None
+    loading = start_loading() if preload_entries(ctx.env) or _cudnn_on_library_path(ctx) else None
 
     # issue 42: the libnccl each framework loads, its version asked in a child beside the other probes
     from cudnn_doctor.probes.nccl import NcclProbe
@@ -166,6 +167,13 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
         asked = ["NVML did not answer"]  # the driver's release then comes from libcuda itself
         cuda = run_jobs([cuda_job], env=ctx.env)[cuda_job]
     report.driver, report.gpus, report.nvml_error = read_driver(nvml, cuda)
+    allreduce = None
+    if deep and report.gpus:  # issue 42: the all-reduce starts now, beside the imports, over the GPUs CUDA lists
+        from cudnn_doctor.probes.nccl import start_allreduce
+
+        devices = cuda.values.get("devices") if cuda is not None and cuda.loaded and cuda.values.get("cuInit") == 0 \
+            else None
+        allreduce = start_allreduce(report.frameworks, len(devices) if isinstance(devices, list) else len(report.gpus))
     if cuda is None and len({(g.name, g.compute_capability) for g in report.gpus}) > 1 \
             and "CUDA_DEVICE_ORDER" not in ctx.env and resolve_like_loader("libcuda.so.1", [], ctx, cache):
         asked = ["GPUs of different kinds: CUDA numbers them fastest first, nvidia-smi by PCI bus"]
@@ -201,10 +209,8 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
         report.process.nvml_via, report.process.nvml_entry = origin(library, "libnvidia-ml.so.1", ctx)
         report.process.nvml_stub = _says_stub(library)
     # --- several GPUs and NCCL (issue 42): links, NCCL's library and settings, /dev/shm; --deep: the all-reduce
-    from cudnn_doctor.probes.nccl import read_multi_gpu, start_allreduce
+    from cudnn_doctor.probes.nccl import read_multi_gpu
 
-    visible = report.process.visible if report.process and report.process.visible is not None else report.gpus
-    allreduce = start_allreduce(report.frameworks, len(visible)) if deep and report.gpus else None
     report.multi_gpu = read_multi_gpu(nvml.values if nvml.loaded else {}, report.gpus, nccl_probe, ctx,
                                       report.process.cuinit if report.process else None)
     if report.multi_gpu is not None and cuda is not None and cuda.loaded and report.process and report.process.visible:
