@@ -77,7 +77,11 @@ def make_plan(report: Report, findings: list[Finding], setting: Setting) -> Plan
         text = remedy(finding, report.host.os)
         row = advice_row(finding.code, report.host.os) or {}
         work.take([finding], Action(MANUAL, (), finding.title, row.get("source", "compat/fixes.toml"), text=text))
-    return Plan(targets=_targets(report, setting), actions=tuple(work.actions))
+    first = sorted(work.actions, key=lambda action: not set(action.resolves) & set(DRIVER_FIRST))
+    return Plan(targets=_targets(report, setting), actions=tuple(first))
+
+
+DRIVER_FIRST = ("CD101", "CD159")  # no driver, no GPU: what every other step waits on comes first
 
 
 def _treatable_info(report: Report, finding: Finding) -> bool:

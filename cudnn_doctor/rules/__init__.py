@@ -23,11 +23,13 @@ def evaluate(report: Report, requirements: list[Any] | None = None) -> list[Find
     """Every finding for REPORT, most severe first, in a stable order."""
     from cudnn_doctor.rules import process_env
     from cudnn_doctor.rules import requirements as required
+    from cudnn_doctor.rules.driver import without_gpu
 
     findings: list[Finding] = []
     for module in rule_modules():
         for rule in module.RULES:
             findings.extend(rule(report))
+    findings = without_gpu(report, findings, {getattr(r, "subject", "") for r in requirements or []})
     findings.extend(required.check_requirements(report, requirements or []))
     return sort_findings(process_env.with_evidence(report, findings))
 
