@@ -3,7 +3,7 @@
 A child is anything that may hang, crash or misbehave: a Python probe that dlopens a vendor library,
 `nvcc --version`, `ldconfig -p`, a framework import, the bench. Each child
 
-- runs in its own session and process group, from a neutral folder ("/"), with stdin closed;
+- runs in its own session and process group, from a neutral folder ("/"), with stdin closed (or a file of its request's input);
 - has ONE deadline that covers starting it, running it and reading its output: the pipes are read
   non-blocking, so a library whose load-time code daemonises (fork + setsid) and keeps stdout open
   cannot make us wait; at the deadline, or as soon as the child itself has exited, its pipes are
@@ -80,6 +80,7 @@ class ChildRequest:
     # stop_grace seconds for it to exit (its pipes still read)
     stop_signals: tuple[tuple[float, int], ...] = ()
     stop_grace: float = 0.0
+    stdin: bytes = b""  # what the child reads on its standard input (a credential helper's server URL); else none
 
 
 def timeout_from_env(variable: str, default: float) -> float:
@@ -322,9 +323,17 @@ class ChildBatch:
         deadline = started + request.timeout
         if self.deadline is not None:
             deadline = min(deadline, self.deadline)
+        stdin_file = None
         try:
-            process = subprocess.Popen(list(request.argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                       stderr=subprocess.PIPE, env=env, cwd=NEUTRAL_CWD, **CURRENT.popen_options)
+            if request.stdin:  # a file, not a pipe: a child that never reads it cannot block the batch
+                import tempfile
+
+                stdin_file = tempfile.TemporaryFile()
+                stdin_file.write(request.stdin)
+                stdin_file.seek(0)
+            process = subprocess.Popen(list(request.argv), stdin=stdin_file or subprocess.DEVNULL,
+                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=NEUTRAL_CWD,
+                                       **CURRENT.popen_options)
             CURRENT.adopt(process)
         except (OSError, ValueError) as error:
             if retry_later and getattr(error, "errno", None) in (errno.EMFILE, errno.ENFILE, errno.EAGAIN):
@@ -332,6 +341,9 @@ class ChildBatch:
             why = getattr(error, "strerror", None) or str(error)
             self._set(index, _answer_without_run(f"could not start {request.what}: {why}"))
             return None
+        finally:
+            if stdin_file is not None:
+                stdin_file.close()
         child = _Running(index, process, started, deadline, on_stderr_line=request.on_stderr_line)
         for pipe in (process.stdout, process.stderr):
             assert pipe is not None
