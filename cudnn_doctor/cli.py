@@ -292,7 +292,9 @@ def explain(query: str | None, from_file: str | None, list_codes: bool, offline_
 def _declare_image(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("ref", metavar="IMAGE",
                         help="A `docker save` archive, an OCI layout folder (or its tar), or a registry reference "
-                             "HOST[:PORT]/NAME[:TAG][@DIGEST].")
+                             "as docker reads it: nvidia/cuda:TAG, docker.io/..., HOST[:PORT]/NAME[:TAG][@DIGEST].")
+    parser.add_argument("--platform", metavar="OS/ARCH", default=None,
+                        help="Which image of a multi-platform one: linux/amd64, linux/arm64 (default: this machine's).")
     _flag(parser, "--strict", help="Warnings fail too (exit 1).")
     _json(parser, "schema cudnn-doctor/image/1")
     _flag(parser, "-v", "--verbose", help="Show the image's variables and labels.")
@@ -300,10 +302,10 @@ def _declare_image(parser: argparse.ArgumentParser) -> None:
 
 
 @guarded
-def image(ref: str, strict: bool, json_output: bool, verbose: bool) -> None:
+def image(ref: str, strict: bool, json_output: bool, verbose: bool, platform: str | None = None) -> None:
     from cudnn_doctor.commands.image import main as body
 
-    body(ref, strict, json_output, verbose)
+    body(ref, strict, json_output, verbose, platform)
 
 
 # --------------------------------------------------------------------------------------------------------- fleet

@@ -9,7 +9,7 @@ from cudnn_doctor.model import to_jsonable
 SCHEMA = "cudnn-doctor/image/1"
 
 
-def run(ref: str, strict: bool = False) -> dict[str, Any]:
+def run(ref: str, strict: bool = False, platform: str | None = None) -> dict[str, Any]:
     """The image's facts, this node's driver and GPUs, the findings and the exit code, as one JSON-ready object."""
     from cudnn_doctor.errors import DoctorError
     from cudnn_doctor.image.facts import image_facts, needed_cuda
@@ -25,7 +25,7 @@ def run(ref: str, strict: bool = False) -> dict[str, Any]:
     if not ref.strip():
         raise DoctorError("image: no image given", fix="cudnn-doctor image IMAGE.tar | OCI-LAYOUT-DIR | HOST:PORT/NAME:TAG")
     ctx = SearchContext.from_environment()
-    parts = open_image(ref, ctx.arch)
+    parts = open_image(ref, _architecture(platform) if platform is not None else ctx.arch)
     try:
         libraries = tuple(library for _, _, libs in python_frameworks() for library in libs)
         files = read_layers(parts, libraries)
@@ -58,9 +58,26 @@ def run(ref: str, strict: bool = False) -> dict[str, Any]:
     }
 
 
-def main(ref: str, strict: bool, json_output: bool, verbose: bool) -> None:
+PLATFORM_ARCHES = ("amd64", "arm64", "ppc64le", "s390x", "arm", "386", "riscv64")
+
+
+def _architecture(platform: str) -> str:
+    """--platform linux/arm64 (docker's OS/ARCH[/VARIANT], or the architecture alone) -> "arm64"."""
+    from cudnn_doctor.errors import DoctorError
+
+    parts = platform.strip().lower().split("/")
+    if parts[0] == "linux" and len(parts) > 1:
+        parts = parts[1:]
+    arch = {"x86_64": "amd64", "aarch64": "arm64"}.get(parts[0], parts[0])
+    if arch not in PLATFORM_ARCHES or len(parts) > 2:
+        raise DoctorError(f"image --platform {platform!r}: not a Linux platform", exit_code=2,
+                          fix="--platform linux/amd64 or --platform linux/arm64")
+    return arch
+
+
+def main(ref: str, strict: bool, json_output: bool, verbose: bool, platform: str | None = None) -> None:
     """The command: the image read and judged, rendered; ends with SystemExit(status)."""
-    data = run(ref, strict)
+    data = run(ref, strict, platform)
     if json_output:
         from cudnn_doctor.render.json_out import write_json
 

@@ -104,6 +104,22 @@ def loopback(host: str) -> bool:
         return False
 
 
+def docker_hub_mirror() -> str | None:
+    """CUDNN_DOCTOR_REGISTRY_MIRROR: a mirror (pull-through cache) that serves Docker Hub's names, as dockerd's
+    `registry-mirrors` setting names one: HOST[:PORT], or its https:// (http:// on loopback) URL."""
+    value = os.environ.get("CUDNN_DOCTOR_REGISTRY_MIRROR", "").strip()
+    if not value:
+        return None
+    parts = urllib.parse.urlsplit(value if "://" in value else f"https://{value}")
+    host = parts.netloc
+    if parts.scheme not in ("http", "https") or not re.fullmatch(DOMAIN, host) or parts.path.strip("/") or \
+            (parts.scheme == "http" and not loopback(host)):
+        raise DoctorError(f"CUDNN_DOCTOR_REGISTRY_MIRROR={value!r}: not a registry mirror (https://HOST[:PORT], "
+                          "or http:// on 127.0.0.1)", fix="set it like CUDNN_DOCTOR_REGISTRY_MIRROR=https://mirror."
+                                                          "example.com, or unset it", exit_code=2)
+    return host
+
+
 def image_timeout() -> float:
     from cudnn_doctor.variables import number
 
@@ -180,8 +196,13 @@ class Registry:
 
         self.text = text
         self.reference = reference
-        self.scheme = "http" if loopback(reference.host) else "https"
-        self.base = f"{self.scheme}://{reference.host}/v2/{reference.path}"
+        self.host = reference.host
+        self.login = reference.domain  # whose credentials docker stored (`docker login DOMAIN`)
+        mirror = docker_hub_mirror() if reference.domain == DOCKER_HUB else None
+        if mirror is not None:
+            self.host = self.login = mirror
+        self.scheme = "http" if loopback(self.host) else "https"
+        self.base = f"{self.scheme}://{self.host}/v2/{reference.path}"
         self.http = session()
         self.http.trust_env = True
         self.authorization: str | None = None
@@ -193,7 +214,7 @@ class Registry:
 
     def fail(self, why: str, fix: str | None = None) -> DoctorError:
         return DoctorError(f"image {self.text}: {why}", exit_code=2,
-                           fix=fix or f"check that the registry answers at {self.scheme}://{self.reference.host}/v2/")
+                           fix=fix or f"check that the registry answers at {self.scheme}://{self.host}/v2/")
 
     def get_json(self, url: str, limit: int, accept: str | None = None) -> tuple[bytes, str]:
         """The body of URL (at most LIMIT bytes) and its media type, within one deadline."""
@@ -242,13 +263,13 @@ class Registry:
         if left <= 0:
             raise self.fail(f"no answer within {self.timeout:g} s (CUDNN_DOCTOR_IMAGE_TIMEOUT)")
         sent = dict(headers)
-        if self.authorization and urllib.parse.urlsplit(url).netloc == self.reference.host:
+        if self.authorization and urllib.parse.urlsplit(url).netloc == self.host:
             sent["Authorization"] = self.authorization  # the registry's own host only, never a redirect's
         try:
             return self.http.get(url, headers=sent, stream=True, timeout=(min(left, self.timeout), min(left, self.timeout)),
                                  allow_redirects=False)
         except Exception as error:  # requests' and urllib3's own errors: one line
-            raise self.fail(f"the registry at {self.reference.host} did not answer ({type(error).__name__})") from None
+            raise self.fail(f"the registry at {self.host} did not answer ({type(error).__name__})") from None
 
     def _status(self, answer: Any, url: str) -> None:
         code = answer.status_code
@@ -258,10 +279,10 @@ class Registry:
         where = url.rsplit("/v2/", 1)[-1]
         if code in (401, 403):
             raise self.fail(f"the registry answers {code} for {_short(where)}: it wants credentials it was not given",
-                            fix=f"`docker login {self.reference.domain}` (the doctor reads docker's credentials), or "
+                            fix=f"`docker login {self.login}` (the doctor reads docker's credentials), or "
                                 f"check the name: a private or missing repository answers so too")
         if code == 404:
-            raise self.fail(f"the registry at {self.reference.host} has no such image ({_short(where)})",
+            raise self.fail(f"the registry at {self.host} has no such image ({_short(where)})",
                             fix="check the name and tag (GET /v2/NAME/tags/list lists the tags)")
         raise self.fail(f"the registry answered HTTP {code} for {_short(where)}")
 
@@ -273,7 +294,7 @@ class Registry:
         if self.tried_credentials:
             return False
         self.tried_credentials = True
-        credentials = docker_credentials(self.reference.domain)
+        credentials = docker_credentials(self.login)
         if scheme.lower() == "basic":
             if credentials is None:
                 return False
@@ -286,7 +307,7 @@ class Registry:
         query = {"service": params["service"]} if params.get("service") else {}
         query["scope"] = params.get("scope") or f"repository:{self.reference.path}:pull"
         url = realm + ("&" if "?" in realm else "?") + urllib.parse.urlencode(query)
-        auth = credentials if credentials is not None and _realm_may_have(realm, self.reference.host) else None
+        auth = credentials if credentials is not None and _realm_may_have(realm, self.host) else None
         left = deadline - time.monotonic()
         try:
             answer = self.http.get(url, auth=auth, stream=True, timeout=(max(left, 0.001), max(left, 0.001)),
@@ -296,7 +317,7 @@ class Registry:
         with answer:
             if answer.status_code != 200:
                 raise self.fail(f"the token service at {_short(realm)} answered HTTP {answer.status_code}",
-                                fix=f"`docker login {self.reference.domain}` if the image is private; else check "
+                                fix=f"`docker login {self.login}` if the image is private; else check "
                                     f"the name")
             body = read_within(answer, MAX_TOKEN_ANSWER, deadline,
                                lambda why: self.fail(f"the token service: {why}"))
@@ -347,6 +368,8 @@ def _read_some(answer: Any, size: int, deadline: float, fail: Any) -> bytes:
     except (socket.timeout, TimeoutError):
         raise fail("the body did not come within its deadline (CUDNN_DOCTOR_IMAGE_TIMEOUT)") from None
     except Exception as error:  # a reset, a body cut short, a broken chunk: urllib3's and http.client's own errors
+        if "timeout" in type(error).__name__.lower() or time.monotonic() >= deadline:  # urllib3's ReadTimeoutError
+            raise fail("the body did not come within its deadline (CUDNN_DOCTOR_IMAGE_TIMEOUT)") from None
         raise fail(f"the body was cut short ({type(error).__name__})") from None
 
 

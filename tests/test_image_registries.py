@@ -1,0 +1,195 @@
+"""Issue 44: `image` reaches the registries people use, as docker does: Docker Hub names by the reference grammar,
+the anonymous bearer-token flow (Docker Hub, nvcr.io, ghcr.io), a private registry with the user's Docker
+credentials (config.json, a credential helper), a manifest list choosing this machine's platform or --platform.
+Debian's docker-registry on 127.0.0.1 behind a token server of the test, with Docker Hub's media types; and what it
+must refuse (plain http beyond loopback, a realm or redirect there, a server that drips or cuts a body short)."""
+
+from __future__ import annotations
+
+import base64
+import json
+import shutil
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Machine, codes
+from tests.fakes.build import fake_nvml
+from tests.images import config_of, push_list, registry, token_service
+from tests.test_image import ENV, assert_cuda_image_judged, cuda_image_layers
+
+needs_registry = pytest.mark.skipif(shutil.which("docker-registry") is None and shutil.which("registry") is None,
+                                    reason="docker-registry is not installed (.ci/run installs Debian's)")
+needs_openssl = pytest.mark.skipif(shutil.which("openssl") is None, reason="openssl signs the test's tokens")
+NAME = "nvidia/cuda"
+TAG = "12.8.1-cudnn-runtime-ubuntu24.04"
+
+
+@pytest.fixture
+def node(machine: Machine, tmp_path: Path) -> Machine:
+    fake_nvml(tmp_path / "driver", driver="550.54.15", cuda=12040)
+    machine.add_library_path(tmp_path / "driver")
+    return machine
+
+
+def multi_platform(base: str) -> str:
+    """nvidia/cuda:TAG as Docker Hub lists it: an amd64 and an arm64 image in a manifest list."""
+    layers = cuda_image_layers()
+    arm = cuda_image_layers()[:1]
+    return push_list(base, NAME, TAG, [("amd64", config_of(ENV, layers=layers), layers),
+                                       ("arm64", config_of(ENV, arch="arm64", layers=arm), arm)])
+
+
+@contextmanager
+def hub_behind_tokens(tmp_path: Path, users: dict[str, str] | None = None) -> Iterator[tuple[str, object]]:
+    """The images pushed to a registry without auth, then served from the same storage behind a token service."""
+    with registry(tmp_path / "registry") as base:
+        multi_platform(base)
+    with token_service(tmp_path / "tokens", users) as tokens, registry(tmp_path / "registry", tokens) as base:
+        yield base.removeprefix("http://"), tokens
+
+
+@needs_registry
+@needs_openssl
+def test_a_docker_hub_name_through_the_token_flow_and_a_manifest_list(node: Machine, tmp_path: Path) -> None:
+    with hub_behind_tokens(tmp_path) as (host, tokens):
+        node.env["CUDNN_DOCTOR_REGISTRY_MIRROR"] = f"http://{host}"
+        data = node.run("image", f"{NAME}:{TAG}", "--json").json
+        assert data["image"]["source"] == "registry", data
+        assert_cuda_image_judged(data)
+        asked = tokens.asked  # type: ignore[attr-defined]
+        assert asked and asked[0]["scope"] == f"repository:{NAME}:pull" and asked[0]["service"] == "registry.test"
+        assert asked[0]["authorization"] == ""  # anonymous, as Docker Hub's public images are
+        arm = node.run("image", f"docker.io/{NAME}:{TAG}", "--platform", "linux/arm64", "--json").json
+        assert arm["image"]["arch"] == "arm64" and "CD155" in codes(arm)
+        text = node.run("image", f"{NAME}:{TAG}")
+        assert "needs driver >= 570.26" in text.stdout and text.exit_code == 1
+        official = node.run("image", "ubuntu:24.04", "--json")  # library/ubuntu, which this registry lacks
+        assert official.exit_code == 2 and "library/ubuntu" in official.json["error"]["message"], official.json
+
+
+@needs_registry
+@needs_openssl
+def test_a_private_registry_with_the_users_docker_credentials(node: Machine, tmp_path: Path) -> None:
+    with hub_behind_tokens(tmp_path, {"alice": "s3cret"}) as (host, tokens):
+        ref = f"{host}/{NAME}:{TAG}"
+        refused = node.run("image", ref, "--json")
+        assert refused.exit_code == 2 and "docker login" in refused.json["error"]["fix"], refused.json
+        docker = tmp_path / "docker-config"
+        docker.mkdir()
+        node.env["DOCKER_CONFIG"] = str(docker)
+        (docker / "config.json").write_text(json.dumps(
+            {"auths": {host: {"auth": base64.b64encode(b"alice:s3cret").decode()}}}))
+        assert node.run("image", ref, "--json").json["image"]["arch"] == "amd64"
+        # a credential helper, as `docker login` with credsStore leaves it: asked through its protocol
+        helpers = tmp_path / "bin"
+        helpers.mkdir()
+        helper = helpers / "docker-credential-teststore"
+        helper.write_text("#!/bin/sh\nread server\n"
+                          f"[ \"$server\" = '{host}' ] || exit 1\n"
+                          "printf '{\"ServerURL\":\"%s\",\"Username\":\"alice\",\"Secret\":\"s3cret\"}' \"$server\"\n")
+        helper.chmod(0o755)
+        node.env["PATH"] = f"{helpers}:{node.env['PATH']}"
+        (docker / "config.json").write_text(json.dumps({"credsStore": "teststore"}))
+        tokens.asked.clear()  # type: ignore[attr-defined]
+        assert node.run("image", ref, "--json").json["image"]["arch"] == "amd64"
+        assert tokens.asked[-1]["authorization"].startswith("Basic ")  # type: ignore[attr-defined]
+
+
+# --- what must be refused, and servers that misbehave ----------------------------------------------------------------
+
+@contextmanager
+def server(answer: bytes | None = None, drip: bytes | None = None, reset: bool = False) -> Iterator[str]:
+    """A one-thread HTTP server on 127.0.0.1 that gives every request ANSWER (then closes), or DRIP a byte a
+    quarter-second, or a reset after its headers; its HOST:PORT."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    stop = threading.Event()
+
+    def serve() -> None:
+        listener.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                continue
+            with conn:
+                conn.settimeout(5)
+                try:
+                    conn.recv(65536)
+                    if answer is not None:
+                        conn.sendall(answer)
+                    if reset:
+                        conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\1\0\0\0\0\0\0\0")
+                    for byte in drip or b"":
+                        if stop.is_set():
+                            break
+                        conn.sendall(bytes([byte]))
+                        time.sleep(0.25)
+                except OSError:
+                    pass
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield f"127.0.0.1:{listener.getsockname()[1]}"
+    finally:
+        stop.set()
+        thread.join(timeout=10)
+        listener.close()
+
+
+def head(status: str, headers: dict[str, str]) -> bytes:
+    return (f"HTTP/1.1 {status}\r\n" + "".join(f"{k}: {v}\r\n" for k, v in headers.items()) + "\r\n").encode()
+
+
+@pytest.mark.parametrize(("case", "answer"), [
+    ("realm", head("401 Unauthorized", {"WWW-Authenticate": 'Bearer realm="http://auth.example.com/token",'
+                                                            'service="registry.example.com"', "Content-Length": "0"})),
+    ("redirect", head("307 Temporary Redirect", {"Location": "http://blobs.example.com/v2/x", "Content-Length": "0"})),
+])
+def test_plain_http_beyond_loopback_is_refused(node: Machine, case: str, answer: bytes) -> None:
+    with server(answer) as host:
+        result = node.run("image", f"{host}/team/app:1", "--json")
+    assert result.exit_code == 2 and "plain http beyond this machine" in result.json["error"]["message"], result.json
+    assert "example.com" in result.json["error"]["message"]
+
+
+def test_a_drip_a_body_cut_short_and_a_reset_end_in_one_line(node: Machine) -> None:
+    node.env["CUDNN_DOCTOR_IMAGE_TIMEOUT"] = "2"
+    ok = head("200 OK", {"Content-Type": "application/vnd.oci.image.manifest.v1+json", "Content-Length": "4000"})
+    with server(ok, drip=b"{" * 400) as host:
+        started = time.monotonic()
+        dripped = node.run("image", f"{host}/team/app:1", "--json")
+        took = time.monotonic() - started
+    assert dripped.exit_code == 2 and "deadline" in dripped.json["error"]["message"], dripped.json
+    assert took < 20, took  # the drip would take 100 s; its deadline is 2 s
+    with server(ok + b'{"schemaVersion": 2') as host:
+        short = node.run("image", f"{host}/team/app:1", "--json")
+    assert short.exit_code == 2 and "cut short" in short.json["error"]["message"], short.json
+    with server(ok + b'{"sch', reset=True) as host:
+        reset = node.run("image", f"{host}/team/app:1", "--json")
+    assert reset.exit_code == 2 and "Traceback" not in reset.stderr, reset.json
+
+
+@pytest.mark.parametrize("value", ["abc", "-1", "nan"])
+def test_image_timeout_is_checked_with_the_other_variables(node: Machine, value: str) -> None:
+    node.env["CUDNN_DOCTOR_IMAGE_TIMEOUT"] = value
+    result = node.run("image", "127.0.0.1:9/team/app:1", "--json")
+    assert result.exit_code == 2 and "CUDNN_DOCTOR_IMAGE_TIMEOUT" in result.json["error"]["message"], result.json
+
+
+@pytest.mark.parametrize(("ref", "said"), [
+    ("./missing.tar", "no such file or folder"), ("missing.tar", "no such file or folder"),
+    ("/srv/images/app/", "no such file or folder"), ("Team/App:1", "not an image reference"),
+])
+def test_a_missing_file_is_said_so(node: Machine, ref: str, said: str) -> None:
+    result = node.run("image", ref, "--json")
+    assert result.exit_code == 2 and said in result.json["error"]["message"] and "registry" not in result.json["error"]["message"], \
+        result.json
