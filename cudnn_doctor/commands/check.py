@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -66,14 +67,15 @@ def project_folder(given: str | None) -> str | None:
     return folder
 
 
-def run_check(options: CheckOptions) -> Report:
+def run_check(options: CheckOptions, progress: Callable[[str], None] | None = None) -> Report:
     # bad input fails before probing, each value read by the one rule of knowledge/inputs.py
     requirements = [parse_requirement(inputs.requirement_text(text)) for text in options.require]
     for spec in options.frameworks:
         inputs.framework_spec("--framework", spec)
     project_dir = project_folder(options.project_dir)
     ctx = SearchContext.from_environment(options.search_paths, python=options.python)
-    report = collect_report(ctx, sublibrary_names(), project_dir, options.deep, while_children_run=_load_judges)
+    report = collect_report(ctx, sublibrary_names(), project_dir, options.deep, while_children_run=_load_judges,
+                            progress=progress)
     if options.frameworks:
         from cudnn_doctor.knowledge.frameworks import assumed_framework
 
@@ -196,7 +198,10 @@ def check(json_output: bool = False, output_format: str | None = None, output: s
         from cudnn_doctor.render.output_file import check_target
 
         check_target(junit_xml, "--junit-xml")
-    report = run_check(options)
+    from cudnn_doctor.render.wait_line import WaitLine
+
+    with WaitLine(shown=deep and chosen == "text" and not quiet) as waiting:  # --deep takes seconds: say what for
+        report = run_check(options, waiting.say)
     if junit_xml is not None:
         from cudnn_doctor.render.junit import write_junit
 
