@@ -68,3 +68,17 @@ def test_compat_sources_fit_a_terminal_and_stay_whole_elsewhere(machine: Machine
     assert max(len(line) for line in piped.splitlines() if "source:" in line) > 100
     reasons = machine.run(*args, "--json").json["reasons"]
     assert max(len(reason["source"]) for reason in reasons) > 100
+
+
+def test_explain_on_a_tensorflow_log_names_the_fault_first(machine: Machine) -> None:
+    """A TensorFlow 2.15 start-up log (its oneDNN, plugin-registration, CPU, TF-TRT and NUMA lines, each set aside as
+    harmless) ending in the real fault: the fault comes first, the harmless lines after it."""
+    from tests.conftest import ROOT
+
+    log = (ROOT / "tests" / "fixtures" / "tensorflow-start-up.log").read_text()
+    process = subprocess.run([sys.executable, "-m", "cudnn_doctor", "explain", "--offline-only", "-"], input=log,
+                             capture_output=True, text=True, env=machine.env, cwd=machine.cwd, timeout=60)
+    assert process.returncode == 0, process.stderr
+    lines = process.stdout.splitlines()
+    assert lines[0].startswith("tensorflow: CD408"), lines[:3]
+    assert any(line.startswith("A harmless line") for line in lines[1:])
