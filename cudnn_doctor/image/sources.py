@@ -353,8 +353,9 @@ def _from_registry(ref: str, registry: Any, arch: str) -> ImageParts:
             entry = _pick(ref, manifest, arch)
             digest = _checked_digest(ref, entry.get("digest"))
             platform = _object(entry.get("platform"))
-            notes.append(f"the index's manifest for {_text(platform.get('os')) or '?'}/"
-                         f"{_text(platform.get('architecture')) or '?'}")
+            count = len(_list(manifest.get("manifests")))
+            notes.append(f"a multi-platform image ({count} manifests): the one for {_text(platform.get('os')) or '?'}/"
+                         f"{_text(platform.get('architecture')) or '?'} was read (--platform chooses another)")
             raw, media_type = registry.get_json(f"{registry.base}/manifests/{digest}", MAX_JSON, accept)
             _verify(ref, raw, digest, "manifest")
             manifest = _json(ref, raw, "manifest")
