@@ -11,7 +11,7 @@ import os
 import re
 import tarfile
 from dataclasses import dataclass, field
-from typing import IO
+from typing import IO, Any
 
 from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.image.sources import BoundedHeaders, ImageParts, Layer
@@ -118,7 +118,7 @@ class _Declared:
 
 def _read_layer(ref: str, index: int, layer: Layer, files: ImageFiles, framework_libraries: tuple[str, ...]) -> None:
     limit = max_layer_bytes()
-    raw: IO[bytes] | _Declared = layer.open()
+    raw: Any = layer.open()
     if layer.size is not None:
         raw = _Declared(raw, layer.size)  # type: ignore[arg-type]
     algorithm, _, expected = layer.digest.partition(":")

@@ -21,7 +21,7 @@ import re
 import time
 import urllib.parse
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import Any
 
 from cudnn_doctor.errors import DoctorError
 
@@ -141,13 +141,15 @@ def docker_credentials(domain: str) -> tuple[str, str] | None:
     if not isinstance(config, dict):
         return None
     key = DOCKER_HUB_KEY if domain == DOCKER_HUB else domain
-    helpers = config.get("credHelpers") if isinstance(config.get("credHelpers"), dict) else {}
+    raw_helpers = config.get("credHelpers")
+    helpers: dict[str, Any] = raw_helpers if isinstance(raw_helpers, dict) else {}
     helper = helpers.get(domain) or helpers.get(key) or config.get("credsStore")
     if isinstance(helper, str) and re.fullmatch(r"[A-Za-z0-9][\w.-]{0,63}", helper):
         found = _from_helper(helper, key)
         if found is not None:
             return found
-    auths = config.get("auths") if isinstance(config.get("auths"), dict) else {}
+    raw_auths = config.get("auths")
+    auths: dict[str, Any] = raw_auths if isinstance(raw_auths, dict) else {}
     for stored, entry in auths.items():
         if _same_registry(str(stored), key) and isinstance(entry, dict) and isinstance(entry.get("auth"), str):
             try:
@@ -224,7 +226,7 @@ class Registry:
             body = read_within(answer, limit, deadline, lambda why: self.fail(f"{_short(url)}: {why}"))
         return body, answer.headers.get("Content-Type", "").split(";")[0].strip()
 
-    def open_blob(self, digest: str, size: int | None) -> IO[bytes]:
+    def open_blob(self, digest: str, size: int | None) -> Any:
         deadline = time.monotonic() + self.timeout + (size or 0) / MIN_RATE
         answer = self.open(f"{self.base}/blobs/{digest}", deadline, {})
         return _TimedBody(answer, deadline, lambda why: self.fail(f"the layer {digest[:19]}: {why}"))
@@ -351,8 +353,6 @@ def _socket_of(answer: Any) -> Any:
 
 def _read_some(answer: Any, size: int, deadline: float, fail: Any) -> bytes:
     """At most SIZE bytes of ANSWER's body, one receive, the socket's wait cut to what is left of DEADLINE."""
-    import socket
-
     left = deadline - time.monotonic()
     if left <= 0:
         raise fail("the body did not come within its deadline (CUDNN_DOCTOR_IMAGE_TIMEOUT)")
@@ -365,7 +365,7 @@ def _read_some(answer: Any, size: int, deadline: float, fail: Any) -> bytes:
     raw = getattr(answer, "raw", answer)
     try:
         return bytes(raw.read1(size))
-    except (socket.timeout, TimeoutError):
+    except TimeoutError:
         raise fail("the body did not come within its deadline (CUDNN_DOCTOR_IMAGE_TIMEOUT)") from None
     except Exception as error:  # a reset, a body cut short, a broken chunk: urllib3's and http.client's own errors
         if "timeout" in type(error).__name__.lower() or time.monotonic() >= deadline:  # urllib3's ReadTimeoutError

@@ -35,12 +35,12 @@ class BoundedHeaders(tarfile.TarInfo):
     read (tarfile reads one whole into memory: a header claiming 400 MB took 1.2 GB)."""
 
     @classmethod
-    def fromtarfile(cls, tarfile_: tarfile.TarFile) -> tarfile.TarInfo:
+    def fromtarfile(cls, tarfile_: tarfile.TarFile) -> tarfile.TarInfo:  # type: ignore[override]
         buf = tarfile_.fileobj.read(tarfile.BLOCKSIZE)  # type: ignore[union-attr]
         obj = cls.frombuf(buf, tarfile_.encoding, tarfile_.errors)  # type: ignore[arg-type]
         obj.offset = tarfile_.fileobj.tell() - tarfile.BLOCKSIZE  # type: ignore[union-attr]
         if obj.type in EXTENDED and obj.size > MAX_EXTENDED_HEADER:
-            raise tarfile.SubsequentHeaderError(f"a {obj.size}-byte extended header (pax or GNU long name) at "
+            raise tarfile.ReadError(f"a {obj.size}-byte extended header (pax or GNU long name) at "
                                                 f"offset {obj.offset}, more than {MAX_EXTENDED_HEADER} a name can need")
         return obj._proc_member(tarfile_)  # type: ignore[attr-defined,no-any-return]
 
@@ -200,7 +200,7 @@ class _TarBlobs:
                 member = archive.next()
                 if member is None:
                     break
-                if len(archive.members) > MAX_ARCHIVE_MEMBERS:
+                if len(archive.members) > MAX_ARCHIVE_MEMBERS:  # type: ignore[attr-defined]
                     raise bad_image(path, f"more than {MAX_ARCHIVE_MEMBERS} members: not an image archive")
                 if _clean(member.name) is not None:
                     self.members[_clean(member.name)] = member
