@@ -15,6 +15,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -104,9 +105,10 @@ def test_a_private_registry_with_the_users_docker_credentials(node: Machine, tmp
 # --- what must be refused, and servers that misbehave ----------------------------------------------------------------
 
 @contextmanager
-def server(answer: bytes | None = None, drip: bytes | None = None, reset: bool = False) -> Iterator[str]:
-    """A one-thread HTTP server on 127.0.0.1 that gives every request ANSWER (then closes), or DRIP a byte a
-    quarter-second, or a reset after its headers; its HOST:PORT."""
+def server(answer: bytes | None = None, drip: bytes | None = None, reset: bool = False,
+           tls: Any = None) -> Iterator[str]:
+    """A one-thread HTTP server on 127.0.0.1 (HTTPS with the ssl context TLS) that gives every request ANSWER (then
+    closes), or DRIP a byte a quarter-second, or a reset after its headers; its HOST:PORT."""
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen(8)
@@ -117,6 +119,9 @@ def server(answer: bytes | None = None, drip: bytes | None = None, reset: bool =
         while not stop.is_set():
             try:
                 conn, _ = listener.accept()
+                if tls is not None:
+                    conn.settimeout(5)
+                    conn = tls.wrap_socket(conn, server_side=True)
             except OSError:
                 continue
             with conn:
@@ -193,3 +198,26 @@ def test_a_missing_file_is_said_so(node: Machine, ref: str, said: str) -> None:
     result = node.run("image", ref, "--json")
     assert result.exit_code == 2 and said in result.json["error"]["message"] and "registry" not in result.json["error"]["message"], \
         result.json
+
+
+@needs_openssl
+@pytest.mark.parametrize("case", ["realm", "redirect"])
+def test_https_is_never_turned_into_plain_http(node: Machine, tmp_path: Path, case: str) -> None:
+    """A mirror over https (a certificate this machine trusts through SSL_CERT_FILE) whose token realm, or a
+    redirect, turns to plain http, even on this machine: refused before it is asked."""
+    import ssl
+    import subprocess
+
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out",
+                    str(cert), "-days", "2", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+                   check=True, capture_output=True, timeout=60)
+    answer = (head("401 Unauthorized", {"WWW-Authenticate": 'Bearer realm="http://127.0.0.1:9/token"',
+                                        "Content-Length": "0"}) if case == "realm" else
+              head("307 Temporary Redirect", {"Location": "http://127.0.0.1:9/v2/x", "Content-Length": "0"}))
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    with server(answer, tls=context) as host:
+        node.env.update({"CUDNN_DOCTOR_REGISTRY_MIRROR": f"https://{host}", "SSL_CERT_FILE": str(cert)})
+        result = node.run("image", "nvidia/cuda:12.8.1-runtime-ubuntu24.04", "--json")
+    assert result.exit_code == 2 and "turns https into plain http" in result.json["error"]["message"], result.json

@@ -104,9 +104,9 @@ def loopback(host: str) -> bool:
         return False
 
 
-def docker_hub_mirror() -> str | None:
+def docker_hub_mirror() -> tuple[str, str] | None:
     """CUDNN_DOCTOR_REGISTRY_MIRROR: a mirror (pull-through cache) that serves Docker Hub's names, as dockerd's
-    `registry-mirrors` setting names one: HOST[:PORT], or its https:// (http:// on loopback) URL."""
+    `registry-mirrors` setting names one: HOST[:PORT], or its https:// (http:// on loopback) URL; (scheme, host)."""
     value = os.environ.get("CUDNN_DOCTOR_REGISTRY_MIRROR", "").strip()
     if not value:
         return None
@@ -117,7 +117,8 @@ def docker_hub_mirror() -> str | None:
         raise DoctorError(f"CUDNN_DOCTOR_REGISTRY_MIRROR={value!r}: not a registry mirror (https://HOST[:PORT], "
                           "or http:// on 127.0.0.1)", fix="set it like CUDNN_DOCTOR_REGISTRY_MIRROR=https://mirror."
                                                           "example.com, or unset it", exit_code=2)
-    return host
+    scheme = parts.scheme if "://" in value else ("http" if loopback(host) else "https")
+    return scheme, host
 
 
 def image_timeout() -> float:
@@ -201,9 +202,10 @@ class Registry:
         self.host = reference.host
         self.login = reference.domain  # whose credentials docker stored (`docker login DOMAIN`)
         mirror = docker_hub_mirror() if reference.domain == DOCKER_HUB else None
-        if mirror is not None:
-            self.host = self.login = mirror
         self.scheme = "http" if loopback(self.host) else "https"
+        if mirror is not None:
+            self.scheme, self.host = mirror
+            self.login = self.host
         self.base = f"{self.scheme}://{self.host}/v2/{reference.path}"
         self.http = session()
         self.http.trust_env = True
