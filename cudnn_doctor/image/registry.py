@@ -273,7 +273,10 @@ class Registry:
             return self.http.get(url, headers=sent, stream=True, timeout=(min(left, self.timeout), min(left, self.timeout)),
                                  allow_redirects=False)
         except Exception as error:  # requests' and urllib3's own errors: one line
-            raise self.fail(f"the registry at {self.host} did not answer ({type(error).__name__})") from None
+            raise self.fail(f"the registry at {self.host} did not answer ({type(error).__name__})",
+                            fix=f"check the network (HTTPS_PROXY where a proxy is the way out) and that the registry "
+                                f"answers at {self.scheme}://{self.host}/v2/; offline, `docker save` the image on a "
+                                f"machine that has it and give the archive") from None
 
     def _status(self, answer: Any, url: str) -> None:
         code = answer.status_code
