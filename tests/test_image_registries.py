@@ -221,3 +221,9 @@ def test_https_is_never_turned_into_plain_http(node: Machine, tmp_path: Path, ca
         node.env.update({"CUDNN_DOCTOR_REGISTRY_MIRROR": f"https://{host}", "SSL_CERT_FILE": str(cert)})
         result = node.run("image", "nvidia/cuda:12.8.1-runtime-ubuntu24.04", "--json")
     assert result.exit_code == 2 and "turns https into plain http" in result.json["error"]["message"], result.json
+
+
+@pytest.mark.parametrize("platform", ["windows/amd64", "linux/", "linux/amd64/v3/x", "sparc"])
+def test_a_platform_that_is_no_linux_one_is_refused(node: Machine, platform: str) -> None:
+    result = node.run("image", "127.0.0.1:9/team/app:1", "--platform", platform, "--json")
+    assert result.exit_code == 2 and "--platform" in result.json["error"]["message"], result.json
