@@ -227,3 +227,19 @@ def test_https_is_never_turned_into_plain_http(node: Machine, tmp_path: Path, ca
 def test_a_platform_that_is_no_linux_one_is_refused(node: Machine, platform: str) -> None:
     result = node.run("image", "127.0.0.1:9/team/app:1", "--platform", platform, "--json")
     assert result.exit_code == 2 and "--platform" in result.json["error"]["message"], result.json
+
+
+def test_a_manifest_the_server_gzips_is_read(node: Machine) -> None:
+    """A registry behind a CDN may gzip its JSON (requests asks for it): the manifest is read decoded; here every
+    request gets that manifest, so the configuration is then refused for its digest, not for its encoding."""
+    import gzip
+
+    from tests.images import manifest_of
+
+    body = gzip.compress(manifest_of(config_of(ENV), []))
+    answer = head("200 OK", {"Content-Type": "application/vnd.oci.image.manifest.v1+json", "Content-Encoding": "gzip",
+                             "Content-Length": str(len(body))}) + body
+    with server(answer) as host:
+        result = node.run("image", f"{host}/team/app:1", "--json")
+    assert result.exit_code == 2 and "configuration does not match its digest" in result.json["error"]["message"], \
+        result.json

@@ -356,8 +356,9 @@ def _socket_of(answer: Any) -> Any:
     return getattr(connection, "sock", None)
 
 
-def _read_some(answer: Any, size: int, deadline: float, fail: Any) -> bytes:
-    """At most SIZE bytes of ANSWER's body, one receive, the socket's wait cut to what is left of DEADLINE."""
+def _read_some(answer: Any, size: int, deadline: float, fail: Any, decode: bool = True) -> bytes:
+    """At most SIZE bytes of ANSWER's body, one receive, the socket's wait cut to what is left of DEADLINE; DECODE:
+    undone of its Content-Encoding (a manifest a CDN gzips), else as sent (a layer, compressed by its media type)."""
     left = deadline - time.monotonic()
     if left <= 0:
         raise fail("the body did not come within its deadline (CUDNN_DOCTOR_IMAGE_TIMEOUT)")
@@ -369,7 +370,7 @@ def _read_some(answer: Any, size: int, deadline: float, fail: Any) -> bytes:
             pass
     raw = getattr(answer, "raw", answer)
     try:
-        return bytes(raw.read1(size))
+        return bytes(raw.read1(size, decode_content=decode))
     except TimeoutError:
         raise fail("the body did not come within its deadline (CUDNN_DOCTOR_IMAGE_TIMEOUT)") from None
     except Exception as error:  # a reset, a body cut short, a broken chunk: urllib3's and http.client's own errors
@@ -404,7 +405,6 @@ class _TimedBody:
         self.answer = answer
         self.deadline = deadline
         self.fail = fail
-        answer.raw.decode_content = False
         self.got = 0
         length = answer.headers.get("Content-Length", "")
         self.length = int(length) if length.isdigit() else None
@@ -413,7 +413,7 @@ class _TimedBody:
         out = bytearray()
         want = size if size >= 0 else 1 << 62
         while len(out) < want:
-            chunk = _read_some(self.answer, min(1 << 20, want - len(out)), self.deadline, self.fail)
+            chunk = _read_some(self.answer, min(1 << 20, want - len(out)), self.deadline, self.fail, decode=False)
             if not chunk:
                 if self.length is not None and self.got < self.length:
                     raise self.fail(f"the body was cut short ({self.got} of {self.length} bytes)")
