@@ -90,3 +90,14 @@ def test_where_a_gpu_may_be_the_missing_driver_stays_an_error(machine: Machine, 
     report = machine.check_json()
     assert "CD159" not in codes(report) and ("CD101" in codes(report) or where == "jetson"), report["findings"]
     assert (report["host"]["platform"]["nvidia_devices"] is None) == (where == "no-bus")
+
+
+def test_deep_on_a_machine_without_a_gpu_is_no_framework_failure(machine: Machine, tmp_path: Path) -> None:
+    """--deep runs torch's first GPU steps, which fail where there is no GPU: what torch said explains CD159, and is
+    no CD415 error of its own."""
+    pci(machine, HOST_BRIDGE, INTEL_GRAPHICS)
+    venv = python_with_cpu_torch(tmp_path)
+    report = machine.check_json("--deep", "--python", str(venv))
+    assert "CD415" not in codes(report) and report["summary"]["exit_code"] == 0, report["findings"]
+    [cd159] = [f for f in report["findings"] if f["code"] == "CD159"]
+    assert any("under --deep" in ref for ref in cd159["refs"]), cd159

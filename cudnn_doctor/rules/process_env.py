@@ -463,7 +463,8 @@ AFFECTS_EVERY_FRAMEWORK = ("CD101", "CD102", "CD104", "CD110", "CD111", "CD112",
 
 def with_evidence(report: Report, findings: list[Finding]) -> list[Finding]:
     """`check --deep`: what each framework said when it ran a tiny cuDNN convolution (and, torch, an LSTM) in a
-    child with this environment, quoted in the errors that explain it; where none does, CD415 carries it."""
+    child with this environment, quoted in the errors that explain it (on a machine with no NVIDIA GPU, CD159 does);
+    where none does, CD415 carries it."""
     out = list(findings)
     for framework in report.frameworks:
         deep = framework.details.get("deep")
@@ -471,8 +472,8 @@ def with_evidence(report: Report, findings: list[Finding]) -> list[Finding]:
             continue
         said = f"{_display(framework.name)} under --deep: {deep['error'][:400]}"
         name = _display(framework.name)
-        explaining = [i for i, f in enumerate(out) if f.severity == "error" and (
-            f.code in AFFECTS_EVERY_FRAMEWORK or name in str(f.values.get("framework", "")))]
+        explaining = [i for i, f in enumerate(out) if (f.severity == "error" and (
+            f.code in AFFECTS_EVERY_FRAMEWORK or name in str(f.values.get("framework", "")))) or f.code == "CD159"]
         if explaining:
             for index in explaining:
                 out[index] = replace(out[index], refs=out[index].refs + (said,))
