@@ -101,3 +101,9 @@ def test_deep_on_a_machine_without_a_gpu_is_no_framework_failure(machine: Machin
     assert "CD415" not in codes(report) and report["summary"]["exit_code"] == 0, report["findings"]
     [cd159] = [f for f in report["findings"] if f["code"] == "CD159"]
     assert any("under --deep" in ref for ref in cd159["refs"]), cd159
+
+
+def test_bench_there_says_there_is_no_gpu(machine: Machine) -> None:
+    pci(machine, HOST_BRIDGE, INTEL_GRAPHICS)
+    result = machine.run("bench")
+    assert result.exit_code == 1 and "No NVIDIA GPU is in this machine" in result.stdout + result.stderr, result.stdout
