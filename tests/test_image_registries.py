@@ -175,6 +175,12 @@ def test_a_drip_a_body_cut_short_and_a_reset_end_in_one_line(node: Machine) -> N
         took = time.monotonic() - started
     assert dripped.exit_code == 2 and "deadline" in dripped.json["error"]["message"], dripped.json
     assert took < 20, took  # the drip would take 100 s; its deadline is 2 s
+    with server(drip=b"HTTP/1.1 200 OK\r\nX-Slow: " + b"a" * 400) as host:  # its status line and headers
+        started = time.monotonic()
+        headers = node.run("image", f"{host}/team/app:1", "--json")
+        took = time.monotonic() - started
+    assert headers.exit_code == 2 and "within 2 s" in headers.json["error"]["message"], headers.json
+    assert took < 20, took
     with server(ok + b'{"schemaVersion": 2') as host:
         short = node.run("image", f"{host}/team/app:1", "--json")
     assert short.exit_code == 2 and "cut short" in short.json["error"]["message"], short.json

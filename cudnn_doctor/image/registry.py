@@ -20,6 +20,8 @@ import os
 import re
 import time
 import urllib.parse
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -270,8 +272,13 @@ class Registry:
         if self.authorization and urllib.parse.urlsplit(url).netloc == self.host:
             sent["Authorization"] = self.authorization  # the registry's own host only, never a redirect's
         try:
-            return self.http.get(url, headers=sent, stream=True, timeout=(min(left, self.timeout), min(left, self.timeout)),
-                                 allow_redirects=False)
+            with within(deadline, lambda: self.fail(f"no answer within {self.timeout:g} s "
+                                                    "(CUDNN_DOCTOR_IMAGE_TIMEOUT)")):
+                return self.http.get(url, headers=sent, stream=True, timeout=(min(left, self.timeout),
+                                                                             min(left, self.timeout)),
+                                     allow_redirects=False)
+        except DoctorError:
+            raise
         except Exception as error:  # requests' and urllib3's own errors: one line
             raise self.fail(f"the registry at {self.host} did not answer ({type(error).__name__})",
                             fix=f"check the network (HTTPS_PROXY where a proxy is the way out) and that the registry "
@@ -317,8 +324,12 @@ class Registry:
         auth = credentials if credentials is not None and _realm_may_have(realm, self.host) else None
         left = deadline - time.monotonic()
         try:
-            answer = self.http.get(url, auth=auth, stream=True, timeout=(max(left, 0.001), max(left, 0.001)),
-                                   allow_redirects=False)
+            with within(deadline, lambda: self.fail(f"the token service at {_short(realm)} did not answer within "
+                                                    f"{self.timeout:g} s (CUDNN_DOCTOR_IMAGE_TIMEOUT)")):
+                answer = self.http.get(url, auth=auth, stream=True, timeout=(max(left, 0.001), max(left, 0.001)),
+                                       allow_redirects=False)
+        except DoctorError:
+            raise
         except Exception as error:
             raise self.fail(f"the token service at {_short(realm)} did not answer ({type(error).__name__})") from None
         with answer:
@@ -337,6 +348,36 @@ class Registry:
             raise self.fail(f"the token service at {_short(realm)} answered no token")
         self.authorization = f"Bearer {token}"
         return True
+
+
+class _Late(BaseException):
+    """The deadline's alarm: a BaseException, so that no library's `except Exception` (urllib3 retries on its own
+    errors) takes it for one of its own."""
+
+
+@contextmanager
+def within(deadline: float, late: Callable[[], DoctorError]) -> Iterator[None]:
+    """The block cut off at DEADLINE, however its server drips its status line and headers (a read timeout is per
+    receive): an interval timer in the main thread, where there is one (Unix); elsewhere each receive's timeout."""
+    import signal
+    import threading
+
+    if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def ring(_signal: int, _frame: object) -> None:
+        raise _Late
+
+    previous = signal.signal(signal.SIGALRM, ring)
+    signal.setitimer(signal.ITIMER_REAL, max(0.001, deadline - time.monotonic()))
+    try:
+        yield
+    except _Late:
+        raise late() from None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def _realm_may_have(realm: str, host: str) -> bool:
