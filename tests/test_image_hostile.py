@@ -194,3 +194,23 @@ def test_a_sparse_blob_larger_than_declared_is_not_read_past_its_size(machine: M
     os.truncate(blob, 100 << 30)  # sparse: 100 GiB that takes no disk
     result = machine.run("image", str(folder), "--json", timeout=40)
     assert result.exit_code == 2 and "longer than the" in result.json["error"]["message"], result.stdout
+
+
+def test_a_gnu_sparse_member_is_read_not_called_cut_short(machine: Machine, tmp_path: Path) -> None:
+    """GNU tar's --sparse stores a 10 MiB file of one 4 KiB extent in a few blocks: the layer is whole."""
+    import shutil
+
+    if shutil.which("tar") is None:
+        pytest.skip("GNU tar makes the sparse member")
+    files = tmp_path / "files" / "usr"
+    files.mkdir(parents=True)
+    with open(files / "sparse.img", "wb") as out:
+        out.truncate(10 << 20)
+        out.seek(5 << 20)
+        out.write(b"x" * 4096)
+    archive = tmp_path / "layer.tar"
+    subprocess.run(["tar", "--sparse", "--format=gnu", "-cf", str(archive), "-C", str(tmp_path / "files"), "usr"],
+                   check=True, timeout=60)
+    folder = one_layer_layout(tmp_path / "oci", archive.read_bytes(), LAYER_TAR)
+    result = machine.run("image", str(folder), "--json")
+    assert result.exit_code in (0, 1) and result.json["image"]["layers"] == 1, result.stdout

@@ -145,7 +145,8 @@ def _read_layer(ref: str, index: int, layer: Layer, files: ImageFiles, framework
                 complete = True
                 break
             archive.members.clear()  # streamed, nothing looks back: 600,000 members must not grow memory
-            end = member.offset_data + member.size
+            if member.sparse is None:  # a GNU sparse member stores less than its size: where it ends is tarfile's
+                end = member.offset_data + member.size
             members += 1
             if members > MAX_MEMBERS:
                 files.note(f"{what}: more than {MAX_MEMBERS} members; the rest was not read")
