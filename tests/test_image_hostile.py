@@ -214,3 +214,20 @@ def test_a_gnu_sparse_member_is_read_not_called_cut_short(machine: Machine, tmp_
     folder = one_layer_layout(tmp_path / "oci", archive.read_bytes(), LAYER_TAR)
     result = machine.run("image", str(folder), "--json")
     assert result.exit_code in (0, 1) and result.json["image"]["layers"] == 1, result.stdout
+
+
+def test_many_large_metadata_files_keep_memory_bounded(machine: Machine, tmp_path: Path) -> None:
+    """300 METADATA files of 1 MiB each (what is read of a small file) in one layer: the text kept is bounded
+    (64 MiB), not 300 MiB."""
+    site = b"usr/lib/python3/dist-packages/"
+    parts = []
+    for index in range(300):
+        parts.append(tar_header(site + b"p%d-1.0.dist-info/METADATA" % index, 1 << 20))
+        text = b"Name: p%d\nVersion: 1.0\n" % index
+        parts.append(text + b"x" * ((1 << 20) - len(text)))  # a whole number of blocks: no padding
+    blob = gzip_stream(iter([*parts, bytes(1024)]))
+    peak, out = peak_rss_mib(["image", str(one_layer_layout(tmp_path / "oci", blob)), "--json"], machine.env)
+    data = json.loads(out)
+    assert data["exit_code"] in (0, 1) and any("small files read so far" in note for note in data["image"]["notes"]), \
+        data["image"]["notes"]
+    assert peak < 250, f"{peak} MiB"

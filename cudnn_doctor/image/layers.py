@@ -32,6 +32,8 @@ OPAQUE = ".wh..wh..opq"
 DEFAULT_MAX_LAYER_BYTES = 64 << 30  # the largest CUDA images' layers are a few GiB
 MAX_MEMBERS = 2_000_000
 MAX_NOTES = 20
+MAX_ENTRIES = 200_000  # the files that matter (libraries, METADATA, version files): a few thousand in real images
+MAX_SMALL_TOTAL = 64 << 20  # the small files' text kept, all layers together: a few MB in real images
 
 
 @dataclass
@@ -52,6 +54,7 @@ class ImageFiles:
     libraries_under_site: set[str] = field(default_factory=set)  # framework libraries' paths (existence only)
     notes: list[str] = field(default_factory=list)  # what was refused or skipped, in words
     bytes_read: int = 0
+    small_bytes: int = 0  # the small files' text kept so far (MAX_SMALL_TOTAL)
 
     def note(self, text: str) -> None:
         if len(self.notes) < MAX_NOTES:
@@ -176,10 +179,17 @@ def _read_layer(ref: str, index: int, layer: Layer, files: ImageFiles, framework
             kind = _wanted(name, files, framework_libraries)
             if kind is None:
                 continue
+            if len(files.entries) + len(added) >= MAX_ENTRIES and name not in added:
+                files.note(f"{what}: more than {MAX_ENTRIES} files that matter; the rest was not read")
+                continue
             if kind == "small" and entry.kind == "file":
                 if member.size > SMALL_LIMIT:
                     files.note(f"{what}: {name} is {member.size} bytes, too big for what it is; not read")
                     continue
+                if files.small_bytes + member.size > MAX_SMALL_TOTAL:
+                    files.note(f"{what}: {name} not read: the small files read so far hold {MAX_SMALL_TOTAL} bytes")
+                    continue
+                files.small_bytes += member.size
                 read = archive.extractfile(member)
                 entry.content = read.read(SMALL_LIMIT + 1) if read is not None else b""
             added[name] = entry
