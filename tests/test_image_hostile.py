@@ -231,3 +231,14 @@ def test_many_large_metadata_files_keep_memory_bounded(machine: Machine, tmp_pat
     assert data["exit_code"] in (0, 1) and any("small files read so far" in note for note in data["image"]["notes"]), \
         data["image"]["notes"]
     assert peak < 250, f"{peak} MiB"
+
+
+def test_a_damaged_header_mid_layer_is_an_error_not_the_end(machine: Machine, tmp_path: Path) -> None:
+    """A member whose data is not padded to its block: the next header is garbage. tarfile took it for the end of
+    the layer and read no further; docker's Go reader refuses such a layer, and so does the doctor."""
+    site = b"usr/lib/python3/dist-packages/"
+    text = b"Name: p\nVersion: 1.0\n"
+    blob = b"".join([tar_header(site + b"p-1.0.dist-info/METADATA", len(text)), text,  # no padding after it
+                     tar_header(site + b"q-1.0.dist-info/METADATA", len(text)), text, bytes(1024)])
+    result = machine.run("image", str(one_layer_layout(tmp_path / "oci", blob, LAYER_TAR)), "--json")
+    assert result.exit_code == 2 and "damaged tar header" in result.json["error"]["message"], result.stdout

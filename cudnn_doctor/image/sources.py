@@ -32,12 +32,19 @@ MAX_EXTENDED_HEADER = 1 << 20  # a pax header or GNU long name: a path (4 KiB on
 
 class BoundedHeaders(tarfile.TarInfo):
     """A tar member whose pax header or GNU long name/link is refused past MAX_EXTENDED_HEADER bytes before it is
-    read (tarfile reads one whole into memory: a header claiming 400 MB took 1.2 GB)."""
+    read (tarfile reads one whole into memory: a header claiming 400 MB took 1.2 GB), and whose damaged header is
+    an error (tarfile ends the archive there, silently, as if the rest were not there; Go's archive/tar, which
+    docker uses, refuses it)."""
 
     @classmethod
     def fromtarfile(cls, tarfile_: tarfile.TarFile) -> tarfile.TarInfo:  # type: ignore[override]
         buf = tarfile_.fileobj.read(tarfile.BLOCKSIZE)  # type: ignore[union-attr]
-        obj = cls.frombuf(buf, tarfile_.encoding, tarfile_.errors)  # type: ignore[arg-type]
+        try:
+            obj = cls.frombuf(buf, tarfile_.encoding, tarfile_.errors)  # type: ignore[arg-type]
+        except tarfile.InvalidHeaderError as error:  # tarfile would take it for the end, and what follows is lost
+            at = tarfile_.fileobj.tell() - len(buf)  # type: ignore[union-attr]
+            raise tarfile.ReadError(f"a damaged tar header at offset {at} ({error}): what follows cannot be "
+                                    "read") from None
         obj.offset = tarfile_.fileobj.tell() - tarfile.BLOCKSIZE  # type: ignore[union-attr]
         if obj.type in EXTENDED and obj.size > MAX_EXTENDED_HEADER:
             raise tarfile.ReadError(f"a {obj.size}-byte extended header (pax or GNU long name) at "
