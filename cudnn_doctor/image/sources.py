@@ -41,7 +41,9 @@ class BoundedHeaders(tarfile.TarInfo):
         buf = tarfile_.fileobj.read(tarfile.BLOCKSIZE)  # type: ignore[union-attr]
         try:
             obj = cls.frombuf(buf, tarfile_.encoding, tarfile_.errors)  # type: ignore[arg-type]
-        except tarfile.InvalidHeaderError as error:  # tarfile would take it for the end, and what follows is lost
+        except tarfile.HeaderError as error:  # an InvalidHeaderError: tarfile would take it for the end, the rest lost
+            if type(error).__name__ != "InvalidHeaderError":  # the end's zero blocks, an empty or short last read
+                raise
             at = tarfile_.fileobj.tell() - len(buf)  # type: ignore[union-attr]
             raise tarfile.ReadError(f"a damaged tar header at offset {at} ({error}): what follows cannot be "
                                     "read") from None
