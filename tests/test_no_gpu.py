@@ -109,3 +109,17 @@ def test_bench_there_says_there_is_no_gpu(machine: Machine) -> None:
     pci(machine, HOST_BRIDGE, INTEL_GRAPHICS)
     result = machine.run("bench")
     assert result.exit_code == 1 and "No NVIDIA GPU is in this machine" in result.stdout + result.stderr, result.stdout
+
+
+def test_an_image_checked_on_a_build_box_without_a_gpu(machine: Machine, tmp_path: Path) -> None:
+    """A CI runner checks an image before it ships: no NVIDIA GPU here is said (CD159, a warning), its needs still
+    are, and no CD101 error fails the job."""
+    from tests.images import config_of, oci_layout
+    from tests.test_image import ENV, cuda_image_layers
+
+    pci(machine, HOST_BRIDGE, INTEL_GRAPHICS)
+    layers = cuda_image_layers()
+    folder = oci_layout(tmp_path / "oci", config_of(ENV, layers=layers), layers)
+    result = machine.run("image", str(folder), "--json")
+    assert codes(result.json) == {"CD159"} and result.exit_code == 0, result.json["findings"]
+    assert result.json["needs"]["min_driver"] == "570.26"

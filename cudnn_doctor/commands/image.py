@@ -36,7 +36,7 @@ def run(ref: str, strict: bool = False, platform: str | None = None) -> dict[str
     host = _host()
     from cudnn_doctor.plan.fixes import advised
 
-    findings = advised(judge_image(facts, driver, gpus, host))  # each finding's fix, from the plan's remedies
+    findings = advised(judge_image(facts, driver, gpus, host, _gpu_absent(ctx, driver)))  # each finding's fix, from the plan's remedies
     summary = summarize(findings, strict)
     cuda, floor, floor_source = driver_floor(facts)
     claim = needed_cuda(facts)
@@ -56,6 +56,18 @@ def run(ref: str, strict: bool = False, platform: str | None = None) -> dict[str
         "summary": to_jsonable(summary),
         "exit_code": summary.exit_code,
     }
+
+
+def _gpu_absent(ctx: Any, driver: Any) -> bool:
+    """No driver answers and the machine shows no NVIDIA GPU (probes/platform.py's nvidia_devices)."""
+    import os
+
+    from cudnn_doctor.probes.platform import nvidia_devices
+
+    if driver.source != "none":
+        return False
+    kind = "jetson" if os.path.exists(ctx.system("/etc/nv_tegra_release")) else "linux"
+    return nvidia_devices(ctx, kind, None) == ()
 
 
 PLATFORM_ARCHES = ("amd64", "arm64", "ppc64le", "s390x", "arm", "386", "riscv64")
