@@ -249,3 +249,60 @@ def test_a_manifest_the_server_gzips_is_read(node: Machine) -> None:
         result = node.run("image", f"{host}/team/app:1", "--json")
     assert result.exit_code == 2 and "configuration does not match its digest" in result.json["error"]["message"], \
         result.json
+
+
+@contextmanager
+def routed(answers: dict[str, bytes], stall: str) -> Iterator[str]:
+    """A registry on 127.0.0.1 that answers each path ending in a key of ANSWERS with its body (as a registry does),
+    and on the path ending in STALL sends its headers and half its body, then nothing."""
+    import http.server
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            for end, body in answers.items():
+                if self.path.endswith(end):
+                    self.send_response(200)
+                    self.send_header("Content-Length", str(len(body)))
+                    self.send_header("Content-Type", json.loads(body).get("mediaType", "application/json")
+                                     if body.startswith(b"{") else "application/octet-stream")
+                    self.end_headers()
+                    if end == stall:
+                        self.wfile.write(body[:len(body) // 2])
+                        self.wfile.flush()
+                        time.sleep(30)
+                        return
+                    self.wfile.write(body)
+                    return
+            self.send_response(404)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    listener = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    listener.daemon_threads = True
+    thread = threading.Thread(target=listener.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"127.0.0.1:{listener.server_address[1]}"
+    finally:
+        listener.shutdown()
+        listener.server_close()
+
+
+def test_a_layer_that_stalls_halfway_ends_at_its_deadline(node: Machine) -> None:
+    from tests.images import digest, manifest_of
+
+    layers = cuda_image_layers()
+    config = config_of(ENV, layers=layers)
+    manifest = manifest_of(config, layers)
+    answers = {"/manifests/1": manifest, f"/blobs/{digest(config)}": config,
+               **{f"/blobs/{digest(blob)}": blob for blob, _ in layers}}
+    node.env["CUDNN_DOCTOR_IMAGE_TIMEOUT"] = "2"
+    with routed(answers, stall=f"/blobs/{digest(layers[0][0])}") as host:
+        started = time.monotonic()
+        result = node.run("image", f"{host}/team/app:1", "--json")
+        took = time.monotonic() - started
+    assert result.exit_code == 2 and "deadline" in result.json["error"]["message"], result.json
+    assert took < 20, took
