@@ -37,6 +37,9 @@ def test_a_laptop_without_an_nvidia_gpu_is_told_so_and_nothing_is_installed(mach
     assert text.stdout.startswith("[!] NVIDIA GPU: none in this machine"), text.stdout
     assert "fix --yes" not in text.stdout and text.exit_code == 0
     report = machine.check_json()
+    from tests.test_schemas import validate
+
+    validate(report)
     assert codes(report) == {"CD159"}, report["findings"]
     assert report["host"]["platform"]["nvidia_devices"] == []
     [cd159] = report["findings"]
@@ -121,5 +124,8 @@ def test_an_image_checked_on_a_build_box_without_a_gpu(machine: Machine, tmp_pat
     layers = cuda_image_layers()
     folder = oci_layout(tmp_path / "oci", config_of(ENV, layers=layers), layers)
     result = machine.run("image", str(folder), "--json")
+    from tests.test_schemas import validate
+
+    validate(result.json)
     assert codes(result.json) == {"CD159"} and result.exit_code == 0, result.json["findings"]
     assert result.json["needs"]["min_driver"] == "570.26"
