@@ -137,18 +137,23 @@ def push(base: str, name: str, tag: str, config: bytes, layers: list[tuple[bytes
     return digest(manifest)
 
 
-def push_list(base: str, name: str, tag: str, images: list[tuple[str, bytes, list[tuple[bytes, str]]]]) -> str:
+def push_list(base: str, name: str, tag: str, images: list[tuple[str, bytes, list[tuple[bytes, str]]]],
+              oci: bool = False) -> str:
     """A multi-platform image as Docker Hub serves nvidia/cuda: a manifest list (Docker's media types) of one image
-    per (architecture, config, layers), each pushed by its digest first; the list's digest."""
+    per (architecture, config, layers), each pushed by its digest first; with OCI, an OCI index of OCI manifests
+    (as ghcr.io serves images that buildx pushed); the list's digest."""
     entries = []
+    docker = not oci
     for arch, config, layers in images:
-        manifest_digest = push(base, name, digest(manifest_of(config, layers, True)), config, layers, docker=True)
-        size = len(manifest_of(config, layers, True))
-        entries.append({"mediaType": DOCKER_MANIFEST, "digest": manifest_digest, "size": size,
+        manifest = manifest_of(config, layers, docker)
+        manifest_digest = push(base, name, digest(manifest), config, layers, docker=docker)
+        entries.append({"mediaType": DOCKER_MANIFEST if docker else MANIFEST, "digest": manifest_digest,
+                        "size": len(manifest),
                         "platform": {"architecture": arch, "os": "linux", **({"variant": "v8"} if arch == "arm64" else {})}})
-    listing = json.dumps({"schemaVersion": 2, "mediaType": DOCKER_LIST, "manifests": entries}, indent=3).encode()
+    kind = DOCKER_LIST if docker else INDEX
+    listing = json.dumps({"schemaVersion": 2, "mediaType": kind, "manifests": entries}, indent=3).encode()
     put = urllib.request.Request(f"{base}/v2/{name}/manifests/{tag}", method="PUT", data=listing,
-                                 headers={"Content-Type": DOCKER_LIST})
+                                 headers={"Content-Type": kind})
     urllib.request.urlopen(put, timeout=10).close()
     return digest(listing)
 

@@ -38,21 +38,33 @@ def node(machine: Machine, tmp_path: Path) -> Machine:
     return machine
 
 
-def multi_platform(base: str) -> str:
-    """nvidia/cuda:TAG as Docker Hub lists it: an amd64 and an arm64 image in a manifest list."""
+def multi_platform(base: str, oci: bool = False) -> str:
+    """nvidia/cuda:TAG as Docker Hub lists it: an amd64 and an arm64 image in a manifest list (or an OCI index)."""
     layers = cuda_image_layers()
     arm = cuda_image_layers()[:1]
     return push_list(base, NAME, TAG, [("amd64", config_of(ENV, layers=layers), layers),
-                                       ("arm64", config_of(ENV, arch="arm64", layers=arm), arm)])
+                                       ("arm64", config_of(ENV, arch="arm64", layers=arm), arm)], oci)
 
 
 @contextmanager
-def hub_behind_tokens(tmp_path: Path, users: dict[str, str] | None = None) -> Iterator[tuple[str, object]]:
+def hub_behind_tokens(tmp_path: Path, users: dict[str, str] | None = None,
+                      oci: bool = False) -> Iterator[tuple[str, object]]:
     """The images pushed to a registry without auth, then served from the same storage behind a token service."""
     with registry(tmp_path / "registry") as base:
-        multi_platform(base)
+        multi_platform(base, oci)
     with token_service(tmp_path / "tokens", users) as tokens, registry(tmp_path / "registry", tokens) as base:
         yield base.removeprefix("http://"), tokens
+
+
+@needs_registry
+@needs_openssl
+def test_an_oci_index_on_ghcr_style_names(node: Machine, tmp_path: Path) -> None:
+    """An OCI index of OCI manifests (what buildx pushes to ghcr.io), read by HOST/OWNER/NAME:TAG, both platforms."""
+    with hub_behind_tokens(tmp_path, oci=True) as (host, _tokens):
+        amd = node.run("image", f"{host}/{NAME}:{TAG}", "--json").json
+        arm = node.run("image", f"{host}/{NAME}:{TAG}", "--platform", "arm64", "--json").json
+    assert (amd["image"]["arch"], arm["image"]["arch"]) == ("amd64", "arm64"), (amd, arm)
+    assert amd["image"]["digest"] != arm["image"]["digest"]
 
 
 @needs_registry
