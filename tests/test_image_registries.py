@@ -201,11 +201,17 @@ def test_a_drip_a_body_cut_short_and_a_reset_end_in_one_line(node: Machine) -> N
     assert reset.exit_code == 2 and "Traceback" not in reset.stderr, reset.json
 
 
-@pytest.mark.parametrize("value", ["abc", "-1", "nan"])
-def test_image_timeout_is_checked_with_the_other_variables(node: Machine, value: str) -> None:
-    node.env["CUDNN_DOCTOR_IMAGE_TIMEOUT"] = value
-    result = node.run("image", "127.0.0.1:9/team/app:1", "--json")
-    assert result.exit_code == 2 and "CUDNN_DOCTOR_IMAGE_TIMEOUT" in result.json["error"]["message"], result.json
+@pytest.mark.parametrize(("variable", "value"), [
+    ("CUDNN_DOCTOR_IMAGE_TIMEOUT", "abc"), ("CUDNN_DOCTOR_IMAGE_TIMEOUT", "-1"), ("CUDNN_DOCTOR_IMAGE_TIMEOUT", "nan"),
+    ("CUDNN_DOCTOR_IMAGE_MAX_LAYER_BYTES", "64G"), ("CUDNN_DOCTOR_IMAGE_MAX_LAYER_BYTES", "0"),
+    ("CUDNN_DOCTOR_REGISTRY_MIRROR", "http://mirror.example.com"), ("CUDNN_DOCTOR_REGISTRY_MIRROR", "ftp://127.0.0.1"),
+])
+def test_image_variables_are_checked(node: Machine, variable: str, value: str) -> None:
+    """Each is a usage error in one line, before any request (the numbers with the other variables); a good timeout
+    is honoured (the drip tests set one), where any value was an internal error before."""
+    node.env[variable] = value
+    result = node.run("image", "ubuntu:24.04", "--json")
+    assert result.exit_code == 2 and variable in result.json["error"]["message"], result.json
 
 
 @pytest.mark.parametrize(("ref", "said"), [
