@@ -273,7 +273,7 @@ def _platform_line(report: Report, verbose: bool) -> str:
 def _driver_lines(report: Report, verbose: bool) -> tuple[str, list[str]]:
     driver = report.driver
     platform = report.host.platform
-    if driver.source == "none" and platform is not None and platform.nvidia_devices == ():
+    if driver.source == "none" and any(f.code == "CD159" for f in report.findings):
         return "NVIDIA GPU: none in this machine", [escape("the PCI bus lists no NVIDIA display controller")]
     if driver.source == "none":
         seen = platform.nvidia_devices if platform is not None and platform.nvidia_devices else ()
