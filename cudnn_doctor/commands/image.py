@@ -23,7 +23,7 @@ def run(ref: str, strict: bool = False, platform: str | None = None) -> dict[str
     from cudnn_doctor.rules.image import driver_floor, judge_image
 
     if not ref.strip():
-        raise DoctorError("image: no image given", fix="cudnn-doctor image IMAGE.tar | OCI-LAYOUT-DIR | HOST:PORT/NAME:TAG")
+        raise DoctorError("image: no image given", fix="cudnn-doctor image IMAGE.tar | OCI-LAYOUT-DIR | nvidia/cuda:TAG | HOST:PORT/NAME:TAG")
     ctx = SearchContext.from_environment()
     parts = open_image(ref, _architecture(platform) if platform is not None else ctx.arch)
     try:
