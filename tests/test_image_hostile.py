@@ -242,3 +242,12 @@ def test_a_damaged_header_mid_layer_is_an_error_not_the_end(machine: Machine, tm
                      tar_header(site + b"q-1.0.dist-info/METADATA", len(text)), text, bytes(1024)])
     result = machine.run("image", str(one_layer_layout(tmp_path / "oci", blob, LAYER_TAR)), "--json")
     assert result.exit_code == 2 and "damaged tar header" in result.json["error"]["message"], result.stdout
+
+
+def test_a_manifest_of_50000_layers_is_refused_before_any_is_read(machine_in_process: Machine, tmp_path: Path) -> None:
+    small = layer({"etc/hostname": "box\n"}, compress=False)
+    config = config_of(ENV)
+    manifest = json.loads(manifest_of(config, [small] * 50_000))
+    folder = write_layout(tmp_path / "oci", config, manifest, index_of(json.dumps(manifest).encode()), [small[0]])
+    result = machine_in_process.run("image", str(folder), "--json")
+    assert result.exit_code == 2 and "50000 layers" in result.json["error"]["message"], result.stdout

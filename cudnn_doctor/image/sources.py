@@ -24,6 +24,7 @@ DOCKER_LIST = "application/vnd.docker.distribution.manifest.list.v2+json"
 DOCKER_MANIFEST = "application/vnd.docker.distribution.manifest.v2+json"
 INDEXES = (OCI_INDEX, DOCKER_LIST)
 ARCHES = {"x86_64": "amd64", "aarch64": "arm64", "ppc64le": "ppc64le"}
+MAX_LAYERS = 500  # Docker's and containerd's images stop near 127 (overlayfs' 128 lower layers)
 MAX_ARCHIVE_MEMBERS = 100_000  # a docker save or OCI archive: a few files per layer; a layer is streamed apart
 
 
@@ -156,8 +157,15 @@ def _pick(ref: str, index: dict[str, Any], arch: str) -> dict[str, Any]:
     return images[0] if images else manifests[0]
 
 
+def _too_many_layers(ref: str, count: int) -> None:
+    if count > MAX_LAYERS:
+        raise bad_image(ref, f"{count} layers: more than the {MAX_LAYERS} an image can have (overlayfs stacks at "
+                             "most 128 lower layers)")
+
+
 def _layers_of(ref: str, manifest: dict[str, Any], opener: Callable[[str], IO[bytes]]) -> list[Layer]:
     layers = []
+    _too_many_layers(ref, len(_list(manifest.get("layers"))))
     for entry in _list(manifest.get("layers")):
         if not isinstance(entry, dict):
             raise bad_image(ref, "a layer entry that is not an object")
@@ -323,6 +331,7 @@ def _docker_archive(path: str, blobs: _TarBlobs) -> ImageParts:
         raise bad_image(path, "its manifest.json names no configuration (Config)")
     config = _json(path, blobs.read(config_name, MAX_JSON), "configuration")
     layers = []
+    _too_many_layers(path, len(_list(entry.get("Layers"))))
     for name in _list(entry.get("Layers")):
         if not isinstance(name, str) or _clean(name) is None:
             raise bad_image(path, f"a layer path that climbs out of the archive ({str(name)[:80]!r})")
