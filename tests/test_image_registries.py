@@ -309,12 +309,19 @@ def routed(answers: dict[str, bytes], stall: str) -> Iterator[str]:
         listener.server_close()
 
 
-def test_a_layer_that_stalls_halfway_ends_at_its_deadline(node: Machine) -> None:
+@pytest.mark.parametrize("declared", ["true", "huge"])
+def test_a_layer_that_stalls_halfway_ends_at_its_deadline(node: Machine, declared: str) -> None:
+    """A blob that stops sending halfway: cut off when nothing came for CUDNN_DOCTOR_IMAGE_TIMEOUT, however much
+    time its declared size would buy (a manifest may declare 1 EB)."""
     from tests.images import digest, manifest_of
 
     layers = cuda_image_layers()
     config = config_of(ENV, layers=layers)
     manifest = manifest_of(config, layers)
+    if declared == "huge":
+        document = json.loads(manifest)
+        document["layers"][0]["size"] = 10 ** 18
+        manifest = json.dumps(document).encode()
     answers = {"/manifests/1": manifest, f"/blobs/{digest(config)}": config,
                **{f"/blobs/{digest(blob)}": blob for blob, _ in layers}}
     node.env["CUDNN_DOCTOR_IMAGE_TIMEOUT"] = "2"

@@ -231,9 +231,12 @@ class Registry:
         return body, answer.headers.get("Content-Type", "").split(";")[0].strip()
 
     def open_blob(self, digest: str, size: int | None) -> Any:
-        deadline = time.monotonic() + self.timeout + (size or 0) / MIN_RATE
+        from cudnn_doctor.image.layers import max_layer_bytes
+
+        # a size a manifest declares past what a layer may be read to buys no more time than that bound
+        deadline = time.monotonic() + self.timeout + min(size or 0, max_layer_bytes()) / MIN_RATE
         answer = self.open(f"{self.base}/blobs/{digest}", deadline, {})
-        return _TimedBody(answer, deadline, lambda why: self.fail(f"the layer {digest[:19]}: {why}"))
+        return _TimedBody(answer, deadline, lambda why: self.fail(f"the layer {digest[:19]}: {why}"), self.timeout)
 
     def open(self, url: str, deadline: float, headers: dict[str, str]) -> Any:
         """The answer to GET URL, redirects followed by hand (each hop checked), a challenge answered once."""
@@ -397,16 +400,18 @@ def _socket_of(answer: Any) -> Any:
     return getattr(connection, "sock", None)
 
 
-def _read_some(answer: Any, size: int, deadline: float, fail: Any, decode: bool = True) -> bytes:
+def _read_some(answer: Any, size: int, deadline: float, fail: Any, decode: bool = True,
+               stall: float | None = None) -> bytes:
     """At most SIZE bytes of ANSWER's body, one receive, the socket's wait cut to what is left of DEADLINE; DECODE:
-    undone of its Content-Encoding (a manifest a CDN gzips), else as sent (a layer, compressed by its media type)."""
+    undone of its Content-Encoding (a manifest a CDN gzips), else as sent (a layer, compressed by its media type);
+    STALL: seconds without a byte after which the body has stopped, whatever is left of its deadline."""
     left = deadline - time.monotonic()
     if left <= 0:
         raise fail("the body did not come within its deadline (CUDNN_DOCTOR_IMAGE_TIMEOUT)")
     sock = _socket_of(answer)
     if sock is not None:
         try:
-            sock.settimeout(left)
+            sock.settimeout(min(left, stall) if stall else left)
         except OSError:
             pass
     raw = getattr(answer, "raw", answer)
@@ -442,9 +447,10 @@ class _TimedBody:
     """A layer blob's body as a stream, every read within the blob's deadline (the blob is compressed by its media
     type, not by HTTP: no content decoding)."""
 
-    def __init__(self, answer: Any, deadline: float, fail: Any) -> None:
+    def __init__(self, answer: Any, deadline: float, fail: Any, stall: float) -> None:
         self.answer = answer
         self.deadline = deadline
+        self.stall = stall
         self.fail = fail
         self.got = 0
         length = answer.headers.get("Content-Length", "")
@@ -454,7 +460,8 @@ class _TimedBody:
         out = bytearray()
         want = size if size >= 0 else 1 << 62
         while len(out) < want:
-            chunk = _read_some(self.answer, min(1 << 20, want - len(out)), self.deadline, self.fail, decode=False)
+            chunk = _read_some(self.answer, min(1 << 20, want - len(out)), self.deadline, self.fail, decode=False,
+                               stall=self.stall)
             if not chunk:
                 if self.length is not None and self.got < self.length:
                     raise self.fail(f"the body was cut short ({self.got} of {self.length} bytes)")
