@@ -163,6 +163,9 @@ def server(answer: bytes | None = None, drip: bytes | None = None, reset: bool =
 
 
 def head(status: str, headers: dict[str, str]) -> bytes:
+    """A status line and HEADERS, with `Connection: close`: the server closes after each answer, and says so, so that
+    no client sends its next request on a connection being closed."""
+    headers = {**headers, "Connection": "close"}
     return (f"HTTP/1.1 {status}\r\n" + "".join(f"{k}: {v}\r\n" for k, v in headers.items()) + "\r\n").encode()
 
 
