@@ -239,6 +239,11 @@ _CODES = (
          "Docker is installed and this machine has an NVIDIA driver, but not the NVIDIA Container Toolkit (no "
          "nvidia-ctk, nvidia-container-runtime-hook or nvidia-container-cli): `docker run --gpus all` fails with "
          "'could not select device driver \"\" with capabilities: [[gpu]]'."),
+    Code("CD159", "warning", "No NVIDIA GPU in this machine",
+         "No NVIDIA GPU is in this machine: the PCI bus lists no NVIDIA display controller (vendor 0x10de, class "
+         "0x03), and there is no WSL 2 /dev/dxg nor a Jetson's integrated GPU. No program here can use CUDA or "
+         "cuDNN; frameworks run on the CPU, and nothing is installed for the GPU unless asked (`--require cudnn` on "
+         "a machine that builds against cuDNN)."),
     # CD2xx: CUDA toolkit and runtime
     Code("CD201", "warning", "No CUDA toolkit found",
          "No CUDA toolkit was found (CUDA_HOME, CUDA_PATH, nvcc on PATH, /usr/local/cuda*, pip "
