@@ -33,7 +33,9 @@ class WaitLine:
         if self.status is not None:
             from rich.text import Text
 
-            self.status.update(Text(text))
+            # naming the spinner again makes rich draw the words now, not at its next tick (12 a second): words
+            # replaced sooner were otherwise never on the terminal
+            self.status.update(Text(text), spinner="dots")
 
 
 def _terminal(stream: Any) -> bool:
