@@ -110,7 +110,7 @@ def status_name(lib, status):
         lib.cudnnGetErrorString.argtypes = [ctypes.c_int]
         name = lib.cudnnGetErrorString(status)
         return name.decode("ascii", "replace") if name else ""
-    except (AttributeError, OSError):
+    except (AttributeError, OSError, UnicodeDecodeError):
         return ""
 
 
@@ -137,7 +137,7 @@ def main(argv):
             return 0
     try:
         lib = ctypes.CDLL(soname, mode=mode)
-    except OSError as error:
+    except (OSError, UnicodeDecodeError) as error:
         say("open-error", error)
         return 0
     maps = say_new(maps)
@@ -150,13 +150,13 @@ def main(argv):
         say("check-start", "cudnnGetVersion")
         lib.cudnnGetVersion.restype = ctypes.c_size_t
         say("version", lib.cudnnGetVersion())
-    except AttributeError:
+    except (AttributeError, UnicodeDecodeError):
         say("version", "")
     for check in [c for c in checks.split(",") if c]:
         say("check-start", check)
         try:
             function = getattr(lib, check)
-        except AttributeError:
+        except (AttributeError, UnicodeDecodeError):  # ctypes decodes dlerror's words, a folder's bytes in them
             say("check", f"{check}\t-1\tnot exported")
             continue
         function.restype = ctypes.c_int
@@ -170,7 +170,7 @@ def main(argv):
         try:
             ctypes.CDLL(target, mode=mode)
             say("later", f"{name}\tok")
-        except OSError as error:
+        except (OSError, UnicodeDecodeError) as error:
             say("later", f"{name}\t{error}")
         maps = say_new(maps)
     say("done")
@@ -191,7 +191,7 @@ def _file_of(lib, symbol):
         info = _DlInfo()
         if address and libdl.dladdr(address, ctypes.byref(info)) and info.dli_fname:
             return os.fsdecode(info.dli_fname)
-    except (AttributeError, OSError, ValueError):
+    except (AttributeError, OSError, ValueError, UnicodeDecodeError):
         pass
     return None
 

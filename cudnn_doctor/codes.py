@@ -530,10 +530,11 @@ SEEN = frozenset({
     "CD177", "CD179", "CD211",
 })  # the answer of the thing itself: NVML, cuInit, the loader in a child, the kernel's log, a framework's run
 RULE = frozenset({
-    "CD103", "CD150", "CD154", "CD301", "CD155", "CD206", "CD207", "CD208", "CD209", "CD210", "CD311", "CD312", "CD403",
+    "CD103", "CD150", "CD152", "CD154", "CD301", "CD155", "CD206", "CD207", "CD208", "CD209", "CD210", "CD311", "CD312", "CD403",
     "CD404", "CD405", "CD408", "CD410", "CD411", "CD413", "CD416", "CD120", "CD121", "CD122", "CD220", "CD320", "CD420",
 })  # a rule NVIDIA or the framework states (compat/, each row sourced), its parser's grammar, or the user's --require;
-# CD301: no copy of cuDNN anywhere the loader or a framework looks, so nothing can load one
+# CD301: no copy of cuDNN anywhere the loader or a framework looks, so nothing can load one; CD152: NVIDIA's CUDA on
+# WSL guide says a Linux driver inside WSL 2 cannot reach the GPU and must not be installed there
 # everything else is "read" unless its rule says otherwise; install (CD5xx) and bench (CD6xx) report what happened
 
 

@@ -182,10 +182,10 @@ def _home(shell: str) -> Path:
     if not home or not os.path.isabs(home):
         raise DoctorError(f"--install-completion {shell}: HOME is {'empty' if not home else repr(escaped(home))}, "
                           "not the absolute path of a folder, so there is no home to write into",
-                          fix=f"set HOME to your home folder, or {_by_hand(shell)}")
+                          fix=f"set HOME to your home folder, or {_by_hand(shell)}", code="CD007")
     if not os.path.isdir(home):
         raise DoctorError(f"--install-completion {shell}: HOME ({escaped(home)}) is not a folder",
-                          fix=f"set HOME to your home folder, or {_by_hand(shell)}")
+                          fix=f"set HOME to your home folder, or {_by_hand(shell)}", code="CD005")
     return Path(home)
 
 
@@ -193,7 +193,8 @@ def _refused(shell: str, path: object, why: str, fix: str) -> Exception:
     from cudnn_doctor.errors import DoctorError
     from cudnn_doctor.user_files import escaped
 
-    return DoctorError(f"--install-completion {shell}: {escaped(str(path))}: {why}; nothing was changed", fix=fix)
+    return DoctorError(f"--install-completion {shell}: {escaped(str(path))}: {why}; nothing was changed", fix=fix,
+                       code="CD006")
 
 
 def _os_why(error: OSError) -> str:
@@ -292,7 +293,8 @@ def _append(descriptor: int, data: bytes) -> None:
         os.write(descriptor, data)
     except OSError as error:
         raise DoctorError(f"--install-completion: the start-up file was not written ({_os_why(error)})",
-                          fix=f"add this to it yourself: {data.decode('utf-8', 'replace').strip().splitlines()[0]}") from None
+                          fix=f"add this to it yourself: {data.decode('utf-8', 'replace').strip().splitlines()[0]}",
+                          code="CD006") from None
     finally:
         os.close(descriptor)
 
@@ -311,11 +313,12 @@ def _powershell_profile(shell: str) -> Path:
     found = shutil.which(program)
     if found is None:
         raise DoctorError(f"--install-completion {shell}: cannot ask {program} for its profile ({program} is not "
-                          "on PATH)", fix=fix)
+                          "on PATH)", fix=fix, code="CD009")
     answer = run_child([found, "-NoProfile", "-NonInteractive", "-Command", "echo", "$profile"], None,
                        deadline_in(60), what=program)
     lines = [text.strip() for text in answer.stdout.splitlines() if text.strip()]
     if answer.error or answer.exit_code != 0 or len(lines) != 1 or not os.path.isabs(lines[0]):
         why = answer.error or (f"it answered {lines[0][:200]!r}" if lines else "it answered nothing")
-        raise DoctorError(f"--install-completion {shell}: cannot ask {program} for its profile ({why})", fix=fix)
+        raise DoctorError(f"--install-completion {shell}: cannot ask {program} for its profile ({why})", fix=fix,
+                          code="CD009")
     return Path(lines[0])

@@ -139,6 +139,8 @@ def run_in_process(args: list[str], env: dict[str, str], cwd: Path, timeout: flo
         os.environ.update(env)
         os.chdir(cwd)
         json_out.written = False
+        saved_argv = sys.argv
+        sys.argv = ["cudnn-doctor", *args]  # as the console script's process has it (next_step reads it)
         signals._received.clear()
         signals._held.clear()
         if threading.current_thread() is not threading.main_thread():
@@ -169,6 +171,7 @@ def run_in_process(args: list[str], env: dict[str, str], cwd: Path, timeout: flo
                 os.dup2(saved, fd)
                 os.close(saved)
             os.chdir(saved_cwd)
+            sys.argv = saved_argv
             os.environ.clear()
             os.environ.update(saved_env)
             for signum, handler in saved_handlers.items():

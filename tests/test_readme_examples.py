@@ -204,6 +204,8 @@ SETUPS = {  # (section, command) -> how its pretend machine is made (a context t
     ("`cudnn-doctor explain`", "cudnn-doctor explain \"Could not load dynamic library 'libcudnn.so.8'; dlerror: "
                                "libcudnn.so.8: cannot open shared object file\""): _one_cudnn,
     ("`cudnn-doctor explain`", "cudnn-doctor explain CD303"): None,
+    ("`cudnn-doctor explain`", "cudnn-doctor explain --offline-only \"Error Code 9: API Usage Error (Target GPU SM 120 "
+                               "is not supported by this TensorRT release.)\""): None,
     ("Many nodes: `fleet merge` and `fleet run --slurm`", "cudnn-doctor fleet merge reports/"): _fleet_reports,
     ("Choosing findings", "cudnn-doctor check"): _one_cudnn,
     ("`cudnn-doctor check`", "cudnn-doctor check --project repo --select CD43 -q"): _folder_of_projects,

@@ -43,8 +43,8 @@ def render_plan(console: Any, outcome: Any, shell: str, applied: bool, shown: bo
         else:
             print_with_commands(console, "", action.text or "", 7)
         print_wrapped(console, "[dim]why:[/] " + escape(action.why), 7)  # prose: a value's `...` is no command
-        if action.verified:
-            print_with_commands(console, "[dim]tried:[/] ", action.verified, 7)
+        if action.verified and action.verified.startswith(("verified here", "tried here")):  # what was tried (JSON
+            print_with_commands(console, "[dim]tried:[/] ", action.verified, 7)  # says why the others were not)
         if applied and outcome.results[index - 1:index]:
             result = outcome.results[index - 1]
             extra = f": {result['why']}" if result.get("why") else ""
