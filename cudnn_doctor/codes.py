@@ -535,6 +535,7 @@ RULE = frozenset({
 })  # a rule NVIDIA or the framework states (compat/, each row sourced), its parser's grammar, or the user's --require;
 # CD301: no copy of cuDNN anywhere the loader or a framework looks, so nothing can load one; CD152: NVIDIA's CUDA on
 # WSL guide says a Linux driver inside WSL 2 cannot reach the GPU and must not be installed there
+# CD159 (no NVIDIA GPU in the machine) is read from /sys (the PCI bus, /dev/dxg, a Jetson's files): "read", a warning
 # everything else is "read" unless its rule says otherwise; install (CD5xx) and bench (CD6xx) report what happened
 
 
