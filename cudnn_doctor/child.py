@@ -3,7 +3,7 @@
 A child is anything that may hang, crash or misbehave: a Python probe that dlopens a vendor library,
 `nvcc --version`, `ldconfig -p`, a framework import, the bench. Each child
 
-- runs in its own session and process group, from a neutral folder ("/"), with stdin closed;
+- runs in its own session and process group, from a neutral folder ("/"), with stdin closed (or a file of its request's input);
 - has ONE deadline that covers starting it, running it and reading its output: the pipes are read
   non-blocking, so a library whose load-time code daemonises (fork + setsid) and keeps stdout open
   cannot make us wait; at the deadline, or as soon as the child itself has exited, its pipes are
@@ -87,6 +87,7 @@ class ChildRequest:
     stop_grace: float = 0.0
     # the child answers on a pipe of its own, the descriptor named by ANSWER_FD_VARIABLE, not on stdout
     answer_channel: bool = False
+    stdin: bytes = b""  # what the child reads on its standard input (a credential helper's server URL); else none
 
 
 def write_answer(text: str) -> None:
@@ -391,14 +392,22 @@ class ChildBatch:
         if self.deadline is not None:
             deadline = min(deadline, self.deadline)
         answer_read = answer_write = None
+        stdin_file = None
         options = dict(CURRENT.popen_options)
         try:
             if request.answer_channel and CURRENT.name == "posix":  # Windows: stdout, as before
                 answer_read, answer_write = os.pipe()
                 env[ANSWER_FD_VARIABLE] = str(answer_write)
                 options["pass_fds"] = (answer_write,)
-            process = subprocess.Popen(list(request.argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                       stderr=subprocess.PIPE, env=env, cwd=NEUTRAL_CWD, **options)
+            if request.stdin:  # a file, not a pipe: a child that never reads it cannot block the batch
+                import tempfile
+
+                stdin_file = tempfile.TemporaryFile()
+                stdin_file.write(request.stdin)
+                stdin_file.seek(0)
+            process = subprocess.Popen(list(request.argv), stdin=stdin_file or subprocess.DEVNULL,
+                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=NEUTRAL_CWD,
+                                       **options)
             CURRENT.adopt(process)
         except (OSError, ValueError) as error:
             if answer_read is not None:
@@ -415,6 +424,8 @@ class ChildBatch:
         finally:
             if answer_write is not None:
                 os.close(answer_write)
+            if stdin_file is not None:
+                stdin_file.close()
         child = _Running(index, process, started, deadline, on_stderr_line=request.on_stderr_line)
         pipes: list[Any] = [process.stdout, process.stderr]
         if answer_read is not None:

@@ -239,6 +239,11 @@ _CODES = (
          "Docker is installed and this machine has an NVIDIA driver, but not the NVIDIA Container Toolkit (no "
          "nvidia-ctk, nvidia-container-runtime-hook or nvidia-container-cli): `docker run --gpus all` fails with "
          "'could not select device driver \"\" with capabilities: [[gpu]]'."),
+    Code("CD159", "warning", "No NVIDIA GPU in this machine",
+         "No NVIDIA GPU is in this machine: the PCI bus lists no NVIDIA display controller (vendor 0x10de, class "
+         "0x03), and there is no WSL 2 /dev/dxg nor a Jetson's integrated GPU. No program here can use CUDA or "
+         "cuDNN; frameworks run on the CPU, and nothing is installed for the GPU unless asked (`--require cudnn` on "
+         "a machine that builds against cuDNN)."),
     # CD2xx: CUDA toolkit and runtime
     Code("CD201", "warning", "No CUDA toolkit found",
          "No CUDA toolkit was found (CUDA_HOME, CUDA_PATH, nvcc on PATH, /usr/local/cuda*, pip "
@@ -530,6 +535,7 @@ RULE = frozenset({
 })  # a rule NVIDIA or the framework states (compat/, each row sourced), its parser's grammar, or the user's --require;
 # CD301: no copy of cuDNN anywhere the loader or a framework looks, so nothing can load one; CD152: NVIDIA's CUDA on
 # WSL guide says a Linux driver inside WSL 2 cannot reach the GPU and must not be installed there
+# CD159 (no NVIDIA GPU in the machine) is read from /sys (the PCI bus, /dev/dxg, a Jetson's files): "read", a warning
 # everything else is "read" unless its rule says otherwise; install (CD5xx) and bench (CD6xx) report what happened
 
 

@@ -43,6 +43,9 @@ class Platform:
     docker: bool = False  # dockerd is installed
     container_toolkit: tuple[str, ...] = ()  # its programs found (nvidia-ctk, nvidia-container-runtime-hook, ...)
     cdi_specs: dict[str, str | None] = field(default_factory=dict)  # NVIDIA CDI spec -> driver it names
+    # what shows an NVIDIA GPU in the machine (a PCI display controller of vendor 0x10de, WSL's /dev/dxg, a Jetson's
+    # integrated GPU); () when the PCI bus lists devices and none is one; None when nothing could be asked
+    nvidia_devices: tuple[str, ...] | None = None
 
 
 @dataclass

@@ -136,7 +136,9 @@ EXPLAIN: tuple[Option, ...] = (
 
 IMAGE: tuple[Option, ...] = (
     Option(("ref",), "ref", "A `docker save` archive, an OCI layout folder (or its tar), or a registry reference "
-           "HOST[:PORT]/NAME[:TAG][@DIGEST].", ARGUMENT, "IMAGE"),
+           "as docker reads it: nvidia/cuda:TAG, docker.io/..., HOST[:PORT]/NAME[:TAG][@DIGEST].", ARGUMENT, "IMAGE"),
+    Option(("--platform",), "platform", "Which image of a multi-platform one: linux/amd64, linux/arm64 (default: "
+           "this machine's).", VALUE, "OS/ARCH"),
     Option(("--strict",), "strict", "Warnings fail too (exit 1).", FLAG),
     _json("schema cudnn-doctor/image/1"),
     QUIET,

@@ -23,6 +23,8 @@ NUMBERS: dict[str, tuple[float, float, str]] = {
     "CUDNN_DOCTOR_DOWNLOAD_DEADLINE": (0.1, 1e7, "3600"),
     "CUDNN_DOCTOR_RETRY_BACKOFF": (0.0, 60.0, "0.5"),
     "CUDNN_DOCTOR_READ_TIMEOUT": (0.01, 1e6, "60"),
+    "CUDNN_DOCTOR_IMAGE_TIMEOUT": (0.001, 1e6, "30"),
+    "CUDNN_DOCTOR_IMAGE_MAX_LAYER_BYTES": (1, float(1 << 60), "68719476736"),
 }
 CHOICES: dict[str, tuple[str, ...]] = {
     "CUDNN_DOCTOR_CPU_BASELINE": ("auto", "numpy", "compiled"),

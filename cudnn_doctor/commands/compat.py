@@ -26,8 +26,9 @@ def list_columns() -> dict[str, tuple[str, ...]]:
     return {**tables, **STACK_COLUMNS}
 
 
-def list_rows(subject: str) -> dict[str, Any]:
-    """Every row of one compat table, newest first, as {"columns": [...], "rows": [...]}."""
+def list_rows(subject: str, cuda: str | None = None) -> dict[str, Any]:
+    """Every row of one compat table, newest first, as {"columns": [...], "rows": [...]}; with CUDA, the rows of
+    builds for that CUDA (its major.minor; a row that names only a major, for that major)."""
     name = knowledge.canonical_name(subject) or subject.lower()
     tables = list_columns()
     if name not in tables:
@@ -42,8 +43,30 @@ def list_rows(subject: str) -> dict[str, Any]:
         rows = knowledge.all_rows(name)
     rows.sort(key=lambda row: version_tuple(str(row.get("version"))) or (), reverse=True)
     columns = tables[name]
-    return {"schema": SCHEMA, "table": name, "columns": [*columns, "source"],
-            "rows": [{column: row.get(column) for column in (*columns, "source")} for row in rows], "exit_code": 0}
+    data: dict[str, Any] = {"schema": SCHEMA, "table": name, "columns": [*columns, "source"]}
+    if cuda is not None:
+        wanted = inputs.version_option("cuda", cuda)
+        assert wanted is not None
+        column = "version" if name == "cuda" else "cuda"
+        rows = [row for row in rows if _for_cuda(row.get(column), wanted.text)]
+        data["cuda"] = wanted.text
+    data["rows"] = [{column: row.get(column) for column in (*columns, "source")} for row in rows]
+    data["exit_code"] = 0
+    return data
+
+
+def _for_cuda(value: object, cuda: str) -> bool:
+    """Is a row's CUDA (a version, a list of them, a major alone) a build for CUDA (major.minor)?"""
+    from cudnn_doctor.versions import major_minor
+
+    values = value if isinstance(value, list) else [value]
+    wanted = major_minor(cuda)
+    for item in values:
+        text = str(item).removesuffix(".x")
+        found = major_minor(text)
+        if found is not None and wanted is not None and (found == wanted or (text.isdigit() and found[0] == wanted[0])):
+            return True
+    return False
 
 
 def combination(cuda: str | None, cudnn: str | None, driver: str | None, compute_capability: str | None,
@@ -214,8 +237,13 @@ def main(framework: str | None, cuda: str | None, cudnn: str | None, driver: str
     """The command: the answer (or a whole table) rendered; ends with SystemExit(status)."""
     if list_table is None and framework is None:
         raise DoctorError("name a framework or a table", fix="cudnn-doctor compat tensorflow==2.15.0, or --list cudnn", code="CD003")
+    if list_table is None and framework is not None and cuda is not None and not (cudnn or driver or
+                                                                                   compute_capability or artifact):
+        name, version = inputs.framework_spec("", framework)
+        if version is None and knowledge.canonical_name(name):  # which builds of it are for my CUDA?
+            list_table = knowledge.canonical_name(name)
     if list_table is not None:
-        data = list_rows(list_table)
+        data = list_rows(list_table, cuda)
     else:
         data = answer(framework or "", combination(cuda, cudnn, driver, compute_capability, os_name), artifact)
     if json_output:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from cudnn_doctor.doctor.image import judge_image_here
 
 
-def main(ref: str, strict: bool, json_output: bool, verbose: bool) -> None:
+def main(ref: str, strict: bool, json_output: bool, verbose: bool, platform: str | None = None) -> None:
     """The command: the image read and judged, rendered; ends with SystemExit(status)."""
-    data = judge_image_here(ref, strict)
+    data = judge_image_here(ref, strict, platform)
     if json_output:
         from cudnn_doctor.render.json_out import write_json
 

@@ -4,7 +4,7 @@ finding's fix -> the summary. The one pipeline of check, fix, explain: what they
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -76,16 +76,19 @@ def project_folder(given: str | None) -> str | None:
     return folder
 
 
-def diagnose(options: CheckOptions, env: Mapping[str, str] | None = None) -> Diagnosis:
+def diagnose(options: CheckOptions, env: Mapping[str, str] | None = None,
+             progress: Callable[[str], None] | None = None) -> Diagnosis:
     """The machine as a program started with ENV (this process's environment by default) finds it, judged and
-    treated on paper. ENV is data: `fix` diagnoses again with its plan's environment lines in force this way."""
+    treated on paper. ENV is data: `fix` diagnoses again with its plan's environment lines in force this way.
+    PROGRESS, where given, is told in words what the probes wait for (check --deep shows it on a terminal)."""
     # bad input fails before probing, each value read by the one rule of knowledge/inputs.py
     requirements = [parse_requirement(inputs.requirement_text(text)) for text in options.require]
     for spec in options.frameworks:
         inputs.framework_spec("--framework", spec)
     project_dir = project_folder(options.project_dir)
     ctx = SearchContext.from_environment(options.search_paths, python=options.python, env=env)
-    report = collect_report(ctx, sublibrary_names(), project_dir, options.deep, while_children_run=_load_judges)
+    report = collect_report(ctx, sublibrary_names(), project_dir, options.deep, while_children_run=_load_judges,
+                            progress=progress)
     if options.frameworks:
         from cudnn_doctor.knowledge.frameworks import assumed_framework
 

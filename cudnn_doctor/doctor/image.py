@@ -9,8 +9,9 @@ from cudnn_doctor.model import to_jsonable
 SCHEMA = "cudnn-doctor/image/1"
 
 
-def judge_image_here(ref: str, strict: bool = False) -> dict[str, Any]:
-    """The image's facts, this node's driver and GPUs, the findings and the exit code, as one JSON-ready object."""
+def judge_image_here(ref: str, strict: bool = False, platform: str | None = None) -> dict[str, Any]:
+    """The image's facts, this node's driver and GPUs, the findings and the exit code, as one JSON-ready object.
+    PLATFORM (--platform): which image of a multi-platform one; by default this machine's architecture."""
     from cudnn_doctor.errors import DoctorError
     from cudnn_doctor.image.facts import image_facts, needed_cuda
     from cudnn_doctor.image.layers import read_layers
@@ -23,9 +24,10 @@ def judge_image_here(ref: str, strict: bool = False) -> dict[str, Any]:
     from cudnn_doctor.rules.image import driver_floor, judge_image
 
     if not ref.strip():
-        raise DoctorError("image: no image given", fix="cudnn-doctor image IMAGE.tar | OCI-LAYOUT-DIR | HOST:PORT/NAME:TAG", code="CD003")
+        raise DoctorError("image: no image given", fix="cudnn-doctor image IMAGE.tar | OCI-LAYOUT-DIR | nvidia/cuda:TAG | HOST:PORT/NAME:TAG",
+                          code="CD003")
     ctx = SearchContext.from_environment()
-    parts = open_image(ref, ctx.arch)
+    parts = open_image(ref, _architecture(platform) if platform is not None else ctx.arch)
     try:
         libraries = tuple(library for _, _, libs in python_frameworks() for library in libs)
         files = read_layers(parts, libraries)
@@ -36,7 +38,8 @@ def judge_image_here(ref: str, strict: bool = False) -> dict[str, Any]:
     host = _host()
     from cudnn_doctor.plan.fixes import advised
 
-    findings = advised(judge_image(facts, driver, gpus, host))  # each finding's fix, from the plan's remedies
+    # each finding's fix, from the plan's remedies
+    findings = advised(judge_image(facts, driver, gpus, host, _gpu_absent(ctx, driver)))
     summary = summarize(findings, strict)
     cuda, floor, floor_source = driver_floor(facts)
     claim = needed_cuda(facts)
@@ -56,3 +59,32 @@ def judge_image_here(ref: str, strict: bool = False) -> dict[str, Any]:
         "summary": to_jsonable(summary),
         "exit_code": summary.exit_code,
     }
+
+
+def _gpu_absent(ctx: Any, driver: Any) -> bool:
+    """No driver answers and the machine shows no NVIDIA GPU (probes/platform.py's nvidia_devices)."""
+    import os
+
+    from cudnn_doctor.probes.platform import nvidia_devices
+
+    if driver.source != "none":
+        return False
+    kind = "jetson" if os.path.exists(ctx.system("/etc/nv_tegra_release")) else "linux"
+    return nvidia_devices(ctx, kind, None) == ()
+
+
+PLATFORM_ARCHES = ("amd64", "arm64", "ppc64le", "s390x", "arm", "386", "riscv64")
+
+
+def _architecture(platform: str) -> str:
+    """--platform linux/arm64 (docker's OS/ARCH[/VARIANT], or the architecture alone) -> "arm64"."""
+    from cudnn_doctor.errors import DoctorError
+
+    parts = platform.strip().lower().split("/")
+    if parts[0] == "linux" and len(parts) > 1:
+        parts = parts[1:]
+    arch = {"x86_64": "amd64", "aarch64": "arm64"}.get(parts[0], parts[0])
+    if arch not in PLATFORM_ARCHES or len(parts) > 2:
+        raise DoctorError(f"image --platform {platform!r}: not a Linux platform", exit_code=2,
+                          fix="--platform linux/amd64 or --platform linux/arm64", code="CD001")
+    return arch

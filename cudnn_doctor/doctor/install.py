@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import os
+import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -127,6 +128,18 @@ def _stage_and_apply(options: InstallOptions, ui: Ui, ctx: SearchContext, layout
     _refuse_from_name(prefix, layout, source, options, report)
     notes = list(recovered)
     records = installed_records(prefix)  # what the plan sees; another run's install since then is CD510
+    shown = None
+    if not options.yes and zipfile.is_zipfile(source.path or ""):
+        # a wheel or zip is listed in a moment (its directory, each library's ELF header): the plan and the
+        # question come before its 665 MB are unpacked, as --dry-run shows it; the unpacked plan is asked about
+        # again only where it differs
+        listed = _read(source.path or "", layout, None, ui)
+        shown = replace(_plan(listed, prefix, layout, source, report, (), new_prefix=not os.path.lexists(prefix),
+                              replace_majors=options.replace_majors), bytes_free=free_before)
+        shown = _fits_prefix(shown, listed, layout, report, options, None)
+        ui.show_plan(shown)
+        if not ui.confirm("Install?"):
+            return Outcome("install", "declined", shown, notes=tuple(notes), exit_code=1)
     with Transaction(prefix, "install", folders=sorted(set(layout.folders.values())), expect_records=records) as txn:
         if txn.recovered:
             notes.append(txn.recovered)
@@ -135,11 +148,16 @@ def _stage_and_apply(options: InstallOptions, ui: Ui, ctx: SearchContext, layout
         plan = replace(_plan(contents, prefix, layout, source, report, (), new_prefix=txn.prefix_created,
                              replace_majors=options.replace_majors), bytes_free=free_before)
         plan = _fits_prefix(plan, contents, layout, report, options, txn)
-        ui.show_plan(plan)
-        if not options.yes and not ui.confirm("Install?"):
-            return Outcome("install", "declined", plan, notes=tuple(notes), exit_code=1)
+        if shown is None or _changes(shown) != _changes(plan):
+            ui.show_plan(plan)
+            if not options.yes and not ui.confirm("Install?"):
+                return Outcome("install", "declined", plan, notes=tuple(notes), exit_code=1)
         step("install.confirmed")
         return _apply(txn, ctx, prefix, plan, tuple(notes))
+
+
+def _changes(plan: InstallPlan) -> list[tuple[str, str]]:
+    return [(change.path, change.action) for change in plan.changes]
 
 
 def _already_installed(prefix: Path, source: sources.Source) -> Outcome | None:

@@ -39,7 +39,7 @@ def fit_findings(report: Report, library_folder: str, version: str | None, major
         return []
     library = os.path.join(library_folder, library_file("libcudnn", major or 9, report.host.os))
     planned = CudnnInstall(path=library_folder, library=library, major=major, version=version, header_version=version,
-                           header_path=None, cuda_version=f"{cuda_major}.0" if cuda_major else None, sublibraries={},
+                           header_path=None, cuda_version=str(cuda_major) if cuda_major else None, sublibraries={},
                            sublibrary_versions={}, source="toolkit", loaded_by=("ld.so",),
                            real_library=os.path.realpath(library), real_path=os.path.realpath(library_folder))
     hypothetical = replace(report, cudnn=[planned], findings=[])

@@ -52,12 +52,14 @@ def image_facts(parts: ImageParts, files: ImageFiles) -> ImageFacts:
     config = parts.config
     inner: dict[str, Any] = config["config"] if isinstance(config.get("config"), dict) else {}
     env = {}
-    for item in inner.get("Env") or []:
+    listed = inner.get("Env")
+    for item in listed if isinstance(listed, list) else []:
         if isinstance(item, str) and "=" in item:
             key, _, value = item.partition("=")
             if key in ENV_KEYS:
                 env[key] = value[:1000]
-    labels = {str(k)[:200]: str(v)[:1000] for k, v in (inner.get("Labels") or {}).items()
+    given = inner.get("Labels")
+    labels = {str(k)[:200]: str(v)[:1000] for k, v in (given if isinstance(given, dict) else {}).items()
               if any(word in str(k).lower() for word in LABEL_WORDS)}
     facts = ImageFacts(parts.reference, parts.source, _text(config.get("os")), _text(config.get("architecture")),
                        len(parts.layers), env, labels, notes=parts.notes + files.notes,

@@ -11,10 +11,10 @@ import os
 import re
 import tarfile
 from dataclasses import dataclass, field
-from typing import IO
+from typing import IO, Any
 
 from cudnn_doctor.errors import DoctorError
-from cudnn_doctor.image.sources import ImageParts, Layer
+from cudnn_doctor.image.sources import BoundedHeaders, ImageParts, Layer
 
 SITE = re.compile(r"^(?:.*/)?(?:site|dist)-packages$")
 SMALL_FILES = (  # (pattern relative to site-packages, or to the root with a leading /), what it is
@@ -32,6 +32,8 @@ OPAQUE = ".wh..wh..opq"
 DEFAULT_MAX_LAYER_BYTES = 64 << 30  # the largest CUDA images' layers are a few GiB
 MAX_MEMBERS = 2_000_000
 MAX_NOTES = 20
+MAX_ENTRIES = 200_000  # the files that matter (libraries, METADATA, version files): a few thousand in real images
+MAX_SMALL_TOTAL = 64 << 20  # the small files' text kept, all layers together: a few MB in real images
 
 
 @dataclass
@@ -52,6 +54,7 @@ class ImageFiles:
     libraries_under_site: set[str] = field(default_factory=set)  # framework libraries' paths (existence only)
     notes: list[str] = field(default_factory=list)  # what was refused or skipped, in words
     bytes_read: int = 0
+    small_bytes: int = 0  # the small files' text kept so far (MAX_SMALL_TOTAL)
 
     def note(self, text: str) -> None:
         if len(self.notes) < MAX_NOTES:
@@ -61,8 +64,9 @@ class ImageFiles:
 
 
 def max_layer_bytes() -> int:
-    value = os.environ.get("CUDNN_DOCTOR_IMAGE_MAX_LAYER_BYTES", "")
-    return int(value) if value.isdigit() and int(value) > 0 else DEFAULT_MAX_LAYER_BYTES
+    from cudnn_doctor.variables import number
+
+    return int(number("CUDNN_DOCTOR_IMAGE_MAX_LAYER_BYTES", DEFAULT_MAX_LAYER_BYTES))
 
 
 def read_layers(parts: ImageParts, framework_libraries: tuple[str, ...]) -> ImageFiles:
@@ -92,9 +96,34 @@ class _Hashing:
             pass
 
 
+class _Declared:
+    """A blob's stream read to its declared size and one byte more: a blob longer than its manifest says (a sparse
+    100 GiB file declared as 10 KiB) is refused there, not read to its end."""
+
+    def __init__(self, raw: IO[bytes], size: int) -> None:
+        self.raw = raw
+        self.size = size
+        self.count = 0
+
+    def read(self, size: int = -1) -> bytes:
+        left = self.size + 1 - self.count
+        data = self.raw.read(left if size < 0 else min(size, left)) if left > 0 else b""
+        self.count += len(data)
+        if self.count > self.size:
+            raise ValueError(f"the blob is longer than the {self.size} bytes its manifest declares")
+        return data
+
+    def close(self) -> None:
+        close = getattr(self.raw, "close", None)
+        if close is not None:
+            close()
+
+
 def _read_layer(ref: str, index: int, layer: Layer, files: ImageFiles, framework_libraries: tuple[str, ...]) -> None:
     limit = max_layer_bytes()
-    raw = layer.open()
+    raw: Any = layer.open()
+    if layer.size is not None:
+        raw = _Declared(raw, layer.size)  # type: ignore[arg-type]
     algorithm, _, expected = layer.digest.partition(":")
     hashing = _Hashing(raw, algorithm) if algorithm in ("sha256", "sha512") and expected else None
     stream = hashing if hashing is not None else raw
@@ -109,11 +138,18 @@ def _read_layer(ref: str, index: int, layer: Layer, files: ImageFiles, framework
                               fix="save the image with gzip layers (docker save) or read it from a registry that "
                                   "serves gzip", code="CD008")
         plain = _Plain(_Prefixed(head, stream), gzipped=head[:2] == b"\x1f\x8b")
-        archive = tarfile.open(fileobj=plain, mode="r|")  # type: ignore[call-overload]  # noqa: SIM115 - streamed
+        archive = tarfile.open(fileobj=plain, mode="r|", tarinfo=BoundedHeaders)  # type: ignore[call-overload]  # noqa: SIM115
         members = 0
         end = 0
-        for member in archive:
-            end = member.offset_data + member.size
+        complete = False
+        while True:
+            member = archive.next()
+            if member is None:
+                complete = True
+                break
+            archive.members.clear()  # streamed, nothing looks back: 600,000 members must not grow memory
+            if member.sparse is None:  # a GNU sparse member stores less than its size: where it ends is tarfile's
+                end = member.offset_data + member.size
             members += 1
             if members > MAX_MEMBERS:
                 files.note(f"{what}: more than {MAX_MEMBERS} members; the rest was not read")
@@ -143,14 +179,21 @@ def _read_layer(ref: str, index: int, layer: Layer, files: ImageFiles, framework
             kind = _wanted(name, files, framework_libraries)
             if kind is None:
                 continue
+            if len(files.entries) + len(added) >= MAX_ENTRIES and name not in added:
+                files.note(f"{what}: more than {MAX_ENTRIES} files that matter; the rest was not read")
+                continue
             if kind == "small" and entry.kind == "file":
                 if member.size > SMALL_LIMIT:
                     files.note(f"{what}: {name} is {member.size} bytes, too big for what it is; not read")
                     continue
+                if files.small_bytes + member.size > MAX_SMALL_TOTAL:
+                    files.note(f"{what}: {name} not read: the small files read so far hold {MAX_SMALL_TOTAL} bytes")
+                    continue
+                files.small_bytes += member.size
                 read = archive.extractfile(member)
                 entry.content = read.read(SMALL_LIMIT + 1) if read is not None else b""
             added[name] = entry
-        else:
+        if complete:
             if end > plain.delivered:  # a tar stream that ends inside a member's data: tarfile says nothing
                 raise EOFError(f"the layer ends at {plain.delivered} bytes, inside a member that ends at {end}")
         if hashing is not None:
@@ -170,15 +213,23 @@ def _read_layer(ref: str, index: int, layer: Layer, files: ImageFiles, framework
 
 
 def _merge(files: ImageFiles, index: int, deleted: list[str], opaque: list[str], added: dict[str, Entry]) -> None:
-    """A layer's whiteouts remove from the layers below it (OCI image spec, 'Representing Changes'), then its files."""
-    for gone in deleted:
-        for path in [p for p in files.entries if p == gone or p.startswith(gone + "/")]:
-            del files.entries[path]
-        files.site_packages = {s for s in files.site_packages if s != gone and not s.startswith(gone + "/")}
-    for folder in opaque:
-        prefix = folder + "/" if folder else ""
-        for path in [p for p in files.entries if p.startswith(prefix) and files.entries[p].layer < index]:
-            del files.entries[path]
+    """A layer's whiteouts remove from the layers below it (OCI image spec, 'Representing Changes'), then its files.
+    Each path is looked up by its folders in sets of what is gone: linear, where 30,000 whiteouts against every path
+    took 45 s."""
+    gone = set(deleted)
+    cleared = set(opaque)  # an opaque folder keeps only what this layer adds under it
+
+    def removed(path: str, whiteouts_only: bool = False) -> bool:
+        parts = path.split("/")
+        for depth in range(len(parts), 0, -1):
+            folder = "/".join(parts[:depth])
+            if folder in gone or (not whiteouts_only and depth < len(parts) and folder in cleared):
+                return True
+        return not whiteouts_only and "" in cleared
+
+    if gone or cleared:
+        files.entries = {path: entry for path, entry in files.entries.items() if not removed(path)}
+        files.site_packages = {site for site in files.site_packages if not removed(site, whiteouts_only=True)}
     files.entries.update(added)
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import ipaddress
 import json
 import os
 import re
@@ -25,9 +24,39 @@ DOCKER_LIST = "application/vnd.docker.distribution.manifest.list.v2+json"
 DOCKER_MANIFEST = "application/vnd.docker.distribution.manifest.v2+json"
 INDEXES = (OCI_INDEX, DOCKER_LIST)
 ARCHES = {"x86_64": "amd64", "aarch64": "arm64", "ppc64le": "ppc64le"}
-REFERENCE = re.compile(r"^(?P<host>[A-Za-z0-9.-]+(?::\d{1,5})?|\[[0-9a-fA-F:]+\](?::\d{1,5})?)/"
-                       r"(?P<name>[a-z0-9]+(?:[._/-][a-z0-9]+)*)(?::(?P<tag>[\w][\w.-]{0,127}))?"
-                       r"(?:@(?P<digest>sha256:[a-f0-9]{64}))?$")
+MAX_LAYERS = 500  # Docker's and containerd's images stop near 127 (overlayfs' 128 lower layers)
+MAX_ARCHIVE_MEMBERS = 100_000  # a docker save or OCI archive: a few files per layer; a layer is streamed apart
+
+
+MAX_EXTENDED_HEADER = 1 << 20  # a pax header or GNU long name: a path (4 KiB on Linux) and a few attributes
+
+
+class BoundedHeaders(tarfile.TarInfo):
+    """A tar member whose pax header or GNU long name/link is refused past MAX_EXTENDED_HEADER bytes before it is
+    read (tarfile reads one whole into memory: a header claiming 400 MB took 1.2 GB), and whose damaged header is
+    an error (tarfile ends the archive there, silently, as if the rest were not there; Go's archive/tar, which
+    docker uses, refuses it)."""
+
+    @classmethod
+    def fromtarfile(cls, tarfile_: tarfile.TarFile) -> tarfile.TarInfo:  # type: ignore[override]
+        buf = tarfile_.fileobj.read(tarfile.BLOCKSIZE)  # type: ignore[union-attr]
+        try:
+            obj = cls.frombuf(buf, tarfile_.encoding, tarfile_.errors)  # type: ignore[arg-type]
+        except tarfile.HeaderError as error:  # an InvalidHeaderError: tarfile would take it for the end, the rest lost
+            if type(error).__name__ != "InvalidHeaderError":  # the end's zero blocks, an empty or short last read
+                raise
+            at = tarfile_.fileobj.tell() - len(buf)  # type: ignore[union-attr]
+            raise tarfile.ReadError(f"a damaged tar header at offset {at} ({error}): what follows cannot be "
+                                    "read") from None
+        obj.offset = tarfile_.fileobj.tell() - tarfile.BLOCKSIZE  # type: ignore[union-attr]
+        if obj.type in EXTENDED and obj.size > MAX_EXTENDED_HEADER:
+            raise tarfile.ReadError(f"a {obj.size}-byte extended header (pax or GNU long name) at "
+                                                f"offset {obj.offset}, more than {MAX_EXTENDED_HEADER} a name can need")
+        return obj._proc_member(tarfile_)  # type: ignore[attr-defined,no-any-return]
+
+
+EXTENDED = (tarfile.GNUTYPE_LONGNAME, tarfile.GNUTYPE_LONGLINK, tarfile.XHDTYPE, tarfile.XGLTYPE,
+            tarfile.SOLARIS_XHDTYPE)
 
 
 @dataclass
@@ -54,15 +83,43 @@ def bad_image(ref: str, why: str, fix: str = "give a `docker save` archive, an O
     return DoctorError(f"image {ref}: {why}", fix=fix, exit_code=2, code="CD005")
 
 
+PATH_LIKE = re.compile(r"^(?:[/~]|\.{1,2}/|\.{1,2}$)|\.(?:tar|tar\.gz|tgz|oci)$|[/\\]$")
+
+
 def open_image(ref: str, arch: str) -> ImageParts:
-    """The image REF names: a path (file or folder) when one exists there, else a registry reference."""
+    """The image REF names: a path (file or folder) when one exists there, or when REF can only be a path
+    (./app.tar, /srv/oci/); else a registry reference, read as docker reads it."""
+    from cudnn_doctor.image.registry import parse_reference
+
     if os.path.isdir(ref):
         return _oci_layout(ref, _FolderBlobs(ref), "oci-layout", arch)
     if os.path.exists(ref):
         return _archive(ref, arch)
-    if REFERENCE.match(ref):
-        return _registry(ref, arch)
-    raise bad_image(ref, "no such file or folder, and not a registry reference (HOST[:PORT]/NAME[:TAG][@DIGEST])")
+    if os.path.lexists(ref):
+        raise bad_image(ref, "a link that leads nowhere", fix="give the archive or folder it should name")
+    reference = None if PATH_LIKE.search(ref) else parse_reference(ref)
+    if reference is None:
+        fix = ("give a `docker save` archive, an OCI layout folder, or a reference such as nvidia/cuda:12.8.1-runtime-"
+               "ubuntu24.04 or 127.0.0.1:5000/team/app:1")
+        if PATH_LIKE.search(ref):
+            raise bad_image(ref, "no such file or folder", fix=fix)
+        raise bad_image(ref, "no such file or folder, and not an image reference ([HOST[:PORT]/]NAME[:TAG][@DIGEST])",
+                        fix=fix)
+    return _registry(ref, reference, arch)
+
+
+def _object(value: object) -> dict[str, Any]:
+    """VALUE where it is a JSON object, else an empty one: every field of a manifest, index or configuration is
+    read through these, so a wrong type is a missing field, never an internal error."""
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: object) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def _json(ref: str, raw: bytes, what: str) -> Any:
@@ -87,27 +144,34 @@ def _verify(ref: str, raw: bytes, digest: str, what: str) -> None:
 
 def _pick(ref: str, index: dict[str, Any], arch: str) -> dict[str, Any]:
     """The manifest of INDEX for linux on ARCH, else its only one."""
-    manifests = [m for m in index.get("manifests", []) if isinstance(m, dict)]
+    manifests = [m for m in _list(index.get("manifests")) if isinstance(m, dict)]
     if not manifests:
         raise bad_image(ref, "its index lists no manifest")
     wanted = ARCHES.get(arch, arch)
     for manifest in manifests:
-        platform = manifest.get("platform") or {}
+        platform = _object(manifest.get("platform"))
         if platform.get("os") == "linux" and platform.get("architecture") == wanted:
             return manifest
     images = [m for m in manifests if m.get("mediaType") not in INDEXES and
-              (m.get("platform") or {}).get("architecture") not in ("unknown",)]
+              _object(m.get("platform")).get("architecture") not in ("unknown",)]
     return images[0] if images else manifests[0]
+
+
+def _too_many_layers(ref: str, count: int) -> None:
+    if count > MAX_LAYERS:
+        raise bad_image(ref, f"{count} layers: more than the {MAX_LAYERS} an image can have (overlayfs stacks at "
+                             "most 128 lower layers)")
 
 
 def _layers_of(ref: str, manifest: dict[str, Any], opener: Callable[[str], IO[bytes]]) -> list[Layer]:
     layers = []
-    for entry in manifest.get("layers", []):
+    _too_many_layers(ref, len(_list(manifest.get("layers"))))
+    for entry in _list(manifest.get("layers")):
         if not isinstance(entry, dict):
             raise bad_image(ref, "a layer entry that is not an object")
         digest = _checked_digest(ref, entry.get("digest"))
         size = entry.get("size") if isinstance(entry.get("size"), int) else None
-        layers.append(Layer(digest, str(entry.get("mediaType", "")), size, functools.partial(opener, digest)))
+        layers.append(Layer(digest, _text(entry.get("mediaType")) or "", size, functools.partial(opener, digest)))
     return layers
 
 
@@ -147,7 +211,19 @@ class _TarBlobs:
     def __init__(self, path: str, archive: tarfile.TarFile) -> None:
         self.path = path
         self.archive = archive
-        self.members = {_clean(m.name): m for m in archive.getmembers() if _clean(m.name) is not None}
+        self.members: dict[str | None, tarfile.TarInfo] = {}
+        try:
+            while True:
+                member = archive.next()
+                if member is None:
+                    break
+                if len(archive.members) > MAX_ARCHIVE_MEMBERS:  # type: ignore[attr-defined]
+                    raise bad_image(path, f"more than {MAX_ARCHIVE_MEMBERS} members: not an image archive")
+                if _clean(member.name) is not None:
+                    self.members[_clean(member.name)] = member
+        except (tarfile.TarError, EOFError, OSError, ValueError) as error:
+            raise bad_image(path, f"the archive is damaged or truncated ({type(error).__name__}: {error})",
+                            fix="save the image again (docker save -o image.tar IMAGE)") from None
 
     def _member(self, name: str) -> tarfile.TarInfo:
         clean = _clean(name)
@@ -164,8 +240,15 @@ class _TarBlobs:
         member = self._member(name)
         if member.size > limit:
             raise bad_image(self.path, f"{name} is {member.size} bytes, more than a {limit}-byte {name} can be")
-        stream = self.archive.extractfile(member)
-        return stream.read() if stream else b""
+        try:
+            stream = self.archive.extractfile(member)
+            data = stream.read() if stream else b""
+        except (tarfile.TarError, EOFError, OSError, ValueError) as error:
+            raise bad_image(self.path, f"{name} cannot be read ({type(error).__name__}: {error})") from None
+        if len(data) != member.size:
+            raise bad_image(self.path, f"the archive ends inside {name} ({len(data)} of {member.size} bytes)",
+                            fix="save the image again (docker save -o image.tar IMAGE)")
+        return data
 
     def open(self, name: str) -> IO[bytes]:
         stream = self.archive.extractfile(self._member(name))
@@ -209,7 +292,7 @@ def _oci_layout(ref: str, blobs: _FolderBlobs | _TarBlobs, source: str, arch: st
         break
     else:
         raise bad_image(ref, "indexes nested deeper than 4")
-    config_digest = _checked_digest(ref, (manifest.get("config") or {}).get("digest"))
+    config_digest = _checked_digest(ref, _object(manifest.get("config")).get("digest"))
     raw_config = blobs.read(_blob_path(ref, config_digest), MAX_JSON)
     _verify(ref, raw_config, config_digest, "configuration")
     config = _json(ref, raw_config, "configuration")
@@ -221,7 +304,7 @@ def _oci_layout(ref: str, blobs: _FolderBlobs | _TarBlobs, source: str, arch: st
 
 def _archive(path: str, arch: str) -> ImageParts:
     try:
-        archive = tarfile.open(path, "r:*")  # noqa: SIM115 - closed by ImageParts.close
+        archive = tarfile.open(path, "r:*", tarinfo=BoundedHeaders)  # noqa: SIM115 - closed by ImageParts.close
     except (tarfile.TarError, OSError, EOFError) as error:
         raise bad_image(path, f"not a tar archive ({error})") from None
     try:
@@ -243,99 +326,70 @@ def _docker_archive(path: str, blobs: _TarBlobs) -> ImageParts:
         raise bad_image(path, "its manifest.json lists no image")
     notes = [f"the archive holds {len(manifest)} images; the first is read"] if len(manifest) > 1 else []
     entry = manifest[0]
-    config = _json(path, blobs.read(str(entry.get("Config", "")), MAX_JSON), "configuration")
+    config_name = _text(entry.get("Config"))
+    if not config_name:
+        raise bad_image(path, "its manifest.json names no configuration (Config)")
+    config = _json(path, blobs.read(config_name, MAX_JSON), "configuration")
     layers = []
-    for name in entry.get("Layers", []):
+    _too_many_layers(path, len(_list(entry.get("Layers"))))
+    for name in _list(entry.get("Layers")):
         if not isinstance(name, str) or _clean(name) is None:
             raise bad_image(path, f"a layer path that climbs out of the archive ({str(name)[:80]!r})")
         member = blobs._member(name)
         layers.append(Layer(name, "", member.size, functools.partial(blobs.open, name)))
-    tags = entry.get("RepoTags") or []
+    tags = _list(entry.get("RepoTags"))
     reference = f"{path} ({tags[0]})" if tags and isinstance(tags[0], str) else path
     return ImageParts("docker-archive", reference, config if isinstance(config, dict) else {}, layers, None, notes)
 
 
-# --- a registry, through the registry HTTP API v2 -------------------------------------------------------------------
+# --- a registry, through the registry HTTP API v2 (image/registry.py) ---------------------------------------------
 
-def _registry(ref: str, arch: str) -> ImageParts:
-    match = REFERENCE.match(ref)
-    assert match is not None
-    host, name = match.group("host"), match.group("name")
-    reference = match.group("digest") or match.group("tag") or "latest"
-    scheme = "http" if _loopback(host) else "https"
-    base = f"{scheme}://{host}/v2/{name}"
-    from cudnn_doctor.install.download import session
+def _registry(ref: str, reference: Any, arch: str) -> ImageParts:
+    from cudnn_doctor.image.registry import Registry
 
-    http = session()
+    registry = Registry(ref, reference)
+    try:
+        return _from_registry(ref, registry, arch)
+    except BaseException:
+        registry.close()
+        raise
+
+
+def _from_registry(ref: str, registry: Any, arch: str) -> ImageParts:
     accept = ", ".join((OCI_INDEX, OCI_MANIFEST, DOCKER_LIST, DOCKER_MANIFEST))
-
-    def get(url: str, limit: int, headers: dict[str, str] | None = None) -> tuple[bytes, str]:
-        try:
-            answer = http.get(url, headers=headers or {}, stream=True, timeout=_timeout(), allow_redirects=True)
-        except Exception as error:  # requests' and urllib3's own errors: one line
-            raise bad_image(ref, f"the registry at {host} did not answer ({type(error).__name__})",
-                            fix=f"check that the registry runs at {scheme}://{host}/v2/") from None
-        with answer:
-            if answer.status_code in (401, 403):
-                raise bad_image(ref, f"the registry answers {answer.status_code}: it wants credentials",
-                                fix="`docker pull` the image, then `docker save -o image.tar` it and give the archive")
-            if answer.status_code == 404:
-                raise bad_image(ref, f"the registry at {host} has no such image ({url.rsplit('/v2/', 1)[-1]})",
-                                fix="check the name and tag (GET /v2/NAME/tags/list lists the tags)")
-            if answer.status_code != 200:
-                raise bad_image(ref, f"the registry answered HTTP {answer.status_code} for {url}")
-            body = answer.raw.read(limit + 1, decode_content=True)
-            if len(body) > limit:
-                raise bad_image(ref, f"{url} sent more than {limit} bytes")
-            return body, answer.headers.get("Content-Type", "").split(";")[0].strip()
-
-    raw, media_type = get(f"{base}/manifests/{reference}", MAX_JSON, {"Accept": accept})
-    if reference.startswith("sha256:"):
-        _verify(ref, raw, reference, "manifest")
+    wanted = registry.reference.wanted
+    raw, media_type = registry.get_json(f"{registry.base}/manifests/{wanted}", MAX_JSON, accept)
+    if registry.reference.digest:
+        _verify(ref, raw, registry.reference.digest, "manifest")
     manifest = _json(ref, raw, "manifest")
     digest = "sha256:" + hashlib.sha256(raw).hexdigest()
+    notes: list[str] = []
     for _ in range(2):
         if not isinstance(manifest, dict):
             raise bad_image(ref, "its manifest is not an object")
-        if (manifest.get("mediaType") or media_type) in INDEXES or "manifests" in manifest:
+        if (_text(manifest.get("mediaType")) or media_type) in INDEXES or "manifests" in manifest:
             entry = _pick(ref, manifest, arch)
             digest = _checked_digest(ref, entry.get("digest"))
-            raw, media_type = get(f"{base}/manifests/{digest}", MAX_JSON, {"Accept": accept})
+            platform = _object(entry.get("platform"))
+            count = len(_list(manifest.get("manifests")))
+            notes.append(f"a multi-platform image ({count} manifests): the one for {_text(platform.get('os')) or '?'}/"
+                         f"{_text(platform.get('architecture')) or '?'} was read (--platform chooses another)")
+            raw, media_type = registry.get_json(f"{registry.base}/manifests/{digest}", MAX_JSON, accept)
             _verify(ref, raw, digest, "manifest")
             manifest = _json(ref, raw, "manifest")
-    config_digest = _checked_digest(ref, (manifest.get("config") or {}).get("digest"))
-    raw_config, _ = get(f"{base}/blobs/{config_digest}", MAX_JSON)
+    if not isinstance(manifest, dict) or "manifests" in manifest:
+        raise bad_image(ref, "its index points at another index, and that at another")
+    config_digest = _checked_digest(ref, _object(manifest.get("config")).get("digest"))
+    raw_config, _ = registry.get_json(f"{registry.base}/blobs/{config_digest}", MAX_JSON)
     _verify(ref, raw_config, config_digest, "configuration")
     config = _json(ref, raw_config, "configuration")
+    sizes = {_text(e.get("digest")): e.get("size") for e in _list(manifest.get("layers")) if isinstance(e, dict)}
 
     def open_blob(layer_digest: str) -> IO[bytes]:
-        try:
-            answer = http.get(f"{base}/blobs/{layer_digest}", stream=True, timeout=_timeout())
-        except Exception as error:
-            raise bad_image(ref, f"the registry at {host} did not answer ({type(error).__name__})") from None
-        if answer.status_code != 200:
-            answer.close()
-            raise bad_image(ref, f"the registry answered HTTP {answer.status_code} for the layer {layer_digest}")
-        answer.raw.decode_content = False  # the blob is compressed by its media type, not by HTTP
-        return answer.raw  # type: ignore[no-any-return]
+        size = sizes.get(layer_digest)
+        return registry.open_blob(layer_digest, size if isinstance(size, int) and size >= 0 else None)  # type: ignore[no-any-return]
 
     parts = ImageParts("registry", ref, config if isinstance(config, dict) else {},
-                       _layers_of(ref, manifest, open_blob), digest)
-    parts.close = http.close
+                       _layers_of(ref, manifest, open_blob), digest, notes[-1:])
+    parts.close = registry.close
     return parts
-
-
-def _loopback(host: str) -> bool:
-    name = host.rsplit(":", 1)[0] if not host.startswith("[") else host[1:host.index("]")]
-    if name == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(name).is_loopback
-    except ValueError:
-        return False
-
-
-def _timeout() -> float:
-    from cudnn_doctor.child import timeout_from_env
-
-    return timeout_from_env("CUDNN_DOCTOR_IMAGE_TIMEOUT", 30.0)

@@ -83,9 +83,12 @@ class ArchiveContents:
 
 
 def classify(name: str) -> tuple[str, str] | None:
-    """(category, path inside that category's folder) for an archive member, or None."""
+    """(category, path inside that category's folder) for an archive member, or None (not installed: a wheel's
+    Python package files, __init__.py and __pycache__, which make its folders importable, are not cuDNN's)."""
     match = ROOT.match(name)
     rest = match.group(1) if match else name
+    if name.startswith("nvidia/") and (os.path.basename(rest) == "__init__.py" or "__pycache__/" in rest):
+        return None
     for folder, category in FOLDERS:
         if rest.startswith(folder) and len(rest) > len(folder):
             inner = rest[len(folder):]
@@ -285,14 +288,18 @@ def elf_problem(head: bytes, size: int, arch: str) -> str | None:
 # --- the two archive formats -------------------------------------------------------------
 
 class _CountingReader:
-    """The archive file, reporting how far it has been read (for the progress bar)."""
+    """The archive file, reporting how much of it has been read (for the progress bar): the bytes read, not the
+    position, since a zip is read from its end first (the central directory), and a bar told "done" at once, then
+    "36 %", estimates its speed from that jump and shows 0:00:00 left for half a minute."""
 
     def __init__(self, raw, progress: Callable[[int], None] | None) -> None:  # type: ignore[no-untyped-def]
         self.raw, self.progress = raw, progress
+        self.consumed = 0
 
     def read(self, size: int = -1) -> bytes:
         data = self.raw.read(size)
-        self.moved(self.raw.tell())
+        self.consumed += len(data)
+        self.moved(self.consumed)
         return data
 
     def moved(self, position: int) -> None:

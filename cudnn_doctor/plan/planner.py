@@ -70,14 +70,20 @@ def _same(a: Action, b: Action) -> bool:
 
 def make_plan(report: Report, findings: list[Finding], setting: Setting) -> Plan:
     """The one treatment of REPORT's errors and warnings."""
-    work = _Work(report, setting, [f for f in findings if f.severity in (ERROR, WARNING) or _treatable_info(report, f)])
+    work = _Work(report, setting, [f for f in findings if (f.severity in (ERROR, WARNING) or _treatable_info(report, f))
+                                   and f.code not in NOTHING_TO_DO])
     for treatment in TREATMENTS:
         treatment(work)
     for finding in list(work.open):
         text = remedy(finding, report.host.os)
         row = advice_row(finding.code, report.host.os) or {}
         work.take([finding], Action(MANUAL, (), finding.title, row.get("source", "compat/fixes.toml"), text=text))
-    return Plan(targets=_targets(report, setting), actions=tuple(work.actions))
+    first = sorted(work.actions, key=lambda action: not set(action.resolves) & set(DRIVER_FIRST))
+    return Plan(targets=_targets(report, setting), actions=tuple(first))
+
+
+DRIVER_FIRST = ("CD101",)  # no driver: what every other step waits on comes first
+NOTHING_TO_DO = ("CD159",)  # no NVIDIA GPU in the machine: no step of a plan (its advice says what is asked for)
 
 
 def _treatable_info(report: Report, finding: Finding) -> bool:

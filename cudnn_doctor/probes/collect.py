@@ -46,11 +46,16 @@ from cudnn_doctor.user_files import is_regular_file
 
 
 def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], project_dir: str | None = None,
-                   deep: bool = False, while_children_run: Callable[[], object] | None = None) -> Report:
+                   deep: bool = False, while_children_run: Callable[[], object] | None = None,
+                   progress: Callable[[str], None] | None = None) -> Report:
     """Everything the probes can see, as plain data; no judgement. WHILE_CHILDREN_RUN, the caller's own work
     (check loads its rules and plan there), is done once the file system is read, while the children
-    (each library, NVML, CUDA) still answer: a core would otherwise wait idle for them."""
+    (each library, NVML, CUDA) still answer: a core would otherwise wait idle for them. PROGRESS, where given, is
+    told in words what is being waited for (the command shows it on a terminal)."""
     from cudnn_doctor.probes.library_jobs import probe_timeout
+
+    say = progress or (lambda _text: None)
+    say("reading the driver, CUDA toolkits, cuDNN copies and frameworks")
 
     probe_timeout()  # a time limit set wrong is said now, before any child starts (its threads would lose it)
     timeout_from_env("CUDNN_DOCTOR_HELPER_TIMEOUT", HELPER_BUDGET_S)
@@ -140,6 +145,9 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
         from cudnn_doctor.probes.deep import DeepImports
 
         deep_imports = DeepImports(frameworks)
+        names = ", ".join(dict.fromkeys(f.name for f in frameworks))
+        say(f"--deep: {names}: each one's first GPU steps in a child of its own" if names else
+            "--deep: no framework found to run; reading the driver, CUDA and cuDNN")
     if while_children_run is not None:
         while_children_run()
 
@@ -222,6 +230,9 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     helpers.finish()
     if deep_imports is not None:
         from cudnn_doctor.probes.deep import confirm_frameworks
+
+        if names:
+            say(f"--deep: waiting for {names} (at most {deep_imports.timeout:g} s, CUDNN_DOCTOR_DEEP_TIMEOUT)")
 
         report.frameworks, report.cudnn = confirm_frameworks(report.frameworks, report.cudnn, deep_imports)
     if allreduce is not None and report.multi_gpu is not None:  # issue 42: read after the imports, run beside them

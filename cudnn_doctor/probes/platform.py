@@ -63,6 +63,7 @@ def detect_platform(ctx: SearchContext, cache: dict[str, list[str]]) -> Platform
         facts.update(_jetson_facts(ctx, cache))
     if not decided["container"]:
         facts.update(_container_host_facts(ctx))
+    facts["nvidia_devices"] = nvidia_devices(ctx, kind, facts.get("board"))
     return Platform(kind, evidence=tuple(evidence), ignored=tuple(ignored), **facts)
 
 
@@ -214,9 +215,41 @@ def _jetson_facts(ctx: SearchContext, cache: dict[str, list[str]]) -> dict[str, 
     return facts
 
 
-def _read_small(path: str) -> str:
+PCI_DEVICES = "/sys/bus/pci/devices"
+NVIDIA_VENDOR = "0x10de"  # the PCI ID Repository's vendor 10de, NVIDIA Corporation
+MAX_PCI_DEVICES = 4096  # a large server lists a few hundred functions
+
+
+def nvidia_devices(ctx: SearchContext, kind: str, board: str | None) -> tuple[str, ...] | None:
+    """What shows an NVIDIA GPU in this machine, in words: a PCI display controller (class 0x03xxxx, Linux's
+    sysfs-bus-pci ABI) of vendor 0x10de, WSL 2's /dev/dxg, a Jetson's integrated GPU. () when the PCI bus lists
+    devices and none is one (a laptop, a CI runner, a build box); None when nothing could be asked (no PCI bus to
+    read: a sandbox, a board without PCI), where no verdict is drawn from it."""
+    if ctx.os_name == "windows":
+        return None
+    found = []
+    if kind == "jetson":
+        found.append(f"the Jetson's integrated GPU ({board or 'Jetson Linux'})")
+    if os.path.exists(ctx.system("/dev/dxg")):
+        found.append("/dev/dxg (WSL 2's GPU paravirtualisation)")
+    folder = ctx.system(PCI_DEVICES)
     try:
-        return read_user_file(path, PROC_LIMIT).decode("utf-8", "replace")
+        names = sorted(os.listdir(folder))[:MAX_PCI_DEVICES]
+    except OSError:
+        names = []
+    for name in names:
+        vendor = _read_small(os.path.join(folder, name, "vendor"), 4096).strip().lower()
+        device_class = _read_small(os.path.join(folder, name, "class"), 4096).strip().lower()
+        if vendor == NVIDIA_VENDOR and device_class.startswith("0x03"):
+            found.append(_short(f"PCI {name}: NVIDIA display controller (class {device_class})"))
+    if found:
+        return tuple(found)
+    return () if names else None
+
+
+def _read_small(path: str, limit: int = PROC_LIMIT) -> str:
+    try:
+        return read_user_file(path, limit).decode("utf-8", "replace")
     except UnreadableFile:
         return ""
 

@@ -41,9 +41,19 @@ def render_answer(data: dict[str, Any], console: Console, verbose: bool = False)
             if reason.get("warning") and reason["verdict"] == "compatible":
                 mark, style = "!", "yellow"
             p(f"    [{style}]{mark}[/] {escape(reason['part'])}: {escape(reason['why'])}")
-            p(f"      [dim]source: {escape(reason['source'])}[/]")
+            p(f"      [dim]source: {escape(_fitted(reason['source'], console, verbose, 14))}[/]")
         if data["verdict"] == "unknown":
             p("[yellow]warning: the data cannot decide this combination; unknown is not compatible.[/]")
+
+
+def _fitted(text: str, console: Console, verbose: bool, indent: int) -> str:
+    """TEXT whole under -v and wherever the output is not a terminal (a file, a pipe, JSON has it whole); on a
+    terminal, cut to one line of its width (sources are 300 to 1,000 characters), ending in "... (-v: whole)"."""
+    room = console.width - indent
+    if verbose or not console.is_terminal or len(text) <= room:
+        return text
+    tail = "... (-v: whole)"
+    return text[:max(10, room - len(tail))].rstrip() + tail
 
 
 def _text(value: Any, key: str = "") -> str:
@@ -70,5 +80,8 @@ def render_list(data: dict[str, Any], console: Console, verbose: bool = False) -
             console.print(table)
         finally:
             console.width = narrow
+    if data.get("cuda"):
+        console.print(f"[dim]builds for CUDA {escape(str(data['cuda']))}; a build for an older CUDA of the same "
+                      "major runs on its driver too (CUDA minor version compatibility).[/]")
     if not verbose:
         console.print("[dim]-v adds each row's source.[/]")

@@ -35,19 +35,17 @@ def render_explain(data: dict[str, Any], console: Console, verbose: bool = False
         return
     if (data.get("input") or {}).get("note"):
         p(f"[dim]{escape(data['input']['note'])}[/]")
-    for row in data.get("set_aside") or []:
-        label = "The program's own request" if row["kind"] == "program" else "A harmless line"
-        p(f"[bold]{label}[/], not a GPU-stack fault: {escape(row['text'])}")
-        p(f"    {escape(row['why'])}")
-        p(f"    [dim]Source: {escape(row['source'])}[/]")
     if not data["matches"]:
+        _set_aside(console, data.get("set_aside") or [])
         p("[yellow]No known cause for this message.[/] It is not in cudnn-doctor's catalog of cuDNN/CUDA errors.")
-    for match in data["matches"]:
+    for match in data["matches"]:  # the fault first: a TensorFlow log opens with five harmless start-up lines
         p(f"[bold]{escape(match['framework'])}[/]: [bold]{match['code']}[/] [dim]({escape(match['id'])})[/]")
         print_wrapped(console, f"Matched: {escape(match['matched'])}", 4)
         print_wrapped(console, f"[bold]Cause:[/] {escape(match['cause'])}", 4)
         print_with_commands(console, "[bold]Fix:[/] ", match['fix'], 4)
         print_wrapped(console, f"[dim]Source: {escape(match['source'])}[/]", 4)
+    if data["matches"]:
+        _set_aside(console, data.get("set_aside") or [])
     facts = data.get("facts") or {}
     if verbose and facts:
         read = [f"{lib['file']} ({lib['part']}, {lib['failure'] or 'named'})" for lib in facts.get("libraries", [])]
@@ -63,3 +61,12 @@ def render_explain(data: dict[str, Any], console: Console, verbose: bool = False
         for finding in machine["findings"][: None if verbose else 4]:
             print_wrapped(console, f"{finding['code']} {escape(finding['title'])}: {escape(finding['detail'])}", 4)
             print_with_commands(console, "[bold]Fix:[/] ", finding['fix'], 8)
+
+
+def _set_aside(console: Console, rows: list[dict[str, Any]]) -> None:
+    """The lines read and set aside: the program's own requests, harmless start-up lines, each with why."""
+    for row in rows:
+        label = "The program's own request" if row["kind"] == "program" else "A harmless line"
+        console.print(f"[bold]{label}[/], not a GPU-stack fault: {escape(row['text'])}")
+        console.print(f"    {escape(row['why'])}")
+        console.print(f"    [dim]Source: {escape(row['source'])}[/]")

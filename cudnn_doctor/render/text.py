@@ -275,10 +275,13 @@ def _platform_line(report: Report, verbose: bool) -> str:
 
 def _driver_lines(report: Report, verbose: bool) -> tuple[str, list[str]]:
     driver = report.driver
-    if driver.source == "none":
-        return "NVIDIA driver: not found", []
-    version = driver.version or "version unknown"
     platform = report.host.platform
+    if driver.source == "none" and any(f.code == "CD159" for f in report.findings):
+        return "NVIDIA GPU: none in this machine", [escape("the PCI bus lists no NVIDIA display controller")]
+    if driver.source == "none":
+        seen = platform.nvidia_devices if platform is not None and platform.nvidia_devices else ()
+        return "NVIDIA driver: not found", [escape(f"GPU seen: {text}") for text in seen[:4]]
+    version = driver.version or "version unknown"
     if driver.version is None and platform is not None and platform.kind == "jetson" and platform.l4t:
         version = f"of Jetson Linux R{platform.l4t}"  # a Jetson's driver is L4T's: no NVML to give a version
     cuda = f" (supports CUDA {driver.cuda_driver_version})" if driver.cuda_driver_version else ""

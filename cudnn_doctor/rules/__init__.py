@@ -29,12 +29,14 @@ def evaluate(report: Report, requirements: list[Any] | None = None,
     the findings they name its evidence; an error only read from files is a warning (hold_to_evidence)."""
     from cudnn_doctor.rules import process_env
     from cudnn_doctor.rules import requirements as required
+    from cudnn_doctor.rules.driver import without_gpu
 
     findings = [finding("CD902", subject=probe, probe=probe, error=error, version=__version__)
                 for probe, error in report.doctor_bugs]
     for module in rule_modules():
         for rule in module.RULES:
             findings.extend(guarded_rule(rule, report, f"{module.__name__.rsplit('.', 1)[-1]}.{rule.__name__}"))
+    findings = without_gpu(report, findings, {getattr(r, "subject", "") for r in requirements or []})
     findings.extend(guarded_rule(lambda r: required.check_requirements(r, requirements or []), report,
                                  "requirements.check_requirements"))
     try:

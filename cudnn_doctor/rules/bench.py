@@ -25,6 +25,11 @@ def no_gpu(report: Report) -> list[Finding]:
     """CD601 when the machine has no NVIDIA driver and no GPU: nothing to run cuDNN on."""
     if report.driver.source != "none" or report.gpus:
         return []
+    from cudnn_doctor.rules.driver import no_nvidia_gpu
+
+    if no_nvidia_gpu(report):
+        return [finding("CD601", why="No NVIDIA GPU is in this machine (the PCI bus lists no NVIDIA display "
+                                     "controller), so there is nothing to run cuDNN on.")]
     why = "No NVIDIA driver was found"
     if report.driver.error:
         why += f" ({report.driver.error})"

@@ -15,11 +15,31 @@ def nvml_library_missing(error: str | None) -> bool:
     return "library not found" in text or "libnvidia-ml" in text or "import failed" in text
 
 
+GPU_ONLY = {"CD201": "cuda", "CD301": "cudnn", "CD406": None}  # what is missing only where a GPU is: its --require
+
+
+def no_nvidia_gpu(report: Report) -> bool:
+    """No driver answers, and the machine shows no NVIDIA GPU (probes/platform.py's nvidia_devices is empty)."""
+    platform = report.host.platform
+    return report.driver.source == "none" and platform is not None and platform.nvidia_devices == ()
+
+
+def without_gpu(report: Report, findings: list[Finding], asked: set[str]) -> list[Finding]:
+    """On a machine with no NVIDIA GPU (CD159 said so), what is missing for the GPU is no finding unless a --require
+    asks for it (ASKED: their subjects): a build box asks for cuDNN, a laptop asks for nothing. In a container
+    started without the NVIDIA runtime, CD108 speaks instead (a VM-backed runtime shows only the devices passed)."""
+    if not any(f.code == "CD159" for f in findings):
+        return findings
+    return [f for f in findings if f.code not in GPU_ONLY or GPU_ONLY[f.code] in asked]
+
+
 def no_driver(report: Report) -> list[Finding]:
     from cudnn_doctor.rules.platform import runtime_hook_missing
 
     if report.driver.source != "none" or runtime_hook_missing(report):  # CD108 says why (rules/platform.py)
         return []
+    if no_nvidia_gpu(report):
+        return [finding("CD159", refs=("/sys/bus/pci/devices/*/vendor, class",))]
     if nvml_library_missing(report.nvml_error) or "not loaded" in (report.nvml_error or "").lower():
         return [finding("CD101", refs=(f"NVML: {report.nvml_error}",))]
     return [finding("CD104", error=report.nvml_error)]

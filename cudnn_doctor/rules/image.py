@@ -19,10 +19,13 @@ ARCHES = {"amd64": "x86_64", "arm64": "aarch64", "ppc64le": "ppc64le"}
 FRAMEWORK_CODES = ("CD403", "CD404", "CD406")
 
 
-def judge_image(facts: ImageFacts, driver: Driver, gpus: list[Gpu], host: Host) -> list[Finding]:
+def judge_image(facts: ImageFacts, driver: Driver, gpus: list[Gpu], host: Host,
+                gpu_absent: bool = False) -> list[Finding]:
+    """GPU_ABSENT: no driver answers and this machine shows no NVIDIA GPU (a build box checking an image before it
+    ships): CD159 says so, and the image's needs are still said, judged against no driver."""
     findings: list[Finding] = []
     findings += _architecture(facts, host)
-    findings += _driver(facts, driver)
+    findings += [finding("CD159")] if gpu_absent and driver.source == "none" else _driver(facts, driver)
     if facts.driver_libraries:
         findings.append(finding("CD156", libraries=", ".join(facts.driver_libraries[:4])))
     findings += _frameworks(facts, driver, gpus, host)

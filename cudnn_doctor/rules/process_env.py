@@ -627,7 +627,9 @@ def with_evidence(report: Report, findings: list[Finding],
     """`check --deep`: what each framework said when it ran a tiny cuDNN convolution (and, torch, an LSTM) in a
     child with this environment. The findings it explains become errors that quote it ("seen" evidence): those
     whose code its words name (NAMED: framework -> codes, read from its words by explain's reader), those about
-    that framework, and those that stop every program; where none does, CD415 carries its words."""
+    that framework, and those that stop every program; on a machine with no NVIDIA GPU, CD159 explains it and stays
+    a warning (read from /sys, and no program here can use the GPU anyway); where none does, CD415 carries its
+    words."""
     out = list(findings)
     for framework in report.frameworks:
         deep = framework.details.get("deep")
@@ -641,7 +643,10 @@ def with_evidence(report: Report, findings: list[Finding],
         for index in explaining:
             out[index] = replace(out[index], severity="error", evidence="seen", proof=said,
                                  refs=out[index].refs + (said,))
-        if not explaining:
+        no_gpu = [i for i, f in enumerate(out) if f.code == "CD159"]
+        for index in no_gpu:  # what the framework said quoted, its class kept
+            out[index] = replace(out[index], refs=out[index].refs + (said,))
+        if not explaining and not no_gpu:
             out.append(finding("CD415", subject=framework.name, framework=name, error=deep["error"][:600],
                                proof=said, explained_as=", ".join(sorted(codes)) or "nothing the doctor knows"))
     return out

@@ -1,0 +1,253 @@
+"""Issue 43, class 6: `image` against hostile images. Every JSON field of an OCI index, manifest and configuration,
+and of docker's manifest.json, given each wrong type; a docker-save archive cut at many points; a pax header or GNU
+long name claiming 400 MB; a layer of 100,000 empty members; 30,000 whiteouts over 10,000 paths; a sparse 100 GiB
+blob declared as 10 KiB. Each ends in one line and exit 2 (or a judged image), bounded in memory and bytes read."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import ROOT, Machine
+from tests.images import (
+    LAYER_GZIP,
+    LAYER_TAR,
+    config_of,
+    digest,
+    docker_archive,
+    gzip_stream,
+    layer,
+    manifest_of,
+    tar_header,
+)
+from tests.test_image import ENV, cuda_image_layers
+
+WRONG = (None, 7, "text", [1], {"a": 1}, True)
+
+
+def write_layout(folder: Path, config: bytes, manifest_doc: dict[str, Any], index_doc: dict[str, Any],
+                 blobs: list[bytes]) -> Path:
+    """An OCI layout from documents as given (a wrong type included), each blob under its own digest."""
+    manifest = json.dumps(manifest_doc).encode()
+    store = folder / "blobs" / "sha256"
+    store.mkdir(parents=True, exist_ok=True)
+    for blob in (config, manifest, *blobs):
+        (store / digest(blob).split(":")[1]).write_bytes(blob)
+    (folder / "oci-layout").write_text('{"imageLayoutVersion": "1.0.0"}')
+    (folder / "index.json").write_text(json.dumps(index_doc))
+    return folder
+
+
+def index_of(manifest: bytes) -> dict[str, Any]:
+    return {"schemaVersion": 2, "manifests": [{"mediaType": "application/vnd.oci.image.manifest.v1+json",
+                                               "digest": digest(manifest), "size": len(manifest),
+                                               "platform": {"os": "linux", "architecture": "amd64"}}]}
+
+
+def put(document: Any, path: tuple[Any, ...], value: Any) -> Any:
+    document = copy.deepcopy(document)
+    if not path:
+        return value
+    target = document
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = value
+    return document
+
+
+CONFIG_PATHS = (("architecture",), ("os",), ("config",), ("config", "Env"), ("config", "Env", 0), ("config", "Labels"),
+                ("rootfs",), ())
+MANIFEST_PATHS = (("config",), ("config", "digest"), ("layers",), ("layers", 0), ("layers", 0, "digest"),
+                  ("layers", 0, "size"), ("layers", 0, "mediaType"), ("mediaType",), ())
+INDEX_PATHS = (("manifests",), ("manifests", 0), ("manifests", 0, "digest"), ("manifests", 0, "platform"),
+               ("manifests", 0, "platform", "architecture"), ("mediaType",), ())
+ARCHIVE_PATHS = ((), (0,), (0, "Config"), (0, "Layers"), (0, "Layers", 0), (0, "RepoTags"), (0, "RepoTags", 0))
+
+
+def assert_one_line(result: Any) -> None:
+    assert result.exit_code in (0, 1, 2), result.stderr
+    assert "Traceback" not in result.stderr and "internal error" not in result.stderr.lower(), result.stderr
+
+
+@pytest.mark.parametrize("where", ["config", "manifest", "index"])
+def test_wrong_json_types_in_an_oci_layout(machine_in_process: Machine, tmp_path: Path, where: str) -> None:
+    layers = cuda_image_layers()
+    config_doc = json.loads(config_of(ENV, layers=layers))
+    blobs = [b for b, _ in layers]
+    paths = {"config": CONFIG_PATHS, "manifest": MANIFEST_PATHS, "index": INDEX_PATHS}[where]
+    for number, (path, value) in enumerate((p, v) for p in paths for v in WRONG):
+        config = json.dumps(put(config_doc, path, value) if where == "config" else config_doc).encode()
+        manifest_doc = json.loads(manifest_of(config, layers))
+        if where == "manifest":
+            manifest_doc = put(manifest_doc, path, value)
+        index_doc = index_of(json.dumps(manifest_doc).encode())
+        if where == "index":
+            index_doc = put(index_doc, path, value)
+        folder = write_layout(tmp_path / f"{where}{number}", config, manifest_doc, index_doc, blobs)
+        result = machine_in_process.run("image", str(folder), "--json")
+        assert_one_line(result)
+        json.loads(result.stdout)
+
+
+def test_wrong_json_types_in_dockers_manifest_json(machine_in_process: Machine, tmp_path: Path) -> None:
+    import io
+    import tarfile
+
+    layers = cuda_image_layers()
+    archive = docker_archive(tmp_path / "app.tar", config_of(ENV, layers=layers), layers)
+    with tarfile.open(archive) as source:
+        members = {m.name: source.extractfile(m).read() for m in source.getmembers()}  # type: ignore[union-attr]
+    listing = json.loads(members["manifest.json"])
+    for number, (path, value) in enumerate((p, v) for p in ARCHIVE_PATHS for v in WRONG):
+        members["manifest.json"] = json.dumps(put(listing, path, value)).encode()
+        changed = tmp_path / f"changed{number}.tar"
+        with tarfile.open(changed, "w") as out:
+            for name, data in members.items():
+                info = tarfile.TarInfo(name)
+                info.size = len(data)
+                out.addfile(info, io.BytesIO(data))
+        assert_one_line(machine_in_process.run("image", str(changed), "--json"))
+
+
+def test_a_docker_save_archive_cut_anywhere(machine_in_process: Machine, tmp_path: Path) -> None:
+    layers = cuda_image_layers()
+    import tarfile
+
+    path = docker_archive(tmp_path / "app.tar", config_of(ENV, layers=layers), layers)
+    whole = path.read_bytes()
+    with tarfile.open(path) as archive:  # where its last member's data ends: after it, only the end's zero blocks
+        end = max(m.offset_data + m.size for m in archive.getmembers())
+    for number, cut in enumerate(range(700, end, max(1, (end - 700) // 23))):
+        cut_file = tmp_path / f"cut{number}.tar"
+        cut_file.write_bytes(whole[:cut])
+        result = machine_in_process.run("image", str(cut_file), "--json")
+        assert_one_line(result)
+        assert result.exit_code == 2, (cut, result.stdout)
+
+
+def peak_rss_mib(args: list[str], env: dict[str, str]) -> tuple[int, str]:
+    """(the peak resident memory of `cudnn-doctor ARGS` in MiB, its JSON output), measured by the kernel."""
+    program = ("import resource, subprocess, sys\n"
+               "done = subprocess.run([sys.executable, '-m', 'cudnn_doctor', *sys.argv[1:]], capture_output=True, "
+               "text=True, stdin=subprocess.DEVNULL)\n"
+               "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024)\nprint(done.stdout)\n")
+    answer = subprocess.run([sys.executable, "-c", program, *args], capture_output=True, text=True, env=env,
+                            timeout=120, cwd=ROOT)
+    peak, _, out = answer.stdout.partition("\n")
+    return int(peak), out
+
+
+def one_layer_layout(folder: Path, blob: bytes, media_type: str = LAYER_GZIP) -> Path:
+    config = config_of(ENV)
+    manifest = json.loads(manifest_of(config, [(blob, media_type)]))
+    return write_layout(folder, config, manifest, index_of(json.dumps(manifest).encode()), [blob])
+
+
+@pytest.mark.parametrize("kind", [b"x", b"L"])
+def test_an_extended_header_claiming_400_mb_is_refused_unread(machine: Machine, tmp_path: Path, kind: bytes) -> None:
+    """A pax header (x) or GNU long name (L) of 400 MB, gzip'd to 2 MB: refused at its header, not read."""
+    size = 400 << 20
+    chunks = (bytes(1 << 20) for _ in range(size >> 20))
+    blob = gzip_stream(iter([tar_header(b"././@LongLink" if kind == b"L" else b"pax", size, kind), *chunks,
+                             bytes(1024)]))
+    folder = one_layer_layout(tmp_path / "oci", blob)
+    peak, out = peak_rss_mib(["image", str(folder), "--json"], machine.env)
+    data = json.loads(out)
+    assert data["exit_code"] == 2 and "extended header" in data["error"]["message"], data
+    assert peak < 200, f"{peak} MiB"
+
+
+def test_a_layer_of_100000_empty_members_keeps_memory_flat(machine: Machine, tmp_path: Path) -> None:
+    def blob(count: int) -> bytes:
+        return gzip_stream(iter([*(tar_header(b"e/%d" % i, 0) for i in range(count)), bytes(1024)]))
+
+    small, _ = peak_rss_mib(["image", str(one_layer_layout(tmp_path / "few", blob(1000))), "--json"], machine.env)
+    large, out = peak_rss_mib(["image", str(one_layer_layout(tmp_path / "many", blob(100_000))), "--json"],
+                              machine.env)
+    assert json.loads(out)["exit_code"] in (0, 1), out
+    assert large - small < 25, (small, large)  # 100,000 members kept took some 100 MiB more
+
+
+def test_30000_whiteouts_over_10000_paths_merge_in_linear_time(machine: Machine, tmp_path: Path) -> None:
+    """The merge looks each path up by its folders; against every path for each whiteout it took minutes here."""
+    lower = b"".join(tar_header(b"usr/lib/d%d/libcudnn.so.9" % i, 0) for i in range(10_000)) + bytes(1024)
+    upper = b"".join(tar_header(b"opt/x%d/.wh.gone" % i, 0) for i in range(30_000)) + bytes(1024)
+    config = config_of(ENV)
+    layers = [(lower, LAYER_TAR), (upper, LAYER_TAR)]
+    manifest = json.loads(manifest_of(config, layers))
+    folder = write_layout(tmp_path / "oci", config, manifest, index_of(json.dumps(manifest).encode()), [lower, upper])
+    result = machine.run("image", str(folder), "--json", timeout=40)
+    assert result.json["image"]["layers"] == 2, result.stdout
+
+
+def test_a_sparse_blob_larger_than_declared_is_not_read_past_its_size(machine: Machine, tmp_path: Path) -> None:
+    declared = layer({"etc/hostname": "box\n"}, compress=False)[0]
+    folder = one_layer_layout(tmp_path / "oci", declared, LAYER_TAR)
+    blob = folder / "blobs" / "sha256" / digest(declared).split(":")[1]
+    os.truncate(blob, 100 << 30)  # sparse: 100 GiB that takes no disk
+    result = machine.run("image", str(folder), "--json", timeout=40)
+    assert result.exit_code == 2 and "longer than the" in result.json["error"]["message"], result.stdout
+
+
+def test_a_gnu_sparse_member_is_read_not_called_cut_short(machine: Machine, tmp_path: Path) -> None:
+    """GNU tar's --sparse stores a 10 MiB file of one 4 KiB extent in a few blocks: the layer is whole."""
+    import shutil
+
+    if shutil.which("tar") is None:
+        pytest.skip("GNU tar makes the sparse member")
+    files = tmp_path / "files" / "usr"
+    files.mkdir(parents=True)
+    with open(files / "sparse.img", "wb") as out:
+        out.truncate(10 << 20)
+        out.seek(5 << 20)
+        out.write(b"x" * 4096)
+    archive = tmp_path / "layer.tar"
+    subprocess.run(["tar", "--sparse", "--format=gnu", "-cf", str(archive), "-C", str(tmp_path / "files"), "usr"],
+                   check=True, timeout=60)
+    folder = one_layer_layout(tmp_path / "oci", archive.read_bytes(), LAYER_TAR)
+    result = machine.run("image", str(folder), "--json")
+    assert result.exit_code in (0, 1) and result.json["image"]["layers"] == 1, result.stdout
+
+
+def test_many_large_metadata_files_keep_memory_bounded(machine: Machine, tmp_path: Path) -> None:
+    """300 METADATA files of 1 MiB each (what is read of a small file) in one layer: the text kept is bounded
+    (64 MiB), not 300 MiB."""
+    site = b"usr/lib/python3/dist-packages/"
+    parts = []
+    for index in range(300):
+        parts.append(tar_header(site + b"p%d-1.0.dist-info/METADATA" % index, 1 << 20))
+        text = b"Name: p%d\nVersion: 1.0\n" % index
+        parts.append(text + b"x" * ((1 << 20) - len(text)))  # a whole number of blocks: no padding
+    blob = gzip_stream(iter([*parts, bytes(1024)]))
+    peak, out = peak_rss_mib(["image", str(one_layer_layout(tmp_path / "oci", blob)), "--json"], machine.env)
+    data = json.loads(out)
+    assert data["exit_code"] in (0, 1) and any("small files read so far" in note for note in data["image"]["notes"]), \
+        data["image"]["notes"]
+    assert peak < 250, f"{peak} MiB"
+
+
+def test_a_damaged_header_mid_layer_is_an_error_not_the_end(machine: Machine, tmp_path: Path) -> None:
+    """A member whose data is not padded to its block: the next header is garbage. tarfile took it for the end of
+    the layer and read no further; docker's Go reader refuses such a layer, and so does the doctor."""
+    site = b"usr/lib/python3/dist-packages/"
+    text = b"Name: p\nVersion: 1.0\n"
+    blob = b"".join([tar_header(site + b"p-1.0.dist-info/METADATA", len(text)), text,  # no padding after it
+                     tar_header(site + b"q-1.0.dist-info/METADATA", len(text)), text, bytes(1024)])
+    result = machine.run("image", str(one_layer_layout(tmp_path / "oci", blob, LAYER_TAR)), "--json")
+    assert result.exit_code == 2 and "damaged tar header" in result.json["error"]["message"], result.stdout
+
+
+def test_a_manifest_of_50000_layers_is_refused_before_any_is_read(machine_in_process: Machine, tmp_path: Path) -> None:
+    small = layer({"etc/hostname": "box\n"}, compress=False)
+    config = config_of(ENV)
+    manifest = json.loads(manifest_of(config, [small] * 50_000))
+    folder = write_layout(tmp_path / "oci", config, manifest, index_of(json.dumps(manifest).encode()), [small[0]])
+    result = machine_in_process.run("image", str(folder), "--json")
+    assert result.exit_code == 2 and "50000 layers" in result.json["error"]["message"], result.stdout
