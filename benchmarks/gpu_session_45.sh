@@ -18,7 +18,9 @@ if [ -f "$sealed/runs/before-scenarios.json" ]; then
 fi
 timeout 250 python3 benchmarks/gpu_scenarios.py --scenarios "$sealed/scenarios.py" --out "$out/s45after" \
     --quiet-cases --budget-s 170 2>&1 | tail -3
-timeout 190 python3 benchmarks/gpu_scenarios.py --out "$out/builtin" --quiet-cases --budget-s 120 2>&1 | tail -3
+if [ "${BUILTIN:-1}" != 0 ]; then  # BUILTIN=0 leaves the built-in suite out (its alone-scenarios take minutes)
+    timeout 190 python3 benchmarks/gpu_scenarios.py --out "$out/builtin" --quiet-cases --budget-s 120 2>&1 | tail -3
+fi
 before=()
 [ -d .before ] && before=(--before .before)
 timeout 60 python3 benchmarks/check_speed.py --runs 9 --compare "nvidia-smi -q" "${before[@]}" > "$out/speed.log" 2>&1
