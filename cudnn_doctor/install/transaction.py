@@ -43,6 +43,14 @@ JOURNAL = "journal.json"
 AREA_PREFIX = ".cudnn-doctor-"  # <folder>/.cudnn-doctor-<id>/ on a folder's own filesystem
 PUT, TAKE = "put", "take"
 JOURNAL_VERSION = 2
+# prefix -> how this process's last transaction on it ended ("committed" | "rolled back"): what a command says of
+# the prefix when a signal stops it after the transaction is what the transaction did (outcome_of)
+OUTCOMES: dict[str, str] = {}
+
+
+def outcome_of(prefix: Path) -> str | None:
+    """How this process's last transaction on PREFIX ended; None: none ran to its end."""
+    return OUTCOMES.get(str(prefix))
 
 
 @dataclass(frozen=True)
@@ -97,6 +105,7 @@ class Transaction:
 
     # --- entering and leaving ----------------------------------------------------------
     def __enter__(self) -> Transaction:
+        OUTCOMES.pop(str(self.prefix), None)
         self._prefix_created = not self.prefix.exists()
         state_created = not self.state.exists()
         self.state.mkdir(parents=True, exist_ok=True)
@@ -142,6 +151,7 @@ class Transaction:
             if not self._committed and self.journal:
                 _rollback_to_the_end(self.prefix, self.journal)
         finally:
+            OUTCOMES[str(self.prefix)] = "committed" if self._committed else "rolled back"
             try:
                 for signum, old in self._old_signals.items():
                     signal.signal(signum, old)
