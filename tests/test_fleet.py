@@ -395,7 +395,7 @@ def _queue(slurm: dict[str, str]) -> str:
         time.sleep(0.2)
 
 
-@pytest.mark.parametrize("deadline", [2, 4])
+@pytest.mark.parametrize("deadline", [2])
 def test_the_deadline_covers_the_stopping_too(slurm: dict[str, str], machine: Machine, deadline: int) -> None:
     """Issue 43, class 7: `--deadline 2` ends in about 2 s (srun is asked to stop within it), the queued job
     cancelled by its own name, none left in the queue."""

@@ -16,7 +16,8 @@ from tests.conftest import Machine
 from tests.fakes.build import fake_cudnn, fake_nvml
 from tests.test_check import CUDNN9_SUBLIBS
 
-CASES = [("-n", n) for n in (8, 10, 11, 12, 13, 14, 15, 16, 20)] + [("-v", mb) for mb in (21, 26, 30, 38, 46, 60)]
+# a sample of the ranges the red team found broken (open files 10-16, address space 21-46 MB), and either side
+CASES = [("-n", n) for n in (8, 10, 12, 14, 16, 20)] + [("-v", mb) for mb in (21, 30, 38, 46, 60)]
 
 
 def _run_limited(machine: Machine, option: str, value: int, *args: str) -> subprocess.CompletedProcess[str]:
