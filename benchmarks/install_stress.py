@@ -87,14 +87,24 @@ def _complete_as_recorded(prefix: Path) -> str | None:
 
 
 def _uninstall_all(prefix: Path, env: dict[str, str]) -> str | None:
-    """Every install recorded undone, newest first; why not, or None."""
+    """Every install recorded undone, newest first; why not, or None. A journal left behind (a kill) is recovered
+    by the first uninstall, which says so."""
+    journal = prefix / ".cudnn-doctor" / "journal.json"
+    try:  # a run killed while it moved the user's files: the next one must say it put them back
+        left = json.loads(journal.read_text()).get("phase") == "applying"
+    except (OSError, ValueError):
+        left = False
     for _ in range(4):
         done = subprocess.run([sys.executable, "-c", CLI, "uninstall", "--prefix", str(prefix), "--yes", "--json"],
                               env=env, cwd=str(REPO), stdin=subprocess.DEVNULL, capture_output=True, text=True,
                               timeout=120)
         if done.returncode != 0:
             return f"uninstall exited {done.returncode}: {done.stderr.strip()[-300:]}"
-        if json.loads(done.stdout)["result"]["status"] == "nothing-to-do":
+        result = json.loads(done.stdout)["result"]
+        if left and not any("interrupted" in note for note in result.get("notes", [])):
+            return f"the uninstall after a kill did not say it finished an interrupted run: {result.get('notes')}"
+        left = False
+        if result["status"] == "nothing-to-do":
             return None
     return "uninstall never reached nothing-to-do"
 
@@ -111,6 +121,9 @@ def _judge_one(process: subprocess.Popen[str], prefix: Path, before: dict[str, t
         return f"exit {process.returncode}: {err.strip()[-300:]}"
     if process.returncode == 0:
         return _complete_as_recorded(prefix)
+    if process.returncode in (128 + signal.SIGINT, 128 + signal.SIGTERM, 128 + signal.SIGHUP) and \
+            (prefix / ".cudnn-doctor" / "journal.json").exists():
+        return "a run stopped by a signal left its journal: it must roll back at once"
     if "as it was" in err and _without_state(now) != before:
         changed = sorted(set(_without_state(now).items()) ^ set(before.items()))[:3]
         return f"said 'as it was' but the prefix differs: {changed}"

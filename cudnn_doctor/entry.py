@@ -16,9 +16,8 @@ def main() -> None:
     from cudnn_doctor import signals
 
     signals.install()  # a SIGTERM while the modules load unwinds as anywhere else
-    from cudnn_doctor.limits import limit_stopped  # loaded now: a limit may leave no file to load it with later
-
     try:
+        from cudnn_doctor import limits  # noqa: F401 - loaded first: a limit may leave no file to load it later
         from cudnn_doctor.cli import main as run
 
         run()
@@ -26,7 +25,8 @@ def main() -> None:
         signals.hold()
         sys.exit(signals.exit_code(error))
     except (MemoryError, OSError, RuntimeError) as error:  # a limit reached while the modules load
-        stopped = limit_stopped(error)
+        loaded = sys.modules.get("cudnn_doctor.limits")
+        stopped = loaded.limit_stopped(error) if loaded is not None else None
         if stopped is None:
             raise
         sys.stderr.write(f"cudnn-doctor: error: {stopped[0]} (fix: {stopped[1]})\n")

@@ -52,8 +52,7 @@ def limit_stopped(error: BaseException) -> tuple[str, str] | None:
         if isinstance(cause, MemoryError) or number in MEMORY_ERRNOS or (
                 (thread or number in PROCESS_ERRNOS) and address_space_limited()):
             limit = _soft_limit("RLIMIT_AS")
-            said = f"ulimit -v is {int(limit) // 1024} KiB" if limit.isascii() and limit.isdecimal() and limit.strip() == limit else \
-                f"ulimit -v is {limit}"
+            said = f"ulimit -v is {limit}" if limit in ("unknown", "unlimited") else f"ulimit -v is {int(limit) // 1024} KiB"
             return (f"cudnn-doctor stopped: it ran out of memory under this shell's address-space limit ({said}); "
                     "every CUDA program needs far more (cuInit alone reserves gigabytes of address space)",
                     "ulimit -S -v unlimited (it needs at least 200000 KiB itself), then run it again")

@@ -25,7 +25,9 @@ whether a signal is what is unwinding the stack, and which.
 from __future__ import annotations
 
 import signal
+import sys
 from types import FrameType
+from typing import Any
 
 from cudnn_doctor.operating_system import CURRENT
 
@@ -51,6 +53,31 @@ def install() -> None:
             signal.signal(signum, _raise_once)
         except (ValueError, OSError):  # not the main thread, or a platform without that signal
             continue
+    if getattr(sys.unraisablehook, "__name__", "") != "_unraisable":
+        global _python_unraisable
+        _python_unraisable = sys.unraisablehook
+        sys.unraisablehook = _unraisable
+
+
+_python_unraisable: Any = None
+
+
+def _unraisable(info: Any) -> None:
+    """A signal's exception raised where Python cannot pass it on (a weakref callback of the import system, a
+    __del__): it would be printed as 'Exception ignored' and lost. It is sent again instead, so that it raises at
+    the next line the main thread runs, as every other one does."""
+    error = getattr(info, "exc_value", None)
+    if isinstance(error, Interrupted) and not _held and error.signum in _received:
+        _received.remove(error.signum)
+        import _thread
+        import threading
+
+        try:  # from another thread, once this hook has returned: the main thread then raises where it goes on
+            threading.Timer(0.05, _thread.interrupt_main, (error.signum,)).start()
+        except RuntimeError:  # no thread can start (a limit): the signal stays as lost as Python left it
+            _received.append(error.signum)
+        return
+    (_python_unraisable or sys.__unraisablehook__)(info)
 
 
 def raise_once(signum: int, _frame: FrameType | None) -> None:

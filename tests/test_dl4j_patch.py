@@ -55,3 +55,30 @@ def test_the_edit_applies_with_patch(folder: str, crlf: bool, latin1: bool, mach
     assert pom.read_bytes() == before.replace(OLD, NEW)  # that one line, its bytes and line ending kept
     after = machine.check_json("--project", str(project))
     assert "CD406" not in codes(after)
+
+
+@pytest.mark.parametrize(("declaration", "line", "crlf"), [
+    (b"<?xml version='1.0' encoding='iso-8859-1'?>", OLD + b" <!-- r\xe9seau -->", False),
+    (b'<?xml version="1.0" encoding="latin1"?>', OLD + b" <!-- \xe9 -->", True),
+    (b'<?xml version="1.0" encoding="ISO-8859-1"?>', b"<!-- \xc3 -->" + OLD, False),
+    (b'<?xml version="1.0" encoding="ISO-8859-1"?>', OLD + b"<!-- \xc3\xa9\xe9 -->", False),  # é as UTF-8 and Latin-1
+    (b'<?xml version="1.0" encoding="ISO-8859-1"?>', OLD + b"\r<!-- \xe9 -->", False),  # a lone CR: not a line end
+    (b'<?xml version="1.0" encoding="ISO-8859-1"?>', OLD + b"\x85\xe9\xa0", False),  # NEL, é, NBSP in Latin-1
+])
+def test_a_latin1_backend_line_is_edited_in_its_own_bytes(declaration: bytes, line: bytes, crlf: bool,
+                                                          machine: Machine, tmp_path: Path) -> None:
+    """Issue 43, class 8: the very line edited holds Latin-1 bytes (some of which read as UTF-8, or as a line break
+    to a reader that is not patch): the diff applies with the real patch and changes that one value."""
+    if shutil.which("patch") is None:
+        pytest.skip("no patch program (.ci/run installs Debian's patch)")
+    project = _project(machine, tmp_path, "p", crlf, True)
+    pom = project / "pom.xml"
+    latin1 = pom.read_bytes().replace(b'<?xml version="1.0" encoding="ISO-8859-1"?>', declaration)
+    pom.write_bytes(latin1.replace(OLD + b" <!-- r\xe9seau -->", line))
+    before = pom.read_bytes()
+    data = json.loads(machine.run("fix", "--json", "--project", str(project)).stdout)
+    [edit] = [a for a in data["actions"] if a["kind"] == "edit"]
+    applied = subprocess.run(["patch", "-p0"], input=base64.b64decode(edit["diff_base64"]), capture_output=True,
+                             cwd="/")
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    assert pom.read_bytes() == before.replace(OLD, NEW)

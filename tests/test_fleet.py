@@ -379,3 +379,78 @@ def test_at_the_deadline_a_waiting_job_is_cancelled_not_left_queued(slurm: dict[
     queue = subprocess.run(["squeue", "-h", "-o", "%i %j %T"], env={**os.environ, **slurm}, capture_output=True,
                            text=True, timeout=30)
     assert queue.returncode == 0 and queue.stdout.strip() == "", queue.stdout
+
+
+def _queue(slurm: dict[str, str]) -> str:
+    """squeue's jobs, once a cancelled one has left COMPLETING (slurmctld's, a moment)."""
+    import time
+
+    end = time.monotonic() + 30
+    while True:
+        queue = subprocess.run(["squeue", "-h", "-o", "%i %j %T"], env={**os.environ, **slurm}, capture_output=True,
+                               text=True, timeout=30)
+        assert queue.returncode == 0, queue.stderr
+        if "COMPLETING" not in queue.stdout or time.monotonic() > end:
+            return queue.stdout.strip()
+        time.sleep(0.2)
+
+
+@pytest.mark.parametrize("deadline", [2])
+def test_the_deadline_covers_the_stopping_too(slurm: dict[str, str], machine: Machine, deadline: int) -> None:
+    """Issue 43, class 7: `--deadline 2` ends in about 2 s (srun is asked to stop within it), the queued job
+    cancelled by its own name, none left in the queue."""
+    import time
+
+    machine.env.update(slurm)
+    started = time.monotonic()
+    result = machine.run("fleet", "run", "--slurm", "--json", "--deadline", str(deadline), "--", "--nodes=1",
+                         "--begin=now+1hour", timeout=60)
+    took = time.monotonic() - started
+    assert result.exit_code == 2 and f"stopped after {deadline} s" in result.json["error"]["message"], result.stderr
+    assert took < deadline + 1.5, took  # the doctor's own start and merge included
+    assert _queue(slurm) == ""
+
+
+def test_ctrl_c_while_the_job_waits_in_the_queue_cancels_it(slurm: dict[str, str], machine: Machine,
+                                                            tmp_path: Path) -> None:
+    """Ctrl-C while srun still waits for its allocation: srun and its queued job are gone, not left waiting."""
+    import signal
+    import time
+
+    machine.env.update(slurm)
+    doctor = subprocess.Popen([sys.executable, "-m", "cudnn_doctor", "fleet", "run", "--slurm", "--json",
+                               "--deadline", "300", "--", "--nodes=1", "--begin=now+1hour"], env=machine.env,
+                              cwd=machine.cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        end = time.monotonic() + 60
+        while not _queue(slurm):  # srun has asked for its allocation: the job waits, --begin an hour away
+            assert doctor.poll() is None and time.monotonic() < end, doctor.communicate()
+            time.sleep(0.1)
+        doctor.send_signal(signal.SIGINT)
+        _stdout, stderr = doctor.communicate(timeout=30)
+    finally:
+        if doctor.poll() is None:
+            doctor.kill()
+    assert doctor.returncode == 130, stderr
+    assert _queue(slurm) == ""
+
+
+def test_an_srun_that_does_not_stop_is_killed_within_the_deadline_and_its_job_cancelled(
+        slurm: dict[str, str], machine: Machine, tmp_path: Path) -> None:
+    """An srun that never gets to cancel its job (here a wrapper that ignores SIGINT holds it, as a stuck srun
+    would): it is killed within --deadline, and the job it left queued is cancelled by its name."""
+    import time
+
+    wrapper = tmp_path / "bin" / "srun"
+    wrapper.parent.mkdir()
+    wrapper.write_text(f"#!/bin/sh\ntrap '' INT\n{shutil.which('srun', path=slurm.get('PATH'))} \"$@\" &\nwait $!\n")
+    wrapper.chmod(0o755)
+    machine.env.update(slurm)
+    machine.env["PATH"] = f"{wrapper.parent}:{machine.env['PATH']}"
+    started = time.monotonic()
+    result = machine.run("fleet", "run", "--slurm", "--json", "--deadline", "3", "--", "--nodes=1",
+                         "--begin=now+1hour", timeout=60)
+    took = time.monotonic() - started
+    assert result.exit_code == 2 and "stopped after 3 s" in result.json["error"]["message"], result.stderr
+    assert took < 4.5, took
+    assert _queue(slurm) == ""

@@ -32,3 +32,24 @@ def test_a_seeded_sample_of_random_kill_points_and_races_holds(tmp_path: Path) -
     summary = _harness().run(trials=10, seed=seed, work=tmp_path)
     assert summary["failed"] == 0, (f"seed {seed}: rerun with python benchmarks/install_stress.py --seed {seed}",
                                     summary["failures"])
+
+
+def test_a_signal_raised_where_python_cannot_pass_it_on_still_stops_the_command() -> None:
+    """Found by the harness: a SIGTERM whose handler ran inside a weakref callback of the import system was printed
+    as 'Exception ignored' and lost. It is sent again, and raises where the main thread goes on."""
+    import subprocess
+
+    code = ("import signal, sys, time, weakref\n"
+            "from cudnn_doctor import signals\n"
+            "signals.install()\n"
+            "class A: pass\n"
+            "a = A()\n"
+            "r = weakref.ref(a, lambda _ref: signals.raise_once(signal.SIGTERM, None))\n"
+            "try:\n"
+            "    del a\n"
+            "    end = time.monotonic() + 5\n"
+            "    while time.monotonic() < end: pass\n"
+            "except KeyboardInterrupt as error:\n"
+            "    sys.exit(signals.exit_code(error))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert done.returncode == 143 and done.stderr == "", (done.returncode, done.stderr)

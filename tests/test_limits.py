@@ -16,7 +16,8 @@ from tests.conftest import Machine
 from tests.fakes.build import fake_cudnn, fake_nvml
 from tests.test_check import CUDNN9_SUBLIBS
 
-CASES = [("-n", n) for n in (8, 10, 11, 12, 13, 14, 15, 16, 20)] + [("-v", mb) for mb in (21, 26, 30, 38, 46, 60)]
+# a sample of the ranges the red team found broken (open files 10-16, address space 21-46 MB), and either side
+CASES = [("-n", n) for n in (8, 10, 12, 14, 16, 20)] + [("-v", mb) for mb in (21, 30, 38, 46, 60)]
 
 
 def _run_limited(machine: Machine, option: str, value: int, *args: str) -> subprocess.CompletedProcess[str]:
@@ -44,7 +45,8 @@ def test_a_doctor_under_a_limit_says_which_one_stopped_it(machine: Machine, tmp_
         assert "Too many open files" not in done.stdout, done.stdout[-800:]  # never a probe's failure instead
         if "--json" in args:
             data = json.loads(done.stdout)  # one object: a second would make this fail
-            assert data["exit_code"] == done.returncode
+            said = data["summary"]["exit_code"] if "summary" in data else data["exit_code"]  # a report, or an error
+            assert said == done.returncode
         if done.returncode == 2:
             [line] = done.stderr.strip().splitlines()
             assert f"ulimit {option} is" in line and f"ulimit -S {option}" in line, line

@@ -216,8 +216,15 @@ def _changing(prefix: Path, layout: Layout, ui: Ui, change: Callable[[], T]) -> 
                                  needed=f"more ({error.strerror} while writing {error.filename or 'a file'}; "
                                         "rolled back)") from None
         raise rolled_back(prefix, error) from None
-    except KeyboardInterrupt:
-        ui.note(f"interrupted: the install was rolled back, {prefix} is as it was")
+    except KeyboardInterrupt:  # said as the transaction left it: the signal may come after its commit
+        from cudnn_doctor.install.transaction import outcome_of
+
+        outcome = outcome_of(prefix)
+        if outcome == "committed":
+            ui.note(f"interrupted after the install was recorded: {prefix} holds it whole "
+                    "(cudnn-doctor uninstall undoes it)")
+        else:
+            ui.note(f"interrupted: the install was rolled back, {prefix} is as it was")
         raise
 
 

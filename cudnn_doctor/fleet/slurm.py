@@ -37,6 +37,11 @@ DEFAULT_DEADLINE_S = 600.0
 # srun: "a second SIGINT within one second terminates the job step"; then time for it to say so and exit
 STOP_SIGNALS = ((0.0, signal.SIGINT), (0.3, signal.SIGINT))
 STOP_GRACE_S = 10.0
+# the stopping is inside --deadline: srun is asked to stop this share of the deadline before it (at most the
+# signals' pause and STOP_GRACE_S), so `--deadline 2` ends in about 2 s, a queued job cancelled
+STOP_SHARE = 0.3
+JOB_NAME_PREFIX = "cudnn-doctor-fleet-"
+SCANCEL_TIMEOUT_S = 5.0
 MAX_COMPLAINTS = 20  # srun's error lines kept (its stderr is read to the end, never kept whole)
 
 
@@ -83,9 +88,22 @@ def srun_argv(run: SlurmRun, folder: Path) -> list[str]:
     # %n (the node's index in the job) names one file per node even where several Slurm nodes share a host
     # (multiple-slurmd); each node first says its Slurm name on standard error, which names its report
     pattern = str(folder).replace("%", "%%")  # srun reads % in a file name as a pattern; %% is a %
-    return [srun, "--ntasks-per-node=1", "--kill-on-bad-exit=0", *run.srun_options,
+    named = [f"--job-name={job_name(folder)}"] if _own_job(run.srun_options) else []
+    return [srun, "--ntasks-per-node=1", "--kill-on-bad-exit=0", *named, *run.srun_options,
             f"--output={pattern}/%n.json", f"--error={pattern}/%n.err", "/bin/sh", "-c", SAY_NODE_NAME,
             "cudnn-doctor-node", *run.check_command]
+
+
+def job_name(folder: Path) -> str:
+    """The name of the job this run's srun asks for: unique (its folder's), so that it alone can be cancelled."""
+    return JOB_NAME_PREFIX + folder.name.rsplit("-", 1)[-1]
+
+
+def _own_job(options: tuple[str, ...]) -> bool:
+    """Whether srun makes a job of its own (not a step in the user's allocation, --jobid) with no name the user
+    chose: then it is named, and cancelled by that name when srun was stopped."""
+    return not any(option.split("=", 1)[0] in ("--jobid", "--job-name", "-J") or option.startswith("-J")
+                   for option in options)
 
 
 NODE_NAME_TAG = "cudnn-doctor-node: "
@@ -122,7 +140,14 @@ def run_slurm(run: SlurmRun) -> tuple[FleetResult, str | None]:
                           fix="give a folder you can write to", code="CD006") if keep else \
             DoctorError(f"cannot make a temporary folder: {error.strerror or error}", fix="check TMPDIR", code="CD006") from None
     try:  # srun is gone (stopped, or killed with what it started) before this folder is deleted
-        complaint = _run_srun(srun_argv(run, folder), run.deadline_s)
+        argv = srun_argv(run, folder)
+        try:
+            complaint = _run_srun(argv, run.deadline_s)
+        except BaseException:  # Ctrl-C, SIGTERM, an error: the job goes too, not only srun
+            _cancel_job(argv)
+            raise
+        if complaint is not None and complaint.startswith("stopped after"):
+            _cancel_job(argv)
         _slurm_names(folder)
         reports = _reports(folder)
         if not reports:
@@ -179,6 +204,18 @@ def _with_stderr(node: NodeReport, path: Path) -> NodeReport:
     return node
 
 
+def _cancel_job(argv: list[str]) -> None:
+    """The job srun asked for, cancelled by its unique name (scancel, through the child runner): srun stopped in
+    the middle of waiting for its allocation, or killed, may leave it queued or running."""
+    named = next((word.split("=", 1)[1] for word in argv if word.startswith(f"--job-name={JOB_NAME_PREFIX}")), None)
+    scancel = shutil.which("scancel")
+    if named is None or scancel is None:
+        return
+    user = os.environ.get("USER") or os.environ.get("LOGNAME")
+    run_child([scancel, f"--name={named}", *([f"--user={user}"] if user else [])], None,
+              time.monotonic() + SCANCEL_TIMEOUT_S, what="scancel")
+
+
 def _run_srun(argv: list[str], deadline_s: float) -> str | None:
     """Run srun to its end or the deadline (then stopped the Slurm way); its complaint, if it failed."""
     complaints: list[str] = []
@@ -188,8 +225,10 @@ def _run_srun(argv: list[str], deadline_s: float) -> str | None:
         if text and len(complaints) < MAX_COMPLAINTS and "error" in text.lower():
             complaints.append(text[:300])
 
-    answer = run_child(argv, None, time.monotonic() + deadline_s, what="srun", on_stderr_line=on_line,
-                       stop_signals=STOP_SIGNALS, stop_grace=STOP_GRACE_S)
+    stopping = min(STOP_GRACE_S + STOP_SIGNALS[-1][0], deadline_s * STOP_SHARE)
+    grace = max(0.0, stopping - STOP_SIGNALS[-1][0])
+    answer = run_child(argv, None, time.monotonic() + deadline_s - stopping, what="srun", on_stderr_line=on_line,
+                       stop_signals=STOP_SIGNALS, stop_grace=grace)
     if answer.timed_out:
         return f"stopped after {deadline_s:.0f} s (--deadline): nodes that had not answered are missing"
     if answer.exit_code is None:

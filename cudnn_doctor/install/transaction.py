@@ -43,6 +43,14 @@ JOURNAL = "journal.json"
 AREA_PREFIX = ".cudnn-doctor-"  # <folder>/.cudnn-doctor-<id>/ on a folder's own filesystem
 PUT, TAKE = "put", "take"
 JOURNAL_VERSION = 2
+# prefix -> how this process's last transaction on it ended ("committed" | "rolled back"): what a command says of
+# the prefix when a signal stops it after the transaction is what the transaction did (outcome_of)
+OUTCOMES: dict[str, str] = {}
+
+
+def outcome_of(prefix: Path) -> str | None:
+    """How this process's last transaction on PREFIX ended; None: none ran to its end."""
+    return OUTCOMES.get(str(prefix))
 
 
 @dataclass(frozen=True)
@@ -97,6 +105,7 @@ class Transaction:
 
     # --- entering and leaving ----------------------------------------------------------
     def __enter__(self) -> Transaction:
+        OUTCOMES.pop(str(self.prefix), None)
         self._prefix_created = not self.prefix.exists()
         state_created = not self.state.exists()
         self.state.mkdir(parents=True, exist_ok=True)
@@ -124,6 +133,14 @@ class Transaction:
             step("staging.folders")
         except BaseException:
             try:  # the lock file goes while it is still locked: no one else can hold a lock on it meanwhile
+                if self.journal:  # a signal after the journal was written: its staging goes now, not next run
+                    blocked = _block_signals()
+                    try:
+                        _to_the_end(rollback, self.prefix, self.journal)
+                    except KeyboardInterrupt:
+                        pass  # the first signal is the one already going up
+                    finally:
+                        _unblock_signals(blocked)
                 if lock_created:
                     (self.state / "lock").unlink(missing_ok=True)
                 if state_created:
@@ -139,9 +156,11 @@ class Transaction:
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: object) -> None:
         blocked = _block_signals()
         try:
-            if not self._committed and self.journal:
-                _rollback_to_the_end(self.prefix, self.journal)
+            if self.journal:  # finished here, as the next run's recovery would finish it: never left for it
+                self._committed = self._committed or _recorded(self.prefix, self.journal)
+                _to_the_end(finish_committed if self._committed else rollback, self.prefix, self.journal)
         finally:
+            OUTCOMES[str(self.prefix)] = "committed" if self._committed else "rolled back"
             try:
                 for signum, old in self._old_signals.items():
                     signal.signal(signum, old)
@@ -263,15 +282,23 @@ class Transaction:
         finish_committed(self.prefix, self.journal)
 
 
-def _rollback_to_the_end(prefix: Path, journal: dict[str, Any]) -> None:
-    """The rollback, done whole even when a signal lands inside it: one that reached the process before the mask
-    took hold still raises here (Python runs its handler later, in this thread). Each step of a rollback checks
-    what is there before it moves anything, so it is begun again from the journal until it is done; then the
-    signal goes on up, and whatever says "as it was" says so of a prefix that is."""
+def _recorded(prefix: Path, journal: dict[str, Any]) -> bool:
+    """Whether JOURNAL's run got as far as its record (an install's manifest written, an uninstall's deleted): then
+    it is finished, not undone, as recover() decides for a run that was killed."""
+    exists = (prefix / STATE_DIR / str(journal.get("manifest", ""))).is_file() if journal.get("manifest") else False
+    return exists if journal.get("kind") == "install" else not exists
+
+
+def _to_the_end(action: Callable[[Path, dict[str, Any]], None], prefix: Path, journal: dict[str, Any]) -> None:
+    """ACTION (the rollback, or the commit's clean-up), done whole even when a signal lands inside it: one that
+    reached the process before the mask took hold still raises here (Python runs its handler later, in this
+    thread). Each step checks what is there before it moves or deletes anything, so it is begun again from the
+    journal until it is done; then the signal goes on up, and whatever says "as it was" (or that the prefix holds
+    the install) says so of a prefix that is, with no journal left for the next run."""
     interruption: BaseException | None = None
     for _attempt in range(100):
         try:
-            rollback(prefix, journal)
+            action(prefix, journal)
             break
         except KeyboardInterrupt as error:  # Ctrl-C, SIGTERM, SIGHUP (signals.Interrupted): finish first
             interruption = interruption or error
