@@ -568,9 +568,15 @@ def stop_all() -> None:
     """Kill the children of every batch still running, and every stream's (the doctor is stopping: an
     error, a signal); no child, and nothing a child started, outlives it."""
     for batch in list(_LIVE):
-        batch.stop()
+        try:
+            batch.stop()
+        except MemoryError:  # a limit that stopped the doctor stops this too: what it started dies with its group
+            pass
     for stream in list(_STREAMS):
-        stream.close()
+        try:
+            stream.close()
+        except MemoryError:
+            pass
 
 
 def _append(target: bytearray, chunk: bytes, limit: int, keep_tail: bool) -> None:
@@ -640,7 +646,7 @@ def kill_strays(token: str, since: int | None = None) -> int:
         try:
             with open(f"/proc/{entry}/environ", "rb") as handle:
                 environ = handle.read(1 << 20)
-        except OSError:
+        except (OSError, MemoryError):  # under ulimit -v even this read may not get its buffer
             continue
         if marker in environ.split(b"\0"):
             found += 1

@@ -12,12 +12,28 @@ def _json_string(text: str) -> str:
                          for c in text) + '"'
 
 
+def _stopped(stopped: tuple[str, str]) -> None:
+    """A limit of the process stopped the doctor: one line on stderr, one JSON object with --json; exit 2."""
+    sys.stderr.write(f"cudnn-doctor: error: {stopped[0]} (fix: {stopped[1]})\n")
+    json_out = sys.modules.get("cudnn_doctor.render.json_out")
+    already = bool(getattr(json_out, "written", False))  # never a second JSON object
+    if not already and ("--json" in sys.argv or "json" in sys.argv):  # the parser never ran: its words
+        sys.stdout.write('{"schema": "cudnn-doctor/error/1", "error": {"code": null, "title": "A limit of the '
+                         f'process stopped it", "message": {_json_string(stopped[0])}, "fix": '
+                         f'{_json_string(stopped[1])}}}, "exit_code": 2}}\n')
+    sys.exit(2)
+
+
 def main() -> None:
     from cudnn_doctor import signals
 
     signals.install()  # a SIGTERM while the modules load unwinds as anywhere else
     try:
-        from cudnn_doctor import limits  # noqa: F401 - loaded first: a limit may leave no file to load it later
+        from cudnn_doctor import limits  # loaded first: a limit may leave no file to load it later
+
+        floor = limits.below_floor()  # less than the doctor needs at all: said now, not wherever it bites
+        if floor is not None:
+            _stopped(floor)
         from cudnn_doctor.cli import main as run
 
         run()
@@ -29,14 +45,7 @@ def main() -> None:
         stopped = loaded.limit_stopped(error) if loaded is not None else None
         if stopped is None:
             raise
-        sys.stderr.write(f"cudnn-doctor: error: {stopped[0]} (fix: {stopped[1]})\n")
-        json_out = sys.modules.get("cudnn_doctor.render.json_out")
-        already = bool(getattr(json_out, "written", False))  # never a second JSON object
-        if not already and ("--json" in sys.argv or "json" in sys.argv):  # the parser never ran: its words
-            sys.stdout.write('{"schema": "cudnn-doctor/error/1", "error": {"code": null, "title": "A limit of the '
-                             f'process stopped it", "message": {_json_string(stopped[0])}, "fix": '
-                             f'{_json_string(stopped[1])}}}, "exit_code": 2}}\n')
-        sys.exit(2)
+        _stopped(stopped)
     except SystemExit:
         # The process ends with this exception. The interpreter's last collections need not walk every
         # object the command made: each is still freed, and atexit runs (10 ms of a check on 2 cores).

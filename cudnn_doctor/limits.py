@@ -8,6 +8,10 @@ from __future__ import annotations
 import errno
 
 FILES_ERRNOS = (errno.EMFILE, errno.ENFILE)
+# what the doctor itself needs to run at all (its Python, its imports, the threads and pipes of its children): under
+# less it says so before it starts, instead of failing wherever the limit happens to bite
+FLOOR_ADDRESS_SPACE_KIB = 200_000
+FLOOR_OPEN_FILES = 32
 MEMORY_ERRNOS = (errno.ENOMEM,)
 PROCESS_ERRNOS = (errno.EAGAIN,)
 
@@ -48,8 +52,11 @@ def limit_stopped(error: BaseException) -> tuple[str, str] | None:
                     "it needs a few dozen for its own files and the children that ask the libraries",
                     "ulimit -S -n 1024 (up to what ulimit -H -n allows), then run it again")
         thread = isinstance(cause, RuntimeError) and "can't start new thread" in str(cause)
+        # an allocation that failed inside C code (an lru_cache, a C extension) can surface as a SystemError
+        # "returned NULL without setting an exception": under ulimit -v that is the memory limit's doing
+        lost = isinstance(cause, SystemError) and "returned NULL" in str(cause) and address_space_limited()
         # a thread's stack is address space: under ulimit -v, a thread that cannot start is the memory limit's
-        if isinstance(cause, MemoryError) or number in MEMORY_ERRNOS or (
+        if isinstance(cause, MemoryError) or lost or number in MEMORY_ERRNOS or (
                 (thread or number in PROCESS_ERRNOS) and address_space_limited()):
             limit = _soft_limit("RLIMIT_AS")
             said = f"ulimit -v is {limit}" if limit in ("unknown", "unlimited") else f"ulimit -v is {int(limit) // 1024} KiB"
@@ -60,4 +67,21 @@ def limit_stopped(error: BaseException) -> tuple[str, str] | None:
             limit = _soft_limit("RLIMIT_NPROC")
             return (f"cudnn-doctor stopped: it could not start a process or thread under this shell's limit "
                     f"(ulimit -u is {limit})", "ulimit -S -u 4096 (or more), then run it again")
+    return None
+
+
+def below_floor() -> tuple[str, str] | None:
+    """(message, fix) where this process's soft limits leave the doctor less than it needs to run at all (its own
+    address space, its open files), said before it starts; None where they do not."""
+    space = _soft_limit("RLIMIT_AS")
+    if space.isascii() and space.isdecimal() and int(space) // 1024 < FLOOR_ADDRESS_SPACE_KIB:
+        return (f"cudnn-doctor stopped: it ran out of memory under this shell's address-space limit (ulimit -v is "
+                f"{int(space) // 1024} KiB); every CUDA program needs far more (cuInit alone reserves gigabytes of "
+                "address space)",
+                f"ulimit -S -v unlimited (it needs at least {FLOOR_ADDRESS_SPACE_KIB} KiB itself), then run it again")
+    files = _soft_limit("RLIMIT_NOFILE")
+    if files.isascii() and files.isdecimal() and int(files) < FLOOR_OPEN_FILES:
+        return (f"cudnn-doctor stopped: it ran out of open files under this shell's limit (ulimit -n is {files}); "
+                "it needs a few dozen for its own files and the children that ask the libraries",
+                "ulimit -S -n 1024 (up to what ulimit -H -n allows), then run it again")
     return None

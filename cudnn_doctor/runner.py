@@ -121,8 +121,14 @@ def guarded(function: F, command: str | None = None, given: dict[str, Any] | Non
         except Exception as error:  # a bug in the doctor, not a problem of the machine, unless a limit stopped it
             stopped = limit_stopped(error)
             if stopped is not None:
+                import threading
+
                 from cudnn_doctor import child
 
+                # the one line is all it says: what fails after it for the same limit (a destructor, a thread, an
+                # exit handler) stays quiet
+                sys.unraisablehook = lambda _unraisable: None
+                threading.excepthook = lambda _args: None
                 child.stop_all()
                 say(f"cudnn-doctor: error: {stopped[0]} (fix: {stopped[1]})")
                 if want_json:

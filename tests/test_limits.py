@@ -48,5 +48,7 @@ def test_a_doctor_under_a_limit_says_which_one_stopped_it(machine: Machine, tmp_
             said = data["summary"]["exit_code"] if "summary" in data else data["exit_code"]  # a report, or an error
             assert said == done.returncode
         if done.returncode == 2:
-            [line] = done.stderr.strip().splitlines()
+            lines = done.stderr.strip().splitlines()
+            assert len(lines) == 1, done.stderr[-1500:]
+            [line] = lines
             assert f"ulimit {option} is" in line and f"ulimit -S {option}" in line, line

@@ -64,7 +64,7 @@ def _for_cuda(value: object, cuda: str) -> bool:
     for item in values:
         text = str(item).removesuffix(".x")
         found = major_minor(text)
-        if found is not None and wanted is not None and (found == wanted or (text.isdigit() and found[0] == wanted[0])):
+        if found is not None and wanted is not None and (found == wanted or (text.isascii() and text.isdecimal() and found[0] == wanted[0])):
             return True
     return False
 

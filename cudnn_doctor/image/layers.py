@@ -29,7 +29,8 @@ LIBRARY = re.compile(r"^(libcudnn|libcudart|libcuda|libnvidia-ml)\.so(?:\.(\d+(?
 SMALL_LIMIT = 1 << 20  # METADATA, version.py, version.json, a header: kilobytes
 WHITEOUT = ".wh."
 OPAQUE = ".wh..wh..opq"
-DEFAULT_MAX_LAYER_BYTES = 64 << 30  # the largest CUDA images' layers are a few GiB
+from cudnn_doctor.image.registry import DEFAULT_MAX_LAYER_BYTES  # noqa: E402 - one number for both readers
+
 MAX_MEMBERS = 2_000_000
 MAX_NOTES = 20
 MAX_ENTRIES = 200_000  # the files that matter (libraries, METADATA, version files): a few thousand in real images

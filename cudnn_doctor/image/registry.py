@@ -27,6 +27,8 @@ from typing import Any
 
 from cudnn_doctor.errors import DoctorError
 
+DEFAULT_MAX_LAYER_BYTES = 64 << 30  # the largest CUDA images' layers are a few GiB (CUDNN_DOCTOR_IMAGE_MAX_LAYER_BYTES)
+
 DOCKER_HUB = "docker.io"
 DOCKER_HUB_API = "registry-1.docker.io"  # distribution/reference's defaultDomain is served here
 DOCKER_HUB_KEY = "https://index.docker.io/v1/"  # how docker login stores Docker Hub in config.json
@@ -232,10 +234,10 @@ class Registry:
         return body, answer.headers.get("Content-Type", "").split(";")[0].strip()
 
     def open_blob(self, digest: str, size: int | None) -> Any:
-        from cudnn_doctor.image.layers import max_layer_bytes
+        from cudnn_doctor.variables import number
 
         # a size a manifest declares past what a layer may be read to buys no more time than that bound
-        deadline = time.monotonic() + self.timeout + min(size or 0, max_layer_bytes()) / MIN_RATE
+        deadline = time.monotonic() + self.timeout + min(size or 0, int(number("CUDNN_DOCTOR_IMAGE_MAX_LAYER_BYTES", DEFAULT_MAX_LAYER_BYTES))) / MIN_RATE
         answer = self.open(f"{self.base}/blobs/{digest}", deadline, {})
         return _TimedBody(answer, deadline, lambda why: self.fail(f"the layer {digest[:19]}: {why}"), self.timeout)
 

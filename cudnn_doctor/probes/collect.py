@@ -252,11 +252,15 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
 def _guarded(bugs: list[tuple[str, str]], probe: str, call: Callable[[], Any], fallback: Any) -> Any:
     """CALL's answer; where it raises (a bug of ours, not the machine's: a DoctorError is the user's and goes on),
     FALLBACK, and the probe and its error kept in BUGS for the rules to report (CD902)."""
+    from cudnn_doctor.limits import limit_stopped
+
     try:
         return call()
     except DoctorError:
         raise
     except Exception as error:
+        if limit_stopped(error) is not None:  # a limit of this process, not a bug: the runner says which one
+            raise
         bugs.append((probe, f"{type(error).__name__}: {error}"))
         return fallback
 
