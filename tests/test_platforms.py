@@ -431,3 +431,25 @@ def test_a_hostile_apptainer_variable_is_evidence_escaped(machine: Machine) -> N
     assert report["host"]["platform"]["container"] == "apptainer"
     text = machine.run("check", "-v").stdout
     assert "\x1b" not in text and "\udcff" not in text
+
+
+def test_wsls_own_libcuda_refusing_is_the_windows_drivers_and_is_never_taken_away(machine: Machine,
+                                                                                    tmp_path: Path) -> None:
+    """WSL's own libcuda (the Windows driver's, in /usr/lib/wsl/lib) answering cuInit with 803: the plan updates the
+    Windows driver and restarts WSL; it never takes WSL's own folder out of LD_LIBRARY_PATH nor tells the user to
+    remove a Linux driver there is not, and no step says reboot."""
+    import re
+
+    wsl = wsl_machine(machine, tmp_path)
+    refusing = fake_libcuda(tmp_path / "libcuda-803", driver_cuda=12040, devices=1, name="NVIDIA GeForce RTX 4070",
+                            status=803)
+    for name in ("libcuda.so.1.1", "libcuda.so.1", "libcuda.so"):
+        shutil.copyfile(refusing, wsl / name)
+    report = machine.check_json()
+    [mismatch] = [f for f in report["findings"] if f["code"] == "CD112"]
+    assert mismatch["severity"] == "error" and "wsl --shutdown" in mismatch["fix"]
+    assert "Windows" in mismatch["fix"] and "apt remove" not in mismatch["fix"]
+    text = " ".join(f["fix"] or "" for f in report["findings"])
+    assert not re.search(r"\breboot\b|modprobe|rmmod", text), text
+    plan = machine.run("fix", "--json").json
+    assert not [a for a in plan["actions"] if a["kind"] == "env" and str(wsl) in a.get("text", "")], plan["actions"]

@@ -80,8 +80,16 @@ def wsl_driver(work: _Work) -> None:
         floor = found.values.get("min_driver")
         _manual(work, [found], "wsl2", "windows-driver", "on WSL 2 the driver is the Windows one",
                 {"min_driver": floor if floor and ascii_digits(str(floor)[:1]) else "the newest for your GPU"})
-    for found in work.with_code("CD112"):  # cuInit's 803 from a Linux libcuda: no kernel module here to reload
+    wsl_lib = os.path.realpath(_platform(work).wsl_lib) if _platform(work).wsl_lib else None
+    for found in work.with_code("CD112"):  # cuInit's 803: from a Linux libcuda, or from WSL's own (the Windows one)
         view = work.report.process
+        if view is not None and view.libcuda and wsl_lib and \
+                os.path.realpath(os.path.dirname(view.libcuda)) == wsl_lib:
+            # WSL's own libcuda refused: the Windows driver's answer; nothing of WSL's is taken away
+            _manual(work, [found], "wsl2", "windows-driver", "on WSL 2 the driver is the Windows one",
+                    {"min_driver": "the newest for your GPU"})
+            _manual(work, [found], "wsl2", "restart-wsl", "the Windows driver's state is WSL's VM's")
+            continue
         if view is not None and view.libcuda_via == "LD_LIBRARY_PATH" and view.libcuda_entry:
             work.take([found], Action(ENV, (), "LD_LIBRARY_PATH puts a Linux driver before WSL's",
                                       "ld.so(8): LD_LIBRARY_PATH is searched before the ldconfig cache",

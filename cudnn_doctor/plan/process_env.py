@@ -5,6 +5,7 @@ the user can take (a site's hard limit, another user's process). Nothing is ever
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from cudnn_doctor.knowledge.data import load
@@ -48,6 +49,10 @@ def _driver_library(work: Any, finding: Finding, report: Report) -> None:
     view = report.process
     if view is None or not view.libcuda:
         return
+    platform = report.host.platform
+    if platform is not None and platform.kind == "wsl2" and platform.wsl_lib and \
+            os.path.realpath(os.path.dirname(view.libcuda)) == os.path.realpath(platform.wsl_lib):
+        return  # WSL's own libcuda is the Windows driver's: never taken away (plan/platform.py's wsl_driver)
     why = (f"{view.libcuda} is what the loader gives programs for libcuda.so.1; without it they load the driver's "
            f"own ({'the stub' if finding.code == 'CD111' else 'the release of the kernel module'} is gone)")
     if view.libcuda_via == "LD_PRELOAD" and view.libcuda_entry:
