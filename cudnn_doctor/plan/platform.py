@@ -80,7 +80,8 @@ def wsl_driver(work: _Work) -> None:
         floor = found.values.get("min_driver")
         _manual(work, [found], "wsl2", "windows-driver", "on WSL 2 the driver is the Windows one",
                 {"min_driver": floor if floor and ascii_digits(str(floor)[:1]) else "the newest for your GPU"})
-    wsl_lib = os.path.realpath(_platform(work).wsl_lib) if _platform(work).wsl_lib else None
+    mapped_at = _platform(work).wsl_lib
+    wsl_lib = os.path.realpath(mapped_at) if mapped_at else None
     for found in work.with_code("CD112"):  # cuInit's 803: from a Linux libcuda, or from WSL's own (the Windows one)
         view = work.report.process
         if view is not None and view.libcuda and wsl_lib and \

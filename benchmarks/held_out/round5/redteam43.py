@@ -144,7 +144,7 @@ def kill_group(pid: int) -> None:
 class M:
     """A pretend machine, as tests/conftest.py's Machine builds it."""
 
-    def __init__(self, ctx: "Ctx", name: str = "m") -> None:
+    def __init__(self, ctx: Ctx, name: str = "m") -> None:
         self.ctx = ctx
         base = ctx.work / name
         self.base = base
