@@ -379,7 +379,7 @@ def observed_cudnn(modelled: tuple[LoadedCudnn, ...], loads: tuple[ObservedLoad,
         front = loaded.library if same else seen.front
         version = seen.version or installs_by_real.get(os.path.realpath(front)) or release_in_name(front)
         subs: list[SubLibrary] = []
-        for sub in (loaded.sublibraries if same else _resolved_from(front, loaded.sublibraries)):
+        for sub in (loaded.sublibraries if same else _unread(loaded.sublibraries)):
             step = next((s for s in seen.steps if s.library == sub.name), None)
             if step is None and seen.died and (sub.problem or "").startswith(("broken", "truncated")):
                 # the child died opening this copy, and this file of it is cut short: the death is its evidence
@@ -406,7 +406,7 @@ def _display_user(user: str) -> str:
     return "a program that opens libcudnn by name" if user == "ld.so" else user
 
 
-def _resolved_from(front: str, modelled: tuple[SubLibrary, ...]) -> tuple[SubLibrary, ...]:
+def _unread(modelled: tuple[SubLibrary, ...]) -> tuple[SubLibrary, ...]:
     """The sub-libraries of another copy than the one modelled: their names, problems unknown until seen."""
     return tuple(SubLibrary(sub.name, None, None, None, sub.rarely_used) for sub in modelled)
 

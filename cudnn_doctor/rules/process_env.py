@@ -595,15 +595,6 @@ def _frameworks_ok(view: ProcessView) -> list[str]:
             and all(step.ok for step in load.steps)]
 
 
-def _problem_words(said: str) -> str:
-    lower = said.lower()
-    if "version_mismatch" in lower or "version mismatch" in lower:
-        return "another release"
-    if "unavailable" in lower or "no such file" in lower or "cannot open shared object" in lower:
-        return "missing"
-    return "broken"
-
-
 def _for_whom(made: Finding, user: str, frameworks_ok: list[str]) -> Finding:
     """What the loader by name refuses breaks the programs that ask it so; where every framework here loads its own
     copy and works, they are not those programs: a warning that names who is hit."""
