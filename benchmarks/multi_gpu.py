@@ -42,6 +42,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from gpu_scenarios import last_json  # the first JSON object of a doctor's output, read one way
+
 ROOT = Path(__file__).resolve().parents[1]
 SCRATCH = Path("/tmp/cudnn-doctor-multigpu")
 ALLREDUCE_MIB = 256
@@ -314,18 +316,6 @@ def judge(scenario: Scenario, env: dict[str, str], world: int, lines: list[str] 
         warn = [line for line in kept if "NCCL WARN" in line][-2:]
         results.append(("ok: " if ok else f"FAIL (exit {code}): ") + " / ".join(warn + kept[-2:])[-700:])
     return results[0], results[1]
-
-
-def last_json(text: str) -> dict[str, object] | None:
-    decoder = json.JSONDecoder()
-    start = text.find("{")
-    while start != -1:
-        try:
-            value, _end = decoder.raw_decode(text, start)
-            return value if isinstance(value, dict) else None
-        except json.JSONDecodeError:
-            start = text.find("{", start + 1)
-    return None
 
 
 def run_scenario(scenario: Scenario, base: dict[str, str], tree: Path, world: int, fix: bool) -> Outcome:

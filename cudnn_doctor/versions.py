@@ -124,3 +124,9 @@ def decode_nccl(code: object) -> str | None:
     if code >= 20900:
         return f"{code // 10000}.{code % 10000 // 100}.{code % 100}"
     return f"{code // 1000}.{code % 1000 // 100}.{code % 100}"
+
+
+def release_in_file_name(name: str) -> str | None:
+    """The release a versioned library's file name carries: libcuda.so.580.159.04 -> 580.159.04 (None without one)."""
+    found = re.search(r"\.so\.(\d+\.\d+(?:\.\d+)*)$", name)
+    return found.group(1) if found else None

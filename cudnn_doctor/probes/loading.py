@@ -17,7 +17,7 @@ from typing import Any
 from cudnn_doctor.child import ChildBatch, ChildRequest, deadline_in
 from cudnn_doctor.knowledge.data import load
 from cudnn_doctor.model import Framework, LoadStep, ObservedLoad
-from cudnn_doctor.versions import ascii_digits
+from cudnn_doctor.versions import ascii_digits, decode_cudnn
 
 CHILD = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "_load_child.py")
 MARK = b"\x1eCDL\t"
@@ -146,7 +146,7 @@ def parse_answer(user: str, recipe: str | None, stdout: str | bytes, exit_code: 
             front = value or None
             steps.append(LoadStep("open", bool(value), "ok" if value else "nothing mapped"))
         elif key == "version":
-            version = _dotted(value)
+            version = decode_cudnn(int(value)) if ascii_digits(value) else None
             pending = None
         elif key in ("no-recipe", "not-preloaded"):
             recipe = None  # its own code loads no cuDNN here: what its libraries' RUNPATH finds is the files' to say
@@ -203,13 +203,3 @@ def _sublibrary_of(check: str) -> str | None:
         if check in row["checks"]:
             return f"{row['loads'][row['checks'].index(check)]}.so.{row['major']}"
     return None
-
-
-def _dotted(value: str) -> str | None:
-    """cudnnGetVersion's number as a release: 91900 -> 9.19.0 (cuDNN 9), 8907 -> 8.9.7 (cuDNN 8)."""
-    if not ascii_digits(value):
-        return None
-    number = int(value)
-    if number >= 90000:
-        return f"{number // 10000}.{number // 100 % 100}.{number % 100}"
-    return f"{number // 1000}.{number // 100 % 10}.{number % 100}"

@@ -30,7 +30,7 @@ from cudnn_doctor.operating_system import CURRENT
 from cudnn_doctor.probes.context import SearchContext
 from cudnn_doctor.probes.library_jobs import Job
 from cudnn_doctor.probes.loader import resolve_like_loader
-from cudnn_doctor.versions import ascii_digits, decode_cuda, version_tuple
+from cudnn_doctor.versions import ascii_digits, decode_cuda, release_in_file_name, version_tuple
 
 CUDA_JOB = Job("cuda", "libcuda.so.1")  # dlopen'd by soname, as every CUDA program opens it
 KERNEL_VERSION_FILE = "/proc/driver/nvidia/version"
@@ -228,9 +228,7 @@ def release_in_name(path: str | None) -> str | None:
     """The release in a versioned library's real file name: libcuda.so.580.159.04 -> 580.159.04."""
     if not path:
         return None
-    name = os.path.basename(os.path.realpath(path))
-    found = re.search(r"\.so\.(\d+\.\d+(?:\.\d+)*)$", name)
-    return found.group(1) if found else None
+    return release_in_file_name(os.path.basename(os.path.realpath(path)))
 
 
 def kernel_driver_version(ctx: SearchContext) -> str | None:

@@ -14,7 +14,7 @@ from cudnn_doctor.codes import finding
 from cudnn_doctor.knowledge.data import load
 from cudnn_doctor.model import Finding, Framework, LoadedCudnn, ProcessView, Report
 from cudnn_doctor.specifiers import InvalidSpecifier, Specifiers
-from cudnn_doctor.versions import ascii_digits, version_tuple
+from cudnn_doctor.versions import ascii_digits, release_in_file_name, version_tuple
 
 GIB = 1 << 30
 STARVED_MIB = 1024  # less than this of a GPU is no working share for any framework
@@ -522,7 +522,7 @@ def nvml_library(report: Report) -> list[Finding]:
     if view is None or not view.nvml_library or not view.nvml_error:
         return []
     kernel = view.kernel_driver or report.driver.version
-    release = release_in_name(view.nvml_library)
+    release = release_in_file_name(os.path.basename(view.nvml_library))
     if not view.nvml_stub and not (kernel and release and release != kernel):
         return []  # the driver's own NVML refusing is the driver's problem (CD104/CD105), not the loader's
     jax = _has(report, "jax")
@@ -533,14 +533,6 @@ def nvml_library(report: Report) -> list[Finding]:
                                 "warns" if jax else "nvidia-smi and every NVML user fail (JAX would refuse to start; "
                                 "torch warns)"), framework="JAX" if jax else "")
     return [made if jax else replace(made, severity="warning")]
-
-
-def release_in_name(path: str) -> str | None:
-    """The release in a versioned library's file name: libnvidia-ml.so.580.159.04 -> 580.159.04."""
-    import re
-
-    found = re.search(r"\.so\.(\d+\.\d+(?:\.\d+)*)$", os.path.basename(path))
-    return found.group(1) if found else None
 
 
 NVML_SOURCE = ("benchmarks/evidence_facts.py on an H100 (driver 580, torch 2.11, JAX 0.11): the CUDA toolkit's "
