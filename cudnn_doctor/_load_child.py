@@ -164,15 +164,14 @@ def main(argv):
         say("check", f"{check}\t{status}\t{status_name(lib, status)}")
         maps = say_new(maps)
     graph = next((p for p in mapped() if os.path.basename(p).startswith("libcudnn_graph.so")), None)
-    for name in [n for n in later.split(",") if n]:
-        target = _as_cudnn_finds(name, graph)
-        say("later-start", f"{name}\t{target}")
-        try:
-            ctypes.CDLL(target, mode=mode)
-            say("later", f"{name}\tok")
-        except (OSError, UnicodeDecodeError) as error:
-            say("later", f"{name}\t{error}")
-        maps = say_new(maps)
+    names = [n for n in later.split(",") if n]
+    if names:
+        version = _version_of(lib)
+        folders = _search_list(graph) if graph else None
+        if folders is None:  # no graph library mapped (cuDNN 8, a fake front): the loader by name, from here
+            later_child(graph or "-", version, names)
+        else:
+            _ask_loader_as_cudnn(graph, folders, version, names)
     say("done")
     return 0
 
@@ -196,16 +195,121 @@ def _file_of(lib, symbol):
     return None
 
 
-def _as_cudnn_finds(name, graph):
-    """The file cuDNN's graph library opens for soname NAME when it runs: LD_LIBRARY_PATH's first folder that has
-    it, else its own folder (its DT_RUNPATH is $ORIGIN), else the loader's cache (NAME itself)."""
-    for folder in os.environ.get("LD_LIBRARY_PATH", "").split(":"):
-        if folder and os.path.exists(os.path.join(folder, name)):
-            return os.path.join(folder, name)
-    if graph and os.path.exists(os.path.join(os.path.dirname(graph), name)):
-        return os.path.join(os.path.dirname(graph), name)
-    return name
+def _version_of(lib):
+    """cuDNN's own version as 'major.minor.patch' (cudnnGetVersion), or ''."""
+    try:
+        number = int(lib.cudnnGetVersion())
+    except (AttributeError, OSError, ValueError):
+        return ""
+    if number >= 90000:
+        return "{}.{}.{}".format(number // 10000, number % 10000 // 100, number % 100)
+    return "{}.{}.{}".format(number // 1000, number % 1000 // 100, number % 100)
+
+
+class _SerPath(ctypes.Structure):
+    _fields_ = [("dls_name", ctypes.c_char_p), ("dls_flags", ctypes.c_uint)]
+
+
+class _SerInfo(ctypes.Structure):
+    _fields_ = [("dls_size", ctypes.c_size_t), ("dls_cnt", ctypes.c_uint), ("dls_serpath", _SerPath * 1)]
+
+
+RTLD_DI_SERINFO, RTLD_DI_SERINFOSIZE, LA_SER_DEFAULT = 4, 5, 0x40
+
+
+def _search_list(graph):
+    """The folders the loader searches for a dlopen by name made from GRAPH (its LD_LIBRARY_PATH, then GRAPH's own
+    DT_RUNPATH with $ORIGIN expanded), asked of the loader itself (dlinfo RTLD_DI_SERINFO); the system's default
+    folders left out (the cache comes before them). None where the loader cannot say."""
+    try:
+        libdl = ctypes.CDLL(None)
+        handle = ctypes.CDLL(graph, mode=getattr(os, "RTLD_NOLOAD", 4) | getattr(os, "RTLD_NOW", 2))._handle
+        dlinfo = libdl.dlinfo
+        dlinfo.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p]
+        size = _SerInfo()
+        if dlinfo(handle, RTLD_DI_SERINFOSIZE, ctypes.byref(size)) != 0 or size.dls_size < ctypes.sizeof(_SerInfo):
+            return None
+        buffer = ctypes.create_string_buffer(size.dls_size)
+        header = _SerInfo.from_buffer(buffer)
+        header.dls_size, header.dls_cnt = size.dls_size, size.dls_cnt
+        if dlinfo(handle, RTLD_DI_SERINFO, buffer) != 0:
+            return None
+        paths = ctypes.cast(ctypes.addressof(header.dls_serpath), ctypes.POINTER(_SerPath))
+        return [os.fsdecode(paths[i].dls_name) for i in range(header.dls_cnt)
+                if paths[i].dls_name and not paths[i].dls_flags & LA_SER_DEFAULT]
+    except (AttributeError, OSError, ValueError, UnicodeDecodeError):
+        return None
+
+
+def _ask_loader_as_cudnn(graph, folders, version, names):
+    """The engine libraries as cuDNN's graph library opens them when work runs: by name, from its own code, so the
+    loader searches FOLDERS (LD_LIBRARY_PATH, then the graph library's DT_RUNPATH). A process cannot call dlopen
+    as another object, so a grandchild does, whose LD_LIBRARY_PATH is FOLDERS in that order, with GRAPH already
+    loaded (the engines need it by soname); its lines go to this same output. One that dies is said here."""
+    import subprocess
+
+    env = dict(os.environ)
+    env["LD_LIBRARY_PATH"] = ":".join(folders)
+    try:
+        done = subprocess.run([sys.executable, "-I", "-S", os.path.abspath(__file__), "--later", graph, version,
+                               ",".join(names)], env=env, stdin=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              check=False)
+        code = done.returncode
+    except OSError as error:
+        say("later-start", "{}\t{}".format(names[0], "-"))
+        say("later", "{}\tcould not start the loader's child: {}".format(names[0], error))
+        return
+    if code != 0:
+        say("later-died", _how(code))
+
+
+def _how(code):
+    import signal
+
+    if code < 0:
+        try:
+            return "the process was killed by " + signal.Signals(-code).name
+        except ValueError:
+            return "the process was killed by signal {}".format(-code)
+    return "the process exited with status {}".format(code)
+
+
+def later_child(graph, version, names):
+    """In the grandchild: GRAPH loaded by its path, then each of NAMES by the names cuDNN's graph library tries, in
+    its order (name.so.X.Y.Z, name.so.X.Y, name.so.X, name.so: the '%s.%d.%d.%d' formats in its strings); the
+    first the loader opens is the one cuDNN gets. Where none opens, cuDNN goes on without it (its library mode
+    AUTO falls back to JIT without the precompiled engines)."""
+    mode = getattr(os, "RTLD_NOW", 2) | getattr(os, "RTLD_GLOBAL", 0x100)
+    maps = mapped()
+    if graph != "-":
+        try:
+            ctypes.CDLL(graph, mode=mode)
+        except OSError:
+            pass
+    maps = mapped()
+    numbers = [n for n in version.split(".") if n.isdigit()]
+    for name in names:
+        base = name.split(".so")[0] + ".so"
+        tries = [".".join([base] + numbers[:count]) for count in (3, 2, 1)] + [base] if numbers else [name, base]
+        say("later-start", "{}\t{}".format(name, " ".join(tries)))
+        errors = []
+        for candidate in tries:
+            try:
+                ctypes.CDLL(candidate, mode=mode)
+                errors = None
+                break
+            except (OSError, UnicodeDecodeError) as error:  # the loader's own words, those of a file it refused first
+                if "no such file" not in str(error).lower():
+                    errors.append(str(error))
+        if errors == []:
+            errors = ["{}: cannot open shared object file: No such file or directory".format(name)]
+        say("later", "{}\t{}".format(name, "ok" if errors is None else "; ".join(errors)))
+        maps = say_new(maps)
+    say("later-done")
+    return 0
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--later"]:
+        sys.exit(later_child(sys.argv[2], sys.argv[3], sys.argv[4].split(",")))
     sys.exit(main(sys.argv[1:]))

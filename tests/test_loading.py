@@ -309,3 +309,62 @@ def test_another_release_first_on_the_path_is_not_what_torch_maps(machine: Machi
     assert torch["cudnn_used"] == seen["front"] or torch["cudnn_used"].startswith(str(tmp_path / "venv")), torch
     assert seen["version"] == "9.19.0"
     assert not [f for f in report["findings"] if f["severity"] == "error"], report["findings"]
+
+
+# --- the engine libraries, as cuDNN's graph library opens them ------------------------------------------------------
+
+def _elf32_header() -> bytes:
+    """A 32-bit (ELFCLASS32, i386) shared-object header: the loader skips a file of another class and searches on."""
+    import struct
+
+    ident = b"\x7fELF" + bytes([1, 1, 1, 0]) + bytes(8)
+    return (ident + struct.pack("<HHIIIIIHHHHHH", 3, 3, 1, 0, 52, 0, 0, 52, 32, 0, 40, 0, 0)).ljust(4096, b"\0")
+
+
+@pytest.mark.integration
+def test_files_of_another_class_first_on_the_path_are_skipped_as_the_loader_skips_them(machine: Machine,
+                                                                                      tmp_path: Path) -> None:
+    """32-bit files named like cuDNN's libraries first on LD_LIBRARY_PATH: the loader skips them and finds the
+    engines in the graph library's own folder (its RUNPATH), as cuDNN's own dlopen does; the child asks the loader
+    with that search list (dlinfo) instead of guessing a path, so torch's cuDNN loads whole and nothing is an
+    error."""
+    torch_with_real_cudnn(machine, tmp_path)
+    folder = tmp_path / "elf32"
+    folder.mkdir()
+    for name in ("libcudnn.so.9", "libcudnn_graph.so.9", "libcudnn_engines_precompiled.so.9"):
+        (folder / name).write_bytes(_elf32_header())
+    machine.add_library_path(folder)
+    report = machine.check_json()
+    [seen] = [load for load in report["process"]["loads"] if load["user"] == "torch"]
+    engines = next(step for step in seen["steps"] if step["library"] == "libcudnn_engines_precompiled.so.9")
+    assert engines["ok"] and engines["mapped"] and not engines["mapped"][0].startswith(str(folder)), engines
+    assert not [f for f in report["findings"] if f["severity"] == "error" and f["subject"] != "ld.so"
+                and "torch" in (f.get("proof") or "")], report["findings"]
+
+
+@pytest.mark.integration
+def test_precompiled_engines_the_loader_refuses_are_a_warning_cudnn_goes_on_without(machine: Machine,
+                                                                                    tmp_path: Path) -> None:
+    """A folder named libcudnn_engines_precompiled.so.9 first on LD_LIBRARY_PATH: the loader refuses it ('Is a
+    directory'), cuDNN goes on in JIT mode (torch and JAX worked on an H200): a warning with the loader's words."""
+    torch_with_real_cudnn(machine, tmp_path)
+    folder = tmp_path / "dir"
+    (folder / "libcudnn_engines_precompiled.so.9").mkdir(parents=True)
+    machine.add_library_path(folder)
+    report = machine.check_json()
+    said = finding(report, "CD319")
+    assert said["severity"] == "warning" and said["evidence"] == "seen" and "directory" in said["proof"], said
+    assert "JIT" in said["detail"]
+    assert not [f for f in report["findings"] if f["severity"] == "error"], report["findings"]
+
+
+@pytest.mark.integration
+def test_precompiled_engines_cut_short_are_an_error_the_child_died_of(machine: Machine, tmp_path: Path) -> None:
+    """The precompiled engines cut in half in a copy first on the path: the loader maps the file and the process
+    dies; cuDNN cannot go on without them there: an error, seen."""
+    torch_with_real_cudnn(machine, tmp_path)
+    machine.add_library_path(bent_copy(tmp_path, "cut", cut=("libcudnn_engines_precompiled.so.9",)))
+    report = machine.check_json()
+    errors = [f for f in report["findings"] if f["severity"] == "error"]
+    assert errors and all(f["evidence"] in ("seen", "rule") for f in errors), errors
+    assert any("libcudnn_engines_precompiled.so.9" in (f.get("proof") or "") for f in errors), errors

@@ -165,6 +165,10 @@ def parse_answer(user: str, recipe: str | None, stdout: str | bytes, exit_code: 
             name, _, said = value.partition("\t")
             steps.append(LoadStep(name, said == "ok", said, name))
             pending = None
+        elif key == "later-died" and pending is not None:  # the grandchild that opened the engines died there
+            died_at = f"{value} while loading {pending[0]}"
+            steps.append(LoadStep(pending[0], False, died_at, pending[0]))
+            pending = None
         elif key == "done":
             done = True
     died = None

@@ -293,14 +293,23 @@ def loaded_sublibraries(report: Report) -> list[Finding]:
                 continue
             seen.add(key)
             users = ", ".join(dict.fromkeys(x.user for x in view.cudnn if x.library == loaded.library))
-            made = _sublibrary_finding(loaded, sub.name, sub.path, sub.problem, sub.version, sub.rarely_used, users,
-                                       rows)
+            made = _sublibrary_finding(loaded, sub.name, sub.path, sub.problem, sub.version,
+                                       sub.rarely_used or _goes_on_without(rows, sub.name, sub.problem, sub.seen),
+                                       users, rows)
             if sub.seen:  # a child loading it as the framework does saw it fail: the loader's or cuDNN's words
                 made = replace(made, evidence="seen", proof=sub.seen)
             if users == "ld.so":
                 made = _for_whom(made, "ld.so", _frameworks_ok(view))
             findings.append(made)
     return findings
+
+
+def _goes_on_without(rows: dict[str, Any], name: str, problem: str, seen: str | None) -> bool:
+    """cuDNN goes on without this sub-library (compat/process_env.toml falls_back) where the loader refused its
+    file cleanly, as a child saw; not where it is of another release, nor where loading it killed the child."""
+    row = rows.get(name.split(".so")[0], {})
+    return bool(row.get("falls_back") and seen and problem != "another release" and " killed by " not in seen
+                and "did not finish" not in seen)
 
 
 def _sublibrary_finding(loaded: LoadedCudnn, name: str, path: str | None, problem: str, release: str | None,
