@@ -368,3 +368,30 @@ def test_precompiled_engines_cut_short_are_an_error_the_child_died_of(machine: M
     errors = [f for f in report["findings"] if f["severity"] == "error"]
     assert errors and all(f["evidence"] in ("seen", "rule") for f in errors), errors
     assert any("libcudnn_engines_precompiled.so.9" in (f.get("proof") or "") for f in errors), errors
+
+
+@pytest.mark.integration
+def test_an_empty_entry_of_ld_library_path_is_the_working_folder(machine: Machine, tmp_path: Path) -> None:
+    """LD_LIBRARY_PATH=":<driver>" (an empty first entry: ld.so searches the working folder there) started in a
+    folder holding a half-downloaded libcudnn_graph.so.9: torch's cuDNN loads it and dies, seen in a child that
+    searches what the program would (the children start from "/", so the entry is made the working folder first).
+    fix's line takes the entry out and is verified; the reinstall steps it makes unneeded are not offered."""
+    site = torch_with_real_cudnn(machine, tmp_path)
+    (site / "torch" / "__init__.py").write_text(LOADING_TORCH)
+    work = tmp_path / "work"
+    work.mkdir()
+    data = (real_cudnn("9.19.0") / "lib" / "libcudnn_graph.so.9").read_bytes()
+    (work / "libcudnn_graph.so.9").write_bytes(data[: len(data) // 2])
+    machine.env["LD_LIBRARY_PATH"] = ":" + machine.env.get("LD_LIBRARY_PATH", "")
+    machine.cwd = work
+    report = machine.check_json()
+    errors = [f for f in report["findings"] if f["severity"] == "error"]
+    assert errors and all(f["evidence"] == "seen" for f in errors), errors
+    assert any("libcudnn_graph.so.9" in (f.get("proof") or "") for f in errors), errors
+    plan = machine.run("fix", "--json").json
+    [step] = [a for a in plan["actions"] if a["kind"] == "env"]
+    assert step["verified"].startswith("verified here"), step
+    [line] = step["env"]["bash"]
+    value = line.split("=", 1)[1]
+    assert value and "." not in value.split(":") and "" not in value.split(":"), line
+    assert not [a for a in plan["actions"] if a["kind"] != "env" and set(a["resolves"]) & {e["code"] for e in errors}]

@@ -12,6 +12,7 @@ what was tried. Installs (pip, conda, cudnn-doctor install) are not tried here: 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -23,6 +24,7 @@ WORK = {"torch": "its cuDNN convolution and LSTM", "jax": "its convolution", "te
 NAMES = {"torch": "PyTorch", "jax": "JAX", "tensorflow": "TensorFlow"}
 NOT_RUN = ("the import child", "no Python interpreter", "importing ")  # the framework could not be asked at all
 OWN_LIBRARIES = ("libcudnn", "libcublas", "libcudart", "libnvrtc", "libcufft", "libcusparse", "libnccl")
+PRELOADED_LIBRARIES = (*OWN_LIBRARIES, "libnvidia-ml", "libcuda.so")  # LD_PRELOAD's: the driver's own too
 LOADER_SOURCE = "ld.so(8): LD_LIBRARY_PATH comes before each library's own RUNPATH"
 
 
@@ -88,24 +90,32 @@ def verify_plan(report: Report, plan: Plan, env: dict[str, str],
         return _marked(plan, why)
     said = "; ".join(f"{NAMES.get(f.name, f.name)}: {_failed(before[f.name])}"[:300] for f in failing)
     changes = tuple(change for action in plan.actions if action.kind == ENV for change in action.env)
-    if not changes:
-        return replace(_marked(plan, "not verified here: it installs or changes files; `cudnn-doctor fix --yes` "
-                                     "checks again after it"),
-                       tried=f"nothing in this plan can be tried without installing; here {said}")
-    after = run(failing, *_trial(changes, env))
-    still = [f for f in failing if _failed(after.get(f.name, {})) or after.get(f.name, {}).get("error")]
-    if not still:
-        return _marked(plan, _cured_words(failing, "the plan's lines"), only_env=True)
+    after: dict[str, dict[str, object]] = {}
+    still = failing
+    if changes:
+        after = run(failing, *_trial(changes, env))
+        still = [f for f in failing if _failed(after.get(f.name, {})) or after.get(f.name, {}).get("error")]
+        if not still:
+            return _marked(plan, _cured_words(failing, "the plan's lines"), only_env=True)
+    # the loader's own path without what brings CUDA or cuDNN libraries of its own: tried whether or not the plan
+    # had lines, since a file first on the path can break a framework whose own copy the files show whole
     alternative = _without_own_libraries(changes, env)
     if alternative is not None:
         again = run(failing, *_trial(alternative, env))
         if not any(_failed(again.get(f.name, {})) or again.get(f.name, {}).get("error") for f in failing):
-            return _replaced(plan, alternative, _cured_words(failing, "these lines"))
+            return _replaced(plan, alternative, _cured_words(failing, "these lines"), report)
+    if not changes:
+        tried = f"nothing in this plan can be tried without installing; here {said}"
+        if alternative is not None:
+            tried += ("; LD_LIBRARY_PATH and LD_PRELOAD without what brings CUDA or cuDNN libraries of their own "
+                      "did not cure it either")
+        return replace(_marked(plan, "not verified here: it installs or changes files; `cudnn-doctor fix --yes` "
+                                     "checks again after it"), tried=tried)
     words = "; ".join(f"{NAMES.get(f.name, f.name)} still fails: {after.get(f.name, {}).get('error')}"[:300]
                       for f in still)
     tried = (f"with the plan's lines in force {words}" + (
-        "; LD_LIBRARY_PATH without the folders that bring CUDA or cuDNN libraries of their own did not cure it either"
-        if alternative is not None else ""))
+        "; LD_LIBRARY_PATH and LD_PRELOAD without what brings CUDA or cuDNN libraries of their own did not cure it "
+        "either" if alternative is not None else ""))
     return replace(_marked(plan, f"tried here, not cured: {words}", only_env=True), tried=tried)
 
 
@@ -130,31 +140,47 @@ def _marked(plan: Plan, words: str, only_env: bool = False) -> Plan:
 
 def _without_own_libraries(changes: tuple[EnvChange, ...], env: dict[str, str]) -> tuple[EnvChange, ...] | None:
     """The plan's changes, with LD_LIBRARY_PATH's changes replaced by the removal of every folder in it that holds
-    CUDA or cuDNN libraries of its own (never one that holds the driver's libcuda); None where that changes nothing."""
-    folders = [f for f in env.get("LD_LIBRARY_PATH", "").split(os.pathsep) if f]
+    CUDA or cuDNN libraries of its own (never one that holds the driver's libcuda; an empty entry is the working
+    folder, as ld.so reads it), and LD_PRELOAD without its CUDA and cuDNN libraries; None where that changes
+    nothing."""
     removed = []
-    for folder in folders:
+    for folder in env.get("LD_LIBRARY_PATH", "").split(os.pathsep):
         try:
-            names = os.listdir(folder)
+            names = os.listdir(folder or ".")
         except OSError:
             continue
         if any(n.startswith(OWN_LIBRARIES) for n in names) and not any(n.startswith("libcuda.so") for n in names):
-            removed.append(folder)
-    if not removed:
+            removed.append(folder or ".")  # the working folder, as the lines write it
+    preload = env.get("LD_PRELOAD", "")
+    entries = [entry for entry in re.split(r"[ :]", preload) if entry]
+    kept_preload = [entry for entry in entries if not os.path.basename(entry).startswith(PRELOADED_LIBRARIES)]
+    if not removed and len(kept_preload) == len(entries):
         return None
-    kept = tuple(c for c in changes if c.variable != "LD_LIBRARY_PATH")
-    return kept + tuple(EnvChange("LD_LIBRARY_PATH", "remove", folder) for folder in dict.fromkeys(removed))
+    kept = tuple(c for c in changes if c.variable not in ("LD_LIBRARY_PATH", "LD_PRELOAD"))
+    out = kept + tuple(EnvChange("LD_LIBRARY_PATH", "remove", folder) for folder in dict.fromkeys(removed))
+    if len(kept_preload) != len(entries):
+        out += (EnvChange("LD_PRELOAD", "set", " ".join(kept_preload)) if kept_preload
+                else EnvChange("LD_PRELOAD", "unset", ""),)
+    return out
 
 
-def _replaced(plan: Plan, alternative: tuple[EnvChange, ...], words: str) -> Plan:
-    """PLAN with its environment steps replaced by one step of ALTERNATIVE's changes, verified."""
+def _replaced(plan: Plan, alternative: tuple[EnvChange, ...], words: str, report: Report) -> Plan:
+    """PLAN with its environment steps replaced by one step of ALTERNATIVE's changes, verified, first: it resolves
+    what the plan's environment steps did, and the errors (the frameworks that failed ran with it)."""
     env_actions = [a for a in plan.actions if a.kind == ENV]
-    resolves = tuple(dict.fromkeys(code for a in env_actions for code in a.resolves))
-    found = tuple(dict.fromkeys(pair for a in env_actions for pair in a.findings))
-    one = Action(ENV, resolves, "LD_LIBRARY_PATH without the folders that bring CUDA or cuDNN libraries of their "
-                                "own: each framework then loads the copies it was installed with (the plan's first "
-                                "lines were tried here and did not cure it)", LOADER_SOURCE, env=alternative,
+    errors = [f for f in report.findings if f.severity == "error"]
+    resolves = tuple(dict.fromkeys([*(code for a in env_actions for code in a.resolves), *(f.code for f in errors)]))
+    found = tuple(dict.fromkeys([*(pair for a in env_actions for pair in a.findings),
+                                 *((f.code, f.subject) for f in errors)]))
+    one = Action(ENV, resolves, "LD_LIBRARY_PATH and LD_PRELOAD without what brings CUDA or cuDNN libraries of "
+                                "their own (an empty LD_LIBRARY_PATH entry is the working folder): each framework "
+                                "then loads the copies it was installed with" + (
+                                    " (the plan's first lines were tried here and did not cure it)"
+                                    if env_actions else ""), LOADER_SOURCE, env=alternative,
                  findings=found, verified=words)
+    # a step that only resolves errors this one was seen to cure is not needed (a reinstall of a copy that is whole)
+    cured = {f.code for f in errors}
     others = [replace(a, verified="not verified here: it installs or changes files; `cudnn-doctor fix --yes` checks "
-                                  "again after it") for a in plan.actions if a.kind != ENV]
+                                  "again after it") for a in plan.actions
+              if a.kind != ENV and not (a.resolves and set(a.resolves) <= cured)]
     return replace(plan, actions=(one, *others))

@@ -97,7 +97,11 @@ def apply_changes(changes: tuple[EnvChange, ...], env: dict[str, str]) -> dict[s
     listed = tuple(c for c in changes if c.op not in WHOLE_VALUE_OPS)
     if listed:
         for variable in dict.fromkeys(c.variable for c in listed):
-            folders = folders_after(listed, [f for f in env.get(variable, "").split(os.pathsep) if f], variable)
+            value = env.get(variable, "")  # an empty entry is the working folder to ld.so and the shells: "."
+            windows = any(c.system == "windows" for c in listed if c.variable == variable)
+            entries = [f for f in value.split(os.pathsep) if f] if windows else \
+                [f or "." for f in value.split(os.pathsep)] if value else []
+            folders = folders_after(listed, entries, variable)
             if folders:
                 env[variable] = os.pathsep.join(folders)  # ':'; ';' on Windows
             else:

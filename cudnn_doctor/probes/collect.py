@@ -123,7 +123,7 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     frameworks = _guarded(bugs, "frameworks", lambda: detect_frameworks(ctx, project_dir), [])
     frameworks_done = time.perf_counter()
     # cuDNN as each framework's own loading code loads it, and as the loader by name gives it: children beside the rest
-    from cudnn_doctor.probes.library_jobs import _child_environment, probe_timeout
+    from cudnn_doctor.probes.library_jobs import child_environment, probe_timeout
     from cudnn_doctor.probes.loading import LoadChildren
 
     # (seconds on a GPU machine: cuDNN's libraries register their kernels as they load), so only where the
@@ -131,7 +131,7 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     # show a problem in a framework's copy: what is only read is then proven or refuted (under --deep the
     # frameworks themselves run, which is the proof)
     def start_loading() -> LoadChildren:
-        return LoadChildren(frameworks, _child_environment(ctx.env), probe_timeout(),
+        return LoadChildren(frameworks, child_environment(ctx.env), probe_timeout(),
                             loader_too=bool(majors) and (ctx.prefix == "/" or "LD_LIBRARY_PATH" in ctx.env))
 
     loading = start_loading() if preload_entries(ctx.env) or _cudnn_on_library_path(ctx) else None

@@ -110,8 +110,14 @@ class SearchContext:
         return WINDOWS_LAYOUT if self.os_name == "windows" else LINUX_LAYOUT
 
     def env_paths(self, name: str) -> list[str]:
+        """The folders of a search-path variable, in order. On Linux and macOS an empty entry (a leading, trailing or
+        doubled ':') is the working folder to ld.so and to the shells, so it is "." here; Windows skips it."""
         value = self.env.get(name, "")
-        return [part for part in value.split(os.pathsep) if part]
+        if not value:
+            return []
+        if self.os_name == "windows":
+            return [part for part in value.split(os.pathsep) if part]
+        return [part or "." for part in value.split(":")]
 
     def library_path(self) -> list[str]:
         """The folders of the variable the loader searches (LD_LIBRARY_PATH; PATH on Windows)."""

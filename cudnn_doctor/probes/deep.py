@@ -42,7 +42,11 @@ class DeepImports:
                  limits: tuple[tuple[str, str], ...] = ()) -> None:
         """ENV: the children's environment (None: this one's); LIMITS: (ulimit option, value) set in them first, as
         a shell that sourced `ulimit -S OPTION VALUE` would have them."""
+        from cudnn_doctor.probes.library_jobs import child_environment
+
         self.timeout = timeout_from_env("CUDNN_DOCTOR_DEEP_TIMEOUT", DEFAULT_TIMEOUT_S)
+        # the children start from "/": LD_LIBRARY_PATH's relative and empty entries are the user's working folder
+        env = child_environment(os.environ if env is None else env)
         self.early: dict[int, dict[str, object]] = {}  # framework index -> its answer without a child
         self.index: dict[int, int] = {}  # framework index -> request index
         requests: list[ChildRequest] = []

@@ -81,7 +81,7 @@ class ProbeBatch:
 
 def _plan(jobs: list[Job], timeout: float, env: Mapping[str, str]) -> tuple[list[list[int]], list[ChildRequest], int]:
     """The job indices of each child, each child's request, and how many children run at once."""
-    child_env = _child_environment(env)
+    child_env = child_environment(env)
     parallel = parallel_limit()
     groups = _groups(jobs, parallel)
     requests = []
@@ -155,13 +155,14 @@ def _argv(job: Job) -> tuple[str, ...]:
     return python_argv(CHILD, job.kind, target, *extra)
 
 
-def _child_environment(env: Mapping[str, str]) -> dict[str, str]:
+def child_environment(env: Mapping[str, str]) -> dict[str, str]:
     """ENV with LD_LIBRARY_PATH's relative folders made absolute: the child runs from "/", and the loader
-    must search the same folders it would search for a program started here."""
+    must search the same folders it would search for a program started here (an empty entry is the working
+    folder to ld.so)."""
     child = dict(env)
     value = child.get("LD_LIBRARY_PATH")
     if value:
-        child["LD_LIBRARY_PATH"] = os.pathsep.join(os.path.abspath(p) if p else p for p in value.split(os.pathsep))
+        child["LD_LIBRARY_PATH"] = os.pathsep.join(os.path.abspath(p or ".") for p in value.split(os.pathsep))
     return child
 
 

@@ -202,8 +202,11 @@ def _how_it_died(exit_code: int | None, error: str | None) -> str:
 
 
 def _sublibrary_of(check: str) -> str | None:
-    """cudnnOpsVersionCheck -> libcudnn_ops.so.9, from the [[version_check]] rows."""
+    """cudnnOpsVersionCheck -> libcudnn_ops.so.9, from the [[version_check]] rows; cudnnGetVersion, the front
+    library's first call, loads the first of them (cuDNN 9's front forwards every call to libcudnn_graph)."""
     for row in load("process_env").get("version_check", []):
+        if check == "cudnnGetVersion" and row["loads"]:
+            return f"{row['loads'][0]}.so.{row['major']}"
         if check in row["checks"]:
             return f"{row['loads'][row['checks'].index(check)]}.so.{row['major']}"
     return None
