@@ -7,6 +7,7 @@ machine pays for each download once. No network: the tests that need them skip, 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -72,3 +73,26 @@ def real_cudnn(version: str, arch: str = "x86_64") -> Path:
                             archive.extract(member, target)
                 done.write_text("ok\n")
     return target / "nvidia" / "cudnn"
+
+
+JAX_CPU = ("jax==0.4.38", "jaxlib==0.4.38")  # the last release with wheels for every Python the suite runs on
+
+
+def real_jax_cpu() -> Path:
+    """A folder holding the real JAX and jaxlib (CPU) with their dependencies, installed once with pip into the
+    cache (about 160 MB): what XLA itself says of XLA_FLAGS is asked of it there."""
+    folder = cache_root() / "jax-cpu-0.4.38"
+    if (folder / ".complete").exists():
+        return folder
+    with locked("jax-cpu-0.4.38"):
+        if (folder / ".complete").exists():
+            return folder
+        shutil.rmtree(folder, ignore_errors=True)
+        process = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-compile",
+                                  "--only-binary=:all:", "--target", str(folder), *JAX_CPU],
+                                 capture_output=True, text=True, timeout=900)
+        if process.returncode != 0:
+            shutil.rmtree(folder, ignore_errors=True)
+            pytest.skip(f"cannot install {' '.join(JAX_CPU)} from PyPI (no network?): {process.stderr.strip()[-300:]}")
+        (folder / ".complete").write_text("")
+    return folder

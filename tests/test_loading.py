@@ -395,3 +395,48 @@ def test_an_empty_entry_of_ld_library_path_is_the_working_folder(machine: Machin
     value = line.split("=", 1)[1]
     assert value and "." not in value.split(":") and "" not in value.split(":"), line
     assert not [a for a in plan["actions"] if a["kind"] != "env" and set(a["resolves"]) & {e["code"] for e in errors}]
+
+
+# --- XLA_FLAGS as the installed jaxlib parses them -----------------------------------------------------------------
+
+def jax_on_the_cpu(machine: Machine, tmp_path: Path) -> Path:
+    """A Python environment holding the real JAX and jaxlib (CPU build), its python3 the real interpreter."""
+    from tests.real_wheels import real_jax_cpu
+
+    gpu_machine(machine, tmp_path, gpus=1)
+    site = python_env(machine, tmp_path)
+    for entry in real_jax_cpu().iterdir():
+        if not entry.name.startswith("."):
+            (site / entry.name).symlink_to(entry)
+    real_python_sees(site, tmp_path)
+    return site
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize(("flags", "words"), [
+    ("--xla_gpu_autotune_level=high", "Couldn't interpret value high for flag xla_gpu_autotune_level"),
+    ("--xla_dump_hlo_as_text=maybe --xla_cpu_enable_fast_math=false", "Couldn't interpret value maybe"),
+])
+def test_xla_flags_the_installed_jaxlib_refuses_are_seen(machine: Machine, tmp_path: Path, flags: str,
+                                                         words: str) -> None:
+    """XLA_FLAGS with a value XLA cannot parse (a known flag) or a flag it does not know: JAX is run on the CPU in a
+    child with them, and XLA's own words end it there as they end a program at its first compilation: an error,
+    seen, and the plan's line keeps the flags it accepts."""
+    jax_on_the_cpu(machine, tmp_path)
+    machine.env["XLA_FLAGS"] = flags
+    report = machine.check_json()
+    said = finding(report, "CD411")
+    assert said["severity"] == "error" and said["evidence"] == "seen" and words in said["proof"], said
+    plan = machine.run("fix", "--json").json
+    lines = " ".join(line for a in plan["actions"] if a["kind"] == "env" for line in a["env"]["bash"])
+    assert "XLA_FLAGS" in lines and flags.split()[0].split("=")[0] not in lines, lines
+    if " " in flags:
+        assert flags.split()[1] in lines
+
+
+@pytest.mark.integration
+def test_xla_flags_the_installed_jaxlib_accepts_are_no_finding(machine: Machine, tmp_path: Path) -> None:
+    jax_on_the_cpu(machine, tmp_path)
+    machine.env["XLA_FLAGS"] = "--xla_gpu_autotune_level=2 --xla_cpu_enable_fast_math=false"
+    report = machine.check_json()
+    assert "CD411" not in codes(report), report["findings"]

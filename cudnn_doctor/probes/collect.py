@@ -6,6 +6,8 @@ system is scanned while they run.
 
 from __future__ import annotations
 
+import dataclasses
+
 import os
 import sys
 import time
@@ -135,6 +137,9 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
                             loader_too=bool(majors) and (ctx.prefix == "/" or "LD_LIBRARY_PATH" in ctx.env))
 
     loading = start_loading() if preload_entries(ctx.env) or _cudnn_on_library_path(ctx) else None
+    from cudnn_doctor.probes.xla_flags import XlaFlagsChild
+
+    xla_child = XlaFlagsChild(frameworks, ctx.env)  # starts nothing unless XLA_FLAGS is set and JAX installed
 
     # issue 42: the libnccl each framework loads, its version asked in a child beside the other probes
     from cudnn_doctor.probes.nccl import NcclProbe
@@ -207,6 +212,9 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
         report.process = _guarded(bugs, "process_env", lambda: read_process_view(
             ctx, cuda, report.gpus, report.frameworks, versions, cache, asked, from_nvml,
             start_loading().results()), None)
+    xla = xla_child.result()
+    if report.process is not None and xla is not None:  # jaxlib's own parse outweighs its libraries' strings
+        report.process = dataclasses.replace(report.process, xla_flags_unknown=xla.refused, xla_flags_said=xla.said)
     if report.process is not None and report.process.loads:  # what a child saw a framework map is what it uses
         report.frameworks, report.cudnn = seen_frameworks(report.frameworks, report.cudnn, report.process.loads)
     library = nvml.values.get("library") if not nvml.values.get("ok") else None

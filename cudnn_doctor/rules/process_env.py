@@ -367,11 +367,16 @@ def settings(report: Report) -> list[Finding]:
             elif kind == "breaks":
                 findings.append(finding("CD416", subject=variable, refs=(row["source"],), evidence="rule",
                                         proof=row.get("proof"), variable=variable, value=value, effect=row["effect"]))
-            elif kind == "unknown flags" and present:
-                findings.append(finding("CD411", subject=variable, refs=(row["source"],), evidence="rule",
-                                        proof=row.get("proof"), variable=variable, value=value, why=why["why"],
+            elif kind == "unknown flags" and (present or view.xla_flags_said):  # jaxlib itself refused them
+                said = view.xla_flags_said
+                findings.append(finding("CD411", subject=variable, refs=(row["source"],),
+                                        evidence="seen" if said else "rule",
+                                        proof=("JAX run on the CPU in a child with this XLA_FLAGS ended: "
+                                               + " | ".join(said)) if said else row.get("proof"),
+                                        variable=variable, value=value, why=why["why"],
                                         framework=_display(row["framework"]),
-                                        consequence="ends at start ('Unknown flag in XLA_FLAGS')",
+                                        consequence=(f"ends at start ('{said[0]}')" if said else
+                                                     "ends at start ('Unknown flag in XLA_FLAGS')"),
                                         effect=row["effect"], fix_value=why["kept"]))
             elif kind == "off" and (present or row["framework"] == "cuda"):
                 findings.append(finding("CD412", subject=variable, refs=(row["source"],), variable=variable,
@@ -396,9 +401,11 @@ def _judge_setting(row: dict[str, Any], value: str, report: Report) -> list[tupl
         files = ", ".join(os.path.basename(path) for path in (view.xla_flag_files if view else ()))
         kept = " ".join(entry for entry in value.split() if not (entry.startswith("--") and entry[2:].split("=", 1)[0]
                                                                 in undefined))
-        return [("unknown flags", {"why": f"{', '.join('--' + name for name in undefined)} "
-                                          f"{'is' if len(undefined) == 1 else 'are'} defined by none of the installed "
-                                          f"jaxlib's libraries ({files})", "kept": kept or None})]
+        flags = ", ".join("--" + name for name in undefined)
+        if view is not None and view.xla_flags_said:
+            return [("unknown flags", {"why": f"the installed jaxlib refuses {flags}", "kept": kept or None})]
+        return [("unknown flags", {"why": f"{flags} {'is' if len(undefined) == 1 else 'are'} defined by none of the "
+                                          f"installed jaxlib's libraries ({files})", "kept": kept or None})]
     if kind == "alloc_conf":
         problems = alloc_conf_problems(value)
         return [("invalid", "; ".join(problems))] if problems else []
