@@ -34,7 +34,7 @@ from cudnn_doctor.versions import ascii_digits, decode_cuda, release_in_file_nam
 
 CUDA_JOB = Job("cuda", "libcuda.so.1")  # dlopen'd by soname, as every CUDA program opens it
 KERNEL_VERSION_FILE = "/proc/driver/nvidia/version"
-LIMITS = ("RLIMIT_AS", "RLIMIT_NOFILE", "RLIMIT_MEMLOCK")
+LIMITS = ("RLIMIT_AS", "RLIMIT_NOFILE", "RLIMIT_MEMLOCK", "RLIMIT_STACK")
 VERSION_SYMBOLS = ("cudnn_graph_version", "cudnn_ops_infer_version", "cudnn_adv_infer_version",
                    "cudnn_cnn_infer_version", "cudnn_ops_train_version", "cudnn_adv_train_version",
                    "cudnn_cnn_train_version")
