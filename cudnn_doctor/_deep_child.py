@@ -10,9 +10,13 @@ to old syntax. Answers one JSON line on stdout.
 """
 
 import json
+import time
+
+STARTED = time.time()  # the child's own start: where its seconds go (benchmarks/deep_speed.py)
 import os
 import site
 import sys
+import time
 
 
 def mapped_cudnn():
@@ -39,6 +43,7 @@ def ask_torch(answer):
     answer["device_count"] = torch.cuda.device_count() if answer["cuda_available"] else 0
     if not answer["cuda_available"]:
         raise RuntimeError(f"torch.cuda.is_available() is False (torch.cuda.device_count() is {torch.cuda.device_count()})")
+    answer["imported_at"] = round(time.time() - STARTED, 3)
     # a tiny cuDNN convolution and a cuDNN LSTM: the sub-libraries a program's first steps load
     x = torch.randn(2, 8, 16, 16, device="cuda")
     torch.nn.functional.conv2d(x, torch.randn(8, 8, 3, 3, device="cuda"), padding=1)
@@ -72,6 +77,7 @@ def ask_jax(answer):
     gpus = [d for d in devices if getattr(d, "platform", None) == "gpu"]
     if not gpus:
         raise RuntimeError("JAX has no GPU: it runs on {}".format(", ".join(answer["devices"])))
+    answer["devices_at"] = round(time.time() - STARTED, 3)
     x = jax.numpy.ones((2, 8, 16, 16))
     jax.lax.conv_general_dilated(x, jax.numpy.ones((8, 8, 3, 3)), (1, 1), "SAME").block_until_ready()
     answer["conv_ran"] = True
@@ -88,8 +94,10 @@ def main(argv):
         sys.path.remove(site_packages)
         sys.path.insert(0, site_packages)
     answer = {}
+    started = time.time()
     try:
         FRAMEWORKS[name](answer)
+        answer["seconds"] = round(time.time() - started, 3)
         answer["mapped_cudnn"] = mapped_cudnn()
     except BaseException as error:  # the answer is data; the parent decides what it means
         answer["error"] = f"{type(error).__name__}: {error}"

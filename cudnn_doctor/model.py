@@ -320,6 +320,8 @@ class ProcessView:
     xla_flags_unknown: tuple[str, ...] | None = None  # XLA_FLAGS's names no library of the installed jaxlib defines
     xla_flag_files: tuple[str, ...] = ()  # the jaxlib libraries asked for their flags' names
     xla_flags_said: tuple[str, ...] = ()  # jaxlib's own words refusing XLA_FLAGS, JAX run on the CPU with them
+    ptxas: str | None = None  # the first ptxas on PATH, which XLA compiles with before its own (where JAX is installed)
+    ptxas_release: str | None = None  # what it said it is (`ptxas --version`)
     nvml_library: str | None = None  # the libnvidia-ml.so.1 a program loads here, where nvmlInit refused
     nvml_error: str | None = None  # what nvmlInit answered there
     nvml_stub: bool = False  # that file carries NVIDIA's notice of the toolkit's link stub ("is a stub library")

@@ -438,3 +438,36 @@ def test_hostile_environment_values_and_a_fifo_for_the_kernel_version(machine: M
     assert "export PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128" in lines
     shown = bash(machine, "; ".join([*lines, 'printf %s "$CUDA_VISIBLE_DEVICES"']))
     assert shown.stdout == "0", shown
+
+
+# --- the ptxas JAX compiles with -------------------------------------------------------------------------------------
+
+def _ptxas(folder: Path, release: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    script = folder / "ptxas"
+    script.write_text(f'#!/bin/sh\necho "ptxas: NVIDIA (R) Ptx optimizing assembler"\n'
+                      f'echo "Cuda compilation tools, release {release}, V{release}.89"\n')
+    script.chmod(0o755)
+    return script
+
+
+@pytest.mark.parametrize(("release", "fails"), [("11.8", True), ("12.0", False), ("13.0", False)])
+def test_a_ptxas_on_path_too_old_for_xlas_target_is_an_error_the_plan_takes_off_path(
+        machine: Machine, tmp_path: Path, release: str, fails: bool) -> None:
+    """XLA runs the first ptxas on PATH: a CUDA 11.8 one knows PTX ISA 7.8, and XLA's target on a 9.0 GPU
+    (sm_90a) needs 8.0 (seen on an H100: JAX failed at its first compilation). The release is asked of the file
+    itself; the plan takes its folder out of PATH."""
+    gpu_machine(machine, tmp_path, gpus=1)
+    jax_install(python_env(machine, tmp_path))
+    tools = tmp_path / "old-cuda" / "bin"
+    _ptxas(tools, release)
+    machine.env["PATH"] = f"{tools}:{machine.env['PATH']}"
+    report = machine.check_json()
+    assert report["process"]["ptxas_release"] == release
+    if not fails:
+        assert "CD206" not in codes(report), report["findings"]
+        return
+    said = finding(report, "CD206")
+    assert said["severity"] == "error" and said["evidence"] == "rule" and "sm_90a" in said["detail"], said
+    lines = plan_lines(machine)
+    assert any(line.startswith("export PATH=") and str(tools) not in line for line in lines), lines

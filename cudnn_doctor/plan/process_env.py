@@ -14,6 +14,7 @@ from cudnn_doctor.plan.actions import ENV, MANUAL, Action, EnvChange
 from cudnn_doctor.versions import ascii_digits
 
 LOADER_SOURCE = "ld.so(8): LD_LIBRARY_PATH is searched first, LD_PRELOAD is loaded into every program"
+XLA_PTXAS_SOURCE = "openxla/xla tsl/platform/default/cuda_root_path.cc: PreferPtxasFromPath() (the ptxas on PATH first)"
 CUDA_ENV_SOURCE = ("CUDA C++ Programming Guide, 'CUDA Environment Variables' "
                    "(https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#cuda-environment-variables)")
 
@@ -41,6 +42,12 @@ def treat(work: Any) -> None:
         _setting(work, finding)
     for finding in work.with_code("CD116"):
         _limit(work, finding, report)
+    for finding in work.with_code("CD206"):
+        if view.ptxas and finding.subject == view.ptxas and finding.values.get("folder"):
+            folder = str(finding.values["folder"])
+            work.take([finding], Action(ENV, (), f"{folder} out of PATH: XLA then finds the ptxas of its own CUDA "
+                                                 "(or the toolkit's), which knows this GPU", XLA_PTXAS_SOURCE,
+                                        env=(EnvChange("PATH", "remove", folder),)))
     for finding in work.with_code("CD115"):
         _memory(work, finding, report)
 

@@ -213,6 +213,12 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
             ctx, cuda, report.gpus, report.frameworks, versions, cache, asked, from_nvml,
             start_loading().results()), None)
     xla = xla_child.result()
+    if report.process is not None:  # the ptxas XLA compiles with, asked its release
+        from cudnn_doctor.probes.ptxas import ptxas_on_path
+
+        ptxas, release = _guarded(bugs, "ptxas", lambda: ptxas_on_path(ctx.env, report.frameworks), (None, None))
+        if ptxas:
+            report.process = dataclasses.replace(report.process, ptxas=ptxas, ptxas_release=release)
     if report.process is not None and xla is not None:  # jaxlib's own parse outweighs its libraries' strings
         report.process = dataclasses.replace(report.process, xla_flags_unknown=xla.refused, xla_flags_said=xla.said)
     if report.process is not None and report.process.loads:  # what a child saw a framework map is what it uses

@@ -642,8 +642,41 @@ def _for_whom(made: Finding, user: str, frameworks_ok: list[str]) -> Finding:
     return made
 
 
+def jax_ptxas(report: Report) -> list[Finding]:
+    """The ptxas on PATH, which XLA runs before its own, knows no PTX ISA that has this GPU's target: JAX fails
+    to compile its first kernel (compat/process_env.toml [[xla_ptx_target]], compat/errors.toml [[ptx_isa]])."""
+    view = report.process
+    if view is None or not view.ptxas or not view.ptxas_release or not _has(report, "jax"):
+        return []
+    from cudnn_doctor.versions import version_tuple
+
+    release = version_tuple(view.ptxas_release) or ()
+    isa_rows = load("errors").get("ptx_isa", [])
+    known = [row["version"] for row in isa_rows if (version_tuple(row["cuda"]) or ()) <= release]
+    if not known:
+        return []
+    isa = max(known, key=lambda v: version_tuple(v) or ())
+    targets = {row["compute_capability"]: row for row in _data().get("xla_ptx_target", [])}
+    short = []
+    for gpu in report.gpus:
+        row = targets.get(gpu.compute_capability or "")
+        if row and (version_tuple(isa) or ()) < (version_tuple(row["minimum_ptx"]) or ()):
+            short.append(row)
+    if not short:
+        return []
+    row = short[0]
+    folder = os.path.dirname(view.ptxas)
+    return [finding("CD206", subject=view.ptxas, refs=(row["source"],), evidence="rule",
+                    proof=f"`{view.ptxas} --version` says release {view.ptxas_release} (PTX ISA up to {isa}); XLA "
+                          f"compiles this GPU's kernels for {row['target']}, which needs PTX ISA {row['minimum_ptx']}",
+                    detail=f"{view.ptxas}, CUDA {view.ptxas_release}, first on PATH: JAX's XLA runs the ptxas on "
+                           f"PATH before its own, and that one knows PTX ISA up to {isa} while this GPU's target "
+                           f"{row['target']} needs {row['minimum_ptx']}; JAX fails at its first compilation",
+                    folder=folder, framework="jax")]
+
+
 RULES = (driver_library, nvml_library, visibility, device_order, memory_held, limits, preloaded_cudnn,
-         loaded_sublibraries, observed_loads, settings)
+         loaded_sublibraries, observed_loads, settings, jax_ptxas)
 
 # errors that stop every program in this environment (no framework named): a framework's failure under --deep is
 # their evidence
