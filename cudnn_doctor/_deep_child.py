@@ -1,10 +1,11 @@
 """Runs in a child process for `check --deep`: import one framework and say what it really loaded.
 
-Usage: python -I _deep_child.py FRAMEWORK SITE_PACKAGES
+Usage: python -c BOOT _deep_child.py FRAMEWORK SITE_PACKAGES   (probes/deep.py's BOOT)
 
-Started with -I from a neutral folder, so neither the current folder nor PYTHONPATH is on sys.path
-(a `torch/` folder where the user stands is not the installed torch); SITE_PACKAGES, the folder the
-framework was found in, is added with its .pth files. It may run under another Python than the
+Started as a program of the user's would be, PYTHONPATH and the user's site-packages in force, but from a neutral
+folder and without the working folder on sys.path (a `torch/` folder where the user stands is not the installed
+torch); SITE_PACKAGES, the folder the framework was found in, is added with its .pth files where the interpreter
+does not already have it. It may run under another Python than the
 doctor's (the one that owns that site-packages), so it imports only the standard library and keeps
 to old syntax. Answers one JSON line on stdout.
 """
@@ -89,7 +90,7 @@ FRAMEWORKS = {"torch": ask_torch, "tensorflow": ask_tensorflow, "jax": ask_jax}
 def main(argv):
     name = argv[1]
     site_packages = argv[2] if len(argv) > 2 else ""
-    if site_packages:  # first, before the interpreter's own site-packages
+    if site_packages and site_packages not in sys.path:  # not this interpreter's own: first, with its .pth files
         site.addsitedir(site_packages)
         sys.path.remove(site_packages)
         sys.path.insert(0, site_packages)

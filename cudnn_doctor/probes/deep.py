@@ -17,6 +17,10 @@ from cudnn_doctor.child import ChildBatch, ChildRequest, deadline_in, timeout_fr
 from cudnn_doctor.model import CudnnInstall, Framework
 
 CHILD = str(Path(__file__).resolve().parents[1] / "_deep_child.py")
+# python -c BOOT CHILD ARGS...: CHILD run as a script would be, without "" (the working folder) or CHILD's own folder
+# on sys.path; old syntax, any Python 3
+BOOT = ("import sys; sys.path[:] = [p for p in sys.path if p not in ('', '.')]; sys.argv = sys.argv[1:]; "
+        "__file__ = sys.argv[0]; exec(compile(open(__file__, 'rb').read(), __file__, 'exec'))")
 DEFAULT_TIMEOUT_S = 180.0
 
 
@@ -59,8 +63,10 @@ class DeepImports:
                 self.early[number] = {"error": f"no Python interpreter found for {site or framework.location}"}
                 continue
             self.index[number] = len(requests)
-            # -I from "/": the installed framework, never a folder of that name where the user stands
-            argv: tuple[str, ...] = (python, "-I", CHILD, framework.name, site)
+            # as a program of the user's starts: PYTHONPATH and the user's site-packages in force (they can shadow
+            # the installed framework, and that is what programs get), but from "/" and without the working folder
+            # on sys.path, so a folder named like the framework where the doctor was started is not imported
+            argv: tuple[str, ...] = (python, "-c", BOOT, CHILD, framework.name, site)
             if limits:  # a POSIX shell sets them, then becomes the child
                 import shlex
 
