@@ -289,6 +289,21 @@ class LoadedCudnn:
     observed: bool = False  # LIBRARY and the sub-libraries' problems are what a child saw loading them (ObservedLoad)
 
 
+@dataclasses.dataclass(frozen=True)
+class EnvironmentCure:
+    """A framework failed in a child with this environment and worked in one that differed in one part only
+    (doctor/bisect.py): that part (kind: preload, library_path, path, pythonpath, limits, variable), in words, the
+    changes as (variable, op, value) that fix writes, the entries taken out, and the frameworks it cured."""
+
+    kind: str
+    words: str
+    changes: tuple[tuple[str, str, str], ...]
+    removed: tuple[str, ...] = ()
+    variable: str | None = None
+    frameworks: tuple[str, ...] = ()
+    said: str = ""  # what the frameworks said with this environment
+
+
 @dataclasses.dataclass
 class ProcessView:
     """What a program started in the user's own environment gets: the CUDA driver the loader maps and
@@ -320,6 +335,7 @@ class ProcessView:
     xla_flags_unknown: tuple[str, ...] | None = None  # XLA_FLAGS's names no library of the installed jaxlib defines
     xla_flag_files: tuple[str, ...] = ()  # the jaxlib libraries asked for their flags' names
     xla_flags_said: tuple[str, ...] = ()  # jaxlib's own words refusing XLA_FLAGS, JAX run on the CPU with them
+    cured_by: EnvironmentCure | None = None  # --deep: the one part of the environment without which they work
     ptxas: str | None = None  # the first ptxas on PATH, which XLA compiles with before its own (where JAX is installed)
     ptxas_release: str | None = None  # what it said it is (`ptxas --version`)
     nvml_library: str | None = None  # the libnvidia-ml.so.1 a program loads here, where nvmlInit refused

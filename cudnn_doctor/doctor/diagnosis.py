@@ -96,9 +96,16 @@ def diagnose(options: CheckOptions, env: Mapping[str, str] | None = None,
     # the one place where --select/--ignore act: after the rules, before the plan, any summary or renderer
     named = None
     if options.deep:  # each failing framework's own words, read by explain's reader: the evidence they are
+        import dataclasses
+
+        from cudnn_doctor.doctor.bisect import cure_for
         from cudnn_doctor.doctor.deep_words import codes_named
 
         named = codes_named(report)
+        if report.process is not None:  # and the one part of the environment without which they work, asked of them
+            cure = cure_for(report, dict(ctx.env))
+            if cure is not None:
+                report.process = dataclasses.replace(report.process, cured_by=cure)
     report.findings, report.ignored = select_findings(evaluate(report, requirements, named), options.selection)
     report.selection = {"select": list(options.selection.select), "ignore": list(options.selection.ignore),
                         "sources": dict(options.selection_sources)}

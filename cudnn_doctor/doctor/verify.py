@@ -97,25 +97,27 @@ def verify_plan(report: Report, plan: Plan, env: dict[str, str],
         still = [f for f in failing if _failed(after.get(f.name, {})) or after.get(f.name, {}).get("error")]
         if not still:
             return _marked(plan, _cured_words(failing, "the plan's lines"), only_env=True)
-    # the loader's own path without what brings CUDA or cuDNN libraries of its own: tried whether or not the plan
-    # had lines, since a file first on the path can break a framework whose own copy the files show whole
+    # the loader's own path without what brings CUDA or cuDNN libraries of its own, then each part of the
+    # environment alone (doctor/bisect.py): tried whether or not the plan had lines, since a file first on the path
+    # can break a framework whose own copy the files show whole
+    from cudnn_doctor.doctor.bisect import Variant, curing, variants
+
     alternative = _without_own_libraries(changes, env)
-    if alternative is not None:
-        again = run(failing, *_trial(alternative, env))
-        if not any(_failed(again.get(f.name, {})) or again.get(f.name, {}).get("error") for f in failing):
-            return _replaced(plan, alternative, _cured_words(failing, "these lines"), report)
+    candidates = ([Variant("loader", "LD_LIBRARY_PATH and LD_PRELOAD without what brings CUDA or cuDNN libraries",
+                           alternative)] if alternative is not None else []) + [
+        v for v in variants(env) if v.changes != alternative]
+    variant, _ = curing(failing, env, lambda fws, changed, limits: run(fws, changed, limits), candidates)
+    if variant is not None:
+        return _replaced(plan, variant.changes, _cured_words(failing, "these lines"), report,
+                         None if variant.kind == "loader" else variant.words)
+    others = ("; none of these cured it either: " + ", ".join(v.words for v in candidates)) if candidates else ""
     if not changes:
-        tried = f"nothing in this plan can be tried without installing; here {said}"
-        if alternative is not None:
-            tried += ("; LD_LIBRARY_PATH and LD_PRELOAD without what brings CUDA or cuDNN libraries of their own "
-                      "did not cure it either")
+        tried = f"nothing in this plan can be tried without installing; here {said}{others}"
         return replace(_marked(plan, "not verified here: it installs or changes files; `cudnn-doctor fix --yes` "
                                      "checks again after it"), tried=tried)
     words = "; ".join(f"{NAMES.get(f.name, f.name)} still fails: {after.get(f.name, {}).get('error')}"[:300]
                       for f in still)
-    tried = (f"with the plan's lines in force {words}" + (
-        "; LD_LIBRARY_PATH and LD_PRELOAD without what brings CUDA or cuDNN libraries of their own did not cure it "
-        "either" if alternative is not None else ""))
+    tried = f"with the plan's lines in force {words}{others}"
     return replace(_marked(plan, f"tried here, not cured: {words}", only_env=True), tried=tried)
 
 
@@ -164,7 +166,8 @@ def _without_own_libraries(changes: tuple[EnvChange, ...], env: dict[str, str]) 
     return out
 
 
-def _replaced(plan: Plan, alternative: tuple[EnvChange, ...], words: str, report: Report) -> Plan:
+def _replaced(plan: Plan, alternative: tuple[EnvChange, ...], words: str, report: Report,
+              what: str | None = None) -> Plan:
     """PLAN with its environment steps replaced by one step of ALTERNATIVE's changes, verified, first: it resolves
     what the plan's environment steps did, and the errors (the frameworks that failed ran with it)."""
     env_actions = [a for a in plan.actions if a.kind == ENV]
@@ -172,9 +175,10 @@ def _replaced(plan: Plan, alternative: tuple[EnvChange, ...], words: str, report
     resolves = tuple(dict.fromkeys([*(code for a in env_actions for code in a.resolves), *(f.code for f in errors)]))
     found = tuple(dict.fromkeys([*(pair for a in env_actions for pair in a.findings),
                                  *((f.code, f.subject) for f in errors)]))
-    one = Action(ENV, resolves, "LD_LIBRARY_PATH and LD_PRELOAD without what brings CUDA or cuDNN libraries of "
-                                "their own (an empty LD_LIBRARY_PATH entry is the working folder): each framework "
-                                "then loads the copies it was installed with" + (
+    one = Action(ENV, resolves, (f"{what}: the failing frameworks ran in a child with this change" if what else
+                                 "LD_LIBRARY_PATH and LD_PRELOAD without what brings CUDA or cuDNN libraries of "
+                                 "their own (an empty LD_LIBRARY_PATH entry is the working folder): each framework "
+                                 "then loads the copies it was installed with") + (
                                     " (the plan's first lines were tried here and did not cure it)"
                                     if env_actions else ""), LOADER_SOURCE, env=alternative,
                  findings=found, verified=words)

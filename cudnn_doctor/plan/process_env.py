@@ -25,6 +25,12 @@ def treat(work: Any) -> None:
     view = report.process
     if view is None:
         return
+    if view.cured_by is not None:  # --deep saw the frameworks work without one part of this environment: that change
+        cure = view.cured_by
+        found = [f for f in work.open if f.values.get("cure") == cure.words]
+        if found:
+            work.take(found, Action(ENV, (), f"{cure.words}: the failing frameworks ran in a child with this change",
+                                    LOADER_SOURCE, env=tuple(EnvChange(v, op, value) for v, op, value in cure.changes)))
     for finding in work.with_code("CD111", "CD112"):
         _driver_library(work, finding, report)
     for finding in work.with_code("CD118"):

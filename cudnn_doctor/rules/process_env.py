@@ -675,8 +675,83 @@ def jax_ptxas(report: Report) -> list[Finding]:
                     folder=folder, framework="jax")]
 
 
+def environment_cure(report: Report) -> list[Finding]:
+    """--deep: the frameworks failed in children with this environment and worked in one that differed in one part
+    only (doctor/bisect.py): that part is the cause, seen. Its code is the class of what was taken out."""
+    view = report.process
+    cure = view.cured_by if view is not None else None
+    if cure is None:
+        return []
+    names = ", ".join(_display(name) for name in cure.frameworks)
+    code = _cure_code(cure)
+    made = finding(code, subject=f"environment: {cure.kind}", evidence="seen",
+                   proof=f"{names} failed in a child started with this environment and worked in one with {cure.words} "
+                         f"(it said: {cure.said[:300]})",
+                   framework=names, cure=cure.words)
+    detail = (f"{names} failed its first GPU steps in a child started with this environment, and worked in one that "
+              f"differed only in this: {cure.words}. " + _CURE_WHY.get(cure.kind, "") +
+              (f" Taken out: {', '.join(cure.removed)}." if cure.removed else ""))
+    return [replace(made, severity="error", detail=detail.strip())]
+
+
+_CURE_WHY = {
+    "preload": "LD_PRELOAD loads its libraries into every program, before the framework's own.",
+    "library_path": "LD_LIBRARY_PATH is searched before each library's own RUNPATH, so those folders' CUDA and cuDNN "
+                    "libraries are what the framework gets for the ones it opens by name.",
+    "path": "XLA runs the first ptxas on PATH before its own.",
+    "pythonpath": "PYTHONPATH comes before site-packages: a package on it shadows the installed one.",
+    "limits": "A process limit below what the framework needs stops it.",
+    "variable": "The framework or CUDA reads that variable at start.",
+}
+
+
+def _cure_code(cure: Any) -> str:
+    """The registry's class of what the cure took out: which libraries a preload or folder brought, which
+    variable (compat/process_env.toml [[setting]] says whose it is)."""
+    removed = " ".join(os.path.basename(entry) for entry in cure.removed)
+    if cure.kind == "library_path":
+        removed = " ".join(name for entry in cure.removed for name in _names_in_folder(entry))
+    if cure.kind in ("preload", "library_path"):
+        if "libcudnn" in removed:
+            return "CD317" if cure.kind == "preload" else "CD305"
+        if "libnvidia-ml" in removed:
+            return "CD118"
+        if "libcuda.so" in removed:
+            return "CD112"
+        if "libnccl" in removed:
+            return "CD180"
+        if any(lib in removed for lib in ("libcublas", "libcudart", "libnvrtc", "libcufft", "libcusparse",
+                                          "libnvJitLink", "libcusolver", "libcurand")):
+            return "CD203"
+        return "CD409"
+    if cure.kind == "path":
+        return "CD206"
+    if cure.kind == "limits":
+        return "CD116"
+    if cure.kind == "pythonpath":
+        return "CD409"
+    variable = cure.variable or ""
+    row = next((r for r in _data().get("setting", []) if r["variable"] == variable), None)
+    if variable == "CUDA_VISIBLE_DEVICES":
+        return "CD113"
+    if variable in ("XLA_PYTHON_CLIENT_MEM_FRACTION", "XLA_PYTHON_CLIENT_PREALLOCATE", "XLA_PYTHON_CLIENT_ALLOCATOR"):
+        return "CD413"
+    if variable == "JAX_PLATFORMS":
+        return "CD412"
+    if (row and row.get("framework") == "cuda") or variable.startswith("CUDA_"):
+        return "CD416"
+    return "CD411"
+
+
+def _names_in_folder(folder: str) -> list[str]:
+    try:
+        return sorted(os.listdir(folder or "."))[:4096]
+    except OSError:
+        return []
+
+
 RULES = (driver_library, nvml_library, visibility, device_order, memory_held, limits, preloaded_cudnn,
-         loaded_sublibraries, observed_loads, settings, jax_ptxas)
+         loaded_sublibraries, observed_loads, settings, jax_ptxas, environment_cure)
 
 # errors that stop every program in this environment (no framework named): a framework's failure under --deep is
 # their evidence

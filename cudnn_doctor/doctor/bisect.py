@@ -1,0 +1,180 @@
+"""Which part of the environment makes a framework fail, asked of the framework itself (issue 45).
+
+Where a framework fails its first GPU steps in a child with the user's environment (`check --deep`, `fix`), the
+same work runs again in children that each differ from it in one part only, side by side:
+
+  LD_PRELOAD       unset
+  LD_LIBRARY_PATH  without the folders that bring CUDA, cuDNN or NVIDIA libraries of their own (an empty entry is
+                   the working folder, as ld.so reads it), never one that holds the driver's libcuda
+  PATH             without the folders that hold a CUDA compiler (ptxas, nvcc): XLA runs the ptxas on PATH first
+  PYTHONPATH       unset: a folder on it can shadow the installed framework or its packages
+  limits           the soft limits of address space, open files and stack raised to the hard ones
+  one variable     each CUDA, cuDNN, NCCL or framework variable that is set, unset alone
+
+A variant under which every failing framework works is the cause, seen: its change is what the framework needed,
+and `fix` offers it verified. Nothing here reads the files to guess: the frameworks answer.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from cudnn_doctor.model import EnvironmentCure, Framework, Report
+from cudnn_doctor.plan.actions import EnvChange
+
+# the libraries a folder (or LD_PRELOAD) brings that change what a GPU program gets
+CUDA_LIBRARIES = ("libcudnn", "libcublas", "libcudart", "libnvrtc", "libcufft", "libcusparse", "libcurand",
+                  "libcusolver", "libnccl", "libnvJitLink", "libnvidia-ml", "libcuda.so", "libcupti", "libnvToolsExt")
+COMPILERS = ("ptxas", "nvcc", "nvlink", "fatbinary")
+VARIABLE = re.compile(r"^(CUDA_|CUDNN_|NCCL_|NVIDIA_TF32|XLA_|JAX_|TF_|TORCH_|PYTORCH_|CUBLAS_|CUBLASLT_|NVRTC_)")
+NOT_TRIED = ("CUDA_HOME", "CUDA_PATH", "CUDA_ROOT", "CUDNN_DOCTOR_")  # build-time or ours: not a program's setting
+MAX_VARIABLES = 8
+LIMITS = (("RLIMIT_AS", "-v", 1024), ("RLIMIT_NOFILE", "-n", 1), ("RLIMIT_STACK", "-s", 1024))
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One part of the environment changed: what (in words), the changes as fix would write them, the limits a
+    shell would set, and the part's kind (preload, library_path, path, pythonpath, limits, variable)."""
+
+    kind: str
+    words: str
+    changes: tuple[EnvChange, ...]
+    limits: tuple[tuple[str, str], ...] = ()
+    variable: str | None = None
+    removed: tuple[str, ...] = ()  # the entries or folders taken out
+
+
+def variants(env: dict[str, str]) -> list[Variant]:
+    """The variants of ENV worth a child: each changes one part that is set and can change what a program gets."""
+    out: list[Variant] = []
+    preload = [entry for entry in re.split(r"[: ]+", env.get("LD_PRELOAD", "")) if entry]
+    if preload:
+        out.append(Variant("preload", "LD_PRELOAD unset", (EnvChange("LD_PRELOAD", "unset", ""),),
+                           removed=tuple(preload)))
+    folders = _holding(env.get("LD_LIBRARY_PATH", ""), CUDA_LIBRARIES, skip_driver=True)
+    if folders:
+        out.append(Variant("library_path", f"LD_LIBRARY_PATH without {', '.join(folders)}",
+                           tuple(EnvChange("LD_LIBRARY_PATH", "remove", folder) for folder in folders),
+                           removed=tuple(folders)))
+    tools = _holding(env.get("PATH", ""), COMPILERS, skip_driver=False, exact=True)
+    if tools:
+        out.append(Variant("path", f"PATH without {', '.join(tools)}",
+                           tuple(EnvChange("PATH", "remove", folder) for folder in tools), removed=tuple(tools)))
+    if env.get("PYTHONPATH"):
+        out.append(Variant("pythonpath", "PYTHONPATH unset", (EnvChange("PYTHONPATH", "unset", ""),),
+                           removed=tuple(p for p in env["PYTHONPATH"].split(os.pathsep) if p)))
+    raised = _raised_limits()
+    if raised:
+        out.append(Variant("limits", "soft limits raised to the hard ones (" + ", ".join(
+            f"ulimit -S {option} {value}" for option, value in raised) + ")",
+            tuple(EnvChange(f"ulimit {option}", "limit", value) for option, value in raised), limits=raised))
+    names = [name for name in sorted(env) if VARIABLE.match(name) and not name.startswith(NOT_TRIED)
+             and name not in ("CUDA_VISIBLE_DEVICES",) or name in ("CUDA_VISIBLE_DEVICES",) and name in env]
+    for name in names[:MAX_VARIABLES]:
+        out.append(Variant("variable", f"{name} unset", (EnvChange(name, "unset", ""),), variable=name))
+    return out
+
+
+def _holding(value: str, prefixes: tuple[str, ...], skip_driver: bool, exact: bool = False) -> list[str]:
+    """The entries of a folder list VALUE whose folder holds a file named with one of PREFIXES (EXACT: named so),
+    an empty entry read as the working folder and written "."; with SKIP_DRIVER, never one holding libcuda."""
+    found: list[str] = []
+    for entry in value.split(os.pathsep) if value else []:
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:
+            continue
+        hits = [n for n in names if (n in prefixes if exact else n.startswith(prefixes))]
+        if skip_driver and any(n.startswith("libcuda.so") for n in names):
+            continue
+        if hits and (entry or ".") not in found:
+            found.append(entry or ".")
+    return found
+
+
+def _raised_limits() -> tuple[tuple[str, str], ...]:
+    """(ulimit option, value) for each soft limit below its hard one that can stop a GPU program."""
+    try:
+        import resource
+    except ImportError:  # Windows
+        return ()
+    raised = []
+    for name, option, unit in LIMITS:
+        number = getattr(resource, name, None)
+        if number is None:
+            continue
+        try:
+            soft, hard = resource.getrlimit(number)
+        except (OSError, ValueError):
+            continue
+        if soft == hard or soft == resource.RLIM_INFINITY:
+            continue
+        raised.append((option, "unlimited" if hard == resource.RLIM_INFINITY else str(hard // unit)))
+    return tuple(raised)
+
+
+Runner = Callable[..., dict[str, dict[str, object]]]
+NOT_RUN = ("the import child", "no Python interpreter", "importing ")  # the framework could not be asked at all
+
+
+def run_frameworks(frameworks: list[Framework], env: dict[str, str], limits: tuple[tuple[str, str], ...] = ()
+                   ) -> dict[str, dict[str, object]]:
+    """Each framework's answer to its smallest cuDNN work in a child (side by side) started with ENV and LIMITS."""
+    from cudnn_doctor.probes.deep import DeepImports
+
+    children = DeepImports(frameworks, env, limits)
+    return {framework.name: children.answer(number) for number, framework in enumerate(frameworks)}
+
+
+def failed(answer: dict[str, object]) -> str | None:
+    """What the framework said where its work failed; None where it ran, or where it could not be asked."""
+    error = answer.get("error")
+    if not isinstance(error, str) or error.startswith(NOT_RUN):
+        return None
+    return error
+
+
+def cure_for(report: Report, env: dict[str, str], run: Runner = run_frameworks) -> EnvironmentCure | None:
+    """--deep: where frameworks failed in their children, the one part of ENV without which they all work."""
+    failing = [f for f in report.frameworks if isinstance(f.details.get("deep"), dict)
+               and failed(f.details["deep"])]  # type: ignore[arg-type]
+    if not failing:
+        return None
+    variant, _ = curing(failing, env, run)
+    if variant is None:
+        return None
+    said = "; ".join(f"{f.name}: {failed(f.details['deep'])}"[:300] for f in failing)  # type: ignore[arg-type]
+    return EnvironmentCure(variant.kind, variant.words, tuple((c.variable, c.op, c.folder) for c in variant.changes),
+                           variant.removed, variant.variable, tuple(f.name for f in failing), said)
+
+
+BUDGET_S = 45.0  # the variants tried one after another (one GPU: JAX children side by side would take each
+# other's preallocated memory) until one cures or this is spent
+
+
+def curing(failing: list[Framework], env: dict[str, str], run: Runner,
+           candidates: list[Variant] | None = None, budget_s: float = BUDGET_S) -> tuple[Variant | None, dict[str, str]]:
+    """The first variant (in VARIANTS' order) under which every FAILING framework works, the failing frameworks of
+    one variant side by side, one variant after another within BUDGET_S; and what each variant left the frameworks
+    saying (words, for `tried`)."""
+    import time
+
+    from cudnn_doctor.plan.shell import apply_changes
+
+    said: dict[str, str] = {}
+    ends = time.monotonic() + budget_s
+    for variant in candidates if candidates is not None else variants(env):
+        if time.monotonic() > ends:
+            said[variant.words] = "not tried: the time for trying was spent"
+            continue
+        changed = apply_changes(tuple(c for c in variant.changes if c.op != "limit"), env)
+        answers = run(failing, changed, variant.limits)
+        still = [f for f in failing if answers.get(f.name, {}).get("error")]
+        if not still:
+            return variant, said
+        said[variant.words] = "; ".join(f"{f.name}: {str(answers[f.name].get('error'))[:160]}" for f in still)
+    return None, said
