@@ -11,13 +11,12 @@ to old syntax. Answers one JSON line on stdout.
 """
 
 import json
-import time
-
-STARTED = time.time()  # the child's own start: where its seconds go (benchmarks/deep_speed.py)
 import os
 import site
 import sys
 import time
+
+STARTED = time.time()  # the child's own start: where its seconds go (benchmarks/deep_speed.py)
 
 
 def mapped_cudnn():

@@ -202,8 +202,8 @@ def _version_of(lib):
     except (AttributeError, OSError, ValueError):
         return ""
     if number >= 90000:
-        return "{}.{}.{}".format(number // 10000, number % 10000 // 100, number % 100)
-    return "{}.{}.{}".format(number // 1000, number % 1000 // 100, number % 100)
+        return f"{number // 10000}.{number % 10000 // 100}.{number % 100}"
+    return f"{number // 1000}.{number % 1000 // 100}.{number % 100}"
 
 
 class _SerPath(ctypes.Structure):
@@ -257,7 +257,7 @@ def _ask_loader_as_cudnn(graph, folders, version, names):
         code = done.returncode
     except OSError as error:
         say("later-start", "{}\t{}".format(names[0], "-"))
-        say("later", "{}\tcould not start the loader's child: {}".format(names[0], error))
+        say("later", f"{names[0]}\tcould not start the loader's child: {error}")
         return
     if code != 0:
         say("later-died", _how(code))
@@ -270,8 +270,8 @@ def _how(code):
         try:
             return "the process was killed by " + signal.Signals(-code).name
         except ValueError:
-            return "the process was killed by signal {}".format(-code)
-    return "the process exited with status {}".format(code)
+            return f"the process was killed by signal {-code}"
+    return f"the process exited with status {code}"
 
 
 def later_child(graph, version, names):
@@ -302,7 +302,7 @@ def later_child(graph, version, names):
                 if "no such file" not in str(error).lower():
                     errors.append(str(error))
         if errors == []:
-            errors = ["{}: cannot open shared object file: No such file or directory".format(name)]
+            errors = [f"{name}: cannot open shared object file: No such file or directory"]
         say("later", "{}\t{}".format(name, "ok" if errors is None else "; ".join(errors)))
         maps = say_new(maps)
     say("later-done")

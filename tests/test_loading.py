@@ -5,6 +5,7 @@ _preload_cuda_lib, written here after the real one), and copies of the wheel ben
 from __future__ import annotations
 
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -440,3 +441,30 @@ def test_xla_flags_the_installed_jaxlib_accepts_are_no_finding(machine: Machine,
     machine.env["XLA_FLAGS"] = "--xla_gpu_autotune_level=2 --xla_cpu_enable_fast_math=false"
     report = machine.check_json()
     assert "CD411" not in codes(report), report["findings"]
+
+
+# --- which part of the environment breaks a framework, asked of it ---------------------------------------------------
+
+@pytest.mark.integration
+def test_deep_names_the_part_of_the_environment_without_which_the_framework_works(machine: Machine,
+                                                                                  tmp_path: Path) -> None:
+    """A folder on PYTHONPATH holds a `torch` package that fails its convolution (a shadowing copy): under --deep
+    torch fails in its child, works in one without PYTHONPATH, and that is the error, seen, with the line fix
+    writes (PYTHONPATH unset), verified."""
+    site = torch_with_real_cudnn(machine, tmp_path)
+    (site / "torch" / "__init__.py").write_text(LOADING_TORCH)
+    shadow = tmp_path / "shadow" / "torch"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text(LOADING_TORCH.replace("def randn(", "def _unused(") +
+                                        "\ndef randn(*shape, device=None):\n"
+                                        "    raise RuntimeError('CUDA error: no kernel image is available')\n")
+    machine.env["PYTHONPATH"] = f"{tmp_path / 'shadow'}:{machine.env['PYTHONPATH']}"
+    python = tmp_path / "venv" / "bin" / "python3"  # the environment's python honours PYTHONPATH as a real one does
+    python.write_text(f"#!/bin/sh\nPYTHONPATH=${{PYTHONPATH:+$PYTHONPATH:}}{site} exec {sys.executable} \"$@\"\n")
+    report = machine.check_json("--deep")
+    [cause] = [f for f in report["findings"] if f["subject"] == "environment: pythonpath"]
+    assert cause["severity"] == "error" and cause["evidence"] == "seen" and "PYTHONPATH unset" in cause["detail"]
+    assert report["process"]["cured_by"]["kind"] == "pythonpath"
+    plan = machine.run("fix", "--json").json
+    [step] = [a for a in plan["actions"] if a["kind"] == "env"]
+    assert step["env"]["bash"] == ["unset PYTHONPATH"] and step["verified"].startswith("verified here"), step

@@ -7,7 +7,6 @@ system is scanned while they run.
 from __future__ import annotations
 
 import dataclasses
-
 import os
 import sys
 import time
