@@ -387,9 +387,24 @@ def test_deep_quotes_what_the_framework_said_where_no_other_error_explains_it(ma
     (site / "torch" / "__init__.py").write_text(FAILING_TORCH)
     real_python_sees(site, tmp_path)
     report = machine.check_json("--deep")
+    failed = finding(report, "CD305")  # the class explain reads in its words, where no finding of it was read
+    assert failed["severity"] == "error" and failed["evidence"] == "seen", failed
+    assert "CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH" in failed["detail"] and "PyTorch" in failed["detail"]
+    assert "{" not in failed["detail"] and "{" not in (failed.get("fix") or "")
+    text = machine.run("check", "--deep")
+    assert "{" not in text.stdout, text.stdout
+
+
+def test_deep_quotes_what_the_framework_said_where_nothing_explains_it(machine: Machine, tmp_path: Path) -> None:
+    gpu_machine(machine, tmp_path, gpus=1)
+    site = python_env(machine, tmp_path)
+    install_torch(site)
+    (site / "torch" / "__init__.py").write_text(FAILING_TORCH.replace(
+        "cuDNN error: CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH", "the flux capacitor is not charged"))
+    real_python_sees(site, tmp_path)
+    report = machine.check_json("--deep")
     failed = finding(report, "CD415")
-    assert failed["severity"] == "error" and "CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH" in failed["detail"]
-    assert "PyTorch" in failed["detail"]
+    assert failed["severity"] == "error" and "flux capacitor" in failed["detail"] and "PyTorch" in failed["detail"]
 
 
 def test_gpus_of_different_kinds_numbered_otherwise_by_cuda(machine: Machine, tmp_path: Path) -> None:

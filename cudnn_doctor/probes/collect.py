@@ -139,6 +139,9 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     from cudnn_doctor.probes.xla_flags import XlaFlagsChild
 
     xla_child = XlaFlagsChild(frameworks, ctx.env)  # starts nothing unless XLA_FLAGS is set and JAX installed
+    from cudnn_doctor.probes.ptxas import PtxasChild
+
+    ptxas_child = PtxasChild(ctx.env, frameworks)  # the ptxas XLA compiles with, asked its release (JAX installed)
 
     # issue 42: the libnccl each framework loads, its version asked in a child beside the other probes
     from cudnn_doctor.probes.nccl import NcclProbe
@@ -212,10 +215,8 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
             ctx, cuda, report.gpus, report.frameworks, versions, cache, asked, from_nvml,
             start_loading().results()), None)
     xla = xla_child.result()
-    if report.process is not None:  # the ptxas XLA compiles with, asked its release
-        from cudnn_doctor.probes.ptxas import ptxas_on_path
-
-        ptxas, release = _guarded(bugs, "ptxas", lambda: ptxas_on_path(ctx.env, report.frameworks), (None, None))
+    if report.process is not None:  # the ptxas XLA compiles with, and the release it said it is
+        ptxas, release = _guarded(bugs, "ptxas", ptxas_child.result, (None, None))
         if ptxas:
             report.process = dataclasses.replace(report.process, ptxas=ptxas, ptxas_release=release)
     if report.process is not None and xla is not None:  # jaxlib's own parse outweighs its libraries' strings

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import re
-import time
 
 from cudnn_doctor.model import Framework
 
@@ -14,19 +13,29 @@ RELEASE = re.compile(r"release (\d+\.\d+)")
 TIMEOUT_S = 5.0
 
 
-def ptxas_on_path(env: dict[str, str], frameworks: list[Framework]) -> tuple[str | None, str | None]:
-    """(the first ptxas on PATH, the release it says it is) where a GPU build of JAX is installed; (None, None)
-    otherwise; (path, None) where it did not say."""
-    if not any(f.name == "jax" and not f.details.get("cpu_only") and not f.details.get("assumed") for f in frameworks):
-        return None, None
-    path = _first_on_path("ptxas", env.get("PATH", ""))
-    if path is None:
-        return None, None
-    from cudnn_doctor.child import run_child
+class PtxasChild:
+    """`ptxas --version` of the first ptxas on PATH, started now (beside the other probes) where a GPU build of JAX
+    is installed; its answer read later: (path, release) or (None, None)."""
 
-    answer = run_child((path, "--version"), env, time.monotonic() + TIMEOUT_S, f"{path} --version")
-    found = RELEASE.search(answer.stdout or "")
-    return path, found.group(1) if found else None
+    def __init__(self, env: dict[str, str], frameworks: list[Framework]) -> None:
+        from cudnn_doctor.child import ChildBatch, ChildRequest, deadline_in
+
+        self.path: str | None = None
+        self.batch: ChildBatch | None = None
+        if not any(f.name == "jax" and not f.details.get("cpu_only") and not f.details.get("assumed")
+                   for f in frameworks):
+            return
+        self.path = _first_on_path("ptxas", env.get("PATH", ""))
+        if self.path is not None:
+            self.batch = ChildBatch([ChildRequest((self.path, "--version"), env, TIMEOUT_S, f"{self.path} --version")],
+                                    deadline=deadline_in(TIMEOUT_S))
+
+    def result(self) -> tuple[str | None, str | None]:
+        if self.batch is None:
+            return None, None
+        [answer] = self.batch.answers()
+        found = RELEASE.search(answer.stdout or "")
+        return self.path, found.group(1) if found else None
 
 
 def _first_on_path(name: str, value: str) -> str | None:

@@ -10,7 +10,7 @@ import os
 from dataclasses import replace
 from typing import Any
 
-from cudnn_doctor.codes import finding
+from cudnn_doctor.codes import CODES, finding
 from cudnn_doctor.knowledge.data import load
 from cudnn_doctor.model import Finding, Framework, LoadedCudnn, ProcessView, Report
 from cudnn_doctor.specifiers import InvalidSpecifier, Specifiers
@@ -782,7 +782,17 @@ def with_evidence(report: Report, findings: list[Finding],
         no_gpu = [i for i, f in enumerate(out) if f.code == "CD159"]
         for index in no_gpu:  # what the framework said quoted, its class kept
             out[index] = replace(out[index], refs=out[index].refs + (said,))
-        if not explaining and not no_gpu:
+        ordered = [code for code in (named or {}).get(framework.name, ()) if code in CODES
+                   and CODES[code].severity == "error" and code[2] in "1234"]
+        if not explaining and not no_gpu and ordered:
+            # no finding of the class its words name: that class, seen, in its words (explain's reading of them)
+            code = ordered[0]
+            made = finding(code, subject=framework.name, evidence="seen", proof=said, framework=name)
+            out.append(replace(made, severity="error", detail=(
+                f"{name} failed its first GPU steps in a child started with this environment (check --deep), and "
+                f"its words are those of this class ({CODES[code].title}); nothing the doctor read here says more. "
+                f"It said: {deep['error'][:400]}")))
+        elif not explaining and not no_gpu:
             out.append(finding("CD415", subject=framework.name, framework=name, error=deep["error"][:600],
                                proof=said, explained_as=", ".join(sorted(codes)) or "nothing the doctor knows"))
     return out
