@@ -5,7 +5,6 @@ compat/multi_gpu.toml. What NVML, the kernel or NCCL itself refused is an error;
 from __future__ import annotations
 
 import dataclasses
-
 from typing import Any
 
 from cudnn_doctor.codes import finding
