@@ -161,6 +161,27 @@ def test_the_toolkits_nvml_stub_first_on_the_path_stops_jax(machine: Machine, tm
     assert "CD118" not in codes(check_after(machine, lines))
 
 
+def test_a_library_that_is_no_nvml_first_on_the_path_is_one_too(machine: Machine, tmp_path: Path) -> None:
+    """libz saved as libnvidia-ml.so.1 first on LD_LIBRARY_PATH (seen on an H100: JAX 'No visible GPU devices'):
+    nvmlInit is not in it (pynvml: 'Function Not Found'), so it is no NVML, whatever its name: CD118, seen."""
+    import glob
+
+    from tests.test_process_env import jax_install
+
+    libz = next(iter(sorted(glob.glob("/usr/lib/*/libz.so.1") + glob.glob("/lib/*/libz.so.1"))), None)
+    if libz is None:
+        pytest.skip("no libz.so.1 on this machine")
+    gpu_machine(machine, tmp_path, gpus=1)
+    jax_install(python_env(machine, tmp_path))
+    folder = tmp_path / "foreign"
+    folder.mkdir()
+    shutil.copyfile(libz, folder / "libnvidia-ml.so.1")
+    machine.env["LD_LIBRARY_PATH"] = f"{folder}:{machine.env['LD_LIBRARY_PATH']}"
+    report = machine.check_json()
+    wrong = finding(report, "CD118")
+    assert wrong["severity"] == "error" and wrong["evidence"] == "seen" and "Function Not Found" in wrong["proof"]
+
+
 def test_the_drivers_own_nvml_refusing_is_not_a_loader_problem(machine: Machine, tmp_path: Path) -> None:
     from tests.fakes.build import fake_nvml
 
@@ -468,3 +489,46 @@ def test_deep_names_the_part_of_the_environment_without_which_the_framework_work
     plan = machine.run("fix", "--json").json
     [step] = [a for a in plan["actions"] if a["kind"] == "env"]
     assert step["env"]["bash"] == ["unset PYTHONPATH"] and step["verified"].startswith("verified here"), step
+
+
+# a torch whose first GPU steps under --deep do not touch cuDNN (they run whatever the loader would map)
+TORCH_NOT_USING_CUDNN = TORCH_INIT + '''
+__version__ = "2.11.0+cu130"
+class version:
+    cuda = "13.0"
+class backends:
+    class cudnn:
+        version = staticmethod(lambda: 91900)
+class cuda:
+    is_available = staticmethod(lambda: True)
+    device_count = staticmethod(lambda: 1)
+    synchronize = staticmethod(lambda: None)
+def randn(*shape, device=None):
+    return None
+class nn:
+    class functional:
+        conv2d = staticmethod(lambda *args, **kwargs: None)
+    class LSTM:
+        def __init__(self, *args, **kwargs):
+            pass
+        def cuda(self):
+            return self
+        def __call__(self, *args, **kwargs):
+            return None
+'''
+
+
+@pytest.mark.integration
+def test_a_framework_that_ran_under_deep_outweighs_an_error_about_it(machine: Machine, tmp_path: Path) -> None:
+    """The loading child dies on a cut libcudnn_ops in a copy first on the path (an error about torch, seen), but
+    under --deep torch itself ran its first GPU steps in a child with this environment: the error about it alone
+    is a warning that says so (plain check keeps it an error)."""
+    site = torch_with_real_cudnn(machine, tmp_path)
+    (site / "torch" / "__init__.py").write_text(TORCH_NOT_USING_CUDNN)
+    machine.add_library_path(bent_copy(tmp_path, "cut", cut=("libcudnn_ops.so.9",)))
+    plain = machine.check_json()
+    about = [f for f in plain["findings"] if f["severity"] == "error" and "torch" in f.get("proof", "")]
+    assert about, plain["findings"]
+    deep = machine.check_json("--deep")
+    same = [f for f in deep["findings"] if (f["code"], f["subject"]) in {(a["code"], a["subject"]) for a in about}]
+    assert same and all(f["severity"] == "warning" and "under --deep PyTorch ran" in f["proof"] for f in same), same

@@ -237,8 +237,10 @@ def start_allreduce(frameworks: list[Framework], world: int) -> AllReduceRun | N
 
     torch = next((f for f in frameworks if f.name == "torch" and not f.details.get("cpu_only")), None)
     site = str(torch.details.get("site_packages") or "") if torch is not None else ""
-    if torch is None or world < 1 or not site or interpreter_for(site) is None:
-        return None  # nothing to run it with: the framework's own --deep import says why, no verdict of NCCL's
+    if torch is None or world < 2 or not site or interpreter_for(site) is None:
+        # nothing to run it with (the framework's own --deep import says why), or one GPU: a program on one GPU
+        # never calls NCCL, and an all-reduce over one moves nothing between GPUs
+        return None
     return AllReduceRun(torch, world)
 
 

@@ -568,7 +568,9 @@ def nvml_library(report: Report) -> list[Finding]:
         return []
     kernel = view.kernel_driver or report.driver.version
     release = release_in_file_name(os.path.basename(view.nvml_library))
-    if not view.nvml_stub and not (kernel and release and release != kernel):
+    # a file without nvmlInit (pynvml: 'Function Not Found') is no NVML at all, whatever its name
+    foreign = "function not found" in view.nvml_error.lower()
+    if not view.nvml_stub and not foreign and not (kernel and release and release != kernel):
         return []  # the driver's own NVML refusing is the driver's problem (CD104/CD105), not the loader's
     jax = _has(report, "jax")
     made = finding("CD118", subject=view.nvml_library, refs=(NVML_SOURCE,), evidence="seen",
@@ -766,7 +768,7 @@ def with_evidence(report: Report, findings: list[Finding],
     that framework, and those that stop every program; on a machine with no NVIDIA GPU, CD159 explains it and stays
     a warning (read from /sys, and no program here can use the GPU anyway); where none does, CD415 carries its
     words."""
-    out = list(findings)
+    out = _ran_outweighs(report, list(findings))
     for framework in report.frameworks:
         deep = framework.details.get("deep")
         if not isinstance(deep, dict) or not isinstance(deep.get("error"), str):
@@ -795,6 +797,28 @@ def with_evidence(report: Report, findings: list[Finding],
         elif not explaining and not no_gpu:
             out.append(finding("CD415", subject=framework.name, framework=name, error=deep["error"][:600],
                                proof=said, explained_as=", ".join(sorted(codes)) or "nothing the doctor knows"))
+    return out
+
+
+def _ran_outweighs(report: Report, findings: list[Finding]) -> list[Finding]:
+    """Under --deep, a framework that ran its first GPU steps in a child with this environment proved them: an error
+    about it alone (its copy of cuDNN, its settings) is a warning that says so. Errors that name no framework, or
+    one that failed or was not run, stand."""
+    ran = {f.name for f in report.frameworks if isinstance(f.details.get("deep"), dict)
+           and not f.details["deep"].get("error") and (f.details["deep"].get("conv_ran")
+                                                      or f.details["deep"].get("seconds") is not None)}
+    if not ran:
+        return findings
+    out = []
+    for f in findings:
+        about = [part.strip() for part in str(f.values.get("framework", "")).split(",") if part.strip()]
+        names = {name for name in ran for part in about if part in (name, _display(name))}
+        if f.severity == "error" and about and len(names) == len(about) and f.code not in AFFECTS_EVERY_PROGRAM:
+            shown = ", ".join(_display(name) for name in sorted(names))
+            f = replace(f, severity="warning", proof=(f.proof + "; " if f.proof else "") +
+                        f"under --deep {shown} ran its first GPU steps in a child with this environment: a program "
+                        "that loads the libraries otherwise may still fail")
+        out.append(f)
     return out
 
 
