@@ -335,6 +335,9 @@ class ProcessView:
     xla_flags_unknown: tuple[str, ...] | None = None  # XLA_FLAGS's names no library of the installed jaxlib defines
     xla_flag_files: tuple[str, ...] = ()  # the jaxlib libraries asked for their flags' names
     xla_flags_said: tuple[str, ...] = ()  # jaxlib's own words refusing XLA_FLAGS, JAX run on the CPU with them
+    # LD_PRELOAD's CUDA libraries of another release than the same soname in a framework's wheels:
+    # (entry, soname, release, framework, the wheel's release)
+    preloaded_cuda: tuple[tuple[str, ...], ...] = ()
     cured_by: EnvironmentCure | None = None  # --deep: the one part of the environment without which they work
     ptxas: str | None = None  # the first ptxas on PATH, which XLA compiles with before its own (where JAX is installed)
     ptxas_release: str | None = None  # what it said it is (`ptxas --version`)

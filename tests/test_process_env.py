@@ -486,3 +486,31 @@ def test_a_ptxas_on_path_too_old_for_xlas_target_is_an_error_the_plan_takes_off_
     assert said["severity"] == "error" and said["evidence"] == "rule" and "sm_90a" in said["detail"], said
     lines = plan_lines(machine)
     assert any(line.startswith("export PATH=") and str(tools) not in line for line in lines), lines
+
+
+def test_a_preloaded_cuda_library_of_another_release_than_the_frameworks_wheel_is_a_warning(
+        machine: Machine, tmp_path: Path) -> None:
+    """LD_PRELOAD=<toolkit>/libcublas.so.13 (release 13.0.2.14) where torch's wheels hold libcublas.so.13 of
+    nvidia-cublas 13.1.0.3: torch's libraries bind to the preloaded one. Read from the files' names, so a warning
+    (--deep proves it); the plan takes the entry out of LD_PRELOAD."""
+    import glob
+    import shutil
+
+    libz = next(iter(sorted(glob.glob("/usr/lib/*/libz.so.1") + glob.glob("/lib/*/libz.so.1"))), None)
+    if libz is None:
+        pytest.skip("no libz.so.1 to stand in for a library")
+    gpu_machine(machine, tmp_path, gpus=1)
+    site = python_env(machine, tmp_path)
+    install_torch(site, version="2.11.0+cu130", cuda="13.0", cudnn=91900, pin="nvidia-cudnn-cu13==9.19.0.56")
+    (site / "nvidia" / "cublas" / "lib").mkdir(parents=True)
+    shutil.copyfile(libz, site / "nvidia" / "cublas" / "lib" / "libcublas.so.13")
+    (site / "nvidia_cublas-13.1.0.3.dist-info").mkdir()
+    toolkit = tmp_path / "cuda-13.0" / "lib64"
+    toolkit.mkdir(parents=True)
+    shutil.copyfile(libz, toolkit / "libcublas.so.13.0.2.14")
+    (toolkit / "libcublas.so.13").symlink_to("libcublas.so.13.0.2.14")
+    machine.env["LD_PRELOAD"] = str(toolkit / "libcublas.so.13")
+    report = machine.check_json()
+    said = finding(report, "CD203")
+    assert said["severity"] == "warning" and "13.0.2.14" in said["detail"] and "13.1.0.3" in said["detail"], said["detail"]
+    assert "unset LD_PRELOAD" in plan_lines(machine)

@@ -42,6 +42,10 @@ def treat(work: Any) -> None:
         if loaded is not None:
             _drop_preload(work, [finding], loaded.entry or "", report, f"{finding.subject} is preloaded into every "
                           "program, in place of each framework's own cuDNN")
+    for finding in work.with_code("CD203"):
+        if finding.subject in view.preload:
+            _drop_preload(work, [finding], str(finding.subject), report, f"{finding.subject} is preloaded into every "
+                          "program, before the framework's own copy of that library")
     for finding in work.with_code("CD304", "CD305", "CD308", "CD319"):
         _loaded_copy(work, finding, report)
     for finding in work.with_code("CD411", "CD412", "CD413", "CD414", "CD416"):

@@ -142,6 +142,40 @@ def preload_entries(env: dict[str, str]) -> tuple[str, ...]:
     return tuple(part for part in re.split(r"[: ]+", env.get("LD_PRELOAD", "")) if part)
 
 
+PRELOAD_CHECKED = ("libcublas", "libcublasLt", "libcudart", "libnvrtc", "libcufft", "libcusparse", "libcurand",
+                   "libcusolver", "libnvJitLink", "libnccl", "libcupti")
+
+
+def preloaded_cuda_libraries(env: dict[str, str], frameworks: list[Framework]) -> tuple[tuple[str, ...], ...]:
+    """LD_PRELOAD's CUDA libraries (not cuDNN, libcuda or NVML: their own rules) that a framework's own wheels hold
+    under the same soname, where the releases differ: (entry, soname, its release, framework, the wheel's release).
+    The preloaded copy comes first in every program's symbol scope, so the framework's libraries bind to it."""
+    import glob
+
+    found: list[tuple[str, ...]] = []
+    for entry in preload_entries(env):
+        soname = os.path.basename(entry)
+        if not soname.startswith(PRELOAD_CHECKED) or ".so" not in soname:
+            continue
+        soname = soname[: soname.index(".so") + 3] + "." + soname.split(".so.")[1].split(".")[0] \
+            if ".so." in soname else soname
+        release = release_in_file_name(os.path.basename(os.path.realpath(entry)))
+        for framework in frameworks:
+            site = str(framework.details.get("site_packages") or "")
+            if not site or framework.details.get("cpu_only") or framework.details.get("assumed"):
+                continue
+            for wheel_file in sorted(glob.glob(os.path.join(glob.escape(site), "nvidia", "*", "lib", soname))):
+                if os.path.realpath(wheel_file) == os.path.realpath(entry):
+                    continue
+                component = wheel_file.split(os.sep)[-3]
+                infos = sorted(glob.glob(os.path.join(glob.escape(site), f"nvidia_{component}*.dist-info")))
+                wheel_release = os.path.basename(infos[0]).removesuffix(".dist-info").rsplit("-", 1)[-1] if infos else \
+                    release_in_file_name(os.path.basename(os.path.realpath(wheel_file)))
+                if release and wheel_release and release.split(".")[:2] != wheel_release.split(".")[:2]:
+                    found.append((entry, soname, release, framework.name, wheel_release))
+    return tuple(found)
+
+
 def read_process_view(ctx: SearchContext, answer: LibraryProbe | None, gpus: list[Gpu],
                       frameworks: list[Framework], installs_by_real: dict[str, str | None],
                       cache: dict[str, list[str]], asked: list[str] | None = None,
@@ -198,6 +232,7 @@ def read_process_view(ctx: SearchContext, answer: LibraryProbe | None, gpus: lis
                              ctx),
         loads=loads,
         **xla_flags_known(ctx.env.get("XLA_FLAGS"), frameworks),  # type: ignore[arg-type]
+        preloaded_cuda=preloaded_cuda_libraries(ctx.env, frameworks),
     )
 
 

@@ -677,6 +677,27 @@ def jax_ptxas(report: Report) -> list[Finding]:
                     folder=folder, framework="jax")]
 
 
+def preloaded_cuda(report: Report) -> list[Finding]:
+    """LD_PRELOAD puts a CUDA library of another release before the one the framework's wheels hold under the same
+    soname: its libraries bind to the preloaded one. Read from files (a newer minor may still serve): a warning
+    that --deep proves."""
+    view = report.process
+    if view is None:
+        return []
+    out = []
+    for entry, soname, release, framework, wheel_release in view.preloaded_cuda:
+        made = finding("CD203", subject=entry, evidence="read", framework=framework, library=entry,
+                       error=f"LD_PRELOAD loads it ({soname}, release {release}) into every program before the "
+                             f"{soname} of release {wheel_release} that {_display(framework)}'s wheels hold: its "
+                             "libraries bind to the preloaded one")
+        out.append(replace(made, severity="warning", detail=(
+            f"LD_PRELOAD loads {entry} ({soname}, release {release}) into every program, before the {soname} of "
+            f"release {wheel_release} that {_display(framework)} was installed with: {_display(framework)}'s "
+            "libraries bind to the preloaded one, and where it lacks what they call they fail to load or at their "
+            "first call.")))
+    return out
+
+
 def environment_cure(report: Report) -> list[Finding]:
     """--deep: the frameworks failed in children with this environment and worked in one that differed in one part
     only (doctor/bisect.py): that part is the cause, seen. Its code is the class of what was taken out."""
@@ -753,7 +774,7 @@ def _names_in_folder(folder: str) -> list[str]:
 
 
 RULES = (driver_library, nvml_library, visibility, device_order, memory_held, limits, preloaded_cudnn,
-         loaded_sublibraries, observed_loads, settings, jax_ptxas, environment_cure)
+         loaded_sublibraries, observed_loads, settings, jax_ptxas, environment_cure, preloaded_cuda)
 
 # errors that stop every program in this environment (no framework named): a framework's failure under --deep is
 # their evidence
