@@ -287,7 +287,7 @@ def later_child(graph, version, names):
         except OSError:
             pass
     maps = mapped()
-    numbers = [n for n in version.split(".") if n.isdigit()]
+    numbers = [n for n in version.split(".") if n and n.isascii() and n.strip("0123456789") == ""]
     for name in names:
         base = name.split(".so")[0] + ".so"
         tries = [".".join([base] + numbers[:count]) for count in (3, 2, 1)] + [base] if numbers else [name, base]

@@ -302,6 +302,7 @@ class EnvironmentCure:
     variable: str | None = None
     frameworks: tuple[str, ...] = ()
     said: str = ""  # what the frameworks said with this environment
+    libraries: tuple[str, ...] = ()  # the CUDA, cuDNN and NVIDIA library names the removed folders held
 
 
 @dataclasses.dataclass

@@ -148,8 +148,16 @@ def cure_for(report: Report, env: dict[str, str], run: Runner = run_frameworks) 
     if variant is None:
         return None
     said = "; ".join(f"{f.name}: {failed(f.details['deep'])}"[:300] for f in failing)  # type: ignore[arg-type]
+    libraries: list[str] = []
+    if variant.kind == "library_path":
+        for folder in variant.removed:
+            try:
+                libraries += sorted(n for n in os.listdir(folder or ".") if n.startswith(CUDA_LIBRARIES))[:64]
+            except OSError:
+                continue
     return EnvironmentCure(variant.kind, variant.words, tuple((c.variable, c.op, c.folder) for c in variant.changes),
-                           variant.removed, variant.variable, tuple(f.name for f in failing), said)
+                           variant.removed, variant.variable, tuple(f.name for f in failing), said,
+                           tuple(dict.fromkeys(libraries)))
 
 
 BUDGET_S = 45.0  # the variants tried one after another (one GPU: JAX children side by side would take each

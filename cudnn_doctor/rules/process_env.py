@@ -733,7 +733,7 @@ def _cure_code(cure: Any) -> str:
     variable (compat/process_env.toml [[setting]] says whose it is)."""
     removed = " ".join(os.path.basename(entry) for entry in cure.removed)
     if cure.kind == "library_path":
-        removed = " ".join(name for entry in cure.removed for name in _names_in_folder(entry))
+        removed = " ".join(cure.libraries)
     if cure.kind in ("preload", "library_path"):
         if "libcudnn" in removed:
             return "CD317" if cure.kind == "preload" else "CD305"
@@ -766,13 +766,6 @@ def _cure_code(cure: Any) -> str:
     return "CD411"
 
 
-def _names_in_folder(folder: str) -> list[str]:
-    try:
-        return sorted(os.listdir(folder or "."))[:4096]
-    except OSError:
-        return []
-
-
 RULES = (driver_library, nvml_library, visibility, device_order, memory_held, limits, preloaded_cudnn,
          loaded_sublibraries, observed_loads, settings, jax_ptxas, environment_cure, preloaded_cuda)
 
@@ -797,6 +790,7 @@ def with_evidence(report: Report, findings: list[Finding],
         name = _display(framework.name)
         said = f"{name} under --deep: {deep['error'][:400]}"
         codes = set((named or {}).get(framework.name, ()))
+        codes |= {related for code in list(codes) for related in RELATED.get(code, ())}
         explaining = [i for i, f in enumerate(out) if f.code in codes or (f.severity == "error" and (
             _about(f, framework.name, name) or (f.code in AFFECTS_EVERY_PROGRAM and not f.values.get("framework"))))]
         for index in explaining:
@@ -819,6 +813,12 @@ def with_evidence(report: Report, findings: list[Finding],
             out.append(finding("CD415", subject=framework.name, framework=name, error=deep["error"][:600],
                                proof=said, explained_as=", ".join(sorted(codes)) or "nothing the doctor knows"))
     return out
+
+
+# a framework's words name the class on the left; the findings on the right are what the files show of the same
+# cause (out of GPU memory: other processes hold it, or a setting leaves too little)
+RELATED = {"CD109": ("CD115", "CD413"), "CD104": ("CD118",), "CD110": ("CD111", "CD112", "CD116"),
+           "CD113": ("CD114",), "CD102": ("CD113", "CD114", "CD118", "CD104"), "CD404": ("CD206",)}
 
 
 def _ran_outweighs(report: Report, findings: list[Finding]) -> list[Finding]:
