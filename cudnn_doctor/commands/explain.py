@@ -92,6 +92,7 @@ def explain_text(text: str | bytes, report: Report | None) -> dict[str, Any]:
         if summary.code not in covered:
             covered.add(summary.code)
             matches.append(_filled({k: v for k, v in asdict(summary).items() if k != "priority"}, machine))
+    _compiler_first(matches)
     _judge_architecture(matches, facts)
     whole = reader.to_text(text)
     flat = " ".join(whole[-2000:].split())
@@ -130,11 +131,20 @@ def _filled(match: dict[str, Any], machine: dict[str, str] | None = None) -> dic
     return answer
 
 
+def _compiler_first(matches: list[dict[str, Any]]) -> None:
+    """A CUDA compiler's own refusal of the GPU's architecture (nvcc, ptxas, a framework's LLVM) is the toolkit's
+    answer: it goes before the answers that say a build lacks kernels for the GPU, which follow from it."""
+    at = next((i for i, m in enumerate(matches) if m["id"] == "compiler-cd206"), None)
+    first_arch = next((i for i, m in enumerate(matches) if m["code"] in classify.ARCH_CODES), None)
+    if at is not None and first_arch is not None and first_arch < at:
+        matches.insert(first_arch, matches.pop(at))
+
+
 def _judge_architecture(matches: list[dict[str, Any]], facts: reader.Facts) -> None:
     """The first architecture answer gets the GPU the message names, judged against the data (knowledge.advice)."""
-    arch = classify.judged_architecture(facts)
     match = next((m for m in matches if m["code"] in classify.ARCH_CODES), None)
-    if arch is None or match is None:
+    arch = classify.judged_architecture(facts) or ((match or {}).get("values") or {}).get("compute_capability")
+    if arch is None or match is None or "." not in arch:
         return
     from cudnn_doctor.knowledge.advice import architecture_note
 
