@@ -94,6 +94,8 @@ def explain_text(text: str | bytes, report: Report | None) -> dict[str, Any]:
             matches.append(_filled({k: v for k, v in asdict(summary).items() if k != "priority"}, machine))
     _compiler_first(matches)
     _judge_architecture(matches, facts)
+    for match in matches:
+        _name_the_values(match)
     whole = reader.to_text(text)
     flat = " ".join(whole[-2000:].split())
     cut = reader.skipped(whole)
@@ -129,6 +131,23 @@ def _filled(match: dict[str, Any], machine: dict[str, str] | None = None) -> dic
     if "cause" in match:
         answer["cause"] = catalog_text(match["cause"], values)
     return answer
+
+
+# how a value read from the message is named in an answer whose own words do not use it
+VALUE_WORDS = {"compute_capability": "compute capability {}", "cuda_version": "CUDA {}", "driver_version": "driver {}",
+               "cudnn_major": "cuDNN {}", "compiled_version": "{} as the version it was built against",
+               "runtime_version": "{} as the version found"}
+
+
+def _name_the_values(match: dict[str, Any]) -> None:
+    """Every version, architecture and driver the message gave reaches its answer: those the cause and fix do not
+    already name are said at the end of the cause."""
+    values = match.get("values") or {}
+    text = f"{match.get('cause', '')} {match.get('fix', '')}"
+    missing = [words.format(values[key]) for key, words in VALUE_WORDS.items()
+               if isinstance(values.get(key), str) and values[key].strip() and values[key] not in text]
+    if missing:
+        match["cause"] = f"{match['cause'].rstrip()} The message names {'; '.join(missing)}."
 
 
 def _compiler_first(matches: list[dict[str, Any]]) -> None:
