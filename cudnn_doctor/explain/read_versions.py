@@ -101,7 +101,7 @@ def versions(index: int, line: str, lower: str) -> list[VersionPair]:
         text = match.group(0)
         near = lower[max(0, match.start() - 12):match.start()]
         if ascii_digits(text) and "version" not in lower[max(0, match.start() - 30):match.start()] \
-                and "cuda" not in near and "against" not in near:
+                and "cuda" not in near and "against" not in near and not near.endswith(("compiled (", "runtime (")):
             continue  # a bare number is a version only right after the word (or "compiled/linked against 7102")
         if line[max(0, match.start() - 1):match.start()] in (":", "/") and text.count(".") == 0:
             continue
