@@ -33,7 +33,7 @@ COMMAND_HOLE = re.compile(r"'the |\bthe [a-z]|==the\b|cu'|=the\b|--\w+ the\b")
 # version", "CUDA the found version", "to the driver NVIDIA's ... or newer")
 MARKER = re.compile(r"<[A-Za-z][\w .-]{0,40}>")
 WORDS_FOR_A_VALUE = re.compile(r"\b(?:CUDA|cuDNN|version|capability) the (?:CUDA|cuDNN|found|version|cuda major|"
-                               r"prefix|major)\b|\bto the driver NVIDIA's\b|\bthe the\b")
+                               r"prefix|major)\b|\bto the driver NVIDIA's\b|\bthe the\b|\ban? the\b")
 
 
 def evaluation_sets() -> list[Path]:
@@ -189,3 +189,33 @@ def test_the_machine_gives_no_value_it_has_two_of() -> None:
     assert "cc" not in machine_values(_machine("9.0", "8.6"))
     assert machine_values(_machine("9.0"))["cc"] == "9.0"
     assert machine_values(None) == {}
+
+
+def test_every_advice_without_values_reads_as_words() -> None:
+    """Each code's advice with nothing read (an offline `explain`, `explain CODE`): no marker, no command with a
+    blank, no words put where a value belongs ("a CUDA the CUDA version", "to the driver NVIDIA's ... list")."""
+    from cudnn_doctor.knowledge.advice import _table
+
+    wrong = []
+    for code in sorted(_table()):
+        text = advice(code, {})
+        if CATALOG_FIELD.search(text) or FIELD.search(text) or MARKER.search(text):
+            wrong.append(f"{code}: a marker")
+        wrong += [f"{code}: `{command}`" for command in text.split("`")[1::2] if COMMAND_HOLE.search(command)]
+        wrong += [f"{code}: {m.group(0)}" for m in WORDS_FOR_A_VALUE.finditer(text)]
+    assert wrong == []
+
+
+def test_a_codes_fix_prints_no_blank_command() -> None:
+    """`explain CODE` has no machine's values: its fix is the advice in words, with only the commands that need none."""
+    from cudnn_doctor.codes import CODES
+    from cudnn_doctor.commands.explain import explain_code
+
+    wrong = []
+    for code in CODES:
+        fix = str((explain_code(code)["code"] or {}).get("fix", ""))
+        if CATALOG_FIELD.search(fix) or FIELD.search(fix) or MARKER.search(fix):
+            wrong.append(f"{code}: {fix[:80]}")
+        wrong += [f"{code}: `{command}`" for command in fix.split("`")[1::2] if COMMAND_HOLE.search(command)]
+    assert wrong == []
+    assert "`cudnn-doctor install --version" not in explain_code("CD301")["code"]["fix"]

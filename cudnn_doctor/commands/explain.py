@@ -41,10 +41,11 @@ def explain_code(code: str) -> dict[str, Any]:
     entry = CODES.get(code.upper())
     if entry is None:
         return {"schema": SCHEMA, "query": code, "code": None, "matches": [], "machine": None, "exit_code": 1}
-    from cudnn_doctor.knowledge.advice import advice_row
+    from cudnn_doctor.knowledge.advice import advice
 
-    fields = asdict(entry) | {"fix": (advice_row(entry.code) or {}).get("text", "")}
-    text = {key: _placeholders(value) if isinstance(value, str) else value for key, value in fields.items()}
+    # the fix without a machine's values: commands that need none, and in words what to look up for the others
+    text = {key: _placeholders(value) if isinstance(value, str) else value for key, value in asdict(entry).items()}
+    text["fix"] = advice(entry.code, {})
     return {"schema": SCHEMA, "query": code, "code": text, "matches": _catalog_for_code(entry.code), "machine": None,
             "exit_code": 0}
 

@@ -65,7 +65,7 @@ def advice(code: str, values: dict[str, Any], os_name: str = "linux") -> str:
     template = row["text"]
     if not command_fields(template) <= set(known) and row.get("without"):
         template = row["without"]
-    elif not set(FIELD.findall(template)) <= set(known) and row.get("words"):  # a sentence that reads badly with words
+    if not set(FIELD.findall(template)) <= set(known) and row.get("words"):  # a sentence that reads badly with words
         template = row["words"]
     return _fill(template, known, FIELD)
 
