@@ -95,8 +95,8 @@ def explain_text(text: str | bytes, report: Report | None) -> dict[str, Any]:
             matches.append(_filled({k: v for k, v in asdict(summary).items() if k != "priority"}, machine))
     _compiler_first(matches)
     _judge_architecture(matches, facts)
-    for match in matches:
-        _name_the_values(match)
+    for answer in matches:
+        _name_the_values(answer)
     whole = reader.to_text(text)
     flat = " ".join(whole[-2000:].split())
     cut = reader.skipped(whole)

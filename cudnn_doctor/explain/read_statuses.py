@@ -61,7 +61,7 @@ def _after_prefix(index: int, lower: str) -> list[Status]:
     """NVIDIA's short texts for a code ("unknown error") right after a program's words for a CUDA error."""
     by_name, _, _ = _status_tables()
     prefixes, bare = _bare_messages()
-    out = []
+    out: list[Status] = []
     for prefix in prefixes:
         at = lower.find(prefix)
         while at >= 0 and len(out) < 2:
