@@ -57,6 +57,27 @@ CASES = [
     ("Dao-AILab/flash-attention#933", "CD409", '  File "/home/xxx/githubRepo/flash-attention/flash_attn/'
      'flash_attn_interface.py", line 10, in <module>\n    import flash_attn_2_cuda as flash_attn_cuda\n'
      "ModuleNotFoundError: No module named 'flash_attn_2_cuda'"),
+    # build tools: headers, CMake's toolkit search
+    ("open-mmlab/mmdetection#71", "CD201", "In file included from <command-line>:0:0:\n/usr/include/stdc-predef.h:59:1: "
+     "fatal error: cuda_runtime.h: No such file or directory\ncompilation terminated.\nerror: command 'nvcc' failed with "
+     "exit status 1"),
+    ("Kitware CMake FindCUDAToolkit.cmake", "CD201", "CMake Error at /usr/share/cmake-3.28/Modules/"
+     "FindPackageHandleStandardArgs.cmake:230 (message):\n  Could NOT find CUDAToolkit (missing: CUDA_CUDART) (found "
+     "version \"12.0.140\")"),
+    # the driver and the kernel module, containers and Kubernetes
+    ("NVIDIA/open-gpu-kernel-modules nv.c", "CD102", "NVRM: The NVIDIA GPU 0000:01:00.0 (PCI ID: 10de:2684)\nNVRM: "
+     "installed in this system is not supported by the\nNVRM: NVIDIA 470.223.02 driver release."),
+    ("NVIDIA/k8s-device-plugin rm factory", "CD108", "E factory.go:87] Incompatible strategy detected auto\nerror "
+     "starting plugins: error getting plugins: unable to create plugins: failed to construct resource managers: invalid "
+     "device discovery strategy"),
+    # a framework's own GPU library: bitsandbytes, torch.compile's Triton, ONNX Runtime's CPU package
+    ("bitsandbytes-foundation/bitsandbytes#1614", "CD409", "Could not find the bitsandbytes CUDA binary at PosixPath("
+     "'/data1/prd/bitsandbytes/bitsandbytes/libbitsandbytes_cuda121.so')\nCUDA Setup failed despite CUDA being "
+     "available. Please run the following command to get more information:"),
+    ("pytorch/pytorch torch/utils/_triton.py", "CD404", "torch._inductor.exc.InductorError: RuntimeError: Found NVIDIA "
+     "GeForce GTX 1080 Ti which is too old to be supported by the triton GPU compiler, which is used as the backend."),
+    ("bytedance/LatentSync#225", "CD406", ">>> import onnxruntime\n>>> onnxruntime.get_available_providers()\n"
+     "['AzureExecutionProvider', 'CPUExecutionProvider']"),
     # CUDA.jl's words for a driver older, or newer, than it supports
     ("JuliaGPU/CUDA.jl#1001", "CD106", "┌ Warning: The NVIDIA driver on this system only supports up to CUDA 11.0.0.\n"
      "│ For performance reasons, it is recommended to upgrade to a driver that supports CUDA 11.2 or higher."),
