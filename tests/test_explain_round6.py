@@ -78,6 +78,10 @@ CASES = [
      "GeForce GTX 1080 Ti which is too old to be supported by the triton GPU compiler, which is used as the backend."),
     ("bytedance/LatentSync#225", "CD406", ">>> import onnxruntime\n>>> onnxruntime.get_available_providers()\n"
      "['AzureExecutionProvider', 'CPUExecutionProvider']"),
+    # a library of the wrong word size: the driver's libcuda is the driver's family, not cuDNN's
+    ("ollama/ollama#5453 (ELF class)", "CD110", 'level=DEBUG source=gpu.go:517 msg="Unable to load nvcuda" library='
+     '/usr/lib/i386-linux-gnu/libcuda.so.535.183.01 error="Unable to load /usr/lib/i386-linux-gnu/libcuda.so.535.183.01 '
+     'library to query for Nvidia GPUs: /usr/lib/i386-linux-gnu/libcuda.so.535.183.01: wrong ELF class: ELFCLASS32"'),
     # CUDA.jl's words for a driver older, or newer, than it supports
     ("JuliaGPU/CUDA.jl#1001", "CD106", "┌ Warning: The NVIDIA driver on this system only supports up to CUDA 11.0.0.\n"
      "│ For performance reasons, it is recommended to upgrade to a driver that supports CUDA 11.2 or higher."),

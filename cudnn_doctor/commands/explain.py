@@ -80,10 +80,14 @@ def explain_text(text: str | bytes, report: Report | None) -> dict[str, Any]:
     summaries = [m for m in specific if m.priority == 0 and causes]
     matches: list[dict[str, Any]] = []
     covered: set[str] = set()
+    parts = {library.file: library.part for library in facts.libraries}
     for match in specific:  # one answer per finding code
-        if match not in summaries and match.code not in covered:
-            covered.add(match.code)
-            matches.append(_filled({k: v for k, v in asdict(match).items() if k != "priority"}, machine))
+        # an entry about the loader answers with the code of the part of the stack its library belongs to
+        code = dict(match.code_by_part).get(parts.get(match.values.get("library", ""), ""), match.code)
+        if match not in summaries and code not in covered:
+            covered.add(code)
+            matches.append(_filled({k: v for k, v in asdict(match).items() if k not in ("priority", "code_by_part")}
+                                   | {"code": code}, machine))
     for cause in causes:
         if cause.code not in covered:
             covered.add(cause.code)
@@ -92,7 +96,8 @@ def explain_text(text: str | bytes, report: Report | None) -> dict[str, Any]:
     for summary in summaries:
         if summary.code not in covered:
             covered.add(summary.code)
-            matches.append(_filled({k: v for k, v in asdict(summary).items() if k != "priority"}, machine))
+            matches.append(_filled({k: v for k, v in asdict(summary).items() if k not in ("priority", "code_by_part")},
+                                   machine))
     _compiler_first(matches)
     _judge_architecture(matches, facts)
     for answer in matches:
