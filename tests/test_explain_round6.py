@@ -39,6 +39,10 @@ CASES = [
     ("nerfstudio-project/gsplat#1053", "CD404", "CUDA error: no kernel image is available for execution on RTX 5090"),
     ("Comfy-Org/ComfyUI#11602", "CD404", "`fa3F@2.8.3-133-gde1584b` is not supported because:\n    requires device "
      "with capability <= (9, 0) but your GPU has capability (12, 0) (too new)"),
+    ("pytorch/pytorch#182250", "CD404", "UserWarning: Found GPU0 Tesla V100-PCIE-32GB which is of compute capability "
+     "(CC) 7.0.\nThe following list shows the CCs this version of PyTorch was built for and the hardware CCs it "
+     "supports:\n- 7.5 which supports hardware CC >=7.5,<8.0\n- 8.0 which supports hardware CC >=8.0,<9.0 except {8.7}"
+     "\n- 9.0 which supports hardware CC >=9.0,<10.0"),
     ("woct0rdho/triton-windows#93", "CD404", "'sm_120' is not a recognized processor for this target (ignoring processor)"),
     # NCCL: the network between the ranks, a peer that went away
     ("NVIDIA/nccl-tests#166", "CD119", "ubuntu:39964:40075 [0] misc/socket.cc:483 NCCL WARN socketStartConnect: Connect "
@@ -94,6 +98,10 @@ UNRELATED = [
     # a build for (8.0) - (12.0) runs on 12.1 by binary compatibility: the maintainers say to ignore it
     ("pytorch/pytorch#172629", "UserWarning:\n    Found GPU0 NVIDIA GB10 which is of cuda capability 12.1.\n    Minimum "
      "and Maximum cuda capability supported by this version of PyTorch is\n    (8.0) - (12.0)"),
+    # a GPU the build's own list holds (>=12.0,<13.0 holds 12.1): nothing to fix
+    ("pytorch/pytorch#172629 (list)", "UserWarning: Found GPU0 NVIDIA GB10 which is of compute capability (CC) 12.1.\n"
+     "The following list shows the CCs this version of PyTorch was built for and the hardware CCs it supports:\n- 8.0 "
+     "which supports hardware CC >=8.0,<9.0 except {8.7}\n- 12.0 which supports hardware CC >=12.0,<13.0"),
     ("vllm-project/vllm kv_cache_utils.py", "ValueError: The model's max seq len (131072) is larger than the maximum "
      "number of tokens that can be stored in KV cache (39024). Try increasing `gpu_memory_utilization` or decreasing "
      "`max_model_len` when initializing the engine."),
@@ -125,7 +133,7 @@ def test_a_near_miss_is_not_claimed(source: str, message: str) -> None:
 
 def test_the_architecture_read_from_the_words_is_judged() -> None:
     """Paddle's "your current GPU is 120" is compute capability 12.0, judged against the first CUDA that targets it."""
-    first = explain_text(CASES[5][2], None)["matches"][0]
+    first = explain_text(next(case[2] for case in CASES if case[0] == "PaddlePaddle/Paddle#73687"), None)["matches"][0]
     assert first["values"]["compute_capability"] == "12.0"
     assert "12.0" in first["cause"] and "CUDA 12.8" in first["cause"]
 
@@ -151,5 +159,13 @@ def test_a_value_of_the_message_is_named_where_the_answer_does_not_use_it() -> N
 
 
 def test_cuda_jl_reads_the_drivers_cuda() -> None:
-    first = explain_text(CASES[-2][2], None)["matches"][0]
+    first = explain_text(next(case[2] for case in CASES if case[0] == "JuliaGPU/CUDA.jl#1001"), None)["matches"][0]
     assert first["values"]["cuda_version"] == "11.0" and 'v"11.0"' in first["fix"]
+
+
+def test_the_gpu_a_pattern_captured_is_the_one_judged() -> None:
+    """TensorFlow names the GPU's capability and the minimum beside it: the answer is about the GPU's (3.0)."""
+    first = explain_text("Ignoring visible gpu device (device: 0, name: GeForce GTX 660, pci bus id: 0000:01:00.0, "
+                         "compute capability: 3.0) with Cuda compute capability 3.0. The minimum required Cuda "
+                         "capability is 3.5.", None)["matches"][0]
+    assert first["values"]["compute_capability"] == "3.0" and "sm_30" in first["cause"] and "3.0" in first["fix"]

@@ -98,6 +98,9 @@ def explain_text(text: str | bytes, report: Report | None) -> dict[str, Any]:
             covered.add(summary.code)
             matches.append(_filled({k: v for k, v in asdict(summary).items() if k not in ("priority", "code_by_part")},
                                    machine))
+    # a GPU the message's own list of supported hardware holds is no fault of the build (judged against the text)
+    matches[:] = [m for m in matches if m["code"] not in classify.ARCH_CODES
+                  or not classify.listed_as_supported(facts, str((m.get("values") or {}).get("compute_capability", "")))]
     _compiler_first(matches)
     _judge_architecture(matches, facts)
     for answer in matches:
@@ -168,7 +171,8 @@ def _compiler_first(matches: list[dict[str, Any]]) -> None:
 def _judge_architecture(matches: list[dict[str, Any]], facts: reader.Facts) -> None:
     """The first architecture answer gets the GPU the message names, judged against the data (knowledge.advice)."""
     match = next((m for m in matches if m["code"] in classify.ARCH_CODES), None)
-    arch = classify.judged_architecture(facts) or ((match or {}).get("values") or {}).get("compute_capability")
+    # the GPU a catalog pattern captured is the GPU's by the pattern's design; else the one the facts judge
+    arch = ((match or {}).get("values") or {}).get("compute_capability") or classify.judged_architecture(facts)
     if arch is None or match is None or "." not in arch:
         return
     from cudnn_doctor.knowledge.advice import architecture_note

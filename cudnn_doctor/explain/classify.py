@@ -167,6 +167,29 @@ def runs_within(compute_capability: str, low: tuple[int, int], high: tuple[int, 
     return low <= cc <= high or same_major
 
 
+# PyTorch's list of what a build runs on: "- 8.0 which supports hardware CC >=8.0,<9.0 except {8.7}"
+_LISTED = re.compile(r"supports hardware cc >=(\d{1,2})\.(\d{1,2}),\s?<(\d{1,2})\.(\d{1,2})(?: except \{([\d., ]{1,60})\})?")
+
+
+def listed_as_supported(facts: Facts, compute_capability: str) -> bool:
+    """Does the message's own list of the hardware a build supports (PyTorch's "supports hardware CC >=A,<B") hold
+    COMPUTE_CAPABILITY? Then the build runs on that GPU and the message names no fault."""
+    major, _, minor = compute_capability.partition(".")
+    if not (major.isdigit() and minor.isdigit()):
+        return False
+    cc = (int(major), int(minor))
+    for line in facts.lines:
+        lower = line.lower()
+        if "supports hardware cc" not in lower:
+            continue
+        for match in _LISTED.finditer(lower):
+            low, high = (int(match.group(1)), int(match.group(2))), (int(match.group(3)), int(match.group(4)))
+            excepted = {part.strip() for part in (match.group(5) or "").split(",")}
+            if low <= cc < high and compute_capability not in excepted:
+                return True
+    return False
+
+
 def _from_archs(facts: Facts) -> list[Cause]:
     cued = [arch for arch in facts.archs if arch.cue]
     if not cued:
