@@ -43,6 +43,8 @@ CASES = [
      "(CC) 7.0.\nThe following list shows the CCs this version of PyTorch was built for and the hardware CCs it "
      "supports:\n- 7.5 which supports hardware CC >=7.5,<8.0\n- 8.0 which supports hardware CC >=8.0,<9.0 except {8.7}"
      "\n- 9.0 which supports hardware CC >=9.0,<10.0"),
+    ("vllm-project/vllm quantization check", "CD404", "ValueError: The quantization method awq_marlin is not supported "
+     "for the current GPU. Minimum capability: 80. Current capability: 75."),
     ("woct0rdho/triton-windows#93", "CD404", "'sm_120' is not a recognized processor for this target (ignoring processor)"),
     # NCCL: the network between the ranks, a peer that went away
     ("NVIDIA/nccl-tests#166", "CD119", "ubuntu:39964:40075 [0] misc/socket.cc:483 NCCL WARN socketStartConnect: Connect "
@@ -52,6 +54,10 @@ CASES = [
     ("NVIDIA/nccl#2076", "CD119", "torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/"
      "c10d/NCCLUtils.hpp:268, remote process exited or there was a network error, NCCL version 2.21.5\n"
      "ncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely."),
+    # the platform refusing an operation of the runtime (memory pools on vGPU or WSL), in TensorRT-LLM's words
+    ("triton-inference-server/tensorrtllm_backend#363", "CD103", "UNAVAILABLE: Internal: unexpected error when creating "
+     "modelInstanceState: [TensorRT-LLM][ERROR] CUDA runtime error in cudaDeviceGetDefaultMemPool(&memPool, device): "
+     "operation not supported (/app/tensorrt_llm/cpp/tensorrt_llm/runtime/bufferManager.cpp:170)"),
     # cuBLAS refusing in ggml's words
     ("ollama/ollama#7409", "CD211", "Error: an unknown error was encountered while running the model CUDA error: "
      "CUBLAS_STATUS_NOT_SUPPORTED\n  current device: 0, in function ggml_cuda_mul_mat_batched_cublas"),
@@ -169,3 +175,10 @@ def test_the_gpu_a_pattern_captured_is_the_one_judged() -> None:
                          "compute capability: 3.0) with Cuda compute capability 3.0. The minimum required Cuda "
                          "capability is 3.5.", None)["matches"][0]
     assert first["values"]["compute_capability"] == "3.0" and "sm_30" in first["cause"] and "3.0" in first["fix"]
+
+
+def test_the_current_capability_is_the_gpus() -> None:
+    """vLLM names the minimum and the GPU's: the answer judges the GPU's (7.5), not the minimum (8.0)."""
+    first = explain_text("ValueError: The quantization method fp8 is not supported for the current GPU. Minimum "
+                         "capability: 89. Current capability: 86.", None)["matches"][0]
+    assert first["code"] == "CD404" and first["values"]["compute_capability"] == "8.6"

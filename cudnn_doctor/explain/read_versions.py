@@ -21,7 +21,9 @@ _ARCH = re.compile(r"(?i)\b(?:sm|compute)[_-](\d{2,3})[a-z]?\b|capability\W{1,3}
                    # Paddle's "compute capability in your current machine is 120"
                    r"|\bsm ?(\d{2,3})[a-z]?\b|\bunsupported sm:? {0,2}0x([0-9a-f]{3,4})\b"
                    # "... your current GPU is 120" (Paddle's wheel check), "for compute capability 87" (tiny-cuda-nn)
-                   r"|(?:capability (?:in your current machine )?is|current gpu is|compute capability) (\d{2,3})\b(?!\.\d)")
+                   # vLLM's "Minimum capability: 80. Current capability: 75." (the GPU's is the current one)
+                   r"|(?:capability (?:in your current machine )?is|current gpu is|compute capability|current capability:)"
+                   r" (\d{2,3})\b(?!\.\d)")
 
 ARCH_CUES = ("no kernel image", "not compatible", "incompatible", "not supported", "unsupported", "no longer supports",
              "too old", "not a recognized processor", "only supports", "minimum", "requires", "kernel binaries",
