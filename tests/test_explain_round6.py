@@ -92,6 +92,19 @@ CASES = [
     ("ollama/ollama#5453 (ELF class)", "CD110", 'level=DEBUG source=gpu.go:517 msg="Unable to load nvcuda" library='
      '/usr/lib/i386-linux-gnu/libcuda.so.535.183.01 error="Unable to load /usr/lib/i386-linux-gnu/libcuda.so.535.183.01 '
      'library to query for Nvidia GPUs: /usr/lib/i386-linux-gnu/libcuda.so.535.183.01: wrong ELF class: ELFCLASS32"'),
+    # XLA's newer words for a driver older than its PTX compiler, and for CUDA libraries it cannot load
+    ("openxla/xla nvptx_compiler.cc", "CD106", "W external/xla/xla/service/gpu/nvptx_compiler.cc:836] The NVIDIA "
+     "driver's CUDA version is 12.2 which is older than the PTX compiler version 12.6.77. Because the driver is older "
+     "than the PTX compiler version, XLA is disabling parallel compilation, which may slow down compilation. You should "
+     "update your NVIDIA driver or use the NVIDIA-provided CUDA forward compatibility packages."),
+    ("openxla/xla cuda_executor.cc", "CD203", "E0000 cuda_executor.cc:1228] INTERNAL: CUDA Runtime error: Failed call "
+     "to cudaGetRuntimeVersion: Error loading CUDA libraries. GPU will not be used.: Error loading CUDA libraries. GPU "
+     "will not be used."),
+    # nvidia-smi's own words for an NVML or libcuda of another release
+    ("Bruce-Lee-LY/cuda_hook#15", "CD118", "Mismatch in versions between nvidia-smi and NVML.\nAre you sure you are "
+     "using nvidia-smi provided with the driver?"),
+    ("microsoft/WSL#11589", "CD112", "| NVIDIA-SMI 545.46                 Driver Version: 546.80       CUDA Version: "
+     "ERR!     |"),
     # CUDA.jl's words for a driver older, or newer, than it supports
     ("JuliaGPU/CUDA.jl#1001", "CD106", "┌ Warning: The NVIDIA driver on this system only supports up to CUDA 11.0.0.\n"
      "│ For performance reasons, it is recommended to upgrade to a driver that supports CUDA 11.2 or higher."),
