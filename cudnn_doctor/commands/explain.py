@@ -160,8 +160,8 @@ def _name_the_values(match: dict[str, Any]) -> None:
 
 
 def _compiler_first(matches: list[dict[str, Any]]) -> None:
-    """A CUDA compiler's own refusal of the GPU's architecture (nvcc, ptxas, a framework's LLVM) is the toolkit's
-    answer: it goes before the answers that say a build lacks kernels for the GPU, which follow from it."""
+    """A CUDA compiler's own refusal of the GPU's architecture (nvcc, ptxas, NVRTC, a framework's bundled ptxas) is
+    the toolkit's answer: it goes before the answers that say a build lacks kernels for the GPU, which follow from it."""
     at = next((i for i, m in enumerate(matches) if m["id"] == "compiler-cd206"), None)
     first_arch = next((i for i, m in enumerate(matches) if m["code"] in classify.ARCH_CODES), None)
     if at is not None and first_arch is not None and first_arch < at:
