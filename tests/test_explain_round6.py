@@ -80,6 +80,10 @@ CASES = [
     ("NVIDIA/k8s-device-plugin rm factory", "CD108", "E factory.go:87] Incompatible strategy detected auto\nerror "
      "starting plugins: error getting plugins: unable to create plugins: failed to construct resource managers: invalid "
      "device discovery strategy"),
+    ("NVIDIA/go-nvml in the device plugin", "CD108", "I0513 23:09:23.123 main.go:199] Failed to initialize NVML: "
+     "ERROR_LIBRARY_NOT_FOUND"),
+    ("containerd CRI plugin", "CD108", "Warning  FailedCreatePodSandBox  kubelet  Failed to create pod sandbox: rpc "
+     "error: code = Unknown desc = failed to get sandbox runtime: no runtime for \"nvidia\" is configured"),
     # a framework's own GPU library: bitsandbytes, torch.compile's Triton, ONNX Runtime's CPU package
     ("bitsandbytes-foundation/bitsandbytes#1614", "CD409", "Could not find the bitsandbytes CUDA binary at PosixPath("
      "'/data1/prd/bitsandbytes/bitsandbytes/libbitsandbytes_cuda121.so')\nCUDA Setup failed despite CUDA being "
