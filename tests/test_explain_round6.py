@@ -109,6 +109,10 @@ CASES = [
      "using nvidia-smi provided with the driver?"),
     ("microsoft/WSL#11589", "CD112", "| NVIDIA-SMI 545.46                 Driver Version: 546.80       CUDA Version: "
      "ERR!     |"),
+    # an extension of PyTorch built for another CUDA than it (PyG's, torchaudio's words)
+    ("rusty1s/pytorch_scatter", "CD410", "RuntimeError: Detected that PyTorch and torch_scatter were compiled with "
+     "different CUDA versions. PyTorch has CUDA version 12.1 and torch_scatter has CUDA version 11.8. Please reinstall "
+     "the torch_scatter that matches your PyTorch install."),
     # CUDA.jl's words for a driver older, or newer, than it supports
     ("JuliaGPU/CUDA.jl#1001", "CD106", "┌ Warning: The NVIDIA driver on this system only supports up to CUDA 11.0.0.\n"
      "│ For performance reasons, it is recommended to upgrade to a driver that supports CUDA 11.2 or higher."),
