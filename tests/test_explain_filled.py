@@ -27,8 +27,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 import explain_messages  # noqa: E402
 
-# a blank inside a command: a name read as words, a quoted "'the ...'", a package name ending in a word
-COMMAND_HOLE = re.compile(r"'the |\bthe [a-z]|==the\b|cu'|=the\b|--\w+ the\b")
+# a blank inside a command: a name read as words, a quoted "'the ...'", a package name ending in a word, a pseudo-value
+COMMAND_HOLE = re.compile(r"'the |\bthe [a-z]|==the\b|cu'|=the\b|--\w+ the\b"
+                          r"|\bVERSION\b|\bcuXYZ\b|\bcuXX\b|\bX\.Y\b")  # a pseudo-value: torch==VERSION, whl/cuXYZ
 # a placeholder of any spelling ("<CUDA>\\extras", "<version>") and words put where a value belongs ("CUDA the CUDA
 # version", "CUDA the found version", "to the driver NVIDIA's ... or newer")
 MARKER = re.compile(r"<[A-Za-z][\w .-]{0,40}>")
