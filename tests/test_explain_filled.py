@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from cudnn_doctor.commands.explain import explain_text
+from cudnn_doctor.commands.explain import VALUE_WORDS, explain_text
 from cudnn_doctor.explain.classify import ARCH_CODES
 from cudnn_doctor.explain.machine_values import machine_values
 from cudnn_doctor.knowledge.advice import CATALOG_FIELD, FIELD, advice, command_fields, field_words, words_for
@@ -27,17 +27,38 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 import explain_messages  # noqa: E402
 
-# a blank inside a command: a name read as words, a quoted "'the ...'", a package name ending in a word
-COMMAND_HOLE = re.compile(r"'the |\bthe [a-z]|==the\b|cu'|=the\b|--\w+ the\b")
+# a blank inside a command: a name read as words, a quoted "'the ...'", a package name ending in a word, a pseudo-value
+COMMAND_HOLE = re.compile(r"'the |\bthe [a-z]|==the\b|cu'|=the\b|--\w+ the\b"
+                          r"|\bVERSION\b|\bcuXYZ\b|\bcuXX\b|\bX\.Y\b")  # a pseudo-value: torch==VERSION, whl/cuXYZ
+# a placeholder of any spelling ("<CUDA>\\extras", "<version>") and words put where a value belongs ("CUDA the CUDA
+# version", "CUDA the found version", "to the driver NVIDIA's ... or newer")
+MARKER = re.compile(r"<[A-Za-z][\w .-]{0,40}>")
+WORDS_FOR_A_VALUE = re.compile(r"\b(?:CUDA|cuDNN|version|capability) the (?:CUDA|cuDNN|found|version|cuda major|"
+                               r"prefix|major)\b|\bto the driver NVIDIA's\b|\bthe the\b|\ban? the\b")
+
+
+def evaluation_sets() -> list[Path]:
+    """Every evaluation set of messages in the repository: benchmarks/explain_eval and the held-out rounds that became
+    development sets (benchmarks/held_out/*/), any file of cases with a message."""
+    paths = sorted((ROOT / "benchmarks" / "explain_eval").glob("*.toml"))
+    paths += sorted((ROOT / "benchmarks" / "held_out").glob("*/*.toml"))
+    return [path for path in paths
+            if any("message" in case for case in tomllib.loads(path.read_text(encoding="utf-8")).get("case", []))]
 
 
 def every_message() -> list[tuple[str, str]]:
+    import test_explain_round5
+    import test_explain_round6
+
     messages = []
-    for path in sorted((ROOT / "benchmarks" / "explain_eval").glob("*.toml")):
+    for path in evaluation_sets():
         for case in tomllib.loads(path.read_text(encoding="utf-8"))["case"]:
-            messages.append((f"{path.name}:{case['id']}", case["message"]))
+            messages.append((f"{path.parent.name}/{path.name}:{case['id']}", case["message"]))
     messages += [(f"tests:{source}", message) for source, _, message in explain_messages.FAMILIES]
     messages += [(f"tests:{row[0]}", row[-1]) for row in explain_messages.UNRELATED]
+    messages += [(f"tests:{source}", message) for source, _, message in test_explain_round5.CASES]
+    messages += [(f"tests:{source}", message) for source, _, message in test_explain_round6.CASES]
+    messages += [(f"tests:{source}", message) for source, message in test_explain_round6.UNRELATED]
     messages += [(f"catalog:{row['id']}", row["example"]) for row in load("errors").get("error", [])]
     return messages
 
@@ -49,11 +70,18 @@ def holes(match: dict[str, object]) -> list[str]:
     values = match.get("values") or {}
     for key in ("fix", "cause"):
         text = str(match[key])
-        if CATALOG_FIELD.search(text) or FIELD.search(text):
+        if CATALOG_FIELD.search(text) or FIELD.search(text) or MARKER.search(text):
             found.append(f"{key}: a template marker")
+        found += [f"{key}: words where a value belongs: {m.group(0)}" for m in WORDS_FOR_A_VALUE.finditer(text)]
         found += [f"{key}: command `{command}`" for command in text.split("`")[1::2] if COMMAND_HOLE.search(command)]
         found += [f"{key}: {name} was read ({values[name]}) but reads as words"  # type: ignore[index]
                   for name in field_words() if name in values and words_for(name) in text]
+    answer = f"{match['cause']} {match['fix']}"
+    found += [f"{name} {values[name]} was read from the message but the answer does not name it"  # type: ignore[index]
+              for name in VALUE_WORDS if isinstance(values.get(name), str) and values[name]  # type: ignore[union-attr]
+              and values[name] not in answer]  # type: ignore[index]
+    for key in ("fix", "cause"):
+        text = str(match[key])
         major = str(values.get("cudnn_major") or "")  # type: ignore[union-attr]
         if major.isdigit():  # the message's cuDNN major, not another one written into a command of the answer
             for command in text.split("`")[1::2]:
@@ -65,7 +93,8 @@ def holes(match: dict[str, object]) -> list[str]:
 
 def test_no_answer_over_every_message_has_a_hole() -> None:
     messages = every_message()
-    assert len(messages) > 900  # five sets, the tests' messages, the catalog's examples
+    assert len(messages) > 1100  # six sets, the tests' messages, the catalog's examples
+    assert {path.parent.name for path in evaluation_sets()} >= {"explain_eval", "round5"}
     wrong = []
     for ident, message in messages:
         data = explain_text(message, None)
@@ -161,3 +190,33 @@ def test_the_machine_gives_no_value_it_has_two_of() -> None:
     assert "cc" not in machine_values(_machine("9.0", "8.6"))
     assert machine_values(_machine("9.0"))["cc"] == "9.0"
     assert machine_values(None) == {}
+
+
+def test_every_advice_without_values_reads_as_words() -> None:
+    """Each code's advice with nothing read (an offline `explain`, `explain CODE`): no marker, no command with a
+    blank, no words put where a value belongs ("a CUDA the CUDA version", "to the driver NVIDIA's ... list")."""
+    from cudnn_doctor.knowledge.advice import _table
+
+    wrong = []
+    for code in sorted(_table()):
+        text = advice(code, {})
+        if CATALOG_FIELD.search(text) or FIELD.search(text) or MARKER.search(text):
+            wrong.append(f"{code}: a marker")
+        wrong += [f"{code}: `{command}`" for command in text.split("`")[1::2] if COMMAND_HOLE.search(command)]
+        wrong += [f"{code}: {m.group(0)}" for m in WORDS_FOR_A_VALUE.finditer(text)]
+    assert wrong == []
+
+
+def test_a_codes_fix_prints_no_blank_command() -> None:
+    """`explain CODE` has no machine's values: its fix is the advice in words, with only the commands that need none."""
+    from cudnn_doctor.codes import CODES
+    from cudnn_doctor.commands.explain import explain_code
+
+    wrong = []
+    for code in CODES:
+        fix = str((explain_code(code)["code"] or {}).get("fix", ""))
+        if CATALOG_FIELD.search(fix) or FIELD.search(fix) or MARKER.search(fix):
+            wrong.append(f"{code}: {fix[:80]}")
+        wrong += [f"{code}: `{command}`" for command in fix.split("`")[1::2] if COMMAND_HOLE.search(command)]
+    assert wrong == []
+    assert "`cudnn-doctor install --version" not in explain_code("CD301")["code"]["fix"]

@@ -247,9 +247,6 @@ def test_a_hardware_fault_is_set_against_checks_health_probes(machine: Machine, 
     ("NVRM: API mismatch: the client has the version 535.104.05, but\nNVRM: this kernel module has the version "
      "535.86.10.  Please", "CD110"),
     # vllm-project/vllm vllm/v1/core/kv_cache_utils.py and sgl-project/sglang model_runner.py: memory budgets
-    ("ValueError: The model's max seq len (32768) is larger than the maximum number of tokens that can be stored in "
-     "KV cache (20000). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the "
-     "engine.", "CD109"),
     ("RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.", "CD109"),
     # Dao-AILab/flash-attention setup.py
     ("OSError: nvcc was not found.  Are you sure your environment has nvcc available?", "CD201"),
@@ -262,6 +259,15 @@ def test_the_drivers_and_tools_own_words(message: str, code: str) -> None:
     first = explain_text(message, None)["matches"][0]
     assert first["code"] == code, first
     assert first["source"] and "<" not in first["fix"].replace("<driver>", "")
+
+
+def test_a_context_longer_than_the_kv_cache_is_not_claimed() -> None:
+    """vLLM's max_model_len over what its KV cache holds is a serving choice (lower max_model_len), not a GPU, driver or
+    library fault: vllm-project/vllm vllm/v1/core/kv_cache_utils.py."""
+    from cudnn_doctor.commands.explain import explain_text
+    assert explain_text("ValueError: The model's max seq len (32768) is larger than the maximum number of tokens that "
+                        "can be stored in KV cache (20000). Try increasing `gpu_memory_utilization` or decreasing "
+                        "`max_model_len` when initializing the engine.", None)["matches"] == []
 
 
 def test_a_package_deprecation_outside_the_gpu_stack_is_not_claimed() -> None:

@@ -204,6 +204,12 @@ SETUPS = {  # (section, command) -> how its pretend machine is made (a context t
     ("`cudnn-doctor explain`", "cudnn-doctor explain \"Could not load dynamic library 'libcudnn.so.8'; dlerror: "
                                "libcudnn.so.8: cannot open shared object file\""): _one_cudnn,
     ("`cudnn-doctor explain`", "cudnn-doctor explain CD303"): None,
+    ("`cudnn-doctor explain`", "cudnn-doctor explain --offline-only \"subprocess.CalledProcessError: Command "
+                               "'['/venv/lib/python3.12/site-packages/triton/backends/nvidia/bin/ptxas', '-lineinfo', "
+                               "'-v', '--gpu-name=sm_120a', '/tmp/t.ptx', '-o', '/tmp/t.ptx.o']' returned non-zero exit "
+                               "status 255.\""): None,
+    ("`cudnn-doctor explain`", "cudnn-doctor explain --offline-only \"Mismatched GPU Architecture: The installed "
+                               "PaddlePaddle package was compiled for 75 80 86 89 ,but your current GPU is 120\""): None,
     ("`cudnn-doctor explain`", "cudnn-doctor explain --offline-only \"Error Code 9: API Usage Error (Target GPU SM 120 "
                                "is not supported by this TensorRT release.)\""): None,
     ("Many nodes: `fleet merge` and `fleet run --slurm`", "cudnn-doctor fleet merge reports/"): _fleet_reports,

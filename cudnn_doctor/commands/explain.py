@@ -41,10 +41,11 @@ def explain_code(code: str) -> dict[str, Any]:
     entry = CODES.get(code.upper())
     if entry is None:
         return {"schema": SCHEMA, "query": code, "code": None, "matches": [], "machine": None, "exit_code": 1}
-    from cudnn_doctor.knowledge.advice import advice_row
+    from cudnn_doctor.knowledge.advice import advice
 
-    fields = asdict(entry) | {"fix": (advice_row(entry.code) or {}).get("text", "")}
-    text = {key: _placeholders(value) if isinstance(value, str) else value for key, value in fields.items()}
+    # the fix without a machine's values: commands that need none, and in words what to look up for the others
+    text = {key: _placeholders(value) if isinstance(value, str) else value for key, value in asdict(entry).items()}
+    text["fix"] = advice(entry.code, {})
     return {"schema": SCHEMA, "query": code, "code": text, "matches": _catalog_for_code(entry.code), "machine": None,
             "exit_code": 0}
 
@@ -79,10 +80,14 @@ def explain_text(text: str | bytes, report: Report | None) -> dict[str, Any]:
     summaries = [m for m in specific if m.priority == 0 and causes]
     matches: list[dict[str, Any]] = []
     covered: set[str] = set()
+    parts = {library.file: library.part for library in facts.libraries}
     for match in specific:  # one answer per finding code
-        if match not in summaries and match.code not in covered:
-            covered.add(match.code)
-            matches.append(_filled({k: v for k, v in asdict(match).items() if k != "priority"}, machine))
+        # an entry about the loader answers with the code of the part of the stack its library belongs to
+        code = dict(match.code_by_part).get(parts.get(match.values.get("library", ""), ""), match.code)
+        if match not in summaries and code not in covered:
+            covered.add(code)
+            matches.append(_filled({k: v for k, v in asdict(match).items() if k not in ("priority", "code_by_part")}
+                                   | {"code": code}, machine))
     for cause in causes:
         if cause.code not in covered:
             covered.add(cause.code)
@@ -91,8 +96,15 @@ def explain_text(text: str | bytes, report: Report | None) -> dict[str, Any]:
     for summary in summaries:
         if summary.code not in covered:
             covered.add(summary.code)
-            matches.append(_filled({k: v for k, v in asdict(summary).items() if k != "priority"}, machine))
+            matches.append(_filled({k: v for k, v in asdict(summary).items() if k not in ("priority", "code_by_part")},
+                                   machine))
+    # a GPU the message's own list of supported hardware holds is no fault of the build (judged against the text)
+    matches[:] = [m for m in matches if m["code"] not in classify.ARCH_CODES
+                  or not classify.listed_as_supported(facts, str((m.get("values") or {}).get("compute_capability", "")))]
+    _compiler_first(matches)
     _judge_architecture(matches, facts)
+    for answer in matches:
+        _name_the_values(answer)
     whole = reader.to_text(text)
     flat = " ".join(whole[-2000:].split())
     cut = reader.skipped(whole)
@@ -130,11 +142,38 @@ def _filled(match: dict[str, Any], machine: dict[str, str] | None = None) -> dic
     return answer
 
 
+# how a value read from the message is named in an answer whose own words do not use it
+VALUE_WORDS = {"compute_capability": "compute capability {}", "cuda_version": "CUDA {}", "driver_version": "driver {}",
+               "cudnn_major": "cuDNN {}", "compiled_version": "{} as the version it was built against",
+               "runtime_version": "{} as the version found"}
+
+
+def _name_the_values(match: dict[str, Any]) -> None:
+    """Every version, architecture and driver the message gave reaches its answer: those the cause and fix do not
+    already name are said at the end of the cause."""
+    values = match.get("values") or {}
+    text = f"{match.get('cause', '')} {match.get('fix', '')}"
+    missing = [words.format(values[key]) for key, words in VALUE_WORDS.items()
+               if isinstance(values.get(key), str) and values[key].strip() and values[key] not in text]
+    if missing:
+        match["cause"] = f"{match['cause'].rstrip()} The message names {'; '.join(missing)}."
+
+
+def _compiler_first(matches: list[dict[str, Any]]) -> None:
+    """A CUDA compiler's own refusal of the GPU's architecture (nvcc, ptxas, NVRTC, a framework's bundled ptxas) is
+    the toolkit's answer: it goes before the answers that say a build lacks kernels for the GPU, which follow from it."""
+    at = next((i for i, m in enumerate(matches) if m["id"] == "compiler-cd206"), None)
+    first_arch = next((i for i, m in enumerate(matches) if m["code"] in classify.ARCH_CODES), None)
+    if at is not None and first_arch is not None and first_arch < at:
+        matches.insert(first_arch, matches.pop(at))
+
+
 def _judge_architecture(matches: list[dict[str, Any]], facts: reader.Facts) -> None:
     """The first architecture answer gets the GPU the message names, judged against the data (knowledge.advice)."""
-    arch = classify.judged_architecture(facts)
     match = next((m for m in matches if m["code"] in classify.ARCH_CODES), None)
-    if arch is None or match is None:
+    # the GPU a catalog pattern captured is the GPU's by the pattern's design; else the one the facts judge
+    arch = ((match or {}).get("values") or {}).get("compute_capability") or classify.judged_architecture(facts)
+    if arch is None or match is None or "." not in arch:
         return
     from cudnn_doctor.knowledge.advice import architecture_note
 

@@ -27,6 +27,7 @@ class Match:
     matched: str  # the text the pattern matched
     values: dict[str, str]  # named groups, normalised
     fix_without: str = ""  # the fix where a value its commands need is not in the message
+    code_by_part: tuple[tuple[str, str], ...] = ()  # (part, code): the code where the library named is of that part
 
 
 @functools.cache
@@ -62,7 +63,8 @@ def match_lines(lines: tuple[str, ...] | list[str], stack_library_named: bool = 
         values = {key: normalise(key, value) for key, value in hit.groupdict().items() if value}
         found.append(Match(entry["id"], entry["code"], entry["framework"], entry["cause"].strip(),
                            entry["fix"].strip(), entry["source"].strip(), int(entry.get("priority", 0)),
-                           " ".join(hit.group(0).split())[:300], values, entry.get("fix_without", "").strip()))
+                           " ".join(hit.group(0).split())[:300], values, entry.get("fix_without", "").strip(),
+                           tuple(sorted(entry.get("code_by_part", {}).items()))))
     if not found:
         return []
     top = max(m.priority for m in found)

@@ -7,6 +7,7 @@ give the family-level cause for every message whose facts are known, whatever it
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -150,11 +151,57 @@ def _from_versions(facts: Facts) -> list[Cause]:
     return causes
 
 
+# a build's range of compute capabilities as PyTorch prints it: "... supported by this version of PyTorch is (8.0) - (12.0)"
+_RANGE = re.compile(r"\((\d{1,2})\.(\d)\)\s{0,3}-\s{0,3}\((\d{1,2})\.(\d)\)")
+
+
+def runs_within(compute_capability: str, low: tuple[int, int], high: tuple[int, int]) -> bool:
+    """Does code built for the range LOW..HIGH run on a GPU of COMPUTE_CAPABILITY by NVIDIA's binary compatibility
+    (compat/libraries.toml binary_compatibility): inside the range, or of HIGH's major and a newer minor?"""
+    rule = load("libraries").get("binary_compatibility", {})
+    major, _, minor = compute_capability.partition(".")
+    if not (major.isdigit() and minor.isdigit()):
+        return False
+    cc = (int(major), int(minor))
+    same_major = bool(rule.get("same_major_newer_minor")) and cc[0] == high[0] and cc[1] >= high[1]
+    return low <= cc <= high or same_major
+
+
+# PyTorch's list of what a build runs on: "- 8.0 which supports hardware CC >=8.0,<9.0 except {8.7}"
+_LISTED = re.compile(r"supports hardware cc >=(\d{1,2})\.(\d{1,2}),\s?<(\d{1,2})\.(\d{1,2})(?: except \{([\d., ]{1,60})\})?")
+
+
+def listed_as_supported(facts: Facts, compute_capability: str) -> bool:
+    """Does the message's own list of the hardware a build supports (PyTorch's "supports hardware CC >=A,<B") hold
+    COMPUTE_CAPABILITY? Then the build runs on that GPU and the message names no fault."""
+    major, _, minor = compute_capability.partition(".")
+    if not (major.isdigit() and minor.isdigit()):
+        return False
+    cc = (int(major), int(minor))
+    for line in facts.lines:
+        lower = line.lower()
+        if "supports hardware cc" not in lower:
+            continue
+        for match in _LISTED.finditer(lower):
+            low, high = (int(match.group(1)), int(match.group(2))), (int(match.group(3)), int(match.group(4)))
+            excepted = {part.strip() for part in (match.group(5) or "").split(",")}
+            if low <= cc < high and compute_capability not in excepted:
+                return True
+    return False
+
+
 def _from_archs(facts: Facts) -> list[Cause]:
     cued = [arch for arch in facts.archs if arch.cue]
     if not cued:
         return []
     arch = cued[-1]
+    for line in facts.lines[arch.line:arch.line + 3] if 0 <= arch.line < len(facts.lines) else ():
+        bounds = _RANGE.search(line)
+        if bounds:  # the GPU runs this build's code after all: the warning names no fault
+            low, high = (int(bounds.group(1)), int(bounds.group(2))), (int(bounds.group(3)), int(bounds.group(4)))
+            if runs_within(arch.compute_capability, low, high):
+                return []
+            break
     cudnn = any(status.name.endswith("ARCH_MISMATCH") for status in facts.statuses)
     return [Cause("CD311" if cudnn else "CD404",
                   f"compute capability {arch.compute_capability} with “{arch.cue}”: the build has no kernels for this GPU",
@@ -205,14 +252,13 @@ def _from_compilers(facts: Facts) -> list[Cause]:
             + (f", which needs CUDA {needs} or newer" if needs else "")
         if compiler.bundled_by:  # the copy of the toolkit's compiler a framework ships is older than the GPU
             toolkit = f"CUDA {needs} or newer" if needs else "a CUDA toolkit that knows this GPU"
-            variable = f"{compiler.bundled_by.upper()}_{compiler.name.upper()}_PATH"
-            causes.append(Cause("CD206", f"{detail}; {compiler.bundled_by} ships this {compiler.name}, a CUDA "
-                                "toolkit's compiler older than the GPU", f"compat/libraries.toml: {compiler.source}",
+            newer = f"install a newer {compiler.bundled_by} whose bundled {compiler.name} knows this GPU"
+            fix = (f"Point {compiler.path_variable} at the {compiler.name} of {toolkit} (e.g. /usr/local/cuda/bin/"
+                   f"{compiler.name}), or {newer}." if compiler.path_variable else newer[:1].upper() + newer[1:] + ".")
+            causes.append(Cause("CD206", f"{detail}; {compiler.bundled_by} ships this {compiler.name}, a "
+                                "compiler older than the GPU", f"compat/libraries.toml: {compiler.source}",
                                 ({"compute_capability": arch} if arch else {}) | ({"needs_cuda": needs} if needs else {})
-                                | {"detail": detail, "fix": f"Point {variable} at the {compiler.name} of {toolkit} "
-                                   f"(e.g. /usr/local/cuda/bin/{compiler.name}), or install a newer "
-                                   f"{compiler.bundled_by} whose bundled {compiler.name} knows this GPU."},
-                                kind="compiler", line=compiler.line))
+                                | {"detail": detail, "fix": fix}, kind="compiler", line=compiler.line))
         else:
             values = {"detail": detail} | ({"compute_capability": arch} if arch else {}) \
                 | ({"needs_cuda": needs} if needs else {})

@@ -92,6 +92,7 @@ class Compiler:
     bundled_by: str | None  # the framework that ships this compiler, where the message names it
     line: int = 0
     source: str = ""
+    path_variable: str = ""  # the variable that points the framework at another copy of this compiler
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,8 @@ TRIGGERS = (
     # builds without GPU support, compilers, installers that found nothing
     "compile", "built", "cpu", "nvcc", "packagesnotfound", "packagenotfound", "package missing", "symbolic link",
     "missing from your computer", "driver init",
+    # an architecture written "sm 75", "SM89", "sm120" (SGLang's, SageAttention's, TensorRT's words)
+    "sm 5", "sm 6", "sm 7", "sm 8", "sm 9", "sm 1", "sm5", "sm6", "sm7", "sm8", "sm9", "sm1",
     # the kernel's and the driver's own words (issue 21): Xid events, PCIe errors, undefined symbols of a framework
     "xid", "nvrm", "pcie", "undefined symbol", ".version", "unsupported gnu version", "unsupported clang version",
     "unsupported microsoft visual studio version",

@@ -25,6 +25,7 @@ _ERROR_NUMBER = re.compile(r"(?i)\berror (\d{2,4}): ")
 
 @functools.cache
 def _status_tables() -> tuple[dict[str, dict[str, Any]], dict[tuple[str, int], dict[str, Any]], tuple[tuple[str, str], ...]]:
+    """(rows by name, rows by (api, number), NVIDIA's texts that stand for a code anywhere: (text, name))."""
     data = load("status_codes")
     by_name: dict[str, dict[str, Any]] = {}
     by_number: dict[tuple[str, int], dict[str, Any]] = {}
@@ -34,8 +35,44 @@ def _status_tables() -> tuple[dict[str, dict[str, Any]], dict[tuple[str, int], d
         if api == "cudnn":
             api = "cudnn9" if row.get("cudnn") == "9" else "cudnn8"
         by_number.setdefault((api, int(row["number"])), row)
-    messages = tuple((row["text"], row["name"]) for row in data.get("message", []))
+    messages = tuple((_spaced(row["text"]), row["name"]) for row in data.get("message", []) if not row.get("bare"))
     return by_name, by_number, messages
+
+
+def _spaced(text: str) -> str:
+    """TEXT with no space around a slash: programs print "display driver/cuda driver" and "driver / cuda driver"."""
+    return text.replace(" / ", "/")
+
+
+@functools.cache
+def _bare_messages() -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+    """([[error_prefix]] texts, (text, name) of the [[message]] rows with bare = true, longest first)."""
+    data = load("status_codes")
+    prefixes = tuple(row["text"] for row in data.get("error_prefix", []))
+    bare = sorted(((row["text"], row["name"]) for row in data.get("message", []) if row.get("bare")),
+                  key=lambda pair: -len(pair[0]))
+    return prefixes, tuple(bare)
+
+
+_AFTER_PREFIX = re.compile(r"[\s'\"(:=#\d-]{0,12}")  # what may stand between a prefix and the text: "CUDA failure 2: '"
+
+
+def _after_prefix(index: int, lower: str) -> list[Status]:
+    """NVIDIA's short texts for a code ("unknown error") right after a program's words for a CUDA error."""
+    by_name, _, _ = _status_tables()
+    prefixes, bare = _bare_messages()
+    out: list[Status] = []
+    for prefix in prefixes:
+        at = lower.find(prefix)
+        while at >= 0 and len(out) < 2:
+            start = at + len(prefix)
+            gap = _AFTER_PREFIX.match(lower, start)
+            rest = lower[gap.end() if gap else start:][:80]
+            found = next((name for text, name in bare if rest.startswith(text)), None)
+            if found and found in by_name:
+                out.append(_status(by_name[found], "message", index))
+            at = lower.find(prefix, start)
+    return out
 
 
 def _status(row: dict[str, Any], how: str, index: int) -> Status:
@@ -122,7 +159,10 @@ def _known_statuses(index: int, line: str, lower: str) -> list[Status]:
     by_name, by_number, messages = _status_tables()
     # NVIDIA's own error strings name their code with no prefix at all ("the provided PTX was compiled with an
     # unsupported toolchain." is CUDA_ERROR_UNSUPPORTED_PTX_VERSION / cudaErrorUnsupportedPtxVersion, 222)
-    said = [_status(by_name[name], "message", index) for text, name in messages if text in lower and name in by_name]
+    spaced = _spaced(lower)
+    said = [_status(by_name[name], "message", index) for text, name in messages if text in spaced and name in by_name]
+    if not said and "cu" in lower:
+        said = _after_prefix(index, lower)
     if "cu" not in lower and "nvml" not in lower and "nvrtc" not in lower:
         return said
     out = []
@@ -140,7 +180,7 @@ def _known_statuses(index: int, line: str, lower: str) -> list[Status]:
             numbered.append(("cudnn9" if number >= 1000 else "cudnn8", number))
         elif word in ("nvml", "cublas"):
             numbered.append((word, number))
-        elif word == "cuda":
+        elif word == "cuda" or (word.startswith("cuda") and word[4:5].isalpha()):  # cudaSetDevice err: 35
             numbered.append(("cudart", number))
         elif word in ("cuinit", "cuctxcreate", "cudevicegetcount", "cudriver", "curesult") or word.startswith("cumem"):
             numbered.append(("driver", number))

@@ -15,17 +15,21 @@ from cudnn_doctor.knowledge.data import load
 from cudnn_doctor.versions import ascii_digits
 
 _VERSION = re.compile(r"\(\s{0,2}\d{1,2},\s{0,2}\d{1,2},\s{0,2}\d{1,3}\s{0,2}\)|\b\d{1,2}(?:\.\d{1,4}){1,3}\b|\b\d{4,5}\b")
-_ARCH = re.compile(r"(?i)\b(?:sm|compute)_(\d{2,3})[a-z]?\b|capability\W{1,3}(?:of\s|is\s|sm_)?(\d{1,2})\.(\d)\b"
+_ARCH = re.compile(r"(?i)\b(?:sm|compute)[_-](\d{2,3})[a-z]?\b|capability\W{1,3}(?:of\s|is\s|sm_)?(\d{1,2})\.(\d)\b"
                    r"|capability\W{1,3}\((\d{1,2}), (\d)\)|\bcompute (\d{1,2})\.(\d)\b"
                    # TensorRT's "Target GPU SM 120", "sm120"; its "Unsupported SM: 0x809" (major, then minor in hex);
                    # Paddle's "compute capability in your current machine is 120"
                    r"|\bsm ?(\d{2,3})[a-z]?\b|\bunsupported sm:? {0,2}0x([0-9a-f]{3,4})\b"
-                   r"|capability (?:in your current machine )?is (\d{2,3})\b")
+                   # "... your current GPU is 120" (Paddle's wheel check), "for compute capability 87" (tiny-cuda-nn)
+                   # vLLM's "Minimum capability: 80. Current capability: 75." (the GPU's is the current one)
+                   r"|(?:capability (?:in your current machine )?is|current gpu is|compute capability|current capability:)"
+                   r" (\d{2,3})\b(?!\.\d)")
 
 ARCH_CUES = ("no kernel image", "not compatible", "incompatible", "not supported", "unsupported", "no longer supports",
              "too old", "not a recognized processor", "only supports", "minimum", "requires", "kernel binaries",
              "arch_mismatch", "is not compatible", "does not support", "not defined", "unknown", "not recognized",
-             "unrecognized", "only supported on", "not found")
+             "unrecognized", "only supported on", "not found", "mismatched gpu architecture", "could not find compatible",
+             "kernel is not available", "don't include", "do not include", "does not include")
 BUILT_WORDS = ("compile", "built", "build", "link", "source", "header", "expect", "requir", "need", "minimum", "at least",
                "was made", "supports up to")
 FOUND_WORDS = ("found", "loaded", "runtime", "library is", "installed", "you have", "got", "detected", "current",
@@ -99,7 +103,7 @@ def versions(index: int, line: str, lower: str) -> list[VersionPair]:
         text = match.group(0)
         near = lower[max(0, match.start() - 12):match.start()]
         if ascii_digits(text) and "version" not in lower[max(0, match.start() - 30):match.start()] \
-                and "cuda" not in near and "against" not in near:
+                and "cuda" not in near and "against" not in near and not near.endswith(("compiled (", "runtime (")):
             continue  # a bare number is a version only right after the word (or "compiled/linked against 7102")
         if line[max(0, match.start() - 1):match.start()] in (":", "/") and text.count(".") == 0:
             continue
@@ -120,7 +124,7 @@ def versions(index: int, line: str, lower: str) -> list[VersionPair]:
 
 
 def archs(index: int, line: str, lower: str) -> list[Arch]:
-    if "sm" not in lower and "compute" not in lower and "capability" not in lower:
+    if "sm" not in lower and "compute" not in lower and "capability" not in lower and "current gpu is" not in lower:
         return []
     out = []
     cue = next((c for c in ARCH_CUES if c in lower), None)
@@ -180,13 +184,18 @@ def _compiler_table() -> tuple[dict[str, Any], ...]:
     return tuple(load("libraries").get("compiler", []))
 
 
+@functools.cache
+def _compiler_markers() -> tuple[str, ...]:
+    return tuple(marker for row in _compiler_table() for marker in row["markers"])
+
+
 def version_key(text: str) -> tuple[int, ...]:
     return tuple(int(part) for part in text.split(".") if ascii_digits(part))
 
 
 def compilers(index: int, lower: str, whole: str) -> list[Compiler]:
     """The CUDA compilers' own words that they do not know the GPU architecture asked of them."""
-    if "nvcc" not in lower and "ptxas" not in lower and "nvrtc" not in lower:
+    if not any(marker in lower for marker in _compiler_markers()):
         return []
     out = []
     for row in _compiler_table():
@@ -199,5 +208,6 @@ def compilers(index: int, lower: str, whole: str) -> list[Compiler]:
         if named and "oldest" in row and all(version_key(cc) < version_key(row["oldest"]) for cc in named):
             continue  # an architecture a newer toolkit dropped ('sm_30' with CUDA 11), not a GPU newer than it
         bundled = next((name for name in row.get("bundled_by", []) if name in whole), None)
-        out.append(Compiler(name=row["name"], cue=cue, bundled_by=bundled, line=index, source=row["source"]))
+        out.append(Compiler(name=row["name"], cue=cue, bundled_by=bundled, line=index, source=row["source"],
+                            path_variable=row.get("path_variable", "") if bundled else ""))
     return out

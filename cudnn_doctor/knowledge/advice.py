@@ -65,6 +65,8 @@ def advice(code: str, values: dict[str, Any], os_name: str = "linux") -> str:
     template = row["text"]
     if not command_fields(template) <= set(known) and row.get("without"):
         template = row["without"]
+    if not set(FIELD.findall(template)) <= set(known) and row.get("words"):  # a sentence that reads badly with words
+        template = row["words"]
     return _fill(template, known, FIELD)
 
 
@@ -97,6 +99,8 @@ def catalog_text(template: str, values: Mapping[str, Any], without: str = "") ->
     from cudnn_doctor.knowledge.releases import cudnn_requirement, existing_release, wheel_build
 
     known = given(values)
+    if known.get("compute_capability") and "cc" not in known:  # the catalog's commands name it <cc>
+        known["cc"] = known["compute_capability"]
     if known.get("compiled_version") and "cudnn_requirement" not in known:
         requirement = cudnn_requirement(known["compiled_version"])
         if requirement:
