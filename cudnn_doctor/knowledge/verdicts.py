@@ -93,8 +93,9 @@ def _judge_cuda(need: Needs, rows: list[dict[str, Any]], cuda: str) -> Reason:
         return Reason("cuda", COMPATIBLE, why, f"{row['source']}; {profile(need.framework).get('source', '')}")
     if newer is not None:
         return newer
+    has_toolkit = any(major_minor(str(row["cuda"])) == major_minor(cuda) for row in known)
     for row in known:
-        if row.get("exact_cuda") and major_minor(str(row["cuda"])) != major_minor(cuda):
+        if row.get("exact_cuda") and major_minor(str(row["cuda"])) != major_minor(cuda) and not has_toolkit:
             return Reason("cuda", INCOMPATIBLE, f"{row.get('package') or name} needs exactly CUDA {row['cuda']}; "
                                                 f"{cuda} is another toolkit", row["source"])
         if row.get("min_cuda") and major(str(row["cuda"])) == major(cuda) and \
@@ -343,7 +344,7 @@ def judge_compute_capability(need: Needs, rows: list[dict[str, Any]], cc: str, c
     if support is not None:
         return build if build is not None and build.verdict == INCOMPATIBLE else support
     if build is None or build.verdict == UNKNOWN:
-        floor = _cuda_floor(need, rows, cc)
+        floor = _cuda_floor(need, rows, cc) or _arch_check(need, rows, cc)
         if floor is not None:
             return floor
     cuda = next((str(row["cuda"]) for row in known_cuda_rows(rows)), None)
@@ -395,6 +396,21 @@ def _cuda_floor(need: Needs, rows: list[dict[str, Any]], cc: str) -> Reason | No
     why, source = below[0]  # type: ignore[misc]
     return Reason("compute_capability", INCOMPATIBLE, f"{display(need.framework)} {need.version} (CUDA "
                                                       f"{', '.join(cudas)}): {why}", source)
+
+
+def _arch_check(need: Needs, rows: list[dict[str, Any]], cc: str) -> Reason | None:
+    """compat/rules.toml [[framework_arch_check]]: a framework that refuses GPUs its build was not compiled for, and
+    every build in question is for a CUDA too old to have been compiled for this GPU."""
+    rule = next((r for r in load("rules").get("framework_arch_check", []) if r.get("framework") == need.framework), None)
+    cudas = sorted({str(row["cuda"]) for row in known_cuda_rows(rows)})
+    if rule is None or not cudas:
+        return None
+    too_old = [gpu_support.before_first_toolkit(cuda, cc) for cuda in cudas]
+    if not all(too_old):
+        return None
+    why, source = too_old[0]  # type: ignore[misc]
+    return Reason("compute_capability", INCOMPATIBLE, f"{display(need.framework)} {need.version} (CUDA {', '.join(cudas)}): "
+                                                      f"{why}, and {rule['why']}", f"{source}; {rule['source']}")
 
 
 def _framework_floor(need: Needs, cc: str) -> Reason | None:
@@ -455,6 +471,9 @@ def build_architectures(need: Needs, rows: list[dict[str, Any]], cc: str) -> Rea
 def _one_build(need: Needs, row: dict[str, Any], cc: str) -> Reason | None:
     label = f"{display(need.framework)} {need.version} (CUDA {row.get('cuda')})"
     source = str(row.get("arch_source") or row["source"])
+    if _cc(cc) in {_cc(str(c)) for c in row.get("runs_on", [])}:
+        return Reason("compute_capability", COMPATIBLE, f"{label} is reported by its project to run on compute "
+                                                        f"capability {cc}", str(row.get("runs_on_source") or source))
     if row.get("arch_list"):
         return covers(label, list(row["arch_list"]), str(row.get("ptx", "unknown")), cc, source)
     low = row.get("min_compute_capability")
