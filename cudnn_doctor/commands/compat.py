@@ -254,7 +254,7 @@ def _variant_driver(version: str, variant: dict[str, Any], driver: str, source: 
 
 def _requirement_of(row: dict[str, Any]) -> dict[str, Any]:
     keep = ("version", "cuda", "cudnn", "cudnn_requirement", "os", "artifact", "package", "python", "cudnn_package",
-            "pypi_default", "arch_list", "ptx", "min_compute_capability", "min_cuda", "note")
+            "pypi_default", "arch_list", "ptx", "min_compute_capability", "min_cuda", "max_cuda", "note")
     requirement = {key: row[key] for key in keep if row.get(key) not in (None, "")}
 
     cuda = row.get("cuda")

@@ -178,6 +178,8 @@ def _needs(framework: str, version: str, os_name: str = "linux", artifact: str |
     by_pip = [row for row in all_rows(framework) if str(row.get("pip_version", "")) == base]
     if by_pip:
         release_rows, base = by_pip, str(by_pip[0].get("version", base))
+    if release_rows and profile(framework).get("runs_on_framework"):
+        release_rows = _on_framework(framework, release_rows)
     need = Needs(framework, base, release_rows, build_cuda)
     if not release_rows:
         need.missing = release_unknown(framework, base)
@@ -212,6 +214,31 @@ def _needs(framework: str, version: str, os_name: str = "linux", artifact: str |
                                       f"are {builds or 'not known'}", need.rows[0]["source"])
         need.rows = exact or need.rows
     return need
+
+
+def _on_framework(framework: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A framework whose wheel runs on another's release (vLLM on the torch it pins, compat/rules.toml
+    runs_on_framework): each row becomes that release's PyPI build (its CUDA, cuDNN and architectures), named for
+    the framework and citing both. A pinned release the data does not hold leaves a row whose CUDA is unknown."""
+    rule = profile(framework)
+    host = str(rule["runs_on_framework"])
+    merged: list[dict[str, Any]] = []
+    for row in rows:
+        pinned = str(row.get("torch", ""))
+        builds = [r for r in all_rows(host) if str(r.get("version")) == pinned]
+        default = [r for r in builds if r.get("pypi_default") is True] or builds[:1] if len(builds) == 1 else \
+            [r for r in builds if r.get("pypi_default") is True]
+        if not default:
+            merged.append({**row, "cuda": "unknown", "note": f"{display(host)} {pinned}'s PyPI build is not in compat/"})
+            continue
+        build = default[0]
+        keep = {key: value for key, value in build.items() if key not in ("version", "pypi_default", "note", "source")}
+        merged.append({**keep, "version": row["version"], "torch": pinned, "pypi_default": True,
+                       "arch_source": f"{build.get('arch_source') or build['source']} (the {display(host)} {pinned} "
+                                      "build it runs on)",
+                       "source": f"{row['source']}; {display(host)} {pinned}'s PyPI build (CUDA {build.get('cuda')}): "
+                                 f"{build['source']}; {rule.get('runs_on_framework_source', '')}"})
+    return merged
 
 
 def _same_release(row_version: str, wanted: str) -> bool:

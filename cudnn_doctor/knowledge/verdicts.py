@@ -102,6 +102,11 @@ def _judge_cuda(need: Needs, rows: list[dict[str, Any]], cuda: str) -> Reason:
                 (major_minor(cuda) or (0, 0)) < (major_minor(str(row["min_cuda"])) or (0, 0)):
             return Reason("cuda", INCOMPATIBLE, f"{row.get('package') or name} needs CUDA {row['min_cuda']} or newer "
                                                 f"of CUDA {row['cuda']}.x; {cuda} is older", row["source"])
+        if row.get("max_cuda") and major(str(row["cuda"])) == major(cuda) and \
+                (major_minor(cuda) or (0, 0)) > (major_minor(str(row["max_cuda"])) or (0, 0)):
+            return Reason("cuda", UNKNOWN, f"NVIDIA's support matrix for {name} lists CUDA {row.get('min_cuda') or row['cuda']} "
+                                           f"to {row['max_cuda']}; {cuda} is newer: CUDA's minor-version compatibility may "
+                                           "run it, but NVIDIA does not list it for this release", row["source"])
     for row in known:
         built = str(row["cuda"])
         if major_minor(built) == major_minor(cuda) or (built.count(".") == 0 and major(built) == major(cuda)
