@@ -4,6 +4,7 @@
     python maintenance/refresh_compat.py              # every source, a report on stdout
     python maintenance/refresh_compat.py --only torch,jax
     python maintenance/refresh_compat.py --toml        # also print draft [[build]] rows for what is new
+    python maintenance/refresh_compat.py --cudnn-wheel nvidia_cudnn_cu13-...whl  # GPU architectures of cuDNN
     python maintenance/refresh_compat.py --torch-wheel torch-2.11.0-...whl   # GPU architectures of a torch
                                         # wheel (`pip download --no-deps torch==X`), against compat/pytorch.toml
 
@@ -392,6 +393,28 @@ def fatbin_entries(data: bytes) -> set[tuple[str, int]]:
     return found
 
 
+def cudnn_wheel_archs(path: str) -> Iterator[str]:
+    """What a downloaded nvidia-cudnn-cuXX wheel was compiled for: the SASS and PTX of each library's fat binaries,
+    and the SASS every library with kernels holds (the arch_list a compat/cudnn.toml variant records)."""
+    common: set[int] | None = None
+    ptx_all: set[int] = set()
+    with zipfile.ZipFile(path) as wheel:
+        for name in sorted(n for n in wheel.namelist() if re.search(r"/lib/libcudnn[^/]*\.so", n)):
+            entries = fatbin_entries(wheel.read(name))
+            sass = {sm for kind, sm in entries if kind == "SASS"}
+            ptx = {sm for kind, sm in entries if kind == "PTX"}
+            if not sass:
+                continue
+            yield (f"{name.rsplit('/', 1)[-1]}: SASS {' '.join(f'sm_{sm}' for sm in sorted(sass))}; "
+                   f"PTX {' '.join(f'compute_{sm}' for sm in sorted(ptx)) or 'none'}")
+            ptx_all |= ptx
+            if "engines_precompiled" not in name:  # its extra engines are optional; the others are needed by all
+                common = sass if common is None else common & sass
+    listing = [f"{sm // 10}.{sm % 10}" for sm in sorted(common or ())]
+    yield f"arch_list = {json.dumps(listing)}  # ptx: {max(ptx_all) // 10}.{max(ptx_all) % 10}" if ptx_all else \
+        f"arch_list = {json.dumps(listing)}  # no PTX"
+
+
 def torch_wheel_archs(path: str) -> Iterator[str]:
     """What a downloaded torch wheel was compiled for, against compat/pytorch.toml's row of that build."""
     with zipfile.ZipFile(path) as wheel:
@@ -423,10 +446,22 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--only", help="comma-separated PyPI names (default: all), or 'nvidia' for the manifests")
     parser.add_argument("--toml", action="store_true", help="print a draft [[build]] row for each new release")
+    parser.add_argument("--cudnn-wheel", action="append", default=[], metavar="WHEEL",
+                        help="a downloaded nvidia-cudnn-cuXX wheel: print the GPU architectures of its libraries "
+                             "(fatbin SASS/PTX) and the arch_list a compat/cudnn.toml variant records")
     parser.add_argument("--torch-wheel", action="append", default=[], metavar="WHEEL",
                         help="a downloaded torch wheel: print the GPU architectures it was compiled for "
                              "(arch flags, fatbin SASS/PTX) and compare them with compat/pytorch.toml")
     args = parser.parse_args(argv)
+    if args.cudnn_wheel:
+        for path in args.cudnn_wheel:
+            try:
+                for line in cudnn_wheel_archs(path):
+                    print(line)
+            except (OSError, KeyError, zipfile.BadZipFile) as error:
+                print(f"{path}: cannot read it as a cuDNN wheel ({error})", file=sys.stderr)
+                return 2
+        return 0
     if args.torch_wheel:
         for path in args.torch_wheel:
             try:

@@ -192,7 +192,7 @@ def _cudnn_gpu(release: dict[str, Any], chosen: list[dict[str, Any]], cc: str, s
     [[cuda_floor]]) rules a build out; then NVIDIA's matrix row of the build; then the architectures the releases add
     and drop ([[support]]), which also overrule a matrix row's open "SM 3.5 and later" for a GPU that came after it."""
     version = str(release["version"])
-    judged = []
+    judged: list[knowledge.Reason | None] = []
     for variant in chosen:
         built = str(variant.get("toolkit") or variant.get("cuda"))
         below = gpu_support.below_cuda_floor(built, cc) or gpu_support.before_first_toolkit(cuda or built, cc)
@@ -200,6 +200,11 @@ def _cudnn_gpu(release: dict[str, Any], chosen: list[dict[str, Any]], cc: str, s
             judged.append(knowledge.Reason("compute_capability", knowledge.INCOMPATIBLE,
                                            f"cuDNN {version} for CUDA {cuda or variant.get('cuda')}: {below[0]}",
                                            below[1]))
+            continue
+        if variant.get("arch_list"):  # the build's own fat binaries, read from its wheel
+            judged.append(verdicts.covers(f"cuDNN {version} for CUDA {variant.get('cuda')}", list(variant["arch_list"]),
+                                          str(variant.get("ptx", "unknown")), cc,
+                                          str(variant.get("arch_source") or source)))
             continue
         judged.append(verdicts.matrix_row(release, variant, cc))
     support = gpu_support.release_support("cudnn", version, cc, f"cuDNN {version}", read_only=True)

@@ -161,7 +161,7 @@ def before_first_toolkit(cuda: str | None, cc: str) -> tuple[str, str] | None:
     own = [row for row in rows if have in {_cc(c) for c in row.get("compute_capabilities", [])}]
     if not own:
         return None
-    first = min((version_tuple(str(row["first_cuda"])) or () for row in rows))
+    first = min(version_tuple(str(row["first_cuda"])) or () for row in rows)
     older = parts[:2] < first[:2] if len(parts) >= 2 else parts[0] < first[0]
     if not older:
         return None

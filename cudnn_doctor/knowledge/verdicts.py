@@ -517,6 +517,10 @@ def covers(what: str, arch_list: list[str], ptx: str, cc: str, source: str) -> R
     if ptx == "unknown":
         return Reason("compute_capability", UNKNOWN, f"{what} is built for {listing}; compute capability {cc} is not "
                                                      "among them and whether it ships PTX is not known", source)
+    if ptx not in ("none", ""):
+        return Reason("compute_capability", INCOMPATIBLE, f"{what} is built for {listing}, with PTX for {ptx} only (PTX "
+                                                          f"runs on that compute capability and newer); compute "
+                                                          f"capability {cc} has no kernels in it", source)
     return Reason("compute_capability", INCOMPATIBLE, f"{what} is built for {listing} without PTX; compute capability "
                                                       f"{cc} has no kernels in it", source)
 
