@@ -150,3 +150,29 @@ def test_vllm_is_judged_on_the_pytorch_build_it_pins(machine: Machine) -> None:
     code, listing = compat(machine, "--list", "vllm")
     assert code == 0 and {"version": "0.11.0", "torch": "2.8.0"} in [
         {key: row[key] for key in ("version", "torch")} for row in listing["rows"]]
+
+
+# --- JAX: a plugin's name fixes its CUDA; a cuDNN range whose newest release dropped the GPU --------
+
+def test_jax_plugin_names_fix_the_cuda(machine: Machine) -> None:
+    """compat/rules.toml [[package_cuda]] for jax-cuda13-plugin (from 0.7.2; 'On CUDA 13 ... SM version 7.5 or
+    newer'), jax-cuda12-plugin (from 0.4.22) and jax-cuda11-plugin (0.4.22-0.4.25: jaxlib 0.4.26 'JAX now supports
+    CUDA 12.1 or newer only')."""
+    _, data = compat(machine, "jax-cuda13-plugin==0.8.0", "--compute-capability", "7.0")
+    assert data["verdict"] == "incompatible" and "7.5 or higher" in reason(data, "compute_capability")["why"]
+    _, data = compat(machine, "jax-cuda11-plugin==0.4.30", "--cuda", "11.8")
+    assert data["verdict"] == "incompatible" and "0.4.22 to 0.4.25" in reason(data, "build")["why"]
+
+
+def test_a_cudnn_range_whose_newest_release_dropped_the_gpu(machine: Machine) -> None:
+    """jax-cuda12-plugin==0.8.0 METADATA: nvidia-cudnn-cu12>=9.8,<10; pip installs the newest nvidia-cudnn-cu12
+    wheel in range (compat/cudnn.toml [[wheel]]), and cuDNN 9.11.0 removed Maxwell, Pascal and Volta
+    (compat/gpu_support.toml): it runs only with cuDNN pinned below 9.11.0. Named, the cuDNN decides."""
+    _, data = compat(machine, "jax-cuda12-plugin==0.8.0", "--compute-capability", "7.0")
+    part = reason(data, "compute_capability")
+    assert data["verdict"] == "compatible" and part["warning"] is True
+    assert "'nvidia-cudnn-cu12<9.11.0'" in part["why"] and "removed in 9.11.0" in part["why"]
+    _, data = compat(machine, "jax-cuda12-plugin==0.8.0", "--compute-capability", "8.6")
+    assert data["verdict"] == "compatible" and reason(data, "compute_capability")["warning"] is False
+    assert verdict(machine, "jax-cuda12-plugin==0.8.0", "--cudnn", "9.12.0", "--compute-capability", "7.0") == \
+        "incompatible"

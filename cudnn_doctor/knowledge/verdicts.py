@@ -54,9 +54,56 @@ def judge(need: Needs, combo: Combination) -> tuple[str, list[Reason]]:
         if combo.cudnn:
             reasons.append(over_range("cudnn", combo.cudnn, lambda v: judge_compute_capability(need, rows, cc, v)))
         else:
-            reasons.append(judge_compute_capability(need, rows, cc, None))
+            found = judge_compute_capability(need, rows, cc, None)
+            reasons.append(_newest_cudnn_drops(need, rows, cc, found) if found.verdict == COMPATIBLE else found)
     return overall(reasons), reasons
 
+
+def _newest_cudnn_drops(need: Needs, rows: list[dict[str, Any]], cc: str, found: Reason) -> Reason:
+    """No cuDNN named and a build asks for a range of them (jax-cuda12-plugin: nvidia-cudnn-cu12>=9.8,<10): pip
+    installs the newest wheel in range (compat/cudnn.toml [[wheel]]). Where that release dropped the GPU
+    (compat/gpu_support.toml) but an older one in range has not, it runs only with cuDNN pinned below the drop; where
+    every release in range of every such build dropped it, it does not run."""
+    from cudnn_doctor.specifiers import InvalidSpecifier, Specifiers
+
+    pins: list[Reason] = []
+    none: list[Reason] = []
+    have = _cc(cc) or ()
+    for row in rows:
+        package, requirement = str(row.get("cudnn_package") or ""), row.get("cudnn_requirement")
+        if not package or not requirement or have < (_cc(str(row.get("min_compute_capability") or "")) or ()):
+            continue  # no range, or a build that does not run this GPU anyway
+        try:
+            spec = Specifiers(str(requirement))
+        except InvalidSpecifier:
+            continue
+        wheels = sorted((w for w in load("cudnn").get("wheel", []) if w.get("package") == package and
+                         any(spec.contains(str(b), prereleases=True) for b in w.get("builds", []))),
+                        key=lambda w: version_tuple(str(w["release"])) or ())
+        if not wheels:
+            continue
+        judged = [(str(w["release"]), gpu_support.release_support("cudnn", str(w["release"]), cc,
+                                                                  f"cuDNN {w['release']}", drops_only=True))
+                  for w in wheels]
+        dropped = [(release, d) for release, d in judged if d is not None and d[0] == INCOMPATIBLE]
+        if not dropped or judged[-1][1] is None or judged[-1][1][0] != INCOMPATIBLE:
+            return found  # the newest in range still runs the GPU
+        newest, drop = judged[-1][0], judged[-1][1]
+        kept = [release for release, d in judged if d is None or d[0] != INCOMPATIBLE]
+        label = f"{display(need.framework)} {need.version} (CUDA {row.get('cuda')})"
+        if not kept:
+            none.append(Reason("compute_capability", INCOMPATIBLE, f"{label} requires {package}{spec}, and every release "
+                                                                   f"of it ({judged[0][0]} to {newest}) dropped this GPU: "
+                                                                   f"{drop[1]}", f"{row['source']}; {drop[2]}"))
+            continue
+        first_dropped = dropped[0][0]
+        pins.append(Reason("compute_capability", COMPATIBLE,
+                           f"warning: {found.why}; but {label} requires {package}{spec}, pip installs the newest "
+                           f"({newest}), and {drop[1]}: pin '{package}<{first_dropped}' ({kept[0]} to {kept[-1]} "
+                           "still run it)", f"{found.source}; {row['source']}; {drop[2]}", warning=True))
+    if pins:
+        return pins[0]
+    return none[0] if none else found
 
 def gpu_driver_reasons(driver: str, cc: str, os_name: str) -> list[Reason]:
     """compat/gpu_support.toml [[driver_floor]]: does DRIVER drive a GPU of compute capability CC at all?"""
