@@ -176,3 +176,18 @@ def test_a_cudnn_range_whose_newest_release_dropped_the_gpu(machine: Machine) ->
     assert data["verdict"] == "compatible" and reason(data, "compute_capability")["warning"] is False
     assert verdict(machine, "jax-cuda12-plugin==0.8.0", "--cudnn", "9.12.0", "--compute-capability", "7.0") == \
         "incompatible"
+
+
+def test_jaxlib_local_versions_name_their_build(machine: Machine) -> None:
+    """jax-ml/jax README/setup.py at jax-v0.4.10, -v0.4.13, -v0.4.16 and installation.md at -v0.4.19/-v0.4.21
+    (compat/rules.toml [[local_version_build]]): +cuda11.cudnn86 is CUDA 11.8 with cuDNN 8.6 or newer of 8.x;
+    +cuda12.cudnn89 needed CUDA 12.0 to 12.2 by release; a tag the sources do not name is not judged."""
+    assert verdict(machine, "jaxlib==0.4.13+cuda11.cudnn86", "--cuda", "11.8", "--cudnn", "8.6.0") == "compatible"
+    _, data = compat(machine, "jaxlib==0.4.13+cuda11.cudnn86", "--cuda", "11.2")
+    assert data["verdict"] == "incompatible" and "11.8 or newer" in reason(data, "cuda")["why"]
+    assert verdict(machine, "jaxlib==0.4.13+cuda11.cudnn86", "--cudnn", "8.2.4") == "incompatible"
+    assert verdict(machine, "jaxlib==0.4.20+cuda12.cudnn89", "--cuda", "12.2") == "compatible"
+    _, data = compat(machine, "jaxlib==0.4.20+cuda12.cudnn89", "--cuda", "12.1")
+    assert data["verdict"] == "unknown" and "12.0 to 12.2" in reason(data, "cuda")["why"]
+    _, data = compat(machine, "jaxlib==0.4.20+cuda12.cudnn80", "--cuda", "12.2")
+    assert data["verdict"] == "unknown" and "not a build the data knows" in reason(data, "build")["why"]

@@ -174,6 +174,15 @@ def _needs(framework: str, version: str, os_name: str = "linux", artifact: str |
         digits = local[2:]
         build_cuda = f"{digits[:-1]}.{digits[-1]}"
     release_rows = [row for row in all_rows(framework) if _same_release(str(row.get("version", "")), base)]
+    named = _local_version_build(framework, base, local)
+    if named is not None and named.get("unknown_build"):
+        need = Needs(framework, base, [], build_cuda)
+        need.missing = Reason("build", UNKNOWN, f"{display(framework)} {base}+{local} is not a build the data knows "
+                                                f"(its sources name: {', '.join(_local_tags(framework))})",
+                              str(named["source"]))
+        return need
+    if named is not None:  # jaxlib==0.4.13+cuda11.cudnn86: the name says which build
+        release_rows = [named]
     # a build named by its own pip version (Paddle's 2.5.2.post116 from Paddle's index): that build, of its release
     by_pip = [row for row in all_rows(framework) if str(row.get("pip_version", "")) == base]
     if by_pip:
@@ -239,6 +248,35 @@ def _on_framework(framework: str, rows: list[dict[str, Any]]) -> list[dict[str, 
                        "source": f"{row['source']}; {display(host)} {pinned}'s PyPI build (CUDA {build.get('cuda')}): "
                                  f"{build['source']}; {rule.get('runs_on_framework_source', '')}"})
     return merged
+
+
+def _local_version_build(framework: str, base: str, local: str) -> dict[str, Any] | None:
+    """compat/rules.toml [[local_version_build]]: a local version that names its build's CUDA major and cuDNN
+    (jaxlib's +cuda11.cudnn86), as a row of its own; the CUDA minor it needs where the rule's sources give it."""
+    if not local:
+        return None
+    for rule in load("rules").get("local_version_build", []):
+        match = re.fullmatch(str(rule["pattern"]), local) if rule.get("framework") == framework else None
+        if match is None:
+            continue
+        cuda, cudnn = match.group("cuda"), f"{match.group('cudnn_major')}.{match.group('cudnn_minor')}"
+        row: dict[str, Any] = {"version": base, "cuda": cuda, "cudnn": cudnn, "package": rule.get("package"),
+                               "source": f"{rule['source']} ({rule['why']})"}
+        minimum = dict(rule.get("min_cuda", {})).get(local)
+        if not minimum:  # a tag the sources do not name: no build of ours to judge
+            row["unknown_build"] = True
+            return row
+        low, _, high = str(minimum).partition("..")  # "12.0..12.2": the releases with this tag need 12.0 to 12.2
+        row["min_cuda"] = low
+        if high:
+            row["min_cuda_upper"] = high
+        return row
+    return None
+
+
+def _local_tags(framework: str) -> list[str]:
+    return [str(tag) for rule in load("rules").get("local_version_build", []) if rule.get("framework") == framework
+            for tag in dict(rule.get("min_cuda", {}))]
 
 
 def _same_release(row_version: str, wanted: str) -> bool:

@@ -149,6 +149,11 @@ def _judge_cuda(need: Needs, rows: list[dict[str, Any]], cuda: str) -> Reason:
                 (major_minor(cuda) or (0, 0)) < (major_minor(str(row["min_cuda"])) or (0, 0)):
             return Reason("cuda", INCOMPATIBLE, f"{row.get('package') or name} needs CUDA {row['min_cuda']} or newer "
                                                 f"of CUDA {row['cuda']}.x; {cuda} is older", row["source"])
+        if row.get("min_cuda_upper") and major(str(row["cuda"])) == major(cuda) and \
+                (major_minor(cuda) or (0, 0)) < (major_minor(str(row["min_cuda_upper"])) or (0, 0)):
+            return Reason("cuda", UNKNOWN, f"{row.get('package') or name} releases of this build need CUDA "
+                                           f"{row['min_cuda']} to {row['min_cuda_upper']} (by release); whether "
+                                           f"{name} runs on {cuda} is not in the data", row["source"])
         if row.get("max_cuda") and major(str(row["cuda"])) == major(cuda) and \
                 (major_minor(cuda) or (0, 0)) > (major_minor(str(row["max_cuda"])) or (0, 0)):
             return Reason("cuda", UNKNOWN, f"NVIDIA's support matrix for {name} lists CUDA {row.get('min_cuda') or row['cuda']} "
