@@ -191,3 +191,13 @@ def test_jaxlib_local_versions_name_their_build(machine: Machine) -> None:
     assert data["verdict"] == "unknown" and "12.0 to 12.2" in reason(data, "cuda")["why"]
     _, data = compat(machine, "jaxlib==0.4.20+cuda12.cudnn80", "--cuda", "12.2")
     assert data["verdict"] == "unknown" and "not a build the data knows" in reason(data, "build")["why"]
+
+
+def test_tensorrt_packages_per_toolkit_that_the_data_may_not_all_hold(machine: Machine) -> None:
+    """TensorRT 7.0.0.11's packages for CUDA 10.0 and 10.2 (NVIDIA's tar names; builds_complete = false): another
+    toolkit is unknown, not incompatible. The 8.5.3 and 8.4.1 support matrices list CUDA 10.2 packages."""
+    assert verdict(machine, "tensorrt==7.0.0", "--cuda", "10.0") == "compatible"
+    _, data = compat(machine, "tensorrt==7.0.0", "--cuda", "9.0")
+    assert data["verdict"] == "unknown" and "packaged per CUDA toolkit" in reason(data, "cuda")["why"]
+    assert verdict(machine, "tensorrt==8.5.3", "--cuda", "10.2") == "compatible"
+    assert verdict(machine, "tensorrt==8.4.1", "--cuda", "10.2") == "compatible"

@@ -350,7 +350,8 @@ def test_lists_of_the_new_tables(machine: Machine) -> None:
                                                   "NVIDIA TensorRT 7." in row["source"] or
                                                   "NVIDIA TensorRT 8.0.3 Support" in row["source"] or
                                                   "NVIDIA TensorRT 8.2.5 Support" in row["source"] or
-                                                  "NVIDIA's TensorRT 7.2." in row["source"]
+                                                  "NVIDIA TensorRT 8.5.3 Support" in row["source"] or
+                                                  "NVIDIA's TensorRT 7." in row["source"]
                                                   for row in data["rows"])
 
 

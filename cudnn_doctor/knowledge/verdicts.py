@@ -143,6 +143,10 @@ def _judge_cuda(need: Needs, rows: list[dict[str, Any]], cuda: str) -> Reason:
     has_toolkit = any(major_minor(str(row["cuda"])) == major_minor(cuda) for row in known)
     for row in known:
         if row.get("exact_cuda") and major_minor(str(row["cuda"])) != major_minor(cuda) and not has_toolkit:
+            if any(r.get("builds_complete") is False for r in known):
+                return Reason("cuda", UNKNOWN, f"{name} was packaged per CUDA toolkit and the data holds only its "
+                                               f"CUDA {_cuda_list(known)} packages, not whether one for {cuda} exists",
+                              row["source"])
             return Reason("cuda", INCOMPATIBLE, f"{row.get('package') or name} needs exactly CUDA {row['cuda']}; "
                                                 f"{cuda} is another toolkit", row["source"])
         if row.get("min_cuda") and major(str(row["cuda"])) == major(cuda) and \
