@@ -199,5 +199,8 @@ def test_tensorrt_packages_per_toolkit_that_the_data_may_not_all_hold(machine: M
     assert verdict(machine, "tensorrt==7.0.0", "--cuda", "10.0") == "compatible"
     _, data = compat(machine, "tensorrt==7.0.0", "--cuda", "9.0")
     assert data["verdict"] == "unknown" and "packaged per CUDA toolkit" in reason(data, "cuda")["why"]
+    # but it links cuDNN 7.6, which was never built for CUDA 11 (compat/cudnn.toml): no such package can exist
+    _, data = compat(machine, "tensorrt==7.0.0", "--cuda", "11.0")
+    assert data["verdict"] == "incompatible" and "never built for CUDA 11.0" in reason(data, "cuda")["why"]
     assert verdict(machine, "tensorrt==8.5.3", "--cuda", "10.2") == "compatible"
     assert verdict(machine, "tensorrt==8.4.1", "--cuda", "10.2") == "compatible"

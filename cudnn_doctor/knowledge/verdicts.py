@@ -144,6 +144,11 @@ def _judge_cuda(need: Needs, rows: list[dict[str, Any]], cuda: str) -> Reason:
     for row in known:
         if row.get("exact_cuda") and major_minor(str(row["cuda"])) != major_minor(cuda) and not has_toolkit:
             if any(r.get("builds_complete") is False for r in known):
+                linked = _cudnn_never_built_for(row, cuda)
+                if linked is not None:
+                    return Reason("cuda", INCOMPATIBLE, f"{name} was packaged per CUDA toolkit with {linked[0]}; no "
+                                                        f"package for CUDA {cuda} can exist", f"{row['source']}; "
+                                                                                              f"{linked[1]}")
                 return Reason("cuda", UNKNOWN, f"{name} was packaged per CUDA toolkit and the data holds only its "
                                                f"CUDA {_cuda_list(known)} packages, not whether one for {cuda} exists",
                               row["source"])
@@ -188,6 +193,20 @@ def _judge_cuda(need: Needs, rows: list[dict[str, Any]], cuda: str) -> Reason:
         return Reason("cuda", COMPATIBLE, why, f"{row['source']}; {minor_version_compatibility_source()}")
     why = f"built for CUDA {built}; CUDA {cuda} is older than that, so newer runtime symbols may be missing"
     return Reason("cuda", INCOMPATIBLE, why, row["source"])
+
+
+def _cudnn_never_built_for(row: dict[str, Any], cuda: str) -> tuple[str, str] | None:
+    """(why, source) when the cuDNN series a per-toolkit package links (TensorRT 7.0: cuDNN 7.6) has no build for CUDA
+    in compat/cudnn.toml: a package of it for that CUDA cannot exist."""
+    series = accepted_cudnn(row)
+    if not series or (version_tuple(series[0]) or ())[:1] == ():
+        return None
+    releases = [r for r in load("cudnn").get("release", []) if matches_prefix(str(r.get("version")), series[0])]
+    if not releases or any(query.cudnn_variant(str(r["version"]), cuda) for r in releases):
+        return None
+    built = sorted({str(v.get("cuda")) for r in releases for v in r.get("variant", [])}, key=lambda v: version_tuple(v) or ())
+    return (f"cuDNN {series[0]}, which was never built for CUDA {cuda} (its builds: CUDA {', '.join(built)})",
+            str(releases[-1].get("source", "compat/cudnn.toml")))
 
 
 def judge_cudnn(need: Needs, rows: list[dict[str, Any]], cudnn: str) -> Reason:
