@@ -204,3 +204,15 @@ def test_tensorrt_packages_per_toolkit_that_the_data_may_not_all_hold(machine: M
     assert data["verdict"] == "incompatible" and "never built for CUDA 11.0" in reason(data, "cuda")["why"]
     assert verdict(machine, "tensorrt==8.5.3", "--cuda", "10.2") == "compatible"
     assert verdict(machine, "tensorrt==8.4.1", "--cuda", "10.2") == "compatible"
+
+
+def test_releases_between_two_readings_keep_what_the_later_one_still_holds(machine: Machine) -> None:
+    """nvidia-cudnn-cu13==9.28.1.4's fat binaries (SASS sm_75..sm_120, PTX 12.0): an architecture it still holds was
+    not removed by any release before it, so 9.18-9.28 keep Turing to Blackwell; 12.1 read from the CUDA 13 wheels
+    only (9.19.0, 9.28.1) says nothing about a CUDA 12 build."""
+    assert verdict(machine, "cudnn==9.20.0", "--cuda", "13.0", "--compute-capability", "9.0") == "compatible"
+    assert verdict(machine, "cudnn==9.24.0", "--cuda", "13.0", "--compute-capability", "12.0") == "compatible"
+    assert verdict(machine, "cudnn==9.22.0", "--cuda", "13.0", "--compute-capability", "12.1") == "compatible"
+    assert verdict(machine, "cudnn==9.22.0", "--cuda", "12.9", "--compute-capability", "12.1") == "unknown"
+    _, data = compat(machine, "cudnn==9.28.1", "--cuda", "13.0", "--compute-capability", "11.0")
+    assert data["verdict"] == "incompatible" and "PTX for 12.0 only" in reason(data, "compute_capability")["why"]

@@ -207,7 +207,9 @@ def _cudnn_gpu(release: dict[str, Any], chosen: list[dict[str, Any]], cc: str, s
                                           str(variant.get("arch_source") or source)))
             continue
         judged.append(verdicts.matrix_row(release, variant, cc))
-    support = gpu_support.release_support("cudnn", version, cc, f"cuDNN {version}", read_only=True)
+    majors = {str(v.get("cuda")).split(".")[0] for v in chosen}
+    support = gpu_support.release_support("cudnn", version, cc, f"cuDNN {version}", read_only=True,
+                                          cuda_majors=majors)
     if support is not None and support[0] == knowledge.INCOMPATIBLE:
         return knowledge.Reason("compute_capability", *support)
     known = [r for r in judged if r is not None]

@@ -39,18 +39,21 @@ def support_rows(product: str) -> list[dict[str, Any]]:
     return [row for row in load("gpu_support").get("support", []) if row.get("product") == product]
 
 
-def release_support(product: str, version: str, cc: str, label: str,
-                    read_only: bool = False, drops_only: bool = False) -> tuple[str, str, str] | None:
+def release_support(product: str, version: str, cc: str, label: str, read_only: bool = False,
+                    drops_only: bool = False, cuda_majors: set[str] | None = None) -> tuple[str, str, str] | None:
     """(verdict, why, source) for a GPU of compute capability CC under PRODUCT at VERSION from the [[support]] rows,
     or None where no row speaks about that GPU at that release. READ_ONLY: a "compatible" only from a row read for a
     bounded set of releases (through_version), never from a row that only records a drop. DROPS_ONLY: only the rows
-    that record a removal speak."""
+    that record a removal speak. A row read for some CUDA majors' builds only (cuda_majors) speaks only where every
+    build in question (CUDA_MAJORS) is one of them."""
     have, release = _cc(cc), version_tuple(version)
     if have is None or release is None:
         return None
     for row in support_rows(product):
         if have not in {_cc(c) for c in row.get("compute_capabilities", [])}:
             continue
+        if row.get("cuda_majors") and not (cuda_majors and cuda_majors <= set(row["cuda_majors"])):
+            continue  # read for other CUDA majors' builds
         if row.get("read_from") and not _at_or_after(release, row["read_from"]) or \
                 row.get("through_version") and not _within(release, row["through_version"]):
             continue  # the sources of this row were read for other releases
