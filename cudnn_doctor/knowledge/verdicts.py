@@ -606,6 +606,9 @@ def cudnn_support(cudnn: str, cuda: str, cc: str) -> Reason | None:
     if variant is None:
         return None
     release, row = variant
+    if row.get("arch_list"):  # the build's own kernels, read from its wheel
+        return covers(f"cuDNN {release['version']} for CUDA {row.get('cuda')}", list(row["arch_list"]),
+                      str(row.get("ptx", "unknown")), cc, str(row.get("arch_source") or release.get("source", "")))
     judged = [r for r in (matrix_row(release, one, cc) for one in query.toolkit_rows(row, cuda)) if r is not None]
     if not judged:
         return None
