@@ -550,6 +550,8 @@ def build_architectures(need: Needs, rows: list[dict[str, Any]], cc: str) -> Rea
 
 def _one_build(need: Needs, row: dict[str, Any], cc: str) -> Reason | None:
     label = f"{display(need.framework)} {need.version} (CUDA {row.get('cuda')})"
+    if row.get("torch"):  # a framework that runs on the PyTorch build it pins (vLLM)
+        label = f"{display(need.framework)} {need.version} (on PyTorch {row['torch']}'s CUDA {row.get('cuda')} build)"
     source = str(row.get("arch_source") or row["source"])
     if _cc(cc) in {_cc(str(c)) for c in row.get("runs_on", [])}:
         return Reason("compute_capability", COMPATIBLE, f"{label} is reported by its project to run on compute "
