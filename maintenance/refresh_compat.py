@@ -10,7 +10,8 @@
 
 Sources: PyPI's JSON API (https://pypi.org/pypi/<name>/json and /<name>/<version>/json, whose
 `requires_dist` is the wheel's Requires-Dist) for torch, tensorflow (its and-cuda extra), the JAX
-CUDA plugins (cuda11/12/13), onnxruntime-gpu, cupy, tensorrt (and -cu11/-cu12/-cu13), paddlepaddle-gpu,
+CUDA plugins (cuda11/12/13), onnxruntime-gpu, cupy, tensorrt (and -cu11/-cu12/-cu13), paddlepaddle-gpu, vllm
+(its torch pin),
 nvidia-cudnn-cu11/12/13 (new releases, and which platforms each has wheels for: compat/cudnn.toml
 [[wheel]]) and cuda-toolkit; NVIDIA's cuDNN
 redistributable manifests (https://developer.download.nvidia.com/compute/cudnn/redist/). Nothing is
@@ -74,6 +75,7 @@ PACKAGES = (
     Package("tensorrt-cu12", "tensorrt", "build", cuda="12", recent=40),
     Package("tensorrt-cu11", "tensorrt", "build", cuda="11", recent=20),
     Package("paddlepaddle-gpu", "paddle", "build"),
+    Package("vllm", "vllm", "build", recent=20),
     Package("nvidia-cudnn-cu13", "cudnn", "release", cuda="13"),
     Package("nvidia-cudnn-cu12", "cudnn", "release", cuda="12"),
     Package("nvidia-cudnn-cu11", "cudnn", "release", cuda="11"),
@@ -260,6 +262,9 @@ def compare(package: Package, emit_toml: bool) -> Iterator[str]:
                 yield (f"new release: {package.name}=={version} (sdist only: read its -libs/-cuXX wheels; "
                        f"not in compat/{package.table}.toml)")
             continue
+        if package.table == "vllm":  # a vLLM wheel pins one torch release; the row records that pin
+            yield from compare_torch_pin(package, version, have, requires, wheel, emit_toml)
+            continue
         pin = cudnn_pin(requires)
         cuda = cuda_pin(requires)
         where = f"{package.name}=={version} ({wheel or 'no Linux x86_64 wheel'})"
@@ -275,6 +280,21 @@ def compare(package: Package, emit_toml: bool) -> Iterator[str]:
         if not any(_same_pin(pin[1], value) for value in recorded):
             yield (f"changed pin: {where} requires {pin[0]}{pin[1]}; compat/{package.table}.toml has "
                    f"{', '.join(sorted(recorded)) or 'nothing'}")
+
+
+def compare_torch_pin(package: Package, version: str, have: list[dict[str, Any]], requires: list[str], wheel: str,
+                      emit_toml: bool) -> Iterator[str]:
+    """A framework whose wheel pins torch==X (vLLM): a release the data lacks, or a pin that changed."""
+    pins = [match.group(1) for line in requires if (match := re.match(r"^torch\s*\(?==\s*([0-9.]+)", line))]
+    torch = pins[0] if pins else None
+    recorded = {str(r.get("torch")) for r in have}
+    if not have:
+        yield f"new release: {package.name}=={version} ({wheel}): torch=={torch or '?'} (not in compat/{package.table}.toml)"
+        if emit_toml and torch:
+            source = f"{package.name}=={version} PyPI metadata ({wheel} METADATA: Requires-Dist torch=={torch})"
+            yield f'[[build]]\nversion = "{version}"\ntorch = "{torch}"\nsource = {json.dumps(source)}\n'
+    elif torch and torch not in recorded:
+        yield f"changed pin: {package.name}=={version} ({wheel}) requires torch=={torch}; compat/{package.table}.toml has {sorted(recorded)}"
 
 
 WHEEL_PLATFORMS = (("manylinux", "x86_64", "linux-x86_64"), ("manylinux", "aarch64", "linux-sbsa"),
