@@ -201,10 +201,8 @@ def _cudnn_gpu(release: dict[str, Any], chosen: list[dict[str, Any]], cc: str, s
                                            f"cuDNN {version} for CUDA {cuda or variant.get('cuda')}: {below[0]}",
                                            below[1]))
             continue
-        if variant.get("arch_list"):  # the build's own fat binaries, read from its wheel
-            judged.append(verdicts.covers(f"cuDNN {version} for CUDA {variant.get('cuda')}", list(variant["arch_list"]),
-                                          str(variant.get("ptx", "unknown")), cc,
-                                          str(variant.get("arch_source") or source)))
+        if variant.get("arch_list"):  # the build's own fat binaries, read from its wheels
+            judged.append(verdicts.wheel_kernels(release, variant, cc))
             continue
         judged.append(verdicts.matrix_row(release, variant, cc))
     majors = {str(v.get("cuda")).split(".")[0] for v in chosen}

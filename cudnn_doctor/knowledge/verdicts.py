@@ -609,13 +609,26 @@ def cudnn_support(cudnn: str, cuda: str, cc: str) -> Reason | None:
         return None
     release, row = variant
     if row.get("arch_list"):  # the build's own kernels, read from its wheel
-        return covers(f"cuDNN {release['version']} for CUDA {row.get('cuda')}", list(row["arch_list"]),
-                      str(row.get("ptx", "unknown")), cc, str(row.get("arch_source") or release.get("source", "")))
+        return wheel_kernels(release, row, cc)
     judged = [r for r in (matrix_row(release, one, cc) for one in query.toolkit_rows(row, cuda)) if r is not None]
     if not judged:
         return None
     return next((r for r in judged if r.verdict == COMPATIBLE), next((r for r in judged if r.verdict == UNKNOWN),
                                                                       judged[0]))
+
+
+def wheel_kernels(release: dict[str, Any], variant: dict[str, Any], cc: str) -> Reason:
+    """A cuDNN build's GPU by the kernels read from its wheels (variant arch_list). Where only some platforms' wheels
+    were read (arch_platforms), a GPU inside the listed span with no kernels is unknown, not incompatible: another
+    platform's build may hold them (the aarch64 wheel of 9.19.0 adds Thor's sm_110)."""
+    found = covers(f"cuDNN {release['version']} for CUDA {variant.get('cuda')}", list(variant["arch_list"]),
+                   str(variant.get("ptx", "unknown")), cc, str(variant.get("arch_source") or release.get("source", "")))
+    read = set(variant.get("arch_platforms", []))
+    oldest = min((_cc(str(a)) or () for a in variant["arch_list"]), default=())
+    if found.verdict == INCOMPATIBLE and len(read) < len(set(query.PLATFORMS.values())) and (_cc(cc) or ()) > oldest:
+        return Reason(found.part, UNKNOWN, f"{found.why} in the {', '.join(sorted(read))} wheel read; other platforms' "
+                                           "builds were not read", found.source)
+    return found
 
 
 def architecture(cc: str) -> str | None:
