@@ -46,6 +46,7 @@ GROUPS = (
     ("cupy", "CuPy"),
     ("tensorrt", "TensorRT"),
     ("paddlepaddle", "PaddlePaddle"),
+    ("vllm", "vLLM"),
 )
 
 

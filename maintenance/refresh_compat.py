@@ -4,12 +4,14 @@
     python maintenance/refresh_compat.py              # every source, a report on stdout
     python maintenance/refresh_compat.py --only torch,jax
     python maintenance/refresh_compat.py --toml        # also print draft [[build]] rows for what is new
+    python maintenance/refresh_compat.py --cudnn-wheel nvidia_cudnn_cu13-...whl  # GPU architectures of cuDNN
     python maintenance/refresh_compat.py --torch-wheel torch-2.11.0-...whl   # GPU architectures of a torch
                                         # wheel (`pip download --no-deps torch==X`), against compat/pytorch.toml
 
 Sources: PyPI's JSON API (https://pypi.org/pypi/<name>/json and /<name>/<version>/json, whose
 `requires_dist` is the wheel's Requires-Dist) for torch, tensorflow (its and-cuda extra), the JAX
-CUDA plugins (cuda11/12/13), onnxruntime-gpu, cupy, tensorrt (and -cu11/-cu12/-cu13), paddlepaddle-gpu,
+CUDA plugins (cuda11/12/13), onnxruntime-gpu, cupy, tensorrt (and -cu11/-cu12/-cu13), paddlepaddle-gpu, vllm
+(its torch pin),
 nvidia-cudnn-cu11/12/13 (new releases, and which platforms each has wheels for: compat/cudnn.toml
 [[wheel]]) and cuda-toolkit; NVIDIA's cuDNN
 redistributable manifests (https://developer.download.nvidia.com/compute/cudnn/redist/). Nothing is
@@ -73,6 +75,7 @@ PACKAGES = (
     Package("tensorrt-cu12", "tensorrt", "build", cuda="12", recent=40),
     Package("tensorrt-cu11", "tensorrt", "build", cuda="11", recent=20),
     Package("paddlepaddle-gpu", "paddle", "build"),
+    Package("vllm", "vllm", "build", recent=20),
     Package("nvidia-cudnn-cu13", "cudnn", "release", cuda="13"),
     Package("nvidia-cudnn-cu12", "cudnn", "release", cuda="12"),
     Package("nvidia-cudnn-cu11", "cudnn", "release", cuda="11"),
@@ -259,6 +262,9 @@ def compare(package: Package, emit_toml: bool) -> Iterator[str]:
                 yield (f"new release: {package.name}=={version} (sdist only: read its -libs/-cuXX wheels; "
                        f"not in compat/{package.table}.toml)")
             continue
+        if package.table == "vllm":  # a vLLM wheel pins one torch release; the row records that pin
+            yield from compare_torch_pin(package, version, have, requires, wheel, emit_toml)
+            continue
         pin = cudnn_pin(requires)
         cuda = cuda_pin(requires)
         where = f"{package.name}=={version} ({wheel or 'no Linux x86_64 wheel'})"
@@ -274,6 +280,21 @@ def compare(package: Package, emit_toml: bool) -> Iterator[str]:
         if not any(_same_pin(pin[1], value) for value in recorded):
             yield (f"changed pin: {where} requires {pin[0]}{pin[1]}; compat/{package.table}.toml has "
                    f"{', '.join(sorted(recorded)) or 'nothing'}")
+
+
+def compare_torch_pin(package: Package, version: str, have: list[dict[str, Any]], requires: list[str], wheel: str,
+                      emit_toml: bool) -> Iterator[str]:
+    """A framework whose wheel pins torch==X (vLLM): a release the data lacks, or a pin that changed."""
+    pins = [match.group(1) for line in requires if (match := re.match(r"^torch\s*\(?==\s*([0-9.]+)", line))]
+    torch = pins[0] if pins else None
+    recorded = {str(r.get("torch")) for r in have}
+    if not have:
+        yield f"new release: {package.name}=={version} ({wheel}): torch=={torch or '?'} (not in compat/{package.table}.toml)"
+        if emit_toml and torch:
+            source = f"{package.name}=={version} PyPI metadata ({wheel} METADATA: Requires-Dist torch=={torch})"
+            yield f'[[build]]\nversion = "{version}"\ntorch = "{torch}"\nsource = {json.dumps(source)}\n'
+    elif torch and torch not in recorded:
+        yield f"changed pin: {package.name}=={version} ({wheel}) requires torch=={torch}; compat/{package.table}.toml has {sorted(recorded)}"
 
 
 WHEEL_PLATFORMS = (("manylinux", "x86_64", "linux-x86_64"), ("manylinux", "aarch64", "linux-sbsa"),
@@ -392,6 +413,28 @@ def fatbin_entries(data: bytes) -> set[tuple[str, int]]:
     return found
 
 
+def cudnn_wheel_archs(path: str) -> Iterator[str]:
+    """What a downloaded nvidia-cudnn-cuXX wheel was compiled for: the SASS and PTX of each library's fat binaries,
+    and the SASS every library with kernels holds (the arch_list a compat/cudnn.toml variant records)."""
+    common: set[int] | None = None
+    ptx_all: set[int] = set()
+    with zipfile.ZipFile(path) as wheel:
+        for name in sorted(n for n in wheel.namelist() if re.search(r"/lib/libcudnn[^/]*\.so", n)):
+            entries = fatbin_entries(wheel.read(name))
+            sass = {sm for kind, sm in entries if kind == "SASS"}
+            ptx = {sm for kind, sm in entries if kind == "PTX"}
+            if not sass:
+                continue
+            yield (f"{name.rsplit('/', 1)[-1]}: SASS {' '.join(f'sm_{sm}' for sm in sorted(sass))}; "
+                   f"PTX {' '.join(f'compute_{sm}' for sm in sorted(ptx)) or 'none'}")
+            ptx_all |= ptx
+            if "engines_precompiled" not in name:  # its extra engines are optional; the others are needed by all
+                common = sass if common is None else common & sass
+    listing = [f"{sm // 10}.{sm % 10}" for sm in sorted(common or ())]
+    yield f"arch_list = {json.dumps(listing)}  # ptx: {max(ptx_all) // 10}.{max(ptx_all) % 10}" if ptx_all else \
+        f"arch_list = {json.dumps(listing)}  # no PTX"
+
+
 def torch_wheel_archs(path: str) -> Iterator[str]:
     """What a downloaded torch wheel was compiled for, against compat/pytorch.toml's row of that build."""
     with zipfile.ZipFile(path) as wheel:
@@ -423,10 +466,22 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--only", help="comma-separated PyPI names (default: all), or 'nvidia' for the manifests")
     parser.add_argument("--toml", action="store_true", help="print a draft [[build]] row for each new release")
+    parser.add_argument("--cudnn-wheel", action="append", default=[], metavar="WHEEL",
+                        help="a downloaded nvidia-cudnn-cuXX wheel: print the GPU architectures of its libraries "
+                             "(fatbin SASS/PTX) and the arch_list a compat/cudnn.toml variant records")
     parser.add_argument("--torch-wheel", action="append", default=[], metavar="WHEEL",
                         help="a downloaded torch wheel: print the GPU architectures it was compiled for "
                              "(arch flags, fatbin SASS/PTX) and compare them with compat/pytorch.toml")
     args = parser.parse_args(argv)
+    if args.cudnn_wheel:
+        for path in args.cudnn_wheel:
+            try:
+                for line in cudnn_wheel_archs(path):
+                    print(line)
+            except (OSError, KeyError, zipfile.BadZipFile) as error:
+                print(f"{path}: cannot read it as a cuDNN wheel ({error})", file=sys.stderr)
+                return 2
+        return 0
     if args.torch_wheel:
         for path in args.torch_wheel:
             try:

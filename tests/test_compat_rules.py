@@ -347,7 +347,11 @@ def test_lists_of_the_new_tables(machine: Machine) -> None:
                                                   # TensorRT 7.0-8.4: packages per CUDA version, not wheels (issue 41)
                                                   "NVIDIA TensorRT 8.4." in row["source"] or
                                                   "NVIDIA/TensorRT#" in row["source"] or
-                                                  "NVIDIA TensorRT 7." in row["source"]
+                                                  "NVIDIA TensorRT 7." in row["source"] or
+                                                  "NVIDIA TensorRT 8.0.3 Support" in row["source"] or
+                                                  "NVIDIA TensorRT 8.2.5 Support" in row["source"] or
+                                                  "NVIDIA TensorRT 8.5.3 Support" in row["source"] or
+                                                  "NVIDIA's TensorRT 7." in row["source"]
                                                   for row in data["rows"])
 
 

@@ -168,8 +168,9 @@ def test_paddle_post_builds_and_own_index(machine: Machine) -> None:
     requirements = {b["requirement"] for b in data["builds"]}
     assert {"paddlepaddle-gpu==2.4.2", "paddlepaddle-gpu==2.4.2.post117"} <= requirements
     _, data = compat(machine, "paddlepaddle-gpu==3.2.0")
-    [build] = data["builds"]
-    assert build["index_url"] == "https://www.paddlepaddle.org.cn/packages/stable/cu126/" and build["cuda"] == "12.6"
+    indexes = {build["cuda"]: build["index_url"] for build in data["builds"]}
+    assert indexes == {"12.6": "https://www.paddlepaddle.org.cn/packages/stable/cu126/",
+                       "12.9": "https://www.paddlepaddle.org.cn/packages/stable/cu129/"}
 
 
 # --- Theano: the device check of each release, both back ends --------------------------------------

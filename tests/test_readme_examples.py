@@ -201,6 +201,8 @@ SETUPS = {  # (section, command) -> how its pretend machine is made (a context t
     ("Jetson", "cudnn-doctor check"): _jetson_with_cpu_torch,
     ("`cudnn-doctor compat`", "cudnn-doctor compat tensorflow==2.15.0 --cuda 12.2 --cudnn 8.6.0 --driver 535.54.03"): None,
     ("`cudnn-doctor compat`", "cudnn-doctor compat torch==2.5.1+cu124 --cuda 11.8 --compute-capability 3.7"): None,
+    ("`cudnn-doctor compat`", "cudnn-doctor compat cudnn==7.6.5 --cuda 9.0 --driver 384.81"): None,
+    ("`cudnn-doctor compat`", "cudnn-doctor compat vllm==0.11.0 --compute-capability 6.1"): None,
     ("`cudnn-doctor explain`", "cudnn-doctor explain \"Could not load dynamic library 'libcudnn.so.8'; dlerror: "
                                "libcudnn.so.8: cannot open shared object file\""): _one_cudnn,
     ("`cudnn-doctor explain`", "cudnn-doctor explain CD303"): None,

@@ -180,43 +180,86 @@ def _judge_cudnn_release(release: dict[str, Any], combo: knowledge.Combination) 
         judged = [_variant_driver(version, v, combo.driver, source) for v in fitting]
         reasons.append(next((r for r in judged if r.verdict == knowledge.COMPATIBLE), judged[0]))
     if combo.compute_capability and chosen:
-        supports = [verdicts.matrix_row(release, v, combo.compute_capability) for v in chosen]
-        known = [r for r in supports if r is not None]
-        if known:
-            reasons.append(next((r for r in known if r.verdict == knowledge.COMPATIBLE), known[0]))
-        else:  # no matrix read for this release: the architectures an earlier release dropped stay dropped
-            support = gpu_support.release_support("cudnn", version, combo.compute_capability, f"cuDNN {version}",
-                                                  read_only=True)
-            reasons.append(knowledge.Reason("compute_capability", *support) if support else
-                           knowledge.Reason("compute_capability", knowledge.UNKNOWN,
-                                            f"NVIDIA's support matrix for cuDNN {version} is not in the data", source))
+        reasons.append(_cudnn_gpu(release, chosen, combo.compute_capability, source, combo.cuda))
     if combo.driver and combo.compute_capability:  # the GPU generation's own driver floor
         reasons += verdicts.gpu_driver_reasons(combo.driver, combo.compute_capability, combo.os)
     return reasons
 
 
+def _cudnn_gpu(release: dict[str, Any], chosen: list[dict[str, Any]], cc: str, source: str,
+               cuda: str | None = None) -> knowledge.Reason:
+    """A GPU against the cuDNN builds in question: a CUDA major that no longer targets it (compat/gpu_support.toml
+    [[cuda_floor]]) rules a build out; then NVIDIA's matrix row of the build; then the architectures the releases add
+    and drop ([[support]]), which also overrule a matrix row's open "SM 3.5 and later" for a GPU that came after it."""
+    version = str(release["version"])
+    judged: list[knowledge.Reason | None] = []
+    for variant in chosen:
+        built = str(variant.get("toolkit") or variant.get("cuda"))
+        below = gpu_support.below_cuda_floor(built, cc) or gpu_support.before_first_toolkit(cuda or built, cc)
+        if below is not None:
+            judged.append(knowledge.Reason("compute_capability", knowledge.INCOMPATIBLE,
+                                           f"cuDNN {version} for CUDA {cuda or variant.get('cuda')}: {below[0]}",
+                                           below[1]))
+            continue
+        if variant.get("arch_list"):  # the build's own fat binaries, read from its wheels
+            judged.append(verdicts.wheel_kernels(release, variant, cc))
+            continue
+        judged.append(verdicts.matrix_row(release, variant, cc))
+    majors = {str(v.get("cuda")).split(".")[0] for v in chosen}
+    support = gpu_support.release_support("cudnn", version, cc, f"cuDNN {version}", read_only=True,
+                                          cuda_majors=majors)
+    if support is not None and support[0] == knowledge.INCOMPATIBLE:
+        return knowledge.Reason("compute_capability", *support)
+    known = [r for r in judged if r is not None]
+    fits = [r for r in known if r.verdict == knowledge.COMPATIBLE]
+    if fits:
+        return fits[0]
+    if len(known) == len(judged) and known:  # every build in question is judged, none runs the GPU
+        return known[0]
+    if support is not None:
+        return knowledge.Reason("compute_capability", *support)
+    if known and known[0].verdict == knowledge.INCOMPATIBLE and len(chosen) == 1:
+        return known[0]
+    return knowledge.Reason("compute_capability", knowledge.UNKNOWN,
+                            f"NVIDIA's support matrix for cuDNN {version} is not in the data", source)
+
+
 def _variant_driver(version: str, variant: dict[str, Any], driver: str, source: str) -> knowledge.Reason:
+    """DRIVER against one cuDNN build: its CUDA runtime's floor decides (compat/rules.toml [cudnn_driver]); a newer
+    driver named in NVIDIA's matrix row is what NVIDIA tested with, a warning when the driver is below it."""
     floor = variant.get("linux_min_driver")
     label = f"cuDNN {version} for CUDA {variant.get('toolkit') or variant.get('cuda')}"
-    if floor in (None, "unknown"):
-        # NVIDIA's matrix row was not read; the CUDA runtime the build needs still sets a floor below which it
-        # cannot run (compat/cuda.toml), but being above it does not make the matrix's own floor known
-        cuda = str(variant.get("toolkit") or variant.get("cuda"))
-        runtime = verdicts.judge_driver_for_cuda(cuda, driver, "linux")
-        if runtime.verdict == knowledge.INCOMPATIBLE:
-            return knowledge.Reason("driver", knowledge.INCOMPATIBLE, f"{label} runs on the CUDA {cuda} runtime: "
-                                                                f"{runtime.why}", runtime.source)
-        return knowledge.Reason("driver", knowledge.UNKNOWN, f"{label}: minimum driver unknown", source)
-    have, need = version_tuple(driver) or (), version_tuple(str(floor)) or ()
-    verdict = knowledge.COMPATIBLE if have >= need else knowledge.INCOMPATIBLE
-    return knowledge.Reason("driver", verdict, f"{label} needs driver >= {floor}; {driver} is "
-                                            f"{'that or newer' if verdict == knowledge.COMPATIBLE else 'older'}",
-                         variant.get("source") or source)
+    cuda = str(variant.get("toolkit") or variant.get("cuda"))
+    rule = load("rules").get("cudnn_driver", {})
+    runtime = verdicts.judge_driver_for_cuda(cuda, driver, "linux")
+    if runtime.verdict == knowledge.INCOMPATIBLE:
+        return knowledge.Reason("driver", knowledge.INCOMPATIBLE, f"{label} runs on the CUDA {cuda} runtime: "
+                                                            f"{runtime.why}", runtime.source)
+    matrix_source = variant.get("source") or source
+    if floor not in (None, "unknown"):
+        have, need = version_tuple(driver) or (), version_tuple(str(floor)) or ()
+        if have >= need:
+            return knowledge.Reason("driver", knowledge.COMPATIBLE, f"{label} needs driver >= {floor}; {driver} is "
+                                                              "that or newer", matrix_source)
+        if runtime.verdict == knowledge.COMPATIBLE and rule.get("rule") == "cuda-runtime":
+            return knowledge.Reason("driver", knowledge.COMPATIBLE,
+                                    f"warning: NVIDIA's matrix lists driver {floor} for {label}, but cuDNN's driver "
+                                    f"need is its CUDA runtime's, and {runtime.why}: it loads and runs; NVIDIA "
+                                    f"tested it with {floor}", f"{matrix_source}; {runtime.source}; {rule['source']}",
+                                    warning=True)
+        return knowledge.Reason("driver", knowledge.INCOMPATIBLE if runtime.verdict != knowledge.UNKNOWN else
+                                knowledge.UNKNOWN, f"{label} needs driver >= {floor}; {driver} is older",
+                                matrix_source)
+    if runtime.verdict == knowledge.COMPATIBLE and rule.get("rule") == "cuda-runtime":
+        return knowledge.Reason("driver", knowledge.COMPATIBLE, f"{label}: cuDNN's driver need is its CUDA runtime's; "
+                                                          f"{runtime.why}", f"{runtime.source}; {rule['source']}",
+                                warning=runtime.warning)
+    return knowledge.Reason("driver", knowledge.UNKNOWN, f"{label}: minimum driver unknown", source)
 
 
 def _requirement_of(row: dict[str, Any]) -> dict[str, Any]:
     keep = ("version", "cuda", "cudnn", "cudnn_requirement", "os", "artifact", "package", "python", "cudnn_package",
-            "pypi_default", "arch_list", "ptx", "min_compute_capability", "min_cuda", "note")
+            "pypi_default", "arch_list", "ptx", "min_compute_capability", "min_cuda", "max_cuda", "note")
     requirement = {key: row[key] for key in keep if row.get(key) not in (None, "")}
 
     cuda = row.get("cuda")

@@ -174,10 +174,21 @@ def _needs(framework: str, version: str, os_name: str = "linux", artifact: str |
         digits = local[2:]
         build_cuda = f"{digits[:-1]}.{digits[-1]}"
     release_rows = [row for row in all_rows(framework) if _same_release(str(row.get("version", "")), base)]
+    named = _local_version_build(framework, base, local)
+    if named is not None and named.get("unknown_build"):
+        need = Needs(framework, base, [], build_cuda)
+        need.missing = Reason("build", UNKNOWN, f"{display(framework)} {base}+{local} is not a build the data knows "
+                                                f"(its sources name: {', '.join(_local_tags(framework))})",
+                              str(named["source"]))
+        return need
+    if named is not None:  # jaxlib==0.4.13+cuda11.cudnn86: the name says which build
+        release_rows = [named]
     # a build named by its own pip version (Paddle's 2.5.2.post116 from Paddle's index): that build, of its release
     by_pip = [row for row in all_rows(framework) if str(row.get("pip_version", "")) == base]
     if by_pip:
         release_rows, base = by_pip, str(by_pip[0].get("version", base))
+    if release_rows and profile(framework).get("runs_on_framework"):
+        release_rows = _on_framework(framework, release_rows)
     need = Needs(framework, base, release_rows, build_cuda)
     if not release_rows:
         need.missing = release_unknown(framework, base)
@@ -212,6 +223,60 @@ def _needs(framework: str, version: str, os_name: str = "linux", artifact: str |
                                       f"are {builds or 'not known'}", need.rows[0]["source"])
         need.rows = exact or need.rows
     return need
+
+
+def _on_framework(framework: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A framework whose wheel runs on another's release (vLLM on the torch it pins, compat/rules.toml
+    runs_on_framework): each row becomes that release's PyPI build (its CUDA, cuDNN and architectures), named for
+    the framework and citing both. A pinned release the data does not hold leaves a row whose CUDA is unknown."""
+    rule = profile(framework)
+    host = str(rule["runs_on_framework"])
+    merged: list[dict[str, Any]] = []
+    for row in rows:
+        pinned = str(row.get("torch", ""))
+        builds = [r for r in all_rows(host) if str(r.get("version")) == pinned]
+        default = [r for r in builds if r.get("pypi_default") is True] or builds[:1] if len(builds) == 1 else \
+            [r for r in builds if r.get("pypi_default") is True]
+        if not default:
+            merged.append({**row, "cuda": "unknown", "note": f"{display(host)} {pinned}'s PyPI build is not in compat/"})
+            continue
+        build = default[0]
+        keep = {key: value for key, value in build.items() if key not in ("version", "pypi_default", "note", "source")}
+        merged.append({**keep, "version": row["version"], "torch": pinned, "pypi_default": True,
+                       "arch_source": f"{build.get('arch_source') or build['source']} (the {display(host)} {pinned} "
+                                      "build it runs on)",
+                       "source": f"{row['source']}; {display(host)} {pinned}'s PyPI build (CUDA {build.get('cuda')}): "
+                                 f"{build['source']}; {rule.get('runs_on_framework_source', '')}"})
+    return merged
+
+
+def _local_version_build(framework: str, base: str, local: str) -> dict[str, Any] | None:
+    """compat/rules.toml [[local_version_build]]: a local version that names its build's CUDA major and cuDNN
+    (jaxlib's +cuda11.cudnn86), as a row of its own; the CUDA minor it needs where the rule's sources give it."""
+    if not local:
+        return None
+    for rule in load("rules").get("local_version_build", []):
+        match = re.fullmatch(str(rule["pattern"]), local) if rule.get("framework") == framework else None
+        if match is None:
+            continue
+        cuda, cudnn = match.group("cuda"), f"{match.group('cudnn_major')}.{match.group('cudnn_minor')}"
+        row: dict[str, Any] = {"version": base, "cuda": cuda, "cudnn": cudnn, "package": rule.get("package"),
+                               "source": f"{rule['source']} ({rule['why']})"}
+        minimum = dict(rule.get("min_cuda", {})).get(local)
+        if not minimum:  # a tag the sources do not name: no build of ours to judge
+            row["unknown_build"] = True
+            return row
+        low, _, high = str(minimum).partition("..")  # "12.0..12.2": the releases with this tag need 12.0 to 12.2
+        row["min_cuda"] = low
+        if high:
+            row["min_cuda_upper"] = high
+        return row
+    return None
+
+
+def _local_tags(framework: str) -> list[str]:
+    return [str(tag) for rule in load("rules").get("local_version_build", []) if rule.get("framework") == framework
+            for tag in dict(rule.get("min_cuda", {}))]
 
 
 def _same_release(row_version: str, wanted: str) -> bool:

@@ -39,18 +39,21 @@ def support_rows(product: str) -> list[dict[str, Any]]:
     return [row for row in load("gpu_support").get("support", []) if row.get("product") == product]
 
 
-def release_support(product: str, version: str, cc: str, label: str,
-                    read_only: bool = False, drops_only: bool = False) -> tuple[str, str, str] | None:
+def release_support(product: str, version: str, cc: str, label: str, read_only: bool = False,
+                    drops_only: bool = False, cuda_majors: set[str] | None = None) -> tuple[str, str, str] | None:
     """(verdict, why, source) for a GPU of compute capability CC under PRODUCT at VERSION from the [[support]] rows,
     or None where no row speaks about that GPU at that release. READ_ONLY: a "compatible" only from a row read for a
     bounded set of releases (through_version), never from a row that only records a drop. DROPS_ONLY: only the rows
-    that record a removal speak."""
+    that record a removal speak. A row read for some CUDA majors' builds only (cuda_majors) speaks only where every
+    build in question (CUDA_MAJORS) is one of them."""
     have, release = _cc(cc), version_tuple(version)
     if have is None or release is None:
         return None
     for row in support_rows(product):
         if have not in {_cc(c) for c in row.get("compute_capabilities", [])}:
             continue
+        if row.get("cuda_majors") and not (cuda_majors and cuda_majors <= set(row["cuda_majors"])):
+            continue  # read for other CUDA majors' builds
         if row.get("read_from") and not _at_or_after(release, row["read_from"]) or \
                 row.get("through_version") and not _within(release, row["through_version"]):
             continue  # the sources of this row were read for other releases
@@ -146,3 +149,25 @@ def judge_driver_for_gpu(driver: str, cc: str, os_name: str = "linux") -> tuple[
     return (INCOMPATIBLE, f"{architecture} GPUs (compute capability {cc}) are supported from CUDA {first_cuda}, whose driver "
                           f"is {minimum}: driver {driver} does not drive this GPU, whatever CUDA version it runs "
                           "(minor-version compatibility does not extend to new GPUs)", source)
+
+
+def before_first_toolkit(cuda: str | None, cc: str) -> tuple[str, str] | None:
+    """(why, source) when a CUDA (a toolkit x.y, or a major alone) is older than the first toolkit that targets a GPU of
+    compute capability CC ([[driver_floor]] first_cuda), or any GPU of the same major at or below it, whose kernels it
+    would run (SASS for X.y runs on X.z, z >= y): a build made with that CUDA holds no kernels for it. None where the
+    data holds no first toolkit for the GPU, or a major alone that may or may not reach it."""
+    have, parts = _cc(cc), version_tuple(cuda) if cuda else None
+    if have is None or not parts:
+        return None
+    rows = [row for row in load("gpu_support").get("driver_floor", [])
+            for c in row.get("compute_capabilities", []) if (_cc(c) or ())[:1] == have[:1] and (_cc(c) or ()) <= have]
+    own = [row for row in rows if have in {_cc(c) for c in row.get("compute_capabilities", [])}]
+    if not own:
+        return None
+    first = min(version_tuple(str(row["first_cuda"])) or () for row in rows)
+    older = parts[:2] < first[:2] if len(parts) >= 2 else parts[0] < first[0]
+    if not older:
+        return None
+    row = own[0]
+    return (f"{row['architecture']} GPUs (compute capability {cc}) are targeted from CUDA "
+            f"{'.'.join(map(str, first))} on; a build for CUDA {cuda} holds no kernels for them", str(row["source"]))

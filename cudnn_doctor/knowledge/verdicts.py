@@ -54,9 +54,56 @@ def judge(need: Needs, combo: Combination) -> tuple[str, list[Reason]]:
         if combo.cudnn:
             reasons.append(over_range("cudnn", combo.cudnn, lambda v: judge_compute_capability(need, rows, cc, v)))
         else:
-            reasons.append(judge_compute_capability(need, rows, cc, None))
+            found = judge_compute_capability(need, rows, cc, None)
+            reasons.append(_newest_cudnn_drops(need, rows, cc, found) if found.verdict == COMPATIBLE else found)
     return overall(reasons), reasons
 
+
+def _newest_cudnn_drops(need: Needs, rows: list[dict[str, Any]], cc: str, found: Reason) -> Reason:
+    """No cuDNN named and a build asks for a range of them (jax-cuda12-plugin: nvidia-cudnn-cu12>=9.8,<10): pip
+    installs the newest wheel in range (compat/cudnn.toml [[wheel]]). Where that release dropped the GPU
+    (compat/gpu_support.toml) but an older one in range has not, it runs only with cuDNN pinned below the drop; where
+    every release in range of every such build dropped it, it does not run."""
+    from cudnn_doctor.specifiers import InvalidSpecifier, Specifiers
+
+    pins: list[Reason] = []
+    none: list[Reason] = []
+    have = _cc(cc) or ()
+    for row in rows:
+        package, requirement = str(row.get("cudnn_package") or ""), row.get("cudnn_requirement")
+        if not package or not requirement or have < (_cc(str(row.get("min_compute_capability") or "")) or ()):
+            continue  # no range, or a build that does not run this GPU anyway
+        try:
+            spec = Specifiers(str(requirement))
+        except InvalidSpecifier:
+            continue
+        wheels = sorted((w for w in load("cudnn").get("wheel", []) if w.get("package") == package and
+                         any(spec.contains(str(b), prereleases=True) for b in w.get("builds", []))),
+                        key=lambda w: version_tuple(str(w["release"])) or ())
+        if not wheels:
+            continue
+        judged = [(str(w["release"]), gpu_support.release_support("cudnn", str(w["release"]), cc,
+                                                                  f"cuDNN {w['release']}", drops_only=True))
+                  for w in wheels]
+        dropped = [(release, d) for release, d in judged if d is not None and d[0] == INCOMPATIBLE]
+        if not dropped or judged[-1][1] is None or judged[-1][1][0] != INCOMPATIBLE:
+            return found  # the newest in range still runs the GPU
+        newest, drop = judged[-1][0], judged[-1][1]
+        kept = [release for release, d in judged if d is None or d[0] != INCOMPATIBLE]
+        label = f"{display(need.framework)} {need.version} (CUDA {row.get('cuda')})"
+        if not kept:
+            none.append(Reason("compute_capability", INCOMPATIBLE, f"{label} requires {package}{spec}, and every release "
+                                                                   f"of it ({judged[0][0]} to {newest}) dropped this GPU: "
+                                                                   f"{drop[1]}", f"{row['source']}; {drop[2]}"))
+            continue
+        first_dropped = dropped[0][0]
+        pins.append(Reason("compute_capability", COMPATIBLE,
+                           f"warning: {found.why}; but {label} requires {package}{spec}, pip installs the newest "
+                           f"({newest}), and {drop[1]}: pin '{package}<{first_dropped}' ({kept[0]} to {kept[-1]} "
+                           "still run it)", f"{found.source}; {row['source']}; {drop[2]}", warning=True))
+    if pins:
+        return pins[0]
+    return none[0] if none else found
 
 def gpu_driver_reasons(driver: str, cc: str, os_name: str) -> list[Reason]:
     """compat/gpu_support.toml [[driver_floor]]: does DRIVER drive a GPU of compute capability CC at all?"""
@@ -93,14 +140,34 @@ def _judge_cuda(need: Needs, rows: list[dict[str, Any]], cuda: str) -> Reason:
         return Reason("cuda", COMPATIBLE, why, f"{row['source']}; {profile(need.framework).get('source', '')}")
     if newer is not None:
         return newer
+    has_toolkit = any(major_minor(str(row["cuda"])) == major_minor(cuda) for row in known)
     for row in known:
-        if row.get("exact_cuda") and major_minor(str(row["cuda"])) != major_minor(cuda):
+        if row.get("exact_cuda") and major_minor(str(row["cuda"])) != major_minor(cuda) and not has_toolkit:
+            if any(r.get("builds_complete") is False for r in known):
+                linked = _cudnn_never_built_for(row, cuda)
+                if linked is not None:
+                    return Reason("cuda", INCOMPATIBLE, f"{name} was packaged per CUDA toolkit with {linked[0]}; no "
+                                                        f"package for CUDA {cuda} can exist", f"{row['source']}; "
+                                                                                              f"{linked[1]}")
+                return Reason("cuda", UNKNOWN, f"{name} was packaged per CUDA toolkit and the data holds only its "
+                                               f"CUDA {_cuda_list(known)} packages, not whether one for {cuda} exists",
+                              row["source"])
             return Reason("cuda", INCOMPATIBLE, f"{row.get('package') or name} needs exactly CUDA {row['cuda']}; "
                                                 f"{cuda} is another toolkit", row["source"])
         if row.get("min_cuda") and major(str(row["cuda"])) == major(cuda) and \
                 (major_minor(cuda) or (0, 0)) < (major_minor(str(row["min_cuda"])) or (0, 0)):
             return Reason("cuda", INCOMPATIBLE, f"{row.get('package') or name} needs CUDA {row['min_cuda']} or newer "
                                                 f"of CUDA {row['cuda']}.x; {cuda} is older", row["source"])
+        if row.get("min_cuda_upper") and major(str(row["cuda"])) == major(cuda) and \
+                (major_minor(cuda) or (0, 0)) < (major_minor(str(row["min_cuda_upper"])) or (0, 0)):
+            return Reason("cuda", UNKNOWN, f"{row.get('package') or name} releases of this build need CUDA "
+                                           f"{row['min_cuda']} to {row['min_cuda_upper']} (by release); whether "
+                                           f"{name} runs on {cuda} is not in the data", row["source"])
+        if row.get("max_cuda") and major(str(row["cuda"])) == major(cuda) and \
+                (major_minor(cuda) or (0, 0)) > (major_minor(str(row["max_cuda"])) or (0, 0)):
+            return Reason("cuda", UNKNOWN, f"NVIDIA's support matrix for {name} lists CUDA {row.get('min_cuda') or row['cuda']} "
+                                           f"to {row['max_cuda']}; {cuda} is newer: CUDA's minor-version compatibility may "
+                                           "run it, but NVIDIA does not list it for this release", row["source"])
     for row in known:
         built = str(row["cuda"])
         if major_minor(built) == major_minor(cuda) or (built.count(".") == 0 and major(built) == major(cuda)
@@ -126,6 +193,20 @@ def _judge_cuda(need: Needs, rows: list[dict[str, Any]], cuda: str) -> Reason:
         return Reason("cuda", COMPATIBLE, why, f"{row['source']}; {minor_version_compatibility_source()}")
     why = f"built for CUDA {built}; CUDA {cuda} is older than that, so newer runtime symbols may be missing"
     return Reason("cuda", INCOMPATIBLE, why, row["source"])
+
+
+def _cudnn_never_built_for(row: dict[str, Any], cuda: str) -> tuple[str, str] | None:
+    """(why, source) when the cuDNN series a per-toolkit package links (TensorRT 7.0: cuDNN 7.6) has no build for CUDA
+    in compat/cudnn.toml: a package of it for that CUDA cannot exist."""
+    series = accepted_cudnn(row)
+    if not series or (version_tuple(series[0]) or ())[:1] == ():
+        return None
+    releases = [r for r in load("cudnn").get("release", []) if matches_prefix(str(r.get("version")), series[0])]
+    if not releases or any(query.cudnn_variant(str(r["version"]), cuda) for r in releases):
+        return None
+    built = sorted({str(v.get("cuda")) for r in releases for v in r.get("variant", [])}, key=lambda v: version_tuple(v) or ())
+    return (f"cuDNN {series[0]}, which was never built for CUDA {cuda} (its builds: CUDA {', '.join(built)})",
+            str(releases[-1].get("source", "compat/cudnn.toml")))
 
 
 def judge_cudnn(need: Needs, rows: list[dict[str, Any]], cudnn: str) -> Reason:
@@ -343,7 +424,7 @@ def judge_compute_capability(need: Needs, rows: list[dict[str, Any]], cc: str, c
     if support is not None:
         return build if build is not None and build.verdict == INCOMPATIBLE else support
     if build is None or build.verdict == UNKNOWN:
-        floor = _cuda_floor(need, rows, cc)
+        floor = _cuda_floor(need, rows, cc) or _arch_check(need, rows, cc)
         if floor is not None:
             return floor
     cuda = next((str(row["cuda"]) for row in known_cuda_rows(rows)), None)
@@ -395,6 +476,21 @@ def _cuda_floor(need: Needs, rows: list[dict[str, Any]], cc: str) -> Reason | No
     why, source = below[0]  # type: ignore[misc]
     return Reason("compute_capability", INCOMPATIBLE, f"{display(need.framework)} {need.version} (CUDA "
                                                       f"{', '.join(cudas)}): {why}", source)
+
+
+def _arch_check(need: Needs, rows: list[dict[str, Any]], cc: str) -> Reason | None:
+    """compat/rules.toml [[framework_arch_check]]: a framework that refuses GPUs its build was not compiled for, and
+    every build in question is for a CUDA too old to have been compiled for this GPU."""
+    rule = next((r for r in load("rules").get("framework_arch_check", []) if r.get("framework") == need.framework), None)
+    cudas = sorted({str(row["cuda"]) for row in known_cuda_rows(rows)})
+    if rule is None or not cudas:
+        return None
+    too_old = [gpu_support.before_first_toolkit(cuda, cc) for cuda in cudas]
+    if not all(too_old):
+        return None
+    why, source = too_old[0]  # type: ignore[misc]
+    return Reason("compute_capability", INCOMPATIBLE, f"{display(need.framework)} {need.version} (CUDA {', '.join(cudas)}): "
+                                                      f"{why}, and {rule['why']}", f"{source}; {rule['source']}")
 
 
 def _framework_floor(need: Needs, cc: str) -> Reason | None:
@@ -454,7 +550,12 @@ def build_architectures(need: Needs, rows: list[dict[str, Any]], cc: str) -> Rea
 
 def _one_build(need: Needs, row: dict[str, Any], cc: str) -> Reason | None:
     label = f"{display(need.framework)} {need.version} (CUDA {row.get('cuda')})"
+    if row.get("torch"):  # a framework that runs on the PyTorch build it pins (vLLM)
+        label = f"{display(need.framework)} {need.version} (on PyTorch {row['torch']}'s CUDA {row.get('cuda')} build)"
     source = str(row.get("arch_source") or row["source"])
+    if _cc(cc) in {_cc(str(c)) for c in row.get("runs_on", [])}:
+        return Reason("compute_capability", COMPATIBLE, f"{label} is reported by its project to run on compute "
+                                                        f"capability {cc}", str(row.get("runs_on_source") or source))
     if row.get("arch_list"):
         return covers(label, list(row["arch_list"]), str(row.get("ptx", "unknown")), cc, source)
     low = row.get("min_compute_capability")
@@ -493,6 +594,10 @@ def covers(what: str, arch_list: list[str], ptx: str, cc: str, source: str) -> R
     if ptx == "unknown":
         return Reason("compute_capability", UNKNOWN, f"{what} is built for {listing}; compute capability {cc} is not "
                                                      "among them and whether it ships PTX is not known", source)
+    if ptx not in ("none", ""):
+        return Reason("compute_capability", INCOMPATIBLE, f"{what} is built for {listing}, with PTX for {ptx} only (PTX "
+                                                          f"runs on that compute capability and newer); compute "
+                                                          f"capability {cc} has no kernels in it", source)
     return Reason("compute_capability", INCOMPATIBLE, f"{what} is built for {listing} without PTX; compute capability "
                                                       f"{cc} has no kernels in it", source)
 
@@ -503,11 +608,27 @@ def cudnn_support(cudnn: str, cuda: str, cc: str) -> Reason | None:
     if variant is None:
         return None
     release, row = variant
+    if row.get("arch_list"):  # the build's own kernels, read from its wheel
+        return wheel_kernels(release, row, cc)
     judged = [r for r in (matrix_row(release, one, cc) for one in query.toolkit_rows(row, cuda)) if r is not None]
     if not judged:
         return None
     return next((r for r in judged if r.verdict == COMPATIBLE), next((r for r in judged if r.verdict == UNKNOWN),
                                                                       judged[0]))
+
+
+def wheel_kernels(release: dict[str, Any], variant: dict[str, Any], cc: str) -> Reason:
+    """A cuDNN build's GPU by the kernels read from its wheels (variant arch_list). Where only some platforms' wheels
+    were read (arch_platforms), a GPU inside the listed span with no kernels is unknown, not incompatible: another
+    platform's build may hold them (the aarch64 wheel of 9.19.0 adds Thor's sm_110)."""
+    found = covers(f"cuDNN {release['version']} for CUDA {variant.get('cuda')}", list(variant["arch_list"]),
+                   str(variant.get("ptx", "unknown")), cc, str(variant.get("arch_source") or release.get("source", "")))
+    read = set(variant.get("arch_platforms", []))
+    oldest = min((_cc(str(a)) or () for a in variant["arch_list"]), default=())
+    if found.verdict == INCOMPATIBLE and len(read) < len(set(query.PLATFORMS.values())) and (_cc(cc) or ()) > oldest:
+        return Reason(found.part, UNKNOWN, f"{found.why} in the {', '.join(sorted(read))} wheel read; other platforms' "
+                                           "builds were not read", found.source)
+    return found
 
 
 def architecture(cc: str) -> str | None:
