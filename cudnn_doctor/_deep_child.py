@@ -66,9 +66,9 @@ def ask_tensorflow(answer):
 
 
 def ask_jax(answer):
-    # the tiny convolution needs no search for the fastest algorithm (seconds of autotuning); the user's own
-    # XLA_FLAGS stay in force, as a program of theirs would have them
-    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_gpu_autotune_level=0").strip()
+    # XLA's own settings, the user's XLA_FLAGS among them, as a program of theirs would have them: with autotuning
+    # off XLA takes cuDNN's first engine only, which fails where a program's autotuning finds one that works (seen on
+    # an H100 with the precompiled engines unloadable: JIT mode)
     import jax
 
     answer["version"] = jax.__version__
