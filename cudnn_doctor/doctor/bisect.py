@@ -121,12 +121,13 @@ Runner = Callable[..., dict[str, dict[str, object]]]
 NOT_RUN = ("the import child", "no Python interpreter", "importing ")  # the framework could not be asked at all
 
 
-def run_frameworks(frameworks: list[Framework], env: dict[str, str], limits: tuple[tuple[str, str], ...] = ()
-                   ) -> dict[str, dict[str, object]]:
-    """Each framework's answer to its smallest cuDNN work in a child (side by side) started with ENV and LIMITS."""
+def run_frameworks(frameworks: list[Framework], env: dict[str, str], limits: tuple[tuple[str, str], ...] = (),
+                   timeout: float | None = None) -> dict[str, dict[str, object]]:
+    """Each framework's answer to its smallest cuDNN work in a child (side by side) started with ENV and LIMITS,
+    within TIMEOUT seconds."""
     from cudnn_doctor.probes.deep import DeepImports
 
-    children = DeepImports(frameworks, env, limits)
+    children = DeepImports(frameworks, env, limits, timeout)
     return {framework.name: children.answer(number) for number, framework in enumerate(frameworks)}
 
 
@@ -180,7 +181,7 @@ def curing(failing: list[Framework], env: dict[str, str], run: Runner,
             said[variant.words] = "not tried: the time for trying was spent"
             continue
         changed = apply_changes(tuple(c for c in variant.changes if c.op != "limit"), env)
-        answers = run(failing, changed, variant.limits)
+        answers = run(failing, changed, variant.limits, max(1.0, ends - time.monotonic()))
         still = [f for f in failing if answers.get(f.name, {}).get("error")]
         if not still:
             return variant, said

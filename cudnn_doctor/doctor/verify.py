@@ -35,12 +35,12 @@ def _runnable(report: Report) -> list[Framework]:
             and not f.details.get("assumed") and not f.details.get("cpu_only")]
 
 
-def _run(frameworks: list[Framework], env: dict[str, str], limits: tuple[tuple[str, str], ...] = ()
-         ) -> dict[str, dict[str, object]]:
-    """Each framework's answer to its smallest cuDNN work in a child (side by side)."""
+def _run(frameworks: list[Framework], env: dict[str, str], limits: tuple[tuple[str, str], ...] = (),
+         timeout: float | None = None) -> dict[str, dict[str, object]]:
+    """Each framework's answer to its smallest cuDNN work in a child (side by side), within TIMEOUT seconds."""
     from cudnn_doctor.probes.deep import DeepImports
 
-    children = DeepImports(frameworks, env, limits)
+    children = DeepImports(frameworks, env, limits, timeout)
     return {framework.name: children.answer(number) for number, framework in enumerate(frameworks)}
 
 
@@ -106,7 +106,7 @@ def verify_plan(report: Report, plan: Plan, env: dict[str, str],
     candidates = ([Variant("loader", "LD_LIBRARY_PATH and LD_PRELOAD without what brings CUDA or cuDNN libraries",
                            alternative)] if alternative is not None else []) + [
         v for v in variants(env) if v.changes != alternative]
-    variant, _ = curing(failing, env, lambda fws, changed, limits: run(fws, changed, limits), candidates)
+    variant, _ = curing(failing, env, run, candidates)
     if variant is not None:
         return _replaced(plan, variant.changes, _cured_words(failing, "these lines"), report,
                          None if variant.kind == "loader" else variant.words)

@@ -14,6 +14,7 @@ from typing import Any
 from cudnn_doctor.explain.facts import Event, Facts, Library
 from cudnn_doctor.knowledge.data import load
 from cudnn_doctor.knowledge.query import toolkit_min_driver
+from cudnn_doctor.versions import ascii_digits
 
 CONTEXT_CODES = {"CD108"}
 ARCH_CODES = ("CD404", "CD311", "CD206")  # the answers that are about a GPU architecture a build or tool lacks
@@ -160,7 +161,7 @@ def runs_within(compute_capability: str, low: tuple[int, int], high: tuple[int, 
     (compat/libraries.toml binary_compatibility): inside the range, or of HIGH's major and a newer minor?"""
     rule = load("libraries").get("binary_compatibility", {})
     major, _, minor = compute_capability.partition(".")
-    if not (major.isdigit() and minor.isdigit()):
+    if not (ascii_digits(major) and ascii_digits(minor)):
         return False
     cc = (int(major), int(minor))
     same_major = bool(rule.get("same_major_newer_minor")) and cc[0] == high[0] and cc[1] >= high[1]
@@ -175,7 +176,7 @@ def listed_as_supported(facts: Facts, compute_capability: str) -> bool:
     """Does the message's own list of the hardware a build supports (PyTorch's "supports hardware CC >=A,<B") hold
     COMPUTE_CAPABILITY? Then the build runs on that GPU and the message names no fault."""
     major, _, minor = compute_capability.partition(".")
-    if not (major.isdigit() and minor.isdigit()):
+    if not (ascii_digits(major) and ascii_digits(minor)):
         return False
     cc = (int(major), int(minor))
     for line in facts.lines:

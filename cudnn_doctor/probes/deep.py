@@ -43,12 +43,14 @@ class DeepImports:
     run): `--deep` costs the slowest import, not the sum of them."""
 
     def __init__(self, frameworks: list[Framework], env: dict[str, str] | None = None,
-                 limits: tuple[tuple[str, str], ...] = ()) -> None:
+                 limits: tuple[tuple[str, str], ...] = (), timeout: float | None = None) -> None:
         """ENV: the children's environment (None: this one's); LIMITS: (ulimit option, value) set in them first, as
         a shell that sourced `ulimit -S OPTION VALUE` would have them."""
         from cudnn_doctor.probes.library_jobs import child_environment
 
         self.timeout = timeout_from_env("CUDNN_DOCTOR_DEEP_TIMEOUT", DEFAULT_TIMEOUT_S)
+        if timeout is not None:  # a caller's own bound (fix's and --deep's trials of the environment's parts)
+            self.timeout = max(1.0, min(self.timeout, timeout))
         # the children start from "/": LD_LIBRARY_PATH's relative and empty entries are the user's working folder
         env = child_environment(os.environ if env is None else env)
         self.early: dict[int, dict[str, object]] = {}  # framework index -> its answer without a child
