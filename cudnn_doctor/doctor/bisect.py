@@ -30,7 +30,9 @@ CUDA_LIBRARIES = ("libcudnn", "libcublas", "libcudart", "libnvrtc", "libcufft", 
                   "libcusolver", "libnccl", "libnvJitLink", "libnvidia-ml", "libcuda.so", "libcupti", "libnvToolsExt")
 COMPILERS = ("ptxas", "nvcc", "nvlink", "fatbinary")
 VARIABLE = re.compile(r"^(CUDA_|CUDNN_|NCCL_|NVIDIA_TF32|XLA_|JAX_|TF_|TORCH_|PYTORCH_|CUBLAS_|CUBLASLT_|NVRTC_)")
-NOT_TRIED = ("CUDA_HOME", "CUDA_PATH", "CUDA_ROOT", "CUDNN_DOCTOR_")  # build-time or ours: not a program's setting
+# build-time or ours: not a program's setting; CUDA_VISIBLE_DEVICES is a scheduler's choice of GPUs (Slurm, a
+# container), which unset would widen to GPUs that are not the job's: its own rules treat it exactly (CD113, CD114)
+NOT_TRIED = ("CUDA_HOME", "CUDA_PATH", "CUDA_ROOT", "CUDNN_DOCTOR_", "CUDA_VISIBLE_DEVICES")
 MAX_VARIABLES = 8
 LIMITS = (("RLIMIT_AS", "-v", 1024), ("RLIMIT_NOFILE", "-n", 1), ("RLIMIT_STACK", "-s", 1024))
 
@@ -72,8 +74,7 @@ def variants(env: dict[str, str]) -> list[Variant]:
         out.append(Variant("limits", "soft limits raised to the hard ones (" + ", ".join(
             f"ulimit -S {option} {value}" for option, value in raised) + ")",
             tuple(EnvChange(f"ulimit {option}", "limit", value) for option, value in raised), limits=raised))
-    names = [name for name in sorted(env) if VARIABLE.match(name) and not name.startswith(NOT_TRIED)
-             and name not in ("CUDA_VISIBLE_DEVICES",) or name in ("CUDA_VISIBLE_DEVICES",) and name in env]
+    names = [name for name in sorted(env) if VARIABLE.match(name) and not name.startswith(NOT_TRIED)]
     for name in names[:MAX_VARIABLES]:
         out.append(Variant("variable", f"{name} unset", (EnvChange(name, "unset", ""),), variable=name))
     return out
