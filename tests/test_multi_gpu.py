@@ -204,6 +204,17 @@ def test_torchs_own_nccl_is_the_one_it_was_built_with(machine: Machine, tmp_path
     assert not _found(report, "CD180")
 
 
+def test_torchs_own_nccl_wheel_is_read_from_its_metadata_without_loading_it(machine: Machine, tmp_path: Path) -> None:
+    """The nvidia-nccl wheel torch reaches through its RUNPATH: its version is the wheel's own (its dist-info), so
+    no child loads 200 MB of NCCL on every check; the fake library answering another version shows which was read."""
+    _gpus(machine, tmp_path, 2)
+    site = _torch_with_nccl(machine, tmp_path)
+    (site / "nvidia_nccl_cu13-2.27.7.dist-info").mkdir()
+    report = machine.check_json()
+    [lib] = report["multi_gpu"]["nccl_libraries"]
+    assert (lib["version"], lib["via"]) == ("2.27.7", "RUNPATH")
+
+
 def test_an_older_libnccl_first_on_ld_library_path(machine: Machine, tmp_path: Path) -> None:
     _gpus(machine, tmp_path, 2)
     _torch_with_nccl(machine, tmp_path)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import glob
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from cudnn_doctor.knowledge.data import load
 from cudnn_doctor.model import AllReduce, Framework, Gpu, GpuLinks, GpuPair, MultiGpu, NcclLibrary
 from cudnn_doctor.probes.context import SearchContext
 from cudnn_doctor.probes.loader import resolve_like_loader
+from cudnn_doctor.probes.process_env import preload_entries
 from cudnn_doctor.probes.topology import iommu_state, read_links
 from cudnn_doctor.versions import ascii_digits, decode_nccl
 
@@ -55,9 +57,14 @@ class NcclProbe:
             if (library is None or framework.name == "jax") and not built_with:
                 continue  # jax uses NCCL only through its CUDA plugin, which names the NCCL it takes
             via, entry = _via(library, runpath, ctx)
-            self.found.append(NcclLibrary(framework.name, library, None, str(built_with) if built_with else None, via,
+            # the framework's own wheel, reached through its RUNPATH: the version its metadata names, no child (a
+            # child loads 200 MB of NCCL and registers its kernels, every check); another copy is asked
+            own = _wheel_version(framework, library) if via == "RUNPATH" and not any(
+                os.path.basename(e).startswith("libnccl") for e in preload_entries(ctx.env)) else None
+            self.found.append(NcclLibrary(framework.name, library, own, str(built_with) if built_with else None, via,
                                           entry))
-        self.jobs = {item.library: Job("nccl", item.library) for item in self.found if item.library}
+        self.jobs = {item.library: Job("nccl", item.library) for item in self.found
+                     if item.library and item.version is None}
         self.batch = ProbeBatch(list(self.jobs.values())) if self.jobs else None
 
     def libraries(self) -> list[NcclLibrary]:
@@ -65,6 +72,8 @@ class NcclProbe:
         for item in self.found:
             if item.library is None:
                 item.error = "no libnccl.so.2 where the framework looks"
+                continue
+            if item.library not in self.jobs:  # the wheel's own, its version from its metadata
                 continue
             answer = answers[self.jobs[item.library]]
             if not answer.loaded:
@@ -74,6 +83,19 @@ class NcclProbe:
                 if item.version is None:
                     item.error = f"ncclGetVersion answered {answer.values.get('status')}"
         return self.found
+
+
+def _wheel_version(framework: Framework, library: str | None) -> str | None:
+    """The version of the nvidia-nccl wheel whose nvidia/nccl/lib holds LIBRARY, from its dist-info's name."""
+    import glob
+
+    site = str(framework.details.get("site_packages") or "")
+    if not site or library is None or os.path.dirname(os.path.dirname(os.path.dirname(library))) != \
+            os.path.join(site, "nvidia"):
+        return None
+    infos = sorted(glob.glob(os.path.join(glob.escape(site), "nvidia_nccl*.dist-info")))
+    version = os.path.basename(infos[0]).removesuffix(".dist-info").rsplit("-", 1)[-1] if infos else ""
+    return version if re.fullmatch(r"\d+\.\d+\.\d+(\.\d+)*", version) else None
 
 
 def _via(library: str | None, runpath: list[str], ctx: SearchContext) -> tuple[str | None, str | None]:
