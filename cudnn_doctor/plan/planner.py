@@ -679,13 +679,15 @@ def dl4j_backends(work: _Work) -> None:
 def _diff(lines: list[dict[str, Any]], old: str, new: str) -> str:
     """A unified diff that puts NEW where OLD is written in each of LINES ({file, line, text, eol}), as `patch -p0`
     run in / applies it: each file's name quoted as GNU patch reads it (a space, a quote, a byte not UTF-8), each
-    line with the file's own bytes and line ending (CRLF kept)."""
+    line with the file's own bytes and line ending (CRLF kept; a last line without LF, a CR-only file's one line
+    included, marked as diff marks it)."""
     out: list[str] = []
     for path in dict.fromkeys(str(entry["file"]) for entry in lines):
         out += [f"--- {_patch_name(path)}\n", f"+++ {_patch_name(path)}\n"]
         for entry in (e for e in lines if e["file"] == path):
             text, eol = str(entry["text"]), str(entry.get("eol", "\n"))
-            out += [f"@@ -{entry['line']},1 +{entry['line']},1 @@\n", f"-{text}{eol}", f"+{text.replace(old, new)}{eol}"]
+            end = eol if eol.endswith("\n") else eol + "\n\\ No newline at end of file\n"  # the file's last line
+            out += [f"@@ -{entry['line']},1 +{entry['line']},1 @@\n", f"-{text}{end}", f"+{text.replace(old, new)}{end}"]
     return "".join(out)
 
 
