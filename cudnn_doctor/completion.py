@@ -305,7 +305,7 @@ def _powershell_profile(shell: str) -> Path:
     import shutil
     from pathlib import Path
 
-    from cudnn_doctor.child import deadline_in, run_child
+    from cudnn_doctor.child import deadline_in, run_child, timeout_from_env
     from cudnn_doctor.errors import DoctorError
 
     program = "pwsh" if shell == "pwsh" else "powershell"
@@ -314,11 +314,14 @@ def _powershell_profile(shell: str) -> Path:
     if found is None:
         raise DoctorError(f"--install-completion {shell}: cannot ask {program} for its profile ({program} is not "
                           "on PATH)", fix=fix, code="CD009")
+    seconds = timeout_from_env("CUDNN_DOCTOR_HELPER_TIMEOUT", 10.0)  # a helper program, as ldconfig and nvcc are
     answer = run_child([found, "-NoProfile", "-NonInteractive", "-Command", "echo", "$profile"], None,
-                       deadline_in(60), what=program)
+                       deadline_in(seconds), what=program)
     lines = [text.strip() for text in answer.stdout.splitlines() if text.strip()]
     if answer.error or answer.exit_code != 0 or len(lines) != 1 or not os.path.isabs(lines[0]):
         why = answer.error or (f"it answered {lines[0][:200]!r}" if lines else "it answered nothing")
+        if answer.timed_out:
+            why += " (CUDNN_DOCTOR_HELPER_TIMEOUT gives it more)"
         raise DoctorError(f"--install-completion {shell}: cannot ask {program} for its profile ({why})", fix=fix,
                           code="CD009")
     return Path(lines[0])

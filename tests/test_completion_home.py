@@ -144,3 +144,19 @@ def test_powershell_not_on_path_or_answering_garbage_is_one_line(machine: Machin
     machine.env["PATH"] = f"{bin_dir}:{machine.env['PATH']}"
     garbage = machine.run("--install-completion", "pwsh")
     assert garbage.exit_code == 2 and "cannot ask pwsh" in garbage.stderr and "Traceback" not in garbage.stderr
+
+
+def test_powershell_that_hangs_is_cut_at_the_helper_timeout(machine: Machine) -> None:
+    """Issue 43, class 1: a pwsh that never answers its profile is a helper program like any other: asked under
+    CUDNN_DOCTOR_HELPER_TIMEOUT (10 s), then a one-line refusal that names the variable, not a minute's wait."""
+    bin_dir = machine.root / "hung-bin"
+    bin_dir.mkdir()
+    (bin_dir / "pwsh").write_text("#!/bin/sh\nexec sleep 300\n")
+    (bin_dir / "pwsh").chmod(0o755)
+    machine.env["PATH"] = f"{bin_dir}:{machine.env['PATH']}"
+    machine.env["CUDNN_DOCTOR_HELPER_TIMEOUT"] = "1"
+    started = time.monotonic()
+    result = machine.run("--install-completion", "pwsh", timeout=60)
+    assert time.monotonic() - started < 15
+    assert result.exit_code == 2 and "CUDNN_DOCTOR_HELPER_TIMEOUT" in result.stderr, result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
