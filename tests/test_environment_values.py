@@ -84,3 +84,33 @@ def test_a_markdown_cell_holds_no_control_character() -> None:
     cell = _cell(f"GPU{hostile}name")
     assert all(c.isprintable() for c in cell), ascii(cell)
     assert "\\|" in cell and "\\`" in cell and "\\<b\\>" in cell
+
+
+BACKTICK_VALUES = ["a`b", "`x`", "a``b", "/opt/bt`touch P`/lib/libcudnn.so.9", "end`"]
+
+
+@pytest.mark.parametrize("value", BACKTICK_VALUES)
+def test_every_advice_filled_with_backticks_keeps_each_command_whole(value: str) -> None:
+    """Issue 43, class 4, for every row of compat/fixes.toml: each value filled with backticks (a folder named a`b);
+    the advice has as many commands as its template, each the template's command with the value passed whole (bash
+    reads it back as one word), and the prose around holds the value as written."""
+    import shlex
+
+    from cudnn_doctor.knowledge.advice import FIELD, _table, advice
+    from cudnn_doctor.quoting import split_code_spans
+
+    checked = 0
+    for code, row in _table().items():
+        names = set(FIELD.findall(row["text"]))
+        if not names:
+            continue
+        text = advice(code, dict.fromkeys(names, value))
+        parts = split_code_spans(text)
+        template_commands = row["text"].split("`")[1::2]
+        assert len(parts[1::2]) == len(template_commands), (code, text)
+        for command, template in zip(parts[1::2], template_commands, strict=True):
+            want = [FIELD.sub(lambda _found: value, word).replace("{{", "{").replace("}}", "}")
+                    for word in shlex.split(template)]
+            assert shlex.split(command) == want, (code, command)
+        checked += 1
+    assert checked > 10

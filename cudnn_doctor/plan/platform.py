@@ -13,6 +13,7 @@ from typing import Any, Protocol
 from cudnn_doctor.knowledge.platforms import jetpack_row, treatment
 from cudnn_doctor.model import CudnnInstall, Finding, Platform, Report
 from cudnn_doctor.plan.actions import ENV, MANUAL, PIP, Action, EnvChange
+from cudnn_doctor.quoting import code_span, command_line, in_prose
 from cudnn_doctor.versions import ascii_digits
 
 
@@ -134,8 +135,9 @@ def jetson_stack(work: _Work) -> None:
             work.take(with_it, Action(PIP, (), why, source, argv=(python, "-m", "pip", "uninstall", "-y", dist)))
         elif dist:
             where = install.path if install else "its environment"
-            work.take(with_it, Action(MANUAL, (), why, source, text=f"`pip uninstall -y {dist}` with the pip of the "
-                                                                    f"environment that holds {where}"))
+            work.take(with_it, Action(MANUAL, (), why, source, text=f"{code_span(command_line(('pip', 'uninstall', '-y', dist)))} "
+                                                                    f"with the pip of the environment that holds "
+                                                                    f"{in_prose(where)}"))
     _manual(work, cudnn_found, "jetson", "jetpack-cudnn", "on a Jetson cuDNN comes with JetPack", values)
     cuda = str(row.get("cuda") or "")
     _manual(work, work.with_code("CD201", "CD202", "CD203"), "jetson", "jetpack-cuda",
