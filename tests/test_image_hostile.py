@@ -251,3 +251,42 @@ def test_a_manifest_of_50000_layers_is_refused_before_any_is_read(machine_in_pro
     folder = write_layout(tmp_path / "oci", config, manifest, index_of(json.dumps(manifest).encode()), [small[0]])
     result = machine_in_process.run("image", str(folder), "--json")
     assert result.exit_code == 2 and "50000 layers" in result.json["error"]["message"], result.stdout
+
+
+@pytest.mark.parametrize("compression", ["", "gz"])
+def test_an_archive_cut_in_its_end_marker_or_padding_is_cut_short(compression: str, machine_in_process: Machine,
+                                                                  tmp_path: Path) -> None:
+    """Issue 43, class 6: a tar is whole 512-byte blocks; a copy cut after its last member's data, inside the end
+    marker or the record padding, is refused as cut short (exit 2), gzip'd or not; cut at a block boundary it is
+    what Go's archive/tar (docker load) reads whole, and so is it here."""
+    import gzip
+    import tarfile
+
+    layers = cuda_image_layers()
+    path = docker_archive(tmp_path / "app.tar", config_of(ENV, layers=layers), layers)
+    whole = path.read_bytes()
+    with tarfile.open(path) as archive:
+        end = max(m.offset_data + m.size for m in archive.getmembers())
+    end += -end % 512
+    for number, cut in enumerate([end + 1, end + 300, end + 700, end + 1023, len(whole) - 700, len(whole) - 1,
+                                  end + 512, end + 1024]):
+        data = whole[:cut]
+        cut_file = tmp_path / f"cut{number}.tar{'.gz' if compression else ''}"
+        cut_file.write_bytes(gzip.compress(data, mtime=0) if compression else data)
+        result = machine_in_process.run("image", str(cut_file), "--json")
+        assert_one_line(result)
+        if cut % 512:
+            assert result.exit_code == 2, (cut, result.stdout)
+            assert "512-byte" in result.stdout or "inside a header" in result.stdout, (cut, result.stdout)
+        else:
+            assert result.exit_code in (0, 1), (cut, result.stdout)
+
+
+def test_a_layer_whose_own_tar_is_cut_in_its_padding_is_cut_short(machine_in_process: Machine, tmp_path: Path) -> None:
+    """The same rule for a layer's own tar stream (a docker save's layer.tar is not checked by a digest)."""
+    blob, _ = layer({"usr/local/cuda-12.8/version.json": '{"cuda": {"version": "12.8.1"}}'}, compress=False)
+    cut = (blob[:len(blob) - 700], LAYER_TAR)
+    path = docker_archive(tmp_path / "app.tar", config_of(ENV, layers=[cut]), [cut])
+    result = machine_in_process.run("image", str(path), "--json")
+    assert_one_line(result)
+    assert result.exit_code == 2 and "512-byte" in result.stdout, result.stdout

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from cudnn_doctor.errors import DoctorError
-from cudnn_doctor.image.sources import BoundedHeaders, ImageParts, Layer
+from cudnn_doctor.image.sources import BoundedHeaders, ImageParts, Layer, check_tar_end
 
 SITE = re.compile(r"^(?:.*/)?(?:site|dist)-packages$")
 SMALL_FILES = (  # (pattern relative to site-packages, or to the root with a leading /), what it is
@@ -197,6 +197,7 @@ def _read_layer(ref: str, index: int, layer: Layer, files: ImageFiles, framework
         if complete:
             if end > plain.delivered:  # a tar stream that ends inside a member's data: tarfile says nothing
                 raise EOFError(f"the layer ends at {plain.delivered} bytes, inside a member that ends at {end}")
+            check_tar_end(plain, plain.delivered)  # cut in its end marker or padding, or its gzip stream cut
         if hashing is not None:
             hashing.drain(limit)
             files.bytes_read += hashing.count

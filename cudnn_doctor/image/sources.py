@@ -43,9 +43,11 @@ class BoundedHeaders(tarfile.TarInfo):
         try:
             obj = cls.frombuf(buf, tarfile_.encoding, tarfile_.errors)  # type: ignore[arg-type]
         except tarfile.HeaderError as error:  # an InvalidHeaderError: tarfile would take it for the end, the rest lost
-            if type(error).__name__ != "InvalidHeaderError":  # the end's zero blocks, an empty or short last read
-                raise
             at = tarfile_.fileobj.tell() - len(buf)  # type: ignore[union-attr]
+            if type(error).__name__ == "TruncatedHeaderError":  # tarfile takes a header cut short for the end too
+                raise tarfile.ReadError(f"the archive ends inside a header, at offset {at}") from None
+            if type(error).__name__ != "InvalidHeaderError":  # the end's zero blocks, or nothing more (Go's reader,
+                raise  # which docker uses, takes an archive without its end marker as whole)
             raise tarfile.ReadError(f"a damaged tar header at offset {at} ({error}): what follows cannot be "
                                     "read") from None
         obj.offset = tarfile_.fileobj.tell() - tarfile.BLOCKSIZE  # type: ignore[union-attr]
@@ -53,6 +55,26 @@ class BoundedHeaders(tarfile.TarInfo):
             raise tarfile.ReadError(f"a {obj.size}-byte extended header (pax or GNU long name) at "
                                                 f"offset {obj.offset}, more than {MAX_EXTENDED_HEADER} a name can need")
         return obj._proc_member(tarfile_)  # type: ignore[attr-defined,no-any-return]
+
+
+MAX_TAR_TAIL = 1 << 20  # what follows a tar's end marker: its record padding (10 KiB for GNU tar), read to be judged
+
+
+def check_tar_end(stream: IO[bytes], at: int) -> None:
+    """STREAM (at byte AT of the tar stream) read past the archive's end marker to its end, at most MAX_TAR_TAIL
+    bytes: a tar is whole 512-byte blocks (POSIX ustar), so a length that is not is a copy cut short in the end
+    marker or its padding; a compressed stream read to its end-of-stream marker (a cut one is an EOFError). Past
+    MAX_TAR_TAIL, what follows is not judged."""
+    tail = 0
+    while tail <= MAX_TAR_TAIL:
+        chunk = stream.read(1 << 16)
+        if not chunk:
+            if at % tarfile.BLOCKSIZE:
+                raise EOFError(f"the archive is {at} bytes, not a whole number of 512-byte tar blocks: it was cut "
+                               "short")
+            return
+        at += len(chunk)
+        tail += len(chunk)
 
 
 EXTENDED = (tarfile.GNUTYPE_LONGNAME, tarfile.GNUTYPE_LONGLINK, tarfile.XHDTYPE, tarfile.XGLTYPE,
@@ -221,6 +243,9 @@ class _TarBlobs:
                     raise bad_image(path, f"more than {MAX_ARCHIVE_MEMBERS} members: not an image archive")
                 if _clean(member.name) is not None:
                     self.members[_clean(member.name)] = member
+            fileobj = archive.fileobj
+            if fileobj is not None:
+                check_tar_end(fileobj, fileobj.tell())
         except (tarfile.TarError, EOFError, OSError, ValueError) as error:
             raise bad_image(path, f"the archive is damaged or truncated ({type(error).__name__}: {error})",
                             fix="save the image again (docker save -o image.tar IMAGE)") from None
