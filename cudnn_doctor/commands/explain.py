@@ -93,6 +93,8 @@ def explain_text(text: str | bytes, report: Report | None) -> dict[str, Any]:
             covered.add(summary.code)
             matches.append(_filled({k: v for k, v in asdict(summary).items() if k != "priority"}, machine))
     _judge_architecture(matches, facts)
+    if report is not None:
+        _platform_remedies(matches, report)
     whole = reader.to_text(text)
     flat = " ".join(whole[-2000:].split())
     cut = reader.skipped(whole)
@@ -128,6 +130,17 @@ def _filled(match: dict[str, Any], machine: dict[str, str] | None = None) -> dic
     if "cause" in match:
         answer["cause"] = catalog_text(match["cause"], values)
     return answer
+
+
+def _platform_remedies(matches: list[dict[str, Any]], report: Report) -> None:
+    """Each match whose code this machine's platform treats its own way (a driver on WSL 2 is the Windows driver's)
+    gets the platform's fix, as `check` and `fix` give it (plan/platform.py, the one author of those texts)."""
+    from cudnn_doctor.plan.platform import platform_remedy
+
+    for match in matches:
+        remedy = platform_remedy(str(match.get("code")), report.host.platform)
+        if remedy:
+            match["fix"] = remedy
 
 
 def _judge_architecture(matches: list[dict[str, Any]], facts: reader.Facts) -> None:
