@@ -1,5 +1,5 @@
 """Which limit of the process stopped the doctor itself, in words: its open files (ulimit -n), its address space
-(ulimit -v), its processes or threads (ulimit -u). A doctor under a limit says so in one line (one JSON object with
+(ulimit -v), its stack (ulimit -s), its processes or threads (ulimit -u). A doctor under a limit says so in one line (one JSON object with
 --json) and exit 2, never an internal error, never a hang. It imports nothing of the package and nothing that may
 need a file or memory the limit leaves none of."""
 
@@ -12,6 +12,10 @@ FILES_ERRNOS = (errno.EMFILE, errno.ENFILE)
 # less it says so before it starts, instead of failing wherever the limit happens to bite
 FLOOR_ADDRESS_SPACE_KIB = 200_000
 FLOOR_OPEN_FILES = 32
+# the stack (ulimit -s): Python's own guards against deep input (RecursionError at 1,000 levels of JSON, TOML, XML,
+# a nested list's repr) need 160 KiB (CPython 3.11) before the C code under them overruns the stack and dies of SIGSEGV
+# (benchmarks/stack_floor.py measures it); glibc gives every thread of every program this much stack too. Thrice that.
+FLOOR_STACK_KIB = 512
 MEMORY_ERRNOS = (errno.ENOMEM,)
 PROCESS_ERRNOS = (errno.EAGAIN,)
 
@@ -79,6 +83,13 @@ def below_floor() -> tuple[str, str] | None:
                 f"{int(space) // 1024} KiB); every CUDA program needs far more (cuInit alone reserves gigabytes of "
                 "address space)",
                 f"ulimit -S -v unlimited (it needs at least {FLOOR_ADDRESS_SPACE_KIB} KiB itself), then run it again")
+    stack = _soft_limit("RLIMIT_STACK")
+    if stack.isascii() and stack.isdecimal() and int(stack) // 1024 < FLOOR_STACK_KIB:
+        return (f"cudnn-doctor stopped: its stack is smaller than it needs under this shell's stack limit (ulimit -s "
+                f"is {int(stack) // 1024} KiB): it would die of a segmentation fault on deep input, and every thread "
+                "of the programs it judges gets that small a stack too",
+                f"ulimit -S -s 8192 (the usual default, up to what ulimit -H -s allows; it needs at least "
+                f"{FLOOR_STACK_KIB} KiB), then run it again")
     files = _soft_limit("RLIMIT_NOFILE")
     if files.isascii() and files.isdecimal() and int(files) < FLOOR_OPEN_FILES:
         return (f"cudnn-doctor stopped: it ran out of open files under this shell's limit (ulimit -n is {files}); "

@@ -1,5 +1,5 @@
-"""Limits on the doctor itself (issue 43, class 5): under a low soft limit of open files (ulimit -n) or address space
-(ulimit -v) the doctor ends in time, says which limit stopped it in one line (one JSON object with --json, never
+"""Limits on the doctor itself (issue 43, class 5): under a low soft limit of open files (ulimit -n), address space
+(ulimit -v) or stack (ulimit -s) the doctor ends in time, says which limit stopped it in one line (one JSON object with --json, never
 two), exit 2; or it runs through. Never an internal error, never a hang."""
 
 from __future__ import annotations
@@ -17,17 +17,23 @@ from tests.fakes.build import fake_cudnn, fake_nvml
 from tests.test_check import CUDNN9_SUBLIBS
 
 # a sample of the ranges the red team found broken (open files 10-16, address space 21-46 MB), and either side
-CASES = [("-n", n) for n in (8, 10, 12, 14, 16, 20)] + [("-v", mb) for mb in (21, 30, 38, 46, 60)]
+CASES = [("-n", n) for n in (8, 10, 12, 14, 16, 20)] + [("-v", mb) for mb in (21, 30, 38, 46, 60)] + \
+    [("-s", kib) for kib in (64, 128, 256, 511, 512)]
 
 
 def _run_limited(machine: Machine, option: str, value: int, *args: str) -> subprocess.CompletedProcess[str]:
     def limit() -> None:
         if option == "-n":
             resource.setrlimit(resource.RLIMIT_NOFILE, (value, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+        elif option == "-s":  # KiB, soft and hard, as `ulimit -s VALUE` sets them
+            resource.setrlimit(resource.RLIMIT_STACK, (value << 10, value << 10))
         else:
             resource.setrlimit(resource.RLIMIT_AS, (value << 20, resource.getrlimit(resource.RLIMIT_AS)[1]))
 
-    return subprocess.run([sys.executable, "-m", "cudnn_doctor", *args], env=machine.env, cwd=machine.cwd,
+    # -P: below about 72 KiB of stack CPython 3.11 itself dies computing sys.path[0] before any code of the doctor runs
+    # (README, "Limits"); with -P (PYTHONSAFEPATH) it starts, and the doctor's floor speaks
+    python = [sys.executable, "-P"] if option == "-s" and sys.version_info >= (3, 11) else [sys.executable]
+    return subprocess.run([*python, "-m", "cudnn_doctor", *args], env=machine.env, cwd=machine.cwd,
                           capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL, preexec_fn=limit)
 
 
@@ -41,6 +47,8 @@ def test_a_doctor_under_a_limit_says_which_one_stopped_it(machine: Machine, tmp_
     for args in (("check", "--json"), ("check",)):
         done = _run_limited(machine, option, value, *args)  # a hang is subprocess's TimeoutExpired
         assert done.returncode in (0, 1, 2), (done.returncode, done.stderr[-800:])
+        if option == "-s":  # below its floor it says so before it starts; at it, it runs through
+            assert (done.returncode == 2) == (value < 512), (done.returncode, done.stderr[-800:])
         assert "internal error" not in done.stderr and "Traceback" not in done.stderr, done.stderr[-800:]
         assert "Too many open files" not in done.stdout, done.stdout[-800:]  # never a probe's failure instead
         if "--json" in args:
