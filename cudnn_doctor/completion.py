@@ -152,9 +152,11 @@ def install_script(named: str) -> int:
             raise
         if rc_line is not None:
             _append(*rc_line)
+    from cudnn_doctor.streams import log_line
     from cudnn_doctor.user_files import escaped
 
-    print(f"{shell} completion installed in {escaped(str(path))}; it takes effect in a new shell")
+    # one line whatever the home's name holds (a newline, a terminal escape): written escaped, as errors are
+    print(log_line(f"{shell} completion installed in {escaped(str(path))}; it takes effect in a new shell"))
     return 0
 
 

@@ -160,3 +160,28 @@ def test_powershell_that_hangs_is_cut_at_the_helper_timeout(machine: Machine) ->
     assert time.monotonic() - started < 15
     assert result.exit_code == 2 and "CUDNN_DOCTOR_HELPER_TIMEOUT" in result.stderr, result.stderr
     assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+def test_a_home_named_with_a_newline_or_an_escape_is_said_on_one_line(machine: Machine, tmp_path: Path) -> None:
+    """The success line names the script's path escaped, as errors are: one line, no terminal escape."""
+    home = tmp_path / "h\x1b[31mx\ny"
+    home.mkdir()
+    machine.env["HOME"] = str(home)
+    result = machine.run("--install-completion", "bash")
+    assert result.exit_code == 0, result.stderr
+    assert len(result.stdout.strip().splitlines()) == 1 and "\x1b" not in result.stdout, result.stdout
+    assert (home / ".bash_completions" / "cudnn-doctor.sh").is_file()
+
+
+@pytest.mark.parametrize("words", [("--install-completion", "bash", "--json"), ("--show-completion", "bash", "--json"),
+                                   ("--install-completion", "bash", "extra"), ("--json",)])
+def test_completion_with_words_it_does_not_take_is_one_usage_error(machine: Machine, tmp_path: Path,
+                                                                    words: tuple[str, ...]) -> None:
+    """`--install-completion bash --json` wrote the script and printed text, ignoring --json: a usage error now, one
+    JSON object where --json is among the words, and nothing written into the home."""
+    machine.env["HOME"] = str(tmp_path)
+    result = machine.run(*words)
+    assert result.exit_code == 2 and len(result.stderr.strip().splitlines()) == 1, result.stderr
+    if "--json" in words:
+        assert result.json["exit_code"] == 2, result.stdout
+    assert not (tmp_path / ".bashrc").exists()
