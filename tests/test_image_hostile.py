@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -290,3 +291,48 @@ def test_a_layer_whose_own_tar_is_cut_in_its_padding_is_cut_short(machine_in_pro
     result = machine_in_process.run("image", str(path), "--json")
     assert_one_line(result)
     assert result.exit_code == 2 and "512-byte" in result.stdout, result.stdout
+
+
+def test_an_archive_gzipped_as_a_whole_that_inflates_without_end_is_refused_at_once(machine_in_process: Machine,
+                                                                                     tmp_path: Path) -> None:
+    """A docker save gzip'd as a whole has no random access: reading it costs decompressing up to each member. A
+    member claiming 4 GiB of zeros (4 MB of gzip) is refused before its bytes are inflated, where it was read for
+    seconds a GiB; README's bounds table says how far such an archive is read."""
+    import gzip
+    import tarfile
+
+    filler = tarfile.TarInfo("filler")
+    filler.size = 4 << 30
+    manifest = tarfile.TarInfo("manifest.json")
+    manifest.size = 2
+    mib_of_zeros = gzip.compress(bytes(1 << 20), compresslevel=9, mtime=0)  # gzip members, concatenated, are one
+    path = tmp_path / "bomb.tar.gz"
+    with open(path, "wb") as out:
+        out.write(gzip.compress(filler.tobuf(), mtime=0))
+        for _ in range(4 << 10):
+            out.write(mib_of_zeros)
+        out.write(gzip.compress(manifest.tobuf() + b"[]".ljust(512, b"\0") + bytes(1024), mtime=0))
+    started = time.monotonic()
+    result = machine_in_process.run("image", str(path), "--json")
+    assert_one_line(result)
+    assert result.exit_code == 2 and "compressed as a whole" in result.stdout, result.stdout
+    assert time.monotonic() - started < 5
+
+
+def test_a_gzip_layer_that_inflates_a_thousandfold_is_stopped_at_its_bound(machine_in_process: Machine,
+                                                                          tmp_path: Path) -> None:
+    """A 4 MB gzip layer of 4 GiB of zeros (a bomb) is read no further than 64 times its size and 1 GiB, said in a
+    note, in seconds; the 64 GiB layer bound alone let it be inflated for a minute."""
+    import gzip
+    import tarfile
+
+    filler = tarfile.TarInfo("filler")
+    filler.size = 4 << 30
+    mib_of_zeros = gzip.compress(bytes(1 << 20), compresslevel=9, mtime=0)
+    blob = gzip.compress(filler.tobuf(), mtime=0) + mib_of_zeros * (4 << 10) + gzip.compress(bytes(1024), mtime=0)
+    folder = one_layer_layout(tmp_path / "bomb", blob)
+    started = time.monotonic()
+    result = machine_in_process.run("image", str(folder), "--json")
+    assert result.exit_code in (0, 1), result.stdout
+    assert "times its" in result.stdout, result.stdout[-2000:]
+    assert time.monotonic() - started < 10

@@ -327,11 +327,61 @@ def _oci_layout(ref: str, blobs: _FolderBlobs | _TarBlobs, source: str, arch: st
 
 # --- docker save archives (legacy and Docker 25+), OCI archives ---------------------------------------------------
 
+# An archive compressed as a whole (docker save | gzip) has no random access: each member is reached by decompressing
+# up to it, from its beginning where it lies behind. The work is bounded by the archive's size, so that one that
+# inflates without end (a gzip bomb: 1,000 to 1) is refused in seconds; a real one, layers read one by one, needs
+# a few tens of times its size.
+WHOLE_ARCHIVE_INFLATE = 64
+WHOLE_ARCHIVE_SLACK = 1 << 30
+
+
+class _BoundedInflate:
+    """A whole-archive compressed stream (gzip, bzip2, xz) whose reads and seeks are counted as the decompression
+    they cost (a seek back starts over), refused past LIMIT bytes with one line that says to decompress it first."""
+
+    def __init__(self, raw: Any, limit: int, path: str) -> None:
+        self.raw, self.limit, self.path, self.spent = raw, limit, path, 0
+
+    def _spend(self, count: int) -> None:
+        self.spent += max(0, count)
+        if self.spent > self.limit:
+            raise bad_image(self.path, f"it is compressed as a whole and reading it would decompress more than "
+                                       f"{self.limit} bytes ({WHOLE_ARCHIVE_INFLATE} times its size and 1 GiB), as "
+                                       "an archive that inflates without end does",
+                            fix="decompress it first (gunzip -k, bunzip2 -k or unxz -k) and give the .tar")
+
+    def read(self, size: int = -1) -> bytes:
+        data: bytes = self.raw.read(size)
+        self._spend(len(data))
+        return data
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        here = self.raw.tell()
+        target = offset if whence == 0 else here + offset if whence == 1 else None
+        if target is not None:
+            self._spend(target - here if target >= here else target)
+        return int(self.raw.seek(offset, whence))
+
+    def tell(self) -> int:
+        return int(self.raw.tell())
+
+    def close(self) -> None:
+        self.raw.close()
+
+
 def _archive(path: str, arch: str) -> ImageParts:
+    import bz2
+    import gzip
+    import lzma
+
     try:
         archive = tarfile.open(path, "r:*", tarinfo=BoundedHeaders)  # noqa: SIM115 - closed by ImageParts.close
     except (tarfile.TarError, OSError, EOFError) as error:
         raise bad_image(path, f"not a tar archive ({error})") from None
+    if isinstance(archive.fileobj, (gzip.GzipFile, bz2.BZ2File, lzma.LZMAFile)):
+        size = os.path.getsize(path)
+        archive.fileobj = _BoundedInflate(archive.fileobj, WHOLE_ARCHIVE_INFLATE * size + WHOLE_ARCHIVE_SLACK,
+                                          path)  # type: ignore[assignment]
     try:
         blobs = _TarBlobs(path, archive)
         if not blobs.exists("manifest.json"):
