@@ -60,7 +60,7 @@ class BoundedHeaders(tarfile.TarInfo):
 MAX_TAR_TAIL = 1 << 20  # what follows a tar's end marker: its record padding (10 KiB for GNU tar), read to be judged
 
 
-def check_tar_end(stream: IO[bytes], at: int) -> None:
+def check_tar_end(stream: Any, at: int) -> None:
     """STREAM (at byte AT of the tar stream) read past the archive's end marker to its end, at most MAX_TAR_TAIL
     bytes: a tar is whole 512-byte blocks (POSIX ustar), so a length that is not is a copy cut short in the end
     marker or its padding; a compressed stream read to its end-of-stream marker (a cut one is an EOFError). Past
