@@ -273,7 +273,7 @@ def _prepare_line(rc_file: Path, line: str, shell: str) -> tuple[int, bytes] | N
     if wanted in have:
         return None
     _make_folder(rc_file.parent, shell, fix)
-    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
     try:
         descriptor = os.open(rc_file, flags, 0o644)
     except OSError as error:
@@ -288,10 +288,21 @@ def _prepare_line(rc_file: Path, line: str, shell: str) -> tuple[int, bytes] | N
 
 
 def _append(descriptor: int, data: bytes) -> None:
-    """DATA written to the open start-up file DESCRIPTOR in one write, and the file closed."""
+    """DATA written to the open start-up file DESCRIPTOR in one write, and the file closed. The file is locked
+    and read again first: two installs at the same instant append the line once, not twice."""
     from cudnn_doctor.errors import DoctorError
 
     try:
+        try:
+            import fcntl
+        except ImportError:  # Windows: no advisory locks; the line was looked for when the file was opened
+            fcntl = None  # type: ignore[assignment]
+        if fcntl is not None and _locked(descriptor, fcntl):  # released when the descriptor is closed
+            now = _read_all(descriptor)
+            line = data.lstrip(b"\n")
+            if line in now:
+                return
+            data = (b"\n" if now and not now.endswith(b"\n") else b"") + line
         os.write(descriptor, data)
     except OSError as error:
         raise DoctorError(f"--install-completion: the start-up file was not written ({_os_why(error)})",
@@ -299,6 +310,34 @@ def _append(descriptor: int, data: bytes) -> None:
                           code="CD006") from None
     finally:
         os.close(descriptor)
+
+
+def _locked(descriptor: int, fcntl: Any) -> bool:
+    """DESCRIPTOR locked for this process, waiting at most 5 s for another install that holds it; False where the
+    file system has no locks (or another holds it longer): the line is then appended as read when opened."""
+    import time
+
+    for _ in range(50):
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            time.sleep(0.1)
+        except OSError:
+            return False
+    return False
+
+
+def _read_all(descriptor: int) -> bytes:
+    """The open start-up file's bytes as they are now (at most RC_LIMIT), read from its start."""
+    chunks, at = [], 0
+    while at <= RC_LIMIT:
+        chunk = os.pread(descriptor, 1 << 20, at)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        at += len(chunk)
+    return b"".join(chunks)
 
 
 def _powershell_profile(shell: str) -> Path:

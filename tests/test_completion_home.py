@@ -185,3 +185,28 @@ def test_completion_with_words_it_does_not_take_is_one_usage_error(machine: Mach
     if "--json" in words:
         assert result.json["exit_code"] == 2, result.stdout
     assert not (tmp_path / ".bashrc").exists()
+
+
+@pytest.mark.parametrize("shell, rc_file", [("bash", ".bashrc"), ("zsh", ".zshrc")])
+def test_installs_at_the_same_instant_name_the_script_once(machine: Machine, tmp_path: Path, shell: str,
+                                                           rc_file: str) -> None:
+    """Issue 43, class 1: four `--install-completion` started together into one home each read the start-up file
+    before any wrote it; the one writer locks it and reads it again, so the line is there once, and the user's own
+    last line (no newline after it) is kept whole."""
+    import sys
+
+    for round_number in range(3):
+        home = tmp_path / f"home{round_number}"
+        home.mkdir()
+        (home / rc_file).write_bytes(b"alias ll='ls -l'")  # no newline at its end
+        env = {**machine.env, "HOME": str(home)}
+        racers = [subprocess.Popen([sys.executable, "-m", "cudnn_doctor", "--install-completion", shell], env=env,
+                                   cwd=machine.cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                  for _ in range(4)]
+        for racer in racers:
+            racer.communicate(timeout=60)
+            assert racer.returncode == 0
+        text = (home / rc_file).read_bytes()
+        assert text.startswith(b"alias ll='ls -l'\n"), text
+        name = b"cudnn-doctor.sh" if shell == "bash" else b"compinit"
+        assert text.count(name) == (1 if shell == "bash" else 2), text  # zsh's line names compinit twice
