@@ -336,3 +336,49 @@ def test_a_gzip_layer_that_inflates_a_thousandfold_is_stopped_at_its_bound(machi
     assert result.exit_code in (0, 1), result.stdout
     assert "times its" in result.stdout, result.stdout[-2000:]
     assert time.monotonic() - started < 10
+
+
+def test_the_plain_header_reader_reads_what_tarfile_reads() -> None:
+    """BoundedHeaders._plain (a fast path for plain ustar headers) against tarfile's own frombuf, over headers that
+    tarfile writes (ustar, GNU, pax; long names split into a prefix; links; V7 folders; names not UTF-8) and those
+    headers with random bytes changed: where _plain reads one, frombuf reads the very same member; where frombuf
+    refuses one, _plain reads none."""
+    import random
+    import tarfile
+
+    from cudnn_doctor.image.sources import BoundedHeaders
+
+    fields = ("name", "mode", "uid", "gid", "size", "mtime", "chksum", "type", "linkname", "uname", "gname",
+              "devmajor", "devminor")
+    rng = random.Random(43)
+    names = ["a", "usr/lib/x86_64-linux-gnu/libcudnn.so.9", "d/", "x" * 99, "p/" * 60 + "name", "n\udcffx", "é/ü",
+             "./lead", "trail/"]
+    read = 0
+    for index in range(4000):
+        info = tarfile.TarInfo(rng.choice(names))
+        info.type = rng.choice([tarfile.REGTYPE, tarfile.AREGTYPE, tarfile.DIRTYPE, tarfile.SYMTYPE, tarfile.LNKTYPE])
+        info.size = rng.choice([0, 1, 511, 1 << 33 - 1]) if info.type in (tarfile.REGTYPE, tarfile.AREGTYPE) else 0
+        info.linkname = rng.choice(["", "target", "../up"]) if info.type in (tarfile.SYMTYPE, tarfile.LNKTYPE) else ""
+        info.mode, info.uid, info.gid, info.mtime = rng.choice([0o644, 0o7777]), rng.randrange(70000), 0, 1_700_000_000
+        form = rng.choice([tarfile.USTAR_FORMAT, tarfile.GNU_FORMAT])
+        try:
+            buf = bytearray(info.tobuf(form, "utf-8", "surrogateescape")[-512:])
+        except ValueError:
+            continue
+        for _ in range(rng.choice([0, 0, 1, 2])):
+            buf[rng.randrange(512)] = rng.randrange(256)
+        if index % 7 == 0:  # a changed byte whose checksum is made right again
+            buf[148:156] = b"        "
+            buf[148:155] = b"%06o\0" % (sum(buf) & 0o777777)
+        data = bytes(buf)
+        try:
+            theirs = tarfile.TarInfo.frombuf(data, "utf-8", "surrogateescape")
+        except tarfile.HeaderError:
+            theirs = None
+        mine = BoundedHeaders._plain(data, "utf-8", "surrogateescape")
+        if mine is None:
+            continue
+        read += 1
+        assert theirs is not None, data
+        assert [getattr(mine, f) for f in fields] == [getattr(theirs, f) for f in fields], data
+    assert read > 1000
