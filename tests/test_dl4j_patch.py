@@ -114,3 +114,22 @@ def test_the_edit_applies_whatever_the_line_endings(name: str, transform, machin
                              cwd="/")
     assert applied.returncode == 0, applied.stdout + applied.stderr
     assert pom.read_bytes() == before.replace(OLD, NEW)
+
+
+def test_a_build_file_that_is_a_link_is_edited_where_its_bytes_are(machine: Machine, tmp_path: Path) -> None:
+    """GNU patch refuses to patch through a symbolic link ("not a regular file"): a pom.xml linked from a
+    dotfiles-style checkout gets a diff that names the file itself, which patch applies; the link stays a link."""
+    if shutil.which("patch") is None:
+        pytest.skip("no patch program (.ci/run installs Debian's patch)")
+    project = _project(machine, tmp_path, "linked", False, True)
+    real = tmp_path / "elsewhere" / "pom.xml"
+    real.parent.mkdir()
+    (project / "pom.xml").rename(real)
+    (project / "pom.xml").symlink_to(real)
+    before = real.read_bytes()
+    data = json.loads(machine.run("fix", "--json", "--project", str(project)).stdout)
+    [edit] = [a for a in data["actions"] if a["kind"] == "edit"]
+    applied = subprocess.run(["patch", "-p0"], input=base64.b64decode(edit["diff_base64"]), capture_output=True,
+                             cwd="/")
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    assert real.read_bytes() == before.replace(OLD, NEW) and (project / "pom.xml").is_symlink()

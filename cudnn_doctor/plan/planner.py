@@ -685,9 +685,13 @@ def _diff(lines: list[dict[str, Any]], old: str, new: str) -> str:
     line with the file's own bytes and line ending (CRLF kept; a last line without LF, a CR-only file's one line
     included, marked as diff marks it)."""
     out: list[str] = []
-    for path in dict.fromkeys(str(entry["file"]) for entry in lines):
+
+    def real(entry: dict[str, Any]) -> str:  # the file itself, not a link to it: patch refuses to patch a link
+        return str(entry.get("real") or entry["file"])
+
+    for path in dict.fromkeys(real(entry) for entry in lines):
         out += [f"--- {_patch_name(path)}\n", f"+++ {_patch_name(path)}\n"]
-        for entry in (e for e in lines if e["file"] == path):
+        for entry in (e for e in lines if real(e) == path):
             text, eol = str(entry["text"]), str(entry.get("eol", "\n"))
             end = eol if eol.endswith("\n") else eol + "\n\\ No newline at end of file\n"  # the file's last line
             out += [f"@@ -{entry['line']},1 +{entry['line']},1 @@\n", f"-{text}{end}", f"+{text.replace(old, new)}{end}"]

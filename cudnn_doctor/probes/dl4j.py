@@ -82,7 +82,9 @@ def backend_lines(files: list[str], artifact: str) -> list[dict[str, Any]]:
             if value.search(visible):
                 last = number == len(lines)  # no LF after it: "\\ No newline at end of file" in the diff
                 eol = ("\r" if line.endswith("\r") else "") + ("" if last else "\n")
-                found.append({"file": path, "line": number, "text": line.removesuffix("\r"), "eol": eol})
+                # "real": where the bytes are, which the diff names (patch refuses to patch through a symbolic link)
+                found.append({"file": path, "real": os.path.realpath(path), "line": number,
+                              "text": line.removesuffix("\r"), "eol": eol})
                 if len(found) >= MAX_BACKEND_LINES:
                     return found
     return found
