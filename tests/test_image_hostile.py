@@ -382,3 +382,20 @@ def test_the_plain_header_reader_reads_what_tarfile_reads() -> None:
         assert theirs is not None, data
         assert [getattr(mine, f) for f in fields] == [getattr(theirs, f) for f in fields], data
     assert read > 1000
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device", "fifo.tar.gz"])
+def test_an_archive_that_is_a_fifo_or_a_device_is_refused_not_waited_on(machine_in_process: Machine, tmp_path: Path,
+                                                                        kind: str) -> None:
+    """`image` given a FIFO (which waited for a writer forever) or a device (a link to /dev/zero, read without end):
+    one line, exit 2, at once."""
+    path = tmp_path / ("image.tar" if kind != "fifo.tar.gz" else kind)
+    if kind == "device":
+        path.symlink_to("/dev/zero")
+    else:
+        os.mkfifo(path)
+    started = time.monotonic()
+    result = machine_in_process.run("image", str(path), "--json")
+    assert_one_line(result)
+    assert result.exit_code == 2 and "not a regular file" in result.stdout, result.stdout
+    assert time.monotonic() - started < 10

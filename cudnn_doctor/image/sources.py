@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from cudnn_doctor.errors import DoctorError
-from cudnn_doctor.operating_system import CURRENT
 
 DIGEST = re.compile(r"^(sha256:[a-f0-9]{64}|sha512:[a-f0-9]{128})$")
 MAX_JSON = 8 << 20  # a manifest, index or configuration: kilobytes in real life
@@ -251,18 +250,12 @@ class _FolderBlobs:
             raise bad_image(self.root, f"{name}: {error}") from None
 
     def open(self, name: str) -> IO[bytes]:
-        path = os.path.join(self.root, name)
-        flags = os.O_RDONLY | CURRENT.open_flags
-        try:
-            descriptor = os.open(path, flags)
-        except OSError as error:
-            raise bad_image(self.root, f"{name}: {error.strerror}") from None
-        import stat
+        from cudnn_doctor.user_files import UnreadableFile, open_user_file
 
-        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-            os.close(descriptor)
-            raise bad_image(self.root, f"{name}: not a regular file")
-        return os.fdopen(descriptor, "rb")
+        try:
+            return open_user_file(os.path.join(self.root, name))
+        except UnreadableFile as error:
+            raise bad_image(self.root, f"{name}: {error}") from None
 
     def exists(self, name: str) -> bool:
         return os.path.isfile(os.path.join(self.root, name))
@@ -413,12 +406,19 @@ def _archive(path: str, arch: str) -> ImageParts:
     import gzip
     import lzma
 
+    from cudnn_doctor.user_files import UnreadableFile, open_user_file
+
+    try:  # a FIFO or a device (/dev/zero) named as the archive is refused, never waited on or read without end
+        stream = open_user_file(path)
+    except UnreadableFile as error:
+        raise bad_image(path, str(error)) from None
     try:
-        archive = tarfile.open(path, "r:*", tarinfo=BoundedHeaders)  # noqa: SIM115 - closed by ImageParts.close
+        archive = tarfile.open(name=path, mode="r:*", fileobj=stream, tarinfo=BoundedHeaders)  # noqa: SIM115
     except (tarfile.TarError, OSError, EOFError) as error:
+        stream.close()
         raise bad_image(path, f"not a tar archive ({error})") from None
     if isinstance(archive.fileobj, (gzip.GzipFile, bz2.BZ2File, lzma.LZMAFile)):
-        size = os.path.getsize(path)
+        size = os.fstat(stream.fileno()).st_size
         archive.fileobj = _BoundedInflate(archive.fileobj, WHOLE_ARCHIVE_INFLATE * size + WHOLE_ARCHIVE_SLACK,
                                           path)  # type: ignore[assignment]
     try:
@@ -429,8 +429,14 @@ def _archive(path: str, arch: str) -> ImageParts:
             parts = _docker_archive(path, blobs)
     except BaseException:
         archive.close()
+        stream.close()
         raise
-    parts.close = archive.close
+
+    def close() -> None:  # the archive, and the file under it (a compressed archive's reader leaves it open)
+        archive.close()
+        stream.close()
+
+    parts.close = close
     return parts
 
 
