@@ -1,5 +1,5 @@
 """Which limit of the process stopped the doctor itself, in words: its open files (ulimit -n), its address space
-(ulimit -v), its stack (ulimit -s), its processes or threads (ulimit -u). A doctor under a limit says so in one line (one JSON object with
+(ulimit -v), its stack (ulimit -s), its CPU time (ulimit -t), its processes or threads (ulimit -u). A doctor under a limit says so in one line (one JSON object with
 --json) and exit 2, never an internal error, never a hang. It imports nothing of the package and nothing that may
 need a file or memory the limit leaves none of."""
 
@@ -96,3 +96,11 @@ def below_floor() -> tuple[str, str] | None:
                 "it needs a few dozen for its own files and the children that ask the libraries",
                 "ulimit -S -n 1024 (up to what ulimit -H -n allows), then run it again")
     return None
+
+
+def cpu_time_stopped() -> tuple[str, str]:
+    """(message, fix) for the soft CPU-time limit reached (SIGXCPU, ulimit -S -t)."""
+    limit = _soft_limit("RLIMIT_CPU")
+    said = f"ulimit -t is {limit} s" if limit.isdecimal() else f"ulimit -t is {limit}"
+    return (f"cudnn-doctor stopped: it ran out of CPU time under this shell's limit ({said})",
+            "ulimit -S -t unlimited (up to what ulimit -H -t allows), then run it again")

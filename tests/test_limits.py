@@ -60,3 +60,30 @@ def test_a_doctor_under_a_limit_says_which_one_stopped_it(machine: Machine, tmp_
             assert len(lines) == 1, done.stderr[-1500:]
             [line] = lines
             assert f"ulimit {option} is" in line and f"ulimit -S {option}" in line, line
+
+
+def test_a_doctor_out_of_cpu_time_says_so_in_one_line(machine: Machine, tmp_path: Path) -> None:
+    """`ulimit -S -t 1`: the kernel's SIGXCPU killed the doctor silently (exit 152); it is a limit like the others
+    now: one line, one JSON object, exit 2. The work: an image layer of 200,000 members (seconds of CPU)."""
+    import gzip
+    import tarfile
+
+    from tests.images import config_of, manifest_of
+    from tests.test_image_hostile import index_of, write_layout
+
+    header = tarfile.TarInfo("d/f").tobuf(tarfile.USTAR_FORMAT)
+    blob = gzip.compress(header * 200_000 + bytes(1024), 1)
+    config = config_of({"CUDA_VERSION": "12.8.1"})
+    manifest = json.loads(manifest_of(config, [(blob, "application/vnd.oci.image.layer.v1.tar+gzip")]))
+    folder = write_layout(tmp_path / "layout", config, manifest, index_of(json.dumps(manifest).encode()), [blob])
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_CPU, (1, resource.RLIM_INFINITY))
+
+    done = subprocess.run([sys.executable, "-m", "cudnn_doctor", "image", str(folder), "--json"], env=machine.env,
+                          cwd=machine.cwd, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+                          preexec_fn=limit)
+    assert done.returncode == 2, (done.returncode, done.stderr[-800:])
+    assert json.loads(done.stdout)["error"]["title"] == "A limit of the process stopped it"
+    [line] = done.stderr.strip().splitlines()
+    assert "ulimit -t is" in line and "ulimit -S -t" in line, line
