@@ -1,5 +1,6 @@
 """Which limit of the process stopped the doctor itself, in words: its open files (ulimit -n), its address space
-(ulimit -v), its stack (ulimit -s), its CPU time (ulimit -t), its processes or threads (ulimit -u). A doctor under a limit says so in one line (one JSON object with
+(ulimit -v), its stack (ulimit -s), its CPU time (ulimit -t), the size of a file it writes (ulimit -f), its
+processes or threads (ulimit -u). A doctor under a limit says so in one line (one JSON object with
 --json) and exit 2, never an internal error, never a hang. It imports nothing of the package and nothing that may
 need a file or memory the limit leaves none of."""
 
@@ -55,6 +56,11 @@ def limit_stopped(error: BaseException) -> tuple[str, str] | None:
             return (f"cudnn-doctor stopped: it ran out of open files under this shell's limit (ulimit -n is {limit}); "
                     "it needs a few dozen for its own files and the children that ask the libraries",
                     "ulimit -S -n 1024 (up to what ulimit -H -n allows), then run it again")
+        if number == errno.EFBIG:  # Python ignores SIGXFSZ: a write past ulimit -f fails with EFBIG
+            limit = _soft_limit("RLIMIT_FSIZE")
+            said = f"ulimit -f is {int(limit) // 1024} KiB" if limit.isdecimal() else f"ulimit -f is {limit}"
+            return (f"cudnn-doctor stopped: a file it wrote reached this shell's file-size limit ({said})",
+                    "ulimit -S -f unlimited (up to what ulimit -H -f allows), then run it again")
         thread = isinstance(cause, RuntimeError) and "can't start new thread" in str(cause)
         # an allocation that failed inside C code (an lru_cache, a C extension) can surface as a SystemError
         # "returned NULL without setting an exception": under ulimit -v that is the memory limit's doing

@@ -87,3 +87,25 @@ def test_a_doctor_out_of_cpu_time_says_so_in_one_line(machine: Machine, tmp_path
     assert json.loads(done.stdout)["error"]["title"] == "A limit of the process stopped it"
     [line] = done.stderr.strip().splitlines()
     assert "ulimit -t is" in line and "ulimit -S -t" in line, line
+
+
+def test_an_install_past_the_file_size_limit_names_it_and_rolls_back(machine: Machine, tmp_path: Path) -> None:
+    """`ulimit -S -f 4`: a file of the archive cannot be written whole (EFBIG; Python ignores SIGXFSZ); the install
+    is rolled back as for any failure, and the one line names the limit and the line that lifts it."""
+    from tests.install_helpers import make_archive
+
+    archive = make_archive("txz", tmp_path, version=91900)
+    prefix = tmp_path / "cuda"
+    (prefix / "lib64").mkdir(parents=True)
+    (prefix / "lib64" / "mine.so").write_bytes(b"the user's")
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (4 << 10, resource.RLIM_INFINITY))
+
+    done = subprocess.run([sys.executable, "-m", "cudnn_doctor", "install", "--from", str(archive), "--prefix",
+                           str(prefix), "--yes"], env=machine.env, cwd=machine.cwd, capture_output=True, text=True,
+                          timeout=120, stdin=subprocess.DEVNULL, preexec_fn=limit)
+    assert done.returncode == 1, done.stderr[-800:]
+    [line] = done.stderr.strip().splitlines()
+    assert "ulimit -f is 4 KiB" in line and "ulimit -S -f" in line, line
+    assert sorted(p.name for p in prefix.rglob("*")) == ["lib64", "mine.so"]
