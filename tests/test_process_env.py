@@ -421,3 +421,24 @@ def test_hostile_environment_values_and_a_fifo_for_the_kernel_version(machine: M
     assert "export PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128" in lines
     shown = bash(machine, "; ".join([*lines, 'printf %s "$CUDA_VISIBLE_DEVICES"']))
     assert shown.stdout == "0", shown
+
+
+@pytest.mark.parametrize("token", ["$LIB", "${LIB}"])
+def test_a_preloaded_cudnn_named_with_a_loader_token_is_still_the_preloaded_one(machine: Machine, tmp_path: Path,
+                                                                              token: str) -> None:
+    """ld.so expands $LIB (and ${LIB}, $PLATFORM, $ORIGIN) in LD_PRELOAD: an entry written with one still brought
+    the copy the program maps, so the finding and the plan's removal name that entry as the user wrote it."""
+    import subprocess
+
+    gpu_machine(machine, tmp_path, gpus=1)
+    install_torch(python_env(machine, tmp_path))
+    probe = subprocess.run(["sh", "-c", "cat /proc/self/maps"], env={"LD_PRELOAD": "/nowhere/$LIB/x.so"},
+                           capture_output=True, text=True)
+    lib = next((line.split()[-1] for line in probe.stdout.splitlines() if "/libc.so" in line), "")
+    expanded = lib.rsplit("/libc.so", 1)[0].removeprefix("/usr").lstrip("/") or "lib"  # what $LIB is here
+    other = tmp_path / "pre" / expanded
+    fake_cudnn(other, version=90000, sublibraries=CUDNN9)
+    machine.env["LD_PRELOAD"] = f"{tmp_path}/pre/{token}/libcudnn.so.9"
+    report = machine.check_json()
+    assert "CD317" in codes(report), report["findings"]
+    assert "unset LD_PRELOAD" in plan_lines(machine)
