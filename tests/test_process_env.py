@@ -423,11 +423,12 @@ def test_hostile_environment_values_and_a_fifo_for_the_kernel_version(machine: M
     assert shown.stdout == "0", shown
 
 
-@pytest.mark.parametrize("token", ["$LIB", "${LIB}"])
+@pytest.mark.parametrize("token", ["$LIB", "${LIB}", "bare"])
 def test_a_preloaded_cudnn_named_with_a_loader_token_is_still_the_preloaded_one(machine: Machine, tmp_path: Path,
                                                                               token: str) -> None:
-    """ld.so expands $LIB (and ${LIB}, $PLATFORM, $ORIGIN) in LD_PRELOAD: an entry written with one still brought
-    the copy the program maps, so the finding and the plan's removal name that entry as the user wrote it."""
+    """ld.so expands $LIB (and ${LIB}, $PLATFORM, $ORIGIN) in LD_PRELOAD and searches for a bare name: an entry
+    written so still brought the copy the program maps, so the finding and the plan's removal name that entry as the
+    user wrote it."""
     import subprocess
 
     gpu_machine(machine, tmp_path, gpus=1)
@@ -439,6 +440,9 @@ def test_a_preloaded_cudnn_named_with_a_loader_token_is_still_the_preloaded_one(
     other = tmp_path / "pre" / expanded
     fake_cudnn(other, version=90000, sublibraries=CUDNN9)
     machine.env["LD_PRELOAD"] = f"{tmp_path}/pre/{token}/libcudnn.so.9"
+    if token == "bare":  # a name without a slash: searched for as a needed library, here on LD_LIBRARY_PATH
+        machine.env["LD_PRELOAD"] = "libcudnn.so.9"
+        machine.add_library_path(other)
     report = machine.check_json()
     assert "CD317" in codes(report), report["findings"]
     assert "unset LD_PRELOAD" in plan_lines(machine)

@@ -301,7 +301,10 @@ def origin(path: str, soname: str, ctx: SearchContext) -> tuple[str, str | None]
     RUNPATH, or the loader's cache and system folders."""
     real = os.path.realpath(path)
     for entry in preload_entries(ctx.env):
-        if os.path.realpath(entry) == real or _expands_to(entry, path, real):
+        if "/" not in entry:  # a bare name is searched for as a needed library is (ld.so(8)): the soname it names
+            if entry in (soname, os.path.basename(path)):
+                return "LD_PRELOAD", entry
+        elif os.path.realpath(entry) == real or _expands_to(entry, path, real):
             return "LD_PRELOAD", entry
     folder = os.path.dirname(real)
     for entry in ctx.env_paths("LD_LIBRARY_PATH"):
