@@ -17,6 +17,10 @@ FLOOR_OPEN_FILES = 32
 # a nested list's repr) need 160 KiB (CPython 3.11) before the C code under them overruns the stack and dies of SIGSEGV
 # (benchmarks/stack_floor.py measures it); glibc gives every thread of every program this much stack too. Thrice that.
 FLOOR_STACK_KIB = 512
+# the stack of each thread of the doctor's own (a child's reader, a probe's timer): glibc gives a new thread the soft
+# stack limit, so `ulimit -s 1048576` made each reserve 1 GiB of address space and a few threads ran out of
+# `ulimit -v` (the doctor then blamed -v); 2 MiB is ten times what the deepest input it parses in one needs
+THREAD_STACK_BYTES = 2 << 20
 MEMORY_ERRNOS = (errno.ENOMEM,)
 PROCESS_ERRNOS = (errno.EAGAIN,)
 
@@ -110,3 +114,13 @@ def cpu_time_stopped() -> tuple[str, str]:
     said = f"ulimit -t is {limit} s" if limit.isdecimal() else f"ulimit -t is {limit}"
     return (f"cudnn-doctor stopped: it ran out of CPU time under this shell's limit ({said})",
             "ulimit -S -t unlimited (up to what ulimit -H -t allows), then run it again")
+
+
+def size_thread_stacks() -> None:
+    """Give the threads this process starts from now on THREAD_STACK_BYTES of stack, not the soft stack limit."""
+    try:
+        import threading
+
+        threading.stack_size(THREAD_STACK_BYTES)
+    except (ImportError, ValueError, RuntimeError):  # a platform that cannot size them keeps its own
+        pass

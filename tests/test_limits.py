@@ -109,3 +109,23 @@ def test_an_install_past_the_file_size_limit_names_it_and_rolls_back(machine: Ma
     [line] = done.stderr.strip().splitlines()
     assert "ulimit -f is 4 KiB" in line and "ulimit -S -f" in line, line
     assert sorted(p.name for p in prefix.rglob("*")) == ["lib64", "mine.so"]
+
+
+def test_a_huge_stack_limit_does_not_make_the_doctors_threads_run_out_of_address_space(machine: Machine,
+                                                                                          tmp_path: Path) -> None:
+    """glibc gives each new thread the soft stack limit: under `ulimit -s 1048576` and `ulimit -v` of 3 GiB the
+    doctor's own threads took 1 GiB each and it stopped, blaming -v. Its threads have their own 2 MiB now."""
+    fake_nvml(tmp_path / "driver", driver="580.65.06", cuda=13000)
+    machine.add_library_path(tmp_path / "driver")
+    fake_cudnn(tmp_path / "cudnn", version=91900, cudart=13000, sublibraries=CUDNN9_SUBLIBS)
+    machine.add_library_path(tmp_path / "cudnn")
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_STACK, (1 << 30, resource.RLIM_INFINITY))
+        resource.setrlimit(resource.RLIMIT_AS, (3 << 30, resource.RLIM_INFINITY))
+
+    done = subprocess.run([sys.executable, "-m", "cudnn_doctor", "check", "--json"], env=machine.env,
+                          cwd=machine.cwd, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+                          preexec_fn=limit)
+    assert done.returncode in (0, 1), done.stderr[-800:]
+    assert json.loads(done.stdout)["summary"]["exit_code"] == done.returncode
