@@ -23,6 +23,7 @@ Standard library only, old syntax: it may run under the framework's own Python.
 import ast
 import ctypes
 import os
+import re
 import sys
 
 MARK = "\x1eCDL\t"
@@ -199,7 +200,7 @@ def _file_of(lib, symbol):
 def _as_cudnn_finds(name, graph):
     """The file cuDNN's graph library opens for soname NAME when it runs: LD_LIBRARY_PATH's first folder that has
     it, else its own folder (its DT_RUNPATH is $ORIGIN), else the loader's cache (NAME itself)."""
-    for folder in os.environ.get("LD_LIBRARY_PATH", "").split(":"):
+    for folder in re.split("[:;]", os.environ.get("LD_LIBRARY_PATH", "")):  # as ld.so splits it
         if folder and os.path.exists(os.path.join(folder, name)):
             return os.path.join(folder, name)
     if graph and os.path.exists(os.path.join(os.path.dirname(graph), name)):

@@ -114,3 +114,22 @@ def test_every_advice_filled_with_backticks_keeps_each_command_whole(value: str)
             assert shlex.split(command) == want, (code, command)
         checked += 1
     assert checked > 10
+
+
+def test_ld_library_path_is_split_as_ld_so_splits_it(machine: Machine, tmp_path: Path) -> None:
+    """glibc's ld.so splits LD_LIBRARY_PATH at ';' as well as ':' (elf/dl-load.c): a cuDNN in a folder named a;b is
+    not on the loader's path however the variable names it, so `fix --yes` cures nothing it cannot write a line for
+    (it said CD310 was gone, the folder read whole), and check does not take it for the loader's."""
+    from tests.fakes.build import fake_cudnn, fake_nvml
+    from tests.test_shell_lines import CUDNN9
+
+    fake_nvml(tmp_path / "driver", driver="580.65.06", cuda=13000)
+    machine.add_library_path(tmp_path / "driver")
+    folder = tmp_path / "a;b" / "lib"
+    fake_cudnn(folder, version=91900, cudart=13000, sublibraries=CUDNN9)
+    data = json.loads(machine.run("fix", "--yes", "--json", "--search-path", str(folder)).stdout)
+    assert "CD310" in data["after"]["codes"], data["after"]
+    machine.add_library_path(folder)
+    report = machine.check_json("--search-path", str(folder))
+    [copy] = [c for c in report["cudnn"] if c["path"] == str(folder)]
+    assert "ld.so" not in copy["loaded_by"], copy

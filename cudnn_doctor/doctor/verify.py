@@ -131,7 +131,9 @@ def _marked(plan: Plan, words: str, only_env: bool = False) -> Plan:
 def _without_own_libraries(changes: tuple[EnvChange, ...], env: dict[str, str]) -> tuple[EnvChange, ...] | None:
     """The plan's changes, with LD_LIBRARY_PATH's changes replaced by the removal of every folder in it that holds
     CUDA or cuDNN libraries of its own (never one that holds the driver's libcuda); None where that changes nothing."""
-    folders = [f for f in env.get("LD_LIBRARY_PATH", "").split(os.pathsep) if f]
+    from cudnn_doctor.variables import loader_folders
+
+    folders = [f for f in loader_folders(env.get("LD_LIBRARY_PATH", "")) if f]
     removed = []
     for folder in folders:
         try:

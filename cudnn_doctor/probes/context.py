@@ -111,6 +111,10 @@ class SearchContext:
 
     def env_paths(self, name: str) -> list[str]:
         value = self.env.get(name, "")
+        if name == "LD_LIBRARY_PATH" and self.os_name != "windows":  # as ld.so splits it: at ':' and ';'
+            from cudnn_doctor.variables import loader_folders
+
+            return [part for part in loader_folders(value) if part]
         return [part for part in value.split(os.pathsep) if part]
 
     def library_path(self) -> list[str]:
