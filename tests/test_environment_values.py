@@ -129,6 +129,8 @@ def test_ld_library_path_is_split_as_ld_so_splits_it(machine: Machine, tmp_path:
     fake_cudnn(folder, version=91900, cudart=13000, sublibraries=CUDNN9)
     data = json.loads(machine.run("fix", "--yes", "--json", "--search-path", str(folder)).stdout)
     assert "CD310" in data["after"]["codes"], data["after"]
+    [step] = [a for a in data["actions"] if a["kind"] == "env"]  # its line is a comment: nothing was put in force
+    assert step["env"]["bash"][0].startswith("#") and "not applied" in step["outcome"]["status"], step
     machine.add_library_path(folder)
     report = machine.check_json("--search-path", str(folder))
     [copy] = [c for c in report["cudnn"] if c["path"] == str(folder)]
