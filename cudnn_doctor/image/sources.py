@@ -377,10 +377,12 @@ class _BoundedInflate:
     def _spend(self, count: int) -> None:
         self.spent += max(0, count)
         if self.spent > self.limit:
-            raise bad_image(self.path, f"it is compressed as a whole and reading it would decompress more than "
-                                       f"{self.limit} bytes ({WHOLE_ARCHIVE_INFLATE} times its size and 1 GiB), as "
-                                       "an archive that inflates without end does",
-                            fix="decompress it first (gunzip -k, bunzip2 -k or unxz -k) and give the .tar")
+            raise bad_image(self.path, f"it is compressed as a whole, and reading it would decompress more than "
+                                       f"{self.limit} bytes ({WHOLE_ARCHIVE_INFLATE} times its size and 1 GiB): "
+                                       "each member is reached by decompressing from the start, and an archive that "
+                                       "inflates without end never ends",
+                            fix="decompress it first (gunzip -k, bunzip2 -k or unxz -k) and give the .tar, which is "
+                                "read at once")
 
     def read(self, size: int = -1) -> bytes:
         data: bytes = self.raw.read(size)
