@@ -384,6 +384,8 @@ def _invoke_app(args: list[str]) -> None:
         namespace, extra = root.parse_known_args(args)
         where = _innermost(namespace, root)
         if namespace.show_completion is not None or namespace.install_completion is not None:
+            if extra:  # `--install-completion bash --json`: words it does not take (--json too) are a usage error,
+                raise UsageError(where, "", extra)  # one JSON object with --json, never text that ignored it
             raise SystemExit(completion_request(namespace.show_completion, namespace.install_completion))
         options = {key: value for key, value in vars(namespace).items()
                    if not key.startswith("_") and key not in ("show_completion", "install_completion")}
@@ -420,7 +422,9 @@ def _usage_error(error: UsageError, args: list[str]) -> int:
     def write(exit_code: int, message: str, fix: str) -> None:
         write_error_json(exit_code, message, fix, command=name)
 
-    return report_usage_error(error.parser, error.message, error.words, json_wanted(name, params), write)
+    # no command read (`cudnn-doctor --install-completion bash --json`): --json among the words still asks for JSON
+    want_json = json_wanted(name, params) or (name is None and "--json" in args)
+    return report_usage_error(error.parser, error.message, error.words, want_json, write)
 
 
 def _explain_options() -> dict[str, bool]:

@@ -152,9 +152,11 @@ def install_script(named: str) -> int:
             raise
         if rc_line is not None:
             _append(*rc_line)
+    from cudnn_doctor.streams import log_line
     from cudnn_doctor.user_files import escaped
 
-    print(f"{shell} completion installed in {escaped(str(path))}; it takes effect in a new shell")
+    # one line whatever the home's name holds (a newline, a terminal escape): written escaped, as errors are
+    print(log_line(f"{shell} completion installed in {escaped(str(path))}; it takes effect in a new shell"))
     return 0
 
 
@@ -271,7 +273,7 @@ def _prepare_line(rc_file: Path, line: str, shell: str) -> tuple[int, bytes] | N
     if wanted in have:
         return None
     _make_folder(rc_file.parent, shell, fix)
-    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
     try:
         descriptor = os.open(rc_file, flags, 0o644)
     except OSError as error:
@@ -286,10 +288,21 @@ def _prepare_line(rc_file: Path, line: str, shell: str) -> tuple[int, bytes] | N
 
 
 def _append(descriptor: int, data: bytes) -> None:
-    """DATA written to the open start-up file DESCRIPTOR in one write, and the file closed."""
+    """DATA written to the open start-up file DESCRIPTOR in one write, and the file closed. The file is locked
+    and read again first: two installs at the same instant append the line once, not twice."""
     from cudnn_doctor.errors import DoctorError
 
     try:
+        try:
+            import fcntl
+        except ImportError:  # Windows: no advisory locks; the line was looked for when the file was opened
+            fcntl = None  # type: ignore[assignment]
+        if fcntl is not None and _locked(descriptor, fcntl):  # released when the descriptor is closed
+            now = _read_all(descriptor)
+            line = data.lstrip(b"\n")
+            if line in now:
+                return
+            data = (b"\n" if now and not now.endswith(b"\n") else b"") + line
         os.write(descriptor, data)
     except OSError as error:
         raise DoctorError(f"--install-completion: the start-up file was not written ({_os_why(error)})",
@@ -299,13 +312,41 @@ def _append(descriptor: int, data: bytes) -> None:
         os.close(descriptor)
 
 
+def _locked(descriptor: int, fcntl: Any) -> bool:
+    """DESCRIPTOR locked for this process, waiting at most 5 s for another install that holds it; False where the
+    file system has no locks (or another holds it longer): the line is then appended as read when opened."""
+    import time
+
+    for _ in range(50):
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            time.sleep(0.1)
+        except OSError:
+            return False
+    return False
+
+
+def _read_all(descriptor: int) -> bytes:
+    """The open start-up file's bytes as they are now (at most RC_LIMIT), read from its start."""
+    chunks, at = [], 0
+    while at <= RC_LIMIT:
+        chunk = os.pread(descriptor, 1 << 20, at)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        at += len(chunk)
+    return b"".join(chunks)
+
+
 def _powershell_profile(shell: str) -> Path:
     """The profile PowerShell reads, as it says itself: asked through the one child runner (one deadline, and
     nothing it starts outlives the question)."""
     import shutil
     from pathlib import Path
 
-    from cudnn_doctor.child import deadline_in, run_child
+    from cudnn_doctor.child import deadline_in, run_child, timeout_from_env
     from cudnn_doctor.errors import DoctorError
 
     program = "pwsh" if shell == "pwsh" else "powershell"
@@ -314,11 +355,14 @@ def _powershell_profile(shell: str) -> Path:
     if found is None:
         raise DoctorError(f"--install-completion {shell}: cannot ask {program} for its profile ({program} is not "
                           "on PATH)", fix=fix, code="CD009")
+    seconds = timeout_from_env("CUDNN_DOCTOR_HELPER_TIMEOUT", 10.0)  # a helper program, as ldconfig and nvcc are
     answer = run_child([found, "-NoProfile", "-NonInteractive", "-Command", "echo", "$profile"], None,
-                       deadline_in(60), what=program)
+                       deadline_in(seconds), what=program)
     lines = [text.strip() for text in answer.stdout.splitlines() if text.strip()]
     if answer.error or answer.exit_code != 0 or len(lines) != 1 or not os.path.isabs(lines[0]):
         why = answer.error or (f"it answered {lines[0][:200]!r}" if lines else "it answered nothing")
+        if answer.timed_out:
+            why += " (CUDNN_DOCTOR_HELPER_TIMEOUT gives it more)"
         raise DoctorError(f"--install-completion {shell}: cannot ask {program} for its profile ({why})", fix=fix,
                           code="CD009")
     return Path(lines[0])

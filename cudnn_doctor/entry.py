@@ -34,6 +34,7 @@ def main() -> None:
         floor = limits.below_floor()  # less than the doctor needs at all: said now, not wherever it bites
         if floor is not None:
             _stopped(floor)
+        limits.size_thread_stacks()  # its own threads' stacks whatever ulimit -s says (glibc gives each that much)
         from cudnn_doctor.cli import main as run
 
         run()

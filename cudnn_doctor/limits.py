@@ -1,5 +1,6 @@
 """Which limit of the process stopped the doctor itself, in words: its open files (ulimit -n), its address space
-(ulimit -v), its processes or threads (ulimit -u). A doctor under a limit says so in one line (one JSON object with
+(ulimit -v), its stack (ulimit -s), its CPU time (ulimit -t), the size of a file it writes (ulimit -f), its
+processes or threads (ulimit -u). A doctor under a limit says so in one line (one JSON object with
 --json) and exit 2, never an internal error, never a hang. It imports nothing of the package and nothing that may
 need a file or memory the limit leaves none of."""
 
@@ -12,6 +13,14 @@ FILES_ERRNOS = (errno.EMFILE, errno.ENFILE)
 # less it says so before it starts, instead of failing wherever the limit happens to bite
 FLOOR_ADDRESS_SPACE_KIB = 200_000
 FLOOR_OPEN_FILES = 32
+# the stack (ulimit -s): Python's own guards against deep input (RecursionError at 1,000 levels of JSON, TOML, XML,
+# a nested list's repr) need 160 KiB (CPython 3.11) before the C code under them overruns the stack and dies of SIGSEGV
+# (benchmarks/stack_floor.py measures it); glibc gives every thread of every program this much stack too. Thrice that.
+FLOOR_STACK_KIB = 512
+# the stack of each thread of the doctor's own (a child's reader, a probe's timer): glibc gives a new thread the soft
+# stack limit, so `ulimit -s 1048576` made each reserve 1 GiB of address space and a few threads ran out of
+# `ulimit -v` (the doctor then blamed -v); 2 MiB is ten times what the deepest input it parses in one needs
+THREAD_STACK_BYTES = 2 << 20
 MEMORY_ERRNOS = (errno.ENOMEM,)
 PROCESS_ERRNOS = (errno.EAGAIN,)
 
@@ -51,6 +60,11 @@ def limit_stopped(error: BaseException) -> tuple[str, str] | None:
             return (f"cudnn-doctor stopped: it ran out of open files under this shell's limit (ulimit -n is {limit}); "
                     "it needs a few dozen for its own files and the children that ask the libraries",
                     "ulimit -S -n 1024 (up to what ulimit -H -n allows), then run it again")
+        if number == errno.EFBIG:  # Python ignores SIGXFSZ: a write past ulimit -f fails with EFBIG
+            limit = _soft_limit("RLIMIT_FSIZE")
+            said = f"ulimit -f is {int(limit) // 1024} KiB" if limit.isdecimal() else f"ulimit -f is {limit}"
+            return (f"cudnn-doctor stopped: a file it wrote reached this shell's file-size limit ({said})",
+                    "ulimit -S -f unlimited (up to what ulimit -H -f allows), then run it again")
         thread = isinstance(cause, RuntimeError) and "can't start new thread" in str(cause)
         # an allocation that failed inside C code (an lru_cache, a C extension) can surface as a SystemError
         # "returned NULL without setting an exception": under ulimit -v that is the memory limit's doing
@@ -79,9 +93,34 @@ def below_floor() -> tuple[str, str] | None:
                 f"{int(space) // 1024} KiB); every CUDA program needs far more (cuInit alone reserves gigabytes of "
                 "address space)",
                 f"ulimit -S -v unlimited (it needs at least {FLOOR_ADDRESS_SPACE_KIB} KiB itself), then run it again")
+    stack = _soft_limit("RLIMIT_STACK")
+    if stack.isascii() and stack.isdecimal() and int(stack) // 1024 < FLOOR_STACK_KIB:
+        return (f"cudnn-doctor stopped: its stack is smaller than it needs under this shell's stack limit (ulimit -s "
+                f"is {int(stack) // 1024} KiB): it would die of a segmentation fault on deep input, and every thread "
+                "of the programs it judges gets that small a stack too",
+                f"ulimit -S -s 8192 (the usual default, up to what ulimit -H -s allows; it needs at least "
+                f"{FLOOR_STACK_KIB} KiB), then run it again")
     files = _soft_limit("RLIMIT_NOFILE")
     if files.isascii() and files.isdecimal() and int(files) < FLOOR_OPEN_FILES:
         return (f"cudnn-doctor stopped: it ran out of open files under this shell's limit (ulimit -n is {files}); "
                 "it needs a few dozen for its own files and the children that ask the libraries",
                 "ulimit -S -n 1024 (up to what ulimit -H -n allows), then run it again")
     return None
+
+
+def cpu_time_stopped() -> tuple[str, str]:
+    """(message, fix) for the soft CPU-time limit reached (SIGXCPU, ulimit -S -t)."""
+    limit = _soft_limit("RLIMIT_CPU")
+    said = f"ulimit -t is {limit} s" if limit.isdecimal() else f"ulimit -t is {limit}"
+    return (f"cudnn-doctor stopped: it ran out of CPU time under this shell's limit ({said})",
+            "ulimit -S -t unlimited (up to what ulimit -H -t allows), then run it again")
+
+
+def size_thread_stacks() -> None:
+    """Give the threads this process starts from now on THREAD_STACK_BYTES of stack, not the soft stack limit."""
+    try:
+        import threading
+
+        threading.stack_size(THREAD_STACK_BYTES)
+    except (ImportError, ValueError, RuntimeError):  # a platform that cannot size them keeps its own
+        pass

@@ -83,9 +83,17 @@ def _cmd(word: str) -> str:
     return '"' + word + "\\" * trailing + '"'  # "C:\\dir\\" would end in an escaped quote
 
 
+# What a comment line may hold: words, digits and the punctuation no shell reads in one (`;` `'` `"` `%` `!` `&` `|`
+# `<` `>` `^` `` ` `` `$` `(` `)` are read by cmd before `rem`, by an interactive zsh without INTERACTIVE_COMMENTS,
+# or by whoever pastes half a line); the rest of the text is written as commas and spaces.
+COMMENT_TEXT = re.compile(r"[^A-Za-z0-9 .,:_/=+-]+")
+
+
 def comment(shell: str, words: str) -> str:
-    """A line SHELL reads as a comment, saying WORDS (words of ours, never a user's value)."""
-    return f"rem {words}" if shell == "cmd" else f"# {words}"
+    """A line SHELL reads as a comment, saying WORDS (words of ours, never a user's value), in words only: pasted
+    where comments are off, or read by cmd, it still runs nothing the user did not ask for."""
+    text = " ".join(COMMENT_TEXT.sub(lambda found: "," if ";" in found.group(0) else " ", words).split())
+    return f"rem {text}" if shell == "cmd" else f"# {text}"
 
 
 def _posix(word: str) -> str:

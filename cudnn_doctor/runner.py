@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import os
+import signal
 import sys
 from collections.abc import Callable
 from typing import Any, NoReturn, TypeVar
@@ -68,6 +69,17 @@ def interrupted(error: BaseException, want_json: bool, command: str | None = Non
 
     child.stop_all()
     exit_code = signals.exit_code(error)
+    if exit_code == 128 + getattr(signal, "SIGXCPU", -200):  # not a request to stop: a limit of the process
+        from cudnn_doctor.limits import cpu_time_stopped
+
+        message, fix = cpu_time_stopped()
+        say(f"cudnn-doctor: error: {message} (fix: {fix})")
+        if want_json:
+            try:
+                write_error_json(2, message, fix, title="A limit of the process stopped it", command=command)
+            except (OutputLost, BrokenPipeError):
+                pass
+        return 2
     say(f"cudnn-doctor: interrupted ({str(error) or 'SIGINT'})")
     if want_json:
         try:
@@ -189,7 +201,7 @@ def run(body: Callable[[], int], want_json: Callable[[], bool] = lambda: False) 
     except KeyboardInterrupt as error:  # a signal outside a command's body (parsing, the last flush)
         exit_code = interrupted(error, want_json())
     signals.hold()  # the outcome is settled: a signal from now on changes nothing and raises nothing
-    if signals.received() is not None:
+    if signals.received() not in (None, getattr(signal, "SIGXCPU", None)):  # a CPU-time limit exits 2, said above
         exit_code = signals.exit_code()
     if exit_code == CLOSED_PIPE_EXIT:  # nothing more reaches the reader that went away
         try:

@@ -53,6 +53,13 @@ def install() -> None:
             signal.signal(signum, _raise_once)
         except (ValueError, OSError):  # not the main thread, or a platform without that signal
             continue
+    cpu = getattr(signal, "SIGXCPU", None)  # the soft CPU-time limit (ulimit -S -t) reached: said, not a silent 152
+    if cpu is not None:
+        try:
+            if signal.getsignal(cpu) == signal.SIG_DFL:
+                signal.signal(cpu, _raise_once)
+        except (ValueError, OSError):
+            pass
     if getattr(sys.unraisablehook, "__name__", "") != "_unraisable":
         global _python_unraisable
         _python_unraisable = sys.unraisablehook

@@ -18,7 +18,7 @@ import os
 import stat
 import sys
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, BinaryIO
 
 from cudnn_doctor.operating_system import CURRENT
 
@@ -48,6 +48,26 @@ def _regular_file(path: str) -> Iterator[tuple[int, os.stat_result]]:
         raise UnreadableFile(error.strerror or str(error)) from None
     finally:
         os.close(descriptor)
+
+
+def open_user_file(path: str) -> BinaryIO:
+    """The regular file PATH opened to read as a stream (an archive read piece by piece), opened without blocking
+    and checked as read_user_file's are: a FIFO (which would wait for a writer forever), a device (/dev/zero would
+    be read without end) or a folder is UnreadableFile, as is one that cannot be opened."""
+    flags = os.O_RDONLY | CURRENT.open_flags | getattr(os, "O_NOCTTY", 0)
+    try:
+        descriptor = os.open(path, flags)
+    except OSError as error:
+        raise UnreadableFile(error.strerror or str(error)) from None
+    try:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            raise UnreadableFile("not a regular file (a FIFO, device or folder), so it was not read")
+        return os.fdopen(descriptor, "rb")
+    except BaseException as error:
+        os.close(descriptor)
+        if isinstance(error, OSError):
+            raise UnreadableFile(error.strerror or str(error)) from None
+        raise
 
 
 def read_user_file(path: str, limit: int = METADATA_LIMIT) -> bytes:

@@ -69,3 +69,14 @@ def check_all(environ: dict[str, str] | None = None) -> None:
         number(name, low, environ)
     for name, words in CHOICES.items():
         choice(name, words[0], environ)
+
+
+LOADER_LIST_SEPARATORS = ":;"  # glibc's ld.so splits LD_LIBRARY_PATH at both (elf/dl-load.c: fillin_rpath's ":;")
+
+
+def loader_folders(value: str) -> list[str]:
+    """LD_LIBRARY_PATH's folders as glibc's ld.so reads them: split at ':' and at ';', an empty entry the working
+    folder (''), in order. Every reader of the variable goes through here, so a folder named a;b is two for it too."""
+    import re
+
+    return re.split(f"[{LOADER_LIST_SEPARATORS}]", value) if value else []

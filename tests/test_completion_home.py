@@ -144,3 +144,69 @@ def test_powershell_not_on_path_or_answering_garbage_is_one_line(machine: Machin
     machine.env["PATH"] = f"{bin_dir}:{machine.env['PATH']}"
     garbage = machine.run("--install-completion", "pwsh")
     assert garbage.exit_code == 2 and "cannot ask pwsh" in garbage.stderr and "Traceback" not in garbage.stderr
+
+
+def test_powershell_that_hangs_is_cut_at_the_helper_timeout(machine: Machine) -> None:
+    """Issue 43, class 1: a pwsh that never answers its profile is a helper program like any other: asked under
+    CUDNN_DOCTOR_HELPER_TIMEOUT (10 s), then a one-line refusal that names the variable, not a minute's wait."""
+    bin_dir = machine.root / "hung-bin"
+    bin_dir.mkdir()
+    (bin_dir / "pwsh").write_text("#!/bin/sh\nexec sleep 300\n")
+    (bin_dir / "pwsh").chmod(0o755)
+    machine.env["PATH"] = f"{bin_dir}:{machine.env['PATH']}"
+    machine.env["CUDNN_DOCTOR_HELPER_TIMEOUT"] = "1"
+    started = time.monotonic()
+    result = machine.run("--install-completion", "pwsh", timeout=60)
+    assert time.monotonic() - started < 15
+    assert result.exit_code == 2 and "CUDNN_DOCTOR_HELPER_TIMEOUT" in result.stderr, result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+def test_a_home_named_with_a_newline_or_an_escape_is_said_on_one_line(machine: Machine, tmp_path: Path) -> None:
+    """The success line names the script's path escaped, as errors are: one line, no terminal escape."""
+    home = tmp_path / "h\x1b[31mx\ny"
+    home.mkdir()
+    machine.env["HOME"] = str(home)
+    result = machine.run("--install-completion", "bash")
+    assert result.exit_code == 0, result.stderr
+    assert len(result.stdout.strip().splitlines()) == 1 and "\x1b" not in result.stdout, result.stdout
+    assert (home / ".bash_completions" / "cudnn-doctor.sh").is_file()
+
+
+@pytest.mark.parametrize("words", [("--install-completion", "bash", "--json"), ("--show-completion", "bash", "--json"),
+                                   ("--install-completion", "bash", "extra"), ("--json",)])
+def test_completion_with_words_it_does_not_take_is_one_usage_error(machine: Machine, tmp_path: Path,
+                                                                    words: tuple[str, ...]) -> None:
+    """`--install-completion bash --json` wrote the script and printed text, ignoring --json: a usage error now, one
+    JSON object where --json is among the words, and nothing written into the home."""
+    machine.env["HOME"] = str(tmp_path)
+    result = machine.run(*words)
+    assert result.exit_code == 2 and len(result.stderr.strip().splitlines()) == 1, result.stderr
+    if "--json" in words:
+        assert result.json["exit_code"] == 2, result.stdout
+    assert not (tmp_path / ".bashrc").exists()
+
+
+@pytest.mark.parametrize("shell, rc_file", [("bash", ".bashrc"), ("zsh", ".zshrc")])
+def test_installs_at_the_same_instant_name_the_script_once(machine: Machine, tmp_path: Path, shell: str,
+                                                           rc_file: str) -> None:
+    """Issue 43, class 1: four `--install-completion` started together into one home each read the start-up file
+    before any wrote it; the one writer locks it and reads it again, so the line is there once, and the user's own
+    last line (no newline after it) is kept whole."""
+    import sys
+
+    for round_number in range(3):
+        home = tmp_path / f"home{round_number}"
+        home.mkdir()
+        (home / rc_file).write_bytes(b"alias ll='ls -l'")  # no newline at its end
+        env = {**machine.env, "HOME": str(home)}
+        racers = [subprocess.Popen([sys.executable, "-m", "cudnn_doctor", "--install-completion", shell], env=env,
+                                   cwd=machine.cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                  for _ in range(4)]
+        for racer in racers:
+            racer.communicate(timeout=60)
+            assert racer.returncode == 0
+        text = (home / rc_file).read_bytes()
+        assert text.startswith(b"alias ll='ls -l'\n"), text
+        name = b"cudnn-doctor.sh" if shell == "bash" else b"compinit"
+        assert text.count(name) == (1 if shell == "bash" else 2), text  # zsh's line names compinit twice

@@ -82,3 +82,54 @@ def test_a_latin1_backend_line_is_edited_in_its_own_bytes(declaration: bytes, li
                              cwd="/")
     assert applied.returncode == 0, applied.stdout + applied.stderr
     assert pom.read_bytes() == before.replace(OLD, NEW)
+
+
+def _backend_last(pom: bytes) -> bytes:
+    """The backend line made the file's last line (what followed it joined onto it), with nothing after it."""
+    lines = pom.rstrip(b"\n").split(b"\n")
+    at = next(index for index, line in enumerate(lines) if OLD in line)
+    return b"\n".join(lines[:at]) + b"\n" + b" ".join(line.strip() for line in lines[at:])
+
+
+@pytest.mark.parametrize("name, transform", [
+    ("cr_only", lambda pom: pom.replace(b"\n", b"\r")),  # a classic Mac OS file: one line to patch
+    ("cr_only_no_final_cr", lambda pom: pom.replace(b"\n", b"\r").rstrip(b"\r")),
+    ("backend_line_last_no_newline", _backend_last),
+    ("backend_line_last_crlf_no_newline", lambda pom: _backend_last(pom).replace(b"\n", b"\r\n")),
+    ("backend_line_last_ends_in_cr", lambda pom: _backend_last(pom) + b"\r"),
+])
+def test_the_edit_applies_whatever_the_line_endings(name: str, transform, machine: Machine,  # type: ignore[no-untyped-def]
+                                                    tmp_path: Path) -> None:
+    """Issue 43, class 8: patch counts lines at LF only, so a CR-only file is one line and a last line has no LF
+    after it; the diff marks such a line as diff does ("\\ No newline at end of file") and patch applies it."""
+    if shutil.which("patch") is None:
+        pytest.skip("no patch program (.ci/run installs Debian's patch)")
+    project = _project(machine, tmp_path, name, False, True)
+    pom = project / "pom.xml"
+    pom.write_bytes(transform(pom.read_bytes()))
+    before = pom.read_bytes()
+    data = json.loads(machine.run("fix", "--json", "--project", str(project)).stdout)
+    [edit] = [a for a in data["actions"] if a["kind"] == "edit"]
+    applied = subprocess.run(["patch", "-p0"], input=base64.b64decode(edit["diff_base64"]), capture_output=True,
+                             cwd="/")
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    assert pom.read_bytes() == before.replace(OLD, NEW)
+
+
+def test_a_build_file_that_is_a_link_is_edited_where_its_bytes_are(machine: Machine, tmp_path: Path) -> None:
+    """GNU patch refuses to patch through a symbolic link ("not a regular file"): a pom.xml linked from a
+    dotfiles-style checkout gets a diff that names the file itself, which patch applies; the link stays a link."""
+    if shutil.which("patch") is None:
+        pytest.skip("no patch program (.ci/run installs Debian's patch)")
+    project = _project(machine, tmp_path, "linked", False, True)
+    real = tmp_path / "elsewhere" / "pom.xml"
+    real.parent.mkdir()
+    (project / "pom.xml").rename(real)
+    (project / "pom.xml").symlink_to(real)
+    before = real.read_bytes()
+    data = json.loads(machine.run("fix", "--json", "--project", str(project)).stdout)
+    [edit] = [a for a in data["actions"] if a["kind"] == "edit"]
+    applied = subprocess.run(["patch", "-p0"], input=base64.b64decode(edit["diff_base64"]), capture_output=True,
+                             cwd="/")
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    assert real.read_bytes() == before.replace(OLD, NEW) and (project / "pom.xml").is_symlink()

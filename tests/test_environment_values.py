@@ -84,3 +84,54 @@ def test_a_markdown_cell_holds_no_control_character() -> None:
     cell = _cell(f"GPU{hostile}name")
     assert all(c.isprintable() for c in cell), ascii(cell)
     assert "\\|" in cell and "\\`" in cell and "\\<b\\>" in cell
+
+
+BACKTICK_VALUES = ["a`b", "`x`", "a``b", "/opt/bt`touch P`/lib/libcudnn.so.9", "end`"]
+
+
+@pytest.mark.parametrize("value", BACKTICK_VALUES)
+def test_every_advice_filled_with_backticks_keeps_each_command_whole(value: str) -> None:
+    """Issue 43, class 4, for every row of compat/fixes.toml: each value filled with backticks (a folder named a`b);
+    the advice has as many commands as its template, each the template's command with the value passed whole (bash
+    reads it back as one word), and the prose around holds the value as written."""
+    import shlex
+
+    from cudnn_doctor.knowledge.advice import FIELD, _table, advice
+    from cudnn_doctor.quoting import split_code_spans
+
+    checked = 0
+    for code, row in _table().items():
+        names = set(FIELD.findall(row["text"]))
+        if not names:
+            continue
+        text = advice(code, dict.fromkeys(names, value))
+        parts = split_code_spans(text)
+        template_commands = row["text"].split("`")[1::2]
+        assert len(parts[1::2]) == len(template_commands), (code, text)
+        for command, template in zip(parts[1::2], template_commands, strict=True):
+            want = [FIELD.sub(lambda _found: value, word).replace("{{", "{").replace("}}", "}")
+                    for word in shlex.split(template)]
+            assert shlex.split(command) == want, (code, command)
+        checked += 1
+    assert checked > 10
+
+
+def test_ld_library_path_is_split_as_ld_so_splits_it(machine: Machine, tmp_path: Path) -> None:
+    """glibc's ld.so splits LD_LIBRARY_PATH at ';' as well as ':' (elf/dl-load.c): a cuDNN in a folder named a;b is
+    not on the loader's path however the variable names it, so `fix --yes` cures nothing it cannot write a line for
+    (it said CD310 was gone, the folder read whole), and check does not take it for the loader's."""
+    from tests.fakes.build import fake_cudnn, fake_nvml
+    from tests.test_shell_lines import CUDNN9
+
+    fake_nvml(tmp_path / "driver", driver="580.65.06", cuda=13000)
+    machine.add_library_path(tmp_path / "driver")
+    folder = tmp_path / "a;b" / "lib"
+    fake_cudnn(folder, version=91900, cudart=13000, sublibraries=CUDNN9)
+    data = json.loads(machine.run("fix", "--yes", "--json", "--search-path", str(folder)).stdout)
+    assert "CD310" in data["after"]["codes"], data["after"]
+    [step] = [a for a in data["actions"] if a["kind"] == "env"]  # its line is a comment: nothing was put in force
+    assert step["env"]["bash"][0].startswith("#") and "not applied" in step["outcome"]["status"], step
+    machine.add_library_path(folder)
+    report = machine.check_json("--search-path", str(folder))
+    [copy] = [c for c in report["cudnn"] if c["path"] == str(folder)]
+    assert "ld.so" not in copy["loaded_by"], copy

@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -251,3 +252,150 @@ def test_a_manifest_of_50000_layers_is_refused_before_any_is_read(machine_in_pro
     folder = write_layout(tmp_path / "oci", config, manifest, index_of(json.dumps(manifest).encode()), [small[0]])
     result = machine_in_process.run("image", str(folder), "--json")
     assert result.exit_code == 2 and "50000 layers" in result.json["error"]["message"], result.stdout
+
+
+@pytest.mark.parametrize("compression", ["", "gz"])
+def test_an_archive_cut_in_its_end_marker_or_padding_is_cut_short(compression: str, machine_in_process: Machine,
+                                                                  tmp_path: Path) -> None:
+    """Issue 43, class 6: a tar is whole 512-byte blocks; a copy cut after its last member's data, inside the end
+    marker or the record padding, is refused as cut short (exit 2), gzip'd or not; cut at a block boundary it is
+    what Go's archive/tar (docker load) reads whole, and so is it here."""
+    import gzip
+    import tarfile
+
+    layers = cuda_image_layers()
+    path = docker_archive(tmp_path / "app.tar", config_of(ENV, layers=layers), layers)
+    whole = path.read_bytes()
+    with tarfile.open(path) as archive:
+        end = max(m.offset_data + m.size for m in archive.getmembers())
+    end += -end % 512
+    for number, cut in enumerate([end + 1, end + 300, end + 700, end + 1023, len(whole) - 700, len(whole) - 1,
+                                  end + 512, end + 1024]):
+        data = whole[:cut]
+        cut_file = tmp_path / f"cut{number}.tar{'.gz' if compression else ''}"
+        cut_file.write_bytes(gzip.compress(data, mtime=0) if compression else data)
+        result = machine_in_process.run("image", str(cut_file), "--json")
+        assert_one_line(result)
+        if cut % 512:
+            assert result.exit_code == 2, (cut, result.stdout)
+            assert "512-byte" in result.stdout or "inside a header" in result.stdout, (cut, result.stdout)
+        else:
+            assert result.exit_code in (0, 1), (cut, result.stdout)
+
+
+def test_a_layer_whose_own_tar_is_cut_in_its_padding_is_cut_short(machine_in_process: Machine, tmp_path: Path) -> None:
+    """The same rule for a layer's own tar stream (a docker save's layer.tar is not checked by a digest)."""
+    blob, _ = layer({"usr/local/cuda-12.8/version.json": '{"cuda": {"version": "12.8.1"}}'}, compress=False)
+    cut = (blob[:len(blob) - 700], LAYER_TAR)
+    path = docker_archive(tmp_path / "app.tar", config_of(ENV, layers=[cut]), [cut])
+    result = machine_in_process.run("image", str(path), "--json")
+    assert_one_line(result)
+    assert result.exit_code == 2 and "512-byte" in result.stdout, result.stdout
+
+
+def test_an_archive_gzipped_as_a_whole_that_inflates_without_end_is_refused_at_once(machine_in_process: Machine,
+                                                                                     tmp_path: Path) -> None:
+    """A docker save gzip'd as a whole has no random access: reading it costs decompressing up to each member. A
+    member claiming 4 GiB of zeros (4 MB of gzip) is refused before its bytes are inflated, where it was read for
+    seconds a GiB; README's bounds table says how far such an archive is read."""
+    import gzip
+    import tarfile
+
+    filler = tarfile.TarInfo("filler")
+    filler.size = 4 << 30
+    manifest = tarfile.TarInfo("manifest.json")
+    manifest.size = 2
+    mib_of_zeros = gzip.compress(bytes(1 << 20), compresslevel=9, mtime=0)  # gzip members, concatenated, are one
+    path = tmp_path / "bomb.tar.gz"
+    with open(path, "wb") as out:
+        out.write(gzip.compress(filler.tobuf(), mtime=0))
+        for _ in range(4 << 10):
+            out.write(mib_of_zeros)
+        out.write(gzip.compress(manifest.tobuf() + b"[]".ljust(512, b"\0") + bytes(1024), mtime=0))
+    started = time.monotonic()
+    result = machine_in_process.run("image", str(path), "--json")
+    assert_one_line(result)
+    assert result.exit_code == 2 and "compressed as a whole" in result.stdout, result.stdout
+    assert time.monotonic() - started < 5
+
+
+def test_a_gzip_layer_that_inflates_a_thousandfold_is_stopped_at_its_bound(machine_in_process: Machine,
+                                                                          tmp_path: Path) -> None:
+    """A 4 MB gzip layer of 4 GiB of zeros (a bomb) is read no further than 64 times its size and 1 GiB, said in a
+    note, in seconds; the 64 GiB layer bound alone let it be inflated for a minute."""
+    import gzip
+    import tarfile
+
+    filler = tarfile.TarInfo("filler")
+    filler.size = 4 << 30
+    mib_of_zeros = gzip.compress(bytes(1 << 20), compresslevel=9, mtime=0)
+    blob = gzip.compress(filler.tobuf(), mtime=0) + mib_of_zeros * (4 << 10) + gzip.compress(bytes(1024), mtime=0)
+    folder = one_layer_layout(tmp_path / "bomb", blob)
+    started = time.monotonic()
+    result = machine_in_process.run("image", str(folder), "--json")
+    assert result.exit_code in (0, 1), result.stdout
+    assert "times its" in result.stdout, result.stdout[-2000:]
+    assert time.monotonic() - started < 10
+
+
+def test_the_plain_header_reader_reads_what_tarfile_reads() -> None:
+    """BoundedHeaders._plain (a fast path for plain ustar headers) against tarfile's own frombuf, over headers that
+    tarfile writes (ustar, GNU, pax; long names split into a prefix; links; V7 folders; names not UTF-8) and those
+    headers with random bytes changed: where _plain reads one, frombuf reads the very same member; where frombuf
+    refuses one, _plain reads none."""
+    import random
+    import tarfile
+
+    from cudnn_doctor.image.sources import BoundedHeaders
+
+    fields = ("name", "mode", "uid", "gid", "size", "mtime", "chksum", "type", "linkname", "uname", "gname",
+              "devmajor", "devminor")
+    rng = random.Random(43)
+    names = ["a", "usr/lib/x86_64-linux-gnu/libcudnn.so.9", "d/", "x" * 99, "p/" * 60 + "name", "n\udcffx", "é/ü",
+             "./lead", "trail/"]
+    read = 0
+    for index in range(4000):
+        info = tarfile.TarInfo(rng.choice(names))
+        info.type = rng.choice([tarfile.REGTYPE, tarfile.AREGTYPE, tarfile.DIRTYPE, tarfile.SYMTYPE, tarfile.LNKTYPE])
+        info.size = rng.choice([0, 1, 511, 1 << 33 - 1]) if info.type in (tarfile.REGTYPE, tarfile.AREGTYPE) else 0
+        info.linkname = rng.choice(["", "target", "../up"]) if info.type in (tarfile.SYMTYPE, tarfile.LNKTYPE) else ""
+        info.mode, info.uid, info.gid, info.mtime = rng.choice([0o644, 0o7777]), rng.randrange(70000), 0, 1_700_000_000
+        form = rng.choice([tarfile.USTAR_FORMAT, tarfile.GNU_FORMAT])
+        try:
+            buf = bytearray(info.tobuf(form, "utf-8", "surrogateescape")[-512:])
+        except ValueError:
+            continue
+        for _ in range(rng.choice([0, 0, 1, 2])):
+            buf[rng.randrange(512)] = rng.randrange(256)
+        if index % 7 == 0:  # a changed byte whose checksum is made right again
+            buf[148:156] = b"        "
+            buf[148:155] = b"%06o\0" % (sum(buf) & 0o777777)
+        data = bytes(buf)
+        try:
+            theirs = tarfile.TarInfo.frombuf(data, "utf-8", "surrogateescape")
+        except tarfile.HeaderError:
+            theirs = None
+        mine = BoundedHeaders._plain(data, "utf-8", "surrogateescape")
+        if mine is None:
+            continue
+        read += 1
+        assert theirs is not None, data
+        assert [getattr(mine, f) for f in fields] == [getattr(theirs, f) for f in fields], data
+    assert read > 1000
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device", "fifo.tar.gz"])
+def test_an_archive_that_is_a_fifo_or_a_device_is_refused_not_waited_on(machine_in_process: Machine, tmp_path: Path,
+                                                                        kind: str) -> None:
+    """`image` given a FIFO (which waited for a writer forever) or a device (a link to /dev/zero, read without end):
+    one line, exit 2, at once."""
+    path = tmp_path / ("image.tar" if kind != "fifo.tar.gz" else kind)
+    if kind == "device":
+        path.symlink_to("/dev/zero")
+    else:
+        os.mkfifo(path)
+    started = time.monotonic()
+    result = machine_in_process.run("image", str(path), "--json")
+    assert_one_line(result)
+    assert result.exit_code == 2 and "not a regular file" in result.stdout, result.stdout
+    assert time.monotonic() - started < 10

@@ -118,11 +118,11 @@ def test_a_private_registry_with_the_users_docker_credentials(node: Machine, tmp
 
 @contextmanager
 def server(answer: bytes | None = None, drip: bytes | None = None, reset: bool = False,
-           tls: Any = None) -> Iterator[str]:
-    """A one-thread HTTP server on 127.0.0.1 (HTTPS with the ssl context TLS) that gives every request ANSWER (then
-    closes), or DRIP a byte a quarter-second, or a reset after its headers; its HOST:PORT."""
+           tls: Any = None, bind: str = "127.0.0.1", hits: list[bytes] | None = None) -> Iterator[str]:
+    """A one-thread HTTP server on BIND (HTTPS with the ssl context TLS) that gives every request ANSWER (then
+    closes), or DRIP a byte a quarter-second, or a reset after its headers; its HOST:PORT. HITS: each request got."""
     listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
+    listener.bind((bind, 0))
     listener.listen(8)
     stop = threading.Event()
 
@@ -139,7 +139,9 @@ def server(answer: bytes | None = None, drip: bytes | None = None, reset: bool =
             with conn:
                 conn.settimeout(5)
                 try:
-                    conn.recv(65536)
+                    request = conn.recv(65536)
+                    if hits is not None:
+                        hits.append(request)
                     if answer is not None:
                         conn.sendall(answer)
                     if reset:
@@ -155,7 +157,7 @@ def server(answer: bytes | None = None, drip: bytes | None = None, reset: bool =
     thread = threading.Thread(target=serve, daemon=True)
     thread.start()
     try:
-        yield f"127.0.0.1:{listener.getsockname()[1]}"
+        yield f"{bind}:{listener.getsockname()[1]}"
     finally:
         stop.set()
         thread.join(timeout=10)
@@ -179,6 +181,37 @@ def test_plain_http_beyond_loopback_is_refused(node: Machine, case: str, answer:
         result = node.run("image", f"{host}/team/app:1", "--json")
     assert result.exit_code == 2 and "plain http beyond this machine" in result.json["error"]["message"], result.json
     assert "example.com" in result.json["error"]["message"]
+
+
+@pytest.mark.parametrize("case", ["realm", "redirect"])
+def test_plain_http_to_another_loopback_host_is_refused_unasked(node: Machine, case: str) -> None:
+    """Issue 43, class 6: plain http is read from the loopback host the registry was named by, not from another
+    address of the loopback (127.0.0.2 is another server): a realm or a redirect there is refused, never asked."""
+    hits: list[bytes] = []
+    with server(head("200 OK", {"Content-Length": "2"}) + b"{}", bind="127.0.0.2", hits=hits) as elsewhere:
+        answer = (head("401 Unauthorized", {"WWW-Authenticate": f'Bearer realm="http://{elsewhere}/token"',
+                                            "Content-Length": "0"}) if case == "realm" else
+                  head("307 Temporary Redirect", {"Location": f"http://{elsewhere}/v2/team/app/manifests/1",
+                                                  "Content-Length": "0"}))
+        with server(answer) as host:
+            result = node.run("image", f"{host}/team/app:1", "--json")
+    assert result.exit_code == 2 and "another host than the registry's own" in result.json["error"]["message"], \
+        result.json
+    assert hits == []
+
+
+@pytest.mark.parametrize("answer", [
+    head("401 Unauthorized", {"WWW-Authenticate": 'Bearer realm="http://127.0.0.1:1/token"', "Content-Length": "0"}),
+    head("401 Unauthorized", {"Content-Length": "0"}), head("404 Not Found", {"Content-Length": "0"}),
+    head("500 Oops", {"Content-Length": "0"}), b"garbage\r\n\r\n",
+])
+def test_every_registry_refusal_names_the_way_without_it(node: Machine, answer: bytes) -> None:
+    """Whatever stops a registry read (no token service, no credentials, no image, a server error, garbage), the fix
+    ends with the way that needs no registry from here: docker pull and docker save where docker can reach it."""
+    with server(answer) as host:
+        result = node.run("image", f"{host}/team/app:1", "--json")
+    assert result.exit_code == 2, result.json
+    assert "docker pull" in result.json["error"]["fix"] and "docker save" in result.json["error"]["fix"], result.json
 
 
 def test_a_drip_a_body_cut_short_and_a_reset_end_in_one_line(node: Machine) -> None:

@@ -1,5 +1,5 @@
-"""Limits on the doctor itself (issue 43, class 5): under a low soft limit of open files (ulimit -n) or address space
-(ulimit -v) the doctor ends in time, says which limit stopped it in one line (one JSON object with --json, never
+"""Limits on the doctor itself (issue 43, class 5): under a low soft limit of open files (ulimit -n), address space
+(ulimit -v) or stack (ulimit -s) the doctor ends in time, says which limit stopped it in one line (one JSON object with --json, never
 two), exit 2; or it runs through. Never an internal error, never a hang."""
 
 from __future__ import annotations
@@ -17,17 +17,23 @@ from tests.fakes.build import fake_cudnn, fake_nvml
 from tests.test_check import CUDNN9_SUBLIBS
 
 # a sample of the ranges the red team found broken (open files 10-16, address space 21-46 MB), and either side
-CASES = [("-n", n) for n in (8, 10, 12, 14, 16, 20)] + [("-v", mb) for mb in (21, 30, 38, 46, 60)]
+CASES = [("-n", n) for n in (8, 10, 12, 14, 16, 20)] + [("-v", mb) for mb in (21, 30, 38, 46, 60)] + \
+    [("-s", kib) for kib in (64, 128, 256, 511, 512)]
 
 
 def _run_limited(machine: Machine, option: str, value: int, *args: str) -> subprocess.CompletedProcess[str]:
     def limit() -> None:
         if option == "-n":
             resource.setrlimit(resource.RLIMIT_NOFILE, (value, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+        elif option == "-s":  # KiB, soft and hard, as `ulimit -s VALUE` sets them
+            resource.setrlimit(resource.RLIMIT_STACK, (value << 10, value << 10))
         else:
             resource.setrlimit(resource.RLIMIT_AS, (value << 20, resource.getrlimit(resource.RLIMIT_AS)[1]))
 
-    return subprocess.run([sys.executable, "-m", "cudnn_doctor", *args], env=machine.env, cwd=machine.cwd,
+    # -P: below about 72 KiB of stack CPython 3.11 itself dies computing sys.path[0] before any code of the doctor runs
+    # (README, "Limits"); with -P (PYTHONSAFEPATH) it starts, and the doctor's floor speaks
+    python = [sys.executable, "-P"] if option == "-s" and sys.version_info >= (3, 11) else [sys.executable]
+    return subprocess.run([*python, "-m", "cudnn_doctor", *args], env=machine.env, cwd=machine.cwd,
                           capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL, preexec_fn=limit)
 
 
@@ -41,6 +47,8 @@ def test_a_doctor_under_a_limit_says_which_one_stopped_it(machine: Machine, tmp_
     for args in (("check", "--json"), ("check",)):
         done = _run_limited(machine, option, value, *args)  # a hang is subprocess's TimeoutExpired
         assert done.returncode in (0, 1, 2), (done.returncode, done.stderr[-800:])
+        if option == "-s":  # below its floor it says so before it starts; at it, it runs through
+            assert (done.returncode == 2) == (value < 512), (done.returncode, done.stderr[-800:])
         assert "internal error" not in done.stderr and "Traceback" not in done.stderr, done.stderr[-800:]
         assert "Too many open files" not in done.stdout, done.stdout[-800:]  # never a probe's failure instead
         if "--json" in args:
@@ -52,3 +60,72 @@ def test_a_doctor_under_a_limit_says_which_one_stopped_it(machine: Machine, tmp_
             assert len(lines) == 1, done.stderr[-1500:]
             [line] = lines
             assert f"ulimit {option} is" in line and f"ulimit -S {option}" in line, line
+
+
+def test_a_doctor_out_of_cpu_time_says_so_in_one_line(machine: Machine, tmp_path: Path) -> None:
+    """`ulimit -S -t 1`: the kernel's SIGXCPU killed the doctor silently (exit 152); it is a limit like the others
+    now: one line, one JSON object, exit 2. The work: an image layer of 200,000 members (seconds of CPU)."""
+    import gzip
+    import tarfile
+
+    from tests.images import config_of, manifest_of
+    from tests.test_image_hostile import index_of, write_layout
+
+    header = tarfile.TarInfo("d/f").tobuf(tarfile.USTAR_FORMAT)
+    blob = gzip.compress(header * 200_000 + bytes(1024), 1)
+    config = config_of({"CUDA_VERSION": "12.8.1"})
+    manifest = json.loads(manifest_of(config, [(blob, "application/vnd.oci.image.layer.v1.tar+gzip")]))
+    folder = write_layout(tmp_path / "layout", config, manifest, index_of(json.dumps(manifest).encode()), [blob])
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_CPU, (1, resource.RLIM_INFINITY))
+
+    done = subprocess.run([sys.executable, "-m", "cudnn_doctor", "image", str(folder), "--json"], env=machine.env,
+                          cwd=machine.cwd, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+                          preexec_fn=limit)
+    assert done.returncode == 2, (done.returncode, done.stderr[-800:])
+    assert json.loads(done.stdout)["error"]["title"] == "A limit of the process stopped it"
+    [line] = done.stderr.strip().splitlines()
+    assert "ulimit -t is" in line and "ulimit -S -t" in line, line
+
+
+def test_an_install_past_the_file_size_limit_names_it_and_rolls_back(machine: Machine, tmp_path: Path) -> None:
+    """`ulimit -S -f 4`: a file of the archive cannot be written whole (EFBIG; Python ignores SIGXFSZ); the install
+    is rolled back as for any failure, and the one line names the limit and the line that lifts it."""
+    from tests.install_helpers import make_archive
+
+    archive = make_archive("txz", tmp_path, version=91900)
+    prefix = tmp_path / "cuda"
+    (prefix / "lib64").mkdir(parents=True)
+    (prefix / "lib64" / "mine.so").write_bytes(b"the user's")
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (4 << 10, resource.RLIM_INFINITY))
+
+    done = subprocess.run([sys.executable, "-m", "cudnn_doctor", "install", "--from", str(archive), "--prefix",
+                           str(prefix), "--yes"], env=machine.env, cwd=machine.cwd, capture_output=True, text=True,
+                          timeout=120, stdin=subprocess.DEVNULL, preexec_fn=limit)
+    assert done.returncode == 1, done.stderr[-800:]
+    [line] = done.stderr.strip().splitlines()
+    assert "ulimit -f is 4 KiB" in line and "ulimit -S -f" in line, line
+    assert sorted(p.name for p in prefix.rglob("*")) == ["lib64", "mine.so"]
+
+
+def test_a_huge_stack_limit_does_not_make_the_doctors_threads_run_out_of_address_space(machine: Machine,
+                                                                                          tmp_path: Path) -> None:
+    """glibc gives each new thread the soft stack limit: under `ulimit -s 1048576` and `ulimit -v` of 3 GiB the
+    doctor's own threads took 1 GiB each and it stopped, blaming -v. Its threads have their own 2 MiB now."""
+    fake_nvml(tmp_path / "driver", driver="580.65.06", cuda=13000)
+    machine.add_library_path(tmp_path / "driver")
+    fake_cudnn(tmp_path / "cudnn", version=91900, cudart=13000, sublibraries=CUDNN9_SUBLIBS)
+    machine.add_library_path(tmp_path / "cudnn")
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_STACK, (1 << 30, resource.RLIM_INFINITY))
+        resource.setrlimit(resource.RLIMIT_AS, (3 << 30, resource.RLIM_INFINITY))
+
+    done = subprocess.run([sys.executable, "-m", "cudnn_doctor", "check", "--json"], env=machine.env,
+                          cwd=machine.cwd, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+                          preexec_fn=limit)
+    assert done.returncode in (0, 1), done.stderr[-800:]
+    assert json.loads(done.stdout)["summary"]["exit_code"] == done.returncode

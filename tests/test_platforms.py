@@ -3,6 +3,7 @@ from gcc fakes): each platform named with its evidence, and findings and fixes t
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -453,3 +454,26 @@ def test_wsls_own_libcuda_refusing_is_the_windows_drivers_and_is_never_taken_awa
     assert not re.search(r"\breboot\b|modprobe|rmmod", text), text
     plan = machine.run("fix", "--json").json
     assert not [a for a in plan["actions"] if a["kind"] == "env" and str(wsl) in a.get("text", "")], plan["actions"]
+
+
+LINUX_ONLY_ADVICE = r"\breboot\b|reload the nvidia|modprobe|rmmod|apt(-get)? install nvidia-driver|nvidia-smi -r|systemctl"
+DRIVER_MESSAGES = [
+    "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH: system has unsupported display driver / cuda driver combination",
+    "RuntimeError: CUDA driver initialization failed, you might not have a CUDA gpu. (cudaErrorSystemDriverMismatch)",
+    "Failed to initialize NVML: Driver/library version mismatch",
+    "CUDA driver version is insufficient for CUDA runtime version",
+    "cuInit returned 999 (CUDA_ERROR_UNKNOWN)",
+    "RuntimeError: The NVIDIA driver on your system is too old (found version 11040).",
+]
+
+
+@pytest.mark.parametrize("message", DRIVER_MESSAGES)
+def test_explain_on_wsl_gives_the_windows_drivers_fix(message: str, machine: Machine, tmp_path: Path) -> None:
+    """Issue 43, class 9: on WSL 2 a driver message explained gets the platform's own fix (the Windows driver,
+    `wsl --shutdown`), as check and fix give it, never a reboot, modprobe or an apt driver."""
+    wsl_machine(machine, tmp_path)
+    answer = machine.run("explain", "--json", message).json
+    assert answer["matches"], answer
+    text = json.dumps([match["fix"] for match in answer["matches"]])
+    assert not re.search(LINUX_ONLY_ADVICE, text, re.I), text
+    assert re.search(r"wsl --shutdown|Windows", text), text

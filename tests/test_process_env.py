@@ -513,4 +513,27 @@ def test_a_preloaded_cuda_library_of_another_release_than_the_frameworks_wheel_i
     report = machine.check_json()
     said = finding(report, "CD203")
     assert said["severity"] == "warning" and "13.0.2.14" in said["detail"] and "13.1.0.3" in said["detail"], said["detail"]
+
+@pytest.mark.parametrize("token", ["$LIB", "${LIB}", "bare"])
+def test_a_preloaded_cudnn_named_with_a_loader_token_is_still_the_preloaded_one(machine: Machine, tmp_path: Path,
+                                                                              token: str) -> None:
+    """ld.so expands $LIB (and ${LIB}, $PLATFORM, $ORIGIN) in LD_PRELOAD and searches for a bare name: an entry
+    written so still brought the copy the program maps, so the finding and the plan's removal name that entry as the
+    user wrote it."""
+    import subprocess
+
+    gpu_machine(machine, tmp_path, gpus=1)
+    install_torch(python_env(machine, tmp_path))
+    probe = subprocess.run(["sh", "-c", "cat /proc/self/maps"], env={"LD_PRELOAD": "/nowhere/$LIB/x.so"},
+                           capture_output=True, text=True)
+    lib = next((line.split()[-1] for line in probe.stdout.splitlines() if "/libc.so" in line), "")
+    expanded = lib.rsplit("/libc.so", 1)[0].removeprefix("/usr").lstrip("/") or "lib"  # what $LIB is here
+    other = tmp_path / "pre" / expanded
+    fake_cudnn(other, version=90000, sublibraries=CUDNN9)
+    machine.env["LD_PRELOAD"] = f"{tmp_path}/pre/{token}/libcudnn.so.9"
+    if token == "bare":  # a name without a slash: searched for as a needed library, here on LD_LIBRARY_PATH
+        machine.env["LD_PRELOAD"] = "libcudnn.so.9"
+        machine.add_library_path(other)
+    report = machine.check_json()
+    assert "CD317" in codes(report), report["findings"]
     assert "unset LD_PRELOAD" in plan_lines(machine)

@@ -38,7 +38,10 @@ WINDOWS_HOSTILE = {
     "ampersand and caret, plain": "C:\\R&D ^x (1)\\bin",
     "trailing backslash": "C:\\cudnn\\bin\\",
 }
-PLAIN_WORDS = re.compile(r"rem [A-Za-z0-9 ,.:'()-]+")
+PLAIN_WORDS = re.compile(r"rem [A-Za-z0-9 .,:_/=+-]+")
+# a comment in words, in any shell: nothing cmd (before `rem`), a zsh without INTERACTIVE_COMMENTS or a half-pasted
+# line would read as anything but words
+WORDS_ONLY = re.compile(r"(?:rem|#) [A-Za-z0-9 .,:_/=+-]+")
 
 
 def _cmd_set_line_is_exact(line: str, variable: str, value: str, prepend: bool) -> bool:
@@ -146,5 +149,36 @@ def test_fix_for_a_windows_shell_on_linux_says_in_words_what_it_cannot_write(she
     assert result.exit_code in (0, 1) and "internal error" not in result.stderr, result.stderr
     comment = "rem " if shell == "cmd" else "# "
     assert f"{comment}cudnn-doctor wrote no {shell} line for LD_LIBRARY_PATH" in result.stdout, result.stdout
+    printed = [line.strip() for line in result.stdout.splitlines() if line.strip().startswith(comment)]
+    assert printed and all(WORDS_ONLY.fullmatch(line) for line in printed), printed
     data = json.loads(machine.run("fix", "--json", "--search-path", folder).stdout)
     assert data["exit_code"] in (0, 1)
+
+
+@pytest.mark.parametrize("system", ["linux", "windows"])
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish", "powershell", "cmd", "user"])
+def test_every_comment_any_shell_line_author_writes_is_words_only(shell: str, system: str) -> None:
+    """Issue 43, class 2: each line is exact or a comment in words (no `;` `'` `"` `%` `&` `|` `$` `(`), for every
+    hostile folder, operation, shell and system, so a comment pasted or read by cmd runs nothing."""
+    from cudnn_doctor.install.ldconfig import env_line
+    from cudnn_doctor.knowledge.layout import layout_for
+
+    comments = 0
+    folders = [*WINDOWS_HOSTILE.values(), "/opt/a:b/lib", "/opt/$ORIGIN/lib", "relative/lib", ""]
+    for folder in folders:
+        for op in ("prepend", "remove", "set"):
+            change = EnvChange("LD_LIBRARY_PATH" if system == "linux" else "PATH", op, folder, system=system)
+            for line in env_lines((change,), [folder, "/x"], shell):
+                assert "\n" not in line and "\r" not in line, line
+                if line.startswith(("#", "rem ")):
+                    comments += 1
+                    assert WORDS_ONLY.fullmatch(line), line
+        for os_name in ("linux", "windows"):
+            layout = layout_for(os_name, "x86_64")
+            assert layout is not None
+            line = env_line(folder, layout)
+            if line.startswith(("#", "rem ")):
+                assert WORDS_ONLY.fullmatch(line), line
+    limit = env_lines((EnvChange("ulimit -v", "limit", "unlimited"),), [], shell)
+    assert all(WORDS_ONLY.fullmatch(line) for line in limit if line.startswith(("#", "rem "))), limit
+    assert comments, "no folder was refused: the family tests nothing"

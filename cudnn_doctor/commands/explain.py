@@ -105,6 +105,8 @@ def explain_text(text: str | bytes, report: Report | None) -> dict[str, Any]:
     _judge_architecture(matches, facts)
     for answer in matches:
         _name_the_values(answer)
+    if report is not None:
+        _platform_remedies(matches, report)
     whole = reader.to_text(text)
     flat = " ".join(whole[-2000:].split())
     cut = reader.skipped(whole)
@@ -166,6 +168,17 @@ def _compiler_first(matches: list[dict[str, Any]]) -> None:
     first_arch = next((i for i, m in enumerate(matches) if m["code"] in classify.ARCH_CODES), None)
     if at is not None and first_arch is not None and first_arch < at:
         matches.insert(first_arch, matches.pop(at))
+
+
+def _platform_remedies(matches: list[dict[str, Any]], report: Report) -> None:
+    """Each match whose code this machine's platform treats its own way (a driver on WSL 2 is the Windows driver's)
+    gets the platform's fix, as `check` and `fix` give it (plan/platform.py, the one author of those texts)."""
+    from cudnn_doctor.plan.platform import platform_remedy
+
+    for match in matches:
+        remedy = platform_remedy(str(match.get("code")), report.host.platform)
+        if remedy:
+            match["fix"] = remedy
 
 
 def _judge_architecture(matches: list[dict[str, Any]], facts: reader.Facts) -> None:

@@ -445,7 +445,13 @@ def permission_error(folder: str, prefix: Path, layout: Layout) -> DoctorError:
 
 def rolled_back(prefix: Path, error: OSError) -> DoctorError:
     """Any other failure of the file system while the prefix changed: it was put back as it was."""
+    from cudnn_doctor.limits import limit_stopped
+
     where = f" ({printable(str(error.filename))})" if error.filename else ""
+    stopped = limit_stopped(error)  # a limit of the process (ulimit -f, -n): named, with the line that lifts it
+    if stopped is not None:
+        return doctor_error("CD504", exit_code=1, prefix=str(prefix), why=f"{error.strerror or error}{where}: "
+                            f"{stopped[0].removeprefix('cudnn-doctor stopped: ')}", fix=stopped[1])
     return doctor_error("CD504", exit_code=1, prefix=str(prefix), why=f"{error.strerror or error}{where}",
                           fix="fix the cause above and run the command again")
 

@@ -62,6 +62,17 @@ def untreated(diagnosis: Diagnosis) -> Treatment:
     return Treatment(plan=diagnosis.plan, report=diagnosis.report)
 
 
+def _writable(changes: tuple[EnvChange, ...], env: Mapping[str, str]) -> bool:
+    """Whether the line these CHANGES print (bash's; PowerShell's for Windows) is a line and not a comment that says
+    why none can be written: the check after puts in force only what the user can source (a fix says the program
+    will then work)."""
+    from cudnn_doctor.plan.shell import env_lines
+    from cudnn_doctor.variables import loader_folders
+
+    current = [folder for folder in loader_folders(env.get("LD_LIBRARY_PATH", "")) if folder]
+    return any(not line.startswith(("#", "rem ")) for line in env_lines(changes, current, "bash"))
+
+
 def summary_of(report: Report) -> dict[str, Any]:
     return {"summary": {"status": report.summary.status if report.summary else "error",
                         "counts": dict(report.summary.counts) if report.summary else {},
@@ -92,6 +103,10 @@ def treat(diagnosis: Diagnosis, say: Callable[[str], None], env: Mapping[str, st
             if result["status"] == "failed":
                 treatment.failed = f"step {index} ({_shown(action)}) {result['why']}"
         elif action.kind == ENV:
+            if not _writable(action.env, env):  # no shell can be given a line for it: nothing a user can source
+                treatment.results.append({"status": "not applied: no shell line can make this change exactly "
+                                                    "(the comment says why)"})
+                continue
             changes.extend(action.env)
             treatment.results.append({"status": "in force for the check after; source these lines in your shell"})
         else:

@@ -145,8 +145,10 @@ def _without_own_libraries(changes: tuple[EnvChange, ...], env: dict[str, str]) 
     CUDA or cuDNN libraries of its own (never one that holds the driver's libcuda; an empty entry is the working
     folder, as ld.so reads it), and LD_PRELOAD without its CUDA and cuDNN libraries; None where that changes
     nothing."""
+    from cudnn_doctor.variables import loader_folders
+
     removed = []
-    for folder in env.get("LD_LIBRARY_PATH", "").split(os.pathsep):
+    for folder in loader_folders(env.get("LD_LIBRARY_PATH", "")):
         try:
             names = os.listdir(folder or ".")
         except OSError:

@@ -14,7 +14,14 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from cudnn_doctor.errors import DoctorError
-from cudnn_doctor.image.sources import BoundedHeaders, ImageParts, Layer
+from cudnn_doctor.image.sources import (
+    WHOLE_ARCHIVE_INFLATE,
+    WHOLE_ARCHIVE_SLACK,
+    BoundedHeaders,
+    ImageParts,
+    Layer,
+    check_tar_end,
+)
 
 SITE = re.compile(r"^(?:.*/)?(?:site|dist)-packages$")
 SMALL_FILES = (  # (pattern relative to site-packages, or to the root with a leading /), what it is
@@ -139,6 +146,12 @@ def _read_layer(ref: str, index: int, layer: Layer, files: ImageFiles, framework
                               fix="save the image with gzip layers (docker save) or read it from a registry that "
                                   "serves gzip", code="CD008")
         plain = _Plain(_Prefixed(head, stream), gzipped=head[:2] == b"\x1f\x8b")
+        inflated = limit  # how far its tar is read: the layer bound, and for a gzip'd layer of a declared size no
+        bound = "CUDNN_DOCTOR_IMAGE_MAX_LAYER_BYTES"  # more than it can hold but as a bomb (1,000 to 1) inflates
+        if plain.inflate is not None and layer.size is not None and \
+                WHOLE_ARCHIVE_INFLATE * layer.size + WHOLE_ARCHIVE_SLACK < limit:
+            inflated = WHOLE_ARCHIVE_INFLATE * layer.size + WHOLE_ARCHIVE_SLACK
+            bound = f"{WHOLE_ARCHIVE_INFLATE} times its {layer.size} bytes and 1 GiB"
         archive = tarfile.open(fileobj=plain, mode="r|", tarinfo=BoundedHeaders)  # type: ignore[call-overload]  # noqa: SIM115
         members = 0
         end = 0
@@ -155,8 +168,8 @@ def _read_layer(ref: str, index: int, layer: Layer, files: ImageFiles, framework
             if members > MAX_MEMBERS:
                 files.note(f"{what}: more than {MAX_MEMBERS} members; the rest was not read")
                 break
-            if member.offset_data + member.size > limit:
-                files.note(f"{what}: stopped at {limit} bytes (CUDNN_DOCTOR_IMAGE_MAX_LAYER_BYTES)")
+            if member.offset_data + member.size > inflated:
+                files.note(f"{what}: stopped at {inflated} bytes ({bound})")
                 break
             name = _clean(member.name)
             if name is None:
@@ -197,6 +210,7 @@ def _read_layer(ref: str, index: int, layer: Layer, files: ImageFiles, framework
         if complete:
             if end > plain.delivered:  # a tar stream that ends inside a member's data: tarfile says nothing
                 raise EOFError(f"the layer ends at {plain.delivered} bytes, inside a member that ends at {end}")
+            check_tar_end(plain, plain.delivered)  # cut in its end marker or padding, or its gzip stream cut
         if hashing is not None:
             hashing.drain(limit)
             files.bytes_read += hashing.count

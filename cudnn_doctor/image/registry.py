@@ -5,8 +5,9 @@ API v2, the bearer-token flow of Docker Hub, nvcr.io and ghcr.io (distribution's
 the user's own Docker credentials (~/.docker/config.json `auths`, or a credential helper, `docker-credential-NAME get`
 run through the one child runner).
 
-Every URL visited is https, or http on this machine's loopback only (a token realm or a redirect included); the
-user's credentials go to the registry's own host and its realm, never along a redirect to another host. Each
+Every URL visited is https, or http to the loopback host the registry was named by only (a token realm or a
+redirect included; 127.0.0.2 is not 127.0.0.1); the user's credentials go to the registry's own host and its realm,
+never along a redirect to another host. Each
 request has one deadline for its answer and its whole body (CUDNN_DOCTOR_IMAGE_TIMEOUT, 30 s; a layer one more
 second per MiB it declares), so a server that drips a byte a second is cut off, not waited on.
 """
@@ -222,8 +223,15 @@ class Registry:
         self.http.close()
 
     def fail(self, why: str, fix: str | None = None) -> DoctorError:
-        return DoctorError(f"image {self.text}: {why}", exit_code=2, code="CD005",
-                           fix=fix or f"check that the registry answers at {self.scheme}://{self.host}/v2/")
+        """The one refusal of a registry read: WHY, FIX, and always the way that needs no registry read from here
+        (docker pulls it where it can, saves it, and the archive is judged)."""
+        from cudnn_doctor.quoting import code_span, command_line
+
+        fix = fix or f"check that the registry answers at {self.scheme}://{self.host}/v2/"
+        offline = (f"{code_span(command_line(('docker', 'pull', self.text)))} then "
+                   f"{code_span(command_line(('docker', 'save', '-o', 'image.tar', self.text)))} where docker can "
+                   "reach it, and give image.tar")
+        return DoctorError(f"image {self.text}: {why}", exit_code=2, code="CD005", fix=f"{fix}; or {offline}")
 
     def get_json(self, url: str, limit: int, accept: str | None = None) -> tuple[bytes, str]:
         """The body of URL (at most LIMIT bytes) and its media type, within one deadline."""
@@ -260,12 +268,18 @@ class Registry:
         raise self.fail(f"more than {MAX_REDIRECTS} redirects from {_short(url)}")
 
     def allowed(self, url: str, what: str = "a URL") -> None:
-        """Refuse URL unless it is https, or http on this machine's loopback."""
+        """Refuse URL unless it is https, or http to the very loopback host the registry was named by (another
+        address of the loopback, 127.0.0.2, is another server: plain http is not followed there)."""
         parts = urllib.parse.urlsplit(url)
-        if parts.scheme == "https" or (parts.scheme == "http" and loopback(parts.netloc.rpartition("@")[2])):
+        host = parts.netloc.rpartition("@")[2]
+        if parts.scheme == "https" or (parts.scheme == "http" and loopback(host)):
             if self.scheme == "https" and parts.scheme != "https":
                 raise self.fail(f"refused {what} that turns https into plain http ({_short(url)})",
                                 fix="the registry must keep to https; ask its operator")
+            if parts.scheme == "http" and _host_name(host) != _host_name(self.host):
+                raise self.fail(f"refused {what} over plain http to another host than the registry's own "
+                                f"({_short(url)})", fix="plain http is read only from the registry named, on this "
+                                                        "machine; ask its operator to serve it there or over https")
             return
         raise self.fail(f"refused {what} over plain {parts.scheme or 'no scheme'} beyond this machine "
                         f"({_short(url)})", fix="the registry must use https (plain http only on 127.0.0.1)")
@@ -288,8 +302,7 @@ class Registry:
         except Exception as error:  # requests' and urllib3's own errors: one line
             raise self.fail(f"the registry at {self.host} did not answer ({type(error).__name__})",
                             fix=f"check the network (HTTPS_PROXY where a proxy is the way out) and that the registry "
-                                f"answers at {self.scheme}://{self.host}/v2/; offline, `docker save` the image on a "
-                                f"machine that has it and give the archive") from None
+                                f"answers at {self.scheme}://{self.host}/v2/") from None
 
     def _status(self, answer: Any, url: str) -> None:
         code = answer.status_code
@@ -384,6 +397,13 @@ def within(deadline: float, late: Callable[[], DoctorError]) -> Iterator[None]:
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+def _host_name(netloc: str) -> str:
+    """NETLOC's host, without its port or brackets, lower case."""
+    if netloc.startswith("[") and "]" in netloc:
+        return netloc[1:netloc.index("]")].lower()
+    return netloc.rsplit(":", 1)[0].lower() if netloc.count(":") == 1 else netloc.lower()
 
 
 def _realm_may_have(realm: str, host: str) -> bool:

@@ -9,7 +9,7 @@ import shutil
 import subprocess
 
 from cudnn_doctor.knowledge.layout import Layout
-from cudnn_doctor.quoting import CannotQuote, check_list_entry, cmd_prepend, quote
+from cudnn_doctor.quoting import CannotQuote, check_list_entry, cmd_prepend, comment, quote
 
 DEFAULT_FOLDERS = ("/lib", "/usr/lib", "/lib64", "/usr/lib64")
 
@@ -59,7 +59,7 @@ def env_line(library_folder: str, layout: Layout) -> str:
             return cmd_prepend("PATH", library_folder.replace("/", "\\"))
         check_list_entry(library_folder)
     except CannotQuote as refusal:
-        return f"{'rem' if layout.os_name == 'windows' else '#'} cudnn-doctor wrote no line: {refusal}"
+        return comment("cmd" if layout.os_name == "windows" else "bash", f"cudnn-doctor wrote no line: {refusal}")
     variable = layout.path_variable  # no trailing ':' where it was unset: an empty entry would mean the working folder
     return f"export {variable}={quote(library_folder, 'bash')}${{{variable}:+:${variable}}}"
 

@@ -71,19 +71,26 @@ def advice(code: str, values: dict[str, Any], os_name: str = "linux") -> str:
 
 
 def _fill(template: str, known: dict[str, str], pattern: re.Pattern[str]) -> str:
-    from cudnn_doctor.quoting import quote
+    """TEMPLATE with KNOWN filled in: each `command` of it quoted for the shell and written back as one code span
+    whatever backticks its values hold (a folder named a`b), each value in its prose with its backticks escaped, so
+    a machine's value never opens or ends a span (quoting.CODE_SPAN, which every renderer reads)."""
+    from cudnn_doctor.quoting import code_span, in_prose, quote
 
     def value(in_command: bool) -> Any:
         def one(found: re.Match[str]) -> str:
             key = found.group(1).replace(" ", "_")
             if key not in known:
                 return words_for(found.group(1))
-            return quote(known[key], "bash") if in_command and key not in QUOTED else known[key]
+            if not in_command:
+                return in_prose(known[key])
+            return quote(known[key], "bash") if key not in QUOTED else known[key]
         return one
 
     parts = template.split("`")
-    filled = [pattern.sub(value(index % 2 == 1), part) for index, part in enumerate(parts)]
-    text = "`".join(filled)
+    closed = len(parts) if len(parts) % 2 else len(parts) - 1  # a backtick the template leaves open opens nothing
+    filled = [pattern.sub(value(index % 2 == 1 and index < closed), part) for index, part in enumerate(parts)]
+    text = "".join(code_span(part) if index % 2 == 1 and index < closed else part if index < closed else "\\`" + part
+                   for index, part in enumerate(filled))
     if pattern is FIELD:  # the advice's own braces, doubled in TOML templates, read as one
         text = text.replace("{{", "{").replace("}}", "}")
     return text

@@ -21,6 +21,7 @@ from cudnn_doctor.model import ERROR, WARNING, CudnnInstall, Finding, Framework,
 from cudnn_doctor.plan import multi_gpu, process_env
 from cudnn_doctor.plan.actions import CONDA, EDIT, ENV, INSTALL, MANUAL, PIP, Action, EnvChange, Plan
 from cudnn_doctor.plan.fixes import remedy
+from cudnn_doctor.quoting import code_span, command_line, in_prose
 from cudnn_doctor.rules.cudnn import prefix_of
 from cudnn_doctor.versions import ascii_digits, major, version_tuple
 
@@ -407,7 +408,8 @@ def _choose(cuda_major: int | None, frameworks: list[Framework], requirements: I
     refused.append(f"no cuDNN release with a build for CUDA {cuda_major} in compat/cudnn.toml is accepted by {names}")
     from cudnn_doctor.knowledge import frameworks as knowledge
 
-    asks = ", ".join(f"`cudnn-doctor compat {knowledge.canonical_name(fw.name) or fw.name}=={fw.version}`"
+    asks = ", ".join(code_span(command_line(("cudnn-doctor", "compat",
+                                              f"{knowledge.canonical_name(fw.name) or fw.name}=={fw.version}")))
                      for fw in frameworks)
     return _Choice(None, "; ".join(refused) + ": see `cudnn-doctor compat --list cudnn`"
                    + (f" and what each needs ({asks})" if asks else ""))
@@ -523,8 +525,9 @@ def cpu_only_builds(work: _Work) -> None:
                 work.take([finding, *brought], Action(PIP, (), why, source, argv=(python, "-m", "pip", *argv)))
             else:
                 work.take([finding, *brought], Action(MANUAL, (), why, source,
-                                                      text=f"`pip {' '.join(argv)}` with the pip of the "
-                                                                         f"environment that holds {framework.location}"))
+                                                      text=f"{code_span(command_line(('pip', *argv)))} with the pip "
+                                                           f"of the environment that holds "
+                                                           f"{in_prose(str(framework.location))}"))
 
 
 def gpu_support(work: _Work) -> None:
@@ -679,13 +682,19 @@ def dl4j_backends(work: _Work) -> None:
 def _diff(lines: list[dict[str, Any]], old: str, new: str) -> str:
     """A unified diff that puts NEW where OLD is written in each of LINES ({file, line, text, eol}), as `patch -p0`
     run in / applies it: each file's name quoted as GNU patch reads it (a space, a quote, a byte not UTF-8), each
-    line with the file's own bytes and line ending (CRLF kept)."""
+    line with the file's own bytes and line ending (CRLF kept; a last line without LF, a CR-only file's one line
+    included, marked as diff marks it)."""
     out: list[str] = []
-    for path in dict.fromkeys(str(entry["file"]) for entry in lines):
+
+    def real(entry: dict[str, Any]) -> str:  # the file itself, not a link to it: patch refuses to patch a link
+        return str(entry.get("real") or entry["file"])
+
+    for path in dict.fromkeys(real(entry) for entry in lines):
         out += [f"--- {_patch_name(path)}\n", f"+++ {_patch_name(path)}\n"]
-        for entry in (e for e in lines if e["file"] == path):
+        for entry in (e for e in lines if real(e) == path):
             text, eol = str(entry["text"]), str(entry.get("eol", "\n"))
-            out += [f"@@ -{entry['line']},1 +{entry['line']},1 @@\n", f"-{text}{eol}", f"+{text.replace(old, new)}{eol}"]
+            end = eol if eol.endswith("\n") else eol + "\n\\ No newline at end of file\n"  # the file's last line
+            out += [f"@@ -{entry['line']},1 +{entry['line']},1 @@\n", f"-{text}{end}", f"+{text.replace(old, new)}{end}"]
     return "".join(out)
 
 
@@ -720,7 +729,6 @@ def framework_cuda(work: _Work) -> None:
     """CD410 of a framework that loads the machine's CUDA runtime, where none here is one its build runs on: its GPU
     build with CUDA's libraries as wheels (TensorFlow's `and-cuda` extra, which brings its cuDNN too: that framework's
     CD401 with it), else a toolkit of the CUDA it was built for."""
-    import shlex
 
     for finding in work.with_code("CD410"):
         if "cuda" not in finding.values:
@@ -743,12 +751,14 @@ def framework_cuda(work: _Work) -> None:
                                                       argv=(python, "-m", "pip", "install", build.requirement)))
             else:
                 work.take([finding, *related], Action(MANUAL, (), why, build.source, text=(
-                    f"`pip install {shlex.quote(build.requirement)}` in the Python environment that will run it")))
+                    f"{code_span(command_line(('pip', 'install', build.requirement)))} in the Python environment "
+                    "that will run it")))
             continue
         cuda = str(finding.values["cuda"])
         work.take([finding], Action(MANUAL, (), finding.title, build.source if build else "compat/", text=(
-            f"install a CUDA {cuda} toolkit (the CUDA {name} {framework.version} was built for) and put its "
-            f"lib64 first on LD_LIBRARY_PATH: `cudnn-doctor compat {name}=={framework.version}` lists its builds")))
+            f"install a CUDA {in_prose(cuda)} toolkit (the CUDA {name} {in_prose(str(framework.version))} was built "
+            f"for) and put its lib64 first on LD_LIBRARY_PATH: "
+            f"{code_span(command_line(('cudnn-doctor', 'compat', f'{name}=={framework.version}')))} lists its builds")))
 
 
 from cudnn_doctor.plan import platform as _platform  # noqa: E402 - its treatments take _Work

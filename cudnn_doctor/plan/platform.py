@@ -13,6 +13,7 @@ from typing import Any, Protocol
 from cudnn_doctor.knowledge.platforms import jetpack_row, treatment
 from cudnn_doctor.model import CudnnInstall, Finding, Platform, Report
 from cudnn_doctor.plan.actions import ENV, MANUAL, PIP, Action, EnvChange
+from cudnn_doctor.quoting import code_span, command_line, in_prose
 from cudnn_doctor.versions import ascii_digits
 
 
@@ -37,14 +38,34 @@ def _platform(work: _Work) -> Platform:
 
 def _text(row: dict[str, Any], values: dict[str, Any]) -> str:
     """ROW's text with VALUES in; a value inside a `command` is one word of it, quoted for the shell (a library's
-    path may hold a space, $(...) or a quote), as knowledge/advice.py fills the advice."""
+    path may hold a space, $(...) or a quote), and the command one code span whatever backticks the value holds;
+    in the prose a value's backticks are escaped (as knowledge/advice.py fills the advice)."""
     from cudnn_doctor.quoting import quote
 
     given = {k: v for k, v in values.items() if v is not None}
     words = _Fields({k: quote(str(v), "bash") for k, v in given.items()})
+    prose = _Fields({k: in_prose(str(v)) for k, v in given.items()})
     parts = row["text"].split("`")
-    return "`".join(string.Formatter().vformat(part, (), words if index % 2 else _Fields(given))
-                    for index, part in enumerate(parts))
+    return "".join(code_span(string.Formatter().vformat(part, (), words)) if index % 2 else
+                   string.Formatter().vformat(part, (), prose) for index, part in enumerate(parts))
+
+
+def platform_remedy(code: str, platform: Platform | None) -> str | None:
+    """What the platform does about a finding of CODE where it is not what a plain Linux machine does, from the same
+    rows as the plan's treatments (compat/platforms.toml): on WSL 2 a driver that failed or is too old is the
+    Windows driver and `wsl --shutdown`, never a reboot, modprobe or an apt driver. None elsewhere. `explain` reads
+    it for the codes a message shows, on this machine."""
+    if platform is None or platform.kind != "wsl2":
+        return None
+    windows = _text(treatment("wsl2", "windows-driver", platform.container), {"min_driver": "the newest for your GPU"})
+    restart = _text(treatment("wsl2", "restart-wsl", platform.container), {})
+    texts = {"CD104": [restart], "CD110": [restart], "CD112": [windows, restart]}.get(code)
+    if texts is None and code in DRIVER_CODES:
+        texts = [windows]
+    if not texts:
+        return None
+    text = "; or ".join(dict.fromkeys(texts))
+    return text[:1].upper() + text[1:] + "."
 
 
 class _Fields(dict):  # type: ignore[type-arg]
@@ -134,8 +155,9 @@ def jetson_stack(work: _Work) -> None:
             work.take(with_it, Action(PIP, (), why, source, argv=(python, "-m", "pip", "uninstall", "-y", dist)))
         elif dist:
             where = install.path if install else "its environment"
-            work.take(with_it, Action(MANUAL, (), why, source, text=f"`pip uninstall -y {dist}` with the pip of the "
-                                                                    f"environment that holds {where}"))
+            work.take(with_it, Action(MANUAL, (), why, source, text=f"{code_span(command_line(('pip', 'uninstall', '-y', dist)))} "
+                                                                    f"with the pip of the environment that holds "
+                                                                    f"{in_prose(where)}"))
     _manual(work, cudnn_found, "jetson", "jetpack-cudnn", "on a Jetson cuDNN comes with JetPack", values)
     cuda = str(row.get("cuda") or "")
     _manual(work, work.with_code("CD201", "CD202", "CD203"), "jetson", "jetpack-cuda",

@@ -50,9 +50,9 @@ def env_lines(changes: tuple[EnvChange, ...], current: list[str], shell: str = "
     if changes and changes[0].system == "windows":
         return windows_env_lines(changes, current, shell if shell in WINDOWS_SHELLS else "powershell")
     if shell in ("cmd", "user"):  # Windows' own: they set nothing a Linux program reads
-        where = "cmd" if shell == "cmd" else "the user's Windows environment"
+        where = "cmd" if shell == "cmd" else "the Windows environment of the user"
         return [quoting.comment(shell, f"cudnn-doctor wrote no {shell} line for {variable}: {where} does not set the "
-                                "environment of a Linux program; use --shell bash, zsh, fish or powershell")
+                                "environment of a Linux program, use --shell bash, zsh, fish or powershell")
                 for variable in dict.fromkeys(c.variable for c in changes)]
     lines = []
     for variable in dict.fromkeys(c.variable for c in changes):
@@ -86,7 +86,8 @@ def _whole_value_line(shell: str, change: EnvChange) -> str:
         return _unset(shell, change.variable)
     option = change.variable.split()[-1]  # "ulimit -v"
     if shell == "powershell":
-        return f"# PowerShell sets no process limits: in the Linux shell that starts the program, ulimit -S {option} {change.folder}"
+        return quoting.comment(shell, "PowerShell sets no process limits: in the Linux shell that starts the program, "
+                                      f"ulimit -S {option} {change.folder}")
     return f"ulimit -S {option} {change.folder}"
 
 

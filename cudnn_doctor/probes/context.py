@@ -117,6 +117,10 @@ class SearchContext:
             return []
         if self.os_name == "windows":
             return [part for part in value.split(os.pathsep) if part]
+        if name == "LD_LIBRARY_PATH":  # as ld.so splits it: at ':' and ';'
+            from cudnn_doctor.variables import loader_folders
+
+            return [part or "." for part in loader_folders(value)]
         return [part or "." for part in value.split(":")]
 
     def library_path(self) -> list[str]:

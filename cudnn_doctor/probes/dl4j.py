@@ -76,11 +76,15 @@ def backend_lines(files: list[str], artifact: str) -> list[dict[str, Any]]:
         except UnreadableFile:
             continue
         in_comment = False
-        for number, line in enumerate(text.split("\n"), 1):  # as patch counts lines: at LF only
+        lines = text.split("\n")
+        for number, line in enumerate(lines, 1):  # as patch counts lines: at LF only (a CR-only file is one line)
             visible, in_comment = _outside_comments(line, in_comment)
             if value.search(visible):
-                found.append({"file": path, "line": number, "text": line.removesuffix("\r"),
-                              "eol": "\r\n" if line.endswith("\r") else "\n"})
+                last = number == len(lines)  # no LF after it: "\\ No newline at end of file" in the diff
+                eol = ("\r" if line.endswith("\r") else "") + ("" if last else "\n")
+                # "real": where the bytes are, which the diff names (patch refuses to patch through a symbolic link)
+                found.append({"file": path, "real": os.path.realpath(path), "line": number,
+                              "text": line.removesuffix("\r"), "eol": eol})
                 if len(found) >= MAX_BACKEND_LINES:
                     return found
     return found

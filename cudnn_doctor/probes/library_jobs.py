@@ -157,12 +157,13 @@ def _argv(job: Job) -> tuple[str, ...]:
 
 def child_environment(env: Mapping[str, str]) -> dict[str, str]:
     """ENV with LD_LIBRARY_PATH's relative folders made absolute: the child runs from "/", and the loader
-    must search the same folders it would search for a program started here (an empty entry is the working
-    folder to ld.so)."""
+    must search the same folders it would search for a program started here."""
+    from cudnn_doctor.variables import loader_folders
+
     child = dict(env)
     value = child.get("LD_LIBRARY_PATH")
-    if value:
-        child["LD_LIBRARY_PATH"] = os.pathsep.join(os.path.abspath(p or ".") for p in value.split(os.pathsep))
+    if value and os.name != "nt":  # each folder as ld.so reads the list (';' splits it too; '' is the working folder)
+        child["LD_LIBRARY_PATH"] = ":".join(os.path.abspath(p) for p in loader_folders(value))
     return child
 
 

@@ -336,16 +336,42 @@ def origin(path: str, soname: str, ctx: SearchContext) -> tuple[str, str | None]
     RUNPATH, or the loader's cache and system folders."""
     real = os.path.realpath(path)
     for entry in preload_entries(ctx.env):
-        if os.path.realpath(entry) == real:
+        if "/" not in entry:  # a bare name is searched for as a needed library is (ld.so(8)): the soname it names
+            if entry in (soname, os.path.basename(path)):
+                return "LD_PRELOAD", entry
+        elif os.path.realpath(entry) == real or _expands_to(entry, path, real):
             return "LD_PRELOAD", entry
     folder = os.path.dirname(real)
     for entry in ctx.env_paths("LD_LIBRARY_PATH"):
         if entry and (os.path.realpath(entry) in (folder, os.path.realpath(os.path.dirname(path)))
-                      or os.path.realpath(os.path.join(entry, soname)) == real):
+                      or os.path.realpath(os.path.join(entry, soname)) == real
+                      or _expansions(entry.rstrip("/"), (os.path.dirname(path), folder))):
             return "LD_LIBRARY_PATH", entry
     if os.sep + "site-packages" + os.sep in path or os.sep + "dist-packages" + os.sep in path:
         return "RUNPATH", None
     return "the loader's cache or a system folder", None
+
+
+LOADER_TOKEN = re.compile(r"\$(?:\{(?:LIB|PLATFORM|ORIGIN)\}|(?:LIB|PLATFORM|ORIGIN)\b)")
+
+
+def _expands_to(entry: str, path: str, real: str) -> bool:
+    """Whether ld.so, expanding the $LIB, $PLATFORM and $ORIGIN of ENTRY's folder (ld.so(8), "Dynamic string
+    tokens": $LIB is lib/x86_64-linux-gnu on Debian, lib64 on Fedora), made REAL of it: PATH's folder (what the
+    child mapped) read as the expansion, and ENTRY's file there being REAL."""
+    folder, name = os.path.split(entry)
+    return any(os.path.realpath(os.path.join(candidate, name)) == real
+               for candidate in _expansions(folder, (os.path.dirname(path), os.path.dirname(real))))
+
+
+def _expansions(folder: str, candidates: tuple[str, ...]) -> list[str]:
+    """The CANDIDATES (folders a program mapped from) that FOLDER, written with ld.so's tokens, may expand to: each
+    token read as any run of folders. None where FOLDER holds no token."""
+    parts = LOADER_TOKEN.split(folder)
+    if len(parts) == 1:
+        return []
+    expression = re.compile(".+".join(re.escape(part) for part in parts) + r"\Z", re.DOTALL)
+    return [candidate for candidate in dict.fromkeys(candidates) if expression.match(candidate)]
 
 
 def _sublibrary(name: str, major: int, library: str, version: str | None, preloaded: dict[str, str],

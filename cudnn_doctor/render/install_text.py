@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import shlex
-
 from rich.console import Console
 
 from cudnn_doctor.install.outcome import Outcome, UninstallPlan
 from cudnn_doctor.install.plan import ADD, REMOVE, REPLACE, InstallPlan
+from cudnn_doctor.quoting import code_span, command_line
 from cudnn_doctor.render.safe import escape
 from cudnn_doctor.render.text import fits_one_line, print_command, print_with_commands, print_wrapped
 
@@ -55,7 +54,8 @@ def render_plan(plan: InstallPlan, console: Console, verbose: bool = False) -> N
         p(f"    = {escape(other)} stays (another cuDNN major; programs built for it still need it)")
     if plan.count(REPLACE) or plan.count(REMOVE):
         print_with_commands(console, "", "every replaced or removed file is backed up; this restores them: "
-                                         f"`cudnn-doctor uninstall --prefix {shlex.quote(plan.prefix)}`", 2)
+                                         + code_span(command_line(("cudnn-doctor", "uninstall", "--prefix",
+                                                                 plan.prefix))), 2)
     if plan.loader == "ldconfig":
         p(f"  loader: {escape(plan.library_folder)} is a system folder: ldconfig runs after the install")
     else:

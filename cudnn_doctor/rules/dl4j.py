@@ -11,7 +11,7 @@ from typing import Any
 from cudnn_doctor.codes import finding
 from cudnn_doctor.knowledge.data import load
 from cudnn_doctor.model import Finding, Framework, Report
-from cudnn_doctor.quoting import command_line
+from cudnn_doctor.quoting import code_span, command_line
 from cudnn_doctor.versions import major, major_minor, matches_prefix, version_tuple
 
 NAME = "Deeplearning4j"
@@ -180,8 +180,9 @@ def profile_modules(report: Report) -> list[Finding]:
         if not isinstance(profile, dict):
             continue
         active = bool(profile.get("active"))
-        fix = (f"Nothing to do if that is intended; `{command_line(('mvn', '-P', '!' + str(profile['id'])))}` leaves "
-               "it out." if active else f"Build with `{command_line(('mvn', '-P', str(profile['id'])))}` to use it.")
+        fix = (f"Nothing to do if that is intended; {code_span(command_line(('mvn', '-P', '!' + str(profile['id']))))}"
+               " leaves it out." if active else
+               f"Build with {code_span(command_line(('mvn', '-P', str(profile['id']))))} to use it.")
         findings.append(finding("CD436", subject=framework.location, where=_where(framework), profile=profile["id"],
                                 activation=profile.get("activation"), state="active" if active else "not active",
                                 backend=framework.details.get("artifact") or "(none)", fix=fix))
