@@ -137,5 +137,5 @@ def _frameworks_stack(kib: int) -> str:
                  if key in row and kib < int(row[key])]
     except Exception:  # noqa: BLE001 - a limit may leave nothing to read it with: the line stands without it
         return ""
-    return f" (PyTorch and JAX die at their first GPU work under less than they need: {', '.join(needs)})" if needs else ""
+    return f" (seen on an H100, below this a framework dies at its first GPU work: {', '.join(needs)})" if needs else ""
 
