@@ -33,7 +33,7 @@ def main() -> None:
 
         floor = limits.below_floor()  # less than the doctor needs at all: said now, not wherever it bites
         if floor is not None:
-            _stopped(floor)
+            _stopped(_with_frameworks(floor))
         limits.size_thread_stacks()  # its own threads' stacks whatever ulimit -s says (glibc gives each that much)
         from cudnn_doctor.cli import main as run
 
@@ -55,3 +55,25 @@ def main() -> None:
 
         gc.freeze()
         raise
+
+
+def _with_frameworks(floor: tuple[str, str]) -> tuple[str, str]:
+    """FLOOR's words, with what the frameworks were seen to need where the stack is what stopped the doctor."""
+    import re
+
+    found = re.search(r"ulimit -s is (\d+) KiB", floor[0])
+    return (floor[0] + _frameworks_stack(int(found.group(1))), floor[1]) if found else floor
+
+
+def _frameworks_stack(kib: int) -> str:
+    """What the frameworks were seen to need of the stack (compat/process_env.toml's RLIMIT_STACK row), where KIB is
+    below it; read only on this path, and nothing where the data cannot be read."""
+    try:
+        from cudnn_doctor.knowledge.data import load
+
+        row = next(r for r in load("process_env").get("limit", []) if r.get("resource") == "RLIMIT_STACK")
+        needs = [f"{name} {int(row[key])} KiB" for name, key in (("PyTorch", "torch_minimum"), ("JAX", "jax_minimum"))
+                 if key in row and kib < int(row[key])]
+    except Exception:  # noqa: BLE001 - a limit may leave nothing to read it with: the line stands without it
+        return ""
+    return f" (seen on an H100, below this a framework dies at its first GPU work: {', '.join(needs)})" if needs else ""

@@ -97,7 +97,7 @@ def below_floor() -> tuple[str, str] | None:
     if stack.isascii() and stack.isdecimal() and int(stack) // 1024 < FLOOR_STACK_KIB:
         return (f"cudnn-doctor stopped: its stack is smaller than it needs under this shell's stack limit (ulimit -s "
                 f"is {int(stack) // 1024} KiB): it would die of a segmentation fault on deep input, and every thread "
-                f"of the programs it judges gets that small a stack too{_frameworks_stack(int(stack) // 1024)}",
+                "of the programs it judges gets that small a stack too",
                 f"ulimit -S -s 8192 (the usual default, up to what ulimit -H -s allows; it needs at least "
                 f"{FLOOR_STACK_KIB} KiB), then run it again")
     files = _soft_limit("RLIMIT_NOFILE")
@@ -124,18 +124,4 @@ def size_thread_stacks() -> None:
         threading.stack_size(THREAD_STACK_BYTES)
     except (ImportError, ValueError, RuntimeError):  # a platform that cannot size them keeps its own
         pass
-
-
-def _frameworks_stack(kib: int) -> str:
-    """What the frameworks were seen to need of the stack (compat/process_env.toml's RLIMIT_STACK row), where KIB is
-    below it; read only on this path, and nothing where the data cannot be read."""
-    try:
-        from cudnn_doctor.knowledge.data import load
-
-        row = next(r for r in load("process_env").get("limit", []) if r.get("resource") == "RLIMIT_STACK")
-        needs = [f"{name} {int(row[key])} KiB" for name, key in (("PyTorch", "torch_minimum"), ("JAX", "jax_minimum"))
-                 if key in row and kib < int(row[key])]
-    except Exception:  # noqa: BLE001 - a limit may leave nothing to read it with: the line stands without it
-        return ""
-    return f" (seen on an H100, below this a framework dies at its first GPU work: {', '.join(needs)})" if needs else ""
 

@@ -242,23 +242,6 @@ def test_an_open_file_limit_jax_starts_under_is_no_error(machine: Machine, tmp_p
     assert "CD116" not in codes(check_after(machine, [], before="ulimit -S -n 128"))
 
 
-@pytest.mark.parametrize(("stack_kib", "severity"), [(192, "error"), (384, "warning")])
-def test_a_stack_limit_jax_dies_under_and_the_soft_limit_raised(machine: Machine, tmp_path: Path, stack_kib: int,
-                                                                  severity: str) -> None:
-    """ulimit -s: JAX died under 256 KiB and ran from 512 KiB (H100, benchmarks/gpu_probe_46.sh): at half that or
-    less it is a rule (an error); between, a warning that says --deep proves it. The plan raises the soft limit."""
-    gpu_machine(machine, tmp_path, gpus=1)
-    jax_install(python_env(machine, tmp_path))
-    before = f"ulimit -S -s {stack_kib}"
-    report = check_after(machine, [], before=before)
-    limit = finding(report, "CD116")
-    assert limit["subject"] == "RLIMIT_STACK" and limit["severity"] == severity, limit
-    assert f"ulimit -S -s is {stack_kib} KiB" in limit["detail"] and "JAX" in limit["detail"]
-    lines = plan_lines(machine, before=before)
-    assert "ulimit -S -s 8192" in lines, lines
-    assert "CD116" not in codes(check_after(machine, lines, before=before))
-
-
 # --- the frameworks' own settings ----------------------------------------------------------------------------------
 
 def test_an_allocator_setting_torch_refuses_is_an_error_in_torchs_words(machine: Machine, tmp_path: Path) -> None:

@@ -184,9 +184,6 @@ def _limit(work: Any, finding: Finding, report: Report) -> None:
     if resource == "RLIMIT_NOFILE":
         wanted = 4096 if hard < 0 else min(hard, 4096)
         target = str(wanted) if wanted >= int(row.get("jax_minimum", 0)) else None
-    elif resource == "RLIMIT_STACK":  # ulimit -s counts KiB; 8192 KiB is Linux's usual default
-        wanted = 8192 if hard < 0 else min(hard // 1024, 8192)
-        target = str(wanted) if wanted >= int(row.get("jax_minimum", 0)) else None
     else:
         target = "unlimited" if hard < 0 else None
     if target is not None:

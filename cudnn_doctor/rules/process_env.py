@@ -235,35 +235,8 @@ def limits(report: Report) -> list[Finding]:
                                 limit=_limit_text(view, "RLIMIT_NOFILE"),
                                 effect=f"JAX opens more files than that at start and aborts (it needs {minimum} or more)",
                                 framework="jax"))
-    findings.extend(_stack(report, view))
     return findings
 
-
-def _stack(report: Report, view: ProcessView) -> list[Finding]:
-    """RLIMIT_STACK under the lowest value each framework was seen to work with: its threads get that stack too and
-    the process dies at its first GPU work. A rule at half that value or less (seen failing there), else a warning."""
-    soft, _ = view.limits.get("RLIMIT_STACK", (-1, -1))
-    if soft < 0:
-        return []
-    row = _limit_row("RLIMIT_STACK")
-    kib = soft // 1024
-    hit = [(name, int(row.get(f"{name}_minimum", 0))) for name in ("torch", "jax")
-           if _has(report, name) and kib < int(row.get(f"{name}_minimum", 0))]
-    if not hit:
-        return []
-    wide = [name for name, minimum in hit if kib <= minimum // 2]
-    names = " and ".join(_display(name) for name, _ in hit)
-    needs = ", ".join(f"{_display(name)} {minimum} KiB" for name, minimum in hit)
-    made = finding("CD116", subject="RLIMIT_STACK", refs=(row.get("source", ""),),
-                   evidence="rule" if wide else "read",
-                   proof=(f"{' and '.join(_display(n) for n in wide)} died at {kib} KiB or more where it was measured "
-                          "(benchmarks/gpu_probe_46.sh)" if wide else
-                          "the lowest stack each framework ran with was measured on one machine: `cudnn-doctor check "
-                          "--deep` runs them here to prove it"),
-                   limit=_limit_text(view, "RLIMIT_STACK"),
-                   effect=f"{names} start threads with stacks that small and die at their first GPU work without a "
-                          f"word (they ran from {needs})", framework=hit[0][0])
-    return [made]
 
 
 # --- the cuDNN each framework loads: LD_PRELOAD and the sub-libraries ------------------------------------------
