@@ -330,6 +330,10 @@ _CODES = (
          "loader skips it or finds another first), so nothing fails because of it now."),
     Code("CD319", "warning", "A rarely used cuDNN sub-library is missing, broken or of another release",
          "{framework} loads {library} (cuDNN {version}); its {sublibrary} {problem}. {why}."),
+    Code("CD321", "error", "The cuDNN loaded is another release than the one the program was built with",
+         "The program was built against cuDNN {compiled_version} and the cuDNN it loaded is {runtime_version}: another "
+         "copy of cuDNN (a system or toolkit folder on the library path, an older wheel) is found before the one it "
+         "needs. The cause is the cuDNN on the path, not the program's build."),
     Code("CD330", "error", "A DLL that cuDNN imports is missing",
          "The DLLs of cuDNN {version} at {path} import {missing}, which is in none of the folders Windows "
          "searches for it (their own folder, System32, the Windows folder, PATH). Loading them fails with error 126 "

@@ -207,7 +207,7 @@ def compilers(index: int, lower: str, whole: str) -> list[Compiler]:
         named = [arch.compute_capability for arch in archs(index, lower, lower)]
         if named and "oldest" in row and all(version_key(cc) < version_key(row["oldest"]) for cc in named):
             continue  # an architecture a newer toolkit dropped ('sm_30' with CUDA 11), not a GPU newer than it
-        bundled = next((name for name in row.get("bundled_by", []) if name in whole), None)
+        bundled = next((name for name in row.get("bundled_by", []) if name in whole), row.get("bundled_default"))
         out.append(Compiler(name=row["name"], cue=cue, bundled_by=bundled, line=index, source=row["source"],
                             path_variable=row.get("path_variable", "") if bundled else ""))
     return out
