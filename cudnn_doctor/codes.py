@@ -271,6 +271,10 @@ _CODES = (
          "{detail}"),
     Code("CD211", "error", "cuBLAS refused an operation on this GPU",
          "{detail}"),
+    Code("CD212", "error", "CUDA refused a call a library made",
+         "{detail}: a library (NCCL, a framework's allocator) called CUDA and CUDA refused the operation. The CUDA "
+         "error it names says why: an operation this driver, GPU or virtual machine does not offer (stream-ordered "
+         "memory pools, cuMem virtual memory, peer access), or a fault the CUDA error under it names."),
     # CD3xx: cuDNN installs
     Code("CD301", "error", "No cuDNN found",
          "No copy of cuDNN (libcudnn.so.N / cudnn64_N.dll) was found in the loader's search path, "
