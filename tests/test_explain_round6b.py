@@ -56,6 +56,18 @@ CASES = [
      "llama_model_load: error loading model: unable to allocate CUDA0 buffer"),
     ("ikawrakow/ik_llama.cpp#749", "CD109", "ggml_gallocr_reserve_n: failed to allocate CUDA0 buffer of size "
      "292926534144"),
+    # cuBLAS's kernel failing: the CUDA library's family (CD211)
+    ("pytorch/pytorch#24018", "CD211", "RuntimeError: CUDA error: CUBLAS_STATUS_EXECUTION_FAILED when calling "
+     "`cublasGemmEx( handle, opa, opb, m, n, k, &falpha, a, CUDA_R_16F, lda, b, CUDA_R_16F, ldb, &fbeta, c, CUDA_R_16F, "
+     "ldc, CUDA_R_32F, CUBLAS_GEMM_DFALT_TENSOR_OP)`"),
+    # a build without cuDNN's headers: cuDNN's family
+    ("AlexeyAB/darknet#5141", "CD301", "include/darknet.h:46:10: fatal error: cudnn.h: No such file or directory\n"
+     " #include <cudnn.h>"),
+    ("pjreddie/darknet#2356", "CD301", "/usr/local/cuda/include/cudnn.h:60:10: fatal error: cudnn_version.h: No such "
+     "file or directory"),
+    ("CMU-Perceptual-Computing-Lab/openpose#50", "CD301", "fatal error C1083: Cannot open file included: “cudnn.h”: "
+     "No such file or directory"),
+    ("BVLC/caffe#1572", "CD301", "./include/caffe/util/cudnn.hpp:5:10: fatal error: 'cudnn.h' file not found"),
     # Apptainer/Singularity --nv on a host whose driver files it cannot find
     ("apptainer/singularity#5837", "CD108", "INFO:    Could not find any nv files on this host!"),
     ("sylabs/singularity#2805", "CD108", "INFO: Starting Singularity container from image robotour_arm64.simg.\n"

@@ -28,7 +28,7 @@ _ARCH = re.compile(r"(?i)\b(?:sm|compute)[_-](\d{2,3})[a-z]?\b|capability\W{1,3}
 ARCH_CUES = ("no kernel image", "not compatible", "incompatible", "not supported", "unsupported", "no longer supports",
              "too old", "not a recognized processor", "only supports", "minimum", "requires", "kernel binaries",
              "arch_mismatch", "is not compatible", "does not support", "not defined", "unknown", "not recognized",
-             "unrecognized", "only supported on", "not found", "mismatched gpu architecture", "could not find compatible",
+             "unrecognized", "only supported on", "only applicable on", "not found", "mismatched gpu architecture", "could not find compatible",
              "kernel is not available", "don't include", "do not include", "does not include")
 BUILT_WORDS = ("compile", "built", "build", "link", "source", "header", "expect", "requir", "need", "minimum", "at least",
                "was made", "supports up to")
