@@ -56,10 +56,6 @@ CASES = [
      "llama_model_load: error loading model: unable to allocate CUDA0 buffer"),
     ("ikawrakow/ik_llama.cpp#749", "CD109", "ggml_gallocr_reserve_n: failed to allocate CUDA0 buffer of size "
      "292926534144"),
-    # cuBLAS's kernel failing: the CUDA library's family (CD211)
-    ("pytorch/pytorch#24018", "CD211", "RuntimeError: CUDA error: CUBLAS_STATUS_EXECUTION_FAILED when calling "
-     "`cublasGemmEx( handle, opa, opb, m, n, k, &falpha, a, CUDA_R_16F, lda, b, CUDA_R_16F, ldb, &fbeta, c, CUDA_R_16F, "
-     "ldc, CUDA_R_32F, CUBLAS_GEMM_DFALT_TENSOR_OP)`"),
     # a build without cuDNN's headers: cuDNN's family
     ("AlexeyAB/darknet#5141", "CD301", "include/darknet.h:46:10: fatal error: cudnn.h: No such file or directory\n"
      " #include <cudnn.h>"),
