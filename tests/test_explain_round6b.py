@@ -64,6 +64,10 @@ CASES = [
     ("CMU-Perceptual-Computing-Lab/openpose#50", "CD301", "fatal error C1083: Cannot open file included: “cudnn.h”: "
      "No such file or directory"),
     ("BVLC/caffe#1572", "CD301", "./include/caffe/util/cudnn.hpp:5:10: fatal error: 'cudnn.h' file not found"),
+    # PyCUDA's words before NVIDIA's short text: cuInit failing in the driver
+    ("inducer/pycuda#276", "CD110", "cuda.init()\npycuda._driver.Error: cuInit failed: unknown error"),
+    ("ratt-ru/PyMORESANE#22", "CD110", '  File "/usr/lib/python2.7/dist-packages/pycuda/autoinit.py", line 5, in '
+     "<module>\n    cuda.init()\nError: cuInit failed: unknown error"),
     # Apptainer/Singularity --nv on a host whose driver files it cannot find
     ("apptainer/singularity#5837", "CD108", "INFO:    Could not find any nv files on this host!"),
     ("sylabs/singularity#2805", "CD108", "INFO: Starting Singularity container from image robotour_arm64.simg.\n"
