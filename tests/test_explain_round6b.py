@@ -128,3 +128,11 @@ def test_the_llvm_answer_points_at_triton() -> None:
 def test_another_vendors_gpu_is_said_aside() -> None:
     aside = explain_text(UNRELATED[1][1], None)["set_aside"]
     assert [row["kind"] for row in aside] == ["other-gpu"]
+
+
+def test_a_phrase_wrapped_over_two_lines_is_read_across_the_break() -> None:
+    """jax-ml/jax#788 as a terminal wrapped it: XLA's out-of-memory words split after 'Out'."""
+    wrapped = ("[1] 2019-06-13 01:17:08.886805: E external/org_tensorflow/tensorflow/compiler/xla/python/local_client.cc:"
+               "672] Execution of replica 0 failed: Resource exhausted: Out \nof memory while trying to allocate "
+               "5520758552 bytes.")
+    assert explain_text(wrapped, None)["matches"][0]["code"] == "CD109"
