@@ -29,6 +29,10 @@ CASES = [
     ("triton-lang/triton#5950", "CD206", "'sm_120' is not a recognized processor for this target (ignoring processor)"),
     ("RLinf/RLinf#92", "CD206", "(SGLangWorker pid=38141) 'sm_120' is not a recognized processor for this target "
      "(ignoring processor)"),
+    # XLA's and LLVM's words for a compiler older than the GPU: the toolkit's family
+    ("openxla/xla#5932", "CD206", "W external/xla/xla/stream_executor/gpu/redzone_allocator.cc:322] UNIMPLEMENTED: "
+     "ptxas ptxas too old. Falling back to the driver to compile.\nRelying on driver to perform ptx compilation."),
+    ("openxla/xla#47978", "CD206", "LLVM ERROR: ptx87 is required for target sm_120"),
     # cuDNN's own allocation: cuDNN's family
     ("microsoft/CNTK#220", "CD316", "cuDNN failure 2: CUDNN_STATUS_ALLOC_FAILED ; GPU=0 ; hostname=PTNUWCL5099642 ; "
      "expr=finder(calgo, algoPerf)"),
