@@ -271,6 +271,10 @@ _CODES = (
          "{detail}"),
     Code("CD211", "error", "cuBLAS refused an operation on this GPU",
          "{detail}"),
+    Code("CD212", "error", "CUDA refused a call a library made",
+         "{detail}: a library (NCCL, a framework's allocator) called CUDA and CUDA refused the operation. The CUDA "
+         "error it names says why: an operation this driver, GPU or virtual machine does not offer (stream-ordered "
+         "memory pools, cuMem virtual memory, peer access), or a fault the CUDA error under it names."),
     # CD3xx: cuDNN installs
     Code("CD301", "error", "No cuDNN found",
          "No copy of cuDNN (libcudnn.so.N / cudnn64_N.dll) was found in the loader's search path, "
@@ -330,6 +334,10 @@ _CODES = (
          "loader skips it or finds another first), so nothing fails because of it now."),
     Code("CD319", "warning", "A rarely used cuDNN sub-library is missing, broken or of another release",
          "{framework} loads {library} (cuDNN {version}); its {sublibrary} {problem}. {why}."),
+    Code("CD321", "error", "The cuDNN loaded is another release than the one the program was built with",
+         "The program was built against cuDNN {compiled_version} and the cuDNN it loaded is {runtime_version}: another "
+         "copy of cuDNN (a system or toolkit folder on the library path, an older wheel) is found before the one it "
+         "needs. The cause is the cuDNN on the path, not the program's build."),
     Code("CD330", "error", "A DLL that cuDNN imports is missing",
          "The DLLs of cuDNN {version} at {path} import {missing}, which is in none of the folders Windows "
          "searches for it (their own folder, System32, the Windows folder, PATH). Loading them fails with error 126 "

@@ -61,8 +61,8 @@ FAMILIES = [
      "The engine plan file is generated on an incompatible device, expecting compute 8.6 got compute 7.5, please rebuild.4: [runtime.cpp::deserializeCudaEngine::50] Error Code 4: Internal Error (Engine deserialization failed.)"),
     ("DepthAnything/Depth-Anything-V2#274", "CD4",
      "`fa3F@0.0.0` is not supported because:\n    requires device with capability > (9, 0) but your GPU has capability (8, 9) (too old)"),
-    ("woct0rdho/triton-windows#93", "CD4", "'sm_120' is not a recognized processor for this target (ignoring processor)"),
-    # Triton's bundled ptxas older than the GPU: a CUDA toolkit's compiler (issue 41 puts it in the toolkit's family)
+    # Triton's bundled ptxas or LLVM older than the GPU: a CUDA toolkit's compiler (issue 41 puts it in the toolkit's family)
+    ("woct0rdho/triton-windows#93", "CD2", "'sm_120' is not a recognized processor for this target (ignoring processor)"),
     ("kijai/ComfyUI-WanVideoWrapper#63", "CD2",
      "RuntimeError: Internal Triton PTX codegen error\n`ptxas` stderr:\nptxas fatal  : Value 'sm_120' is not defined for option 'gpu-name'"),
     # containers and driver plumbing
@@ -237,7 +237,7 @@ FAMILIES = [
      "┌ Debug: No system CUDA driver found\n└ @ CUDA_Driver_jll ~/.julia/packages/CUDA_Driver_jll/9E4Mc/src/wrappers/"
      "x86_64-linux-gnu.jl:54\nERROR: LoadError: UndefVarError: libcuda not defined"),
     # version checks and loaders of older frameworks
-    ("apache/mxnet#21179 (log quoted in a public write-up)", "CD4",
+    ("apache/mxnet#21179 (log quoted in a public write-up)", "CD3",  # the cuDNN loaded is another release
      "[08:32:10] ../src/base.cc:80: cuDNN lib mismatch: linked-against version 8200 != compiled-against version 8100.  "
      "Set MXNET_CUDNN_LIB_CHECKING=0 to quiet this warning."),
     ("yajiedesign/mxnet#5", "CD3",

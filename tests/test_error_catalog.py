@@ -34,7 +34,8 @@ REQUIRED = ("id", "framework", "code", "pattern", "example", "cause", "fix", "so
 OPTIONAL = ("priority", "requires", "stack_library", "triggers", "fix_without", "code_by_part")
 FRAMEWORKS = {"tensorflow", "pytorch", "jax", "theano", "dl4j", "cuda", "nvml", "cudnn", "loader", "onnxruntime",
               "tensorrt", "cupy", "paddle", "container", "pip", "xformers", "djl", "conda",
-              "msvc", "triton", "nvcc", "nvrtc", "apt", "dkms", "nccl", "cublas", "deepspeed", "julia", "kubernetes"}
+              "msvc", "triton", "nvcc", "nvrtc", "apt", "dkms", "nccl", "cublas", "deepspeed", "julia", "kubernetes",
+              "opencv", "rapids"}
 GROUPS = {
     "library",
     "cudnn_major",

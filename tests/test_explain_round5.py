@@ -9,10 +9,10 @@ import pytest
 from cudnn_doctor.commands.explain import explain_text
 
 CASES = [
-    # NCCL and NVSwitch/NVLS
-    ("TheAtticusProject/cuad#9", "CD119", "what(): NCCL Error 1: unhandled cuda error"),
-    ("NVIDIA/nccl-tests#183", "CD119", "Test NCCL failure common.cu:954 'unhandled cuda error'"),
-    ("meta-pytorch/torchtune#2556", "CD119",
+    # NCCL and NVSwitch/NVLS: a CUDA call NCCL made that CUDA refused is CUDA's family (CD212); NVLS and links CD119
+    ("TheAtticusProject/cuad#9", "CD212", "what(): NCCL Error 1: unhandled cuda error"),
+    ("NVIDIA/nccl-tests#183", "CD212", "Test NCCL failure common.cu:954 'unhandled cuda error'"),
+    ("meta-pytorch/torchtune#2556", "CD212",
      "2025-04-04T16:57:57.7153695Z [2025-04-04 16:57:39] ip-10-0-9-191:95209:95228 [0] init.cc:416 NCCL WARN Cuda "
      "failure 'operation not supported'\n2025-04-04T16:57:57.7153889Z ip-10-0-9-191:95209:95228 [0] NCCL INFO "
      "init.cc:1397 -> 1"),

@@ -45,7 +45,7 @@ CASES = [
      "\n- 9.0 which supports hardware CC >=9.0,<10.0"),
     ("vllm-project/vllm quantization check", "CD404", "ValueError: The quantization method awq_marlin is not supported "
      "for the current GPU. Minimum capability: 80. Current capability: 75."),
-    ("woct0rdho/triton-windows#93", "CD404", "'sm_120' is not a recognized processor for this target (ignoring processor)"),
+    ("woct0rdho/triton-windows#93", "CD206", "'sm_120' is not a recognized processor for this target (ignoring processor)"),
     # NCCL: the network between the ranks, a peer that went away
     ("NVIDIA/nccl-tests#166", "CD119", "ubuntu:39964:40075 [0] misc/socket.cc:483 NCCL WARN socketStartConnect: Connect "
      "to 10.0.0.2<45763> failed : Software caused connection abort\nubuntu:39964:40075 [0] NCCL INFO misc/socket.cc:564 "

@@ -80,5 +80,5 @@ def test_explain_on_a_tensorflow_log_names_the_fault_first(machine: Machine) -> 
                              capture_output=True, text=True, env=machine.env, cwd=machine.cwd, timeout=60)
     assert process.returncode == 0, process.stderr
     lines = process.stdout.splitlines()
-    assert lines[0].startswith("tensorflow: CD408"), lines[:3]
+    assert lines[0].startswith("tensorflow: CD321"), lines[:3]  # the cuDNN loaded is older than the one it was built with
     assert any(line.startswith("A harmless line") for line in lines[1:])

@@ -142,7 +142,7 @@ def _from_statuses(facts: Facts) -> list[Cause]:
 def _from_versions(facts: Facts) -> list[Cause]:
     causes = []
     for pair in facts.versions:
-        code = {"cudnn": "CD408", "cudnn-header": "CD303", "driver": "CD103", "cuda": "CD410", "tensorrt": "CD410",
+        code = {"cudnn": "CD321", "cudnn-header": "CD303", "driver": "CD103", "cuda": "CD410", "tensorrt": "CD410",
                 "framework": "CD410"}[pair.subject]
         label = {"cudnn": "cuDNN", "cudnn-header": "cuDNN header", "driver": "CUDA (driver)", "cuda": "CUDA",
                  "tensorrt": "TensorRT", "framework": "the framework"}[pair.subject]

@@ -28,7 +28,7 @@ _ARCH = re.compile(r"(?i)\b(?:sm|compute)[_-](\d{2,3})[a-z]?\b|capability\W{1,3}
 ARCH_CUES = ("no kernel image", "not compatible", "incompatible", "not supported", "unsupported", "no longer supports",
              "too old", "not a recognized processor", "only supports", "minimum", "requires", "kernel binaries",
              "arch_mismatch", "is not compatible", "does not support", "not defined", "unknown", "not recognized",
-             "unrecognized", "only supported on", "not found", "mismatched gpu architecture", "could not find compatible",
+             "unrecognized", "only supported on", "only applicable on", "not found", "mismatched gpu architecture", "could not find compatible",
              "kernel is not available", "don't include", "do not include", "does not include")
 BUILT_WORDS = ("compile", "built", "build", "link", "source", "header", "expect", "requir", "need", "minimum", "at least",
                "was made", "supports up to")
@@ -207,7 +207,7 @@ def compilers(index: int, lower: str, whole: str) -> list[Compiler]:
         named = [arch.compute_capability for arch in archs(index, lower, lower)]
         if named and "oldest" in row and all(version_key(cc) < version_key(row["oldest"]) for cc in named):
             continue  # an architecture a newer toolkit dropped ('sm_30' with CUDA 11), not a GPU newer than it
-        bundled = next((name for name in row.get("bundled_by", []) if name in whole), None)
+        bundled = next((name for name in row.get("bundled_by", []) if name in whole), row.get("bundled_default"))
         out.append(Compiler(name=row["name"], cue=cue, bundled_by=bundled, line=index, source=row["source"],
                             path_variable=row.get("path_variable", "") if bundled else ""))
     return out

@@ -102,9 +102,12 @@ def _facts_of(indexes: range, budget: int, most: int, lines: list[str], lowers: 
         pairs = versions(index, line, lower) if digits else []
         if digits and not pairs and index > 0:  # "X was built for:" on one line, the versions on the next
             pairs = versions(index, lines[index - 1] + " | " + line, lowers[index - 1] + " | " + lower)
+        # a phrase or event wrapped over two lines ("Resource exhausted: Out\nof memory while trying to allocate") is
+        # read across the break: the line's words and the next line's, one space between
+        wrapped = lower.rstrip() + " " + lowers[index + 1].lstrip() if index + 1 < len(lowers) else lower
         facts = (libraries(index, line, lower, lowers) + products(index, lower), statuses(index, line, lower, cudnn_named), pairs,
-                 archs(index, line, lower), phrases(index, lower), symbols(index, line, lower, lines),
-                 cpu_builds(index, lower), compilers(index, lower, whole), events(index, line, lower))
+                 archs(index, line, lower), phrases(index, wrapped), symbols(index, line, lower, lines),
+                 cpu_builds(index, lower), compilers(index, lower, whole), events(index, line, wrapped))
         if any(facts):
             found.append(facts)
             if len(found) >= most:

@@ -791,7 +791,8 @@ def with_evidence(report: Report, findings: list[Finding],
 # a framework's words name the class on the left; the findings on the right are what the files show of the same
 # cause (out of GPU memory: other processes hold it, or a setting leaves too little)
 RELATED = {"CD109": ("CD115", "CD413"), "CD104": ("CD118",), "CD110": ("CD111", "CD112", "CD116"),
-           "CD113": ("CD114",), "CD102": ("CD113", "CD114", "CD118", "CD104"), "CD404": ("CD206",)}
+           "CD321": ("CD408", "CD401", "CD302", "CD317"), "CD113": ("CD114",),
+           "CD102": ("CD113", "CD114", "CD118", "CD104"), "CD404": ("CD206",)}
 
 
 def _ran_outweighs(report: Report, findings: list[Finding]) -> list[Finding]:
