@@ -772,7 +772,7 @@ def with_evidence(report: Report, findings: list[Finding],
         no_gpu = [i for i, f in enumerate(out) if f.code == "CD159"]
         for index in no_gpu:  # what the framework said quoted, its class kept
             out[index] = replace(out[index], refs=out[index].refs + (said,))
-        ordered = [code for code in (named or {}).get(framework.name, ()) if code in CODES
+        ordered = [CHECK_CLASS.get(code, code) for code in (named or {}).get(framework.name, ()) if code in CODES
                    and CODES[code].severity == "error" and code[2] in "1234"]
         if not explaining and not no_gpu and ordered:
             # no finding of the class its words name: that class, seen, in its words (explain's reading of them)
@@ -788,10 +788,14 @@ def with_evidence(report: Report, findings: list[Finding],
     return out
 
 
+# explain's class of a message -> check's class of the same cause, where check names it from the framework's side:
+# a framework that loaded another cuDNN than it was built with is CD408 in check (CD321 is explain's cuDNN-side word)
+CHECK_CLASS = {"CD321": "CD408"}
+
 # a framework's words name the class on the left; the findings on the right are what the files show of the same
 # cause (out of GPU memory: other processes hold it, or a setting leaves too little)
 RELATED = {"CD109": ("CD115", "CD413"), "CD104": ("CD118",), "CD110": ("CD111", "CD112", "CD116"),
-           "CD321": ("CD408", "CD401", "CD302", "CD317"), "CD113": ("CD114",),
+           "CD321": ("CD408", "CD401", "CD302", "CD317", "CD305"), "CD113": ("CD114",),
            "CD102": ("CD113", "CD114", "CD118", "CD104"), "CD404": ("CD206",)}
 
 
