@@ -520,3 +520,18 @@ def test_a_preloaded_cudnn_named_with_a_loader_token_is_still_the_preloaded_one(
     report = machine.check_json()
     assert "CD317" in codes(report), report["findings"]
     assert "unset LD_PRELOAD" in plan_lines(machine)
+
+
+def test_a_toolkits_own_ptxas_is_of_the_toolkits_release_without_running_it(machine: Machine, tmp_path: Path) -> None:
+    """The ptxas of a CUDA toolkit found on disk (its bin/ on PATH) is of the toolkit's release, which its files say:
+    it is not run (every check would pay for it); a ptxas anywhere else is asked."""
+    gpu_machine(machine, tmp_path, gpus=1)
+    jax_install(python_env(machine, tmp_path))
+    kit = tmp_path / "cuda-11.8"
+    _ptxas(kit / "bin", "12.9")  # what it would say if it were run: not asked
+    (kit / "version.json").write_text('{"cuda": {"name": "CUDA SDK", "version": "11.8.89"}}\n')
+    machine.env["CUDA_HOME"] = str(kit)
+    machine.env["PATH"] = f"{kit / 'bin'}:{machine.env['PATH']}"
+    report = machine.check_json()
+    assert report["process"]["ptxas_release"] == "11.8", report["process"]
+    assert finding(report, "CD206")["severity"] == "error"

@@ -141,7 +141,7 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     xla_child = XlaFlagsChild(frameworks, ctx.env)  # starts nothing unless XLA_FLAGS is set and JAX installed
     from cudnn_doctor.probes.ptxas import PtxasChild
 
-    ptxas_child = PtxasChild(ctx.env, frameworks)  # the ptxas XLA compiles with, asked its release (JAX installed)
+    ptxas_child = PtxasChild(ctx.env, frameworks, toolkits)  # the ptxas XLA compiles with, asked its release (JAX installed)
 
     # issue 42: the libnccl each framework loads, its version asked in a child beside the other probes
     from cudnn_doctor.probes.nccl import NcclProbe

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Sequence
 
-from cudnn_doctor.model import Framework
+from cudnn_doctor.model import Framework, Toolkit
 
 RELEASE = re.compile(r"release (\d+\.\d+)")
 TIMEOUT_S = 5.0
@@ -17,20 +18,28 @@ class PtxasChild:
     """`ptxas --version` of the first ptxas on PATH, started now (beside the other probes) where a GPU build of JAX
     is installed; its answer read later: (path, release) or (None, None)."""
 
-    def __init__(self, env: dict[str, str], frameworks: list[Framework]) -> None:
+    def __init__(self, env: dict[str, str], frameworks: list[Framework], toolkits: Sequence[Toolkit] = ()) -> None:
         from cudnn_doctor.child import ChildBatch, ChildRequest, deadline_in
 
         self.path: str | None = None
+        self.release: str | None = None
         self.batch: ChildBatch | None = None
         if not any(f.name == "jax" and not f.details.get("cpu_only") and not f.details.get("assumed")
                    for f in frameworks):
             return
         self.path = _first_on_path("ptxas", env.get("PATH", ""))
-        if self.path is not None:
+        # a toolkit's own ptxas is of the toolkit's release, which its files already said: no child
+        own = next((tk for tk in toolkits if self.path and tk.version and os.path.realpath(os.path.dirname(self.path))
+                    == os.path.realpath(os.path.join(tk.path, "bin"))), None)
+        if own is not None:
+            self.release = ".".join(str(own.version).split(".")[:2])
+        elif self.path is not None:
             self.batch = ChildBatch([ChildRequest((self.path, "--version"), env, TIMEOUT_S, f"{self.path} --version")],
                                     deadline=deadline_in(TIMEOUT_S))
 
     def result(self) -> tuple[str | None, str | None]:
+        if self.release is not None:
+            return self.path, self.release
         if self.batch is None:
             return None, None
         [answer] = self.batch.answers()

@@ -642,7 +642,7 @@ def jax_ptxas(report: Report) -> list[Finding]:
     row = short[0]
     folder = os.path.dirname(view.ptxas)
     return [finding("CD206", subject=view.ptxas, refs=(row["source"],), evidence="rule",
-                    proof=f"`{view.ptxas} --version` says release {view.ptxas_release} (PTX ISA up to {isa}); XLA "
+                    proof=f"{view.ptxas} is CUDA {view.ptxas_release}'s (PTX ISA up to {isa}); XLA "
                           f"compiles this GPU's kernels for {row['target']}, which needs PTX ISA {row['minimum_ptx']}",
                     detail=f"{view.ptxas}, CUDA {view.ptxas_release}, first on PATH: JAX's XLA runs the ptxas on "
                            f"PATH before its own, and that one knows PTX ISA up to {isa} while this GPU's target "
