@@ -535,3 +535,18 @@ def test_a_toolkits_own_ptxas_is_of_the_toolkits_release_without_running_it(mach
     report = machine.check_json()
     assert report["process"]["ptxas_release"] == "11.8", report["process"]
     assert finding(report, "CD206")["severity"] == "error"
+
+
+@pytest.mark.parametrize(("value", "code", "words"), [
+    ("gpu", "CD411", "refused by JAX"),  # JAX 0.11 names cuda and rocm for it: 'rocm' is not a known backend
+    ("cpu,cuda", "CD412", "first backend listed"),  # the first is where arrays go: jax.devices() lists the CPU
+])
+def test_jax_platforms_as_jax_0_11_reads_them(machine: Machine, tmp_path: Path, value: str, code: str,
+                                               words: str) -> None:
+    gpu_machine(machine, tmp_path, gpus=1)
+    jax_install(python_env(machine, tmp_path))
+    machine.env["JAX_PLATFORMS"] = value
+    report = machine.check_json()
+    said = finding(report, code)
+    assert words in said["detail"], said["detail"]
+    assert "unset JAX_PLATFORMS" in plan_lines(machine)

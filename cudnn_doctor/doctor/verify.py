@@ -74,15 +74,16 @@ def verify_plan(report: Report, plan: Plan, env: dict[str, str],
     candidate that cures in place of lines that do not; `tried` where nothing cures. RUN: how frameworks are run
     (children; a test may pass another runner)."""
     frameworks = _runnable(report)
-    if not plan.actions:
-        return plan
     if not frameworks:
-        return _marked(plan, "not verified here: no framework is installed here to run its GPU work with it")
+        return _marked(plan, "not verified here: no framework is installed here to run its GPU work with it") \
+            if plan.actions else plan
     before = {f.name: f.details["deep"] for f in frameworks if isinstance(f.details.get("deep"), dict)}
     missing = [f for f in frameworks if f.name not in before]
     if missing:
         before.update(run(missing, env))
     failing = [f for f in frameworks if _failed(before.get(f.name, {}))]
+    if not plan.actions and not failing:
+        return plan  # nothing to treat, and every framework ran its first GPU work here
     if not failing:
         ran = [NAMES.get(f.name, f.name) for f in frameworks if not before.get(f.name, {}).get("error")]
         why = (f"not verified: {', '.join(ran)} already ran {'their' if len(ran) > 1 else 'its'} first GPU work here "

@@ -422,8 +422,17 @@ def _judge_setting(row: dict[str, Any], value: str, report: Report) -> list[tupl
         unknown = [e for e in entries if e.lower() not in row.get("values", [])]
         if unknown:
             return [("invalid", f"{', '.join(unknown)} is not a JAX backend ({', '.join(row.get('values', []))})")]
+        framework = _framework(report, row["framework"])
+        release = version_tuple(framework.version or "") if framework is not None else None
+        refused = [e for e in entries if release and (version_tuple(row.get("refused_from", {}).get(e.lower(), ""))
+                                                      or (999,)) <= release]
+        if refused:
+            return [("invalid", f"{', '.join(refused)} is refused by JAX {framework.version if framework else ''} "
+                                "(it names cuda and rocm together, and no ROCm plugin is installed): use cuda")]
         if entries and not any(e.lower() in ("cuda", "gpu") for e in entries):
             return [("off", f"JAX will use only {', '.join(entries)}, never the GPU")]
+        if entries and entries[0].lower() not in ("cuda", "gpu"):
+            return [("off", f"JAX puts its arrays on {entries[0]}, the first backend listed, not on the GPU")]
         return []
     if kind == "integer":
         try:
