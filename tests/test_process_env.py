@@ -550,3 +550,22 @@ def test_jax_platforms_as_jax_0_11_reads_them(machine: Machine, tmp_path: Path, 
     said = finding(report, code)
     assert words in said["detail"], said["detail"]
     assert "unset JAX_PLATFORMS" in plan_lines(machine)
+
+
+@pytest.mark.parametrize("content", [b"", b"version https://git-lfs.github.com/spec/v1\n"])
+def test_a_libcuda_file_before_the_drivers_on_the_path_is_asked_of_the_loader(machine: Machine, tmp_path: Path,
+                                                                              content: bytes) -> None:
+    """An empty (or text) libcuda.so.1 in a folder first on LD_LIBRARY_PATH: the loader stops there and every
+    program loses the GPU (seen on an H100: torch.cuda.is_available() False, JAX on the CPU). The CUDA child is asked
+    because of it, and the loader's refusal is the error; the plan takes the folder out."""
+    gpu_machine(machine, tmp_path, gpus=1)
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "libcuda.so.1").write_bytes(content)
+    machine.add_library_path(bad)
+    report = machine.check_json()
+    assert report["process"]["asked_because"], report["process"]
+    said = finding(report, "CD110")
+    assert said["evidence"] == "seen" and str(bad) in said["detail"], said
+    lines = plan_lines(machine)
+    assert any(line.startswith("export LD_LIBRARY_PATH=") and str(bad) not in line for line in lines), lines

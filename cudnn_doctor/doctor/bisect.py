@@ -5,7 +5,8 @@ same work runs again in children that each differ from it in one part only, side
 
   LD_PRELOAD       unset
   LD_LIBRARY_PATH  without the folders that bring CUDA, cuDNN or NVIDIA libraries of their own (an empty entry is
-                   the working folder, as ld.so reads it), never one that holds the driver's libcuda
+                   the working folder, as ld.so reads it); a folder that holds the driver's own libcuda cures nothing
+                   taken out, so it is never what is offered
   PATH             without the folders that hold a CUDA compiler (ptxas, nvcc): XLA runs the ptxas on PATH first
   PYTHONPATH       unset: a folder on it can shadow the installed framework or its packages
   limits           the soft limits of address space, open files and stack raised to the hard ones
@@ -57,12 +58,17 @@ def variants(env: dict[str, str]) -> list[Variant]:
     if preload:
         out.append(Variant("preload", "LD_PRELOAD unset", (EnvChange("LD_PRELOAD", "unset", ""),),
                            removed=tuple(preload)))
-    folders = _holding(env.get("LD_LIBRARY_PATH", ""), CUDA_LIBRARIES, skip_driver=True)
+    # a folder holding a libcuda.so.1 too: an empty or foreign one first on the path takes the GPU from every program;
+    # the driver's own folder taken out cures nothing, so it is never offered (only what cures is)
+    from cudnn_doctor.variables import loader_folders
+
+    folders = _holding(loader_folders(env.get("LD_LIBRARY_PATH", "")), CUDA_LIBRARIES, skip_driver=False)
     if folders:
         out.append(Variant("library_path", f"LD_LIBRARY_PATH without {', '.join(folders)}",
                            tuple(EnvChange("LD_LIBRARY_PATH", "remove", folder) for folder in folders),
                            removed=tuple(folders)))
-    tools = _holding(env.get("PATH", ""), COMPILERS, skip_driver=False, exact=True)
+    tools = _holding(env.get("PATH", "").split(os.pathsep) if env.get("PATH") else [], COMPILERS, skip_driver=False,
+                     exact=True)
     if tools:
         out.append(Variant("path", f"PATH without {', '.join(tools)}",
                            tuple(EnvChange("PATH", "remove", folder) for folder in tools), removed=tuple(tools)))
@@ -80,11 +86,11 @@ def variants(env: dict[str, str]) -> list[Variant]:
     return out
 
 
-def _holding(value: str, prefixes: tuple[str, ...], skip_driver: bool, exact: bool = False) -> list[str]:
-    """The entries of a folder list VALUE whose folder holds a file named with one of PREFIXES (EXACT: named so),
-    an empty entry read as the working folder and written "."; with SKIP_DRIVER, never one holding libcuda."""
+def _holding(entries: list[str], prefixes: tuple[str, ...], skip_driver: bool, exact: bool = False) -> list[str]:
+    """The ENTRIES of a folder list whose folder holds a file named with one of PREFIXES (EXACT: named so), an empty
+    entry read as the working folder and written "."; with SKIP_DRIVER, never one holding libcuda."""
     found: list[str] = []
-    for entry in value.split(os.pathsep) if value else []:
+    for entry in entries:
         try:
             names = os.listdir(entry or ".")
         except OSError:

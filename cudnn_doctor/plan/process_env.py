@@ -33,6 +33,12 @@ def treat(work: Any) -> None:
                                     LOADER_SOURCE, env=tuple(EnvChange(v, op, value) for v, op, value in cure.changes)))
     for finding in work.with_code("CD111", "CD112"):
         _driver_library(work, finding, report)
+    for finding in work.with_code("CD110"):
+        entry = str(finding.values.get("entry") or "")
+        if finding.subject == "libcuda.so.1" and entry:
+            work.take([finding], Action(ENV, (), f"{entry} out of LD_LIBRARY_PATH: its libcuda.so.1 is not one the "
+                                                 "loader can load, and the driver's own comes after it",
+                                        LOADER_SOURCE, env=(EnvChange("LD_LIBRARY_PATH", "remove", entry),)))
     for finding in work.with_code("CD118"):
         _nvml_library(work, finding, report)
     for finding in work.with_code("CD113", "CD114"):

@@ -72,6 +72,15 @@ def reasons_to_ask_cuda(ctx: SearchContext, cache: dict[str, list[str]], always:
         if kernel is None or release_in_name(found) != kernel:
             reasons.append(f"the loader finds {os.path.realpath(found)}, not the kernel module's release "
                            f"({kernel or 'unknown'})")
+        # a file of that name earlier on LD_LIBRARY_PATH than the one read as the loader's pick (empty, foreign, cut
+        # short): only the loader itself says whether it stops there
+        for folder in ctx.library_path():
+            other = os.path.join(folder, "libcuda.so.1")
+            if os.path.lexists(other) and os.path.realpath(other) != os.path.realpath(found):
+                reasons.append(f"{other} is on LD_LIBRARY_PATH before the driver's")
+                break
+            if os.path.realpath(os.path.dirname(found)) == os.path.realpath(folder):
+                break
         if not os.path.exists(ctx.system("/dev/nvidia-uvm")):
             reasons.append("/dev/nvidia-uvm is missing")
     if always:

@@ -46,6 +46,17 @@ def driver_library(report: Report) -> list[Finding]:
         return [finding("CD110", subject=view.libcuda or "libcuda.so.1",
                         detail=f"a child started in this environment that loads libcuda.so.1 and calls cuInit, as "
                                f"every CUDA program does first, {_failure_words(view.probe_failure)}")]
+    if view is not None and view.load_error and report.driver.version:
+        # the driver is here (its kernel module answered), and a program's loader refused the libcuda.so.1 it
+        # found first: an empty, foreign or cut-short file earlier on the path
+        entry = next((folder for folder in report.ld_library_path
+                      if os.path.join(folder, "libcuda.so.1") in view.load_error), None)
+        made = finding("CD110", subject="libcuda.so.1", evidence="seen",
+                       proof=f"a child started with this environment could not load libcuda.so.1: {view.load_error}",
+                       detail=f"a program started here cannot load libcuda.so.1 ({view.load_error}); the loader "
+                              "stops at the first file of that name"
+                              + (f", in the LD_LIBRARY_PATH folder {entry}" if entry else ""), entry=entry or "")
+        return [made]
     if view is None or view.cuinit in (None, 0):
         return []
     rows = _data().get("cuda_status", [])
