@@ -532,3 +532,23 @@ def test_a_framework_that_ran_under_deep_outweighs_an_error_about_it(machine: Ma
     deep = machine.check_json("--deep")
     same = [f for f in deep["findings"] if (f["code"], f["subject"]) in {(a["code"], a["subject"]) for a in about}]
     assert same and all(f["severity"] == "warning" and "under --deep PyTorch ran" in f["proof"] for f in same), same
+
+
+@pytest.mark.integration
+def test_an_empty_nvml_first_on_the_path_is_the_one_the_loader_refused(machine: Machine, tmp_path: Path) -> None:
+    """A zero-length libnvidia-ml.so.1 first on LD_LIBRARY_PATH (seen on an H100: JAX 'No visible GPU devices'):
+    the loader refuses it and nvmlInit says NVML was not found; that file is named, CD118, and the plan takes the
+    folder out."""
+    from tests.test_process_env import jax_install, plan_lines
+
+    gpu_machine(machine, tmp_path, gpus=1)
+    jax_install(python_env(machine, tmp_path))
+    folder = tmp_path / "empty-nvml"
+    folder.mkdir()
+    (folder / "libnvidia-ml.so.1").write_bytes(b"")
+    machine.env["LD_LIBRARY_PATH"] = f"{folder}:{machine.env['LD_LIBRARY_PATH']}"
+    report = machine.check_json()
+    wrong = finding(report, "CD118")
+    assert wrong["severity"] == "error" and str(folder) in wrong["detail"], wrong
+    lines = plan_lines(machine)
+    assert any(line.startswith("export LD_LIBRARY_PATH=") and str(folder) not in line for line in lines), lines

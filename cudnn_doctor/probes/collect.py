@@ -224,6 +224,10 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     if report.process is not None and report.process.loads:  # what a child saw a framework map is what it uses
         report.frameworks, report.cudnn = seen_frameworks(report.frameworks, report.cudnn, report.process.loads)
     library = nvml.values.get("library") if not nvml.values.get("ok") else None
+    if not library and not nvml.values.get("ok") and "not found" in str(nvml.values.get("error") or "").lower():
+        # the loader refused the first libnvidia-ml.so.1 (empty, foreign, cut short): the one the path names first
+        library = next((os.path.join(folder, "libnvidia-ml.so.1") for folder in ctx.library_path()
+                        if os.path.lexists(os.path.join(folder, "libnvidia-ml.so.1"))), None)
     if report.process is not None and isinstance(library, str) and library:  # NVML refused: which file, and how
         from cudnn_doctor.probes.process_env import origin
 

@@ -562,7 +562,7 @@ def nvml_library(report: Report) -> list[Finding]:
     kernel = view.kernel_driver or report.driver.version
     release = release_in_file_name(os.path.basename(view.nvml_library))
     # a file without nvmlInit (pynvml: 'Function Not Found') is no NVML at all, whatever its name
-    foreign = "function not found" in view.nvml_error.lower()
+    foreign = "function not found" in view.nvml_error.lower() or "not found" in view.nvml_error.lower()
     if not view.nvml_stub and not foreign and not (kernel and release and release != kernel):
         return []  # the driver's own NVML refusing is the driver's problem (CD104/CD105), not the loader's
     jax = _has(report, "jax")
