@@ -339,6 +339,8 @@ class ProcessView:
     # LD_PRELOAD's CUDA libraries of another release than the same soname in a framework's wheels:
     # (entry, soname, release, framework, the wheel's release)
     preloaded_cuda: tuple[tuple[str, ...], ...] = ()
+    # PYTHONPATH folders holding a package an installed framework imports: (entry, package, framework)
+    python_shadows: tuple[tuple[str, ...], ...] = ()
     cured_by: EnvironmentCure | None = None  # --deep: the one part of the environment without which they work
     ptxas: str | None = None  # the first ptxas on PATH, which XLA compiles with before its own (where JAX is installed)
     ptxas_release: str | None = None  # what it said it is (`ptxas --version`)

@@ -569,3 +569,18 @@ def test_a_libcuda_file_before_the_drivers_on_the_path_is_asked_of_the_loader(ma
     assert said["evidence"] == "seen" and str(bad) in said["detail"], said
     lines = plan_lines(machine)
     assert any(line.startswith("export LD_LIBRARY_PATH=") and str(bad) not in line for line in lines), lines
+
+
+def test_a_pythonpath_folder_holding_a_package_the_framework_imports_is_a_warning(machine: Machine,
+                                                                                   tmp_path: Path) -> None:
+    """A folder on PYTHONPATH with a jax_plugins package (seen on an H100: JAX then finds no CUDA plugin and runs
+    on the CPU): Python takes it before site-packages; a warning (read; --deep proves), the folder out as the line."""
+    gpu_machine(machine, tmp_path, gpus=1)
+    jax_install(python_env(machine, tmp_path))
+    shadow = tmp_path / "mine"
+    (shadow / "jax_plugins").mkdir(parents=True)
+    machine.env["PYTHONPATH"] = f"{shadow}:{machine.env['PYTHONPATH']}"
+    report = machine.check_json()
+    said = finding(report, "CD409")
+    assert said["severity"] == "warning" and "jax_plugins" in said["detail"], said
+    assert any(line.startswith("export PYTHONPATH=") and str(shadow) not in line for line in plan_lines(machine))

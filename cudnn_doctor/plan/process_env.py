@@ -48,6 +48,12 @@ def treat(work: Any) -> None:
         if loaded is not None:
             _drop_preload(work, [finding], loaded.entry or "", report, f"{finding.subject} is preloaded into every "
                           "program, in place of each framework's own cuDNN")
+    for finding in work.with_code("CD409"):
+        entry = str(finding.values.get("entry") or "")
+        if entry and entry in (view_entry for view_entry, _, _ in view.python_shadows):
+            work.take([finding], Action(ENV, (), f"{entry} out of PYTHONPATH: the framework then imports what it was "
+                                                 "installed with", "Python: the module search path (sys.path)",
+                                        env=(EnvChange("PYTHONPATH", "remove", entry),)))
     for finding in work.with_code("CD203"):
         if finding.subject in view.preload:
             _drop_preload(work, [finding], str(finding.subject), report, f"{finding.subject} is preloaded into every "

@@ -185,6 +185,28 @@ def preloaded_cuda_libraries(env: dict[str, str], frameworks: list[Framework]) -
     return tuple(found)
 
 
+# packages a framework's own import reaches, by framework: a folder of that name on PYTHONPATH comes first
+SHADOWED = {"torch": ("torch", "nvidia", "triton"), "jax": ("jax", "jaxlib", "jax_plugins", "nvidia")}
+
+
+def python_shadows(env: dict[str, str], frameworks: list[Framework]) -> tuple[tuple[str, ...], ...]:
+    """(PYTHONPATH entry, package, framework) for each package of an installed framework that a PYTHONPATH folder
+    also holds: Python imports it from there, before site-packages (a namespace package such as jax_plugins or
+    nvidia merges, its first folder's files first)."""
+    entries = [e for e in env.get("PYTHONPATH", "").split(os.pathsep) if e]
+    found: list[tuple[str, ...]] = []
+    for framework in frameworks:
+        site = str(framework.details.get("site_packages") or "")
+        for package in SHADOWED.get(framework.name, ()):
+            for entry in entries:
+                if os.path.realpath(entry) == os.path.realpath(site) if site else False:
+                    break
+                if os.path.isdir(os.path.join(entry, package)) or os.path.isfile(os.path.join(entry, package + ".py")):
+                    found.append((entry, package, framework.name))
+                    break
+    return tuple(found)
+
+
 def read_process_view(ctx: SearchContext, answer: LibraryProbe | None, gpus: list[Gpu],
                       frameworks: list[Framework], installs_by_real: dict[str, str | None],
                       cache: dict[str, list[str]], asked: list[str] | None = None,
@@ -242,6 +264,7 @@ def read_process_view(ctx: SearchContext, answer: LibraryProbe | None, gpus: lis
         loads=loads,
         **xla_flags_known(ctx.env.get("XLA_FLAGS"), frameworks),  # type: ignore[arg-type]
         preloaded_cuda=preloaded_cuda_libraries(ctx.env, frameworks),
+        python_shadows=python_shadows(ctx.env, frameworks),
     )
 
 

@@ -691,6 +691,23 @@ def preloaded_cuda(report: Report) -> list[Finding]:
     return out
 
 
+def python_shadows(report: Report) -> list[Finding]:
+    """A folder on PYTHONPATH holds a package the framework imports (its GPU plugin's namespace, the nvidia wheels'
+    namespace, the framework itself): Python takes it first. Read from files, so a warning --deep proves."""
+    view = report.process
+    if view is None:
+        return []
+    out = []
+    for entry, package, framework in view.python_shadows:
+        made = finding("CD409", subject=os.path.join(entry, package), evidence="read", framework=_display(framework),
+                       library=package, error="", entry=entry)
+        out.append(replace(made, severity="warning", detail=(
+            f"The PYTHONPATH folder {entry} holds {package}, which {_display(framework)} imports: Python takes it "
+            f"from there before site-packages, so {_display(framework)} may load another {package} than it was "
+            "installed with, or none of its GPU plugin (it then runs on the CPU or fails to import).")))
+    return out
+
+
 def environment_cure(report: Report) -> list[Finding]:
     """--deep: the frameworks failed in children with this environment and worked in one that differed in one part
     only (doctor/bisect.py): that part is the cause, seen. Its code is the class of what was taken out."""
@@ -760,7 +777,8 @@ def _cure_code(cure: Any) -> str:
 
 
 RULES = (driver_library, nvml_library, visibility, device_order, memory_held, limits, preloaded_cudnn,
-         loaded_sublibraries, observed_loads, settings, jax_ptxas, environment_cure, preloaded_cuda)
+         loaded_sublibraries, observed_loads, settings, jax_ptxas, environment_cure, preloaded_cuda,
+         python_shadows)
 
 # errors that stop every program in this environment (no framework named): a framework's failure under --deep is
 # their evidence
