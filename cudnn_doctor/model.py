@@ -341,6 +341,8 @@ class ProcessView:
     preloaded_cuda: tuple[tuple[str, ...], ...] = ()
     # PYTHONPATH folders holding a package an installed framework imports: (entry, package, framework)
     python_shadows: tuple[tuple[str, ...], ...] = ()
+    # CUDA libraries on LD_LIBRARY_PATH the loader cannot use as their name says: (file, what is wrong)
+    broken_cuda: tuple[tuple[str, ...], ...] = ()
     cured_by: EnvironmentCure | None = None  # --deep: the one part of the environment without which they work
     ptxas: str | None = None  # the first ptxas on PATH, which XLA compiles with before its own (where JAX is installed)
     ptxas_release: str | None = None  # what it said it is (`ptxas --version`)

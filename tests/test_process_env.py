@@ -584,3 +584,31 @@ def test_a_pythonpath_folder_holding_a_package_the_framework_imports_is_a_warnin
     said = finding(report, "CD409")
     assert said["severity"] == "warning" and "jax_plugins" in said["detail"], said
     assert any(line.startswith("export PYTHONPATH=") and str(shadow) not in line for line in plan_lines(machine))
+
+
+@pytest.mark.parametrize("kind", ["cut", "foreign"])
+def test_a_cuda_library_on_the_path_the_loader_cannot_use_is_a_warning(machine: Machine, tmp_path: Path,
+                                                                       kind: str) -> None:
+    """A cut-short libcublasLt.so.13, or another library saved as libnvJitLink.so.13, in a folder on
+    LD_LIBRARY_PATH (seen on an H100: JAX finds no GPU, torch works): a warning naming what is wrong, the folder out
+    of the path as its line."""
+    import glob
+    import shutil
+
+    libz = next(iter(sorted(glob.glob("/usr/lib/*/libz.so.1") + glob.glob("/lib/*/libz.so.1"))), None)
+    if libz is None:
+        pytest.skip("no libz.so.1 to stand in for a library")
+    gpu_machine(machine, tmp_path, gpus=1)
+    jax_install(python_env(machine, tmp_path))
+    folder = tmp_path / "libs"
+    folder.mkdir()
+    if kind == "cut":
+        (folder / "libcublasLt.so.13").write_bytes(Path(libz).read_bytes()[:200])
+    else:
+        shutil.copyfile(libz, folder / "libnvJitLink.so.13")
+    machine.add_library_path(folder)
+    report = machine.check_json()
+    said = [f for f in report["findings"] if f["code"] == "CD203" and str(folder) in f["subject"]]
+    assert said and said[0]["severity"] == "warning", report["findings"]
+    assert ("soname is libz" in said[0]["detail"]) == (kind == "foreign")
+    assert any(line.startswith("export LD_LIBRARY_PATH=") and str(folder) not in line for line in plan_lines(machine))

@@ -55,6 +55,12 @@ def treat(work: Any) -> None:
                                                  "installed with", "Python: the module search path (sys.path)",
                                         env=(EnvChange("PYTHONPATH", "remove", entry),)))
     for finding in work.with_code("CD203"):
+        folder = os.path.dirname(str(finding.subject))
+        if any(path == finding.subject for path, _ in view.broken_cuda) and folder in report.ld_library_path:
+            work.take([finding], Action(ENV, (), f"{folder} out of LD_LIBRARY_PATH: its {os.path.basename(str(finding.subject))} "
+                                                 "is not a library the loader can use", LOADER_SOURCE,
+                                        env=(EnvChange("LD_LIBRARY_PATH", "remove", folder),)))
+            continue
         if finding.subject in view.preload:
             _drop_preload(work, [finding], str(finding.subject), report, f"{finding.subject} is preloaded into every "
                           "program, before the framework's own copy of that library")

@@ -185,6 +185,36 @@ def preloaded_cuda_libraries(env: dict[str, str], frameworks: list[Framework]) -
     return tuple(found)
 
 
+def broken_cuda_on_path(ctx: SearchContext) -> tuple[tuple[str, ...], ...]:
+    """(file, what is wrong) for each CUDA library (not cuDNN, libcuda or NVML: their own probes) in an
+    LD_LIBRARY_PATH folder that the loader cannot use as what its name says: not an ELF file of this machine, cut
+    short, or a library whose soname is another's (a foreign file saved under that name). Programs that open it by
+    name stop there (JAX's XLA opens cuBLASLt and nvJitLink by name: seen on an H100)."""
+    from cudnn_doctor.elf import ElfError, read_elf
+
+    found: list[tuple[str, ...]] = []
+    for folder in ctx.library_path():
+        try:
+            names = sorted(os.listdir(folder))
+        except OSError:
+            continue
+        for name in names[:4096]:
+            if not name.startswith(PRELOAD_CHECKED) or ".so." not in name:
+                continue
+            path = os.path.join(folder, name)
+            try:
+                info = read_elf(path)
+            except ElfError as error:
+                found.append((path, str(error)))
+                continue
+            except OSError:
+                continue
+            stem = name.split(".so.")[0]
+            if info.soname and not info.soname.startswith(stem + ".so"):
+                found.append((path, f"its soname is {info.soname}: another library saved under this name"))
+    return tuple(found[:16])
+
+
 # packages a framework's own import reaches, by framework: a folder of that name on PYTHONPATH comes first
 SHADOWED = {"torch": ("torch", "nvidia", "triton"), "jax": ("jax", "jaxlib", "jax_plugins", "nvidia")}
 
@@ -265,6 +295,7 @@ def read_process_view(ctx: SearchContext, answer: LibraryProbe | None, gpus: lis
         **xla_flags_known(ctx.env.get("XLA_FLAGS"), frameworks),  # type: ignore[arg-type]
         preloaded_cuda=preloaded_cuda_libraries(ctx.env, frameworks),
         python_shadows=python_shadows(ctx.env, frameworks),
+        broken_cuda=broken_cuda_on_path(ctx),
     )
 
 

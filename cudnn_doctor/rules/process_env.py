@@ -691,6 +691,22 @@ def preloaded_cuda(report: Report) -> list[Finding]:
     return out
 
 
+def broken_cuda(report: Report) -> list[Finding]:
+    """A CUDA library on LD_LIBRARY_PATH the loader cannot use as its name says (not ELF, cut short, another
+    library's soname): programs that open it by name stop at it. Read from the file: a warning --deep proves."""
+    view = report.process
+    if view is None:
+        return []
+    out = []
+    for path, problem in view.broken_cuda:
+        made = finding("CD203", subject=path, evidence="read", library=path, error=problem)
+        out.append(replace(made, severity="warning", detail=(
+            f"{path}, on LD_LIBRARY_PATH, is not a library the loader can use as its name says ({problem}): a program "
+            "that opens it by name stops at it (JAX's XLA opens cuBLASLt and nvJitLink so and then finds no GPU); one "
+            "that loads its own copy by full path (torch's wheels) is not hit.")))
+    return out
+
+
 def python_shadows(report: Report) -> list[Finding]:
     """A folder on PYTHONPATH holds a package the framework imports (its GPU plugin's namespace, the nvidia wheels'
     namespace, the framework itself): Python takes it first. Read from files, so a warning --deep proves."""
@@ -778,7 +794,7 @@ def _cure_code(cure: Any) -> str:
 
 RULES = (driver_library, nvml_library, visibility, device_order, memory_held, limits, preloaded_cudnn,
          loaded_sublibraries, observed_loads, settings, jax_ptxas, environment_cure, preloaded_cuda,
-         python_shadows)
+         python_shadows, broken_cuda)
 
 # errors that stop every program in this environment (no framework named): a framework's failure under --deep is
 # their evidence
