@@ -440,3 +440,43 @@ def test_a_member_claiming_more_than_its_layer_can_hold_is_cut_short(claim: str,
     assert_one_line(result)
     message = result.json["error"]["message"]
     assert result.exit_code == 2 and ("cut short" in message or "cannot be read to its end" in message), message
+
+
+@pytest.mark.parametrize("link, readable", [("../blobs/sha256/{L}", True), ("./../blobs/sha256/{L}", True),
+                                            ("../../blobs/sha256/{L}", False), ("/blobs/sha256/{L}", False)])
+def test_docker_25_layers_linked_into_blobs_are_read_and_links_out_refused(link: str, readable: bool,
+                                                                          machine_in_process: Machine,
+                                                                          tmp_path: Path) -> None:
+    """Docker 25's `docker save` holds an OCI layout; manifest.json may name a layer by layers/<id>.tar, a symbolic
+    link member to ../blobs/sha256/<id>: its '..' is resolved inside the archive, and the image read. A link that
+    climbs out of the archive, or an absolute one, is still refused."""
+    import gzip
+    import hashlib
+    import io
+    import tarfile
+
+    blob, _ = cuda_image_layers()[0]
+    plain = gzip.decompress(blob)
+    layer_id = hashlib.sha256(plain).hexdigest()
+    config = json.loads(config_of(ENV))
+    config["rootfs"]["diff_ids"] = [f"sha256:{layer_id}", f"sha256:{layer_id}"]
+    config_bytes = json.dumps(config).encode()
+    config_id = hashlib.sha256(config_bytes).hexdigest()
+    manifest = json.dumps([{"Config": f"blobs/sha256/{config_id}", "RepoTags": ["app:1"],
+                            "Layers": [f"blobs/sha256/{layer_id}", f"layers/{layer_id}.tar"]}]).encode()
+    path = tmp_path / "save.tar"
+    with tarfile.open(path, "w") as archive:
+        for name, data in ((f"blobs/sha256/{config_id}", config_bytes), (f"blobs/sha256/{layer_id}", plain),
+                           ("manifest.json", manifest)):
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+        info = tarfile.TarInfo(f"layers/{layer_id}.tar")
+        info.type, info.linkname = tarfile.SYMTYPE, link.replace("{L}", layer_id)
+        archive.addfile(info)
+    result = machine_in_process.run("image", str(path), "--json")
+    assert_one_line(result)
+    if readable:
+        assert result.exit_code in (0, 1) and result.json["image"], result.stdout[-600:]
+    else:
+        assert result.exit_code == 2 and "does not hold as a file" in result.json["error"]["message"], result.stdout
