@@ -141,7 +141,27 @@ def _mapped(fragment):
     return None
 
 
+def _keep_stdio():
+    """A library the user's environment preloads may close stdin, stdout or stderr before this child's first line
+    (Python then starts with sys.stdout None): each one closed is /dev/null again, so that a print or flush works
+    and no pipe or file this child opens takes its number and gets what is printed. (The same in every child
+    script: they import only the standard library.)"""
+    for fd, name, mode in ((0, "stdin", "r"), (1, "stdout", "w"), (2, "stderr", "w")):
+        try:
+            os.fstat(fd)
+            continue
+        except OSError:
+            pass
+        null = os.open(os.devnull, os.O_RDWR)
+        if null != fd:
+            os.dup2(null, fd)
+            os.close(null)
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(fd, mode, closefd=False))
+
+
 if __name__ == "__main__":
+    _keep_stdio()
     if sys.argv[1] == "launch":
         launch(int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5]), sys.argv[6])
     else:

@@ -527,6 +527,38 @@ _CODES = (
 
 CODES: dict[str, Code] = {code.code: code for code in _CODES}
 
+# A code's explanation where the platform has none of the causes the plain one names (Platform.kind -> code ->
+# text, filled as the registry's is): on WSL 2 the driver is the Windows one, reached through /dev/dxg, with no
+# NVIDIA kernel module inside the distribution to reload and nothing to reboot but WSL's VM (NVIDIA's CUDA on WSL
+# user guide, https://docs.nvidia.com/cuda/wsl-user-guide/). Every finding, and `explain CODE`, says these there.
+ON_PLATFORM: dict[str, dict[str, str]] = {"wsl2": {
+    "CD104": "NVML was found but failed: {error}. On WSL 2 NVML is the Windows driver's (/usr/lib/wsl/lib): a "
+             "'Driver/library version mismatch' means a Linux driver's libraries inside the distribution shadow "
+             "WSL's, or the Windows driver was updated while WSL ran.",
+    "CD110": "The CUDA driver was found but could not start ({detail}). On WSL 2 the driver is the Windows one, "
+             "reached through /dev/dxg: usual causes are a Windows driver too old for the GPU or for WSL's CUDA, a "
+             "Linux driver's libcuda inside the distribution before WSL's, or a Windows driver updated or reset "
+             "while WSL ran (its state is the WSL VM's until `wsl --shutdown`).",
+}}
+
+
+def explanation(code: str, platform_kind: str | None = None) -> str:
+    """CODE's explanation (a template) on a platform of PLATFORM_KIND: its own there (ON_PLATFORM), else the
+    registry's."""
+    return ON_PLATFORM.get(platform_kind or "", {}).get(code) or CODES[code].explanation
+
+
+def on_platform(found: Finding, platform_kind: str | None) -> Finding:
+    """FOUND as it reads on a platform of PLATFORM_KIND: its detail from the platform's own explanation where the
+    registry has one (ON_PLATFORM), filled from its values as codes.finding fills it; else FOUND."""
+    text = ON_PLATFORM.get(platform_kind or "", {}).get(found.code)
+    if text is None:
+        return found
+    from dataclasses import replace
+
+    values = _Fields({key: "unknown" if value is None else value for key, value in found.values.items()})
+    return replace(found, detail=string.Formatter().vformat(text, (), values))
+
 
 # What a code's error stands on (issue 45; DESIGN.md, Report). An error says a program will fail, so it needs the
 # thing itself refusing or a rule proven against the real thing; what is only read from files is a warning that

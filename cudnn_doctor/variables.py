@@ -42,6 +42,9 @@ def number(name: str, default: float, environ: dict[str, str] | None = None) -> 
     if value is None:
         return default
     low, high, example = NUMBERS[name]
+    if not value.strip().isascii():  # float() reads '३' and '٣' as 3; nothing else that reads the value would
+        raise DoctorError(f"{name}={value!r}: not a number written with the digits 0-9",
+                          fix=f"set it like {name}={example}, or unset it for the default", exit_code=2, code="CD007")
     try:
         read = float(value.strip())
     except ValueError:

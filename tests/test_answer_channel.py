@@ -99,3 +99,21 @@ def test_on_wsl_a_linux_libcuda_answering_803_gets_the_windows_driver_and_wsl_sh
     assert "reboot" not in mismatch["fix"].lower().replace("a reboot inside wsl does not", ""), mismatch["fix"]
     plan = machine.run("fix").stdout
     assert "wsl --shutdown" in plan and "reload the nvidia modules" not in plan, plan
+
+
+@pytest.mark.parametrize("closes", ["CLOSE_STDOUT", "CLOSE_BOTH", "CLOSE_ALL"])
+def test_a_preload_that_closes_the_standard_descriptors_changes_no_verdict(machine_in_process: Machine,
+                                                                           tmp_path: Path, closes: str) -> None:
+    """A library preloaded into the children that closes stdout (and stderr, and stdin) before the child's first
+    line: the child's own prints and flushes still work (the descriptor is /dev/null again), so NVML, cuInit and
+    cuDNN answer as without it."""
+    machine = machine_in_process
+    found = _noisy_machine(machine, tmp_path)
+    machine.add_library_path(found)
+    machine.env["LD_PRELOAD"] = str(compile_library("closing_preload.c", f"libclosing-{closes}.so", {closes: True}))
+    report = machine.check_json()
+    assert "CD104" not in codes(report) and "CD110" not in codes(report) and "CD101" not in codes(report), \
+        [f for f in report["findings"] if f["code"].startswith("CD1")]
+    assert report["driver"]["version"] == "580.65.06"
+    [install] = [i for i in report["cudnn"] if i["path"] == str(found)]
+    assert install["version"] == "9.19.0" and not install.get("crashed"), install

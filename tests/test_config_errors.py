@@ -32,6 +32,28 @@ def test_a_bad_variable_is_one_line_and_exit_2(variable: str, value: str, machin
         assert result.exit_code == 2 and json.loads(result.stdout)["exit_code"] == 2
 
 
+@pytest.mark.parametrize("digits", ["\u0967\u0966", "\u0663", "\uff15", "\u0e55.5", "1\u00b2"])
+def test_a_number_variable_in_other_digits_is_a_usage_error_for_every_one(digits: str) -> None:
+    """float() reads Devanagari, Arabic-Indic and fullwidth digits as numbers; every number variable refuses them,
+    naming itself and the digits 0-9, as --cuda does."""
+    from cudnn_doctor.errors import DoctorError
+    from cudnn_doctor.variables import NUMBERS, number
+
+    for name in NUMBERS:
+        with pytest.raises(DoctorError) as refused:
+            number(name, 1.0, {name: digits})
+        assert refused.value.exit_code == 2 and name in str(refused.value) and "digits 0-9" in str(refused.value)
+
+
+@pytest.mark.parametrize("variable", ["CUDNN_DOCTOR_PROBE_TIMEOUT", "CUDNN_DOCTOR_HELPER_TIMEOUT"])
+def test_a_timeout_in_devanagari_digits_is_one_json_error(variable: str, machine: Machine) -> None:
+    machine.env[variable] = "\u0967\u0966"
+    result = machine.run("check", "--json", timeout=30)
+    error = json.loads(result.stdout)
+    assert result.exit_code == 2 and error["exit_code"] == 2, result.stdout[-400:]
+    assert variable in error["error"]["message"] and "digits 0-9" in error["error"]["message"]
+
+
 @pytest.mark.parametrize("table, words", [
     ("ignore = " + "[" * 100_000 + "]" * 100_000, "nested too deep"),
     ('format = "yaml"', "format: 'yaml' is not a format"),

@@ -399,3 +399,84 @@ def test_an_archive_that_is_a_fifo_or_a_device_is_refused_not_waited_on(machine_
     assert_one_line(result)
     assert result.exit_code == 2 and "not a regular file" in result.stdout, result.stdout
     assert time.monotonic() - started < 10
+
+
+def _base256_size(header: bytes, size: int) -> bytes:
+    """HEADER with its size field in base-256 (GNU's form for sizes past 8 GiB) and its checksum made again."""
+    block = bytearray(header)
+    block[124:136] = b"\x80" + size.to_bytes(11, "big")
+    block[148:156] = b" " * 8
+    block[148:156] = b"%06o\0 " % sum(block)
+    return bytes(block)
+
+
+def _pax_size(size: int) -> bytes:
+    record = b"size=%d\n" % size
+    length = len(record) + 3
+    body = b"%d " % length + record
+    return tar_header(b"./PaxHeaders/x", len(body), b"x") + body + bytes(-len(body) % 512)
+
+
+@pytest.mark.parametrize("compression", ["", "gz"])
+@pytest.mark.parametrize("claim", ["base256_2_to_the_62", "pax_size_huge", "octal_64_gib"])
+def test_a_member_claiming_more_than_its_layer_can_hold_is_cut_short(claim: str, compression: str,
+                                                                    machine_in_process: Machine,
+                                                                    tmp_path: Path) -> None:
+    """A member whose header claims more bytes than its layer blob can hold (the blob itself; deflate's 1032 to 1
+    for gzip) is a layer cut short or a lying header (exit 2), not a bound reached with its findings (exit 1)."""
+    import gzip
+
+    name = b"usr/lib/x86_64-linux-gnu/libcudnn.so.9.2.0"
+    if claim == "base256_2_to_the_62":
+        raw = _base256_size(tar_header(name, 0), 1 << 62)
+    elif claim == "pax_size_huge":
+        raw = _pax_size(99_999_999_999_999) + tar_header(name, 0)
+    else:
+        raw = tar_header(name, 0o77777777777)
+    raw += b"\x7fELF" + bytes(4092) + bytes(1024)
+    blob = gzip.compress(raw, mtime=0) if compression else raw
+    folder = one_layer_layout(tmp_path / "oci", blob, LAYER_GZIP if compression else LAYER_TAR)
+    result = machine_in_process.run("image", str(folder), "--json")
+    assert_one_line(result)
+    message = result.json["error"]["message"]
+    assert result.exit_code == 2 and ("cut short" in message or "cannot be read to its end" in message), message
+
+
+@pytest.mark.parametrize("link, readable", [("../blobs/sha256/{L}", True), ("./../blobs/sha256/{L}", True),
+                                            ("../../blobs/sha256/{L}", False), ("/blobs/sha256/{L}", False)])
+def test_docker_25_layers_linked_into_blobs_are_read_and_links_out_refused(link: str, readable: bool,
+                                                                          machine_in_process: Machine,
+                                                                          tmp_path: Path) -> None:
+    """Docker 25's `docker save` holds an OCI layout; manifest.json may name a layer by layers/<id>.tar, a symbolic
+    link member to ../blobs/sha256/<id>: its '..' is resolved inside the archive, and the image read. A link that
+    climbs out of the archive, or an absolute one, is still refused."""
+    import gzip
+    import hashlib
+    import io
+    import tarfile
+
+    blob, _ = cuda_image_layers()[0]
+    plain = gzip.decompress(blob)
+    layer_id = hashlib.sha256(plain).hexdigest()
+    config = json.loads(config_of(ENV))
+    config["rootfs"]["diff_ids"] = [f"sha256:{layer_id}", f"sha256:{layer_id}"]
+    config_bytes = json.dumps(config).encode()
+    config_id = hashlib.sha256(config_bytes).hexdigest()
+    manifest = json.dumps([{"Config": f"blobs/sha256/{config_id}", "RepoTags": ["app:1"],
+                            "Layers": [f"blobs/sha256/{layer_id}", f"layers/{layer_id}.tar"]}]).encode()
+    path = tmp_path / "save.tar"
+    with tarfile.open(path, "w") as archive:
+        for name, data in ((f"blobs/sha256/{config_id}", config_bytes), (f"blobs/sha256/{layer_id}", plain),
+                           ("manifest.json", manifest)):
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+        info = tarfile.TarInfo(f"layers/{layer_id}.tar")
+        info.type, info.linkname = tarfile.SYMTYPE, link.replace("{L}", layer_id)
+        archive.addfile(info)
+    result = machine_in_process.run("image", str(path), "--json")
+    assert_one_line(result)
+    if readable:
+        assert result.exit_code in (0, 1) and result.json["image"], result.stdout[-600:]
+    else:
+        assert result.exit_code == 2 and "does not hold as a file" in result.json["error"]["message"], result.stdout

@@ -306,9 +306,10 @@ def test_a_manifest_the_server_gzips_is_read(node: Machine) -> None:
 
 
 @contextmanager
-def routed(answers: dict[str, bytes], stall: str) -> Iterator[str]:
+def routed(answers: dict[str, bytes], stall: str, drip_every: float = 0.0) -> Iterator[str]:
     """A registry on 127.0.0.1 that answers each path ending in a key of ANSWERS with its body (as a registry does),
-    and on the path ending in STALL sends its headers and half its body, then nothing."""
+    and on the path ending in STALL sends its headers and half its body, then nothing (DRIP_EVERY: then the rest,
+    one byte each DRIP_EVERY seconds)."""
     import http.server
 
     class Handler(http.server.BaseHTTPRequestHandler):
@@ -323,7 +324,12 @@ def routed(answers: dict[str, bytes], stall: str) -> Iterator[str]:
                     if end == stall:
                         self.wfile.write(body[:len(body) // 2])
                         self.wfile.flush()
-                        time.sleep(30)
+                        if not drip_every:
+                            time.sleep(30)
+                        for at in range(len(body) // 2, min(len(body), len(body) // 2 + int(30 / (drip_every or 1)))):
+                            time.sleep(drip_every)
+                            self.wfile.write(body[at:at + 1])
+                            self.wfile.flush()
                         return
                     self.wfile.write(body)
                     return
@@ -367,3 +373,29 @@ def test_a_layer_that_stalls_halfway_ends_at_its_deadline(node: Machine, declare
         took = time.monotonic() - started
     assert result.exit_code == 2 and "deadline" in result.json["error"]["message"], result.json
     assert took < 20, took
+
+
+@pytest.mark.parametrize("declared", ["true", "huge"])
+def test_a_layer_that_drips_is_cut_off_whatever_size_it_declares(node: Machine, declared: str) -> None:
+    """A blob that sends half, then a byte every half second: never silent for the stall limit, so only its pace
+    can end it; a declared 1 EB (each MiB declared buys a second) buys a drip no time: past the first
+    CUDNN_DOCTOR_IMAGE_TIMEOUT seconds each second must bring a MiB."""
+    from tests.images import digest, manifest_of
+
+    layers = cuda_image_layers()
+    config = config_of(ENV, layers=layers)
+    manifest = manifest_of(config, layers)
+    if declared == "huge":
+        document = json.loads(manifest)
+        document["layers"][0]["size"] = 1 << 60
+        manifest = json.dumps(document).encode()
+    answers = {"/manifests/1": manifest, f"/blobs/{digest(config)}": config,
+               **{f"/blobs/{digest(blob)}": blob for blob, _ in layers}}
+    node.env["CUDNN_DOCTOR_IMAGE_TIMEOUT"] = "2"
+    with routed(answers, stall=f"/blobs/{digest(layers[0][0])}", drip_every=0.5) as host:
+        started = time.monotonic()
+        result = node.run("image", f"{host}/team/app:1", "--json")
+        took = time.monotonic() - started
+    message = result.json["error"]["message"]
+    assert result.exit_code == 2 and ("a second" in message or "deadline" in message), message
+    assert took < 15, took

@@ -471,6 +471,22 @@ def test_unreadable_state_files_are_one_line_and_nothing_moves(archive: Path, tm
         assert snapshot(prefix) == before, line
 
 
+@pytest.mark.parametrize("name", ["journal.json", "manifest-1.json"])
+def test_a_state_file_that_is_a_fifo_is_refused_at_once(archive: Path, tmp_path: Path, name: str) -> None:
+    """A FIFO where the journal or a manifest should be is refused without opening it to wait for a writer."""
+    prefix = cudnn7_prefix(tmp_path / "cuda")
+    (prefix / ".cudnn-doctor").mkdir()
+    os.mkfifo(prefix / ".cudnn-doctor" / name)
+    env = clean_env(tmp_path)
+    commands = [["uninstall", "--prefix", str(prefix), "--yes"]]
+    if name == "journal.json":
+        commands.append(["install", "--from", str(archive), "--prefix", str(prefix), "--yes"])
+    for args in commands:
+        started = time.monotonic()
+        line = one_line_error(run_cli(args, env, timeout=30), "CD509", name)
+        assert time.monotonic() - started < 20 and "not a regular file" in line, line
+
+
 @pytest.mark.parametrize("args", [["--version", "9" * 5000], ["--version", "9.x"], ["--version", "9.19.0.0.1"],
                                   ["--version", "9.19.0", "--cuda", "9" * 30], ["--version", "9.19.0", "--cuda", "0"]])
 def test_bad_versions_are_usage_errors(tmp_path: Path, args: list[str]) -> None:

@@ -477,3 +477,32 @@ def test_explain_on_wsl_gives_the_windows_drivers_fix(message: str, machine: Mac
     text = json.dumps([match["fix"] for match in answer["matches"]])
     assert not re.search(LINUX_ONLY_ADVICE, text, re.I), text
     assert re.search(r"wsl --shutdown|Windows", text), text
+
+
+@pytest.mark.parametrize("status", [35, 46, 304, 999])
+def test_on_wsl_a_driver_that_fails_to_start_is_explained_without_linux_causes(status: int, machine: Machine,
+                                                                                tmp_path: Path) -> None:
+    """On WSL 2 every word of a finding about the driver (its detail as well as its fix) is WSL's: the driver is
+    the Windows one, so no 'upgrade without a reboot', no modules to reload."""
+    wsl = wsl_machine(machine, tmp_path)
+    refusing = fake_libcuda(tmp_path / f"libcuda-{status}", driver_cuda=12040, devices=1,
+                            name="NVIDIA GeForce RTX 4070", status=status)
+    for name in ("libcuda.so.1.1", "libcuda.so.1", "libcuda.so"):
+        shutil.copyfile(refusing, wsl / name)
+    report = machine.check_json()
+    driver = [f for f in report["findings"] if f["code"].startswith("CD1")]
+    assert driver, report["findings"]
+    text = json.dumps(driver)
+    assert not re.search(LINUX_ONLY_ADVICE, text, re.I), text
+    assert re.search(r"wsl --shutdown|Windows", text), text
+
+
+@pytest.mark.parametrize("code", ["CD104", "CD110", "CD112", "CD101"])
+def test_explain_a_driver_code_on_wsl_gives_wsls_causes_and_fix(code: str, machine: Machine, tmp_path: Path) -> None:
+    wsl_machine(machine, tmp_path)
+    text = machine.run("explain", code).stdout
+    answer = machine.run("explain", "--json", code).json
+    said = json.dumps([answer["code"], [match["fix"] for match in answer["matches"]]])
+    for words in (text, said):
+        assert not re.search(LINUX_ONLY_ADVICE, words, re.I), words
+        assert re.search(r"wsl --shutdown|Windows", words), words

@@ -21,7 +21,7 @@ from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.explain import catalog, classify, reader
 from cudnn_doctor.explain.catalog import Match, normalise
 from cudnn_doctor.knowledge.data import load
-from cudnn_doctor.model import Report
+from cudnn_doctor.model import Platform, Report
 from cudnn_doctor.operating_system import CURRENT
 from cudnn_doctor.versions import version_tuple
 
@@ -37,17 +37,25 @@ def match_message(text: str | bytes) -> list[Match]:
     return catalog.match_lines(reader.candidate_lines(reader.to_text(text)))
 
 
-def explain_code(code: str) -> dict[str, Any]:
+def explain_code(code: str, platform: Platform | None = None) -> dict[str, Any]:
+    """CODE's registry text and its fix; on a PLATFORM that treats it its own way (WSL 2's driver is the Windows
+    one) the platform's explanation and fix, as `check` gives them there."""
     entry = CODES.get(code.upper())
     if entry is None:
         return {"schema": SCHEMA, "query": code, "code": None, "matches": [], "machine": None, "exit_code": 1}
+    from cudnn_doctor.codes import explanation
     from cudnn_doctor.knowledge.advice import advice
+    from cudnn_doctor.plan.platform import platform_remedy
 
+    kind = platform.kind if platform is not None else None
     # the fix without a machine's values: commands that need none, and in words what to look up for the others
     text = {key: _placeholders(value) if isinstance(value, str) else value for key, value in asdict(entry).items()}
-    text["fix"] = advice(entry.code, {})
-    return {"schema": SCHEMA, "query": code, "code": text, "matches": _catalog_for_code(entry.code), "machine": None,
-            "exit_code": 0}
+    text["explanation"] = _placeholders(explanation(entry.code, kind))
+    text["fix"] = platform_remedy(entry.code, platform) or advice(entry.code, {})
+    matches = _catalog_for_code(entry.code)
+    for match in matches:  # the messages of CODE, each with the platform's fix where it has its own
+        match["fix"] = platform_remedy(str(match["code"]), platform) or match["fix"]
+    return {"schema": SCHEMA, "query": code, "code": text, "matches": matches, "machine": None, "exit_code": 0}
 
 
 def _placeholders(template: str) -> str:
@@ -398,7 +406,12 @@ def run(message: bytes, offline_only: bool) -> dict[str, Any]:
     """`explain`: a finding code's registry text, or a message's causes with what this machine says."""
     code = CODE.match(message[:200].decode("utf-8", "replace")) if len(message) < 200 else None
     if code:
-        return explain_code(code.group(1))
+        platform = None
+        if not offline_only:  # the platform decides some codes' causes and fixes (WSL 2's driver is Windows')
+            from cudnn_doctor.probes.platform import platform_here
+
+            platform = platform_here()
+        return explain_code(code.group(1), platform)
     report = None
     if not offline_only:
         from cudnn_doctor.doctor.diagnosis import CheckOptions, diagnose

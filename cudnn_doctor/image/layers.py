@@ -41,6 +41,9 @@ from cudnn_doctor.image.registry import DEFAULT_MAX_LAYER_BYTES  # noqa: E402 - 
 MAX_MEMBERS = 2_000_000
 MAX_NOTES = 20
 MAX_ENTRIES = 200_000  # the files that matter (libraries, METADATA, version files): a few thousand in real images
+# deflate inflates at most 1032 to 1 (zlib's technical details, https://zlib.net/zlib_tech.html): a gzip layer of N
+# bytes holds at most this many times N of tar, so a member that claims more is a layer cut short, not a bound
+DEFLATE_MAX_RATIO = 1032
 MAX_SMALL_TOTAL = 64 << 20  # the small files' text kept, all layers together: a few MB in real images
 
 
@@ -169,6 +172,10 @@ def _read_layer(ref: str, index: int, layer: Layer, files: ImageFiles, framework
                 files.note(f"{what}: more than {MAX_MEMBERS} members; the rest was not read")
                 break
             if member.offset_data + member.size > inflated:
+                held = _can_hold(layer.size, plain.inflate is not None)
+                if held is not None and member.offset_data + member.size > held:
+                    raise EOFError(f"a member claims {member.size} bytes, more than the layer's {layer.size} bytes "
+                                   f"can hold: the layer is cut short or its header lies")
                 files.note(f"{what}: stopped at {inflated} bytes ({bound})")
                 break
             name = _clean(member.name)
@@ -225,6 +232,14 @@ def _read_layer(ref: str, index: int, layer: Layer, files: ImageFiles, framework
         raise DoctorError(f"image {ref}: {what} does not match its digest", exit_code=2,
                           fix="the image is damaged or was changed: save or push it again", code="CD005")
     _merge(files, index, deleted, opaque, added)
+
+
+def _can_hold(size: int | None, gzipped: bool) -> int | None:
+    """The most bytes of tar a layer blob of SIZE bytes can hold: itself, or as gzip DEFLATE_MAX_RATIO times it (and
+    its header's slack); None where its size is not known."""
+    if size is None:
+        return None
+    return DEFLATE_MAX_RATIO * size + (1 << 16) if gzipped else size
 
 
 def _merge(files: ImageFiles, index: int, deleted: list[str], opaque: list[str], added: dict[str, Entry]) -> None:

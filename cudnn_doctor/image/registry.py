@@ -9,7 +9,8 @@ Every URL visited is https, or http to the loopback host the registry was named 
 redirect included; 127.0.0.2 is not 127.0.0.1); the user's credentials go to the registry's own host and its realm,
 never along a redirect to another host. Each
 request has one deadline for its answer and its whole body (CUDNN_DOCTOR_IMAGE_TIMEOUT, 30 s; a layer one more
-second per MiB it declares), so a server that drips a byte a second is cut off, not waited on.
+second per MiB it declares, each second bought by a MiB that came), so a server that drips a byte a second is cut
+off, not waited on, whatever size it declares.
 """
 
 from __future__ import annotations
@@ -468,7 +469,8 @@ def read_within(answer: Any, limit: int, deadline: float, fail: Any) -> bytes:
 
 class _TimedBody:
     """A layer blob's body as a stream, every read within the blob's deadline (the blob is compressed by its media
-    type, not by HTTP: no content decoding)."""
+    type, not by HTTP: no content decoding), and at its pace: past its first STALL seconds each second must have
+    brought a MiB (MIN_RATE), so that a size declared huge buys no time for a body that drips."""
 
     def __init__(self, answer: Any, deadline: float, fail: Any, stall: float) -> None:
         self.answer = answer
@@ -476,6 +478,7 @@ class _TimedBody:
         self.stall = stall
         self.fail = fail
         self.got = 0
+        self.started = time.monotonic()
         length = answer.headers.get("Content-Length", "")
         self.length = int(length) if length.isdigit() else None
 
@@ -483,8 +486,12 @@ class _TimedBody:
         out = bytearray()
         want = size if size >= 0 else 1 << 62
         while len(out) < want:
-            chunk = _read_some(self.answer, min(1 << 20, want - len(out)), self.deadline, self.fail, decode=False,
-                               stall=self.stall)
+            paced = self.started + self.stall + self.got / MIN_RATE  # the time the bytes so far have bought
+            if time.monotonic() >= paced and paced < self.deadline:
+                raise self.fail(f"the body came at less than {MIN_RATE >> 20} MiB a second ({self.got} bytes in "
+                                f"{time.monotonic() - self.started:.0f} s; CUDNN_DOCTOR_IMAGE_TIMEOUT)")
+            chunk = _read_some(self.answer, min(1 << 20, want - len(out)), min(self.deadline, paced), self.fail,
+                               decode=False, stall=self.stall)
             if not chunk:
                 if self.length is not None and self.got < self.length:
                     raise self.fail(f"the body was cut short ({self.got} of {self.length} bytes)")

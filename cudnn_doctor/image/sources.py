@@ -287,7 +287,7 @@ class _TarBlobs:
         member = self.members.get(clean or "")
         seen = 0
         while member is not None and member.issym() and seen < 8:  # docker save links repeated layers
-            target = _clean(os.path.join(os.path.dirname(clean or ""), member.linkname))
+            target = _link_target(clean or "", member.linkname)
             clean, member, seen = target, self.members.get(target or ""), seen + 1
         if member is None or not member.isfile():
             raise bad_image(self.path, f"names {name!r}, which the archive does not hold as a file")
@@ -323,6 +323,20 @@ def _clean(name: str) -> str | None:
     if not parts or ".." in parts:
         return None
     return "/".join(parts)
+
+
+def _link_target(name: str, linkname: str) -> str | None:
+    """The member a symbolic link member NAME points to, as a relative path in the archive: LINKNAME taken from
+    NAME's folder with its '..' steps resolved (Docker 25's save links layers/X.tar to ../blobs/sha256/X); None for
+    an absolute target or one that climbs out of the archive."""
+    import posixpath
+
+    if linkname.startswith(("/", "\\")):
+        return None
+    joined = posixpath.normpath(posixpath.join(posixpath.dirname(name), linkname.replace("\\", "/")))
+    if joined == ".." or joined.startswith("../"):
+        return None
+    return _clean(joined)
 
 
 def _blob_path(ref: str, digest: str) -> str:

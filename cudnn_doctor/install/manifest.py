@@ -7,13 +7,12 @@ and restores the backup from `backup-<id>/`.
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from cudnn_doctor.install.transaction import STATE_DIR, write_json_atomic
+from cudnn_doctor.install.transaction import STATE_DIR, read_state_json, write_json_atomic
 
 SCHEMA = "cudnn-doctor/install-manifest/1"
 
@@ -72,7 +71,7 @@ def read_records(prefix: Path) -> list[InstallRecord]:
     records = []
     for path in sorted((prefix / STATE_DIR).glob("manifest-*.json")):
         try:
-            data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+            data: dict[str, Any] = read_state_json(path)
             record = InstallRecord(
                 id=str(data["id"]), installed_at=str(data["installed_at"]), source=str(data["source"]),
                 archive=str(data["archive"]), version=data.get("version"), platform=str(data["platform"]),

@@ -37,6 +37,7 @@ from typing import Any
 from cudnn_doctor.codes import doctor_error
 from cudnn_doctor.install.faults import step
 from cudnn_doctor.operating_system import CURRENT
+from cudnn_doctor.user_files import UnreadableFile, read_user_file
 
 STATE_DIR = ".cudnn-doctor"
 JOURNAL = "journal.json"
@@ -472,6 +473,19 @@ def _remove_if_empty(folder: Path) -> None:
         pass
 
 
+STATE_FILE_LIMIT = 64 << 20  # a journal or manifest lists one line per file of an install: kilobytes in real life
+
+
+def read_state_json(path: Path) -> Any:
+    """The JSON of a state file (journal, manifest), read as a user's file is: a FIFO, a device or a folder where
+    it should be is refused at once (ValueError), never waited on or read without end; so is one too big."""
+    try:
+        data = read_user_file(str(path), STATE_FILE_LIMIT)
+    except UnreadableFile as error:
+        raise ValueError(str(error)) from None
+    return json.loads(data.decode("utf-8"))
+
+
 def recover(prefix: Path) -> tuple[str | None, bool]:
     """Finish what a killed run left: roll it back, or finish its commit. (A sentence when a
     change was undone, whether that run created the prefix.)"""
@@ -481,7 +495,7 @@ def recover(prefix: Path) -> tuple[str | None, bool]:
     created = False
     if path.exists():
         try:
-            journal = json.loads(path.read_text(encoding="utf-8"))
+            journal = read_state_json(path)
             if not isinstance(journal, dict) or not isinstance(journal.get("operations", []), list):
                 raise ValueError("not a journal")
             _operations(journal)

@@ -35,6 +35,15 @@ ENGINES = (("kubepods", "kubernetes"), ("libpod", "podman"), ("podman", "podman"
            ("garden", "garden"))
 
 
+def platform_here() -> Platform:
+    """The platform of the machine the doctor runs on, as `check` sees it (for `explain CODE`, which probes nothing
+    else)."""
+    from cudnn_doctor.probes.loader import ldconfig_cache
+
+    ctx = SearchContext.from_environment()
+    return detect_platform(ctx, ldconfig_cache(ctx))
+
+
 def detect_platform(ctx: SearchContext, cache: dict[str, list[str]]) -> Platform:
     """The platform of the machine under CTX (its prefix and environment), with the evidence."""
     if ctx.os_name == "windows":

@@ -7,7 +7,7 @@ from types import ModuleType
 from typing import Any
 
 from cudnn_doctor import __version__
-from cudnn_doctor.codes import finding
+from cudnn_doctor.codes import finding, on_platform
 from cudnn_doctor.model import ERROR, INFO, WARNING, Finding, Report, Summary
 
 __all__ = ["evaluate", "finding", "rule_modules", "sort_findings", "summarize"]
@@ -39,6 +39,8 @@ def evaluate(report: Report, requirements: list[Any] | None = None,
     findings = without_gpu(report, findings, {getattr(r, "subject", "") for r in requirements or []})
     findings.extend(guarded_rule(lambda r: required.check_requirements(r, requirements or []), report,
                                  "requirements.check_requirements"))
+    kind = report.host.platform.kind if report.host.platform else None
+    findings = [on_platform(f, kind) for f in findings]  # WSL 2's driver is not a Linux kernel module
     try:
         return sort_findings(hold_to_evidence(report, process_env.with_evidence(report, findings, named)))
     except Exception as error:  # the evidence is lost, the findings are not

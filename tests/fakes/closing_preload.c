@@ -1,0 +1,19 @@
+/* A library the user's environment preloads (LD_PRELOAD) that closes stdout (CLOSE_STDOUT), stdout and stderr
+   (CLOSE_BOTH) or all three standard descriptors (CLOSE_ALL) when it loads, only in the doctor's children
+   (CUDNN_DOCTOR_CHILD_TOKEN marks them): as a daemonising shim or a careless profiler does. */
+#include <stdlib.h>
+#include <unistd.h>
+
+__attribute__((constructor)) static void loaded(void) {
+    if (!getenv("CUDNN_DOCTOR_CHILD_TOKEN"))
+        return;
+#if defined(CLOSE_ALL)
+    close(0);
+#endif
+#if defined(CLOSE_STDOUT) || defined(CLOSE_BOTH) || defined(CLOSE_ALL)
+    close(1);
+#endif
+#if defined(CLOSE_BOTH) || defined(CLOSE_ALL)
+    close(2);
+#endif
+}
