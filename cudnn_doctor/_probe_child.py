@@ -611,22 +611,12 @@ def _escape(char):
 
 
 def _keep_stdio():
-    """A library the user's environment preloads may close stdin, stdout or stderr before this child's first line
-    (Python then starts with sys.stdout None): each one closed is /dev/null again, so that a print or flush works
-    and no pipe or file this child opens takes its number and gets what is printed. (The same in every child
-    script: they import only the standard library.)"""
-    for fd, name, mode in ((0, "stdin", "r"), (1, "stdout", "w"), (2, "stderr", "w")):
-        try:
-            os.fstat(fd)
-            continue
-        except OSError:
-            pass
-        null = os.open(os.devnull, os.O_RDWR)
-        if null != fd:
-            os.dup2(null, fd)
-            os.close(null)
-        if getattr(sys, name) is None:
-            setattr(sys, name, open(fd, mode, closefd=False))
+    """Each of stdin, stdout and stderr a preloaded library closed is /dev/null again: _child_stdio.py, the one
+    copy for every child script (they import only the standard library), run from its file."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_child_stdio.py")
+    with open(path) as source:  # read and closed first: it may hold the number of a closed descriptor meanwhile
+        text = source.read()
+    exec(compile(text, path, "exec"), {"__name__": "_child_stdio"})
 
 
 if __name__ == "__main__":

@@ -51,10 +51,38 @@ class Variant:
     removed: tuple[str, ...] = ()  # the entries or folders taken out
 
 
+# the loader variant's folders: those that bring libraries a framework also has in its own wheels
+OWN_LIBRARIES = ("libcudnn", "libcublas", "libcudart", "libnvrtc", "libcufft", "libcusparse", "libnccl")
+PRELOADED_LIBRARIES = (*OWN_LIBRARIES, "libnvidia-ml", "libcuda.so")  # LD_PRELOAD's: the driver's own too
+
+
+def loader_variant(changes: tuple[EnvChange, ...], env: dict[str, str]) -> tuple[EnvChange, ...] | None:
+    """CHANGES (a plan's), with LD_LIBRARY_PATH's changes replaced by the removal of every folder in it that holds
+    CUDA or cuDNN libraries of its own (never one that holds the driver's libcuda; an empty entry is the working
+    folder, as ld.so reads it), and LD_PRELOAD without its CUDA and cuDNN libraries; None where that changes
+    nothing. Every framework then loads the copies it was installed with: fix's first candidate."""
+    from cudnn_doctor.probes.process_env import preload_entries
+    from cudnn_doctor.variables import loader_folders
+
+    removed = _holding(loader_folders(env.get("LD_LIBRARY_PATH", "")), OWN_LIBRARIES, skip_driver=True)
+    entries = list(preload_entries(env))
+    kept_preload = [entry for entry in entries if not os.path.basename(entry).startswith(PRELOADED_LIBRARIES)]
+    if not removed and len(kept_preload) == len(entries):
+        return None
+    kept = tuple(c for c in changes if c.variable not in ("LD_LIBRARY_PATH", "LD_PRELOAD"))
+    out = kept + tuple(EnvChange("LD_LIBRARY_PATH", "remove", folder) for folder in removed)
+    if len(kept_preload) != len(entries):
+        out += (EnvChange("LD_PRELOAD", "set", " ".join(kept_preload)) if kept_preload
+                else EnvChange("LD_PRELOAD", "unset", ""),)
+    return out
+
+
 def variants(env: dict[str, str]) -> list[Variant]:
     """The variants of ENV worth a child: each changes one part that is set and can change what a program gets."""
     out: list[Variant] = []
-    preload = [entry for entry in re.split(r"[: ]+", env.get("LD_PRELOAD", "")) if entry]
+    from cudnn_doctor.probes.process_env import preload_entries
+
+    preload = list(preload_entries(env))
     if preload:
         out.append(Variant("preload", "LD_PRELOAD unset", (EnvChange("LD_PRELOAD", "unset", ""),),
                            removed=tuple(preload)))

@@ -12,19 +12,18 @@ what was tried. Installs (pip, conda, cudnn-doctor install) are not tried here: 
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable
 from dataclasses import replace
 
+from cudnn_doctor.doctor.bisect import Variant, curing, loader_variant, variants
+from cudnn_doctor.doctor.bisect import failed as _failed
+from cudnn_doctor.doctor.bisect import run_frameworks as _run
 from cudnn_doctor.doctor.diagnosis import Diagnosis
 from cudnn_doctor.model import Framework, Report
 from cudnn_doctor.plan.actions import ENV, Action, EnvChange, Plan
 
 WORK = {"torch": "its cuDNN convolution and LSTM", "jax": "its convolution", "tensorflow": "its GPU listing"}
 NAMES = {"torch": "PyTorch", "jax": "JAX", "tensorflow": "TensorFlow"}
-NOT_RUN = ("the import child", "no Python interpreter", "importing ")  # the framework could not be asked at all
-OWN_LIBRARIES = ("libcudnn", "libcublas", "libcudart", "libnvrtc", "libcufft", "libcusparse", "libnccl")
-PRELOADED_LIBRARIES = (*OWN_LIBRARIES, "libnvidia-ml", "libcuda.so")  # LD_PRELOAD's: the driver's own too
 LOADER_SOURCE = "ld.so(8): LD_LIBRARY_PATH comes before each library's own RUNPATH"
 
 
@@ -33,23 +32,6 @@ def _runnable(report: Report) -> list[Framework]:
 
     return [f for f in report.frameworks if f.name in DEEP_FRAMEWORKS and f.details.get("site_packages")
             and not f.details.get("assumed") and not f.details.get("cpu_only")]
-
-
-def _run(frameworks: list[Framework], env: dict[str, str], limits: tuple[tuple[str, str], ...] = (),
-         timeout: float | None = None) -> dict[str, dict[str, object]]:
-    """Each framework's answer to its smallest cuDNN work in a child (side by side), within TIMEOUT seconds."""
-    from cudnn_doctor.probes.deep import DeepImports
-
-    children = DeepImports(frameworks, env, limits, timeout)
-    return {framework.name: children.answer(number) for number, framework in enumerate(frameworks)}
-
-
-def _failed(answer: dict[str, object]) -> str | None:
-    """What the framework said where its work failed; None where it ran, or where it could not be asked."""
-    error = answer.get("error")
-    if not isinstance(error, str) or error.startswith(NOT_RUN):
-        return None
-    return error
 
 
 def _trial(plan_changes: tuple[EnvChange, ...], env: dict[str, str]) -> tuple[dict[str, str], tuple[tuple[str, str], ...]]:
@@ -101,9 +83,7 @@ def verify_plan(report: Report, plan: Plan, env: dict[str, str],
     # the loader's own path without what brings CUDA or cuDNN libraries of its own, then each part of the
     # environment alone (doctor/bisect.py): tried whether or not the plan had lines, since a file first on the path
     # can break a framework whose own copy the files show whole
-    from cudnn_doctor.doctor.bisect import Variant, curing, variants
-
-    alternative = _without_own_libraries(changes, env)
+    alternative = loader_variant(changes, env)
     candidates = ([Variant("loader", "LD_LIBRARY_PATH and LD_PRELOAD without what brings CUDA or cuDNN libraries",
                            alternative)] if alternative is not None else []) + [
         v for v in variants(env) if v.changes != alternative]
@@ -139,34 +119,6 @@ def _marked(plan: Plan, words: str, only_env: bool = False) -> Plan:
             actions.append(replace(action, verified="not verified here: it installs or changes files; `cudnn-doctor "
                                                     "fix --yes` checks again after it"))
     return replace(plan, actions=tuple(actions))
-
-
-def _without_own_libraries(changes: tuple[EnvChange, ...], env: dict[str, str]) -> tuple[EnvChange, ...] | None:
-    """The plan's changes, with LD_LIBRARY_PATH's changes replaced by the removal of every folder in it that holds
-    CUDA or cuDNN libraries of its own (never one that holds the driver's libcuda; an empty entry is the working
-    folder, as ld.so reads it), and LD_PRELOAD without its CUDA and cuDNN libraries; None where that changes
-    nothing."""
-    from cudnn_doctor.variables import loader_folders
-
-    removed = []
-    for folder in loader_folders(env.get("LD_LIBRARY_PATH", "")):
-        try:
-            names = os.listdir(folder or ".")
-        except OSError:
-            continue
-        if any(n.startswith(OWN_LIBRARIES) for n in names) and not any(n.startswith("libcuda.so") for n in names):
-            removed.append(folder or ".")  # the working folder, as the lines write it
-    preload = env.get("LD_PRELOAD", "")
-    entries = [entry for entry in re.split(r"[ :]", preload) if entry]
-    kept_preload = [entry for entry in entries if not os.path.basename(entry).startswith(PRELOADED_LIBRARIES)]
-    if not removed and len(kept_preload) == len(entries):
-        return None
-    kept = tuple(c for c in changes if c.variable not in ("LD_LIBRARY_PATH", "LD_PRELOAD"))
-    out = kept + tuple(EnvChange("LD_LIBRARY_PATH", "remove", folder) for folder in dict.fromkeys(removed))
-    if len(kept_preload) != len(entries):
-        out += (EnvChange("LD_PRELOAD", "set", " ".join(kept_preload)) if kept_preload
-                else EnvChange("LD_PRELOAD", "unset", ""),)
-    return out
 
 
 def _replaced(plan: Plan, alternative: tuple[EnvChange, ...], words: str, report: Report,

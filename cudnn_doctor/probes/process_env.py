@@ -166,8 +166,8 @@ def preloaded_cuda_libraries(env: dict[str, str], frameworks: list[Framework]) -
         soname = os.path.basename(entry)
         if not soname.startswith(PRELOAD_CHECKED) or ".so" not in soname:
             continue
-        soname = soname[: soname.index(".so") + 3] + "." + soname.split(".so.")[1].split(".")[0] \
-            if ".so." in soname else soname
+        major = re.match(r"(.+?\.so\.\d+)", soname)  # libcublas.so.13.0.2.14 -> libcublas.so.13
+        soname = major.group(1) if major else soname
         release = release_in_file_name(os.path.basename(os.path.realpath(entry)))
         for framework in frameworks:
             site = str(framework.details.get("site_packages") or "")
