@@ -541,7 +541,7 @@ def test_an_empty_nvml_first_on_the_path_is_the_one_the_loader_refused(machine: 
     """A zero-length libnvidia-ml.so.1 first on LD_LIBRARY_PATH (seen on an H100: JAX 'No visible GPU devices'):
     the loader refuses it and nvmlInit says NVML was not found; that file is named, CD118, and the plan takes the
     folder out."""
-    from tests.test_process_env import jax_install, plan_lines
+    from tests.test_process_env import check_after, jax_install, plan_lines
 
     gpu_machine(machine, tmp_path, gpus=1)
     jax_install(python_env(machine, tmp_path))
@@ -554,3 +554,4 @@ def test_an_empty_nvml_first_on_the_path_is_the_one_the_loader_refused(machine: 
     assert wrong["severity"] == "error" and str(folder) in wrong["detail"], wrong
     lines = plan_lines(machine)
     assert any(line.startswith("export LD_LIBRARY_PATH=") and str(folder) not in line for line in lines), lines
+    assert "CD118" not in codes(check_after(machine, lines))

@@ -469,6 +469,7 @@ def test_a_ptxas_on_path_too_old_for_xlas_target_is_an_error_the_plan_takes_off_
     assert said["severity"] == "error" and said["evidence"] == "rule" and "sm_90a" in said["detail"], said
     lines = plan_lines(machine)
     assert any(line.startswith("export PATH=") and str(tools) not in line for line in lines), lines
+    assert "CD206" not in codes(check_after(machine, lines))
 
 
 def test_a_preloaded_cuda_library_of_another_release_than_the_frameworks_wheel_is_a_warning(
@@ -519,7 +520,9 @@ def test_a_preloaded_cudnn_named_with_a_loader_token_is_still_the_preloaded_one(
         machine.add_library_path(other)
     report = machine.check_json()
     assert "CD317" in codes(report), report["findings"]
-    assert "unset LD_PRELOAD" in plan_lines(machine)
+    lines = plan_lines(machine)
+    assert "unset LD_PRELOAD" in lines
+    assert "CD203" not in codes(check_after(machine, lines))
 
 
 def test_a_toolkits_own_ptxas_is_of_the_toolkits_release_without_running_it(machine: Machine, tmp_path: Path) -> None:
@@ -549,7 +552,9 @@ def test_jax_platforms_as_jax_0_11_reads_them(machine: Machine, tmp_path: Path, 
     report = machine.check_json()
     said = finding(report, code)
     assert words in said["detail"], said["detail"]
-    assert "unset JAX_PLATFORMS" in plan_lines(machine)
+    lines = plan_lines(machine)
+    assert "unset JAX_PLATFORMS" in lines
+    assert code not in codes(check_after(machine, lines))
 
 
 @pytest.mark.parametrize("content", [b"", b"version https://git-lfs.github.com/spec/v1\n"])
@@ -569,6 +574,7 @@ def test_a_libcuda_file_before_the_drivers_on_the_path_is_asked_of_the_loader(ma
     assert said["evidence"] == "seen" and str(bad) in said["detail"], said
     lines = plan_lines(machine)
     assert any(line.startswith("export LD_LIBRARY_PATH=") and str(bad) not in line for line in lines), lines
+    assert "CD110" not in codes(check_after(machine, lines))
 
 
 def test_a_pythonpath_folder_holding_a_package_the_framework_imports_is_a_warning(machine: Machine,
@@ -583,7 +589,9 @@ def test_a_pythonpath_folder_holding_a_package_the_framework_imports_is_a_warnin
     report = machine.check_json()
     said = finding(report, "CD409")
     assert said["severity"] == "warning" and "jax_plugins" in said["detail"], said
-    assert any(line.startswith("export PYTHONPATH=") and str(shadow) not in line for line in plan_lines(machine))
+    lines = plan_lines(machine)
+    assert any(line.startswith("export PYTHONPATH=") and str(shadow) not in line for line in lines)
+    assert "CD409" not in codes(check_after(machine, lines))
 
 
 @pytest.mark.parametrize("kind", ["cut", "foreign"])
@@ -611,4 +619,6 @@ def test_a_cuda_library_on_the_path_the_loader_cannot_use_is_a_warning(machine: 
     said = [f for f in report["findings"] if f["code"] == "CD203" and str(folder) in f["subject"]]
     assert said and said[0]["severity"] == "warning", report["findings"]
     assert ("soname is libz" in said[0]["detail"]) == (kind == "foreign")
-    assert any(line.startswith("export LD_LIBRARY_PATH=") and str(folder) not in line for line in plan_lines(machine))
+    lines = plan_lines(machine)
+    assert any(line.startswith("export LD_LIBRARY_PATH=") and str(folder) not in line for line in lines)
+    assert not [f for f in check_after(machine, lines)["findings"] if f["code"] == "CD203"]
