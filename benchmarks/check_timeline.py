@@ -1,7 +1,7 @@
 """Where one `check --json` spends its wall time, in order: imports, the command line, each step of diagnose, the
 probes' own timings, and a profile of the run (cProfile, the costliest functions by own time).
 
-    python benchmarks/check_timeline.py [--runs 5] [--profile]
+    python benchmarks/check_timeline.py [--runs 5] [--profile] [--sort cumulative] [--lines 30]
 
 Each run is a fresh process started as `python -m cudnn_doctor check --json` would be (entry.main: signals,
 then argparse reads the command line), with markers put around the steps from outside the package; the medians of
@@ -42,6 +42,21 @@ for name, label in (("collect_report", "collect"), ("evaluate", "rules"), ("_pla
                     ("summarize", "summary")):
     wrap(diagnosis, name, label)
 import cudnn_doctor.commands.check
+if CHILDREN:  # each child's start and end, named by what it runs
+    from cudnn_doctor import child as child_module
+    def label(request):
+        argv = [a for a in request.argv[("python" in request.argv[0].rsplit("/", 1)[-1]):] if not a.startswith("-")][:3]
+        return " ".join(a.rsplit("/", 1)[-1][:40] for a in argv)
+    _start, _end = child_module.ChildBatch._start, child_module.ChildBatch._end
+    def start(self, index, *args, **kw):
+        mark("child start: " + label(self.requests[index])); return _start(self, index, *args, **kw)
+    def end(self, child, *args, **kw):
+        mark("child end: " + label(self.requests[child.index])); return _end(self, child, *args, **kw)
+    child_module.ChildBatch._start, child_module.ChildBatch._end = start, end
+    _results = child_module.ChildBatch.answers
+    def answers(self):
+        mark("wait for " + ", ".join(label(r) for r in self.requests)[:80]); out = _results(self); mark("waited"); return out
+    child_module.ChildBatch.answers = answers
 if PROFILE:
     import cProfile, pstats
     profile = cProfile.Profile(); profile.enable()
@@ -52,7 +67,7 @@ sys.stdout.flush(); os.dup2(saved, 1)
 mark("end")
 if PROFILE:
     profile.disable(); text = io.StringIO()
-    pstats.Stats(profile, stream=text).sort_stats("tottime").print_stats(30); sys.stderr.write(text.getvalue())
+    pstats.Stats(profile, stream=text).sort_stats(SORT).print_stats(*FILTER, LINES); sys.stderr.write(text.getvalue())
 held.seek(0); report = json.loads(held.read())
 print(json.dumps({"marks": marks, "timings_ms": report.get("timings_ms")}))
 """
@@ -62,11 +77,16 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--sort", default="tottime", choices=["tottime", "cumulative"])
+    parser.add_argument("--lines", type=int, default=30)
+    parser.add_argument("--children", action="store_true", help="mark each child's start and end (one run's order)")
+    parser.add_argument("--only-doctor", action="store_true", help="the profile's lines of the doctor's own code only")
     options = parser.parse_args()
     env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
     neutral = tempfile.mkdtemp(prefix="check-timeline-")
-    code = CHILD.replace("PROFILE", "True" if options.profile else "False")
+    code = (CHILD.replace("PROFILE", "True" if options.profile else "False").replace("SORT", repr(options.sort))
+            .replace("LINES", str(options.lines)).replace("CHILDREN", str(options.children)).replace("*FILTER, ", "'cudnn_doctor', " if options.only_doctor else ""))
     subprocess.run([sys.executable, "-c", code], capture_output=True, env=env, cwd=neutral)  # warm-up
     runs = []
     for _ in range(options.runs):
@@ -75,6 +95,10 @@ def main() -> None:
             sys.exit(done.stderr)
         runs.append(json.loads(done.stdout.splitlines()[-1]))
         profile = done.stderr
+    if options.children:  # the marks of one run, in order (names repeat)
+        for name, ms in runs[len(runs) // 2]["marks"]:
+            print(f"{ms:8.1f} ms  {name}")
+        return
     names = [name for name, _ in runs[0]["marks"]]
     for name in names:
         values = [dict(run["marks"]).get(name) for run in runs]

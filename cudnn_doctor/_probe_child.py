@@ -246,10 +246,36 @@ def _text(value):
     return value.decode() if isinstance(value, bytes) else value
 
 
+def _import_pynvml():
+    """pynvml (nvidia-ml-py) without importing ctypes.util: pynvml takes find_library from it at its top and never
+    calls it on Linux (it opens libnvidia-ml.so.1 by name), and ctypes.util imports shutil and subprocess: 14 ms
+    of this child's 80 on an H100, on the path of every check. A call of find_library imports the real module."""
+    if "ctypes.util" in sys.modules:
+        import pynvml
+        return pynvml
+    import types
+
+    def find_library(name):
+        import importlib
+        return importlib.import_module("ctypes.util").find_library(name)
+
+    light = types.ModuleType("ctypes.util")
+    light.find_library = find_library
+    sys.modules["ctypes.util"] = light
+    try:
+        import pynvml
+    finally:
+        if sys.modules.get("ctypes.util") is light:
+            del sys.modules["ctypes.util"]
+        if getattr(ctypes, "util", None) is light:
+            del ctypes.util
+    return pynvml
+
+
 def probe_nvml(_arg=None, module_folder=None):
     if module_folder:  # started with -S: only the folder that holds pynvml, not every .pth of site-packages
         sys.path.insert(0, module_folder)
-    import pynvml  # nvidia-ml-py
+    pynvml = _import_pynvml()
 
     try:
         pynvml.nvmlInit()
@@ -380,7 +406,9 @@ def gpu_links(pynvml, handle):
     read("cpu_affinity", lambda: _cpu_list(pynvml.nvmlDeviceGetCpuAffinity(handle, 16)))
     read("utilization_percent", lambda: pynvml.nvmlDeviceGetUtilizationRates(handle).gpu)
     nvlinks = []
-    for link in range(getattr(pynvml, "NVML_NVLINK_MAX_LINKS", 18)):
+    # a GPU without NVLink answers NOT_SUPPORTED for each of the 18 links, an exception each (10 ms on an H100
+    # PCIe, on the path of every check): NVML's link count first, and the links only where it says some or nothing
+    for link in range(getattr(pynvml, "NVML_NVLINK_MAX_LINKS", 18) if _nvlink_count(pynvml, handle) != 0 else 0):
         try:
             active = bool(pynvml.nvmlDeviceGetNvLinkState(handle, link))
         except pynvml.NVMLError as error:
@@ -408,6 +436,20 @@ def gpu_links(pynvml, handle):
     if hasattr(pynvml, "c_nvmlGpuFabricInfo_t"):
         read("fabric", fabric)
     return links
+
+
+def _nvlink_count(pynvml, handle):
+    """The GPU's NVLinks as NVML counts them (field NVLINK_LINK_COUNT; NOT_SUPPORTED: none), None where NVML cannot
+    say (an older driver or library: then each link is asked)."""
+    try:
+        [value] = pynvml.nvmlDeviceGetFieldValues(handle, [pynvml.NVML_FI_DEV_NVLINK_LINK_COUNT])
+    except (pynvml.NVMLError, AttributeError, TypeError, ValueError):
+        return None
+    if value.nvmlReturn == pynvml.NVML_ERROR_NOT_SUPPORTED:
+        return 0
+    if value.nvmlReturn != pynvml.NVML_SUCCESS:
+        return None
+    return int(value.value.uiVal)
 
 
 def _cpu_list(mask_words):

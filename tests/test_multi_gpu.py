@@ -5,6 +5,7 @@ does when its bootstrap finds no interface."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -34,6 +35,22 @@ def _interfaces(machine: Machine, *names: str, folder: str = "net") -> None:
 
 def _found(report: dict, code: str) -> list[dict]:
     return [f for f in report["findings"] if f["code"] == code]
+
+
+def test_nvml_link_count_spares_asking_each_link_of_a_gpu_without_nvlink(machine: Machine, tmp_path: Path) -> None:
+    # FIELD_VALUES: the driver counts the links; a GPU without any then answers UNKNOWN for each link, which a
+    # probe that still asked them would report as that link's error
+    _gpus(machine, tmp_path, 2, FIELD_VALUES=1)
+    report = machine.check_json()
+    gpus = report["multi_gpu"]["gpus"]
+    assert [(g["nvlinks"], g["nvlinks_active"], g["errors"]) for g in gpus] == [([], 0, {}), ([], 0, {})]
+    assert "Unknown Error" not in json.dumps(report)
+
+
+def test_nvml_link_count_of_a_gpu_with_nvlink_still_asks_every_link(machine: Machine, tmp_path: Path) -> None:
+    _gpus(machine, tmp_path, 2, FIELD_VALUES=1, NVLINKS=4)
+    gpus = machine.check_json()["multi_gpu"]["gpus"]
+    assert [g["nvlinks_active"] for g in gpus] == [4, 4]  # expected: the H100 SXM's 18, from the data
 
 
 def test_one_gpu_has_no_pair_and_nothing_to_say(machine: Machine, tmp_path: Path) -> None:

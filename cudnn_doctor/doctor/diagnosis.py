@@ -13,11 +13,12 @@ from cudnn_doctor.knowledge import inputs
 from cudnn_doctor.knowledge.data import sublibrary_names
 from cudnn_doctor.model import Finding, Report
 from cudnn_doctor.plan.actions import Plan
-from cudnn_doctor.probes.collect import collect_report
 from cudnn_doctor.probes.context import SearchContext
-from cudnn_doctor.rules import evaluate, rule_modules, summarize
 from cudnn_doctor.rules.requirements import parse_requirement
 from cudnn_doctor.selection import Selection, select_findings
+
+# The probes' and the rules' modules are imported in diagnose(), once NVML's child is started: on a GPU machine
+# that child is the longest wait of a check (it opens the driver, as nvidia-smi does), and the imports run beside it.
 
 
 @dataclass
@@ -87,8 +88,14 @@ def diagnose(options: CheckOptions, env: Mapping[str, str] | None = None,
         inputs.framework_spec("--framework", spec)
     project_dir = project_folder(options.project_dir)
     ctx = SearchContext.from_environment(options.search_paths, python=options.python, env=env)
+    from cudnn_doctor.probes.loader import start_nvml
+
+    nvml = start_nvml(ctx)
+    from cudnn_doctor.probes.collect import collect_report
+    from cudnn_doctor.rules import evaluate, summarize
+
     report = collect_report(ctx, sublibrary_names(), project_dir, options.deep, while_children_run=_load_judges,
-                            progress=progress)
+                            progress=progress, started_nvml=nvml)
     if options.frameworks:
         from cudnn_doctor.knowledge.frameworks import assumed_framework
 
@@ -119,6 +126,7 @@ def _load_judges() -> None:
     """The rules and the plan, loaded while the probes' children answer (collect_report's WHILE_CHILDREN_RUN)."""
     import cudnn_doctor.plan.fixes
     import cudnn_doctor.plan.planner  # noqa: F401
+    from cudnn_doctor.rules import rule_modules
 
     rule_modules()
 

@@ -24,13 +24,14 @@ from cudnn_doctor.probes.driver import NVML_JOB, NVML_NOT_FOUND, read_driver
 from cudnn_doctor.probes.frameworks import detect_frameworks, link_frameworks_to_installs, theano_flags
 from cudnn_doctor.probes.library_jobs import Job, ProbeBatch, run_jobs
 from cudnn_doctor.probes.loader import (
+    StartedNvml,
     cache_from_answer,
     find_nvml,
     ldconfig_command,
     loader_search_dirs,
     may_load,
-    may_load_nvml,
     resolve_like_loader,
+    start_nvml,
     under_prefix,
 )
 from cudnn_doctor.probes.platform import detect_platform, libcuda_target
@@ -48,11 +49,13 @@ from cudnn_doctor.user_files import is_regular_file
 
 def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], project_dir: str | None = None,
                    deep: bool = False, while_children_run: Callable[[], object] | None = None,
-                   progress: Callable[[str], None] | None = None) -> Report:
+                   progress: Callable[[str], None] | None = None,
+                   started_nvml: StartedNvml | None = None) -> Report:
     """Everything the probes can see, as plain data; no judgement. WHILE_CHILDREN_RUN, the caller's own work
     (check loads its rules and plan there), is done once the file system is read, while the children
     (each library, NVML, CUDA) still answer: a core would otherwise wait idle for them. PROGRESS, where given, is
-    told in words what is being waited for (the command shows it on a terminal)."""
+    told in words what is being waited for (the command shows it on a terminal). STARTED_NVML: NVML's child, started by the
+    caller for CTX before this module was imported (start_nvml); started here otherwise."""
     from cudnn_doctor.probes.library_jobs import probe_timeout
 
     say = progress or (lambda _text: None)
@@ -63,7 +66,7 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     started = time.perf_counter()
     # On a GPU machine NVML's child costs as much as every other probe together (it opens the driver, as
     # nvidia-smi does): it starts first, wherever the loader may find libnvidia-ml, and runs beside the rest.
-    nvml_batch: ProbeBatch | None = ProbeBatch([NVML_JOB], env=ctx.env) if may_load_nvml(ctx) else None
+    nvml_batch = (started_nvml if started_nvml is not None and started_nvml.ctx is ctx else start_nvml(ctx)).batch
     # CUDA itself (cuInit, 0.2 s a GPU) beside it, where the environment alone already says it must be asked
     early_cuda = ProbeBatch([CUDA_JOB], env=ctx.env) if ctx.prefix == "/" and early_reasons(ctx, deep) and (
         preload_entries(ctx.env) or may_load(ctx.layout.libcuda, ctx)) else None

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from cudnn_doctor.child import ChildAnswer
 from cudnn_doctor.probes.context import SearchContext
 from cudnn_doctor.user_files import is_regular_file
+
+if TYPE_CHECKING:
+    from cudnn_doctor.probes.library_jobs import ProbeBatch
 
 
 def ldconfig_command(ctx: SearchContext) -> list[str] | None:
@@ -144,3 +149,21 @@ def may_load(soname: str, ctx: SearchContext) -> bool:
 def may_load_nvml(ctx: SearchContext) -> bool:
     """Whether pynvml may find NVML: may_load's answer for libnvidia-ml.so.1; on Windows, where pynvml looks."""
     return find_nvml(ctx, {}) is not None or may_load(ctx.layout.nvml, ctx)
+
+
+@dataclass(frozen=True)
+class StartedNvml:
+    """NVML's child for CTX, started as soon as CTX is known (None where the loader cannot find NVML): on a GPU
+    machine it is the longest wait of a check, so it runs while the probes' and rules' modules load."""
+
+    ctx: SearchContext
+    batch: ProbeBatch | None
+
+
+def start_nvml(ctx: SearchContext) -> StartedNvml:
+    from cudnn_doctor.probes.library_jobs import NVML_JOB, ProbeBatch
+
+    batch = ProbeBatch([NVML_JOB], env=ctx.env) if may_load_nvml(ctx) else None
+    if batch is not None:  # started before the caller's imports take the interpreter's lock from the batch's thread
+        batch.wait_launched()
+    return StartedNvml(ctx, batch)

@@ -319,7 +319,30 @@ int nvmlDeviceGetCpuAffinity(void *device, unsigned size, unsigned long *mask) {
     mask[0] = numa_of(index_of(device)) ? 0xFFFF0000UL : 0x0000FFFFUL; /* 16 CPUs per node */
     return 0;
 }
+/* FAKE_FIELD_VALUES: nvmlDeviceGetFieldValues answers NVLINK_LINK_COUNT (field 91) as a driver does: FAKE_NVLINKS,
+   NOT_SUPPORTED (3) for a GPU with none. With it, a GPU with none answers UNKNOWN (999) for each link: a probe that
+   asks the links after the count said none is seen. Without it the symbol is absent (an older driver). */
+#ifdef FAKE_FIELD_VALUES
+typedef struct {
+    unsigned fieldId, scopeId; long long timestamp, latencyUsec; int valueType, nvmlReturn;
+    union { double d; unsigned ui; unsigned long ul; unsigned long long ull; long long sll; int si; } value;
+} nvmlFieldValue_t;
+int nvmlDeviceGetFieldValues(void *device, int count, nvmlFieldValue_t *values) {
+    int i;
+    (void)device;
+    for (i = 0; i < count; i++) {
+        values[i].valueType = 1; /* unsigned int */
+        values[i].nvmlReturn = values[i].fieldId != 91 ? 2 : FAKE_NVLINKS == 0 ? 3 : 0;
+        values[i].value.ull = 0;
+        if (values[i].fieldId == 91) values[i].value.ui = FAKE_NVLINKS;
+    }
+    return 0;
+}
+#endif
 int nvmlDeviceGetNvLinkState(void *device, unsigned link, unsigned *active) {
+#ifdef FAKE_FIELD_VALUES
+    if (FAKE_NVLINKS == 0) return 999;
+#endif
     if (link >= FAKE_NVLINKS) return FAKE_NVLINKS == 0 ? 3 : 2;
     *active = (SICK(device) || FAKE_NVLINKS_DOWN_ALL) && link < FAKE_NVLINKS_DOWN ? 0 : 1; return 0;
 }

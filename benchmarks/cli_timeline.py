@@ -1,0 +1,78 @@
+"""One `cudnn-doctor check --json` as the command runs it (entry.main: the early NVML child, then the imports),
+with the wall time of each child's start and end and of the end, in ms after the interpreter reached this script.
+
+    python benchmarks/cli_timeline.py [--runs 5] [-- extra check arguments]
+
+Prints the run of median length, its marks in order. The checkout's package is the one run (PYTHONPATH)."""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(os.environ.get("CHECKOUT") or Path(__file__).resolve().parents[1])
+
+CHILD = r"""
+import atexit, os, sys, time
+T0 = time.perf_counter()
+marks = []
+def mark(name):
+    marks.append((round((time.perf_counter() - T0) * 1000, 1), name))
+def label(argv):
+    argv = [str(a) for a in argv]
+    argv = [a for a in argv[("python" in argv[0].rsplit("/", 1)[-1]):] if not a.startswith("-")][:3]
+    return " ".join(a.rsplit("/", 1)[-1][:40] for a in argv)
+patched = []
+def hook(event, args):
+    if event == "subprocess.Popen":
+        mark("start " + label(args[1]))
+    elif event == "import" and args[0] in ("cudnn_doctor.cli", "cudnn_doctor.commands.check", "cudnn_doctor.rules",
+                                         "cudnn_doctor.plan.planner", "cudnn_doctor.render.formats"):
+        mark("import " + args[0])
+    if not patched and "cudnn_doctor.child" in sys.modules and hasattr(sys.modules["cudnn_doctor.child"], "ChildBatch"):
+        patched.append(1)
+        batch = sys.modules["cudnn_doctor.child"].ChildBatch
+        end = batch._end
+        def _end(self, child, *a, **k):
+            mark("end " + label(self.requests[child.index].argv)); return end(self, child, *a, **k)
+        batch._end = _end
+sys.addaudithook(hook)
+def done():
+    sys.stderr.write("MARKS " + repr(marks) + "\n")
+atexit.register(lambda: (mark("exit"), done()))
+sys.argv = ["cudnn-doctor", "check", "--json", *EXTRA]
+from cudnn_doctor.entry import main
+main()
+"""
+
+
+def main() -> None:
+    args = sys.argv[1:]
+    extra = args[args.index("--") + 1:] if "--" in args else []
+    runs = int(args[args.index("--runs") + 1]) if "--runs" in args else 5
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
+    neutral = tempfile.mkdtemp(prefix="cli-timeline-")
+    code = CHILD.replace("*EXTRA", ", ".join(repr(a) for a in extra) + ("," if extra else ""))
+    found = []
+    for index in range(runs + 1):
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=neutral)
+        line = next((x for x in done.stderr.splitlines() if x.startswith("MARKS ")), None)
+        if line is None:
+            sys.exit(done.stderr[-2000:])
+        if index:  # the first run writes bytecode and caches
+            found.append(eval(line[6:]))  # noqa: S307 - our own child's repr of a list of tuples
+    found.sort(key=lambda marks: marks[-1][0])
+    for ms, name in found[len(found) // 2]:
+        print(f"{ms:8.1f} ms  {name}")
+    print(json.dumps({"exit_ms": [marks[-1][0] for marks in found],
+                      "median_exit_ms": statistics.median(marks[-1][0] for marks in found)}))
+
+
+if __name__ == "__main__":
+    main()
