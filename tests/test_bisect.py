@@ -64,3 +64,47 @@ def test_nothing_cures_and_the_time_is_bounded() -> None:
 
     variant, said = curing([_framework("torch")], env, run, budget_s=0.0)
     assert variant is None and any("not tried" in words for words in said.values())
+
+
+def _failing_while(*culprits: str, every: bool = False):  # type: ignore[no-untyped-def]
+    """A run under which the framework fails while any (EVERY: all) of CULPRITS is set; the children it started."""
+    started: list[dict[str, str]] = []
+
+    def run(frameworks, changed, limits, timeout):  # type: ignore[no-untyped-def]
+        started.append(dict(changed))
+        set_ = [name in changed for name in culprits]
+        fails = all(set_) if every else any(set_)
+        return {f.name: {"error": "RuntimeError: broken by the environment"} if fails else {} for f in frameworks}
+    return run, started
+
+
+NOISE = {f"APP_SETTING_{n:02d}": str(n) for n in range(40)}
+SESSION = {"PATH": "/usr/bin", "HOME": "/root", "CUDA_VISIBLE_DEVICES": "0", "SHELL": "/bin/bash", "PWD": "/w"}
+
+
+def test_any_variable_nobody_wrote_down_is_found_by_halving() -> None:
+    # 43 variables the data names no class for; the one that breaks the framework is found with about log2(43)
+    # children, and the session's own (PATH, CUDA_VISIBLE_DEVICES, ...) are never unset
+    env = {**SESSION, **NOISE, "PYTHONWARNINGS": "error", "LC_ALL": "C.UTF-8", "OMP_NUM_THREADS": "4"}
+    run, started = _failing_while("PYTHONWARNINGS")
+    variant, _ = curing([_framework("torch")], env, run)
+    assert variant is not None and variant.kind == "variable" and variant.variable == "PYTHONWARNINGS"
+    assert [(c.variable, c.op) for c in variant.changes] == [("PYTHONWARNINGS", "unset")]
+    assert len([child for child in started if child.get("PYTHONWARNINGS") != "error" or len(child) < len(env)]) <= 9
+    assert all(child.get(name) == value for child in started for name, value in SESSION.items() if name != "HOME")
+
+
+def test_a_cause_of_two_variables_together_is_a_group_seen_to_cure() -> None:
+    env = {**SESSION, **NOISE, "AAA_FIRST": "1", "ZZZ_LAST": "3"}
+    run, _ = _failing_while("AAA_FIRST", "ZZZ_LAST")  # either breaks it: both must go, and they fall in two halves
+    variant, _ = curing([_framework("jax")], env, run)
+    assert variant is not None and variant.kind == "variables"
+    assert {"AAA_FIRST", "ZZZ_LAST"} <= set(variant.removed)  # never a group that was not seen to cure
+
+
+def test_where_unsetting_every_variable_cures_nothing_one_child_says_so() -> None:
+    env = {**SESSION, **NOISE}
+    run, started = _failing_while("PATH")  # a cause the search never takes out
+    variant, said = curing([_framework("torch")], env, run)
+    assert variant is None and any("variables unset" in words for words in said)
+    assert len([child for child in started if "APP_SETTING_00" not in child]) == 1

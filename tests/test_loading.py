@@ -493,6 +493,30 @@ def test_deep_names_the_part_of_the_environment_without_which_the_framework_work
     assert step["verified"].startswith("verified here"), step
 
 
+@pytest.mark.integration
+def test_deep_finds_a_variable_nobody_wrote_down_among_many(machine: Machine, tmp_path: Path) -> None:
+    """A torch whose convolution warns of a deprecation (as libraries do), in a session with PYTHONWARNINGS=error among
+    thirty other variables: torch fails under --deep, the search over every variable finds the one without which it
+    works (no row of the data names it), and fix's line unsets it, verified."""
+    site = torch_with_real_cudnn(machine, tmp_path)
+    (site / "torch" / "__init__.py").write_text(
+        LOADING_TORCH.replace("def randn(", "def _randn(") +
+        "\ndef randn(*shape, device=None):\n"
+        "    import warnings\n"
+        "    warnings.warn('torch.backends.cudnn.some_flag is deprecated', DeprecationWarning)\n"
+        "    return _randn(*shape, device=device)\n")
+    machine.env.update({f"APP_SETTING_{n:02d}": str(n) for n in range(30)})
+    machine.env["PYTHONWARNINGS"] = "error"
+    report = machine.check_json("--deep")
+    cure = report["process"]["cured_by"]
+    assert (cure["kind"], cure["variable"]) == ("variable", "PYTHONWARNINGS"), cure
+    [cause] = [f for f in report["findings"] if f["subject"] == "environment: variable"]
+    assert cause["severity"] == "error" and cause["evidence"] == "seen" and cause["code"] == "CD411", cause
+    plan = machine.run("fix", "--json").json
+    [step] = [a for a in plan["actions"] if a["kind"] == "env"]
+    assert step["env"]["bash"] == ["unset PYTHONWARNINGS"] and step["verified"].startswith("verified here"), step
+
+
 # a torch whose first GPU steps under --deep do not touch cuDNN (they run whatever the loader would map)
 TORCH_NOT_USING_CUDNN = TORCH_INIT + '''
 __version__ = "2.11.0+cu130"

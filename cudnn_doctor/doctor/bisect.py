@@ -11,6 +11,10 @@ same work runs again in children that each differ from it in one part only, side
   PYTHONPATH       unset: a folder on it can shadow the installed framework or its packages
   limits           the soft limits of address space, open files and stack raised to the hard ones
   one variable     each CUDA, cuDNN, NCCL or framework variable that is set, unset alone
+  any variable     where none of those cures: every other variable the session set (not PATH, the loader's and
+                   Python's paths, the shell's own, CUDA_VISIBLE_DEVICES), unset together, then halved while a half
+                   still cures: the one variable (or the few together) without which the frameworks work, whatever
+                   it is (a setting nobody wrote down as data: a Python, locale, library or tool variable)
 
 A variant under which every failing framework works is the cause, seen: its change is what the framework needed,
 and `fix` offers it verified. Nothing here reads the files to guess: the frameworks answer.
@@ -35,6 +39,12 @@ VARIABLE = re.compile(r"^(CUDA_|CUDNN_|NCCL_|NVIDIA_TF32|XLA_|JAX_|TF_|TORCH_|PY
 # container), which unset would widen to GPUs that are not the job's: its own rules treat it exactly (CD113, CD114)
 NOT_TRIED = ("CUDA_HOME", "CUDA_PATH", "CUDA_ROOT", "CUDNN_DOCTOR_", "CUDA_VISIBLE_DEVICES")
 MAX_VARIABLES = 8
+# never unset by the search over every variable: the paths the other variants try by entry, what a shell or session
+# needs to start a program at all, the scheduler's choice of GPUs, and the doctor's own
+KEPT = ("PATH", "LD_LIBRARY_PATH", "LD_PRELOAD", "PYTHONPATH", "CUDA_VISIBLE_DEVICES", "PWD", "OLDPWD", "SHLVL", "_",
+        "SHELL", "TERM", "USER", "LOGNAME", "DISPLAY", "SSH_AUTH_SOCK", "SSH_CONNECTION", "SSH_CLIENT", "SSH_TTY",
+        "XDG_RUNTIME_DIR", "DBUS_SESSION_BUS_ADDRESS", "HOSTNAME", "MAIL")
+KEPT_PREFIXES = ("CUDNN_DOCTOR_", "SLURM_", "PMI_", "OMPI_COMM_")
 LIMITS = (("RLIMIT_AS", "-v", 1024), ("RLIMIT_NOFILE", "-n", 1), ("RLIMIT_STACK", "-s", 1024))
 
 
@@ -211,14 +221,51 @@ def curing(failing: list[Framework], env: dict[str, str], run: Runner,
 
     said: dict[str, str] = {}
     ends = time.monotonic() + budget_s
-    for variant in candidates if candidates is not None else variants(env):
-        if time.monotonic() > ends:
-            said[variant.words] = "not tried: the time for trying was spent"
-            continue
+
+    def cures(variant: Variant) -> bool:
         changed = apply_changes(tuple(c for c in variant.changes if c.op != "limit"), env)
         answers = run(failing, changed, variant.limits, max(1.0, ends - time.monotonic()))
         still = [f for f in failing if answers.get(f.name, {}).get("error")]
-        if not still:
+        if still:
+            said[variant.words] = "; ".join(f"{f.name}: {str(answers[f.name].get('error'))[:160]}" for f in still)
+        return not still
+
+    tried = candidates if candidates is not None else variants(env)
+    for variant in tried:
+        if time.monotonic() > ends:
+            said[variant.words] = "not tried: the time for trying was spent"
+            continue
+        if cures(variant):
             return variant, said
-        said[variant.words] = "; ".join(f"{f.name}: {str(answers[f.name].get('error'))[:160]}" for f in still)
-    return None, said
+    alone = {v.variable for v in tried if v.variable}
+    names = [name for name in sorted(env) if name not in alone and name not in KEPT and not name.startswith(KEPT_PREFIXES)]
+    return search_variables(names, cures, ends), said
+
+
+def unset_variables(names: list[str]) -> Variant:
+    words = f"{names[0]} unset" if len(names) == 1 else f"{len(names)} variables unset ({', '.join(names[:6])}" + (
+        ", ...)" if len(names) > 6 else ")")
+    return Variant("variable" if len(names) == 1 else "variables", words,
+                   tuple(EnvChange(name, "unset", "") for name in names),
+                   variable=names[0] if len(names) == 1 else None, removed=tuple(names))
+
+
+def search_variables(names: list[str], cures: Callable[[Variant], bool], ends: float) -> Variant | None:
+    """The variable of NAMES (or the few together) without which the frameworks work: all unset in one child; where
+    that cures, the half that still cures, halving while time is left (a cause that needs variables of both halves
+    together stays the smallest group found). None where unsetting them all cures nothing."""
+    import time
+
+    if not names or time.monotonic() > ends or not cures(unset_variables(names)):
+        return None
+    group = verified = names  # VERIFIED: the smallest group seen to cure
+    while len(group) > 1 and time.monotonic() < ends:
+        half = len(group) // 2
+        first, second = group[:half], group[half:]
+        if cures(unset_variables(first)):
+            group = verified = first
+        else:  # one child a halving: a cause of one variable is then in the other half, asked as it is halved
+            group = second
+    if group is not verified and not (time.monotonic() < ends and cures(unset_variables(group))):
+        group = verified  # it takes variables of both halves together: the smallest group that cured
+    return unset_variables(group)

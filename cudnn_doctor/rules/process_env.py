@@ -750,7 +750,9 @@ _CURE_WHY = {
     "path": "XLA runs the first ptxas on PATH before its own.",
     "pythonpath": "PYTHONPATH comes before site-packages: a package on it shadows the installed one.",
     "limits": "A process limit below what the framework needs stops it.",
-    "variable": "The framework or CUDA reads that variable at start.",
+    "variable": "The framework, CUDA or a library they load reads that variable at start.",
+    "variables": "The framework, CUDA or a library they load reads those variables at start; the frameworks worked "
+                 "only with all of them unset.",
 }
 
 
@@ -779,6 +781,8 @@ def _cure_code(cure: Any) -> str:
         return "CD116"
     if cure.kind == "pythonpath":
         return "CD409"
+    if cure.kind == "variables":  # several variables together: whose they are is not one row of the data
+        return "CD416" if all(name.startswith("CUDA_") for name in cure.removed) else "CD411"
     variable = cure.variable or ""
     row = next((r for r in _data().get("setting", []) if r["variable"] == variable), None)
     if variable == "CUDA_VISIBLE_DEVICES":
