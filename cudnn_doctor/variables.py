@@ -77,9 +77,74 @@ def check_all(environ: dict[str, str] | None = None) -> None:
 LOADER_LIST_SEPARATORS = ":;"  # glibc's ld.so splits LD_LIBRARY_PATH at both (elf/dl-load.c: fillin_rpath's ":;")
 
 
-def loader_folders(value: str) -> list[str]:
+def loader_folders(value: str, expanded: bool = False, origin: str | None = None) -> list[str]:
     """LD_LIBRARY_PATH's folders as glibc's ld.so reads them: split at ':' and at ';', an empty entry the working
-    folder (''), in order. Every reader of the variable goes through here, so a folder named a;b is two for it too."""
+    folder (''), in order. Every reader of the variable goes through here, so a folder named a;b is two for it too.
+    EXPANDED: the folders ld.so searches, its tokens $ORIGIN, $LIB and $PLATFORM (or ${...}) replaced as it replaces
+    them (ORIGIN: the program's folder, this interpreter's by default); an entry whose $ORIGIN cannot be known is
+    dropped, as ld.so drops it. Not expanded: the entries as written, which is what a line that edits them names."""
     import re
 
-    return re.split(f"[{LOADER_LIST_SEPARATORS}]", value) if value else []
+    entries = re.split(f"[{LOADER_LIST_SEPARATORS}]", value) if value else []
+    if not expanded:
+        return entries
+    out = []
+    for entry in entries:
+        folder = expand_loader_tokens(entry, origin)
+        if folder is not None:
+            out.append(folder)
+    return out
+
+
+# ld.so's dynamic string tokens (ld.so(8), "Dynamic string tokens"; glibc elf/dl-load.c is_dst: the bare name ends
+# where an identifier would, ${NAME} at its brace); any other $ stays as written
+_LOADER_TOKEN = r"\$(?:\{(ORIGIN|LIB|PLATFORM)\}|(ORIGIN|LIB|PLATFORM)(?![A-Za-z0-9_]))"
+
+
+def expand_loader_tokens(entry: str, origin: str | None = None) -> str | None:
+    """ENTRY (of LD_LIBRARY_PATH, LD_PRELOAD, a RUNPATH) with ld.so's tokens replaced: $ORIGIN by ORIGIN (default: the
+    folder of this interpreter's real file, as ld.so takes the program's from /proc/self/exe), $LIB by the folder the
+    loader took libc from (lib/x86_64-linux-gnu on Debian, lib64 on Fedora), $PLATFORM by the machine's (x86_64)."""
+    if "$" not in entry:
+        return entry
+    import re
+
+    def value(match: re.Match[str]) -> str:
+        name = match.group(1) or match.group(2)
+        if name == "ORIGIN":
+            import sys
+
+            return origin if origin is not None else os.path.dirname(os.path.realpath(sys.executable))
+        return loader_lib_token() if name == "LIB" else os.uname().machine
+    return re.sub(_LOADER_TOKEN, value, entry)
+
+
+def loader_lib_token() -> str:
+    """What ld.so puts for $LIB: the folder (below / or /usr) it loaded this process's libc from, asked of the process's
+    own map; where that cannot be read, the multiarch folder if it exists, else lib64, else lib."""
+    global _LIB_TOKEN
+    if _LIB_TOKEN is None:
+        _LIB_TOKEN = _read_lib_token()
+    return _LIB_TOKEN
+
+
+_LIB_TOKEN: str | None = None
+
+
+def _read_lib_token() -> str:
+    try:
+        with open("/proc/self/maps", "rb") as maps:
+            text = maps.read(1 << 20).decode("utf-8", "replace")
+    except OSError:
+        text = ""
+    for line in text.splitlines():
+        path = line.split(None, 5)[-1] if line.count(" ") >= 5 else ""
+        if os.path.basename(path).startswith("libc.so."):
+            folder = os.path.dirname(path)
+            folder = folder[len("/usr"):] if folder.startswith("/usr/") else folder
+            return folder.lstrip("/") or "lib"
+    machine = os.uname().machine
+    for candidate in (f"lib/{machine}-linux-gnu", "lib64"):
+        if os.path.isdir(os.path.join("/", candidate)):
+            return candidate
+    return "lib"

@@ -127,10 +127,13 @@ def variants(env: dict[str, str]) -> list[Variant]:
 def _holding(entries: list[str], prefixes: tuple[str, ...], skip_driver: bool, exact: bool = False) -> list[str]:
     """The ENTRIES of a folder list whose folder holds a file named with one of PREFIXES (EXACT: named so), an empty
     entry read as the working folder and written "."; with SKIP_DRIVER, never one holding libcuda."""
+    from cudnn_doctor.variables import expand_loader_tokens
+
     found: list[str] = []
     for entry in entries:
+        folder = expand_loader_tokens(entry)  # ld.so's $ORIGIN, $LIB, $PLATFORM; the entry as written is what is taken out
         try:
-            names = os.listdir(entry or ".")
+            names = os.listdir(folder or ".") if folder is not None else []
         except OSError:
             continue
         hits = [n for n in names if (n in prefixes if exact else n.startswith(prefixes))]

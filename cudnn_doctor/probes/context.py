@@ -117,11 +117,16 @@ class SearchContext:
             return []
         if self.os_name == "windows":
             return [part for part in value.split(os.pathsep) if part]
-        if name == "LD_LIBRARY_PATH":  # as ld.so splits it: at ':' and ';'
+        if name == "LD_LIBRARY_PATH":  # as ld.so splits it (at ':' and ';') and expands its tokens ($ORIGIN, $LIB)
             from cudnn_doctor.variables import loader_folders
 
-            return [part or "." for part in loader_folders(value)]
+            return [part or "." for part in loader_folders(value, expanded=True, origin=self.program_folder())]
         return [part or "." for part in value.split(":")]
+
+    def program_folder(self) -> str | None:
+        """$ORIGIN of the programs that matter here, the frameworks' Python: --python's real folder, else this
+        interpreter's (None: the default, this one's)."""
+        return os.path.dirname(os.path.realpath(self.python)) if self.python else None
 
     def library_path(self) -> list[str]:
         """The folders of the variable the loader searches (LD_LIBRARY_PATH; PATH on Windows)."""

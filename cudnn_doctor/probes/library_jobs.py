@@ -167,8 +167,23 @@ def child_environment(env: Mapping[str, str]) -> dict[str, str]:
     child = dict(env)
     value = child.get("LD_LIBRARY_PATH")
     if value and os.name != "nt":  # each folder as ld.so reads the list (';' splits it too; '' is the working folder)
-        child["LD_LIBRARY_PATH"] = ":".join(os.path.abspath(p) for p in loader_folders(value))
+        child["LD_LIBRARY_PATH"] = ":".join(_from_here(p) for p in loader_folders(value))
     return child
+
+
+def _from_here(entry: str) -> str:
+    """ENTRY as the same folder for a child started from "/": a relative one joined to the working folder as written
+    ('..' left for the kernel, which resolves it through links as ld.so's open does); one that starts with $ORIGIN
+    left for the child's own ld.so to expand (the child is the program whose origin it names)."""
+    import re
+
+    if os.path.isabs(entry) or re.match(r"\$(\{ORIGIN\}|ORIGIN(?![A-Za-z0-9_]))", entry):
+        return entry
+    try:
+        here = os.getcwd()
+    except OSError:  # the working folder was removed: ld.so finds nothing there either
+        return entry or "/nonexistent"
+    return os.path.join(here, entry) if entry else here
 
 
 def _library_probe(job: Job, answer: ChildAnswer, timeout: float) -> LibraryProbe:
