@@ -45,3 +45,10 @@ def test_check_finds_a_cudnn_reached_only_through_a_token(machine: Machine, tmp_
     machine.env["LD_LIBRARY_PATH"] = str(tmp_path / "opt" / "$LIB")
     report = machine.check_json()
     assert [os.path.dirname(c["library"]) for c in report["cudnn"] if c["source"] == "env"] == [str(folder)]
+
+
+def test_preloaded_entries_are_read_where_the_tokens_lead() -> None:
+    from cudnn_doctor.probes.process_env import preload_entries
+
+    assert preload_entries({"LD_PRELOAD": "/opt/$LIB/libcublas.so.13 ${ORIGIN}/x.so:libm.so.6"})[0] == \
+        f"/opt/{loader_lib_token()}/libcublas.so.13"

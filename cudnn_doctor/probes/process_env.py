@@ -147,8 +147,12 @@ def _cuda_bus(text: str | None) -> str | None:
 
 def preload_entries(env: dict[str, str]) -> tuple[str, ...]:
     """LD_PRELOAD's entries as ld.so splits them: at colons and spaces only (glibc's rtld, preload_sep " :"); a tab or
-    a newline is part of a name."""
-    return tuple(part for part in re.split(r"[: ]+", env.get("LD_PRELOAD", "")) if part)
+    a newline is part of a name. Its tokens ($ORIGIN, $LIB, $PLATFORM) expanded as ld.so expands them; an entry whose
+    $ORIGIN cannot be known is left out, as ld.so leaves it."""
+    from cudnn_doctor.variables import expand_loader_tokens
+
+    parts = (expand_loader_tokens(part) for part in re.split(r"[: ]+", env.get("LD_PRELOAD", "")) if part)
+    return tuple(part for part in parts if part)
 
 
 PRELOAD_CHECKED = ("libcublas", "libcublasLt", "libcudart", "libnvrtc", "libcufft", "libcusparse", "libcurand",
