@@ -129,3 +129,33 @@ def test_a_huge_stack_limit_does_not_make_the_doctors_threads_run_out_of_address
                           preexec_fn=limit)
     assert done.returncode in (0, 1), done.stderr[-800:]
     assert json.loads(done.stdout)["summary"]["exit_code"] == done.returncode
+
+
+def _check_under(machine: Machine, limits: dict[int, int]) -> dict:  # type: ignore[type-arg]
+    def limit() -> None:
+        for number, soft in limits.items():
+            resource.setrlimit(number, (soft, resource.getrlimit(number)[1]))
+
+    done = subprocess.run([sys.executable, "-m", "cudnn_doctor", "check", "--json"], env=machine.env, cwd=machine.cwd,
+                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL, preexec_fn=limit)
+    return json.loads(done.stdout)
+
+
+def test_a_low_cpu_time_or_data_limit_is_a_warning_that_deep_proves(machine: Machine) -> None:
+    # every program started here inherits them: a CPU-time limit ends a training run (SIGXCPU), a data limit bounds
+    # its host memory; read, so a warning (compat/process_env.toml [[limit]] rows, setrlimit(2))
+    report = _check_under(machine, {resource.RLIMIT_CPU: 600, resource.RLIMIT_DATA: 8 << 30})
+    found = {f["subject"]: f for f in report["findings"] if f["code"] == "CD116"}
+    assert set(found) >= {"RLIMIT_CPU", "RLIMIT_DATA"}, report["findings"]
+    assert found["RLIMIT_CPU"]["severity"] == "warning" and found["RLIMIT_CPU"]["evidence"] == "read"
+    assert "ulimit -S -t is 600 s" in json.dumps(found["RLIMIT_CPU"]) and "--deep" in found["RLIMIT_CPU"]["proof"]
+    assert "8.0 GiB" in json.dumps(found["RLIMIT_DATA"])
+
+
+def test_no_warning_for_limits_that_leave_room_or_that_the_kernel_does_not_enforce(machine: Machine) -> None:
+    import os
+
+    report = _check_under(machine, {resource.RLIMIT_CPU: 200000, resource.RLIMIT_NPROC: 64})
+    subjects = {f["subject"] for f in report["findings"] if f["code"] == "CD116"}
+    assert "RLIMIT_CPU" not in subjects
+    assert ("RLIMIT_NPROC" in subjects) == (os.geteuid() != 0)  # not enforced for root (setrlimit(2))

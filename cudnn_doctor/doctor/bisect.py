@@ -9,7 +9,8 @@ same work runs again in children that each differ from it in one part only, side
                    taken out, so it is never what is offered
   PATH             without the folders that hold a CUDA compiler (ptxas, nvcc): XLA runs the ptxas on PATH first
   PYTHONPATH       unset: a folder on it can shadow the installed framework or its packages
-  limits           the soft limits of address space, open files and stack raised to the hard ones
+  limits           the soft limits of address space, open files, stack, CPU time, processes and data raised to the
+                   hard ones
   one variable     each CUDA, cuDNN, NCCL or framework variable that is set, unset alone
   any variable     where none of those cures: every other variable the session set (not PATH, the loader's and
                    Python's paths, the shell's own, CUDA_VISIBLE_DEVICES), unset together, then halved while a half
@@ -45,7 +46,8 @@ KEPT = ("PATH", "LD_LIBRARY_PATH", "LD_PRELOAD", "PYTHONPATH", "CUDA_VISIBLE_DEV
         "SHELL", "TERM", "USER", "LOGNAME", "DISPLAY", "SSH_AUTH_SOCK", "SSH_CONNECTION", "SSH_CLIENT", "SSH_TTY",
         "XDG_RUNTIME_DIR", "DBUS_SESSION_BUS_ADDRESS", "HOSTNAME", "MAIL")
 KEPT_PREFIXES = ("CUDNN_DOCTOR_", "SLURM_", "PMI_", "OMPI_COMM_")
-LIMITS = (("RLIMIT_AS", "-v", 1024), ("RLIMIT_NOFILE", "-n", 1), ("RLIMIT_STACK", "-s", 1024))
+LIMITS = (("RLIMIT_AS", "-v", 1024), ("RLIMIT_NOFILE", "-n", 1), ("RLIMIT_STACK", "-s", 1024), ("RLIMIT_CPU", "-t", 1),
+          ("RLIMIT_NPROC", "-u", 1), ("RLIMIT_DATA", "-d", 1024))
 
 
 @dataclass(frozen=True)

@@ -202,6 +202,9 @@ def _limit(work: Any, finding: Finding, report: Report) -> None:
     if resource == "RLIMIT_NOFILE":
         wanted = 4096 if hard < 0 else min(hard, 4096)
         target = str(wanted) if wanted >= int(row.get("jax_minimum", 0)) else None
+    elif resource in ("RLIMIT_CPU", "RLIMIT_NPROC", "RLIMIT_DATA"):  # up to what the hard limit allows
+        unit = 1024 if row.get("unit_kib") else 1
+        target = "unlimited" if hard < 0 else str(hard // unit) if hard > soft >= 0 else None
     else:
         target = "unlimited" if hard < 0 else None
     if target is not None:

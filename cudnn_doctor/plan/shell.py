@@ -122,11 +122,14 @@ def _raise_soft_limit(option: str, value: str) -> None:
         import resource
     except ImportError:
         return
-    number = {"-v": getattr(resource, "RLIMIT_AS", None), "-n": getattr(resource, "RLIMIT_NOFILE", None)}.get(option)
+    names = {"-v": "RLIMIT_AS", "-n": "RLIMIT_NOFILE", "-s": "RLIMIT_STACK", "-t": "RLIMIT_CPU", "-u": "RLIMIT_NPROC",
+             "-d": "RLIMIT_DATA"}
+    number = getattr(resource, names.get(option, ""), None)
     if number is None:
         return
     soft, hard = resource.getrlimit(number)
-    wanted = resource.RLIM_INFINITY if value == "unlimited" else int(value) * (1024 if option == "-v" else 1)
+    wanted = resource.RLIM_INFINITY if value == "unlimited" else int(value) * (1024 if option in ("-v", "-s", "-d")
+                                                                              else 1)
     try:
         resource.setrlimit(number, (wanted, hard))
     except (OSError, ValueError):

@@ -34,7 +34,7 @@ from cudnn_doctor.versions import ascii_digits, decode_cuda, release_in_file_nam
 
 CUDA_JOB = Job("cuda", "libcuda.so.1")  # dlopen'd by soname, as every CUDA program opens it
 KERNEL_VERSION_FILE = "/proc/driver/nvidia/version"
-LIMITS = ("RLIMIT_AS", "RLIMIT_NOFILE", "RLIMIT_MEMLOCK", "RLIMIT_STACK")
+LIMITS = ("RLIMIT_AS", "RLIMIT_NOFILE", "RLIMIT_MEMLOCK", "RLIMIT_STACK", "RLIMIT_CPU", "RLIMIT_NPROC", "RLIMIT_DATA")
 VERSION_SYMBOLS = ("cudnn_graph_version", "cudnn_ops_infer_version", "cudnn_adv_infer_version",
                    "cudnn_cnn_infer_version", "cudnn_ops_train_version", "cudnn_adv_train_version",
                    "cudnn_cnn_train_version")
@@ -348,7 +348,8 @@ def kernel_driver_version(ctx: SearchContext) -> str | None:
 
 
 def read_limits() -> dict[str, tuple[int, int]]:
-    """(soft, hard) of the limits that stop CUDA; -1 for unlimited. Children inherit them."""
+    """(soft, hard) of the limits that stop CUDA or a framework, as the kernel enforces them here; -1 for unlimited.
+    Children inherit them. RLIMIT_NPROC is not enforced for root (setrlimit(2)): unlimited there."""
     try:
         import resource
     except ImportError:  # Windows
@@ -363,6 +364,8 @@ def read_limits() -> dict[str, tuple[int, int]]:
         except (OSError, ValueError):
             continue
         limits[name] = tuple(-1 if v == resource.RLIM_INFINITY else int(v) for v in (soft, hard))
+    if "RLIMIT_NPROC" in limits and hasattr(os, "geteuid") and os.geteuid() == 0:
+        limits["RLIMIT_NPROC"] = (-1, -1)
     return limits  # type: ignore[return-value]
 
 

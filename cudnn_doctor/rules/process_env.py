@@ -185,10 +185,13 @@ def _limit_row(resource: str) -> dict[str, Any]:
 def _limit_text(view: ProcessView, resource: str) -> str:
     soft, hard = view.limits.get(resource, (-1, -1))
     option = _limit_row(resource).get("option", "")
-    shown = "unlimited" if soft < 0 else (f"{soft // 1024} KiB ({soft / GIB:.1f} GiB)" if resource == "RLIMIT_AS"
-                                          else f"{soft // 1024} KiB" if resource == "RLIMIT_STACK" else str(soft))
-    hard_text = "unlimited" if hard < 0 else (f"{hard // 1024} KiB" if resource in ("RLIMIT_AS", "RLIMIT_STACK")
-                                              else str(hard))
+    shown = "unlimited" if soft < 0 else (f"{soft // 1024} KiB ({soft / GIB:.1f} GiB)" if resource in ("RLIMIT_AS",
+                                                                                                  "RLIMIT_DATA")
+                                          else f"{soft // 1024} KiB" if resource == "RLIMIT_STACK"
+                                          else f"{soft} s" if resource == "RLIMIT_CPU" else str(soft))
+    hard_text = "unlimited" if hard < 0 else (f"{hard // 1024} KiB" if resource in ("RLIMIT_AS", "RLIMIT_STACK",
+                                                                                    "RLIMIT_DATA")
+                                              else f"{hard} s" if resource == "RLIMIT_CPU" else str(hard))
     return f"ulimit -S {option} is {shown} (hard limit {hard_text})"
 
 
@@ -246,6 +249,16 @@ def limits(report: Report) -> list[Finding]:
                                 limit=_limit_text(view, "RLIMIT_NOFILE"),
                                 effect=f"JAX opens more files than that at start and aborts (it needs {minimum} or more)",
                                 framework="jax"))
+    for resource in ("RLIMIT_CPU", "RLIMIT_NPROC", "RLIMIT_DATA"):  # read, with the data's bound: --deep proves it
+        row = _limit_row(resource)
+        soft, _ = view.limits.get(resource, (-1, -1))
+        bound = row.get("warn_below")
+        if soft < 0 or bound is None or soft / (1024 if row.get("unit_kib") else 1) >= float(bound):
+            continue
+        findings.append(finding("CD116", subject=resource, refs=(row.get("source", ""),), evidence="read",
+                                proof="read from this process's limits, which every program started here inherits: "
+                                      "`cudnn-doctor check --deep` runs the frameworks under it to prove it",
+                                limit=_limit_text(view, resource), effect=str(row.get("effect", ""))))
     return findings
 
 
