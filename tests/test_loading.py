@@ -517,6 +517,26 @@ def test_deep_finds_a_variable_nobody_wrote_down_among_many(machine: Machine, tm
     assert step["env"]["bash"] == ["unset PYTHONWARNINGS"] and step["verified"].startswith("verified here"), step
 
 
+@pytest.mark.integration
+def test_an_error_for_every_program_is_a_warning_where_every_framework_ran(machine: Machine, tmp_path: Path) -> None:
+    """A libcuda.so.1 whose cuInit fails first on the path: plain check's CUDA child sees it refused (an error: every
+    program started here). Under --deep the only framework ran its GPU steps in a child with this environment, which
+    contradicts "every program": the error becomes a warning that says so."""
+    from tests.fakes.build import fake_libcuda
+
+    site = torch_with_real_cudnn(machine, tmp_path)
+    (site / "torch" / "__init__.py").write_text(LOADING_TORCH)
+    fake_libcuda(tmp_path / "other", driver_cuda=13000, devices=1, status=999)
+    machine.env["LD_LIBRARY_PATH"] = f"{tmp_path / 'other'}:{machine.env['LD_LIBRARY_PATH']}"
+    plain = {f["code"]: f for f in machine.check_json()["findings"]}
+    assert plain["CD110"]["severity"] == "error", plain.get("CD110")
+    deep = machine.check_json("--deep")
+    [torch] = [f for f in deep["frameworks"] if f["name"] == "torch"]
+    assert torch["details"]["deep"].get("conv_ran") is True, torch["details"]["deep"]
+    said = next(f for f in deep["findings"] if f["code"] == "CD110")
+    assert said["severity"] == "warning" and "ran its first GPU steps" in said["proof"], said
+
+
 # a torch whose first GPU steps under --deep do not touch cuDNN (they run whatever the loader would map)
 TORCH_NOT_USING_CUDNN = TORCH_INIT + '''
 __version__ = "2.11.0+cu130"
