@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import string
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cudnn_doctor.errors import DoctorError
-from cudnn_doctor.model import Finding
+
+if TYPE_CHECKING:  # the model (some forty dataclasses) loads once a finding is made: a check starts NVML's child first
+    from cudnn_doctor.model import Finding
 
 ISSUES_URL = "https://github.com/cudnn-doctor/cudnn-doctor/issues"
 
@@ -597,6 +599,8 @@ def finding(code: str, subject: str | None = None, refs: tuple[str, ...] = (), e
     fix is left empty: the plan writes it (plan/fixes.py), from a `fix` value among FIELDS where the rule read one.
     EVIDENCE ("seen" | "rule" | "read") and PROOF: what it stands on, where the rule knows more than the code's
     class (evidence_of)."""
+    from cudnn_doctor.model import Finding
+
     entry = CODES[code]
     if entry.retired:
         raise ValueError(f"{code} is retired")

@@ -9,9 +9,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from cudnn_doctor.errors import DoctorError
-from cudnn_doctor.model import Finding
+
+if TYPE_CHECKING:
+    from cudnn_doctor.model import Finding
 
 CODE_PREFIX = re.compile(r"CD[0-9]{0,3}")
 

@@ -49,8 +49,8 @@ def _events(tmp_path: Path, *argv: str) -> list[str]:
 def test_nvml_child_starts_before_the_probes_and_rules_are_imported(tmp_path: Path) -> None:
     events = _events(tmp_path, "check", "--json")
     started = next(i for i, e in enumerate(events) if e.startswith("start _probe_child.py nvml"))
-    for module in ("cudnn_doctor.probes.collect", "cudnn_doctor.probes.process_env", "cudnn_doctor.rules.cudnn",
-                   "cudnn_doctor.plan.planner"):
+    for module in ("cudnn_doctor.model", "cudnn_doctor.probes.collect", "cudnn_doctor.probes.process_env",
+                   "cudnn_doctor.rules.cudnn", "cudnn_doctor.plan.planner"):
         assert events.index(f"import {module}") > started, (module, events[:started + 1])
     assert sum(e.startswith("start _probe_child.py nvml") for e in events) == 1  # one NVML child, not two
 

@@ -6,16 +6,16 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.knowledge import inputs
-from cudnn_doctor.knowledge.data import sublibrary_names
-from cudnn_doctor.model import Finding, Report
-from cudnn_doctor.plan.actions import Plan
 from cudnn_doctor.probes.context import SearchContext
-from cudnn_doctor.rules.requirements import parse_requirement
-from cudnn_doctor.selection import Selection, select_findings
+from cudnn_doctor.selection import Selection
+
+if TYPE_CHECKING:
+    from cudnn_doctor.model import Finding, Report
+    from cudnn_doctor.plan.actions import Plan
 
 # The probes' and the rules' modules are imported in diagnose(), once NVML's child is started: on a GPU machine
 # that child is the longest wait of a check (it opens the driver, as nvidia-smi does), and the imports run beside it.
@@ -83,7 +83,7 @@ def diagnose(options: CheckOptions, env: Mapping[str, str] | None = None,
     treated on paper. ENV is data: `fix` diagnoses again with its plan's environment lines in force this way.
     PROGRESS, where given, is told in words what the probes wait for (check --deep shows it on a terminal)."""
     # bad input fails before probing, each value read by the one rule of knowledge/inputs.py
-    requirements = [parse_requirement(inputs.requirement_text(text)) for text in options.require]
+    requirements = [_parse_requirement(inputs.requirement_text(text)) for text in options.require]
     for spec in options.frameworks:
         inputs.framework_spec("--framework", spec)
     project_dir = project_folder(options.project_dir)
@@ -91,8 +91,11 @@ def diagnose(options: CheckOptions, env: Mapping[str, str] | None = None,
     from cudnn_doctor.probes.loader import start_nvml
 
     nvml = start_nvml(ctx)
+    from cudnn_doctor.knowledge.data import sublibrary_names
+    from cudnn_doctor.plan.actions import Plan
     from cudnn_doctor.probes.collect import collect_report
     from cudnn_doctor.rules import evaluate, summarize
+    from cudnn_doctor.selection import select_findings
 
     report = collect_report(ctx, sublibrary_names(), project_dir, options.deep, while_children_run=_load_judges,
                             progress=progress, started_nvml=nvml)
@@ -120,6 +123,13 @@ def diagnose(options: CheckOptions, env: Mapping[str, str] | None = None,
                     requirements)
     report.summary = summarize(report.findings, options.strict)
     return Diagnosis(report, tuple(report.findings), report.plan or Plan(targets=(), actions=()), options)
+
+
+def _parse_requirement(text: str) -> Any:
+    """--require's grammar (rules/requirements.py), loaded where a requirement is given."""
+    from cudnn_doctor.rules.requirements import parse_requirement
+
+    return parse_requirement(text)
 
 
 def _load_judges() -> None:
@@ -154,7 +164,7 @@ def resolve_check_settings(select: list[str], ignore: list[str], strict: bool | 
 
     given = _check_format(output_format, json_output) if output_format is not None or json_output else None
     settings = resolve_settings(select=select, ignore=ignore, strict=strict, require=require, output_format=given,
-                                parse_requirement=parse_requirement, formats=formats.NAMES)
+                                parse_requirement=_parse_requirement, formats=formats.NAMES)
     if given is None and settings.output_format is not None:
         where = settings.sources.get("format", "")
         chosen = settings.output_format.strip().lower()
