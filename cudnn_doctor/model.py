@@ -343,6 +343,9 @@ class ProcessView:
     python_shadows: tuple[tuple[str, ...], ...] = ()
     # CUDA libraries on LD_LIBRARY_PATH the loader cannot use as their name says: (file, what is wrong)
     broken_cuda: tuple[tuple[str, ...], ...] = ()
+    # the frameworks' Pythons that did not start with this environment: (python, its words, the variable without
+    # which it started or "" where none alone did, that variable's value, the Python variables set)
+    python_refused: tuple[tuple[str, ...], ...] = ()
     cured_by: EnvironmentCure | None = None  # --deep: the one part of the environment without which they work
     ptxas: str | None = None  # the first ptxas on PATH, which XLA compiles with before its own (where JAX is installed)
     ptxas_release: str | None = None  # what it said it is (`ptxas --version`)

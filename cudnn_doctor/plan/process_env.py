@@ -182,6 +182,8 @@ def _users(loaded_all: tuple[LoadedCudnn, ...], loaded: LoadedCudnn) -> str:
 
 def _setting(work: Any, finding: Finding) -> None:
     variable = str(finding.values.get("variable") or finding.subject)
+    if not variable.replace("_", "a").isalnum() or not variable.isascii() or variable[:1].isdigit():
+        return  # several variables together (none alone was seen to matter): fix asks the frameworks which
     corrected = finding.values.get("fix_value")
     row: dict[str, Any] = next((r for r in load("process_env").get("setting", []) if r["variable"] == variable), {})
     if corrected:

@@ -145,6 +145,9 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     from cudnn_doctor.probes.ptxas import PtxasChild
 
     ptxas_child = PtxasChild(ctx.env, frameworks, toolkits)  # the ptxas XLA compiles with, asked its release (JAX installed)
+    from cudnn_doctor.probes.python_start import PythonStartChild
+
+    python_start = PythonStartChild(frameworks, ctx.env)  # the frameworks' Python started, where PYTHON* is set
 
     # issue 42: the libnccl each framework loads, its version asked in a child beside the other probes
     from cudnn_doctor.probes.nccl import NcclProbe
@@ -222,6 +225,9 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
         ptxas, release = _guarded(bugs, "ptxas", ptxas_child.result, (None, None))
         if ptxas:
             report.process = dataclasses.replace(report.process, ptxas=ptxas, ptxas_release=release)
+    refused = _guarded(bugs, "python_start", python_start.result, ())
+    if report.process is not None and refused:
+        report.process = dataclasses.replace(report.process, python_refused=refused)
     if report.process is not None and xla is not None:  # jaxlib's own parse outweighs its libraries' strings
         report.process = dataclasses.replace(report.process, xla_flags_unknown=xla.refused, xla_flags_said=xla.said)
     if report.process is not None and report.process.loads:  # what a child saw a framework map is what it uses

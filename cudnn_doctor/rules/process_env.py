@@ -720,6 +720,24 @@ def broken_cuda(report: Report) -> list[Finding]:
     return out
 
 
+def python_refused(report: Report) -> list[Finding]:
+    """The frameworks' Python did not start with this environment (probes/python_start.py): seen. The variable without
+    which it started is named; where none alone did, the Python variables that are set."""
+    view = report.process
+    if view is None:
+        return []
+    out = []
+    for python, said, variable, value, names in view.python_refused:
+        users = ", ".join(_display(f.name) for f in report.frameworks if f.name in ("torch", "jax", "tensorflow"))
+        out.append(finding("CD411", subject=variable or names, evidence="seen",
+                           proof=f"{python} was started in a child with this environment and stopped: {said}"
+                                 + (f"; it started with {variable} unset" if variable else ""),
+                           variable=variable or names, value=value[:200] if variable else "(as set)",
+                           why=f"{python} does not start with it ({said})", framework=users or "A program of it",
+                           consequence="cannot start: Python stops before a program's first line"))
+    return out
+
+
 def python_shadows(report: Report) -> list[Finding]:
     """A folder on PYTHONPATH holds a package the framework imports (its GPU plugin's namespace, the nvidia wheels'
     namespace, the framework itself): Python takes it first. Read from files, so a warning --deep proves."""
@@ -811,7 +829,7 @@ def _cure_code(cure: Any) -> str:
 
 RULES = (driver_library, nvml_library, visibility, device_order, memory_held, limits, preloaded_cudnn,
          loaded_sublibraries, observed_loads, settings, jax_ptxas, environment_cure, preloaded_cuda,
-         python_shadows, broken_cuda)
+         python_shadows, broken_cuda, python_refused)
 
 # errors that stop every program in this environment (no framework named): a framework's failure under --deep is
 # their evidence

@@ -1,0 +1,70 @@
+"""Whether the frameworks' Python starts in this environment, asked of it (issue 45): Python reads PYTHONHOME,
+PYTHONPLATLIBDIR, PYTHONIOENCODING, PYTHONHASHSEED, PYTHONMALLOC, PYTHONWARNINGS and more at start, and with a value
+it cannot use it stops before any program's first line ("Fatal Python error: init_fs_encoding", "Fatal Python error:
+PYTHONHASHSEED must be ..."). Where any such variable is set, each framework's interpreter is started with the
+user's environment, as a program is (site-packages, sitecustomize, PYTHONSTARTUP left out: not read by programs);
+where it does not start, each of those variables is unset alone in a child of its own, side by side, and the one
+whose absence lets it start is named. A Python start costs some 20-50 ms, beside the other probes."""
+
+from __future__ import annotations
+
+from cudnn_doctor.model import Framework
+
+TIMEOUT_S = 10.0
+STARTED = "cudnn-doctor: python started"
+CODE = f"import sys; sys.stdout.write({STARTED!r})"
+# read by Python at start but never a reason it stops, or another probe's part (PYTHONPATH: the bisection's)
+QUIET = ("PYTHONPATH", "PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE", "PYTHONNOUSERSITE", "PYTHONSTARTUP",
+         "PYTHONFAULTHANDLER", "PYTHONBREAKPOINT", "PYTHONSAFEPATH")
+MAX_VARIABLES = 12
+
+
+class PythonStartChild:
+    """The children, started now; their answers read with result()."""
+
+    def __init__(self, frameworks: list[Framework], env: dict[str, str]) -> None:
+        from cudnn_doctor.probes.deep import interpreter_for
+
+        self.env = env
+        self.names = sorted(n for n in env if n.startswith("PYTHON") and n not in QUIET)[:MAX_VARIABLES]
+        self.pythons: list[str] = []
+        if not self.names:
+            return
+        for framework in frameworks:
+            site = str(framework.details.get("site_packages") or "")
+            python = interpreter_for(site) if site and not framework.details.get("assumed") else None
+            if python and python not in self.pythons:
+                self.pythons.append(python)
+        self.batch = self._start([(python, env) for python in self.pythons])
+
+    def _start(self, runs: list[tuple[str, dict[str, str]]]):  # type: ignore[no-untyped-def]
+        from cudnn_doctor.child import ChildBatch, ChildRequest, deadline_in
+
+        return ChildBatch([ChildRequest((python, "-c", CODE), child_env, TIMEOUT_S, f"{python} started")
+                           for python, child_env in runs], deadline=deadline_in(TIMEOUT_S))
+
+    def result(self) -> tuple[tuple[str, str, str, str, str], ...]:
+        """(python, its words, the variable without which it started or "", its value, the variables tried) for each
+        interpreter that did not start."""
+        if not self.pythons:
+            return ()
+        refused = [(python, answer) for python, answer in zip(self.pythons, self.batch.answers(), strict=True)
+                   if not answer.timed_out and STARTED not in (answer.stdout or "")]
+        if not refused:
+            return ()
+        # each variable unset alone, for each interpreter that did not start: the one without which it starts
+        trials = [(python, name) for python, _ in refused for name in self.names]
+        answers = self._start([(python, {k: v for k, v in self.env.items() if k != name})
+                               for python, name in trials]).answers()
+        cured = {}
+        for (python, name), answer in zip(trials, answers, strict=True):
+            if STARTED in (answer.stdout or "") and python not in cured:
+                cured[python] = name
+        return tuple((python, _words(answer), cured.get(python, ""), self.env.get(cured.get(python, ""), ""),
+                      ", ".join(self.names)) for python, answer in refused)
+
+
+def _words(answer) -> str:  # type: ignore[no-untyped-def]
+    lines = [line.strip() for line in (answer.stderr_tail or answer.error or "").splitlines() if line.strip()]
+    fatal = [line for line in lines if "Fatal Python error" in line or "Error" in line]
+    return (fatal[0] if fatal else lines[-1] if lines else f"it exited with {answer.exit_code}")[:400]

@@ -1,0 +1,41 @@
+"""The frameworks' Python started in this environment (probes/python_start.py): where a Python variable it reads at
+start stops it, plain check sees it stop, names the variable without which it starts (each unset alone in a child),
+and fix's line unsets it; where it starts, nothing is said. The real interpreter is the judge."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from tests.conftest import Machine
+from tests.test_frameworks import install_torch, python_env, real_python_sees
+
+
+def _torch(machine: Machine, tmp_path: Path) -> None:
+    site = python_env(machine, tmp_path)
+    install_torch(site, version="2.11.0+cu130", cuda="13.0", cudnn=91900, pin="nvidia-cudnn-cu13==9.19.0.56")
+    real_python_sees(site, tmp_path)
+
+
+def test_a_python_variable_that_stops_the_interpreter_is_seen_and_named(machine: Machine, tmp_path: Path) -> None:
+    _torch(machine, tmp_path)
+    machine.env.update({"PYTHONHASHSEED": "not-a-number", "PYTHONWARNINGS": "default", "PYTHONUTF8": "1"})
+    report = machine.check_json()
+    [said] = [f for f in report["findings"] if f["code"] == "CD411" and f["subject"] == "PYTHONHASHSEED"]
+    assert said["severity"] == "error" and said["evidence"] == "seen", said
+    assert "PYTHONHASHSEED" in said["proof"] and "unset" in said["proof"], said
+    plan = machine.run("fix", "--json").json
+    lines = [line for a in plan["actions"] if a["kind"] == "env" for line in a["env"]["bash"]]
+    assert "unset PYTHONHASHSEED" in lines, plan["actions"]
+    done = subprocess.run(["bash", "-c", "\n".join(lines) + "\nexec \"$0\" -c 'print(1)'",
+                           str(tmp_path / "venv" / "bin" / "python3")],
+                          env=machine.env, capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "1", done.stderr  # the line sourced, the interpreter starts
+
+
+def test_python_variables_it_starts_with_are_no_finding(machine: Machine, tmp_path: Path) -> None:
+    _torch(machine, tmp_path)
+    machine.env.update({"PYTHONHASHSEED": "0", "PYTHONWARNINGS": "ignore::DeprecationWarning", "PYTHONUTF8": "1"})
+    report = machine.check_json()
+    assert not [f for f in report["findings"] if f["code"] == "CD411"], json.dumps(report["findings"])[:2000]
