@@ -39,3 +39,12 @@ def test_python_variables_it_starts_with_are_no_finding(machine: Machine, tmp_pa
     machine.env.update({"PYTHONHASHSEED": "0", "PYTHONWARNINGS": "ignore::DeprecationWarning", "PYTHONUTF8": "1"})
     report = machine.check_json()
     assert not [f for f in report["findings"] if f["code"] == "CD411"], json.dumps(report["findings"])[:2000]
+
+
+
+def test_the_variables_tried_are_those_python_and_the_loader_read_at_start() -> None:
+    from cudnn_doctor.probes.python_start import PythonStartChild
+
+    env = {"PYTHONHOME": "/x", "PYTHONPATH": "/p", "LD_ASSUME_KERNEL": "2.4", "LD_LIBRARY_PATH": "/l",
+           "GLIBC_TUNABLES": "glibc.malloc.check=3", "MALLOC_ARENA_MAX": "2", "PYTHONUNBUFFERED": "1", "HOME": "/h"}
+    assert PythonStartChild([], env).names == ["GLIBC_TUNABLES", "LD_ASSUME_KERNEL", "MALLOC_ARENA_MAX", "PYTHONHOME"]

@@ -1,7 +1,9 @@
 """Whether the frameworks' Python starts in this environment, asked of it (issue 45): Python reads PYTHONHOME,
 PYTHONPLATLIBDIR, PYTHONIOENCODING, PYTHONHASHSEED, PYTHONMALLOC, PYTHONWARNINGS and more at start, and with a value
 it cannot use it stops before any program's first line ("Fatal Python error: init_fs_encoding", "Fatal Python error:
-PYTHONHASHSEED must be ..."). Where any such variable is set, each framework's interpreter is started with the
+PYTHONHASHSEED must be ..."); the loader's own variables (LD_TRACE_LOADED_OBJECTS lists a program's libraries and
+ends it unrun, LD_ASSUME_KERNEL refuses libraries built for a newer kernel) and glibc's (GLIBC_TUNABLES, MALLOC_*)
+act before it. Where any such variable is set, each framework's interpreter is started with the
 user's environment, as a program is (site-packages, sitecustomize, PYTHONSTARTUP left out: not read by programs);
 where it does not start, each of those variables is unset alone in a child of its own, side by side, and the one
 whose absence lets it start is named. A Python start costs some 20-50 ms, beside the other probes."""
@@ -14,7 +16,7 @@ TIMEOUT_S = 10.0
 STARTED = "cudnn-doctor: python started"
 CODE = f"import sys; sys.stdout.write({STARTED!r})"
 # read by Python at start but never a reason it stops, or another probe's part (PYTHONPATH: the bisection's)
-QUIET = ("PYTHONPATH", "PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE", "PYTHONNOUSERSITE", "PYTHONSTARTUP",
+QUIET = ("LD_LIBRARY_PATH", "LD_PRELOAD", "PYTHONPATH", "PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE", "PYTHONNOUSERSITE", "PYTHONSTARTUP",
          "PYTHONFAULTHANDLER", "PYTHONBREAKPOINT", "PYTHONSAFEPATH")
 MAX_VARIABLES = 12
 
@@ -26,7 +28,8 @@ class PythonStartChild:
         from cudnn_doctor.probes.deep import interpreter_for
 
         self.env = env
-        self.names = sorted(n for n in env if n.startswith("PYTHON") and n not in QUIET)[:MAX_VARIABLES]
+        self.names = sorted(n for n in env if (n.startswith(("PYTHON", "LD_", "MALLOC_")) or n == "GLIBC_TUNABLES")
+                            and n not in QUIET)[:MAX_VARIABLES]
         self.pythons: list[str] = []
         if not self.names:
             return
