@@ -75,6 +75,37 @@ def _after_prefix(index: int, lower: str) -> list[Status]:
     return out
 
 
+# where a program reports a CUDA call's failure in its own words, the CUDA call or the CUDA source file is on the
+# line: a driver or runtime function (cuInit, cudaMalloc), a .cu/.cuh file with its line, the success value a check
+# compares with, or the word CUDA itself ("cuInit(): unknown error", "updater_gpu.cu: 841: initialization error",
+# "Check failed: error == cudaSuccess (8 vs. 0)  invalid device function", "Error: invalid device function:
+# .../convenience.cuh:68", "VX3_SimulationManager.cu(413): CUDA Function Error: invalid device function")
+_CUDA_CONTEXT = re.compile(r"\bcu[A-Z][A-Za-z0-9_]{1,60}|\bcuda[A-Z][A-Za-z0-9_]{1,60}|\.cuh?\b|\b(?i:cuda)\b")
+# what stands before NVIDIA's text (a colon, a closing bracket, a quote, or the start of the line) and after it (the
+# end, or punctuation): the text is the whole of what the program printed for the code, not words of a sentence
+_TEXT_BEFORE = frozenset(":)]'\"(=>-")
+_TEXT_AFTER = frozenset(":.,;'\"()[]!")
+
+
+def _in_cuda_context(index: int, line: str, lower: str) -> list[Status]:
+    """NVIDIA's short texts for a code ("unknown error", "invalid device function"), standing alone after a CUDA call
+    or a CUDA source location on the same line, in whatever words the program wraps them."""
+    if not _CUDA_CONTEXT.search(line):
+        return []
+    by_name, _, _ = _status_tables()
+    _, bare = _bare_messages()
+    for text, name in bare:
+        at = lower.find(text)
+        while at >= 0:
+            before = lower[:at].rstrip()
+            after = lower[at + len(text):].lstrip()
+            if (not before or before[-1] in _TEXT_BEFORE) and (not after or after[0] in _TEXT_AFTER) \
+                    and name in by_name:
+                return [_status(by_name[name], "message", index)]
+            at = lower.find(text, at + 1)
+    return []
+
+
 def _status(row: dict[str, Any], how: str, index: int) -> Status:
     return Status(api=row["api"], name=row["name"], number=int(row["number"]), meaning=row["meaning"],
                   finding=row["finding"], how=how, line=index, source=row["source"])
@@ -152,7 +183,13 @@ def statuses(index: int, line: str, lower: str, cudnn_named: bool = False) -> li
                                                                  or "curesult" in lower or "nvmlerror" in lower
                                                                  or cudnn_named) else []
     checked = _check_pairs(index, line) if " vs" in lower else []
-    return other + checked + _known_statuses(index, line, lower)
+    known = _known_statuses(index, line, lower)
+    if checked and any(status.how == "message" for status in known):
+        # "Check failed: error == cudaSuccess (8 vs. 0)  invalid device function": the text names the code; the number
+        # is of the numbering of the CUDA the program was built with (CUDA 10.0 and older numbered the runtime's
+        # errors otherwise: 8 was cudaErrorInvalidDeviceFunction), so the text decides
+        checked = []
+    return other + checked + known
 
 
 def _known_statuses(index: int, line: str, lower: str) -> list[Status]:
@@ -162,7 +199,7 @@ def _known_statuses(index: int, line: str, lower: str) -> list[Status]:
     spaced = _spaced(lower)
     said = [_status(by_name[name], "message", index) for text, name in messages if text in spaced and name in by_name]
     if not said and "cu" in lower:
-        said = _after_prefix(index, lower)
+        said = _after_prefix(index, lower) or _in_cuda_context(index, line, lower)
     if "cu" not in lower and "nvml" not in lower and "nvrtc" not in lower:
         return said
     out = []
