@@ -114,6 +114,8 @@ def _candidates(text: str) -> list[str]:
     whole = text.lower()
     present = [trigger for trigger in _triggers() if trigger in whole]  # most triggers are absent from most logs
     asides = [aside for aside, _ in aside_texts() if aside in whole]
+    if any(row.get("scope") == "message" for aside, row in aside_texts() if aside in asides):
+        return []  # the whole message is another stack's (ZLUDA, a GCU's copy of PyTorch): nothing in it is ours
     dropped: set[int] = set()
     for index, line in enumerate(pieces):
         lower = line.lower()
