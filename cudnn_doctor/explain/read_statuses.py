@@ -19,6 +19,11 @@ _STATUS_NAME = re.compile(r"\b(?:CUDNN_STATUS_[A-Z0-9_]{2,60}|CUDA_ERROR_[A-Z0-9
 _STATUS_NUMBER = re.compile(r"(?i)\b(cudnn|cuda|nvml|cublas|cu[a-z]{2,30})\b[a-z_ :]{0,30}?"
                             r"\b(?:error|failure|status|err|code)\b[\s:=(#]{0,4}(\d{1,4})\b")
 _ERROR_NUMBER = re.compile(r"(?i)\berror (\d{2,4}): ")
+# a CUDA runtime or driver call named by the program, then, further on the line, the number it returned in the
+# program's own words ("error code : 35", "returned error 999", "err = 100"): the call says whose numbering it is
+_CALL_NUMBER = re.compile(r"\b(cuda[A-Z][A-Za-z0-9_]{1,60}|cu[A-Z][A-Za-z0-9_]{1,60})\b[^\n]{0,100}?"
+                          r"\b(?:[Ee]rror|[Ee]rr|[Cc]ode|[Ss]tatus|[Rr]eturned)\b(?:\s{0,2}(?:code|number|=|:|#))?"
+                          r"\s{0,2}[:=(#]?\s{0,2}(\d{1,4})\b")
 
 # ------------------------------------------------------------------------------------------ status codes
 
@@ -223,6 +228,9 @@ def _known_statuses(index: int, line: str, lower: str) -> list[Status]:
             numbered.append(("driver", number))
     if "cuda" in lower:
         numbered.extend(("cudart", int(m.group(1))) for m in itertools.islice(_ERROR_NUMBER.finditer(line), PER_LINE))
+    if not numbered:  # "cudaGetDeviceCount failed in paddle::...GetCUDADeviceCountImpl, error code : 35"
+        numbered.extend(("cudart" if m.group(1).startswith("cuda") else "driver", int(m.group(2)))
+                        for m in itertools.islice(_CALL_NUMBER.finditer(line), PER_LINE))
     for api, number in numbered:
         row = by_number.get((api, number))
         if row is None and api in ("cudart", "driver"):
