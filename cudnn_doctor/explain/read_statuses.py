@@ -102,7 +102,8 @@ def _in_cuda_context(index: int, line: str, lower: str) -> list[Status]:
     for text, name in bare:
         at = lower.find(text)
         while at >= 0:
-            before = lower[:at].rstrip()
+            # the code's number may stand between the program's words and the text ("IPC handle : 30 unknown error")
+            before = lower[:at].rstrip().rstrip("0123456789").rstrip()
             after = lower[at + len(text):].lstrip()
             if (not before or before[-1] in _TEXT_BEFORE) and (not after or after[0] in _TEXT_AFTER) \
                     and name in by_name:
