@@ -120,3 +120,19 @@ LOOK_ALIKES = [
 def test_a_look_alike_is_not_claimed(message: str) -> None:
     answer = explain_text(message, None)
     assert answer["exit_code"] == 1, [m["code"] for m in answer["matches"]]
+
+
+def test_a_version_no_word_places_is_what_is_here_when_the_other_is_required() -> None:
+    """janhq/cortex.cpp#1019: '× CUDA version 12.3 is not compatible with TensorRT-LLM models. Required version: 12.4':
+    12.4 is what the build requires, so 12.3, which no word places, is what this machine has."""
+    answer = explain_text("× CUDA version 12.3 is not compatible with TensorRT-LLM models. Required version: 12.4", None)
+    assert answer["matches"][0]["code"] == "CD410"
+    assert answer["facts"]["versions"][0]["built"] == "12.4" and answer["facts"]["versions"][0]["found"] == "12.3"
+
+
+def test_nccl_ipc_with_a_number_of_the_old_numbering_before_the_text() -> None:
+    """horovod/horovod#1634 (NCCL 2.1 under CUDA 10.0): 'transport/p2p.cu:431 WARN failed to open CUDA IPC handle : 30
+    unknown error': 30 was cudaErrorUnknown's number up to CUDA 10.0; the text names it whatever the number."""
+    answer = explain_text("node205:10645:10653 [0] transport/p2p.cu:431 WARN failed to open CUDA IPC handle : 30 unknown "
+                          "error", None)
+    assert [s["name"] for s in answer["facts"]["statuses"]] == ["cudaErrorUnknown"]
