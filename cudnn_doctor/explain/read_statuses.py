@@ -205,7 +205,9 @@ def _known_statuses(index: int, line: str, lower: str) -> list[Status]:
     spaced = _spaced(lower)
     said = [_status(by_name[name], "message", index) for text, name in messages if text in spaced and name in by_name]
     if not said and "cu" in lower:
-        said = _after_prefix(index, lower) or _in_cuda_context(index, line, lower)
+        said = _after_prefix(index, lower)
+        if not said and not any(prefix in lower for prefix in STATUS_PREFIXES):  # a code's name is the stronger fact
+            said = _in_cuda_context(index, line, lower)
     if "cu" not in lower and "nvml" not in lower and "nvrtc" not in lower:
         return said
     out = []
