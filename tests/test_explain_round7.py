@@ -136,3 +136,29 @@ def test_nccl_ipc_with_a_number_of_the_old_numbering_before_the_text() -> None:
     answer = explain_text("node205:10645:10653 [0] transport/p2p.cu:431 WARN failed to open CUDA IPC handle : 30 unknown "
                           "error", None)
     assert [s["name"] for s in answer["facts"]["statuses"]] == ["cudaErrorUnknown"]
+
+
+@pytest.mark.parametrize("message", [
+    "bash: nvcc: command not found",  # bash
+    "/bin/sh: 1: nvcc: not found",  # dash, as pip's build of an extension runs it
+    "'nvcc' is not recognized as an internal or external command,",  # cmd.exe
+    "ERROR (theano.sandbox.cuda): nvcc compiler not found on $PATH. Check your nvcc installation and try again.",
+    "error: [Errno 2] No such file or directory: '/usr/local/cuda/bin/nvcc'",  # a build calling it by path
+    "ERROR: InitError: AssertionError: isfile(__nvdisasm[])",  # CUDAnative.jl's toolkit discovery
+    "which: no nvcc in (/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin)",  # GNU which
+])
+def test_a_toolkit_program_said_missing_in_any_words(message: str) -> None:
+    """compat/errors.toml [missing_tool]: a CUDA toolkit program (nvcc, ptxas, nvdisasm ...) that the shell, the OS or
+    a program says is not there is a toolkit that is not installed or not on PATH (CD201)."""
+    answer = explain_text(message, None)
+    assert answer["matches"][0]["code"] == "CD201", [m["code"] for m in answer["matches"]]
+
+
+@pytest.mark.parametrize("message", [
+    "nvcc fatal   : Cannot find compiler 'cl.exe' in PATH",  # nvcc is there; its host compiler is not (CD208)
+    "ptxas info    : 0 bytes gmem",
+    "nvcc fatal : Value 'sm_120' is not defined for option 'gpu-architecture'",
+])
+def test_a_toolkit_program_that_ran_is_not_said_missing(message: str) -> None:
+    answer = explain_text(message, None)
+    assert all(m["id"] != "toolchain-cd201" for m in answer["matches"])

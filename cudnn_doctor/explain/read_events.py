@@ -49,8 +49,28 @@ _HOST_COMPILER = re.compile(r"(?i)unsupported\s{1,3}(gnu|clang|microsoft visual 
                             r"(?:[^!\n]{0,40}?versions?\s{1,3}(?:later|newer)\s{1,3}than\s{1,3}(\d{1,2}(?:\.\d{1,2})?))?")
 
 
+@functools.cache
+def _missing_tool() -> tuple[dict[str, Any], re.Pattern[str] | None]:
+    """compat/errors.toml [missing_tool] and one pattern for its tools said missing in any of the words it lists."""
+    row = load("errors").get("missing_tool", {})
+    if not row:
+        return {}, None
+    tools = "|".join(re.escape(tool) for tool in row["tools"])
+    after = "|".join(re.escape(word) for word in row["after"])
+    before = "|".join(re.escape(word) for word in row["before"])
+    # the tool first, then (after a quote, a colon, or nothing) the words that say it is missing; or the words first,
+    # then a path that ends in the tool
+    pattern = re.compile(rf"(?<![\w.-])(?:{tools})(?:\.exe)?['\"]?(?:\[\])?\)?:?\s{{0,3}}(?:{after})"
+                         rf"|(?:{before})[^\s'\"]{{0,200}}?(?<![a-z0-9.-])(?:{tools})(?:\.exe)?(?![\w-])")
+    return row, pattern
+
+
 def events(index: int, line: str, lower: str) -> list[Event]:
     out: list[Event] = []
+    row, missing = _missing_tool()
+    if missing is not None and (found := missing.search(lower)) is not None:
+        out.append(Event("toolchain", row["code"], found.group(0), row["meaning"], row["fix"], row["source"], (),
+                         index))
     pci = _PCI.search(line)
     where = (("pci", pci.group(1)),) if pci else ()
     if "xid" in lower:
