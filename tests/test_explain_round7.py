@@ -162,3 +162,16 @@ def test_a_toolkit_program_said_missing_in_any_words(message: str) -> None:
 def test_a_toolkit_program_that_ran_is_not_said_missing(message: str) -> None:
     answer = explain_text(message, None)
     assert all(m["id"] != "toolchain-cd201" for m in answer["matches"])
+
+
+@pytest.mark.parametrize(("source", "code", "message"), [
+    ("inducer/pycuda#231", "CD110", "pycuda._driver.LogicError: cuModuleLoadDataEx failed: initialization error -"),
+    ("davisking/dlib#617", "CD110", "RuntimeError: Error while calling cudaGetDevice(&the_device_id) in file "
+     "/home/ubuntu/src/dlib-19.4/dlib/dnn/gpu_data.cpp:178. code: 3, reason: initialization error"),
+    ("davisking/dlib#2749", "CD404", "RuntimeError: Error while calling cudaOccupancyMaxPotentialBlockSize(&num_blocks,"
+     "&num_threads,K) in file /x/dlib/cuda/cuda_utils.h:164. code: 98, reason: invalid device function"),
+])
+def test_a_wrapper_that_names_the_call_and_prints_the_text(source: str, code: str, message: str) -> None:
+    """PyCUDA ('<call> failed: <text> -') and dlib ('Error while calling <call> ... reason: <text>') name the CUDA call
+    and print NVIDIA's text for the code after it."""
+    assert explain_text(message, None)["matches"][0]["code"] == code, source

@@ -89,7 +89,7 @@ _CUDA_CONTEXT = re.compile(r"\bcu[A-Z][A-Za-z0-9_]{1,60}|\bcuda[A-Z][A-Za-z0-9_]
 # what stands before NVIDIA's text (a colon, a closing bracket, a quote, or the start of the line) and after it (the
 # end, or punctuation): the text is the whole of what the program printed for the code, not words of a sentence
 _TEXT_BEFORE = frozenset(":)]'\"(=>-")
-_TEXT_AFTER = frozenset(":.,;'\"()[]!")
+_TEXT_AFTER = frozenset(":.,;'\"()[]!-")
 
 
 def _in_cuda_context(index: int, line: str, lower: str) -> list[Status]:
