@@ -175,3 +175,24 @@ def test_a_wrapper_that_names_the_call_and_prints_the_text(source: str, code: st
     """PyCUDA ('<call> failed: <text> -') and dlib ('Error while calling <call> ... reason: <text>') name the CUDA call
     and print NVIDIA's text for the code after it."""
     assert explain_text(message, None)["matches"][0]["code"] == code, source
+
+
+def test_a_library_that_loaded_borrows_no_failure_from_the_line_before() -> None:
+    """TensorFlow's dso_loader logs each library it opened ('Successfully opened dynamic library libcublas.so.11')
+    beside the one it could not: only the missing one is a fact of failure."""
+    from cudnn_doctor.explain import reader
+
+    facts = reader.read("I dso_loader.cc:53] Could not load dynamic library 'libcudnn.so.8'; dlerror: libcudnn.so.8: "
+                        "cannot open shared object file: No such file or directory\n"
+                        "I dso_loader.cc:49] Successfully opened dynamic library libcublas.so.11")
+    assert {(lib.file, lib.failure) for lib in facts.libraries} == {("libcudnn.so.8", "missing"),
+                                                                    ("libcublas.so.11", None)}
+
+
+def test_onnx_runtime_windows_error_code_in_its_own_words() -> None:
+    """ONNX Runtime's provider log on Windows ('Failed to load onnxruntime_providers_cuda.dll, error code: 1114',
+    then 'cudart64_12.dll loaded successfully'): its CUDA provider failed to initialise (CD409), the runtime loaded."""
+    answer = explain_text("[10540] Failed to load onnxruntime_providers_cuda.dll, error code: 1114\n"
+                          "[10540] cudart64_12.dll loaded successfully\n"
+                          "[10540] CUDA not available (missing: provider), using CPU", None)
+    assert answer["matches"][0]["code"] == "CD409"
