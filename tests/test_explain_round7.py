@@ -196,3 +196,21 @@ def test_onnx_runtime_windows_error_code_in_its_own_words() -> None:
                           "[10540] cudart64_12.dll loaded successfully\n"
                           "[10540] CUDA not available (missing: provider), using CPU", None)
     assert answer["matches"][0]["code"] == "CD409"
+
+
+@pytest.mark.parametrize(("code", "message"), [
+    ("CD301", "-- CUDNN_INCLUDE_DIR: CUDNN_INCLUDE_DIR-NOTFOUND\n-- CUDNN_LIBRARY: CUDNN_LIBRARY-NOTFOUND"),
+    ("CD201", "CMake Error: The following variables are used in this project, but they are set to NOTFOUND.\n"
+              "Please set them or make sure they are set and tested correctly in the CMake files:\n"
+              "CUDA_cublas_LIBRARY (ADVANCED)"),
+    ("CD409", "-- TENSORRT_LIBRARY_INFER: TENSORRT_LIBRARY_INFER-NOTFOUND"),
+])
+def test_a_cmake_variable_set_to_notfound_names_the_part_missing(code: str, message: str) -> None:
+    """CMake's find_library/find_path leave '<VAR>-NOTFOUND' (and list such variables as '(ADVANCED)'): the variable's
+    name says which part of the stack the build did not find (compat/errors.toml [[cmake_notfound]])."""
+    assert explain_text(message, None)["matches"][0]["code"] == code
+
+
+@pytest.mark.parametrize("message", ["OpenCV_DIR-NOTFOUND", "ZLIB_LIBRARY (ADVANCED)", "Boost_INCLUDE_DIR-NOTFOUND"])
+def test_a_cmake_variable_of_another_library_is_not_claimed(message: str) -> None:
+    assert explain_text(message, None)["exit_code"] == 1

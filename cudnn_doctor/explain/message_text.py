@@ -153,5 +153,6 @@ def _triggers() -> tuple[str, ...]:
     errors = load("errors")
     texts += [row["text"] for table in ("event", "outside") for row in errors.get(table, [])]
     texts += list(errors.get("missing_tool", {}).get("tools", ()))  # a toolkit program said to be missing
+    texts += ["-notfound", "(advanced)"] if errors.get("cmake_notfound") else []  # CMake's NOTFOUND variables
     texts += [text for row in errors.get("error", []) for text in row.get("triggers", ())]  # a catalog entry's own words
     return tuple(dict.fromkeys((*TRIGGERS, *texts)))

@@ -65,8 +65,23 @@ def _missing_tool() -> tuple[dict[str, Any], re.Pattern[str] | None]:
     return row, pattern
 
 
+# a CMake cache variable set to NOTFOUND: "CUDNN_LIBRARY-NOTFOUND", or "CUDA_cublas_LIBRARY (ADVANCED)" in CMake's list of
+# the variables "set to NOTFOUND"
+_NOTFOUND = re.compile(r"\b([a-z][a-z0-9_]{2,60})(?:-notfound\b| \(advanced\))")
+
+
+def _cmake_notfound(index: int, lower: str) -> list[Event]:
+    if "notfound" not in lower and "(advanced)" not in lower:
+        return []
+    for match in itertools.islice(_NOTFOUND.finditer(lower), PER_LINE):
+        row = next((r for r in load("errors").get("cmake_notfound", []) if r["word"] in match.group(1)), None)
+        if row is not None:
+            return [Event("toolchain", row["code"], match.group(0), row["meaning"], row["fix"], row["source"], (), index)]
+    return []
+
+
 def events(index: int, line: str, lower: str) -> list[Event]:
-    out: list[Event] = []
+    out: list[Event] = _cmake_notfound(index, lower)
     row, missing = _missing_tool()
     if missing is not None and (found := missing.search(lower)) is not None:
         out.append(Event("toolchain", row["code"], found.group(0), row["meaning"], row["fix"], row["source"], (),
