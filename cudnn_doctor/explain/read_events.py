@@ -82,9 +82,9 @@ def _cmake_notfound(index: int, lower: str) -> list[Event]:
 
 def events(index: int, line: str, lower: str) -> list[Event]:
     out: list[Event] = _cmake_notfound(index, lower)
-    row, missing = _missing_tool()
+    tool, missing = _missing_tool()
     if missing is not None and (found := missing.search(lower)) is not None:
-        out.append(Event("toolchain", row["code"], found.group(0), row["meaning"], row["fix"], row["source"], (),
+        out.append(Event("toolchain", tool["code"], found.group(0), tool["meaning"], tool["fix"], tool["source"], (),
                          index))
     pci = _PCI.search(line)
     where = (("pci", pci.group(1)),) if pci else ()
