@@ -214,3 +214,20 @@ def test_a_cmake_variable_set_to_notfound_names_the_part_missing(code: str, mess
 @pytest.mark.parametrize("message", ["OpenCV_DIR-NOTFOUND", "ZLIB_LIBRARY (ADVANCED)", "Boost_INCLUDE_DIR-NOTFOUND"])
 def test_a_cmake_variable_of_another_library_is_not_claimed(message: str) -> None:
     assert explain_text(message, None)["exit_code"] == 1
+
+
+@pytest.mark.parametrize(("code", "message"), [
+    ("CD102", "cuInit returned 100"),  # CUDA_ERROR_NO_DEVICE
+    ("CD101", "nvmlInit failed: 9"),  # NVML_ERROR_DRIVER_NOT_LOADED
+    ("CD109", "cuMemAlloc failed: 2"),  # CUDA_ERROR_OUT_OF_MEMORY
+    ("CD404", "GPUassert: invalid device function kernel.cu 57"),  # the gpuErrchk macro hand-written CUDA code copies
+])
+def test_a_number_or_text_after_the_call_that_returned_it(code: str, message: str) -> None:
+    """A CUDA driver, runtime or NVML call named on the line gives the number after it ('returned', 'failed:') its
+    own numbering; 'GPUassert:' (the widely copied gpuErrchk macro) is a program's words before NVIDIA's text."""
+    assert explain_text(message, None)["matches"][0]["code"] == code
+
+
+@pytest.mark.parametrize("message", ["the cuda kernel returned 3 rows", "cudaMemcpy failed with 700 entries copied"])
+def test_a_number_that_is_no_code_is_not_claimed(message: str) -> None:
+    assert explain_text(message, None)["exit_code"] == 1

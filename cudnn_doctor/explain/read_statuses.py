@@ -21,9 +21,9 @@ _STATUS_NUMBER = re.compile(r"(?i)\b(cudnn|cuda|nvml|cublas|cu[a-z]{2,30})\b[a-z
 _ERROR_NUMBER = re.compile(r"(?i)\berror (\d{2,4}): ")
 # a CUDA runtime or driver call named by the program, then, further on the line, the number it returned in the
 # program's own words ("error code : 35", "returned error 999", "err = 100"): the call says whose numbering it is
-_CALL_NUMBER = re.compile(r"\b(cuda[A-Z][A-Za-z0-9_]{1,60}|cu[A-Z][A-Za-z0-9_]{1,60})\b[^\n]{0,100}?"
-                          r"\b(?:[Ee]rror|[Ee]rr|[Cc]ode|[Ss]tatus|[Rr]eturned)\b(?:\s{0,2}(?:code|number|=|:|#))?"
-                          r"\s{0,2}[:=(#]?\s{0,2}(\d{1,4})\b")
+_CALL_NUMBER = re.compile(r"\b(cuda[A-Z][A-Za-z0-9_]{1,60}|cu[A-Z][A-Za-z0-9_]{1,60}|nvml[A-Z][A-Za-z0-9_]{1,60})\b"
+                          r"[^\n]{0,100}?\b(?:[Ee]rror|[Ee]rr|[Cc]ode|[Ss]tatus|[Rr]eturned|[Ff]ailed)\b"
+                          r"(?:\s{0,2}(?:code|number|with|=|:|#))?\s{0,2}[:=(#]?\s{0,2}(\d{1,4})\b")
 
 # ------------------------------------------------------------------------------------------ status codes
 
@@ -217,7 +217,7 @@ def _known_statuses(index: int, line: str, lower: str) -> list[Status]:
     if said:  # the library's own words name the code; a number beside them may be of an older numbering
         return out + said
     numbered: list[tuple[str, int]] = []
-    if not any(word in lower for word in ("error", "failure", "status", "code", "err")):
+    if not any(word in lower for word in ("error", "failure", "status", "code", "err", "returned", "failed")):
         return out
     for match in itertools.islice(_STATUS_NUMBER.finditer(line), PER_LINE):
         word, number = match.group(1).lower(), int(match.group(2))
@@ -232,8 +232,8 @@ def _known_statuses(index: int, line: str, lower: str) -> list[Status]:
     if "cuda" in lower:
         numbered.extend(("cudart", int(m.group(1))) for m in itertools.islice(_ERROR_NUMBER.finditer(line), PER_LINE))
     if not numbered:  # "cudaGetDeviceCount failed in paddle::...GetCUDADeviceCountImpl, error code : 35"
-        numbered.extend(("cudart" if m.group(1).startswith("cuda") else "driver", int(m.group(2)))
-                        for m in itertools.islice(_CALL_NUMBER.finditer(line), PER_LINE))
+        numbered.extend(("cudart" if m.group(1).startswith("cuda") else "nvml" if m.group(1).startswith("nvml")
+                         else "driver", int(m.group(2))) for m in itertools.islice(_CALL_NUMBER.finditer(line), PER_LINE))
     for api, number in numbered:
         row = by_number.get((api, number))
         if row is None and api in ("cudart", "driver"):
