@@ -23,7 +23,9 @@ _ERROR_NUMBER = re.compile(r"(?i)\berror (\d{2,4}): ")
 # program's own words ("error code : 35", "returned error 999", "err = 100"): the call says whose numbering it is
 _CALL_NUMBER = re.compile(r"\b(cuda[A-Z][A-Za-z0-9_]{1,60}|cu[A-Z][A-Za-z0-9_]{1,60}|nvml[A-Z][A-Za-z0-9_]{1,60})\b"
                           r"[^\n]{0,100}?\b(?:[Ee]rror|[Ee]rr|[Cc]ode|[Ss]tatus|[Rr]eturned|[Ff]ailed)\b"
-                          r"(?:\s{0,2}(?:code|number|with|=|:|#))?\s{0,2}[:=(#]?\s{0,2}(\d{1,4})\b")
+                          r"(?:\s{0,2}(?:code|number|with|=|:|#))?\s{0,2}[:=(#]?\s{0,2}(\d{1,4})\b"
+                          # the number ends the program's words: "returned 3 rows" counts something else
+                          r"(?!\s{0,2}[A-Za-z])")
 
 # ------------------------------------------------------------------------------------------ status codes
 
