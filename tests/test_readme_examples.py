@@ -214,6 +214,10 @@ SETUPS = {  # (section, command) -> how its pretend machine is made (a context t
                                "PaddlePaddle package was compiled for 75 80 86 89 ,but your current GPU is 120\""): None,
     ("`cudnn-doctor explain`", "cudnn-doctor explain --offline-only \"Error Code 9: API Usage Error (Target GPU SM 120 "
                                "is not supported by this TensorRT release.)\""): None,
+    ("`cudnn-doctor explain`", "cudnn-doctor explain --offline-only \"F1127 10:48:39.644999 18156 im2col.cu:59] Check "
+                               "failed: error == cudaSuccess (8 vs. 0)  invalid device function\""): None,
+    ("`cudnn-doctor explain`", "cudnn-doctor explain --offline-only \"RuntimeError: HIP error: invalid device function\""):
+        None,
     ("Many nodes: `fleet merge` and `fleet run --slurm`", "cudnn-doctor fleet merge reports/"): _fleet_reports,
     ("Choosing findings", "cudnn-doctor check"): _one_cudnn,
     ("`cudnn-doctor check`", "cudnn-doctor check --project repo --select CD43 -q"): _folder_of_projects,

@@ -119,7 +119,10 @@ def _cudnn_answer(name: str, version: str | None, combo: knowledge.Combination) 
         raise DoctorError(f"which cuDNN release? {inputs.shown(name)} names no version", fix="write it as cudnn==9.19.0", code="CD001")
     checked = inputs.version_option("cudnn", version)
     assert checked is not None
-    release = query.cudnn_release(checked.text) if not checked.is_range else None
+    # "5.1" is a range of 9.x's kind, but cuDNN 5.0, 5.1 and 6.0 were releases NVIDIA named with two numbers
+    named = version_tuple(checked.text)
+    release = query.cudnn_release(checked.text) if not checked.is_range or (named is not None and len(named) == 2
+                                                                             and named[0] <= 6) else None
     requires = [{"cuda": variant.get("cuda"), "cuda_toolkits": variant.get("cuda_toolkits"),
                  "compute_capability": _cc_range(variant), "driver": f">={variant['linux_min_driver']}"
                  if variant.get("linux_min_driver") not in (None, "unknown") else None,

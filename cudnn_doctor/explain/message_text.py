@@ -114,6 +114,8 @@ def _candidates(text: str) -> list[str]:
     whole = text.lower()
     present = [trigger for trigger in _triggers() if trigger in whole]  # most triggers are absent from most logs
     asides = [aside for aside, _ in aside_texts() if aside in whole]
+    if any(row.get("scope") == "message" for aside, row in aside_texts() if aside in asides):
+        return []  # the whole message is another stack's (ZLUDA, a GCU's copy of PyTorch): nothing in it is ours
     dropped: set[int] = set()
     for index, line in enumerate(pieces):
         lower = line.lower()
@@ -150,5 +152,7 @@ def _triggers() -> tuple[str, ...]:
     texts += [alias for row in load("libraries").get("library", []) for alias in row.get("aliases", [])]
     errors = load("errors")
     texts += [row["text"] for table in ("event", "outside") for row in errors.get(table, [])]
+    texts += list(errors.get("missing_tool", {}).get("tools", ()))  # a toolkit program said to be missing
+    texts += ["-notfound", "(advanced)"] if errors.get("cmake_notfound") else []  # CMake's NOTFOUND variables
     texts += [text for row in errors.get("error", []) for text in row.get("triggers", ())]  # a catalog entry's own words
     return tuple(dict.fromkeys((*TRIGGERS, *texts)))

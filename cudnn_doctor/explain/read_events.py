@@ -49,8 +49,43 @@ _HOST_COMPILER = re.compile(r"(?i)unsupported\s{1,3}(gnu|clang|microsoft visual 
                             r"(?:[^!\n]{0,40}?versions?\s{1,3}(?:later|newer)\s{1,3}than\s{1,3}(\d{1,2}(?:\.\d{1,2})?))?")
 
 
+@functools.cache
+def _missing_tool() -> tuple[dict[str, Any], re.Pattern[str] | None]:
+    """compat/errors.toml [missing_tool] and one pattern for its tools said missing in any of the words it lists."""
+    row = load("errors").get("missing_tool", {})
+    if not row:
+        return {}, None
+    tools = "|".join(re.escape(tool) for tool in row["tools"])
+    after = "|".join(re.escape(word) for word in row["after"])
+    before = "|".join(re.escape(word) for word in row["before"])
+    # the tool first, then (after a quote, a colon, or nothing) the words that say it is missing; or the words first,
+    # then a path that ends in the tool
+    pattern = re.compile(rf"(?<![\w.-])(?:{tools})(?:\.exe)?['\"]?(?:\[\])?\)?:?\s{{0,3}}(?:{after})"
+                         rf"|(?:{before})[^\s'\"]{{0,200}}?(?<![a-z0-9.-])(?:{tools})(?:\.exe)?(?![\w-])")
+    return row, pattern
+
+
+# a CMake cache variable set to NOTFOUND: "CUDNN_LIBRARY-NOTFOUND", or "CUDA_cublas_LIBRARY (ADVANCED)" in CMake's list of
+# the variables "set to NOTFOUND"
+_NOTFOUND = re.compile(r"\b([a-z][a-z0-9_]{2,60})(?:-notfound\b| \(advanced\))")
+
+
+def _cmake_notfound(index: int, lower: str) -> list[Event]:
+    if "notfound" not in lower and "(advanced)" not in lower:
+        return []
+    for match in itertools.islice(_NOTFOUND.finditer(lower), PER_LINE):
+        row = next((r for r in load("errors").get("cmake_notfound", []) if r["word"] in match.group(1)), None)
+        if row is not None:
+            return [Event("toolchain", row["code"], match.group(0), row["meaning"], row["fix"], row["source"], (), index)]
+    return []
+
+
 def events(index: int, line: str, lower: str) -> list[Event]:
-    out: list[Event] = []
+    out: list[Event] = _cmake_notfound(index, lower)
+    tool, missing = _missing_tool()
+    if missing is not None and (found := missing.search(lower)) is not None:
+        out.append(Event("toolchain", tool["code"], found.group(0), tool["meaning"], tool["fix"], tool["source"], (),
+                         index))
     pci = _PCI.search(line)
     where = (("pci", pci.group(1)),) if pci else ()
     if "xid" in lower:

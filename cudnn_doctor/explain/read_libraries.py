@@ -133,7 +133,9 @@ def libraries(index: int, line: str, lower: str, lowers: list[str]) -> list[Libr
     if any(text in near for near in lowers[max(0, index - 1):index + 2] for text, _ in outside_texts()):
         return []  # the loader failed for a reason outside the GPU stack (the paging file is too small)
     markers = _markers(lower)[:PER_LINE]
-    if not markers:  # "Error loading X" on one line and the loader's words on the next
+    if not markers and not any(word in lower for word in LOADED_WORDS):
+        # "Error loading X" on one line and the loader's words on the next; a line that says its library loaded
+        # ("Successfully opened dynamic library libcublas.so.11") borrows no failure from the lines around it
         for near in (index + 1, index - 1):
             if 0 <= near < len(lowers):
                 markers = [(-1 if near < index else len(lower) + 1, kind, rank)
@@ -152,6 +154,10 @@ def libraries(index: int, line: str, lower: str, lowers: list[str]) -> list[Libr
                            framework=row.get("framework"), finding=row.get("finding"), line=index,
                            source=row["source"], gpu=row.get("gpu", True), **majors))
     return out
+
+
+# a loader's or a program's words for a library that did load (TensorFlow's dso_loader, ONNX Runtime's provider log)
+LOADED_WORDS = ("successfully opened", "successfully loaded", "loaded successfully", "opened successfully")
 
 
 def _markers(lower: str) -> list[tuple[int, str, int]]:

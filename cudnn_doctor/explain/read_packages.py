@@ -114,11 +114,21 @@ def cpu_builds(index: int, lower: str) -> list[CpuBuild]:
         if not any(word in clause for word in words["gpu"]) or any(word in clause for word in words["architecture"]):
             continue
         tokens = [t.strip("'=-") for t in itertools.islice(_WORD.findall(clause), 200)]
-        said = _negated_build(tokens, words) or next((v for v in words["variants"] if v in clause), None)
+        said = (_negated_build(tokens, words) or next((v for v in words["variants"] if v in clause), None)
+                or _absent_from_build(clause, words))
         if said:
             out.append(CpuBuild(framework=None, text=said, line=index, source=words["source"]))
             break
     return out
+
+
+def _absent_from_build(clause: str, words: dict[str, Any]) -> str | None:
+    """A GPU word, then words that say this build lacks it ("CUDA execution provider is not enabled in this build")."""
+    for absent in words.get("absent", []):
+        at = clause.find(absent)
+        if at > 0 and any(word in clause[:at] for word in words["gpu"]):
+            return absent
+    return None
 
 
 def _negated_build(tokens: list[str], words: dict[str, Any]) -> str | None:

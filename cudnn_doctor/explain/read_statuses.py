@@ -19,6 +19,13 @@ _STATUS_NAME = re.compile(r"\b(?:CUDNN_STATUS_[A-Z0-9_]{2,60}|CUDA_ERROR_[A-Z0-9
 _STATUS_NUMBER = re.compile(r"(?i)\b(cudnn|cuda|nvml|cublas|cu[a-z]{2,30})\b[a-z_ :]{0,30}?"
                             r"\b(?:error|failure|status|err|code)\b[\s:=(#]{0,4}(\d{1,4})\b")
 _ERROR_NUMBER = re.compile(r"(?i)\berror (\d{2,4}): ")
+# a CUDA runtime or driver call named by the program, then, further on the line, the number it returned in the
+# program's own words ("error code : 35", "returned error 999", "err = 100"): the call says whose numbering it is
+_CALL_NUMBER = re.compile(r"\b(cuda[A-Z][A-Za-z0-9_]{1,60}|cu[A-Z][A-Za-z0-9_]{1,60}|nvml[A-Z][A-Za-z0-9_]{1,60})\b"
+                          r"[^\n]{0,100}?\b(?:[Ee]rror|[Ee]rr|[Cc]ode|[Ss]tatus|[Rr]eturned|[Ff]ailed)\b"
+                          r"(?:\s{0,2}(?:code|number|with|=|:|#))?\s{0,2}[:=(#]?\s{0,2}(\d{1,4})\b"
+                          # the number ends the program's words: "returned 3 rows" counts something else
+                          r"(?!\s{0,2}[A-Za-z])")
 
 # ------------------------------------------------------------------------------------------ status codes
 
@@ -73,6 +80,38 @@ def _after_prefix(index: int, lower: str) -> list[Status]:
                 out.append(_status(by_name[found], "message", index))
             at = lower.find(prefix, start)
     return out
+
+
+# where a program reports a CUDA call's failure in its own words, the CUDA call or the CUDA source file is on the
+# line: a driver or runtime function (cuInit, cudaMalloc), a .cu/.cuh file with its line, the success value a check
+# compares with, or the word CUDA itself ("cuInit(): unknown error", "updater_gpu.cu: 841: initialization error",
+# "Check failed: error == cudaSuccess (8 vs. 0)  invalid device function", "Error: invalid device function:
+# .../convenience.cuh:68", "VX3_SimulationManager.cu(413): CUDA Function Error: invalid device function")
+_CUDA_CONTEXT = re.compile(r"\bcu[A-Z][A-Za-z0-9_]{1,60}|\bcuda[A-Z][A-Za-z0-9_]{1,60}|\.cuh?\b|\b(?i:cuda)\b")
+# what stands before NVIDIA's text (a colon, a closing bracket, a quote, or the start of the line) and after it (the
+# end, or punctuation): the text is the whole of what the program printed for the code, not words of a sentence
+_TEXT_BEFORE = frozenset(":)]'\"(=>-")
+_TEXT_AFTER = frozenset(":.,;'\"()[]!-")
+
+
+def _in_cuda_context(index: int, line: str, lower: str) -> list[Status]:
+    """NVIDIA's short texts for a code ("unknown error", "invalid device function"), standing alone after a CUDA call
+    or a CUDA source location on the same line, in whatever words the program wraps them."""
+    if not _CUDA_CONTEXT.search(line):
+        return []
+    by_name, _, _ = _status_tables()
+    _, bare = _bare_messages()
+    for text, name in bare:
+        at = lower.find(text)
+        while at >= 0:
+            # the code's number may stand between the program's words and the text ("IPC handle : 30 unknown error")
+            before = lower[:at].rstrip().rstrip("0123456789").rstrip()
+            after = lower[at + len(text):].lstrip()
+            if (not before or before[-1] in _TEXT_BEFORE) and (not after or after[0] in _TEXT_AFTER) \
+                    and name in by_name:
+                return [_status(by_name[name], "message", index)]
+            at = lower.find(text, at + 1)
+    return []
 
 
 def _status(row: dict[str, Any], how: str, index: int) -> Status:
@@ -152,7 +191,13 @@ def statuses(index: int, line: str, lower: str, cudnn_named: bool = False) -> li
                                                                  or "curesult" in lower or "nvmlerror" in lower
                                                                  or cudnn_named) else []
     checked = _check_pairs(index, line) if " vs" in lower else []
-    return other + checked + _known_statuses(index, line, lower)
+    known = _known_statuses(index, line, lower)
+    if checked and any(status.how == "message" for status in known):
+        # "Check failed: error == cudaSuccess (8 vs. 0)  invalid device function": the text names the code; the number
+        # is of the numbering of the CUDA the program was built with (CUDA 10.0 and older numbered the runtime's
+        # errors otherwise: 8 was cudaErrorInvalidDeviceFunction), so the text decides
+        checked = []
+    return other + checked + known
 
 
 def _known_statuses(index: int, line: str, lower: str) -> list[Status]:
@@ -163,6 +208,8 @@ def _known_statuses(index: int, line: str, lower: str) -> list[Status]:
     said = [_status(by_name[name], "message", index) for text, name in messages if text in spaced and name in by_name]
     if not said and "cu" in lower:
         said = _after_prefix(index, lower)
+        if not said and not any(prefix in lower for prefix in STATUS_PREFIXES):  # a code's name is the stronger fact
+            said = _in_cuda_context(index, line, lower)
     if "cu" not in lower and "nvml" not in lower and "nvrtc" not in lower:
         return said
     out = []
@@ -172,7 +219,7 @@ def _known_statuses(index: int, line: str, lower: str) -> list[Status]:
     if said:  # the library's own words name the code; a number beside them may be of an older numbering
         return out + said
     numbered: list[tuple[str, int]] = []
-    if not any(word in lower for word in ("error", "failure", "status", "code", "err")):
+    if not any(word in lower for word in ("error", "failure", "status", "code", "err", "returned", "failed")):
         return out
     for match in itertools.islice(_STATUS_NUMBER.finditer(line), PER_LINE):
         word, number = match.group(1).lower(), int(match.group(2))
@@ -186,6 +233,9 @@ def _known_statuses(index: int, line: str, lower: str) -> list[Status]:
             numbered.append(("driver", number))
     if "cuda" in lower:
         numbered.extend(("cudart", int(m.group(1))) for m in itertools.islice(_ERROR_NUMBER.finditer(line), PER_LINE))
+    if not numbered:  # "cudaGetDeviceCount failed in paddle::...GetCUDADeviceCountImpl, error code : 35"
+        numbered.extend(("cudart" if m.group(1).startswith("cuda") else "nvml" if m.group(1).startswith("nvml")
+                         else "driver", int(m.group(2))) for m in itertools.islice(_CALL_NUMBER.finditer(line), PER_LINE))
     for api, number in numbered:
         row = by_number.get((api, number))
         if row is None and api in ("cudart", "driver"):

@@ -84,6 +84,9 @@ def _role(lower: str, position: int) -> str | None:
     return best[1] if best else None
 
 
+MISMATCH_WORDS = ("not compatible", "incompatible", "mismatch", "does not match", "do not match", "not supported")
+
+
 # a package manager's words for one package's requirement of another: the versions on such a line are pins of a
 # resolver's conflict (CD521), not what a build was made for and what it found
 PIN_WORDS = ("which is incompatible", "depends on", "you require", "but you'll have", "has requirement")
@@ -99,6 +102,7 @@ def versions(index: int, line: str, lower: str) -> list[VersionPair]:
         return []  # "torchvision requires torch==2.0.1, but you have 2.1.0" is pip's conflict, not a build's
     built: list[str] = []
     found: list[str] = []
+    unplaced: list[str] = []  # versions no word before them places ("CUDA version 12.3 is not compatible")
     for match in itertools.islice(_VERSION.finditer(line), PER_LINE):
         text = match.group(0)
         near = lower[max(0, match.start() - 12):match.start()]
@@ -115,6 +119,12 @@ def versions(index: int, line: str, lower: str) -> list[VersionPair]:
             built.append(value)
         elif role == "found":
             found.append(value)
+        else:
+            unplaced.append(value)
+    # a line that says the two do not agree and places one of them as what was required: the other is what is here
+    # ("CUDA version 12.3 is not compatible with TensorRT-LLM models. Required version: 12.4")
+    if built and not found and len(unplaced) == 1 and any(word in lower for word in MISMATCH_WORDS):
+        found = unplaced
     pairs = []
     for b in built[:2]:
         for f in found[:2]:

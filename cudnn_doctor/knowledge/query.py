@@ -54,8 +54,15 @@ def cudnn_release(version: str | None) -> dict[str, Any] | None:
     have = version_tuple(version)
     if have is None:
         return None
-    for row in load("cudnn").get("release", []):
+    rows = load("cudnn").get("release", [])
+    for row in rows:
         if version_tuple(row.get("version")) == have[:3]:
+            return row
+    # NVIDIA named cuDNN 5.0, 5.1 and 6.0 with two numbers (cudnn-8.0-linux-x64-v5.1.tgz); their libraries carry a third
+    # (libcudnn.so.5.1.10, 6.0.21): such a release is the row of its two numbers
+    for row in rows:
+        named = version_tuple(row.get("version"))
+        if named is not None and len(named) == 2 and named == have[:2]:
             return row
     return None
 
