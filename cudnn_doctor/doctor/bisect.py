@@ -42,7 +42,8 @@ NOT_TRIED = ("CUDA_HOME", "CUDA_PATH", "CUDA_ROOT", "CUDNN_DOCTOR_", "CUDA_VISIB
 MAX_VARIABLES = 8
 # never unset by the search over every variable: the paths the other variants try by entry, what a shell or session
 # needs to start a program at all, the scheduler's choice of GPUs, and the doctor's own
-KEPT = ("PATH", "LD_LIBRARY_PATH", "LD_PRELOAD", "PYTHONPATH", "CUDA_VISIBLE_DEVICES", "PWD", "OLDPWD", "SHLVL", "_",
+# (HOME: a framework installed with `pip install --user` is found through it)
+KEPT = ("PATH", "LD_LIBRARY_PATH", "LD_PRELOAD", "PYTHONPATH", "CUDA_VISIBLE_DEVICES", "HOME", "PWD", "OLDPWD", "SHLVL", "_",
         "SHELL", "TERM", "USER", "LOGNAME", "DISPLAY", "SSH_AUTH_SOCK", "SSH_CONNECTION", "SSH_CLIENT", "SSH_TTY",
         "XDG_RUNTIME_DIR", "DBUS_SESSION_BUS_ADDRESS", "HOSTNAME", "MAIL")
 KEPT_PREFIXES = ("CUDNN_DOCTOR_", "SLURM_", "PMI_", "OMPI_COMM_")
