@@ -387,8 +387,9 @@ def test_theanorc_read_as_theano_reads_it(machine: Machine, tmp_path: Path, case
 # --- helper programs ------------------------------------------------------------------------------
 
 def test_hanging_helper_programs_share_one_budget_and_do_not_outlive_check(machine: Machine, tmp_path: Path) -> None:
-    """`ldconfig` and two toolkits' `nvcc` hang (each a shell whose own child holds the output pipe):
-    they run side by side under one budget, and they and their children are gone when check returns."""
+    """`ldconfig` (where the system has none of its own, the one on PATH) and two toolkits' `nvcc` hang (each a shell
+    whose own child holds the output pipe): they run side by side under one budget, and they and their children are
+    gone when check returns."""
     mark = marked(machine)
     hanging = "#!/bin/sh\nsleep 60\necho never\n"
     bin_dir = tmp_path / "bin"
@@ -414,6 +415,22 @@ def test_hanging_helper_programs_share_one_budget_and_do_not_outlive_check(machi
     finally:
         for pid in survivors(mark):
             os.kill(pid, 9)
+
+
+@pytest.mark.skipif(not any(os.path.exists(f"{d}/ldconfig") for d in ("/sbin", "/usr/sbin")),
+                    reason="needs the system's own ldconfig")
+def test_an_ldconfig_on_path_is_not_asked_where_the_system_has_its_own(machine: Machine, tmp_path: Path) -> None:
+    # ld.so reads the cache the system's ldconfig writes; a stale or foreign one first on PATH says nothing of it
+    stale = fake_cudnn(tmp_path / "stale" / "lib", version=90100)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "ldconfig").write_text("#!/bin/sh\necho '1 libs found in cache'\n"
+                                      f"echo '\tlibcudnn.so.9 (libc6,x86-64) => {stale}'\n")
+    (bin_dir / "ldconfig").chmod(0o755)
+    machine.env["PATH"] = f"{bin_dir}:{machine.env['PATH']}"
+    (machine.root / "etc" / "ld.so.cache").write_bytes(b"")  # a cache there: ldconfig is asked to read it
+    report = machine.check_json()
+    assert str(tmp_path / "stale") not in json.dumps(report), [c["library"] for c in report["cudnn"]]
 
 
 # --- rules are pure -------------------------------------------------------------------------------

@@ -20,7 +20,9 @@ def ldconfig_command(ctx: SearchContext) -> list[str] | None:
     prefix), or None where there is no ldconfig or no cache. Run through the child runner."""
     import shutil  # which() alone; shutil's import brings bz2, lzma and zlib: only here
 
-    ldconfig = shutil.which("ldconfig", path=ctx.env.get("PATH", "") + ":/sbin:/usr/sbin")
+    # the system's own first: it writes and reads the cache ld.so uses; one on PATH (a stale copy, a wrapper, another
+    # libc's) is asked only where the system has none (NixOS)
+    ldconfig = shutil.which("ldconfig", path="/sbin:/usr/sbin:" + ctx.env.get("PATH", ""))
     if ldconfig is None:
         return None
     command = [os.path.abspath(ldconfig), "-p"]
