@@ -339,7 +339,8 @@ class ProcessView:
     # LD_PRELOAD's CUDA libraries of another release than the same soname in a framework's wheels:
     # (entry, soname, release, framework, the wheel's release)
     preloaded_cuda: tuple[tuple[str, ...], ...] = ()
-    # PYTHONPATH folders holding a package an installed framework imports: (entry, package, framework)
+    # PYTHONPATH folders (and the working folder) holding a package or module an installed framework imports:
+    # (entry, package, framework, "PYTHONPATH" | "working folder")
     python_shadows: tuple[tuple[str, ...], ...] = ()
     # CUDA libraries on LD_LIBRARY_PATH the loader cannot use as their name says: (file, what is wrong)
     broken_cuda: tuple[tuple[str, ...], ...] = ()

@@ -48,3 +48,17 @@ def test_the_variables_tried_are_those_python_and_the_loader_read_at_start() -> 
     env = {"PYTHONHOME": "/x", "PYTHONPATH": "/p", "LD_ASSUME_KERNEL": "2.4", "LD_LIBRARY_PATH": "/l",
            "GLIBC_TUNABLES": "glibc.malloc.check=3", "MALLOC_ARENA_MAX": "2", "PYTHONUNBUFFERED": "1", "HOME": "/h"}
     assert PythonStartChild([], env).names == ["GLIBC_TUNABLES", "LD_ASSUME_KERNEL", "MALLOC_ARENA_MAX", "PYTHONHOME"]
+
+
+def test_a_module_in_the_working_folder_that_shadows_what_torch_imports_is_a_warning(machine: Machine,
+                                                                                      tmp_path: Path) -> None:
+    _torch(machine, tmp_path)
+    (Path(machine.cwd) / "numpy.py").write_text("raise ImportError('my numpy')\n")
+    (Path(machine.cwd) / "test.py").write_text("print('my tests')\n")  # nothing torch imports at start
+    report = machine.check_json()
+    shadows = [f for f in report["findings"] if f["code"] == "CD409"]
+    assert [f["subject"] for f in shadows] == [str(Path(machine.cwd) / "numpy")], shadows
+    assert shadows[0]["severity"] == "warning" and "working folder" in shadows[0]["detail"], shadows[0]
+    done = subprocess.run([str(tmp_path / "venv" / "bin" / "python3"), "-c", "import numpy"], cwd=machine.cwd,
+                          env=machine.env, capture_output=True, text=True, timeout=60)
+    assert "my numpy" in done.stderr  # what the warning says, as Python does it

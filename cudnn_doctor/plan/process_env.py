@@ -50,7 +50,7 @@ def treat(work: Any) -> None:
                           "program, in place of each framework's own cuDNN")
     for finding in work.with_code("CD409"):
         entry = str(finding.values.get("entry") or "")
-        if entry and entry in (view_entry for view_entry, _, _ in view.python_shadows):
+        if entry and entry in (shadow[0] for shadow in view.python_shadows if shadow[3:4] == ("PYTHONPATH",)):
             work.take([finding], Action(ENV, (), f"{entry} out of PYTHONPATH: the framework then imports what it was "
                                                  "installed with", "Python: the module search path (sys.path)",
                                         env=(EnvChange("PYTHONPATH", "remove", entry),)))

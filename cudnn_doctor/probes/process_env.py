@@ -221,14 +221,29 @@ def broken_cuda_on_path(ctx: SearchContext) -> tuple[tuple[str, ...], ...]:
 
 # packages a framework's own import reaches, by framework: a folder of that name on PYTHONPATH comes first
 SHADOWED = {"torch": ("torch", "nvidia", "triton"), "jax": ("jax", "jaxlib", "jax_plugins", "nvidia")}
+# and, for the working folder, the packages they import at start (torch 2.11's and jax 0.11's Requires-Dist, in their
+# METADATA: filelock, typing-extensions, sympy, networkx, jinja2, fsspec; numpy, ml_dtypes, opt_einsum, scipy)
+IMPORTED = {"torch": ("filelock", "typing_extensions", "sympy", "networkx", "jinja2", "fsspec", "numpy"),
+            "jax": ("numpy", "ml_dtypes", "opt_einsum", "scipy")}
+# Python's own modules that `import numpy` (which both import) loads, from `python -X importtime -c "import numpy"`
+# (numpy 2.x, CPython 3.11): a file of one of these names in the working folder is imported in their place
+STDLIB_AT_START = ("ast", "collections", "contextlib", "contextvars", "copyreg", "ctypes", "datetime", "dis", "enum",
+                   "functools", "inspect", "keyword", "linecache", "numbers", "opcode", "operator", "pickle",
+                   "platform", "re", "reprlib", "struct", "textwrap", "token", "tokenize", "types", "typing",
+                   "warnings", "weakref", "random", "secrets", "hashlib", "json", "logging", "threading", "copy",
+                   "tempfile", "subprocess", "signal", "pathlib", "glob", "shutil", "traceback", "string", "uuid")
 
 
-def python_shadows(env: dict[str, str], frameworks: list[Framework]) -> tuple[tuple[str, ...], ...]:
-    """(PYTHONPATH entry, package, framework) for each package of an installed framework that a PYTHONPATH folder
-    also holds: Python imports it from there, before site-packages (a namespace package such as jax_plugins or
-    nvidia merges, its first folder's files first)."""
+def python_shadows(env: dict[str, str], frameworks: list[Framework],
+                   cwd: str | None = None) -> tuple[tuple[str, ...], ...]:
+    """(PYTHONPATH entry, package, framework, "PYTHONPATH") for each package of an installed framework that a
+    PYTHONPATH folder also holds: Python imports it from there, before site-packages (a namespace package such as
+    jax_plugins or nvidia merges, its first folder's files first). And (CWD, module, framework, "working folder") for a
+    file or package in the working folder CWD named like the framework, a package it imports at start or a module of
+    Python's own library: `python -c`, the REPL and a script kept there put that folder first on sys.path."""
     entries = [e for e in env.get("PYTHONPATH", "").split(os.pathsep) if e]
     found: list[tuple[str, ...]] = []
+    found += _working_folder_shadows(cwd, frameworks)
     for framework in frameworks:
         site = str(framework.details.get("site_packages") or "")
         for package in SHADOWED.get(framework.name, ()):
@@ -236,9 +251,31 @@ def python_shadows(env: dict[str, str], frameworks: list[Framework]) -> tuple[tu
                 if os.path.realpath(entry) == os.path.realpath(site) if site else False:
                     break
                 if os.path.isdir(os.path.join(entry, package)) or os.path.isfile(os.path.join(entry, package + ".py")):
-                    found.append((entry, package, framework.name))
+                    found.append((entry, package, framework.name, "PYTHONPATH"))
                     break
     return tuple(found)
+
+
+def _working_folder_shadows(cwd: str | None, frameworks: list[Framework]) -> list[tuple[str, ...]]:
+    python = [f for f in frameworks if f.name in SHADOWED and not f.details.get("assumed")]
+    if not cwd or not python or os.path.realpath(cwd) == "/":
+        return []
+    sites = {os.path.realpath(str(f.details.get("site_packages") or "")) for f in python}
+    if os.path.realpath(cwd) in sites:
+        return []
+    try:
+        names = os.listdir(cwd)[:10000]
+    except OSError:
+        return []
+    modules = {n[:-3] for n in names if n.endswith(".py")} | {
+        n for n in names if os.path.isfile(os.path.join(cwd, n, "__init__.py"))}
+    found: list[tuple[str, ...]] = []
+    for framework in python:
+        wanted = (*SHADOWED[framework.name], *IMPORTED.get(framework.name, ()), *STDLIB_AT_START)
+        for module in sorted(modules):
+            if module in wanted:
+                found.append((cwd, module, framework.name, "working folder"))
+    return found[:16]
 
 
 def read_process_view(ctx: SearchContext, answer: LibraryProbe | None, gpus: list[Gpu],
@@ -298,7 +335,7 @@ def read_process_view(ctx: SearchContext, answer: LibraryProbe | None, gpus: lis
         loads=loads,
         **xla_flags_known(ctx.env.get("XLA_FLAGS"), frameworks),  # type: ignore[arg-type]
         preloaded_cuda=preloaded_cuda_libraries(ctx.env, frameworks),
-        python_shadows=python_shadows(ctx.env, frameworks),
+        python_shadows=python_shadows(ctx.env, frameworks, ctx.cwd),
         broken_cuda=broken_cuda_on_path(ctx),
     )
 

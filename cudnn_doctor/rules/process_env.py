@@ -745,9 +745,17 @@ def python_shadows(report: Report) -> list[Finding]:
     if view is None:
         return []
     out = []
-    for entry, package, framework in view.python_shadows:
+    for entry, package, framework, how in view.python_shadows:
         made = finding("CD409", subject=os.path.join(entry, package), evidence="read", framework=_display(framework),
-                       library=package, error="", entry=entry)
+                       library=package, error="", entry=entry if how == "PYTHONPATH" else "")
+        if how != "PYTHONPATH":  # the working folder: first on sys.path for python -c, the REPL and scripts kept there
+            out.append(replace(made, severity="warning", proof=(
+                "read from the working folder: `python -c 'import " + package + "'` here proves it"), detail=(
+                f"The working folder {entry} holds {package} (a file or package of that name), which "
+                f"{_display(framework)} imports as it starts: `python -c`, the REPL, notebooks and scripts kept in this "
+                f"folder put it first on sys.path, so they import it instead and {_display(framework)} fails to "
+                f"import or misbehaves. Rename it, or start programs from another folder.")))
+            continue
         out.append(replace(made, severity="warning", detail=(
             f"The PYTHONPATH folder {entry} holds {package}, which {_display(framework)} imports: Python takes it "
             f"from there before site-packages, so {_display(framework)} may load another {package} than it was "
