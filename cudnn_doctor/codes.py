@@ -380,6 +380,8 @@ _CODES = (
          "{variable}={value}: {why}. {framework} {consequence}."),
     Code("CD416", "error", "A CUDA setting breaks the frameworks' GPU work",
          "{variable}={value}: {effect}."),
+    Code("CD417", "warning", "A setting names a path its reader cannot use",
+         "{variable}={value}: {problem}; {writer}. {effect}."),
     Code("CD415", "error", "A framework failed its first GPU steps",
          "{framework} was imported in a child with this environment (check --deep) and failed a tiny cuDNN "
          "convolution or LSTM: {error}"),

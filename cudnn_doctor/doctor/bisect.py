@@ -10,7 +10,8 @@ same work runs again in children that each differ from it in one part only, side
   PATH             without the folders that hold a CUDA compiler (ptxas, nvcc): XLA runs the ptxas on PATH first
   PYTHONPATH       unset: a folder on it can shadow the installed framework or its packages
   limits           the soft limits of address space, open files and stack raised to the hard ones
-  one variable     each CUDA, cuDNN, NCCL or framework variable that is set, unset alone
+  one variable     each CUDA, cuDNN, NCCL or framework variable that is set, unset alone: those compat/ knows (a
+                   row, or a member of a family such as JAX_*), less those it says never to unset alone
 
 A variant under which every failing framework works is the cause, seen: its change is what the framework needed,
 and `fix` offers it verified. Nothing here reads the files to guess: the frameworks answer.
@@ -19,7 +20,6 @@ and `fix` offers it verified. Nothing here reads the files to guess: the framewo
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -30,11 +30,7 @@ from cudnn_doctor.plan.actions import EnvChange
 CUDA_LIBRARIES = ("libcudnn", "libcublas", "libcudart", "libnvrtc", "libcufft", "libcusparse", "libcurand",
                   "libcusolver", "libnccl", "libnvJitLink", "libnvidia-ml", "libcuda.so", "libcupti", "libnvToolsExt")
 COMPILERS = ("ptxas", "nvcc", "nvlink", "fatbinary")
-VARIABLE = re.compile(r"^(CUDA_|CUDNN_|NCCL_|NVIDIA_TF32|XLA_|JAX_|TF_|TORCH_|PYTORCH_|CUBLAS_|CUBLASLT_|NVRTC_)")
-# build-time or ours: not a program's setting; CUDA_VISIBLE_DEVICES is a scheduler's choice of GPUs (Slurm, a
-# container), which unset would widen to GPUs that are not the job's: its own rules treat it exactly (CD113, CD114)
-NOT_TRIED = ("CUDA_HOME", "CUDA_PATH", "CUDA_ROOT", "CUDNN_DOCTOR_", "CUDA_VISIBLE_DEVICES")
-MAX_VARIABLES = 8
+MAX_VARIABLES = 8  # the variables tried one by one: those compat/ knows (knowledge.environment.bisected)
 LIMITS = (("RLIMIT_AS", "-v", 1024), ("RLIMIT_NOFILE", "-n", 1), ("RLIMIT_STACK", "-s", 1024))
 
 
@@ -108,8 +104,9 @@ def variants(env: dict[str, str]) -> list[Variant]:
         out.append(Variant("limits", "soft limits raised to the hard ones (" + ", ".join(
             f"ulimit -S {option} {value}" for option, value in raised) + ")",
             tuple(EnvChange(f"ulimit {option}", "limit", value) for option, value in raised), limits=raised))
-    names = [name for name in sorted(env) if VARIABLE.match(name) and not name.startswith(NOT_TRIED)]
-    for name in names[:MAX_VARIABLES]:
+    from cudnn_doctor.knowledge.environment import bisected
+
+    for name in bisected(env)[:MAX_VARIABLES]:
         out.append(Variant("variable", f"{name} unset", (EnvChange(name, "unset", ""),), variable=name))
     return out
 

@@ -11,6 +11,7 @@ from dataclasses import replace
 from typing import Any
 
 from cudnn_doctor.codes import CODES, finding
+from cudnn_doctor.knowledge import environment
 from cudnn_doctor.knowledge.data import load
 from cudnn_doctor.model import Finding, Framework, LoadedCudnn, ProcessView, Report
 from cudnn_doctor.specifiers import InvalidSpecifier, Specifiers
@@ -351,29 +352,30 @@ def _sublibrary_finding(loaded: LoadedCudnn, name: str, path: str | None, proble
 # --- the frameworks' own settings -------------------------------------------------------------------------------
 
 def settings(report: Report) -> list[Finding]:
+    """Every variable compat/ knows that is set, judged against its grammar as its reader reads it (issue 45): a value
+    the reader refuses is an error where the data's source proves the refusal and the reader is here (CD411),
+    else a warning that --deep proves (CD414); a path its reader cannot use, a warning that names who writes there
+    (CD417); JAX's options as the installed jax defines them."""
     view = report.process
     if view is None or not view.settings:
         return []
     findings = []
-    for row in _data().get("setting", []):
-        variable = row["variable"]
-        if variable not in view.settings:
+    known = environment.rows()
+    for variable, value in view.settings.items():
+        row = known.get(variable)
+        if row is None:
+            findings += _family_setting(report, view, variable, value)
             continue
-        value = view.settings[variable]
-        present = row["framework"] == "cuda" or _has(report, row["framework"])
+        if row["framework"] == "nccl":
+            continue  # rules/multi_gpu.py judges NCCL's
+        present = row["framework"] in environment.CUDA_LIBRARY_READERS or _has(report, row["framework"])
         for verdict in _judge_setting(row, value, report):
             kind, why = verdict
             if kind == "invalid":
-                refuses = row["on_error"] in ("raises", "falls back to CPU")
-                code = "CD411" if refuses and present else "CD414"
-                consequence = {"raises": "raises an error at its first CUDA call",
-                               "falls back to CPU": "does not use the GPU (it falls back to the CPU)",
-                               }.get(row["on_error"], f"ignores it and keeps its default ({row['effect']})")
-                if refuses and not present:
-                    consequence = f"is not installed in the environments looked at; where it runs, it {consequence}"
-                findings.append(finding(code, subject=variable, refs=(row["source"],), variable=variable, value=value,
-                                        why=why, framework=_display(row["framework"]), consequence=consequence,
-                                        effect=row["effect"], fix_value=_corrected(row, value)))
+                findings.append(_refused(row, variable, value, why, present, report))
+            elif kind == "path":
+                findings.append(finding("CD417", subject=variable, refs=(row["source"],), variable=variable,
+                                        value=value, problem=why, writer=row["writer"], effect=row["effect"]))
             elif kind == "starves":
                 findings.append(finding("CD413", subject=variable, refs=(row["source"],), variable=variable,
                                         value=value, framework=_display(row["framework"]), **why))  # type: ignore[arg-type]
@@ -391,19 +393,97 @@ def settings(report: Report) -> list[Finding]:
                                         consequence=(f"ends at start ('{said[0]}')" if said else
                                                      "ends at start ('Unknown flag in XLA_FLAGS')"),
                                         effect=row["effect"], fix_value=why["kept"]))
-            elif kind == "off" and (present or row["framework"] == "cuda"):
+            elif kind == "off" and present:
                 findings.append(finding("CD412", subject=variable, refs=(row["source"],), variable=variable,
                                         value=value, effect=why))
     return findings
 
 
+REFUSES = {"raises": "raises an error at its first CUDA call", "falls back to CPU":
+           "does not use the GPU (it falls back to the CPU)", "aborts": "ends at start"}
+
+
+def _refused(row: dict[str, Any], variable: str, value: str, why: str, present: bool, report: Report) -> Finding:
+    """A value ROW's reader cannot use: an error where the data's source proves it refuses it and it is here
+    (CD411, a rule), else a warning that says what it does and that --deep proves it (CD414)."""
+    refuses = row["on_error"] in REFUSES
+    if row["framework"] == "jax" and row["on_error"] == "raises" and row["kind"] == "bool":
+        consequence = "raises ValueError when it is imported"
+    else:
+        consequence = REFUSES.get(row["on_error"], f"ignores it and keeps its default ({row['effect']})")
+    if refuses and present:
+        return finding("CD411", subject=variable, refs=(row["source"],), variable=variable, value=value, why=why,
+                       framework=_display(row["framework"]), consequence=consequence, effect=row["effect"],
+                       fix_value=_corrected(row, value, report))
+    if refuses:
+        consequence = f"is not installed in the environments looked at; where it runs, it {consequence}"
+    return finding("CD414", subject=variable, refs=(row["source"],), variable=variable, value=value, why=why,
+                   framework=_display(row["framework"]), consequence=consequence + DEEP_PROVES, effect=row["effect"],
+                   fix_value=_corrected(row, value, report))
+
+
+DEEP_PROVES = "; `cudnn-doctor check --deep` runs the frameworks here with it, which proves what it does"
+
+
+def _family_setting(report: Report, view: ProcessView, variable: str, value: str) -> list[Finding]:
+    """A variable of a family (JAX_*, TORCH_*, ...) that no row knows: judged where the installed framework's own
+    files answered for it (view.setting_answers), else not at all."""
+    answer = view.setting_answers.get(variable)
+    family = environment.family_of(variable)
+    if answer is None or family is None:
+        return []
+    files = ", ".join(answer.files)
+    name = _display(family["framework"])
+    if answer.kind == "unknown":
+        return [finding("CD414", subject=variable, refs=(family["source"],), variable=variable, value=value,
+                        why=f"{name} reads no variable of this name (no file of the installed {name} names it: "
+                            f"{files})", framework=name, consequence="ignores it" + DEEP_PROVES,
+                        effect=family["effect"], fix_value=None)]
+    row = {"kind": answer.kind, "values": list(answer.values), "effect": family["effect"], "ignore_case": False}
+    if answer.kind == "bool":
+        row.update(values=[*environment.TRUE_WORDS, *environment.FALSE_WORDS], ignore_case=True)
+    if answer.kind in ("string",) or (answer.kind == "enum" and not answer.values):
+        return []
+    if answer.kind == "float":
+        try:
+            problem = None if math.isfinite(float(value)) or value.strip().lower() in ("inf", "-inf", "nan") else ""
+        except ValueError:
+            problem = f"{value!r} is not a number"
+    else:
+        problem = environment.grammar_problem(row, value)
+    if not problem:
+        return []
+    words = {"bool": f"invalid truth value {value.lower()!r} for environment {variable!r}"}.get(
+        answer.kind, f'Invalid value "{value}" for JAX flag {variable.lower()}')
+    made = finding("CD411", subject=variable, refs=(family["source"], files), variable=variable, value=value,
+                   why=f"{problem}; the installed jax's {files} reads it so ({words})", framework=name,
+                   consequence="raises ValueError when it is imported", effect=family["effect"], fix_value=None,
+                   evidence="rule", proof=f"{files}, the installed {name}'s own definition of this option, raises "
+                                          f"for such a value while jax is imported ({family['source']})")
+    return [made]
+
+
 def _display(name: str) -> str:
     return {"torch": "PyTorch", "jax": "JAX", "tensorflow": "TensorFlow", "cuda": "Every CUDA program",
+            "cudnn": "cuDNN (in every program that loads it)", "cublas": "cuBLAS (in every program that loads it)",
+            "nccl": "NCCL",
             "ld.so": "programs that open libcudnn by name"}.get(name, name)
 
 
 def _judge_setting(row: dict[str, Any], value: str, report: Report) -> list[tuple[str, Any]]:
     kind = row["kind"]
+    if kind in ("devices", "string"):
+        return []  # CUDA_VISIBLE_DEVICES: cuInit's own answer judges it (CD113, CD114); text: anything goes
+    if kind == "path":
+        view = report.process
+        problem = view.setting_paths.get(row["variable"]) if view else None
+        return [("path", problem)] if problem else []
+    if kind in ("bool", "enum", "list", "pattern") or (kind == "integer" and "hides_from" not in row) or \
+            (kind == "float" and "maximum" in row):
+        problem = environment.grammar_problem(row, value)
+        if problem:
+            return [("invalid", problem)]
+        return [("off", row["effect"])] if environment.slow(row, value) else []
     if kind == "breaks":
         return [("breaks", row["effect"])] if value.strip() in row.get("breaks_when", []) else []
     if kind == "xla_flags":
@@ -420,14 +500,8 @@ def _judge_setting(row: dict[str, Any], value: str, report: Report) -> list[tupl
         return [("unknown flags", {"why": f"{flags} {'is' if len(undefined) == 1 else 'are'} defined by none of the "
                                           f"installed jaxlib's libraries ({files})", "kept": kept or None})]
     if kind == "alloc_conf":
-        problems = alloc_conf_problems(value)
+        problems = alloc_conf_problems(value, _allocator_keys(report, row))
         return [("invalid", "; ".join(problems))] if problems else []
-    if kind in ("bool", "enum"):
-        if value not in row.get("values", []):
-            return [("invalid", f"{value!r} is not one of {', '.join(row.get('values', []))}")]
-        if row.get("slow_when") == value:
-            return [("off", row["effect"])]
-        return []
     if kind == "platforms":
         entries = [e.strip() for e in value.split(",") if e.strip()]
         unknown = [e for e in entries if e.lower() not in row.get("values", [])]
@@ -445,12 +519,11 @@ def _judge_setting(row: dict[str, Any], value: str, report: Report) -> list[tupl
         if entries and entries[0].lower() not in ("cuda", "gpu"):
             return [("off", f"JAX puts its arrays on {entries[0]}, the first backend listed, not on the GPU")]
         return []
-    if kind == "integer":
-        try:
-            number = int(value)
-        except ValueError:
-            return [("invalid", f"{value!r} is not a whole number")]
-        if "hides_from" in row and number >= row["hides_from"] and _has(report, "tensorflow"):
+    if kind == "integer":  # one that hides what a framework logs
+        problem = environment.grammar_problem(row, value)
+        if problem:
+            return [("invalid", problem)]
+        if int(value) >= row["hides_from"] and _has(report, row["framework"]):
             return [("off", row["effect"])]
         return []
     if kind == "float":
@@ -473,37 +546,38 @@ def _judge_setting(row: dict[str, Any], value: str, report: Report) -> list[tupl
     return []
 
 
-def _corrected(row: dict[str, Any], value: str) -> str | None:
+def _corrected(row: dict[str, Any], value: str, report: Report) -> str | None:
     """The value with what the framework refuses left out (PYTORCH_CUDA_ALLOC_CONF), else None: unset it."""
     if row["kind"] != "alloc_conf":
         return None
-    kept = [item for item in _alloc_items(value) if not alloc_conf_problems(item)]
+    accepted = _allocator_keys(report, row)
+    kept = [item for item in environment.allocator_items(value) if not alloc_conf_problems(item, accepted)]
     return ",".join(kept) or None
 
 
-def _alloc_items(value: str) -> list[str]:
-    """Top-level key:value items of an allocator configuration (a [..] list holds commas of its own)."""
-    items, depth, current = [], 0, ""
-    for char in value:
-        depth += {"[": 1, "]": -1}.get(char, 0)
-        if char == "," and depth == 0:
-            items.append(current)
-            current = ""
-        else:
-            current += char
-    items.append(current)
-    return [item.strip() for item in items if item.strip()]
+def _allocator_keys(report: Report, row: dict[str, Any]) -> tuple[str, ...] | None:
+    """The keys of the set allocator configuration that the installed torch's c10 libraries know (None: not asked)."""
+    view = report.process
+    answer = view.setting_answers.get(row["variable"]) if view else None
+    return answer.values if answer is not None and answer.kind == "alloc_conf" else None
 
 
-def alloc_conf_problems(value: str) -> list[str]:
+def alloc_conf_problems(value: str, accepted: tuple[str, ...] | None = None) -> list[str]:
     """What torch would refuse in the allocator configuration VALUE, in torch's own words where known
-    (c10's ConfigTokenizer: key:value items separated by commas)."""
+    (c10's ConfigTokenizer: key:value items separated by commas). ACCEPTED, where the installed torch's libraries
+    were asked: the keys its parser knows, which outweigh the data's list (a newer key, or one this torch lacks)."""
     keys = {row["key"]: row for row in _data().get("alloc_conf_key", [])}
     problems = []
-    for item in _alloc_items(value):
+    for item in environment.allocator_items(value):
         key, colon, text = item.partition(":")
         key, text = key.strip(), text.strip()
         row = keys.get(key)
+        if accepted is not None and key not in accepted:
+            problems.append(f"Unrecognized key '{key}' in CUDA allocator config (the installed torch's c10 "
+                            "libraries do not know it)")
+            continue
+        if row is None and accepted is not None:
+            continue  # a key this torch knows and the data does not: its value is torch's to judge
         if row is None:
             problems.append(f"Unrecognized key '{key}' in CUDA allocator config")
             continue
@@ -756,7 +830,7 @@ _CURE_WHY = {
 
 def _cure_code(cure: Any) -> str:
     """The registry's class of what the cure took out: which libraries a preload or folder brought, which
-    variable (compat/process_env.toml [[setting]] says whose it is)."""
+    variable (its row or family in compat/ names the class: knowledge.environment.cure_code)."""
     removed = " ".join(os.path.basename(entry) for entry in cure.removed)
     if cure.kind == "library_path":
         removed = " ".join(cure.libraries)
@@ -779,17 +853,7 @@ def _cure_code(cure: Any) -> str:
         return "CD116"
     if cure.kind == "pythonpath":
         return "CD409"
-    variable = cure.variable or ""
-    row = next((r for r in _data().get("setting", []) if r["variable"] == variable), None)
-    if variable == "CUDA_VISIBLE_DEVICES":
-        return "CD113"
-    if variable in ("XLA_PYTHON_CLIENT_MEM_FRACTION", "XLA_PYTHON_CLIENT_PREALLOCATE", "XLA_PYTHON_CLIENT_ALLOCATOR"):
-        return "CD413"
-    if variable == "JAX_PLATFORMS":
-        return "CD412"
-    if (row and row.get("framework") == "cuda") or variable.startswith("CUDA_"):
-        return "CD416"
-    return "CD411"
+    return environment.cure_code(cure.variable or "")
 
 
 RULES = (driver_library, nvml_library, visibility, device_order, memory_held, limits, preloaded_cudnn,
