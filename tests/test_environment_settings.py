@@ -1,0 +1,262 @@
+"""Every variable CUDA, cuBLAS, cuDNN, NCCL and the frameworks read is data (compat/process_env.toml [[setting]] and
+[[setting_family]], compat/multi_gpu.toml [[nccl_setting]]), judged one way (issue 45): a test per kind of grammar,
+the installed files asked where they can answer (the real jax's config.py, a gcc-built stand-in for torch's
+libc10_cuda.so), each error with its rule, and the plan's lines sourced in a real bash leaving check clean of the
+finding. The data is the only list of the variables' names: a test greps the package for a second one."""
+
+from __future__ import annotations
+
+import ast
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cudnn_doctor.knowledge.environment import families, rows
+from tests.conftest import ROOT, Machine, codes
+from tests.fakes.build import compile_library
+from tests.real_wheels import real_jax_cpu
+from tests.test_frameworks import install_torch, python_env
+from tests.test_process_env import check_after, finding, gpu_machine, jax_install, plan_lines
+
+
+def closed_loop(machine: Machine, code: str, variable: str) -> None:
+    """The plan's lines for this machine, sourced in bash, leave check without CODE for VARIABLE."""
+    lines = plan_lines(machine)
+    assert any(variable in line for line in lines), lines
+    after = check_after(machine, lines)
+    assert not [f for f in after["findings"] if f["code"] == code and f["subject"] == variable], after["findings"]
+
+
+def settings_findings(report: dict, variable: str) -> list[dict]:
+    return [f for f in report["findings"] if f["subject"] == variable]
+
+
+# --- one test per kind of grammar: what the reader cannot use is a warning that says --deep proves it -------------
+
+@pytest.mark.parametrize(("variable", "value", "words"), [
+    ("CUDA_LAUNCH_BLOCKING", "yes", "'yes' is not one of 0, 1"),  # bool
+    ("CUDA_MODULE_LOADING", "lazy", "'lazy' is not one of DEFAULT, LAZY, EAGER"),  # enum, case kept
+    ("CUDA_DEVICE_MAX_CONNECTIONS", "64", "64 is above 32 (it takes 1 to 32)"),  # integer, range
+    ("CUBLASLT_LOG_LEVEL", "verbose", "'verbose' is not a whole number"),  # integer
+    ("CUBLAS_WORKSPACE_CONFIG", "4096:8", "is not of the form it takes: :SIZE_KIB:COUNT"),  # pattern
+    ("CUDA_COREDUMP_GENERATION_FLAGS", "skip_abort,skip_all", "'skip_all' is not among"),  # list
+    ("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "150", "150 is above 100"),  # float, range
+])
+def test_a_value_its_reader_does_not_take_is_a_warning_that_deep_proves(machine: Machine, tmp_path: Path,
+                                                                         variable: str, value: str, words: str) -> None:
+    gpu_machine(machine, tmp_path, gpus=1)
+    machine.env[variable] = value
+    report = machine.check_json()
+    warned = finding(report, "CD414")
+    assert warned["subject"] == variable and warned["severity"] == "warning" and warned["evidence"] == "read"
+    assert words in warned["detail"], warned["detail"]
+    assert "check --deep" in warned["detail"] and "compat/" not in warned["refs"][0]
+    assert warned["refs"][0].startswith(("CUDA C++", "cuBLAS", "CUDA-GDB", "NVIDIA Multi-Process"))
+    closed_loop(machine, "CD414", variable)
+
+
+@pytest.mark.parametrize(("variable", "value"), [
+    ("CUDA_MODULE_LOADING", "LAZY"), ("CUBLAS_WORKSPACE_CONFIG", ":4096:2:16:8"), ("CUDNN_LOGDEST_DBG", "stderr"),
+    ("TORCH_NCCL_BLOCKING_WAIT", "TRUE"),  # the reader compares without case
+    ("CUDA_COREDUMP_GENERATION_FLAGS", "skip_abort,skip_global_memory"), ("CUDA_DEVICE_MAX_CONNECTIONS", "1"),
+    ("CUDA_VISIBLE_DEVICES", "0"),  # cuInit's own answer judges it, not a grammar
+])
+def test_values_the_readers_take_raise_nothing(machine: Machine, tmp_path: Path, variable: str, value: str) -> None:
+    gpu_machine(machine, tmp_path, gpus=1)
+    machine.env[variable] = value
+    report = machine.check_json()
+    assert not settings_findings(report, variable), report["findings"]
+    assert report["process"]["settings"][variable] == value
+
+
+def test_an_integer_its_reader_clips_is_no_refusal_but_what_it_clips_to(machine: Machine, tmp_path: Path) -> None:
+    """cuDNN clips CUDNN_LOGLEVEL_DBG into 0-3: 7 is 3, its every-call log (slow), not a value it refuses."""
+    gpu_machine(machine, tmp_path, gpus=1)
+    machine.env["CUDNN_LOGLEVEL_DBG"] = "7"
+    report = machine.check_json()
+    assert [f["code"] for f in settings_findings(report, "CUDNN_LOGLEVEL_DBG")] == ["CD412"]
+    closed_loop(machine, "CD412", "CUDNN_LOGLEVEL_DBG")
+
+
+# --- paths: a folder or file its reader cannot use, and who writes there ------------------------------------------
+
+@pytest.mark.parametrize(("variable", "target", "problem", "writer"), [
+    ("CUDA_CACHE_PATH", "file/ComputeCache", "is not a folder", "the CUDA driver"),
+    ("JAX_COMPILATION_CACHE_DIR", "file", "is not a folder", "JAX, which saves the XLA programs"),
+    ("CUDNN_LOGDEST_DBG", "folder", "is a folder, where a file is written", "cuDNN, which writes its API log"),
+    ("CUDA_INJECTION64_PATH", "missing/libinject.so", "does not exist", "loads that library into every CUDA program"),
+    ("CUDA_MPS_PIPE_DIRECTORY", "missing", "does not exist", "the MPS control daemon"),
+])
+def test_a_path_its_reader_cannot_use_is_a_warning_naming_who_writes_there(
+        machine: Machine, tmp_path: Path, variable: str, target: str, problem: str, writer: str) -> None:
+    gpu_machine(machine, tmp_path, gpus=1)
+    (tmp_path / "file").write_text("a file, not a folder\n")
+    (tmp_path / "folder").mkdir()
+    machine.env[variable] = str(tmp_path / target)
+    report = machine.check_json()
+    made = finding(report, "CD417")
+    assert made["subject"] == variable and made["severity"] == "warning"
+    assert problem in made["detail"] and writer in made["detail"], made["detail"]
+    assert variable in report["process"]["setting_paths"]
+    closed_loop(machine, "CD417", variable)
+
+
+def test_a_writable_folder_a_reader_makes_and_hostile_values_are_no_finding(machine: Machine,
+                                                                             tmp_path: Path) -> None:
+    """A cache folder not made yet under a writable one is fine (its reader makes it); a FIFO where a file is read is
+    never opened; a value with a newline, quotes and $(...) is quoted by the plan as bash reads it."""
+    gpu_machine(machine, tmp_path, gpus=1)
+    fifo = tmp_path / "errata.json"
+    import os
+
+    os.mkfifo(fifo)
+    machine.env["CUDA_CACHE_PATH"] = str(tmp_path / "new" / "ComputeCache")
+    machine.env["CUDNN_ERRATA_JSON_FILE"] = str(fifo)  # readable, as far as asking goes: never opened
+    machine.env["CUDA_MODULE_LOADING"] = "lazy'$(touch pwned)\n"
+    report = machine.check_json()
+    assert not settings_findings(report, "CUDA_CACHE_PATH") and not settings_findings(report, "CUDNN_ERRATA_JSON_FILE")
+    closed_loop(machine, "CD414", "CUDA_MODULE_LOADING")
+    assert not (machine.cwd / "pwned").exists()
+
+
+# --- JAX: its options as the installed jax defines them ------------------------------------------------------------
+
+@pytest.fixture
+def real_jax_site(machine: Machine, tmp_path: Path) -> Path:
+    """A Python environment whose jax is the real one (0.4.38, CPU): its jax/_src/*.py are what is asked."""
+    gpu_machine(machine, tmp_path, gpus=1)
+    site = python_env(machine, tmp_path)
+    jax_install(site)
+    (site / "jax").symlink_to(real_jax_cpu() / "jax")
+    return site
+
+
+def import_jax_with(name: str, value: str) -> subprocess.CompletedProcess[str]:
+    """The real jax imported with NAME=VALUE: what the rule says it does."""
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(real_jax_cpu()), "JAX_PLATFORMS": "cpu", name: value}
+    return subprocess.run([sys.executable, "-c", "import jax"], capture_output=True, text=True, env=env, timeout=300)
+
+
+@pytest.mark.parametrize(("variable", "value", "jax_says"), [
+    ("JAX_DEBUG_INFS", "maybe", "invalid truth value 'maybe' for environment 'JAX_DEBUG_INFS'"),  # bool_state
+    ("JAX_TRACEBACK_FILTERING", "none", 'Invalid value "none" for JAX flag jax_traceback_filtering'),  # enum_state
+    ("JAX_COMPILATION_CACHE_MAX_SIZE", "1GB", 'Invalid value "1GB" for JAX flag jax_compilation_cache_max_size'),
+])
+def test_a_jax_option_refused_by_the_installed_jaxs_own_definition_is_an_error_with_its_rule(
+        machine: Machine, real_jax_site: Path, variable: str, value: str, jax_says: str) -> None:
+    machine.env[variable] = value
+    report = machine.check_json()
+    refused = finding(report, "CD411")
+    assert refused["subject"] == variable and refused["severity"] == "error" and refused["evidence"] == "rule"
+    assert "config.py" in refused["proof"] and "raises ValueError when it is imported" in refused["detail"]
+    assert report["process"]["setting_answers"][variable]["kind"] in ("bool", "enum", "integer")
+    said = import_jax_with(variable, value)  # the rule, proven against the real jax
+    assert said.returncode != 0 and jax_says in said.stderr, said.stderr[-600:]
+    assert import_jax_with(variable, "1" if "INFS" in variable else "off" if "FILTER" in variable else "7").returncode == 0
+    closed_loop(machine, "CD411", variable)
+
+
+def test_a_jax_variable_no_file_of_the_installed_jax_reads_is_a_warning(machine: Machine, real_jax_site: Path) -> None:
+    """JAX_PLATFORM (JAX_PLATFORMS without its s) is read by nobody: JAX ignores it and picks its own backend."""
+    machine.env["JAX_PLATFORM"] = "cpu"
+    machine.env["JAX_NUMPY_RANK_PROMOTION"] = "warn"  # one it defines, of a value it takes
+    machine.env["JAX_COORDINATOR_ADDRESS"] = "10.0.0.1:1234"  # read with os.getenv in distributed.py: any text
+    report = machine.check_json()
+    warned = finding(report, "CD414")
+    assert warned["subject"] == "JAX_PLATFORM" and "JAX reads no variable of this name" in warned["detail"]
+    answers = report["process"]["setting_answers"]
+    assert answers["JAX_NUMPY_RANK_PROMOTION"]["values"] == ["allow", "warn", "raise"]
+    assert answers["JAX_COORDINATOR_ADDRESS"]["kind"] == "string"
+    assert not settings_findings(report, "JAX_NUMPY_RANK_PROMOTION") + settings_findings(report,
+                                                                                       "JAX_COORDINATOR_ADDRESS")
+    closed_loop(machine, "CD414", "JAX_PLATFORM")
+
+
+def test_a_jax_boolean_row_is_judged_where_jax_is_not_installed_as_a_warning(machine: Machine,
+                                                                              tmp_path: Path) -> None:
+    gpu_machine(machine, tmp_path, gpus=1)
+    machine.env["JAX_ENABLE_X64"] = "maybe"
+    warned = finding(machine.check_json(), "CD414")
+    assert "not installed" in warned["detail"] and "raises ValueError when it is imported" in warned["detail"]
+
+
+# --- PyTorch: the keys its allocator parser knows, asked of its own library ----------------------------------------
+
+def c10_with(site: Path, *keys: str) -> None:
+    """torch/lib/libc10_cuda.so of this torch: a library holding KEYS as its allocator parser's strings."""
+    library = compile_library("fake_c10.c", "libc10_cuda.so", {"KEYS": ",".join(f'"{key}"' for key in keys)})
+    shutil.copy(library, site / "torch" / "lib" / "libc10_cuda.so")
+
+
+def test_allocator_keys_are_those_the_installed_torchs_library_knows(machine: Machine, tmp_path: Path) -> None:
+    """A key the data does not list but this torch's library holds is taken (a newer torch); one the data lists but
+    this torch lacks is refused, as its parser refuses every key it does not compare with."""
+    gpu_machine(machine, tmp_path, gpus=1)
+    site = python_env(machine, tmp_path)
+    install_torch(site)
+    c10_with(site, "backend", "max_split_size_mb", "expandable_segments", "roundup_bypass_threshold_mb")
+    machine.env["PYTORCH_CUDA_ALLOC_CONF"] = ("roundup_bypass_threshold_mb:64,max_split_size_mb:256,"
+                                              "per_process_memory_fraction:0.5")
+    report = machine.check_json()
+    refused = finding(report, "CD411")
+    assert refused["evidence"] == "rule" and refused["severity"] == "error"
+    assert "Unrecognized key 'per_process_memory_fraction'" in refused["detail"]
+    assert "Unrecognized key 'roundup_bypass_threshold_mb'" not in refused["detail"]
+    answer = report["process"]["setting_answers"]["PYTORCH_CUDA_ALLOC_CONF"]
+    assert answer["kind"] == "alloc_conf" and answer["files"] == [str(site / "torch" / "lib" / "libc10_cuda.so")]
+    lines = plan_lines(machine)
+    assert "export PYTORCH_CUDA_ALLOC_CONF=roundup_bypass_threshold_mb:64,max_split_size_mb:256" in lines
+    assert "CD411" not in codes(check_after(machine, lines))
+
+
+# --- --deep's bisection: its variables are the data's ---------------------------------------------------------------
+
+def test_the_bisection_unsets_the_variables_the_data_knows_and_no_others() -> None:
+    from cudnn_doctor.doctor.bisect import variants
+
+    env = {"CUDA_VISIBLE_DEVICES": "0", "CUDA_HOME": "/usr/local/cuda", "CUDNN_DOCTOR_PROBE_TIMEOUT": "9",
+           "TF_CLI_CONFIG_FILE": "/root/.terraformrc", "JAX_PLATFORM": "cpu", "NCCL_P2P_LEVEL": "NVL",
+           "CUBLAS_WORKSPACE_CONFIG": ":16:8", "EDITOR": "vi", "TORCH_FUTURE_SWITCH": "1"}
+    tried = [v.variable for v in variants(env) if v.kind == "variable"]
+    assert tried == ["CUBLAS_WORKSPACE_CONFIG", "JAX_PLATFORM", "NCCL_P2P_LEVEL", "TORCH_FUTURE_SWITCH"]
+
+
+# --- the data is the one list of names ----------------------------------------------------------------------------
+
+def _data_names() -> tuple[set[str], set[str]]:
+    return set(rows()), {family["prefix"] for family in families()}
+
+
+def test_no_second_list_of_variable_names_in_the_package() -> None:
+    """No collection literal, and no regular expression, in cudnn_doctor/ names two or more of the variables (or
+    prefixes) the data knows: code that needs a variable's name asks knowledge.environment, or names one alone."""
+    names, prefixes = _data_names()
+    offenders = []
+    for path in sorted((ROOT / "cudnn_doctor").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            strings: list[str] = []
+            if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+                strings = [e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+            elif isinstance(node, ast.Dict) and None not in node.keys:  # {**env, NAME: value}: a child's
+                # environment sets values, it lists nothing to judge
+                strings = [k.value for k in node.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str) and "|" in node.value:
+                strings = re.split(r"[|()^]", node.value)
+            named = {s for s in strings if s in names or s in prefixes}
+            if len(named) >= 2:
+                offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}: {sorted(named)}")
+    assert not offenders, "variable names listed in code (keep them in compat/):\n" + "\n".join(offenders)
+
+
+def test_every_family_and_row_is_sourced_and_no_row_is_shadowed_by_another_table() -> None:
+    process_env = {row["variable"] for row in __import__("cudnn_doctor.knowledge.data", fromlist=["load"]).load(
+        "process_env")["setting"]}
+    nccl = {row["variable"] for row in __import__("cudnn_doctor.knowledge.data", fromlist=["load"]).load(
+        "multi_gpu")["nccl_setting"]}
+    assert not process_env & nccl
+    assert all(row["source"] for row in rows().values()) and all(f["source"] for f in families())
