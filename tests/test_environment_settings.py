@@ -260,3 +260,24 @@ def test_every_family_and_row_is_sourced_and_no_row_is_shadowed_by_another_table
         "multi_gpu")["nccl_setting"]}
     assert not process_env & nccl
     assert all(row["source"] for row in rows().values()) and all(f["source"] for f in families())
+
+
+# --- NCCL: its other grammars, judged with every setting's, in NCCL's own classes ----------------------------------
+
+@pytest.mark.parametrize(("variable", "value", "code", "words"), [
+    ("NCCL_SOCKET_NTHREADS", "32", "CD176", "32 is above 16"),  # integer, range
+    ("NCCL_PROTO", "LL,Fast", "CD176", "is not of the form it takes: LL, LL128 and Simple"),  # pattern
+    ("NCCL_NTHREADS", "100", "CD176", "'100' is not one of 64, 128, 256, 512"),  # enum
+    ("NCCL_DEBUG_FILE", "file/nccl.%h.%p", "CD417", "NCCL, which writes its NCCL_DEBUG output there"),  # path
+    ("NCCL_IB_DISABLE", "1", "CD181", "talks over IP sockets between nodes"),  # flag, slow
+])
+def test_nccls_other_grammars(machine: Machine, tmp_path: Path, variable: str, value: str, code: str,
+                               words: str) -> None:
+    gpu_machine(machine, tmp_path, gpus=2)
+    (tmp_path / "file").write_text("a file, not a folder\n")
+    machine.env[variable] = str(tmp_path / value) if code == "CD417" else value
+    report = machine.check_json()
+    [made] = settings_findings(report, variable)
+    assert made["code"] == code and words in made["detail"], made
+    if code != "CD181":  # what only changes how GPUs talk is said, not treated
+        closed_loop(machine, code, variable)

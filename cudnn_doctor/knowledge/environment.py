@@ -25,8 +25,12 @@ def rows() -> dict[str, dict[str, Any]]:
     [[nccl_setting]] (those carry `framework = "nccl"`)."""
     found: dict[str, dict[str, Any]] = {row["variable"]: row for row in load("process_env").get("setting", [])}
     for row in load("multi_gpu").get("nccl_setting", []):
-        found.setdefault(row["variable"], {**row, "framework": "nccl"})
+        kind = {"flag": "bool"}.get(row["grammar"], row["grammar"])
+        found.setdefault(row["variable"], {**row, "framework": "nccl", "kind": kind})
     return found
+
+
+NCCL_OWN_GRAMMARS = ("interfaces", "flag", "level", "debug")  # rules/multi_gpu.py judges NCCL's rows of these
 
 
 def families() -> list[dict[str, Any]]:

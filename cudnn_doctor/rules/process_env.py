@@ -366,12 +366,14 @@ def settings(report: Report) -> list[Finding]:
         if row is None:
             findings += _family_setting(report, view, variable, value)
             continue
-        if row["framework"] == "nccl":
-            continue  # rules/multi_gpu.py judges NCCL's
+        if row["framework"] == "nccl" and row["grammar"] in environment.NCCL_OWN_GRAMMARS:
+            continue  # rules/multi_gpu.py judges these of NCCL's
         present = row["framework"] in environment.CUDA_LIBRARY_READERS or _has(report, row["framework"])
         for verdict in _judge_setting(row, value, report):
             kind, why = verdict
-            if kind == "invalid":
+            if kind in ("invalid", "off") and row["framework"] == "nccl":
+                findings.append(_nccl_setting(row, variable, value, kind, why))
+            elif kind == "invalid":
                 findings.append(_refused(row, variable, value, why, present, report))
             elif kind == "path":
                 findings.append(finding("CD417", subject=variable, refs=(row["source"],), variable=variable,
@@ -397,6 +399,15 @@ def settings(report: Report) -> list[Finding]:
                 findings.append(finding("CD412", subject=variable, refs=(row["source"],), variable=variable,
                                         value=value, effect=why))
     return findings
+
+
+def _nccl_setting(row: dict[str, Any], variable: str, value: str, kind: str, why: str) -> Finding:
+    """An NCCL setting of a grammar this module judges, in NCCL's own classes: a value it cannot use (CD176, it
+    warns and keeps its default) or one that changes how GPUs talk (CD181)."""
+    if kind == "off":
+        return finding("CD181", subject=variable, refs=(row["source"],), variable=variable, value=value, effect=why)
+    return finding("CD176", subject=variable, refs=(row["source"],), variable=variable, value=value,
+                   why=f"{why}; NCCL warns and keeps its default ({row['effect']})")
 
 
 REFUSES = {"raises": "raises an error at its first CUDA call", "falls back to CPU":
