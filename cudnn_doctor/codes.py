@@ -381,7 +381,7 @@ _CODES = (
     Code("CD416", "error", "A CUDA setting breaks the frameworks' GPU work",
          "{variable}={value}: {effect}."),
     Code("CD417", "warning", "A setting names a path its reader cannot use",
-         "{variable}={value}: {problem}; {writer}. {effect}."),
+         "{variable}={value}: {problem}. Its reader: {writer}. What it sets: {effect}."),
     Code("CD415", "error", "A framework failed its first GPU steps",
          "{framework} was imported in a child with this environment (check --deep) and failed a tiny cuDNN "
          "convolution or LSTM: {error}"),

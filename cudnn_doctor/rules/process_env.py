@@ -443,13 +443,13 @@ def _family_setting(report: Report, view: ProcessView, variable: str, value: str
     family = environment.family_of(variable)
     if answer is None or family is None:
         return []
-    files = ", ".join(answer.files)
     name = _display(family["framework"])
     if answer.kind == "unknown":
         return [finding("CD414", subject=variable, refs=(family["source"],), variable=variable, value=value,
                         why=f"{name} reads no variable of this name (no file of the installed {name} names it: "
-                            f"{files})", framework=name, consequence="ignores it" + DEEP_PROVES,
-                        effect=family["effect"], fix_value=None)]
+                            f"{', '.join(family.get('names_from', ()))})", framework=name,
+                        consequence="ignores it" + DEEP_PROVES, effect=family["effect"], fix_value=None)]
+    files = ", ".join(_in_package(path) for path in answer.files)
     row = {"kind": answer.kind, "values": list(answer.values), "effect": family["effect"], "ignore_case": False}
     if answer.kind == "bool":
         row.update(values=[*environment.TRUE_WORDS, *environment.FALSE_WORDS], ignore_case=True)
@@ -466,12 +466,18 @@ def _family_setting(report: Report, view: ProcessView, variable: str, value: str
         return []
     words = {"bool": f"invalid truth value {value.lower()!r} for environment {variable!r}"}.get(
         answer.kind, f'Invalid value "{value}" for JAX flag {variable.lower()}')
-    made = finding("CD411", subject=variable, refs=(family["source"], files), variable=variable, value=value,
-                   why=f"{problem}; the installed jax's {files} reads it so ({words})", framework=name,
+    made = finding("CD411", subject=variable, refs=(family["source"], *answer.files), variable=variable, value=value,
+                   why=f"{problem} (the installed {name}'s {files} defines it so: '{words}')", framework=name,
                    consequence="raises ValueError when it is imported", effect=family["effect"], fix_value=None,
-                   evidence="rule", proof=f"{files}, the installed {name}'s own definition of this option, raises "
-                                          f"for such a value while jax is imported ({family['source']})")
+                   evidence="rule", proof=f"{', '.join(answer.files)}, the installed {name}'s own definition of this "
+                                          "option, raises ValueError for such a value while it is imported")
     return [made]
+
+
+def _in_package(path: str) -> str:
+    """A framework's file as its package names it: .../site-packages/jax/_src/config.py -> jax/_src/config.py."""
+    parts = path.replace(os.sep, "/").split("/")
+    return "/".join(parts[parts.index("site-packages") + 1:]) if "site-packages" in parts else path
 
 
 def _display(name: str) -> str:
