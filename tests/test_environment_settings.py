@@ -160,6 +160,26 @@ def test_a_jax_option_refused_by_the_installed_jaxs_own_definition_is_an_error_w
     closed_loop(machine, "CD411", variable)
 
 
+def test_the_kinds_read_from_jaxs_files_are_those_the_real_jax_holds() -> None:
+    """Every jax_* option of the real jax 0.4.38 (its config's State holders, asked after import) read from its files
+    as this does: a bool, int or float option is read as that kind; a str option as an enum or any text."""
+    from cudnn_doctor.model import Framework
+    from cudnn_doctor.probes.settings import jax_options
+
+    code = ("import json; from jax._src import config as c; print(json.dumps({n: type(h.value).__name__ for n, h in "
+            "c.config._value_holders.items() if isinstance(h, c.State) and n.startswith('jax_')}))")
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(real_jax_cpu()), "JAX_PLATFORMS": "cpu"}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    held = __import__("json").loads(done.stdout)
+    assert len(held) > 40, done.stderr[-600:]
+    jax = Framework("jax", "0.4.38", None, None, None, "site-packages", details={"site_packages": str(real_jax_cpu())})
+    read = {name.lower(): answer.kind for name, answer in jax_options([n.upper() for n in held], [jax]).items()}
+    expected = {"bool": {"bool"}, "int": {"integer"}, "float": {"float"}, "str": {"enum", "string"},
+                "NoneType": {"enum", "string", "integer", "float", "bool"}}
+    wrong = {name: (kind, read.get(name)) for name, kind in held.items() if read.get(name) not in expected[kind]}
+    assert not wrong, wrong
+
+
 def test_a_jax_variable_no_file_of_the_installed_jax_reads_is_a_warning(machine: Machine, real_jax_site: Path) -> None:
     """JAX_PLATFORM (JAX_PLATFORMS without its s) is read by nobody: JAX ignores it and picks its own backend."""
     machine.env["JAX_PLATFORM"] = "cpu"
