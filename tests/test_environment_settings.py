@@ -116,9 +116,12 @@ def test_a_writable_folder_a_reader_makes_and_hostile_values_are_no_finding(mach
     os.mkfifo(fifo)
     machine.env["CUDA_CACHE_PATH"] = str(tmp_path / "new" / "ComputeCache")
     machine.env["CUDNN_ERRATA_JSON_FILE"] = str(fifo)  # readable, as far as asking goes: never opened
-    machine.env["CUDA_MODULE_LOADING"] = "lazy'$(touch pwned)\n"
+    machine.env["CUDA_MODULE_LOADING"] = "lazy'$(touch pwned)\n\udcff"  # and a byte that is not UTF-8
+    machine.env["CUBLAS_WORKSPACE_CONFIG"] = ":1" * 50_000  # a pattern is never run on 100 000 characters
     report = machine.check_json()
     assert not settings_findings(report, "CUDA_CACHE_PATH") and not settings_findings(report, "CUDNN_ERRATA_JSON_FILE")
+    [long] = settings_findings(report, "CUBLAS_WORKSPACE_CONFIG")
+    assert long["code"] == "CD414" and "a value of 100000 characters" in long["detail"] and len(long["detail"]) < 2000
     closed_loop(machine, "CD414", "CUDA_MODULE_LOADING")
     assert not (machine.cwd / "pwned").exists()
 
@@ -240,7 +243,9 @@ def test_the_bisection_unsets_the_variables_the_data_knows_and_no_others() -> No
 
     env = {"CUDA_VISIBLE_DEVICES": "0", "CUDA_HOME": "/usr/local/cuda", "CUDNN_DOCTOR_PROBE_TIMEOUT": "9",
            "TF_CLI_CONFIG_FILE": "/root/.terraformrc", "JAX_PLATFORM": "cpu", "NCCL_P2P_LEVEL": "NVL",
-           "CUBLAS_WORKSPACE_CONFIG": ":16:8", "EDITOR": "vi", "TORCH_FUTURE_SWITCH": "1"}
+           "CUBLAS_WORKSPACE_CONFIG": ":16:8", "EDITOR": "vi", "TORCH_FUTURE_SWITCH": "1",
+           # the labels of NVIDIA's container images: read by nothing at run time
+           "CUDA_VERSION": "13.0.1", "NCCL_VERSION": "2.27.7", "PYTORCH_VERSION": "2.11.0", "CUDNN_VERSION": "9.19"}
     tried = [v.variable for v in variants(env) if v.kind == "variable"]
     assert tried == ["CUBLAS_WORKSPACE_CONFIG", "JAX_PLATFORM", "NCCL_P2P_LEVEL", "TORCH_FUTURE_SWITCH"]
 

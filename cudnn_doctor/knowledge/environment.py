@@ -16,7 +16,8 @@ from cudnn_doctor.knowledge.data import load
 
 TRUE_WORDS = ("1", "true", "yes", "y", "t", "on")  # what "on" is spelt as by the readers whose grammar takes words
 FALSE_WORDS = ("0", "false", "no", "n", "f", "off")
-CUDA_LIBRARY_READERS = ("cuda", "cudnn", "cublas")  # read by every program that loads the library: always present
+CUDA_LIBRARY_READERS = ("cuda", "cudnn", "cublas")
+MAX_VALUE = 65536  # characters: longer is a value nothing reads  # read by every program that loads the library: always present
 
 
 @functools.cache
@@ -88,6 +89,8 @@ def grammar_problem(row: dict[str, Any], value: str) -> str | None:
     (bool, enum, integer, float, pattern, list); the others (paths, allocator settings, platforms, XLA flags) are
     judged where their facts are (the probe asks the path, the installed files)."""
     kind = row["kind"]
+    if len(value) > MAX_VALUE:  # no reader takes such a value, and a pattern is never run on it
+        return f"a value of {len(value)} characters"
     values = [str(v) for v in row.get("values", [])]
     fold = (lambda text: text.lower()) if row.get("ignore_case") else (lambda text: text)
     if kind in ("bool", "enum"):

@@ -361,20 +361,21 @@ def settings(report: Report) -> list[Finding]:
         return []
     findings = []
     known = environment.rows()
-    for variable, value in view.settings.items():
+    for variable, given in view.settings.items():
+        value = _shown(given)
         row = known.get(variable)
         if row is None:
-            findings += _family_setting(report, view, variable, value)
+            findings += _family_setting(report, view, variable, given)
             continue
         if row["framework"] == "nccl" and row["grammar"] in environment.NCCL_OWN_GRAMMARS:
             continue  # rules/multi_gpu.py judges these of NCCL's
         present = row["framework"] in environment.CUDA_LIBRARY_READERS or _has(report, row["framework"])
-        for verdict in _judge_setting(row, value, report):
+        for verdict in _judge_setting(row, given, report):
             kind, why = verdict
             if kind in ("invalid", "off") and row["framework"] == "nccl":
                 findings.append(_nccl_setting(row, variable, value, kind, why))
             elif kind == "invalid":
-                findings.append(_refused(row, variable, value, why, present, report))
+                findings.append(_refused(row, variable, given, why, present, report))
             elif kind == "path":
                 findings.append(finding("CD417", subject=variable, refs=(row["source"],), variable=variable,
                                         value=value, problem=why, writer=row["writer"], effect=row["effect"]))
@@ -423,12 +424,12 @@ def _refused(row: dict[str, Any], variable: str, value: str, why: str, present: 
     else:
         consequence = REFUSES.get(row["on_error"], f"ignores it and keeps its default ({row['effect']})")
     if refuses and present:
-        return finding("CD411", subject=variable, refs=(row["source"],), variable=variable, value=value, why=why,
+        return finding("CD411", subject=variable, refs=(row["source"],), variable=variable, value=_shown(value), why=why,
                        framework=_display(row["framework"]), consequence=consequence, effect=row["effect"],
                        fix_value=_corrected(row, value, report))
     if refuses:
         consequence = f"is not installed in the environments looked at; where it runs, it {consequence}"
-    return finding("CD414", subject=variable, refs=(row["source"],), variable=variable, value=value, why=why,
+    return finding("CD414", subject=variable, refs=(row["source"],), variable=variable, value=_shown(value), why=why,
                    framework=_display(row["framework"]), consequence=consequence + DEEP_PROVES, effect=row["effect"],
                    fix_value=_corrected(row, value, report))
 
@@ -445,7 +446,7 @@ def _family_setting(report: Report, view: ProcessView, variable: str, value: str
         return []
     name = _display(family["framework"])
     if answer.kind == "unknown":
-        return [finding("CD414", subject=variable, refs=(family["source"],), variable=variable, value=value,
+        return [finding("CD414", subject=variable, refs=(family["source"],), variable=variable, value=_shown(value),
                         why=f"{name} reads no variable of this name (no file of the installed {name} names it: "
                             f"{', '.join(family.get('names_from', ()))})", framework=name,
                         consequence="ignores it" + DEEP_PROVES, effect=family["effect"], fix_value=None)]
@@ -466,7 +467,7 @@ def _family_setting(report: Report, view: ProcessView, variable: str, value: str
         return []
     words = {"bool": f"invalid truth value {value.lower()!r} for environment {variable!r}"}.get(
         answer.kind, f'Invalid value "{value}" for JAX flag {variable.lower()}')
-    made = finding("CD411", subject=variable, refs=(family["source"], *answer.files), variable=variable, value=value,
+    made = finding("CD411", subject=variable, refs=(family["source"], *answer.files), variable=variable, value=_shown(value),
                    why=f"{problem} (the installed {name}'s {files} defines it so: '{words}')", framework=name,
                    consequence="raises ValueError when it is imported", effect=family["effect"], fix_value=None,
                    evidence="rule", proof=f"{', '.join(answer.files)}, the installed {name}'s own definition of this "
@@ -478,6 +479,11 @@ def _in_package(path: str) -> str:
     """A framework's file as its package names it: .../site-packages/jax/_src/config.py -> jax/_src/config.py."""
     parts = path.replace(os.sep, "/").split("/")
     return "/".join(parts[parts.index("site-packages") + 1:]) if "site-packages" in parts else path
+
+
+def _shown(value: str) -> str:
+    """A setting's value as a finding quotes it: a hostile one of thousands of characters, cut."""
+    return value if len(value) <= 240 else f"{value[:240]}... ({len(value)} characters)"
 
 
 def _display(name: str) -> str:
