@@ -18,7 +18,7 @@ import pytest
 from cudnn_doctor.knowledge.environment import families, rows
 from tests.conftest import ROOT, Machine, codes
 from tests.fakes.build import compile_library
-from tests.real_wheels import real_jax_cpu
+from tests.real_wheels import real_jax_cpu, real_nccl
 from tests.test_frameworks import install_torch, python_env
 from tests.test_process_env import check_after, finding, gpu_machine, jax_install, plan_lines
 
@@ -306,3 +306,32 @@ def test_nccls_other_grammars(machine: Machine, tmp_path: Path, variable: str, v
     assert made["code"] == code and words in made["detail"], made
     if code != "CD181":  # what only changes how GPUs talk is said, not treated
         closed_loop(machine, code, variable)
+
+
+def test_every_nccl_variable_of_the_data_is_a_name_the_real_nccl_reads() -> None:
+    """Each [[nccl_setting]] row names a variable the real NCCL 2.32 holds as a string (NCCL_PARAM's literals); a
+    misspelt one it does not. Its read-only data is searched, not its GPU code: a few milliseconds."""
+    from cudnn_doctor.elf import ElfError, strings_held
+
+    library = str(real_nccl())
+    names = tuple(name for name, row in rows().items() if row["framework"] == "nccl")
+    assert len(names) > 30 and strings_held(library, names) == set(names)
+    assert strings_held(library, ("NCCL_SOCKET_IFNAMES", "NCCL_P2P_LEVEL")) == {"NCCL_P2P_LEVEL"}
+    with pytest.raises(ElfError):
+        strings_held(str(ROOT / "README.md"), names)
+
+
+def test_an_nccl_variable_the_installed_nccl_does_not_read_is_a_warning(machine: Machine, tmp_path: Path) -> None:
+    gpu_machine(machine, tmp_path, gpus=2)
+    site = python_env(machine, tmp_path)
+    install_torch(site)
+    (site / "nvidia" / "nccl" / "lib").mkdir(parents=True)
+    (site / "nvidia" / "nccl" / "lib" / "libnccl.so.2").symlink_to(real_nccl())
+    machine.env["NCCL_SOCKET_IFNAMES"] = "eth0"  # NCCL_SOCKET_IFNAME, misspelt: NCCL never reads it
+    machine.env["NCCL_P2P_NET_CHUNKSIZE"] = "131072"  # one the data has no row for, and NCCL reads
+    report = machine.check_json()
+    warned = finding(report, "CD414")
+    assert warned["subject"] == "NCCL_SOCKET_IFNAMES" and "NCCL reads no variable of this name" in warned["detail"]
+    assert report["process"]["setting_answers"]["NCCL_P2P_NET_CHUNKSIZE"]["kind"] == "string"
+    assert not settings_findings(report, "NCCL_P2P_NET_CHUNKSIZE")
+    closed_loop(machine, "CD414", "NCCL_SOCKET_IFNAMES")

@@ -5,6 +5,7 @@ that is set (compat/ knows which), and what the machine answers for it without a
   JAX_*        the option's grammar as the installed jax defines it (jax/_src/config.py and the other files its
                family names), or that no file of it reads such a name
   allocator    the keys of PYTORCH_CUDA_ALLOC_CONF the installed torch's c10 libraries know (each key a string in them)
+  NCCL_*       whether the NCCL library in a framework's wheels holds the name (NCCL_PARAM keeps each as a string)
 
 Files are read only for the variables that are set, and mapped rather than read whole. Never judges: the rules do.
 """
@@ -35,6 +36,10 @@ def read_settings(env: dict[str, str], frameworks: list[Framework]) -> dict[str,
                  "jax_config"][:MAX_NAMES]
     if jax_names:
         answers.update(jax_options(jax_names, frameworks))
+    held = [name for name in settings if name not in known and (family_of(name) or {}).get("reader") ==
+            "strings"][:MAX_NAMES]
+    if held:
+        answers.update(held_by_libraries(held, frameworks))
     for name, value in settings.items():
         row = known.get(name, {})
         if row.get("kind") == "alloc_conf" and row.get("names_from"):
@@ -165,6 +170,29 @@ def _read(path: str, limit: int = 4 << 20) -> bytes | None:
             return handle.read(limit)
     except OSError:
         return None
+
+
+# --- a library that keeps the names it reads as strings (NCCL) ------------------------------------------------------
+
+def held_by_libraries(names: list[str], frameworks: list[Framework]) -> dict[str, SettingAnswer]:
+    """For each NAME of a family whose reader keeps its variables' names as strings (NCCL: names_from, its library
+    in a framework's wheels): kind "unknown" where none of the libraries found holds it, "string" where one does.
+    Nothing where no such library is here or one cannot be read."""
+    from cudnn_doctor.elf import ElfError, strings_held
+
+    family = family_of(names[0]) or {}
+    sites = [str(f.details["site_packages"]) for f in frameworks if f.details.get("site_packages")]
+    files = sorted({os.path.realpath(path) for site in dict.fromkeys(sites) for pattern in family.get("names_from", ())
+                    for path in glob.glob(os.path.join(glob.escape(site), pattern))})
+    if not files:
+        return {}
+    found: set[str] = set()
+    for path in files[:4]:
+        try:
+            found |= strings_held(path, tuple(names))
+        except ElfError:
+            return {}
+    return {name: SettingAnswer("string" if name in found else "unknown", (), tuple(files[:4])) for name in names}
 
 
 # --- PyTorch: the keys its allocator parser knows -----------------------------------------------------------------
