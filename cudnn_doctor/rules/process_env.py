@@ -419,10 +419,8 @@ def _refused(row: dict[str, Any], variable: str, value: str, why: str, present: 
     """A value ROW's reader cannot use: an error where the data's source proves it refuses it and it is here
     (CD411, a rule), else a warning that says what it does and that --deep proves it (CD414)."""
     refuses = row["on_error"] in REFUSES
-    if row["framework"] == "jax" and row["on_error"] == "raises" and row["kind"] == "bool":
-        consequence = "raises ValueError when it is imported"
-    else:
-        consequence = REFUSES.get(row["on_error"], f"ignores it and keeps its default ({row['effect']})")
+    consequence = row.get("refusal") or REFUSES.get(row["on_error"],
+                                                    f"ignores it and keeps its default ({row['effect']})")
     if refuses and present:
         return finding("CD411", subject=variable, refs=(row["source"],), variable=variable, value=_shown(value), why=why,
                        framework=_display(row["framework"]), consequence=consequence, effect=row["effect"],
@@ -456,11 +454,12 @@ def _family_setting(report: Report, view: ProcessView, variable: str, value: str
         row.update(values=[*environment.TRUE_WORDS, *environment.FALSE_WORDS], ignore_case=True)
     if answer.kind in ("string",) or (answer.kind == "enum" and not answer.values):
         return []
-    if answer.kind == "float":
+    if answer.kind in ("integer", "float"):  # JAX reads them with Python's own int() and float()
         try:
-            problem = None if math.isfinite(float(value)) or value.strip().lower() in ("inf", "-inf", "nan") else ""
+            (int if answer.kind == "integer" else float)(value)
+            problem = None
         except ValueError:
-            problem = f"{value!r} is not a number"
+            problem = f"{value!r} is not {'a whole number' if answer.kind == 'integer' else 'a number'}"
     else:
         problem = environment.grammar_problem(row, value)
     if not problem:
