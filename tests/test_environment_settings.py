@@ -215,24 +215,30 @@ def c10_with(site: Path, *keys: str) -> None:
     shutil.copy(library, site / "torch" / "lib" / "libc10_cuda.so")
 
 
-def test_allocator_keys_are_those_the_installed_torchs_library_knows(machine: Machine, tmp_path: Path) -> None:
-    """A key the data does not list but this torch's library holds is taken (a newer torch); one the data lists but
-    this torch lacks is refused, as its parser refuses every key it does not compare with."""
+def test_allocator_keys_the_installed_torchs_library_names_are_taken_beside_the_datas(machine: Machine,
+                                                                                      tmp_path: Path) -> None:
+    """A key the data does not list but this torch's library names is taken (a newer torch); one neither names is
+    refused, as torch's parser refuses every key it does not compare with; one only the data lists is still taken
+    (a compiler may build a short literal from immediates, leaving no string to find)."""
     gpu_machine(machine, tmp_path, gpus=1)
     site = python_env(machine, tmp_path)
     install_torch(site)
     c10_with(site, "backend", "max_split_size_mb", "expandable_segments", "roundup_bypass_threshold_mb")
     machine.env["PYTORCH_CUDA_ALLOC_CONF"] = ("roundup_bypass_threshold_mb:64,max_split_size_mb:256,"
-                                              "per_process_memory_fraction:0.5")
+                                              "per_process_memory_fraction:0.5,max_split_mb:128")
     report = machine.check_json()
     refused = finding(report, "CD411")
     assert refused["evidence"] == "rule" and refused["severity"] == "error"
-    assert "Unrecognized key 'per_process_memory_fraction'" in refused["detail"]
+    assert "Unrecognized key 'max_split_mb' in CUDA allocator config (the installed torch's c10 libraries do not " \
+           "name it either)" in refused["detail"]
     assert "Unrecognized key 'roundup_bypass_threshold_mb'" not in refused["detail"]
+    assert "Unrecognized key 'per_process_memory_fraction'" not in refused["detail"]
     answer = report["process"]["setting_answers"]["PYTORCH_CUDA_ALLOC_CONF"]
     assert answer["kind"] == "alloc_conf" and answer["files"] == [str(site / "torch" / "lib" / "libc10_cuda.so")]
+    assert sorted(answer["values"]) == ["max_split_size_mb", "roundup_bypass_threshold_mb"]
     lines = plan_lines(machine)
-    assert "export PYTORCH_CUDA_ALLOC_CONF=roundup_bypass_threshold_mb:64,max_split_size_mb:256" in lines
+    assert ("export PYTORCH_CUDA_ALLOC_CONF=roundup_bypass_threshold_mb:64,max_split_size_mb:256,"
+            "per_process_memory_fraction:0.5") in lines
     assert "CD411" not in codes(check_after(machine, lines))
 
 

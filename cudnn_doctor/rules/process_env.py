@@ -587,21 +587,19 @@ def _allocator_keys(report: Report, row: dict[str, Any]) -> tuple[str, ...] | No
 def alloc_conf_problems(value: str, accepted: tuple[str, ...] | None = None) -> list[str]:
     """What torch would refuse in the allocator configuration VALUE, in torch's own words where known
     (c10's ConfigTokenizer: key:value items separated by commas). ACCEPTED, where the installed torch's libraries
-    were asked: the keys its parser knows, which outweigh the data's list (a newer key, or one this torch lacks)."""
+    were asked: the keys they name, taken beside the data's (a newer torch's key). A key the data knows is never
+    refused for want of its string there: a compiler may build a short literal from immediates, leaving no string."""
     keys = {row["key"]: row for row in _data().get("alloc_conf_key", [])}
     problems = []
     for item in environment.allocator_items(value):
         key, colon, text = item.partition(":")
         key, text = key.strip(), text.strip()
         row = keys.get(key)
-        if accepted is not None and key not in accepted:
-            problems.append(f"Unrecognized key '{key}' in CUDA allocator config (the installed torch's c10 "
-                            "libraries do not know it)")
-            continue
-        if row is None and accepted is not None:
-            continue  # a key this torch knows and the data does not: its value is torch's to judge
+        if row is None and accepted is not None and key in accepted:
+            continue  # a key this torch's libraries know and the data does not (a newer torch): its value is torch's
         if row is None:
-            problems.append(f"Unrecognized key '{key}' in CUDA allocator config")
+            problems.append(f"Unrecognized key '{key}' in CUDA allocator config" + (
+                " (the installed torch's c10 libraries do not name it either)" if accepted is not None else ""))
             continue
         if not colon or not text:
             problems.append(f"{key} has no value (key:value)")
