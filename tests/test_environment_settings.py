@@ -23,6 +23,14 @@ from tests.test_frameworks import install_torch, python_env
 from tests.test_process_env import check_after, finding, gpu_machine, jax_install, plan_lines
 
 
+def check(machine: Machine) -> dict:
+    """check --json on MACHINE; every error in it carries seen or rule evidence (an error needs one)."""
+    report = machine.check_json()
+    unproven = [f for f in report["findings"] if f["severity"] == "error" and f["evidence"] not in ("seen", "rule")]
+    assert not unproven, unproven
+    return report
+
+
 def closed_loop(machine: Machine, code: str, variable: str) -> None:
     """The plan's lines for this machine, sourced in bash, leave check without CODE for VARIABLE."""
     lines = plan_lines(machine)
@@ -50,7 +58,7 @@ def test_a_value_its_reader_does_not_take_is_a_warning_that_deep_proves(machine:
                                                                          variable: str, value: str, words: str) -> None:
     gpu_machine(machine, tmp_path, gpus=1)
     machine.env[variable] = value
-    report = machine.check_json()
+    report = check(machine)
     warned = finding(report, "CD414")
     assert warned["subject"] == variable and warned["severity"] == "warning" and warned["evidence"] == "read"
     assert words in warned["detail"], warned["detail"]
@@ -68,7 +76,7 @@ def test_a_value_its_reader_does_not_take_is_a_warning_that_deep_proves(machine:
 def test_values_the_readers_take_raise_nothing(machine: Machine, tmp_path: Path, variable: str, value: str) -> None:
     gpu_machine(machine, tmp_path, gpus=1)
     machine.env[variable] = value
-    report = machine.check_json()
+    report = check(machine)
     assert not settings_findings(report, variable), report["findings"]
     assert report["process"]["settings"][variable] == value
 
@@ -77,7 +85,7 @@ def test_an_integer_its_reader_clips_is_no_refusal_but_what_it_clips_to(machine:
     """cuDNN clips CUDNN_LOGLEVEL_DBG into 0-3: 7 is 3, its every-call log (slow), not a value it refuses."""
     gpu_machine(machine, tmp_path, gpus=1)
     machine.env["CUDNN_LOGLEVEL_DBG"] = "7"
-    report = machine.check_json()
+    report = check(machine)
     assert [f["code"] for f in settings_findings(report, "CUDNN_LOGLEVEL_DBG")] == ["CD412"]
     closed_loop(machine, "CD412", "CUDNN_LOGLEVEL_DBG")
 
@@ -97,7 +105,7 @@ def test_a_path_its_reader_cannot_use_is_a_warning_naming_who_writes_there(
     (tmp_path / "file").write_text("a file, not a folder\n")
     (tmp_path / "folder").mkdir()
     machine.env[variable] = str(tmp_path / target)
-    report = machine.check_json()
+    report = check(machine)
     made = finding(report, "CD417")
     assert made["subject"] == variable and made["severity"] == "warning"
     assert problem in made["detail"] and writer in made["detail"], made["detail"]
@@ -118,7 +126,7 @@ def test_a_writable_folder_a_reader_makes_and_hostile_values_are_no_finding(mach
     machine.env["CUDNN_ERRATA_JSON_FILE"] = str(fifo)  # readable, as far as asking goes: never opened
     machine.env["CUDA_MODULE_LOADING"] = "lazy'$(touch pwned)\n\udcff"  # and a byte that is not UTF-8
     machine.env["CUBLAS_WORKSPACE_CONFIG"] = ":1" * 50_000  # a pattern is never run on 100 000 characters
-    report = machine.check_json()
+    report = check(machine)
     assert not settings_findings(report, "CUDA_CACHE_PATH") and not settings_findings(report, "CUDNN_ERRATA_JSON_FILE")
     [long] = settings_findings(report, "CUBLAS_WORKSPACE_CONFIG")
     assert long["code"] == "CD414" and "a value of 100000 characters" in long["detail"] and len(long["detail"]) < 2000
@@ -152,7 +160,7 @@ def import_jax_with(name: str, value: str) -> subprocess.CompletedProcess[str]:
 def test_a_jax_option_refused_by_the_installed_jaxs_own_definition_is_an_error_with_its_rule(
         machine: Machine, real_jax_site: Path, variable: str, value: str, jax_says: str) -> None:
     machine.env[variable] = value
-    report = machine.check_json()
+    report = check(machine)
     refused = finding(report, "CD411")
     assert refused["subject"] == variable and refused["severity"] == "error" and refused["evidence"] == "rule"
     assert "config.py" in refused["proof"] and "raises ValueError when it is imported" in refused["detail"]
@@ -188,7 +196,7 @@ def test_a_jax_variable_no_file_of_the_installed_jax_reads_is_a_warning(machine:
     machine.env["JAX_PLATFORM"] = "cpu"
     machine.env["JAX_NUMPY_RANK_PROMOTION"] = "warn"  # one it defines, of a value it takes
     machine.env["JAX_COORDINATOR_ADDRESS"] = "10.0.0.1:1234"  # read with os.getenv in distributed.py: any text
-    report = machine.check_json()
+    report = check(machine)
     warned = finding(report, "CD414")
     assert warned["subject"] == "JAX_PLATFORM" and "JAX reads no variable of this name" in warned["detail"]
     answers = report["process"]["setting_answers"]
@@ -203,7 +211,7 @@ def test_a_jax_boolean_row_is_judged_where_jax_is_not_installed_as_a_warning(mac
                                                                               tmp_path: Path) -> None:
     gpu_machine(machine, tmp_path, gpus=1)
     machine.env["JAX_ENABLE_X64"] = "maybe"
-    warned = finding(machine.check_json(), "CD414")
+    warned = finding(check(machine), "CD414")
     assert "not installed" in warned["detail"] and "raises ValueError ('invalid truth value ...') when it is imported" in warned["detail"]
 
 
@@ -226,7 +234,7 @@ def test_allocator_keys_the_installed_torchs_library_names_are_taken_beside_the_
     c10_with(site, "backend", "max_split_size_mb", "expandable_segments", "roundup_bypass_threshold_mb")
     machine.env["PYTORCH_CUDA_ALLOC_CONF"] = ("roundup_bypass_threshold_mb:64,max_split_size_mb:256,"
                                               "per_process_memory_fraction:0.5,max_split_mb:128")
-    report = machine.check_json()
+    report = check(machine)
     refused = finding(report, "CD411")
     assert refused["evidence"] == "rule" and refused["severity"] == "error"
     assert "Unrecognized key 'max_split_mb' in CUDA allocator config (the installed torch's c10 libraries do not " \
@@ -307,7 +315,7 @@ def test_nccls_other_grammars(machine: Machine, tmp_path: Path, variable: str, v
     gpu_machine(machine, tmp_path, gpus=2)
     (tmp_path / "file").write_text("a file, not a folder\n")
     machine.env[variable] = str(tmp_path / value) if code == "CD417" else value
-    report = machine.check_json()
+    report = check(machine)
     [made] = settings_findings(report, variable)
     assert made["code"] == code and words in made["detail"], made
     if code != "CD181":  # what only changes how GPUs talk is said, not treated
@@ -335,7 +343,7 @@ def test_an_nccl_variable_the_installed_nccl_does_not_read_is_a_warning(machine:
     (site / "nvidia" / "nccl" / "lib" / "libnccl.so.2").symlink_to(real_nccl())
     machine.env["NCCL_SOCKET_IFNAMES"] = "eth0"  # NCCL_SOCKET_IFNAME, misspelt: NCCL never reads it
     machine.env["NCCL_P2P_NET_CHUNKSIZE"] = "131072"  # one the data has no row for, and NCCL reads
-    report = machine.check_json()
+    report = check(machine)
     warned = finding(report, "CD414")
     assert warned["subject"] == "NCCL_SOCKET_IFNAMES" and "NCCL reads no variable of this name" in warned["detail"]
     assert report["process"]["setting_answers"]["NCCL_P2P_NET_CHUNKSIZE"]["kind"] == "string"
