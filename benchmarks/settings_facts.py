@@ -7,6 +7,7 @@ both frameworks working and check with no error; one whose data says "raises" mu
 
   alloc-keys    the real torch's libc10_cuda.so and libc10.so: which of the data's allocator keys they hold as
                 strings, what probes/settings.py answers for them, and torch refusing a key they lack
+  names         which of the data's variables the installed files name, family by family (JAX_, XLA_, NCCL_)
   values        each variable with a value its reader cannot use: torch, JAX and check
   check-time    plain check's seconds with none of these variables set and with twelve set (five runs each)
 
@@ -132,6 +133,35 @@ def alloc_keys() -> dict[str, object]:
             "answer": answer.values if answer else None, "torch_with_an_unknown_key": refused}
 
 
+def names() -> dict[str, object]:
+    """Which of the data's variables the installed frameworks' own files name (the files each family's names_from
+    globs find): a row whose name they do not hold, or a family whose globs find nothing, is data to look at."""
+    sys.path.insert(0, str(ROOT))
+    import importlib.util
+
+    from cudnn_doctor.knowledge.environment import families, rows
+    from cudnn_doctor.model import Framework
+    from cudnn_doctor.probes.settings import held_by_libraries, jax_options
+
+    frameworks = []
+    for name in ("torch", "jax"):
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.origin:
+            site = str(Path(spec.origin).resolve().parents[1])
+            frameworks.append(Framework(name, None, None, None, None, "site-packages", details={"site_packages": site}))
+    out: dict[str, object] = {}
+    for family in families():
+        if not family.get("names_from"):
+            continue
+        members = [name for name in rows() if name.startswith(family["prefix"])]
+        asked = (jax_options(members, frameworks) if family.get("reader") == "jax_config"
+                 else held_by_libraries(members, frameworks))
+        out[family["prefix"]] = {"rows_not_named": sorted(n for n, a in asked.items() if a.kind == "unknown"),
+                                 "answered": len(asked), "rows": len(members),
+                                 "files": sorted({f for a in asked.values() for f in a.files})[:8]}
+    return out
+
+
 def check_time() -> dict[str, object]:
     twelve = {name: value for name, value in list(VALUES.items())[:12]}
     out = {}
@@ -153,7 +183,7 @@ def main() -> int:
     args = parser.parse_args()
     only = set(args.only.split(",")) if args.only else None
     facts: dict[str, object] = {}
-    for name, gather in (("alloc-keys", alloc_keys), ("values", values), ("check-time", check_time)):
+    for name, gather in (("alloc-keys", alloc_keys), ("names", names), ("values", values), ("check-time", check_time)):
         if only is not None and name not in only:
             continue
         try:

@@ -175,24 +175,60 @@ def _read(path: str, limit: int = 4 << 20) -> bytes | None:
 # --- a library that keeps the names it reads as strings (NCCL) ------------------------------------------------------
 
 def held_by_libraries(names: list[str], frameworks: list[Framework]) -> dict[str, SettingAnswer]:
-    """For each NAME of a family whose reader keeps its variables' names as strings (NCCL: names_from, its library
-    in a framework's wheels): kind "unknown" where none of the libraries found holds it, "string" where one does.
-    Nothing where no such library is here or one cannot be read."""
-    from cudnn_doctor.elf import ElfError, strings_held
+    """For each NAME of a family whose reader keeps its variables' names as strings (names_from, in the installed
+    frameworks' site-packages: a library's read-only data, a Python file's text): kind "unknown" where none of the
+    files found holds it, "string" where one does. Nothing for a family none of whose files is here, or one of whose
+    files cannot be read."""
+    by_family: dict[str, list[str]] = {}
+    for name in names:
+        by_family.setdefault(str((family_of(name) or {}).get("prefix")), []).append(name)
+    answers: dict[str, SettingAnswer] = {}
+    sites = list(dict.fromkeys(str(f.details["site_packages"]) for f in frameworks if f.details.get("site_packages")))
+    for members in by_family.values():
+        family = family_of(members[0]) or {}
+        files = list(dict.fromkeys(os.path.realpath(path) for site in sites for pattern in family.get("names_from", ())
+                                   for path in sorted(glob.glob(os.path.join(glob.escape(site), pattern)))
+                                   if _plain_file(path)))  # in names_from's order: the likeliest first
+        found = _held(files[:MAX_FILES], members) if files else None
+        if found is not None:
+            answers.update({name: SettingAnswer("string" if name in found else "unknown", (), tuple(files[:4]))
+                            for name in members})
+    return answers
 
-    family = family_of(names[0]) or {}
-    sites = [str(f.details["site_packages"]) for f in frameworks if f.details.get("site_packages")]
-    files = sorted({os.path.realpath(path) for site in dict.fromkeys(sites) for pattern in family.get("names_from", ())
-                    for path in glob.glob(os.path.join(glob.escape(site), pattern))})
-    if not files:
-        return {}
+
+MAX_FILES = 64
+
+
+def _plain_file(path: str) -> bool:
+    """A regular file with something in it: never a FIFO (opening one waits), a folder, or an empty __init__.py."""
+    try:
+        return os.path.isfile(path) and os.path.getsize(path) > 0
+    except OSError:
+        return False
+
+
+def _held(files: list[str], names: list[str]) -> set[str] | None:
+    """Which NAMES the FILES hold: a shared library in its read-only data, any other file in its text (as a whole
+    word). None where one cannot be read."""
+    from cudnn_doctor.elf import ElfError, strings_held
+    from cudnn_doctor.probes.process_env import names_in
+
     found: set[str] = set()
-    for path in files[:4]:
-        try:
-            found |= strings_held(path, tuple(names))
-        except ElfError:
-            return {}
-    return {name: SettingAnswer("string" if name in found else "unknown", (), tuple(files[:4])) for name in names}
+    for path in files:
+        wanted = tuple(name for name in names if name not in found)
+        if not wanted:
+            break
+        if ".so" in os.path.basename(path):
+            try:
+                found |= strings_held(path, wanted)
+            except ElfError:
+                return None
+        else:
+            said = names_in([path], list(wanted))
+            if said is None:
+                return None
+            found |= said
+    return found
 
 
 # --- PyTorch: the keys its allocator parser knows -----------------------------------------------------------------
