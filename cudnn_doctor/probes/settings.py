@@ -21,7 +21,7 @@ from cudnn_doctor.knowledge.environment import allocator_items, family_of, rows,
 from cudnn_doctor.model import Framework, SettingAnswer
 
 MAX_NAMES = 64  # a hostile environment with thousands of JAX_ variables is asked about this many
-PATH_MUST = ("writable folder", "writable file", "readable file", "existing folder")
+NAME = re.compile(r"[A-Z][A-Z0-9_]*")  # a variable's name as the readers spell theirs: no other is looked up
 
 
 def read_settings(env: dict[str, str], frameworks: list[Framework]) -> dict[str, Any]:
@@ -36,8 +36,8 @@ def read_settings(env: dict[str, str], frameworks: list[Framework]) -> dict[str,
                  "jax_config"][:MAX_NAMES]
     if jax_names:
         answers.update(jax_options(jax_names, frameworks))
-    held = [name for name in settings if name not in known and (family_of(name) or {}).get("reader") ==
-            "strings"][:MAX_NAMES]
+    held = [name for name in settings if name not in known and NAME.fullmatch(name) and
+            (family_of(name) or {}).get("reader") == "strings"][:MAX_NAMES]
     if held:
         answers.update(held_by_libraries(held, frameworks))
     for name, value in settings.items():
