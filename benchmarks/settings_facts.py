@@ -137,6 +137,7 @@ def names() -> dict[str, object]:
     """Which of the data's variables the installed frameworks' own files name (the files each family's names_from
     globs find): a row whose name they do not hold, or a family whose globs find nothing, is data to look at."""
     sys.path.insert(0, str(ROOT))
+    import glob
     import importlib.util
 
     from cudnn_doctor.knowledge.environment import families, rows
@@ -159,6 +160,25 @@ def names() -> dict[str, object]:
         out[family["prefix"]] = {"rows_not_named": sorted(n for n, a in asked.items() if a.kind == "unknown"),
                                  "answered": len(asked), "rows": len(members),
                                  "files": sorted({f for a in asked.values() for f in a.files})[:8]}
+    # could CUDA's, cuBLAS's and cuDNN's own libraries answer for their families too? (cuDNN 9.19's cannot: no
+    # variable's name is plain text in them)
+    from cudnn_doctor.elf import ElfError, strings_held
+
+    libraries = {"CUDA_": ["/usr/lib/x86_64-linux-gnu/libcuda.so.1", "nvidia/cuda_runtime/lib/libcudart.so.*"],
+                 "CUBLAS": ["nvidia/cublas/lib/libcublas.so.*", "nvidia/cublas/lib/libcublasLt.so.*"],
+                 "CUDNN_": ["nvidia/cudnn/lib/libcudnn.so.*", "nvidia/cudnn/lib/libcudnn_graph.so.*"]}
+    sites = [f.details["site_packages"] for f in frameworks]
+    for prefix, patterns in libraries.items():
+        members = tuple(name for name in rows() if name.startswith(prefix))
+        for pattern in patterns:
+            for path in sorted({p for site in sites for p in glob.glob(os.path.join(site, pattern))} |
+                               set(glob.glob(pattern) if pattern.startswith("/") else ())):
+                try:
+                    held = strings_held(os.path.realpath(path), members)
+                except ElfError as error:
+                    held = {f"ElfError: {error}"}
+                out[f"{prefix} in {os.path.basename(path)}"] = {"held": len(held), "rows": len(members),
+                                                                "not_held": sorted(set(members) - held)[:40]}
     return out
 
 
