@@ -357,10 +357,12 @@ def test_an_nccl_variable_the_installed_nccl_does_not_read_is_a_warning(machine:
     (site / "nvidia" / "nccl" / "lib").mkdir(parents=True)
     (site / "nvidia" / "nccl" / "lib" / "libnccl.so.2").symlink_to(real_nccl())
     machine.env["NCCL_SOCKET_IFNAMES"] = "eth0"  # NCCL_SOCKET_IFNAME, misspelt: NCCL never reads it
-    machine.env["NCCL_P2P_NET_CHUNKSIZE"] = "131072"  # one the data has no row for, and NCCL reads
+    machine.env["NCCL_NVLSTREE_MAX_CHUNKSIZE"] = "131072"  # one the data has no row for, and NCCL reads
+    machine.env["NCCL_ASYNC_ERROR_HANDLING"] = "1"  # PyTorch's older name of its own setting: NCCL never reads it
     report = check(machine)
     warned = finding(report, "CD414")
     assert warned["subject"] == "NCCL_SOCKET_IFNAMES" and "NCCL reads no variable of this name" in warned["detail"]
-    assert report["process"]["setting_answers"]["NCCL_P2P_NET_CHUNKSIZE"]["kind"] == "string"
-    assert not settings_findings(report, "NCCL_P2P_NET_CHUNKSIZE")
+    assert report["process"]["setting_answers"]["NCCL_NVLSTREE_MAX_CHUNKSIZE"]["kind"] == "string"
+    assert not settings_findings(report, "NCCL_NVLSTREE_MAX_CHUNKSIZE") + settings_findings(
+        report, "NCCL_ASYNC_ERROR_HANDLING")
     closed_loop(machine, "CD414", "NCCL_SOCKET_IFNAMES")
