@@ -93,20 +93,31 @@ def check_says(extra: dict[str, str], variable: str) -> object:
             for f in report.get("findings", []) if f.get("subject") == variable]
 
 
+def one_value(variable: str, value: str) -> dict[str, object]:
+    """torch's and JAX's first GPU work and plain check, side by side, with VARIABLE=VALUE alone. JAX does not
+    preallocate (several run at once) unless the variable is one of its allocator's own."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    extra = {variable: value}
+    env = {**os.environ, **extra}
+    jax_env = env if variable.startswith("XLA_PYTHON_CLIENT") else {**env, "XLA_PYTHON_CLIENT_PREALLOCATE": "false"}
+    with ThreadPoolExecutor(3) as pool:
+        torch_run = pool.submit(run, [sys.executable, "-c", TORCH], env)
+        jax_run = pool.submit(run, [sys.executable, "-c", JAX], jax_env)
+        said_run = pool.submit(check_says, extra, variable)
+        torch, jax, said = torch_run.result(), jax_run.result(), said_run.result()
+    errors = [f for f in said if isinstance(f, dict) and f.get("severity") == "error"] if isinstance(said, list) else []
+    return {"value": value, "torch": torch, "jax": jax, "check": said,
+            "false_error": bool(errors) and torch.get("rc") == 0 and jax.get("rc") == 0,
+            "missed": not said and (torch.get("rc") != 0 or jax.get("rc") != 0)}
+
+
 def values() -> dict[str, object]:
-    out: dict[str, object] = {}
-    for variable, value in VALUES.items():
-        extra = {variable: value}
-        env = {**os.environ, **extra}
-        torch = run([sys.executable, "-c", TORCH], env)
-        jax = run([sys.executable, "-c", JAX], env)
-        said = check_says(extra, variable)
-        errors = [f for f in said if isinstance(f, dict) and f.get("severity") == "error"] if isinstance(said, list) \
-            else []
-        out[variable] = {"value": value, "torch": torch, "jax": jax, "check": said,
-                         "false_error": bool(errors) and torch.get("rc") == 0 and jax.get("rc") == 0,
-                         "missed": not said and (torch.get("rc") != 0 or jax.get("rc") != 0)}
-    return out
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(3) as pool:  # three variables at a time, each with its three children
+        futures = {variable: pool.submit(one_value, variable, value) for variable, value in VALUES.items()}
+        return {variable: future.result() for variable, future in futures.items()}
 
 
 def alloc_keys() -> dict[str, object]:
