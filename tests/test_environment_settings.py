@@ -366,3 +366,16 @@ def test_an_nccl_variable_the_installed_nccl_does_not_read_is_a_warning(machine:
     assert not settings_findings(report, "NCCL_NVLSTREE_MAX_CHUNKSIZE") + settings_findings(
         report, "NCCL_ASYNC_ERROR_HANDLING")
     closed_loop(machine, "CD414", "NCCL_SOCKET_IFNAMES")
+
+
+def test_a_variable_cuda_reads_at_cuinit_has_cuinit_asked(machine: Machine, tmp_path: Path) -> None:
+    """CUDA_INJECTION64_PATH (a profiler's library, loaded by the driver at cuInit) set: cuInit itself is asked in a
+    child with it, which here starts (the fake driver answers CUDA_SUCCESS): the path is a warning, no error."""
+    gpu_machine(machine, tmp_path, gpus=1)
+    machine.env["CUDA_INJECTION64_PATH"] = str(tmp_path / "nsys" / "libToolsInjection64.so")
+    report = check(machine)
+    assert "CUDA_INJECTION64_PATH is set, and CUDA reads it at cuInit" in report["process"]["asked_because"]
+    assert report["process"]["cuinit"] == 0
+    assert [f["code"] for f in settings_findings(report, "CUDA_INJECTION64_PATH")] == ["CD417"]
+    del machine.env["CUDA_INJECTION64_PATH"]
+    assert check(machine)["process"]["cuinit"] is None  # nothing else here to ask it for

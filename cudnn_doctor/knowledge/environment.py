@@ -60,6 +60,13 @@ def bisected(env: dict[str, str]) -> list[str]:
     return [name for name in set_variables(env) if known.get(name, {}).get("bisect", True)]
 
 
+def read_at_cuinit(env: dict[str, str]) -> list[str]:
+    """The variables of ENV whose row says CUDA reads them in cuInit and may refuse to start over them (an injected
+    tool's library, the MPS daemon's pipes): where one is set, cuInit itself is asked."""
+    known = rows()
+    return [name for name in set_variables(env) if known.get(name, {}).get("read_at_cuinit")]
+
+
 def reader(name: str) -> str | None:
     """Who reads NAME: its row's framework, else its family's."""
     row = rows().get(name)

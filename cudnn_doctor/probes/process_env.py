@@ -51,6 +51,9 @@ def early_reasons(ctx: SearchContext, always: bool = False) -> list[str]:
         reasons.append("CUDA_VISIBLE_DEVICES is set, and not to GPU indices or whole GPU UUIDs alone")
     if read_limits().get("RLIMIT_AS", (-1, -1))[0] >= 0:
         reasons.append("the address space is limited (ulimit -v)")
+    from cudnn_doctor.knowledge.environment import read_at_cuinit
+
+    reasons += [f"{name} is set, and CUDA reads it at cuInit" for name in read_at_cuinit(ctx.env)]
     if always:
         reasons.append("--deep")
     return reasons
