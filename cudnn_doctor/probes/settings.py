@@ -6,6 +6,7 @@ that is set (compat/ knows which), and what the machine answers for it without a
                family names), or that no file of it reads such a name
   allocator    the keys of PYTORCH_CUDA_ALLOC_CONF the installed torch's c10 libraries know (each key a string in them)
   NCCL_*       whether the NCCL library in a framework's wheels holds the name (NCCL_PARAM keeps each as a string)
+  XLA_*        whether jaxlib's or its CUDA plugin's files name it
 
 Files are read only for the variables that are set, and mapped rather than read whole. Never judges: the rules do.
 """
@@ -55,7 +56,7 @@ def path_problem(value: str, row: dict[str, Any]) -> str | None:
     if value in row.get("values", []) or not value.strip():
         return None
     must = row["path_must"]
-    path = os.path.expanduser(value)
+    path = value  # as its reader opens it: getenv's text, no ~ expanded (a shell expands it before, unquoted)
     if must == "writable file":  # a file pattern (%p, %i) is made in its folder
         folder = os.path.dirname(path) or "."
         if os.path.isdir(path):
