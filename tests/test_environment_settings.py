@@ -379,3 +379,20 @@ def test_a_variable_cuda_reads_at_cuinit_has_cuinit_asked(machine: Machine, tmp_
     assert [f["code"] for f in settings_findings(report, "CUDA_INJECTION64_PATH")] == ["CD417"]
     del machine.env["CUDA_INJECTION64_PATH"]
     assert check(machine)["process"]["cuinit"] is None  # nothing else here to ask it for
+
+
+@pytest.mark.integration
+def test_under_deep_a_settings_warning_says_which_frameworks_ran_with_it(machine: Machine, tmp_path: Path) -> None:
+    """What --deep was to prove, proven: torch (its GPU steps stood in for, its cuDNN the real 9.19 wheel's) ran in a
+    child with CUDA_MODULE_LOADING=lazy set; the warning stays one, and says so. Plain check says only that --deep
+    proves it."""
+    from tests.test_loading import TORCH_NOT_USING_CUDNN, torch_with_real_cudnn
+
+    site = torch_with_real_cudnn(machine, tmp_path)
+    (site / "torch" / "__init__.py").write_text(TORCH_NOT_USING_CUDNN)
+    machine.env["CUDA_MODULE_LOADING"] = "lazy"
+    plain = finding(check(machine), "CD414")
+    assert "check --deep` runs the frameworks here with it" in plain["detail"] and "under --deep" not in (plain["proof"] or "")
+    deep = finding(machine.check_json("--deep"), "CD414")
+    assert deep["severity"] == "warning" and "under --deep PyTorch ran its first GPU steps in a child with it set" \
+        in deep["proof"], deep

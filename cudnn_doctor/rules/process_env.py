@@ -893,7 +893,7 @@ def with_evidence(report: Report, findings: list[Finding],
     that framework, and those that stop every program; on a machine with no NVIDIA GPU, CD159 explains it and stays
     a warning (read from /sys, and no program here can use the GPU anyway); where none does, CD415 carries its
     words."""
-    out = _ran_outweighs(report, list(findings))
+    out = _settings_tried(report, _ran_outweighs(report, list(findings)))
     for framework in report.frameworks:
         deep = framework.details.get("deep")
         if not isinstance(deep, dict) or not isinstance(deep.get("error"), str):
@@ -937,13 +937,34 @@ RELATED = {"CD109": ("CD115", "CD413"), "CD104": ("CD118",), "CD110": ("CD111", 
            "CD102": ("CD113", "CD114", "CD118", "CD104"), "CD404": ("CD206",)}
 
 
+def _ran_under_deep(report: Report) -> set[str]:
+    """The frameworks that ran their first GPU steps in a child with this environment (--deep)."""
+    return {f.name for f in report.frameworks if isinstance(f.details.get("deep"), dict)
+            and not f.details["deep"].get("error") and (f.details["deep"].get("conv_ran")
+                                                       or f.details["deep"].get("seconds") is not None)}
+
+
+SETTING_WARNINGS = ("CD412", "CD414", "CD417")  # a setting's value read from the data alone, which --deep proves
+
+
+def _settings_tried(report: Report, findings: list[Finding]) -> list[Finding]:
+    """Under --deep, a warning about a setting says which frameworks ran their first GPU steps with it set: what
+    --deep was to prove is then proven for them."""
+    view = report.process
+    ran = sorted(_display(name) for name in _ran_under_deep(report))
+    if view is None or not ran:
+        return findings
+    said = f"under --deep {', '.join(ran)} ran {'its' if len(ran) == 1 else 'their'} first GPU steps in a child " \
+           "with it set"
+    return [replace(f, proof=(f.proof + "; " if f.proof else "") + said)
+            if f.code in SETTING_WARNINGS and f.subject in view.settings else f for f in findings]
+
+
 def _ran_outweighs(report: Report, findings: list[Finding]) -> list[Finding]:
     """Under --deep, a framework that ran its first GPU steps in a child with this environment proved them: an error
     about it alone (its copy of cuDNN, its settings) is a warning that says so. Errors that name no framework, or
     one that failed or was not run, stand."""
-    ran = {f.name for f in report.frameworks if isinstance(f.details.get("deep"), dict)
-           and not f.details["deep"].get("error") and (f.details["deep"].get("conv_ran")
-                                                      or f.details["deep"].get("seconds") is not None)}
+    ran = _ran_under_deep(report)
     if not ran:
         return findings
     out = []
