@@ -346,6 +346,7 @@ def test_every_nccl_variable_of_the_data_is_a_name_the_real_nccl_reads() -> None
     names = tuple(name for name, row in rows().items() if row["framework"] == "nccl")
     assert len(names) > 30 and strings_held(library, names) == set(names)
     assert strings_held(library, ("NCCL_SOCKET_IFNAMES", "NCCL_P2P_LEVEL")) == {"NCCL_P2P_LEVEL"}
+    assert strings_held(library, ("P2P_LEVEL", "SOCKET_IFNAME")) == set()  # the tail of a longer name is not one
     with pytest.raises(ElfError):
         strings_held(str(ROOT / "README.md"), names)
 
