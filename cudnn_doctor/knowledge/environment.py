@@ -63,8 +63,8 @@ def bisected(env: dict[str, str]) -> list[str]:
 def read_at_cuinit(env: dict[str, str]) -> list[str]:
     """The variables of ENV whose row says CUDA reads them in cuInit and may refuse to start over them (an injected
     tool's library, the MPS daemon's pipes): where one is set, cuInit itself is asked."""
-    known = rows()
-    return [name for name in set_variables(env) if known.get(name, {}).get("read_at_cuinit")]
+    return [row["variable"] for row in load("process_env").get("setting", [])
+            if row.get("read_at_cuinit") and row["variable"] in env]  # early in check: NCCL's table is not needed
 
 
 def reader(name: str) -> str | None:
