@@ -380,6 +380,8 @@ _CODES = (
          "{variable}={value}: {why}. {framework} {consequence}."),
     Code("CD416", "error", "A CUDA setting breaks the frameworks' GPU work",
          "{variable}={value}: {effect}."),
+    Code("CD418", "warning", "A setting no reader reads",
+         "{variable}={value}: {why}. {framework} {consequence}."),
     Code("CD417", "warning", "A setting names a path its reader cannot use",
          "{variable}={value}: {problem}. Its reader: {writer}. What it sets: {effect}."),
     Code("CD415", "error", "A framework failed its first GPU steps",

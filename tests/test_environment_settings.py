@@ -198,14 +198,14 @@ def test_a_jax_variable_no_file_of_the_installed_jax_reads_is_a_warning(machine:
     machine.env["JAX_NUMPY_RANK_PROMOTION"] = "warn"  # one it defines, of a value it takes
     machine.env["JAX_COORDINATOR_ADDRESS"] = "10.0.0.1:1234"  # read with os.getenv in distributed.py: any text
     report = check(machine)
-    warned = finding(report, "CD414")
+    warned = finding(report, "CD418")
     assert warned["subject"] == "JAX_PLATFORM" and "JAX reads no variable of this name" in warned["detail"]
     answers = report["process"]["setting_answers"]
     assert answers["JAX_NUMPY_RANK_PROMOTION"]["values"] == ["allow", "warn", "raise"]
     assert answers["JAX_COORDINATOR_ADDRESS"]["kind"] == "string"
     for known in ("JAX_NUMPY_RANK_PROMOTION", "JAX_COORDINATOR_ADDRESS"):
         assert not settings_findings(report, known), report["findings"]
-    closed_loop(machine, "CD414", "JAX_PLATFORM")
+    closed_loop(machine, "CD418", "JAX_PLATFORM")
 
 
 def test_an_xla_variable_no_file_of_jaxlib_reads_is_a_warning(machine: Machine, real_jax_site: Path) -> None:
@@ -214,12 +214,12 @@ def test_an_xla_variable_no_file_of_jaxlib_reads_is_a_warning(machine: Machine, 
     machine.env["XLA_PYTHON_CLIENT_MEM_FRACTON"] = ".5"
     machine.env["XLA_PYTHON_CLIENT_COLLECTIVE_MEM_SIZE_MB"] = "64"
     report = check(machine)
-    warned = finding(report, "CD414")
+    warned = finding(report, "CD418")
     assert warned["subject"] == "XLA_PYTHON_CLIENT_MEM_FRACTON" and "JAX reads no variable of this name" in \
         warned["detail"] and "jaxlib/*.py" in warned["detail"]
     assert report["process"]["setting_answers"]["XLA_PYTHON_CLIENT_COLLECTIVE_MEM_SIZE_MB"]["kind"] == "string"
     assert not settings_findings(report, "XLA_PYTHON_CLIENT_COLLECTIVE_MEM_SIZE_MB")
-    closed_loop(machine, "CD414", "XLA_PYTHON_CLIENT_MEM_FRACTON")
+    closed_loop(machine, "CD418", "XLA_PYTHON_CLIENT_MEM_FRACTON")
 
 
 def test_a_jax_boolean_row_is_judged_where_jax_is_not_installed_as_a_warning(machine: Machine,
@@ -361,12 +361,12 @@ def test_an_nccl_variable_the_installed_nccl_does_not_read_is_a_warning(machine:
     machine.env["NCCL_NVLSTREE_MAX_CHUNKSIZE"] = "131072"  # one the data has no row for, and NCCL reads
     machine.env["NCCL_ASYNC_ERROR_HANDLING"] = "1"  # PyTorch's older name of its own setting: NCCL never reads it
     report = check(machine)
-    warned = finding(report, "CD414")
+    warned = finding(report, "CD418")
     assert warned["subject"] == "NCCL_SOCKET_IFNAMES" and "NCCL reads no variable of this name" in warned["detail"]
     assert report["process"]["setting_answers"]["NCCL_NVLSTREE_MAX_CHUNKSIZE"]["kind"] == "string"
     assert not settings_findings(report, "NCCL_NVLSTREE_MAX_CHUNKSIZE") + settings_findings(
         report, "NCCL_ASYNC_ERROR_HANDLING")
-    closed_loop(machine, "CD414", "NCCL_SOCKET_IFNAMES")
+    closed_loop(machine, "CD418", "NCCL_SOCKET_IFNAMES")
 
 
 def test_a_variable_cuda_reads_at_cuinit_has_cuinit_asked(machine: Machine, tmp_path: Path) -> None:

@@ -66,7 +66,7 @@ def treat(work: Any) -> None:
                           "program, before the framework's own copy of that library")
     for finding in work.with_code("CD304", "CD305", "CD308", "CD319"):
         _loaded_copy(work, finding, report)
-    for finding in work.with_code("CD411", "CD412", "CD413", "CD414", "CD416", "CD417"):
+    for finding in work.with_code("CD411", "CD412", "CD413", "CD414", "CD416", "CD417", "CD418"):
         _setting(work, finding)
     for finding in work.with_code("CD116"):
         _limit(work, finding, report)

@@ -444,7 +444,7 @@ def _family_setting(report: Report, view: ProcessView, variable: str, value: str
         return []
     name = _display(family["framework"])
     if answer.kind == "unknown":
-        return [finding("CD414", subject=variable, refs=(family["source"],), variable=variable, value=_shown(value),
+        return [finding("CD418", subject=variable, refs=(family["source"],), variable=variable, value=_shown(value),
                         why=f"{name} reads no variable of this name (no file of the installed {name} names it: "
                             f"{', '.join(family.get('names_from', ()))})", framework=name,
                         consequence="ignores it" + DEEP_PROVES, effect=family["effect"], fix_value=None)]
@@ -944,7 +944,7 @@ def _ran_under_deep(report: Report) -> set[str]:
                                                        or f.details["deep"].get("seconds") is not None)}
 
 
-SETTING_WARNINGS = ("CD412", "CD414", "CD417")  # a setting's value read from the data alone, which --deep proves
+SETTING_WARNINGS = ("CD412", "CD414", "CD417", "CD418")  # a setting's value read from the data alone, which --deep proves
 
 
 def _settings_tried(report: Report, findings: list[Finding]) -> list[Finding]:
