@@ -397,3 +397,16 @@ def test_under_deep_a_settings_warning_says_which_frameworks_ran_with_it(machine
     deep = finding(machine.check_json("--deep"), "CD414")
     assert deep["severity"] == "warning" and "under --deep PyTorch ran its first GPU steps in a child with it set" \
         in deep["proof"], deep
+
+
+def test_a_name_a_letter_from_a_documented_one_is_a_warning_naming_it(machine: Machine, tmp_path: Path) -> None:
+    """CUDA_VISBLE_DEVICES is read by nobody: every GPU stays visible. A name of the prefix far from any documented
+    one (another program's) is left alone."""
+    gpu_machine(machine, tmp_path, gpus=2)
+    machine.env["CUDA_VISBLE_DEVICES"] = "1"
+    machine.env["CUDA_DEVICE_ID"] = "0"
+    report = check(machine)
+    [warned] = settings_findings(report, "CUDA_VISBLE_DEVICES")
+    assert warned["code"] == "CD418" and "a letter or two from CUDA_VISIBLE_DEVICES" in warned["detail"], warned
+    assert not settings_findings(report, "CUDA_DEVICE_ID")
+    closed_loop(machine, "CD418", "CUDA_VISBLE_DEVICES")

@@ -440,9 +440,11 @@ def _family_setting(report: Report, view: ProcessView, variable: str, value: str
     files answered for it (view.setting_answers), else not at all."""
     answer = view.setting_answers.get(variable)
     family = environment.family_of(variable)
-    if answer is None or family is None:
+    if family is None:
         return []
     name = _display(family["framework"])
+    if answer is None:
+        return _misspelt(variable, value, family, name)
     if answer.kind == "unknown":
         return [finding("CD418", subject=variable, refs=(family["source"],), variable=variable, value=_shown(value),
                         why=f"{name} reads no variable of this name (no file of the installed {name} names it: "
@@ -472,6 +474,26 @@ def _family_setting(report: Report, view: ProcessView, variable: str, value: str
                    evidence="rule", proof=f"{', '.join(answer.files)}, the installed {name}'s own definition of this "
                                           "option, raises ValueError for such a value while it is imported")
     return [made]
+
+
+def _misspelt(variable: str, value: str, family: dict[str, Any], name: str) -> list[Finding]:
+    """A member of a family no installed file answered for, a letter or two from a variable the data documents for
+    that reader (CUDA_VISBLE_DEVICES): nobody reads it, and the one meant keeps its default. Any other name is left
+    alone (other programs use the prefixes too)."""
+    import difflib
+
+    documented = [known for known, row in environment.rows().items() if known.startswith(family["prefix"])]
+    meant = difflib.get_close_matches(variable, documented, n=1, cutoff=MISSPELT)
+    if not meant:
+        return []
+    return [finding("CD418", subject=variable, refs=(environment.rows()[meant[0]]["source"],), variable=variable,
+                    value=_shown(value), why=f"no reader documents this name, and it is a letter or two from "
+                                             f"{meant[0]}, which {name} reads", framework=name,
+                    consequence=f"reads {meant[0]}: where that was meant, it stays unset" + DEEP_PROVES,
+                    effect=family["effect"], fix_value=None)]
+
+
+MISSPELT = 0.9  # difflib's ratio: a letter or two off a documented name of 20 characters
 
 
 def _in_package(path: str) -> str:
