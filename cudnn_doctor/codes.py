@@ -382,6 +382,10 @@ _CODES = (
          "{variable}={value}: {why}. {framework} {consequence}."),
     Code("CD416", "error", "A CUDA setting breaks the frameworks' GPU work",
          "{variable}={value}: {effect}."),
+    Code("CD418", "warning", "A setting no reader reads",
+         "{variable}={value}: {why}. {framework} {consequence}."),
+    Code("CD417", "warning", "A setting names a path its reader cannot use",
+         "{variable}={value}: {problem}. Its reader: {writer}. What it sets: {effect}."),
     Code("CD415", "error", "A framework failed its first GPU steps",
          "{framework} was imported in a child with this environment (check --deep) and failed a tiny cuDNN "
          "convolution or LSTM: {error}"),

@@ -241,3 +241,48 @@ def _exported_u32(data: mmap.mmap, wanted: set[str]) -> dict[str, int]:
                 if at is not None and at + 4 <= len(data):
                     found[name] = struct.unpack_from(endian + "I", data, at)[0]
     return found
+
+
+SHT_PROGBITS = 1
+SHF_WRITE, SHF_ALLOC, SHF_EXECINSTR = 0x1, 0x2, 0x4
+
+
+def strings_held(path: str, names: tuple[str, ...]) -> set[str]:
+    """Which NAMES the ELF library at PATH holds as whole strings (NUL-ended, not the tail of a longer name) in its
+    read-only data (.rodata): where a library keeps the names it looks up (NCCL's variables: NCCL_PARAM's
+    "NCCL_" "P2P_LEVEL" literals). Only those sections are searched (a few MiB of a library of hundreds, most of it
+    GPU code), mapped, never read whole. ElfError when the file is not a readable, complete 64-bit ELF library."""
+    return _read_mapped(path, lambda data: _strings_held(data, names))
+
+
+def _strings_held(data: mmap.mmap, names: tuple[str, ...]) -> set[str]:
+    header = parse_header(data)
+    if header.bits != 64:
+        raise ElfError("not a 64-bit ELF library")
+    endian = header.endian
+    shoff, = struct.unpack_from(endian + "Q", data, 40)
+    shentsize, shnum = struct.unpack_from(endian + "HH", data, 58)
+    if shoff == 0 or shnum == 0 or shoff + shentsize * shnum > len(data):
+        raise ElfError("truncated (section headers past the end of the file)")
+    shstrndx, = struct.unpack_from(endian + "H", data, 62)
+    headers = [struct.unpack_from(endian + "IIQQQQ", data, shoff + index * shentsize) for index in range(shnum)]
+    if shstrndx >= len(headers):
+        raise ElfError("malformed ELF headers (no section names)")
+    names_at = headers[shstrndx][4]
+    ranges = []
+    for name_offset, kind, flags, _addr, offset, size in headers:
+        section = bytes(data[names_at + name_offset:names_at + name_offset + 32]).split(b"\0", 1)[0]
+        if kind == SHT_PROGBITS and flags & SHF_ALLOC and not flags & (SHF_WRITE | SHF_EXECINSTR) and \
+                (section == b".rodata" or section.startswith(b".rodata.")):  # not the GPU code (.nv_fatbin) beside it
+            ranges.append((offset, min(offset + size, len(data))))
+    found: set[str] = set()
+    for name in names:
+        needle = name.encode("ascii", "replace") + b"\0"
+        for start, end in ranges:
+            at = data.find(needle, start, end)
+            while at != -1 and at > start and (chr(data[at - 1]).isalnum() or data[at - 1] == ord("_")):
+                at = data.find(needle, at + 1, end)  # the tail of a longer name
+            if at != -1:
+                found.add(name)
+                break
+    return found

@@ -305,6 +305,17 @@ class EnvironmentCure:
     libraries: tuple[str, ...] = ()  # the CUDA, cuDNN and NVIDIA library names the removed folders held
 
 
+@dataclasses.dataclass(frozen=True)
+class SettingAnswer:
+    """What the installed files say of one setting: the option's kind as its framework defines it ("bool", "enum",
+    "integer", "float", "string"; "unknown": none of them reads such a name; "alloc_conf": VALUES are the keys of
+    the setting that its parser's library knows), an enum's values, and the files asked."""
+
+    kind: str
+    values: tuple[str, ...] = ()
+    files: tuple[str, ...] = ()
+
+
 @dataclasses.dataclass
 class ProcessView:
     """What a program started in the user's own environment gets: the CUDA driver the loader maps and
@@ -329,7 +340,10 @@ class ProcessView:
     cuda_device_order: str | None = None
     preload: tuple[str, ...] = ()  # LD_PRELOAD's entries
     mapped: tuple[str, ...] = ()  # the shared objects a fresh program maps before its first dlopen
-    settings: dict[str, str] = dataclasses.field(default_factory=dict)  # the variables of compat/process_env.toml that are set
+    settings: dict[str, str] = dataclasses.field(default_factory=dict)  # the variables compat/ knows that are set
+    # each path a setting names that its reader cannot use as it needs (compat/ path_must): variable -> what is wrong
+    setting_paths: dict[str, str] = dataclasses.field(default_factory=dict)
+    setting_answers: dict[str, SettingAnswer] = dataclasses.field(default_factory=dict)  # the installed files' word
     limits: dict[str, tuple[int, int]] = dataclasses.field(default_factory=dict)  # RLIMIT_AS: (soft, hard); -1 unlimited
     cudnn: tuple[LoadedCudnn, ...] = ()
     loads: tuple[ObservedLoad, ...] = ()  # cuDNN as each framework, and the loader by name, really loads it

@@ -96,3 +96,23 @@ def real_jax_cpu() -> Path:
             pytest.skip(f"cannot install {' '.join(JAX_CPU)} from PyPI (no network?): {process.stderr.strip()[-300:]}")
         (folder / ".complete").write_text("")
     return folder
+
+
+NCCL = "nvidia-nccl-cu13==2.32.3"
+
+
+def real_nccl() -> Path:
+    """The real NCCL's library (nvidia-nccl-cu13 2.32.3's nvidia/nccl/lib/libnccl.so.2), downloaded with pip and
+    extracted once into the cache: the names of the variables NCCL reads are strings in it."""
+    name, version = NCCL.split("==")
+    target = cache_root() / "extracted" / f"{name.replace('-', '_')}-{version}"
+    library = target / "nvidia" / "nccl" / "lib" / "libnccl.so.2"
+    if (target / ".complete").exists():
+        return library
+    with locked(f"extract-{target.name}"):
+        if not (target / ".complete").exists():
+            wheel = _download(NCCL, name.replace("-", "_") + "-" + version, "x86_64", cache_root() / "wheels")
+            with zipfile.ZipFile(wheel) as archive:
+                archive.extract("nvidia/nccl/lib/libnccl.so.2", target)
+            (target / ".complete").write_text("ok\n")
+    return library

@@ -11,11 +11,12 @@ same work runs again in children that each differ from it in one part only, side
   PYTHONPATH       unset: a folder on it can shadow the installed framework or its packages
   limits           the soft limits of address space, open files, stack, CPU time, processes and data raised to the
                    hard ones
-  one variable     each CUDA, cuDNN, NCCL or framework variable that is set, unset alone
+  one variable     each CUDA, cuDNN, NCCL or framework variable that is set, unset alone: those compat/ knows (a
+                   row, or a member of a family such as JAX_*), less those it says never to unset alone
   any variable     where none of those cures: every other variable the session set (not PATH, the loader's and
-                   Python's paths, the shell's own, CUDA_VISIBLE_DEVICES), unset together, then halved while a half
-                   still cures: the one variable (or the few together) without which the frameworks work, whatever
-                   it is (a setting nobody wrote down as data: a Python, locale, library or tool variable)
+                   Python's paths, HOME, the shell's own, CUDA_VISIBLE_DEVICES), unset together, then halved while a
+                   half still cures: the one variable (or the few together) without which the frameworks work,
+                   whatever it is (a setting nobody wrote down as data: a Python, locale, library or tool variable)
 
 A variant under which every failing framework works is the cause, seen: its change is what the framework needed,
 and `fix` offers it verified. Nothing here reads the files to guess: the frameworks answer.
@@ -24,7 +25,6 @@ and `fix` offers it verified. Nothing here reads the files to guess: the framewo
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -35,11 +35,7 @@ from cudnn_doctor.plan.actions import EnvChange
 CUDA_LIBRARIES = ("libcudnn", "libcublas", "libcudart", "libnvrtc", "libcufft", "libcusparse", "libcurand",
                   "libcusolver", "libnccl", "libnvJitLink", "libnvidia-ml", "libcuda.so", "libcupti", "libnvToolsExt")
 COMPILERS = ("ptxas", "nvcc", "nvlink", "fatbinary")
-VARIABLE = re.compile(r"^(CUDA_|CUDNN_|NCCL_|NVIDIA_TF32|XLA_|JAX_|TF_|TORCH_|PYTORCH_|CUBLAS_|CUBLASLT_|NVRTC_)")
-# build-time or ours: not a program's setting; CUDA_VISIBLE_DEVICES is a scheduler's choice of GPUs (Slurm, a
-# container), which unset would widen to GPUs that are not the job's: its own rules treat it exactly (CD113, CD114)
-NOT_TRIED = ("CUDA_HOME", "CUDA_PATH", "CUDA_ROOT", "CUDNN_DOCTOR_", "CUDA_VISIBLE_DEVICES")
-MAX_VARIABLES = 8
+MAX_VARIABLES = 8  # the variables tried one by one: those compat/ knows (knowledge.environment.bisected)
 # never unset by the search over every variable: the paths the other variants try by entry, what a shell or session
 # needs to start a program at all, the scheduler's choice of GPUs, and the doctor's own
 # (HOME: a framework installed with `pip install --user` is found through it)
@@ -121,8 +117,9 @@ def variants(env: dict[str, str]) -> list[Variant]:
         out.append(Variant("limits", "soft limits raised to the hard ones (" + ", ".join(
             f"ulimit -S {option} {value}" for option, value in raised) + ")",
             tuple(EnvChange(f"ulimit {option}", "limit", value) for option, value in raised), limits=raised))
-    names = [name for name in sorted(env) if VARIABLE.match(name) and not name.startswith(NOT_TRIED)]
-    for name in names[:MAX_VARIABLES]:
+    from cudnn_doctor.knowledge.environment import bisected
+
+    for name in bisected(env)[:MAX_VARIABLES]:
         out.append(Variant("variable", f"{name} unset", (EnvChange(name, "unset", ""),), variable=name))
     return out
 

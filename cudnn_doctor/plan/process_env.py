@@ -66,7 +66,7 @@ def treat(work: Any) -> None:
                           "program, before the framework's own copy of that library")
     for finding in work.with_code("CD304", "CD305", "CD308", "CD319"):
         _loaded_copy(work, finding, report)
-    for finding in work.with_code("CD411", "CD412", "CD413", "CD414", "CD416"):
+    for finding in work.with_code("CD411", "CD412", "CD413", "CD414", "CD416", "CD417", "CD418"):
         _setting(work, finding)
     for finding in work.with_code("CD116"):
         _limit(work, finding, report)
@@ -185,7 +185,9 @@ def _setting(work: Any, finding: Finding) -> None:
     if not variable.replace("_", "a").isalnum() or not variable.isascii() or variable[:1].isdigit():
         return  # several variables together (none alone was seen to matter): fix asks the frameworks which
     corrected = finding.values.get("fix_value")
-    row: dict[str, Any] = next((r for r in load("process_env").get("setting", []) if r["variable"] == variable), {})
+    from cudnn_doctor.knowledge.environment import family_of, rows
+
+    row: dict[str, Any] = rows().get(variable) or family_of(variable) or {}
     if corrected:
         change = EnvChange(variable, "set", str(corrected))
         why = f"{variable} without what the framework refuses: {corrected}"

@@ -30,6 +30,7 @@ from cudnn_doctor.operating_system import CURRENT
 from cudnn_doctor.probes.context import SearchContext
 from cudnn_doctor.probes.library_jobs import Job
 from cudnn_doctor.probes.loader import resolve_like_loader
+from cudnn_doctor.probes.settings import read_settings
 from cudnn_doctor.versions import ascii_digits, decode_cuda, release_in_file_name, version_tuple
 
 CUDA_JOB = Job("cuda", "libcuda.so.1")  # dlopen'd by soname, as every CUDA program opens it
@@ -50,6 +51,9 @@ def early_reasons(ctx: SearchContext, always: bool = False) -> list[str]:
         reasons.append("CUDA_VISIBLE_DEVICES is set, and not to GPU indices or whole GPU UUIDs alone")
     if read_limits().get("RLIMIT_AS", (-1, -1))[0] >= 0:
         reasons.append("the address space is limited (ulimit -v)")
+    from cudnn_doctor.knowledge.environment import read_at_cuinit
+
+    reasons += [f"{name} is set, and CUDA reads it at cuInit" for name in read_at_cuinit(ctx.env)]
     if always:
         reasons.append("--deep")
     return reasons
@@ -327,13 +331,12 @@ def read_process_view(ctx: SearchContext, answer: LibraryProbe | None, gpus: lis
         cuda_device_order=ctx.env.get("CUDA_DEVICE_ORDER"),
         preload=preload_entries(ctx.env),
         mapped=mapped,
-        settings={row["variable"]: ctx.env[row["variable"]] for row in load("process_env").get("setting", [])
-                  if row["variable"] in ctx.env},
         limits=read_limits(),
         cudnn=observed_cudnn(framework_cudnn(frameworks, mapped, installs_by_real, ctx, cache), loads, installs_by_real,
                              ctx),
         loads=loads,
         **xla_flags_known(ctx.env.get("XLA_FLAGS"), frameworks),  # type: ignore[arg-type]
+        **read_settings(ctx.env, frameworks),
         preloaded_cuda=preloaded_cuda_libraries(ctx.env, frameworks),
         python_shadows=python_shadows(ctx.env, frameworks, ctx.cwd),
         broken_cuda=broken_cuda_on_path(ctx),
@@ -610,13 +613,13 @@ def xla_flags_known(value: str | None, frameworks: list[Framework]) -> dict[str,
     names = [name for name, _ in xla_flags(value) if re.fullmatch(r"[A-Za-z0-9_]+", name)]
     if not files or not names:
         return {}
-    found = _names_in(files, names)
+    found = names_in(files, names)
     if found is None:
         return {}
     return {"xla_flags_unknown": tuple(name for name in names if name not in found), "xla_flag_files": tuple(files)}
 
 
-def _names_in(files: list[str], names: list[str]) -> set[str] | None:
+def names_in(files: list[str], names: list[str]) -> set[str] | None:
     """Which NAMES appear, as whole words, in the bytes of FILES (mapped, not read into memory); None where a file
     cannot be read."""
     import mmap

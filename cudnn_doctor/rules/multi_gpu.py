@@ -9,6 +9,7 @@ from typing import Any
 
 from cudnn_doctor.codes import finding
 from cudnn_doctor.knowledge.data import load
+from cudnn_doctor.knowledge.environment import NCCL_OWN_GRAMMARS
 from cudnn_doctor.model import Finding, MultiGpu, Report
 from cudnn_doctor.versions import ascii_digits
 
@@ -137,8 +138,8 @@ def nccl_settings(report: Report) -> list[Finding]:
     rows = {row["variable"]: row for row in _data().get("nccl_setting", [])}
     for variable, value in multi.nccl_settings.items():
         row = rows.get(variable)
-        if row is None:
-            continue
+        if row is None or row["grammar"] not in NCCL_OWN_GRAMMARS:
+            continue  # the other grammars are judged with every setting's (rules/process_env.py)
         refs = (row["source"],)
         if row["grammar"] == "interfaces":
             pool = multi.interfaces if variable == "NCCL_SOCKET_IFNAME" else multi.infiniband

@@ -11,6 +11,7 @@ from dataclasses import replace
 from typing import Any
 
 from cudnn_doctor.codes import CODES, finding
+from cudnn_doctor.knowledge import environment
 from cudnn_doctor.knowledge.data import load
 from cudnn_doctor.model import Finding, Framework, LoadedCudnn, ProcessView, Report
 from cudnn_doctor.specifiers import InvalidSpecifier, Specifiers
@@ -364,29 +365,33 @@ def _sublibrary_finding(loaded: LoadedCudnn, name: str, path: str | None, proble
 # --- the frameworks' own settings -------------------------------------------------------------------------------
 
 def settings(report: Report) -> list[Finding]:
+    """Every variable compat/ knows that is set, judged against its grammar as its reader reads it (issue 45): a value
+    the reader refuses is an error where the data's source proves the refusal and the reader is here (CD411),
+    else a warning that --deep proves (CD414); a path its reader cannot use, a warning that names who writes there
+    (CD417); JAX's options as the installed jax defines them."""
     view = report.process
     if view is None or not view.settings:
         return []
     findings = []
-    for row in _data().get("setting", []):
-        variable = row["variable"]
-        if variable not in view.settings:
+    known = environment.rows()
+    for variable, given in view.settings.items():
+        value = _shown(given)
+        row = known.get(variable)
+        if row is None:
+            findings += _family_setting(report, view, variable, given)
             continue
-        value = view.settings[variable]
-        present = row["framework"] == "cuda" or _has(report, row["framework"])
-        for verdict in _judge_setting(row, value, report):
+        if row["framework"] == "nccl" and row["grammar"] in environment.NCCL_OWN_GRAMMARS:
+            continue  # rules/multi_gpu.py judges these of NCCL's
+        present = row["framework"] in environment.CUDA_LIBRARY_READERS or _has(report, row["framework"])
+        for verdict in _judge_setting(row, given, report):
             kind, why = verdict
-            if kind == "invalid":
-                refuses = row["on_error"] in ("raises", "falls back to CPU")
-                code = "CD411" if refuses and present else "CD414"
-                consequence = {"raises": "raises an error at its first CUDA call",
-                               "falls back to CPU": "does not use the GPU (it falls back to the CPU)",
-                               }.get(row["on_error"], f"ignores it and keeps its default ({row['effect']})")
-                if refuses and not present:
-                    consequence = f"is not installed in the environments looked at; where it runs, it {consequence}"
-                findings.append(finding(code, subject=variable, refs=(row["source"],), variable=variable, value=value,
-                                        why=why, framework=_display(row["framework"]), consequence=consequence,
-                                        effect=row["effect"], fix_value=_corrected(row, value)))
+            if kind in ("invalid", "off") and row["framework"] == "nccl":
+                findings.append(_nccl_setting(row, variable, value, kind, why))
+            elif kind == "invalid":
+                findings.append(_refused(row, variable, given, why, present, report))
+            elif kind == "path":
+                findings.append(finding("CD417", subject=variable, refs=(row["source"],), variable=variable,
+                                        value=value, problem=why, writer=row["writer"], effect=row["effect"]))
             elif kind == "starves":
                 findings.append(finding("CD413", subject=variable, refs=(row["source"],), variable=variable,
                                         value=value, framework=_display(row["framework"]), **why))  # type: ignore[arg-type]
@@ -404,19 +409,138 @@ def settings(report: Report) -> list[Finding]:
                                         consequence=(f"ends at start ('{said[0]}')" if said else
                                                      "ends at start ('Unknown flag in XLA_FLAGS')"),
                                         effect=row["effect"], fix_value=why["kept"]))
-            elif kind == "off" and (present or row["framework"] == "cuda"):
+            elif kind == "off" and present:
                 findings.append(finding("CD412", subject=variable, refs=(row["source"],), variable=variable,
                                         value=value, effect=why))
     return findings
 
 
+def _nccl_setting(row: dict[str, Any], variable: str, value: str, kind: str, why: str) -> Finding:
+    """An NCCL setting of a grammar this module judges, in NCCL's own classes: a value it cannot use (CD176, it
+    warns and keeps its default) or one that changes how GPUs talk (CD181)."""
+    if kind == "off":
+        return finding("CD181", subject=variable, refs=(row["source"],), variable=variable, value=value, effect=why)
+    return finding("CD176", subject=variable, refs=(row["source"],), variable=variable, value=value,
+                   why=f"{why}; NCCL warns and keeps its default ({row['effect']})")
+
+
+REFUSES = {"raises": "raises an error at its first CUDA call", "falls back to CPU":
+           "does not use the GPU (it falls back to the CPU)", "aborts": "ends at start"}
+
+
+def _refused(row: dict[str, Any], variable: str, value: str, why: str, present: bool, report: Report) -> Finding:
+    """A value ROW's reader cannot use: an error where the data's source proves it refuses it and it is here
+    (CD411, a rule), else a warning that says what it does and that --deep proves it (CD414)."""
+    refuses = row["on_error"] in REFUSES
+    consequence = row.get("refusal") or REFUSES.get(row["on_error"],
+                                                    f"ignores it and keeps its default ({row['effect']})")
+    if refuses and present:
+        return finding("CD411", subject=variable, refs=(row["source"],), variable=variable, value=_shown(value), why=why,
+                       framework=_display(row["framework"]), consequence=consequence, effect=row["effect"],
+                       fix_value=_corrected(row, value, report))
+    if refuses:
+        consequence = f"is not installed in the environments looked at; where it runs, it {consequence}"
+    return finding("CD414", subject=variable, refs=(row["source"],), variable=variable, value=_shown(value), why=why,
+                   framework=_display(row["framework"]), consequence=consequence + DEEP_PROVES, effect=row["effect"],
+                   fix_value=_corrected(row, value, report))
+
+
+DEEP_PROVES = "; `cudnn-doctor check --deep` runs the frameworks here with it, which proves what it does"
+
+
+def _family_setting(report: Report, view: ProcessView, variable: str, value: str) -> list[Finding]:
+    """A variable of a family (JAX_*, TORCH_*, ...) that no row knows: judged where the installed framework's own
+    files answered for it (view.setting_answers), else not at all."""
+    answer = view.setting_answers.get(variable)
+    family = environment.family_of(variable)
+    if family is None:
+        return []
+    name = _display(family["framework"])
+    if answer is None:
+        return _misspelt(variable, value, family, name)
+    if answer.kind == "unknown":
+        return [finding("CD418", subject=variable, refs=(family["source"],), variable=variable, value=_shown(value),
+                        why=f"{name} reads no variable of this name (no file of the installed {name} names it: "
+                            f"{', '.join(family.get('names_from', ()))})", framework=name,
+                        consequence="ignores it" + DEEP_PROVES, effect=family["effect"], fix_value=None)]
+    files = ", ".join(_in_package(path) for path in answer.files)
+    row = {"kind": answer.kind, "values": list(answer.values), "effect": family["effect"], "ignore_case": False}
+    if answer.kind == "bool":
+        row.update(values=[*environment.TRUE_WORDS, *environment.FALSE_WORDS], ignore_case=True)
+    if answer.kind in ("string",) or (answer.kind == "enum" and not answer.values):
+        return []
+    if answer.kind in ("integer", "float"):  # JAX reads them with Python's own int() and float()
+        try:
+            (int if answer.kind == "integer" else float)(value)
+            problem = None
+        except ValueError:
+            problem = f"{value!r} is not {'a whole number' if answer.kind == 'integer' else 'a number'}"
+    else:
+        problem = environment.grammar_problem(row, value)
+    if not problem:
+        return []
+    words = {"bool": f"invalid truth value {value.lower()!r} for environment {variable!r}"}.get(
+        answer.kind, f'Invalid value "{value}" for JAX flag {variable.lower()}')
+    made = finding("CD411", subject=variable, refs=(family["source"], *answer.files), variable=variable, value=_shown(value),
+                   why=f"{problem} (the installed {name}'s {files} defines it so: '{words}')", framework=name,
+                   consequence="raises ValueError when it is imported", effect=family["effect"], fix_value=None,
+                   evidence="rule", proof=f"{', '.join(answer.files)}, the installed {name}'s own definition of this "
+                                          "option, raises ValueError for such a value while it is imported")
+    return [made]
+
+
+def _misspelt(variable: str, value: str, family: dict[str, Any], name: str) -> list[Finding]:
+    """A member of a family no installed file answered for, a letter or two from a variable the data documents for
+    that reader (CUDA_VISBLE_DEVICES): nobody reads it, and the one meant keeps its default. Any other name is left
+    alone (other programs use the prefixes too)."""
+    import difflib
+
+    documented = [known for known, row in environment.rows().items() if known.startswith(family["prefix"])]
+    meant = difflib.get_close_matches(variable, documented, n=1, cutoff=MISSPELT)
+    if not meant:
+        return []
+    return [finding("CD418", subject=variable, refs=(environment.rows()[meant[0]]["source"],), variable=variable,
+                    value=_shown(value), why=f"no reader documents this name, and it is a letter or two from "
+                                             f"{meant[0]}, which {name} reads", framework=name,
+                    consequence=f"reads {meant[0]}: where that was meant, it stays unset" + DEEP_PROVES,
+                    effect=family["effect"], fix_value=None)]
+
+
+MISSPELT = 0.9  # difflib's ratio: a letter or two off a documented name of 20 characters
+
+
+def _in_package(path: str) -> str:
+    """A framework's file as its package names it: .../site-packages/jax/_src/config.py -> jax/_src/config.py."""
+    parts = path.replace(os.sep, "/").split("/")
+    return "/".join(parts[parts.index("site-packages") + 1:]) if "site-packages" in parts else path
+
+
+def _shown(value: str) -> str:
+    """A setting's value as a finding quotes it: a hostile one of thousands of characters, cut."""
+    return value if len(value) <= 240 else f"{value[:240]}... ({len(value)} characters)"
+
+
 def _display(name: str) -> str:
     return {"torch": "PyTorch", "jax": "JAX", "tensorflow": "TensorFlow", "cuda": "Every CUDA program",
+            "cudnn": "cuDNN (in every program that loads it)", "cublas": "cuBLAS (in every program that loads it)",
+            "nccl": "NCCL",
             "ld.so": "programs that open libcudnn by name"}.get(name, name)
 
 
 def _judge_setting(row: dict[str, Any], value: str, report: Report) -> list[tuple[str, Any]]:
     kind = row["kind"]
+    if kind in ("devices", "string"):
+        return []  # CUDA_VISIBLE_DEVICES: cuInit's own answer judges it (CD113, CD114); text: anything goes
+    if kind == "path":
+        view = report.process
+        problem = view.setting_paths.get(row["variable"]) if view else None
+        return [("path", problem)] if problem else []
+    if kind in ("bool", "enum", "list", "pattern") or (kind == "integer" and "hides_from" not in row) or \
+            (kind == "float" and "maximum" in row):
+        problem = environment.grammar_problem(row, value)
+        if problem:
+            return [("invalid", problem)]
+        return [("off", row["effect"])] if environment.slow(row, value) else []
     if kind == "breaks":
         return [("breaks", row["effect"])] if value.strip() in row.get("breaks_when", []) else []
     if kind == "xla_flags":
@@ -433,14 +557,8 @@ def _judge_setting(row: dict[str, Any], value: str, report: Report) -> list[tupl
         return [("unknown flags", {"why": f"{flags} {'is' if len(undefined) == 1 else 'are'} defined by none of the "
                                           f"installed jaxlib's libraries ({files})", "kept": kept or None})]
     if kind == "alloc_conf":
-        problems = alloc_conf_problems(value)
+        problems = alloc_conf_problems(value, _allocator_keys(report, row))
         return [("invalid", "; ".join(problems))] if problems else []
-    if kind in ("bool", "enum"):
-        if value not in row.get("values", []):
-            return [("invalid", f"{value!r} is not one of {', '.join(row.get('values', []))}")]
-        if row.get("slow_when") == value:
-            return [("off", row["effect"])]
-        return []
     if kind == "platforms":
         entries = [e.strip() for e in value.split(",") if e.strip()]
         unknown = [e for e in entries if e.lower() not in row.get("values", [])]
@@ -458,12 +576,11 @@ def _judge_setting(row: dict[str, Any], value: str, report: Report) -> list[tupl
         if entries and entries[0].lower() not in ("cuda", "gpu"):
             return [("off", f"JAX puts its arrays on {entries[0]}, the first backend listed, not on the GPU")]
         return []
-    if kind == "integer":
-        try:
-            number = int(value)
-        except ValueError:
-            return [("invalid", f"{value!r} is not a whole number")]
-        if "hides_from" in row and number >= row["hides_from"] and _has(report, "tensorflow"):
+    if kind == "integer":  # one that hides what a framework logs
+        problem = environment.grammar_problem(row, value)
+        if problem:
+            return [("invalid", problem)]
+        if int(value) >= row["hides_from"] and _has(report, row["framework"]):
             return [("off", row["effect"])]
         return []
     if kind == "float":
@@ -486,39 +603,38 @@ def _judge_setting(row: dict[str, Any], value: str, report: Report) -> list[tupl
     return []
 
 
-def _corrected(row: dict[str, Any], value: str) -> str | None:
+def _corrected(row: dict[str, Any], value: str, report: Report) -> str | None:
     """The value with what the framework refuses left out (PYTORCH_CUDA_ALLOC_CONF), else None: unset it."""
     if row["kind"] != "alloc_conf":
         return None
-    kept = [item for item in _alloc_items(value) if not alloc_conf_problems(item)]
+    accepted = _allocator_keys(report, row)
+    kept = [item for item in environment.allocator_items(value) if not alloc_conf_problems(item, accepted)]
     return ",".join(kept) or None
 
 
-def _alloc_items(value: str) -> list[str]:
-    """Top-level key:value items of an allocator configuration (a [..] list holds commas of its own)."""
-    items, depth, current = [], 0, ""
-    for char in value:
-        depth += {"[": 1, "]": -1}.get(char, 0)
-        if char == "," and depth == 0:
-            items.append(current)
-            current = ""
-        else:
-            current += char
-    items.append(current)
-    return [item.strip() for item in items if item.strip()]
+def _allocator_keys(report: Report, row: dict[str, Any]) -> tuple[str, ...] | None:
+    """The keys of the set allocator configuration that the installed torch's c10 libraries know (None: not asked)."""
+    view = report.process
+    answer = view.setting_answers.get(row["variable"]) if view else None
+    return answer.values if answer is not None and answer.kind == "alloc_conf" else None
 
 
-def alloc_conf_problems(value: str) -> list[str]:
+def alloc_conf_problems(value: str, accepted: tuple[str, ...] | None = None) -> list[str]:
     """What torch would refuse in the allocator configuration VALUE, in torch's own words where known
-    (c10's ConfigTokenizer: key:value items separated by commas)."""
+    (c10's ConfigTokenizer: key:value items separated by commas). ACCEPTED, where the installed torch's libraries
+    were asked: the keys they name, taken beside the data's (a newer torch's key). A key the data knows is never
+    refused for want of its string there: a compiler may build a short literal from immediates, leaving no string."""
     keys = {row["key"]: row for row in _data().get("alloc_conf_key", [])}
     problems = []
-    for item in _alloc_items(value):
+    for item in environment.allocator_items(value):
         key, colon, text = item.partition(":")
         key, text = key.strip(), text.strip()
         row = keys.get(key)
+        if row is None and accepted is not None and key in accepted:
+            continue  # a key this torch's libraries know and the data does not (a newer torch): its value is torch's
         if row is None:
-            problems.append(f"Unrecognized key '{key}' in CUDA allocator config")
+            problems.append(f"Unrecognized key '{key}' in CUDA allocator config" + (
+                " (the installed torch's c10 libraries do not name it either)" if accepted is not None else ""))
             continue
         if not colon or not text:
             problems.append(f"{key} has no value (key:value)")
@@ -797,7 +913,7 @@ _CURE_WHY = {
 
 def _cure_code(cure: Any) -> str:
     """The registry's class of what the cure took out: which libraries a preload or folder brought, which
-    variable (compat/process_env.toml [[setting]] says whose it is)."""
+    variable (its row or family in compat/ names the class: knowledge.environment.cure_code)."""
     removed = " ".join(os.path.basename(entry) for entry in cure.removed)
     if cure.kind == "library_path":
         removed = " ".join(cure.libraries)
@@ -822,17 +938,7 @@ def _cure_code(cure: Any) -> str:
         return "CD409"
     if cure.kind == "variables":  # several variables together: whose they are is not one row of the data
         return "CD416" if all(name.startswith("CUDA_") for name in cure.removed) else "CD411"
-    variable = cure.variable or ""
-    row = next((r for r in _data().get("setting", []) if r["variable"] == variable), None)
-    if variable == "CUDA_VISIBLE_DEVICES":
-        return "CD113"
-    if variable in ("XLA_PYTHON_CLIENT_MEM_FRACTION", "XLA_PYTHON_CLIENT_PREALLOCATE", "XLA_PYTHON_CLIENT_ALLOCATOR"):
-        return "CD413"
-    if variable == "JAX_PLATFORMS":
-        return "CD412"
-    if (row and row.get("framework") == "cuda") or variable.startswith("CUDA_"):
-        return "CD416"
-    return "CD411"
+    return environment.cure_code(cure.variable or "")
 
 
 RULES = (driver_library, nvml_library, visibility, device_order, memory_held, limits, preloaded_cudnn,
@@ -852,7 +958,7 @@ def with_evidence(report: Report, findings: list[Finding],
     that framework, and those that stop every program; on a machine with no NVIDIA GPU, CD159 explains it and stays
     a warning (read from /sys, and no program here can use the GPU anyway); where none does, CD415 carries its
     words."""
-    out = _ran_outweighs(report, list(findings))
+    out = _settings_tried(report, _ran_outweighs(report, list(findings)))
     for framework in report.frameworks:
         deep = framework.details.get("deep")
         if not isinstance(deep, dict) or not isinstance(deep.get("error"), str):
@@ -896,13 +1002,34 @@ RELATED = {"CD109": ("CD115", "CD413"), "CD104": ("CD118",), "CD110": ("CD111", 
            "CD102": ("CD113", "CD114", "CD118", "CD104"), "CD404": ("CD206",)}
 
 
+def _ran_under_deep(report: Report) -> set[str]:
+    """The frameworks that ran their first GPU steps in a child with this environment (--deep)."""
+    return {f.name for f in report.frameworks if isinstance(f.details.get("deep"), dict)
+            and not f.details["deep"].get("error") and (f.details["deep"].get("conv_ran")
+                                                       or f.details["deep"].get("seconds") is not None)}
+
+
+SETTING_WARNINGS = ("CD412", "CD414", "CD417", "CD418")  # a setting's value read from the data alone, which --deep proves
+
+
+def _settings_tried(report: Report, findings: list[Finding]) -> list[Finding]:
+    """Under --deep, a warning about a setting says which frameworks ran their first GPU steps with it set: what
+    --deep was to prove is then proven for them."""
+    view = report.process
+    ran = sorted(_display(name) for name in _ran_under_deep(report))
+    if view is None or not ran:
+        return findings
+    said = f"under --deep {', '.join(ran)} ran {'its' if len(ran) == 1 else 'their'} first GPU steps in a child " \
+           "with it set"
+    return [replace(f, proof=(f.proof + "; " if f.proof else "") + said)
+            if f.code in SETTING_WARNINGS and f.subject in view.settings else f for f in findings]
+
+
 def _ran_outweighs(report: Report, findings: list[Finding]) -> list[Finding]:
     """Under --deep, a framework that ran its first GPU steps in a child with this environment proved them: an error
     about it alone (its copy of cuDNN, its settings) is a warning that says so. Errors that name no framework, or
     one that failed or was not run, stand."""
-    ran = {f.name for f in report.frameworks if isinstance(f.details.get("deep"), dict)
-           and not f.details["deep"].get("error") and (f.details["deep"].get("conv_ran")
-                                                      or f.details["deep"].get("seconds") is not None)}
+    ran = _ran_under_deep(report)
     if not ran:
         return findings
     asked = [f for f in report.frameworks if isinstance(f.details.get("deep"), dict)]

@@ -1,0 +1,235 @@
+"""The settings' data (compat/process_env.toml, issue 45) against the real things on the GPU machine.
+
+For each variable below, one value its reader cannot use (or a path it cannot use) is set alone, and three answers are
+recorded side by side: torch's first GPU work (a cuDNN convolution), JAX's, and what plain `cudnn-doctor check`
+says of that variable (its findings' codes, severities and evidence). A row whose data says "ignores" must leave
+both frameworks working and check with no error; one whose data says "raises" must make the framework fail.
+
+  alloc-keys    the real torch's libc10_cuda.so and libc10.so: which of the data's allocator keys they hold as
+                strings, what probes/settings.py answers for them, and torch refusing a key they lack
+  names         which of the data's variables the installed files name, family by family (JAX_, XLA_, NCCL_)
+  values        each variable with a value its reader cannot use: torch, JAX and check
+  check-time    plain check's seconds with none of these variables set and with twelve set (five runs each)
+
+  python3 benchmarks/settings_facts.py --out DIR      (writes DIR/settings_facts.json)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TORCH = ("import torch; x=torch.randn(2,8,16,16,device='cuda'); "
+         "torch.nn.functional.conv2d(x, torch.randn(8,8,3,3,device='cuda')); (x.flatten(1)@x.flatten(1).T).sum().item();"
+         " torch.cuda.synchronize(); print('torch ok')")
+JAX = ("import jax, jax.numpy as j; x=j.ones((2,8,16,16)); "
+       "jax.lax.conv_general_dilated(x, j.ones((8,8,3,3)), (1,1), 'SAME').block_until_ready(); "
+       "print('jax ok', jax.devices())")
+NOT_A_FOLDER = "/etc/hostname/sub"  # a path under a file: no reader can make or use it
+
+# variable -> a value its reader cannot use, as the data describes it
+VALUES = {
+    "CUDA_MODULE_LOADING": "lazy",
+    "CUDA_DEVICE_MAX_CONNECTIONS": "64",
+    "CUDA_SCALE_LAUNCH_QUEUES": "3x",
+    "CUDA_COREDUMP_GENERATION_FLAGS": "skip_everything",
+    "CUDA_CACHE_PATH": NOT_A_FOLDER,
+    "CUDA_CACHE_MAXSIZE": "-5",
+    "CUDA_FORCE_JIT": "1",
+    "CUDA_DISABLE_JIT": "1",
+    "CUDA_INJECTION64_PATH": "/nonexistent/libinjection.so",
+    "CUDA_MPS_PIPE_DIRECTORY": "/nonexistent/nvidia-mps",
+    "CUDA_LOG_FILE": NOT_A_FOLDER,
+    "CUBLAS_WORKSPACE_CONFIG": "4096:8",
+    "CUBLASLT_LOG_LEVEL": "verbose",
+    "CUDNN_LOGLEVEL_DBG": "7",
+    "CUDNN_LOGDEST_DBG": NOT_A_FOLDER,
+    "CUDNN_FRONTEND_LOG_FILE": NOT_A_FOLDER,
+    "TORCH_CUDNN_V8_API_LRU_CACHE_LIMIT": "lots",
+    "TORCH_NCCL_BLOCKING_WAIT": "maybe",
+    "PYTORCH_NVML_BASED_CUDA_CHECK": "yes",
+    "JAX_COMPILATION_CACHE_DIR": NOT_A_FOLDER,
+    "JAX_ENABLE_X64": "maybe",
+    "JAX_TRACEBACK_FILTERING": "none",
+    "JAX_PLATFORM": "cuda",
+    "JAX_DEFAULT_MATMUL_PRECISION": "fastest",
+    "XLA_PYTHON_CLIENT_PREALLOCATE": "nope",
+    "NVIDIA_TF32_OVERRIDE": "2",
+}
+
+
+def run(argv: list[str], env: dict[str, str], timeout: float = 180, lines: int = 4) -> dict[str, object]:
+    started = time.monotonic()
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=timeout, cwd="/tmp")
+    except subprocess.TimeoutExpired:
+        return {"rc": None, "timed_out": True}
+    tail = (done.stdout + done.stderr).strip().splitlines()
+    return {"rc": done.returncode, "tail": [line[:300] for line in tail[-lines:]],
+            "seconds": round(time.monotonic() - started, 2)}
+
+
+def doctor_env(extra: dict[str, str]) -> dict[str, str]:
+    env = {**os.environ, **extra}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    return env
+
+
+def check_says(extra: dict[str, str], variable: str) -> object:
+    done = subprocess.run([sys.executable, "-m", "cudnn_doctor", "check", "--json"], capture_output=True, text=True,
+                          env=doctor_env(extra), timeout=300, cwd="/tmp")
+    try:
+        report = json.loads(done.stdout)
+    except ValueError:
+        return {"rc": done.returncode, "stderr": done.stderr[-600:]}
+    return [{"code": f["code"], "severity": f["severity"], "evidence": f.get("evidence"), "detail": f["detail"][:300]}
+            for f in report.get("findings", []) if f.get("subject") == variable]
+
+
+def one_value(variable: str, value: str) -> dict[str, object]:
+    """torch's and JAX's first GPU work and plain check, side by side, with VARIABLE=VALUE alone. JAX does not
+    preallocate (several run at once) unless the variable is one of its allocator's own."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    extra = {variable: value}
+    env = {**os.environ, **extra}
+    jax_env = env if variable.startswith("XLA_PYTHON_CLIENT") else {**env, "XLA_PYTHON_CLIENT_PREALLOCATE": "false"}
+    with ThreadPoolExecutor(3) as pool:
+        torch_run = pool.submit(run, [sys.executable, "-c", TORCH], env)
+        jax_run = pool.submit(run, [sys.executable, "-c", JAX], jax_env)
+        said_run = pool.submit(check_says, extra, variable)
+        torch, jax, said = torch_run.result(), jax_run.result(), said_run.result()
+    errors = [f for f in said if isinstance(f, dict) and f.get("severity") == "error"] if isinstance(said, list) else []
+    return {"value": value, "torch": torch, "jax": jax, "check": said,
+            "false_error": bool(errors) and torch.get("rc") == 0 and jax.get("rc") == 0,
+            "missed": not said and (torch.get("rc") != 0 or jax.get("rc") != 0)}
+
+
+def values() -> dict[str, object]:
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(3) as pool:  # three variables at a time, each with its three children
+        futures = {variable: pool.submit(one_value, variable, value) for variable, value in VALUES.items()}
+        return {variable: future.result() for variable, future in futures.items()}
+
+
+def alloc_keys() -> dict[str, object]:
+    sys.path.insert(0, str(ROOT))
+    import glob
+
+    import torch  # noqa: F401 - where it is installed
+
+    from cudnn_doctor.knowledge.data import load
+    from cudnn_doctor.model import Framework
+    from cudnn_doctor.probes.process_env import names_in
+    from cudnn_doctor.probes.settings import allocator_keys
+
+    site = str(Path(torch.__file__).resolve().parents[1])
+    row = next(r for r in load("process_env")["setting"] if r["variable"] == "PYTORCH_CUDA_ALLOC_CONF")
+    files = [p for pattern in row["names_from"] for p in glob.glob(os.path.join(site, pattern))]
+    keys = [r["key"] for r in load("process_env")["alloc_conf_key"]]
+    held = names_in(files, keys) or set()
+    framework = Framework("torch", torch.__version__, None, None, None, "site-packages", details={"site_packages": site})
+    answer = allocator_keys(",".join(f"{k}:1" for k in keys) + ",max_split_mb:128", row, [framework])
+    refused = run([sys.executable, "-c", "import torch; torch.zeros(1, device='cuda'); print('ok')"],
+                  {**os.environ, "PYTORCH_CUDA_ALLOC_CONF": "max_split_mb:128"})
+    return {"files": files, "data_keys_not_in_the_libraries": [k for k in keys if k not in held],
+            "answer": answer.values if answer else None, "torch_with_an_unknown_key": refused}
+
+
+def names() -> dict[str, object]:
+    """Which of the data's variables the installed frameworks' own files name (the files each family's names_from
+    globs find): a row whose name they do not hold, or a family whose globs find nothing, is data to look at."""
+    sys.path.insert(0, str(ROOT))
+    import glob
+    import importlib.util
+
+    from cudnn_doctor.knowledge.environment import families, rows
+    from cudnn_doctor.model import Framework
+    from cudnn_doctor.probes.settings import held_by_libraries, jax_options
+
+    frameworks = []
+    for name in ("torch", "jax"):
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.origin:
+            site = str(Path(spec.origin).resolve().parents[1])
+            frameworks.append(Framework(name, None, None, None, None, "site-packages", details={"site_packages": site}))
+    out: dict[str, object] = {}
+    for family in families():
+        if not family.get("names_from"):
+            continue
+        members = [name for name in rows() if name.startswith(family["prefix"])]
+        asked = (jax_options(members, frameworks) if family.get("reader") == "jax_config"
+                 else held_by_libraries(members, frameworks))
+        out[family["prefix"]] = {"rows_not_named": sorted(n for n, a in asked.items() if a.kind == "unknown"),
+                                 "answered": len(asked), "rows": len(members),
+                                 "files": sorted({f for a in asked.values() for f in a.files})[:8]}
+    # could CUDA's, cuBLAS's and cuDNN's own libraries answer for their families too? (cuDNN 9.19's cannot: no
+    # variable's name is plain text in them)
+    from cudnn_doctor.elf import ElfError, strings_held
+
+    libraries = {"CUDA_": ["/usr/lib/x86_64-linux-gnu/libcuda.so.1", "nvidia/cuda_runtime/lib/libcudart.so.*"],
+                 "CUBLAS": ["nvidia/cublas/lib/libcublas.so.*", "nvidia/cublas/lib/libcublasLt.so.*"],
+                 "CUDNN_": ["nvidia/cudnn/lib/libcudnn.so.*", "nvidia/cudnn/lib/libcudnn_graph.so.*"]}
+    sites = [f.details["site_packages"] for f in frameworks]
+    for prefix, patterns in libraries.items():
+        members = tuple(name for name in rows() if name.startswith(prefix))
+        for pattern in patterns:
+            for path in sorted({p for site in sites for p in glob.glob(os.path.join(site, pattern))} |
+                               set(glob.glob(pattern) if pattern.startswith("/") else ())):
+                try:
+                    held = strings_held(os.path.realpath(path), members)
+                except ElfError as error:
+                    held = {f"ElfError: {error}"}
+                out[f"{prefix} in {os.path.basename(path)}"] = {"held": len(held), "rows": len(members),
+                                                                "not_held": sorted(set(members) - held)[:40]}
+    return out
+
+
+def check_time() -> dict[str, object]:
+    twelve = {name: value for name, value in list(VALUES.items())[:12]}
+    out = {}
+    for label, extra in (("none", {}), ("twelve", twelve)):
+        seconds = []
+        for _ in range(5):
+            started = time.monotonic()
+            subprocess.run([sys.executable, "-m", "cudnn_doctor", "check", "--json"], capture_output=True,
+                           env=doctor_env(extra), timeout=300, cwd="/tmp")
+            seconds.append(round(time.monotonic() - started, 3))
+        out[label] = {"median_s": statistics.median(seconds), "runs": seconds}
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--only", help="comma-separated facts to gather (default: all)")
+    args = parser.parse_args()
+    only = set(args.only.split(",")) if args.only else None
+    facts: dict[str, object] = {}
+    for name, gather in (("alloc-keys", alloc_keys), ("names", names), ("values", values), ("check-time", check_time)):
+        if only is not None and name not in only:
+            continue
+        try:
+            facts[name] = gather()
+        except Exception as error:  # a fact that could not be gathered says why
+            facts[name] = {"error": f"{type(error).__name__}: {error}"}
+    Path(args.out).mkdir(parents=True, exist_ok=True)
+    (Path(args.out) / "settings_facts.json").write_text(json.dumps(facts, indent=1, default=str))
+    summary = facts.get("values")
+    if isinstance(summary, dict):
+        print("false errors:", [v for v, r in summary.items() if isinstance(r, dict) and r.get("false_error")])
+        print("missed:", [v for v, r in summary.items() if isinstance(r, dict) and r.get("missed")])
+    print(json.dumps({k: v for k, v in facts.items() if k != "values"}, indent=1, default=str)[:4000])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

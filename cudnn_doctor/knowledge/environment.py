@@ -1,0 +1,166 @@
+"""The environment variables CUDA, cuDNN, cuBLAS, NCCL and the frameworks read, as compat/ holds them (issue 45).
+
+One door for all who need them: the probe (which of them are set), the rules (each one's grammar, judged here the
+way its reader reads it) and `--deep`'s bisection (which of them to unset alone). The names are the data's
+(compat/process_env.toml [[setting]] and [[setting_family]], compat/multi_gpu.toml [[nccl_setting]]); nothing in the
+code lists them again (tests/test_environment_settings.py greps for such a list)."""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+from typing import Any
+
+from cudnn_doctor.knowledge.data import load
+
+TRUE_WORDS = ("1", "true", "yes", "y", "t", "on")  # what "on" is spelt as by the readers whose grammar takes words
+FALSE_WORDS = ("0", "false", "no", "n", "f", "off")
+CUDA_LIBRARY_READERS = ("cuda", "cudnn", "cublas")
+MAX_VALUE = 65536  # characters: longer is a value nothing reads  # read by every program that loads the library: always present
+
+
+@functools.cache
+def rows() -> dict[str, dict[str, Any]]:
+    """Every variable the data names -> its row: compat/process_env.toml [[setting]], then compat/multi_gpu.toml
+    [[nccl_setting]] (those carry `framework = "nccl"`)."""
+    found: dict[str, dict[str, Any]] = {row["variable"]: row for row in load("process_env").get("setting", [])}
+    for row in load("multi_gpu").get("nccl_setting", []):
+        kind = {"flag": "bool"}.get(row["grammar"], row["grammar"])
+        found.setdefault(row["variable"], {**row, "framework": "nccl", "kind": kind})
+    return found
+
+
+NCCL_OWN_GRAMMARS = ("interfaces", "flag", "level", "debug")  # rules/multi_gpu.py judges NCCL's rows of these
+
+
+def families() -> list[dict[str, Any]]:
+    """compat/process_env.toml [[setting_family]]: the variables of one reader, by prefix."""
+    return list(load("process_env").get("setting_family", []))
+
+
+def family_of(name: str) -> dict[str, Any] | None:
+    """The family NAME belongs to (its prefix, and none of its exceptions), or None."""
+    for family in families():
+        if name.startswith(family["prefix"]) and not name.startswith(tuple(family.get("except", ()))):
+            return family
+    return None
+
+
+def set_variables(env: dict[str, str]) -> dict[str, str]:
+    """The variables of ENV the data knows (a row, or a member of a family), by name."""
+    known = rows()
+    return {name: env[name] for name in sorted(env) if name in known or family_of(name) is not None}
+
+
+def bisected(env: dict[str, str]) -> list[str]:
+    """The variables of ENV that `--deep`'s bisection unsets one at a time: those the data knows, less those whose
+    row says never (a scheduler's choice of GPUs)."""
+    known = rows()
+    return [name for name in set_variables(env) if known.get(name, {}).get("bisect", True)]
+
+
+def read_at_cuinit(env: dict[str, str]) -> list[str]:
+    """The variables of ENV whose row says CUDA reads them in cuInit and may refuse to start over them (an injected
+    tool's library, the MPS daemon's pipes): where one is set, cuInit itself is asked."""
+    return [row["variable"] for row in load("process_env").get("setting", [])
+            if row.get("read_at_cuinit") and row["variable"] in env]  # early in check: NCCL's table is not needed
+
+
+def reader(name: str) -> str | None:
+    """Who reads NAME: its row's framework, else its family's."""
+    row = rows().get(name)
+    if row is not None:
+        return str(row["framework"])
+    family = family_of(name)
+    return str(family["framework"]) if family else None
+
+
+def cure_code(name: str) -> str:
+    """The finding class of a `--deep` cure that unset NAME: its row's or family's cure_code; CUDA's, cuDNN's and
+    cuBLAS's own settings CD416, the others CD411."""
+    row = rows().get(name) or family_of(name) or {}
+    if row.get("cure_code"):
+        return str(row["cure_code"])
+    return "CD416" if reader(name) in CUDA_LIBRARY_READERS else "CD411"
+
+
+def truth(value: str) -> bool | None:
+    """A boolean setting's value as its readers take words: True, False, or None where it is neither."""
+    word = value.strip().lower()
+    return True if word in TRUE_WORDS else False if word in FALSE_WORDS else None
+
+
+def grammar_problem(row: dict[str, Any], value: str) -> str | None:
+    """Why ROW's reader cannot use VALUE, in words; None where it can. For the kinds whose grammar is the row's own
+    (bool, enum, integer, float, pattern, list); the others (paths, allocator settings, platforms, XLA flags) are
+    judged where their facts are (the probe asks the path, the installed files)."""
+    kind = row["kind"]
+    if len(value) > MAX_VALUE:  # no reader takes such a value, and a pattern is never run on it
+        return f"a value of {len(value)} characters"
+    values = [str(v) for v in row.get("values", [])]
+    fold = (lambda text: text.lower()) if row.get("ignore_case") else (lambda text: text)
+    if kind in ("bool", "enum"):
+        if fold(value) in {fold(v) for v in values}:
+            return None
+        return f"{value!r} is not one of {', '.join(values)}"
+    if kind == "list":
+        separator = row.get("separator", ",")
+        wrong = [entry for entry in value.split(separator) if fold(entry.strip()) not in {fold(v) for v in values}]
+        return f"{', '.join(repr(w) for w in wrong)} {'is' if len(wrong) == 1 else 'are'} not among " \
+               f"{', '.join(values)}" if wrong else None
+    if kind == "pattern":
+        flags = re.IGNORECASE if row.get("ignore_case") else 0
+        return None if re.fullmatch(row["pattern"], value.strip(), flags) else \
+            f"{value!r} is not of the form it takes: {row['form']}"
+    if kind == "integer":
+        text = value.strip()
+        if not re.fullmatch(r"[+-]?[0-9]+", text):
+            return f"{value!r} is not a whole number"
+        return None if row.get("clipped") else _outside(row, int(text))
+    if kind == "float" and "maximum" in row:  # a share with both bounds (the older rows judge their own)
+        try:
+            number = float(value)
+        except ValueError:
+            return f"{value!r} is not a number"
+        return f"{value!r} is not a number" if not math.isfinite(number) else _outside(row, number)
+    return None
+
+
+def _outside(row: dict[str, Any], number: float) -> str | None:
+    low, high = row.get("minimum"), row.get("maximum")
+    if low is not None and number < low:
+        return f"{number:g} is below {low:g}" + (f" (it takes {low:g} to {high:g})" if high is not None else "")
+    if high is not None and number > high:
+        return f"{number:g} is above {high:g}" + (f" (it takes {low:g} to {high:g})" if low is not None else "")
+    return None
+
+
+def slow(row: dict[str, Any], value: str) -> bool:
+    """Does VALUE turn on what ROW's slow_when names (a boolean in any of its spellings, an integer clipped)?"""
+    when = row.get("slow_when")
+    if when is None:
+        return False
+    if row["kind"] == "bool":
+        return truth(value) is not None and truth(value) == truth(str(when))
+    if row["kind"] == "integer" and re.fullmatch(r"[+-]?[0-9]+", value.strip()):
+        number = int(value.strip())
+        if row.get("clipped"):
+            number = max(int(row.get("minimum", number)), min(int(row.get("maximum", number)), number))
+        return str(number) == str(when)
+    return bool(value == when)
+
+
+def allocator_items(value: str) -> list[str]:
+    """The top-level key:value items of an allocator configuration (PYTORCH_CUDA_ALLOC_CONF), as c10's
+    ConfigTokenizer splits them: at commas outside a [..] list, which holds commas of its own."""
+    items, depth, current = [], 0, ""
+    for char in value:
+        depth += {"[": 1, "]": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            items.append(current)
+            current = ""
+        else:
+            current += char
+    items.append(current)
+    return [item.strip() for item in items if item.strip()]

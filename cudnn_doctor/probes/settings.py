@@ -1,0 +1,256 @@
+"""What the environment's settings meet here (issue 45): each variable CUDA, cuDNN, cuBLAS, NCCL or a framework reads
+that is set (compat/ knows which), and what the machine answers for it without a child or an import:
+
+  a path       the folder or file as its reader needs it (writable, readable, there), asked of the file system
+  JAX_*        the option's grammar as the installed jax defines it (jax/_src/config.py and the other files its
+               family names), or that no file of it reads such a name
+  allocator    the keys of PYTORCH_CUDA_ALLOC_CONF the installed torch's c10 libraries know (each key a string in them)
+  NCCL_*       whether the NCCL library in a framework's wheels holds the name (NCCL_PARAM keeps each as a string)
+  XLA_*        whether jaxlib's or its CUDA plugin's files name it
+
+Files are read only for the variables that are set, and mapped rather than read whole. Never judges: the rules do.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+from typing import Any
+
+from cudnn_doctor.knowledge.environment import allocator_items, family_of, rows, set_variables
+from cudnn_doctor.model import Framework, SettingAnswer
+
+MAX_NAMES = 64  # a hostile environment with thousands of JAX_ variables is asked about this many
+NAME = re.compile(r"[A-Z][A-Z0-9_]*")  # a variable's name as the readers spell theirs: no other is looked up
+
+
+def read_settings(env: dict[str, str], frameworks: list[Framework]) -> dict[str, Any]:
+    """ProcessView's settings (every known variable that is set), setting_paths (what is wrong with each path a
+    setting names, for its reader) and setting_answers (what the installed files say of a setting)."""
+    settings = set_variables(env)
+    known = rows()
+    paths = {name: problem for name, value in settings.items() if known.get(name, {}).get("kind") == "path"
+             and (problem := path_problem(value, known[name])) is not None}
+    answers: dict[str, SettingAnswer] = {}
+    jax_names = [name for name in settings if name not in known and (family_of(name) or {}).get("reader") ==
+                 "jax_config"][:MAX_NAMES]
+    if jax_names:
+        answers.update(jax_options(jax_names, frameworks))
+    held = [name for name in settings if name not in known and NAME.fullmatch(name) and
+            (family_of(name) or {}).get("reader") == "strings"][:MAX_NAMES]
+    if held:
+        answers.update(held_by_libraries(held, frameworks))
+    for name, value in settings.items():
+        row = known.get(name, {})
+        if row.get("kind") == "alloc_conf" and row.get("names_from"):
+            answer = allocator_keys(value, row, frameworks)
+            if answer is not None:
+                answers[name] = answer
+    return {"settings": settings, "setting_paths": paths, "setting_answers": answers}
+
+
+def path_problem(value: str, row: dict[str, Any]) -> str | None:
+    """What keeps ROW's reader from using the path VALUE as it needs it (row path_must), in words; None where
+    nothing does, or where VALUE is one of the words it takes instead of a path (stdout)."""
+    if value in row.get("values", []) or not value.strip():
+        return None
+    must = row["path_must"]
+    path = value  # as its reader opens it: getenv's text, no ~ expanded (a shell expands it before, unquoted)
+    if must == "writable file":  # a file pattern (%p, %i) is made in its folder
+        folder = os.path.dirname(path) or "."
+        if os.path.isdir(path):
+            return f"{value} is a folder, where a file is written"
+        if os.path.lexists(path) and not os.access(path, os.W_OK):
+            return f"{value} exists and this user cannot write it"
+        return _folder_problem(folder, writable=True, named=value)
+    if must == "readable file":
+        if not os.path.lexists(path):
+            return f"{value} does not exist"
+        if os.path.isdir(path):
+            return f"{value} is a folder, not a file"
+        if not os.access(path, os.R_OK):
+            return f"this user cannot read {value}"
+        return None
+    return _folder_problem(path, writable=must == "writable folder", named=value)
+
+
+def _folder_problem(folder: str, writable: bool, named: str) -> str | None:
+    if os.path.isdir(folder):
+        if writable and not os.access(folder, os.W_OK | os.X_OK):
+            return f"this user cannot write in {folder}"
+        return None
+    if os.path.lexists(folder):
+        return f"{folder} is not a folder"
+    if not writable:
+        return f"{folder} does not exist"
+    parent = folder  # a folder its reader makes: the nearest one that exists must be writable
+    while parent and not os.path.lexists(parent):
+        above = os.path.dirname(parent.rstrip("/")) or "/"
+        if above == parent:
+            break
+        parent = above
+    if not os.path.isdir(parent):
+        return f"{parent} (in {named}) is not a folder"
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return f"{folder} does not exist, and this user cannot make it in {parent}"
+    return None
+
+
+# --- JAX: its options, as the installed jax defines them ----------------------------------------------------------
+
+_DEFINITION = re.compile(rb"(\w+?)_(state|flag)\(\s*(?:name\s*=\s*)?$")
+_KINDS = {b"bool": "bool", b"enum": "enum", b"optional_enum": "enum", b"int": "integer", b"float": "float"}
+
+
+def jax_options(names: list[str], frameworks: list[Framework]) -> dict[str, SettingAnswer]:
+    """For each JAX_* NAME: the grammar of the option its installed jax reads from it (bool_state, enum_state with
+    its enum_values, int_state, float_state; any other: "string"), or kind "unknown" where none of the family's
+    files names it. Nothing where JAX is not installed or its files cannot be read."""
+    jax = next((f for f in frameworks if f.name == "jax" and f.details.get("site_packages")), None)
+    family = family_of(names[0]) or {}
+    if jax is None or not family.get("names_from"):
+        return {}
+    site = str(jax.details["site_packages"])
+    files = [path for pattern in family["names_from"] for path in sorted(glob.glob(os.path.join(glob.escape(site),
+                                                                                              pattern)))]
+    config = [path for path in files if path.endswith(os.path.join("_src", "config.py"))]
+    files = config + [path for path in files if path not in config]  # the options' own file first
+    if not config:
+        return {}  # not the jax this knows how to read: nothing said
+    answers: dict[str, SettingAnswer] = {}
+    wanted = {spelt: name for name in names if re.fullmatch(r"JAX_[A-Z0-9_]+", name)
+              for spelt in (name, name.lower())}  # the variable, or the option it is the capitals of
+    for path in files:
+        if not wanted:
+            break
+        text = _read(path)
+        if text is None:
+            return {}
+        pattern = re.compile(rb"['\"](" + b"|".join(re.escape(s.encode()) for s in sorted(wanted, key=len,
+                                                                                          reverse=True)) + rb")['\"]")
+        found: dict[str, list[SettingAnswer]] = {}
+        for match in pattern.finditer(text):
+            name = wanted[match.group(1).decode()]
+            if len(found.setdefault(name, [])) < 16:
+                found[name].append(_option(text, match, path))
+        for name, options in found.items():
+            answers[name] = next((option for option in options if option.kind != "string"), options[0])
+            wanted = {spelt: other for spelt, other in wanted.items() if other != name}
+    unknown = sorted(set(wanted.values()))
+    for name in unknown:
+        answers[name] = SettingAnswer("unknown", (), tuple(files[:4]) + (("...",) if len(files) > 4 else ()))
+    return answers
+
+
+def _option(text: bytes, match: re.Match[bytes], path: str) -> SettingAnswer:
+    """What the definition at MATCH in a jax file says: the kind of *_state it is, an enum's literal values."""
+    before = _DEFINITION.search(text[max(0, match.start() - 80):match.start()])
+    if before is None or before.group(2) != b"state" or not match.group(1).islower():
+        return SettingAnswer("string", (), (path,))  # named (a flag read with os.getenv, a literal): any text
+    kind = _KINDS.get(before.group(1), "string")
+    values: tuple[str, ...] = ()
+    if kind == "enum":
+        after = text[match.end():match.end() + 1200]
+        end = re.search(rb"\n\S", after)  # the definition ends at the next line that starts at the margin
+        listed = re.search(rb"enum_values\s*=\s*\[([^\]]*)\]", after[:end.start() if end else len(after)])
+        if listed is None:
+            return SettingAnswer("string", (), (path,))
+        values = tuple(v.decode("utf-8", "replace") for v in re.findall(rb"['\"]([^'\"]*)['\"]", listed.group(1)))
+    return SettingAnswer(kind, values, (path,))
+
+
+def _read(path: str, limit: int = 4 << 20) -> bytes | None:
+    """A file's first LIMIT bytes; None where it cannot be read (a FIFO is never opened for reading)."""
+    import stat
+
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None
+        with open(path, "rb") as handle:
+            return handle.read(limit)
+    except OSError:
+        return None
+
+
+# --- a library that keeps the names it reads as strings (NCCL) ------------------------------------------------------
+
+def held_by_libraries(names: list[str], frameworks: list[Framework]) -> dict[str, SettingAnswer]:
+    """For each NAME of a family whose reader keeps its variables' names as strings (names_from, in the installed
+    frameworks' site-packages: a library's read-only data, a Python file's text): kind "unknown" where none of the
+    files found holds it, "string" where one does. Nothing for a family none of whose files is here, or one of whose
+    files cannot be read."""
+    by_family: dict[str, list[str]] = {}
+    for name in names:
+        by_family.setdefault(str((family_of(name) or {}).get("prefix")), []).append(name)
+    answers: dict[str, SettingAnswer] = {}
+    sites = list(dict.fromkeys(str(f.details["site_packages"]) for f in frameworks if f.details.get("site_packages")))
+    for members in by_family.values():
+        family = family_of(members[0]) or {}
+        files = list(dict.fromkeys(os.path.realpath(path) for site in sites for pattern in family.get("names_from", ())
+                                   for path in sorted(glob.glob(os.path.join(glob.escape(site), pattern)))
+                                   if _plain_file(path)))  # in names_from's order: the likeliest first
+        found = _held(files[:MAX_FILES], members) if files else None
+        if found is not None:
+            answers.update({name: SettingAnswer("string" if name in found else "unknown", (), tuple(files[:4]))
+                            for name in members})
+    return answers
+
+
+MAX_FILES = 64
+
+
+def _plain_file(path: str) -> bool:
+    """A regular file with something in it: never a FIFO (opening one waits), a folder, or an empty __init__.py."""
+    try:
+        return os.path.isfile(path) and os.path.getsize(path) > 0
+    except OSError:
+        return False
+
+
+def _held(files: list[str], names: list[str]) -> set[str] | None:
+    """Which NAMES the FILES hold: a shared library in its read-only data, any other file in its text (as a whole
+    word). None where one cannot be read."""
+    from cudnn_doctor.elf import ElfError, strings_held
+    from cudnn_doctor.probes.process_env import names_in
+
+    found: set[str] = set()
+    for path in files:
+        wanted = tuple(name for name in names if name not in found)
+        if not wanted:
+            break
+        if ".so" in os.path.basename(path):
+            try:
+                found |= strings_held(path, wanted)
+            except ElfError:
+                return None
+        else:
+            said = names_in([path], list(wanted))
+            if said is None:
+                return None
+            found |= said
+    return found
+
+
+# --- PyTorch: the keys its allocator parser knows -----------------------------------------------------------------
+
+def allocator_keys(value: str, row: dict[str, Any], frameworks: list[Framework]) -> SettingAnswer | None:
+    """Which keys of the allocator configuration VALUE the installed torch's c10 libraries (row names_from) hold as
+    strings: its parser accepts no other key. None where torch or those libraries are not here."""
+    torch = next((f for f in frameworks if f.name == "torch" and f.details.get("site_packages")), None)
+    if torch is None:
+        return None
+    site = str(torch.details["site_packages"])
+    files = [path for pattern in row["names_from"] for path in sorted(glob.glob(os.path.join(glob.escape(site),
+                                                                                           pattern)))]
+    keys = sorted({item.partition(":")[0].strip() for item in allocator_items(value)} - {""})
+    keys = [key for key in keys if re.fullmatch(r"[A-Za-z0-9_]+", key)][:MAX_NAMES]
+    if not files or not keys:
+        return None
+    from cudnn_doctor.probes.process_env import names_in
+
+    found = names_in(files, keys)
+    if found is None:
+        return None
+    return SettingAnswer("alloc_conf", tuple(key for key in keys if key in found), tuple(files))
+
