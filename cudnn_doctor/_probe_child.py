@@ -25,18 +25,19 @@ import time
 
 WINDOWS = os.name == "nt"
 ANSWER_FD_VARIABLE = "CUDNN_DOCTOR_ANSWER_FD"
+ANSWER_PATH_VARIABLE = "CUDNN_DOCTOR_ANSWER_PATH"
 
 
 def _answer_fd():
-    """The descriptor the answer goes on: the runner's answer channel (kept from what this child starts), else 1."""
-    named = os.environ.get(ANSWER_FD_VARIABLE, "")
-    if named.isdigit():
+    """The descriptor the answer goes on: the runner's answer channel (_child_stdio's answer_fd: opened again where a
+    library this child loaded closed it; kept from what this child starts), else 1."""
+    fd = _STDIO["answer_fd"]() if "answer_fd" in _STDIO else 1
+    if fd != 1:
         try:
-            os.set_inheritable(int(named), False)
-            return int(named)
+            os.set_inheritable(fd, False)
         except OSError:
-            pass
-    return 1
+            return 1
+    return fd
 
 
 def _write_answer(fd, text):
@@ -472,6 +473,7 @@ def run_batch(job, timeout, in_flight, targets):
         out_read, out_write = os.pipe()
         err_read, err_write = os.pipe()
         answer_read, answer_write = os.pipe()
+        answer_path = "/proc/%d/fd/%d" % (os.getpid(), answer_read) if os.path.isdir("/proc/self/fd") else ""
         sys.stdout.flush()
         pid = os.fork()
         if pid == 0:  # the child: its pipes on 1 and 2, its answer channel on 3, every other descriptor closed
@@ -481,6 +483,7 @@ def run_batch(job, timeout, in_flight, targets):
                 os.dup2(answer_write, 3, inheritable=False)
                 os.closerange(4, min(os.sysconf("SC_OPEN_MAX"), 1 << 16))
                 os.environ[ANSWER_FD_VARIABLE] = "3"
+                os.environ[ANSWER_PATH_VARIABLE] = answer_path  # this batch's own end, not the doctor's
                 sys.stdout = os.fdopen(1, "w", closefd=False)
                 sys.stderr = os.fdopen(2, "w", closefd=False)
                 main(["", job, target])
@@ -612,12 +615,15 @@ def _escape(char):
 
 def _keep_stdio():
     """Each of stdin, stdout and stderr a preloaded library closed is /dev/null again: _child_stdio.py, the one
-    copy for every child script (they import only the standard library), run from its file."""
+    copy for every child script (they import only the standard library), run from its file; its namespace (its
+    answer_fd: the answer channel as it is when the answer is written) kept in _STDIO."""
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_child_stdio.py")
     with open(path) as source:  # read and closed first: it may hold the number of a closed descriptor meanwhile
         text = source.read()
-    exec(compile(text, path, "exec"), {"__name__": "_child_stdio"})
+    exec(compile(text, path, "exec"), _STDIO)
 
+
+_STDIO = {"__name__": "_child_stdio"}
 
 if __name__ == "__main__":
     _keep_stdio()

@@ -44,6 +44,9 @@ TOKEN_VARIABLE = "CUDNN_DOCTOR_CHILD_TOKEN"
 # The descriptor a child that answers in JSON writes its answer on (ChildRequest.answer_channel): never its stdout,
 # which every library the user's environment loads into it (LD_PRELOAD, a framework) may print on, at load or exit
 ANSWER_FD_VARIABLE = "CUDNN_DOCTOR_ANSWER_FD"
+# the same channel by its path (this process's read end under /proc): a child one of whose libraries closed every
+# descriptor opens it again from there (_child_stdio.answer_fd)
+ANSWER_PATH_VARIABLE = "CUDNN_DOCTOR_ANSWER_PATH"
 STDOUT_LIMIT = 8 << 20  # bytes kept of a child's stdout (ldconfig -p of a big machine is ~1 MB)
 STDERR_LIMIT = 64 << 10  # the tail of stderr is kept for the error line
 REAP_GRACE_S = 1.0  # a child stuck in the kernel (D state) may not die at once; we do not wait longer
@@ -91,18 +94,33 @@ class ChildRequest:
 
 
 def write_answer(text: str) -> None:
-    """In a child of ours that answers in JSON: TEXT on the answer channel the runner gave it (ANSWER_FD_VARIABLE),
+    """In a child of ours that answers in JSON: TEXT on the answer channel the runner gave it (ANSWER_FD_VARIABLE;
+    opened again by its path where a library the child loaded closed it: _child_stdio.answer_fd, the one copy),
     else on stdout. The channel is not passed on to what the child starts."""
-    named = os.environ.pop(ANSWER_FD_VARIABLE, "")
+    named = os.environ.get(ANSWER_FD_VARIABLE, "")
     if not ascii_digits(named):
         sys.stdout.write(text)
         sys.stdout.flush()
         return
+    import runpy
+
     sys.stdout.flush()
+    descriptor = runpy.run_path(os.path.join(os.path.dirname(os.path.abspath(__file__)), "_child_stdio.py"),
+                                run_name="_child_stdio")["answer_fd"]()
+    os.environ.pop(ANSWER_FD_VARIABLE, None)
+    os.environ.pop(ANSWER_PATH_VARIABLE, None)
     data = text.encode("utf-8", "surrogateescape")
-    descriptor = int(named)
     while data:
         data = data[os.write(descriptor, data):]
+
+
+def with_stdio(code: str) -> str:
+    """CODE (a `python -c` child of ours, standard library only) after _child_stdio.py run from its file: the child's
+    standard descriptors made whole again, and its answer channel as `_stdio["answer_fd"]()`, the channel as it is
+    when the answer is written (a library the user's environment preloads may have closed it)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_child_stdio.py")
+    return (f"_stdio = {{'__name__': '_child_stdio'}}\n"
+            f"exec(compile(open({path!r}, 'rb').read(), {path!r}, 'exec'), _stdio)\n{code}")
 
 
 def timeout_from_env(variable: str, default: float) -> float:
@@ -188,6 +206,9 @@ class _Running:
     answer: bytearray = field(default_factory=bytearray)
     answer_pipe: Any = None  # the read end of its answer channel, a file object, or None
     open_pipes: int = 2
+    # when its answer channel (or, without one, its last pipe) reached its end while it still ran: a child about to
+    # exit, or one whose library closed every descriptor and runs on (its answer then comes by the channel's path)
+    answer_closed_at: float = 0.0
     on_stderr_line: Callable[[bytes], None] | None = None
     partial_line: bytearray = field(default_factory=bytearray)
 
@@ -337,12 +358,18 @@ class ChildBatch:
                 if not running:
                     continue
                 wait = min(r.deadline for r in running.values()) - time.monotonic()
-                # a child whose pipes are closed is about to exit: look again soon; otherwise a pipe wakes us
+                # a child whose pipes are closed is about to exit: look again soon (for its first 50 ms: one whose
+                # library closed them runs on, and is looked at every 20 ms, not spun on); otherwise a pipe wakes us
                 # (a child that exits while a daemon it left holds its pipes is seen within 20 ms)
-                soon = 0.001 if any(r.open_pipes == 0 for r in running.values()) else 0.02
+                now = time.monotonic()
+                soon = 0.001 if any(r.open_pipes == 0 and now - r.answer_closed_at < 0.05
+                                    for r in running.values()) else 0.02
                 events = selector.select(timeout=max(0.0, min(wait, soon)))
                 for key, _mask in events:
                     self._read(key, selector, running)
+                for child in running.values():  # an answer channel opened again by its path: read as it comes
+                    if child.answer_closed_at and child.answer_pipe is not None and not child.answer_pipe.closed:
+                        _append(child.answer, _drain(child.answer_pipe.fileno()), STDOUT_LIMIT, keep_tail=False)
                 now = time.monotonic()
                 for index, child in list(running.items()):
                     if _has_exited(child.process):
@@ -398,6 +425,7 @@ class ChildBatch:
             if request.answer_channel and CURRENT.name == "posix":  # Windows: stdout, as before
                 answer_read, answer_write = os.pipe()
                 env[ANSWER_FD_VARIABLE] = str(answer_write)
+                env[ANSWER_PATH_VARIABLE] = f"/proc/{os.getpid()}/fd/{answer_read}"
                 options["pass_fds"] = (answer_write,)
             if request.stdin:  # a file, not a pipe: a child that never reads it cannot block the batch
                 import tempfile
@@ -452,8 +480,13 @@ class ChildBatch:
                 chunk = b""
             if not chunk:  # end of file: every writer has closed it
                 selector.unregister(pipe)
-                pipe.close()  # type: ignore[union-attr]
                 child.open_pipes -= 1
+                if pipe is child.answer_pipe:  # kept open: a child whose library closed it opens it again by its
+                    child.answer_closed_at = time.monotonic()  # path (_child_stdio), and is read while it runs
+                    return
+                pipe.close()  # type: ignore[union-attr]
+                if child.open_pipes == 0:
+                    child.answer_closed_at = child.answer_closed_at or time.monotonic()
                 return
             if target is child.err:
                 child.took_stderr(chunk)
