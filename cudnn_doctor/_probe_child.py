@@ -473,7 +473,7 @@ def run_batch(job, timeout, in_flight, targets):
         out_read, out_write = os.pipe()
         err_read, err_write = os.pipe()
         answer_read, answer_write = os.pipe()
-        answer_path = "/proc/%d/fd/%d" % (os.getpid(), answer_read) if os.path.isdir("/proc/self/fd") else ""
+        answer_path = f"/proc/{os.getpid()}/fd/{answer_read}" if os.path.isdir("/proc/self/fd") else ""
         sys.stdout.flush()
         pid = os.fork()
         if pid == 0:  # the child: its pipes on 1 and 2, its answer channel on 3, every other descriptor closed
