@@ -433,6 +433,7 @@ class ChildBatch:
                 stdin_file = tempfile.TemporaryFile()
                 stdin_file.write(request.stdin)
                 stdin_file.seek(0)
+            CURRENT.before_start()
             process = subprocess.Popen(list(request.argv), stdin=stdin_file or subprocess.DEVNULL,
                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=NEUTRAL_CWD,
                                        **options)
@@ -570,6 +571,7 @@ class StreamingChild:
         self._since = last_pid()
         env = dict(os.environ)
         env[TOKEN_VARIABLE] = self.token
+        CURRENT.before_start()
         self.process = subprocess.Popen(list(argv), stdin=stdin_fd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                         env=env, cwd=NEUTRAL_CWD, **CURRENT.popen_options)
         CURRENT.adopt(self.process)
@@ -681,12 +683,13 @@ def kill_strays(token: str, since: int | None = None) -> int:
                 environ = handle.read(1 << 20)
         except (OSError, MemoryError):  # under ulimit -v even this read may not get its buffer
             continue
-        if marker in environ.split(b"\0"):
+        if marker in environ.split(b"\0") or CURRENT.orphan(int(entry)):  # or left with its environment cleared
             found += 1
             try:
                 os.kill(int(entry), signal.SIGKILL)
             except OSError:
                 pass
+            CURRENT.reap(int(entry))
     return found
 
 

@@ -81,6 +81,36 @@ def test_a_library_that_daemonises_neither_hangs_check_nor_outlives_it(machine: 
             os.kill(pid, 9)
 
 
+def test_a_daemon_that_clears_its_environment_does_not_outlive_check(machine_process: Machine, tmp_path: Path) -> None:
+    """Its load-time code detaches a process (fork, setsid, fork) that execs with no environment at all: no token
+    marks it, its parent is gone. The doctor's command is the subreaper of what it starts: the orphan is its own
+    child, killed when the batch ends (a program that calls the doctor in-process keeps its own settings)."""
+    machine = machine_process
+    name = f"cudnn-doctor-test-daemon-{uuid.uuid4().hex}"
+    fake_cudnn(tmp_path / "daemon", version=90100, daemon=3)
+    machine.add_library_path(tmp_path / "daemon")
+    machine.env["FAKE_DAEMON_NAME"] = name
+
+    def left() -> list[int]:
+        found = []
+        for entry in os.listdir("/proc"):
+            try:
+                if entry.isdigit() and Path(f"/proc/{entry}/cmdline").read_bytes().startswith(name.encode()):
+                    found.append(int(entry))
+            except OSError:
+                continue
+        return found
+
+    try:
+        report = machine.check_json()
+        [install] = report["cudnn"]
+        assert install["version"] == "9.1.0" and not install["timed_out"], install
+        assert left() == []
+    finally:
+        for pid in left():
+            os.kill(pid, 9)
+
+
 def test_a_hanging_library_is_killed_with_everything_it_started(machine: Machine, tmp_path: Path) -> None:
     mark = marked(machine)
     fake_cudnn(tmp_path / "hang", version=8907, hang=True)
