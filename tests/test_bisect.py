@@ -64,3 +64,53 @@ def test_nothing_cures_and_the_time_is_bounded() -> None:
 
     variant, said = curing([_framework("torch")], env, run, budget_s=0.0)
     assert variant is None and any("not tried" in words for words in said.values())
+
+
+# a torch whose first GPU steps fail while TORCH_BREAK is set, as a variable a framework reads at start can make them
+BREAKABLE_TORCH = '''
+import os
+__version__ = "2.11.0+cu130"
+class version:
+    cuda = "13.0"
+class backends:
+    class cudnn:
+        version = staticmethod(lambda: 91900)
+class cuda:
+    is_available = staticmethod(lambda: True)
+    device_count = staticmethod(lambda: 1)
+    synchronize = staticmethod(lambda: None)
+def randn(*shape, **kwargs):
+    if os.environ.get("TORCH_BREAK"):
+        raise RuntimeError("cuDNN error: CUDNN_STATUS_SUBLIBRARY_UNAVAILABLE")
+class nn:
+    class functional:
+        conv2d = staticmethod(lambda *args, **kwargs: None)
+    class LSTM:
+        def __init__(self, *args, **kwargs):
+            pass
+        def cuda(self):
+            return self
+        def __call__(self, *args):
+            return None
+'''
+
+
+def test_a_line_the_bisection_found_cites_what_it_saw_not_the_loader(machine, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A variable whose unsetting cures torch is fix's verified line, and check --deep's plan's: its source is the
+    experiment (a child without that one variable), not ld.so's search order, which has nothing to do with it."""
+    from cudnn_doctor.plan.process_env import CURE_SOURCES
+    from tests.test_frameworks import install_torch, python_env, real_python_sees
+    from tests.test_process_env import gpu_machine
+
+    gpu_machine(machine, tmp_path, gpus=1)
+    site = python_env(machine, tmp_path)
+    install_torch(site, version="2.11.0+cu130", cuda="13.0", cudnn=91900, pin="nvidia-cudnn-cu13==9.19.0.56")
+    (site / "torch" / "__init__.py").write_text(BREAKABLE_TORCH)
+    real_python_sees(site, tmp_path)
+    machine.env["TORCH_BREAK"] = "1"
+    for args in (("fix", "--json"), ("check", "--deep", "--json")):
+        data = machine.run(*args).json
+        actions = data["actions"] if "actions" in data else data["plan"]["actions"]
+        [step] = [a for a in actions if a["kind"] == "env"]
+        assert step["env"]["bash"] == ["unset TORCH_BREAK"], step
+        assert step["source"] == CURE_SOURCES["variable"], step

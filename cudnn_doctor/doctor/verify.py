@@ -21,10 +21,10 @@ from cudnn_doctor.doctor.bisect import run_frameworks as _run
 from cudnn_doctor.doctor.diagnosis import Diagnosis
 from cudnn_doctor.model import Framework, Report
 from cudnn_doctor.plan.actions import ENV, Action, EnvChange, Plan
+from cudnn_doctor.plan.process_env import CURE_SOURCES
 
 WORK = {"torch": "its cuDNN convolution and LSTM", "jax": "its convolution", "tensorflow": "its GPU listing"}
 NAMES = {"torch": "PyTorch", "jax": "JAX", "tensorflow": "TensorFlow"}
-LOADER_SOURCE = "ld.so(8): LD_LIBRARY_PATH comes before each library's own RUNPATH"
 
 
 def _runnable(report: Report) -> list[Framework]:
@@ -90,7 +90,7 @@ def verify_plan(report: Report, plan: Plan, env: dict[str, str],
     variant, _ = curing(failing, env, run, candidates)
     if variant is not None:
         return _replaced(plan, variant.changes, _cured_words(failing, "these lines"), report,
-                         None if variant.kind == "loader" else variant.words)
+                         None if variant.kind == "loader" else variant.words, variant.kind)
     others = ("; none of these cured it either: " + ", ".join(v.words for v in candidates)) if candidates else ""
     if not changes:
         tried = f"nothing in this plan can be tried without installing; here {said}{others}"
@@ -122,7 +122,7 @@ def _marked(plan: Plan, words: str, only_env: bool = False) -> Plan:
 
 
 def _replaced(plan: Plan, alternative: tuple[EnvChange, ...], words: str, report: Report,
-              what: str | None = None) -> Plan:
+              what: str | None = None, kind: str = "loader") -> Plan:
     """PLAN with its environment steps replaced by one step of ALTERNATIVE's changes, verified, first: it resolves
     what the plan's environment steps did, and the errors (the frameworks that failed ran with it)."""
     env_actions = [a for a in plan.actions if a.kind == ENV]
@@ -135,7 +135,8 @@ def _replaced(plan: Plan, alternative: tuple[EnvChange, ...], words: str, report
                                  "their own (an empty LD_LIBRARY_PATH entry is the working folder): each framework "
                                  "then loads the copies it was installed with") + (
                                     " (the plan's first lines were tried here and did not cure it)"
-                                    if env_actions else ""), LOADER_SOURCE, env=alternative,
+                                    if env_actions else ""), CURE_SOURCES.get(kind, CURE_SOURCES["variable"]),
+                 env=alternative,
                  findings=found, verified=words)
     # a step that only resolves errors this one was seen to cure is not needed (a reinstall of a copy that is whole)
     cured = {f.code for f in errors}
