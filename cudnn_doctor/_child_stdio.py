@@ -13,6 +13,34 @@ another file now is. Standard library only, old syntax: it runs under whatever P
 import os
 import sys
 
+
+def die_with_parent():
+    """In the doctor's tree (CUDNN_DOCTOR_PID names the doctor): this process is killed when its parent dies
+    (prctl PR_SET_PDEATHSIG), so that a doctor killed with SIGKILL, which can clean nothing, leaves no child running
+    on (a framework import that hangs would run for ever); and where the doctor is already gone, it ends now."""
+    named = os.environ.get("CUDNN_DOCTOR_PID", "")
+    if not (named.isdigit() and named.isascii()) or not sys.platform.startswith("linux"):
+        return
+    parent = os.getppid()
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).prctl(1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG, SIGKILL
+    except (ImportError, OSError, AttributeError):
+        return
+    try:
+        gone = os.getppid() != parent  # the parent died before the setting took
+        os.kill(int(named), 0)
+    except ProcessLookupError:
+        gone = True
+    except OSError:
+        pass
+    if gone:
+        os._exit(1)
+
+
+die_with_parent()
+
 for _fd, _name, _mode in ((0, "stdin", "r"), (1, "stdout", "w"), (2, "stderr", "w")):
     try:
         os.fstat(_fd)

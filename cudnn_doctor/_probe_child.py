@@ -484,6 +484,8 @@ def run_batch(job, timeout, in_flight, targets):
                 os.closerange(4, min(os.sysconf("SC_OPEN_MAX"), 1 << 16))
                 os.environ[ANSWER_FD_VARIABLE] = "3"
                 os.environ[ANSWER_PATH_VARIABLE] = answer_path  # this batch's own end, not the doctor's
+                if "die_with_parent" in _STDIO:  # a fork keeps no such setting: this one dies with the batch
+                    _STDIO["die_with_parent"]()
                 sys.stdout = os.fdopen(1, "w", closefd=False)
                 sys.stderr = os.fdopen(2, "w", closefd=False)
                 main(["", job, target])

@@ -47,6 +47,7 @@ ANSWER_FD_VARIABLE = "CUDNN_DOCTOR_ANSWER_FD"
 # the same channel by its path (this process's read end under /proc): a child one of whose libraries closed every
 # descriptor opens it again from there (_child_stdio.answer_fd)
 ANSWER_PATH_VARIABLE = "CUDNN_DOCTOR_ANSWER_PATH"
+PID_VARIABLE = "CUDNN_DOCTOR_PID"  # the doctor's own process id, in its children's environment
 STDOUT_LIMIT = 8 << 20  # bytes kept of a child's stdout (ldconfig -p of a big machine is ~1 MB)
 STDERR_LIMIT = 64 << 10  # the tail of stderr is kept for the error line
 REAP_GRACE_S = 1.0  # a child stuck in the kernel (D state) may not die at once; we do not wait longer
@@ -414,6 +415,7 @@ class ChildBatch:
         request = self.requests[index]
         env = dict(os.environ if request.env is None else request.env)
         env[TOKEN_VARIABLE] = self.token
+        env[PID_VARIABLE] = str(os.getpid())  # a child script of ours dies with its parent (_child_stdio)
         started = time.monotonic()
         deadline = started + request.timeout
         if self.deadline is not None:
@@ -571,6 +573,7 @@ class StreamingChild:
         self._since = last_pid()
         env = dict(os.environ)
         env[TOKEN_VARIABLE] = self.token
+        env[PID_VARIABLE] = str(os.getpid())
         CURRENT.before_start()
         self.process = subprocess.Popen(list(argv), stdin=stdin_fd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                         env=env, cwd=NEUTRAL_CWD, **CURRENT.popen_options)

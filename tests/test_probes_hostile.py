@@ -18,7 +18,7 @@ import pytest
 
 from tests.conftest import Machine, Result, codes
 from tests.fakes.build import fake_cudnn
-from tests.test_frameworks import FAKE_TORCH, install_torch, python_env
+from tests.test_frameworks import FAKE_TORCH, install_torch, python_env, real_python_sees
 
 
 def marked(machine: Machine) -> str:
@@ -550,3 +550,35 @@ def test_strays_are_looked_for_among_the_processes_started_since_the_batch_began
         assert older.wait(timeout=10) == -9
     finally:
         older.kill()
+
+
+def test_a_doctor_killed_with_sigkill_leaves_no_deep_child_running(machine_process: Machine, tmp_path: Path) -> None:
+    """SIGKILL can clean nothing: the children of the doctor's own scripts die with it (PR_SET_PDEATHSIG), where a
+    framework import that hangs ran on for ever."""
+    import signal
+
+    machine = machine_process
+    mark = marked(machine)
+    site = python_env(machine, tmp_path)
+    install_torch(site)
+    started = tmp_path / "importing"
+    (site / "torch" / "__init__.py").write_text(f"open({str(started)!r}, 'w').close()\nimport time\ntime.sleep(600)\n")
+    real_python_sees(site, tmp_path)
+    doctor = subprocess.Popen([sys.executable, "-m", "cudnn_doctor", "check", "--deep", "--json"], env=machine.env,
+                              cwd=machine.cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              stdin=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while not started.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert started.exists() and survivors(mark)
+        doctor.send_signal(signal.SIGKILL)
+        doctor.wait(timeout=10)
+        deadline = time.monotonic() + 10
+        while survivors(mark) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert survivors(mark) == []
+    finally:
+        doctor.kill()
+        for pid in survivors(mark):
+            os.kill(pid, 9)
