@@ -351,6 +351,10 @@ class ProcessView:
     nvml_stub: bool = False  # that file carries NVIDIA's notice of the toolkit's link stub ("is a stub library")
     nvml_via: str | None = None  # how it came in: "LD_PRELOAD" | "LD_LIBRARY_PATH" | the loader's cache or a system folder
     nvml_entry: str | None = None  # the LD_PRELOAD or LD_LIBRARY_PATH entry, as written there, that brought it
+    # a FIFO where the loader looks first for libcuda.so.1 / libnvidia-ml.so.1 (LD_LIBRARY_PATH): ld.so opens it and
+    # waits for a writer for ever, so the probe that loads it hung, as every program that loads it does
+    libcuda_fifo: str | None = None
+    nvml_fifo: bool = False
 
 
 @dataclass

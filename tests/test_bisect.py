@@ -114,3 +114,58 @@ def test_a_line_the_bisection_found_cites_what_it_saw_not_the_loader(machine, tm
         [step] = [a for a in actions if a["kind"] == "env"]
         assert step["env"]["bash"] == ["unset TORCH_BREAK"], step
         assert step["source"] == CURE_SOURCES["variable"], step
+
+
+def _fifo_driver_folder(machine, tmp_path: Path) -> Path:  # type: ignore[no-untyped-def]
+    """A folder first on LD_LIBRARY_PATH whose libcuda.so.1 and libnvidia-ml.so.1 are FIFOs."""
+    import os
+
+    hostile = tmp_path / "fifos"
+    hostile.mkdir()
+    for name in ("libcuda.so.1", "libnvidia-ml.so.1"):
+        os.mkfifo(hostile / name)
+    machine.add_library_path(hostile)
+    machine.env["CUDNN_DOCTOR_PROBE_TIMEOUT"] = "2"
+    return hostile
+
+
+def test_a_fifo_named_like_the_driver_first_on_the_path_is_said_not_a_reboot(machine, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """ld.so opens a FIFO named libcuda.so.1 and waits for a writer for ever: the probes hang, as every program does.
+    That is the FIFO's doing, said with it (CD110, CD118) and treated by taking its folder off the path, not NVML's
+    'reboot' (CD104)."""
+    from tests.test_process_env import gpu_machine
+
+    gpu_machine(machine, tmp_path, gpus=1)
+    hostile = _fifo_driver_folder(machine, tmp_path)
+    report = machine.check_json()
+    found = {f["code"]: f for f in report["findings"]}
+    assert "CD104" not in found, found.get("CD104")
+    assert "is a FIFO" in found["CD110"]["detail"] and found["CD110"]["evidence"] == "seen", found["CD110"]
+    assert "FIFO" in found["CD118"]["detail"], found["CD118"]
+    plan = machine.run("fix", "--json").json
+    lines = [line for a in plan["actions"] if a["kind"] == "env" for line in a["env"]["bash"]]
+    assert any(line.startswith("export LD_LIBRARY_PATH=") and str(hostile) not in line for line in lines), lines
+
+
+def test_fix_keeps_its_own_lines_beside_the_part_that_cures(machine, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Two causes at once: a variable breaks torch's work, and FIFOs named like the driver are first on the path
+    (which torch's stand-in never loads). The variable's unsetting cures torch; the plan's line for the FIFOs is kept
+    beside it, both verified together, where it was dropped for 'not curing' torch."""
+    from tests.test_frameworks import install_torch, python_env, real_python_sees
+    from tests.test_process_env import gpu_machine
+
+    gpu_machine(machine, tmp_path, gpus=1)
+    hostile = _fifo_driver_folder(machine, tmp_path)
+    site = python_env(machine, tmp_path)
+    install_torch(site, version="2.11.0+cu130", cuda="13.0", cudnn=91900, pin="nvidia-cudnn-cu13==9.19.0.56")
+    (site / "torch" / "__init__.py").write_text(BREAKABLE_TORCH)
+    real_python_sees(site, tmp_path)
+    machine.env["TORCH_BREAK"] = "1"
+    plan = machine.run("fix", "--json").json
+    steps = [a for a in plan["actions"] if a["kind"] == "env"]
+    lines = [line for a in steps for line in a["env"]["bash"]]
+    assert "unset TORCH_BREAK" in lines, lines
+    assert any(line.startswith("export LD_LIBRARY_PATH=") and str(hostile) not in line for line in lines), lines
+    assert all(a["verified"].startswith("verified here") for a in steps), steps
+    text = machine.run("fix").stdout
+    assert "(resolves )" not in text, text

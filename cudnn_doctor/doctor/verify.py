@@ -88,6 +88,12 @@ def verify_plan(report: Report, plan: Plan, env: dict[str, str],
                            alternative)] if alternative is not None else []) + [
         v for v in variants(env) if v.changes != alternative]
     variant, _ = curing(failing, env, run, candidates)
+    if variant is not None and changes and variant.kind != "loader":
+        # the plan's lines treat findings of their own (a FIFO named libcuda.so.1 on the path, which the failing
+        # framework's work never touched): kept beside the part that cures, where the frameworks work with both
+        both = run(failing, *_trial(changes + variant.changes, env))
+        if not any(both.get(f.name, {}).get("error") for f in failing):
+            return _added(plan, variant, _cured_words(failing, "these lines and the plan's others"), report)
     if variant is not None:
         return _replaced(plan, variant.changes, _cured_words(failing, "these lines"), report,
                          None if variant.kind == "loader" else variant.words, variant.kind)
@@ -119,6 +125,24 @@ def _marked(plan: Plan, words: str, only_env: bool = False) -> Plan:
             actions.append(replace(action, verified="not verified here: it installs or changes files; `cudnn-doctor "
                                                     "fix --yes` checks again after it"))
     return replace(plan, actions=tuple(actions))
+
+
+def _added(plan: Plan, variant: Variant, words: str, report: Report) -> Plan:
+    """PLAN with one step of VARIANT's changes first, verified with the plan's own environment steps (kept, verified
+    with it): it resolves the errors those steps do not."""
+    env_actions = [a for a in plan.actions if a.kind == ENV]
+    covered = {code for a in env_actions for code in a.resolves}
+    errors = [f for f in report.findings if f.severity == "error" and f.code not in covered]
+    one = Action(ENV, tuple(dict.fromkeys(f.code for f in errors)), f"{variant.words}: the failing frameworks ran in "
+                 "a child with this change and the plan's other lines in force (those alone did not cure them)",
+                 CURE_SOURCES.get(variant.kind, CURE_SOURCES["variable"]), env=variant.changes,
+                 findings=tuple(dict.fromkeys((f.code, f.subject) for f in errors)), verified=words)
+    cured = set(one.resolves)
+    others = [replace(a, verified=words) if a.kind == ENV else
+              replace(a, verified="not verified here: it installs or changes files; `cudnn-doctor fix --yes` checks "
+                                  "again after it") for a in plan.actions
+              if a.kind == ENV or not (a.resolves and set(a.resolves) <= cured)]
+    return replace(plan, actions=(one, *others))
 
 
 def _replaced(plan: Plan, alternative: tuple[EnvChange, ...], words: str, report: Report,

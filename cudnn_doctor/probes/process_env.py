@@ -281,6 +281,7 @@ def read_process_view(ctx: SearchContext, answer: LibraryProbe | None, gpus: lis
         load_error=answer.error if answer is not None and not answer.loaded else None,
         probe_failure=(answer.error or "ended without an answer") if answer is not None and (
             answer.crashed or answer.timed_out) and not (answer.error or "").startswith("not started") else None,
+        libcuda_fifo=fifo_first(ctx, "libcuda.so.1") if answer is not None and answer.timed_out else None,
         visible=visible,
         visible_from=visible_from,
         cuda_visible_devices=value,
@@ -299,6 +300,21 @@ def read_process_view(ctx: SearchContext, answer: LibraryProbe | None, gpus: lis
         python_shadows=python_shadows(ctx.env, frameworks),
         broken_cuda=broken_cuda_on_path(ctx),
     )
+
+
+def fifo_first(ctx: SearchContext, soname: str) -> str | None:
+    """The FIFO the loader opens for SONAME, where the first file of that name on LD_LIBRARY_PATH is one (its link
+    followed): ld.so opens it and waits for a writer for ever (seen: `LD_PRELOAD=FIFO /bin/true` hangs), so every
+    program that loads SONAME hangs at start. None where the first such file is another (a library, or one the
+    loader refuses and skips) or there is none."""
+    for folder in ctx.library_path():
+        candidate = os.path.join(folder or ".", soname)
+        try:
+            mode = os.stat(candidate).st_mode
+        except (OSError, ValueError):
+            continue
+        return candidate if stat.S_ISFIFO(mode) else None
+    return None
 
 
 def _status_name(status: object) -> str | None:

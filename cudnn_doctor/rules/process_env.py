@@ -42,6 +42,15 @@ def _source(rows: list[dict[str, Any]], key: str, value: object) -> tuple[str, .
 
 def driver_library(report: Report) -> list[Finding]:
     view = report.process
+    if view is not None and view.probe_failure and view.libcuda_fifo:  # hung on a FIFO where libcuda.so.1 is looked
+        entry = os.path.dirname(view.libcuda_fifo)  # for first: not the driver's doing, and no reboot cures it
+        return [finding("CD110", subject="libcuda.so.1", evidence="seen", entry=entry if entry in
+                        report.ld_library_path else "",
+                        proof=f"a child started with this environment that loads libcuda.so.1 "
+                              f"{_failure_words(view.probe_failure)}, and {view.libcuda_fifo} is a FIFO",
+                        detail=f"{view.libcuda_fifo}, the first libcuda.so.1 on LD_LIBRARY_PATH, is a FIFO: the loader "
+                               "opens it and waits for a writer for ever, so every program that loads the CUDA "
+                               "driver hangs at start, this one's child too; the driver itself was not reached")]
     if view is not None and view.probe_failure:  # the thing itself failed: a program's first CUDA call would too
         return [finding("CD110", subject=view.libcuda or "libcuda.so.1",
                         detail=f"a child started in this environment that loads libcuda.so.1 and calls cuInit, as "
@@ -563,9 +572,17 @@ def nvml_library(report: Report) -> list[Finding]:
     release = release_in_file_name(os.path.basename(view.nvml_library))
     # a file without nvmlInit (pynvml: 'Function Not Found') is no NVML at all, whatever its name
     foreign = "function not found" in view.nvml_error.lower() or "not found" in view.nvml_error.lower()
-    if not view.nvml_stub and not foreign and not (kernel and release and release != kernel):
+    if not view.nvml_stub and not foreign and not view.nvml_fifo and not (kernel and release and release != kernel):
         return []  # the driver's own NVML refusing is the driver's problem (CD104/CD105), not the loader's
     jax = _has(report, "jax")
+    if view.nvml_fifo:  # the loader waits on it for ever: nvmlInit is never reached
+        return [finding("CD118", subject=view.nvml_library, refs=(NVML_SOURCE,), evidence="seen",
+                        proof=f"a child started with this environment that loads libnvidia-ml.so.1 {view.nvml_error}, "
+                              f"and {view.nvml_library} is a FIFO", library=view.nvml_library,
+                        error=f"nothing: {view.nvml_error}, as the loader opens that FIFO and waits for a writer for "
+                              "ever", via=_nvml_via(view),
+                        consequence="every program that loads NVML (nvidia-smi, JAX, torch's memory queries) hangs "
+                                    "there; the driver itself was not reached", framework="JAX" if jax else "")]
     made = finding("CD118", subject=view.nvml_library, refs=(NVML_SOURCE,), evidence="seen",
                    proof=f"nvmlInit answered '{view.nvml_error}' with {view.nvml_library} in a child started with this "
                          "environment", library=view.nvml_library, error=view.nvml_error, via=_nvml_via(view),
