@@ -43,9 +43,9 @@ def _source(rows: list[dict[str, Any]], key: str, value: object) -> tuple[str, .
 def driver_library(report: Report) -> list[Finding]:
     view = report.process
     if view is not None and view.probe_failure and view.libcuda_fifo:  # hung on a FIFO where libcuda.so.1 is looked
-        entry = os.path.dirname(view.libcuda_fifo)  # for first: not the driver's doing, and no reboot cures it
-        return [finding("CD110", subject="libcuda.so.1", evidence="seen", entry=entry if entry in
-                        report.ld_library_path else "",
+        written = next((folder for folder in report.ld_library_path  # for first: not the driver's doing, and no
+                        if os.path.join(folder or ".", "libcuda.so.1") == view.libcuda_fifo), "")  # reboot cures it
+        return [finding("CD110", subject="libcuda.so.1", evidence="seen", entry=written,
                         proof=f"a child started with this environment that loads libcuda.so.1 "
                               f"{_failure_words(view.probe_failure)}, and {view.libcuda_fifo} is a FIFO",
                         detail=f"{view.libcuda_fifo}, the first libcuda.so.1 on LD_LIBRARY_PATH, is a FIFO: the loader "
