@@ -355,6 +355,8 @@ class ProcessView:
     # waits for a writer for ever, so the probe that loads it hung, as every program that loads it does
     libcuda_fifo: str | None = None
     nvml_fifo: bool = False
+    # XLA_FLAGS naming a file of flags that would stop every JAX program at start: (file, what is wrong with it)
+    xla_flags_file: tuple[str, str] | None = None
 
 
 @dataclass

@@ -275,6 +275,44 @@ def test_xla_flag_files_past_the_bounds_say_nothing(tmp_path: Path) -> None:
     assert process_env._names_in([str(scanned)], ["xla_a", "xla_b", "xla_c", "xla_d"]) is None
 
 
+@pytest.mark.parametrize("kind", ["fifo", "dev_zero", "missing", "sparse", "dev_null", "small"])
+def test_xla_flags_naming_a_file_jax_would_hang_on_is_said_and_never_tried(machine: Machine, tmp_path: Path,
+                                                                           kind: str) -> None:
+    """XLA reads an XLA_FLAGS that does not start with '-' as the name of a file of flags, to its end (its
+    parse_flags_from_env.cc): a FIFO hangs every JAX program, /dev/zero fills its memory, a missing file ends it. Said
+    (CD411, by XLA's rule) and unset by fix; no child of the doctor runs JAX with it (one would hang or fill the
+    machine's memory). /dev/null and a small file of flags are files XLA reads as it should."""
+    import os
+
+    from tests.test_process_env import check_after, jax_install, plan_lines
+
+    gpu_machine(machine, tmp_path, gpus=1)
+    site = python_env(machine, tmp_path)
+    jax_install(site)
+    path = tmp_path / "flags"
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "sparse":
+        with open(path, "wb") as handle:
+            handle.truncate(1 << 30)
+    elif kind == "small":
+        path.write_text("--xla_gpu_autotune_level=0\n")
+    value = {"dev_zero": "/dev/zero", "dev_null": "/dev/null"}.get(kind, str(path))
+    machine.env["XLA_FLAGS"] = value
+    report = machine.check_json("--deep")
+    said = [f for f in report["findings"] if f["code"] == "CD411" and "file of flags" in f["detail"]]
+    if kind in ("dev_null", "small"):
+        assert not said, said
+        return
+    [found] = said
+    assert found["severity"] == "error" and found["evidence"] == "rule" and value in found["detail"], found
+    [jax] = [f for f in report["frameworks"] if f["name"] == "jax"]
+    assert jax["details"]["deep"]["error"].startswith("importing jax was not tried"), jax["details"]
+    lines = plan_lines(machine)
+    assert "unset XLA_FLAGS" in lines, lines
+    assert not [f for f in check_after(machine, lines)["findings"] if f["code"] == "CD411"]
+
+
 # --- fix verifies its steps before it prints them -------------------------------------------------------------------
 
 # a torch whose import does what the real one does with its cuDNN (loads its wheel's front library by full path) and

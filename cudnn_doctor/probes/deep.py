@@ -15,6 +15,7 @@ from pathlib import Path
 
 from cudnn_doctor.child import ChildBatch, ChildRequest, deadline_in, timeout_from_env
 from cudnn_doctor.model import CudnnInstall, Framework
+from cudnn_doctor.probes.xla_flags import flags_file
 
 CHILD = str(Path(__file__).resolve().parents[1] / "_deep_child.py")
 # python -c BOOT CHILD ARGS...: CHILD run as a script would be, without "" (the working folder) or CHILD's own folder
@@ -63,6 +64,11 @@ class DeepImports:
             python = interpreter_for(site) if site else None
             if python is None:
                 self.early[number] = {"error": f"no Python interpreter found for {site or framework.location}"}
+                continue
+            hostile = flags_file(env.get("XLA_FLAGS")) if framework.name == "jax" else None
+            if hostile is not None:  # JAX would hang or fill its memory reading it: never tried, the rule says it
+                self.early[number] = {"error": f"importing jax was not tried: XLA_FLAGS names {hostile[0]}, "
+                                               f"{hostile[1]}", "not_run": True}
                 continue
             self.index[number] = len(requests)
             # as a program of the user's starts: PYTHONPATH and the user's site-packages in force (they can shadow

@@ -32,6 +32,7 @@ from cudnn_doctor.operating_system import CURRENT
 from cudnn_doctor.probes.context import SearchContext
 from cudnn_doctor.probes.library_jobs import Job
 from cudnn_doctor.probes.loader import resolve_like_loader
+from cudnn_doctor.probes.xla_flags import flags_file
 from cudnn_doctor.versions import ascii_digits, decode_cuda, release_in_file_name, version_tuple
 
 CUDA_JOB = Job("cuda", "libcuda.so.1")  # dlopen'd by soname, as every CUDA program opens it
@@ -282,6 +283,7 @@ def read_process_view(ctx: SearchContext, answer: LibraryProbe | None, gpus: lis
         probe_failure=(answer.error or "ended without an answer") if answer is not None and (
             answer.crashed or answer.timed_out) and not (answer.error or "").startswith("not started") else None,
         libcuda_fifo=fifo_first(ctx, "libcuda.so.1") if answer is not None and answer.timed_out else None,
+        xla_flags_file=flags_file(ctx.env.get("XLA_FLAGS")),
         visible=visible,
         visible_from=visible_from,
         cuda_visible_devices=value,

@@ -400,6 +400,13 @@ def settings(report: Report) -> list[Finding]:
                                         consequence=(f"ends at start ('{said[0]}')" if said else
                                                      "ends at start ('Unknown flag in XLA_FLAGS')"),
                                         effect=row["effect"], fix_value=why["kept"]))
+            elif kind == "flags file":  # XLA's own reading of the variable, from its source: every JAX program
+                findings.append(finding("CD411", subject=variable, refs=(row.get("file_source", row["source"]),),
+                                        evidence="rule", proof=row.get("file_source"), variable=variable, value=value,
+                                        why=why["why"], framework=_display(row["framework"]),
+                                        consequence="stops at start, as every program that imports it does"
+                                        + ("" if present else " (it is not installed in the environments looked at)"),
+                                        effect=row["effect"], fix_value=None))
             elif kind == "off" and (present or row["framework"] == "cuda"):
                 findings.append(finding("CD412", subject=variable, refs=(row["source"],), variable=variable,
                                         value=value, effect=why))
@@ -417,6 +424,10 @@ def _judge_setting(row: dict[str, Any], value: str, report: Report) -> list[tupl
         return [("breaks", row["effect"])] if value.strip() in row.get("breaks_when", []) else []
     if kind == "xla_flags":
         view = report.process
+        if view is not None and view.xla_flags_file is not None:
+            path, wrong = view.xla_flags_file
+            return [("flags file", {"why": f"XLA reads it as the name of a file of flags (it does not start with "
+                                           f"'-'), and {path} is {wrong}", "kept": None})]
         undefined = view.xla_flags_unknown if view else None
         if not undefined:
             return []
@@ -829,8 +840,8 @@ def with_evidence(report: Report, findings: list[Finding],
     out = _ran_outweighs(report, list(findings))
     for framework in report.frameworks:
         deep = framework.details.get("deep")
-        if not isinstance(deep, dict) or not isinstance(deep.get("error"), str):
-            continue
+        if not isinstance(deep, dict) or not isinstance(deep.get("error"), str) or deep.get("not_run"):
+            continue  # not run (JAX with an XLA_FLAGS it would hang on): nothing was seen
         name = _display(framework.name)
         said = f"{name} under --deep: {deep['error'][:400]}"
         codes = set((named or {}).get(framework.name, ()))
