@@ -98,6 +98,8 @@ def main(argv):
         site.addsitedir(site_packages)
         sys.path.remove(site_packages)
         sys.path.insert(0, site_packages)
+    if "answer_fd" in _STDIO:  # up: its start-up (sitecustomize, .pth files) is done; the runner's start timeout ends
+        os.write(_STDIO["answer_fd"](), b"\n")
     answer = {}
     started = time.time()
     try:

@@ -167,12 +167,46 @@ def _uuid_text(raw):
     return "GPU-" + "-".join((digits[0:8], digits[8:12], digits[12:16], digits[16:20], digits[20:32]))
 
 
+def _sentinel():
+    """A descriptor this process holds open, as a program holds its own files: (descriptor, device, inode)."""
+    try:
+        fd = os.open(os.devnull, os.O_RDONLY)
+        status = os.fstat(fd)
+        return fd, status.st_dev, status.st_ino
+    except OSError:
+        return None
+
+
+def _sentinel_kept(sentinel):
+    """Whether SENTINEL's descriptor is still the file it was opened on (a library may close every descriptor it did
+    not open, and another file take the number)."""
+    if sentinel is None:
+        return True
+    try:
+        status = os.fstat(sentinel[0])
+    except OSError:
+        return False
+    return (status.st_dev, status.st_ino) == sentinel[1:]
+
+
 def probe_cuda(target):
     """What a program started in this environment gets from CUDA: the libcuda.so.1 the loader maps (with
     LD_LIBRARY_PATH, LD_PRELOAD and the cache as they are), cuInit's answer by its CUDA name, and the GPUs
-    CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER leave, in CUDA's order, with their UUIDs and PCI bus ids."""
+    CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER leave, in CUDA's order, with their UUIDs and PCI bus ids; and where
+    the driver closed descriptors the process held open before it (a program's files, pipes and sockets), the step
+    that did."""
+    sentinel = _sentinel()
+    answer = _probe_cuda(target, sentinel)
+    if not _sentinel_kept(sentinel) and "closed_descriptors" not in answer:
+        answer["closed_descriptors"] = "the device queries"
+    return answer
+
+
+def _probe_cuda(target, sentinel):
     lib = _load(target)
     answer = {"loaded_path": _loaded_path("libcuda.so"), "mapped": _mapped_libraries()}
+    if not _sentinel_kept(sentinel):
+        answer["closed_descriptors"] = "loading libcuda.so.1"
     version, status = _call_int_out(lib, "cuDriverGetVersion")
     answer["cuDriverGetVersion"] = version if status == 0 else None
     answer["status"] = status  # of cuDriverGetVersion, as the libcuda job answers it
@@ -185,6 +219,8 @@ def probe_cuda(target):
     answer["cuInit"] = status
     answer["cuInit_name"] = _cuda_name(lib, status, "cuGetErrorName")
     answer["cuInit_text"] = _cuda_name(lib, status, "cuGetErrorString")
+    if not _sentinel_kept(sentinel) and "closed_descriptors" not in answer:
+        answer["closed_descriptors"] = "cuInit"
     if status != 0:
         return answer
     count, status = _call_int_out(lib, "cuDeviceGetCount")

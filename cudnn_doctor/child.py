@@ -92,6 +92,10 @@ class ChildRequest:
     # the child answers on a pipe of its own, the descriptor named by ANSWER_FD_VARIABLE, not on stdout
     answer_channel: bool = False
     stdin: bytes = b""  # what the child reads on its standard input (a credential helper's server URL); else none
+    # with an answer channel: seconds within which the child writes its first byte there (a child script of ours
+    # does once its Python is up): a start-up that hangs (a sitecustomize, a .pth file) is cut off then, not at the
+    # request's whole timeout
+    start_timeout: float | None = None
 
 
 def write_answer(text: str) -> None:
@@ -210,6 +214,7 @@ class _Running:
     # when its answer channel (or, without one, its last pipe) reached its end while it still ran: a child about to
     # exit, or one whose library closed every descriptor and runs on (its answer then comes by the channel's path)
     answer_closed_at: float = 0.0
+    start_expired: bool = False  # cut off for saying nothing within its request's start_timeout
     on_stderr_line: Callable[[bytes], None] | None = None
     partial_line: bytearray = field(default_factory=bytearray)
 
@@ -376,7 +381,7 @@ class ChildBatch:
                     if _has_exited(child.process):
                         self._finish(child, selector, timed_out=False)
                         del running[index]
-                    elif now >= child.deadline:
+                    elif self._not_started(child, now) or now >= child.deadline:
                         self._finish(child, selector, timed_out=True)
                         del running[index]
         except Exception as error:  # noqa: BLE001 - no descriptor or memory left (a limit), or a bug: it goes to
@@ -495,6 +500,16 @@ class ChildBatch:
                 child.took_stderr(chunk)
             _append(target, chunk, STDERR_LIMIT if target is child.err else STDOUT_LIMIT, keep_tail=target is child.err)
 
+    def _not_started(self, child: _Running, now: float) -> bool:
+        """Whether CHILD has said nothing on its answer channel within its request's start_timeout."""
+        limit = self.requests[child.index].start_timeout
+        if limit is None or child.answer or child.answer_pipe is None:
+            return False
+        if now - child.started < limit and now < child.deadline:  # at its deadline, silent: it never came up
+            return False
+        child.start_expired = True
+        return True
+
     def _finish(self, child: _Running, selector: selectors.BaseSelector, timed_out: bool,
                 stopped: bool = False) -> None:
         try:
@@ -554,7 +569,7 @@ class ChildBatch:
         request = self.requests[child.index]
         answer = bytes(child.answer) if child.answer_pipe is not None else None
         self._set(child.index, make_answer(request, process.returncode, bytes(child.out), bytes(child.err),
-                                           wall_ms, timed_out, stopped, answer))
+                                           wall_ms, timed_out, stopped, answer, child.start_expired))
 
 
 _LIVE: set[ChildBatch] = set()
@@ -729,7 +744,7 @@ def _answer_without_run(error: str, timed_out: bool = False) -> ChildAnswer:
 
 
 def make_answer(request: ChildRequest, returncode: int | None, out: bytes, err: bytes, wall_ms: float,
-                timed_out: bool, stopped: bool, answer: bytes | None = None) -> ChildAnswer:
+                timed_out: bool, stopped: bool, answer: bytes | None = None, not_started: bool = False) -> ChildAnswer:
     """The ChildAnswer of what a child left: its answer from ANSWER (its answer channel) where it had one, else
     from its stdout."""
     stdout = out.decode("utf-8", "surrogateescape")
@@ -741,7 +756,9 @@ def make_answer(request: ChildRequest, returncode: int | None, out: bytes, err: 
     lines = lines or [line for line in stdout.strip().splitlines() if line.strip() and not line.startswith("{")]
     tail = lines[-1] if lines else ""
     if timed_out:
-        why = "the doctor was stopped" if stopped else f"did not finish within {request.timeout:g} s"
+        why = "the doctor was stopped" if stopped else (
+            f"did not start within {request.start_timeout:g} s" if not_started and request.start_timeout else
+            f"did not finish within {request.timeout:g} s")
         return ChildAnswer(None, why, crashed=False, timed_out=True, wall_ms=wall_ms, exit_code=returncode,
                            stdout=stdout, stderr_tail=tail, answer=said)
     values = last_json_object(said)

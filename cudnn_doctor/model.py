@@ -354,6 +354,9 @@ class ProcessView:
     # a FIFO where the loader looks first for libcuda.so.1 / libnvidia-ml.so.1 (LD_LIBRARY_PATH): ld.so opens it and
     # waits for a writer for ever, so the probe that loads it hung, as every program that loads it does
     libcuda_fifo: str | None = None
+    # the step of the CUDA probe (loading libcuda.so.1, cuInit, the device queries) in which the driver closed
+    # descriptors the process held open: a program's own files, pipes and sockets gone after its first CUDA call
+    closed_descriptors: str | None = None
     nvml_fifo: bool = False
     # XLA_FLAGS naming a file of flags that would stop every JAX program at start: (file, what is wrong with it)
     xla_flags_file: tuple[str, str] | None = None

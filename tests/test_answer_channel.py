@@ -148,3 +148,18 @@ def test_deep_answers_through_a_preload_that_closes_every_descriptor(machine_in_
     [torch] = machine.check_json("--deep")["frameworks"]
     deep = torch["details"]["deep"]
     assert deep["version"] == "2.5.1+cu124" and deep["cudnn_version"] == 90100, deep
+
+
+def test_a_cuinit_that_closes_the_programs_descriptors_is_a_finding(machine_in_process: Machine, tmp_path: Path) -> None:
+    """A driver whose cuInit closes every descriptor from 3 up, then works: the probe's answer still comes (its
+    channel opened again by its path), and what was seen is said: a descriptor the child held open before cuInit was
+    gone after it, as a program's own files and sockets would be (CD110, seen)."""
+    machine = machine_in_process
+    fake_nvml(tmp_path / "driver", driver="580.65.06", cuda=13000)
+    fake_libcuda(tmp_path / "driver", driver_cuda=13000, devices=1, misbehave=4)
+    machine.add_library_path(tmp_path / "driver")
+    machine.env["CUDA_VISIBLE_DEVICES"] = "0"  # CUDA itself is asked what it leaves
+    report = machine.check_json()
+    [found] = [f for f in report["findings"] if f["code"] == "CD110"]
+    assert "closes descriptors it did not open" in found["detail"] and found["evidence"] == "seen", found
+    assert "cuInit" in found["detail"], found

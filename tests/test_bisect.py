@@ -169,3 +169,42 @@ def test_fix_keeps_its_own_lines_beside_the_part_that_cures(machine, tmp_path: P
     assert all(a["verified"].startswith("verified here") for a in steps), steps
     text = machine.run("fix").stdout
     assert "(resolves )" not in text, text
+
+
+def test_where_python_never_started_what_acts_before_the_framework_is_tried_first() -> None:
+    """A child whose Python never came up (a sitecustomize or a preloaded library hangs) can be cured only by what
+    acts before the framework: PYTHONPATH and LD_PRELOAD are tried before the variables, each variant costing the
+    start timeout."""
+    env = {"CUDA_CACHE_DISABLE": "1", "PYTHONPATH": "/p", "LD_PRELOAD": "/x/libfoo.so", "TF_X": "1"}
+    tried: list[str] = []
+
+    def run(frameworks, changed, limits, timeout):  # type: ignore[no-untyped-def]
+        tried.append(sorted(set(env) - set(changed))[0] if set(env) - set(changed) else "")
+        return {f.name: {"error": "torch's Python did not start within 15 s: ..."} for f in frameworks}
+
+    curing([_framework("torch")], env, run, said_before=["torch's Python did not start within 15 s: its start-up"])
+    assert tried[:2] == ["LD_PRELOAD", "PYTHONPATH"], tried
+    tried.clear()
+    curing([_framework("torch")], env, run, said_before=["RuntimeError: cuDNN error"])
+    assert tried.index("CUDA_CACHE_DISABLE") < tried.index("PYTHONPATH") or tried[0] == "LD_PRELOAD", tried
+
+
+def test_a_framework_whose_python_start_up_hangs_is_cut_off_at_the_start_timeout(machine, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A sitecustomize in the framework's environment that hangs: --deep's child says nothing on its answer channel,
+    and is cut off at the start timeout (here the import timeout, 2 s), said as a start-up that hangs, not after the
+    import's whole 180 s."""
+    import time
+
+    from tests.test_frameworks import FAKE_TORCH, install_torch, python_env, real_python_sees
+
+    site = python_env(machine, tmp_path)
+    install_torch(site)
+    (site / "torch" / "__init__.py").write_text(FAKE_TORCH)
+    (site / "sitecustomize.py").write_text("import os, time\nif os.environ.get('CUDNN_DOCTOR_ANSWER_FD'):\n"
+                                           "    time.sleep(600)\n")
+    real_python_sees(site, tmp_path)
+    machine.env["CUDNN_DOCTOR_DEEP_TIMEOUT"] = "2"
+    started = time.monotonic()
+    [torch] = machine.check_json("--deep")["frameworks"]
+    assert "Python did not start within 2 s" in torch["details"]["deep"]["error"], torch["details"]["deep"]
+    assert time.monotonic() - started < 60

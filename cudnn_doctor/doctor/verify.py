@@ -87,7 +87,7 @@ def verify_plan(report: Report, plan: Plan, env: dict[str, str],
     candidates = ([Variant("loader", "LD_LIBRARY_PATH and LD_PRELOAD without what brings CUDA or cuDNN libraries",
                            alternative)] if alternative is not None else []) + [
         v for v in variants(env) if v.changes != alternative]
-    variant, _ = curing(failing, env, run, candidates)
+    variant, _ = curing(failing, env, run, candidates, said_before=[str(_failed(before[f.name])) for f in failing])
     if variant is not None and changes and variant.kind != "loader":
         # the plan's lines treat findings of their own (a FIFO named libcuda.so.1 on the path, which the failing
         # framework's work never touched): kept beside the part that cures, where the frameworks work with both

@@ -284,6 +284,8 @@ def read_process_view(ctx: SearchContext, answer: LibraryProbe | None, gpus: lis
             answer.crashed or answer.timed_out) and not (answer.error or "").startswith("not started") else None,
         libcuda_fifo=fifo_first(ctx, "libcuda.so.1") if answer is not None and answer.timed_out else None,
         xla_flags_file=flags_file(ctx.env.get("XLA_FLAGS")),
+        closed_descriptors=values.get("closed_descriptors") if isinstance(values.get("closed_descriptors"), str)
+        else None,
         visible=visible,
         visible_from=visible_from,
         cuda_visible_devices=value,

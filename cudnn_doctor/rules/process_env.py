@@ -66,6 +66,13 @@ def driver_library(report: Report) -> list[Finding]:
                               "stops at the first file of that name"
                               + (f", in the LD_LIBRARY_PATH folder {entry}" if entry else ""), entry=entry or "")
         return [made]
+    if view is not None and view.closed_descriptors:  # seen: the child's own descriptor was gone after that step
+        return [finding("CD110", subject=view.libcuda or "libcuda.so.1", evidence="seen",
+                        proof=f"a child started with this environment held a file open, and after "
+                              f"{view.closed_descriptors} its descriptor was closed",
+                        detail=f"{view.libcuda or 'libcuda.so.1'} closes descriptors it did not open ("
+                               f"{view.closed_descriptors} closed one a child of the doctor held open): a program's "
+                               "own files, pipes and sockets are gone after its first CUDA call, and it fails there")]
     if view is None or view.cuinit in (None, 0):
         return []
     rows = _data().get("cuda_status", [])
