@@ -441,10 +441,11 @@ class ChildBatch:
                 stdin_file.write(request.stdin)
                 stdin_file.seek(0)
             CURRENT.before_start()
-            process = subprocess.Popen(list(request.argv), stdin=stdin_file or subprocess.DEVNULL,
-                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=NEUTRAL_CWD,
-                                       **options)
-            CURRENT.adopt(process)
+            with CURRENT.starting:  # started and known as ours at once: no other batch takes it for an orphan
+                process = subprocess.Popen(list(request.argv), stdin=stdin_file or subprocess.DEVNULL,
+                                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=NEUTRAL_CWD,
+                                           **options)
+                CURRENT.adopt(process)
         except (OSError, ValueError) as error:
             if answer_read is not None:
                 os.close(answer_read)
@@ -590,9 +591,10 @@ class StreamingChild:
         env[TOKEN_VARIABLE] = self.token
         env[PID_VARIABLE] = str(os.getpid())
         CURRENT.before_start()
-        self.process = subprocess.Popen(list(argv), stdin=stdin_fd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                        env=env, cwd=NEUTRAL_CWD, **CURRENT.popen_options)
-        CURRENT.adopt(self.process)
+        with CURRENT.starting:
+            self.process = subprocess.Popen(list(argv), stdin=stdin_fd, stdout=subprocess.PIPE,
+                                            stderr=subprocess.PIPE, env=env, cwd=NEUTRAL_CWD, **CURRENT.popen_options)
+            CURRENT.adopt(self.process)
         _STREAMS.add(self)
         assert self.process.stdout is not None
         _widen_pipe(self.process.stdout.fileno())
@@ -693,21 +695,22 @@ def kill_strays(token: str, since: int | None = None) -> int:
     except OSError:
         return 0
     started_after = _started_after(since)
-    for entry in entries:
-        if not ascii_digits(entry) or int(entry) == me or not started_after(int(entry)):
-            continue
-        try:
-            with open(f"/proc/{entry}/environ", "rb") as handle:
-                environ = handle.read(1 << 20)
-        except (OSError, MemoryError):  # under ulimit -v even this read may not get its buffer
-            continue
-        if marker in environ.split(b"\0") or CURRENT.orphan(int(entry)):  # or left with its environment cleared
-            found += 1
+    with CURRENT.starting:  # no child of another batch is between its start and its being known as ours
+        for entry in entries:
+            if not ascii_digits(entry) or int(entry) == me or not started_after(int(entry)):
+                continue
             try:
-                os.kill(int(entry), signal.SIGKILL)
-            except OSError:
-                pass
-            CURRENT.reap(int(entry))
+                with open(f"/proc/{entry}/environ", "rb") as handle:
+                    environ = handle.read(1 << 20)
+            except (OSError, MemoryError):  # under ulimit -v even this read may not get its buffer
+                continue
+            if marker in environ.split(b"\0") or CURRENT.orphan(int(entry)):  # or left, its environment cleared
+                found += 1
+                try:
+                    os.kill(int(entry), signal.SIGKILL)
+                except OSError:
+                    pass
+                CURRENT.reap(int(entry))
     return found
 
 

@@ -66,8 +66,13 @@ class Posix:
     owns_process = False
 
     def __init__(self) -> None:
+        import threading
+
         self._children: set[int] = set()  # the children the runner started and has not reaped yet
         self._subreaper: bool | None = None
+        # held from a child's start until adopt() knows it, and while strays are looked for: a child just started is
+        # never taken for an orphan by another batch (its parent is this process, its session its own)
+        self.starting = threading.RLock()
 
     def adopt(self, process: subprocess.Popen[bytes]) -> None:
         """Make PROCESS (just started) one whose whole tree kill_tree can end: its own session does it. On Linux the

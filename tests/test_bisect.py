@@ -208,3 +208,28 @@ def test_a_framework_whose_python_start_up_hangs_is_cut_off_at_the_start_timeout
     [torch] = machine.check_json("--deep")["frameworks"]
     assert "Python did not start within 2 s" in torch["details"]["deep"]["error"], torch["details"]["deep"]
     assert time.monotonic() - started < 60
+
+
+def test_fix_verifies_its_own_line_every_time_while_other_batches_end(machine_process, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A folder first on LD_LIBRARY_PATH breaks torch, and the plan's own line takes it out: verified with the plan's
+    line on every run. The doctor's command is the subreaper of what it starts; a batch that ended looked for orphans
+    while another batch's child had just started and was not yet known as a child, took it for one and killed it
+    (SIGKILL, 'torch crashed'): the plan's line then read as 'not curing', one run in two."""
+    from tests.test_frameworks import install_torch, python_env, real_python_sees
+    from tests.test_process_env import gpu_machine
+
+    machine = machine_process
+    gpu_machine(machine, tmp_path, gpus=1)
+    site = python_env(machine, tmp_path)
+    install_torch(site, version="2.11.0+cu130", cuda="13.0", cudnn=91900, pin="nvidia-cudnn-cu13==9.19.0.56")
+    (site / "torch" / "__init__.py").write_text(BREAKABLE_TORCH.replace(
+        'os.environ.get("TORCH_BREAK")', '"shadow" in os.environ.get("LD_LIBRARY_PATH", "")'))
+    real_python_sees(site, tmp_path)
+    shadow = tmp_path / "shadow"
+    shadow.mkdir()
+    (shadow / "libcublas.so.13").write_bytes(b"")
+    machine.add_library_path(shadow)
+    for _ in range(4):
+        plan = machine.run("fix", "--json").json
+        [step] = [a for a in plan["actions"] if a["kind"] == "env"]
+        assert step["verified"].startswith("verified here: PyTorch failed without the plan's lines"), step
