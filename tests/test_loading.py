@@ -308,9 +308,10 @@ def test_xla_flags_naming_a_file_jax_would_hang_on_is_said_and_never_tried(machi
     assert found["severity"] == "error" and found["evidence"] == "rule" and value in found["detail"], found
     [jax] = [f for f in report["frameworks"] if f["name"] == "jax"]
     assert jax["details"]["deep"]["error"].startswith("importing jax was not tried"), jax["details"]
-    lines = plan_lines(machine)
-    assert "unset XLA_FLAGS" in lines, lines
-    assert not [f for f in check_after(machine, lines)["findings"] if f["code"] == "CD411"]
+    if kind == "fifo":  # the closed loop once: the plan's line sourced, check again clean of it
+        lines = plan_lines(machine)
+        assert "unset XLA_FLAGS" in lines, lines
+        assert not [f for f in check_after(machine, lines)["findings"] if f["code"] == "CD411"]
 
 
 # --- fix verifies its steps before it prints them -------------------------------------------------------------------
