@@ -19,7 +19,7 @@ def die_with_parent():
     (prctl PR_SET_PDEATHSIG), so that a doctor killed with SIGKILL, which can clean nothing, leaves no child running
     on (a framework import that hangs would run for ever); and where the doctor is already gone, it ends now."""
     named = os.environ.get("CUDNN_DOCTOR_PID", "")
-    if not (named.isdigit() and named.isascii()) or not sys.platform.startswith("linux"):
+    if not named or named.strip("0123456789") or not sys.platform.startswith("linux"):
         return
     parent = os.getppid()
     try:
@@ -59,7 +59,7 @@ def answer_fd():
     """The descriptor the answer goes on: the runner's channel (CUDNN_DOCTOR_ANSWER_FD) where that descriptor is
     still its pipe, else the pipe opened again by its path; 1 (stdout) where there is no channel at all."""
     named = os.environ.get("CUDNN_DOCTOR_ANSWER_FD", "")
-    if not (named.isdigit() and named.isascii()):
+    if not named or named.strip("0123456789"):  # ASCII digits alone
         return 1
     path = os.environ.get("CUDNN_DOCTOR_ANSWER_PATH", "")
     if not path:  # no /proc (not Linux): the descriptor as it was given

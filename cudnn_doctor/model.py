@@ -481,6 +481,9 @@ class Report:
     loader_path_real: list[str] = field(default_factory=list)  # the same folders, symlinks resolved
     ld_library_path: list[str] = field(default_factory=list)  # LD_LIBRARY_PATH's folders, as given
     ld_library_path_real: list[str] = field(default_factory=list)  # the same folders, symlinks resolved
+    # the folders of each list variable a plan's line may take one out of (PATH, PYTHONPATH, the loader's), as read
+    # here: a line that removes a folder writes the variable's own new value, never another's
+    variable_folders: dict[str, list[str]] = field(default_factory=dict)
     search_errors: list[tuple[str, str]] = field(default_factory=list)  # (path, why)
     dangling_variables: list[tuple[str, str]] = field(default_factory=list)  # (CUDA_HOME, path)
     unreadable_files: list[tuple[str, str]] = field(default_factory=list)  # (a framework's config file, why)

@@ -13,6 +13,7 @@ from cudnn_doctor.knowledge import inputs
 from cudnn_doctor.knowledge.data import sublibrary_names
 from cudnn_doctor.model import Finding, Report
 from cudnn_doctor.plan.actions import Plan
+from cudnn_doctor.plan.shell import folders_of
 from cudnn_doctor.probes.collect import collect_report
 from cudnn_doctor.probes.context import SearchContext
 from cudnn_doctor.rules import evaluate, rule_modules, summarize
@@ -134,7 +135,7 @@ def _plan_treatment(report: Report, home: str, python: str | None, requirements:
     from cudnn_doctor.plan.planner import Setting, make_plan
 
     report.plan = make_plan(report, report.findings, Setting(home, python, tuple(requirements)))
-    report.findings = with_fixes(report.findings, report.plan, report.ld_library_path)
+    report.findings = with_fixes(report.findings, report.plan, folders_of(report))
 
 
 def resolve_check_settings(select: list[str], ignore: list[str], strict: bool | None, require: list[str],

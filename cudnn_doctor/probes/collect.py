@@ -110,6 +110,9 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     report.loader_path_real = [os.path.realpath(folder) for folder in report.loader_path]
     report.ld_library_path = ctx.library_path()
     report.ld_library_path_real = [os.path.realpath(folder) for folder in report.ld_library_path]
+    report.variable_folders = {**{name: ctx.env[name].split(os.pathsep) for name in ("PATH", "PYTHONPATH")
+                                  if ctx.env.get(name)},
+                               ctx.layout.library_path_variable: list(report.ld_library_path)}
     report.dangling_variables = dangling_variables
     libraries = _guarded(bugs, "cudnn", lambda: cudnn_probe.discover_cudnn_libraries(ctx, toolkits, cache), [])
     majors = sorted({m for m in (cudnn_probe.library_major(lib) for lib, _, _ in libraries) if m})

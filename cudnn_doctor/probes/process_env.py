@@ -234,10 +234,22 @@ def python_shadows(env: dict[str, str], frameworks: list[Framework]) -> tuple[tu
             for entry in entries:
                 if os.path.realpath(entry) == os.path.realpath(site) if site else False:
                     break
-                if os.path.isdir(os.path.join(entry, package)) or os.path.isfile(os.path.join(entry, package + ".py")):
+                if _imports_from(entry, package, site):
                     found.append((entry, package, framework.name))
                     break
     return tuple(found)
+
+
+def _imports_from(entry: str, package: str, site: str) -> bool:
+    """Whether Python's import of PACKAGE takes it from the folder ENTRY (on PYTHONPATH, before SITE): a regular
+    package (its __init__.py) or a module there wins; a folder without __init__.py is a namespace portion, which
+    Python passes over for a regular package later on the path, and merges with one that is a namespace too."""
+    folder = os.path.join(entry, package)
+    if os.path.isfile(os.path.join(folder, "__init__.py")) or os.path.isfile(folder + ".py"):
+        return True
+    if not os.path.isdir(folder):
+        return False
+    return not (site and os.path.isfile(os.path.join(site, package, "__init__.py")))
 
 
 def read_process_view(ctx: SearchContext, answer: LibraryProbe | None, gpus: list[Gpu],
