@@ -131,7 +131,9 @@ def prepare() -> None:
                 pass
     if closed[0] or sys.stdin is None:
         sys.stdin = open(0, encoding="utf-8", errors="surrogateescape", closefd=False)  # noqa: SIM115
-    if not closed[1]:
+    from cudnn_doctor.operating_system import CURRENT
+
+    if not closed[1] and CURRENT.owns_process:  # the command's own process (a program calling it keeps its output)
         _pending_to_stderr(sys.stdout)
     sys.stdout = _text_stream(_StdoutRaw(closed[1]), sys.stdout, ERROR_HANDLER, write_through=False)
     sys.stderr = _text_stream(_StderrRaw(), sys.stderr, ERROR_HANDLER, write_through=True)
