@@ -99,7 +99,10 @@ def main(argv):
         sys.path.remove(site_packages)
         sys.path.insert(0, site_packages)
     if "answer_fd" in _STDIO:  # up: its start-up (sitecustomize, .pth files) is done; the runner's start timeout ends
-        os.write(_STDIO["answer_fd"](), b"\n")
+        try:
+            os.write(_STDIO["answer_fd"](), b"\n")
+        except OSError:  # no channel to say it on: the answer at the end says what it can
+            pass
     answer = {}
     started = time.time()
     try:
