@@ -233,3 +233,33 @@ def test_fix_verifies_its_own_line_every_time_while_other_batches_end(machine_pr
         plan = machine.run("fix", "--json").json
         [step] = [a for a in plan["actions"] if a["kind"] == "env"]
         assert step["verified"].startswith("verified here: PyTorch failed without the plan's lines"), step
+
+
+def test_one_variable_changed_by_the_plan_and_the_cure_is_one_line(tmp_path: Path) -> None:
+    """The plan takes one folder out of PATH (its old ptxas) and the part that cures takes the folders of CUDA
+    compilers out: each line writes the variable's whole new value, so they are one step whose line takes all of
+    them out (two lines: the second put back what the first took out)."""
+    from cudnn_doctor.doctor.verify import verify_plan
+    from cudnn_doctor.model import Finding, Host, Report, Tool
+    from cudnn_doctor.plan.actions import ENV, Action, EnvChange, Plan
+    from cudnn_doctor.plan.shell import env_lines, folders_of
+
+    a, b, c = (str(tmp_path / name) for name in "abc")
+    for folder, tool in ((a, "ptxas"), (b, "nvcc")):
+        Path(folder).mkdir()
+        (Path(folder) / tool).write_bytes(b"")
+    env = {"PATH": f"{a}:{b}:{c}"}
+    torch = Framework("torch", "2.11.0", None, None, None, "dist-info", None,
+                      {"site_packages": str(tmp_path), "deep": {"error": "RuntimeError: cuDNN error"}})
+    report = Report(tool=Tool("cudnn-doctor", "0"), host=Host("linux", "x86_64", "3.11", "h"), frameworks=[torch],
+                    findings=[Finding("CD206", "error", "t", "d", "f")], variable_folders={"PATH": [a, b, c]})
+    plan = Plan(("torch",), (Action(ENV, ("CD206",), "a out", "s", env=(EnvChange("PATH", "remove", a),)),))
+
+    def run(frameworks, changed, limits=(), timeout=None):  # type: ignore[no-untyped-def]
+        cured = b not in changed.get("PATH", "").split(":")
+        return {f.name: {} if cured else {"error": "RuntimeError: cuDNN error"} for f in frameworks}
+
+    verified = verify_plan(report, plan, env, run)
+    [step] = [action for action in verified.actions if action.kind == ENV]
+    assert env_lines(step.env, folders_of(report)) == [f"export PATH={c}"], step
+    assert step.verified and step.verified.startswith("verified here") and "CD206" in step.resolves, step

@@ -93,7 +93,12 @@ def verify_plan(report: Report, plan: Plan, env: dict[str, str],
         # framework's work never touched): kept beside the part that cures, where the frameworks work with both
         both = run(failing, *_trial(changes + variant.changes, env))
         if not any(both.get(f.name, {}).get("error") for f in failing):
-            return _added(plan, variant, _cured_words(failing, "these lines and the plan's others"), report)
+            words = _cured_words(failing, "these lines and the plan's others")
+            if {c.variable for c in variant.changes} & {c.variable for c in changes}:
+                # one variable changed by both (two folders out of LD_LIBRARY_PATH): one step, whose line writes the
+                # value both make; two lines would each write a whole value, the second undoing the first
+                return _replaced(plan, changes + variant.changes, words, report, variant.words, variant.kind)
+            return _added(plan, variant, words, report)
     if variant is not None:
         return _replaced(plan, variant.changes, _cured_words(failing, "these lines"), report,
                          None if variant.kind == "loader" else variant.words, variant.kind)
