@@ -98,6 +98,11 @@ def main(argv):
         site.addsitedir(site_packages)
         sys.path.remove(site_packages)
         sys.path.insert(0, site_packages)
+    if "answer_fd" in _STDIO:  # up: its start-up (sitecustomize, .pth files) is done; the runner's start timeout ends
+        try:
+            os.write(_STDIO["answer_fd"](), b"\n")
+        except OSError:  # no channel to say it on: the answer at the end says what it can
+            pass
     answer = {}
     started = time.time()
     try:
@@ -111,9 +116,10 @@ def main(argv):
         except OSError:
             pass
     sys.stdout.flush()
-    channel = os.environ.get("CUDNN_DOCTOR_ANSWER_FD", "")  # the runner's answer channel: not stdout, which a
-    data = ("\n" + json.dumps(answer, default=str) + "\n").encode("utf-8", "surrogateescape")  # library may print on
-    descriptor = int(channel) if channel.isdigit() else 1
+    # the runner's answer channel, not stdout (which a library may print on), as it is now: a library the framework
+    # loaded may have closed it (_child_stdio's answer_fd opens it again)
+    data = ("\n" + json.dumps(answer, default=str) + "\n").encode("utf-8", "surrogateescape")
+    descriptor = _STDIO["answer_fd"]() if "answer_fd" in _STDIO else 1
     while data:
         data = data[os.write(descriptor, data):]
     os._exit(0)  # skip teardown: a framework's atexit handlers may hang or crash
@@ -121,12 +127,15 @@ def main(argv):
 
 def _keep_stdio():
     """Each of stdin, stdout and stderr a preloaded library closed is /dev/null again: _child_stdio.py, the one
-    copy for every child script (they import only the standard library), run from its file."""
+    copy for every child script (they import only the standard library), run from its file; its namespace (its
+    answer_fd: the answer channel as it is when the answer is written) kept in _STDIO."""
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_child_stdio.py")
     with open(path) as source:  # read and closed first: it may hold the number of a closed descriptor meanwhile
         text = source.read()
-    exec(compile(text, path, "exec"), {"__name__": "_child_stdio"})
+    exec(compile(text, path, "exec"), _STDIO)
 
+
+_STDIO = {"__name__": "_child_stdio"}
 
 if __name__ == "__main__":
     _keep_stdio()

@@ -25,18 +25,19 @@ import time
 
 WINDOWS = os.name == "nt"
 ANSWER_FD_VARIABLE = "CUDNN_DOCTOR_ANSWER_FD"
+ANSWER_PATH_VARIABLE = "CUDNN_DOCTOR_ANSWER_PATH"
 
 
 def _answer_fd():
-    """The descriptor the answer goes on: the runner's answer channel (kept from what this child starts), else 1."""
-    named = os.environ.get(ANSWER_FD_VARIABLE, "")
-    if named.isdigit():
+    """The descriptor the answer goes on: the runner's answer channel (_child_stdio's answer_fd: opened again where a
+    library this child loaded closed it; kept from what this child starts), else 1."""
+    fd = _STDIO["answer_fd"]() if "answer_fd" in _STDIO else 1
+    if fd != 1:
         try:
-            os.set_inheritable(int(named), False)
-            return int(named)
+            os.set_inheritable(fd, False)
         except OSError:
-            pass
-    return 1
+            return 1
+    return fd
 
 
 def _write_answer(fd, text):
@@ -166,12 +167,46 @@ def _uuid_text(raw):
     return "GPU-" + "-".join((digits[0:8], digits[8:12], digits[12:16], digits[16:20], digits[20:32]))
 
 
+def _sentinel():
+    """A descriptor this process holds open, as a program holds its own files: (descriptor, device, inode)."""
+    try:
+        fd = os.open(os.devnull, os.O_RDONLY)
+        status = os.fstat(fd)
+        return fd, status.st_dev, status.st_ino
+    except OSError:
+        return None
+
+
+def _sentinel_kept(sentinel):
+    """Whether SENTINEL's descriptor is still the file it was opened on (a library may close every descriptor it did
+    not open, and another file take the number)."""
+    if sentinel is None:
+        return True
+    try:
+        status = os.fstat(sentinel[0])
+    except OSError:
+        return False
+    return (status.st_dev, status.st_ino) == sentinel[1:]
+
+
 def probe_cuda(target):
     """What a program started in this environment gets from CUDA: the libcuda.so.1 the loader maps (with
     LD_LIBRARY_PATH, LD_PRELOAD and the cache as they are), cuInit's answer by its CUDA name, and the GPUs
-    CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER leave, in CUDA's order, with their UUIDs and PCI bus ids."""
+    CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER leave, in CUDA's order, with their UUIDs and PCI bus ids; and where
+    the driver closed descriptors the process held open before it (a program's files, pipes and sockets), the step
+    that did."""
+    sentinel = _sentinel()
+    answer = _probe_cuda(target, sentinel)
+    if not _sentinel_kept(sentinel) and "closed_descriptors" not in answer:
+        answer["closed_descriptors"] = "the device queries"
+    return answer
+
+
+def _probe_cuda(target, sentinel):
     lib = _load(target)
     answer = {"loaded_path": _loaded_path("libcuda.so"), "mapped": _mapped_libraries()}
+    if not _sentinel_kept(sentinel):
+        answer["closed_descriptors"] = "loading libcuda.so.1"
     version, status = _call_int_out(lib, "cuDriverGetVersion")
     answer["cuDriverGetVersion"] = version if status == 0 else None
     answer["status"] = status  # of cuDriverGetVersion, as the libcuda job answers it
@@ -184,6 +219,8 @@ def probe_cuda(target):
     answer["cuInit"] = status
     answer["cuInit_name"] = _cuda_name(lib, status, "cuGetErrorName")
     answer["cuInit_text"] = _cuda_name(lib, status, "cuGetErrorString")
+    if not _sentinel_kept(sentinel) and "closed_descriptors" not in answer:
+        answer["closed_descriptors"] = "cuInit"
     if status != 0:
         return answer
     count, status = _call_int_out(lib, "cuDeviceGetCount")
@@ -514,6 +551,7 @@ def run_batch(job, timeout, in_flight, targets):
         out_read, out_write = os.pipe()
         err_read, err_write = os.pipe()
         answer_read, answer_write = os.pipe()
+        answer_path = f"/proc/{os.getpid()}/fd/{answer_read}" if os.path.isdir("/proc/self/fd") else ""
         sys.stdout.flush()
         pid = os.fork()
         if pid == 0:  # the child: its pipes on 1 and 2, its answer channel on 3, every other descriptor closed
@@ -523,6 +561,9 @@ def run_batch(job, timeout, in_flight, targets):
                 os.dup2(answer_write, 3, inheritable=False)
                 os.closerange(4, min(os.sysconf("SC_OPEN_MAX"), 1 << 16))
                 os.environ[ANSWER_FD_VARIABLE] = "3"
+                os.environ[ANSWER_PATH_VARIABLE] = answer_path  # this batch's own end, not the doctor's
+                if "die_with_parent" in _STDIO:  # a fork keeps no such setting: this one dies with the batch
+                    _STDIO["die_with_parent"]()
                 sys.stdout = os.fdopen(1, "w", closefd=False)
                 sys.stderr = os.fdopen(2, "w", closefd=False)
                 main(["", job, target])
@@ -654,12 +695,15 @@ def _escape(char):
 
 def _keep_stdio():
     """Each of stdin, stdout and stderr a preloaded library closed is /dev/null again: _child_stdio.py, the one
-    copy for every child script (they import only the standard library), run from its file."""
+    copy for every child script (they import only the standard library), run from its file; its namespace (its
+    answer_fd: the answer channel as it is when the answer is written) kept in _STDIO."""
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_child_stdio.py")
     with open(path) as source:  # read and closed first: it may hold the number of a closed descriptor meanwhile
         text = source.read()
-    exec(compile(text, path, "exec"), {"__name__": "_child_stdio"})
+    exec(compile(text, path, "exec"), _STDIO)
 
+
+_STDIO = {"__name__": "_child_stdio"}
 
 if __name__ == "__main__":
     _keep_stdio()

@@ -44,6 +44,10 @@ TOKEN_VARIABLE = "CUDNN_DOCTOR_CHILD_TOKEN"
 # The descriptor a child that answers in JSON writes its answer on (ChildRequest.answer_channel): never its stdout,
 # which every library the user's environment loads into it (LD_PRELOAD, a framework) may print on, at load or exit
 ANSWER_FD_VARIABLE = "CUDNN_DOCTOR_ANSWER_FD"
+# the same channel by its path (this process's read end under /proc): a child one of whose libraries closed every
+# descriptor opens it again from there (_child_stdio.answer_fd)
+ANSWER_PATH_VARIABLE = "CUDNN_DOCTOR_ANSWER_PATH"
+PID_VARIABLE = "CUDNN_DOCTOR_PID"  # the doctor's own process id, in its children's environment
 STDOUT_LIMIT = 8 << 20  # bytes kept of a child's stdout (ldconfig -p of a big machine is ~1 MB)
 STDERR_LIMIT = 64 << 10  # the tail of stderr is kept for the error line
 REAP_GRACE_S = 1.0  # a child stuck in the kernel (D state) may not die at once; we do not wait longer
@@ -88,21 +92,40 @@ class ChildRequest:
     # the child answers on a pipe of its own, the descriptor named by ANSWER_FD_VARIABLE, not on stdout
     answer_channel: bool = False
     stdin: bytes = b""  # what the child reads on its standard input (a credential helper's server URL); else none
+    # with an answer channel: seconds within which the child writes its first byte there (a child script of ours
+    # does once its Python is up): a start-up that hangs (a sitecustomize, a .pth file) is cut off then, not at the
+    # request's whole timeout
+    start_timeout: float | None = None
 
 
 def write_answer(text: str) -> None:
-    """In a child of ours that answers in JSON: TEXT on the answer channel the runner gave it (ANSWER_FD_VARIABLE),
+    """In a child of ours that answers in JSON: TEXT on the answer channel the runner gave it (ANSWER_FD_VARIABLE;
+    opened again by its path where a library the child loaded closed it: _child_stdio.answer_fd, the one copy),
     else on stdout. The channel is not passed on to what the child starts."""
-    named = os.environ.pop(ANSWER_FD_VARIABLE, "")
+    named = os.environ.get(ANSWER_FD_VARIABLE, "")
     if not ascii_digits(named):
         sys.stdout.write(text)
         sys.stdout.flush()
         return
+    import runpy
+
     sys.stdout.flush()
+    descriptor = runpy.run_path(os.path.join(os.path.dirname(os.path.abspath(__file__)), "_child_stdio.py"),
+                                run_name="_child_stdio")["answer_fd"]()
+    os.environ.pop(ANSWER_FD_VARIABLE, None)
+    os.environ.pop(ANSWER_PATH_VARIABLE, None)
     data = text.encode("utf-8", "surrogateescape")
-    descriptor = int(named)
     while data:
         data = data[os.write(descriptor, data):]
+
+
+def with_stdio(code: str) -> str:
+    """CODE (a `python -c` child of ours, standard library only) after _child_stdio.py run from its file: the child's
+    standard descriptors made whole again, and its answer channel as `_stdio["answer_fd"]()`, the channel as it is
+    when the answer is written (a library the user's environment preloads may have closed it)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_child_stdio.py")
+    return (f"_stdio = {{'__name__': '_child_stdio'}}\n"
+            f"exec(compile(open({path!r}, 'rb').read(), {path!r}, 'exec'), _stdio)\n{code}")
 
 
 def timeout_from_env(variable: str, default: float) -> float:
@@ -188,6 +211,10 @@ class _Running:
     answer: bytearray = field(default_factory=bytearray)
     answer_pipe: Any = None  # the read end of its answer channel, a file object, or None
     open_pipes: int = 2
+    # when its answer channel (or, without one, its last pipe) reached its end while it still ran: a child about to
+    # exit, or one whose library closed every descriptor and runs on (its answer then comes by the channel's path)
+    answer_closed_at: float = 0.0
+    start_expired: bool = False  # cut off for saying nothing within its request's start_timeout
     on_stderr_line: Callable[[bytes], None] | None = None
     partial_line: bytearray = field(default_factory=bytearray)
 
@@ -337,18 +364,24 @@ class ChildBatch:
                 if not running:
                     continue
                 wait = min(r.deadline for r in running.values()) - time.monotonic()
-                # a child whose pipes are closed is about to exit: look again soon; otherwise a pipe wakes us
+                # a child whose pipes are closed is about to exit: look again soon (for its first 50 ms: one whose
+                # library closed them runs on, and is looked at every 20 ms, not spun on); otherwise a pipe wakes us
                 # (a child that exits while a daemon it left holds its pipes is seen within 20 ms)
-                soon = 0.001 if any(r.open_pipes == 0 for r in running.values()) else 0.02
+                now = time.monotonic()
+                soon = 0.001 if any(r.open_pipes == 0 and now - r.answer_closed_at < 0.05
+                                    for r in running.values()) else 0.02
                 events = selector.select(timeout=max(0.0, min(wait, soon)))
                 for key, _mask in events:
                     self._read(key, selector, running)
+                for child in running.values():  # an answer channel opened again by its path: read as it comes
+                    if child.answer_closed_at and child.answer_pipe is not None and not child.answer_pipe.closed:
+                        _append(child.answer, _drain(child.answer_pipe.fileno()), STDOUT_LIMIT, keep_tail=False)
                 now = time.monotonic()
                 for index, child in list(running.items()):
                     if _has_exited(child.process):
                         self._finish(child, selector, timed_out=False)
                         del running[index]
-                    elif now >= child.deadline:
+                    elif self._not_started(child, now) or now >= child.deadline:
                         self._finish(child, selector, timed_out=True)
                         del running[index]
         except Exception as error:  # noqa: BLE001 - no descriptor or memory left (a limit), or a bug: it goes to
@@ -387,6 +420,7 @@ class ChildBatch:
         request = self.requests[index]
         env = dict(os.environ if request.env is None else request.env)
         env[TOKEN_VARIABLE] = self.token
+        env[PID_VARIABLE] = str(os.getpid())  # a child script of ours dies with its parent (_child_stdio)
         started = time.monotonic()
         deadline = started + request.timeout
         if self.deadline is not None:
@@ -398,6 +432,7 @@ class ChildBatch:
             if request.answer_channel and CURRENT.name == "posix":  # Windows: stdout, as before
                 answer_read, answer_write = os.pipe()
                 env[ANSWER_FD_VARIABLE] = str(answer_write)
+                env[ANSWER_PATH_VARIABLE] = f"/proc/{os.getpid()}/fd/{answer_read}"
                 options["pass_fds"] = (answer_write,)
             if request.stdin:  # a file, not a pipe: a child that never reads it cannot block the batch
                 import tempfile
@@ -405,10 +440,12 @@ class ChildBatch:
                 stdin_file = tempfile.TemporaryFile()
                 stdin_file.write(request.stdin)
                 stdin_file.seek(0)
-            process = subprocess.Popen(list(request.argv), stdin=stdin_file or subprocess.DEVNULL,
-                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=NEUTRAL_CWD,
-                                       **options)
-            CURRENT.adopt(process)
+            CURRENT.before_start()
+            with CURRENT.starting:  # started and known as ours at once: no other batch takes it for an orphan
+                process = subprocess.Popen(list(request.argv), stdin=stdin_file or subprocess.DEVNULL,
+                                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=NEUTRAL_CWD,
+                                           **options)
+                CURRENT.adopt(process)
         except (OSError, ValueError) as error:
             if answer_read is not None:
                 os.close(answer_read)
@@ -452,12 +489,27 @@ class ChildBatch:
                 chunk = b""
             if not chunk:  # end of file: every writer has closed it
                 selector.unregister(pipe)
-                pipe.close()  # type: ignore[union-attr]
                 child.open_pipes -= 1
+                if pipe is child.answer_pipe:  # kept open: a child whose library closed it opens it again by its
+                    child.answer_closed_at = time.monotonic()  # path (_child_stdio), and is read while it runs
+                    return
+                pipe.close()  # type: ignore[union-attr]
+                if child.open_pipes == 0:
+                    child.answer_closed_at = child.answer_closed_at or time.monotonic()
                 return
             if target is child.err:
                 child.took_stderr(chunk)
             _append(target, chunk, STDERR_LIMIT if target is child.err else STDOUT_LIMIT, keep_tail=target is child.err)
+
+    def _not_started(self, child: _Running, now: float) -> bool:
+        """Whether CHILD has said nothing on its answer channel within its request's start_timeout."""
+        limit = self.requests[child.index].start_timeout
+        if limit is None or child.answer or child.answer_pipe is None:
+            return False
+        if now - child.started < limit and now < child.deadline:  # at its deadline, silent: it never came up
+            return False
+        child.start_expired = True
+        return True
 
     def _finish(self, child: _Running, selector: selectors.BaseSelector, timed_out: bool,
                 stopped: bool = False) -> None:
@@ -518,7 +570,7 @@ class ChildBatch:
         request = self.requests[child.index]
         answer = bytes(child.answer) if child.answer_pipe is not None else None
         self._set(child.index, make_answer(request, process.returncode, bytes(child.out), bytes(child.err),
-                                           wall_ms, timed_out, stopped, answer))
+                                           wall_ms, timed_out, stopped, answer, child.start_expired))
 
 
 _LIVE: set[ChildBatch] = set()
@@ -537,9 +589,12 @@ class StreamingChild:
         self._since = last_pid()
         env = dict(os.environ)
         env[TOKEN_VARIABLE] = self.token
-        self.process = subprocess.Popen(list(argv), stdin=stdin_fd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                        env=env, cwd=NEUTRAL_CWD, **CURRENT.popen_options)
-        CURRENT.adopt(self.process)
+        env[PID_VARIABLE] = str(os.getpid())
+        CURRENT.before_start()
+        with CURRENT.starting:
+            self.process = subprocess.Popen(list(argv), stdin=stdin_fd, stdout=subprocess.PIPE,
+                                            stderr=subprocess.PIPE, env=env, cwd=NEUTRAL_CWD, **CURRENT.popen_options)
+            CURRENT.adopt(self.process)
         _STREAMS.add(self)
         assert self.process.stdout is not None
         _widen_pipe(self.process.stdout.fileno())
@@ -640,20 +695,22 @@ def kill_strays(token: str, since: int | None = None) -> int:
     except OSError:
         return 0
     started_after = _started_after(since)
-    for entry in entries:
-        if not ascii_digits(entry) or int(entry) == me or not started_after(int(entry)):
-            continue
-        try:
-            with open(f"/proc/{entry}/environ", "rb") as handle:
-                environ = handle.read(1 << 20)
-        except (OSError, MemoryError):  # under ulimit -v even this read may not get its buffer
-            continue
-        if marker in environ.split(b"\0"):
-            found += 1
+    with CURRENT.starting:  # no child of another batch is between its start and its being known as ours
+        for entry in entries:
+            if not ascii_digits(entry) or int(entry) == me or not started_after(int(entry)):
+                continue
             try:
-                os.kill(int(entry), signal.SIGKILL)
-            except OSError:
-                pass
+                with open(f"/proc/{entry}/environ", "rb") as handle:
+                    environ = handle.read(1 << 20)
+            except (OSError, MemoryError):  # under ulimit -v even this read may not get its buffer
+                continue
+            if marker in environ.split(b"\0") or CURRENT.orphan(int(entry)):  # or left, its environment cleared
+                found += 1
+                try:
+                    os.kill(int(entry), signal.SIGKILL)
+                except OSError:
+                    pass
+                CURRENT.reap(int(entry))
     return found
 
 
@@ -690,7 +747,7 @@ def _answer_without_run(error: str, timed_out: bool = False) -> ChildAnswer:
 
 
 def make_answer(request: ChildRequest, returncode: int | None, out: bytes, err: bytes, wall_ms: float,
-                timed_out: bool, stopped: bool, answer: bytes | None = None) -> ChildAnswer:
+                timed_out: bool, stopped: bool, answer: bytes | None = None, not_started: bool = False) -> ChildAnswer:
     """The ChildAnswer of what a child left: its answer from ANSWER (its answer channel) where it had one, else
     from its stdout."""
     stdout = out.decode("utf-8", "surrogateescape")
@@ -702,7 +759,9 @@ def make_answer(request: ChildRequest, returncode: int | None, out: bytes, err: 
     lines = lines or [line for line in stdout.strip().splitlines() if line.strip() and not line.startswith("{")]
     tail = lines[-1] if lines else ""
     if timed_out:
-        why = "the doctor was stopped" if stopped else f"did not finish within {request.timeout:g} s"
+        why = "the doctor was stopped" if stopped else (
+            f"did not start within {request.start_timeout:g} s" if not_started and request.start_timeout else
+            f"did not finish within {request.timeout:g} s")
         return ChildAnswer(None, why, crashed=False, timed_out=True, wall_ms=wall_ms, exit_code=returncode,
                            stdout=stdout, stderr_tail=tail, answer=said)
     values = last_json_object(said)

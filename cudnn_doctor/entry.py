@@ -35,6 +35,9 @@ def main() -> None:
         if floor is not None:
             _stopped(_with_frameworks(floor))
         limits.size_thread_stacks()  # its own threads' stacks whatever ulimit -s says (glibc gives each that much)
+        from cudnn_doctor.operating_system import CURRENT
+
+        CURRENT.owns_process = True  # the command's own process: it may adopt what its children leave behind
         from cudnn_doctor.cli import main as run
 
         run()

@@ -35,6 +35,50 @@ def _soft_limit(name: str) -> str:
     return "unlimited" if soft < 0 or soft == getattr(resource, "RLIM_INFINITY", -1) else str(soft)
 
 
+def _hard_limit(name: str) -> int | None:
+    """The hard limit NAME in its own units; None where it is unlimited or cannot be read."""
+    try:
+        import resource
+
+        hard = resource.getrlimit(getattr(resource, name))[1]
+    except (ImportError, AttributeError, OSError, ValueError):
+        return None
+    return None if hard < 0 or hard == getattr(resource, "RLIM_INFINITY", -1) else int(hard)
+
+
+def raise_line(name: str, option: str, wanted: str, needed: int, unit: int = 1, note: str = "") -> str:
+    """The fix for a soft limit NAME (ulimit OPTION) too low: `ulimit -S OPTION WANTED` (or the hard limit, where that
+    is less; NOTE after it) where the hard limit allows NEEDED (in ulimit's units: UNIT bytes each); where the hard
+    limit itself is below NEEDED, raising the soft one fails ("cannot modify limit"): root raises both, anyone else
+    needs a shell with a higher hard limit."""
+    hard = _hard_limit(name)
+    if hard is None or hard // unit >= needed:  # WANTED, or the most the hard limit allows where that is less
+        value = wanted if hard is None or (wanted.isdecimal() and int(wanted) <= hard // unit) else str(hard // unit)
+        return f"ulimit -S {option} {value}{note}, then run it again"
+    if _may_raise_hard_limits():
+        return (f"ulimit {option} {wanted}{note}, then run it again (the hard limit, ulimit -H {option}, is "
+                f"{hard // unit} too: this process may raise it, and this raises both)")
+    return (f"the hard limit (ulimit -H {option}) is {hard // unit} too, which only a process with CAP_SYS_RESOURCE "
+            f"(root, where a container leaves it that) may raise: run it from a new login shell, or ask for more in "
+            f"/etc/security/limits.conf (or the service's or container's own limits); ulimit -S {option} cannot go "
+            "past it")
+
+
+def _may_raise_hard_limits() -> bool:
+    """Whether this process may raise a hard limit: it holds CAP_SYS_RESOURCE (Linux: bit 24 of CapEff in
+    /proc/self/status; a container's root often does not); elsewhere, whether it is root."""
+    import os
+
+    try:
+        with open("/proc/self/status", "rb") as status:
+            for line in status.read(1 << 16).splitlines():
+                if line.startswith(b"CapEff:"):
+                    return bool(int(line.split()[1], 16) >> 24 & 1)
+    except (OSError, ValueError, IndexError):
+        pass
+    return hasattr(os, "geteuid") and os.geteuid() == 0
+
+
 def address_space_limited() -> bool:
     """Whether ulimit -v bounds this process (a thread or an allocation that fails may be that limit's doing)."""
     return _soft_limit("RLIMIT_AS") != "unlimited"
@@ -59,7 +103,7 @@ def limit_stopped(error: BaseException) -> tuple[str, str] | None:
             limit = _soft_limit("RLIMIT_NOFILE")
             return (f"cudnn-doctor stopped: it ran out of open files under this shell's limit (ulimit -n is {limit}); "
                     "it needs a few dozen for its own files and the children that ask the libraries",
-                    "ulimit -S -n 1024 (up to what ulimit -H -n allows), then run it again")
+                    raise_line("RLIMIT_NOFILE", "-n", "1024", FLOOR_OPEN_FILES))
         if number == errno.EFBIG:  # Python ignores SIGXFSZ: a write past ulimit -f fails with EFBIG
             limit = _soft_limit("RLIMIT_FSIZE")
             said = f"ulimit -f is {int(limit) // 1024} KiB" if limit.isdecimal() else f"ulimit -f is {limit}"
@@ -76,7 +120,8 @@ def limit_stopped(error: BaseException) -> tuple[str, str] | None:
             said = f"ulimit -v is {limit}" if limit in ("unknown", "unlimited") else f"ulimit -v is {int(limit) // 1024} KiB"
             return (f"cudnn-doctor stopped: it ran out of memory under this shell's address-space limit ({said}); "
                     "every CUDA program needs far more (cuInit alone reserves gigabytes of address space)",
-                    "ulimit -S -v unlimited (it needs at least 200000 KiB itself), then run it again")
+                    raise_line("RLIMIT_AS", "-v", "unlimited", FLOOR_ADDRESS_SPACE_KIB, 1024,
+                               f" (it needs at least {FLOOR_ADDRESS_SPACE_KIB} KiB itself)"))
         if number in PROCESS_ERRNOS or thread:
             limit = _soft_limit("RLIMIT_NPROC")
             return (f"cudnn-doctor stopped: it could not start a process or thread under this shell's limit "
@@ -92,19 +137,20 @@ def below_floor() -> tuple[str, str] | None:
         return (f"cudnn-doctor stopped: it ran out of memory under this shell's address-space limit (ulimit -v is "
                 f"{int(space) // 1024} KiB); every CUDA program needs far more (cuInit alone reserves gigabytes of "
                 "address space)",
-                f"ulimit -S -v unlimited (it needs at least {FLOOR_ADDRESS_SPACE_KIB} KiB itself), then run it again")
+                raise_line("RLIMIT_AS", "-v", "unlimited", FLOOR_ADDRESS_SPACE_KIB, 1024,
+                           f" (it needs at least {FLOOR_ADDRESS_SPACE_KIB} KiB itself)"))
     stack = _soft_limit("RLIMIT_STACK")
     if stack.isascii() and stack.isdecimal() and int(stack) // 1024 < FLOOR_STACK_KIB:
         return (f"cudnn-doctor stopped: its stack is smaller than it needs under this shell's stack limit (ulimit -s "
                 f"is {int(stack) // 1024} KiB): it would die of a segmentation fault on deep input, and every thread "
                 "of the programs it judges gets that small a stack too",
-                f"ulimit -S -s 8192 (the usual default, up to what ulimit -H -s allows; it needs at least "
-                f"{FLOOR_STACK_KIB} KiB), then run it again")
+                raise_line("RLIMIT_STACK", "-s", "8192", FLOOR_STACK_KIB, 1024,
+                           f" (the usual default; it needs at least {FLOOR_STACK_KIB} KiB)"))
     files = _soft_limit("RLIMIT_NOFILE")
     if files.isascii() and files.isdecimal() and int(files) < FLOOR_OPEN_FILES:
         return (f"cudnn-doctor stopped: it ran out of open files under this shell's limit (ulimit -n is {files}); "
                 "it needs a few dozen for its own files and the children that ask the libraries",
-                "ulimit -S -n 1024 (up to what ulimit -H -n allows), then run it again")
+                raise_line("RLIMIT_NOFILE", "-n", "1024", FLOOR_OPEN_FILES))
     return None
 
 

@@ -369,6 +369,15 @@ class ProcessView:
     nvml_stub: bool = False  # that file carries NVIDIA's notice of the toolkit's link stub ("is a stub library")
     nvml_via: str | None = None  # how it came in: "LD_PRELOAD" | "LD_LIBRARY_PATH" | the loader's cache or a system folder
     nvml_entry: str | None = None  # the LD_PRELOAD or LD_LIBRARY_PATH entry, as written there, that brought it
+    # a FIFO where the loader looks first for libcuda.so.1 / libnvidia-ml.so.1 (LD_LIBRARY_PATH): ld.so opens it and
+    # waits for a writer for ever, so the probe that loads it hung, as every program that loads it does
+    libcuda_fifo: str | None = None
+    # the step of the CUDA probe (loading libcuda.so.1, cuInit, the device queries) in which the driver closed
+    # descriptors the process held open: a program's own files, pipes and sockets gone after its first CUDA call
+    closed_descriptors: str | None = None
+    nvml_fifo: bool = False
+    # XLA_FLAGS naming a file of flags that would stop every JAX program at start: (file, what is wrong with it)
+    xla_flags_file: tuple[str, str] | None = None
 
 
 @dataclass
@@ -490,6 +499,9 @@ class Report:
     loader_path_real: list[str] = field(default_factory=list)  # the same folders, symlinks resolved
     ld_library_path: list[str] = field(default_factory=list)  # LD_LIBRARY_PATH's folders, as given
     ld_library_path_real: list[str] = field(default_factory=list)  # the same folders, symlinks resolved
+    # the folders of each list variable a plan's line may take one out of (PATH, PYTHONPATH, the loader's), as read
+    # here: a line that removes a folder writes the variable's own new value, never another's
+    variable_folders: dict[str, list[str]] = field(default_factory=dict)
     search_errors: list[tuple[str, str]] = field(default_factory=list)  # (path, why)
     dangling_variables: list[tuple[str, str]] = field(default_factory=list)  # (CUDA_HOME, path)
     unreadable_files: list[tuple[str, str]] = field(default_factory=list)  # (a framework's config file, why)

@@ -61,8 +61,30 @@ class Posix:
     def pipe_selector(self) -> selectors.BaseSelector:
         return selectors.DefaultSelector()
 
+    # Whether this process is the doctor's own (the `cudnn-doctor` command, entry.py), not a program that calls it
+    # in-process: only then does it become its children's subreaper (below), a setting of the whole process
+    owns_process = False
+
+    def __init__(self) -> None:
+        import threading
+
+        self._children: set[int] = set()  # the children the runner started and has not reaped yet
+        self._subreaper: bool | None = None
+        # held from a child's start until adopt() knows it, and while strays are looked for: a child just started is
+        # never taken for an orphan by another batch (its parent is this process, its session its own)
+        self.starting = threading.RLock()
+
     def adopt(self, process: subprocess.Popen[bytes]) -> None:
-        """Make PROCESS (just started) one whose whole tree kill_tree can end: its own session does it."""
+        """Make PROCESS (just started) one whose whole tree kill_tree can end: its own session does it. On Linux the
+        doctor is also the subreaper of what it starts: a daemon a child leaves (fork, setsid, its environment
+        cleared, so no token marks it) is then the doctor's child, not init's, and orphans() finds it."""
+        self._children.add(process.pid)
+
+    def before_start(self) -> None:
+        """Before a child starts: the doctor's own process becomes the subreaper of what its children leave (once,
+        before the first: a library may daemonise in the child's first instant)."""
+        if self._subreaper is None and self.owns_process:
+            self._subreaper = _become_subreaper()
 
     def kill_tree(self, process: subprocess.Popen[bytes]) -> None:
         """Kill PROCESS and everything in its process group (not reaped yet: the group id is still ours)."""
@@ -73,6 +95,34 @@ class Posix:
 
     def release(self, process: subprocess.Popen[bytes]) -> None:
         """PROCESS has been reaped: forget what adopt kept for it."""
+        self._children.discard(process.pid)
+
+    def orphan(self, pid: int) -> bool:
+        """Whether PID is a process a child of ours left behind that this process adopted as its subreaper: its
+        parent is this process, the runner did not start it, and it is not in this process's session (what the
+        doctor starts outside the runner, ldconfig, a compiler, stays in it). Killed and reaped by kill_strays."""
+        if not self._subreaper or pid in self._children:
+            return False
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as handle:
+                fields = handle.read(4096).rpartition(b")")[2].split()
+            parent, session = int(fields[1]), int(fields[3])
+        except (OSError, ValueError, IndexError):
+            return False
+        return parent == os.getpid() and session != os.getsid(0) and pid not in self._children
+
+    def reap(self, pid: int) -> None:
+        """Reap PID, a killed orphan of ours, where it has died (it need not have yet: then init reaps it later);
+        nothing where it is not one (the runner reaps its own children; another's process is not ours to wait for)."""
+        if not self._subreaper or pid in self._children:
+            return
+        for _ in range(20):
+            try:
+                if os.waitpid(pid, os.WNOHANG)[0]:
+                    return
+            except OSError:
+                return
+            time.sleep(0.005)
 
     def widen_pipe(self, fd: int, size: int) -> None:
         """Let the pipe FD hold SIZE bytes where the system allows it (Linux: F_SETPIPE_SZ)."""
@@ -99,6 +149,21 @@ class Posix:
         return f"exited with status {returncode}"
 
 
+def _become_subreaper() -> bool:
+    """Linux: make this process the subreaper of its descendants (prctl PR_SET_CHILD_SUBREAPER): one whose parent
+    dies is given to it, not to init. False where that cannot be done (another system, no libc to ask)."""
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import ctypes
+
+        return int(ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)) == 0  # PR_SET_CHILD_SUBREAPER
+    except (ImportError, OSError, AttributeError):
+        return False
+
+
 class Windows(Posix):
     """Windows (and Wine)."""
 
@@ -112,6 +177,7 @@ class Windows(Posix):
     popen_options = {"close_fds": True, "creationflags": 0x00000200}  # CREATE_NEW_PROCESS_GROUP: its own Ctrl-C
 
     def __init__(self) -> None:
+        super().__init__()
         self._jobs: dict[int, int] = {}  # pid -> job object handle
 
     def uname(self) -> tuple[str, str, str]:
@@ -144,6 +210,10 @@ class Windows(Posix):
             process.kill()  # TerminateProcess: also where the job could not be made
         except OSError:
             pass
+
+    def orphan(self, pid: int) -> bool:
+        """Windows: a child's job object ends whatever it started; no process is adopted."""
+        return False
 
     def release(self, process: subprocess.Popen[bytes]) -> None:
         job = self._jobs.pop(process.pid, None)

@@ -131,8 +131,36 @@ def prepare() -> None:
                 pass
     if closed[0] or sys.stdin is None:
         sys.stdin = open(0, encoding="utf-8", errors="surrogateescape", closefd=False)  # noqa: SIM115
+    from cudnn_doctor.operating_system import CURRENT
+
+    if not closed[1] and CURRENT.owns_process:  # the command's own process (a program calling it keeps its output)
+        _pending_to_stderr(sys.stdout)
     sys.stdout = _text_stream(_StdoutRaw(closed[1]), sys.stdout, ERROR_HANDLER, write_through=False)
     sys.stderr = _text_stream(_StderrRaw(), sys.stderr, ERROR_HANDLER, write_through=True)
+
+
+def _pending_to_stderr(stream: object) -> None:
+    """What STREAM (the interpreter's own standard output) holds unwritten, written to standard error: a
+    sitecustomize module or a .pth file that printed as Python started is not the doctor's output, and the
+    interpreter's last flush would put it after the doctor's JSON, two documents in one. (What such a module wrote
+    at once, unbuffered, is out already.)"""
+    flush = getattr(stream, "flush", None)
+    if flush is None:
+        return
+    try:
+        saved = os.dup(1)
+    except OSError:
+        return
+    try:
+        os.dup2(2, 1)
+        flush()
+    except (OSError, ValueError):
+        pass
+    finally:
+        try:
+            os.dup2(saved, 1)
+        finally:
+            os.close(saved)
 
 
 def output_lost() -> str | None:

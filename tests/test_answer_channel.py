@@ -101,12 +101,13 @@ def test_on_wsl_a_linux_libcuda_answering_803_gets_the_windows_driver_and_wsl_sh
     assert "wsl --shutdown" in plan and "reload the nvidia modules" not in plan, plan
 
 
-@pytest.mark.parametrize("closes", ["CLOSE_STDOUT", "CLOSE_BOTH", "CLOSE_ALL"])
+@pytest.mark.parametrize("closes", ["CLOSE_STDOUT", "CLOSE_BOTH", "CLOSE_ALL", "CLOSE_EVERY"])
 def test_a_preload_that_closes_the_standard_descriptors_changes_no_verdict(machine_in_process: Machine,
                                                                            tmp_path: Path, closes: str) -> None:
     """A library preloaded into the children that closes stdout (and stderr, and stdin) before the child's first
     line: the child's own prints and flushes still work (the descriptor is /dev/null again), so NVML, cuInit and
-    cuDNN answer as without it."""
+    cuDNN answer as without it. One that closes every descriptor, the answer channel among them, and opens files on
+    their numbers: the child opens the channel again by its path, and writes nothing where another file now is."""
     machine = machine_in_process
     found = _noisy_machine(machine, tmp_path)
     machine.add_library_path(found)
@@ -117,3 +118,48 @@ def test_a_preload_that_closes_the_standard_descriptors_changes_no_verdict(machi
     assert report["driver"]["version"] == "580.65.06"
     [install] = [i for i in report["cudnn"] if i["path"] == str(found)]
     assert install["version"] == "9.19.0" and not install.get("crashed"), install
+
+
+def test_python_is_asked_through_a_preload_that_closes_every_descriptor(machine_in_process: Machine,
+                                                                       tmp_path: Path) -> None:
+    """--python's interpreter answers its sys.path on the answer channel a preloaded library closed (and put /dev/null
+    on its number): it is a Python that answers, not CD009."""
+    import sys
+
+    machine = machine_in_process
+    machine.env["LD_PRELOAD"] = str(compile_library("closing_preload.c", "libclosing-CLOSE_EVERY.so",
+                                                    {"CLOSE_EVERY": True}))
+    result = machine.run("check", "--json", "--python", sys.executable)
+    assert result.exit_code in (0, 1) and "CD009" not in result.stdout, result.stdout[-2000:] + result.stderr
+
+
+def test_deep_answers_through_a_preload_that_closes_every_descriptor(machine_in_process: Machine,
+                                                                     tmp_path: Path) -> None:
+    """--deep's import child answers what torch said on a channel a preloaded library closed: no framework 'crashed'."""
+    from tests.test_frameworks import FAKE_TORCH, install_torch, python_env, real_python_sees
+
+    machine = machine_in_process
+    site = python_env(machine, tmp_path)
+    install_torch(site)
+    (site / "torch" / "__init__.py").write_text(FAKE_TORCH)
+    real_python_sees(site, tmp_path)
+    machine.env["LD_PRELOAD"] = str(compile_library("closing_preload.c", "libclosing-CLOSE_EVERY.so",
+                                                    {"CLOSE_EVERY": True}))
+    [torch] = machine.check_json("--deep")["frameworks"]
+    deep = torch["details"]["deep"]
+    assert deep["version"] == "2.5.1+cu124" and deep["cudnn_version"] == 90100, deep
+
+
+def test_a_cuinit_that_closes_the_programs_descriptors_is_a_finding(machine_in_process: Machine, tmp_path: Path) -> None:
+    """A driver whose cuInit closes every descriptor from 3 up, then works: the probe's answer still comes (its
+    channel opened again by its path), and what was seen is said: a descriptor the child held open before cuInit was
+    gone after it, as a program's own files and sockets would be (CD110, seen)."""
+    machine = machine_in_process
+    fake_nvml(tmp_path / "driver", driver="580.65.06", cuda=13000)
+    fake_libcuda(tmp_path / "driver", driver_cuda=13000, devices=1, misbehave=4)
+    machine.add_library_path(tmp_path / "driver")
+    machine.env["CUDA_VISIBLE_DEVICES"] = "0"  # CUDA itself is asked what it leaves
+    report = machine.check_json()
+    [found] = [f for f in report["findings"] if f["code"] == "CD110"]
+    assert "closes descriptors it did not open" in found["detail"] and found["evidence"] == "seen", found
+    assert "cuInit" in found["detail"], found

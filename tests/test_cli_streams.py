@@ -128,3 +128,18 @@ def test_a_non_blocking_stdout_that_fills_up_is_waited_for(machine: Machine) -> 
     out, err = process.communicate(timeout=120)
     assert process.returncode == 0, err.decode()[-500:]
     assert len(out) > 64 * 1024 and out.decode() == machine.run("compat", "--list", "pytorch", "-v").stdout
+
+
+def test_what_a_sitecustomize_printed_as_python_started_is_not_in_the_json(tmp_path: Path) -> None:
+    """A sitecustomize module on PYTHONPATH that prints as the interpreter starts: its words, held in Python's own
+    buffer, went out at the interpreter's last flush, after the doctor's JSON (two documents on stdout). They go to
+    standard error; standard output is the doctor's one JSON object."""
+    machine = Machine(tmp_path)
+    (tmp_path / "custom").mkdir()
+    (tmp_path / "custom" / "sitecustomize.py").write_text("print('sitecustomize says hello')\n")
+    machine.env["PYTHONPATH"] += os.pathsep + str(tmp_path / "custom")
+    machine.env.pop("PYTHONUNBUFFERED", None)
+    for args in (("check", "--json"), ("explain", "CD104", "--json")):
+        result = machine.run(*args)
+        assert isinstance(json.loads(result.stdout), dict), result.stdout[-300:]
+        assert "sitecustomize says hello" in result.stderr

@@ -6,6 +6,7 @@ blob declared as 10 KiB. Each ends in one line and exit 2 (or a judged image), b
 from __future__ import annotations
 
 import copy
+import io
 import json
 import os
 import subprocess
@@ -480,3 +481,49 @@ def test_docker_25_layers_linked_into_blobs_are_read_and_links_out_refused(link:
         assert result.exit_code in (0, 1) and result.json["image"], result.stdout[-600:]
     else:
         assert result.exit_code == 2 and "does not hold as a file" in result.json["error"]["message"], result.stdout
+
+
+def test_a_docker_save_gzipped_as_a_whole_is_read_in_one_pass_whatever_its_layers_order(
+        machine_in_process: Machine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """docker save stores its layers by name, not in their order, and gzip'd as a whole it has no random access:
+    reading each layer in the image's order went back to the archive's start for each, and past 40 layers past the
+    decompression bound. Layers are read in the order they lie (one forward pass after the listing, which keeps the
+    small members) and merged in theirs. Here the bound is made small (12 MiB of slack, not 1 GiB) and the layers' order the
+    archive's reversed: the image is read whole, its upper layer's whiteout applied to the lower one's file."""
+    import gzip
+    import tarfile
+
+    from cudnn_doctor.image import sources
+
+    monkeypatch.setattr(sources, "WHOLE_ARCHIVE_SLACK", 12 << 20)
+    monkeypatch.setattr(sources, "SMALL_MEMBERS_TOTAL", 64 << 10, raising=False)  # the layers are not kept
+    count, filler = 45, 96 << 10
+    layers = [layer({f"opt/l{index}/zeros": bytes(filler)}, compress=False)[0] for index in range(count)]
+    # the manifest lists the archive's last layer lowest: it holds CUDA 12.8 and 13.0; the highest (the archive's
+    # first) whites 12.8 out, which only a merge in the image's own order does
+    layers[-1] = layer({"opt/l44/zeros": bytes(filler), "usr/local/cuda-12.8/version.json": '{"cuda": {"version": '
+                        '"12.8.1"}}', "usr/local/cuda-13.0/version.json": '{"cuda": {"version": "13.0.2"}}'},
+                       compress=False)[0]
+    layers[0] = layer({"opt/l0/zeros": bytes(filler), "usr/local/cuda-12.8/.wh.version.json": ""}, compress=False)[0]
+    names = [f"{index:03d}/layer.tar" for index in range(count)]
+    config = config_of(ENV, layers=[(b, LAYER_TAR) for b in layers])
+    entries = dict(zip(names, layers, strict=True))
+    entries["config.json"] = config
+    entries["manifest.json"] = json.dumps([{"Config": "config.json", "RepoTags": ["app:1"],
+                                            "Layers": names[::-1]}]).encode()  # lowest last in the archive
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as archive:
+        for name in sorted(entries):
+            info = tarfile.TarInfo(name)
+            info.size = len(entries[name])
+            archive.addfile(info, io.BytesIO(entries[name]))
+    path = tmp_path / "save.tar.gz"
+    path.write_bytes(gzip.compress(buffer.getvalue(), compresslevel=1, mtime=0))
+    plain, bound = len(buffer.getvalue()), 64 * path.stat().st_size + (12 << 20)
+    assert 2 * plain < bound < count * plain // 4  # two passes fit; a pass back to the start for each layer does not
+    result = machine_in_process.run("image", str(path), "--json")
+    data = json.loads(result.stdout)
+    assert "image" in data, data
+    assert data["image"]["layers"] == count
+    read = [c["from"] for c in data["image"]["cuda"] if "version.json" in c["from"]]
+    assert read == ["/usr/local/cuda-13.0/version.json says CUDA 13.0.2"], data["image"]["cuda"]

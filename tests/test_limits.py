@@ -59,7 +59,8 @@ def test_a_doctor_under_a_limit_says_which_one_stopped_it(machine: Machine, tmp_
             lines = done.stderr.strip().splitlines()
             assert len(lines) == 1, done.stderr[-1500:]
             [line] = lines
-            assert f"ulimit {option} is" in line and f"ulimit -S {option}" in line, line
+            assert f"ulimit {option} is" in line and (f"ulimit -S {option}" in line or  # as root, below the hard
+                                                      f"ulimit {option} " in line and "ulimit -H" in line), line
 
 
 def test_a_doctor_out_of_cpu_time_says_so_in_one_line(machine: Machine, tmp_path: Path) -> None:
@@ -159,3 +160,66 @@ def test_no_warning_for_limits_that_leave_room_or_that_the_kernel_does_not_enfor
     subjects = {f["subject"] for f in report["findings"] if f["code"] == "CD116"}
     assert "RLIMIT_CPU" not in subjects
     assert ("RLIMIT_NPROC" in subjects) == (os.geteuid() != 0)  # not enforced for root (setrlimit(2))
+
+
+@pytest.mark.parametrize("hard", [30, 500])
+def test_the_fix_for_a_limit_is_one_the_hard_limit_allows(machine: Machine, hard: int) -> None:
+    """`ulimit -S -n 1024` fails under a hard limit of 500 ("cannot modify limit"): the line says the most it allows.
+    Where even the hard limit is below what the doctor needs, the line raises both where this process may (it holds
+    CAP_SYS_RESOURCE), and says who may where it may not (a container's root often does not): never a line that
+    fails."""
+    from cudnn_doctor.limits import _may_raise_hard_limits
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (20, hard))
+
+    done = subprocess.run([sys.executable, "-m", "cudnn_doctor", "check"], env=machine.env, cwd=machine.cwd,
+                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL, preexec_fn=limit)
+    assert done.returncode == 2, done.stderr
+    fix = done.stderr.rstrip().split("(fix: ", 1)[1]
+    if hard == 500:
+        assert fix == "ulimit -S -n 500, then run it again)", fix
+    elif _may_raise_hard_limits():
+        assert fix.startswith("ulimit -n 1024, then run it again (the hard limit, ulimit -H -n, is 30 too"), fix
+    else:
+        assert fix.startswith("the hard limit (ulimit -H -n) is 30 too, which only a process with CAP_SYS_RESOURCE")
+        assert "ulimit -S -n 1024" not in fix and "ulimit -n 1024" not in fix, fix
+        return
+    shell = subprocess.run(["bash", "-c", f"ulimit -S -n 20; ulimit -H -n {hard}; {fix.split(', then')[0]} && "
+                                          "ulimit -S -n"], capture_output=True, text=True, timeout=30)
+    assert shell.returncode == 0 and int(shell.stdout) >= 32, shell.stderr  # the line runs, and lifts the limit
+
+
+def test_a_run_under_a_file_size_limit_leaves_no_pyc_cut_short(machine: Machine, tmp_path: Path) -> None:
+    """Python cuts each .pyc it writes at `ulimit -f` (its writer does not check a short write) and keeps it: every
+    later run of the doctor died importing it ("marshal data too short"). Under such a limit it writes none: a copy of
+    the package never run before is run under 4 KiB, then without the limit, and works both times; and one cut short
+    all the same is read from its source."""
+    import shutil
+
+    package = tmp_path / "tree" / "cudnn_doctor"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "cudnn_doctor", package,
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    env = {**machine.env, "PYTHONPATH": str(package.parent)}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (4 << 10, resource.RLIM_INFINITY))
+
+    for preexec in (limit, None):
+        done = subprocess.run([sys.executable, "-m", "cudnn_doctor", "check", "--json"], env=env, cwd=machine.cwd,
+                              capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+                              preexec_fn=preexec)
+        assert done.returncode in (0, 1) and "Traceback" not in done.stderr, done.stderr[-1500:]
+        assert json.loads(done.stdout)["summary"]["exit_code"] == done.returncode
+    assert not [p for p in package.rglob("*.pyc") if p.stat().st_size == 4 << 10]
+    # one cut short all the same (an older release's run wrote it): the module is compiled from its source, the
+    # .pyc removed, and the run goes on
+    cut = [p for p in package.rglob("*.pyc") if p.name.startswith(("entry.", "cli.", "runner."))]
+    assert len(cut) == 3, cut
+    for pyc in cut:
+        pyc.write_bytes(pyc.read_bytes()[:100])
+    done = subprocess.run([sys.executable, "-m", "cudnn_doctor", "check", "--json"], env=env, cwd=machine.cwd,
+                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert done.returncode in (0, 1) and "Traceback" not in done.stderr, done.stderr[-1500:]
+    assert not [pyc for pyc in cut if pyc.exists() and pyc.stat().st_size == 100]

@@ -244,6 +244,81 @@ def test_xla_flags_the_installed_jaxlib_does_not_define(machine: Machine, tmp_pa
     assert not any(unknown in line for line in lines)
 
 
+def test_xla_flag_names_are_found_as_whole_words_at_a_plain_searchs_pace(tmp_path: Path) -> None:
+    """jaxlib's files asked for XLA_FLAGS' names: a name counts where no letter, digit or underscore touches it (a
+    longer flag holding it, a symbol around it, do not); each name one plain search of each file."""
+    from cudnn_doctor.probes.process_env import _names_in
+
+    library = tmp_path / "libjax_common.so"
+    library.write_bytes(b"\x7fELF\0xla_gpu_a\0--xla_gpu_ab_c\0zxla_q\0xla_q_\0_ZN3xla_r5\0 xla_end")
+    names = ["xla_gpu_a", "xla_gpu_ab", "xla_q", "xla_end", "xla_gpu_ab_c", "xla_r", "xla_gpu_a"]
+    assert _names_in([str(library)], names) == {"xla_gpu_a", "xla_end", "xla_gpu_ab_c"}
+
+
+def test_xla_flag_files_past_the_bounds_say_nothing(tmp_path: Path) -> None:
+    """A sparse file far larger than any jaxlib library, a FIFO named like one, or more distinct names than a user's
+    XLA_FLAGS holds: the files say nothing (None), at once; the child that runs JAX with XLA_FLAGS still answers."""
+    import os
+
+    from cudnn_doctor.probes import process_env
+
+    huge = tmp_path / "xla_extension.so"
+    with open(huge, "wb") as handle:
+        handle.truncate(process_env.MAX_FLAG_FILE_BYTES + 1)
+    assert process_env._names_in([str(huge)], ["xla_dump_to"]) is None
+    fifo = tmp_path / "libjax_common.so"
+    os.mkfifo(fifo)
+    assert process_env._names_in([str(fifo)], ["xla_dump_to"]) is None
+    small = tmp_path / "small.so"
+    small.write_bytes(b"\0xla_dump_to\0")
+    many = [f"xla_flag_{n}" for n in range(process_env.MAX_FLAG_NAMES + 1)]
+    assert process_env._names_in([str(small)], many) is None
+    assert process_env._names_in([str(small)], ["xla_dump_to"] * (process_env.MAX_FLAG_NAMES + 1)) == {"xla_dump_to"}
+    scanned = tmp_path / "scanned.so"  # sparse: each name a search of all of it, past the bound together
+    with open(scanned, "wb") as handle:
+        handle.truncate(process_env.MAX_FLAG_SCAN_BYTES // 4 + 1)
+    assert process_env._names_in([str(scanned)], ["xla_a", "xla_b", "xla_c", "xla_d"]) is None
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev_zero", "missing", "sparse", "dev_null", "small"])
+def test_xla_flags_naming_a_file_jax_would_hang_on_is_said_and_never_tried(machine: Machine, tmp_path: Path,
+                                                                           kind: str) -> None:
+    """XLA reads an XLA_FLAGS that does not start with '-' as the name of a file of flags, to its end (its
+    parse_flags_from_env.cc): a FIFO hangs every JAX program, /dev/zero fills its memory, a missing file ends it. Said
+    (CD411, by XLA's rule) and unset by fix; no child of the doctor runs JAX with it (one would hang or fill the
+    machine's memory). /dev/null and a small file of flags are files XLA reads as it should."""
+    import os
+
+    from tests.test_process_env import check_after, jax_install, plan_lines
+
+    gpu_machine(machine, tmp_path, gpus=1)
+    site = python_env(machine, tmp_path)
+    jax_install(site)
+    path = tmp_path / "flags"
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "sparse":
+        with open(path, "wb") as handle:
+            handle.truncate(1 << 30)
+    elif kind == "small":
+        path.write_text("--xla_gpu_autotune_level=0\n")
+    value = {"dev_zero": "/dev/zero", "dev_null": "/dev/null"}.get(kind, str(path))
+    machine.env["XLA_FLAGS"] = value
+    report = machine.check_json("--deep")
+    said = [f for f in report["findings"] if f["code"] == "CD411" and "file of flags" in f["detail"]]
+    if kind in ("dev_null", "small"):
+        assert not said, said
+        return
+    [found] = said
+    assert found["severity"] == "error" and found["evidence"] == "rule" and value in found["detail"], found
+    [jax] = [f for f in report["frameworks"] if f["name"] == "jax"]
+    assert jax["details"]["deep"]["error"].startswith("importing jax was not tried"), jax["details"]
+    if kind == "fifo":  # the closed loop once: the plan's line sourced, check again clean of it
+        lines = plan_lines(machine)
+        assert "unset XLA_FLAGS" in lines, lines
+        assert not [f for f in check_after(machine, lines)["findings"] if f["code"] == "CD411"]
+
+
 # --- fix verifies its steps before it prints them -------------------------------------------------------------------
 
 # a torch whose import does what the real one does with its cuDNN (loads its wheel's front library by full path) and

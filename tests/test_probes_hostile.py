@@ -18,7 +18,7 @@ import pytest
 
 from tests.conftest import Machine, Result, codes
 from tests.fakes.build import fake_cudnn
-from tests.test_frameworks import FAKE_TORCH, install_torch, python_env
+from tests.test_frameworks import FAKE_TORCH, install_torch, python_env, real_python_sees
 
 
 def marked(machine: Machine) -> str:
@@ -78,6 +78,36 @@ def test_a_library_that_daemonises_neither_hangs_check_nor_outlives_it(machine: 
         assert survivors(mark) == []
     finally:
         for pid in survivors(mark):
+            os.kill(pid, 9)
+
+
+def test_a_daemon_that_clears_its_environment_does_not_outlive_check(machine_process: Machine, tmp_path: Path) -> None:
+    """Its load-time code detaches a process (fork, setsid, fork) that execs with no environment at all: no token
+    marks it, its parent is gone. The doctor's command is the subreaper of what it starts: the orphan is its own
+    child, killed when the batch ends (a program that calls the doctor in-process keeps its own settings)."""
+    machine = machine_process
+    name = f"cudnn-doctor-test-daemon-{uuid.uuid4().hex}"
+    fake_cudnn(tmp_path / "daemon", version=90100, daemon=3)
+    machine.add_library_path(tmp_path / "daemon")
+    machine.env["FAKE_DAEMON_NAME"] = name
+
+    def left() -> list[int]:
+        found = []
+        for entry in os.listdir("/proc"):
+            try:
+                if entry.isdigit() and Path(f"/proc/{entry}/cmdline").read_bytes().startswith(name.encode()):
+                    found.append(int(entry))
+            except OSError:
+                continue
+        return found
+
+    try:
+        report = machine.check_json()
+        [install] = report["cudnn"]
+        assert install["version"] == "9.1.0" and not install["timed_out"], install
+        assert left() == []
+    finally:
+        for pid in left():
             os.kill(pid, 9)
 
 
@@ -537,3 +567,35 @@ def test_strays_are_looked_for_among_the_processes_started_since_the_batch_began
         assert older.wait(timeout=10) == -9
     finally:
         older.kill()
+
+
+def test_a_doctor_killed_with_sigkill_leaves_no_deep_child_running(machine_process: Machine, tmp_path: Path) -> None:
+    """SIGKILL can clean nothing: the children of the doctor's own scripts die with it (PR_SET_PDEATHSIG), where a
+    framework import that hangs ran on for ever."""
+    import signal
+
+    machine = machine_process
+    mark = marked(machine)
+    site = python_env(machine, tmp_path)
+    install_torch(site)
+    started = tmp_path / "importing"
+    (site / "torch" / "__init__.py").write_text(f"open({str(started)!r}, 'w').close()\nimport time\ntime.sleep(600)\n")
+    real_python_sees(site, tmp_path)
+    doctor = subprocess.Popen([sys.executable, "-m", "cudnn_doctor", "check", "--deep", "--json"], env=machine.env,
+                              cwd=machine.cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              stdin=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while not started.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert started.exists() and survivors(mark)
+        doctor.send_signal(signal.SIGKILL)
+        doctor.wait(timeout=10)
+        deadline = time.monotonic() + 10
+        while survivors(mark) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert survivors(mark) == []
+    finally:
+        doctor.kill()
+        for pid in survivors(mark):
+            os.kill(pid, 9)

@@ -469,6 +469,8 @@ def test_a_ptxas_on_path_too_old_for_xlas_target_is_an_error_the_plan_takes_off_
     assert said["severity"] == "error" and said["evidence"] == "rule" and "sm_90a" in said["detail"], said
     lines = plan_lines(machine)
     assert any(line.startswith("export PATH=") and str(tools) not in line for line in lines), lines
+    # the rest of PATH kept: the line once wrote LD_LIBRARY_PATH's folders as PATH, and a shell lost every command
+    assert f"export PATH={machine.env['PATH'].split(':', 1)[1]}" in lines, lines
     assert "CD206" not in codes(check_after(machine, lines))
 
 
@@ -591,7 +593,28 @@ def test_a_pythonpath_folder_holding_a_package_the_framework_imports_is_a_warnin
     assert said["severity"] == "warning" and "jax_plugins" in said["detail"], said
     lines = plan_lines(machine)
     assert any(line.startswith("export PYTHONPATH=") and str(shadow) not in line for line in lines)
+    assert f"export PYTHONPATH={machine.env['PYTHONPATH'].split(':', 1)[1]}" in lines, lines  # the rest kept
     assert "CD409" not in codes(check_after(machine, lines))
+
+
+def test_an_empty_folder_named_like_a_regular_package_shadows_nothing(machine: Machine, tmp_path: Path) -> None:
+    """Python takes a folder without __init__.py as a namespace portion and goes on looking: torch/ (regular, with
+    its __init__.py) in site-packages wins over an empty torch/ earlier on PYTHONPATH, and loses to a torch/ with an
+    __init__.py (or a torch.py) after it. The shadow named is the one that imports."""
+    from tests.test_frameworks import install_torch
+
+    site = python_env(machine, tmp_path)
+    install_torch(site)
+    (site / "torch" / "__init__.py").write_text("")
+    empty, regular = tmp_path / "empty", tmp_path / "regular"
+    (empty / "torch").mkdir(parents=True)
+    (regular / "torch").mkdir(parents=True)
+    (regular / "torch" / "__init__.py").write_text("")
+    machine.env["PYTHONPATH"] = f"{empty}:{regular}:{machine.env['PYTHONPATH']}"
+    said = finding(machine.check_json(), "CD409")
+    assert str(regular) in said["detail"] and str(empty) not in said["detail"], said
+    machine.env["PYTHONPATH"] = f"{empty}:{machine.env['PYTHONPATH'].split(':', 2)[2]}"
+    assert "CD409" not in codes(machine.check_json())
 
 
 @pytest.mark.parametrize("kind", ["cut", "foreign"])

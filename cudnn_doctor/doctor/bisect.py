@@ -193,7 +193,7 @@ def cure_for(report: Report, env: dict[str, str], run: Runner = run_frameworks) 
                and failed(f.details["deep"])]  # type: ignore[arg-type]
     if not failing:
         return None
-    variant, _ = curing(failing, env, run)
+    variant, _ = curing(failing, env, run, said_before=[str(failed(f.details["deep"])) for f in failing])  # type: ignore[arg-type]
     if variant is None:
         return None
     said = "; ".join(f"{f.name}: {failed(f.details['deep'])}"[:300] for f in failing)  # type: ignore[arg-type]
@@ -213,11 +213,16 @@ BUDGET_S = 45.0  # the variants tried one after another (one GPU: JAX children s
 # other's preallocated memory) until one cures or this is spent
 
 
+START_HANG = "did not start within"  # probes/deep.py's words for a child whose Python never came up
+
+
 def curing(failing: list[Framework], env: dict[str, str], run: Runner,
-           candidates: list[Variant] | None = None, budget_s: float = BUDGET_S) -> tuple[Variant | None, dict[str, str]]:
+           candidates: list[Variant] | None = None, budget_s: float = BUDGET_S,
+           said_before: list[str] | None = None) -> tuple[Variant | None, dict[str, str]]:
     """The first variant (in VARIANTS' order) under which every FAILING framework works, the failing frameworks of
     one variant side by side, one variant after another within BUDGET_S; and what each variant left the frameworks
-    saying (words, for `tried`)."""
+    saying (words, for `tried`). SAID_BEFORE: what they said with ENV (where Python itself never started, the
+    parts that act before the framework are tried first)."""
     import time
 
     from cudnn_doctor.plan.shell import apply_changes
@@ -233,7 +238,11 @@ def curing(failing: list[Framework], env: dict[str, str], run: Runner,
             said[variant.words] = "; ".join(f"{f.name}: {str(answers[f.name].get('error'))[:160]}" for f in still)
         return not still
 
-    tried = candidates if candidates is not None else variants(env)
+    tried = list(candidates if candidates is not None else variants(env))
+    if said_before and all(START_HANG in words for words in said_before):
+        # Python itself did not come up (a sitecustomize, a .pth file, a preloaded library hangs): only what runs
+        # before the framework can be the cause, so those parts first, each child bounded by the start timeout
+        tried.sort(key=lambda variant: variant.kind not in ("pythonpath", "preload"))
     for variant in tried:
         if time.monotonic() > ends:
             said[variant.words] = "not tried: the time for trying was spent"

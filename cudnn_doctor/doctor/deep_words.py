@@ -15,7 +15,8 @@ def codes_named(report: Report) -> dict[str, tuple[str, ...]]:
     named: dict[str, tuple[str, ...]] = {}
     for framework in report.frameworks:
         deep = framework.details.get("deep")
-        if isinstance(deep, dict) and isinstance(deep.get("error"), str) and deep["error"].strip():
+        if isinstance(deep, dict) and isinstance(deep.get("error"), str) and deep["error"].strip() \
+                and not deep.get("not_run"):
             named[framework.name] = codes_in(deep["error"])
     return named
 

@@ -150,9 +150,10 @@ def _plan_treatment(report: Report, home: str, python: str | None, requirements:
         return
     from cudnn_doctor.plan.fixes import with_fixes
     from cudnn_doctor.plan.planner import Setting, make_plan
+    from cudnn_doctor.plan.shell import folders_of
 
     report.plan = make_plan(report, report.findings, Setting(home, python, tuple(requirements)))
-    report.findings = with_fixes(report.findings, report.plan, report.ld_library_path)
+    report.findings = with_fixes(report.findings, report.plan, folders_of(report))
 
 
 def resolve_check_settings(select: list[str], ignore: list[str], strict: bool | None, require: list[str],

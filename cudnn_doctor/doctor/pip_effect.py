@@ -13,7 +13,7 @@ import os
 import time
 from typing import Any
 
-from cudnn_doctor.child import run_child
+from cudnn_doctor.child import run_child, with_stdio
 
 # Run by the environment's own interpreter: for each name, the distribution it resolves (the first on its sys.path,
 # as an import would find it) and where; its own site-packages and its user site.
@@ -28,8 +28,10 @@ for dist in metadata.distributions():
 user = site.getusersitepackages() if hasattr(site, "getusersitepackages") else ""
 answer = json.dumps({"paths": [p for p in (sysconfig.get_path("purelib"), sysconfig.get_path("platlib")) if p],
                      "user_site": os.path.realpath(user) if user else "", "found": seen})
-fd = os.environ.get("CUDNN_DOCTOR_ANSWER_FD", "")
-os.write(int(fd), answer.encode()) if fd.isdigit() else print(answer)
+data = answer.encode()
+fd = _stdio["answer_fd"]()
+while data:
+    data = data[os.write(fd, data):]
 """
 
 _TAKES_VALUE = {"-i", "--index-url", "--extra-index-url", "-f", "--find-links", "-c", "--constraint", "-r",
@@ -66,7 +68,7 @@ def unverified(argv: tuple[str, ...], env: dict[str, str]) -> str | None:
     verb, wanted = requirements_of(argv)
     if verb not in ("install", "uninstall") or not wanted:
         return None
-    answer = run_child((argv[0], "-c", _ASK), env, time.monotonic() + VERIFY_TIMEOUT_S, what=argv[0],
+    answer = run_child((argv[0], "-c", with_stdio(_ASK)), env, time.monotonic() + VERIFY_TIMEOUT_S, what=argv[0],
                        answer_channel=True)
     try:
         seen: dict[str, Any] = json.loads(answer.answer)

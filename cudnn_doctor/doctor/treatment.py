@@ -22,7 +22,7 @@ from cudnn_doctor.doctor.diagnosis import Diagnosis, diagnose
 from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.model import Report
 from cudnn_doctor.plan.actions import CONDA, ENV, INSTALL, PIP, PLAN_SCHEMA, Action, EnvChange, Plan
-from cudnn_doctor.plan.shell import apply_changes, plan_json
+from cudnn_doctor.plan.shell import apply_changes, folders_of, plan_json
 
 ACTION_TIMEOUT_S = 3600.0  # a pip install of a framework with its CUDA wheels takes minutes, not hours
 
@@ -44,7 +44,7 @@ class Treatment:
         return 1 if self.plan.actions else 0
 
     def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"schema": PLAN_SCHEMA, **plan_json(self.plan, self.report.ld_library_path),
+        data: dict[str, Any] = {"schema": PLAN_SCHEMA, **plan_json(self.plan, folders_of(self.report)),
                                 "before": summary_of(self.report)}
         if self.results:
             for entry, result in zip(data["actions"], self.results, strict=False):
@@ -69,7 +69,8 @@ def _writable(changes: tuple[EnvChange, ...], env: Mapping[str, str]) -> bool:
     from cudnn_doctor.plan.shell import env_lines
     from cudnn_doctor.variables import loader_folders
 
-    current = [folder for folder in loader_folders(env.get("LD_LIBRARY_PATH", "")) if folder]
+    current = {"LD_LIBRARY_PATH": [folder for folder in loader_folders(env.get("LD_LIBRARY_PATH", "")) if folder],
+               **{name: env[name].split(os.pathsep) for name in ("PATH", "PYTHONPATH") if env.get(name)}}
     return any(not line.startswith(("#", "rem ")) for line in env_lines(changes, current, "bash"))
 
 

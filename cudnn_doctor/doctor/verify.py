@@ -21,10 +21,10 @@ from cudnn_doctor.doctor.bisect import run_frameworks as _run
 from cudnn_doctor.doctor.diagnosis import Diagnosis
 from cudnn_doctor.model import Framework, Report
 from cudnn_doctor.plan.actions import ENV, Action, EnvChange, Plan
+from cudnn_doctor.plan.process_env import CURE_SOURCES
 
 WORK = {"torch": "its cuDNN convolution and LSTM", "jax": "its convolution", "tensorflow": "its GPU listing"}
 NAMES = {"torch": "PyTorch", "jax": "JAX", "tensorflow": "TensorFlow"}
-LOADER_SOURCE = "ld.so(8): LD_LIBRARY_PATH comes before each library's own RUNPATH"
 
 
 def _runnable(report: Report) -> list[Framework]:
@@ -87,10 +87,21 @@ def verify_plan(report: Report, plan: Plan, env: dict[str, str],
     candidates = ([Variant("loader", "LD_LIBRARY_PATH and LD_PRELOAD without what brings CUDA or cuDNN libraries",
                            alternative)] if alternative is not None else []) + [
         v for v in variants(env) if v.changes != alternative]
-    variant, _ = curing(failing, env, run, candidates)
+    variant, _ = curing(failing, env, run, candidates, said_before=[str(_failed(before[f.name])) for f in failing])
+    if variant is not None and changes and variant.kind != "loader":
+        # the plan's lines treat findings of their own (a FIFO named libcuda.so.1 on the path, which the failing
+        # framework's work never touched): kept beside the part that cures, where the frameworks work with both
+        both = run(failing, *_trial(changes + variant.changes, env))
+        if not any(both.get(f.name, {}).get("error") for f in failing):
+            words = _cured_words(failing, "these lines and the plan's others")
+            if {c.variable for c in variant.changes} & {c.variable for c in changes}:
+                # one variable changed by both (two folders out of LD_LIBRARY_PATH): one step, whose line writes the
+                # value both make; two lines would each write a whole value, the second undoing the first
+                return _replaced(plan, changes + variant.changes, words, report, variant.words, variant.kind)
+            return _added(plan, variant, words, report)
     if variant is not None:
         return _replaced(plan, variant.changes, _cured_words(failing, "these lines"), report,
-                         None if variant.kind == "loader" else variant.words)
+                         None if variant.kind == "loader" else variant.words, variant.kind)
     others = ("; none of these cured it either: " + ", ".join(v.words for v in candidates)) if candidates else ""
     if not changes:
         tried = f"nothing in this plan can be tried without installing; here {said}{others}"
@@ -121,8 +132,26 @@ def _marked(plan: Plan, words: str, only_env: bool = False) -> Plan:
     return replace(plan, actions=tuple(actions))
 
 
+def _added(plan: Plan, variant: Variant, words: str, report: Report) -> Plan:
+    """PLAN with one step of VARIANT's changes first, verified with the plan's own environment steps (kept, verified
+    with it): it resolves the errors those steps do not."""
+    env_actions = [a for a in plan.actions if a.kind == ENV]
+    covered = {code for a in env_actions for code in a.resolves}
+    errors = [f for f in report.findings if f.severity == "error" and f.code not in covered]
+    one = Action(ENV, tuple(dict.fromkeys(f.code for f in errors)), f"{variant.words}: the failing frameworks ran in "
+                 "a child with this change and the plan's other lines in force (those alone did not cure them)",
+                 CURE_SOURCES.get(variant.kind, CURE_SOURCES["variable"]), env=variant.changes,
+                 findings=tuple(dict.fromkeys((f.code, f.subject) for f in errors)), verified=words)
+    cured = set(one.resolves)
+    others = [replace(a, verified=words) if a.kind == ENV else
+              replace(a, verified="not verified here: it installs or changes files; `cudnn-doctor fix --yes` checks "
+                                  "again after it") for a in plan.actions
+              if a.kind == ENV or not (a.resolves and set(a.resolves) <= cured)]
+    return replace(plan, actions=(one, *others))
+
+
 def _replaced(plan: Plan, alternative: tuple[EnvChange, ...], words: str, report: Report,
-              what: str | None = None) -> Plan:
+              what: str | None = None, kind: str = "loader") -> Plan:
     """PLAN with its environment steps replaced by one step of ALTERNATIVE's changes, verified, first: it resolves
     what the plan's environment steps did, and the errors (the frameworks that failed ran with it)."""
     env_actions = [a for a in plan.actions if a.kind == ENV]
@@ -135,7 +164,8 @@ def _replaced(plan: Plan, alternative: tuple[EnvChange, ...], words: str, report
                                  "their own (an empty LD_LIBRARY_PATH entry is the working folder): each framework "
                                  "then loads the copies it was installed with") + (
                                     " (the plan's first lines were tried here and did not cure it)"
-                                    if env_actions else ""), LOADER_SOURCE, env=alternative,
+                                    if env_actions else ""), CURE_SOURCES.get(kind, CURE_SOURCES["variable"]),
+                 env=alternative,
                  findings=found, verified=words)
     # a step that only resolves errors this one was seen to cure is not needed (a reinstall of a copy that is whole)
     cured = {f.code for f in errors}

@@ -66,6 +66,7 @@ class ImageFiles:
     notes: list[str] = field(default_factory=list)  # what was refused or skipped, in words
     bytes_read: int = 0
     small_bytes: int = 0  # the small files' text kept so far (MAX_SMALL_TOTAL)
+    kept: int = 0  # the entries kept so far, every layer read (MAX_ENTRIES)
 
     def note(self, text: str) -> None:
         if len(self.notes) < MAX_NOTES:
@@ -80,11 +81,33 @@ def max_layer_bytes() -> int:
     return int(number("CUDNN_DOCTOR_IMAGE_MAX_LAYER_BYTES", DEFAULT_MAX_LAYER_BYTES))
 
 
+@dataclass
+class _LayerFiles:
+    """What one layer holds that matters, before it is merged over the layers below."""
+
+    deleted: list[str] = field(default_factory=list)  # whiteouts: what it removes from the layers below
+    opaque: list[str] = field(default_factory=list)  # folders of which it keeps only what it adds
+    added: dict[str, Entry] = field(default_factory=dict)
+    site_packages: set[str] = field(default_factory=set)
+    libraries_under_site: set[str] = field(default_factory=set)
+
+
 def read_layers(parts: ImageParts, framework_libraries: tuple[str, ...]) -> ImageFiles:
-    """Every layer of PARTS, lowest first, merged."""
+    """Every layer of PARTS, merged lowest first. Each is read in the order its blob lies in an archive compressed as
+    a whole (docker save | gzip stores them by name, not in their order): one forward pass through it, where reading
+    them in their own order went back to its start for each, and past 40 layers past the decompression bound."""
     files = ImageFiles()
-    for index, layer in enumerate(parts.layers):
-        _read_layer(parts.reference, index, layer, files, framework_libraries)
+    order = list(range(len(parts.layers)))
+    try:
+        where = [layer.position() if layer.position is not None else index for index, layer in enumerate(parts.layers)]
+        order.sort(key=lambda index: (where[index], index))
+    except DoctorError:  # a layer the archive does not hold: said where it is read, in its own order
+        pass
+    read: dict[int, _LayerFiles] = {}
+    for index in order:
+        read[index] = _read_layer(parts.reference, index, parts.layers[index], files, framework_libraries)
+    for index in range(len(parts.layers)):
+        _merge(files, read.pop(index))
     return files
 
 
@@ -130,7 +153,9 @@ class _Declared:
             close()
 
 
-def _read_layer(ref: str, index: int, layer: Layer, files: ImageFiles, framework_libraries: tuple[str, ...]) -> None:
+def _read_layer(ref: str, index: int, layer: Layer, files: ImageFiles,
+                framework_libraries: tuple[str, ...]) -> _LayerFiles:
+    """What layer INDEX holds that matters (FILES keeps the counts and notes of every layer read)."""
     limit = max_layer_bytes()
     raw: Any = layer.open()
     if layer.size is not None:
@@ -138,9 +163,8 @@ def _read_layer(ref: str, index: int, layer: Layer, files: ImageFiles, framework
     algorithm, _, expected = layer.digest.partition(":")
     hashing = _Hashing(raw, algorithm) if algorithm in ("sha256", "sha512") and expected else None
     stream = hashing if hashing is not None else raw
-    deleted: list[str] = []  # whiteouts: what this layer removes from the layers below
-    opaque: list[str] = []
-    added: dict[str, Entry] = {}
+    own = _LayerFiles()
+    deleted, opaque, added = own.deleted, own.opaque, own.added
     what = f"layer {index + 1} ({layer.digest[:19]})"
     try:
         head = stream.read(4)
@@ -192,15 +216,15 @@ def _read_layer(ref: str, index: int, layer: Layer, files: ImageFiles, framework
                 continue
             if member.isdir():
                 if SITE.match(name):
-                    files.site_packages.add(name)
+                    own.site_packages.add(name)
                 continue
             entry = _entry(member, index)
             if entry is None:
                 continue
-            kind = _wanted(name, files, framework_libraries)
+            kind = _wanted(name, own, framework_libraries)
             if kind is None:
                 continue
-            if len(files.entries) + len(added) >= MAX_ENTRIES and name not in added:
+            if files.kept + len(added) >= MAX_ENTRIES and name not in added:
                 files.note(f"{what}: more than {MAX_ENTRIES} files that matter; the rest was not read")
                 continue
             if kind == "small" and entry.kind == "file":
@@ -231,7 +255,8 @@ def _read_layer(ref: str, index: int, layer: Layer, files: ImageFiles, framework
     if hashing is not None and hashing.count <= limit and hashing.hash.hexdigest() != expected:
         raise DoctorError(f"image {ref}: {what} does not match its digest", exit_code=2,
                           fix="the image is damaged or was changed: save or push it again", code="CD005")
-    _merge(files, index, deleted, opaque, added)
+    files.kept += len(added)
+    return own
 
 
 def _can_hold(size: int | None, gzipped: bool) -> int | None:
@@ -242,12 +267,12 @@ def _can_hold(size: int | None, gzipped: bool) -> int | None:
     return DEFLATE_MAX_RATIO * size + (1 << 16) if gzipped else size
 
 
-def _merge(files: ImageFiles, index: int, deleted: list[str], opaque: list[str], added: dict[str, Entry]) -> None:
+def _merge(files: ImageFiles, layer: _LayerFiles) -> None:
     """A layer's whiteouts remove from the layers below it (OCI image spec, 'Representing Changes'), then its files.
     Each path is looked up by its folders in sets of what is gone: linear, where 30,000 whiteouts against every path
     took 45 s."""
-    gone = set(deleted)
-    cleared = set(opaque)  # an opaque folder keeps only what this layer adds under it
+    gone = set(layer.deleted)
+    cleared = set(layer.opaque)  # an opaque folder keeps only what this layer adds under it
 
     def removed(path: str, whiteouts_only: bool = False) -> bool:
         parts = path.split("/")
@@ -260,7 +285,9 @@ def _merge(files: ImageFiles, index: int, deleted: list[str], opaque: list[str],
     if gone or cleared:
         files.entries = {path: entry for path, entry in files.entries.items() if not removed(path)}
         files.site_packages = {site for site in files.site_packages if not removed(site, whiteouts_only=True)}
-    files.entries.update(added)
+    files.entries.update(layer.added)
+    files.site_packages |= layer.site_packages
+    files.libraries_under_site |= layer.libraries_under_site
 
 
 def _entry(member: tarfile.TarInfo, index: int) -> Entry | None:
@@ -271,7 +298,7 @@ def _entry(member: tarfile.TarInfo, index: int) -> Entry | None:
     return None
 
 
-def _wanted(name: str, files: ImageFiles, framework_libraries: tuple[str, ...]) -> str | None:
+def _wanted(name: str, files: _LayerFiles, framework_libraries: tuple[str, ...]) -> str | None:
     """"small" for a file whose text is read, "name" for one whose name (and link) is enough, else None."""
     if LIBRARY.match(os.path.basename(name)):
         return "name"

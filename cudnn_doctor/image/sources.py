@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import io
 import json
 import os
 import re
@@ -125,6 +126,9 @@ class Layer:
     media_type: str
     size: int | None
     open: Callable[[], IO[bytes]]  # a stream of the layer blob (compressed as its media type says)
+    # where its blob lies in an archive compressed as a whole (layers are read in this order, the one forward pass
+    # such an archive allows, and merged in theirs); None: wherever (a folder, a registry)
+    position: Callable[[], int] | None = None
 
 
 @dataclass
@@ -223,7 +227,8 @@ def _too_many_layers(ref: str, count: int) -> None:
                              "most 128 lower layers)")
 
 
-def _layers_of(ref: str, manifest: dict[str, Any], opener: Callable[[str], IO[bytes]]) -> list[Layer]:
+def _layers_of(ref: str, manifest: dict[str, Any], opener: Callable[[str], IO[bytes]],
+               position: Callable[[str], int] | None = None) -> list[Layer]:
     layers = []
     _too_many_layers(ref, len(_list(manifest.get("layers"))))
     for entry in _list(manifest.get("layers")):
@@ -231,7 +236,8 @@ def _layers_of(ref: str, manifest: dict[str, Any], opener: Callable[[str], IO[by
             raise bad_image(ref, "a layer entry that is not an object")
         digest = _checked_digest(ref, entry.get("digest"))
         size = entry.get("size") if isinstance(entry.get("size"), int) else None
-        layers.append(Layer(digest, _text(entry.get("mediaType")) or "", size, functools.partial(opener, digest)))
+        layers.append(Layer(digest, _text(entry.get("mediaType")) or "", size, functools.partial(opener, digest),
+                            functools.partial(position, digest) if position is not None else None))
     return layers
 
 
@@ -261,11 +267,18 @@ class _FolderBlobs:
         return os.path.isfile(os.path.join(self.root, name))
 
 
+# the small members of an archive (manifests, configurations, index.json: kilobytes) are kept as the archive is
+# listed, where the reader already is: one compressed as a whole then goes back to its start for none of them
+SMALL_MEMBERS_TOTAL = 32 << 20
+
+
 class _TarBlobs:
     def __init__(self, path: str, archive: tarfile.TarFile) -> None:
         self.path = path
         self.archive = archive
         self.members: dict[str | None, tarfile.TarInfo] = {}
+        self.small: dict[int, bytes] = {}  # a small member's bytes, by where its data starts
+        kept = 0
         try:
             while True:
                 member = archive.next()
@@ -275,6 +288,12 @@ class _TarBlobs:
                     raise bad_image(path, f"more than {MAX_ARCHIVE_MEMBERS} members: not an image archive")
                 if _clean(member.name) is not None:
                     self.members[_clean(member.name)] = member
+                if member.isfile() and member.size <= MAX_JSON and kept + member.size <= SMALL_MEMBERS_TOTAL:
+                    stream = archive.extractfile(member)  # read from where the listing stands: no seek back
+                    data = stream.read(member.size) if stream is not None else b""
+                    if len(data) == member.size:
+                        self.small[member.offset_data] = data
+                        kept += member.size
             fileobj = archive.fileobj
             if fileobj is not None:
                 check_tar_end(fileobj, fileobj.tell())
@@ -297,6 +316,8 @@ class _TarBlobs:
         member = self._member(name)
         if member.size > limit:
             raise bad_image(self.path, f"{name} is {member.size} bytes, more than a {limit}-byte {name} can be")
+        if member.offset_data in self.small:
+            return self.small[member.offset_data]
         try:
             stream = self.archive.extractfile(member)
             data = stream.read() if stream else b""
@@ -308,10 +329,17 @@ class _TarBlobs:
         return data
 
     def open(self, name: str) -> IO[bytes]:
-        stream = self.archive.extractfile(self._member(name))
+        member = self._member(name)
+        if member.offset_data in self.small:
+            return io.BytesIO(self.small[member.offset_data])
+        stream = self.archive.extractfile(member)
         if stream is None:
             raise bad_image(self.path, f"{name} cannot be read")
         return stream
+
+    def position(self, name: str) -> int:
+        """Where NAME's data starts in the archive (its link followed)."""
+        return int(self._member(name).offset_data)
 
     def exists(self, name: str) -> bool:
         return _clean(name) in self.members
@@ -367,7 +395,8 @@ def _oci_layout(ref: str, blobs: _FolderBlobs | _TarBlobs, source: str, arch: st
     raw_config = blobs.read(_blob_path(ref, config_digest), MAX_JSON)
     _verify(ref, raw_config, config_digest, "configuration")
     config = _json(ref, raw_config, "configuration")
-    layers = _layers_of(ref, manifest, lambda d: blobs.open(_blob_path(ref, d)))
+    layers = _layers_of(ref, manifest, lambda d: blobs.open(_blob_path(ref, d)),
+                        (lambda d: blobs.position(_blob_path(ref, d))) if isinstance(blobs, _TarBlobs) else None)
     return ImageParts(source, ref, config if isinstance(config, dict) else {}, layers, digest, notes)
 
 
@@ -375,8 +404,8 @@ def _oci_layout(ref: str, blobs: _FolderBlobs | _TarBlobs, source: str, arch: st
 
 # An archive compressed as a whole (docker save | gzip) has no random access: each member is reached by decompressing
 # up to it, from its beginning where it lies behind. The work is bounded by the archive's size, so that one that
-# inflates without end (a gzip bomb: 1,000 to 1) is refused in seconds; a real one, layers read one by one, needs
-# a few tens of times its size.
+# inflates without end (a gzip bomb: 1,000 to 1) is refused in seconds; a real one is read in two passes (listed,
+# its small members kept; then its layers in the order they lie, layers.read_layers), a few times its size.
 WHOLE_ARCHIVE_INFLATE = 64
 WHOLE_ARCHIVE_SLACK = 1 << 30
 
@@ -472,7 +501,8 @@ def _docker_archive(path: str, blobs: _TarBlobs) -> ImageParts:
         if not isinstance(name, str) or _clean(name) is None:
             raise bad_image(path, f"a layer path that climbs out of the archive ({str(name)[:80]!r})")
         member = blobs._member(name)
-        layers.append(Layer(name, "", member.size, functools.partial(blobs.open, name)))
+        layers.append(Layer(name, "", member.size, functools.partial(blobs.open, name),
+                            functools.partial(blobs.position, name)))
     tags = _list(entry.get("RepoTags"))
     reference = f"{path} ({tags[0]})" if tags and isinstance(tags[0], str) else path
     return ImageParts("docker-archive", reference, config if isinstance(config, dict) else {}, layers, None, notes)

@@ -11,7 +11,7 @@ from typing import Any
 from cudnn_doctor.knowledge.advice import advice
 from cudnn_doctor.model import Finding
 from cudnn_doctor.plan.actions import ENV, RUNNABLE, Action, Plan
-from cudnn_doctor.plan.shell import command_line, env_lines
+from cudnn_doctor.plan.shell import Folders, command_line, env_lines
 from cudnn_doctor.quoting import code_span, in_prose
 
 
@@ -30,7 +30,7 @@ def advised(findings: list[Finding] | tuple[Finding, ...]) -> list[Finding]:
     return [finding if finding.fix else replace(finding, fix=remedy(finding)) for finding in findings]
 
 
-def action_text(action: Action, current: list[str]) -> str:
+def action_text(action: Action, current: Folders) -> str:
     """One action as a sentence with its command in backticks."""
     if action.kind in RUNNABLE and action.argv:
         return code_span(command_line(action.argv))
@@ -56,7 +56,7 @@ def action_text(action: Action, current: list[str]) -> str:
     return action.text or ""
 
 
-def with_fixes(findings: list[Finding], plan: Plan, current: list[str]) -> list[Finding]:
+def with_fixes(findings: list[Finding], plan: Plan, current: Folders) -> list[Finding]:
     """FINDINGS, each with its fix: the plan's actions that resolve it, rendered; its remedy where none."""
     out = []
     for finding in findings:

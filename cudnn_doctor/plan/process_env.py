@@ -14,6 +14,18 @@ from cudnn_doctor.plan.actions import ENV, MANUAL, Action, EnvChange
 from cudnn_doctor.versions import ascii_digits
 
 LOADER_SOURCE = "ld.so(8): LD_LIBRARY_PATH is searched first, LD_PRELOAD is loaded into every program"
+# what a change of each part of the environment the bisection tries does (doctor/bisect.py's kinds): the source of
+# a line that part's change was seen to cure
+CURE_SOURCES = {
+    "preload": "ld.so(8): LD_PRELOAD's libraries are loaded into every program, before all others",
+    "library_path": LOADER_SOURCE,
+    "loader": LOADER_SOURCE,
+    "path": "execvp(3): the first program of a name on PATH is the one run (XLA runs the ptxas on PATH first)",
+    "pythonpath": "Python: the module search path (sys.path): PYTHONPATH's folders come before site-packages",
+    "limits": "getrlimit(2): a soft limit may be raised up to the hard one, by the process itself (ulimit -S)",
+    "variable": "seen here: the failing frameworks ran in a child started without this one variable, the rest of the "
+                "environment as it is (the environment bisected part by part)",
+}
 XLA_PTXAS_SOURCE = "openxla/xla tsl/platform/default/cuda_root_path.cc: PreferPtxasFromPath() (the ptxas on PATH first)"
 CUDA_ENV_SOURCE = ("CUDA C++ Programming Guide, 'CUDA Environment Variables' "
                    "(https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#cuda-environment-variables)")
@@ -30,7 +42,8 @@ def treat(work: Any) -> None:
         found = [f for f in work.open if f.values.get("cure") == cure.words]
         if found:
             work.take(found, Action(ENV, (), f"{cure.words}: the failing frameworks ran in a child with this change",
-                                    LOADER_SOURCE, env=tuple(EnvChange(v, op, value) for v, op, value in cure.changes)))
+                                    CURE_SOURCES.get(cure.kind, CURE_SOURCES["variable"]),
+                                    env=tuple(EnvChange(v, op, value) for v, op, value in cure.changes)))
     for finding in work.with_code("CD111", "CD112"):
         _driver_library(work, finding, report)
     for finding in work.with_code("CD110"):

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import base64
 import os
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Union
 
 from cudnn_doctor import quoting
 from cudnn_doctor.plan.actions import EDIT, ENV, EnvChange, Plan
@@ -43,12 +44,33 @@ def _same_windows_folder(a: str, b: str) -> bool:
     return a.replace("/", "\\").rstrip("\\").lower() == b.replace("/", "\\").rstrip("\\").lower()
 
 
-def env_lines(changes: tuple[EnvChange, ...], current: list[str], shell: str = "bash") -> list[str]:
+Folders = Union[list[str], Mapping[str, list[str]]]  # the loader's folders, or each list variable's (Report's)
+
+
+def _folders_of(current: Folders, variable: str) -> list[str] | None:
+    """VARIABLE's folders now: from CURRENT where it names each variable's (None where it does not name this one);
+    a plain list is the loader's path variable's."""
+    if isinstance(current, Mapping):
+        found = current.get(variable)
+        return list(found) if found is not None else None
+    return list(current)
+
+
+def folders_of(report: Any) -> Folders:
+    """What REPORT read of each list variable (its variable_folders); a report without them (one built by hand):
+    its loader path's folders, as every line was written before."""
+    found = getattr(report, "variable_folders", None)
+    return found if found else list(getattr(report, "ld_library_path", None) or [])
+
+
+def env_lines(changes: tuple[EnvChange, ...], current: Folders, shell: str = "bash") -> list[str]:
     """The lines that make CHANGES in SHELL. A removal writes the exact new value (read from this machine's
-    variable); a plain prepend keeps whatever the variable holds when the line runs. Where SHELL cannot hold
-    a folder's name exactly, or the variable cannot (a ':' in it), the line is a comment that says why."""
+    variable: CURRENT, the report's variable_folders); a plain prepend keeps whatever the variable holds when the
+    line runs. Where SHELL cannot hold a folder's name exactly, or the variable cannot (a ':' in it), or the
+    variable's value here is not known, the line is a comment that says why."""
     if changes and changes[0].system == "windows":
-        return windows_env_lines(changes, current, shell if shell in WINDOWS_SHELLS else "powershell")
+        folders = _folders_of(current, changes[0].variable)
+        return windows_env_lines(changes, folders or [], shell if shell in WINDOWS_SHELLS else "powershell")
     if shell in ("cmd", "user"):  # Windows' own: they set nothing a Linux program reads
         where = "cmd" if shell == "cmd" else "the Windows environment of the user"
         return [quoting.comment(shell, f"cudnn-doctor wrote no {shell} line for {variable}: {where} does not set the "
@@ -68,7 +90,12 @@ def env_lines(changes: tuple[EnvChange, ...], current: list[str], shell: str = "
                 front = ":".join(c.folder for c in reversed(mine))
                 lines.append(_prepend(shell, variable, front))
                 continue
-            folders = folders_after(mine, current, variable)
+            now = _folders_of(current, variable)
+            if now is None:  # never another variable's value in its place (PATH written as LD_LIBRARY_PATH was)
+                lines.append(quoting.comment(shell, f"cudnn-doctor wrote no {shell} line for {variable}: its value "
+                                                    "on the machine checked is not known here"))
+                continue
+            folders = folders_after(mine, now, variable)
             lines.append(_assign(shell, variable, ":".join(folders)) if folders else _unset(shell, variable))
         except quoting.CannotQuote as refusal:
             lines.append(quoting.comment(shell, f"cudnn-doctor wrote no {shell} line for {variable}: {refusal}, "
@@ -200,7 +227,7 @@ def _unset(shell: str, variable: str) -> str:
     return f"unset {variable}"
 
 
-def plan_json(plan: Plan, current: list[str]) -> dict[str, Any]:
+def plan_json(plan: Plan, current: Folders) -> dict[str, Any]:
     """The plan's part of `cudnn-doctor/plan/1` (and of the report's `plan`)."""
     actions = []
     for index, action in enumerate(plan.actions, 1):

@@ -113,6 +113,9 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     report.loader_path_real = [os.path.realpath(folder) for folder in report.loader_path]
     report.ld_library_path = ctx.library_path()
     report.ld_library_path_real = [os.path.realpath(folder) for folder in report.ld_library_path]
+    report.variable_folders = {**{name: ctx.env[name].split(os.pathsep) for name in ("PATH", "PYTHONPATH")
+                                  if ctx.env.get(name)},
+                               ctx.layout.library_path_variable: list(report.ld_library_path)}
     report.dangling_variables = dangling_variables
     libraries = _guarded(bugs, "cudnn", lambda: cudnn_probe.discover_cudnn_libraries(ctx, toolkits, cache), [])
     majors = sorted({m for m in (cudnn_probe.library_major(lib) for lib, _, _ in libraries) if m})
@@ -237,10 +240,16 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
         # the loader refused the first libnvidia-ml.so.1 (empty, foreign, cut short): the one the path names first
         library = next((os.path.join(folder, "libnvidia-ml.so.1") for folder in ctx.library_path()
                         if os.path.lexists(os.path.join(folder, "libnvidia-ml.so.1"))), None)
+    fifo = None
+    if not library and not nvml.values.get("ok") and nvml.timed_out:  # a FIFO first on the path: the loader waits
+        from cudnn_doctor.probes.process_env import fifo_first
+
+        library = fifo = fifo_first(ctx, "libnvidia-ml.so.1")
     if report.process is not None and isinstance(library, str) and library:  # NVML refused: which file, and how
         from cudnn_doctor.probes.process_env import origin
 
         report.process.nvml_library, report.process.nvml_error = library, report.nvml_error
+        report.process.nvml_fifo = fifo is not None
         report.process.nvml_via, report.process.nvml_entry = origin(library, "libnvidia-ml.so.1", ctx)
         report.process.nvml_stub = _says_stub(library)
     # --- several GPUs and NCCL (issue 42): links, NCCL's library and settings, /dev/shm; --deep: the all-reduce

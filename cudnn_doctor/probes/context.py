@@ -245,8 +245,10 @@ if (system_site or not venv) and not os.environ.get("PYTHONNOUSERSITE"):
     folders.append(site.getusersitepackages())
 paths = [p for p in sys.path if p] + [f for f in folders if os.path.isdir(f)]
 answer = json.dumps(list(dict.fromkeys(paths)))
-fd = os.environ.get("CUDNN_DOCTOR_ANSWER_FD", "")
-os.write(int(fd), answer.encode("utf-8", "surrogateescape")) if fd.isdigit() else sys.stdout.write(answer)
+data = answer.encode("utf-8", "surrogateescape")
+fd = _stdio["answer_fd"]()
+while data:
+    data = data[os.write(fd, data):]
 """
 MAX_PATHS = 10_000  # entries of an answer
 MAX_PATH_LENGTH = 4096  # PATH_MAX
@@ -304,13 +306,13 @@ def interpreter_paths(python: str, timeout: float | None = None) -> list[str]:
     started killed."""
     import json
 
-    from cudnn_doctor.child import deadline_in, run_child
+    from cudnn_doctor.child import deadline_in, run_child, with_stdio
     from cudnn_doctor.errors import DoctorError
     from cudnn_doctor.probes.library_jobs import probe_timeout
 
     timeout = probe_timeout() if timeout is None else timeout
     # through the one child runner: one deadline over its output, and all it started killed
-    answer = run_child([python, "-I", "-S", "-c", SYS_PATH_CODE], None, deadline_in(timeout),
+    answer = run_child([python, "-I", "-S", "-c", with_stdio(SYS_PATH_CODE)], None, deadline_in(timeout),
                        what=f"--python {python}", answer_channel=True)
     if answer.error and not answer.crashed and not answer.timed_out:
         raise DoctorError(f"--python {python}: cannot run it: {answer.error.split(': ', 1)[-1]}",

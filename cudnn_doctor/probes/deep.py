@@ -15,6 +15,7 @@ from pathlib import Path
 
 from cudnn_doctor.child import ChildBatch, ChildRequest, deadline_in, timeout_from_env
 from cudnn_doctor.model import CudnnInstall, Framework
+from cudnn_doctor.probes.xla_flags import flags_file
 
 CHILD = str(Path(__file__).resolve().parents[1] / "_deep_child.py")
 # python -c BOOT CHILD ARGS...: CHILD run as a script would be, without "" (the working folder) or CHILD's own folder
@@ -22,6 +23,10 @@ CHILD = str(Path(__file__).resolve().parents[1] / "_deep_child.py")
 BOOT = ("import sys; sys.path[:] = [p for p in sys.path if p not in ('', '.')]; sys.argv = sys.argv[1:]; "
         "__file__ = sys.argv[0]; exec(compile(open(__file__, 'rb').read(), __file__, 'exec'))")
 DEFAULT_TIMEOUT_S = 180.0
+# the child's Python up (its site-packages and PYTHONPATH read, their sitecustomize and .pth files run) and saying so
+# on its answer channel: a second or two where they are large; one that hangs there is cut off at this, not at the
+# import's whole timeout
+START_TIMEOUT_S = 15.0
 
 
 def interpreter_for(site_packages: str) -> str | None:
@@ -64,6 +69,11 @@ class DeepImports:
             if python is None:
                 self.early[number] = {"error": f"no Python interpreter found for {site or framework.location}"}
                 continue
+            hostile = flags_file(env.get("XLA_FLAGS")) if framework.name == "jax" else None
+            if hostile is not None:  # JAX would hang or fill its memory reading it: never tried, the rule says it
+                self.early[number] = {"error": f"importing jax was not tried: XLA_FLAGS names {hostile[0]}, "
+                                               f"{hostile[1]}", "not_run": True}
+                continue
             self.index[number] = len(requests)
             # as a program of the user's starts: PYTHONPATH and the user's site-packages in force (they can shadow
             # the installed framework, and that is what programs get), but from "/" and without the working folder
@@ -74,7 +84,8 @@ class DeepImports:
 
                 sets = "; ".join(f"ulimit -S {option} {shlex.quote(value)}" for option, value in limits)
                 argv = ("/bin/sh", "-c", f'{sets}; exec "$@"', "sh", *argv)
-            requests.append(ChildRequest(argv, env, self.timeout, f"importing {framework.name}", answer_channel=True))
+            requests.append(ChildRequest(argv, env, self.timeout, f"importing {framework.name}", answer_channel=True,
+                                         start_timeout=min(START_TIMEOUT_S, self.timeout)))
         self.names = [f.name for f in frameworks]
         self.batch = ChildBatch(requests, deadline=deadline_in(self.timeout), parallel=len(requests) or 1)
 
@@ -84,6 +95,10 @@ class DeepImports:
             return self.early[number]
         answer = self.batch.answer(self.index[number])
         name = self.names[number]
+        if answer.timed_out and (answer.error or "").startswith("did not start"):  # a failure of the environment:
+            return {"error": f"{name}'s Python did not start within {min(START_TIMEOUT_S, self.timeout):g} s: its "
+                             "start-up hangs (a sitecustomize or usercustomize module, or a .pth file, on PYTHONPATH "
+                             f"or in site-packages), before {name} is imported"}  # the bisection finds which part
         if answer.timed_out:
             return {"error": f"importing {name} did not finish within {self.timeout:g} s"}
         if answer.values is None and answer.crashed:  # the framework's own work killed it: its failure, not ours

@@ -10,8 +10,10 @@ copy will open, resolved as the loader resolves it and read as ELF. Never judges
 
 from __future__ import annotations
 
+import mmap
 import os
 import re
+import stat
 from dataclasses import replace
 
 from cudnn_doctor.elf import ElfError, read_elf, read_exported_u32
@@ -31,6 +33,7 @@ from cudnn_doctor.probes.context import SearchContext
 from cudnn_doctor.probes.library_jobs import Job
 from cudnn_doctor.probes.loader import resolve_like_loader
 from cudnn_doctor.probes.settings import read_settings
+from cudnn_doctor.probes.xla_flags import flags_file
 from cudnn_doctor.versions import ascii_digits, decode_cuda, release_in_file_name, version_tuple
 
 CUDA_JOB = Job("cuda", "libcuda.so.1")  # dlopen'd by soname, as every CUDA program opens it
@@ -254,7 +257,7 @@ def python_shadows(env: dict[str, str], frameworks: list[Framework],
             for entry in entries:
                 if os.path.realpath(entry) == os.path.realpath(site) if site else False:
                     break
-                if os.path.isdir(os.path.join(entry, package)) or os.path.isfile(os.path.join(entry, package + ".py")):
+                if _imports_from(entry, package, site):
                     found.append((entry, package, framework.name, "PYTHONPATH"))
                     break
     return tuple(found)
@@ -280,6 +283,18 @@ def _working_folder_shadows(cwd: str | None, frameworks: list[Framework]) -> lis
             if module in wanted:
                 found.append((cwd, module, framework.name, "working folder"))
     return found[:16]
+
+
+def _imports_from(entry: str, package: str, site: str) -> bool:
+    """Whether Python's import of PACKAGE takes it from the folder ENTRY (on PYTHONPATH, before SITE): a regular
+    package (its __init__.py) or a module there wins; a folder without __init__.py is a namespace portion, which
+    Python passes over for a regular package later on the path, and merges with one that is a namespace too."""
+    folder = os.path.join(entry, package)
+    if os.path.isfile(os.path.join(folder, "__init__.py")) or os.path.isfile(folder + ".py"):
+        return True
+    if not os.path.isdir(folder):
+        return False
+    return not (site and os.path.isfile(os.path.join(site, package, "__init__.py")))
 
 
 def read_process_view(ctx: SearchContext, answer: LibraryProbe | None, gpus: list[Gpu],
@@ -324,6 +339,10 @@ def read_process_view(ctx: SearchContext, answer: LibraryProbe | None, gpus: lis
         load_error=answer.error if answer is not None and not answer.loaded else None,
         probe_failure=(answer.error or "ended without an answer") if answer is not None and (
             answer.crashed or answer.timed_out) and not (answer.error or "").startswith("not started") else None,
+        libcuda_fifo=fifo_first(ctx, "libcuda.so.1") if answer is not None and answer.timed_out else None,
+        xla_flags_file=flags_file(ctx.env.get("XLA_FLAGS")),
+        closed_descriptors=values.get("closed_descriptors") if isinstance(values.get("closed_descriptors"), str)
+        else None,
         visible=visible,
         visible_from=visible_from,
         cuda_visible_devices=value,
@@ -341,6 +360,21 @@ def read_process_view(ctx: SearchContext, answer: LibraryProbe | None, gpus: lis
         python_shadows=python_shadows(ctx.env, frameworks, ctx.cwd),
         broken_cuda=broken_cuda_on_path(ctx),
     )
+
+
+def fifo_first(ctx: SearchContext, soname: str) -> str | None:
+    """The FIFO the loader opens for SONAME, where the first file of that name on LD_LIBRARY_PATH is one (its link
+    followed): ld.so opens it and waits for a writer for ever (seen: `LD_PRELOAD=FIFO /bin/true` hangs), so every
+    program that loads SONAME hangs at start. None where the first such file is another (a library, or one the
+    loader refuses and skips) or there is none."""
+    for folder in ctx.library_path():
+        candidate = os.path.join(folder or ".", soname)
+        try:
+            mode = os.stat(candidate).st_mode
+        except (OSError, ValueError):
+            continue
+        return candidate if stat.S_ISFIFO(mode) else None
+    return None
 
 
 def _status_name(status: object) -> str | None:
@@ -619,20 +653,59 @@ def xla_flags_known(value: str | None, frameworks: list[Framework]) -> dict[str,
     return {"xla_flags_unknown": tuple(name for name in names if name not in found), "xla_flag_files": tuple(files)}
 
 
-def names_in(files: list[str], names: list[str]) -> set[str] | None:
-    """Which NAMES appear, as whole words, in the bytes of FILES (mapped, not read into memory); None where a file
-    cannot be read."""
-    import mmap
+# bounds on asking jaxlib's own files for the names of XLA_FLAGS: a real jaxlib's libraries are a few hundred MB each;
+# a user's XLA_FLAGS names a few flags. Past them (a sparse file of 100 GiB named like one, 20,000 flags) the files
+# say nothing, and the child that runs JAX with XLA_FLAGS (probes/xla_flags.py) still answers
+MAX_FLAG_FILE_BYTES = 2 << 30
+MAX_FLAG_NAMES = 64
+MAX_FLAG_SCAN_BYTES = 8 << 30  # each name is one search of each file (memchr's pace, about 2 GB/s)
+_IDENTIFIER_BYTE = re.compile(rb"[A-Za-z0-9_]")
 
+
+def names_in(files: list[str], names: list[str]) -> set[str] | None:
+    """Which NAMES appear, as whole words, in the bytes of FILES (mapped, not read into memory): each name looked for
+    as bytes, at the pace of a plain search, a hit kept only where no letter, digit or underscore touches it. None
+    where a file cannot be read, is not a regular file, or the search would pass the bounds above."""
+    wanted = list(dict.fromkeys(names))
+    if len(wanted) > MAX_FLAG_NAMES:
+        return None
     found: set[str] = set()
-    patterns = {name: re.compile(rb"(?<![A-Za-z0-9_])" + re.escape(name.encode()) + rb"(?![A-Za-z0-9_])")
-                for name in names}
+    scanned = 0
     for path in files:
         try:
-            with open(path, "rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
-                for name, pattern in patterns.items():
-                    if name not in found and pattern.search(data):
+            descriptor = os.open(path, os.O_RDONLY | CURRENT.open_flags)
+        except OSError:
+            return None
+        try:
+            status = os.fstat(descriptor)
+            size = status.st_size
+            if not stat.S_ISREG(status.st_mode) or size > MAX_FLAG_FILE_BYTES:
+                return None
+            if size == 0:
+                continue
+            scanned += size * len([n for n in wanted if n not in found])
+            if scanned > MAX_FLAG_SCAN_BYTES:
+                return None
+            with mmap.mmap(descriptor, 0, access=mmap.ACCESS_READ) as data:
+                for name in wanted:
+                    if name not in found and _whole_word_in(data, name.encode()):
                         found.add(name)
         except (OSError, ValueError):
             return None
+        finally:
+            os.close(descriptor)
     return found
+
+
+def _whole_word_in(data: mmap.mmap, word: bytes) -> bool:
+    """Whether WORD occurs in DATA with no letter, digit or underscore just before or after it."""
+    start = 0
+    while True:
+        at = data.find(word, start)
+        if at < 0:
+            return False
+        before = data[at - 1:at] if at else b""
+        after = data[at + len(word):at + len(word) + 1]
+        if not _IDENTIFIER_BYTE.match(before) and not _IDENTIFIER_BYTE.match(after):
+            return True
+        start = at + 1

@@ -16,6 +16,40 @@ from cudnn_doctor.model import Framework
 CODE = ("import site, sys; site.addsitedir(sys.argv[1]); sys.path.insert(0, sys.argv[1]); "
         "import jax.numpy as jnp; (jnp.zeros(2) + 1).block_until_ready(); sys.stdout.write('XLA_FLAGS parsed\\n')")
 UNKNOWN = re.compile(r"Unknown flags? in XLA_FLAGS: *(.+)")
+XLA_WHITE_SPACE = " \t\r\n"  # what XLA skips before it looks for the '-' of a flag
+MAX_FLAGS_FILE_BYTES = 16 << 20  # a file of flags: a few lines; XLA reads all of it into memory
+
+
+def flags_file(value: str | None) -> tuple[str, str] | None:
+    """(file, what is wrong with it) where XLA reads XLA_FLAGS (VALUE) as the name of a file of flags (its first
+    character after white space is not '-': compat/process_env.toml's file_source) and reading that file would stop
+    every JAX program at start: not there (XLA ends the process), a FIFO (its open waits for a writer for ever), a
+    device that never ends (/dev/zero: read to its end, into memory), or a file far larger than flags are. None where
+    XLA_FLAGS holds flags, or names a file XLA reads as it should. Looked at, never opened."""
+    import os
+    import stat
+
+    if not value or value.lstrip(XLA_WHITE_SPACE).startswith("-"):
+        return None
+    try:
+        status = os.stat(value)
+    except (OSError, ValueError) as error:
+        why = getattr(error, "strerror", None) or str(error)
+        return value, f"not a file XLA can open ({why}): XLA ends every JAX program at start ('Could not open file')"
+    if stat.S_ISFIFO(status.st_mode):
+        return value, "a FIFO: XLA opens it and waits for a writer for ever, so every JAX program hangs at start"
+    if stat.S_ISCHR(status.st_mode) or stat.S_ISBLK(status.st_mode):
+        try:
+            null = os.stat(os.devnull).st_rdev
+        except OSError:
+            null = None
+        if status.st_rdev != null:
+            return value, ("a device: XLA reads it to its end into memory, which a device such as /dev/zero never "
+                           "reaches, so every JAX program fills its memory at start")
+    if stat.S_ISREG(status.st_mode) and status.st_size > MAX_FLAGS_FILE_BYTES:
+        return value, (f"a file of {status.st_size} bytes: XLA reads all of it into memory at start, where a file of "
+                       "flags holds a few lines")
+    return None
 BAD_VALUE = re.compile(r"Couldn't interpret value (.*) for flag (\S+?)\.?$")
 TIMEOUT_S = 20.0
 
@@ -37,8 +71,8 @@ class XlaFlagsChild:
 
         self.batch: ChildBatch | None = None
         self.lines: list[str] = []  # XLA's words, kept as they come: its usage text after them can be long
-        if not (env.get("XLA_FLAGS") or "").strip():
-            return
+        if not (env.get("XLA_FLAGS") or "").strip() or flags_file(env.get("XLA_FLAGS")) is not None:
+            return  # a file of flags JAX would hang on or fill its memory with: the rule says it, no child tries
         jax = next((f for f in frameworks if f.name == "jax" and f.details.get("site_packages")
                     and not f.details.get("assumed")), None)
         site = str(jax.details["site_packages"]) if jax else ""

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from cudnn_doctor.plan.actions import ENV, RUNNABLE
-from cudnn_doctor.plan.shell import command_line, env_lines
+from cudnn_doctor.plan.shell import command_line, env_lines, folders_of
 
 
 def render_plan(console: Any, outcome: Any, shell: str, applied: bool, shown: bool = False) -> None:
@@ -31,9 +31,12 @@ def render_plan(console: Any, outcome: Any, shell: str, applied: bool, shown: bo
             extra = f": {result['why']}" if result.get("why") else ""
             console.print(f"  {index}. [bold]{label}[/] {escape(result['status'])}{escape(extra)}", highlight=False)
             continue
-        console.print(f"  {index}. [bold]{label}[/] (resolves {', '.join(action.resolves)})", highlight=False)
+        # a step found by trying (fix's verification) may resolve no finding of the check: it cures what the
+        # frameworks failed, which its `tried:` line says
+        resolves = f" (resolves {', '.join(action.resolves)})" if action.resolves else ""
+        console.print(f"  {index}. [bold]{label}[/]{resolves}", highlight=False)
         if action.kind == ENV:
-            for line in env_lines(action.env, report.ld_library_path, shell):
+            for line in env_lines(action.env, folders_of(report), shell):
                 console.print("       " + escape(line), highlight=False, soft_wrap=True)
         elif action.kind == "edit":
             for line in (action.text or "").splitlines():

@@ -17,10 +17,11 @@ def report_to_json(report: Report) -> dict[str, Any]:
         report.plan = plan
     data.pop("plan", None)
     if plan is not None:
-        from cudnn_doctor.plan.shell import plan_json
+        from cudnn_doctor.plan.shell import folders_of, plan_json
 
-        data["plan"] = plan_json(plan, report.ld_library_path)
+        data["plan"] = plan_json(plan, folders_of(report))
     for internal in ("search_errors", "dangling_variables", "nvml_error", "unreadable_files", "loader_path_real",
+                     "variable_folders",
                      "ld_library_path", "ld_library_path_real", "doctor_bugs"):
         data.pop(internal, None)
     return {"schema": REPORT_SCHEMA, **data}

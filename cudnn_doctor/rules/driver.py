@@ -42,6 +42,8 @@ def no_driver(report: Report) -> list[Finding]:
         return [finding("CD159", refs=("/sys/bus/pci/devices/*/vendor, class",))]
     if nvml_library_missing(report.nvml_error) or "not loaded" in (report.nvml_error or "").lower():
         return [finding("CD101", refs=(f"NVML: {report.nvml_error}",))]
+    if report.process is not None and report.process.nvml_fifo:  # a FIFO named like NVML first on the path: CD118
+        return []  # says it; the driver was not reached, and no reboot cures it
     return [finding("CD104", error=report.nvml_error)]
 
 

@@ -43,6 +43,15 @@ def _source(rows: list[dict[str, Any]], key: str, value: object) -> tuple[str, .
 
 def driver_library(report: Report) -> list[Finding]:
     view = report.process
+    if view is not None and view.probe_failure and view.libcuda_fifo:  # hung on a FIFO where libcuda.so.1 is looked
+        written = next((folder for folder in report.ld_library_path  # for first: not the driver's doing, and no
+                        if os.path.join(folder or ".", "libcuda.so.1") == view.libcuda_fifo), "")  # reboot cures it
+        return [finding("CD110", subject="libcuda.so.1", evidence="seen", entry=written,
+                        proof=f"a child started with this environment that loads libcuda.so.1 "
+                              f"{_failure_words(view.probe_failure)}, and {view.libcuda_fifo} is a FIFO",
+                        detail=f"{view.libcuda_fifo}, the first libcuda.so.1 on LD_LIBRARY_PATH, is a FIFO: the loader "
+                               "opens it and waits for a writer for ever, so every program that loads the CUDA "
+                               "driver hangs at start, this one's child too; the driver itself was not reached")]
     if view is not None and view.probe_failure:  # the thing itself failed: a program's first CUDA call would too
         return [finding("CD110", subject=view.libcuda or "libcuda.so.1",
                         detail=f"a child started in this environment that loads libcuda.so.1 and calls cuInit, as "
@@ -58,6 +67,13 @@ def driver_library(report: Report) -> list[Finding]:
                               "stops at the first file of that name"
                               + (f", in the LD_LIBRARY_PATH folder {entry}" if entry else ""), entry=entry or "")
         return [made]
+    if view is not None and view.closed_descriptors:  # seen: the child's own descriptor was gone after that step
+        return [finding("CD110", subject=view.libcuda or "libcuda.so.1", evidence="seen",
+                        proof=f"a child started with this environment held a file open, and after "
+                              f"{view.closed_descriptors} its descriptor was closed",
+                        detail=f"{view.libcuda or 'libcuda.so.1'} closes descriptors it did not open ("
+                               f"{view.closed_descriptors} closed one a child of the doctor held open): a program's "
+                               "own files, pipes and sockets are gone after its first CUDA call, and it fails there")]
     if view is None or view.cuinit in (None, 0):
         return []
     rows = _data().get("cuda_status", [])
@@ -409,6 +425,13 @@ def settings(report: Report) -> list[Finding]:
                                         consequence=(f"ends at start ('{said[0]}')" if said else
                                                      "ends at start ('Unknown flag in XLA_FLAGS')"),
                                         effect=row["effect"], fix_value=why["kept"]))
+            elif kind == "flags file":  # XLA's own reading of the variable, from its source: every JAX program
+                findings.append(finding("CD411", subject=variable, refs=(row.get("file_source", row["source"]),),
+                                        evidence="rule", proof=row.get("file_source"), variable=variable, value=value,
+                                        why=why["why"], framework=_display(row["framework"]),
+                                        consequence="stops at start, as every program that imports it does"
+                                        + ("" if present else " (it is not installed in the environments looked at)"),
+                                        effect=row["effect"], fix_value=None))
             elif kind == "off" and present:
                 findings.append(finding("CD412", subject=variable, refs=(row["source"],), variable=variable,
                                         value=value, effect=why))
@@ -545,6 +568,10 @@ def _judge_setting(row: dict[str, Any], value: str, report: Report) -> list[tupl
         return [("breaks", row["effect"])] if value.strip() in row.get("breaks_when", []) else []
     if kind == "xla_flags":
         view = report.process
+        if view is not None and view.xla_flags_file is not None:
+            path, wrong = view.xla_flags_file
+            return [("flags file", {"why": f"XLA reads it as the name of a file of flags (it does not start with "
+                                           f"'-'), and {path} is {wrong}", "kept": None})]
         undefined = view.xla_flags_unknown if view else None
         if not undefined:
             return []
@@ -692,9 +719,17 @@ def nvml_library(report: Report) -> list[Finding]:
     release = release_in_file_name(os.path.basename(view.nvml_library))
     # a file without nvmlInit (pynvml: 'Function Not Found') is no NVML at all, whatever its name
     foreign = "function not found" in view.nvml_error.lower() or "not found" in view.nvml_error.lower()
-    if not view.nvml_stub and not foreign and not (kernel and release and release != kernel):
+    if not view.nvml_stub and not foreign and not view.nvml_fifo and not (kernel and release and release != kernel):
         return []  # the driver's own NVML refusing is the driver's problem (CD104/CD105), not the loader's
     jax = _has(report, "jax")
+    if view.nvml_fifo:  # the loader waits on it for ever: nvmlInit is never reached
+        return [finding("CD118", subject=view.nvml_library, refs=(NVML_SOURCE,), evidence="seen",
+                        proof=f"a child started with this environment that loads libnvidia-ml.so.1 {view.nvml_error}, "
+                              f"and {view.nvml_library} is a FIFO", library=view.nvml_library,
+                        error=f"nothing: {view.nvml_error}, as the loader opens that FIFO and waits for a writer for "
+                              "ever", via=_nvml_via(view),
+                        consequence="every program that loads NVML (nvidia-smi, JAX, torch's memory queries) hangs "
+                                    "there; the driver itself was not reached", framework="JAX" if jax else "")]
     made = finding("CD118", subject=view.nvml_library, refs=(NVML_SOURCE,), evidence="seen",
                    proof=f"nvmlInit answered '{view.nvml_error}' with {view.nvml_library} in a child started with this "
                          "environment", library=view.nvml_library, error=view.nvml_error, via=_nvml_via(view),
@@ -961,8 +996,8 @@ def with_evidence(report: Report, findings: list[Finding],
     out = _settings_tried(report, _ran_outweighs(report, list(findings)))
     for framework in report.frameworks:
         deep = framework.details.get("deep")
-        if not isinstance(deep, dict) or not isinstance(deep.get("error"), str):
-            continue
+        if not isinstance(deep, dict) or not isinstance(deep.get("error"), str) or deep.get("not_run"):
+            continue  # not run (JAX with an XLA_FLAGS it would hang on): nothing was seen
         name = _display(framework.name)
         said = f"{name} under --deep: {deep['error'][:400]}"
         codes = set((named or {}).get(framework.name, ()))

@@ -3,7 +3,8 @@
    cudnnGetVersion crash, FAKE_HANG makes it hang, like a broken real library. FAKE_DAEMON makes its
    load-time code start a process that outlives the loader and keeps its stdout and stderr open:
    FAKE_DAEMON=1 detaches it (fork, setsid, fork: another session, parent gone), FAKE_DAEMON=2 leaves
-   it in the loader's process group. Where FAKE_CUDNN_LOG names a file, cudnnGetVersion appends to it
+   it in the loader's process group, FAKE_DAEMON=3 detaches it and clears its environment (execve of sleep with none,
+   its argv[0] FAKE_DAEMON_NAME's value): no variable the loader's parent gave marks it. Where FAKE_CUDNN_LOG names a file, cudnnGetVersion appends to it
    "PID PPID OPEN_FDS": which process loaded it, its parent, and how many descriptors it held. */
 #include <dirent.h>
 #include <fcntl.h>
@@ -25,14 +26,20 @@
 __attribute__((constructor)) static void start_daemon(void) {
     pid_t first = fork();
     if (first == 0) {
-#if FAKE_DAEMON == 1
+#if FAKE_DAEMON == 1 || FAKE_DAEMON == 3
         setsid();
         if (fork() != 0) _exit(0);
+#endif
+#if FAKE_DAEMON == 3
+        const char *name = getenv("FAKE_DAEMON_NAME");
+        char *argv[] = {(char *)(name ? name : "fake-daemon"), "600", NULL};
+        char *envp[] = {NULL};
+        execve("/bin/sleep", argv, envp);
 #endif
         for (int i = 0; i < 600; i++) sleep(1);  /* holds the inherited stdout and stderr */
         _exit(0);
     }
-#if FAKE_DAEMON == 1
+#if FAKE_DAEMON == 1 || FAKE_DAEMON == 3
     if (first > 0) waitpid(first, NULL, 0);
 #endif
 }

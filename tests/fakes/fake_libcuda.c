@@ -7,7 +7,8 @@
    (GPU-00000000-fa4e-0000-0000-00000000000N). FAKE_CUDA_STATUS makes cuInit fail with that status (34: the toolkit's
    link stub, whose cuDriverGetVersion fails too; 803: a user-space driver of another release than the kernel
    module). FAKE_CUDA_MISBEHAVE makes cuInit crash (1: SIGSEGV), end the process (2: exit(0)) or never return (3), as
-   a driver whose GPU fell off the bus, or a broken user-space driver in a container, does. */
+   a driver whose GPU fell off the bus, or a broken user-space driver in a container, does; or close every descriptor
+   from 3 up and then work (4): the program's own files, pipes and sockets are gone. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,6 +100,7 @@ int cuInit(unsigned int flags) {
     if (FAKE_CUDA_MISBEHAVE == 1) raise(SIGSEGV);
     if (FAKE_CUDA_MISBEHAVE == 2) exit(0);
     if (FAKE_CUDA_MISBEHAVE == 3) for (;;) pause();
+    if (FAKE_CUDA_MISBEHAVE == 4) for (int fd = 3; fd < 1024; fd++) close(fd);
     if (FAKE_CUDA_STATUS) return FAKE_CUDA_STATUS;
     int status = parse_visible();
     if (status) return status;
