@@ -247,7 +247,7 @@ def test_xla_flags_the_installed_jaxlib_does_not_define(machine: Machine, tmp_pa
 def test_xla_flag_names_are_found_as_whole_words_at_a_plain_searchs_pace(tmp_path: Path) -> None:
     """jaxlib's files asked for XLA_FLAGS' names: a name counts where no letter, digit or underscore touches it (a
     longer flag holding it, a symbol around it, do not); each name one plain search of each file."""
-    from cudnn_doctor.probes.process_env import _names_in
+    from cudnn_doctor.probes.process_env import names_in as _names_in
 
     library = tmp_path / "libjax_common.so"
     library.write_bytes(b"\x7fELF\0xla_gpu_a\0--xla_gpu_ab_c\0zxla_q\0xla_q_\0_ZN3xla_r5\0 xla_end")
@@ -265,19 +265,19 @@ def test_xla_flag_files_past_the_bounds_say_nothing(tmp_path: Path) -> None:
     huge = tmp_path / "xla_extension.so"
     with open(huge, "wb") as handle:
         handle.truncate(process_env.MAX_FLAG_FILE_BYTES + 1)
-    assert process_env._names_in([str(huge)], ["xla_dump_to"]) is None
+    assert process_env.names_in([str(huge)], ["xla_dump_to"]) is None
     fifo = tmp_path / "libjax_common.so"
     os.mkfifo(fifo)
-    assert process_env._names_in([str(fifo)], ["xla_dump_to"]) is None
+    assert process_env.names_in([str(fifo)], ["xla_dump_to"]) is None
     small = tmp_path / "small.so"
     small.write_bytes(b"\0xla_dump_to\0")
     many = [f"xla_flag_{n}" for n in range(process_env.MAX_FLAG_NAMES + 1)]
-    assert process_env._names_in([str(small)], many) is None
-    assert process_env._names_in([str(small)], ["xla_dump_to"] * (process_env.MAX_FLAG_NAMES + 1)) == {"xla_dump_to"}
+    assert process_env.names_in([str(small)], many) is None
+    assert process_env.names_in([str(small)], ["xla_dump_to"] * (process_env.MAX_FLAG_NAMES + 1)) == {"xla_dump_to"}
     scanned = tmp_path / "scanned.so"  # sparse: each name a search of all of it, past the bound together
     with open(scanned, "wb") as handle:
         handle.truncate(process_env.MAX_FLAG_SCAN_BYTES // 4 + 1)
-    assert process_env._names_in([str(scanned)], ["xla_a", "xla_b", "xla_c", "xla_d"]) is None
+    assert process_env.names_in([str(scanned)], ["xla_a", "xla_b", "xla_c", "xla_d"]) is None
 
 
 @pytest.mark.parametrize("kind", ["fifo", "dev_zero", "missing", "sparse", "dev_null", "small"])
