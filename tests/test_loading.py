@@ -247,7 +247,7 @@ def test_xla_flags_the_installed_jaxlib_does_not_define(machine: Machine, tmp_pa
 def test_xla_flag_names_are_found_as_whole_words_at_a_plain_searchs_pace(tmp_path: Path) -> None:
     """jaxlib's files asked for XLA_FLAGS' names: a name counts where no letter, digit or underscore touches it (a
     longer flag holding it, a symbol around it, do not); each name one plain search of each file."""
-    from cudnn_doctor.probes.process_env import names_in as _names_in
+    from cudnn_doctor.probes.file_words import names_in as _names_in
 
     library = tmp_path / "libjax_common.so"
     library.write_bytes(b"\x7fELF\0xla_gpu_a\0--xla_gpu_ab_c\0zxla_q\0xla_q_\0_ZN3xla_r5\0 xla_end")
@@ -260,7 +260,7 @@ def test_xla_flag_files_past_the_bounds_say_nothing(tmp_path: Path) -> None:
     XLA_FLAGS holds: the files say nothing (None), at once; the child that runs JAX with XLA_FLAGS still answers."""
     import os
 
-    from cudnn_doctor.probes import process_env
+    from cudnn_doctor.probes import file_words as process_env
 
     huge = tmp_path / "xla_extension.so"
     with open(huge, "wb") as handle:

@@ -352,3 +352,18 @@ def absolute_path(path: str, cwd: str | None, option: str = "--search-path") -> 
         raise DoctorError(f"{option} {path}: a relative path, and the working folder is gone",
                           fix="give it as an absolute path", exit_code=2, code="CD001")
     return os.path.join(cwd, path)
+
+
+def interpreter_for(site_packages: str) -> str | None:
+    """The python that owns SITE_PACKAGES: this one, or <prefix>/bin/python3 (<prefix>/python.exe on Windows), the
+    prefix three folders up from a lib/pythonX.Y/site-packages."""
+    if site_packages in (os.path.realpath(p) for p in sys.path if p):
+        return sys.executable
+    parts = site_packages.replace("\\", "/").split("/")
+    if "lib" not in parts:
+        return None
+    prefix = os.path.dirname(os.path.dirname(os.path.dirname(site_packages.rstrip("/\\"))))
+    for candidate in (os.path.join(prefix, "bin", "python3"), os.path.join(prefix, "python.exe")):
+        if os.path.exists(candidate):
+            return candidate
+    return None

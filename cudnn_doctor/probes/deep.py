@@ -9,12 +9,12 @@ uses and the libcudnn file actually mapped into the process.
 from __future__ import annotations
 
 import os
-import sys
 from dataclasses import replace
 from pathlib import Path
 
 from cudnn_doctor.child import ChildBatch, ChildRequest, deadline_in, timeout_from_env
 from cudnn_doctor.model import CudnnInstall, Framework
+from cudnn_doctor.probes.context import interpreter_for
 from cudnn_doctor.probes.xla_flags import flags_file
 
 CHILD = str(Path(__file__).resolve().parents[1] / "_deep_child.py")
@@ -27,17 +27,6 @@ DEFAULT_TIMEOUT_S = 180.0
 # on its answer channel: a second or two where they are large; one that hangs there is cut off at this, not at the
 # import's whole timeout
 START_TIMEOUT_S = 15.0
-
-
-def interpreter_for(site_packages: str) -> str | None:
-    """The python that owns SITE_PACKAGES: this one, or <prefix>/bin/python3."""
-    if site_packages in (os.path.realpath(p) for p in sys.path if p):
-        return sys.executable
-    prefix = Path(site_packages).parents[2] if "lib" in Path(site_packages).parts else None
-    for candidate in ((prefix / "bin" / "python3") if prefix else None, (prefix / "python.exe") if prefix else None):
-        if candidate and candidate.exists():
-            return str(candidate)
-    return None
 
 
 DEEP_FRAMEWORKS = ("torch", "tensorflow", "jax")

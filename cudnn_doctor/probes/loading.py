@@ -59,7 +59,7 @@ class LoadChildren:
     now; answers read later."""
 
     def __init__(self, frameworks: list[Framework], env: dict[str, str], timeout: float, loader_too: bool) -> None:
-        from cudnn_doctor.probes.deep import interpreter_for
+        from cudnn_doctor.probes.context import interpreter_for
 
         self.users: list[tuple[str, str | None]] = []
         requests: list[ChildRequest] = []

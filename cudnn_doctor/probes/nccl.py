@@ -190,7 +190,7 @@ class AllReduceRun:
     """The all-reduce child, started at once and read at the end of the probes (--deep)."""
 
     def __init__(self, framework: Framework, world: int) -> None:
-        from cudnn_doctor.probes.deep import interpreter_for
+        from cudnn_doctor.probes.context import interpreter_for
 
         self.world = world
         self.timeout = timeout_from_env("CUDNN_DOCTOR_ALLREDUCE_TIMEOUT", ALLREDUCE_TIMEOUT_S)
@@ -255,7 +255,7 @@ def predicted_busbw(pairs: list[GpuPair], world: int) -> float | None:
 
 def start_allreduce(frameworks: list[Framework], world: int) -> AllReduceRun | None:
     """The all-reduce child for torch (the framework that speaks NCCL through torch.distributed), or None."""
-    from cudnn_doctor.probes.deep import interpreter_for
+    from cudnn_doctor.probes.context import interpreter_for
 
     torch = next((f for f in frameworks if f.name == "torch" and not f.details.get("cpu_only")), None)
     site = str(torch.details.get("site_packages") or "") if torch is not None else ""

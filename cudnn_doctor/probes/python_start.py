@@ -25,7 +25,7 @@ class PythonStartChild:
     """The children, started now; their answers read with result()."""
 
     def __init__(self, frameworks: list[Framework], env: dict[str, str]) -> None:
-        from cudnn_doctor.probes.deep import interpreter_for
+        from cudnn_doctor.probes.context import interpreter_for
 
         self.env = env
         self.names = sorted(n for n in env if (n.startswith(("PYTHON", "LD_", "MALLOC_")) or n == "GLIBC_TUNABLES")

@@ -212,7 +212,7 @@ def _held(files: list[str], names: list[str]) -> set[str] | None:
     """Which NAMES the FILES hold: a shared library in its read-only data, any other file in its text (as a whole
     word). None where one cannot be read."""
     from cudnn_doctor.elf import ElfError, strings_held
-    from cudnn_doctor.probes.process_env import names_in
+    from cudnn_doctor.probes.file_words import names_in
 
     found: set[str] = set()
     for path in files:
@@ -247,7 +247,7 @@ def allocator_keys(value: str, row: dict[str, Any], frameworks: list[Framework])
     keys = [key for key in keys if re.fullmatch(r"[A-Za-z0-9_]+", key)][:MAX_NAMES]
     if not files or not keys:
         return None
-    from cudnn_doctor.probes.process_env import names_in
+    from cudnn_doctor.probes.file_words import names_in
 
     found = names_in(files, keys)
     if found is None:

@@ -67,7 +67,7 @@ class XlaFlagsChild:
     of something else than the flags)."""
 
     def __init__(self, frameworks: list[Framework], env: dict[str, str]) -> None:
-        from cudnn_doctor.probes.deep import interpreter_for
+        from cudnn_doctor.probes.context import interpreter_for
 
         self.batch: ChildBatch | None = None
         self.lines: list[str] = []  # XLA's words, kept as they come: its usage text after them can be long
