@@ -42,7 +42,8 @@ def _status_tables() -> tuple[dict[str, dict[str, Any]], dict[tuple[str, int], d
         if api == "cudnn":
             api = "cudnn9" if row.get("cudnn") == "9" else "cudnn8"
         by_number.setdefault((api, int(row["number"])), row)
-    messages = tuple((_spaced(row["text"]), row["name"]) for row in data.get("message", []) if not row.get("bare"))
+    messages = tuple((_spaced(row["text"]), row["name"]) for row in data.get("message", [])
+                     if not row.get("bare") and not row.get("within"))
     return by_name, by_number, messages
 
 
@@ -186,10 +187,75 @@ def _check_pairs(index: int, line: str) -> list[Status]:
     return out
 
 
+# NVML's and the CUDA driver's codes as other languages' bindings spell them: pynvml's exception classes
+# (NVMLError_DriverNotLoaded), go-nvml's Return names (ERROR_LIBRARY_NOT_FOUND), Rust nvml-wrapper's variants
+# (NvmlError::GpuLost, "Failed to initialize nvml: DriverNotLoaded"), CUDA.jl's (CuError(ERROR_NO_DEVICE))
+_BOUND_NAME = re.compile(r"\b(?:NVMLError_?|NvmlError(?:::|\()|nvml(?:_wrapper)?::error::NvmlError::)([A-Z][A-Za-z]{2,50})\b"
+                         r"|(?<![A-Za-z0-9_])ERROR_([A-Z][A-Z0-9_]{2,60})\b")
+# a CamelCase variant right after NVML's words for a failure ("Failed to initialize nvml: DriverNotLoaded")
+_NVML_VARIANT = re.compile(r"(?i:nvml)[^\n]{0,40}?:\s{0,2}([A-Z][a-z]{1,20}(?:[A-Z][a-z]{1,20}){1,5})\b")
+
+
+@functools.cache
+def _bound_names() -> dict[tuple[str, str], str]:
+    """(api, key) -> the NVML or CUDA driver name whose words, lower case without separators, are KEY (also without
+    the word 'is': Rust's GpuLost is NVML_ERROR_GPU_IS_LOST)."""
+    by_name, _, _ = _status_tables()
+    keys: dict[tuple[str, str], str] = {}
+    for name in by_name:
+        for prefix, api in (("NVML_ERROR_", "nvml"), ("CUDA_ERROR_", "driver")):
+            if name.startswith(prefix):
+                words = name.removeprefix(prefix).lower().split("_")
+                keys.setdefault((api, "".join(words)), name)
+                keys.setdefault((api, "".join(word for word in words if word != "is")), name)
+    return keys
+
+
+@functools.cache
+def _nvml_texts() -> tuple[tuple[str, str], ...]:
+    """(text, name) of the [[message]] rows that stand for an NVML code on a line that names NVML (nvmlErrorString's
+    words: "driver not loaded", "insufficient permissions"), longest first."""
+    rows = load("status_codes").get("message", [])
+    return tuple(sorted(((row["text"], row["name"]) for row in rows if row.get("within") == "nvml"),
+                        key=lambda pair: -len(pair[0])))
+
+
+def _bound_spellings(index: int, line: str, lower: str) -> list[Status]:
+    """NVML's and the CUDA driver's codes in a binding's spelling, or NVML's text for a code on a line naming NVML."""
+    by_name, _, _ = _status_tables()
+    keys = _bound_names()
+    nvml = "nvml" in lower
+    out: list[Status] = []
+    for match in itertools.islice(_BOUND_NAME.finditer(line), PER_LINE):
+        if match.group(1):
+            name = keys.get(("nvml", match.group(1).lower()))
+        elif nvml or any(word in lower for word in ("cuda", "cuerror", "curesult")):
+            # go-nvml's ERROR_X on a line naming NVML; CUDA.jl's on one naming CUDA (Windows' ERROR_FILE_NOT_FOUND is
+            # neither's)
+            name = keys.get(("nvml" if nvml else "driver", match.group(2).lower().replace("_", "")))
+        else:
+            name = None
+        if name and name in by_name:
+            out.append(_status(by_name[name], "name", index))
+    if nvml and not out:
+        variant = _NVML_VARIANT.search(line)
+        name = keys.get(("nvml", variant.group(1).lower())) if variant else None
+        if name and name in by_name:
+            out.append(_status(by_name[name], "name", index))
+    if nvml and not out:
+        spaced = _spaced(lower)
+        found = next((name for text, name in _nvml_texts() if text in spaced), None)
+        if found and found in by_name:
+            out.append(_status(by_name[found], "message", index))
+    return out
+
+
 def statuses(index: int, line: str, lower: str, cudnn_named: bool = False) -> list[Status]:
     other = _other_spellings(index, line, lower, cudnn_named) if ("cudnnstatus" in lower or "cudaerror" in lower
                                                                  or "curesult" in lower or "nvmlerror" in lower
                                                                  or cudnn_named) else []
+    if not any(prefix in lower for prefix in STATUS_PREFIXES) and ("nvml" in lower or "error_" in lower):
+        other += _bound_spellings(index, line, lower)
     checked = _check_pairs(index, line) if " vs" in lower else []
     known = _known_statuses(index, line, lower)
     if checked and any(status.how == "message" for status in known):
