@@ -178,35 +178,36 @@ def phrases(index: int, lower: str) -> list[Phrase]:
 
 
 @functools.cache
-def _no_gpu_table() -> tuple[dict[str, Any], re.Pattern[str] | None]:
-    """compat/status_codes.toml [no_gpu] and one pattern for a framework's availability probe answered with no GPU."""
-    row = load("status_codes").get("no_gpu", {})
-    if not row:
-        return {}, None
-    probes = "|".join(re.escape(probe) for probe in row["probes"])
-    answers = "|".join(re.escape(answer) for answer in row["answers"])
-    # the probe, its call's brackets, then the words that give its answer and the answer: "is_available() is False",
-    # "torch.cuda.device_count(): 0", "assert torch.cuda.is_available()" (an assertion that failed)
-    pattern = re.compile(rf"(?:{probes})\s{{0,2}}(?:\((?:['\"]?gpu['\"]?)?\))?\s{{0,3}}(?:is|==|=|:|->|returns?|returned|gives)?"
-                         rf"\s{{0,3}}(?:{answers})(?![a-z0-9_])|assert\s{{1,3}}[a-z_.]{{0,40}}(?:{probes})")
-    return row, pattern
+def _no_gpu_table() -> tuple[tuple[dict[str, Any], re.Pattern[str] | None], ...]:
+    """compat/status_codes.toml [[no_gpu]], each row with one pattern for its availability probes answered with no GPU."""
+    out = []
+    for row in load("status_codes").get("no_gpu", []):
+        pattern = None
+        if row["probes"] and row["answers"]:
+            probes = "|".join(re.escape(probe) for probe in row["probes"])
+            answers = "|".join(re.escape(answer) for answer in row["answers"])
+            # the probe, its call's brackets, then the words that give its answer and the answer: "is_available() is
+            # False", "torch.cuda.device_count(): 0", "assert torch.cuda.is_available()" (an assertion that failed)
+            pattern = re.compile(rf"(?:{probes})\s{{0,2}}(?:\((?:['\"]?gpu['\"]?)?\)\)?)?\s{{0,3}}"
+                                 rf"(?:is|==|=|:|->|returns?|returned|gives)?\s{{0,3}}(?:{answers})(?![a-z0-9_])"
+                                 rf"|assert\s{{1,3}}[a-z_.]{{0,40}}(?:{probes})")
+        out.append((row, pattern))
+    return tuple(out)
 
 
 def _no_gpu_answer(index: int, lower: str) -> list[Phrase]:
     """A framework's own answer that it has no GPU to use: its availability probe said so (is_available() False,
-    device_count() 0) or its words for it ("CUDA unavailable", "GPU is not accessible"): a CPU-only build, or a
-    driver or GPU the framework cannot reach."""
-    row, pattern = _no_gpu_table()
-    if pattern is None:
-        return []
-    said = next((words for words in row["sentences"] if words in lower), None)
-    # a probe of CUDA's or a GPU's (torch.backends.mps.is_available() and xpu.device_count() are other devices')
-    if said is None and any(probe in lower for probe in row["probes"]) and ("cuda" in lower or "gpu" in lower):
-        match = pattern.search(lower)
-        said = match.group(0) if match else None
-    if said is None:
-        return []
-    return [Phrase(text=said, finding=row["finding"], meaning=row["meaning"], source=row["source"], line=index)]
+    device_count() 0) or its words for it ("CUDA unavailable", "GPU is not accessible")."""
+    for row, pattern in _no_gpu_table():
+        said = next((words for words in row["sentences"] if words in lower), None)
+        # a probe of CUDA's or a GPU's (torch.backends.mps.is_available() and xpu.device_count() are other devices')
+        if said is None and pattern is not None and ("cuda" in lower or "gpu" in lower) \
+                and any(probe in lower for probe in row["probes"]):
+            match = pattern.search(lower)
+            said = match.group(0) if match else None
+        if said is not None:
+            return [Phrase(text=said, finding=row["finding"], meaning=row["meaning"], source=row["source"], line=index)]
+    return []
 
 
 def frameworks(lowers: list[str]) -> tuple[str, ...]:
