@@ -57,6 +57,16 @@ CASES = [
      "\"cudaEventCreate(&m_deviceData[0].event)\""),
     ("jax-ml/jax#24866", "CD1", "E external/xla/xla/stream_executor/cuda/cuda_driver.cc:152] failed call to cuInit: "
      "INTERNAL: CUDA error: Failed call to cuInit: CUDA_ERROR_SYSTEM_NOT_READY: system not yet initialized"),
+    # NVIDIA's text with its own number (the NGC entry point), a status number after a CUDA sentence, NVIDIA's own
+    # description of a code, a CUDA runtime that loaded and could not start
+    ("triton-inference-server/server#6945", "CD1", "ERROR: The NVIDIA Driver is present, but CUDA failed to initialize.  "
+     "GPU functionality will not be available.\n   [[ Unknown error (error 999) ]]"),
+    ("triton-inference-server/server#4050", "CD1", "WARNING: [Torch-TensorRT] - Unable to read CUDA capable devices. "
+     "Return status: 999"),
+    ("jina-ai/serve#2514", "CD1", "[Advise: The API call failed because the CUDA driver and runtime could not be "
+     "initialized. ]"),
+    ("ollama/ollama#12352", "CD1", "time=2025-09-20T07:16:49.300Z level=INFO source=gpu.go:612 msg=\"Unable to load "
+     "cudart library /usr/lib/ollama/cuda_v12/libcudart.so.12.8.90: cuda driver library init failure: 205\""),
     # NVENC's refusals as FFmpeg prints them (libavcodec/nvenc.c)
     ("FFmpeg libavcodec/nvenc.c", "CD1", "[h264_nvenc @ 0000027d] OpenEncodeSessionEx failed: no encode device (1)"),
     # a framework's own answer that it has no GPU
@@ -90,6 +100,10 @@ UNRELATED = [
     ("permissions of an application", "Error: Insufficient Permissions to access the requested resource (user: bob)"),
     ("another module refused by Secure Boot", "modprobe: ERROR: could not insert 'wl': Required key not available"),
     ("a busy mount", "umount: /media/usb: target is busy."),
+    # NVIDIA's short texts with a small number are any library's (the self-confirming number starts at 30)
+    ("numpy's memory", "MemoryError: out of memory (2) while allocating 1024 bytes in numpy"),
+    ("SDL's audio", "SDL_Init failed: initialization error (3) - no audio device"),
+    ("another program's unknown error", "Request failed: unknown error (error 42)"),
 ]
 
 

@@ -16,7 +16,7 @@ _STATUS_NAME = re.compile(r"\b(?:CUDNN_STATUS_[A-Z0-9_]{2,60}|CUDA_ERROR_[A-Z0-9
                           r"|CUBLAS_STATUS_[A-Z0-9_]{2,60}|CUFFT_[A-Z0-9_]{2,60}|CURAND_STATUS_[A-Z0-9_]{2,60}"
                           r"|CUSOLVER_STATUS_[A-Z0-9_]{2,60}|CUSPARSE_STATUS_[A-Z0-9_]{2,60}|NVRTC_ERROR_[A-Z0-9_]{2,60}"
                           r"|cudaError[A-Za-z0-9]{2,60})")
-_STATUS_NUMBER = re.compile(r"(?i)\b(cudnn|cuda|nvml|cublas|cu[a-z]{2,30})\b[a-z_ :]{0,30}?"
+_STATUS_NUMBER = re.compile(r"(?i)\b(cudnn|cuda|nvml|cublas|cu[a-z]{2,30})\b[a-z_ :.-]{0,40}?"
                             r"\b(?:error|failure|status|err|code)\b[\s:=(#]{0,4}(\d{1,4})\b")
 _ERROR_NUMBER = re.compile(r"(?i)\berror (\d{2,4}): ")
 # a CUDA runtime or driver call named by the program, then, further on the line, the number it returned in the
@@ -266,12 +266,54 @@ def statuses(index: int, line: str, lower: str, cudnn_named: bool = False) -> li
     return other + checked + known
 
 
+# NVIDIA's short text for a code with the code's own number beside it: "Unknown error (error 999)", "initialization
+# error (3)" (the NGC containers' entry point, Blender): the text and the number confirm each other wherever they stand
+_TEXT_NUMBER = re.compile(r"[\s:(\[]{0,3}\(?(?:error|code|status)?\s{0,2}[:=#]?\s{0,2}(\d{1,4})\)?")
+
+
+SELF_CONFIRMING_MIN = 30
+
+
+def _self_confirming(index: int, lower: str) -> list[Status]:
+    by_name, _, _ = _status_tables()
+    _, bare = _bare_messages()
+    for text, name in bare:
+        at = lower.find(text)
+        if at < 0 or name not in by_name:
+            continue
+        number = _TEXT_NUMBER.match(lower, at + len(text))
+        # a small number (2: out of memory, 3: initialization error) is any library's; the CUDA driver's own are not
+        if number and int(number.group(1)) == int(by_name[name]["number"]) >= SELF_CONFIRMING_MIN:
+            return [_status(by_name[name], "message", index)]
+    return []
+
+
+@functools.cache
+def _descriptions() -> tuple[tuple[str, str], ...]:
+    """(description, name): the CUDA runtime's and NVML's own descriptions of the codes that name a cause (their
+    headers' comments, which some programs print in place of the short text), the long ones only."""
+    by_name, _, _ = _status_tables()
+    out = []
+    for name, row in by_name.items():
+        text = row["meaning"].strip().rstrip(".").lower()
+        if row["finding"] and row["api"] in ("cudart", "driver", "nvml") and len(text) >= DESCRIPTION_MIN:
+            out.append((text, name))
+    return tuple(out)
+
+
+DESCRIPTION_MIN = 48  # a description this long says one thing only
+
+
 def _known_statuses(index: int, line: str, lower: str) -> list[Status]:
     by_name, by_number, messages = _status_tables()
     # NVIDIA's own error strings name their code with no prefix at all ("the provided PTX was compiled with an
     # unsupported toolchain." is CUDA_ERROR_UNSUPPORTED_PTX_VERSION / cudaErrorUnsupportedPtxVersion, 222)
     spaced = _spaced(lower)
     said = [_status(by_name[name], "message", index) for text, name in messages if text in spaced and name in by_name]
+    if not said and ("cuda" in lower or "nvml" in lower):
+        said = [_status(by_name[name], "message", index) for text, name in _descriptions() if text in lower][:1]
+    if not said and any(char.isdigit() for char in lower):
+        said = _self_confirming(index, lower)
     if not said and "cu" in lower:
         said = _after_prefix(index, lower)
         if not said and not any(prefix in lower for prefix in STATUS_PREFIXES):  # a code's name is the stronger fact
