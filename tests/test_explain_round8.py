@@ -67,6 +67,13 @@ CASES = [
      "initialized. ]"),
     ("ollama/ollama#12352", "CD1", "time=2025-09-20T07:16:49.300Z level=INFO source=gpu.go:612 msg=\"Unable to load "
      "cudart library /usr/lib/ollama/cuda_v12/libcudart.so.12.8.90: cuda driver library init failure: 205\""),
+    # the driver's own libraries beyond CUDA's: NVENC's, and Jetson's that libcuda needs; Slurm's GPU requests
+    ("FFmpeg libavcodec/nvenc.c (the driver's encoder library)", "CD1", "[hevc_nvenc @ 0x55ca461fa380] Cannot load "
+     "libnvidia-encode.so.1"),
+    ("OE4T/meta-tegra#1456", "CD1", "E0116 15:56:51.763612 1363 driver.c:196] could not start driver service: load "
+     "library failed: libcuda.so.1: cannot open shared object file: no such file or directory"),
+    ("SchedMD/slurm src/common/gres.c", "CD1", "srun: error: Unable to allocate resources: Invalid generic resource "
+     "(gres) specification"),
     # NVENC's refusals as FFmpeg prints them (libavcodec/nvenc.c)
     ("FFmpeg libavcodec/nvenc.c", "CD1", "[h264_nvenc @ 0000027d] OpenEncodeSessionEx failed: no encode device (1)"),
     # a framework's own answer that it has no GPU
@@ -100,6 +107,8 @@ UNRELATED = [
     ("permissions of an application", "Error: Insufficient Permissions to access the requested resource (user: bob)"),
     ("another module refused by Secure Boot", "modprobe: ERROR: could not insert 'wl': Required key not available"),
     ("a busy mount", "umount: /media/usb: target is busy."),
+    ("Slurm's request of nodes, not of GPUs", "srun: error: Unable to allocate resources: Requested node configuration "
+     "is not available"),
     # NVIDIA's short texts with a small number are any library's (the self-confirming number starts at 30)
     ("numpy's memory", "MemoryError: out of memory (2) while allocating 1024 bytes in numpy"),
     ("SDL's audio", "SDL_Init failed: initialization error (3) - no audio device"),
