@@ -3,7 +3,7 @@ every layer that meets them.
 
 NVML's and the CUDA driver's codes as the bindings spell them (pynvml's NVMLError_DriverNotLoaded, go-nvml's
 ERROR_LIBRARY_NOT_FOUND, Rust's NvmlError::GpuLost, CUDA.jl's ERROR_NO_DEVICE) and nvmlErrorString's words on a line
-that names NVML; the installer's, DKMS's, the module loader's and the kernel module's lines; Windows' Code 43 and the
+that names NVML; the installer's, the module loader's and the kernel module's lines; Windows' Code 43 and the
 Windows installer; WSL 2's dxg bridge; the device files; CDI, the container hook and the Kubernetes device plugin;
 NVENC's refusals; a framework's availability probe answered with no GPU (the GPU not seen, CD102: the answer does not
 say whether the build or the driver is why; CD406 where the words name a CPU build). Look-alikes that share the words (a database
@@ -34,7 +34,7 @@ CASES = [
     ("develsoftware/GMinerRelease#106", "CD1", "Failed to initialize NVML"),
     ("NVIDIA/nvidia-container-toolkit#1269", "CD1", "nvidia-container-cli: initialization error: nvml error: driver not "
      "loaded"),
-    # NVIDIA's installer, DKMS and the kernel's module loader
+    # NVIDIA's installer and the kernel's module loader
     ("NVIDIA/gpu-driver-container#44", "CD1", "ERROR: Unable to load the kernel module 'nvidia.ko'.  This happens most "
      "frequently when this kernel module was built against the wrong or improperly configured kernel sources"),
     ("clearlinux/distribution#1994", "CD1", "ERROR: Unable to load the 'nvidia-drm' kernel module."),
@@ -43,8 +43,6 @@ CASES = [
      "NVIDIA Persistence Daemon)"),
     ("nvidia-installer (public install notes)", "CD1", "ERROR: The Nouveau kernel driver is currently in use by your "
      "system.  This driver is incompatible with the NVIDIA driver, and must be disabled before proceeding."),
-    ("voidlinux/void-packages#4651", "CD1", "Building DKMS module 'nvidia-367.35' for kernel-4.7.2_1... FAILED!\nDKMS "
-     "module 'nvidia-367.35' failed to build, please check /var/lib/dkms\nfor errors in the log file."),
     ("NVIDIA/open-gpu-kernel-modules kernel-open/nvidia/nv.c", "CD1", "[ 4241.435066] NVRM: No NVIDIA devices probed."),
     # WSL 2, device files, containers, Kubernetes
     ("microsoft/WSL#13734", "CD1", "[    4.005108] misc dxg: dxgk: dxgkio_query_adapter_info: Ioctl failed: -22"),
