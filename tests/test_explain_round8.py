@@ -72,6 +72,10 @@ CASES = [
      "library failed: libcuda.so.1: cannot open shared object file: no such file or directory"),
     ("SchedMD/slurm src/common/gres.c", "CD1", "srun: error: Unable to allocate resources: Invalid generic resource "
      "(gres) specification"),
+    # a program's own sentence that CUDA could not start, in any order of its words
+    ("CESNET/GPUJPEG#54", "CD1", "[GPUJPEG] [Error] Failed to initialize CUDA device.\nterminate called after throwing "
+     "an instance of 'std::runtime_error'"),
+    ("rapidsai/dask-cuda#583", "CD1", "    Unable to start CUDA Context\nTraceback (most recent call last):"),
     # NVENC's refusals as FFmpeg prints them (libavcodec/nvenc.c)
     ("FFmpeg libavcodec/nvenc.c", "CD1", "[h264_nvenc @ 0000027d] OpenEncodeSessionEx failed: no encode device (1)"),
     # a framework's own answer that it has no GPU
@@ -105,6 +109,8 @@ UNRELATED = [
     ("permissions of an application", "Error: Insufficient Permissions to access the requested resource (user: bob)"),
     ("another module refused by Secure Boot", "modprobe: ERROR: could not insert 'wl': Required key not available"),
     ("a busy mount", "umount: /media/usb: target is busy."),
+    ("Vulkan's device", "vkCreateInstance failed: Failed to initialize Vulkan device (VK_ERROR_INCOMPATIBLE_DRIVER)"),
+    ("OpenGL's context", "Failed to initialize GPU context: OpenGL 3.3 not supported by the graphics driver"),
     ("Slurm's request of nodes, not of GPUs", "srun: error: Unable to allocate resources: Requested node configuration "
      "is not available"),
     # NVIDIA's short texts with a small number are any library's (the self-confirming number starts at 30)

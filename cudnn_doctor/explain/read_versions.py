@@ -174,7 +174,38 @@ def phrases(index: int, lower: str) -> list[Phrase]:
                               line=index))
     if not out:
         out.extend(_no_gpu_answer(index, lower))
+    if not out and "cuda" in lower:
+        out.extend(_cuda_start_failed(index, lower))
     return out
+
+
+@functools.cache
+def _cuda_start_table() -> tuple[tuple[dict[str, Any], re.Pattern[str]], ...]:
+    """compat/status_codes.toml [[cuda_start]], each with its pattern: a failing verb, a starting verb, CUDA (and what
+    of it) in either order, within a few words."""
+    out = []
+    for row in load("status_codes").get("cuda_start", []):
+        fail = "|".join(re.escape(word) for word in row["fail"])
+        start = "|".join(re.escape(word) for word in row["start"])
+        objects = "|".join(re.escape(word) for word in row["objects"])
+        cuda = rf"cuda(?:\s(?:{objects}))?"
+        pattern = re.compile(
+            rf"\b(?:{fail})\s(?:the\s)?(?:{start})\s(?:the\s)?{cuda}\b"  # "failed to initialize (the) CUDA device"
+            rf"|\b{cuda}\s(?:{start})\s(?:{fail})\b"  # "CUDA (device) initialization failure"
+            rf"|\bcuda\s(?:{fail})\s(?:to\s)?(?:{start})\b")  # "CUDA failed to initialize"
+        out.append((row, pattern))
+    return tuple(out)
+
+
+def _cuda_start_failed(index: int, lower: str) -> list[Phrase]:
+    """A program's own sentence that CUDA could not start ("Failed to initialize CUDA device", "Unable to start CUDA
+    Context", "CUDA initialization failure")."""
+    for row, pattern in _cuda_start_table():
+        match = pattern.search(lower)
+        if match:
+            return [Phrase(text=match.group(0), finding=row["finding"], meaning=row["meaning"], source=row["source"],
+                           line=index)]
+    return []
 
 
 @functools.cache
