@@ -76,6 +76,11 @@ CASES = [
     ("CESNET/GPUJPEG#54", "CD1", "[GPUJPEG] [Error] Failed to initialize CUDA device.\nterminate called after throwing "
      "an instance of 'std::runtime_error'"),
     ("rapidsai/dask-cuda#583", "CD1", "    Unable to start CUDA Context\nTraceback (most recent call last):"),
+    # an NVIDIA GPU not found, and the advice to update NVIDIA's driver, in a program's own sentence
+    ("a serving launcher's hardware check (public source)", "CD1", "ValueError: No NVIDIA GPU detected. Check GPU "
+     "availability before starting."),
+    ("MultiPoolMiner miner scripts", "CD1", "WARN: Miner (CcminerTpruvot) requires CUDA version 10.0.0 or above "
+     "(installed version is 9.2.148). Please update your Nvidia drivers."),
     # NVENC's refusals as FFmpeg prints them (libavcodec/nvenc.c)
     ("FFmpeg libavcodec/nvenc.c", "CD1", "[h264_nvenc @ 0000027d] OpenEncodeSessionEx failed: no encode device (1)"),
     # a framework's own answer that it has no GPU
@@ -109,6 +114,9 @@ UNRELATED = [
     ("permissions of an application", "Error: Insufficient Permissions to access the requested resource (user: bob)"),
     ("another module refused by Secure Boot", "modprobe: ERROR: could not insert 'wl': Required key not available"),
     ("a busy mount", "umount: /media/usb: target is busy."),
+    ("a game's driver advice without NVIDIA's name", "Your graphics driver is out of date. Please update your graphics "
+     "driver to the latest version."),
+    ("an NVIDIA Shield device", "adb: no NVIDIA Shield devices found over USB"),
     ("Vulkan's device", "vkCreateInstance failed: Failed to initialize Vulkan device (VK_ERROR_INCOMPATIBLE_DRIVER)"),
     ("OpenGL's context", "Failed to initialize GPU context: OpenGL 3.3 not supported by the graphics driver"),
     ("Slurm's request of nodes, not of GPUs", "srun: error: Unable to allocate resources: Requested node configuration "

@@ -174,38 +174,9 @@ def phrases(index: int, lower: str) -> list[Phrase]:
                               line=index))
     if not out:
         out.extend(_no_gpu_answer(index, lower))
-    if not out and "cuda" in lower:
-        out.extend(_cuda_start_failed(index, lower))
+    if not out and any(anchor in lower for anchor in SENTENCE_ANCHORS):
+        out.extend(_sentences(index, lower))
     return out
-
-
-@functools.cache
-def _cuda_start_table() -> tuple[tuple[dict[str, Any], re.Pattern[str]], ...]:
-    """compat/status_codes.toml [[cuda_start]], each with its pattern: a failing verb, a starting verb, CUDA (and what
-    of it) in either order, within a few words."""
-    out = []
-    for row in load("status_codes").get("cuda_start", []):
-        fail = "|".join(re.escape(word) for word in row["fail"])
-        start = "|".join(re.escape(word) for word in row["start"])
-        objects = "|".join(re.escape(word) for word in row["objects"])
-        cuda = rf"cuda(?:\s(?:{objects}))?"
-        pattern = re.compile(
-            rf"\b(?:{fail})\s(?:the\s)?(?:{start})\s(?:the\s)?{cuda}\b"  # "failed to initialize (the) CUDA device"
-            rf"|\b{cuda}\s(?:{start})\s(?:{fail})\b"  # "CUDA (device) initialization failure"
-            rf"|\bcuda\s(?:{fail})\s(?:to\s)?(?:{start})\b")  # "CUDA failed to initialize"
-        out.append((row, pattern))
-    return tuple(out)
-
-
-def _cuda_start_failed(index: int, lower: str) -> list[Phrase]:
-    """A program's own sentence that CUDA could not start ("Failed to initialize CUDA device", "Unable to start CUDA
-    Context", "CUDA initialization failure")."""
-    for row, pattern in _cuda_start_table():
-        match = pattern.search(lower)
-        if match:
-            return [Phrase(text=match.group(0), finding=row["finding"], meaning=row["meaning"], source=row["source"],
-                           line=index)]
-    return []
 
 
 @functools.cache
@@ -238,6 +209,49 @@ def _no_gpu_answer(index: int, lower: str) -> list[Phrase]:
             said = match.group(0) if match else None
         if said is not None:
             return [Phrase(text=said, finding=row["finding"], meaning=row["meaning"], source=row["source"], line=index)]
+    return []
+
+
+def _alternatives(words: list[str]) -> str:
+    return "|".join(re.escape(word) for word in sorted(words, key=len, reverse=True))
+
+
+def _sentence_pattern(kind: str, words: dict[str, list[str]]) -> re.Pattern[str]:
+    """The orders a sentence of KIND takes, over its word lists (compat/status_codes.toml [[sentence]])."""
+    if kind == "cuda-start":
+        fail, start, objects = (_alternatives(words[key]) for key in ("fail", "start", "objects"))
+        cuda = rf"cuda(?:\s(?:{objects}))?"
+        return re.compile(rf"\b(?:{fail})\s(?:the\s)?(?:{start})\s(?:the\s)?{cuda}\b"  # failed to initialize the CUDA device
+                          rf"|\b{cuda}\s(?:{start})\s(?:{fail})\b"  # CUDA (device) initialization failure
+                          rf"|\bcuda\s(?:{fail})\s(?:to\s)?(?:{start})\b")  # CUDA failed to initialize
+    if kind == "gpu-absent":
+        makers, nouns, found, search, fail = (_alternatives(words[key])
+                                              for key in ("makers", "nouns", "found", "search", "fail"))
+        gpu = rf"(?:{makers})\s(?:{nouns})"
+        return re.compile(rf"\bno\s(?:usable\s|supported\s|compatible\s)?{gpu}\s(?:(?:was|were|is|are)\s)?(?:{found})\b"
+                          rf"|\b(?:{fail})\s(?:{search})\s(?:any\s|a\s|an\s|the\s)?{gpu}\b"
+                          rf"|\b{gpu}\s(?:(?:was|were|is|are)\s)?not\s(?:{found})\b")
+    subjects, old, advice = (_alternatives(words[key]) for key in ("subjects", "old", "advice"))
+    # the advice may name the drivers in the plural ("Please update your Nvidia drivers")
+    return re.compile(rf"\b(?:{subjects})(?:\s\S{{1,30}}){{0,3}}?\s(?:{old})\b|\b(?:{advice})")
+
+
+@functools.cache
+def _sentence_table() -> tuple[tuple[dict[str, Any], re.Pattern[str]], ...]:
+    return tuple((row, _sentence_pattern(row["kind"], row["words"])) for row in load("status_codes").get("sentence", []))
+
+
+SENTENCE_ANCHORS = ("cuda", "nvidia")  # a sentence counts on a line that names CUDA or NVIDIA ("graphics driver" alone is any)
+
+
+def _sentences(index: int, lower: str) -> list[Phrase]:
+    """A program's own sentence for a fault of the stack ("Failed to initialize CUDA device", "No NVIDIA GPU
+    detected", "Your NVIDIA driver is too old")."""
+    for row, pattern in _sentence_table():
+        match = pattern.search(lower)
+        if match:
+            return [Phrase(text=match.group(0), finding=row["finding"], meaning=row["meaning"], source=row["source"],
+                           line=index)]
     return []
 
 
