@@ -289,16 +289,27 @@ def _self_confirming(index: int, lower: str) -> list[Status]:
 
 
 @functools.cache
-def _descriptions() -> tuple[tuple[str, str], ...]:
-    """(description, name): the CUDA runtime's and NVML's own descriptions of the codes that name a cause (their
-    headers' comments, which some programs print in place of the short text), the long ones only."""
+def _descriptions() -> dict[str, tuple[tuple[str, str], ...]]:
+    """The CUDA runtime's and NVML's own descriptions of the codes that name a cause (their headers' comments, which
+    some programs print in place of the short text), the long ones only, as (description, name) by their first three
+    words: a line is compared only with the descriptions whose opening it holds."""
     by_name, _, _ = _status_tables()
-    out = []
+    out: dict[str, list[tuple[str, str]]] = {}
     for name, row in by_name.items():
         text = row["meaning"].strip().rstrip(".").lower()
         if row["finding"] and row["api"] in ("cudart", "driver", "nvml") and len(text) >= DESCRIPTION_MIN:
-            out.append((text, name))
-    return tuple(out)
+            out.setdefault(" ".join(text.split()[:3]), []).append((text, name))
+    return {opening: tuple(rows) for opening, rows in out.items()}
+
+
+def _described(index: int, lower: str) -> list[Status]:
+    by_name, _, _ = _status_tables()
+    for opening, rows in _descriptions().items():
+        if opening in lower:
+            found = next((name for text, name in rows if text in lower), None)
+            if found:
+                return [_status(by_name[found], "message", index)]
+    return []
 
 
 DESCRIPTION_MIN = 48  # a description this long says one thing only
@@ -311,7 +322,7 @@ def _known_statuses(index: int, line: str, lower: str) -> list[Status]:
     spaced = _spaced(lower)
     said = [_status(by_name[name], "message", index) for text, name in messages if text in spaced and name in by_name]
     if not said and ("cuda" in lower or "nvml" in lower):
-        said = [_status(by_name[name], "message", index) for text, name in _descriptions() if text in lower][:1]
+        said = _described(index, lower)
     if not said and any(char.isdigit() for char in lower):
         said = _self_confirming(index, lower)
     if not said and "cu" in lower:
