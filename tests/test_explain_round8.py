@@ -81,6 +81,10 @@ CASES = [
      "availability before starting."),
     ("MultiPoolMiner miner scripts", "CD1", "WARN: Miner (CcminerTpruvot) requires CUDA version 10.0.0 or above "
      "(installed version is 9.2.148). Please update your Nvidia drivers."),
+    # nvidia-smi -q's report of memory repairs that failed (NVIDIA's row remapping guide)
+    ("NVIDIA GPU Memory Error Management (nvidia-smi -q)", "CD1", "    Remapped Rows\n        Correctable Error       "
+     "          : 0\n        Uncorrectable Error               : 3\n        Pending                           : No\n"
+     "        Remapping Failure Occurred        : Yes"),
     # NVENC's refusals as FFmpeg prints them (libavcodec/nvenc.c)
     ("FFmpeg libavcodec/nvenc.c", "CD1", "[h264_nvenc @ 0000027d] OpenEncodeSessionEx failed: no encode device (1)"),
     # a framework's own answer that it has no GPU
@@ -117,6 +121,7 @@ UNRELATED = [
     ("a game's driver advice without NVIDIA's name", "Your graphics driver is out of date. Please update your graphics "
      "driver to the latest version."),
     ("an NVIDIA Shield device", "adb: no NVIDIA Shield devices found over USB"),
+    ("a healthy GPU's remapping report", "    Remapped Rows\n        Remapping Failure Occurred        : No"),
     ("Vulkan's device", "vkCreateInstance failed: Failed to initialize Vulkan device (VK_ERROR_INCOMPATIBLE_DRIVER)"),
     ("OpenGL's context", "Failed to initialize GPU context: OpenGL 3.3 not supported by the graphics driver"),
     ("Slurm's request of nodes, not of GPUs", "srun: error: Unable to allocate resources: Requested node configuration "
