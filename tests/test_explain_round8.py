@@ -87,6 +87,12 @@ CASES = [
      "        Remapping Failure Occurred        : Yes"),
     # NVENC's refusals as FFmpeg prints them (libavcodec/nvenc.c)
     ("FFmpeg libavcodec/nvenc.c", "CD1", "[h264_nvenc @ 0000027d] OpenEncodeSessionEx failed: no encode device (1)"),
+    # a framework's extension of another build: torchvision's operators for another torch, DGL's CPU build
+    ("pytorch/vision (torch and torchvision of different releases)", "CD4", "RuntimeError: operator torchvision::nms "
+     "does not exist"),
+    ("dmlc/dgl src/runtime/c_runtime_api.cc", "CD4", "dgl._ffi.base.DGLError: [10:00:00] /opt/dgl/src/runtime/"
+     "c_runtime_api.cc:82: Check failed: allow_missing: Device API cuda is not enabled. Please install the cuda version "
+     "of dgl."),
     # a framework's own answer that it has no GPU
     ("AUTOMATIC1111/stable-diffusion-webui#9402", "CD1", "AssertionError: Torch is not able to use GPU; add "
      "--skip-torch-cuda-test to COMMANDLINE_ARGS variable to disable this check"),
