@@ -218,6 +218,8 @@ SETUPS = {  # (section, command) -> how its pretend machine is made (a context t
                                "failed: error == cudaSuccess (8 vs. 0)  invalid device function\""): None,
     ("`cudnn-doctor explain`", "cudnn-doctor explain --offline-only \"RuntimeError: HIP error: invalid device function\""):
         None,
+    ("`cudnn-doctor explain`", "cudnn-doctor explain --offline-only \"pynvml.NVMLError_DriverNotLoaded: Driver Not "
+                               "Loaded\""): None,
     ("Many nodes: `fleet merge` and `fleet run --slurm`", "cudnn-doctor fleet merge reports/"): _fleet_reports,
     ("Choosing findings", "cudnn-doctor check"): _one_cudnn,
     ("`cudnn-doctor check`", "cudnn-doctor check --project repo --select CD43 -q"): _folder_of_projects,

@@ -79,7 +79,8 @@ def _library_code(library: Library) -> str:
     if library.part == "driver":
         return "CD101" if failure == "missing" else "CD110"
     if library.part == "cuda":
-        return "CD203"
+        # the CUDA runtime found and loaded, whose start failed (its first call asks the driver): the driver's
+        return "CD110" if failure == "init" and library.name == "cudart" else "CD203"
     if library.part == "cudnn":
         if failure in ("wrong-arch", "broken"):
             return "CD308"

@@ -155,4 +155,5 @@ def _triggers() -> tuple[str, ...]:
     texts += list(errors.get("missing_tool", {}).get("tools", ()))  # a toolkit program said to be missing
     texts += ["-notfound", "(advanced)"] if errors.get("cmake_notfound") else []  # CMake's NOTFOUND variables
     texts += [text for row in errors.get("error", []) for text in row.get("triggers", ())]  # a catalog entry's own words
+    texts += [text for row in status.get("no_gpu", []) for text in row["sentences"]]  # a framework's words: no GPU
     return tuple(dict.fromkeys((*TRIGGERS, *texts)))

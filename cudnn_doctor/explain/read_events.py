@@ -103,7 +103,8 @@ def events(index: int, line: str, lower: str) -> list[Event]:
             out.append(Event("xid", row["code"], f"Xid {number} ({row['name']})", row["meaning"], row["action"] + ".",
                              row["source"], (("xid", str(number)), ("xid_name", row["name"])) + at, index))
     for row in _event_table():
-        if row["text"] in lower and (not row.get("any") or any(word in lower for word in row["any"])):
+        if row["text"] in lower and (not row.get("any") or any(word in lower for word in row["any"])) \
+                and (not row.get("also") or any(word in lower for word in row["also"])):
             out.append(Event(row["kind"], row["code"], row["text"], row["meaning"], row["fix"], row["source"], where,
                              index))
     if ".version" in lower:

@@ -16,7 +16,7 @@ _STATUS_NAME = re.compile(r"\b(?:CUDNN_STATUS_[A-Z0-9_]{2,60}|CUDA_ERROR_[A-Z0-9
                           r"|CUBLAS_STATUS_[A-Z0-9_]{2,60}|CUFFT_[A-Z0-9_]{2,60}|CURAND_STATUS_[A-Z0-9_]{2,60}"
                           r"|CUSOLVER_STATUS_[A-Z0-9_]{2,60}|CUSPARSE_STATUS_[A-Z0-9_]{2,60}|NVRTC_ERROR_[A-Z0-9_]{2,60}"
                           r"|cudaError[A-Za-z0-9]{2,60})")
-_STATUS_NUMBER = re.compile(r"(?i)\b(cudnn|cuda|nvml|cublas|cu[a-z]{2,30})\b[a-z_ :]{0,30}?"
+_STATUS_NUMBER = re.compile(r"(?i)\b(cudnn|cuda|nvml|cublas|cu[a-z]{2,30})\b[a-z_ :.-]{0,40}?"
                             r"\b(?:error|failure|status|err|code)\b[\s:=(#]{0,4}(\d{1,4})\b")
 _ERROR_NUMBER = re.compile(r"(?i)\berror (\d{2,4}): ")
 # a CUDA runtime or driver call named by the program, then, further on the line, the number it returned in the
@@ -42,7 +42,8 @@ def _status_tables() -> tuple[dict[str, dict[str, Any]], dict[tuple[str, int], d
         if api == "cudnn":
             api = "cudnn9" if row.get("cudnn") == "9" else "cudnn8"
         by_number.setdefault((api, int(row["number"])), row)
-    messages = tuple((_spaced(row["text"]), row["name"]) for row in data.get("message", []) if not row.get("bare"))
+    messages = tuple((_spaced(row["text"]), row["name"]) for row in data.get("message", [])
+                     if not row.get("bare") and not row.get("within"))
     return by_name, by_number, messages
 
 
@@ -186,10 +187,75 @@ def _check_pairs(index: int, line: str) -> list[Status]:
     return out
 
 
+# NVML's and the CUDA driver's codes as other languages' bindings spell them: pynvml's exception classes
+# (NVMLError_DriverNotLoaded), go-nvml's Return names (ERROR_LIBRARY_NOT_FOUND), Rust nvml-wrapper's variants
+# (NvmlError::GpuLost, "Failed to initialize nvml: DriverNotLoaded"), CUDA.jl's (CuError(ERROR_NO_DEVICE))
+_BOUND_NAME = re.compile(r"\b(?:NVMLError_?|NvmlError(?:::|\()|nvml(?:_wrapper)?::error::NvmlError::)([A-Z][A-Za-z]{2,50})\b"
+                         r"|(?<![A-Za-z0-9_])ERROR_([A-Z][A-Z0-9_]{2,60})\b")
+# a CamelCase variant right after NVML's words for a failure ("Failed to initialize nvml: DriverNotLoaded")
+_NVML_VARIANT = re.compile(r"(?i:nvml)[^\n]{0,40}?:\s{0,2}([A-Z][a-z]{1,20}(?:[A-Z][a-z]{1,20}){1,5})\b")
+
+
+@functools.cache
+def _bound_names() -> dict[tuple[str, str], str]:
+    """(api, key) -> the NVML or CUDA driver name whose words, lower case without separators, are KEY (also without
+    the word 'is': Rust's GpuLost is NVML_ERROR_GPU_IS_LOST)."""
+    by_name, _, _ = _status_tables()
+    keys: dict[tuple[str, str], str] = {}
+    for name in by_name:
+        for prefix, api in (("NVML_ERROR_", "nvml"), ("CUDA_ERROR_", "driver")):
+            if name.startswith(prefix):
+                words = name.removeprefix(prefix).lower().split("_")
+                keys.setdefault((api, "".join(words)), name)
+                keys.setdefault((api, "".join(word for word in words if word != "is")), name)
+    return keys
+
+
+@functools.cache
+def _nvml_texts() -> tuple[tuple[str, str], ...]:
+    """(text, name) of the [[message]] rows that stand for an NVML code on a line that names NVML (nvmlErrorString's
+    words: "driver not loaded", "insufficient permissions"), longest first."""
+    rows = load("status_codes").get("message", [])
+    return tuple(sorted(((row["text"], row["name"]) for row in rows if row.get("within") == "nvml"),
+                        key=lambda pair: -len(pair[0])))
+
+
+def _bound_spellings(index: int, line: str, lower: str) -> list[Status]:
+    """NVML's and the CUDA driver's codes in a binding's spelling, or NVML's text for a code on a line naming NVML."""
+    by_name, _, _ = _status_tables()
+    keys = _bound_names()
+    nvml = "nvml" in lower
+    out: list[Status] = []
+    for match in itertools.islice(_BOUND_NAME.finditer(line), PER_LINE):
+        if match.group(1):
+            name = keys.get(("nvml", match.group(1).lower()))
+        elif nvml or any(word in lower for word in ("cuda", "cuerror", "curesult")):
+            # go-nvml's ERROR_X on a line naming NVML; CUDA.jl's on one naming CUDA (Windows' ERROR_FILE_NOT_FOUND is
+            # neither's)
+            name = keys.get(("nvml" if nvml else "driver", match.group(2).lower().replace("_", "")))
+        else:
+            name = None
+        if name and name in by_name:
+            out.append(_status(by_name[name], "name", index))
+    if nvml and not out:
+        variant = _NVML_VARIANT.search(line)
+        name = keys.get(("nvml", variant.group(1).lower())) if variant else None
+        if name and name in by_name:
+            out.append(_status(by_name[name], "name", index))
+    if nvml and not out:
+        spaced = _spaced(lower)
+        found = next((name for text, name in _nvml_texts() if text in spaced), None)
+        if found and found in by_name:
+            out.append(_status(by_name[found], "message", index))
+    return out
+
+
 def statuses(index: int, line: str, lower: str, cudnn_named: bool = False) -> list[Status]:
     other = _other_spellings(index, line, lower, cudnn_named) if ("cudnnstatus" in lower or "cudaerror" in lower
                                                                  or "curesult" in lower or "nvmlerror" in lower
                                                                  or cudnn_named) else []
+    if not any(prefix in lower for prefix in STATUS_PREFIXES) and ("nvml" in lower or "error_" in lower):
+        other += _bound_spellings(index, line, lower)
     checked = _check_pairs(index, line) if " vs" in lower else []
     known = _known_statuses(index, line, lower)
     if checked and any(status.how == "message" for status in known):
@@ -200,12 +266,65 @@ def statuses(index: int, line: str, lower: str, cudnn_named: bool = False) -> li
     return other + checked + known
 
 
+# NVIDIA's short text for a code with the code's own number beside it: "Unknown error (error 999)", "initialization
+# error (3)" (the NGC containers' entry point, Blender): the text and the number confirm each other wherever they stand
+_TEXT_NUMBER = re.compile(r"[\s:(\[]{0,3}\(?(?:error|code|status)?\s{0,2}[:=#]?\s{0,2}(\d{1,4})\)?")
+
+
+SELF_CONFIRMING_MIN = 30
+
+
+def _self_confirming(index: int, lower: str) -> list[Status]:
+    by_name, _, _ = _status_tables()
+    _, bare = _bare_messages()
+    for text, name in bare:
+        at = lower.find(text)
+        if at < 0 or name not in by_name:
+            continue
+        number = _TEXT_NUMBER.match(lower, at + len(text))
+        # a small number (2: out of memory, 3: initialization error) is any library's; the CUDA driver's own are not
+        if number and int(number.group(1)) == int(by_name[name]["number"]) >= SELF_CONFIRMING_MIN:
+            return [_status(by_name[name], "message", index)]
+    return []
+
+
+@functools.cache
+def _descriptions() -> dict[str, tuple[tuple[str, str], ...]]:
+    """The CUDA runtime's and NVML's own descriptions of the codes that name a cause (their headers' comments, which
+    some programs print in place of the short text), the long ones only, as (description, name) by their first three
+    words: a line is compared only with the descriptions whose opening it holds."""
+    by_name, _, _ = _status_tables()
+    out: dict[str, list[tuple[str, str]]] = {}
+    for name, row in by_name.items():
+        text = row["meaning"].strip().rstrip(".").lower()
+        if row["finding"] and row["api"] in ("cudart", "driver", "nvml") and len(text) >= DESCRIPTION_MIN:
+            out.setdefault(" ".join(text.split()[:3]), []).append((text, name))
+    return {opening: tuple(rows) for opening, rows in out.items()}
+
+
+def _described(index: int, lower: str) -> list[Status]:
+    by_name, _, _ = _status_tables()
+    for opening, rows in _descriptions().items():
+        if opening in lower:
+            found = next((name for text, name in rows if text in lower), None)
+            if found:
+                return [_status(by_name[found], "message", index)]
+    return []
+
+
+DESCRIPTION_MIN = 48  # a description this long says one thing only
+
+
 def _known_statuses(index: int, line: str, lower: str) -> list[Status]:
     by_name, by_number, messages = _status_tables()
     # NVIDIA's own error strings name their code with no prefix at all ("the provided PTX was compiled with an
     # unsupported toolchain." is CUDA_ERROR_UNSUPPORTED_PTX_VERSION / cudaErrorUnsupportedPtxVersion, 222)
     spaced = _spaced(lower)
     said = [_status(by_name[name], "message", index) for text, name in messages if text in spaced and name in by_name]
+    if not said and ("cuda" in lower or "nvml" in lower):
+        said = _described(index, lower)
+    if not said and any(char.isdigit() for char in lower):
+        said = _self_confirming(index, lower)
     if not said and "cu" in lower:
         said = _after_prefix(index, lower)
         if not said and not any(prefix in lower for prefix in STATUS_PREFIXES):  # a code's name is the stronger fact

@@ -172,7 +172,87 @@ def phrases(index: int, lower: str) -> list[Phrase]:
         if row["text"] in lower and (not row.get("any") or any(word in lower for word in row["any"])):
             out.append(Phrase(text=row["text"], finding=row["finding"], meaning=row["meaning"], source=row["source"],
                               line=index))
+    if not out:
+        out.extend(_no_gpu_answer(index, lower))
+    if not out and any(anchor in lower for anchor in SENTENCE_ANCHORS):
+        out.extend(_sentences(index, lower))
     return out
+
+
+@functools.cache
+def _no_gpu_table() -> tuple[tuple[dict[str, Any], re.Pattern[str] | None], ...]:
+    """compat/status_codes.toml [[no_gpu]], each row with one pattern for its availability probes answered with no GPU."""
+    out = []
+    for row in load("status_codes").get("no_gpu", []):
+        pattern = None
+        if row["probes"] and row["answers"]:
+            probes = "|".join(re.escape(probe) for probe in row["probes"])
+            answers = "|".join(re.escape(answer) for answer in row["answers"])
+            # the probe, its call's brackets, then the words that give its answer and the answer: "is_available() is
+            # False", "torch.cuda.device_count(): 0", "assert torch.cuda.is_available()" (an assertion that failed)
+            pattern = re.compile(rf"(?:{probes})\s{{0,2}}(?:\((?:['\"]?gpu['\"]?)?\)\)?)?\s{{0,3}}"
+                                 rf"(?:is|==|=|:|->|returns?|returned|gives)?\s{{0,3}}(?:{answers})(?![a-z0-9_])"
+                                 rf"|assert\s{{1,3}}[a-z_.]{{0,40}}(?:{probes})")
+        out.append((row, pattern))
+    return tuple(out)
+
+
+def _no_gpu_answer(index: int, lower: str) -> list[Phrase]:
+    """A framework's own answer that it has no GPU to use: its availability probe said so (is_available() False,
+    device_count() 0) or its words for it ("CUDA unavailable", "GPU is not accessible")."""
+    for row, pattern in _no_gpu_table():
+        said = next((words for words in row["sentences"] if words in lower), None)
+        # a probe of CUDA's or a GPU's (torch.backends.mps.is_available() and xpu.device_count() are other devices')
+        if said is None and pattern is not None and ("cuda" in lower or "gpu" in lower) \
+                and any(probe in lower for probe in row["probes"]):
+            match = pattern.search(lower)
+            said = match.group(0) if match else None
+        if said is not None:
+            return [Phrase(text=said, finding=row["finding"], meaning=row["meaning"], source=row["source"], line=index)]
+    return []
+
+
+def _alternatives(words: list[str]) -> str:
+    return "|".join(re.escape(word) for word in sorted(words, key=len, reverse=True))
+
+
+def _sentence_pattern(kind: str, words: dict[str, list[str]]) -> re.Pattern[str]:
+    """The orders a sentence of KIND takes, over its word lists (compat/status_codes.toml [[sentence]])."""
+    if kind == "cuda-start":
+        fail, start, objects = (_alternatives(words[key]) for key in ("fail", "start", "objects"))
+        cuda = rf"cuda(?:\s(?:{objects}))?"
+        return re.compile(rf"\b(?:{fail})\s(?:the\s)?(?:{start})\s(?:the\s)?{cuda}\b"  # failed to initialize the CUDA device
+                          rf"|\b{cuda}\s(?:{start})\s(?:{fail})\b"  # CUDA (device) initialization failure
+                          rf"|\bcuda\s(?:{fail})\s(?:to\s)?(?:{start})\b")  # CUDA failed to initialize
+    if kind == "gpu-absent":
+        makers, nouns, found, search, fail = (_alternatives(words[key])
+                                              for key in ("makers", "nouns", "found", "search", "fail"))
+        gpu = rf"(?:{makers})\s(?:{nouns})"
+        return re.compile(rf"\bno\s(?:usable\s|supported\s|compatible\s)?{gpu}\s(?:(?:was|were|is|are)\s)?(?:{found})\b"
+                          rf"|\b(?:{fail})\s(?:{search})\s(?:any\s|a\s|an\s|the\s)?{gpu}\b"
+                          rf"|\b{gpu}\s(?:(?:was|were|is|are)\s)?not\s(?:{found})\b")
+    subjects, old, advice = (_alternatives(words[key]) for key in ("subjects", "old", "advice"))
+    # the advice may name the drivers in the plural ("Please update your Nvidia drivers")
+    return re.compile(rf"\b(?:{subjects})(?:\s\S{{1,30}}){{0,3}}?\s(?:{old})\b|\b(?:{advice})")
+
+
+@functools.cache
+def _sentence_table() -> tuple[tuple[dict[str, Any], re.Pattern[str]], ...]:
+    return tuple((row, _sentence_pattern(row["kind"], row["words"])) for row in load("status_codes").get("sentence", []))
+
+
+SENTENCE_ANCHORS = ("cuda", "nvidia")  # a sentence counts on a line that names CUDA or NVIDIA ("graphics driver" alone is any)
+
+
+def _sentences(index: int, lower: str) -> list[Phrase]:
+    """A program's own sentence for a fault of the stack ("Failed to initialize CUDA device", "No NVIDIA GPU
+    detected", "Your NVIDIA driver is too old")."""
+    for row, pattern in _sentence_table():
+        match = pattern.search(lower)
+        if match:
+            return [Phrase(text=match.group(0), finding=row["finding"], meaning=row["meaning"], source=row["source"],
+                           line=index)]
+    return []
 
 
 def frameworks(lowers: list[str]) -> tuple[str, ...]:

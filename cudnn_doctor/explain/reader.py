@@ -105,7 +105,11 @@ def _facts_of(indexes: range, budget: int, most: int, lines: list[str], lowers: 
         # a phrase or event wrapped over two lines ("Resource exhausted: Out\nof memory while trying to allocate") is
         # read across the break: the line's words and the next line's, one space between
         wrapped = lower.rstrip() + " " + lowers[index + 1].lstrip() if index + 1 < len(lowers) else lower
-        facts = (libraries(index, line, lower, lowers) + products(index, lower), statuses(index, line, lower, cudnn_named), pairs,
+        named = libraries(index, line, lower, lowers)
+        # a product named beside its own file on the line ("Unable to load cudart library .../libcudart.so.12") is
+        # that file: the file's failure is the fact
+        found_products = [p for p in products(index, lower) if p.name not in {library.name for library in named}]
+        facts = (named + found_products, statuses(index, line, lower, cudnn_named), pairs,
                  archs(index, line, lower), phrases(index, wrapped), symbols(index, line, lower, lines),
                  cpu_builds(index, lower), compilers(index, lower, whole), events(index, line, wrapped))
         if any(facts):
