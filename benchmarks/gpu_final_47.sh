@@ -9,10 +9,10 @@ sealed=${2:-.sealed/round7/scenarios45}
 judges=${3:-}
 mkdir -p "$out"
 cd "$(dirname "$0")/.."
-timeout 240 python3 benchmarks/gpu_scenarios.py --scenarios "$sealed/scenarios.py" --out "$out/s7after" \
-    --quiet-cases --budget-s 220 ${judges:+--judges "$judges"} > "$out/s7after.txt" 2>&1
+timeout 200 python3 benchmarks/gpu_scenarios.py --scenarios "$sealed/scenarios.py" --out "$out/s7after" \
+    --quiet-cases --budget-s 185 ${judges:+--judges "$judges"} > "$out/s7after.txt" 2>&1
 tail -c 1000 "$out/s7after.txt"
-timeout 130 bash benchmarks/gpu_speed_47.sh "$out/speed" .before > "$out/speed.txt" 2>&1
+timeout 100 bash benchmarks/gpu_speed_47.sh "$out/speed" .before > "$out/speed.txt" 2>&1
 grep -E "median_exit_ms|\"command\"|median_s|collect_env|check --deep" "$out/speed.txt" | head -30
 # cuDNN's library configuration (CUDNN_LIB_CONFIG: FULL, GRAPH_JIT_ONLY), asked of torch's convolution and LSTM and
 # JAX's convolution: the facts behind its row in compat/process_env.toml
