@@ -74,11 +74,50 @@ def complete_code(prefix: str = "", **_: Any) -> list[str]:
 
 def complete(parser: Any) -> NoReturn:
     """Answer the shell that asks for completions (argcomplete's protocol: `_ARGCOMPLETE`, `COMP_LINE`, `COMP_POINT`;
-    the answers on descriptor 8) and end."""
-    import argcomplete
+    the answers on descriptor 8) and end. Whatever the line holds (an unclosed quote ending in a backslash, a file
+    name that is not UTF-8) or the variables say (a COMP_POINT that is no number, or past the line's end), the shell
+    gets completions or none, exit 1: never a traceback, which the shell would print over the line being typed."""
+    line = os.environ.get("COMP_LINE")
+    if line is None:
+        sys.exit(1)
+    point = os.environ.get("COMP_POINT", "").strip()
+    # the cursor where the shell says it is, on the line: a number of ASCII digits, else the line's end
+    os.environ["COMP_POINT"] = str(min(int(point), len(line)) if point.isascii() and point.isdigit() else len(line))
+    start = os.environ.get("_ARGCOMPLETE", "")
+    os.environ["_ARGCOMPLETE"] = start if start in ("1", "2", "3") else "1"  # where the words start (argcomplete's)
+    try:
+        import argcomplete
 
-    argcomplete.autocomplete(parser, exit_method=sys.exit)
+        argcomplete.autocomplete(parser, exit_method=sys.exit, default_completer=complete_path)
+    except Exception:  # noqa: BLE001 - a line argcomplete cannot split, an answer it cannot write: no completions
+        sys.exit(1)
     sys.exit(0)  # argcomplete found nothing to complete
+
+
+def complete_path(prefix: str = "", **_: Any) -> list[str]:
+    """The files and folders (a folder with a '/') whose path starts with PREFIX, as bash's `compgen -A file` lists
+    them (a name starting with '.' only when PREFIX's last part does; '~/' read as the home folder, kept as typed),
+    read here rather than by a bash started per Tab. A name that is not UTF-8 cannot be written back to the shell
+    exactly, so it is left out (it never stops the others)."""
+    folder, slash, start = prefix.rpartition("/")
+    typed = folder + slash
+    where = os.path.expanduser(typed) if typed.startswith("~") else typed
+    found: list[str] = []
+    try:
+        entries = list(os.scandir(where or "."))
+    except (OSError, ValueError):
+        return found
+    for entry in entries:
+        name = entry.name
+        if not name.startswith(start) or (name.startswith(".") and not start.startswith(".")):
+            continue
+        try:
+            name.encode("utf-8")
+            is_folder = entry.is_dir()
+        except (UnicodeEncodeError, OSError):
+            continue
+        found.append(typed + name + ("/" if is_folder else ""))
+    return sorted(found)
 
 
 def script(shell: str) -> str:
