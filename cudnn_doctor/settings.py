@@ -67,8 +67,17 @@ def _read_table(path: str) -> dict[str, object] | None:
     except ImportError:  # Python 3.10
         import tomli as tomllib  # type: ignore[no-redef]
     try:
-        data = tomllib.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = raw[:error.start].count(b"\n") + 1
+        raise DoctorError(f"{path}: not UTF-8 (byte 0x{raw[error.start]:02x} on line {line}), and a TOML file is UTF-8",
+                          fix="save it as UTF-8 (it is read for [tool.cudnn-doctor])", code="CD007") from None
+    if text.startswith("\ufeff"):  # Notepad's byte-order mark: Python's TOML reader (pip's, build's) refuses it too
+        raise DoctorError(f"{path}: starts with a byte-order mark (U+FEFF), which Python's TOML reader refuses (as "
+                          "pip and build do)", fix="save it as UTF-8 without a byte-order mark", code="CD007")
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
         raise DoctorError(f"{path}: not valid TOML ({error})", fix="fix the file's syntax (it is read for [tool.cudnn-doctor])", code="CD007") from None
     except RecursionError:  # a value nested thousands deep: Python's TOML reader recurses once per level
         raise DoctorError(f"{path}: a value nested too deep to read", fix="write [tool.cudnn-doctor]'s values as "

@@ -141,7 +141,12 @@ def docker_credentials(domain: str) -> tuple[str, str] | None:
     config.json's `auths` (base64 user:password). None where there are none; a broken config is said, not fatal."""
     from cudnn_doctor.user_files import UnreadableFile, read_user_file
 
-    folder = os.environ.get("DOCKER_CONFIG") or os.path.join(os.path.expanduser("~"), ".docker")
+    from cudnn_doctor.variables import home_folder
+
+    home = home_folder()  # docker's own: HOME, else the password database's (an empty HOME is not /)
+    folder = os.environ.get("DOCKER_CONFIG") or (os.path.join(home, ".docker") if home else "")
+    if not folder:
+        return None
     try:
         config = json.loads(read_user_file(os.path.join(folder, "config.json"), 1 << 20))
     except (UnreadableFile, ValueError, RecursionError):

@@ -257,9 +257,10 @@ def download(http, url: str, folder: Path, name: str, sha256: str | None, size: 
     A file already in the cache with the right sha256 is used as it is."""
     try:
         return _download(http, url, folder, name, sha256, size, progress)
-    except OSError as error:  # the cache folder: not the network
-        raise failure(url, f"cannot write it into {folder} ({error.strerror or error}); set CUDNN_DOCTOR_CACHE_DIR "
-                           "to a folder with room") from None
+    except OSError as error:  # the cache folder, not the network: its own fix, not the network's
+        raise DoctorError(f"{name}: cannot write it into {folder} ({error.strerror or error}); nothing was installed",
+                          fix="make that folder writable, or set CUDNN_DOCTOR_CACHE_DIR to a folder you can write "
+                              "with room for the download", exit_code=1, code="CD006") from None
 
 
 def _download(http, url: str, folder: Path, name: str, sha256: str | None, size: int | None,  # type: ignore[no-untyped-def]

@@ -1,0 +1,145 @@
+"""The configuration and the environment the doctor runs in, as a user's machine breaks them: HOME empty or relative,
+XDG_CACHE_HOME relative, CUDNN_DOCTOR_CACHE_DIR relative or a file, a cache the download cannot write, a pyproject.toml
+with a byte-order mark or in Latin-1, a requirement of the project file refused by the rule every --require meets, a
+number written as Python alone reads it. Each is said in one line naming where it was written, with its fix."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import pwd
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Machine
+
+
+def _home_of_this_user() -> str:
+    return pwd.getpwuid(os.getuid()).pw_dir
+
+
+@pytest.mark.parametrize("home", ["", "relative/home", "  "])
+def test_an_empty_or_relative_home_is_not_slash_nor_the_working_folder(home: str) -> None:
+    from cudnn_doctor.variables import home_folder
+
+    assert home_folder({"HOME": home}) == _home_of_this_user()
+    assert home_folder({}) == _home_of_this_user()
+    assert home_folder({"HOME": "/srv/me"}) == "/srv/me"
+
+
+@pytest.mark.parametrize("home", ["", "relative"])
+def test_the_cache_is_never_put_in_slash_or_the_working_folder(home: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from cudnn_doctor.cache import cache_folder
+
+    monkeypatch.delenv("CUDNN_DOCTOR_CACHE_DIR", raising=False)
+    monkeypatch.setenv("HOME", home)
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/cache")  # relative: invalid, ignored (XDG base directory spec)
+    assert cache_folder() == os.path.join(_home_of_this_user(), ".cache", "cudnn-doctor")
+    monkeypatch.setenv("XDG_CACHE_HOME", "/srv/cache")
+    assert cache_folder() == "/srv/cache/cudnn-doctor"
+
+
+def test_an_empty_home_gives_no_prefix_under_slash(machine: Machine) -> None:
+    """HOME="" made the advice `install --prefix /.local/cudnn/cuda12` (Python's expanduser reads '' as /)."""
+    machine.env["HOME"] = ""
+    machine.env["XDG_CACHE_HOME"] = str(machine.cwd / "xdg")
+    result = machine.run("check", "--json")
+    fixes = json.dumps(result.json["findings"])
+    assert "--prefix /.local" not in fixes and f"--prefix {_home_of_this_user()}/.local/cudnn" in fixes, fixes
+
+
+@pytest.mark.parametrize("value, words", [
+    ("relative/cache", "not an absolute path"), ("file", "not a folder"), ("/dev/null", "not a folder"),
+])
+def test_a_cache_folder_that_cannot_be_one_is_a_usage_error(machine: Machine, value: str, words: str) -> None:
+    (machine.cwd / "file").write_text("")
+    machine.env["CUDNN_DOCTOR_CACHE_DIR"] = value if value.startswith("/") or value.startswith("rel") else \
+        str(machine.cwd / value)
+    for args in (["check"], ["compat", "--list", "cudnn"]):
+        result = machine.run(*args)
+        assert result.exit_code == 2, result.stderr
+        [line] = result.stderr.splitlines()
+        assert "CUDNN_DOCTOR_CACHE_DIR" in line and words in line and "fix:" in line, line
+    result = machine.run("check", "--json")
+    assert result.exit_code == 2 and "CUDNN_DOCTOR_CACHE_DIR" in result.json["error"]["message"]
+    assert not (machine.cwd / "relative").exists()
+
+
+def test_a_cache_folder_under_tilde_is_the_home(machine: Machine) -> None:
+    machine.env["CUDNN_DOCTOR_CACHE_DIR"] = "~/doctor-cache"  # quoted where no shell expanded it (a unit file, ENV)
+    assert machine.run("compat", "--list", "cudnn").exit_code == 0
+    assert not (machine.cwd / "~").exists()
+
+
+def test_a_cache_the_download_cannot_write_is_said_with_its_own_fix(httpserver, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """It was CD511 "check the network and the URL": the cache, not the network, stopped it."""
+    pytest.importorskip("pytest_httpserver")
+    from tests.install_helpers import clean_env, run_cli
+
+    archive = b"not read: the download stops before"
+    name = "cudnn-linux-x86_64-9.19.0.7_cuda12-archive.tar.xz"
+    variant = {"relative_path": f"cudnn/linux-x86_64/{name}", "sha256": hashlib.sha256(archive).hexdigest(),
+               "size": str(len(archive))}
+    httpserver.expect_request("/r/redistrib_9.19.0.json").respond_with_json(
+        {"release_label": "9.19.0", "release_product": "cudnn",
+         "cudnn": {"name": "cuDNN", "version": "9.19.0.7", "cuda_variant": ["12"], "linux-x86_64": {"cuda12": variant}}})
+    httpserver.expect_request(f"/r/cudnn/linux-x86_64/{name}").respond_with_data(archive)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / "downloads").write_text("a file where the downloads folder goes")
+    env = clean_env(tmp_path, CUDNN_DOCTOR_CACHE_DIR=str(cache))
+    result = run_cli(["install", "--version", "9.19.0", "--cuda", "12", "--mirror", httpserver.url_for("/r/"),
+                      "--prefix", str(tmp_path / "prefix"), "--yes"], env)
+    [line] = result.stderr.splitlines()
+    assert result.returncode == 1, result.stderr
+    assert "cannot write it into" in line and "CUDNN_DOCTOR_CACHE_DIR" in line.split("fix:")[1], line
+    assert "network" not in line, line
+
+
+@pytest.mark.parametrize("content, words", [
+    (b"\xef\xbb\xbf[tool.cudnn-doctor]\nstrict = true\n", "byte-order mark"),
+    (b"[tool.cudnn-doctor]\nignore = [\"CD\xe9\"]\n", "not UTF-8 (byte 0xe9 on line 2)"),
+])
+def test_a_project_file_not_as_toml_is_written_says_how(machine: Machine, content: bytes, words: str) -> None:
+    (machine.cwd / "pyproject.toml").write_bytes(content)
+    result = machine.run("check")
+    assert result.exit_code == 2
+    [line] = result.stderr.splitlines()
+    assert words in line and "fix: save it as UTF-8" in line, line
+
+
+@pytest.mark.parametrize("spec, words", [
+    ("cudnn>=99999999999999999999999999", "a number of 26 digits"),
+    ("cudnn>=\u0669", "ARABIC-INDIC DIGIT NINE"),
+])
+def test_a_bad_requirement_names_where_it_was_written(machine: Machine, spec: str, words: str) -> None:
+    """The plain-text rule of every --require refused it later, naming --require, which the user never typed."""
+    (machine.cwd / "pyproject.toml").write_text(f'[tool.cudnn-doctor]\nrequire = ["{spec}"]\n', encoding="utf-8")
+    result = machine.run("check")
+    [line] = result.stderr.splitlines()
+    assert result.exit_code == 2 and "[tool.cudnn-doctor] require" in line and words in line, line
+    assert "--require" not in line.split("(fix:")[0], line
+    (machine.cwd / "pyproject.toml").unlink()
+    machine.env["CUDNN_DOCTOR_REQUIRE"] = spec
+    result = machine.run("check")
+    [line] = result.stderr.splitlines()
+    assert result.exit_code == 2 and line.startswith("cudnn-doctor: error: CUDNN_DOCTOR_REQUIRE") and words in line
+
+
+@pytest.mark.parametrize("value", ["1_000", "0x10", "0b1", "1e309", "\uff15", "٣"])
+def test_a_number_only_python_reads_is_refused(value: str) -> None:
+    from cudnn_doctor.errors import DoctorError
+    from cudnn_doctor.variables import number
+
+    with pytest.raises(DoctorError) as refused:
+        number("CUDNN_DOCTOR_PROBE_TIMEOUT", 1.0, {"CUDNN_DOCTOR_PROBE_TIMEOUT": value})
+    assert refused.value.exit_code == 2
+
+
+@pytest.mark.parametrize("value, read", [("20", 20.0), (" 0.5 ", 0.5), ("1e3", 1000.0), (".5", 0.5), ("+5", 5.0)])
+def test_a_number_as_people_write_it_is_read(value: str, read: float) -> None:
+    from cudnn_doctor.variables import number
+
+    assert number("CUDNN_DOCTOR_PROBE_TIMEOUT", 1.0, {"CUDNN_DOCTOR_PROBE_TIMEOUT": value}) == read
