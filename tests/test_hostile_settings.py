@@ -143,3 +143,25 @@ def test_a_number_as_people_write_it_is_read(value: str, read: float) -> None:
     from cudnn_doctor.variables import number
 
     assert number("CUDNN_DOCTOR_PROBE_TIMEOUT", 1.0, {"CUDNN_DOCTOR_PROBE_TIMEOUT": value}) == read
+
+
+@pytest.mark.parametrize("value", ["https://[::1", "https://\x1b[31m", "https://x\n.y", "https://x\t.y", "https://x:99999",
+                                   "https://x:0", "https://x?q=1", "https://x#f"])
+def test_a_registry_mirror_that_is_no_address_is_a_usage_error(value: str, machine: Machine) -> None:
+    """A bracket left open was an internal error (exit 3); a newline or tab, which urlsplit drops, sent the requests
+    to another host; a port TCP does not have ended as 'the registry did not answer'."""
+    machine.env["CUDNN_DOCTOR_REGISTRY_MIRROR"] = value
+    machine.env["CUDNN_DOCTOR_IMAGE_TIMEOUT"] = "2"
+    result = machine.run("image", "ubuntu:22.04")
+    assert result.exit_code == 2, result.stderr
+    [line] = result.stderr.splitlines()
+    assert line.startswith("cudnn-doctor: error: CUDNN_DOCTOR_REGISTRY_MIRROR=") and "fix:" in line, line
+
+
+@pytest.mark.parametrize("text, good", [("x:99999/a:1", "x:5000/a:1"), ("localhost:65536/a", "localhost:65535/a"),
+                                        ("127.0.0.1:0/a", "127.0.0.1:1/a")])
+def test_a_reference_whose_port_tcp_has_not_is_no_reference(text: str, good: str) -> None:
+    from cudnn_doctor.image.registry import parse_reference
+
+    assert parse_reference(text) is None
+    assert parse_reference(good) is not None
