@@ -149,15 +149,22 @@ def resolve_settings(*, select: list[str], ignore: list[str], strict: bool | Non
         value = environ.get(ENV_PREFIX + name.upper())
         return value if value is not None and value.strip() else None
 
+    # every place's value is checked, also where a stronger place wins: a wrong one is said, never skipped over
+    # (a project's `format = 5` passed every `check --json` and broke the first plain `check`)
+    table_select = parse_codes(_strings(table["select"], key("select")), key("select")) if "select" in table else None
+    variable_select = parse_codes([variable("select") or ""], f"{ENV_PREFIX}SELECT") if variable("select") else None
+    variable_strict = _boolean(variable("strict"), f"{ENV_PREFIX}STRICT") if variable("strict") is not None else None
+    table_strict = _boolean(table["strict"], key("strict")) if "strict" in table else None
+    variable_format = _format(variable("format") or "", f"{ENV_PREFIX}FORMAT", formats) if variable("format") else None
+    table_format = _format(table["format"], key("format"), formats) if "format" in table else None
     # select: the strongest place that sets it
     chosen_select: tuple[str, ...] = ()
     if select:
         chosen_select, sources["select"] = parse_codes(select, "--select"), "--select"
-    elif variable("select"):
-        chosen_select = parse_codes([variable("select") or ""], f"{ENV_PREFIX}SELECT")
-        sources["select"] = f"{ENV_PREFIX}SELECT"
-    elif "select" in table:
-        chosen_select, sources["select"] = parse_codes(_strings(table["select"], key("select")), key("select")), path or ""
+    elif variable_select is not None:
+        chosen_select, sources["select"] = variable_select, f"{ENV_PREFIX}SELECT"
+    elif table_select is not None:
+        chosen_select, sources["select"] = table_select, path or ""
     # ignore and require: every place adds its own
     ignored: list[str] = []
     required: list[str] = []
@@ -189,15 +196,15 @@ def resolve_settings(*, select: list[str], ignore: list[str], strict: bool | Non
     chosen_strict = False
     if strict is not None:
         chosen_strict, sources["strict"] = strict, "--strict" if strict else "--no-strict"
-    elif variable("strict") is not None:
-        chosen_strict, sources["strict"] = _boolean(variable("strict"), f"{ENV_PREFIX}STRICT"), f"{ENV_PREFIX}STRICT"
-    elif "strict" in table:
-        chosen_strict, sources["strict"] = _boolean(table["strict"], key("strict")), path or ""
+    elif variable_strict is not None:
+        chosen_strict, sources["strict"] = variable_strict, f"{ENV_PREFIX}STRICT"
+    elif table_strict is not None:
+        chosen_strict, sources["strict"] = table_strict, path or ""
     chosen_format = output_format
-    if chosen_format is None and variable("format"):
-        chosen_format, sources["format"] = _format(variable("format") or "", f"{ENV_PREFIX}FORMAT", formats), f"{ENV_PREFIX}FORMAT"
-    elif chosen_format is None and "format" in table:
-        chosen_format, sources["format"] = _format(table["format"], key("format"), formats), path or ""
+    if chosen_format is None and variable_format is not None:
+        chosen_format, sources["format"] = variable_format, f"{ENV_PREFIX}FORMAT"
+    elif chosen_format is None and table_format is not None:
+        chosen_format, sources["format"] = table_format, path or ""
     return CheckSettings(selection=Selection(select=chosen_select, ignore=tuple(dict.fromkeys(ignored))),
                          strict=chosen_strict, require=tuple(dict.fromkeys(required)), output_format=chosen_format,
                          config_file=path, sources=sources)

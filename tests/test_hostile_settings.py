@@ -165,3 +165,24 @@ def test_a_reference_whose_port_tcp_has_not_is_no_reference(text: str, good: str
 
     assert parse_reference(text) is None
     assert parse_reference(good) is not None
+
+
+@pytest.mark.parametrize("table, variable, args, words", [
+    ("format = 5", None, ["--json"], "format: 5 is not a format"),
+    ('select = ["XX"]', None, ["--json", "--select", "CD1"], "select XX: not a finding code"),
+    ('strict = "maybe"', None, ["--json", "--strict"], "strict: 'maybe' is not true or false"),
+    (None, ("CUDNN_DOCTOR_FORMAT", "yaml"), ["--json"], "CUDNN_DOCTOR_FORMAT: 'yaml' is not a format"),
+    (None, ("CUDNN_DOCTOR_STRICT", "maybe"), ["--json", "--no-strict"], "CUDNN_DOCTOR_STRICT: 'maybe'"),
+])
+def test_a_wrong_value_is_said_also_where_a_stronger_place_wins(machine: Machine, table: str | None,
+                                                               variable: tuple[str, str] | None, args: list[str],
+                                                               words: str) -> None:
+    """`format = 5` passed every `check --json` (the option wins) and broke the first plain `check`."""
+    if table:
+        (machine.cwd / "pyproject.toml").write_text(f"[tool.cudnn-doctor]\n{table}\n")
+    if variable:
+        machine.env[variable[0]] = variable[1]
+    result = machine.run("check", *args)
+    assert result.exit_code == 2, result.stdout[-300:]
+    error = result.json["error"]
+    assert words in error["message"] and error["code"] == "CD007", error
