@@ -180,9 +180,10 @@ def install_script(named: str) -> int:
             rc_line = _prepare_line(home / ".bashrc", f"source {quote(str(path), 'bash')}", shell)
         elif shell == "zsh":
             path = home / ".zfunc" / f"_{PROG_NAME}"
-            rc_line = _prepare_line(home / ".zshrc", "fpath+=~/.zfunc; autoload -Uz compinit; compinit", shell)
-        else:
-            path = home / ".config" / "fish" / "completions" / f"{PROG_NAME}.fish"
+            rc_line = _prepare_line(_absolute_folder("ZDOTDIR", home) / ".zshrc",  # zsh reads $ZDOTDIR/.zshrc
+                                    "fpath+=~/.zfunc; autoload -Uz compinit; compinit", shell)
+        else:  # fish's __fish_config_dir: $XDG_CONFIG_HOME/fish, else ~/.config/fish
+            path = _absolute_folder("XDG_CONFIG_HOME", home / ".config") / "fish" / "completions" / f"{PROG_NAME}.fish"
         try:  # the start-up file is open to append before the script is written, and named only once it is
             _write_whole(path, text, shell)
         except BaseException:
@@ -228,6 +229,16 @@ def _home(shell: str) -> Path:
         raise DoctorError(f"--install-completion {shell}: HOME ({escaped(home)}) is not a folder",
                           fix=f"set HOME to your home folder, or {_by_hand(shell)}", code="CD005")
     return Path(home)
+
+
+def _absolute_folder(variable: str, default: Path) -> Path:
+    """The folder VARIABLE names (ZDOTDIR, where zsh reads .zshrc; XDG_CONFIG_HOME, where fish keeps its folder) where
+    it is an absolute path, else DEFAULT: the shell reads its files there, not where HOME alone would put them. A
+    relative one is ignored, as the XDG base directory specification says."""
+    from pathlib import Path
+
+    value = os.environ.get(variable, "")
+    return Path(value) if value.strip() and os.path.isabs(value) else default
 
 
 def _refused(shell: str, path: object, why: str, fix: str) -> Exception:

@@ -63,3 +63,41 @@ def test_no_comp_line_is_no_completion(tmp_path: Path, machine: Machine) -> None
     process = subprocess.run([sys.executable, "-m", "cudnn_doctor"], capture_output=True, text=True, env=env,
                              cwd=tmp_path, timeout=60, stdin=subprocess.DEVNULL)
     assert process.returncode == 1 and process.stdout + process.stderr == ""
+
+
+def _need(shell: str) -> str:
+    import shutil
+
+    found = shutil.which(shell)
+    if found is None:
+        pytest.skip(f"{shell} is not installed here (.ci/run installs it)")
+    return found
+
+
+def test_fish_with_xdg_config_home_completes_from_where_it_was_installed(machine: Machine, tmp_path: Path) -> None:
+    """fish reads completions from $XDG_CONFIG_HOME/fish where that is set: a script put in ~/.config/fish was
+    never read. The real fish, started as a user's would be, completes through the installed file alone."""
+    bin_folder = tmp_path / "bin"
+    bin_folder.mkdir()
+    (bin_folder / "cudnn-doctor").write_text(f'#!/bin/sh\nexec {sys.executable} -m cudnn_doctor "$@"\n')
+    (bin_folder / "cudnn-doctor").chmod(0o755)
+    machine.env["PATH"] = f"{bin_folder}:{machine.env['PATH']}"
+    machine.env["XDG_CONFIG_HOME"] = str(tmp_path / "xdg")
+    result = machine.run("--install-completion", "fish")
+    assert result.exit_code == 0, result.stderr
+    assert (tmp_path / "xdg" / "fish" / "completions" / "cudnn-doctor.fish").is_file()
+    process = subprocess.run([_need("fish"), "-c", "complete -C'cudnn-doctor check --format p'"],
+                             capture_output=True, text=True, env=machine.env, cwd=tmp_path, timeout=60)
+    assert [line.split("\t")[0] for line in process.stdout.splitlines()] == ["prometheus"], process.stderr
+
+
+def test_zsh_with_zdotdir_gets_the_line_in_the_zshrc_it_reads(machine: Machine, tmp_path: Path) -> None:
+    """zsh reads $ZDOTDIR/.zshrc where ZDOTDIR is set: a line added to ~/.zshrc was never read."""
+    machine.env["ZDOTDIR"] = str(tmp_path / "zdot")
+    (tmp_path / "zdot").mkdir()
+    result = machine.run("--install-completion", "zsh")
+    assert result.exit_code == 0, result.stderr
+    assert not (machine.home / ".zshrc").exists()
+    process = subprocess.run([_need("zsh"), "-i", "-c", "print -r -- ${fpath[-1]}"], capture_output=True, text=True,
+                             env=machine.env, cwd=tmp_path, timeout=60, stdin=subprocess.DEVNULL)
+    assert process.stdout.strip().splitlines()[-1] == str(machine.home / ".zfunc"), process.stdout + process.stderr
