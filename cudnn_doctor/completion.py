@@ -88,7 +88,7 @@ def complete(parser: Any) -> NoReturn:
     try:
         import argcomplete
 
-        argcomplete.autocomplete(parser, exit_method=sys.exit, default_completer=complete_path)
+        argcomplete.autocomplete(parser, exit_method=sys.exit, default_completer=complete_path)  # type: ignore[arg-type]
     except Exception:  # noqa: BLE001 - a line argcomplete cannot split, an answer it cannot write: no completions
         sys.exit(1)
     sys.exit(0)  # argcomplete found nothing to complete

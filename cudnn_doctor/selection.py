@@ -32,7 +32,6 @@ def parse_codes(values: Iterable[str], where: str) -> tuple[str, ...]:
     registry: a code or prefix that names no finding is a usage error naming WHERE it came from."""
     from cudnn_doctor.codes import CODES
 
-    kind = "CD001" if where.startswith("-") else "CD007"  # an option's value, or a setting (a variable, a project key)
     parsed: list[str] = []
     for value in values:
         for word in re.split(r"[,\s]+", value.strip()):
@@ -41,10 +40,10 @@ def parse_codes(values: Iterable[str], where: str) -> tuple[str, ...]:
             prefix = word.upper()
             if not CODE_PREFIX.fullmatch(prefix):
                 raise DoctorError(f"{where} {word}: not a finding code or prefix",
-                                  fix="give a code like CD306 or a prefix like CD3; `cudnn-doctor explain CD306` describes one", code=kind)
+                                  fix="give a code like CD306 or a prefix like CD3; `cudnn-doctor explain CD306` describes one", code="CD001")
             if not any(code.startswith(prefix) for code in CODES):
                 raise DoctorError(f"{where} {word}: no finding code starts with {prefix}",
-                                  fix="see the finding codes in the README, or `cudnn-doctor explain CODE`", code=kind)
+                                  fix="see the finding codes in the README, or `cudnn-doctor explain CODE`", code="CD001")
             if prefix not in parsed:
                 parsed.append(prefix)
     return tuple(parsed)

@@ -75,6 +75,12 @@ def _read_table(path: str) -> dict[str, object] | None:
     if text.startswith("\ufeff"):  # Notepad's byte-order mark: Python's TOML reader (pip's, build's) refuses it too
         raise DoctorError(f"{path}: starts with a byte-order mark (U+FEFF), which Python's TOML reader refuses (as "
                           "pip and build do)", fix="save it as UTF-8 without a byte-order mark", code="CD007")
+    deep = _long_dotted_key(text)
+    if deep:  # Python's TOML reader takes time by the square of a key's parts: 300,000 of them, five minutes
+        raise DoctorError(f"{path}: line {deep} holds more than {MAX_KEY_PARTS} dotted names in a row (a.b.c...), "
+                          "which Python's TOML reader would take minutes over as a key", fix=f"write [tool.{TABLE}]'s "
+                          "keys plainly (ignore = [...]), and no key or value of that many dotted parts",
+                          code="CD007")
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
@@ -93,6 +99,27 @@ def _read_table(path: str) -> dict[str, object] | None:
     return table
 
 
+MAX_KEY_PARTS = 128  # a.b.c...: real files have a handful; 128 parts cost Python's TOML reader nothing yet
+
+
+def _long_dotted_key(text: str) -> int | None:
+    """The number of the first line of TEXT with a run of more than MAX_KEY_PARTS dotted key parts (bare or quoted,
+    a.b."c"...), None where there is none. A dotted key never spans lines, and only a line with that many dots is
+    looked at, part by part: linear in the file, whatever it holds."""
+    import re
+
+    part = re.compile(r"[ \t]*(?:[A-Za-z0-9_-]+|\"[^\"\n]*\"|'[^'\n]*')[ \t]*")
+    for number, line in enumerate(text.split("\n"), 1):
+        if line.count(".") < MAX_KEY_PARTS:
+            continue
+        run = 0
+        for piece in line.split("."):
+            run = run + 1 if part.fullmatch(piece) else 0
+            if run > MAX_KEY_PARTS:
+                return number
+    return None
+
+
 def _strings(value: object, where: str) -> list[str]:
     if isinstance(value, str):
         return [value]
@@ -100,6 +127,16 @@ def _strings(value: object, where: str) -> list[str]:
         return list(value)
     example = '["cudnn>=9.1"]' if where.endswith("require") else '["CD406"]'
     raise DoctorError(f"{where}: expected a list of strings, got {value!r}", fix=f"write it like {where.split()[-1]} = {example}", code="CD007")
+
+
+def _setting_codes(values: list[str], where: str) -> tuple[str, ...]:
+    """VALUES read as --select/--ignore read theirs; a bad code is CD007 (a setting not valid), named by WHERE it was
+    written, not CD001 (a value an option does not take): no option was given."""
+    try:
+        return parse_codes(values, where)
+    except DoctorError as error:
+        error.code = "CD007"
+        raise
 
 
 def _boolean(value: object, where: str) -> bool:
@@ -151,8 +188,8 @@ def resolve_settings(*, select: list[str], ignore: list[str], strict: bool | Non
 
     # every place's value is checked, also where a stronger place wins: a wrong one is said, never skipped over
     # (a project's `format = 5` passed every `check --json` and broke the first plain `check`)
-    table_select = parse_codes(_strings(table["select"], key("select")), key("select")) if "select" in table else None
-    variable_select = parse_codes([variable("select") or ""], f"{ENV_PREFIX}SELECT") if variable("select") else None
+    table_select = _setting_codes(_strings(table["select"], key("select")), key("select")) if "select" in table else None
+    variable_select = _setting_codes([variable("select") or ""], f"{ENV_PREFIX}SELECT") if variable("select") else None
     variable_strict = _boolean(variable("strict"), f"{ENV_PREFIX}STRICT") if variable("strict") is not None else None
     table_strict = _boolean(table["strict"], key("strict")) if "strict" in table else None
     variable_format = _format(variable("format") or "", f"{ENV_PREFIX}FORMAT", formats) if variable("format") else None
@@ -171,13 +208,13 @@ def resolve_settings(*, select: list[str], ignore: list[str], strict: bool | Non
     ignore_from: list[str] = []
     require_from: list[str] = []
     if "ignore" in table:
-        ignored += parse_codes(_strings(table["ignore"], key("ignore")), key("ignore"))
+        ignored += _setting_codes(_strings(table["ignore"], key("ignore")), key("ignore"))
         ignore_from.append(path or "")
     if "require" in table:
         required += _requirements(_strings(table["require"], key("require")), key("require"), parse_requirement)
         require_from.append(path or "")
     if variable("ignore"):
-        ignored += parse_codes([variable("ignore") or ""], f"{ENV_PREFIX}IGNORE")
+        ignored += _setting_codes([variable("ignore") or ""], f"{ENV_PREFIX}IGNORE")
         ignore_from.append(f"{ENV_PREFIX}IGNORE")
     if variable("require"):  # specs hold commas ('cudnn>=9.1,<10'): several are separated by ';'
         required += _requirements([spec.strip() for spec in (variable("require") or "").split(";") if spec.strip()],

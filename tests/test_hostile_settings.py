@@ -186,3 +186,41 @@ def test_a_wrong_value_is_said_also_where_a_stronger_place_wins(machine: Machine
     assert result.exit_code == 2, result.stdout[-300:]
     error = result.json["error"]
     assert words in error["message"] and error["code"] == "CD007", error
+
+
+@pytest.mark.parametrize("line", ["[" + "a." * 300_000 + "b]", "a." * 300_000 + "b = 1", '"a" . ' * 150_000 + "b = 1"])
+def test_a_key_of_many_dotted_parts_is_refused_at_once(machine: Machine, line: str) -> None:
+    """Python's TOML reader is quadratic in a key's parts: this 600 kB line took it five minutes."""
+    import time
+
+    (machine.cwd / "pyproject.toml").write_text(f"[tool.cudnn-doctor]\n{line}\n")
+    started = time.monotonic()
+    result = machine.run("check", timeout=60)
+    assert time.monotonic() - started < 20
+    [error] = result.stderr.splitlines()
+    assert result.exit_code == 2 and "line 2 holds more than 128 dotted names" in error, error
+
+
+def test_keys_of_a_few_dotted_parts_are_read() -> None:
+    from cudnn_doctor.settings import _long_dotted_key
+
+    assert _long_dotted_key("tool.cudnn-doctor.ignore = ['CD2']\n" + "a." * 120 + "b = 1\n" + "." * 5000) is None
+    assert _long_dotted_key("x = 1\n" + "a ." * 129 + "b = 1\n") == 2
+
+
+@pytest.mark.parametrize("where", ["pyproject", "variable", "option"])
+def test_a_huge_value_in_an_error_is_cut_to_one_readable_line(machine: Machine, where: str) -> None:
+    """A 500 kB value was quoted whole: one error line of 500 kB on a terminal or in a CI log."""
+    huge = "x" * 100_000
+    args = ["check"]
+    if where == "pyproject":
+        (machine.cwd / "pyproject.toml").write_text(f'[tool.cudnn-doctor]\nstrict = "{huge}"\n')
+    elif where == "variable":
+        machine.env["CUDNN_DOCTOR_PROBE_TIMEOUT"] = huge
+    else:
+        args.append(f"--bogus{huge}")
+    result = machine.run(*args)
+    [line] = result.stderr.splitlines()
+    assert result.exit_code == 2 and len(line) < 4500 and "characters cut" in line, len(line)
+    result = machine.run(*args, "--json")
+    assert len(result.json["error"]["message"]) <= 2000

@@ -151,7 +151,6 @@ def docker_credentials(domain: str) -> tuple[str, str] | None:
     """(user, secret) that `docker login DOMAIN` stored: a credential helper's (credHelpers, credsStore), else
     config.json's `auths` (base64 user:password). None where there are none; a broken config is said, not fatal."""
     from cudnn_doctor.user_files import UnreadableFile, read_user_file
-
     from cudnn_doctor.variables import home_folder
 
     home = home_folder()  # docker's own: HOME, else the password database's (an empty HOME is not /)
