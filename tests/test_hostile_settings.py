@@ -224,3 +224,19 @@ def test_a_huge_value_in_an_error_is_cut_to_one_readable_line(machine: Machine, 
     assert result.exit_code == 2 and len(line) < 4500 and "characters cut" in line, len(line)
     result = machine.run(*args, "--json")
     assert len(result.json["error"]["message"]) <= 2000
+
+
+@pytest.mark.parametrize("kill_at", ["probe.step:abc", "probe.step:1:FOO", "probe.step:\u0663", "probe.step:1:SIG_DFL"])
+def test_a_test_kill_point_that_names_nothing_is_none(kill_at: str, monkeypatch: pytest.MonkeyPatch,
+                                                      tmp_path: Path) -> None:
+    """CUDNN_DOCTOR_TEST_KILL_AT with a count that is no number or a signal with no such name was an internal error
+    in the middle of an install (exit 3); a step log that is a FIFO hung it, a folder ended it."""
+    from cudnn_doctor.install import faults
+
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "folder").mkdir()
+    monkeypatch.setenv("CUDNN_DOCTOR_TEST_KILL_AT", kill_at)
+    for log in (tmp_path / "fifo", tmp_path / "folder", tmp_path / "log"):
+        monkeypatch.setenv("CUDNN_DOCTOR_TEST_STEP_LOG", str(log))
+        faults.step("probe.step")  # neither killed, nor blocked, nor raising
+    assert (tmp_path / "log").read_text().startswith("probe.step:")
