@@ -90,6 +90,17 @@ def home_folder(environ: dict[str, str] | None = None) -> str | None:
     return entry if entry and os.path.isabs(entry) else None
 
 
+def expand_user(path: str) -> str:
+    """PATH with a leading ~ or ~/ read as home_folder() (so an empty HOME makes '~/x' no '/x', a relative one no path
+    below the working folder); ~USER as Python's expanduser reads it."""
+    if path == "~" or path.startswith("~/"):
+        home = home_folder()
+        if home is None:
+            return path
+        return home if path == "~" else os.path.join(home, path[2:])
+    return os.path.expanduser(path)
+
+
 def cache_override(environ: dict[str, str] | None = None) -> str | None:
     """CUDNN_DOCTOR_CACHE_DIR as a folder, None when unset or blank: a leading ~/ is the home folder (a value quoted
     where no shell expands it); a relative path (each working folder a cache of its own) or a path to something other

@@ -240,3 +240,17 @@ def test_a_test_kill_point_that_names_nothing_is_none(kill_at: str, monkeypatch:
         monkeypatch.setenv("CUDNN_DOCTOR_TEST_STEP_LOG", str(log))
         faults.step("probe.step")  # neither killed, nor blocked, nor raising
     assert (tmp_path / "log").read_text().startswith("probe.step:")
+
+
+@pytest.mark.parametrize("home", ["", "relative"])
+def test_a_tilde_prefix_with_an_empty_or_relative_home_is_the_users_home(home: str,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """`install --prefix '~/cudnn'` (quoted: no shell expanded it) with HOME="" installed into /cudnn."""
+    from cudnn_doctor.doctor.install import prefix_path
+    from cudnn_doctor.variables import expand_user
+
+    monkeypatch.setenv("HOME", home)
+    assert str(prefix_path("~/cudnn")) == os.path.join(_home_of_this_user(), "cudnn")
+    assert expand_user("~") == _home_of_this_user()
+    monkeypatch.setenv("HOME", "/srv/me")
+    assert expand_user("~/x") == "/srv/me/x" and expand_user("a/~/b") == "a/~/b"
