@@ -272,3 +272,41 @@ def test_an_image_archive_of_zeros_is_not_read_to_its_end(machine: Machine, tmp_
     archive.write_bytes(b"")
     [line] = machine.run("image", str(archive)).stderr.splitlines()
     assert "not a tar archive (empty file)" in line and "method gz" not in line, line
+
+
+def test_as_nobody_an_unreadable_project_file_and_an_unwritable_cache_and_home(tmp_path: Path, nobody) -> None:  # type: ignore[no-untyped-def]
+    """As user nobody: a pyproject.toml it may not read is one line naming it (exit 2; one JSON object with --json);
+    a cache folder or a home it may not write only costs the cache: check answers."""
+    import shutil
+    import subprocess
+    import tempfile
+
+    base = Path(tempfile.mkdtemp(prefix="cudnn-doctor-settings-"))  # pytest's tmp folders are 0700
+    try:
+        base.chmod(0o755)
+        project = base / "project"
+        project.mkdir(mode=0o755)
+        (project / "pyproject.toml").write_text("[tool.cudnn-doctor]\nstrict = true\n")
+        os.chmod(project / "pyproject.toml", 0)
+        locked = base / "locked"  # root's, 0755: nobody reads it, writes nothing in it
+        locked.mkdir(mode=0o755)
+        machine = Machine(tmp_path)
+        env = nobody.env({**machine.env, "HOME": str(locked), "CUDNN_DOCTOR_CACHE_DIR": str(locked / "cache")})
+
+        def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+            return subprocess.run([*nobody.argv, "-m", "cudnn_doctor", *args], env=env, cwd=cwd, capture_output=True,
+                                  text=True, timeout=60, stdin=subprocess.DEVNULL)
+
+        result = run("check", cwd=project)
+        [line] = result.stderr.splitlines()
+        assert result.returncode == 2 and "pyproject.toml: Permission denied" in line and "fix:" in line, line
+        result = run("check", "--json", cwd=project)
+        assert result.returncode == 2 and json.loads(result.stdout)["error"]["code"] == "CD007"
+        for cache in (str(locked / "cache"), None):
+            if cache is None:
+                del env["CUDNN_DOCTOR_CACHE_DIR"]
+            result = run("check", "--json", cwd=base)
+            assert result.returncode == 1 and json.loads(result.stdout)["summary"]["exit_code"] == 1, result.stderr
+            assert result.stderr == "", result.stderr
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
