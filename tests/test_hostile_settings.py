@@ -310,3 +310,29 @@ def test_as_nobody_an_unreadable_project_file_and_an_unwritable_cache_and_home(t
             assert result.stderr == "", result.stderr
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.mark.parametrize("where", ["archive", "part"])
+@pytest.mark.parametrize("kind", ["fifo", "/dev/zero", "link to a file of the user's"])
+def test_a_download_kept_in_the_cache_that_is_no_file_is_fetched_again(httpserver, tmp_path: Path, where: str,  # type: ignore[no-untyped-def]
+                                                                       kind: str) -> None:
+    """A FIFO where the cache keeps an archive (or its .part) hung install; a link to /dev/zero was read without end;
+    a .part linked to another file had the download written through the link, into that file."""
+    pytest.importorskip("pytest_httpserver")
+    from cudnn_doctor.install.download import download, session
+
+    body = b"the archive's bytes" * 100
+    httpserver.expect_request("/a.tar.xz").respond_with_data(body)
+    folder = tmp_path / "downloads"
+    folder.mkdir()
+    victim = tmp_path / "victim"
+    victim.write_text("mine\n")
+    kept = folder / ("a.tar.xz" + (".part" if where == "part" else ""))
+    if kind == "fifo":
+        os.mkfifo(kept)
+    else:
+        kept.symlink_to("/dev/zero" if kind == "/dev/zero" else victim)
+    got = download(session(), httpserver.url_for("/a.tar.xz"), folder, "a.tar.xz", hashlib.sha256(body).hexdigest(),
+                   len(body))
+    assert got.read_bytes() == body and not got.is_symlink()
+    assert victim.read_text() == "mine\n"

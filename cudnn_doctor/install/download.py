@@ -270,6 +270,8 @@ def _download(http, url: str, folder: Path, name: str, sha256: str | None, size:
 
     folder.mkdir(parents=True, exist_ok=True)
     final, part = folder / name, folder / (name + ".part")
+    for kept in (final, part):
+        _only_a_file(kept)
     if sha256 and final.exists():
         if sha256_of(final) == sha256.lower():
             return final
@@ -304,6 +306,20 @@ def _download(http, url: str, folder: Path, name: str, sha256: str | None, size:
             raise checksum_error(name, sha256.lower(), actual)
     os.replace(part, final)
     return final
+
+
+def _only_a_file(path: Path) -> None:
+    """PATH, a download kept in the cache, removed unless it is a regular file: a FIFO there hung the install, a link
+    to /dev/zero was read without end, a link elsewhere would have the download written through it (a file of root's,
+    for an install run as root). A folder stays (the write then says it is in the way)."""
+    import stat
+
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return
+    if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+        path.unlink()
 
 
 def _complete(part: Path, size: int | None) -> bool:
