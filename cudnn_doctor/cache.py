@@ -24,14 +24,20 @@ STALE_TEMPORARY_S = 3600.0  # a .tmp this old belongs to a process that was kill
 
 
 def cache_folder() -> str:
-    """CUDNN_DOCTOR_CACHE_DIR, else the platform's user cache folder (platformdirs). A string: check reads
-    its parsed data from here without importing pathlib."""
-    override = os.environ.get("CUDNN_DOCTOR_CACHE_DIR")
+    """CUDNN_DOCTOR_CACHE_DIR (variables.cache_override), else the platform's user cache folder (platformdirs';
+    on Linux XDG_CACHE_HOME when absolute, else ~/.cache with the home of variables.home_folder). A string: check
+    reads its parsed data from here without importing pathlib."""
+    from cudnn_doctor.variables import cache_override, home_folder
+
+    override = cache_override()
     if override:
         return override
     if sys.platform.startswith("linux"):  # platformdirs' answer, without importing it (and tempfile, random)
         base = os.environ.get("XDG_CACHE_HOME", "")
-        return os.path.join(base if base.strip() else os.path.expanduser("~/.cache"), "cudnn-doctor")
+        if base.strip() and os.path.isabs(base):  # a relative one is invalid and ignored (the XDG base directory spec)
+            return os.path.join(base, "cudnn-doctor")
+        home = home_folder()  # an empty or relative HOME is not / or the working folder
+        return os.path.join(home if home is not None else os.path.expanduser("~"), ".cache", "cudnn-doctor")
     from platformdirs import user_cache_dir
 
     return user_cache_dir("cudnn-doctor", appauthor=False)

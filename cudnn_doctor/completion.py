@@ -74,11 +74,50 @@ def complete_code(prefix: str = "", **_: Any) -> list[str]:
 
 def complete(parser: Any) -> NoReturn:
     """Answer the shell that asks for completions (argcomplete's protocol: `_ARGCOMPLETE`, `COMP_LINE`, `COMP_POINT`;
-    the answers on descriptor 8) and end."""
-    import argcomplete
+    the answers on descriptor 8) and end. Whatever the line holds (an unclosed quote ending in a backslash, a file
+    name that is not UTF-8) or the variables say (a COMP_POINT that is no number, or past the line's end), the shell
+    gets completions or none, exit 1: never a traceback, which the shell would print over the line being typed."""
+    line = os.environ.get("COMP_LINE")
+    if line is None:
+        sys.exit(1)
+    point = os.environ.get("COMP_POINT", "").strip()
+    # the cursor where the shell says it is, on the line: a number of ASCII digits, else the line's end
+    os.environ["COMP_POINT"] = str(min(int(point), len(line)) if point.isascii() and point.isdigit() else len(line))
+    start = os.environ.get("_ARGCOMPLETE", "")
+    os.environ["_ARGCOMPLETE"] = start if start in ("1", "2", "3") else "1"  # where the words start (argcomplete's)
+    try:
+        import argcomplete
 
-    argcomplete.autocomplete(parser, exit_method=sys.exit)
+        argcomplete.autocomplete(parser, exit_method=sys.exit, default_completer=complete_path)  # type: ignore[arg-type]
+    except Exception:  # noqa: BLE001 - a line argcomplete cannot split, an answer it cannot write: no completions
+        sys.exit(1)
     sys.exit(0)  # argcomplete found nothing to complete
+
+
+def complete_path(prefix: str = "", **_: Any) -> list[str]:
+    """The files and folders (a folder with a '/') whose path starts with PREFIX, as bash's `compgen -A file` lists
+    them (a name starting with '.' only when PREFIX's last part does; '~/' read as the home folder, kept as typed),
+    read here rather than by a bash started per Tab. A name that is not UTF-8 cannot be written back to the shell
+    exactly, so it is left out (it never stops the others)."""
+    folder, slash, start = prefix.rpartition("/")
+    typed = folder + slash
+    where = os.path.expanduser(typed) if typed.startswith("~") else typed
+    found: list[str] = []
+    try:
+        entries = list(os.scandir(where or "."))
+    except (OSError, ValueError):
+        return found
+    for entry in entries:
+        name = entry.name
+        if not name.startswith(start) or (name.startswith(".") and not start.startswith(".")):
+            continue
+        try:
+            name.encode("utf-8")
+            is_folder = entry.is_dir()
+        except (UnicodeEncodeError, OSError):
+            continue
+        found.append(typed + name + ("/" if is_folder else ""))
+    return sorted(found)
 
 
 def script(shell: str) -> str:
@@ -141,9 +180,10 @@ def install_script(named: str) -> int:
             rc_line = _prepare_line(home / ".bashrc", f"source {quote(str(path), 'bash')}", shell)
         elif shell == "zsh":
             path = home / ".zfunc" / f"_{PROG_NAME}"
-            rc_line = _prepare_line(home / ".zshrc", "fpath+=~/.zfunc; autoload -Uz compinit; compinit", shell)
-        else:
-            path = home / ".config" / "fish" / "completions" / f"{PROG_NAME}.fish"
+            rc_line = _prepare_line(_absolute_folder("ZDOTDIR", home) / ".zshrc",  # zsh reads $ZDOTDIR/.zshrc
+                                    "fpath+=~/.zfunc; autoload -Uz compinit; compinit", shell)
+        else:  # fish's __fish_config_dir: $XDG_CONFIG_HOME/fish, else ~/.config/fish
+            path = _absolute_folder("XDG_CONFIG_HOME", home / ".config") / "fish" / "completions" / f"{PROG_NAME}.fish"
         try:  # the start-up file is open to append before the script is written, and named only once it is
             _write_whole(path, text, shell)
         except BaseException:
@@ -189,6 +229,16 @@ def _home(shell: str) -> Path:
         raise DoctorError(f"--install-completion {shell}: HOME ({escaped(home)}) is not a folder",
                           fix=f"set HOME to your home folder, or {_by_hand(shell)}", code="CD005")
     return Path(home)
+
+
+def _absolute_folder(variable: str, default: Path) -> Path:
+    """The folder VARIABLE names (ZDOTDIR, where zsh reads .zshrc; XDG_CONFIG_HOME, where fish keeps its folder) where
+    it is an absolute path, else DEFAULT: the shell reads its files there, not where HOME alone would put them. A
+    relative one is ignored, as the XDG base directory specification says."""
+    from pathlib import Path
+
+    value = os.environ.get(variable, "")
+    return Path(value) if value.strip() and os.path.isabs(value) else default
 
 
 def _refused(shell: str, path: object, why: str, fix: str) -> Exception:

@@ -17,7 +17,7 @@ from cudnn_doctor import __version__
 from cudnn_doctor.codes import ISSUES_URL
 from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.limits import limit_stopped
-from cudnn_doctor.streams import CLOSED_PIPE_EXIT, OUTPUT_LOST_EXIT, OutputLost, say, stdout_closed, unquoted
+from cudnn_doctor.streams import CLOSED_PIPE_EXIT, OUTPUT_LOST_EXIT, OutputLost, bounded, say, stdout_closed, unquoted
 
 ERROR_SCHEMA = "cudnn-doctor/error/1"
 __all__ = ["ISSUES_URL", "guarded", "json_wanted", "write_error_json"]
@@ -115,6 +115,7 @@ def guarded(function: F, command: str | None = None, given: dict[str, Any] | Non
         except BrokenPipeError:
             stdout_closed()
         except DoctorError as error:
+            error.message, error.fix = bounded(error.message), error.fix and bounded(error.fix)
             message = f"cudnn-doctor: error: {error.message}"
             if error.fix:
                 message += f" (fix: {unquoted(error.fix)})"

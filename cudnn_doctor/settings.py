@@ -67,8 +67,23 @@ def _read_table(path: str) -> dict[str, object] | None:
     except ImportError:  # Python 3.10
         import tomli as tomllib  # type: ignore[no-redef]
     try:
-        data = tomllib.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = raw[:error.start].count(b"\n") + 1
+        raise DoctorError(f"{path}: not UTF-8 (byte 0x{raw[error.start]:02x} on line {line}), and a TOML file is UTF-8",
+                          fix="save it as UTF-8 (it is read for [tool.cudnn-doctor])", code="CD007") from None
+    if text.startswith("\ufeff"):  # Notepad's byte-order mark: Python's TOML reader (pip's, build's) refuses it too
+        raise DoctorError(f"{path}: starts with a byte-order mark (U+FEFF), which Python's TOML reader refuses (as "
+                          "pip and build do)", fix="save it as UTF-8 without a byte-order mark", code="CD007")
+    deep = _long_dotted_key(text)
+    if deep:  # Python's TOML reader takes time by the square of a key's parts: 300,000 of them, five minutes
+        raise DoctorError(f"{path}: line {deep} holds more than {MAX_KEY_PARTS} dotted names in a row (a.b.c...), "
+                          "which Python's TOML reader would take minutes over as a key", fix=f"write [tool.{TABLE}]'s "
+                          "keys plainly (ignore = [...]), and no key or value of that many dotted parts",
+                          code="CD007")
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
         raise DoctorError(f"{path}: not valid TOML ({error})", fix="fix the file's syntax (it is read for [tool.cudnn-doctor])", code="CD007") from None
     except RecursionError:  # a value nested thousands deep: Python's TOML reader recurses once per level
         raise DoctorError(f"{path}: a value nested too deep to read", fix="write [tool.cudnn-doctor]'s values as "
@@ -84,6 +99,27 @@ def _read_table(path: str) -> dict[str, object] | None:
     return table
 
 
+MAX_KEY_PARTS = 128  # a.b.c...: real files have a handful; 128 parts cost Python's TOML reader nothing yet
+
+
+def _long_dotted_key(text: str) -> int | None:
+    """The number of the first line of TEXT with a run of more than MAX_KEY_PARTS dotted key parts (bare or quoted,
+    a.b."c"...), None where there is none. A dotted key never spans lines, and only a line with that many dots is
+    looked at, part by part: linear in the file, whatever it holds."""
+    import re
+
+    part = re.compile(r"[ \t]*(?:[A-Za-z0-9_-]+|\"[^\"\n]*\"|'[^'\n]*')[ \t]*")
+    for number, line in enumerate(text.split("\n"), 1):
+        if line.count(".") < MAX_KEY_PARTS:
+            continue
+        run = 0
+        for piece in line.split("."):
+            run = run + 1 if part.fullmatch(piece) else 0
+            if run > MAX_KEY_PARTS:
+                return number
+    return None
+
+
 def _strings(value: object, where: str) -> list[str]:
     if isinstance(value, str):
         return [value]
@@ -91,6 +127,16 @@ def _strings(value: object, where: str) -> list[str]:
         return list(value)
     example = '["cudnn>=9.1"]' if where.endswith("require") else '["CD406"]'
     raise DoctorError(f"{where}: expected a list of strings, got {value!r}", fix=f"write it like {where.split()[-1]} = {example}", code="CD007")
+
+
+def _setting_codes(values: list[str], where: str) -> tuple[str, ...]:
+    """VALUES read as --select/--ignore read theirs; a bad code is CD007 (a setting not valid), named by WHERE it was
+    written, not CD001 (a value an option does not take): no option was given."""
+    try:
+        return parse_codes(values, where)
+    except DoctorError as error:
+        error.code = "CD007"
+        raise
 
 
 def _boolean(value: object, where: str) -> bool:
@@ -140,28 +186,35 @@ def resolve_settings(*, select: list[str], ignore: list[str], strict: bool | Non
         value = environ.get(ENV_PREFIX + name.upper())
         return value if value is not None and value.strip() else None
 
+    # every place's value is checked, also where a stronger place wins: a wrong one is said, never skipped over
+    # (a project's `format = 5` passed every `check --json` and broke the first plain `check`)
+    table_select = _setting_codes(_strings(table["select"], key("select")), key("select")) if "select" in table else None
+    variable_select = _setting_codes([variable("select") or ""], f"{ENV_PREFIX}SELECT") if variable("select") else None
+    variable_strict = _boolean(variable("strict"), f"{ENV_PREFIX}STRICT") if variable("strict") is not None else None
+    table_strict = _boolean(table["strict"], key("strict")) if "strict" in table else None
+    variable_format = _format(variable("format") or "", f"{ENV_PREFIX}FORMAT", formats) if variable("format") else None
+    table_format = _format(table["format"], key("format"), formats) if "format" in table else None
     # select: the strongest place that sets it
     chosen_select: tuple[str, ...] = ()
     if select:
         chosen_select, sources["select"] = parse_codes(select, "--select"), "--select"
-    elif variable("select"):
-        chosen_select = parse_codes([variable("select") or ""], f"{ENV_PREFIX}SELECT")
-        sources["select"] = f"{ENV_PREFIX}SELECT"
-    elif "select" in table:
-        chosen_select, sources["select"] = parse_codes(_strings(table["select"], key("select")), key("select")), path or ""
+    elif variable_select is not None:
+        chosen_select, sources["select"] = variable_select, f"{ENV_PREFIX}SELECT"
+    elif table_select is not None:
+        chosen_select, sources["select"] = table_select, path or ""
     # ignore and require: every place adds its own
     ignored: list[str] = []
     required: list[str] = []
     ignore_from: list[str] = []
     require_from: list[str] = []
     if "ignore" in table:
-        ignored += parse_codes(_strings(table["ignore"], key("ignore")), key("ignore"))
+        ignored += _setting_codes(_strings(table["ignore"], key("ignore")), key("ignore"))
         ignore_from.append(path or "")
     if "require" in table:
         required += _requirements(_strings(table["require"], key("require")), key("require"), parse_requirement)
         require_from.append(path or "")
     if variable("ignore"):
-        ignored += parse_codes([variable("ignore") or ""], f"{ENV_PREFIX}IGNORE")
+        ignored += _setting_codes([variable("ignore") or ""], f"{ENV_PREFIX}IGNORE")
         ignore_from.append(f"{ENV_PREFIX}IGNORE")
     if variable("require"):  # specs hold commas ('cudnn>=9.1,<10'): several are separated by ';'
         required += _requirements([spec.strip() for spec in (variable("require") or "").split(";") if spec.strip()],
@@ -180,15 +233,15 @@ def resolve_settings(*, select: list[str], ignore: list[str], strict: bool | Non
     chosen_strict = False
     if strict is not None:
         chosen_strict, sources["strict"] = strict, "--strict" if strict else "--no-strict"
-    elif variable("strict") is not None:
-        chosen_strict, sources["strict"] = _boolean(variable("strict"), f"{ENV_PREFIX}STRICT"), f"{ENV_PREFIX}STRICT"
-    elif "strict" in table:
-        chosen_strict, sources["strict"] = _boolean(table["strict"], key("strict")), path or ""
+    elif variable_strict is not None:
+        chosen_strict, sources["strict"] = variable_strict, f"{ENV_PREFIX}STRICT"
+    elif table_strict is not None:
+        chosen_strict, sources["strict"] = table_strict, path or ""
     chosen_format = output_format
-    if chosen_format is None and variable("format"):
-        chosen_format, sources["format"] = _format(variable("format") or "", f"{ENV_PREFIX}FORMAT", formats), f"{ENV_PREFIX}FORMAT"
-    elif chosen_format is None and "format" in table:
-        chosen_format, sources["format"] = _format(table["format"], key("format"), formats), path or ""
+    if chosen_format is None and variable_format is not None:
+        chosen_format, sources["format"] = variable_format, f"{ENV_PREFIX}FORMAT"
+    elif chosen_format is None and table_format is not None:
+        chosen_format, sources["format"] = table_format, path or ""
     return CheckSettings(selection=Selection(select=chosen_select, ignore=tuple(dict.fromkeys(ignored))),
                          strict=chosen_strict, require=tuple(dict.fromkeys(required)), output_format=chosen_format,
                          config_file=path, sources=sources)

@@ -217,3 +217,16 @@ def stdout_closed() -> NoReturn:
     except (OSError, ValueError):
         pass
     raise SystemExit(CLOSED_PIPE_EXIT)
+
+
+ERROR_TEXT_LIMIT = 2000  # characters of an error's message (or fix): a value of 500 kB quoted in it is cut
+
+
+def bounded(text: str, limit: int = ERROR_TEXT_LIMIT) -> str:
+    """TEXT, or where it is longer than LIMIT (a 500 kB value from a variable or a project file quoted whole), its
+    beginning and end with what was cut said between: one line a terminal or a CI log can show."""
+    if len(text) <= limit:
+        return text
+    room = limit - 40  # the note of what was cut fits in the rest
+    head, tail = text[:room * 3 // 4], text[-(room // 4):]
+    return f"{head}…({len(text) - len(head) - len(tail)} characters cut)…{tail}"

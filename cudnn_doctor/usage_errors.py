@@ -116,9 +116,10 @@ def report_usage_error(parser: argparse.ArgumentParser, message: str, words: Seq
                        write_json: Callable[[int, str, str], None] | None = None) -> int:
     """Print the usage error as one line on standard error and, when WANT_JSON, hand it to WRITE_JSON (the command
     line's one `cudnn-doctor/error/1` object); the exit code."""
-    from cudnn_doctor.streams import say, unquoted
+    from cudnn_doctor.streams import bounded, say, unquoted
 
     text, fix = describe(parser, message, words)
+    text, fix = bounded(text), bounded(fix)  # an option's name or value of 100 kB quoted whole: cut
     say(f"cudnn-doctor: error: {text} (fix: {unquoted(fix)})")
     if want_json and write_json is not None:
         write_json(USAGE_EXIT, text, fix)

@@ -26,6 +26,7 @@ NUMBERS: dict[str, tuple[float, float, str]] = {
     "CUDNN_DOCTOR_IMAGE_TIMEOUT": (0.001, 1e6, "30"),
     "CUDNN_DOCTOR_IMAGE_MAX_LAYER_BYTES": (1, float(1 << 60), "68719476736"),
 }
+DECIMAL = r"\+?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"  # ASCII: re's [0-9] is no \d
 CHOICES: dict[str, tuple[str, ...]] = {
     "CUDNN_DOCTOR_CPU_BASELINE": ("auto", "numpy", "compiled"),
 }
@@ -45,10 +46,10 @@ def number(name: str, default: float, environ: dict[str, str] | None = None) -> 
     if not value.strip().isascii():  # float() reads '३' and '٣' as 3; nothing else that reads the value would
         raise DoctorError(f"{name}={value!r}: not a number written with the digits 0-9",
                           fix=f"set it like {name}={example}, or unset it for the default", exit_code=2, code="CD007")
-    try:
-        read = float(value.strip())
-    except ValueError:
-        read = math.nan
+    import re
+
+    # a decimal number as a user writes one (20, 0.5, 1e3): float() would also take '1_000', which no one means
+    read = float(value.strip()) if re.fullmatch(DECIMAL, value.strip()) else math.nan
     if not math.isfinite(read) or not low <= read <= high:
         raise DoctorError(f"{name}={value!r}: not a number from {low:g} to {high:g}",
                           fix=f"set it like {name}={example}, or unset it for the default", exit_code=2, code="CD007")
@@ -66,12 +67,72 @@ def choice(name: str, default: str, environ: dict[str, str] | None = None) -> st
     return value.strip().lower()
 
 
+CACHE_VARIABLE = "CUDNN_DOCTOR_CACHE_DIR"
+
+
+def home_folder(environ: dict[str, str] | None = None) -> str | None:
+    """The user's home: HOME where it is an absolute path, else the password database's folder for this user (where
+    Python's expanduser looks when HOME is unset); None where neither is. An empty HOME is not / and a relative one
+    not the working folder: a cache, a prefix or a completion file put there would land in the wrong place."""
+    env = os.environ if environ is None else environ
+    home = env.get("HOME", "")
+    if home.strip() and os.path.isabs(home):
+        return home
+    if os.name != "posix":
+        found = os.path.expanduser("~")  # USERPROFILE, HOMEDRIVE and HOMEPATH on Windows
+        return found if os.path.isabs(found) else None
+    try:
+        import pwd
+
+        entry = pwd.getpwuid(os.getuid()).pw_dir
+    except (ImportError, KeyError, OSError):
+        return None
+    return entry if entry and os.path.isabs(entry) else None
+
+
+def expand_user(path: str) -> str:
+    """PATH with a leading ~ or ~/ read as home_folder() (so an empty HOME makes '~/x' no '/x', a relative one no path
+    below the working folder); ~USER as Python's expanduser reads it."""
+    if path == "~" or path.startswith("~/"):
+        home = home_folder()
+        if home is None:
+            return path
+        return home if path == "~" else os.path.join(home, path[2:])
+    return os.path.expanduser(path)
+
+
+def cache_override(environ: dict[str, str] | None = None) -> str | None:
+    """CUDNN_DOCTOR_CACHE_DIR as a folder, None when unset or blank: a leading ~/ is the home folder (a value quoted
+    where no shell expands it); a relative path (each working folder a cache of its own) or a path to something other
+    than a folder (a file, a FIFO, /dev/null) is a usage error, named with the fix."""
+    value = _set(CACHE_VARIABLE, environ)
+    if value is None:
+        return None
+    fix = f"set it to a folder's absolute path, like {CACHE_VARIABLE}=$HOME/.cache/cudnn-doctor, or unset it"
+    folder = value
+    if value == "~" or value.startswith("~/"):
+        home = home_folder(environ)
+        if home is None:
+            raise DoctorError(f"{CACHE_VARIABLE}={value!r}: ~ is the home folder, and HOME is not an absolute path",
+                              fix=fix, exit_code=2, code="CD007")
+        folder = home + value[1:]
+    if not os.path.isabs(folder):
+        raise DoctorError(f"{CACHE_VARIABLE}={value!r}: not an absolute path (each working folder would get a cache "
+                          "of its own)", fix=fix, exit_code=2, code="CD007")
+    if os.path.exists(folder) and not os.path.isdir(folder):
+        raise DoctorError(f"{CACHE_VARIABLE}={value!r}: not a folder (a file, a FIFO or a device is there)", fix=fix,
+                          exit_code=2, code="CD007")
+    return folder
+
+
 def check_all(environ: dict[str, str] | None = None) -> None:
-    """Every variable of NUMBERS and CHOICES that is set, checked: the first wrong one is a usage error."""
+    """Every variable of NUMBERS and CHOICES that is set, and the cache folder, checked: the first wrong one is a
+    usage error."""
     for name, (low, _high, _example) in NUMBERS.items():
         number(name, low, environ)
     for name, words in CHOICES.items():
         choice(name, words[0], environ)
+    cache_override(environ)
 
 
 LOADER_LIST_SEPARATORS = ":;"  # glibc's ld.so splits LD_LIBRARY_PATH at both (elf/dl-load.c: fillin_rpath's ":;")

@@ -12,6 +12,7 @@ from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.knowledge import inputs
 from cudnn_doctor.probes.context import SearchContext
 from cudnn_doctor.selection import Selection
+from cudnn_doctor.variables import home_folder
 
 if TYPE_CHECKING:
     from cudnn_doctor.model import Finding, Report
@@ -119,7 +120,7 @@ def diagnose(options: CheckOptions, env: Mapping[str, str] | None = None,
     report.findings, report.ignored = select_findings(evaluate(report, requirements, named), options.selection)
     report.selection = {"select": list(options.selection.select), "ignore": list(options.selection.ignore),
                         "sources": dict(options.selection_sources)}
-    _plan_treatment(report, ctx.env.get("HOME") or os.path.expanduser("~"), options.python and ctx.python,
+    _plan_treatment(report, home_folder(ctx.env) or os.path.expanduser("~"), options.python and ctx.python,
                     requirements)
     report.summary = summarize(report.findings, options.strict)
     return Diagnosis(report, tuple(report.findings), report.plan or Plan(targets=(), actions=()), options)
@@ -130,6 +131,12 @@ def _parse_requirement(text: str) -> Any:
     from cudnn_doctor.rules.requirements import parse_requirement
 
     return parse_requirement(text)
+
+
+def _read_requirement(text: str) -> Any:
+    """TEXT read as diagnose reads every requirement (knowledge/inputs.py's plain text, then the grammar), so that a
+    bad one written in pyproject.toml or CUDNN_DOCTOR_REQUIRE is refused naming where it was written, not --require."""
+    return _parse_requirement(inputs.requirement_text(text))
 
 
 def _load_judges() -> None:
@@ -165,7 +172,7 @@ def resolve_check_settings(select: list[str], ignore: list[str], strict: bool | 
 
     given = _check_format(output_format, json_output) if output_format is not None or json_output else None
     settings = resolve_settings(select=select, ignore=ignore, strict=strict, require=require, output_format=given,
-                                parse_requirement=_parse_requirement, formats=formats.NAMES)
+                                parse_requirement=_read_requirement, formats=formats.NAMES)
     if given is None and settings.output_format is not None:
         where = settings.sources.get("format", "")
         chosen = settings.output_format.strip().lower()

@@ -24,6 +24,7 @@ from cudnn_doctor.install.safety import printable
 from cudnn_doctor.install.transaction import STATE_DIR, Transaction, installed_records, pending, recover
 from cudnn_doctor.knowledge.layout import OS_NAMES, Layout, layout_for
 from cudnn_doctor.probes.context import SearchContext
+from cudnn_doctor.variables import expand_user
 from cudnn_doctor.versions import major
 
 
@@ -68,7 +69,7 @@ def run_install(options: InstallOptions, ui: Ui) -> Outcome:
     from cudnn_doctor.install.sources import is_url, readable_archive
 
     if options.location and not is_url(options.location) and not options.location.startswith("file://"):
-        readable_archive(os.path.abspath(os.path.expanduser(options.location)), options.location)  # bad input first
+        readable_archive(os.path.abspath(expand_user(options.location)), options.location)  # bad input first
     if not (options.yes or options.dry_run or plan_only or ui.can_ask):  # said now, not after unpacking 470 MB
         raise DoctorError("nothing was done: the install needs a yes, and there is no terminal to ask",
                           "add --yes (or --dry-run to only see the plan)", exit_code=2, code="CD002")
@@ -386,7 +387,7 @@ def prefix_path(text: str) -> Path:
     if not text.strip() or "\0" in text:
         raise DoctorError(f"--prefix {text!r} is empty: give the folder to install into",
                           "for example --prefix ~/.local/cudnn (is a shell variable unset?)", exit_code=2, code="CD001")
-    path = os.path.abspath(os.path.expanduser(text))
+    path = os.path.abspath(expand_user(text))
     if len(path.encode("utf-8", "surrogateescape")) > 3000 or any(
             len(part.encode("utf-8", "surrogateescape")) > 255 for part in path.split(os.sep)):
         raise DoctorError(f"--prefix {printable(text[:60])}...: a name in it is too long for a file system",

@@ -88,7 +88,7 @@ def parse_reference(text: str) -> Reference | None:
         domain, path = DOCKER_HUB, name
     else:
         domain, path = first, rest
-        if not re.fullmatch(DOMAIN, domain):
+        if not registry_address(domain):
             return None
     if domain == "index.docker.io":
         domain = DOCKER_HUB
@@ -97,6 +97,14 @@ def parse_reference(text: str) -> Reference | None:
     if not PATH.match(path) or len(f"{domain}/{path}") > MAX_NAME:
         return None
     return Reference(domain, path, tag, digest or None)
+
+
+def registry_address(host: str) -> bool:
+    """Is HOST a registry's HOST[:PORT] as docker's reference grammar writes one, its port one TCP has (1-65535)?"""
+    if not re.fullmatch(DOMAIN, host):
+        return False
+    port = re.search(r":([0-9]{1,5})$", host)  # "[::1]" ends in its bracket: no port
+    return port is None or 1 <= int(port.group(1)) <= 65535
 
 
 def loopback(host: str) -> bool:
@@ -116,10 +124,13 @@ def docker_hub_mirror() -> tuple[str, str] | None:
     value = os.environ.get("CUDNN_DOCTOR_REGISTRY_MIRROR", "").strip()
     if not value:
         return None
-    parts = urllib.parse.urlsplit(value if "://" in value else f"https://{value}")
-    host = parts.netloc
-    if parts.scheme not in ("http", "https") or not re.fullmatch(DOMAIN, host) or parts.path.strip("/") or \
-            (parts.scheme == "http" and not loopback(host)):
+    try:  # urlsplit drops a tab or newline inside silently, and raises on a bracket left open
+        parts = urllib.parse.urlsplit(value if "://" in value else f"https://{value}")
+        host = parts.netloc
+    except ValueError:
+        parts, host = urllib.parse.urlsplit(""), ""
+    if not value.isprintable() or parts.scheme not in ("http", "https") or not registry_address(host) or \
+            parts.path.strip("/") or parts.query or parts.fragment or (parts.scheme == "http" and not loopback(host)):
         raise DoctorError(f"CUDNN_DOCTOR_REGISTRY_MIRROR={value!r}: not a registry mirror (https://HOST[:PORT], "
                           "or http:// on 127.0.0.1)", fix="set it like CUDNN_DOCTOR_REGISTRY_MIRROR=https://mirror."
                                                           "example.com, or unset it", exit_code=2,
@@ -140,8 +151,12 @@ def docker_credentials(domain: str) -> tuple[str, str] | None:
     """(user, secret) that `docker login DOMAIN` stored: a credential helper's (credHelpers, credsStore), else
     config.json's `auths` (base64 user:password). None where there are none; a broken config is said, not fatal."""
     from cudnn_doctor.user_files import UnreadableFile, read_user_file
+    from cudnn_doctor.variables import home_folder
 
-    folder = os.environ.get("DOCKER_CONFIG") or os.path.join(os.path.expanduser("~"), ".docker")
+    home = home_folder()  # docker's own: HOME, else the password database's (an empty HOME is not /)
+    folder = os.environ.get("DOCKER_CONFIG") or (os.path.join(home, ".docker") if home else "")
+    if not folder:
+        return None
     try:
         config = json.loads(read_user_file(os.path.join(folder, "config.json"), 1 << 20))
     except (UnreadableFile, ValueError, RecursionError):

@@ -446,6 +446,17 @@ class _BoundedInflate:
         self.raw.close()
 
 
+def _compression(head: bytes) -> str:
+    """The tarfile mode suffix of an archive starting with HEAD: gz, bz2 or xz by their magic bytes, else plain."""
+    if head.startswith(b"\x1f\x8b"):
+        return "gz"
+    if head.startswith(b"BZh"):
+        return "bz2"
+    if head.startswith(b"\xfd7zXZ\x00"):
+        return "xz"
+    return ""
+
+
 def _archive(path: str, arch: str) -> ImageParts:
     import bz2
     import gzip
@@ -458,7 +469,11 @@ def _archive(path: str, arch: str) -> ImageParts:
     except UnreadableFile as error:
         raise bad_image(path, str(error)) from None
     try:
-        archive = tarfile.open(name=path, mode="r:*", fileobj=stream, tarinfo=BoundedHeaders)  # noqa: SIM115
+        # the compression named by the file's first bytes: tarfile's "r:*" tries xz on any file, and xz reads zeros
+        # as stream padding, to the end (a sparse 10 GB file of zeros, eighteen minutes)
+        mode = f"r:{_compression(stream.read(6))}"
+        stream.seek(0)
+        archive = tarfile.open(name=path, mode=mode, fileobj=stream, tarinfo=BoundedHeaders)  # type: ignore[call-overload]  # noqa: SIM115
     except (tarfile.TarError, OSError, EOFError) as error:
         stream.close()
         raise bad_image(path, f"not a tar archive ({error})") from None

@@ -257,9 +257,10 @@ def download(http, url: str, folder: Path, name: str, sha256: str | None, size: 
     A file already in the cache with the right sha256 is used as it is."""
     try:
         return _download(http, url, folder, name, sha256, size, progress)
-    except OSError as error:  # the cache folder: not the network
-        raise failure(url, f"cannot write it into {folder} ({error.strerror or error}); set CUDNN_DOCTOR_CACHE_DIR "
-                           "to a folder with room") from None
+    except OSError as error:  # the cache folder, not the network: its own fix, not the network's
+        raise DoctorError(f"{name}: cannot write it into {folder} ({error.strerror or error}); nothing was installed",
+                          fix="make that folder writable, or set CUDNN_DOCTOR_CACHE_DIR to a folder you can write "
+                              "with room for the download", exit_code=1, code="CD006") from None
 
 
 def _download(http, url: str, folder: Path, name: str, sha256: str | None, size: int | None,  # type: ignore[no-untyped-def]
@@ -269,6 +270,8 @@ def _download(http, url: str, folder: Path, name: str, sha256: str | None, size:
 
     folder.mkdir(parents=True, exist_ok=True)
     final, part = folder / name, folder / (name + ".part")
+    for kept in (final, part):
+        _only_a_file(kept)
     if sha256 and final.exists():
         if sha256_of(final) == sha256.lower():
             return final
@@ -303,6 +306,20 @@ def _download(http, url: str, folder: Path, name: str, sha256: str | None, size:
             raise checksum_error(name, sha256.lower(), actual)
     os.replace(part, final)
     return final
+
+
+def _only_a_file(path: Path) -> None:
+    """PATH, a download kept in the cache, removed unless it is a regular file: a FIFO there hung the install, a link
+    to /dev/zero was read without end, a link elsewhere would have the download written through it (a file of root's,
+    for an install run as root). A folder stays (the write then says it is in the way)."""
+    import stat
+
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return
+    if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+        path.unlink()
 
 
 def _complete(part: Path, size: int | None) -> bool:

@@ -26,10 +26,30 @@ def step(name: str) -> None:
         return
     count = _counts[name] = _counts.get(name, 0) + 1
     if log:
-        with open(log, "a", encoding="utf-8") as handle:
-            handle.write(f"{name}:{count}\n")
+        _append(log, f"{name}:{count}\n")
     if kill_at:
         wanted, _, rest = kill_at.partition(":")
         times, _, how = rest.partition(":")
-        if wanted == name and count == int(times or 1):
-            os.kill(os.getpid(), getattr(signal, f"SIG{how or 'KILL'}"))
+        # a count that is no number or a signal with no such name is no kill point (never an internal error mid-install)
+        number = int(times) if times.isascii() and times.isdigit() else (1 if not times else None)
+        signal_number = getattr(signal, f"SIG{how or 'KILL'}", None) if how.isalnum() or not how else None
+        if wanted == name and count == number and isinstance(signal_number, int):
+            os.kill(os.getpid(), signal_number)
+
+
+def _append(path: str, line: str) -> None:
+    """LINE added to the regular file PATH (made if missing), never blocking on a FIFO or failing the install: a
+    log that cannot be written is left out."""
+    import stat
+
+    try:
+        descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NONBLOCK", 0), 0o644)
+    except OSError:
+        return
+    try:
+        if stat.S_ISREG(os.fstat(descriptor).st_mode):
+            os.write(descriptor, line.encode("utf-8", "surrogateescape"))
+    except OSError:
+        pass
+    finally:
+        os.close(descriptor)

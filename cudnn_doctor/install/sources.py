@@ -24,6 +24,7 @@ from cudnn_doctor.install.redistrib import (
 )
 from cudnn_doctor.install.safety import printable
 from cudnn_doctor.operating_system import CURRENT
+from cudnn_doctor.variables import expand_user
 
 CUDA_IN_NAME = (re.compile(r"_cuda(\d+)"), re.compile(r"nvidia_cudnn_cu(\d+)"), re.compile(r"^cudnn-(\d+)\.\d+-"))
 
@@ -99,7 +100,7 @@ def _from_location(request: Request) -> Source:
                        "on the way could have changed it); pass --sha256 HEX from a source you trust, or use https")
         return Source(f"URL {location}", location, None, name, request.sha256, None, cuda_in_name(name),
                       warning=warning)
-    path = os.path.abspath(os.path.expanduser(location))
+    path = os.path.abspath(expand_user(location))
     readable_archive(path, location)
     name = os.path.basename(path)
     return Source(f"archive {path}", None, path, name, request.sha256, None, cuda_in_name(name))
@@ -135,7 +136,7 @@ def mirror_base(mirror: str | None) -> str:
     """The base URL: --mirror (a URL, or a local folder for air-gapped sites), else NVIDIA's."""
     base = mirror or os.environ.get("CUDNN_DOCTOR_MIRROR") or DEFAULT_BASE_URL
     if not is_url(base):
-        folder = os.path.abspath(os.path.expanduser(base))
+        folder = os.path.abspath(expand_user(base))
         if not os.path.isdir(folder):
             raise DoctorError(f"--mirror {base}: no such folder", "give a URL or a folder holding "
                               "redistrib_<version>.json and the cudnn/ tree beside it", exit_code=2, code="CD004")
