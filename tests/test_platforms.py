@@ -151,6 +151,16 @@ def test_the_image_needs_a_newer_driver_than_the_node_has(machine: Machine, tmp_
     assert report["summary"]["exit_code"] == 1
 
 
+def test_container_requirement_variables_in_a_plain_shell_are_nobodys_check(machine: Machine, tmp_path: Path) -> None:
+    # outside any container, NVIDIA_REQUIRE_CUDA is read by no runtime: programs here start whatever it says
+    fake_nvml(tmp_path / "driver", driver="550.54.15", cuda=12040)
+    machine.add_library_path(tmp_path / "driver")
+    machine.env.update({"NVIDIA_REQUIRE_CUDA": "cuda>=13.2 brand=tesla,driver>=590", "NVIDIA_DISABLE_REQUIRE": "false"})
+    report = machine.check_json()
+    assert report["host"]["platform"]["kind"] != "container"
+    assert not codes(report) & {"CD150", "CD151"}, codes(report)
+
+
 def test_an_image_within_the_drivers_major_is_a_warning(machine: Machine, tmp_path: Path) -> None:
     docker_machine(machine)
     del machine.env["NVIDIA_REQUIRE_CUDA"]

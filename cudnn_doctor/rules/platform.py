@@ -59,6 +59,8 @@ def image_cuda_requirement(env: dict[str, str]) -> tuple[str | None, str, bool]:
 
 def image_needs_newer_driver(report: Report) -> list[Finding]:
     platform = platform_of(report)
+    if platform.kind != "container":  # NVIDIA_REQUIRE_CUDA is a container image's: a plain shell's is nobody's check
+        return []
     env = platform.nvidia_env
     needed, why, hard = image_cuda_requirement(env)
     driver_cuda = major_minor(report.driver.cuda_driver_version)
