@@ -194,6 +194,13 @@ def test_a_dev_shm_too_small_for_one_nccl_segment(machine: Machine, tmp_path: Pa
     assert not list((machine.root / "dev" / "shm").iterdir())  # nothing left behind
 
 
+def test_one_gpu_makes_no_nccl_segment_so_dev_shm_is_not_judged(machine: Machine, tmp_path: Path) -> None:
+    # NCCL's shared-memory transport joins GPUs of one node: a lone GPU's programs never make a segment there
+    _gpus(machine, tmp_path, 1)
+    report = _in_small_shm(machine, "1m")
+    assert not _found(report, "CD177") and not _found(report, "CD178")
+
+
 def test_dockers_default_dev_shm_is_a_warning(machine: Machine, tmp_path: Path) -> None:
     _gpus(machine, tmp_path, 2)
     report = _in_small_shm(machine, "64m")

@@ -167,7 +167,9 @@ def nccl_settings(report: Report) -> list[Finding]:
 
 def shared_memory(report: Report) -> list[Finding]:
     multi = _multi(report)
-    if multi is None or multi.shm_mib is None:
+    # NCCL's shared-memory transport joins GPUs of one node: with one GPU (or one visible) it makes no segment
+    visible = report.process.visible if report.process is not None and report.process.visible is not None else None
+    if multi is None or multi.shm_mib is None or len(multi.gpus) < 2 or (visible is not None and len(visible) < 2):
         return []
     shm = _data()["shm"]
     if multi.shm_refused:
