@@ -5,6 +5,9 @@ import os as _os
 import sys as _sys
 
 __version__ = "0.1.0"
+# True in the `cudnn-doctor` command's own process (entry.main), False where a program calls the doctor in-process:
+# only the command's environment is the one its process was started with (probes/context.started_environment)
+COMMAND_PROCESS = False
 
 # Under a limit on the size of the files a process writes (ulimit -f), Python cuts each .pyc it writes at the limit
 # (its writer does not check a short write) and keeps it: every later run would fail to import that module

@@ -25,7 +25,10 @@ def _stopped(stopped: tuple[str, str]) -> None:
 
 
 def main() -> None:
+    import cudnn_doctor
     from cudnn_doctor import signals
+
+    cudnn_doctor.COMMAND_PROCESS = True
 
     signals.install()  # a SIGTERM while the modules load unwinds as anywhere else
     try:

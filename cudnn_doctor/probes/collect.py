@@ -160,7 +160,7 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     if deep:  # the import children (seconds each) run beside the other probes, all at once
         from cudnn_doctor.probes.deep import DeepImports
 
-        deep_imports = DeepImports(frameworks)
+        deep_imports = DeepImports(frameworks, ctx.env)
         names = ", ".join(dict.fromkeys(f.name for f in frameworks))
         say(f"--deep: {names}: each one's first GPU steps in a child of its own" if names else
             "--deep: no framework found to run; reading the driver, CUDA and cuDNN")

@@ -73,10 +73,11 @@ class SearchContext:
     def from_environment(cls, search_paths: list[str] | None = None, python: str | None = None,
                          env: Mapping[str, str] | None = None) -> SearchContext:
         """The running machine as a program started with ENV (this process's environment by default) sees it;
-        PYTHON (--python) names the interpreter whose packages count."""
+        PYTHON (--python) names the interpreter whose packages count. By default the variables the loader and Python
+        read as a program starts are those this process was started with (started_environment)."""
         from cudnn_doctor.elf import host_arch, uname
 
-        env = dict(os.environ if env is None else env)
+        env = started_environment() if env is None else dict(env)
         system = uname()[0].lower()
         os_name = {"darwin": "macos"}.get(system, system)
         try:
@@ -367,3 +368,38 @@ def interpreter_for(site_packages: str) -> str | None:
         if os.path.exists(candidate):
             return candidate
     return None
+
+
+# read by the loader and by Python as a program starts, before any of its code: a sitecustomize, usercustomize or .pth
+# file that sets them in os.environ changes nothing for the program that runs it (its children inherit them)
+READ_AT_START = ("LD_", "PYTHON", "GLIBC_TUNABLES")
+ENVIRON_LIMIT = 8 << 20
+
+
+def started_environment() -> dict[str, str]:
+    """This process's environment, with the variables of READ_AT_START as the process was started with them
+    (/proc/self/environ, the kernel's copy of what exec was given): the doctor, a Python program, ran the same
+    start-up hooks as the user's programs, and what a hook set there (LD_LIBRARY_PATH pointed elsewhere inside
+    Python) is not what their loader searched. The other variables stay as the hooks left them: CUDA, the
+    frameworks and their libraries read them after Python has started (CUDA_VISIBLE_DEVICES at cuInit)."""
+    import cudnn_doctor
+
+    env = dict(os.environ)
+    if not cudnn_doctor.COMMAND_PROCESS:  # called in another program's process: its environment is what it passes
+        return env
+    try:
+        with open("/proc/self/environ", "rb") as handle:
+            raw = handle.read(ENVIRON_LIMIT + 1)
+    except OSError:  # not Linux, or no /proc: as the hooks left it
+        return env
+    if len(raw) > ENVIRON_LIMIT:
+        return env
+    started = {}
+    for item in raw.split(b"\0"):
+        key, sep, value = item.partition(b"=")
+        if sep and key:
+            started[os.fsdecode(key)] = os.fsdecode(value)
+    for name in [n for n in env if n.startswith(READ_AT_START) and n not in started]:
+        del env[name]
+    env.update({name: value for name, value in started.items() if name.startswith(READ_AT_START)})
+    return env
