@@ -783,8 +783,25 @@ def last_json_object(text: str) -> dict[str, Any] | None:
             except (ValueError, RecursionError):
                 continue
             if isinstance(value, dict):
-                return value
+                return _as_file_names(value) if _FILE_NAMES_NOT_UTF8 else value
     return None
+
+
+# A child writes its answer in UTF-8, the bytes of a path (os.fsdecode's surrogates) as UTF-8 text. Where this
+# process names files in another encoding (a C or POSIX locale with Python's UTF-8 mode off: ASCII), each string is
+# taken back to those bytes and decoded as this process decodes file names, so a path in it names the same file here
+# (a path with 'è' would otherwise fail every os call: "ascii codec can't encode").
+_FILE_NAMES_NOT_UTF8 = sys.getfilesystemencoding().lower().replace("-", "") != "utf8"
+
+
+def _as_file_names(value: Any) -> Any:
+    if isinstance(value, str):
+        return os.fsdecode(value.encode("utf-8", "surrogateescape"))
+    if isinstance(value, dict):
+        return {key: _as_file_names(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_as_file_names(item) for item in value]
+    return value
 
 
 def describe_exit(returncode: int | None) -> str:

@@ -1,0 +1,33 @@
+"""Under a C locale with Python's UTF-8 mode off, this process names files in ASCII (bytes past 127 as surrogates),
+while a child answers in UTF-8: a path with 'è' a child reported must name the same file here, not fail every os call
+("ascii codec can't encode"). Found by round seven's red-team."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.fakes.build import fake_cudnn
+from tests.test_check import CUDNN9_SUBLIBS
+
+pytestmark = pytest.mark.subprocess
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("args", [("check",), ("check", "--json"), ("fix", "--shell", "bash")])
+def test_a_non_ascii_library_folder_under_an_ascii_locale(tmp_path: Path, args: tuple[str, ...]) -> None:
+    folder = tmp_path / "biblioth\u00e8que\udcff \u56f3\u66f8\u9928" / "lib"
+    fake_cudnn(folder, version=90100, cudart=12040, sublibraries=CUDNN9_SUBLIBS)
+    env = {key: value for key, value in os.environ.items() if not key.startswith("LC_") and key != "LANG"}
+    env.update({"PYTHONIOENCODING": "ascii:strict", "PYTHONUTF8": "0", "LC_ALL": "C", "PYTHONCOERCECLOCALE": "0",
+                "LD_LIBRARY_PATH": str(folder), "PYTHONPATH": str(ROOT)})
+    done = subprocess.run([sys.executable, "-m", "cudnn_doctor", *args], env=env, capture_output=True, cwd=tmp_path,
+                          timeout=120)
+    assert done.returncode in (0, 1), done.stderr[-800:]
+    assert b"UnicodeEncodeError" not in done.stderr and done.stdout.strip()
+    if "--json" in args:
+        assert b"\\\\xc3\\\\xa8" in done.stdout or b"\\\\u00e8" in done.stdout or b"biblioth" in done.stdout
