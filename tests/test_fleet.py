@@ -66,6 +66,18 @@ def test_merge_names_the_odd_node_and_nothing_about_the_agreeing_ones(fleet_repo
     assert "gpu-01" not in text.stdout
 
 
+def test_merge_writes_a_gpu_name_with_terminal_escapes_or_a_bidi_override_as_escapes(machine: Machine,
+                                                                                      tmp_path: Path) -> None:
+    # a report is a file anyone on the cluster may write: its GPU name reaches the operator's terminal escaped
+    good = machine.check_json()
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    (reports / "a.json").write_text(json.dumps({**good, "gpus": [{"name": "\x1b]52;c;cm0=\x07H100\u202e"}]}))
+    (reports / "b.json").write_text(json.dumps(good))
+    text = machine.run("fleet", "merge", str(reports))
+    assert "\u202e" not in text.stdout and "\x1b" not in text.stdout and "\\u202e" in text.stdout, text.stdout
+
+
 def test_merge_of_agreeing_nodes_exits_0(fleet_reports: Path, machine: Machine, tmp_path: Path) -> None:
     same = tmp_path / "same"
     same.mkdir()

@@ -172,7 +172,11 @@ def _scalar(value: Any, where: str) -> str:
 def _text(value: Any, where: str) -> str:
     """A field's value as one printable, bounded text: a plain value, or a flat list of them."""
     if type(value) is str and len(value) <= MAX_VALUE_CHARS:  # the usual case, tried first
-        return value
+        if value.isprintable():
+            return value
+        from cudnn_doctor.streams import printable  # a terminal escape, a bidirectional override (U+202E), a newline
+
+        return printable(value)
     if isinstance(value, list):
         return _capped(", ".join(_scalar(item, where) for item in value) or "(none)")
     return _capped(_scalar(value, where))
