@@ -57,9 +57,33 @@ def test_a_cuda_probe_that_crashes_exits_or_hangs_is_a_finding(machine_in_proces
     report = machine.check_json()
     [found] = [f for f in report["findings"] if f["code"] == "CD110"]
     assert said in found["detail"] and "cuInit" in found["detail"], found
+    assert found["subject"] == str(tmp_path / "driver" / "libcuda.so.1") and found["evidence"] == "seen"  # named
     assert report["summary"]["exit_code"] == 1
     text = machine.run("check")
     assert "[✓] NVIDIA driver" not in text.stdout and "CD110" in text.stdout, text.stdout
+    # the driver's own folder (its NVML beside it) is never what fix takes out of LD_LIBRARY_PATH
+    plan = machine.run("fix", "--json").json
+    assert not [a for a in plan["actions"] if a["kind"] == "env" and "CD110" in a["resolves"]], plan["actions"]
+
+
+def test_a_libcuda_first_on_the_path_that_ends_the_program_is_named_and_taken_out(machine_in_process: Machine,
+                                                                                 tmp_path: Path) -> None:
+    """A libcuda.so.1 first on LD_LIBRARY_PATH (not the driver's folder: no NVML beside it) that ends every program
+    that loads it: the child that asks CUDA ends before it answers; the finding names that file, seen, and fix takes
+    its folder out of the path (found by round seven's red-team)."""
+    machine = machine_in_process
+    fake_nvml(tmp_path / "driver", driver="580.65.06", cuda=13000)
+    fake_libcuda(tmp_path / "driver", driver_cuda=13000, devices=1)
+    machine.add_library_path(tmp_path / "driver")
+    fake_libcuda(tmp_path / "hostile", driver_cuda=13000, devices=1, misbehave=2)
+    machine.add_library_path(tmp_path / "hostile")
+    machine.env["CUDA_VISIBLE_DEVICES"] = "0"
+    report = machine.check_json()
+    [found] = [f for f in report["findings"] if f["code"] == "CD110"]
+    assert found["subject"] == str(tmp_path / "hostile" / "libcuda.so.1") and found["severity"] == "error", found
+    plan = machine.run("fix", "--json").json
+    lines = [line for a in plan["actions"] if a["kind"] == "env" for line in a["env"]["bash"]]
+    assert any("LD_LIBRARY_PATH" in line and str(tmp_path / "hostile") not in line for line in lines), lines
 
 
 def test_ld_preload_is_split_as_ld_so_splits_it() -> None:

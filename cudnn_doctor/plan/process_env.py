@@ -48,7 +48,7 @@ def treat(work: Any) -> None:
         _driver_library(work, finding, report)
     for finding in work.with_code("CD110"):
         entry = str(finding.values.get("entry") or "")
-        if finding.subject == "libcuda.so.1" and entry:
+        if entry and (finding.subject == "libcuda.so.1" or os.path.basename(str(finding.subject)) == "libcuda.so.1"):
             work.take([finding], Action(ENV, (), f"{entry} out of LD_LIBRARY_PATH: its libcuda.so.1 is not one the "
                                                  "loader can load, and the driver's own comes after it",
                                         LOADER_SOURCE, env=(EnvChange("LD_LIBRARY_PATH", "remove", entry),)))

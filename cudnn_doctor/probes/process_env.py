@@ -325,6 +325,9 @@ def read_process_view(ctx: SearchContext, answer: LibraryProbe | None, gpus: lis
     value = ctx.env.get("CUDA_VISIBLE_DEVICES")
     mapped = tuple(str(p) for p in values.get("mapped", []) if isinstance(p, str))
     libcuda = values.get("loaded_path") if isinstance(values.get("loaded_path"), str) else None
+    if libcuda is None and answer is not None and (answer.crashed or answer.timed_out):
+        # the child ended (or hung) before it could say which file it mapped: the one the loader finds first
+        libcuda = resolve_like_loader("libcuda.so.1", [], ctx, cache)
     libcuda_via, libcuda_entry = origin(libcuda, "libcuda.so.1", ctx) if libcuda else (None, None)
     return ProcessView(
         asked_because=tuple(asked or ()),

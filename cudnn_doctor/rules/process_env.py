@@ -53,9 +53,18 @@ def driver_library(report: Report) -> list[Finding]:
                                "opens it and waits for a writer for ever, so every program that loads the CUDA "
                                "driver hangs at start, this one's child too; the driver itself was not reached")]
     if view is not None and view.probe_failure:  # the thing itself failed: a program's first CUDA call would too
-        return [finding("CD110", subject=view.libcuda or "libcuda.so.1",
+        # the file the loader takes first, named; a folder of LD_LIBRARY_PATH that holds it without the driver's NVML
+        # beside it (not the driver's own folder) is the entry fix takes out
+        failed_entry = view.libcuda_entry if view.libcuda_via == "LD_LIBRARY_PATH" and view.libcuda_entry and not \
+            os.path.lexists(os.path.join(view.libcuda_entry, "libnvidia-ml.so.1")) else ""
+        return [finding("CD110", subject=view.libcuda or "libcuda.so.1", evidence="seen", entry=failed_entry,
+                        proof=f"a child started with this environment that loads libcuda.so.1 "
+                              f"{_failure_words(view.probe_failure)}",
                         detail=f"a child started in this environment that loads libcuda.so.1 and calls cuInit, as "
-                               f"every CUDA program does first, {_failure_words(view.probe_failure)}")]
+                               f"every CUDA program does first, {_failure_words(view.probe_failure)}"
+                               + (f"; the libcuda.so.1 the loader takes first is {view.libcuda}"
+                                  + (f" (LD_LIBRARY_PATH entry {view.libcuda_entry})" if view.libcuda_entry else "")
+                                  if view.libcuda else ""))]
     if view is not None and view.load_error and report.driver.version:
         # the driver is here (its kernel module answered), and a program's loader refused the libcuda.so.1 it
         # found first: an empty, foreign or cut-short file earlier on the path
