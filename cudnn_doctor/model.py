@@ -323,6 +323,7 @@ class ProcessView:
 
     asked_because: tuple[str, ...] = ()  # why CUDA itself was asked (empty: nothing here can change its answer)
     libcuda: str | None = None  # the file the loader mapped for libcuda.so.1
+    libcuda_with_nvml: bool = False  # its folder holds libnvidia-ml.so.1 too: the driver's own folder
     libcuda_version: str | None = None  # its release, from its file name (libcuda.so.580.159.04)
     libcuda_via: str | None = None  # "LD_PRELOAD" | "LD_LIBRARY_PATH" | "the loader's cache or a system folder"
     libcuda_entry: str | None = None  # the LD_PRELOAD or LD_LIBRARY_PATH entry, as written there, that brought it

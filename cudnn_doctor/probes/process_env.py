@@ -332,6 +332,8 @@ def read_process_view(ctx: SearchContext, answer: LibraryProbe | None, gpus: lis
     return ProcessView(
         asked_because=tuple(asked or ()),
         libcuda=libcuda,
+        libcuda_with_nvml=bool(libcuda) and os.path.lexists(os.path.join(os.path.dirname(libcuda or ""),
+                                                                         "libnvidia-ml.so.1")),
         libcuda_version=release_in_name(libcuda),
         libcuda_via=libcuda_via,
         libcuda_entry=libcuda_entry,

@@ -56,7 +56,7 @@ def driver_library(report: Report) -> list[Finding]:
         # the file the loader takes first, named; a folder of LD_LIBRARY_PATH that holds it without the driver's NVML
         # beside it (not the driver's own folder) is the entry fix takes out
         failed_entry = view.libcuda_entry if view.libcuda_via == "LD_LIBRARY_PATH" and view.libcuda_entry and not \
-            os.path.lexists(os.path.join(view.libcuda_entry, "libnvidia-ml.so.1")) else ""
+            view.libcuda_with_nvml else ""
         return [finding("CD110", subject=view.libcuda or "libcuda.so.1", evidence="seen", entry=failed_entry,
                         proof=f"a child started with this environment that loads libcuda.so.1 "
                               f"{_failure_words(view.probe_failure)}",
