@@ -377,6 +377,7 @@ class ProcessView:
     # descriptors the process held open: a program's own files, pipes and sockets gone after its first CUDA call
     closed_descriptors: str | None = None
     nvml_fifo: bool = False
+    nvml_died: str | None = None  # how the child that loads NVML ended before it answered (crashed, hung, exited)
     # XLA_FLAGS naming a file of flags that would stop every JAX program at start: (file, what is wrong with it)
     xla_flags_file: tuple[str, str] | None = None
 

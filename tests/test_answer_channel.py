@@ -187,3 +187,23 @@ def test_a_cuinit_that_closes_the_programs_descriptors_is_a_finding(machine_in_p
     [found] = [f for f in report["findings"] if f["code"] == "CD110"]
     assert "closes descriptors it did not open" in found["detail"] and found["evidence"] == "seen", found
     assert "cuInit" in found["detail"], found
+
+
+def test_an_nvml_first_on_the_path_that_hangs_the_program_is_named(machine_in_process: Machine,
+                                                                   tmp_path: Path) -> None:
+    """A libnvidia-ml.so.1 first on LD_LIBRARY_PATH that never returns from nvmlInit (not named for the kernel module's
+    release: not the driver's): the child that asks NVML is stopped at its time limit, and CD118 names that file,
+    seen (found by round seven's red-team)."""
+    from tests.fakes.build import fake_nvml as nvml
+
+    machine = machine_in_process
+    nvml(tmp_path / "driver", driver="580.65.06", cuda=13000)
+    fake_libcuda(tmp_path / "driver", driver_cuda=13000, devices=1)
+    machine.add_library_path(tmp_path / "driver")
+    nvml(tmp_path / "hostile", driver="580.65.06", cuda=13000, init_sleep_ms=120000)
+    machine.add_library_path(tmp_path / "hostile")
+    machine.env["CUDNN_DOCTOR_PROBE_TIMEOUT"] = "3"
+    report = machine.check_json()
+    [found] = [f for f in report["findings"] if f["code"] == "CD118"]
+    assert found["subject"] == str(tmp_path / "hostile" / "libnvidia-ml.so.1") and found["evidence"] == "seen", found
+    assert "did not answer" in found["proof"], found

@@ -245,11 +245,17 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
         from cudnn_doctor.probes.process_env import fifo_first
 
         library = fifo = fifo_first(ctx, "libnvidia-ml.so.1")
+    died = None
+    if not library and not nvml.values.get("ok") and (nvml.crashed or nvml.timed_out):
+        # the child ended or hung before NVML answered: the libnvidia-ml.so.1 the loader takes first, named
+        library = resolve_like_loader("libnvidia-ml.so.1", [], ctx, cache)
+        died = nvml.error or "ended before NVML answered"
     if report.process is not None and isinstance(library, str) and library:  # NVML refused: which file, and how
         from cudnn_doctor.probes.process_env import origin
 
-        report.process.nvml_library, report.process.nvml_error = library, report.nvml_error
+        report.process.nvml_library, report.process.nvml_error = library, report.nvml_error or died
         report.process.nvml_fifo = fifo is not None
+        report.process.nvml_died = died
         report.process.nvml_via, report.process.nvml_entry = origin(library, "libnvidia-ml.so.1", ctx)
         report.process.nvml_stub = _says_stub(library)
     # --- several GPUs and NCCL (issue 42): links, NCCL's library and settings, /dev/shm; --deep: the all-reduce

@@ -728,7 +728,10 @@ def nvml_library(report: Report) -> list[Finding]:
     release = release_in_file_name(os.path.basename(view.nvml_library))
     # a file without nvmlInit (pynvml: 'Function Not Found') is no NVML at all, whatever its name
     foreign = "function not found" in view.nvml_error.lower() or "not found" in view.nvml_error.lower()
-    if not view.nvml_stub and not foreign and not view.nvml_fifo and not (kernel and release and release != kernel):
+    # a file that ends the program that loads it, and is not named for the kernel module's release: not the driver's
+    died = bool(view.nvml_died) and not (kernel and release == kernel)
+    if not view.nvml_stub and not foreign and not view.nvml_fifo and not died and \
+            not (kernel and release and release != kernel):
         return []  # the driver's own NVML refusing is the driver's problem (CD104/CD105), not the loader's
     jax = _has(report, "jax")
     if view.nvml_fifo:  # the loader waits on it for ever: nvmlInit is never reached
@@ -739,6 +742,12 @@ def nvml_library(report: Report) -> list[Finding]:
                               "ever", via=_nvml_via(view),
                         consequence="every program that loads NVML (nvidia-smi, JAX, torch's memory queries) hangs "
                                     "there; the driver itself was not reached", framework="JAX" if jax else "")]
+    if died:
+        return [finding("CD118", subject=view.nvml_library, refs=(NVML_SOURCE,), evidence="seen",
+                        proof=f"a child started with this environment that loads libnvidia-ml.so.1 {view.nvml_died}",
+                        library=view.nvml_library, error=f"nothing: the program {view.nvml_died}", via=_nvml_via(view),
+                        consequence="every program that loads NVML (nvidia-smi, JAX, torch's memory queries) ends or "
+                                    "hangs there", framework="JAX" if jax else "")]
     made = finding("CD118", subject=view.nvml_library, refs=(NVML_SOURCE,), evidence="seen",
                    proof=f"nvmlInit answered '{view.nvml_error}' with {view.nvml_library} in a child started with this "
                          "environment", library=view.nvml_library, error=view.nvml_error, via=_nvml_via(view),
