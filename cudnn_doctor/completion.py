@@ -334,7 +334,17 @@ def _prepare_line(rc_file: Path, line: str, shell: str) -> tuple[int, bytes] | N
     except BaseException:
         os.close(descriptor)
         raise
-    return descriptor, (b"\n" if have and not have.endswith(b"\n") else b"") + wanted + b"\n"
+    return descriptor, _lead(have) + wanted + b"\n"
+
+
+def _lead(have: bytes) -> bytes:
+    """What goes before a line appended to a start-up file that holds HAVE: a last line without its newline is ended,
+    and one ending in a backslash (it continues into the next line, in every shell) is ended by an empty line."""
+    lead = b"\n" if have and not have.endswith(b"\n") else b""
+    joined = have + lead
+    if joined.rstrip(b"\n").endswith(b"\\") and not joined.endswith(b"\n\n"):
+        lead += b"\n"
+    return lead
 
 
 def _append(descriptor: int, data: bytes) -> None:
@@ -352,7 +362,7 @@ def _append(descriptor: int, data: bytes) -> None:
             line = data.lstrip(b"\n")
             if line in now:
                 return
-            data = (b"\n" if now and not now.endswith(b"\n") else b"") + line
+            data = _lead(now) + line
         os.write(descriptor, data)
     except OSError as error:
         raise DoctorError(f"--install-completion: the start-up file was not written ({_os_why(error)})",

@@ -210,3 +210,23 @@ def test_installs_at_the_same_instant_name_the_script_once(machine: Machine, tmp
         assert text.startswith(b"alias ll='ls -l'\n"), text
         name = b"cudnn-doctor.sh" if shell == "bash" else b"compinit"
         assert text.count(name) == (1 if shell == "bash" else 2), text  # zsh's line names compinit twice
+
+
+@pytest.mark.parametrize("last", [b"export EDITOR=vi \\", b"export EDITOR=vi \\\n"])
+def test_a_start_up_file_whose_last_line_continues_still_runs_the_line(machine: Machine, tmp_path: Path,
+                                                                       last: bytes) -> None:
+    """A .bashrc whose last line ends in a backslash continues into whatever is appended: the line is kept apart by
+    an empty line, so bash still runs it (found by round seven's red-team)."""
+    import sys
+
+    home = tmp_path / "rc-home"
+    home.mkdir()
+    (home / ".bashrc").write_bytes(last)
+    env = {**machine.env, "HOME": str(home)}
+    done = subprocess.run([sys.executable, "-m", "cudnn_doctor", "--install-completion", "bash"], env=env,
+                          cwd=machine.cwd, capture_output=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert (home / ".bashrc").read_bytes().startswith(last)
+    sourced = subprocess.run(["bash", "-c", "source ~/.bashrc && complete -p cudnn-doctor"], env=env,
+                             capture_output=True, text=True, timeout=60)
+    assert sourced.returncode == 0 and "cudnn-doctor" in sourced.stdout, sourced.stderr
