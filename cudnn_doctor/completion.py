@@ -82,7 +82,9 @@ def complete(parser: Any) -> NoReturn:
         sys.exit(1)
     point = os.environ.get("COMP_POINT", "").strip()
     # the cursor where the shell says it is, on the line: a number of ASCII digits, else the line's end
-    os.environ["COMP_POINT"] = str(min(int(point), len(line)) if point.isascii() and point.isdigit() else len(line))
+    from cudnn_doctor.versions import ascii_digits
+
+    os.environ["COMP_POINT"] = str(min(int(point), len(line)) if ascii_digits(point) else len(line))
     start = os.environ.get("_ARGCOMPLETE", "")
     os.environ["_ARGCOMPLETE"] = start if start in ("1", "2", "3") else "1"  # where the words start (argcomplete's)
     try:

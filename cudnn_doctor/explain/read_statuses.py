@@ -323,7 +323,7 @@ def _known_statuses(index: int, line: str, lower: str) -> list[Status]:
     said = [_status(by_name[name], "message", index) for text, name in messages if text in spaced and name in by_name]
     if not said and ("cuda" in lower or "nvml" in lower):
         said = _described(index, lower)
-    if not said and any(char.isdigit() for char in lower):
+    if not said and any("0" <= char <= "9" for char in lower):
         said = _self_confirming(index, lower)
     if not said and "cu" in lower:
         said = _after_prefix(index, lower)

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cudnn_doctor.errors import DoctorError
+from cudnn_doctor.versions import ascii_digits
 
 DEFAULT_MAX_LAYER_BYTES = 64 << 30  # the largest CUDA images' layers are a few GiB (CUDNN_DOCTOR_IMAGE_MAX_LAYER_BYTES)
 
@@ -477,7 +478,7 @@ def read_within(answer: Any, limit: int, deadline: float, fail: Any) -> bytes:
         if got > limit:
             raise fail(f"it sent more than {limit} bytes")
     length = answer.headers.get("Content-Length", "")
-    if length.isdigit() and int(length) != got and not answer.headers.get("Content-Encoding"):
+    if ascii_digits(length) and int(length) != got and not answer.headers.get("Content-Encoding"):
         raise fail(f"the body was cut short ({got} of {length} bytes)")
     return b"".join(chunks)
 
@@ -495,7 +496,7 @@ class _TimedBody:
         self.got = 0
         self.started = time.monotonic()
         length = answer.headers.get("Content-Length", "")
-        self.length = int(length) if length.isdigit() else None
+        self.length = int(length) if ascii_digits(length) else None
 
     def read(self, size: int = -1) -> bytes:
         out = bytearray()

@@ -13,6 +13,8 @@ from __future__ import annotations
 import os
 import signal
 
+from cudnn_doctor.versions import ascii_digits
+
 KILL_VARIABLE = "CUDNN_DOCTOR_TEST_KILL_AT"
 LOG_VARIABLE = "CUDNN_DOCTOR_TEST_STEP_LOG"
 _counts: dict[str, int] = {}
@@ -31,7 +33,7 @@ def step(name: str) -> None:
         wanted, _, rest = kill_at.partition(":")
         times, _, how = rest.partition(":")
         # a count that is no number or a signal with no such name is no kill point (never an internal error mid-install)
-        number = int(times) if times.isascii() and times.isdigit() else (1 if not times else None)
+        number = int(times) if ascii_digits(times) else (1 if not times else None)
         signal_number = getattr(signal, f"SIG{how or 'KILL'}", None) if how.isalnum() or not how else None
         if wanted == name and count == number and isinstance(signal_number, int):
             os.kill(os.getpid(), signal_number)
