@@ -783,7 +783,7 @@ def last_json_object(text: str) -> dict[str, Any] | None:
             except (ValueError, RecursionError):
                 continue
             if isinstance(value, dict):
-                return _as_file_names(value) if _FILE_NAMES_NOT_UTF8 else value
+                return file_names(value)
     return None
 
 
@@ -794,13 +794,17 @@ def last_json_object(text: str) -> dict[str, Any] | None:
 _FILE_NAMES_NOT_UTF8 = sys.getfilesystemencoding().lower().replace("-", "") != "utf8"
 
 
-def _as_file_names(value: Any) -> Any:
+def file_names(value: Any) -> Any:
+    """VALUE (a child's answer: strings, lists, dicts) with each string named as this process names files (see
+    above); the same VALUE where file names are UTF-8 here."""
+    if not _FILE_NAMES_NOT_UTF8:
+        return value
     if isinstance(value, str):
         return os.fsdecode(value.encode("utf-8", "surrogateescape"))
     if isinstance(value, dict):
-        return {key: _as_file_names(item) for key, item in value.items()}
+        return {key: file_names(item) for key, item in value.items()}
     if isinstance(value, list):
-        return [_as_file_names(item) for item in value]
+        return [file_names(item) for item in value]
     return value
 
 

@@ -12,6 +12,7 @@ from cudnn_doctor.child import (
     ChildAnswer,
     ChildBatch,
     ChildRequest,
+    file_names,
     make_answer,
     parallel_limit,
     python_argv,
@@ -129,7 +130,7 @@ def _batch_answers(answer: ChildAnswer, count: int, timeout: float) -> list[Chil
         except (ValueError, RecursionError):
             continue
         if isinstance(value, dict) and isinstance(value.get("index"), int) and 0 <= value["index"] < count:
-            lines[value["index"]] = value
+            lines[value["index"]] = file_names(value)
     request = ChildRequest((), timeout=timeout, what="the probe")
     each = []
     for index in range(count):

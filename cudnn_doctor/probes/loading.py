@@ -124,7 +124,9 @@ def parse_answer(user: str, recipe: str | None, stdout: str | bytes, exit_code: 
     """The child's lines (those behind its mark only: a preloaded library's own output is not an answer) as an
     ObservedLoad; a child that died says in which step."""
     data = stdout if isinstance(stdout, bytes) else stdout.encode("utf-8", "surrogateescape")
-    lines = [_unescape(line[len(MARK):].decode("utf-8", "surrogateescape")) for line in data.split(b"\n")
+    from cudnn_doctor.child import file_names
+
+    lines = [file_names(_unescape(line[len(MARK):].decode("utf-8", "surrogateescape"))) for line in data.split(b"\n")
              if line.startswith(MARK)]
     steps: list[LoadStep] = []
     mapped: list[str] = []
