@@ -84,6 +84,9 @@ def test_a_libcuda_first_on_the_path_that_ends_the_program_is_named_and_taken_ou
     plan = machine.run("fix", "--json").json
     lines = [line for a in plan["actions"] if a["kind"] == "env" for line in a["env"]["bash"]]
     assert any("LD_LIBRARY_PATH" in line and str(tmp_path / "hostile") not in line for line in lines), lines
+    from tests.test_process_env import check_after
+
+    assert "CD110" not in {f["code"] for f in check_after(machine, lines)["findings"]}  # closed loop: sourced, clean
 
 
 def test_ld_preload_is_split_as_ld_so_splits_it() -> None:

@@ -223,3 +223,17 @@ def test_a_run_under_a_file_size_limit_leaves_no_pyc_cut_short(machine: Machine,
                           capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
     assert done.returncode in (0, 1) and "Traceback" not in done.stderr, done.stderr[-1500:]
     assert not [pyc for pyc in cut if pyc.exists() and pyc.stat().st_size == 100]
+
+
+def test_the_plan_line_for_a_low_cpu_time_limit_leaves_check_clean_of_it(machine: Machine, tmp_path: Path) -> None:
+    """Closed loop: under ulimit -S -t 600 (hard unlimited) fix's line, sourced in bash, lifts the limit, and check run
+    after it in that shell has no CD116 for it."""
+    lines = subprocess.run(["bash", "-c", f"ulimit -S -t 600; exec {sys.executable} -m cudnn_doctor fix --json"],
+                           env=machine.env, cwd=machine.cwd, capture_output=True, text=True, timeout=60)
+    plan = json.loads(lines.stdout)
+    sourced = [line for a in plan["actions"] if a["kind"] == "env" for line in a["env"]["bash"] if "ulimit" in line]
+    assert sourced == ["ulimit -S -t unlimited"], plan["actions"]
+    after = subprocess.run(["bash", "-c", f"ulimit -S -t 600; {sourced[0]} && "
+                                          f"exec {sys.executable} -m cudnn_doctor check --json"],
+                           env=machine.env, cwd=machine.cwd, capture_output=True, text=True, timeout=60)
+    assert not [f for f in json.loads(after.stdout)["findings"] if f["subject"] == "RLIMIT_CPU"]
