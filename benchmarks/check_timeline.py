@@ -38,9 +38,10 @@ def wrap(module, name, label):
         mark(label + " start"); result = original(*args, **kwargs); mark(label + " end"); return result
     setattr(module, name, wrapped)
 wrap(check, "diagnose", "diagnose")
-for name, label in (("collect_report", "collect"), ("evaluate", "rules"), ("_plan_treatment", "plan"),
-                    ("summarize", "summary")):
-    wrap(diagnosis, name, label)
+import cudnn_doctor.probes.collect as collect, cudnn_doctor.rules as rules  # imported by diagnose when it runs
+for module, name, label in ((collect, "collect_report", "collect"), (rules, "evaluate", "rules"),
+                            (diagnosis, "_plan_treatment", "plan"), (rules, "summarize", "summary")):
+    wrap(module, name, label)
 import cudnn_doctor.commands.check
 if CHILDREN:  # each child's start and end, named by what it runs
     from cudnn_doctor import child as child_module

@@ -65,6 +65,25 @@ def test_one_gpu_has_no_pair_and_nothing_to_say(machine: Machine, tmp_path: Path
     assert not codes(report) & MULTI_CODES
 
 
+def _pci_device(machine: Machine, bus: str, vendor: str, cpus: str) -> None:
+    folder = machine.root / "sys" / "bus" / "pci" / "devices" / bus
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "vendor").write_text(vendor + "\n")
+    (folder / "local_cpulist").write_text(cpus + "\n")
+
+
+def test_cpu_affinity_is_the_kernels_list_for_the_gpus_pci_device(machine: Machine, tmp_path: Path) -> None:
+    # sysfs's local_cpulist (what NVML's nvmlDeviceGetCpuAffinity answers from) is read where it holds the NVIDIA
+    # device NVML names; another vendor's device at that address, or a list that is not one, leaves it to NVML
+    _gpus(machine, tmp_path, 2)
+    _pci_device(machine, "0000:10:00.0", "0x10de", "0-7,64-71")
+    _pci_device(machine, "0000:11:00.0", "0x8086", "8-15")
+    gpus = machine.check_json()["multi_gpu"]["gpus"]
+    assert [g["cpu_affinity"] for g in gpus] == ["0-7,64-71", "0-15"]
+    _pci_device(machine, "0000:10:00.0", "0x10de", "$(reboot)")
+    assert machine.check_json()["multi_gpu"]["gpus"][0]["cpu_affinity"] == "0-15"
+
+
 def test_an_nvlink_bridge_pair_with_links_down(machine: Machine, tmp_path: Path) -> None:
     _gpus(machine, tmp_path, 2, "NVIDIA H100 NVL", NVLINKS=12, NVLINKS_DOWN=4, SICK_GPU=1)
     report = machine.check_json()
