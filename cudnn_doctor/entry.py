@@ -1,5 +1,6 @@
 """The `cudnn-doctor` command (and `python -m cudnn_doctor`): signals handled from the first instant, then
-the command line read by argparse (cli.py). Nothing runs before the command line is read."""
+the command line read by argparse (cli.py). Nothing runs before the command line is read but, for `check`, NVML's
+child (probes/loader.start_nvml_early: taken by check where its options leave the context the same, else stopped)."""
 
 from __future__ import annotations
 
@@ -41,6 +42,10 @@ def main() -> None:
         from cudnn_doctor.operating_system import CURRENT
 
         CURRENT.owns_process = True  # the command's own process: it may adopt what its children leave behind
+        if sys.argv[1:2] == ["check"]:  # NVML's child, check's longest wait on a GPU machine, before the imports
+            from cudnn_doctor.probes.loader import start_nvml_early
+
+            start_nvml_early()
         from cudnn_doctor.cli import main as run
 
         run()

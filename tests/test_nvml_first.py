@@ -1,7 +1,9 @@
 """NVML's child, the longest wait of a check on a GPU machine (it opens the driver, as nvidia-smi does), starts as
 soon as the command line is read and the search context known: before the probes', rules' and plan's modules are
-imported, which load beside it. Nothing starts before the command line is read. Order read from audit events of
-the real command (entry.main) on the gcc-built fake NVML."""
+imported, which load beside it. Order read from audit events of
+the real command (entry.main) on the gcc-built fake NVML. For `check` alone NVML's child starts as soon as the
+command's entry runs, before the command line is read (probes/loader.start_nvml_early): check takes it where its
+options leave the context the same; a usage error stops it."""
 
 from __future__ import annotations
 
@@ -55,6 +57,34 @@ def test_nvml_child_starts_before_the_probes_and_rules_are_imported(tmp_path: Pa
     assert sum(e.startswith("start _probe_child.py nvml") for e in events) == 1  # one NVML child, not two
 
 
-def test_nothing_starts_before_the_command_line_is_read(tmp_path: Path) -> None:
+def _left_running(marker: str) -> list[str]:
+    """The processes whose environment holds MARKER (the fake NVML's folder, on LD_LIBRARY_PATH)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as handle:
+                if marker.encode() in handle.read():
+                    found.append(entry)
+        except OSError:
+            continue
+    return found
+
+
+def test_check_starts_nvml_before_its_command_line_is_read_and_a_usage_error_stops_it(tmp_path: Path) -> None:
+    # check's NVML child starts before the parser's and the command's modules load (entry.main); a command line
+    # the parser refuses ends the command with that child stopped, and nothing else started
     events = _events(tmp_path, "check", "--no-such-option")
-    assert not [e for e in events if e.startswith("start ")], events
+    assert [e for e in events if e.startswith("start ")] == ["start _probe_child.py nvml"], events
+    assert events.index("start _probe_child.py nvml") < events.index("import cudnn_doctor.cli")
+    assert not _left_running(str(tmp_path / "nvml"))
+
+
+def test_other_commands_start_nothing_before_their_command_line_is_read(tmp_path: Path) -> None:
+    for argv in (["compat", "--no-such-option"], ["fix", "--no-such-option"], ["--version"]):
+        events = _events(tmp_path, *argv)
+        assert not [e for e in events if e.startswith("start ")], (argv, events)
+
+
+def test_check_takes_the_early_child_where_its_options_leave_the_context_the_same(tmp_path: Path) -> None:
+    events = _events(tmp_path, "check", "--json", "--search-path", str(tmp_path))
+    assert sum(e.startswith("start _probe_child.py nvml") for e in events) == 1

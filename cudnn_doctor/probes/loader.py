@@ -162,9 +162,31 @@ class StartedNvml:
     batch: ProbeBatch | None
 
 
+_EARLY: list[StartedNvml] = []  # the child start_nvml_early started, until start_nvml takes it or stops it
+
+
+def start_nvml_early() -> None:
+    """NVML's child for the machine as this process was started (check's search context before its options are
+    read), started by the command's entry before the command line is parsed and the modules load (entry.main, for
+    `check` only): on a GPU machine it is check's longest wait. start_nvml takes it where the context the options
+    give is the same for NVML (its environment, system prefix, system, architecture), and stops it otherwise; a
+    command that never gets there (a usage error, --help) leaves it to stop_all at exit, like any child."""
+    _EARLY.append(start_nvml(SearchContext.from_environment()))
+
+
+def _same_for_nvml(first: SearchContext, second: SearchContext) -> bool:
+    return (first.env, first.prefix, first.os_name, first.arch) == (second.env, second.prefix, second.os_name,
+                                                                    second.arch)
+
+
 def start_nvml(ctx: SearchContext) -> StartedNvml:
     from cudnn_doctor.probes.library_jobs import NVML_JOB, ProbeBatch
 
+    early = _EARLY.pop() if _EARLY else None
+    if early is not None and _same_for_nvml(early.ctx, ctx):
+        return StartedNvml(ctx, early.batch)
+    if early is not None and early.batch is not None:
+        early.batch.stop()
     batch = ProbeBatch([NVML_JOB], env=ctx.env) if may_load_nvml(ctx) else None
     if batch is not None:  # started before the caller's imports take the interpreter's lock from the batch's thread
         batch.wait_launched()
