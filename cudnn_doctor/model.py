@@ -13,15 +13,48 @@ run and values used as keys (codes.Code, knowledge.query.CudnnBuild, probes.chil
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field, fields, is_dataclass
-from typing import Any
+from dataclasses import field, fields, is_dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # what record makes is a dataclass, for the type checker too
+    from dataclasses import dataclass as record
+else:
+    def record(cls=None, /, *, frozen=False):
+        """dataclasses.dataclass, with one __repr__, __eq__ and __hash__ shared by every record instead of two methods
+        generated for each: Python before 3.13 compiles each generated method on its own, and that was half of this
+        module's import, on the path of every check (14 of 21 ms on two cores). Same meaning: equal when of one
+        class with equal compared fields; a frozen record hashes them, a plain one is unhashable."""
+
+        def made(cls):
+            cls = dataclasses.dataclass(cls, repr=False, eq=False, frozen=frozen)
+            every = fields(cls)
+            cls._record_shown = tuple(f.name for f in every if f.repr)
+            cls._record_compared = tuple(f.name for f in every if f.compare)
+            cls.__repr__, cls.__eq__ = _record_repr, _record_eq
+            cls.__hash__ = _record_hash if frozen else None
+            return cls
+
+        return made if cls is None else made(cls)
+
+    def _record_repr(self):
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._record_shown)
+        return f"{type(self).__qualname__}({shown})"
+
+    def _record_eq(self, other):
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return tuple(getattr(self, name) for name in self._record_compared) == \
+            tuple(getattr(other, name) for name in self._record_compared)
+
+    def _record_hash(self):
+        return hash(tuple(getattr(self, name) for name in self._record_compared))
 
 REPORT_SCHEMA = "cudnn-doctor/report/1"
 
 ERROR, WARNING, INFO = "error", "warning", "info"
 
 
-@dataclass
+@record
 class Platform:
     """Where the doctor runs, with what showed it (probes/platform.py); facts only, no verdict."""
 
@@ -48,7 +81,7 @@ class Platform:
     nvidia_devices: tuple[str, ...] | None = None
 
 
-@dataclass
+@record
 class Host:
     """The machine the report was made on."""
 
@@ -59,7 +92,7 @@ class Host:
     platform: Platform | None = None
 
 
-@dataclass
+@record
 class GpuProcess:
     """A process holding GPU memory."""
 
@@ -68,7 +101,7 @@ class GpuProcess:
     name: str | None = None  # /proc/PID/comm, where this process can read it
 
 
-@dataclass
+@record
 class GpuHealth:
     """NVML's health readings of one GPU; None where not read, named in not_supported where the
     GPU or driver does not support it, in errors where NVML failed."""
@@ -95,7 +128,7 @@ class GpuHealth:
     errors: dict[str, str] = field(default_factory=dict)
 
 
-@dataclass
+@record
 class Gpu:
     """One GPU as NVML sees it."""
 
@@ -110,7 +143,7 @@ class Gpu:
     pci_bus_id: str | None = None  # "00000000:00:06.0", as NVML and nvidia-smi write it
 
 
-@dataclass
+@record
 class Driver:
     """The NVIDIA driver, as NVML or libcuda answered."""
 
@@ -121,7 +154,7 @@ class Driver:
     error: str | None = None  # why it could not be read, when it could not
 
 
-@dataclass
+@record
 class Toolkit:
     """One CUDA toolkit found on disk."""
 
@@ -137,7 +170,7 @@ class Toolkit:
     cudart_error: str | None = None  # why its libcudart failed to load
 
 
-@dataclass
+@record
 class LibraryProbe:
     """What a child process saw when it loaded one vendor library."""
 
@@ -149,7 +182,7 @@ class LibraryProbe:
     values: dict[str, Any] = field(default_factory=dict)  # function name -> returned value
 
 
-@dataclass
+@record
 class CudnnInstall:
     """One copy of cuDNN: its library, version and who loads it."""
 
@@ -177,7 +210,7 @@ class CudnnInstall:
     missing_dlls: tuple[str, ...] = ()
 
 
-@dataclass
+@record
 class Framework:
     """A framework found in an environment (or assumed with --framework)."""
 
@@ -191,7 +224,7 @@ class Framework:
     details: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass
+@record
 class Finding:
     """What a rule found: a registry code's text filled in; its fix rendered from the plan."""
 
@@ -209,7 +242,7 @@ class Finding:
     proof: str | None = None  # seen: its words, quoted; rule: the proof's source; read: how to prove it
 
 
-@dataclass
+@record
 class Summary:
     """The report's status, counts and exit code."""
 
@@ -218,7 +251,7 @@ class Summary:
     exit_code: int
 
 
-@dataclass
+@record
 class Tool:
     """The doctor's own name and version."""
 
@@ -226,7 +259,7 @@ class Tool:
     version: str
 
 
-@dataclasses.dataclass
+@record
 class VisibleGpu:
     """A GPU as CUDA numbers it in this environment (after CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER)."""
 
@@ -237,7 +270,7 @@ class VisibleGpu:
     nvml_index: int | None = None  # nvidia-smi's index of the same GPU
 
 
-@dataclasses.dataclass
+@record
 class SubLibrary:
     """One cuDNN sub-library as the loader resolves it for a copy a program loads."""
 
@@ -249,7 +282,7 @@ class SubLibrary:
     seen: str | None = None  # what the loader or cuDNN said loading it in a child (its evidence), where it failed
 
 
-@dataclasses.dataclass
+@record
 class LoadStep:
     """One step of loading cuDNN as a program does, in a child (probes/loading.py): what it asked and what it got."""
 
@@ -260,7 +293,7 @@ class LoadStep:
     mapped: tuple[str, ...] = ()  # files the step mapped
 
 
-@dataclasses.dataclass
+@record
 class ObservedLoad:
     """cuDNN as one framework (or any program asking the loader by name: "ld.so") really loads it here, seen in a
     child with the user's environment: its own loading code run, the front library opened, each sub-library loaded
@@ -275,7 +308,7 @@ class ObservedLoad:
     died: str | None = None  # the child crashed or hung: in which step, and how
 
 
-@dataclasses.dataclass
+@record
 class LoadedCudnn:
     """The cuDNN a framework (or any program, "ld.so") loads in this environment, and its sub-libraries."""
 
@@ -289,7 +322,7 @@ class LoadedCudnn:
     observed: bool = False  # LIBRARY and the sub-libraries' problems are what a child saw loading them (ObservedLoad)
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class EnvironmentCure:
     """A framework failed in a child with this environment and worked in one that differed in one part only
     (doctor/bisect.py): that part (kind: preload, library_path, path, pythonpath, limits, variable), in words, the
@@ -305,7 +338,7 @@ class EnvironmentCure:
     libraries: tuple[str, ...] = ()  # the CUDA, cuDNN and NVIDIA library names the removed folders held
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class SettingAnswer:
     """What the installed files say of one setting: the option's kind as its framework defines it ("bool", "enum",
     "integer", "float", "string"; "unknown": none of them reads such a name; "alloc_conf": VALUES are the keys of
@@ -316,7 +349,7 @@ class SettingAnswer:
     files: tuple[str, ...] = ()
 
 
-@dataclasses.dataclass
+@record
 class ProcessView:
     """What a program started in the user's own environment gets: the CUDA driver the loader maps and
     cuInit's answer, the GPUs left visible, LD_PRELOAD, the frameworks' settings, process limits."""
@@ -382,7 +415,7 @@ class ProcessView:
     xla_flags_file: tuple[str, str] | None = None
 
 
-@dataclass
+@record
 class NvLink:
     """One NVLink of a GPU, as NVML answers for it."""
 
@@ -392,7 +425,7 @@ class NvLink:
     remote_pci_bus_id: str | None = None  # the GPU or NVSwitch at its other end
 
 
-@dataclass
+@record
 class GpuLinks:
     """How one GPU connects: its PCIe link, NUMA node, NVLinks, fabric state (NVSwitch systems) and PCIe path."""
 
@@ -419,7 +452,7 @@ class GpuLinks:
     errors: dict[str, str] = field(default_factory=dict)
 
 
-@dataclass
+@record
 class GpuPair:
     """Two GPUs: how their traffic goes (nvidia-smi topo -m's words) and whether they may reach each other."""
 
@@ -432,7 +465,7 @@ class GpuPair:
     peak_gbs: float | None = None  # one direction, by its link (NVLink or the slower PCIe link)
 
 
-@dataclass
+@record
 class NcclLibrary:
     """The libnccl a framework loads, and what it was built with."""
 
@@ -445,7 +478,7 @@ class NcclLibrary:
     error: str | None = None
 
 
-@dataclass
+@record
 class AllReduce:
     """`check --deep`'s NCCL all-reduce over the visible GPUs, one process per GPU, through torch.distributed."""
 
@@ -464,7 +497,7 @@ class AllReduce:
     can_access_peer: dict[str, bool] = field(default_factory=dict)  # "0-1": cuDeviceCanAccessPeer
 
 
-@dataclass
+@record
 class MultiGpu:
     """What several GPUs and NCCL need from this node (issue 42)."""
 
@@ -482,7 +515,7 @@ class MultiGpu:
     allreduce: AllReduce | None = None
 
 
-@dataclass
+@record
 class Report:
     """Everything check found and judged (`cudnn-doctor/report/1`)."""
 
