@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 from cudnn_doctor.model import EnvironmentCure, Framework, Report
 from cudnn_doctor.plan.actions import EnvChange
+from cudnn_doctor.probes.hwcaps import HWCAPS
 
 # the libraries a folder (or LD_PRELOAD) brings that change what a GPU program gets
 CUDA_LIBRARIES = ("libcudnn", "libcublas", "libcudart", "libnvrtc", "libcufft", "libcusparse", "libcurand",
@@ -136,12 +137,22 @@ def _holding(entries: list[str], prefixes: tuple[str, ...], skip_driver: bool, e
             names = os.listdir(folder or ".") if folder is not None else []
         except OSError:
             continue
+        if HWCAPS in names:  # what its glibc-hwcaps subfolders hold, ld.so takes before the folder's own
+            names += [name for level in _listed(os.path.join(folder or ".", HWCAPS))
+                      for name in _listed(os.path.join(folder or ".", HWCAPS, level))]
         hits = [n for n in names if (n in prefixes if exact else n.startswith(prefixes))]
         if skip_driver and any(n.startswith("libcuda.so") for n in names):
             continue
         if hits and (entry or ".") not in found:
             found.append(entry or ".")
     return found
+
+
+def _listed(folder: str) -> list[str]:
+    try:
+        return os.listdir(folder)[:4096]
+    except OSError:
+        return []
 
 
 def _raised_limits() -> tuple[tuple[str, str], ...]:

@@ -378,7 +378,7 @@ def _cudnn_on_library_path(ctx: SearchContext) -> bool:
     """Does a folder of LD_LIBRARY_PATH hold a libcudnn file (which can change the copy a framework's cuDNN loads)?"""
     names = ("libcudnn.so", *(f"libcudnn{part}.so.{major}" for major in (8, 9, 10) for part in
                                 ("", "_graph", "_ops", "_cnn", "_adv", "_ops_infer", "_cnn_infer")))
-    return any(os.path.lexists(os.path.join(folder, name)) for folder in ctx.env_paths("LD_LIBRARY_PATH")
+    return any(os.path.lexists(os.path.join(folder, name)) for folder in ctx.searched_library_path()
                for name in names)
 
 

@@ -124,6 +124,15 @@ class SearchContext:
             return [part or "." for part in loader_folders(value, expanded=True, origin=self.program_folder())]
         return [part or "." for part in value.split(":")]
 
+    def searched_library_path(self) -> list[str]:
+        """LD_LIBRARY_PATH's folders as ld.so searches them: each one's glibc-hwcaps subfolders that ld.so searches
+        on this machine first (probes/hwcaps.py, asked of ld.so where such a subfolder exists). Windows: PATH."""
+        if self.os_name == "windows":
+            return self.library_path()
+        from cudnn_doctor.probes.hwcaps import with_levels
+
+        return with_levels(self.library_path(), self.env)
+
     def program_folder(self) -> str | None:
         """$ORIGIN of the programs that matter here, the frameworks' Python: --python's real folder, else this
         interpreter's (None: the default, this one's)."""

@@ -29,7 +29,7 @@ SEARCH_PATH_SUBDIRS = ("", "lib64", "lib", "lib/x64", "bin", "nvidia/cudnn/lib",
 
 
 def from_ld_library_path(ctx: SearchContext, toolkits: list[Toolkit], cache: dict[str, list[str]]) -> list[Folder]:
-    return [(folder, "env") for folder in ctx.library_path()]
+    return [(folder, "env") for folder in ctx.searched_library_path()]
 
 
 def from_ldconfig_cache(ctx: SearchContext, toolkits: list[Toolkit], cache: dict[str, list[str]]) -> list[Folder]:

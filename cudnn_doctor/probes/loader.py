@@ -103,7 +103,9 @@ def resolve_like_loader(soname: str, runpath: list[str], ctx: SearchContext,
     if ctx.os_name == "windows":
         candidates = [os.path.join(folder, soname) for folder in search_order(ctx, runpath, cache)]
     else:
-        candidates = [os.path.join(folder, soname) for folder in ctx.library_path() + list(runpath)]
+        from cudnn_doctor.probes.hwcaps import with_levels
+
+        candidates = [os.path.join(folder, soname) for folder in with_levels(ctx.library_path() + list(runpath), ctx.env)]
         candidates += cache.get(soname, [])
         candidates += [os.path.join(folder, soname) for folder in ctx.default_lib_dirs()]
     return next((candidate for candidate in candidates if os.path.exists(candidate)), None)
@@ -125,8 +127,10 @@ def search_order(ctx: SearchContext, runpath: list[str], cache: dict[str, list[s
     (RUNPATH), System32, the Windows folder, PATH."""
     if ctx.os_name == "windows":
         return list(runpath) + ctx.default_lib_dirs() + ctx.library_path()
+    from cudnn_doctor.probes.hwcaps import with_levels
+
     cached = list(dict.fromkeys(os.path.dirname(path) for paths in cache.values() for path in paths))
-    return ctx.library_path() + list(runpath) + cached + ctx.default_lib_dirs()
+    return with_levels(ctx.library_path() + list(runpath), ctx.env) + cached + ctx.default_lib_dirs()
 
 
 LD_CACHE_LIMIT = 64 << 20  # bytes of /etc/ld.so.cache read at most (a large machine's is a few MB)

@@ -101,9 +101,11 @@ def _wheel_version(framework: Framework, library: str | None) -> str | None:
 def _via(library: str | None, runpath: list[str], ctx: SearchContext) -> tuple[str | None, str | None]:
     if library is None:
         return None, None
+    from cudnn_doctor.probes.hwcaps import entry_of
+
     folder = os.path.dirname(library)
     for entry in ctx.library_path():
-        if os.path.realpath(entry) == os.path.realpath(folder):
+        if os.path.realpath(entry) == os.path.realpath(entry_of(folder)):  # or its glibc-hwcaps subfolder's
             return "LD_LIBRARY_PATH", entry
     if folder in runpath:
         return "RUNPATH", None

@@ -81,7 +81,7 @@ def reasons_to_ask_cuda(ctx: SearchContext, cache: dict[str, list[str]], always:
                            f"({kernel or 'unknown'})")
         # a file of that name earlier on LD_LIBRARY_PATH than the one read as the loader's pick (empty, foreign, cut
         # short): only the loader itself says whether it stops there
-        for folder in ctx.library_path():
+        for folder in ctx.searched_library_path():
             other = os.path.join(folder, "libcuda.so.1")
             if os.path.lexists(other) and os.path.realpath(other) != os.path.realpath(found):
                 reasons.append(f"{other} is on LD_LIBRARY_PATH before the driver's")
@@ -204,7 +204,7 @@ def broken_cuda_on_path(ctx: SearchContext) -> tuple[tuple[str, ...], ...]:
     from cudnn_doctor.elf import ElfError, read_elf
 
     found: list[tuple[str, ...]] = []
-    for folder in ctx.library_path():
+    for folder in ctx.searched_library_path():
         try:
             names = sorted(os.listdir(folder))
         except OSError:
@@ -372,7 +372,7 @@ def fifo_first(ctx: SearchContext, soname: str) -> str | None:
     followed): ld.so opens it and waits for a writer for ever (seen: `LD_PRELOAD=FIFO /bin/true` hangs), so every
     program that loads SONAME hangs at start. None where the first such file is another (a library, or one the
     loader refuses and skips) or there is none."""
-    for folder in ctx.library_path():
+    for folder in ctx.searched_library_path():
         candidate = os.path.join(folder or ".", soname)
         try:
             mode = os.stat(candidate).st_mode
@@ -490,9 +490,11 @@ def origin(path: str, soname: str, ctx: SearchContext) -> tuple[str, str | None]
                 return "LD_PRELOAD", entry
         elif os.path.realpath(entry) == real or _expands_to(entry, path, real):
             return "LD_PRELOAD", entry
-    folder = os.path.dirname(real)
+    from cudnn_doctor.probes.hwcaps import entry_of
+
+    folder = entry_of(os.path.dirname(real))  # a glibc-hwcaps subfolder's copy came through its folder's entry
     for entry in ctx.env_paths("LD_LIBRARY_PATH"):
-        if entry and (os.path.realpath(entry) in (folder, os.path.realpath(os.path.dirname(path)))
+        if entry and (os.path.realpath(entry) in (folder, os.path.realpath(entry_of(os.path.dirname(path))))
                       or os.path.realpath(os.path.join(entry, soname)) == real
                       or _expansions(entry.rstrip("/"), (os.path.dirname(path), folder))):
             return "LD_LIBRARY_PATH", entry

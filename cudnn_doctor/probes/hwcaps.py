@@ -1,0 +1,89 @@
+"""The glibc-hwcaps subfolders ld.so searches, asked of ld.so itself (glibc 2.33 and later).
+
+For every folder it searches (LD_LIBRARY_PATH's, a RUNPATH's, the system's), ld.so first looks in that folder's
+glibc-hwcaps/<level> subfolders that this CPU supports, best first (x86-64-v4, v3, v2; power10, z15, ...), then in
+the folder itself (ld.so(8), "Hardware capabilities"): a libcudnn.so.9 in dir/glibc-hwcaps/x86-64-v2 is the one a
+program gets, not dir/libcudnn.so.9. Which levels it searches on this machine, with the user's GLIBC_TUNABLES, is
+what `ld.so --help` prints ("Subdirectories of glibc-hwcaps directories, in priority order", each marked
+"supported, searched"): that is asked, once, and only where a folder searched has a glibc-hwcaps subfolder at all.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+HWCAPS = "glibc-hwcaps"
+HEADING = "Subdirectories of glibc-hwcaps directories"
+_ASKED: dict[tuple[str, str], tuple[str, ...]] = {}
+
+
+def this_loader() -> str | None:
+    """The ld.so that started this process (its mapping in /proc/self/maps), None where it cannot be named."""
+    try:
+        with open("/proc/self/maps", "rb") as handle:
+            text = handle.read(1 << 20).decode("utf-8", "surrogateescape")
+    except OSError:
+        return None
+    for line in text.splitlines():
+        path = line.split(maxsplit=5)[5] if len(line.split(maxsplit=5)) == 6 else ""
+        name = os.path.basename(path)
+        if name.startswith("ld-") and ".so" in name and os.path.isabs(path):
+            return path
+    return None
+
+
+def searched_levels(env: Mapping[str, str]) -> tuple[str, ...]:
+    """The glibc-hwcaps subfolder names ld.so searches here, best first; () where it names none (glibc before 2.33,
+    no ld.so to ask, an answer that is not its help)."""
+    loader = this_loader()
+    if loader is None:
+        return ()
+    key = (loader, env.get("GLIBC_TUNABLES", ""))
+    if key not in _ASKED:
+        from cudnn_doctor.child import deadline_in, run_child
+
+        answer = run_child([loader, "--help"], env, deadline_in(5.0), what=f"{loader} --help")
+        _ASKED[key] = parse_help(answer.stdout) if answer.exit_code == 0 else ()
+    return _ASKED[key]
+
+
+def parse_help(text: str) -> tuple[str, ...]:
+    """The names ld.so --help lists under its glibc-hwcaps heading as "supported, searched", in its order."""
+    levels: list[str] = []
+    lines = text.splitlines()
+    for index, line in enumerate(lines):
+        if line.startswith(HEADING):
+            for entry in lines[index + 1:]:
+                if not entry.startswith("  "):
+                    break
+                name, _, marks = entry.strip().partition(" ")
+                if "searched" in marks and name and "/" not in name and name not in (".", ".."):
+                    levels.append(name)
+            break
+    return tuple(levels)
+
+
+def with_levels(folders: list[str], env: Mapping[str, str]) -> list[str]:
+    """FOLDERS as ld.so searches them: before each, the glibc-hwcaps subfolders of it that ld.so searches here and
+    that exist, best first. FOLDERS unchanged where none has a glibc-hwcaps subfolder (ld.so is then not asked)."""
+    holding = [folder for folder in folders if os.path.isdir(os.path.join(folder or ".", HWCAPS))]
+    if not holding:
+        return list(folders)
+    levels = searched_levels(env)
+    if not levels:
+        return list(folders)
+    searched: list[str] = []
+    for folder in folders:
+        if folder in holding:
+            searched += [path for level in levels if os.path.isdir(path := os.path.join(folder, HWCAPS, level))]
+        searched.append(folder)
+    return searched
+
+
+def entry_of(folder: str) -> str:
+    """The searched folder whose glibc-hwcaps subfolder FOLDER is (FOLDER itself where it is none)."""
+    parent = os.path.dirname(folder.rstrip("/"))
+    if os.path.basename(parent) == HWCAPS:
+        return os.path.dirname(parent)
+    return folder
