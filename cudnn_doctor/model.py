@@ -258,6 +258,7 @@ class LoadStep:
     said: str  # "ok", the status name (CUDNN_STATUS_...), the loader's words, or how the child died
     library: str | None = None  # the sub-library the step loads ("libcudnn_ops.so.9")
     mapped: tuple[str, ...] = ()  # files the step mapped
+    refused: str | None = None  # the sub-library's file the loader itself refused (its words lead SAID)
 
 
 @dataclasses.dataclass

@@ -596,8 +596,8 @@ def observed_cudnn(modelled: tuple[LoadedCudnn, ...], loads: tuple[ObservedLoad,
             if step is None:
                 subs.append(sub)
                 continue
-            path = next((p for p in step.mapped if os.path.basename(p).startswith(sub.name.split(".so")[0] + ".so")),
-                        sub.path)
+            path = step.refused or next((p for p in step.mapped if os.path.basename(p).startswith(
+                sub.name.split(".so")[0] + ".so")), sub.path)
             if step.ok:
                 subs.append(replace(sub, path=path, problem=None if sub.problem in ("missing", "another release")
                                     or sub.problem is None else sub.problem))
@@ -622,6 +622,8 @@ def _unread(modelled: tuple[SubLibrary, ...]) -> tuple[SubLibrary, ...]:
 def _problem_of(said: str, read: str | None) -> str:
     """A failed step's words as a sub-library problem: missing, another release, or broken (as the loader said)."""
     lower = said.lower()
+    if said.startswith("the loader refuses "):  # a file there, which the loader itself would not load: its words
+        return f"not loadable: {said[len('the loader refuses '):]}"
     if "version_mismatch" in lower or "version mismatch" in lower:
         return "another release"
     if "unavailable" in lower or "no such file" in lower or "cannot open shared object" in lower:

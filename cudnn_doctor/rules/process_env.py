@@ -377,6 +377,9 @@ def _sublibrary_finding(loaded: LoadedCudnn, name: str, path: str | None, proble
     folder = os.path.dirname(loaded.library)
     common: dict[str, Any] = dict(version=loaded.version or "unknown", path=folder, folder=folder, via=loaded.via, framework=users,
                   loaded_library=loaded.library)
+    if problem.startswith("not loadable: "):  # a file there, which the loader itself refused: its words name why
+        return finding("CD307", subject=loaded.library, library=path or name, error=problem[len("not loadable: "):],
+                       sublibrary_file=path or "", **common)
     if problem == "missing":
         return finding("CD304", subject=loaded.library, library=loaded.library, missing=name, prefix=folder, **common)
     if problem == "another release":
@@ -796,7 +799,7 @@ def observed_loads(report: Report) -> list[Finding]:
                 made = finding("CD307", subject=seen_load.user, evidence="seen", proof=said, framework=who,
                                library=f"libcudnn (as {who} opens it)", error=step.said)
                 findings.append(_for_whom(made, seen_load.user, frameworks_ok))
-        if seen_load.died and seen_load.user != "ld.so" and not any(step.said == seen_load.died for step in seen_load.steps):
+        if seen_load.died and seen_load.user != "ld.so" and not any(seen_load.died in step.said for step in seen_load.steps):
             findings.append(_for_whom(finding("CD309", subject=seen_load.front or seen_load.user, evidence="seen",
                                               proof=f"{who}: {seen_load.died}", library=seen_load.front or "libcudnn",
                                               how=seen_load.died, framework=who), seen_load.user, frameworks_ok))

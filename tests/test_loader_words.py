@@ -1,0 +1,77 @@
+"""The loader's own words for each sub-library a framework's cuDNN loads lazily (issue 45, round eight): a copy of the
+real cuDNN 9.19 wheel's libcudnn_graph.so.9 first on LD_LIBRARY_PATH that the loader refuses (a dependency no machine
+has, a C library newer than this one's) makes cuDNN's front library abort ("Invalid handle. Cannot load symbol
+cudnnGetVersion"); the loading child asks the loader for that file before, and the error quotes the loader, names
+the file, and fix takes its folder out of LD_LIBRARY_PATH (the line sourced in bash, check again clean)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Machine, codes
+from tests.real_wheels import real_cudnn
+from tests.test_loading import torch_with_real_cudnn
+from tests.test_process_env import check_after, finding, plan_lines
+
+
+def bent_graph(tmp_path: Path, old: bytes, new: bytes) -> Path:
+    """A folder holding a copy of the real libcudnn_graph.so.9 with the string OLD of its dynamic string table (a
+    DT_NEEDED name, a symbol version it needs of libc) renamed NEW, at the same length: the loader refuses it."""
+    assert len(old) == len(new)
+    folder = tmp_path / "bent"
+    folder.mkdir()
+    data = (real_cudnn("9.19.0") / "lib" / "libcudnn_graph.so.9").read_bytes()
+    assert data.count(b"\0" + old + b"\0") == 1, old
+    (folder / "libcudnn_graph.so.9").write_bytes(data.replace(b"\0" + old + b"\0", b"\0" + new + b"\0"))
+    return folder
+
+
+def newest_glibc_need(data: bytes) -> bytes:
+    names = set(re.findall(rb"\0(GLIBC_2\.[0-9][0-9.]*)\0", data))
+    return max(names, key=lambda n: tuple(int(x) for x in n[len(b"GLIBC_"):].split(b".")))
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("case", ["missing dependency", "newer glibc"])
+def test_a_graph_library_the_loader_refuses_is_named_in_its_words(machine: Machine, tmp_path: Path,
+                                                                  case: str) -> None:
+    torch_with_real_cudnn(machine, tmp_path)
+    if case == "missing dependency":
+        folder, words = bent_graph(tmp_path, b"libdl.so.2", b"liqdl.so.2"), "liqdl.so.2: cannot open shared object"
+    else:
+        data = (real_cudnn("9.19.0") / "lib" / "libcudnn_graph.so.9").read_bytes()
+        need = newest_glibc_need(data)
+        newer = need.replace(b"GLIBC_2.", b"GLIBC_9.", 1)
+        folder, words = bent_graph(tmp_path, need, newer), f"version `{newer.decode()}' not found"
+    machine.add_library_path(folder)
+    report = machine.check_json()
+    refused = finding(report, "CD307")
+    assert refused["severity"] == "error" and refused["evidence"] == "seen", refused
+    assert words in refused["proof"] and str(folder / "libcudnn_graph.so.9") in refused["detail"], refused
+    # the loader's words are the cause: not a broken file, not a crash of cuDNN's own
+    assert not codes(report) & {"CD304", "CD308", "CD309"}, report["findings"]
+    assert all(f["evidence"] in ("seen", "rule") for f in report["findings"] if f["severity"] == "error")
+    lines = plan_lines(machine)
+    assert any("LD_LIBRARY_PATH" in line for line in lines), lines
+    after = check_after(machine, lines)
+    assert not codes(after) & {"CD304", "CD307", "CD308", "CD309"}, after["findings"]
+
+
+@pytest.mark.integration
+def test_a_graph_library_of_another_machine_is_skipped_as_the_loader_skips_it(machine: Machine,
+                                                                                tmp_path: Path) -> None:
+    """An aarch64 libcudnn_graph.so.9 first on the path: the loader skips it searching (by its path it says 'No such
+    file'), takes the one beside torch's front library, and cuDNN loads: asked, nothing refused, no error."""
+    torch_with_real_cudnn(machine, tmp_path)
+    folder = tmp_path / "arm"
+    folder.mkdir()
+    shutil.copyfile(real_cudnn("9.19.0", "aarch64") / "lib" / "libcudnn_graph.so.9", folder / "libcudnn_graph.so.9")
+    machine.add_library_path(folder)
+    report = machine.check_json()
+    [seen] = [load for load in report["process"]["loads"] if load["user"] == "torch"]
+    assert all(step["ok"] for step in seen["steps"]), seen["steps"]
+    assert not [f for f in report["findings"] if f["severity"] == "error"], report["findings"]
