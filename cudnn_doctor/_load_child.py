@@ -348,14 +348,26 @@ def later_child(graph, version, names):
                 errors = None
                 break
             except (OSError, UnicodeDecodeError) as error:  # the loader's own words, those of a file it refused first
-                if "no such file" not in str(error).lower():
-                    errors.append(str(error))
+                said = str(error)
+                if not said.startswith(candidate + ":"):  # a file of that name it refused (its dependency, its glibc)
+                    errors.append("the loader refuses {}: {}".format(_first_file(candidate), said))
+                elif "no such file" not in said.lower():
+                    errors.append(said)
         if errors == []:
             errors = [f"{name}: cannot open shared object file: No such file or directory"]
         say("later", "{}\t{}".format(name, "ok" if errors is None else "; ".join(errors)))
         maps = say_new(maps)
     say("later-done")
     return 0
+
+
+def _first_file(name):
+    """The file NAME names in the first folder of this process's LD_LIBRARY_PATH that holds one (the grandchild's
+    is the search list cuDNN's graph library has), else NAME."""
+    for folder in os.environ.get("LD_LIBRARY_PATH", "").split(":"):
+        if folder and os.path.lexists(os.path.join(folder, name)):
+            return os.path.join(folder, name)
+    return name
 
 
 def _keep_stdio():

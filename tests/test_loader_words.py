@@ -18,15 +18,15 @@ from tests.test_loading import torch_with_real_cudnn
 from tests.test_process_env import check_after, finding, plan_lines
 
 
-def bent_graph(tmp_path: Path, old: bytes, new: bytes) -> Path:
-    """A folder holding a copy of the real libcudnn_graph.so.9 with the string OLD of its dynamic string table (a
-    DT_NEEDED name, a symbol version it needs of libc) renamed NEW, at the same length: the loader refuses it."""
+def bent_graph(tmp_path: Path, old: bytes, new: bytes, name: str = "libcudnn_graph.so.9") -> Path:
+    """A folder holding a copy of the real NAME (libcudnn_graph.so.9) with the string OLD of its dynamic string table
+    (a DT_NEEDED name, a symbol version it needs of libc) renamed NEW, at the same length: the loader refuses it."""
     assert len(old) == len(new)
     folder = tmp_path / "bent"
     folder.mkdir()
-    data = (real_cudnn("9.19.0") / "lib" / "libcudnn_graph.so.9").read_bytes()
+    data = (real_cudnn("9.19.0") / "lib" / name).read_bytes()
     assert data.count(b"\0" + old + b"\0") == 1, old
-    (folder / "libcudnn_graph.so.9").write_bytes(data.replace(b"\0" + old + b"\0", b"\0" + new + b"\0"))
+    (folder / name).write_bytes(data.replace(b"\0" + old + b"\0", b"\0" + new + b"\0"))
     return folder
 
 
@@ -75,3 +75,19 @@ def test_a_graph_library_of_another_machine_is_skipped_as_the_loader_skips_it(ma
     [seen] = [load for load in report["process"]["loads"] if load["user"] == "torch"]
     assert all(step["ok"] for step in seen["steps"]), seen["steps"]
     assert not [f for f in report["findings"] if f["severity"] == "error"], report["findings"]
+
+
+@pytest.mark.integration
+def test_an_engine_library_whose_dependency_is_missing_is_refused_not_missing(machine: Machine,
+                                                                                 tmp_path: Path) -> None:
+    """libcudnn_heuristic.so.9, opened by cuDNN's graph library by name when work runs, first on LD_LIBRARY_PATH with
+    a dependency no machine has: the loader refuses that file (it is there): its words, not 'sub-library missing'."""
+    torch_with_real_cudnn(machine, tmp_path)
+    folder = bent_graph(tmp_path, b"libdl.so.2", b"liqdl.so.2", name="libcudnn_heuristic.so.9")
+    machine.add_library_path(folder)
+    report = machine.check_json()
+    refused = finding(report, "CD307")
+    assert refused["evidence"] == "seen" and "liqdl.so.2" in refused["proof"], refused
+    assert "CD304" not in codes(report), report["findings"]
+    lines = plan_lines(machine)
+    assert not codes(check_after(machine, lines)) & {"CD304", "CD307"}

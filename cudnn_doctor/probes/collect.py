@@ -376,8 +376,14 @@ def seen_frameworks(frameworks: list[Framework], installs: list[CudnnInstall], l
 
 def _cudnn_on_library_path(ctx: SearchContext) -> bool:
     """Does a folder of LD_LIBRARY_PATH hold a libcudnn file (which can change the copy a framework's cuDNN loads)?"""
+    from cudnn_doctor.knowledge.data import load
+
+    # every library cuDNN opens, its front's checks and the engines its graph library opens when work runs
+    data = [(int(row["major"]), (row["front"], *row["loads"], *row["later"]))
+            for row in load("process_env").get("version_check", [])]
     names = ("libcudnn.so", *(f"libcudnn{part}.so.{major}" for major in (8, 9, 10) for part in
-                                ("", "_graph", "_ops", "_cnn", "_adv", "_ops_infer", "_cnn_infer")))
+                                ("", "_graph", "_ops", "_cnn", "_adv", "_ops_infer", "_cnn_infer")),
+             *(f"{name}.so.{major}" for major, row in data for name in row))
     return any(os.path.lexists(os.path.join(folder, name)) for folder in ctx.env_paths("LD_LIBRARY_PATH")
                for name in names)
 

@@ -172,7 +172,8 @@ def parse_answer(user: str, recipe: str | None, stdout: str | bytes, exit_code: 
             pending = (name, target)
         elif key == "later":
             name, _, said = value.partition("\t")
-            steps.append(LoadStep(name, said == "ok", said, name))
+            file = said[len("the loader refuses "):].split(": ", 1)[0] if said.startswith("the loader refuses /") else None
+            steps.append(LoadStep(name, said == "ok", said, name, refused=file))
             pending = None
         elif key == "later-died" and pending is not None:  # the grandchild that opened the engines died there
             died_at = f"{value} while loading {pending[0]}"
