@@ -15,7 +15,7 @@ import pytest
 from tests.conftest import Machine, codes
 from tests.real_wheels import real_cudnn
 from tests.test_loading import torch_with_real_cudnn
-from tests.test_process_env import check_after, finding, plan_lines
+from tests.test_process_env import check_after, finding, gpu_machine, plan_lines
 
 
 def bent_graph(tmp_path: Path, old: bytes, new: bytes, name: str = "libcudnn_graph.so.9") -> Path:
@@ -91,3 +91,48 @@ def test_an_engine_library_whose_dependency_is_missing_is_refused_not_missing(ma
     assert "CD304" not in codes(report), report["findings"]
     lines = plan_lines(machine)
     assert not codes(check_after(machine, lines)) & {"CD304", "CD307"}
+
+
+def cuda_library(tmp_path: Path, soname: str, old: bytes, new: bytes) -> Path:
+    """A folder holding a gcc-built CUDA library saved as SONAME (one XLA opens by name, lazily), the string OLD of
+    its dynamic string table renamed NEW at the same length (the C library version it needs, a library it needs)."""
+    from tests.fakes.build import compile_library
+
+    data = compile_library("fake_cuda_library.c", "libnvJitLink.so", soname=soname).read_bytes()
+    if old == b"GLIBC":
+        old = newest_glibc_need(data)
+        new = old.replace(b"GLIBC_2.", b"GLIBC_9.", 1)
+    assert len(old) == len(new) and b"\0" + old + b"\0" in data
+    folder = tmp_path / "copied"
+    folder.mkdir()
+    (folder / soname).write_bytes(data.replace(b"\0" + old + b"\0", b"\0" + new + b"\0"))
+    return folder
+
+
+@pytest.mark.parametrize(("old", "new", "words"), [
+    (b"GLIBC", b"", "not found (required by"),
+    (b"libc.so.6", b"libq.so.6", "libq.so.6: cannot open shared object file"),
+])
+def test_a_cuda_library_the_loader_refuses_is_asked_of_it_by_name(machine: Machine, tmp_path: Path, old: bytes,
+                                                                  new: bytes, words: str) -> None:
+    """libnvJitLink.so.13 first on LD_LIBRARY_PATH built for a newer glibc than this machine's (or needing a library
+    no machine has): its headers say so (read), so a child opens it by name as XLA does and the loader's refusal is
+    the error, seen; fix takes the folder out (sourced in bash, check again clean). Where nothing is suspect no
+    child runs: the files of every CUDA library on the path are only read."""
+    gpu_machine(machine, tmp_path, gpus=1)
+    folder = cuda_library(tmp_path, "libnvJitLink.so.13", old, new)
+    machine.add_library_path(folder)
+    report = machine.check_json()
+    refused = finding(report, "CD203")
+    assert refused["severity"] == "error" and refused["evidence"] == "seen", refused
+    assert words in refused["proof"] and "libnvJitLink.so.13" in refused["detail"], refused
+    lines = plan_lines(machine)
+    assert any("LD_LIBRARY_PATH" in line for line in lines), lines
+    assert "CD203" not in codes(check_after(machine, lines))
+
+
+def test_a_cuda_library_the_loader_takes_is_no_finding(machine: Machine, tmp_path: Path) -> None:
+    """The same copy unbent (its needs all met here): nothing suspect, nothing said."""
+    gpu_machine(machine, tmp_path, gpus=1)
+    machine.add_library_path(cuda_library(tmp_path, "libnvJitLink.so.13", b"libc.so.6", b"libc.so.6"))
+    assert "CD203" not in codes(machine.check_json())

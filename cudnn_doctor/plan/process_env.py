@@ -69,7 +69,7 @@ def treat(work: Any) -> None:
                                         env=(EnvChange("PYTHONPATH", "remove", entry),)))
     for finding in work.with_code("CD203"):
         folder = os.path.dirname(str(finding.subject))
-        if any(path == finding.subject for path, _ in view.broken_cuda) and folder in report.ld_library_path:
+        if any(broken[0] == finding.subject for broken in view.broken_cuda) and folder in report.ld_library_path:
             work.take([finding], Action(ENV, (), f"{folder} out of LD_LIBRARY_PATH: its {os.path.basename(str(finding.subject))} "
                                                  "is not a library the loader can use", LOADER_SOURCE,
                                         env=(EnvChange("LD_LIBRARY_PATH", "remove", folder),)))

@@ -883,7 +883,14 @@ def broken_cuda(report: Report) -> list[Finding]:
     if view is None:
         return []
     out = []
-    for path, problem in view.broken_cuda:
+    for path, problem, *said in view.broken_cuda:
+        if said:  # the loader itself refused it, opened by name in a child as such a program opens it
+            out.append(finding("CD203", subject=path, evidence="seen", proof=f"the loader, opening "
+                               f"{os.path.basename(path)} by name in a child with this environment: {said[0]}",
+                               library=path, error=f"{said[0]} ({problem}). Programs that open it by name (JAX's XLA "
+                               "opens cuBLASLt and nvJitLink so, when work first needs them) fail there; one that loads "
+                               "its own copy by full path (torch's wheels) is not hit"))
+            continue
         made = finding("CD203", subject=path, evidence="read", library=path, error=problem)
         out.append(replace(made, severity="warning", detail=(
             f"{path}, on LD_LIBRARY_PATH, is not a library the loader can use as its name says ({problem}): a program "
