@@ -599,10 +599,14 @@ def _judge_setting(row: dict[str, Any], value: str, report: Report) -> list[tupl
         problems = alloc_conf_problems(value, _allocator_keys(report, row))
         return [("invalid", "; ".join(problems))] if problems else []
     if kind == "platforms":
-        entries = [e.strip() for e in value.split(",") if e.strip()]
+        # split as the reader splits (JAX: at each ',' and nothing stripped, so a CRLF file's '\r' stays in a name)
+        exact = bool(row.get("entries_exact"))
+        entries = [e if exact else e.strip() for e in value.split(",") if e.strip()]
         unknown = [e for e in entries if e.lower() not in row.get("values", [])]
         if unknown:
-            return [("invalid", f"{', '.join(unknown)} is not a JAX backend ({', '.join(row.get('values', []))})")]
+            return [("invalid", f"{', '.join(environment.shown_entry(e) for e in unknown)} "
+                                f"{'is' if len(unknown) == 1 else 'are'} not a JAX backend "
+                                f"({', '.join(row.get('values', []))})")]
         framework = _framework(report, row["framework"])
         release = version_tuple(framework.version or "") if framework is not None else None
         refused = [e for e in entries if release and (version_tuple(row.get("refused_from", {}).get(e.lower(), ""))
