@@ -417,6 +417,15 @@ def settings(report: Report) -> list[Finding]:
                 findings.append(_nccl_setting(row, variable, value, kind, why))
             elif kind == "invalid":
                 findings.append(_refused(row, variable, given, why, present, report))
+            elif kind == "content":  # the reader opens the file and refuses its text, by its source's rule
+                findings.append(finding(
+                    "CD411" if present else "CD414", subject=variable, refs=(row["content_source"], row["source"]),
+                    variable=variable, value=value, why=f"{given} is read as {row['content'].upper()} and {why}",
+                    framework=_display(row["framework"]),
+                    consequence=("fails at its first cuDNN work: " if present else "is not installed in the "
+                                 "environments looked at; where it runs, it fails at its first cuDNN work: ")
+                    + f"{row['writer']} ({row['content_source'].split(':', 1)[0]})", effect=row["effect"],
+                    fix_value=None, proof=row["content_source"] if present else None))
             elif kind == "path":
                 findings.append(finding("CD417", subject=variable, refs=(row["source"],), variable=variable,
                                         value=value, problem=why, writer=row["writer"], effect=row["effect"]))
@@ -569,6 +578,8 @@ def _judge_setting(row: dict[str, Any], value: str, report: Report) -> list[tupl
     if kind == "path":
         view = report.process
         problem = view.setting_paths.get(row["variable"]) if view else None
+        if problem and row.get("content") and problem.startswith(environment.CONTENT):  # the file is there; its text is refused
+            return [("content", problem[len(environment.CONTENT):])]
         return [("path", problem)] if problem else []
     if kind in ("bool", "enum", "list", "pattern") or (kind == "integer" and "hides_from" not in row) or \
             (kind == "float" and "maximum" in row):
@@ -595,6 +606,16 @@ def _judge_setting(row: dict[str, Any], value: str, report: Report) -> list[tupl
             return [("unknown flags", {"why": f"the installed jaxlib refuses {flags}", "kept": kept or None})]
         return [("unknown flags", {"why": f"{flags} {'is' if len(undefined) == 1 else 'are'} defined by none of the "
                                           f"installed jaxlib's libraries ({files})", "kept": kept or None})]
+    if kind == "torch_logs":  # the installed torch's own registry of names, asked by the probe
+        view = report.process
+        answer = view.setting_answers.get(row["variable"]) if view else None
+        if answer is None or answer.kind != "torch_logs" or not answer.values:
+            return []
+        files = ", ".join(_in_package(path) for path in answer.files)
+        wrong = ", ".join(environment.shown_entry(entry) for entry in answer.values)
+        return [("invalid", f"{wrong} {'is' if len(answer.values) == 1 else 'are'} not a log, artifact or module name "
+                            f"the installed PyTorch takes (its {files} registers the names; 'help' prints them "
+                            "and raises)")]
     if kind == "alloc_conf":
         problems = alloc_conf_problems(value, _allocator_keys(report, row))
         return [("invalid", "; ".join(problems))] if problems else []
