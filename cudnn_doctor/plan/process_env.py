@@ -57,6 +57,15 @@ def treat(work: Any) -> None:
     for finding in work.with_code("CD113", "CD114"):
         _visible_devices(work, finding, report)
     for finding in work.with_code("CD317"):
+        folders = [f for f in str(finding.values.get("hook_folders") or "").split(",") if f]
+        if folders:  # a start-up hook on PYTHONPATH loaded it: that folder out, the framework loads its own again
+            work.take([finding], Action(ENV, (), f"{', '.join(folders)} out of PYTHONPATH: its start-up hook "
+                                                 f"({finding.values.get('hooks')}) loads {finding.subject} into every "
+                                                 "Python program, before the framework's own cuDNN",
+                                        "Python: the site module runs sitecustomize and usercustomize at start "
+                                        "(https://docs.python.org/3/library/site.html)",
+                                        env=tuple(EnvChange("PYTHONPATH", "remove", f) for f in folders)))
+            continue
         loaded = next((c for c in view.cudnn if c.library == finding.subject and c.entry), None)
         if loaded is not None:
             _drop_preload(work, [finding], loaded.entry or "", report, f"{finding.subject} is preloaded into every "

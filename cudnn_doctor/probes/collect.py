@@ -231,6 +231,14 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     refused = _guarded(bugs, "python_start", python_start.result, ())
     if report.process is not None and refused:
         report.process = dataclasses.replace(report.process, python_refused=refused)
+    preloaded = _guarded(bugs, "python_start", python_start.preloaded, ())
+    if report.process is not None and preloaded:  # what start-up hooks loaded, per framework of that Python
+        from cudnn_doctor.probes.context import interpreter_for
+
+        by_python = [(f.name, interpreter_for(str(f.details.get("site_packages") or ""))) for f in report.frameworks
+                     if f.details.get("site_packages")]
+        report.process = dataclasses.replace(report.process, python_preloaded=tuple(
+            (name, library, hooks) for python, library, hooks in preloaded for name, its in by_python if its == python))
     if report.process is not None and xla is not None:  # jaxlib's own parse outweighs its libraries' strings
         report.process = dataclasses.replace(report.process, xla_flags_unknown=xla.refused, xla_flags_said=xla.said)
     if report.process is not None and report.process.loads:  # what a child saw a framework map is what it uses

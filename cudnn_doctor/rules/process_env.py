@@ -310,6 +310,47 @@ def preloaded_cudnn(report: Report) -> list[Finding]:
     return findings
 
 
+def hook_preloaded_cudnn(report: Report) -> list[Finding]:
+    """A cuDNN front library a framework's Python had mapped before its program's first line (a start-up hook loaded
+    it): the framework's libraries ask for libcudnn.so.N by name and the loader answers with the copy already loaded,
+    not the framework's own. Seen in the started Python; an error where that release is not what the framework needs."""
+    view = report.process
+    if view is None:
+        return []
+    versions = {os.path.realpath(i.library): i.version for i in report.cudnn}
+    findings = []
+    for name, library, hooks in view.python_preloaded:
+        framework = _framework(report, name)
+        if framework is None or not os.path.basename(library).startswith("libcudnn.so"):
+            continue
+        own = framework.cudnn_used and os.path.realpath(framework.cudnn_used) == os.path.realpath(library)
+        version = versions.get(os.path.realpath(library)) or release_in_file_name(library)
+        requirement = str(framework.details.get("cudnn_requirement") or "")
+        wanted = requirement if requirement[:1] in "<>=!~" else (f"=={framework.cudnn_expected}"
+                                                                   if framework.cudnn_expected else "")
+        if own:
+            continue
+        refused = bool(version and wanted and not _satisfies(version, wanted))
+        made = finding("CD317", subject=library, evidence="seen", library=library, version=version or "unknown",
+                       framework=name, expected=wanted.lstrip("=") or "its own copy", hooks=hooks,
+                       hook_folders=",".join(_hook_folders(hooks, report)),
+                       proof=f"{_display(name)}'s Python, started in a child as a program is, had {library} mapped when "
+                             f"the program's first line ran (/proc/self/maps); its start-up hooks: {hooks}")
+        detail = (f"A Python start-up hook ({hooks}) loads {library} (cuDNN {version or 'of unknown release'}) into "
+                  f"every program of {_display(name)}'s Python before the program's first line; {_display(name)}'s "
+                  "libraries ask the loader for libcudnn by name and get that copy, not their own"
+                  + (f": {_display(name)} needs cuDNN {wanted.lstrip('=')}." if refused else "."))
+        findings.append(replace(made, detail=detail, severity="error" if refused else "warning"))
+    return findings
+
+
+def _hook_folders(hooks: str, report: Report) -> list[str]:
+    """The PYTHONPATH entries (as written) that hold a start-up hook of HOOKS."""
+    entries = report.variable_folders.get("PYTHONPATH", [])
+    folders = {os.path.realpath(os.path.dirname(path)) for path in hooks.split(", ") if path}
+    return [entry for entry in entries if entry and os.path.realpath(entry) in folders]
+
+
 def _satisfies(version: str, spec: str) -> bool:
     """Is cuDNN VERSION what SPEC asks? A pin of a wheel release (==9.19.0.56) is what the framework was built
     with: it runs with that major at that minor or later (torch/backends/cudnn/__init__.py: runtime_minor >=
@@ -1029,7 +1070,7 @@ def _cure_code(cure: Any) -> str:
     return environment.cure_code(cure.variable or "")
 
 
-RULES = (driver_library, nvml_library, visibility, device_order, memory_held, limits, preloaded_cudnn,
+RULES = (driver_library, nvml_library, visibility, device_order, memory_held, limits, preloaded_cudnn, hook_preloaded_cudnn,
          loaded_sublibraries, observed_loads, settings, jax_ptxas, environment_cure, preloaded_cuda,
          python_shadows, broken_cuda, python_refused)
 
