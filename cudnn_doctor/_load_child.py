@@ -214,7 +214,7 @@ def ask_loader(name, folders, maps):
             path, words = _file_of_handle(lib) or name, "ok"
         except (OSError, UnicodeDecodeError) as error:
             words = str(error)
-    say("asked", "{}\t{}\t{}".format(name, path, words))
+    say("asked", f"{name}\t{path}\t{words}")
     return maps
 
 
@@ -350,7 +350,7 @@ def later_child(graph, version, names):
             except (OSError, UnicodeDecodeError) as error:  # the loader's own words, those of a file it refused first
                 said = str(error)
                 if not said.startswith(candidate + ":"):  # a file of that name it refused (its dependency, its glibc)
-                    errors.append("the loader refuses {}: {}".format(_first_file(candidate), said))
+                    errors.append(f"the loader refuses {_first_file(candidate)}: {said}")
                 elif "no such file" not in said.lower():
                     errors.append(said)
         if errors == []:

@@ -16,7 +16,7 @@ import re
 import stat
 from dataclasses import replace
 
-from cudnn_doctor.elf import ElfError, read_elf, read_exported_u32
+from cudnn_doctor.elf import ElfError, ElfInfo, read_elf, read_exported_u32
 from cudnn_doctor.knowledge.data import load, sublibrary_names
 from cudnn_doctor.model import (
     Framework,
@@ -246,7 +246,7 @@ def _glibc_here() -> tuple[int, ...] | None:
     return tuple(int(p) for p in parts) if words.startswith("glibc ") and all(ascii_digits(p) for p in parts) else None
 
 
-def _needs_what_is_not_here(info: Any, folder: str, ctx: SearchContext, cache: dict[str, list[str]]) -> str | None:
+def _needs_what_is_not_here(info: ElfInfo, folder: str, ctx: SearchContext, cache: dict[str, list[str]]) -> str | None:
     """What the library's headers need that this machine seems to lack, in words (read: the loader proves it)."""
     here = _glibc_here()
     newest = None
@@ -290,7 +290,7 @@ def _asked_of_the_loader(suspects: list[tuple[str, str]], ctx: SearchContext) ->
         answer = answers[jobs[path]]
         if answer.loaded or answer.timed_out:
             continue
-        words = answer.error or f"the child ended with {answer.exit_code}"
+        words = answer.error or "the child ended before it answered"
         # the loader's words name this very file, or the library it needs that the headers said is nowhere
         if path in words or os.path.realpath(path) in words or (words.split(":")[0] and words.split(":")[0] in read):
             out.append((path, read, words))
