@@ -261,9 +261,10 @@ def _needs_what_is_not_here(info: ElfInfo, folder: str, ctx: SearchContext, cach
     from cudnn_doctor.probes.loader import resolve_like_loader
 
     runpath = [entry.replace("$ORIGIN", folder).replace("${ORIGIN}", folder) for entry in info.runpath]
+    # cheapest first: mapped here, in the loader's cache, beside it; only then the loader's search, file by file
     missing = [name for name in info.needed[:64] if "/" not in name and name not in _mapped_here()
-               and resolve_like_loader(name, runpath, ctx, cache) is None
-               and not os.path.lexists(os.path.join(folder, name))]
+               and name not in cache and not os.path.lexists(os.path.join(folder, name))
+               and resolve_like_loader(name, runpath, ctx, cache) is None]
     return f"it needs {', '.join(missing)}, which the loader finds nowhere" if missing else None
 
 

@@ -115,6 +115,12 @@ def start_hooks(env: dict[str, str], frameworks: list[Framework]) -> list[str]:
     folders = [entry for entry in env.get("PYTHONPATH", "").split(os.pathsep) if entry]
     sites = list(dict.fromkeys(str(f.details.get("site_packages")) for f in frameworks
                                if f.details.get("site_packages") and not f.details.get("assumed")))
+    # each framework's Python's user site too (usercustomize lives there): PYTHONUSERBASE or ~/.local, its version
+    base = env.get("PYTHONUSERBASE") or (os.path.join(env["HOME"], ".local") if env.get("HOME") else "")
+    versions = {os.path.basename(os.path.dirname(site)) for site in sites
+                if os.path.basename(os.path.dirname(site)).startswith("python")}
+    sites += [os.path.join(base, "lib", version, "site-packages") for version in sorted(versions) if base
+              and "PYTHONNOUSERSITE" not in env]
     candidates = [os.path.join(folder, name) for folder in folders + sites
                   for name in ("sitecustomize.py", "usercustomize.py", os.path.join("sitecustomize", "__init__.py"))]
     candidates += [path for site in sites for path in sorted(glob.glob(os.path.join(glob.escape(site), "*.pth")))
