@@ -27,9 +27,11 @@ Standard library only, old syntax: it may run under the framework's own Python.
 import ast
 import ctypes
 import os
+import stat
 import sys
 
 MARK = "\x1eCDL\t"
+WAITS = "not a regular file: the loader opens it and waits (a FIFO waits for a writer for ever)"
 MAX_RECIPE_BYTES = 4 << 20
 ALLOWED_IMPORTS = ("os", "sys", "ctypes", "glob", "platform", "importlib", "pathlib", "textwrap", "re", "logging",
                    "functools", "typing", "traceback", "warnings", "math", "__future__", "collections", "itertools")
@@ -154,7 +156,11 @@ def main(argv):
     folders = _search_list(front) if front and loads else None
     say("check-start", "cudnnGetVersion")  # said first: a file that kills the loader kills it in this step
     if loads:  # the first sub-library: the front library aborts the process where it cannot load it
-        maps = ask_loader(loads[0], folders, maps)
+        maps, words = ask_loader(loads[0], folders, maps)
+        if words == WAITS:  # cuDNN's own open would wait with the loader: not asked, said
+            say("check", "cudnnGetVersion\t-1\t" + words)
+            say("done")
+            return 0
     try:
         lib.cudnnGetVersion.restype = ctypes.c_size_t
         say("version", lib.cudnnGetVersion())
@@ -173,7 +179,7 @@ def main(argv):
         maps = say_new(maps)
         index = checks.split(",").index(check)
         if status != 0 and index < len(loads):  # cuDNN's status says that it did not load, the loader says why
-            maps = ask_loader(loads[index], folders, maps)
+            maps, _words = ask_loader(loads[index], folders, maps)
     graph = next((p for p in mapped() if os.path.basename(p).startswith("libcudnn_graph.so")), None)
     names = [n for n in later.split(",") if n]
     if names:
@@ -191,13 +197,21 @@ def ask_loader(name, folders, maps):
     """The file the loader takes for NAME from the front library (FOLDERS: LD_LIBRARY_PATH, then its RUNPATH, as the
     loader gave them; then its cache and system folders, by name), and the loader's own words opening it: one line
     "asked NAME FILE WORDS" ("ok" where it loads). A file of another machine or ELF class the loader skips, as it
-    does searching, and goes on. Returns MAPS as given: what it mapped is said after the next step, which needs it."""
+    does searching, and goes on; a FIFO or device is never opened (the loader would wait on it). Returns MAPS as given
+    (what it mapped is said after the next step, which needs it) and the loader's words."""
     mode = getattr(os, "RTLD_NOW", 2) | getattr(os, "RTLD_GLOBAL", 0x100)
     path, words = "-", ""
     for folder in folders or []:
         candidate = os.path.join(folder, name)
         if not os.path.lexists(candidate):
             continue
+        try:
+            kind = os.stat(candidate).st_mode
+        except OSError:
+            continue  # a dangling link: the loader finds nothing there and searches on
+        if stat.S_ISFIFO(kind) or stat.S_ISCHR(kind) or stat.S_ISBLK(kind):
+            path, words = candidate, WAITS
+            break
         try:
             ctypes.CDLL(candidate, mode=mode)
             path, words = candidate, "ok"
@@ -215,7 +229,7 @@ def ask_loader(name, folders, maps):
         except (OSError, UnicodeDecodeError) as error:
             words = str(error)
     say("asked", f"{name}\t{path}\t{words}")
-    return maps
+    return maps, words
 
 
 def _file_of_handle(lib):

@@ -136,3 +136,24 @@ def test_a_cuda_library_the_loader_takes_is_no_finding(machine: Machine, tmp_pat
     gpu_machine(machine, tmp_path, gpus=1)
     machine.add_library_path(cuda_library(tmp_path, "libnvJitLink.so.13", b"libc.so.6", b"libc.so.6"))
     assert "CD203" not in codes(machine.check_json())
+
+
+@pytest.mark.integration
+def test_a_fifo_where_the_graph_library_is_named_never_opened(machine: Machine, tmp_path: Path) -> None:
+    """A FIFO named libcudnn_graph.so.9 first on LD_LIBRARY_PATH: the loader would open it and wait for a writer for
+    ever, in every program whose cuDNN loads it. The child never opens it: said at once, not at the deadline."""
+    import os
+    import time
+
+    torch_with_real_cudnn(machine, tmp_path)
+    folder = tmp_path / "fifo"
+    folder.mkdir()
+    os.mkfifo(folder / "libcudnn_graph.so.9")
+    machine.add_library_path(folder)
+    started = time.monotonic()
+    report = machine.check_json()
+    assert time.monotonic() - started < 20
+    refused = finding(report, "CD307")
+    assert "waits" in refused["detail"] and str(folder / "libcudnn_graph.so.9") in refused["detail"], refused
+    lines = plan_lines(machine)
+    assert not codes(check_after(machine, lines)) & {"CD304", "CD307", "CD308", "CD309"}
