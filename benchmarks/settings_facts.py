@@ -251,6 +251,8 @@ def round8_cases(scratch: Path) -> dict[str, tuple[dict[str, str], tuple[str, ..
         "jax-platforms-crlf": ({"JAX_PLATFORMS": "cuda\r"}, ("CD411",)),
         "jax-platforms-space": ({"JAX_PLATFORMS": "cuda, cpu"}, ("CD411",)),
         "jax-x64-crlf": ({"JAX_ENABLE_X64": "1\r"}, ("CD411",)),
+        "torch-logs-out-no-folder": ({"TORCH_LOGS_OUT": str(scratch / "no-such-folder" / "torch.log")}, ("CD411",)),
+        "torch-logs-format-braces": ({"TORCH_LOGS_FORMAT": "{levelname}: {message}"}, ("CD411",)),
     }
     import importlib.util
 

@@ -101,3 +101,30 @@ def test_an_errata_file_the_frontend_takes_or_skips_is_no_error(machine: Machine
     machine.env["CUDNN_ERRATA_JSON_FILE"] = str(errata)
     report = machine.check_json()
     assert not [f for f in report["findings"] if f["severity"] == "error" and f["subject"] == "CUDNN_ERRATA_JSON_FILE"]
+
+
+@pytest.mark.parametrize(("variable", "value", "words"), [
+    ("TORCH_LOGS_OUT", "/nonexistent-folder/torch.log", "does not exist"),
+    ("TORCH_LOGS_FORMAT", "{levelname}: {message}", "logging.Formatter refuses it"),  # braces: not %-style
+])
+def test_torch_log_settings_torch_opens_or_parses_at_import(machine: Machine, tmp_path: Path, variable: str,
+                                                            value: str, words: str) -> None:
+    """torch's _init_logs, run by import torch, opens TORCH_LOGS_OUT with logging.FileHandler and makes its
+    formatter with logging.Formatter(TORCH_LOGS_FORMAT): a file it cannot write, a format Python's logging refuses
+    (asked of Python's own logging module) make import torch raise."""
+    torch_here(machine, tmp_path)
+    machine.env[variable] = value
+    refused = finding(machine.check_json(), "CD411")
+    assert refused["severity"] == "error" and words in refused["detail"], refused
+    lines = plan_lines(machine)
+    assert f"unset {variable}" in lines
+    assert "CD411" not in codes(check_after(machine, lines))
+
+
+@pytest.mark.parametrize(("variable", "value"), [("TORCH_LOGS_FORMAT", "short"),
+                                                  ("TORCH_LOGS_FORMAT", "%(levelname)s: %(message)s")])
+def test_torch_log_formats_python_takes_are_no_finding(machine: Machine, tmp_path: Path, variable: str,
+                                                       value: str) -> None:
+    torch_here(machine, tmp_path)
+    machine.env[variable] = value
+    assert not {"CD411", "CD414"} & codes(machine.check_json())

@@ -49,6 +49,8 @@ def read_settings(env: dict[str, str], frameworks: list[Framework]) -> dict[str,
             answer = allocator_keys(value, row, frameworks)
             if answer is not None:
                 answers[name] = answer
+        if row.get("kind") == "logging_format":
+            answers[name] = logging_format(value)
         if row.get("kind") == "torch_logs":
             answer = torch_log_names(value, row, frameworks, env)
             if answer is not None:
@@ -69,6 +71,9 @@ def path_problem(value: str, row: dict[str, Any]) -> str | None:
             return f"{value} is a folder, where a file is written"
         if os.path.lexists(path) and not os.access(path, os.W_OK):
             return f"{value} exists and this user cannot write it"
+        if row.get("folder_must_exist") and not os.path.isdir(folder):  # its reader makes no folder (open() alone)
+            return f"{folder} (in {value}) does not exist" if not os.path.lexists(folder) else \
+                f"{folder} (in {value}) is not a folder"
         return _folder_problem(folder, writable=True, named=value)
     if must == "readable file":
         if not os.path.lexists(path):
@@ -346,3 +351,17 @@ def _module_found(name: str, site: str, env: dict[str, str]) -> bool:
         if os.path.isdir(path) or glob.glob(glob.escape(path) + ".*py*") or glob.glob(glob.escape(path) + ".*.so"):
             return True
     return False
+
+
+def logging_format(value: str) -> SettingAnswer:
+    """A format for Python's logging.Formatter, asked of Python's own logging module (kind logging_format, values:
+    its words where it refuses the format; none where it takes it). 'short' and 'basic' are torch's own names."""
+    if value in ("short", "basic"):
+        return SettingAnswer("logging_format", (), ("logging",))
+    import logging
+
+    try:
+        logging.Formatter(value)
+    except (ValueError, KeyError, TypeError) as error:
+        return SettingAnswer("logging_format", (f"{type(error).__name__}: {error}",), ("logging",))
+    return SettingAnswer("logging_format", (), ("logging",))

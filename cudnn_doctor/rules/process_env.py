@@ -621,7 +621,15 @@ def _judge_setting(row: dict[str, Any], value: str, report: Report) -> list[tupl
         problem = view.setting_paths.get(row["variable"]) if view else None
         if problem and row.get("content") and problem.startswith(environment.CONTENT):  # the file is there; its text is refused
             return [("content", problem[len(environment.CONTENT):])]
+        if problem and row["on_error"] in REFUSES:  # its reader opens it when it starts and raises (TORCH_LOGS_OUT)
+            return [("invalid", f"{problem} ({row['writer']})")]
         return [("path", problem)] if problem else []
+    if kind == "logging_format":  # Python's own logging module asked by the probe
+        view = report.process
+        answer = view.setting_answers.get(row["variable"]) if view else None
+        if answer is None or not answer.values:
+            return []
+        return [("invalid", f"Python's logging.Formatter refuses it ({answer.values[0]})")]
     if kind in ("bool", "enum", "list", "pattern") or (kind == "integer" and "hides_from" not in row) or \
             (kind == "float" and "maximum" in row):
         problem = environment.grammar_problem(row, value)
