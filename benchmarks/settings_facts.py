@@ -10,6 +10,11 @@ both frameworks working and check with no error; one whose data says "raises" mu
   names         which of the data's variables the installed files name, family by family (JAX_, XLA_, NCCL_)
   values        each variable with a value its reader cannot use: torch, JAX and check
   check-time    plain check's seconds with none of these variables set and with twelve set (five runs each)
+  round8        issue 45's round-eight classes, each set up alone in a scratch folder (an errata file that is not
+                JSON, TORCH_LOGS, JAX_PLATFORMS with a blank, a cuDNN graph library or nvJitLink the loader refuses,
+                a sitecustomize that loads the system's cuDNN): torch, JAX and plain check's errors side by side;
+                "false_error" where both ran and check said an error, "missed" where one failed and check named none
+                of the expected codes
 
   python3 benchmarks/settings_facts.py --out DIR      (writes DIR/settings_facts.json)
 """
@@ -207,6 +212,101 @@ def check_time() -> dict[str, object]:
     return out
 
 
+def _bent_copy(source: str, folder: Path, old: bytes, new: bytes) -> str:
+    """A copy of SOURCE in FOLDER whose dynamic string OLD is renamed NEW at the same length ("GLIBC": its newest
+    GLIBC_2.N need made GLIBC_9.N): the loader refuses the copy. '' where SOURCE has no such string."""
+    import re
+
+    data = Path(source).read_bytes()
+    if old == b"GLIBC":
+        found = set(re.findall(rb"\0(GLIBC_2\.[0-9][0-9.]*)\0", data))
+        if not found:
+            return ""
+        old = max(found, key=lambda n: tuple(int(x) for x in n[6:].split(b".")))
+        new = old.replace(b"GLIBC_2.", b"GLIBC_9.", 1)
+    if data.count(b"\0" + old + b"\0") != 1:
+        return ""
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / os.path.basename(source)
+    target.write_bytes(data.replace(b"\0" + old + b"\0", b"\0" + new + b"\0"))
+    return str(target)
+
+
+def round8_cases(scratch: Path) -> dict[str, tuple[dict[str, str], tuple[str, ...]]]:
+    """label -> (the environment's changes, the codes that name the cause)."""
+    import glob
+
+    scratch.mkdir(parents=True, exist_ok=True)
+    (scratch / "errata-bad.json").write_text('// block an engine\n{"version": 1, "rules": [{"rule_id": "x", '
+                                             '"operation": "ConvFwd", "engine": 42},]}\n')
+    (scratch / "errata-good.json").write_text('{"version": 1, "rules": [{"rule_id": "x", "operation": "ConvFwd", '
+                                              '"engine": 999, "knob": [], "cudnn_version_start": 8000, '
+                                              '"cudnn_version_end": -1}]}\n')
+    cases: dict[str, tuple[dict[str, str], tuple[str, ...]]] = {
+        "errata-not-json": ({"CUDNN_ERRATA_JSON_FILE": str(scratch / "errata-bad.json")}, ("CD411", "CD416")),
+        "errata-valid": ({"CUDNN_ERRATA_JSON_FILE": str(scratch / "errata-good.json")}, ("CD411", "CD416")),
+        "torch-logs-level": ({"TORCH_LOGS": "INFO"}, ("CD411",)),
+        "torch-logs-names": ({"TORCH_LOGS": "+dynamo,recompiles"}, ("CD411",)),
+        "torch-logs-crlf": ({"TORCH_LOGS": "dynamo\r"}, ("CD411",)),
+        "jax-platforms-crlf": ({"JAX_PLATFORMS": "cuda\r"}, ("CD411",)),
+        "jax-platforms-space": ({"JAX_PLATFORMS": "cuda, cpu"}, ("CD411",)),
+        "jax-x64-crlf": ({"JAX_ENABLE_X64": "1\r"}, ("CD411",)),
+        "torch-logs-out-no-folder": ({"TORCH_LOGS_OUT": str(scratch / "no-such-folder" / "torch.log")}, ("CD411",)),
+        "torch-logs-format-braces": ({"TORCH_LOGS_FORMAT": "{levelname}: {message}"}, ("CD411",)),
+    }
+    import importlib.util
+
+    spec = importlib.util.find_spec("nvidia")
+    roots = list(spec.submodule_search_locations or []) if spec else []
+    graph = next(iter(sorted(p for r in roots for p in glob.glob(os.path.join(r, "cudnn", "lib", "libcudnn_graph.so.9")))), "")
+    jitlink = next(iter(sorted(p for r in roots for p in glob.glob(os.path.join(r, "*", "lib", "libnvJitLink.so.*")))), "")
+    if graph and _bent_copy(graph, scratch / "graph-dep", b"libdl.so.2", b"liqdl.so.2"):
+        cases["graph-missing-dependency"] = ({"LD_LIBRARY_PATH": str(scratch / "graph-dep")}, ("CD307",))
+    if graph and _bent_copy(graph, scratch / "graph-glibc", b"GLIBC", b""):
+        cases["graph-newer-glibc"] = ({"LD_LIBRARY_PATH": str(scratch / "graph-glibc")}, ("CD307",))
+    if jitlink and _bent_copy(jitlink, scratch / "jitlink-glibc", b"GLIBC", b""):
+        cases["nvjitlink-newer-glibc"] = ({"LD_LIBRARY_PATH": str(scratch / "jitlink-glibc")}, ("CD203",))
+    system = subprocess.run(["/sbin/ldconfig", "-p"], capture_output=True, text=True).stdout
+    cudnn = next((line.split(" => ")[-1].strip() for line in system.splitlines()
+                  if line.strip().startswith("libcudnn.so.9 ") and "x86-64" in line), "")
+    if cudnn:
+        (scratch / "hook").mkdir(exist_ok=True)
+        (scratch / "hook" / "sitecustomize.py").write_text(
+            f"import ctypes\nctypes.CDLL({os.path.realpath(cudnn)!r}, mode=ctypes.RTLD_GLOBAL)\n")
+        cases["sitecustomize-preloads-cudnn"] = ({"PYTHONPATH": str(scratch / "hook")}, ("CD317", "CD408"))
+    return cases
+
+
+def round8() -> dict[str, object]:
+    """Each case alone: torch's and JAX's first GPU work and plain check's errors, side by side."""
+    import tempfile
+    from concurrent.futures import ThreadPoolExecutor
+
+    scratch = Path(tempfile.mkdtemp(prefix="cudnn-doctor-round8-"))
+
+    def one(extra: dict[str, str], causes: tuple[str, ...]) -> dict[str, object]:
+        env = {**os.environ, **extra}
+        jax_env = {**env, "XLA_PYTHON_CLIENT_PREALLOCATE": "false"}
+        done = subprocess.run([sys.executable, "-m", "cudnn_doctor", "check", "--json"], capture_output=True, text=True,
+                              env={**doctor_env(extra), **({"PYTHONPATH": os.pathsep.join([extra["PYTHONPATH"], str(ROOT)])}
+                                                           if "PYTHONPATH" in extra else {})}, timeout=300, cwd="/tmp")
+        try:
+            said = [(f["code"], f["severity"], f.get("evidence")) for f in json.loads(done.stdout)["findings"]]
+        except (ValueError, KeyError):
+            said = [("unreadable", done.stderr[-300:], None)]
+        torch, jax = run([sys.executable, "-c", TORCH], env), run([sys.executable, "-c", JAX], jax_env)
+        failed = torch.get("rc") != 0 or jax.get("rc") != 0
+        named = [s for s in said if s[0] in causes]
+        return {"env": {k: repr(v) for k, v in extra.items()}, "torch": torch, "jax": jax, "check": said,
+                "false_error": not failed and any(s[1] == "error" for s in said),
+                "missed": failed and not named, "named_by_error": failed and any(s[1] == "error" for s in named)}
+
+    cases = round8_cases(scratch)
+    with ThreadPoolExecutor(2) as pool:
+        futures = {label: pool.submit(one, extra, causes) for label, (extra, causes) in cases.items()}
+        return {label: future.result() for label, future in futures.items()}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", required=True)
@@ -214,7 +314,8 @@ def main() -> int:
     args = parser.parse_args()
     only = set(args.only.split(",")) if args.only else None
     facts: dict[str, object] = {}
-    for name, gather in (("alloc-keys", alloc_keys), ("names", names), ("values", values), ("check-time", check_time)):
+    for name, gather in (("alloc-keys", alloc_keys), ("names", names), ("values", values), ("check-time", check_time),
+                         ("round8", round8)):
         if only is not None and name not in only:
             continue
         try:
@@ -223,11 +324,12 @@ def main() -> int:
             facts[name] = {"error": f"{type(error).__name__}: {error}"}
     Path(args.out).mkdir(parents=True, exist_ok=True)
     (Path(args.out) / "settings_facts.json").write_text(json.dumps(facts, indent=1, default=str))
-    summary = facts.get("values")
-    if isinstance(summary, dict):
-        print("false errors:", [v for v, r in summary.items() if isinstance(r, dict) and r.get("false_error")])
-        print("missed:", [v for v, r in summary.items() if isinstance(r, dict) and r.get("missed")])
-    print(json.dumps({k: v for k, v in facts.items() if k != "values"}, indent=1, default=str)[:4000])
+    for fact in ("values", "round8"):
+        summary = facts.get(fact)
+        if isinstance(summary, dict):
+            print(fact, "false errors:", [v for v, r in summary.items() if isinstance(r, dict) and r.get("false_error")])
+            print(fact, "missed:", [v for v, r in summary.items() if isinstance(r, dict) and r.get("missed")])
+    print(json.dumps({k: v for k, v in facts.items() if k not in ("values", "round8")}, indent=1, default=str)[:4000])
     return 0
 
 

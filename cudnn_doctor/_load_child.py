@@ -1,6 +1,6 @@
 """Runs in a child process: load cuDNN the way one program loads it, and say what the loader mapped.
 
-Usage: python -I -S _load_child.py USER SITE_PACKAGES RECIPE CALL FUNCTIONS SONAME CHECKS LATER [ARGS]
+Usage: python -I -S _load_child.py USER SITE_PACKAGES RECIPE CALL FUNCTIONS SONAME CHECKS LATER [ARGS [LOADS]]
 
   USER           a framework's name, or "ld.so" (any program that asks the loader by name)
   SITE_PACKAGES  the folder the framework is installed in ("-": none)
@@ -11,11 +11,15 @@ Usage: python -I -S _load_child.py USER SITE_PACKAGES RECIPE CALL FUNCTIONS SONA
   CHECKS         the front library's calls that load each sub-library, comma-separated (cudnnOpsVersionCheck, ...)
   LATER          sub-libraries cuDNN loads only when it runs (the engines), comma-separated
   ARGS           CALL's arguments, a Python literal list (ast.literal_eval): ["cudnn", "libcudnn.so.*[0-9]"]
+  LOADS          the sub-library each of CHECKS loads, comma-separated in their order (libcudnn_graph.so.9, ...)
 
 It runs the framework's own preloading code from its installed files (not an import of the framework: no GPU and
 no second of start-up), then opens SONAME as the framework's libraries would find it, then calls the front
 library's version checks, which load each sub-library as cuDNN does, and opens the engine libraries. After each
 step it writes one line, at once, so that a crash (a truncated library ends in SIGBUS) still says how far it came.
+Where a sub-library does not load (and before the first, whose failure cuDNN's front library answers with abort()),
+the loader itself is asked for that file, along the search list it gives the front library: its own words ("version
+`GLIBC_2.38' not found", "libfoo.so.1: cannot open shared object file") name the cause, which cuDNN's status hides.
 Each line starts with RS "CDL" and a tab: a preloaded library that prints to stdout cannot forge or break one.
 Standard library only, old syntax: it may run under the framework's own Python.
 """
@@ -23,9 +27,11 @@ Standard library only, old syntax: it may run under the framework's own Python.
 import ast
 import ctypes
 import os
+import stat
 import sys
 
 MARK = "\x1eCDL\t"
+WAITS = "not a regular file: the loader opens it and waits (a FIFO waits for a writer for ever)"
 MAX_RECIPE_BYTES = 4 << 20
 ALLOWED_IMPORTS = ("os", "sys", "ctypes", "glob", "platform", "importlib", "pathlib", "textwrap", "re", "logging",
                    "functools", "typing", "traceback", "warnings", "math", "__future__", "collections", "itertools")
@@ -117,6 +123,7 @@ def status_name(lib, status):
 def main(argv):
     user, site, recipe, call, functions, soname, checks, later = argv[:8]
     args = ast.literal_eval(argv[8]) if len(argv) > 8 else []
+    loads = [n for n in (argv[9] if len(argv) > 9 else "").split(",") if n]
     mode = getattr(os, "RTLD_NOW", 2) | getattr(os, "RTLD_GLOBAL", 0x100)
     maps = mapped()
     say("start", user)
@@ -146,8 +153,15 @@ def main(argv):
     front = _file_of(lib, "cudnnGetVersion") or next(
         (p for p in mapped() if os.path.basename(p).startswith(soname.split(".so")[0] + ".so")), "")
     say("front", front)
+    folders = _search_list(front) if front and loads else None
+    say("check-start", "cudnnGetVersion")  # said first: a file that kills the loader kills it in this step
+    if loads:  # the first sub-library: the front library aborts the process where it cannot load it
+        maps, words = ask_loader(loads[0], folders, maps)
+        if words == WAITS:  # cuDNN's own open would wait with the loader: not asked, said
+            say("check", "cudnnGetVersion\t-1\t" + words)
+            say("done")
+            return 0
     try:
-        say("check-start", "cudnnGetVersion")
         lib.cudnnGetVersion.restype = ctypes.c_size_t
         say("version", lib.cudnnGetVersion())
     except (AttributeError, UnicodeDecodeError):
@@ -163,6 +177,9 @@ def main(argv):
         status = function()
         say("check", f"{check}\t{status}\t{status_name(lib, status)}")
         maps = say_new(maps)
+        index = checks.split(",").index(check)
+        if status != 0 and index < len(loads):  # cuDNN's status says that it did not load, the loader says why
+            maps, _words = ask_loader(loads[index], folders, maps)
     graph = next((p for p in mapped() if os.path.basename(p).startswith("libcudnn_graph.so")), None)
     names = [n for n in later.split(",") if n]
     if names:
@@ -174,6 +191,52 @@ def main(argv):
             _ask_loader_as_cudnn(graph, folders, version, names)
     say("done")
     return 0
+
+
+def ask_loader(name, folders, maps):
+    """The file the loader takes for NAME from the front library (FOLDERS: LD_LIBRARY_PATH, then its RUNPATH, as the
+    loader gave them; then its cache and system folders, by name), and the loader's own words opening it: one line
+    "asked NAME FILE WORDS" ("ok" where it loads). A file of another machine or ELF class the loader skips, as it
+    does searching, and goes on; a FIFO or device is never opened (the loader would wait on it). Returns MAPS as given
+    (what it mapped is said after the next step, which needs it) and the loader's words."""
+    mode = getattr(os, "RTLD_NOW", 2) | getattr(os, "RTLD_GLOBAL", 0x100)
+    path, words = "-", ""
+    for folder in folders or []:
+        candidate = os.path.join(folder, name)
+        if not os.path.lexists(candidate):
+            continue
+        try:
+            kind = os.stat(candidate).st_mode
+        except OSError:
+            continue  # a dangling link: the loader finds nothing there and searches on
+        if stat.S_ISFIFO(kind) or stat.S_ISCHR(kind) or stat.S_ISBLK(kind):
+            path, words = candidate, WAITS
+            break
+        try:
+            ctypes.CDLL(candidate, mode=mode)
+            path, words = candidate, "ok"
+            break
+        except (OSError, UnicodeDecodeError) as error:
+            said = str(error)
+            if "wrong ELF class" in said or (said.startswith(candidate + ":") and "cannot open shared object" in said):
+                continue  # another class or machine (by its path the loader says 'No such file'): skipped when searching
+            path, words = candidate, said
+            break
+    if not words:
+        try:
+            lib = ctypes.CDLL(name, mode=mode)
+            path, words = _file_of_handle(lib) or name, "ok"
+        except (OSError, UnicodeDecodeError) as error:
+            words = str(error)
+    say("asked", f"{name}\t{path}\t{words}")
+    return maps, words
+
+
+def _file_of_handle(lib):
+    """The file of a library opened by name, from /proc/self/maps (the newest file of its stem)."""
+    stem = getattr(lib, "_name", "").split(".so")[0]
+    found = [p for p in mapped() if os.path.basename(p).startswith(stem + ".so")] if stem else []
+    return found[-1] if found else None
 
 
 class _DlInfo(ctypes.Structure):
@@ -299,14 +362,26 @@ def later_child(graph, version, names):
                 errors = None
                 break
             except (OSError, UnicodeDecodeError) as error:  # the loader's own words, those of a file it refused first
-                if "no such file" not in str(error).lower():
-                    errors.append(str(error))
+                said = str(error)
+                if not said.startswith(candidate + ":"):  # a file of that name it refused (its dependency, its glibc)
+                    errors.append(f"the loader refuses {_first_file(candidate)}: {said}")
+                elif "no such file" not in said.lower():
+                    errors.append(said)
         if errors == []:
             errors = [f"{name}: cannot open shared object file: No such file or directory"]
         say("later", "{}\t{}".format(name, "ok" if errors is None else "; ".join(errors)))
         maps = say_new(maps)
     say("later-done")
     return 0
+
+
+def _first_file(name):
+    """The file NAME names in the first folder of this process's LD_LIBRARY_PATH that holds one (the grandchild's
+    is the search list cuDNN's graph library has), else NAME."""
+    for folder in os.environ.get("LD_LIBRARY_PATH", "").split(":"):
+        if folder and os.path.lexists(os.path.join(folder, name)):
+            return os.path.join(folder, name)
+    return name
 
 
 def _keep_stdio():

@@ -568,7 +568,14 @@ def gpu_pairs(pynvml, handles):
     return pairs
 
 
+def probe_library(target):
+    """Any library opened as a program opens it (by name: the loader's own search), the loader's words if it refuses."""
+    lib = _load(target)
+    return {"loaded_path": _loaded_path(os.path.basename(target).split(".so")[0] + ".so", lib)}
+
+
 JOBS = {
+    "library": probe_library,
     "cudnn": probe_cudnn,
     "cudart": probe_cudart,
     "libcuda": probe_libcuda,

@@ -23,6 +23,8 @@ PT_LOAD, PT_DYNAMIC = 1, 2
 MAX_DYNAMIC_ENTRIES = 65536
 MAX_STRING = 4096  # a soname or a RUNPATH; longer is not a library the loader would use
 DT_NULL, DT_NEEDED, DT_STRTAB, DT_SONAME, DT_RPATH, DT_RUNPATH = 0, 1, 5, 14, 15, 29
+DT_VERNEED, DT_VERNEEDNUM = 0x6FFFFFFE, 0x6FFFFFFF
+MAX_VERSION_NEEDS = 4096  # (library, version) pairs: a real library needs tens
 
 
 T = TypeVar("T")
@@ -43,6 +45,7 @@ class ElfInfo:
     runpath: tuple[str, ...] = ()
     rpath: tuple[str, ...] = ()
     extra: dict[str, str] = field(default_factory=dict)
+    version_needs: tuple[tuple[str, str], ...] = ()  # (library, symbol version) of DT_VERNEED: ("libc.so.6", "GLIBC_2.34")
 
 
 def uname() -> tuple[str, str, str]:
@@ -186,6 +189,25 @@ def _parse(data: mmap.mmap) -> ElfInfo:
         return [string(value) for tag, value in entries if tag == wanted]
 
     soname = next(iter(strings(DT_SONAME)), None)
+    needs: list[tuple[str, str]] = []
+    verneed = _vaddr_to_offset(next((v for t, v in entries if t == DT_VERNEED), None) or 0, loads) \
+        if any(t == DT_VERNEED for t, _ in entries) else None
+    count = next((v for t, v in entries if t == DT_VERNEEDNUM), 0)
+    try:  # Elf_Verneed (vn_version, vn_cnt, vn_file, vn_aux, vn_next), each with vn_cnt Elf_Vernaux entries
+        at, files = verneed, 0
+        while at is not None and files < min(count, MAX_VERSION_NEEDS) and len(needs) < MAX_VERSION_NEEDS:
+            _version, cnt, vn_file, vn_aux, vn_next = struct.unpack_from(endian + "HHIII", data, at)
+            aux = at + vn_aux
+            for _ in range(min(cnt, MAX_VERSION_NEEDS)):
+                _hash, _flags, _other, name, vna_next = struct.unpack_from(endian + "IHHII", data, aux)
+                needs.append((string(vn_file), string(name)))
+                if not vna_next:
+                    break
+                aux += vna_next
+            files += 1
+            at = at + vn_next if vn_next else None
+    except struct.error:  # cut short or crafted: what was read stands
+        pass
     return ElfInfo(
         arch=arch,
         bits=bits,
@@ -193,6 +215,7 @@ def _parse(data: mmap.mmap) -> ElfInfo:
         needed=tuple(strings(DT_NEEDED)),
         runpath=tuple(part for item in strings(DT_RUNPATH) for part in item.split(":") if part),
         rpath=tuple(part for item in strings(DT_RPATH) for part in item.split(":") if part),
+        version_needs=tuple(needs[:MAX_VERSION_NEEDS]),
     )
 
 

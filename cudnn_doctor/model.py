@@ -291,6 +291,7 @@ class LoadStep:
     said: str  # "ok", the status name (CUDNN_STATUS_...), the loader's words, or how the child died
     library: str | None = None  # the sub-library the step loads ("libcudnn_ops.so.9")
     mapped: tuple[str, ...] = ()  # files the step mapped
+    refused: str | None = None  # the sub-library's file the loader itself refused (its words lead SAID)
 
 
 @record
@@ -395,6 +396,9 @@ class ProcessView:
     # the frameworks' Pythons that did not start with this environment: (python, its words, the variable without
     # which it started or "" where none alone did, that variable's value, the Python variables set)
     python_refused: tuple[tuple[str, ...], ...] = ()
+    # (framework, a GPU library its Python had mapped when a program's first line ran, the start-up hooks that may
+    # have loaded it): seen in the started Python (probes/python_start.py)
+    python_preloaded: tuple[tuple[str, ...], ...] = ()
     cured_by: EnvironmentCure | None = None  # --deep: the one part of the environment without which they work
     ptxas: str | None = None  # the first ptxas on PATH, which XLA compiles with before its own (where JAX is installed)
     ptxas_release: str | None = None  # what it said it is (`ptxas --version`)

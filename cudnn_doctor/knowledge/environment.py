@@ -91,6 +91,21 @@ def truth(value: str) -> bool | None:
     return True if word in TRUE_WORDS else False if word in FALSE_WORDS else None
 
 
+CONTENT = "its reader cannot parse it: "  # a path's problem that is its file's text, not the path (probes -> rules)
+BLANKS = {"\r": "a carriage return (a CRLF file's line end)", "\n": "a line feed", "\t": "a tab", " ": "a space",
+          "\xa0": "a no-break space", "\ufeff": "a byte-order mark"}
+
+
+def shown_entry(entry: str) -> str:
+    """An entry of a value as the user cannot see it: quoted with its escapes, and what the blank or control
+    characters its reader keeps are ('cuda\\r' (with a carriage return ...))."""
+    odd = [char for char in dict.fromkeys(entry) if char in BLANKS or not char.isprintable()]
+    if not odd:
+        return repr(entry)
+    words = ", ".join(BLANKS.get(char, f"the control character U+{ord(char):04X}") for char in odd)
+    return f"{entry!r} (with {words})"
+
+
 def grammar_problem(row: dict[str, Any], value: str) -> str | None:
     """Why ROW's reader cannot use VALUE, in words; None where it can. For the kinds whose grammar is the row's own
     (bool, enum, integer, float, pattern, list); the others (paths, allocator settings, platforms, XLA flags) are
@@ -103,7 +118,7 @@ def grammar_problem(row: dict[str, Any], value: str) -> str | None:
     if kind in ("bool", "enum"):
         if fold(value) in {fold(v) for v in values}:
             return None
-        return f"{value!r} is not one of {', '.join(values)}"
+        return f"{shown_entry(value)} is not one of {', '.join(values)}"
     if kind == "list":
         separator = row.get("separator", ",")
         wrong = [entry for entry in value.split(separator) if fold(entry.strip()) not in {fold(v) for v in values}]

@@ -57,6 +57,15 @@ def treat(work: Any) -> None:
     for finding in work.with_code("CD113", "CD114"):
         _visible_devices(work, finding, report)
     for finding in work.with_code("CD317"):
+        folders = [f for f in str(finding.values.get("hook_folders") or "").split(",") if f]
+        if folders:  # a start-up hook on PYTHONPATH loaded it: that folder out, the framework loads its own again
+            work.take([finding], Action(ENV, (), f"{', '.join(folders)} out of PYTHONPATH: its start-up hook "
+                                                 f"({finding.values.get('hooks')}) loads {finding.subject} into every "
+                                                 "Python program, before the framework's own cuDNN",
+                                        "Python: the site module runs sitecustomize and usercustomize at start "
+                                        "(https://docs.python.org/3/library/site.html)",
+                                        env=tuple(EnvChange("PYTHONPATH", "remove", f) for f in folders)))
+            continue
         loaded = next((c for c in view.cudnn if c.library == finding.subject and c.entry), None)
         if loaded is not None:
             _drop_preload(work, [finding], loaded.entry or "", report, f"{finding.subject} is preloaded into every "
@@ -69,7 +78,7 @@ def treat(work: Any) -> None:
                                         env=(EnvChange("PYTHONPATH", "remove", entry),)))
     for finding in work.with_code("CD203"):
         folder = os.path.dirname(str(finding.subject))
-        if any(path == finding.subject for path, _ in view.broken_cuda) and folder in report.ld_library_path:
+        if any(broken[0] == finding.subject for broken in view.broken_cuda) and folder in report.ld_library_path:
             work.take([finding], Action(ENV, (), f"{folder} out of LD_LIBRARY_PATH: its {os.path.basename(str(finding.subject))} "
                                                  "is not a library the loader can use", LOADER_SOURCE,
                                         env=(EnvChange("LD_LIBRARY_PATH", "remove", folder),)))
@@ -79,6 +88,9 @@ def treat(work: Any) -> None:
                           "program, before the framework's own copy of that library")
     for finding in work.with_code("CD304", "CD305", "CD308", "CD319"):
         _loaded_copy(work, finding, report)
+    for finding in work.with_code("CD307"):
+        if finding.values.get("sublibrary_file"):
+            _loaded_copy(work, finding, report)
     for finding in work.with_code("CD411", "CD412", "CD413", "CD414", "CD416", "CD417", "CD418"):
         _setting(work, finding)
     for finding in work.with_code("CD116"):
@@ -176,6 +188,16 @@ def _loaded_copy(work: Any, finding: Finding, report: Report) -> None:
         return
     loaded = next((c for c in view.cudnn if c.library == finding.values.get("loaded_library", finding.subject)), None)
     if loaded is None:
+        return
+    file = str(finding.values.get("sublibrary_file") or "")
+    real = os.path.realpath(os.path.dirname(file)) if file else ""
+    entry = next((e for e, r in zip(report.ld_library_path, report.ld_library_path_real, strict=False) if r == real),
+                 None) if real else None
+    if entry and entry != loaded.entry:  # the framework's own front library, this sub-library from a folder before
+        why = (f"{entry} in LD_LIBRARY_PATH holds the {os.path.basename(file)} that the cuDNN {_users(view.cudnn, loaded)} "
+               "loads finds first (its sub-libraries are opened by name, LD_LIBRARY_PATH before its own folder), and "
+               "the loader refuses it; without it cuDNN loads the one beside it")
+        work.take([finding], Action(ENV, (), why, LOADER_SOURCE, env=(EnvChange("LD_LIBRARY_PATH", "remove", entry),)))
         return
     if loaded.via == "LD_PRELOAD" and loaded.entry:
         _drop_preload(work, [finding], loaded.entry, report, f"{loaded.library} is preloaded into every program")

@@ -231,6 +231,14 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     refused = _guarded(bugs, "python_start", python_start.result, ())
     if report.process is not None and refused:
         report.process = dataclasses.replace(report.process, python_refused=refused)
+    preloaded = _guarded(bugs, "python_start", python_start.preloaded, ())
+    if report.process is not None and preloaded:  # what start-up hooks loaded, per framework of that Python
+        from cudnn_doctor.probes.context import interpreter_for
+
+        by_python = [(f.name, interpreter_for(str(f.details.get("site_packages") or ""))) for f in report.frameworks
+                     if f.details.get("site_packages")]
+        report.process = dataclasses.replace(report.process, python_preloaded=tuple(
+            (name, library, hooks) for python, library, hooks in preloaded for name, its in by_python if its == python))
     if report.process is not None and xla is not None:  # jaxlib's own parse outweighs its libraries' strings
         report.process = dataclasses.replace(report.process, xla_flags_unknown=xla.refused, xla_flags_said=xla.said)
     if report.process is not None and report.process.loads:  # what a child saw a framework map is what it uses
@@ -376,8 +384,14 @@ def seen_frameworks(frameworks: list[Framework], installs: list[CudnnInstall], l
 
 def _cudnn_on_library_path(ctx: SearchContext) -> bool:
     """Does a folder of LD_LIBRARY_PATH hold a libcudnn file (which can change the copy a framework's cuDNN loads)?"""
+    from cudnn_doctor.knowledge.data import load
+
+    # every library cuDNN opens, its front's checks and the engines its graph library opens when work runs
+    data = [(int(row["major"]), (row["front"], *row["loads"], *row["later"]))
+            for row in load("process_env").get("version_check", [])]
     names = ("libcudnn.so", *(f"libcudnn{part}.so.{major}" for major in (8, 9, 10) for part in
-                                ("", "_graph", "_ops", "_cnn", "_adv", "_ops_infer", "_cnn_infer")))
+                                ("", "_graph", "_ops", "_cnn", "_adv", "_ops_infer", "_cnn_infer")),
+             *(f"{name}.so.{major}" for major, row in data for name in row))
     return any(os.path.lexists(os.path.join(folder, name)) for folder in ctx.searched_library_path()
                for name in names)
 

@@ -10,6 +10,7 @@ child that dies on a truncated library still says which one. Started beside the 
 
 from __future__ import annotations
 
+import dataclasses
 import glob
 import os
 from typing import Any
@@ -93,7 +94,7 @@ class LoadChildren:
         return (user, site, row["file"] if row else "-", row["call"] if row else "-",
                 ",".join(row["functions"]) if row else "-", f"{version['front']}.so.{major}",
                 ",".join(version["checks"]), ",".join(f"{name}.so.{major}" for name in version["later"]),
-                repr(list(row["args"])) if row else "[]")
+                repr(list(row["args"])) if row else "[]", ",".join(f"{name}.so.{major}" for name in version["loads"]))
 
     def _request(self, python: str, user: str, site: str, row: dict[str, Any], version: dict[str, Any],
                  env: dict[str, str], timeout: float) -> ChildRequest:
@@ -134,9 +135,15 @@ def parse_answer(user: str, recipe: str | None, stdout: str | bytes, exit_code: 
     pending: tuple[str, str | None] | None = None
     done = False
     skipped = None
+    refused: dict[str, tuple[str, str]] = {}  # sub-library -> the file the loader found and would not load, its words
     for line in lines:
         key, _, value = line.partition("\t")
-        if key == "mapped":
+        if key == "asked":
+            name, _, rest = value.partition("\t")
+            path, _, words = rest.partition("\t")
+            if words != "ok" and path != "-":
+                refused[name] = (path, f"the loader refuses {path}: {words}")
+        elif key == "mapped":
             mapped.append(value)
             if steps:
                 steps[-1].mapped += (value,)
@@ -165,7 +172,8 @@ def parse_answer(user: str, recipe: str | None, stdout: str | bytes, exit_code: 
             pending = (name, target)
         elif key == "later":
             name, _, said = value.partition("\t")
-            steps.append(LoadStep(name, said == "ok", said, name))
+            file = said[len("the loader refuses "):].split(": ", 1)[0] if said.startswith("the loader refuses /") else None
+            steps.append(LoadStep(name, said == "ok", said, name, refused=file))
             pending = None
         elif key == "later-died" and pending is not None:  # the grandchild that opened the engines died there
             died_at = f"{value} while loading {pending[0]}"
@@ -182,9 +190,17 @@ def parse_answer(user: str, recipe: str | None, stdout: str | bytes, exit_code: 
             steps.append(LoadStep(pending[0], False, died, library))
         else:
             died = how
+    steps = [_with_loader_words(step, refused) for step in steps]
     if skipped is not None or not lines:  # its own code loads no cuDNN here, or the child never got as far as a word
         return ObservedLoad(user, None, None, (), tuple(mapped), None, None)
     return ObservedLoad(user, front, version, tuple(steps), tuple(mapped), recipe, died)
+
+
+def _with_loader_words(step: LoadStep, refused: dict[str, tuple[str, str]]) -> LoadStep:
+    """A failed step whose sub-library's file the loader itself refused, in the loader's words (which name the cause:
+    a dependency it cannot find, a C library too old) before cuDNN's status or how the child died."""
+    found = refused.get(step.library or "") if not step.ok else None
+    return dataclasses.replace(step, said=f"{found[1]} ({step.said})", refused=found[0]) if found else step
 
 
 def _how_it_died(exit_code: int | None, error: str | None) -> str:

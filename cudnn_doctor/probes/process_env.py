@@ -10,12 +10,13 @@ copy will open, resolved as the loader resolves it and read as ELF. Never judges
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import stat
 from dataclasses import replace
 
-from cudnn_doctor.elf import ElfError, read_elf, read_exported_u32
+from cudnn_doctor.elf import ElfError, ElfInfo, read_elf, read_exported_u32
 from cudnn_doctor.knowledge.data import load, sublibrary_names
 from cudnn_doctor.model import (
     Framework,
@@ -196,14 +197,18 @@ def preloaded_cuda_libraries(env: dict[str, str], frameworks: list[Framework]) -
     return tuple(found)
 
 
-def broken_cuda_on_path(ctx: SearchContext) -> tuple[tuple[str, ...], ...]:
-    """(file, what is wrong) for each CUDA library (not cuDNN, libcuda or NVML: their own probes) in an
-    LD_LIBRARY_PATH folder that the loader cannot use as what its name says: not an ELF file of this machine, cut
-    short, or a library whose soname is another's (a foreign file saved under that name). Programs that open it by
-    name stop there (JAX's XLA opens cuBLASLt and nvJitLink by name: seen on an H100)."""
+def broken_cuda_on_path(ctx: SearchContext, cache: dict[str, list[str]] | None = None) -> tuple[tuple[str, ...], ...]:
+    """(file, what is wrong[, the loader's words]) for each CUDA library (not cuDNN, libcuda or NVML: their own
+    probes) in an LD_LIBRARY_PATH folder that the loader cannot use as what its name says: not an ELF file of this
+    machine, cut short, or a library whose soname is another's (a foreign file saved under that name). Programs that
+    open it by name stop there (JAX's XLA opens cuBLASLt and nvJitLink by name, lazily: seen on an H100). A library
+    whose headers need what this machine may lack (a symbol version of a newer glibc than this one's, a library the
+    loader finds nowhere) is asked of the loader in a child, by name as such a program opens it, only then: the
+    loader's refusal is the third item."""
     from cudnn_doctor.elf import ElfError, read_elf
 
     found: list[tuple[str, ...]] = []
+    suspects: list[tuple[str, str]] = []
     for folder in ctx.searched_library_path():
         try:
             names = sorted(os.listdir(folder))
@@ -223,7 +228,74 @@ def broken_cuda_on_path(ctx: SearchContext) -> tuple[tuple[str, ...], ...]:
             stem = name.split(".so.")[0]
             if info.soname and not info.soname.startswith(stem + ".so"):
                 found.append((path, f"its soname is {info.soname}: another library saved under this name"))
+            elif len(suspects) < 16 and (need := _needs_what_is_not_here(info, folder, ctx, cache or {})):
+                suspects.append((path, need))
+    if suspects:
+        found += _asked_of_the_loader(suspects, ctx)
     return tuple(found[:16])
+
+
+def _glibc_here() -> tuple[int, ...] | None:
+    """This machine's glibc release, asked of the C library itself (confstr CS_GNU_LIBC_VERSION: 'glibc 2.36')."""
+    try:
+        words = os.confstr("CS_GNU_LIBC_VERSION") or ""
+    except (ValueError, OSError, AttributeError):
+        return None
+    release = words.split(" ")[-1]
+    parts = release.split(".")
+    return tuple(int(p) for p in parts) if words.startswith("glibc ") and all(ascii_digits(p) for p in parts) else None
+
+
+def _needs_what_is_not_here(info: ElfInfo, folder: str, ctx: SearchContext, cache: dict[str, list[str]]) -> str | None:
+    """What the library's headers need that this machine seems to lack, in words (read: the loader proves it)."""
+    here = _glibc_here()
+    newest = None
+    for library, version in info.version_needs:
+        if library.startswith("libc.so") and version.startswith("GLIBC_") and here is not None:
+            parts = version[len("GLIBC_"):].split(".")
+            if all(ascii_digits(p) for p in parts) and tuple(int(p) for p in parts) > here and (
+                    newest is None or tuple(int(p) for p in parts) > newest[0]):
+                newest = (tuple(int(p) for p in parts), version)
+    if newest is not None:
+        return f"it needs {newest[1]} of the C library, and this machine's is glibc {'.'.join(map(str, here or ()))}"
+    from cudnn_doctor.probes.loader import resolve_like_loader
+
+    runpath = [entry.replace("$ORIGIN", folder).replace("${ORIGIN}", folder) for entry in info.runpath]
+    # cheapest first: mapped here, in the loader's cache, beside it; only then the loader's search, file by file
+    missing = [name for name in info.needed[:64] if "/" not in name and name not in _mapped_here()
+               and name not in cache and not os.path.lexists(os.path.join(folder, name))
+               and resolve_like_loader(name, runpath, ctx, cache) is None]
+    return f"it needs {', '.join(missing)}, which the loader finds nowhere" if missing else None
+
+
+@functools.lru_cache(maxsize=1)
+def _mapped_here() -> frozenset[str]:
+    """The names of the files mapped into this process (libc.so.6, libm.so.6, ...): the loader found them here."""
+    try:
+        with open("/proc/self/maps", "rb") as maps:
+            return frozenset(os.fsdecode(os.path.basename(line.split(None, 5)[5].rstrip(b"\n"))) for line in maps
+                             if len(line.split(None, 5)) == 6)
+    except OSError:
+        return frozenset()
+
+
+def _asked_of_the_loader(suspects: list[tuple[str, str]], ctx: SearchContext) -> list[tuple[str, ...]]:
+    """Each suspect opened by its name in a child with this environment, as a program opens it: the loader's refusal
+    (naming that file) is seen; where it loads, or the loader takes another file first, nothing is said."""
+    from cudnn_doctor.probes.library_jobs import Job, run_jobs
+
+    jobs = {path: Job("library", os.path.basename(path)) for path, _ in suspects}
+    answers = run_jobs(list(dict.fromkeys(jobs.values())), env=ctx.env)
+    out: list[tuple[str, ...]] = []
+    for path, read in suspects:
+        answer = answers[jobs[path]]
+        if answer.loaded or answer.timed_out:
+            continue
+        words = answer.error or "the child ended before it answered"
+        # the loader's words name this very file, or the library it needs that the headers said is nowhere
+        if path in words or os.path.realpath(path) in words or (words.split(":")[0] and words.split(":")[0] in read):
+            out.append((path, read, words))
+    return out
 
 
 # packages a framework's own import reaches, by framework: a folder of that name on PYTHONPATH comes first
@@ -363,7 +435,7 @@ def read_process_view(ctx: SearchContext, answer: LibraryProbe | None, gpus: lis
         **read_settings(ctx.env, frameworks),
         preloaded_cuda=preloaded_cuda_libraries(ctx.env, frameworks),
         python_shadows=python_shadows(ctx.env, frameworks, ctx.cwd),
-        broken_cuda=broken_cuda_on_path(ctx),
+        broken_cuda=broken_cuda_on_path(ctx, cache),
     )
 
 
@@ -598,8 +670,8 @@ def observed_cudnn(modelled: tuple[LoadedCudnn, ...], loads: tuple[ObservedLoad,
             if step is None:
                 subs.append(sub)
                 continue
-            path = next((p for p in step.mapped if os.path.basename(p).startswith(sub.name.split(".so")[0] + ".so")),
-                        sub.path)
+            path = step.refused or next((p for p in step.mapped if os.path.basename(p).startswith(
+                sub.name.split(".so")[0] + ".so")), sub.path)
             if step.ok:
                 subs.append(replace(sub, path=path, problem=None if sub.problem in ("missing", "another release")
                                     or sub.problem is None else sub.problem))
@@ -624,6 +696,8 @@ def _unread(modelled: tuple[SubLibrary, ...]) -> tuple[SubLibrary, ...]:
 def _problem_of(said: str, read: str | None) -> str:
     """A failed step's words as a sub-library problem: missing, another release, or broken (as the loader said)."""
     lower = said.lower()
+    if said.startswith("the loader refuses "):  # a file there, which the loader itself would not load: its words
+        return f"not loadable: {said[len('the loader refuses '):]}"
     if "version_mismatch" in lower or "version mismatch" in lower:
         return "another release"
     if "unavailable" in lower or "no such file" in lower or "cannot open shared object" in lower:

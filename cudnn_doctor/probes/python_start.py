@@ -14,7 +14,19 @@ from cudnn_doctor.model import Framework
 
 TIMEOUT_S = 10.0
 STARTED = "cudnn-doctor: python started"
-CODE = f"import sys; sys.stdout.write({STARTED!r})"
+MAPPED = "\x1eCDM\t"  # before each GPU library the started Python has mapped when its program's first line runs
+GPU_LIBRARIES = ("libcudnn", "libcublas", "libcudart", "libnvrtc", "libnvJitLink", "libcufft", "libcusparse",
+                 "libcusolver", "libcurand", "libnccl", "libcuda.", "libnvidia-ml")
+# the program's first line: it says it started, then each GPU library start-up (sitecustomize, usercustomize, a .pth
+# file's import line) already loaded, from /proc/self/maps; written with os.write (a hook may have replaced stdout)
+CODE = (f"import os\nos.write(1, {STARTED.encode()!r})\nnames = {tuple(n.encode() for n in GPU_LIBRARIES)!r}\n"
+        "try:\n    lines = open('/proc/self/maps', 'rb').read().split(b'\\n')\nexcept OSError:\n    lines = []\n"
+        "seen = set()\nfor line in lines:\n    parts = line.split(None, 5)\n"
+        "    if len(parts) == 6 and os.path.basename(parts[5]).startswith(names) and parts[5] not in seen:\n"
+        f"        seen.add(parts[5])\n        os.write(1, b'\\n' + {MAPPED.encode()!r} + parts[5])\n")
+HOOK_WORDS = (b"ctypes", b"CDLL", b"cdll", b"dlopen", b"LoadLibrary", b"cudnn", b"cuda", b"nvidia", b"LD_PRELOAD")
+MAX_HOOK_BYTES = 1 << 20
+MAX_PTH_FILES = 64
 # read by Python at start but never a reason it stops, or another probe's part (PYTHONPATH: the bisection's)
 QUIET = ("LD_LIBRARY_PATH", "LD_PRELOAD", "PYTHONPATH", "PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE", "PYTHONNOUSERSITE", "PYTHONSTARTUP",
          "PYTHONFAULTHANDLER", "PYTHONBREAKPOINT", "PYTHONSAFEPATH")
@@ -31,7 +43,8 @@ class PythonStartChild:
         self.names = sorted(n for n in env if (n.startswith(("PYTHON", "LD_", "MALLOC_")) or n == "GLIBC_TUNABLES")
                             and n not in QUIET)[:MAX_VARIABLES]
         self.pythons: list[str] = []
-        if not self.names:
+        self.hooks = start_hooks(env, frameworks)
+        if not self.names and not self.hooks:
             return
         for framework in frameworks:
             site = str(framework.details.get("site_packages") or "")
@@ -46,10 +59,26 @@ class PythonStartChild:
         return ChildBatch([ChildRequest((python, "-c", CODE), child_env, TIMEOUT_S, f"{python} started")
                            for python, child_env in runs], deadline=deadline_in(TIMEOUT_S))
 
+    def preloaded(self) -> tuple[tuple[str, str, str], ...]:
+        """(python, a GPU library it had mapped when its program's first line ran, the start-up hooks that may have
+        loaded it) for each interpreter that started: what its frameworks then get by that library's soname."""
+        if not self.pythons or not self.hooks:
+            return ()
+        out: list[tuple[str, str, str]] = []
+        for python, answer in zip(self.pythons, self.batch.answers(), strict=True):
+            text = answer.stdout or ""
+            if STARTED not in text:
+                continue
+            from cudnn_doctor.child import file_names
+
+            out += [(python, file_names(line[len(MAPPED):]), ", ".join(self.hooks)) for line in text.split("\n")
+                    if line.startswith(MAPPED)]
+        return tuple(out[:32])
+
     def result(self) -> tuple[tuple[str, str, str, str, str], ...]:
         """(python, its words, the variable without which it started or "", its value, the variables tried) for each
         interpreter that did not start."""
-        if not self.pythons:
+        if not self.pythons or not self.names:
             return ()
         refused = [(python, answer) for python, answer in zip(self.pythons, self.batch.answers(), strict=True)
                    if not answer.timed_out and STARTED not in (answer.stdout or "")]
@@ -71,3 +100,41 @@ def _words(answer) -> str:  # type: ignore[no-untyped-def]
     lines = [line.strip() for line in (answer.stderr_tail or answer.error or "").splitlines() if line.strip()]
     fatal = [line for line in lines if "Fatal Python error" in line or "Error" in line]
     return (fatal[0] if fatal else lines[-1] if lines else f"it exited with {answer.exit_code}")[:400]
+
+
+def start_hooks(env: dict[str, str], frameworks: list[Framework]) -> list[str]:
+    """The Python start-up hooks a framework's program runs before its first line that may load a GPU library (their
+    text names ctypes, dlopen, cuDNN, CUDA...: read, so that the started Python is asked only then):
+    sitecustomize.py and usercustomize.py on PYTHONPATH and in the frameworks' site-packages, and the import lines of
+    the .pth files there."""
+    import glob
+    import os
+
+    from cudnn_doctor.user_files import UnreadableFile, read_user_file
+
+    folders = [entry for entry in env.get("PYTHONPATH", "").split(os.pathsep) if entry]
+    sites = list(dict.fromkeys(str(f.details.get("site_packages")) for f in frameworks
+                               if f.details.get("site_packages") and not f.details.get("assumed")))
+    # each framework's Python's user site too (usercustomize lives there): PYTHONUSERBASE or ~/.local, its version
+    base = env.get("PYTHONUSERBASE") or (os.path.join(env["HOME"], ".local") if env.get("HOME") else "")
+    versions = {os.path.basename(os.path.dirname(site)) for site in sites
+                if os.path.basename(os.path.dirname(site)).startswith("python")}
+    sites += [os.path.join(base, "lib", version, "site-packages") for version in sorted(versions) if base
+              and "PYTHONNOUSERSITE" not in env]
+    candidates = [os.path.join(folder, name) for folder in folders + sites
+                  for name in ("sitecustomize.py", "usercustomize.py", os.path.join("sitecustomize", "__init__.py"))]
+    candidates += [path for site in sites for path in sorted(glob.glob(os.path.join(glob.escape(site), "*.pth")))
+                   [:MAX_PTH_FILES]]
+    found = []
+    for path in candidates:
+        if not os.path.isfile(path):
+            continue
+        try:
+            text = read_user_file(path, MAX_HOOK_BYTES)
+        except UnreadableFile:
+            continue
+        if path.endswith(".pth"):  # only its lines that start with import are run
+            text = b"\n".join(line for line in text.splitlines() if line.startswith((b"import ", b"import\t")))
+        if any(word in text for word in HOOK_WORDS):
+            found.append(path)
+    return found[:16]

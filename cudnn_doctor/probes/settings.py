@@ -6,6 +6,8 @@ that is set (compat/ knows which), and what the machine answers for it without a
                family names), or that no file of it reads such a name
   allocator    the keys of PYTORCH_CUDA_ALLOC_CONF the installed torch's c10 libraries know (each key a string in them)
   NCCL_*       whether the NCCL library in a framework's wheels holds the name (NCCL_PARAM keeps each as a string)
+  TORCH_LOGS   the log and artifact names the installed torch registers (torch/_logging/_registrations.py), and
+               the modules it could find for the others, as its parser takes them
   XLA_*        whether jaxlib's or its CUDA plugin's files name it
 
 Files are read only for the variables that are set, and mapped rather than read whole. Never judges: the rules do.
@@ -18,7 +20,7 @@ import os
 import re
 from typing import Any
 
-from cudnn_doctor.knowledge.environment import allocator_items, family_of, rows, set_variables
+from cudnn_doctor.knowledge.environment import CONTENT, allocator_items, family_of, rows, set_variables
 from cudnn_doctor.model import Framework, SettingAnswer
 
 MAX_NAMES = 64  # a hostile environment with thousands of JAX_ variables is asked about this many
@@ -47,6 +49,12 @@ def read_settings(env: dict[str, str], frameworks: list[Framework]) -> dict[str,
             answer = allocator_keys(value, row, frameworks)
             if answer is not None:
                 answers[name] = answer
+        if row.get("kind") == "logging_format":
+            answers[name] = logging_format(value)
+        if row.get("kind") == "torch_logs":
+            answer = torch_log_names(value, row, frameworks, env)
+            if answer is not None:
+                answers[name] = answer
     return {"settings": settings, "setting_paths": paths, "setting_answers": answers}
 
 
@@ -63,6 +71,9 @@ def path_problem(value: str, row: dict[str, Any]) -> str | None:
             return f"{value} is a folder, where a file is written"
         if os.path.lexists(path) and not os.access(path, os.W_OK):
             return f"{value} exists and this user cannot write it"
+        if row.get("folder_must_exist") and not os.path.isdir(folder):  # its reader makes no folder (open() alone)
+            return f"{folder} (in {value}) does not exist" if not os.path.lexists(folder) else \
+                f"{folder} (in {value}) is not a folder"
         return _folder_problem(folder, writable=True, named=value)
     if must == "readable file":
         if not os.path.lexists(path):
@@ -71,8 +82,41 @@ def path_problem(value: str, row: dict[str, Any]) -> str | None:
             return f"{value} is a folder, not a file"
         if not os.access(path, os.R_OK):
             return f"this user cannot read {value}"
-        return None
+        return content_problem(path, row["content"]) if row.get("content") else None
     return _folder_problem(path, writable=must == "writable folder", named=value)
+
+
+MAX_CONTENT = 16 << 20
+
+
+def content_problem(path: str, content: str) -> str | None:
+    """Why the reader that parses the file at PATH as CONTENT (json) refuses it, after CONTENT's words; None where it
+    parses. Read as the user's file: a FIFO is never opened (its reader would wait on it for a writer)."""
+    import json
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as error:
+        return f"{CONTENT}{error.strerror}"
+    if stat.S_ISFIFO(mode):
+        return f"{CONTENT}it is a FIFO, which the reader opens and reads, waiting for a writer"
+    if not stat.S_ISREG(mode):
+        return None
+    data = _read(path, MAX_CONTENT + 1)
+    if data is None or len(data) > MAX_CONTENT:
+        return None  # unread: nothing said of it
+
+    def constant(word: str) -> object:
+        raise ValueError(f"{word} is not JSON")
+
+    try:
+        json.loads(data.decode("utf-8"), parse_constant=constant)  # strict JSON, as nlohmann::json parses it
+    except UnicodeDecodeError as error:
+        return f"{CONTENT}it is not UTF-8 text (byte {error.start})"
+    except ValueError as error:
+        return f"{CONTENT}it is not JSON ({error})"
+    return None
 
 
 def _folder_problem(folder: str, writable: bool, named: str) -> str | None:
@@ -254,3 +298,70 @@ def allocator_keys(value: str, row: dict[str, Any], frameworks: list[Framework])
         return None
     return SettingAnswer("alloc_conf", tuple(key for key in keys if key in found), tuple(files))
 
+
+
+# --- PyTorch: the names TORCH_LOGS may hold, as the installed torch registers them --------------------------------
+
+# torch/_logging/_internal.py's _gen_settings_regex: names of word characters and dots, each with an optional + or -,
+# separated by commas and any white space after them
+TORCH_LOGS_FORM = re.compile(r"((\+|-)?[\w\.]+,\s*)*(\+|-)?[\w\.]+?")
+_REGISTERED = re.compile(rb"register_(?:log|artifact)\(\s*[\"']([\w.]+)[\"']")
+
+
+def torch_log_names(value: str, row: dict[str, Any], frameworks: list[Framework],
+                    env: dict[str, str]) -> SettingAnswer | None:
+    """The entries of TORCH_LOGS VALUE the installed torch refuses when it is imported (kind torch_logs, values: the
+    refused entries; none: it takes them), as its _parse_log_settings reads them: the names its _registrations.py
+    registers, 'all', and modules found where its Python looks. None where torch or that file is not here."""
+    torch = next((f for f in frameworks if f.name == "torch" and f.details.get("site_packages")), None)
+    if torch is None:
+        return None
+    site = str(torch.details["site_packages"])
+    files = [path for pattern in row["names_from"] for path in sorted(glob.glob(os.path.join(glob.escape(site),
+                                                                                           pattern)))]
+    text = _read(files[0]) if files else None
+    registered = {name.decode() for name in _REGISTERED.findall(text or b"")}
+    if not registered:
+        return None  # not the torch this knows how to read: nothing said
+    if value == "":
+        return SettingAnswer("torch_logs", (), (files[0],))
+    if value in ("help", "+help") or not TORCH_LOGS_FORM.fullmatch(value):
+        return SettingAnswer("torch_logs", (value,), (files[0],))
+    refused = []
+    for entry in re.sub(r"\s+", "", value).split(","):
+        name = entry.replace("+", "").replace("-", "")
+        if name in ("all", *registered) or _module_found(name, site, env):
+            continue
+        refused.append(entry)
+    return SettingAnswer("torch_logs", tuple(refused[:MAX_NAMES]), (files[0],))
+
+
+def _module_found(name: str, site: str, env: dict[str, str]) -> bool:
+    """Would importlib.util.find_spec(NAME) find a module in torch's Python: a package or module file of that dotted
+    name in its site-packages or on PYTHONPATH, or a module of Python's own (its top name)."""
+    import sys
+
+    parts = [part for part in name.split(".")]
+    if not parts or not all(parts):
+        return False
+    if parts[0] in getattr(sys, "stdlib_module_names", ()) or parts[0] in sys.builtin_module_names:
+        return True
+    for base in [site, *[entry for entry in env.get("PYTHONPATH", "").split(os.pathsep) if entry]]:
+        path = os.path.join(base, *parts)
+        if os.path.isdir(path) or glob.glob(glob.escape(path) + ".*py*") or glob.glob(glob.escape(path) + ".*.so"):
+            return True
+    return False
+
+
+def logging_format(value: str) -> SettingAnswer:
+    """A format for Python's logging.Formatter, asked of Python's own logging module (kind logging_format, values:
+    its words where it refuses the format; none where it takes it). 'short' and 'basic' are torch's own names."""
+    if value in ("short", "basic"):
+        return SettingAnswer("logging_format", (), ("logging",))
+    import logging
+
+    try:
+        logging.Formatter(value)
+    except (ValueError, KeyError, TypeError) as error:
+        return SettingAnswer("logging_format", (f"{type(error).__name__}: {error}",), ("logging",))
+    return SettingAnswer("logging_format", (), ("logging",))

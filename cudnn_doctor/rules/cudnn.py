@@ -165,6 +165,14 @@ def _build_for(report: Report, install: CudnnInstall, cuda_major: int | None) ->
     return (own or builds)[-1] if builds else None
 
 
+def _refused_below(report: Report, library: str) -> bool:
+    """Did a child loading LIBRARY as a program does see the loader refuse one of its sub-libraries' files?"""
+    real = os.path.realpath(library)
+    return report.process is not None and any(
+        (copy.real_library or os.path.realpath(copy.library)) == real and sub.seen and
+        (sub.problem or "").startswith("not loadable: ") for copy in report.process.cudnn for sub in copy.sublibraries)
+
+
 def load_failures(report: Report) -> list[Finding]:
     findings = []
     for install in report.cudnn:
@@ -173,6 +181,8 @@ def load_failures(report: Report) -> list[Finding]:
         elif install.file_error:
             findings.append(finding("CD308", subject=install.library, library=install.library, arch=report.host.arch,
                                     error=install.file_error, version_hint=f"{install.major or 9}"))
+        elif (install.crashed or install.timed_out) and _refused_below(report, install.library):
+            continue  # a sub-library the loader refused (CD307, in its words) is why: said there, with its fix
         elif install.crashed or install.timed_out:
             how = install.load_error or ("timed out" if install.timed_out else "crashed")
             findings.append(finding("CD309", subject=install.library, library=install.library, how=how))

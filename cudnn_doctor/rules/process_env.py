@@ -310,6 +310,47 @@ def preloaded_cudnn(report: Report) -> list[Finding]:
     return findings
 
 
+def hook_preloaded_cudnn(report: Report) -> list[Finding]:
+    """A cuDNN front library a framework's Python had mapped before its program's first line (a start-up hook loaded
+    it): the framework's libraries ask for libcudnn.so.N by name and the loader answers with the copy already loaded,
+    not the framework's own. Seen in the started Python; an error where that release is not what the framework needs."""
+    view = report.process
+    if view is None:
+        return []
+    versions = {os.path.realpath(i.library): i.version for i in report.cudnn}
+    findings = []
+    for name, library, hooks in view.python_preloaded:
+        framework = _framework(report, name)
+        if framework is None or not os.path.basename(library).startswith("libcudnn.so"):
+            continue
+        own = framework.cudnn_used and os.path.realpath(framework.cudnn_used) == os.path.realpath(library)
+        version = versions.get(os.path.realpath(library)) or release_in_file_name(library)
+        requirement = str(framework.details.get("cudnn_requirement") or "")
+        wanted = requirement if requirement[:1] in "<>=!~" else (f"=={framework.cudnn_expected}"
+                                                                   if framework.cudnn_expected else "")
+        if own:
+            continue
+        refused = bool(version and wanted and not _satisfies(version, wanted))
+        made = finding("CD317", subject=library, evidence="seen", library=library, version=version or "unknown",
+                       framework=name, expected=wanted.lstrip("=") or "its own copy", hooks=hooks,
+                       hook_folders=",".join(_hook_folders(hooks, report)),
+                       proof=f"{_display(name)}'s Python, started in a child as a program is, had {library} mapped when "
+                             f"the program's first line ran (/proc/self/maps); its start-up hooks: {hooks}")
+        detail = (f"A Python start-up hook ({hooks}) loads {library} (cuDNN {version or 'of unknown release'}) into "
+                  f"every program of {_display(name)}'s Python before the program's first line; {_display(name)}'s "
+                  "libraries ask the loader for libcudnn by name and get that copy, not their own"
+                  + (f": {_display(name)} needs cuDNN {wanted.lstrip('=')}." if refused else "."))
+        findings.append(replace(made, detail=detail, severity="error" if refused else "warning"))
+    return findings
+
+
+def _hook_folders(hooks: str, report: Report) -> list[str]:
+    """The PYTHONPATH entries (as written) that hold a start-up hook of HOOKS."""
+    entries = report.variable_folders.get("PYTHONPATH", [])
+    folders = {os.path.realpath(os.path.dirname(path)) for path in hooks.split(", ") if path}
+    return [entry for entry in entries if entry and os.path.realpath(entry) in folders]
+
+
 def _satisfies(version: str, spec: str) -> bool:
     """Is cuDNN VERSION what SPEC asks? A pin of a wheel release (==9.19.0.56) is what the framework was built
     with: it runs with that major at that minor or later (torch/backends/cudnn/__init__.py: runtime_minor >=
@@ -377,6 +418,9 @@ def _sublibrary_finding(loaded: LoadedCudnn, name: str, path: str | None, proble
     folder = os.path.dirname(loaded.library)
     common: dict[str, Any] = dict(version=loaded.version or "unknown", path=folder, folder=folder, via=loaded.via, framework=users,
                   loaded_library=loaded.library)
+    if problem.startswith("not loadable: "):  # a file there, which the loader itself refused: its words name why
+        return finding("CD307", subject=loaded.library, library=path or name, error=problem[len("not loadable: "):],
+                       sublibrary_file=path or "", **common)
     if problem == "missing":
         return finding("CD304", subject=loaded.library, library=loaded.library, missing=name, prefix=folder, **common)
     if problem == "another release":
@@ -414,6 +458,15 @@ def settings(report: Report) -> list[Finding]:
                 findings.append(_nccl_setting(row, variable, value, kind, why))
             elif kind == "invalid":
                 findings.append(_refused(row, variable, given, why, present, report))
+            elif kind == "content":  # the reader opens the file and refuses its text, by its source's rule
+                findings.append(finding(
+                    "CD411" if present else "CD414", subject=variable, refs=(row["content_source"], row["source"]),
+                    variable=variable, value=value, why=f"{given} is read as {row['content'].upper()} and {why}",
+                    framework=_display(row["framework"]),
+                    consequence=("fails at its first cuDNN work: " if present else "is not installed in the "
+                                 "environments looked at; where it runs, it fails at its first cuDNN work: ")
+                    + f"{row['writer']} ({row['content_source'].split(':', 1)[0]})", effect=row["effect"],
+                    fix_value=None, proof=row["content_source"] if present else None))
             elif kind == "path":
                 findings.append(finding("CD417", subject=variable, refs=(row["source"],), variable=variable,
                                         value=value, problem=why, writer=row["writer"], effect=row["effect"]))
@@ -566,7 +619,17 @@ def _judge_setting(row: dict[str, Any], value: str, report: Report) -> list[tupl
     if kind == "path":
         view = report.process
         problem = view.setting_paths.get(row["variable"]) if view else None
+        if problem and row.get("content") and problem.startswith(environment.CONTENT):  # the file is there; its text is refused
+            return [("content", problem[len(environment.CONTENT):])]
+        if problem and row["on_error"] in REFUSES:  # its reader opens it when it starts and raises (TORCH_LOGS_OUT)
+            return [("invalid", f"{problem} ({row['writer']})")]
         return [("path", problem)] if problem else []
+    if kind == "logging_format":  # Python's own logging module asked by the probe
+        view = report.process
+        answer = view.setting_answers.get(row["variable"]) if view else None
+        if answer is None or not answer.values:
+            return []
+        return [("invalid", f"Python's logging.Formatter refuses it ({answer.values[0]})")]
     if kind in ("bool", "enum", "list", "pattern") or (kind == "integer" and "hides_from" not in row) or \
             (kind == "float" and "maximum" in row):
         problem = environment.grammar_problem(row, value)
@@ -592,14 +655,28 @@ def _judge_setting(row: dict[str, Any], value: str, report: Report) -> list[tupl
             return [("unknown flags", {"why": f"the installed jaxlib refuses {flags}", "kept": kept or None})]
         return [("unknown flags", {"why": f"{flags} {'is' if len(undefined) == 1 else 'are'} defined by none of the "
                                           f"installed jaxlib's libraries ({files})", "kept": kept or None})]
+    if kind == "torch_logs":  # the installed torch's own registry of names, asked by the probe
+        view = report.process
+        answer = view.setting_answers.get(row["variable"]) if view else None
+        if answer is None or answer.kind != "torch_logs" or not answer.values:
+            return []
+        files = ", ".join(_in_package(path) for path in answer.files)
+        wrong = ", ".join(environment.shown_entry(entry) for entry in answer.values)
+        return [("invalid", f"{wrong} {'is' if len(answer.values) == 1 else 'are'} not a log, artifact or module name "
+                            f"the installed PyTorch takes (its {files} registers the names; 'help' prints them "
+                            "and raises)")]
     if kind == "alloc_conf":
         problems = alloc_conf_problems(value, _allocator_keys(report, row))
         return [("invalid", "; ".join(problems))] if problems else []
     if kind == "platforms":
-        entries = [e.strip() for e in value.split(",") if e.strip()]
+        # split as the reader splits (JAX: at each ',' and nothing stripped, so a CRLF file's '\r' stays in a name)
+        exact = bool(row.get("entries_exact"))
+        entries = [e if exact else e.strip() for e in value.split(",") if e.strip()]
         unknown = [e for e in entries if e.lower() not in row.get("values", [])]
         if unknown:
-            return [("invalid", f"{', '.join(unknown)} is not a JAX backend ({', '.join(row.get('values', []))})")]
+            return [("invalid", f"{', '.join(environment.shown_entry(e) for e in unknown)} "
+                                f"{'is' if len(unknown) == 1 else 'are'} not a JAX backend "
+                                f"({', '.join(row.get('values', []))})")]
         framework = _framework(report, row["framework"])
         release = version_tuple(framework.version or "") if framework is not None else None
         refused = [e for e in entries if release and (version_tuple(row.get("refused_from", {}).get(e.lower(), ""))
@@ -796,7 +873,7 @@ def observed_loads(report: Report) -> list[Finding]:
                 made = finding("CD307", subject=seen_load.user, evidence="seen", proof=said, framework=who,
                                library=f"libcudnn (as {who} opens it)", error=step.said)
                 findings.append(_for_whom(made, seen_load.user, frameworks_ok))
-        if seen_load.died and seen_load.user != "ld.so" and not any(step.said == seen_load.died for step in seen_load.steps):
+        if seen_load.died and seen_load.user != "ld.so" and not any(seen_load.died in step.said for step in seen_load.steps):
             findings.append(_for_whom(finding("CD309", subject=seen_load.front or seen_load.user, evidence="seen",
                                               proof=f"{who}: {seen_load.died}", library=seen_load.front or "libcudnn",
                                               how=seen_load.died, framework=who), seen_load.user, frameworks_ok))
@@ -880,7 +957,14 @@ def broken_cuda(report: Report) -> list[Finding]:
     if view is None:
         return []
     out = []
-    for path, problem in view.broken_cuda:
+    for path, problem, *said in view.broken_cuda:
+        if said:  # the loader itself refused it, opened by name in a child as such a program opens it
+            out.append(finding("CD203", subject=path, evidence="seen", proof=f"the loader, opening "
+                               f"{os.path.basename(path)} by name in a child with this environment: {said[0]}",
+                               library=path, error=f"{said[0]} ({problem}). Programs that open it by name (JAX's XLA "
+                               "opens cuBLASLt and nvJitLink so, when work first needs them) fail there; one that loads "
+                               "its own copy by full path (torch's wheels) is not hit"))
+            continue
         made = finding("CD203", subject=path, evidence="read", library=path, error=problem)
         out.append(replace(made, severity="warning", detail=(
             f"{path}, on LD_LIBRARY_PATH, is not a library the loader can use as its name says ({problem}): a program "
@@ -994,7 +1078,7 @@ def _cure_code(cure: Any) -> str:
     return environment.cure_code(cure.variable or "")
 
 
-RULES = (driver_library, nvml_library, visibility, device_order, memory_held, limits, preloaded_cudnn,
+RULES = (driver_library, nvml_library, visibility, device_order, memory_held, limits, preloaded_cudnn, hook_preloaded_cudnn,
          loaded_sublibraries, observed_loads, settings, jax_ptxas, environment_cure, preloaded_cuda,
          python_shadows, broken_cuda, python_refused)
 

@@ -1,0 +1,57 @@
+"""Values with characters the user cannot see (issue 45, round eight): a CRLF env file leaves '\\r' at the end of
+each value, docker --env-file keeps spaces. Each reader is taken as it splits and compares: JAX splits JAX_PLATFORMS
+at each ',' and strips nothing, and its options' truth words are compared whole, so 'cuda\\r' is a backend of that
+name, unknown: refused at its first array (proven here with the real JAX on the CPU). The finding shows the character
+in words; fix unsets the variable (the line sourced in bash, check again clean)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Machine, codes
+from tests.real_wheels import real_jax_cpu
+from tests.test_frameworks import python_env
+from tests.test_process_env import check_after, finding, gpu_machine, jax_install, plan_lines
+
+
+@pytest.mark.parametrize(("value", "words"), [
+    ("cuda\r", "a carriage return"),
+    ("cpu, cuda", "a space"),
+])
+def test_jax_platforms_with_a_blank_jax_keeps_is_refused(machine: Machine, tmp_path: Path, value: str,
+                                                          words: str) -> None:
+    gpu_machine(machine, tmp_path, gpus=1)
+    jax_install(python_env(machine, tmp_path))
+    machine.env["JAX_PLATFORMS"] = value
+    refused = finding(machine.check_json(), "CD411")
+    assert refused["severity"] == "error" and refused["evidence"] == "rule", refused
+    assert words in refused["detail"], refused["detail"]
+    lines = plan_lines(machine)
+    assert "unset JAX_PLATFORMS" in lines
+    assert "CD411" not in codes(check_after(machine, lines))
+
+
+def test_jax_platforms_clean_is_no_error(machine: Machine, tmp_path: Path) -> None:
+    gpu_machine(machine, tmp_path, gpus=1)
+    jax_install(python_env(machine, tmp_path))
+    machine.env["JAX_PLATFORMS"] = "cuda,cpu"
+    assert not [f for f in machine.check_json()["findings"] if f["severity"] == "error" and f["code"] == "CD411"]
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("value", ["cpu\r", "cpu ,cpu"])
+def test_the_real_jax_refuses_a_platform_name_with_a_blank(value: str) -> None:
+    """The rule's proof: the real JAX (CPU build) with such a JAX_PLATFORMS raises at its first array, naming the
+    backend with its blank ('cpu\\r' is not in the list of known backends)."""
+    env = {**os.environ, "JAX_PLATFORMS": value, "PYTHONPATH": str(real_jax_cpu())}
+    done = subprocess.run([sys.executable, "-c", "import jax; jax.numpy.zeros(1)"], env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode != 0 and "is not in the list of known backends" in done.stderr, done.stderr[-2000:]
+    clean = subprocess.run([sys.executable, "-c", "import jax; jax.numpy.zeros(1)"],
+                           env={**env, "JAX_PLATFORMS": "cpu"}, capture_output=True, text=True, timeout=300)
+    assert clean.returncode == 0, clean.stderr[-2000:]
