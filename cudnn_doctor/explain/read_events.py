@@ -157,3 +157,58 @@ def _host_compiler_event(index: int, compiler: str, newest: str | None) -> Event
                  if name == "gcc" and newest else
                  f"Build with {use} (CUDAHOSTCXX for CMake, -ccbin for nvcc), or install a newer CUDA toolkit that "
                  "supports this compiler.", HOST_COMPILER_SOURCE, values, index)
+
+
+# ------------------------------------------------------------------ kernel modules (issue 41, round nine)
+
+# a module's name in the module loader's and DKMS's own words (lower case)
+_MODULE_NAMED = re.compile(
+    r"could not insert (?:module )?'?(?P<a>[a-z0-9_.+-]{2,60}?)(?:\.ko)?'?(?::|\s|$)"
+    r"|\bmodule (?P<b>[a-z0-9_+-]{2,60}) not found"
+    r"|^[\[\]\d. ]{0,24}(?P<c>[a-z0-9_-]{2,40}): (?:unknown symbol|disagrees about version of symbol)"
+    r"|/var/lib/dkms/(?P<d>[a-z0-9_.+-]{2,60})/"
+    r"|for module (?P<e>[a-z0-9_.+-]{2,60})/\d"
+    r"|\bdkms (?:install|build|add|autoinstall)\b[^\n]{0,80}?\s(?P<f>[a-z][a-z0-9_.+-]{1,60})/\d"
+    r"|\bfailed for (?P<g>[a-z0-9_.+-]{2,60})\(\d{1,3}\)"
+    r"|error processing package (?P<h>[a-z0-9_.+-]{2,80}?-dkms)\b"
+    r"|(?P<i>[a-z0-9_.+-]{2,80}?-dkms) package post-installation"
+    r"|\bdkms module '(?P<j>[a-z0-9_.+-]{2,60})'")
+
+
+@functools.cache
+def _module_tables() -> tuple[dict[str, Any], tuple[dict[str, Any], ...]]:
+    errors = load("errors")
+    return errors.get("module_words", {}), tuple(errors.get("kernel_module", []))
+
+
+def module_row(name: str) -> dict[str, Any] | None:
+    """The [[kernel_module]] row of a module or DKMS package NAME (exact names first, then prefixes), or None: a
+    module that is not NVIDIA's."""
+    plain = name.strip("'\"").removesuffix(".ko").replace("_", "-").removesuffix("-dkms")
+    _, rows = _module_tables()
+    exact = next((row for row in rows if plain in row.get("names", ())), None)
+    return exact or next((row for row in rows if any(plain.startswith(p) for p in row.get("prefixes", ()))), None)
+
+
+def kernel_modules(index: int, lowers: list[str]) -> list[Event]:
+    """An NVIDIA kernel module that could not be built or loaded, named on line INDEX in the module loader's or
+    DKMS's words, with a failure word on that line or within [module_words] window lines of it."""
+    lower = lowers[index]
+    if not any(word in lower for word in ("insert", "module", "dkms", "symbol")):
+        return []
+    words, _ = _module_tables()
+    if not words:
+        return []
+    window = int(words.get("window", 4))
+    for match in itertools.islice(_MODULE_NAMED.finditer(lower), 4):
+        name = next(value for value in match.groupdict().values() if value)
+        row = module_row(name)
+        if row is None:
+            continue
+        near = lowers[max(0, index - window):index + window + 1]
+        if not any(word in line for line in near for word in words["failures"]):
+            continue
+        module = name.strip("'\"").removesuffix(".ko").removesuffix("-dkms")
+        return [Event("module", row["code"], match.group(0).strip(), row["meaning"].replace("{module}", module),
+                      row["fix"], f"{row['source']}; {words['source']}", (("module", module),), index)]
+    return []
