@@ -152,6 +152,7 @@ def _triggers() -> tuple[str, ...]:
     texts += [alias for row in load("libraries").get("library", []) for alias in row.get("aliases", [])]
     errors = load("errors")
     texts += [row["text"] for table in ("event", "outside") for row in errors.get(table, [])]
+    texts += [name for row in errors.get("component", []) for name in row["names"]]  # NVIDIA's host components
     texts += list(errors.get("missing_tool", {}).get("tools", ()))  # a toolkit program said to be missing
     texts += ["-notfound", "(advanced)"] if errors.get("cmake_notfound") else []  # CMake's NOTFOUND variables
     texts += [text for row in errors.get("error", []) for text in row.get("triggers", ())]  # a catalog entry's own words

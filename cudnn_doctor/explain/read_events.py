@@ -212,3 +212,30 @@ def kernel_modules(index: int, lowers: list[str]) -> list[Event]:
         return [Event("module", row["code"], match.group(0).strip(), row["meaning"].replace("{module}", module),
                       row["fix"], f"{row['source']}; {words['source']}", (("module", module),), index)]
     return []
+
+
+# ------------------------------------------------- NVIDIA's host components (issue 41, round nine)
+
+@functools.cache
+def _component_tables() -> tuple[tuple[str, ...], tuple[dict[str, Any], ...]]:
+    errors = load("errors")
+    return tuple(errors.get("component_words", {}).get("failures", ())), tuple(errors.get("component", []))
+
+
+def components(index: int, lowers: list[str]) -> list[Event]:
+    """An NVIDIA host component (compat/errors.toml [[component]]) named on line INDEX (or within its row's window
+    above) that the line, or the next one, says failed."""
+    failures, rows = _component_tables()
+    lower = lowers[index]
+    wrapped = lower + " " + lowers[index + 1] if index + 1 < len(lowers) else lower
+    if not any(word in wrapped for word in failures):
+        return []
+    for row in rows:
+        window = int(row.get("window", 0))
+        near = lowers[max(0, index - window):index + 1]
+        name = next((n for n in row["names"] for line in near if n in line), None)
+        if name is None:
+            continue
+        return [Event("component", row["code"], name.strip(), row["meaning"], row["fix"], row["source"],
+                      (("component", row["id"]),), index)]
+    return []
