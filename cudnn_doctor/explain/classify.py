@@ -43,8 +43,10 @@ def classify(facts: Facts) -> list[Cause]:
     """The causes FACTS show, strongest first, one per code."""
     causes: list[Cause] = []
     # a language binding's natives are a weaker fact than what the loader says beneath them (libcuda.so.1 missing)
-    bindings = tuple(e for e in facts.events if e.kind == "binding")
-    causes.extend(_from_events(tuple(e for e in facts.events if e.kind != "binding")))
+    # (and a framework's own CUDA extension said absent is weaker than a status or library failure on the same lines)
+    weak = ("binding", "extension")
+    bindings = tuple(e for e in facts.events if e.kind in weak)
+    causes.extend(_from_events(tuple(e for e in facts.events if e.kind not in weak)))
     causes.extend(_from_libraries(facts.libraries))
     causes.extend(Cause(symbol.finding, f"the loader could not find {symbol.name}, a symbol of {symbol.owner}: the "
                         "library that needs it was built against another version than the one loaded",

@@ -239,3 +239,40 @@ def components(index: int, lowers: list[str]) -> list[Event]:
         return [Event("component", row["code"], name.strip(), row["meaning"], row["fix"], row["source"],
                       (("component", row["id"]),), index)]
     return []
+
+
+# ------------------------------------------------ a framework's own CUDA extension (issue 41, round nine)
+
+_EXT_WORD = re.compile(r"[a-z_][a-z0-9_.]{0,60}")
+_EXT_CLAUSE = re.compile(r"[;:!?]\s|\.\s|\n")
+_NO_MODULE = re.compile(r"no module named '?([a-z0-9_.]{2,80})'?")
+
+
+def extensions(index: int, lower: str) -> list[Event]:
+    """A framework's or library's own CUDA extension said absent (compat/libraries.toml [extension_words]): a GPU word
+    right before an extension noun with an absence word in the clause, or an extension's module Python cannot
+    import."""
+    words = load("libraries").get("extension_words")
+    if not words or not any(word in lower for word in words["gpu"]):
+        return []
+    found = None
+    named = _NO_MODULE.search(lower)
+    if named and any(mark in named.group(1).rsplit(".", 1)[-1] for mark in words["module_marks"]):
+        found = named.group(0)
+    for clause in itertools.islice(_EXT_CLAUSE.split(lower, 16), 16) if found is None else ():
+        if not any(absent in clause for absent in words["absent"]):
+            continue
+        tokens = list(itertools.islice(_EXT_WORD.findall(clause), 200))
+        gap = int(words.get("gap", 2))
+        hit = next((f"{token} {tokens[at + step]}" for at, token in enumerate(tokens) if token in words["gpu"]
+                    for step in range(1, gap + 2) if at + step < len(tokens) and tokens[at + step] in words["nouns"]),
+                   None)
+        if hit is not None:
+            found = hit
+            break
+    if found is None:
+        return []
+    return [Event("extension", "CD409", found, "the package's own compiled CUDA part (its extension, ops or kernels) is "
+                  "not in the build installed: it was installed or built without it (a Python-only build, a wheel for "
+                  "another CUDA or PyTorch, a CUDA compile that was skipped), so the code that needs it cannot run on "
+                  "the GPU", words["fix"], words["source"], (), index)]
