@@ -165,7 +165,7 @@ def _host_compiler_event(index: int, compiler: str, newest: str | None) -> Event
 _MODULE_NAMED = re.compile(
     r"could not insert (?:module )?'?(?P<a>[a-z0-9_.+-]{2,60}?)(?:\.ko)?'?(?::|\s|$)"
     r"|\bmodule (?P<b>[a-z0-9_+-]{2,60}) not found"
-    r"|^[\[\]\d. ]{0,24}(?P<c>[a-z0-9_-]{2,40}): (?:unknown symbol|disagrees about version of symbol)"
+    r"|^(?:\[[^\]\n]{0,40}\]\s{0,3})?(?P<c>[a-z0-9_-]{2,40}): (?:unknown symbol|disagrees about version of symbol)"
     r"|/var/lib/dkms/(?P<d>[a-z0-9_.+-]{2,60})/"
     r"|for module (?P<e>[a-z0-9_.+-]{2,60})/\d"
     r"|\bdkms (?:install|build|add|autoinstall)\b[^\n]{0,80}?\s(?P<f>[a-z][a-z0-9_.+-]{1,60})/\d"
