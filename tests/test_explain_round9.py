@@ -105,3 +105,12 @@ def test_the_module_and_the_component_reach_the_answer() -> None:
     assert "nvidia_uvm" in module["cause"]
     fabric = explain_text(CASES[5][2], None)["matches"][0]
     assert "Fabric Manager" in fabric["cause"] and "nvidia-fabricmanager" in fabric["fix"]
+
+
+def test_a_toolkit_that_lacks_the_gpu_is_the_toolkits_answer() -> None:
+    """AccelerateHS/accelerate-llvm (accelerate-llvm-ptx, Libdevice/Load.hs): the subject that lacks the architecture is
+    the CUDA toolkit, so the answer is CD206 with the first toolkit that knows the GPU."""
+    message = ("This device (compute capability 8.6) is not supported by this version of the CUDA toolkit (10020)\n"
+               "Please upgrade to the latest version of the CUDA toolkit and reinstall the 'cuda' package.")
+    answer = explain_text(message, None)["matches"][0]
+    assert answer["code"] == "CD206" and "8.6" in answer["cause"]

@@ -15,7 +15,9 @@ from cudnn_doctor.knowledge.data import load
 from cudnn_doctor.versions import ascii_digits
 
 _VERSION = re.compile(r"\(\s{0,2}\d{1,2},\s{0,2}\d{1,2},\s{0,2}\d{1,3}\s{0,2}\)|\b\d{1,2}(?:\.\d{1,4}){1,3}\b|\b\d{4,5}\b")
-_ARCH = re.compile(r"(?i)\b(?:sm|compute)[_-](\d{2,3})[a-z]?\b|capability\W{1,3}(?:of\s|is\s|sm_)?(\d{1,2})\.(\d)\b"
+_ARCH = re.compile(r"(?i)\b(?:sm|compute)[_-](\d{2,3})[a-z]?\b"
+                   # "capability 8.6", "capability of 7.5", "compute capability >= 8.9", "capability of at least 8.0"
+                   r"|capability\W{1,4}(?:of\s|is\s|sm_)?(?:at least\s)?(\d{1,2})\.(\d)\b"
                    r"|capability\W{1,3}\((\d{1,2}), (\d)\)|\bcompute (\d{1,2})\.(\d)\b"
                    # TensorRT's "Target GPU SM 120", "sm120"; its "Unsupported SM: 0x809" (major, then minor in hex);
                    # Paddle's "compute capability in your current machine is 120"
