@@ -114,3 +114,21 @@ def test_a_toolkit_that_lacks_the_gpu_is_the_toolkits_answer() -> None:
                "Please upgrade to the latest version of the CUDA toolkit and reinstall the 'cuda' package.")
     answer = explain_text(message, None)["matches"][0]
     assert answer["code"] == "CD206" and "8.6" in answer["cause"]
+
+
+@pytest.mark.parametrize("message", [
+    # gromacs/gromacs src/gromacs/taskassignment/findallgputasks.cpp (gmx_fatal), as a Slurm user posted it
+    "Fatal error:\nCannot run short-ranged nonbonded interactions on a GPU because no GPU is detected.",
+    # MathWorks Parallel Computing Toolbox, as posted with MATLAB's gpuDevice
+    ">> gpuDevice\nError using gpuDevice (line 26)\nNo supported GPU device was found on this computer. To learn more "
+    "about supported GPU devices, see www.mathworks.com/gpudevice",
+])
+def test_no_gpu_in_words_that_name_no_vendor(message: str) -> None:
+    assert explain_text(message, None)["matches"][0]["code"] == "CD102"
+
+
+def test_no_gpu_of_another_vendor_is_never_claimed() -> None:
+    # the same words on a line naming Apple's MPS or AMD's HIP are another vendor's; "chip" is no "hip"
+    assert explain_text("RuntimeError: no GPU found: the MPS backend is not available on this Mac", None)["matches"] == []
+    assert explain_text("HIP: no GPU device was found", None)["matches"] == []
+    assert explain_text("Error using gpuDevice: no supported GPU device was found on this chip", None)["matches"]
