@@ -132,3 +132,23 @@ def test_no_gpu_of_another_vendor_is_never_claimed() -> None:
     assert explain_text("RuntimeError: no GPU found: the MPS backend is not available on this Mac", None)["matches"] == []
     assert explain_text("HIP: no GPU device was found", None)["matches"] == []
     assert explain_text("Error using gpuDevice: no supported GPU device was found on this chip", None)["matches"]
+
+
+def test_every_status_of_the_data_is_read_by_its_name() -> None:
+    """Every row of compat/status_codes.toml (CUDA's, cuDNN's, NVML's, the math libraries', NCCL's, nvJPEG's,
+    nvJitLink's, cuFile's) is read back from a line that names it the way a check macro prints it, and a row with a
+    finding answers with that finding's family."""
+    from cudnn_doctor.explain.reader import read
+    from cudnn_doctor.knowledge.data import load
+
+    rows = load("status_codes")["status"]
+    assert {"nccl", "nvjpeg", "nvjitlink", "cufile"} <= {row["api"] for row in rows}
+    unread = []
+    for row in rows:
+        facts = read(f"error: call failed with {row['name']} at library.cpp:42")
+        if row["name"] not in {status.name for status in facts.statuses}:
+            unread.append(row["name"])
+    assert unread == []
+    answer = explain_text("nvJitLink error: NVJITLINK_ERROR_PTX_COMPILE", None)["matches"][0]
+    assert answer["code"] == "CD207"
+    assert explain_text("cuFileDriverOpen failed: CU_FILE_DRIVER_NOT_INITIALIZED", None)["matches"][0]["code"] == "CD119"
