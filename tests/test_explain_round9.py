@@ -142,7 +142,7 @@ def test_every_status_of_the_data_is_read_by_its_name() -> None:
     from cudnn_doctor.knowledge.data import load
 
     rows = load("status_codes")["status"]
-    assert {"nccl", "nvjpeg", "nvjitlink", "cufile"} <= {row["api"] for row in rows}
+    assert {"nccl", "nvjpeg", "nvjitlink", "cufile", "dcgm"} <= {row["api"] for row in rows}
     unread = []
     for row in rows:
         facts = read(f"error: call failed with {row['name']} at library.cpp:42")
@@ -152,3 +152,6 @@ def test_every_status_of_the_data_is_read_by_its_name() -> None:
     answer = explain_text("nvJitLink error: NVJITLINK_ERROR_PTX_COMPILE", None)["matches"][0]
     assert answer["code"] == "CD207"
     assert explain_text("cuFileDriverOpen failed: CU_FILE_DRIVER_NOT_INITIALIZED", None)["matches"][0]["code"] == "CD119"
+    # DCGM's codes are below zero; the Python bindings raise them by name (pydcgm's DCGMError)
+    assert explain_text("dcgm_structs.DCGMError_ConnectionNotValid: DCGM_ST_CONNECTION_NOT_VALID", None)["matches"][0][
+        "code"] == "CD104"

@@ -16,7 +16,7 @@ _STATUS_NAME = re.compile(r"\b(?:CUDNN_STATUS_[A-Z0-9_]{2,60}|CUDA_ERROR_[A-Z0-9
                           r"|CUBLAS_STATUS_[A-Z0-9_]{2,60}|CUFFT_[A-Z0-9_]{2,60}|CURAND_STATUS_[A-Z0-9_]{2,60}"
                           r"|CUSOLVER_STATUS_[A-Z0-9_]{2,60}|CUSPARSE_STATUS_[A-Z0-9_]{2,60}|NVRTC_ERROR_[A-Z0-9_]{2,60}"
                           r"|cudaError[A-Za-z0-9]{2,60}"
-                          r"|NVJPEG_STATUS_[A-Z0-9_]{2,60}|NVJITLINK_ERROR_[A-Z0-9_]{2,60}|CU_FILE_[A-Z0-9_]{2,60}"
+                          r"|NVJPEG_STATUS_[A-Z0-9_]{2,60}|NVJITLINK_ERROR_[A-Z0-9_]{2,60}|CU_FILE_[A-Z0-9_]{2,60}|DCGM_ST_[A-Z0-9_]{2,60}"
                           r"|nccl(?:UnhandledCudaError|SystemError|InternalError|InvalidArgument|InvalidUsage|RemoteError"
                           r"|InProgress)\b)")
 _STATUS_NUMBER = re.compile(r"(?i)\b(cudnn|cuda|nvml|cublas|cu[a-z]{2,30})\b[a-z_ :.-]{0,40}?"
@@ -135,7 +135,7 @@ def _status(row: dict[str, Any], how: str, index: int) -> Status:
 STATUS_PREFIXES = ("cudnn_status_", "cuda_error_", "nvml_error_", "cudaerror", "cublas_status_", "cufft_", "curand_status_",
                    "cusolver_status_", "cusparse_status_", "nvrtc_error_", "ncclunhandled", "ncclsystemerror",
                    "ncclinternalerror", "ncclinvalid", "ncclremoteerror", "ncclinprogress", "nvjpeg_status_",
-                   "nvjitlink_error_", "cu_file_")
+                   "nvjitlink_error_", "cu_file_", "dcgm_st_")
 
 
 # a status as other languages' wrappers spell it: cudnnStatusArchMismatch (Python's cudnn wrappers, Julia's
@@ -344,7 +344,7 @@ def _known_statuses(index: int, line: str, lower: str) -> list[Status]:
         # a code's name is the stronger fact (a type's name, cudaError_t, is none)
         if not said and not any(m.group(0) in by_name for m in itertools.islice(_STATUS_NAME.finditer(line), PER_LINE)):
             said = _in_cuda_context(index, line, lower)
-    if not any(word in lower for word in ("cu", "nvml", "nvrtc", "nccl", "nvjpeg", "nvjitlink")):
+    if not any(word in lower for word in ("cu", "nvml", "nvrtc", "nccl", "nvjpeg", "nvjitlink", "dcgm")):
         return said
     out = []
     if any(prefix in lower for prefix in STATUS_PREFIXES):
