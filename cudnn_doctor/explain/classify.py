@@ -43,8 +43,10 @@ def classify(facts: Facts) -> list[Cause]:
     """The causes FACTS show, strongest first, one per code."""
     causes: list[Cause] = []
     # a language binding's natives are a weaker fact than what the loader says beneath them (libcuda.so.1 missing)
-    bindings = tuple(e for e in facts.events if e.kind == "binding")
-    causes.extend(_from_events(tuple(e for e in facts.events if e.kind != "binding")))
+    # (and a framework's own CUDA extension said absent is weaker than a status or library failure on the same lines)
+    weak = ("binding", "extension")
+    bindings = tuple(e for e in facts.events if e.kind in weak)
+    causes.extend(_from_events(tuple(e for e in facts.events if e.kind not in weak)))
     causes.extend(_from_libraries(facts.libraries))
     causes.extend(Cause(symbol.finding, f"the loader could not find {symbol.name}, a symbol of {symbol.owner}: the "
                         "library that needs it was built against another version than the one loaded",
@@ -205,6 +207,14 @@ def _from_archs(facts: Facts) -> list[Cause]:
                 return []
             break
     cudnn = any(status.name.endswith("ARCH_MISMATCH") for status in facts.statuses)
+    said = facts.lines[arch.line].lower() if 0 <= arch.line < len(facts.lines) else ""
+    subject = load("libraries").get("arch_subject", {})
+    if not cudnn and any(word in said for word in subject.get("toolkit", ())):  # the toolkit lacks the GPU
+        needs = first_toolkit(arch.compute_capability)
+        values = {"compute_capability": arch.compute_capability} | ({"needs_cuda": needs} if needs else {})
+        return [Cause("CD206", f"compute capability {arch.compute_capability} with “{arch.cue}”: the CUDA toolkit in use "
+                      "does not know this GPU" + (f" (CUDA {needs} or newer does)" if needs else ""),
+                      f"compat/libraries.toml: {subject.get('source', '')}", values, kind="arch", line=arch.line)]
     return [Cause("CD311" if cudnn else "CD404",
                   f"compute capability {arch.compute_capability} with “{arch.cue}”: the build has no kernels for this GPU",
                   "the architecture the message names", {"compute_capability": arch.compute_capability}, kind="arch",

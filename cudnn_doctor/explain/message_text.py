@@ -37,7 +37,7 @@ TRIGGERS = (
     # an architecture written "sm 75", "SM89", "sm120" (SGLang's, SageAttention's, TensorRT's words)
     "sm 5", "sm 6", "sm 7", "sm 8", "sm 9", "sm 1", "sm5", "sm6", "sm7", "sm8", "sm9", "sm1",
     # the kernel's and the driver's own words (issue 21): Xid events, PCIe errors, undefined symbols of a framework
-    "xid", "nvrm", "pcie", "undefined symbol", ".version", "unsupported gnu version", "unsupported clang version",
+    "xid", "nvrm", "pcie", "dkms", "insmod", "modprobe", "dcgm", "unknown symbol", "could not insert", "undefined symbol", ".version", "unsupported gnu version", "unsupported clang version",
     "unsupported microsoft visual studio version",
     # "module" in the languages Windows prints error 126 in
     "modul", "módulo", "модуль", "模块", "模組", "モジュール", "모듈",
@@ -152,6 +152,7 @@ def _triggers() -> tuple[str, ...]:
     texts += [alias for row in load("libraries").get("library", []) for alias in row.get("aliases", [])]
     errors = load("errors")
     texts += [row["text"] for table in ("event", "outside") for row in errors.get(table, [])]
+    texts += [name for row in errors.get("component", []) for name in row["names"]]  # NVIDIA's host components
     texts += list(errors.get("missing_tool", {}).get("tools", ()))  # a toolkit program said to be missing
     texts += ["-notfound", "(advanced)"] if errors.get("cmake_notfound") else []  # CMake's NOTFOUND variables
     texts += [text for row in errors.get("error", []) for text in row.get("triggers", ())]  # a catalog entry's own words

@@ -157,3 +157,122 @@ def _host_compiler_event(index: int, compiler: str, newest: str | None) -> Event
                  if name == "gcc" and newest else
                  f"Build with {use} (CUDAHOSTCXX for CMake, -ccbin for nvcc), or install a newer CUDA toolkit that "
                  "supports this compiler.", HOST_COMPILER_SOURCE, values, index)
+
+
+# ------------------------------------------------------------------ kernel modules (issue 41, round nine)
+
+# a module's name in the module loader's and DKMS's own words (lower case)
+_MODULE_NAMED = re.compile(
+    r"could not insert (?:module )?'?(?P<a>[a-z0-9_.+-]{2,60}?)(?:\.ko)?'?(?::|\s|$)"
+    r"|\bmodule (?P<b>[a-z0-9_+-]{2,60}) not found"
+    r"|^(?:\[[^\]\n]{0,40}\]\s{0,3})?(?P<c>[a-z0-9_-]{2,40}): (?:unknown symbol|disagrees about version of symbol)"
+    r"|/var/lib/dkms/(?P<d>[a-z0-9_.+-]{2,60})/"
+    r"|for module (?P<e>[a-z0-9_.+-]{2,60})/\d"
+    r"|\bdkms (?:install|build|add|autoinstall)\b[^\n]{0,80}?\s(?P<f>[a-z][a-z0-9_.+-]{1,60})/\d"
+    r"|\bfailed for (?P<g>[a-z0-9_.+-]{2,60})\(\d{1,3}\)"
+    r"|error processing package (?P<h>[a-z0-9_.+-]{2,80}?-dkms)\b"
+    r"|(?P<i>[a-z0-9_.+-]{2,80}?-dkms) package post-installation"
+    r"|\bdkms module '(?P<j>[a-z0-9_.+-]{2,60})'")
+
+
+@functools.cache
+def _module_tables() -> tuple[dict[str, Any], tuple[dict[str, Any], ...]]:
+    errors = load("errors")
+    return errors.get("module_words", {}), tuple(errors.get("kernel_module", []))
+
+
+def module_row(name: str) -> dict[str, Any] | None:
+    """The [[kernel_module]] row of a module or DKMS package NAME (exact names first, then prefixes), or None: a
+    module that is not NVIDIA's."""
+    plain = name.strip("'\"").removesuffix(".ko").replace("_", "-").removesuffix("-dkms")
+    _, rows = _module_tables()
+    exact = next((row for row in rows if plain in row.get("names", ())), None)
+    return exact or next((row for row in rows if any(plain.startswith(p) for p in row.get("prefixes", ()))), None)
+
+
+def kernel_modules(index: int, lowers: list[str]) -> list[Event]:
+    """An NVIDIA kernel module that could not be built or loaded, named on line INDEX in the module loader's or
+    DKMS's words, with a failure word on that line or within [module_words] window lines of it."""
+    lower = lowers[index]
+    if not any(word in lower for word in ("insert", "module", "dkms", "symbol")):
+        return []
+    words, _ = _module_tables()
+    if not words:
+        return []
+    window = int(words.get("window", 4))
+    for match in itertools.islice(_MODULE_NAMED.finditer(lower), 4):
+        name = next(value for value in match.groupdict().values() if value)
+        row = module_row(name)
+        if row is None:
+            continue
+        near = lowers[max(0, index - window):index + window + 1]
+        if not any(word in line for line in near for word in words["failures"]):
+            continue
+        module = name.strip("'\"").removesuffix(".ko").removesuffix("-dkms")
+        return [Event("module", row["code"], match.group(0).strip(), row["meaning"].replace("{module}", module),
+                      row["fix"], f"{row['source']}; {words['source']}", (("module", module),), index)]
+    return []
+
+
+# ------------------------------------------------- NVIDIA's host components (issue 41, round nine)
+
+@functools.cache
+def _component_tables() -> tuple[tuple[str, ...], tuple[dict[str, Any], ...]]:
+    errors = load("errors")
+    return tuple(errors.get("component_words", {}).get("failures", ())), tuple(errors.get("component", []))
+
+
+def components(index: int, lowers: list[str]) -> list[Event]:
+    """An NVIDIA host component (compat/errors.toml [[component]]) named on line INDEX (or within its row's window
+    above) that the line, or the next one, says failed."""
+    failures, rows = _component_tables()
+    lower = lowers[index]
+    wrapped = lower + " " + lowers[index + 1] if index + 1 < len(lowers) else lower
+    if not any(word in wrapped for word in failures):
+        return []
+    for row in rows:
+        window = int(row.get("window", 0))
+        near = lowers[max(0, index - window):index + 1]
+        name = next((n for n in row["names"] for line in near if n in line), None)
+        if name is None:
+            continue
+        return [Event("component", row["code"], name.strip(), row["meaning"], row["fix"], row["source"],
+                      (("component", row["id"]),), index)]
+    return []
+
+
+# ------------------------------------------------ a framework's own CUDA extension (issue 41, round nine)
+
+_EXT_WORD = re.compile(r"[a-z_][a-z0-9_.]{0,60}")
+_EXT_CLAUSE = re.compile(r"[;:!?]\s|\.\s|\n")
+_NO_MODULE = re.compile(r"no module named '?([a-z0-9_.]{2,80})'?")
+
+
+def extensions(index: int, lower: str) -> list[Event]:
+    """A framework's or library's own CUDA extension said absent (compat/libraries.toml [extension_words]): a GPU word
+    right before an extension noun with an absence word in the clause, or an extension's module Python cannot
+    import."""
+    words = load("libraries").get("extension_words")
+    if not words or not any(word in lower for word in words["gpu"]):
+        return []
+    found = None
+    named = _NO_MODULE.search(lower)
+    if named and any(mark in named.group(1).rsplit(".", 1)[-1] for mark in words["module_marks"]):
+        found = named.group(0)
+    for clause in itertools.islice(_EXT_CLAUSE.split(lower, 16), 16) if found is None else ():
+        if not any(absent in clause for absent in words["absent"]):
+            continue
+        tokens = list(itertools.islice(_EXT_WORD.findall(clause), 200))
+        gap = int(words.get("gap", 2))
+        hit = next((f"{token} {tokens[at + step]}" for at, token in enumerate(tokens) if token in words["gpu"]
+                    for step in range(1, gap + 2) if at + step < len(tokens) and tokens[at + step] in words["nouns"]),
+                   None)
+        if hit is not None:
+            found = hit
+            break
+    if found is None:
+        return []
+    return [Event("extension", "CD409", found, "the package's own compiled CUDA part (its extension, ops or kernels) is "
+                  "not in the build installed: it was installed or built without it (a Python-only build, a wheel for "
+                  "another CUDA or PyTorch, a CUDA compile that was skipped), so the code that needs it cannot run on "
+                  "the GPU", words["fix"], words["source"], (), index)]

@@ -15,7 +15,10 @@ from cudnn_doctor.knowledge.data import load
 _STATUS_NAME = re.compile(r"\b(?:CUDNN_STATUS_[A-Z0-9_]{2,60}|CUDA_ERROR_[A-Z0-9_]{2,60}|NVML_ERROR_[A-Z0-9_]{2,60}"
                           r"|CUBLAS_STATUS_[A-Z0-9_]{2,60}|CUFFT_[A-Z0-9_]{2,60}|CURAND_STATUS_[A-Z0-9_]{2,60}"
                           r"|CUSOLVER_STATUS_[A-Z0-9_]{2,60}|CUSPARSE_STATUS_[A-Z0-9_]{2,60}|NVRTC_ERROR_[A-Z0-9_]{2,60}"
-                          r"|cudaError[A-Za-z0-9]{2,60})")
+                          r"|cudaError[A-Za-z0-9]{2,60}"
+                          r"|NVJPEG_STATUS_[A-Z0-9_]{2,60}|NVJITLINK_ERROR_[A-Z0-9_]{2,60}|CU_FILE_[A-Z0-9_]{2,60}|DCGM_ST_[A-Z0-9_]{2,60}"
+                          r"|nccl(?:UnhandledCudaError|SystemError|InternalError|InvalidArgument|InvalidUsage|RemoteError"
+                          r"|InProgress)\b)")
 _STATUS_NUMBER = re.compile(r"(?i)\b(cudnn|cuda|nvml|cublas|cu[a-z]{2,30})\b[a-z_ :.-]{0,40}?"
                             r"\b(?:error|failure|status|err|code)\b[\s:=(#]{0,4}(\d{1,4})\b")
 _ERROR_NUMBER = re.compile(r"(?i)\berror (\d{2,4}): ")
@@ -27,6 +30,15 @@ _CALL_NUMBER = re.compile(r"\b(cuda[A-Z][A-Za-z0-9_]{1,60}|cu[A-Z][A-Za-z0-9_]{1
                           # the number ends the program's words: "returned 3 rows" counts something else
                           r"(?!\s{0,2}[A-Za-z])")
 
+# a status's C type named before its number, as check macros print them ("cudaError_t 98 : \"invalid device function\"",
+# "CUresult 999", "cublasStatus_t = 13", "ncclResult_t 2"): the type says whose numbering it is
+_TYPE_NUMBER = re.compile(r"\b(cudaError_t|cudaError|CUresult|cudnnStatus_t|cublasStatus_t|nvmlReturn_t|ncclResult_t|"
+                          r"cufftResult|cusparseStatus_t|cusolverStatus_t|curandStatus_t|nvrtcResult)\b\s{0,3}[:=(#]?"
+                          r"\s{0,3}(\d{1,4})\b")
+TYPE_API = {"cudaError_t": "cudart", "cudaError": "cudart", "CUresult": "driver", "cudnnStatus_t": "cudnn",
+            "cublasStatus_t": "cublas", "nvmlReturn_t": "nvml", "ncclResult_t": "nccl", "cufftResult": "cufft",
+            "cusparseStatus_t": "cusparse", "cusolverStatus_t": "cusolver", "curandStatus_t": "curand",
+            "nvrtcResult": "nvrtc"}
 # ------------------------------------------------------------------------------------------ status codes
 
 
@@ -121,7 +133,9 @@ def _status(row: dict[str, Any], how: str, index: int) -> Status:
 
 
 STATUS_PREFIXES = ("cudnn_status_", "cuda_error_", "nvml_error_", "cudaerror", "cublas_status_", "cufft_", "curand_status_",
-                   "cusolver_status_", "cusparse_status_", "nvrtc_error_")
+                   "cusolver_status_", "cusparse_status_", "nvrtc_error_", "ncclunhandled", "ncclsystemerror",
+                   "ncclinternalerror", "ncclinvalid", "ncclremoteerror", "ncclinprogress", "nvjpeg_status_",
+                   "nvjitlink_error_", "cu_file_", "dcgm_st_")
 
 
 # a status as other languages' wrappers spell it: cudnnStatusArchMismatch (Python's cudnn wrappers, Julia's
@@ -327,9 +341,10 @@ def _known_statuses(index: int, line: str, lower: str) -> list[Status]:
         said = _self_confirming(index, lower)
     if not said and "cu" in lower:
         said = _after_prefix(index, lower)
-        if not said and not any(prefix in lower for prefix in STATUS_PREFIXES):  # a code's name is the stronger fact
+        # a code's name is the stronger fact (a type's name, cudaError_t, is none)
+        if not said and not any(m.group(0) in by_name for m in itertools.islice(_STATUS_NAME.finditer(line), PER_LINE)):
             said = _in_cuda_context(index, line, lower)
-    if "cu" not in lower and "nvml" not in lower and "nvrtc" not in lower:
+    if not any(word in lower for word in ("cu", "nvml", "nvrtc", "nccl", "nvjpeg", "nvjitlink", "dcgm")):
         return said
     out = []
     if any(prefix in lower for prefix in STATUS_PREFIXES):
@@ -355,6 +370,9 @@ def _known_statuses(index: int, line: str, lower: str) -> list[Status]:
     if not numbered:  # "cudaGetDeviceCount failed in paddle::...GetCUDADeviceCountImpl, error code : 35"
         numbered.extend(("cudart" if m.group(1).startswith("cuda") else "nvml" if m.group(1).startswith("nvml")
                          else "driver", int(m.group(2))) for m in itertools.islice(_CALL_NUMBER.finditer(line), PER_LINE))
+    for match in itertools.islice(_TYPE_NUMBER.finditer(line), PER_LINE):
+        api, number = TYPE_API[match.group(1)], int(match.group(2))
+        numbered.append(("cudnn9" if number >= 1000 else "cudnn8", number) if api == "cudnn" else (api, number))
     for api, number in numbered:
         row = by_number.get((api, number))
         if row is None and api in ("cudart", "driver"):

@@ -15,7 +15,9 @@ from cudnn_doctor.knowledge.data import load
 from cudnn_doctor.versions import ascii_digits
 
 _VERSION = re.compile(r"\(\s{0,2}\d{1,2},\s{0,2}\d{1,2},\s{0,2}\d{1,3}\s{0,2}\)|\b\d{1,2}(?:\.\d{1,4}){1,3}\b|\b\d{4,5}\b")
-_ARCH = re.compile(r"(?i)\b(?:sm|compute)[_-](\d{2,3})[a-z]?\b|capability\W{1,3}(?:of\s|is\s|sm_)?(\d{1,2})\.(\d)\b"
+_ARCH = re.compile(r"(?i)\b(?:sm|compute)[_-](\d{2,3})[a-z]?\b"
+                   # "capability 8.6", "capability of 7.5", "compute capability >= 8.9", "capability of at least 8.0"
+                   r"|capability\W{1,4}(?:of\s|is\s|sm_)?(?:at least\s)?(\d{1,2})\.(\d)\b"
                    r"|capability\W{1,3}\((\d{1,2}), (\d)\)|\bcompute (\d{1,2})\.(\d)\b"
                    # TensorRT's "Target GPU SM 120", "sm120"; its "Unsupported SM: 0x809" (major, then minor in hex);
                    # Paddle's "compute capability in your current machine is 120"
@@ -174,8 +176,8 @@ def phrases(index: int, lower: str) -> list[Phrase]:
                               line=index))
     if not out:
         out.extend(_no_gpu_answer(index, lower))
-    if not out and any(anchor in lower for anchor in SENTENCE_ANCHORS):
-        out.extend(_sentences(index, lower))
+    if not out:
+        out.extend(_sentences(index, lower, any(anchor in lower for anchor in SENTENCE_ANCHORS)))
     return out
 
 
@@ -224,6 +226,12 @@ def _sentence_pattern(kind: str, words: dict[str, list[str]]) -> re.Pattern[str]
         return re.compile(rf"\b(?:{fail})\s(?:the\s)?(?:{start})\s(?:the\s)?{cuda}\b"  # failed to initialize the CUDA device
                           rf"|\b{cuda}\s(?:{start})\s(?:{fail})\b"  # CUDA (device) initialization failure
                           rf"|\bcuda\s(?:{fail})\s(?:to\s)?(?:{start})\b")  # CUDA failed to initialize
+    if kind == "gpu-absent-any":  # no GPU at all, in a program's words without a vendor's ("no GPU is detected")
+        nouns, found, search, fail, qualifiers = (_alternatives(words[key])
+                                                  for key in ("nouns", "found", "search", "fail", "qualifiers"))
+        gpu = rf"(?:(?:{qualifiers})\s)?(?:{nouns})"
+        return re.compile(rf"\bno\s{gpu}\s(?:(?:was|were|is|are|has been|have been|could be)\s)?(?:{found})\b"
+                          rf"|\b(?:{fail})\s(?:{search})\s(?:any\s|a\s|an\s|the\s)?{gpu}\b")
     if kind == "gpu-absent":
         makers, nouns, found, search, fail = (_alternatives(words[key])
                                               for key in ("makers", "nouns", "found", "search", "fail"))
@@ -244,10 +252,18 @@ def _sentence_table() -> tuple[tuple[dict[str, Any], re.Pattern[str]], ...]:
 SENTENCE_ANCHORS = ("cuda", "nvidia")  # a sentence counts on a line that names CUDA or NVIDIA ("graphics driver" alone is any)
 
 
-def _sentences(index: int, lower: str) -> list[Phrase]:
+def _names_other(lower: str, others: tuple[str, ...]) -> bool:
+    """Does LOWER name one of OTHERS as a word of its own ("hip", not the "hip" of "chip")?"""
+    return any(re.search(rf"(?<![a-z0-9]){re.escape(word)}(?![a-z0-9])", lower) for word in others if word in lower)
+
+
+def _sentences(index: int, lower: str, anchored: bool = True) -> list[Phrase]:
     """A program's own sentence for a fault of the stack ("Failed to initialize CUDA device", "No NVIDIA GPU
-    detected", "Your NVIDIA driver is too old")."""
+    detected", "Your NVIDIA driver is too old"). Where the line names neither CUDA nor NVIDIA (not ANCHORED), only the
+    rows that need no anchor are read, and not on a line that names another vendor's device."""
     for row, pattern in _sentence_table():
+        if not anchored and (not row.get("unanchored") or _names_other(lower, tuple(row["words"].get("others", ())))):
+            continue
         match = pattern.search(lower)
         if match:
             return [Phrase(text=match.group(0), finding=row["finding"], meaning=row["meaning"], source=row["source"],

@@ -42,7 +42,7 @@ from cudnn_doctor.explain.message_text import (
     split_at_skip,
     to_text,
 )
-from cudnn_doctor.explain.read_events import events
+from cudnn_doctor.explain.read_events import components, events, extensions, kernel_modules
 from cudnn_doctor.explain.read_libraries import libraries, products, symbols
 from cudnn_doctor.explain.read_packages import conflicts, cpu_builds, not_found
 from cudnn_doctor.explain.read_statuses import statuses
@@ -111,7 +111,9 @@ def _facts_of(indexes: range, budget: int, most: int, lines: list[str], lowers: 
         found_products = [p for p in products(index, lower) if p.name not in {library.name for library in named}]
         facts = (named + found_products, statuses(index, line, lower, cudnn_named), pairs,
                  archs(index, line, lower), phrases(index, wrapped), symbols(index, line, lower, lines),
-                 cpu_builds(index, lower), compilers(index, lower, whole), events(index, line, wrapped))
+                 cpu_builds(index, lower), compilers(index, lower, whole),
+                 events(index, line, wrapped) + kernel_modules(index, lowers) + components(index, lowers)
+                 + extensions(index, lower))
         if any(facts):
             found.append(facts)
             if len(found) >= most:

@@ -189,6 +189,10 @@ def _needs(framework: str, version: str, os_name: str = "linux", artifact: str |
         release_rows, base = by_pip, str(by_pip[0].get("version", base))
     if release_rows and profile(framework).get("runs_on_framework"):
         release_rows = _on_framework(framework, release_rows)
+    if not release_rows and named is None and not by_pip:
+        release_rows = _series_rows(framework, base)
+        if release_rows and profile(framework).get("runs_on_framework"):
+            release_rows = _on_framework(framework, release_rows)
     need = Needs(framework, base, release_rows, build_cuda)
     if not release_rows:
         need.missing = release_unknown(framework, base)
@@ -287,6 +291,37 @@ def _same_release(row_version: str, wanted: str) -> bool:
     # DL4J's "1.0.0-beta7" compares as text above
     return bool(have and want and len(want) < max(3, len(have)) and have[: len(want)] == want
                 and "-" not in wanted and not re.search(r"[A-Za-z]", wanted))
+
+
+# what a row says about a build, as opposed to where it was read or which release it is
+_NOT_BUILD = ("version", "pip_version", "date", "released")
+
+
+def _series_rows(framework: str, version: str) -> list[dict[str, Any]]:
+    """The rows of a patch release the data does not hold (TensorFlow 2.4.1, ONNX Runtime 1.20.1), from the releases of
+    its series (2.4.x) the data does hold, where every one of them has the same builds: a framework's patch releases
+    keep their series' CUDA, cuDNN, driver and architectures, and the data's own rows show it for this series (where
+    they differ within the series, nothing is inferred). Each row says so in its source."""
+    have = version_tuple(version)
+    if not have or len(have) < 3 or re.search(r"[A-Za-z+-]", version):
+        return []
+    series = [v for v in known_releases(framework) if (version_tuple(v) or ())[:2] == have[:2]]
+    if not series:
+        return []
+
+    def builds(release: str) -> list[tuple[tuple[str, str], ...]]:
+        rows = [row for row in all_rows(framework) if str(row.get("version")) == release]
+        return sorted(tuple(sorted((key, repr(value)) for key, value in row.items()
+                                   if key not in _NOT_BUILD and "source" not in key and "note" not in key))
+                      for row in rows)
+
+    first = builds(series[0])
+    if not first or any(builds(other) != first for other in series[1:]):
+        return []
+    label = f"{display(framework)} {version} is not in the data; every release of its series it holds " \
+            f"({', '.join(series)}) has these builds, which a patch release keeps"
+    return [{**row, "version": version, "source": f"{label}: {row.get('source', '')}"}
+            for row in all_rows(framework) if str(row.get("version")) == series[0]]
 
 
 def known_releases(framework: str) -> list[str]:
