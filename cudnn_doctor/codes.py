@@ -305,7 +305,7 @@ _CODES = (
          "{library} could not be loaded: {error}"),
     Code("CD308", "error", "cuDNN file is broken or for another platform",
          "{library} is not a loadable library for this machine: {error}"),
-    Code("CD309", "error", "Loading cuDNN crashed or hung",
+    Code("CD309", "error", "Loading cuDNN crashed, hung or broke the process",
          "Loading {library} in a child process {how}. Any program that loads it will do the same."),
     Code("CD310", "info", "cuDNN not on the dynamic loader's path",
          "cuDNN {version} at {path} is not found by an ordinary program's dynamic loader "
