@@ -81,3 +81,205 @@ def answer_fd():
         return int(named)
     os.environ["CUDNN_DOCTOR_ANSWER_FD"] = str(fd)
     return fd
+
+
+# --- what a library loaded into this process changed in it -----------------------------------------------------------
+# A library's constructor (or its first call: cuInit, nvmlInit) runs inside every program that loads it. What it does
+# to that program is seen here, in the child, as the thing itself did it: the environment cleared or a variable of the
+# user's taken away (every later getenv of the program fails: CUDA_VISIBLE_DEVICES, HOME, PATH), standard output or
+# error pointed elsewhere (the program's output lost), a descriptor the program held closed (its files, pipes and
+# sockets), a process limit lowered (ulimit -n 3: the program can open no file), the working folder or the umask
+# changed, an alarm armed (SIGALRM ends the program). Only what takes something from the program is said: a variable
+# added, a limit raised is not.
+
+_LIMITS = (("RLIMIT_NOFILE", "open files (ulimit -n)"), ("RLIMIT_AS", "address space (ulimit -v)"),
+           ("RLIMIT_STACK", "stack (ulimit -s)"), ("RLIMIT_CPU", "CPU time (ulimit -t)"),
+           ("RLIMIT_NPROC", "processes (ulimit -u)"), ("RLIMIT_DATA", "data (ulimit -d)"),
+           ("RLIMIT_FSIZE", "file size (ulimit -f)"), ("RLIMIT_MEMLOCK", "locked memory (ulimit -l)"))
+_STREAMS = ((0, "standard input"), (1, "standard output"), (2, "standard error"))
+
+
+def _c_environ():
+    """The environment as C's getenv reads it (NAME -> VALUE, bytes), or None where it cannot be read: a library may
+    clear it (clearenv) or unset a variable without Python's os.environ knowing."""
+    try:
+        import ctypes
+
+        pointer = ctypes.POINTER(ctypes.c_char_p).in_dll(ctypes.CDLL(None), "environ")
+    except (ImportError, OSError, ValueError, AttributeError):
+        return None
+    found = {}
+    if not pointer:
+        return found
+    for index in range(1 << 20):
+        entry = pointer[index]
+        if entry is None:
+            break
+        name, _, value = entry.partition(b"=")
+        found.setdefault(name, value)
+    return found
+
+
+def _stream(fd):
+    """(device, inode, access mode) of descriptor FD, None where it is closed."""
+    try:
+        status = os.fstat(fd)
+    except OSError:
+        return None
+    try:
+        import fcntl
+
+        mode = fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE
+    except (ImportError, OSError):
+        mode = None
+    return status.st_dev, status.st_ino, mode
+
+
+def _limits():
+    try:
+        import resource
+    except ImportError:
+        return {}
+    found = {}
+    for name, _words in _LIMITS:
+        if hasattr(resource, name):
+            try:
+                found[name] = resource.getrlimit(getattr(resource, name))
+            except (OSError, ValueError):
+                pass
+    return found
+
+
+def _process_state():
+    state = {"streams": [_stream(fd) for fd, _words in _STREAMS], "limits": _limits(), "environ": _c_environ()}
+    try:
+        state["cwd"] = os.getcwd()
+    except OSError:
+        state["cwd"] = None
+    try:
+        mask = os.umask(0o22)
+        os.umask(mask)
+        state["umask"] = mask
+    except OSError:
+        state["umask"] = None
+    try:
+        import signal
+
+        state["alarm"] = signal.getitimer(signal.ITIMER_REAL)[0]
+    except (ImportError, AttributeError, OSError):
+        state["alarm"] = None
+    return state
+
+
+def _lower(before, after):
+    """Whether the limit AFTER is below BEFORE (-1: unlimited)."""
+    return before != after and (after != -1 and (before == -1 or after < before))
+
+
+def _limit_text(value):
+    return "unlimited" if value == -1 else str(value)
+
+
+def _target(fd):
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return "another file"
+
+
+class ProcessWatch:
+    """What the libraries loaded since this watch began took from this process. `check(STEP)` after each step (loading
+    the library, its first call) says what changed since the start, each change once, as 'STEP: what': one list,
+    `changes`. A descriptor held open from the start (one end of a pipe of its own: no other file shares its inode)
+    tells a library that closes every descriptor it did not open, or opens another file on its number."""
+
+    def __init__(self):
+        self.changes = []
+        self._said = set()
+        self._sentinel = None
+        try:
+            read, write = os.pipe()
+            os.close(write)
+            status = os.fstat(read)
+            self._sentinel = (read, status.st_dev, status.st_ino)
+        except OSError:
+            pass
+        self._before = _process_state()
+
+    def _sentinel_kept(self):
+        if self._sentinel is None:
+            return True
+        try:
+            status = os.fstat(self._sentinel[0])
+        except OSError:
+            return False
+        return (status.st_dev, status.st_ino) == self._sentinel[1:]
+
+    def _seen(self, after):
+        before = self._before
+        if not self._sentinel_kept():
+            yield "descriptors", "closed descriptors it did not open (a program's own files, pipes and sockets)"
+        for index, (fd, words) in enumerate(_STREAMS):
+            was, now = before["streams"][index], after["streams"][index]
+            if was is not None and now is None:
+                yield f"stream {fd}", f"closed the program's {words}"
+            elif was is not None and now[:2] != was[:2] and fd != 0:
+                yield f"stream {fd}", f"pointed the program's {words} at {_target(fd)}"
+            elif was is not None and fd != 0 and was[2] in (os.O_WRONLY, os.O_RDWR) and now[2] == os.O_RDONLY:
+                yield f"stream {fd}", f"made the program's {words} unwritable"
+        old_env, new_env = before["environ"], after["environ"]
+        if old_env and new_env is not None:
+            if not new_env:
+                yield "environ", "cleared the environment (every variable the program reads, CUDA_VISIBLE_DEVICES " \
+                                 "and PATH among them, is gone)"
+            else:
+                gone = sorted(name for name in old_env if name not in new_env)
+                changed = sorted(name for name in old_env if name in new_env and new_env[name] != old_env[name])
+                names = [os.fsdecode(name) for name in (gone + changed)[:5]]
+                if gone or changed:
+                    more = len(gone) + len(changed) - len(names)
+                    yield "environ", "{} the program's variables {}{}".format(
+                        "unset" if gone and not changed else "changed", ", ".join(names),
+                        f" and {more} more" if more else "")
+        for name, words in _LIMITS:
+            was, now = before["limits"].get(name), after["limits"].get(name)
+            if was is not None and now is not None and (_lower(was[0], now[0]) or _lower(was[1], now[1])):
+                yield name, f"lowered the program's limit of {words} from {_limit_text(was[0])} to {_limit_text(now[0])}"
+        if before["cwd"] is not None and after["cwd"] != before["cwd"]:
+            yield "cwd", "changed the program's working folder to {}".format(after["cwd"] or "a folder that is gone")
+        if before["umask"] is not None and after["umask"] is not None and after["umask"] & ~before["umask"]:
+            yield "umask", "set the program's umask to {:04o} (the files it creates lose permissions)".format(
+                after["umask"])
+        if not before["alarm"] and after["alarm"]:
+            yield "alarm", "armed an alarm: SIGALRM ends the program {:.0f} s later".format(after["alarm"])
+
+    def check(self, step):
+        """What changed since the watch began and was not said yet, said as 'STEP: what; what'. A limit lowered is
+        raised again where this process may: the child goes on to answer the rest (which file it mapped)."""
+        after = _process_state()
+        new = []
+        for key, words in self._seen(after):
+            if key not in self._said:
+                self._said.add(key)
+                new.append(words)
+        if new:
+            self.changes.append("{}: {}".format(step, "; ".join(new)))
+        self._restore_limits(after["limits"])
+        return self.changes
+
+    def _restore_limits(self, now):
+        try:
+            import resource
+        except ImportError:
+            return
+        for name, was in self._before["limits"].items():
+            if now.get(name, was) == was:
+                continue
+            hard = now[name][1]  # a hard limit lowered stays lowered where this process may not raise it
+            soft = was[0] if hard == -1 or (was[0] != -1 and was[0] <= hard) else hard
+            for wanted in (was, (soft, hard)):
+                try:
+                    resource.setrlimit(getattr(resource, name), wanted)
+                    break
+                except (OSError, ValueError):
+                    continue

@@ -38,11 +38,14 @@ ALLOWED_IMPORTS = ("os", "sys", "ctypes", "glob", "platform", "importlib", "path
 
 
 def say(key, value=""):
-    """One line of the answer, written now (unbuffered), tabs and newlines in VALUE escaped."""
+    """One line of the answer, written now (unbuffered), tabs and newlines in VALUE escaped, on the runner's answer
+    channel (_child_stdio's answer_fd: opened again where a library this child loaded closed it or put another file
+    on its number, as one pointing every descriptor at /dev/null does), else on stdout."""
     text = "{}{}\t{}\n".format(MARK, key, str(value).replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n"))
     data = text.encode("utf-8", "surrogateescape")
+    descriptor = _STDIO["answer_fd"]() if "answer_fd" in _STDIO else 1
     while data:
-        data = data[os.write(1, data):]
+        data = data[os.write(descriptor, data):]
 
 
 def mapped():
@@ -308,7 +311,8 @@ def _ask_loader_as_cudnn(graph, folders, version, names):
     """The engine libraries as cuDNN's graph library opens them when work runs: by name, from its own code, so the
     loader searches FOLDERS (LD_LIBRARY_PATH, then the graph library's DT_RUNPATH). A process cannot call dlopen
     as another object, so a grandchild does, whose LD_LIBRARY_PATH is FOLDERS in that order, with GRAPH already
-    loaded (the engines need it by soname); its lines go to this same output. One that dies is said here."""
+    loaded (the engines need it by soname); its lines go to this same answer channel (opened again by its path
+    there). One that dies is said here."""
     import subprocess
 
     env = dict(os.environ)
@@ -386,11 +390,15 @@ def _first_file(name):
 
 def _keep_stdio():
     """Each of stdin, stdout and stderr a preloaded library closed is /dev/null again: _child_stdio.py, the one
-    copy for every child script (they import only the standard library), run from its file."""
+    copy for every child script (they import only the standard library), run from its file; its namespace (its
+    answer_fd: the answer channel as it is when a line is written) kept in _STDIO."""
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_child_stdio.py")
     with open(path) as source:  # read and closed first: it may hold the number of a closed descriptor meanwhile
         text = source.read()
-    exec(compile(text, path, "exec"), {"__name__": "_child_stdio"})
+    exec(compile(text, path, "exec"), _STDIO)
+
+
+_STDIO = {"__name__": "_child_stdio"}
 
 
 if __name__ == "__main__":

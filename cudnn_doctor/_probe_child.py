@@ -104,6 +104,7 @@ def _call_int_out(lib, name):
 
 def probe_cudnn(target):
     lib = _load(target)
+    _watched("loading " + os.path.basename(target))
     base = os.path.basename(target).split(".so")[0]
     return {
         "cudnnGetVersion": _call_size_t(lib, "cudnnGetVersion"),
@@ -167,46 +168,21 @@ def _uuid_text(raw):
     return "GPU-" + "-".join((digits[0:8], digits[8:12], digits[12:16], digits[16:20], digits[20:32]))
 
 
-def _sentinel():
-    """A descriptor this process holds open, as a program holds its own files: (descriptor, device, inode)."""
-    try:
-        fd = os.open(os.devnull, os.O_RDONLY)
-        status = os.fstat(fd)
-        return fd, status.st_dev, status.st_ino
-    except OSError:
-        return None
-
-
-def _sentinel_kept(sentinel):
-    """Whether SENTINEL's descriptor is still the file it was opened on (a library may close every descriptor it did
-    not open, and another file take the number)."""
-    if sentinel is None:
-        return True
-    try:
-        status = os.fstat(sentinel[0])
-    except OSError:
-        return False
-    return (status.st_dev, status.st_ino) == sentinel[1:]
+def _watched(step):
+    """What the libraries this child loaded took from it so far (_child_stdio's ProcessWatch), each change said once
+    with the first STEP after which it was seen: a program that loads them loses the same."""
+    if _WATCH:
+        _WATCH[0].check(step)
 
 
 def probe_cuda(target):
     """What a program started in this environment gets from CUDA: the libcuda.so.1 the loader maps (with
     LD_LIBRARY_PATH, LD_PRELOAD and the cache as they are), cuInit's answer by its CUDA name, and the GPUs
-    CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER leave, in CUDA's order, with their UUIDs and PCI bus ids; and where
-    the driver closed descriptors the process held open before it (a program's files, pipes and sockets), the step
-    that did."""
-    sentinel = _sentinel()
-    answer = _probe_cuda(target, sentinel)
-    if not _sentinel_kept(sentinel) and "closed_descriptors" not in answer:
-        answer["closed_descriptors"] = "the device queries"
-    return answer
-
-
-def _probe_cuda(target, sentinel):
+    CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER leave, in CUDA's order, with their UUIDs and PCI bus ids; what the
+    driver took from the process at each step is main's changed_process."""
     lib = _load(target)
     answer = {"loaded_path": _loaded_path("libcuda.so"), "mapped": _mapped_libraries()}
-    if not _sentinel_kept(sentinel):
-        answer["closed_descriptors"] = "loading libcuda.so.1"
+    _watched("loading libcuda.so.1")
     version, status = _call_int_out(lib, "cuDriverGetVersion")
     answer["cuDriverGetVersion"] = version if status == 0 else None
     answer["status"] = status  # of cuDriverGetVersion, as the libcuda job answers it
@@ -219,8 +195,7 @@ def _probe_cuda(target, sentinel):
     answer["cuInit"] = status
     answer["cuInit_name"] = _cuda_name(lib, status, "cuGetErrorName")
     answer["cuInit_text"] = _cuda_name(lib, status, "cuGetErrorString")
-    if not _sentinel_kept(sentinel) and "closed_descriptors" not in answer:
-        answer["closed_descriptors"] = "cuInit"
+    _watched("cuInit")
     if status != 0:
         return answer
     count, status = _call_int_out(lib, "cuDeviceGetCount")
@@ -248,6 +223,7 @@ def _probe_cuda(target, sentinel):
         devices.append(entry)
     answer["devices"] = devices
     answer["peer_access"] = _peer_access(lib, len(devices))
+    _watched("the device queries")
     return answer
 
 
@@ -315,7 +291,10 @@ def probe_nvml(_arg=None, module_folder=None):
     pynvml = _import_pynvml()
 
     try:
-        pynvml.nvmlInit()
+        try:
+            pynvml.nvmlInit()
+        finally:
+            _watched("loading libnvidia-ml.so.1 and nvmlInit")
     except pynvml.NVMLError as error:  # which libnvidia-ml answered so: a stub on LD_LIBRARY_PATH is not the driver's
         return {"ok": False, "error": str(error), "error_class": type(error).__name__,
                 "library": _loaded_path("libnvidia-ml.so", getattr(pynvml, "nvmlLib", None))}
@@ -692,8 +671,13 @@ def main(argv):
         return
     started = time.perf_counter()
     job, arg, extra = argv[1], (argv[2] if len(argv) > 2 else None), argv[3:]
+    if "ProcessWatch" in _STDIO:
+        _WATCH[:] = [_STDIO["ProcessWatch"]()]
     try:
         values = JOBS[job](arg, *extra)
+        _watched("its first calls")
+        if _WATCH and _WATCH[0].changes:  # what loading the library (or its first calls) took from the process
+            values["changed_process"] = list(_WATCH[0].changes)
         values["child_ms"] = round((time.perf_counter() - started) * 1000, 1)
         answer = {"loaded": True, "values": values}
     except OSError as error:  # dlopen's own message
@@ -766,6 +750,7 @@ def _keep_stdio():
 
 
 _STDIO = {"__name__": "_child_stdio"}
+_WATCH: list = []  # main's ProcessWatch
 
 if __name__ == "__main__":
     _EXITS_AFTER_ANSWER = True

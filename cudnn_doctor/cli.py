@@ -419,11 +419,14 @@ def _usage_error(error: UsageError, args: list[str]) -> int:
 
     name, params = read_anyway(build_parser(every_command=True), args)
 
-    def write(exit_code: int, message: str, fix: str) -> None:
-        write_error_json(exit_code, message, fix, command=name)
+    def write(exit_code: int, message: str, fix: str, code: str) -> None:
+        from cudnn_doctor.codes import CODES
 
-    # no command read (`cudnn-doctor --install-completion bash --json`): --json among the words still asks for JSON
-    want_json = json_wanted(name, params) or (name is None and "--json" in args)
+        write_error_json(exit_code, message, fix, CODES[code].title, code, command=name)
+
+    # no command read (`cudnn-doctor --install-completion bash --json`), or not its options (`fleet chek --json`,
+    # `--json check`): --json among the words before any `--` still asks for JSON
+    want_json = json_wanted(name, params) or "--json" in (args[:args.index("--")] if "--" in args else args)
     return report_usage_error(error.parser, error.message, error.words, want_json, write)
 
 

@@ -57,6 +57,15 @@ _CODES = (
     Code("CD008", "error", "Not possible on this machine",
          "What was asked cannot be done here: nothing to install for this OS and architecture, no toolkit to "
          "install into, a GPU index this machine does not have, a library or program the command needs is missing."),
+    Code("CD010", "error", "A limit of the process stopped it",
+         "A limit set on the doctor's own process (ulimit -n, -v, -s, -t, -f, -u) left it too little to finish: too "
+         "few open files for its own files and the children that ask the libraries, too little address space or "
+         "stack, its CPU time spent, a file past the size limit. The error names the limit and the line that lifts "
+         "it where the hard limit allows."),
+    Code("CD011", "error", "A word the command line does not know",
+         "The command line holds a word no part of it takes: a command that does not exist, an option the command "
+         "does not have (or one given before the command it belongs to), an argument too many. The error says the "
+         "closest word it knows."),
     Code("CD009", "error", "A program the doctor asked did not answer",
          "A program the doctor runs to answer (an interpreter given with --python, srun, a shell asked for its "
          "profile) could not start, failed, timed out, or answered something no real one would."),
@@ -305,7 +314,7 @@ _CODES = (
          "{library} could not be loaded: {error}"),
     Code("CD308", "error", "cuDNN file is broken or for another platform",
          "{library} is not a loadable library for this machine: {error}"),
-    Code("CD309", "error", "Loading cuDNN crashed or hung",
+    Code("CD309", "error", "Loading cuDNN crashed, hung or broke the process",
          "Loading {library} in a child process {how}. Any program that loads it will do the same."),
     Code("CD310", "info", "cuDNN not on the dynamic loader's path",
          "cuDNN {version} at {path} is not found by an ordinary program's dynamic loader "

@@ -167,6 +167,7 @@ def install_script(named: str) -> int:
     do instead, and nothing of the user's is left half changed."""
     shell = _shell(named, "--install-completion")
     text = script(shell)
+    _MADE.clear()
     if shell in ("powershell", "pwsh"):  # the profile is the user's own file: the script is added to it, once
         path = _powershell_profile(shell)
         prepared = _prepare_line(path, text, shell)
@@ -191,6 +192,7 @@ def install_script(named: str) -> int:
         except BaseException:
             if rc_line is not None:
                 os.close(rc_line[0])
+            _undo_made()  # the folders and the empty start-up file made for it: the refusal says nothing changed
             raise
         if rc_line is not None:
             _append(*rc_line)
@@ -255,11 +257,30 @@ def _os_why(error: OSError) -> str:
     return error.strerror or str(error)
 
 
+_MADE: list[str] = []  # the folders and files this install made (in order), taken away again where it is refused
+
+
+def _undo_made() -> None:
+    """What this install made before it was refused, taken away again where it is as it was made: an empty start-up
+    file, an empty folder (a full disk or a FIFO in the way leaves the home as it was)."""
+    for made in reversed(_MADE):
+        try:
+            if os.path.isdir(made) and not os.path.islink(made):
+                os.rmdir(made)
+            elif os.path.getsize(made) == 0:
+                os.unlink(made)
+        except OSError:
+            pass
+    _MADE.clear()
+
+
 def _make_folder(folder: Path, shell: str, fix: str) -> None:
     """FOLDER and its parents made; a file, FIFO or link to nothing where a folder goes, or a folder it may not
     write, is a refusal that names the part in the way."""
+    missing = [str(part) for part in (*reversed(folder.parents), folder) if not os.path.lexists(part)]
     try:
         folder.mkdir(parents=True, exist_ok=True)
+        _MADE.extend(missing)
     except OSError as error:
         for part in (*reversed(folder.parents), folder):
             if os.path.lexists(part) and not os.path.isdir(part):
@@ -326,10 +347,13 @@ def _prepare_line(rc_file: Path, line: str, shell: str) -> tuple[int, bytes] | N
         return None
     _make_folder(rc_file.parent, shell, fix)
     flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    existed = os.path.lexists(rc_file)
     try:
         descriptor = os.open(rc_file, flags, 0o644)
     except OSError as error:
         raise _refused(shell, rc_file, _os_why(error), fix) from None
+    if not existed:
+        _MADE.append(str(rc_file))
     try:
         if not stat.S_ISREG(os.fstat(descriptor).st_mode):  # swapped for a FIFO since it was read
             raise _refused(shell, rc_file, "is not a regular file", fix)

@@ -19,7 +19,7 @@ def _stopped(stopped: tuple[str, str]) -> None:
     json_out = sys.modules.get("cudnn_doctor.render.json_out")
     already = bool(getattr(json_out, "written", False))  # never a second JSON object
     if not already and ("--json" in sys.argv or "json" in sys.argv):  # the parser never ran: its words
-        sys.stdout.write('{"schema": "cudnn-doctor/error/1", "error": {"code": null, "title": "A limit of the '
+        sys.stdout.write('{"schema": "cudnn-doctor/error/1", "error": {"code": "CD010", "title": "A limit of the '
                          f'process stopped it", "message": {_json_string(stopped[0])}, "fix": '
                          f'{_json_string(stopped[1])}}}, "exit_code": 2}}\n')
     sys.exit(2)

@@ -208,6 +208,9 @@ class CudnnInstall:
     file_version: str | None = None  # a DLL's version resource ("9.28.1.4"), read without loading it
     # Windows: DLLs its files import that are in none of the folders the loader searches (zlibwapi.dll, ...)
     missing_dlls: tuple[str, ...] = ()
+    # what loading it took from the child's process, each 'STEP: what' (the environment cleared, standard output
+    # pointed elsewhere, a limit lowered, ...): every program that loads it loses the same
+    changed_process: tuple[str, ...] = ()
 
 
 @record
@@ -410,11 +413,13 @@ class ProcessView:
     # a FIFO where the loader looks first for libcuda.so.1 / libnvidia-ml.so.1 (LD_LIBRARY_PATH): ld.so opens it and
     # waits for a writer for ever, so the probe that loads it hung, as every program that loads it does
     libcuda_fifo: str | None = None
-    # the step of the CUDA probe (loading libcuda.so.1, cuInit, the device queries) in which the driver closed
-    # descriptors the process held open: a program's own files, pipes and sockets gone after its first CUDA call
-    closed_descriptors: str | None = None
+    # what the libcuda.so.1 a program loads took from the CUDA probe's process, each as 'STEP: what' (loading
+    # libcuda.so.1, cuInit, the device queries): descriptors it held closed, the environment cleared, standard output
+    # pointed elsewhere, a limit lowered, an alarm armed; a program loses the same at its first CUDA call
+    changed_process: tuple[str, ...] = ()
     nvml_fifo: bool = False
     nvml_died: str | None = None  # how the child that loads NVML ended before it answered (crashed, hung, exited)
+    nvml_changed: tuple[str, ...] = ()  # what loading that NVML took from the child's process ('STEP: what')
     # XLA_FLAGS naming a file of flags that would stop every JAX program at start: (file, what is wrong with it)
     xla_flags_file: tuple[str, str] | None = None
 

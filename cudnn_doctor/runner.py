@@ -20,6 +20,7 @@ from cudnn_doctor.limits import limit_stopped
 from cudnn_doctor.streams import CLOSED_PIPE_EXIT, OUTPUT_LOST_EXIT, OutputLost, bounded, say, stdout_closed, unquoted
 
 ERROR_SCHEMA = "cudnn-doctor/error/1"
+LIMIT_TITLE = "A limit of the process stopped it"  # CD010's title (codes.py), written where the registry may not load
 __all__ = ["ISSUES_URL", "guarded", "json_wanted", "write_error_json"]
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -76,7 +77,7 @@ def interrupted(error: BaseException, want_json: bool, command: str | None = Non
         say(f"cudnn-doctor: error: {message} (fix: {fix})")
         if want_json:
             try:
-                write_error_json(2, message, fix, title="A limit of the process stopped it", command=command)
+                write_error_json(2, message, fix, title=LIMIT_TITLE, code="CD010", command=command)
             except (OutputLost, BrokenPipeError):
                 pass
         return 2
@@ -145,7 +146,7 @@ def guarded(function: F, command: str | None = None, given: dict[str, Any] | Non
                 child.stop_all()
                 say(f"cudnn-doctor: error: {stopped[0]} (fix: {stopped[1]})")
                 if want_json:
-                    write_error_json(2, stopped[0], stopped[1], title="A limit of the process stopped it", command=name)
+                    write_error_json(2, stopped[0], stopped[1], title=LIMIT_TITLE, code="CD010", command=name)
                 raise SystemExit(2) from None
             if verbose:
                 import traceback

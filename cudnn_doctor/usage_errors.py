@@ -113,16 +113,21 @@ def describe(parser: argparse.ArgumentParser, message: str, words: Sequence[str]
 
 
 def report_usage_error(parser: argparse.ArgumentParser, message: str, words: Sequence[str], want_json: bool,
-                       write_json: Callable[[int, str, str], None] | None = None) -> int:
+                       write_json: Callable[[int, str, str, str], None] | None = None) -> int:
     """Print the usage error as one line on standard error and, when WANT_JSON, hand it to WRITE_JSON (the command
     line's one `cudnn-doctor/error/1` object); the exit code."""
     from cudnn_doctor.streams import bounded, say, unquoted
 
     text, fix = describe(parser, message, words)
+    # the registry's class: CD011 a word no part of the command line takes (an unknown command or option, an argument
+    # too many), CD003 what the command works on not given, CD001 an option or argument given a value it does not
+    # take (none, or one not among its choices)
+    code = "CD011" if words or text.startswith(f"{_where(parser)}: no such command ".lstrip(": ")) else \
+        "CD003" if message.startswith("the following arguments are required") else "CD001"
     text, fix = bounded(text), bounded(fix)  # an option's name or value of 100 kB quoted whole: cut
     say(f"cudnn-doctor: error: {text} (fix: {unquoted(fix)})")
     if want_json and write_json is not None:
-        write_json(USAGE_EXIT, text, fix)
+        write_json(USAGE_EXIT, text, fix, code)
     return USAGE_EXIT
 
 

@@ -188,7 +188,7 @@ def test_a_cuinit_that_closes_the_programs_descriptors_is_a_finding(machine_in_p
     machine.env["CUDA_VISIBLE_DEVICES"] = "0"  # CUDA itself is asked what it leaves
     report = machine.check_json()
     [found] = [f for f in report["findings"] if f["code"] == "CD110"]
-    assert "closes descriptors it did not open" in found["detail"] and found["evidence"] == "seen", found
+    assert "closed descriptors it did not open" in found["detail"] and found["evidence"] == "seen", found
     assert "cuInit" in found["detail"], found
 
 

@@ -66,6 +66,21 @@ def test_what_stands_in_the_way_is_named_and_nothing_is_half_done(machine: Machi
         assert (machine.home / rc_file).read_bytes() == had
 
 
+@pytest.mark.parametrize("shell", ["bash", "zsh"])
+def test_a_refused_install_takes_back_the_folders_and_empty_start_up_file_it_made(machine: Machine,
+                                                                                shell: str) -> None:
+    """'nothing was changed' holds: the start-up file it opened (created empty) and the folders it made for it
+    (ZDOTDIR's, several deep) before the script could not be written (a FIFO in the script's place, as a full disk
+    refuses it) are taken away again; the home holds what it held."""
+    script, rc_file = PLACES[shell]
+    machine.env["ZDOTDIR"] = str(machine.home / "zdot" / "deep")
+    _obstacle(machine.home / script, "fifo")
+    before = sorted(str(p.relative_to(machine.home)) for p in machine.home.rglob("*"))
+    result = machine.run("--install-completion", shell, timeout=20)
+    assert result.exit_code == 2 and "nothing was changed" in result.stderr, result.stderr
+    assert sorted(str(p.relative_to(machine.home)) for p in machine.home.rglob("*")) == before
+
+
 def test_home_empty_or_relative_is_refused_not_taken_as_root(machine: Machine) -> None:
     for home in ("", "relative/home"):
         machine.env["HOME"] = home

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from cudnn_doctor.codes import CODES
 from tests.conftest import Machine
 from tests.fakes.build import fake_cudnn, fake_nvml
 from tests.test_check import CUDNN9_SUBLIBS
@@ -55,6 +56,8 @@ def test_a_doctor_under_a_limit_says_which_one_stopped_it(machine: Machine, tmp_
             data = json.loads(done.stdout)  # one object: a second would make this fail
             said = data["summary"]["exit_code"] if "summary" in data else data["exit_code"]  # a report, or an error
             assert said == done.returncode
+            if "error" in data:  # the registry's class of the error, not null
+                assert data["error"]["code"] == "CD010" and data["error"]["title"] == CODES["CD010"].title, data
         if done.returncode == 2:
             lines = done.stderr.strip().splitlines()
             assert len(lines) == 1, done.stderr[-1500:]
@@ -86,6 +89,7 @@ def test_a_doctor_out_of_cpu_time_says_so_in_one_line(machine: Machine, tmp_path
                           preexec_fn=limit)
     assert done.returncode == 2, (done.returncode, done.stderr[-800:])
     assert json.loads(done.stdout)["error"]["title"] == "A limit of the process stopped it"
+    assert json.loads(done.stdout)["error"]["code"] == "CD010"
     [line] = done.stderr.strip().splitlines()
     assert "ulimit -t is" in line and "ulimit -S -t" in line, line
 

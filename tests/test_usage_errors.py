@@ -40,7 +40,10 @@ CASES = [
 def test_usage_errors_are_one_line_with_a_fix(machine: Machine, args: list[str], message: str, fix: str) -> None:
     result = machine.run(*args)
     assert result.exit_code == 2, result
-    assert result.stdout == ""
+    if "--json" in args:  # asked for, where the parser read it or not: one JSON object with the class's code
+        assert result.json["error"]["code"] in ("CD001", "CD011"), result.stdout
+    else:
+        assert result.stdout == ""
     [line] = result.stderr.splitlines()
     shown = fix.replace("`", "")  # a command in a printed fix carries no backticks to paste (issue 36)
     assert line.startswith(f"cudnn-doctor: error: {message}") and "(fix: " in line and shown in line, line
@@ -56,7 +59,12 @@ def test_usage_errors_with_json_are_one_object(machine: Machine, args: list[str]
     data = result.json
     validate(data)
     assert data["schema"] == "cudnn-doctor/error/1" and data["exit_code"] == 2
-    assert data["error"]["title"] == "Usage error" and data["error"]["fix"]
+    from cudnn_doctor.codes import CODES
+
+    # the class of the parser's error, from the registry: a word no part of it takes, or a value an option does not
+    assert data["error"]["code"] == ("CD011" if args in (["check", "--jsn"], ["chek"]) else
+                                     "CD003" if args == ["fleet", "merge"] else "CD001"), data
+    assert data["error"]["title"] == CODES[data["error"]["code"]].title and data["error"]["fix"]
     assert result.stderr.count("\n") == 1 and data["error"]["message"] in result.stderr
 
 

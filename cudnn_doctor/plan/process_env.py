@@ -49,8 +49,9 @@ def treat(work: Any) -> None:
     for finding in work.with_code("CD110"):
         entry = str(finding.values.get("entry") or "")
         if entry and (finding.subject == "libcuda.so.1" or os.path.basename(str(finding.subject)) == "libcuda.so.1"):
-            work.take([finding], Action(ENV, (), f"{entry} out of LD_LIBRARY_PATH: its libcuda.so.1 is not one the "
-                                                 "loader can load, and the driver's own comes after it",
+            fault = str(finding.values.get("fault") or "is not one the loader can load")
+            work.take([finding], Action(ENV, (), f"{entry} out of LD_LIBRARY_PATH: its libcuda.so.1 {fault}, and the "
+                                                 "driver's own comes after it",
                                         LOADER_SOURCE, env=(EnvChange("LD_LIBRARY_PATH", "remove", entry),)))
     for finding in work.with_code("CD118"):
         _nvml_library(work, finding, report)

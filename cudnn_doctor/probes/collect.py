@@ -22,7 +22,7 @@ from cudnn_doctor.probes import cudnn as cudnn_probe
 from cudnn_doctor.probes.context import SearchContext
 from cudnn_doctor.probes.driver import NVML_JOB, NVML_NOT_FOUND, read_driver
 from cudnn_doctor.probes.frameworks import detect_frameworks, link_frameworks_to_installs, theano_flags
-from cudnn_doctor.probes.library_jobs import Job, ProbeBatch, run_jobs
+from cudnn_doctor.probes.library_jobs import Job, ProbeBatch, changed_process, run_jobs
 from cudnn_doctor.probes.loader import (
     StartedNvml,
     cache_from_answer,
@@ -258,10 +258,15 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
         # the child ended or hung before NVML answered: the libnvidia-ml.so.1 the loader takes first, named
         library = resolve_like_loader("libnvidia-ml.so.1", [], ctx, cache)
         died = nvml.error or "ended before NVML answered"
+    # what loading NVML (and nvmlInit) took from the child's process, whatever NVML answered: the file it loaded
+    taken = changed_process(nvml.values) if nvml.loaded else ()
+    if taken and not library:
+        library = nvml.values.get("library") or resolve_like_loader("libnvidia-ml.so.1", [], ctx, cache)
     if report.process is not None and isinstance(library, str) and library:  # NVML refused: which file, and how
         from cudnn_doctor.probes.process_env import origin
 
         report.process.nvml_library, report.process.nvml_error = library, report.nvml_error or died
+        report.process.nvml_changed = taken
         report.process.nvml_fifo = fifo is not None
         report.process.nvml_died = died
         report.process.nvml_via, report.process.nvml_entry = origin(library, "libnvidia-ml.so.1", ctx)

@@ -16,6 +16,7 @@ from cudnn_doctor.cudnn_files import SONAME, header_version, library_file, major
 from cudnn_doctor.elf import ElfError, read_elf
 from cudnn_doctor.model import CudnnInstall, LibraryProbe, Toolkit
 from cudnn_doctor.probes.context import SearchContext
+from cudnn_doctor.probes.library_jobs import changed_process
 from cudnn_doctor.probes.pe import PeError, read_pe
 from cudnn_doctor.probes.toolkit import lib_dirs_of
 from cudnn_doctor.user_files import SOURCE_LIMIT, UnreadableFile, is_regular_file, read_user_text
@@ -258,6 +259,7 @@ def build_install(library: str, source: str, aliases: list[str], probe: LibraryP
         real_path=os.path.realpath(folder),
         file_version=file_version,
         missing_dlls=missing_dlls,
+        changed_process=changed_process(values),
     )
 
 

@@ -229,3 +229,12 @@ def run_jobs(jobs: list[Job], timeout: float | None = None,
     """Run JOBS side by side, each child with ENV (this process's by default); every job gets an answer, crash
     and timeout included."""
     return ProbeBatch(jobs, timeout, env).results()
+
+
+def changed_process(values: Mapping[str, Any]) -> tuple[str, ...]:
+    """What the library a child loaded took from that child's process (`changed_process`: each 'STEP: what', from
+    _child_stdio's ProcessWatch): a program that loads it loses the same. Strings only, at most twenty."""
+    said = values.get("changed_process")
+    if not isinstance(said, list):
+        return ()
+    return tuple(item for item in said if isinstance(item, str))[:20]

@@ -85,7 +85,7 @@ class LoadChildren:
                 if version is not None:
                     self.users.append((LOADER, None))
                     requests.append(ChildRequest(python_argv(CHILD, *self._args(LOADER, "-", None, version)), env,
-                                                 timeout, "the loading child"))
+                                                 timeout, "the loading child", answer_channel=True))
         self.batch = ChildBatch(requests, deadline=deadline_in(timeout), parallel=max(1, len(requests)))
 
     @staticmethod
@@ -99,11 +99,11 @@ class LoadChildren:
     def _request(self, python: str, user: str, site: str, row: dict[str, Any], version: dict[str, Any],
                  env: dict[str, str], timeout: float) -> ChildRequest:
         return ChildRequest((python, "-I", "-S", CHILD, *self._args(user, site, row, version)), env, timeout,
-                            f"loading cuDNN as {user} does")
+                            f"loading cuDNN as {user} does", answer_channel=True)
 
     def results(self) -> tuple[ObservedLoad, ...]:
         answers = self.batch.answers()
-        return tuple(parse_answer(user, recipe, answer.stdout, answer.exit_code, answer.timed_out, answer.error)
+        return tuple(parse_answer(user, recipe, answer.answer, answer.exit_code, answer.timed_out, answer.error)
                      for (user, recipe), answer in zip(self.users, answers, strict=True))
 
 

@@ -31,7 +31,7 @@ from cudnn_doctor.model import (
 from cudnn_doctor.operating_system import CURRENT
 from cudnn_doctor.probes.context import SearchContext
 from cudnn_doctor.probes.file_words import names_in
-from cudnn_doctor.probes.library_jobs import Job
+from cudnn_doctor.probes.library_jobs import Job, changed_process
 from cudnn_doctor.probes.loader import resolve_like_loader
 from cudnn_doctor.probes.settings import read_settings
 from cudnn_doctor.probes.xla_flags import flags_file
@@ -397,8 +397,9 @@ def read_process_view(ctx: SearchContext, answer: LibraryProbe | None, gpus: lis
     value = ctx.env.get("CUDA_VISIBLE_DEVICES")
     mapped = tuple(str(p) for p in values.get("mapped", []) if isinstance(p, str))
     libcuda = values.get("loaded_path") if isinstance(values.get("loaded_path"), str) else None
-    if libcuda is None and answer is not None and (answer.crashed or answer.timed_out):
-        # the child ended (or hung) before it could say which file it mapped: the one the loader finds first
+    if libcuda is None and answer is not None and (answer.crashed or answer.timed_out or changed_process(values)):
+        # the child ended (or hung, or lost what it needs to read its maps) before it could say which file it
+        # mapped: the one the loader finds first
         libcuda = resolve_like_loader("libcuda.so.1", [], ctx, cache)
     libcuda_via, libcuda_entry = origin(libcuda, "libcuda.so.1", ctx) if libcuda else (None, None)
     return ProcessView(
@@ -418,8 +419,7 @@ def read_process_view(ctx: SearchContext, answer: LibraryProbe | None, gpus: lis
             answer.crashed or answer.timed_out) and not (answer.error or "").startswith("not started") else None,
         libcuda_fifo=fifo_first(ctx, "libcuda.so.1") if answer is not None and answer.timed_out else None,
         xla_flags_file=flags_file(ctx.env.get("XLA_FLAGS")),
-        closed_descriptors=values.get("closed_descriptors") if isinstance(values.get("closed_descriptors"), str)
-        else None,
+        changed_process=changed_process(values),
         visible=visible,
         visible_from=visible_from,
         cuda_visible_devices=value,

@@ -186,6 +186,11 @@ def load_failures(report: Report) -> list[Finding]:
         elif install.crashed or install.timed_out:
             how = install.load_error or ("timed out" if install.timed_out else "crashed")
             findings.append(finding("CD309", subject=install.library, library=install.library, how=how))
+        elif install.changed_process:  # seen in the child that loaded it: every program that loads it loses as much
+            how = f"took from that process what every program that loads it loses ({'; '.join(install.changed_process)})"
+            findings.append(finding("CD309", subject=install.library, library=install.library, how=how,
+                                    proof=f"a child that loaded {install.library} saw it: "
+                                          + "; ".join(install.changed_process)))
         elif install.load_error:
             findings.append(finding("CD307", subject=install.library, library=install.library, error=install.load_error))
         elif install.version is None:

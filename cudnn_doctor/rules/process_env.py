@@ -52,19 +52,19 @@ def driver_library(report: Report) -> list[Finding]:
                         detail=f"{view.libcuda_fifo}, the first libcuda.so.1 on LD_LIBRARY_PATH, is a FIFO: the loader "
                                "opens it and waits for a writer for ever, so every program that loads the CUDA "
                                "driver hangs at start, this one's child too; the driver itself was not reached")]
+    # a folder of LD_LIBRARY_PATH that holds the libcuda.so.1 the loader takes first without the driver's NVML beside it
+    # (not the driver's own folder) is the entry fix takes out
+    failed_entry = view.libcuda_entry if view is not None and view.libcuda_via == "LD_LIBRARY_PATH" and \
+        view.libcuda_entry and not view.libcuda_with_nvml else ""
+    taken_first = (f"; the libcuda.so.1 the loader takes first is {view.libcuda}"
+                   + (f" (LD_LIBRARY_PATH entry {view.libcuda_entry})" if view.libcuda_entry else "")
+                   if view is not None and view.libcuda else "")
     if view is not None and view.probe_failure:  # the thing itself failed: a program's first CUDA call would too
-        # the file the loader takes first, named; a folder of LD_LIBRARY_PATH that holds it without the driver's NVML
-        # beside it (not the driver's own folder) is the entry fix takes out
-        failed_entry = view.libcuda_entry if view.libcuda_via == "LD_LIBRARY_PATH" and view.libcuda_entry and not \
-            view.libcuda_with_nvml else ""
         return [finding("CD110", subject=view.libcuda or "libcuda.so.1", evidence="seen", entry=failed_entry,
                         proof=f"a child started with this environment that loads libcuda.so.1 "
                               f"{_failure_words(view.probe_failure)}",
                         detail=f"a child started in this environment that loads libcuda.so.1 and calls cuInit, as "
-                               f"every CUDA program does first, {_failure_words(view.probe_failure)}"
-                               + (f"; the libcuda.so.1 the loader takes first is {view.libcuda}"
-                                  + (f" (LD_LIBRARY_PATH entry {view.libcuda_entry})" if view.libcuda_entry else "")
-                                  if view.libcuda else ""))]
+                               f"every CUDA program does first, {_failure_words(view.probe_failure)}{taken_first}")]
     if view is not None and view.load_error and report.driver.version:
         # the driver is here (its kernel module answered), and a program's loader refused the libcuda.so.1 it
         # found first: an empty, foreign or cut-short file earlier on the path
@@ -76,13 +76,15 @@ def driver_library(report: Report) -> list[Finding]:
                               "stops at the first file of that name"
                               + (f", in the LD_LIBRARY_PATH folder {entry}" if entry else ""), entry=entry or "")
         return [made]
-    if view is not None and view.closed_descriptors:  # seen: the child's own descriptor was gone after that step
-        return [finding("CD110", subject=view.libcuda or "libcuda.so.1", evidence="seen",
-                        proof=f"a child started with this environment held a file open, and after "
-                              f"{view.closed_descriptors} its descriptor was closed",
-                        detail=f"{view.libcuda or 'libcuda.so.1'} closes descriptors it did not open ("
-                               f"{view.closed_descriptors} closed one a child of the doctor held open): a program's "
-                               "own files, pipes and sockets are gone after its first CUDA call, and it fails there")]
+    if view is not None and view.changed_process:  # seen: what loading the driver, or cuInit, took from the child
+        changes = "; ".join(view.changed_process)
+        return [finding("CD110", subject=view.libcuda or "libcuda.so.1", evidence="seen", entry=failed_entry,
+                        fault="takes from every program that loads it what it took from the doctor's child",
+                        proof=f"a child started with this environment that loads libcuda.so.1 saw it: {changes}",
+                        detail=f"a child started in this environment that loads libcuda.so.1 and calls cuInit, as every "
+                               f"CUDA program does first, lost what every such program loses ({changes}): the "
+                               f"program fails there or after, without its variables, output, files or limits"
+                               f"{taken_first}")]
     if view is None or view.cuinit in (None, 0):
         return []
     rows = _data().get("cuda_status", [])
@@ -799,6 +801,16 @@ def nvml_library(report: Report) -> list[Finding]:
     toolkit's link stub, another release's copy): JAX refuses to start (seen on JAX 0.11: 'No visible GPU
     devices'), nvidia-smi and every NVML user fail; torch warns and runs."""
     view = report.process
+    jax = _has(report, "jax")
+    if view is not None and view.nvml_library and view.nvml_changed:  # seen: what loading it took from the child
+        changes = "; ".join(view.nvml_changed)
+        return [finding("CD118", subject=view.nvml_library, refs=(NVML_SOURCE,), evidence="seen",
+                        proof=f"a child started with this environment that loads libnvidia-ml.so.1 saw it: {changes}",
+                        library=view.nvml_library, error=f"{view.nvml_error or 'success'}, and the process that "
+                        f"loaded it lost what every program that loads it loses ({changes})", via=_nvml_via(view),
+                        consequence="every program that loads NVML (nvidia-smi, JAX, torch's memory queries) fails "
+                                    "there or after, without its variables, output, files or limits",
+                        framework="JAX" if jax else "")]
     if view is None or not view.nvml_library or not view.nvml_error:
         return []
     kernel = view.kernel_driver or report.driver.version
@@ -810,7 +822,6 @@ def nvml_library(report: Report) -> list[Finding]:
     if not view.nvml_stub and not foreign and not view.nvml_fifo and not died and \
             not (kernel and release and release != kernel):
         return []  # the driver's own NVML refusing is the driver's problem (CD104/CD105), not the loader's
-    jax = _has(report, "jax")
     if view.nvml_fifo:  # the loader waits on it for ever: nvmlInit is never reached
         return [finding("CD118", subject=view.nvml_library, refs=(NVML_SOURCE,), evidence="seen",
                         proof=f"a child started with this environment that loads libnvidia-ml.so.1 {view.nvml_error}, "

@@ -16,31 +16,34 @@ BUILD_DIR = Path(os.environ.get("CUDNN_DOCTOR_FAKES_DIR", "/tmp/cudnn-doctor-fak
 
 
 def compile_library(source: str, output_name: str, defines: dict[str, object] | None = None,
-                    soname: str | None = None) -> Path:
-    """gcc -shared SOURCE with DEFINES, built once into a cache folder; returns the .so path."""
+                    soname: str | None = None, also: tuple[str, ...] = ()) -> Path:
+    """gcc -shared SOURCE (and the sources ALSO) with DEFINES, built once into a cache folder; returns the .so
+    path."""
     gcc = shutil.which("gcc") or shutil.which("cc")
     if gcc is None:
         raise RuntimeError("gcc is needed to build the test fakes: apt-get install gcc")
     flags = [f"-D{key}={value}" if value is not True else f"-D{key}" for key, value in sorted((defines or {}).items())]
     if soname:
         flags.append(f"-Wl,-soname,{soname}")
-    key = hashlib.sha256(" ".join([source, output_name, *flags]).encode() + (HERE / source).read_bytes()).hexdigest()[:16]
+    key = hashlib.sha256(" ".join([source, *also, output_name, *flags]).encode()
+                         + b"".join((HERE / name).read_bytes() for name in (source, *also))).hexdigest()[:16]
     out_dir = BUILD_DIR / key
     target = out_dir / output_name
     if not target.exists():
         out_dir.mkdir(parents=True, exist_ok=True)
         temporary = out_dir / (output_name + f".{os.getpid()}.tmp")
-        subprocess.run([gcc, "-shared", "-fPIC", "-O1", "-o", str(temporary), str(HERE / source), *flags],
-                       check=True, capture_output=True)
+        subprocess.run([gcc, "-shared", "-fPIC", "-O1", "-o", str(temporary), str(HERE / source),
+                        *(str(HERE / name) for name in also), *flags], check=True, capture_output=True)
         os.replace(temporary, target)
     return target
 
 
 def fake_cudnn(folder: Path, version: int = 91900, cudart: int = 12040, major: int | None = None,
                sublibraries: list[str] | None = None, crash: bool = False, hang: bool = False,
-               versioned_files: bool = True, daemon: int | None = None) -> Path:
+               versioned_files: bool = True, daemon: int | None = None, takes: int = 0) -> Path:
     """Put a fake libcudnn.so.MAJOR (and sub-libraries) into FOLDER, laid out as NVIDIA ships it:
-    libcudnn.so.9.1.0 real file, libcudnn.so.9 and libcudnn.so symlinks. Returns libcudnn.so.MAJOR."""
+    libcudnn.so.9.1.0 real file, libcudnn.so.9 and libcudnn.so symlinks. Returns libcudnn.so.MAJOR. TAKES:
+    hostile_constructor.c's HOSTILE_TAKES (what loading it takes from the program)."""
     full = decode_cudnn(version) or "0.0.0"
     if major is None:
         major = int(full.split(".")[0])
@@ -54,7 +57,7 @@ def fake_cudnn(folder: Path, version: int = 91900, cudart: int = 12040, major: i
     if daemon is not None:
         defines["FAKE_DAEMON"] = daemon
     folder.mkdir(parents=True, exist_ok=True)
-    built = compile_library("fake_cudnn.c", "libcudnn.so", defines, soname=f"libcudnn.so.{major}")
+    built = compile_library("fake_cudnn.c", "libcudnn.so", defines, soname=f"libcudnn.so.{major}", **_takes(takes, defines))
     names = ["libcudnn"] + list(sublibraries or [])
     for name in names:
         soname = f"{name}.so.{major}"
@@ -66,6 +69,15 @@ def fake_cudnn(folder: Path, version: int = 91900, cudart: int = 12040, major: i
         else:
             shutil.copyfile(built, folder / soname)
     return folder / f"libcudnn.so.{major}"
+
+
+def _takes(takes: int, defines: dict[str, object]) -> dict[str, tuple[str, ...]]:
+    """hostile_constructor.c built in where TAKES says what its constructor takes from the program (DEFINES gains
+    HOSTILE_TAKES): compile_library's `also`."""
+    if not takes:
+        return {}
+    defines["HOSTILE_TAKES"] = takes
+    return {"also": ("hostile_constructor.c",)}
 
 
 def _link(link: Path, target: str) -> None:
@@ -85,11 +97,11 @@ def fake_cudart(folder: Path, runtime: int = 12040, major: int | None = None) ->
 
 def fake_libcuda(folder: Path, driver_cuda: int = 12040, devices: int = 0, name: str = "NVIDIA GPU",
                  compute_capability: str = "8.9", status: int = 0, file_name: str = "libcuda.so.1",
-                 reversed_order: bool = False, misbehave: int = 0, no_peer: bool = False) -> Path:
+                 reversed_order: bool = False, misbehave: int = 0, no_peer: bool = False, takes: int = 0) -> Path:
     """DEVICES > 0: cuInit succeeds for the GPUs CUDA_VISIBLE_DEVICES leaves of that many (the fake NVML's UUIDs);
     0: CUDA_ERROR_NO_DEVICE. STATUS: cuInit fails with it (34 the link stub, 803 another release than the kernel
     module's). FILE_NAME: the real file's name (libcuda.so.535.261.03), with libcuda.so.1 a link to it. NO_PEER:
-    cuDeviceCanAccessPeer answers 0 for every pair."""
+    cuDeviceCanAccessPeer answers 0 for every pair. TAKES: hostile_constructor.c's HOSTILE_TAKES."""
     folder.mkdir(parents=True, exist_ok=True)
     cc_major, cc_minor = compute_capability.split(".")
     defines: dict[str, object] = {"FAKE_DRIVER_CUDA": driver_cuda, "FAKE_CUDA_DEVICES": devices,
@@ -98,7 +110,7 @@ def fake_libcuda(folder: Path, driver_cuda: int = 12040, devices: int = 0, name:
                                   "FAKE_CUDA_MISBEHAVE": misbehave}
     if no_peer:
         defines["FAKE_CUDA_NO_PEER"] = True
-    built = compile_library("fake_libcuda.c", "libcuda.so.1", defines, soname="libcuda.so.1")
+    built = compile_library("fake_libcuda.c", "libcuda.so.1", defines, soname="libcuda.so.1", **_takes(takes, defines))
     if file_name != "libcuda.so.1":
         shutil.copyfile(built, folder / file_name)
         link = folder / "libcuda.so.1"
@@ -114,9 +126,11 @@ def fake_libcuda(folder: Path, driver_cuda: int = 12040, devices: int = 0, name:
 def fake_nvml(folder: Path, driver: str = "580.159.04", cuda: int = 13000, gpus: int = 1,
               name: str = "NVIDIA H100 80GB HBM3", compute_capability: str = "9.0",
               init_error: int | None = None, health: dict[str, int] | None = None,
-              pid_file: Path | None = None, init_sleep_ms: int | None = None, stub: bool = False) -> Path:
+              pid_file: Path | None = None, init_sleep_ms: int | None = None, stub: bool = False,
+              takes: int = 0) -> Path:
     """HEALTH: fake_nvml.c's FAKE_* health values by name, e.g. {"ECC_VOLATILE": 3, "SICK_GPU": 1};
-    PID_FILE: each nvmlInit appends its process's pid there; INIT_SLEEP_MS: nvmlInit takes that long."""
+    PID_FILE: each nvmlInit appends its process's pid there; INIT_SLEEP_MS: nvmlInit takes that long; TAKES:
+    hostile_constructor.c's HOSTILE_TAKES."""
     cc_major, cc_minor = compute_capability.split(".")
     defines: dict[str, object] = {
         "FAKE_DRIVER": f'"{driver}"', "FAKE_CUDA": cuda, "FAKE_GPUS": gpus, "FAKE_GPU_NAME": f'"{name}"',
@@ -132,7 +146,8 @@ def fake_nvml(folder: Path, driver: str = "580.159.04", cuda: int = 13000, gpus:
         defines["FAKE_NVML_INIT_SLEEP_MS"] = int(init_sleep_ms)
     defines.update({f"FAKE_{key}": value for key, value in (health or {}).items()})
     folder.mkdir(parents=True, exist_ok=True)
-    built = compile_library("fake_nvml.c", "libnvidia-ml.so.1", defines, soname="libnvidia-ml.so.1")
+    built = compile_library("fake_nvml.c", "libnvidia-ml.so.1", defines, soname="libnvidia-ml.so.1",
+                            **_takes(takes, defines))
     target = folder / "libnvidia-ml.so.1"
     shutil.copyfile(built, target)
     return target
