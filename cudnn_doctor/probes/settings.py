@@ -321,7 +321,7 @@ def torch_log_names(value: str, row: dict[str, Any], frameworks: list[Framework]
                                                                                            pattern)))]
     text = _read(files[0]) if files else None
     registered = {name.decode() for name in _REGISTERED.findall(text or b"")}
-    if not registered:
+    if not {"dynamo", "inductor"} <= registered:  # every torch since 2.1 registers these two there
         return None  # not the torch this knows how to read: nothing said
     if value == "":
         return SettingAnswer("torch_logs", (), (files[0],))
