@@ -110,8 +110,11 @@ def content_problem(path: str, content: str) -> str | None:
     def constant(word: str) -> object:
         raise ValueError(f"{word} is not JSON")
 
+    # as nlohmann::json's operator>> parses it: a UTF-8 byte-order mark skipped, one strict JSON value (no comment, no
+    # trailing comma, no NaN), what follows that value left unread
     try:
-        json.loads(data.decode("utf-8"), parse_constant=constant)  # strict JSON, as nlohmann::json parses it
+        text = data.decode("utf-8-sig")
+        json.JSONDecoder(parse_constant=constant).raw_decode(text, len(text) - len(text.lstrip(" \t\n\r")))
     except UnicodeDecodeError as error:
         return f"{CONTENT}it is not UTF-8 text (byte {error.start})"
     except ValueError as error:
