@@ -197,14 +197,16 @@ def preloaded_cuda_libraries(env: dict[str, str], frameworks: list[Framework]) -
     return tuple(found)
 
 
-def broken_cuda_on_path(ctx: SearchContext, cache: dict[str, list[str]] | None = None) -> tuple[tuple[str, ...], ...]:
+def broken_cuda_on_path(ctx: SearchContext, cache: dict[str, list[str]] | None = None,
+                        frameworks: list[Framework] | None = None) -> tuple[tuple[str, ...], ...]:
     """(file, what is wrong[, the loader's words]) for each CUDA library (not cuDNN, libcuda or NVML: their own
     probes) in an LD_LIBRARY_PATH folder that the loader cannot use as what its name says: not an ELF file of this
     machine, cut short, or a library whose soname is another's (a foreign file saved under that name). Programs that
     open it by name stop there (JAX's XLA opens cuBLASLt and nvJitLink by name, lazily: seen on an H100). A library
     whose headers need what this machine may lack (a symbol version of a newer glibc than this one's, a library the
     loader finds nowhere) is asked of the loader in a child, by name as such a program opens it, only then: the
-    loader's refusal is the third item."""
+    loader's refusal is the third item, and the frameworks whose wheels hold a copy of that soname (their own loading
+    code loads it by full path, before anything asks for it by name) the fourth."""
     from cudnn_doctor.elf import ElfError, read_elf
 
     found: list[tuple[str, ...]] = []
@@ -231,8 +233,18 @@ def broken_cuda_on_path(ctx: SearchContext, cache: dict[str, list[str]] | None =
             elif len(suspects) < 16 and (need := _needs_what_is_not_here(info, folder, ctx, cache or {})):
                 suspects.append((path, need))
     if suspects:
-        found += _asked_of_the_loader(suspects, ctx)
+        found += [(*item, _own_copies(os.path.basename(item[0]), frameworks or []))
+                  for item in _asked_of_the_loader(suspects, ctx)]
     return tuple(found[:16])
+
+
+def _own_copies(soname: str, frameworks: list[Framework]) -> str:
+    """The frameworks whose site-packages hold SONAME in an nvidia-* wheel (nvidia/*/lib, nvidia/cu*/lib)."""
+    import glob
+
+    return ", ".join(dict.fromkeys(
+        f.name for f in frameworks if f.details.get("site_packages") and glob.glob(os.path.join(
+            glob.escape(str(f.details["site_packages"])), "nvidia", "*", "lib", glob.escape(soname)))))
 
 
 def _glibc_here() -> tuple[int, ...] | None:
@@ -435,7 +447,7 @@ def read_process_view(ctx: SearchContext, answer: LibraryProbe | None, gpus: lis
         **read_settings(ctx.env, frameworks),
         preloaded_cuda=preloaded_cuda_libraries(ctx.env, frameworks),
         python_shadows=python_shadows(ctx.env, frameworks, ctx.cwd),
-        broken_cuda=broken_cuda_on_path(ctx, cache),
+        broken_cuda=broken_cuda_on_path(ctx, cache, frameworks),
     )
 
 

@@ -959,11 +959,18 @@ def broken_cuda(report: Report) -> list[Finding]:
     out = []
     for path, problem, *said in view.broken_cuda:
         if said:  # the loader itself refused it, opened by name in a child as such a program opens it
-            out.append(finding("CD203", subject=path, evidence="seen", proof=f"the loader, opening "
-                               f"{os.path.basename(path)} by name in a child with this environment: {said[0]}",
-                               library=path, error=f"{said[0]} ({problem}). Programs that open it by name (JAX's XLA "
-                               "opens cuBLASLt and nvJitLink so, when work first needs them) fail there; one that loads "
-                               "its own copy by full path (torch's wheels) is not hit"))
+            made = finding("CD203", subject=path, evidence="seen", proof=f"the loader, opening "
+                           f"{os.path.basename(path)} by name in a child with this environment: {said[0]}",
+                           library=path, error=f"{said[0]} ({problem}). Programs that open it by name (JAX's XLA "
+                           "opens cuBLASLt and nvJitLink so, when work first needs them) fail there; one that loads "
+                           "its own copy by full path first is not hit")
+            own = said[1] if len(said) > 1 else ""
+            if own:  # those frameworks' wheels hold the soname: their own loading code may load it first
+                made = replace(made, severity="warning", detail=made.detail + (
+                    f" {', '.join(_display(n) for n in own.split(', '))} hold a copy of their own in their wheels, "
+                    "which their loading code may load by full path first; `cudnn-doctor check --deep` runs them here "
+                    "with it, which proves whether they are hit."))
+            out.append(made)
             continue
         made = finding("CD203", subject=path, evidence="read", library=path, error=problem)
         out.append(replace(made, severity="warning", detail=(
