@@ -175,3 +175,17 @@ def test_a_refused_cuda_library_a_framework_holds_its_own_copy_of_is_a_warning(m
     machine.add_library_path(cuda_library(tmp_path, "libnvJitLink.so.13", b"GLIBC", b""))
     said = finding(machine.check_json(), "CD203")
     assert said["severity"] == "warning" and said["evidence"] == "seen" and "--deep" in said["detail"], said
+
+
+@pytest.mark.integration
+def test_an_ops_library_whose_dependency_is_missing_is_named_after_its_check_fails(machine: Machine,
+                                                                                  tmp_path: Path) -> None:
+    """libcudnn_ops.so.9 first on LD_LIBRARY_PATH with a dependency no machine has: cuDNN's check answers
+    SUBLIBRARY_UNAVAILABLE (it does not say why); the loader, asked then, does."""
+    torch_with_real_cudnn(machine, tmp_path)
+    machine.add_library_path(bent_graph(tmp_path, b"libdl.so.2", b"liqdl.so.2", name="libcudnn_ops.so.9"))
+    report = machine.check_json()
+    refused = finding(report, "CD307")
+    assert refused["evidence"] == "seen" and "liqdl.so.2" in refused["proof"], refused
+    assert "CD304" not in codes(report), report["findings"]
+    assert not codes(check_after(machine, plan_lines(machine))) & {"CD304", "CD307"}
