@@ -238,6 +238,19 @@ def broken_cuda_on_path(ctx: SearchContext, cache: dict[str, list[str]] | None =
     return tuple(found[:16])
 
 
+def own_copy(file_name: str, site: str) -> str:
+    """The copy of FILE_NAME's soname (libcublas.so.13.1.0.3 -> libcublas.so.13) in an nvidia-* wheel of SITE, or ''."""
+    import glob
+
+    stem, _, rest = file_name.partition(".so")
+    major = rest.lstrip(".").split(".")[0]
+    if not site or not stem:
+        return ""
+    soname = f"{stem}.so.{major}" if major else f"{stem}.so"
+    found = sorted(glob.glob(os.path.join(glob.escape(site), "nvidia", "*", "lib", glob.escape(soname))))
+    return found[0] if found else ""
+
+
 def _own_copies(soname: str, frameworks: list[Framework]) -> str:
     """The frameworks whose site-packages hold SONAME in an nvidia-* wheel (nvidia/*/lib, nvidia/cu*/lib)."""
     import glob

@@ -319,9 +319,25 @@ def hook_preloaded_cudnn(report: Report) -> list[Finding]:
         return []
     versions = {os.path.realpath(i.library): i.version for i in report.cudnn}
     findings = []
-    for name, library, hooks in view.python_preloaded:
+    for name, library, hooks, *own_copies in view.python_preloaded:
         framework = _framework(report, name)
-        if framework is None or not os.path.basename(library).startswith("libcudnn.so"):
+        if framework is None:
+            continue
+        own_copy = own_copies[0] if own_copies else ""
+        if not os.path.basename(library).startswith("libcudnn.so"):
+            # another CUDA library: where the framework's wheels hold their own of that soname, its libraries get
+            # this one (the soname is taken); whether that breaks it, --deep proves
+            if own_copy and os.path.realpath(own_copy) != os.path.realpath(library):
+                made = finding("CD203", subject=library, evidence="seen", library=library, hooks=hooks,
+                               hook_folders=",".join(_hook_folders(hooks, report)),
+                               error="loaded before the framework",
+                               proof=f"{_display(name)}'s Python, started in a child as a program is, had {library} "
+                                     f"mapped when the program's first line ran; its start-up hooks: {hooks}")
+                findings.append(replace(made, severity="warning", detail=(
+                    f"A Python start-up hook ({hooks}) loads {library} into every program of {_display(name)}'s "
+                    f"Python before the program's first line; {_display(name)}'s libraries ask for "
+                    f"{os.path.basename(own_copy)} by name and get that copy in place of their wheel's {own_copy}"
+                    + DEEP_PROVES + ".")))
             continue
         own = framework.cudnn_used and os.path.realpath(framework.cudnn_used) == os.path.realpath(library)
         version = versions.get(os.path.realpath(library)) or release_in_file_name(library)
