@@ -238,6 +238,26 @@ def broken_cuda_on_path(ctx: SearchContext, cache: dict[str, list[str]] | None =
     return tuple(found[:16])
 
 
+def hook_preloads(seen: list[tuple[str, str, str]], frameworks: list[Framework], versions: dict[str, str | None],
+                  pythonpath: list[str]) -> tuple[tuple[str, ...], ...]:
+    """ProcessView.python_preloaded from what the started Pythons had mapped, (framework, library, hooks) each: with
+    the framework wheels' own copy of that soname (or ''), the library's release where a probed copy is that file,
+    "own" where it is the framework's own cuDNN, and the PYTHONPATH entries (as written) that hold a hook."""
+    by_name = {f.name: f for f in frameworks}
+    out = []
+    for name, library, hooks in seen:
+        framework = by_name.get(name)
+        site = str(framework.details.get("site_packages") or "") if framework else ""
+        real = os.path.realpath(library)
+        own = own_copy(os.path.basename(library), site)
+        used = framework.cudnn_used if framework else None
+        is_own = (used and os.path.realpath(used) == real) or (own and os.path.realpath(own) == real)
+        folders = {os.path.realpath(os.path.dirname(path)) for path in hooks.split(", ") if path}
+        entries = [entry for entry in pythonpath if entry and os.path.realpath(entry) in folders]
+        out.append((name, library, hooks, own, versions.get(real) or "", "own" if is_own else "", ",".join(entries)))
+    return tuple(out)
+
+
 def own_copy(file_name: str, site: str) -> str:
     """The copy of FILE_NAME's soname (libcublas.so.13.1.0.3 -> libcublas.so.13) in an nvidia-* wheel of SITE, or ''."""
     import glob
