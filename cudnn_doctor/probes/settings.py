@@ -340,17 +340,18 @@ def torch_log_names(value: str, row: dict[str, Any], frameworks: list[Framework]
 
 
 def _module_found(name: str, site: str, env: dict[str, str]) -> bool:
-    """Would importlib.util.find_spec(NAME) find a module in torch's Python: a package or module file of that dotted
-    name in its site-packages or on PYTHONPATH, or a module of Python's own (its top name)."""
+    """Could importlib.util.find_spec(NAME) find a module in torch's Python: its top name a package or module in its
+    site-packages or on PYTHONPATH, or a module of Python's own. Only the top name is looked for (a submodule is
+    its package's to say), so a module torch would find is never called unknown."""
     import sys
 
-    parts = [part for part in name.split(".")]
-    if not parts or not all(parts):
+    top = name.split(".")[0]
+    if not top or not all(name.split(".")):
         return False
-    if parts[0] in getattr(sys, "stdlib_module_names", ()) or parts[0] in sys.builtin_module_names:
+    if top in getattr(sys, "stdlib_module_names", ()) or top in sys.builtin_module_names:
         return True
     for base in [site, *[entry for entry in env.get("PYTHONPATH", "").split(os.pathsep) if entry]]:
-        path = os.path.join(base, *parts)
+        path = os.path.join(base, top)
         if os.path.isdir(path) or glob.glob(glob.escape(path) + ".*py*") or glob.glob(glob.escape(path) + ".*.so"):
             return True
     return False
