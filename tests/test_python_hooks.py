@@ -35,19 +35,21 @@ def torch_with_its_python(machine: Machine, tmp_path: Path) -> Path:
     return site
 
 
-def hook_folder(tmp_path: Path, text: str) -> Path:
-    folder = tmp_path / "site-policy"
+def hook_folder(tmp_path: Path, text: str, name: str = "site-policy") -> Path:
+    folder = tmp_path / name
     folder.mkdir()
     (folder / "sitecustomize.py").write_text(text)
     return folder
 
 
 @pytest.mark.integration
-def test_a_sitecustomize_that_loads_another_cudnn_is_seen_and_taken_out(machine: Machine, tmp_path: Path) -> None:
+@pytest.mark.parametrize("name", ["site-policy", "site, policy 'v2'"])  # a folder name with a comma and quotes
+def test_a_sitecustomize_that_loads_another_cudnn_is_seen_and_taken_out(machine: Machine, tmp_path: Path,
+                                                                        name: str) -> None:
     torch_with_its_python(machine, tmp_path)
     system = fake_cudnn(tmp_path / "system", version=91400)
     hooks = hook_folder(tmp_path, "# make cuDNN available to every program\nimport ctypes\n"
-                                  f"ctypes.CDLL({str(system)!r}, mode=ctypes.RTLD_GLOBAL)\n")
+                                  f"ctypes.CDLL({str(system)!r}, mode=ctypes.RTLD_GLOBAL)\n", name)
     machine.env["PYTHONPATH"] = f"{hooks}:{machine.env['PYTHONPATH']}"  # the checkout stays on it: the doctor runs
     report = machine.check_json()
     said = finding(report, "CD317")
@@ -58,6 +60,7 @@ def test_a_sitecustomize_that_loads_another_cudnn_is_seen_and_taken_out(machine:
     assert step["verified"].startswith("verified here"), step  # torch failed with the hook and ran without it
     lines = plan_lines(machine)
     assert any("PYTHONPATH" in line for line in lines), lines
+    assert str(hooks) in step["why"], step  # the hook's own folder named and taken out, whatever its name
     assert "CD317" not in codes(check_after(machine, lines))
 
 

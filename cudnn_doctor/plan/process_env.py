@@ -57,7 +57,7 @@ def treat(work: Any) -> None:
     for finding in work.with_code("CD113", "CD114"):
         _visible_devices(work, finding, report)
     for finding in work.with_code("CD317"):
-        folders = [f for f in str(finding.values.get("hook_folders") or "").split(",") if f]
+        folders = [f for f in str(finding.values.get("hook_folders") or "").split(os.pathsep) if f]
         if folders:  # a start-up hook on PYTHONPATH loaded it: that folder out, the framework loads its own again
             work.take([finding], Action(ENV, (), f"{', '.join(folders)} out of PYTHONPATH: its start-up hook "
                                                  f"({finding.values.get('hooks')}) loads {finding.subject} into every "
@@ -77,7 +77,7 @@ def treat(work: Any) -> None:
                                                  "installed with", "Python: the module search path (sys.path)",
                                         env=(EnvChange("PYTHONPATH", "remove", entry),)))
     for finding in work.with_code("CD203"):
-        hook_folders = [f for f in str(finding.values.get("hook_folders") or "").split(",") if f]
+        hook_folders = [f for f in str(finding.values.get("hook_folders") or "").split(os.pathsep) if f]
         if hook_folders:  # a start-up hook on PYTHONPATH loaded it
             work.take([finding], Action(ENV, (), f"{', '.join(hook_folders)} out of PYTHONPATH: its start-up hook "
                                                  f"({finding.values.get('hooks')}) loads {finding.subject} into every "

@@ -238,7 +238,8 @@ def broken_cuda_on_path(ctx: SearchContext, cache: dict[str, list[str]] | None =
     return tuple(found[:16])
 
 
-def hook_preloads(seen: list[tuple[str, str, str]], frameworks: list[Framework], versions: dict[str, str | None],
+def hook_preloads(seen: list[tuple[str, str, tuple[str, ...]]], frameworks: list[Framework],
+                  versions: dict[str, str | None],
                   pythonpath: list[str]) -> tuple[tuple[str, ...], ...]:
     """ProcessView.python_preloaded from what the started Pythons had mapped, (framework, library, hooks) each: with
     the framework wheels' own copy of that soname (or ''), the library's release where a probed copy is that file,
@@ -252,9 +253,11 @@ def hook_preloads(seen: list[tuple[str, str, str]], frameworks: list[Framework],
         own = own_copy(os.path.basename(library), site)
         used = framework.cudnn_used if framework else None
         is_own = (used and os.path.realpath(used) == real) or (own and os.path.realpath(own) == real)
-        folders = {os.path.realpath(os.path.dirname(path)) for path in hooks.split(", ") if path}
+        folders = {os.path.realpath(os.path.dirname(path)) for path in hooks if path}
         entries = [entry for entry in pythonpath if entry and os.path.realpath(entry) in folders]
-        out.append((name, library, hooks, own, versions.get(real) or "", "own" if is_own else "", ",".join(entries)))
+        # PYTHONPATH's own separator: no entry of it holds one
+        out.append((name, library, ", ".join(hooks), own, versions.get(real) or "", "own" if is_own else "",
+                    os.pathsep.join(entries)))
     return tuple(out)
 
 
