@@ -245,6 +245,8 @@ def round8_cases(scratch: Path) -> dict[str, tuple[dict[str, str], tuple[str, ..
     cases: dict[str, tuple[dict[str, str], tuple[str, ...]]] = {
         "errata-not-json": ({"CUDNN_ERRATA_JSON_FILE": str(scratch / "errata-bad.json")}, ("CD411", "CD416")),
         "errata-valid": ({"CUDNN_ERRATA_JSON_FILE": str(scratch / "errata-good.json")}, ("CD411", "CD416")),
+        # not judged an error yet: does the frontend's ifstream open a folder and throw, or skip it?
+        "errata-folder": ({"CUDNN_ERRATA_JSON_FILE": str(scratch)}, ("CD411", "CD417")),
         "torch-logs-level": ({"TORCH_LOGS": "INFO"}, ("CD411",)),
         "torch-logs-names": ({"TORCH_LOGS": "+dynamo,recompiles"}, ("CD411",)),
         "torch-logs-crlf": ({"TORCH_LOGS": "dynamo\r"}, ("CD411",)),

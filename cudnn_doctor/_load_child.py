@@ -158,7 +158,7 @@ def main(argv):
     say("front", front)
     folders = _search_list(front) if front and loads else None
     say("check-start", "cudnnGetVersion")  # said first: a file that kills the loader kills it in this step
-    if loads:  # the first sub-library: the front library aborts the process where it cannot load it
+    if loads and folders is not None:  # the first sub-library: the front library aborts where it cannot load it
         maps, words = ask_loader(loads[0], folders, maps)
         if words == WAITS:  # cuDNN's own open would wait with the loader: not asked, said
             say("check", "cudnnGetVersion\t-1\t" + words)
@@ -181,7 +181,7 @@ def main(argv):
         say("check", f"{check}\t{status}\t{status_name(lib, status)}")
         maps = say_new(maps)
         index = checks.split(",").index(check)
-        if status != 0 and index < len(loads):  # cuDNN's status says that it did not load, the loader says why
+        if status != 0 and index < len(loads) and folders is not None:  # cuDNN's status: it did not load; why
             maps, _words = ask_loader(loads[index], folders, maps)
     graph = next((p for p in mapped() if os.path.basename(p).startswith("libcudnn_graph.so")), None)
     names = [n for n in later.split(",") if n]
@@ -197,8 +197,8 @@ def main(argv):
 
 
 def ask_loader(name, folders, maps):
-    """The file the loader takes for NAME from the front library (FOLDERS: LD_LIBRARY_PATH, then its RUNPATH, as the
-    loader gave them; then its cache and system folders, by name), and the loader's own words opening it: one line
+    """The file the loader takes for NAME from the front library among FOLDERS (LD_LIBRARY_PATH, then its RUNPATH, as
+    the loader gave them: where a user places files), and the loader's own words opening it: one line
     "asked NAME FILE WORDS" ("ok" where it loads). A file of another machine or ELF class the loader skips, as it
     does searching, and goes on; a FIFO or device is never opened (the loader would wait on it). Returns MAPS as given
     (what it mapped is said after the next step, which needs it) and the loader's words."""
@@ -225,21 +225,10 @@ def ask_loader(name, folders, maps):
                 continue  # another class or machine (by its path the loader says 'No such file'): skipped when searching
             path, words = candidate, said
             break
-    if not words:
-        try:
-            lib = ctypes.CDLL(name, mode=mode)
-            path, words = _file_of_handle(lib) or name, "ok"
-        except (OSError, UnicodeDecodeError) as error:
-            words = str(error)
+    if not words:  # none in its own search list: the cache's or a system folder's, not opened here (loading one
+        words = "not in the search list"  # by name from this code could take another copy than cuDNN would)
     say("asked", f"{name}\t{path}\t{words}")
     return maps, words
-
-
-def _file_of_handle(lib):
-    """The file of a library opened by name, from /proc/self/maps (the newest file of its stem)."""
-    stem = getattr(lib, "_name", "").split(".so")[0]
-    found = [p for p in mapped() if os.path.basename(p).startswith(stem + ".so")] if stem else []
-    return found[-1] if found else None
 
 
 class _DlInfo(ctypes.Structure):

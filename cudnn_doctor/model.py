@@ -400,7 +400,8 @@ class ProcessView:
     # which it started or "" where none alone did, that variable's value, the Python variables set)
     python_refused: tuple[tuple[str, ...], ...] = ()
     # (framework, a GPU library its Python had mapped when a program's first line ran, the start-up hooks that may
-    # have loaded it): seen in the started Python (probes/python_start.py)
+    # have loaded it, the framework wheels' own copy of that soname or "", its release or "", "own" where it is the
+    # framework's own copy, the PYTHONPATH entries holding a hook): seen in the started Python (probes/python_start.py)
     python_preloaded: tuple[tuple[str, ...], ...] = ()
     cured_by: EnvironmentCure | None = None  # --deep: the one part of the environment without which they work
     ptxas: str | None = None  # the first ptxas on PATH, which XLA compiles with before its own (where JAX is installed)

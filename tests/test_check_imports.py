@@ -12,8 +12,10 @@ from tests.conftest import Machine
 # what `check --json` never needs on a machine like this one: the text renderer's library, the
 # specifier parser (plain releases are judged without it: specifiers.py), the readers of files that are not there (Theano's INI files, Maven's
 # XML, Gradle scripts), the TOML parser once the parsed data is cached, helpers of helpers, and shell completion's
-# library (argcomplete: only when a shell asks) or any other command-line library than argparse
+# library (argcomplete: only when a shell asks) or any other command-line library than argparse; pathlib, which brings
+# urllib.parse and ipaddress (os.path names every file check reads)
 NOT_FOR_JSON = ("argcomplete", "typer", "click", "rich", "packaging", "configparser", "xml", "pyexpat", "tomllib", "socket", "secrets", "random",
+                "pathlib", "urllib", "ipaddress",
                 "platformdirs", "cudnn_doctor.probes.dl4j", "cudnn_doctor.probes.maven", "cudnn_doctor.probes.gradle",
                 "cudnn_doctor.probes.jvm_build", "cudnn_doctor.render.text")
 

@@ -157,3 +157,35 @@ def test_a_fifo_where_the_graph_library_is_named_never_opened(machine: Machine, 
     assert "waits" in refused["detail"] and str(folder / "libcudnn_graph.so.9") in refused["detail"], refused
     lines = plan_lines(machine)
     assert not codes(check_after(machine, lines)) & {"CD304", "CD307", "CD308", "CD309"}
+
+
+def test_a_refused_cuda_library_a_framework_holds_its_own_copy_of_is_a_warning(machine: Machine,
+                                                                               tmp_path: Path) -> None:
+    """The same refused libnvJitLink.so.13 first on LD_LIBRARY_PATH, where torch's wheels hold a libnvJitLink.so.13
+    of their own (its loading code may load that one by full path first): seen, a warning that says --deep proves
+    whether torch is hit."""
+    from tests.test_frameworks import install_torch, python_env
+
+    gpu_machine(machine, tmp_path, gpus=1)
+    site = python_env(machine, tmp_path)
+    install_torch(site, version="2.11.0+cu130", cuda="13.0", cudnn=91900, pin="nvidia-cudnn-cu13==9.19.0.56")
+    own = site / "nvidia" / "cu13" / "lib"
+    own.mkdir(parents=True)
+    (own / "libnvJitLink.so.13").write_bytes(b"\x7fELF")
+    machine.add_library_path(cuda_library(tmp_path, "libnvJitLink.so.13", b"GLIBC", b""))
+    said = finding(machine.check_json(), "CD203")
+    assert said["severity"] == "warning" and said["evidence"] == "seen" and "--deep" in said["detail"], said
+
+
+@pytest.mark.integration
+def test_an_ops_library_whose_dependency_is_missing_is_named_after_its_check_fails(machine: Machine,
+                                                                                  tmp_path: Path) -> None:
+    """libcudnn_ops.so.9 first on LD_LIBRARY_PATH with a dependency no machine has: cuDNN's check answers
+    SUBLIBRARY_UNAVAILABLE (it does not say why); the loader, asked then, does."""
+    torch_with_real_cudnn(machine, tmp_path)
+    machine.add_library_path(bent_graph(tmp_path, b"libdl.so.2", b"liqdl.so.2", name="libcudnn_ops.so.9"))
+    report = machine.check_json()
+    refused = finding(report, "CD307")
+    assert refused["evidence"] == "seen" and "liqdl.so.2" in refused["proof"], refused
+    assert "CD304" not in codes(report), report["findings"]
+    assert not codes(check_after(machine, plan_lines(machine))) & {"CD304", "CD307"}

@@ -35,19 +35,21 @@ def torch_with_its_python(machine: Machine, tmp_path: Path) -> Path:
     return site
 
 
-def hook_folder(tmp_path: Path, text: str) -> Path:
-    folder = tmp_path / "site-policy"
+def hook_folder(tmp_path: Path, text: str, name: str = "site-policy") -> Path:
+    folder = tmp_path / name
     folder.mkdir()
     (folder / "sitecustomize.py").write_text(text)
     return folder
 
 
 @pytest.mark.integration
-def test_a_sitecustomize_that_loads_another_cudnn_is_seen_and_taken_out(machine: Machine, tmp_path: Path) -> None:
+@pytest.mark.parametrize("name", ["site-policy", "site, policy 'v2'"])  # a folder name with a comma and quotes
+def test_a_sitecustomize_that_loads_another_cudnn_is_seen_and_taken_out(machine: Machine, tmp_path: Path,
+                                                                        name: str) -> None:
     torch_with_its_python(machine, tmp_path)
     system = fake_cudnn(tmp_path / "system", version=91400)
     hooks = hook_folder(tmp_path, "# make cuDNN available to every program\nimport ctypes\n"
-                                  f"ctypes.CDLL({str(system)!r}, mode=ctypes.RTLD_GLOBAL)\n")
+                                  f"ctypes.CDLL({str(system)!r}, mode=ctypes.RTLD_GLOBAL)\n", name)
     machine.env["PYTHONPATH"] = f"{hooks}:{machine.env['PYTHONPATH']}"  # the checkout stays on it: the doctor runs
     report = machine.check_json()
     said = finding(report, "CD317")
@@ -58,6 +60,7 @@ def test_a_sitecustomize_that_loads_another_cudnn_is_seen_and_taken_out(machine:
     assert step["verified"].startswith("verified here"), step  # torch failed with the hook and ran without it
     lines = plan_lines(machine)
     assert any("PYTHONPATH" in line for line in lines), lines
+    assert str(hooks) in step["why"], step  # the hook's own folder named and taken out, whatever its name
     assert "CD317" not in codes(check_after(machine, lines))
 
 
@@ -84,3 +87,27 @@ def test_a_pth_file_that_loads_another_cudnn_in_site_packages_is_seen(machine: M
     (site / "zz_cudnn.pth").write_text(f"import ctypes; ctypes.CDLL({str(system)!r}, mode=ctypes.RTLD_GLOBAL)\n")
     said = finding(machine.check_json(), "CD317")
     assert said["evidence"] == "seen" and "zz_cudnn.pth" in said["detail"], said
+
+
+def test_a_sitecustomize_that_loads_another_cuda_library_is_a_warning_with_its_fix(machine: Machine,
+                                                                                 tmp_path: Path) -> None:
+    """A hook that loads a libcublasLt.so.13 of its own where torch's wheels hold theirs: torch's libraries get the
+    hook's (the soname is taken); seen in the started Python, a warning --deep proves, and fix's line takes the hook's
+    folder out (sourced in bash, check again clean)."""
+    from tests.fakes.build import compile_library
+
+    site = torch_with_its_python(machine, tmp_path)
+    own = site / "nvidia" / "cu13" / "lib"
+    own.mkdir(parents=True)
+    wheel = compile_library("fake_cuda_library.c", "libcublasLt.so", soname="libcublasLt.so.13")
+    (own / "libcublasLt.so.13").symlink_to(wheel)
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "libcublasLt.so.13").write_bytes(wheel.read_bytes())
+    hooks = hook_folder(tmp_path, f"import ctypes\nctypes.CDLL({str(other / 'libcublasLt.so.13')!r})\n")
+    machine.env["PYTHONPATH"] = f"{hooks}:{machine.env['PYTHONPATH']}"
+    said = finding(machine.check_json(), "CD203")
+    assert said["severity"] == "warning" and said["evidence"] == "seen" and "sitecustomize.py" in said["detail"], said
+    lines = plan_lines(machine)
+    assert any("PYTHONPATH" in line for line in lines), lines
+    assert "CD203" not in codes(check_after(machine, lines))

@@ -90,14 +90,19 @@ def test_an_errata_fifo_is_named_and_never_opened(machine: Machine, tmp_path: Pa
     assert "FIFO" in refused["detail"], refused["detail"]
 
 
-@pytest.mark.parametrize("kind", ["valid", "missing"])
+@pytest.mark.parametrize("kind", ["valid", "missing", "byte-order mark", "text after the value"])
 def test_an_errata_file_the_frontend_takes_or_skips_is_no_error(machine: Machine, tmp_path: Path, kind: str) -> None:
     """Valid JSON is read; a file the frontend cannot open is skipped (load_from_config returns false): a warning
     about the path at most."""
     torch_here(machine, tmp_path)
     errata = tmp_path / "errata.json"
+    valid = '{"version": 1, "rules": [{"rule_id": "x", "operation": "ConvFwd", "engine": 999}]}'
     if kind == "valid":
-        errata.write_text('{"version": 1, "rules": [{"rule_id": "x", "operation": "ConvFwd", "engine": 999}]}')
+        errata.write_text(valid)
+    elif kind == "byte-order mark":  # nlohmann::json skips it
+        errata.write_bytes(b"\xef\xbb\xbf" + valid.encode())
+    elif kind == "text after the value":  # operator>> reads one value and leaves the rest
+        errata.write_text(valid + "\n# added by hand\n")
     machine.env["CUDNN_ERRATA_JSON_FILE"] = str(errata)
     report = machine.check_json()
     assert not [f for f in report["findings"] if f["severity"] == "error" and f["subject"] == "CUDNN_ERRATA_JSON_FILE"]
@@ -127,4 +132,13 @@ def test_torch_log_formats_python_takes_are_no_finding(machine: Machine, tmp_pat
                                                        value: str) -> None:
     torch_here(machine, tmp_path)
     machine.env[variable] = value
+    assert not {"CD411", "CD414"} & codes(machine.check_json())
+
+
+def test_torch_logs_with_a_registry_this_cannot_read_is_no_finding(machine: Machine, tmp_path: Path) -> None:
+    """A torch whose _registrations.py registers its names otherwise (another release): nothing is said rather than
+    every name refused."""
+    site = torch_here(machine, tmp_path)
+    (site / "torch" / "_logging" / "_registrations.py").write_text("NAMES = load_names()\n")
+    machine.env["TORCH_LOGS"] = "+dynamo"
     assert not {"CD411", "CD414"} & codes(machine.check_json())

@@ -58,7 +58,7 @@ def treat(work: Any) -> None:
     for finding in work.with_code("CD113", "CD114"):
         _visible_devices(work, finding, report)
     for finding in work.with_code("CD317"):
-        folders = [f for f in str(finding.values.get("hook_folders") or "").split(",") if f]
+        folders = [f for f in str(finding.values.get("hook_folders") or "").split(os.pathsep) if f]
         if folders:  # a start-up hook on PYTHONPATH loaded it: that folder out, the framework loads its own again
             work.take([finding], Action(ENV, (), f"{', '.join(folders)} out of PYTHONPATH: its start-up hook "
                                                  f"({finding.values.get('hooks')}) loads {finding.subject} into every "
@@ -78,6 +78,15 @@ def treat(work: Any) -> None:
                                                  "installed with", "Python: the module search path (sys.path)",
                                         env=(EnvChange("PYTHONPATH", "remove", entry),)))
     for finding in work.with_code("CD203"):
+        hook_folders = [f for f in str(finding.values.get("hook_folders") or "").split(os.pathsep) if f]
+        if hook_folders:  # a start-up hook on PYTHONPATH loaded it
+            work.take([finding], Action(ENV, (), f"{', '.join(hook_folders)} out of PYTHONPATH: its start-up hook "
+                                                 f"({finding.values.get('hooks')}) loads {finding.subject} into every "
+                                                 "Python program, before the framework's own copy",
+                                        "Python: the site module runs sitecustomize and usercustomize at start "
+                                        "(https://docs.python.org/3/library/site.html)",
+                                        env=tuple(EnvChange("PYTHONPATH", "remove", f) for f in hook_folders)))
+            continue
         folder = os.path.dirname(str(finding.subject))
         if any(broken[0] == finding.subject for broken in view.broken_cuda) and folder in report.ld_library_path:
             work.take([finding], Action(ENV, (), f"{folder} out of LD_LIBRARY_PATH: its {os.path.basename(str(finding.subject))} "

@@ -237,8 +237,11 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
 
         by_python = [(f.name, interpreter_for(str(f.details.get("site_packages") or ""))) for f in report.frameworks
                      if f.details.get("site_packages")]
-        report.process = dataclasses.replace(report.process, python_preloaded=tuple(
-            (name, library, hooks) for python, library, hooks in preloaded for name, its in by_python if its == python))
+        from cudnn_doctor.probes.process_env import hook_preloads
+
+        report.process = dataclasses.replace(report.process, python_preloaded=hook_preloads(
+            [(name, library, hooks) for python, library, hooks in preloaded for name, its in by_python if its == python],
+            report.frameworks, versions, report.variable_folders.get("PYTHONPATH", [])))
     if report.process is not None and xla is not None:  # jaxlib's own parse outweighs its libraries' strings
         report.process = dataclasses.replace(report.process, xla_flags_unknown=xla.refused, xla_flags_said=xla.said)
     if report.process is not None and report.process.loads:  # what a child saw a framework map is what it uses

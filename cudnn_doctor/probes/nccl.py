@@ -9,7 +9,6 @@ from __future__ import annotations
 import glob
 import os
 import re
-from pathlib import Path
 from typing import Any
 
 from cudnn_doctor.child import ChildBatch, ChildRequest, deadline_in, timeout_from_env
@@ -23,7 +22,7 @@ from cudnn_doctor.versions import ascii_digits, decode_nccl
 
 NCCL_SONAME = "libnccl.so.2"
 NCCL_USERS = ("torch", "jax")  # their wheels bring NCCL (nvidia-nccl-cu*): torch pins it, jax's CUDA plugin a floor
-CHILD = str(Path(__file__).resolve().parents[1] / "_allreduce_child.py")
+CHILD = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "_allreduce_child.py")
 ALLREDUCE_TIMEOUT_S = 60.0
 ALLREDUCE_MIB = 256
 ALLREDUCE_ITERATIONS = 20

@@ -197,14 +197,16 @@ def preloaded_cuda_libraries(env: dict[str, str], frameworks: list[Framework]) -
     return tuple(found)
 
 
-def broken_cuda_on_path(ctx: SearchContext, cache: dict[str, list[str]] | None = None) -> tuple[tuple[str, ...], ...]:
+def broken_cuda_on_path(ctx: SearchContext, cache: dict[str, list[str]] | None = None,
+                        frameworks: list[Framework] | None = None) -> tuple[tuple[str, ...], ...]:
     """(file, what is wrong[, the loader's words]) for each CUDA library (not cuDNN, libcuda or NVML: their own
     probes) in an LD_LIBRARY_PATH folder that the loader cannot use as what its name says: not an ELF file of this
     machine, cut short, or a library whose soname is another's (a foreign file saved under that name). Programs that
     open it by name stop there (JAX's XLA opens cuBLASLt and nvJitLink by name, lazily: seen on an H100). A library
     whose headers need what this machine may lack (a symbol version of a newer glibc than this one's, a library the
     loader finds nowhere) is asked of the loader in a child, by name as such a program opens it, only then: the
-    loader's refusal is the third item."""
+    loader's refusal is the third item, and the frameworks whose wheels hold a copy of that soname (their own loading
+    code loads it by full path, before anything asks for it by name) the fourth."""
     from cudnn_doctor.elf import ElfError, read_elf
 
     found: list[tuple[str, ...]] = []
@@ -231,8 +233,54 @@ def broken_cuda_on_path(ctx: SearchContext, cache: dict[str, list[str]] | None =
             elif len(suspects) < 16 and (need := _needs_what_is_not_here(info, folder, ctx, cache or {})):
                 suspects.append((path, need))
     if suspects:
-        found += _asked_of_the_loader(suspects, ctx)
+        found += [(*item, _own_copies(os.path.basename(item[0]), frameworks or []))
+                  for item in _asked_of_the_loader(suspects, ctx)]
     return tuple(found[:16])
+
+
+def hook_preloads(seen: list[tuple[str, str, tuple[str, ...]]], frameworks: list[Framework],
+                  versions: dict[str, str | None],
+                  pythonpath: list[str]) -> tuple[tuple[str, ...], ...]:
+    """ProcessView.python_preloaded from what the started Pythons had mapped, (framework, library, hooks) each: with
+    the framework wheels' own copy of that soname (or ''), the library's release where a probed copy is that file,
+    "own" where it is the framework's own cuDNN, and the PYTHONPATH entries (as written) that hold a hook."""
+    by_name = {f.name: f for f in frameworks}
+    out = []
+    for name, library, hooks in seen:
+        framework = by_name.get(name)
+        site = str(framework.details.get("site_packages") or "") if framework else ""
+        real = os.path.realpath(library)
+        own = own_copy(os.path.basename(library), site)
+        used = framework.cudnn_used if framework else None
+        is_own = (used and os.path.realpath(used) == real) or (own and os.path.realpath(own) == real)
+        folders = {os.path.realpath(os.path.dirname(path)) for path in hooks if path}
+        entries = [entry for entry in pythonpath if entry and os.path.realpath(entry) in folders]
+        # PYTHONPATH's own separator: no entry of it holds one
+        out.append((name, library, ", ".join(hooks), own, versions.get(real) or "", "own" if is_own else "",
+                    os.pathsep.join(entries)))
+    return tuple(out)
+
+
+def own_copy(file_name: str, site: str) -> str:
+    """The copy of FILE_NAME's soname (libcublas.so.13.1.0.3 -> libcublas.so.13) in an nvidia-* wheel of SITE, or ''."""
+    import glob
+
+    stem, _, rest = file_name.partition(".so")
+    major = rest.lstrip(".").split(".")[0]
+    if not site or not stem:
+        return ""
+    soname = f"{stem}.so.{major}" if major else f"{stem}.so"
+    found = sorted(glob.glob(os.path.join(glob.escape(site), "nvidia", "*", "lib", glob.escape(soname))))
+    return found[0] if found else ""
+
+
+def _own_copies(soname: str, frameworks: list[Framework]) -> str:
+    """The frameworks whose site-packages hold SONAME in an nvidia-* wheel (nvidia/*/lib, nvidia/cu*/lib)."""
+    import glob
+
+    return ", ".join(dict.fromkeys(
+        f.name for f in frameworks if f.details.get("site_packages") and glob.glob(os.path.join(
+            glob.escape(str(f.details["site_packages"])), "nvidia", "*", "lib", glob.escape(soname)))))
 
 
 def _glibc_here() -> tuple[int, ...] | None:
@@ -435,7 +483,7 @@ def read_process_view(ctx: SearchContext, answer: LibraryProbe | None, gpus: lis
         **read_settings(ctx.env, frameworks),
         preloaded_cuda=preloaded_cuda_libraries(ctx.env, frameworks),
         python_shadows=python_shadows(ctx.env, frameworks, ctx.cwd),
-        broken_cuda=broken_cuda_on_path(ctx, cache),
+        broken_cuda=broken_cuda_on_path(ctx, cache, frameworks),
     )
 
 

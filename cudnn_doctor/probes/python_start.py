@@ -59,19 +59,19 @@ class PythonStartChild:
         return ChildBatch([ChildRequest((python, "-c", CODE), child_env, TIMEOUT_S, f"{python} started")
                            for python, child_env in runs], deadline=deadline_in(TIMEOUT_S))
 
-    def preloaded(self) -> tuple[tuple[str, str, str], ...]:
+    def preloaded(self) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
         """(python, a GPU library it had mapped when its program's first line ran, the start-up hooks that may have
         loaded it) for each interpreter that started: what its frameworks then get by that library's soname."""
         if not self.pythons or not self.hooks:
             return ()
-        out: list[tuple[str, str, str]] = []
+        out: list[tuple[str, str, tuple[str, ...]]] = []
         for python, answer in zip(self.pythons, self.batch.answers(), strict=True):
             text = answer.stdout or ""
             if STARTED not in text:
                 continue
             from cudnn_doctor.child import file_names
 
-            out += [(python, file_names(line[len(MAPPED):]), ", ".join(self.hooks)) for line in text.split("\n")
+            out += [(python, file_names(line[len(MAPPED):]), tuple(self.hooks)) for line in text.split("\n")
                     if line.startswith(MAPPED)]
         return tuple(out[:32])
 

@@ -110,8 +110,11 @@ def content_problem(path: str, content: str) -> str | None:
     def constant(word: str) -> object:
         raise ValueError(f"{word} is not JSON")
 
+    # as nlohmann::json's operator>> parses it: a UTF-8 byte-order mark skipped, one strict JSON value (no comment, no
+    # trailing comma, no NaN), what follows that value left unread
     try:
-        json.loads(data.decode("utf-8"), parse_constant=constant)  # strict JSON, as nlohmann::json parses it
+        text = data.decode("utf-8-sig")
+        json.JSONDecoder(parse_constant=constant).raw_decode(text, len(text) - len(text.lstrip(" \t\n\r")))
     except UnicodeDecodeError as error:
         return f"{CONTENT}it is not UTF-8 text (byte {error.start})"
     except ValueError as error:
@@ -321,7 +324,7 @@ def torch_log_names(value: str, row: dict[str, Any], frameworks: list[Framework]
                                                                                            pattern)))]
     text = _read(files[0]) if files else None
     registered = {name.decode() for name in _REGISTERED.findall(text or b"")}
-    if not registered:
+    if not {"dynamo", "inductor"} <= registered:  # every torch since 2.1 registers these two there
         return None  # not the torch this knows how to read: nothing said
     if value == "":
         return SettingAnswer("torch_logs", (), (files[0],))
@@ -337,17 +340,18 @@ def torch_log_names(value: str, row: dict[str, Any], frameworks: list[Framework]
 
 
 def _module_found(name: str, site: str, env: dict[str, str]) -> bool:
-    """Would importlib.util.find_spec(NAME) find a module in torch's Python: a package or module file of that dotted
-    name in its site-packages or on PYTHONPATH, or a module of Python's own (its top name)."""
+    """Could importlib.util.find_spec(NAME) find a module in torch's Python: its top name a package or module in its
+    site-packages or on PYTHONPATH, or a module of Python's own. Only the top name is looked for (a submodule is
+    its package's to say), so a module torch would find is never called unknown."""
     import sys
 
-    parts = [part for part in name.split(".")]
-    if not parts or not all(parts):
+    top = name.split(".")[0]
+    if not top or not all(name.split(".")):
         return False
-    if parts[0] in getattr(sys, "stdlib_module_names", ()) or parts[0] in sys.builtin_module_names:
+    if top in getattr(sys, "stdlib_module_names", ()) or top in sys.builtin_module_names:
         return True
     for base in [site, *[entry for entry in env.get("PYTHONPATH", "").split(os.pathsep) if entry]]:
-        path = os.path.join(base, *parts)
+        path = os.path.join(base, top)
         if os.path.isdir(path) or glob.glob(glob.escape(path) + ".*py*") or glob.glob(glob.escape(path) + ".*.so"):
             return True
     return False

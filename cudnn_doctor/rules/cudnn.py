@@ -165,12 +165,13 @@ def _build_for(report: Report, install: CudnnInstall, cuda_major: int | None) ->
     return (own or builds)[-1] if builds else None
 
 
-def _refused_below(report: Report, library: str) -> bool:
-    """Did a child loading LIBRARY as a program does see the loader refuse one of its sub-libraries' files?"""
-    real = os.path.realpath(library)
+def _refused_below(report: Report, install: CudnnInstall) -> bool:
+    """Did a child loading INSTALL as a program does see the loader refuse one of its sub-libraries' files? (the
+    paths as the probes resolved them)"""
+    names = {install.library, install.real_library}
     return report.process is not None and any(
-        (copy.real_library or os.path.realpath(copy.library)) == real and sub.seen and
-        (sub.problem or "").startswith("not loadable: ") for copy in report.process.cudnn for sub in copy.sublibraries)
+        {copy.library, copy.real_library} & names and sub.seen and (sub.problem or "").startswith("not loadable: ")
+        for copy in report.process.cudnn for sub in copy.sublibraries)
 
 
 def load_failures(report: Report) -> list[Finding]:
@@ -181,7 +182,7 @@ def load_failures(report: Report) -> list[Finding]:
         elif install.file_error:
             findings.append(finding("CD308", subject=install.library, library=install.library, arch=report.host.arch,
                                     error=install.file_error, version_hint=f"{install.major or 9}"))
-        elif (install.crashed or install.timed_out) and _refused_below(report, install.library):
+        elif (install.crashed or install.timed_out) and _refused_below(report, install):
             continue  # a sub-library the loader refused (CD307, in its words) is why: said there, with its fix
         elif install.crashed or install.timed_out:
             how = install.load_error or ("timed out" if install.timed_out else "crashed")

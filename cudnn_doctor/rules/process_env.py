@@ -313,44 +313,44 @@ def preloaded_cudnn(report: Report) -> list[Finding]:
 
 
 def hook_preloaded_cudnn(report: Report) -> list[Finding]:
-    """A cuDNN front library a framework's Python had mapped before its program's first line (a start-up hook loaded
-    it): the framework's libraries ask for libcudnn.so.N by name and the loader answers with the copy already loaded,
-    not the framework's own. Seen in the started Python; an error where that release is not what the framework needs."""
+    """A GPU library a framework's Python had mapped before its program's first line (a start-up hook loaded it): the
+    framework's libraries ask the loader for its soname and get the copy already loaded, not their own. A cuDNN: seen,
+    an error where that release is not what the framework needs (CD317); another CUDA library whose soname the
+    framework's wheels hold: a warning --deep proves (CD203). The probe resolved the paths (ProcessView)."""
     view = report.process
     if view is None:
         return []
-    versions = {os.path.realpath(i.library): i.version for i in report.cudnn}
     findings = []
-    for name, library, hooks in view.python_preloaded:
+    for name, library, hooks, own_copy, version, is_own, hook_folders in view.python_preloaded:
         framework = _framework(report, name)
-        if framework is None or not os.path.basename(library).startswith("libcudnn.so"):
+        if framework is None or is_own:
             continue
-        own = framework.cudnn_used and os.path.realpath(framework.cudnn_used) == os.path.realpath(library)
-        version = versions.get(os.path.realpath(library)) or release_in_file_name(library)
+        proof = (f"{_display(name)}'s Python, started in a child as a program is, had {library} mapped when the "
+                 f"program's first line ran (/proc/self/maps); its start-up hooks: {hooks}")
+        if not os.path.basename(library).startswith("libcudnn.so"):
+            if own_copy:  # the framework's wheels hold that soname: its libraries get this one in place of theirs
+                made = finding("CD203", subject=library, evidence="seen", library=library, hooks=hooks,
+                               hook_folders=hook_folders, error="loaded before the framework", proof=proof)
+                findings.append(replace(made, severity="warning", detail=(
+                    f"A Python start-up hook ({hooks}) loads {library} into every program of {_display(name)}'s "
+                    f"Python before the program's first line; {_display(name)}'s libraries ask for "
+                    f"{os.path.basename(own_copy)} by name and get that copy in place of their wheel's {own_copy}"
+                    + DEEP_PROVES + ".")))
+            continue
+        version = version or release_in_file_name(library) or ""
         requirement = str(framework.details.get("cudnn_requirement") or "")
         wanted = requirement if requirement[:1] in "<>=!~" else (f"=={framework.cudnn_expected}"
                                                                    if framework.cudnn_expected else "")
-        if own:
-            continue
         refused = bool(version and wanted and not _satisfies(version, wanted))
         made = finding("CD317", subject=library, evidence="seen", library=library, version=version or "unknown",
                        framework=name, expected=wanted.lstrip("=") or "its own copy", hooks=hooks,
-                       hook_folders=",".join(_hook_folders(hooks, report)),
-                       proof=f"{_display(name)}'s Python, started in a child as a program is, had {library} mapped when "
-                             f"the program's first line ran (/proc/self/maps); its start-up hooks: {hooks}")
+                       hook_folders=hook_folders, proof=proof)
         detail = (f"A Python start-up hook ({hooks}) loads {library} (cuDNN {version or 'of unknown release'}) into "
                   f"every program of {_display(name)}'s Python before the program's first line; {_display(name)}'s "
                   "libraries ask the loader for libcudnn by name and get that copy, not their own"
                   + (f": {_display(name)} needs cuDNN {wanted.lstrip('=')}." if refused else "."))
         findings.append(replace(made, detail=detail, severity="error" if refused else "warning"))
     return findings
-
-
-def _hook_folders(hooks: str, report: Report) -> list[str]:
-    """The PYTHONPATH entries (as written) that hold a start-up hook of HOOKS."""
-    entries = report.variable_folders.get("PYTHONPATH", [])
-    folders = {os.path.realpath(os.path.dirname(path)) for path in hooks.split(", ") if path}
-    return [entry for entry in entries if entry and os.path.realpath(entry) in folders]
 
 
 def _satisfies(version: str, spec: str) -> bool:
@@ -970,11 +970,18 @@ def broken_cuda(report: Report) -> list[Finding]:
     out = []
     for path, problem, *said in view.broken_cuda:
         if said:  # the loader itself refused it, opened by name in a child as such a program opens it
-            out.append(finding("CD203", subject=path, evidence="seen", proof=f"the loader, opening "
-                               f"{os.path.basename(path)} by name in a child with this environment: {said[0]}",
-                               library=path, error=f"{said[0]} ({problem}). Programs that open it by name (JAX's XLA "
-                               "opens cuBLASLt and nvJitLink so, when work first needs them) fail there; one that loads "
-                               "its own copy by full path (torch's wheels) is not hit"))
+            made = finding("CD203", subject=path, evidence="seen", proof=f"the loader, opening "
+                           f"{os.path.basename(path)} by name in a child with this environment: {said[0]}",
+                           library=path, error=f"{said[0]} ({problem}). Programs that open it by name (JAX's XLA "
+                           "opens cuBLASLt and nvJitLink so, when work first needs them) fail there; one that loads "
+                           "its own copy by full path first is not hit")
+            own = said[1] if len(said) > 1 else ""
+            if own:  # those frameworks' wheels hold the soname: their own loading code may load it first
+                made = replace(made, severity="warning", detail=made.detail + (
+                    f" {', '.join(_display(n) for n in own.split(', '))} hold a copy of their own in their wheels, "
+                    "which their loading code may load by full path first; `cudnn-doctor check --deep` runs them here "
+                    "with it, which proves whether they are hit."))
+            out.append(made)
             continue
         made = finding("CD203", subject=path, evidence="read", library=path, error=problem)
         out.append(replace(made, severity="warning", detail=(
