@@ -6,6 +6,7 @@ look up is said in words. Read from the data itself, so a row added later is hel
 from __future__ import annotations
 
 import re
+
 import tomllib
 
 from cudnn_doctor.knowledge.data import compat_dir
