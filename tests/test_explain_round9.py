@@ -155,3 +155,16 @@ def test_every_status_of_the_data_is_read_by_its_name() -> None:
     # DCGM's codes are below zero; the Python bindings raise them by name (pydcgm's DCGMError)
     assert explain_text("dcgm_structs.DCGMError_ConnectionNotValid: DCGM_ST_CONNECTION_NOT_VALID", None)["matches"][0][
         "code"] == "CD104"
+
+
+@pytest.mark.parametrize(("source", "code", "message"), [
+    ("NVIDIA/cuda-checkpoint (a driver older than it needs; the words of cudaErrorInsufficientDriver)", "CD103",
+     " ./cuda-checkpoint --toggle --pid  9147\nInsufficient driver"),
+    ("cupy's CUDADriverError with the name spelled (CUDA_ERROR_NO_BINARY_FOR_GPU)", "CD404",
+     "cupy.cuda.driver.CUDADriverError: no binary for GPU"),
+    ("ROCm/rccl and NVIDIA/nccl socket.cc (bootstrap interface)", "CD175",
+     "No interface found in the same subnet as remote address fe80::1461:22ff:fe33:b471<45015>\n"
+     "No usable listening interface found"),
+])
+def test_a_status_in_words_and_ncclss_interfaces(source: str, code: str, message: str) -> None:
+    assert explain_text(message, None)["matches"][0]["code"] == code, source
