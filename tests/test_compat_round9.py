@@ -27,3 +27,13 @@ def test_a_series_whose_releases_differ_stays_unknown(machine: Machine) -> None:
     assert compat(machine, "jax==0.4.20", "--cuda", "12.2")[1]["verdict"] == "unknown"
     # a version with letters or two parts is not a patch release of a series
     assert compat(machine, "tensorflow==2.4.1rc0", "--cuda", "11.0")[1]["verdict"] == "unknown"
+
+
+def test_builds_read_from_the_vendors_own_indexes(machine: Machine) -> None:
+    """PyTorch's own wheel index holds torch-1.4.0+cu100 (download.pytorch.org/whl/torch_stable.html, as
+    open-mmlab/mmdetection's install guide uses it), though the previous-versions page lists only cu101 and cu92; NVIDIA's
+    redistributable index holds cuDNN 5.1 for CUDA 7.5 (redist/cudnn/v5.1/cudnn-7.5-linux-x64-v5.1.tgz) beside 8.0."""
+    assert compat(machine, "torch==1.4.0+cu100", "--driver", "410.48")[1]["verdict"] == "compatible"
+    assert compat(machine, "torch==1.4.0+cu100", "--driver", "396.26")[1]["verdict"] == "incompatible"
+    _, data = compat(machine, "cudnn==5.1", "--cuda", "7.5")
+    assert data["verdict"] == "compatible" and "cudnn-7.5-linux-x64-v5.1.tgz" in reason(data, "cuda")["source"]
