@@ -105,6 +105,7 @@ def test_the_module_and_the_component_reach_the_answer() -> None:
     assert "nvidia_uvm" in module["cause"]
     fabric = explain_text(CASES[5][2], None)["matches"][0]
     assert "Fabric Manager" in fabric["cause"] and "nvidia-fabricmanager" in fabric["fix"]
+    assert "525.85.12" in fabric["cause"] and "530.41.03" in fabric["cause"]  # both releases the message names
 
 
 def test_a_toolkit_that_lacks_the_gpu_is_the_toolkits_answer() -> None:

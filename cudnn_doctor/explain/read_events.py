@@ -209,7 +209,7 @@ def kernel_modules(index: int, lowers: list[str]) -> list[Event]:
         if not any(word in line for line in near for word in words["failures"]):
             continue
         module = name.strip("'\"").removesuffix(".ko").removesuffix("-dkms")
-        return [Event("module", row["code"], match.group(0).strip(), row["meaning"].replace("{module}", module),
+        return [Event("module", row["code"], match.group(0).replace("'", "").replace('"', "").strip().rstrip(": "), row["meaning"].replace("{module}", module),
                       row["fix"], f"{row['source']}; {words['source']}", (("module", module),), index)]
     return []
 
@@ -220,6 +220,9 @@ def kernel_modules(index: int, lowers: list[str]) -> list[Event]:
 def _component_tables() -> tuple[tuple[str, ...], tuple[dict[str, Any], ...]]:
     errors = load("errors")
     return tuple(errors.get("component_words", {}).get("failures", ())), tuple(errors.get("component", []))
+
+
+_DRIVER_RELEASE = re.compile(r"(?<![\d.])\d{3}\.\d{2,3}(?:\.\d{2,3})?(?!\.?\d)")
 
 
 def components(index: int, lowers: list[str]) -> list[Event]:
@@ -236,8 +239,12 @@ def components(index: int, lowers: list[str]) -> list[Event]:
         name = next((n for n in row["names"] for line in near if n in line), None)
         if name is None:
             continue
-        return [Event("component", row["code"], name.strip(), row["meaning"], row["fix"], row["source"],
-                      (("component", row["id"]),), index)]
+        # the driver releases the line names (the Fabric Manager's and the driver's) reach the answer
+        releases = list(dict.fromkeys(itertools.islice(_DRIVER_RELEASE.findall(wrapped), 4)))
+        meaning = row["meaning"] + (f"; the message names driver release{'s' if len(releases) > 1 else ''} "
+                                    f"{' and '.join(releases)}" if releases else "")
+        values = (("component", row["id"]),) + ((("driver_version", releases[-1]),) if releases else ())
+        return [Event("component", row["code"], name.strip(), meaning, row["fix"], row["source"], values, index)]
     return []
 
 
