@@ -169,3 +169,24 @@ def test_every_status_of_the_data_is_read_by_its_name() -> None:
 ])
 def test_a_status_in_words_and_ncclss_interfaces(source: str, code: str, message: str) -> None:
     assert explain_text(message, None)["matches"][0]["code"] == code, source
+
+
+@pytest.mark.parametrize(("source", "code", "message"), [
+    ("NVIDIA driver README, the X log", "CD101", "[    12.345] (EE) NVIDIA: Failed to initialize the NVIDIA kernel module. "
+     "Please see the\n[    12.345] (EE) NVIDIA:     system's kernel log for additional error messages and\n"
+     "[    12.345] (EE) No devices detected."),
+    ("the kernel's firmware loader for the open modules' GSP", "CD102",
+     "nvidia 0000:01:00.0: firmware: failed to load nvidia/550.54.14/gsp_ga10x.bin (-2)"),
+    ("nvidia-smi's warning", "CD142", "WARNING: infoROM is corrupted at gpu 0000:05:00.0"),
+    ("nvidia-smi -q, clocks event reasons", "CD133", "    Clocks Event Reasons\n        HW Power Brake Slowdown   "
+     "          : Active"),
+    ("T-vK/MobilePassThrough#4 (dnf)", "CD521", "Problem: package akmod-nvidia-3:418.74-1.fc30.x86_64 requires "
+     "xorg-x11-drv-nvidia-kmodsrc >= 3:418.74-1, but none of the providers can be installed"),
+    ("CachyOS/distribution#502 (pacman)", "CD521", "error: failed to prepare transaction (could not satisfy dependencies)\n"
+     ":: unable to satisfy dependency 'nvidia-utils=610.43.02' required by nvidia-open"),
+    ("aws-samples/aws-deep-learning-ami-ubuntu-dcv-desktop#18 (apt)", "CD521",
+     "E: Unable to correct problems, you have held broken packages.\n nvidia-dkms-530 : Depends: nvidia-kernel-common-530 "
+     "(>= 530.41.03) but 530.30.02-0ubuntu1 is to be installed"),
+])
+def test_the_driver_in_the_words_of_x_firmware_smi_and_package_managers(source: str, code: str, message: str) -> None:
+    assert explain_text(message, None)["matches"][0]["code"] == code, source
