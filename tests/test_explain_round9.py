@@ -190,3 +190,20 @@ def test_a_status_in_words_and_ncclss_interfaces(source: str, code: str, message
 ])
 def test_the_driver_in_the_words_of_x_firmware_smi_and_package_managers(source: str, code: str, message: str) -> None:
     assert explain_text(message, None)["matches"][0]["code"] == code, source
+
+
+@pytest.mark.parametrize(("source", "code", "wanted", "message"), [
+    # Dao-AILab/flash-attention and state-spaces/mamba setup.py (bare_metal_version < Version("11.6"))
+    ("state-spaces/mamba setup.py", "CD220", "11.6", "      RuntimeError: mamba_ssm is only supported on CUDA 11.6 and above."
+     "  Note: make sure nvcc has a supported version by running nvcc -V.\n      [end of output]"),
+    # ggml-cuda's bad_arch(): the GPU is the one ggml_cuda_init names
+    ("ggml-org/llama.cpp ggml-cuda.cu (bad_arch)", "CD404", "5.2", "ggml_cuda_init: found 1 CUDA devices:\n  Device 0: "
+     "NVIDIA GeForce GTX 970, compute capability 5.2, VMM: yes\nERROR: ggml-cuda was compiled without support for the "
+     "current GPU architecture."),
+    # pytorch/pytorch torch/utils/cpp_extension.py (_get_cuda_arch_flags)
+    ("pytorch/pytorch cpp_extension.py", "CD404", "12.0", "ValueError: Unknown CUDA arch (12.0) or GPU not supported"),
+])
+def test_requirements_and_architectures_in_other_words(source: str, code: str, wanted: str, message: str) -> None:
+    answer = explain_text(message, None)["matches"][0]
+    assert answer["code"] == code, source
+    assert wanted in answer["cause"] + answer["fix"], source

@@ -210,7 +210,7 @@ class _Known(dict):  # type: ignore[type-arg]
 
 
 READER_FRAMEWORK = {"library": "loader", "symbol": "loader", "status": "cuda", "module": "kernel", "component": "driver",
-                    "nccl": "nccl"}
+                    "nccl": "nccl", "requirement": "cuda"}
 
 
 def _from_cause(cause: classify.Cause, framework: str | None, line: str,

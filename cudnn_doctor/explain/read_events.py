@@ -283,3 +283,39 @@ def extensions(index: int, lower: str) -> list[Event]:
                   "not in the build installed: it was installed or built without it (a Python-only build, a wheel for "
                   "another CUDA or PyTorch, a CUDA compile that was skipped), so the code that needs it cannot run on "
                   "the GPU", words["fix"], words["source"], (), index)]
+
+
+# ------------------------------------------------- a newer CUDA toolkit required (issue 41, round nine)
+
+@functools.cache
+def _requirement_pattern() -> tuple[re.Pattern[str] | None, str]:
+    words = load("libraries").get("cuda_requirement")
+    if not words:
+        return None, ""
+
+    def alternatives(key: str) -> str:
+        return "|".join(re.escape(word) for word in sorted(words[key], key=len, reverse=True))
+
+    # "only supported on CUDA 11.6 and above", "requires CUDA >= 11.8", "needs the CUDA toolkit 12.1 or newer"
+    pattern = re.compile(rf"\b(?:{alternatives('verbs')})\s(?:{alternatives('subjects')})\s(?:version\s)?(?:>=\s?|v)?"
+                         rf"(\d{{1,2}}\.\d{{1,2}})(?:\.\d{{1,3}})?(?:\s?(?:{alternatives('after')})|(?=\s|$|[.,;)]))"
+                         # "CUDA >= 12.1 is required", "CUDA version >= 11.8 is needed"
+                         rf"|\b(?:{alternatives('subjects')})\s?(?:version\s?)?>=\s?(\d{{1,2}}\.\d{{1,2}})(?:\.\d{{1,3}})?"
+                         rf"\s(?:is|are)\s(?:required|needed)")
+    return pattern, str(words["source"])
+
+
+def requirements(index: int, lower: str) -> list[Event]:
+    """A program's words that it needs a CUDA toolkit of at least a version (compat/libraries.toml [cuda_requirement])."""
+    if "cuda" not in lower and "nvcc" not in lower or "driver" in lower:
+        return []
+    pattern, source = _requirement_pattern()
+    found = pattern.search(lower) if pattern is not None else None
+    if found is None:
+        return []
+    version = found.group(1) or found.group(2)
+    return [Event("requirement", "CD220", found.group(0).strip(), f"the program needs CUDA {version} or newer (its "
+                  "toolkit: nvcc, the CUDA headers and libraries it builds or runs with) and found or was given an "
+                  "older one", f"Install CUDA {version} or newer and point the build at it (CUDA_HOME, PATH for nvcc: "
+                  "`nvcc --version` shows which runs), or use a release of the program that supports the CUDA you "
+                  "have.", source, (("spec", f"CUDA {version} or newer"), ("needs_cuda", version)), index)]
