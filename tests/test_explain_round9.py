@@ -77,6 +77,11 @@ UNRELATED = [
      "not available"),
     ("a MATLAB license error (not NVIDIA's)", "License checkout failed.\nLicense Manager Error -9\nThis error may "
      "occur when the hostid or username does not match."),
+    # AMD's GPUs through CDI and Kubernetes (ROCm/container-toolkit, ROCm/k8s-device-plugin): another vendor's
+    ("AMD's CDI devices", "Error: setting up CDI devices: unresolvable CDI devices amd.com/gpu=all"),
+    ("AMD's device plugin", "0/3 nodes are available: 3 Insufficient amd.com/gpu."),
+    # a cloud's compute instance is no MIG instance
+    ("a cloud API's words", "ERROR: Failed to create compute instance: quota exceeded for region"),
 ]
 
 

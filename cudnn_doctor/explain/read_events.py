@@ -217,9 +217,10 @@ def kernel_modules(index: int, lowers: list[str]) -> list[Event]:
 # ------------------------------------------------- NVIDIA's host components (issue 41, round nine)
 
 @functools.cache
-def _component_tables() -> tuple[tuple[str, ...], tuple[dict[str, Any], ...]]:
+def _component_tables() -> tuple[tuple[str, ...], tuple[dict[str, Any], ...], tuple[str, ...]]:
     errors = load("errors")
-    return tuple(errors.get("component_words", {}).get("failures", ())), tuple(errors.get("component", []))
+    words = errors.get("component_words", {})
+    return tuple(words.get("failures", ())), tuple(errors.get("component", [])), tuple(words.get("others", ()))
 
 
 _DRIVER_RELEASE = re.compile(r"(?<![\d.])\d{3}\.\d{2,3}(?:\.\d{2,3})?(?!\.?\d)")
@@ -228,10 +229,10 @@ _DRIVER_RELEASE = re.compile(r"(?<![\d.])\d{3}\.\d{2,3}(?:\.\d{2,3})?(?!\.?\d)")
 def components(index: int, lowers: list[str]) -> list[Event]:
     """An NVIDIA host component (compat/errors.toml [[component]]) named on line INDEX (or within its row's window
     above) that the line, or the next one, says failed."""
-    failures, rows = _component_tables()
+    failures, rows, others = _component_tables()
     lower = lowers[index]
     wrapped = lower + " " + lowers[index + 1] if index + 1 < len(lowers) else lower
-    if not any(word in wrapped for word in failures):
+    if not any(word in wrapped for word in failures) or any(word in lower for word in others):
         return []
     for row in rows:
         window = int(row.get("window", 0))
