@@ -37,3 +37,15 @@ def test_builds_read_from_the_vendors_own_indexes(machine: Machine) -> None:
     assert compat(machine, "torch==1.4.0+cu100", "--driver", "396.26")[1]["verdict"] == "incompatible"
     _, data = compat(machine, "cudnn==5.1", "--cuda", "7.5")
     assert data["verdict"] == "compatible" and "cudnn-7.5-linux-x64-v5.1.tgz" in reason(data, "cuda")["source"]
+
+
+def test_a_build_from_paddles_own_index(machine: Machine) -> None:
+    """Paddle's own index publishes X.Y.Z.postNNN, the release's build for CUDA N.N (PaddlePaddle's install guides:
+    paddlepaddle-gpu==2.1.0.post101 for CUDA 10.1): its CUDA, the driver it needs and the architectures CUDA 10.1 can
+    target are judged (no CUDA 10.x build holds kernels for Ampere's 8.6, which CUDA 11 first targets)."""
+    _, data = compat(machine, "paddlepaddle-gpu==2.1.0.post101", "--compute-capability", "8.6")
+    assert data["verdict"] == "incompatible"
+    assert compat(machine, "paddlepaddle-gpu==2.1.0.post101", "--cuda", "10.1")[1]["verdict"] == "compatible"
+    assert compat(machine, "paddlepaddle-gpu==2.3.2.post116", "--cuda", "11.2")[1]["verdict"] == "incompatible"
+    # a row the data holds for its pip version stays that row (2.6.1.post120: CUDA 12.0)
+    assert compat(machine, "paddlepaddle-gpu==2.6.1.post120", "--cuda", "12.0")[1]["verdict"] == "compatible"
