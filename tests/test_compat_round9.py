@@ -27,3 +27,25 @@ def test_a_series_whose_releases_differ_stays_unknown(machine: Machine) -> None:
     assert compat(machine, "jax==0.4.20", "--cuda", "12.2")[1]["verdict"] == "unknown"
     # a version with letters or two parts is not a patch release of a series
     assert compat(machine, "tensorflow==2.4.1rc0", "--cuda", "11.0")[1]["verdict"] == "unknown"
+
+
+def test_builds_read_from_the_vendors_own_indexes(machine: Machine) -> None:
+    """PyTorch's own wheel index holds torch-1.4.0+cu100 (download.pytorch.org/whl/torch_stable.html, as
+    open-mmlab/mmdetection's install guide uses it), though the previous-versions page lists only cu101 and cu92; NVIDIA's
+    redistributable index holds cuDNN 5.1 for CUDA 7.5 (redist/cudnn/v5.1/cudnn-7.5-linux-x64-v5.1.tgz) beside 8.0."""
+    assert compat(machine, "torch==1.4.0+cu100", "--driver", "410.48")[1]["verdict"] == "compatible"
+    assert compat(machine, "torch==1.4.0+cu100", "--driver", "396.26")[1]["verdict"] == "incompatible"
+    _, data = compat(machine, "cudnn==5.1", "--cuda", "7.5")
+    assert data["verdict"] == "compatible" and "cudnn-7.5-linux-x64-v5.1.tgz" in reason(data, "cuda")["source"]
+
+
+def test_a_build_from_paddles_own_index(machine: Machine) -> None:
+    """Paddle's own index publishes X.Y.Z.postNNN, the release's build for CUDA N.N (PaddlePaddle's install guides:
+    paddlepaddle-gpu==2.1.0.post101 for CUDA 10.1): its CUDA, the driver it needs and the architectures CUDA 10.1 can
+    target are judged (no CUDA 10.x build holds kernels for Ampere's 8.6, which CUDA 11 first targets)."""
+    _, data = compat(machine, "paddlepaddle-gpu==2.1.0.post101", "--compute-capability", "8.6")
+    assert data["verdict"] == "incompatible"
+    assert compat(machine, "paddlepaddle-gpu==2.1.0.post101", "--cuda", "10.1")[1]["verdict"] == "compatible"
+    assert compat(machine, "paddlepaddle-gpu==2.3.2.post116", "--cuda", "11.2")[1]["verdict"] == "incompatible"
+    # a row the data holds for its pip version stays that row (2.6.1.post120: CUDA 12.0)
+    assert compat(machine, "paddlepaddle-gpu==2.6.1.post120", "--cuda", "12.0")[1]["verdict"] == "compatible"

@@ -35,7 +35,7 @@ OPTIONAL = ("priority", "requires", "stack_library", "triggers", "fix_without", 
 FRAMEWORKS = {"tensorflow", "pytorch", "jax", "theano", "dl4j", "cuda", "nvml", "cudnn", "loader", "onnxruntime",
               "tensorrt", "cupy", "paddle", "container", "pip", "xformers", "djl", "conda",
               "msvc", "triton", "nvcc", "nvrtc", "apt", "dkms", "nccl", "cublas", "deepspeed", "julia", "kubernetes",
-              "opencv", "rapids"}
+              "opencv", "rapids", "dnf", "pacman"}
 GROUPS = {
     "library",
     "cudnn_major",

@@ -77,6 +77,11 @@ UNRELATED = [
      "not available"),
     ("a MATLAB license error (not NVIDIA's)", "License checkout failed.\nLicense Manager Error -9\nThis error may "
      "occur when the hostid or username does not match."),
+    # AMD's GPUs through CDI and Kubernetes (ROCm/container-toolkit, ROCm/k8s-device-plugin): another vendor's
+    ("AMD's CDI devices", "Error: setting up CDI devices: unresolvable CDI devices amd.com/gpu=all"),
+    ("AMD's device plugin", "0/3 nodes are available: 3 Insufficient amd.com/gpu."),
+    # a cloud's compute instance is no MIG instance
+    ("a cloud API's words", "ERROR: Failed to create compute instance: quota exceeded for region"),
 ]
 
 
@@ -105,6 +110,7 @@ def test_the_module_and_the_component_reach_the_answer() -> None:
     assert "nvidia_uvm" in module["cause"]
     fabric = explain_text(CASES[5][2], None)["matches"][0]
     assert "Fabric Manager" in fabric["cause"] and "nvidia-fabricmanager" in fabric["fix"]
+    assert "525.85.12" in fabric["cause"] and "530.41.03" in fabric["cause"]  # both releases the message names
 
 
 def test_a_toolkit_that_lacks_the_gpu_is_the_toolkits_answer() -> None:
@@ -155,3 +161,54 @@ def test_every_status_of_the_data_is_read_by_its_name() -> None:
     # DCGM's codes are below zero; the Python bindings raise them by name (pydcgm's DCGMError)
     assert explain_text("dcgm_structs.DCGMError_ConnectionNotValid: DCGM_ST_CONNECTION_NOT_VALID", None)["matches"][0][
         "code"] == "CD104"
+
+
+@pytest.mark.parametrize(("source", "code", "message"), [
+    ("NVIDIA/cuda-checkpoint (a driver older than it needs; the words of cudaErrorInsufficientDriver)", "CD103",
+     " ./cuda-checkpoint --toggle --pid  9147\nInsufficient driver"),
+    ("cupy's CUDADriverError with the name spelled (CUDA_ERROR_NO_BINARY_FOR_GPU)", "CD404",
+     "cupy.cuda.driver.CUDADriverError: no binary for GPU"),
+    ("ROCm/rccl and NVIDIA/nccl socket.cc (bootstrap interface)", "CD175",
+     "No interface found in the same subnet as remote address fe80::1461:22ff:fe33:b471<45015>\n"
+     "No usable listening interface found"),
+])
+def test_a_status_in_words_and_ncclss_interfaces(source: str, code: str, message: str) -> None:
+    assert explain_text(message, None)["matches"][0]["code"] == code, source
+
+
+@pytest.mark.parametrize(("source", "code", "message"), [
+    ("NVIDIA driver README, the X log", "CD101", "[    12.345] (EE) NVIDIA: Failed to initialize the NVIDIA kernel module. "
+     "Please see the\n[    12.345] (EE) NVIDIA:     system's kernel log for additional error messages and\n"
+     "[    12.345] (EE) No devices detected."),
+    ("the kernel's firmware loader for the open modules' GSP", "CD102",
+     "nvidia 0000:01:00.0: firmware: failed to load nvidia/550.54.14/gsp_ga10x.bin (-2)"),
+    ("nvidia-smi's warning", "CD142", "WARNING: infoROM is corrupted at gpu 0000:05:00.0"),
+    ("nvidia-smi -q, clocks event reasons", "CD133", "    Clocks Event Reasons\n        HW Power Brake Slowdown   "
+     "          : Active"),
+    ("T-vK/MobilePassThrough#4 (dnf)", "CD521", "Problem: package akmod-nvidia-3:418.74-1.fc30.x86_64 requires "
+     "xorg-x11-drv-nvidia-kmodsrc >= 3:418.74-1, but none of the providers can be installed"),
+    ("CachyOS/distribution#502 (pacman)", "CD521", "error: failed to prepare transaction (could not satisfy dependencies)\n"
+     ":: unable to satisfy dependency 'nvidia-utils=610.43.02' required by nvidia-open"),
+    ("aws-samples/aws-deep-learning-ami-ubuntu-dcv-desktop#18 (apt)", "CD521",
+     "E: Unable to correct problems, you have held broken packages.\n nvidia-dkms-530 : Depends: nvidia-kernel-common-530 "
+     "(>= 530.41.03) but 530.30.02-0ubuntu1 is to be installed"),
+])
+def test_the_driver_in_the_words_of_x_firmware_smi_and_package_managers(source: str, code: str, message: str) -> None:
+    assert explain_text(message, None)["matches"][0]["code"] == code, source
+
+
+@pytest.mark.parametrize(("source", "code", "wanted", "message"), [
+    # Dao-AILab/flash-attention and state-spaces/mamba setup.py (bare_metal_version < Version("11.6"))
+    ("state-spaces/mamba setup.py", "CD220", "11.6", "      RuntimeError: mamba_ssm is only supported on CUDA 11.6 and above."
+     "  Note: make sure nvcc has a supported version by running nvcc -V.\n      [end of output]"),
+    # ggml-cuda's bad_arch(): the GPU is the one ggml_cuda_init names
+    ("ggml-org/llama.cpp ggml-cuda.cu (bad_arch)", "CD404", "5.2", "ggml_cuda_init: found 1 CUDA devices:\n  Device 0: "
+     "NVIDIA GeForce GTX 970, compute capability 5.2, VMM: yes\nERROR: ggml-cuda was compiled without support for the "
+     "current GPU architecture."),
+    # pytorch/pytorch torch/utils/cpp_extension.py (_get_cuda_arch_flags)
+    ("pytorch/pytorch cpp_extension.py", "CD404", "12.0", "ValueError: Unknown CUDA arch (12.0) or GPU not supported"),
+])
+def test_requirements_and_architectures_in_other_words(source: str, code: str, wanted: str, message: str) -> None:
+    answer = explain_text(message, None)["matches"][0]
+    assert answer["code"] == code, source
+    assert wanted in answer["cause"] + answer["fix"], source

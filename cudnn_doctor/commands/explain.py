@@ -209,7 +209,8 @@ class _Known(dict):  # type: ignore[type-arg]
         return f"<{key}>"
 
 
-READER_FRAMEWORK = {"library": "loader", "symbol": "loader", "status": "cuda"}
+READER_FRAMEWORK = {"library": "loader", "symbol": "loader", "status": "cuda", "module": "kernel", "component": "driver",
+                    "nccl": "nccl", "requirement": "cuda"}
 
 
 def _from_cause(cause: classify.Cause, framework: str | None, line: str,

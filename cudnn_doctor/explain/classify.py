@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from cudnn_doctor.explain.facts import Event, Facts, Library
+from cudnn_doctor.explain.facts import Arch, Event, Facts, Library
 from cudnn_doctor.knowledge.data import load
 from cudnn_doctor.knowledge.query import toolkit_min_driver
 from cudnn_doctor.versions import ascii_digits
@@ -44,7 +44,7 @@ def classify(facts: Facts) -> list[Cause]:
     causes: list[Cause] = []
     # a language binding's natives are a weaker fact than what the loader says beneath them (libcuda.so.1 missing)
     # (and a framework's own CUDA extension said absent is weaker than a status or library failure on the same lines)
-    weak = ("binding", "extension")
+    weak = ("binding", "extension", "component", "requirement")
     bindings = tuple(e for e in facts.events if e.kind in weak)
     causes.extend(_from_events(tuple(e for e in facts.events if e.kind not in weak)))
     causes.extend(_from_libraries(facts.libraries))
@@ -194,8 +194,21 @@ def listed_as_supported(facts: Facts, compute_capability: str) -> bool:
     return False
 
 
+# a sentence that says a build lacks the GPU's architecture without naming it ("ggml-cuda was compiled without support
+# for the current GPU architecture"): the GPU is the one the message names elsewhere, where it names one only
+_ARCH_SENTENCE = re.compile(r"(?:without support for|not (?:compiled|built) for|no support for|does not support|doesn't "
+                            r"support)\s(?:the\s|this\s|your\s)?(?:current\s)?(?:gpu|device|cuda|gpu's)\s(?:compute\s)?"
+                            r"(?:architecture|arch|capability)")
+
+
 def _from_archs(facts: Facts) -> list[Cause]:
     cued = [arch for arch in facts.archs if arch.cue]
+    named = {arch.compute_capability for arch in facts.archs}
+    if not cued and len(named) == 1:
+        sentence = next(((index, match.group(0)) for index, line in enumerate(facts.lines)
+                         if (match := _ARCH_SENTENCE.search(line.lower()))), None)
+        if sentence is not None:
+            cued = [Arch(compute_capability=named.pop(), cue=sentence[1], line=sentence[0])]
     if not cued:
         return []
     arch = cued[-1]
@@ -207,9 +220,9 @@ def _from_archs(facts: Facts) -> list[Cause]:
                 return []
             break
     cudnn = any(status.name.endswith("ARCH_MISMATCH") for status in facts.statuses)
-    said = facts.lines[arch.line].lower() if 0 <= arch.line < len(facts.lines) else ""
+    cue_line = facts.lines[arch.line].lower() if 0 <= arch.line < len(facts.lines) else ""
     subject = load("libraries").get("arch_subject", {})
-    if not cudnn and any(word in said for word in subject.get("toolkit", ())):  # the toolkit lacks the GPU
+    if not cudnn and any(word in cue_line for word in subject.get("toolkit", ())):  # the toolkit lacks the GPU
         needs = first_toolkit(arch.compute_capability)
         values = {"compute_capability": arch.compute_capability} | ({"needs_cuda": needs} if needs else {})
         return [Cause("CD206", f"compute capability {arch.compute_capability} with “{arch.cue}”: the CUDA toolkit in use "

@@ -209,7 +209,7 @@ def kernel_modules(index: int, lowers: list[str]) -> list[Event]:
         if not any(word in line for line in near for word in words["failures"]):
             continue
         module = name.strip("'\"").removesuffix(".ko").removesuffix("-dkms")
-        return [Event("module", row["code"], match.group(0).strip(), row["meaning"].replace("{module}", module),
+        return [Event("module", row["code"], match.group(0).replace("'", "").replace('"', "").strip().rstrip(": "), row["meaning"].replace("{module}", module),
                       row["fix"], f"{row['source']}; {words['source']}", (("module", module),), index)]
     return []
 
@@ -217,18 +217,22 @@ def kernel_modules(index: int, lowers: list[str]) -> list[Event]:
 # ------------------------------------------------- NVIDIA's host components (issue 41, round nine)
 
 @functools.cache
-def _component_tables() -> tuple[tuple[str, ...], tuple[dict[str, Any], ...]]:
+def _component_tables() -> tuple[tuple[str, ...], tuple[dict[str, Any], ...], tuple[str, ...]]:
     errors = load("errors")
-    return tuple(errors.get("component_words", {}).get("failures", ())), tuple(errors.get("component", []))
+    words = errors.get("component_words", {})
+    return tuple(words.get("failures", ())), tuple(errors.get("component", [])), tuple(words.get("others", ()))
+
+
+_DRIVER_RELEASE = re.compile(r"(?<![\d.])\d{3}\.\d{2,3}(?:\.\d{2,3})?(?!\.?\d)")
 
 
 def components(index: int, lowers: list[str]) -> list[Event]:
     """An NVIDIA host component (compat/errors.toml [[component]]) named on line INDEX (or within its row's window
     above) that the line, or the next one, says failed."""
-    failures, rows = _component_tables()
+    failures, rows, others = _component_tables()
     lower = lowers[index]
     wrapped = lower + " " + lowers[index + 1] if index + 1 < len(lowers) else lower
-    if not any(word in wrapped for word in failures):
+    if not any(word in wrapped for word in failures) or any(word in lower for word in others):
         return []
     for row in rows:
         window = int(row.get("window", 0))
@@ -236,8 +240,12 @@ def components(index: int, lowers: list[str]) -> list[Event]:
         name = next((n for n in row["names"] for line in near if n in line), None)
         if name is None:
             continue
-        return [Event("component", row["code"], name.strip(), row["meaning"], row["fix"], row["source"],
-                      (("component", row["id"]),), index)]
+        # the driver releases the line names (the Fabric Manager's and the driver's) reach the answer
+        releases = list(dict.fromkeys(itertools.islice(_DRIVER_RELEASE.findall(wrapped), 4)))
+        meaning = row["meaning"] + (f"; the message names driver release{'s' if len(releases) > 1 else ''} "
+                                    f"{' and '.join(releases)}" if releases else "")
+        values = (("component", row["id"]),) + ((("driver_version", releases[-1]),) if releases else ())
+        return [Event("component", row["code"], name.strip(), meaning, row["fix"], row["source"], values, index)]
     return []
 
 
@@ -276,3 +284,39 @@ def extensions(index: int, lower: str) -> list[Event]:
                   "not in the build installed: it was installed or built without it (a Python-only build, a wheel for "
                   "another CUDA or PyTorch, a CUDA compile that was skipped), so the code that needs it cannot run on "
                   "the GPU", words["fix"], words["source"], (), index)]
+
+
+# ------------------------------------------------- a newer CUDA toolkit required (issue 41, round nine)
+
+@functools.cache
+def _requirement_pattern() -> tuple[re.Pattern[str] | None, str]:
+    words = load("libraries").get("cuda_requirement")
+    if not words:
+        return None, ""
+
+    def alternatives(key: str) -> str:
+        return "|".join(re.escape(word) for word in sorted(words[key], key=len, reverse=True))
+
+    # "only supported on CUDA 11.6 and above", "requires CUDA >= 11.8", "needs the CUDA toolkit 12.1 or newer"
+    pattern = re.compile(rf"\b(?:{alternatives('verbs')})\s(?:{alternatives('subjects')})\s(?:version\s)?(?:>=\s?|v)?"
+                         rf"(\d{{1,2}}\.\d{{1,2}})(?:\.\d{{1,3}})?(?:\s?(?:{alternatives('after')})|(?=\s|$|[.,;)]))"
+                         # "CUDA >= 12.1 is required", "CUDA version >= 11.8 is needed"
+                         rf"|\b(?:{alternatives('subjects')})\s?(?:version\s?)?>=\s?(\d{{1,2}}\.\d{{1,2}})(?:\.\d{{1,3}})?"
+                         rf"\s(?:is|are)\s(?:required|needed)")
+    return pattern, str(words["source"])
+
+
+def requirements(index: int, lower: str) -> list[Event]:
+    """A program's words that it needs a CUDA toolkit of at least a version (compat/libraries.toml [cuda_requirement])."""
+    if "cuda" not in lower and "nvcc" not in lower or "driver" in lower:
+        return []
+    pattern, source = _requirement_pattern()
+    found = pattern.search(lower) if pattern is not None else None
+    if found is None:
+        return []
+    version = found.group(1) or found.group(2)
+    return [Event("requirement", "CD220", found.group(0).strip(), f"the program needs CUDA {version} or newer (its "
+                  "toolkit: nvcc, the CUDA headers and libraries it builds or runs with) and found or was given an "
+                  "older one", f"Install CUDA {version} or newer and point the build at it (CUDA_HOME, PATH for nvcc: "
+                  "`nvcc --version` shows which runs), or use a release of the program that supports the CUDA you "
+                  "have.", source, (("spec", f"CUDA {version} or newer"), ("needs_cuda", version)), index)]

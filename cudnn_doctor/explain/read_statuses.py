@@ -264,6 +264,28 @@ def _bound_spellings(index: int, line: str, lower: str) -> list[Status]:
     return out
 
 
+@functools.cache
+def _spelled_cuda() -> tuple[tuple[str, str], ...]:
+    """(words, name) of compat/status_codes.toml [spelled]: CUDA's names whose words alone say one thing, longest
+    first."""
+    by_name, _, _ = _status_tables()
+    out = []
+    for name in load("status_codes").get("spelled", {}).get("names", ()):
+        if name in by_name:
+            rest = name.removeprefix("cudaError").removeprefix("CUDA_ERROR_")
+            words = rest.lower().replace("_", " ") if "_" in name else " ".join(_CAMEL_WORD.findall(rest)).lower()
+            out.append((words, name))
+    return tuple(sorted(out, key=lambda pair: -len(pair[0])))
+
+
+def _spelled_cuda_statuses(index: int, lower: str) -> list[Status]:
+    by_name, _, _ = _status_tables()
+    if not any(word in lower for word in load("status_codes").get("spelled", {}).get("anchors", ())):
+        return []
+    found = next((name for words, name in _spelled_cuda() if words in lower), None)
+    return [_status(by_name[found], "message", index)] if found else []
+
+
 def statuses(index: int, line: str, lower: str, cudnn_named: bool = False) -> list[Status]:
     other = _other_spellings(index, line, lower, cudnn_named) if ("cudnnstatus" in lower or "cudaerror" in lower
                                                                  or "curesult" in lower or "nvmlerror" in lower
@@ -277,6 +299,8 @@ def statuses(index: int, line: str, lower: str, cudnn_named: bool = False) -> li
         # is of the numbering of the CUDA the program was built with (CUDA 10.0 and older numbered the runtime's
         # errors otherwise: 8 was cudaErrorInvalidDeviceFunction), so the text decides
         checked = []
+    if not (other or checked or known):  # a CUDA status's name in words ("Insufficient driver")
+        known = _spelled_cuda_statuses(index, lower)
     return other + checked + known
 
 

@@ -17,7 +17,7 @@ from cudnn_doctor.versions import ascii_digits
 _VERSION = re.compile(r"\(\s{0,2}\d{1,2},\s{0,2}\d{1,2},\s{0,2}\d{1,3}\s{0,2}\)|\b\d{1,2}(?:\.\d{1,4}){1,3}\b|\b\d{4,5}\b")
 _ARCH = re.compile(r"(?i)\b(?:sm|compute)[_-](\d{2,3})[a-z]?\b"
                    # "capability 8.6", "capability of 7.5", "compute capability >= 8.9", "capability of at least 8.0"
-                   r"|capability\W{1,4}(?:of\s|is\s|sm_)?(?:at least\s)?(\d{1,2})\.(\d)\b"
+                   r"|(?:capability\W{1,4}(?:of\s|is\s|sm_)?(?:at least\s)?|cuda arch\s{0,2}\(\s{0,2})(\d{1,2})\.(\d)\b"
                    r"|capability\W{1,3}\((\d{1,2}), (\d)\)|\bcompute (\d{1,2})\.(\d)\b"
                    # TensorRT's "Target GPU SM 120", "sm120"; its "Unsupported SM: 0x809" (major, then minor in hex);
                    # Paddle's "compute capability in your current machine is 120"
@@ -136,7 +136,8 @@ def versions(index: int, line: str, lower: str) -> list[VersionPair]:
 
 
 def archs(index: int, line: str, lower: str) -> list[Arch]:
-    if "sm" not in lower and "compute" not in lower and "capability" not in lower and "current gpu is" not in lower:
+    if "sm" not in lower and "compute" not in lower and "capability" not in lower and "current gpu is" not in lower \
+            and "cuda arch" not in lower:
         return []
     out = []
     cue = next((c for c in ARCH_CUES if c in lower), None)

@@ -187,6 +187,9 @@ def _needs(framework: str, version: str, os_name: str = "linux", artifact: str |
     by_pip = [row for row in all_rows(framework) if str(row.get("pip_version", "")) == base]
     if by_pip:
         release_rows, base = by_pip, str(by_pip[0].get("version", base))
+    elif (indexed := _pip_version_build(framework, base)) is not None:  # Paddle's 2.1.0.post101: 2.1.0 for CUDA 10.1
+        release_rows, base = [indexed], str(indexed["version"])
+        by_pip = release_rows
     if release_rows and profile(framework).get("runs_on_framework"):
         release_rows = _on_framework(framework, release_rows)
     if not release_rows and named is None and not by_pip:
@@ -291,6 +294,26 @@ def _same_release(row_version: str, wanted: str) -> bool:
     # DL4J's "1.0.0-beta7" compares as text above
     return bool(have and want and len(want) < max(3, len(have)) and have[: len(want)] == want
                 and "-" not in wanted and not re.search(r"[A-Za-z]", wanted))
+
+
+def _pip_version_build(framework: str, version: str) -> dict[str, Any] | None:
+    """compat/rules.toml [[pip_version_build]]: a version under which the framework's own index publishes a release's
+    build for a CUDA (Paddle's X.Y.Z.postNNN) as a row of that release for that CUDA, the fields of the build the data
+    does not hold unknown."""
+    for rule in load("rules").get("pip_version_build", []):
+        match = re.fullmatch(str(rule["pattern"]), version) if rule.get("framework") == framework else None
+        if match is None:
+            continue
+        digits = match.group("cuda")
+        cuda = f"{digits[:-1]}.{digits[-1]}"
+        base = match.group("base")
+        known = [row for row in all_rows(framework) if str(row.get("version")) == base]
+        return {"version": base, "pip_version": version, "cuda": cuda, "cudnn": "unknown",
+                "note": f"{display(framework)} {version}: the {base} build for CUDA {cuda} from its own index; its cuDNN and "
+                        "the architectures it was compiled for are not in the data",
+                "source": f"{rule['source']} ({rule['why']})"
+                          + (f"; the release {base}: {known[0]['source']}" if known else "")}
+    return None
 
 
 # what a row says about a build, as opposed to where it was read or which release it is
