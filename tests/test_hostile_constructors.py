@@ -69,8 +69,9 @@ def test_what_a_library_takes_from_the_program_is_seen_and_named(machine_in_proc
             assert words in made["detail"], (words, made["detail"])
         assert str(library.parent) in json.dumps(made), made  # the folder that brought it
     assert report["summary"]["exit_code"] == 1
-    text = machine.run("check").stdout
-    assert "[✓] NVIDIA driver" not in text and "CD110" in text and "CD309" in text, text
+    if takes == 1:  # the text report says it too (once: each run is a second of the suite)
+        text = machine.run("check").stdout
+        assert "[✓] NVIDIA driver" not in text and "CD110" in text and "CD309" in text, text
 
 
 def test_a_driver_library_that_clears_the_environment_is_taken_out_of_the_path(machine_in_process: Machine,
