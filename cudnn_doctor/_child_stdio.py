@@ -89,8 +89,9 @@ def answer_fd():
 # user's taken away (every later getenv of the program fails: CUDA_VISIBLE_DEVICES, HOME, PATH), standard output or
 # error pointed elsewhere (the program's output lost), a descriptor the program held closed (its files, pipes and
 # sockets), a process limit lowered (ulimit -n 3: the program can open no file), the working folder or the umask
-# changed, an alarm armed (SIGALRM ends the program). Only what takes something from the program is said: a variable
-# added, a limit raised is not.
+# changed, an alarm armed (SIGALRM ends the program), Ctrl-C and kill blocked or ignored, SIGCHLD ignored (its waits
+# fail), the process pinned to fewer CPUs. Only what takes something from the program is said: a variable added, a
+# limit raised, a CPU added is not.
 
 _LIMITS = (("RLIMIT_NOFILE", "open files (ulimit -n)"), ("RLIMIT_AS", "address space (ulimit -v)"),
            ("RLIMIT_STACK", "stack (ulimit -s)"), ("RLIMIT_CPU", "CPU time (ulimit -t)"),
@@ -168,7 +169,39 @@ def _process_state():
         state["alarm"] = signal.getitimer(signal.ITIMER_REAL)[0]
     except (ImportError, AttributeError, OSError):
         state["alarm"] = None
+    state["blocked"], state["ignored"] = _signals()
+    try:
+        state["cpus"] = os.sched_getaffinity(0)
+    except (AttributeError, OSError):
+        state["cpus"] = None
     return state
+
+
+# the signals whose loss stops a program: Ctrl-C, kill, a hang-up, its children's ends (a program that ignores
+# SIGCHLD cannot wait for its children: subprocess fails with ECHILD)
+_WATCHED_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP", "SIGCHLD")
+
+
+def _signals():
+    """(the watched signals this thread blocks, those the process ignores: /proc/self/status's SigIgn), None each
+    where they cannot be read."""
+    try:
+        import signal
+
+        numbers = {getattr(signal, name): name for name in _WATCHED_SIGNALS if hasattr(signal, name)}
+        blocked = {numbers[number] for number in signal.pthread_sigmask(signal.SIG_BLOCK, []) if number in numbers}
+    except (ImportError, AttributeError, OSError, ValueError):
+        return None, None
+    ignored = None
+    try:
+        with open("/proc/self/status", "rb") as status:
+            for line in status:
+                if line.startswith(b"SigIgn:"):
+                    mask = int(line.split()[1], 16)
+                    ignored = {name for number, name in numbers.items() if mask >> (int(number) - 1) & 1}
+    except (OSError, ValueError, IndexError):
+        pass
+    return blocked, ignored
 
 
 def _lower(before, after):
@@ -257,6 +290,14 @@ class ProcessWatch:
                 after["umask"])
         if not before["alarm"] and after["alarm"]:
             yield "alarm", "armed an alarm: SIGALRM ends the program {:.0f} s later".format(after["alarm"])
+        for key in ("blocked", "ignored"):
+            gained = sorted(after[key] - before[key]) if before[key] is not None and after[key] is not None else []
+            if gained:
+                why = (["the program no longer stops on Ctrl-C, kill or a hang-up"] if set(gained) - {"SIGCHLD"}
+                       else []) + (["its waits for its children fail"] if "SIGCHLD" in gained else [])
+                yield key, "{} {} ({})".format(key, ", ".join(gained), "; ".join(why))
+        if before["cpus"] and after["cpus"] is not None and len(after["cpus"]) < len(before["cpus"]):
+            yield "cpus", "pinned the program to {} of its {} CPUs".format(len(after["cpus"]), len(before["cpus"]))
 
     def check(self, step):
         """What changed since the watch began and was not said yet, said as 'STEP: what; what'. A limit lowered is

@@ -435,7 +435,7 @@ _CODES = (
          "{file}: {why}. Nothing was written."),
     Code("CD503", "error", "Permission denied",
          "Cannot write to {path}."),
-    Code("CD504", "error", "Install rolled back",
+    Code("CD504", "error", "Install or uninstall rolled back",
          "{why}. Every file in {prefix} was restored as it was."),
     Code("CD505", "error", "Installed cuDNN failed verification",
          "{why}"),

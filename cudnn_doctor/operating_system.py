@@ -58,6 +58,18 @@ class Posix:
         """The kernel's release ("6.1.0-18-amd64"); Windows: its version ("10.0.22631")."""
         return str(os.uname().release)  # type: ignore[attr-defined,unused-ignore]
 
+    system_folders = "/sbin:/usr/sbin:/usr/bin:/bin"  # where the system keeps its own tools (ldconfig, xz)
+
+    def system_tool(self, name: str, path: str = "") -> str | None:
+        """The absolute path of the system's own NAME (ldconfig: it writes and reads the cache ld.so uses; xz: what
+        it writes out becomes the installed files), before one on PATH (a stale copy, a wrapper, another libc's, or
+        a hostile one first on a user's PATH), which is taken only where the system has none (NixOS); with PATH
+        empty, never. None where there is none."""
+        import shutil  # which() alone; shutil's import brings bz2, lzma and zlib: only here
+
+        found = shutil.which(name, path=os.pathsep.join(p for p in (self.system_folders, path) if p))
+        return os.path.abspath(found) if found else None
+
     def pipe_selector(self) -> selectors.BaseSelector:
         return selectors.DefaultSelector()
 
@@ -185,6 +197,8 @@ class Windows(Posix):
         asks WMI (Python 3.12+), which takes 100 ms on Windows and crashes Wine."""
         machine = os.environ.get("PROCESSOR_ARCHITEW6432") or os.environ.get("PROCESSOR_ARCHITECTURE") or "AMD64"
         return "Windows", os.environ.get("COMPUTERNAME", ""), machine
+
+    system_folders = ""  # Windows has no system folder of tools apart from PATH
 
     def system_release(self) -> str:
         import sys

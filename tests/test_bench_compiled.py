@@ -46,7 +46,7 @@ def test_no_compiler_runs_numpy_and_says_why(tmp_path):
 
 def test_a_compiler_that_fails_runs_numpy_and_says_why(tmp_path):
     lines = probe(tmp_path, CC="false")
-    assert lines == ["NumPy (false could not build cpu_kernels.c: failed)", SUMS]
+    assert lines == ["NumPy (false could not build cpu_kernels.c: exited with status 1)", SUMS]
     assert not list((tmp_path / "cache" / "cpu-kernels").iterdir())  # nothing half-written
 
 
@@ -62,3 +62,22 @@ def test_an_unwritable_cache_builds_in_a_temporary_folder_then_removes_it(tmp_pa
     lines = probe(tmp_path, TMPDIR=str(scratch), CUDNN_DOCTOR_CACHE_DIR="/proc/self")
     assert lines[0].startswith("compiled with ") and lines[1] == SUMS
     assert not list(scratch.iterdir())
+
+
+def test_a_compiler_that_hangs_is_stopped_at_the_bench_limit_with_all_it_started(tmp_path):
+    """A `cc` first on PATH (or CC) that never answers and leaves a child of its own: it runs through the one child
+    runner, within CUDNN_DOCTOR_BENCH_TIMEOUT over the whole build (it waited 30 s for --version, then up to 300 s
+    for each of two compiles, and a child it left ran on); then NumPy runs, and says why."""
+    import time
+
+    marker = tmp_path / "still-running"
+    hanging = tmp_path / "bin" / "cc"
+    hanging.parent.mkdir()
+    hanging.write_text(f"#!/bin/sh\nsleep 60 {marker} &\nexec sleep 61\n")
+    hanging.chmod(0o755)
+    started = time.monotonic()
+    lines = probe(tmp_path, PATH=f"{hanging.parent}:/usr/bin:/bin", CUDNN_DOCTOR_BENCH_TIMEOUT="1")
+    assert time.monotonic() - started < 15
+    assert lines == ["NumPy (cc did not finish within the bench's time limit (CUDNN_DOCTOR_BENCH_TIMEOUT))", SUMS]
+    left = subprocess.run(["pgrep", "-f", f"sleep 60 {marker}"], capture_output=True, text=True).stdout.split()
+    assert left == [], left

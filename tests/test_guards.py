@@ -58,3 +58,21 @@ def test_a_probe_that_raises_is_one_finding_and_the_rest_of_the_report_stands(
     assert "github.com/cudnn-doctor/cudnn-doctor/issues" in bug.fix  # the plan's advice: where to report it
     assert [i.version for i in diagnosis.report.cudnn] == ["9.19.0"]  # the other probes' findings stand
     assert diagnosis.report.summary is not None and diagnosis.report.summary.exit_code in (0, 1)
+
+
+def test_the_plan_takes_its_findings_in_linear_time() -> None:
+    """Each finding an action takes leaves the open ones at once (it filtered every open finding against those taken,
+    and looked each action up among all: 2,000 `--search-path` folders that do not exist, a finding each, took 7 s
+    of planning; 8,000 took a minute). 8,000 findings are planned in a second, each in its action."""
+    import time
+
+    from cudnn_doctor.codes import finding
+    from cudnn_doctor.plan.planner import Setting, make_plan
+
+    findings = [finding("CD313", subject=f"/nowhere/{n}", path=f"/nowhere/{n}", error="no such folder")
+                for n in range(8_000)]
+    started = time.monotonic()
+    plan = make_plan(bare_report(), findings, Setting(home="/tmp/home"))
+    assert time.monotonic() - started < 20  # quadratic: 6.4e7 comparisons, and as many findings copied
+    assert sum(len(action.findings) for action in plan.actions) == 8_000
+    assert plan.for_finding("CD313", "/nowhere/7999")

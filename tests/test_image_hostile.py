@@ -527,3 +527,54 @@ def test_a_docker_save_gzipped_as_a_whole_is_read_in_one_pass_whatever_its_layer
     assert data["image"]["layers"] == count
     read = [c["from"] for c in data["image"]["cuda"] if "version.json" in c["from"]]
     assert read == ["/usr/local/cuda-13.0/version.json says CUDA 13.0.2"], data["image"]["cuda"]
+
+
+def test_an_archive_written_while_it_is_read_is_said_as_that(tmp_path: Path) -> None:
+    """A `docker save -o` still running (the file written again in place while the doctor reads it in two passes):
+    its members' places no longer hold them, or one image's configuration is judged with another's layers. Said as
+    what it is (exit 2 naming another program writing it), never as a damaged archive or a verdict."""
+    from cudnn_doctor.errors import DoctorError
+    from cudnn_doctor.image.sources import open_image
+
+    layers = cuda_image_layers()
+    path = docker_archive(tmp_path / "app.tar", config_of(ENV, layers=layers), layers)
+    parts = open_image(str(path), "amd64")
+    try:
+        assert parts.changed() is None  # as it was opened
+        with open(path, "ab") as handle:  # another program writes on
+            handle.write(bytes(512))
+        said = parts.changed()
+    finally:
+        parts.close()
+    assert isinstance(said, DoctorError) and said.exit_code == 2 and said.code == "CD005", said
+    assert "changed while it was read (another program is writing it" in said.message, said.message
+
+
+def test_an_archive_still_being_written_is_never_a_verdict(machine_process: Machine, tmp_path: Path) -> None:
+    """The same through the command, with the file growing all through the read (a `docker save -o` that has not
+    finished, a copy in progress): exit 2 and the one line say another program is writing it, never a verdict on
+    what was there at one instant, nor 'damaged'."""
+    import threading
+
+    layers = cuda_image_layers() + [layer({f"opt/data/{n}": os.urandom(1 << 16) for n in range(8)}, compress=False)]
+    path = docker_archive(tmp_path / "app.tar", config_of(ENV, layers=layers), layers)
+    stop = threading.Event()
+
+    def write_on() -> None:
+        with open(path, "ab") as handle:
+            while not stop.is_set():
+                handle.write(bytes(512))
+                handle.flush()
+                time.sleep(0.0005)
+
+    writer = threading.Thread(target=write_on)
+    writer.start()
+    try:
+        results = [machine_process.run("image", str(path), "--json") for _ in range(2)]
+    finally:
+        stop.set()
+        writer.join()
+    for result in results:
+        assert_one_line(result)
+        assert result.exit_code == 2 and "changed while it was read" in result.stderr, (result.exit_code,
+                                                                                         result.stderr)

@@ -29,6 +29,7 @@ from tests.install_helpers import (
     cudnn7_prefix,
     cudnn_tree,
     hostile_tar,
+    make_archive,
     run_cli,
     run_json,
     snapshot,
@@ -587,3 +588,35 @@ def test_without_driver_or_gpu_the_plan_says_what_was_not_checked(archive: Path,
     result = run_cli(["install", "--from", str(archive), "--prefix", str(tmp_path / "p"), "--dry-run"], env)
     assert "not checked: the driver (none found), the GPU's compute capability (no GPU found)" in result.stdout
     assert "fits it" not in result.stdout and "fits its driver" not in result.stdout
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root to mount a small tmpfs")
+def test_an_uninstall_on_a_full_disk_is_rolled_back_and_leaves_no_file_of_its_own(tmp_path: Path) -> None:
+    """The disk fills between install and uninstall: the journal cannot be written, the uninstall is rolled back and
+    says so as an uninstall's (CD504), and the prefix is byte for byte as it was, its state folder too (the journal's
+    temporary file was left there); with room again, the uninstall goes through."""
+    archive = make_archive("txz", tmp_path)
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(disk)], capture_output=True).returncode:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        prefix, env = disk / "cuda", clean_env(tmp_path)
+        (prefix / "lib64").mkdir(parents=True)
+        (prefix / "lib64" / "libcudnn.so.9.1.0").write_bytes(b"an older cuDNN the install backs up")
+        assert run_cli(["install", "--from", str(archive), "--prefix", str(prefix), "--yes"], env).returncode == 0
+        before = snapshot(prefix)
+        filler = disk / "filler"
+        with open(filler, "wb") as handle:
+            try:
+                handle.write(bytes(shutil.disk_usage(disk).free))
+            except OSError:
+                pass
+        result = run_cli(["uninstall", "--prefix", str(prefix), "--yes"], env)
+        assert result.returncode == 1 and "CD504 Install or uninstall rolled back" in result.stderr, result.stderr
+        assert snapshot(prefix) == before
+        filler.unlink()
+        assert run_cli(["uninstall", "--prefix", str(prefix), "--yes"], env).returncode == 0
+        assert sorted(p.name for p in (prefix / "lib64").iterdir()) == ["libcudnn.so.9.1.0"]
+    finally:
+        subprocess.run(["umount", str(disk)], check=False)

@@ -182,3 +182,20 @@ def test_members_placed_through_or_over_earlier_members_are_refused(setup, tmp_p
     archive = hostile_tar(tmp_path / "two-step.tar.gz", members, good)
     refused(archive, prefix, env, "CD502", words)
     assert not (tmp_path / "x").exists()
+
+
+def test_a_decompressor_first_on_path_is_not_what_unpacks_the_archive(setup, tmp_path: Path) -> None:
+    """An `xz` first on PATH (root's PATH in a container, a user's bin folder) never unpacks the archive: what it
+    writes out would be installed in place of the archive's bytes. The system's own xz does (or Python's)."""
+    archive, prefix, env = setup
+    shadow = tmp_path / "shadow"
+    shadow.mkdir()
+    log = tmp_path / "shadow.log"
+    for name in ("xz", "gzip", "bzip2"):
+        (shadow / name).write_text(f"#!/bin/sh\necho {name} >> {log}\nexit 1\n")
+        (shadow / name).chmod(0o755)
+    env["PATH"] = f"{shadow}:{env['PATH']}"
+    result = run_cli(["install", "--from", str(archive), "--prefix", str(prefix), "--yes"], env)
+    assert result.returncode == 0, (result.stdout, result.stderr)
+    assert not log.exists(), log.read_text()
+    assert (prefix / "lib64" / "libcudnn.so.9").exists()

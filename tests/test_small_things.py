@@ -4,6 +4,7 @@ variable documented, and the cache where the README says, cleared by the README'
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -151,3 +152,37 @@ def test_the_cache_is_where_the_readme_says_and_its_line_clears_it(machine: Mach
     again = subprocess.run([sys.executable, "-m", "cudnn_doctor", "compat", "cudnn==9.19.0"], env=env,
                            capture_output=True, text=True, timeout=60)
     assert again.returncode == 0 and again.stdout == result.stdout  # made again when needed
+
+
+def test_the_systems_own_ldconfig_is_run_before_one_first_on_path(tmp_path: Path) -> None:
+    """A `ldconfig` first on PATH (a stale copy, a wrapper, a hostile one: install runs ldconfig as root) is not the
+    one asked or run: the system's own is, found in one place (operating_system's system_tool) for check's cache and
+    install's registration alike."""
+    import shutil
+
+    from cudnn_doctor.operating_system import CURRENT
+
+    hostile = tmp_path / "ldconfig"
+    hostile.write_text("#!/bin/sh\ntouch \"$0.ran\"\n")
+    hostile.chmod(0o755)
+    system = shutil.which("ldconfig", path="/sbin:/usr/sbin")
+    if system is None:
+        pytest.skip("this system keeps no ldconfig in /sbin or /usr/sbin")
+    assert CURRENT.system_tool("ldconfig", f"{tmp_path}:/usr/bin:/bin") == os.path.abspath(system)
+    assert CURRENT.system_tool("ldconfig-of-nobody", str(tmp_path)) is None
+    package = Path(__file__).resolve().parents[1] / "cudnn_doctor"
+    others = [str(p.relative_to(package)) for p in package.rglob("*.py")
+              if 'which("ldconfig"' in p.read_text(encoding="utf-8")]
+    assert others == [], others  # no second way to find it
+
+
+def test_every_process_the_doctor_starts_goes_through_the_one_child_runner() -> None:
+    """subprocess is called in child.py (the runner) and operating_system.py (how it starts and kills) alone, and in
+    the child scripts that run in a child of the runner's (a grandchild of theirs dies with them): a compiler on
+    PATH, ldconfig, any helper started elsewhere would escape its deadline and its kill on a signal."""
+    package = Path(__file__).resolve().parents[1] / "cudnn_doctor"
+    allowed = {"child.py", "operating_system.py", "_load_child.py", "_allreduce_child.py"}
+    found = sorted(str(p.relative_to(package)) for p in package.rglob("*.py")
+                   if re.search(r"subprocess\.(run|Popen|call|check_call|check_output)\(", p.read_text(encoding="utf-8"))
+                   and str(p.relative_to(package)) not in allowed)
+    assert found == [], found

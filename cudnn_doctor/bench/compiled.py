@@ -16,7 +16,6 @@ import os
 import platform
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -74,8 +73,9 @@ def _sgemm() -> tuple[int, bool, str]:
 
 def _compiler() -> list[str]:
     command = os.environ.get("CC", "").split()
-    if command and shutil.which(command[0]):
-        return command
+    found = shutil.which(command[0]) if command else None
+    if found:  # by its path: the child runner starts it from /, not from the working folder
+        return [os.path.abspath(found), *command[1:]]
     for name in ("cc", "gcc", "clang"):
         found = shutil.which(name)
         if found:
@@ -94,13 +94,29 @@ def _cpu_identity() -> str:
         return platform.processor()
 
 
+def _compile(argv: list[str], deadline: float) -> tuple[int | None, str, str]:
+    """ARGV (the compiler) through the one child runner, within DEADLINE (the bench's own limit,
+    CUDNN_DOCTOR_BENCH_TIMEOUT, over the whole build): (exit status or None, stdout, why it failed).
+    A compiler on PATH that hangs, floods or leaves children behind is stopped with all it started."""
+    from cudnn_doctor.child import run_child
+
+    answer = run_child(argv, None, deadline, what=Path(argv[0]).name)
+    if answer.timed_out:
+        raise Unavailable(f"{Path(argv[0]).name} did not finish within the bench's time limit "
+                          "(CUDNN_DOCTOR_BENCH_TIMEOUT)")
+    return answer.exit_code, answer.stdout, answer.stderr_tail or answer.error or "failed"
+
+
 def _build(compiler: list[str]) -> tuple[Path, str, Path | None]:
     """The shared library for this source, compiler and CPU: from the cache, or compiled into it
     (or, where the cache cannot be written, into a temporary folder, returned to be removed once
     the library is loaded)."""
+    from cudnn_doctor.bench.run import bench_timeout
     from cudnn_doctor.cache import cache_dir
+    from cudnn_doctor.child import deadline_in
 
-    version = subprocess.run([*compiler, "--version"], capture_output=True, text=True, timeout=30).stdout
+    deadline = deadline_in(bench_timeout())
+    _status, version, _why = _compile([*compiler, "--version"], deadline)
     source = SOURCE.read_bytes()
     identity = "\0".join([" ".join(compiler), version, _cpu_identity(), platform.machine(), " ".join(FLAGS)])
     digest = hashlib.sha256(source + identity.encode()).hexdigest()[:24]
@@ -119,15 +135,16 @@ def _build(compiler: list[str]) -> tuple[Path, str, Path | None]:
     try:
         error = ""
         for extra in ([NATIVE], []):
-            done = subprocess.run([*compiler, *FLAGS, *extra, str(SOURCE), "-o", temporary, "-lm"],
-                                  capture_output=True, text=True, timeout=300)
-            if done.returncode == 0:
+            status, _out, error = _compile([*compiler, *FLAGS, *extra, str(SOURCE), "-o", temporary, "-lm"],
+                                           deadline)
+            if status == 0:
                 os.replace(temporary, target)  # atomic: a concurrent bench sees the old file or the whole new one
                 return target, name, temporary_folder
-            error = (done.stderr.strip().splitlines() or ["failed"])[-1]
+        raise Unavailable(f"{Path(compiler[0]).name} could not build {SOURCE.name}: {error}")
+    except BaseException:
         if temporary_folder is not None:
             shutil.rmtree(temporary_folder, ignore_errors=True)
-        raise Unavailable(f"{Path(compiler[0]).name} could not build {SOURCE.name}: {error}")
+        raise
     finally:
         if os.path.exists(temporary):
             os.unlink(temporary)
@@ -271,7 +288,7 @@ def get() -> Kernels | None:
     if _LOADED is None:
         try:
             _LOADED = _load()
-        except (Unavailable, OSError, subprocess.SubprocessError) as error:
+        except (Unavailable, OSError) as error:
             _LOADED = Unavailable(str(error) or type(error).__name__)
     if isinstance(_LOADED, Unavailable):
         if choice == "compiled":

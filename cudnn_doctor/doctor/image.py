@@ -30,7 +30,16 @@ def judge_image_here(ref: str, strict: bool = False, platform: str | None = None
     parts = open_image(ref, _architecture(platform) if platform is not None else ctx.arch)
     try:
         libraries = tuple(library for _, _, libs in python_frameworks() for library in libs)
-        files = read_layers(parts, libraries)
+        try:
+            files = read_layers(parts, libraries)
+        except DoctorError:  # what it met may be another program writing the file: said as that
+            said = parts.changed()
+            if said is None:
+                raise
+            raise said from None
+        changed = parts.changed()  # read whole, but from two states of a file written meanwhile
+        if changed is not None:
+            raise changed
     finally:
         parts.close()
     facts = image_facts(parts, files)

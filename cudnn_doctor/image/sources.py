@@ -140,6 +140,8 @@ class ImageParts:
     manifest_digest: str | None = None
     notes: list[str] = field(default_factory=list)
     close: Callable[[], None] = lambda: None
+    # the error to say where the file read changed while it was read (another program still writing it), else None
+    changed: Callable[[], DoctorError | None] = lambda: None
 
 
 def bad_image(ref: str, why: str, fix: str = "give a `docker save` archive, an OCI layout folder, or a registry "
@@ -457,6 +459,15 @@ def _compression(head: bytes) -> str:
     return ""
 
 
+def _stamp(stream: IO[bytes]) -> tuple[int, int] | None:
+    """(size, modification time) of the open file under STREAM."""
+    try:
+        status = os.fstat(stream.fileno())
+    except (OSError, ValueError):
+        return None
+    return status.st_size, status.st_mtime_ns
+
+
 def _archive(path: str, arch: str) -> ImageParts:
     import bz2
     import gzip
@@ -468,6 +479,18 @@ def _archive(path: str, arch: str) -> ImageParts:
         stream = open_user_file(path)
     except UnreadableFile as error:
         raise bad_image(path, str(error)) from None
+    stamp = _stamp(stream)
+
+    def changed() -> DoctorError | None:
+        """A file written while it is read (a `docker save -o` still running, a copy in progress) is read in two
+        passes from two states: its members' places no longer hold them, or one image's configuration is judged
+        with another's layers. Said as what it is, not as a damaged archive or a verdict."""
+        if stamp is None or _stamp(stream) in (stamp, None):
+            return None
+        return bad_image(path, "the archive changed while it was read (another program is writing it: a docker "
+                               "save still running, a copy in progress)",
+                         fix="read it once it is written whole (or a copy of it made first)")
+
     try:
         # the compression named by the file's first bytes: tarfile's "r:*" tries xz on any file, and xz reads zeros
         # as stream padding, to the end (a sparse 10 GB file of zeros, eighteen minutes)
@@ -475,8 +498,9 @@ def _archive(path: str, arch: str) -> ImageParts:
         stream.seek(0)
         archive = tarfile.open(name=path, mode=mode, fileobj=stream, tarinfo=BoundedHeaders)  # type: ignore[call-overload]  # noqa: SIM115
     except (tarfile.TarError, OSError, EOFError) as error:
+        said = changed() or bad_image(path, f"not a tar archive ({error})")
         stream.close()
-        raise bad_image(path, f"not a tar archive ({error})") from None
+        raise said from None
     if isinstance(archive.fileobj, (gzip.GzipFile, bz2.BZ2File, lzma.LZMAFile)):
         size = os.fstat(stream.fileno()).st_size
         archive.fileobj = _BoundedInflate(archive.fileobj, WHOLE_ARCHIVE_INFLATE * size + WHOLE_ARCHIVE_SLACK,
@@ -487,6 +511,13 @@ def _archive(path: str, arch: str) -> ImageParts:
             parts = _oci_layout(path, blobs, "oci-archive", arch)
         else:
             parts = _docker_archive(path, blobs)
+    except DoctorError:
+        written = changed()
+        archive.close()
+        stream.close()
+        if written is not None:
+            raise written from None
+        raise
     except BaseException:
         archive.close()
         stream.close()
@@ -496,7 +527,7 @@ def _archive(path: str, arch: str) -> ImageParts:
         archive.close()
         stream.close()
 
-    parts.close = close
+    parts.close, parts.changed = close, changed
     return parts
 
 

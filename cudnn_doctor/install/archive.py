@@ -370,11 +370,13 @@ PROGRAMS = ((b"\xfd7zXZ\x00", "xz"), (b"\x1f\x8b", "gzip"), (b"BZh", "bzip2"))
 
 
 def program_for(head: bytes) -> str | None:
-    """The decompressor program on PATH for a stream that begins with HEAD, if any."""
-    import shutil
+    """The system's own decompressor program for a stream that begins with HEAD, if any: never one first on PATH,
+    whose output would be installed in place of the archive's verified bytes (Python's own decompressor runs
+    where the system has none)."""
+    from cudnn_doctor.operating_system import CURRENT
 
     name = next((name for magic, name in PROGRAMS if head.startswith(magic)), None)
-    return shutil.which(name) if name else None
+    return CURRENT.system_tool(name) if name else None
 
 
 def _decompressed(counted: _CountingReader) -> _Decompressing | _PipedDecompressing:

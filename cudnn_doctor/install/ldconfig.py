@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import glob
 import os
-import shutil
-import subprocess
 
 from cudnn_doctor.knowledge.layout import Layout
 from cudnn_doctor.quoting import CannotQuote, check_list_entry, cmd_prepend, comment, quote
@@ -64,14 +62,23 @@ def env_line(library_folder: str, layout: Layout) -> str:
     return f"export {variable}={quote(library_folder, 'bash')}${{{variable}:+:${variable}}}"
 
 
+LDCONFIG_TIMEOUT_S = 120.0
+
+
 def run_ldconfig() -> str:
-    """Run ldconfig; a sentence saying what happened."""
-    ldconfig = shutil.which("ldconfig") or shutil.which("ldconfig", path="/sbin:/usr/sbin")
+    """Run the system's own ldconfig (before one on PATH: as root, a copy first on a user's PATH would run with
+    root's rights) through the one child runner, bounded; a sentence saying what happened."""
+    from cudnn_doctor.child import deadline_in, run_child
+    from cudnn_doctor.operating_system import CURRENT
+
+    ldconfig = CURRENT.system_tool("ldconfig", os.environ.get("PATH", ""))
     if ldconfig is None:
         return "ldconfig not found: run it yourself so that programs find the new files"
     if hasattr(os, "geteuid") and os.geteuid() != 0:
         return "ran as a normal user: run `sudo ldconfig` so that programs find the new files"
-    result = subprocess.run([ldconfig], capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120)
-    if result.returncode != 0:
-        return f"ldconfig failed ({result.stderr.strip()[:200]}): run `sudo ldconfig`"
-    return "ran ldconfig"
+    answer = run_child([ldconfig], None, deadline_in(LDCONFIG_TIMEOUT_S), what="ldconfig")
+    if answer.timed_out:
+        return f"{ldconfig} did not finish within {LDCONFIG_TIMEOUT_S:g} s: run `sudo ldconfig`"
+    if answer.exit_code != 0:
+        return f"{ldconfig} failed ({(answer.stderr_tail or answer.error or '')[:200]}): run `sudo ldconfig`"
+    return f"ran {ldconfig}"

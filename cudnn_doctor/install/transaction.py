@@ -362,12 +362,21 @@ def _same(a: os.stat_result, b: os.stat_result) -> bool:
 
 
 def write_json_atomic(path: Path, data: dict[str, Any]) -> None:
+    """DATA as the whole of PATH (written beside it, synced, renamed over it); where that fails (a full disk), the
+    file beside it is taken away again, not left for the next run to find."""
     temporary = path.with_name(path.name + ".tmp")
-    with open(temporary, "w", encoding="utf-8") as handle:
-        json.dump(data, handle, indent=1)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(temporary, path)
+    try:
+        with open(temporary, "w", encoding="utf-8") as handle:
+            json.dump(data, handle, indent=1)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        raise
 
 
 def _nearest_existing(path: Path) -> Path:

@@ -18,14 +18,12 @@ if TYPE_CHECKING:
 def ldconfig_command(ctx: SearchContext) -> list[str] | None:
     """The `ldconfig -p` that lists the loader's cache of this system (or of the system under the
     prefix), or None where there is no ldconfig or no cache. Run through the child runner."""
-    import shutil  # which() alone; shutil's import brings bz2, lzma and zlib: only here
+    from cudnn_doctor.operating_system import CURRENT
 
-    # the system's own first: it writes and reads the cache ld.so uses; one on PATH (a stale copy, a wrapper, another
-    # libc's) is asked only where the system has none (NixOS)
-    ldconfig = shutil.which("ldconfig", path="/sbin:/usr/sbin:" + ctx.env.get("PATH", ""))
+    ldconfig = CURRENT.system_tool("ldconfig", ctx.env.get("PATH", ""))  # the system's own first
     if ldconfig is None:
         return None
-    command = [os.path.abspath(ldconfig), "-p"]
+    command = [ldconfig, "-p"]
     if ctx.prefix not in ("", "/"):
         cache = ctx.system("/etc/ld.so.cache")
         if not is_regular_file(cache):  # missing, or a FIFO that ldconfig would wait on
