@@ -186,7 +186,7 @@ def _signals():
     """(the watched signals this thread blocks, those the process ignores: /proc/self/status's SigIgn), None each
     where they cannot be read."""
     try:
-        import signal
+        import _signal as signal  # the C module, as in _process_state: signal's wrapper imports enum
 
         numbers = {getattr(signal, name): name for name in _WATCHED_SIGNALS if hasattr(signal, name)}
         blocked = {numbers[number] for number in signal.pthread_sigmask(signal.SIG_BLOCK, []) if number in numbers}
