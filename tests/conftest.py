@@ -52,6 +52,8 @@ class Machine:
             "CUDNN_DOCTOR_SYSTEM_PREFIX": str(self.root),
             "CUDNN_DOCTOR_CACHE_DIR": str(tmp_path / "cache"),
             "CUDNN_DOCTOR_PROBE_TIMEOUT": "10",
+            # download retries without their pauses (0.5 s, then doubling: 7 s a refused read), as clean_env
+            "CUDNN_DOCTOR_RETRY_BACKOFF": "0",
             "LANG": "C.UTF-8",
             "COLUMNS": "200",
             # the package from this checkout also where it is not installed (the GPU machine)
