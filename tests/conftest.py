@@ -52,6 +52,8 @@ class Machine:
             "CUDNN_DOCTOR_SYSTEM_PREFIX": str(self.root),
             "CUDNN_DOCTOR_CACHE_DIR": str(tmp_path / "cache"),
             "CUDNN_DOCTOR_PROBE_TIMEOUT": "10",
+            # download retries without their pauses (0.5 s, then doubling: 7 s a refused read), as clean_env
+            "CUDNN_DOCTOR_RETRY_BACKOFF": "0",
             "LANG": "C.UTF-8",
             "COLUMNS": "200",
             # the package from this checkout also where it is not installed (the GPU machine)
@@ -297,6 +299,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         group = parser.getgroup("xdist", "pytest-xdist is not installed: its options are ignored")
         group._addoption("-n", "--numprocesses", dest="numprocesses", default=None, help="ignored without pytest-xdist")
         group._addoption("--dist", dest="dist", default="no", help="ignored without pytest-xdist")
+
+
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook: unknown (and unused) where it is not installed
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """`-n auto` (pyproject's pytest options): two workers per core up to four cores, then one more per core.
+    A worker's tests wait much of the time (children, deadlines of hanging fakes, servers, Slurm queues, Wine):
+    with one worker per core about a quarter of a 2-core machine's time went unused; a third and fourth worker
+    fill it. `-n N` still chooses N."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return 2 * cores if cores <= 4 else cores + 4
 
 
 INTEGRATION_VARIABLE = "CUDNN_DOCTOR_TEST_INTEGRATION"

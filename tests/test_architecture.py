@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import subprocess
 import sys
 from pathlib import Path
@@ -10,16 +11,36 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "cudnn_doctor"
 
 
+def syntax_tree(path: Path) -> ast.Module:
+    """PATH's syntax tree, parsed once per session for each text the file holds (keyed by its content: an edit
+    is parsed again). The tests that read the package's sources share it; none of them changes a tree."""
+    return _parsed(path.read_text(encoding="utf-8"))
+
+
+@functools.cache
+def _parsed(text: str) -> ast.Module:
+    return ast.parse(text)
+
+
 def _imports() -> dict[str, set[str]]:
-    """Module -> the package's modules it imports (at module level or inside functions)."""
+    """Module -> the package's modules it imports (at module level or inside functions). Worked out once per
+    session for each content of the package's sources (the files are read every time; a copy is returned)."""
+    sources = tuple(sorted((str(path), path.read_text(encoding="utf-8")) for path in PACKAGE.rglob("*.py")))
+    return {name: set(targets) for name, targets in _import_graph(sources).items()}
+
+
+@functools.lru_cache(maxsize=4)
+def _import_graph(sources: tuple[tuple[str, str], ...]) -> dict[str, frozenset[str]]:
     modules = {}
-    for path in PACKAGE.rglob("*.py"):
+    for text_path, _text in sources:
+        path = Path(text_path)
         name = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts).removesuffix(".__init__")
         modules[name] = path
+    texts = dict(sources)
     graph: dict[str, set[str]] = {name: set() for name in modules}
     for name, path in modules.items():
         package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(_parsed(texts[str(path)])):
             if isinstance(node, ast.Import):
                 targets = [alias.name for alias in node.names]
             elif isinstance(node, ast.ImportFrom):
@@ -35,7 +56,7 @@ def _imports() -> dict[str, set[str]]:
                     target = target.rsplit(".", 1)[0] if "." in target else ""
                 if target and target != name:
                     graph[name].add(target)
-    return graph
+    return {name: frozenset(targets) for name, targets in graph.items()}
 
 
 def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:

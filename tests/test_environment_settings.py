@@ -19,6 +19,7 @@ from cudnn_doctor.knowledge.environment import families, rows
 from tests.conftest import ROOT, Machine, codes
 from tests.fakes.build import compile_library
 from tests.real_wheels import real_jax_cpu, real_nccl
+from tests.test_architecture import syntax_tree
 from tests.test_frameworks import install_torch, python_env
 from tests.test_process_env import check_after, finding, gpu_machine, jax_install, plan_lines
 
@@ -293,7 +294,7 @@ def test_no_second_list_of_variable_names_in_the_package() -> None:
     names, prefixes = _data_names()
     offenders = []
     for path in sorted((ROOT / "cudnn_doctor").rglob("*.py")):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tree = syntax_tree(path)
         for node in ast.walk(tree):
             strings: list[str] = []
             if isinstance(node, (ast.Tuple, ast.List, ast.Set)):

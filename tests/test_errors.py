@@ -9,6 +9,7 @@ from pathlib import Path
 
 from cudnn_doctor.codes import CODES
 from tests.conftest import Machine
+from tests.test_architecture import syntax_tree
 
 PACKAGE = Path(__file__).resolve().parents[1] / "cudnn_doctor"
 
@@ -16,7 +17,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "cudnn_doctor"
 def test_every_doctor_error_carries_a_code_of_the_registry() -> None:
     without, unknown = [], []
     for path in PACKAGE.rglob("*.py"):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tree = syntax_tree(path)
         for node in ast.walk(tree):
             if not isinstance(node, ast.Call):
                 continue

@@ -309,8 +309,11 @@ def test_a_manifest_the_server_gzips_is_read(node: Machine) -> None:
 def routed(answers: dict[str, bytes], stall: str, drip_every: float = 0.0) -> Iterator[str]:
     """A registry on 127.0.0.1 that answers each path ending in a key of ANSWERS with its body (as a registry does),
     and on the path ending in STALL sends its headers and half its body, then nothing (DRIP_EVERY: then the rest,
-    one byte each DRIP_EVERY seconds)."""
+    one byte each DRIP_EVERY seconds). Its stalls and drips end with the block: no thread of it outlives the test
+    (a drip into a closed connection printed a traceback into the next in-process test's standard error)."""
     import http.server
+
+    stop = threading.Event()
 
     class Handler(http.server.BaseHTTPRequestHandler):
         def do_GET(self) -> None:  # noqa: N802 - http.server's name
@@ -325,11 +328,16 @@ def routed(answers: dict[str, bytes], stall: str, drip_every: float = 0.0) -> It
                         self.wfile.write(body[:len(body) // 2])
                         self.wfile.flush()
                         if not drip_every:
-                            time.sleep(30)
+                            stop.wait(30)
                         for at in range(len(body) // 2, min(len(body), len(body) // 2 + int(30 / (drip_every or 1)))):
-                            time.sleep(drip_every)
-                            self.wfile.write(body[at:at + 1])
-                            self.wfile.flush()
+                            if stop.wait(drip_every):
+                                break
+                            try:
+                                self.wfile.write(body[at:at + 1])
+                                self.wfile.flush()
+                            except OSError:  # the doctor gave up on it and closed the connection
+                                break
+                        self.close_connection = True
                         return
                     self.wfile.write(body)
                     return
@@ -347,6 +355,7 @@ def routed(answers: dict[str, bytes], stall: str, drip_every: float = 0.0) -> It
     try:
         yield f"127.0.0.1:{listener.server_address[1]}"
     finally:
+        stop.set()
         listener.shutdown()
         listener.server_close()
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_architecture import _cycles, _imports
+from tests.test_architecture import _cycles, _imports, syntax_tree
 
 PACKAGE = Path(__file__).resolve().parents[1] / "cudnn_doctor"
 
@@ -88,7 +88,7 @@ def test_no_tangle_between_packages() -> None:
 
 def test_the_standalone_children_import_nothing_of_the_package() -> None:
     for name in ("_probe_child", "_deep_child", "_load_child", "_allreduce_child", "_child_stdio"):
-        tree = ast.parse((PACKAGE / f"{name}.py").read_text(encoding="utf-8"))
+        tree = syntax_tree(PACKAGE / f"{name}.py")
         imported = [alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names]
         imported += [node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)]
         assert not [name for name in imported if name.startswith("cudnn_doctor")], name
@@ -127,7 +127,7 @@ def test_the_plan_alone_writes_a_findings_fix() -> None:
     line with its remedy): no rule, renderer or command sets `fix=` on a Finding or through `replace`."""
     writers = []
     for path in PACKAGE.rglob("*.py"):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tree = syntax_tree(path)
         for node in ast.walk(tree):
             if not isinstance(node, ast.Call):
                 continue

@@ -18,6 +18,7 @@ import pytest
 
 from tests.conftest import Machine, Result, codes
 from tests.fakes.build import fake_cudnn
+from tests.test_architecture import syntax_tree
 from tests.test_frameworks import FAKE_TORCH, install_torch, python_env, real_python_sees
 
 
@@ -473,7 +474,7 @@ def test_rules_import_nothing_from_probes_and_touch_no_files() -> None:
                 "open", "read_text", "read_bytes", "glob", "access", "readlink", "run", "Popen"}
     offences = []
     for path in sorted((Path(__file__).resolve().parents[1] / "cudnn_doctor" / "rules").glob("*.py")):
-        tree = ast.parse(path.read_text())
+        tree = syntax_tree(path)
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("cudnn_doctor.probes"):
                 offences.append(f"{path.name}: imports {node.module}")
