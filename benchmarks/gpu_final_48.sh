@@ -17,3 +17,4 @@ timeout 100 bash benchmarks/gpu_speed_48.sh "$out/speed" .before > "$out/speed.t
 grep -E "median_exit_ms|nvml|\"command\"|median_s" "$out/speed.txt" | head -30
 timeout 120 python3 benchmarks/settings_facts.py --out "$out/sf" --only round8 > "$out/sf.txt" 2>&1
 tail -c 1500 "$out/sf.txt"
+timeout 90 python3 benchmarks/process_watch_gpu.py "$out/pw" 2>&1 | tail -3
