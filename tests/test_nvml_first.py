@@ -88,3 +88,17 @@ def test_other_commands_start_nothing_before_their_command_line_is_read(tmp_path
 def test_check_takes_the_early_child_where_its_options_leave_the_context_the_same(tmp_path: Path) -> None:
     events = _events(tmp_path, "check", "--json", "--search-path", str(tmp_path))
     assert sum(e.startswith("start _probe_child.py nvml") for e in events) == 1
+
+
+def test_a_wrong_probe_timeout_is_the_commands_usage_error_not_the_early_childs(tmp_path: Path) -> None:
+    # the early start reads CUDNN_DOCTOR_PROBE_TIMEOUT before the command's error handling is in place: a value it
+    # cannot read starts nothing early, and check says what is wrong in its one line (exit 2), no traceback
+    folder = fake_nvml(tmp_path / "nvml").parent
+    for value in ("x" * 5000, "\udcf5u\x1c?", "-1"):
+        env = {**os.environ, "LD_LIBRARY_PATH": str(folder), "CUDNN_DOCTOR_PROBE_TIMEOUT": value,
+               "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+        done = subprocess.run([sys.executable, "-c", "import sys; sys.argv = ['cudnn-doctor', 'check', '--json']; "
+                               "from cudnn_doctor.entry import main; main()"], capture_output=True, text=True,
+                              env=env, cwd=tmp_path, timeout=120)
+        assert "Traceback" not in done.stderr and done.returncode == 2, (value[:20], done.stderr[-500:])
+        assert "CUDNN_DOCTOR_PROBE_TIMEOUT" in done.stdout + done.stderr

@@ -173,7 +173,10 @@ def start_nvml_early() -> None:
     `check` only): on a GPU machine it is check's longest wait. start_nvml takes it where the context the options
     give is the same for NVML (its environment, system prefix, system, architecture), and stops it otherwise; a
     command that never gets there (a usage error, --help) leaves it to stop_all at exit, like any child."""
-    _EARLY.append(start_nvml(SearchContext.from_environment()))
+    try:
+        _EARLY.append(start_nvml(SearchContext.from_environment()))
+    except Exception:  # noqa: BLE001 - a setting it reads is wrong (CUDNN_DOCTOR_PROBE_TIMEOUT): the command says so
+        return  # where it reads it again, with its one line and exit code; nothing starts early
 
 
 def _same_for_nvml(first: SearchContext, second: SearchContext) -> bool:
