@@ -111,7 +111,7 @@ def _build(compiler: list[str]) -> tuple[Path, str, Path | None]:
     """The shared library for this source, compiler and CPU: from the cache, or compiled into it
     (or, where the cache cannot be written, into a temporary folder, returned to be removed once
     the library is loaded)."""
-    from cudnn_doctor.bench.run import bench_timeout
+    from cudnn_doctor.bench.timeout import bench_timeout
     from cudnn_doctor.cache import cache_dir
     from cudnn_doctor.child import deadline_in
 

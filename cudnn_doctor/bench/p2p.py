@@ -101,7 +101,8 @@ def _timed_copy(rt: Any, src: int, dst: int, buffers: dict[int, tuple[int, int]]
 
 def run_p2p(cudart: str, mib: int = DEFAULT_MIB, repeats: int = DEFAULT_REPEATS) -> dict[str, Any]:
     """The child through the child runner; a crash or a hang is {'error': ...}."""
-    from cudnn_doctor.bench.run import PACKAGE_ROOT, bench_timeout
+    from cudnn_doctor.bench.run import PACKAGE_ROOT
+    from cudnn_doctor.bench.timeout import bench_timeout
     from cudnn_doctor.child import deadline_in, python_module_argv, run_child
 
     here = os.getcwd()

@@ -10,15 +10,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-DEFAULT_TIMEOUT_S = 600.0
+from cudnn_doctor.bench.timeout import bench_timeout
+
 PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
-
-
-def bench_timeout() -> float:
-    """Seconds one child may take; CUDNN_DOCTOR_BENCH_TIMEOUT overrides."""
-    from cudnn_doctor.child import timeout_from_env
-
-    return timeout_from_env("CUDNN_DOCTOR_BENCH_TIMEOUT", DEFAULT_TIMEOUT_S)
 
 
 def run_child(request: dict[str, Any], timeout: float | None = None,
