@@ -111,3 +111,24 @@ def test_a_sitecustomize_that_loads_another_cuda_library_is_a_warning_with_its_f
     lines = plan_lines(machine)
     assert any("PYTHONPATH" in line for line in lines), lines
     assert "CD203" not in codes(check_after(machine, lines))
+
+
+def test_a_pth_line_is_judged_by_what_it_runs_not_by_the_names_it_imports(tmp_path: Path) -> None:
+    # numba-cuda's .pth imports a module that only finds modules: its name holds "cuda", its code loads nothing, and
+    # no Python is started for it (it was, in every check of a machine with numba-cuda: 20-50 ms on an H100); a
+    # module that calls ctypes.CDLL, imported by a .pth line, is a hook that may load a GPU library
+    from cudnn_doctor.model import Framework
+    from cudnn_doctor.probes.python_start import start_hooks
+
+    site = tmp_path / "lib" / "python3.12" / "site-packages"
+    site.mkdir(parents=True)
+    (site / "_numba_cuda_redirector.py").write_text("import importlib.abc, sys\nclass Finder(importlib.abc.MetaPathFinder):"
+                                                    "\n    pass\nsys.meta_path.append(Finder())\n")
+    (site / "_numba_cuda_redirector.pth").write_text("import _numba_cuda_redirector\n")
+    torch = Framework("torch", "2.11.0", "13.0", "9.19.0.56", None, "dist-info", str(site / "torch"),
+                      details={"site_packages": str(site)})
+    assert start_hooks({}, [torch]) == []
+    (site / "gpu_preload").mkdir()
+    (site / "gpu_preload" / "__init__.py").write_text("import ctypes\nctypes.CDLL('libcudnn.so.9')\n")
+    (site / "zz_preload.pth").write_text("import os; import gpu_preload\n")
+    assert start_hooks({}, [torch]) == [str(site / "zz_preload.pth")]

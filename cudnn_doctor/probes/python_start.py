@@ -133,8 +133,43 @@ def start_hooks(env: dict[str, str], frameworks: list[Framework]) -> list[str]:
             text = read_user_file(path, MAX_HOOK_BYTES)
         except UnreadableFile:
             continue
-        if path.endswith(".pth"):  # only its lines that start with import are run
-            text = b"\n".join(line for line in text.splitlines() if line.startswith((b"import ", b"import\t")))
-        if any(word in text for word in HOOK_WORDS):
+        if path.endswith(".pth"):  # only its lines that start with import are run: their own code, and the modules
+            lines = [line for line in text.splitlines() if line.startswith((b"import ", b"import\t"))]
+            if _pth_may_load(lines, os.path.dirname(path)):  # they import from that site
+                found.append(path)
+        elif any(word in text for word in HOOK_WORDS):
             found.append(path)
     return found[:16]
+
+
+# what loads a library, said in a .pth line or in a module it imports (a module's name alone is no evidence: numba's
+# `import _numba_cuda_redirector` finds modules, and would start a Python in every check of such a machine)
+LOADING_WORDS = (b"ctypes", b"CDLL", b"cdll", b"dlopen", b"LoadLibrary", b"LD_PRELOAD", b"libcudnn", b"libcuda",
+                 b"libnv", b"import torch", b"import jax", b"import cupy", b"import tensorflow")
+
+
+def _pth_may_load(lines: list[bytes], site: str) -> bool:
+    """Whether .pth import LINES may load a GPU library: their own code names a loading call, or a module they import
+    from SITE does (its file's text, read bounded)."""
+    import os
+    import re
+
+    from cudnn_doctor.user_files import UnreadableFile, read_user_file
+
+    for line in lines:
+        if any(word in line for word in LOADING_WORDS):
+            return True
+        for statement in line.split(b";"):
+            found = re.match(rb"\s*import\s+([\w., \t]+)", statement)
+            for name in (found.group(1).split(b",") if found else []):
+                top = name.strip().split(b".")[0].split()[0].decode("ascii", "replace") if name.strip() else ""
+                if not top.isidentifier():
+                    continue
+                for module in (os.path.join(site, top + ".py"), os.path.join(site, top, "__init__.py")):
+                    try:
+                        if os.path.isfile(module) and any(word in read_user_file(module, MAX_HOOK_BYTES)
+                                                          for word in LOADING_WORDS):
+                            return True
+                    except UnreadableFile:
+                        continue
+    return False
