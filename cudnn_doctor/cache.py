@@ -117,7 +117,9 @@ def write_entry(folder: str, cached: str, header: dict[str, str], data: dict[str
             os.unlink(temporary)
         except OSError:
             pass
-        if not isinstance(error, OSError):
+        # a folder the system refuses (OSError), one of thousands of parts (os.makedirs recurses once a part: a
+        # RecursionError) or a name no file can have (ValueError): the cache is not written, which only costs time
+        if not isinstance(error, (OSError, RecursionError, ValueError)):
             raise
 
 
