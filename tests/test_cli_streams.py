@@ -163,3 +163,15 @@ def test_what_a_sitecustomize_printed_as_python_started_is_not_in_the_json(tmp_p
         result = machine.run(*args)
         assert isinstance(json.loads(result.stdout), dict), result.stdout[-300:]
         assert "sitecustomize says hello" in result.stderr
+
+
+def test_explain_on_a_write_only_standard_input_says_it_cannot_read_it(machine: Machine, tmp_path: Path) -> None:
+    # `explain -` where the shell opened stdin for writing only (`explain - 0>file`): the system refuses the read
+    # (EBADF), which was an internal error (round eight's sealed red-team, read after its figure)
+    target = tmp_path / "out.txt"
+    with open(target, "wb") as write_only:
+        done = subprocess.run([sys.executable, "-m", "cudnn_doctor", "explain", "-", "--offline-only"],
+                              stdin=write_only, capture_output=True, text=True, env=machine.env, cwd=machine.cwd,
+                              timeout=60)
+    assert done.returncode == 2 and "internal error" not in done.stderr.lower(), done.stderr
+    assert "standard input cannot be read" in done.stderr and "--from-file" in done.stderr

@@ -468,11 +468,16 @@ def read_message(query: str | None, from_file: str | None, stdin: Any) -> bytes:
         data = _head_and_tail(lambda: os.read(stdin.fileno(), 1 << 16), MAX_BYTES)
     elif query == "-" or (query is None and not stdin.isatty()):
         try:
-            fd = stdin.fileno()
-        except (AttributeError, OSError, ValueError):
-            data = _head_and_tail(lambda: stdin.buffer.read(1 << 20), MAX_BYTES)
-        else:
-            data = _head_and_tail(_waiting_reader(fd, where), MAX_BYTES)
+            try:
+                fd = stdin.fileno()
+            except (AttributeError, OSError, ValueError):
+                data = _head_and_tail(lambda: stdin.buffer.read(1 << 20), MAX_BYTES)
+            else:
+                data = _head_and_tail(_waiting_reader(fd, where), MAX_BYTES)
+        except OSError as error:  # opened for writing only, a closed or broken descriptor: the system's refusal
+            raise DoctorError(f"standard input cannot be read: {error.strerror or error}",
+                              fix="pipe the message in (cudnn-doctor explain - < LOG) or give it with --from-file LOG",
+                              code="CD005") from None
     else:
         data = defang((query or "").encode("utf-8", "surrogateescape"))
     if not data.strip():
