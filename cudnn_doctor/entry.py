@@ -30,6 +30,7 @@ def main() -> None:
     from cudnn_doctor import signals
 
     cudnn_doctor.COMMAND_PROCESS = True
+    _terminal_size_as_a_terminal_could_have_it()
 
     signals.install()  # a SIGTERM while the modules load unwinds as anywhere else
     try:
@@ -66,6 +67,21 @@ def main() -> None:
 
         gc.freeze()
         raise
+
+
+MIN_COLUMNS = 10  # rich prints nothing at all in 0, 1 or 2 columns (help, check): no terminal is that narrow
+
+
+def _terminal_size_as_a_terminal_could_have_it() -> None:
+    """COLUMNS or LINES set to a size no terminal has (0, 1: a shell or CI that exports them empty-handed) is left out
+    of this process's environment, so the output takes the terminal's own size (80 columns where there is none)
+    instead of printing nothing. They are the doctor's own: no GPU program reads them."""
+    import os
+
+    for name in ("COLUMNS", "LINES"):
+        value = os.environ.get(name, "")
+        if value.strip().isascii() and value.strip().isdigit() and int(value) < MIN_COLUMNS:
+            del os.environ[name]
 
 
 def _with_frameworks(floor: tuple[str, str]) -> tuple[str, str]:

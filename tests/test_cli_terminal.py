@@ -15,6 +15,8 @@ import termios
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import Machine
 from tests.fakes.build import fake_cudnn
 from tests.test_check import CUDNN9_SUBLIBS, make_toolkit
@@ -98,3 +100,14 @@ def test_a_path_s_markup_and_escape_codes_reach_no_terminal(machine: Machine, tm
     piped = subprocess.run([sys.executable, "-m", "cudnn_doctor", "check", "--search-path", str(hostile)],
                            capture_output=True, text=True, env=machine.env, cwd=machine.cwd, timeout=60)
     assert f"{shown}: no such folder" in piped.stdout and "\x1b" not in piped.stdout
+
+
+@pytest.mark.parametrize("columns", ["0", "1", "2"])
+def test_a_terminal_size_no_terminal_has_still_prints(machine_process: Machine, columns: str) -> None:
+    machine = machine_process  # the command's own start reads the environment: a process of its own
+    # COLUMNS=0 (a shell or CI exporting it empty-handed) made rich print nothing at all, exit 0: help, check and
+    # explain silent (round eight's sealed red-team, read after its figure); now the terminal's own size is taken
+    machine.env.update({"COLUMNS": columns, "LINES": "0"})
+    for args in (("--help",), ("check", "--help"), ("check",), ("explain", "CUDNN_STATUS_NOT_INITIALIZED")):
+        result = machine.run(*args)
+        assert result.stdout.strip(), (args, result.exit_code, result.stderr[-300:])
