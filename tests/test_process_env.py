@@ -263,6 +263,7 @@ def test_an_allocator_setting_torch_refuses_is_an_error_in_torchs_words(machine:
     ("JAX_PLATFORMS", "gpuu", "CD411"),
     ("XLA_PYTHON_CLIENT_MEM_FRACTION", ".001", "CD413"),
     ("JAX_PLATFORMS", "cpu", "CD412"),
+    ("JAX_PLATFORM_NAME", "CPU", "CD412"),  # the older single-platform form: JAX's arrays on the CPU, said
 ])
 def test_jax_settings(machine: Machine, tmp_path: Path, variable: str, value: str, code: str) -> None:
     gpu_machine(machine, tmp_path, gpus=1)
@@ -273,6 +274,13 @@ def test_jax_settings(machine: Machine, tmp_path: Path, variable: str, value: st
     lines = plan_lines(machine)
     assert f"unset {variable}" in lines
     assert code not in codes(check_after(machine, lines))
+
+
+def test_jax_platform_name_of_the_gpu_says_nothing(machine: Machine, tmp_path: Path) -> None:
+    gpu_machine(machine, tmp_path, gpus=1)
+    jax_install(python_env(machine, tmp_path))
+    machine.env["JAX_PLATFORM_NAME"] = "cuda"
+    assert not {"CD411", "CD412"} & codes(machine.check_json())
 
 
 def test_a_setting_for_a_framework_not_installed_is_a_warning(machine: Machine, tmp_path: Path) -> None:

@@ -163,6 +163,8 @@ def slow(row: dict[str, Any], value: str) -> bool:
         if row.get("clipped"):
             number = max(int(row.get("minimum", number)), min(int(row.get("maximum", number)), number))
         return str(number) == str(when)
+    if isinstance(when, list):  # an enum's values that each turn it on (JAX_PLATFORM_NAME=cpu, tpu, rocm)
+        return (value.strip().lower() if row.get("ignore_case") else value) in when
     return bool(value == when)
 
 
