@@ -336,3 +336,15 @@ def test_a_download_kept_in_the_cache_that_is_no_file_is_fetched_again(httpserve
                    len(body))
     assert got.read_bytes() == body and not got.is_symlink()
     assert victim.read_text() == "mine\n"
+
+
+@pytest.mark.parametrize("value", ["/no/such/mirror", "\udcf5u\x1b[31m\x01" * 40, "x/" * 3000])
+def test_a_mirror_folder_from_the_variable_is_named_by_the_variable(value: str, machine: Machine) -> None:
+    """CUDNN_DOCTOR_MIRROR that names no folder was said as '--mirror VALUE', an option the user never gave, with the
+    value's bytes raw (round eight's sealed red-team, read after its figure): the variable is named, the value quoted."""
+    machine.env["CUDNN_DOCTOR_MIRROR"] = value
+    result = machine.run("install", "--version", "9.19.0", "--cuda", "12", "--prefix", str(machine.cwd / "p"), "--dry-run")
+    assert result.exit_code == 2, result.stderr
+    [line] = result.stderr.splitlines()
+    assert line.startswith("cudnn-doctor: error: CUDNN_DOCTOR_MIRROR=") and "no such folder" in line, line
+    assert "\x1b" not in line and len(line) < 600, line

@@ -136,9 +136,12 @@ def mirror_base(mirror: str | None) -> str:
     """The base URL: --mirror (a URL, or a local folder for air-gapped sites), else NVIDIA's."""
     base = mirror or os.environ.get("CUDNN_DOCTOR_MIRROR") or DEFAULT_BASE_URL
     if not is_url(base):
+        from cudnn_doctor.knowledge.inputs import shown
+
         folder = os.path.abspath(expand_user(base))
-        if not os.path.isdir(folder):
-            raise DoctorError(f"--mirror {base}: no such folder", "give a URL or a folder holding "
+        if not os.path.isdir(folder):  # said as given: the option, or the variable it came from; quoted, cut
+            said = f"--mirror {shown(base)}" if mirror else f"CUDNN_DOCTOR_MIRROR={shown(base)}"
+            raise DoctorError(f"{said}: no such folder", "give a URL or a folder holding "
                               "redistrib_<version>.json and the cudnn/ tree beside it", exit_code=2, code="CD004")
         base = Path(folder).as_uri()
     return base.rstrip("/") + "/"
