@@ -192,14 +192,21 @@ def loader_lib_token() -> str:
 _LIB_TOKEN: str | None = None
 
 
-def _read_lib_token() -> str:
+def mapped_here() -> tuple[str, ...]:
+    """The files mapped into this process, in /proc/self/maps' order, each once (bytes-safe; () where it cannot be
+    read): the libc, the ld.so and the libraries the loader found for this very process. Read each time: a library
+    loaded since is there (callers keep what they need)."""
     try:
         with open("/proc/self/maps", "rb") as maps:
-            text = maps.read(1 << 20).decode("utf-8", "replace")
+            text = maps.read(1 << 20)
     except OSError:
-        text = ""
-    for line in text.splitlines():
-        path = line.split(None, 5)[-1] if line.count(" ") >= 5 else ""
+        return ()
+    parts = (line.split(None, 5) for line in text.split(b"\n"))
+    return tuple(dict.fromkeys(os.fsdecode(part[5]) for part in parts if len(part) == 6))
+
+
+def _read_lib_token() -> str:
+    for path in mapped_here():
         if os.path.basename(path).startswith("libc.so."):
             folder = os.path.dirname(path)
             folder = folder[len("/usr"):] if folder.startswith("/usr/") else folder

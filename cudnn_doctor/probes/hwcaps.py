@@ -20,17 +20,10 @@ _ASKED: dict[tuple[str, str], tuple[str, ...]] = {}
 
 def this_loader() -> str | None:
     """The ld.so that started this process (its mapping in /proc/self/maps), None where it cannot be named."""
-    try:
-        with open("/proc/self/maps", "rb") as handle:
-            text = handle.read(1 << 20).decode("utf-8", "surrogateescape")
-    except OSError:
-        return None
-    for line in text.splitlines():
-        path = line.split(maxsplit=5)[5] if len(line.split(maxsplit=5)) == 6 else ""
-        name = os.path.basename(path)
-        if name.startswith("ld-") and ".so" in name and os.path.isabs(path):
-            return path
-    return None
+    from cudnn_doctor.variables import mapped_here
+
+    return next((path for path in mapped_here() if os.path.basename(path).startswith("ld-")
+                 and ".so" in os.path.basename(path) and os.path.isabs(path)), None)
 
 
 def searched_levels(env: Mapping[str, str]) -> tuple[str, ...]:

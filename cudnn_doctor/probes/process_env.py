@@ -319,12 +319,9 @@ def _needs_what_is_not_here(info: ElfInfo, folder: str, ctx: SearchContext, cach
 @functools.lru_cache(maxsize=1)
 def _mapped_here() -> frozenset[str]:
     """The names of the files mapped into this process (libc.so.6, libm.so.6, ...): the loader found them here."""
-    try:
-        with open("/proc/self/maps", "rb") as maps:
-            return frozenset(os.fsdecode(os.path.basename(line.split(None, 5)[5].rstrip(b"\n"))) for line in maps
-                             if len(line.split(None, 5)) == 6)
-    except OSError:
-        return frozenset()
+    from cudnn_doctor.variables import mapped_here
+
+    return frozenset(os.path.basename(path) for path in mapped_here())
 
 
 def _asked_of_the_loader(suspects: list[tuple[str, str]], ctx: SearchContext) -> list[tuple[str, ...]]:
