@@ -398,9 +398,13 @@ def scenario_cwd(scenario: Scenario) -> str:
     return getattr(scenario, "cwd", "") or str(SCRATCH)
 
 
+# Found on the harness's own PATH: a scenario's PATH (one without the system's folders) must not stop its bash.
+BASH = shutil.which("bash") or "/bin/bash"
+
+
 def run_bash(line: str, env: dict[str, str], timeout: float = 240, cwd: str | None = None) -> tuple[int, str]:
     try:
-        process = subprocess.run(["bash", "-c", line], env=env, capture_output=True, text=True,
+        process = subprocess.run([BASH, "-c", line], env=env, capture_output=True, text=True,
                                  timeout=DEADLINE.cap(timeout), cwd=cwd or str(SCRATCH), errors="replace",
                                  start_new_session=True)
     except subprocess.TimeoutExpired:
