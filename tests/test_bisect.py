@@ -307,3 +307,33 @@ def test_one_variable_changed_by_the_plan_and_the_cure_is_one_line(tmp_path: Pat
     [step] = [action for action in verified.actions if action.kind == ENV]
     assert env_lines(step.env, folders_of(report)) == [f"export PATH={c}"], step
     assert step.verified and step.verified.startswith("verified here") and "CD206" in step.resolves, step
+
+
+def test_a_preload_renamed_is_classed_by_the_soname_the_loader_answers_for(tmp_path: Path) -> None:
+    """A stub NVML or an old cuDNN sub-library copied under another file name still satisfies its SONAME once
+    preloaded: the cure that unsets LD_PRELOAD is classed by what the file is (CD118, CD317), not by its name."""
+    from fakes.build import compile_library
+
+    from cudnn_doctor.doctor.bisect import cure_for
+    from cudnn_doctor.model import Host, Report, Tool
+    from cudnn_doctor.rules.process_env import _cure_code
+
+    nvml = compile_library("fake_nvml.c", "libnvidia-ml.so", soname="libnvidia-ml.so.1")
+    renamed = tmp_path / "libmonitor-helper.so"
+    renamed.write_bytes(nvml.read_bytes())
+    graph = tmp_path / "libgraph-old.so"
+    graph.write_bytes(compile_library("fake_cudnn.c", "libcudnn_graph.so", soname="libcudnn_graph.so.9").read_bytes())
+    torch = Framework("torch", "2.11.0", None, None, None, "dist-info", None,
+                      {"site_packages": str(tmp_path), "deep": {"error": "RuntimeError: no GPU"}})
+    report = Report(tool=Tool("cudnn-doctor", "0"), host=Host("linux", "x86_64", "3.11", "h"), frameworks=[torch])
+
+    def run(frameworks, changed, limits=(), timeout=None):  # type: ignore[no-untyped-def]
+        return {f.name: {} if "LD_PRELOAD" not in changed else {"error": "RuntimeError: no GPU"} for f in frameworks}
+
+    for preloaded, code in ((renamed, "CD118"), (graph, "CD317")):
+        cure = cure_for(report, {"LD_PRELOAD": str(preloaded)}, run)
+        assert cure is not None and cure.kind == "preload", cure
+        assert preloaded.name in cure.libraries and _cure_code(cure) == code, cure
+    # a bare name or a file that is no ELF is classed by its name, as before
+    cure = cure_for(report, {"LD_PRELOAD": "libnothing.so"}, run)
+    assert cure is not None and cure.libraries == ("libnothing.so",) and _cure_code(cure) == "CD409"

@@ -209,6 +209,9 @@ def cure_for(report: Report, env: dict[str, str], run: Runner = run_frameworks) 
         return None
     said = "; ".join(f"{f.name}: {failed(f.details['deep'])}"[:300] for f in failing)  # type: ignore[arg-type]
     libraries: list[str] = []
+    if variant.kind == "preload":  # a renamed copy answers the loader by its SONAME, not by its file's name
+        for entry in variant.removed:
+            libraries += [os.path.basename(entry), *_soname(entry)]
     if variant.kind == "library_path":
         for folder in variant.removed:
             try:
@@ -218,6 +221,20 @@ def cure_for(report: Report, env: dict[str, str], run: Runner = run_frameworks) 
     return EnvironmentCure(variant.kind, variant.words, tuple((c.variable, c.op, c.folder) for c in variant.changes),
                            variant.removed, variant.variable, tuple(f.name for f in failing), said,
                            tuple(dict.fromkeys(libraries)))
+
+
+def _soname(entry: str) -> list[str]:
+    """The SONAME in ENTRY's dynamic section where ENTRY is a path to an ELF file ([] otherwise): the name the loader
+    then answers for it (a libcudnn_graph.so.9 renamed libgraph-old.so still satisfies libcudnn_graph.so.9)."""
+    if "/" not in entry:
+        return []
+    from cudnn_doctor.elf import ElfError, read_elf
+
+    try:
+        soname = read_elf(entry).soname
+    except (ElfError, OSError):
+        return []
+    return [soname] if soname else []
 
 
 BUDGET_S = 45.0  # the variants tried one after another (one GPU: JAX children side by side would take each

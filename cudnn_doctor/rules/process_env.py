@@ -1070,7 +1070,7 @@ def _cure_code(cure: Any) -> str:
     """The registry's class of what the cure took out: which libraries a preload or folder brought, which
     variable (its row or family in compat/ names the class: knowledge.environment.cure_code)."""
     removed = " ".join(os.path.basename(entry) for entry in cure.removed)
-    if cure.kind == "library_path":
+    if cure.kind == "library_path" or (cure.kind == "preload" and cure.libraries):  # by file, and by the SONAME
         removed = " ".join(cure.libraries)
     if cure.kind in ("preload", "library_path"):
         if "libcudnn" in removed:
