@@ -403,6 +403,10 @@ class ProcessView:
     # have loaded it, the framework wheels' own copy of that soname or "", its release or "", "own" where it is the
     # framework's own copy, the PYTHONPATH entries holding a hook): seen in the started Python (probes/python_start.py)
     python_preloaded: tuple[tuple[str, ...], ...] = ()
+    # plugins a framework's import loads that its own Python cannot load (probes/python_plugins.py): (framework, entry
+    # point group, plugin or "" where the metadata itself was refused, its module, Python's words, the distribution's
+    # folder, the variable that turns the group off)
+    python_plugins: tuple[tuple[str, ...], ...] = ()
     cured_by: EnvironmentCure | None = None  # --deep: the one part of the environment without which they work
     ptxas: str | None = None  # the first ptxas on PATH, which XLA compiles with before its own (where JAX is installed)
     ptxas_release: str | None = None  # what it said it is (`ptxas --version`)

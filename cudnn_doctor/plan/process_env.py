@@ -77,6 +77,8 @@ def treat(work: Any) -> None:
             work.take([finding], Action(ENV, (), f"{entry} out of PYTHONPATH: the framework then imports what it was "
                                                  "installed with", "Python: the module search path (sys.path)",
                                         env=(EnvChange("PYTHONPATH", "remove", entry),)))
+        elif finding.values.get("group"):
+            _plugin(work, finding, report)
     for finding in work.with_code("CD203"):
         hook_folders = [f for f in str(finding.values.get("hook_folders") or "").split(os.pathsep) if f]
         if hook_folders:  # a start-up hook on PYTHONPATH loaded it
@@ -113,6 +115,25 @@ def treat(work: Any) -> None:
                                         env=(EnvChange("PATH", "remove", folder),)))
     for finding in work.with_code("CD115"):
         _memory(work, finding, report)
+
+
+def _plugin(work: Any, finding: Finding, report: Report) -> None:
+    """A plugin the framework's import stops on (rules/python_plugins.py): the PYTHONPATH folder that declares it
+    taken out, else the framework's own switch for its plugins turned off (compat/python_plugins.toml)."""
+    entry = str(finding.values.get("entry") or "")
+    switch = str(finding.values.get("switch") or "")
+    on_path = [e for e in report.variable_folders.get("PYTHONPATH", []) if entry and os.path.realpath(e) ==
+               os.path.realpath(entry)]
+    plugin = finding.values.get("plugin") or "its plugins' package metadata"
+    if on_path:
+        work.take([finding], Action(ENV, (), f"{on_path[0]} out of PYTHONPATH: it declares the plugin {plugin}, "
+                                             "whose module is not there", "Python: the module search path (sys.path)",
+                                    env=(EnvChange("PYTHONPATH", "remove", on_path[0]),)))
+    elif switch:
+        work.take([finding], Action(ENV, (), f"{switch}=0: {finding.values.get('framework')} then loads no "
+                                             f"'{finding.values.get('group')}' plugin as it is imported (not "
+                                             f"{plugin})", str(finding.refs[0] if finding.refs else switch),
+                                    env=(EnvChange(switch, "set", "0"),)))
 
 
 def _driver_library(work: Any, finding: Finding, report: Report) -> None:
