@@ -47,13 +47,47 @@ def _write_answer(fd, text):
 
 
 def _loaded_path(name_fragment, lib=None):
-    """The real path of the mapped file whose name starts with NAME_FRAGMENT. Paths are bytes on
-    Linux: read as bytes and decoded with surrogateescape, so a folder name that is not UTF-8
-    comes back to the parent as the same bytes. On Windows: the file of the module LIB, as the
-    loader names it (GetModuleFileNameW)."""
+    """The real path of the file the loader gave for LIB (its link map, dlinfo: a library preloaded or loaded earlier
+    under another file name answers for its SONAME, and that file is the one named), else of the mapped file whose
+    name starts with NAME_FRAGMENT. Paths are bytes on Linux: read as bytes and decoded with surrogateescape, so a
+    folder name that is not UTF-8 comes back to the parent as the same bytes. On Windows: the file of the module
+    LIB, as the loader names it (GetModuleFileNameW)."""
     if WINDOWS:
         return _module_file(lib)
+    given = _handle_file(lib)
+    if given:
+        return given
     return next((path for path in _mapped_files() if os.path.basename(path).startswith(name_fragment)), None)
+
+
+class _LinkMap(ctypes.Structure):
+    _fields_ = [("l_addr", ctypes.c_void_p), ("l_name", ctypes.c_char_p)]  # the first two of glibc's struct link_map
+
+
+def _handle_file(lib):
+    """The real path of the object behind the dlopen handle of LIB, as the loader's link map names it; None where
+    this C library has no dlinfo or the name is not a file (the main program's is empty)."""
+    handle = getattr(lib, "_handle", None)
+    if not handle:
+        return None
+    for name in (None, "libdl.so.2"):
+        try:
+            dlinfo = ctypes.CDLL(name).dlinfo
+            break
+        except (OSError, AttributeError):
+            continue
+    else:
+        return None
+    dlinfo.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p]
+    dlinfo.restype = ctypes.c_int
+    linkmap = ctypes.POINTER(_LinkMap)()
+    if dlinfo(handle, 2, ctypes.byref(linkmap)) != 0 or not linkmap:  # RTLD_DI_LINKMAP
+        return None
+    name = linkmap.contents.l_name
+    if not name or not name.startswith(b"/") and b"/" not in name:
+        return None
+    path = os.path.realpath(os.fsdecode(name))
+    return path if os.path.isfile(path) else None
 
 
 def _module_file(lib):
@@ -181,7 +215,7 @@ def probe_cuda(target):
     CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER leave, in CUDA's order, with their UUIDs and PCI bus ids; what the
     driver took from the process at each step is main's changed_process."""
     lib = _load(target)
-    answer = {"loaded_path": _loaded_path("libcuda.so"), "mapped": _mapped_libraries()}
+    answer = {"loaded_path": _loaded_path("libcuda.so", lib), "mapped": _mapped_libraries()}
     _watched("loading libcuda.so.1")
     version, status = _call_int_out(lib, "cuDriverGetVersion")
     answer["cuDriverGetVersion"] = version if status == 0 else None
