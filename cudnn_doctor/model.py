@@ -392,7 +392,8 @@ class ProcessView:
     # (entry, soname, release, framework, the wheel's release)
     preloaded_cuda: tuple[tuple[str, ...], ...] = ()
     # PYTHONPATH folders (and the working folder) holding a package or module an installed framework imports:
-    # (entry, package, framework, "PYTHONPATH" | "working folder")
+    # (entry, package, framework, "PYTHONPATH" | "working folder" | "user site" | "sys.path" | "stale bytecode"[,
+    # "seen" where the framework's own Python found it there: probes/python_finder.py])
     python_shadows: tuple[tuple[str, ...], ...] = ()
     # CUDA libraries on LD_LIBRARY_PATH the loader cannot use as their name says: (file, what is wrong)
     broken_cuda: tuple[tuple[str, ...], ...] = ()
@@ -403,7 +404,7 @@ class ProcessView:
     # have loaded it, the framework wheels' own copy of that soname or "", its release or "", "own" where it is the
     # framework's own copy, the PYTHONPATH entries holding a hook): seen in the started Python (probes/python_start.py)
     python_preloaded: tuple[tuple[str, ...], ...] = ()
-    # plugins a framework's import loads that its own Python cannot load (probes/python_plugins.py): (framework, entry
+    # plugins a framework's import loads that its own Python cannot load (probes/python_finder.py): (framework, entry
     # point group, plugin or "" where the metadata itself was refused, its module, Python's words, the distribution's
     # folder, the variable that turns the group off)
     python_plugins: tuple[tuple[str, ...], ...] = ()

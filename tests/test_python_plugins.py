@@ -1,4 +1,4 @@
-"""The plugins a framework's import loads, asked of its own Python (probes/python_plugins.py): a 'torch.backends'
+"""The plugins a framework's import loads, asked of its own Python (probes/python_finder.py): a 'torch.backends'
 entry point whose module Python does not find, or package metadata Python refuses, stops `import torch` (torch 2.5+
 raises "Failed to load the backend extension"); plain check sees it in a child with the user's environment, and
 fix's line (the plugin's PYTHONPATH folder out, else TORCH_DEVICE_BACKEND_AUTOLOAD=0) makes the import work. The
@@ -111,14 +111,82 @@ def test_package_metadata_python_cannot_read_stops_the_import_and_is_seen(machin
 def test_plugins_that_load_or_are_switched_off_are_no_finding_and_start_nothing(machine: Machine,
                                                                                  tmp_path: Path) -> None:
     from cudnn_doctor.model import Framework
-    from cudnn_doctor.probes.python_plugins import PluginChild
+    from cudnn_doctor.probes.python_finder import FinderChild
 
     site = _torch(machine, tmp_path)
     _plugin(site, module=True)
     assert _imports(machine, tmp_path).returncode == 0
     assert not _plugin_findings(machine.check_json())
     torch = Framework("torch", "2.11.0", None, None, None, "dist-info", None, {"site_packages": str(site)})
-    assert PluginChild([torch], dict(machine.env)).asked  # a group is named: asked
-    assert not PluginChild([torch], dict(machine.env, TORCH_DEVICE_BACKEND_AUTOLOAD="0")).asked
+    env = {k: v for k, v in machine.env.items() if k != "PYTHONPATH"}  # a PYTHONPATH is reason enough to ask
+    assert FinderChild([torch], env).asked  # a group is named: asked
+    assert not FinderChild([torch], dict(env, TORCH_DEVICE_BACKEND_AUTOLOAD="0")).asked
     (site / "torch" / "__init__.py").write_text("# a torch before 2.5: no autoload\n")
-    assert not PluginChild([torch], dict(machine.env)).asked  # its own file does not name the mechanism
+    assert not FinderChild([torch], env).asked  # its own file does not name the mechanism
+
+
+def _typing_extensions(folder: Path, text: str = "VERSION = 'installed'\n") -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "typing_extensions.py").write_text(text)
+
+
+def _finder_shadows(report: dict) -> list[dict]:  # type: ignore[type-arg]
+    return [f for f in report["findings"] if f["code"] == "CD409" and "torch.backends" not in str(f["subject"])]
+
+
+def test_a_package_in_the_user_site_before_site_packages_is_seen_and_cured(machine: Machine, tmp_path: Path) -> None:
+    """Python reads the user's site (~/.local/lib/pythonX.Y/site-packages) before site-packages: an old
+    typing_extensions there is what torch imports. Asked of Python's finder; PYTHONNOUSERSITE=1 cures."""
+    site = _torch(machine, tmp_path)
+    _typing_extensions(site)
+    home = tmp_path / "home"
+    user = home / ".local" / "lib" / "python3.12" / "site-packages"
+    _typing_extensions(user, "VERSION = 'stale'\n")
+    machine.env["HOME"] = str(home)
+    python = tmp_path / "venv" / "bin" / "python3"  # this stand-in reads the user site as a system Python does
+    python.write_text(python.read_text().replace('PYTHONPATH="', f'PYTHONPATH="{user}:'))
+    [said] = _finder_shadows(machine.check_json())
+    assert said["subject"] == str(user) and said["evidence"] == "seen" and "user site" in said["detail"], said
+    plan = machine.run("fix", "--json").json
+    lines = [line for a in plan["actions"] if a["kind"] == "env" for line in a["env"]["bash"]]
+    assert "export PYTHONNOUSERSITE=1" in lines, plan["actions"]
+
+
+def test_a_zip_on_pythonpath_holding_a_dependency_is_seen(machine: Machine, tmp_path: Path) -> None:
+    import zipfile
+
+    site = _torch(machine, tmp_path)
+    _typing_extensions(site)
+    bundle = tmp_path / "deps.zip"
+    with zipfile.ZipFile(bundle, "w") as archive:
+        archive.writestr("typing_extensions.py", "VERSION = 'zipped'\n")
+    machine.env["PYTHONPATH"] = str(bundle)
+    [said] = _finder_shadows(machine.check_json())
+    assert said["subject"] == str(bundle / "typing_extensions") and said["evidence"] == "seen", said
+    plan = machine.run("fix", "--json").json
+    lines = [line for a in plan["actions"] if a["kind"] == "env" for line in a["env"]["bash"]]
+    assert any(line.startswith(("unset PYTHONPATH", "export PYTHONPATH")) for line in lines), plan["actions"]
+
+
+def test_unchecked_bytecode_compiled_from_another_source_is_seen(machine: Machine, tmp_path: Path) -> None:
+    import py_compile
+
+    site = _torch(machine, tmp_path)
+    _typing_extensions(site, "VERSION = 'old'\n")
+    py_compile.compile(str(site / "typing_extensions.py"),
+                       invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)
+    _typing_extensions(site, "VERSION = 'new'\n")  # the source changed, the unchecked .pyc did not
+    judged = subprocess.run([str(tmp_path / "venv" / "bin" / "python3"), "-c",
+                             "import typing_extensions as t; print(t.VERSION)"], env=machine.env,
+                            capture_output=True, text=True, timeout=60)
+    assert judged.stdout.strip() == "old"  # Python runs the stale bytecode
+    [said] = _finder_shadows(machine.check_json())
+    assert said["subject"].endswith(".pyc") and "unchecked" in said["detail"], said
+
+
+def test_a_package_only_outside_site_packages_shadows_nothing(machine: Machine, tmp_path: Path) -> None:
+    _torch(machine, tmp_path)
+    extra = tmp_path / "extra"
+    _typing_extensions(extra)  # torch's site has none: the one found is the only one
+    machine.env["PYTHONPATH"] = str(extra)
+    assert not _finder_shadows(machine.check_json())

@@ -79,6 +79,12 @@ def treat(work: Any) -> None:
                                         env=(EnvChange("PYTHONPATH", "remove", entry),)))
         elif finding.values.get("group"):
             _plugin(work, finding, report)
+        elif finding.values.get("how") == "user site":
+            work.take([finding], Action(ENV, (), f"PYTHONNOUSERSITE=1: Python then skips your user site "
+                                                 f"{finding.subject}, and imports what was installed with the "
+                                                 "framework", "Python: site.ENABLE_USER_SITE (PYTHONNOUSERSITE, "
+                                                 "https://docs.python.org/3/library/site.html)",
+                                        env=(EnvChange("PYTHONNOUSERSITE", "set", "1"),)))
     for finding in work.with_code("CD203"):
         hook_folders = [f for f in str(finding.values.get("hook_folders") or "").split(os.pathsep) if f]
         if hook_folders:  # a start-up hook on PYTHONPATH loaded it

@@ -151,9 +151,9 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     from cudnn_doctor.probes.python_start import PythonStartChild
 
     python_start = PythonStartChild(frameworks, ctx.env)  # the frameworks' Python started, where PYTHON* is set
-    from cudnn_doctor.probes.python_plugins import PluginChild
+    from cudnn_doctor.probes.python_finder import FinderChild
 
-    plugins = _guarded(bugs, "python_plugins", lambda: PluginChild(frameworks, ctx.env), None)  # only where one is named
+    finder = _guarded(bugs, "python_finder", lambda: FinderChild(frameworks, ctx.env), None)  # where it can matter
 
     # issue 42: the libnccl each framework loads, its version asked in a child beside the other probes
     from cudnn_doctor.probes.nccl import NcclProbe
@@ -234,9 +234,12 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     refused = _guarded(bugs, "python_start", python_start.result, ())
     if report.process is not None and refused:
         report.process = dataclasses.replace(report.process, python_refused=refused)
-    unloadable = _guarded(bugs, "python_plugins", plugins.result, ()) if plugins is not None else ()
-    if report.process is not None and unloadable:
-        report.process = dataclasses.replace(report.process, python_plugins=unloadable)
+    if report.process is not None and finder is not None:  # what the frameworks' Python finds, as it answered
+        unloadable = _guarded(bugs, "python_finder", finder.plugins, ())
+        found = _guarded(bugs, "python_finder", lambda: finder.shadows(ctx.env, ctx.cwd), ())
+        known = {(shadow[1], shadow[2]) for shadow in report.process.python_shadows}
+        report.process = dataclasses.replace(report.process, python_plugins=unloadable, python_shadows=(
+            *report.process.python_shadows, *(s for s in found if (s[1], s[2]) not in known)))
     preloaded = _guarded(bugs, "python_start", python_start.preloaded, ())
     if report.process is not None and preloaded:  # what start-up hooks loaded, per framework of that Python
         from cudnn_doctor.probes.context import interpreter_for

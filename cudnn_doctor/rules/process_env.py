@@ -1016,9 +1016,32 @@ def python_shadows(report: Report) -> list[Finding]:
     if view is None:
         return []
     out = []
-    for entry, package, framework, how in view.python_shadows:
+    for entry, package, framework, how, *seen in view.python_shadows:
         made = finding("CD409", subject=os.path.join(entry, package), evidence="read", framework=_display(framework),
-                       library=package, error="", entry=entry if how == "PYTHONPATH" else "")
+                       library=package, error="", entry=entry if how == "PYTHONPATH" else "", how=how)
+        asked = (f"seen: {_display(framework)}'s Python, started with this environment, finds {package} there "
+                 "(importlib.util.find_spec)")
+        if how == "user site":
+            out.append(replace(made, severity="warning", evidence="seen", proof=asked, subject=entry, detail=(
+                f"Your user site {entry} holds {package}, and {_display(framework)}'s Python takes it from there, "
+                f"before the copy installed with {_display(framework)} in site-packages: a stale or other release "
+                f"there makes `import {framework}` fail or misbehave (`python -c 'import {package}; print("
+                f"{package}.__file__)'` shows which is used). PYTHONNOUSERSITE=1 makes Python skip the user site.")))
+            continue
+        if how == "stale bytecode":
+            out.append(replace(made, severity="warning", evidence="seen", subject=entry, proof=(
+                f"seen: {_display(framework)}'s Python compared {entry}'s hash with its source "
+                "(importlib.util.source_hash): they differ"), detail=(
+                f"{entry} is {package}'s cached bytecode, marked to be used without checking its source (an "
+                f"'unchecked hash' .pyc, PEP 552), and it was compiled from another source than the {package} "
+                f"installed: Python runs the old code. Delete it (Python writes it again from the source).")))
+            continue
+        if how == "sys.path":
+            out.append(replace(made, severity="warning", evidence="seen", proof=asked, detail=(
+                f"{_display(framework)}'s Python takes {package} from {entry} (a folder a .pth file or the "
+                f"interpreter puts on sys.path), before the copy installed with {_display(framework)}: it may be "
+                f"another release (`python -c 'import {package}; print({package}.__file__)'` shows it).")))
+            continue
         if how != "PYTHONPATH":  # the working folder: first on sys.path for python -c, the REPL and scripts kept there
             out.append(replace(made, severity="warning", proof=(
                 "read from the working folder: `python -c 'import " + package + "'` here proves it"), detail=(
@@ -1027,6 +1050,8 @@ def python_shadows(report: Report) -> list[Finding]:
                 f"folder put it first on sys.path, so they import it instead and {_display(framework)} fails to "
                 f"import or misbehaves. Rename it, or start programs from another folder.")))
             continue
+        if seen:  # Python's finder answered it: that is the copy programs import
+            made = replace(made, evidence="seen", proof=asked)
         out.append(replace(made, severity="warning", detail=(
             f"The PYTHONPATH folder {entry} holds {package}, which {_display(framework)} imports: Python takes it "
             f"from there before site-packages, so {_display(framework)} may load another {package} than it was "

@@ -1,4 +1,4 @@
-"""The plugins a framework's import loads, as its own Python answered (probes/python_plugins.py): a plugin whose module
+"""The plugins a framework's import loads, as its own Python answered (probes/python_finder.py): a plugin whose module
 Python does not find, or package metadata Python refuses to read, stops the framework's import where the data's row
 says the framework raises on it (compat/python_plugins.toml). Both are seen: Python's own finder and metadata reader
 answered in a child with this environment."""

@@ -1,0 +1,342 @@
+"""What a framework's own Python finds as the framework is imported, asked of it (issue 45): where each package the
+framework imports at start is taken from, and the plugins it loads.
+
+- Modules: Python's finder decides which copy of torch, jaxlib, numpy or typing_extensions a program imports: a
+  folder or zip file on PYTHONPATH, the user's site (~/.local), a sourceless .pyc, the working folder, all before
+  site-packages. Modelling that is guesswork; `importlib.util.find_spec` answers it without importing anything, and
+  a copy found anywhere but where the framework was installed is named. A cached .pyc that Python uses without
+  checking its source (PEP 552's unchecked hash) but that was compiled from another source is named too:
+  `importlib.util.source_hash` says so.
+- Plugins: torch 2.5 and later load every entry point of the group "torch.backends" at the end of `import torch`
+  (unless TORCH_DEVICE_BACKEND_AUTOLOAD says otherwise) and raise "Failed to load the backend extension" for any that
+  does not load. The group, the switch and the failure are rows of compat/python_plugins.toml, each confirmed in the
+  installed framework's own file before it is used; Python is asked what the framework will ask
+  (`importlib.metadata.entry_points(group=...)`, its own words where it raises) and where each plugin's module is.
+
+The framework's interpreter is started with the user's environment, as a program is, only where something can make
+a difference (PYTHONPATH set, a user site holding such a package, a distribution naming a plugin group or with an
+entry_points.txt that is not UTF-8, cached bytecode that is not checked); nothing is started otherwise."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from typing import Any
+
+from cudnn_doctor.model import Framework
+
+TIMEOUT_S = 10.0
+MARK = "\x1eCDP\t"
+MAX_METADATA_BYTES = 1 << 20
+MAX_DISTRIBUTIONS = 2000
+# the program's first line: the framework's own calls, then the finder; written with os.write (a start-up hook may
+# have replaced stdout), after a mark a hook's own output cannot forge. Old syntax: any Python 3.
+CODE = f"""import json, os, sys
+out = {{"groups": {{}}, "modules": {{}}}}
+try:
+    import importlib.util
+except Exception as error:
+    importlib = None
+for group in json.loads(sys.argv[1]):
+    try:
+        from importlib.metadata import entry_points
+        found = list(entry_points(group=group))
+    except Exception as error:
+        out["groups"][group] = {{"raised": (type(error).__name__ + ": " + str(error))[:400]}}
+        continue
+    entries = []
+    for point in found[:64]:
+        module = point.value.split(":")[0].strip()
+        top = module.split(".")[0]
+        try:
+            spec = importlib.util.find_spec(top) if top else None
+            where = "" if spec is None else (spec.origin or ",".join(spec.submodule_search_locations or ()))
+            missing = spec is None
+            said = "No module named " + repr(top) if missing else ""
+        except Exception as error:
+            where, missing, said = "", True, (type(error).__name__ + ": " + str(error))[:400]
+        dist = getattr(point, "dist", None)
+        entries.append({{"name": point.name, "value": point.value, "module": top, "missing": missing, "said": said,
+                        "where": where, "dist": str(getattr(dist, "_path", "") or "")}})
+    out["groups"][group] = {{"entries": entries}}
+for name in json.loads(sys.argv[2]):
+    try:
+        spec = importlib.util.find_spec(name)
+    except Exception as error:
+        out["modules"][name] = {{"error": (type(error).__name__ + ": " + str(error))[:300]}}
+        continue
+    if spec is None:
+        out["modules"][name] = None
+        continue
+    answer = {{"origin": spec.origin or "", "locations": list(spec.submodule_search_locations or ())[:8],
+              "loader": type(spec.loader).__name__}}
+    source = spec.origin or ""
+    if source.endswith(".py") and os.path.isfile(source):
+        try:
+            cached = importlib.util.cache_from_source(source)
+            with open(cached, "rb") as handle:
+                head = handle.read(16)
+            flags = int.from_bytes(head[4:8], "little") if len(head) == 16 else 0
+            if flags & 1 and not flags & 2:
+                with open(source, "rb") as handle:
+                    if importlib.util.source_hash(handle.read()) != head[8:16]:
+                        answer["stale"] = cached
+        except Exception:
+            pass
+    out["modules"][name] = answer
+out["path"] = [p for p in sys.path][:64]
+try:
+    import sysconfig
+    out["stdlib"] = [sysconfig.get_path("stdlib"), sysconfig.get_path("platstdlib")]
+except Exception:
+    out["stdlib"] = []
+os.write(1, {MARK.encode()!r} + json.dumps(out).encode())
+"""
+
+
+def plugin_rows() -> list[dict[str, object]]:
+    from cudnn_doctor.knowledge.data import load
+
+    return list(load("python_plugins").get("group", []))
+
+
+def _autoload_on(row: dict[str, object], env: dict[str, str]) -> bool:
+    """Whether the framework loads the group's plugins with ENV (its switch as it reads it)."""
+    variable = str(row.get("switch") or "")
+    if not variable or variable not in env:
+        return bool(row.get("default_on", True))
+    return env[variable] in [str(v) for v in row.get("on_values", [])]  # type: ignore[attr-defined]
+
+
+def _confirmed(row: dict[str, object], site: str) -> bool:
+    """The installed framework's own file (the row's read_by) names the group and the failure: asked, not assumed (a
+    torch older than the autoload has neither)."""
+    from cudnn_doctor.user_files import UnreadableFile, read_user_file
+
+    try:
+        text = read_user_file(os.path.join(site, str(row["read_by"])), 4 << 20)
+    except (UnreadableFile, KeyError):
+        return False
+    return all(str(word).encode() in text for word in (row["group"], *row.get("confirm", [])))  # type: ignore[misc]
+
+
+def user_site(env: dict[str, str], site: str) -> str:
+    """The user's site folder the Python owning SITE reads (PYTHONUSERBASE or ~/.local), or "" (PYTHONNOUSERSITE)."""
+    base = env.get("PYTHONUSERBASE") or (os.path.join(env["HOME"], ".local") if env.get("HOME") else "")
+    version = os.path.basename(os.path.dirname(site))
+    if not base or "PYTHONNOUSERSITE" in env or not version.startswith("python"):
+        return ""
+    return os.path.join(base, "lib", version, "site-packages")
+
+
+def metadata_folders(env: dict[str, str], sites: list[str]) -> list[str]:
+    """The folders whose distributions a framework's Python reads: its site-packages, PYTHONPATH's folders and the
+    user's site of that Python's version."""
+    folders = list(sites) + [entry for entry in env.get("PYTHONPATH", "").split(os.pathsep) if entry]
+    folders += [user_site(env, site) for site in sites]
+    return [folder for folder in dict.fromkeys(folders) if folder]
+
+
+def names_plugin_group(folders: list[str], groups: list[str]) -> bool:
+    """Whether a distribution in FOLDERS names one of GROUPS in its entry_points.txt, or has one that is not UTF-8
+    (importlib.metadata then raises for every group)."""
+    from cudnn_doctor.user_files import UnreadableFile, read_user_file
+
+    if not groups:
+        return False
+    headers = [re.compile(rb"^[ \t]*\[[ \t]*" + re.escape(group.encode()) + rb"[ \t]*\]", re.MULTILINE)
+               for group in groups]
+    seen = 0
+    for folder in folders:
+        try:
+            names = [n for n in os.listdir(folder) if n.endswith((".dist-info", ".egg-info"))]
+        except (OSError, ValueError):
+            continue
+        for name in names:
+            seen += 1
+            if seen > MAX_DISTRIBUTIONS:
+                return True  # more than a site holds: let Python itself read them
+            try:
+                text = read_user_file(os.path.join(folder, name, "entry_points.txt"), MAX_METADATA_BYTES)
+            except UnreadableFile:  # none, or one no Python should be sent to (a FIFO would hold it until cut off)
+                continue
+            try:
+                text.decode("utf-8")
+            except UnicodeDecodeError:
+                return True
+            if any(header.search(text) for header in headers):
+                return True
+    return False
+
+
+def _holds_any(folder: str, modules: tuple[str, ...]) -> bool:
+    """Whether FOLDER holds a module or package of one of those names (any form Python imports: a folder, .py, a
+    sourceless .pyc, an extension, or a zip file on the path)."""
+    try:
+        names = os.listdir(folder)[:20000]
+    except (OSError, ValueError):
+        return False
+    return any(name.split(".")[0] in modules for name in names)
+
+
+def _unchecked_bytecode(site: str, modules: tuple[str, ...]) -> bool:
+    """Whether a cached .pyc of one of MODULES in SITE is hash-based and unchecked (PEP 552: Python never compares it
+    with its source): the header's flags say it, in 16 bytes."""
+    import glob
+
+    for module in modules:
+        for pattern in (os.path.join(glob.escape(site), "__pycache__", f"{module}.*.pyc"),
+                        os.path.join(glob.escape(site), module, "__pycache__", "__init__.*.pyc")):
+            for cached in glob.glob(pattern)[:4]:
+                try:
+                    with open(cached, "rb") as handle:
+                        head = handle.read(8)
+                except OSError:
+                    continue
+                flags = int.from_bytes(head[4:8], "little") if len(head) == 8 else 0
+                if flags & 1 and not flags & 2:
+                    return True
+    return False
+
+
+class FinderChild:
+    """The frameworks' Pythons asked what they find, started now; plugins() and shadows() read the answers."""
+
+    def __init__(self, frameworks: list[Framework], env: dict[str, str]) -> None:
+        from cudnn_doctor.probes.context import interpreter_for
+        from cudnn_doctor.probes.process_env import IMPORTED, SHADOWED
+
+        self.asked: list[tuple[str, str, str, list[dict[str, object]], tuple[str, ...]]] = []
+        self.pythons: list[str] = []
+        self._said: dict[str, dict[str, Any]] | None = None
+        worth = bool(env.get("PYTHONPATH"))
+        for framework in frameworks:
+            site = str(framework.details.get("site_packages") or "")
+            if framework.name not in SHADOWED or not site or framework.details.get("assumed"):
+                continue
+            python = interpreter_for(site)
+            if python is None:
+                continue
+            rows = [row for row in plugin_rows() if row.get("framework") == framework.name
+                    and _autoload_on(row, env) and _confirmed(row, site)]
+            modules = (*SHADOWED[framework.name], *IMPORTED.get(framework.name, ()))
+            self.asked.append((framework.name, python, site, rows, modules))
+            groups = [str(row["group"]) for row in rows]
+            mine = user_site(env, site)
+            worth = worth or bool(mine and _holds_any(mine, modules)) or _unchecked_bytecode(site, modules) or \
+                names_plugin_group(metadata_folders(env, [site]), groups)
+        if not worth:
+            self.asked = []
+            return
+        from cudnn_doctor.child import ChildBatch, ChildRequest, deadline_in
+
+        by_python: dict[str, tuple[set[str], set[str]]] = {}
+        for _, python, _, rows, modules in self.asked:
+            wanted_groups, wanted_names = by_python.setdefault(python, (set(), set()))
+            wanted_groups.update(str(row["group"]) for row in rows)
+            wanted_names.update(modules)
+        self.pythons = list(by_python)
+        self.batch = ChildBatch([ChildRequest((python, "-c", CODE, json.dumps(sorted(by_python[python][0])),
+                                               json.dumps(sorted(by_python[python][1]))),
+                                              env, TIMEOUT_S, f"{python} asked what it imports")
+                                 for python in self.pythons], deadline=deadline_in(TIMEOUT_S))
+
+    def _answers(self) -> dict[str, dict[str, Any]]:
+        if self._said is None:
+            self._said = {}
+            for python, answer in zip(self.pythons, self.batch.answers(), strict=True):
+                text = answer.stdout or ""
+                if MARK not in text:
+                    continue  # the Python did not start: probes/python_start.py names why
+                try:
+                    said = json.loads(text.rsplit(MARK, 1)[1].strip() or "{}")
+                except ValueError:
+                    continue
+                if isinstance(said, dict):
+                    self._said[python] = said
+        return self._said
+
+    def plugins(self) -> tuple[tuple[str, ...], ...]:
+        """(framework, group, plugin or "", its module or "", what Python said, the distribution's folder, the
+        variable that turns the group off or "") for each plugin the framework's import will fail on."""
+        if not self.asked:
+            return ()
+        out: list[tuple[str, ...]] = []
+        for name, python, _, rows, _ in self.asked:
+            groups = self._answers().get(python, {}).get("groups")
+            for row in rows:
+                group = str(row["group"])
+                answer = groups.get(group) if isinstance(groups, dict) else None
+                if not isinstance(answer, dict):
+                    continue
+                switch = str(row.get("switch") or "")
+                if answer.get("raised"):
+                    out.append((name, group, "", "", str(answer["raised"]), "", switch))
+                for entry in answer.get("entries") or []:
+                    if isinstance(entry, dict) and entry.get("missing"):
+                        out.append((name, group, str(entry.get("name") or ""), str(entry.get("module") or ""),
+                                    str(entry.get("said") or ""), str(entry.get("dist") or ""), switch))
+        return tuple(out[:16])
+
+    def shadows(self, env: dict[str, str], cwd: str | None) -> tuple[tuple[str, ...], ...]:
+        """(the sys.path entry it comes from, package, framework, how, "seen") for each package the framework imports at
+        start that its Python takes from somewhere other than where the framework was installed: how is
+        "PYTHONPATH", "user site", "working folder", "sys.path" (a .pth file's folder and the like) or "stale
+        bytecode" (an unchecked .pyc compiled from another source: the entry is that file)."""
+        if not self.asked:
+            return ()
+        out: list[tuple[str, ...]] = []
+        pythonpath = {os.path.realpath(e) for e in env.get("PYTHONPATH", "").split(os.pathsep) if e}
+        for name, python, site, _, modules in self.asked:
+            said = self._answers().get(python, {})
+            found = said.get("modules") if isinstance(said, dict) else None
+            path = [str(p) for p in said.get("path") or []] if isinstance(said, dict) else []
+            if not isinstance(found, dict):
+                continue
+            home = os.path.realpath(site)
+            mine = os.path.realpath(user_site(env, site)) if user_site(env, site) else ""
+            for module in modules:
+                answer = found.get(module)
+                if not isinstance(answer, dict) or answer.get("error"):
+                    continue
+                if answer.get("stale"):
+                    out.append((str(answer["stale"]), module, name, "stale bytecode", "seen"))
+                    continue
+                places = [str(answer.get("origin") or ""), *[str(p) for p in answer.get("locations") or []]]
+                places = [p for p in places if p and p not in ("built-in", "frozen", "namespace")]
+                if not places or any(os.path.realpath(p).startswith(home + os.sep) for p in places):
+                    continue  # where it was installed (a namespace package merges: one portion there is enough)
+                if not _holds_any(site, (module,)):
+                    continue  # no copy installed with the framework: the one found is the only one, shadowing none
+                entry = _entry_of(places[0], path)
+                if not entry or _is_standard_library(entry, [str(p) for p in said.get("stdlib") or [] if p]):
+                    continue
+                real = os.path.realpath(entry or ".")
+                how = ("PYTHONPATH" if real in pythonpath else "user site" if mine and real == mine else
+                       "working folder" if entry in ("", ".") or (cwd and real == os.path.realpath(cwd)) else "sys.path")
+                out.append((cwd or "." if how == "working folder" else entry, module, name, how, "seen"))
+        return tuple(out[:32])
+
+
+def _entry_of(place: str, path: list[str]) -> str:
+    """The sys.path entry PLACE was found under (the longest that holds it; a zip file on the path included)."""
+    real = os.path.realpath(place)
+    best = ""
+    for entry in path:
+        folder = os.path.realpath(entry or ".")
+        if (real == folder or real.startswith(folder.rstrip(os.sep) + os.sep)) and len(folder) > len(best):
+            best = entry if entry else "."
+    return best
+
+
+def _is_standard_library(entry: str, stdlib: list[str]) -> bool:
+    """Whether ENTRY is one of Python's own folders (STDLIB: its lib/pythonX.Y and platform folder, lib-dynload under
+    it) or the zip of its library beside them."""
+    real = os.path.realpath(entry)
+    for folder in (os.path.realpath(f) for f in stdlib):
+        if real == folder or real.startswith(folder + os.sep):
+            return True
+        if real.endswith(".zip") and os.path.dirname(real) == os.path.dirname(folder):
+            return True
+    return False
