@@ -1,0 +1,57 @@
+"""The process a program starts in (issue 45): the working folder Python puts first on sys.path for `python -c`, the
+REPL and scripts kept there, and the shell's own settings every program started here inherits. The real interpreter
+and a real bash are the judges; the doctor itself must keep working there."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT, Machine
+from tests.test_frameworks import install_torch, python_env, real_python_sees
+from tests.test_process_env import gpu_machine
+
+pytestmark = pytest.mark.subprocess
+# the doctor started as `python -c` is (benchmarks/gpu_scenarios.py starts it so): "" first on sys.path after it
+START = (f"import sys; sys.path.insert(0, {str(ROOT)!r}); sys.argv[0] = 'cudnn-doctor'; "
+         "from cudnn_doctor.entry import main; main()")
+
+
+def _torch(machine: Machine, tmp_path: Path) -> Path:
+    gpu_machine(machine, tmp_path)
+    site = python_env(machine, tmp_path)
+    install_torch(site, version="2.11.0+cu130", cuda="13.0", cudnn=91900, pin="nvidia-cudnn-cu13==9.19.0.56")
+    real_python_sees(site, tmp_path)
+    return site
+
+
+def _doctor_c(machine: Machine, cwd: Path, *args: str, before: str = "") -> subprocess.CompletedProcess[str]:
+    """The doctor as `python -c START ARGS` in a bash at CWD (after BEFORE, a shell line)."""
+    import shlex
+
+    line = f"{before}{'; ' if before else ''}exec {shlex.join([sys.executable, '-c', START, *args])}"
+    env = {k: v for k, v in machine.env.items() if k != "PYTHONPATH"}
+    return subprocess.run(["bash", "-c", line], env=env, cwd=cwd, capture_output=True, text=True, timeout=120,
+                          stdin=subprocess.DEVNULL)
+
+
+def test_the_doctor_started_from_a_folder_that_shadows_pythons_own_modules_still_reports(machine: Machine,
+                                                                                          tmp_path: Path) -> None:
+    _torch(machine, tmp_path)
+    project = tmp_path / "project"
+    project.mkdir()
+    for name in ("json.py", "typing.py", "subprocess.py"):  # a user's project's own modules
+        (project / name).write_text("raise ImportError('the project's own module')\n")
+    done = _doctor_c(machine, project, "check", "--json")
+    assert "Traceback" not in done.stderr, done.stderr
+    report = json.loads(done.stdout)
+    shadows = {f["subject"]: f for f in report["findings"] if f["code"] == "CD409"}
+    assert set(shadows) == {str(project / "json"), str(project / "typing"), str(project / "subprocess")}, shadows
+    assert all(f["severity"] == "warning" and f["evidence"] == "read" for f in shadows.values())
+    said = subprocess.run([sys.executable, "-c", "import typing"], cwd=project, capture_output=True, text=True,
+                          timeout=60)
+    assert "the project's own module" in said.stderr  # what the warning says, as Python does it
