@@ -105,6 +105,16 @@ def main(argv):
             pass
     answer = {}
     started = time.time()
+    if globals().get("_DOCTOR_HERE"):  # started as `python -c` in the user's folder: it first on sys.path, as Python
+        # put it, and what this script imported since Python started imported again (a json.py there is the one
+        # the framework's `import json` then gets)
+        at_start = globals().get("_DOCTOR_AT_START") or ()
+        for module in [m for m in sys.modules if m not in at_start]:
+            top = module.split(".")[0]
+            if os.path.exists(top + ".py") or os.path.isfile(os.path.join(top, "__init__.py")):
+                del sys.modules[module]
+        sys.path.insert(0, "")
+        answer["working_folder"] = os.getcwd()
     try:
         FRAMEWORKS[name](answer)
         answer["seconds"] = round(time.time() - started, 3)

@@ -55,3 +55,51 @@ def test_the_doctor_started_from_a_folder_that_shadows_pythons_own_modules_still
     said = subprocess.run([sys.executable, "-c", "import typing"], cwd=project, capture_output=True, text=True,
                           timeout=60)
     assert "the project's own module" in said.stderr  # what the warning says, as Python does it
+
+
+def _breakable_torch(machine: Machine, tmp_path: Path) -> Path:
+    from tests.test_bisect import BREAKABLE_TORCH  # runs its first GPU steps on the fake driver
+
+    site = _torch(machine, tmp_path)
+    (site / "torch" / "__init__.py").write_text(BREAKABLE_TORCH)
+    return site
+
+
+def test_deep_runs_the_framework_from_the_working_folder_as_python_c_does_and_fix_leaves_it_off(
+        machine: Machine, tmp_path: Path) -> None:
+    """A `torch/` package in the folder programs start from (a checkout, a stray copy): `python -c 'import torch'`
+    there imports it. --deep starts torch's child there as `python -c` is started, sees it fail, and sees it work
+    with PYTHONSAFEPATH=1 (Python's own switch for leaving that folder off sys.path): an error, seen, and fix's line,
+    verified; sourced in bash, the program works there and check is clean of it."""
+    _breakable_torch(machine, tmp_path)
+    project = tmp_path / "project"
+    (project / "torch").mkdir(parents=True)
+    (project / "torch" / "__init__.py").write_text("raise ImportError('a torch checkout that was never built')\n")
+    plain = json.loads(_doctor_c(machine, project, "check", "--json").stdout)
+    [read] = [f for f in plain["findings"] if f["code"] == "CD409"]
+    assert read["severity"] == "warning" and read["evidence"] == "read", read
+    deep = json.loads(_doctor_c(machine, project, "check", "--deep", "--json").stdout)
+    [seen] = [f for f in deep["findings"] if f["code"] == "CD409" and f["severity"] == "error"]
+    assert seen["evidence"] == "seen" and "never built" in seen["proof"] and "PYTHONSAFEPATH=1" in seen["detail"], seen
+    plan = json.loads(_doctor_c(machine, project, "fix", "--json").stdout)
+    [step] = [a for a in plan["actions"] if a["kind"] == "env"]
+    assert step["env"]["bash"] == ["export PYTHONSAFEPATH=1"] and step["verified"].startswith("verified here"), step
+    after = json.loads(_doctor_c(machine, project, "check", "--deep", "--json", before="export PYTHONSAFEPATH=1").stdout)
+    assert not [f for f in after["findings"] if f["code"] == "CD409"], after["findings"]
+    judge = subprocess.run(["bash", "-c", "export PYTHONSAFEPATH=1; exec \"$0\" -c 'import torch; print(torch.__version__)'",
+                            str(tmp_path / "venv" / "bin" / "python3")], env=machine.env, cwd=project,
+                           capture_output=True, text=True, timeout=60)
+    assert judge.stdout.strip() == "2.11.0+cu130", judge.stderr
+
+
+def test_a_working_folder_whose_modules_the_framework_does_not_import_changes_nothing_under_deep(
+        machine: Machine, tmp_path: Path) -> None:
+    _breakable_torch(machine, tmp_path)
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "train.py").write_text("raise SystemExit('the user's own script')\n")
+    (project / "json.py").write_text("raise ImportError('the project's own json')\n")  # torch's stand-in needs none
+    deep = json.loads(_doctor_c(machine, project, "check", "--deep", "--json").stdout)
+    assert not [f for f in deep["findings"] if f["severity"] == "error"], deep["findings"]
+    [torch] = deep["frameworks"]
+    assert torch["details"]["deep"].get("conv_ran") and torch["details"]["deep"]["working_folder"] == str(project)

@@ -9,6 +9,8 @@ same work runs again in children that each differ from it in one part only, side
                    taken out, so it is never what is offered
   PATH             without the folders that hold a CUDA compiler (ptxas, nvcc): XLA runs the ptxas on PATH first
   PYTHONPATH       unset: a folder on it can shadow the installed framework or its packages
+  working folder   PYTHONSAFEPATH=1, where the working folder holds a module a framework imports at start: Python
+                   then leaves it off sys.path (`python -c`, the REPL, a script kept there)
   limits           the soft limits of address space, open files, stack, CPU time, processes and data raised to the
                    hard ones
   one variable     each CUDA, cuDNN, NCCL or framework variable that is set, unset alone: those compat/ knows (a
@@ -113,6 +115,10 @@ def variants(env: dict[str, str]) -> list[Variant]:
     if env.get("PYTHONPATH"):
         out.append(Variant("pythonpath", "PYTHONPATH unset", (EnvChange("PYTHONPATH", "unset", ""),),
                            removed=tuple(p for p in env["PYTHONPATH"].split(os.pathsep) if p)))
+    here = _shadowing_folder(env)
+    if here:
+        out.append(Variant("working_folder", f"PYTHONSAFEPATH=1 (the working folder {here} off sys.path)",
+                           (EnvChange("PYTHONSAFEPATH", "set", "1"),), removed=(here,)))
     raised = _raised_limits()
     if raised:
         out.append(Variant("limits", "soft limits raised to the hard ones (" + ", ".join(
@@ -123,6 +129,24 @@ def variants(env: dict[str, str]) -> list[Variant]:
     for name in bisected(env)[:MAX_VARIABLES]:
         out.append(Variant("variable", f"{name} unset", (EnvChange(name, "unset", ""),), variable=name))
     return out
+
+
+def _shadowing_folder(env: dict[str, str]) -> str | None:
+    """The working folder, where it holds a module a framework imports at start (a `torch/`, a `numpy.py`, a
+    `typing.py`: probes/process_env's lists) and Python puts it first on sys.path (PYTHONSAFEPATH unset)."""
+    from cudnn_doctor.probes.process_env import IMPORTED, SHADOWED, STDLIB_AT_START
+
+    if env.get("PYTHONSAFEPATH"):
+        return None
+    try:
+        here = os.getcwd()
+        names = os.listdir(here)[:10000] if os.path.realpath(here) != "/" else []
+    except OSError:
+        return None
+    wanted = {*STDLIB_AT_START, *(m for ms in (*SHADOWED.values(), *IMPORTED.values()) for m in ms)}
+    found = [n for n in names if (n.endswith(".py") and n[:-3] in wanted) or (
+        n in wanted and os.path.isfile(os.path.join(here, n, "__init__.py")))]
+    return here if found else None
 
 
 def _holding(entries: list[str], prefixes: tuple[str, ...], skip_driver: bool, exact: bool = False) -> list[str]:
