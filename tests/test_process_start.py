@@ -103,3 +103,98 @@ def test_a_working_folder_whose_modules_the_framework_does_not_import_changes_no
     assert not [f for f in deep["findings"] if f["severity"] == "error"], deep["findings"]
     [torch] = deep["frameworks"]
     assert torch["details"]["deep"].get("conv_ran") and torch["details"]["deep"]["working_folder"] == str(project)
+
+
+# --- what the shell gives every program it starts: the umask, the signals it leaves ignored ------------------------
+
+# torch's stand-in runs a compiler as a child and waits for it, as XLA runs ptxas (tsl's SubProcess: waitpid)
+WAITING_TORCH_LINES = '''
+def _compile():
+    pid = os.posix_spawn("/bin/true", ["true"], dict(os.environ))
+    try:
+        os.waitpid(pid, 0)
+    except ChildProcessError as error:
+        raise RuntimeError("ptxas exited with non-zero error code -1: waitpid: " + str(error))
+'''
+
+
+def _waiting_torch(machine: Machine, tmp_path: Path) -> Path:
+    """torch's stand-in in a real virtual environment: its python3 is the interpreter itself (a /bin/sh wrapper in
+    between would set SIGCHLD's disposition its own way)."""
+    from tests.test_bisect import BREAKABLE_TORCH
+
+    gpu_machine(machine, tmp_path)
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "venv")], check=True, timeout=120)
+    site = tmp_path / "venv" / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" / "site-packages"
+    machine.env["PATH"] = f"{tmp_path / 'venv' / 'bin'}:{machine.env['PATH']}"
+    install_torch(site, version="2.11.0+cu130", cuda="13.0", cudnn=91900, pin="nvidia-cudnn-cu13==9.19.0.56")
+    (site / "torch" / "__init__.py").write_text(
+        BREAKABLE_TORCH.replace("def randn(*shape, **kwargs):\n", WAITING_TORCH_LINES
+                                + "def randn(*shape, **kwargs):\n    _compile()\n"))
+    return site
+
+
+def test_sigchld_left_ignored_by_the_shell_is_read_warned_and_its_line_undoes_it(machine: Machine,
+                                                                                  tmp_path: Path) -> None:
+    _torch(machine, tmp_path)
+    plain = json.loads(_doctor_c(machine, tmp_path, "check", "--json", before="trap '' CHLD").stdout)
+    [said] = [f for f in plain["findings"] if f["code"] == "CD116"]
+    assert said["subject"] == "SIGCHLD" and said["severity"] == "warning" and said["evidence"] == "read", said
+    assert "waitpid" in said["detail"] and "--deep" in said["proof"], said
+    plan = json.loads(_doctor_c(machine, tmp_path, "fix", "--json", before="trap '' CHLD").stdout)
+    lines = [line for a in plan["actions"] if a["kind"] == "env" for line in a["env"]["bash"]]
+    assert lines == ["trap - CHLD"], plan["actions"]
+    after = json.loads(_doctor_c(machine, tmp_path, "check", "--json", before="trap '' CHLD; trap - CHLD").stdout)
+    assert not [f for f in after["findings"] if f["code"] == "CD116"], after["findings"]
+    clean = json.loads(_doctor_c(machine, tmp_path, "check", "--json").stdout)  # the shell as it comes: nothing
+    assert not [f for f in clean["findings"] if f["code"] == "CD116"], clean["findings"]
+
+
+def test_deep_sees_a_framework_fail_its_waits_under_an_ignored_sigchld_and_fix_verifies_the_trap(
+        machine: Machine, tmp_path: Path) -> None:
+    """A framework that waits for a child it runs (XLA's ptxas) fails where the shell left SIGCHLD ignored: --deep
+    sees it fail, and work again in a child with SIGCHLD's default disposition (an error, seen); fix's `trap - CHLD`
+    is verified, and sourced in that shell the framework's work runs and check --deep is clean of it."""
+    _waiting_torch(machine, tmp_path)
+    deep = json.loads(_doctor_c(machine, tmp_path, "check", "--deep", "--json", before="trap '' CHLD").stdout)
+    [seen] = [f for f in deep["findings"] if f["code"] == "CD116" and f["severity"] == "error"]
+    assert seen["evidence"] == "seen" and "waitpid" in seen["proof"] and "trap - CHLD" in seen["detail"], seen
+    plan = json.loads(_doctor_c(machine, tmp_path, "fix", "--json", before="trap '' CHLD").stdout)
+    [step] = [a for a in plan["actions"] if a["kind"] == "env"]
+    assert step["env"]["bash"] == ["trap - CHLD"] and step["verified"].startswith("verified here"), step
+    after = json.loads(_doctor_c(machine, tmp_path, "check", "--deep", "--json",
+                                 before="trap '' CHLD; trap - CHLD").stdout)
+    assert not [f for f in after["findings"] if f["code"] == "CD116"], after["findings"]
+    assert after["frameworks"][0]["details"]["deep"].get("lstm_ran"), after["frameworks"][0]["details"]["deep"]
+
+
+def test_the_umask_is_read_from_the_kernels_record_and_judged_for_who_runs(tmp_path: Path) -> None:
+    from cudnn_doctor.model import Host, ProcessView, Report, Tool
+    from cudnn_doctor.probes.process_start import read_shell_settings
+    from cudnn_doctor.rules.process_start import shell_settings
+
+    status = tmp_path / "status"
+    status.write_text("Name:\tpython3\nUmask:\t0777\nUid:\t1000\t1000\t1000\t1000\nSigIgn:\t0000000000011000\n")
+    shell = read_shell_settings(str(status))
+    assert shell == {"umask": "0777", "ignored": "SIGCHLD", "uid": "1000"}  # SIGPIPE (13) is Python's own: not said
+    report = Report(tool=Tool("cudnn-doctor", "0"), host=Host("linux", "x86_64", "3.11", "node"),
+                    process=ProcessView(shell=shell))
+    said = {f.subject: f for f in shell_settings(report)}
+    assert set(said) == {"umask", "SIGCHLD"} and said["umask"].severity == "warning", said
+    assert "mode ---------" in said["umask"].detail and said["umask"].values["shell_line"] == "umask 022"
+    as_root = Report(tool=Tool("cudnn-doctor", "0"), host=Host("linux", "x86_64", "3.11", "node"),
+                     process=ProcessView(shell={**shell, "uid": "0", "ignored": ""}))
+    assert shell_settings(as_root) == []  # root reads and writes its own files whatever their mode
+    usual = Report(tool=Tool("cudnn-doctor", "0"), host=Host("linux", "x86_64", "3.11", "node"),
+                   process=ProcessView(shell={"umask": "0022", "ignored": "", "uid": "1000"}))
+    assert shell_settings(usual) == []
+
+
+def test_the_umask_line_sourced_in_bash_is_the_usual_one(machine: Machine, tmp_path: Path) -> None:
+    from cudnn_doctor.plan.actions import EnvChange
+    from cudnn_doctor.plan.shell import _whole_value_line
+
+    line = _whole_value_line("bash", EnvChange("umask", "shell", "022"))
+    done = subprocess.run(["bash", "-c", f"umask 0777; {line}; umask"], capture_output=True, text=True, timeout=30)
+    assert done.stdout.strip() == "0022"
+    assert _whole_value_line("powershell", EnvChange("umask", "shell", "022")).startswith("# ")

@@ -119,6 +119,11 @@ def variants(env: dict[str, str]) -> list[Variant]:
     if here:
         out.append(Variant("working_folder", f"PYTHONSAFEPATH=1 (the working folder {here} off sys.path)",
                            (EnvChange("PYTHONSAFEPATH", "set", "1"),), removed=(here,)))
+    settings = _shell_settings()
+    if settings:
+        out.append(Variant("shell", "the shell's settings as a login shell has them (" + "; ".join(
+            f"{command} {value}" for command, value in settings) + ")",
+            tuple(EnvChange(command, "shell", value) for command, value in settings), limits=settings))
     raised = _raised_limits()
     if raised:
         out.append(Variant("limits", "soft limits raised to the hard ones (" + ", ".join(
@@ -129,6 +134,25 @@ def variants(env: dict[str, str]) -> list[Variant]:
     for name in bisected(env)[:MAX_VARIABLES]:
         out.append(Variant("variable", f"{name} unset", (EnvChange(name, "unset", ""),), variable=name))
     return out
+
+
+def _shell_settings() -> tuple[tuple[str, str], ...]:
+    """(command, words) undoing each setting of this process's shell that compat/process_start.toml says can break a
+    program (a umask that masks the owner's own bits, SIGCHLD ignored): as a shell line, and as the trial child sets
+    it (probes/deep.py)."""
+    from cudnn_doctor.knowledge.data import load
+    from cudnn_doctor.probes.process_start import read_shell_settings
+
+    shell = read_shell_settings()
+    ignored = shell.get("ignored", "").split(",")
+    out = []
+    for row in load("process_start").get("shell_setting", []):
+        command, _, value = str(row["line"]).partition(" ")
+        if row["kind"] == "umask" and shell.get("umask") and int(shell["umask"], 8) & int(row.get("mask", "0600"), 8):
+            out.append((command, value))
+        elif row["kind"] == "ignored" and row["name"] in ignored:
+            out.append((command, value))
+    return tuple(out)
 
 
 def _shadowing_folder(env: dict[str, str]) -> str | None:

@@ -27,6 +27,8 @@ CURE_SOURCES = {
     "pythonpath": "Python: the module search path (sys.path): PYTHONPATH's folders come before site-packages",
     "limits": "getrlimit(2): a soft limit may be raised up to the hard one, by the process itself (ulimit -S)",
     "working_folder": SAFE_PATH_SOURCE,
+    "shell": "execve(2): the umask and the signals a shell leaves ignored pass to every program it starts; umask(2), "
+             "signal(7)",
     "variable": "seen here: the failing frameworks ran in a child started without this one variable, the rest of the "
                 "environment as it is (the environment bisected part by part)",
 }
@@ -117,6 +119,13 @@ def treat(work: Any) -> None:
     for finding in work.with_code("CD411", "CD412", "CD413", "CD414", "CD416", "CD417", "CD418"):
         _setting(work, finding)
     for finding in work.with_code("CD116"):
+        line = str(finding.values.get("shell_line") or "")
+        if line:  # the umask, an ignored signal (compat/process_start.toml): the shell's own line undoes it
+            command, _, value = line.partition(" ")
+            work.take([finding], Action(ENV, (), str(finding.values.get("shell_why") or line),
+                                        "; ".join(finding.refs) or "execve(2)",
+                                        env=(EnvChange(command, "shell", value),)))
+            continue
         _limit(work, finding, report)
     for finding in work.with_code("CD206"):
         if view.ptxas and finding.subject == view.ptxas and finding.values.get("folder"):

@@ -77,10 +77,16 @@ class DeepImports:
             # that folder holds a module the framework imports (the files say so), started there as `python -c` is
             boot = BOOT_HERE.format(here=here[framework.name]) if framework.name in here else BOOT
             argv: tuple[str, ...] = (python, "-c", boot, CHILD, framework.name, site)
-            if limits:  # a POSIX shell sets them, then becomes the child
+            if ("trap", "- CHLD") in limits:  # SIGCHLD's default again: a shell cannot reset a signal it found
+                # ignored when it started (as this child's would), so the child's Python does, before anything else
+                argv = (python, "-c", "import signal; signal.signal(signal.SIGCHLD, signal.SIG_DFL); " + boot,
+                        *argv[3:])
+            shell_limits = [(option, value) for option, value in limits if option != "trap"]
+            if shell_limits:  # a POSIX shell sets them, then becomes the child
                 import shlex
 
-                sets = "; ".join(f"ulimit -S {option} {shlex.quote(value)}" for option, value in limits)
+                sets = "; ".join(f"umask {shlex.quote(value)}" if option == "umask" else
+                                 f"ulimit -S {option} {shlex.quote(value)}" for option, value in shell_limits)
                 argv = ("/bin/sh", "-c", f'{sets}; exec "$@"', "sh", *argv)
             requests.append(ChildRequest(argv, env, self.timeout, f"importing {framework.name}", answer_channel=True,
                                          start_timeout=min(START_TIMEOUT_S, self.timeout)))

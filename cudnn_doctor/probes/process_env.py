@@ -484,6 +484,7 @@ def read_process_view(ctx: SearchContext, answer: LibraryProbe | None, gpus: lis
         preload=preload_entries(ctx.env),
         mapped=mapped,
         limits=read_limits(),
+        shell=read_shell_settings(),
         cudnn=observed_cudnn(framework_cudnn(frameworks, mapped, installs_by_real, ctx, cache), loads, installs_by_real,
                              ctx),
         loads=loads,
@@ -552,6 +553,12 @@ def kernel_driver_version(ctx: SearchContext) -> str | None:
         return None
     found = re.search(r"Kernel Module(?:\s+for\s+\S+)?\s+(\d+\.\d+(?:\.\d+)?)", text)
     return found.group(1) if found else None
+
+
+def read_shell_settings() -> dict[str, str]:
+    from cudnn_doctor.probes.process_start import read_shell_settings as read
+
+    return read()
 
 
 def read_limits() -> dict[str, tuple[int, int]]:

@@ -1064,6 +1064,7 @@ _CURE_WHY = {
                       "PYTHONSAFEPATH=1 (Python 3.11 and later) leaves it off; a script that imports a module kept "
                       "beside it then needs that folder on PYTHONPATH, or rename the module.",
     "limits": "A process limit below what the framework needs stops it.",
+    "shell": "The shell passes its umask and the signals it ignores to every program it starts (execve(2)).",
     "variable": "The framework, CUDA or a library they load reads that variable at start.",
     "variables": "The framework, CUDA or a library they load reads those variables at start; the frameworks worked "
                  "only with all of them unset.",
@@ -1091,7 +1092,7 @@ def _cure_code(cure: Any) -> str:
         return "CD409"
     if cure.kind == "path":
         return "CD206"
-    if cure.kind == "limits":
+    if cure.kind in ("limits", "shell"):
         return "CD116"
     if cure.kind in ("pythonpath", "working_folder"):
         return "CD409"
