@@ -16,8 +16,18 @@ __all__ = ["evaluate", "finding", "rule_modules", "sort_findings", "summarize"]
 def rule_modules() -> tuple[ModuleType, ...]:
     """The modules of rules, in the order they run (imported on first use: `check` loads them while its
     probes' children answer)."""
-    from cudnn_doctor.rules import (cudnn, dl4j, driver, frameworks, health, multi_gpu, platform, process_env,
-                                    process_start, toolkit)
+    from cudnn_doctor.rules import (
+        cudnn,
+        dl4j,
+        driver,
+        frameworks,
+        health,
+        multi_gpu,
+        platform,
+        process_env,
+        process_start,
+        toolkit,
+    )
 
     return driver, health, toolkit, cudnn, frameworks, dl4j, process_env, process_start, platform, multi_gpu
 
