@@ -45,7 +45,7 @@ def test_the_doctor_started_from_a_folder_that_shadows_pythons_own_modules_still
     project = tmp_path / "project"
     project.mkdir()
     for name in ("json.py", "typing.py", "subprocess.py"):  # a user's project's own modules
-        (project / name).write_text("raise ImportError('the project's own module')\n")
+        (project / name).write_text("raise ImportError(\"the project's own module\")\n")
     done = _doctor_c(machine, project, "check", "--json")
     assert "Traceback" not in done.stderr, done.stderr
     report = json.loads(done.stdout)
@@ -97,8 +97,8 @@ def test_a_working_folder_whose_modules_the_framework_does_not_import_changes_no
     _breakable_torch(machine, tmp_path)
     project = tmp_path / "project"
     project.mkdir()
-    (project / "train.py").write_text("raise SystemExit('the user's own script')\n")
-    (project / "json.py").write_text("raise ImportError('the project's own json')\n")  # torch's stand-in needs none
+    (project / "train.py").write_text("raise SystemExit(\"the user's own script\")\n")
+    (project / "json.py").write_text("raise ImportError(\"the project's own json\")\n")  # torch's stand-in needs none
     deep = json.loads(_doctor_c(machine, project, "check", "--deep", "--json").stdout)
     assert not [f for f in deep["findings"] if f["severity"] == "error"], deep["findings"]
     [torch] = deep["frameworks"]
@@ -198,3 +198,20 @@ def test_the_umask_line_sourced_in_bash_is_the_usual_one(machine: Machine, tmp_p
     done = subprocess.run(["bash", "-c", f"umask 0777; {line}; umask"], capture_output=True, text=True, timeout=30)
     assert done.stdout.strip() == "0022"
     assert _whole_value_line("powershell", EnvChange("umask", "shell", "022")).startswith("# ")
+
+
+def test_deep_asks_python_about_any_module_of_its_library_the_working_folder_holds(machine: Machine,
+                                                                                    tmp_path: Path) -> None:
+    """No list names `dataclasses` (the files say nothing of it): the working folder holds a module of Python's own
+    library, so --deep runs the framework there as `python -c` does, and its Python's answer decides."""
+    site = _breakable_torch(machine, tmp_path)
+    (site / "torch" / "__init__.py").write_text("import dataclasses\n" + (site / "torch" / "__init__.py").read_text())
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "dataclasses.py").write_text("raise ImportError(\"the project's own dataclasses\")\n")
+    (project / "test.py").write_text("raise SystemExit(\"the project's tests\")\n")  # `test` is Python's too: not imported
+    plain = json.loads(_doctor_c(machine, project, "check", "--json").stdout)
+    assert not [f for f in plain["findings"] if f["severity"] == "error"], plain["findings"]
+    deep = json.loads(_doctor_c(machine, project, "check", "--deep", "--json").stdout)
+    [seen] = [f for f in deep["findings"] if f["code"] == "CD409" and f["severity"] == "error"]
+    assert seen["evidence"] == "seen" and "own dataclasses" in seen["proof"], seen

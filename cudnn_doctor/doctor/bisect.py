@@ -167,7 +167,10 @@ def _shadowing_folder(env: dict[str, str]) -> str | None:
         names = os.listdir(here)[:10000] if os.path.realpath(here) != "/" else []
     except OSError:
         return None
-    wanted = {*STDLIB_AT_START, *(m for ms in (*SHADOWED.values(), *IMPORTED.values()) for m in ms)}
+    import sys
+
+    wanted = {*STDLIB_AT_START, *(m for ms in (*SHADOWED.values(), *IMPORTED.values()) for m in ms),
+              *getattr(sys, "stdlib_module_names", ())}
     found = [n for n in names if (n.endswith(".py") and n[:-3] in wanted) or (
         n in wanted and os.path.isfile(os.path.join(here, n, "__init__.py")))]
     return here if found else None

@@ -9,6 +9,7 @@ uses and the libcudnn file actually mapped into the process.
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -123,8 +124,38 @@ def _working_folder(frameworks: list[Framework]) -> dict[str, str]:
         here = os.getcwd()
     except OSError:  # removed under us: nothing there to import
         return {}
-    return {framework: folder for folder, _module, framework, how in python_shadows({}, frameworks, here)
-            if how == "working folder"}
+    found = {framework: folder for folder, _module, framework, how in python_shadows({}, frameworks, here)
+             if how == "working folder"}
+    # beyond the modules the files name: any module of Python's own library, or any package installed beside the
+    # framework, that the folder holds a module of the same name of (a `dataclasses.py`, a `code.py`): whether the
+    # framework's import reaches it, its Python says when it runs there
+    held = set(_modules_in(here)) if os.path.realpath(here) != "/" else set()
+    for framework in frameworks:
+        site = str(framework.details.get("site_packages") or "")
+        if framework.name in found or not held or not site or framework.details.get("assumed") or \
+                os.path.realpath(here) == os.path.realpath(site):
+            continue
+        if held & (set(getattr(sys, "stdlib_module_names", ())) | set(_modules_in(site))):
+            found[framework.name] = here
+    return found
+
+
+def _modules_in(folder: str) -> list[str]:
+    """The top-level modules Python finds in FOLDER: NAME.py, NAME/__init__.py, an extension NAME.*.so (at most the
+    first 4096 entries)."""
+    try:
+        names = os.listdir(folder)[:4096]
+    except OSError:
+        return []
+    out = []
+    for name in names:
+        if name.endswith(".py"):
+            out.append(name[:-3])
+        elif name.endswith(".so") and "." in name[:-3]:
+            out.append(name.split(".", 1)[0])
+        elif name.isidentifier() and os.path.isfile(os.path.join(folder, name, "__init__.py")):
+            out.append(name)
+    return out
 
 
 def confirm_frameworks(frameworks: list[Framework], installs: list[CudnnInstall],
