@@ -426,6 +426,10 @@ class ProcessView:
     # what the shell gave every program it starts, read from this process's own /proc/self/status (probes/
     # process_start.py): "umask" (octal), "ignored" (signals ignored at exec, comma-separated: SIGCHLD...), "uid"
     shell: dict[str, str] = dataclasses.field(default_factory=dict)
+    # where `import torch` (jax, tensorflow) finds each at a program's first line, asked of the frameworks' Pythons
+    # started with this environment (probes/python_start.py): (python, framework, its file; '' a namespace portion,
+    # '-' none)
+    python_imports: tuple[tuple[str, ...], ...] = ()
 
 
 @record

@@ -57,12 +57,22 @@ def test_the_doctor_started_from_a_folder_that_shadows_pythons_own_modules_still
     assert "the project's own module" in said.stderr  # what the warning says, as Python does it
 
 
-def _breakable_torch(machine: Machine, tmp_path: Path) -> Path:
-    from tests.test_bisect import BREAKABLE_TORCH  # runs its first GPU steps on the fake driver
+def _venv_torch(machine: Machine, tmp_path: Path) -> Path:
+    """torch's stand-in (it runs its first GPU steps on the fake driver) in a real virtual environment: its python3
+    is the interpreter itself, with the user's PYTHONPATH and signals as they are (a /bin/sh wrapper in between sets
+    its own)."""
+    from tests.test_bisect import BREAKABLE_TORCH
 
-    site = _torch(machine, tmp_path)
+    gpu_machine(machine, tmp_path)
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "venv")], check=True, timeout=120)
+    site = tmp_path / "venv" / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" / "site-packages"
+    machine.env["PATH"] = f"{tmp_path / 'venv' / 'bin'}:{machine.env['PATH']}"
+    install_torch(site, version="2.11.0+cu130", cuda="13.0", cudnn=91900, pin="nvidia-cudnn-cu13==9.19.0.56")
     (site / "torch" / "__init__.py").write_text(BREAKABLE_TORCH)
     return site
+
+
+_breakable_torch = _venv_torch
 
 
 def test_deep_runs_the_framework_from_the_working_folder_as_python_c_does_and_fix_leaves_it_off(
@@ -119,15 +129,9 @@ def _compile():
 
 
 def _waiting_torch(machine: Machine, tmp_path: Path) -> Path:
-    """torch's stand-in in a real virtual environment: its python3 is the interpreter itself (a /bin/sh wrapper in
-    between would set SIGCHLD's disposition its own way)."""
     from tests.test_bisect import BREAKABLE_TORCH
 
-    gpu_machine(machine, tmp_path)
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "venv")], check=True, timeout=120)
-    site = tmp_path / "venv" / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" / "site-packages"
-    machine.env["PATH"] = f"{tmp_path / 'venv' / 'bin'}:{machine.env['PATH']}"
-    install_torch(site, version="2.11.0+cu130", cuda="13.0", cudnn=91900, pin="nvidia-cudnn-cu13==9.19.0.56")
+    site = _venv_torch(machine, tmp_path)
     (site / "torch" / "__init__.py").write_text(
         BREAKABLE_TORCH.replace("def randn(*shape, **kwargs):\n", WAITING_TORCH_LINES
                                 + "def randn(*shape, **kwargs):\n    _compile()\n"))
@@ -215,3 +219,51 @@ def test_deep_asks_python_about_any_module_of_its_library_the_working_folder_hol
     deep = json.loads(_doctor_c(machine, project, "check", "--deep", "--json").stdout)
     [seen] = [f for f in deep["findings"] if f["code"] == "CD409" and f["severity"] == "error"]
     assert seen["evidence"] == "seen" and "own dataclasses" in seen["proof"], seen
+
+
+# --- where a program's `import torch` finds it: the framework's Python asked, with this environment ---------------
+
+def test_a_start_up_hook_that_puts_another_torch_first_is_what_python_says(machine: Machine, tmp_path: Path) -> None:
+    """A sitecustomize on PYTHONPATH inserts an old folder at the front of sys.path: the framework's Python, started
+    as a program is, answers that `import torch` finds that folder's torch (a warning, seen by Python's own finders);
+    a hook that takes site-packages off sys.path leaves it none (an error, seen), and --deep's bisection cures it by
+    unsetting PYTHONPATH, fix's line, verified."""
+    _breakable_torch(machine, tmp_path)
+    old = tmp_path / "old-site" / "torch"
+    old.mkdir(parents=True)
+    (old / "__init__.py").write_text("__version__ = '1.13.1'\n")
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    (hooks / "sitecustomize.py").write_text(f"import sys\nsys.path.insert(0, {str(old.parent)!r})\n")
+    before = machine.env["PYTHONPATH"]  # this checkout's folder: the doctor's own, on a machine without it installed
+    machine.env["PYTHONPATH"] = f"{hooks}:{before}"
+    report = machine.check_json()
+    [said] = [f for f in report["findings"] if f["code"] == "CD409" and f["subject"] == "import torch"]
+    assert said["severity"] == "warning" and str(old / "__init__.py") in said["detail"], said
+    (hooks / "sitecustomize.py").write_text("import sys\nsys.path[:] = [p for p in sys.path if 'site-packages' not in p]\n")
+    report = machine.check_json()
+    [said] = [f for f in report["findings"] if f["code"] == "CD409" and f["subject"] == "import torch"]
+    assert said["severity"] == "error" and said["evidence"] == "seen" and "nowhere" in said["proof"], said
+    judge = subprocess.run([str(tmp_path / "venv" / "bin" / "python3"), "-c", "import torch"], env=machine.env,
+                           capture_output=True, text=True, timeout=60)
+    assert "No module named 'torch'" in judge.stderr  # what the error says, as Python does it
+    plan = machine.run("fix", "--json").json
+    [step] = [a for a in plan["actions"] if a["kind"] == "env"]
+    assert step["env"]["bash"] == ["unset PYTHONPATH"] and step["verified"].startswith("verified here"), step
+    judge = subprocess.run(["bash", "-c", "unset PYTHONPATH; exec \"$0\" -c 'import torch; print(torch.__version__)'",
+                            str(tmp_path / "venv" / "bin" / "python3")], env=machine.env, capture_output=True,
+                           text=True, timeout=60)
+    assert judge.stdout.strip() == "2.11.0+cu130", judge.stderr  # the line sourced, the program imports torch
+    machine.env["PYTHONPATH"] = before  # the hook's folder out (the doctor's own checkout kept)
+    assert not [f for f in machine.check_json()["findings"] if f["code"] == "CD409"]
+
+
+def test_the_installed_torch_found_where_it_is_installed_is_no_finding(machine: Machine, tmp_path: Path) -> None:
+    _breakable_torch(machine, tmp_path)
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    (hooks / "sitecustomize.py").write_text("import sys\nsys.path.append('/nonexistent')\n")  # starts the child
+    machine.env["PYTHONPATH"] = f"{hooks}:{machine.env['PYTHONPATH']}"
+    report = machine.check_json()
+    assert report["process"]["python_imports"], report["process"]
+    assert not [f for f in report["findings"] if f["code"] == "CD409"], report["findings"]

@@ -83,6 +83,16 @@ def treat(work: Any) -> None:
             work.take([finding], Action(ENV, (), f"{entry} out of PYTHONPATH: the framework then imports what it was "
                                                  "installed with", "Python: the module search path (sys.path)",
                                         env=(EnvChange("PYTHONPATH", "remove", entry),)))
+        elif str(finding.subject).startswith("import "):  # the framework's Python finds another one, or none
+            python = str(finding.proof or "").split(" was started", 1)[0]
+            work.take([finding], Action(MANUAL, (), f"what the program's Python puts on sys.path before its first line "
+                                                    f"decides which {finding.values.get('library')} it imports",
+                                        "Python: the site module (https://docs.python.org/3/library/site.html) and "
+                                        "the module search path (sys.path)",
+                                        text=f"See which start-up hook or setting changes it: {python} -X importtime "
+                                             "-c pass, and python -c 'import sys; print(sys.path)' in this shell; "
+                                             "take the folder of the sitecustomize, usercustomize or .pth file that "
+                                             "does it out of PYTHONPATH, or edit that file"))
         elif not entry and any(shadow[3:4] == ("working folder",) for shadow in view.python_shadows):
             # the working folder: Python puts it first on sys.path (python -c, the REPL, a script kept there) unless
             # PYTHONSAFEPATH is set; a script that imports a module beside it then needs that folder on PYTHONPATH

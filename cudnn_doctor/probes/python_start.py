@@ -14,6 +14,7 @@ from cudnn_doctor.model import Framework
 
 TIMEOUT_S = 10.0
 STARTED = "cudnn-doctor: python started"
+RESOLVED = "\x1eCDI\t"  # before each framework's name and the file `import NAME` finds at the program's first line
 MAPPED = "\x1eCDM\t"  # before each GPU library the started Python has mapped when its program's first line runs
 GPU_LIBRARIES = ("libcudnn", "libcublas", "libcudart", "libnvrtc", "libnvJitLink", "libcufft", "libcusparse",
                  "libcusolver", "libcurand", "libnccl", "libcuda.", "libnvidia-ml")
@@ -23,8 +24,15 @@ CODE = (f"import os\nos.write(1, {STARTED.encode()!r})\nnames = {tuple(n.encode(
         "try:\n    lines = open('/proc/self/maps', 'rb').read().split(b'\\n')\nexcept OSError:\n    lines = []\n"
         "seen = set()\nfor line in lines:\n    parts = line.split(None, 5)\n"
         "    if len(parts) == 6 and os.path.basename(parts[5]).startswith(names) and parts[5] not in seen:\n"
-        f"        seen.add(parts[5])\n        os.write(1, b'\\n' + {MAPPED.encode()!r} + parts[5])\n")
-HOOK_WORDS = (b"ctypes", b"CDLL", b"cdll", b"dlopen", b"LoadLibrary", b"cudnn", b"cuda", b"nvidia", b"LD_PRELOAD")
+        f"        seen.add(parts[5])\n        os.write(1, b'\\n' + {MAPPED.encode()!r} + parts[5])\n"
+        # then where `import torch` (jax, tensorflow) would find each, as Python's own finders answer (a top-level
+        # name's spec: nothing of it runs): its file, '' for a namespace portion, '-' where no finder has it
+        "import sys\nfor name in ('torch', 'jax', 'tensorflow'):\n    spec = None\n"
+        "    for finder in sys.meta_path:\n        try:\n            spec = finder.find_spec(name, None)\n"
+        "        except Exception:\n            spec = None\n        if spec is not None:\n            break\n"
+        "    where = '-' if spec is None else (spec.origin or '') if spec.origin != 'namespace' else ''\n"
+        f"    os.write(1, b'\\n' + {RESOLVED.encode()!r} + name.encode() + b'\\t' + os.fsencode(where))\n")
+HOOK_WORDS = (b"sys.path", b"addsitedir", b"ctypes", b"CDLL", b"cdll", b"dlopen", b"LoadLibrary", b"cudnn", b"cuda", b"nvidia", b"LD_PRELOAD")
 MAX_HOOK_BYTES = 1 << 20
 MAX_PTH_FILES = 64
 # read by Python at start but never a reason it stops, or another probe's part (PYTHONPATH: the bisection's)
@@ -74,6 +82,22 @@ class PythonStartChild:
             out += [(python, file_names(line[len(MAPPED):]), tuple(self.hooks)) for line in text.split("\n")
                     if line.startswith(MAPPED)]
         return tuple(out[:32])
+
+    def resolved(self) -> tuple[tuple[str, str, str], ...]:
+        """(python, framework, the file `import FRAMEWORK` finds at a program's first line: '' a namespace portion,
+        '-' none) for each interpreter that started, asked of its own finders with the user's environment."""
+        if not self.pythons or not (self.names or self.hooks):
+            return ()
+        out: list[tuple[str, str, str]] = []
+        for python, answer in zip(self.pythons, self.batch.answers(), strict=True):
+            text = answer.stdout or ""
+            if STARTED not in text:
+                continue
+            for line in text.split("\n"):
+                if line.startswith(RESOLVED):
+                    name, _, where = line[len(RESOLVED):].partition("\t")
+                    out.append((python, name, where))
+        return tuple(out[:16])
 
     def result(self) -> tuple[tuple[str, str, str, str, str], ...]:
         """(python, its words, the variable without which it started or "", its value, the variables tried) for each
