@@ -169,7 +169,9 @@ def start_hooks(env: dict[str, str], frameworks: list[Framework]) -> list[str]:
 # what loads a library, said in a .pth line or in a module it imports (a module's name alone is no evidence: numba's
 # `import _numba_cuda_redirector` finds modules, and would start a Python in every check of such a machine)
 LOADING_WORDS = (b"ctypes", b"CDLL", b"cdll", b"dlopen", b"LoadLibrary", b"LD_PRELOAD", b"libcudnn", b"libcuda",
-                 b"libnv", b"import torch", b"import jax", b"import cupy", b"import tensorflow")
+                 b"libnv", b"import torch", b"import jax", b"import cupy", b"import tensorflow",
+                 # and what puts a folder before site-packages, where `import torch` may then find another torch
+                 b"sys.path.insert(0", b"sys.path[:0]", b"sys.path[0:0]")
 
 
 def _pth_may_load(lines: list[bytes], site: str) -> bool:
