@@ -22,8 +22,11 @@ def shell_settings(report: Report) -> list[Finding]:
     shell = view.shell if view is not None else {}
     if not shell:
         return []
-    out = []
     ignored = [name for name in shell.get("ignored", "").split(",") if name]
+    umask = shell.get("umask", "")
+    if not ignored and not (umask and int(umask, 8) & 0o700):  # the owner's own bits kept, nothing ignored: no row
+        return []  # of the data can apply, and its file is not read
+    out = []
     for row in _rows():
         if row["kind"] == "umask":
             value = shell.get("umask", "")
