@@ -427,8 +427,8 @@ class ProcessView:
     # process_start.py): "umask" (octal), "ignored" (signals ignored at exec, comma-separated: SIGCHLD...), "uid"
     shell: dict[str, str] = dataclasses.field(default_factory=dict)
     # where `import torch` (jax, tensorflow) finds each at a program's first line, asked of the frameworks' Pythons
-    # started with this environment (probes/python_start.py): (python, framework, its file; '' a namespace portion,
-    # '-' none)
+    # started with this environment (probes/python_start.py): (framework, python, its file ('' a namespace portion,
+    # '-' none), "installed" | "other" | "none")
     python_imports: tuple[tuple[str, ...], ...] = ()
 
 

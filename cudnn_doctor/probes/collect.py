@@ -231,7 +231,9 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     refused = _guarded(bugs, "python_start", python_start.result, ())
     if report.process is not None and refused:
         report.process = dataclasses.replace(report.process, python_refused=refused)
-    imports = _guarded(bugs, "python_start", python_start.resolved, ())
+    from cudnn_doctor.probes.python_start import framework_imports
+
+    imports = _guarded(bugs, "python_start", lambda: framework_imports(report.frameworks, python_start.resolved()), ())
     if report.process is not None and imports:  # where a program's `import torch` finds it, Python's own answer
         report.process = dataclasses.replace(report.process, python_imports=imports)
     preloaded = _guarded(bugs, "python_start", python_start.preloaded, ())

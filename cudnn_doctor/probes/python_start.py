@@ -199,3 +199,27 @@ def _pth_may_load(lines: list[bytes], site: str) -> bool:
                     except UnreadableFile:
                         continue
     return False
+
+
+def framework_imports(frameworks: list[Framework], resolved: tuple[tuple[str, str, str], ...]
+                      ) -> tuple[tuple[str, str, str, str], ...]:
+    """(framework, python, the file its `import` finds, "installed" | "other" | "none") for each framework whose
+    Python answered (PythonStartChild.resolved): "none" where no finder has it or only a namespace portion."""
+    import os
+
+    from cudnn_doctor.probes.context import interpreter_for
+
+    out = []
+    for framework in frameworks:
+        site = str(framework.details.get("site_packages") or "")
+        if not site or framework.details.get("assumed"):
+            continue
+        python = interpreter_for(site)
+        answer = next((where for who, name, where in resolved if who == python and name == framework.name), None)
+        if answer is None:
+            continue
+        installed = os.path.realpath(os.path.join(site, framework.name)) + os.sep
+        verdict = "none" if answer in ("-", "") else \
+            "installed" if os.path.realpath(answer).startswith(installed) else "other"
+        out.append((framework.name, python or "", answer, verdict))
+    return tuple(out)

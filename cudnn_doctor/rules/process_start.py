@@ -55,44 +55,29 @@ def python_imports(report: Report) -> list[Finding]:
     """Where a program's `import torch` finds it, as the framework's Python started with this environment answered
     (probes/python_start.py): nowhere (an error, seen: every program's import fails), or another file than the
     installed framework (a warning: that one is what programs get; --deep runs it)."""
-    import os
-
-    from cudnn_doctor.probes.context import interpreter_for
-
     view = report.process
-    if view is None or not view.python_imports:
+    if view is None:
         return []
+    sites = {f.name: str(f.details.get("site_packages") or "") for f in report.frameworks}
     out = []
-    for framework in report.frameworks:
-        site = str(framework.details.get("site_packages") or "")
-        if not site or framework.details.get("assumed"):
+    for name, python, answer, verdict in view.python_imports:
+        if verdict == "installed":
             continue
-        python = interpreter_for(site)
-        answer = next((where for who, name, where in view.python_imports if who == python and name == framework.name),
-                      None)
-        if answer is None:
-            continue
-        installed = os.path.join(site, framework.name)
-        if answer not in ("-", "") and os.path.realpath(answer).startswith(os.path.realpath(installed) + os.sep):
-            continue  # the installed one
-        proof = (f"{python} was started in a child with this environment and asked where `import {framework.name}` "
-                 f"finds it at a program's first line (its own finders): " +
+        proof = (f"{python} was started in a child with this environment and asked where `import {name}` finds it at "
+                 "a program's first line (its own finders): " +
                  ("nowhere" if answer == "-" else "an empty namespace package" if answer == "" else answer))
-        if answer in ("-", ""):
-            made = finding("CD409", subject=f"import {framework.name}", evidence="seen", proof=proof,
-                           library=framework.name, error=(
-                               f"{python}, started with this environment, finds no {framework.name} package at all "
-                               f"(the installed one is in {site}, which is not on its sys.path there): every "
-                               f"program's `import {framework.name}` fails" + (
-                                   " or gets an empty namespace package" if answer == "" else
-                                   " with ModuleNotFoundError")))
-            out.append(made)
+        if verdict == "none":
+            out.append(finding("CD409", subject=f"import {name}", evidence="seen", proof=proof, library=name, error=(
+                f"{python}, started with this environment, finds no {name} package at all (the installed one is in "
+                f"{sites.get(name) or 'its site-packages'}, which is not on its sys.path there): every program's "
+                f"`import {name}` fails" + (" or gets an empty namespace package" if answer == "" else
+                                            " with ModuleNotFoundError"))))
             continue
-        out.append(replace(finding("CD409", subject=f"import {framework.name}", evidence="read", proof=proof + (
-            ": `cudnn-doctor check --deep` runs it"), library=framework.name, error=(
-                f"{python}, started with this environment, imports {framework.name} from {answer}, not the "
-                f"installed {installed}: a start-up hook or a path setting puts it first, and programs get that one")),
-            severity="warning"))
+        out.append(replace(finding("CD409", subject=f"import {name}", evidence="read", proof=proof + (
+            ": `cudnn-doctor check --deep` runs it"), library=name, error=(
+                f"{python}, started with this environment, imports {name} from {answer}, not the installed one in "
+                f"{sites.get(name) or 'its site-packages'}: a start-up hook or a path setting puts it first, and "
+                "programs get that one")), severity="warning"))
     return out
 
 
