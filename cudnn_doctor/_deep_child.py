@@ -33,6 +33,16 @@ def mapped_cudnn():
     return found
 
 
+def _own_site(folder):
+    """Whether FOLDER is one of this interpreter's own site-packages folders (its user site included)."""
+    try:
+        own = list(site.getsitepackages()) + [site.getusersitepackages()]
+    except (AttributeError, OSError):  # an old virtualenv's site module
+        return False
+    real = os.path.realpath(folder)
+    return any(os.path.realpath(path) == real for path in own if path)
+
+
 def ask_torch(answer):
     import torch
 
@@ -94,7 +104,9 @@ FRAMEWORKS = {"torch": ask_torch, "tensorflow": ask_tensorflow, "jax": ask_jax}
 def main(argv):
     name = argv[1]
     site_packages = argv[2] if len(argv) > 2 else ""
-    if site_packages and site_packages not in sys.path:  # not this interpreter's own: first, with its .pth files
+    if site_packages and site_packages not in sys.path and not _own_site(site_packages):
+        # not this interpreter's own: first, with its .pth files (one of its own that a program started here does not
+        # have on sys.path, a start-up hook or a setting took away: the framework is then not found, as there)
         site.addsitedir(site_packages)
         sys.path.remove(site_packages)
         sys.path.insert(0, site_packages)
@@ -105,6 +117,16 @@ def main(argv):
             pass
     answer = {}
     started = time.time()
+    if globals().get("_DOCTOR_HERE"):  # started as `python -c` in the user's folder: it first on sys.path, as Python
+        # put it, and what this script imported since Python started imported again (a json.py there is the one
+        # the framework's `import json` then gets)
+        at_start = globals().get("_DOCTOR_AT_START") or ()
+        for module in [m for m in sys.modules if m not in at_start]:
+            top = module.split(".")[0]
+            if os.path.exists(top + ".py") or os.path.isfile(os.path.join(top, "__init__.py")):
+                del sys.modules[module]
+        sys.path.insert(0, "")
+        answer["working_folder"] = os.getcwd()
     try:
         FRAMEWORKS[name](answer)
         answer["seconds"] = round(time.time() - started, 3)

@@ -25,7 +25,26 @@ def _stopped(stopped: tuple[str, str]) -> None:
     sys.exit(2)
 
 
+def _working_folder_off_sys_path() -> None:
+    """The working folder out of the command's own sys.path, unless the package itself was found there (`python -m
+    cudnn_doctor` in a checkout): started as `python -c ...` from a folder that holds a `json.py`, `typing.py` or
+    `subprocess.py` (a user's project), the doctor would import those in place of Python's own and stop with a
+    traceback before saying anything; the console script never has the working folder on its path."""
+    import os
+
+    try:
+        here = os.path.realpath(os.getcwd())
+    except OSError:  # the working folder was removed: "" names nothing Python can list
+        here = None
+    package = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+    if here == package:
+        return
+    sys.path[:] = [entry for entry in sys.path
+                   if entry not in ("", ".") and (here is None or os.path.realpath(entry) != here)]
+
+
 def main() -> None:
+    _working_folder_off_sys_path()
     import cudnn_doctor
     from cudnn_doctor import signals
 

@@ -428,6 +428,13 @@ class ProcessView:
     nvml_changed: tuple[str, ...] = ()  # what loading that NVML took from the child's process ('STEP: what')
     # XLA_FLAGS naming a file of flags that would stop every JAX program at start: (file, what is wrong with it)
     xla_flags_file: tuple[str, str] | None = None
+    # what the shell gave every program it starts, read from this process's own /proc/self/status (probes/
+    # process_start.py): "umask" (octal), "ignored" (signals ignored at exec, comma-separated: SIGCHLD...), "uid"
+    shell: dict[str, str] = dataclasses.field(default_factory=dict)
+    # where `import torch` (jax, tensorflow) finds each at a program's first line, asked of the frameworks' Pythons
+    # started with this environment (probes/python_start.py): (framework, python, its file ('' a namespace portion,
+    # '-' none), "installed" | "other" | "none")
+    python_imports: tuple[tuple[str, ...], ...] = ()
 
 
 @record

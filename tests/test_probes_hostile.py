@@ -142,7 +142,7 @@ def test_many_copies_under_a_low_open_file_limit_give_no_false_findings(machine:
     assert "open files" not in result.stdout
 
 
-def test_deep_imports_the_installed_framework_not_a_folder_where_the_user_stands(machine: Machine,
+def test_deep_imports_what_python_c_imports_where_the_user_stands(machine: Machine,
                                                                                  tmp_path: Path) -> None:
     site = python_env(machine, tmp_path)
     install_torch(site)
@@ -152,6 +152,12 @@ def test_deep_imports_the_installed_framework_not_a_folder_where_the_user_stands
     impostor = machine.cwd / "torch"
     impostor.mkdir()
     (impostor / "__init__.py").write_text("__version__ = 'impostor'\nraise SystemExit('the impostor ran')\n")
+    # as `python -c` started there imports it (issue 45: the working folder holds a module torch's import reaches, so
+    # its child starts there; programs kept there get the impostor), and with PYTHONSAFEPATH=1 the installed one
+    report = machine.check_json("--deep")
+    [torch] = report["frameworks"]
+    assert torch["details"]["deep"]["error"] == "SystemExit: the impostor ran", torch["details"]["deep"]
+    machine.env["PYTHONSAFEPATH"] = "1"
     report = machine.check_json("--deep")
     [torch] = report["frameworks"]
     assert torch["details"]["deep"]["version"] == "2.5.1+cu124", torch["details"]["deep"]

@@ -9,6 +9,8 @@ same work runs again in children that each differ from it in one part only, side
                    taken out, so it is never what is offered
   PATH             without the folders that hold a CUDA compiler (ptxas, nvcc): XLA runs the ptxas on PATH first
   PYTHONPATH       unset: a folder on it can shadow the installed framework or its packages
+  working folder   PYTHONSAFEPATH=1, where the working folder holds a module a framework imports at start: Python
+                   then leaves it off sys.path (`python -c`, the REPL, a script kept there)
   limits           the soft limits of address space, open files, stack, CPU time, processes and data raised to the
                    hard ones
   one variable     each CUDA, cuDNN, NCCL or framework variable that is set, unset alone: those compat/ knows (a
@@ -113,6 +115,15 @@ def variants(env: dict[str, str]) -> list[Variant]:
     if env.get("PYTHONPATH"):
         out.append(Variant("pythonpath", "PYTHONPATH unset", (EnvChange("PYTHONPATH", "unset", ""),),
                            removed=tuple(p for p in env["PYTHONPATH"].split(os.pathsep) if p)))
+    here = _shadowing_folder(env)
+    if here:
+        out.append(Variant("working_folder", f"PYTHONSAFEPATH=1 (the working folder {here} off sys.path)",
+                           (EnvChange("PYTHONSAFEPATH", "set", "1"),), removed=(here,)))
+    settings = _shell_settings()
+    if settings:
+        out.append(Variant("shell", "the shell's settings as a login shell has them (" + "; ".join(
+            f"{command} {value}" for command, value in settings) + ")",
+            tuple(EnvChange(command, "shell", value) for command, value in settings), limits=settings))
     raised = _raised_limits()
     if raised:
         out.append(Variant("limits", "soft limits raised to the hard ones (" + ", ".join(
@@ -123,6 +134,46 @@ def variants(env: dict[str, str]) -> list[Variant]:
     for name in bisected(env)[:MAX_VARIABLES]:
         out.append(Variant("variable", f"{name} unset", (EnvChange(name, "unset", ""),), variable=name))
     return out
+
+
+def _shell_settings() -> tuple[tuple[str, str], ...]:
+    """(command, words) undoing each setting of this process's shell that compat/process_start.toml says can break a
+    program (a umask that masks the owner's own bits, SIGCHLD ignored): as a shell line, and as the trial child sets
+    it (probes/deep.py)."""
+    from cudnn_doctor.knowledge.data import load
+    from cudnn_doctor.probes.process_start import read_shell_settings
+
+    shell = read_shell_settings()
+    ignored = shell.get("ignored", "").split(",")
+    out = []
+    for row in load("process_start").get("shell_setting", []):
+        command, _, value = str(row["line"]).partition(" ")
+        if row["kind"] == "umask" and shell.get("umask") and int(shell["umask"], 8) & int(row.get("mask", "0600"), 8):
+            out.append((command, value))
+        elif row["kind"] == "ignored" and row["name"] in ignored:
+            out.append((command, value))
+    return tuple(out)
+
+
+def _shadowing_folder(env: dict[str, str]) -> str | None:
+    """The working folder, where it holds a module a framework imports at start (a `torch/`, a `numpy.py`, a
+    `typing.py`: probes/process_env's lists) and Python puts it first on sys.path (PYTHONSAFEPATH unset)."""
+    from cudnn_doctor.probes.process_env import IMPORTED, SHADOWED, STDLIB_AT_START
+
+    if env.get("PYTHONSAFEPATH"):
+        return None
+    try:
+        here = os.getcwd()
+        names = os.listdir(here)[:10000] if os.path.realpath(here) != "/" else []
+    except OSError:
+        return None
+    import sys
+
+    wanted = {*STDLIB_AT_START, *(m for ms in (*SHADOWED.values(), *IMPORTED.values()) for m in ms),
+              *getattr(sys, "stdlib_module_names", ())}
+    found = [n for n in names if (n.endswith(".py") and n[:-3] in wanted) or (
+        n in wanted and os.path.isfile(os.path.join(here, n, "__init__.py")))]
+    return here if found else None
 
 
 def _holding(entries: list[str], prefixes: tuple[str, ...], skip_driver: bool, exact: bool = False) -> list[str]:

@@ -40,6 +40,7 @@ def _trial(plan_changes: tuple[EnvChange, ...], env: dict[str, str]) -> tuple[di
     from cudnn_doctor.plan.shell import apply_changes
 
     limits = tuple((change.variable.split()[-1], change.folder) for change in plan_changes if change.op == "limit")
+    limits += tuple((change.variable, change.folder) for change in plan_changes if change.op == "shell")  # umask, trap
     return apply_changes(tuple(c for c in plan_changes if c.op != "limit"), env), limits
 
 

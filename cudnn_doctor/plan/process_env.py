@@ -16,6 +16,9 @@ from cudnn_doctor.versions import ascii_digits
 LOADER_SOURCE = "ld.so(8): LD_LIBRARY_PATH is searched first, LD_PRELOAD is loaded into every program"
 # what a change of each part of the environment the bisection tries does (doctor/bisect.py's kinds): the source of
 # a line that part's change was seen to cure
+SAFE_PATH_SOURCE = ("Python: PYTHONSAFEPATH, 'Don't prepend a potentially unsafe path to sys.path' (the working "
+                    "folder for -c and the REPL, a script's own folder; Python 3.11 and later) "
+                    "(https://docs.python.org/3/using/cmdline.html#envvar-PYTHONSAFEPATH)")
 CURE_SOURCES = {
     "preload": "ld.so(8): LD_PRELOAD's libraries are loaded into every program, before all others",
     "library_path": LOADER_SOURCE,
@@ -23,6 +26,9 @@ CURE_SOURCES = {
     "path": "execvp(3): the first program of a name on PATH is the one run (XLA runs the ptxas on PATH first)",
     "pythonpath": "Python: the module search path (sys.path): PYTHONPATH's folders come before site-packages",
     "limits": "getrlimit(2): a soft limit may be raised up to the hard one, by the process itself (ulimit -S)",
+    "working_folder": SAFE_PATH_SOURCE,
+    "shell": "execve(2): the umask and the signals a shell leaves ignored pass to every program it starts; umask(2), "
+             "signal(7)",
     "variable": "seen here: the failing frameworks ran in a child started without this one variable, the rest of the "
                 "environment as it is (the environment bisected part by part)",
 }
@@ -85,6 +91,25 @@ def treat(work: Any) -> None:
                                                  "framework", "Python: site.ENABLE_USER_SITE (PYTHONNOUSERSITE, "
                                                  "https://docs.python.org/3/library/site.html)",
                                         env=(EnvChange("PYTHONNOUSERSITE", "set", "1"),)))
+        elif str(finding.subject).startswith("import "):  # the framework's Python finds another one, or none
+            python = str(finding.proof or "").split(" was started", 1)[0]
+            work.take([finding], Action(MANUAL, (), f"what the program's Python puts on sys.path before its first line "
+                                                    f"decides which {finding.values.get('library')} it imports",
+                                        "Python: the site module (https://docs.python.org/3/library/site.html) and "
+                                        "the module search path (sys.path)",
+                                        text=f"See which start-up hook or setting changes it: {python} -X importtime "
+                                             "-c pass, and python -c 'import sys; print(sys.path)' in this shell; "
+                                             "take the folder of the sitecustomize, usercustomize or .pth file that "
+                                             "does it out of PYTHONPATH, or edit that file"))
+        elif not entry and any(shadow[3:4] == ("working folder",) for shadow in view.python_shadows):
+            # the working folder: Python puts it first on sys.path (python -c, the REPL, a script kept there) unless
+            # PYTHONSAFEPATH is set; a script that imports a module beside it then needs that folder on PYTHONPATH
+            work.take([finding], Action(ENV, (), "Python then leaves the working folder off sys.path, so the framework "
+                                                 "imports what it was installed with, not the working folder's module "
+                                                 "of that name (Python 3.11 and later; a script that imports a module "
+                                                 "kept beside it then needs that folder on PYTHONPATH; or rename the "
+                                                 "module)", SAFE_PATH_SOURCE,
+                                        env=(EnvChange("PYTHONSAFEPATH", "set", "1"),)))
     for finding in work.with_code("CD203"):
         hook_folders = [f for f in str(finding.values.get("hook_folders") or "").split(os.pathsep) if f]
         if hook_folders:  # a start-up hook on PYTHONPATH loaded it
@@ -112,6 +137,13 @@ def treat(work: Any) -> None:
     for finding in work.with_code("CD411", "CD412", "CD413", "CD414", "CD416", "CD417", "CD418"):
         _setting(work, finding)
     for finding in work.with_code("CD116"):
+        line = str(finding.values.get("shell_line") or "")
+        if line:  # the umask, an ignored signal (compat/process_start.toml): the shell's own line undoes it
+            command, _, value = line.partition(" ")
+            work.take([finding], Action(ENV, (), str(finding.values.get("shell_why") or line),
+                                        "; ".join(finding.refs) or "execve(2)",
+                                        env=(EnvChange(command, "shell", value),)))
+            continue
         _limit(work, finding, report)
     for finding in work.with_code("CD206"):
         if view.ptxas and finding.subject == view.ptxas and finding.values.get("folder"):

@@ -103,7 +103,10 @@ def env_lines(changes: tuple[EnvChange, ...], current: Folders, shell: str = "ba
     return lines
 
 
-WHOLE_VALUE_OPS = ("set", "unset", "limit")  # EnvChange.folder holds the value for "set" and "limit"
+WHOLE_VALUE_OPS = ("set", "unset", "limit", "shell")  # EnvChange.folder holds the value for "set" and "limit"
+# "shell": a shell's own command (EnvChange.variable, "umask" or "trap") and its words (EnvChange.folder, "022" or
+# "- CHLD"): what a shell gives the programs it starts besides its variables (compat/process_start.toml)
+SHELL_COMMANDS = ("umask", "trap")
 
 
 def _whole_value_line(shell: str, change: EnvChange) -> str:
@@ -111,6 +114,14 @@ def _whole_value_line(shell: str, change: EnvChange) -> str:
         return _assign(shell, change.variable, change.folder)
     if change.op == "unset":
         return _unset(shell, change.variable)
+    if change.op == "shell":
+        words = change.folder.split()
+        if change.variable not in SHELL_COMMANDS or not all(w.isascii() and (w.isalnum() or w == "-") for w in words):
+            return quoting.comment(shell, f"cudnn-doctor wrote no line for the shell's {change.variable}")
+        if shell == "powershell":
+            return quoting.comment(shell, f"PowerShell starts programs with no such setting: in the Linux shell that "
+                                          f"starts the program, {change.variable} {change.folder}")
+        return f"{change.variable} {change.folder}"
     option = change.variable.split()[-1]  # "ulimit -v"
     if shell == "powershell":
         return quoting.comment(shell, "PowerShell sets no process limits: in the Linux shell that starts the program, "

@@ -240,6 +240,11 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
         known = {(shadow[1], shadow[2]) for shadow in report.process.python_shadows}
         report.process = dataclasses.replace(report.process, python_plugins=unloadable, python_shadows=(
             *report.process.python_shadows, *(s for s in found if (s[1], s[2]) not in known)))
+    from cudnn_doctor.probes.python_start import framework_imports
+
+    imports = _guarded(bugs, "python_start", lambda: framework_imports(report.frameworks, python_start.resolved()), ())
+    if report.process is not None and imports:  # where a program's `import torch` finds it, Python's own answer
+        report.process = dataclasses.replace(report.process, python_imports=imports)
     preloaded = _guarded(bugs, "python_start", python_start.preloaded, ())
     if report.process is not None and preloaded:  # what start-up hooks loaded, per framework of that Python
         from cudnn_doctor.probes.context import interpreter_for

@@ -9,6 +9,7 @@ uses and the libcudnn file actually mapped into the process.
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -22,6 +23,11 @@ CHILD = str(Path(__file__).resolve().parents[1] / "_deep_child.py")
 # on sys.path; old syntax, any Python 3
 BOOT = ("import sys; sys.path[:] = [p for p in sys.path if p not in ('', '.')]; sys.argv = sys.argv[1:]; "
         "__file__ = sys.argv[0]; exec(compile(open(__file__, 'rb').read(), __file__, 'exec'))")
+# the same, as `python -c` started in the user's working folder HERE is: Python's own choice of whether "" (that
+# folder) comes first on sys.path (not under PYTHONSAFEPATH, -I) is kept for the framework's import; the child's own
+# imports are made without it (probes/deep.py: only where that folder holds a module the framework imports)
+BOOT_HERE = ("import os, sys; _DOCTOR_HERE = sys.path[:1] == ['']; _DOCTOR_AT_START = set(sys.modules); "
+             "os.chdir({here!r}); " + BOOT)
 DEFAULT_TIMEOUT_S = 180.0
 # the child's Python up (its site-packages and PYTHONPATH read, their sitecustomize and .pth files run) and saying so
 # on its answer channel: a second or two where they are large; one that hangs there is cut off at this, not at the
@@ -50,6 +56,7 @@ class DeepImports:
         self.early: dict[int, dict[str, object]] = {}  # framework index -> its answer without a child
         self.index: dict[int, int] = {}  # framework index -> request index
         requests: list[ChildRequest] = []
+        here = _working_folder(frameworks)
         for number, framework in enumerate(frameworks):
             if framework.name not in DEEP_FRAMEWORKS:
                 continue
@@ -67,11 +74,20 @@ class DeepImports:
             # as a program of the user's starts: PYTHONPATH and the user's site-packages in force (they can shadow
             # the installed framework, and that is what programs get), but from "/" and without the working folder
             # on sys.path, so a folder named like the framework where the doctor was started is not imported
-            argv: tuple[str, ...] = (python, "-c", BOOT, CHILD, framework.name, site)
-            if limits:  # a POSIX shell sets them, then becomes the child
+            # on sys.path, so a folder named like the framework where the doctor was started is not imported; where
+            # that folder holds a module the framework imports (the files say so), started there as `python -c` is
+            boot = BOOT_HERE.format(here=here[framework.name]) if framework.name in here else BOOT
+            argv: tuple[str, ...] = (python, "-c", boot, CHILD, framework.name, site)
+            if ("trap", "- CHLD") in limits:  # SIGCHLD's default again: a shell cannot reset a signal it found
+                # ignored when it started (as this child's would), so the child's Python does, before anything else
+                argv = (python, "-c", "import signal; signal.signal(signal.SIGCHLD, signal.SIG_DFL); " + boot,
+                        *argv[3:])
+            shell_limits = [(option, value) for option, value in limits if option != "trap"]
+            if shell_limits:  # a POSIX shell sets them, then becomes the child
                 import shlex
 
-                sets = "; ".join(f"ulimit -S {option} {shlex.quote(value)}" for option, value in limits)
+                sets = "; ".join(f"umask {shlex.quote(value)}" if option == "umask" else
+                                 f"ulimit -S {option} {shlex.quote(value)}" for option, value in shell_limits)
                 argv = ("/bin/sh", "-c", f'{sets}; exec "$@"', "sh", *argv)
             requests.append(ChildRequest(argv, env, self.timeout, f"importing {framework.name}", answer_channel=True,
                                          start_timeout=min(START_TIMEOUT_S, self.timeout)))
@@ -96,6 +112,50 @@ class DeepImports:
             why = answer.error or f"exited without an answer{f' ({answer.stderr_tail})' if answer.stderr_tail else ''}"
             return {"error": f"the import child {why}"}
         return answer.values
+
+
+def _working_folder(frameworks: list[Framework]) -> dict[str, str]:
+    """framework name -> the working folder, for each framework whose import at start reaches a module that folder
+    holds (a `torch/`, a `numpy.py`, a `typing.py`: probes/process_env.python_shadows): its child is started as
+    `python -c`, the REPL and a script kept there start, that folder first on sys.path where Python puts it."""
+    from cudnn_doctor.probes.process_env import python_shadows
+
+    try:
+        here = os.getcwd()
+    except OSError:  # removed under us: nothing there to import
+        return {}
+    found = {framework: folder for folder, _module, framework, how in python_shadows({}, frameworks, here)
+             if how == "working folder"}
+    # beyond the modules the files name: any module of Python's own library, or any package installed beside the
+    # framework, that the folder holds a module of the same name of (a `dataclasses.py`, a `code.py`): whether the
+    # framework's import reaches it, its Python says when it runs there
+    held = set(_modules_in(here)) if os.path.realpath(here) != "/" else set()
+    for framework in frameworks:
+        site = str(framework.details.get("site_packages") or "")
+        if framework.name in found or not held or not site or framework.details.get("assumed") or \
+                os.path.realpath(here) == os.path.realpath(site):
+            continue
+        if held & (set(getattr(sys, "stdlib_module_names", ())) | set(_modules_in(site))):
+            found[framework.name] = here
+    return found
+
+
+def _modules_in(folder: str) -> list[str]:
+    """The top-level modules Python finds in FOLDER: NAME.py, NAME/__init__.py, an extension NAME.*.so (at most the
+    first 4096 entries)."""
+    try:
+        names = os.listdir(folder)[:4096]
+    except OSError:
+        return []
+    out = []
+    for name in names:
+        if name.endswith(".py"):
+            out.append(name[:-3])
+        elif name.endswith(".so") and "." in name[:-3]:
+            out.append(name.split(".", 1)[0])
+        elif name.isidentifier() and os.path.isfile(os.path.join(folder, name, "__init__.py")):
+            out.append(name)
+    return out
 
 
 def confirm_frameworks(frameworks: list[Framework], installs: list[CudnnInstall],

@@ -367,7 +367,7 @@ def python_shadows(env: dict[str, str], frameworks: list[Framework],
     Python's own library: `python -c`, the REPL and a script kept there put that folder first on sys.path."""
     entries = [e for e in env.get("PYTHONPATH", "").split(os.pathsep) if e]
     found: list[tuple[str, ...]] = []
-    found += _working_folder_shadows(cwd, frameworks)
+    found += _working_folder_shadows(cwd, [f for f in frameworks if not _safe_path(env, f)])
     for framework in frameworks:
         site = str(framework.details.get("site_packages") or "")
         for package in SHADOWED.get(framework.name, ()):
@@ -378,6 +378,17 @@ def python_shadows(env: dict[str, str], frameworks: list[Framework],
                     found.append((entry, package, framework.name, "PYTHONPATH"))
                     break
     return tuple(found)
+
+
+def _safe_path(env: dict[str, str], framework: Framework) -> bool:
+    """Whether the framework's Python leaves the working folder off sys.path: PYTHONSAFEPATH set (not empty), read by
+    Python 3.11 and later (the version in its site-packages' path, lib/python3.X; where that does not say, taken)."""
+    import re
+
+    if not env.get("PYTHONSAFEPATH"):
+        return False
+    found = re.search(r"python3\.(\d+)", str(framework.details.get("site_packages") or ""))
+    return found is None or int(found.group(1)) >= 11
 
 
 def _working_folder_shadows(cwd: str | None, frameworks: list[Framework]) -> list[tuple[str, ...]]:
@@ -473,6 +484,7 @@ def read_process_view(ctx: SearchContext, answer: LibraryProbe | None, gpus: lis
         preload=preload_entries(ctx.env),
         mapped=mapped,
         limits=read_limits(),
+        shell=read_shell_settings(),
         cudnn=observed_cudnn(framework_cudnn(frameworks, mapped, installs_by_real, ctx, cache), loads, installs_by_real,
                              ctx),
         loads=loads,
@@ -541,6 +553,12 @@ def kernel_driver_version(ctx: SearchContext) -> str | None:
         return None
     found = re.search(r"Kernel Module(?:\s+for\s+\S+)?\s+(\d+\.\d+(?:\.\d+)?)", text)
     return found.group(1) if found else None
+
+
+def read_shell_settings() -> dict[str, str]:
+    from cudnn_doctor.probes.process_start import read_shell_settings as read
+
+    return read()
 
 
 def read_limits() -> dict[str, tuple[int, int]]:

@@ -14,6 +14,8 @@ from cudnn_doctor.model import Framework
 
 TIMEOUT_S = 10.0
 STARTED = "cudnn-doctor: python started"
+RESOLVED = "\x1eCDI\t"  # before each framework's name and the file `import NAME` finds at the program's first line
+OWN_SITE = "\x1eCDO\t"  # before each site-packages folder the started Python calls its own
 MAPPED = "\x1eCDM\t"  # before each GPU library the started Python has mapped when its program's first line runs
 GPU_LIBRARIES = ("libcudnn", "libcublas", "libcudart", "libnvrtc", "libnvJitLink", "libcufft", "libcusparse",
                  "libcusolver", "libcurand", "libnccl", "libcuda.", "libnvidia-ml")
@@ -23,8 +25,21 @@ CODE = (f"import os\nos.write(1, {STARTED.encode()!r})\nnames = {tuple(n.encode(
         "try:\n    lines = open('/proc/self/maps', 'rb').read().split(b'\\n')\nexcept OSError:\n    lines = []\n"
         "seen = set()\nfor line in lines:\n    parts = line.split(None, 5)\n"
         "    if len(parts) == 6 and os.path.basename(parts[5]).startswith(names) and parts[5] not in seen:\n"
-        f"        seen.add(parts[5])\n        os.write(1, b'\\n' + {MAPPED.encode()!r} + parts[5])\n")
-HOOK_WORDS = (b"ctypes", b"CDLL", b"cdll", b"dlopen", b"LoadLibrary", b"cudnn", b"cuda", b"nvidia", b"LD_PRELOAD")
+        f"        seen.add(parts[5])\n        os.write(1, b'\\n' + {MAPPED.encode()!r} + parts[5])\n"
+        # then where `import torch` (jax, tensorflow) would find each, as Python's own finders answer (a top-level
+        # name's spec: nothing of it runs): its file, '' for a namespace portion, '-' where no finder has it
+        "import sys\nfor name in ('torch', 'jax', 'tensorflow'):\n    spec = None\n"
+        "    for finder in sys.meta_path:\n        try:\n            spec = finder.find_spec(name, None)\n"
+        "        except Exception:\n            spec = None\n        if spec is not None:\n            break\n"
+        "    where = '-' if spec is None else (spec.origin or '') if spec.origin != 'namespace' else ''\n"
+        f"    os.write(1, b'\\n' + {RESOLVED.encode()!r} + name.encode() + b'\\t' + os.fsencode(where))\n"
+        # and the site-packages folders that are its own (site's answer; a program's sys.path lacks one only where a
+        # hook or setting took it away)
+        "site = sys.modules.get('site')\ntry:\n"
+        "    own = list(site.getsitepackages()) + [site.getusersitepackages()] if site else []\n"
+        "except Exception:\n    own = []\nfor folder in own:\n"
+        f"    os.write(1, b'\\n' + {OWN_SITE.encode()!r} + os.fsencode(folder))\n")
+HOOK_WORDS = (b"sys.path", b"addsitedir", b"ctypes", b"CDLL", b"cdll", b"dlopen", b"LoadLibrary", b"cudnn", b"cuda", b"nvidia", b"LD_PRELOAD")
 MAX_HOOK_BYTES = 1 << 20
 MAX_PTH_FILES = 64
 # read by Python at start but never a reason it stops, or another probe's part (PYTHONPATH: the bisection's)
@@ -74,6 +89,24 @@ class PythonStartChild:
             out += [(python, file_names(line[len(MAPPED):]), tuple(self.hooks)) for line in text.split("\n")
                     if line.startswith(MAPPED)]
         return tuple(out[:32])
+
+    def resolved(self) -> tuple[tuple[str, str, str, str], ...]:
+        """(python, framework, the file `import FRAMEWORK` finds at a program's first line: '' a namespace portion,
+        '-' none; its own site-packages folders, NUL-separated) for each interpreter that started, asked of its own
+        finders with the user's environment."""
+        if not self.pythons or not (self.names or self.hooks):
+            return ()
+        out: list[tuple[str, str, str, str]] = []
+        for python, answer in zip(self.pythons, self.batch.answers(), strict=True):
+            text = answer.stdout or ""
+            if STARTED not in text:
+                continue
+            own = [line[len(OWN_SITE):] for line in text.split("\n") if line.startswith(OWN_SITE)]
+            for line in text.split("\n"):
+                if line.startswith(RESOLVED):
+                    name, _, where = line[len(RESOLVED):].partition("\t")
+                    out.append((python, name, where, "\0".join(own)))
+        return tuple(out[:16])
 
     def result(self) -> tuple[tuple[str, str, str, str, str], ...]:
         """(python, its words, the variable without which it started or "", its value, the variables tried) for each
@@ -145,7 +178,9 @@ def start_hooks(env: dict[str, str], frameworks: list[Framework]) -> list[str]:
 # what loads a library, said in a .pth line or in a module it imports (a module's name alone is no evidence: numba's
 # `import _numba_cuda_redirector` finds modules, and would start a Python in every check of such a machine)
 LOADING_WORDS = (b"ctypes", b"CDLL", b"cdll", b"dlopen", b"LoadLibrary", b"LD_PRELOAD", b"libcudnn", b"libcuda",
-                 b"libnv", b"import torch", b"import jax", b"import cupy", b"import tensorflow")
+                 b"libnv", b"import torch", b"import jax", b"import cupy", b"import tensorflow",
+                 # and what puts a folder before site-packages, where `import torch` may then find another torch
+                 b"sys.path.insert(0", b"sys.path[:0]", b"sys.path[0:0]")
 
 
 def _pth_may_load(lines: list[bytes], site: str) -> bool:
@@ -173,3 +208,32 @@ def _pth_may_load(lines: list[bytes], site: str) -> bool:
                     except UnreadableFile:
                         continue
     return False
+
+
+def framework_imports(frameworks: list[Framework], resolved: tuple[tuple[str, str, str, str], ...]
+                      ) -> tuple[tuple[str, str, str, str], ...]:
+    """(framework, python, the file its `import` finds, "installed" | "other" | "none") for each framework whose
+    Python answered (PythonStartChild.resolved): "none" where no finder has it or only a namespace portion. Only for
+    a framework in a site-packages folder that Python calls its own: one it never had is not a program's there."""
+    import os
+
+    from cudnn_doctor.probes.context import interpreter_for
+
+    out = []
+    for framework in frameworks:
+        site = str(framework.details.get("site_packages") or "")
+        if not site or framework.details.get("assumed"):
+            continue
+        python = interpreter_for(site)
+        found = next(((where, own) for who, name, where, own in resolved if who == python and name == framework.name),
+                     None)
+        if found is None:
+            continue
+        answer, own = found
+        if os.path.realpath(site) not in {os.path.realpath(folder) for folder in own.split("\0") if folder}:
+            continue
+        installed = os.path.realpath(os.path.join(site, framework.name)) + os.sep
+        verdict = "none" if answer in ("-", "") else \
+            "installed" if os.path.realpath(answer).startswith(installed) else "other"
+        out.append((framework.name, python or "", answer, verdict))
+    return tuple(out)

@@ -25,11 +25,13 @@ def rule_modules() -> tuple[ModuleType, ...]:
         multi_gpu,
         platform,
         process_env,
+        process_start,
         python_plugins,
         toolkit,
     )
 
-    return driver, health, toolkit, cudnn, frameworks, dl4j, process_env, python_plugins, platform, multi_gpu
+    return (driver, health, toolkit, cudnn, frameworks, dl4j, process_env, process_start, python_plugins, platform,
+            multi_gpu)
 
 
 def evaluate(report: Report, requirements: list[Any] | None = None,

@@ -1084,7 +1084,12 @@ _CURE_WHY = {
                     "libraries are what the framework gets for the ones it opens by name.",
     "path": "XLA runs the first ptxas on PATH before its own.",
     "pythonpath": "PYTHONPATH comes before site-packages: a package on it shadows the installed one.",
+    "working_folder": "Python puts the working folder first on sys.path for `python -c`, the REPL and a script kept "
+                      "there: a module there named like one the framework imports is imported in its place. "
+                      "PYTHONSAFEPATH=1 (Python 3.11 and later) leaves it off; a script that imports a module kept "
+                      "beside it then needs that folder on PYTHONPATH, or rename the module.",
     "limits": "A process limit below what the framework needs stops it.",
+    "shell": "The shell passes its umask and the signals it ignores to every program it starts (execve(2)).",
     "variable": "The framework, CUDA or a library they load reads that variable at start.",
     "variables": "The framework, CUDA or a library they load reads those variables at start; the frameworks worked "
                  "only with all of them unset.",
@@ -1112,9 +1117,9 @@ def _cure_code(cure: Any) -> str:
         return "CD409"
     if cure.kind == "path":
         return "CD206"
-    if cure.kind == "limits":
+    if cure.kind in ("limits", "shell"):
         return "CD116"
-    if cure.kind == "pythonpath":
+    if cure.kind in ("pythonpath", "working_folder"):
         return "CD409"
     if cure.kind == "variables":  # several variables together: whose they are is not one row of the data
         return "CD416" if all(name.startswith("CUDA_") for name in cure.removed) else "CD411"

@@ -1,0 +1,84 @@
+"""What the shell gives every program it starts besides its variables and limits (probes/process_start.py): a umask
+that takes the owner's own bits away, SIGCHLD left ignored. Read from this process's own record, which a program
+started here inherits through exec: a warning that says `check --deep` proves it (the frameworks run in children that
+inherit the same), unless the row's proof names a run on the real frameworks. The rows: compat/process_start.toml."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from cudnn_doctor.codes import finding
+from cudnn_doctor.knowledge.data import load
+from cudnn_doctor.model import Finding, Report
+
+
+def _rows() -> list[dict[str, Any]]:
+    return list(load("process_start").get("shell_setting", []))
+
+
+def shell_settings(report: Report) -> list[Finding]:
+    view = report.process
+    shell = view.shell if view is not None else {}
+    if not shell:
+        return []
+    ignored = [name for name in shell.get("ignored", "").split(",") if name]
+    umask = shell.get("umask", "")
+    if not ignored and not (umask and int(umask, 8) & 0o700):  # the owner's own bits kept, nothing ignored: no row
+        return []  # of the data can apply, and its file is not read
+    out = []
+    for row in _rows():
+        if row["kind"] == "umask":
+            value = shell.get("umask", "")
+            if not value or not (int(value, 8) & int(row.get("mask", "0600"), 8)) or shell.get("uid") == "0":
+                continue  # root reads and writes its own files whatever their mode
+            shown = row["shown"].format(value=value, mode=_mode(0o666 & ~int(value, 8)))
+        elif row["name"] in ignored:
+            shown = row["shown"]
+        else:
+            continue
+        proven = bool(row.get("proof"))
+        made = finding("CD116", subject=row["name"], refs=(row["source"],), evidence="rule" if proven else "read",
+                       proof=row.get("proof") or ("read from this process's own /proc/self/status, which a program "
+                                                  "started here inherits through exec: `cudnn-doctor check --deep` "
+                                                  "runs the frameworks here with it, which proves what it does"),
+                       limit=shown, effect=row["effect"], shell_line=row["line"], shell_why=row["why"])
+        out.append(made if proven else replace(made, severity="warning"))
+    return out
+
+
+def _mode(bits: int) -> str:
+    return "".join(letter if bits >> (8 - i) & 1 else "-" for i, letter in enumerate("rwxrwxrwx"))
+
+
+def python_imports(report: Report) -> list[Finding]:
+    """Where a program's `import torch` finds it, as the framework's Python started with this environment answered
+    (probes/python_start.py): nowhere (an error, seen: every program's import fails), or another file than the
+    installed framework (a warning: that one is what programs get; --deep runs it)."""
+    view = report.process
+    if view is None:
+        return []
+    sites = {f.name: str(f.details.get("site_packages") or "") for f in report.frameworks}
+    out = []
+    for name, python, answer, verdict in view.python_imports:
+        if verdict == "installed":
+            continue
+        proof = (f"{python} was started in a child with this environment and asked where `import {name}` finds it at "
+                 "a program's first line (its own finders): " +
+                 ("nowhere" if answer == "-" else "an empty namespace package" if answer == "" else answer))
+        if verdict == "none":
+            out.append(finding("CD409", subject=f"import {name}", evidence="seen", proof=proof, library=name, error=(
+                f"{python}, started with this environment, finds no {name} package at all (the installed one is in "
+                f"{sites.get(name) or 'its site-packages'}, which is not on its sys.path there): every program's "
+                f"`import {name}` fails" + (" or gets an empty namespace package" if answer == "" else
+                                            " with ModuleNotFoundError"))))
+            continue
+        out.append(replace(finding("CD409", subject=f"import {name}", evidence="read", proof=proof + (
+            ": `cudnn-doctor check --deep` runs it"), library=name, error=(
+                f"{python}, started with this environment, imports {name} from {answer}, not the installed one in "
+                f"{sites.get(name) or 'its site-packages'}: a start-up hook or a path setting puts it first, and "
+                "programs get that one")), severity="warning"))
+    return out
+
+
+RULES = (shell_settings, python_imports)

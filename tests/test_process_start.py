@@ -1,0 +1,269 @@
+"""The process a program starts in (issue 45): the working folder Python puts first on sys.path for `python -c`, the
+REPL and scripts kept there, and the shell's own settings every program started here inherits. The real interpreter
+and a real bash are the judges; the doctor itself must keep working there."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT, Machine
+from tests.test_frameworks import install_torch, python_env, real_python_sees
+from tests.test_process_env import gpu_machine
+
+pytestmark = pytest.mark.subprocess
+# the doctor started as `python -c` is (benchmarks/gpu_scenarios.py starts it so): "" first on sys.path after it
+START = (f"import sys; sys.path.insert(0, {str(ROOT)!r}); sys.argv[0] = 'cudnn-doctor'; "
+         "from cudnn_doctor.entry import main; main()")
+
+
+def _torch(machine: Machine, tmp_path: Path) -> Path:
+    gpu_machine(machine, tmp_path)
+    site = python_env(machine, tmp_path)
+    install_torch(site, version="2.11.0+cu130", cuda="13.0", cudnn=91900, pin="nvidia-cudnn-cu13==9.19.0.56")
+    real_python_sees(site, tmp_path)
+    return site
+
+
+def _doctor_c(machine: Machine, cwd: Path, *args: str, before: str = "") -> subprocess.CompletedProcess[str]:
+    """The doctor as `python -c START ARGS` in a bash at CWD (after BEFORE, a shell line)."""
+    import shlex
+
+    line = f"{before}{'; ' if before else ''}exec {shlex.join([sys.executable, '-c', START, *args])}"
+    env = {k: v for k, v in machine.env.items() if k != "PYTHONPATH"}
+    return subprocess.run(["bash", "-c", line], env=env, cwd=cwd, capture_output=True, text=True, timeout=120,
+                          stdin=subprocess.DEVNULL)
+
+
+def test_the_doctor_started_from_a_folder_that_shadows_pythons_own_modules_still_reports(machine: Machine,
+                                                                                          tmp_path: Path) -> None:
+    _torch(machine, tmp_path)
+    project = tmp_path / "project"
+    project.mkdir()
+    for name in ("json.py", "typing.py", "subprocess.py"):  # a user's project's own modules
+        (project / name).write_text("raise ImportError(\"the project's own module\")\n")
+    done = _doctor_c(machine, project, "check", "--json")
+    assert "Traceback" not in done.stderr, done.stderr
+    report = json.loads(done.stdout)
+    shadows = {f["subject"]: f for f in report["findings"] if f["code"] == "CD409"}
+    assert set(shadows) == {str(project / "json"), str(project / "typing"), str(project / "subprocess")}, shadows
+    assert all(f["severity"] == "warning" and f["evidence"] == "read" for f in shadows.values())
+    said = subprocess.run([sys.executable, "-c", "import typing"], cwd=project, capture_output=True, text=True,
+                          timeout=60)
+    assert "the project's own module" in said.stderr  # what the warning says, as Python does it
+
+
+def _venv_torch(machine: Machine, tmp_path: Path) -> Path:
+    """torch's stand-in (it runs its first GPU steps on the fake driver) in a real virtual environment: its python3
+    is the interpreter itself, with the user's PYTHONPATH and signals as they are (a /bin/sh wrapper in between sets
+    its own)."""
+    from tests.test_bisect import BREAKABLE_TORCH
+
+    gpu_machine(machine, tmp_path)
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "venv")], check=True, timeout=120)
+    site = tmp_path / "venv" / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" / "site-packages"
+    machine.env["PATH"] = f"{tmp_path / 'venv' / 'bin'}:{machine.env['PATH']}"
+    install_torch(site, version="2.11.0+cu130", cuda="13.0", cudnn=91900, pin="nvidia-cudnn-cu13==9.19.0.56")
+    (site / "torch" / "__init__.py").write_text(BREAKABLE_TORCH)
+    return site
+
+
+_breakable_torch = _venv_torch
+
+
+def test_deep_runs_the_framework_from_the_working_folder_as_python_c_does_and_fix_leaves_it_off(
+        machine: Machine, tmp_path: Path) -> None:
+    """A `torch/` package in the folder programs start from (a checkout, a stray copy): `python -c 'import torch'`
+    there imports it. --deep starts torch's child there as `python -c` is started, sees it fail, and sees it work
+    with PYTHONSAFEPATH=1 (Python's own switch for leaving that folder off sys.path): an error, seen, and fix's line,
+    verified; sourced in bash, the program works there and check is clean of it."""
+    _breakable_torch(machine, tmp_path)
+    project = tmp_path / "project"
+    (project / "torch").mkdir(parents=True)
+    (project / "torch" / "__init__.py").write_text("raise ImportError('a torch checkout that was never built')\n")
+    plain = json.loads(_doctor_c(machine, project, "check", "--json").stdout)
+    [read] = [f for f in plain["findings"] if f["code"] == "CD409"]
+    assert read["severity"] == "warning" and read["evidence"] == "read", read
+    deep = json.loads(_doctor_c(machine, project, "check", "--deep", "--json").stdout)
+    [seen] = [f for f in deep["findings"] if f["code"] == "CD409" and f["severity"] == "error"]
+    assert seen["evidence"] == "seen" and "never built" in seen["proof"] and "PYTHONSAFEPATH=1" in seen["detail"], seen
+    plan = json.loads(_doctor_c(machine, project, "fix", "--json").stdout)
+    [step] = [a for a in plan["actions"] if a["kind"] == "env"]
+    assert step["env"]["bash"] == ["export PYTHONSAFEPATH=1"] and step["verified"].startswith("verified here"), step
+    after = json.loads(_doctor_c(machine, project, "check", "--deep", "--json", before="export PYTHONSAFEPATH=1").stdout)
+    assert not [f for f in after["findings"] if f["code"] == "CD409"], after["findings"]
+    judge = subprocess.run(["bash", "-c", "export PYTHONSAFEPATH=1; exec \"$0\" -c 'import torch; print(torch.__version__)'",
+                            str(tmp_path / "venv" / "bin" / "python3")], env=machine.env, cwd=project,
+                           capture_output=True, text=True, timeout=60)
+    assert judge.stdout.strip() == "2.11.0+cu130", judge.stderr
+
+
+def test_a_working_folder_whose_modules_the_framework_does_not_import_changes_nothing_under_deep(
+        machine: Machine, tmp_path: Path) -> None:
+    _breakable_torch(machine, tmp_path)
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "train.py").write_text("raise SystemExit(\"the user's own script\")\n")
+    (project / "json.py").write_text("raise ImportError(\"the project's own json\")\n")  # torch's stand-in needs none
+    deep = json.loads(_doctor_c(machine, project, "check", "--deep", "--json").stdout)
+    assert not [f for f in deep["findings"] if f["severity"] == "error"], deep["findings"]
+    [torch] = deep["frameworks"]
+    assert torch["details"]["deep"].get("conv_ran") and torch["details"]["deep"]["working_folder"] == str(project)
+
+
+# --- what the shell gives every program it starts: the umask, the signals it leaves ignored ------------------------
+
+# torch's stand-in runs a compiler as a child and waits for it, as XLA runs ptxas (tsl's SubProcess: waitpid)
+WAITING_TORCH_LINES = '''
+def _compile():
+    pid = os.posix_spawn("/bin/true", ["true"], dict(os.environ))
+    try:
+        os.waitpid(pid, 0)
+    except ChildProcessError as error:
+        raise RuntimeError("ptxas exited with non-zero error code -1: waitpid: " + str(error))
+'''
+
+
+def _waiting_torch(machine: Machine, tmp_path: Path) -> Path:
+    from tests.test_bisect import BREAKABLE_TORCH
+
+    site = _venv_torch(machine, tmp_path)
+    (site / "torch" / "__init__.py").write_text(
+        BREAKABLE_TORCH.replace("def randn(*shape, **kwargs):\n", WAITING_TORCH_LINES
+                                + "def randn(*shape, **kwargs):\n    _compile()\n"))
+    return site
+
+
+def test_sigchld_left_ignored_by_the_shell_is_read_warned_and_its_line_undoes_it(machine: Machine,
+                                                                                  tmp_path: Path) -> None:
+    _torch(machine, tmp_path)
+    plain = json.loads(_doctor_c(machine, tmp_path, "check", "--json", before="trap '' CHLD").stdout)
+    [said] = [f for f in plain["findings"] if f["code"] == "CD116"]
+    assert said["subject"] == "SIGCHLD" and said["severity"] == "warning" and said["evidence"] == "read", said
+    assert "waitpid" in said["detail"] and "--deep" in said["proof"], said
+    plan = json.loads(_doctor_c(machine, tmp_path, "fix", "--json", before="trap '' CHLD").stdout)
+    lines = [line for a in plan["actions"] if a["kind"] == "env" for line in a["env"]["bash"]]
+    assert lines == ["trap - CHLD"], plan["actions"]
+    after = json.loads(_doctor_c(machine, tmp_path, "check", "--json", before="trap '' CHLD; trap - CHLD").stdout)
+    assert not [f for f in after["findings"] if f["code"] == "CD116"], after["findings"]
+    clean = json.loads(_doctor_c(machine, tmp_path, "check", "--json").stdout)  # the shell as it comes: nothing
+    assert not [f for f in clean["findings"] if f["code"] == "CD116"], clean["findings"]
+
+
+def test_deep_sees_a_framework_fail_its_waits_under_an_ignored_sigchld_and_fix_verifies_the_trap(
+        machine: Machine, tmp_path: Path) -> None:
+    """A framework that waits for a child it runs (XLA's ptxas) fails where the shell left SIGCHLD ignored: --deep
+    sees it fail, and work again in a child with SIGCHLD's default disposition (an error, seen); fix's `trap - CHLD`
+    is verified, and sourced in that shell the framework's work runs and check --deep is clean of it."""
+    _waiting_torch(machine, tmp_path)
+    deep = json.loads(_doctor_c(machine, tmp_path, "check", "--deep", "--json", before="trap '' CHLD").stdout)
+    [seen] = [f for f in deep["findings"] if f["code"] == "CD116" and f["severity"] == "error"]
+    assert seen["evidence"] == "seen" and "waitpid" in seen["proof"] and "trap - CHLD" in seen["detail"], seen
+    plan = json.loads(_doctor_c(machine, tmp_path, "fix", "--json", before="trap '' CHLD").stdout)
+    [step] = [a for a in plan["actions"] if a["kind"] == "env"]
+    assert step["env"]["bash"] == ["trap - CHLD"] and step["verified"].startswith("verified here"), step
+    after = json.loads(_doctor_c(machine, tmp_path, "check", "--deep", "--json",
+                                 before="trap '' CHLD; trap - CHLD").stdout)
+    assert not [f for f in after["findings"] if f["code"] == "CD116"], after["findings"]
+    assert after["frameworks"][0]["details"]["deep"].get("lstm_ran"), after["frameworks"][0]["details"]["deep"]
+
+
+def test_the_umask_is_read_from_the_kernels_record_and_judged_for_who_runs(tmp_path: Path) -> None:
+    from cudnn_doctor.model import Host, ProcessView, Report, Tool
+    from cudnn_doctor.probes.process_start import read_shell_settings
+    from cudnn_doctor.rules.process_start import shell_settings
+
+    status = tmp_path / "status"
+    status.write_text("Name:\tpython3\nUmask:\t0777\nUid:\t1000\t1000\t1000\t1000\nSigIgn:\t0000000000011000\n")
+    shell = read_shell_settings(str(status))
+    assert shell == {"umask": "0777", "ignored": "SIGCHLD", "uid": "1000"}  # SIGPIPE (13) is Python's own: not said
+    report = Report(tool=Tool("cudnn-doctor", "0"), host=Host("linux", "x86_64", "3.11", "node"),
+                    process=ProcessView(shell=shell))
+    said = {f.subject: f for f in shell_settings(report)}
+    assert set(said) == {"umask", "SIGCHLD"} and said["umask"].severity == "warning", said
+    assert "mode ---------" in said["umask"].detail and said["umask"].values["shell_line"] == "umask 022"
+    as_root = Report(tool=Tool("cudnn-doctor", "0"), host=Host("linux", "x86_64", "3.11", "node"),
+                     process=ProcessView(shell={**shell, "uid": "0", "ignored": ""}))
+    assert shell_settings(as_root) == []  # root reads and writes its own files whatever their mode
+    usual = Report(tool=Tool("cudnn-doctor", "0"), host=Host("linux", "x86_64", "3.11", "node"),
+                   process=ProcessView(shell={"umask": "0022", "ignored": "", "uid": "1000"}))
+    assert shell_settings(usual) == []
+
+
+def test_the_umask_line_sourced_in_bash_is_the_usual_one(machine: Machine, tmp_path: Path) -> None:
+    from cudnn_doctor.plan.actions import EnvChange
+    from cudnn_doctor.plan.shell import _whole_value_line
+
+    line = _whole_value_line("bash", EnvChange("umask", "shell", "022"))
+    done = subprocess.run(["bash", "-c", f"umask 0777; {line}; umask"], capture_output=True, text=True, timeout=30)
+    assert done.stdout.strip() == "0022"
+    assert _whole_value_line("powershell", EnvChange("umask", "shell", "022")).startswith("# ")
+
+
+def test_deep_asks_python_about_any_module_of_its_library_the_working_folder_holds(machine: Machine,
+                                                                                    tmp_path: Path) -> None:
+    """No list names `dataclasses` (the files say nothing of it): the working folder holds a module of Python's own
+    library, so --deep runs the framework there as `python -c` does, and its Python's answer decides."""
+    site = _breakable_torch(machine, tmp_path)
+    (site / "torch" / "__init__.py").write_text("import dataclasses\n" + (site / "torch" / "__init__.py").read_text())
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "dataclasses.py").write_text("raise ImportError(\"the project's own dataclasses\")\n")
+    (project / "test.py").write_text("raise SystemExit(\"the project's tests\")\n")  # `test` is Python's too: not imported
+    plain = json.loads(_doctor_c(machine, project, "check", "--json").stdout)
+    assert not [f for f in plain["findings"] if f["severity"] == "error"], plain["findings"]
+    deep = json.loads(_doctor_c(machine, project, "check", "--deep", "--json").stdout)
+    [seen] = [f for f in deep["findings"] if f["code"] == "CD409" and f["severity"] == "error"]
+    assert seen["evidence"] == "seen" and "own dataclasses" in seen["proof"], seen
+
+
+# --- where a program's `import torch` finds it: the framework's Python asked, with this environment ---------------
+
+def test_a_start_up_hook_that_puts_another_torch_first_is_what_python_says(machine: Machine, tmp_path: Path) -> None:
+    """A sitecustomize on PYTHONPATH inserts an old folder at the front of sys.path: the framework's Python, started
+    as a program is, answers that `import torch` finds that folder's torch (a warning, seen by Python's own finders);
+    a hook that takes site-packages off sys.path leaves it none (an error, seen), and --deep's bisection cures it by
+    unsetting PYTHONPATH, fix's line, verified."""
+    _breakable_torch(machine, tmp_path)
+    old = tmp_path / "old-site" / "torch"
+    old.mkdir(parents=True)
+    (old / "__init__.py").write_text("__version__ = '1.13.1'\n")
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    (hooks / "sitecustomize.py").write_text(f"import sys\nsys.path.insert(0, {str(old.parent)!r})\n")
+    before = machine.env["PYTHONPATH"]  # this checkout's folder: the doctor's own, on a machine without it installed
+    machine.env["PYTHONPATH"] = f"{hooks}:{before}"
+    report = machine.check_json()
+    [said] = [f for f in report["findings"] if f["code"] == "CD409" and f["subject"] == "import torch"]
+    assert said["severity"] == "warning" and str(old / "__init__.py") in said["detail"], said
+    (hooks / "sitecustomize.py").write_text("import sys\nsys.path[:] = [p for p in sys.path if 'site-packages' not in p]\n")
+    report = machine.check_json()
+    [said] = [f for f in report["findings"] if f["code"] == "CD409" and f["subject"] == "import torch"]
+    assert said["severity"] == "error" and said["evidence"] == "seen" and "nowhere" in said["proof"], said
+    judge = subprocess.run([str(tmp_path / "venv" / "bin" / "python3"), "-c", "import torch"], env=machine.env,
+                           capture_output=True, text=True, timeout=60)
+    assert "No module named 'torch'" in judge.stderr  # what the error says, as Python does it
+    plan = machine.run("fix", "--json").json
+    [step] = [a for a in plan["actions"] if a["kind"] == "env"]
+    assert step["env"]["bash"] == ["unset PYTHONPATH"] and step["verified"].startswith("verified here"), step
+    judge = subprocess.run(["bash", "-c", "unset PYTHONPATH; exec \"$0\" -c 'import torch; print(torch.__version__)'",
+                            str(tmp_path / "venv" / "bin" / "python3")], env=machine.env, capture_output=True,
+                           text=True, timeout=60)
+    assert judge.stdout.strip() == "2.11.0+cu130", judge.stderr  # the line sourced, the program imports torch
+    machine.env["PYTHONPATH"] = before  # the hook's folder out (the doctor's own checkout kept)
+    assert not [f for f in machine.check_json()["findings"] if f["code"] == "CD409"]
+
+
+def test_the_installed_torch_found_where_it_is_installed_is_no_finding(machine: Machine, tmp_path: Path) -> None:
+    _breakable_torch(machine, tmp_path)
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    (hooks / "sitecustomize.py").write_text("import sys\nsys.path.append('/nonexistent')\n")  # starts the child
+    machine.env["PYTHONPATH"] = f"{hooks}:{machine.env['PYTHONPATH']}"
+    report = machine.check_json()
+    assert report["process"]["python_imports"], report["process"]
+    assert not [f for f in report["findings"] if f["code"] == "CD409"], report["findings"]
