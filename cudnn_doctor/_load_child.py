@@ -138,6 +138,9 @@ def main(argv):
             say("no-recipe", error)
         except BaseException as error:  # the framework's own code failing is what its import would say
             say("recipe", f"{type(error).__name__}: {error}")
+            say_new(maps)
+            say("done")  # its words are the answer (the loader refusing the front library, or what it needs)
+            return 0
         maps = say_new(maps)
         if not any(os.path.basename(p).startswith(soname) for p in maps):
             # its code loaded no cuDNN: the framework's own libraries find it through their RUNPATH when they load,
