@@ -290,7 +290,7 @@ def _signal_name(number):
 
 
 HWCAPS = "glibc-hwcaps"
-_LEVELS = []
+_LEVELS = []  # type: list[list[str]]
 
 
 def levels():
