@@ -261,7 +261,9 @@ def _exported_u32(data: mmap.mmap, wanted: set[str]) -> dict[str, int]:
     endian = header.endian
     shoff, = struct.unpack_from(endian + "Q", data, 40)
     shentsize, shnum = struct.unpack_from(endian + "HH", data, 58)
-    if shoff == 0 or shnum == 0 or shoff + shentsize * shnum > len(data):
+    if shoff == 0 or shnum == 0:  # no section headers at all (stripped of them): the loader needs none; none read
+        return {}
+    if shoff + shentsize * shnum > len(data):
         raise ElfError("truncated (section headers past the end of the file)")
     sections = [struct.unpack_from(endian + "IIQQQQIIQQ", data, shoff + i * shentsize) for i in range(shnum)]
     found: dict[str, int] = {}
@@ -376,7 +378,9 @@ def _strings_held(data: mmap.mmap, names: tuple[str, ...]) -> set[str]:
     endian = header.endian
     shoff, = struct.unpack_from(endian + "Q", data, 40)
     shentsize, shnum = struct.unpack_from(endian + "HH", data, 58)
-    if shoff == 0 or shnum == 0 or shoff + shentsize * shnum > len(data):
+    if shoff == 0 or shnum == 0:  # stripped of them: the loader needs none, but its read-only data is not found so
+        raise ElfError("no section headers (stripped of them): its read-only data cannot be found")
+    if shoff + shentsize * shnum > len(data):
         raise ElfError("truncated (section headers past the end of the file)")
     shstrndx, = struct.unpack_from(endian + "H", data, 62)
     headers = [struct.unpack_from(endian + "IIQQQQ", data, shoff + index * shentsize) for index in range(shnum)]

@@ -252,3 +252,21 @@ def test_the_versions_a_library_defines_are_read_from_its_header() -> None:
     from tests.fakes.build import compile_library
 
     assert read_elf(str(compile_library("fake_cuda_library.c", "libnvJitLink.so"))).version_defs == ()
+
+
+@pytest.mark.integration
+def test_a_copy_stripped_of_its_section_headers_is_whole(machine: Machine, tmp_path: Path) -> None:
+    """A whole copy first on LD_LIBRARY_PATH whose files have no section headers at all (e_shoff 0: sstrip, or
+    strip --strip-section-headers): the loader needs none and loads every file; nothing calls it truncated."""
+    torch_with_real_cudnn(machine, tmp_path)
+    folder = tmp_path / "sstripped"
+    folder.mkdir()
+    for library in (real_cudnn("9.19.0") / "lib").iterdir():
+        data = bytearray(library.read_bytes())
+        struct.pack_into("<Q", data, 0x28, 0)  # e_shoff
+        struct.pack_into("<HHH", data, 0x3A, 0, 0, 0)  # e_shentsize, e_shnum, e_shstrndx
+        (folder / library.name).write_bytes(bytes(data))
+    machine.add_library_path(folder)
+    report = machine.check_json()
+    assert not codes(report) & {"CD307", "CD308", "CD309", "CD319"}, report["findings"]
+    assert not [f for f in report["findings"] if f["severity"] == "error"], report["findings"]

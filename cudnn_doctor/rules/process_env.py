@@ -430,7 +430,7 @@ def _sublibrary_finding(loaded: LoadedCudnn, name: str, path: str | None, proble
                        mismatched=f"{name} (cuDNN {release}, {path})", **common)
     return finding("CD308", subject=loaded.library, library=path or name, arch="this machine",
                    error=f"{problem} ({users} loads it with {loaded.library})",
-                   version_hint=(loaded.version or "9").split(".")[0], **common)
+                   version_hint=(loaded.version or "9").split(".")[0], sublibrary_file=path or "", **common)
 
 
 # --- the frameworks' own settings -------------------------------------------------------------------------------
