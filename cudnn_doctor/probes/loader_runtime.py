@@ -60,6 +60,20 @@ def runtimes_given(ctx: SearchContext) -> list[tuple[str, str, str]]:
     return found
 
 
+def _serves_as_the_systems(soname: str, defined: set[str], ctx: SearchContext) -> bool:
+    """Does a runtime defining DEFINED define every version the system's own SONAME does (the file of that name in the
+    loader's default folders)? Then whatever the system's serves, it serves too, and no framework's library is read.
+    False where the system has none to compare (a system under a prefix without one)."""
+    for folder in ctx.default_lib_dirs():
+        path = os.path.join(folder, soname)
+        if os.path.isfile(path):
+            try:
+                return set(read_elf(path).version_defs) <= defined
+            except (ElfError, OSError):
+                return False
+    return False
+
+
 def _needs(site: str, framework: str) -> list[tuple[str, ElfInfo]]:
     files: list[str] = []
     for pattern in (*OWN_LIBRARIES.get(framework, ()), *WHEELS):
@@ -90,6 +104,8 @@ def runtime_refusals(ctx: SearchContext, frameworks: list[Framework]) -> tuple[t
             defined: set[str] | None = set(info.version_defs)
         except (ElfError, OSError):
             defined = None  # not a library of this machine: the loader says what it makes of it
+        if defined is not None and _serves_as_the_systems(soname, defined, ctx):
+            continue  # it defines every version the system's own defines (a newer one): nothing more to read
         for framework in frameworks:
             site = str(framework.details.get("site_packages") or "")
             if not site or framework.details.get("assumed"):
