@@ -81,6 +81,8 @@ def treat(work: Any) -> None:
             work.take([finding], Action(ENV, (), f"{entry} out of PYTHONPATH: the framework then imports what it was "
                                                  "installed with", "Python: the module search path (sys.path)",
                                         env=(EnvChange("PYTHONPATH", "remove", entry),)))
+        elif (named := loader_named(str(finding.values.get("error") or ""), report)) is not None:
+            _named_by_the_loader(work, finding, report, *named)  # its loading code failed on a file the loader refused
     for finding in work.with_code("CD203"):
         hook_folders = [f for f in str(finding.values.get("hook_folders") or "").split(os.pathsep) if f]
         if hook_folders:  # a start-up hook on PYTHONPATH loaded it
