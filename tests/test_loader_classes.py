@@ -270,3 +270,36 @@ def test_a_copy_stripped_of_its_section_headers_is_whole(machine: Machine, tmp_p
     report = machine.check_json()
     assert not codes(report) & {"CD307", "CD308", "CD309", "CD319"}, report["findings"]
     assert not [f for f in report["findings"] if f["severity"] == "error"], report["findings"]
+
+
+# --- fix verifies its lines on a torch that loads as the real one ------------------------------------------------------
+
+@pytest.mark.integration
+@pytest.mark.parametrize("case", ["hwcaps", "lone front", "older runtime"])
+def test_fix_verifies_its_line_on_torchs_own_work(machine: Machine, tmp_path: Path, case: str) -> None:
+    """A torch whose import loads cuDNN as torch does and its own C++ library (torch/lib/libc10.so), and whose first
+    convolution runs cuDNN's version checks (tests/test_loading's LOADING_TORCH): fix runs it with the plan's line
+    before printing it, and the line that takes the loader's culprit away is verified here."""
+    from tests.test_loading import LOADING_TORCH
+
+    site = torch_with_real_cudnn(machine, tmp_path)
+    torch_cxx_library(site)
+    (site / "torch" / "__init__.py").write_text(
+        "import os as _os\nimport ctypes as _ctypes\n"
+        "_ctypes.CDLL(_os.path.join(_os.path.dirname(__file__), 'lib', 'libc10.so'))\n" + LOADING_TORCH)
+    if case == "hwcaps":
+        level = hwcaps_folder(tmp_path, machine)
+        data = (real_cudnn("9.19.0") / "lib" / "libcudnn_graph.so.9").read_bytes()
+        (level / "libcudnn_graph.so.9").write_bytes(data[: len(data) // 2])
+    elif case == "lone front":
+        lone = tmp_path / "lone"
+        lone.mkdir()
+        shutil.copyfile(real_cudnn("9.19.0") / "lib" / "libcudnn.so.9", lone / "libcudnn.so.9")
+        machine.env["LD_PRELOAD"] = str(lone / "libcudnn.so.9")
+    else:
+        machine.add_library_path(older_cxx_runtime(tmp_path))
+    report = machine.check_json()
+    assert errors_of(report), report["findings"]
+    plan = machine.run("fix", "--json").json
+    steps = [a for a in plan["actions"] if a["kind"] == "env"]
+    assert steps and steps[0]["verified"].startswith("verified here"), plan["actions"]
