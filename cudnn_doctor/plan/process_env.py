@@ -109,10 +109,10 @@ def treat(work: Any) -> None:
     for finding in work.with_code("CD307"):
         if finding.values.get("sublibrary_file"):
             _loaded_copy(work, finding, report)
-        else:  # the loader's words name the file it refused: one LD_LIBRARY_PATH or LD_PRELOAD gave it
-            named = loader_named(str(finding.values.get("error") or ""), report)
-            if named is not None:
-                _named_by_the_loader(work, finding, report, *named)
+    for finding in work.with_code("CD307"):  # the loader's words name the file it refused: LD_LIBRARY_PATH or
+        named = loader_named(str(finding.values.get("error") or ""), report)  # LD_PRELOAD gave it (a library cuDNN
+        if named is not None:  # needs, such as an older libz or libstdc++, in a folder first on the path)
+            _named_by_the_loader(work, finding, report, *named)
     for finding in work.with_code("CD411", "CD412", "CD413", "CD414", "CD416", "CD417", "CD418"):
         _setting(work, finding)
     for finding in work.with_code("CD116"):
@@ -160,15 +160,14 @@ def _nvml_library(work: Any, finding: Finding, report: Report) -> None:
 def loader_named(words: str, report: Report) -> tuple[str, str, str] | None:
     """(via, entry, file) where the loader's WORDS ("/x/libstdc++.so.6: version `GLIBCXX_3.4.11' not found (required
     by /y/libcudnn.so.9)", "/x/libz.so.1: file too short") name a file it refused that an LD_PRELOAD entry or an
-    LD_LIBRARY_PATH folder (or its glibc-hwcaps subfolder) gave: the library that needs it ("required by") is not
-    the cause. None where no such file is named."""
+    LD_LIBRARY_PATH folder (or its glibc-hwcaps subfolder) gave. The culprit is the last file named before the
+    loader's reason ("A: B: C: reason": A needed B, which needed C); the libraries that need it are not the cause.
+    None where that file came from elsewhere (the system's own) or no file is named."""
     view = report.process
     from cudnn_doctor.probes.hwcaps import entry_of
 
-    for part in words.split(": "):
-        path = part.strip()
-        if not path.startswith("/") or " " in path or "(required by" in part:
-            continue
+    named = [part.strip() for part in words.split(": ") if part.strip().startswith("/") and " " not in part.strip()]
+    for path in named[-1:]:
         real = os.path.realpath(path)
         if view is not None:
             preloaded = next((entry for entry in view.preload if os.path.realpath(entry) == real), None)
