@@ -303,3 +303,53 @@ def test_fix_verifies_its_line_on_torchs_own_work(machine: Machine, tmp_path: Pa
     plan = machine.run("fix", "--json").json
     steps = [a for a in plan["actions"] if a["kind"] == "env"]
     assert steps and steps[0]["verified"].startswith("verified here"), plan["actions"]
+
+
+# --- the pieces, without a command ------------------------------------------------------------------------------------
+
+def test_the_loaders_culprit_is_the_last_file_its_words_name(tmp_path: Path) -> None:
+    """'A: B: C: reason': C is the file the loader refused (A needed B, which needed C). It is taken out only where
+    LD_LIBRARY_PATH (or its glibc-hwcaps subfolder) or LD_PRELOAD gave it; a culprit of the system's own is not ours."""
+    from cudnn_doctor.model import Host, ProcessView, Report, Tool
+    from cudnn_doctor.plan.process_env import loader_named
+
+    old, wheel = tmp_path / "old", tmp_path / "wheel"
+    (old / "glibc-hwcaps" / "x86-64-v3").mkdir(parents=True)
+    wheel.mkdir()
+    report = Report(tool=Tool("cudnn-doctor", "0"), host=Host("linux", "x86_64", "3.11", "h"),
+                    ld_library_path=[str(wheel), str(old)], ld_library_path_real=[str(wheel), str(old)],
+                    process=ProcessView(preload=(str(tmp_path / "pre" / "libgcc_s.so.1"),)))
+    words = (f"{wheel}/libcudnn.so.9: {old}/libstdc++.so.6: version `GLIBCXX_3.4.30' not found (required by "
+             f"{wheel}/libcudnn.so.9)")
+    assert loader_named(words, report) == ("LD_LIBRARY_PATH", str(old), f"{old}/libstdc++.so.6")
+    hwcaps = f"{old}/glibc-hwcaps/x86-64-v3/libz.so.1"
+    assert loader_named(f"{hwcaps}: file too short", report) == ("LD_LIBRARY_PATH", str(old), hwcaps)
+    preloaded = str(tmp_path / "pre" / "libgcc_s.so.1")
+    assert loader_named(f"{wheel}/x.so: {preloaded}: version `GCC_12.0.0' not found", report)[:2] == (
+        "LD_PRELOAD", preloaded)
+    system = "/usr/lib/x86_64-linux-gnu/libz.so.1"
+    assert loader_named(f"{wheel}/libcudnn_graph.so.9: {system}: version `ZLIB_9' not found", report) is None
+    assert loader_named("libcudnn_ops.so.9: cannot open shared object file: No such file or directory", report) is None
+
+
+def test_files_the_loader_never_takes_for_a_name_are_named(tmp_path: Path) -> None:
+    """The loading child's words for a sub-library no folder holds: a link of its name to nowhere, the name with a
+    blank, another case, more version after it; a file of the very name is no near miss."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("load_child", Path(__file__).parents[1] / "cudnn_doctor"
+                                                  / "_load_child.py")
+    assert spec and spec.loader
+    child = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(child)
+    (tmp_path / "libcudnn_graph.so.9.0").write_bytes(b"")
+    (tmp_path / "libcudnn_ops.so.9 ").write_bytes(b"")
+    (tmp_path / "libcudnn_adv.so.9").symlink_to("libcudnn_adv.so.9.19.0")
+    (tmp_path / "LIBCUDNN_CNN.so.9").write_bytes(b"")
+    (tmp_path / "libcudnn_heuristic.so.9").write_bytes(b"")
+    assert "another name" in child.near_misses("libcudnn_graph.so.9", [str(tmp_path)])
+    assert "blanks" in child.near_misses("libcudnn_ops.so.9", [str(tmp_path)])
+    assert "ends nowhere (-> libcudnn_adv.so.9.19.0)" in child.near_misses("libcudnn_adv.so.9", [str(tmp_path)])
+    assert "case" in child.near_misses("libcudnn_cnn.so.9", [str(tmp_path)])
+    assert child.near_misses("libcudnn_heuristic.so.9", [str(tmp_path)]) == ""
+    assert child.with_levels([str(tmp_path)]) == [str(tmp_path)]  # no glibc-hwcaps subfolder: ld.so is not asked
