@@ -138,6 +138,9 @@ def main(argv):
             say("no-recipe", error)
         except BaseException as error:  # the framework's own code failing is what its import would say
             say("recipe", f"{type(error).__name__}: {error}")
+            say_new(maps)
+            say("done")  # its words are the answer (the loader refusing the front library, or what it needs)
+            return 0
         maps = say_new(maps)
         if not any(os.path.basename(p).startswith(soname) for p in maps):
             # its code loaded no cuDNN: the framework's own libraries find it through their RUNPATH when they load,
@@ -198,13 +201,16 @@ def main(argv):
 
 def ask_loader(name, folders, maps):
     """The file the loader takes for NAME from the front library among FOLDERS (LD_LIBRARY_PATH, then its RUNPATH, as
-    the loader gave them: where a user places files), and the loader's own words opening it: one line
-    "asked NAME FILE WORDS" ("ok" where it loads). A file of another machine or ELF class the loader skips, as it
-    does searching, and goes on; a FIFO or device is never opened (the loader would wait on it). Returns MAPS as given
-    (what it mapped is said after the next step, which needs it) and the loader's words."""
-    mode = getattr(os, "RTLD_NOW", 2) | getattr(os, "RTLD_GLOBAL", 0x100)
+    the loader gave them: where a user places files; each with the glibc-hwcaps subfolders ld.so searches first), and
+    the loader's own words opening it: one line "asked NAME FILE WORDS" ("ok" where it loads). A file of another
+    machine or ELF class, or one this user may not read, the loader skips, as it does searching, and goes on; a FIFO
+    or device is never opened (the loader would wait on it). Each file is opened in a forked copy of this process, so
+    what this one maps stays what cuDNN's own loading maps (a copy opened here by its path would answer cuDNN's later
+    open by name). Where no folder holds NAME, the words say so and name the files there the loader never takes for
+    it (another name, a link that ends nowhere). Returns MAPS as given and the loader's words."""
     path, words = "-", ""
-    for folder in folders or []:
+    searched = with_levels(folders or [])
+    for folder in searched:
         candidate = os.path.join(folder, name)
         if not os.path.lexists(candidate):
             continue
@@ -215,20 +221,149 @@ def ask_loader(name, folders, maps):
         if stat.S_ISFIFO(kind) or stat.S_ISCHR(kind) or stat.S_ISBLK(kind):
             path, words = candidate, WAITS
             break
-        try:
-            ctypes.CDLL(candidate, mode=mode)
-            path, words = candidate, "ok"
-            break
-        except (OSError, UnicodeDecodeError) as error:
-            said = str(error)
-            if "wrong ELF class" in said or (said.startswith(candidate + ":") and "cannot open shared object" in said):
-                continue  # another class or machine (by its path the loader says 'No such file'): skipped when searching
-            path, words = candidate, said
-            break
+        said = _open_in_a_fork(candidate)
+        if said is None:
+            continue  # another class or machine, or a file it may not read: skipped when searching
+        path, words = candidate, said
+        break
     if not words:  # none in its own search list: the cache's or a system folder's, not opened here (loading one
-        words = "not in the search list"  # by name from this code could take another copy than cuDNN would)
+        # by name from this code could take another copy than cuDNN would)
+        words = "not in the search list"
+        near = near_misses(name, searched)
+        if folders:
+            words = "no such file as {} in the folders the loader searches from the library that opens it ({}){}" \
+                .format(name, ", ".join(searched), "; " + near if near else "")
     say("asked", f"{name}\t{path}\t{words}")
     return maps, words
+
+
+def _open_in_a_fork(candidate):
+    """CANDIDATE opened by its path in a forked copy of this process: "ok", the loader's words refusing it, words
+    naming the signal that killed the copy, or None where the loader would skip it when searching (another ELF class
+    or machine, by path 'No such file'; a file it may not read)."""
+    mode = getattr(os, "RTLD_NOW", 2) | getattr(os, "RTLD_GLOBAL", 0x100)
+    if not hasattr(os, "fork"):
+        return None
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the copy: open it, say how, and end without running this process's exit handlers
+        os.close(read_end)
+        code, said = 0, b"ok"
+        try:
+            ctypes.CDLL(candidate, mode=mode)
+        except (OSError, UnicodeDecodeError) as error:
+            text = str(error)
+            skipped = "wrong ELF class" in text or (text.startswith(candidate + ":") and "cannot open shared object"
+                                                       in text)
+            code, said = (3, b"") if skipped else (4, text.encode("utf-8", "surrogateescape"))
+        try:
+            while said:
+                said = said[os.write(write_end, said):]
+        finally:
+            os._exit(code)
+    os.close(write_end)
+    chunks = []
+    with os.fdopen(read_end, "rb") as answer:
+        while True:
+            chunk = answer.read(65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    _, status = os.waitpid(pid, 0)
+    if os.WIFSIGNALED(status):
+        return f"opening it killed the process with {_signal_name(os.WTERMSIG(status))}"
+    code = os.WEXITSTATUS(status)
+    if code == 3:
+        return None
+    if code == 4:
+        return b"".join(chunks).decode("utf-8", "surrogateescape")
+    return "ok" if code == 0 else f"opening it ended the process with status {code}"
+
+
+def _signal_name(number):
+    import signal
+
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+HWCAPS = "glibc-hwcaps"
+_LEVELS = []  # type: list[list[str]]
+
+
+def levels():
+    """The glibc-hwcaps subfolder names this process's ld.so searches, best first, as its --help lists them
+    ("supported, searched"); asked once, and only where a folder searched has such a subfolder."""
+    if _LEVELS:
+        return _LEVELS[0]
+    import subprocess
+
+    found = []
+    loader = next((p for p in mapped() if os.path.basename(p).startswith("ld-") and ".so" in os.path.basename(p)),
+                  None)
+    if loader:
+        try:
+            text = subprocess.run([loader, "--help"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                  stderr=subprocess.DEVNULL, timeout=5, check=False).stdout.decode("utf-8", "replace")
+        except (OSError, subprocess.SubprocessError):
+            text = ""
+        lines = text.splitlines()
+        for index, line in enumerate(lines):
+            if line.startswith("Subdirectories of glibc-hwcaps directories"):
+                for entry in lines[index + 1:]:
+                    if not entry.startswith("  "):
+                        break
+                    level, _, marks = entry.strip().partition(" ")
+                    if "searched" in marks and level and "/" not in level and level not in (".", ".."):
+                        found.append(level)
+                break
+    _LEVELS.append(found)
+    return found
+
+
+def with_levels(folders):
+    """FOLDERS as ld.so searches them: before each, its glibc-hwcaps subfolders that ld.so searches here (ld.so(8),
+    glibc 2.33 and later), best first. dlinfo's search list names only the folders themselves."""
+    if not any(os.path.isdir(os.path.join(folder or ".", HWCAPS)) for folder in folders):
+        return list(folders)
+    out = []
+    for folder in folders:
+        if os.path.isdir(os.path.join(folder or ".", HWCAPS)):
+            out += [os.path.join(folder, HWCAPS, level) for level in levels()
+                    if os.path.isdir(os.path.join(folder, HWCAPS, level))]
+        out.append(folder)
+    return out
+
+
+def near_misses(name, folders, limit=3):
+    """Files in FOLDERS that a person takes for NAME and the loader never does, in words: a link of that name that
+    ends nowhere, a name with blanks around it, another case, or more of a version after it (libcudnn_graph.so.9.0:
+    cuDNN asks for .so.9 and its own release's full name only)."""
+    found = []
+    for folder in folders:
+        candidate = os.path.join(folder, name)
+        if os.path.islink(candidate) and not os.path.exists(candidate):
+            try:
+                target = os.readlink(candidate)
+            except OSError:
+                target = "?"
+            found.append(f"{candidate} is a link that ends nowhere (-> {target})")
+        try:
+            entries = sorted(os.listdir(folder or "."))[:4096]
+        except OSError:
+            continue
+        for entry in entries:
+            if entry == name:
+                continue
+            if entry.strip() == name:
+                found.append(f"{os.path.join(folder, entry)!r} has blanks in its name")
+            elif entry.lower() == name.lower():
+                found.append(f"{os.path.join(folder, entry)} differs in case")
+            elif entry.startswith(name + ".") or entry.startswith(name + "-"):
+                found.append(f"{os.path.join(folder, entry)} has another name, which the loader is not asked for")
+    return "; ".join(found[:limit])
 
 
 class _DlInfo(ctypes.Structure):
@@ -361,7 +496,9 @@ def later_child(graph, version, names):
                 elif "no such file" not in said.lower():
                     errors.append(said)
         if errors == []:
-            errors = [f"{name}: cannot open shared object file: No such file or directory"]
+            near = near_misses(name, with_levels([f for f in os.environ.get("LD_LIBRARY_PATH", "").split(":") if f]))
+            errors = [f"{name}: cannot open shared object file: No such file or directory" + (f" ({near})" if near
+                                                                                            else "")]
         say("later", "{}\t{}".format(name, "ok" if errors is None else "; ".join(errors)))
         maps = say_new(maps)
     say("later-done")
@@ -369,10 +506,10 @@ def later_child(graph, version, names):
 
 
 def _first_file(name):
-    """The file NAME names in the first folder of this process's LD_LIBRARY_PATH that holds one (the grandchild's
-    is the search list cuDNN's graph library has), else NAME."""
-    for folder in os.environ.get("LD_LIBRARY_PATH", "").split(":"):
-        if folder and os.path.lexists(os.path.join(folder, name)):
+    """The file NAME names in the first folder of this process's LD_LIBRARY_PATH (with the glibc-hwcaps subfolders
+    ld.so searches first) that holds one (the grandchild's is the search list cuDNN's graph library has), else NAME."""
+    for folder in with_levels([f for f in os.environ.get("LD_LIBRARY_PATH", "").split(":") if f]):
+        if os.path.lexists(os.path.join(folder, name)):
             return os.path.join(folder, name)
     return name
 

@@ -24,6 +24,7 @@ MAX_DYNAMIC_ENTRIES = 65536
 MAX_STRING = 4096  # a soname or a RUNPATH; longer is not a library the loader would use
 DT_NULL, DT_NEEDED, DT_STRTAB, DT_SONAME, DT_RPATH, DT_RUNPATH = 0, 1, 5, 14, 15, 29
 DT_VERNEED, DT_VERNEEDNUM = 0x6FFFFFFE, 0x6FFFFFFF
+DT_VERDEF, DT_VERDEFNUM = 0x6FFFFFFC, 0x6FFFFFFD
 MAX_VERSION_NEEDS = 4096  # (library, version) pairs: a real library needs tens
 
 
@@ -46,6 +47,7 @@ class ElfInfo:
     rpath: tuple[str, ...] = ()
     extra: dict[str, str] = field(default_factory=dict)
     version_needs: tuple[tuple[str, str], ...] = ()  # (library, symbol version) of DT_VERNEED: ("libc.so.6", "GLIBC_2.34")
+    version_defs: tuple[str, ...] = ()  # the symbol versions it defines (DT_VERDEF): libstdc++'s GLIBCXX_3.4.30, ...
 
 
 def uname() -> tuple[str, str, str]:
@@ -208,7 +210,21 @@ def _parse(data: mmap.mmap) -> ElfInfo:
             at = at + vn_next if vn_next else None
     except struct.error:  # cut short or crafted: what was read stands
         pass
+    defs: list[str] = []
+    verdef = _vaddr_to_offset(next((v for t, v in entries if t == DT_VERDEF), None) or 0, loads) \
+        if any(t == DT_VERDEF for t, _ in entries) else None
+    try:  # Elf_Verdef (vd_version, vd_flags, vd_ndx, vd_cnt, vd_hash, vd_aux, vd_next); its first Elf_Verdaux names it
+        at = verdef
+        while at is not None and len(defs) < min(next((v for t, v in entries if t == DT_VERDEFNUM), 0),
+                                                 MAX_VERSION_NEEDS):
+            _version, flags, _index, _cnt, _hash, vd_aux, vd_next = struct.unpack_from(endian + "HHHHIII", data, at)
+            name = struct.unpack_from(endian + "I", data, at + vd_aux)[0]
+            defs.append(string(name))
+            at = at + vd_next if vd_next else None
+    except struct.error:  # cut short or crafted: what was read stands
+        pass
     return ElfInfo(
+        version_defs=tuple(defs),
         arch=arch,
         bits=bits,
         soname=soname,
@@ -245,7 +261,9 @@ def _exported_u32(data: mmap.mmap, wanted: set[str]) -> dict[str, int]:
     endian = header.endian
     shoff, = struct.unpack_from(endian + "Q", data, 40)
     shentsize, shnum = struct.unpack_from(endian + "HH", data, 58)
-    if shoff == 0 or shnum == 0 or shoff + shentsize * shnum > len(data):
+    if shoff == 0 or shnum == 0:  # no section headers at all (stripped of them): the loader needs none; none read
+        return {}
+    if shoff + shentsize * shnum > len(data):
         raise ElfError("truncated (section headers past the end of the file)")
     sections = [struct.unpack_from(endian + "IIQQQQIIQQ", data, shoff + i * shentsize) for i in range(shnum)]
     found: dict[str, int] = {}
@@ -360,7 +378,9 @@ def _strings_held(data: mmap.mmap, names: tuple[str, ...]) -> set[str]:
     endian = header.endian
     shoff, = struct.unpack_from(endian + "Q", data, 40)
     shentsize, shnum = struct.unpack_from(endian + "HH", data, 58)
-    if shoff == 0 or shnum == 0 or shoff + shentsize * shnum > len(data):
+    if shoff == 0 or shnum == 0:  # stripped of them: the loader needs none, but its read-only data is not found so
+        raise ElfError("no section headers (stripped of them): its read-only data cannot be found")
+    if shoff + shentsize * shnum > len(data):
         raise ElfError("truncated (section headers past the end of the file)")
     shstrndx, = struct.unpack_from(endian + "H", data, 62)
     headers = [struct.unpack_from(endian + "IIQQQQ", data, shoff + index * shentsize) for index in range(shnum)]

@@ -397,6 +397,9 @@ class ProcessView:
     python_shadows: tuple[tuple[str, ...], ...] = ()
     # CUDA libraries on LD_LIBRARY_PATH the loader cannot use as their name says: (file, what is wrong)
     broken_cuda: tuple[tuple[str, ...], ...] = ()
+    # C++ runtimes LD_PRELOAD or LD_LIBRARY_PATH gives before the system's that the loader refuses for a framework's
+    # own library: (runtime, via, entry, framework, library, versions missing, the loader's words)
+    cxx_runtime: tuple[tuple[str, ...], ...] = ()
     # the frameworks' Pythons that did not start with this environment: (python, its words, the variable without
     # which it started or "" where none alone did, that variable's value, the Python variables set)
     python_refused: tuple[tuple[str, ...], ...] = ()

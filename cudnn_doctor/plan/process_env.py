@@ -78,6 +78,10 @@ def treat(work: Any) -> None:
             _drop_preload(work, [finding], loaded.entry or "", report, f"{finding.subject} is preloaded into every "
                           "program, in place of each framework's own cuDNN")
     for finding in work.with_code("CD409"):
+        if finding.values.get("runtime_entry"):  # a C++ runtime the loader refuses for the framework's library
+            _named_by_the_loader(work, finding, report, str(finding.values["runtime_via"]),
+                                 str(finding.values["runtime_entry"]), str(finding.values.get("runtime") or ""))
+            continue
         entry = str(finding.values.get("entry") or "")
         if entry and entry in (shadow[0] for shadow in view.python_shadows if shadow[3:4] == ("PYTHONPATH",)):
             work.take([finding], Action(ENV, (), f"{entry} out of PYTHONPATH: the framework then imports what it was "
@@ -110,6 +114,8 @@ def treat(work: Any) -> None:
                                                  "kept beside it then needs that folder on PYTHONPATH; or rename the "
                                                  "module)", SAFE_PATH_SOURCE,
                                         env=(EnvChange("PYTHONSAFEPATH", "set", "1"),)))
+        elif (named := loader_named(str(finding.values.get("error") or ""), report)) is not None:
+            _named_by_the_loader(work, finding, report, *named)  # its loading code failed on a file the loader refused
     for finding in work.with_code("CD203"):
         hook_folders = [f for f in str(finding.values.get("hook_folders") or "").split(os.pathsep) if f]
         if hook_folders:  # a start-up hook on PYTHONPATH loaded it
@@ -120,7 +126,9 @@ def treat(work: Any) -> None:
                                         "(https://docs.python.org/3/library/site.html)",
                                         env=tuple(EnvChange("PYTHONPATH", "remove", f) for f in hook_folders)))
             continue
-        folder = os.path.dirname(str(finding.subject))
+        from cudnn_doctor.probes.hwcaps import entry_of
+
+        folder = entry_of(os.path.dirname(str(finding.subject)))  # a file in its glibc-hwcaps subfolder: the entry
         if any(broken[0] == finding.subject for broken in view.broken_cuda) and folder in report.ld_library_path:
             work.take([finding], Action(ENV, (), f"{folder} out of LD_LIBRARY_PATH: its {os.path.basename(str(finding.subject))} "
                                                  "is not a library the loader can use", LOADER_SOURCE,
@@ -134,6 +142,10 @@ def treat(work: Any) -> None:
     for finding in work.with_code("CD307"):
         if finding.values.get("sublibrary_file"):
             _loaded_copy(work, finding, report)
+    for finding in work.with_code("CD307"):  # the loader's words name the file it refused: LD_LIBRARY_PATH or
+        named = loader_named(str(finding.values.get("error") or ""), report)  # LD_PRELOAD gave it (a library cuDNN
+        if named is not None:  # needs, such as an older libz or libstdc++, in a folder first on the path)
+            _named_by_the_loader(work, finding, report, *named)
     for finding in work.with_code("CD411", "CD412", "CD413", "CD414", "CD416", "CD417", "CD418"):
         _setting(work, finding)
     for finding in work.with_code("CD116"):
@@ -204,6 +216,40 @@ def _nvml_library(work: Any, finding: Finding, report: Report) -> None:
                                     env=(EnvChange("LD_LIBRARY_PATH", "remove", view.nvml_entry),)))
 
 
+def loader_named(words: str, report: Report) -> tuple[str, str, str] | None:
+    """(via, entry, file) where the loader's WORDS ("/x/libstdc++.so.6: version `GLIBCXX_3.4.11' not found (required
+    by /y/libcudnn.so.9)", "/x/libz.so.1: file too short") name a file it refused that an LD_PRELOAD entry or an
+    LD_LIBRARY_PATH folder (or its glibc-hwcaps subfolder) gave. The culprit is the last file named before the
+    loader's reason ("A: B: C: reason": A needed B, which needed C); the libraries that need it are not the cause.
+    None where that file came from elsewhere (the system's own) or no file is named."""
+    view = report.process
+    from cudnn_doctor.probes.hwcaps import entry_of
+
+    named = [part.strip() for part in words.split(": ") if part.strip().startswith("/") and " " not in part.strip()]
+    for path in named[-1:]:
+        real = os.path.realpath(path)
+        if view is not None:
+            preloaded = next((entry for entry in view.preload if os.path.realpath(entry) == real), None)
+            if preloaded:
+                return ("LD_PRELOAD", preloaded, path)
+        folder = os.path.realpath(entry_of(os.path.dirname(path)))
+        entry = next((e for e, r in zip(report.ld_library_path, report.ld_library_path_real, strict=False)
+                      if r == folder), None)
+        if entry is not None:
+            return ("LD_LIBRARY_PATH", entry, path)
+    return None
+
+
+def _named_by_the_loader(work: Any, finding: Finding, report: Report, via: str, entry: str, file: str) -> None:
+    """The LD_LIBRARY_PATH folder, or the LD_PRELOAD entry, that gave the file the loader refused, taken out."""
+    why = (f"{file}, which the loader refuses, comes from {via} ({entry}), before the system's and the framework's own "
+           "libraries; without it the loader takes those")
+    if via == "LD_PRELOAD":
+        _drop_preload(work, [finding], entry, report, why)
+    elif via == "LD_LIBRARY_PATH":
+        work.take([finding], Action(ENV, (), why, LOADER_SOURCE, env=(EnvChange("LD_LIBRARY_PATH", "remove", entry),)))
+
+
 def _drop_preload(work: Any, found: list[Finding], entry: str, report: Report, why: str) -> None:
     """LD_PRELOAD without ENTRY (as written there), or unset where nothing else is left."""
     view = report.process
@@ -259,7 +305,10 @@ def _loaded_copy(work: Any, finding: Finding, report: Report) -> None:
     if loaded is None:
         return
     file = str(finding.values.get("sublibrary_file") or "")
-    real = os.path.realpath(os.path.dirname(file)) if file else ""
+    from cudnn_doctor.probes.hwcaps import entry_of
+
+    # the LD_LIBRARY_PATH folder the loader searched: a file in its glibc-hwcaps/x86-64-v3 is found through it
+    real = os.path.realpath(entry_of(os.path.dirname(file))) if file else ""
     entry = next((e for e, r in zip(report.ld_library_path, report.ld_library_path_real, strict=False) if r == real),
                  None) if real else None
     if entry and entry != loaded.entry:  # the framework's own front library, this sub-library from a folder before

@@ -33,6 +33,7 @@ from cudnn_doctor.probes.context import SearchContext
 from cudnn_doctor.probes.file_words import names_in
 from cudnn_doctor.probes.library_jobs import Job, changed_process
 from cudnn_doctor.probes.loader import resolve_like_loader
+from cudnn_doctor.probes.loader_runtime import runtime_refusals
 from cudnn_doctor.probes.settings import read_settings
 from cudnn_doctor.probes.xla_flags import flags_file
 from cudnn_doctor.versions import ascii_digits, decode_cuda, release_in_file_name, version_tuple
@@ -493,6 +494,7 @@ def read_process_view(ctx: SearchContext, answer: LibraryProbe | None, gpus: lis
         preloaded_cuda=preloaded_cuda_libraries(ctx.env, frameworks),
         python_shadows=python_shadows(ctx.env, frameworks, ctx.cwd),
         broken_cuda=broken_cuda_on_path(ctx, cache, frameworks),
+        cxx_runtime=runtime_refusals(ctx, frameworks),
     )
 
 

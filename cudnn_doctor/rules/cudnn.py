@@ -166,11 +166,13 @@ def _build_for(report: Report, install: CudnnInstall, cuda_major: int | None) ->
 
 
 def _refused_below(report: Report, install: CudnnInstall) -> bool:
-    """Did a child loading INSTALL as a program does see the loader refuse one of its sub-libraries' files? (the
-    paths as the probes resolved them)"""
+    """Did a child loading INSTALL as a program does see one of its sub-libraries fail, the loader refusing its file,
+    finding none, or dying of it (a cut-short file in a folder first on LD_LIBRARY_PATH)? That sub-library's
+    finding names the file and the cause of the copy's crash. (The paths as the probes resolved them.)"""
     names = {install.library, install.real_library}
     return report.process is not None and any(
-        {copy.library, copy.real_library} & names and sub.seen and (sub.problem or "").startswith("not loadable: ")
+        {copy.library, copy.real_library} & names and sub.seen and (sub.problem or "").startswith(
+            ("not loadable: ", "missing", "broken", "truncated"))
         for copy in report.process.cudnn for sub in copy.sublibraries)
 
 
@@ -183,7 +185,7 @@ def load_failures(report: Report) -> list[Finding]:
             findings.append(finding("CD308", subject=install.library, library=install.library, arch=report.host.arch,
                                     error=install.file_error, version_hint=f"{install.major or 9}"))
         elif (install.crashed or install.timed_out) and _refused_below(report, install):
-            continue  # a sub-library the loader refused (CD307, in its words) is why: said there, with its fix
+            continue  # a sub-library the loader refused, found nowhere or died of is why: said there, with its fix
         elif install.crashed or install.timed_out:
             how = install.load_error or ("timed out" if install.timed_out else "crashed")
             findings.append(finding("CD309", subject=install.library, library=install.library, how=how))

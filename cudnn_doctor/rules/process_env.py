@@ -430,7 +430,7 @@ def _sublibrary_finding(loaded: LoadedCudnn, name: str, path: str | None, proble
                        mismatched=f"{name} (cuDNN {release}, {path})", **common)
     return finding("CD308", subject=loaded.library, library=path or name, arch="this machine",
                    error=f"{problem} ({users} loads it with {loaded.library})",
-                   version_hint=(loaded.version or "9").split(".")[0], **common)
+                   version_hint=(loaded.version or "9").split(".")[0], sublibrary_file=path or "", **common)
 
 
 # --- the frameworks' own settings -------------------------------------------------------------------------------
@@ -991,6 +991,26 @@ def broken_cuda(report: Report) -> list[Finding]:
     return out
 
 
+def cxx_runtime(report: Report) -> list[Finding]:
+    """A C++ runtime (libstdc++.so.6, libgcc_s.so.1) that LD_PRELOAD or an LD_LIBRARY_PATH folder gives before the
+    system's, which the loader refuses for a framework's own library (a needed GLIBCXX_, CXXABI_ or GCC_ version it
+    lacks, or no library of this machine): seen, `ld.so --list` of that library in a child with this environment
+    (probes/loader_runtime.py). The framework's import fails there."""
+    view = report.process
+    if view is None:
+        return []
+    out = []
+    for runtime, via, entry, framework, library, missing, said in view.cxx_runtime:
+        lacks = f", which lacks {missing}" if missing else ""
+        out.append(finding("CD409", subject=library, evidence="seen",
+                           proof=f"the loader (ld.so --list {library}, in a child with this environment): {said}",
+                           framework=_display(framework), library=library,
+                           error=f"{said} ({via} gives {runtime}{lacks}, before the system's C++ runtime; "
+                                 f"{_display(framework)}'s import fails there)",
+                           runtime=runtime, runtime_via=via, runtime_entry=entry))
+    return out
+
+
 def python_refused(report: Report) -> list[Finding]:
     """The frameworks' Python did not start with this environment (probes/python_start.py): seen. The variable without
     which it started is named; where none alone did, the Python variables that are set."""
@@ -1128,7 +1148,7 @@ def _cure_code(cure: Any) -> str:
 
 RULES = (driver_library, nvml_library, visibility, device_order, memory_held, limits, preloaded_cudnn, hook_preloaded_cudnn,
          loaded_sublibraries, observed_loads, settings, jax_ptxas, environment_cure, preloaded_cuda,
-         python_shadows, broken_cuda, python_refused)
+         python_shadows, broken_cuda, cxx_runtime, python_refused)
 
 # errors that stop every program in this environment (no framework named): a framework's failure under --deep is
 # their evidence
