@@ -15,9 +15,20 @@ import pytest
 
 from tests.conftest import Machine
 from tests.real_wheels import real_jax_cpu
-from tests.test_environment_settings import check, closed_loop, real_jax_site, settings_findings  # noqa: F401
+from tests.test_environment_settings import check, closed_loop, settings_findings
 from tests.test_frameworks import install_torch, python_env
 from tests.test_process_env import bash, doctor_line, finding, gpu_machine, jax_install, plan_lines
+
+
+@pytest.fixture
+def jax_site(machine: Machine, tmp_path: Path) -> Path:
+    """A machine with one GPU and a Python environment whose jax is the real one (0.4.38, CPU)."""
+    gpu_machine(machine, tmp_path, gpus=1)
+    site = python_env(machine, tmp_path)
+    jax_install(site)
+    (site / "jax").symlink_to(real_jax_cpu() / "jax")
+    (site / "jaxlib").symlink_to(real_jax_cpu() / "jaxlib")
+    return site
 
 
 def jax_says(env: dict[str, str], code: str) -> subprocess.CompletedProcess[str]:
@@ -33,7 +44,7 @@ def jax_says(env: dict[str, str], code: str) -> subprocess.CompletedProcess[str]
     (".01", "CD413", "warning"),  # 815 MiB: under 1 GiB, but not where it was seen to fail
     ("75%", "CD411", "error"),  # float() refuses it: JAX stays on the CPU
 ])
-def test_xla_client_mem_fraction_is_judged_as_the_older_name_is(machine: Machine, real_jax_site: Path, value: str,
+def test_xla_client_mem_fraction_is_judged_as_the_older_name_is(machine: Machine, jax_site: Path, value: str,
                                                                 code: str, severity: str) -> None:
     machine.env["XLA_CLIENT_MEM_FRACTION"] = value
     report = check(machine)
@@ -45,7 +56,7 @@ def test_xla_client_mem_fraction_is_judged_as_the_older_name_is(machine: Machine
 
 
 def test_both_names_of_jaxs_share_are_refused_together_as_the_installed_jaxlib_refuses_them(
-        machine: Machine, real_jax_site: Path) -> None:
+        machine: Machine, jax_site: Path) -> None:
     """jaxlib reads XLA_CLIENT_MEM_FRACTION and raises where the deprecated XLA_PYTHON_CLIENT_MEM_FRACTION is set
     beside it: the installed jaxlib's own file holds that refusal (asked), so it is an error with that file as its
     rule, and the plan takes the deprecated one away, as jaxlib's words ask."""
@@ -62,7 +73,7 @@ def test_both_names_of_jaxs_share_are_refused_together_as_the_installed_jaxlib_r
 
 
 def test_a_share_above_the_gpu_is_intended_with_unified_memory_and_said_without(machine: Machine,
-                                                                               real_jax_site: Path) -> None:
+                                                                               jax_site: Path) -> None:
     """XLA oversubscribes the GPU on purpose where TF_FORCE_UNIFIED_MEMORY is on (gpu_helpers.cc CreateBFCAllocator:
     total memory times the fraction, in unified memory): no finding then; without it, more than the GPU is said."""
     machine.env.update(XLA_CLIENT_MEM_FRACTION="2.0", TF_FORCE_UNIFIED_MEMORY="1")
@@ -93,7 +104,7 @@ def test_an_allocator_word_the_installed_jaxlib_holds_is_taken_and_one_it_lacks_
     assert finding(check(machine), "CD411")["subject"] == "XLA_PYTHON_CLIENT_ALLOCATOR"
 
 
-def test_the_real_jaxlib_0_4_38_refuses_vmm(machine: Machine, real_jax_site: Path) -> None:
+def test_the_real_jaxlib_0_4_38_refuses_vmm(machine: Machine, jax_site: Path) -> None:
     machine.env["XLA_PYTHON_CLIENT_ALLOCATOR"] = "vmm"
     refused = finding(check(machine), "CD411")
     assert refused["subject"] == "XLA_PYTHON_CLIENT_ALLOCATOR" and refused["severity"] == "error"
@@ -105,7 +116,7 @@ def test_the_real_jaxlib_0_4_38_refuses_vmm(machine: Machine, real_jax_site: Pat
 # --- JAX's transfer guard and debugging options -------------------------------------------------------------------
 
 def test_a_transfer_guard_that_refuses_implicit_transfers_is_a_warning_deep_proves(machine: Machine,
-                                                                                  real_jax_site: Path) -> None:
+                                                                                  jax_site: Path) -> None:
     """disallow is a value JAX takes, and with it nearly every program raises (a Python number in an operation is a
     host-to-device transfer it did not ask for): the real jax says so on the CPU; the finding is a warning until the
     GPU proof (benchmarks/settings_facts.py --only round9) is named in the data."""
@@ -130,13 +141,13 @@ def test_a_transfer_guard_that_refuses_implicit_transfers_is_a_warning_deep_prov
     ("JAX_DEBUG_INFS", "0"), ("JAX_ENABLE_CHECKS", "false"),
 ])
 def test_guard_and_debug_values_that_change_nothing_a_program_does_are_no_finding(
-        machine: Machine, real_jax_site: Path, variable: str, value: str) -> None:
+        machine: Machine, jax_site: Path, variable: str, value: str) -> None:
     machine.env[variable] = value
     assert not settings_findings(check(machine), variable)
 
 
 @pytest.mark.parametrize("variable", ["JAX_DEBUG_INFS", "JAX_ENABLE_CHECKS", "JAX_CHECK_TRACER_LEAKS"])
-def test_jax_debugging_options_are_said_as_slow(machine: Machine, real_jax_site: Path, variable: str) -> None:
+def test_jax_debugging_options_are_said_as_slow(machine: Machine, jax_site: Path, variable: str) -> None:
     machine.env[variable] = "True"
     slow = finding(check(machine), "CD412")
     assert slow["subject"] == variable and slow["severity"] == "warning" and "slower" in slow["detail"]
