@@ -519,8 +519,9 @@ def _fails(row: dict[str, Any], variable: str, value: str, failure: str, present
     made = finding("CD411", subject=variable, refs=(row["source"],), evidence="rule" if row.get("proof") else "read",
                    proof=row.get("proof"), variable=variable, value=value,
                    why=f"{name} takes this value, and with it {failure}", framework=name,
-                   consequence=("fails so" if present else "is not installed in the environments looked at; where it "
-                                "runs, it fails so") + ("" if row.get("proof") else DEEP_PROVES),
+                   consequence=("stops the program there" if present else "is not installed in the environments "
+                                "looked at; where it runs, it stops the program there")
+                   + ("" if row.get("proof") else DEEP_PROVES),
                    effect=row["effect"], fix_value=None)
     return made if row.get("proof") and present else replace(made, severity="warning")
 
@@ -564,12 +565,14 @@ def _refused(row: dict[str, Any], variable: str, value: str, why: str, present: 
                        fix_value=_corrected(row, value, report))
     if refuses:
         consequence = f"is not installed in the environments looked at; where it runs, it {consequence}"
+    proves = USED_PROVES if row["on_error"] == "raises when used" else DEEP_PROVES  # --deep never uses it
     return finding("CD414", subject=variable, refs=(row["source"],), variable=variable, value=_shown(value), why=why,
-                   framework=_display(row["framework"]), consequence=consequence + DEEP_PROVES, effect=row["effect"],
+                   framework=_display(row["framework"]), consequence=consequence + proves, effect=row["effect"],
                    fix_value=_corrected(row, value, report))
 
 
 DEEP_PROVES = "; `cudnn-doctor check --deep` runs the frameworks here with it, which proves what it does"
+USED_PROVES = "; read from the data, not tried here: a program of yours that uses it proves what it does"
 
 
 def _family_setting(report: Report, view: ProcessView, variable: str, value: str) -> list[Finding]:
