@@ -244,3 +244,30 @@ def test_local_rank_is_judged_against_the_gpus_cuda_visible_devices_leaves(machi
     machine.env["CUDA_VISIBLE_DEVICES"] = "1"
     warned = finding(check(machine), "CD414")
     assert warned["subject"] == "LOCAL_RANK" and "the 1 GPU a program started here sees" in warned["detail"]
+
+
+def test_a_transfer_guard_word_is_asked_of_the_installed_jaxs_definition(machine: Machine, jax_site: Path) -> None:
+    """The row's words are the data's; a word it lacks is asked of the installed jax's config.py (optional_enum_state's
+    enum_values): the real 0.4.38 refuses 'deny' at import, so it is an error with that file as its rule."""
+    machine.env["JAX_TRANSFER_GUARD"] = "deny"
+    report = check(machine)
+    refused = finding(report, "CD411")
+    assert refused["subject"] == "JAX_TRANSFER_GUARD" and refused["severity"] == "error"
+    assert report["process"]["setting_answers"]["JAX_TRANSFER_GUARD"]["values"][:3] == ["allow", "log", "disallow"]
+    said = jax_says({"JAX_TRANSFER_GUARD": "deny"}, "import jax")
+    assert said.returncode != 0 and "Invalid value" in said.stderr, said.stderr[-600:]
+    closed_loop(machine, "CD411", "JAX_TRANSFER_GUARD")
+
+
+def test_a_transfer_guard_word_a_newer_jax_defines_is_taken(machine: Machine, tmp_path: Path) -> None:
+    gpu_machine(machine, tmp_path, gpus=1)
+    site = python_env(machine, tmp_path)
+    jax_install(site)
+    (site / "jax" / "_src").mkdir(parents=True)
+    (site / "jax" / "_src" / "config.py").write_text(
+        "transfer_guard = optional_enum_state(\n    name='jax_transfer_guard',\n"
+        "    enum_values=['allow', 'log', 'disallow', 'log_explicit', 'disallow_explicit', 'warn_once'],\n"
+        "    default=None)\n")
+    machine.env["JAX_TRANSFER_GUARD"] = "warn_once"
+    report = check(machine)
+    assert not settings_findings(report, "JAX_TRANSFER_GUARD"), report["findings"]

@@ -35,8 +35,11 @@ def read_settings(env: dict[str, str], frameworks: list[Framework]) -> dict[str,
     paths = {name: problem for name, value in settings.items() if known.get(name, {}).get("kind") == "path"
              and (problem := path_problem(value, known[name])) is not None}
     answers: dict[str, SettingAnswer] = {}
-    jax_names = [name for name in settings if name not in known and (family_of(name) or {}).get("reader") ==
-                 "jax_config"][:MAX_NAMES]
+    # a JAX_* of the family, and a row's enum whose value the data does not list (a newer jax's word): asked of the
+    # installed jax's own definition of the option
+    jax_names = [name for name in settings if (family_of(name) or {}).get("reader") == "jax_config" and (
+        name not in known or (known[name]["kind"] == "enum" and settings[name] not in known[name].get("values", [])))
+    ][:MAX_NAMES]
     if jax_names:
         answers.update(jax_options(jax_names, frameworks))
     held = [name for name in settings if name not in known and NAME.fullmatch(name) and
