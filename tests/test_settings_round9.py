@@ -271,3 +271,22 @@ def test_a_transfer_guard_word_a_newer_jax_defines_is_taken(machine: Machine, tm
     machine.env["JAX_TRANSFER_GUARD"] = "warn_once"
     report = check(machine)
     assert not settings_findings(report, "JAX_TRANSFER_GUARD"), report["findings"]
+
+
+def test_inductor_and_triton_names_are_asked_of_their_installed_files(machine: Machine, tmp_path: Path) -> None:
+    """TORCHINDUCTOR_* and TRITON_* are read by name in Inductor's and Triton's Python files: a name none of them holds
+    is read by nobody (CD418, a warning); one they hold, no finding; Triton Inference Server's own, not theirs."""
+    site = torch_machine(machine, tmp_path)
+    (site / "torch" / "_inductor").mkdir()
+    (site / "torch" / "_inductor" / "config.py").write_text(
+        'max_autotune = os.environ.get("TORCHINDUCTOR_MAX_AUTOTUNE") == "1"\n')
+    (site / "triton").mkdir()
+    (site / "triton" / "knobs.py").write_text('    debug: env_bool = env_bool("TRITON_DEBUG")\n')
+    machine.env.update(TORCHINDUCTOR_MAX_AUTOTUNE="1", TORCHINDUCTOR_MAX_AUTOTUNING="1", TRITON_DEBUG="1",
+                       TRITON_DEBUGG="1", TRITON_SERVER_URL="localhost:8000")
+    report = check(machine)
+    unread = sorted(f["subject"] for f in report["findings"] if f["code"] == "CD418")
+    assert unread == ["TORCHINDUCTOR_MAX_AUTOTUNING", "TRITON_DEBUGG"], report["findings"]
+    assert all(f["severity"] == "warning" for f in report["findings"] if f["code"] == "CD418")
+    assert "TRITON_SERVER_URL" not in report["process"]["settings"]
+    closed_loop(machine, "CD418", "TRITON_DEBUGG")
