@@ -1240,7 +1240,8 @@ def _settings_tried(report: Report, findings: list[Finding]) -> list[Finding]:
     said = f"under --deep {', '.join(ran)} ran {'its' if len(ran) == 1 else 'their'} first GPU steps in a child " \
            "with it set"
     return [replace(f, proof=(f.proof + "; " if f.proof else "") + said)
-            if f.code in SETTING_WARNINGS and f.subject in view.settings else f for f in findings]
+            if (f.code in SETTING_WARNINGS or (f.code == "CD411" and f.severity == "warning")) and
+            f.subject in view.settings else f for f in findings]
 
 
 def _ran_outweighs(report: Report, findings: list[Finding]) -> list[Finding]:
