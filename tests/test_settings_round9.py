@@ -290,3 +290,26 @@ def test_inductor_and_triton_names_are_asked_of_their_installed_files(machine: M
     assert all(f["severity"] == "warning" for f in report["findings"] if f["code"] == "CD418")
     assert "TRITON_SERVER_URL" not in report["process"]["settings"]
     closed_loop(machine, "CD418", "TRITON_DEBUGG")
+
+
+@pytest.mark.parametrize(("variable", "target", "problem"), [
+    ("TRITON_PTXAS_PATH", "missing/ptxas", "does not exist"),
+    ("TRITON_LIBCUDA_PATH", "missing", "does not exist"),
+    ("TRITON_HOME", "file/home", "is not a folder"),
+    ("TMPDIR", "file/tmp", "is not a folder"),
+])
+def test_tritons_paths_and_the_temporary_folder_inductor_caches_in(machine: Machine, tmp_path: Path, variable: str,
+                                                                   target: str, problem: str) -> None:
+    torch_machine(machine, tmp_path)
+    (tmp_path / "file").write_text("a file\n")
+    machine.env[variable] = str(tmp_path / target)
+    made = finding(check(machine), "CD417")
+    assert made["subject"] == variable and made["severity"] == "warning" and problem in made["detail"], made
+    assert "Triton" in made["detail"] or "Inductor" in made["detail"]
+    closed_loop(machine, "CD417", variable)
+
+
+def test_a_usable_temporary_folder_is_no_finding(machine: Machine, tmp_path: Path) -> None:
+    torch_machine(machine, tmp_path)
+    machine.env["TMPDIR"] = str(tmp_path)
+    assert not settings_findings(check(machine), "TMPDIR")
