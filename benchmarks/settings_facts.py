@@ -358,7 +358,12 @@ def round9_cases(scratch: Path) -> dict[str, tuple[dict[str, str], tuple[str, ..
                                  "MASTER_PORT": "29500"}, ("CD414",), ("torchrun_like",)),
         "local-rank-past-the-gpus": ({"LOCAL_RANK": "7", "CUDA_VISIBLE_DEVICES": "0"}, ("CD414",), ("torchrun_like",)),
     })
+    cases["triton-libcuda-missing"] = ({"TRITON_LIBCUDA_PATH": str(scratch / "no-libcuda")}, ("CD417",),
+                                       ("torch_compile",))
+    (scratch / "no-libcuda").mkdir(exist_ok=True)
+    cases["triton-ptxas-missing"] = ({"TRITON_PTXAS_PATH": str(scratch / "no-ptxas")}, ("CD417",), ("torch_compile",))
     if noexec:
+        cases["tmpdir-on-noexec"] = ({"TMPDIR": noexec}, ("CD417",), ("torch_compile",))
         cases["inductor-on-noexec"] = ({"TORCHINDUCTOR_CACHE_DIR": os.path.join(noexec, "cudnn-doctor-inductor"),
                                         "TRITON_CACHE_DIR": os.path.join(noexec, "cudnn-doctor-triton")}, ("CD417",),
                                        ("torch_compile",))
