@@ -295,6 +295,7 @@ def test_inductor_and_triton_names_are_asked_of_their_installed_files(machine: M
 @pytest.mark.parametrize(("variable", "target", "problem"), [
     ("TRITON_PTXAS_PATH", "missing/ptxas", "does not exist"),
     ("TRITON_LIBCUDA_PATH", "missing", "does not exist"),
+    ("TRITON_LIBCUDA_PATH", "empty", "holds no libcuda.so"),  # Triton links its launcher against it there alone
     ("TRITON_HOME", "file/home", "is not a folder"),
     ("TMPDIR", "file/tmp", "is not a folder"),
 ])
@@ -302,6 +303,7 @@ def test_tritons_paths_and_the_temporary_folder_inductor_caches_in(machine: Mach
                                                                    target: str, problem: str) -> None:
     torch_machine(machine, tmp_path)
     (tmp_path / "file").write_text("a file\n")
+    (tmp_path / "empty").mkdir()
     machine.env[variable] = str(tmp_path / target)
     made = finding(check(machine), "CD417")
     assert made["subject"] == variable and made["severity"] == "warning" and problem in made["detail"], made
@@ -313,3 +315,12 @@ def test_a_usable_temporary_folder_is_no_finding(machine: Machine, tmp_path: Pat
     torch_machine(machine, tmp_path)
     machine.env["TMPDIR"] = str(tmp_path)
     assert not settings_findings(check(machine), "TMPDIR")
+
+
+def test_a_libcuda_folder_for_triton_that_holds_it_is_no_finding(machine: Machine, tmp_path: Path) -> None:
+    torch_machine(machine, tmp_path)
+    (tmp_path / "libcuda").mkdir()
+    (tmp_path / "libcuda" / "libcuda.so").symlink_to("libcuda.so.1")  # as a driver's folder holds it
+    (tmp_path / "libcuda" / "libcuda.so.1").write_bytes(b"")
+    machine.env["TRITON_LIBCUDA_PATH"] = str(tmp_path / "libcuda")
+    assert not settings_findings(check(machine), "TRITON_LIBCUDA_PATH")

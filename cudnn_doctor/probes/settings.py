@@ -95,6 +95,8 @@ def path_problem(value: str, row: dict[str, Any]) -> str | None:
             return f"this user cannot read {value}"
         return content_problem(path, row["content"]) if row.get("content") else None
     problem = _folder_problem(path, writable=must == "writable folder", named=value)
+    if problem is None and row.get("must_hold") and not os.path.exists(os.path.join(path, row["must_hold"])):
+        return f"{value} holds no {row['must_hold']}"
     return problem if problem or not row.get("runs_from") else _noexec(path)
 
 
