@@ -309,6 +309,113 @@ def round8() -> dict[str, object]:
         return {label: future.result() for label, future in futures.items()}
 
 
+JAX_READBACK = ("import jax, jax.numpy as j, numpy; x=j.ones((2,8,16,16)); "
+                "y=jax.lax.conv_general_dilated(x, j.ones((8,8,3,3)), (1,1), 'SAME'); "
+                "print('jax readback ok', float(y.sum()), numpy.asarray(y).shape, jax.devices())")
+TORCH_COMPILE = ("import torch; f=torch.compile(lambda x: torch.sin(x) * 2 + 1); "
+                 "print('compiled ok', f(torch.randn(64, device='cuda')).sum().item())")
+TORCHRUN_LIKE = ("import os, torch; torch.cuda.set_device(int(os.environ.get('LOCAL_RANK', '0'))); "
+                 "print('rank device ok', torch.zeros(1, device='cuda').device)")
+EXTRA = {"jax_readback": JAX_READBACK, "torch_compile": TORCH_COMPILE, "torchrun_like": TORCHRUN_LIKE}
+
+
+def round9_cases(scratch: Path) -> dict[str, tuple[dict[str, str], tuple[str, ...], tuple[str, ...]]]:
+    """label -> (the environment's changes, the codes that name the cause, the extra programs that judge it beside
+    torch's and JAX's first GPU work: a JAX program that reads its result back, torch.compile, a torchrun worker's
+    torch.cuda.set_device(LOCAL_RANK))."""
+    import shutil
+
+    scratch.mkdir(parents=True, exist_ok=True)
+    (scratch / "a-file").write_text("a file\n")
+    noexec = ""
+    if shutil.which("findmnt"):
+        found = subprocess.run(["findmnt", "-rn", "-O", "noexec", "-o", "TARGET"], capture_output=True, text=True)
+        noexec = next((line for line in found.stdout.split() if os.access(line, os.W_OK)), "")
+    cases: dict[str, tuple[dict[str, str], tuple[str, ...], tuple[str, ...]]] = {}
+    for share in ("0.001", "0.002", "0.005", "0.01", "0.02", "0.05"):  # where JAX's first convolution starts working
+        cases[f"xla-client-share-{share}"] = ({"XLA_CLIENT_MEM_FRACTION": share}, ("CD413",), ("jax_readback",))
+    cases.update({
+        "xla-client-percent": ({"XLA_CLIENT_MEM_FRACTION": "75%"}, ("CD411",), ()),
+        "xla-both-names": ({"XLA_CLIENT_MEM_FRACTION": ".5", "XLA_PYTHON_CLIENT_MEM_FRACTION": ".5"}, ("CD411",), ()),
+        "share-2-unified": ({"XLA_CLIENT_MEM_FRACTION": "2.0", "TF_FORCE_UNIFIED_MEMORY": "1"}, ("CD412", "CD413"),
+                            ("jax_readback",)),
+        "share-2-alone": ({"XLA_CLIENT_MEM_FRACTION": "2.0"}, ("CD412", "CD413"), ("jax_readback",)),
+        "old-share-2-unified": ({"XLA_PYTHON_CLIENT_MEM_FRACTION": "2.0", "TF_FORCE_UNIFIED_MEMORY": "1"},
+                                ("CD412", "CD413"), ("jax_readback",)),
+        "allocator-vmm": ({"XLA_PYTHON_CLIENT_ALLOCATOR": "vmm"}, ("CD411",), ()),
+        "transfer-guard-disallow": ({"JAX_TRANSFER_GUARD": "disallow"}, ("CD411",), ("jax_readback",)),
+        "transfer-guard-h2d": ({"JAX_TRANSFER_GUARD_HOST_TO_DEVICE": "disallow"}, ("CD411",), ("jax_readback",)),
+        "transfer-guard-d2h": ({"JAX_TRANSFER_GUARD_DEVICE_TO_HOST": "disallow"}, ("CD411",), ("jax_readback",)),
+        "transfer-guard-log": ({"JAX_TRANSFER_GUARD": "log"}, ("CD411",), ("jax_readback",)),
+        "debug-infs": ({"JAX_DEBUG_INFS": "1"}, ("CD412",), ("jax_readback",)),
+        "enable-checks": ({"JAX_ENABLE_CHECKS": "1"}, ("CD412",), ("jax_readback",)),
+        "inductor-under-a-file": ({"TORCHINDUCTOR_CACHE_DIR": str(scratch / "a-file" / "inductor")}, ("CD417",),
+                                  ("torch_compile",)),
+        "triton-under-a-file": ({"TRITON_CACHE_DIR": str(scratch / "a-file" / "triton")}, ("CD417",),
+                                ("torch_compile",)),
+        "rtld-global-1": ({"TORCH_USE_RTLD_GLOBAL": "1"}, (), ()),
+        "launcher-consistent": ({"RANK": "0", "WORLD_SIZE": "1", "LOCAL_RANK": "0", "MASTER_ADDR": "127.0.0.1",
+                                 "MASTER_PORT": "29500"}, ("CD414",), ("torchrun_like",)),
+        "local-rank-past-the-gpus": ({"LOCAL_RANK": "7", "CUDA_VISIBLE_DEVICES": "0"}, ("CD414",), ("torchrun_like",)),
+    })
+    cases["triton-libcuda-missing"] = ({"TRITON_LIBCUDA_PATH": str(scratch / "no-libcuda")}, ("CD417",),
+                                       ("torch_compile",))
+    (scratch / "no-libcuda").mkdir(exist_ok=True)
+    cases["triton-ptxas-missing"] = ({"TRITON_PTXAS_PATH": str(scratch / "no-ptxas")}, ("CD417",), ("torch_compile",))
+    if noexec:
+        cases["tmpdir-on-noexec"] = ({"TMPDIR": noexec}, ("CD417",), ("torch_compile",))
+        cases["inductor-on-noexec"] = ({"TORCHINDUCTOR_CACHE_DIR": os.path.join(noexec, "cudnn-doctor-inductor"),
+                                        "TRITON_CACHE_DIR": os.path.join(noexec, "cudnn-doctor-triton")}, ("CD417",),
+                                       ("torch_compile",))
+    return cases
+
+
+DEEP_CASES = ("transfer-guard-disallow", "xla-both-names", "xla-client-share-0.01")
+
+
+def round9() -> dict[str, object]:
+    """Each case alone: torch's and JAX's first GPU work, the case's extra programs, and plain check's findings side
+    by side (and check --deep's for DEEP_CASES): "false_error" where every program ran and check said an error,
+    "missed" where one failed and check named none of the case's codes."""
+    import tempfile
+    from concurrent.futures import ThreadPoolExecutor
+
+    scratch = Path(tempfile.mkdtemp(prefix="cudnn-doctor-round9-"))
+
+    def said(extra: dict[str, str], *args: str) -> list[tuple[str, str, str | None, str | None]]:
+        done = subprocess.run([sys.executable, "-m", "cudnn_doctor", "check", "--json", *args], capture_output=True,
+                              text=True, env=doctor_env(extra), timeout=300, cwd="/tmp")
+        try:
+            return [(f["code"], f["severity"], f.get("evidence"), f.get("subject"))
+                    for f in json.loads(done.stdout)["findings"]]
+        except (ValueError, KeyError):
+            return [("unreadable", done.stderr[-300:], None, None)]
+
+    def one(label: str, extra: dict[str, str], causes: tuple[str, ...], extras: tuple[str, ...]) -> dict[str, object]:
+        env = {**os.environ, **extra}
+        preallocating = any(name.endswith("MEM_FRACTION") or name == "TF_FORCE_UNIFIED_MEMORY" for name in extra)
+        jax_env = env if preallocating else {**env, "XLA_PYTHON_CLIENT_PREALLOCATE": "false"}
+        programs = {"torch": run([sys.executable, "-c", TORCH], env), "jax": run([sys.executable, "-c", JAX], jax_env)}
+        for name in extras:
+            programs[name] = run([sys.executable, "-c", EXTRA[name]], jax_env if name.startswith("jax") else env,
+                                 timeout=300)
+        plain = said(extra)
+        failed = [name for name, result in programs.items() if result.get("rc") != 0]
+        named = [s for s in plain if s[0] in causes and s[3] in extra]
+        out: dict[str, object] = {
+            "env": {k: repr(v) for k, v in extra.items()}, "programs": programs, "check": plain, "failed": failed,
+            "false_error": not failed and any(s[1] == "error" for s in plain),
+            "missed": bool(failed) and not named, "named_by_error": bool(failed) and any(s[1] == "error" for s in named)}
+        if label in DEEP_CASES:
+            out["deep"] = [s for s in said(extra, "--deep") if s[3] in extra or s[0] == "CD415"]
+        return out
+
+    cases = round9_cases(scratch)
+    with ThreadPoolExecutor(2) as pool:
+        futures = {label: pool.submit(one, label, *case) for label, case in cases.items()}
+        return {label: future.result() for label, future in futures.items()}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", required=True)
@@ -317,7 +424,7 @@ def main() -> int:
     only = set(args.only.split(",")) if args.only else None
     facts: dict[str, object] = {}
     for name, gather in (("alloc-keys", alloc_keys), ("names", names), ("values", values), ("check-time", check_time),
-                         ("round8", round8)):
+                         ("round8", round8), ("round9", round9)):
         if only is not None and name not in only:
             continue
         try:
@@ -326,7 +433,7 @@ def main() -> int:
             facts[name] = {"error": f"{type(error).__name__}: {error}"}
     Path(args.out).mkdir(parents=True, exist_ok=True)
     (Path(args.out) / "settings_facts.json").write_text(json.dumps(facts, indent=1, default=str))
-    for fact in ("values", "round8"):
+    for fact in ("values", "round8", "round9"):
         summary = facts.get(fact)
         if isinstance(summary, dict):
             print(fact, "false errors:", [v for v, r in summary.items() if isinstance(r, dict) and r.get("false_error")])

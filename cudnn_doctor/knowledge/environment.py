@@ -168,6 +168,42 @@ def slow(row: dict[str, Any], value: str) -> bool:
     return bool(value == when)
 
 
+def fails(row: dict[str, Any], value: str) -> bool:
+    """Does VALUE turn on what ROW's fails_when names (a value its reader takes, that makes a program's ordinary
+    steps raise: JAX_TRANSFER_GUARD=disallow and a result read back)?"""
+    when = row.get("fails_when")
+    if not when:
+        return False
+    word = value.strip().lower() if row.get("ignore_case") else value.strip()
+    return word in [str(w).lower() if row.get("ignore_case") else str(w) for w in when]
+
+
+def oversubscribed(row: dict[str, Any], settings: dict[str, str]) -> str | None:
+    """The variable that lets ROW's share exceed the whole GPU on purpose (row oversubscribed_by: XLA's unified
+    memory, TF_FORCE_UNIFIED_MEMORY), where SETTINGS turn it on; None otherwise."""
+    name = row.get("oversubscribed_by")
+    return str(name) if name and truth(settings.get(str(name), "")) else None
+
+
+def relation_problem(row: dict[str, Any], value: str, settings: dict[str, str], gpus: int | None) -> str | None:
+    """Why the whole number VALUE of ROW does not fit what it must stay below (row below: another variable that is
+    set, as a launcher's RANK below WORLD_SIZE; row below_gpus: the GPUs a program here sees, as LOCAL_RANK picks
+    one of them), in words; None where it fits or nothing says."""
+    try:
+        number = int(value.strip())
+    except ValueError:
+        return None
+    other = row.get("below")
+    if other and re.fullmatch(r"[+-]?[0-9]+", settings.get(str(other), "").strip()):
+        bound = int(settings[str(other)].strip())
+        if number >= bound:
+            return f"{number} is not below {other}={bound} (it counts from 0)"
+    if row.get("below_gpus") and gpus is not None and number >= gpus:
+        return (f"{number} is not below the {gpus} GPU{'s' if gpus != 1 else ''} a program started here sees "
+                f"(cuda:{number} does not exist)")
+    return None
+
+
 def allocator_items(value: str) -> list[str]:
     """The top-level key:value items of an allocator configuration (PYTORCH_CUDA_ALLOC_CONF), as c10's
     ConfigTokenizer splits them: at commas outside a [..] list, which holds commas of its own."""

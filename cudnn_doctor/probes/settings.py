@@ -35,8 +35,11 @@ def read_settings(env: dict[str, str], frameworks: list[Framework]) -> dict[str,
     paths = {name: problem for name, value in settings.items() if known.get(name, {}).get("kind") == "path"
              and (problem := path_problem(value, known[name])) is not None}
     answers: dict[str, SettingAnswer] = {}
-    jax_names = [name for name in settings if name not in known and (family_of(name) or {}).get("reader") ==
-                 "jax_config"][:MAX_NAMES]
+    # a JAX_* of the family, and a row's enum whose value the data does not list (a newer jax's word): asked of the
+    # installed jax's own definition of the option
+    jax_names = [name for name in settings if (family_of(name) or {}).get("reader") == "jax_config" and (
+        name not in known or (known[name]["kind"] == "enum" and settings[name] not in known[name].get("values", [])))
+    ][:MAX_NAMES]
     if jax_names:
         answers.update(jax_options(jax_names, frameworks))
     held = [name for name in settings if name not in known and NAME.fullmatch(name) and
@@ -53,6 +56,14 @@ def read_settings(env: dict[str, str], frameworks: list[Framework]) -> dict[str,
             answers[name] = logging_format(value)
         if row.get("kind") == "torch_logs":
             answer = torch_log_names(value, row, frameworks, env)
+            if answer is not None:
+                answers[name] = answer
+        if row.get("conflicts_with") in settings:
+            answer = refused_together(row, frameworks)
+            if answer is not None:
+                answers[name] = answer
+        if row.get("kind") == "enum" and row.get("values_from") and value not in row.get("values", []):
+            answer = value_named(name, value, row, frameworks)
             if answer is not None:
                 answers[name] = answer
     return {"settings": settings, "setting_paths": paths, "setting_answers": answers}
@@ -83,7 +94,27 @@ def path_problem(value: str, row: dict[str, Any]) -> str | None:
         if not os.access(path, os.R_OK):
             return f"this user cannot read {value}"
         return content_problem(path, row["content"]) if row.get("content") else None
-    return _folder_problem(path, writable=must == "writable folder", named=value)
+    problem = _folder_problem(path, writable=must == "writable folder", named=value)
+    if problem is None and row.get("must_hold") and not os.path.exists(os.path.join(path, row["must_hold"])):
+        return f"{value} holds no {row['must_hold']}"
+    return problem if problem or not row.get("runs_from") else _noexec(path)
+
+
+def _noexec(path: str) -> str | None:
+    """Where the folder PATH (or, not made yet, the nearest folder above it that exists) lies on a file system the
+    kernel mounted noexec (statvfs's ST_NOEXEC, asked of the kernel): the loader refuses to map a shared library
+    written there ('failed to map segment from shared object'). None otherwise."""
+    folder = os.path.abspath(path)
+    while not os.path.isdir(folder) and os.path.dirname(folder) != folder:
+        folder = os.path.dirname(folder)
+    try:
+        flags = os.statvfs(folder).f_flag
+    except OSError:
+        return None
+    if flags & getattr(os, "ST_NOEXEC", 8):
+        return (f"{folder} is on a file system mounted noexec: what its reader compiles there cannot be loaded back "
+                "(the loader refuses to map it: 'failed to map segment from shared object')")
+    return None
 
 
 MAX_CONTENT = 16 << 20
@@ -218,6 +249,49 @@ def _read(path: str, limit: int = 4 << 20) -> bytes | None:
             return handle.read(limit)
     except OSError:
         return None
+
+
+# --- what the reader's own files say of two variables together, or of a value the data does not list ----------------
+
+def _reader_files(row: dict[str, Any], patterns: list[str], frameworks: list[Framework]) -> list[str]:
+    """The files of ROW's framework, in its site-packages, that PATTERNS find and that name ROW's variable (the
+    reader's own code), the likeliest first; [] where the framework is not here."""
+    from cudnn_doctor.probes.file_words import names_in
+
+    sites = [str(f.details["site_packages"]) for f in frameworks if f.name == row["framework"] and
+             f.details.get("site_packages")]
+    files: dict[str, str] = {}  # one file once, by its real path; named as the site-packages holds it
+    for site in sites:
+        for pattern in patterns:
+            for path in sorted(glob.glob(os.path.join(glob.escape(site), pattern))):
+                if _plain_file(path):
+                    files.setdefault(os.path.realpath(path), path)
+    return [path for path in list(files.values())[:MAX_FILES] if names_in([path], [row["variable"]])]
+
+
+def refused_together(row: dict[str, Any], frameworks: list[Framework]) -> SettingAnswer | None:
+    """Where ROW's variable and its conflicts_with are both set: kind "conflict" where an installed file of the
+    reader that reads it holds the reader's own refusal (conflict_text), with the files; None where none does."""
+    files = _reader_files(row, list(row.get("conflict_files", ())), frameworks)
+    holding = [path for path in files if _text_in(path, str(row["conflict_text"]))]
+    return SettingAnswer("conflict", (str(row["conflicts_with"]),), tuple(holding[:4])) if holding else None
+
+
+def _text_in(path: str, text: str) -> bool:
+    """Does the file at PATH hold TEXT (its first 4 MiB: a reader's Python file is far smaller)?"""
+    data = _read(path)
+    return data is not None and text.encode() in data
+
+
+def value_named(name: str, value: str, row: dict[str, Any], frameworks: list[Framework]) -> SettingAnswer | None:
+    """A value of the enum ROW that the data does not list, asked of the installed reader's own files (values_from)
+    that read NAME: kind "enum" with VALUE where one holds it quoted (a newer release's word: taken), None where
+    none does or the reader is not here."""
+    if not re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", value):
+        return None
+    files = _reader_files(row, list(row["values_from"]), frameworks)
+    holding = [path for path in files if _text_in(path, f"'{value}'") or _text_in(path, f'"{value}"')]
+    return SettingAnswer("enum", (value,), tuple(holding[:4])) if holding else None
 
 
 # --- a library that keeps the names it reads as strings (NCCL) ------------------------------------------------------

@@ -454,6 +454,10 @@ def settings(report: Report) -> list[Finding]:
         if row["framework"] == "nccl" and row["grammar"] in environment.NCCL_OWN_GRAMMARS:
             continue  # rules/multi_gpu.py judges these of NCCL's
         present = row["framework"] in environment.CUDA_LIBRARY_READERS or _has(report, row["framework"])
+        together = view.setting_answers.get(variable)
+        if together is not None and together.kind == "conflict":  # the installed reader's own code refuses the pair
+            findings.append(_refused_together(row, variable, value, together, present))
+            continue
         for verdict in _judge_setting(row, given, report):
             kind, why = verdict
             if kind in ("invalid", "off") and row["framework"] == "nccl":
@@ -473,8 +477,12 @@ def settings(report: Report) -> list[Finding]:
                 findings.append(finding("CD417", subject=variable, refs=(row["source"],), variable=variable,
                                         value=value, problem=why, writer=row["writer"], effect=row["effect"]))
             elif kind == "starves":
-                findings.append(finding("CD413", subject=variable, refs=(row["source"],), variable=variable,
-                                        value=value, framework=_display(row["framework"]), **why))  # type: ignore[arg-type]
+                seen = why.pop("seen", True)  # type: ignore[union-attr]
+                made = finding("CD413", subject=variable, refs=(row["source"],), variable=variable,
+                               value=value, framework=_display(row["framework"]), **why)  # type: ignore[arg-type]
+                findings.append(made if seen else replace(made, severity="warning", evidence="read", detail=(
+                    f"{made.detail} It was seen to fail under {row['starved_seen_mib']:g} MiB, not yet at this share"
+                    f"{DEEP_PROVES}.")))
             elif kind == "breaks":
                 findings.append(finding("CD416", subject=variable, refs=(row["source"],), evidence="rule",
                                         proof=row.get("proof"), variable=variable, value=value, effect=row["effect"]))
@@ -499,7 +507,37 @@ def settings(report: Report) -> list[Finding]:
             elif kind == "off" and present:
                 findings.append(finding("CD412", subject=variable, refs=(row["source"],), variable=variable,
                                         value=value, effect=why))
+            elif kind == "fails":  # a value the reader takes, that makes a program's ordinary steps raise
+                findings.append(_fails(row, variable, value, why, present))
     return findings
+
+
+def _fails(row: dict[str, Any], variable: str, value: str, failure: str, present: bool) -> Finding:
+    """ROW's fails_when: CD411, an error with its rule where the data names where it was proven on the real
+    framework (proof), else a warning that says --deep proves it."""
+    name = _display(row["framework"])
+    made = finding("CD411", subject=variable, refs=(row["source"],), evidence="rule" if row.get("proof") else "read",
+                   proof=row.get("proof"), variable=variable, value=value,
+                   why=f"{name} takes this value, and with it {failure}", framework=name,
+                   consequence=("stops the program there" if present else "is not installed in the environments "
+                                "looked at; where it runs, it stops the program there")
+                   + ("" if row.get("proof") else DEEP_PROVES),
+                   effect=row["effect"], fix_value=None)
+    return made if row.get("proof") and present else replace(made, severity="warning")
+
+
+def _refused_together(row: dict[str, Any], variable: str, value: str, answer: Any, present: bool) -> Finding:
+    """ROW's variable set beside the one its reader refuses it with (conflicts_with), where the installed reader's own
+    file holds that refusal (the probe asked it): CD411, its rule that file."""
+    other, files = answer.values[0], ", ".join(_in_package(path) for path in answer.files)
+    return finding("CD411", subject=variable, refs=(row["source"],), evidence="rule",
+                   proof=f"{files}: the installed {_display(row['framework'])}'s own code refuses the two together "
+                         f"('{row['conflict_text']}')",
+                   variable=variable, value=value,
+                   why=f"{other} is set too, and the installed {_display(row['framework'])}'s {files} refuses the two "
+                       f"together ('... {row['conflict_text']} ...': ValueError)",
+                   framework=_display(row["framework"]), consequence=REFUSES.get(row["on_error"], "raises"),
+                   effect=row["effect"], fix_value=None)
 
 
 def _nccl_setting(row: dict[str, Any], variable: str, value: str, kind: str, why: str) -> Finding:
@@ -527,12 +565,14 @@ def _refused(row: dict[str, Any], variable: str, value: str, why: str, present: 
                        fix_value=_corrected(row, value, report))
     if refuses:
         consequence = f"is not installed in the environments looked at; where it runs, it {consequence}"
+    proves = USED_PROVES if row["on_error"] == "raises when used" else DEEP_PROVES  # --deep never uses it
     return finding("CD414", subject=variable, refs=(row["source"],), variable=variable, value=_shown(value), why=why,
-                   framework=_display(row["framework"]), consequence=consequence + DEEP_PROVES, effect=row["effect"],
+                   framework=_display(row["framework"]), consequence=consequence + proves, effect=row["effect"],
                    fix_value=_corrected(row, value, report))
 
 
 DEEP_PROVES = "; `cudnn-doctor check --deep` runs the frameworks here with it, which proves what it does"
+USED_PROVES = "; read from the data, not tried here: a program of yours that uses it proves what it does"
 
 
 def _family_setting(report: Report, view: ProcessView, variable: str, value: str) -> list[Finding]:
@@ -614,6 +654,15 @@ def _display(name: str) -> str:
             "ld.so": "programs that open libcudnn by name"}.get(name, name)
 
 
+def _gpus_seen(report: Report) -> int | None:
+    """How many GPUs a program started here sees: CUDA's or NVML's answer for CUDA_VISIBLE_DEVICES where it is set,
+    else the GPUs of the machine; None where nothing says."""
+    view = report.process
+    if view is not None and view.cuda_visible_devices is not None:
+        return len(view.visible) if view.visible is not None else None
+    return len(report.gpus) if report.gpus else None
+
+
 def _judge_setting(row: dict[str, Any], value: str, report: Report) -> list[tuple[str, Any]]:
     kind = row["kind"]
     if kind in ("devices", "string"):
@@ -635,8 +684,18 @@ def _judge_setting(row: dict[str, Any], value: str, report: Report) -> list[tupl
     if kind in ("bool", "enum", "list", "pattern") or (kind == "integer" and "hides_from" not in row) or \
             (kind == "float" and "maximum" in row):
         problem = environment.grammar_problem(row, value)
+        view = report.process
+        answer = view.setting_answers.get(row["variable"]) if view else None
+        if problem and answer is not None and answer.kind == "enum" and value in answer.values:
+            problem = None  # a word the installed reader's own files hold (a newer release's), taken as it takes it
         if problem:
             return [("invalid", problem)]
+        if kind == "integer" and view is not None:
+            related = environment.relation_problem(row, value, view.settings, _gpus_seen(report))
+            if related:
+                return [("invalid", related)]
+        if environment.fails(row, value):
+            return [("fails", row["failure"])]
         return [("off", row["effect"])] if environment.slow(row, value) else []
     if kind == "breaks":
         return [("breaks", row["effect"])] if value.strip() in row.get("breaks_when", []) else []
@@ -709,9 +768,13 @@ def _judge_setting(row: dict[str, Any], value: str, report: Report) -> list[tupl
         visible = [g for g in report.gpus if view and view.visible and any(v.nvml_index == g.index for v in view.visible)]
         smallest = min(visible or report.gpus, key=lambda g: g.memory_total_mib or 0, default=None)
         if smallest is not None and smallest.memory_total_mib and share * smallest.memory_total_mib < STARVED_MIB:
-            return [("starves", {"share_mib": int(share * smallest.memory_total_mib), "gpu": smallest.index, "total_mib": smallest.memory_total_mib,
+            share_mib = int(share * smallest.memory_total_mib)
+            return [("starves", {"share_mib": share_mib, "gpu": smallest.index, "total_mib": smallest.memory_total_mib,
+                                 "seen": share_mib < row.get("starved_seen_mib", STARVED_MIB),
                                  "effect": "too little for any model: its first convolution fails for lack of memory "
                                            "(RESOURCE_EXHAUSTED)"})]
+        if share > 1 and view is not None and environment.oversubscribed(row, view.settings):
+            return []  # unified memory asked for: XLA spills past the GPU's memory to the host's, on purpose
         if share > 1:
             return [("off", f"more than the whole GPU ({share:g} of its memory): {row['effect']}")]
         return []
@@ -1227,7 +1290,8 @@ def _settings_tried(report: Report, findings: list[Finding]) -> list[Finding]:
     said = f"under --deep {', '.join(ran)} ran {'its' if len(ran) == 1 else 'their'} first GPU steps in a child " \
            "with it set"
     return [replace(f, proof=(f.proof + "; " if f.proof else "") + said)
-            if f.code in SETTING_WARNINGS and f.subject in view.settings else f for f in findings]
+            if (f.code in SETTING_WARNINGS or (f.code == "CD411" and f.severity == "warning")) and
+            f.subject in view.settings else f for f in findings]
 
 
 def _ran_outweighs(report: Report, findings: list[Finding]) -> list[Finding]:
