@@ -80,6 +80,20 @@ def _cmake_notfound(index: int, lower: str) -> list[Event]:
     return []
 
 
+def toolkit_variables(index: int, lower: str) -> list[Event]:
+    """A program's words that it found no CUDA toolkit, on a line that names a variable for one (compat/errors.toml
+    [toolkit_variable]: "Failed to auto-detect CUDA root directory. Please specify `CUDA_PATH`")."""
+    row = load("errors").get("toolkit_variable")
+    if not row or "cuda" not in lower:
+        return []
+    variable = next((name for name in row["variables"] if name in lower), None)
+    failure = next((word for word in row["failures"] if word in lower), None) if variable else None
+    if failure is None or variable is None:
+        return []
+    return [Event("toolkit-variable", row["code"], f"{variable.upper() if '_' in variable else variable}: {failure}",
+                  row["meaning"], row["fix"], row["source"], (), index)]
+
+
 def events(index: int, line: str, lower: str) -> list[Event]:
     out: list[Event] = _cmake_notfound(index, lower)
     tool, missing = _missing_tool()

@@ -145,7 +145,7 @@ def _alone_messages() -> tuple[tuple[str, str, frozenset[int]], ...]:
 # what may follow such a text and still leave it the whole of the program's words: its number ("invalid device function
 # 8", "... (error-code 8)") or the place it was raised ("in /src/kernels.cu at line 273")
 _ALONE_AFTER = re.compile(r"\(?(?:error[- ]?code|error|code|err)?\s{0,2}[:=#]?\s{0,2}(\d{1,4})\)?\s*$"
-                          r"|in\s\S{0,200}?[/\\.]\S{0,200}(?:\sat line \d{1,6})?(?:\s{0,2}\((?:error[- ]?code|error|code)"
+                          r"|(?:in\s)?\S{0,200}?[/\\.]\S{0,200}(?:\sat line \d{1,6})?(?:\s{0,2}\((?:error[- ]?code|error|code)"
                           r"\s{0,2}[:=#]?\s{0,2}(\d{1,4})\))?\s*$")
 
 
