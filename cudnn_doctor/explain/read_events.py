@@ -186,7 +186,10 @@ _MODULE_NAMED = re.compile(
     r"|\bfailed for (?P<g>[a-z0-9_.+-]{2,60})\(\d{1,3}\)"
     r"|error processing package (?P<h>[a-z0-9_.+-]{2,80}?-dkms)\b"
     r"|(?P<i>[a-z0-9_.+-]{2,80}?-dkms) package post-installation"
-    r"|\bdkms module '(?P<j>[a-z0-9_.+-]{2,60})'")
+    r"|\bdkms module '(?P<j>[a-z0-9_.+-]{2,60})'"
+    # the kernel's own build refusing a module that uses what its licence may not (Linux scripts/mod/modpost.c:
+    # "GPL-incompatible module %s.ko uses GPL-only symbol '%s'"): a driver release older than the kernel's symbols
+    r"|\bmodule (?P<k>[a-z0-9_-]{2,60})\.ko uses gpl-only symbol")
 
 
 @functools.cache
