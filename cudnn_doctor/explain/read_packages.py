@@ -27,7 +27,9 @@ def _resolver_tables() -> tuple[tuple[tuple[str, str, str], ...], tuple[str, ...
 DEPENDENCY_WORDS = ("depends on", "requires", "requested", "==", ">=", "<=", "incompatible", "conflict", "cannot install",
                     "provides", "needed by", "->", "pins", "but you have")
 FRAMEWORK_CORE = ("torch", "jax", "jaxlib", "tensorflow", "paddlepaddle", "onnxruntime")
-_LOCAL_CUDA = re.compile(r"\+cu\d{2,3}\b")
+# a build of a CUDA release: a wheel's local version (+cu121) or a conda build string (cuda112py38h3d13190_1,
+# cuda118_py310h..., conda-forge's cudaXYZ builds)
+_LOCAL_CUDA = re.compile(r"\+cu\d{2,3}\b|(?<![a-z])cuda\d{2,3}_?py\d{2,3}h[0-9a-f]{6,8}_\d{1,3}")
 BLOCK_BEFORE, BLOCK_AFTER = 8, 12  # lines around a resolver's words that explain its conflict
 
 
