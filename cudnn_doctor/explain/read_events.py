@@ -80,6 +80,36 @@ def _cmake_notfound(index: int, lower: str) -> list[Event]:
     return []
 
 
+# a release as pip names what it takes: its file ("nvidia-tensorrt-0.0.1.dev5.tar.gz", "x-1.0-py3-none-any.whl") or a pin
+_RELEASE = re.compile(r"(?<![\w.-])([a-z0-9][a-z0-9_.-]{1,80}?)(?:-|==)(\d[a-z0-9.+!]{0,40}?)(?:\.tar\.gz|\.zip|-py\d|-cp\d|(?=[\s,;)'\"]|$))")
+
+
+@functools.cache
+def _placeholders() -> dict[str, tuple[dict[str, Any], frozenset[str]]]:
+    return {row["name"]: (row, frozenset(row["versions"])) for row in load("libraries").get("placeholder", [])}
+
+
+def placeholders(index: int, lower: str) -> list[Event]:
+    """pip taking a release that is a placeholder (compat/libraries.toml [[placeholder]]): its file or its pin."""
+    table = _placeholders()
+    if not table or not any(name in lower for name in table):
+        return []
+    for match in itertools.islice(_RELEASE.finditer(lower), PER_LINE):
+        name, version = match.group(1).replace("_", "-"), match.group(2)
+        found = table.get(name)
+        if found is None or version not in found[1]:
+            continue
+        row = found[0]
+        return [Event("placeholder", "CD522", f"{name} {version}", f"{name} {version} on PyPI is a placeholder, not the "
+                      "software: its setup fails on purpose; the real wheels are on NVIDIA's index, and pip took this "
+                      "release because that index was not given or has no wheel for this Python or platform",
+                      f"Install {name} from NVIDIA's index: `pip install --extra-index-url {row['index']} {name}` (or "
+                      "`pip install nvidia-pyindex` first); if pip still takes the placeholder, no wheel there fits this "
+                      "Python version or platform: use one the package's release notes list.", row["source"],
+                      (("package", name), ("version", version)), index)]
+    return []
+
+
 def toolkit_variables(index: int, lower: str) -> list[Event]:
     """A program's words that it found no CUDA toolkit, on a line that names a variable for one (compat/errors.toml
     [toolkit_variable]: "Failed to auto-detect CUDA root directory. Please specify `CUDA_PATH`")."""
