@@ -308,11 +308,24 @@ def _pip_version_build(framework: str, version: str) -> dict[str, Any] | None:
         cuda = f"{digits[:-1]}.{digits[-1]}"
         base = match.group("base")
         known = [row for row in all_rows(framework) if str(row.get("version")) == base]
-        return {"version": base, "pip_version": version, "cuda": cuda, "cudnn": "unknown",
-                "note": f"{display(framework)} {version}: the {base} build for CUDA {cuda} from its own index; its cuDNN and "
-                        "the architectures it was compiled for are not in the data",
-                "source": f"{rule['source']} ({rule['why']})"
-                          + (f"; the release {base}: {known[0]['source']}" if known else "")}
+        row = {"version": base, "pip_version": version, "cuda": cuda, "cudnn": "unknown",
+               "note": f"{display(framework)} {version}: the {base} build for CUDA {cuda} from its own index; its cuDNN and "
+                       "the architectures it was compiled for are not in the data",
+               "source": f"{rule['source']} ({rule['why']})"
+                         + (f"; the release {base}: {known[0]['source']}" if known else "")}
+        # the same index's builds for this CUDA of the other releases of the series (2.5.2.post112 for 2.5.1.post112):
+        # where the data holds them and they agree, this build pairs its CUDA with their cuDNN
+        have = version_tuple(base) or ()
+        series = [r for r in all_rows(framework) if r.get("pip_version") and str(r.get("cuda")) == cuda
+                  and (version_tuple(str(r.get("version"))) or ())[:2] == have[:2] and r.get("cudnn") not in (None, "unknown")]
+        if series and len({str(r["cudnn"]) for r in series}) == 1:
+            pairs = ", ".join(sorted(str(r["pip_version"]) for r in series))
+            row["cudnn"] = str(series[0]["cudnn"])
+            row["note"] = (f"{display(framework)} {version}: the {base} build for CUDA {cuda} from its own index; its cuDNN "
+                           f"{row['cudnn']} is the one every build for CUDA {cuda} of its series in the data pairs with it "
+                           f"({pairs}); the architectures it was compiled for are not in the data")
+            row["source"] += f"; {series[0]['source']}"
+        return row
     return None
 
 
