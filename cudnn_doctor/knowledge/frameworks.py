@@ -229,7 +229,31 @@ def _needs(framework: str, version: str, os_name: str = "linux", artifact: str |
                                       f"{display(framework)} {base}+{local} was never published: the builds of {base} "
                                       f"are {builds or 'not known'}", need.rows[0]["source"])
         need.rows = exact or need.rows
+    need.rows = [_series_arches(framework, row) for row in need.rows]
     return need
+
+
+_ARCH_FIELDS = ("arch_list", "ptx")
+
+
+def _series_arches(framework: str, row: dict[str, Any]) -> dict[str, Any]:
+    """ROW, a build whose compiled architectures the data lacks (PyTorch 2.7.1 for CUDA 12.8), with those of the same
+    CUDA's build of the other releases of its series the data holds (2.7.0 for CUDA 12.8), where they all agree: a
+    patch release is built by its release branch's build script, the same architecture list for the same CUDA. Its
+    arch_source says so."""
+    have = version_tuple(str(row.get("version", ""))) or ()
+    if row.get("arch_list") or len(have) < 3 or not row.get("cuda") or str(row.get("cuda")) == "unknown":
+        return row
+    siblings = [other for other in all_rows(framework) if other.get("arch_list") and str(other.get("cuda")) == str(row["cuda"])
+                and (version_tuple(str(other.get("version"))) or ())[:2] == have[:2]
+                and str(other.get("version")) != str(row.get("version")) and other.get("os") == row.get("os")]
+    if not siblings or len({tuple((key, repr(other.get(key))) for key in _ARCH_FIELDS) for other in siblings}) != 1:
+        return row
+    names = ", ".join(sorted({str(other["version"]) for other in siblings}, key=lambda v: version_tuple(v) or ()))
+    return {**row, "arch_list": list(siblings[0]["arch_list"]), "ptx": siblings[0].get("ptx", "unknown"),
+            "arch_source": f"{display(framework)} {row.get('version')} (CUDA {row['cuda']}) is built by its release "
+                           f"branch's build script as {names} (CUDA {row['cuda']}) is, whose architectures the data "
+                           f"holds: {siblings[0].get('arch_source') or siblings[0].get('source')}"}
 
 
 def _on_framework(framework: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
