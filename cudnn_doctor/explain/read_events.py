@@ -301,6 +301,7 @@ def components(index: int, lowers: list[str]) -> list[Event]:
 _EXT_WORD = re.compile(r"[a-z_][a-z0-9_.]{0,60}")
 _EXT_CLAUSE = re.compile(r"[;:!?]\s|\.\s|\n")
 _NO_MODULE = re.compile(r"no module named '?([a-z0-9_.]{2,80})'?")
+_MARKED_ABSENT = re.compile(r"(?<![\w.])([a-z0-9_]{2,60}) (?:is |are |was |were )?not (?:installed|built|compiled|available|found)\b")
 
 
 def extensions(index: int, lower: str) -> list[Event]:
@@ -308,10 +309,17 @@ def extensions(index: int, lower: str) -> list[Event]:
     right before an extension noun with an absence word in the clause, or an extension's module Python cannot
     import."""
     words = load("libraries").get("extension_words")
-    if not words or not any(word in lower for word in words["gpu"]):
+    if not words:
         return []
     found = None
-    named = _NO_MODULE.search(lower)
+    # a compiled module of the package's own, named by its mark ("exllama_kernels not installed", AutoGPTQ's words for
+    # its CUDA kernels' module), said absent: the GPU word is in the module's name
+    if any(mark in lower for mark in words["module_marks"]):
+        found = next((m.group(0) for m in itertools.islice(_MARKED_ABSENT.finditer(lower), 8)
+                      if any(mark in m.group(1) for mark in words["module_marks"])), None)
+    if found is None and not any(word in lower for word in words["gpu"]):
+        return []
+    named = _NO_MODULE.search(lower) if found is None else None
     if named and any(mark in named.group(1).rsplit(".", 1)[-1] for mark in words["module_marks"]):
         found = named.group(0)
     for clause in itertools.islice(_EXT_CLAUSE.split(lower, 16), 16) if found is None else ():
