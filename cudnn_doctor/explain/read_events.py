@@ -301,6 +301,8 @@ def components(index: int, lowers: list[str]) -> list[Event]:
 _EXT_WORD = re.compile(r"[a-z_][a-z0-9_.]{0,60}")
 _EXT_CLAUSE = re.compile(r"[;:!?]\s|\.\s|\n")
 _NO_MODULE = re.compile(r"no module named '?([a-z0-9_.]{2,80})'?")
+# the endings of a compiled module's own name (not a setting's: "use_gpu not available" is a program's option)
+MODULE_ENDINGS = ("_kernels", "_cuda", "_cudnn", "_cuda_ext")
 _MARKED_ABSENT = re.compile(r"(?<![\w.])([a-z0-9_]{2,60}) (?:is |are |was |were )?not (?:installed|built|compiled|available|found)\b")
 
 
@@ -316,7 +318,7 @@ def extensions(index: int, lower: str) -> list[Event]:
     # its CUDA kernels' module), said absent: the GPU word is in the module's name
     if any(mark in lower for mark in words["module_marks"]):
         found = next((m.group(0) for m in itertools.islice(_MARKED_ABSENT.finditer(lower), 8)
-                      if any(mark in m.group(1) for mark in words["module_marks"])), None)
+                      if m.group(1).endswith(MODULE_ENDINGS)), None)
     if found is None and not any(word in lower for word in words["gpu"]):
         return []
     named = _NO_MODULE.search(lower) if found is None else None
