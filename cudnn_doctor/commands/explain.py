@@ -128,7 +128,7 @@ def explain_text(text: str | bytes, report: Report | None) -> dict[str, Any]:
     aside = [{"text": row["text"], "kind": row["kind"], "why": row["why"].strip(), "source": row["source"].strip()}
              for row in reader.set_aside(whole)]
     if platform_row is not None and dropped:
-        aside.append({"text": platform_row["text"], "kind": "other-gpu", "why": platform_row["why"].strip(),
+        aside.append({"text": f"{platform_row['id']} ({platform_row['text'].strip()})", "kind": "other-platform", "why": platform_row["why"].strip(),
                       "source": platform_row["source"].strip()})
     if report is not None:
         for row in aside:
