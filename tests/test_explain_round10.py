@@ -89,9 +89,11 @@ def test_a_placeholder_answer_names_the_index_and_the_release() -> None:
     ("NVIDIA/gdrcopy#254 (another vendor's module)", "ERROR: modpost: GPL-incompatible module gdrdrv.ko uses GPL-only "
      "symbol 'cc_mkdec'"),
     ("a program's own variable, not a toolkit's", "export CUDA_VISIBLE_DEVICES=0 is not set"),
+    ("a wheel that names no CUDA build (frankmocap's detectron2 on Windows)", "ERROR: detectron2-0.3-cp37-cp37m-win_amd64"
+     ".whl is not a supported wheel on this platform."),
 ])
 def test_look_alikes_are_not_answered_as_the_stack(source: str, message: str) -> None:
-    assert all(m["code"] not in ("CD101", "CD201") for m in explain_text(message, None)["matches"]), source
+    assert all(m["code"] not in ("CD101", "CD201", "CD520") for m in explain_text(message, None)["matches"]), source
 
 
 def test_a_mac_sets_torch_without_cuda_aside() -> None:
@@ -116,6 +118,11 @@ def test_a_mac_sets_torch_without_cuda_aside() -> None:
      "-> pytorch-mutex==1.0[build=cuda]\npytorch=1.12 -> pytorch-mutex==1.0=cpu"),
     ("pypa/pip factory.py ('does not provide the extra')", "CD520", "WARNING: jax 0.4.13 does not provide the extra "
      "'cuda11_cudnn86'"),
+    ("Dao-AILab/flash-attention release wheels (a build for another Python)", "CD520", "ERROR: flash_attn-2.5.8+cu122"
+     "torch2.3cxx11abiFALSE-cp310-cp310-linux_x86_64.whl is not a supported wheel on this platform."),
+    ("astral-sh/uv (a CUDA build with no wheel for this platform)", "CD520", "error: Distribution `torch==2.5.1+cu124 @ "
+     "registry+https://download.pytorch.org/whl/cu124` can't be installed because it doesn't have a source distribution "
+     "or wheel for the current platform"),
 ])
 def test_installers_words_for_the_gpu_stacks_packages(source: str, code: str, message: str) -> None:
     assert explain_text(message, None)["matches"][0]["code"] == code, source
