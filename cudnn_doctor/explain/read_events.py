@@ -80,8 +80,9 @@ def _cmake_notfound(index: int, lower: str) -> list[Event]:
     return []
 
 
-# a release as pip names what it takes: its file ("nvidia-tensorrt-0.0.1.dev5.tar.gz", "x-1.0-py3-none-any.whl") or a pin
-_RELEASE = re.compile(r"(?<![\w.-])([a-z0-9][a-z0-9_.-]{1,80}?)(?:-|==)(\d[a-z0-9.+!]{0,40}?)(?:\.tar\.gz|\.zip|-py\d|-cp\d|(?=[\s,;)'\"]|$))")
+# a release as pip names what it takes, right after the package's name: its file ("nvidia-tensorrt-0.0.1.dev5.tar.gz",
+# "x-1.0-py3-none-any.whl") or a pin ("x==0.0.1.dev5")
+_RELEASE_AFTER = re.compile(r"(?:-|==)(\d[a-z0-9.+!]{0,40}?)(?:\.tar\.gz|\.zip|-py\d|-cp\d|(?=[\s,;)'\"]|$))")
 
 
 @functools.cache
@@ -90,23 +91,25 @@ def _placeholders() -> dict[str, tuple[dict[str, Any], frozenset[str]]]:
 
 
 def placeholders(index: int, lower: str) -> list[Event]:
-    """pip taking a release that is a placeholder (compat/libraries.toml [[placeholder]]): its file or its pin."""
+    """pip taking a release that is a placeholder (compat/libraries.toml [[placeholder]]): its file or its pin, read
+    right after each place the line names the package (linear in the line)."""
     table = _placeholders()
-    if not table or not any(name in lower for name in table):
-        return []
-    for match in itertools.islice(_RELEASE.finditer(lower), PER_LINE):
-        name, version = match.group(1).replace("_", "-"), match.group(2)
-        found = table.get(name)
-        if found is None or version not in found[1]:
-            continue
-        row = found[0]
-        return [Event("placeholder", "CD522", f"{name} {version}", f"{name} {version} on PyPI is a placeholder, not the "
-                      "software: its setup fails on purpose; the real wheels are on NVIDIA's index, and pip took this "
-                      "release because that index was not given or has no wheel for this Python or platform",
-                      f"Install {name} from NVIDIA's index: `pip install --extra-index-url {row['index']} {name}` (or "
-                      "`pip install nvidia-pyindex` first); if pip still takes the placeholder, no wheel there fits this "
-                      "Python version or platform: use one the package's release notes list.", row["source"],
-                      (("package", name), ("version", version)), index)]
+    for name, (row, versions) in table.items():
+        at = lower.find(name)
+        while at >= 0:
+            end = at + len(name)
+            before = lower[at - 1] if at else " "
+            release = _RELEASE_AFTER.match(lower, end) if not (before.isalnum() or before in "-_.") else None
+            if release is not None and release.group(1) in versions:
+                version = release.group(1)
+                return [Event("placeholder", "CD522", f"{name} {version}", f"{name} {version} on PyPI is a placeholder, "
+                              "not the software: its setup fails on purpose; the real wheels are on NVIDIA's index, and "
+                              "pip took this release because that index was not given or has no wheel for this Python or "
+                              "platform", f"Install {name} from NVIDIA's index: `pip install --extra-index-url "
+                              f"{row['index']} {name}` (or `pip install nvidia-pyindex` first); if pip still takes the "
+                              "placeholder, no wheel there fits this Python version or platform: use one the package's "
+                              "release notes list.", row["source"], (("package", name), ("version", version)), index)]
+            at = lower.find(name, end)
     return []
 
 
