@@ -223,8 +223,38 @@ def _cudnn_gpu(release: dict[str, Any], chosen: list[dict[str, Any]], cc: str, s
         return knowledge.Reason("compute_capability", *support)
     if known and known[0].verdict == knowledge.INCOMPATIBLE and len(chosen) == 1:
         return known[0]
+    dropped = _dropped_before(version, majors, cc)
+    if dropped is not None:
+        return dropped
     return knowledge.Reason("compute_capability", knowledge.UNKNOWN,
                             f"NVIDIA's support matrix for cuDNN {version} is not in the data", source)
+
+
+def _dropped_before(version: str, majors: set[str], cc: str) -> knowledge.Reason | None:
+    """A GPU older than what an earlier cuDNN release's matrix supports, for every CUDA major in question: the nearest
+    earlier release (or this one) whose matrix rows of those majors are all in the data names its oldest supported
+    compute capability; a later release does not bring back an architecture a matrix dropped (compat/gpu_support.toml
+    [[support]]: a drop holds for every later release), so this one lacks it too."""
+    have, release = verdicts._cc(cc), version_tuple(version)
+    if have is None or release is None or not majors:
+        return None
+    earlier = sorted((r for r in load("cudnn").get("release", []) if (version_tuple(str(r["version"])) or ()) <= release),
+                     key=lambda r: version_tuple(str(r["version"])) or (), reverse=True)
+    for row in earlier:
+        rows = [v for v in row.get("variant", []) if str(v.get("cuda")).split(".")[0] in majors]
+        lows = [verdicts._cc(str(v.get("min_compute_capability"))) for v in rows]
+        if not rows or {str(v.get("cuda")).split(".")[0] for v in rows} != majors or any(low is None for low in lows):
+            continue
+        oldest = min(low for low in lows if low is not None)
+        if have >= oldest:
+            return None  # the nearest matrix the data holds supports it: this release's own matrix decides
+        low_text = ".".join(map(str, oldest))
+        return knowledge.Reason("compute_capability", knowledge.INCOMPATIBLE,
+                                f"cuDNN {row['version']}'s support matrix starts at compute capability {low_text}, and "
+                                f"a later release does not bring back a GPU a matrix dropped: cuDNN {version} does not "
+                                f"support compute capability {cc}",
+                                str(rows[0].get("source") or row.get("source", "")))
+    return None
 
 
 def _variant_driver(version: str, variant: dict[str, Any], driver: str, source: str) -> knowledge.Reason:

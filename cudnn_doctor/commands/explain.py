@@ -20,6 +20,7 @@ from cudnn_doctor.codes import CODES
 from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.explain import catalog, classify, reader
 from cudnn_doctor.explain.catalog import Match, normalise
+from cudnn_doctor.explain.message_text import no_cuda_platform
 from cudnn_doctor.knowledge.data import load
 from cudnn_doctor.model import Platform, Report
 from cudnn_doctor.operating_system import CURRENT
@@ -109,17 +110,26 @@ def explain_text(text: str | bytes, report: Report | None) -> dict[str, Any]:
     # a GPU the message's own list of supported hardware holds is no fault of the build (judged against the text)
     matches[:] = [m for m in matches if m["code"] not in classify.ARCH_CODES
                   or not classify.listed_as_supported(facts, str((m.get("values") or {}).get("compute_capability", "")))]
+    whole = reader.to_text(text)
+    platform_row = no_cuda_platform(whole)
+    dropped = False
+    if platform_row is not None:  # no GPU build of the framework exists there: nothing to install, the program's to change
+        kept = [m for m in matches if m["code"] not in platform_row["codes"]]
+        dropped = len(kept) < len(matches)
+        matches[:] = kept
     _compiler_first(matches)
     _judge_architecture(matches, facts)
     for answer in matches:
         _name_the_values(answer)
     if report is not None:
         _platform_remedies(matches, report)
-    whole = reader.to_text(text)
     flat = " ".join(whole[-2000:].split())
     cut = reader.skipped(whole)
     aside = [{"text": row["text"], "kind": row["kind"], "why": row["why"].strip(), "source": row["source"].strip()}
              for row in reader.set_aside(whole)]
+    if platform_row is not None and dropped:
+        aside.append({"text": f"{platform_row['id']} ({platform_row['text'].strip()})", "kind": "other-platform", "why": platform_row["why"].strip(),
+                      "source": platform_row["source"].strip()})
     if report is not None:
         for row in aside:
             if row["kind"] == "program":  # the program's GPU index against the GPUs this machine has

@@ -44,7 +44,7 @@ def classify(facts: Facts) -> list[Cause]:
     causes: list[Cause] = []
     # a language binding's natives are a weaker fact than what the loader says beneath them (libcuda.so.1 missing)
     # (and a framework's own CUDA extension said absent is weaker than a status or library failure on the same lines)
-    weak = ("binding", "extension", "component", "requirement")
+    weak = ("binding", "extension", "component", "requirement", "toolkit-variable")
     bindings = tuple(e for e in facts.events if e.kind in weak)
     causes.extend(_from_events(tuple(e for e in facts.events if e.kind not in weak)))
     causes.extend(_from_libraries(facts.libraries))

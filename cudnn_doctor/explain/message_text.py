@@ -158,3 +158,18 @@ def _triggers() -> tuple[str, ...]:
     texts += [text for row in errors.get("error", []) for text in row.get("triggers", ())]  # a catalog entry's own words
     texts += [text for row in status.get("no_gpu", []) for text in row["sentences"]]  # a framework's words: no GPU
     return tuple(dict.fromkeys((*TRIGGERS, *texts)))
+
+
+def no_cuda_platform(text: str) -> dict[str, Any] | None:
+    """The compat/errors.toml [[no_cuda_platform]] row whose marks TEXT carries (a Mac's /Users/ paths, Homebrew's
+    folder, darwin), or None. A mark that starts with "/" counts only at the start of a path: after a quote, a space,
+    a bracket or the start of a line, not after a drive letter ("C:/Users/")."""
+    lower = text.lower()
+    for row in load("errors").get("no_cuda_platform", []):
+        for mark in row["markers"]:
+            at = lower.find(mark)
+            while at >= 0:
+                if not mark.startswith("/") or at == 0 or lower[at - 1] in " \t\n'\"([=,":
+                    return dict(row) | {"text": mark}
+                at = lower.find(mark, at + 1)
+    return None

@@ -80,6 +80,53 @@ def _cmake_notfound(index: int, lower: str) -> list[Event]:
     return []
 
 
+# a release as pip names what it takes, right after the package's name: its file ("nvidia-tensorrt-0.0.1.dev5.tar.gz",
+# "x-1.0-py3-none-any.whl") or a pin ("x==0.0.1.dev5")
+_RELEASE_AFTER = re.compile(r"(?:-|==)(\d[a-z0-9.+!]{0,40}?)(?:\.tar\.gz|\.zip|-py\d|-cp\d|(?=[\s,;)'\"]|$))")
+
+
+@functools.cache
+def _placeholders() -> dict[str, tuple[dict[str, Any], frozenset[str]]]:
+    return {row["name"]: (row, frozenset(row["versions"])) for row in load("libraries").get("placeholder", [])}
+
+
+def placeholders(index: int, lower: str) -> list[Event]:
+    """pip taking a release that is a placeholder (compat/libraries.toml [[placeholder]]): its file or its pin, read
+    right after each place the line names the package (linear in the line)."""
+    table = _placeholders()
+    for name, (row, versions) in table.items():
+        at = lower.find(name)
+        while at >= 0:
+            end = at + len(name)
+            before = lower[at - 1] if at else " "
+            release = _RELEASE_AFTER.match(lower, end) if not (before.isalnum() or before in "-_.") else None
+            if release is not None and release.group(1) in versions:
+                version = release.group(1)
+                return [Event("placeholder", "CD522", f"{name} {version}", f"{name} {version} on PyPI is a placeholder, "
+                              "not the software: its setup fails on purpose; the real wheels are on NVIDIA's index, and "
+                              "pip took this release because that index was not given or has no wheel for this Python or "
+                              "platform", f"Install {name} from NVIDIA's index: `pip install --extra-index-url "
+                              f"{row['index']} {name}` (or `pip install nvidia-pyindex` first); if pip still takes the "
+                              "placeholder, no wheel there fits this Python version or platform: use one the package's "
+                              "release notes list.", row["source"], (("package", name), ("version", version)), index)]
+            at = lower.find(name, end)
+    return []
+
+
+def toolkit_variables(index: int, lower: str) -> list[Event]:
+    """A program's words that it found no CUDA toolkit, on a line that names a variable for one (compat/errors.toml
+    [toolkit_variable]: "Failed to auto-detect CUDA root directory. Please specify `CUDA_PATH`")."""
+    row = load("errors").get("toolkit_variable")
+    if not row or "cuda" not in lower:
+        return []
+    variable = next((name for name in row["variables"] if name in lower), None)
+    failure = next((word for word in row["failures"] if word in lower), None) if variable else None
+    if failure is None or variable is None:
+        return []
+    return [Event("toolkit-variable", row["code"], f"{variable.upper() if '_' in variable else variable}: {failure}",
+                  row["meaning"], row["fix"], row["source"], (), index)]
+
+
 def events(index: int, line: str, lower: str) -> list[Event]:
     out: list[Event] = _cmake_notfound(index, lower)
     tool, missing = _missing_tool()
@@ -172,7 +219,10 @@ _MODULE_NAMED = re.compile(
     r"|\bfailed for (?P<g>[a-z0-9_.+-]{2,60})\(\d{1,3}\)"
     r"|error processing package (?P<h>[a-z0-9_.+-]{2,80}?-dkms)\b"
     r"|(?P<i>[a-z0-9_.+-]{2,80}?-dkms) package post-installation"
-    r"|\bdkms module '(?P<j>[a-z0-9_.+-]{2,60})'")
+    r"|\bdkms module '(?P<j>[a-z0-9_.+-]{2,60})'"
+    # the kernel's own build refusing a module that uses what its licence may not (Linux scripts/mod/modpost.c:
+    # "GPL-incompatible module %s.ko uses GPL-only symbol '%s'"): a driver release older than the kernel's symbols
+    r"|\bmodule (?P<k>[a-z0-9_-]{2,60})\.ko uses gpl-only symbol")
 
 
 @functools.cache
@@ -254,6 +304,9 @@ def components(index: int, lowers: list[str]) -> list[Event]:
 _EXT_WORD = re.compile(r"[a-z_][a-z0-9_.]{0,60}")
 _EXT_CLAUSE = re.compile(r"[;:!?]\s|\.\s|\n")
 _NO_MODULE = re.compile(r"no module named '?([a-z0-9_.]{2,80})'?")
+# the endings of a compiled module's own name (not a setting's: "use_gpu not available" is a program's option)
+MODULE_ENDINGS = ("_kernels", "_cuda", "_cudnn", "_cuda_ext")
+_MARKED_ABSENT = re.compile(r"(?<![\w.])([a-z0-9_]{2,60}) (?:is |are |was |were )?not (?:installed|built|compiled|available|found)\b")
 
 
 def extensions(index: int, lower: str) -> list[Event]:
@@ -261,10 +314,17 @@ def extensions(index: int, lower: str) -> list[Event]:
     right before an extension noun with an absence word in the clause, or an extension's module Python cannot
     import."""
     words = load("libraries").get("extension_words")
-    if not words or not any(word in lower for word in words["gpu"]):
+    if not words:
         return []
     found = None
-    named = _NO_MODULE.search(lower)
+    # a compiled module of the package's own, named by its mark ("exllama_kernels not installed", AutoGPTQ's words for
+    # its CUDA kernels' module), said absent: the GPU word is in the module's name
+    if any(mark in lower for mark in words["module_marks"]):
+        found = next((m.group(0) for m in itertools.islice(_MARKED_ABSENT.finditer(lower), 8)
+                      if m.group(1).endswith(MODULE_ENDINGS)), None)
+    if found is None and not any(word in lower for word in words["gpu"]):
+        return []
+    named = _NO_MODULE.search(lower) if found is None else None
     if named and any(mark in named.group(1).rsplit(".", 1)[-1] for mark in words["module_marks"]):
         found = named.group(0)
     for clause in itertools.islice(_EXT_CLAUSE.split(lower, 16), 16) if found is None else ():

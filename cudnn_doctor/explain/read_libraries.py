@@ -209,6 +209,8 @@ def products(index: int, lower: str) -> list[Library]:
     "Unable to load cuDNN DSO") with the words that say they are missing."""
     if not any(alias in lower for alias, _ in _alias_table()):
         return []
+    if any(word in lower for word in load("libraries").get("installer_words", {}).get("words", ())):
+        return []  # an installer's words about a distribution: the product named is a package, not a library
     out: list[Library] = []
     for alias, row in _alias_table():
         start = lower.find(alias)

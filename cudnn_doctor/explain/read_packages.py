@@ -27,7 +27,9 @@ def _resolver_tables() -> tuple[tuple[tuple[str, str, str], ...], tuple[str, ...
 DEPENDENCY_WORDS = ("depends on", "requires", "requested", "==", ">=", "<=", "incompatible", "conflict", "cannot install",
                     "provides", "needed by", "->", "pins", "but you have")
 FRAMEWORK_CORE = ("torch", "jax", "jaxlib", "tensorflow", "paddlepaddle", "onnxruntime")
-_LOCAL_CUDA = re.compile(r"\+cu\d{2,3}\b")
+# a build of a CUDA release: a wheel's local version (+cu121) or a conda build string (cuda112py38h3d13190_1,
+# cuda118_py310h..., conda-forge's cudaXYZ builds)
+_LOCAL_CUDA = re.compile(r"\+cu\d{2,3}\b|(?<![a-z])cuda\d{2,3}_?py\d{2,3}h[0-9a-f]{6,8}_\d{1,3}")
 BLOCK_BEFORE, BLOCK_AFTER = 8, 12  # lines around a resolver's words that explain its conflict
 
 
@@ -153,7 +155,7 @@ def _negated_build(tokens: list[str], words: dict[str, Any]) -> str | None:
 
 # a CUDA tag in a package's name or version: mxnet-cu112, cupy-cuda91, paddlepaddle-gpu, torch==2.1.0+cu121,
 # jaxlib==0.4.7+cuda11.cudnn86, nvidia-cudnn-cu12
-_CUDA_TAG = re.compile(r"(?:^|[-_+.\[])(?:cu\d{2,3}x?|cuda\d{0,3}x?|gpu)(?=$|[-_+.=<>\],;])")
+_CUDA_TAG = re.compile(r"(?:^|[-_+.\[])(?:cu\d{2,3}x?|cuda\d{0,3}x?|gpu)(?=$|[-_+.=<>\],;]|torch\d)")
 _PACKAGE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+\-]{0,80}(?:\[[a-z0-9_,\-]{1,40}\])?(?:[=<>!~]{1,2}[A-Za-z0-9_.+*\-]{1,40}){0,3}")
 NOT_FOUND_AFTER = 8  # conda lists the packages it did not find on the lines after its words
 
@@ -161,6 +163,11 @@ NOT_FOUND_AFTER = 8  # conda lists the packages it did not find on the lines aft
 @functools.cache
 def _not_found_table() -> tuple[tuple[str, str, str], ...]:
     return tuple((row["text"], row["tool"], row["source"]) for row in load("libraries").get("not_found", []))
+
+
+@functools.cache
+def _named_before_table() -> frozenset[str]:
+    return frozenset(row["text"] for row in load("libraries").get("not_found", []) if row.get("named") == "before")
 
 
 def not_found(lines: list[str], lowers: list[str]) -> list[NotFound]:
@@ -176,9 +183,12 @@ def not_found(lines: list[str], lowers: list[str]) -> list[NotFound]:
         if hit is None:
             continue
         text, tool, source = hit
-        start = lowers[index].find(text) + len(text)
+        at = lowers[index].find(text)
+        start = at + len(text)
         pieces = [lowers[index][start:]] + [line for line in lowers[index + 1:index + 1 + NOT_FOUND_AFTER]
                                              if tool == "conda" and line.lstrip().startswith("-")]
+        if text in _named_before_table():  # the wheel or distribution is named before the words ("X.whl is not a supported ...")
+            pieces = [lowers[index][:at]]
         packages: list[str] = []
         for piece in pieces:
             for match in itertools.islice(_PACKAGE.finditer(piece), 12):

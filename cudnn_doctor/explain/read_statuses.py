@@ -30,6 +30,12 @@ _CALL_NUMBER = re.compile(r"\b(cuda[A-Z][A-Za-z0-9_]{1,60}|cu[A-Z][A-Za-z0-9_]{1
                           # the number ends the program's words: "returned 3 rows" counts something else
                           r"(?!\s{0,2}[A-Za-z])")
 
+# a program that names the CUDA driver library as what failed, then the CUresult it got, as Ollama's GPU discovery
+# prints them (ollama/ollama@08f8471dba9846a015b37cc829688aaa4438a78e:gpu/gpu_info_nvcuda.c: "cuda driver library init
+# failure: %d", "cuda driver library failed to get device context %d", "... device memory info lookup failure %d", with
+# the CUresult of cuInit, cuCtxCreate_v3, cuMemGetInfo_v2); the number may run into the next log field ("46time=")
+_DRIVER_LIBRARY = re.compile(r"\bcuda driver library\b[a-z _:]{0,60}?\b(?:failure|failed|error)\b[a-z _:]{0,40}?"
+                             r"(?<![\w.])(\d{1,4})(?!\d|\.\d)")
 # a status's C type named before its number, as check macros print them ("cudaError_t 98 : \"invalid device function\"",
 # "CUresult 999", "cublasStatus_t = 13", "ncclResult_t 2"): the type says whose numbering it is
 _TYPE_NUMBER = re.compile(r"\b(cudaError_t|cudaError|CUresult|cudnnStatus_t|cublasStatus_t|nvmlReturn_t|ncclResult_t|"
@@ -124,6 +130,45 @@ def _in_cuda_context(index: int, line: str, lower: str) -> list[Status]:
                     and name in by_name:
                 return [_status(by_name[name], "message", index)]
             at = lower.find(text, at + 1)
+    return []
+
+
+@functools.cache
+def _alone_messages() -> tuple[tuple[str, str, frozenset[int]], ...]:
+    """(text, name, every number the code has had) of the [[message]] rows with alone = true: texts only CUDA's runtime
+    prints, which stand for their code as the whole of a program's error words even with no CUDA word on the line."""
+    by_name, _, _ = _status_tables()
+    return tuple((row["text"], row["name"], frozenset([int(by_name[row["name"]]["number"]), *row.get("older_numbers", ())]))
+                 for row in load("status_codes").get("message", []) if row.get("alone") and row["name"] in by_name)
+
+
+# what may follow such a text and still leave it the whole of the program's words: its number ("invalid device function
+# 8", "... (error-code 8)") or the place it was raised ("in /src/kernels.cu at line 273")
+_ALONE_AFTER = re.compile(r"\(?(?:error[- ]?code|error|code|err)?\s{0,2}[:=#]?\s{0,2}(\d{1,4})\)?\s*$"
+                          r"|(?:in\s)?\S{0,200}?[/\\.]\S{0,200}(?:\sat line \d{1,6})?(?:\s{0,2}\((?:error[- ]?code|error|code)"
+                          r"\s{0,2}[:=#]?\s{0,2}(\d{1,4})\))?\s*$")
+
+
+def _alone(index: int, lower: str) -> list[Status]:
+    """A text of _alone_messages() after an error word, a colon or nothing, and before the end of the line, a punctuation
+    mark, its own number (of any numbering the code has had) or the place it was raised."""
+    if "hip" in lower.split(":")[0]:  # AMD's runtime prints the same texts ([[aside]] sets its lines aside)
+        return []
+    by_name, _, _ = _status_tables()
+    for text, name, numbers in _alone_messages():
+        at = lower.find(text)
+        if at < 0:
+            continue
+        before = lower[:at].rstrip()
+        after = lower[at + len(text):].strip()
+        if before and before[-1] not in _TEXT_BEFORE and not before.endswith("error"):
+            continue
+        if not after or after[0] in _TEXT_AFTER and after[0] != "(":
+            return [_status(by_name[name], "message", index)]
+        tail = _ALONE_AFTER.match(after)
+        number = next((group for group in tail.groups() if group), None) if tail else None
+        if tail and (number is None or int(number) in numbers):
+            return [_status(by_name[name], "message", index)]
     return []
 
 
@@ -368,6 +413,8 @@ def _known_statuses(index: int, line: str, lower: str) -> list[Status]:
         # a code's name is the stronger fact (a type's name, cudaError_t, is none)
         if not said and not any(m.group(0) in by_name for m in itertools.islice(_STATUS_NAME.finditer(line), PER_LINE)):
             said = _in_cuda_context(index, line, lower)
+    if not said:
+        said = _alone(index, lower)
     if not any(word in lower for word in ("cu", "nvml", "nvrtc", "nccl", "nvjpeg", "nvjitlink", "dcgm")):
         return said
     out = []
@@ -391,6 +438,8 @@ def _known_statuses(index: int, line: str, lower: str) -> list[Status]:
             numbered.append(("driver", number))
     if "cuda" in lower:
         numbered.extend(("cudart", int(m.group(1))) for m in itertools.islice(_ERROR_NUMBER.finditer(line), PER_LINE))
+    if "driver library" in lower:  # Ollama's words for the CUresult of a driver call it made through libcuda
+        numbered.extend(("driver", int(m.group(1))) for m in itertools.islice(_DRIVER_LIBRARY.finditer(lower), PER_LINE))
     if not numbered:  # "cudaGetDeviceCount failed in paddle::...GetCUDADeviceCountImpl, error code : 35"
         numbered.extend(("cudart" if m.group(1).startswith("cuda") else "nvml" if m.group(1).startswith("nvml")
                          else "driver", int(m.group(2))) for m in itertools.islice(_CALL_NUMBER.finditer(line), PER_LINE))

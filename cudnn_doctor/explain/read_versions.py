@@ -25,13 +25,17 @@ _ARCH = re.compile(r"(?i)\b(?:sm|compute)[_-](\d{2,3})[a-z]?\b"
                    # "... your current GPU is 120" (Paddle's wheel check), "for compute capability 87" (tiny-cuda-nn)
                    # vLLM's "Minimum capability: 80. Current capability: 75." (the GPU's is the current one)
                    r"|(?:capability (?:in your current machine )?is|current gpu is|compute capability|current capability:)"
-                   r" (\d{2,3})\b(?!\.\d)")
+                   r" (\d{2,3})\b(?!\.\d)"
+                   # tiny-cuda-nn's "built for lower compute capability (86) than the system's (89)" (bindings/torch/
+                   # tinycudann/modules.py): both numbers in brackets, the GPU's last
+                   r"|(?:compute capability|system's) \((\d{2,3})\)")
 
 ARCH_CUES = ("no kernel image", "not compatible", "incompatible", "not supported", "unsupported", "no longer supports",
              "too old", "not a recognized processor", "only supports", "minimum", "requires", "kernel binaries",
              "arch_mismatch", "is not compatible", "does not support", "not defined", "unknown", "not recognized",
              "unrecognized", "only supported on", "only applicable on", "not found", "mismatched gpu architecture", "could not find compatible",
-             "kernel is not available", "don't include", "do not include", "does not include")
+             "kernel is not available", "don't include", "do not include", "does not include",
+             "built for lower compute capability")
 BUILT_WORDS = ("compile", "built", "build", "link", "source", "header", "expect", "requir", "need", "minimum", "at least",
                "was made", "supports up to")
 FOUND_WORDS = ("found", "loaded", "runtime", "library is", "installed", "you have", "got", "detected", "current",
@@ -155,7 +159,7 @@ def archs(index: int, line: str, lower: str) -> list[Arch]:
             number = int(match.group(9), 16)
             value = f"{number >> 8}.{number & 0xFF}"
         else:
-            digits = match.group(8) or match.group(10)
+            digits = match.group(8) or match.group(10) or match.group(11)
             value = f"{digits[:-1]}.{digits[-1]}"
         out.append(Arch(compute_capability=value, cue=cue, line=index))
     return out

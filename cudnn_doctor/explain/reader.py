@@ -42,7 +42,8 @@ from cudnn_doctor.explain.message_text import (
     split_at_skip,
     to_text,
 )
-from cudnn_doctor.explain.read_events import components, events, extensions, kernel_modules, requirements
+from cudnn_doctor.explain.read_events import (components, events, extensions, kernel_modules, placeholders,
+                                              requirements, toolkit_variables)
 from cudnn_doctor.explain.read_libraries import libraries, products, symbols
 from cudnn_doctor.explain.read_packages import conflicts, cpu_builds, not_found
 from cudnn_doctor.explain.read_statuses import statuses
@@ -113,7 +114,8 @@ def _facts_of(indexes: range, budget: int, most: int, lines: list[str], lowers: 
                  archs(index, line, lower), phrases(index, wrapped), symbols(index, line, lower, lines),
                  cpu_builds(index, lower), compilers(index, lower, whole),
                  events(index, line, wrapped) + kernel_modules(index, lowers) + components(index, lowers)
-                 + extensions(index, lower) + requirements(index, lower))
+                 + extensions(index, lower) + requirements(index, lower) + toolkit_variables(index, lower)
+                 + placeholders(index, lower))
         if any(facts):
             found.append(facts)
             if len(found) >= most:

@@ -229,7 +229,31 @@ def _needs(framework: str, version: str, os_name: str = "linux", artifact: str |
                                       f"{display(framework)} {base}+{local} was never published: the builds of {base} "
                                       f"are {builds or 'not known'}", need.rows[0]["source"])
         need.rows = exact or need.rows
+    need.rows = [_series_arches(framework, row) for row in need.rows]
     return need
+
+
+_ARCH_FIELDS = ("arch_list", "ptx")
+
+
+def _series_arches(framework: str, row: dict[str, Any]) -> dict[str, Any]:
+    """ROW, a build whose compiled architectures the data lacks (PyTorch 2.7.1 for CUDA 12.8), with those of the same
+    CUDA's build of the other releases of its series the data holds (2.7.0 for CUDA 12.8), where they all agree: a
+    patch release is built by its release branch's build script, the same architecture list for the same CUDA. Its
+    arch_source says so."""
+    have = version_tuple(str(row.get("version", ""))) or ()
+    if row.get("arch_list") or len(have) < 3 or not row.get("cuda") or str(row.get("cuda")) == "unknown":
+        return row
+    siblings = [other for other in all_rows(framework) if other.get("arch_list") and str(other.get("cuda")) == str(row["cuda"])
+                and (version_tuple(str(other.get("version"))) or ())[:2] == have[:2]
+                and str(other.get("version")) != str(row.get("version")) and other.get("os") == row.get("os")]
+    if not siblings or len({tuple((key, repr(other.get(key))) for key in _ARCH_FIELDS) for other in siblings}) != 1:
+        return row
+    names = ", ".join(sorted({str(other["version"]) for other in siblings}, key=lambda v: version_tuple(v) or ()))
+    return {**row, "arch_list": list(siblings[0]["arch_list"]), "ptx": siblings[0].get("ptx", "unknown"),
+            "arch_source": f"{display(framework)} {row.get('version')} (CUDA {row['cuda']}) is built by its release "
+                           f"branch's build script as {names} (CUDA {row['cuda']}) is, whose architectures the data "
+                           f"holds: {siblings[0].get('arch_source') or siblings[0].get('source')}"}
 
 
 def _on_framework(framework: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -308,11 +332,24 @@ def _pip_version_build(framework: str, version: str) -> dict[str, Any] | None:
         cuda = f"{digits[:-1]}.{digits[-1]}"
         base = match.group("base")
         known = [row for row in all_rows(framework) if str(row.get("version")) == base]
-        return {"version": base, "pip_version": version, "cuda": cuda, "cudnn": "unknown",
-                "note": f"{display(framework)} {version}: the {base} build for CUDA {cuda} from its own index; its cuDNN and "
-                        "the architectures it was compiled for are not in the data",
-                "source": f"{rule['source']} ({rule['why']})"
-                          + (f"; the release {base}: {known[0]['source']}" if known else "")}
+        row = {"version": base, "pip_version": version, "cuda": cuda, "cudnn": "unknown",
+               "note": f"{display(framework)} {version}: the {base} build for CUDA {cuda} from its own index; its cuDNN and "
+                       "the architectures it was compiled for are not in the data",
+               "source": f"{rule['source']} ({rule['why']})"
+                         + (f"; the release {base}: {known[0]['source']}" if known else "")}
+        # the same index's builds for this CUDA of the other releases of the series (2.5.2.post112 for 2.5.1.post112):
+        # where the data holds them and they agree, this build pairs its CUDA with their cuDNN
+        have = version_tuple(base) or ()
+        series = [r for r in all_rows(framework) if r.get("pip_version") and str(r.get("cuda")) == cuda
+                  and (version_tuple(str(r.get("version"))) or ())[:2] == have[:2] and r.get("cudnn") not in (None, "unknown")]
+        if series and len({str(r["cudnn"]) for r in series}) == 1:
+            pairs = ", ".join(sorted(str(r["pip_version"]) for r in series))
+            row["cudnn"] = str(series[0]["cudnn"])
+            row["note"] = (f"{display(framework)} {version}: the {base} build for CUDA {cuda} from its own index; its cuDNN "
+                           f"{row['cudnn']} is the one every build for CUDA {cuda} of its series in the data pairs with it "
+                           f"({pairs}); the architectures it was compiled for are not in the data")
+            row["source"] += f"; {series[0]['source']}"
+        return row
     return None
 
 

@@ -66,8 +66,8 @@ def render_explain(data: dict[str, Any], console: Console, verbose: bool = False
 def _set_aside(console: Console, rows: list[dict[str, Any]]) -> None:
     """The lines read and set aside: the program's own requests, harmless start-up lines, each with why."""
     for row in rows:
-        label = {"program": "The program's own request", "other-gpu": "Another vendor's GPU"}.get(row["kind"],
-                                                                                                  "A harmless line")
+        label = {"program": "The program's own request", "other-gpu": "Another vendor's GPU",
+                 "other-platform": "A platform with no CUDA build of the framework"}.get(row["kind"], "A harmless line")
         console.print(f"[bold]{label}[/], not a GPU-stack fault: {escape(row['text'])}")
         console.print(f"    {escape(row['why'])}")
         console.print(f"    [dim]Source: {escape(row['source'])}[/]")

@@ -1,0 +1,139 @@
+"""Issue 41, round ten: classes read from a message's structure, built from public sources; every message is quoted
+from the public thread or source beside it (none from an evaluation set).
+
+CUDA's own texts that only its runtime prints, standing alone after a program's error word, beside their number of
+any numbering (compat/status_codes.toml alone/older_numbers); Ollama's 'cuda driver library ... %d' read as the
+CUresult it is; a toolkit said not found beside the variable that names it ([toolkit_variable]); PowerShell's words
+for a missing nvcc; modpost refusing an NVIDIA module; tiny-cuda-nn's architectures in brackets; NVRM's API mismatch
+in its newer wording; pip taking NVIDIA's placeholder releases ([[placeholder]]); easy_install's and conda's words;
+a Mac, where PyTorch publishes no CUDA build ([[no_cuda_platform]])."""
+
+from __future__ import annotations
+
+import pytest
+
+from cudnn_doctor.commands.explain import explain_text
+from cudnn_doctor.explain.reader import read
+
+
+@pytest.mark.parametrize(("source", "code", "message"), [
+    # cudaErrorInvalidDeviceFunction: 8 before CUDA 10.1, 98 since; the programs print it in their own words
+    ("dhernandez0/sgm#17", "CD404", "Error: invalid device function 8"),
+    ("mp3guy/ICPCUDA#16", "CD404", "GeForce GTX 1070\nSearching for the best thread/block configuration for your GPU...\n"
+     "Best: 224 threads, 96 blocks (3.40282e+38ms)Error: invalid device function\t/home/francisco/git/ICPCUDA/src/Cuda/"
+     "pyrdown.cu:90"),
+    ("laugh12321/TensorRT-YOLO#74", "CD404", "CUDA Error:\n    File:       TensorRT-YOLO/source/deploy/vision/inference.cpp"
+     "\n    Line:       558\n    Error code: 98\n    Error text: invalid device function"),
+    # ollama/ollama gpu/gpu_info_nvcuda.c: the CUresult of cuCtxCreate_v3 runs into the next log field
+    ("ollama/ollama#8271", "CD102", "Dec 31 01:21:28 FORGE ollama[555324]: cuda driver library failed to get device "
+     "context 46time=2024-12-31T01:21:28.358-05:00 level=WARN source=gpu.go:449 msg=\"error looking up nvidia GPU memory\""),
+    ("ollama/ollama#8647", "CD110", "ollama[2075]: cuda driver library failed to get device context 999time=2025-01-29T03:"
+     "21:43.859+01:00 level=WARN source=gpu.go:449 msg=\"error looking up nvidia GPU memory\""),
+])
+def test_cudas_own_texts_and_numbers_in_a_programs_words(source: str, code: str, message: str) -> None:
+    assert explain_text(message, None)["matches"][0]["code"] == code, source
+
+
+@pytest.mark.parametrize("message", [
+    "we fixed an invalid device function bug in the last release",  # prose, not an error's words
+    "ERROR: invalid device function (error 77)",  # a number the code never had
+    "cuda driver library failed to get device context 3.5",  # a version, not a CUresult
+])
+def test_the_same_words_in_prose_or_with_another_number_are_not_claimed(message: str) -> None:
+    assert explain_text(message, None)["exit_code"] == 1
+
+
+@pytest.mark.parametrize(("source", "code", "message"), [
+    ("fbpic/fbpic#371 (CuPy's compiler.py)", "CD201", "RuntimeError: Failed to auto-detect CUDA root directory. Please "
+     "specify `CUDA_PATH` environment variable if you are using CUDA v9.0, v9.1 or versions not yet supported by CuPy."),
+    ("cupy/cupy cupy/_environment.py (its warning at import)", "CD201", "UserWarning: CUDA path could not be detected. "
+     "Set CUDA_PATH environment variable if CuPy fails to load."),
+    # PowerShell's own words for a command it cannot find
+    ("PowerShell CommandNotFoundException", "CD201", "nvcc : The term 'nvcc' is not recognized as the name of a cmdlet, "
+     "function, script file, or operable program."),
+    ("zabbly/linux#43 (modpost, driver 575.57.08 on kernel 6.15)", "CD101", "ERROR: modpost: GPL-incompatible module "
+     "nvidia.ko uses GPL-only symbol '__vma_start_write'\nERROR: modpost: GPL-incompatible module nvidia-drm.ko uses "
+     "GPL-only symbol '__vma_start_write'"),
+    ("ayaanzhaque/instruct-nerf2nerf#73 (tiny-cuda-nn modules.py)", "CD404", "UserWarning: tinycudann was built for lower "
+     "compute capability (61) than the system's (86). Performance may be suboptimal."),
+    ("NVIDIA/open-gpu-kernel-modules#829 (NVRM names the client first)", "CD110", "Apr 19 12:34:42 Kyrios kernel: NVRM: "
+     "API mismatch: the client 'nvidia-powerd' (pid 849)\n                               NVRM: has the version 570.133.07, "
+     "but this kernel module has\n                               NVRM: the version 575.51.02.  Please make sure that this"),
+    ("Linaom1214/TensorRT-For-YOLO-Series#42 (pip took the placeholder)", "CD522", "Collecting nvidia-tensorrt\n  "
+     "Downloading https://pypi.tuna.tsinghua.edu.cn/packages/b8/a3/3da2bd25b6243d7a19b6c08c0e92f7c04f9863e70d213fee3141d5"
+     "74dccb/nvidia-tensorrt-0.0.1.dev5.tar.gz (7.9 kB)\n  Preparing metadata (setup.py) ... error"),
+    ("cumulo-autumn/StreamDiffusion#160", "CD522", "Collecting nvidia-cudnn-cu116 (from nvidia-cudnn-cu11->tensorrt_libs=="
+     "9.0.1.post11.dev4)\n        Downloading nvidia-cudnn-cu116-0.0.1.dev5.tar.gz (4.4 kB)"),
+    ("AutoGPTQ's from_quantized warning, as a project README quotes it", "CD409", "WARNING - CUDA kernels for auto_gptq are "
+     "not installed, this will result in very slow inference speed."),
+    ("InternLM/InternLM-XComposer#337 (AutoGPTQ's compiled module named by its mark)", "CD409", "2024-07-11 11:41:30 "
+     "WARNING [auto_gptq.modeling._base] Exllamav2 kernel is not installed, reset disable_exllamav2 to True. This may "
+     "because you installed auto_gptq using a pre-build wheel on Windows, in which exllama_kernels are not compiled."),
+])
+def test_toolkits_modules_architectures_and_packages_in_their_own_words(source: str, code: str, message: str) -> None:
+    answer = explain_text(message, None)["matches"][0]
+    assert answer["code"] == code, source
+
+
+def test_a_placeholder_answer_names_the_index_and_the_release() -> None:
+    """NVIDIA/tensorflow#38: pip falls back to the PyPI placeholder when NVIDIA's index is not given."""
+    answer = explain_text("Collecting nvidia-tensorflow\n  Using cached nvidia-tensorflow-0.0.1.dev5.tar.gz (7.9 kB)", None)
+    first = answer["matches"][0]
+    assert first["code"] == "CD522"
+    assert "nvidia-tensorflow 0.0.1.dev5" in first["cause"] and "https://pypi.ngc.nvidia.com" in first["fix"]
+    # a real release of the same name is not a placeholder
+    assert all(m["code"] != "CD522" for m in explain_text("Collecting nvidia-tensorflow==1.15.5+nv22.12", None)["matches"])
+
+
+@pytest.mark.parametrize(("source", "message"), [
+    ("NVIDIA/gdrcopy#254 (another vendor's module)", "ERROR: modpost: GPL-incompatible module gdrdrv.ko uses GPL-only "
+     "symbol 'cc_mkdec'"),
+    ("a program's own variable, not a toolkit's", "export CUDA_VISIBLE_DEVICES=0 is not set"),
+    ("a wheel that names no CUDA build (frankmocap's detectron2 on Windows)", "ERROR: detectron2-0.3-cp37-cp37m-win_amd64"
+     ".whl is not a supported wheel on this platform."),
+])
+def test_look_alikes_are_not_answered_as_the_stack(source: str, message: str) -> None:
+    assert all(m["code"] not in ("CD101", "CD201", "CD520") for m in explain_text(message, None)["matches"]), source
+
+
+def test_a_mac_sets_torch_without_cuda_aside() -> None:
+    """zai-org/CodeGeeX2#183: PyTorch publishes no CUDA build for macOS, so 'install the GPU build' is no answer there;
+    the same words from a Windows or Linux path still are (CD406)."""
+    mac = explain_text('  File "/Users/zhangyukun33/anaconda3/envs/model-fine/lib/python3.8/site-packages/torch/cuda/'
+                       '__init__.py", line 293, in _lazy_init\n    raise AssertionError("Torch not compiled with CUDA '
+                       'enabled")\nAssertionError: Torch not compiled with CUDA enabled', None)
+    assert mac["exit_code"] == 1 and mac["matches"] == []
+    assert any("PyTorch publishes no CUDA build for macOS" in row["why"] for row in mac["set_aside"])
+    windows = explain_text('  File "C:/Users/alice/venv/lib/site-packages/torch/cuda/__init__.py", line 284, in '
+                           '_lazy_init\nAssertionError: Torch not compiled with CUDA enabled', None)
+    assert windows["matches"][0]["code"] == "CD406"
+
+
+@pytest.mark.parametrize(("source", "code", "message"), [
+    ("pypa/setuptools easy_install (a setup.py's install_requires)", "CD520", "Searching for tensorrt>=8.0\nReading "
+     "https://pypi.org/simple/tensorrt/\nNo local packages or working download links found for tensorrt>=8.0\nerror: Could "
+     "not find suitable distribution for Requirement.parse('tensorrt>=8.0')"),
+    ("pytorch/builder conda/pytorch-mutex (conda's classic solver)", "CD521", "UnsatisfiableError: The following "
+     "specifications were found to be incompatible with each other:\n\nPackage pytorch-mutex conflicts for:\ntorchvision "
+     "-> pytorch-mutex==1.0[build=cuda]\npytorch=1.12 -> pytorch-mutex==1.0=cpu"),
+    ("pypa/pip factory.py ('does not provide the extra')", "CD520", "WARNING: jax 0.4.13 does not provide the extra "
+     "'cuda11_cudnn86'"),
+    ("Dao-AILab/flash-attention release wheels (a build for another Python)", "CD520", "ERROR: flash_attn-2.5.8+cu122"
+     "torch2.3cxx11abiFALSE-cp310-cp310-linux_x86_64.whl is not a supported wheel on this platform."),
+    ("astral-sh/uv (a CUDA build with no wheel for this platform)", "CD520", "error: Distribution `torch==2.5.1+cu124 @ "
+     "registry+https://download.pytorch.org/whl/cu124` can't be installed because it doesn't have a source distribution "
+     "or wheel for the current platform"),
+])
+def test_installers_words_for_the_gpu_stacks_packages(source: str, code: str, message: str) -> None:
+    assert explain_text(message, None)["matches"][0]["code"] == code, source
+
+
+def test_the_read_facts_carry_the_values() -> None:
+    """The status read from 'invalid device function 8' is cudaErrorInvalidDeviceFunction; the architecture read from
+    tiny-cuda-nn's warning is the GPU's, the second number."""
+    assert [s.name for s in read("Error: invalid device function 8").statuses] == ["cudaErrorInvalidDeviceFunction"]
+    facts = read("UserWarning: tinycudann was built for lower compute capability (75) than the system's (89).")
+    assert [a.compute_capability for a in facts.archs] == ["7.5", "8.9"]
+    answer = explain_text("UserWarning: tinycudann was built for lower compute capability (75) than the system's (89).",
+                          None)["matches"][0]
+    assert answer["values"]["compute_capability"] == "8.9"
