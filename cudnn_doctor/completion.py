@@ -277,6 +277,7 @@ def _undo_made() -> None:
 def _make_folder(folder: Path, shell: str, fix: str) -> None:
     """FOLDER and its parents made; a file, FIFO or link to nothing where a folder goes, or a folder it may not
     write, is a refusal that names the part in the way."""
+    _within_limits(folder, shell, fix)
     missing = [str(part) for part in (*reversed(folder.parents), folder) if not os.path.lexists(part)]
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -286,6 +287,23 @@ def _make_folder(folder: Path, shell: str, fix: str) -> None:
             if os.path.lexists(part) and not os.path.isdir(part):
                 raise _refused(shell, part, "is in the way: it is not a folder", fix) from None
         raise _refused(shell, folder, _os_why(error), fix) from None
+
+
+PATH_MAX = 4096  # bytes of a path the kernel takes (Linux's PATH_MAX, the terminating NUL included)
+NAME_MAX = 255  # bytes of one name in it
+
+
+def _within_limits(folder: Path, shell: str, fix: str) -> None:
+    """A folder whose path the kernel cannot take (over PATH_MAX bytes, or a name over NAME_MAX) is refused before
+    its parts are looked at: a shell could not read its start-up file there either, and walking 50,000 parents of a
+    100 KB path (ZDOTDIR, XDG_CONFIG_HOME) took minutes."""
+    name = os.fsencode(folder)
+    longest = max(map(len, name.split(b"/")))
+    if len(name) >= PATH_MAX - len(f"/{PROG_NAME}.fish") or longest > NAME_MAX:
+        why = (f"its path is {len(name):,} bytes, more than the {PATH_MAX:,} the system takes" if longest <= NAME_MAX
+               else f"one name in its path is {longest:,} bytes, more than the {NAME_MAX} the system takes")
+        shown = os.fsdecode(name[:200]) + ("..." if len(name) > 200 else "")
+        raise _refused(shell, shown, f"{why} (a shell could not read a file there either)", fix)
 
 
 def _write_whole(path: Path, text: str, shell: str) -> None:

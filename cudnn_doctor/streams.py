@@ -110,8 +110,28 @@ class _StderrRaw(io.RawIOBase):
             return len(data)
 
 
+# every character JSON, a CI runner's command or a shell line is made of: an encoding that writes these as ASCII does
+ASCII_PROBE = "".join(map(chr, range(32, 127))) + "\t\n\r"
+
+
+def output_encoding(named: str | None) -> str:
+    """The encoding the doctor's output is written in: the one its stream was given (the locale's,
+    PYTHONIOENCODING's) where it writes ASCII as ASCII, else UTF-8. PYTHONIOENCODING=utf-16 (or utf-32, or an
+    EBCDIC code page such as cp037) made `--json` a document no JSON reader takes (jq: "parse error") and every
+    line of text, error and CI command one that no terminal or runner reads; JSON is UTF-8 by its standard (RFC
+    8259), and its escapes keep it ASCII, so the ASCII-compatible encodings stay as they were."""
+    import codecs
+
+    try:
+        if named and ASCII_PROBE.encode(codecs.lookup(named).name) == ASCII_PROBE.encode("ascii"):
+            return named
+    except (LookupError, UnicodeError, TypeError, ValueError):
+        pass
+    return "utf-8"
+
+
 def _text_stream(raw: io.RawIOBase, like: object, errors: str, write_through: bool) -> io.TextIOWrapper:
-    encoding = getattr(like, "encoding", None) or "utf-8"
+    encoding = output_encoding(getattr(like, "encoding", None))
     line_buffering = bool(getattr(like, "line_buffering", False))
     buffered = io.BufferedWriter(raw)
     return io.TextIOWrapper(buffered, encoding=encoding, errors=errors, line_buffering=line_buffering,

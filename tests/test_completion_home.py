@@ -245,3 +245,23 @@ def test_a_start_up_file_whose_last_line_continues_still_runs_the_line(machine: 
     sourced = subprocess.run(["bash", "-c", "source ~/.bashrc && complete -p cudnn-doctor"], env=env,
                              capture_output=True, text=True, timeout=60)
     assert sourced.returncode == 0 and "cudnn-doctor" in sourced.stdout, sourced.stderr
+
+
+@pytest.mark.parametrize("shell, variable", [("zsh", "ZDOTDIR"), ("fish", "XDG_CONFIG_HOME")])
+@pytest.mark.parametrize("kind", ["50,000 folders deep", "one name of 300 bytes"])
+def test_a_folder_no_path_can_reach_is_refused_at_once(machine: Machine, tmp_path: Path, shell: str, variable: str,
+                                                       kind: str) -> None:
+    """A ZDOTDIR or XDG_CONFIG_HOME of 100 KB (50,000 folders deep) took over 50 s walking its parents (round eight's
+    red-team): a path the kernel cannot take (over PATH_MAX, a name over NAME_MAX) is refused in one line at once,
+    nothing made; a deep path it can take is still written."""
+    value = (str(tmp_path) + "/x" * 50_000)[:100_000] if kind.startswith("50") else str(tmp_path / ("n" * 300))
+    machine.env[variable] = value
+    before = sorted(os.listdir(tmp_path))
+    started = time.monotonic()
+    result = machine.run("--install-completion", shell, timeout=20)
+    assert result.exit_code == 2 and len(result.stderr.strip().splitlines()) == 1, result.stderr[-500:]
+    assert "more than the" in result.stderr and len(result.stderr) < 1000, result.stderr[-500:]
+    assert time.monotonic() - started < 10
+    assert sorted(os.listdir(tmp_path)) == before
+    machine.env[variable] = str(tmp_path / "/".join(["d"] * 200))
+    assert machine.run("--install-completion", shell).exit_code == 0

@@ -32,3 +32,20 @@ def test_a_non_ascii_library_folder_under_an_ascii_locale(tmp_path: Path, args: 
     assert b"CD902" not in done.stdout and b"bug in cudnn-doctor" not in done.stdout, done.stdout[-1500:]
     if "--json" in args:
         assert b"\\\\xc3\\\\xa8" in done.stdout or b"\\\\u00e8" in done.stdout or b"biblioth" in done.stdout
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-32", "cp037"])
+def test_output_is_ascii_compatible_whatever_pythonioencoding_names(machine, encoding: str) -> None:  # type: ignore[no-untyped-def]
+    """PYTHONIOENCODING=utf-16 (or utf-32, or the EBCDIC cp037) wrote `--json` as a document no JSON reader takes
+    (jq: "parse error") and every error line and CI command in bytes no terminal or runner reads: the doctor's output
+    is UTF-8 where the encoding named does not write ASCII as ASCII (an encoding that does, latin-1, stays)."""
+    machine.env["PYTHONIOENCODING"] = encoding
+    report = machine.run("check", "--json")
+    assert report.exit_code in (0, 1) and report.json["schema"] == "cudnn-doctor/report/1", report.stdout[:200]
+    assert "\0" not in report.stdout and report.stdout.startswith("{"), report.stdout[:40]
+    usage = machine.run("check", "--strict-frobnicate", "--json")
+    assert usage.exit_code == 2 and usage.json["exit_code"] == 2, usage.stdout[:200]
+    assert usage.stderr.startswith("cudnn-doctor: error: "), usage.stderr[:80]
+    github = machine.run("check", "--format", "github")
+    assert github.exit_code in (0, 1) and "\0" not in github.stdout
+    assert any(line.startswith(("::", "[")) for line in github.stdout.splitlines()), github.stdout[:200]
