@@ -26,7 +26,6 @@ import os
 import re
 import shutil
 import socket
-import stat
 import struct
 import subprocess
 import sys
