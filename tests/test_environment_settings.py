@@ -198,15 +198,16 @@ def test_the_kinds_read_from_jaxs_files_are_those_the_real_jax_holds() -> None:
 def test_a_jax_variable_no_file_of_the_installed_jax_reads_is_a_warning(machine: Machine, real_jax_site: Path) -> None:
     """JAX_PLATFORM (JAX_PLATFORMS without its s) is read by nobody: JAX ignores it and picks its own backend."""
     machine.env["JAX_PLATFORM"] = "cpu"
-    machine.env["JAX_NUMPY_RANK_PROMOTION"] = "warn"  # one it defines, of a value it takes
+    # one it defines, of a value it takes (JAX_NUMPY_RANK_PROMOTION, now a row of the data, was this test's first)
+    machine.env["JAX_LEGACY_PRNG_KEY"] = "warn"
     machine.env["JAX_COORDINATOR_ADDRESS"] = "10.0.0.1:1234"  # read with os.getenv in distributed.py: any text
     report = check(machine)
     warned = finding(report, "CD418")
     assert warned["subject"] == "JAX_PLATFORM" and "JAX reads no variable of this name" in warned["detail"]
     answers = report["process"]["setting_answers"]
-    assert answers["JAX_NUMPY_RANK_PROMOTION"]["values"] == ["allow", "warn", "raise"]
+    assert answers["JAX_LEGACY_PRNG_KEY"]["values"] == ["allow", "warn", "error"]
     assert answers["JAX_COORDINATOR_ADDRESS"]["kind"] == "string"
-    for known in ("JAX_NUMPY_RANK_PROMOTION", "JAX_COORDINATOR_ADDRESS"):
+    for known in ("JAX_LEGACY_PRNG_KEY", "JAX_COORDINATOR_ADDRESS"):
         assert not settings_findings(report, known), report["findings"]
     closed_loop(machine, "CD418", "JAX_PLATFORM")
 
