@@ -754,7 +754,7 @@ def _judge_setting(row: dict[str, Any], value: str, report: Report) -> list[tupl
         problem = environment.grammar_problem(row, value)
         if problem:
             return [("invalid", problem)]
-        if int(value) >= row["hides_from"] and _has(report, row["framework"]):
+        if environment.whole(value.strip()) >= row["hides_from"] and _has(report, row["framework"]):
             return [("off", row["effect"])]
         return []
     if kind == "float":
