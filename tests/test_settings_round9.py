@@ -338,3 +338,9 @@ def test_a_whole_number_of_thousands_of_digits_is_judged_not_a_traceback(machine
     report = check(machine)
     assert finding(report, "CD414")["subject"] in ("RANK", variable)
     assert "RANK" in {f["subject"] for f in report["findings"]}, report["findings"]
+
+
+def test_a_share_the_platform_allocator_does_not_use_is_not_judged(machine: Machine, jax_site: Path) -> None:
+    """XLA_PYTHON_CLIENT_ALLOCATOR=platform allocates each buffer on demand: no pool, so no share starves it."""
+    machine.env.update(XLA_CLIENT_MEM_FRACTION=".001", XLA_PYTHON_CLIENT_ALLOCATOR="platform")
+    assert not settings_findings(check(machine), "XLA_CLIENT_MEM_FRACTION")

@@ -197,6 +197,15 @@ def oversubscribed(row: dict[str, Any], settings: dict[str, str]) -> str | None:
     return str(name) if name and truth(settings.get(str(name), "")) else None
 
 
+def ignored(row: dict[str, Any], settings: dict[str, str]) -> str | None:
+    """The NAME=value of ROW's ignored_when that SETTINGS hold (its reader then does not use ROW's variable), or None."""
+    for pair in row.get("ignored_when", ()):
+        name, _, value = str(pair).partition("=")
+        if settings.get(name, "").strip().lower() == value.lower():
+            return str(pair)
+    return None
+
+
 def relation_problem(row: dict[str, Any], value: str, settings: dict[str, str], gpus: int | None) -> str | None:
     """Why the whole number VALUE of ROW does not fit what it must stay below (row below: another variable that is
     set, as a launcher's RANK below WORLD_SIZE; row below_gpus: the GPUs a program here sees, as LOCAL_RANK picks
