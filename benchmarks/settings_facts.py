@@ -335,6 +335,8 @@ def round9_cases(scratch: Path) -> dict[str, tuple[dict[str, str], tuple[str, ..
     for share in ("0.001", "0.002", "0.005", "0.01", "0.02", "0.05"):  # where JAX's first convolution starts working
         cases[f"xla-client-share-{share}"] = ({"XLA_CLIENT_MEM_FRACTION": share}, ("CD413",), ("jax_readback",))
     cases.update({
+        "share-0.001-platform-allocator": ({"XLA_CLIENT_MEM_FRACTION": "0.001", "XLA_PYTHON_CLIENT_ALLOCATOR": "platform"},
+                                           ("CD413",), ("jax_readback",)),
         "xla-client-percent": ({"XLA_CLIENT_MEM_FRACTION": "75%"}, ("CD411",), ()),
         "xla-both-names": ({"XLA_CLIENT_MEM_FRACTION": ".5", "XLA_PYTHON_CLIENT_MEM_FRACTION": ".5"}, ("CD411",), ()),
         "share-2-unified": ({"XLA_CLIENT_MEM_FRACTION": "2.0", "TF_FORCE_UNIFIED_MEMORY": "1"}, ("CD412", "CD413"),

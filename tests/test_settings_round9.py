@@ -219,6 +219,7 @@ def test_a_launchers_consistent_ranks_are_no_finding(machine: Machine, tmp_path:
     ({"LOCAL_RANK": "1"}, "LOCAL_RANK", "not below the 1 GPU a program started here sees (cuda:1 does not exist)"),
     ({"MASTER_PORT": "99999"}, "MASTER_PORT", "99999 is above 65535"),
     ({"WORLD_SIZE": "two"}, "WORLD_SIZE", "'two' is not a whole number"),
+    ({"RANK": "-1", "WORLD_SIZE": "9" * 5000}, "RANK", "-1 is below 0"),  # a hostile WORLD_SIZE compared with nothing
 ])
 def test_ranks_that_do_not_fit_are_a_warning(machine: Machine, tmp_path: Path, env: dict[str, str], variable: str,
                                             words: str) -> None:
@@ -324,3 +325,22 @@ def test_a_libcuda_folder_for_triton_that_holds_it_is_no_finding(machine: Machin
     (tmp_path / "libcuda" / "libcuda.so.1").write_bytes(b"")
     machine.env["TRITON_LIBCUDA_PATH"] = str(tmp_path / "libcuda")
     assert not settings_findings(check(machine), "TRITON_LIBCUDA_PATH")
+
+
+@pytest.mark.parametrize("variable", ["CUDA_DEVICE_MAX_CONNECTIONS", "CUDNN_LOGLEVEL_DBG", "TF_CPP_MIN_LOG_LEVEL",
+                                      "WORLD_SIZE"])
+def test_a_whole_number_of_thousands_of_digits_is_judged_not_a_traceback(machine: Machine, tmp_path: Path,
+                                                                        variable: str) -> None:
+    """Python's int() refuses more than 4300 digits: a value of 5000 is taken as beyond every bound (clipped where
+    its reader clips), and every other setting is still judged."""
+    torch_machine(machine, tmp_path)
+    machine.env.update({variable: "9" * 5000, "RANK": "-1"})
+    report = check(machine)
+    assert finding(report, "CD414")["subject"] in ("RANK", variable)
+    assert "RANK" in {f["subject"] for f in report["findings"]}, report["findings"]
+
+
+def test_a_share_the_platform_allocator_does_not_use_is_not_judged(machine: Machine, jax_site: Path) -> None:
+    """XLA_PYTHON_CLIENT_ALLOCATOR=platform allocates each buffer on demand: no pool, so no share starves it."""
+    machine.env.update(XLA_CLIENT_MEM_FRACTION=".001", XLA_PYTHON_CLIENT_ALLOCATOR="platform")
+    assert not settings_findings(check(machine), "XLA_CLIENT_MEM_FRACTION")

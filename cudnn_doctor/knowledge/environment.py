@@ -132,7 +132,7 @@ def grammar_problem(row: dict[str, Any], value: str) -> str | None:
         text = value.strip()
         if not re.fullmatch(r"[+-]?[0-9]+", text):
             return f"{value!r} is not a whole number"
-        return None if row.get("clipped") else _outside(row, int(text))
+        return None if row.get("clipped") else _outside(row, whole(text))
     if kind == "float" and "maximum" in row:  # a share with both bounds (the older rows judge their own)
         try:
             number = float(value)
@@ -151,6 +151,18 @@ def _outside(row: dict[str, Any], number: float) -> str | None:
     return None
 
 
+BEYOND = 10 ** 18  # a whole number of more digits than this is beyond every bound a reader has
+
+
+def whole(text: str) -> int:
+    """The whole number TEXT ([+-]digits) as a reader compares it with its bounds: one of thousands of digits (past
+    Python's own int() limit) is taken as BEYOND, its sign kept."""
+    digits = text.lstrip("+-")
+    if len(digits) > 18:
+        return -BEYOND if text.startswith("-") else BEYOND
+    return int(text)
+
+
 def slow(row: dict[str, Any], value: str) -> bool:
     """Does VALUE turn on what ROW's slow_when names (a boolean in any of its spellings, an integer clipped)?"""
     when = row.get("slow_when")
@@ -159,7 +171,7 @@ def slow(row: dict[str, Any], value: str) -> bool:
     if row["kind"] == "bool":
         return truth(value) is not None and truth(value) == truth(str(when))
     if row["kind"] == "integer" and re.fullmatch(r"[+-]?[0-9]+", value.strip()):
-        number = int(value.strip())
+        number = whole(value.strip())
         if row.get("clipped"):
             number = max(int(row.get("minimum", number)), min(int(row.get("maximum", number)), number))
         return str(number) == str(when)
@@ -185,16 +197,25 @@ def oversubscribed(row: dict[str, Any], settings: dict[str, str]) -> str | None:
     return str(name) if name and truth(settings.get(str(name), "")) else None
 
 
+def ignored(row: dict[str, Any], settings: dict[str, str]) -> str | None:
+    """The NAME=value of ROW's ignored_when that SETTINGS hold (its reader then does not use ROW's variable), or None."""
+    for pair in row.get("ignored_when", ()):
+        name, _, value = str(pair).partition("=")
+        if settings.get(name, "").strip().lower() == value.lower():
+            return str(pair)
+    return None
+
+
 def relation_problem(row: dict[str, Any], value: str, settings: dict[str, str], gpus: int | None) -> str | None:
     """Why the whole number VALUE of ROW does not fit what it must stay below (row below: another variable that is
     set, as a launcher's RANK below WORLD_SIZE; row below_gpus: the GPUs a program here sees, as LOCAL_RANK picks
     one of them), in words; None where it fits or nothing says."""
-    try:
-        number = int(value.strip())
-    except ValueError:
+    whole = re.compile(r"[+-]?[0-9]{1,18}")  # longer is no rank (and past int()'s digit limit)
+    if not whole.fullmatch(value.strip()):
         return None
+    number = int(value.strip())
     other = row.get("below")
-    if other and re.fullmatch(r"[+-]?[0-9]+", settings.get(str(other), "").strip()):
+    if other and whole.fullmatch(settings.get(str(other), "").strip()):
         bound = int(settings[str(other)].strip())
         if number >= bound:
             return f"{number} is not below {other}={bound} (it counts from 0)"

@@ -754,7 +754,7 @@ def _judge_setting(row: dict[str, Any], value: str, report: Report) -> list[tupl
         problem = environment.grammar_problem(row, value)
         if problem:
             return [("invalid", problem)]
-        if int(value) >= row["hides_from"] and _has(report, row["framework"]):
+        if environment.whole(value.strip()) >= row["hides_from"] and _has(report, row["framework"]):
             return [("off", row["effect"])]
         return []
     if kind == "float":
@@ -765,6 +765,8 @@ def _judge_setting(row: dict[str, Any], value: str, report: Report) -> list[tupl
         if not math.isfinite(share) or share <= row.get("minimum", -math.inf):
             return [("invalid", f"{value} is not above {row.get('minimum')}")]
         view = report.process
+        if view is not None and environment.ignored(row, view.settings):
+            return []  # its reader does not use it beside that setting
         visible = [g for g in report.gpus if view and view.visible and any(v.nvml_index == g.index for v in view.visible)]
         smallest = min(visible or report.gpus, key=lambda g: g.memory_total_mib or 0, default=None)
         if smallest is not None and smallest.memory_total_mib and share * smallest.memory_total_mib < STARVED_MIB:
