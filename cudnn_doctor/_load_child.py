@@ -246,17 +246,18 @@ def _open_in_a_fork(candidate):
         return None
     read_end, write_end = os.pipe()
     pid = os.fork()
-    if pid == 0:  # the copy: open it, say how, and end without running this process's exit handlers
-        os.close(read_end)
-        code, said = 0, b"ok"
+    if pid == 0:  # the copy: open it, say how, and end there whatever happens (never back into this process's code)
+        code = 5
         try:
-            ctypes.CDLL(candidate, mode=mode)
-        except (OSError, UnicodeDecodeError) as error:
-            text = str(error)
-            skipped = "wrong ELF class" in text or (text.startswith(candidate + ":") and "cannot open shared object"
-                                                       in text)
-            code, said = (3, b"") if skipped else (4, text.encode("utf-8", "surrogateescape"))
-        try:
+            os.close(read_end)
+            code, said = 0, b"ok"
+            try:
+                ctypes.CDLL(candidate, mode=mode)
+            except (OSError, UnicodeDecodeError) as error:
+                text = str(error)
+                skipped = "wrong ELF class" in text or (text.startswith(candidate + ":") and
+                                                        "cannot open shared object" in text)
+                code, said = (3, b"") if skipped else (4, text.encode("utf-8", "surrogateescape"))
             while said:
                 said = said[os.write(write_end, said):]
         finally:
