@@ -136,11 +136,13 @@ def main(argv):
             say("recipe", "ok")
         except NoRecipe as error:  # another release of the framework: the loader by name instead, and said
             say("no-recipe", error)
-        except BaseException as error:  # the framework's own code failing is what its import would say
+        except OSError as error:  # the loader refused the file its code loads (or what that file needs): the answer
             say("recipe", f"{type(error).__name__}: {error}")
             say_new(maps)
-            say("done")  # its words are the answer (the loader refusing the front library, or what it needs)
+            say("done")
             return 0
+        except BaseException as error:  # its code found nothing to load (no wheel of cuDNN): said, then as below
+            say("recipe", f"{type(error).__name__}: {error}")
         maps = say_new(maps)
         if not any(os.path.basename(p).startswith(soname) for p in maps):
             # its code loaded no cuDNN: the framework's own libraries find it through their RUNPATH when they load,
