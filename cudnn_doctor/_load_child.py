@@ -136,11 +136,13 @@ def main(argv):
             say("recipe", "ok")
         except NoRecipe as error:  # another release of the framework: the loader by name instead, and said
             say("no-recipe", error)
-        except BaseException as error:  # the framework's own code failing is what its import would say
+        except OSError as error:  # the loader refused the file its code loads (or what that file needs): the answer
             say("recipe", f"{type(error).__name__}: {error}")
             say_new(maps)
-            say("done")  # its words are the answer (the loader refusing the front library, or what it needs)
+            say("done")
             return 0
+        except BaseException as error:  # its code found nothing to load (no wheel of cuDNN): said, then as below
+            say("recipe", f"{type(error).__name__}: {error}")
         maps = say_new(maps)
         if not any(os.path.basename(p).startswith(soname) for p in maps):
             # its code loaded no cuDNN: the framework's own libraries find it through their RUNPATH when they load,
@@ -246,17 +248,18 @@ def _open_in_a_fork(candidate):
         return None
     read_end, write_end = os.pipe()
     pid = os.fork()
-    if pid == 0:  # the copy: open it, say how, and end without running this process's exit handlers
-        os.close(read_end)
-        code, said = 0, b"ok"
+    if pid == 0:  # the copy: open it, say how, and end there whatever happens (never back into this process's code)
+        code = 5
         try:
-            ctypes.CDLL(candidate, mode=mode)
-        except (OSError, UnicodeDecodeError) as error:
-            text = str(error)
-            skipped = "wrong ELF class" in text or (text.startswith(candidate + ":") and "cannot open shared object"
-                                                       in text)
-            code, said = (3, b"") if skipped else (4, text.encode("utf-8", "surrogateescape"))
-        try:
+            os.close(read_end)
+            code, said = 0, b"ok"
+            try:
+                ctypes.CDLL(candidate, mode=mode)
+            except (OSError, UnicodeDecodeError) as error:
+                text = str(error)
+                skipped = "wrong ELF class" in text or (text.startswith(candidate + ":") and
+                                                        "cannot open shared object" in text)
+                code, said = (3, b"") if skipped else (4, text.encode("utf-8", "surrogateescape"))
             while said:
                 said = said[os.write(write_end, said):]
         finally:

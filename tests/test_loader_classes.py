@@ -353,3 +353,15 @@ def test_files_the_loader_never_takes_for_a_name_are_named(tmp_path: Path) -> No
     assert "case" in child.near_misses("libcudnn_cnn.so.9", [str(tmp_path)])
     assert child.near_misses("libcudnn_heuristic.so.9", [str(tmp_path)]) == ""
     assert child.with_levels([str(tmp_path)]) == [str(tmp_path)]  # no glibc-hwcaps subfolder: ld.so is not asked
+
+
+@pytest.mark.integration
+def test_a_torch_without_a_cudnn_wheel_is_no_loading_error(machine: Machine, tmp_path: Path) -> None:
+    """torch's own loading code finds no nvidia/cudnn wheel (a torch that takes the system's cuDNN through its
+    RUNPATH; its _preload_cuda_lib raises ValueError, which its import never reaches): that is not the loader refusing
+    anything, and no error is said of it."""
+    site = torch_with_real_cudnn(machine, tmp_path)
+    shutil.rmtree(site / "nvidia" / "cudnn")
+    machine.add_library_path(bent_copy(tmp_path, "whole"))
+    report = machine.check_json()
+    assert "CD409" not in codes(report), report["findings"]

@@ -138,6 +138,7 @@ def parse_answer(user: str, recipe: str | None, stdout: str | bytes, exit_code: 
     refused: dict[str, tuple[str, str]] = {}  # sub-library -> the file the loader found and would not load, its words
     missing: dict[str, str] = {}  # sub-library -> where the loader looked and found no file of its name
     crashed: dict[str, str] = {}  # sub-library -> the file whose opening killed the forked copy that opened it
+    taken: dict[str, str] = {}  # sub-library -> the file the loader takes for it (opened whole in a forked copy)
     for line in lines:
         key, _, value = line.partition("\t")
         if key == "asked":
@@ -145,6 +146,8 @@ def parse_answer(user: str, recipe: str | None, stdout: str | bytes, exit_code: 
             path, _, words = rest.partition("\t")
             if words.startswith("opening it killed the process") and path != "-":  # mapped, then died: its file
                 crashed[name] = path
+            elif words == "ok" and path != "-":  # the file the loader takes: where cuDNN's own step fails, that one
+                taken[name] = path
             elif words != "ok" and path != "-":
                 refused[name] = (path, f"the loader refuses {path}: {words}")
             elif path == "-" and words.startswith("no such file as "):  # where the loader looks, and what is there
@@ -196,19 +199,20 @@ def parse_answer(user: str, recipe: str | None, stdout: str | bytes, exit_code: 
             steps.append(LoadStep(pending[0], False, died, library))
         else:
             died = how
-    steps = [_with_loader_words(step, refused, missing, crashed) for step in steps]
+    steps = [_with_loader_words(step, refused, missing, crashed, taken) for step in steps]
     if skipped is not None or not lines:  # its own code loads no cuDNN here, or the child never got as far as a word
         return ObservedLoad(user, None, None, (), tuple(mapped), None, None)
     return ObservedLoad(user, front, version, tuple(steps), tuple(mapped), recipe, died)
 
 
 def _with_loader_words(step: LoadStep, refused: dict[str, tuple[str, str]], missing: dict[str, str],
-                       crashed: dict[str, str]) -> LoadStep:
+                       crashed: dict[str, str], taken: dict[str, str]) -> LoadStep:
     """A failed step whose sub-library's file the loader itself refused, in the loader's words (which name the cause:
     a dependency it cannot find, a C library too old) before cuDNN's status or how the child died; one whose
     sub-library no folder the loader searches holds, with those folders and the files there it never takes for it
     (cuDNN's front library ends the program with SIGABRT where that is its graph library: the cause is the file
-    missing, not a file broken); one whose file killed the copy that opened it, with that file."""
+    missing, not a file broken); one whose file killed the copy that opened it, with that file; one whose file the
+    loader took, with that file."""
     if step.ok:
         return step
     found = refused.get(step.library or "")
@@ -218,7 +222,10 @@ def _with_loader_words(step: LoadStep, refused: dict[str, tuple[str, str]], miss
     if died_on:  # the loader mapped it and the process died of it (a cut-short file: SIGBUS): that file, broken
         return dataclasses.replace(step, said=f"{step.said} ({died_on})", refused=died_on)
     nowhere = missing.get(step.library or "")
-    return dataclasses.replace(step, said=f"{nowhere} ({step.said})") if nowhere else step
+    if nowhere:
+        return dataclasses.replace(step, said=f"{nowhere} ({step.said})")
+    loaded = taken.get(step.library or "")  # the loader took this file, and cuDNN's step with it failed: that file
+    return dataclasses.replace(step, refused=loaded) if loaded and not step.refused else step
 
 
 def _how_it_died(exit_code: int | None, error: str | None) -> str:
