@@ -88,10 +88,19 @@ def _rich_help_formatter() -> type[argparse.HelpFormatter]:
 
 @functools.cache
 def _terminal_width(columns: str | None) -> int:
-    """What argparse's formatter would take: the terminal's columns (COLUMNS, the cache's key, first), less two."""
-    import shutil
+    """What argparse's formatter would take: the terminal's columns (COLUMNS, the cache's key, first), less two.
+    shutil.get_terminal_size's rule, without importing shutil on every command's path (it imports zlib, bz2 and lzma,
+    whose libraries a hostile LD_LIBRARY_PATH can replace in the doctor's own process)."""
+    import os
+    import sys
 
-    return shutil.get_terminal_size().columns - 2
+    width = int(columns) if columns and columns.isascii() and columns.isdigit() and int(columns) > 0 else 0
+    if not width:
+        try:
+            width = os.get_terminal_size(sys.__stdout__.fileno()).columns if sys.__stdout__ is not None else 0
+        except (AttributeError, ValueError, OSError):
+            width = 0
+    return (width or 80) - 2
 
 
 class Parser(argparse.ArgumentParser):

@@ -36,6 +36,24 @@ NTSTATUS_NAMES = {
 }
 
 
+
+def which(name: str, path: str | None) -> str | None:
+    """The first executable file NAME in the folders of PATH (None: os.defpath), as shutil.which finds it on POSIX, for
+    a NAME without a folder; one with a folder is taken as it is. Not shutil's own: importing shutil brings zlib, bz2
+    and lzma, whose libraries a user's LD_LIBRARY_PATH can replace in the doctor's own process (a cut-short libz.so.1
+    there ends it with SIGBUS), on every command's path."""
+    if os.sep in name or (os.altsep and os.altsep in name):
+        return name if os.path.isfile(name) and os.access(name, os.X_OK) else None
+    if os.name == "nt":  # PATHEXT and the current folder first: shutil's own rules
+        import shutil
+
+        return shutil.which(name, path=path)
+    for folder in (os.defpath if path is None else path).split(os.pathsep):
+        candidate = os.path.join(folder, name)
+        if folder and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
 class Posix:
     """Linux (and the other Unix systems the doctor may run on)."""
 
@@ -65,9 +83,7 @@ class Posix:
         it writes out becomes the installed files), before one on PATH (a stale copy, a wrapper, another libc's, or
         a hostile one first on a user's PATH), which is taken only where the system has none (NixOS); with PATH
         empty, never. None where there is none."""
-        import shutil  # which() alone; shutil's import brings bz2, lzma and zlib: only here
-
-        found = shutil.which(name, path=os.pathsep.join(p for p in (self.system_folders, path) if p))
+        found = which(name, os.pathsep.join(p for p in (self.system_folders, path) if p))
         return os.path.abspath(found) if found else None
 
     def pipe_selector(self) -> selectors.BaseSelector:

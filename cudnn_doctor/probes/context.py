@@ -278,9 +278,8 @@ ENVIRONMENT_INTERPRETERS = ("bin/python3", "bin/python", "Scripts/python.exe", "
 def resolve_interpreter(python: str, env: dict[str, str]) -> str:
     """--python PATH as an executable file: an interpreter, a name looked up on PATH (python3.12), or an
     environment's folder (.venv, a conda environment) as pip's and uv's --python take it: DIR/bin/python."""
-    import shutil
-
     from cudnn_doctor.errors import DoctorError
+    from cudnn_doctor.operating_system import which
 
     if not python.strip():
         raise DoctorError("--python: empty path", fix="give the environment or its interpreter, e.g. --python .venv", code="CD001")
@@ -292,7 +291,7 @@ def resolve_interpreter(python: str, env: dict[str, str]) -> str:
             raise DoctorError(f"--python {python}: a folder without bin/python, so not a Python environment",
                               fix="give the environment's folder (the one with bin/python, e.g. .venv) or its interpreter", code="CD005")
         return os.path.abspath(found)
-    found = python if os.sep in python else shutil.which(python, path=env.get("PATH"))
+    found = python if os.sep in python else which(python, env.get("PATH"))
     if os.sep not in python and not python.startswith(".") and not found and not os.path.lexists(python):
         raise DoctorError(f"--python {python}: no program of that name on PATH, nor a folder of that name here",
                           fix="give an environment's folder or its interpreter, e.g. --python .venv or "

@@ -13,8 +13,9 @@ framework imports at start is taken from, and the plugins it loads.
   installed framework's own file before it is used; Python is asked what the framework will ask
   (`importlib.metadata.entry_points(group=...)`, its own words where it raises) and where each plugin's module is.
 
-The framework's interpreter is started with the user's environment, as a program is, only where something can make
-a difference (PYTHONPATH set, a user site holding such a package, a distribution naming a plugin group or with an
+The framework's interpreter is started with the user's environment, as a program is (its site code, .pth files and
+sitecustomize, runs as in every program), only where something can make a difference (a PYTHONPATH entry that is a
+zip file or holds such a package, a user site holding one, a distribution naming a plugin group or with an
 entry_points.txt that is not UTF-8, cached bytecode that is not checked); nothing is started otherwise."""
 
 from __future__ import annotations
@@ -210,7 +211,11 @@ class FinderChild:
         self.asked: list[tuple[str, str, str, list[dict[str, object]], tuple[str, ...]]] = []
         self.pythons: list[str] = []
         self._said: dict[str, dict[str, Any]] | None = None
-        worth = bool(env.get("PYTHONPATH"))
+        # the interpreter runs its site code (.pth files, sitecustomize) as a program's does: started only where a
+        # PYTHONPATH entry is a zip file or holds one of the packages asked about, a user site holds one, bytecode is
+        # unchecked or a plugin group is named
+        entries = [e for e in env.get("PYTHONPATH", "").split(os.pathsep) if e]
+        worth = False
         for framework in frameworks:
             site = str(framework.details.get("site_packages") or "")
             if framework.name not in SHADOWED or not site or framework.details.get("assumed"):
@@ -224,7 +229,8 @@ class FinderChild:
             self.asked.append((framework.name, python, site, rows, modules))
             groups = [str(row["group"]) for row in rows]
             mine = user_site(env, site)
-            worth = worth or bool(mine and _holds_any(mine, modules)) or _unchecked_bytecode(site, modules) or \
+            worth = worth or any(entry.endswith(".zip") or _holds_any(entry, modules) for entry in entries) or \
+                bool(mine and _holds_any(mine, modules)) or _unchecked_bytecode(site, modules) or \
                 names_plugin_group(metadata_folders(env, [site]), groups)
         if not worth:
             self.asked = []

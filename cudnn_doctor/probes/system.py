@@ -6,11 +6,10 @@ from __future__ import annotations
 import os
 import platform
 import re
-import shutil
 import sys
 from dataclasses import dataclass, field
 
-from cudnn_doctor.operating_system import CURRENT
+from cudnn_doctor.operating_system import CURRENT, which
 
 COMPILERS = ("gcc", "g++", "clang", "nvcc")
 HELPER_TIMEOUT_S = 10.0
@@ -61,7 +60,7 @@ def _compilers(env: dict[str, str], nvcc: str | None) -> dict[str, str | None]:
     found: dict[str, str | None] = {}
     paths: dict[str, str] = {}
     for name in COMPILERS:
-        path = shutil.which(name, path=env.get("PATH")) or (nvcc if name == "nvcc" else None)
+        path = which(name, env.get("PATH")) or (nvcc if name == "nvcc" else None)
         found[name] = None
         if path:
             paths[name] = path
