@@ -216,3 +216,13 @@ def _read_lib_token() -> str:
         if os.path.isdir(os.path.join("/", candidate)):
             return candidate
     return "lib"
+
+
+def preload_entries(env: dict[str, str]) -> tuple[str, ...]:
+    """LD_PRELOAD's entries as ld.so splits them: at colons and spaces only (glibc's rtld, preload_sep " :"); a tab or
+    a newline is part of a name. Its tokens ($ORIGIN, $LIB, $PLATFORM) expanded as ld.so expands them; an entry whose
+    $ORIGIN cannot be known is left out, as ld.so leaves it."""
+    import re
+
+    parts = (expand_loader_tokens(part) for part in re.split(r"[: ]+", env.get("LD_PRELOAD", "")) if part)
+    return tuple(part for part in parts if part)

@@ -91,7 +91,7 @@ def test_a_libcuda_first_on_the_path_that_ends_the_program_is_named_and_taken_ou
 
 def test_ld_preload_is_split_as_ld_so_splits_it() -> None:
     """Colons and spaces only (glibc's rtld): a tab or a newline is part of a name."""
-    from cudnn_doctor.probes.process_env import preload_entries
+    from cudnn_doctor.variables import preload_entries
 
     assert preload_entries({"LD_PRELOAD": "/a b.so:/c\tname.so  /d\nx.so::"}) == ("/a", "b.so", "/c\tname.so",
                                                                                  "/d\nx.so")

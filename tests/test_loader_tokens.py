@@ -48,7 +48,7 @@ def test_check_finds_a_cudnn_reached_only_through_a_token(machine: Machine, tmp_
 
 
 def test_preloaded_entries_are_read_where_the_tokens_lead() -> None:
-    from cudnn_doctor.probes.process_env import preload_entries
+    from cudnn_doctor.variables import preload_entries
 
     assert preload_entries({"LD_PRELOAD": "/opt/$LIB/libcublas.so.13 ${ORIGIN}/x.so:libm.so.6"})[0] == \
         f"/opt/{loader_lib_token()}/libcublas.so.13"

@@ -73,8 +73,7 @@ def loader_variant(changes: tuple[EnvChange, ...], env: dict[str, str]) -> tuple
     CUDA or cuDNN libraries of its own (never one that holds the driver's libcuda; an empty entry is the working
     folder, as ld.so reads it), and LD_PRELOAD without its CUDA and cuDNN libraries; None where that changes
     nothing. Every framework then loads the copies it was installed with: fix's first candidate."""
-    from cudnn_doctor.probes.process_env import preload_entries
-    from cudnn_doctor.variables import loader_folders
+    from cudnn_doctor.variables import loader_folders, preload_entries
 
     removed = _holding(loader_folders(env.get("LD_LIBRARY_PATH", "")), OWN_LIBRARIES, skip_driver=True)
     entries = list(preload_entries(env))
@@ -92,7 +91,7 @@ def loader_variant(changes: tuple[EnvChange, ...], env: dict[str, str]) -> tuple
 def variants(env: dict[str, str]) -> list[Variant]:
     """The variants of ENV worth a child: each changes one part that is set and can change what a program gets."""
     out: list[Variant] = []
-    from cudnn_doctor.probes.process_env import preload_entries
+    from cudnn_doctor.variables import preload_entries
 
     preload = list(preload_entries(env))
     if preload:

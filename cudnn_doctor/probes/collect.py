@@ -38,13 +38,13 @@ from cudnn_doctor.probes.platform import detect_platform, libcuda_target
 from cudnn_doctor.probes.process_env import (
     CUDA_JOB,
     early_reasons,
-    preload_entries,
     read_process_view,
     reasons_to_ask_cuda,
     visible_from_nvml,
 )
 from cudnn_doctor.probes.toolkit import discover_toolkits, nvcc_version_in, runtime_version
 from cudnn_doctor.user_files import is_regular_file
+from cudnn_doctor.variables import preload_entries
 
 
 def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], project_dir: str | None = None,

@@ -35,7 +35,7 @@ def runtimes_given(ctx: SearchContext) -> list[tuple[str, str, str]]:
     """(file, how the loader gets it, the entry as written) for each C++ runtime an LD_PRELOAD entry names by path or
     an LD_LIBRARY_PATH folder holds (its glibc-hwcaps levels first), the first of each soname only: what the loader
     gives every program before the system's own."""
-    from cudnn_doctor.probes.process_env import preload_entries
+    from cudnn_doctor.variables import preload_entries
 
     found: list[tuple[str, str, str]] = []
     preloads = preload_entries(ctx.env)

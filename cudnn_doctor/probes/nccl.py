@@ -16,8 +16,8 @@ from cudnn_doctor.knowledge.data import load
 from cudnn_doctor.model import AllReduce, Framework, Gpu, GpuLinks, GpuPair, MultiGpu, NcclLibrary
 from cudnn_doctor.probes.context import SearchContext
 from cudnn_doctor.probes.loader import resolve_like_loader
-from cudnn_doctor.probes.process_env import preload_entries
 from cudnn_doctor.probes.topology import iommu_state, read_links
+from cudnn_doctor.variables import preload_entries
 from cudnn_doctor.versions import ascii_digits, decode_nccl
 
 NCCL_SONAME = "libnccl.so.2"

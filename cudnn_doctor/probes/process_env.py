@@ -36,6 +36,7 @@ from cudnn_doctor.probes.loader import resolve_like_loader
 from cudnn_doctor.probes.loader_runtime import runtime_refusals
 from cudnn_doctor.probes.settings import read_settings
 from cudnn_doctor.probes.xla_flags import flags_file
+from cudnn_doctor.variables import preload_entries
 from cudnn_doctor.versions import ascii_digits, decode_cuda, release_in_file_name, version_tuple
 
 CUDA_JOB = Job("cuda", "libcuda.so.1")  # dlopen'd by soname, as every CUDA program opens it
@@ -152,16 +153,6 @@ def _cuda_bus(text: str | None) -> str | None:
         return text
     domain, rest = text.split(":", 1)
     return f"{domain[-4:].rjust(4, '0')}:{rest}" if len(domain) > 4 and not domain[:-4].strip("0") else text
-
-
-def preload_entries(env: dict[str, str]) -> tuple[str, ...]:
-    """LD_PRELOAD's entries as ld.so splits them: at colons and spaces only (glibc's rtld, preload_sep " :"); a tab or
-    a newline is part of a name. Its tokens ($ORIGIN, $LIB, $PLATFORM) expanded as ld.so expands them; an entry whose
-    $ORIGIN cannot be known is left out, as ld.so leaves it."""
-    from cudnn_doctor.variables import expand_loader_tokens
-
-    parts = (expand_loader_tokens(part) for part in re.split(r"[: ]+", env.get("LD_PRELOAD", "")) if part)
-    return tuple(part for part in parts if part)
 
 
 PRELOAD_CHECKED = ("libcublas", "libcublasLt", "libcudart", "libnvrtc", "libcufft", "libcusparse", "libcurand",
