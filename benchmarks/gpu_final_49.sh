@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Round nine's GPU calls for issue 45, in the order its figures matter.
+#   bash benchmarks/gpu_final_49.sh scenarios OUT SEALED [JUDGES]   the sealed scenarios on this tree (with JUDGES:
+#        the before run's judges, same card kind; without: the before tree .before/ runs first, its judges reused)
+#   bash benchmarks/gpu_final_49.sh facts OUT                         speed against .before/, plain check where
+#        LD_LIBRARY_PATH names cuDNN, python_finder_facts.py, settings_facts.py --only round9,names
+set -u
+what=${1:?usage: gpu_final_49.sh scenarios|facts OUT ...}
+out=${2:?usage: gpu_final_49.sh scenarios|facts OUT ...}
+mkdir -p "$out"
+cd "$(dirname "$0")/.."
+if [ "$what" = scenarios ]; then
+  sealed=${3:?the sealed scenarios folder}
+  judges=${4:-}
+  if [ -z "$judges" ]; then
+    timeout 280 python3 benchmarks/gpu_scenarios.py --scenarios "$sealed/scenarios.py" --out "$out/before" \
+      --quiet-cases --budget-s 260 --doctor-tree .before > "$out/before.txt" 2>&1
+    tail -c 700 "$out/before.txt"
+    judges="$out/before/scenarios.json"
+  fi
+  timeout 280 python3 benchmarks/gpu_scenarios.py --scenarios "$sealed/scenarios.py" --out "$out/after" \
+    --quiet-cases --budget-s 260 --judges "$judges" > "$out/after.txt" 2>&1
+  tail -c 700 "$out/after.txt"
+else
+  timeout 110 bash benchmarks/gpu_speed_48.sh "$out/speed" .before > "$out/speed.txt" 2>&1
+  grep -E "median_exit_ms|\"command\"|median_s" "$out/speed.txt" | head -20
+  timeout 80 bash benchmarks/gpu_slow_paths.sh "$out/slow" 2>&1 | grep -E "^==|^run" | head -20
+  timeout 100 python3 benchmarks/python_finder_facts.py "$out/pf" 2>&1 | tail -6
+  timeout 240 python3 benchmarks/settings_facts.py --only round9,names --out "$out/sf" > "$out/sf.txt" 2>&1
+  tail -c 2500 "$out/sf.txt"
+fi
