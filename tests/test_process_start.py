@@ -267,3 +267,30 @@ def test_the_installed_torch_found_where_it_is_installed_is_no_finding(machine: 
     report = machine.check_json()
     assert report["process"]["python_imports"], report["process"]
     assert not [f for f in report["findings"] if f["code"] == "CD409"], report["findings"]
+
+
+# --- GLIBC_TUNABLES, asked of glibc ----------------------------------------------------------------------------------
+
+def test_tunables_glibc_does_not_have_or_refuses_are_what_its_own_listing_says(machine: Machine,
+                                                                                tmp_path: Path) -> None:
+    """glibc ignores a tunable it does not have and a value outside its range without a word: the ld.so that started
+    the doctor, run with --list-tunables under the user's value, shows what it holds. A warning (glibc goes on with
+    its default), and fix's line keeps the entries glibc took; sourced, check is clean of it."""
+    _torch(machine, tmp_path)
+    value = "glibc.malloc.arena_max=2:glibc.malloc.arena_maxx=1:glibc.rtld.nns=99"
+    report = json.loads(_doctor_c(machine, tmp_path, "check", "--json", before=f"export GLIBC_TUNABLES={value}").stdout)
+    [said] = [f for f in report["findings"] if f["subject"] == "GLIBC_TUNABLES"]
+    assert said["code"] == "CD418" and said["severity"] == "warning" and said["evidence"] == "seen", said
+    assert "glibc.malloc.arena_maxx" in said["detail"] and "glibc.rtld.nns" in said["detail"], said
+    from cudnn_doctor.probes.hwcaps import this_loader
+
+    listed = subprocess.run([str(this_loader()), "--list-tunables"], env={"GLIBC_TUNABLES": value},
+                            capture_output=True, text=True, timeout=30).stdout
+    assert "glibc.malloc.arena_maxx" not in listed and "glibc.rtld.nns: 0x4" in listed  # glibc's own word
+    plan = json.loads(_doctor_c(machine, tmp_path, "fix", "--json", before=f"export GLIBC_TUNABLES={value}").stdout)
+    lines = [line for a in plan["actions"] if a["kind"] == "env" for line in a["env"]["bash"]]
+    assert lines == ["export GLIBC_TUNABLES=glibc.malloc.arena_max=2"], plan["actions"]
+    after = json.loads(_doctor_c(machine, tmp_path, "check", "--json",
+                                 before=f"export GLIBC_TUNABLES={value}; {lines[0]}").stdout)
+    assert not [f for f in after["findings"] if f["subject"] == "GLIBC_TUNABLES"], after["findings"]
+    assert after["process"]["tunables"] == [["glibc.malloc.arena_max", "2", "0x2", "taken"]]

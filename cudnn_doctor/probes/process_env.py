@@ -485,6 +485,7 @@ def read_process_view(ctx: SearchContext, answer: LibraryProbe | None, gpus: lis
         mapped=mapped,
         limits=read_limits(),
         shell=read_shell_settings(),
+        tunables=glibc_tunables(ctx.env),
         cudnn=observed_cudnn(framework_cudnn(frameworks, mapped, installs_by_real, ctx, cache), loads, installs_by_real,
                              ctx),
         loads=loads,
@@ -553,6 +554,12 @@ def kernel_driver_version(ctx: SearchContext) -> str | None:
         return None
     found = re.search(r"Kernel Module(?:\s+for\s+\S+)?\s+(\d+\.\d+(?:\.\d+)?)", text)
     return found.group(1) if found else None
+
+
+def glibc_tunables(env: dict[str, str]) -> tuple[tuple[str, str, str, str], ...]:
+    from cudnn_doctor.probes.process_start import glibc_tunables as asked
+
+    return asked(env)
 
 
 def read_shell_settings() -> dict[str, str]:
