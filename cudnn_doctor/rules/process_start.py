@@ -91,7 +91,7 @@ def glibc_tunables(report: Report) -> list[Finding]:
     refused = [(name, wanted, held) for name, wanted, held, verdict in view.tunables if verdict == "refused"]
     if not unknown and not refused:
         return []
-    row = next(iter(load("process_start").get("glibc_tunables", [])), {})
+    row: dict[str, Any] = next(iter(load("process_start").get("glibc_tunables", [])), {})
     kept = ":".join(f"{name}={wanted}" for name, wanted, _held, verdict in view.tunables if verdict == "taken")
     value = ":".join(f"{name}={wanted}" for name, wanted, _held, _verdict in view.tunables)
     parts = ([f"this machine's glibc has no tunable named {', '.join(unknown)}"] if unknown else []) + (
