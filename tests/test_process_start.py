@@ -206,8 +206,9 @@ def test_the_umask_line_sourced_in_bash_is_the_usual_one(machine: Machine, tmp_p
 
 def test_deep_asks_python_about_any_module_of_its_library_the_working_folder_holds(machine: Machine,
                                                                                     tmp_path: Path) -> None:
-    """No list names `dataclasses` (the files say nothing of it): the working folder holds a module of Python's own
-    library, so --deep runs the framework there as `python -c` does, and its Python's answer decides."""
+    """No list names `dataclasses`: torch's own __init__.py imports it (plain check reads that file: a warning), and
+    the working folder holds a module of Python's own library, so --deep runs the framework there as `python -c`
+    does, and its Python's answer decides (an error, seen)."""
     site = _breakable_torch(machine, tmp_path)
     (site / "torch" / "__init__.py").write_text("import dataclasses\n" + (site / "torch" / "__init__.py").read_text())
     project = tmp_path / "project"
@@ -216,6 +217,9 @@ def test_deep_asks_python_about_any_module_of_its_library_the_working_folder_hol
     (project / "test.py").write_text("raise SystemExit(\"the project's tests\")\n")  # `test` is Python's too: not imported
     plain = json.loads(_doctor_c(machine, project, "check", "--json").stdout)
     assert not [f for f in plain["findings"] if f["severity"] == "error"], plain["findings"]
+    # read: torch's own __init__.py imports dataclasses (its installed file says so), and nothing names `test`
+    read = [f["subject"] for f in plain["findings"] if f["code"] == "CD409"]
+    assert read == [str(project / "dataclasses")], plain["findings"]
     deep = json.loads(_doctor_c(machine, project, "check", "--deep", "--json").stdout)
     [seen] = [f for f in deep["findings"] if f["code"] == "CD409" and f["severity"] == "error"]
     assert seen["evidence"] == "seen" and "own dataclasses" in seen["proof"], seen

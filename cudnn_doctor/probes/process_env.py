@@ -407,6 +407,11 @@ def _working_folder_shadows(cwd: str | None, frameworks: list[Framework]) -> lis
     found: list[tuple[str, ...]] = []
     for framework in python:
         wanted = (*SHADOWED[framework.name], *IMPORTED.get(framework.name, ()), *STDLIB_AT_START)
+        if modules - set(wanted):  # and what the framework's own __init__.py imports, read from its installed file
+            from cudnn_doctor.probes.python_start import imported_at_start
+
+            site = str(framework.details.get("site_packages") or "")
+            wanted += tuple(imported_at_start(os.path.join(site, framework.name, "__init__.py")) - {framework.name})
         for module in sorted(modules):
             if module in wanted:
                 found.append((cwd, module, framework.name, "working folder"))
