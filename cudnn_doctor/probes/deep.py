@@ -72,10 +72,9 @@ class DeepImports:
                 continue
             self.index[number] = len(requests)
             # as a program of the user's starts: PYTHONPATH and the user's site-packages in force (they can shadow
-            # the installed framework, and that is what programs get), but from "/" and without the working folder
-            # on sys.path, so a folder named like the framework where the doctor was started is not imported
-            # on sys.path, so a folder named like the framework where the doctor was started is not imported; where
-            # that folder holds a module the framework imports (the files say so), started there as `python -c` is
+            # the installed framework, and that is what programs get), from "/" and without the working folder on
+            # sys.path; but where that folder holds a module the framework's import may reach (_working_folder), from
+            # there as `python -c` starts, the folder first where Python itself puts it
             boot = BOOT_HERE.format(here=here[framework.name]) if framework.name in here else BOOT
             argv: tuple[str, ...] = (python, "-c", boot, CHILD, framework.name, site)
             if ("trap", "- CHLD") in limits:  # SIGCHLD's default again: a shell cannot reset a signal it found
