@@ -298,3 +298,12 @@ def test_tunables_glibc_does_not_have_or_refuses_are_what_its_own_listing_says(m
                                  before=f"export GLIBC_TUNABLES={value}; {lines[0]}").stdout)
     assert not [f for f in after["findings"] if f["subject"] == "GLIBC_TUNABLES"], after["findings"]
     assert after["process"]["tunables"] == [["glibc.malloc.arena_max", "2", "0x2", "taken"]]
+
+
+def test_fix_yes_checks_again_with_the_shells_line_in_force(machine: Machine, tmp_path: Path) -> None:
+    """`fix --yes` runs check again with its lines in force: `trap - CHLD` is set in its own process (what the check
+    after, its child, inherits), as a shell that sourced it would start the program; CD116 is gone after."""
+    _waiting_torch(machine, tmp_path)
+    done = _doctor_c(machine, tmp_path, "fix", "--yes", "--json", before="trap '' CHLD")
+    plan = json.loads(done.stdout)
+    assert "CD116" in plan["before"]["codes"] and "CD116" not in plan["after"]["codes"], plan
