@@ -307,3 +307,22 @@ def test_fix_yes_checks_again_with_the_shells_line_in_force(machine: Machine, tm
     done = _doctor_c(machine, tmp_path, "fix", "--yes", "--json", before="trap '' CHLD")
     plan = json.loads(done.stdout)
     assert "CD116" in plan["before"]["codes"] and "CD116" not in plan["after"]["codes"], plan
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+def test_the_shells_lines_undo_the_settings_in_each_shell(shell: str) -> None:
+    """Each shell's lines, sourced in that shell after it set them: the usual umask, SIGCHLD's default (what the
+    program it starts then inherits: /proc/self/status of a program started there)."""
+    import shutil
+
+    from cudnn_doctor.plan.actions import EnvChange
+    from cudnn_doctor.plan.shell import env_lines
+
+    if shutil.which(shell) is None:
+        pytest.skip(f"{shell} is not installed here")
+    lines = env_lines((EnvChange("trap", "shell", "- CHLD"), EnvChange("umask", "shell", "022")), {}, shell)
+    sets = "umask 0777" if shell == "fish" else "trap '' CHLD; umask 0777"
+    done = subprocess.run([shell, "-c", "; ".join([sets, *lines, "umask", "grep SigIgn /proc/self/status"])],
+                          capture_output=True, text=True, timeout=30)
+    umask, ignored = done.stdout.split()[0], int(done.stdout.split()[-1], 16)
+    assert int(umask, 8) == 0o022 and not ignored >> 16 & 1, done.stdout + done.stderr
