@@ -326,3 +326,31 @@ def test_the_shells_lines_undo_the_settings_in_each_shell(shell: str) -> None:
                           capture_output=True, text=True, timeout=30)
     umask, ignored = done.stdout.split()[0], int(done.stdout.split()[-1], 16)
     assert int(umask, 8) == 0o022 and not ignored >> 16 & 1, done.stdout + done.stderr
+
+
+def test_a_module_of_pythons_own_on_pythonpath_is_read_then_seen_and_its_folder_taken_out(machine: Machine,
+                                                                                           tmp_path: Path) -> None:
+    """A `json.py` in a PYTHONPATH folder (PYTHONPATH comes before Python's own library) that torch's import reaches,
+    and a lone `numpy.py` there: read, CD409 warnings; --deep's child keeps working itself (it imports without
+    PYTHONPATH's folders, then puts them back for the framework), sees torch fail, and sees it work with PYTHONPATH
+    unset: an error, seen, and fix's line, verified."""
+    site = _venv_torch(machine, tmp_path)
+    (site / "torch" / "__init__.py").write_text("import json\n" + (site / "torch" / "__init__.py").read_text())
+    stray = tmp_path / "stray"
+    stray.mkdir()
+    (stray / "json.py").write_text("raise ImportError(\"a json.py left on PYTHONPATH\")\n")
+    (stray / "numpy.py").write_text("raise ImportError(\"not numpy\")\n")
+    (stray / "helpers.py").write_text("x = 1\n")  # no module of Python's or torch's: nothing said
+    before = machine.env["PYTHONPATH"]
+    machine.env["PYTHONPATH"] = f"{stray}:{before}"
+    report = machine.check_json()
+    read = {f["subject"]: f for f in report["findings"] if f["code"] == "CD409"}
+    assert set(read) == {str(stray / "json"), str(stray / "numpy")}, read
+    assert all(f["severity"] == "warning" for f in read.values())
+    deep = machine.check_json("--deep")
+    [seen] = [f for f in deep["findings"] if f["code"] == "CD409" and f["severity"] == "error"]
+    assert seen["evidence"] == "seen" and "json.py left on PYTHONPATH" in seen["proof"], seen
+    plan = machine.run("fix", "--json").json
+    lines = [line for a in plan["actions"] if a["kind"] == "env" for line in a["env"]["bash"]]
+    assert lines == [f"export PYTHONPATH={before}"], plan["actions"]
+    assert all(a["verified"].startswith("verified here") for a in plan["actions"] if a["kind"] == "env")
