@@ -53,7 +53,9 @@ def _as_the_program_has_it(answer):
         return
     here = bool(globals().get("_DOCTOR_HERE"))
     restored = [p for p in path if here or p not in ("", ".")]
-    sys.path[:] = [p for p in sys.path if p not in restored] + restored
+    added = [p for p in sys.path if p not in restored]
+    first = [p for p in restored[:1] if p in ("", ".")]  # the working folder, where Python put it first: still first
+    sys.path[:] = first + added + restored[len(first):]
     at_start = globals().get("_DOCTOR_AT_START") or ()
     for module in [m for m in sys.modules if m not in at_start]:
         del sys.modules[module]
