@@ -12,7 +12,9 @@ The umask and SIGCHLD cases run as root and, where the user `nobody` exists, as 
 their mode; others do not): `--as-nobody` off by default, since the frameworks' files must then be readable by it.
 
   python3 benchmarks/process_start_facts.py --out DIR [--only NAME,...] [--no-doctor] [--as-nobody]
-      (writes DIR/process_start_facts.json; about 3-5 minutes on one H100)
+      [--no-deep] [--parallel N] [--budget-s S]
+      (writes DIR/process_start_facts.json; three cases at once, JAX not preallocating; within --budget-s, default
+      540 s: a case not started by then is "not run")
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ JAX = ("import jax, jax.numpy as jnp\ngpus = [d for d in jax.devices() if d.plat
        "x = jax.device_put(jnp.ones((8, 56, 56, 64)), gpus[0]); w = jax.device_put(jnp.ones((3, 3, 64, 128)), gpus[0])\n"
        "jax.lax.conv_general_dilated(x, w, (1, 1), 'SAME', dimension_numbers=('NHWC', 'HWIO', 'NHWC'))"
        ".block_until_ready()\nprint('jax ok', jax.__file__)\n")
+DEEP = True  # check --deep too (main's --no-deep)
 RAISES = "raise ImportError('a module of the working folder, not the installed one')\n"
 
 
@@ -148,7 +151,7 @@ def one(case: dict[str, object], base: dict[str, str], with_doctor: bool, user: 
     result["fails"] = fails
     if with_doctor:
         plain, seconds = doctor(case, env, folder, "check", "--json")
-        deep, deep_seconds = doctor(case, env, folder, "check", "--deep", "--json")
+        deep, deep_seconds = doctor(case, env, folder, "check", "--deep", "--json") if DEEP else ({}, 0.0)
         result.update(check_errors=codes(plain, "error"), check_warnings=codes(plain, "warning"), check_s=seconds,
                       deep_errors=codes(deep, "error"), deep_warnings=codes(deep, "warning"), deep_s=deep_seconds,
                       check_said=plain.get("error"), deep_said=deep.get("error"))
@@ -175,6 +178,9 @@ def main() -> int:
     parser.add_argument("--only", default="")
     parser.add_argument("--no-doctor", action="store_true")
     parser.add_argument("--as-nobody", action="store_true", help="the umask and SIGCHLD cases as `nobody` too")
+    parser.add_argument("--no-deep", action="store_true", help="plain check and fix only (no check --deep)")
+    parser.add_argument("--parallel", type=int, default=3, help="cases at once (JAX does not preallocate here)")
+    parser.add_argument("--budget-s", type=float, default=540.0, help="no case starts after this many seconds")
     options = parser.parse_args()
     out = Path(options.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -182,17 +188,32 @@ def main() -> int:
     base.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # the cases run one after another on one GPU
     only = {name for name in options.only.split(",") if name}
     chosen = [c for c in cases(sys.version_info[:2]) if not only or c["name"] in only]
-    results = []
-    for case in chosen:  # one after another: each judge takes the GPU
-        results.append(one(case, base, not options.no_doctor, False))
+    runs: list[tuple[dict[str, object], dict[str, str], bool]] = []
+    for case in chosen:
+        runs.append((case, base, False))
         if options.as_nobody and str(case["name"]).startswith(("umask", "sigchld", "baseline")) and \
                 shutil.which("setpriv"):
-            results.append(one(dict(case, name=f"{case['name']}-as-nobody"), dict(base, HOME="/tmp"), False, True))
-        (out / "process_start_facts.json").write_text(json.dumps(results, indent=1))
-        row = results[-1]
-        print(f"{row['name']:38} torch {str(row['judges']['torch'])[:4]:4}  jax {str(row['judges']['jax'])[:4]:4}  "  # type: ignore[index]
-              f"errors {row.get('check_errors')} warnings {row.get('check_warnings')} deep {row.get('deep_errors')} "
-              f"fixed {row.get('fixed')}", flush=True)
+            runs.append((dict(case, name=f"{case['name']}-as-nobody"), dict(base, HOME="/tmp"), True))
+    global DEEP
+    DEEP = not options.no_deep
+    ends = time.monotonic() + options.budget_s
+    results: list[dict[str, object]] = []
+
+    def run(item: tuple[dict[str, object], dict[str, str], bool]) -> dict[str, object]:
+        case, env, as_nobody = item
+        if time.monotonic() > ends:
+            return {"name": case["name"], "expect": case["expect"], "not_run": "the budget was spent", "fails": False,
+                    "judges": {"torch": "not run", "jax": "not run"}}
+        return one(case, env, not options.no_doctor and not as_nobody, as_nobody)
+
+    with concurrent.futures.ThreadPoolExecutor(max(1, options.parallel)) as pool:
+        for row in pool.map(run, runs):
+            results.append(row)
+            (out / "process_start_facts.json").write_text(json.dumps(results, indent=1))
+            print(f"{row['name']:38} torch {str(row['judges']['torch'])[:4]:4}  "  # type: ignore[index]
+                  f"jax {str(row['judges']['jax'])[:4]:4}  errors {row.get('check_errors')} "  # type: ignore[index]
+                  f"warnings {row.get('check_warnings')} deep {row.get('deep_errors')} fixed {row.get('fixed')}",
+                  flush=True)
     summary = {"cases": len(results), "fail": sum(bool(r["fails"]) for r in results),
                "missed": [r["name"] for r in results if r.get("missed")],
                "false_error": [r["name"] for r in results if r.get("false_error")],

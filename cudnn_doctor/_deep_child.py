@@ -43,6 +43,26 @@ def _own_site(folder):
     return any(os.path.realpath(path) == real for path in own if path)
 
 
+def _as_the_program_has_it(answer):
+    """sys.path as Python set it up for a program started here (PYTHONPATH's folders back in their places; the
+    working folder first where the child was started there as `python -c` is and Python put it so), after the
+    folders this script added, and the modules this script imported since Python started forgotten: the framework's
+    imports then find what a program's would (a json.py on PYTHONPATH or in that folder included)."""
+    path = globals().get("_DOCTOR_PATH")
+    if path is None:  # started otherwise (an older parent): as it is
+        return
+    here = bool(globals().get("_DOCTOR_HERE"))
+    restored = [p for p in path if here or p not in ("", ".")]
+    added = [p for p in sys.path if p not in restored]
+    first = [p for p in restored[:1] if p in ("", ".")]  # the working folder, where Python put it first: still first
+    sys.path[:] = first + added + restored[len(first):]
+    at_start = globals().get("_DOCTOR_AT_START") or ()
+    for module in [m for m in sys.modules if m not in at_start]:
+        del sys.modules[module]
+    if here:
+        answer["working_folder"] = os.getcwd()
+
+
 def ask_torch(answer):
     import torch
 
@@ -121,16 +141,7 @@ def main(argv):
             pass
     answer = {}
     started = time.time()
-    if globals().get("_DOCTOR_HERE"):  # started as `python -c` in the user's folder: it first on sys.path, as Python
-        # put it, and what this script imported since Python started imported again (a json.py there is the one
-        # the framework's `import json` then gets)
-        at_start = globals().get("_DOCTOR_AT_START") or ()
-        for module in [m for m in sys.modules if m not in at_start]:
-            top = module.split(".")[0]
-            if os.path.exists(top + ".py") or os.path.isfile(os.path.join(top, "__init__.py")):
-                del sys.modules[module]
-        sys.path.insert(0, "")
-        answer["working_folder"] = os.getcwd()
+    _as_the_program_has_it(answer)
     try:
         FRAMEWORKS[name](answer)
         answer["seconds"] = round(time.time() - started, 3)

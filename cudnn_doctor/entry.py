@@ -27,9 +27,10 @@ def _stopped(stopped: tuple[str, str]) -> None:
 
 def _working_folder_off_sys_path() -> None:
     """The working folder out of the command's own sys.path, unless the package itself was found there (`python -m
-    cudnn_doctor` in a checkout): started as `python -c ...` from a folder that holds a `json.py`, `typing.py` or
-    `subprocess.py` (a user's project), the doctor would import those in place of Python's own and stop with a
-    traceback before saying anything; the console script never has the working folder on its path."""
+    cudnn_doctor` in a checkout), and PYTHONPATH's folders after Python's own library: started as `python -c ...`
+    from a folder that holds a `json.py`, `typing.py` or `subprocess.py` (a user's project), or with such a file in a
+    PYTHONPATH folder, the doctor would import those in place of Python's own and stop with a traceback before saying
+    anything; the console script never has the working folder on its path."""
     import os
 
     try:
@@ -37,10 +38,20 @@ def _working_folder_off_sys_path() -> None:
     except OSError:  # the working folder was removed: "" names nothing Python can list
         here = None
     package = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
-    if here == package:
-        return
-    sys.path[:] = [entry for entry in sys.path
-                   if entry not in ("", ".") and (here is None or os.path.realpath(entry) != here)]
+    if here != package:
+        sys.path[:] = [entry for entry in sys.path
+                       if entry not in ("", ".") and (here is None or os.path.realpath(entry) != here)]
+    # PYTHONPATH's folders after Python's own library (a `json.py` or `typing.py` there is a user's, not Python's),
+    # still before site-packages (a dependency installed there is found as before); the package's own folder stays
+    user = {os.path.realpath(p) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p} - {package}
+    stdlib = os.path.dirname(os.__file__)
+    own = [e for e in sys.path if e.endswith(".zip") or os.path.realpath(e) in (
+        stdlib, os.path.realpath(os.path.join(stdlib, "lib-dynload")))]
+    if user and own:
+        moved = [e for e in sys.path if os.path.realpath(e) in user and e not in own]
+        rest = [e for e in sys.path if e not in moved]
+        at = max(rest.index(e) for e in own) + 1
+        sys.path[:] = rest[:at] + moved + rest[at:]
 
 
 def main() -> None:

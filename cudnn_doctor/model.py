@@ -438,6 +438,9 @@ class ProcessView:
     # started with this environment (probes/python_start.py): (framework, python, its file ('' a namespace portion,
     # '-' none), "installed" | "other" | "none")
     python_imports: tuple[tuple[str, ...], ...] = ()
+    # each GLIBC_TUNABLES entry as this machine's glibc took it (ld.so --list-tunables under that value: probes/
+    # process_start.glibc_tunables): (name, value set, value glibc holds, "taken" | "unknown" | "refused")
+    tunables: tuple[tuple[str, ...], ...] = ()
 
 
 @record

@@ -206,8 +206,9 @@ def test_the_umask_line_sourced_in_bash_is_the_usual_one(machine: Machine, tmp_p
 
 def test_deep_asks_python_about_any_module_of_its_library_the_working_folder_holds(machine: Machine,
                                                                                     tmp_path: Path) -> None:
-    """No list names `dataclasses` (the files say nothing of it): the working folder holds a module of Python's own
-    library, so --deep runs the framework there as `python -c` does, and its Python's answer decides."""
+    """No list names `dataclasses`: torch's own __init__.py imports it (plain check reads that file: a warning), and
+    the working folder holds a module of Python's own library, so --deep runs the framework there as `python -c`
+    does, and its Python's answer decides (an error, seen)."""
     site = _breakable_torch(machine, tmp_path)
     (site / "torch" / "__init__.py").write_text("import dataclasses\n" + (site / "torch" / "__init__.py").read_text())
     project = tmp_path / "project"
@@ -216,6 +217,9 @@ def test_deep_asks_python_about_any_module_of_its_library_the_working_folder_hol
     (project / "test.py").write_text("raise SystemExit(\"the project's tests\")\n")  # `test` is Python's too: not imported
     plain = json.loads(_doctor_c(machine, project, "check", "--json").stdout)
     assert not [f for f in plain["findings"] if f["severity"] == "error"], plain["findings"]
+    # read: torch's own __init__.py imports dataclasses (its installed file says so), and nothing names `test`
+    read = [f["subject"] for f in plain["findings"] if f["code"] == "CD409"]
+    assert read == [str(project / "dataclasses")], plain["findings"]
     deep = json.loads(_doctor_c(machine, project, "check", "--deep", "--json").stdout)
     [seen] = [f for f in deep["findings"] if f["code"] == "CD409" and f["severity"] == "error"]
     assert seen["evidence"] == "seen" and "own dataclasses" in seen["proof"], seen
@@ -267,3 +271,86 @@ def test_the_installed_torch_found_where_it_is_installed_is_no_finding(machine: 
     report = machine.check_json()
     assert report["process"]["python_imports"], report["process"]
     assert not [f for f in report["findings"] if f["code"] == "CD409"], report["findings"]
+
+
+# --- GLIBC_TUNABLES, asked of glibc ----------------------------------------------------------------------------------
+
+def test_tunables_glibc_does_not_have_or_refuses_are_what_its_own_listing_says(machine: Machine,
+                                                                                tmp_path: Path) -> None:
+    """glibc ignores a tunable it does not have and a value outside its range without a word: the ld.so that started
+    the doctor, run with --list-tunables under the user's value, shows what it holds. A warning (glibc goes on with
+    its default), and fix's line keeps the entries glibc took; sourced, check is clean of it."""
+    _torch(machine, tmp_path)
+    value = "glibc.malloc.arena_max=2:glibc.malloc.arena_maxx=1:glibc.rtld.nns=99"
+    report = json.loads(_doctor_c(machine, tmp_path, "check", "--json", before=f"export GLIBC_TUNABLES={value}").stdout)
+    [said] = [f for f in report["findings"] if f["subject"] == "GLIBC_TUNABLES"]
+    assert said["code"] == "CD418" and said["severity"] == "warning" and said["evidence"] == "seen", said
+    assert "glibc.malloc.arena_maxx" in said["detail"] and "glibc.rtld.nns" in said["detail"], said
+    from cudnn_doctor.probes.hwcaps import this_loader
+
+    listed = subprocess.run([str(this_loader()), "--list-tunables"], env={"GLIBC_TUNABLES": value},
+                            capture_output=True, text=True, timeout=30).stdout
+    assert "glibc.malloc.arena_maxx" not in listed and "glibc.rtld.nns: 0x4" in listed  # glibc's own word
+    plan = json.loads(_doctor_c(machine, tmp_path, "fix", "--json", before=f"export GLIBC_TUNABLES={value}").stdout)
+    lines = [line for a in plan["actions"] if a["kind"] == "env" for line in a["env"]["bash"]]
+    assert lines == ["export GLIBC_TUNABLES=glibc.malloc.arena_max=2"], plan["actions"]
+    after = json.loads(_doctor_c(machine, tmp_path, "check", "--json",
+                                 before=f"export GLIBC_TUNABLES={value}; {lines[0]}").stdout)
+    assert not [f for f in after["findings"] if f["subject"] == "GLIBC_TUNABLES"], after["findings"]
+    assert after["process"]["tunables"] == [["glibc.malloc.arena_max", "2", "0x2", "taken"]]
+
+
+def test_fix_yes_checks_again_with_the_shells_line_in_force(machine: Machine, tmp_path: Path) -> None:
+    """`fix --yes` runs check again with its lines in force: `trap - CHLD` is set in its own process (what the check
+    after, its child, inherits), as a shell that sourced it would start the program; CD116 is gone after."""
+    _waiting_torch(machine, tmp_path)
+    done = _doctor_c(machine, tmp_path, "fix", "--yes", "--json", before="trap '' CHLD")
+    plan = json.loads(done.stdout)
+    assert "CD116" in plan["before"]["codes"] and "CD116" not in plan["after"]["codes"], plan
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+def test_the_shells_lines_undo_the_settings_in_each_shell(shell: str) -> None:
+    """Each shell's lines, sourced in that shell after it set them: the usual umask, SIGCHLD's default (what the
+    program it starts then inherits: /proc/self/status of a program started there)."""
+    import shutil
+
+    from cudnn_doctor.plan.actions import EnvChange
+    from cudnn_doctor.plan.shell import env_lines
+
+    if shutil.which(shell) is None:
+        pytest.skip(f"{shell} is not installed here")
+    lines = env_lines((EnvChange("trap", "shell", "- CHLD"), EnvChange("umask", "shell", "022")), {}, shell)
+    sets = "umask 0777" if shell == "fish" else "trap '' CHLD; umask 0777"
+    done = subprocess.run([shell, "-c", "; ".join([sets, *lines, "umask", "grep SigIgn /proc/self/status"])],
+                          capture_output=True, text=True, timeout=30)
+    umask, ignored = done.stdout.split()[0], int(done.stdout.split()[-1], 16)
+    assert int(umask, 8) == 0o022 and not ignored >> 16 & 1, done.stdout + done.stderr
+
+
+def test_a_module_of_pythons_own_on_pythonpath_is_read_then_seen_and_its_folder_taken_out(machine: Machine,
+                                                                                           tmp_path: Path) -> None:
+    """A `json.py` in a PYTHONPATH folder (PYTHONPATH comes before Python's own library) that torch's import reaches,
+    and a lone `numpy.py` there: read, CD409 warnings; --deep's child keeps working itself (it imports without
+    PYTHONPATH's folders, then puts them back for the framework), sees torch fail, and sees it work with PYTHONPATH
+    unset: an error, seen, and fix's line, verified."""
+    site = _venv_torch(machine, tmp_path)
+    (site / "torch" / "__init__.py").write_text("import json\n" + (site / "torch" / "__init__.py").read_text())
+    stray = tmp_path / "stray"
+    stray.mkdir()
+    (stray / "json.py").write_text("raise ImportError(\"a json.py left on PYTHONPATH\")\n")
+    (stray / "numpy.py").write_text("raise ImportError(\"not numpy\")\n")
+    (stray / "helpers.py").write_text("x = 1\n")  # no module of Python's or torch's: nothing said
+    before = machine.env["PYTHONPATH"]
+    machine.env["PYTHONPATH"] = f"{stray}:{before}"
+    report = machine.check_json()
+    read = {f["subject"]: f for f in report["findings"] if f["code"] == "CD409"}
+    assert set(read) == {str(stray / "json"), str(stray / "numpy")}, read
+    assert all(f["severity"] == "warning" for f in read.values())
+    deep = machine.check_json("--deep")
+    [seen] = [f for f in deep["findings"] if f["code"] == "CD409" and f["severity"] == "error"]
+    assert seen["evidence"] == "seen" and "json.py left on PYTHONPATH" in seen["proof"], seen
+    plan = machine.run("fix", "--json").json
+    lines = [line for a in plan["actions"] if a["kind"] == "env" for line in a["env"]["bash"]]
+    assert lines == [f"export PYTHONPATH={before}"], plan["actions"]
+    assert all(a["verified"].startswith("verified here") for a in plan["actions"] if a["kind"] == "env")

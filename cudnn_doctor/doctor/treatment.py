@@ -22,7 +22,7 @@ from cudnn_doctor.doctor.diagnosis import Diagnosis, diagnose
 from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.model import Report
 from cudnn_doctor.plan.actions import CONDA, ENV, INSTALL, PIP, PLAN_SCHEMA, Action, EnvChange, Plan
-from cudnn_doctor.plan.shell import apply_changes, folders_of, plan_json
+from cudnn_doctor.plan.shell import apply_changes, apply_shell_settings, folders_of, plan_json
 
 ACTION_TIMEOUT_S = 3600.0  # a pip install of a framework with its CUDA wheels takes minutes, not hours
 
@@ -114,6 +114,7 @@ def treat(diagnosis: Diagnosis, say: Callable[[str], None], env: Mapping[str, st
             treatment.results.append({"status": "shown: a step for you to take"})
     if changes:
         env = apply_changes(tuple(changes), env)  # LD_LIBRARY_PATH; PATH on Windows
+        apply_shell_settings(tuple(changes))  # umask, SIGCHLD: set in this process, which the check after inherits
     treatment.after = _diagnose_again(diagnosis, env)
     return treatment
 

@@ -105,7 +105,8 @@ def treat(work: Any) -> None:
                                              "-c pass, and python -c 'import sys; print(sys.path)' in this shell; "
                                              "take the folder of the sitecustomize, usercustomize or .pth file that "
                                              "does it out of PYTHONPATH, or edit that file"))
-        elif not entry and any(shadow[3:4] == ("working folder",) for shadow in view.python_shadows):
+        elif not entry and finding.subject in {os.path.join(shadow[0], shadow[1]) for shadow in view.python_shadows
+                                               if shadow[3:4] == ("working folder",)}:
             # the working folder: Python puts it first on sys.path (python -c, the REPL, a script kept there) unless
             # PYTHONSAFEPATH is set; a script that imports a module beside it then needs that folder on PYTHONPATH
             work.take([finding], Action(ENV, (), "Python then leaves the working folder off sys.path, so the framework "

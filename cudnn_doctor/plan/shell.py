@@ -155,6 +155,23 @@ def apply_changes(changes: tuple[EnvChange, ...], env: dict[str, str]) -> dict[s
     return env
 
 
+def apply_shell_settings(changes: tuple[EnvChange, ...]) -> None:
+    """The "shell" changes of CHANGES (umask 022, trap - CHLD) set in this process, as a shell that sourced their
+    lines would have them for the programs it starts next (`fix --yes`'s check after, a child of this process)."""
+    import signal
+
+    for change in changes:
+        if change.op != "shell":
+            continue
+        if change.variable == "umask" and change.folder.isascii() and change.folder.isdigit():
+            os.umask(int(change.folder, 8))
+        elif change.variable == "trap" and change.folder.split()[:1] == ["-"]:
+            for name in change.folder.split()[1:]:
+                number = getattr(signal, "SIG" + name, None)
+                if isinstance(number, signal.Signals):
+                    signal.signal(number, signal.SIG_DFL)
+
+
 def _raise_soft_limit(option: str, value: str) -> None:
     try:
         import resource

@@ -407,7 +407,10 @@ def started_environment() -> dict[str, str]:
         key, sep, value = item.partition(b"=")
         if sep and key:
             started[os.fsdecode(key)] = os.fsdecode(value)
-    for name in [n for n in env if n.startswith(READ_AT_START) and n not in started]:
+    # GLIBC_TUNABLES: glibc rewrites its own start-up copy in place, keeping only the entries it took (seen with glibc
+    # 2.36), so /proc/self/environ holds that; the environment a program here passes on holds them all, as given
+    for name in [n for n in env if n.startswith(READ_AT_START) and n not in started and n != "GLIBC_TUNABLES"]:
         del env[name]
-    env.update({name: value for name, value in started.items() if name.startswith(READ_AT_START)})
+    env.update({name: value for name, value in started.items()
+                if name.startswith(READ_AT_START) and name != "GLIBC_TUNABLES"})
     return env

@@ -21,13 +21,16 @@ from cudnn_doctor.probes.xla_flags import flags_file
 CHILD = str(Path(__file__).resolve().parents[1] / "_deep_child.py")
 # python -c BOOT CHILD ARGS...: CHILD run as a script would be, without "" (the working folder) or CHILD's own folder
 # on sys.path; old syntax, any Python 3
-BOOT = ("import sys; sys.path[:] = [p for p in sys.path if p not in ('', '.')]; sys.argv = sys.argv[1:]; "
-        "__file__ = sys.argv[0]; exec(compile(open(__file__, 'rb').read(), __file__, 'exec'))")
+# PYTHONPATH's folders are off sys.path too while the child imports what it needs itself (a json.py there would stop
+# it), and back in their places, the modules it imported forgotten, before the framework's import (_deep_child.main)
+BOOT = ("import os, sys; _DOCTOR_AT_START = set(sys.modules); _DOCTOR_PATH = list(sys.path); "
+        "_DOCTOR_USER = [os.path.realpath(p) for p in os.environ.get('PYTHONPATH', '').split(os.pathsep) if p]; "
+        "sys.path[:] = [p for p in sys.path if p not in ('', '.') and os.path.realpath(p) not in _DOCTOR_USER]; "
+        "sys.argv = sys.argv[1:]; __file__ = sys.argv[0]; exec(compile(open(__file__, 'rb').read(), __file__, 'exec'))")
 # the same, as `python -c` started in the user's working folder HERE is: Python's own choice of whether "" (that
 # folder) comes first on sys.path (not under PYTHONSAFEPATH, -I) is kept for the framework's import; the child's own
 # imports are made without it (probes/deep.py: only where that folder holds a module the framework imports)
-BOOT_HERE = ("import os, sys; _DOCTOR_HERE = sys.path[:1] == ['']; _DOCTOR_AT_START = set(sys.modules); "
-             "os.chdir({here!r}); " + BOOT)
+BOOT_HERE = "import os, sys; _DOCTOR_HERE = sys.path[:1] == ['']; os.chdir({here!r}); " + BOOT
 DEFAULT_TIMEOUT_S = 180.0
 # the child's Python up (its site-packages and PYTHONPATH read, their sitecustomize and .pth files run) and saying so
 # on its answer channel: a second or two where they are large; one that hangs there is cut off at this, not at the
@@ -72,10 +75,9 @@ class DeepImports:
                 continue
             self.index[number] = len(requests)
             # as a program of the user's starts: PYTHONPATH and the user's site-packages in force (they can shadow
-            # the installed framework, and that is what programs get), but from "/" and without the working folder
-            # on sys.path, so a folder named like the framework where the doctor was started is not imported
-            # on sys.path, so a folder named like the framework where the doctor was started is not imported; where
-            # that folder holds a module the framework imports (the files say so), started there as `python -c` is
+            # the installed framework, and that is what programs get), from "/" and without the working folder on
+            # sys.path; but where that folder holds a module the framework's import may reach (_working_folder), from
+            # there as `python -c` starts, the folder first where Python itself puts it
             boot = BOOT_HERE.format(here=here[framework.name]) if framework.name in here else BOOT
             argv: tuple[str, ...] = (python, "-c", boot, CHILD, framework.name, site)
             if ("trap", "- CHLD") in limits:  # SIGCHLD's default again: a shell cannot reset a signal it found

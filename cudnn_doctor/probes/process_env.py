@@ -369,7 +369,37 @@ def python_shadows(env: dict[str, str], frameworks: list[Framework],
                 if _imports_from(entry, package, site):
                     found.append((entry, package, framework.name, "PYTHONPATH"))
                     break
+        # and a module of Python's own library the framework imports at start (a `typing.py`), or a lone file named
+        # like a package it imports (a `numpy.py`: never a real numpy), in a PYTHONPATH folder: PYTHONPATH comes
+        # before the standard library and site-packages for every program
+        if framework.name in SHADOWED and not framework.details.get("assumed") and entries:
+            found += _stray_modules(entries, framework, site)
     return tuple(found)
+
+
+def _stray_modules(entries: list[str], framework: Framework, site: str) -> list[tuple[str, ...]]:
+    import sys
+
+    stdlib = set(getattr(sys, "stdlib_module_names", ())) or set(STDLIB_AT_START)
+    found: list[tuple[str, ...]] = []
+    for entry in entries[:64]:
+        if site and os.path.realpath(entry) == os.path.realpath(site):
+            break
+        try:
+            names = os.listdir(entry)[:10000]
+        except OSError:
+            continue
+        singles = {n[:-3] for n in names if n.endswith(".py")}
+        packages = {n for n in names if n in stdlib and os.path.isfile(os.path.join(entry, n, "__init__.py"))}
+        wanted = set(IMPORTED.get(framework.name, ())) & singles
+        stdlib_here = (singles | packages) & stdlib
+        if stdlib_here:
+            from cudnn_doctor.probes.python_start import imported_at_start
+
+            started = set(STDLIB_AT_START) | imported_at_start(os.path.join(site, framework.name, "__init__.py"))
+            wanted |= stdlib_here & started
+        found += [(entry, module, framework.name, "PYTHONPATH") for module in sorted(wanted)]
+    return found[:16]
 
 
 def _safe_path(env: dict[str, str], framework: Framework) -> bool:
@@ -399,6 +429,11 @@ def _working_folder_shadows(cwd: str | None, frameworks: list[Framework]) -> lis
     found: list[tuple[str, ...]] = []
     for framework in python:
         wanted = (*SHADOWED[framework.name], *IMPORTED.get(framework.name, ()), *STDLIB_AT_START)
+        if modules - set(wanted):  # and what the framework's own __init__.py imports, read from its installed file
+            from cudnn_doctor.probes.python_start import imported_at_start
+
+            site = str(framework.details.get("site_packages") or "")
+            wanted += tuple(imported_at_start(os.path.join(site, framework.name, "__init__.py")) - {framework.name})
         for module in sorted(modules):
             if module in wanted:
                 found.append((cwd, module, framework.name, "working folder"))
@@ -477,6 +512,7 @@ def read_process_view(ctx: SearchContext, answer: LibraryProbe | None, gpus: lis
         mapped=mapped,
         limits=read_limits(),
         shell=read_shell_settings(),
+        tunables=glibc_tunables(ctx.env),
         cudnn=observed_cudnn(framework_cudnn(frameworks, mapped, installs_by_real, ctx, cache), loads, installs_by_real,
                              ctx),
         loads=loads,
@@ -546,6 +582,12 @@ def kernel_driver_version(ctx: SearchContext) -> str | None:
         return None
     found = re.search(r"Kernel Module(?:\s+for\s+\S+)?\s+(\d+\.\d+(?:\.\d+)?)", text)
     return found.group(1) if found else None
+
+
+def glibc_tunables(env: dict[str, str]) -> tuple[tuple[str, str, str, str], ...]:
+    from cudnn_doctor.probes.process_start import glibc_tunables as asked
+
+    return asked(env)
 
 
 def read_shell_settings() -> dict[str, str]:

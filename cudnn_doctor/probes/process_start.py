@@ -45,3 +45,59 @@ def read_shell_settings(status_path: str = "/proc/self/status") -> dict[str, str
     elif hasattr(os, "geteuid"):
         out["uid"] = str(os.geteuid())
     return out
+
+
+def glibc_tunables(env: dict[str, str]) -> tuple[tuple[str, str, str, str], ...]:
+    """Each entry of GLIBC_TUNABLES as this machine's glibc took it, asked of glibc itself: the ld.so that started
+    this process run with `--list-tunables` under that GLIBC_TUNABLES alone (it prints each tunable's value as it
+    parsed it, with its range). (name, value set, value glibc holds or "", "taken" | "unknown" | "refused"): a name
+    it does not list is one it does not have (a typo, another release's), a value it does not hold is one it refused
+    (out of its range, not a number); glibc ignores both without a word. () where it is unset or ld.so cannot say
+    (before glibc 2.33, not Linux)."""
+    value = env.get("GLIBC_TUNABLES")
+    if not value:
+        return ()
+    from cudnn_doctor.probes.hwcaps import this_loader
+
+    loader = this_loader()
+    if loader is None:
+        return ()
+    from cudnn_doctor.child import deadline_in, run_child
+
+    answer = run_child([loader, "--list-tunables"], {"GLIBC_TUNABLES": value}, deadline_in(5.0),
+                       what=f"{loader} --list-tunables")
+    if answer.exit_code != 0:
+        return ()
+    held: dict[str, str] = {}
+    for line in answer.stdout.splitlines():
+        name, colon, rest = line.partition(":")
+        if colon and name.startswith("glibc.") and " " not in name:
+            held[name] = rest.split("(")[0].strip()
+    if not held:
+        return ()
+    out = []
+    for entry in value.split(":")[:32]:
+        name, equals, wanted = entry.partition("=")
+        if not name:
+            continue
+        if name not in held:
+            out.append((name, wanted, "", "unknown"))
+        elif equals and not _same_number(wanted, held[name]) and held[name]:
+            out.append((name, wanted, held[name], "refused"))
+        else:
+            out.append((name, wanted, held[name], "taken"))
+    return tuple(out)
+
+
+def _same_number(wanted: str, held: str) -> bool:
+    """Whether glibc holds WANTED: both read as C's strtoul reads them (0x hexadecimal, a leading 0 octal)."""
+    def number(text: str) -> int | None:
+        text = text.strip().lower()
+        try:
+            return int(text, 16) if text.startswith("0x") else int(text, 8) if len(text) > 1 and text.startswith("0") \
+                else int(text)
+        except ValueError:
+            return None
+
+    a, b = number(wanted), number(held)
+    return a is not None and a == b if b is not None else wanted.strip() == held.strip()

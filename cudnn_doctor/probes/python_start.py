@@ -237,3 +237,37 @@ def framework_imports(frameworks: list[Framework], resolved: tuple[tuple[str, st
             "installed" if os.path.realpath(answer).startswith(installed) else "other"
         out.append((framework.name, python or "", answer, verdict))
     return tuple(out)
+
+
+_IMPORTED_AT_START: dict[str, frozenset[str]] = {}
+
+
+def imported_at_start(package_init: str) -> frozenset[str]:
+    """The top-level module names a framework's own `__init__.py` (PACKAGE_INIT) imports as it runs, read from its
+    installed file (its module-level `import X` and `from X import ...`, inside `try`, `if` and `with` too; not in
+    functions): a module of one of those names in the working folder is what `python -c 'import torch'` there gets.
+    Empty where the file cannot be read or parsed (bounded: 2 MiB)."""
+    if package_init in _IMPORTED_AT_START:
+        return _IMPORTED_AT_START[package_init]
+    import ast
+
+    from cudnn_doctor.user_files import UnreadableFile, read_user_file
+
+    names: set[str] = set()
+    try:
+        tree = ast.parse(read_user_file(package_init, 2 << 20))
+    except (UnreadableFile, OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+        tree = None
+    pending = list(tree.body) if tree is not None else []
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module.split(".")[0])
+        elif isinstance(node, (ast.If, ast.Try, ast.With)):  # module level still: their bodies run at import
+            for field in ("body", "orelse", "finalbody", "handlers"):
+                for child in getattr(node, field, []) or []:
+                    pending.extend(child.body if isinstance(child, ast.ExceptHandler) else [child])
+    _IMPORTED_AT_START[package_init] = frozenset(n for n in names if n.isidentifier())
+    return _IMPORTED_AT_START[package_init]

@@ -81,4 +81,30 @@ def python_imports(report: Report) -> list[Finding]:
     return out
 
 
-RULES = (shell_settings, python_imports)
+def glibc_tunables(report: Report) -> list[Finding]:
+    """GLIBC_TUNABLES entries this machine's glibc ignores, as it said itself (ld.so --list-tunables under that
+    value): names it does not have (CD418), values it refused (CD414). Warnings: glibc goes on with its default."""
+    view = report.process
+    if view is None or not view.tunables:
+        return []
+    unknown = [name for name, _wanted, _held, verdict in view.tunables if verdict == "unknown"]
+    refused = [(name, wanted, held) for name, wanted, held, verdict in view.tunables if verdict == "refused"]
+    if not unknown and not refused:
+        return []
+    row: dict[str, Any] = next(iter(load("process_start").get("glibc_tunables", [])), {})
+    kept = ":".join(f"{name}={wanted}" for name, wanted, _held, verdict in view.tunables if verdict == "taken")
+    value = ":".join(f"{name}={wanted}" for name, wanted, _held, _verdict in view.tunables)
+    parts = ([f"this machine's glibc has no tunable named {', '.join(unknown)}"] if unknown else []) + (
+        [f"it holds {held} for {name}, not {wanted} (outside its range, or not a number)"
+         for name, wanted, held in refused])
+    made = finding("CD418" if unknown else "CD414", subject="GLIBC_TUNABLES", refs=(row.get("source", ""),),
+                   evidence="seen", proof="the ld.so that started this process, run with --list-tunables under this "
+                                          "GLIBC_TUNABLES alone, lists each tunable as glibc parsed it: " +
+                                          "; ".join(parts),
+                   variable="GLIBC_TUNABLES", value=value[:200], why="; ".join(parts),
+                   framework=row.get("reader", "glibc"), consequence=row.get("ignored", "ignores it"),
+                   fix_value=kept or None)
+    return [replace(made, severity="warning")]
+
+
+RULES = (shell_settings, python_imports, glibc_tunables)
