@@ -378,6 +378,9 @@ class ProcessView:
     cuda_device_order: str | None = None
     preload: tuple[str, ...] = ()  # LD_PRELOAD's entries
     mapped: tuple[str, ...] = ()  # the shared objects a fresh program maps before its first dlopen
+    # a sanitizer's run-time the CUDA child had mapped (compat/process_env.toml [[sanitizer]]): (its file, the
+    # variable of its options, that variable's value as set, "" where unset)
+    sanitizers: tuple[tuple[str, str, str], ...] = ()
     settings: dict[str, str] = dataclasses.field(default_factory=dict)  # the variables compat/ knows that are set
     # each path a setting names that its reader cannot use as it needs (compat/ path_must): variable -> what is wrong
     setting_paths: dict[str, str] = dataclasses.field(default_factory=dict)

@@ -149,6 +149,12 @@ def treat(work: Any) -> None:
     for finding in work.with_code("CD411", "CD412", "CD413", "CD414", "CD416", "CD417", "CD418"):
         _setting(work, finding)
     for finding in work.with_code("CD116"):
+        if finding.values.get("set_variable"):  # a sanitizer's option (compat [[sanitizer]]): the user's options kept
+            variable = str(finding.values["set_variable"])
+            work.take([finding], Action(ENV, (), f"{variable}={finding.values.get('set_value')}: "
+                                                 f"{finding.values.get('set_why')}", "; ".join(finding.refs),
+                                        env=(EnvChange(variable, "set", str(finding.values.get("set_value"))),)))
+            continue
         line = str(finding.values.get("shell_line") or "")
         if line:  # the umask, an ignored signal (compat/process_start.toml): the shell's own line undoes it
             command, _, value = line.partition(" ")

@@ -106,6 +106,18 @@ def driver_library(report: Report) -> list[Finding]:
             return []  # the driver itself sees none: CD102's
         return [finding("CD113", subject="CUDA_VISIBLE_DEVICES", refs=refs, **said, status=status, gpus=len(report.gpus),
                         cause=_hidden_cause(view, report))]
+    sanitized = _sanitizer_cause(view)
+    if sanitized is not None:  # a sanitizer the child had mapped holds what the driver needs (compat [[sanitizer]])
+        row, runtime, value = sanitized
+        option = f"{row['option']}={row['cure']}"
+        wanted = f"{value}:{option}" if value.strip(" ,:\t\r\n") else option
+        return [finding("CD116", subject=row["variable"], refs=(row["source"],), evidence="seen",
+                        proof=f"cuInit answered {status} in a child started with this environment, which had {runtime} "
+                              f"mapped and {row['variable']} " + (f"without {option}" if value else "unset"),
+                        limit=f"{row['name']} ({runtime}{', through LD_PRELOAD' if view.preload else ''}) is loaded "
+                              f"into every program started here, and {row['variable']} does not set {option}",
+                        effect=str(row["effect"]),
+                        set_variable=row["variable"], set_value=wanted, set_why=row["why"])]
     if code == "CD116":
         return [finding("CD116", subject="RLIMIT_AS", refs=refs, **said, limit=_limit_text(view, "RLIMIT_AS"),
                         effect=f"cuInit answers {status} under it: CUDA cannot reserve the address space it starts "
@@ -116,6 +128,52 @@ def driver_library(report: Report) -> list[Finding]:
                         manager=manager or "not known", fabric_manager=manager)]
     return [finding("CD110", subject=view.libcuda, refs=refs, **said, detail=f"cuInit answered {status}"
                     + (f" ({row['cause']})" if row else ""))]
+
+
+def _sanitizer_cause(view: ProcessView) -> tuple[dict[str, Any], str, str] | None:
+    """The sanitizer whose reservation made cuInit answer as it did: its row, the run-time the child mapped and its
+    options' variable's value, where that status is the row's and its option is not already the cure."""
+    for runtime, variable, value in view.sanitizers:
+        row = next((r for r in _data().get("sanitizer", []) if r["variable"] == variable), None)
+        if row is None or row["status"] != view.cuinit:
+            continue
+        if sanitizer_flag(value, str(row["option"])) not in (row["cure"], *(FALSE_WORDS if row["cure"] == "0" else ())):
+            return row, runtime, value
+    return None
+
+
+FALSE_WORDS = ("0", "no", "false")  # compiler-rt sanitizer_flag_parser.h: FlagHandler<bool>::Parse
+
+
+def sanitizer_flag(options: str, name: str) -> str | None:
+    """NAME's value in a sanitizer's OPTIONS as compiler-rt's flag parser reads them (sanitizer_flag_parser.cpp):
+    flags separated by whitespace, ',' or ':', NAME=VALUE each, a value quoted with ' or " running to its closing
+    quote; the last one of a name wins. None where NAME is not set."""
+    found: str | None = None
+    i, n = 0, len(options)
+    while i < n:
+        while i < n and options[i] in " ,:\t\r\n":
+            i += 1
+        start = i
+        while i < n and options[i] not in "= ,:\t\r\n":
+            i += 1
+        key = options[start:i]
+        if i >= n or options[i] != "=":
+            continue  # a name without a value: the parser refuses it; nothing of ours
+        i += 1
+        if i < n and options[i] in "'\"":
+            quote = options[i]
+            end = options.find(quote, i + 1)
+            end = n if end < 0 else end
+            value, i = options[i + 1:end], end + 1
+        else:
+            start = i
+            while i < n and options[i] not in " ,:\t\r\n":
+                i += 1
+            value = options[start:i]
+        if key == name:
+            found = value
+    return found
 
 
 def _failure_words(failure: str) -> str:
