@@ -406,6 +406,9 @@ class ProcessView:
     # the frameworks' Pythons that did not start with this environment: (python, its words, the variable without
     # which it started or "" where none alone did, that variable's value, the Python variables set)
     python_refused: tuple[tuple[str, ...], ...] = ()
+    # the frameworks' Pythons whose numpy failed with a CPU-kernel variable (compat [[cpu_kernel]]) and worked without
+    # it: (python, numpy's words, the variable, its value), seen (probes/cpu_kernels.py)
+    cpu_kernels: tuple[tuple[str, ...], ...] = ()
     # (framework, a GPU library its Python had mapped when a program's first line ran, the start-up hooks that may
     # have loaded it, the framework wheels' own copy of that soname or "", its release or "", "own" where it is the
     # framework's own copy, the PYTHONPATH entries holding a hook): seen in the started Python (probes/python_start.py)

@@ -1152,6 +1152,28 @@ def python_refused(report: Report) -> list[Finding]:
     return out
 
 
+def cpu_kernels(report: Report) -> list[Finding]:
+    """numpy, asked in a framework's Python with this environment, failed with a CPU-kernel variable set and worked
+    without it (probes/cpu_kernels.py): seen. Every program of the frameworks that imports numpy stops there."""
+    view = report.process
+    if view is None:
+        return []
+    rows = {row["variable"]: row for row in _data().get("cpu_kernel", [])}
+    users = ", ".join(_display(f.name) for f in report.frameworks if f.name in ("torch", "jax", "tensorflow"))
+    out = []
+    for python, said, variable, value in view.cpu_kernels:
+        row = rows.get(variable, {})
+        out.append(finding("CD411", subject=variable, refs=(row.get("source", ""),), evidence="seen",
+                           proof=f"{python} ran `import numpy` and a matrix product in a child with this environment: "
+                                 f"{said}; it worked with {variable} unset",
+                           variable=variable, value=_shown(value)[:200],
+                           why=f"{row.get('reader', 'numpy')} refuses it ({said})",
+                           framework=users or "A program of it", effect=row.get("effect", ""),
+                           consequence="stops at its first import of numpy (torch and JAX import it as they load)",
+                           fix_value=None))
+    return out
+
+
 def python_shadows(report: Report) -> list[Finding]:
     """A folder on PYTHONPATH holds a package the framework imports (its GPU plugin's namespace, the nvidia wheels'
     namespace, the framework itself): Python takes it first. Read from files, so a warning --deep proves."""
@@ -1271,7 +1293,7 @@ def _cure_code(cure: Any) -> str:
 
 RULES = (driver_library, nvml_library, visibility, device_order, memory_held, limits, preloaded_cudnn, hook_preloaded_cudnn,
          loaded_sublibraries, observed_loads, settings, jax_ptxas, environment_cure, preloaded_cuda,
-         python_shadows, broken_cuda, cxx_runtime, python_refused)
+         python_shadows, broken_cuda, cxx_runtime, python_refused, cpu_kernels)
 
 # errors that stop every program in this environment (no framework named): a framework's failure under --deep is
 # their evidence
