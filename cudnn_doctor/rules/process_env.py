@@ -511,7 +511,7 @@ def settings(report: Report) -> list[Finding]:
             continue
         if row["framework"] == "nccl" and row["grammar"] in environment.NCCL_OWN_GRAMMARS:
             continue  # rules/multi_gpu.py judges these of NCCL's
-        present = row["framework"] in environment.CUDA_LIBRARY_READERS or _has(report, row["framework"])
+        present = row["framework"] in (*environment.CUDA_LIBRARY_READERS, "python") or _has(report, row["framework"])
         together = view.setting_answers.get(variable)
         if together is not None and together.kind == "conflict":  # the installed reader's own code refuses the pair
             findings.append(_refused_together(row, variable, value, together, present))
@@ -708,7 +708,7 @@ def _shown(value: str) -> str:
 def _display(name: str) -> str:
     return {"torch": "PyTorch", "jax": "JAX", "tensorflow": "TensorFlow", "cuda": "Every CUDA program",
             "cudnn": "cuDNN (in every program that loads it)", "cublas": "cuBLAS (in every program that loads it)",
-            "nccl": "NCCL",
+            "nccl": "NCCL", "python": "Every Python program",
             "ld.so": "programs that open libcudnn by name"}.get(name, name)
 
 
@@ -723,6 +723,8 @@ def _gpus_seen(report: Report) -> int | None:
 
 def _judge_setting(row: dict[str, Any], value: str, report: Report) -> list[tuple[str, Any]]:
     kind = row["kind"]
+    if kind == "string" and ((row.get("slow_when_set") and value.strip()) or environment.slow(row, value)):
+        return [("off", row["effect"])]  # a mode its reader turns on for any value (PYTHONDEVMODE), or these words
     if kind in ("devices", "string"):
         return []  # CUDA_VISIBLE_DEVICES: cuInit's own answer judges it (CD113, CD114); text: anything goes
     if kind == "path":
