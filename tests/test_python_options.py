@@ -62,3 +62,32 @@ def test_a_bytecode_folder_python_cannot_write_is_a_warning(machine: Machine, tm
 def test_a_bytecode_folder_that_will_be_made_is_no_finding(machine: Machine, tmp_path: Path) -> None:
     machine.env["PYTHONPYCACHEPREFIX"] = str(tmp_path / "new" / "pycache")
     assert not about(machine.check_json(), "PYTHONPYCACHEPREFIX")
+
+
+# --- CUDA's JIT cache in its default place, CUDA_CACHE_PATH unset (a few stats, no child) ---------------------------
+
+def test_the_default_jit_cache_that_is_a_file_is_a_warning_naming_a_writable_place(machine: Machine,
+                                                                                   tmp_path: Path) -> None:
+    home = machine.home
+    (home / ".nv").mkdir(parents=True)
+    (home / ".nv" / "ComputeCache").write_text("a file where CUDA's JIT cache folder goes\n")
+    machine.env.pop("CUDA_CACHE_PATH", None)
+    machine.env.pop("XDG_CACHE_HOME", None)
+    report = machine.check_json()
+    [cache] = about(report, "CUDA_CACHE_PATH")
+    assert cache["code"] == "CD417" and cache["severity"] == "warning" and "is not a folder" in cache["detail"]
+    lines = plan_lines(machine)
+    wanted = f"export CUDA_CACHE_PATH={home / '.cache' / 'nv' / 'ComputeCache'}"
+    assert wanted in lines, lines
+    assert not about(check_after(machine, lines), "CUDA_CACHE_PATH")
+
+
+@pytest.mark.parametrize("disable", [None, "1"])
+def test_the_default_jit_cache_that_is_usable_or_off_is_no_finding(machine: Machine, tmp_path: Path,
+                                                                   disable: str | None) -> None:
+    home = machine.home
+    if disable:  # the cache is off: its place does not matter
+        (home / ".nv").write_text("a file\n")
+        machine.env["CUDA_CACHE_DISABLE"] = disable
+    machine.env.pop("CUDA_CACHE_PATH", None)
+    assert not about(machine.check_json(), "CUDA_CACHE_PATH")

@@ -346,6 +346,13 @@ def _setting(work: Any, finding: Finding) -> None:
     corrected = finding.values.get("fix_value")
     from cudnn_doctor.knowledge.environment import family_of, rows
 
+    if str(finding.values.get("value") or "").startswith("(unset:") and not corrected:  # its reader's own place
+        work.take([finding], Action(MANUAL, (), f"{variable} is unset: its reader uses its own place, which it cannot "
+                                                "use", (rows().get(variable) or {}).get("source", "compat/process_env.toml"),
+                                    text=f"Make {finding.values.get('problem')!s} right (a folder this user can write "
+                                         f"in), or set {variable} to such a folder"))
+        return
+
     row: dict[str, Any] = rows().get(variable) or family_of(variable) or {}
     if corrected:
         change = EnvChange(variable, "set", str(corrected))

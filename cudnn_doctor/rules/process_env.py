@@ -499,9 +499,12 @@ def settings(report: Report) -> list[Finding]:
     else a warning that --deep proves (CD414); a path its reader cannot use, a warning that names who writes there
     (CD417); JAX's options as the installed jax defines them."""
     view = report.process
-    if view is None or not view.settings:
+    if view is None:
         return []
-    findings = []
+    findings = [_default_place(row, variable, answer) for variable, answer in view.setting_answers.items()
+                if answer.kind == "default_path" and (row := environment.rows().get(variable)) is not None]
+    if not view.settings:
+        return findings
     known = environment.rows()
     for variable, given in view.settings.items():
         value = _shown(given)
@@ -568,6 +571,15 @@ def settings(report: Report) -> list[Finding]:
             elif kind == "fails":  # a value the reader takes, that makes a program's ordinary steps raise
                 findings.append(_fails(row, variable, value, why, present))
     return findings
+
+
+def _default_place(row: dict[str, Any], variable: str, answer: Any) -> Finding:
+    """ROW's reader's own place (its variable unset) that it cannot use: CD417, a warning; the fix names a writable
+    place instead where one was found (the user's cache folder), else says so."""
+    place, problem, other = (list(answer.values) + ["", "", ""])[:3]
+    return finding("CD417", subject=variable, refs=(row["source"],), variable=variable,
+                   value=f"(unset: its default {row['default_path']}, {place})", problem=problem, writer=row["writer"],
+                   effect=row["effect"], fix_value=other or None)
 
 
 def _fails(row: dict[str, Any], variable: str, value: str, failure: str, present: bool) -> Finding:
