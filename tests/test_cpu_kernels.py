@@ -95,3 +95,13 @@ def test_the_text_quotes_numpy(machine: Machine, tmp_path: Path) -> None:
     machine.env["NPY_DISABLE_CPU_FEATURES"] = baseline[0]
     shown = machine.run("check", "--select", "CD411").stdout
     assert "Evidence (seen)" in shown and "unset NPY_DISABLE_CPU_FEATURES" in shown, shown
+
+
+@pytest.mark.parametrize(("value", "code"), [("default", "CD412"), ("avx3", "CD414"), ("avx2", None)])
+def test_torchs_cpu_capability_as_its_dispatcher_reads_it(machine: Machine, tmp_path: Path, value: str,
+                                                          code: str | None) -> None:
+    torch_machine(machine, tmp_path)
+    machine.env["ATEN_CPU_CAPABILITY"] = value
+    found = cpu_findings(machine.check_json(), "ATEN_CPU_CAPABILITY")
+    assert [f["code"] for f in found] == ([code] if code else [])
+    assert all(f["severity"] == "warning" for f in found)
