@@ -62,12 +62,27 @@ def test_asan_preloaded_is_named_as_the_cause_and_its_line_cures_it(machine: Mac
 
 
 @needs_libasan
-def test_asan_with_its_gap_unprotected_is_no_finding(machine: Machine, tmp_path: Path) -> None:
+@pytest.mark.parametrize("options", ["protect_shadow_gap=0", "protect_shadow_gap=false", "verbosity=0,protect_shadow_gap=no",
+                                     "protect_shadow_gap=1:protect_shadow_gap='0'"])
+def test_asan_with_its_gap_unprotected_is_no_finding(machine: Machine, tmp_path: Path, options: str) -> None:
+    """Each spelling as the real libasan reads it (the fake driver's answer is the judge: 0 only where ASan left the
+    gap unprotected)."""
     asan_machine(machine, tmp_path)
-    machine.env["ASAN_OPTIONS"] = "protect_shadow_gap=0"
+    machine.env["ASAN_OPTIONS"] = options
     report = machine.check_json()
     assert report["process"]["cuinit"] == 0
     assert not {"CD110", "CD116"} & codes(report)
+
+
+def test_asan_options_are_read_as_compiler_rt_reads_them() -> None:
+    from cudnn_doctor.rules.process_env import sanitizer_flag
+
+    assert sanitizer_flag("", "protect_shadow_gap") is None
+    assert sanitizer_flag("halt_on_error=1", "protect_shadow_gap") is None
+    assert sanitizer_flag("protect_shadow_gap=0 verbosity=1", "protect_shadow_gap") == "0"
+    assert sanitizer_flag("protect_shadow_gap=0:protect_shadow_gap=1", "protect_shadow_gap") == "1"
+    assert sanitizer_flag("suppressions='a b:c',protect_shadow_gap=\"0\"", "protect_shadow_gap") == "0"
+    assert sanitizer_flag("log_path=\"x:protect_shadow_gap=0\"", "protect_shadow_gap") is None
 
 
 def test_a_process_limit_that_stops_cuinit_is_still_named_as_a_limit(machine: Machine, tmp_path: Path) -> None:
