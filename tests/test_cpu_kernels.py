@@ -76,6 +76,15 @@ def test_a_dispatched_feature_disabled_is_no_finding(machine: Machine, tmp_path:
     assert report["process"] is None or not report["process"].get("cpu_kernels")
 
 
+@pytest.mark.parametrize(("variable", "value"), [("OPENBLAS_CORETYPE", "BOGUS"), ("OPENBLAS_CORETYPE", "NEOVERSEN1"),
+                                                 ("MKL_CBWR", "COMPATIBLE")])
+def test_values_numpy_works_with_are_no_finding(machine: Machine, tmp_path: Path, variable: str, value: str) -> None:
+    """Asked of numpy (its import and a matrix product ran): nothing to say where it worked."""
+    torch_machine(machine, tmp_path)
+    machine.env[variable] = value
+    assert not cpu_findings(machine.check_json(), variable)
+
+
 def test_nothing_is_asked_where_no_such_variable_is_set(machine: Machine, tmp_path: Path) -> None:
     from cudnn_doctor.probes.cpu_kernels import CpuKernelChild, asked_variables
 
