@@ -378,6 +378,9 @@ class ProcessView:
     cuda_device_order: str | None = None
     preload: tuple[str, ...] = ()  # LD_PRELOAD's entries
     mapped: tuple[str, ...] = ()  # the shared objects a fresh program maps before its first dlopen
+    # a sanitizer's run-time the CUDA child had mapped (compat/process_env.toml [[sanitizer]]): (its file, the
+    # variable of its options, that variable's value as set, "" where unset)
+    sanitizers: tuple[tuple[str, str, str], ...] = ()
     settings: dict[str, str] = dataclasses.field(default_factory=dict)  # the variables compat/ knows that are set
     # each path a setting names that its reader cannot use as it needs (compat/ path_must): variable -> what is wrong
     setting_paths: dict[str, str] = dataclasses.field(default_factory=dict)
@@ -403,6 +406,9 @@ class ProcessView:
     # the frameworks' Pythons that did not start with this environment: (python, its words, the variable without
     # which it started or "" where none alone did, that variable's value, the Python variables set)
     python_refused: tuple[tuple[str, ...], ...] = ()
+    # the frameworks' Pythons whose numpy failed with a CPU-kernel variable (compat [[cpu_kernel]]) and worked without
+    # it: (python, numpy's words, the variable, its value), seen (probes/cpu_kernels.py)
+    cpu_kernels: tuple[tuple[str, ...], ...] = ()
     # (framework, a GPU library its Python had mapped when a program's first line ran, the start-up hooks that may
     # have loaded it, the framework wheels' own copy of that soname or "", its release or "", "own" where it is the
     # framework's own copy, the PYTHONPATH entries holding a hook): seen in the started Python (probes/python_start.py)

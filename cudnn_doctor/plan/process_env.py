@@ -150,6 +150,12 @@ def treat(work: Any) -> None:
     for finding in work.with_code("CD411", "CD412", "CD413", "CD414", "CD416", "CD417", "CD418"):
         _setting(work, finding)
     for finding in work.with_code("CD116"):
+        if finding.values.get("set_variable"):  # a sanitizer's option (compat [[sanitizer]]): the user's options kept
+            variable = str(finding.values["set_variable"])
+            work.take([finding], Action(ENV, (), f"{variable}={finding.values.get('set_value')}: "
+                                                 f"{finding.values.get('set_why')}", "; ".join(finding.refs),
+                                        env=(EnvChange(variable, "set", str(finding.values.get("set_value"))),)))
+            continue
         line = str(finding.values.get("shell_line") or "")
         if line:  # the umask, an ignored signal (compat/process_start.toml): the shell's own line undoes it
             command, _, value = line.partition(" ")
@@ -340,6 +346,13 @@ def _setting(work: Any, finding: Finding) -> None:
         return  # several variables together (none alone was seen to matter): fix asks the frameworks which
     corrected = finding.values.get("fix_value")
     from cudnn_doctor.knowledge.environment import family_of, rows
+
+    if str(finding.values.get("value") or "").startswith("(unset:") and not corrected:  # its reader's own place
+        work.take([finding], Action(MANUAL, (), f"{variable} is unset: its reader uses its own place, which it cannot "
+                                                "use", (rows().get(variable) or {}).get("source", "compat/process_env.toml"),
+                                    text=f"Make {finding.values.get('problem')!s} right (a folder this user can write "
+                                         f"in), or set {variable} to such a folder"))
+        return
 
     row: dict[str, Any] = rows().get(variable) or family_of(variable) or {}
     if corrected:

@@ -151,6 +151,9 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     from cudnn_doctor.probes.python_start import PythonStartChild
 
     python_start = PythonStartChild(frameworks, ctx.env)  # the frameworks' Python started, where PYTHON* is set
+    from cudnn_doctor.probes.cpu_kernels import CpuKernelChild
+
+    cpu_kernels = CpuKernelChild(frameworks, ctx.env)  # numpy asked, only where a CPU-kernel variable is set
     from cudnn_doctor.probes.python_finder import FinderChild
 
     finder = _guarded(bugs, "python_finder", lambda: FinderChild(frameworks, ctx.env), None)  # where it can matter
@@ -232,6 +235,9 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
         if ptxas:
             report.process = dataclasses.replace(report.process, ptxas=ptxas, ptxas_release=release)
     refused = _guarded(bugs, "python_start", python_start.result, ())
+    numpy_refused = _guarded(bugs, "cpu_kernels", cpu_kernels.result, ())
+    if report.process is not None and numpy_refused:
+        report.process = dataclasses.replace(report.process, cpu_kernels=numpy_refused)
     if report.process is not None and refused:
         report.process = dataclasses.replace(report.process, python_refused=refused)
     if report.process is not None and finder is not None:  # what the frameworks' Python finds, as it answered

@@ -510,6 +510,7 @@ def read_process_view(ctx: SearchContext, answer: LibraryProbe | None, gpus: lis
         cuda_device_order=ctx.env.get("CUDA_DEVICE_ORDER"),
         preload=preload_entries(ctx.env),
         mapped=mapped,
+        sanitizers=sanitizers_mapped(mapped, ctx.env),
         limits=read_limits(),
         shell=read_shell_settings(),
         tunables=glibc_tunables(ctx.env),
@@ -523,6 +524,17 @@ def read_process_view(ctx: SearchContext, answer: LibraryProbe | None, gpus: lis
         broken_cuda=broken_cuda_on_path(ctx, cache, frameworks),
         cxx_runtime=runtime_refusals(ctx, frameworks),
     )
+
+
+def sanitizers_mapped(mapped: tuple[str, ...], env: dict[str, str]) -> tuple[tuple[str, str, str], ...]:
+    """The sanitizer run-times (compat/process_env.toml [[sanitizer]]) among what the CUDA child mapped, each with the
+    variable of its options and that variable's value here: (file, variable, value or "")."""
+    found = []
+    for row in load("process_env").get("sanitizer", []):
+        runtime = next((path for path in mapped if os.path.basename(path).startswith(tuple(row["runtime"]))), None)
+        if runtime is not None:
+            found.append((runtime, str(row["variable"]), env.get(str(row["variable"]), "")))
+    return tuple(found)
 
 
 def fifo_first(ctx: SearchContext, soname: str) -> str | None:

@@ -34,7 +34,7 @@ def read_settings(env: dict[str, str], frameworks: list[Framework]) -> dict[str,
     known = rows()
     paths = {name: problem for name, value in settings.items() if known.get(name, {}).get("kind") == "path"
              and (problem := path_problem(value, known[name])) is not None}
-    answers: dict[str, SettingAnswer] = {}
+    answers: dict[str, SettingAnswer] = dict(default_places(env, known))
     # a JAX_* of the family, and a row's enum whose value the data does not list (a newer jax's word): asked of the
     # installed jax's own definition of the option
     jax_names = [name for name in settings if (family_of(name) or {}).get("reader") == "jax_config" and (
@@ -67,6 +67,30 @@ def read_settings(env: dict[str, str], frameworks: list[Framework]) -> dict[str,
             if answer is not None:
                 answers[name] = answer
     return {"settings": settings, "setting_paths": paths, "setting_answers": answers}
+
+
+def default_places(env: dict[str, str], known: dict[str, dict[str, Any]]) -> dict[str, SettingAnswer]:
+    """The readers' own places under HOME (row default_path: CUDA's JIT cache, ~/.nv/ComputeCache) where their
+    variable is unset and they are not turned off: each that its reader cannot use as it needs, as
+    SettingAnswer("default_path", (the place, what is wrong, a writable place to name instead or "")). A few stats."""
+    home = env.get("HOME", "")
+    found: dict[str, SettingAnswer] = {}
+    if not home.startswith("/"):
+        return found
+    for name, row in known.items():
+        default = row.get("default_path")
+        off = str(row.get("default_off_when") or "=").split("=", 1)
+        if not default or name in env or env.get(off[0], "").strip() == off[1]:
+            continue
+        place = os.path.join(home, default[2:])
+        problem = path_problem(place, row)
+        if problem is None:
+            continue
+        cache = env.get("XDG_CACHE_HOME") or os.path.join(home, ".cache")
+        other = os.path.join(cache, *default[2:].lstrip(".").split("/")) if cache.startswith("/") else ""
+        found[name] = SettingAnswer("default_path", (place, problem, other if other and path_problem(other, row)
+                                                     is None else ""), ())
+    return found
 
 
 def path_problem(value: str, row: dict[str, Any]) -> str | None:

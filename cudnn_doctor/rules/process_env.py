@@ -106,6 +106,18 @@ def driver_library(report: Report) -> list[Finding]:
             return []  # the driver itself sees none: CD102's
         return [finding("CD113", subject="CUDA_VISIBLE_DEVICES", refs=refs, **said, status=status, gpus=len(report.gpus),
                         cause=_hidden_cause(view, report))]
+    sanitized = _sanitizer_cause(view)
+    if sanitized is not None:  # a sanitizer the child had mapped holds what the driver needs (compat [[sanitizer]])
+        row, runtime, value = sanitized
+        option = f"{row['option']}={row['cure']}"
+        wanted = f"{value}:{option}" if value.strip(" ,:\t\r\n") else option
+        return [finding("CD116", subject=row["variable"], refs=(row["source"],), evidence="seen",
+                        proof=f"cuInit answered {status} in a child started with this environment, which had {runtime} "
+                              f"mapped and {row['variable']} " + (f"without {option}" if value else "unset"),
+                        limit=f"{row['name']} ({runtime}{', through LD_PRELOAD' if view.preload else ''}) is loaded "
+                              f"into every program started here, and {row['variable']} does not set {option}",
+                        effect=str(row["effect"]),
+                        set_variable=row["variable"], set_value=wanted, set_why=row["why"])]
     if code == "CD116":
         return [finding("CD116", subject="RLIMIT_AS", refs=refs, **said, limit=_limit_text(view, "RLIMIT_AS"),
                         effect=f"cuInit answers {status} under it: CUDA cannot reserve the address space it starts "
@@ -116,6 +128,52 @@ def driver_library(report: Report) -> list[Finding]:
                         manager=manager or "not known", fabric_manager=manager)]
     return [finding("CD110", subject=view.libcuda, refs=refs, **said, detail=f"cuInit answered {status}"
                     + (f" ({row['cause']})" if row else ""))]
+
+
+def _sanitizer_cause(view: ProcessView) -> tuple[dict[str, Any], str, str] | None:
+    """The sanitizer whose reservation made cuInit answer as it did: its row, the run-time the child mapped and its
+    options' variable's value, where that status is the row's and its option is not already the cure."""
+    for runtime, variable, value in view.sanitizers:
+        row = next((r for r in _data().get("sanitizer", []) if r["variable"] == variable), None)
+        if row is None or row["status"] != view.cuinit:
+            continue
+        if sanitizer_flag(value, str(row["option"])) not in (row["cure"], *(FALSE_WORDS if row["cure"] == "0" else ())):
+            return row, runtime, value
+    return None
+
+
+FALSE_WORDS = ("0", "no", "false")  # compiler-rt sanitizer_flag_parser.h: FlagHandler<bool>::Parse
+
+
+def sanitizer_flag(options: str, name: str) -> str | None:
+    """NAME's value in a sanitizer's OPTIONS as compiler-rt's flag parser reads them (sanitizer_flag_parser.cpp):
+    flags separated by whitespace, ',' or ':', NAME=VALUE each, a value quoted with ' or " running to its closing
+    quote; the last one of a name wins. None where NAME is not set."""
+    found: str | None = None
+    i, n = 0, len(options)
+    while i < n:
+        while i < n and options[i] in " ,:\t\r\n":
+            i += 1
+        start = i
+        while i < n and options[i] not in "= ,:\t\r\n":
+            i += 1
+        key = options[start:i]
+        if i >= n or options[i] != "=":
+            continue  # a name without a value: the parser refuses it; nothing of ours
+        i += 1
+        if i < n and options[i] in "'\"":
+            quote = options[i]
+            end = options.find(quote, i + 1)
+            end = n if end < 0 else end
+            value, i = options[i + 1:end], end + 1
+        else:
+            start = i
+            while i < n and options[i] not in " ,:\t\r\n":
+                i += 1
+            value = options[start:i]
+        if key == name:
+            found = value
+    return found
 
 
 def _failure_words(failure: str) -> str:
@@ -441,9 +499,12 @@ def settings(report: Report) -> list[Finding]:
     else a warning that --deep proves (CD414); a path its reader cannot use, a warning that names who writes there
     (CD417); JAX's options as the installed jax defines them."""
     view = report.process
-    if view is None or not view.settings:
+    if view is None:
         return []
-    findings = []
+    findings = [_default_place(row, variable, answer) for variable, answer in view.setting_answers.items()
+                if answer.kind == "default_path" and (row := environment.rows().get(variable)) is not None]
+    if not view.settings:
+        return findings
     known = environment.rows()
     for variable, given in view.settings.items():
         value = _shown(given)
@@ -453,7 +514,7 @@ def settings(report: Report) -> list[Finding]:
             continue
         if row["framework"] == "nccl" and row["grammar"] in environment.NCCL_OWN_GRAMMARS:
             continue  # rules/multi_gpu.py judges these of NCCL's
-        present = row["framework"] in environment.CUDA_LIBRARY_READERS or _has(report, row["framework"])
+        present = row["framework"] in (*environment.CUDA_LIBRARY_READERS, "python") or _has(report, row["framework"])
         together = view.setting_answers.get(variable)
         if together is not None and together.kind == "conflict":  # the installed reader's own code refuses the pair
             findings.append(_refused_together(row, variable, value, together, present))
@@ -513,6 +574,15 @@ def settings(report: Report) -> list[Finding]:
             elif kind == "fails":  # a value the reader takes, that makes a program's ordinary steps raise
                 findings.append(_fails(row, variable, value, why, present))
     return findings
+
+
+def _default_place(row: dict[str, Any], variable: str, answer: Any) -> Finding:
+    """ROW's reader's own place (its variable unset) that it cannot use: CD417, a warning; the fix names a writable
+    place instead where one was found (the user's cache folder), else says so."""
+    place, problem, other = (list(answer.values) + ["", "", ""])[:3]
+    return finding("CD417", subject=variable, refs=(row["source"],), variable=variable,
+                   value=f"(unset: its default {row['default_path']}, {place})", problem=problem, writer=row["writer"],
+                   effect=row["effect"], fix_value=other or None)
 
 
 def _fails(row: dict[str, Any], variable: str, value: str, failure: str, present: bool) -> Finding:
@@ -653,7 +723,7 @@ def _shown(value: str) -> str:
 def _display(name: str) -> str:
     return {"torch": "PyTorch", "jax": "JAX", "tensorflow": "TensorFlow", "cuda": "Every CUDA program",
             "cudnn": "cuDNN (in every program that loads it)", "cublas": "cuBLAS (in every program that loads it)",
-            "nccl": "NCCL",
+            "nccl": "NCCL", "python": "Every Python program",
             "ld.so": "programs that open libcudnn by name"}.get(name, name)
 
 
@@ -668,6 +738,8 @@ def _gpus_seen(report: Report) -> int | None:
 
 def _judge_setting(row: dict[str, Any], value: str, report: Report) -> list[tuple[str, Any]]:
     kind = row["kind"]
+    if kind == "string" and ((row.get("slow_when_set") and value.strip()) or environment.slow(row, value)):
+        return [("off", row["effect"])]  # a mode its reader turns on for any value (PYTHONDEVMODE), or these words
     if kind in ("devices", "string"):
         return []  # CUDA_VISIBLE_DEVICES: cuInit's own answer judges it (CD113, CD114); text: anything goes
     if kind == "path":
@@ -1097,6 +1169,28 @@ def python_refused(report: Report) -> list[Finding]:
     return out
 
 
+def cpu_kernels(report: Report) -> list[Finding]:
+    """numpy, asked in a framework's Python with this environment, failed with a CPU-kernel variable set and worked
+    without it (probes/cpu_kernels.py): seen. Every program of the frameworks that imports numpy stops there."""
+    view = report.process
+    if view is None:
+        return []
+    rows = {row["variable"]: row for row in _data().get("cpu_kernel", [])}
+    users = ", ".join(_display(f.name) for f in report.frameworks if f.name in ("torch", "jax", "tensorflow"))
+    out = []
+    for python, said, variable, value in view.cpu_kernels:
+        row = rows.get(variable, {})
+        out.append(finding("CD411", subject=variable, refs=(row.get("source", ""),), evidence="seen",
+                           proof=f"{python} ran `import numpy` and a matrix product in a child with this environment: "
+                                 f"{said}; it worked with {variable} unset",
+                           variable=variable, value=_shown(value)[:200],
+                           why=f"{row.get('reader', 'numpy')} refuses it ({said})",
+                           framework=users or "A program of it", effect=row.get("effect", ""),
+                           consequence="stops at its first import of numpy (torch and JAX import it as they load)",
+                           fix_value=None))
+    return out
+
+
 def python_shadows(report: Report) -> list[Finding]:
     """A folder on PYTHONPATH holds a package the framework imports (its GPU plugin's namespace, the nvidia wheels'
     namespace, the framework itself): Python takes it first. Read from files, so a warning --deep proves."""
@@ -1216,7 +1310,7 @@ def _cure_code(cure: Any) -> str:
 
 RULES = (driver_library, nvml_library, visibility, device_order, memory_held, limits, preloaded_cudnn, hook_preloaded_cudnn,
          loaded_sublibraries, observed_loads, settings, jax_ptxas, environment_cure, preloaded_cuda,
-         python_shadows, broken_cuda, cxx_runtime, python_refused)
+         python_shadows, broken_cuda, cxx_runtime, python_refused, cpu_kernels)
 
 # errors that stop every program in this environment (no framework named): a framework's failure under --deep is
 # their evidence

@@ -95,6 +95,31 @@ int cuDriverGetVersion(int *version) {
 #endif
 #include <signal.h>
 #include <unistd.h>
+/* FAKE_CUDA_FIXED_RESERVE: cuInit needs the virtual address range the real driver keeps at a fixed place for its
+   unified address space, 0x200000000-0xd00000000 (google/sanitizers#629: 'the CUDA allocations are very much fixed:
+   always 0x200000000-0xd00000000'), and answers CUDA_ERROR_OUT_OF_MEMORY (2) where a mapping nobody may touch
+   (PROT_NONE) already holds part of it: AddressSanitizer's protected shadow gap [0x8fff7000, 0x2008fff6fff] does
+   (the real driver was reported to answer 2 there: nvptx-tools' README-development, facebook/openzl#903). With
+   ASAN_OPTIONS=protect_shadow_gap=0, ASan leaves the gap unprotected (it maps the gap's own shadow there, read-write)
+   and cuInit was reported to work. What holds the range is read from this process's own /proc/self/maps. */
+static int fixed_range_taken(void) {
+#ifdef FAKE_CUDA_FIXED_RESERVE
+    FILE *maps = fopen("/proc/self/maps", "r");
+    if (!maps) return 0;
+    char line[512];
+    int taken = 0;
+    while (!taken && fgets(line, sizeof line, maps)) {
+        unsigned long begin, end;
+        char perms[8];
+        if (sscanf(line, "%lx-%lx %7s", &begin, &end, perms) != 3) continue;
+        taken = begin < 0xd00000000UL && end > 0x200000000UL && strncmp(perms, "---", 3) == 0;
+    }
+    fclose(maps);
+    return taken;
+#else
+    return 0;
+#endif
+}
 int cuInit(unsigned int flags) {
     (void)flags;
     if (FAKE_CUDA_MISBEHAVE == 1) raise(SIGSEGV);
@@ -102,6 +127,7 @@ int cuInit(unsigned int flags) {
     if (FAKE_CUDA_MISBEHAVE == 3) for (;;) pause();
     if (FAKE_CUDA_MISBEHAVE == 4) for (int fd = 3; fd < 1024; fd++) close(fd);
     if (FAKE_CUDA_STATUS) return FAKE_CUDA_STATUS;
+    if (fixed_range_taken()) return 2; /* CUDA_ERROR_OUT_OF_MEMORY */
     int status = parse_visible();
     if (status) return status;
     return visible_count > 0 ? 0 : 100; /* CUDA_ERROR_NO_DEVICE */
@@ -109,6 +135,7 @@ int cuInit(unsigned int flags) {
 int cuGetErrorName(int status, const char **name) {
     switch (status) {
     case 0: *name = "CUDA_SUCCESS"; return 0;
+    case 2: *name = "CUDA_ERROR_OUT_OF_MEMORY"; return 0;
     case 100: *name = "CUDA_ERROR_NO_DEVICE"; return 0;
     case 101: *name = "CUDA_ERROR_INVALID_DEVICE"; return 0;
     case 802: *name = "CUDA_ERROR_SYSTEM_NOT_READY"; return 0;
