@@ -377,6 +377,9 @@ def python_shadows(env: dict[str, str], frameworks: list[Framework],
     return tuple(found)
 
 
+SINGLE_FILE_MODULES = ("typing_extensions",)  # of IMPORTED: the distributions that install one .py file
+
+
 def _stray_modules(entries: list[str], framework: Framework, site: str) -> list[tuple[str, ...]]:
     import sys
 
@@ -391,7 +394,10 @@ def _stray_modules(entries: list[str], framework: Framework, site: str) -> list[
             continue
         singles = {n[:-3] for n in names if n.endswith(".py")}
         packages = {n for n in names if n in stdlib and os.path.isfile(os.path.join(entry, n, "__init__.py"))}
-        wanted = set(IMPORTED.get(framework.name, ())) & singles
+        # a lone file named like a package is never that package (a numpy.py); one named like a module that is one
+        # file when real (typing_extensions.py) shadows only a copy installed beside the framework
+        wanted = {m for m in set(IMPORTED.get(framework.name, ())) & singles if m not in SINGLE_FILE_MODULES or (
+            site and os.path.exists(os.path.join(site, m + ".py")))}
         stdlib_here = (singles | packages) & stdlib
         if stdlib_here:
             from cudnn_doctor.probes.python_start import imported_at_start
