@@ -42,8 +42,15 @@ from cudnn_doctor.explain.message_text import (
     split_at_skip,
     to_text,
 )
-from cudnn_doctor.explain.read_events import (components, events, extensions, kernel_modules, placeholders,
-                                              requirements, toolkit_variables)
+from cudnn_doctor.explain.read_events import (
+    components,
+    events,
+    extensions,
+    kernel_modules,
+    placeholders,
+    requirements,
+    toolkit_variables,
+)
 from cudnn_doctor.explain.read_libraries import libraries, products, symbols
 from cudnn_doctor.explain.read_packages import conflicts, cpu_builds, not_found
 from cudnn_doctor.explain.read_statuses import statuses
