@@ -75,6 +75,30 @@ def test_toolkits_modules_architectures_and_packages_in_their_own_words(source: 
     assert answer["code"] == code, source
 
 
+@pytest.mark.parametrize(("source", "header", "message"), [
+    ("microsoft/TRELLIS#195", "cusparse.h", "/home/csnc/miniconda3/envs/trellis/lib/python3.10/site-packages/torch/include/"
+     "ATen/cuda/CUDAContextLight.h:7:10: fatal error: cusparse.h: No such file or directory\n    7 | #include <cusparse.h>"),
+    ("NVIDIA/cudf#13126", "curand.h", "$SRC_DIR/cpp/benchmarks/join/generate_input_tables.cuh:29:10: fatal error: curand.h: "
+     "No such file or directory\n   29 | #include <curand.h>"),
+    ("aws/studio-lab-examples#224 (CMake's FindCUDAToolkit)", "cublas_v2.h", "-- Unable to find cublas_v2.h in either "
+     "\"/usr/local/cuda/include\" or \"/usr/math_libs/include\""),
+    ("ShuangLI59/person_search#10 (a Thrust header under its folder)", "thrust/device_vector.h",
+     "src/caffe/layers/cudnn_softmax_layer.cpp:3:10: fatal error: thrust/device_vector.h: No such file or directory"),
+])
+def test_a_toolkit_header_a_compiler_did_not_find(source: str, header: str, message: str) -> None:
+    answer = explain_text(message, None)["matches"][0]
+    assert answer["code"] == "CD201", source
+    assert header in answer["cause"], source
+
+
+@pytest.mark.parametrize("message", [
+    "fatal error: Python.h: No such file or directory",  # Python's development headers: not the GPU stack's
+    "src/x.cpp:5:10: fatal error: mylib/cuda.h: No such file or directory",  # a project's own header of that name
+])
+def test_other_headers_are_not_the_toolkits(message: str) -> None:
+    assert all(m["code"] != "CD201" for m in explain_text(message, None)["matches"])
+
+
 def test_a_placeholder_answer_names_the_index_and_the_release() -> None:
     """NVIDIA/tensorflow#38: pip falls back to the PyPI placeholder when NVIDIA's index is not given."""
     answer = explain_text("Collecting nvidia-tensorflow\n  Using cached nvidia-tensorflow-0.0.1.dev5.tar.gz (7.9 kB)", None)

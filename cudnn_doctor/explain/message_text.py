@@ -154,6 +154,8 @@ def _triggers() -> tuple[str, ...]:
     texts += [row["text"] for table in ("event", "outside") for row in errors.get(table, [])]
     texts += [name for row in errors.get("component", []) for name in row["names"]]  # NVIDIA's host components
     texts += list(errors.get("missing_tool", {}).get("tools", ()))  # a toolkit program said to be missing
+    headers = errors.get("toolkit_headers", {})
+    texts += [*headers.get("headers", ()), *headers.get("folders", ())]  # a toolkit header said missing
     texts += ["-notfound", "(advanced)"] if errors.get("cmake_notfound") else []  # CMake's NOTFOUND variables
     texts += [text for row in errors.get("error", []) for text in row.get("triggers", ())]  # a catalog entry's own words
     texts += [text for row in status.get("no_gpu", []) for text in row["sentences"]]  # a framework's words: no GPU

@@ -47,6 +47,7 @@ from cudnn_doctor.explain.read_events import (
     events,
     extensions,
     kernel_modules,
+    missing_headers,
     placeholders,
     requirements,
     toolkit_variables,
@@ -122,7 +123,7 @@ def _facts_of(indexes: range, budget: int, most: int, lines: list[str], lowers: 
                  cpu_builds(index, lower), compilers(index, lower, whole),
                  events(index, line, wrapped) + kernel_modules(index, lowers) + components(index, lowers)
                  + extensions(index, lower) + requirements(index, lower) + toolkit_variables(index, lower)
-                 + placeholders(index, lower))
+                 + placeholders(index, lower) + missing_headers(index, lower))
         if any(facts):
             found.append(facts)
             if len(found) >= most:
