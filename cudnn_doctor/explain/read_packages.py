@@ -30,6 +30,9 @@ FRAMEWORK_CORE = ("torch", "jax", "jaxlib", "tensorflow", "paddlepaddle", "onnxr
 # a build of a CUDA release: a wheel's local version (+cu121) or a conda build string (cuda112py38h3d13190_1,
 # cuda118_py310h..., conda-forge's cudaXYZ builds)
 _LOCAL_CUDA = re.compile(r"\+cu\d{2,3}\b|(?<![a-z])cuda\d{2,3}_?py\d{2,3}h[0-9a-f]{6,8}_\d{1,3}")
+# the glyphs of conda's libmamba explanation tree ("├─ cuda-version 12.4** is requested", "└─ pytorch-cuda 11.8** is not
+# installable because it requires"): each line names its package first
+TREE_GLYPHS = ("├", "└", "│")
 BLOCK_BEFORE, BLOCK_AFTER = 8, 12  # lines around a resolver's words that explain its conflict
 
 
@@ -40,6 +43,8 @@ def _gpu_packages(line: str, lower: str) -> list[str]:
     _, prefixes = _resolver_tables()
     hits = [(at, word) for at, word in ((lower.find(word), word) for word in DEPENDENCY_WORDS) if at >= 0]
     verb, word = min(hits) if hits else (len(lower), "")
+    if lower.lstrip().startswith(TREE_GLYPHS):  # libmamba's tree: the line's package comes first ("└─ pytorch-cuda 11.8")
+        verb, word = 0, ""
     required = TOKEN.search(lower, verb + len(word)) if hits else None
     if required is not None and required.group(0).strip(".") in FRAMEWORK_CORE:
         verb = 0  # "torchvision 0.16.0+cu118 depends on torch==2.1.0": a CUDA build of a companion wants another torch
