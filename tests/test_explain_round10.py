@@ -140,13 +140,11 @@ def test_a_mac_sets_torch_without_cuda_aside() -> None:
     ("pytorch/builder conda/pytorch-mutex (conda's classic solver)", "CD521", "UnsatisfiableError: The following "
      "specifications were found to be incompatible with each other:\n\nPackage pytorch-mutex conflicts for:\ntorchvision "
      "-> pytorch-mutex==1.0[build=cuda]\npytorch=1.12 -> pytorch-mutex==1.0=cpu"),
-    ("conda's libmamba tree: each line names its package first", "CD521", "Could not solve for environment specs\nThe "
-     "following packages are incompatible\n├─ cuda-version 12.4** is requested and can be installed;\n└─ pytorch-cuda "
-     "11.8** is not installable because it requires\n   └─ cuda-version 11.8.*, which conflicts with any installable "
-     "versions previously reported."),
-    ("python-poetry's PubGrub explanation", "CD521", "Because no versions of nvidia-cudnn-cu12 match >9.1.0.70,<10.0.0\n and "
-     "nvidia-cudnn-cu12 (9.1.0.70) depends on nvidia-cublas-cu12 (*), nvidia-cudnn-cu12 (>=9.1.0.70,<10.0.0) requires "
-     "nvidia-cublas-cu12 (*)."),
+    ("facebookresearch/dinov2#481 (conda's libmamba tree: each line names its package first)", "CD521", "Could not solve "
+     "for environment specs\nThe following packages are incompatible\n├─ pytorch-cuda 11.7.0*  is requested and can be "
+     "installed;\n├─ pytorch 2.0.0*  is installable with the potential options\n│  ├─ pytorch 2.0.0 would require\n│  │  "
+     "└─ pytorch-mutex 1.0 cpu, which can be installed;\n│  ├─ pytorch 2.0.0 would require\n│  │  └─ pytorch-mutex 1.0 "
+     "cuda, which conflicts with any installable versions previously reported;"),
     ("pypa/pip factory.py ('does not provide the extra')", "CD520", "WARNING: jax 0.4.13 does not provide the extra "
      "'cuda11_cudnn86'"),
     ("Dao-AILab/flash-attention release wheels (a build for another Python)", "CD520", "ERROR: flash_attn-2.5.8+cu122"
