@@ -134,24 +134,22 @@ def test_a_mac_sets_torch_without_cuda_aside() -> None:
 
 
 @pytest.mark.parametrize(("source", "code", "message"), [
-    ("pypa/setuptools easy_install (a setup.py's install_requires)", "CD520", "Searching for tensorrt>=8.0\nReading "
+    ("setuptools' own words (package_index.py and easy_install.py: 'Couldn't find index page for %r', 'No local packages "
+     "or working download links found for %s', 'Could not find suitable distribution for %r')", "CD520", "Searching for tensorrt>=8.0\nReading "
      "https://pypi.org/simple/tensorrt/\nNo local packages or working download links found for tensorrt>=8.0\nerror: Could "
      "not find suitable distribution for Requirement.parse('tensorrt>=8.0')"),
-    ("pytorch/builder conda/pytorch-mutex (conda's classic solver)", "CD521", "UnsatisfiableError: The following "
-     "specifications were found to be incompatible with each other:\n\nPackage pytorch-mutex conflicts for:\ntorchvision "
-     "-> pytorch-mutex==1.0[build=cuda]\npytorch=1.12 -> pytorch-mutex==1.0=cpu"),
     ("facebookresearch/dinov2#481 (conda's libmamba tree: each line names its package first)", "CD521", "Could not solve "
      "for environment specs\nThe following packages are incompatible\n├─ pytorch-cuda 11.7.0*  is requested and can be "
      "installed;\n├─ pytorch 2.0.0*  is installable with the potential options\n│  ├─ pytorch 2.0.0 would require\n│  │  "
      "└─ pytorch-mutex 1.0 cpu, which can be installed;\n│  ├─ pytorch 2.0.0 would require\n│  │  └─ pytorch-mutex 1.0 "
      "cuda, which conflicts with any installable versions previously reported;"),
-    ("pypa/pip factory.py ('does not provide the extra')", "CD520", "WARNING: jax 0.4.13 does not provide the extra "
-     "'cuda11_cudnn86'"),
-    ("Dao-AILab/flash-attention release wheels (a build for another Python)", "CD520", "ERROR: flash_attn-2.5.8+cu122"
-     "torch2.3cxx11abiFALSE-cp310-cp310-linux_x86_64.whl is not a supported wheel on this platform."),
-    ("astral-sh/uv (a CUDA build with no wheel for this platform)", "CD520", "error: Distribution `torch==2.5.1+cu124 @ "
-     "registry+https://download.pytorch.org/whl/cu124` can't be installed because it doesn't have a source distribution "
-     "or wheel for the current platform"),
+    ("hvoss-tech/AutoForge#8 (pip's 'does not provide the extra')", "CD520", "  Downloading jax-0.4.18-py3-none-any.whl."
+     "metadata (23 kB)\nWARNING: jax 0.4.18 does not provide the extra 'cuda12'"),
+    ("McGill-NLP/nano-aha-moment#3 (a flash-attn build for another Python)", "CD520", "ERROR: flash_attn-2.7.2.post1+cu12"
+     "torch2.5cxx11abiFALSE-cp310-cp310-linux_x86_64.whl is not a supported wheel on this platform."),
+    ("astral-sh/uv#10843 (the CUDA index has no wheel for Windows)", "CD520", "error: Distribution `torch==2.5.1 @ registry+"
+     "https://download.pytorch.org/whl/cu124` can't be installed because it doesn't have a source distribution or wheel "
+     "for the current platform"),
 ])
 def test_installers_words_for_the_gpu_stacks_packages(source: str, code: str, message: str) -> None:
     assert explain_text(message, None)["matches"][0]["code"] == code, source
