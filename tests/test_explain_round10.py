@@ -100,13 +100,14 @@ def test_other_headers_are_not_the_toolkits(message: str) -> None:
 
 
 def test_a_placeholder_answer_names_the_index_and_the_release() -> None:
-    """NVIDIA/tensorflow#38: pip falls back to the PyPI placeholder when NVIDIA's index is not given."""
-    answer = explain_text("Collecting nvidia-tensorflow\n  Using cached nvidia-tensorflow-0.0.1.dev5.tar.gz (7.9 kB)", None)
+    """SkyworkAI/Matrix-Game#43: pip falls back to the PyPI placeholder when NVIDIA's index is not given."""
+    answer = explain_text("Collecting nvidia-tensorrt (from -r requirements.txt (line 33))\n  Downloading nvidia-tensorrt-"
+                          "0.0.1.dev5.tar.gz (7.9 kB)\n  Preparing metadata (setup.py) ... error", None)
     first = answer["matches"][0]
     assert first["code"] == "CD522"
-    assert "nvidia-tensorflow 0.0.1.dev5" in first["cause"] and "https://pypi.ngc.nvidia.com" in first["fix"]
+    assert "nvidia-tensorrt 0.0.1.dev5" in first["cause"] and "https://pypi.ngc.nvidia.com" in first["fix"]
     # a real release of the same name is not a placeholder
-    assert all(m["code"] != "CD522" for m in explain_text("Collecting nvidia-tensorflow==1.15.5+nv22.12", None)["matches"])
+    assert all(m["code"] != "CD522" for m in explain_text("Collecting nvidia-tensorrt==8.4.3.1", None)["matches"])
 
 
 @pytest.mark.parametrize(("source", "message"), [
