@@ -66,6 +66,8 @@ def test_the_same_words_in_prose_or_with_another_number_are_not_claimed(message:
      "9.0.1.post11.dev4)\n        Downloading nvidia-cudnn-cu116-0.0.1.dev5.tar.gz (4.4 kB)"),
     ("AutoGPTQ's from_quantized warning, as a project README quotes it", "CD409", "WARNING - CUDA kernels for auto_gptq are "
      "not installed, this will result in very slow inference speed."),
+    ("drmichaeldouglass/blenderGoogleGPU#5 (Blender asked for CUDA on a runtime with no GPU)", "CD102", "Found no "
+     "Cycles device of the specified type"),
     ("InternLM/InternLM-XComposer#337 (AutoGPTQ's compiled module named by its mark)", "CD409", "2024-07-11 11:41:30 "
      "WARNING [auto_gptq.modeling._base] Exllamav2 kernel is not installed, reset disable_exllamav2 to True. This may "
      "because you installed auto_gptq using a pre-build wheel on Windows, in which exllama_kernels are not compiled."),
