@@ -1,4 +1,4 @@
-"""Issue 41, round ten: classes read from a message's structure, built from public sources; every message is quoted
+"""Issue 41, round nine (second part, after round eight's sets were published): classes read from a message's structure, built from public sources; every message is quoted
 from the public thread or source beside it (none from an evaluation set).
 
 CUDA's own texts that only its runtime prints, standing alone after a program's error word, beside their number of
