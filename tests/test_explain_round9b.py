@@ -1,12 +1,13 @@
-"""Issue 41, round nine (second part, after round eight's sets were published): classes read from a message's structure, built from public sources; every message is quoted
-from the public thread or source beside it (none from an evaluation set).
+"""Issue 41, round nine (second part, after round eight's sets were published): classes read from a message's structure,
+built from public sources; every message is quoted from the public thread or source beside it (none from an evaluation
+set).
 
-CUDA's own texts that only its runtime prints, standing alone after a program's error word, beside their number of
-any numbering (compat/status_codes.toml alone/older_numbers); Ollama's 'cuda driver library ... %d' read as the
-CUresult it is; a toolkit said not found beside the variable that names it ([toolkit_variable]); PowerShell's words
-for a missing nvcc; modpost refusing an NVIDIA module; tiny-cuda-nn's architectures in brackets; NVRM's API mismatch
-in its newer wording; pip taking NVIDIA's placeholder releases ([[placeholder]]); easy_install's and conda's words;
-a Mac, where PyTorch publishes no CUDA build ([[no_cuda_platform]])."""
+CUDA's own texts that only its runtime prints, standing alone after a program's error word, beside their number of any
+numbering (compat/status_codes.toml alone/older_numbers); Ollama's 'cuda driver library ... %d' read as the CUresult
+it is; a toolkit said not found beside the variable that names it ([toolkit_variable]); PowerShell's words for a
+missing nvcc; modpost refusing an NVIDIA module; tiny-cuda-nn's architectures in brackets; NVRM's API mismatch in its
+newer wording; pip taking NVIDIA's placeholder releases ([[placeholder]]); easy_install's and conda's words; a Mac,
+where PyTorch publishes no CUDA build ([[no_cuda_platform]])."""
 
 from __future__ import annotations
 
