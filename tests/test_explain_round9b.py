@@ -135,6 +135,10 @@ def test_a_mac_sets_torch_without_cuda_aside() -> None:
     windows = explain_text('  File "C:/Users/alice/venv/lib/site-packages/torch/cuda/__init__.py", line 284, in '
                            '_lazy_init\nAssertionError: Torch not compiled with CUDA enabled', None)
     assert windows["matches"][0]["code"] == "CD406"
+    # a Linux cluster's lower-case /users/ home folders are not a Mac's /Users/
+    cluster = explain_text('  File "/users/alice/venv/lib/python3.11/site-packages/torch/cuda/__init__.py", line 284, in '
+                           '_lazy_init\nAssertionError: Torch not compiled with CUDA enabled', None)
+    assert cluster["matches"][0]["code"] == "CD406"
 
 
 @pytest.mark.parametrize(("source", "code", "message"), [

@@ -168,10 +168,11 @@ def no_cuda_platform(text: str) -> dict[str, Any] | None:
     a bracket or the start of a line, not after a drive letter ("C:/Users/")."""
     lower = text.lower()
     for row in load("errors").get("no_cuda_platform", []):
-        for mark in row["markers"]:
-            at = lower.find(mark)
+        marks = [(mark, text) for mark in row.get("exact_markers", ())] + [(mark, lower) for mark in row["markers"]]
+        for mark, where in marks:
+            at = where.find(mark)
             while at >= 0:
-                if not mark.startswith("/") or at == 0 or lower[at - 1] in " \t\n'\"([=,":
+                if not mark.startswith("/") or at == 0 or where[at - 1] in " \t\n'\"([=,":
                     return dict(row) | {"text": mark}
-                at = lower.find(mark, at + 1)
+                at = where.find(mark, at + 1)
     return None
