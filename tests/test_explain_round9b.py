@@ -67,6 +67,9 @@ def test_the_same_words_in_prose_or_with_another_number_are_not_claimed(message:
      "9.0.1.post11.dev4)\n        Downloading nvidia-cudnn-cu116-0.0.1.dev5.tar.gz (4.4 kB)"),
     ("AutoGPTQ's from_quantized warning, as a project README quotes it", "CD409", "WARNING - CUDA kernels for auto_gptq are "
      "not installed, this will result in very slow inference speed."),
+    ("mindspore-ai/mindspore#105 (MindSpore's own check of the CUDA it found)", "CD220", "[WARNING] ME(39922:"
+     "140551200737088,MainProcess):2021-01-23-15:05:55.109.91 [mindspore/_check_version.py:96] MindSpore version 1.1.0 "
+     "and cuda version 9.0 does not match, reference to the match info on: https://www.mindspore.cn/install"),
     ("drmichaeldouglass/blenderGoogleGPU#5 (Blender asked for CUDA on a runtime with no GPU)", "CD102", "Found no "
      "Cycles device of the specified type"),
     ("InternLM/InternLM-XComposer#337 (AutoGPTQ's compiled module named by its mark)", "CD409", "2024-07-11 11:41:30 "
