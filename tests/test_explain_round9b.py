@@ -175,3 +175,21 @@ def test_the_read_facts_carry_the_values() -> None:
     answer = explain_text("UserWarning: tinycudann was built for lower compute capability (75) than the system's (89).",
                           None)["matches"][0]
     assert answer["values"]["compute_capability"] == "8.9"
+
+
+def test_a_frameworks_cuda_build_asked_for_where_none_exists() -> None:
+    """xai-org/grok-1#199: `jax[cuda12_pip]` on native Windows; compat/rules.toml [[no_gpu_build]] (JAX's installation
+    guide: its CUDA wheels are Linux-only) says no such build exists there, so the answer is WSL2 or Linux, not an
+    index. The same request on Linux is not claimed by this rule."""
+    message = ("PS F:\\grok-1> pip install -r requirements.txt\nDefaulting to user installation because normal site-packages "
+               "is not writeable\nRequirement already satisfied: jax==0.4.25 in c:\\users\\cetin.dogu\\appdata\\roaming\\"
+               "python\\python310\\site-packages (from jax[cuda12_pip]==0.4.25->-r requirements.txt (line 2)) (0.4.25)\n"
+               "Collecting sentencepiece==0.2.0 (from -r requirements.txt (line 4))\n  Using cached sentencepiece-0.2.0-cp310-"
+               "cp310-win_amd64.whl.metadata (8.3 kB)")
+    first = explain_text(message, None)["matches"][0]
+    assert first["code"] == "CD520"
+    assert "jax[cuda12_pip]" in first["cause"] and "WSL2" in first["fix"] and "no_gpu_build" in first["source"]
+    linux = explain_text("$ pip install -r requirements.txt\nCollecting jax[cuda12_pip]==0.4.25 (from -r requirements.txt "
+                         "(line 2))", None)
+    assert all("Windows" not in m["cause"] for m in linux["matches"])
+
