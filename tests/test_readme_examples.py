@@ -223,6 +223,9 @@ SETUPS = {  # (section, command) -> how its pretend machine is made (a context t
         None,
     ("`cudnn-doctor explain`", "cudnn-doctor explain --offline-only \"pynvml.NVMLError_DriverNotLoaded: Driver Not "
                                "Loaded\""): None,
+    ("`cudnn-doctor explain`", "cudnn-doctor explain --offline-only 'File \"/Users/me/venv/lib/python3.12/site-packages/"
+                               "torch/cuda/__init__.py\", line 403, in _lazy_init: AssertionError: Torch not compiled "
+                               "with CUDA enabled'"): None,
     ("Many nodes: `fleet merge` and `fleet run --slurm`", "cudnn-doctor fleet merge reports/"): _fleet_reports,
     ("Choosing findings", "cudnn-doctor check"): _one_cudnn,
     ("`cudnn-doctor check`", "cudnn-doctor check --project repo --select CD43 -q"): _folder_of_projects,

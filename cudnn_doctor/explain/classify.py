@@ -306,6 +306,11 @@ def _from_not_found(facts: Facts) -> list[Cause]:
     causes = []
     for missing in facts.not_found[-1:]:
         named = ", ".join(missing.packages[:6])
+        if missing.fix:  # no such build exists for this platform (compat/rules.toml [[no_gpu_build]])
+            causes.append(Cause("CD520", f"{missing.tool}: {named} asks for a build that does not exist for this "
+                                "platform", missing.source, {"detail": f"{missing.tool}: {named}", "fix": missing.fix},
+                                kind="not-found", line=missing.line))
+            continue
         causes.append(Cause("CD520", f"{missing.tool} found no build of {named}: a package of the GPU stack or one "
                             "built for a CUDA version", f"compat/libraries.toml: {missing.source}",
                             {"detail": f"{missing.tool}: {named}"}, kind="not-found", line=missing.line))

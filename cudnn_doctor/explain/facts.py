@@ -101,6 +101,7 @@ class NotFound:
     packages: tuple[str, ...]  # the requested packages of the GPU stack or with a CUDA tag
     line: int = 0
     source: str = ""
+    fix: str = ""  # where the knowledge says why no build can exist here: what to do instead
 
 
 @dataclass(frozen=True)

@@ -154,6 +154,8 @@ def _triggers() -> tuple[str, ...]:
     texts += [row["text"] for table in ("event", "outside") for row in errors.get(table, [])]
     texts += [name for row in errors.get("component", []) for name in row["names"]]  # NVIDIA's host components
     texts += list(errors.get("missing_tool", {}).get("tools", ()))  # a toolkit program said to be missing
+    headers = errors.get("toolkit_headers", {})
+    texts += [*headers.get("headers", ()), *headers.get("folders", ())]  # a toolkit header said missing
     texts += ["-notfound", "(advanced)"] if errors.get("cmake_notfound") else []  # CMake's NOTFOUND variables
     texts += [text for row in errors.get("error", []) for text in row.get("triggers", ())]  # a catalog entry's own words
     texts += [text for row in status.get("no_gpu", []) for text in row["sentences"]]  # a framework's words: no GPU
@@ -166,10 +168,11 @@ def no_cuda_platform(text: str) -> dict[str, Any] | None:
     a bracket or the start of a line, not after a drive letter ("C:/Users/")."""
     lower = text.lower()
     for row in load("errors").get("no_cuda_platform", []):
-        for mark in row["markers"]:
-            at = lower.find(mark)
+        marks = [(mark, text) for mark in row.get("exact_markers", ())] + [(mark, lower) for mark in row["markers"]]
+        for mark, where in marks:
+            at = where.find(mark)
             while at >= 0:
-                if not mark.startswith("/") or at == 0 or lower[at - 1] in " \t\n'\"([=,":
+                if not mark.startswith("/") or at == 0 or where[at - 1] in " \t\n'\"([=,":
                     return dict(row) | {"text": mark}
-                at = lower.find(mark, at + 1)
+                at = where.find(mark, at + 1)
     return None

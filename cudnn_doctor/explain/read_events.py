@@ -113,6 +113,32 @@ def placeholders(index: int, lower: str) -> list[Event]:
     return []
 
 
+# a compiler's words for an include file it did not find: gcc/nvcc, MSVC, clang; CMake's
+_MISSING_INCLUDE = re.compile(r"fatal error:? ?([\w./+-]{3,120}\.(?:h|hpp|cuh)): no such file or directory"
+                              r"|cannot open include file: '([\w./+-]{3,120}\.(?:h|hpp|cuh))'"
+                              r"|'([\w./+-]{3,120}\.(?:h|hpp|cuh))' file not found"
+                              # CMake's FindCUDAToolkit: "Unable to find cublas_v2.h in either "/usr/local/cuda/include" ..."
+                              r"|unable to find ([\w./+-]{3,120}\.(?:h|hpp|cuh)) in ")
+
+
+def missing_headers(index: int, lower: str) -> list[Event]:
+    """A header of the CUDA toolkit (compat/errors.toml [toolkit_headers]) a compiler says it did not find."""
+    if "include" not in lower and "no such file" not in lower and "file not found" not in lower \
+            and "unable to find" not in lower:
+        return []
+    row = load("errors").get("toolkit_headers")
+    found = _MISSING_INCLUDE.search(lower) if row else None
+    if found is None or row is None:
+        return []
+    header = next(group for group in found.groups() if group).replace("\\", "/")
+    # the toolkit's headers are included by their own name, or under its own folders (thrust/, cub/); a project's
+    # "mylib/cuda.h" is the project's
+    if header not in row["headers"] and not header.startswith(tuple(row["folders"])):
+        return []
+    return [Event("toolchain", row["code"], found.group(0), f"{header} is a header of the CUDA toolkit: {row['meaning']}",
+                  row["fix"], row["source"], (("header", header),), index)]
+
+
 def toolkit_variables(index: int, lower: str) -> list[Event]:
     """A program's words that it found no CUDA toolkit, on a line that names a variable for one (compat/errors.toml
     [toolkit_variable]: "Failed to auto-detect CUDA root directory. Please specify `CUDA_PATH`")."""

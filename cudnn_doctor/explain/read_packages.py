@@ -30,6 +30,9 @@ FRAMEWORK_CORE = ("torch", "jax", "jaxlib", "tensorflow", "paddlepaddle", "onnxr
 # a build of a CUDA release: a wheel's local version (+cu121) or a conda build string (cuda112py38h3d13190_1,
 # cuda118_py310h..., conda-forge's cudaXYZ builds)
 _LOCAL_CUDA = re.compile(r"\+cu\d{2,3}\b|(?<![a-z])cuda\d{2,3}_?py\d{2,3}h[0-9a-f]{6,8}_\d{1,3}")
+# the glyphs of conda's libmamba explanation tree ("├─ cuda-version 12.4** is requested", "└─ pytorch-cuda 11.8** is not
+# installable because it requires"): each line names its package first
+TREE_GLYPHS = ("├", "└", "│")
 BLOCK_BEFORE, BLOCK_AFTER = 8, 12  # lines around a resolver's words that explain its conflict
 
 
@@ -40,6 +43,8 @@ def _gpu_packages(line: str, lower: str) -> list[str]:
     _, prefixes = _resolver_tables()
     hits = [(at, word) for at, word in ((lower.find(word), word) for word in DEPENDENCY_WORDS) if at >= 0]
     verb, word = min(hits) if hits else (len(lower), "")
+    if lower.lstrip().startswith(TREE_GLYPHS):  # libmamba's tree: the line's package comes first ("└─ pytorch-cuda 11.8")
+        verb, word = 0, ""
     required = TOKEN.search(lower, verb + len(word)) if hits else None
     if required is not None and required.group(0).strip(".") in FRAMEWORK_CORE:
         verb = 0  # "torchvision 0.16.0+cu118 depends on torch==2.1.0": a CUDA build of a companion wants another torch
@@ -201,3 +206,35 @@ def not_found(lines: list[str], lowers: list[str]) -> list[NotFound]:
             out.append(NotFound(tool=tool, packages=tuple(packages[:PER_LINE]), line=index, source=source))
     out.reverse()
     return out
+
+
+# ------------------------------------------------------------- a framework's CUDA build asked for where none exists
+
+# a framework's CUDA build asked of pip by its extra ("jax[cuda12_pip]", "tensorflow[and-cuda]"): the framework's pip name
+_CUDA_EXTRA = re.compile(r"(?<![\w.-])(jax|tensorflow)\[([a-z0-9_,\-]{0,40}cuda[a-z0-9_,\-]{0,40})\]")
+# a Windows machine in a pasted log: a drive letter's path or prompt, a Windows wheel tag
+_WINDOWS = re.compile(r"(?<![a-z0-9])[a-z]:\\[^\s]|\bwin_amd64\b|\bwin32\b")
+PIP_FRAMEWORK = {"jax": "jax", "tensorflow": "tensorflow"}
+
+
+def platform_requests(lines: list[str], lowers: list[str]) -> list[NotFound]:
+    """pip asked for a framework's CUDA build (its CUDA extra) on an OS for which the framework publishes none
+    (compat/rules.toml [[no_gpu_build]]: JAX's CUDA plugins are Linux-only; TensorFlow's native-Windows GPU builds ended
+    with 2.10): no build exists for this platform, whatever the index holds."""
+    asked = next(((index, match) for index in range(len(lowers) - 1, -1, -1)
+                  for match in itertools.islice(_CUDA_EXTRA.finditer(lowers[index]), 1)), None)
+    if asked is None or not any(_WINDOWS.search(lower) for lower in lowers[-400:]):
+        return []
+    index, match = asked
+    framework = PIP_FRAMEWORK[match.group(1)]
+    rule = next((row for row in load("rules").get("no_gpu_build", [])
+                 if row.get("framework") == framework and row.get("os") == "windows"), None)
+    if rule is None or (framework == "tensorflow" and str(rule.get("from_version")) != "0.0" and "and-cuda" not in match.group(2)):
+        return []  # TensorFlow's [and-cuda] extra came after its last Windows GPU build: only that extra says so
+    why = str(rule["why"]).replace(" (--os linux)", "")  # compat's option, not the user's words
+    return [NotFound(tool="pip on Windows", packages=(match.group(0),), line=index,
+                     source=f"compat/rules.toml [[no_gpu_build]]: {rule['why']}; {rule['source']}",
+                     fix=f"{why[:1].upper()}{why[1:]}: install {match.group(0)} inside WSL2 (Ubuntu, with "
+                         "the Windows NVIDIA driver, which WSL2 uses) or on Linux; on native Windows only the CPU "
+                         f"build of {framework} installs.")]
+

@@ -47,12 +47,13 @@ from cudnn_doctor.explain.read_events import (
     events,
     extensions,
     kernel_modules,
+    missing_headers,
     placeholders,
     requirements,
     toolkit_variables,
 )
 from cudnn_doctor.explain.read_libraries import libraries, products, symbols
-from cudnn_doctor.explain.read_packages import conflicts, cpu_builds, not_found
+from cudnn_doctor.explain.read_packages import conflicts, cpu_builds, not_found, platform_requests
 from cudnn_doctor.explain.read_statuses import statuses
 from cudnn_doctor.explain.read_versions import archs, compilers, frameworks, phrases, versions
 
@@ -89,7 +90,7 @@ def read(data: bytes | str) -> Facts:
                  archs=tuple(_unique(archs, lambda a: (a.compute_capability, a.cue))),
                  phrases=tuple(_unique(phrases, lambda p: p.text)), conflicts=tuple(conflicts(lines, lowers)),
                  cpu_builds=tuple(_unique(cpu_builds, lambda c: c.text)), compilers=tuple(_unique(compilers, lambda c: c.name)),
-                 not_found=tuple(not_found(lines, lowers)), events=tuple(_unique(events, lambda e: (e.kind, e.code, e.text))),
+                 not_found=tuple(not_found(lines, lowers) + platform_requests(lines, lowers)), events=tuple(_unique(events, lambda e: (e.kind, e.code, e.text))),
                  frameworks=frameworks(lowers), lines=tuple(lines))
 
 
@@ -122,7 +123,7 @@ def _facts_of(indexes: range, budget: int, most: int, lines: list[str], lowers: 
                  cpu_builds(index, lower), compilers(index, lower, whole),
                  events(index, line, wrapped) + kernel_modules(index, lowers) + components(index, lowers)
                  + extensions(index, lower) + requirements(index, lower) + toolkit_variables(index, lower)
-                 + placeholders(index, lower))
+                 + placeholders(index, lower) + missing_headers(index, lower))
         if any(facts):
             found.append(facts)
             if len(found) >= most:

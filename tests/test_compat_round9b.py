@@ -1,5 +1,5 @@
-"""`compat` for issue 41, round ten: reasoning that carries knowledge the data holds to the releases it does not
-(each verdict's source says from which), and builds read from NVIDIA's cuDNN archive."""
+"""`compat` for issue 41, round nine (second part): reasoning that carries knowledge the data holds to the releases it
+does not (each verdict's source says from which), and builds read from NVIDIA's cuDNN archive."""
 
 from __future__ import annotations
 
