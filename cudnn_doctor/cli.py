@@ -94,7 +94,9 @@ def _terminal_width(columns: str | None) -> int:
     import os
     import sys
 
-    width = int(columns) if columns and columns.isascii() and columns.isdigit() and int(columns) > 0 else 0
+    from cudnn_doctor.versions import ascii_digits
+
+    width = int(columns) if columns and ascii_digits(columns) and int(columns) > 0 else 0
     if not width:
         try:
             width = os.get_terminal_size(sys.__stdout__.fileno()).columns if sys.__stdout__ is not None else 0

@@ -21,9 +21,10 @@ def verdict(machine: Machine, *args: str) -> str:
 
 def test_a_build_without_a_recorded_architecture_list_is_unknown_on_any_gpu(machine: Machine) -> None:
     """compat/rules.toml gpu_rule = "build" (NVIDIA CUDA C++ Programming Guide, Binary Compatibility): a binary runs
-    only on the GPUs its cubins or PTX were built for. torch 2.7.1+cu118's list is not in the data, so even a GPU
-    cuDNN supports is "unknown", never "compatible" (the cuDNN matrix is the library, not the build)."""
-    code, data = compat(machine, "torch==2.7.1+cu118", "--compute-capability", "8.6")
+    only on the GPUs its cubins or PTX were built for. torch 1.4.0+cu100's list is not in the data (2.7.1+cu118, this
+    test's first example, now takes its series' list: a patch release builds for what its series built for), so even
+    a GPU cuDNN supports is "unknown", never "compatible" (the cuDNN matrix is the library, not the build)."""
+    code, data = compat(machine, "torch==1.4.0+cu100", "--compute-capability", "8.6")
     assert data["verdict"] == "unknown" and code == 0
     assert "does not record which GPU architectures" in reason(data, "compute_capability")["why"]
 

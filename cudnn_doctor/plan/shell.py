@@ -9,6 +9,7 @@ from typing import Any, Union
 
 from cudnn_doctor import quoting
 from cudnn_doctor.plan.actions import EDIT, ENV, EnvChange, Plan
+from cudnn_doctor.versions import ascii_digits
 
 SHELLS = ("bash", "zsh", "fish", "powershell")
 # Windows: the session's PATH in PowerShell and cmd, and the user's own PATH for every program started after
@@ -163,7 +164,7 @@ def apply_shell_settings(changes: tuple[EnvChange, ...]) -> None:
     for change in changes:
         if change.op != "shell":
             continue
-        if change.variable == "umask" and change.folder.isascii() and change.folder.isdigit():
+        if change.variable == "umask" and ascii_digits(change.folder):
             os.umask(int(change.folder, 8))
         elif change.variable == "trap" and change.folder.split()[:1] == ["-"]:
             for name in change.folder.split()[1:]:
