@@ -164,6 +164,7 @@ def check_in_container(tmp_path: Path, driver: Path | None = None) -> tuple[dict
         report = json.loads(shown.stdout)
         assert report["summary"]["exit_code"] == shown.returncode
         text = container.run([sys.executable, "-m", "cudnn_doctor", "check"], env, driver)
+        assert text.stdout.strip() and "Traceback" not in text.stderr, (text.returncode, text.stderr[-2000:])
         net = container.run(["/bin/cat", "/proc/net/dev"], env, driver).stdout.splitlines()[2:]
         assert [line.split(":")[0].strip() for line in net] == ["lo"], net  # no network: loopback only
         print(text.stdout)  # what a user sees, for the log
