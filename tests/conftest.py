@@ -121,6 +121,7 @@ def run_in_process(args: list[str], env: dict[str, str], cwd: Path, timeout: flo
     import threading
 
     from cudnn_doctor import cli, signals
+    from cudnn_doctor.install import faults
     from cudnn_doctor.render import json_out
 
     saved_env, saved_cwd = dict(os.environ), os.getcwd()
@@ -145,6 +146,7 @@ def run_in_process(args: list[str], env: dict[str, str], cwd: Path, timeout: flo
         sys.argv = ["cudnn-doctor", *args]  # as the console script's process has it (next_step reads it)
         signals._received.clear()
         signals._held.clear()
+        faults._counts.clear()  # the test hook counts a step's boundaries per process: each run counts from one
         if threading.current_thread() is not threading.main_thread():
             timeout = None  # a timer's signal reaches the main thread only: no deadline there
         saved_alarm = signal.getsignal(signal.SIGALRM) if timeout is not None else None
