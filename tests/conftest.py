@@ -121,6 +121,7 @@ def run_in_process(args: list[str], env: dict[str, str], cwd: Path, timeout: flo
     import threading
 
     from cudnn_doctor import cli, signals
+    from cudnn_doctor.install import faults
     from cudnn_doctor.render import json_out
 
     saved_env, saved_cwd = dict(os.environ), os.getcwd()
@@ -145,6 +146,7 @@ def run_in_process(args: list[str], env: dict[str, str], cwd: Path, timeout: flo
         sys.argv = ["cudnn-doctor", *args]  # as the console script's process has it (next_step reads it)
         signals._received.clear()
         signals._held.clear()
+        faults._counts.clear()  # the test hook counts a step's boundaries per process: each run counts from one
         if threading.current_thread() is not threading.main_thread():
             timeout = None  # a timer's signal reaches the main thread only: no deadline there
         saved_alarm = signal.getsignal(signal.SIGALRM) if timeout is not None else None
@@ -331,6 +333,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         group = shared_fixture_group(item)
         if group is not None:
             item.add_marker(pytest.mark.xdist_group(group))
+    items[:] = slowest_first(items)
     if os.environ.get(INTEGRATION_VARIABLE, "").strip().lower() not in ("0", "false", "no", "off"):
         if any(item.get_closest_marker("integration") for item in items):
             _say_downloads(config)
@@ -339,6 +342,27 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if item.get_closest_marker("integration"):
             item.add_marker(skip)
+
+
+SLOW_TESTS = Path(__file__).with_name("slow_tests.txt")
+
+
+def slowest_first(items: list[pytest.Item]) -> list[pytest.Item]:
+    """ITEMS with the tests that take longest (tests/slow_tests.txt, measured by benchmarks/suite_timeline.py) first,
+    slowest first, the others in their order: pytest-xdist hands tests out in this order (after the groups, largest
+    first), so a long test starts while every worker has work, instead of near the end with the others idle. A test
+    that shares a module's fixture keeps its place (its group runs in one worker, whole)."""
+    try:
+        listed = [line.strip() for line in SLOW_TESTS.read_text().splitlines() if line.strip()[:1] not in ("", "#")]
+    except OSError:
+        return items
+    rank = {name: index for index, name in enumerate(listed)}
+
+    def slow_rank(item: pytest.Item) -> int | None:
+        return None if item.get_closest_marker("xdist_group") else rank.get(item.nodeid.split("[", 1)[0])
+
+    slow = sorted((item for item in items if slow_rank(item) is not None), key=lambda item: slow_rank(item) or 0)
+    return slow + [item for item in items if slow_rank(item) is None]
 
 
 def shared_fixture_group(item: pytest.Item) -> str | None:

@@ -141,9 +141,29 @@ def clean_env(tmp: Path, **extra: str) -> dict[str, str]:
     return env
 
 
+# a variable that makes the run kill itself (install/faults.py): only ever in a process of its own
+KILLS = "CUDNN_DOCTOR_TEST_KILL_AT"
+
+
 def run_cli(args: list[str], env: dict[str, str], **kwargs) -> subprocess.CompletedProcess[str]:  # type: ignore[no-untyped-def]
+    """ARGS run as the CLI with ENV as its whole environment. In this process (conftest.run_in_process: a Python
+    start and the doctor's imports saved per run, the transaction the same) unless the run is to kill itself at a
+    step, runs beside others in threads (a process's folder and environment are one), takes other arguments of
+    subprocess.run, or CUDNN_DOCTOR_TEST_SUBPROCESS=1 asks for a process every time; IN_PROCESS=False: always a
+    process (where the process is the point)."""
+    import threading
+
+    from tests.conftest import every_run_in_a_process, run_in_process
+
+    timeout = kwargs.pop("timeout", 120)
+    in_process = kwargs.pop("in_process", True)
+    if (in_process and not kwargs and KILLS not in env and threading.current_thread() is threading.main_thread()
+            and not every_run_in_a_process()):
+        result = run_in_process(list(args), env, REPO, timeout)
+        return subprocess.CompletedProcess([sys.executable, "-c", CLI, *args], result.exit_code, result.stdout,
+                                           result.stderr)
     return subprocess.run([sys.executable, "-c", CLI, *args], env=env, capture_output=True, text=True,
-                          stdin=subprocess.DEVNULL, timeout=kwargs.pop("timeout", 120), cwd=str(REPO), **kwargs)
+                          stdin=subprocess.DEVNULL, timeout=timeout, cwd=str(REPO), **kwargs)
 
 
 def run_json(args: list[str], env: dict[str, str]) -> tuple[int, dict, str]:  # type: ignore[type-arg]

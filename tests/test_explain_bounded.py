@@ -176,3 +176,18 @@ def test_an_endless_device_is_read_to_a_bound(machine: Machine) -> None:
     assert result.exit_code == 1 and result.json["matches"] == []
     assert time.perf_counter() - start < 20
     assert machine.run("explain", "--from-file", "/dev/null", "--offline-only").exit_code == 2
+
+
+def test_a_long_text_keeps_the_same_lines_with_the_fewer_triggers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past LONG_TEXT the lines are kept by the triggers that hold no other (a line holding 'cudnn' holds 'cu'):
+    half the searches of a 2 MB text, the same lines kept, on every crafted input and every catalog example."""
+    from cudnn_doctor.explain import message_text
+
+    texts = [value if isinstance(value, str) else value.decode("utf-8", "replace") for value in READER_INPUTS.values()]
+    texts.append("\n".join(entry["example"] for entry, _ in catalog.compiled()))
+    assert len(message_text._line_triggers()) < len(message_text._triggers()) * 2 // 3
+    for text in texts:
+        monkeypatch.setattr(message_text, "LONG_TEXT", 0)
+        fewer = message_text._candidates(text)
+        monkeypatch.setattr(message_text, "LONG_TEXT", 1 << 40)
+        assert message_text._candidates(text) == fewer

@@ -12,7 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import InProcessTimeout, Machine, every_run_in_a_process, shared_fixture_group
+from tests.conftest import (
+    SLOW_TESTS,
+    InProcessTimeout,
+    Machine,
+    every_run_in_a_process,
+    shared_fixture_group,
+    slowest_first,
+)
 from tests.fakes.build import fake_cudnn
 from tests.locks import locked
 
@@ -57,6 +64,25 @@ def test_tests_of_a_module_fixture_share_a_group(request: pytest.FixtureRequest,
 
 def test_a_test_without_a_shared_fixture_goes_to_any_worker(request: pytest.FixtureRequest, tmp_path: Path) -> None:
     assert shared_fixture_group(request.node) is None
+
+
+def test_the_slowest_tests_are_handed_out_first_and_groups_keep_their_place(request: pytest.FixtureRequest) -> None:
+    """tests/slow_tests.txt (benchmarks/suite_timeline.py) puts the longest tests at the front of the order pytest-xdist
+    hands them out in, slowest first; a test of a shared module fixture keeps its place; every listed test exists."""
+    session_items = list(request.session.items)
+    ordered = slowest_first(session_items)
+    assert sorted(map(id, ordered)) == sorted(map(id, session_items))  # the same tests, none lost or doubled
+    listed = [line for line in SLOW_TESTS.read_text().splitlines() if line and not line.startswith("#")]
+    existing = {item.nodeid.split("[", 1)[0] for item in session_items}
+    if len(existing) > 1000:  # the whole suite collected: every listed test is still one of it
+        assert set(listed) <= existing, set(listed) - existing
+    front = [item for item in ordered[:len(ordered)] if item.nodeid.split("[", 1)[0] in listed
+             and not item.get_closest_marker("xdist_group")]
+    assert ordered[:len(front)] == front
+    ranks = [listed.index(item.nodeid.split("[", 1)[0]) for item in front]
+    assert ranks == sorted(ranks)
+    grouped = [item for item in session_items if item.get_closest_marker("xdist_group")]
+    assert [item for item in ordered if item.get_closest_marker("xdist_group")] == grouped
 
 
 HOLDS_IT = """
