@@ -314,6 +314,19 @@ def test_tritons_paths_and_the_temporary_folder_inductor_caches_in(machine: Mach
     closed_loop(machine, "CD417", variable)
 
 
+@pytest.mark.parametrize("where", ["/proc", "/proc/inductor-cache"])
+def test_a_folder_access_allows_but_where_nothing_can_be_made_is_said(machine: Machine, tmp_path: Path,
+                                                                      where: str) -> None:
+    """/proc is writable to access(2) for root, and no file or folder can be made there: TMPDIR=/proc failed JAX's
+    first convolution on an H100 ('Unable to write PTX contents to: /proc/tempfile-...'). Asked by making one."""
+    torch_machine(machine, tmp_path)
+    variable = "TMPDIR" if where == "/proc" else "TORCHINDUCTOR_CACHE_DIR"
+    machine.env[variable] = where
+    made = finding(check(machine), "CD417")
+    assert made["subject"] == variable and "can be made in /proc" in made["detail"], made
+    closed_loop(machine, "CD417", variable)
+
+
 def test_a_usable_temporary_folder_is_no_finding(machine: Machine, tmp_path: Path) -> None:
     torch_machine(machine, tmp_path)
     machine.env["TMPDIR"] = str(tmp_path)

@@ -181,7 +181,7 @@ def _folder_problem(folder: str, writable: bool, named: str) -> str | None:
     if os.path.isdir(folder):
         if writable and not os.access(folder, os.W_OK | os.X_OK):
             return f"this user cannot write in {folder}"
-        return None
+        return _cannot_make(folder, "file") if writable else None
     if os.path.lexists(folder):
         return f"{folder} is not a folder"
     if not writable:
@@ -196,6 +196,25 @@ def _folder_problem(folder: str, writable: bool, named: str) -> str | None:
         return f"{parent} (in {named}) is not a folder"
     if not os.access(parent, os.W_OK | os.X_OK):
         return f"{folder} does not exist, and this user cannot make it in {parent}"
+    said = _cannot_make(parent, "folder")
+    return f"{folder} does not exist, and {said}" if said else None
+
+
+def _cannot_make(folder: str, kind: str) -> str | None:
+    """Whether the kernel lets this user make a FILE or FOLDER in FOLDER, asked by making one and removing it at
+    once (access(2) says yes for root in /proc or /sys, where nothing can be made: JAX then fails 'Unable to write
+    PTX contents', torch.compile cannot make its cache). Its words where it refuses."""
+    import tempfile
+
+    try:
+        if kind == "file":
+            descriptor, made = tempfile.mkstemp(prefix=".cudnn-doctor-", dir=folder)
+            os.close(descriptor)
+            os.unlink(made)
+        else:
+            os.rmdir(tempfile.mkdtemp(prefix=".cudnn-doctor-", dir=folder))
+    except OSError as refused:
+        return f"no {kind} can be made in {folder} ({refused.strerror or refused})"
     return None
 
 
