@@ -204,15 +204,16 @@ def _cannot_make(folder: str, kind: str) -> str | None:
     """Whether the kernel lets this user make a FILE or FOLDER in FOLDER, asked by making one and removing it at
     once (access(2) says yes for root in /proc or /sys, where nothing can be made: JAX then fails 'Unable to write
     PTX contents', torch.compile cannot make its cache). Its words where it refuses."""
-    import tempfile
+    import time
 
+    made = os.path.join(folder, f".cudnn-doctor-{os.getpid()}-{time.monotonic_ns()}")  # no tempfile: random's import
     try:
         if kind == "file":
-            descriptor, made = tempfile.mkstemp(prefix=".cudnn-doctor-", dir=folder)
-            os.close(descriptor)
+            os.close(os.open(made, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600))
             os.unlink(made)
         else:
-            os.rmdir(tempfile.mkdtemp(prefix=".cudnn-doctor-", dir=folder))
+            os.mkdir(made, 0o700)
+            os.rmdir(made)
     except OSError as refused:
         return f"no {kind} can be made in {folder} ({refused.strerror or refused})"
     return None
