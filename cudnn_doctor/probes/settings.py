@@ -181,7 +181,7 @@ def _folder_problem(folder: str, writable: bool, named: str) -> str | None:
     if os.path.isdir(folder):
         if writable and not os.access(folder, os.W_OK | os.X_OK):
             return f"this user cannot write in {folder}"
-        return _cannot_make(folder, "file") if writable else None
+        return _cannot_make(folder, "file") if writable and _access_may_lie() else None
     if os.path.lexists(folder):
         return f"{folder} is not a folder"
     if not writable:
@@ -196,8 +196,15 @@ def _folder_problem(folder: str, writable: bool, named: str) -> str | None:
         return f"{parent} (in {named}) is not a folder"
     if not os.access(parent, os.W_OK | os.X_OK):
         return f"{folder} does not exist, and this user cannot make it in {parent}"
-    said = _cannot_make(parent, "folder")
+    said = _cannot_make(parent, "folder") if _access_may_lie() else None
     return f"{folder} does not exist, and {said}" if said else None
+
+
+def _access_may_lie() -> bool:
+    """access(2) answers for root from the permission bits, which root overrides, so it says yes where nothing can be
+    made (/proc, /sys, an immutable folder): only then is the kernel asked by making something. For other users its
+    answer is the kernel's own (a read-only mount included), and nothing is written in their folders."""
+    return hasattr(os, "geteuid") and os.geteuid() == 0
 
 
 def _cannot_make(folder: str, kind: str) -> str | None:
