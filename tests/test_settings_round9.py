@@ -15,20 +15,15 @@ import pytest
 
 from tests.conftest import Machine
 from tests.real_wheels import real_jax_cpu
-from tests.test_environment_settings import check, closed_loop, settings_findings
+from tests.test_environment_settings import check, closed_loop, real_jax_site, settings_findings  # noqa: F401
 from tests.test_frameworks import install_torch, python_env
 from tests.test_process_env import bash, doctor_line, finding, gpu_machine, jax_install, plan_lines
 
 
 @pytest.fixture
-def jax_site(machine: Machine, tmp_path: Path) -> Path:
+def jax_site(real_jax_site: Path) -> Path:  # noqa: F811 (the imported fixture, asked for by name)
     """A machine with one GPU and a Python environment whose jax is the real one (0.4.38, CPU)."""
-    gpu_machine(machine, tmp_path, gpus=1)
-    site = python_env(machine, tmp_path)
-    jax_install(site)
-    (site / "jax").symlink_to(real_jax_cpu() / "jax")
-    (site / "jaxlib").symlink_to(real_jax_cpu() / "jaxlib")
-    return site
+    return real_jax_site
 
 
 def jax_says(env: dict[str, str], code: str) -> subprocess.CompletedProcess[str]:

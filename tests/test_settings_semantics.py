@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import Machine
-from tests.test_environment_settings import check, closed_loop, settings_findings
+from tests.test_environment_settings import check, closed_loop, real_jax_site, settings_findings  # noqa: F401
 from tests.test_process_env import finding
 from tests.test_settings_round9 import jax_says, jax_site, torch_machine  # noqa: F401 (fixture)
 

@@ -64,14 +64,7 @@ def treat(work: Any) -> None:
     for finding in work.with_code("CD113", "CD114"):
         _visible_devices(work, finding, report)
     for finding in work.with_code("CD317"):
-        folders = [f for f in str(finding.values.get("hook_folders") or "").split(os.pathsep) if f]
-        if folders:  # a start-up hook on PYTHONPATH loaded it: that folder out, the framework loads its own again
-            work.take([finding], Action(ENV, (), f"{', '.join(folders)} out of PYTHONPATH: its start-up hook "
-                                                 f"({finding.values.get('hooks')}) loads {finding.subject} into every "
-                                                 "Python program, before the framework's own cuDNN",
-                                        "Python: the site module runs sitecustomize and usercustomize at start "
-                                        "(https://docs.python.org/3/library/site.html)",
-                                        env=tuple(EnvChange("PYTHONPATH", "remove", f) for f in folders)))
+        if _hook_folders_out(work, finding, "cuDNN"):  # the framework loads its own again
             continue
         loaded = next((c for c in view.cudnn if c.library == finding.subject and c.entry), None)
         if loaded is not None:
@@ -124,14 +117,7 @@ def treat(work: Any) -> None:
         elif (named := loader_named(str(finding.values.get("error") or ""), report)) is not None:
             _named_by_the_loader(work, finding, report, *named)  # its loading code failed on a file the loader refused
     for finding in work.with_code("CD203"):
-        hook_folders = [f for f in str(finding.values.get("hook_folders") or "").split(os.pathsep) if f]
-        if hook_folders:  # a start-up hook on PYTHONPATH loaded it
-            work.take([finding], Action(ENV, (), f"{', '.join(hook_folders)} out of PYTHONPATH: its start-up hook "
-                                                 f"({finding.values.get('hooks')}) loads {finding.subject} into every "
-                                                 "Python program, before the framework's own copy",
-                                        "Python: the site module runs sitecustomize and usercustomize at start "
-                                        "(https://docs.python.org/3/library/site.html)",
-                                        env=tuple(EnvChange("PYTHONPATH", "remove", f) for f in hook_folders)))
+        if _hook_folders_out(work, finding, "copy"):
             continue
         from cudnn_doctor.probes.hwcaps import entry_of
 
@@ -178,6 +164,21 @@ def treat(work: Any) -> None:
                                         env=(EnvChange("PATH", "remove", folder),)))
     for finding in work.with_code("CD115"):
         _memory(work, finding, report)
+
+
+def _hook_folders_out(work: Any, finding: Finding, own: str) -> bool:
+    """Where a start-up hook on PYTHONPATH loaded the finding's library (its values name the hooks' folders): those
+    folders out of PYTHONPATH, so the framework loads its OWN (cuDNN, copy) again. Whether it took the finding."""
+    folders = [f for f in str(finding.values.get("hook_folders") or "").split(os.pathsep) if f]
+    if not folders:
+        return False
+    work.take([finding], Action(ENV, (), f"{', '.join(folders)} out of PYTHONPATH: its start-up hook "
+                                         f"({finding.values.get('hooks')}) loads {finding.subject} into every "
+                                         f"Python program, before the framework's own {own}",
+                                "Python: the site module runs sitecustomize and usercustomize at start "
+                                "(https://docs.python.org/3/library/site.html)",
+                                env=tuple(EnvChange("PYTHONPATH", "remove", f) for f in folders)))
+    return True
 
 
 def _plugin(work: Any, finding: Finding, report: Report) -> None:

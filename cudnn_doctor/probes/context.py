@@ -11,6 +11,10 @@ import os
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from cudnn_doctor.model import Framework
 
 # Folders the Linux dynamic loader searches after LD_LIBRARY_PATH and its cache
 # (glibc's trusted directories, plus the multiarch ones Debian and Ubuntu add).
@@ -361,6 +365,18 @@ def absolute_path(path: str, cwd: str | None, option: str = "--search-path") -> 
         raise DoctorError(f"{option} {path}: a relative path, and the working folder is gone",
                           fix="give it as an absolute path", exit_code=2, code="CD001")
     return os.path.join(cwd, path)
+
+
+def framework_pythons(frameworks: list[Framework]) -> list[str]:
+    """The interpreters that own the frameworks' site-packages (those found, not assumed), each once, in order: the
+    Pythons a program of the user's runs the frameworks with."""
+    pythons: list[str] = []
+    for framework in frameworks:
+        site = str(framework.details.get("site_packages") or "")
+        python = interpreter_for(site) if site and not framework.details.get("assumed") else None
+        if python and python not in pythons:
+            pythons.append(python)
+    return pythons
 
 
 def interpreter_for(site_packages: str) -> str | None:

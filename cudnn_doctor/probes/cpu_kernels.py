@@ -37,13 +37,9 @@ class CpuKernelChild:
         self.pythons: list[str] = []
         if not self.names:
             return
-        from cudnn_doctor.probes.context import interpreter_for
+        from cudnn_doctor.probes.context import framework_pythons
 
-        for framework in frameworks:
-            site = str(framework.details.get("site_packages") or "")
-            python = interpreter_for(site) if site and not framework.details.get("assumed") else None
-            if python and python not in self.pythons:
-                self.pythons.append(python)
+        self.pythons = framework_pythons(frameworks)
         if self.pythons:
             self.batch = self._start([(python, env) for python in self.pythons])
 

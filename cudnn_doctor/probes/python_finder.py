@@ -26,6 +26,7 @@ import re
 from typing import Any
 
 from cudnn_doctor.model import Framework
+from cudnn_doctor.probes.python_start import user_site
 
 TIMEOUT_S = 10.0
 MARK = "\x1eCDP\t"
@@ -120,15 +121,6 @@ def _confirmed(row: dict[str, object], site: str) -> bool:
     except (UnreadableFile, KeyError):
         return False
     return all(str(word).encode() in text for word in (row["group"], *row.get("confirm", [])))  # type: ignore[misc]
-
-
-def user_site(env: dict[str, str], site: str) -> str:
-    """The user's site folder the Python owning SITE reads (PYTHONUSERBASE or ~/.local), or "" (PYTHONNOUSERSITE)."""
-    base = env.get("PYTHONUSERBASE") or (os.path.join(env["HOME"], ".local") if env.get("HOME") else "")
-    version = os.path.basename(os.path.dirname(site))
-    if not base or "PYTHONNOUSERSITE" in env or not version.startswith("python"):
-        return ""
-    return os.path.join(base, "lib", version, "site-packages")
 
 
 def metadata_folders(env: dict[str, str], sites: list[str]) -> list[str]:

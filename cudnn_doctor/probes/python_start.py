@@ -52,7 +52,7 @@ class PythonStartChild:
     """The children, started now; their answers read with result()."""
 
     def __init__(self, frameworks: list[Framework], env: dict[str, str]) -> None:
-        from cudnn_doctor.probes.context import interpreter_for
+        from cudnn_doctor.probes.context import framework_pythons
 
         self.env = env
         self.names = sorted(n for n in env if (n.startswith(("PYTHON", "LD_", "MALLOC_")) or n == "GLIBC_TUNABLES")
@@ -61,11 +61,7 @@ class PythonStartChild:
         self.hooks = start_hooks(env, frameworks)
         if not self.names and not self.hooks:
             return
-        for framework in frameworks:
-            site = str(framework.details.get("site_packages") or "")
-            python = interpreter_for(site) if site and not framework.details.get("assumed") else None
-            if python and python not in self.pythons:
-                self.pythons.append(python)
+        self.pythons = framework_pythons(frameworks)
         self.batch = self._start([(python, env) for python in self.pythons])
 
     def _start(self, runs: list[tuple[str, dict[str, str]]]):  # type: ignore[no-untyped-def]
@@ -135,6 +131,17 @@ def _words(answer) -> str:  # type: ignore[no-untyped-def]
     return (fatal[0] if fatal else lines[-1] if lines else f"it exited with {answer.exit_code}")[:400]
 
 
+def user_site(env: dict[str, str], site: str) -> str:
+    """The user's site folder the Python owning SITE reads (PYTHONUSERBASE or ~/.local), or "" (PYTHONNOUSERSITE)."""
+    import os
+
+    base = env.get("PYTHONUSERBASE") or (os.path.join(env["HOME"], ".local") if env.get("HOME") else "")
+    version = os.path.basename(os.path.dirname(site))
+    if not base or "PYTHONNOUSERSITE" in env or not version.startswith("python"):
+        return ""
+    return os.path.join(base, "lib", version, "site-packages")
+
+
 def start_hooks(env: dict[str, str], frameworks: list[Framework]) -> list[str]:
     """The Python start-up hooks a framework's program runs before its first line that may load a GPU library (their
     text names ctypes, dlopen, cuDNN, CUDA...: read, so that the started Python is asked only then):
@@ -148,12 +155,8 @@ def start_hooks(env: dict[str, str], frameworks: list[Framework]) -> list[str]:
     folders = [entry for entry in env.get("PYTHONPATH", "").split(os.pathsep) if entry]
     sites = list(dict.fromkeys(str(f.details.get("site_packages")) for f in frameworks
                                if f.details.get("site_packages") and not f.details.get("assumed")))
-    # each framework's Python's user site too (usercustomize lives there): PYTHONUSERBASE or ~/.local, its version
-    base = env.get("PYTHONUSERBASE") or (os.path.join(env["HOME"], ".local") if env.get("HOME") else "")
-    versions = {os.path.basename(os.path.dirname(site)) for site in sites
-                if os.path.basename(os.path.dirname(site)).startswith("python")}
-    sites += [os.path.join(base, "lib", version, "site-packages") for version in sorted(versions) if base
-              and "PYTHONNOUSERSITE" not in env]
+    # each framework's Python's user site too (usercustomize lives there)
+    sites += [mine for mine in dict.fromkeys(user_site(env, site) for site in sites) if mine]
     candidates = [os.path.join(folder, name) for folder in folders + sites
                   for name in ("sitecustomize.py", "usercustomize.py", os.path.join("sitecustomize", "__init__.py"))]
     candidates += [path for site in sites for path in sorted(glob.glob(os.path.join(glob.escape(site), "*.pth")))

@@ -404,17 +404,26 @@ def _held(files: list[str], names: list[str]) -> set[str] | None:
     return found
 
 
+def _installed_files(name: str, row: dict[str, Any], frameworks: list[Framework]) -> tuple[str, list[str]] | None:
+    """The site-packages of the installed framework NAME and the files of it the ROW's names_from globs match there;
+    None where it is not installed."""
+    framework = next((f for f in frameworks if f.name == name and f.details.get("site_packages")), None)
+    if framework is None:
+        return None
+    site = str(framework.details["site_packages"])
+    return site, [path for pattern in row["names_from"] for path in sorted(glob.glob(os.path.join(glob.escape(site),
+                                                                                                pattern)))]
+
+
 # --- PyTorch: the keys its allocator parser knows -----------------------------------------------------------------
 
 def allocator_keys(value: str, row: dict[str, Any], frameworks: list[Framework]) -> SettingAnswer | None:
     """Which keys of the allocator configuration VALUE the installed torch's c10 libraries (row names_from) hold as
     strings: its parser accepts no other key. None where torch or those libraries are not here."""
-    torch = next((f for f in frameworks if f.name == "torch" and f.details.get("site_packages")), None)
-    if torch is None:
+    installed = _installed_files("torch", row, frameworks)
+    if installed is None:
         return None
-    site = str(torch.details["site_packages"])
-    files = [path for pattern in row["names_from"] for path in sorted(glob.glob(os.path.join(glob.escape(site),
-                                                                                           pattern)))]
+    site, files = installed
     keys = sorted({item.partition(":")[0].strip() for item in allocator_items(value)} - {""})
     keys = [key for key in keys if re.fullmatch(r"[A-Za-z0-9_]+", key)][:MAX_NAMES]
     if not files or not keys:
@@ -441,12 +450,10 @@ def torch_log_names(value: str, row: dict[str, Any], frameworks: list[Framework]
     """The entries of TORCH_LOGS VALUE the installed torch refuses when it is imported (kind torch_logs, values: the
     refused entries; none: it takes them), as its _parse_log_settings reads them: the names its _registrations.py
     registers, 'all', and modules found where its Python looks. None where torch or that file is not here."""
-    torch = next((f for f in frameworks if f.name == "torch" and f.details.get("site_packages")), None)
-    if torch is None:
+    installed = _installed_files("torch", row, frameworks)
+    if installed is None:
         return None
-    site = str(torch.details["site_packages"])
-    files = [path for pattern in row["names_from"] for path in sorted(glob.glob(os.path.join(glob.escape(site),
-                                                                                           pattern)))]
+    site, files = installed
     text = _read(files[0]) if files else None
     registered = {name.decode() for name in _REGISTERED.findall(text or b"")}
     if not {"dynamo", "inductor"} <= registered:  # every torch since 2.1 registers these two there

@@ -11,15 +11,12 @@ from dataclasses import replace
 from cudnn_doctor.codes import finding
 from cudnn_doctor.knowledge.data import load
 from cudnn_doctor.model import Finding, Report
+from cudnn_doctor.rules.process_env import _display
 
 
 def _row(framework: str, group: str) -> dict[str, object]:
     return next((row for row in load("python_plugins").get("group", [])
                  if row.get("framework") == framework and row.get("group") == group), {})
-
-
-def _display(name: str) -> str:
-    return {"torch": "PyTorch", "jax": "JAX", "tensorflow": "TensorFlow"}.get(name, name)
 
 
 def unloadable_plugins(report: Report) -> list[Finding]:
