@@ -190,3 +190,27 @@ def test_a_package_only_outside_site_packages_shadows_nothing(machine: Machine, 
     _typing_extensions(extra)  # torch's site has none: the one found is the only one
     machine.env["PYTHONPATH"] = str(extra)
     assert not _finder_shadows(machine.check_json())
+
+
+def test_hostile_metadata_files_are_read_bounded_and_never_wait(tmp_path: Path) -> None:
+    """The gate reads every distribution's entry_points.txt: a FIFO (no writer), a folder, a 2 MB file and a link to
+    nowhere are passed over at once (Python is not sent to a file that would hold it); non-UTF-8 bytes are a reason
+    to ask Python (importlib.metadata raises on them); a plain file naming another group is not."""
+    import os
+    import time
+
+    from cudnn_doctor.probes.python_finder import names_plugin_group
+
+    site = tmp_path / "site"
+    for name in ("fifo", "folder", "huge", "dangling", "other"):
+        (site / f"{name}-1.0.dist-info").mkdir(parents=True)
+    os.mkfifo(site / "fifo-1.0.dist-info" / "entry_points.txt")
+    (site / "folder-1.0.dist-info" / "entry_points.txt").mkdir()
+    (site / "huge-1.0.dist-info" / "entry_points.txt").write_bytes(b"[torch.backends]\n" + b"#" * (2 << 20))
+    (site / "dangling-1.0.dist-info" / "entry_points.txt").symlink_to(tmp_path / "nowhere")
+    (site / "other-1.0.dist-info" / "entry_points.txt").write_text("[console_scripts]\nx = y:z\n")
+    started = time.monotonic()
+    assert not names_plugin_group([str(site)], ["torch.backends"])
+    assert time.monotonic() - started < 5
+    (site / "other-1.0.dist-info" / "entry_points.txt").write_bytes(b"[console_scripts]\nx = y:z  # \xe9t\xe9\n")
+    assert names_plugin_group([str(site)], ["torch.backends"])
