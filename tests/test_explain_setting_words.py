@@ -27,6 +27,11 @@ CASES = [
      "jax_numpy_dtype_promotion=standard.", "CD411", "JAX_NUMPY_DTYPE_PROMOTION"),
     ("ValueError: Operands could not be broadcast together for add on shapes (2, 3) and (3,) and with the config "
      "option jax_numpy_rank_promotion='raise'.", "CD411", "JAX_NUMPY_RANK_PROMOTION"),
+    ("F1206 16:53:22.367602   26965 parse_flags_from_env.cc:220] Check failed: tsl::Flags::Parse(&env_argv->argc, "
+     "env_argv->argv.data(), flag_list) Flag parsing failed.\nusage: --xla_gpu_enable_libnvptxcompiler=true\nFlags:",
+     "CD411", "XLA_FLAGS"),
+    ("2026-12-06 16:54:13.335877: F external/xla/xla/parse_flags_from_env.cc:234] Unknown flag in XLA_FLAGS: "
+     "--xla_gpu_no_such_flag_at_all=true", "CD411", "XLA_FLAGS"),
     ("\tUnable to write PTX contents to: /proc/tempfile-node7-d1bfe5ffc9880699-10053-661f84b9eca8a", "CD417", "TMPDIR"),
 ]
 

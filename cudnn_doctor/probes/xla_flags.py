@@ -1,12 +1,16 @@
 """XLA_FLAGS as the installed jaxlib itself parses them (issue 45): JAX on the CPU in a child, with the user's
 XLA_FLAGS in force. XLA parses every flag of XLA_FLAGS at the first compilation, on any backend, and ends the
 process with its own words where one is unknown ("Unknown flag in XLA_FLAGS: --x") or its value does not parse
-("Couldn't interpret value high for flag xla_gpu_autotune_level"); on the CPU no GPU is touched and it takes
-well under a second. Started only where XLA_FLAGS is set and JAX is installed, beside the other probes."""
+("Couldn't interpret value high for flag xla_gpu_autotune_level"), or where a flag it still names refuses the value
+("Check failed: tsl::Flags::Parse(...) Flag parsing failed.", with a usage line that names no flag: JAX 0.11 with
+--xla_gpu_enable_libnvptxcompiler=true, on an H100); on the CPU no GPU is touched and it takes well under a second.
+Where that last answer cannot say which flag it was, each flag is asked alone, side by side. Started only where
+XLA_FLAGS is set and JAX is installed, beside the other probes."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from cudnn_doctor.child import ChildBatch, ChildRequest, deadline_in
@@ -51,6 +55,8 @@ def flags_file(value: str | None) -> tuple[str, str] | None:
                        "flags holds a few lines")
     return None
 BAD_VALUE = re.compile(r"Couldn't interpret value (.*) for flag (\S+?)\.?$")
+PARSE_FAILED = "Flag parsing failed"  # parse_flags_from_env.cc's CHECK on tsl::Flags::Parse: a flag refused its value
+MAX_ALONE = 16  # flags asked one by one at the most, where XLA refused the whole of XLA_FLAGS without naming one
 TIMEOUT_S = 20.0
 
 
@@ -81,12 +87,14 @@ class XlaFlagsChild:
             return
         child_env = {**env, "JAX_PLATFORMS": "cpu", "TF_CPP_MIN_LOG_LEVEL": "0"}
         child_env.pop("CUDA_VISIBLE_DEVICES", None)
-        self.batch = ChildBatch([ChildRequest((python, "-I", "-c", CODE, site), child_env, TIMEOUT_S,
-                                              "JAX on the CPU with XLA_FLAGS", on_stderr_line=self._line)],
-                                deadline=deadline_in(TIMEOUT_S))
+        self.argv = (python, "-I", "-c", CODE, site)
+        self.env = child_env
+        self.batch = ChildBatch([ChildRequest(self.argv, child_env, TIMEOUT_S, "JAX on the CPU with XLA_FLAGS",
+                                              on_stderr_line=self._line)], deadline=deadline_in(TIMEOUT_S))
 
     def _line(self, line: bytes) -> None:
-        if len(self.lines) < 64 and (b"XLA_FLAGS" in line or b"Couldn't interpret value" in line):
+        if len(self.lines) < 64 and (b"XLA_FLAGS" in line or b"Couldn't interpret value" in line
+                                     or PARSE_FAILED.encode() in line):
             self.lines.append(line[:1000].decode("utf-8", "replace"))
 
     def result(self) -> XlaFlagsAnswer | None:
@@ -95,16 +103,56 @@ class XlaFlagsChild:
         [answer] = self.batch.answers()
         if answer.timed_out or answer.exit_code is None:
             return None
-        return parse(answer.exit_code, "\n".join([answer.stdout, *self.lines]))
+        entries = [entry for _, entry in _entries(self.env.get("XLA_FLAGS", ""))]
+        said = parse(answer.exit_code, "\n".join([answer.stdout, *self.lines]), entries)
+        if said is None or said.refused or not said.said or len(entries) < 2:
+            return said
+        return self._alone(entries[:MAX_ALONE], said)
+
+    def _alone(self, entries: list[str], whole: XlaFlagsAnswer) -> XlaFlagsAnswer | None:
+        """XLA refused XLA_FLAGS without naming the flag: each flag asked alone, in children side by side; the
+        flags it refuses alone are the answer (None where none is refused alone: it said no more than that)."""
+        lines: list[list[str]] = [[] for _ in entries]
+
+        def keep(into: list[str]) -> Callable[[bytes], None]:
+            def line(text: bytes) -> None:
+                if len(into) < 8 and (PARSE_FAILED.encode() in text or b"XLA_FLAGS" in text):
+                    into.append(text[:1000].decode("utf-8", "replace"))
+            return line
+
+        requests = [ChildRequest(self.argv, {**self.env, "XLA_FLAGS": entry}, TIMEOUT_S, "JAX on the CPU with one flag",
+                                 on_stderr_line=keep(said)) for entry, said in zip(entries, lines, strict=True)]
+        refused: list[str] = []
+        answers = ChildBatch(requests, deadline=deadline_in(TIMEOUT_S)).answers()
+        for entry, answer, said in zip(entries, answers, lines, strict=True):
+            if answer.timed_out or answer.exit_code is None:
+                continue
+            alone = parse(answer.exit_code, "\n".join([answer.stdout, *said, answer.stderr_tail]), [entry])
+            if alone is not None and alone.refused:
+                refused += alone.refused
+        if not refused:
+            return None
+        return XlaFlagsAnswer(tuple(dict.fromkeys(refused)),
+                              (*whole.said, f"asked alone, XLA refuses {' '.join('--' + n for n in refused)}"))
 
 
-def parse(exit_code: int, output: str) -> XlaFlagsAnswer | None:
+def _entries(value: str) -> list[tuple[str, str]]:
+    from cudnn_doctor.probes.process_env import xla_flags
+
+    return xla_flags(value)
+
+
+def parse(exit_code: int, output: str, entries: list[str] | tuple[str, ...] = ()) -> XlaFlagsAnswer | None:
     """The child's end as an answer: the flags XLA refused, in its words; an empty answer where it parsed them;
-    None where it ended for another reason (JAX did not import: nothing is said of the flags)."""
+    None where it ended for another reason (JAX did not import: nothing is said of the flags). ENTRIES: the
+    flags of XLA_FLAGS as given; where XLA refused them as a whole ("Flag parsing failed") and there is one, that
+    one is refused; several: refused unnamed (its words, no names: the caller asks each alone)."""
     if exit_code == 0 and "XLA_FLAGS parsed" in output:
         return XlaFlagsAnswer((), ())
     refused: list[str] = []
     said: list[str] = []
+    failed = [re.sub(r"^.{0,120}?\S+\.cc:\d+\] ", "", line.strip()) for line in output.splitlines()
+              if PARSE_FAILED in line]
     for line in output.splitlines():
         text = re.sub(r"^.{0,120}?\S+\.cc:\d+\] ", "", line.strip())  # the logger's prefix (time, file:line)
         unknown = UNKNOWN.search(text)
@@ -116,6 +164,10 @@ def parse(exit_code: int, output: str) -> XlaFlagsAnswer | None:
         elif bad:
             refused.append(bad.group(2).lstrip("-"))
             said.append(text[:300])
+    if not refused and failed and exit_code != 0:
+        names = [entry.lstrip("-").split("=", 1)[0] for entry in entries]
+        words = f"{failed[0][:240]} (XLA_FLAGS={' '.join(entries)[:200]})"
+        return XlaFlagsAnswer(tuple(names) if len(names) == 1 else (), (words,))
     if not refused:
         return None
     return XlaFlagsAnswer(tuple(dict.fromkeys(refused)), tuple(dict.fromkeys(said)))
