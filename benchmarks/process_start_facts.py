@@ -32,6 +32,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRATCH = Path("/tmp/cudnn-doctor-process-start")
+BASH = shutil.which("bash") or "/bin/bash"
 TORCH = ("import torch\nx = torch.randn(8, 64, 56, 56, device='cuda')\n"
          "torch.nn.functional.conv2d(x, torch.randn(128, 64, 3, 3, device='cuda'), padding=1)\n"
          "lstm = torch.nn.LSTM(64, 128, num_layers=2, batch_first=True).cuda()\n"
@@ -84,9 +85,9 @@ def cases(python_version: tuple[int, int]) -> list[dict[str, object]]:
 
 def run_bash(line: str, env: dict[str, str], cwd: Path, timeout: float = 240, user: bool = False) -> tuple[int, str]:
     """LINE in a new bash at CWD; USER: as the unprivileged uid 65534 (nobody), through setpriv."""
-    argv = ["bash", "-c", line]
+    argv = [BASH, "-c", line]  # found on the doctor's PATH: a case's own PATH may not hold bash
     if user:
-        argv = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *argv]
+        argv = [shutil.which("setpriv") or "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *argv]
     try:
         done = subprocess.run(argv, env=env, cwd=cwd, capture_output=True, text=True,
                               timeout=timeout, errors="replace", start_new_session=True)
