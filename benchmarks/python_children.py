@@ -30,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -137,6 +138,19 @@ def programs(checkout: Path, env: dict[str, str], cwd: Path) -> dict[str, int]:
     return dict(sorted(counted.items()))
 
 
+@dataclass
+class Figures:
+    """One checkout's figures: the framework Python's starts and the findings of one check, wall and CPU seconds of
+    each timed run, and every program one check starts."""
+
+    python_starts: int
+    codes: list[str]
+    frameworks: list[str]
+    wall_s: list[float] = field(default_factory=list)
+    cpu_s: list[float] = field(default_factory=list)
+    programs: dict[str, int] = field(default_factory=dict)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=15)
@@ -146,34 +160,32 @@ def main() -> None:
     checkouts = {"after (this checkout)": REPO}
     if options.before:
         checkouts = {f"before ({options.before.name})": options.before.resolve(), **checkouts}
+    figures: dict[str, Figures] = {}
     with tempfile.TemporaryDirectory(prefix="python-children-") as made:
         folder = Path(made)
         env, log = pretend_machine(folder)
         cwd = folder / "work"
         cwd.mkdir()
-        figures: dict[str, dict[str, object]] = {}
         for name, checkout in checkouts.items():
             log.write_text("")
             _, _, report = check_once(checkout, env, cwd)  # warm-up: page cache, bytecode, the data cache
-            codes = sorted({f["code"] for f in report["findings"]})
-            figures[name] = {"python_starts": starts(log), "codes": codes, "wall_s": [], "cpu_s": [],
-                             "frameworks": [f["name"] for f in report["frameworks"]]}
+            figures[name] = Figures(starts(log), sorted({f["code"] for f in report["findings"]}),
+                                    [f["name"] for f in report["frameworks"]])
         for _ in range(options.runs):
             for name, checkout in checkouts.items():
                 wall, cpu, _ = check_once(checkout, env, cwd)
-                figures[name]["wall_s"].append(wall)  # type: ignore[attr-defined]
-                figures[name]["cpu_s"].append(cpu)  # type: ignore[attr-defined]
+                figures[name].wall_s.append(wall)
+                figures[name].cpu_s.append(cpu)
         for name, checkout in checkouts.items():
-            figures[name]["programs"] = programs(checkout, env, cwd)
+            figures[name].programs = programs(checkout, env, cwd)
     print(f"{'check --json':34} {'Python starts':>13} {'median s':>9} {'min s':>7} {'max s':>7} {'CPU s':>7}  programs")
     for name, row in figures.items():
-        wall, cpu = row["wall_s"], row["cpu_s"]
-        print(f"{name:34} {row['python_starts']:>13} {statistics.median(wall):>9.3f} {min(wall):>7.3f} "  # type: ignore[arg-type]
-              f"{max(wall):>7.3f} {statistics.median(cpu):>7.3f}  "  # type: ignore[arg-type]
-              + ", ".join(f"{k} {v}" for k, v in row["programs"].items()))  # type: ignore[attr-defined]
-        print(f"{'':34} findings: {' '.join(row['codes']) or 'none'}; frameworks: {row['frameworks']}")  # type: ignore[arg-type]
+        print(f"{name:34} {row.python_starts:>13} {statistics.median(row.wall_s):>9.3f} {min(row.wall_s):>7.3f} "
+              f"{max(row.wall_s):>7.3f} {statistics.median(row.cpu_s):>7.3f}  "
+              + ", ".join(f"{k} {v}" for k, v in row.programs.items()))
+        print(f"{'':34} findings: {' '.join(row.codes) or 'none'}; frameworks: {row.frameworks}")
     if options.json:
-        options.json.write_text(json.dumps(figures, indent=1))
+        options.json.write_text(json.dumps({name: asdict(row) for name, row in figures.items()}, indent=1))
 
 
 if __name__ == "__main__":
