@@ -18,8 +18,9 @@ REQUEST's keys, each a question (absent: not asked):
 
 Each answer is one line of JSON on the runner's answer channel, written as soon as it is known, in this order:
 {"started": true} first (the program's first line ran), then "mapped", "resolved" with "own_sites", "finder", and
-"numpy" last: numpy refusing at import, or OpenBLAS dying of SIGILL, ends this process with numpy's own words on
-stderr after the other answers are out. Paths are their bytes as UTF-8 with surrogate escapes. Standard library only,
+"numpy" last. numpy's question runs in a process forked at the first line (its start-up shared, its import the
+longest question, side by side with the others); numpy refusing at import, or OpenBLAS dying of SIGILL, then ends
+this process as it ended that one (numpy's own words on stderr) after the other answers are out. Paths are their bytes as UTF-8 with surrogate escapes. Standard library only,
 old syntax: it runs under whatever Python 3 the framework's environment has.
 """
 
@@ -162,17 +163,73 @@ def numpy_works():
     float((a @ a).sum())
 
 
+def numpy_forked():
+    """numpy's question in a process forked from this one, its start-up shared: it runs while this one answers the
+    others (numpy's import is the longest of them). Its process id; None where there is no fork (Windows)."""
+    if not hasattr(os, "fork"):
+        return None
+    import signal
+    import warnings
+
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # ignored where the doctor was started so: the fork is waited for
+    with warnings.catch_warnings():  # Python 3.12 warns where a start-up hook left a thread running
+        warnings.simplefilter("ignore", DeprecationWarning)
+        pid = os.fork()
+    if pid:
+        return pid
+    if "die_with_parent" in _STDIO:  # a fork does not keep the parent's death signal: ends with the one that waits
+        _STDIO["die_with_parent"]()
+    try:
+        numpy_works()
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()  # numpy's words on stderr, as Python prints what nothing caught
+        sys.stderr.flush()
+        os._exit(1)
+    os._exit(0)
+
+
+def numpy_answer(pid):
+    """The forked question's end: its answer when it worked, else this process ends as it did (its exit status, or
+    its signal), so the runner reads numpy's failure as from a child of its own."""
+    if pid is None:
+        numpy_works()
+        say({"numpy": "worked"})
+        return
+    try:
+        _, status = os.waitpid(pid, 0)
+    except ChildProcessError:  # reaped by someone else: how it ended is not known, numpy's answer stays unsaid
+        return
+    if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0:
+        say({"numpy": "worked"})
+        return
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if os.WIFSIGNALED(status):
+        import resource
+        import signal
+
+        try:  # the fork dumped its core where the system keeps them; this process leaves none beside it
+            resource.setrlimit(resource.RLIMIT_CORE, (0, resource.getrlimit(resource.RLIMIT_CORE)[1]))
+        except (ValueError, OSError):
+            pass
+        signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
+        os.kill(os.getpid(), os.WTERMSIG(status))
+    os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
+
+
 def main(request):
     say({"started": True})
-    if "mapped" in request:  # first: what start-up loaded, before this script imports anything more
+    numpy = numpy_forked() if request.get("numpy") else None
+    if "mapped" in request:  # what start-up loaded, before this process imports anything more
         say({"mapped": mapped(request["mapped"])})
     if "resolve" in request:
         say({"resolved": resolved(request["resolve"]), "own_sites": own_sites()})
     if "groups" in request or "modules" in request:
         say({"finder": found(request.get("groups") or [], request.get("modules") or [])})
     if request.get("numpy"):
-        numpy_works()
-        say({"numpy": "worked"})
+        numpy_answer(numpy)
 
 
 def _keep_stdio():

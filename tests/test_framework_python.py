@@ -7,6 +7,8 @@ itself: its python3 writes a line to a log each time it is started."""
 
 from __future__ import annotations
 
+import signal
+import sys
 import time
 from pathlib import Path
 
@@ -157,3 +159,27 @@ printf '\\n{{"numpy": "worked"}}\\n' >&$A""")
     answer = answers[python]
     assert len(answer.child.answer) > MAX_ANSWER_BYTES
     assert answer.started and not answer.numpy_worked  # the answer past the limit is not read
+
+
+def test_numpy_dying_in_its_fork_ends_the_child_as_it_did(tmp_path: Path) -> None:
+    """numpy's question runs in a process forked after the start: where it dies (OpenBLAS running kernels this CPU
+    lacks dies of SIGILL), the child ends of the same signal after the other answers, and the variable without which
+    it works is named. A numpy that dies so under one OPENBLAS_CORETYPE stands in for OpenBLAS."""
+    fake = tmp_path / "fake" / "numpy"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text(
+        "import os, signal\nif os.environ.get('OPENBLAS_CORETYPE') == 'Haswell':\n"
+        "    os.kill(os.getpid(), signal.SIGILL)\n"
+        "class _Array:\n    def __matmul__(self, other):\n        return self\n    def sum(self):\n        return 1.0\n"
+        "def ones(shape):\n    return _Array()\n")
+    frameworks, log = stand_in(tmp_path, f"PYTHONPATH={tmp_path / 'fake'} exec {sys.executable} \"$@\"")
+    start, numpy, children, answers = ask(frameworks)
+    [python] = children.pythons
+    answer = answers[python]
+    assert answer.started and answer.resolved and not answer.numpy_worked  # the others answered before it died
+    assert answer.child.exit_code == -signal.SIGILL, answer.child
+    trials = children.trials()
+    assert list(trials) == [(python, "OPENBLAS_CORETYPE")] and trials[(python, "OPENBLAS_CORETYPE")].numpy_worked
+    [(who, words, variable, value)] = numpy.result(answers, trials)
+    assert (who, variable, value) == (python, "OPENBLAS_CORETYPE", "Haswell") and "SIGILL" in words, words
+    assert start.result(answers, trials) == () and starts(log) == 2
