@@ -101,7 +101,7 @@ class _Started:
     def __init__(self, runs: list[tuple[str, dict[str, str], dict[str, object]]], timeout: float) -> None:
         self.said: list[list[str]] = [[] for _ in runs]
         self.batch = ChildBatch([ChildRequest((python, "-c", BOOT, CHILD, json.dumps(request)), env, timeout,
-                                              f"{python} asked", on_stderr_line=_keep(lines), answer_channel=True)
+                                              python, on_stderr_line=_keep(lines), answer_channel=True)
                                  for (python, env, request), lines in zip(runs, self.said, strict=True)],
                                 deadline=deadline_in(timeout))
 
