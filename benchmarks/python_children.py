@@ -10,7 +10,8 @@ The framework's python3 is a shell script that writes a line to a log at every s
 (with the framework's site-packages first on PYTHONPATH, as the tests' stand-in environments do): the log counts the
 starts, whatever started them. One more run under `strace -f -e trace=execve` counts every program the check starts,
 by name. Wall time: N interleaved runs of `python -m cudnn_doctor check --json` (after one warm-up each), median, min
-and max, and the median CPU time (user + system of the check and the children it waited for).
+and max, and the median CPU time (user + system of the check and the children it waited for). Last, the questions
+alone, without the rest of check: this interpreter asked all of them in one start, and in three starts side by side.
 
 Usage: python benchmarks/python_children.py [--runs N] [--before DIR] [--json FILE]
   (Linux, gcc, numpy in this interpreter; strace for the per-program count; from the repository's root)
@@ -138,6 +139,30 @@ def programs(checkout: Path, env: dict[str, str], cwd: Path) -> dict[str, int]:
     return dict(sorted(counted.items()))
 
 
+def children_alone(runs: int, python: str) -> dict[str, list[float]]:
+    """Wall seconds of the frameworks' Python asked every question in ONE start (_python_child.py, numpy's question
+    forked after the start) and of the same questions in THREE starts side by side (each question's part of the
+    request alone, as the three children were started before), interleaved, after a warm-up each."""
+    from cudnn_doctor.probes.framework_python import BOOT, CHILD
+
+    parts: list[dict[str, object]] = [{"resolve": ["torch", "jax", "tensorflow"]},
+             {"groups": ["torch.backends"], "modules": ["numpy", "typing_extensions", "jaxlib", "ml_dtypes", "scipy"]},
+             {"numpy": True}]
+    whole = {key: value for part in parts for key, value in part.items()}
+    cases: dict[str, list[dict[str, object]]] = {"one start": [whole], "three starts": parts}
+    seconds: dict[str, list[float]] = {name: [] for name in cases}
+    for round_number in range(runs + 1):
+        for name, requests in cases.items():
+            started = time.perf_counter()
+            children = [subprocess.Popen([python, "-c", BOOT, CHILD, json.dumps(request)], cwd="/",
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for request in requests]
+            for child in children:
+                child.wait()
+            if round_number:  # the first round warms the page cache and bytecode
+                seconds[name].append(time.perf_counter() - started)
+    return seconds
+
+
 @dataclass
 class Figures:
     """One checkout's figures: the framework Python's starts and the findings of one check, wall and CPU seconds of
@@ -171,8 +196,8 @@ def main() -> None:
             _, _, report = check_once(checkout, env, cwd)  # warm-up: page cache, bytecode, the data cache
             figures[name] = Figures(starts(log), sorted({f["code"] for f in report["findings"]}),
                                     [f["name"] for f in report["frameworks"]])
-        for _ in range(options.runs):
-            for name, checkout in checkouts.items():
+        for round_number in range(options.runs):  # the order turned each round: neither always runs second
+            for name, checkout in list(checkouts.items())[::1 if round_number % 2 == 0 else -1]:
                 wall, cpu, _ = check_once(checkout, env, cwd)
                 figures[name].wall_s.append(wall)
                 figures[name].cpu_s.append(cpu)
@@ -184,8 +209,12 @@ def main() -> None:
               f"{max(row.wall_s):>7.3f} {statistics.median(row.cpu_s):>7.3f}  "
               + ", ".join(f"{k} {v}" for k, v in row.programs.items()))
         print(f"{'':34} findings: {' '.join(row.codes) or 'none'}; frameworks: {row.frameworks}")
+    alone = children_alone(options.runs, sys.executable)
+    for name, values in alone.items():
+        print(f"the questions alone, {name:13} median {statistics.median(values):.3f} s, min {min(values):.3f} s")
     if options.json:
-        options.json.write_text(json.dumps({name: asdict(row) for name, row in figures.items()}, indent=1))
+        options.json.write_text(json.dumps({"checks": {name: asdict(row) for name, row in figures.items()},
+                                            "children_alone_s": alone}, indent=1))
 
 
 if __name__ == "__main__":
