@@ -13,14 +13,14 @@ timeout) or one that says too much leave the questions it did not answer unanswe
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Protocol
 
 from cudnn_doctor.child import ChildAnswer, ChildBatch, ChildRequest, deadline_in, file_names
 
-CHILD = str(Path(__file__).resolve().parents[1] / "_python_child.py")
+CHILD = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "_python_child.py")
 # python -c BOOT CHILD REQUEST: CHILD run as the program `python -c` would be ("" first on sys.path, not CHILD's own
 # folder); old syntax, any Python 3
 BOOT = "import sys; sys.argv = sys.argv[1:]; __file__ = sys.argv[0]; exec(compile(open(__file__, 'rb').read(), __file__, 'exec'))"
