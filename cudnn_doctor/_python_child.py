@@ -219,15 +219,24 @@ def numpy_answer(pid):
     os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
 
 
+def answer(make):
+    """The record MAKE returns, said; where making or saying it raises (a start-up hook's finder or path entry of a
+    kind no answer can hold), that question stays unanswered and the next is still asked."""
+    try:
+        say(make())
+    except Exception:
+        pass
+
+
 def main(request):
     say({"started": True})
     numpy = numpy_forked() if request.get("numpy") else None
     if "mapped" in request:  # what start-up loaded, before this process imports anything more
-        say({"mapped": mapped(request["mapped"])})
+        answer(lambda: {"mapped": mapped(request["mapped"])})
     if "resolve" in request:
-        say({"resolved": resolved(request["resolve"]), "own_sites": own_sites()})
+        answer(lambda: {"resolved": resolved(request["resolve"]), "own_sites": own_sites()})
     if "groups" in request or "modules" in request:
-        say({"finder": found(request.get("groups") or [], request.get("modules") or [])})
+        answer(lambda: {"finder": found(request.get("groups") or [], request.get("modules") or [])})
     if request.get("numpy"):
         numpy_answer(numpy)
 

@@ -183,3 +183,28 @@ def test_numpy_dying_in_its_fork_ends_the_child_as_it_did(tmp_path: Path) -> Non
     [(who, words, variable, value)] = numpy.result(answers, trials)
     assert (who, variable, value) == (python, "OPENBLAS_CORETYPE", "Haswell") and "SIGILL" in words, words
     assert start.result(answers, trials) == () and starts(log) == 2
+
+
+def test_a_question_whose_answer_cannot_be_said_leaves_the_others_answered(machine: Machine, tmp_path: Path) -> None:
+    """A start-up hook that puts an object on sys.path that is no string (Python's finders pass over it) leaves the
+    finder's answer unsayable in JSON: that question stays unanswered, as when it had a child of its own, and the
+    start-up and numpy questions of the same start are answered."""
+    from cudnn_doctor.probes.cpu_kernels import CpuKernelQuestion
+    from cudnn_doctor.probes.framework_python import PythonChildren
+    from cudnn_doctor.probes.python_finder import FinderQuestion
+    from cudnn_doctor.probes.python_start import StartQuestion
+
+    site = _torch(machine, tmp_path)
+    _plugin(site, module=True)  # a plugin group torch loads: the finder's question is asked
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    (hooks / "sitecustomize.py").write_text("import pathlib, sys\nsys.path.append(pathlib.Path('/nowhere'))\n")
+    env = dict(machine.env, PYTHONPATH=f"{hooks}:{machine.env['PYTHONPATH']}", OPENBLAS_CORETYPE="Haswell")
+    torch = Framework("torch", "2.11.0", None, None, None, "dist-info", None, {"site_packages": str(site)})
+    finder = FinderQuestion([torch], env)
+    children = PythonChildren(env, [StartQuestion([torch], env), finder, CpuKernelQuestion([torch], env)])
+    [python] = children.pythons
+    assert finder.pythons == [python]  # asked, in the same start
+    answer = children.answers()[python]
+    assert answer.started and answer.numpy_worked and answer.resolved and answer.finder == {}, answer
+    assert finder.plugins(children.answers()) == () and finder.shadows(children.answers(), env, None) == ()
