@@ -4,7 +4,8 @@ numpy's CPU kernels (probes/cpu_kernels.py). Each question's module keeps its ga
 something it reads can matter) and says what its part of the request is and what the answers mean; this module
 alone starts the children: ONE per interpreter, asking every question that wants it in one start
 (_python_child.py), and, where a question's answer failed, one batch of trials (each variable unset alone, every
-question that wants that trial asked in the same start). A Python start costs tens of milliseconds; check has two.
+question that wants that trial asked in the same start). A Python start costs tens of milliseconds: three questions
+open were three starts, they are one (benchmarks/python_children.py).
 
 The answer is read by one parser (read_answer) into plain data (PythonAnswer): a line of JSON per question on the
 runner's answer channel, bounded (MAX_ANSWER_BYTES); garbage, a child killed half-way, one that hangs (cut at the
@@ -23,7 +24,8 @@ from cudnn_doctor.child import ChildAnswer, ChildBatch, ChildRequest, deadline_i
 CHILD = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "_python_child.py")
 # python -c BOOT CHILD REQUEST: CHILD run as the program `python -c` would be ("" first on sys.path, not CHILD's own
 # folder); old syntax, any Python 3
-BOOT = "import sys; sys.argv = sys.argv[1:]; __file__ = sys.argv[0]; exec(compile(open(__file__, 'rb').read(), __file__, 'exec'))"
+BOOT = ("import sys; sys.argv = sys.argv[1:]; __file__ = sys.argv[0]; "
+        "exec(compile(open(__file__, 'rb').read(), __file__, 'exec'))")
 TIMEOUT_S = 10.0
 MAX_ANSWER_BYTES = 1 << 20  # a finder's answer is some kilobytes; more than this is not an answer of ours
 MAX_SAID_LINES = 64  # the first lines of each child's stderr kept (numpy's words)
@@ -123,11 +125,11 @@ def read_answer(child: ChildAnswer, said: Sequence[str] = ()) -> PythonAnswer:
         if not line.startswith("{"):
             continue
         try:
-            record = json.loads(line)
+            record = file_names(json.loads(line))  # named as this process names files (a C locale's ASCII)
         except (ValueError, RecursionError):
             continue
         if isinstance(record, dict):
-            for key, value in file_names(record).items():
+            for key, value in record.items():
                 records.setdefault(key, value)
     finder = records.get("finder")
     return PythonAnswer(
