@@ -86,11 +86,14 @@ def test_values_numpy_works_with_are_no_finding(machine: Machine, tmp_path: Path
 
 
 def test_nothing_is_asked_where_no_such_variable_is_set(machine: Machine, tmp_path: Path) -> None:
-    from cudnn_doctor.probes.cpu_kernels import CpuKernelChild, asked_variables
+    from cudnn_doctor.probes.cpu_kernels import CpuKernelQuestion, asked_variables
+    from cudnn_doctor.probes.framework_python import PythonChildren
 
     assert asked_variables({"PATH": "/usr/bin", "OPENBLAS_VERBOSE": "2"}) == []
-    child = CpuKernelChild([], {"NPY_DISABLE_CPU_FEATURES": "AVX2"})  # no framework's Python: nothing started
-    assert child.pythons == [] and child.result() == ()
+    question = CpuKernelQuestion([], {"NPY_DISABLE_CPU_FEATURES": "AVX2"})  # no framework's Python: nothing started
+    children = PythonChildren({"NPY_DISABLE_CPU_FEATURES": "AVX2"}, [question])
+    assert question.pythons == [] and children.pythons == []
+    assert question.result(children.answers(), children.trials()) == ()
     torch_machine(machine, tmp_path)
     machine.env["OPENBLAS_VERBOSE"] = "2"  # a message at load, no change to the work: no finding
     assert "CD411" not in codes(machine.check_json())

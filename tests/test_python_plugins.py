@@ -111,7 +111,7 @@ def test_package_metadata_python_cannot_read_stops_the_import_and_is_seen(machin
 def test_plugins_that_load_or_are_switched_off_are_no_finding_and_start_nothing(machine: Machine,
                                                                                  tmp_path: Path) -> None:
     from cudnn_doctor.model import Framework
-    from cudnn_doctor.probes.python_finder import FinderChild
+    from cudnn_doctor.probes.python_finder import FinderQuestion
 
     site = _torch(machine, tmp_path)
     _plugin(site, module=True)
@@ -119,10 +119,10 @@ def test_plugins_that_load_or_are_switched_off_are_no_finding_and_start_nothing(
     assert not _plugin_findings(machine.check_json())
     torch = Framework("torch", "2.11.0", None, None, None, "dist-info", None, {"site_packages": str(site)})
     env = dict(machine.env)  # the checkout on PYTHONPATH holds none of the packages asked about: no reason to ask
-    assert FinderChild([torch], env).asked  # a group is named: asked
-    assert not FinderChild([torch], dict(env, TORCH_DEVICE_BACKEND_AUTOLOAD="0")).asked
+    assert FinderQuestion([torch], env).asked  # a group is named: asked
+    assert not FinderQuestion([torch], dict(env, TORCH_DEVICE_BACKEND_AUTOLOAD="0")).asked
     (site / "torch" / "__init__.py").write_text("# a torch before 2.5: no autoload\n")
-    assert not FinderChild([torch], env).asked  # its own file does not name the mechanism
+    assert not FinderQuestion([torch], env).asked  # its own file does not name the mechanism
 
 
 def _typing_extensions(folder: Path, text: str = "VERSION = 'installed'\n") -> None:

@@ -43,11 +43,11 @@ def test_python_variables_it_starts_with_are_no_finding(machine: Machine, tmp_pa
 
 
 def test_the_variables_tried_are_those_python_and_the_loader_read_at_start() -> None:
-    from cudnn_doctor.probes.python_start import PythonStartChild
+    from cudnn_doctor.probes.python_start import StartQuestion
 
     env = {"PYTHONHOME": "/x", "PYTHONPATH": "/p", "LD_ASSUME_KERNEL": "2.4", "LD_LIBRARY_PATH": "/l",
            "GLIBC_TUNABLES": "glibc.malloc.check=3", "MALLOC_ARENA_MAX": "2", "PYTHONUNBUFFERED": "1", "HOME": "/h"}
-    assert PythonStartChild([], env).names == ["GLIBC_TUNABLES", "LD_ASSUME_KERNEL", "MALLOC_ARENA_MAX", "PYTHONHOME"]
+    assert StartQuestion([], env).names == ["GLIBC_TUNABLES", "LD_ASSUME_KERNEL", "MALLOC_ARENA_MAX", "PYTHONHOME"]
 
 
 def test_a_module_in_the_working_folder_that_shadows_what_torch_imports_is_a_warning(machine: Machine,

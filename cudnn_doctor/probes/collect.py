@@ -148,15 +148,16 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     from cudnn_doctor.probes.ptxas import PtxasChild
 
     ptxas_child = PtxasChild(ctx.env, frameworks, toolkits)  # the ptxas XLA compiles with, asked its release (JAX installed)
-    from cudnn_doctor.probes.python_start import PythonStartChild
+    # the frameworks' Python asked, each question only where its gate opens, all of them in one start per interpreter
+    from cudnn_doctor.probes.cpu_kernels import CpuKernelQuestion
+    from cudnn_doctor.probes.framework_python import PythonChildren
+    from cudnn_doctor.probes.python_finder import FinderQuestion
+    from cudnn_doctor.probes.python_start import StartQuestion
 
-    python_start = PythonStartChild(frameworks, ctx.env)  # the frameworks' Python started, where PYTHON* is set
-    from cudnn_doctor.probes.cpu_kernels import CpuKernelChild
-
-    cpu_kernels = CpuKernelChild(frameworks, ctx.env)  # numpy asked, only where a CPU-kernel variable is set
-    from cudnn_doctor.probes.python_finder import FinderChild
-
-    finder = _guarded(bugs, "python_finder", lambda: FinderChild(frameworks, ctx.env), None)  # where it can matter
+    python_start = StartQuestion(frameworks, ctx.env)  # its start-up, where PYTHON* is set or a hook may load a library
+    cpu_kernels = CpuKernelQuestion(frameworks, ctx.env)  # numpy, only where a CPU-kernel variable is set
+    finder = _guarded(bugs, "python_finder", lambda: FinderQuestion(frameworks, ctx.env), None)  # where it can matter
+    pythons = PythonChildren(ctx.env, [q for q in (python_start, finder, cpu_kernels) if q is not None])
 
     # issue 42: the libnccl each framework loads, its version asked in a child beside the other probes
     from cudnn_doctor.probes.nccl import NcclProbe
@@ -234,24 +235,27 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
         ptxas, release = _guarded(bugs, "ptxas", ptxas_child.result, (None, None))
         if ptxas:
             report.process = dataclasses.replace(report.process, ptxas=ptxas, ptxas_release=release)
-    refused = _guarded(bugs, "python_start", python_start.result, ())
-    numpy_refused = _guarded(bugs, "cpu_kernels", cpu_kernels.result, ())
+    python_answers = _guarded(bugs, "framework_python", pythons.answers, {})  # each interpreter's answers
+    trials = _guarded(bugs, "framework_python", pythons.trials, {})  # where one failed: each variable unset alone
+    refused = _guarded(bugs, "python_start", lambda: python_start.result(python_answers, trials), ())
+    numpy_refused = _guarded(bugs, "cpu_kernels", lambda: cpu_kernels.result(python_answers, trials), ())
     if report.process is not None and numpy_refused:
         report.process = dataclasses.replace(report.process, cpu_kernels=numpy_refused)
     if report.process is not None and refused:
         report.process = dataclasses.replace(report.process, python_refused=refused)
     if report.process is not None and finder is not None:  # what the frameworks' Python finds, as it answered
-        unloadable = _guarded(bugs, "python_finder", finder.plugins, ())
-        found = _guarded(bugs, "python_finder", lambda: finder.shadows(ctx.env, ctx.cwd), ())
+        unloadable = _guarded(bugs, "python_finder", lambda: finder.plugins(python_answers), ())
+        found = _guarded(bugs, "python_finder", lambda: finder.shadows(python_answers, ctx.env, ctx.cwd), ())
         known = {(shadow[1], shadow[2]) for shadow in report.process.python_shadows}
         report.process = dataclasses.replace(report.process, python_plugins=unloadable, python_shadows=(
             *report.process.python_shadows, *(s for s in found if (s[1], s[2]) not in known)))
     from cudnn_doctor.probes.python_start import framework_imports
 
-    imports = _guarded(bugs, "python_start", lambda: framework_imports(report.frameworks, python_start.resolved()), ())
+    imports = _guarded(bugs, "python_start", lambda: framework_imports(report.frameworks,
+                                                                        python_start.resolved(python_answers)), ())
     if report.process is not None and imports:  # where a program's `import torch` finds it, Python's own answer
         report.process = dataclasses.replace(report.process, python_imports=imports)
-    preloaded = _guarded(bugs, "python_start", python_start.preloaded, ())
+    preloaded = _guarded(bugs, "python_start", lambda: python_start.preloaded(python_answers), ())
     if report.process is not None and preloaded:  # what start-up hooks loaded, per framework of that Python
         from cudnn_doctor.probes.context import interpreter_for
 

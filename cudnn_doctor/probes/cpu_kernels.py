@@ -5,18 +5,22 @@ torch and JAX import numpy, so every program of theirs stops there; OpenBLAS run
 names at numpy's first matrix product. Where such a variable (compat/process_env.toml [[cpu_kernel]], asked) is set,
 each framework's interpreter runs `import numpy` and one small matrix product with the user's environment; where it
 fails, each of those variables is unset alone in a child of its own, side by side, and the one without which it
-works is named with numpy's own words. Nothing starts where none of them is set."""
+works is named with numpy's own words. Nothing starts where none of them is set. This module says what to ask and
+what the answers mean (CpuKernelQuestion); probes/framework_python.py asks it in the one start of that Python that
+every question shares, last (_python_child.py's `numpy_works`)."""
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from cudnn_doctor.knowledge.data import load
 from cudnn_doctor.model import Framework
 
-TIMEOUT_S = 10.0
-WORKED = "cudnn-doctor: numpy worked"
-# numpy imported and its BLAS asked for one product, as a program's first numpy steps do; the words go to stderr
-CODE = ("import os\nimport numpy\na = numpy.ones((64, 64))\nb = float((a @ a).sum())\n"
-        f"os.write(1, {WORKED.encode()!r})\n")
+if TYPE_CHECKING:
+    from cudnn_doctor.child import ChildAnswer
+    from cudnn_doctor.probes.framework_python import PythonAnswer
+
 MAX_VARIABLES = 8
 
 
@@ -27,9 +31,9 @@ def asked_variables(env: dict[str, str]) -> list[str]:
         :MAX_VARIABLES]
 
 
-class CpuKernelChild:
-    """The children, started now (only where an asked variable is set and a framework's Python is known); their
-    answers read with result()."""
+class CpuKernelQuestion:
+    """numpy's import and first product in each framework's interpreter: asked (probes/framework_python.py) only
+    where an asked variable is set and a framework's Python is known; read from the answers with result()."""
 
     def __init__(self, frameworks: list[Framework], env: dict[str, str]) -> None:
         self.env = env
@@ -40,46 +44,39 @@ class CpuKernelChild:
         from cudnn_doctor.probes.context import framework_pythons
 
         self.pythons = framework_pythons(frameworks)
-        if self.pythons:
-            self.batch = self._start([(python, env) for python in self.pythons])
 
-    def _start(self, runs: list[tuple[str, dict[str, str]]]):  # type: ignore[no-untyped-def]
-        from cudnn_doctor.child import ChildBatch, ChildRequest, deadline_in
+    def request(self, python: str) -> dict[str, object]:
+        return {"numpy": True}  # the child's last question: numpy's refusal ends it, after the others answered
 
-        self.said: list[list[str]] = [[] for _ in runs]  # each child's stderr lines, as they come (the first 64)
+    def trial_request(self) -> dict[str, object]:
+        return {"numpy": True}
 
-        def keep(lines: list[str]):  # type: ignore[no-untyped-def]
-            return lambda line: lines.append(line[:1000].decode("utf-8", "replace")) if len(lines) < 64 else None
+    def trials(self, answers: Mapping[str, PythonAnswer]) -> list[tuple[str, str]]:
+        """Each variable unset alone, for each interpreter whose numpy failed: the one without which it works."""
+        return [(python, name) for python in self._failed(answers) for name in self.names]
 
-        return ChildBatch([ChildRequest((python, "-c", CODE), child_env, TIMEOUT_S, f"numpy in {python}",
-                                        on_stderr_line=keep(lines))
-                           for (python, child_env), lines in zip(runs, self.said, strict=True)],
-                          deadline=deadline_in(TIMEOUT_S))
+    def _failed(self, answers: Mapping[str, PythonAnswer]) -> list[str]:
+        return [python for python in self.pythons
+                if python in answers and not answers[python].child.timed_out and not answers[python].numpy_worked]
 
-    def result(self) -> tuple[tuple[str, str, str, str], ...]:
+    def result(self, answers: Mapping[str, PythonAnswer], trials: Mapping[tuple[str, str], PythonAnswer]
+               ) -> tuple[tuple[str, str, str, str], ...]:
         """(python, numpy's words, the variable without which it worked or "", that variable's value) for each
-        interpreter whose numpy failed with this environment and worked without one of these variables; a failure no
-        single one of them cures is not theirs to name (nothing is said)."""
+        interpreter whose numpy failed with this environment and worked without one of these variables (TRIALS:
+        PythonChildren.trials); a failure no single one of them cures is not theirs to name (nothing is said)."""
         if not self.pythons:
             return ()
-        first_said = self.said
-        failed = [(python, words(answer, said)) for python, answer, said in zip(self.pythons, self.batch.answers(),
-                                                                                first_said, strict=True)
-                  if not answer.timed_out and WORKED not in (answer.stdout or "")]
-        if not failed:
-            return ()
-        trials = [(python, name) for python, _ in failed for name in self.names]
-        answers = self._start([(python, {k: v for k, v in self.env.items() if k != name})
-                               for python, name in trials]).answers()
-        cured: dict[str, str] = {}
-        for (python, name), answer in zip(trials, answers, strict=True):
-            if WORKED in (answer.stdout or "") and python not in cured:
-                cured[python] = name
-        return tuple((python, said, cured[python], self.env.get(cured[python], ""))
-                     for python, said in failed if python in cured)
+        out = []
+        for python in self._failed(answers):
+            cured = next((name for name in self.names
+                          if (python, name) in trials and trials[(python, name)].numpy_worked), None)
+            if cured is not None:
+                out.append((python, words(answers[python].child, list(answers[python].said)), cured,
+                            self.env.get(cured, "")))
+        return tuple(out)
 
 
-def words(answer, said: list[str]) -> str:  # type: ignore[no-untyped-def]
+def words(answer: ChildAnswer, said: list[str]) -> str:
     """What numpy said: its error's lines from the last 'Error' on (numpy's refusal spans two or three lines), or
     how the child ended (a signal: OpenBLAS running kernels this CPU lacks dies of SIGILL)."""
     lines = [line.strip() for line in (said or (answer.stderr_tail or "").splitlines()) if line.strip()]

@@ -16,85 +16,25 @@ framework imports at start is taken from, and the plugins it loads.
 The framework's interpreter is started with the user's environment, as a program is (its site code, .pth files and
 sitecustomize, runs as in every program), only where something can make a difference (a PYTHONPATH entry that is a
 zip file or holds such a package, a user site holding one, a distribution naming a plugin group or with an
-entry_points.txt that is not UTF-8, cached bytecode that is not checked); nothing is started otherwise."""
+entry_points.txt that is not UTF-8, cached bytecode that is not checked); nothing is started otherwise. This module
+says what to ask and what the answers mean (FinderQuestion); probes/framework_python.py asks it in the one start of
+that Python that every question shares (_python_child.py's `found`)."""
 
 from __future__ import annotations
 
-import json
 import os
 import re
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from cudnn_doctor.model import Framework
 from cudnn_doctor.probes.python_start import user_site
 
-TIMEOUT_S = 10.0
-MARK = "\x1eCDP\t"
+if TYPE_CHECKING:
+    from cudnn_doctor.probes.framework_python import PythonAnswer
+
 MAX_METADATA_BYTES = 1 << 20
 MAX_DISTRIBUTIONS = 2000
-# the program's first line: the framework's own calls, then the finder; written with os.write (a start-up hook may
-# have replaced stdout), after a mark a hook's own output cannot forge. Old syntax: any Python 3.
-CODE = f"""import json, os, sys
-out = {{"groups": {{}}, "modules": {{}}}}
-try:
-    import importlib.util
-except Exception as error:
-    importlib = None
-for group in json.loads(sys.argv[1]):
-    try:
-        from importlib.metadata import entry_points
-        found = list(entry_points(group=group))
-    except Exception as error:
-        out["groups"][group] = {{"raised": (type(error).__name__ + ": " + str(error))[:400]}}
-        continue
-    entries = []
-    for point in found[:64]:
-        module = point.value.split(":")[0].strip()
-        top = module.split(".")[0]
-        try:
-            spec = importlib.util.find_spec(top) if top else None
-            where = "" if spec is None else (spec.origin or ",".join(spec.submodule_search_locations or ()))
-            missing = spec is None
-            said = "No module named " + repr(top) if missing else ""
-        except Exception as error:
-            where, missing, said = "", True, (type(error).__name__ + ": " + str(error))[:400]
-        dist = getattr(point, "dist", None)
-        entries.append({{"name": point.name, "value": point.value, "module": top, "missing": missing, "said": said,
-                        "where": where, "dist": str(getattr(dist, "_path", "") or "")}})
-    out["groups"][group] = {{"entries": entries}}
-for name in json.loads(sys.argv[2]):
-    try:
-        spec = importlib.util.find_spec(name)
-    except Exception as error:
-        out["modules"][name] = {{"error": (type(error).__name__ + ": " + str(error))[:300]}}
-        continue
-    if spec is None:
-        out["modules"][name] = None
-        continue
-    answer = {{"origin": spec.origin or "", "locations": list(spec.submodule_search_locations or ())[:8],
-              "loader": type(spec.loader).__name__}}
-    source = spec.origin or ""
-    if source.endswith(".py") and os.path.isfile(source):
-        try:
-            cached = importlib.util.cache_from_source(source)
-            with open(cached, "rb") as handle:
-                head = handle.read(16)
-            flags = int.from_bytes(head[4:8], "little") if len(head) == 16 else 0
-            if flags & 1 and not flags & 2:
-                with open(source, "rb") as handle:
-                    if importlib.util.source_hash(handle.read()) != head[8:16]:
-                        answer["stale"] = cached
-        except Exception:
-            pass
-    out["modules"][name] = answer
-out["path"] = [p for p in sys.path][:64]
-try:
-    import sysconfig
-    out["stdlib"] = [sysconfig.get_path("stdlib"), sysconfig.get_path("platstdlib")]
-except Exception:
-    out["stdlib"] = []
-os.write(1, {MARK.encode()!r} + json.dumps(out).encode())
-"""
 
 
 def plugin_rows() -> list[dict[str, object]]:
@@ -193,8 +133,9 @@ def _unchecked_bytecode(site: str, modules: tuple[str, ...]) -> bool:
     return False
 
 
-class FinderChild:
-    """The frameworks' Pythons asked what they find, started now; plugins() and shadows() read the answers."""
+class FinderQuestion:
+    """What the frameworks' Pythons find: asked (probes/framework_python.py) only where something can make a
+    difference; plugins() and shadows() read the answers."""
 
     def __init__(self, frameworks: list[Framework], env: dict[str, str]) -> None:
         from cudnn_doctor.probes.context import interpreter_for
@@ -202,8 +143,7 @@ class FinderChild:
 
         self.asked: list[tuple[str, str, str, list[dict[str, object]], tuple[str, ...]]] = []
         self.pythons: list[str] = []
-        self._said: dict[str, dict[str, Any]] | None = None
-        # the interpreter runs its site code (.pth files, sitecustomize) as a program's does: started only where a
+        # the interpreter runs its site code (.pth files, sitecustomize) as a program's does: asked only where a
         # PYTHONPATH entry is a zip file or holds one of the packages asked about, a user site holds one, bytecode is
         # unchecked or a plugin group is named
         entries = [e for e in env.get("PYTHONPATH", "").split(os.pathsep) if e]
@@ -227,42 +167,38 @@ class FinderChild:
         if not worth:
             self.asked = []
             return
-        from cudnn_doctor.child import ChildBatch, ChildRequest, deadline_in
-
-        by_python: dict[str, tuple[set[str], set[str]]] = {}
+        self._wanted: dict[str, tuple[set[str], set[str]]] = {}
         for _, python, _, rows, modules in self.asked:
-            wanted_groups, wanted_names = by_python.setdefault(python, (set(), set()))
+            wanted_groups, wanted_names = self._wanted.setdefault(python, (set(), set()))
             wanted_groups.update(str(row["group"]) for row in rows)
             wanted_names.update(modules)
-        self.pythons = list(by_python)
-        self.batch = ChildBatch([ChildRequest((python, "-c", CODE, json.dumps(sorted(by_python[python][0])),
-                                               json.dumps(sorted(by_python[python][1]))),
-                                              env, TIMEOUT_S, f"{python} asked what it imports")
-                                 for python in self.pythons], deadline=deadline_in(TIMEOUT_S))
+        self.pythons = list(self._wanted)
 
-    def _answers(self) -> dict[str, dict[str, Any]]:
-        if self._said is None:
-            self._said = {}
-            for python, answer in zip(self.pythons, self.batch.answers(), strict=True):
-                text = answer.stdout or ""
-                if MARK not in text:
-                    continue  # the Python did not start: probes/python_start.py names why
-                try:
-                    said = json.loads(text.rsplit(MARK, 1)[1].strip() or "{}")
-                except ValueError:
-                    continue
-                if isinstance(said, dict):
-                    self._said[python] = said
-        return self._said
+    def request(self, python: str) -> dict[str, object]:
+        """Its part of PYTHON's request: the plugin groups its frameworks load and the modules they import at start."""
+        groups, names = self._wanted[python]
+        return {"groups": sorted(groups), "modules": sorted(names)}
 
-    def plugins(self) -> tuple[tuple[str, ...], ...]:
+    def trials(self, answers: Mapping[str, PythonAnswer]) -> list[tuple[str, str]]:
+        return []  # what it finds is the answer: nothing is unset to find a cause
+
+    def trial_request(self) -> dict[str, object]:
+        return {}
+
+    @staticmethod
+    def _said(answers: Mapping[str, PythonAnswer], python: str) -> dict[str, Any]:
+        """PYTHON's answer to this question ({} where it did not start: probes/python_start.py names why)."""
+        answer = answers.get(python)
+        return answer.finder if answer is not None else {}
+
+    def plugins(self, answers: Mapping[str, PythonAnswer]) -> tuple[tuple[str, ...], ...]:
         """(framework, group, plugin or "", its module or "", what Python said, the distribution's folder, the
         variable that turns the group off or "") for each plugin the framework's import will fail on."""
         if not self.asked:
             return ()
         out: list[tuple[str, ...]] = []
         for name, python, _, rows, _ in self.asked:
-            groups = self._answers().get(python, {}).get("groups")
+            groups = self._said(answers, python).get("groups")
             for row in rows:
                 group = str(row["group"])
                 answer = groups.get(group) if isinstance(groups, dict) else None
@@ -277,7 +213,8 @@ class FinderChild:
                                     str(entry.get("said") or ""), str(entry.get("dist") or ""), switch))
         return tuple(out[:16])
 
-    def shadows(self, env: dict[str, str], cwd: str | None) -> tuple[tuple[str, ...], ...]:
+    def shadows(self, answers: Mapping[str, PythonAnswer], env: dict[str, str], cwd: str | None
+                ) -> tuple[tuple[str, ...], ...]:
         """(the sys.path entry it comes from, package, framework, how, "seen") for each package the framework imports at
         start that its Python takes from somewhere other than where the framework was installed: how is
         "PYTHONPATH", "user site", "working folder", "sys.path" (a .pth file's folder and the like) or "stale
@@ -287,9 +224,9 @@ class FinderChild:
         out: list[tuple[str, ...]] = []
         pythonpath = {os.path.realpath(e) for e in env.get("PYTHONPATH", "").split(os.pathsep) if e}
         for name, python, site, _, modules in self.asked:
-            said = self._answers().get(python, {})
-            found = said.get("modules") if isinstance(said, dict) else None
-            path = [str(p) for p in said.get("path") or []] if isinstance(said, dict) else []
+            said = self._said(answers, python)
+            found = said.get("modules")
+            path = [str(p) for p in said.get("path") or []] if isinstance(said.get("path"), list) else []
             if not isinstance(found, dict):
                 continue
             home = os.path.realpath(site)
@@ -308,7 +245,8 @@ class FinderChild:
                 if not _holds_any(site, (module,)):
                     continue  # no copy installed with the framework: the one found is the only one, shadowing none
                 entry = _entry_of(places[0], path)
-                if not entry or _is_standard_library(entry, [str(p) for p in said.get("stdlib") or [] if p]):
+                stdlib = said.get("stdlib") if isinstance(said.get("stdlib"), list) else []
+                if not entry or _is_standard_library(entry, [str(p) for p in stdlib or [] if p]):
                     continue
                 real = os.path.realpath(entry or ".")
                 how = ("PYTHONPATH" if real in pythonpath else "user site" if mine and real == mine else

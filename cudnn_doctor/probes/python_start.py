@@ -6,39 +6,24 @@ ends it unrun, LD_ASSUME_KERNEL refuses libraries built for a newer kernel) and 
 act before it. Where any such variable is set, each framework's interpreter is started with the
 user's environment, as a program is (site-packages, sitecustomize, PYTHONSTARTUP left out: not read by programs);
 where it does not start, each of those variables is unset alone in a child of its own, side by side, and the one
-whose absence lets it start is named. A Python start costs some 20-50 ms, beside the other probes."""
+whose absence lets it start is named. A Python start costs some 20-50 ms, beside the other probes: this module says
+what to ask and what the answers mean (StartQuestion); probes/framework_python.py starts the children, one per
+interpreter for every question asked of it."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
 from cudnn_doctor.model import Framework
 
-TIMEOUT_S = 10.0
-STARTED = "cudnn-doctor: python started"
-RESOLVED = "\x1eCDI\t"  # before each framework's name and the file `import NAME` finds at the program's first line
-OWN_SITE = "\x1eCDO\t"  # before each site-packages folder the started Python calls its own
-MAPPED = "\x1eCDM\t"  # before each GPU library the started Python has mapped when its program's first line runs
+if TYPE_CHECKING:
+    from cudnn_doctor.child import ChildAnswer
+    from cudnn_doctor.probes.framework_python import PythonAnswer
+
+FRAMEWORK_NAMES = ("torch", "jax", "tensorflow")  # where `import NAME` finds each, asked at the program's first line
 GPU_LIBRARIES = ("libcudnn", "libcublas", "libcudart", "libnvrtc", "libnvJitLink", "libcufft", "libcusparse",
                  "libcusolver", "libcurand", "libnccl", "libcuda.", "libnvidia-ml")
-# the program's first line: it says it started, then each GPU library start-up (sitecustomize, usercustomize, a .pth
-# file's import line) already loaded, from /proc/self/maps; written with os.write (a hook may have replaced stdout)
-CODE = (f"import os\nos.write(1, {STARTED.encode()!r})\nnames = {tuple(n.encode() for n in GPU_LIBRARIES)!r}\n"
-        "try:\n    lines = open('/proc/self/maps', 'rb').read().split(b'\\n')\nexcept OSError:\n    lines = []\n"
-        "seen = set()\nfor line in lines:\n    parts = line.split(None, 5)\n"
-        "    if len(parts) == 6 and os.path.basename(parts[5]).startswith(names) and parts[5] not in seen:\n"
-        f"        seen.add(parts[5])\n        os.write(1, b'\\n' + {MAPPED.encode()!r} + parts[5])\n"
-        # then where `import torch` (jax, tensorflow) would find each, as Python's own finders answer (a top-level
-        # name's spec: nothing of it runs): its file, '' for a namespace portion, '-' where no finder has it
-        "import sys\nfor name in ('torch', 'jax', 'tensorflow'):\n    spec = None\n"
-        "    for finder in sys.meta_path:\n        try:\n            spec = finder.find_spec(name, None)\n"
-        "        except Exception:\n            spec = None\n        if spec is not None:\n            break\n"
-        "    where = '-' if spec is None else (spec.origin or '') if spec.origin != 'namespace' else ''\n"
-        f"    os.write(1, b'\\n' + {RESOLVED.encode()!r} + name.encode() + b'\\t' + os.fsencode(where))\n"
-        # and the site-packages folders that are its own (site's answer; a program's sys.path lacks one only where a
-        # hook or setting took it away)
-        "site = sys.modules.get('site')\ntry:\n"
-        "    own = list(site.getsitepackages()) + [site.getusersitepackages()] if site else []\n"
-        "except Exception:\n    own = []\nfor folder in own:\n"
-        f"    os.write(1, b'\\n' + {OWN_SITE.encode()!r} + os.fsencode(folder))\n")
 HOOK_WORDS = (b"sys.path", b"addsitedir", b"ctypes", b"CDLL", b"cdll", b"dlopen", b"LoadLibrary", b"cudnn", b"cuda", b"nvidia", b"LD_PRELOAD")
 MAX_HOOK_BYTES = 1 << 20
 MAX_PTH_FILES = 64
@@ -48,8 +33,11 @@ QUIET = ("LD_LIBRARY_PATH", "LD_PRELOAD", "PYTHONPATH", "PYTHONUNBUFFERED", "PYT
 MAX_VARIABLES = 12
 
 
-class PythonStartChild:
-    """The children, started now; their answers read with result()."""
+class StartQuestion:
+    """Whether the frameworks' Python starts with this environment, what its start-up hooks loaded, and where its
+    `import FRAMEWORK` goes: asked (probes/framework_python.py) only where a variable Python or the loader reads at
+    start is set or a start-up hook may load a GPU library; read from the answers with preloaded(), resolved() and
+    result()."""
 
     def __init__(self, frameworks: list[Framework], env: dict[str, str]) -> None:
         from cudnn_doctor.probes.context import framework_pythons
@@ -62,70 +50,59 @@ class PythonStartChild:
         if not self.names and not self.hooks:
             return
         self.pythons = framework_pythons(frameworks)
-        self.batch = self._start([(python, env) for python in self.pythons])
 
-    def _start(self, runs: list[tuple[str, dict[str, str]]]):  # type: ignore[no-untyped-def]
-        from cudnn_doctor.child import ChildBatch, ChildRequest, deadline_in
+    def request(self, python: str) -> dict[str, object]:
+        """Its part of PYTHON's request: the program's first line, what was mapped there (where a hook may have
+        loaded something) and where each framework's import goes."""
+        return {"resolve": list(FRAMEWORK_NAMES), **({"mapped": list(GPU_LIBRARIES)} if self.hooks else {})}
 
-        return ChildBatch([ChildRequest((python, "-c", CODE), child_env, TIMEOUT_S, f"{python} started")
-                           for python, child_env in runs], deadline=deadline_in(TIMEOUT_S))
+    def trials(self, answers: Mapping[str, PythonAnswer]) -> list[tuple[str, str]]:
+        """Each variable unset alone, for each interpreter that did not start: the one without which it starts."""
+        return [(python, name) for python in self._refused(answers) for name in self.names]
 
-    def preloaded(self) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
+    def trial_request(self) -> dict[str, object]:
+        return {}  # whether it starts: the child's first answer
+
+    def _refused(self, answers: Mapping[str, PythonAnswer]) -> list[str]:
+        if not self.names:
+            return []
+        return [python for python in self.pythons
+                if python in answers and not answers[python].child.timed_out and not answers[python].started]
+
+    def preloaded(self, answers: Mapping[str, PythonAnswer]) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
         """(python, a GPU library it had mapped when its program's first line ran, the start-up hooks that may have
         loaded it) for each interpreter that started: what its frameworks then get by that library's soname."""
         if not self.pythons or not self.hooks:
             return ()
-        out: list[tuple[str, str, tuple[str, ...]]] = []
-        for python, answer in zip(self.pythons, self.batch.answers(), strict=True):
-            text = answer.stdout or ""
-            if STARTED not in text:
-                continue
-            from cudnn_doctor.child import file_names
-
-            out += [(python, file_names(line[len(MAPPED):]), tuple(self.hooks)) for line in text.split("\n")
-                    if line.startswith(MAPPED)]
+        out = [(python, library, tuple(self.hooks)) for python in self.pythons
+               if python in answers and answers[python].started for library in answers[python].mapped]
         return tuple(out[:32])
 
-    def resolved(self) -> tuple[tuple[str, str, str, str], ...]:
+    def resolved(self, answers: Mapping[str, PythonAnswer]) -> tuple[tuple[str, str, str, str], ...]:
         """(python, framework, the file `import FRAMEWORK` finds at a program's first line: '' a namespace portion,
         '-' none; its own site-packages folders, NUL-separated) for each interpreter that started, asked of its own
         finders with the user's environment."""
         if not self.pythons or not (self.names or self.hooks):
             return ()
-        out: list[tuple[str, str, str, str]] = []
-        for python, answer in zip(self.pythons, self.batch.answers(), strict=True):
-            text = answer.stdout or ""
-            if STARTED not in text:
-                continue
-            own = [line[len(OWN_SITE):] for line in text.split("\n") if line.startswith(OWN_SITE)]
-            for line in text.split("\n"):
-                if line.startswith(RESOLVED):
-                    name, _, where = line[len(RESOLVED):].partition("\t")
-                    out.append((python, name, where, "\0".join(own)))
+        out = [(python, name, where, "\0".join(answers[python].own_sites)) for python in self.pythons
+               if python in answers and answers[python].started for name, where in answers[python].resolved]
         return tuple(out[:16])
 
-    def result(self) -> tuple[tuple[str, str, str, str, str], ...]:
+    def result(self, answers: Mapping[str, PythonAnswer], trials: Mapping[tuple[str, str], PythonAnswer]
+               ) -> tuple[tuple[str, str, str, str, str], ...]:
         """(python, its words, the variable without which it started or "", its value, the variables tried) for each
-        interpreter that did not start."""
+        interpreter that did not start (TRIALS: PythonChildren.trials, each variable unset alone)."""
         if not self.pythons or not self.names:
             return ()
-        refused = [(python, answer) for python, answer in zip(self.pythons, self.batch.answers(), strict=True)
-                   if not answer.timed_out and STARTED not in (answer.stdout or "")]
-        if not refused:
-            return ()
-        # each variable unset alone, for each interpreter that did not start: the one without which it starts
-        trials = [(python, name) for python, _ in refused for name in self.names]
-        answers = self._start([(python, {k: v for k, v in self.env.items() if k != name})
-                               for python, name in trials]).answers()
-        cured = {}
-        for (python, name), answer in zip(trials, answers, strict=True):
-            if STARTED in (answer.stdout or "") and python not in cured:
-                cured[python] = name
-        return tuple((python, _words(answer), cured.get(python, ""), self.env.get(cured.get(python, ""), ""),
-                      ", ".join(self.names)) for python, answer in refused)
+        out = []
+        for python in self._refused(answers):
+            cured = next((name for name in self.names if (python, name) in trials and trials[(python, name)].started),
+                         "")
+            out.append((python, _words(answers[python].child), cured, self.env.get(cured, ""), ", ".join(self.names)))
+        return tuple(out)
 
 
-def _words(answer) -> str:  # type: ignore[no-untyped-def]
+def _words(answer: ChildAnswer) -> str:
     lines = [line.strip() for line in (answer.stderr_tail or answer.error or "").splitlines() if line.strip()]
     fatal = [line for line in lines if "Fatal Python error" in line or "Error" in line]
     return (fatal[0] if fatal else lines[-1] if lines else f"it exited with {answer.exit_code}")[:400]
