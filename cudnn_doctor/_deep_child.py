@@ -122,6 +122,54 @@ def ask_jax(answer):
     answer["conv_ran"] = True
 
 
+def frames_of(error, limit=48):
+    """The frames ERROR was raised through, and those of the exceptions it was raised from or during (a framework
+    that wraps a plugin's failure in its own words), outermost first: "file:line:function" each, the last LIMIT."""
+    frames, seen = [], set()
+    while error is not None and id(error) not in seen and len(seen) < 8:
+        seen.add(id(error))
+        chain = []
+        tb = error.__traceback__
+        while tb is not None:
+            code = tb.tb_frame.f_code
+            chain.append("{}:{}:{}".format(code.co_filename, tb.tb_lineno, code.co_name))
+            tb = tb.tb_next
+        frames = chain + frames
+        error = error.__cause__ or error.__context__
+    return frames[-limit:]
+
+
+def imported_elsewhere(site_packages):
+    """Modules imported by now (top-level names) that came from somewhere else than SITE_PACKAGES and Python's own
+    library while SITE_PACKAGES holds a copy of that name: the other copy a program got (a folder or zip on
+    PYTHONPATH, the working folder, the user site, a sourceless .pyc). name -> the file it came from."""
+    import sysconfig
+
+    home = os.path.realpath(site_packages) if site_packages else ""
+    if not home or not os.path.isdir(home):
+        return {}
+    own = [os.path.realpath(p) for p in (sysconfig.get_path("stdlib"), sysconfig.get_path("platstdlib")) if p]
+    installed = set(name.split(".")[0] for name in os.listdir(home))
+    found = {}
+    for name, module in list(sys.modules.items()):
+        if "." in name or name not in installed or module is None:
+            continue
+        origin = getattr(module, "__file__", None) or ""
+        if not origin:
+            spec = getattr(module, "__spec__", None)
+            locations = list(getattr(spec, "submodule_search_locations", None) or ())
+            origin = locations[0] if locations else ""
+        if not origin:
+            continue
+        real = os.path.realpath(origin)
+        if real.startswith(home + os.sep) or any(real.startswith(folder + os.sep) for folder in own):
+            continue
+        found[name] = origin
+        if len(found) >= 16:
+            break
+    return found
+
+
 FRAMEWORKS = {"torch": ask_torch, "tensorflow": ask_tensorflow, "jax": ask_jax}
 
 
@@ -148,6 +196,11 @@ def main(argv):
         answer["mapped_cudnn"] = mapped_cudnn()
     except BaseException as error:  # the answer is data; the parent decides what it means
         answer["error"] = f"{type(error).__name__}: {error}"
+        try:
+            answer["traceback"] = frames_of(error)
+            answer["elsewhere"] = imported_elsewhere(site_packages)
+        except Exception:  # what the failure's frames say is more evidence, never a reason to lose the answer
+            pass
         try:
             answer["mapped_cudnn"] = mapped_cudnn()
         except OSError:
