@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import Machine, codes
+from tests.conftest import ROOT, Machine, codes
 from tests.test_bisect import BREAKABLE_TORCH
 from tests.test_frameworks import install_torch, python_env, real_python_sees
 from tests.test_process_env import check_after, gpu_machine, plan_lines
@@ -185,17 +185,17 @@ def test_entry_points_python_cannot_parse_are_asked_of_python_and_seen_plain(mac
     assert site.exists()
 
 
-def test_a_setting_torch_refuses_where_it_is_used_is_that_class_read(machine: Machine, tmp_path: Path) -> None:
-    """TORCH_DISTRIBUTED_DEBUG=1: torch refuses it (ValueError) where torch.distributed is imported: CD411, a warning
-    read from the data (not CD414, which is for values a framework ignores); under --deep, a failure whose words name
-    the variable makes it an error, seen. The plan unsets it; sourced, check is clean of it."""
+def test_a_setting_torch_refuses_at_import_is_that_class(machine: Machine, tmp_path: Path) -> None:
+    """TORCH_DISTRIBUTED_DEBUG=1: torch 2.11's import refuses it (ValueError from torch.distributed, which `import
+    torch` imports: seen on an H100, the data's source): CD411, the rule (not CD414, a value a framework ignores);
+    under --deep, its words name the variable: seen. The plan unsets it; sourced, check is clean of it."""
     _deep_torch(machine, tmp_path, prelude=(
         "import os\nif os.environ.get('TORCH_DISTRIBUTED_DEBUG', 'OFF').upper() not in ('OFF', 'INFO', 'DETAIL'):\n"
         "    raise ValueError('The value of TORCH_DISTRIBUTED_DEBUG must be OFF, INFO, or DETAIL.')\n"))
     machine.env["TORCH_DISTRIBUTED_DEBUG"] = "1"
     plain = machine.check_json()
     [read] = [f for f in plain["findings"] if f["subject"] == "TORCH_DISTRIBUTED_DEBUG"]
-    assert read["code"] == "CD411" and read["severity"] == "warning" and read["evidence"] == "read", read
+    assert read["code"] == "CD411" and read["severity"] == "error" and read["evidence"] == "rule", read
     deep = machine.check_json("--deep")
     [seen] = [f for f in deep["findings"] if f["subject"] == "TORCH_DISTRIBUTED_DEBUG"]
     assert seen["code"] == "CD411" and seen["severity"] == "error" and seen["evidence"] == "seen", seen
@@ -227,3 +227,20 @@ def test_asan_preloaded_takes_cudnns_runpath_away_seen_with_the_real_wheel(machi
     assert "unset LD_PRELOAD" in lines, lines
     after = check_after(machine, lines)
     assert not {"CD304", "CD305", "CD308"} & codes(after), after["findings"]
+
+
+def test_explain_reads_the_same_frames_from_a_pasted_traceback() -> None:
+    """One knowledge, two doors: the traceback pasted to `cudnn-doctor explain` names the plugin class by its frames,
+    where the words alone (a TypeError of importlib.metadata) name nothing of the GPU stack."""
+    import json
+    import sys
+
+    text = ('Traceback (most recent call last):\n  File "/v/lib/python3.12/site-packages/torch/__init__.py", line 2962, '
+            'in <module>\n    _import_device_backends()\n  File "/v/lib/python3.12/site-packages/torch/__init__.py", '
+            'line 2945, in _import_device_backends\n    backend_extensions = entry_points(group=group_name)\n  File '
+            '"/usr/lib/python3.12/importlib/metadata/__init__.py", line 220, in _from_text\nTypeError: Pair.__new__() '
+            "missing 1 required positional argument: 'value'\n")
+    done = subprocess.run([sys.executable, "-m", "cudnn_doctor", "explain", "-", "--json", "--offline-only"],
+                          input=text, capture_output=True, text=True, timeout=60, cwd=ROOT)
+    [first, *_] = json.loads(done.stdout)["matches"]
+    assert first["code"] == "CD421" and "_import_device_backends" in json.dumps(first), first

@@ -10,6 +10,7 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 
+from cudnn_doctor.explain.classify import Cause
 from cudnn_doctor.knowledge.data import load
 
 FRAME = re.compile(r'^\s*File "([^"\n]+)", line (\d+), in (\S+)', re.MULTILINE)
@@ -66,3 +67,15 @@ def mechanism(words: str, frames: Sequence[str], elsewhere: Mapping[str, str]) -
         name, origin = shadow
         return "CD419", f"{name} was imported from {origin}, not from the copy installed with the framework"
     return None
+
+
+def frame_causes(text: str) -> list[Cause]:
+    """explain's door: the cause a pasted traceback's frames name by themselves (a plugin's failure, raised through
+    the framework's plugin loading); another copy of a module needs the environment, which only check --deep has."""
+    loader = plugin_loader(frames_in(text))
+    if loader is None:
+        return []
+    row, frame = loader
+    return [Cause("CD421", f"the traceback passes through {row['framework']}'s loading of its '{row['group']}' plugins "
+                           f"({frame.rsplit(':', 2)[0]}, {row['function']}): a plugin it loads at import failed",
+                  f"compat/python_plugins.toml: {row['source']}", {"group": str(row["group"])}, kind="frame")]

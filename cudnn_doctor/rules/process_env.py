@@ -680,11 +680,6 @@ def _refused(row: dict[str, Any], variable: str, value: str, why: str, present: 
     if refuses:
         consequence = f"is not installed in the environments looked at; where it runs, it {consequence}"
     proves = USED_PROVES if row["on_error"] == "raises when used" else DEEP_PROVES  # --deep never uses it
-    if row["on_error"] == "raises when used":  # refused, where it is used: that class, read (a warning)
-        made = finding("CD411", subject=variable, refs=(row["source"],), variable=variable, value=_shown(value),
-                       why=why, framework=_display(row["framework"]), consequence=consequence + proves,
-                       effect=row["effect"], fix_value=_corrected(row, value, report))
-        return replace(made, severity="warning", evidence="read")
     return finding("CD414", subject=variable, refs=(row["source"],), variable=variable, value=_shown(value), why=why,
                    framework=_display(row["framework"]), consequence=consequence + proves, effect=row["effect"],
                    fix_value=_corrected(row, value, report))
