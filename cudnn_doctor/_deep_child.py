@@ -132,7 +132,7 @@ def frames_of(error, limit=48):
         tb = error.__traceback__
         while tb is not None:
             code = tb.tb_frame.f_code
-            chain.append("{}:{}:{}".format(code.co_filename, tb.tb_lineno, code.co_name))
+            chain.append(f"{code.co_filename}:{tb.tb_lineno}:{code.co_name}")
             tb = tb.tb_next
         frames = chain + frames
         error = error.__cause__ or error.__context__

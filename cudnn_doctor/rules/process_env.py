@@ -1422,10 +1422,10 @@ def with_evidence(report: Report, findings: list[Finding],
 def _failure_text(deep: dict[str, Any]) -> str:
     """A framework's --deep failure as one text: its words, the frames it was raised through, and the files of the
     modules its Python took from another copy than the installed one."""
-    frames = deep.get("traceback")
-    elsewhere = deep.get("elsewhere")
-    return "\n".join([str(deep.get("error") or ""), *(str(f) for f in frames if isinstance(frames, list) and f),
-                      *(str(v) for v in (elsewhere.values() if isinstance(elsewhere, dict) else ()))])
+    listed, found = deep.get("traceback"), deep.get("elsewhere")
+    frames = [str(f) for f in listed if f] if isinstance(listed, list) else []
+    files = [str(v) for v in found.values()] if isinstance(found, dict) else []
+    return "\n".join([str(deep.get("error") or ""), *frames, *files])
 
 
 _VARIABLE = re.compile(r"[A-Z][A-Z0-9_]{3,}")
