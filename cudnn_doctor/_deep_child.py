@@ -139,10 +139,11 @@ def frames_of(error, limit=48):
     return frames[-limit:]
 
 
-def imported_elsewhere(site_packages):
+def imported_elsewhere(site_packages, error=None):
     """Modules imported by now (top-level names) that came from somewhere else than SITE_PACKAGES and Python's own
     library while SITE_PACKAGES holds a copy of that name: the other copy a program got (a folder or zip on
-    PYTHONPATH, the working folder, the user site, a sourceless .pyc). name -> the file it came from."""
+    PYTHONPATH, the working folder, the user site, a sourceless .pyc). name -> the file it came from. A package whose
+    own import failed is no longer in sys.modules: the modules ERROR's frames ran in are asked too."""
     import sysconfig
 
     home = os.path.realpath(site_packages) if site_packages else ""
@@ -151,15 +152,25 @@ def imported_elsewhere(site_packages):
     own = [os.path.realpath(p) for p in (sysconfig.get_path("stdlib"), sysconfig.get_path("platstdlib")) if p]
     installed = set(name.split(".")[0] for name in os.listdir(home))
     found = {}
+    places = []
     for name, module in list(sys.modules.items()):
-        if "." in name or name not in installed or module is None:
-            continue
         origin = getattr(module, "__file__", None) or ""
-        if not origin:
+        if not origin and module is not None:
             spec = getattr(module, "__spec__", None)
             locations = list(getattr(spec, "submodule_search_locations", None) or ())
             origin = locations[0] if locations else ""
-        if not origin:
+        places.append((name, origin))
+    seen = set()
+    while error is not None and id(error) not in seen and len(seen) < 8:
+        seen.add(id(error))
+        tb = error.__traceback__
+        while tb is not None:
+            places.append((str(tb.tb_frame.f_globals.get("__name__") or ""), tb.tb_frame.f_code.co_filename))
+            tb = tb.tb_next
+        error = error.__cause__ or error.__context__
+    for name, origin in places:
+        name = name.split(".")[0]
+        if not name or name not in installed or name in found or not origin or origin.startswith("<"):
             continue
         real = os.path.realpath(origin)
         if real.startswith(home + os.sep) or any(real.startswith(folder + os.sep) for folder in own):
@@ -198,7 +209,7 @@ def main(argv):
         answer["error"] = f"{type(error).__name__}: {error}"
         try:
             answer["traceback"] = frames_of(error)
-            answer["elsewhere"] = imported_elsewhere(site_packages)
+            answer["elsewhere"] = imported_elsewhere(site_packages, error)
         except Exception:  # what the failure's frames say is more evidence, never a reason to lose the answer
             pass
         try:

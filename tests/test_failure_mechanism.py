@@ -115,6 +115,8 @@ def test_a_plugin_that_loads_and_raises_is_named_by_its_frames_under_deep_and_cu
     named = [f for f in _errors(deep) if f["code"] == "CD421"]
     assert named and all(f["evidence"] == "seen" for f in named), deep["findings"]
     assert any("Failed to load the backend extension" in str(f["proof"]) for f in named), named
+    cure = deep["process"]["cured_by"]  # PYTHONPATH without the plugin's folder cured it: the class its frames name
+    assert cure["kind"] == "pythonpath" and cure["cause"] == "CD421", cure
     assert "CD409" not in codes(deep) and "CD415" not in codes(deep), deep["findings"]
     lines = plan_lines(machine)
     assert lines and _imports(machine, tmp_path, lines).returncode == 0, lines  # sourced: torch imports
@@ -137,6 +139,7 @@ def test_a_partial_copy_of_torch_on_pythonpath_is_read_then_seen_as_another_copy
     deep = machine.check_json("--deep")
     seen = [f for f in _errors(deep) if f["code"] == "CD419"]
     assert any(f["subject"] == str(half / "torch") and "torch._utils" in str(f["proof"]) for f in seen), seen
+    assert deep["process"]["cured_by"]["cause"] == "CD419", deep["process"]["cured_by"]  # named by its frames
     assert "CD409" not in codes(deep) and "CD415" not in codes(deep), deep["findings"]
     lines = plan_lines(machine)
     assert _imports(machine, tmp_path, lines).returncode == 0, lines

@@ -1338,8 +1338,8 @@ _CURE_WHY = {
 def _cure_code(cure: Any) -> str:
     """The registry's class of what the cure took out: which libraries a preload or folder brought, which
     variable (its row or family in compat/ names the class: knowledge.environment.cure_code)."""
-    if cure.cause and cure.kind in ("pythonpath", "working_folder", "variable", "variables"):
-        return str(cure.cause)  # what raised it, from its frames: a plugin's failure, another copy of a module
+    if cure.cause and cure.kind in ("pythonpath", "working_folder"):  # a place Python imports from, taken out:
+        return str(cure.cause)  # what raised it there, from its frames (a plugin declared there, another copy)
     removed = " ".join(os.path.basename(entry) for entry in cure.removed)
     if cure.kind == "library_path" or (cure.kind == "preload" and cure.libraries):  # by file, and by the SONAME
         removed = " ".join(cure.libraries)
