@@ -148,6 +148,8 @@ def treat(work: Any) -> None:
     for finding in work.with_code("CD411", "CD412", "CD413", "CD414", "CD416", "CD417", "CD418"):
         _setting(work, finding)
     for finding in work.with_code("CD110", "CD116"):
+        if finding.code == "CD110" and not finding.values.get("set_variable"):
+            continue  # the driver's own failure: not the environment's to treat here
         if finding.values.get("set_variable"):  # a sanitizer's option (compat [[sanitizer]]): the user's options kept
             variable = str(finding.values["set_variable"])
             work.take([finding], Action(ENV, (), f"{variable}={finding.values.get('set_value')}: "

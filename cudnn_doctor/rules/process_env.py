@@ -457,12 +457,20 @@ def loaded_sublibraries(report: Report) -> list[Finding]:
                 made = replace(made, evidence="seen", proof=sub.seen)
             intercepted = _sanitizer_preloaded(view)
             if intercepted and sub.seen and made.code in ("CD304", "CD305", "CD308", "CD309") and \
-                    os.path.exists(os.path.join(os.path.dirname(loaded.library), sub.name)):
+                    _holds(report, loaded.library, sub.name) and not (  # LD_LIBRARY_PATH comes before RUNPATH anyway
+                        sub.path and os.path.dirname(sub.path) in report.ld_library_path):
                 made = _intercepted(made, loaded, sub.name, sub.problem, *intercepted)
             if users == "ld.so":
                 made = _for_whom(made, "ld.so", _frameworks_ok(view))
             findings.append(made)
     return findings
+
+
+def _holds(report: Report, library: str, name: str) -> bool:
+    """Whether the copy of cuDNN whose front library is LIBRARY holds the sub-library NAME beside it, as the probes
+    read its folder (report.cudnn)."""
+    return any(name.split(".so")[0] in {n.split(".so")[0] for n, present in install.sublibraries.items() if present}
+               for install in report.cudnn if library in (install.library, install.real_library))
 
 
 def _sanitizer_preloaded(view: ProcessView) -> tuple[str, dict[str, Any]] | None:
