@@ -247,3 +247,47 @@ def test_explain_reads_the_same_frames_from_a_pasted_traceback() -> None:
                           input=text, capture_output=True, text=True, timeout=60, cwd=ROOT)
     [first, *_] = json.loads(done.stdout)["matches"]
     assert first["code"] == "CD421" and "_import_device_backends" in json.dumps(first), first
+
+
+REAL_JAX_CHILD = '''import json, sys
+from cudnn_doctor._deep_child import frames_of, imported_elsewhere
+try:
+    import jax
+    jax.devices()
+    print(json.dumps({}))
+except BaseException as error:
+    print(json.dumps({"error": f"{type(error).__name__}: {error}", "traceback": frames_of(error),
+                      "elsewhere": imported_elsewhere(sys.argv[1], error)}))
+'''
+
+
+@pytest.mark.parametrize("case", ["entry-points", "stale-ml_dtypes"])
+def test_the_real_jax_failing_so_is_read_by_its_frames(tmp_path: Path, case: str) -> None:
+    """The real JAX (0.4.38, CPU) fails as round nine's JAX 0.11 did on the H100: importlib.metadata's TypeError on a
+    malformed entry_points.txt, raised through its discover_pjrt_plugins (CD421); an old ml_dtypes first on
+    PYTHONPATH, whose name its AttributeError says (CD419). What the --deep child records of it (its own functions,
+    run after the real failure) names that class, and nothing claims the framework's GPU library."""
+    import json
+    import sys
+
+    from cudnn_doctor.doctor.deep_words import codes_of
+    from tests.real_wheels import real_jax_cpu
+
+    jax_site = real_jax_cpu()
+    extra = tmp_path / "extra"
+    if case == "entry-points":
+        info = extra / "oddtool-1.0.dist-info"
+        info.mkdir(parents=True)
+        (info / "METADATA").write_text("Metadata-Version: 2.1\nName: oddtool\nVersion: 1.0\n")
+        (info / "entry_points.txt").write_text("[console_scripts]\noddtool\n")
+    else:
+        extra.mkdir()
+        (extra / "ml_dtypes.py").write_text("__version__ = '0.1.0'\n")
+    env = {"PATH": "/usr/bin:/bin", "JAX_PLATFORMS": "cpu", "PYTHONPATH": f"{extra}:{jax_site}:{ROOT}"}
+    done = subprocess.run([sys.executable, "-c", REAL_JAX_CHILD, str(jax_site)], capture_output=True, text=True,
+                          env=env, timeout=300, cwd=tmp_path)
+    deep = json.loads(done.stdout.strip().splitlines()[-1])
+    assert deep.get("error"), done.stderr[-800:]
+    said = codes_of(deep)
+    assert said[:1] == (("CD421",) if case == "entry-points" else ("CD419",)), (said, deep)
+    assert "CD409" not in said
