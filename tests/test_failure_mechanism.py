@@ -291,3 +291,32 @@ def test_the_real_jax_failing_so_is_read_by_its_frames(tmp_path: Path, case: str
     said = codes_of(deep)
     assert said[:1] == (("CD421",) if case == "entry-points" else ("CD419",)), (said, deep)
     assert "CD409" not in said
+
+
+def test_a_second_wheel_tree_of_cudnn_on_pythonpath_is_what_torchs_own_search_loads(machine: Machine,
+                                                                                      tmp_path: Path) -> None:
+    """torch finds its cuDNN by searching sys.path for nvidia/cudnn/lib, and a program's PYTHONPATH comes before
+    site-packages: a second tree there (cuDNN 9.14, gcc-built) is what torch maps (round nine on an H100: "compiled
+    against (9, 19, 0) but found runtime version (9, 14, 0)"). The loading child runs torch's own search with
+    PYTHONPATH where a program has it, so plain check names it: CD408, the copy named; the plan's line cures."""
+    from tests.fakes.build import fake_cudnn
+    from tests.test_check import CUDNN9_SUBLIBS
+    from tests.test_loading import torch_with_real_cudnn
+
+    site = torch_with_real_cudnn(machine, tmp_path)
+    python = tmp_path / "venv" / "bin" / "python3"  # the user's PYTHONPATH before site-packages, as in a real venv
+    python.write_text(python.read_text().replace(f"PYTHONPATH={site}", f'PYTHONPATH="${{PYTHONPATH:+$PYTHONPATH:}}{site}"'))
+    tree = tmp_path / "tree"
+    fake_cudnn(tree / "nvidia" / "cudnn" / "lib", version=91400, sublibraries=CUDNN9_SUBLIBS)
+    machine.env["PYTHONPATH"] = f"{tree}:{machine.env['PYTHONPATH']}"
+    report = machine.check_json()
+    [said] = [f for f in _errors(report) if f["code"] == "CD408"]
+    assert str(tree / "nvidia" / "cudnn" / "lib") in said["detail"] and "9.14" in said["detail"], said
+    [load] = [x for x in report["process"]["loads"] if x["user"] == "torch"]
+    assert load["front"].startswith(str(tree)), load  # torch's own code, run with PYTHONPATH as a program has it
+    lines = plan_lines(machine)
+    assert any(line.startswith(("export PYTHONPATH=", "unset PYTHONPATH")) for line in lines), lines
+    after = check_after(machine, lines)
+    assert "CD408" not in codes(after), after["findings"]
+    torch_after = [x for x in after["process"]["loads"] if x["user"] == "torch"]
+    assert not torch_after or torch_after[0]["front"].startswith(str(site)), torch_after
