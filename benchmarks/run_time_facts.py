@@ -3,8 +3,13 @@ cuDNN convolution and a matrix product), JAX's (a convolution), plain `cudnn-doc
 with their evidence, and, where check offered a plan, the frameworks again in a bash that sourced its lines.
 
   asan        AddressSanitizer preloaded (the machine's libasan.so.N, or libclang_rt.asan): ASAN_OPTIONS unset,
-              with other options, with protect_shadow_gap=0 (expected: the frameworks fail on the first two and run
-              on the third; check names CD116 seen and its line cures). Skipped where no libasan is installed.
+              with other options, with protect_shadow_gap=0 (expected: the frameworks fail on all three. With the gap
+              protected cuInit answers 2: check names CD110 seen, its ASAN_OPTIONS line. On all three ASan's dlopen
+              interceptor makes cuDNN's own dlopen of its sub-libraries search without libcudnn.so.9's RUNPATH: the
+              system's 9.14 libcudnn_graph from the loader's cache, or none; check names CD305 or CD304 seen, its
+              line takes the sanitizer out of LD_PRELOAD; the plan's lines cure). Each asan row also says which
+              libcudnn_graph a Python that loads the pip cuDNN by full path maps under it ("runpath": the mechanism,
+              asked of the loader). Skipped where no libasan is installed.
   numpy       NPY_DISABLE_CPU_FEATURES naming numpy's first baseline feature (expected: torch and JAX fail at import,
               check says CD411 seen), and its last dispatched one (expected: both run, no finding)
   python      PYTHONDEVMODE=1, PYTHONMALLOC=debug, PYTHONPYCACHEPREFIX under a file, PYTHONDONTWRITEBYTECODE=1
@@ -89,6 +94,20 @@ def scenario(python: str, base: dict[str, str], name: str, changes: dict[str, st
     return row
 
 
+RUNPATH_PROBE = ("import ctypes, glob, os, sys\n"
+                 "found = [f for p in sys.path for f in glob.glob(os.path.join(p, 'nvidia/cudnn/lib/libcudnn.so.9'))]\n"
+                 "lib = ctypes.CDLL(found[0])\nlib.cudnnGetVersion.restype = ctypes.c_size_t\n"
+                 "print('version', lib.cudnnGetVersion())\n"
+                 "print('graph', sorted({l.split()[-1] for l in open('/proc/self/maps') if 'libcudnn_graph' in l}))\n")
+
+
+def runpath(python: str, env: dict[str, str]) -> dict[str, object]:
+    """Which libcudnn_graph a Python that loads the pip cuDNN's front library by full path (as torch does) maps with
+    ENV, and what cudnnGetVersion answers: under ASan's dlopen interceptor, the front library's RUNPATH is not searched."""
+    done = bash(f"{python} -c {shlex.quote(RUNPATH_PROBE)}", env, timeout=60)
+    return {"rc": done.get("rc"), "tail": done.get("tail")}
+
+
 def numpy_features(python: str) -> tuple[list[str], list[str]]:
     code = ("try:\n    from numpy._core import _multiarray_umath as m\nexcept ImportError:\n"
             "    from numpy.core import _multiarray_umath as m\nprint(' '.join(m.__cpu_baseline__))\n"
@@ -110,10 +129,13 @@ def main() -> int:
                                                                                  "libclang_rt.asan*x86_64.so"))
     if asan:
         preload = {"LD_PRELOAD": asan[0], "LSAN_OPTIONS": "detect_leaks=0"}
-        rows += [scenario(args.python, base, "asan", preload),
-                 scenario(args.python, base, "asan with options", {**preload, "ASAN_OPTIONS": "halt_on_error=0"}),
-                 scenario(args.python, base, "asan gap unprotected", {**preload,
-                                                                     "ASAN_OPTIONS": "protect_shadow_gap=0"})]
+        asan_rows = [("asan", preload), ("asan with options", {**preload, "ASAN_OPTIONS": "halt_on_error=0"}),
+                     ("asan gap unprotected", {**preload, "ASAN_OPTIONS": "protect_shadow_gap=0"})]
+        for name, changes in asan_rows:
+            row = scenario(args.python, base, name, changes)
+            row["runpath"] = runpath(args.python, {**base, **changes})
+            rows.append(row)
+        rows.append({"name": "runpath without asan", "runpath": runpath(args.python, base)})
     else:
         rows.append({"name": "asan", "skipped": "no libasan.so.N or libclang_rt.asan on this machine"})
     baseline, dispatch = numpy_features(args.python)

@@ -122,6 +122,65 @@ def ask_jax(answer):
     answer["conv_ran"] = True
 
 
+def frames_of(error, limit=48):
+    """The frames ERROR was raised through, and those of the exceptions it was raised from or during (a framework
+    that wraps a plugin's failure in its own words), outermost first: "file:line:function" each, the last LIMIT."""
+    frames, seen = [], set()
+    while error is not None and id(error) not in seen and len(seen) < 8:
+        seen.add(id(error))
+        chain = []
+        tb = error.__traceback__
+        while tb is not None:
+            code = tb.tb_frame.f_code
+            chain.append(f"{code.co_filename}:{tb.tb_lineno}:{code.co_name}")
+            tb = tb.tb_next
+        frames = chain + frames
+        error = error.__cause__ or error.__context__
+    return frames[-limit:]
+
+
+def imported_elsewhere(site_packages, error=None):
+    """Modules imported by now (top-level names) that came from somewhere else than SITE_PACKAGES and Python's own
+    library while SITE_PACKAGES holds a copy of that name: the other copy a program got (a folder or zip on
+    PYTHONPATH, the working folder, the user site, a sourceless .pyc). name -> the file it came from. A package whose
+    own import failed is no longer in sys.modules: the modules ERROR's frames ran in are asked too."""
+    import sysconfig
+
+    home = os.path.realpath(site_packages) if site_packages else ""
+    if not home or not os.path.isdir(home):
+        return {}
+    own = [os.path.realpath(p) for p in (sysconfig.get_path("stdlib"), sysconfig.get_path("platstdlib")) if p]
+    installed = set(name.split(".")[0] for name in os.listdir(home))
+    found = {}
+    places = []
+    for name, module in list(sys.modules.items()):
+        origin = getattr(module, "__file__", None) or ""
+        if not origin and module is not None:
+            spec = getattr(module, "__spec__", None)
+            locations = list(getattr(spec, "submodule_search_locations", None) or ())
+            origin = locations[0] if locations else ""
+        places.append((name, origin))
+    seen = set()
+    while error is not None and id(error) not in seen and len(seen) < 8:
+        seen.add(id(error))
+        tb = error.__traceback__
+        while tb is not None:
+            places.append((str(tb.tb_frame.f_globals.get("__name__") or ""), tb.tb_frame.f_code.co_filename))
+            tb = tb.tb_next
+        error = error.__cause__ or error.__context__
+    for name, origin in places:
+        name = name.split(".")[0]
+        if not name or name not in installed or name in found or not origin or origin.startswith("<"):
+            continue
+        real = os.path.realpath(origin)
+        if real.startswith(home + os.sep) or any(real.startswith(folder + os.sep) for folder in own):
+            continue
+        found[name] = origin
+        if len(found) >= 16:
+            break
+    return found
+
+
 FRAMEWORKS = {"torch": ask_torch, "tensorflow": ask_tensorflow, "jax": ask_jax}
 
 
@@ -148,6 +207,11 @@ def main(argv):
         answer["mapped_cudnn"] = mapped_cudnn()
     except BaseException as error:  # the answer is data; the parent decides what it means
         answer["error"] = f"{type(error).__name__}: {error}"
+        try:
+            answer["traceback"] = frames_of(error)
+            answer["elsewhere"] = imported_elsewhere(site_packages, error)
+        except Exception:  # what the failure's frames say is more evidence, never a reason to lose the answer
+            pass
         try:
             answer["mapped_cudnn"] = mapped_cudnn()
         except OSError:

@@ -110,6 +110,9 @@ def run_recipe(site, recipe, call, functions, args=()):
     namespace = {"__file__": path, "__name__": "cudnn_doctor_recipe", "_running_with_deploy": lambda: False}
     sys.path.insert(0, site)
     exec(compile(module, path, "exec"), namespace)
+    # a program's PYTHONPATH comes before its site-packages (this child runs isolated, -I): the framework's own search
+    # of sys.path for its wheels' libraries (torch's _preload_cuda_lib) meets those folders first, as there
+    sys.path[:0] = [entry for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep) if entry]
     namespace[call](*args)
 
 

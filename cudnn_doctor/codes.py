@@ -395,6 +395,14 @@ _CODES = (
          "{variable}={value}: {why}. {framework} {consequence}."),
     Code("CD417", "warning", "A setting names a path its reader cannot use",
          "{variable}={value}: {problem}. Its reader: {writer}. What it sets: {effect}."),
+    Code("CD419", "error", "Python imports another copy of a module than the one installed",
+         "{framework}'s Python takes {library} from {entry}, not the copy installed with {framework}: {error}. Python "
+         "imports the first copy it finds on sys.path (the working folder for `python -c` and scripts kept there, "
+         "PYTHONPATH's folders and zip files, the user site, a .pth file's folder, cached bytecode used without its "
+         "source), so a partial, stale or other release there is what every program imports."),
+    Code("CD421", "error", "A plugin the framework loads at import fails",
+         "{framework} loads every '{group}' plugin (a distribution's entry point) as it is imported and stops where "
+         "one fails: {error}. {plugin} is declared by {dist}."),
     Code("CD415", "error", "A framework failed its first GPU steps",
          "{framework} was imported in a child with this environment (check --deep) and failed a tiny cuDNN "
          "convolution or LSTM: {error}"),
@@ -581,8 +589,8 @@ def on_platform(found: Finding, platform_kind: str | None) -> Finding:
 # cuInit's own answer, a child's load, a framework's words under --deep.
 SEEN = frozenset({
     "CD101", "CD102", "CD104", "CD108", "CD109", "CD110", "CD118", "CD130", "CD132", "CD138", "CD141", "CD142", "CD143",
-    "CD144", "CD203", "CD307", "CD309", "CD315", "CD316", "CD409", "CD415", "CD901", "CD902", "CD119", "CD170",
-    "CD177", "CD179", "CD211",
+    "CD144", "CD203", "CD307", "CD309", "CD315", "CD316", "CD409", "CD415", "CD419", "CD421", "CD901", "CD902", "CD119",
+    "CD170", "CD177", "CD179", "CD211",
 })  # the answer of the thing itself: NVML, cuInit, the loader in a child, the kernel's log, a framework's run
 RULE = frozenset({
     "CD103", "CD150", "CD152", "CD154", "CD301", "CD155", "CD206", "CD207", "CD208", "CD209", "CD210", "CD311", "CD312", "CD403",

@@ -340,6 +340,7 @@ class EnvironmentCure:
     frameworks: tuple[str, ...] = ()
     said: str = ""  # what the frameworks said with this environment
     libraries: tuple[str, ...] = ()  # the CUDA, cuDNN and NVIDIA library names the removed folders held
+    cause: str = ""  # the Python-level class the failure's own frames name (CD419, CD421), where they name one
 
 
 @record(frozen=True)

@@ -16,7 +16,7 @@ from tests.conftest import ROOT
 CASES = [
     ("Traceback (most recent call last):\n  File \"/usr/lib/python3/dist-packages/torch/__init__.py\", line 2791, in "
      "<module>\n    _import_device_backends()\nRuntimeError: Failed to load the backend extension: torch_npu. You can "
-     "disable extension auto-loading with TORCH_DEVICE_BACKEND_AUTOLOAD=0.", "CD409", "TORCH_DEVICE_BACKEND_AUTOLOAD=0"),
+     "disable extension auto-loading with TORCH_DEVICE_BACKEND_AUTOLOAD=0.", "CD421", "TORCH_DEVICE_BACKEND_AUTOLOAD=0"),
     ("RuntimeError: You cannot disable CPU feature 'AVX2', since it is part of the baseline optimizations:\n"
      "(SSE SSE2 SSE3 SSSE3 SSE41 POPCNT SSE42 AVX F16C FMA3 AVX2)", "CD411", "NPY_DISABLE_CPU_FEATURES"),
     ("ValueError: The value of TORCH_DISTRIBUTED_DEBUG must be OFF, INFO, or DETAIL.", "CD411", "TORCH_DISTRIBUTED_DEBUG"),

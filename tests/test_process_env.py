@@ -597,12 +597,12 @@ def test_a_pythonpath_folder_holding_a_package_the_framework_imports_is_a_warnin
     (shadow / "jax_plugins").mkdir(parents=True)
     machine.env["PYTHONPATH"] = f"{shadow}:{machine.env['PYTHONPATH']}"
     report = machine.check_json()
-    said = finding(report, "CD409")
+    said = finding(report, "CD419")
     assert said["severity"] == "warning" and "jax_plugins" in said["detail"], said
     lines = plan_lines(machine)
     assert any(line.startswith("export PYTHONPATH=") and str(shadow) not in line for line in lines)
     assert f"export PYTHONPATH={machine.env['PYTHONPATH'].split(':', 1)[1]}" in lines, lines  # the rest kept
-    assert "CD409" not in codes(check_after(machine, lines))
+    assert "CD419" not in codes(check_after(machine, lines))
 
 
 def test_an_empty_folder_named_like_a_regular_package_shadows_nothing(machine: Machine, tmp_path: Path) -> None:
@@ -619,10 +619,10 @@ def test_an_empty_folder_named_like_a_regular_package_shadows_nothing(machine: M
     (regular / "torch").mkdir(parents=True)
     (regular / "torch" / "__init__.py").write_text("")
     machine.env["PYTHONPATH"] = f"{empty}:{regular}:{machine.env['PYTHONPATH']}"
-    said = finding(machine.check_json(), "CD409")
+    said = finding(machine.check_json(), "CD419")
     assert str(regular) in said["detail"] and str(empty) not in said["detail"], said
     machine.env["PYTHONPATH"] = f"{empty}:{machine.env['PYTHONPATH'].split(':', 2)[2]}"
-    assert "CD409" not in codes(machine.check_json())
+    assert "CD419" not in codes(machine.check_json())
 
 
 @pytest.mark.parametrize("kind", ["cut", "foreign"])

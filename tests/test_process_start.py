@@ -49,7 +49,7 @@ def test_the_doctor_started_from_a_folder_that_shadows_pythons_own_modules_still
     done = _doctor_c(machine, project, "check", "--json")
     assert "Traceback" not in done.stderr, done.stderr
     report = json.loads(done.stdout)
-    shadows = {f["subject"]: f for f in report["findings"] if f["code"] == "CD409"}
+    shadows = {f["subject"]: f for f in report["findings"] if f["code"] == "CD419"}
     assert set(shadows) == {str(project / "json"), str(project / "typing"), str(project / "subprocess")}, shadows
     assert all(f["severity"] == "warning" and f["evidence"] == "read" for f in shadows.values())
     said = subprocess.run([sys.executable, "-c", "import typing"], cwd=project, capture_output=True, text=True,
@@ -86,16 +86,16 @@ def test_deep_runs_the_framework_from_the_working_folder_as_python_c_does_and_fi
     (project / "torch").mkdir(parents=True)
     (project / "torch" / "__init__.py").write_text("raise ImportError('a torch checkout that was never built')\n")
     plain = json.loads(_doctor_c(machine, project, "check", "--json").stdout)
-    [read] = [f for f in plain["findings"] if f["code"] == "CD409"]
+    [read] = [f for f in plain["findings"] if f["code"] == "CD419"]
     assert read["severity"] == "warning" and read["evidence"] == "read", read
     deep = json.loads(_doctor_c(machine, project, "check", "--deep", "--json").stdout)
-    [seen] = [f for f in deep["findings"] if f["code"] == "CD409" and f["severity"] == "error"]
+    [seen] = [f for f in deep["findings"] if f["code"] == "CD419" and f["subject"].startswith("environment")]
     assert seen["evidence"] == "seen" and "never built" in seen["proof"] and "PYTHONSAFEPATH=1" in seen["detail"], seen
     plan = json.loads(_doctor_c(machine, project, "fix", "--json").stdout)
     [step] = [a for a in plan["actions"] if a["kind"] == "env"]
     assert step["env"]["bash"] == ["export PYTHONSAFEPATH=1"] and step["verified"].startswith("verified here"), step
     after = json.loads(_doctor_c(machine, project, "check", "--deep", "--json", before="export PYTHONSAFEPATH=1").stdout)
-    assert not [f for f in after["findings"] if f["code"] == "CD409"], after["findings"]
+    assert not [f for f in after["findings"] if f["code"] == "CD419"], after["findings"]
     judge = subprocess.run(["bash", "-c", "export PYTHONSAFEPATH=1; exec \"$0\" -c 'import torch; print(torch.__version__)'",
                             str(tmp_path / "venv" / "bin" / "python3")], env=machine.env, cwd=project,
                            capture_output=True, text=True, timeout=60)
@@ -218,10 +218,10 @@ def test_deep_asks_python_about_any_module_of_its_library_the_working_folder_hol
     plain = json.loads(_doctor_c(machine, project, "check", "--json").stdout)
     assert not [f for f in plain["findings"] if f["severity"] == "error"], plain["findings"]
     # read: torch's own __init__.py imports dataclasses (its installed file says so), and nothing names `test`
-    read = [f["subject"] for f in plain["findings"] if f["code"] == "CD409"]
+    read = [f["subject"] for f in plain["findings"] if f["code"] == "CD419"]
     assert read == [str(project / "dataclasses")], plain["findings"]
     deep = json.loads(_doctor_c(machine, project, "check", "--deep", "--json").stdout)
-    [seen] = [f for f in deep["findings"] if f["code"] == "CD409" and f["severity"] == "error"]
+    [seen] = [f for f in deep["findings"] if f["code"] == "CD419" and f["subject"].startswith("environment")]
     assert seen["evidence"] == "seen" and "own dataclasses" in seen["proof"], seen
 
 
@@ -242,7 +242,7 @@ def test_a_start_up_hook_that_puts_another_torch_first_is_what_python_says(machi
     before = machine.env["PYTHONPATH"]  # this checkout's folder: the doctor's own, on a machine without it installed
     machine.env["PYTHONPATH"] = f"{hooks}:{before}"
     report = machine.check_json()
-    [said] = [f for f in report["findings"] if f["code"] == "CD409" and f["subject"] == "import torch"]
+    [said] = [f for f in report["findings"] if f["code"] == "CD419" and f["subject"] == "import torch"]
     assert said["severity"] == "warning" and str(old / "__init__.py") in said["detail"], said
     (hooks / "sitecustomize.py").write_text("import sys\nsys.path[:] = [p for p in sys.path if 'site-packages' not in p]\n")
     report = machine.check_json()
@@ -259,7 +259,7 @@ def test_a_start_up_hook_that_puts_another_torch_first_is_what_python_says(machi
                            text=True, timeout=60)
     assert judge.stdout.strip() == "2.11.0+cu130", judge.stderr  # the line sourced, the program imports torch
     machine.env["PYTHONPATH"] = before  # the hook's folder out (the doctor's own checkout kept)
-    assert not [f for f in machine.check_json()["findings"] if f["code"] == "CD409"]
+    assert not [f for f in machine.check_json()["findings"] if f["code"] in ("CD409", "CD419")]
 
 
 def test_the_installed_torch_found_where_it_is_installed_is_no_finding(machine: Machine, tmp_path: Path) -> None:
@@ -270,7 +270,7 @@ def test_the_installed_torch_found_where_it_is_installed_is_no_finding(machine: 
     machine.env["PYTHONPATH"] = f"{hooks}:{machine.env['PYTHONPATH']}"
     report = machine.check_json()
     assert report["process"]["python_imports"], report["process"]
-    assert not [f for f in report["findings"] if f["code"] == "CD409"], report["findings"]
+    assert not [f for f in report["findings"] if f["code"] == "CD419"], report["findings"]
 
 
 # --- GLIBC_TUNABLES, asked of glibc ----------------------------------------------------------------------------------
@@ -331,7 +331,7 @@ def test_the_shells_lines_undo_the_settings_in_each_shell(shell: str) -> None:
 def test_a_module_of_pythons_own_on_pythonpath_is_read_then_seen_and_its_folder_taken_out(machine: Machine,
                                                                                            tmp_path: Path) -> None:
     """A `json.py` in a PYTHONPATH folder (PYTHONPATH comes before Python's own library) that torch's import reaches,
-    and a lone `numpy.py` there: read, CD409 warnings; --deep's child keeps working itself (it imports without
+    and a lone `numpy.py` there: read, CD419 warnings; --deep's child keeps working itself (it imports without
     PYTHONPATH's folders, then puts them back for the framework), sees torch fail, and sees it work with PYTHONPATH
     unset: an error, seen, and fix's line, verified."""
     site = _venv_torch(machine, tmp_path)
@@ -344,11 +344,11 @@ def test_a_module_of_pythons_own_on_pythonpath_is_read_then_seen_and_its_folder_
     before = machine.env["PYTHONPATH"]
     machine.env["PYTHONPATH"] = f"{stray}:{before}"
     report = machine.check_json()
-    read = {f["subject"]: f for f in report["findings"] if f["code"] == "CD409"}
+    read = {f["subject"]: f for f in report["findings"] if f["code"] == "CD419"}
     assert set(read) == {str(stray / "json"), str(stray / "numpy")}, read
     assert all(f["severity"] == "warning" for f in read.values())
     deep = machine.check_json("--deep")
-    [seen] = [f for f in deep["findings"] if f["code"] == "CD409" and f["severity"] == "error"]
+    [seen] = [f for f in deep["findings"] if f["code"] == "CD419" and f["subject"].startswith("environment")]
     assert seen["evidence"] == "seen" and "json.py left on PYTHONPATH" in seen["proof"], seen
     plan = machine.run("fix", "--json").json
     lines = [line for a in plan["actions"] if a["kind"] == "env" for line in a["env"]["bash"]]

@@ -67,7 +67,7 @@ def _imports(machine: Machine, tmp_path: Path, lines: list[str] = ()) -> subproc
 
 
 def _plugin_findings(report: dict) -> list[dict]:  # type: ignore[type-arg]
-    return [f for f in report["findings"] if f["code"] == "CD409" and "torch.backends" in str(f["subject"])]
+    return [f for f in report["findings"] if f["code"] == "CD421" and "torch.backends" in str(f["subject"])]
 
 
 def test_a_plugin_whose_module_is_gone_stops_the_import_and_is_seen(machine: Machine, tmp_path: Path) -> None:
@@ -131,7 +131,7 @@ def _typing_extensions(folder: Path, text: str = "VERSION = 'installed'\n") -> N
 
 
 def _finder_shadows(report: dict) -> list[dict]:  # type: ignore[type-arg]
-    return [f for f in report["findings"] if f["code"] == "CD409" and "torch.backends" not in str(f["subject"])]
+    return [f for f in report["findings"] if f["code"] == "CD419" and "torch.backends" not in str(f["subject"])]
 
 
 def test_a_package_in_the_user_site_before_site_packages_is_seen_and_cured(machine: Machine, tmp_path: Path) -> None:

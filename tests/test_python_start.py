@@ -56,7 +56,7 @@ def test_a_module_in_the_working_folder_that_shadows_what_torch_imports_is_a_war
     (Path(machine.cwd) / "numpy.py").write_text("raise ImportError('my numpy')\n")
     (Path(machine.cwd) / "test.py").write_text("print('my tests')\n")  # nothing torch imports at start
     report = machine.check_json()
-    shadows = [f for f in report["findings"] if f["code"] == "CD409"]
+    shadows = [f for f in report["findings"] if f["code"] == "CD419"]
     assert [f["subject"] for f in shadows] == [str(Path(machine.cwd) / "numpy")], shadows
     assert shadows[0]["severity"] == "warning" and "working folder" in shadows[0]["detail"], shadows[0]
     done = subprocess.run([str(tmp_path / "venv" / "bin" / "python3"), "-c", "import numpy"], cwd=machine.cwd,

@@ -1,5 +1,5 @@
 """AddressSanitizer preloaded into every program (issue 45): its protected shadow gap holds the address range the
-CUDA driver needs at a fixed place, and cuInit answers CUDA_ERROR_OUT_OF_MEMORY (2). gcc's real libasan is preloaded
+CUDA driver needs at a fixed place, and cuInit answers CUDA_ERROR_OUT_OF_MEMORY (2): the driver fails to initialise (CD110), its cause the sanitizer. gcc's real libasan is preloaded
 into the doctor's CUDA child, with a fake libcuda that needs that range (tests/fakes/fake_libcuda.c,
 FAKE_CUDA_FIXED_RESERVE): what ASan maps there is the kernel's answer in that child. The plan's line, sourced in a
 real bash, appends protect_shadow_gap=0 to ASAN_OPTIONS, and check is then clean of it."""
@@ -50,7 +50,7 @@ def test_asan_preloaded_is_named_as_the_cause_and_its_line_cures_it(machine: Mac
         machine.env["ASAN_OPTIONS"] = options
     report = machine.check_json()
     assert report["process"]["cuinit"] == 2, report["process"]
-    gap = finding(report, "CD116")
+    gap = finding(report, "CD110")
     assert gap["severity"] == "error" and gap["evidence"] == "seen", gap
     assert "protect_shadow_gap" in gap["detail"] and "libasan" in gap["detail"], gap["detail"]
     lines = plan_lines(machine)
@@ -102,7 +102,7 @@ def test_a_process_limit_that_stops_cuinit_is_still_named_as_a_limit(machine: Ma
 def test_the_text_names_asan_and_its_line(machine: Machine, tmp_path: Path) -> None:
     asan_machine(machine, tmp_path)
     machine.env["ASAN_OPTIONS"] = "halt_on_error=1"
-    shown = machine.run("check", "--select", "CD116").stdout
+    shown = machine.run("check", "--select", "CD110").stdout
     assert "protect_shadow_gap=0" in shown and "export ASAN_OPTIONS=halt_on_error=1:protect_shadow_gap=0" in shown
 
 

@@ -47,5 +47,7 @@ def test_torch_distributed_debug_in_any_case_is_taken_and_another_word_is_said(m
     assert not settings_findings(check(machine), "TORCH_DISTRIBUTED_DEBUG")
     machine.env["TORCH_DISTRIBUTED_DEBUG"] = "1"
     said = [f for f in settings_findings(check(machine), "TORCH_DISTRIBUTED_DEBUG")]
-    assert said and said[0]["severity"] == "warning" and "OFF, INFO, or DETAIL" in said[0]["detail"], said
+    # torch 2.11's import refused it on an H100 (round nine; the data's source): the rule, an error
+    assert said and said[0]["code"] == "CD411" and said[0]["severity"] == "error", said
+    assert "OFF, INFO, or DETAIL" in said[0]["detail"], said
     closed_loop(machine, said[0]["code"], "TORCH_DISTRIBUTED_DEBUG")

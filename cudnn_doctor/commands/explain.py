@@ -84,7 +84,9 @@ def explain_text(text: str | bytes, report: Report | None) -> dict[str, Any]:
     facts = reader.read(text)
     machine = machine_values(report)  # what a value the message lacks is on this machine
     specific = catalog.match_lines(facts.lines, any(library.gpu for library in facts.libraries))
-    causes = classify.classify(facts)
+    from cudnn_doctor.explain.read_traceback import frame_causes
+
+    causes = [*frame_causes(reader.to_text(text)), *classify.classify(facts)]  # what raised it, then what it says
     # the catalog's specific entries first, then what the facts show, then the catalog's summary lines (priority 0)
     summaries = [m for m in specific if m.priority == 0 and causes]
     matches: list[dict[str, Any]] = []

@@ -17,8 +17,36 @@ def codes_named(report: Report) -> dict[str, tuple[str, ...]]:
         deep = framework.details.get("deep")
         if isinstance(deep, dict) and isinstance(deep.get("error"), str) and deep["error"].strip() \
                 and not deep.get("not_run"):
-            named[framework.name] = codes_in(deep["error"])
+            named[framework.name] = codes_of(deep)
     return named
+
+
+def codes_of(deep: dict[str, object]) -> tuple[str, ...]:
+    """The codes a framework's --deep failure names: what raised it first (its traceback's frames and the modules its
+    Python took from another copy than the installed one: explain.read_traceback), then explain's reading of its
+    words. Where the frames name a Python-level class, a library class read from the words alone (CD409: the
+    framework's own GPU library) is not the cause and is left out."""
+    from cudnn_doctor.explain.read_traceback import frames_in, mechanism
+
+    words = str(deep.get("error") or "")
+    listed = deep.get("traceback")
+    frames = [str(f) for f in listed] if isinstance(listed, list) else frames_in(words)
+    found = deep.get("elsewhere")
+    elsewhere = {str(k): str(v) for k, v in found.items()} if isinstance(found, dict) else {}
+    read = codes_in(words)
+    raised = mechanism(words, frames, elsewhere)
+    if raised is None:
+        return read
+    return (raised[0], *(code for code in read if code not in ("CD409", "CD415", raised[0])))
+
+
+def python_cause(report: Report) -> str:
+    """The Python-level class (CD419, CD421) the failing frameworks' own frames name, where one does: the code of an
+    environment cure that took the place of that copy or plugin out (PYTHONPATH, the working folder, a variable)."""
+    for codes in codes_named(report).values():
+        if codes and codes[0] in ("CD419", "CD421"):
+            return codes[0]
+    return ""
 
 
 def codes_in(words: str) -> tuple[str, ...]:

@@ -110,12 +110,13 @@ def diagnose(options: CheckOptions, env: Mapping[str, str] | None = None,
         import dataclasses
 
         from cudnn_doctor.doctor.bisect import cure_for
-        from cudnn_doctor.doctor.deep_words import codes_named
+        from cudnn_doctor.doctor.deep_words import codes_named, python_cause
 
         named = codes_named(report)
         if report.process is not None:  # and the one part of the environment without which they work, asked of them
             cure = cure_for(report, dict(ctx.env))
-            if cure is not None:
+            if cure is not None:  # its class: what raised the failure, where the frames name it
+                cure = dataclasses.replace(cure, cause=python_cause(report))
                 report.process = dataclasses.replace(report.process, cured_by=cure)
     report.findings, report.ignored = select_findings(evaluate(report, requirements, named), options.selection)
     report.selection = {"select": list(options.selection.select), "ignore": list(options.selection.ignore),

@@ -70,7 +70,7 @@ def treat(work: Any) -> None:
         if loaded is not None:
             _drop_preload(work, [finding], loaded.entry or "", report, f"{finding.subject} is preloaded into every "
                           "program, in place of each framework's own cuDNN")
-    for finding in work.with_code("CD409"):
+    for finding in work.with_code("CD409", "CD419", "CD421"):
         if finding.values.get("runtime_entry"):  # a C++ runtime the loader refuses for the framework's library
             _named_by_the_loader(work, finding, report, str(finding.values["runtime_via"]),
                                  str(finding.values["runtime_entry"]), str(finding.values.get("runtime") or ""))
@@ -130,6 +130,12 @@ def treat(work: Any) -> None:
         if finding.subject in view.preload:
             _drop_preload(work, [finding], str(finding.subject), report, f"{finding.subject} is preloaded into every "
                           "program, before the framework's own copy of that library")
+    for finding in work.with_code("CD304", "CD305"):  # a sanitizer preloaded intercepts cuDNN's own dlopen
+        entry = str(finding.values.get("sanitizer_entry") or "")
+        if entry and entry in view.preload:  # its run-time out: its options cannot give cuDNN its RUNPATH back
+            _drop_preload(work, [finding], entry, report, f"{entry} out of LD_PRELOAD: the sanitizer's run-time is "
+                          "then not in every program, and cuDNN loads its sub-libraries from its own folder (preload "
+                          "it for the one program you test under the sanitizer)")
     for finding in work.with_code("CD304", "CD305", "CD308", "CD319"):
         _loaded_copy(work, finding, report)
     for finding in work.with_code("CD307"):
@@ -141,7 +147,9 @@ def treat(work: Any) -> None:
             _named_by_the_loader(work, finding, report, *named)
     for finding in work.with_code("CD411", "CD412", "CD413", "CD414", "CD416", "CD417", "CD418"):
         _setting(work, finding)
-    for finding in work.with_code("CD116"):
+    for finding in work.with_code("CD110", "CD116"):
+        if finding.code == "CD110" and not finding.values.get("set_variable"):
+            continue  # the driver's own failure: not the environment's to treat here
         if finding.values.get("set_variable"):  # a sanitizer's option (compat [[sanitizer]]): the user's options kept
             variable = str(finding.values["set_variable"])
             work.take([finding], Action(ENV, (), f"{variable}={finding.values.get('set_value')}: "

@@ -141,7 +141,8 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
         return LoadChildren(frameworks, child_environment(ctx.env), probe_timeout(),
                             loader_too=bool(majors) and (ctx.prefix == "/" or "LD_LIBRARY_PATH" in ctx.env))
 
-    loading = start_loading() if preload_entries(ctx.env) or _cudnn_on_library_path(ctx) else None
+    loading = start_loading() if preload_entries(ctx.env) or _cudnn_on_library_path(ctx) or \
+        _cudnn_on_python_path(ctx.env) else None
     from cudnn_doctor.probes.xla_flags import XlaFlagsChild
 
     xla_child = XlaFlagsChild(frameworks, ctx.env)  # starts nothing unless XLA_FLAGS is set and JAX installed
@@ -426,6 +427,15 @@ def _cudnn_on_library_path(ctx: SearchContext) -> bool:
              *(f"{name}.so.{major}" for major, row in data for name in row))
     return any(os.path.lexists(os.path.join(folder, name)) for folder in ctx.searched_library_path()
                for name in names)
+
+
+def _cudnn_on_python_path(env: dict[str, str]) -> bool:
+    """Does a PYTHONPATH folder hold the pip wheels' layout of cuDNN (nvidia/cudnn/lib/libcudnn.so.N)? torch and JAX
+    find their cuDNN by searching sys.path for it, and a program's PYTHONPATH comes before site-packages: which copy
+    they load is then asked of their own loading code (round nine: torch loaded a second tree's 9.14 so)."""
+    entries = [entry for entry in env.get("PYTHONPATH", "").split(os.pathsep) if entry][:64]
+    return any(os.path.lexists(os.path.join(entry, "nvidia", "cudnn", "lib", f"libcudnn.so.{major}"))
+               for entry in entries for major in (8, 9, 10))
 
 
 STUB_NOTICE = b"is a stub library"  # NVIDIA's notice inside the toolkit's libnvidia-ml.so link stub

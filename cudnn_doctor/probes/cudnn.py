@@ -82,6 +82,14 @@ def from_cudnn_path(ctx: SearchContext, toolkits: list[Toolkit], cache: dict[str
             for sub in SEARCH_PATH_SUBDIRS if root and os.path.isdir(os.path.join(root, sub) if sub else root)]
 
 
+def from_python_path(ctx: SearchContext, toolkits: list[Toolkit], cache: dict[str, list[str]]) -> list[Folder]:
+    """PYTHONPATH's folders that hold the pip wheels' layout (nvidia/cudnn/lib): torch and JAX search sys.path for
+    their cuDNN, and a program's PYTHONPATH comes before site-packages, so such a copy is one they may load."""
+    entries = [entry for entry in ctx.env.get("PYTHONPATH", "").split(os.pathsep) if entry][:64]
+    return [(os.path.join(entry, "nvidia", "cudnn", "lib"), "PYTHONPATH") for entry in entries
+            if os.path.isdir(os.path.join(entry, "nvidia", "cudnn", "lib"))]
+
+
 CUDNN_SEARCH_STEPS: tuple[Callable[[SearchContext, list[Toolkit], dict[str, list[str]]], list[Folder]], ...] = (
     from_search_paths,
     from_cudnn_path,
@@ -90,6 +98,7 @@ CUDNN_SEARCH_STEPS: tuple[Callable[[SearchContext, list[Toolkit], dict[str, list
     from_system_folders,
     from_toolkits,
     from_pip_wheels,
+    from_python_path,
     from_conda,
     from_theano_flags,
 )

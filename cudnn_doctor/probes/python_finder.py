@@ -103,6 +103,39 @@ def names_plugin_group(folders: list[str], groups: list[str]) -> bool:
     return False
 
 
+def malformed_entry_points(folders: list[str]) -> bool:
+    """Whether a distribution in FOLDERS has an entry_points.txt with a line importlib.metadata cannot parse (in a
+    section, neither blank, a comment nor `name = value`): Python raises on it for every group a framework reads, as it
+    parses every distribution's file (round nine: torch and JAX stopped at import on a TypeError from there). A small
+    question of its own, beside names_plugin_group's: it only says that Python is worth asking."""
+    from cudnn_doctor.user_files import UnreadableFile, read_user_file
+
+    seen = 0
+    for folder in folders:
+        try:
+            names = [n for n in os.listdir(folder) if n.endswith((".dist-info", ".egg-info"))]
+        except (OSError, ValueError):
+            continue
+        for name in names:
+            seen += 1
+            if seen > MAX_DISTRIBUTIONS:
+                return False  # names_plugin_group lets Python itself read so many
+            try:
+                text = read_user_file(os.path.join(folder, name, "entry_points.txt"), MAX_METADATA_BYTES)
+            except UnreadableFile:
+                continue
+            section = False
+            for line in text.decode("utf-8", "replace").splitlines():
+                line = line.strip()
+                if not line or line.startswith(("#", ";")):
+                    continue
+                if line.startswith("["):
+                    section = True
+                elif section and "=" not in line:
+                    return True
+    return False
+
+
 def _holds_any(folder: str, modules: tuple[str, ...]) -> bool:
     """Whether FOLDER holds a module or package of one of those names (any form Python imports: a folder, .py, a
     sourceless .pyc, an extension, or a zip file on the path)."""
@@ -163,7 +196,8 @@ class FinderQuestion:
             mine = user_site(env, site)
             worth = worth or any(entry.endswith(".zip") or _holds_any(entry, modules) for entry in entries) or \
                 bool(mine and _holds_any(mine, modules)) or _unchecked_bytecode(site, modules) or \
-                names_plugin_group(metadata_folders(env, [site]), groups)
+                names_plugin_group(metadata_folders(env, [site]), groups) or \
+                bool(groups and malformed_entry_points(metadata_folders(env, [site])))
         if not worth:
             self.asked = []
             return

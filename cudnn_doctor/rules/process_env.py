@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -111,13 +112,16 @@ def driver_library(report: Report) -> list[Finding]:
         row, runtime, value = sanitized
         option = f"{row['option']}={row['cure']}"
         wanted = f"{value}:{option}" if value.strip(" ,:\t\r\n") else option
-        return [finding("CD116", subject=row["variable"], refs=(row["source"],), evidence="seen",
-                        proof=f"cuInit answered {status} in a child started with this environment, which had {runtime} "
-                              f"mapped and {row['variable']} " + (f"without {option}" if value else "unset"),
-                        limit=f"{row['name']} ({runtime}{', through LD_PRELOAD' if view.preload else ''}) is loaded "
-                              f"into every program started here, and {row['variable']} does not set {option}",
-                        effect=str(row["effect"]),
-                        set_variable=row["variable"], set_value=wanted, set_why=row["why"])]
+        made = finding("CD110", subject=row["variable"], refs=(row["source"],), evidence="seen",
+                       proof=f"cuInit answered {status} in a child started with this environment, which had {runtime} "
+                             f"mapped and {row['variable']} " + (f"without {option}" if value else "unset"),
+                       detail=f"cuInit answered {status}", set_variable=row["variable"], set_value=wanted,
+                       set_why=row["why"], sanitizer_entry=next((e for e in view.preload if os.path.basename(
+                           e).startswith(tuple(row["runtime"]))), ""))
+        return [replace(made, detail=(
+            f"The CUDA driver could not start in a program started here: cuInit answered {status}. {row['name']} "
+            f"({runtime}{', through LD_PRELOAD' if view.preload else ''}) is loaded into every program started here, "
+            f"and {row['variable']} does not set {option}: {row['effect']}."))]
     if code == "CD116":
         return [finding("CD116", subject="RLIMIT_AS", refs=refs, **said, limit=_limit_text(view, "RLIMIT_AS"),
                         effect=f"cuInit answers {status} under it: CUDA cannot reserve the address space it starts "
@@ -451,10 +455,55 @@ def loaded_sublibraries(report: Report) -> list[Finding]:
                                        users, rows)
             if sub.seen:  # a child loading it as the framework does saw it fail: the loader's or cuDNN's words
                 made = replace(made, evidence="seen", proof=sub.seen)
+            intercepted = _sanitizer_preloaded(view)
+            if intercepted and sub.seen and made.code in ("CD304", "CD305", "CD308", "CD309") and \
+                    _holds(report, loaded.library, sub.name) and not (  # LD_LIBRARY_PATH comes before RUNPATH anyway
+                        sub.path and os.path.dirname(sub.path) in report.ld_library_path):
+                made = _intercepted(made, loaded, sub.name, sub.problem, *intercepted)
             if users == "ld.so":
                 made = _for_whom(made, "ld.so", _frameworks_ok(view))
             findings.append(made)
     return findings
+
+
+def _holds(report: Report, library: str, name: str) -> bool:
+    """Whether the copy of cuDNN whose front library is LIBRARY holds the sub-library NAME beside it, as the probes
+    read its folder (report.cudnn)."""
+    return any(name.split(".so")[0] in {n.split(".so")[0] for n, present in install.sublibraries.items() if present}
+               for install in report.cudnn if library in (install.library, install.real_library))
+
+
+def _sanitizer_preloaded(view: ProcessView) -> tuple[str, dict[str, Any]] | None:
+    """The LD_PRELOAD entry that is a sanitizer's run-time (compat/process_env.toml [[sanitizer]] runtime), and its
+    row."""
+    for entry in view.preload:
+        for row in _data().get("sanitizer", []):
+            if any(os.path.basename(entry).startswith(name) for name in row.get("runtime", [])) and \
+                    row.get("intercepts_dlopen"):
+                return entry, row
+    return None
+
+
+def _intercepted(made: Finding, loaded: LoadedCudnn, name: str, problem: str, entry: str,
+                 row: dict[str, Any]) -> Finding:
+    """A sub-library the front library's own folder holds, which a child with a sanitizer preloaded did not get
+    from there: the sanitizer's dlopen interceptor makes cuDNN's own dlopen search as if the sanitizer had called it,
+    without the front library's RUNPATH ($ORIGIN). Missing where no other folder holds it (not broken: the file in the
+    folder was never searched), of another release where the loader's cache or path gives another copy."""
+    folder = os.path.dirname(loaded.library)
+    said = (f"{made.proof}; " if made.proof else "") + f"LD_PRELOAD holds {entry} ({row['name']})"
+    if made.code != "CD305":
+        made = finding("CD304", subject=loaded.library, library=loaded.library, missing=name, prefix=folder,
+                       version=loaded.version or "unknown", path=folder, folder=folder, via=loaded.via,
+                       framework=made.values.get("framework"), loaded_library=loaded.library)
+    got = ("finds it elsewhere by name alone (LD_LIBRARY_PATH, the loader's cache): another release"
+           if problem == "another release" else "finds it nowhere else (LD_LIBRARY_PATH, the loader's cache)")
+    return replace(made, evidence="seen", proof=said, refs=made.refs + (str(row["source"]),),
+                   values={**made.values, "sanitizer_entry": entry}, detail=(
+                       f"{loaded.library} loads its sub-libraries from its own folder, and {folder} holds {name}; "
+                       f"but LD_PRELOAD gives every program {entry} ({row['name']}): {row['intercepts_dlopen']} The "
+                       f"child that loaded it as {made.values.get('framework') or 'the framework'} does {got}. "
+                       f"{row.get('interceptor_cure', '')}").strip())
 
 
 def _goes_on_without(rows: dict[str, Any], name: str, problem: str, seen: str | None) -> bool:
@@ -1199,7 +1248,7 @@ def python_shadows(report: Report) -> list[Finding]:
         return []
     out = []
     for entry, package, framework, how, *seen in view.python_shadows:
-        made = finding("CD409", subject=os.path.join(entry, package), evidence="read", framework=_display(framework),
+        made = finding("CD419", subject=os.path.join(entry, package), evidence="read", framework=_display(framework),
                        library=package, error="", entry=entry if how == "PYTHONPATH" else "", how=how)
         asked = (f"seen: {_display(framework)}'s Python, started with this environment, finds {package} there "
                  "(importlib.util.find_spec)")
@@ -1249,7 +1298,8 @@ def environment_cure(report: Report) -> list[Finding]:
     if cure is None:
         return []
     names = ", ".join(_display(name) for name in cure.frameworks)
-    code = _cure_code(cure)
+    code = _sanitizer_cure_code(view, cure) if view is not None else None
+    code = code or _cure_code(cure)
     made = finding(code, subject=f"environment: {cure.kind}", evidence="seen",
                    proof=f"{names} failed in a child started with this environment and worked in one with {cure.words} "
                          f"(it said: {cure.said[:300]})",
@@ -1258,6 +1308,21 @@ def environment_cure(report: Report) -> list[Finding]:
               f"differed only in this: {cure.words}. " + _CURE_WHY.get(cure.kind, "") +
               (f" Taken out: {', '.join(cure.removed)}." if cure.removed else ""))
     return [replace(made, severity="error", detail=detail.strip())]
+
+
+def _sanitizer_cure_code(view: ProcessView, cure: Any) -> str | None:
+    """A cure that took a sanitizer's run-time out of LD_PRELOAD: the class of what the run-time broke, as the children
+    saw it: cuInit's answer (CD110), else cuDNN's sub-libraries not found beside it (CD304) or found elsewhere of
+    another release (CD305)."""
+    if cure.kind != "preload":
+        return None
+    runtimes = [name for row in _data().get("sanitizer", []) for name in row.get("runtime", [])]
+    if not any(os.path.basename(entry).startswith(tuple(runtimes)) for entry in cure.removed):
+        return None
+    if view.cuinit not in (None, 0):
+        return "CD110"
+    problems = [sub.problem for loaded in view.cudnn for sub in loaded.sublibraries if sub.seen and sub.problem]
+    return "CD305" if "another release" in problems else "CD304" if problems else None
 
 
 _CURE_WHY = {
@@ -1281,6 +1346,8 @@ _CURE_WHY = {
 def _cure_code(cure: Any) -> str:
     """The registry's class of what the cure took out: which libraries a preload or folder brought, which
     variable (its row or family in compat/ names the class: knowledge.environment.cure_code)."""
+    if cure.cause and cure.kind in ("pythonpath", "working_folder"):  # a place Python imports from, taken out:
+        return str(cure.cause)  # what raised it there, from its frames (a plugin declared there, another copy)
     removed = " ".join(os.path.basename(entry) for entry in cure.removed)
     if cure.kind == "library_path" or (cure.kind == "preload" and cure.libraries):  # by file, and by the SONAME
         removed = " ".join(cure.libraries)
@@ -1301,8 +1368,8 @@ def _cure_code(cure: Any) -> str:
         return "CD206"
     if cure.kind in ("limits", "shell"):
         return "CD116"
-    if cure.kind in ("pythonpath", "working_folder"):
-        return "CD409"
+    if cure.kind in ("pythonpath", "working_folder"):  # a package there is imported in place of the installed one
+        return "CD419"
     if cure.kind == "variables":  # several variables together: whose they are is not one row of the data
         return "CD416" if all(name.startswith("CUDA_") for name in cure.removed) else "CD411"
     return environment.cure_code(cure.variable or "")
@@ -1334,10 +1401,12 @@ def with_evidence(report: Report, findings: list[Finding],
         said = f"{name} under --deep: {deep['error'][:400]}"
         codes = set((named or {}).get(framework.name, ()))
         codes |= {related for code in list(codes) for related in RELATED.get(code, ())}
-        explaining = [i for i, f in enumerate(out) if f.code in codes or (f.severity == "error" and (
-            _about(f, framework.name, name) or (f.code in AFFECTS_EVERY_PROGRAM and not f.values.get("framework"))))]
+        text = _failure_text(deep)
+        explaining = [i for i, f in enumerate(out) if f.code in codes or _named_by(f, text) or (
+            f.severity == "error" and (_about(f, framework.name, name) or (
+                f.code in AFFECTS_EVERY_PROGRAM and not f.values.get("framework"))))]
         for index in explaining:
-            out[index] = replace(out[index], severity="error", evidence="seen", proof=said,
+            out[index] = replace(_refused_by_words(out[index], text), severity="error", evidence="seen", proof=said,
                                  refs=out[index].refs + (said,))
         no_gpu = [i for i, f in enumerate(out) if f.code == "CD159"]
         for index in no_gpu:  # what the framework said quoted, its class kept
@@ -1356,6 +1425,39 @@ def with_evidence(report: Report, findings: list[Finding],
             out.append(finding("CD415", subject=framework.name, framework=name, error=deep["error"][:600],
                                proof=said, explained_as=", ".join(sorted(codes)) or "nothing the doctor knows"))
     return out
+
+
+def _failure_text(deep: dict[str, Any]) -> str:
+    """A framework's --deep failure as one text: its words, the frames it was raised through, and the files of the
+    modules its Python took from another copy than the installed one."""
+    listed, found = deep.get("traceback"), deep.get("elsewhere")
+    frames = [str(f) for f in listed if f] if isinstance(listed, list) else []
+    files = [str(v) for v in found.values()] if isinstance(found, dict) else []
+    return "\n".join([str(deep.get("error") or ""), *frames, *files])
+
+
+_VARIABLE = re.compile(r"[A-Z][A-Z0-9_]{3,}")
+
+
+def _named_by(f: Finding, text: str) -> bool:
+    """Does a failure's TEXT name what finding F is about: its file or folder (a path of 4 characters or more), or
+    its variable (a setting's finding, its name as a word)? What the failure names is its cause (issue 45)."""
+    if f.severity not in ("error", "warning") or f.code == "CD159" or not f.subject:
+        return False
+    subject = str(f.subject)
+    if subject.startswith(os.sep) and len(subject) > 4:  # the file, the module's file, or a file under the folder
+        return any(re.search(re.escape(subject + end) + r"(?![\w.-])", text) for end in ("", ".py", os.sep))
+    if f.code.startswith("CD41") and _VARIABLE.fullmatch(subject):
+        return re.search(r"(?<![A-Za-z0-9_])" + re.escape(subject) + r"(?![A-Za-z0-9_])", text) is not None
+    return False
+
+
+def _refused_by_words(f: Finding, text: str) -> Finding:
+    """A setting read as one its framework does not take (CD414) whose framework, run with it, failed naming it:
+    the framework refuses it (CD411, whose text takes the same values)."""
+    if f.code == "CD414" and _named_by(f, text):
+        return replace(f, code="CD411", title=CODES["CD411"].title)
+    return f
 
 
 # explain's class of a message -> check's class of the same cause, where check names it from the framework's side:

@@ -73,7 +73,7 @@ def python_imports(report: Report) -> list[Finding]:
                 f"`import {name}` fails" + (" or gets an empty namespace package" if answer == "" else
                                             " with ModuleNotFoundError"))))
             continue
-        out.append(replace(finding("CD409", subject=f"import {name}", evidence="read", proof=proof + (
+        out.append(replace(finding("CD419", subject=f"import {name}", evidence="read", proof=proof + (
             ": `cudnn-doctor check --deep` runs it"), library=name, error=(
                 f"{python}, started with this environment, imports {name} from {answer}, not the installed one in "
                 f"{sites.get(name) or 'its site-packages'}: a start-up hook or a path setting puts it first, and "

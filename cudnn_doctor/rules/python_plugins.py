@@ -20,7 +20,7 @@ def _row(framework: str, group: str) -> dict[str, object]:
 
 
 def unloadable_plugins(report: Report) -> list[Finding]:
-    """CD409 for each plugin (or unreadable metadata) the framework's import will stop on."""
+    """CD421 for each plugin (or unreadable metadata) the framework's import will stop on."""
     view = report.process
     if view is None:
         return []
@@ -34,7 +34,7 @@ def unloadable_plugins(report: Report) -> list[Finding]:
         off = f" ({switch}=0 turns the loading of every such plugin off)" if switch else ""
         if plugin:
             where = os.path.dirname(dist) if dist else ""
-            made = finding("CD409", subject=f"{group}: {plugin}", refs=(str(row.get("source", "")),), evidence="seen",
+            made = finding("CD421", subject=f"{group}: {plugin}", refs=(str(row.get("source", "")),), evidence="seen",
                            proof=f"{framework}'s Python, started in a child with this environment, lists the "
                                  f"'{group}' entry point {plugin} (from {dist or 'a distribution'}) and finds no module "
                                  f"{module}: {said}", framework=name, library=plugin, error=said,
@@ -45,7 +45,7 @@ def unloadable_plugins(report: Report) -> list[Finding]:
                       "Remove the distribution that declares it (a package left behind by an uninstall, or one on "
                       "PYTHONPATH), or reinstall the plugin whole.")
         else:
-            made = finding("CD409", subject=f"{group}: package metadata", refs=(str(row.get("source", "")),),
+            made = finding("CD421", subject=f"{group}: package metadata", refs=(str(row.get("source", "")),),
                            evidence="seen", proof=f"{framework}'s Python, started in a child with this environment, "
                                                   f"raised reading the '{group}' entry points: {said}",
                            framework=name, library="the package metadata", error=said, plugin="", group=group,

@@ -1,0 +1,81 @@
+"""A failure's traceback read for what raised it (issue 45, check --deep): the frames a framework's error passed
+through and the modules its Python imported from elsewhere than where the framework was installed. The cause is
+the mechanism that raised, not the words alone: a plugin's failure raised through the framework's plugin loading
+(compat/python_plugins.toml [[loader]]) is CD421 whatever the plugin said; a failure whose words or frames name a
+module Python took from another copy than the installed one is CD419."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping, Sequence
+
+from cudnn_doctor.explain.classify import Cause
+from cudnn_doctor.knowledge.data import load
+
+FRAME = re.compile(r'^\s*File "([^"\n]+)", line (\d+), in (\S+)', re.MULTILINE)
+
+
+def frames_in(text: str) -> list[str]:
+    """The frames of a traceback pasted as Python prints it ('File "X", line N, in F'), as "X:N:F"."""
+    return [f"{path}:{line}:{function}" for path, line, function in FRAME.findall(text)]
+
+
+def _split(frame: str) -> tuple[str, str]:
+    """(file, function) of a "file:line:function" frame (a file name may hold colons)."""
+    parts = frame.rsplit(":", 2)
+    return (parts[0], parts[2]) if len(parts) == 3 else (frame, "")
+
+
+def plugin_loader(frames: Sequence[str]) -> tuple[dict[str, object], str] | None:
+    """The [[loader]] row whose function the failure was raised through, and that frame."""
+    rows = load("python_plugins").get("loader", [])
+    for frame in reversed(list(frames)):
+        path, function = _split(frame)
+        for row in rows:
+            if function == row.get("function") and path.replace(os.sep, "/").endswith("/" + str(row.get("file"))):
+                return row, frame
+    return None
+
+
+def shadowing(words: str, frames: Sequence[str], elsewhere: Mapping[str, str]) -> tuple[str, str] | None:
+    """(module, the file Python took it from) for a module imported from another copy than the installed one
+    (ELSEWHERE: name -> file, as the failing Python said) that the failure's WORDS or FRAMES name: by its file or
+    folder, or by its name as a word of the words."""
+    files = [_split(frame)[0] for frame in frames]
+    for name, origin in elsewhere.items():
+        if not name or not origin:
+            continue
+        place = os.path.dirname(origin) if os.path.basename(origin).startswith("__init__.") else origin
+        if place in words or any(path == origin or path.startswith(place.rstrip(os.sep) + os.sep) for path in files):
+            return name, origin
+        if re.search(r"(?<![\w.])" + re.escape(name) + r"(?![\w])", words):
+            return name, origin
+    return None
+
+
+def mechanism(words: str, frames: Sequence[str], elsewhere: Mapping[str, str]) -> tuple[str, str] | None:
+    """(code, why) where what raised the failure names its class: a plugin the framework loads at import (CD421), a
+    module Python took from another copy than the installed one (CD419); None where the frames say nothing of it."""
+    loader = plugin_loader(frames)
+    if loader is not None:
+        row, frame = loader
+        return "CD421", (f"raised through {row['framework']}'s loading of its '{row['group']}' plugins "
+                         f"({frame.rsplit(':', 2)[0]}, {row['function']})")
+    shadow = shadowing(words, frames, elsewhere)
+    if shadow is not None:
+        name, origin = shadow
+        return "CD419", f"{name} was imported from {origin}, not from the copy installed with the framework"
+    return None
+
+
+def frame_causes(text: str) -> list[Cause]:
+    """explain's door: the cause a pasted traceback's frames name by themselves (a plugin's failure, raised through
+    the framework's plugin loading); another copy of a module needs the environment, which only check --deep has."""
+    loader = plugin_loader(frames_in(text))
+    if loader is None:
+        return []
+    row, frame = loader
+    return [Cause("CD421", f"the traceback passes through {row['framework']}'s loading of its '{row['group']}' plugins "
+                           f"({frame.rsplit(':', 2)[0]}, {row['function']}): a plugin it loads at import failed",
+                  f"compat/python_plugins.toml: {row['source']}", {"group": str(row["group"])}, kind="frame")]
