@@ -42,6 +42,7 @@ from cudnn_doctor.explain.message_text import (
     split_at_skip,
     to_text,
 )
+from cudnn_doctor.explain.read_compile import compile_errors, host_headers
 from cudnn_doctor.explain.read_events import (
     components,
     events,
@@ -123,7 +124,8 @@ def _facts_of(indexes: range, budget: int, most: int, lines: list[str], lowers: 
                  cpu_builds(index, lower), compilers(index, lower, whole),
                  events(index, line, wrapped) + kernel_modules(index, lowers) + components(index, lowers)
                  + extensions(index, lower) + requirements(index, lower) + toolkit_variables(index, lower)
-                 + placeholders(index, lower) + missing_headers(index, lower))
+                 + placeholders(index, lower) + missing_headers(index, lower) + compile_errors(index, line, lower)
+                 + host_headers(index, lines, lowers))
         if any(facts):
             found.append(facts)
             if len(found) >= most:
