@@ -248,6 +248,12 @@ def _from_conflicts(facts: Facts) -> list[Cause]:
         named = ", ".join(conflict.packages[:6])
         pins = "; ".join(conflict.pins[:3])
         detail = f"{named}: {pins}" if pins else named
+        if conflict.fix:  # a companion package that makes pip replace the framework: the reading names the fix
+            causes.append(Cause("CD521", f"{pins}: the companion's release pins another {conflict.packages[0].split()[0]} "
+                                "than the environment's, and the framework's build (its CUDA variant) is replaced with it",
+                                f"compat/libraries.toml: {conflict.source}", {"detail": detail[:400], "fix": conflict.fix},
+                                kind="conflict", line=conflict.line))
+            continue
         causes.append(Cause("CD521", f"{conflict.tool} reports a conflict that names the GPU stack's packages ({named})"
                             + (f": {pins}" if pins else ""),
                             f"compat/libraries.toml: {conflict.source}", {"detail": detail[:400]}, kind="conflict",
@@ -306,6 +312,12 @@ def _from_not_found(facts: Facts) -> list[Cause]:
     causes = []
     for missing in facts.not_found[-1:]:
         named = ", ".join(missing.packages[:6])
+        if missing.fix and missing.tool == "pip (isolated build)":
+            causes.append(Cause("CD520", f"pip built a package from source in an isolated environment without "
+                                f"{named}, which the package's build needs", missing.source,
+                                {"detail": f"{missing.tool}: {named} absent", "fix": missing.fix}, kind="not-found",
+                                line=missing.line))
+            continue
         if missing.fix:  # no such build exists for this platform (compat/rules.toml [[no_gpu_build]])
             causes.append(Cause("CD520", f"{missing.tool}: {named} asks for a build that does not exist for this "
                                 "platform", missing.source, {"detail": f"{missing.tool}: {named}", "fix": missing.fix},

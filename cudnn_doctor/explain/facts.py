@@ -75,6 +75,7 @@ class Conflict:
     pins: tuple[str, ...]  # the resolver's lines that say which package requires which version
     line: int = 0
     source: str = ""
+    fix: str = ""  # where the reading names the fix itself (a companion package that replaces the framework)
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,11 @@ TRIGGERS = (
     # the kernel's and the driver's own words (issue 21): Xid events, PCIe errors, undefined symbols of a framework
     "xid", "nvrm", "pcie", "dkms", "insmod", "modprobe", "dcgm", "unknown symbol", "could not insert", "undefined symbol", ".version", "unsupported gnu version", "unsupported clang version",
     "unsupported microsoft visual studio version",
+    # a compiler's diagnostic naming what a header lacks or declares otherwise; pip's own lines (issue 41, round ten)
+    "has no member", "is undefined", "not a template", "previous function", "different exception", "does not take arguments",
+    "not declared", "undeclared identifier", "arguments to function", "arguments in function call", "does not name a type",
+    "is not a member", "parameter of type", "pip install", "pip3 install", "collecting ", "existing installation",
+    "did not run successfully", "no module named", "attempting uninstall",
     # "module" in the languages Windows prints error 126 in
     "modul", "módulo", "модуль", "模块", "模組", "モジュール", "모듈",
 )

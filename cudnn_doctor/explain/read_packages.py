@@ -196,9 +196,14 @@ def not_found(lines: list[str], lowers: list[str]) -> list[NotFound]:
             pieces = [lowers[index][:at]]
         packages: list[str] = []
         for piece in pieces:
+            # a framework asked of its CUDA (or CPU) variant's own index ("torch==2.6.0 @ registry+https://download.
+            # pytorch.org/whl/cpu", uv's words) is a package of the GPU stack's builds
+            variant = any(url in piece for url in _swap_table().get("variant_indexes", ()))
             for match in itertools.islice(_PACKAGE.finditer(piece), 12):
                 name = match.group(0)
-                if name.startswith(prefixes) or _CUDA_TAG.search(name):
+                if name.startswith(prefixes) or _CUDA_TAG.search(name) or _LOCAL_VARIANT.search(name) \
+                        or variant and _PIN.match(name) is not None \
+                        and str(_PIN.match(name).group(1)) in _swap_table().get("frameworks", ()):  # type: ignore[union-attr]
                     packages.append(name)
             if tool != "conda":
                 break  # pip names one requirement, right after its words
@@ -238,3 +243,135 @@ def platform_requests(lines: list[str], lowers: list[str]) -> list[NotFound]:
                          "the Windows NVIDIA driver, which WSL2 uses) or on Linux; on native Windows only the CPU "
                          f"build of {framework} installs.")]
 
+
+
+# ------------------------------------------- a companion package that makes pip replace the framework (round ten)
+
+
+@functools.cache
+def _swap_table() -> dict[str, Any]:
+    return dict(load("libraries").get("framework_swap", {}))
+
+
+# pip's own lines: "Collecting torch==2.0.0 (from xformers==0.0.19)", "Collecting nvidia-curand-cu11==10.2.10.91 (from
+# torch==2.0.0->xformers==0.0.19)", "Found existing installation: torch 2.4.1", "Downloading torch-2.7.0-cp310-...whl",
+# "Successfully installed ... torch-2.0.0 ..."; a pip command line
+_FROM = re.compile(r"\(from ([^()\n]{1,300})\)")
+_PIN = re.compile(r"^([a-z0-9][a-z0-9_.\-]{0,80}?)(?:\[[a-z0-9_,\-]{1,40}\])?\s{0,2}(?:(==|>=|<=|~=|<|>|!=)\s{0,2}([a-z0-9_.+*!\-]{1,40}))?"
+                  r"(?:,[<>=!~]{1,2}[a-z0-9_.+*\-]{1,40}){0,3}$")
+_EXISTING = re.compile(r"found existing installation: ([a-z0-9][a-z0-9_.\-]{0,80}) ([0-9][a-z0-9_.+!\-]{0,40})")
+_WHEEL_FILE = re.compile(r"(?:downloading|collecting|using cached) ([a-z0-9][a-z0-9_.]{0,80})-([0-9][a-z0-9_.+!]{0,40})-(?:cp|py)\d")
+_COMMAND = re.compile(r"(?:^|[\s$>#])(?:pip3?|python3? -m pip|uv pip) install\b([^\n]{0,600})")
+_LOCAL_VARIANT = re.compile(r"\+(cu\d{2,3}|cpu|rocm[\d.]{1,8})\b")
+
+
+def _requested(lowers: list[str]) -> set[str] | None:
+    """The packages the pip command lines in the text name (None: no command line), by name."""
+    names: set[str] = set()
+    seen = False
+    for lower in lowers[-400:]:
+        for match in itertools.islice(_COMMAND.finditer(lower), 2):
+            seen = True
+            for word in match.group(1).split():
+                if word.startswith("-") or "://" in word and "#egg=" not in word:
+                    continue
+                word = word.split("#egg=")[-1] if "#egg=" in word else word
+                pin = _PIN.match(word.strip("'\""))
+                if pin is not None:
+                    names.add(pin.group(1).replace("_", "-"))
+    return names if seen else None
+
+
+def framework_swaps(lines: list[str], lowers: list[str]) -> list[Conflict]:
+    """pip replacing the framework the environment has with another release because a companion package asks for it
+    (compat/libraries.toml [framework_swap]): its "(from X)" chains, its uninstall of the framework, or a framework
+    wheel downloaded that no command line asked for. The companion's release pins another framework than the one
+    installed; the framework's CUDA build is lost with it."""
+    table = _swap_table()
+    if not table or not any(word in lower for lower in lowers[-400:] for word in ("collecting", "installation:", "downloading")):
+        return []
+    frameworks = tuple(table["frameworks"])
+    requested = _requested(lowers)
+    pulled: dict[str, tuple[str, str, int]] = {}  # framework -> (version, the package that asks for it, line)
+    existing: dict[str, tuple[str, int]] = {}
+    for index, lower in enumerate(lowers[-400:], start=max(0, len(lowers) - 400)):
+        for match in itertools.islice(_FROM.finditer(lower), 2):
+            chain = [part.strip() for part in match.group(1).split("->")]
+            head = lower[:match.start()].split()
+            parts = ([head[-1]] if head else []) + chain
+            for at, part in enumerate(parts[:-1]):
+                pin = _PIN.match(part)
+                asker = _PIN.match(parts[at + 1])
+                if pin is None or asker is None or pin.group(1) not in frameworks or asker.group(1) in frameworks \
+                        or parts[at + 1].startswith("-r"):
+                    continue
+                version = pin.group(3) or ""
+                pulled.setdefault(pin.group(1), (version, asker.group(0), index))
+        found = _EXISTING.search(lower)
+        if found and found.group(1) in frameworks:
+            existing[found.group(1)] = (found.group(2), index)
+        wheel = _WHEEL_FILE.search(lower)
+        if wheel and wheel.group(1).replace("_", "-") in frameworks and requested is not None \
+                and wheel.group(1) not in requested and requested:
+            asker = next(iter(sorted(requested - set(frameworks))), "")
+            if asker:
+                pulled.setdefault(wheel.group(1), (wheel.group(2), asker, index))
+    if not pulled and existing and requested:  # pip uninstalls the framework though the command named only others
+        for name, (version, index) in existing.items():
+            others = sorted(requested - set(frameworks))
+            if name not in requested and others:
+                pulled[name] = ("", others[0], index)
+    out = []
+    for name, (version, asker, index) in list(pulled.items())[:1]:
+        had = existing.get(name, ("", -1))[0]
+        out.append(_swap(name, version, asker, had, index, table))
+    return out
+
+
+def _swap(name: str, version: str, asker: str, had: str, index: int, table: dict[str, Any]) -> Conflict:
+    takes = f"{name} {version}" if version else f"another {name}"
+    was = f" in place of the installed {name} {had}" if had else ""
+    variant = _LOCAL_VARIANT.search(had) if had else None
+    index_url = f"https://download.pytorch.org/whl/{variant.group(1)}" if variant and name in table["pytorch_index"] else ""
+    keep = (f"`pip install {name}=={had} --index-url {index_url}`" if index_url
+            else f"`pip install {name}=={had}` from the index it came from" if had else
+            f"the {name} you had, from the index it came from (its CUDA build's: https://download.pytorch.org/whl/cuXYZ for torch)")
+    fix = (f"Install the release of {asker.split('==')[0]} built for your {name} (its release notes or requirements pin the "
+           f"{name} each release needs), or install it with `--no-deps` so pip keeps your {name}; if pip already replaced "
+           f"it, reinstall {keep}. Then `pip check` lists what each package requires.")
+    pins = (f"{asker} requires {takes}: pip installs it{was}",)
+    return Conflict(tool="pip", packages=(f"{name} {version}".strip(), asker), pins=pins, line=index,
+                    source=table["source"], fix=fix)
+
+
+# ------------------------------------------------- pip's isolated build environment without the framework (round ten)
+
+@functools.cache
+def _isolation_table() -> dict[str, Any]:
+    return dict(load("libraries").get("build_isolation", {}))
+
+
+def build_isolation(lines: list[str], lowers: list[str]) -> list[NotFound]:
+    """pip building a package from source in its isolated build environment (compat/libraries.toml [build_isolation]),
+    where the framework the package compiles against is absent: "Getting requirements to build wheel did not run
+    successfully" with "No module named 'torch'" (or the package's own words asking for torch) in its output."""
+    table = _isolation_table()
+    if not table:
+        return []
+    stage = next((index for index in range(len(lowers) - 1, max(-1, len(lowers) - 400), -1)
+                  if any(word in lowers[index] for word in table["stages"])), None)
+    if stage is None:
+        return []
+    window = lowers[max(0, stage - 4):stage + 40]
+    framework = next((name for name in table["frameworks"] for lower in window
+                      if any(word.replace("{name}", name) in lower for word in table["absent"])), None)
+    if framework is None:
+        return []
+    package = next(iter(sorted((_requested(lowers) or set()) - {framework, "torch"})), None)
+    build = (f"`pip install --no-build-isolation {package}`" if package else
+             "`pip install --no-build-isolation` with the package's name")
+    fix = (f"pip built the package in an isolated environment that has no {framework}: install {framework} first (its "
+           f"CUDA build), then build against it with {build} (with a CUDA toolkit on PATH for its extension), or "
+           f"install a prebuilt wheel of the package for your {framework}, CUDA and Python.")
+    return [NotFound(tool="pip (isolated build)", packages=(framework,), line=stage, source=f"compat/libraries.toml "
+                     f"[build_isolation]: {table['source']}", fix=fix)]

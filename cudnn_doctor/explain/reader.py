@@ -54,7 +54,14 @@ from cudnn_doctor.explain.read_events import (
     toolkit_variables,
 )
 from cudnn_doctor.explain.read_libraries import libraries, products, symbols
-from cudnn_doctor.explain.read_packages import conflicts, cpu_builds, not_found, platform_requests
+from cudnn_doctor.explain.read_packages import (
+    build_isolation,
+    conflicts,
+    cpu_builds,
+    framework_swaps,
+    not_found,
+    platform_requests,
+)
 from cudnn_doctor.explain.read_statuses import statuses
 from cudnn_doctor.explain.read_versions import archs, compilers, frameworks, phrases, versions
 
@@ -89,9 +96,9 @@ def read(data: bytes | str) -> Facts:
     return Facts(libraries=tuple(libraries), symbols=tuple(_unique(symbols, lambda s: s.name)), statuses=tuple(_unique(statuses, lambda s: (s.api, s.name))),
                  versions=tuple(_unique(versions, lambda v: (v.subject, v.built, v.found))),
                  archs=tuple(_unique(archs, lambda a: (a.compute_capability, a.cue))),
-                 phrases=tuple(_unique(phrases, lambda p: p.text)), conflicts=tuple(conflicts(lines, lowers)),
+                 phrases=tuple(_unique(phrases, lambda p: p.text)), conflicts=tuple(framework_swaps(lines, lowers) + conflicts(lines, lowers)),
                  cpu_builds=tuple(_unique(cpu_builds, lambda c: c.text)), compilers=tuple(_unique(compilers, lambda c: c.name)),
-                 not_found=tuple(not_found(lines, lowers) + platform_requests(lines, lowers)), events=tuple(_unique(events, lambda e: (e.kind, e.code, e.text))),
+                 not_found=tuple(build_isolation(lines, lowers) + not_found(lines, lowers) + platform_requests(lines, lowers)), events=tuple(_unique(events, lambda e: (e.kind, e.code, e.text))),
                  frameworks=frameworks(lowers), lines=tuple(lines))
 
 
