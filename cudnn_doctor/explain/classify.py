@@ -264,6 +264,16 @@ def _from_conflicts(facts: Facts) -> list[Cause]:
 def _from_cpu_builds(facts: Facts) -> list[Cause]:
     causes = []
     for build in facts.cpu_builds[-1:]:
+        if build.part == "cudnn":  # a GPU build without its cuDNN part: cuDNN was absent when it was built or loaded
+            causes.append(Cause("CD301", f"the message's words “{build.text}” say the GPU package in use has no cuDNN "
+                                "support: cuDNN was not found when it was built (or is not found where it loads it)",
+                                f"compat/libraries.toml: {build.source}",
+                                {"fix": "Install cuDNN for the package's CUDA major (`pip install nvidia-cudnn-cu12` or "
+                                        "-cu13, or NVIDIA's archive), then reinstall the package without pip's cache "
+                                        "(`pip install --no-cache-dir --force-reinstall` with its name) so its build "
+                                        "finds cuDNN; `cudnn-doctor check` shows the cuDNN each framework loads."},
+                                kind="cpu-build", line=build.line))
+            continue
         who = f"{build.framework}'s" if build.framework else "the message's"
         causes.append(Cause("CD406", f"{who} words “{build.text}” say the build in use has no GPU support",
                             f"compat/libraries.toml: {build.source}",

@@ -84,6 +84,7 @@ class CpuBuild:
     text: str  # the words that say so
     line: int = 0
     source: str = ""
+    part: str = "gpu"  # gpu: no GPU support at all; cudnn: a GPU build without its cuDNN support
 
 
 @dataclass(frozen=True)

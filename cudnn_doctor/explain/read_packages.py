@@ -104,6 +104,9 @@ def _cpu_tables() -> tuple[dict[str, Any], tuple[dict[str, Any], ...]]:
 
 
 _WORD = re.compile(r"[a-z_][a-z0-9_'=\-]{0,40}")
+# a GPU package's own cuDNN module that Python cannot import: the package was built without cuDNN
+_CUDNN_MODULE = re.compile(r"no module named '?[a-z0-9_]{2,40}(?:\.[a-z0-9_]{1,40}){0,3}\.cudnn'?"
+                           r"|has no attribute '?cudnn\b")
 _CLAUSE = re.compile(r"[.;:!?]\s|\n")
 CPU_AHEAD = 6  # a GPU word this many words after the build verb belongs to it ("not compiled with CUDA enabled")
 
@@ -117,6 +120,9 @@ def cpu_builds(index: int, lower: str) -> list[CpuBuild]:
            if row["text"] in lower and (not row.get("any") or any(word in lower for word in row["any"]))]
     if out or not any(word in lower for word in words["gpu"]):
         return out
+    module = _CUDNN_MODULE.search(lower) if "cudnn" in lower else None
+    if module is not None:  # a GPU package's own cuDNN module absent ("No module named 'cupy.cudnn'")
+        return [CpuBuild(framework=None, text=module.group(0), line=index, source=words["cudnn_source"], part="cudnn")]
     for clause in itertools.islice(_CLAUSE.split(lower, 16), 16):
         if not any(word in clause for word in words["gpu"]) or any(word in clause for word in words["architecture"]):
             continue
@@ -124,7 +130,10 @@ def cpu_builds(index: int, lower: str) -> list[CpuBuild]:
         said = (_negated_build(tokens, words) or next((v for v in words["variants"] if v in clause), None)
                 or _absent_from_build(clause, words))
         if said:
-            out.append(CpuBuild(framework=None, text=said, line=index, source=words["source"]))
+            # only cuDNN named ("cuDNN is not enabled", "not compiled with cuDNN"): a GPU build without its cuDNN part
+            only_cudnn = {word for word in words["gpu"] if word in clause} == {"cudnn"}
+            out.append(CpuBuild(framework=None, text=said, line=index, source=words["cudnn_source"] if only_cudnn
+                                else words["source"], part="cudnn" if only_cudnn else "gpu"))
             break
     return out
 
