@@ -322,6 +322,12 @@ def _from_not_found(facts: Facts) -> list[Cause]:
     causes = []
     for missing in facts.not_found[-1:]:
         named = ", ".join(missing.packages[:6])
+        if missing.fix and (missing.tool.endswith("'s loader") or missing.tool == "conda" and "CONDA_OVERRIDE_CUDA" in named):
+            causes.append(Cause("CD520", f"{missing.tool}: no build of {missing.packages[0]}" if missing.tool.endswith(
+                                "'s loader") else f"conda: {named}: the plan's CUDA is not the one asked for",
+                                missing.source, {"detail": f"{missing.tool}: {named}", "fix": missing.fix},
+                                kind="not-found", line=missing.line))
+            continue
         if missing.fix and missing.tool == "pip (isolated build)":
             causes.append(Cause("CD520", f"pip built a package from source in an isolated environment without "
                                 f"{named}, which the package's build needs", missing.source,

@@ -189,6 +189,8 @@ def no_cuda_platform(text: str) -> dict[str, Any] | None:
     a bracket or the start of a line, not after a drive letter ("C:/Users/")."""
     lower = text.lower()
     for row in load("errors").get("no_cuda_platform", []):
+        if any(word in lower for word in row.get("unless", ())):
+            continue  # the text names what the row rules out (an NVIDIA GPU beside the AMD one)
         marks = [(mark, text) for mark in row.get("exact_markers", ())] + [(mark, lower) for mark in row["markers"]]
         for mark, where in marks:
             at = where.find(mark)

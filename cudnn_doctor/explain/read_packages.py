@@ -384,3 +384,71 @@ def build_isolation(lines: list[str], lowers: list[str]) -> list[NotFound]:
            f"install a prebuilt wheel of the package for your {framework}, CUDA and Python.")
     return [NotFound(tool="pip (isolated build)", packages=(framework,), line=stage, source=f"compat/libraries.toml "
                      f"[build_isolation]: {table['source']}", fix=fix)]
+
+
+# -------------------------------- a package's library named for one framework release, absent (round ten)
+
+# "libdgl_sparse_pytorch_2.0.0.so", "graphbolt_pytorch_2.4.0.post301.dll": a package that ships one library per
+# framework release, named by torch.__version__, and has none for the one installed
+_FRAMEWORK_NAMED = re.compile(r"(?:lib)?([a-z][a-z0-9_]{1,60}?)_(pytorch|torch)_(\d{1,2}\.\d{1,3}(?:\.\d{1,3})?(?:\.post\d{1,4})?"
+                              r"(?:\+[a-z0-9.]{1,20})?)\.(?:so|dylib|dll)\b")
+_ABSENT_WORDS = ("cannot find", "could not find", "can't find", "no such file", "not found", "does not exist",
+                 "filenotfounderror", "cannot load", "could not load")
+_SITE_PACKAGE = re.compile(r"(?:site|dist)-packages[/\\]([a-z0-9_]{1,60})[/\\]")
+
+
+def framework_named_libraries(lines: list[str], lowers: list[str]) -> list[NotFound]:
+    """A package's library named for one framework release (compat/libraries.toml [framework_named_library]) said
+    absent: the package installed has no build for the framework release installed."""
+    row = load("libraries").get("framework_named_library")
+    if not row:
+        return []
+    for index in range(len(lowers) - 1, max(-1, len(lowers) - 200), -1):
+        lower = lowers[index]
+        if "torch_" not in lower or not any(word in lower for word in _ABSENT_WORDS):
+            continue
+        found = _FRAMEWORK_NAMED.search(lower)
+        if found is None:
+            continue
+        site = _SITE_PACKAGE.search(lower)
+        package = site.group(1) if site else found.group(1).split("_")[0]
+        version = found.group(3)
+        fix = (f"{package} ships one library per PyTorch release and has none for torch {version}, the one installed: "
+               f"install the {package} build made for torch {version} and its CUDA (the package's install page names "
+               f"the index or channel per torch and CUDA release), or install the torch release this {package} was "
+               f"built for; install both from one channel or index so the solver keeps them together.")
+        return [NotFound(tool=f"{package}'s loader", packages=(f"{package} for torch {version}",), line=index,
+                         source=f"compat/libraries.toml [framework_named_library]: {row['source']}", fix=fix)]
+    return []
+
+
+# ------------------------------------------ conda's plan against the CUDA the user asked for (round ten)
+
+_OVERRIDE = re.compile(r"conda_override_cuda=[\"']?(\d{1,2}(?:\.\d{1,2})?)")
+_PLANNED_CUDA = re.compile(r"(?:::|\s)(?:cuda-version|cudatoolkit)-(\d{1,2}\.\d{1,2})[.\-]")
+
+
+def conda_cuda_fallback(lines: list[str], lowers: list[str]) -> list[NotFound]:
+    """CONDA_OVERRIDE_CUDA=N given, and conda's plan installs the CUDA of another major (cuda-version-11.8 for N=12):
+    the channel has no build of the requested packages for CUDA N (for this Python or platform), and the solver fell
+    back to another CUDA's build without a word."""
+    window = lowers[-400:]
+    asked = next((m for lower in window if "conda_override_cuda" in lower for m in [_OVERRIDE.search(lower)] if m), None)
+    if asked is None:
+        return []
+    for index in range(len(lowers) - 1, max(-1, len(lowers) - 400), -1):
+        planned = _PLANNED_CUDA.search(lowers[index])
+        if planned is None:
+            continue
+        want, got = asked.group(1), planned.group(1)
+        if want.split(".")[0] == got.split(".")[0]:
+            return []
+        row = load("libraries").get("conda_cuda_fallback", {})
+        fix = (f"conda planned CUDA {got} though CONDA_OVERRIDE_CUDA={want} asked for CUDA {want.split('.')[0]}: the "
+               f"channel has no CUDA {want.split('.')[0]} build of the requested packages for this Python or platform. "
+               f"Ask for the CUDA build explicitly (e.g. `conda install pytorch \"cuda-version={want.split('.')[0]}\"` "
+               "on conda-forge) and let conda say what conflicts, or use a Python version the CUDA build is published "
+               "for (the channel's file list shows each build's Python).")
+        return [NotFound(tool="conda", packages=(f"cuda-version {got}", f"CONDA_OVERRIDE_CUDA={want}"), line=index,
+                         source=f"compat/libraries.toml [conda_cuda_fallback]: {row.get('source', '')}", fix=fix)]
+    return []

@@ -56,8 +56,10 @@ from cudnn_doctor.explain.read_events import (
 from cudnn_doctor.explain.read_libraries import libraries, products, symbols
 from cudnn_doctor.explain.read_packages import (
     build_isolation,
+    conda_cuda_fallback,
     conflicts,
     cpu_builds,
+    framework_named_libraries,
     framework_swaps,
     not_found,
     platform_requests,
@@ -98,7 +100,8 @@ def read(data: bytes | str) -> Facts:
                  archs=tuple(_unique(archs, lambda a: (a.compute_capability, a.cue))),
                  phrases=tuple(_unique(phrases, lambda p: p.text)), conflicts=tuple(framework_swaps(lines, lowers) + conflicts(lines, lowers)),
                  cpu_builds=tuple(_unique(cpu_builds, lambda c: c.text)), compilers=tuple(_unique(compilers, lambda c: c.name)),
-                 not_found=tuple(build_isolation(lines, lowers) + not_found(lines, lowers) + platform_requests(lines, lowers)), events=tuple(_unique(events, lambda e: (e.kind, e.code, e.text))),
+                 not_found=tuple(build_isolation(lines, lowers) + framework_named_libraries(lines, lowers)
+                                   + conda_cuda_fallback(lines, lowers) + not_found(lines, lowers) + platform_requests(lines, lowers)), events=tuple(_unique(events, lambda e: (e.kind, e.code, e.text))),
                  frameworks=frameworks(lowers), lines=tuple(lines))
 
 
