@@ -447,8 +447,8 @@ def conda_cuda_fallback(lines: list[str], lowers: list[str]) -> list[NotFound]:
         fix = (f"conda planned CUDA {got} though CONDA_OVERRIDE_CUDA={want} asked for CUDA {want.split('.')[0]}: the "
                f"channel has no CUDA {want.split('.')[0]} build of the requested packages for this Python or platform. "
                f"Ask for the CUDA build explicitly (e.g. `conda install pytorch \"cuda-version={want.split('.')[0]}\"` "
-               "on conda-forge) and let conda say what conflicts, or use a Python version the CUDA build is published "
-               "for (the channel's file list shows each build's Python).")
+               "on conda-forge) and let conda say what conflicts, or use a Python release for which the channel publishes "
+               "that CUDA build (the channel's file list shows each build's Python).")
         return [NotFound(tool="conda", packages=(f"cuda-version {got}", f"CONDA_OVERRIDE_CUDA={want}"), line=index,
                          source=f"compat/libraries.toml [conda_cuda_fallback]: {row.get('source', '')}", fix=fix)]
     return []
