@@ -155,3 +155,24 @@ def test_conda_planning_another_cuda_than_asked() -> None:
     assert answer["code"] == "CD520" and "11.8" in answer["fix"] and "cuda-version=12" in answer["fix"]
     same = message.replace("cuda-version-11.8", "cuda-version-12.6")
     assert all(m["code"] != "CD520" for m in explain_text(same, None)["matches"])
+
+
+@pytest.mark.parametrize("message", [
+    # pip's resolver: a companion pins another torch than the one asked for (pypa/pip's ResolutionImpossible report)
+    "ERROR: Cannot install torch==2.1.0 and torchvision==0.17.0 because these package versions have conflicting "
+    "dependencies.\n\nThe conflict is caused by:\n    The user requested torch==2.1.0\n    torchvision 0.17.0 depends "
+    "on torch==2.2.0\n\nERROR: ResolutionImpossible: for help visit https://pip.pypa.io/en/latest/topics/"
+    "dependency-resolution/#dealing-with-dependency-conflicts",
+    # pip found no build of the framework for this Python (pypa/pip's words with the versions it saw)
+    "ERROR: Could not find a version that satisfies the requirement torch==1.13.1 (from versions: 2.2.0, 2.2.1, "
+    "2.3.0)\nERROR: No matching distribution found for torch==1.13.1",
+])
+def test_a_framework_pin_is_the_stacks_package(message: str) -> None:
+    assert explain_text(message, None)["matches"][0]["code"] in ("CD520", "CD521")
+
+
+def test_a_companion_that_wants_numpy_is_not_the_stacks_conflict() -> None:
+    message = ("ERROR: pip's dependency resolver does not currently take into account all the packages that are "
+               "installed.\ntorch 2.3.0 requires sympy, which is not installed.\ntensorflow 2.15.0 requires "
+               "numpy<2.0.0,>=1.23.5, but you have numpy 2.1.0 which is incompatible.")
+    assert explain_text(message, None)["matches"] == []

@@ -36,6 +36,13 @@ TREE_GLYPHS = ("├", "└", "│")
 BLOCK_BEFORE, BLOCK_AFTER = 8, 12  # lines around a resolver's words that explain its conflict
 
 
+@functools.cache
+def _framework_names() -> frozenset[str]:
+    """The frameworks whose releases are built per CUDA (compat/libraries.toml [framework_swap] frameworks), and
+    conda's name for PyTorch."""
+    return frozenset(load("libraries").get("framework_swap", {}).get("frameworks", ())) | {"pytorch"}
+
+
 def _gpu_packages(line: str, lower: str) -> list[str]:
     """The GPU stack's packages a resolver line names on its requirement side: after its first dependency word
     ("torch 2.2.1+cu121 requires nvidia-cublas-cu12==12.1.3.1"), so that "tensorflow-gpu 2.8.0 has requirement
@@ -49,10 +56,13 @@ def _gpu_packages(line: str, lower: str) -> list[str]:
     if required is not None and required.group(0).strip(".") in FRAMEWORK_CORE:
         verb = 0  # "torchvision 0.16.0+cu118 depends on torch==2.1.0": a CUDA build of a companion wants another torch
     found = []
+    frameworks = _framework_names()
     for token in itertools.islice(TOKEN.finditer(line, verb), 200):
         text = token.group(0).strip(".,:;'\"")
         low = text.lower()
-        if low.startswith(prefixes) or _LOCAL_CUDA.search(low):
+        # a framework itself on the requirement side ("torchvision 0.17.0 depends on torch==2.2.0", "The user requested
+        # torch==2.1.0"): its releases are built per CUDA, so a conflict over its pins is the GPU stack's
+        if low.startswith(prefixes) or _LOCAL_CUDA.search(low) or low in frameworks:
             found.append(text)
             if len(found) >= PER_LINE:
                 break
@@ -205,14 +215,12 @@ def not_found(lines: list[str], lowers: list[str]) -> list[NotFound]:
             pieces = [lowers[index][:at]]
         packages: list[str] = []
         for piece in pieces:
-            # a framework asked of its CUDA (or CPU) variant's own index ("torch==2.6.0 @ registry+https://download.
-            # pytorch.org/whl/cpu", uv's words) is a package of the GPU stack's builds
-            variant = any(url in piece for url in _swap_table().get("variant_indexes", ()))
             for match in itertools.islice(_PACKAGE.finditer(piece), 12):
                 name = match.group(0)
+                pin = _PIN.match(name)
+                # a framework itself: no build of it for this Python, platform or CUDA variant is the GPU stack's
                 if name.startswith(prefixes) or _CUDA_TAG.search(name) or _LOCAL_VARIANT.search(name) \
-                        or variant and _PIN.match(name) is not None \
-                        and str(_PIN.match(name).group(1)) in _swap_table().get("frameworks", ()):  # type: ignore[union-attr]
+                        or pin is not None and pin.group(1) in _framework_names():
                     packages.append(name)
             if tool != "conda":
                 break  # pip names one requirement, right after its words
