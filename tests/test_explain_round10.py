@@ -176,3 +176,18 @@ def test_a_companion_that_wants_numpy_is_not_the_stacks_conflict() -> None:
                "installed.\ntorch 2.3.0 requires sympy, which is not installed.\ntensorflow 2.15.0 requires "
                "numpy<2.0.0,>=1.23.5, but you have numpy 2.1.0 which is incompatible.")
     assert explain_text(message, None)["matches"] == []
+
+
+def test_a_refused_wheel_names_its_python_and_platform() -> None:
+    """pypa/pip's 'X is not a supported wheel on this platform', the file's tags read as PEP 427 names them."""
+    answer = explain_text("ERROR: torch-2.0.0+cu118-cp310-cp310-win_amd64.whl is not a supported wheel on this "
+                          "platform.", None)["matches"][0]
+    assert answer["code"] == "CD520"
+    assert "CPython 3.10" in answer["fix"] and "win_amd64" in answer["fix"] and "torch 2.0.0+cu118" in answer["fix"]
+
+
+def test_a_const_member_of_torch_is_pytorchs_symbol() -> None:
+    """pytorch/FBGEMM's fbgemm_gpu_py.so looking for torch::autograd::Node::name() const of another torch release."""
+    message = ("OSError: /usr/local/lib/python3.10/dist-packages/fbgemm_gpu/fbgemm_gpu_py.so: undefined symbol: "
+               "_ZNK5torch8autograd4Node4nameEv")
+    assert explain_text(message, None)["matches"][0]["code"] == "CD410"

@@ -334,6 +334,12 @@ def _from_not_found(facts: Facts) -> list[Cause]:
                                 {"detail": f"{missing.tool}: {named} absent", "fix": missing.fix}, kind="not-found",
                                 line=missing.line))
             continue
+        if missing.fix and missing.tool == "pip" and missing.packages[0].endswith(".whl"):  # a wheel's tags, named
+            causes.append(Cause("CD520", f"pip refuses the wheel {named}: its tags name another Python or platform",
+                                f"compat/libraries.toml: {missing.source}", {"detail": f"{missing.tool}: {named}",
+                                                                             "fix": missing.fix},
+                                kind="not-found", line=missing.line))
+            continue
         if missing.fix:  # no such build exists for this platform (compat/rules.toml [[no_gpu_build]])
             causes.append(Cause("CD520", f"{missing.tool}: {named} asks for a build that does not exist for this "
                                 "platform", missing.source, {"detail": f"{missing.tool}: {named}", "fix": missing.fix},

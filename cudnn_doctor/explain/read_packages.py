@@ -218,16 +218,39 @@ def not_found(lines: list[str], lowers: list[str]) -> list[NotFound]:
             for match in itertools.islice(_PACKAGE.finditer(piece), 12):
                 name = match.group(0)
                 pin = _PIN.match(name)
+                # a wheel's file is named by its distribution first (torch-2.0.0-cp310-cp310-win_amd64.whl)
+                wheel = name.split("-")[0].replace("_", "-") if name.endswith(".whl") else None
                 # a framework itself: no build of it for this Python, platform or CUDA variant is the GPU stack's
                 if name.startswith(prefixes) or _CUDA_TAG.search(name) or _LOCAL_VARIANT.search(name) \
-                        or pin is not None and pin.group(1) in _framework_names():
+                        or pin is not None and pin.group(1) in _framework_names() or wheel in _framework_names():
                     packages.append(name)
             if tool != "conda":
                 break  # pip names one requirement, right after its words
         if packages:
-            out.append(NotFound(tool=tool, packages=tuple(packages[:PER_LINE]), line=index, source=source))
+            out.append(NotFound(tool=tool, packages=tuple(packages[:PER_LINE]), line=index, source=source,
+                                fix=_wheel_fix(packages[0])))
     out.reverse()
     return out
+
+
+# a wheel's file name (PEP 427): {distribution}-{version}(-{build})?-{python tag}-{abi tag}-{platform tag}.whl
+_WHEEL_TAGS = re.compile(r"^([a-z0-9_.]+)-([0-9][a-z0-9_.+!]*)(?:-\d[a-z0-9_.]*)?-([a-z0-9_.]+)-([a-z0-9_.]+)-([a-z0-9_.]+)\.whl$")
+_PYTHON_TAG = re.compile(r"^cp(\d)(\d{1,2})$")
+
+
+def _wheel_fix(name: str) -> str:
+    """For a wheel file pip refused: the Python and platform its tags name (PEP 427/425), and what to do."""
+    found = _WHEEL_TAGS.match(name.lower())
+    if found is None:
+        return ""
+    distribution, version, python, _, platform = found.groups()
+    tag = _PYTHON_TAG.match(python)
+    python_text = f"CPython {tag.group(1)}.{tag.group(2)}" if tag else f"Python tag {python}"
+    return (f"The wheel {name} is {distribution.replace('_', '-')} {version} built for {python_text} on {platform}; pip "
+            "refuses it on any other Python or platform. Use the wheel whose tags match this interpreter (`python -c "
+            "\"import sys, sysconfig; print(sys.version_info[:2], sysconfig.get_platform())\"` names them), or a Python "
+            f"{python_text.split()[-1]} environment on {platform}, or install {distribution.replace('_', '-')} from its "
+            "index and let pip choose the wheel.")
 
 
 # ------------------------------------------------------------- a framework's CUDA build asked for where none exists
