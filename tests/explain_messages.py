@@ -119,6 +119,11 @@ FAMILIES = [
      "ERROR: pip's dependency resolver does not currently take into account all the packages that are installed. This "
      "behaviour is the source of the following dependency conflicts.\ntorch 2.2.1+cu121 requires "
      "nvidia-cublas-cu12==12.1.3.1; platform_system == \"Linux\" and platform_machine == \"x86_64\", which is not installed."),
+    # a companion's exact pin on the framework (torchvision's wheels pin one torch release): no build skew (CD410), but
+    # the GPU stack's packages in conflict (issue 41, round ten: framework pins without a +cuXXX tag are CD5)
+    ("pip's resolver on torchvision's torch pin", "CD5",
+     "ERROR: pip's dependency resolver does not currently take into account all the packages that are installed. "
+     "torchvision 0.15.2 requires torch==2.0.1, but you have torch 2.1.0 which is incompatible."),
     ("pytorch/pytorch#87075", "CD5",
      "ERROR: torchaudio 0.13.0.dev20221016+cu117 has requirement torch==1.14.0.dev20221016, but you'll have torch "
      "1.14.0.dev20221017+cu117 which is incompatible."),
@@ -307,9 +312,6 @@ UNRELATED = [
     ("a system library, not the GPU stack", "ImportError: libGL.so.1: cannot open shared object file: No such file or directory"),
     ("an index error", "IndexError: index 10 is out of bounds for dimension 0 with size 10"),
     ("git", "fatal: not a git repository (or any of the parent directories): .git"),
-    ("pip's resolver on two packages' versions, not a build skew",
-     "ERROR: pip's dependency resolver does not currently take into account all the packages that are installed. "
-     "torchvision 0.15.2 requires torch==2.0.1, but you have torch 2.1.0 which is incompatible."),
     # pip's conflicts between packages that are not the GPU stack (microsoft/vscode#286865)
     ("pip conflicts between non-GPU packages (microsoft/vscode#286865)",
      "ERROR: pip's dependency resolver does not currently take into account all the packages that are installed. This "

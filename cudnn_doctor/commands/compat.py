@@ -226,6 +226,9 @@ def _cudnn_gpu(release: dict[str, Any], chosen: list[dict[str, Any]], cc: str, s
     dropped = _dropped_before(version, majors, cc)
     if dropped is not None:
         return dropped
+    bracketed = _bracketed(version, majors, cc)
+    if bracketed is not None:
+        return bracketed
     return knowledge.Reason("compute_capability", knowledge.UNKNOWN,
                             f"NVIDIA's support matrix for cuDNN {version} is not in the data", source)
 
@@ -255,6 +258,43 @@ def _dropped_before(version: str, majors: set[str], cc: str) -> knowledge.Reason
                                 f"support compute capability {cc}",
                                 str(rows[0].get("source") or row.get("source", "")))
     return None
+
+
+def _matrix_range(row: dict[str, Any], majors: set[str]) -> tuple[tuple[int, ...], tuple[int, ...], str] | None:
+    """(oldest, newest, source) of compute capabilities a release's matrix rows of MAJORS all support, or None where
+    a row of those majors is not in the data."""
+    rows = [v for v in row.get("variant", []) if str(v.get("cuda")).split(".")[0] in majors]
+    if not rows or {str(v.get("cuda")).split(".")[0] for v in rows} != majors:
+        return None
+    lows = [verdicts._cc(str(v.get("min_compute_capability"))) for v in rows]
+    highs = [verdicts._cc(str(v.get("max_compute_capability"))) for v in rows]
+    if any(low is None for low in lows) or any(high is None for high in highs):
+        return None
+    return (max(low for low in lows if low is not None), min(high for high in highs if high is not None),
+            str(rows[0].get("source") or row.get("source", "")))
+
+
+def _bracketed(version: str, majors: set[str], cc: str) -> knowledge.Reason | None:
+    """A release whose own matrix is not in the data, between two releases whose matrices (for every CUDA major in
+    question) both support the GPU: cuDNN adds an architecture once and drops it for good (compat/gpu_support.toml
+    [[support]]; _dropped_before), so every release between two that support it supports it too."""
+    have, release = verdicts._cc(cc), version_tuple(version)
+    if have is None or release is None or not majors:
+        return None
+    ordered = sorted(load("cudnn").get("release", []), key=lambda r: version_tuple(str(r["version"])) or ())
+    before = [r for r in ordered if (version_tuple(str(r["version"])) or ()) < release]
+    after = [r for r in ordered if (version_tuple(str(r["version"])) or ()) > release]
+    older = next(((r, found) for r in reversed(before) if (found := _matrix_range(r, majors)) is not None), None)
+    newer = next(((r, found) for r in after if (found := _matrix_range(r, majors)) is not None), None)
+    if older is None or newer is None:
+        return None
+    if not all(low <= have <= high for low, high, _ in (older[1], newer[1])):
+        return None
+    return knowledge.Reason("compute_capability", knowledge.COMPATIBLE,
+                            f"cuDNN {older[0]['version']}'s and {newer[0]['version']}'s support matrices both include "
+                            f"compute capability {cc}, and cuDNN adds an architecture once and drops it for good: "
+                            f"cuDNN {version}, between them, supports it",
+                            f"{older[1][2]}; {newer[1][2]}")
 
 
 def _variant_driver(version: str, variant: dict[str, Any], driver: str, source: str) -> knowledge.Reason:

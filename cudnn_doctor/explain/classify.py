@@ -248,6 +248,12 @@ def _from_conflicts(facts: Facts) -> list[Cause]:
         named = ", ".join(conflict.packages[:6])
         pins = "; ".join(conflict.pins[:3])
         detail = f"{named}: {pins}" if pins else named
+        if conflict.fix:  # a companion package that makes pip replace the framework: the reading names the fix
+            causes.append(Cause("CD521", f"{pins}: the companion's release pins another {conflict.packages[0].split()[0]} "
+                                "than the environment's, and the framework's build (its CUDA variant) is replaced with it",
+                                f"compat/libraries.toml: {conflict.source}", {"detail": detail[:400], "fix": conflict.fix},
+                                kind="conflict", line=conflict.line))
+            continue
         causes.append(Cause("CD521", f"{conflict.tool} reports a conflict that names the GPU stack's packages ({named})"
                             + (f": {pins}" if pins else ""),
                             f"compat/libraries.toml: {conflict.source}", {"detail": detail[:400]}, kind="conflict",
@@ -258,6 +264,16 @@ def _from_conflicts(facts: Facts) -> list[Cause]:
 def _from_cpu_builds(facts: Facts) -> list[Cause]:
     causes = []
     for build in facts.cpu_builds[-1:]:
+        if build.part == "cudnn":  # a GPU build without its cuDNN part: cuDNN was absent when it was built or loaded
+            causes.append(Cause("CD301", f"the message's words “{build.text}” say the GPU package in use has no cuDNN "
+                                "support: cuDNN was not found when it was built (or is not found where it loads it)",
+                                f"compat/libraries.toml: {build.source}",
+                                {"fix": "Install cuDNN for the package's CUDA major (`pip install nvidia-cudnn-cu12` or "
+                                        "-cu13, or NVIDIA's archive), then reinstall the package without pip's cache "
+                                        "(`pip install --no-cache-dir --force-reinstall` with its name) so its build "
+                                        "finds cuDNN; `cudnn-doctor check` shows the cuDNN each framework loads."},
+                                kind="cpu-build", line=build.line))
+            continue
         who = f"{build.framework}'s" if build.framework else "the message's"
         causes.append(Cause("CD406", f"{who} words “{build.text}” say the build in use has no GPU support",
                             f"compat/libraries.toml: {build.source}",
@@ -306,6 +322,24 @@ def _from_not_found(facts: Facts) -> list[Cause]:
     causes = []
     for missing in facts.not_found[-1:]:
         named = ", ".join(missing.packages[:6])
+        if missing.fix and (missing.tool.endswith("'s loader") or missing.tool == "conda" and "CONDA_OVERRIDE_CUDA" in named):
+            causes.append(Cause("CD520", f"{missing.tool}: no build of {missing.packages[0]}" if missing.tool.endswith(
+                                "'s loader") else f"conda: {named}: the plan's CUDA is not the one asked for",
+                                missing.source, {"detail": f"{missing.tool}: {named}", "fix": missing.fix},
+                                kind="not-found", line=missing.line))
+            continue
+        if missing.fix and missing.tool == "pip (isolated build)":
+            causes.append(Cause("CD520", f"pip built a package from source in an isolated environment without "
+                                f"{named}, which the package's build needs", missing.source,
+                                {"detail": f"{missing.tool}: {named} absent", "fix": missing.fix}, kind="not-found",
+                                line=missing.line))
+            continue
+        if missing.fix and missing.tool == "pip" and missing.packages[0].endswith(".whl"):  # a wheel's tags, named
+            causes.append(Cause("CD520", f"pip refuses the wheel {named}: its tags name another Python or platform",
+                                f"compat/libraries.toml: {missing.source}", {"detail": f"{missing.tool}: {named}",
+                                                                             "fix": missing.fix},
+                                kind="not-found", line=missing.line))
+            continue
         if missing.fix:  # no such build exists for this platform (compat/rules.toml [[no_gpu_build]])
             causes.append(Cause("CD520", f"{missing.tool}: {named} asks for a build that does not exist for this "
                                 "platform", missing.source, {"detail": f"{missing.tool}: {named}", "fix": missing.fix},

@@ -75,6 +75,7 @@ class Conflict:
     pins: tuple[str, ...]  # the resolver's lines that say which package requires which version
     line: int = 0
     source: str = ""
+    fix: str = ""  # where the reading names the fix itself (a companion package that replaces the framework)
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,7 @@ class CpuBuild:
     text: str  # the words that say so
     line: int = 0
     source: str = ""
+    part: str = "gpu"  # gpu: no GPU support at all; cudnn: a GPU build without its cuDNN support
 
 
 @dataclass(frozen=True)

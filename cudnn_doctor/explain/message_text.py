@@ -39,6 +39,11 @@ TRIGGERS = (
     # the kernel's and the driver's own words (issue 21): Xid events, PCIe errors, undefined symbols of a framework
     "xid", "nvrm", "pcie", "dkms", "insmod", "modprobe", "dcgm", "unknown symbol", "could not insert", "undefined symbol", ".version", "unsupported gnu version", "unsupported clang version",
     "unsupported microsoft visual studio version",
+    # a compiler's diagnostic naming what a header lacks or declares otherwise; pip's own lines (issue 41, round ten)
+    "has no member", "is undefined", "not a template", "previous function", "different exception", "does not take arguments",
+    "not declared", "undeclared identifier", "arguments to function", "arguments in function call", "does not name a type",
+    "is not a member", "parameter of type", "pip install", "pip3 install", "collecting ", "existing installation",
+    "did not run successfully", "no module named", "attempting uninstall",
     # "module" in the languages Windows prints error 126 in
     "modul", "módulo", "модуль", "模块", "模組", "モジュール", "모듈",
 )
@@ -184,6 +189,8 @@ def no_cuda_platform(text: str) -> dict[str, Any] | None:
     a bracket or the start of a line, not after a drive letter ("C:/Users/")."""
     lower = text.lower()
     for row in load("errors").get("no_cuda_platform", []):
+        if any(word in lower for word in row.get("unless", ())):
+            continue  # the text names what the row rules out (an NVIDIA GPU beside the AMD one)
         marks = [(mark, text) for mark in row.get("exact_markers", ())] + [(mark, lower) for mark in row["markers"]]
         for mark, where in marks:
             at = where.find(mark)

@@ -248,7 +248,10 @@ _MODULE_NAMED = re.compile(
     r"|\bdkms module '(?P<j>[a-z0-9_.+-]{2,60})'"
     # the kernel's own build refusing a module that uses what its licence may not (Linux scripts/mod/modpost.c:
     # "GPL-incompatible module %s.ko uses GPL-only symbol '%s'"): a driver release older than the kernel's symbols
-    r"|\bmodule (?P<k>[a-z0-9_-]{2,60})\.ko uses gpl-only symbol")
+    r"|\bmodule (?P<k>[a-z0-9_-]{2,60})\.ko uses gpl-only symbol"
+    # DKMS's progress line as xbps/Void and other distributions' hooks print it: "Building DKMS module: nvidia-570.133.07...
+    # FAILED!" (the module's name, then its version)
+    r"|\bbuilding dkms module:? (?P<l>[a-z][a-z0-9_+]{1,40}(?:-[a-z][a-z0-9_+]{0,20}){0,3})-\d")
 
 
 @functools.cache

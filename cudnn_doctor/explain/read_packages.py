@@ -36,6 +36,13 @@ TREE_GLYPHS = ("├", "└", "│")
 BLOCK_BEFORE, BLOCK_AFTER = 8, 12  # lines around a resolver's words that explain its conflict
 
 
+@functools.cache
+def _framework_names() -> frozenset[str]:
+    """The frameworks whose releases are built per CUDA (compat/libraries.toml [framework_swap] frameworks), and
+    conda's name for PyTorch."""
+    return frozenset(load("libraries").get("framework_swap", {}).get("frameworks", ())) | {"pytorch"}
+
+
 def _gpu_packages(line: str, lower: str) -> list[str]:
     """The GPU stack's packages a resolver line names on its requirement side: after its first dependency word
     ("torch 2.2.1+cu121 requires nvidia-cublas-cu12==12.1.3.1"), so that "tensorflow-gpu 2.8.0 has requirement
@@ -49,10 +56,13 @@ def _gpu_packages(line: str, lower: str) -> list[str]:
     if required is not None and required.group(0).strip(".") in FRAMEWORK_CORE:
         verb = 0  # "torchvision 0.16.0+cu118 depends on torch==2.1.0": a CUDA build of a companion wants another torch
     found = []
+    frameworks = _framework_names()
     for token in itertools.islice(TOKEN.finditer(line, verb), 200):
         text = token.group(0).strip(".,:;'\"")
         low = text.lower()
-        if low.startswith(prefixes) or _LOCAL_CUDA.search(low):
+        # a framework itself on the requirement side ("torchvision 0.17.0 depends on torch==2.2.0", "The user requested
+        # torch==2.1.0"): its releases are built per CUDA, so a conflict over its pins is the GPU stack's
+        if low.startswith(prefixes) or _LOCAL_CUDA.search(low) or low in frameworks:
             found.append(text)
             if len(found) >= PER_LINE:
                 break
@@ -104,6 +114,9 @@ def _cpu_tables() -> tuple[dict[str, Any], tuple[dict[str, Any], ...]]:
 
 
 _WORD = re.compile(r"[a-z_][a-z0-9_'=\-]{0,40}")
+# a GPU package's own cuDNN module that Python cannot import: the package was built without cuDNN
+_CUDNN_MODULE = re.compile(r"no module named '?[a-z0-9_]{2,40}(?:\.[a-z0-9_]{1,40}){0,3}\.cudnn'?"
+                           r"|has no attribute '?cudnn\b")
 _CLAUSE = re.compile(r"[.;:!?]\s|\n")
 CPU_AHEAD = 6  # a GPU word this many words after the build verb belongs to it ("not compiled with CUDA enabled")
 
@@ -117,6 +130,9 @@ def cpu_builds(index: int, lower: str) -> list[CpuBuild]:
            if row["text"] in lower and (not row.get("any") or any(word in lower for word in row["any"]))]
     if out or not any(word in lower for word in words["gpu"]):
         return out
+    module = _CUDNN_MODULE.search(lower) if "cudnn" in lower else None
+    if module is not None:  # a GPU package's own cuDNN module absent ("No module named 'cupy.cudnn'")
+        return [CpuBuild(framework=None, text=module.group(0), line=index, source=words["cudnn_source"], part="cudnn")]
     for clause in itertools.islice(_CLAUSE.split(lower, 16), 16):
         if not any(word in clause for word in words["gpu"]) or any(word in clause for word in words["architecture"]):
             continue
@@ -124,7 +140,10 @@ def cpu_builds(index: int, lower: str) -> list[CpuBuild]:
         said = (_negated_build(tokens, words) or next((v for v in words["variants"] if v in clause), None)
                 or _absent_from_build(clause, words))
         if said:
-            out.append(CpuBuild(framework=None, text=said, line=index, source=words["source"]))
+            # only cuDNN named ("cuDNN is not enabled", "not compiled with cuDNN"): a GPU build without its cuDNN part
+            only_cudnn = {word for word in words["gpu"] if word in clause} == {"cudnn"}
+            out.append(CpuBuild(framework=None, text=said, line=index, source=words["cudnn_source"] if only_cudnn
+                                else words["source"], part="cudnn" if only_cudnn else "gpu"))
             break
     return out
 
@@ -198,14 +217,40 @@ def not_found(lines: list[str], lowers: list[str]) -> list[NotFound]:
         for piece in pieces:
             for match in itertools.islice(_PACKAGE.finditer(piece), 12):
                 name = match.group(0)
-                if name.startswith(prefixes) or _CUDA_TAG.search(name):
+                pin = _PIN.match(name)
+                # a wheel's file is named by its distribution first (torch-2.0.0-cp310-cp310-win_amd64.whl)
+                wheel = name.split("-")[0].replace("_", "-") if name.endswith(".whl") else None
+                # a framework itself: no build of it for this Python, platform or CUDA variant is the GPU stack's
+                if name.startswith(prefixes) or _CUDA_TAG.search(name) or _LOCAL_VARIANT.search(name) \
+                        or pin is not None and pin.group(1) in _framework_names() or wheel in _framework_names():
                     packages.append(name)
             if tool != "conda":
                 break  # pip names one requirement, right after its words
         if packages:
-            out.append(NotFound(tool=tool, packages=tuple(packages[:PER_LINE]), line=index, source=source))
+            out.append(NotFound(tool=tool, packages=tuple(packages[:PER_LINE]), line=index, source=source,
+                                fix=_wheel_fix(packages[0])))
     out.reverse()
     return out
+
+
+# a wheel's file name (PEP 427): {distribution}-{version}(-{build})?-{python tag}-{abi tag}-{platform tag}.whl
+_WHEEL_TAGS = re.compile(r"^([a-z0-9_.]+)-([0-9][a-z0-9_.+!]*)(?:-\d[a-z0-9_.]*)?-([a-z0-9_.]+)-([a-z0-9_.]+)-([a-z0-9_.]+)\.whl$")
+_PYTHON_TAG = re.compile(r"^cp(\d)(\d{1,2})$")
+
+
+def _wheel_fix(name: str) -> str:
+    """For a wheel file pip refused: the Python and platform its tags name (PEP 427/425), and what to do."""
+    found = _WHEEL_TAGS.match(name.lower())
+    if found is None:
+        return ""
+    distribution, version, python, _, platform = found.groups()
+    tag = _PYTHON_TAG.match(python)
+    python_text = f"CPython {tag.group(1)}.{tag.group(2)}" if tag else f"Python tag {python}"
+    return (f"The wheel {name} is {distribution.replace('_', '-')} {version} built for {python_text} on {platform}; pip "
+            "refuses it on any other Python or platform. Use the wheel whose tags match this interpreter (`python -c "
+            "\"import sys, sysconfig; print(sys.version_info[:2], sysconfig.get_platform())\"` names them), or a Python "
+            f"{python_text.split()[-1]} environment on {platform}, or install {distribution.replace('_', '-')} from its "
+            "index and let pip choose the wheel.")
 
 
 # ------------------------------------------------------------- a framework's CUDA build asked for where none exists
@@ -238,3 +283,203 @@ def platform_requests(lines: list[str], lowers: list[str]) -> list[NotFound]:
                          "the Windows NVIDIA driver, which WSL2 uses) or on Linux; on native Windows only the CPU "
                          f"build of {framework} installs.")]
 
+
+
+# ------------------------------------------- a companion package that makes pip replace the framework (round ten)
+
+
+@functools.cache
+def _swap_table() -> dict[str, Any]:
+    return dict(load("libraries").get("framework_swap", {}))
+
+
+# pip's own lines: "Collecting torch==2.0.0 (from xformers==0.0.19)", "Collecting nvidia-curand-cu11==10.2.10.91 (from
+# torch==2.0.0->xformers==0.0.19)", "Found existing installation: torch 2.4.1", "Downloading torch-2.7.0-cp310-...whl",
+# "Successfully installed ... torch-2.0.0 ..."; a pip command line
+_FROM = re.compile(r"\(from ([^()\n]{1,300})\)")
+_PIN = re.compile(r"^([a-z0-9][a-z0-9_.\-]{0,80}?)(?:\[[a-z0-9_,\-]{1,40}\])?\s{0,2}(?:(==|>=|<=|~=|<|>|!=)\s{0,2}([a-z0-9_.+*!\-]{1,40}))?"
+                  r"(?:,[<>=!~]{1,2}[a-z0-9_.+*\-]{1,40}){0,3}$")
+_EXISTING = re.compile(r"found existing installation: ([a-z0-9][a-z0-9_.\-]{0,80}) ([0-9][a-z0-9_.+!\-]{0,40})")
+_WHEEL_FILE = re.compile(r"(?:downloading|collecting|using cached) ([a-z0-9][a-z0-9_.]{0,80})-([0-9][a-z0-9_.+!]{0,40})-(?:cp|py)\d")
+_COMMAND = re.compile(r"(?:^|[\s$>#])(?:pip3?|python3? -m pip|uv pip) install\b([^\n]{0,600})")
+_LOCAL_VARIANT = re.compile(r"\+(cu\d{2,3}|cpu|rocm[\d.]{1,8})\b")
+
+
+def _requested(lowers: list[str]) -> set[str] | None:
+    """The packages the pip command lines in the text name (None: no command line), by name."""
+    names: set[str] = set()
+    seen = False
+    for lower in lowers[-400:]:
+        for match in itertools.islice(_COMMAND.finditer(lower), 2):
+            seen = True
+            for word in match.group(1).split():
+                if word.startswith("-") or "://" in word and "#egg=" not in word:
+                    continue
+                word = word.split("#egg=")[-1] if "#egg=" in word else word
+                pin = _PIN.match(word.strip("'\""))
+                if pin is not None:
+                    names.add(pin.group(1).replace("_", "-"))
+    return names if seen else None
+
+
+def framework_swaps(lines: list[str], lowers: list[str]) -> list[Conflict]:
+    """pip replacing the framework the environment has with another release because a companion package asks for it
+    (compat/libraries.toml [framework_swap]): its "(from X)" chains, its uninstall of the framework, or a framework
+    wheel downloaded that no command line asked for. The companion's release pins another framework than the one
+    installed; the framework's CUDA build is lost with it."""
+    table = _swap_table()
+    if not table or not any(word in lower for lower in lowers[-400:] for word in ("collecting", "installation:", "downloading")):
+        return []
+    frameworks = tuple(table["frameworks"])
+    requested = _requested(lowers)
+    pulled: dict[str, tuple[str, str, int]] = {}  # framework -> (version, the package that asks for it, line)
+    existing: dict[str, tuple[str, int]] = {}
+    for index, lower in enumerate(lowers[-400:], start=max(0, len(lowers) - 400)):
+        for match in itertools.islice(_FROM.finditer(lower), 2):
+            chain = [part.strip() for part in match.group(1).split("->")]
+            head = lower[:match.start()].split()
+            parts = ([head[-1]] if head else []) + chain
+            for at, part in enumerate(parts[:-1]):
+                pin = _PIN.match(part)
+                asker = _PIN.match(parts[at + 1])
+                if pin is None or asker is None or pin.group(1) not in frameworks or asker.group(1) in frameworks \
+                        or parts[at + 1].startswith("-r"):
+                    continue
+                version = pin.group(3) or ""
+                pulled.setdefault(pin.group(1), (version, asker.group(0), index))
+        found = _EXISTING.search(lower)
+        if found and found.group(1) in frameworks:
+            existing[found.group(1)] = (found.group(2), index)
+        wheel = _WHEEL_FILE.search(lower)
+        if wheel and wheel.group(1).replace("_", "-") in frameworks and requested is not None \
+                and wheel.group(1) not in requested and requested:
+            asker = next(iter(sorted(requested - set(frameworks))), "")
+            if asker:
+                pulled.setdefault(wheel.group(1), (wheel.group(2), asker, index))
+    if not pulled and existing and requested:  # pip uninstalls the framework though the command named only others
+        for name, (version, index) in existing.items():
+            others = sorted(requested - set(frameworks))
+            if name not in requested and others:
+                pulled[name] = ("", others[0], index)
+    out = []
+    for name, (version, asker, index) in list(pulled.items())[:1]:
+        had = existing.get(name, ("", -1))[0]
+        out.append(_swap(name, version, asker, had, index, table))
+    return out
+
+
+def _swap(name: str, version: str, asker: str, had: str, index: int, table: dict[str, Any]) -> Conflict:
+    takes = f"{name} {version}" if version else f"another {name}"
+    was = f" in place of the installed {name} {had}" if had else ""
+    variant = _LOCAL_VARIANT.search(had) if had else None
+    index_url = f"https://download.pytorch.org/whl/{variant.group(1)}" if variant and name in table["pytorch_index"] else ""
+    keep = (f"`pip install {name}=={had} --index-url {index_url}`" if index_url
+            else f"`pip install {name}=={had}` from the index it came from" if had else
+            f"the {name} you had, from the index it came from (its CUDA build's: https://download.pytorch.org/whl/cuXYZ for torch)")
+    fix = (f"Install the release of {asker.split('==')[0]} built for your {name} (its release notes or requirements pin the "
+           f"{name} each release needs), or install it with `--no-deps` so pip keeps your {name}; if pip already replaced "
+           f"it, reinstall {keep}. Then `pip check` lists what each package requires.")
+    pins = (f"{asker} requires {takes}: pip installs it{was}",)
+    return Conflict(tool="pip", packages=(f"{name} {version}".strip(), asker), pins=pins, line=index,
+                    source=table["source"], fix=fix)
+
+
+# ------------------------------------------------- pip's isolated build environment without the framework (round ten)
+
+@functools.cache
+def _isolation_table() -> dict[str, Any]:
+    return dict(load("libraries").get("build_isolation", {}))
+
+
+def build_isolation(lines: list[str], lowers: list[str]) -> list[NotFound]:
+    """pip building a package from source in its isolated build environment (compat/libraries.toml [build_isolation]),
+    where the framework the package compiles against is absent: "Getting requirements to build wheel did not run
+    successfully" with "No module named 'torch'" (or the package's own words asking for torch) in its output."""
+    table = _isolation_table()
+    if not table:
+        return []
+    stage = next((index for index in range(len(lowers) - 1, max(-1, len(lowers) - 400), -1)
+                  if any(word in lowers[index] for word in table["stages"])), None)
+    if stage is None:
+        return []
+    window = lowers[max(0, stage - 4):stage + 40]
+    framework = next((name for name in table["frameworks"] for lower in window
+                      if any(word.replace("{name}", name) in lower for word in table["absent"])), None)
+    if framework is None:
+        return []
+    package = next(iter(sorted((_requested(lowers) or set()) - {framework, "torch"})), None)
+    build = (f"`pip install --no-build-isolation {package}`" if package else
+             "`pip install --no-build-isolation` with the package's name")
+    fix = (f"pip built the package in an isolated environment that has no {framework}: install {framework} first (its "
+           f"CUDA build), then build against it with {build} (with a CUDA toolkit on PATH for its extension), or "
+           f"install a prebuilt wheel of the package for your {framework}, CUDA and Python.")
+    return [NotFound(tool="pip (isolated build)", packages=(framework,), line=stage, source=f"compat/libraries.toml "
+                     f"[build_isolation]: {table['source']}", fix=fix)]
+
+
+# -------------------------------- a package's library named for one framework release, absent (round ten)
+
+# "libdgl_sparse_pytorch_2.0.0.so", "graphbolt_pytorch_2.4.0.post301.dll": a package that ships one library per
+# framework release, named by torch.__version__, and has none for the one installed
+_FRAMEWORK_NAMED = re.compile(r"(?:lib)?([a-z][a-z0-9_]{1,60}?)_(pytorch|torch)_(\d{1,2}\.\d{1,3}(?:\.\d{1,3})?(?:\.post\d{1,4})?"
+                              r"(?:\+[a-z0-9.]{1,20})?)\.(?:so|dylib|dll)\b")
+_ABSENT_WORDS = ("cannot find", "could not find", "can't find", "no such file", "not found", "does not exist",
+                 "filenotfounderror", "cannot load", "could not load")
+_SITE_PACKAGE = re.compile(r"(?:site|dist)-packages[/\\]([a-z0-9_]{1,60})[/\\]")
+
+
+def framework_named_libraries(lines: list[str], lowers: list[str]) -> list[NotFound]:
+    """A package's library named for one framework release (compat/libraries.toml [framework_named_library]) said
+    absent: the package installed has no build for the framework release installed."""
+    row = load("libraries").get("framework_named_library")
+    if not row:
+        return []
+    for index in range(len(lowers) - 1, max(-1, len(lowers) - 200), -1):
+        lower = lowers[index]
+        if "torch_" not in lower or not any(word in lower for word in _ABSENT_WORDS):
+            continue
+        found = _FRAMEWORK_NAMED.search(lower)
+        if found is None:
+            continue
+        site = _SITE_PACKAGE.search(lower)
+        package = site.group(1) if site else found.group(1).split("_")[0]
+        version = found.group(3)
+        fix = (f"{package} ships one library per PyTorch release and has none for torch {version}, the one installed: "
+               f"install the {package} build made for torch {version} and its CUDA (the package's install page names "
+               f"the index or channel per torch and CUDA release), or install the torch release this {package} was "
+               f"built for; install both from one channel or index so the solver keeps them together.")
+        return [NotFound(tool=f"{package}'s loader", packages=(f"{package} for torch {version}",), line=index,
+                         source=f"compat/libraries.toml [framework_named_library]: {row['source']}", fix=fix)]
+    return []
+
+
+# ------------------------------------------ conda's plan against the CUDA the user asked for (round ten)
+
+_OVERRIDE = re.compile(r"conda_override_cuda=[\"']?(\d{1,2}(?:\.\d{1,2})?)")
+_PLANNED_CUDA = re.compile(r"(?:::|\s)(?:cuda-version|cudatoolkit)-(\d{1,2}\.\d{1,2})[.\-]")
+
+
+def conda_cuda_fallback(lines: list[str], lowers: list[str]) -> list[NotFound]:
+    """CONDA_OVERRIDE_CUDA=N given, and conda's plan installs the CUDA of another major (cuda-version-11.8 for N=12):
+    the channel has no build of the requested packages for CUDA N (for this Python or platform), and the solver fell
+    back to another CUDA's build without a word."""
+    window = lowers[-400:]
+    asked = next((m for lower in window if "conda_override_cuda" in lower for m in [_OVERRIDE.search(lower)] if m), None)
+    if asked is None:
+        return []
+    for index in range(len(lowers) - 1, max(-1, len(lowers) - 400), -1):
+        planned = _PLANNED_CUDA.search(lowers[index])
+        if planned is None:
+            continue
+        want, got = asked.group(1), planned.group(1)
+        if want.split(".")[0] == got.split(".")[0]:
+            return []
+        row = load("libraries").get("conda_cuda_fallback", {})
+        fix = (f"conda planned CUDA {got} though CONDA_OVERRIDE_CUDA={want} asked for CUDA {want.split('.')[0]}: the "
+               f"channel has no CUDA {want.split('.')[0]} build of the requested packages for this Python or platform. "
+               f"Ask for the CUDA build explicitly (e.g. `conda install pytorch \"cuda-version={want.split('.')[0]}\"` "
+               "on conda-forge) and let conda say what conflicts, or use a Python release for which the channel publishes "
+               "that CUDA build (the channel's file list shows each build's Python).")
+        return [NotFound(tool="conda", packages=(f"cuda-version {got}", f"CONDA_OVERRIDE_CUDA={want}"), line=index,
+                         source=f"compat/libraries.toml [conda_cuda_fallback]: {row.get('source', '')}", fix=fix)]
+    return []

@@ -42,6 +42,7 @@ from cudnn_doctor.explain.message_text import (
     split_at_skip,
     to_text,
 )
+from cudnn_doctor.explain.read_compile import compile_errors, host_headers
 from cudnn_doctor.explain.read_events import (
     components,
     events,
@@ -53,7 +54,16 @@ from cudnn_doctor.explain.read_events import (
     toolkit_variables,
 )
 from cudnn_doctor.explain.read_libraries import libraries, products, symbols
-from cudnn_doctor.explain.read_packages import conflicts, cpu_builds, not_found, platform_requests
+from cudnn_doctor.explain.read_packages import (
+    build_isolation,
+    conda_cuda_fallback,
+    conflicts,
+    cpu_builds,
+    framework_named_libraries,
+    framework_swaps,
+    not_found,
+    platform_requests,
+)
 from cudnn_doctor.explain.read_statuses import statuses
 from cudnn_doctor.explain.read_versions import archs, compilers, frameworks, phrases, versions
 
@@ -88,9 +98,10 @@ def read(data: bytes | str) -> Facts:
     return Facts(libraries=tuple(libraries), symbols=tuple(_unique(symbols, lambda s: s.name)), statuses=tuple(_unique(statuses, lambda s: (s.api, s.name))),
                  versions=tuple(_unique(versions, lambda v: (v.subject, v.built, v.found))),
                  archs=tuple(_unique(archs, lambda a: (a.compute_capability, a.cue))),
-                 phrases=tuple(_unique(phrases, lambda p: p.text)), conflicts=tuple(conflicts(lines, lowers)),
+                 phrases=tuple(_unique(phrases, lambda p: p.text)), conflicts=tuple(framework_swaps(lines, lowers) + conflicts(lines, lowers)),
                  cpu_builds=tuple(_unique(cpu_builds, lambda c: c.text)), compilers=tuple(_unique(compilers, lambda c: c.name)),
-                 not_found=tuple(not_found(lines, lowers) + platform_requests(lines, lowers)), events=tuple(_unique(events, lambda e: (e.kind, e.code, e.text))),
+                 not_found=tuple(build_isolation(lines, lowers) + framework_named_libraries(lines, lowers)
+                                   + conda_cuda_fallback(lines, lowers) + not_found(lines, lowers) + platform_requests(lines, lowers)), events=tuple(_unique(events, lambda e: (e.kind, e.code, e.text))),
                  frameworks=frameworks(lowers), lines=tuple(lines))
 
 
@@ -123,7 +134,8 @@ def _facts_of(indexes: range, budget: int, most: int, lines: list[str], lowers: 
                  cpu_builds(index, lower), compilers(index, lower, whole),
                  events(index, line, wrapped) + kernel_modules(index, lowers) + components(index, lowers)
                  + extensions(index, lower) + requirements(index, lower) + toolkit_variables(index, lower)
-                 + placeholders(index, lower) + missing_headers(index, lower))
+                 + placeholders(index, lower) + missing_headers(index, lower) + compile_errors(index, line, lower)
+                 + host_headers(index, lines, lowers))
         if any(facts):
             found.append(facts)
             if len(found) >= most:

@@ -369,19 +369,26 @@ def _series_rows(framework: str, version: str) -> list[dict[str, Any]]:
     if not series:
         return []
 
-    def builds(release: str) -> list[tuple[tuple[str, str], ...]]:
-        rows = [row for row in all_rows(framework) if str(row.get("version")) == release]
+    def builds(release: str, os_name: object) -> list[tuple[tuple[str, str], ...]]:
+        rows = [row for row in all_rows(framework) if str(row.get("version")) == release and row.get("os") == os_name]
         return sorted(tuple(sorted((key, repr(value)) for key, value in row.items()
                                    if key not in _NOT_BUILD and "source" not in key and "note" not in key))
                       for row in rows)
 
-    first = builds(series[0])
-    if not first or any(builds(other) != first for other in series[1:]):
-        return []
-    label = f"{display(framework)} {version} is not in the data; every release of its series it holds " \
-            f"({', '.join(series)}) has these builds, which a patch release keeps"
-    return [{**row, "version": version, "source": f"{label}: {row.get('source', '')}"}
-            for row in all_rows(framework) if str(row.get("version")) == series[0]]
+    # per platform: the data may hold a series' Windows builds from one release and its Linux builds from another
+    # (TensorFlow 1.13.0 on Windows, 1.13.1 on Linux); on each, every release that has builds there must agree
+    out: list[dict[str, Any]] = []
+    platforms = list(dict.fromkeys(row.get("os") for row in all_rows(framework) if str(row.get("version")) in series))
+    for os_name in platforms:
+        holders = [release for release in series if builds(release, os_name)]
+        first = builds(holders[0], os_name)
+        if any(builds(other, os_name) != first for other in holders[1:]):
+            return []
+        label = f"{display(framework)} {version} is not in the data; every release of its series it holds " \
+                f"({', '.join(holders)}) has these builds, which a patch release keeps"
+        out += [{**row, "version": version, "source": f"{label}: {row.get('source', '')}"}
+                for row in all_rows(framework) if str(row.get("version")) == holders[0] and row.get("os") == os_name]
+    return out
 
 
 def known_releases(framework: str) -> list[str]:
