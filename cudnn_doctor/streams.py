@@ -142,7 +142,9 @@ def utf8_stdout() -> None:
         if reconfigure is None or codecs.lookup(getattr(sys.stdout, "encoding", None) or "utf-8").name == "utf-8":
             return
         sys.stdout.flush()
-        reconfigure(encoding="utf-8")
+        # the stream's own error handler kept (reconfigure's default for a new encoding is strict: a file name's
+        # undecodable byte, a surrogate under a C locale, was an internal error)
+        reconfigure(encoding="utf-8", errors=getattr(sys.stdout, "errors", None) or "strict")
     except (OSError, ValueError, LookupError):
         pass
 
