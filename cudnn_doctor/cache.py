@@ -63,7 +63,14 @@ def cache_dir() -> Path:
         import shutil
         import tempfile
 
-        _RUN_FOLDER.append(tempfile.mkdtemp(prefix="cudnn-doctor-cache-"))
+        try:
+            _RUN_FOLDER.append(tempfile.mkdtemp(prefix="cudnn-doctor-cache-"))
+        except OSError as error:
+            from cudnn_doctor.errors import DoctorError
+
+            raise DoctorError(f"no cache folder (no home, no CUDNN_DOCTOR_CACHE_DIR) and no temporary folder: "
+                              f"{error.strerror or error}", fix="set CUDNN_DOCTOR_CACHE_DIR or TMPDIR to a folder you "
+                              "can write to", exit_code=1, code="CD006") from None
         atexit.register(shutil.rmtree, _RUN_FOLDER[0], True)
     return Path(_RUN_FOLDER[0])
 
