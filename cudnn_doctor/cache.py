@@ -23,10 +23,12 @@ if TYPE_CHECKING:
 STALE_TEMPORARY_S = 3600.0  # a .tmp this old belongs to a process that was killed mid-write
 
 
-def cache_folder() -> str:
+def cache_folder() -> str | None:
     """CUDNN_DOCTOR_CACHE_DIR (variables.cache_override), else the platform's user cache folder (platformdirs';
     on Linux XDG_CACHE_HOME when absolute, else ~/.cache with the home of variables.home_folder). A string: check
-    reads its parsed data from here without importing pathlib."""
+    reads its parsed data from here without importing pathlib. None where there is no home (HOME unset, empty or
+    relative and no password entry for this user: a CI container's random uid) and no variable names a folder:
+    Python's expanduser would answer '~', a folder named ~ made in the working folder."""
     from cudnn_doctor.variables import cache_override, home_folder
 
     override = cache_override()
@@ -37,17 +39,40 @@ def cache_folder() -> str:
         if base.strip() and os.path.isabs(base):  # a relative one is invalid and ignored (the XDG base directory spec)
             return os.path.join(base, "cudnn-doctor")
         home = home_folder()  # an empty or relative HOME is not / or the working folder
-        return os.path.join(home if home is not None else os.path.expanduser("~"), ".cache", "cudnn-doctor")
+        return None if home is None else os.path.join(home, ".cache", "cudnn-doctor")
     from platformdirs import user_cache_dir
 
-    return user_cache_dir("cudnn-doctor", appauthor=False)
+    found = user_cache_dir("cudnn-doctor", appauthor=False)
+    return found if os.path.isabs(found) else None
+
+
+_RUN_FOLDER: list[str] = []
 
 
 def cache_dir() -> Path:
-    """cache_folder() as a Path (install's downloads, bench's kernels)."""
+    """cache_folder() as a Path (install's downloads, bench's kernels); where there is none (no home), a private
+    folder of this run (mkdtemp: mode 0700, a new name) removed when the process ends: nothing is kept, nothing is
+    made in the working folder, and no other user's folder is trusted."""
     from pathlib import Path
 
-    return Path(cache_folder())
+    folder = cache_folder()
+    if folder is not None:
+        return Path(folder)
+    if not _RUN_FOLDER:
+        import atexit
+        import shutil
+        import tempfile
+
+        try:
+            _RUN_FOLDER.append(tempfile.mkdtemp(prefix="cudnn-doctor-cache-"))
+        except OSError as error:
+            from cudnn_doctor.errors import DoctorError
+
+            raise DoctorError(f"no cache folder (no home, no CUDNN_DOCTOR_CACHE_DIR) and no temporary folder: "
+                              f"{error.strerror or error}", fix="set CUDNN_DOCTOR_CACHE_DIR or TMPDIR to a folder you "
+                              "can write to", exit_code=1, code="CD006") from None
+        atexit.register(shutil.rmtree, _RUN_FOLDER[0], True)
+    return Path(_RUN_FOLDER[0])
 
 
 ENTRY_FORMAT = "cudnn-doctor/cache-entry/1"
@@ -63,7 +88,10 @@ def parsed(kind: str, subject: str, raw: bytes, parse: Callable[[bytes], dict[st
     again and the entry rewritten."""
     data_digest = blake2b(raw, digest_size=16).hexdigest()
     key = blake2b(f"{ENTRY_FORMAT}\0{__version__}\0{data_digest}".encode(), digest_size=8).hexdigest()
-    folder = os.path.join(cache_folder(), kind)
+    base = cache_folder()
+    if base is None:  # no home and no cache variable: parsed each run, nothing written
+        return parse(raw)
+    folder = os.path.join(base, kind)
     cached = os.path.join(folder, f"{subject}-{key}.json")
     header = {"format": ENTRY_FORMAT, "tool": __version__, "kind": kind, "subject": subject, "data": data_digest}
     found = cached_value(cached, header, limit=max(ENTRY_LIMIT, 8 * len(raw)))

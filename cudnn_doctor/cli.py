@@ -388,8 +388,39 @@ def _innermost(namespace: argparse.Namespace, root: Parser) -> argparse.Argument
         parser = commands.choices[name]
 
 
+# argparse's time grows with the square of a command line's options (each option looks through every option's place:
+# 20,000 took 31 s, 50,000 never ended within a CI step's patience); past this many, one usage error at once
+MAX_OPTION_WORDS = 10_000
+
+
+def _before_double_dash(args: list[str]) -> list[str]:
+    return args[:args.index("--")] if "--" in args else args
+
+
+def _too_many_options(args: list[str]) -> int | None:
+    """The usage error's exit status where ARGS holds more than MAX_OPTION_WORDS options (before any `--`), said in
+    one line (one JSON object with --json) without parsing them; None otherwise."""
+    words = _before_double_dash(args)
+    count = sum(1 for word in words if word[:1] == "-")
+    if count <= MAX_OPTION_WORDS:
+        return None
+    from cudnn_doctor.codes import CODES
+    from cudnn_doctor.streams import say
+
+    name = args[0] if args and args[0] in {one.name for one in COMMANDS} else None
+    text = f"the command line has {count:,} options; at most {MAX_OPTION_WORDS:,} are read"
+    fix = "give each value once (a repeated --ignore or --select CD3 once covers every CD3xx code)"
+    say(f"cudnn-doctor: error: {text} (fix: {fix})")
+    if "--json" in words:
+        write_error_json(2, text, fix, CODES["CD001"].title, "CD001", command=name)
+    return 2
+
+
 def _invoke_app(args: list[str]) -> None:
     """Parse ARGS and run the command; ends with SystemExit(status), as a command's body does."""
+    too_many = _too_many_options(args)
+    if too_many is not None:
+        raise SystemExit(too_many)
     root = build_parser()
     try:
         namespace, extra = root.parse_known_args(args)
@@ -461,6 +492,10 @@ def main(args: list[str] | None = None) -> None:
 
 def _wants_json(args: list[str]) -> bool:
     from cudnn_doctor.usage_errors import read_anyway
+
+    words = _before_double_dash(args)
+    if sum(1 for word in words if word[:1] == "-") > MAX_OPTION_WORDS:  # never parsed (_too_many_options)
+        return "--json" in words
 
     return json_wanted(*read_anyway(build_parser(every_command=True), args))
 

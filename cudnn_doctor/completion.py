@@ -180,11 +180,11 @@ def install_script(named: str) -> int:
             from cudnn_doctor.quoting import quote
 
             path = home / ".bash_completions" / f"{PROG_NAME}.sh"  # a quote or $ in HOME stays a path:
-            rc_line = _prepare_line(home / ".bashrc", f"source {quote(str(path), 'bash')}", shell)
+            rc_line = _prepare_line(home / ".bashrc", f"source {quote(str(path), 'bash')}", shell, path)
         elif shell == "zsh":
             path = home / ".zfunc" / f"_{PROG_NAME}"
             rc_line = _prepare_line(_absolute_folder("ZDOTDIR", home) / ".zshrc",  # zsh reads $ZDOTDIR/.zshrc
-                                    "fpath+=~/.zfunc; autoload -Uz compinit; compinit", shell)
+                                    "fpath+=~/.zfunc; autoload -Uz compinit; compinit", shell, path)
         else:  # fish's __fish_config_dir: $XDG_CONFIG_HOME/fish, else ~/.config/fish
             path = _absolute_folder("XDG_CONFIG_HOME", home / ".config") / "fish" / "completions" / f"{PROG_NAME}.fish"
         try:  # the start-up file is open to append before the script is written, and named only once it is
@@ -345,18 +345,24 @@ def _write_whole(path: Path, text: str, shell: str) -> None:
                 pass
 
 
-def _prepare_line(rc_file: Path, line: str, shell: str) -> tuple[int, bytes] | None:
+def _prepare_line(rc_file: Path, line: str, shell: str, script: Path | None = None) -> tuple[int, bytes] | None:
     """The user's start-up file RC_FILE open to append LINE (one or more lines), and the bytes to append; None when
     the line is there already. Only ever appended, in one write: what the user had is never rewritten, so a kill at
     any instant leaves it whole. The file is read as bytes without blocking (any encoding; a FIFO or a huge file is
     not read, and the line is said instead of written); one it may not write, or a folder in its place, is said
-    the same way."""
+    the same way. SCRIPT: the completion script LINE reads, not yet written when this is refused (nothing is changed
+    then): the fix says to save it first, so the line it gives never sources a file that is not there."""
     import stat
 
     from cudnn_doctor.user_files import UnreadableFile, read_user_file
 
     wanted = line.encode("utf-8", "surrogateescape")
     fix = f"add this to it yourself: {line.splitlines()[0]}"
+    if script is not None:
+        from cudnn_doctor.quoting import quote
+
+        fix = (f"save the script first, `mkdir -p {quote(str(script.parent), 'bash')} && cudnn-doctor "
+               f"--show-completion {shell} > {quote(str(script), 'bash')}`, then {fix}")
     try:
         have = read_user_file(str(rc_file), RC_LIMIT) if os.path.lexists(rc_file) else b""
     except UnreadableFile as why:

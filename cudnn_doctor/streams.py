@@ -130,6 +130,25 @@ def output_encoding(named: str | None) -> str:
     return "utf-8"
 
 
+def utf8_stdout() -> None:
+    """Standard output in UTF-8 from here on, whatever the locale or PYTHONIOENCODING chose: for output read by a
+    program that decodes UTF-8 (JUnit XML declaring UTF-8, Prometheus' text format, GitHub's runner). cp1252 wrote
+    a name's U+00EB as the one byte 0xEB (the XML did not parse, node_exporter refused the file), ascii:backslashreplace
+    wrote \\u00eb into a Prometheus label (an escape the format does not have)."""
+    reconfigure = getattr(sys.stdout, "reconfigure", None)
+    try:
+        import codecs
+
+        if reconfigure is None or codecs.lookup(getattr(sys.stdout, "encoding", None) or "utf-8").name == "utf-8":
+            return
+        sys.stdout.flush()
+        # the stream's own error handler kept (reconfigure's default for a new encoding is strict: a file name's
+        # undecodable byte, a surrogate under a C locale, was an internal error)
+        reconfigure(encoding="utf-8", errors=getattr(sys.stdout, "errors", None) or "strict")
+    except (OSError, ValueError, LookupError):
+        pass
+
+
 def _text_stream(raw: io.RawIOBase, like: object, errors: str, write_through: bool) -> io.TextIOWrapper:
     encoding = output_encoding(getattr(like, "encoding", None))
     line_buffering = bool(getattr(like, "line_buffering", False))

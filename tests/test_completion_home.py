@@ -122,7 +122,11 @@ def test_a_home_it_may_not_write_is_said_in_one_line(tmp_path: Path, nobody) -> 
                                     cwd="/", capture_output=True, text=True, timeout=60)
             assert result.returncode == 2 and "Permission denied" in result.stderr, result.stderr
             assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
+            # nothing was written, the script neither: a fix naming only the start-up file's line would have it
+            # source a file that is not there (a read-only .bashrc, round ten's own red-team)
+            assert f"--show-completion {shell} > " in result.stderr, result.stderr
         assert (writable / ".bashrc").read_text() == "# mine\n"
+        assert not (writable / ".bash_completions").exists()
     finally:
         shutil.rmtree(base, ignore_errors=True)
 

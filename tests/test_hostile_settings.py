@@ -9,6 +9,7 @@ import hashlib
 import json
 import os
 import pwd
+import shutil
 from pathlib import Path
 
 import pytest
@@ -348,3 +349,40 @@ def test_a_mirror_folder_from_the_variable_is_named_by_the_variable(value: str, 
     [line] = result.stderr.splitlines()
     assert line.startswith("cudnn-doctor: error: CUDNN_DOCTOR_MIRROR=") and "no such folder" in line, line
     assert "\x1b" not in line and len(line) < 600, line
+
+
+@pytest.mark.parametrize("args", [["check", "--json"], ["compat", "torch==2.5.1", "--json"]])
+def test_a_user_without_a_home_gets_no_folder_named_tilde(tmp_path: Path, nobody, args: list[str]) -> None:  # type: ignore[no-untyped-def]
+    """A CI container's random uid: no password entry, HOME unset, no cache variable. Python's expanduser answers
+    '~' there, and the parsed data's cache was written into ./~/.cache/cudnn-doctor of the working folder (round
+    nine's red-team, ci.uid[no_home-*]); now nothing is kept and nothing is made where the user stands."""
+    import subprocess
+    import tempfile
+
+    uid = next(u for u in range(4249, 4400) if not _has_password_entry(u))
+    base = Path(tempfile.mkdtemp(prefix="cudnn-doctor-nohome-"))  # pytest's tmp folders are 0700
+    try:
+        base.chmod(0o755)
+        machine = Machine(base / "m")
+        for folder in (base / "m", machine.root, machine.home):
+            folder.chmod(0o755)
+        work = base / "work"
+        work.mkdir()
+        os.chown(work, uid, uid)
+        env = nobody.env({k: v for k, v in machine.env.items() if k not in ("HOME", "CUDNN_DOCTOR_CACHE_DIR")})
+        argv = [nobody.argv[0], f"--reuid={uid}", f"--regid={uid}", "--clear-groups", nobody.python]
+        result = subprocess.run([*argv, "-m", "cudnn_doctor", *args], env=env, cwd=work, capture_output=True,
+                                text=True, timeout=60)
+        assert result.returncode in (0, 1) and "Traceback" not in result.stderr, result.stderr
+        assert json.loads(result.stdout)["schema"]
+        assert os.listdir(work) == []
+    finally:
+        shutil.rmtree(base)
+
+
+def _has_password_entry(uid: int) -> bool:
+    try:
+        pwd.getpwuid(uid)
+    except KeyError:
+        return False
+    return True

@@ -199,3 +199,24 @@ def test_a_decompressor_first_on_path_is_not_what_unpacks_the_archive(setup, tmp
     assert result.returncode == 0, (result.stdout, result.stderr)
     assert not log.exists(), log.read_text()
     assert (prefix / "lib64" / "libcudnn.so.9").exists()
+
+
+@pytest.mark.parametrize("how, words", [("encrypted", "is encrypted"), ("deflate64", "zip method 9")])
+def test_a_wheel_member_zipfile_cannot_read_is_refused(setup, tmp_path: Path, how: str, words: str) -> None:  # type: ignore[no-untyped-def]
+    """A wheel whose members say they are encrypted (bit 0 of the general purpose flags, local and central headers)
+    ended in an internal error (zipfile's RuntimeError 'password required'; round nine's red-team,
+    wheel.install[encrypted_flag]); a method zipfile lacks (deflate64) was its NotImplementedError. Refused before
+    anything is written, in one line."""
+    _good, prefix, env = setup
+    data = bytearray(make_archive("wheel", tmp_path).read_bytes())
+    for signature, flags, method in ((b"PK\x03\x04", 6, 8), (b"PK\x01\x02", 8, 10)):
+        at = data.find(signature)
+        while at >= 0:
+            if how == "encrypted":
+                data[at + flags] |= 1
+            else:
+                data[at + method:at + method + 2] = (9).to_bytes(2, "little")
+            at = data.find(signature, at + 4)
+    hostile = tmp_path / "nvidia_cudnn_cu12-9.19.0.7-py3-none-manylinux_2_27_x86_64.whl"
+    hostile.write_bytes(bytes(data))
+    refused(hostile, prefix, env, "CD502", words)

@@ -49,3 +49,38 @@ def test_output_is_ascii_compatible_whatever_pythonioencoding_names(machine, enc
     github = machine.run("check", "--format", "github")
     assert github.exit_code in (0, 1) and "\0" not in github.stdout
     assert any(line.startswith(("::", "[")) for line in github.stdout.splitlines()), github.stdout[:200]
+
+
+@pytest.mark.parametrize("encoding", ["cp1252", "ascii:backslashreplace", "cp437 under C"])
+@pytest.mark.parametrize("output_format", ["junit", "prometheus", "github", "markdown"])
+def test_formats_read_by_programs_are_utf8_whatever_the_locale(tmp_path: Path, encoding: str,
+                                                               output_format: str) -> None:
+    """JUnit XML declares UTF-8, Prometheus' text format and GitHub's runner read UTF-8: under
+    PYTHONIOENCODING=cp1252 a folder's U+00EB was the one byte 0xEB (the XML did not parse, the metrics file was
+    refused), under ascii:backslashreplace a label held \\u00eb (an escape Prometheus does not have). Round nine's
+    red-team, encoding.io[cp1252-junit]: the bytes on standard output are now those --output writes."""
+    import re
+    import xml.etree.ElementTree as ElementTree
+
+    odd = "Zo\u00eb\u2014\u5e93 \U0001f600"
+    folder = tmp_path / odd
+    fake_cudnn(folder, version=90100, cudart=12040, sublibraries=CUDNN9_SUBLIBS[:2])
+    env = {**os.environ, "PYTHONIOENCODING": encoding, "PYTHONPATH": str(ROOT), "HOME": str(tmp_path),
+           "CUDNN_DOCTOR_SYSTEM_PREFIX": str(tmp_path / "root"), "CUDNN_DOCTOR_CACHE_DIR": str(tmp_path / "cache")}
+    if encoding.endswith(" under C"):  # file names decoded as ASCII, their other bytes surrogates, written as UTF-8
+        env = {key: value for key, value in env.items() if not key.startswith("LC_") and key != "LANG"}
+        env.update({"LC_ALL": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0",
+                    "PYTHONIOENCODING": encoding.split()[0]})
+    done = subprocess.run([sys.executable, "-m", "cudnn_doctor", "check", "--format", output_format, "--search-path",
+                           str(folder)], env=env, capture_output=True, cwd=tmp_path, timeout=120)
+    assert done.returncode in (0, 1), done.stderr[-800:]
+    text = done.stdout.decode("utf-8")  # strict: a byte that is not UTF-8 fails here
+    assert odd in text or "C" in encoding, text[-1500:]
+    if output_format == "junit":
+        ElementTree.fromstring(done.stdout)
+    if output_format == "prometheus":
+        # a sample line of the text format: label values escape only \\, \" and \n
+        sample = re.compile(r'[a-zA-Z_:][a-zA-Z0-9_:]*(\{([a-zA-Z_][a-zA-Z0-9_]*="([^"\\\n]|\\["\\n])*",?)*\})? \S+')
+        lines = [line for line in text.splitlines() if line and not line.startswith("#")]
+        assert lines and [line for line in lines if not sample.fullmatch(line)] == [], text[-1500:]
+        assert "C" in encoding or [line for line in lines if odd in line]

@@ -83,3 +83,16 @@ def test_every_command_has_its_help(machine: Machine, words: list[str]) -> None:
 def test_the_version_is_one_line(machine: Machine) -> None:
     version = machine.run("--version")
     assert version.exit_code == 0 and re.fullmatch(r"cudnn-doctor \d+\.\d+\.\d+\n", version.stdout), version
+
+
+@pytest.mark.parametrize("args", [["check", "--json"] + ["--ignore", "CD1"] * 50_000,
+                                  ["check", "--json"] + ["--search-path=/nonexistent"] * 30_000])
+def test_a_command_line_of_tens_of_thousands_of_options_is_one_usage_error_at_once(machine: Machine,
+                                                                                    args: list[str]) -> None:
+    """argparse's time grows with the square of the options: 50,000 `--ignore CD1` ran past 50 s (round nine's
+    red-team, argv.shape[ignore_50000]). Past 10,000 options: one line, exit 2, one JSON object, at once."""
+    result = machine.run(*args, timeout=15)
+    assert result.exit_code == 2 and result.json["error"]["code"] == "CD001", result.stdout[-500:]
+    assert "at most 10,000" in result.json["error"]["message"]
+    assert len(result.stderr.strip().splitlines()) == 1 and "at most 10,000" in result.stderr
+    validate(result.json)

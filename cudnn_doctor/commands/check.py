@@ -35,6 +35,10 @@ def check(json_output: bool = False, output_format: str | None = None, output: s
 
         write_junit(report, junit_xml, settings.strict)
     answer = formats.FORMATS[chosen]
+    if answer.utf8:
+        from cudnn_doctor.streams import utf8_stdout
+
+        utf8_stdout()
     if answer.document is not None:
         _write_document(answer.document(report, settings.strict, verbose), output)
     elif answer.show is not None:

@@ -440,8 +440,26 @@ def _default_cuda(report, prefix: Path) -> int | None:  # type: ignore[no-untype
     return major(report.driver.cuda_driver_version)
 
 
-def permission_error(folder: str, prefix: Path, layout: Layout) -> DoctorError:
+def permission_error(folder: str, prefix: Path, layout: Layout, uninstall: bool = False) -> DoctorError:
+    """FOLDER cannot be written: on a read-only file system (a container's image, a read-only mount: no user, root
+    included, may write there, so sudo is no answer) that is said; otherwise permission (CD503: sudo, or a prefix in
+    the home)."""
+    if _read_only(folder):
+        return DoctorError(f"{printable(folder)} is on a read-only file system; nothing was changed",
+                           fix="remount it read-write to uninstall; sudo does not help" if uninstall else
+                           "give --prefix a folder on a file system mounted read-write (a volume, your home), or "
+                           "remount this one read-write; sudo does not help", exit_code=1, code="CD006")
     return doctor_error("CD503", exit_code=1, path=f"{folder} (nothing was changed)")
+
+
+def _read_only(folder: str) -> bool:
+    """Whether FOLDER (or the nearest folder of it that exists) is on a file system mounted read-only."""
+    from cudnn_doctor.install.plan import nearest_existing
+
+    try:
+        return bool(os.statvfs(nearest_existing(Path(folder))).f_flag & os.ST_RDONLY)
+    except (OSError, ValueError, AttributeError):
+        return False
 
 
 def rolled_back(prefix: Path, error: OSError) -> DoctorError:

@@ -33,14 +33,14 @@ def run_uninstall(prefix_text: str, dry_run: bool, yes: bool, force: bool, ui: U
     if first_blocked_folder(prefix, []):
         from cudnn_doctor.knowledge.layout import LAYOUTS
 
-        raise permission_error(str(prefix), prefix, LAYOUTS["linux-x86_64"])
+        raise permission_error(str(prefix), prefix, LAYOUTS["linux-x86_64"], uninstall=True)
     try:
         return _apply_uninstall(prefix, yes, force, ui)
     except PermissionError as error:
         from cudnn_doctor.knowledge.layout import LAYOUTS
 
         raise permission_error(os.path.dirname(error.filename or "") or str(prefix), prefix,
-                               LAYOUTS["linux-x86_64"]) from None
+                               LAYOUTS["linux-x86_64"], uninstall=True) from None
     except OSError as error:
         raise rolled_back(prefix, error) from None
 

@@ -596,6 +596,9 @@ def _zip_members(path: str, fileobj) -> Iterator[tuple[Member, Chunks | None]]: 
     with archive:
         for info in infos:
             name = safe_name(path, info.filename)
+            why = _zip_member_unreadable(info)
+            if why:
+                raise refuse(path, f"member {info.filename!r} {why}")
             mode = (info.external_attr >> 16) if info.create_system == 3 else 0
             kind = stat.S_IFMT(mode)
             if info.is_dir() or kind == stat.S_IFDIR:
@@ -607,6 +610,21 @@ def _zip_members(path: str, fileobj) -> Iterator[tuple[Member, Chunks | None]]: 
                 yield Member(name, FILE, info.file_size, mode & 0o7777 or 0o644), _zip_chunks(path, archive, info)
             else:
                 raise refuse(path, f"member {info.filename!r} is a device file, FIFO or other special file")
+
+
+# the methods Python's zipfile reads (stored, deflate, bzip2, lzma); 9 (deflate64), 99 (AES) and others it refuses
+_ZIP_METHODS = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA)
+
+
+def _zip_member_unreadable(info: zipfile.ZipInfo) -> str | None:
+    """Why INFO's bytes cannot be read, said before anything is written: an encrypted member (zipfile's
+    RuntimeError 'password required', an internal error before) or a compression method zipfile does not have
+    (its NotImplementedError). NVIDIA's wheels and archives have neither."""
+    if info.flag_bits & 0x1:
+        return "is encrypted (a password is needed to read it)"
+    if info.compress_type not in _ZIP_METHODS:
+        return f"is compressed with a method that cannot be read here (zip method {info.compress_type})"
+    return None
 
 
 def _zip_chunks(path: str, archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> Chunks:

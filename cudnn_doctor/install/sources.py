@@ -250,8 +250,11 @@ def fetch(source: Source, http_factory: Callable[[], object], cache: Path,
             from cudnn_doctor.install.faults import step
 
             step("fetch.verify")
-            copy = downloads.verified_copy(path, source.sha256, [cache / "verified", Path(tempfile.gettempdir())],
-                                           source.name)
+            try:  # no usable temporary folder at all (a read-only root, TMPDIR on one): the cache alone is tried
+                temporary = [Path(tempfile.gettempdir())]
+            except OSError:
+                temporary = []
+            copy = downloads.verified_copy(path, source.sha256, [cache / "verified", *temporary], source.name)
             return replace(source, path=str(copy))
         return source
     path = downloads.download(http_factory(), source.url, cache / "downloads", source.name, source.sha256,

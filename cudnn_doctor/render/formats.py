@@ -19,6 +19,9 @@ class OutputFormat:
     help: str
     document: Callable[[Any, bool, bool], str] | None = None  # (report, strict, verbose) -> the whole text
     show: Callable[[Any, bool, bool], None] | None = None  # (report, verbose, quiet): printed for people
+    # read by a program that decodes UTF-8 (a JSON or XML parser, Prometheus, GitHub's runner): written in UTF-8
+    # whatever the locale or PYTHONIOENCODING says (the same bytes --output writes); text follows the terminal's
+    utf8: bool = True
 
     @property
     def is_document(self) -> bool:
@@ -78,7 +81,7 @@ def _github(report: Any, verbose: bool, quiet: bool) -> None:
 
 
 FORMATS: dict[str, OutputFormat] = {one.name: one for one in (
-    OutputFormat("text", "", show=_text),  # the default
+    OutputFormat("text", "", show=_text, utf8=False),  # the default
     OutputFormat("json", "one object", document=_json),
     OutputFormat("github", "the report plus GitHub Actions annotations and a job summary ($GITHUB_STEP_SUMMARY)",
                  show=_github),
