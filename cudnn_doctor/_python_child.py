@@ -165,16 +165,20 @@ def numpy_works():
 
 def numpy_forked():
     """numpy's question in a process forked from this one, its start-up shared: it runs while this one answers the
-    others (numpy's import is the longest of them). Its process id; None where there is no fork (Windows)."""
+    others (numpy's import is the longest of them). Its process id; None where there is no fork (Windows) or no
+    process can be made (then numpy is asked in this one, after the others)."""
     if not hasattr(os, "fork"):
         return None
     import signal
     import warnings
 
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # ignored where the doctor was started so: the fork is waited for
-    with warnings.catch_warnings():  # Python 3.12 warns where a start-up hook left a thread running
-        warnings.simplefilter("ignore", DeprecationWarning)
-        pid = os.fork()
+    try:
+        with warnings.catch_warnings():  # Python 3.12 warns where a start-up hook left a thread running
+            warnings.simplefilter("ignore", DeprecationWarning)
+            pid = os.fork()
+    except OSError:  # no process left under the user's limit: asked here, last
+        return None
     if pid:
         return pid
     if "die_with_parent" in _STDIO:  # a fork does not keep the parent's death signal: ends with the one that waits
