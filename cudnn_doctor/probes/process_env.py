@@ -35,7 +35,7 @@ from cudnn_doctor.probes.library_jobs import Job, changed_process
 from cudnn_doctor.probes.loader import resolve_like_loader
 from cudnn_doctor.probes.loader_runtime import runtime_refusals
 from cudnn_doctor.probes.settings import read_settings
-from cudnn_doctor.probes.xla_flags import flags_file
+from cudnn_doctor.probes.xla_flags import flags_file, xla_flags
 from cudnn_doctor.variables import preload_entries
 from cudnn_doctor.versions import ascii_digits, decode_cuda, release_in_file_name, version_tuple
 
@@ -819,11 +819,6 @@ def _problem_of(said: str, read: str | None) -> str:
     if "unavailable" in lower or "no such file" in lower or "cannot open shared object" in lower:
         return "missing"
     return f"broken: {said}" if not (read or "").startswith(("broken", "truncated")) else str(read)
-
-
-def xla_flags(value: str) -> list[tuple[str, str]]:
-    """XLA_FLAGS as XLA reads it: --name=value or --name entries separated by whitespace -> [(name, entry)]."""
-    return [(entry[2:].split("=", 1)[0], entry) for entry in value.split() if entry.startswith("--")]
 
 
 def xla_flags_known(value: str | None, frameworks: list[Framework]) -> dict[str, object]:

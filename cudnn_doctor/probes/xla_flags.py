@@ -103,7 +103,7 @@ class XlaFlagsChild:
         [answer] = self.batch.answers()
         if answer.timed_out or answer.exit_code is None:
             return None
-        entries = [entry for _, entry in _entries(self.env.get("XLA_FLAGS", ""))]
+        entries = [entry for _, entry in xla_flags(self.env.get("XLA_FLAGS", ""))]
         said = parse(answer.exit_code, "\n".join([answer.stdout, *self.lines]), entries)
         if said is None or said.refused or not said.said or len(entries) < 2:
             return said
@@ -136,10 +136,9 @@ class XlaFlagsChild:
                               (*whole.said, f"asked alone, XLA refuses {' '.join('--' + n for n in refused)}"))
 
 
-def _entries(value: str) -> list[tuple[str, str]]:
-    from cudnn_doctor.probes.process_env import xla_flags
-
-    return xla_flags(value)
+def xla_flags(value: str) -> list[tuple[str, str]]:
+    """XLA_FLAGS as XLA reads it: --name=value or --name entries separated by whitespace -> [(name, entry)]."""
+    return [(entry[2:].split("=", 1)[0], entry) for entry in value.split() if entry.startswith("--")]
 
 
 def parse(exit_code: int, output: str, entries: list[str] | tuple[str, ...] = ()) -> XlaFlagsAnswer | None:
