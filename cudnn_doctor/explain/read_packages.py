@@ -341,23 +341,22 @@ def framework_swaps(lines: list[str], lowers: list[str]) -> list[Conflict]:
             parts = ([head[-1]] if head else []) + chain
             for at, part in enumerate(parts[:-1]):
                 pin = _PIN.match(part)
-                asker = _PIN.match(parts[at + 1])
-                if pin is None or asker is None or pin.group(1) not in frameworks or asker.group(1) in frameworks \
+                by = _PIN.match(parts[at + 1])
+                if pin is None or by is None or pin.group(1) not in frameworks or by.group(1) in frameworks \
                         or parts[at + 1].startswith("-r"):
                     continue
-                version = pin.group(3) or ""
-                pulled.setdefault(pin.group(1), (version, asker.group(0), index))
+                pulled.setdefault(pin.group(1), (pin.group(3) or "", by.group(0), index))
         found = _EXISTING.search(lower)
         if found and found.group(1) in frameworks:
             existing[found.group(1)] = (found.group(2), index)
         wheel = _WHEEL_FILE.search(lower)
         if wheel and wheel.group(1).replace("_", "-") in frameworks and requested is not None \
                 and wheel.group(1) not in requested and requested:
-            asker = next(iter(sorted(requested - set(frameworks))), "")
-            if asker:
-                pulled.setdefault(wheel.group(1), (wheel.group(2), asker, index))
+            named = next(iter(sorted(requested - set(frameworks))), "")
+            if named:
+                pulled.setdefault(wheel.group(1), (wheel.group(2), named, index))
     if not pulled and existing and requested:  # pip uninstalls the framework though the command named only others
-        for name, (version, index) in existing.items():
+        for name, (_version, index) in existing.items():
             others = sorted(requested - set(frameworks))
             if name not in requested and others:
                 pulled[name] = ("", others[0], index)
