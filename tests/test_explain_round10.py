@@ -27,6 +27,13 @@ CASES = [
      "  texture<float2, 1, cudaReadModeElementType> t_sxy;\n  ^"),
     ("ajameson/dedisp#4", "CD220", "/usr/local/cuda-12.0/bin/nvcc  -c -Xcompiler \"-fPIC -Wall\" -O3 -g -arch=sm_75 "
      "-Isrc -o obj/dedisp.o src/dedisp.cu\nsrc/kernels.cuh(360): error: identifier \"cudaBindTexture\" is undefined"),
+    # a signature CUDA 13.0 changed, in NVC++'s (EDG) and GCC's words
+    ("NVIDIA/stdexec#1619", "CD220", "\"/proj/cuda/stdexec/main/include/nvexec/stream/schedule_from.cuh\", line 97: "
+     "error: no suitable constructor exists to convert from \"int\" to \"cudaMemLocation\""),
+    ("heterodb/pg-strom#931", "CD220", "/usr/local/cuda/include/cuda.h:14434:85: note: expected \u2018CUmemLocation\u2019 "
+     "{aka \u2018struct CUmemLocation_st\u2019} but argument is of type \u2018CUdevice\u2019 {aka \u2018int\u2019}\n"
+     "/usr/local/cuda/include/cuda.h:450:30: error: passing argument 4 of \u2018cuMemPrefetchAsync_v2\u2019 makes integer "
+     "from pointer without a cast [-Wint-conversion]"),
     # a cuDNN function or type the compiler refuses
     ("haanjack/mnist-cudnn#6", "CD320", "convolution.cu(82): error: identifier \"cudnnGetConvolutionForwardAlgorithm\" "
      "is undefined\n\n6 errors detected in the compilation of \"convolution.cu\"."),
@@ -113,7 +120,7 @@ def test_owner_and_member_are_judged_together() -> None:
 
 
 def test_the_cuda_release_of_the_path_reaches_the_glibc_answer() -> None:
-    answer = explain_text(CASES[7][2], None)["matches"][0]
+    answer = explain_text(CASES[9][2], None)["matches"][0]
     assert "12.8" in answer["cause"] and "sincospi" in answer["cause"]
 
 
@@ -129,7 +136,7 @@ def test_the_companion_and_the_torch_to_keep_reach_the_fix() -> None:
 
 
 def test_the_package_to_build_reaches_the_isolation_fix() -> None:
-    answer = explain_text(CASES[10][2], None)["matches"][0]
+    answer = explain_text(CASES[12][2], None)["matches"][0]
     assert "pip install --no-build-isolation flash-attn" in answer["fix"]
 
 

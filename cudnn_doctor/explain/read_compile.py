@@ -76,9 +76,45 @@ def _names(line: str) -> list[tuple[str | None, str]]:
     return out
 
 
+@functools.cache
+def _changed_index() -> dict[str, dict[str, Any]]:
+    """Each function and parameter type of compat/errors.toml [[changed_api]] (lower case) -> its row."""
+    return {name.lower(): row for row in load("errors").get("changed_api", [])
+            for name in (*row["names"], *row["types"])}
+
+
+# a diagnostic about a call's arguments, and the names it quotes (a callee, a parameter's type): EDG's "no suitable
+# constructor exists to convert from "int" to "cudaMemLocation"", GCC's "expected 'CUmemLocation' ... but argument is
+# of type 'CUdevice'", "passing argument 4 of 'cuMemPrefetchAsync_v2'"
+_ARGUMENT_WORDS = ("argument", "parameter", "convert", "expected '")
+_QUOTED = re.compile(r"'([A-Za-z_]\w{2,80}?)(?:_v\d)?[' (]|\b([A-Za-z_]\w{2,80}?)(?:_v\d)?\(")
+
+
+def _changed_call(index: int, line: str, lower: str) -> list[Event]:
+    if not any(word in lower for word in _ARGUMENT_WORDS) or not _changed_index():
+        return []
+    for found in itertools.islice(_QUOTED.finditer(line.translate(_QUOTES)), 8):
+        name = found.group(1) or found.group(2)
+        row = _changed_index().get(name.lower())
+        if row is None:
+            continue
+        changed = str(row["changed_in"])
+        last = f"{int(changed.split('.')[0]) - 1}.x"
+        # a parameter type the new signature takes names the call only by its kind
+        call = name if name in row["names"] else f"a function whose CUDA {changed} signature takes a {name}"
+        values = (("api", name), ("changed_in", changed),
+                  ("spec", f"CUDA {last}, the last major with the older signature (or port the call as the cause says)"))
+        return [Event("api", row["code"], name, row["meaning"].replace("{name}", call), row["fix"], row["source"],
+                      values, index)]
+    return []
+
+
 def compile_errors(index: int, line: str, lower: str) -> list[Event]:
-    """A compiler's diagnostic on LINE that names what the installed CUDA toolkit removed ([[removed_api]]) or a cuDNN
-    function or type the code uses otherwise than the cuDNN installed declares it."""
+    """A compiler's diagnostic on LINE that names what the installed CUDA toolkit removed ([[removed_api]]) or changed
+    ([[changed_api]]), or a cuDNN function or type the code uses otherwise than the cuDNN installed declares it."""
+    changed = _changed_call(index, line, lower) if "error" in lower or "note:" in lower else []
+    if changed:
+        return changed
     if not any(word in lower for word in _DIAGNOSTIC):
         return []
     for owner, name in _names(line):
