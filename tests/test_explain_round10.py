@@ -198,3 +198,23 @@ def test_a_const_member_of_torch_is_pytorchs_symbol() -> None:
     message = ("OSError: /usr/local/lib/python3.10/dist-packages/fbgemm_gpu/fbgemm_gpu_py.so: undefined symbol: "
                "_ZNK5torch8autograd4Node4nameEv")
     assert explain_text(message, None)["matches"][0]["code"] == "CD410"
+
+
+@pytest.mark.parametrize(("source", "message", "wanted"), [
+    # CCCL 3.0 (CUDA 13) removed thrust::unary_function: EDG's "has no member class"
+    ("ajameson/dedisp#6 (CUDA 13.2)", "src/kernels.cuh(481): error: namespace \"thrust\" has no member class "
+     "\"unary_function\"\n   : public thrust::unary_function<unsigned int,WordType> {", "13.0"),
+    # a name Thrust still has, from a header the file no longer gets for free
+    ("flatironinstitute/cufinufft#155", "src/precision_independent.cu(92): error: namespace \"thrust\" has no member "
+     "\"max_element\"\n   int *maxptsinbin = thrust::max_element(thrust::seq,", "thrust/extrema.h"),
+    ("BNLNPPS/simphony#235 (CUDA 13.2)", "/workspaces/eic-opticks/sysrap/iexpand.h(92): error: namespace \"thrust\" "
+     "has no member \"distance\"", "thrust/distance.h"),
+])
+def test_thrust_removed_and_not_included(source: str, message: str, wanted: str) -> None:
+    answer = explain_text(message, None)["matches"][0]
+    assert answer["code"] == "CD220", source
+    assert wanted in answer["cause"] + answer["fix"], source
+
+
+def test_a_name_thrust_never_had_is_not_claimed() -> None:
+    assert explain_text("x.cu(3): error: namespace \"thrust\" has no member \"frobnicate\"", None)["matches"] == []

@@ -21,7 +21,8 @@ from cudnn_doctor.knowledge.data import load
 # a compiler's diagnostic naming an owner (a class, struct, namespace) and a member, or a lone identifier: EDG
 # (nvcc's cudafe++), GCC and Clang. Quotes are normalised to ' before matching (GCC prints ‘ ’ in UTF-8 locales).
 _MEMBER = re.compile(
-    r"(?:class|struct|union|namespace) '(?P<o1>[a-z_][\w:]{0,80})' has no member '(?P<m1>[a-z_]\w{0,80})'"  # EDG
+    r"(?:class|struct|union|namespace) '(?P<o1>[a-z_][\w:]{0,80})' has no member (?:class |function |template |"
+    r"variable )?'(?P<m1>[a-z_]\w{0,80})'"  # EDG
     r"|'(?:struct |class |union )?(?P<o2>[a-z_][\w:]{0,80})' has no member named '(?P<m2>[a-z_]\w{0,80})'"  # GCC
     r"|'(?P<m3>[a-z_]\w{0,80})' is not a member of '(?P<o3>[a-z_][\w:]{0,80})'"  # GCC
     r"|no member named '(?P<m4>[a-z_]\w{0,80})' in (?:namespace )?'(?:struct |class )?(?P<o4>[a-z_][\w:]{0,80})'",  # Clang
@@ -125,6 +126,8 @@ def compile_errors(index: int, line: str, lower: str) -> list[Event]:
                 continue
             said = f"{owner}::{name}" if owner else name
             return [_removed_event(index, row, said, name)]
+        if owner is not None and owner.split("::")[0].lower() == "thrust" and name in _thrust_table().get("headers", {}):
+            return [_transitive_event(index, owner, name)]
         cudnn = name if _CUDNN_NAME.fullmatch(name) else None
         if cudnn is None and owner is None and ("argument" in lower or "parameter" in lower):
             cudnn = next(iter(_CUDNN_NAME.findall(line)), None)
@@ -140,6 +143,23 @@ def _removed_event(index: int, row: dict[str, Any], said: str, name: str) -> Eve
     values = (("api", said), ("removed_in", removed),
               ("spec", f"CUDA {last}, the last major that declares {said} (or port the code as the cause says)"))
     return Event("api", row["code"], said, meaning, row["fix"].replace("{name}", said), row["source"], values, index)
+
+
+@functools.cache
+def _thrust_table() -> dict[str, Any]:
+    return dict(load("errors").get("thrust_headers", {}))
+
+
+def _transitive_event(index: int, owner: str, name: str) -> Event:
+    """A name Thrust or CUB still has, that the compiler did not find: the file relied on a header that another one
+    included for it, which a newer CCCL no longer does (compat/errors.toml [thrust_headers])."""
+    row = _thrust_table()
+    header = str(row["headers"][name])
+    include = f"#include <{header}>"
+    said = f"{owner}::{name}"
+    values: tuple[tuple[str, str], ...] = (("api", said), ("header", header))
+    return Event("api", row["code"], said, row["meaning"].replace("{name}", said),
+                 row["fix"].replace("{name}", said).replace("{include}", include), row["source"], values, index)
 
 
 def _cudnn_event(index: int, name: str) -> Event:
