@@ -170,12 +170,20 @@ def test_conda_planning_another_cuda_than_asked() -> None:
     "dependencies.\n\nThe conflict is caused by:\n    The user requested torch==2.1.0\n    torchvision 0.17.0 depends "
     "on torch==2.2.0\n\nERROR: ResolutionImpossible: for help visit https://pip.pypa.io/en/latest/topics/"
     "dependency-resolution/#dealing-with-dependency-conflicts",
-    # pip found no build of the framework for this Python (pypa/pip's words with the versions it saw)
-    "ERROR: Could not find a version that satisfies the requirement torch==1.13.1 (from versions: 2.2.0, 2.2.1, "
-    "2.3.0)\nERROR: No matching distribution found for torch==1.13.1",
+    # pip found no build of the framework on its CUDA variant's index (pypa/pip's words with the versions it saw)
+    "Looking in indexes: https://download.pytorch.org/whl/cu118\nERROR: Could not find a version that satisfies the "
+    "requirement torch==1.13.1 (from versions: 2.2.0, 2.2.1, 2.3.0)\nERROR: No matching distribution found for "
+    "torch==1.13.1",
 ])
 def test_a_framework_pin_is_the_stacks_package(message: str) -> None:
     assert explain_text(message, None)["matches"][0]["code"] in ("CD520", "CD521")
+
+
+def test_a_python_pin_alone_is_not_the_stacks() -> None:
+    """pip finding no torch for this Python, with no GPU build in the message, is a Python pin (round five's set)."""
+    message = ("ERROR: Could not find a version that satisfies the requirement torch==1.13.1 (from versions: 2.2.0, "
+               "2.2.1, 2.3.0)\nERROR: No matching distribution found for torch==1.13.1")
+    assert explain_text(message, None)["matches"] == []
 
 
 def test_a_companion_that_wants_numpy_is_not_the_stacks_conflict() -> None:

@@ -36,6 +36,13 @@ TREE_GLYPHS = ("├", "└", "│")
 BLOCK_BEFORE, BLOCK_AFTER = 8, 12  # lines around a resolver's words that explain its conflict
 
 
+def _gpu_context(lowers: list[str]) -> bool:
+    """Does the message speak of the frameworks' GPU builds: a variant index (compat/libraries.toml [framework_swap]
+    variant_context), a CUDA local version, CUDA or NVIDIA named?"""
+    words = tuple(load("libraries").get("framework_swap", {}).get("variant_context", ()))
+    return any(word in lower for lower in lowers[-400:] for word in words)
+
+
 @functools.cache
 def _framework_names() -> frozenset[str]:
     """The frameworks whose releases are built per CUDA (compat/libraries.toml [framework_swap] frameworks), and
@@ -221,8 +228,11 @@ def not_found(lines: list[str], lowers: list[str]) -> list[NotFound]:
                 # a wheel's file is named by its distribution first (torch-2.0.0-cp310-cp310-win_amd64.whl)
                 wheel = name.split("-")[0].replace("_", "-") if name.endswith(".whl") else None
                 # a framework itself: no build of it for this Python, platform or CUDA variant is the GPU stack's
+                framework = pin is not None and pin.group(1) in _framework_names() or wheel in _framework_names()
+                # a framework counts where the message is about its GPU builds (a variant index, a CUDA word): pip
+                # finding no torch for this Python alone is a Python pin, not the GPU stack's
                 if name.startswith(prefixes) or _CUDA_TAG.search(name) or _LOCAL_VARIANT.search(name) \
-                        or pin is not None and pin.group(1) in _framework_names() or wheel in _framework_names():
+                        or framework and _gpu_context(lowers):
                     packages.append(name)
             if tool != "conda":
                 break  # pip names one requirement, right after its words
