@@ -217,7 +217,7 @@ def not_found(lines: list[str], lowers: list[str]) -> list[NotFound]:
         at = lowers[index].find(text)
         start = at + len(text)
         pieces = [lowers[index][start:]] + [line for line in lowers[index + 1:index + 1 + NOT_FOUND_AFTER]
-                                             if tool == "conda" and line.lstrip().startswith("-")]
+                                             if tool == "conda" and line.lstrip().startswith("-") and "://" not in line]
         if text in _named_before_table():  # the wheel or distribution is named before the words ("X.whl is not a supported ...")
             pieces = [lowers[index][:at]]
         packages: list[str] = []
