@@ -36,7 +36,9 @@ def test_a_paddle_post_build_pairs_its_cuda_with_its_series_cudnn(machine: Machi
     assert data["verdict"] == "incompatible" and "8.4.0" in reason(data, "cudnn")["why"]
     assert compat(machine, "paddlepaddle-gpu==2.5.1.post116", "--cudnn", "8.4.0")[1]["verdict"] == "compatible"
     # a series whose builds of that CUDA the data does not hold stays unknown
-    assert compat(machine, "paddlepaddle-gpu==2.3.1.post112", "--cudnn", "7.6.5")[1]["verdict"] == "unknown"
+    assert compat(machine, "paddlepaddle-gpu==2.2.2.post112", "--cudnn", "7.6.5")[1]["verdict"] == "unknown"
+    # release/2.3's page pairs CUDA 11.2 with cuDNN 8.1.1 (the data's 2.3.2.post112): 2.3.1.post112 takes it
+    assert compat(machine, "paddlepaddle-gpu==2.3.1.post112", "--cudnn", "7.6.5")[1]["verdict"] == "incompatible"
 
 
 def test_a_patch_release_takes_its_series_architectures_for_the_same_cuda(machine: Machine) -> None:
@@ -46,3 +48,18 @@ def test_a_patch_release_takes_its_series_architectures_for_the_same_cuda(machin
     assert data["verdict"] == "compatible"
     assert "built by its release branch's build script as 2.7.0" in reason(data, "compute_capability")["source"]
     assert compat(machine, "torch==2.7.1+cu128", "--compute-capability", "6.1")[1]["verdict"] == "incompatible"
+
+
+def test_round_ten_rows_and_rules(machine: Machine) -> None:
+    """cuDNN 8.1's one CUDA 11 binary covers 11.0-11.2 (NVIDIA's forum answer); a cuDNN release between two matrices
+    that support a GPU supports it; a patch release keeps its series' builds per platform; Paddle 2.3.2's post101 is
+    the CUDA 10.1 / cuDNN 7 build (PaddlePaddle/docs release/2.3); vLLM has no Windows build."""
+    assert compat(machine, "cudnn==8.1.1", "--cuda", "11.1")[1]["verdict"] == "compatible"
+    assert compat(machine, "cudnn==8.1.1", "--cuda", "11.3")[1]["verdict"] == "incompatible"
+    _, data = compat(machine, "cudnn==9.4.0", "--compute-capability", "5.2")
+    assert data["verdict"] == "compatible" and "9.0.0" in reason(data, "compute_capability")["why"]
+    assert compat(machine, "cudnn==9.4.0", "--compute-capability", "10.0")[1]["verdict"] == "incompatible"
+    assert compat(machine, "tensorflow==1.13.2", "--cuda", "10.0")[1]["verdict"] == "compatible"
+    assert compat(machine, "paddlepaddle-gpu==2.3.2.post101", "--cudnn", "8.1.1")[1]["verdict"] == "incompatible"
+    assert compat(machine, "paddlepaddle-gpu==2.3.2.post112", "--cudnn", "8.1.1")[1]["verdict"] == "compatible"
+    assert compat(machine, "vllm==0.8.5", "--os", "windows")[1]["verdict"] == "incompatible"

@@ -27,6 +27,13 @@ CASES = [
      "  texture<float2, 1, cudaReadModeElementType> t_sxy;\n  ^"),
     ("ajameson/dedisp#4", "CD220", "/usr/local/cuda-12.0/bin/nvcc  -c -Xcompiler \"-fPIC -Wall\" -O3 -g -arch=sm_75 "
      "-Isrc -o obj/dedisp.o src/dedisp.cu\nsrc/kernels.cuh(360): error: identifier \"cudaBindTexture\" is undefined"),
+    # a signature CUDA 13.0 changed, in NVC++'s (EDG) and GCC's words
+    ("NVIDIA/stdexec#1619", "CD220", "\"/proj/cuda/stdexec/main/include/nvexec/stream/schedule_from.cuh\", line 97: "
+     "error: no suitable constructor exists to convert from \"int\" to \"cudaMemLocation\""),
+    ("heterodb/pg-strom#931", "CD220", "/usr/local/cuda/include/cuda.h:14434:85: note: expected \u2018CUmemLocation\u2019 "
+     "{aka \u2018struct CUmemLocation_st\u2019} but argument is of type \u2018CUdevice\u2019 {aka \u2018int\u2019}\n"
+     "/usr/local/cuda/include/cuda.h:450:30: error: passing argument 4 of \u2018cuMemPrefetchAsync_v2\u2019 makes integer "
+     "from pointer without a cast [-Wint-conversion]"),
     # a cuDNN function or type the compiler refuses
     ("haanjack/mnist-cudnn#6", "CD320", "convolution.cu(82): error: identifier \"cudnnGetConvolutionForwardAlgorithm\" "
      "is undefined\n\n6 errors detected in the compilation of \"convolution.cu\"."),
@@ -113,7 +120,7 @@ def test_owner_and_member_are_judged_together() -> None:
 
 
 def test_the_cuda_release_of_the_path_reaches_the_glibc_answer() -> None:
-    answer = explain_text(CASES[7][2], None)["matches"][0]
+    answer = explain_text(CASES[9][2], None)["matches"][0]
     assert "12.8" in answer["cause"] and "sincospi" in answer["cause"]
 
 
@@ -129,7 +136,7 @@ def test_the_companion_and_the_torch_to_keep_reach_the_fix() -> None:
 
 
 def test_the_package_to_build_reaches_the_isolation_fix() -> None:
-    answer = explain_text(CASES[10][2], None)["matches"][0]
+    answer = explain_text(CASES[12][2], None)["matches"][0]
     assert "pip install --no-build-isolation flash-attn" in answer["fix"]
 
 
@@ -163,12 +170,20 @@ def test_conda_planning_another_cuda_than_asked() -> None:
     "dependencies.\n\nThe conflict is caused by:\n    The user requested torch==2.1.0\n    torchvision 0.17.0 depends "
     "on torch==2.2.0\n\nERROR: ResolutionImpossible: for help visit https://pip.pypa.io/en/latest/topics/"
     "dependency-resolution/#dealing-with-dependency-conflicts",
-    # pip found no build of the framework for this Python (pypa/pip's words with the versions it saw)
-    "ERROR: Could not find a version that satisfies the requirement torch==1.13.1 (from versions: 2.2.0, 2.2.1, "
-    "2.3.0)\nERROR: No matching distribution found for torch==1.13.1",
+    # pip found no build of the framework on its CUDA variant's index (pypa/pip's words with the versions it saw)
+    "Looking in indexes: https://download.pytorch.org/whl/cu118\nERROR: Could not find a version that satisfies the "
+    "requirement torch==1.13.1 (from versions: 2.2.0, 2.2.1, 2.3.0)\nERROR: No matching distribution found for "
+    "torch==1.13.1",
 ])
 def test_a_framework_pin_is_the_stacks_package(message: str) -> None:
     assert explain_text(message, None)["matches"][0]["code"] in ("CD520", "CD521")
+
+
+def test_a_python_pin_alone_is_not_the_stacks() -> None:
+    """pip finding no torch for this Python, with no GPU build in the message, is a Python pin (round five's set)."""
+    message = ("ERROR: Could not find a version that satisfies the requirement torch==1.13.1 (from versions: 2.2.0, "
+               "2.2.1, 2.3.0)\nERROR: No matching distribution found for torch==1.13.1")
+    assert explain_text(message, None)["matches"] == []
 
 
 def test_a_companion_that_wants_numpy_is_not_the_stacks_conflict() -> None:
@@ -191,3 +206,23 @@ def test_a_const_member_of_torch_is_pytorchs_symbol() -> None:
     message = ("OSError: /usr/local/lib/python3.10/dist-packages/fbgemm_gpu/fbgemm_gpu_py.so: undefined symbol: "
                "_ZNK5torch8autograd4Node4nameEv")
     assert explain_text(message, None)["matches"][0]["code"] == "CD410"
+
+
+@pytest.mark.parametrize(("source", "message", "wanted"), [
+    # CCCL 3.0 (CUDA 13) removed thrust::unary_function: EDG's "has no member class"
+    ("ajameson/dedisp#6 (CUDA 13.2)", "src/kernels.cuh(481): error: namespace \"thrust\" has no member class "
+     "\"unary_function\"\n   : public thrust::unary_function<unsigned int,WordType> {", "13.0"),
+    # a name Thrust still has, from a header the file no longer gets for free
+    ("flatironinstitute/cufinufft#155", "src/precision_independent.cu(92): error: namespace \"thrust\" has no member "
+     "\"max_element\"\n   int *maxptsinbin = thrust::max_element(thrust::seq,", "thrust/extrema.h"),
+    ("BNLNPPS/simphony#235 (CUDA 13.2)", "/workspaces/eic-opticks/sysrap/iexpand.h(92): error: namespace \"thrust\" "
+     "has no member \"distance\"", "thrust/distance.h"),
+])
+def test_thrust_removed_and_not_included(source: str, message: str, wanted: str) -> None:
+    answer = explain_text(message, None)["matches"][0]
+    assert answer["code"] == "CD220", source
+    assert wanted in answer["cause"] + answer["fix"], source
+
+
+def test_a_name_thrust_never_had_is_not_claimed() -> None:
+    assert explain_text("x.cu(3): error: namespace \"thrust\" has no member \"frobnicate\"", None)["matches"] == []

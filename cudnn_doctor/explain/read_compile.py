@@ -21,7 +21,8 @@ from cudnn_doctor.knowledge.data import load
 # a compiler's diagnostic naming an owner (a class, struct, namespace) and a member, or a lone identifier: EDG
 # (nvcc's cudafe++), GCC and Clang. Quotes are normalised to ' before matching (GCC prints ‘ ’ in UTF-8 locales).
 _MEMBER = re.compile(
-    r"(?:class|struct|union|namespace) '(?P<o1>[a-z_][\w:]{0,80})' has no member '(?P<m1>[a-z_]\w{0,80})'"  # EDG
+    r"(?:class|struct|union|namespace) '(?P<o1>[a-z_][\w:]{0,80})' has no member (?:class |function |template |"
+    r"variable )?'(?P<m1>[a-z_]\w{0,80})'"  # EDG
     r"|'(?:struct |class |union )?(?P<o2>[a-z_][\w:]{0,80})' has no member named '(?P<m2>[a-z_]\w{0,80})'"  # GCC
     r"|'(?P<m3>[a-z_]\w{0,80})' is not a member of '(?P<o3>[a-z_][\w:]{0,80})'"  # GCC
     r"|no member named '(?P<m4>[a-z_]\w{0,80})' in (?:namespace )?'(?:struct |class )?(?P<o4>[a-z_][\w:]{0,80})'",  # Clang
@@ -76,9 +77,45 @@ def _names(line: str) -> list[tuple[str | None, str]]:
     return out
 
 
+@functools.cache
+def _changed_index() -> dict[str, dict[str, Any]]:
+    """Each function and parameter type of compat/errors.toml [[changed_api]] (lower case) -> its row."""
+    return {name.lower(): row for row in load("errors").get("changed_api", [])
+            for name in (*row["names"], *row["types"])}
+
+
+# a diagnostic about a call's arguments, and the names it quotes (a callee, a parameter's type): EDG's "no suitable
+# constructor exists to convert from "int" to "cudaMemLocation"", GCC's "expected 'CUmemLocation' ... but argument is
+# of type 'CUdevice'", "passing argument 4 of 'cuMemPrefetchAsync_v2'"
+_ARGUMENT_WORDS = ("argument", "parameter", "convert", "expected '")
+_QUOTED = re.compile(r"'([A-Za-z_]\w{2,80}?)(?:_v\d)?[' (]|\b([A-Za-z_]\w{2,80}?)(?:_v\d)?\(")
+
+
+def _changed_call(index: int, line: str, lower: str) -> list[Event]:
+    if not any(word in lower for word in _ARGUMENT_WORDS) or not _changed_index():
+        return []
+    for found in itertools.islice(_QUOTED.finditer(line.translate(_QUOTES)), 8):
+        name = found.group(1) or found.group(2)
+        row = _changed_index().get(name.lower())
+        if row is None:
+            continue
+        changed = str(row["changed_in"])
+        last = f"{int(changed.split('.')[0]) - 1}.x"
+        # a parameter type the new signature takes names the call only by its kind
+        call = name if name in row["names"] else f"a function whose CUDA {changed} signature takes a {name}"
+        values = (("api", name), ("changed_in", changed),
+                  ("spec", f"CUDA {last}, the last major with the older signature (or port the call as the cause says)"))
+        return [Event("api", row["code"], name, row["meaning"].replace("{name}", call), row["fix"], row["source"],
+                      values, index)]
+    return []
+
+
 def compile_errors(index: int, line: str, lower: str) -> list[Event]:
-    """A compiler's diagnostic on LINE that names what the installed CUDA toolkit removed ([[removed_api]]) or a cuDNN
-    function or type the code uses otherwise than the cuDNN installed declares it."""
+    """A compiler's diagnostic on LINE that names what the installed CUDA toolkit removed ([[removed_api]]) or changed
+    ([[changed_api]]), or a cuDNN function or type the code uses otherwise than the cuDNN installed declares it."""
+    changed = _changed_call(index, line, lower) if "error" in lower or "note:" in lower else []
+    if changed:
+        return changed
     if not any(word in lower for word in _DIAGNOSTIC):
         return []
     for owner, name in _names(line):
@@ -89,6 +126,8 @@ def compile_errors(index: int, line: str, lower: str) -> list[Event]:
                 continue
             said = f"{owner}::{name}" if owner else name
             return [_removed_event(index, row, said, name)]
+        if owner is not None and owner.split("::")[0].lower() == "thrust" and name in _thrust_table().get("headers", {}):
+            return [_transitive_event(index, owner, name)]
         cudnn = name if _CUDNN_NAME.fullmatch(name) else None
         if cudnn is None and owner is None and ("argument" in lower or "parameter" in lower):
             cudnn = next(iter(_CUDNN_NAME.findall(line)), None)
@@ -104,6 +143,23 @@ def _removed_event(index: int, row: dict[str, Any], said: str, name: str) -> Eve
     values = (("api", said), ("removed_in", removed),
               ("spec", f"CUDA {last}, the last major that declares {said} (or port the code as the cause says)"))
     return Event("api", row["code"], said, meaning, row["fix"].replace("{name}", said), row["source"], values, index)
+
+
+@functools.cache
+def _thrust_table() -> dict[str, Any]:
+    return dict(load("errors").get("thrust_headers", {}))
+
+
+def _transitive_event(index: int, owner: str, name: str) -> Event:
+    """A name Thrust or CUB still has, that the compiler did not find: the file relied on a header that another one
+    included for it, which a newer CCCL no longer does (compat/errors.toml [thrust_headers])."""
+    row = _thrust_table()
+    header = str(row["headers"][name])
+    include = f"#include <{header}>"
+    said = f"{owner}::{name}"
+    values: tuple[tuple[str, str], ...] = (("api", said), ("header", header))
+    return Event("api", row["code"], said, row["meaning"].replace("{name}", said),
+                 row["fix"].replace("{name}", said).replace("{include}", include), row["source"], values, index)
 
 
 def _cudnn_event(index: int, name: str) -> Event:

@@ -36,6 +36,13 @@ TREE_GLYPHS = ("├", "└", "│")
 BLOCK_BEFORE, BLOCK_AFTER = 8, 12  # lines around a resolver's words that explain its conflict
 
 
+def _gpu_context(lowers: list[str]) -> bool:
+    """Does the message speak of the frameworks' GPU builds: a variant index (compat/libraries.toml [framework_swap]
+    variant_context), a CUDA local version, CUDA or NVIDIA named?"""
+    words = tuple(load("libraries").get("framework_swap", {}).get("variant_context", ()))
+    return any(word in lower for lower in lowers[-400:] for word in words)
+
+
 @functools.cache
 def _framework_names() -> frozenset[str]:
     """The frameworks whose releases are built per CUDA (compat/libraries.toml [framework_swap] frameworks), and
@@ -210,7 +217,7 @@ def not_found(lines: list[str], lowers: list[str]) -> list[NotFound]:
         at = lowers[index].find(text)
         start = at + len(text)
         pieces = [lowers[index][start:]] + [line for line in lowers[index + 1:index + 1 + NOT_FOUND_AFTER]
-                                             if tool == "conda" and line.lstrip().startswith("-")]
+                                             if tool == "conda" and line.lstrip().startswith("-") and "://" not in line]
         if text in _named_before_table():  # the wheel or distribution is named before the words ("X.whl is not a supported ...")
             pieces = [lowers[index][:at]]
         packages: list[str] = []
@@ -221,8 +228,11 @@ def not_found(lines: list[str], lowers: list[str]) -> list[NotFound]:
                 # a wheel's file is named by its distribution first (torch-2.0.0-cp310-cp310-win_amd64.whl)
                 wheel = name.split("-")[0].replace("_", "-") if name.endswith(".whl") else None
                 # a framework itself: no build of it for this Python, platform or CUDA variant is the GPU stack's
+                framework = pin is not None and pin.group(1) in _framework_names() or wheel in _framework_names()
+                # a framework counts where the message is about its GPU builds (a variant index, a CUDA word): pip
+                # finding no torch for this Python alone is a Python pin, not the GPU stack's
                 if name.startswith(prefixes) or _CUDA_TAG.search(name) or _LOCAL_VARIANT.search(name) \
-                        or pin is not None and pin.group(1) in _framework_names() or wheel in _framework_names():
+                        or framework and _gpu_context(lowers):
                     packages.append(name)
             if tool != "conda":
                 break  # pip names one requirement, right after its words
@@ -341,23 +351,22 @@ def framework_swaps(lines: list[str], lowers: list[str]) -> list[Conflict]:
             parts = ([head[-1]] if head else []) + chain
             for at, part in enumerate(parts[:-1]):
                 pin = _PIN.match(part)
-                asker = _PIN.match(parts[at + 1])
-                if pin is None or asker is None or pin.group(1) not in frameworks or asker.group(1) in frameworks \
+                by = _PIN.match(parts[at + 1])
+                if pin is None or by is None or pin.group(1) not in frameworks or by.group(1) in frameworks \
                         or parts[at + 1].startswith("-r"):
                     continue
-                version = pin.group(3) or ""
-                pulled.setdefault(pin.group(1), (version, asker.group(0), index))
+                pulled.setdefault(pin.group(1), (pin.group(3) or "", by.group(0), index))
         found = _EXISTING.search(lower)
         if found and found.group(1) in frameworks:
             existing[found.group(1)] = (found.group(2), index)
         wheel = _WHEEL_FILE.search(lower)
         if wheel and wheel.group(1).replace("_", "-") in frameworks and requested is not None \
                 and wheel.group(1) not in requested and requested:
-            asker = next(iter(sorted(requested - set(frameworks))), "")
-            if asker:
-                pulled.setdefault(wheel.group(1), (wheel.group(2), asker, index))
+            named = next(iter(sorted(requested - set(frameworks))), "")
+            if named:
+                pulled.setdefault(wheel.group(1), (wheel.group(2), named, index))
     if not pulled and existing and requested:  # pip uninstalls the framework though the command named only others
-        for name, (version, index) in existing.items():
+        for name, (_version, index) in existing.items():
             others = sorted(requested - set(frameworks))
             if name not in requested and others:
                 pulled[name] = ("", others[0], index)
