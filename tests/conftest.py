@@ -333,6 +333,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         group = shared_fixture_group(item)
         if group is not None:
             item.add_marker(pytest.mark.xdist_group(group))
+            if getattr(config.option, "loadgroup", False):
+                group_in_node_id(item, group)
     items[:] = slowest_first(items)
     if os.environ.get(INTEGRATION_VARIABLE, "").strip().lower() not in ("0", "false", "no", "off"):
         if any(item.get_closest_marker("integration") for item in items):
@@ -342,6 +344,28 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if item.get_closest_marker("integration"):
             item.add_marker(skip)
+
+
+def group_in_node_id(item: pytest.Item, group: str) -> None:
+    """ITEM's node id ending in @GROUP, where pytest-xdist's scheduler reads a test's group (`--dist loadgroup`).
+    pytest-xdist writes it into the item's `_nodeid`, which pytest 9.2 no longer reads (its ids are structured, in
+    `_id`: pytest-xdist issue 1386): every group was handed out test by test, so a Slurm cluster, the Wine machine
+    and each install made once were made in every worker, and the Windows tests waited on each other's lock in four
+    workers at the suite's end. Where the id is pytest 9.2's, it is made again with the suffix; elsewhere
+    pytest-xdist's own suffix works and nothing is done."""
+    try:
+        from _pytest.nodeid import NodeId  # pytest >= 9.2
+    except ImportError:
+        return
+    if isinstance(getattr(item, "_id", None), NodeId) and plain_node_id(item.nodeid) == item.nodeid:
+        item._id = NodeId.parse(f"{item.nodeid}@{group}")
+
+
+def plain_node_id(nodeid: str) -> str:
+    """NODEID without the @group suffix of `--dist loadgroup`: its last '@' after any parameter's ']', as
+    pytest-xdist's scheduler reads it (our test files' paths and names hold no '@')."""
+    at = nodeid.rfind("@")
+    return nodeid[:at] if at > nodeid.rfind("]") else nodeid
 
 
 SLOW_TESTS = Path(__file__).with_name("slow_tests.txt")
