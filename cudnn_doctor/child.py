@@ -442,10 +442,14 @@ class ChildBatch:
                 stdin_file.seek(0)
             CURRENT.before_start()
             with CURRENT.starting:  # started and known as ours at once: no other batch takes it for an orphan
-                process = subprocess.Popen(list(request.argv), stdin=stdin_file or subprocess.DEVNULL,
+                # nothing to read: a pipe whose end is closed at once, not /dev/null (a container or chroot
+                # without /dev/null made every probe 'could not start', read as NVML failing: reboot)
+                process = subprocess.Popen(list(request.argv), stdin=stdin_file or subprocess.PIPE,
                                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=NEUTRAL_CWD,
                                            **options)
                 CURRENT.adopt(process)
+            if process.stdin is not None:
+                process.stdin.close()
         except (OSError, ValueError) as error:
             if answer_read is not None:
                 os.close(answer_read)

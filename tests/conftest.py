@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -221,15 +222,9 @@ def assert_no_placeholder(args: tuple[str, ...], stdout: str) -> None:
 
 def check_names_only_known_releases(plan: dict) -> None:
     """Every cuDNN release or wheel a plan names exists in compat/cudnn.toml for that CUDA major."""
-    import tomllib
-
-    data = tomllib.loads((ROOT / "compat" / "cudnn.toml").read_text())
-    builds: dict[tuple[str, int], str | None] = {}
-    for row in data["release"]:
-        for variant in row.get("variant", []):
-            cuda = str(variant.get("cuda", "")).split(".")[0]
-            if cuda.isdigit():
-                builds[(row["version"], int(cuda))] = row.get("build")
+    table = ROOT / "compat" / "cudnn.toml"
+    stat = table.stat()
+    data, builds = _known_releases(str(table), stat.st_mtime_ns, stat.st_size)
     for action in plan.get("actions", []):
         argv = action.get("argv") or []
         if action.get("kind") == "install" and "--version" in argv and "--cuda" in argv:
@@ -242,6 +237,22 @@ def check_names_only_known_releases(plan: dict) -> None:
                 wheels = {b for w in data.get("wheel", []) if int(w.get("cuda", -1)) == int(pinned.group(1))
                           for b in w.get("builds", [])}
                 assert pinned.group(2) in known | wheels, f"{word} is not a build compat/ knows"
+
+
+@functools.cache
+def _known_releases(path: str, mtime_ns: int, size: int) -> tuple[dict, dict[tuple[str, int], str | None]]:
+    """compat/cudnn.toml parsed, and its (release, CUDA major) -> build, once per version of the file (parsing it
+    for every plan a test's run printed took 21 ms each, in thousands of runs)."""
+    import tomllib
+
+    data = tomllib.loads(Path(path).read_text())
+    builds: dict[tuple[str, int], str | None] = {}
+    for row in data["release"]:
+        for variant in row.get("variant", []):
+            cuda = str(variant.get("cuda", "")).split(".")[0]
+            if cuda.isdigit():
+                builds[(row["version"], int(cuda))] = row.get("build")
+    return data, builds
 
 
 SUBPROCESS_VARIABLE = "CUDNN_DOCTOR_TEST_SUBPROCESS"
@@ -333,6 +344,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         group = shared_fixture_group(item)
         if group is not None:
             item.add_marker(pytest.mark.xdist_group(group))
+            if getattr(config.option, "loadgroup", False):
+                group_in_node_id(item, group)
     items[:] = slowest_first(items)
     if os.environ.get(INTEGRATION_VARIABLE, "").strip().lower() not in ("0", "false", "no", "off"):
         if any(item.get_closest_marker("integration") for item in items):
@@ -342,6 +355,28 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if item.get_closest_marker("integration"):
             item.add_marker(skip)
+
+
+def group_in_node_id(item: pytest.Item, group: str) -> None:
+    """ITEM's node id ending in @GROUP, where pytest-xdist's scheduler reads a test's group (`--dist loadgroup`).
+    pytest-xdist writes it into the item's `_nodeid`, which pytest 9.2 no longer reads (its ids are structured, in
+    `_id`: pytest-xdist issue 1386): every group was handed out test by test, so a Slurm cluster, the Wine machine
+    and each install made once were made in every worker, and the Windows tests waited on each other's lock in four
+    workers at the suite's end. Where the id is pytest 9.2's, it is made again with the suffix; elsewhere
+    pytest-xdist's own suffix works and nothing is done."""
+    try:
+        from _pytest.nodeid import NodeId  # pytest >= 9.2
+    except ImportError:
+        return
+    if isinstance(getattr(item, "_id", None), NodeId) and plain_node_id(item.nodeid) == item.nodeid:
+        item._id = NodeId.parse(f"{item.nodeid}@{group}")
+
+
+def plain_node_id(nodeid: str) -> str:
+    """NODEID without the @group suffix of `--dist loadgroup`: its last '@' after any parameter's ']', as
+    pytest-xdist's scheduler reads it (our test files' paths and names hold no '@')."""
+    at = nodeid.rfind("@")
+    return nodeid[:at] if at > nodeid.rfind("]") else nodeid
 
 
 SLOW_TESTS = Path(__file__).with_name("slow_tests.txt")

@@ -374,6 +374,7 @@ def test_a_working_folder_deleted_under_the_shell_is_said_and_torch_on_x86_64_is
             f"exec {shlex.quote(sys.executable)} -m cudnn_doctor ")
     done = subprocess.run(["bash", "-c", line + "check --json"], env=machine.env, capture_output=True, text=True,
                           timeout=120)
+    assert done.stdout.startswith("{"), (done.returncode, done.stderr[-2000:])  # once empty in a loaded full run
     [said] = [f for f in json.loads(done.stdout)["findings"] if str(f["subject"]).endswith("(deleted)")]
     x86 = platform.machine() in ("x86_64", "AMD64")
     assert said["code"] == "CD409" and said["severity"] == ("error" if x86 else "warning"), said

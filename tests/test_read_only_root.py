@@ -1,9 +1,10 @@
-"""The doctor on a read-only root file system (a container started with --read-only, an image's layers, a recovery
-shell): every folder it might write, the prefix, the cache, the home and every temporary folder, refuses with EROFS,
-for root too. Run in a mount namespace of the test's own whose / is bound read-only over itself (root and unshare
-needed; skipped elsewhere). Found by round ten's red-team: `install` said "Permission denied ... run with sudo" to
-root, an install with --sha256 ended in an internal error (no usable temporary folder), and the completion's fix
-had the user source a script nobody wrote."""
+"""The doctor where a container or chroot leaves pieces out. A read-only root file system (a container started
+with --read-only, an image's layers, a recovery shell): every folder it might write, the prefix, the cache, the home
+and every temporary folder, refuses with EROFS, for root too; run in a mount namespace of the test's own whose / is
+bound read-only over itself. An empty /dev (no /dev/null). Root and unshare needed; skipped elsewhere. Found by round
+ten's red-team: `install` said "Permission denied ... run with sudo" to root, an install with --sha256 ended in an
+internal error (no usable temporary folder), the completion's fix had the user source a script nobody wrote, and
+without /dev/null a working driver was "NVML failed to initialise"."""
 
 from __future__ import annotations
 
@@ -81,3 +82,21 @@ def test_check_and_completion_on_a_read_only_root(tmp_path: Path, env: dict[str,
     completion = on_read_only_root(["--install-completion", "bash"], env)
     said = one_line(completion)
     assert completion.returncode == 2 and "--show-completion bash > " in said, said
+
+
+def test_a_root_without_dev_null_still_asks_the_driver(tmp_path: Path, env: dict[str, str]) -> None:
+    """A chroot or container whose /dev is an empty folder (no /dev/null): the probes' children got /dev/null as
+    their standard input, could not start, and a working driver was CD104 'NVML failed to initialise' (advice: a
+    driver mismatch, reboot). Their input is now a pipe closed at once: the driver is read as anywhere else."""
+    from tests.fakes.build import fake_nvml
+
+    fake_nvml(tmp_path / "driver", driver="580.65.06", cuda=13000)
+    env = {**env, "LD_LIBRARY_PATH": str(tmp_path / "driver")}
+    argv = ["unshare", "--mount", "--propagation", "private", "sh", "-c", 'mount -t tmpfs none /dev && exec "$@"',
+            "sh", sys.executable, "-m", "cudnn_doctor", "check", "--json"]
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    if not done.stdout:
+        pytest.skip(f"no mount namespace with an empty /dev here: {done.stderr.strip()[:200]}")
+    report = json.loads(done.stdout)
+    assert "CD104" not in {f["code"] for f in report["findings"]}, report["findings"]
+    assert report["driver"]["version"] == "580.65.06"

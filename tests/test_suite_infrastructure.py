@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +18,7 @@ from tests.conftest import (
     InProcessTimeout,
     Machine,
     every_run_in_a_process,
+    plain_node_id,
     shared_fixture_group,
     slowest_first,
 )
@@ -62,6 +64,35 @@ def test_tests_of_a_module_fixture_share_a_group(request: pytest.FixtureRequest,
     assert shared_fixture_group(request.node) == "tests/test_suite_infrastructure.py"
 
 
+def test_the_tests_of_a_group_run_in_one_worker_and_their_fixture_is_made_once(tmp_path: Path) -> None:
+    """Two pytest-xdist workers, --dist loadgroup (pyproject's options): the module fixture's tests all run in one
+    worker, each id ending in @its group, and the fixture is made once. Under pytest 9.2 pytest-xdist 3.8's suffix
+    was lost (issue 1386) and the groups were handed out test by test (tests/conftest.group_in_node_id)."""
+    made = tmp_path / "made"
+    done = subprocess.run([sys.executable, "-m", "pytest", "-n", "2", "-p", "no:cacheprovider", "-v", "-k",
+                           "made_once_in_a_group", __file__], capture_output=True, text=True, timeout=300,
+                          cwd=Path(__file__).resolve().parents[1], env={**os.environ, "MADE_ONCE_LOG": str(made)})
+    assert done.returncode == 0, done.stdout[-3000:]
+    ran = re.findall(r"\[(gw\d+)\] .*PASSED (\S+)", done.stdout)
+    assert len(ran) == 3 and len({worker for worker, _ in ran}) == 1, done.stdout[-3000:]
+    assert all(test.endswith("@tests/test_suite_infrastructure.py") for _, test in ran), ran
+    assert made.read_text().count("made\n") == 1
+
+
+@pytest.fixture(scope="module")
+def made_once_logged() -> str:
+    log = os.environ.get("MADE_ONCE_LOG")
+    if log:
+        with open(log, "a") as handle:
+            handle.write("made\n")
+    return "made"
+
+
+@pytest.mark.parametrize("case", range(3))
+def test_made_once_in_a_group(made_once_logged: str, case: int) -> None:
+    assert made_once_logged == "made"
+
+
 def test_a_test_without_a_shared_fixture_goes_to_any_worker(request: pytest.FixtureRequest, tmp_path: Path) -> None:
     assert shared_fixture_group(request.node) is None
 
@@ -73,7 +104,7 @@ def test_the_slowest_tests_are_handed_out_first_and_groups_keep_their_place(requ
     ordered = slowest_first(session_items)
     assert sorted(map(id, ordered)) == sorted(map(id, session_items))  # the same tests, none lost or doubled
     listed = [line for line in SLOW_TESTS.read_text().splitlines() if line and not line.startswith("#")]
-    existing = {item.nodeid.split("[", 1)[0] for item in session_items}
+    existing = {plain_node_id(item.nodeid).split("[", 1)[0] for item in session_items}
     if len(existing) > 1000:  # the whole suite collected: every listed test is still one of it
         assert set(listed) <= existing, set(listed) - existing
     front = [item for item in ordered[:len(ordered)] if item.nodeid.split("[", 1)[0] in listed
