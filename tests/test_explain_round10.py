@@ -226,3 +226,18 @@ def test_thrust_removed_and_not_included(source: str, message: str, wanted: str)
 
 def test_a_name_thrust_never_had_is_not_claimed() -> None:
     assert explain_text("x.cu(3): error: namespace \"thrust\" has no member \"frobnicate\"", None)["matches"] == []
+
+
+def test_an_add_ons_pin_on_the_framework_is_the_stacks_only_where_the_message_speaks_of_its_gpu_builds() -> None:
+    """pip's report of a package's version clash with torch (its words, pypa/pip's 'X requires Y, but you have Z
+    which is incompatible'): from torchvision (built per torch release, from the same CUDA variant's index) it is the
+    GPU stack's; from another add-on it is that add-on's pin, claimed only where the message names a CUDA build or
+    index, as 'no matching distribution' for the framework is."""
+    plain = ("ERROR: pip's dependency resolver does not currently take into account all the packages that are "
+             "installed. This behaviour is the source of the following dependency conflicts.\n"
+             "torchmetrics 1.3.0 requires torch>=1.10.0, but you have torch 1.9.0 which is incompatible.")
+    assert not [m for m in explain_text(plain, None)["matches"] if m["code"] in ("CD520", "CD521")]
+    cuda = plain.replace("torch 1.9.0", "torch 1.9.0+cu111")
+    assert explain_text(cuda, None)["matches"][0]["code"] in ("CD520", "CD521")
+    companion = plain.replace("torchmetrics 1.3.0 requires torch>=1.10.0", "torchvision 0.11.1 requires torch==1.10.0")
+    assert explain_text(companion, None)["matches"][0]["code"] in ("CD520", "CD521")

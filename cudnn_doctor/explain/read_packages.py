@@ -50,7 +50,7 @@ def _framework_names() -> frozenset[str]:
     return frozenset(load("libraries").get("framework_swap", {}).get("frameworks", ())) | {"pytorch"}
 
 
-def _gpu_packages(line: str, lower: str) -> list[str]:
+def _gpu_packages(line: str, lower: str, gpu_context: bool = True) -> list[str]:
     """The GPU stack's packages a resolver line names on its requirement side: after its first dependency word
     ("torch 2.2.1+cu121 requires nvidia-cublas-cu12==12.1.3.1"), so that "tensorflow-gpu 2.8.0 has requirement
     numpy>=1.20" (a GPU package wanting numpy) is not a conflict of the GPU stack."""
@@ -59,6 +59,10 @@ def _gpu_packages(line: str, lower: str) -> list[str]:
     verb, word = min(hits) if hits else (len(lower), "")
     if lower.lstrip().startswith(TREE_GLYPHS):  # libmamba's tree: the line's package comes first ("└─ pytorch-cuda 11.8")
         verb, word = 0, ""
+    # who asks: a framework's companion built per framework release (torchvision 0.17.0 depends on torch==2.2.0) makes
+    # a framework pin the GPU stack's; another package's pin on the framework needs the message's GPU context
+    asker = [token.strip(".,:;'\"").lower() for token in TOKEN.findall(line[max(0, verb - 80):verb])[-3:]]
+    companion = any(name in _framework_names() for name in asker)
     required = TOKEN.search(lower, verb + len(word)) if hits else None
     if required is not None and required.group(0).strip(".") in FRAMEWORK_CORE:
         verb = 0  # "torchvision 0.16.0+cu118 depends on torch==2.1.0": a CUDA build of a companion wants another torch
@@ -68,8 +72,10 @@ def _gpu_packages(line: str, lower: str) -> list[str]:
         text = token.group(0).strip(".,:;'\"")
         low = text.lower()
         # a framework itself on the requirement side ("torchvision 0.17.0 depends on torch==2.2.0", "The user requested
-        # torch==2.1.0"): its releases are built per CUDA, so a conflict over its pins is the GPU stack's
-        if low.startswith(prefixes) or _LOCAL_CUDA.search(low) or low in frameworks:
+        # torch==2.1.0"): its releases are built per CUDA, so a conflict over its pins is the GPU stack's where the
+        # message speaks of its GPU builds (GPU_CONTEXT: a variant index, a CUDA word); a plain version clash of an
+        # add-on with torch, with nothing of CUDA in it, is the add-on's pin, as not_found holds for "no matching"
+        if low.startswith(prefixes) or _LOCAL_CUDA.search(low) or low in frameworks and (gpu_context or companion):
             found.append(text)
             if len(found) >= PER_LINE:
                 break
@@ -84,6 +90,7 @@ def conflicts(lines: list[str], lowers: list[str]) -> list[Conflict]:
     budget = FACT_WINDOW
     seen: set[int] = set()
     named_on: dict[int, list[str]] = {}  # each line is read for packages once, however many blocks it is in
+    gpu_context: bool | None = None
     for index in range(len(lines) - 1, -1, -1):
         budget -= len(lines[index]) + 1
         if budget < 0 or len(out) >= 4:
@@ -98,7 +105,9 @@ def conflicts(lines: list[str], lowers: list[str]) -> list[Conflict]:
             if not any(word in lower for word in DEPENDENCY_WORDS):
                 continue
             if near not in named_on:
-                named_on[near] = _gpu_packages(lines[near], lower)
+                if gpu_context is None:
+                    gpu_context = _gpu_context(lowers)
+                named_on[near] = _gpu_packages(lines[near], lower, gpu_context)
             named = named_on[near]
             if named:
                 packages.extend(name for name in named if name not in packages)
