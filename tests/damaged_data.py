@@ -26,6 +26,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 COMPAT = ROOT / "compat"
@@ -192,14 +193,19 @@ class Outcome:
     timed_out: bool = False
 
 
-def run(package: Path, work: Path, command: str, cache: Path, timeout: float = 60,
-        prefix: list[str] | None = None) -> Outcome:
+def run(package: Path, work: Path, command: str, cache: Path, timeout: float = 60, as_user: Any = None) -> Outcome:
+    """COMMAND of the package copy in PACKAGE, on the pretend machine WORK; AS_USER: a NobodyPython
+    (tests/as_nobody.py) that runs it as user nobody."""
     args = [word.replace("{work}", str(work)) for word in COMMANDS[command]]
     env = {"PATH": "/usr/bin:/bin:/usr/sbin:/sbin", "HOME": str(work / "home"), "LANG": "C.UTF-8",
            "COLUMNS": "200", "CUDNN_DOCTOR_SYSTEM_PREFIX": str(work / "root"), "CUDNN_DOCTOR_CACHE_DIR": str(cache),
            "CUDNN_DOCTOR_PROBE_TIMEOUT": "10", "PYTHONPATH": str(package), "PYTHONDONTWRITEBYTECODE": "1"}
+    argv = [sys.executable]
+    if as_user is not None:
+        argv = as_user.argv
+        env["PYTHONPATH"] = os.pathsep.join([str(package), *as_user.pythonpath])
     try:
-        done = subprocess.run([*(prefix or []), sys.executable, "-m", "cudnn_doctor", *args], capture_output=True,
+        done = subprocess.run([*argv, "-m", "cudnn_doctor", *args], capture_output=True,
                               text=True, env=env, cwd=work, timeout=timeout, stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired:
         return Outcome(-1, "", "", timed_out=True)
@@ -271,7 +277,7 @@ class Family:
             self.baselines[key] = run(self.work / layout, self.work, command, self.work / f"cache-base-{layout}")
         return self.baselines[key]
 
-    def run_case(self, case: Case, seed: int, prefix: list[str] | None = None) -> list[str]:
+    def run_case(self, case: Case, seed: int) -> list[str]:
         compat = self.compat[case.layout]
         path = compat / case.file
         pristine = path.read_bytes()
@@ -280,7 +286,7 @@ class Family:
         cache = self.work / f"cache-{self.count}"
         try:
             damage_file(path, case.damage, random.Random(f"{seed}-{case.name}"))
-            damaged = run(self.work / case.layout, self.work, case.command, cache, prefix=prefix)
+            damaged = run(self.work / case.layout, self.work, case.command, cache)
         finally:
             repair_file(path, pristine)
         repaired = run(self.work / case.layout, self.work, case.command, cache)
