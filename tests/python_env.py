@@ -183,7 +183,7 @@ def _same_but_encoded(mine: tuple[int, str], usual: tuple[int, str], settings: t
 
 
 def _first_difference(mine: str, usual: str) -> str:
-    for index, (a, b) in enumerate(zip(mine, usual)):
+    for index, (a, b) in enumerate(zip(mine, usual, strict=False)):
         if a != b:
             return f"at {index}: {mine[max(0, index - 60):index + 80]!r} vs {usual[max(0, index - 60):index + 80]!r}"
     return f"lengths {len(mine)} and {len(usual)}"

@@ -9,13 +9,13 @@ from __future__ import annotations
 import json
 import os
 import random
-import tomllib
 from pathlib import Path
 
 import pytest
+import tomllib
 from jsonschema import Draft202012Validator
 
-from tests.damaged_data import COMMANDS, DAMAGES, Case, Family, data_files, damage_file, run, sample
+from tests.damaged_data import COMMANDS, DAMAGES, Case, Family, damage_file, data_files, run, sample
 
 pytestmark = pytest.mark.subprocess
 

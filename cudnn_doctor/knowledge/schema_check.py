@@ -169,5 +169,10 @@ def _same(value: Any, other: Any) -> bool:
 
 
 def check(value: Any, schema: dict[str, Any]) -> None:
-    """Raise SchemaMismatch (the first place VALUE breaks SCHEMA, in words) unless VALUE is valid."""
-    _Checker(schema).check(value, schema, "")
+    """Raise SchemaMismatch (the first place VALUE breaks SCHEMA, in words) unless VALUE is valid. A schema that is
+    itself damaged (a keyword of the wrong type, a pattern that does not compile) is a SchemaMismatch that says so."""
+    try:
+        _Checker(schema).check(value, schema, "")
+    except (TypeError, ValueError, KeyError, AttributeError, IndexError, re.error) as error:
+        raise SchemaMismatch(f"the schema is not one this reader can hold data to ({type(error).__name__}: "
+                             f"{str(error)[:200]})") from None

@@ -8,6 +8,7 @@ from typing import Any
 
 from cudnn_doctor import __version__
 from cudnn_doctor.codes import finding, on_platform
+from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.model import ERROR, INFO, WARNING, Finding, Report, Summary
 
 __all__ = ["evaluate", "finding", "rule_modules", "sort_findings", "summarize"]
