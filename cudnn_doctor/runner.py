@@ -149,7 +149,6 @@ def guarded(function: F, command: str | None = None, given: dict[str, Any] | Non
                     write_error_json(damage.exit_code, bounded(damage.message), damage.fix,
                                      "The doctor's own data is damaged", damage.code, command=name)
                 raise SystemExit(damage.exit_code) from None
-            error = caught
             if stopped is not None:
                 import threading
 
@@ -169,9 +168,9 @@ def guarded(function: F, command: str | None = None, given: dict[str, Any] | Non
 
                 traceback.print_exc()
             report = f"this is a bug in cudnn-doctor {__version__}: please report it at {ISSUES_URL}"
-            say(f"cudnn-doctor: internal error: {type(error).__name__}: {error} ({report}; -v shows the traceback)")
+            say(f"cudnn-doctor: internal error: {type(caught).__name__}: {caught} ({report}; -v shows the traceback)")
             if want_json:
-                write_error_json(3, f"{type(error).__name__}: {error}", report, title="Internal error", command=name)
+                write_error_json(3, f"{type(caught).__name__}: {caught}", report, title="Internal error", command=name)
             raise SystemExit(3) from None
 
     return wrapper  # type: ignore[return-value]
