@@ -64,9 +64,15 @@ SETTINGS: tuple[tuple[str, str], ...] = (
     ("PYTHONPROFILEIMPORTTIME", "1"),
     ("PYTHONVERBOSE", "1"),
 )
-# settings the doctor judges on the user's behalf: check's report names them (CD412 slow, CD417 a path unusable), so
-# check's answer differs by that finding, its exit not
-JUDGED = {("PYTHONDEVMODE", "1"), ("PYTHONMALLOC", "debug"), ("PYTHONPYCACHEPREFIX", "/proc/no-such-folder")}
+
+
+def judged(name: str) -> bool:
+    """Whether check reads NAME as part of the machine it judges (probes/python_start.py: every PYTHON* variable a
+    program's Python reads at start, but those it never stops on): its report shows it, and a finding may name it
+    (CD412 slow, CD417 a path unusable), so check's and fix's answer may differ by that, their exit not."""
+    from cudnn_doctor.probes.python_start import QUIET
+
+    return name.startswith("PYTHON") and name not in QUIET
 
 
 @dataclass(frozen=True)
@@ -113,8 +119,17 @@ def run(work: Path, command: str, settings: tuple[tuple[str, str], ...] = (), ti
             process.kill()
             process.communicate()
             return Outcome(-1, "", "", timed_out=True)
-    encoding = dict(settings).get("PYTHONIOENCODING", "").split(":")[0] or "utf-8"
-    return Outcome(process.returncode, out.decode(encoding, "replace"), err.decode(encoding, "replace"))
+    return Outcome(process.returncode, _text(out, settings), _text(err, settings))
+
+
+def _text(raw: bytes, settings: tuple[tuple[str, str], ...]) -> str:
+    """RAW as text: UTF-8 where it is (the doctor writes its output so whatever the encoding asked: utf-16 output
+    would be unreadable to the terminal and to the JSON reader alike), else in the encoding the settings ask."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        encoding = dict(settings).get("PYTHONIOENCODING", "").split(":")[0] or "utf-8"
+        return raw.decode(encoding, "replace")
 
 
 def _wait(process: subprocess.Popen[bytes], timeout: float) -> tuple[bytes, bytes]:
@@ -162,8 +177,9 @@ class Family:
         if "PYTHONSTARTUP ran" in outcome.stdout + outcome.stderr:
             found.append("PYTHONSTARTUP's file was run")
         mine, usual = comparable(outcome), comparable(self.baseline(case.command))
-        judged = [name for name, value in case.settings if (name, value) in JUDGED and case.command.startswith("check")]
-        if judged and mine[0] == usual[0] and all(name in mine[1] for name in judged):
+        if any(judged(name) for name, _ in case.settings) and case.command.startswith(("check", "fix")):
+            if mine[0] != usual[0]:
+                found.append(f"exit {mine[0]} where it is {usual[0]} without the settings")
             return found
         if mine != usual and not _same_but_encoded(mine, usual, case.settings):
             found.append(f"another answer than without the settings: exit {mine[0]} (usually {usual[0]}), "
