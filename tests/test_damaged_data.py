@@ -118,3 +118,60 @@ def test_a_limit_of_the_process_is_not_called_damage(monkeypatch: pytest.MonkeyP
         data.load("errors")
     assert caught.value.errno == errno.EMFILE and not isinstance(caught.value, data.DamagedData)
     assert data.DAMAGE == [] or all(d.code == "CD012" for d in data.DAMAGE)
+
+
+@pytest.mark.parametrize("damage", ["invalid_syntax", "empty", "binary", "truncated", "fifo", "folder", "link_loop",
+                                    "huge", "wrong_type"])
+def test_a_damaged_cache_entry_is_parsed_again_never_trusted(family: Family, damage: str) -> None:
+    """The cache of parsed data: an entry damaged is never an error and never an answer; the data is parsed again."""
+    work, cache = family.work, family.work / f"cache-entry-{damage}"
+    usual = family.baseline("installed", "explain-json")
+    assert run(work / "installed", work, "explain-json", cache).stdout == usual.stdout
+    entries = sorted((cache / "compat").glob("errors-*.json"))
+    assert len(entries) == 1
+    if damage == "wrong_type":  # valid JSON, its header intact: the body's checksum no longer holds
+        entries[0].write_text(entries[0].read_text().replace('"schema": "', '"schema": 7, "x": "', 1))
+    else:
+        damage_file(entries[0], damage, random.Random(SEED))
+    outcome = run(work / "installed", work, "explain-json", cache)
+    assert (outcome.exit_code, outcome.stdout) == (usual.exit_code, usual.stdout), outcome.stderr[-500:]
+    assert "Traceback" not in outcome.stderr
+
+
+def test_a_damaged_gpu_peaks_table_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from cudnn_doctor.bench import peaks
+    from cudnn_doctor.knowledge.data import DamagedData
+
+    table = tmp_path / "peaks.toml"
+    for content in (b"gpu = 'a string'", b"\xff\xfe[", b"[[gpu]\n"):
+        table.write_bytes(content)
+        monkeypatch.setattr(peaks, "TABLE", table)
+        peaks.load.cache_clear()
+        with pytest.raises(DamagedData) as caught:
+            peaks.load()
+        assert str(table) in caught.value.message and caught.value.code == "CD012"
+    peaks.load.cache_clear()
+
+
+def test_a_damaged_output_schema_is_one_line(tmp_path: Path) -> None:
+    import shutil
+    import subprocess
+    import sys
+
+    from tests.damaged_data import ROOT
+
+    copy = tmp_path / "cudnn_doctor"
+    shutil.copytree(ROOT / "cudnn_doctor", copy, ignore=shutil.ignore_patterns("__pycache__"))
+    target = copy / "schemas" / "report.schema.json"
+    for damage in ("fifo", "binary", "folder", "empty"):
+        if target.is_dir():
+            target.rmdir()
+        elif target.exists() or target.is_symlink():
+            target.unlink()
+        target.write_text("{}")
+        damage_file(target, damage, random.Random(SEED))
+        done = subprocess.run([sys.executable, "-m", "cudnn_doctor.schemas", "report"], capture_output=True, text=True,
+                              env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"}, timeout=30, cwd=tmp_path,
+                              stdin=subprocess.DEVNULL)
+        assert done.returncode == 2 and done.stdout == "", (damage, done.stdout[:200], done.stderr)
+        assert len(done.stderr.splitlines()) == 1 and str(target) in done.stderr and "reinstall" in done.stderr
