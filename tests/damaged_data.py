@@ -197,9 +197,7 @@ def run(package: Path, work: Path, command: str, cache: Path, timeout: float = 6
     """COMMAND of the package copy in PACKAGE, on the pretend machine WORK; AS_USER: a NobodyPython
     (tests/as_nobody.py) that runs it as user nobody."""
     args = [word.replace("{work}", str(work)) for word in COMMANDS[command]]
-    env = {"PATH": "/usr/bin:/bin:/usr/sbin:/sbin", "HOME": str(work / "home"), "LANG": "C.UTF-8",
-           "COLUMNS": "200", "CUDNN_DOCTOR_SYSTEM_PREFIX": str(work / "root"), "CUDNN_DOCTOR_CACHE_DIR": str(cache),
-           "CUDNN_DOCTOR_PROBE_TIMEOUT": "10", "PYTHONPATH": str(package), "PYTHONDONTWRITEBYTECODE": "1"}
+    env = {**machine_env(work, package, cache), "PYTHONDONTWRITEBYTECODE": "1"}
     argv = [sys.executable]
     if as_user is not None:
         argv = as_user.argv
@@ -220,9 +218,24 @@ def comparable(outcome: Outcome) -> tuple[int, str]:
 
 
 def prepare_work(work: Path) -> None:
-    """The pretend machine every run of a case uses: an empty system root, a home, and one node's report."""
+    """The pretend machine every run of a case uses: an empty system root, a home, and an H100 behind gcc-built fakes
+    of NVML, the CUDA driver and cuDNN 9.19 (tests/fakes) on LD_LIBRARY_PATH, so that check reads most tables."""
+    from tests.fakes.build import fake_cudnn, fake_libcuda, fake_nvml
+
     for folder in (work / "root" / "etc", work / "home"):
         folder.mkdir(parents=True, exist_ok=True)
+    if not (work / "driver").exists():
+        fake_nvml(work / "driver", gpus=1)
+        fake_libcuda(work / "driver", driver_cuda=13000, devices=1, compute_capability="9.0")
+        fake_cudnn(work / "cudnn", version=91900, cudart=13000)
+
+
+def machine_env(work: Path, package: Path, cache: Path) -> dict[str, str]:
+    """The environment of every run on the pretend machine WORK."""
+    return {"PATH": "/usr/bin:/bin:/usr/sbin:/sbin", "HOME": str(work / "home"), "LANG": "C.UTF-8",
+            "COLUMNS": "200", "CUDNN_DOCTOR_SYSTEM_PREFIX": str(work / "root"), "CUDNN_DOCTOR_CACHE_DIR": str(cache),
+            "CUDNN_DOCTOR_PROBE_TIMEOUT": "10", "PYTHONPATH": str(package),
+            "LD_LIBRARY_PATH": f"{work / 'driver'}:{work / 'cudnn'}"}
 
 
 def problems(case: Case, compat: Path, damaged: Outcome, repaired: Outcome, baseline: Outcome) -> list[str]:

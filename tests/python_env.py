@@ -18,7 +18,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.damaged_data import COMMANDS, Outcome, comparable, prepare_work
+from tests.damaged_data import COMMANDS, Outcome, comparable, machine_env, prepare_work
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -105,10 +105,7 @@ def sample(seed: int, count: int) -> list[Case]:
 
 def run(work: Path, command: str, settings: tuple[tuple[str, str], ...] = (), timeout: float = 60) -> Outcome:
     args = [word.replace("{work}", str(work)) for word in COMMANDS[command]]
-    env = {"PATH": "/usr/bin:/bin:/usr/sbin:/sbin", "HOME": str(work / "home"), "LANG": "C.UTF-8",
-           "COLUMNS": "200", "CUDNN_DOCTOR_SYSTEM_PREFIX": str(work / "root"),
-           "CUDNN_DOCTOR_CACHE_DIR": str(work / "cache"), "CUDNN_DOCTOR_PROBE_TIMEOUT": "10",
-           "PYTHONPATH": str(ROOT)}
+    env = machine_env(work, ROOT, work / "cache")
     env.update({name: value.replace("{work}", str(work)) for name, value in settings})
     # standard input a pipe held open: a Python left at an interactive prompt would wait on it, a hang seen as one
     with subprocess.Popen([sys.executable, "-m", "cudnn_doctor", *args], stdin=subprocess.PIPE,
