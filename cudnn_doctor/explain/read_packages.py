@@ -353,18 +353,18 @@ def framework_swaps(lines: list[str], lowers: list[str]) -> list[Conflict]:
         wheel = _WHEEL_FILE.search(lower)
         if wheel and wheel.group(1).replace("_", "-") in frameworks and requested is not None \
                 and wheel.group(1) not in requested and requested:
-            wanted_by = next(iter(sorted(requested - set(frameworks))), "")
-            if wanted_by:
-                pulled.setdefault(wheel.group(1), (wheel.group(2), wanted_by, index))
+            asker = next(iter(sorted(requested - set(frameworks))), "")
+            if asker:
+                pulled.setdefault(wheel.group(1), (wheel.group(2), asker, index))
     if not pulled and existing and requested:  # pip uninstalls the framework though the command named only others
-        for name, (_version, index) in existing.items():
+        for name, (version, index) in existing.items():
             others = sorted(requested - set(frameworks))
             if name not in requested and others:
                 pulled[name] = ("", others[0], index)
     out = []
-    for name, (version, by, index) in list(pulled.items())[:1]:
+    for name, (version, asker, index) in list(pulled.items())[:1]:
         had = existing.get(name, ("", -1))[0]
-        out.append(_swap(name, version, by, had, index, table))
+        out.append(_swap(name, version, asker, had, index, table))
     return out
 
 
