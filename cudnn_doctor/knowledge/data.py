@@ -1,4 +1,5 @@
-"""Read the TOML files of compat/ (the product's knowledge), once per process.
+"""Read the TOML files of compat/ (the product's knowledge), once per process: the one reader of the doctor's own
+data, which holds it to its schema and, in an installed wheel, to the installer's RECORD (issue 43).
 
 tomllib takes ~90 ms for the larger tables, so each parsed file is kept as JSON
 in the cache folder, named by a digest of its content (cudnn_doctor.cache.parsed).
@@ -53,7 +54,8 @@ DAMAGE: list[DamagedData] = []  # the first damage found, kept: a caller that sw
 
 def load(subject: str) -> dict[str, Any]:
     """The parsed compat/SUBJECT.toml, validated against its schema (once, where it is parsed; a parsed copy
-    kept in the cache was validated before it was written). Any damage is DamagedData, raised again on each call."""
+    kept in the cache was validated before it was written). Every subject asked for is one the package ships: a
+    file that is missing is damage too. Any damage is DamagedData, raised again on each call and kept (damage())."""
     found = _LOADED.get(subject)
     if found is not None:
         return found
