@@ -66,15 +66,6 @@ SETTINGS: tuple[tuple[str, str], ...] = (
 )
 
 
-def judged(name: str) -> bool:
-    """Whether check reads NAME as part of the machine it judges (probes/python_start.py: every PYTHON* variable a
-    program's Python reads at start, but those it never stops on): its report shows it, and a finding may name it
-    (CD412 slow, CD417 a path unusable), so check's and fix's answer may differ by that, their exit not."""
-    from cudnn_doctor.probes.python_start import QUIET
-
-    return name.startswith("PYTHON") and name not in QUIET
-
-
 @dataclass(frozen=True)
 class Case:
     settings: tuple[tuple[str, str], ...]
@@ -174,7 +165,10 @@ class Family:
         if "PYTHONSTARTUP ran" in outcome.stdout + outcome.stderr:
             found.append("PYTHONSTARTUP's file was run")
         mine, usual = comparable(outcome), comparable(self.baseline(case.command))
-        if any(judged(name) for name, _ in case.settings) and case.command.startswith(("check", "fix")):
+        # check and fix judge the environment programs start in: a variable their answer names (a setting of the
+        # report, a finding such as CD412 slow or CD417 a path unusable) is part of the machine, so there the answer
+        # may differ by it, the exit not
+        if case.command.startswith(("check", "fix")) and any(name in mine[1] for name, _ in case.settings):
             if mine[0] != usual[0]:
                 found.append(f"exit {mine[0]} where it is {usual[0]} without the settings")
             return found
