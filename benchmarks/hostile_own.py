@@ -45,6 +45,9 @@ def main() -> int:
         cases_env = env_module.single_cases() if options.all else env_module.sample(options.seed, options.count)
         env_family = env_module.Family(work)
         results = [(case.name, env_family.run_case(case)) for case in cases_env]
+    import shutil
+
+    shutil.rmtree(work, ignore_errors=True)
     broken = 0
     for name, problems in results:
         if problems:
