@@ -75,7 +75,7 @@ def cache_dir() -> Path:
     return Path(_RUN_FOLDER[0])
 
 
-ENTRY_FORMAT = "cudnn-doctor/cache-entry/1"
+ENTRY_FORMAT = "cudnn-doctor/cache-entry/2"  # 2: compat data validated against its schema before it is kept
 
 
 def parsed(kind: str, subject: str, raw: bytes, parse: Callable[[bytes], dict[str, Any]]) -> dict[str, Any]:

@@ -66,6 +66,10 @@ _CODES = (
          "The command line holds a word no part of it takes: a command that does not exist, an option the command "
          "does not have (or one given before the command it belongs to), an argument too many. The error says the "
          "closest word it knows."),
+    Code("CD012", "error", "The doctor's own data is damaged",
+         "A file of cudnn-doctor's own installed data (its compat/ tables or their schemas) cannot be read, is not "
+         "valid TOML or JSON, does not hold its schema, or is not what the installer wrote: the install is damaged, "
+         "not the machine. The error names the file; reinstalling the package repairs it."),
     Code("CD009", "error", "A program the doctor asked did not answer",
          "A program the doctor runs to answer (an interpreter given with --python, srun, a shell asked for its "
          "profile) could not start, failed, timed out, or answered something no real one would."),

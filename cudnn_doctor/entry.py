@@ -73,7 +73,36 @@ def _before_a_leak_checker(done: SystemExit) -> None:
         return
     if not any(name.encode() in mapped for name in LEAK_CHECKERS):
         return
+    _end_now(done)
+
+
+def _not_traced() -> None:
+    """PYTHONTRACEMALLOC (or -X tracemalloc), set to trace the user's own programs, makes every allocation of this
+    process record its frames: 25 of them made `explain` 40 times slower (40 s). The doctor's own process is not the
+    program being traced; its children that run as the user's program does (--deep) keep the setting."""
+    try:
+        import _tracemalloc
+    except ImportError:  # a Python built without it
+        return
+    if _tracemalloc.is_tracing():
+        _tracemalloc.stop()
+
+
+def _not_at_a_prompt(done: SystemExit) -> None:
+    """PYTHONINSPECT (or -i), set for the user's own programs, would leave this process at Python's interactive
+    prompt once the command ends (after a traceback of its SystemExit), waiting on a terminal or a CI step's
+    standard input: the doctor ends as it would have, its answer and exit status kept."""
+    import os
+
+    if sys.flags.inspect or os.environ.get("PYTHONINSPECT") and not sys.flags.ignore_environment:
+        _end_now(done)
+
+
+def _end_now(done: SystemExit) -> None:
+    """End the process with DONE's status now: Python's exit handlers run and the output is flushed, then the
+    process leaves (os._exit) before anything at the interpreter's or the C run-time's exit can change it."""
     import atexit
+    import os
 
     code = done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
     if done.code is not None and not isinstance(done.code, int):
@@ -88,6 +117,15 @@ def _before_a_leak_checker(done: SystemExit) -> None:
 
 
 def main() -> None:
+    try:
+        _main()
+    except SystemExit as done:
+        _not_at_a_prompt(done)
+        raise
+
+
+def _main() -> None:
+    _not_traced()
     _working_folder_off_sys_path()
     import cudnn_doctor
     from cudnn_doctor import signals

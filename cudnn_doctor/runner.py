@@ -91,6 +91,13 @@ def interrupted(error: BaseException, want_json: bool, command: str | None = Non
     return exit_code
 
 
+def _damage() -> DoctorError | None:
+    """The damage of the doctor's own data found in this process (knowledge/data.py), or None: it is what a command
+    ends with, whatever a caller made of it (a DoctorError or a bug that followed from data half read)."""
+    data = sys.modules.get("cudnn_doctor.knowledge.data")
+    return data.damage() if data is not None else None  # type: ignore[no-any-return]
+
+
 def guarded(function: F, command: str | None = None, given: dict[str, Any] | None = None) -> F:
     """Turn DoctorError into one line and exit 2; anything else is our bug: exit 3.
 
@@ -115,7 +122,8 @@ def guarded(function: F, command: str | None = None, given: dict[str, Any] | Non
             return function(*args, **kwargs)
         except BrokenPipeError:
             stdout_closed()
-        except DoctorError as error:
+        except DoctorError as caught:
+            error = _damage() or caught
             error.message, error.fix = bounded(error.message), error.fix and bounded(error.fix)
             message = f"cudnn-doctor: error: {error.message}"
             if error.fix:
@@ -132,8 +140,15 @@ def guarded(function: F, command: str | None = None, given: dict[str, Any] | Non
             raise
         except KeyboardInterrupt as error:  # Ctrl-C, SIGTERM, SIGHUP (signals.py)
             raise SystemExit(interrupted(error, want_json, name)) from None
-        except Exception as error:  # a bug in the doctor, not a problem of the machine, unless a limit stopped it
-            stopped = limit_stopped(error)
+        except Exception as caught:  # a bug in the doctor, not a problem of the machine, unless a limit stopped it
+            stopped = limit_stopped(caught)
+            damage = _damage() if stopped is None else None
+            if damage is not None:  # what followed from data half read is the damage, not a bug
+                say(f"cudnn-doctor: error: {bounded(damage.message)} (fix: {damage.fix})")
+                if want_json:
+                    write_error_json(damage.exit_code, bounded(damage.message), damage.fix,
+                                     "The doctor's own data is damaged", damage.code, command=name)
+                raise SystemExit(damage.exit_code) from None
             if stopped is not None:
                 import threading
 
@@ -153,9 +168,9 @@ def guarded(function: F, command: str | None = None, given: dict[str, Any] | Non
 
                 traceback.print_exc()
             report = f"this is a bug in cudnn-doctor {__version__}: please report it at {ISSUES_URL}"
-            say(f"cudnn-doctor: internal error: {type(error).__name__}: {error} ({report}; -v shows the traceback)")
+            say(f"cudnn-doctor: internal error: {type(caught).__name__}: {caught} ({report}; -v shows the traceback)")
             if want_json:
-                write_error_json(3, f"{type(error).__name__}: {error}", report, title="Internal error", command=name)
+                write_error_json(3, f"{type(caught).__name__}: {caught}", report, title="Internal error", command=name)
             raise SystemExit(3) from None
 
     return wrapper  # type: ignore[return-value]

@@ -12,12 +12,21 @@ TABLE = Path(__file__).with_name("peaks.toml")
 
 @functools.lru_cache(maxsize=1)
 def load() -> list[dict[str, Any]]:
+    """peaks.toml's rows, read as the doctor's own data is (knowledge/data.py): damage is one line naming the file."""
+    from cudnn_doctor.knowledge.data import DamagedData, read_data_file
+
     try:
         import tomllib
     except ModuleNotFoundError:  # Python 3.10
         import tomli as tomllib  # type: ignore[no-redef]
-    with TABLE.open("rb") as handle:
-        return list(tomllib.load(handle).get("gpu", []))
+    raw = read_data_file(str(TABLE))
+    try:
+        rows = tomllib.loads(raw.decode("utf-8")).get("gpu", [])
+    except (ValueError, RecursionError) as error:  # UnicodeDecodeError and TOMLDecodeError are ValueErrors
+        raise DamagedData(str(TABLE), f"not valid UTF-8 TOML ({str(error)[:200]})") from None
+    if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
+        raise DamagedData(str(TABLE), "its gpu rows are not a list of tables")
+    return rows
 
 
 def lookup(device_name: str | None) -> dict[str, Any] | None:

@@ -8,6 +8,7 @@ from typing import Any
 
 from cudnn_doctor import __version__
 from cudnn_doctor.codes import finding, on_platform
+from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.model import ERROR, INFO, WARNING, Finding, Report, Summary
 
 __all__ = ["evaluate", "finding", "rule_modules", "sort_findings", "summarize"]
@@ -56,14 +57,20 @@ def evaluate(report: Report, requirements: list[Any] | None = None,
     findings = [on_platform(f, kind) for f in findings]  # WSL 2's driver is not a Linux kernel module
     try:
         return sort_findings(hold_to_evidence(report, process_env.with_evidence(report, findings, named)))
+    except DoctorError:
+        raise
     except Exception as error:  # the evidence is lost, the findings are not
         return sort_findings([*findings, crashed_rule("process_env.with_evidence", error)])
 
 
 def guarded_rule(rule: Callable[[Report], Iterable[Finding]], report: Report, name: str) -> list[Finding]:
     """RULE's findings for REPORT; a rule that raises (a bug of ours) is one CD901 finding that names it (NAME)."""
+    from cudnn_doctor.knowledge.data import DamagedData
+
     try:
         return list(rule(report))
+    except DamagedData:  # the doctor's own data, not the rule: no verdict stands on half of it
+        raise
     except Exception as error:
         return [crashed_rule(name, error)]
 

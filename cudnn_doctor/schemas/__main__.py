@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import sys
 
-from cudnn_doctor.schemas import NAMES, schema_path
+from cudnn_doctor.schemas import NAMES, DamagedSchema, schema_path, schema_text
 
 if len(sys.argv) > 1 and sys.argv[1] in NAMES:
-    sys.stdout.write(schema_path(sys.argv[1]).read_text(encoding="utf-8"))
+    try:
+        sys.stdout.write(schema_text(sys.argv[1]))
+    except DamagedSchema as error:
+        sys.stderr.write(f"cudnn-doctor: error: cudnn-doctor's own schema file {error} is damaged (fix: reinstall "
+                         "cudnn-doctor: pip install --force-reinstall cudnn-doctor)\n")
+        sys.exit(2)
 elif len(sys.argv) > 1:
     sys.stderr.write(f"no schema {sys.argv[1]!r}: one of {', '.join(NAMES)}\n")
     sys.exit(2)
