@@ -204,6 +204,8 @@ def test_a_run_under_a_file_size_limit_leaves_no_pyc_cut_short(machine: Machine,
     package = tmp_path / "tree" / "cudnn_doctor"
     shutil.copytree(Path(__file__).resolve().parents[1] / "cudnn_doctor", package,
                     ignore=shutil.ignore_patterns("__pycache__"))
+    # its knowledge beside it, as in a source checkout (a package without its compat/ is damaged: CD012)
+    shutil.copytree(Path(__file__).resolve().parents[1] / "compat", package.parent / "compat")
     env = {**machine.env, "PYTHONPATH": str(package.parent)}
     env.pop("PYTHONDONTWRITEBYTECODE", None)
 

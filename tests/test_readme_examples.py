@@ -85,6 +85,22 @@ def _one_cudnn(machine: Machine, tmp_path: Path) -> None:
     machine.add_library_path(fake_nvml(tmp_path / "driver", driver="580.159.04", cuda=13000).parent)
 
 
+def _pip_log(machine: Machine, tmp_path: Path) -> None:
+    """pip's own log of installing a companion that pins another torch (its lines as pypa/pip prints them)."""
+    (machine.cwd / "pip.log").write_text(
+        "$ pip install xformers==0.0.22\n"
+        "Collecting xformers==0.0.22\n"
+        "  Downloading xformers-0.0.22-cp310-cp310-manylinux2014_x86_64.whl (211.8 MB)\n"
+        "Collecting torch==2.1.0 (from xformers==0.0.22)\n"
+        "  Downloading torch-2.1.0-cp310-cp310-manylinux1_x86_64.whl (670.2 MB)\n"
+        "Installing collected packages: torch, xformers\n"
+        "  Attempting uninstall: torch\n"
+        "    Found existing installation: torch 2.0.1+cu118\n"
+        "    Uninstalling torch-2.0.1+cu118:\n"
+        "      Successfully uninstalled torch-2.0.1+cu118\n"
+        "Successfully installed torch-2.1.0 xformers-0.0.22\n")
+
+
 def _fleet_reports(machine: Machine, tmp_path: Path) -> None:
     """reports/: four nodes' `check --json`, gpu-03 with another cuDNN and gpu-04 with another driver."""
     (machine.cwd / "reports").mkdir()
@@ -206,6 +222,7 @@ SETUPS = {  # (section, command) -> how its pretend machine is made (a context t
     ("`cudnn-doctor explain`", "cudnn-doctor explain \"Could not load dynamic library 'libcudnn.so.8'; dlerror: "
                                "libcudnn.so.8: cannot open shared object file\""): _one_cudnn,
     ("`cudnn-doctor explain`", "cudnn-doctor explain CD303"): None,
+    ("`cudnn-doctor explain`", "cudnn-doctor explain --offline-only --from-file pip.log"): _pip_log,
     ("`cudnn-doctor explain`", "cudnn-doctor explain --offline-only \"subprocess.CalledProcessError: Command "
                                "'['/venv/lib/python3.12/site-packages/triton/backends/nvidia/bin/ptxas', '-lineinfo', "
                                "'-v', '--gpu-name=sm_120a', '/tmp/t.ptx', '-o', '/tmp/t.ptx.o']' returned non-zero exit "
