@@ -71,9 +71,12 @@ def metadata_folders(env: dict[str, str], sites: list[str]) -> list[str]:
     return [folder for folder in dict.fromkeys(folders) if folder]
 
 
-def names_plugin_group(folders: list[str], groups: list[str]) -> bool:
+def names_plugin_group(folders: list[str], groups: list[str], malformed: bool = False) -> bool:
     """Whether a distribution in FOLDERS names one of GROUPS in its entry_points.txt, or has one that is not UTF-8
-    (importlib.metadata then raises for every group)."""
+    (importlib.metadata then raises for every group). MALFORMED: or one with a line importlib.metadata cannot parse
+    (in a section, neither blank, a comment nor `name = value`): Python raises on it for every group a framework
+    reads, as it parses every distribution's file (round nine: torch and JAX stopped at import on a TypeError from
+    there). One pass over the files; it only says that Python is worth asking."""
     from cudnn_doctor.user_files import UnreadableFile, read_user_file
 
     if not groups:
@@ -95,44 +98,25 @@ def names_plugin_group(folders: list[str], groups: list[str]) -> bool:
             except UnreadableFile:  # none, or one no Python should be sent to (a FIFO would hold it until cut off)
                 continue
             try:
-                text.decode("utf-8")
+                words = text.decode("utf-8")
             except UnicodeDecodeError:
                 return True
-            if any(header.search(text) for header in headers):
+            if any(header.search(text) for header in headers) or malformed and _unparsable(words):
                 return True
     return False
 
 
-def malformed_entry_points(folders: list[str]) -> bool:
-    """Whether a distribution in FOLDERS has an entry_points.txt with a line importlib.metadata cannot parse (in a
-    section, neither blank, a comment nor `name = value`): Python raises on it for every group a framework reads, as it
-    parses every distribution's file (round nine: torch and JAX stopped at import on a TypeError from there). A small
-    question of its own, beside names_plugin_group's: it only says that Python is worth asking."""
-    from cudnn_doctor.user_files import UnreadableFile, read_user_file
-
-    seen = 0
-    for folder in folders:
-        try:
-            names = [n for n in os.listdir(folder) if n.endswith((".dist-info", ".egg-info"))]
-        except (OSError, ValueError):
+def _unparsable(text: str) -> bool:
+    """Whether an entry_points.txt (TEXT) has a line in a section that is neither blank, a comment nor `name = value`."""
+    section = False
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith(("#", ";")):
             continue
-        for name in names:
-            seen += 1
-            if seen > MAX_DISTRIBUTIONS:
-                return False  # names_plugin_group lets Python itself read so many
-            try:
-                text = read_user_file(os.path.join(folder, name, "entry_points.txt"), MAX_METADATA_BYTES)
-            except UnreadableFile:
-                continue
-            section = False
-            for line in text.decode("utf-8", "replace").splitlines():
-                line = line.strip()
-                if not line or line.startswith(("#", ";")):
-                    continue
-                if line.startswith("["):
-                    section = True
-                elif section and "=" not in line:
-                    return True
+        if line.startswith("["):
+            section = True
+        elif section and "=" not in line:
+            return True
     return False
 
 
@@ -196,8 +180,7 @@ class FinderQuestion:
             mine = user_site(env, site)
             worth = worth or any(entry.endswith(".zip") or _holds_any(entry, modules) for entry in entries) or \
                 bool(mine and _holds_any(mine, modules)) or _unchecked_bytecode(site, modules) or \
-                names_plugin_group(metadata_folders(env, [site]), groups) or \
-                bool(groups and malformed_entry_points(metadata_folders(env, [site])))
+                names_plugin_group(metadata_folders(env, [site]), groups, malformed=True)
         if not worth:
             self.asked = []
             return
