@@ -11,16 +11,7 @@ mkdir -p "$out"
 cd "$(dirname "$0")/.."
 if [ "$what" = scenarios ]; then
   sealed=${3:?the sealed scenarios folder}
-  judges=${4:-}
-  if [ -z "$judges" ]; then
-    timeout 280 python3 benchmarks/gpu_scenarios.py --scenarios "$sealed/scenarios.py" --out "$out/before" \
-      --quiet-cases --budget-s 260 --doctor-tree .before > "$out/before.txt" 2>&1
-    tail -c 700 "$out/before.txt"
-    judges="$out/before/scenarios.json"
-  fi
-  timeout 280 python3 benchmarks/gpu_scenarios.py --scenarios "$sealed/scenarios.py" --out "$out/after" \
-    --quiet-cases --budget-s 260 --judges "$judges" > "$out/after.txt" 2>&1
-  tail -c 700 "$out/after.txt"
+  bash benchmarks/gpu_round10.sh scenarios "$out" "$sealed/scenarios.py" ${4:-}  # one runner of before/after
 else
   timeout 110 bash benchmarks/gpu_speed_48.sh "$out/speed" .before > "$out/speed.txt" 2>&1
   grep -E "median_exit_ms|\"command\"|median_s" "$out/speed.txt" | head -20
