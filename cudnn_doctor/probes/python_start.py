@@ -193,8 +193,8 @@ def _pth_may_load(lines: list[bytes], site: str) -> bool:
 def framework_imports(frameworks: list[Framework], resolved: tuple[tuple[str, str, str, str], ...]
                       ) -> tuple[tuple[str, str, str, str], ...]:
     """(framework, python, the file its `import` finds, "installed" | "other" | "none") for each framework whose
-    Python answered (PythonStartChild.resolved): "none" where no finder has it or only a namespace portion. Only for
-    a framework in a site-packages folder that Python calls its own: one it never had is not a program's there."""
+    Python answered (StartQuestion.resolved): "none" where no finder has it or only a namespace portion. Only for a
+    framework in a site-packages folder that Python calls its own: one it never had is not a program's there."""
     import os
 
     from cudnn_doctor.probes.context import interpreter_for
