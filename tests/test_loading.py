@@ -13,7 +13,7 @@ import pytest
 from tests.conftest import Machine, codes
 from tests.real_wheels import real_cudnn
 from tests.test_frameworks import install_torch, python_env, real_python_sees
-from tests.test_process_env import finding, gpu_machine
+from tests.test_process_env import check_after, finding, gpu_machine, plan_lines
 
 # what torch 2.11's torch/__init__.py does for its nvidia-* wheels (the same names and arguments; our own code)
 TORCH_INIT = '''
@@ -539,6 +539,9 @@ def test_xla_flags_the_installed_jaxlib_refuses_are_seen(machine: Machine, tmp_p
     assert "XLA_FLAGS" in lines and bad.split("=")[0] not in lines, lines
     for good in flags.split():
         assert good == bad or good in lines, lines
+    # the closed loop: the plan's lines sourced in bash, check again asks the same jaxlib and finds it clean
+    sourced = plan_lines(machine)
+    assert not [f for f in check_after(machine, sourced)["findings"] if f["code"] == "CD411"], sourced
 
 
 @pytest.mark.integration
