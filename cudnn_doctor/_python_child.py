@@ -132,6 +132,9 @@ def found(groups, modules):
             continue
         answer = {"origin": spec.origin or "", "locations": list(spec.submodule_search_locations or ())[:8],
                   "loader": type(spec.loader).__name__}
+        other = foreign_build(answer["locations"][:1])
+        if other:
+            answer["foreign"] = other
         source = spec.origin or ""
         if source.endswith(".py") and os.path.isfile(source):
             try:  # PEP 552: a hash-based .pyc whose check is off runs whatever source it was compiled from
@@ -148,11 +151,55 @@ def found(groups, modules):
         out["modules"][name] = answer
     out["path"] = list(sys.path)[:64]
     try:
+        import importlib.machinery
+        out["suffixes"] = list(importlib.machinery.EXTENSION_SUFFIXES)[:8]
+    except Exception:
+        out["suffixes"] = []
+    try:
         import sysconfig
         out["stdlib"] = [sysconfig.get_path("stdlib"), sysconfig.get_path("platstdlib")]
     except Exception:
         out["stdlib"] = []
     return out
+
+
+def foreign_build(folders):
+    """The tags of a package's compiled modules (in FOLDERS, its first folder, up to 4000 entries deep 4) where every
+    tagged one is for another interpreter or platform than this Python imports (importlib.machinery's
+    EXTENSION_SUFFIXES, the interpreter's own list): a copy built for another Python, which this one cannot import.
+    [] where one fits, none is tagged or nothing can be read."""
+    import re
+    try:
+        import importlib.machinery
+        ours = tuple(importlib.machinery.EXTENSION_SUFFIXES)
+    except Exception:
+        return []
+    tagged = re.compile(r"[^.]+(\.(?:cpython-|cp3|pypy|graalpy)[^.]*\.(?:so|pyd))$")
+    tags, fits, seen = set(), False, 0
+    pending = [(folder, 0) for folder in folders if isinstance(folder, str)]
+    while pending and seen < 4000 and not fits:
+        folder, depth = pending.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            seen += 1
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if depth < 4:
+                        pending.append((entry.path, depth + 1))
+                    continue
+            except OSError:
+                continue
+            match = tagged.match(entry.name)
+            if match is None:
+                continue
+            if match.group(1) in ours:
+                fits = True
+                break
+            tags.add(text(match.group(1)))
+    return [] if fits else sorted(tags)[:4]
 
 
 def numpy_works():

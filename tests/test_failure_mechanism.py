@@ -320,3 +320,33 @@ def test_a_second_wheel_tree_of_cudnn_on_pythonpath_is_what_torchs_own_search_lo
     assert "CD408" not in codes(after), after["findings"]
     torch_after = [x for x in after["process"]["loads"] if x["user"] == "torch"]
     assert not torch_after or torch_after[0]["front"].startswith(str(site)), torch_after
+
+
+def test_a_copy_built_for_another_python_on_pythonpath_is_that_class_read_then_seen(machine: Machine,
+                                                                                    tmp_path: Path) -> None:
+    """numpy on PYTHONPATH installed by another Python (`pip install --target` run by 3.99, a home shared with
+    another architecture): its compiled module is tagged for that Python, which this one never imports (its own
+    importlib.machinery.EXTENSION_SUFFIXES). Plain check: the framework's Python finds that copy and its suffixes fit
+    none of the files: CD410 (built against another version), a warning, not CD419's "another copy"; --deep sees the
+    import fail inside that folder: CD410, seen; the plan's line cures and check --deep is clean after."""
+    site = _deep_torch(machine, tmp_path, prelude="import numpy\n")
+    for root, core in ((site, "_umath.py"), (tmp_path / "other", "_umath.cpython-399-x86_64-linux-gnu.so")):
+        (root / "numpy" / "_core").mkdir(parents=True)
+        (root / "numpy" / "__init__.py").write_text("from numpy._core import multiply\n")
+        (root / "numpy" / "_core" / "__init__.py").write_text("from numpy._core._umath import multiply\n")
+        (root / "numpy" / "_core" / core).write_bytes(b"multiply = None\n" if core.endswith(".py") else b"\x7fELF")
+    machine.env["PYTHONPATH"] = f"{tmp_path / 'other'}:{machine.env['PYTHONPATH']}"
+    assert "No module named 'numpy._core._umath'" in _imports(machine, tmp_path).stderr  # the judge
+    plain = machine.check_json()
+    built = [f for f in plain["findings"] if f["code"] == "CD410"]
+    assert built and all(f["severity"] == "warning" and f["subject"] == str(tmp_path / "other" / "numpy")
+                         for f in built), plain["findings"]
+    assert ".cpython-399-x86_64-linux-gnu.so" in built[0]["detail"] and "CD419" not in codes(plain), built
+    deep = machine.check_json("--deep")
+    seen = [f for f in _errors(deep) if f["code"] == "CD410"]
+    assert seen and all(f["evidence"] == "seen" for f in seen), deep["findings"]
+    assert deep["process"]["cured_by"]["cause"] == "CD410", deep["process"]["cured_by"]
+    assert not {"CD409", "CD415", "CD419"} & codes(deep), deep["findings"]
+    lines = plan_lines(machine)
+    assert lines and _imports(machine, tmp_path, lines).returncode == 0, lines
+    assert not (PYTHON_CLASSES | {"CD410"}) & codes(check_after(machine, lines, "--deep"))

@@ -42,10 +42,25 @@ def codes_of(deep: dict[str, object]) -> tuple[str, ...]:
 
 def python_cause(report: Report) -> str:
     """The Python-level class (CD419, CD421) the failing frameworks' own frames name, where one does: the code of an
-    environment cure that took the place of that copy or plugin out (PYTHONPATH, the working folder, a variable)."""
-    for codes in codes_named(report).values():
-        if codes and codes[0] in ("CD419", "CD421"):
-            return codes[0]
+    environment cure that took the place of that copy or plugin out (PYTHONPATH, the working folder, a variable).
+    Another copy whose compiled modules are all for another Python (its Python said so: probes/python_finder.py) is
+    a copy built for another version, CD410."""
+    import os
+
+    foreign = [(shadow[0], shadow[1]) for shadow in (report.process.python_shadows if report.process else ())
+               if len(shadow) >= 6 and shadow[5]]
+    named = codes_named(report)
+    for framework in report.frameworks:
+        codes = named.get(framework.name)
+        if not codes or codes[0] not in ("CD419", "CD421"):
+            continue
+        deep = framework.details.get("deep")
+        elsewhere = deep.get("elsewhere") if isinstance(deep, dict) else None
+        taken = elsewhere if isinstance(elsewhere, dict) else {}
+        if codes[0] == "CD419" and any(taken.get(package) and os.path.realpath(str(taken[package])).startswith(
+                os.path.realpath(entry) + os.sep) for entry, package in foreign):
+            return "CD410"
+        return codes[0]
     return ""
 
 

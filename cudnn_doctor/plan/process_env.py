@@ -70,7 +70,9 @@ def treat(work: Any) -> None:
         if loaded is not None:
             _drop_preload(work, [finding], loaded.entry or "", report, f"{finding.subject} is preloaded into every "
                           "program, in place of each framework's own cuDNN")
-    for finding in work.with_code("CD409", "CD419", "CD421"):
+    # (CD410 here: a PYTHONPATH copy built for another Python, rules.process_env._built_for_another_python)
+    for finding in [*work.with_code("CD409", "CD419", "CD421"),
+                    *(f for f in work.with_code("CD410") if f.values.get("how") == "PYTHONPATH")]:
         if finding.values.get("runtime_entry"):  # a C++ runtime the loader refuses for the framework's library
             _named_by_the_loader(work, finding, report, str(finding.values["runtime_via"]),
                                  str(finding.values["runtime_entry"]), str(finding.values.get("runtime") or ""))

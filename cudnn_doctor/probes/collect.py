@@ -247,9 +247,13 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     if report.process is not None and finder is not None:  # what the frameworks' Python finds, as it answered
         unloadable = _guarded(bugs, "python_finder", lambda: finder.plugins(python_answers), ())
         found = _guarded(bugs, "python_finder", lambda: finder.shadows(python_answers, ctx.env, ctx.cwd), ())
-        known = {(shadow[1], shadow[2]) for shadow in report.process.python_shadows}
+        # what Python answered takes the place of what the files showed of the same copy (it says more: seen, and
+        # whether that copy was built for this Python); a copy the files showed elsewhere stays beside it
+        answered = {(s[0], s[1], s[2], s[3]): s for s in found}
+        kept = tuple(answered.pop((s[0], s[1], s[2], s[3]), s) for s in report.process.python_shadows)
+        known = {(shadow[1], shadow[2]) for shadow in kept}
         report.process = dataclasses.replace(report.process, python_plugins=unloadable, python_shadows=(
-            *report.process.python_shadows, *(s for s in found if (s[1], s[2]) not in known)))
+            *kept, *(s for s in answered.values() if (s[1], s[2]) not in known)))
     from cudnn_doctor.probes.python_start import framework_imports
 
     imports = _guarded(bugs, "python_start", lambda: framework_imports(report.frameworks,

@@ -235,7 +235,9 @@ class FinderQuestion:
         """(the sys.path entry it comes from, package, framework, how, "seen") for each package the framework imports at
         start that its Python takes from somewhere other than where the framework was installed: how is
         "PYTHONPATH", "user site", "working folder", "sys.path" (a .pth file's folder and the like) or "stale
-        bytecode" (an unchecked .pyc compiled from another source: the entry is that file)."""
+        bytecode" (an unchecked .pyc compiled from another source: the entry is that file). Where every compiled
+        module of that copy is tagged for another Python or platform than this one imports, two more: those tags and
+        the interpreter's own suffixes (importlib.machinery.EXTENSION_SUFFIXES), space-separated."""
         if not self.asked:
             return ()
         out: list[tuple[str, ...]] = []
@@ -268,7 +270,11 @@ class FinderQuestion:
                 real = os.path.realpath(entry or ".")
                 how = ("PYTHONPATH" if real in pythonpath else "user site" if mine and real == mine else
                        "working folder" if entry in ("", ".") or (cwd and real == os.path.realpath(cwd)) else "sys.path")
-                out.append((cwd or "." if how == "working folder" else entry, module, name, how, "seen"))
+                foreign = [str(tag) for tag in answer.get("foreign") or []][:4]
+                listed = said.get("suffixes")
+                suffixes: list[Any] = listed if isinstance(listed, list) else []
+                out.append((cwd or "." if how == "working folder" else entry, module, name, how, "seen",
+                            *((" ".join(foreign), " ".join(str(x) for x in suffixes[:8])) if foreign else ())))
         return tuple(out[:32])
 
 

@@ -1283,11 +1283,39 @@ def python_shadows(report: Report) -> list[Finding]:
             continue
         if seen:  # Python's finder answered it: that is the copy programs import
             made = replace(made, evidence="seen", proof=asked)
+        if len(seen) >= 3 and seen[1]:  # and every compiled module of it is for another Python: built elsewhere
+            out.append(_built_for_another_python(made, entry, package, framework, seen[1], seen[2]))
+            continue
         out.append(replace(made, severity="warning", detail=(
             f"The PYTHONPATH folder {entry} holds {package}, which {_display(framework)} imports: Python takes it "
             f"from there before site-packages, so {_display(framework)} may load another {package} than it was "
             "installed with, or none of its GPU plugin (it then runs on the CPU or fails to import).")))
     return out
+
+
+def _built_for_another_python(made: Finding, entry: str, package: str, framework: str, tags: str,
+                               suffixes: str) -> Finding:
+    """A PYTHONPATH copy of PACKAGE whose compiled modules are all tagged TAGS, none of the SUFFIXES the framework's
+    Python imports (its own importlib.machinery.EXTENSION_SUFFIXES): built for another Python version or platform
+    (`pip install --target` run by another interpreter, a home shared with nodes of another architecture). Python
+    takes the copy and then finds none of its compiled modules: the import fails. Seen (Python's finder, Python's
+    own suffixes against the files' names); --deep proves the failure."""
+    shown = _display(framework)
+    ours = next((s for s in suffixes.split() if s.count(".") >= 2), suffixes.split()[0] if suffixes else "")
+    return replace(finding("CD410", subject=made.subject, evidence="seen", framework=shown, library=package,
+                           entry=entry, how="PYTHONPATH", what=f"{package} in {entry}",
+                           built=f"another Python or platform (its compiled modules are {tags})",
+                           found=f"{shown}'s Python, which imports {ours} modules"),
+                   severity="warning", proof=(
+                       f"seen: {shown}'s Python finds {package} in {entry}, and every compiled module there is tagged "
+                       f"{tags}, none of the suffixes it imports ({suffixes}); `check --deep` runs {shown} and proves "
+                       "the import failing"), detail=(
+                       f"The PYTHONPATH folder {entry} holds a {package} built for another Python or platform: its "
+                       f"compiled modules are {tags}, and {shown}'s Python imports only {suffixes} ones "
+                       "(importlib.machinery.EXTENSION_SUFFIXES). PYTHONPATH comes before site-packages, so "
+                       f"`import {package}` takes that copy and then finds none of its compiled modules: {shown} fails "
+                       f"to import. Take {entry} out of PYTHONPATH (or install {package} there with this Python: "
+                       f"`python -m pip install --target {entry} {package}`)."))
 
 
 def environment_cure(report: Report) -> list[Finding]:
