@@ -385,9 +385,11 @@ def _limit(work: Any, finding: Finding, report: Report) -> None:
     row: dict[str, Any] = next((r for r in load("process_env").get("limit", []) if r["resource"] == resource), {})
     soft, hard = view.limits.get(resource, (-1, -1)) if view else (-1, -1)
     option = row.get("option", "-v")
-    if resource == "RLIMIT_NOFILE":
-        wanted = 4096 if hard < 0 else min(hard, 4096)
-        target = str(wanted) if wanted >= int(row.get("jax_minimum", 0)) else None
+    if resource == "RLIMIT_NOFILE":  # room for the frameworks past the descriptors a program holds at start
+        held = finding.values.get("held")
+        held = held if isinstance(held, int) else 3
+        wanted = max(4096, held + 4096) if hard < 0 else min(hard, max(4096, held + 4096))
+        target = str(wanted) if wanted - held >= int(row.get("jax_free_minimum", row.get("jax_minimum", 0))) else None
     elif resource in ("RLIMIT_CPU", "RLIMIT_NPROC", "RLIMIT_DATA"):  # up to what the hard limit allows
         unit = 1024 if row.get("unit_kib") else 1
         target = "unlimited" if hard < 0 else str(hard // unit) if hard > soft >= 0 else None
@@ -402,6 +404,14 @@ def _limit(work: Any, finding: Finding, report: Report) -> None:
         work.take([finding], Action(ENV, (), "JAX told not to preallocate GPU memory, so it does not take the address "
                                              "space the hard limit leaves", row.get("source", "setrlimit(2)"),
                                     env=(EnvChange("XLA_PYTHON_CLIENT_PREALLOCATE", "set", "false"),)))
+        return
+    if resource == "RLIMIT_NOFILE" and isinstance(finding.values.get("held"), int) and finding.values["held"] > 3:
+        work.take([finding], Action(MANUAL, (), finding.title, row.get("source", "setrlimit(2)"),
+                                    text=f"the hard limit ({hard}) leaves no room for more: start the program from a "
+                                         "shell that does not hold the descriptors its parent left open (the parent "
+                                         "starting it with close_fds, or the shell closing them: exec N>&- for each "
+                                         "one past 2 that `ls /proc/$$/fd` lists), or ask the site's administrator "
+                                         f"for a higher hard limit (`ulimit -H {option}` shows it)"))
         return
     work.take([finding], Action(MANUAL, (), finding.title, row.get("source", "setrlimit(2)"),
                                 text=f"the hard limit ({'unlimited' if hard < 0 else hard}) is the site's: ask its "

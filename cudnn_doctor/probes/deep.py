@@ -55,7 +55,10 @@ class DeepImports:
         if timeout is not None:  # a caller's own bound (fix's and --deep's trials of the environment's parts)
             self.timeout = max(1.0, min(self.timeout, timeout))
         # the children start from "/": LD_LIBRARY_PATH's relative and empty entries are the user's working folder
-        env = child_environment(os.environ if env is None else env)
+        # and holding the descriptors a program started here inherits (they count against its open-files limit)
+        from cudnn_doctor.limits import hold_environment
+
+        env = dict(hold_environment(child_environment(os.environ if env is None else env)))
         self.early: dict[int, dict[str, object]] = {}  # framework index -> its answer without a child
         self.index: dict[int, int] = {}  # framework index -> request index
         requests: list[ChildRequest] = []

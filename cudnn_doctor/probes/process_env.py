@@ -57,6 +57,10 @@ def early_reasons(ctx: SearchContext, always: bool = False) -> list[str]:
         reasons.append("CUDA_VISIBLE_DEVICES is set, and not to GPU indices or whole GPU UUIDs alone")
     if read_limits().get("RLIMIT_AS", (-1, -1))[0] >= 0:
         reasons.append("the address space is limited (ulimit -v)")
+    free = free_descriptors()
+    if free is not None and free < 1024 and free < max((float(row.get("jax_free_minimum", 0)) for row in load("process_env").get(
+            "limit", []) if row.get("resource") == "RLIMIT_NOFILE"), default=0.0):
+        reasons.append(f"only {free} descriptors are free under the open-files limit where a program starts")
     from cudnn_doctor.knowledge.environment import read_at_cuinit
 
     reasons += [f"{name} is set, and CUDA reads it at cuInit" for name in read_at_cuinit(ctx.env)]
@@ -612,6 +616,16 @@ def read_shell_settings() -> dict[str, str]:
     from cudnn_doctor.probes.process_start import read_shell_settings as read
 
     return read()
+
+
+def free_descriptors() -> int | None:
+    """How many descriptors a program started here may still open: the soft open-files limit less those it holds
+    before its first line (limits.held_at_start); None where unlimited or not recorded."""
+    from cudnn_doctor.limits import held_at_start
+
+    held = held_at_start()
+    soft = read_limits().get("RLIMIT_NOFILE", (-1, -1))[0]
+    return None if held is None or soft < 0 else max(0, soft - held)
 
 
 def read_limits() -> dict[str, tuple[int, int]]:
