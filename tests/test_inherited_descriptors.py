@@ -140,3 +140,21 @@ def test_the_doctor_itself_runs_holding_1013_descriptors_under_1024(machine: Mac
         if streams:
             assert report["process"]["shell"].get("streams") == name.replace("full", "/dev/full"), \
                 report["process"]["shell"]
+
+
+def test_cuda_itself_refusing_under_them_is_seen_by_plain_check(machine: Machine, tmp_path: Path) -> None:
+    """A driver whose cuInit opens 12 descriptors (the real one answered CUDA_ERROR_UNKNOWN with 8 free): plain check
+    asks cuInit in a child holding what a program holds, hears it fail, asks once more without them and hears it
+    work: CD116, an error seen, not a driver fault (CD110); no framework needed. With room, nothing."""
+    from tests.test_process_env import gpu_machine
+
+    gpu_machine(machine, tmp_path, gpus=1, opens=12)
+    report = json.loads(_doctor(machine, "check", "--json", before=_holding(1015, 1024)).stdout)
+    [said] = _nofile(report)
+    assert said["severity"] == "error" and said["evidence"] == "seen", said
+    assert "CUDA_ERROR_UNKNOWN" in said["proof"] and "without them" in said["proof"], said
+    assert not [f for f in report["findings"] if f["code"] == "CD110"], report["findings"]
+    assert report["process"]["cuinit"] == 0 and report["process"]["cuinit_held"] == "CUDA_ERROR_UNKNOWN"
+    roomy = json.loads(_doctor(machine, "check", "--json", before=_holding(1015, 8192)).stdout)
+    assert not _nofile(roomy) and not roomy["process"].get("cuinit_held")  # not even asked: nothing gives a reason
+    assert not [f for f in roomy["findings"] if f["code"].startswith("CD1")], roomy["findings"]  # no cuDNN: CD301

@@ -71,7 +71,7 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     # child holding the descriptors a program started here holds (limits.hold_environment)
     from cudnn_doctor.limits import hold_environment
 
-    held_env = hold_environment(ctx.env) if ctx.prefix == "/" else ctx.env
+    held_env = hold_environment(ctx.env)
     early_cuda = ProbeBatch([CUDA_JOB], env=held_env) if ctx.prefix == "/" and early_reasons(ctx, deep) and (
         preload_entries(ctx.env) or may_load(ctx.layout.libcuda, ctx)) else None
     # Helper programs (ldconfig, each nvcc that must be asked) run side by side under one budget, through
@@ -231,7 +231,10 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
         # cuInit failed holding the descriptors: asked once more without them, the one difference
         without = run_jobs([cuda_job], env=ctx.env)[cuda_job]
         if without.loaded and without.values.get("cuInit") == 0:
-            cuinit_held = str(cuda.values.get("cuInit_name") or f"CUDA error {cuda.values.get('cuInit')}")
+            from cudnn_doctor.probes.process_env import status_name
+
+            status = cuda.values.get("cuInit")
+            cuinit_held = str(cuda.values.get("cuInit_name") or status_name(status) or f"CUDA error {status}")
             cuda = without
     versions = {os.path.realpath(i.library): i.version for i in report.cudnn}
     report.process = _guarded(bugs, "process_env", lambda: read_process_view(

@@ -506,7 +506,7 @@ def read_process_view(ctx: SearchContext, answer: LibraryProbe | None, gpus: lis
         kernel_driver=kernel_driver_version(ctx),
         cuda_driver_version=decode_cuda(values.get("cuDriverGetVersion")),
         cuinit=values.get("cuInit") if isinstance(values.get("cuInit"), int) else None,
-        cuinit_name=values.get("cuInit_name") or _status_name(values.get("cuInit")),
+        cuinit_name=values.get("cuInit_name") or status_name(values.get("cuInit")),
         load_error=answer.error if answer is not None and not answer.loaded else None,
         probe_failure=(answer.error or "ended without an answer") if answer is not None and (
             answer.crashed or answer.timed_out) and not (answer.error or "").startswith("not started") else None,
@@ -562,7 +562,7 @@ def fifo_first(ctx: SearchContext, soname: str) -> str | None:
     return None
 
 
-def _status_name(status: object) -> str | None:
+def status_name(status: object) -> str | None:
     """A CUresult's name from compat/process_env.toml, where the library could not name it (the stub names
     nothing, not even its own CUDA_ERROR_STUB_LIBRARY)."""
     return next((row["name"] for row in load("process_env").get("cuda_status", []) if row["status"] == status), None)
