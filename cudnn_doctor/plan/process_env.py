@@ -388,7 +388,10 @@ def _limit(work: Any, finding: Finding, report: Report) -> None:
     if resource == "RLIMIT_NOFILE":  # room for the frameworks past the descriptors a program holds at start
         held = finding.values.get("held")
         held = held if isinstance(held, int) else 3
-        wanted = max(4096, held + 4096) if hard < 0 else min(hard, max(4096, held + 4096))
+        wanted = 4096  # the next power of two that leaves a thousand free past them
+        while wanted < held + 1024:
+            wanted *= 2
+        wanted = wanted if hard < 0 else min(hard, wanted)
         target = str(wanted) if wanted - held >= int(row.get("jax_free_minimum", row.get("jax_minimum", 0))) else None
     elif resource in ("RLIMIT_CPU", "RLIMIT_NPROC", "RLIMIT_DATA"):  # up to what the hard limit allows
         unit = 1024 if row.get("unit_kib") else 1
