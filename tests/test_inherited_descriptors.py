@@ -96,6 +96,8 @@ def test_deep_runs_the_framework_holding_them_sees_it_fail_and_fix_raises_the_so
     seen = [f for f in deep["findings"] if f["code"] == "CD116" and f["evidence"] == "seen"]
     assert seen and all(f["severity"] == "error" for f in seen), deep["findings"]
     assert any("Too many open files" in f["proof"] for f in seen), seen
+    [cure] = [f for f in seen if f["subject"] == "environment: limits"]  # the one limit whose raising cures, alone
+    assert "(ulimit -S -n " in cure["detail"] and "ulimit -S -s" not in cure["detail"], cure["detail"]
     plan = json.loads(_doctor(machine, "fix", "--json", before=holding).stdout)
     [step] = [a for a in plan["actions"] if a["kind"] == "env"]
     [line] = step["env"]["bash"]

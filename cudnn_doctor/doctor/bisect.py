@@ -326,10 +326,28 @@ def curing(failing: list[Framework], env: dict[str, str], run: Runner,
             said[variant.words] = "not tried: the time for trying was spent"
             continue
         if cures(variant):
-            return variant, said
+            return _one_limit(variant, cures, ends), said
     alone = {v.variable for v in tried if v.variable}
     names = [name for name in sorted(env) if name not in alone and name not in KEPT and not name.startswith(KEPT_PREFIXES)]
     return search_variables(names, cures, ends), said
+
+
+def _one_limit(variant: Variant, cures: Callable[[Variant], bool], ends: float) -> Variant:
+    """VARIANT, where it raised several soft limits and cured: the one limit whose raising alone cures (one child a
+    limit, in LIMITS' order, while time is left), so that the line offered raises what the framework needed and
+    nothing else; VARIANT itself where none alone does."""
+    import time
+
+    if variant.kind != "limits" or len(variant.limits) < 2:
+        return variant
+    for option, value in variant.limits:
+        if time.monotonic() > ends:
+            break
+        alone = Variant("limits", f"the soft limit raised to the hard one (ulimit -S {option} {value})",
+                        (EnvChange(f"ulimit {option}", "limit", value),), limits=((option, value),))
+        if cures(alone):
+            return alone
+    return variant
 
 
 def unset_variables(names: list[str]) -> Variant:

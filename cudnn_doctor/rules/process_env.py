@@ -383,9 +383,9 @@ def open_files(report: Report, view: ProcessView) -> list[Finding]:
              "`cudnn-doctor check --deep` runs them here holding as many descriptors, which proves it")
     return [finding("CD116", subject="RLIMIT_NOFILE", refs=(row.get("source", ""),),
                     evidence="rule" if rule else "read", proof=proof, limit=limit, free=free, held=held,
-                    effect=(f"{free} descriptors are free where a program starts, and the frameworks open more than "
-                            f"that for their imports and first GPU steps ({named}, measured): they fail with 'Too many "
-                            "open files' (EMFILE) or a CUDA error"),
+                    effect=(("" if holds else f"{free} descriptors are free where a program starts, and ") +
+                            "the frameworks open more than that for their imports and first GPU steps "
+                            f"({named}, measured): they fail with 'Too many open files' (EMFILE) or a CUDA error"),
                     framework=needs[0][0])]
 
 
