@@ -195,6 +195,36 @@ def hold_environment(env: Mapping[str, str]) -> Mapping[str, str]:
     return {**env, HOLD_VARIABLE: str(min(held, HOLD_CAP))}
 
 
+def inherited_runs() -> str:
+    """The descriptors past the standard streams a program started here holds below the limit, as runs: "3-983 990"
+    ("" where none, or not recorded)."""
+    links = inherited()
+    soft = _at_start.get("soft", -1)
+    if links is None:
+        return ""
+    runs: list[list[int]] = []
+    for fd in sorted(fd for fd in links if fd > 2 and (not isinstance(soft, int) or soft < 0 or fd < soft)):
+        if runs and runs[-1][1] == fd - 1:
+            runs[-1][1] = fd
+        else:
+            runs.append([fd, fd])
+    return " ".join(f"{first}-{last}" if first != last else str(first) for first, last in runs)
+
+
+def forget(runs: str) -> None:
+    """The descriptors of RUNS ("3-983 990") no longer held by a program started here: the shell closed them (`fix
+    --yes`'s check after, in this process, judges that shell)."""
+    links = inherited()
+    if links is None:
+        return
+    for run in runs.split():
+        first, _, last = run.partition("-")
+        if first.isdigit() and (not last or last.isdigit()):
+            for fd in range(int(first), int(last or first) + 1):
+                links.pop(fd, None)
+    _at_start["links"] = links
+
+
 def make_room() -> None:
     """Where the descriptors this process inherited leave it fewer than ROOM_OPEN_FILES free, its own copies of them
     are closed (never 0, 1 and 2, nor one its command line names as /dev/fd/N or /proc/self/fd/N): the shell and the

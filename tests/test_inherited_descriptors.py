@@ -160,3 +160,20 @@ def test_cuda_itself_refusing_under_them_is_seen_by_plain_check(machine: Machine
     roomy = json.loads(_doctor(machine, "check", "--json", before=_holding(1015, 8192)).stdout)
     assert not _nofile(roomy) and not roomy["process"].get("cuinit_held")  # not even asked: nothing gives a reason
     assert not [f for f in roomy["findings"] if f["code"].startswith("CD1")], roomy["findings"]  # no cuDNN: CD301
+
+
+def test_under_a_hard_limit_with_no_room_the_cure_is_closing_them_verified(machine: Machine, tmp_path: Path) -> None:
+    """`ulimit -n 1024` sets the hard limit too: no soft limit raised can cure. --deep's children that hold none of
+    the inherited descriptors run (a shell that closed them): CD116 seen, and fix's line closes them in the shell,
+    verified; sourced there, the framework runs and check --deep is clean of it."""
+    _hungry_torch(machine, tmp_path)
+    holding = 'ulimit -n 1024; for i in $(seq 3 983); do eval "exec $i</dev/null"; done'
+    plan = json.loads(_doctor(machine, "fix", "--json", before=holding).stdout)
+    [step] = [a for a in plan["actions"] if a["kind"] == "env"]
+    assert step["env"]["bash"] == ['for fd in $(seq 3 983); do eval "exec $fd>&-"; done'], step
+    assert step["verified"].startswith("verified here"), step
+    after = json.loads(_doctor(machine, "check", "--deep", "--json",
+                               before=f"{holding}; {step['env']['bash'][0]}").stdout)
+    assert after["process"]["shell"]["descriptors"] == "3", after["process"]["shell"]
+    assert not [f for f in after["findings"] if f["code"] == "CD116"], after["findings"]
+    assert after["frameworks"][0]["details"]["deep"].get("lstm_ran"), after["frameworks"][0]["details"]["deep"]

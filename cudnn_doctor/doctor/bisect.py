@@ -128,6 +128,10 @@ def variants(env: dict[str, str]) -> list[Variant]:
         out.append(Variant("limits", "soft limits raised to the hard ones (" + ", ".join(
             f"ulimit -S {option} {value}" for option, value in raised) + ")",
             tuple(EnvChange(f"ulimit {option}", "limit", value) for option, value in raised), limits=raised))
+    closed = _inherited_descriptors()
+    if closed:
+        out.append(Variant("descriptors", f"the descriptors the shell inherited from its parent closed ({closed})",
+                           (EnvChange("close", "shell", closed),), limits=(("close", closed),), removed=(closed,)))
     from cudnn_doctor.knowledge.environment import bisected
 
     for name in bisected(env)[:MAX_VARIABLES]:
@@ -152,6 +156,19 @@ def _shell_settings() -> tuple[tuple[str, str], ...]:
         elif row["kind"] == "ignored" and row["name"] in ignored:
             out.append((command, value))
     return tuple(out)
+
+
+def _inherited_descriptors() -> str:
+    """The descriptors past the standard streams a program started here holds, as runs ("3-983"), where they may be
+    what leaves it too few (fewer than 1024 free, or so many that new ones are numbered past select()'s 1024); else
+    "". The children of --deep hold as many (probes/deep.py); one that does not is this variant."""
+    from cudnn_doctor.limits import held_at_start, inherited_runs
+    from cudnn_doctor.probes.process_env import free_descriptors
+
+    held, free = held_at_start(), free_descriptors()
+    if held is None or held <= 3 or not (free is not None and free < 1024 or held > 1000):
+        return ""
+    return inherited_runs()
 
 
 def _shadowing_folder(env: dict[str, str]) -> str | None:

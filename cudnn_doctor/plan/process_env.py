@@ -27,6 +27,8 @@ CURE_SOURCES = {
     "pythonpath": "Python: the module search path (sys.path): PYTHONPATH's folders come before site-packages",
     "limits": "getrlimit(2): a soft limit may be raised up to the hard one, by the process itself (ulimit -S)",
     "working_folder": SAFE_PATH_SOURCE,
+    "descriptors": "execve(2): descriptors open without close-on-exec pass to every program the shell starts; "
+                   "getrlimit(2) RLIMIT_NOFILE bounds a descriptor's number, inherited ones included",
     "shell": "execve(2): the umask and the signals a shell leaves ignored pass to every program it starts; umask(2), "
              "signal(7)",
     "variable": "seen here: the failing frameworks ran in a child started without this one variable, the rest of the "

@@ -1373,6 +1373,8 @@ _CURE_WHY = {
                       "beside it then needs that folder on PYTHONPATH, or rename the module.",
     "limits": "A process limit below what the framework needs stops it.",
     "shell": "The shell passes its umask and the signals it ignores to every program it starts (execve(2)).",
+    "descriptors": "The descriptors the shell inherited from its parent pass to every program it starts and count "
+                   "against its open-files limit: the frameworks ran once they were closed.",
     "variable": "The framework, CUDA or a library they load reads that variable at start.",
     "variables": "The framework, CUDA or a library they load reads those variables at start; the frameworks worked "
                  "only with all of them unset.",
@@ -1402,7 +1404,7 @@ def _cure_code(cure: Any) -> str:
         return "CD409"
     if cure.kind == "path":
         return "CD206"
-    if cure.kind in ("limits", "shell"):
+    if cure.kind in ("limits", "shell", "descriptors"):
         return "CD116"
     if cure.kind in ("pythonpath", "working_folder"):  # a package there is imported in place of the installed one
         return "CD419"
