@@ -227,8 +227,9 @@ def forget(runs: str) -> None:
 
 def make_room() -> None:
     """Where the descriptors this process inherited leave it fewer than ROOM_OPEN_FILES free, its own copies of them
-    are closed (never 0, 1 and 2, nor one its command line names as /dev/fd/N or /proc/self/fd/N): the shell and the
-    programs it starts keep theirs, and what a program gets is judged from the record."""
+    are closed (never 0, 1 and 2, nor one its command line names as /dev/fd/N or /proc/self/fd/N, nor one without
+    inheritance, which this process's own start opened: a start-up hook's log file): the shell and the programs it
+    starts keep theirs, and what a program gets is judged from the record."""
     import os
     import sys
 
@@ -242,9 +243,10 @@ def make_room() -> None:
     closed = []
     for fd in sorted(links):
         if fd > 2 and fd not in named:
-            try:
-                os.close(fd)
-                closed.append(fd)
+            try:  # inherited through exec, so without close-on-exec; one this process opened itself has it (PEP 446)
+                if os.get_inheritable(fd):
+                    os.close(fd)
+                    closed.append(fd)
             except OSError:
                 continue
     _at_start["closed"] = tuple(closed)

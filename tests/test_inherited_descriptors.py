@@ -177,3 +177,15 @@ def test_under_a_hard_limit_with_no_room_the_cure_is_closing_them_verified(machi
     assert after["process"]["shell"]["descriptors"] == "3", after["process"]["shell"]
     assert not [f for f in after["findings"] if f["code"] == "CD116"], after["findings"]
     assert after["frameworks"][0]["details"]["deep"].get("lstm_ran"), after["frameworks"][0]["details"]["deep"]
+
+
+def test_a_descriptor_the_command_line_names_is_kept_while_the_others_are_closed(machine: Machine,
+                                                                                   tmp_path: Path) -> None:
+    """`explain --from-file /dev/fd/5` with descriptor 5 a file the shell opened, among 1013 held: the doctor makes
+    room by closing its copies of the others, never the one it was told to read."""
+    log = tmp_path / "train.log"
+    log.write_text("OSError: [Errno 24] Too many open files: '/x/jaxlib/mlir/dialects/mhlo.py'\n")
+    done = _doctor(machine, "explain", "--json", "--from-file", "/dev/fd/5",
+                   before=f"{_holding(1015, 1024)}; exec 5<{shlex.quote(str(log))}")
+    assert done.returncode == 0, done.stderr
+    assert "CD116" in done.stdout, done.stdout
