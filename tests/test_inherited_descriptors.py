@@ -189,3 +189,13 @@ def test_a_descriptor_the_command_line_names_is_kept_while_the_others_are_closed
                    before=f"{_holding(1015, 1024)}; exec 5<{shlex.quote(str(log))}")
     assert done.returncode == 0, done.stderr
     assert "CD116" in done.stdout, done.stdout
+
+
+@pytest.mark.parametrize("hard", [True, False], ids=["hard limit: closed", "room: raised"])
+def test_fix_yes_checks_again_with_its_line_in_force(machine: Machine, tmp_path: Path, hard: bool) -> None:
+    """`fix --yes` checks again with its lines in force: the soft limit raised in its own process (its check's
+    children inherit it), or the descriptors closed for the programs it starts next; CD116 is gone after."""
+    _hungry_torch(machine, tmp_path)
+    holding = f'ulimit {"" if hard else "-S "}-n 1024; for i in $(seq 3 983); do eval "exec $i</dev/null"; done'
+    plan = json.loads(_doctor(machine, "fix", "--yes", "--json", before=holding).stdout)
+    assert "CD116" in plan["before"]["codes"] and "CD116" not in plan["after"]["codes"], plan
