@@ -59,11 +59,13 @@ def hold_descriptors():
     """In a child that stands for a program started in the user's shell (CUDNN_DOCTOR_HOLD_FDS, limits.py): as many
     descriptors held below the open-files limit as that program holds before its first line (what its parent left
     open counts against the limit), /dev/null opened up to that count and kept (inheritable, as inherited ones are:
-    what the framework starts, XLA's ptxas, holds them too); the answer channel is the doctor's and not counted. The
-    variable is taken out of the environment: what this child starts holds them already."""
-    wanted = os.environ.pop("CUDNN_DOCTOR_HOLD_FDS", "")
+    what the framework starts, XLA's ptxas, holds them too); the answer channel is the doctor's and not counted. With
+    ":stdin-closed" after the count, descriptor 0 is closed last, as the program's was (the first file it opens then
+    gets 0). The variable is taken out of the environment: what this child starts holds them already."""
+    wanted, _, stdin = os.environ.pop("CUDNN_DOCTOR_HOLD_FDS", "").partition(":")
     if not wanted or wanted.strip("0123456789") or len(wanted) > 6:
         return
+    closing = stdin == "stdin-closed"  # the program's standard input was closed: ours is closed once the rest are held
     try:
         import resource
 
@@ -84,12 +86,18 @@ def hold_descriptors():
         except OSError:
             continue
         held += 1
-    for _ in range(int(wanted) - held):
+    for _ in range(int(wanted) + closing - held):  # descriptor 0 is counted here, and closed after
         try:
             fd = os.open(os.devnull, os.O_RDONLY)
         except OSError:  # the limit is lower here than the count (a trial that lowered it): held as far as it goes
             break
         os.set_inheritable(fd, True)
+    if closing:
+        try:
+            os.close(0)
+        except OSError:
+            pass
+        setattr(sys, "stdin", None)  # noqa: B010 - as Python leaves it where descriptor 0 is closed at start
 
 
 hold_descriptors()

@@ -188,11 +188,16 @@ def held_at_start() -> int | None:
 
 def hold_environment(env: Mapping[str, str]) -> Mapping[str, str]:
     """ENV for a child that stands for a program started here: it holds as many descriptors as this process was
-    started with (HOLD_VARIABLE, read by _child_stdio.py), where it was started with more than the three streams."""
+    started with (HOLD_VARIABLE, read by _child_stdio.py), where it was started with more than the three streams, and
+    its standard input closed where this process's was."""
     held = held_at_start()
-    if held is None or held <= 3:
+    links = inherited()
+    if held is None or links is None:
         return env
-    return {**env, HOLD_VARIABLE: str(min(held, HOLD_CAP))}
+    stdin_closed = 0 not in links  # a daemon's or `cmd <&-`'s: the first file a program opens gets descriptor 0
+    if held <= 3 and not stdin_closed:
+        return env
+    return {**env, HOLD_VARIABLE: str(min(held, HOLD_CAP)) + (":stdin-closed" if stdin_closed else "")}
 
 
 def inherited_runs() -> str:

@@ -199,3 +199,23 @@ def test_fix_yes_checks_again_with_its_line_in_force(machine: Machine, tmp_path:
     holding = f'ulimit {"" if hard else "-S "}-n 1024; for i in $(seq 3 983); do eval "exec $i</dev/null"; done'
     plan = json.loads(_doctor(machine, "fix", "--yes", "--json", before=holding).stdout)
     assert "CD116" in plan["before"]["codes"] and "CD116" not in plan["after"]["codes"], plan
+
+
+def test_deep_runs_the_framework_with_standard_input_closed_where_the_program_has_it_so(machine: Machine,
+                                                                                        tmp_path: Path) -> None:
+    """A daemon's or `cmd <&-`'s standard input, closed: the framework's child under --deep has descriptor 0 closed
+    too (the first file it opens gets 0), and holds as many others as the program does."""
+    from tests.test_bisect import BREAKABLE_TORCH
+
+    site = _venv_torch(machine, tmp_path)
+    (site / "torch" / "__init__.py").write_text(BREAKABLE_TORCH.replace(
+        "def randn(*shape, **kwargs):\n",
+        "def randn(*shape, **kwargs):\n    fd = os.open(os.devnull, os.O_RDONLY)\n    os.close(fd)\n"
+        "    raise RuntimeError('first file got descriptor %d, stdin %r, %d open' % (fd, __import__('sys').stdin, "
+        "len(os.listdir('/proc/self/fd'))))\n"))
+    for closed in (True, False):
+        before = _holding(40, 1024) + ("; exec 0<&-" if closed else "")
+        deep = json.loads(_doctor(machine, "check", "--deep", "--json", before=before).stdout)
+        said = deep["frameworks"][0]["details"]["deep"].get("error", "")
+        first = int(said.split("first file got descriptor ")[1].split(",")[0])
+        assert (first == 0 and "stdin None" in said) if closed else (first > 40 and "stdin None" not in said), said
