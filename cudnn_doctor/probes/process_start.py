@@ -9,10 +9,12 @@ SIGTERM and SIGHUP it leaves as it found them (a handler for SIGINT only where i
 from __future__ import annotations
 
 import os
+import signal
 
-# the signals a shell can leave ignored (`trap '' CHLD`, nohup, a launcher) whose loss a program notices; SIGPIPE and
-# SIGXFSZ are Python's own (it ignores them at start), so never read here
-SIGNALS = {17: "SIGCHLD", 2: "SIGINT", 15: "SIGTERM", 1: "SIGHUP"}
+# the signals a shell can leave ignored (`trap '' CHLD`, nohup, a launcher), each passed to every program it starts;
+# SIGPIPE (13) and SIGXFSZ (25) are Python's own (it ignores them at start), so never read here. Only those
+# compat/process_start.toml has a row for are judged; the others are reported (process.shell)
+SIGNALS = {number.value: number.name for number in signal.Signals if number.value not in (13, 25)}
 
 
 def read_shell_settings(status_path: str = "/proc/self/status") -> dict[str, str]:
