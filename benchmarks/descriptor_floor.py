@@ -80,7 +80,7 @@ def bash(line: str, env: dict[str, str], timeout: float) -> tuple[int, str]:
 def judge(name: str, before: str, env: dict[str, str]) -> dict[str, object]:
     started = time.monotonic()
     code, out = bash(f"{before}; exec {shlex.quote(sys.executable)} -c {shlex.quote(JUDGES[name] + HELD_AFTER)}",
-                     env, timeout=300)
+                     env, timeout=120)
     lines = [line for line in out.splitlines() if line.strip()]
     ok = code == 0 and any(line.startswith(f"{name} ok") for line in lines)
     held = next((int(line.split()[-1]) for line in lines if line.startswith("held after:")), None)
