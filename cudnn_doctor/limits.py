@@ -244,7 +244,7 @@ def make_room() -> None:
     if links is None or held is None or not isinstance(soft, int) or soft < 0 or soft - held >= ROOM_OPEN_FILES:
         return
     named = {int(part) for arg in sys.argv for prefix in ("/dev/fd/", "/proc/self/fd/", f"/proc/{os.getpid()}/fd/")
-             if arg.startswith(prefix) and (part := arg[len(prefix):].split("/")[0]).isdigit()}
+             if prefix in arg and (part := arg.partition(prefix)[2].split("/")[0]).isdigit()}  # --opt=/dev/fd/5 too
     closed = []
     for fd in sorted(links):
         if fd > 2 and fd not in named:

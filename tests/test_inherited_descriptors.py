@@ -185,7 +185,7 @@ def test_a_descriptor_the_command_line_names_is_kept_while_the_others_are_closed
     room by closing its copies of the others, never the one it was told to read."""
     log = tmp_path / "train.log"
     log.write_text("OSError: [Errno 24] Too many open files: '/x/jaxlib/mlir/dialects/mhlo.py'\n")
-    done = _doctor(machine, "explain", "--json", "--from-file", "/dev/fd/5",
+    done = _doctor(machine, "explain", "--json", "--from-file=/dev/fd/5",
                    before=f"{_holding(1015, 1024)}; exec 5<{shlex.quote(str(log))}")
     assert done.returncode == 0, done.stderr
     assert "CD116" in done.stdout, done.stdout
