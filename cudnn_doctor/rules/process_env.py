@@ -349,7 +349,7 @@ def open_files(report: Report, view: ProcessView) -> list[Finding]:
     RLIMIT_NOFILE row), CD116: a rule where it is at most what both frameworks were seen to fail with, else a warning
     that says --deep proves it (its children hold as many). Seen where cuInit itself failed under them and worked
     without (view.cuinit_held: probes/collect.py asked both)."""
-    files, hard = view.limits.get("RLIMIT_NOFILE", (-1, -1))
+    files, _hard = view.limits.get("RLIMIT_NOFILE", (-1, -1))
     row = _limit_row("RLIMIT_NOFILE")
     said_held = (view.shell or {}).get("descriptors", "")
     held = int(said_held) if ascii_digits(said_held) else 3  # not recorded: the three standard streams
