@@ -170,7 +170,7 @@ def test_under_a_hard_limit_with_no_room_the_cure_is_closing_them_verified(machi
     holding = 'ulimit -n 1024; for i in $(seq 3 983); do eval "exec $i</dev/null"; done'
     plan = json.loads(_doctor(machine, "fix", "--json", before=holding).stdout)
     [step] = [a for a in plan["actions"] if a["kind"] == "env"]
-    assert step["env"]["bash"] == ['for fd in $(seq 3 983); do eval "exec $fd>&-"; done'], step
+    assert step["env"]["bash"] == ['for fd in $(seq 3 983); do exec {fd}>&-; done'], step
     assert step["verified"].startswith("verified here"), step
     after = json.loads(_doctor(machine, "check", "--deep", "--json",
                                before=f"{holding}; {step['env']['bash'][0]}").stdout)
@@ -219,3 +219,25 @@ def test_deep_runs_the_framework_with_standard_input_closed_where_the_program_ha
         said = deep["frameworks"][0]["details"]["deep"].get("error", "")
         first = int(said.split("first file got descriptor ")[1].split(",")[0])
         assert (first == 0 and "stdin None" in said) if closed else (first > 40 and "stdin None" not in said), said
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish", "powershell"])
+def test_the_closing_line_closes_them_in_each_shell_that_can(shell: str) -> None:
+    """bash and zsh run the line and hold none of them after (what a program started there then inherits: its own
+    /proc/self/fd); fish and PowerShell cannot close a descriptor by number: a comment says what to do instead."""
+    import shutil
+
+    from cudnn_doctor.plan.actions import EnvChange
+    from cudnn_doctor.plan.shell import env_lines
+
+    [line] = env_lines((EnvChange("close", "shell", "3-40 45"),), {}, shell)
+    if shell in ("fish", "powershell"):
+        assert line.startswith("#") and "3-40 45" in line, line
+        return
+    if shutil.which(shell) is None:
+        pytest.skip(f"{shell} is not installed here")
+    opened = 'for i in $(seq 3 40) 45; do eval "exec $i</dev/null"; done'  # by a bash: zsh names 0-9 alone so
+    done = subprocess.run(["bash", "-c", f'{opened}; exec "$0" -c "$1"', shell, f"{line}; ls /proc/self/fd"],
+                          capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+    assert sorted(int(fd) for fd in done.stdout.split()) == [0, 1, 2, 3], done.stdout  # 3: ls's own listing

@@ -123,7 +123,7 @@ def _whole_value_line(shell: str, change: EnvChange) -> str:
             return quoting.comment(shell, "in the bash or zsh that starts the program, close the descriptors "
                                           f"{change.folder} (exec N>&- for each)")
         listed = " ".join(f"$(seq {r.replace('-', ' ')})" if "-" in r else r for r in runs)
-        return f'for fd in {listed}; do eval "exec $fd>&-"; done'
+        return f"for fd in {listed}; do exec {{fd}}>&-; done"  # {fd}>&-: the number fd holds (bash 4.1, zsh)
     if change.op == "shell":
         words = change.folder.split()
         if change.variable not in SHELL_COMMANDS or not all(w.isascii() and (w.isalnum() or w == "-") for w in words):
