@@ -414,8 +414,8 @@ def _limit(work: Any, finding: Finding, report: Report) -> None:
         work.take([finding], Action(MANUAL, (), finding.title, row.get("source", "setrlimit(2)"),
                                     text=f"the hard limit ({hard}) leaves no room for more: start the program from a "
                                          "shell that does not hold the descriptors its parent left open (the parent "
-                                         "starting it with close_fds, or the shell closing them: exec N>&- for each "
-                                         "one past 2 that `ls /proc/$$/fd` lists), or ask the site's administrator "
+                                         "starting it with close_fds, or the shell closing them: cudnn-doctor check "
+                                         "--deep tries that and gives the line), or ask the site's administrator "
                                          f"for a higher hard limit (`ulimit -H {option}` shows it)"))
         return
     work.take([finding], Action(MANUAL, (), finding.title, row.get("source", "setrlimit(2)"),
