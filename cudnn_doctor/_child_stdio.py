@@ -55,7 +55,7 @@ for _fd, _name, _mode in ((0, "stdin", "r"), (1, "stdout", "w"), (2, "stderr", "
         setattr(sys, _name, open(_fd, _mode, closefd=False))
 
 
-_HELD = []  # the descriptors hold_descriptors opened: one gives way to a ProcessWatch's own, so the count stays
+_HELD: list = []  # the descriptors hold_descriptors opened: one gives way to a ProcessWatch's own, so the count stays
 
 
 def hold_descriptors():
