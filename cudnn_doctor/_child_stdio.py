@@ -55,6 +55,57 @@ for _fd, _name, _mode in ((0, "stdin", "r"), (1, "stdout", "w"), (2, "stderr", "
         setattr(sys, _name, open(_fd, _mode, closefd=False))
 
 
+_HELD: list = []  # the descriptors hold_descriptors opened: one gives way to a ProcessWatch's own, so the count stays
+
+
+def hold_descriptors():
+    """In a child that stands for a program started in the user's shell (CUDNN_DOCTOR_HOLD_FDS, limits.py): as many
+    descriptors held below the open-files limit as that program holds before its first line (what its parent left
+    open counts against the limit), /dev/null opened up to that count and kept (inheritable, as inherited ones are:
+    what the framework starts, XLA's ptxas, holds them too); the answer channel takes the place of one of them. With
+    ":stdin-closed" after the count, descriptor 0 is closed last, as the program's was (the first file it opens then
+    gets 0). The variable is taken out of the environment: what this child starts holds them already."""
+    wanted, _, stdin = os.environ.pop("CUDNN_DOCTOR_HOLD_FDS", "").partition(":")
+    if not wanted or wanted.strip("0123456789") or len(wanted) > 6:
+        return
+    closing = stdin == "stdin-closed"  # the program's standard input was closed: ours is closed once the rest are held
+    try:
+        import resource
+
+        soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    except (ImportError, OSError, ValueError):
+        soft = -1
+    try:
+        names = os.listdir("/proc/self/fd")
+    except OSError:
+        return
+    held = 0
+    for name in names:
+        if not name.isdigit() or (soft >= 0 and int(name) >= soft):
+            continue
+        try:
+            os.fstat(int(name))  # the listing's own descriptor is closed by now
+        except OSError:
+            continue
+        held += 1
+    for _ in range(int(wanted) + closing - held):  # descriptor 0 is counted here, and closed after
+        try:
+            fd = os.open(os.devnull, os.O_RDONLY)
+        except OSError:  # the limit is lower here than the count (a trial that lowered it): held as far as it goes
+            break
+        os.set_inheritable(fd, True)
+        _HELD.append(fd)
+    if closing:
+        try:
+            os.close(0)
+        except OSError:
+            pass
+        setattr(sys, "stdin", None)  # noqa: B010 - as Python leaves it where descriptor 0 is closed at start
+
+
+hold_descriptors()
+
+
 def answer_fd():
     """The descriptor the answer goes on: the runner's channel (CUDNN_DOCTOR_ANSWER_FD) where that descriptor is
     still its pipe, else the pipe opened again by its path; 1 (stdout) where there is no channel at all."""
@@ -235,6 +286,8 @@ class ProcessWatch:
         self._off = os.name == "nt"
         if self._off:
             return
+        if _HELD:  # the watch's own descriptor takes the place of one held for the program: the count stays its
+            os.close(_HELD.pop())
         try:
             read, write = os.pipe()
             os.close(write)

@@ -137,6 +137,8 @@ def _main() -> None:
     try:
         from cudnn_doctor import limits  # loaded first: a limit may leave no file to load it later
 
+        limits.record_inherited()  # the descriptors a program started here holds, before the doctor opens any
+        limits.make_room()  # those that leave the doctor too few free: its own copies closed (the record stays)
         floor = limits.below_floor()  # less than the doctor needs at all: said now, not wherever it bites
         if floor is not None:
             _stopped(_with_frameworks(floor))

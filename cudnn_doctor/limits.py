@@ -7,6 +7,10 @@ need a file or memory the limit leaves none of."""
 from __future__ import annotations
 
 import errno
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # nothing loaded at run time: a limit may leave no file to load it
+    from collections.abc import Mapping
 
 FILES_ERRNOS = (errno.EMFILE, errno.ENFILE)
 # what the doctor itself needs to run at all (its Python, its imports, the threads and pipes of its children): under
@@ -127,6 +131,130 @@ def limit_stopped(error: BaseException) -> tuple[str, str] | None:
             return (f"cudnn-doctor stopped: it could not start a process or thread under this shell's limit "
                     f"(ulimit -u is {limit})", "ulimit -S -u 4096 (or more), then run it again")
     return None
+
+
+# --- the descriptors this process was started with --------------------------------------------------------------
+# A parent that started the shell without close_fds (an old daemon, a Jupyter kernel's subprocess, a batch wrapper)
+# leaves descriptors open in it, and every program started there inherits them: they count against the soft
+# open-files limit (RLIMIT_NOFILE bounds the descriptor's number). They are recorded at the command's start, before
+# it opens anything of its own; children that stand for a program started here hold as many (_child_stdio.py).
+# Below this many free, the doctor closes its own copies of them (the program's copies are the shell's: untouched),
+# so that its children's pipes have room: what it judges is the record, not what it keeps.
+ROOM_OPEN_FILES = 128
+HOLD_VARIABLE = "CUDNN_DOCTOR_HOLD_FDS"  # in a child's environment: hold this many descriptors below the limit
+HOLD_CAP = 1 << 16  # never more (a child opens each one: 65536 opens take about 0.1 s)
+_at_start: dict[str, object] = {}
+
+
+def record_inherited() -> None:
+    """The descriptors open in this process now (the command's first instant: each one inherited), with what each
+    is (/proc/self/fd's link: a pipe, a socket, a file), and the soft and hard open-files limits. Once."""
+    import os
+
+    if _at_start or not os.path.isdir("/proc/self/fd"):
+        return
+    try:
+        names = os.listdir("/proc/self/fd")
+    except OSError:
+        return
+    links: dict[int, str] = {}
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:  # the listing's own descriptor is closed by now: it fails here
+            links[int(name)] = os.readlink(f"/proc/self/fd/{name}")
+        except OSError:
+            continue
+    soft = _soft_limit("RLIMIT_NOFILE")
+    _at_start.update(links=links, soft=int(soft) if soft.isdecimal() else -1, closed=())
+
+
+def inherited() -> dict[int, str] | None:
+    """Descriptor -> what it is, as this process was started (record_inherited); None where it was not recorded (the
+    doctor called in-process, not as a command, or no /proc)."""
+    links = _at_start.get("links")
+    return dict(links) if isinstance(links, dict) else None
+
+
+def held_at_start() -> int | None:
+    """How many descriptors below the soft open-files limit a program started here holds before its first line (the
+    three standard streams among them, as they were); None where not recorded."""
+    links = inherited()
+    if links is None:
+        return None
+    soft = _at_start.get("soft", -1)
+    return sum(1 for fd in links if not isinstance(soft, int) or soft < 0 or fd < soft)
+
+
+def hold_environment(env: Mapping[str, str]) -> Mapping[str, str]:
+    """ENV for a child that stands for a program started here: it holds as many descriptors as this process was
+    started with (HOLD_VARIABLE, read by _child_stdio.py), where it was started with more than the three streams, and
+    its standard input closed where this process's was."""
+    held = held_at_start()
+    links = inherited()
+    if held is None or links is None:
+        return env
+    stdin_closed = 0 not in links  # a daemon's or `cmd <&-`'s: the first file a program opens gets descriptor 0
+    if held <= 3 and not stdin_closed:
+        return env
+    return {**env, HOLD_VARIABLE: str(min(held, HOLD_CAP)) + (":stdin-closed" if stdin_closed else "")}
+
+
+def inherited_runs() -> str:
+    """The descriptors past the standard streams a program started here holds below the limit, as runs: "3-983 990"
+    ("" where none, or not recorded)."""
+    links = inherited()
+    soft = _at_start.get("soft", -1)
+    if links is None:
+        return ""
+    runs: list[list[int]] = []
+    for fd in sorted(fd for fd in links if fd > 2 and (not isinstance(soft, int) or soft < 0 or fd < soft)):
+        if runs and runs[-1][1] == fd - 1:
+            runs[-1][1] = fd
+        else:
+            runs.append([fd, fd])
+    return " ".join(f"{first}-{last}" if first != last else str(first) for first, last in runs)
+
+
+def forget(runs: str) -> None:
+    """The descriptors of RUNS ("3-983 990") no longer held by a program started here: the shell closed them (`fix
+    --yes`'s check after, in this process, judges that shell)."""
+    links = inherited()
+    if links is None:
+        return
+    for run in runs.split():
+        first, _, last = run.partition("-")
+        if first.isdigit() and (not last or last.isdigit()):
+            for fd in range(int(first), int(last or first) + 1):
+                links.pop(fd, None)
+    _at_start["links"] = links
+
+
+def make_room() -> None:
+    """Where the descriptors this process inherited leave it fewer than ROOM_OPEN_FILES free, its own copies of them
+    are closed (never 0, 1 and 2, nor one its command line names as /dev/fd/N or /proc/self/fd/N, nor one without
+    inheritance, which this process's own start opened: a start-up hook's log file): the shell and the programs it
+    starts keep theirs, and what a program gets is judged from the record."""
+    import os
+    import sys
+
+    links = inherited()
+    held = held_at_start()
+    soft = _at_start.get("soft", -1)
+    if links is None or held is None or not isinstance(soft, int) or soft < 0 or soft - held >= ROOM_OPEN_FILES:
+        return
+    named = {int(part) for arg in sys.argv for prefix in ("/dev/fd/", "/proc/self/fd/", f"/proc/{os.getpid()}/fd/")
+             if prefix in arg and (part := arg.partition(prefix)[2].split("/")[0]).isdigit()}  # --opt=/dev/fd/5 too
+    closed = []
+    for fd in sorted(links):
+        if fd > 2 and fd not in named:
+            try:  # inherited through exec, so without close-on-exec; one this process opened itself has it (PEP 446)
+                if os.get_inheritable(fd):
+                    os.close(fd)
+                    closed.append(fd)
+            except OSError:
+                continue
+    _at_start["closed"] = tuple(closed)
 
 
 def below_floor() -> tuple[str, str] | None:

@@ -369,6 +369,9 @@ class ProcessView:
     cuda_driver_version: str | None = None  # cuDriverGetVersion, as "13.0"
     cuinit: int | None = None  # cuInit(0)'s status (0: CUDA_SUCCESS); None: not asked
     cuinit_name: str | None = None
+    # cuInit's status in a child holding the descriptors a program started here holds, where it failed there and
+    # answered CUDA_SUCCESS without them (cuinit is then that answer): the descriptors stop CUDA itself
+    cuinit_held: str | None = None
     load_error: str | None = None  # why libcuda.so.1 could not be loaded at all
     # the child that loads libcuda.so.1 and calls cuInit as a program does crashed, hung or ended before it answered
     probe_failure: str | None = None

@@ -128,6 +128,10 @@ def variants(env: dict[str, str]) -> list[Variant]:
         out.append(Variant("limits", "soft limits raised to the hard ones (" + ", ".join(
             f"ulimit -S {option} {value}" for option, value in raised) + ")",
             tuple(EnvChange(f"ulimit {option}", "limit", value) for option, value in raised), limits=raised))
+    closed = _inherited_descriptors()
+    if closed:
+        out.append(Variant("descriptors", f"the descriptors the shell inherited from its parent closed ({closed})",
+                           (EnvChange("close", "shell", closed),), limits=(("close", closed),), removed=(closed,)))
     from cudnn_doctor.knowledge.environment import bisected
 
     for name in bisected(env)[:MAX_VARIABLES]:
@@ -152,6 +156,19 @@ def _shell_settings() -> tuple[tuple[str, str], ...]:
         elif row["kind"] == "ignored" and row["name"] in ignored:
             out.append((command, value))
     return tuple(out)
+
+
+def _inherited_descriptors() -> str:
+    """The descriptors past the standard streams a program started here holds, as runs ("3-983"), where they may be
+    what leaves it too few (fewer than 1024 free, or so many that new ones are numbered past select()'s 1024); else
+    "". The children of --deep hold as many (probes/deep.py); one that does not is this variant."""
+    from cudnn_doctor.limits import held_at_start, inherited_runs
+    from cudnn_doctor.probes.process_env import free_descriptors
+
+    held, free = held_at_start(), free_descriptors()
+    if held is None or held <= 3 or not (free is not None and free < 1024 or held > 1000):
+        return ""
+    return inherited_runs()
 
 
 def _shadowing_folder(env: dict[str, str]) -> str | None:
@@ -326,10 +343,28 @@ def curing(failing: list[Framework], env: dict[str, str], run: Runner,
             said[variant.words] = "not tried: the time for trying was spent"
             continue
         if cures(variant):
-            return variant, said
+            return _one_limit(variant, cures, ends), said
     alone = {v.variable for v in tried if v.variable}
     names = [name for name in sorted(env) if name not in alone and name not in KEPT and not name.startswith(KEPT_PREFIXES)]
     return search_variables(names, cures, ends), said
+
+
+def _one_limit(variant: Variant, cures: Callable[[Variant], bool], ends: float) -> Variant:
+    """VARIANT, where it raised several soft limits and cured: the one limit whose raising alone cures (one child a
+    limit, in LIMITS' order, while time is left), so that the line offered raises what the framework needed and
+    nothing else; VARIANT itself where none alone does."""
+    import time
+
+    if variant.kind != "limits" or len(variant.limits) < 2:
+        return variant
+    for option, value in variant.limits:
+        if time.monotonic() > ends:
+            break
+        alone = Variant("limits", f"the soft limit raised to the hard one (ulimit -S {option} {value})",
+                        (EnvChange(f"ulimit {option}", "limit", value),), limits=((option, value),))
+        if cures(alone):
+            return alone
+    return variant
 
 
 def unset_variables(names: list[str]) -> Variant:

@@ -27,6 +27,8 @@ CURE_SOURCES = {
     "pythonpath": "Python: the module search path (sys.path): PYTHONPATH's folders come before site-packages",
     "limits": "getrlimit(2): a soft limit may be raised up to the hard one, by the process itself (ulimit -S)",
     "working_folder": SAFE_PATH_SOURCE,
+    "descriptors": "execve(2): descriptors open without close-on-exec pass to every program the shell starts; "
+                   "getrlimit(2) RLIMIT_NOFILE bounds a descriptor's number, inherited ones included",
     "shell": "execve(2): the umask and the signals a shell leaves ignored pass to every program it starts; umask(2), "
              "signal(7)",
     "variable": "seen here: the failing frameworks ran in a child started without this one variable, the rest of the "
@@ -387,9 +389,14 @@ def _limit(work: Any, finding: Finding, report: Report) -> None:
     row: dict[str, Any] = next((r for r in load("process_env").get("limit", []) if r["resource"] == resource), {})
     soft, hard = view.limits.get(resource, (-1, -1)) if view else (-1, -1)
     option = row.get("option", "-v")
-    if resource == "RLIMIT_NOFILE":
-        wanted = 4096 if hard < 0 else min(hard, 4096)
-        target = str(wanted) if wanted >= int(row.get("jax_minimum", 0)) else None
+    if resource == "RLIMIT_NOFILE":  # room for the frameworks past the descriptors a program holds at start
+        held = finding.values.get("held")
+        held = held if isinstance(held, int) else 3
+        wanted = 4096  # the next power of two that leaves a thousand free past them
+        while wanted < held + 1024:
+            wanted *= 2
+        wanted = wanted if hard < 0 else min(hard, wanted)
+        target = str(wanted) if wanted - held >= int(row.get("jax_free_minimum", row.get("jax_minimum", 0))) else None
     elif resource in ("RLIMIT_CPU", "RLIMIT_NPROC", "RLIMIT_DATA"):  # up to what the hard limit allows
         unit = 1024 if row.get("unit_kib") else 1
         target = "unlimited" if hard < 0 else str(hard // unit) if hard > soft >= 0 else None
@@ -404,6 +411,14 @@ def _limit(work: Any, finding: Finding, report: Report) -> None:
         work.take([finding], Action(ENV, (), "JAX told not to preallocate GPU memory, so it does not take the address "
                                              "space the hard limit leaves", row.get("source", "setrlimit(2)"),
                                     env=(EnvChange("XLA_PYTHON_CLIENT_PREALLOCATE", "set", "false"),)))
+        return
+    if resource == "RLIMIT_NOFILE" and isinstance(finding.values.get("held"), int) and finding.values["held"] > 3:
+        work.take([finding], Action(MANUAL, (), finding.title, row.get("source", "setrlimit(2)"),
+                                    text=f"the hard limit ({hard}) leaves no room for more: start the program from a "
+                                         "shell that does not hold the descriptors its parent left open (the parent "
+                                         "starting it with close_fds, or the shell closing them: cudnn-doctor check "
+                                         "--deep tries that and gives the line), or ask the site's administrator "
+                                         f"for a higher hard limit (`ulimit -H {option}` shows it)"))
         return
     work.take([finding], Action(MANUAL, (), finding.title, row.get("source", "setrlimit(2)"),
                                 text=f"the hard limit ({'unlimited' if hard < 0 else hard}) is the site's: ask its "

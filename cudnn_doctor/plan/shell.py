@@ -107,7 +107,7 @@ def env_lines(changes: tuple[EnvChange, ...], current: Folders, shell: str = "ba
 WHOLE_VALUE_OPS = ("set", "unset", "limit", "shell")  # EnvChange.folder holds the value for "set" and "limit"
 # "shell": a shell's own command (EnvChange.variable, "umask" or "trap") and its words (EnvChange.folder, "022" or
 # "- CHLD"): what a shell gives the programs it starts besides its variables (compat/process_start.toml)
-SHELL_COMMANDS = ("umask", "trap")
+SHELL_COMMANDS = ("umask", "trap", "close")
 
 
 def _whole_value_line(shell: str, change: EnvChange) -> str:
@@ -115,6 +115,15 @@ def _whole_value_line(shell: str, change: EnvChange) -> str:
         return _assign(shell, change.variable, change.folder)
     if change.op == "unset":
         return _unset(shell, change.variable)
+    if change.op == "shell" and change.variable == "close":  # descriptors the shell holds: "3-983 990"
+        runs = change.folder.split()
+        if not runs or not all(r.replace("-", "", 1).isdigit() and r.isascii() and not r.startswith("-") for r in runs):
+            return quoting.comment(shell, "cudnn-doctor wrote no line for the shell's descriptors")
+        if shell not in ("bash", "zsh"):
+            return quoting.comment(shell, "in the bash or zsh that starts the program, close the descriptors "
+                                          f"{change.folder} (exec N>&- for each)")
+        listed = " ".join(f"$(seq {r.replace('-', ' ')})" if "-" in r else r for r in runs)
+        return f"for fd in {listed}; do exec {{fd}}>&-; done"  # {fd}>&-: the number fd holds (bash 4.1, zsh)
     if change.op == "shell":
         words = change.folder.split()
         if change.variable not in SHELL_COMMANDS or not all(w.isascii() and (w.isalnum() or w == "-") for w in words):
@@ -166,6 +175,10 @@ def apply_shell_settings(changes: tuple[EnvChange, ...]) -> None:
             continue
         if change.variable == "umask" and ascii_digits(change.folder):
             os.umask(int(change.folder, 8))
+        elif change.variable == "close":  # the programs started next hold them no more
+            from cudnn_doctor.limits import forget
+
+            forget(change.folder)
         elif change.variable == "trap" and change.folder.split()[:1] == ["-"]:
             for name in change.folder.split()[1:]:
                 number = getattr(signal, "SIG" + name, None)

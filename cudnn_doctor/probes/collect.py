@@ -67,8 +67,12 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     # On a GPU machine NVML's child costs as much as every other probe together (it opens the driver, as
     # nvidia-smi does): it starts first, wherever the loader may find libnvidia-ml, and runs beside the rest.
     nvml_batch = (started_nvml if started_nvml is not None and started_nvml.ctx is ctx else start_nvml(ctx)).batch
-    # CUDA itself (cuInit, 0.2 s a GPU) beside it, where the environment alone already says it must be asked
-    early_cuda = ProbeBatch([CUDA_JOB], env=ctx.env) if ctx.prefix == "/" and early_reasons(ctx, deep) and (
+    # CUDA itself (cuInit, 0.2 s a GPU) beside it, where the environment alone already says it must be asked, in a
+    # child holding the descriptors a program started here holds (limits.hold_environment)
+    from cudnn_doctor.limits import hold_environment
+
+    held_env = hold_environment(ctx.env)
+    early_cuda = ProbeBatch([CUDA_JOB], env=held_env) if ctx.prefix == "/" and early_reasons(ctx, deep) and (
         preload_entries(ctx.env) or may_load(ctx.layout.libcuda, ctx)) else None
     # Helper programs (ldconfig, each nvcc that must be asked) run side by side under one budget, through
     # the child runner: a hanging one costs the budget once, and none outlives check. ldconfig first: its
@@ -96,7 +100,7 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     if early_cuda is not None and (not asked or cuda_job != CUDA_JOB):
         early_cuda.stop()
         early_cuda = None
-    cuda_batch = early_cuda or ProbeBatch([cuda_job] if asked else [], env=ctx.env)
+    cuda_batch = early_cuda or ProbeBatch([cuda_job] if asked else [], env=held_env)
     report = Report(tool=Tool("cudnn-doctor", __version__), host=replace(_host(), platform=detect_platform(ctx, cache)))
 
     for path in ctx.search_paths:
@@ -197,7 +201,7 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     cuda = cuda_batch.results().get(cuda_job)
     if cuda is None and not nvml.values.get("ok") and resolve_like_loader(ctx.layout.libcuda, [], ctx, cache):
         asked = ["NVML did not answer"]  # the driver's release then comes from libcuda itself
-        cuda = run_jobs([cuda_job], env=ctx.env)[cuda_job]
+        cuda = run_jobs([cuda_job], env=held_env)[cuda_job]
     report.driver, report.gpus, report.nvml_error = read_driver(nvml, cuda)
     allreduce = None
     if deep and report.gpus:  # issue 42: the all-reduce starts now, beside the imports, over the GPUs CUDA lists
@@ -209,10 +213,10 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     if cuda is None and len({(g.name, g.compute_capability) for g in report.gpus}) > 1 \
             and "CUDA_DEVICE_ORDER" not in ctx.env and resolve_like_loader("libcuda.so.1", [], ctx, cache):
         asked = ["GPUs of different kinds: CUDA numbers them fastest first, nvidia-smi by PCI bus"]
-        cuda = run_jobs([CUDA_JOB], env=ctx.env)[CUDA_JOB]
+        cuda = run_jobs([CUDA_JOB], env=held_env)[CUDA_JOB]
     if cuda is None and _fabric_not_ready(nvml) and resolve_like_loader("libcuda.so.1", [], ctx, cache):
         asked = ["NVML reports the NVSwitch fabric not ready: only cuInit can say whether CUDA starts"]  # issue 42
-        cuda = run_jobs([cuda_job], env=ctx.env)[cuda_job]
+        cuda = run_jobs([cuda_job], env=held_env)[cuda_job]
     from_nvml = None
     visible_devices = ctx.env.get("CUDA_VISIBLE_DEVICES")
     if cuda is None and visible_devices is not None and resolve_like_loader("libcuda.so.1", [], ctx, cache):
@@ -221,7 +225,17 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
         from_nvml = visible_from_nvml(visible_devices, report.gpus, ctx.env)
         if from_nvml is None:
             asked = ["CUDA_VISIBLE_DEVICES is set, and NVML's GPUs alone cannot say what it leaves"]
-            cuda = run_jobs([cuda_job], env=ctx.env)[cuda_job]
+            cuda = run_jobs([cuda_job], env=held_env)[cuda_job]
+    cuinit_held = None
+    if cuda is not None and held_env is not ctx.env and cuda.loaded and cuda.values.get("cuInit") not in (0, None):
+        # cuInit failed holding the descriptors: asked once more without them, the one difference
+        without = run_jobs([cuda_job], env=ctx.env)[cuda_job]
+        if without.loaded and without.values.get("cuInit") == 0:
+            from cudnn_doctor.probes.process_env import status_name
+
+            status = cuda.values.get("cuInit")
+            cuinit_held = str(cuda.values.get("cuInit_name") or status_name(status) or f"CUDA error {status}")
+            cuda = without
     versions = {os.path.realpath(i.library): i.version for i in report.cudnn}
     report.process = _guarded(bugs, "process_env", lambda: read_process_view(
         ctx, cuda, report.gpus, report.frameworks, versions, cache, asked, from_nvml,
@@ -231,6 +245,8 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
         report.process = _guarded(bugs, "process_env", lambda: read_process_view(
             ctx, cuda, report.gpus, report.frameworks, versions, cache, asked, from_nvml,
             start_loading().results()), None)
+    if report.process is not None and cuinit_held:
+        report.process = dataclasses.replace(report.process, cuinit_held=cuinit_held)
     xla = xla_child.result()
     if report.process is not None:  # the ptxas XLA compiles with, and the release it said it is
         ptxas, release = _guarded(bugs, "ptxas", ptxas_child.result, (None, None))

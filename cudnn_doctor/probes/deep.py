@@ -55,7 +55,12 @@ class DeepImports:
         if timeout is not None:  # a caller's own bound (fix's and --deep's trials of the environment's parts)
             self.timeout = max(1.0, min(self.timeout, timeout))
         # the children start from "/": LD_LIBRARY_PATH's relative and empty entries are the user's working folder
+        # and holding the descriptors a program started here inherits (they count against its open-files limit)
+        from cudnn_doctor.limits import hold_environment
+
         env = child_environment(os.environ if env is None else env)
+        if not any(option == "close" for option, _value in limits):  # a trial of a shell that closed them: none held
+            env = dict(hold_environment(env))
         self.early: dict[int, dict[str, object]] = {}  # framework index -> its answer without a child
         self.index: dict[int, int] = {}  # framework index -> request index
         requests: list[ChildRequest] = []
@@ -84,7 +89,7 @@ class DeepImports:
                 # ignored when it started (as this child's would), so the child's Python does, before anything else
                 argv = (python, "-c", "import signal; signal.signal(signal.SIGCHLD, signal.SIG_DFL); " + boot,
                         *argv[3:])
-            shell_limits = [(option, value) for option, value in limits if option != "trap"]
+            shell_limits = [(option, value) for option, value in limits if option not in ("trap", "close")]
             if shell_limits:  # a POSIX shell sets them, then becomes the child
                 import shlex
 

@@ -41,7 +41,12 @@ from cudnn_doctor.versions import ascii_digits, decode_cuda, release_in_file_nam
 
 CUDA_JOB = Job("cuda", "libcuda.so.1")  # dlopen'd by soname, as every CUDA program opens it
 KERNEL_VERSION_FILE = "/proc/driver/nvidia/version"
-LIMITS = ("RLIMIT_AS", "RLIMIT_NOFILE", "RLIMIT_MEMLOCK", "RLIMIT_STACK", "RLIMIT_CPU", "RLIMIT_NPROC", "RLIMIT_DATA")
+LIMITS = ("RLIMIT_AS", "RLIMIT_NOFILE", "RLIMIT_MEMLOCK", "RLIMIT_STACK", "RLIMIT_CPU", "RLIMIT_NPROC", "RLIMIT_DATA",
+          # read and reported (process.limits), never judged: nothing was seen to fail under them (round ten: a
+          # resident-set, lock and message-queue limit, which Linux does not enforce or programs never reach; no
+          # pending signals), or what fails is the program's own writing (core dumps, files past ulimit -f)
+          "RLIMIT_FSIZE", "RLIMIT_CORE", "RLIMIT_SIGPENDING", "RLIMIT_MSGQUEUE", "RLIMIT_RSS", "RLIMIT_LOCKS",
+          "RLIMIT_NICE", "RLIMIT_RTPRIO", "RLIMIT_RTTIME")
 VERSION_SYMBOLS = ("cudnn_graph_version", "cudnn_ops_infer_version", "cudnn_adv_infer_version",
                    "cudnn_cnn_infer_version", "cudnn_ops_train_version", "cudnn_adv_train_version",
                    "cudnn_cnn_train_version")
@@ -57,6 +62,10 @@ def early_reasons(ctx: SearchContext, always: bool = False) -> list[str]:
         reasons.append("CUDA_VISIBLE_DEVICES is set, and not to GPU indices or whole GPU UUIDs alone")
     if read_limits().get("RLIMIT_AS", (-1, -1))[0] >= 0:
         reasons.append("the address space is limited (ulimit -v)")
+    free = free_descriptors()
+    if free is not None and free < 1024 and free < max((float(row.get("jax_free_minimum", 0)) for row in load("process_env").get(
+            "limit", []) if row.get("resource") == "RLIMIT_NOFILE"), default=0.0):
+        reasons.append(f"only {free} descriptors are free under the open-files limit where a program starts")
     from cudnn_doctor.knowledge.environment import read_at_cuinit
 
     reasons += [f"{name} is set, and CUDA reads it at cuInit" for name in read_at_cuinit(ctx.env)]
@@ -502,7 +511,7 @@ def read_process_view(ctx: SearchContext, answer: LibraryProbe | None, gpus: lis
         kernel_driver=kernel_driver_version(ctx),
         cuda_driver_version=decode_cuda(values.get("cuDriverGetVersion")),
         cuinit=values.get("cuInit") if isinstance(values.get("cuInit"), int) else None,
-        cuinit_name=values.get("cuInit_name") or _status_name(values.get("cuInit")),
+        cuinit_name=values.get("cuInit_name") or status_name(values.get("cuInit")),
         load_error=answer.error if answer is not None and not answer.loaded else None,
         probe_failure=(answer.error or "ended without an answer") if answer is not None and (
             answer.crashed or answer.timed_out) and not (answer.error or "").startswith("not started") else None,
@@ -558,7 +567,7 @@ def fifo_first(ctx: SearchContext, soname: str) -> str | None:
     return None
 
 
-def _status_name(status: object) -> str | None:
+def status_name(status: object) -> str | None:
     """A CUresult's name from compat/process_env.toml, where the library could not name it (the stub names
     nothing, not even its own CUDA_ERROR_STUB_LIBRARY)."""
     return next((row["name"] for row in load("process_env").get("cuda_status", []) if row["status"] == status), None)
@@ -612,6 +621,16 @@ def read_shell_settings() -> dict[str, str]:
     from cudnn_doctor.probes.process_start import read_shell_settings as read
 
     return read()
+
+
+def free_descriptors() -> int | None:
+    """How many descriptors a program started here may still open: the soft open-files limit less those it holds
+    before its first line (limits.held_at_start); None where unlimited or not recorded."""
+    from cudnn_doctor.limits import held_at_start
+
+    held = held_at_start()
+    soft = read_limits().get("RLIMIT_NOFILE", (-1, -1))[0]
+    return None if held is None or soft < 0 else max(0, soft - held)
 
 
 def read_limits() -> dict[str, tuple[int, int]]:

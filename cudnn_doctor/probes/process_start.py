@@ -9,10 +9,12 @@ SIGTERM and SIGHUP it leaves as it found them (a handler for SIGINT only where i
 from __future__ import annotations
 
 import os
+import signal
 
-# the signals a shell can leave ignored (`trap '' CHLD`, nohup, a launcher) whose loss a program notices; SIGPIPE and
-# SIGXFSZ are Python's own (it ignores them at start), so never read here
-SIGNALS = {17: "SIGCHLD", 2: "SIGINT", 15: "SIGTERM", 1: "SIGHUP"}
+# the signals a shell can leave ignored (`trap '' CHLD`, nohup, a launcher), each passed to every program it starts;
+# SIGPIPE (13) and SIGXFSZ (25) are Python's own (it ignores them at start), so never read here. Only those
+# compat/process_start.toml has a row for are judged; the others are reported (process.shell)
+SIGNALS = {number.value: number.name for number in signal.Signals if number.value not in (13, 25)}
 
 
 def read_shell_settings(status_path: str = "/proc/self/status") -> dict[str, str]:
@@ -40,6 +42,15 @@ def read_shell_settings(status_path: str = "/proc/self/status") -> dict[str, str
     if mask is not None:
         out["ignored"] = ",".join(name for number, name in sorted(SIGNALS.items()) if mask >> (number - 1) & 1)
     uid = fields.get("Uid", "").split()
+    blocked = fields.get("SigBlk", "")
+    try:  # signals blocked at exec stay blocked (sigprocmask is inherited): said, not judged
+        mask = int(blocked, 16) if blocked else 0
+    except ValueError:
+        mask = 0
+    if mask:
+        out["blocked"] = ",".join(_signal_name(number) for number in range(1, 65) if mask >> (number - 1) & 1)
+    if status_path == "/proc/self/status":
+        out.update(_descriptors())
     if len(uid) > 1 and uid[1].isascii() and uid[1].isdigit():  # the effective uid: who the kernel checks files for
         out["uid"] = uid[1]
     elif hasattr(os, "geteuid"):
@@ -54,6 +65,52 @@ def read_shell_settings(status_path: str = "/proc/self/status") -> dict[str, str
     except OSError:
         pass
     return out
+
+
+def _signal_name(number: int) -> str:
+    import signal
+
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def _descriptors() -> dict[str, str]:
+    """What the descriptors this process was started with (limits.record_inherited: the command's first instant) say
+    of a program started here: "descriptors" (how many it holds below the soft open-files limit, the standard
+    streams among them), "inherited" (those past the streams, runs of one kind: "3-983 /dev/null, 984 pipe"),
+    "streams" (a standard stream closed, or one every write to fails). {} where nothing was recorded."""
+    from cudnn_doctor.limits import held_at_start, inherited
+
+    links = inherited()
+    held = held_at_start()
+    if links is None or held is None:
+        return {}
+    out = {"descriptors": str(held)}
+    runs: list[list[object]] = []  # [first, last, kind]
+    for fd in sorted(fd for fd in links if fd > 2):
+        kind = _kind(links[fd])
+        if runs and runs[-1][1] == fd - 1 and runs[-1][2] == kind:
+            runs[-1][1] = fd
+        else:
+            runs.append([fd, fd, kind])
+    if runs:
+        shown = [f"{first}-{last} {kind}" if first != last else f"{first} {kind}" for first, last, kind in runs[:8]]
+        out["inherited"] = ", ".join(shown) + (f", and {len(runs) - 8} more runs" if len(runs) > 8 else "")
+    streams = [f"{name} closed" if fd not in links else f"{name} {links[fd]}" for fd, name in
+               ((0, "stdin"), (1, "stdout"), (2, "stderr")) if fd not in links or links[fd] == "/dev/full"]
+    if streams:
+        out["streams"] = ", ".join(streams)
+    return out
+
+
+def _kind(link: str) -> str:
+    """A descriptor's /proc link in a word or a path: 'pipe', 'socket', 'anon_inode:[eventfd]', '/dev/null'."""
+    for kind in ("pipe", "socket"):
+        if link.startswith(kind + ":["):
+            return kind
+    return link if len(link) <= 80 else link[:77] + "..."
 
 
 def glibc_tunables(env: dict[str, str]) -> tuple[tuple[str, str, str, str], ...]:

@@ -324,21 +324,7 @@ def limits(report: Report) -> list[Finding]:
                         f"({share / GIB:.0f} GiB each) inside this address space; the GPUs after the first take what "
                         "is left and JAX's own memory runs out: it aborts with std::bad_alloc"),
                 framework="jax"))
-    files, _ = view.limits.get("RLIMIT_NOFILE", (-1, -1))
-    row = _limit_row("RLIMIT_NOFILE")
-    minimum = int(row.get("jax_minimum", 0))
-    if 0 <= files < minimum and _has(report, "jax"):
-        # measured on one machine (an H200 worked a little lower): a rule only where the margin is wide
-        wide = files <= minimum // 2
-        findings.append(finding("CD116", subject="RLIMIT_NOFILE", refs=(row.get("source", ""),),
-                                evidence="rule" if wide else "read",
-                                proof=(f"JAX aborted under {minimum - 1} open files and less where it was measured "
-                                       "(benchmarks/limits_probe.py)" if wide else
-                                       f"JAX's minimum ({minimum}) was measured on one machine and another started "
-                                       "below it: `cudnn-doctor check --deep` runs JAX here to prove it"),
-                                limit=_limit_text(view, "RLIMIT_NOFILE"),
-                                effect=f"JAX opens more files than that at start and aborts (it needs {minimum} or more)",
-                                framework="jax"))
+    findings += open_files(report, view)
     for resource in ("RLIMIT_CPU", "RLIMIT_NPROC", "RLIMIT_DATA"):  # read, with the data's bound: --deep proves it
         row = _limit_row(resource)
         soft, _ = view.limits.get(resource, (-1, -1))
@@ -351,6 +337,56 @@ def limits(report: Report) -> list[Finding]:
                                 limit=_limit_text(view, resource), effect=str(row.get("effect", ""))))
     return findings
 
+
+
+FRAMEWORK_FILES = (("jax", "JAX", "jax_free_minimum"), ("torch", "PyTorch", "torch_free_minimum"))
+
+
+def open_files(report: Report, view: ProcessView) -> list[Finding]:
+    """The descriptors a program started here may still open: the soft open-files limit less those it holds before
+    its first line (the standard streams, and whatever the shell's parent left open: probes/process_start, read
+    from this process's own start). Below what a framework was measured to need at start (compat/process_env.toml's
+    RLIMIT_NOFILE row), CD116: a rule where it is at most what both frameworks were seen to fail with, else a warning
+    that says --deep proves it (its children hold as many). Seen where cuInit itself failed under them and worked
+    without (view.cuinit_held: probes/collect.py asked both)."""
+    files, _hard = view.limits.get("RLIMIT_NOFILE", (-1, -1))
+    row = _limit_row("RLIMIT_NOFILE")
+    said_held = (view.shell or {}).get("descriptors", "")
+    held = int(said_held) if ascii_digits(said_held) else 3  # not recorded: the three standard streams
+    if files < 0:
+        return []
+    free = max(0, files - held)
+    inherited = (view.shell or {}).get("inherited", "")
+    holds = (f"a program started here holds {held} descriptors before its first line (the standard streams and "
+             f"{held - 3} its shell inherited from its parent: {inherited})" if inherited and held > 3 else "")
+    limit = _limit_text(view, "RLIMIT_NOFILE") + (f"; {holds}: {free} are left" if holds else "")
+    if view.cuinit_held:
+        status = view.cuinit_held
+        return [finding("CD116", subject="RLIMIT_NOFILE", refs=(row.get("source", ""),), evidence="seen",
+                        proof=(f"cuInit answered {status} in a child started with this environment holding the {held} "
+                               f"descriptors a program started here holds, and CUDA_SUCCESS in one without them"),
+                        limit=limit, free=free, held=held,
+                        effect=(f"with {free} descriptors free CUDA itself cannot start (cuInit answers {status}): "
+                                "every CUDA program started here fails"))]
+    needs = [(name, shown, int(row[key])) for name, shown, key in FRAMEWORK_FILES
+             if key in row and _has(report, name) and free < int(row[key])]
+    if not needs:
+        return []
+    # measured on one machine (an H200 worked a little lower): a rule only at or below what both were seen to fail with
+    failing = int(row.get("seen_failing_free", 0))
+    rule = free <= failing
+    named = ", ".join(f"{shown} needs {minimum}" for _name, shown, minimum in needs)
+    proof = (f"PyTorch and JAX both failed their first GPU steps with {failing} descriptors free and fewer where it "
+             "was measured (benchmarks/held_out/round10 on an H100; benchmarks/descriptor_floor.py measures each "
+             "one's floor)" if rule else
+             f"each framework's floor ({named}) was measured on one machine and another may start with less: "
+             "`cudnn-doctor check --deep` runs them here holding as many descriptors, which proves it")
+    return [finding("CD116", subject="RLIMIT_NOFILE", refs=(row.get("source", ""),),
+                    evidence="rule" if rule else "read", proof=proof, limit=limit, free=free, held=held,
+                    effect=(("" if holds else f"{free} descriptors are free where a program starts, and ") +
+                            "the frameworks open more than that for their imports and first GPU steps "
+                            f"({named}, measured): they fail with 'Too many open files' (EMFILE) or a CUDA error"),
+                    framework=needs[0][0])]
 
 
 # --- the cuDNN each framework loads: LD_PRELOAD and the sub-libraries ------------------------------------------
@@ -1365,6 +1401,8 @@ _CURE_WHY = {
                       "beside it then needs that folder on PYTHONPATH, or rename the module.",
     "limits": "A process limit below what the framework needs stops it.",
     "shell": "The shell passes its umask and the signals it ignores to every program it starts (execve(2)).",
+    "descriptors": "The descriptors the shell inherited from its parent pass to every program it starts and count "
+                   "against its open-files limit: the frameworks ran once they were closed.",
     "variable": "The framework, CUDA or a library they load reads that variable at start.",
     "variables": "The framework, CUDA or a library they load reads those variables at start; the frameworks worked "
                  "only with all of them unset.",
@@ -1394,7 +1432,7 @@ def _cure_code(cure: Any) -> str:
         return "CD409"
     if cure.kind == "path":
         return "CD206"
-    if cure.kind in ("limits", "shell"):
+    if cure.kind in ("limits", "shell", "descriptors"):
         return "CD116"
     if cure.kind in ("pythonpath", "working_folder"):  # a package there is imported in place of the installed one
         return "CD419"

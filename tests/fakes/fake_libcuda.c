@@ -120,8 +120,21 @@ static int fixed_range_taken(void) {
     return 0;
 #endif
 }
+/* FAKE_CUDA_OPENS: cuInit opens that many descriptors and keeps them (the real driver opens /dev/nvidiactl,
+   /dev/nvidia-uvm and each GPU's /dev/nvidiaN, and more), answering CUDA_ERROR_UNKNOWN (999) where one cannot be
+   opened: the real one did with 8 descriptors free under its open-files limit (an H100, driver 580). */
+#ifndef FAKE_CUDA_OPENS
+#define FAKE_CUDA_OPENS 0
+#endif
+#include <fcntl.h>
+static int open_device_files(void) {
+    for (int i = 0; i < FAKE_CUDA_OPENS; i++)
+        if (open("/dev/null", O_RDONLY | O_CLOEXEC) < 0) return 999;
+    return 0;
+}
 int cuInit(unsigned int flags) {
     (void)flags;
+    if (open_device_files()) return 999;
     if (FAKE_CUDA_MISBEHAVE == 1) raise(SIGSEGV);
     if (FAKE_CUDA_MISBEHAVE == 2) exit(0);
     if (FAKE_CUDA_MISBEHAVE == 3) for (;;) pause();
