@@ -228,14 +228,23 @@ def _cannot_make(folder: str, kind: str) -> str | None:
 
 # --- JAX: its options, as the installed jax defines them ----------------------------------------------------------
 
-_DEFINITION = re.compile(rb"(\w+?)_(state|flag)\(\s*(?:name\s*=\s*)?$")
-_KINDS = {b"bool": "bool", b"enum": "enum", b"optional_enum": "enum", b"int": "integer", b"float": "float"}
+_DEFINITION = re.compile(rb"(\w+?)_(state|flag|env)\(\s*(?:name\s*=\s*)?$")
+# the *_state helpers of jax/_src/config.py read the variable named by the option in capitals, each with its own parser
+# (bool_env; == one of enum_values; the enum class's own lookup; int(); float()); optional_bool_state reads it only
+# where its default is not None, so it is not judged; the *_flag helpers read nothing themselves (their default
+# may: bool_env('JAX_...'), int_env('JAX_...'), read below as the variable's own definition)
+_KINDS = {b"bool": "bool", b"enum": "enum", b"optional_enum": "enum", b"enum_class": "enum", b"int": "integer",
+          b"float": "float"}
+_ENV_KINDS = {b"bool": "bool", b"int": "integer"}  # config.bool_env(NAME, ...), config.int_env(NAME, ...)
+TYPED, DEFINED, NAMED = 2, 1, 0  # how much an occurrence of a name says: a parser, a definition of any text, a mention
 
 
 def jax_options(names: list[str], frameworks: list[Framework]) -> dict[str, SettingAnswer]:
     """For each JAX_* NAME: the grammar of the option its installed jax reads from it (bool_state, enum_state with
-    its enum_values, int_state, float_state; any other: "string"), or kind "unknown" where none of the family's
-    files names it. Nothing where JAX is not installed or its files cannot be read."""
+    its enum_values, enum_class_state with its class's values, int_state, float_state, or the variable read with
+    bool_env or int_env; any other: "string"), or kind "unknown" where none of the family's files names it. The
+    definition is looked for in every file (config.py first), so a mention of the name elsewhere (a test helper's
+    string) never stands for it. Nothing where JAX is not installed or its files cannot be read."""
     jax = next((f for f in frameworks if f.name == "jax" and f.details.get("site_packages")), None)
     family = family_of(names[0]) or {}
     if jax is None or not family.get("names_from"):
@@ -247,7 +256,7 @@ def jax_options(names: list[str], frameworks: list[Framework]) -> dict[str, Sett
     files = config + [path for path in files if path not in config]  # the options' own file first
     if not config:
         return {}  # not the jax this knows how to read: nothing said
-    answers: dict[str, SettingAnswer] = {}
+    best: dict[str, tuple[int, SettingAnswer]] = {}
     wanted = {spelt: name for name in names if re.fullmatch(r"JAX_[A-Z0-9_]+", name)
               for spelt in (name, name.lower())}  # the variable, or the option it is the capitals of
     for path in files:
@@ -258,35 +267,76 @@ def jax_options(names: list[str], frameworks: list[Framework]) -> dict[str, Sett
             return {}
         pattern = re.compile(rb"['\"](" + b"|".join(re.escape(s.encode()) for s in sorted(wanted, key=len,
                                                                                           reverse=True)) + rb")['\"]")
-        found: dict[str, list[SettingAnswer]] = {}
-        for match in pattern.finditer(text):
-            name = wanted[match.group(1).decode()]
-            if len(found.setdefault(name, [])) < 16:
-                found[name].append(_option(text, match, path))
-        for name, options in found.items():
-            answers[name] = next((option for option in options if option.kind != "string"), options[0])
-            wanted = {spelt: other for spelt, other in wanted.items() if other != name}
-    unknown = sorted(set(wanted.values()))
-    for name in unknown:
+        for count, match in enumerate(pattern.finditer(text)):
+            if count >= 256:
+                break
+            name = wanted.get(match.group(1).decode())
+            if name is None:
+                continue
+            rank, answer = _option(text, match, path)
+            if name not in best or rank > best[name][0]:
+                best[name] = (rank, answer)
+        done = {name for name, (rank, _) in best.items() if rank == TYPED}  # a parser found: no other file is read
+        wanted = {spelt: name for spelt, name in wanted.items() if name not in done}
+    answers = {name: answer for name, (_, answer) in best.items()}
+    for name in sorted({name for name in names if re.fullmatch(r"JAX_[A-Z0-9_]+", name)} - set(best)):
         answers[name] = SettingAnswer("unknown", (), tuple(files[:4]) + (("...",) if len(files) > 4 else ()))
     return answers
 
 
-def _option(text: bytes, match: re.Match[bytes], path: str) -> SettingAnswer:
-    """What the definition at MATCH in a jax file says: the kind of *_state it is, an enum's literal values."""
+def _option(text: bytes, match: re.Match[bytes], path: str) -> tuple[int, SettingAnswer]:
+    """What the occurrence MATCH of a name in a jax file says, and how much (TYPED, DEFINED, NAMED): the kind of
+    *_state it is, an enum's values; the parser that reads the variable (bool_env, int_env); else any text."""
     before = _DEFINITION.search(text[max(0, match.start() - 80):match.start()])
-    if before is None or before.group(2) != b"state" or not match.group(1).islower():
-        return SettingAnswer("string", (), (path,))  # named (a flag read with os.getenv, a literal): any text
-    kind = _KINDS.get(before.group(1), "string")
+    spelt = match.group(1)
+    if before is not None and before.group(2) == b"env" and spelt.isupper() and before.group(1) in _ENV_KINDS:
+        kind = _ENV_KINDS[before.group(1)]  # config.bool_env('JAX_...', ...): values ("int()",) where int() reads it
+        return TYPED, SettingAnswer(kind, ("int()",) if kind == "integer" else (), (path,))
+    if before is None or before.group(2) == b"env" or not spelt.islower():
+        return NAMED, SettingAnswer("string", (), (path,))  # a flag read with os.getenv, a literal: any text
+    if before.group(2) == b"flag":
+        return DEFINED, SettingAnswer("string", (), (path,))  # a *_flag reads no variable itself
+    kind = _KINDS.get(before.group(1))
+    if kind is None:
+        return DEFINED, SettingAnswer("string", (), (path,))  # string_state, optional_bool_state ...: not judged
     values: tuple[str, ...] = ()
     if kind == "enum":
         after = text[match.end():match.end() + 1200]
         end = re.search(rb"\n\S", after)  # the definition ends at the next line that starts at the margin
-        listed = re.search(rb"enum_values\s*=\s*\[([^\]]*)\]", after[:end.start() if end else len(after)])
+        call = after[:end.start() if end else len(after)]
+        if before.group(1) == b"enum_class":
+            found = _enum_class_values(text, call)
+            if found is None:
+                return DEFINED, SettingAnswer("string", (), (path,))
+            return TYPED, SettingAnswer(kind, found, (path,))
+        listed = re.search(rb"enum_values\s*=\s*\[([^\]]*)\]", call)
         if listed is None:
-            return SettingAnswer("string", (), (path,))
+            return DEFINED, SettingAnswer("string", (), (path,))
         values = tuple(v.decode("utf-8", "replace") for v in re.findall(rb"['\"]([^'\"]*)['\"]", listed.group(1)))
-    return SettingAnswer(kind, values, (path,))
+    return TYPED, SettingAnswer(kind, values, (path,))
+
+
+def _enum_class_values(text: bytes, call: bytes) -> tuple[str, ...] | None:
+    """The values an enum_class_state's class takes (enum_class(value): its members' values, exactly), read from its
+    definition in the same file; None where the class looks values up another way (_missing_: other spellings) or
+    a member's value is not a quoted literal (enum.auto()): then its grammar is not judged."""
+    named = re.search(rb"enum_class\s*=\s*(\w+)", call)
+    if named is None:
+        return None
+    head = re.search(rb"^class " + re.escape(named.group(1)) + rb"\([\w.]*Enum\):[^\n]*\n", text, re.MULTILINE)
+    if head is None:
+        return None
+    body = text[head.end():head.end() + 4000]
+    end = re.search(rb"^\S", body, re.MULTILINE)
+    body = body[:end.start() if end else len(body)]
+    if b"_missing_" in body:
+        return None
+    members = re.findall(rb"^\s+[A-Z][A-Z0-9_]*\s*=\s*(.+?)\s*(?:#.*)?$", body, re.MULTILINE)
+    values = [re.fullmatch(rb"'([^'\\]*)'|\"([^\"\\]*)\"", member) for member in members]
+    if not values or any(value is None for value in values):
+        return None
+    return tuple((v.group(1) if v.group(1) is not None else v.group(2)).decode("utf-8", "replace")
+                 for v in values if v is not None)
 
 
 def _read(path: str, limit: int = 4 << 20) -> bytes | None:

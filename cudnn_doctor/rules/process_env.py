@@ -730,6 +730,8 @@ def _family_setting(report: Report, view: ProcessView, variable: str, value: str
         return []
     words = {"bool": f"invalid truth value {value.lower()!r} for environment {variable!r}"}.get(
         answer.kind, f'Invalid value "{value}" for JAX flag {variable.lower()}')
+    if answer.kind == "integer" and answer.values == ("int()",):  # read with config.int_env: Python's own words
+        words = f"invalid literal for int() with base 10: {value!r}"
     made = finding("CD411", subject=variable, refs=(family["source"], *answer.files), variable=variable, value=_shown(value),
                    why=f"{problem} (the installed {name}'s {files} defines it so: '{words}')", framework=name,
                    consequence="raises ValueError when it is imported", effect=family["effect"], fix_value=None,
