@@ -33,8 +33,13 @@ def read_settings(env: dict[str, str], frameworks: list[Framework]) -> dict[str,
     settings = set_variables(env)
     known = rows()
     paths = {name: problem for name, value in settings.items() if known.get(name, {}).get("kind") == "path"
-             and (problem := path_problem(value, known[name])) is not None}
+             and (problem := named_path_problem(value, known[name], env)) is not None}
     answers: dict[str, SettingAnswer] = dict(default_places(env, known))
+    for name in paths:  # a folder its framework makes: does the installed framework's own code make it so?
+        if known[name].get("made_in"):
+            answer = made_by(known[name], frameworks)
+            if answer is not None:
+                answers[name] = answer
     # a JAX_* of the family, and a row's enum whose value the data does not list (a newer jax's word): asked of the
     # installed jax's own definition of the option
     jax_names = [name for name in settings if (family_of(name) or {}).get("reader") == "jax_config" and (
@@ -91,6 +96,32 @@ def default_places(env: dict[str, str], known: dict[str, dict[str, Any]]) -> dic
         found[name] = SettingAnswer("default_path", (place, problem, other if other and path_problem(other, row)
                                                      is None else ""), ())
     return found
+
+
+def named_path_problem(value: str, row: dict[str, Any], env: dict[str, str]) -> str | None:
+    """path_problem, where VALUE may also be one of the row's words that stand for the folder another variable names
+    (word_names: JAX_DUMP_IR_TO=sponge and TEST_UNDECLARED_OUTPUTS_DIR), and where a reader that makes folders
+    through its own path library (made_in) is not asked of a URL (gs://...: its library's, not this machine's)."""
+    other = row.get("word_names", {}).get(value)
+    if other is not None:
+        named = env.get(other, "")
+        if not named:
+            return f"'{value}' stands for the folder {other} names, and {other} is {'empty' if other in env else 'not set'}"
+        problem = path_problem(named, row)
+        return f"'{value}' stands for {other}={named}: {problem}" if problem else None
+    if row.get("made_in") and "://" in value:
+        return None
+    return path_problem(value, row)
+
+
+def made_by(row: dict[str, Any], frameworks: list[Framework]) -> SettingAnswer | None:
+    """Kind "made" with the installed files of ROW's framework (made_in) that hold the code making its folder
+    (made_text): its refusal is then the framework's own; None where none does or it is not installed."""
+    installed = _installed_files(row["framework"], {"names_from": row["made_in"]}, frameworks)
+    if installed is None:
+        return None
+    holding = [path for path in installed[1] if _plain_file(path) and _text_in(path, str(row["made_text"]))]
+    return SettingAnswer("made", (str(row["made_text"]),), tuple(holding[:4])) if holding else None
 
 
 def path_problem(value: str, row: dict[str, Any]) -> str | None:

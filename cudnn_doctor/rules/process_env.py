@@ -583,6 +583,14 @@ def settings(report: Report) -> list[Finding]:
                                  "environments looked at; where it runs, it fails at its first cuDNN work: ")
                     + f"{row['writer']} ({row['content_source'].split(':', 1)[0]})", effect=row["effect"],
                     fix_value=None, proof=row["content_source"] if present else None))
+            elif kind == "made":  # the installed framework's own code makes the folder: it raises there
+                files = ", ".join(_in_package(path) for path in why["files"])
+                findings.append(finding("CD411", subject=variable, refs=(row["source"],), evidence="rule",
+                                        proof=f"{files}: the installed {_display(row['framework'])}'s own code makes "
+                                              f"the folder ('{row['made_text']}'), and raises where it cannot",
+                                        variable=variable, value=value, why=why["why"],
+                                        framework=_display(row["framework"]), consequence=row["refusal"],
+                                        effect=row["effect"], fix_value=None))
             elif kind == "path":
                 findings.append(finding("CD417", subject=variable, refs=(row["source"],), variable=variable,
                                         value=value, problem=why, writer=row["writer"], effect=row["effect"]))
@@ -798,6 +806,11 @@ def _judge_setting(row: dict[str, Any], value: str, report: Report) -> list[tupl
         problem = view.setting_paths.get(row["variable"]) if view else None
         if problem and row.get("content") and problem.startswith(environment.CONTENT):  # the file is there; its text is refused
             return [("content", problem[len(environment.CONTENT):])]
+        if problem and row.get("made_in"):  # a folder its framework makes: an error where its own code is seen to
+            answer = view.setting_answers.get(row["variable"]) if view else None
+            if answer is not None and answer.kind == "made":
+                return [("made", {"why": f"{problem} ({row['writer']})", "files": answer.files})]
+            return [("path", problem)]
         if problem and row["on_error"] in REFUSES:  # its reader opens it when it starts and raises (TORCH_LOGS_OUT)
             return [("invalid", f"{problem} ({row['writer']})")]
         return [("path", problem)] if problem else []
