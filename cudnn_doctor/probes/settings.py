@@ -57,6 +57,10 @@ def read_settings(env: dict[str, str], frameworks: list[Framework]) -> dict[str,
             answer = allocator_keys(value, row, frameworks)
             if answer is not None:
                 answers[name] = answer
+        if row.get("kind") == "pjrt_options":
+            answer = pjrt_options(value, row, frameworks)
+            if answer is not None:
+                answers[name] = answer
         if row.get("kind") == "logging_format":
             answers[name] = logging_format(value)
         if row.get("kind") == "torch_logs":
@@ -424,6 +428,38 @@ def value_named(name: str, value: str, row: dict[str, Any], frameworks: list[Fra
     files = _reader_files(row, list(row["values_from"]), frameworks)
     holding = [path for path in files if _text_in(path, f"'{value}'") or _text_in(path, f'"{value}"')]
     return SettingAnswer("enum", (value,), tuple(holding[:4])) if holding else None
+
+
+# --- JAX's PJRT client options: its parser, and the CUDA plugin that gets them ----------------------------------------
+
+def pjrt_options(value: str, row: dict[str, Any], frameworks: list[Framework]) -> SettingAnswer | None:
+    """What the installed jax says of JAX_PJRT_CLIENT_CREATE_OPTIONS: kind "pjrt_options", files (the file of its
+    parser that holds the parser's refusal, or ""; the CUDA plugin's library, or "": no plugin gets the options),
+    values: the names of VALUE's options the data does not list that the plugin's library holds as strings (a newer
+    plugin's options: taken). None where jax is not installed."""
+    from cudnn_doctor.elf import ElfError, strings_held
+    from cudnn_doctor.knowledge.environment import pjrt_entries, pjrt_option_rows
+
+    installed = _installed_files(row["framework"], {"names_from": row["parser_in"]}, frameworks)
+    if installed is None:
+        return None
+    site, parsers = installed
+    parser = next((path for path in parsers if _plain_file(path) and _text_in(path, str(row["parser_text"]))), "")
+    plugins = [path for pattern in row["plugin_files"] for path in sorted(glob.glob(os.path.join(glob.escape(site),
+                                                                                                  pattern)))
+               if _plain_file(path)]
+    if not plugins:
+        return SettingAnswer("pjrt_options", (), (parser, ""))
+    known = pjrt_option_rows()
+    others = tuple(sorted({key for key, _ in pjrt_entries(value)[1] if key not in known and
+                           re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", key)}))[:MAX_NAMES]
+    held: set[str] = set()
+    if others:
+        try:
+            held = strings_held(plugins[0], others)
+        except ElfError:
+            held = set(others)  # its data unread: nothing said of them
+    return SettingAnswer("pjrt_options", tuple(sorted(held)), (parser, plugins[0]))
 
 
 # --- a library that keeps the names it reads as strings (NCCL) ------------------------------------------------------

@@ -583,6 +583,21 @@ def settings(report: Report) -> list[Finding]:
                                  "environments looked at; where it runs, it fails at its first cuDNN work: ")
                     + f"{row['writer']} ({row['content_source'].split(':', 1)[0]})", effect=row["effect"],
                     fix_value=None, proof=row["content_source"] if present else None))
+            elif kind == "pjrt parse":  # the installed jax's own parser refuses it, as its GPU backend starts
+                parser = _in_package(why["parser"]) if why["parser"] else ""
+                made = finding("CD411", subject=variable, refs=(row["source"],), evidence="rule" if parser else "read",
+                               proof=(f"{parser}: the installed JAX's own parser refuses it ('{row['parser_text']} "
+                                      "...'), in its CUDA plugin's factory") if parser else None,
+                               variable=variable, value=value, why=why["why"], framework=_display(row["framework"]),
+                               consequence=row["refusal"] + ("" if parser else DEEP_PROVES), effect=row["effect"],
+                               fix_value=None)
+                findings.append(made if parser else replace(made, severity="warning"))
+            elif kind == "pjrt option":  # the CUDA plugin's own check, from XLA's source: a warning --deep proves
+                made = finding("CD411", subject=variable, refs=(row["source"],), evidence="read", variable=variable,
+                               value=value, why=why["why"], framework=_display(row["framework"]),
+                               consequence=row["refusal"] + DEEP_PROVES, effect=row["effect"],
+                               fix_value=why["kept"])
+                findings.append(replace(made, severity="warning"))
             elif kind == "made":  # the installed framework's own code makes the folder: it raises there
                 files = ", ".join(_in_package(path) for path in why["files"])
                 findings.append(finding("CD411", subject=variable, refs=(row["source"],), evidence="rule",
@@ -814,6 +829,8 @@ def _judge_setting(row: dict[str, Any], value: str, report: Report) -> list[tupl
         if problem and row["on_error"] in REFUSES:  # its reader opens it when it starts and raises (TORCH_LOGS_OUT)
             return [("invalid", f"{problem} ({row['writer']})")]
         return [("path", problem)] if problem else []
+    if kind == "pjrt_options":
+        return _pjrt_options(row, value, report)
     if kind == "logging_format":  # Python's own logging module asked by the probe
         view = report.process
         answer = view.setting_answers.get(row["variable"]) if view else None
@@ -920,6 +937,47 @@ def _judge_setting(row: dict[str, Any], value: str, report: Report) -> list[tupl
             return [("off", f"more than the whole GPU ({share:g} of its memory): {row['effect']}")]
         return []
     return []
+
+
+PJRT_TYPES = {"int64": "a whole number", "int64_list": "a list of whole numbers", "float": "a number",
+              "bool": "a boolean", "string": "text"}
+
+
+def _pjrt_options(row: dict[str, Any], value: str, report: Report) -> list[tuple[str, Any]]:
+    """JAX_PJRT_CLIENT_CREATE_OPTIONS where the installed jax has a CUDA plugin to pass them to (the probe's
+    answer): entries its parser refuses ("pjrt parse"), else the options the plugin refuses as text ("pjrt option":
+    a name it does not take, one it takes with another type, a string of another value)."""
+    view = report.process
+    answer = view.setting_answers.get(row["variable"]) if view else None
+    if answer is None or answer.kind != "pjrt_options" or len(answer.files) < 2 or not answer.files[1]:
+        return []  # no CUDA plugin here: no GPU client gets them
+    refused, pairs = environment.pjrt_entries(value)
+    if refused:
+        shown = ", ".join(environment.shown_entry(entry) for entry in refused[:8])
+        return [("pjrt parse", {"why": f"{shown} {'is' if len(refused) == 1 else 'are'} not of the form key:value "
+                                       "(exactly one ':'; an empty entry after a last ';' is one too)",
+                                "parser": answer.files[0]})]
+    known = environment.pjrt_option_rows()
+    problems, kept = [], []
+    for key, text in pairs:
+        option = known.get(key)
+        if option is None and key in answer.values:
+            kept.append(f"{key}:{text}")  # a newer plugin's option, which its library names: its type is its own
+        elif option is None:
+            problems.append(f"{environment.shown_entry(key)} is not an option the CUDA plugin takes ('Unexpected "
+                            f"option name passed to PJRT_Client_Create: {key}')")
+        elif option["type"] != "string":
+            problems.append(f"{key} takes {PJRT_TYPES[option['type']]} and this variable gives every value as text "
+                            f"('Option passed to PJRT_Client_Create with name {key} has type index 0 but expected "
+                            f"type index is {option['type_index']}')"
+                            + (f"; {option['instead']} sets it" if option.get("instead") else ""))
+        elif option.get("values") and text not in option["values"]:
+            problems.append(f"{key}:{environment.shown_entry(text)} is not one of {', '.join(option['values'])}")
+        else:
+            kept.append(f"{key}:{text}")
+    if not problems:
+        return []
+    return [("pjrt option", {"why": "; ".join(problems), "kept": ";".join(kept) or None})]
 
 
 def _corrected(row: dict[str, Any], value: str, report: Report) -> str | None:
