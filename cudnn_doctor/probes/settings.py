@@ -300,7 +300,10 @@ def jax_options(names: list[str], frameworks: list[Framework]) -> dict[str, Sett
         text = _read(path)
         if text is None:
             return {}
-        pattern = re.compile(rb"['\"](" + b"|".join(re.escape(s.encode()) for s in sorted(wanted, key=len,
+        present = [spelt for spelt in wanted if spelt.encode() in text]  # a plain search first: most files name none
+        if not present:
+            continue
+        pattern = re.compile(rb"['\"](" + b"|".join(re.escape(s.encode()) for s in sorted(present, key=len,
                                                                                           reverse=True)) + rb")['\"]")
         for count, match in enumerate(pattern.finditer(text)):
             if count >= 256:
