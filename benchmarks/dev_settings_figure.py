@@ -90,7 +90,7 @@ def main() -> int:
             results = json.loads(Path(results_path).read_text())
             failing = {o["name"]: o for o in results["outcomes"] if o.get("fails")}
             for scenario in load_set(Path(scenarios_path), results.get("machine", {})):
-                name = getattr(scenario, "name")
+                name = str(scenario.name)  # type: ignore[attr-defined]
                 if name not in failing or not variable_only(scenario):
                     continue
                 said = plain_check(bin_folder, scenario)

@@ -328,15 +328,16 @@ def _option(text: bytes, match: re.Match[bytes], path: str) -> tuple[int, Settin
     before = _DEFINITION.search(text[max(0, match.start() - 80):match.start()])
     spelt = match.group(1)
     if before is not None and before.group(2) == b"env" and spelt.isupper() and before.group(1) in _ENV_KINDS:
-        kind = _ENV_KINDS[before.group(1)]  # config.bool_env('JAX_...', ...): values ("int()",) where int() reads it
-        return TYPED, SettingAnswer(kind, ("int()",) if kind == "integer" else (), (path,))
+        read = _ENV_KINDS[before.group(1)]  # config.bool_env('JAX_...', ...): values ("int()",) where int() reads it
+        return TYPED, SettingAnswer(read, ("int()",) if read == "integer" else (), (path,))
     if before is None or before.group(2) == b"env" or not spelt.islower():
         return NAMED, SettingAnswer("string", (), (path,))  # a flag read with os.getenv, a literal: any text
     if before.group(2) == b"flag":
         return DEFINED, SettingAnswer("string", (), (path,))  # a *_flag reads no variable itself
-    kind = _KINDS.get(before.group(1))
-    if kind is None:
+    defined = _KINDS.get(before.group(1))
+    if defined is None:
         return DEFINED, SettingAnswer("string", (), (path,))  # string_state, optional_bool_state ...: not judged
+    kind = defined
     values: tuple[str, ...] = ()
     if kind == "enum":
         after = text[match.end():match.end() + 1200]
