@@ -951,6 +951,8 @@ def _pjrt_options(row: dict[str, Any], value: str, report: Report) -> list[tuple
     answer = view.setting_answers.get(row["variable"]) if view else None
     if answer is None or answer.kind != "pjrt_options" or len(answer.files) < 2 or not answer.files[1]:
         return []  # no CUDA plugin here: no GPU client gets them
+    if len(value) > environment.MAX_VALUE:  # no reader takes such a value, and nothing is split of it
+        return [("pjrt parse", {"why": f"a value of {len(value)} characters", "parser": ""})]
     refused, pairs = environment.pjrt_entries(value)
     if refused:
         shown = ", ".join(environment.shown_entry(entry) for entry in refused[:8])
@@ -977,7 +979,8 @@ def _pjrt_options(row: dict[str, Any], value: str, report: Report) -> list[tuple
             kept.append(f"{key}:{text}")
     if not problems:
         return []
-    return [("pjrt option", {"why": "; ".join(problems), "kept": ";".join(kept) or None})]
+    why = "; ".join(problems[:8]) + (f"; and {len(problems) - 8} more" if len(problems) > 8 else "")
+    return [("pjrt option", {"why": why, "kept": ";".join(kept) or None})]
 
 
 def _corrected(row: dict[str, Any], value: str, report: Report) -> str | None:
