@@ -262,3 +262,49 @@ def test_without_a_cuda_plugin_no_gpu_client_gets_the_options(machine: Machine, 
     machine.env["JAX_PJRT_CLIENT_CREATE_OPTIONS"] = "platform_name:cuda:0"
     assert "CD411" not in codes(check(machine))
     assert run_jax_with({"JAX_PJRT_CLIENT_CREATE_OPTIONS": "platform_name:cuda:0"}, COMPILE).returncode == 0
+
+
+# --- a variable JAX's code gives to int() inside a function: a program that calls it refuses it ----------------------
+
+DISTRIBUTED = '''
+def initialize(coordinator_address=None, local_device_ids=None, partition_index=None):
+    coordinator_address = (coordinator_address or
+                           os.environ.get('JAX_COORDINATOR_ADDRESS'))
+    if local_device_ids is None and (env_ids := os.environ.get('JAX_LOCAL_DEVICE_IDS')):
+      local_device_ids = list(map(int, env_ids.split(",")))
+    if partition_index is None:
+      jax_partition_index = os.environ.get('JAX_PARTITION_INDEX')
+      if jax_partition_index is not None:
+        partition_index = int(jax_partition_index)
+    return local_device_ids, partition_index
+'''
+
+
+def test_a_variable_parsed_by_int_inside_a_function_is_read_so(tmp_path: Path) -> None:
+    """jax 0.11's jax/_src/distributed.py (its initialize(), as it is): JAX_LOCAL_DEVICE_IDS a list of whole
+    numbers split at ',', JAX_PARTITION_INDEX one, both when a program calls it; JAX_COORDINATOR_ADDRESS any text.
+    The code is also run here as Python runs it, with the values the rule takes and refuses."""
+    jax = jax_tree(tmp_path, {"distributed.py": "import os\n" + DISTRIBUTED})
+    answers = jax_options(["JAX_LOCAL_DEVICE_IDS", "JAX_PARTITION_INDEX", "JAX_COORDINATOR_ADDRESS"], [jax])
+    assert answers["JAX_LOCAL_DEVICE_IDS"].values == ("int()", "list:,", "when used")
+    assert answers["JAX_PARTITION_INDEX"].values == ("int()", "when used")
+    assert answers["JAX_COORDINATOR_ADDRESS"].kind == "string"
+    code = "import os\n" + DISTRIBUTED + "\nprint(initialize())"
+    for ids, index, fails in (("0, 1", " 2", False), ("0;1", "2", True), ("0", "two", True)):
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                              env={"JAX_LOCAL_DEVICE_IDS": ids, "JAX_PARTITION_INDEX": index})
+        assert (done.returncode != 0) == fails and (not fails or "ValueError" in done.stderr), done.stderr
+
+
+@pytest.mark.parametrize(("value", "warned"), [("0;1", True), ("0, 1", False), ("", False)])
+def test_a_list_jax_refuses_when_used_is_a_warning_and_unset_cures_it(machine: Machine, real_jax_site: Path,
+                                                                       value: str, warned: bool) -> None:
+    """Against the real jax 0.4.38's files (its distributed.py reads JAX_LOCAL_DEVICE_IDS so too)."""
+    machine.env["JAX_LOCAL_DEVICE_IDS"] = value
+    report = check(machine)
+    found = settings_findings(report, "JAX_LOCAL_DEVICE_IDS")
+    assert bool(found) == warned, found
+    if warned:
+        assert found[0]["code"] == "CD414" and found[0]["severity"] == "warning"
+        assert "inside a function" in found[0]["detail"] and "distributed.py" in found[0]["detail"]
+        closed_loop(machine, "CD414", "JAX_LOCAL_DEVICE_IDS")

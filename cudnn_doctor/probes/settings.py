@@ -330,6 +330,10 @@ def _option(text: bytes, match: re.Match[bytes], path: str) -> tuple[int, Settin
     if before is not None and before.group(2) == b"env" and spelt.isupper() and before.group(1) in _ENV_KINDS:
         read = _ENV_KINDS[before.group(1)]  # config.bool_env('JAX_...', ...): values ("int()",) where int() reads it
         return TYPED, SettingAnswer(read, ("int()",) if read == "integer" else (), (path,))
+    if spelt.isupper():
+        parsed = _read_with_int(text, match)
+        if parsed is not None:
+            return TYPED, SettingAnswer("integer", parsed, (path,))
     if before is None or before.group(2) == b"env" or not spelt.islower():
         return NAMED, SettingAnswer("string", (), (path,))  # a flag read with os.getenv, a literal: any text
     if before.group(2) == b"flag":
@@ -353,6 +357,38 @@ def _option(text: bytes, match: re.Match[bytes], path: str) -> tuple[int, Settin
             return DEFINED, SettingAnswer("string", (), (path,))
         values = tuple(v.decode("utf-8", "replace") for v in re.findall(rb"['\"]([^'\"]*)['\"]", listed.group(1)))
     return TYPED, SettingAnswer(kind, values, (path,))
+
+
+_GETENV = re.compile(rb"os\.(?:environ\.get|getenv)\(\s*$|os\.environ\[\s*$")
+_INT_OF_GETENV = re.compile(rb"\bint\(\s*os\.(?:environ\.get|getenv)\(\s*$|\bint\(\s*os\.environ\[\s*$")
+_BOUND = re.compile(rb"(\w+)\s*:?=\s*$")
+
+
+def _read_with_int(text: bytes, match: re.Match[bytes]) -> tuple[str, ...] | None:
+    """Where the variable named at MATCH is read from the environment (os.environ.get, os.getenv, os.environ[...])
+    and its text given to Python's int(): directly (int(os.getenv('JAX_...'))), or bound to a name that the next
+    lines give to int() or to map(int, NAME.split(',')) (jax/_src/distributed.py's JAX_LOCAL_DEVICE_IDS,
+    JAX_PARTITION_INDEX). The answer's values: "int()", "list:SEP" for a list, "when used" where the line is inside
+    a function (its refusal is a program's that calls it, not the import's); None where no int() reads it."""
+    start = text.rfind(b"\n", 0, match.start()) + 1
+    before = text[max(start, match.start() - 120):match.start()]
+    if _GETENV.search(before) is None:
+        return None
+    line = text[start:match.start()]
+    where = ("when used",) if line[:1] in (b" ", b"\t") else ()
+    if _INT_OF_GETENV.search(before):
+        return ("int()", *where)
+    bound = _BOUND.search(before[:_GETENV.search(before).start()])  # type: ignore[union-attr]
+    if bound is None:
+        return None
+    name = re.escape(bound.group(1))
+    after = text[match.end():match.end() + 600]
+    listed = re.search(rb"map\(\s*int\s*,\s*" + name + rb"\.split\(\s*['\"]([^'\"\\]{1,4})['\"]\s*\)", after)
+    if listed is not None:
+        return ("int()", f"list:{listed.group(1).decode('utf-8', 'replace')}", *where)
+    if re.search(rb"\bint\(\s*" + name + rb"\s*\)", after):
+        return ("int()", *where)
+    return None
 
 
 def _enum_class_values(text: bytes, call: bytes) -> tuple[str, ...] | None:

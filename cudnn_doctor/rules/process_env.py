@@ -741,20 +741,32 @@ def _family_setting(report: Report, view: ProcessView, variable: str, value: str
         row.update(values=[*environment.TRUE_WORDS, *environment.FALSE_WORDS], ignore_case=True)
     if answer.kind in ("string",) or (answer.kind == "enum" and not answer.values):
         return []
+    used = "when used" in answer.values  # read inside a function (jax.distributed.initialize): a program that calls it
+    if used and not value:
+        return []  # such readers test the text before they parse it (`if (ids := os.environ.get(...))`)
+    separator = next((v[5:] for v in answer.values if v.startswith("list:")), None)
     if answer.kind in ("integer", "float"):  # JAX reads them with Python's own int() and float()
         try:
-            (int if answer.kind == "integer" else float)(value)
+            for entry in value.split(separator) if separator else [value]:
+                (int if answer.kind == "integer" else float)(entry)
             problem = None
         except ValueError:
-            problem = f"{value!r} is not {'a whole number' if answer.kind == 'integer' else 'a number'}"
+            problem = (f"{value!r} is not a list of whole numbers separated by {separator!r}" if separator else
+                       f"{value!r} is not {'a whole number' if answer.kind == 'integer' else 'a number'}")
     else:
         problem = environment.grammar_problem(row, value)
     if not problem:
         return []
     words = {"bool": f"invalid truth value {value.lower()!r} for environment {variable!r}"}.get(
         answer.kind, f'Invalid value "{value}" for JAX flag {variable.lower()}')
-    if answer.kind == "integer" and answer.values == ("int()",):  # read with config.int_env: Python's own words
-        words = f"invalid literal for int() with base 10: {value!r}"
+    if answer.kind == "integer" and "int()" in answer.values:  # read with int(): Python's own words
+        words = "invalid literal for int() with base 10"
+    if used:  # its reader is a function a program calls: a warning, which that program proves
+        return [finding("CD414", subject=variable, refs=(family["source"], *answer.files), variable=variable,
+                        value=_shown(value), why=f"{problem} (the installed {name}'s {files} reads it with Python's "
+                                                 f"int() inside a function: '{words}')", framework=name,
+                        consequence=f"raises ValueError where a program calls that function of {files} (not "
+                                    "at import)" + USED_PROVES, effect=family["effect"], fix_value=None)]
     made = finding("CD411", subject=variable, refs=(family["source"], *answer.files), variable=variable, value=_shown(value),
                    why=f"{problem} (the installed {name}'s {files} defines it so: '{words}')", framework=name,
                    consequence="raises ValueError when it is imported", effect=family["effect"], fix_value=None,
