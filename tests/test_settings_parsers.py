@@ -308,3 +308,21 @@ def test_a_list_jax_refuses_when_used_is_a_warning_and_unset_cures_it(machine: M
         assert found[0]["code"] == "CD414" and found[0]["severity"] == "warning"
         assert "inside a function" in found[0]["detail"] and "distributed.py" in found[0]["detail"]
         closed_loop(machine, "CD414", "JAX_LOCAL_DEVICE_IDS")
+
+
+@pytest.mark.parametrize(("value", "warned"), [("64MB", True), ("64", False), (" 64 ", False)])
+def test_an_xla_variable_jaxlib_gives_to_int_is_judged_so(machine: Machine, real_jax_site: Path, value: str,
+                                                          warned: bool) -> None:
+    """jaxlib's xla_client.py reads XLA_PYTHON_CLIENT_COLLECTIVE_MEM_SIZE_MB and gives it to int() when it makes
+    the GPU plugin's options (generate_pjrt_gpu_plugin_options, as the CUDA backend starts): '64MB' raises there,
+    as the real jaxlib 0.4.38's function does here; a warning, which a GPU program proves."""
+    machine.env["XLA_PYTHON_CLIENT_COLLECTIVE_MEM_SIZE_MB"] = value
+    found = settings_findings(check(machine), "XLA_PYTHON_CLIENT_COLLECTIVE_MEM_SIZE_MB")
+    assert bool(found) == warned, found
+    said = run_jax_with({"XLA_PYTHON_CLIENT_COLLECTIVE_MEM_SIZE_MB": value},
+                        "from jaxlib import xla_client; print(xla_client.generate_pjrt_gpu_plugin_options())")
+    assert (said.returncode != 0) == warned, said.stderr[-600:]
+    if warned:
+        assert found[0]["code"] == "CD414" and "xla_client.py" in found[0]["detail"]
+        assert "invalid literal for int() with base 10" in said.stderr
+        closed_loop(machine, "CD414", "XLA_PYTHON_CLIENT_COLLECTIVE_MEM_SIZE_MB")

@@ -333,7 +333,7 @@ def _option(text: bytes, match: re.Match[bytes], path: str) -> tuple[int, Settin
     if spelt.isupper():
         parsed = _read_with_int(text, match)
         if parsed is not None:
-            return TYPED, SettingAnswer("integer", parsed, (path,))
+            return TYPED, SettingAnswer(parsed[0], parsed[1], (path,))
     if before is None or before.group(2) == b"env" or not spelt.islower():
         return NAMED, SettingAnswer("string", (), (path,))  # a flag read with os.getenv, a literal: any text
     if before.group(2) == b"flag":
@@ -360,34 +360,41 @@ def _option(text: bytes, match: re.Match[bytes], path: str) -> tuple[int, Settin
 
 
 _GETENV = re.compile(rb"os\.(?:environ\.get|getenv)\(\s*$|os\.environ\[\s*$")
-_INT_OF_GETENV = re.compile(rb"\bint\(\s*os\.(?:environ\.get|getenv)\(\s*$|\bint\(\s*os\.environ\[\s*$")
-_BOUND = re.compile(rb"(\w+)\s*:?=\s*$")
+_PARSE_OF_GETENV = re.compile(rb"\b(int|float)\(\s*os\.(?:environ\.get|getenv)\(\s*$|\b(int|float)\(\s*os\.environ\[\s*$")
+_BOUND = re.compile(rb"(\w+)\s*:?=\s*\(?\s*$")
+_PARSED = {b"int": "integer", b"float": "float"}
 
 
-def _read_with_int(text: bytes, match: re.Match[bytes]) -> tuple[str, ...] | None:
+def _read_with_int(text: bytes, match: re.Match[bytes]) -> tuple[str, tuple[str, ...]] | None:
     """Where the variable named at MATCH is read from the environment (os.environ.get, os.getenv, os.environ[...])
-    and its text given to Python's int(): directly (int(os.getenv('JAX_...'))), or bound to a name that the next
-    lines give to int() or to map(int, NAME.split(',')) (jax/_src/distributed.py's JAX_LOCAL_DEVICE_IDS,
-    JAX_PARTITION_INDEX). The answer's values: "int()", "list:SEP" for a list, "when used" where the line is inside
-    a function (its refusal is a program's that calls it, not the import's); None where no int() reads it."""
-    start = text.rfind(b"\n", 0, match.start()) + 1
-    before = text[max(start, match.start() - 120):match.start()]
-    if _GETENV.search(before) is None:
+    and its text given to Python's int() or float(): directly (int(os.getenv('JAX_...'))), or bound to a name that
+    the next lines give to int() or float() or to map(int, NAME.split(',')) (jax/_src/distributed.py's
+    JAX_LOCAL_DEVICE_IDS, jaxlib/xla_client.py's XLA_PYTHON_CLIENT_COLLECTIVE_MEM_SIZE_MB). The kind ("integer",
+    "float") and the answer's values: "int()" or "float()", "list:SEP" for a list, "when used" where the read is inside a
+    function (its refusal is a program's that calls it, not the import's); None where neither reads it."""
+    before = text[max(0, match.start() - 120):match.start()]
+    read = _GETENV.search(before)
+    if read is None:
         return None
-    line = text[start:match.start()]
+    at = match.start() - len(before) + read.start()
+    line = text[text.rfind(b"\n", 0, at) + 1:at]
     where = ("when used",) if line[:1] in (b" ", b"\t") else ()
-    if _INT_OF_GETENV.search(before):
-        return ("int()", *where)
-    bound = _BOUND.search(before[:_GETENV.search(before).start()])  # type: ignore[union-attr]
+    direct = _PARSE_OF_GETENV.search(before)
+    if direct is not None:
+        kind = _PARSED[direct.group(1) or direct.group(2)]
+        return kind, ("int()" if kind == "integer" else "float()", *where)
+    bound = _BOUND.search(before[:read.start()])
     if bound is None:
         return None
     name = re.escape(bound.group(1))
     after = text[match.end():match.end() + 600]
     listed = re.search(rb"map\(\s*int\s*,\s*" + name + rb"\.split\(\s*['\"]([^'\"\\]{1,4})['\"]\s*\)", after)
     if listed is not None:
-        return ("int()", f"list:{listed.group(1).decode('utf-8', 'replace')}", *where)
-    if re.search(rb"\bint\(\s*" + name + rb"\s*\)", after):
-        return ("int()", *where)
+        return "integer", ("int()", f"list:{listed.group(1).decode('utf-8', 'replace')}", *where)
+    parsed = re.search(rb"\b(int|float)\(\s*" + name + rb"\s*\)", after)
+    if parsed is not None:
+        kind = _PARSED[parsed.group(1)]
+        return kind, ("int()" if kind == "integer" else "float()", *where)
     return None
 
 
@@ -523,7 +530,30 @@ def held_by_libraries(names: list[str], frameworks: list[Framework]) -> dict[str
         if found is not None:
             answers.update({name: SettingAnswer("string" if name in found else "unknown", (), tuple(files[:4]))
                             for name in members})
+            answers.update(_parsed_in_python(files[:MAX_FILES], sorted(found)))
     return answers
+
+
+def _parsed_in_python(files: list[str], names: list[str]) -> dict[str, SettingAnswer]:
+    """The NAMES a Python file of FILES reads from the environment and gives to int() or float() (_read_with_int),
+    each as that kind, "when used": these families' readers run when a program uses what they configure (a
+    compilation, the GPU client's start), not when it imports its framework."""
+    typed: dict[str, SettingAnswer] = {}
+    for path in files:
+        if not names or not path.endswith(".py"):
+            continue
+        text = _read(path)
+        present = [name for name in names if text is not None and name.encode() in text]
+        if text is None or not present:
+            continue
+        pattern = re.compile(rb"['\"](" + b"|".join(re.escape(n.encode()) for n in present) + rb")['\"]")
+        for count, match in enumerate(pattern.finditer(text)):
+            parsed = _read_with_int(text, match) if count < 256 else None
+            if parsed is not None:
+                values = tuple(v for v in parsed[1] if v != "when used") + ("when used",)
+                typed[match.group(1).decode()] = SettingAnswer(parsed[0], values, (path,))
+        names = [name for name in names if name not in typed]
+    return typed
 
 
 MAX_FILES = 64

@@ -759,12 +759,15 @@ def _family_setting(report: Report, view: ProcessView, variable: str, value: str
         return []
     words = {"bool": f"invalid truth value {value.lower()!r} for environment {variable!r}"}.get(
         answer.kind, f'Invalid value "{value}" for JAX flag {variable.lower()}')
-    if answer.kind == "integer" and "int()" in answer.values:  # read with int(): Python's own words
+    if "int()" in answer.values:  # read with int() or float(): Python's own words
         words = "invalid literal for int() with base 10"
+    if "float()" in answer.values:
+        words = "could not convert string to float"
     if used:  # its reader is a function a program calls: a warning, which that program proves
         return [finding("CD414", subject=variable, refs=(family["source"], *answer.files), variable=variable,
                         value=_shown(value), why=f"{problem} (the installed {name}'s {files} reads it with Python's "
-                                                 f"int() inside a function: '{words}')", framework=name,
+                                                 f"{'float' if 'float()' in answer.values else 'int'}() inside a "
+                                                 f"function: '{words}')", framework=name,
                         consequence=f"raises ValueError where a program calls that function of {files} (not "
                                     "at import)" + USED_PROVES, effect=family["effect"], fix_value=None)]
     made = finding("CD411", subject=variable, refs=(family["source"], *answer.files), variable=variable, value=_shown(value),
