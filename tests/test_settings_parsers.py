@@ -326,3 +326,41 @@ def test_an_xla_variable_jaxlib_gives_to_int_is_judged_so(machine: Machine, real
         assert found[0]["code"] == "CD414" and "xla_client.py" in found[0]["detail"]
         assert "invalid literal for int() with base 10" in said.stderr
         closed_loop(machine, "CD414", "XLA_PYTHON_CLIENT_COLLECTIVE_MEM_SIZE_MB")
+
+
+# --- PyTorch: the values its import refuses (benchmarks/torch_setting_refusals.py, torch 2.13.0+cpu) ----------------
+
+@pytest.fixture
+def torch_site(machine: Machine, tmp_path: Path) -> Path:
+    from tests.test_frameworks import install_torch, python_env
+    from tests.test_process_env import gpu_machine
+
+    gpu_machine(machine, tmp_path, gpus=1)
+    site = python_env(machine, tmp_path)
+    install_torch(site)
+    return site
+
+
+@pytest.mark.parametrize(("variable", "value", "words"), [
+    ("PYTORCH_JIT", "off", "'off' is not one of 1, true, yes, 0, false, no, 1v, 0v"),
+    ("PYTORCH_JIT", "", "'' is not one of"),
+    ("PYTORCH_MATCHER_LOGLEVEL", "verbose", "'verbose' is not one of CRITICAL"),
+    ("PYTORCH_MATCHER_LOGLEVEL", "", "'' is not one of"),
+    ("TORCH_LOGS_OUT", "", "an empty value, which its reader opens as the working folder"),
+])
+def test_a_value_torchs_import_refuses_is_an_error_and_unset_cures_it(machine: Machine, torch_site: Path,
+                                                                      variable: str, value: str, words: str) -> None:
+    machine.env[variable] = value
+    refused = finding(check(machine), "CD411")
+    assert refused["subject"] == variable and refused["severity"] == "error" and words in refused["detail"], refused
+    assert "when it is imported" in refused["detail"]
+    closed_loop(machine, "CD411", variable)
+
+
+@pytest.mark.parametrize(("variable", "value"), [
+    ("PYTORCH_JIT", "0"), ("PYTORCH_JIT", "TRUE"), ("PYTORCH_JIT", "No"), ("PYTORCH_JIT", "1v"),
+    ("PYTORCH_MATCHER_LOGLEVEL", "info"), ("PYTORCH_MATCHER_LOGLEVEL", "WARN"),
+])
+def test_values_torch_takes_are_no_finding(machine: Machine, torch_site: Path, variable: str, value: str) -> None:
+    machine.env[variable] = value
+    assert not settings_findings(check(machine), variable)

@@ -131,6 +131,9 @@ def made_by(row: dict[str, Any], frameworks: list[Framework]) -> SettingAnswer |
 def path_problem(value: str, row: dict[str, Any]) -> str | None:
     """What keeps ROW's reader from using the path VALUE as it needs it (row path_must), in words; None where
     nothing does, or where VALUE is one of the words it takes instead of a path (stdout)."""
+    if value == "" and row.get("empty_is_path") and row["path_must"] == "writable file":
+        return "an empty value, which its reader opens as the working folder (os.path.abspath('')): a folder, where a " \
+               "file is written"
     if value in row.get("values", []) or not value.strip():
         return None
     must = row["path_must"]
