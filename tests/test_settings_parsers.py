@@ -364,3 +364,42 @@ def test_a_value_torchs_import_refuses_is_an_error_and_unset_cures_it(machine: M
 def test_values_torch_takes_are_no_finding(machine: Machine, torch_site: Path, variable: str, value: str) -> None:
     machine.env[variable] = value
     assert not settings_findings(check(machine), variable)
+
+
+# torch 2.11's torch/_logging/_internal.py, the lines an empty TORCH_LOGS goes through (quoted from the wheel)
+LOG_STATE = '''
+@functools.lru_cache
+def _parse_log_settings(settings):
+    settings = process_env_var_string_for_windows(settings)
+
+    if settings == "":
+        return {}
+
+def _update_log_state_from_env() -> None:
+    global log_state
+    log_setting = os.environ.get(LOG_ENV_VAR, None)
+    if log_setting is not None:
+        log_state = _parse_log_settings(log_setting)
+
+def _init_logs(log_file_name=None) -> None:
+    for log_qname, level in log_state.get_log_level_pairs():
+        log = logging.getLogger(log_qname)
+'''
+
+
+@pytest.mark.parametrize("fixed", [False, True])
+def test_an_empty_torch_logs_is_refused_where_torchs_parser_makes_it_a_dict(machine: Machine, tmp_path: Path,
+                                                                            fixed: bool) -> None:
+    """torch 2.11 and 2.13 turn TORCH_LOGS= into {} and ask it for get_log_level_pairs() at import (AttributeError,
+    seen with torch 2.13.0+cpu); a torch whose parser returns a LogState for it is left alone."""
+    from tests.test_settings_read_files import torch_here
+
+    site = torch_here(machine, tmp_path)
+    text = LOG_STATE.replace("return {}", "return LogState()") if fixed else LOG_STATE
+    (site / "torch" / "_logging" / "_internal.py").write_text(text)
+    machine.env["TORCH_LOGS"] = ""
+    found = settings_findings(check(machine), "TORCH_LOGS")
+    assert bool(found) != fixed, found
+    if not fixed:
+        assert found[0]["code"] == "CD411" and "get_log_level_pairs" in found[0]["detail"]
+        closed_loop(machine, "CD411", "TORCH_LOGS")

@@ -648,8 +648,9 @@ def torch_log_names(value: str, row: dict[str, Any], frameworks: list[Framework]
     registered = {name.decode() for name in _REGISTERED.findall(text or b"")}
     if not {"dynamo", "inductor"} <= registered:  # every torch since 2.1 registers these two there
         return None  # not the torch this knows how to read: nothing said
-    if value == "":
-        return SettingAnswer("torch_logs", (), (files[0],))
+    if value == "":  # taken, unless the installed parser makes an empty value a dict where a LogState is used
+        internal = os.path.join(os.path.dirname(files[0]), "_internal.py")
+        return SettingAnswer("torch_logs", ("",) if _empty_breaks_log_state(internal) else (), (internal,))
     if value in ("help", "+help") or not TORCH_LOGS_FORM.fullmatch(value):
         return SettingAnswer("torch_logs", (value,), (files[0],))
     refused = []
@@ -659,6 +660,15 @@ def torch_log_names(value: str, row: dict[str, Any], frameworks: list[Framework]
             continue
         refused.append(entry)
     return SettingAnswer("torch_logs", tuple(refused[:MAX_NAMES]), (files[0],))
+
+
+def _empty_breaks_log_state(path: str) -> bool:
+    """Does torch's _logging/_internal.py at PATH turn an empty TORCH_LOGS into a plain dict (_parse_log_settings:
+    `if settings == "": return {}`) that it then stores as its log state (_update_log_state_from_env) and asks for
+    get_log_level_pairs() while torch is imported? torch 2.11 and 2.13 do: `import torch` raises AttributeError."""
+    text = _read(path)
+    return text is not None and re.search(rb"if settings == \"\":\s*return (?:\{\}|dict\(\))", text) is not None and \
+        b"log_state = _parse_log_settings(log_setting)" in text and b"log_state.get_log_level_pairs()" in text
 
 
 def _module_found(name: str, site: str, env: dict[str, str]) -> bool:

@@ -893,6 +893,10 @@ def _judge_setting(row: dict[str, Any], value: str, report: Report) -> list[tupl
         if answer is None or answer.kind != "torch_logs" or not answer.values:
             return []
         files = ", ".join(_in_package(path) for path in answer.files)
+        if answer.values == ("",):
+            return [("invalid", f"an empty value: the installed PyTorch's {files} parses it into a plain dict, stores "
+                                "that as its log state and asks it for get_log_level_pairs() ('AttributeError: 'dict' "
+                                "object has no attribute 'get_log_level_pairs'')")]
         wrong = ", ".join(environment.shown_entry(entry) for entry in answer.values)
         return [("invalid", f"{wrong} {'is' if len(answer.values) == 1 else 'are'} not a log, artifact or module name "
                             f"the installed PyTorch takes (its {files} registers the names; 'help' prints them "
