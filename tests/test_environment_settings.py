@@ -221,7 +221,8 @@ def test_an_xla_variable_no_file_of_jaxlib_reads_is_a_warning(machine: Machine, 
     warned = finding(report, "CD418")
     assert warned["subject"] == "XLA_PYTHON_CLIENT_MEM_FRACTON" and "JAX reads no variable of this name" in \
         warned["detail"] and "jaxlib/*.py" in warned["detail"]
-    assert report["process"]["setting_answers"]["XLA_PYTHON_CLIENT_COLLECTIVE_MEM_SIZE_MB"]["kind"] == "string"
+    # read by its name, and given to int() in generate_pjrt_gpu_plugin_options (tests/test_settings_parsers.py)
+    assert report["process"]["setting_answers"]["XLA_PYTHON_CLIENT_COLLECTIVE_MEM_SIZE_MB"]["kind"] == "integer"
     assert not settings_findings(report, "XLA_PYTHON_CLIENT_COLLECTIVE_MEM_SIZE_MB")
     closed_loop(machine, "CD418", "XLA_PYTHON_CLIENT_MEM_FRACTON")
 

@@ -91,6 +91,27 @@ def truth(value: str) -> bool | None:
     return True if word in TRUE_WORDS else False if word in FALSE_WORDS else None
 
 
+def pjrt_option_rows() -> dict[str, dict[str, Any]]:
+    """compat/process_env.toml [[pjrt_option]]: the options JAX's CUDA plugin takes at PJRT_Client_Create, by name."""
+    return {row["name"]: row for row in load("process_env").get("pjrt_option", [])}
+
+
+def pjrt_entries(value: str) -> tuple[list[str], list[tuple[str, str]]]:
+    """JAX_PJRT_CLIENT_CREATE_OPTIONS as the installed jax's _options_from_jax_configs splits it: nothing where it
+    is empty, else each entry between ';' split at ':' and nothing stripped. The entries it refuses (not exactly two
+    parts: no ':', two of them, or an empty entry after a last ';'), and the (key, text) pairs it passes on."""
+    if not value:
+        return [], []
+    refused, pairs = [], []
+    for entry in value.split(";"):
+        parts = entry.split(":")
+        if len(parts) != 2:
+            refused.append(entry)
+        else:
+            pairs.append((parts[0], parts[1]))
+    return refused, pairs
+
+
 CONTENT = "its reader cannot parse it: "  # a path's problem that is its file's text, not the path (probes -> rules)
 BLANKS = {"\r": "a carriage return (a CRLF file's line end)", "\n": "a line feed", "\t": "a tab", " ": "a space",
           "\xa0": "a no-break space", "\ufeff": "a byte-order mark"}

@@ -33,8 +33,13 @@ def read_settings(env: dict[str, str], frameworks: list[Framework]) -> dict[str,
     settings = set_variables(env)
     known = rows()
     paths = {name: problem for name, value in settings.items() if known.get(name, {}).get("kind") == "path"
-             and (problem := path_problem(value, known[name])) is not None}
+             and (problem := named_path_problem(value, known[name], env)) is not None}
     answers: dict[str, SettingAnswer] = dict(default_places(env, known))
+    for name in paths:  # a folder its framework makes: does the installed framework's own code make it so?
+        if known[name].get("made_in"):
+            answer = made_by(known[name], frameworks)
+            if answer is not None:
+                answers[name] = answer
     # a JAX_* of the family, and a row's enum whose value the data does not list (a newer jax's word): asked of the
     # installed jax's own definition of the option
     jax_names = [name for name in settings if (family_of(name) or {}).get("reader") == "jax_config" and (
@@ -50,6 +55,10 @@ def read_settings(env: dict[str, str], frameworks: list[Framework]) -> dict[str,
         row = known.get(name, {})
         if row.get("kind") == "alloc_conf" and row.get("names_from"):
             answer = allocator_keys(value, row, frameworks)
+            if answer is not None:
+                answers[name] = answer
+        if row.get("kind") == "pjrt_options":
+            answer = pjrt_options(value, row, frameworks)
             if answer is not None:
                 answers[name] = answer
         if row.get("kind") == "logging_format":
@@ -93,9 +102,38 @@ def default_places(env: dict[str, str], known: dict[str, dict[str, Any]]) -> dic
     return found
 
 
+def named_path_problem(value: str, row: dict[str, Any], env: dict[str, str]) -> str | None:
+    """path_problem, where VALUE may also be one of the row's words that stand for the folder another variable names
+    (word_names: JAX_DUMP_IR_TO=sponge and TEST_UNDECLARED_OUTPUTS_DIR), and where a reader that makes folders
+    through its own path library (made_in) is not asked of a URL (gs://...: its library's, not this machine's)."""
+    other = row.get("word_names", {}).get(value)
+    if other is not None:
+        named = env.get(other, "")
+        if not named:
+            return f"'{value}' stands for the folder {other} names, and {other} is {'empty' if other in env else 'not set'}"
+        problem = path_problem(named, row)
+        return f"'{value}' stands for {other}={named}: {problem}" if problem else None
+    if row.get("made_in") and "://" in value:
+        return None
+    return path_problem(value, row)
+
+
+def made_by(row: dict[str, Any], frameworks: list[Framework]) -> SettingAnswer | None:
+    """Kind "made" with the installed files of ROW's framework (made_in) that hold the code making its folder
+    (made_text): its refusal is then the framework's own; None where none does or it is not installed."""
+    installed = _installed_files(row["framework"], {"names_from": row["made_in"]}, frameworks)
+    if installed is None:
+        return None
+    holding = [path for path in installed[1] if _plain_file(path) and _text_in(path, str(row["made_text"]))]
+    return SettingAnswer("made", (str(row["made_text"]),), tuple(holding[:4])) if holding else None
+
+
 def path_problem(value: str, row: dict[str, Any]) -> str | None:
     """What keeps ROW's reader from using the path VALUE as it needs it (row path_must), in words; None where
     nothing does, or where VALUE is one of the words it takes instead of a path (stdout)."""
+    if value == "" and row.get("empty_is_path") and row["path_must"] == "writable file":
+        return "an empty value, which its reader opens as the working folder (os.path.abspath('')): a folder, where a " \
+               "file is written"
     if value in row.get("values", []) or not value.strip():
         return None
     must = row["path_must"]
@@ -228,14 +266,23 @@ def _cannot_make(folder: str, kind: str) -> str | None:
 
 # --- JAX: its options, as the installed jax defines them ----------------------------------------------------------
 
-_DEFINITION = re.compile(rb"(\w+?)_(state|flag)\(\s*(?:name\s*=\s*)?$")
-_KINDS = {b"bool": "bool", b"enum": "enum", b"optional_enum": "enum", b"int": "integer", b"float": "float"}
+_DEFINITION = re.compile(rb"(\w+?)_(state|flag|env)\(\s*(?:name\s*=\s*)?$")
+# the *_state helpers of jax/_src/config.py read the variable named by the option in capitals, each with its own parser
+# (bool_env; == one of enum_values; the enum class's own lookup; int(); float()); optional_bool_state reads it only
+# where its default is not None, so it is not judged; the *_flag helpers read nothing themselves (their default
+# may: bool_env('JAX_...'), int_env('JAX_...'), read below as the variable's own definition)
+_KINDS = {b"bool": "bool", b"enum": "enum", b"optional_enum": "enum", b"enum_class": "enum", b"int": "integer",
+          b"float": "float"}
+_ENV_KINDS = {b"bool": "bool", b"int": "integer"}  # config.bool_env(NAME, ...), config.int_env(NAME, ...)
+TYPED, DEFINED, NAMED = 2, 1, 0  # how much an occurrence of a name says: a parser, a definition of any text, a mention
 
 
 def jax_options(names: list[str], frameworks: list[Framework]) -> dict[str, SettingAnswer]:
     """For each JAX_* NAME: the grammar of the option its installed jax reads from it (bool_state, enum_state with
-    its enum_values, int_state, float_state; any other: "string"), or kind "unknown" where none of the family's
-    files names it. Nothing where JAX is not installed or its files cannot be read."""
+    its enum_values, enum_class_state with its class's values, int_state, float_state, or the variable read with
+    bool_env or int_env; any other: "string"), or kind "unknown" where none of the family's files names it. The
+    definition is looked for in every file (config.py first), so a mention of the name elsewhere (a test helper's
+    string) never stands for it. Nothing where JAX is not installed or its files cannot be read."""
     jax = next((f for f in frameworks if f.name == "jax" and f.details.get("site_packages")), None)
     family = family_of(names[0]) or {}
     if jax is None or not family.get("names_from"):
@@ -247,7 +294,7 @@ def jax_options(names: list[str], frameworks: list[Framework]) -> dict[str, Sett
     files = config + [path for path in files if path not in config]  # the options' own file first
     if not config:
         return {}  # not the jax this knows how to read: nothing said
-    answers: dict[str, SettingAnswer] = {}
+    best: dict[str, tuple[int, SettingAnswer]] = {}
     wanted = {spelt: name for name in names if re.fullmatch(r"JAX_[A-Z0-9_]+", name)
               for spelt in (name, name.lower())}  # the variable, or the option it is the capitals of
     for path in files:
@@ -256,37 +303,125 @@ def jax_options(names: list[str], frameworks: list[Framework]) -> dict[str, Sett
         text = _read(path)
         if text is None:
             return {}
-        pattern = re.compile(rb"['\"](" + b"|".join(re.escape(s.encode()) for s in sorted(wanted, key=len,
+        present = [spelt for spelt in wanted if spelt.encode() in text]  # a plain search first: most files name none
+        if not present:
+            continue
+        pattern = re.compile(rb"['\"](" + b"|".join(re.escape(s.encode()) for s in sorted(present, key=len,
                                                                                           reverse=True)) + rb")['\"]")
-        found: dict[str, list[SettingAnswer]] = {}
-        for match in pattern.finditer(text):
-            name = wanted[match.group(1).decode()]
-            if len(found.setdefault(name, [])) < 16:
-                found[name].append(_option(text, match, path))
-        for name, options in found.items():
-            answers[name] = next((option for option in options if option.kind != "string"), options[0])
-            wanted = {spelt: other for spelt, other in wanted.items() if other != name}
-    unknown = sorted(set(wanted.values()))
-    for name in unknown:
+        for count, match in enumerate(pattern.finditer(text)):
+            if count >= 256:
+                break
+            name = wanted.get(match.group(1).decode())
+            if name is None:
+                continue
+            rank, answer = _option(text, match, path)
+            if name not in best or rank > best[name][0]:
+                best[name] = (rank, answer)
+        done = {name for name, (rank, _) in best.items() if rank == TYPED}  # a parser found: no other file is read
+        wanted = {spelt: name for spelt, name in wanted.items() if name not in done}
+    answers = {name: answer for name, (_, answer) in best.items()}
+    for name in sorted({name for name in names if re.fullmatch(r"JAX_[A-Z0-9_]+", name)} - set(best)):
         answers[name] = SettingAnswer("unknown", (), tuple(files[:4]) + (("...",) if len(files) > 4 else ()))
     return answers
 
 
-def _option(text: bytes, match: re.Match[bytes], path: str) -> SettingAnswer:
-    """What the definition at MATCH in a jax file says: the kind of *_state it is, an enum's literal values."""
+def _option(text: bytes, match: re.Match[bytes], path: str) -> tuple[int, SettingAnswer]:
+    """What the occurrence MATCH of a name in a jax file says, and how much (TYPED, DEFINED, NAMED): the kind of
+    *_state it is, an enum's values; the parser that reads the variable (bool_env, int_env); else any text."""
     before = _DEFINITION.search(text[max(0, match.start() - 80):match.start()])
-    if before is None or before.group(2) != b"state" or not match.group(1).islower():
-        return SettingAnswer("string", (), (path,))  # named (a flag read with os.getenv, a literal): any text
-    kind = _KINDS.get(before.group(1), "string")
+    spelt = match.group(1)
+    if before is not None and before.group(2) == b"env" and spelt.isupper() and before.group(1) in _ENV_KINDS:
+        read = _ENV_KINDS[before.group(1)]  # config.bool_env('JAX_...', ...): values ("int()",) where int() reads it
+        return TYPED, SettingAnswer(read, ("int()",) if read == "integer" else (), (path,))
+    if spelt.isupper():
+        parsed = _read_with_int(text, match)
+        if parsed is not None:
+            return TYPED, SettingAnswer(parsed[0], parsed[1], (path,))
+    if before is None or before.group(2) == b"env" or not spelt.islower():
+        return NAMED, SettingAnswer("string", (), (path,))  # a flag read with os.getenv, a literal: any text
+    if before.group(2) == b"flag":
+        return DEFINED, SettingAnswer("string", (), (path,))  # a *_flag reads no variable itself
+    defined = _KINDS.get(before.group(1))
+    if defined is None:
+        return DEFINED, SettingAnswer("string", (), (path,))  # string_state, optional_bool_state ...: not judged
+    kind = defined
     values: tuple[str, ...] = ()
     if kind == "enum":
         after = text[match.end():match.end() + 1200]
         end = re.search(rb"\n\S", after)  # the definition ends at the next line that starts at the margin
-        listed = re.search(rb"enum_values\s*=\s*\[([^\]]*)\]", after[:end.start() if end else len(after)])
+        call = after[:end.start() if end else len(after)]
+        if before.group(1) == b"enum_class":
+            found = _enum_class_values(text, call)
+            if found is None:
+                return DEFINED, SettingAnswer("string", (), (path,))
+            return TYPED, SettingAnswer(kind, found, (path,))
+        listed = re.search(rb"enum_values\s*=\s*\[([^\]]*)\]", call)
         if listed is None:
-            return SettingAnswer("string", (), (path,))
+            return DEFINED, SettingAnswer("string", (), (path,))
         values = tuple(v.decode("utf-8", "replace") for v in re.findall(rb"['\"]([^'\"]*)['\"]", listed.group(1)))
-    return SettingAnswer(kind, values, (path,))
+    return TYPED, SettingAnswer(kind, values, (path,))
+
+
+_GETENV = re.compile(rb"os\.(?:environ\.get|getenv)\(\s*$|os\.environ\[\s*$")
+_PARSE_OF_GETENV = re.compile(rb"\b(int|float)\(\s*os\.(?:environ\.get|getenv)\(\s*$|\b(int|float)\(\s*os\.environ\[\s*$")
+_BOUND = re.compile(rb"(\w+)\s*:?=\s*\(?\s*$")
+_PARSED = {b"int": "integer", b"float": "float"}
+
+
+def _read_with_int(text: bytes, match: re.Match[bytes]) -> tuple[str, tuple[str, ...]] | None:
+    """Where the variable named at MATCH is read from the environment (os.environ.get, os.getenv, os.environ[...])
+    and its text given to Python's int() or float(): directly (int(os.getenv('JAX_...'))), or bound to a name that
+    the next lines give to int() or float() or to map(int, NAME.split(',')) (jax/_src/distributed.py's
+    JAX_LOCAL_DEVICE_IDS, jaxlib/xla_client.py's XLA_PYTHON_CLIENT_COLLECTIVE_MEM_SIZE_MB). The kind ("integer",
+    "float") and the answer's values: "int()" or "float()", "list:SEP" for a list, "when used" where the read is inside a
+    function (its refusal is a program's that calls it, not the import's); None where neither reads it."""
+    before = text[max(0, match.start() - 120):match.start()]
+    read = _GETENV.search(before)
+    if read is None:
+        return None
+    at = match.start() - len(before) + read.start()
+    line = text[text.rfind(b"\n", 0, at) + 1:at]
+    where = ("when used",) if line[:1] in (b" ", b"\t") else ()
+    direct = _PARSE_OF_GETENV.search(before)
+    if direct is not None:
+        kind = _PARSED[direct.group(1) or direct.group(2)]
+        return kind, ("int()" if kind == "integer" else "float()", *where)
+    bound = _BOUND.search(before[:read.start()])
+    if bound is None:
+        return None
+    name = re.escape(bound.group(1))
+    after = text[match.end():match.end() + 600]
+    listed = re.search(rb"map\(\s*int\s*,\s*" + name + rb"\.split\(\s*['\"]([^'\"\\]{1,4})['\"]\s*\)", after)
+    if listed is not None:
+        return "integer", ("int()", f"list:{listed.group(1).decode('utf-8', 'replace')}", *where)
+    parsed = re.search(rb"\b(int|float)\(\s*" + name + rb"\s*\)", after)
+    if parsed is not None:
+        kind = _PARSED[parsed.group(1)]
+        return kind, ("int()" if kind == "integer" else "float()", *where)
+    return None
+
+
+def _enum_class_values(text: bytes, call: bytes) -> tuple[str, ...] | None:
+    """The values an enum_class_state's class takes (enum_class(value): its members' values, exactly), read from its
+    definition in the same file; None where the class looks values up another way (_missing_: other spellings) or
+    a member's value is not a quoted literal (enum.auto()): then its grammar is not judged."""
+    named = re.search(rb"enum_class\s*=\s*(\w+)", call)
+    if named is None:
+        return None
+    head = re.search(rb"^class " + re.escape(named.group(1)) + rb"\([\w.]*Enum\):[^\n]*\n", text, re.MULTILINE)
+    if head is None:
+        return None
+    body = text[head.end():head.end() + 4000]
+    end = re.search(rb"^\S", body, re.MULTILINE)
+    body = body[:end.start() if end else len(body)]
+    if b"_missing_" in body:
+        return None
+    members = re.findall(rb"^\s+[A-Z][A-Z0-9_]*\s*=\s*(.+?)\s*(?:#.*)?$", body, re.MULTILINE)
+    values = [re.fullmatch(rb"'([^'\\]*)'|\"([^\"\\]*)\"", member) for member in members]
+    if not values or any(value is None for value in values):
+        return None
+    return tuple((v.group(1) if v.group(1) is not None else v.group(2)).decode("utf-8", "replace")
+                 for v in values if v is not None)
 
 
 def _read(path: str, limit: int = 4 << 20) -> bytes | None:
@@ -345,6 +480,38 @@ def value_named(name: str, value: str, row: dict[str, Any], frameworks: list[Fra
     return SettingAnswer("enum", (value,), tuple(holding[:4])) if holding else None
 
 
+# --- JAX's PJRT client options: its parser, and the CUDA plugin that gets them ----------------------------------------
+
+def pjrt_options(value: str, row: dict[str, Any], frameworks: list[Framework]) -> SettingAnswer | None:
+    """What the installed jax says of JAX_PJRT_CLIENT_CREATE_OPTIONS: kind "pjrt_options", files (the file of its
+    parser that holds the parser's refusal, or ""; the CUDA plugin's library, or "": no plugin gets the options),
+    values: the names of VALUE's options the data does not list that the plugin's library holds as strings (a newer
+    plugin's options: taken). None where jax is not installed."""
+    from cudnn_doctor.elf import ElfError, strings_held
+    from cudnn_doctor.knowledge.environment import pjrt_entries, pjrt_option_rows
+
+    installed = _installed_files(row["framework"], {"names_from": row["parser_in"]}, frameworks)
+    if installed is None:
+        return None
+    site, parsers = installed
+    parser = next((path for path in parsers if _plain_file(path) and _text_in(path, str(row["parser_text"]))), "")
+    plugins = [path for pattern in row["plugin_files"] for path in sorted(glob.glob(os.path.join(glob.escape(site),
+                                                                                                  pattern)))
+               if _plain_file(path)]
+    if not plugins:
+        return SettingAnswer("pjrt_options", (), (parser, ""))
+    known = pjrt_option_rows()
+    others = tuple(sorted({key for key, _ in pjrt_entries(value)[1] if key not in known and
+                           re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", key)}))[:MAX_NAMES]
+    held: set[str] = set()
+    if others:
+        try:
+            held = strings_held(plugins[0], others)
+        except ElfError:
+            held = set(others)  # its data unread: nothing said of them
+    return SettingAnswer("pjrt_options", tuple(sorted(held)), (parser, plugins[0]))
+
+
 # --- a library that keeps the names it reads as strings (NCCL) ------------------------------------------------------
 
 def held_by_libraries(names: list[str], frameworks: list[Framework]) -> dict[str, SettingAnswer]:
@@ -366,7 +533,30 @@ def held_by_libraries(names: list[str], frameworks: list[Framework]) -> dict[str
         if found is not None:
             answers.update({name: SettingAnswer("string" if name in found else "unknown", (), tuple(files[:4]))
                             for name in members})
+            answers.update(_parsed_in_python(files[:MAX_FILES], sorted(found)))
     return answers
+
+
+def _parsed_in_python(files: list[str], names: list[str]) -> dict[str, SettingAnswer]:
+    """The NAMES a Python file of FILES reads from the environment and gives to int() or float() (_read_with_int),
+    each as that kind, "when used": these families' readers run when a program uses what they configure (a
+    compilation, the GPU client's start), not when it imports its framework."""
+    typed: dict[str, SettingAnswer] = {}
+    for path in files:
+        if not names or not path.endswith(".py"):
+            continue
+        text = _read(path)
+        present = [name for name in names if text is not None and name.encode() in text]
+        if text is None or not present:
+            continue
+        pattern = re.compile(rb"['\"](" + b"|".join(re.escape(n.encode()) for n in present) + rb")['\"]")
+        for count, match in enumerate(pattern.finditer(text)):
+            parsed = _read_with_int(text, match) if count < 256 else None
+            if parsed is not None:
+                values = tuple(v for v in parsed[1] if v != "when used") + ("when used",)
+                typed[match.group(1).decode()] = SettingAnswer(parsed[0], values, (path,))
+        names = [name for name in names if name not in typed]
+    return typed
 
 
 MAX_FILES = 64
@@ -458,8 +648,9 @@ def torch_log_names(value: str, row: dict[str, Any], frameworks: list[Framework]
     registered = {name.decode() for name in _REGISTERED.findall(text or b"")}
     if not {"dynamo", "inductor"} <= registered:  # every torch since 2.1 registers these two there
         return None  # not the torch this knows how to read: nothing said
-    if value == "":
-        return SettingAnswer("torch_logs", (), (files[0],))
+    if value == "":  # taken, unless the installed parser makes an empty value a dict where a LogState is used
+        internal = os.path.join(os.path.dirname(files[0]), "_internal.py")
+        return SettingAnswer("torch_logs", ("",) if _empty_breaks_log_state(internal) else (), (internal,))
     if value in ("help", "+help") or not TORCH_LOGS_FORM.fullmatch(value):
         return SettingAnswer("torch_logs", (value,), (files[0],))
     refused = []
@@ -469,6 +660,15 @@ def torch_log_names(value: str, row: dict[str, Any], frameworks: list[Framework]
             continue
         refused.append(entry)
     return SettingAnswer("torch_logs", tuple(refused[:MAX_NAMES]), (files[0],))
+
+
+def _empty_breaks_log_state(path: str) -> bool:
+    """Does torch's _logging/_internal.py at PATH turn an empty TORCH_LOGS into a plain dict (_parse_log_settings:
+    `if settings == "": return {}`) that it then stores as its log state (_update_log_state_from_env) and asks for
+    get_log_level_pairs() while torch is imported? torch 2.11 and 2.13 do: `import torch` raises AttributeError."""
+    text = _read(path)
+    return text is not None and re.search(rb"if settings == \"\":\s*return (?:\{\}|dict\(\))", text) is not None and \
+        b"log_state = _parse_log_settings(log_setting)" in text and b"log_state.get_log_level_pairs()" in text
 
 
 def _module_found(name: str, site: str, env: dict[str, str]) -> bool:

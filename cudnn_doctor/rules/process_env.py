@@ -619,6 +619,29 @@ def settings(report: Report) -> list[Finding]:
                                  "environments looked at; where it runs, it fails at its first cuDNN work: ")
                     + f"{row['writer']} ({row['content_source'].split(':', 1)[0]})", effect=row["effect"],
                     fix_value=None, proof=row["content_source"] if present else None))
+            elif kind == "pjrt parse":  # the installed jax's own parser refuses it, as its GPU backend starts
+                parser = _in_package(why["parser"]) if why["parser"] else ""
+                made = finding("CD411", subject=variable, refs=(row["source"],), evidence="rule" if parser else "read",
+                               proof=(f"{parser}: the installed JAX's own parser refuses it ('{row['parser_text']} "
+                                      "...'), in its CUDA plugin's factory") if parser else None,
+                               variable=variable, value=value, why=why["why"], framework=_display(row["framework"]),
+                               consequence=row["refusal"] + ("" if parser else DEEP_PROVES), effect=row["effect"],
+                               fix_value=None)
+                findings.append(made if parser else replace(made, severity="warning"))
+            elif kind == "pjrt option":  # the CUDA plugin's own check, from XLA's source: a warning --deep proves
+                made = finding("CD411", subject=variable, refs=(row["source"],), evidence="read", variable=variable,
+                               value=value, why=why["why"], framework=_display(row["framework"]),
+                               consequence=row["refusal"] + DEEP_PROVES, effect=row["effect"],
+                               fix_value=why["kept"])
+                findings.append(replace(made, severity="warning"))
+            elif kind == "made":  # the installed framework's own code makes the folder: it raises there
+                files = ", ".join(_in_package(path) for path in why["files"])
+                findings.append(finding("CD411", subject=variable, refs=(row["source"],), evidence="rule",
+                                        proof=f"{files}: the installed {_display(row['framework'])}'s own code makes "
+                                              f"the folder ('{row['made_text']}'), and raises where it cannot",
+                                        variable=variable, value=value, why=why["why"],
+                                        framework=_display(row["framework"]), consequence=row["refusal"],
+                                        effect=row["effect"], fix_value=None))
             elif kind == "path":
                 findings.append(finding("CD417", subject=variable, refs=(row["source"],), variable=variable,
                                         value=value, problem=why, writer=row["writer"], effect=row["effect"]))
@@ -754,18 +777,35 @@ def _family_setting(report: Report, view: ProcessView, variable: str, value: str
         row.update(values=[*environment.TRUE_WORDS, *environment.FALSE_WORDS], ignore_case=True)
     if answer.kind in ("string",) or (answer.kind == "enum" and not answer.values):
         return []
+    used = "when used" in answer.values  # read inside a function (jax.distributed.initialize): a program that calls it
+    if used and not value:
+        return []  # such readers test the text before they parse it (`if (ids := os.environ.get(...))`)
+    separator = next((v[5:] for v in answer.values if v.startswith("list:")), None)
     if answer.kind in ("integer", "float"):  # JAX reads them with Python's own int() and float()
         try:
-            (int if answer.kind == "integer" else float)(value)
+            for entry in value.split(separator) if separator else [value]:
+                (int if answer.kind == "integer" else float)(entry)
             problem = None
         except ValueError:
-            problem = f"{value!r} is not {'a whole number' if answer.kind == 'integer' else 'a number'}"
+            problem = (f"{value!r} is not a list of whole numbers separated by {separator!r}" if separator else
+                       f"{value!r} is not {'a whole number' if answer.kind == 'integer' else 'a number'}")
     else:
         problem = environment.grammar_problem(row, value)
     if not problem:
         return []
     words = {"bool": f"invalid truth value {value.lower()!r} for environment {variable!r}"}.get(
         answer.kind, f'Invalid value "{value}" for JAX flag {variable.lower()}')
+    if "int()" in answer.values:  # read with int() or float(): Python's own words
+        words = "invalid literal for int() with base 10"
+    if "float()" in answer.values:
+        words = "could not convert string to float"
+    if used:  # its reader is a function a program calls: a warning, which that program proves
+        return [finding("CD414", subject=variable, refs=(family["source"], *answer.files), variable=variable,
+                        value=_shown(value), why=f"{problem} (the installed {name}'s {files} reads it with Python's "
+                                                 f"{'float' if 'float()' in answer.values else 'int'}() inside a "
+                                                 f"function: '{words}')", framework=name,
+                        consequence=f"raises ValueError where a program calls that function of {files} (not "
+                                    "at import)" + USED_PROVES, effect=family["effect"], fix_value=None)]
     made = finding("CD411", subject=variable, refs=(family["source"], *answer.files), variable=variable, value=_shown(value),
                    why=f"{problem} (the installed {name}'s {files} defines it so: '{words}')", framework=name,
                    consequence="raises ValueError when it is imported", effect=family["effect"], fix_value=None,
@@ -832,9 +872,16 @@ def _judge_setting(row: dict[str, Any], value: str, report: Report) -> list[tupl
         problem = view.setting_paths.get(row["variable"]) if view else None
         if problem and row.get("content") and problem.startswith(environment.CONTENT):  # the file is there; its text is refused
             return [("content", problem[len(environment.CONTENT):])]
+        if problem and row.get("made_in"):  # a folder its framework makes: an error where its own code is seen to
+            answer = view.setting_answers.get(row["variable"]) if view else None
+            if answer is not None and answer.kind == "made":
+                return [("made", {"why": f"{problem} ({row['writer']})", "files": answer.files})]
+            return [("path", problem)]
         if problem and row["on_error"] in REFUSES:  # its reader opens it when it starts and raises (TORCH_LOGS_OUT)
             return [("invalid", f"{problem} ({row['writer']})")]
         return [("path", problem)] if problem else []
+    if kind == "pjrt_options":
+        return _pjrt_options(row, value, report)
     if kind == "logging_format":  # Python's own logging module asked by the probe
         view = report.process
         answer = view.setting_answers.get(row["variable"]) if view else None
@@ -882,6 +929,10 @@ def _judge_setting(row: dict[str, Any], value: str, report: Report) -> list[tupl
         if answer is None or answer.kind != "torch_logs" or not answer.values:
             return []
         files = ", ".join(_in_package(path) for path in answer.files)
+        if answer.values == ("",):
+            return [("invalid", f"an empty value: the installed PyTorch's {files} parses it into a plain dict, stores "
+                                "that as its log state and asks it for get_log_level_pairs() ('AttributeError: 'dict' "
+                                "object has no attribute 'get_log_level_pairs'')")]
         wrong = ", ".join(environment.shown_entry(entry) for entry in answer.values)
         return [("invalid", f"{wrong} {'is' if len(answer.values) == 1 else 'are'} not a log, artifact or module name "
                             f"the installed PyTorch takes (its {files} registers the names; 'help' prints them "
@@ -941,6 +992,50 @@ def _judge_setting(row: dict[str, Any], value: str, report: Report) -> list[tupl
             return [("off", f"more than the whole GPU ({share:g} of its memory): {row['effect']}")]
         return []
     return []
+
+
+PJRT_TYPES = {"int64": "a whole number", "int64_list": "a list of whole numbers", "float": "a number",
+              "bool": "a boolean", "string": "text"}
+
+
+def _pjrt_options(row: dict[str, Any], value: str, report: Report) -> list[tuple[str, Any]]:
+    """JAX_PJRT_CLIENT_CREATE_OPTIONS where the installed jax has a CUDA plugin to pass them to (the probe's
+    answer): entries its parser refuses ("pjrt parse"), else the options the plugin refuses as text ("pjrt option":
+    a name it does not take, one it takes with another type, a string of another value)."""
+    view = report.process
+    answer = view.setting_answers.get(row["variable"]) if view else None
+    if answer is None or answer.kind != "pjrt_options" or len(answer.files) < 2 or not answer.files[1]:
+        return []  # no CUDA plugin here: no GPU client gets them
+    if len(value) > environment.MAX_VALUE:  # no reader takes such a value, and nothing is split of it
+        return [("pjrt parse", {"why": f"a value of {len(value)} characters", "parser": ""})]
+    refused, pairs = environment.pjrt_entries(value)
+    if refused:
+        shown = ", ".join(environment.shown_entry(entry) for entry in refused[:8])
+        return [("pjrt parse", {"why": f"{shown} {'is' if len(refused) == 1 else 'are'} not of the form key:value "
+                                       "(exactly one ':'; an empty entry after a last ';' is one too)",
+                                "parser": answer.files[0]})]
+    known = environment.pjrt_option_rows()
+    problems, kept = [], []
+    for key, text in pairs:
+        option = known.get(key)
+        if option is None and key in answer.values:
+            kept.append(f"{key}:{text}")  # a newer plugin's option, which its library names: its type is its own
+        elif option is None:
+            problems.append(f"{environment.shown_entry(key)} is not an option the CUDA plugin takes ('Unexpected "
+                            f"option name passed to PJRT_Client_Create: {key}')")
+        elif option["type"] != "string":
+            problems.append(f"{key} takes {PJRT_TYPES[option['type']]} and this variable gives every value as text "
+                            f"('Option passed to PJRT_Client_Create with name {key} has type index 0 but expected "
+                            f"type index is {option['type_index']}')"
+                            + (f"; {option['instead']} sets it" if option.get("instead") else ""))
+        elif option.get("values") and text not in option["values"]:
+            problems.append(f"{key}:{environment.shown_entry(text)} is not one of {', '.join(option['values'])}")
+        else:
+            kept.append(f"{key}:{text}")
+    if not problems:
+        return []
+    why = "; ".join(problems[:8]) + (f"; and {len(problems) - 8} more" if len(problems) > 8 else "")
+    return [("pjrt option", {"why": why, "kept": ";".join(kept) or None})]
 
 
 def _corrected(row: dict[str, Any], value: str, report: Report) -> str | None:
