@@ -42,8 +42,9 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):  #
 
 
 def function_id(nodeid: str) -> str:
-    """A test's id without its parameters: the slow list names functions, whatever their parameters are."""
-    return nodeid.split("[", 1)[0]
+    """A test's id without its parameters and the group tests/conftest.py writes into it (`@FILE`): the slow list
+    names functions, whatever their parameters are."""
+    return nodeid.split("[", 1)[0].split("@", 1)[0]
 
 
 def main() -> None:

@@ -314,6 +314,55 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         group._addoption("--dist", dest="dist", default="no", help="ignored without pytest-xdist")
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Compiled once, before the workers start: the package and the test helpers (bytecode beside them, as any
+    import writes it) and the test modules as pytest's assertion rewriting caches them. Where the environment sets
+    PYTHONDONTWRITEBYTECODE (CI images and this suite's own machines do), no process wrote either: each pytest-xdist
+    worker rewrote every test module again (about 5 CPU s each), and each child that inherits the variable compiled
+    the doctor's modules it imports again (about 0.25 CPU s a start). Written here, they are read by all."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    precompile(config)
+
+
+def precompile(config: pytest.Config) -> int:
+    """Compile what the suite imports over and over; returns how many files were written (0 where all were
+    current). pytest's own cache of rewritten test modules is written through its assertion module, as pytest
+    writes it; where that module differs (another pytest), the workers rewrite as before."""
+    import compileall
+    import importlib.util
+
+    tests = ROOT / "tests"
+    written = 0
+    compileall.compile_dir(ROOT / "cudnn_doctor", quiet=2, workers=1)
+    for path in [*tests.glob("*.py"), *tests.glob("fakes/*.py")]:
+        if not path.name.startswith("test_") and path.name != "conftest.py":
+            compiled = Path(importlib.util.cache_from_source(str(path)))
+            if not compiled.exists() or compiled.stat().st_mtime < path.stat().st_mtime:
+                written += compileall.compile_file(str(path), quiet=2)
+    try:
+        from _pytest.assertion import rewrite
+        from _pytest.assertion.rewrite import PYC_TAIL, _read_pyc, _rewrite_test, _write_pyc, get_cache_dir
+
+        state = config.stash[rewrite.assertstate_key]  # type: ignore[attr-defined]
+    except (ImportError, AttributeError, KeyError):
+        return written
+    if getattr(config.option, "assertmode", "rewrite") != "rewrite":
+        return written
+    for path in sorted(tests.glob("test_*.py")):
+        cache = get_cache_dir(path)
+        pyc = cache / (path.name[:-3] + PYC_TAIL)
+        if _read_pyc(path, pyc) is not None:
+            continue
+        try:
+            cache.mkdir(parents=True, exist_ok=True)
+            source_hash, code = _rewrite_test(path, config)
+        except (OSError, SyntaxError):
+            continue  # the worker says so when it imports the module
+        written += bool(_write_pyc(state, code, source_hash, pyc))
+    return written
+
+
 @pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook: unknown (and unused) where it is not installed
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """`-n auto` (pyproject's pytest options): two workers per core up to four cores, then one more per core.

@@ -75,6 +75,52 @@ def real_cudnn(version: str, arch: str = "x86_64") -> Path:
     return target / "nvidia" / "cudnn"
 
 
+def real_wheel_stored(version: str) -> Path:
+    """The real wheel of cuDNN VERSION written again with its members stored (zip method 0) instead of deflated:
+    the same members, bytes, modes and RECORD, under the same file name, made once into the cache (keyed by the
+    wheel's sha256, so a new download is never matched to an old copy). The closed loops of tests/test_fix.py serve
+    it from their mirror: each `fix --yes` then copies, hashes, checks and writes every file of the real cuDNN as
+    with the wheel itself, without zlib inflating NVIDIA's 705 MB once more per test (about half of each loop's CPU).
+    Inflating the real wheels is tested where it is the point (tests/test_install_wheel.py,
+    tests/test_install_prefix_fit.py)."""
+    wheel = real_wheel(version)
+    digest = wheel_sha256(wheel)
+    target = cache_root() / "stored" / digest[:16] / wheel.name
+    if target.exists():
+        return target
+    with locked(f"stored-{digest[:16]}"):
+        if target.exists():
+            return target
+        target.parent.mkdir(parents=True, exist_ok=True)
+        part = target.with_name(target.name + ".part")
+        with zipfile.ZipFile(wheel) as source, zipfile.ZipFile(part, "w", zipfile.ZIP_STORED) as copy:
+            for info in source.infolist():
+                stored = zipfile.ZipInfo(info.filename, info.date_time)
+                stored.external_attr, stored.create_system = info.external_attr, info.create_system
+                stored.compress_type, stored.file_size = zipfile.ZIP_STORED, info.file_size
+                with source.open(info) as reader, copy.open(stored, "w") as writer:
+                    shutil.copyfileobj(reader, writer, 1 << 22)
+        part.rename(target)
+    return target
+
+
+def wheel_sha256(path: Path) -> str:
+    """PATH's sha256, kept beside it in PATH.sha256 (a file newer than PATH): hashed once per download."""
+    import hashlib
+
+    stamp = path.with_suffix(path.suffix + ".sha256")
+    if stamp.exists() and stamp.stat().st_mtime >= path.stat().st_mtime:
+        return stamp.read_text().strip()
+    digest = hashlib.sha256()
+    with path.open("rb") as stream:
+        for block in iter(lambda: stream.read(1 << 22), b""):
+            digest.update(block)
+    part = stamp.with_name(f"{stamp.name}.{os.getpid()}")
+    part.write_text(digest.hexdigest())
+    part.rename(stamp)  # whole or absent: another worker may read it at once
+    return digest.hexdigest()
+
+
 JAX_CPU = ("jax==0.4.38", "jaxlib==0.4.38")  # the last release with wheels for every Python the suite runs on
 
 

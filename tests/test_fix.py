@@ -7,7 +7,6 @@ folder), and asserts that the findings it resolves are gone and that no new erro
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -20,7 +19,7 @@ import pytest
 from tests.conftest import PLACEHOLDER, Machine, check_names_only_known_releases, codes
 from tests.fakes.build import fake_cudnn, fake_framework_library, fake_nvml
 from tests.install_helpers import cudnn_tree
-from tests.real_wheels import real_wheel
+from tests.real_wheels import real_wheel_stored, wheel_sha256
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the plans are applied on Linux hosts")
 
@@ -39,11 +38,13 @@ def with_driver(machine: Machine, tmp_path: Path, cuda: int = 13000) -> None:
 
 
 def local_mirror(tmp_path: Path, *versions: str) -> Path:
-    """NVIDIA's redist layout in a folder, each release's archive the real wheel from PyPI (cached)."""
+    """NVIDIA's redist layout in a folder, each release's archive the real wheel from PyPI (cached), its members
+    stored rather than deflated (tests/real_wheels.py, real_wheel_stored: the same files, without inflating them
+    again per test)."""
     folder = tmp_path / "mirror"
     (folder / "cudnn" / "linux-x86_64").mkdir(parents=True, exist_ok=True)
     for version in versions:
-        wheel = real_wheel(version)
+        wheel = real_wheel_stored(version)
         target = folder / "cudnn" / "linux-x86_64" / wheel.name
         if not target.exists():
             target.symlink_to(wheel)
@@ -52,22 +53,10 @@ def local_mirror(tmp_path: Path, *versions: str) -> Path:
                     "cudnn": {"name": "NVIDIA CUDA Deep Neural Network library", "version": build,
                               "cuda_variant": [str(cuda)],
                               "linux-x86_64": {f"cuda{cuda}": {"relative_path": f"cudnn/linux-x86_64/{wheel.name}",
-                                                               "sha256": _sha256(wheel),
+                                                               "sha256": wheel_sha256(wheel),
                                                                "size": str(wheel.stat().st_size)}}}}
         (folder / f"redistrib_{version}.json").write_text(json.dumps(manifest))
     return folder
-
-
-def _sha256(path: Path) -> str:
-    stamp = path.with_suffix(path.suffix + ".sha256")
-    if stamp.exists() and stamp.stat().st_mtime >= path.stat().st_mtime:
-        return stamp.read_text().strip()
-    digest = hashlib.sha256()
-    with path.open("rb") as stream:
-        for block in iter(lambda: stream.read(1 << 22), b""):
-            digest.update(block)
-    stamp.write_text(digest.hexdigest())
-    return digest.hexdigest()
 
 
 def fix_json(machine: Machine, *args: str, timeout: float = 600) -> dict:
@@ -137,8 +126,9 @@ def test_several_cudnn_on_the_loader_path_closed_loop(machine: Machine, tmp_path
 @pytest.mark.integration
 def test_a_venv_torch_without_its_cudnn_wheel_gets_it_from_its_own_pip(machine: Machine, tmp_path: Path) -> None:
     """`--python venv/bin/python`: torch's wheel pins nvidia-cudnn-cu13==9.19.0.56, which is missing (CD401). The
-    plan runs that venv's pip (offline, from a local wheel folder); after it, torch loads the real cuDNN 9.19.0."""
-    wheel = real_wheel("9.19.0")
+    plan runs that venv's pip (offline, from a local wheel folder: the real wheel, its members stored); after it,
+    torch loads the real cuDNN 9.19.0."""
+    wheel = real_wheel_stored("9.19.0")
     with_driver(machine, tmp_path)
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)

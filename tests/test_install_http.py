@@ -157,6 +157,51 @@ def test_server_errors_are_retried(httpserver, tmp_path: Path) -> None:  # type:
     assert sum(1 for request, _ in httpserver.log if request.path == path) == 3
 
 
+@pytest.mark.parametrize("wait", ["999999999", "Fri, 31 Dec 9999 23:59:59 GMT"])
+@pytest.mark.parametrize("status", [503, 429])
+def test_a_retry_after_past_the_deadline_ends_the_download_at_once(httpserver, tmp_path: Path, wait: str,  # type: ignore[no-untyped-def]
+                                                                   status: int) -> None:
+    """A mirror that answers 'busy, come back in 31 years' (seconds or an HTTP date): urllib3 slept that long (up to
+    its own 6-hour cap) far past CUDNN_DOCTOR_DOWNLOAD_DEADLINE. Now the download ends at once in one line that says
+    what the server asked and the deadline; nothing is installed."""
+    import time
+
+    archive = make_archive("txz", tmp_path)
+    httpserver.expect_request("/r/redistrib_9.19.0.json").respond_with_json(
+        manifest("9.19.0.7", {"cuda12": entry(archive)}))
+    path = f"/r/cudnn/linux-x86_64/{archive.name}"
+    httpserver.expect_request(path).respond_with_data("busy", status=status, headers={"Retry-After": wait})
+    env = {**clean_env(tmp_path), "CUDNN_DOCTOR_DOWNLOAD_DEADLINE": "10"}
+    started = time.monotonic()
+    code, out, err = run_json(["install", "--version", "9.19.0", "--mirror", httpserver.url_for("/r/"), "--prefix",
+                               str(tmp_path / "cuda"), "--yes"], env)
+    assert time.monotonic() - started < 10
+    assert code == 2 and out["result"]["status"] == "failed", out
+    [finding] = out["findings"]
+    assert finding["code"] == "CD511", finding
+    message = finding["detail"]
+    assert f"HTTP {status}" in message and "asks to be asked again in" in message and "deadline of 10 s" in message
+    assert "Traceback" not in err and not list((tmp_path / "cuda").rglob("libcudnn*"))
+
+
+def test_a_retry_after_within_the_deadline_is_waited_for(httpserver, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    archive = make_archive("txz", tmp_path)
+    httpserver.expect_request("/r/redistrib_9.19.0.json").respond_with_json(
+        manifest("9.19.0.7", {"cuda12": entry(archive)}))
+    path = f"/r/cudnn/linux-x86_64/{archive.name}"
+    httpserver.expect_oneshot_request(path).respond_with_data("busy", status=503, headers={"Retry-After": "1"})
+    httpserver.expect_request(path).respond_with_data(archive.read_bytes())
+    import time
+
+    started = time.monotonic()
+    code, out, err = run_json(["install", "--version", "9.19.0", "--mirror", httpserver.url_for("/r/"), "--prefix",
+                               str(tmp_path / "cuda"), "--yes"], {**clean_env(tmp_path),
+                                                                  "CUDNN_DOCTOR_DOWNLOAD_DEADLINE": "30"})
+    assert code == 0, err
+    assert time.monotonic() - started >= 1  # the second ask came after the second the server named
+    assert sum(1 for request, _ in httpserver.log if request.path == path) == 2
+
+
 def test_an_older_manifest_without_per_cuda_keys_is_read(httpserver, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     archive = make_archive("txz", tmp_path, version=90100)
     flat = manifest("9.1.0.70", {})

@@ -60,10 +60,13 @@ def killed(args: list[str], env: dict[str, str], at: str) -> None:
     assert result.returncode == -signal.SIGKILL, (at, result.returncode, result.stderr)
 
 
-def in_parallel(points: list[str], one) -> None:  # type: ignore[no-untyped-def]
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        for future in [pool.submit(one, index, point) for index, point in enumerate(points)]:
-            future.result()
+def at_each(points: list[str], one) -> None:  # type: ignore[no-untyped-def]
+    """ONE(index, point) for each kill point, one after the other in this thread: the killed run is a process of its
+    own (the fault hook kills it), the commands after it run in this process (install_helpers.run_cli), as a user's
+    next command would find the prefix. In two threads each of those was a process too: a Python start and the
+    doctor's imports per command, about half of these families' CPU, on a machine whose cores the other workers use."""
+    for index, point in enumerate(points):
+        one(index, point)
 
 
 @pytest.fixture(scope="module")
@@ -108,7 +111,7 @@ def test_killed_at_every_install_step_the_next_command_restores_or_finishes(arch
                 break
         assert snapshot(prefix) == before, point  # byte for byte, the same inodes
 
-    in_parallel(points, one)
+    at_each(points, one)
     print(f"install: {len(points)} kill points recovered")
 
 
@@ -130,7 +133,7 @@ def test_killed_at_every_rollback_step_the_originals_survive(archives, tmp_path:
         assert (prefix / "include" / "cudnn.h").read_bytes() == original, point
         assert snapshot(prefix) == before, point
 
-    in_parallel(rollback, one)
+    at_each(rollback, one)
     print(f"rollback: {len(rollback)} kill points recovered")
 
 
@@ -158,7 +161,7 @@ def test_killed_at_every_recovery_step_the_next_run_still_recovers(archives, tmp
         assert code == 0, (point, err)
         assert snapshot_content(prefix) == pristine, point
 
-    in_parallel(points, one)
+    at_each(points, one)
     print(f"recovery after {interrupted_at}: {len(points)} kill points recovered")
 
 
@@ -185,7 +188,7 @@ def test_killed_at_every_uninstall_step_the_next_uninstall_finishes(archives, tm
         assert data["result"]["status"] in ("uninstalled", "nothing-to-do"), point
         assert snapshot_content(prefix) == pristine, point
 
-    in_parallel(points, one)
+    at_each(points, one)
     print(f"uninstall: {len(points)} kill points recovered")
 
 

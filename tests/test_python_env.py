@@ -47,3 +47,27 @@ def test_the_family_holds_every_variable_the_issue_names() -> None:
     values = {value for name, value in SETTINGS if name == "PYTHONWARNINGS"}
     assert {"error", "error::DeprecationWarning", "error::ResourceWarning"} <= values
     assert Path(__file__).with_name("python_env.py").exists()
+
+
+@pytest.mark.parametrize("settings", [{"PYTHONWARNINGS": "error"},
+                                      {"PYTHONDEVMODE": "1", "PYTHONWARNINGS": "error::ResourceWarning"}],
+                         ids=["warnings-error", "dev-resource-error"])
+def test_an_install_plan_from_an_archive_leaves_no_file_to_the_collector(family: Family, settings: dict[str, str],
+                                                                          tmp_path: Path) -> None:
+    """`install --from ARCHIVE --dry-run` reads the loader's configuration (/etc/ld.so.conf and what it includes): each
+    file was opened and left to the garbage collector, a ResourceWarning that PYTHONWARNINGS=error (a CI job's
+    setting) turned into a traceback per file on stderr (round ten's red-team, pyflags install)."""
+    import subprocess
+    import sys
+
+    from tests.damaged_data import machine_env
+    from tests.install_helpers import make_archive
+    from tests.python_env import ROOT
+
+    archive = make_archive("txz", tmp_path, version=91900, cudart=12040, cuda=12)
+    env = {**machine_env(family.work, ROOT, tmp_path / "cache"), **settings}
+    done = subprocess.run([sys.executable, "-m", "cudnn_doctor", "install", "--from", str(archive), "--prefix",
+                           str(tmp_path / "prefix"), "--dry-run", "--json"], env=env, cwd=tmp_path, capture_output=True,
+                          text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0 and done.stdout.startswith("{"), done.stderr
+    assert "Traceback" not in done.stderr and "ResourceWarning" not in done.stderr, done.stderr

@@ -306,6 +306,9 @@ class Registry:
         if left <= 0:
             raise self.fail(f"no answer within {self.timeout:g} s (CUDNN_DOCTOR_IMAGE_TIMEOUT)")
         sent = dict(headers)
+        ends = getattr(self.http, "retry_deadline", None)
+        if isinstance(ends, list):
+            ends[0] = deadline  # urllib3's own retries wait no longer than this request may (a Retry-After of days)
         if self.authorization and urllib.parse.urlsplit(url).netloc == self.host:
             sent["Authorization"] = self.authorization  # the registry's own host only, never a redirect's
         try:

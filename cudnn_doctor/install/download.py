@@ -31,9 +31,31 @@ def session():  # type: ignore[no-untyped-def]
     from cudnn_doctor.variables import number
 
     # read errors are retried here (resuming the .part), within the deadline; urllib3 retries
-    # only connections and the "try again" statuses
-    retry = Retry(total=4, connect=4, read=0, backoff_factor=number("CUDNN_DOCTOR_RETRY_BACKOFF", 0.5),
-                  status_forcelist=(429, 500, 502, 503, 504), allowed_methods=frozenset({"GET", "HEAD"}))
+    # only connections and the "try again" statuses, and never waits past the deadline of the download it serves
+    # (http.retry_deadline, set by each download): urllib3 sleeps a server's Retry-After as it is, up to 6 hours
+    ends = [float("inf")]
+
+    class DeadlineRetry(Retry):
+        """A Retry-After that would end past the deadline ends the retries at once: the last answer (429, 503) is
+        returned to the caller, who says so in one line (raise_on_status off), instead of a sleep past it."""
+
+        def increment(self, method=None, url=None, response=None, error=None, _pool=None,  # type: ignore[no-untyped-def]
+                      _stacktrace=None):
+            if response is not None and self.respect_retry_after_header:
+                if retry_after(response.headers.get("Retry-After")) > ends[0] - time.monotonic():
+                    from urllib3.exceptions import MaxRetryError, ResponseError
+
+                    raise MaxRetryError(_pool, url, ResponseError("Retry-After past the deadline"))
+            return super().increment(method, url, response, error, _pool, _stacktrace)
+
+        def sleep(self, response=None):  # type: ignore[no-untyped-def]
+            wait = retry_after(response.headers.get("Retry-After")) if response is not None else 0.0
+            wait = wait or self.get_backoff_time()
+            time.sleep(max(0.0, min(wait, ends[0] - time.monotonic())))
+
+    retry = DeadlineRetry(total=4, connect=4, read=0, backoff_factor=number("CUDNN_DOCTOR_RETRY_BACKOFF", 0.5),
+                          status_forcelist=(429, 500, 502, 503, 504), allowed_methods=frozenset({"GET", "HEAD"}),
+                          raise_on_status=False)
     class SystemTrustAdapter(HTTPAdapter):
         """TLS that trusts the system's certificate store (an internal CA a site installed there; SSL_CERT_FILE and
         SSL_CERT_DIR are honoured by it) as well as requests' own bundle (REQUESTS_CA_BUNDLE replaces that one)."""
@@ -49,7 +71,47 @@ def session():  # type: ignore[no-untyped-def]
     http.mount("http://", adapter)
     http.mount("https://", adapter)
     http.headers["User-Agent"] = "cudnn-doctor"
+    http.retry_deadline = ends  # type: ignore[attr-defined]
     return http
+
+
+def retry_after(value: str | None) -> float:
+    """The seconds a Retry-After header asks to wait (RFC 9110: digits, or an HTTP date); 0 where there is none or
+    it cannot be read."""
+    import email.utils
+
+    if not value:
+        return 0.0
+    text = value.strip()
+    if ascii_digits(text):
+        return float(int(text[:12]))
+    try:
+        when = email.utils.parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return 0.0
+    import datetime
+
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=datetime.timezone.utc)
+    return max(0.0, (when - datetime.datetime.now(datetime.timezone.utc)).total_seconds())
+
+
+def _bound_retries(http, clock: _Clock) -> None:  # type: ignore[no-untyped-def]
+    """HTTP's own retries end by CLOCK's deadline (a session of session(); any other is left as it is)."""
+    ends = getattr(http, "retry_deadline", None)
+    if isinstance(ends, list):
+        ends[0] = clock.end
+
+
+def asked_to_wait(answer, clock: _Clock) -> str:  # type: ignore[no-untyped-def]
+    """Words for a 'try again later' answer whose Retry-After ends past the deadline; empty otherwise."""
+    seconds = retry_after(answer.headers.get("Retry-After"))
+    if seconds <= 0 or seconds <= clock.left():
+        return ""
+    shown = (f"{seconds:.0f} s" if seconds < 7200 else f"{seconds / 3600:.0f} hours" if seconds < 172800
+             else f"{seconds / 86400:.0f} days")
+    return (f"; it asks to be asked again in {shown}, past the deadline of {clock.seconds:g} s "
+            f"({DEADLINE_VARIABLE} changes it)")
 
 
 def deadline_for(size: int | None) -> float:
@@ -161,11 +223,12 @@ def fetch_text(http, url: str) -> str:  # type: ignore[no-untyped-def]
     clock = _Clock(deadline_for(None) if DEADLINE_VARIABLE in os.environ else 120.0)
     body = bytearray()
     _resolve(url, clock)
+    _bound_retries(http, clock)
     try:
         with http.get(url, timeout=clock.timeout(), stream=True) as answer:
             if answer.status_code != 200:
-                raise failure(url, f"the server answered HTTP {answer.status_code} (check the version and the "
-                                   "mirror URL)")
+                raise failure(url, f"the server answered HTTP {answer.status_code}{asked_to_wait(answer, clock)} "
+                                   "(check the version and the mirror URL)")
             for chunk in _pieces(answer):
                 body += chunk
                 if len(body) > MAX_TEXT_BYTES:
@@ -280,6 +343,7 @@ def _download(http, url: str, folder: Path, name: str, sha256: str | None, size:
         final.unlink()  # no checksum to trust a cached copy by: fetch it again
     clock = _Clock(deadline_for(size))
     _resolve(url, clock)
+    _bound_retries(http, clock)
     last_error: BaseException | None = None
     for _attempt in range(ATTEMPTS):
         if clock.left() <= 0:
@@ -341,7 +405,8 @@ def _transfer(http, url: str, part: Path, size: int | None,  # type: ignore[no-u
             part.unlink()
             return False
         if answer.status_code not in (200, 206):
-            raise failure(url, f"the server answered HTTP {answer.status_code} (check the version and the mirror URL)")
+            raise failure(url, f"the server answered HTTP {answer.status_code}{asked_to_wait(answer, clock)} "
+                               "(check the version and the mirror URL)")
         mode = "ab" if answer.status_code == 206 and have else "wb"
         have = have if mode == "ab" else 0
         length = answer.headers.get("Content-Length")

@@ -8,6 +8,7 @@ import os
 
 from cudnn_doctor.knowledge.layout import Layout
 from cudnn_doctor.quoting import CannotQuote, check_list_entry, cmd_prepend, comment, quote
+from cudnn_doctor.user_files import UnreadableFile, read_user_text
 
 DEFAULT_FOLDERS = ("/lib", "/usr/lib", "/lib64", "/usr/lib64")
 
@@ -21,9 +22,10 @@ def configured_folders(conf: str = "/etc/ld.so.conf") -> set[str]:
         if path in seen:
             return
         seen.add(path)
-        try:
-            lines = open(path, encoding="utf-8", errors="replace").read().splitlines()
-        except OSError:
+        try:  # closed at once (an open file left to the collector is a ResourceWarning: under PYTHONWARNINGS=error
+            # Python printed a traceback for each), never blocking on a FIFO, bounded
+            lines = read_user_text(path).splitlines()
+        except (OSError, UnreadableFile):
             return
         for line in lines:
             line = line.split("#", 1)[0].strip()
