@@ -25,7 +25,7 @@ def _resolver_tables() -> tuple[tuple[tuple[str, str, str], ...], tuple[str, ...
 
 # a line of a resolver's explanation says which package requires which: only there a GPU package counts
 DEPENDENCY_WORDS = ("depends on", "requires", "requested", "==", ">=", "<=", "incompatible", "conflict", "cannot install",
-                    "provides", "needed by", "->", "pins", "but you have")
+                    "provides", "needed by", "->", "pins", "but you have", "would require", "cannot be installed")
 FRAMEWORK_CORE = ("torch", "jax", "jaxlib", "tensorflow", "paddlepaddle", "onnxruntime")
 # a build of a CUDA release: a wheel's local version (+cu121) or a conda build string (cuda112py38h3d13190_1,
 # cuda118_py310h..., conda-forge's cudaXYZ builds)
@@ -37,9 +37,17 @@ BLOCK_BEFORE, BLOCK_AFTER = 8, 12  # lines around a resolver's words that explai
 
 
 def _gpu_context(lowers: list[str]) -> bool:
-    """Does the message speak of the frameworks' GPU builds: a variant index (compat/libraries.toml [framework_swap]
-    variant_context), a CUDA local version, CUDA or NVIDIA named?"""
+    """Does the message speak of the frameworks' NVIDIA GPU builds: a CUDA variant index (compat/libraries.toml
+    [framework_swap] variant_context), a CUDA local version, CUDA, cuDNN or NVIDIA named?"""
     words = tuple(load("libraries").get("framework_swap", {}).get("variant_context", ()))
+    return any(word in lower for lower in lowers[-400:] for word in words)
+
+
+def _other_accelerator(lowers: list[str]) -> bool:
+    """Does the message name another accelerator's or the CPU's build of a framework (torch-npu, +rocm, +cpu: compat/
+    libraries.toml [framework_swap] other_accelerators)? Without NVIDIA evidence beside it, a clash over the
+    frameworks' pins is not the NVIDIA stack's."""
+    words = tuple(load("libraries").get("framework_swap", {}).get("other_accelerators", ()))
     return any(word in lower for lower in lowers[-400:] for word in words)
 
 
@@ -50,7 +58,7 @@ def _framework_names() -> frozenset[str]:
     return frozenset(load("libraries").get("framework_swap", {}).get("frameworks", ())) | {"pytorch"}
 
 
-def _gpu_packages(line: str, lower: str, gpu_context: bool = True) -> list[str]:
+def _gpu_packages(line: str, lower: str, gpu_context: bool = True, other_accelerator: bool = False) -> list[str]:
     """The GPU stack's packages a resolver line names on its requirement side: after its first dependency word
     ("torch 2.2.1+cu121 requires nvidia-cublas-cu12==12.1.3.1"), so that "tensorflow-gpu 2.8.0 has requirement
     numpy>=1.20" (a GPU package wanting numpy) is not a conflict of the GPU stack."""
@@ -62,7 +70,8 @@ def _gpu_packages(line: str, lower: str, gpu_context: bool = True) -> list[str]:
     # who asks: a framework's companion built per framework release (torchvision 0.17.0 depends on torch==2.2.0) makes
     # a framework pin the GPU stack's; another package's pin on the framework needs the message's GPU context
     asker = [token.strip(".,:;'\"").lower() for token in TOKEN.findall(line[max(0, verb - 80):verb])[-3:]]
-    companion = any(name in _framework_names() for name in asker)
+    # (a companion counts unless the message is about another accelerator's or the CPU's build, with no NVIDIA word)
+    companion = any(name in _framework_names() for name in asker) and (gpu_context or not other_accelerator)
     required = TOKEN.search(lower, verb + len(word)) if hits else None
     if required is not None and required.group(0).strip(".") in FRAMEWORK_CORE:
         verb = 0  # "torchvision 0.16.0+cu118 depends on torch==2.1.0": a CUDA build of a companion wants another torch
@@ -107,7 +116,7 @@ def conflicts(lines: list[str], lowers: list[str]) -> list[Conflict]:
             if near not in named_on:
                 if gpu_context is None:
                     gpu_context = _gpu_context(lowers)
-                named_on[near] = _gpu_packages(lines[near], lower, gpu_context)
+                named_on[near] = _gpu_packages(lines[near], lower, gpu_context, _other_accelerator(lowers))
             named = named_on[near]
             if named:
                 packages.extend(name for name in named if name not in packages)
@@ -206,8 +215,18 @@ def _not_found_table() -> tuple[tuple[str, str, str], ...]:
 
 
 @functools.cache
-def _named_before_table() -> frozenset[str]:
-    return frozenset(row["text"] for row in load("libraries").get("not_found", []) if row.get("named") == "before")
+def _named_table(where: str) -> frozenset[str]:
+    return frozenset(row["text"] for row in load("libraries").get("not_found", []) if row.get("named") == where)
+
+
+def _indented_below(lowers: list[str], index: int) -> list[str]:
+    """The indented lines right after INDEX, up to the first line that is not (pip lists packages so)."""
+    out = []
+    for line in lowers[index + 1:index + 1 + NOT_FOUND_AFTER]:
+        if not line.strip() or not line[:1].isspace() and out:
+            break
+        out.append(line.strip())
+    return out
 
 
 def not_found(lines: list[str], lowers: list[str]) -> list[NotFound]:
@@ -227,8 +246,10 @@ def not_found(lines: list[str], lowers: list[str]) -> list[NotFound]:
         start = at + len(text)
         pieces = [lowers[index][start:]] + [line for line in lowers[index + 1:index + 1 + NOT_FOUND_AFTER]
                                              if tool == "conda" and line.lstrip().startswith("-") and "://" not in line]
-        if text in _named_before_table():  # the wheel or distribution is named before the words ("X.whl is not a supported ...")
+        if text in _named_table("before"):  # the wheel or distribution is named before the words ("X.whl is not a supported ...")
             pieces = [lowers[index][:at]]
+        elif text in _named_table("below"):  # pip's "...available for your environment:" then one package a line
+            pieces = [lowers[index][start:]] + _indented_below(lowers, index)
         packages: list[str] = []
         for piece in pieces:
             for match in itertools.islice(_PACKAGE.finditer(piece), 12):
@@ -240,10 +261,12 @@ def not_found(lines: list[str], lowers: list[str]) -> list[NotFound]:
                 framework = pin is not None and pin.group(1) in _framework_names() or wheel in _framework_names()
                 # a framework counts where the message is about its GPU builds (a variant index, a CUDA word): pip
                 # finding no torch for this Python alone is a Python pin, not the GPU stack's
-                if name.startswith(prefixes) or _CUDA_TAG.search(name) or _LOCAL_VARIANT.search(name) \
+                # (a local version counts where it is a CUDA build's, +cu121: a +cpu or +rocm build is no NVIDIA evidence)
+                variant = _LOCAL_VARIANT.search(name)
+                if name.startswith(prefixes) or _CUDA_TAG.search(name) or variant and variant.group(1).startswith("cu") \
                         or framework and _gpu_context(lowers):
                     packages.append(name)
-            if tool != "conda":
+            if tool != "conda" and text not in _named_table("below"):
                 break  # pip names one requirement, right after its words
         if packages:
             out.append(NotFound(tool=tool, packages=tuple(packages[:PER_LINE]), line=index, source=source,
