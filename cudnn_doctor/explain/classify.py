@@ -328,6 +328,18 @@ def _from_not_found(facts: Facts) -> list[Cause]:
                                 missing.source, {"detail": f"{missing.tool}: {named}", "fix": missing.fix},
                                 kind="not-found", line=missing.line))
             continue
+        if missing.fix and missing.tool.endswith("'s setup.py (download)"):  # a prebuilt CUDA wheel's download failed
+            causes.append(Cause("CD511", f"{missing.tool.split(' (')[0]} guessed the URL of its prebuilt CUDA wheel "
+                                f"{named} and the download failed", missing.source,
+                                {"url": named, "why": "the download did not complete", "detail": f"{missing.tool}: {named}",
+                                 "fix": missing.fix}, kind="not-found", line=missing.line))
+            continue
+        if missing.fix and missing.tool.endswith("'s setup.py (no wheel)"):  # no prebuilt wheel for this combination
+            causes.append(Cause("CD520", f"{missing.tool.split(' (')[0]} has no prebuilt wheel {named} for this torch, "
+                                "CUDA and Python", missing.source, {"detail": f"{missing.tool}: {named}",
+                                                                  "fix": missing.fix}, kind="not-found",
+                                line=missing.line))
+            continue
         if missing.fix and missing.tool == "pip (isolated build)":
             causes.append(Cause("CD520", f"pip built a package from source in an isolated environment without "
                                 f"{named}, which the package's build needs", missing.source,

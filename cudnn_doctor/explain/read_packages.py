@@ -524,3 +524,46 @@ def conda_cuda_fallback(lines: list[str], lowers: list[str]) -> list[NotFound]:
         return [NotFound(tool="conda", packages=(f"cuda-version {got}", f"CONDA_OVERRIDE_CUDA={want}"), line=index,
                          source=f"compat/libraries.toml [conda_cuda_fallback]: {row.get('source', '')}", fix=fix)]
     return []
+
+
+# ---------------------------------- a CUDA extension's setup.py fetching its prebuilt wheel (round eleven)
+
+# the wheel a setup.py guessed: a URL ending in a wheel file whose version carries a CUDA build's tag (+cu118torch2.1...);
+# only a URL's plain characters, so that the command printed with it is one word to any shell
+_GUESSED_WHEEL = re.compile(r"(https?://[a-z0-9._~:/%+=,@-]{1,300}?/(([a-z0-9_]{1,60})-[0-9][a-z0-9_.]{0,40}\+cu(\d{2,3})[a-z0-9_.]{0,60}-cp\d{2,3}"
+                            r"-[a-z0-9_]{1,20}-[a-z0-9_]{1,60}\.whl))", re.IGNORECASE)
+
+
+def prebuilt_wheels(lines: list[str], lowers: list[str]) -> list[NotFound]:
+    """A CUDA extension's setup.py that guessed the URL of its prebuilt CUDA wheel (compat/libraries.toml
+    [prebuilt_wheel]) and could not download it (a network error after the guess) or found none for this torch, CUDA
+    and Python (the fallback's words)."""
+    row = load("libraries").get("prebuilt_wheel")
+    if not row:
+        return []
+    for index in range(len(lowers) - 1, max(-1, len(lowers) - 400), -1):
+        if row["marker"] not in lowers[index]:
+            continue
+        guessed = _GUESSED_WHEEL.search(lines[index])
+        if guessed is None:
+            return []  # no CUDA build's wheel named: no NVIDIA evidence
+        url, wheel, package = guessed.group(1), guessed.group(2), guessed.group(3).lower().replace("_", "-")
+        after = range(index + 1, min(len(lines), index + 12))
+        why = next((" ".join(lines[at].split())[:200] for at in after if any(w in lowers[at] for w in row["network"])), None)
+        absent = why is None and any(w in lowers[at] for at in after for w in row["absent"])
+        if why is None and not absent:
+            return []
+        source = f"compat/libraries.toml [prebuilt_wheel]: {row['source']}"
+        if why is not None:
+            fix = (f"{package}'s setup.py could not download its prebuilt wheel ({why}). Install the same file with pip, "
+                   f"which uses your proxy and certificate settings: `pip install {url}` (or download it with a browser "
+                   f"or curl and `pip install ./{wheel}`), then install {package} again; retry where GitHub is reachable. "
+                   "Building from source instead needs a CUDA toolkit (nvcc) of torch's CUDA major and takes long.")
+            return [NotFound(tool=f"{package}'s setup.py (download)", packages=(wheel,), line=index, source=source,
+                             fix=fix)]
+        fix = (f"{package} publishes no prebuilt wheel {wheel} for this torch, CUDA, C++ ABI and Python, so its setup.py "
+               "builds from source (with nvcc, a long build). Install a torch and Python for which the package's release "
+               f"page lists a wheel (the wheel names say +cu<NN>torch<X.Y>, cp<NN>), or a {package} release that has one "
+               "for yours; or let it build, with a CUDA toolkit of torch's CUDA major on PATH.")
+        return [NotFound(tool=f"{package}'s setup.py (no wheel)", packages=(wheel,), line=index, source=source, fix=fix)]
+    return []

@@ -62,6 +62,7 @@ from cudnn_doctor.explain.read_packages import (
     framework_named_libraries,
     framework_swaps,
     not_found,
+    prebuilt_wheels,
     platform_requests,
 )
 from cudnn_doctor.explain.read_statuses import statuses
@@ -101,7 +102,8 @@ def read(data: bytes | str) -> Facts:
                  phrases=tuple(_unique(phrases, lambda p: p.text)), conflicts=tuple(framework_swaps(lines, lowers) + conflicts(lines, lowers)),
                  cpu_builds=tuple(_unique(cpu_builds, lambda c: c.text)), compilers=tuple(_unique(compilers, lambda c: c.name)),
                  not_found=tuple(build_isolation(lines, lowers) + framework_named_libraries(lines, lowers)
-                                   + conda_cuda_fallback(lines, lowers) + not_found(lines, lowers) + platform_requests(lines, lowers)), events=tuple(_unique(events, lambda e: (e.kind, e.code, e.text))),
+                                   + conda_cuda_fallback(lines, lowers) + not_found(lines, lowers) + platform_requests(lines, lowers)
+                                   + prebuilt_wheels(lines, lowers)), events=tuple(_unique(events, lambda e: (e.kind, e.code, e.text))),
                  frameworks=frameworks(lowers), lines=tuple(lines))
 
 
