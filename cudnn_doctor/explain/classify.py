@@ -303,6 +303,9 @@ def _from_compilers(facts: Facts) -> list[Cause]:
         else:
             values = {"detail": detail} | ({"compute_capability": arch} if arch else {}) \
                 | ({"needs_cuda": needs} if needs else {})
+            if compiler.fix and arch:  # the compiler's own fix (the HPC SDK's target options), with the GPU's values
+                values["fix"] = compiler.fix.format(cc=arch, cc_digits=arch.replace(".", "")) \
+                    + (f" (CUDA {needs} or newer knows it.)" if needs else "")
             causes.append(Cause("CD206", f"{detail}: the CUDA toolkit or NVRTC is older than the GPU",
                                 f"compat/libraries.toml: {compiler.source}", values, kind="compiler", line=compiler.line))
     return causes

@@ -95,6 +95,7 @@ class Compiler:
     line: int = 0
     source: str = ""
     path_variable: str = ""  # the variable that points the framework at another copy of this compiler
+    fix: str = ""  # the compiler's own fix ({cc}, {cc_digits}), where its row in libraries.toml gives one
 
 
 @dataclass(frozen=True)

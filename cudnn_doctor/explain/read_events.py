@@ -118,13 +118,16 @@ _MISSING_INCLUDE = re.compile(r"fatal error:? ?([\w./+-]{3,120}\.(?:h|hpp|cuh)):
                               r"|cannot open include file: '([\w./+-]{3,120}\.(?:h|hpp|cuh))'"
                               r"|'([\w./+-]{3,120}\.(?:h|hpp|cuh))' file not found"
                               # CMake's FindCUDAToolkit: "Unable to find cublas_v2.h in either "/usr/local/cuda/include" ..."
-                              r"|unable to find ([\w./+-]{3,120}\.(?:h|hpp|cuh)) in ")
+                              r"|unable to find ([\w./+-]{3,120}\.(?:h|hpp|cuh)) in "
+                              # the EDG front end of nvcc (cicc) and NVRTC: 'catastrophic error: cannot open source file
+                              # "cuda_runtime.h"' (CuPy's and other runtime compilers' kernels, compiled with NVRTC)
+                              r"|cannot open source file [\"<']([\w./+-]{3,120}\.(?:h|hpp|cuh))[\">']")
 
 
 def missing_headers(index: int, lower: str) -> list[Event]:
     """A header of the CUDA toolkit (compat/errors.toml [toolkit_headers]) a compiler says it did not find."""
     if "include" not in lower and "no such file" not in lower and "file not found" not in lower \
-            and "unable to find" not in lower:
+            and "unable to find" not in lower and "cannot open source file" not in lower:
         return []
     row = load("errors").get("toolkit_headers")
     found = _MISSING_INCLUDE.search(lower) if row else None
