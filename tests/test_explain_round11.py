@@ -58,6 +58,14 @@ CASES = [
      "> RuntimeError: Ninja is required to load C++ extensions"),
     # vllm-project/vllm#6134
     ("vllm-project/vllm#6134", "CD208", "[Installation]: Couldn't find CUDA library root."),
+    # a Keras CuDNNLSTM on a tensorflow-gpu environment that registered no GPU (a public notebook's traceback)
+    ("Keras CuDNNLSTM, Registered devices: [CPU]", "CD406",
+     "InvalidArgumentError: No OpKernel was registered to support Op 'CudnnRNN' used by node cu_dnnlstm_1/CudnnRNN "
+     "(defined at D:\\anaconda3\\envs\\tensorflow-gpu\\lib\\site-packages\\keras\\layers\\cudnn_recurrent.py:517) "
+     "with these attrs: [is_training=true, T=DT_FLOAT, rnn_mode=\"lstm\"]\nRegistered devices: [CPU]\n"
+     "Registered kernels:\n  device='GPU'; T in [DT_HALF]\n  device='GPU'; T in [DT_FLOAT]\n  device='GPU'; T in [DT_DOUBLE]"),
+    # a TRL/transformers run on a Turing GPU (a Kaggle notebook's note quoting the error)
+    ("SFTConfig bf16=True on a Kaggle T4", "CD404", "ValueError: Your setup doesn't support bf16/gpu."),
     # a kernel compiled with NVRTC, which searches no toolkit include folder by itself
     ("an NVRTC matmul kernel (cuda_bf16.h)", "CD201",
      "E           RuntimeError: Kernel compilation failed:\nE           matmul_kernel.cu(2): catastrophic error: cannot "
@@ -83,6 +91,9 @@ UNRELATED = [
      "  at ~/.local/pipx/venvs/poetry/lib/python3.13/site-packages/poetry/installation/chooser.py:74 in choose_for"),
     # a project's own header, not the toolkit's
     ("a project's own header", "kern.cu(4): catastrophic error: cannot open source file \"my_kernel_utils.h\""),
+    # TensorFlow on iOS: an op with no kernel at all, no GPU in sight
+    ("TensorFlow on iOS", "Invalid argument: No OpKernel was registered to support Op 'Equal' with these attrs.  "
+     "Registered devices: [CPU], Registered kernels:\n  <no registered kernels>"),
     # a CPU wheel's URL guessed by a setup.py: no CUDA build named
     ("a setup.py guessing a CPU wheel", "Guessing wheel URL:  https://example.org/releases/mypkg-1.0-cp311-cp311-"
      "linux_x86_64.whl\nerror: <urlopen error [Errno 104] Connection reset by peer>"),
@@ -120,3 +131,9 @@ def test_the_hpc_sdk_target_names_the_gpu_and_the_option() -> None:
 def test_a_release_candidates_driver_is_no_builds_floor() -> None:
     floor = query.toolkit_min_driver("11.0", "linux")
     assert floor is not None and floor.version == "450.51.05"  # CUDA 11.0.2 GA, not 11.0.1 RC's 450.36.06
+
+
+def test_a_phrase_with_its_own_fix_answers_with_it() -> None:
+    first = explain_text("ValueError: Your setup doesn't support bf16/gpu.", None)["matches"][0]
+    assert "fp16=True" in first["fix"] and "get_device_capability" in first["fix"]
+    assert first["framework"] != "onnxruntime"  # "support " is no ONNX Runtime marker ("ort ")

@@ -59,7 +59,7 @@ def classify(facts: Facts) -> list[Cause]:
     causes.extend(_from_cpu_builds(facts))
     causes.extend(_from_archs(facts))
     causes.extend(Cause(p.finding, f"the message says “{p.text}”: {p.meaning.rstrip('.')}", f"compat/status_codes.toml: {p.source}",
-                        kind="phrase", line=p.line) for p in facts.phrases)
+                        {"fix": p.fix} if p.fix else {}, kind="phrase", line=p.line) for p in facts.phrases)
     causes.extend(_from_conflicts(facts))
     causes.extend(_from_not_found(facts))
     causes.extend(_from_events(bindings))

@@ -66,6 +66,7 @@ class Phrase:
     meaning: str
     source: str
     line: int = 0
+    fix: str = ""  # the phrase's own fix, where its row gives one (the finding's general advice does not fit it)
 
 
 @dataclass(frozen=True)

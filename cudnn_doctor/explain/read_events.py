@@ -142,6 +142,19 @@ def missing_headers(index: int, lower: str) -> list[Event]:
                   row["fix"], row["source"], (("header", header),), index)]
 
 
+def registered_devices(index: int, lowers: list[str]) -> list[Event]:
+    """TensorFlow's op placement error with only the CPU device registered while the op lists GPU kernels
+    (compat/errors.toml [registered_devices])."""
+    row = load("errors").get("registered_devices")
+    if not row or row["devices"] not in lowers[index]:
+        return []
+    window = lowers[index:index + int(row["window"])]
+    if not any(row["kernels"] in line for line in window):
+        return []
+    return [Event("no-gpu-device", row["code"], "Registered devices: [CPU]", row["meaning"], row["fix"],
+                  row["source"], (), index)]
+
+
 def toolkit_variables(index: int, lower: str) -> list[Event]:
     """A program's words that it found no CUDA toolkit, on a line that names a variable for one (compat/errors.toml
     [toolkit_variable]: "Failed to auto-detect CUDA root directory. Please specify `CUDA_PATH`")."""

@@ -181,7 +181,7 @@ def phrases(index: int, lower: str) -> list[Phrase]:
     for row in _phrase_table():
         if row["text"] in lower and (not row.get("any") or any(word in lower for word in row["any"])):
             out.append(Phrase(text=row["text"], finding=row["finding"], meaning=row["meaning"], source=row["source"],
-                              line=index))
+                              line=index, fix=row.get("fix", "")))
     if not out:
         out.extend(_no_gpu_answer(index, lower))
     if not out:
@@ -283,11 +283,23 @@ def frameworks(lowers: list[str]) -> tuple[str, ...]:
     """Frameworks by how often their markers occur in the last FRAMEWORK_WINDOW characters, most first."""
     text = "\n".join(lowers)[-FRAMEWORK_WINDOW:]
     counts: dict[str, int] = {}
-    for row in load("libraries").get("framework", []):
-        hits = sum(text.count(marker) for marker in row["markers"])
+    for name, plain, words in _framework_markers():
+        hits = sum(text.count(marker) for marker in plain) + sum(len(word.findall(text)) for word in words)
         if hits:
-            counts[row["name"]] = hits
+            counts[name] = hits
     return tuple(sorted(counts, key=lambda name: -counts[name]))
+
+
+@functools.cache
+def _framework_markers() -> tuple[tuple[str, tuple[str, ...], tuple[re.Pattern[str], ...]], ...]:
+    """Each framework's markers: counted wherever they are, except a short word ("ort ", three letters or fewer),
+    which counts only where a word starts (ONNX Runtime's "ort ", not the end of "support ")."""
+    def short(marker: str) -> bool:
+        return marker[:1].isalnum() and len(marker.strip()) <= 3
+
+    return tuple((row["name"], tuple(m for m in row["markers"] if not short(m)),
+                  tuple(re.compile(rf"(?<![a-z0-9]){re.escape(m)}") for m in row["markers"] if short(m)))
+                 for row in load("libraries").get("framework", []))
 
 
 # ---------------------------------------------------------------------------------------------- compilers

@@ -50,6 +50,7 @@ from cudnn_doctor.explain.read_events import (
     kernel_modules,
     missing_headers,
     placeholders,
+    registered_devices,
     requirements,
     toolkit_variables,
 )
@@ -137,6 +138,7 @@ def _facts_of(indexes: range, budget: int, most: int, lines: list[str], lowers: 
                  events(index, line, wrapped) + kernel_modules(index, lowers) + components(index, lowers)
                  + extensions(index, lower) + requirements(index, lower) + toolkit_variables(index, lower)
                  + placeholders(index, lower) + missing_headers(index, lower) + compile_errors(index, line, lower)
+                 + registered_devices(index, lowers)
                  + host_headers(index, lines, lowers))
         if any(facts):
             found.append(facts)
