@@ -58,6 +58,20 @@ CASES = [
      "> RuntimeError: Ninja is required to load C++ extensions"),
     # vllm-project/vllm#6134
     ("vllm-project/vllm#6134", "CD208", "[Installation]: Couldn't find CUDA library root."),
+    # PaddlePaddle/Paddle#74894: two exact pins of NVIDIA's CUDA runtime wheel (the resolver's header left off)
+    ("PaddlePaddle/Paddle#74894", "CD521",
+     "    torch 2.5.1 depends on nvidia-cuda-runtime-cu12==12.4.127; platform_system == \"Linux\" and platform_machine == "
+     "\"x86_64\"\n    paddlepaddle-gpu 3.1.0 depends on nvidia-cuda-runtime-cu12==12.3.101; platform_system == \"Linux\" "
+     "and platform_machine == \"x86_64\""),
+    # young-geng/EasyLM#92: a lower bound against an exact pin below it
+    ("young-geng/EasyLM#92", "CD521",
+     "    jax[cuda11-pip] 0.4.14 depends on nvidia-cuda-runtime-cu11>=11.8; extra == \"cuda11_pip\"\n"
+     "    torch 2.0.1 depends on nvidia-cuda-runtime-cu11==11.7.99; platform_system == \"Linux\" and platform_machine == "
+     "\"x86_64\""),
+    # Vision-CAIR/MiniGPT4-video#45: the user's pin of NCCL against torch's
+    ("Vision-CAIR/MiniGPT4-video#45", "CD521",
+     "    The user requested nvidia-nccl-cu12==2.18.1\n    torch 2.2.2 depends on nvidia-nccl-cu12==2.19.3; "
+     "platform_system == \"Linux\" and platform_machine == \"x86_64\""),
     # a Keras CuDNNLSTM on a tensorflow-gpu environment that registered no GPU (a public notebook's traceback)
     ("Keras CuDNNLSTM, Registered devices: [CPU]", "CD406",
      "InvalidArgumentError: No OpKernel was registered to support Op 'CudnnRNN' used by node cu_dnnlstm_1/CudnnRNN "
@@ -91,6 +105,8 @@ UNRELATED = [
      "  at ~/.local/pipx/venvs/poetry/lib/python3.13/site-packages/poetry/installation/chooser.py:74 in choose_for"),
     # a project's own header, not the toolkit's
     ("a project's own header", "kern.cu(4): catastrophic error: cannot open source file \"my_kernel_utils.h\""),
+    # two requirements of one NVIDIA wheel that one release meets (nccl 2.20.5 is >=2.20): no clash
+    ("pins that overlap", "mypkg 1.0 requires nvidia-nccl-cu12>=2.20\ntorch 2.3.1 requires nvidia-nccl-cu12==2.20.5"),
     # TensorFlow on iOS: an op with no kernel at all, no GPU in sight
     ("TensorFlow on iOS", "Invalid argument: No OpKernel was registered to support Op 'Equal' with these attrs.  "
      "Registered devices: [CPU], Registered kernels:\n  <no registered kernels>"),
@@ -137,3 +153,12 @@ def test_a_phrase_with_its_own_fix_answers_with_it() -> None:
     first = explain_text("ValueError: Your setup doesn't support bf16/gpu.", None)["matches"][0]
     assert "fp16=True" in first["fix"] and "get_device_capability" in first["fix"]
     assert first["framework"] != "onnxruntime"  # "support " is no ONNX Runtime marker ("ort ")
+
+
+def test_prefix_and_bound_clauses_are_compared_as_intervals() -> None:
+    from cudnn_doctor.explain.read_packages import _below, _interval
+
+    prefix, floor = _interval("==", (13, 1), True), _interval(">=", (13, 3, 0, 5), False)
+    assert _below(prefix[1], floor[0])  # 13.1.* is below 13.3.0.5
+    compatible = _interval("~=", (2, 20), False)
+    assert not _below(compatible[1], _interval("==", (2, 21, 5), False)[0])  # ~=2.20 allows 2.21.5

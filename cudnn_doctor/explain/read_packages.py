@@ -567,3 +567,61 @@ def prebuilt_wheels(lines: list[str], lowers: list[str]) -> list[NotFound]:
                "for yours; or let it build, with a CUDA toolkit of torch's CUDA major on PATH.")
         return [NotFound(tool=f"{package}'s setup.py (no wheel)", packages=(wheel,), line=index, source=source, fix=fix)]
     return []
+
+
+# ------------------------------------------- two requirements of one NVIDIA package that no release meets (round eleven)
+
+# a requirement of a GPU stack's package as resolvers print it: "nvidia-cublas>=13.3.0.5", "nvidia-cublas==13.1.x",
+# "nvidia-cudnn-cu12 ==9.1.0.70", "cuda-toolkit<13"
+_PIN_SPEC = re.compile(r"(?<![\w.-])([a-z][a-z0-9_.\-]{2,60}?)\s?(==|>=|<=|~=|<|>)\s?(\d{1,4}(?:\.\d{1,6}){0,4})((?:\.(?:x|\*))?)(?![\w.])")
+_REQUIRE_WORDS = ("require", "requested", "depends on", "depend on")
+Bound = tuple[tuple[int, ...], bool]  # a version and whether it is included
+
+
+def _interval(operator: str, version: tuple[int, ...], wildcard: bool) -> tuple[Bound | None, Bound | None]:
+    """The versions a PEP 440 clause allows, as (lowest, highest); None is unbounded."""
+    if operator == "==" and wildcard or operator == "~=":
+        upper = version[:-1] + (version[-1] + 1,) if operator == "==" else version[:-2] + (version[-2] + 1,) \
+            if len(version) > 1 else (version[0] + 1,)
+        return (version, True), (upper, False)
+    if operator == "==":
+        return (version, True), (version, True)
+    if operator in (">=", ">"):
+        return (version, operator == ">="), None
+    return None, (version, operator == "<=")
+
+
+def _below(high: Bound | None, low: Bound | None) -> bool:
+    """Is every version up to HIGH below every version from LOW (no version in both)?"""
+    if high is None or low is None:
+        return False
+    width = max(len(high[0]), len(low[0]))
+    top, bottom = high[0] + (0,) * (width - len(high[0])), low[0] + (0,) * (width - len(low[0]))
+    return top < bottom or top == bottom and not (high[1] and low[1])
+
+
+def pin_clashes(lines: list[str], lowers: list[str]) -> list[Conflict]:
+    """Two requirements of one GPU stack's package (compat/libraries.toml [[package]] prefixes) that no release meets
+    at once, read from the resolver's own requirement lines ("simpletuner[cuda13] requires nvidia-cublas>=13.3.0.5",
+    "torch==2.11.0+cu130 ... require nvidia-cublas==13.1.x"), whatever its header says or whether it was pasted."""
+    _, prefixes = _resolver_tables()
+    seen: dict[str, tuple[str, tuple[Bound | None, Bound | None], int]] = {}
+    for index in range(max(0, len(lowers) - 200), len(lowers)):
+        lower = lowers[index]
+        if not any(word in lower for word in _REQUIRE_WORDS) or not any(prefix in lower for prefix in prefixes):
+            continue
+        for match in itertools.islice(_PIN_SPEC.finditer(lower), PER_LINE):
+            name = match.group(1)
+            if not name.startswith(prefixes):
+                continue
+            version = tuple(int(part) for part in match.group(3).split("."))
+            span = _interval(match.group(2), version, bool(match.group(4)))
+            said = " ".join(lines[index].split())[:200]
+            if name in seen and seen[name][0] != said:
+                first, other, at = seen[name]
+                if _below(other[1], span[0]) or _below(span[1], other[0]):
+                    row = load("libraries").get("pin_clash", {})
+                    return [Conflict(tool="resolver", packages=(name,), pins=(first, said), line=index,
+                                     source=row.get("source", ""))]
+            seen.setdefault(name, (said, span, index))
+    return []

@@ -63,6 +63,7 @@ from cudnn_doctor.explain.read_packages import (
     framework_named_libraries,
     framework_swaps,
     not_found,
+    pin_clashes,
     prebuilt_wheels,
     platform_requests,
 )
@@ -100,7 +101,8 @@ def read(data: bytes | str) -> Facts:
     return Facts(libraries=tuple(libraries), symbols=tuple(_unique(symbols, lambda s: s.name)), statuses=tuple(_unique(statuses, lambda s: (s.api, s.name))),
                  versions=tuple(_unique(versions, lambda v: (v.subject, v.built, v.found))),
                  archs=tuple(_unique(archs, lambda a: (a.compute_capability, a.cue))),
-                 phrases=tuple(_unique(phrases, lambda p: p.text)), conflicts=tuple(framework_swaps(lines, lowers) + conflicts(lines, lowers)),
+                 phrases=tuple(_unique(phrases, lambda p: p.text)), conflicts=tuple(framework_swaps(lines, lowers) + conflicts(lines, lowers)
+                                                                       + pin_clashes(lines, lowers)),
                  cpu_builds=tuple(_unique(cpu_builds, lambda c: c.text)), compilers=tuple(_unique(compilers, lambda c: c.name)),
                  not_found=tuple(build_isolation(lines, lowers) + framework_named_libraries(lines, lowers)
                                    + conda_cuda_fallback(lines, lowers) + not_found(lines, lowers) + platform_requests(lines, lowers)
