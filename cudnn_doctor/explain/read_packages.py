@@ -557,7 +557,8 @@ def prebuilt_wheels(lines: list[str], lowers: list[str]) -> list[NotFound]:
         if why is not None:
             fix = (f"{package}'s setup.py could not download its prebuilt wheel ({why}). Install the same file with pip, "
                    f"which uses your proxy and certificate settings: `pip install {url}` (or download it with a browser "
-                   f"or curl and `pip install ./{wheel}`), then install {package} again; retry where GitHub is reachable. "
+                   f"or curl and `pip install ./{wheel}`). That wheel is {package} built for this torch, CUDA and Python, so nothing "
+                   "is left to build; or retry where the release page is reachable. "
                    "Building from source instead needs a CUDA toolkit (nvcc) of torch's CUDA major and takes long.")
             return [NotFound(tool=f"{package}'s setup.py (download)", packages=(wheel,), line=index, source=source,
                              fix=fix)]
