@@ -221,7 +221,7 @@ def _named_table(where: str) -> frozenset[str]:
 
 def _indented_below(lowers: list[str], index: int) -> list[str]:
     """The indented lines right after INDEX, up to the first line that is not (pip lists packages so)."""
-    out = []
+    out: list[str] = []
     for line in lowers[index + 1:index + 1 + NOT_FOUND_AFTER]:
         if not line.strip() or not line[:1].isspace() and out:
             break

@@ -64,8 +64,8 @@ from cudnn_doctor.explain.read_packages import (
     framework_swaps,
     not_found,
     pin_clashes,
-    prebuilt_wheels,
     platform_requests,
+    prebuilt_wheels,
 )
 from cudnn_doctor.explain.read_statuses import statuses
 from cudnn_doctor.explain.read_versions import archs, compilers, frameworks, phrases, versions
