@@ -162,3 +162,9 @@ def test_prefix_and_bound_clauses_are_compared_as_intervals() -> None:
     assert _below(prefix[1], floor[0])  # 13.1.* is below 13.3.0.5
     compatible = _interval("~=", (2, 20), False)
     assert not _below(compatible[1], _interval("==", (2, 21, 5), False)[0])  # ~=2.20 allows 2.21.5
+
+
+def test_a_conda_solvers_conflict_is_answered_in_condas_terms() -> None:
+    message = CASES[0][2]  # the libmamba tree above
+    first = explain_text(message, None)["matches"][0]
+    assert first["code"] == "CD521" and "cuda-version" in first["fix"] and "pip install" not in first["fix"]

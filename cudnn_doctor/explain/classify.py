@@ -242,6 +242,16 @@ def judged_architecture(facts: Facts) -> str | None:
     return cued[-1] if cued else (named.pop() if len(named) == 1 else None)
 
 
+# a conda or pixi solver's conflict over the GPU stack: conda's channels and pins decide which CUDA build exists
+CONDA_CONFLICT_FIX = ("Let the solver pick one CUDA for every package: name the CUDA once (`cuda-version` on conda-forge, "
+                      "`pytorch-cuda` with the pytorch and nvidia channels), drop your other pins of cudatoolkit and cuda-* "
+                      "packages and of the framework's build string, and list the channels the packages' install pages name "
+                      "(RAPIDS: rapidsai, conda-forge, nvidia), in that order. The packages' build lists (conda search "
+                      "--info with a package's name) show each build's CUDA and Python; a Python the GPU build was never "
+                      "made for needs another Python. On a Jetson, a build that asks for arm-variant sbsa is a server's (SBSA) "
+                      "build: install one made for Jetson (NVIDIA's JetPack wheels) instead.")
+
+
 def _from_conflicts(facts: Facts) -> list[Cause]:
     causes = []
     for conflict in facts.conflicts[-1:]:  # the last one is the resolver's final word
@@ -254,9 +264,12 @@ def _from_conflicts(facts: Facts) -> list[Cause]:
                                 f"compat/libraries.toml: {conflict.source}", {"detail": detail[:400], "fix": conflict.fix},
                                 kind="conflict", line=conflict.line))
             continue
+        values = {"detail": detail[:400]}
+        if conflict.tool in ("conda", "pixi"):  # a conda solver's conflict: conda's channels and pins, not pip's index
+            values["fix"] = CONDA_CONFLICT_FIX
         causes.append(Cause("CD521", f"{conflict.tool} reports a conflict that names the GPU stack's packages ({named})"
                             + (f": {pins}" if pins else ""),
-                            f"compat/libraries.toml: {conflict.source}", {"detail": detail[:400]}, kind="conflict",
+                            f"compat/libraries.toml: {conflict.source}", values, kind="conflict",
                             line=conflict.line))
     return causes
 
