@@ -141,10 +141,13 @@ def test_the_package_to_build_reaches_the_isolation_fix() -> None:
 
 
 def test_a_framework_from_its_variant_index_is_a_build_of_the_stack() -> None:
-    """astral-sh/uv's words for a distribution with no wheel for this platform, the package from PyTorch's CPU index."""
-    message = ("error: distribution torchaudio==2.5.1+cpu @ registry+https://download.pytorch.org/whl/cpu can't be "
-               "installed because it doesn't have a source distribution or wheel for the current platform")
-    assert explain_text(message, None)["matches"][0]["code"] == "CD520"
+    """astral-sh/uv's words for a distribution with no wheel for this platform: from PyTorch's CUDA index it is the GPU
+    stack's build (CD520); from its CPU index it is not (round eleven: a +cpu build is no NVIDIA evidence)."""
+    words = ("can't be installed because it doesn't have a source distribution or wheel for the current platform")
+    cuda = f"error: distribution torchaudio==2.5.1+cu124 @ registry+https://download.pytorch.org/whl/cu124 {words}"
+    assert explain_text(cuda, None)["matches"][0]["code"] == "CD520"
+    cpu = f"error: distribution torchaudio==2.5.1+cpu @ registry+https://download.pytorch.org/whl/cpu {words}"
+    assert explain_text(cpu, None)["matches"] == []
 
 
 def test_a_build_without_only_cudnn_is_a_cudnn_answer() -> None:

@@ -101,6 +101,17 @@ def _pip_log(machine: Machine, tmp_path: Path) -> None:
         "Successfully installed torch-2.1.0 xformers-0.0.22\n")
 
 
+def _setup_log(machine: Machine, tmp_path: Path) -> None:
+    """flash-attn's setup.py guessing its prebuilt wheel's URL, then urllib's error (as pip shows the build's output)."""
+    (machine.cwd / "setup.log").write_text(
+        "      torch.__version__  = 2.2.0+cu121\n"
+        "      running bdist_wheel\n"
+        "      Guessing wheel URL:  https://github.com/Dao-AILab/flash-attention/releases/download/v2.5.3/"
+        "flash_attn-2.5.3+cu122torch2.2cxx11abiFALSE-cp311-cp311-linux_x86_64.whl\n"
+        "      error: <urlopen error [Errno -2] Name or service not known>\n"
+        "      [end of output]\n")
+
+
 def _fleet_reports(machine: Machine, tmp_path: Path) -> None:
     """reports/: four nodes' `check --json`, gpu-03 with another cuDNN and gpu-04 with another driver."""
     (machine.cwd / "reports").mkdir()
@@ -223,6 +234,7 @@ SETUPS = {  # (section, command) -> how its pretend machine is made (a context t
                                "libcudnn.so.8: cannot open shared object file\""): _one_cudnn,
     ("`cudnn-doctor explain`", "cudnn-doctor explain CD303"): None,
     ("`cudnn-doctor explain`", "cudnn-doctor explain --offline-only --from-file pip.log"): _pip_log,
+    ("`cudnn-doctor explain`", "cudnn-doctor explain --offline-only --from-file setup.log"): _setup_log,
     ("`cudnn-doctor explain`", "cudnn-doctor explain --offline-only \"subprocess.CalledProcessError: Command "
                                "'['/venv/lib/python3.12/site-packages/triton/backends/nvidia/bin/ptxas', '-lineinfo', "
                                "'-v', '--gpu-name=sm_120a', '/tmp/t.ptx', '-o', '/tmp/t.ptx.o']' returned non-zero exit "

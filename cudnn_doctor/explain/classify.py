@@ -59,7 +59,7 @@ def classify(facts: Facts) -> list[Cause]:
     causes.extend(_from_cpu_builds(facts))
     causes.extend(_from_archs(facts))
     causes.extend(Cause(p.finding, f"the message says “{p.text}”: {p.meaning.rstrip('.')}", f"compat/status_codes.toml: {p.source}",
-                        kind="phrase", line=p.line) for p in facts.phrases)
+                        {"fix": p.fix} if p.fix else {}, kind="phrase", line=p.line) for p in facts.phrases)
     causes.extend(_from_conflicts(facts))
     causes.extend(_from_not_found(facts))
     causes.extend(_from_events(bindings))
@@ -242,6 +242,16 @@ def judged_architecture(facts: Facts) -> str | None:
     return cued[-1] if cued else (named.pop() if len(named) == 1 else None)
 
 
+# a conda or pixi solver's conflict over the GPU stack: conda's channels and pins decide which CUDA build exists
+CONDA_CONFLICT_FIX = ("Let the solver pick one CUDA for every package: name the CUDA once (`cuda-version` on conda-forge, "
+                      "`pytorch-cuda` with the pytorch and nvidia channels), drop your other pins of cudatoolkit and cuda-* "
+                      "packages and of the framework's build string, and list the channels the packages' install pages name "
+                      "(RAPIDS: rapidsai, conda-forge, nvidia), in that order. The packages' build lists (conda search "
+                      "--info with a package's name) show each build's CUDA and Python; a Python the GPU build was never "
+                      "made for needs another Python. On a Jetson, a build that asks for arm-variant sbsa is a server's (SBSA) "
+                      "build: install one made for Jetson (NVIDIA's JetPack wheels) instead.")
+
+
 def _from_conflicts(facts: Facts) -> list[Cause]:
     causes = []
     for conflict in facts.conflicts[-1:]:  # the last one is the resolver's final word
@@ -254,9 +264,12 @@ def _from_conflicts(facts: Facts) -> list[Cause]:
                                 f"compat/libraries.toml: {conflict.source}", {"detail": detail[:400], "fix": conflict.fix},
                                 kind="conflict", line=conflict.line))
             continue
+        values = {"detail": detail[:400]}
+        if conflict.tool in ("conda", "pixi"):  # a conda solver's conflict: conda's channels and pins, not pip's index
+            values["fix"] = CONDA_CONFLICT_FIX
         causes.append(Cause("CD521", f"{conflict.tool} reports a conflict that names the GPU stack's packages ({named})"
                             + (f": {pins}" if pins else ""),
-                            f"compat/libraries.toml: {conflict.source}", {"detail": detail[:400]}, kind="conflict",
+                            f"compat/libraries.toml: {conflict.source}", values, kind="conflict",
                             line=conflict.line))
     return causes
 
@@ -303,6 +316,9 @@ def _from_compilers(facts: Facts) -> list[Cause]:
         else:
             values = {"detail": detail} | ({"compute_capability": arch} if arch else {}) \
                 | ({"needs_cuda": needs} if needs else {})
+            if compiler.fix and arch:  # the compiler's own fix (the HPC SDK's target options), with the GPU's values
+                values["fix"] = compiler.fix.format(cc=arch, cc_digits=arch.replace(".", "")) \
+                    + (f" (CUDA {needs} or newer knows it.)" if needs else "")
             causes.append(Cause("CD206", f"{detail}: the CUDA toolkit or NVRTC is older than the GPU",
                                 f"compat/libraries.toml: {compiler.source}", values, kind="compiler", line=compiler.line))
     return causes
@@ -327,6 +343,18 @@ def _from_not_found(facts: Facts) -> list[Cause]:
                                 "'s loader") else f"conda: {named}: the plan's CUDA is not the one asked for",
                                 missing.source, {"detail": f"{missing.tool}: {named}", "fix": missing.fix},
                                 kind="not-found", line=missing.line))
+            continue
+        if missing.fix and missing.tool.endswith("'s setup.py (download)"):  # a prebuilt CUDA wheel's download failed
+            causes.append(Cause("CD511", f"{missing.tool.split(' (')[0]} guessed the URL of its prebuilt CUDA wheel "
+                                f"{named} and the download failed", missing.source,
+                                {"url": named, "why": "the download did not complete", "detail": f"{missing.tool}: {named}",
+                                 "fix": missing.fix}, kind="not-found", line=missing.line))
+            continue
+        if missing.fix and missing.tool.endswith("'s setup.py (no wheel)"):  # no prebuilt wheel for this combination
+            causes.append(Cause("CD520", f"{missing.tool.split(' (')[0]} has no prebuilt wheel {named} for this torch, "
+                                "CUDA and Python", missing.source, {"detail": f"{missing.tool}: {named}",
+                                                                  "fix": missing.fix}, kind="not-found",
+                                line=missing.line))
             continue
         if missing.fix and missing.tool == "pip (isolated build)":
             causes.append(Cause("CD520", f"pip built a package from source in an isolated environment without "

@@ -66,6 +66,7 @@ class Phrase:
     meaning: str
     source: str
     line: int = 0
+    fix: str = ""  # the phrase's own fix, where its row gives one (the finding's general advice does not fit it)
 
 
 @dataclass(frozen=True)
@@ -95,6 +96,7 @@ class Compiler:
     line: int = 0
     source: str = ""
     path_variable: str = ""  # the variable that points the framework at another copy of this compiler
+    fix: str = ""  # the compiler's own fix ({cc}, {cc_digits}), where its row in libraries.toml gives one
 
 
 @dataclass(frozen=True)

@@ -171,6 +171,10 @@ def _triggers() -> tuple[str, ...]:
     status = load("status_codes")
     texts = [row["text"] for table in ("message", "phrase") for row in status.get(table, [])]
     texts += [alias for row in load("libraries").get("library", []) for alias in row.get("aliases", [])]
+    # a CUDA compiler's own markers (nvc++-error), the solvers' and installers' words (round eleven)
+    texts += [marker for row in load("libraries").get("compiler", []) for marker in row["markers"]]
+    texts += [row["text"] for table in ("resolver", "not_found") for row in load("libraries").get(table, [])]
+    texts += [load("libraries").get("prebuilt_wheel", {}).get("marker", "guessing wheel url:")]
     errors = load("errors")
     texts += [row["text"] for table in ("event", "outside") for row in errors.get(table, [])]
     texts += [name for row in errors.get("component", []) for name in row["names"]]  # NVIDIA's host components

@@ -118,13 +118,16 @@ _MISSING_INCLUDE = re.compile(r"fatal error:? ?([\w./+-]{3,120}\.(?:h|hpp|cuh)):
                               r"|cannot open include file: '([\w./+-]{3,120}\.(?:h|hpp|cuh))'"
                               r"|'([\w./+-]{3,120}\.(?:h|hpp|cuh))' file not found"
                               # CMake's FindCUDAToolkit: "Unable to find cublas_v2.h in either "/usr/local/cuda/include" ..."
-                              r"|unable to find ([\w./+-]{3,120}\.(?:h|hpp|cuh)) in ")
+                              r"|unable to find ([\w./+-]{3,120}\.(?:h|hpp|cuh)) in "
+                              # the EDG front end of nvcc (cicc) and NVRTC: 'catastrophic error: cannot open source file
+                              # "cuda_runtime.h"' (CuPy's and other runtime compilers' kernels, compiled with NVRTC)
+                              r"|cannot open source file [\"<']([\w./+-]{3,120}\.(?:h|hpp|cuh))[\">']")
 
 
 def missing_headers(index: int, lower: str) -> list[Event]:
     """A header of the CUDA toolkit (compat/errors.toml [toolkit_headers]) a compiler says it did not find."""
     if "include" not in lower and "no such file" not in lower and "file not found" not in lower \
-            and "unable to find" not in lower:
+            and "unable to find" not in lower and "cannot open source file" not in lower:
         return []
     row = load("errors").get("toolkit_headers")
     found = _MISSING_INCLUDE.search(lower) if row else None
@@ -137,6 +140,19 @@ def missing_headers(index: int, lower: str) -> list[Event]:
         return []
     return [Event("toolchain", row["code"], found.group(0), f"{header} is a header of the CUDA toolkit: {row['meaning']}",
                   row["fix"], row["source"], (("header", header),), index)]
+
+
+def registered_devices(index: int, lowers: list[str]) -> list[Event]:
+    """TensorFlow's op placement error with only the CPU device registered while the op lists GPU kernels
+    (compat/errors.toml [registered_devices])."""
+    row = load("errors").get("registered_devices")
+    if not row or row["devices"] not in lowers[index]:
+        return []
+    window = lowers[index:index + int(row["window"])]
+    if not any(row["kernels"] in line for line in window):
+        return []
+    return [Event("no-gpu-device", row["code"], "Registered devices: [CPU]", row["meaning"], row["fix"],
+                  row["source"], (), index)]
 
 
 def toolkit_variables(index: int, lower: str) -> list[Event]:

@@ -25,7 +25,7 @@ def _resolver_tables() -> tuple[tuple[tuple[str, str, str], ...], tuple[str, ...
 
 # a line of a resolver's explanation says which package requires which: only there a GPU package counts
 DEPENDENCY_WORDS = ("depends on", "requires", "requested", "==", ">=", "<=", "incompatible", "conflict", "cannot install",
-                    "provides", "needed by", "->", "pins", "but you have")
+                    "provides", "needed by", "->", "pins", "but you have", "would require", "cannot be installed")
 FRAMEWORK_CORE = ("torch", "jax", "jaxlib", "tensorflow", "paddlepaddle", "onnxruntime")
 # a build of a CUDA release: a wheel's local version (+cu121) or a conda build string (cuda112py38h3d13190_1,
 # cuda118_py310h..., conda-forge's cudaXYZ builds)
@@ -37,9 +37,17 @@ BLOCK_BEFORE, BLOCK_AFTER = 8, 12  # lines around a resolver's words that explai
 
 
 def _gpu_context(lowers: list[str]) -> bool:
-    """Does the message speak of the frameworks' GPU builds: a variant index (compat/libraries.toml [framework_swap]
-    variant_context), a CUDA local version, CUDA or NVIDIA named?"""
+    """Does the message speak of the frameworks' NVIDIA GPU builds: a CUDA variant index (compat/libraries.toml
+    [framework_swap] variant_context), a CUDA local version, CUDA, cuDNN or NVIDIA named?"""
     words = tuple(load("libraries").get("framework_swap", {}).get("variant_context", ()))
+    return any(word in lower for lower in lowers[-400:] for word in words)
+
+
+def _other_accelerator(lowers: list[str]) -> bool:
+    """Does the message name another accelerator's or the CPU's build of a framework (torch-npu, +rocm, +cpu: compat/
+    libraries.toml [framework_swap] other_accelerators)? Without NVIDIA evidence beside it, a clash over the
+    frameworks' pins is not the NVIDIA stack's."""
+    words = tuple(load("libraries").get("framework_swap", {}).get("other_accelerators", ()))
     return any(word in lower for lower in lowers[-400:] for word in words)
 
 
@@ -50,7 +58,7 @@ def _framework_names() -> frozenset[str]:
     return frozenset(load("libraries").get("framework_swap", {}).get("frameworks", ())) | {"pytorch"}
 
 
-def _gpu_packages(line: str, lower: str, gpu_context: bool = True) -> list[str]:
+def _gpu_packages(line: str, lower: str, gpu_context: bool = True, other_accelerator: bool = False) -> list[str]:
     """The GPU stack's packages a resolver line names on its requirement side: after its first dependency word
     ("torch 2.2.1+cu121 requires nvidia-cublas-cu12==12.1.3.1"), so that "tensorflow-gpu 2.8.0 has requirement
     numpy>=1.20" (a GPU package wanting numpy) is not a conflict of the GPU stack."""
@@ -62,7 +70,8 @@ def _gpu_packages(line: str, lower: str, gpu_context: bool = True) -> list[str]:
     # who asks: a framework's companion built per framework release (torchvision 0.17.0 depends on torch==2.2.0) makes
     # a framework pin the GPU stack's; another package's pin on the framework needs the message's GPU context
     asker = [token.strip(".,:;'\"").lower() for token in TOKEN.findall(line[max(0, verb - 80):verb])[-3:]]
-    companion = any(name in _framework_names() for name in asker)
+    # (a companion counts unless the message is about another accelerator's or the CPU's build, with no NVIDIA word)
+    companion = any(name in _framework_names() for name in asker) and (gpu_context or not other_accelerator)
     required = TOKEN.search(lower, verb + len(word)) if hits else None
     if required is not None and required.group(0).strip(".") in FRAMEWORK_CORE:
         verb = 0  # "torchvision 0.16.0+cu118 depends on torch==2.1.0": a CUDA build of a companion wants another torch
@@ -107,7 +116,7 @@ def conflicts(lines: list[str], lowers: list[str]) -> list[Conflict]:
             if near not in named_on:
                 if gpu_context is None:
                     gpu_context = _gpu_context(lowers)
-                named_on[near] = _gpu_packages(lines[near], lower, gpu_context)
+                named_on[near] = _gpu_packages(lines[near], lower, gpu_context, _other_accelerator(lowers))
             named = named_on[near]
             if named:
                 packages.extend(name for name in named if name not in packages)
@@ -206,8 +215,18 @@ def _not_found_table() -> tuple[tuple[str, str, str], ...]:
 
 
 @functools.cache
-def _named_before_table() -> frozenset[str]:
-    return frozenset(row["text"] for row in load("libraries").get("not_found", []) if row.get("named") == "before")
+def _named_table(where: str) -> frozenset[str]:
+    return frozenset(row["text"] for row in load("libraries").get("not_found", []) if row.get("named") == where)
+
+
+def _indented_below(lowers: list[str], index: int) -> list[str]:
+    """The indented lines right after INDEX, up to the first line that is not (pip lists packages so)."""
+    out: list[str] = []
+    for line in lowers[index + 1:index + 1 + NOT_FOUND_AFTER]:
+        if not line.strip() or not line[:1].isspace() and out:
+            break
+        out.append(line.strip())
+    return out
 
 
 def not_found(lines: list[str], lowers: list[str]) -> list[NotFound]:
@@ -227,8 +246,10 @@ def not_found(lines: list[str], lowers: list[str]) -> list[NotFound]:
         start = at + len(text)
         pieces = [lowers[index][start:]] + [line for line in lowers[index + 1:index + 1 + NOT_FOUND_AFTER]
                                              if tool == "conda" and line.lstrip().startswith("-") and "://" not in line]
-        if text in _named_before_table():  # the wheel or distribution is named before the words ("X.whl is not a supported ...")
+        if text in _named_table("before"):  # the wheel or distribution is named before the words ("X.whl is not a supported ...")
             pieces = [lowers[index][:at]]
+        elif text in _named_table("below"):  # pip's "...available for your environment:" then one package a line
+            pieces = [lowers[index][start:]] + _indented_below(lowers, index)
         packages: list[str] = []
         for piece in pieces:
             for match in itertools.islice(_PACKAGE.finditer(piece), 12):
@@ -240,10 +261,12 @@ def not_found(lines: list[str], lowers: list[str]) -> list[NotFound]:
                 framework = pin is not None and pin.group(1) in _framework_names() or wheel in _framework_names()
                 # a framework counts where the message is about its GPU builds (a variant index, a CUDA word): pip
                 # finding no torch for this Python alone is a Python pin, not the GPU stack's
-                if name.startswith(prefixes) or _CUDA_TAG.search(name) or _LOCAL_VARIANT.search(name) \
+                # (a local version counts where it is a CUDA build's, +cu121: a +cpu or +rocm build is no NVIDIA evidence)
+                variant = _LOCAL_VARIANT.search(name)
+                if name.startswith(prefixes) or _CUDA_TAG.search(name) or variant and variant.group(1).startswith("cu") \
                         or framework and _gpu_context(lowers):
                     packages.append(name)
-            if tool != "conda":
+            if tool != "conda" and text not in _named_table("below"):
                 break  # pip names one requirement, right after its words
         if packages:
             out.append(NotFound(tool=tool, packages=tuple(packages[:PER_LINE]), line=index, source=source,
@@ -500,4 +523,106 @@ def conda_cuda_fallback(lines: list[str], lowers: list[str]) -> list[NotFound]:
                "that CUDA build (the channel's file list shows each build's Python).")
         return [NotFound(tool="conda", packages=(f"cuda-version {got}", f"CONDA_OVERRIDE_CUDA={want}"), line=index,
                          source=f"compat/libraries.toml [conda_cuda_fallback]: {row.get('source', '')}", fix=fix)]
+    return []
+
+
+# ---------------------------------- a CUDA extension's setup.py fetching its prebuilt wheel (round eleven)
+
+# the wheel a setup.py guessed: a URL ending in a wheel file whose version carries a CUDA build's tag (+cu118torch2.1...);
+# only a URL's plain characters, so that the command printed with it is one word to any shell
+_GUESSED_WHEEL = re.compile(r"(https?://[a-z0-9._~:/%+=,@-]{1,300}?/(([a-z0-9_]{1,60})-[0-9][a-z0-9_.]{0,40}\+cu(\d{2,3})[a-z0-9_.]{0,60}-cp\d{2,3}"
+                            r"-[a-z0-9_]{1,20}-[a-z0-9_]{1,60}\.whl))", re.IGNORECASE)
+
+
+def prebuilt_wheels(lines: list[str], lowers: list[str]) -> list[NotFound]:
+    """A CUDA extension's setup.py that guessed the URL of its prebuilt CUDA wheel (compat/libraries.toml
+    [prebuilt_wheel]) and could not download it (a network error after the guess) or found none for this torch, CUDA
+    and Python (the fallback's words)."""
+    row = load("libraries").get("prebuilt_wheel")
+    if not row:
+        return []
+    for index in range(len(lowers) - 1, max(-1, len(lowers) - 400), -1):
+        if row["marker"] not in lowers[index]:
+            continue
+        guessed = _GUESSED_WHEEL.search(lines[index])
+        if guessed is None:
+            return []  # no CUDA build's wheel named: no NVIDIA evidence
+        url, wheel, package = guessed.group(1), guessed.group(2), guessed.group(3).lower().replace("_", "-")
+        after = range(index + 1, min(len(lines), index + 12))
+        why = next((" ".join(lines[at].split())[:200] for at in after if any(w in lowers[at] for w in row["network"])), None)
+        absent = why is None and any(w in lowers[at] for at in after for w in row["absent"])
+        if why is None and not absent:
+            return []
+        source = f"compat/libraries.toml [prebuilt_wheel]: {row['source']}"
+        if why is not None:
+            fix = (f"{package}'s setup.py could not download its prebuilt wheel ({why}). Install the same file with pip, "
+                   f"which uses your proxy and certificate settings: `pip install {url}` (or download it with a browser "
+                   f"or curl and `pip install ./{wheel}`). That wheel is {package} built for this torch, CUDA and Python, so nothing "
+                   "is left to build; or retry where the release page is reachable. "
+                   "Building from source instead needs a CUDA toolkit (nvcc) of torch's CUDA major and takes long.")
+            return [NotFound(tool=f"{package}'s setup.py (download)", packages=(wheel,), line=index, source=source,
+                             fix=fix)]
+        fix = (f"{package} publishes no prebuilt wheel {wheel} for this torch, CUDA, C++ ABI and Python, so its setup.py "
+               "builds from source (with nvcc, a long build). Install a torch and Python for which the package's release "
+               f"page lists a wheel (the wheel names say +cu<NN>torch<X.Y>, cp<NN>), or a {package} release that has one "
+               "for yours; or let it build, with a CUDA toolkit of torch's CUDA major on PATH.")
+        return [NotFound(tool=f"{package}'s setup.py (no wheel)", packages=(wheel,), line=index, source=source, fix=fix)]
+    return []
+
+
+# ------------------------------------------- two requirements of one NVIDIA package that no release meets (round eleven)
+
+# a requirement of a GPU stack's package as resolvers print it: "nvidia-cublas>=13.3.0.5", "nvidia-cublas==13.1.x",
+# "nvidia-cudnn-cu12 ==9.1.0.70", "cuda-toolkit<13"
+_PIN_SPEC = re.compile(r"(?<![\w.-])([a-z][a-z0-9_.\-]{2,60}?)\s?(==|>=|<=|~=|<|>)\s?(\d{1,4}(?:\.\d{1,6}){0,4})((?:\.(?:x|\*))?)(?![\w.])")
+_REQUIRE_WORDS = ("require", "requested", "depends on", "depend on")
+Bound = tuple[tuple[int, ...], bool]  # a version and whether it is included
+
+
+def _interval(operator: str, version: tuple[int, ...], wildcard: bool) -> tuple[Bound | None, Bound | None]:
+    """The versions a PEP 440 clause allows, as (lowest, highest); None is unbounded."""
+    if operator == "==" and wildcard or operator == "~=":
+        upper = version[:-1] + (version[-1] + 1,) if operator == "==" else version[:-2] + (version[-2] + 1,) \
+            if len(version) > 1 else (version[0] + 1,)
+        return (version, True), (upper, False)
+    if operator == "==":
+        return (version, True), (version, True)
+    if operator in (">=", ">"):
+        return (version, operator == ">="), None
+    return None, (version, operator == "<=")
+
+
+def _below(high: Bound | None, low: Bound | None) -> bool:
+    """Is every version up to HIGH below every version from LOW (no version in both)?"""
+    if high is None or low is None:
+        return False
+    width = max(len(high[0]), len(low[0]))
+    top, bottom = high[0] + (0,) * (width - len(high[0])), low[0] + (0,) * (width - len(low[0]))
+    return top < bottom or top == bottom and not (high[1] and low[1])
+
+
+def pin_clashes(lines: list[str], lowers: list[str]) -> list[Conflict]:
+    """Two requirements of one GPU stack's package (compat/libraries.toml [[package]] prefixes) that no release meets
+    at once, read from the resolver's own requirement lines ("simpletuner[cuda13] requires nvidia-cublas>=13.3.0.5",
+    "torch==2.11.0+cu130 ... require nvidia-cublas==13.1.x"), whatever its header says or whether it was pasted."""
+    _, prefixes = _resolver_tables()
+    seen: dict[str, tuple[str, tuple[Bound | None, Bound | None], int]] = {}
+    for index in range(max(0, len(lowers) - 200), len(lowers)):
+        lower = lowers[index]
+        if not any(word in lower for word in _REQUIRE_WORDS) or not any(prefix in lower for prefix in prefixes):
+            continue
+        for match in itertools.islice(_PIN_SPEC.finditer(lower), PER_LINE):
+            name = match.group(1)
+            if not name.startswith(prefixes):
+                continue
+            version = tuple(int(part) for part in match.group(3).split("."))
+            span = _interval(match.group(2), version, bool(match.group(4)))
+            said = " ".join(lines[index].split())[:200]
+            if name in seen and seen[name][0] != said:
+                first, other, at = seen[name]
+                if _below(other[1], span[0]) or _below(span[1], other[0]):
+                    row = load("libraries").get("pin_clash", {})
+                    return [Conflict(tool="resolver", packages=(name,), pins=(first, said), line=index,
+                                     source=row.get("source", ""))]
+            seen.setdefault(name, (said, span, index))
     return []

@@ -28,7 +28,10 @@ _ARCH = re.compile(r"(?i)\b(?:sm|compute)[_-](\d{2,3})[a-z]?\b"
                    r" (\d{2,3})\b(?!\.\d)"
                    # tiny-cuda-nn's "built for lower compute capability (86) than the system's (89)" (bindings/torch/
                    # tinycudann/modules.py): both numbers in brackets, the GPU's last
-                   r"|(?:compute capability|system's) \((\d{2,3})\)")
+                   r"|(?:compute capability|system's) \((\d{2,3})\)"
+                   # the NVIDIA HPC SDK's target keywords (nvc++ -gpu=cc89, the deprecated -ta=tesla:cc70), and its
+                   # "Switch -ta with unknown keyword cc89"
+                   r"|(?:-gpu=|tesla:|keyword )cc(\d{2,3})\b")
 
 ARCH_CUES = ("no kernel image", "not compatible", "incompatible", "not supported", "unsupported", "no longer supports",
              "too old", "not a recognized processor", "only supports", "minimum", "requires", "kernel binaries",
@@ -141,7 +144,7 @@ def versions(index: int, line: str, lower: str) -> list[VersionPair]:
 
 def archs(index: int, line: str, lower: str) -> list[Arch]:
     if "sm" not in lower and "compute" not in lower and "capability" not in lower and "current gpu is" not in lower \
-            and "cuda arch" not in lower:
+            and "cuda arch" not in lower and "cc" not in lower:
         return []
     out = []
     cue = next((c for c in ARCH_CUES if c in lower), None)
@@ -159,7 +162,7 @@ def archs(index: int, line: str, lower: str) -> list[Arch]:
             number = int(match.group(9), 16)
             value = f"{number >> 8}.{number & 0xFF}"
         else:
-            digits = match.group(8) or match.group(10) or match.group(11)
+            digits = match.group(8) or match.group(10) or match.group(11) or match.group(12)
             value = f"{digits[:-1]}.{digits[-1]}"
         out.append(Arch(compute_capability=value, cue=cue, line=index))
     return out
@@ -178,7 +181,7 @@ def phrases(index: int, lower: str) -> list[Phrase]:
     for row in _phrase_table():
         if row["text"] in lower and (not row.get("any") or any(word in lower for word in row["any"])):
             out.append(Phrase(text=row["text"], finding=row["finding"], meaning=row["meaning"], source=row["source"],
-                              line=index))
+                              line=index, fix=row.get("fix", "")))
     if not out:
         out.extend(_no_gpu_answer(index, lower))
     if not out:
@@ -280,11 +283,23 @@ def frameworks(lowers: list[str]) -> tuple[str, ...]:
     """Frameworks by how often their markers occur in the last FRAMEWORK_WINDOW characters, most first."""
     text = "\n".join(lowers)[-FRAMEWORK_WINDOW:]
     counts: dict[str, int] = {}
-    for row in load("libraries").get("framework", []):
-        hits = sum(text.count(marker) for marker in row["markers"])
+    for name, plain, words in _framework_markers():
+        hits = sum(text.count(marker) for marker in plain) + sum(len(word.findall(text)) for word in words)
         if hits:
-            counts[row["name"]] = hits
+            counts[name] = hits
     return tuple(sorted(counts, key=lambda name: -counts[name]))
+
+
+@functools.cache
+def _framework_markers() -> tuple[tuple[str, tuple[str, ...], tuple[re.Pattern[str], ...]], ...]:
+    """Each framework's markers: counted wherever they are, except a short word ("ort ", three letters or fewer),
+    which counts only where a word starts (ONNX Runtime's "ort ", not the end of "support ")."""
+    def short(marker: str) -> bool:
+        return marker[:1].isalnum() and len(marker.strip()) <= 3
+
+    return tuple((row["name"], tuple(m for m in row["markers"] if not short(m)),
+                  tuple(re.compile(rf"(?<![a-z0-9]){re.escape(m)}") for m in row["markers"] if short(m)))
+                 for row in load("libraries").get("framework", []))
 
 
 # ---------------------------------------------------------------------------------------------- compilers
@@ -320,5 +335,5 @@ def compilers(index: int, lower: str, whole: str) -> list[Compiler]:
             continue  # an architecture a newer toolkit dropped ('sm_30' with CUDA 11), not a GPU newer than it
         bundled = next((name for name in row.get("bundled_by", []) if name in whole), row.get("bundled_default"))
         out.append(Compiler(name=row["name"], cue=cue, bundled_by=bundled, line=index, source=row["source"],
-                            path_variable=row.get("path_variable", "") if bundled else ""))
+                            path_variable=row.get("path_variable", "") if bundled else "", fix=row.get("fix", "")))
     return out

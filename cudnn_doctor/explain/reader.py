@@ -50,6 +50,7 @@ from cudnn_doctor.explain.read_events import (
     kernel_modules,
     missing_headers,
     placeholders,
+    registered_devices,
     requirements,
     toolkit_variables,
 )
@@ -62,7 +63,9 @@ from cudnn_doctor.explain.read_packages import (
     framework_named_libraries,
     framework_swaps,
     not_found,
+    pin_clashes,
     platform_requests,
+    prebuilt_wheels,
 )
 from cudnn_doctor.explain.read_statuses import statuses
 from cudnn_doctor.explain.read_versions import archs, compilers, frameworks, phrases, versions
@@ -98,10 +101,12 @@ def read(data: bytes | str) -> Facts:
     return Facts(libraries=tuple(libraries), symbols=tuple(_unique(symbols, lambda s: s.name)), statuses=tuple(_unique(statuses, lambda s: (s.api, s.name))),
                  versions=tuple(_unique(versions, lambda v: (v.subject, v.built, v.found))),
                  archs=tuple(_unique(archs, lambda a: (a.compute_capability, a.cue))),
-                 phrases=tuple(_unique(phrases, lambda p: p.text)), conflicts=tuple(framework_swaps(lines, lowers) + conflicts(lines, lowers)),
+                 phrases=tuple(_unique(phrases, lambda p: p.text)), conflicts=tuple(framework_swaps(lines, lowers) + conflicts(lines, lowers)
+                                                                       + pin_clashes(lines, lowers)),
                  cpu_builds=tuple(_unique(cpu_builds, lambda c: c.text)), compilers=tuple(_unique(compilers, lambda c: c.name)),
                  not_found=tuple(build_isolation(lines, lowers) + framework_named_libraries(lines, lowers)
-                                   + conda_cuda_fallback(lines, lowers) + not_found(lines, lowers) + platform_requests(lines, lowers)), events=tuple(_unique(events, lambda e: (e.kind, e.code, e.text))),
+                                   + conda_cuda_fallback(lines, lowers) + not_found(lines, lowers) + platform_requests(lines, lowers)
+                                   + prebuilt_wheels(lines, lowers)), events=tuple(_unique(events, lambda e: (e.kind, e.code, e.text))),
                  frameworks=frameworks(lowers), lines=tuple(lines))
 
 
@@ -135,6 +140,7 @@ def _facts_of(indexes: range, budget: int, most: int, lines: list[str], lowers: 
                  events(index, line, wrapped) + kernel_modules(index, lowers) + components(index, lowers)
                  + extensions(index, lower) + requirements(index, lower) + toolkit_variables(index, lower)
                  + placeholders(index, lower) + missing_headers(index, lower) + compile_errors(index, line, lower)
+                 + registered_devices(index, lowers)
                  + host_headers(index, lines, lowers))
         if any(facts):
             found.append(facts)

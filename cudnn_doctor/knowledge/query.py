@@ -22,10 +22,12 @@ def _known(value: Any) -> bool:
 
 
 def toolkit_min_driver(toolkit_version: str, os_name: str) -> DriverFloor | None:
-    """The minimum driver NVIDIA names for a toolkit's major.minor (its GA release's row)."""
+    """The minimum driver NVIDIA names for a toolkit's major.minor (its GA release's row: a release candidate's,
+    CUDA 11.0.1 RC at 450.36.06, is no build's floor; 11.0's GA needs 450.51.05)."""
     wanted = major_minor(toolkit_version)
     key = "windows_min_driver" if os_name == "windows" else "linux_min_driver"
-    rows = [r for r in load("cuda").get("toolkit", []) if major_minor(r.get("version")) == wanted and _known(r.get(key))]
+    rows = [r for r in load("cuda").get("toolkit", []) if major_minor(r.get("version")) == wanted and _known(r.get(key))
+            and not r.get("prerelease")]
     if not rows:
         return None
     row = min(rows, key=lambda r: version_tuple(r["version"]) or ())
@@ -39,7 +41,7 @@ def major_driver_span(cuda_major: int, os_name: str) -> tuple[DriverFloor, Drive
     floors: dict[tuple[int, ...], dict[str, Any]] = {}
     for row in load("cuda").get("toolkit", []):
         wanted = major_minor(row.get("version"))
-        if wanted and wanted[0] == cuda_major and _known(row.get(key)):
+        if wanted and wanted[0] == cuda_major and _known(row.get(key)) and not row.get("prerelease"):
             if wanted not in floors or (version_tuple(row["version"]) or ()) < (version_tuple(floors[wanted]["version"]) or ()):
                 floors[wanted] = row
     if not floors:
