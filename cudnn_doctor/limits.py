@@ -151,6 +151,8 @@ def record_inherited() -> None:
     is (/proc/self/fd's link: a pipe, a socket, a file), and the soft and hard open-files limits. Once."""
     import os
 
+    from cudnn_doctor.versions import ascii_digits
+
     if _at_start or not os.path.isdir("/proc/self/fd"):
         return
     try:
@@ -159,7 +161,7 @@ def record_inherited() -> None:
         return
     links: dict[int, str] = {}
     for name in names:
-        if not name.isdigit():
+        if not ascii_digits(name):
             continue
         try:  # the listing's own descriptor is closed by now: it fails here
             links[int(name)] = os.readlink(f"/proc/self/fd/{name}")
@@ -219,12 +221,14 @@ def inherited_runs() -> str:
 def forget(runs: str) -> None:
     """The descriptors of RUNS ("3-983 990") no longer held by a program started here: the shell closed them (`fix
     --yes`'s check after, in this process, judges that shell)."""
+    from cudnn_doctor.versions import ascii_digits
+
     links = inherited()
     if links is None:
         return
     for run in runs.split():
         first, _, last = run.partition("-")
-        if first.isdigit() and (not last or last.isdigit()):
+        if ascii_digits(first) and (not last or ascii_digits(last)):
             for fd in range(int(first), int(last or first) + 1):
                 links.pop(fd, None)
     _at_start["links"] = links

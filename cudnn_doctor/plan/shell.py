@@ -117,7 +117,7 @@ def _whole_value_line(shell: str, change: EnvChange) -> str:
         return _unset(shell, change.variable)
     if change.op == "shell" and change.variable == "close":  # descriptors the shell holds: "3-983 990"
         runs = change.folder.split()
-        if not runs or not all(r.replace("-", "", 1).isdigit() and r.isascii() and not r.startswith("-") for r in runs):
+        if not runs or not all(ascii_digits(r.replace("-", "", 1)) and not r.startswith("-") for r in runs):
             return quoting.comment(shell, "cudnn-doctor wrote no line for the shell's descriptors")
         if shell not in ("bash", "zsh"):
             return quoting.comment(shell, "in the bash or zsh that starts the program, close the descriptors "
