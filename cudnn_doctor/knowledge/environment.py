@@ -248,13 +248,11 @@ def relation_problem(row: dict[str, Any], value: str, settings: dict[str, str], 
 
 def allocator_items(value: str) -> list[str]:
     """The top-level key:value items of an allocator configuration (PYTORCH_CUDA_ALLOC_CONF), as c10's
-    ConfigTokenizer splits them: at commas outside a [..] list, which holds commas of its own; every white-space
-    character (C's isspace) is dropped wherever it stands, as the tokenizer drops it ('max_split _size_mb' is the
-    key 'max_split_size_mb')."""
+    ConfigTokenizer splits them: at commas outside a [..] list, which holds commas of its own. Each item keeps its
+    text as written; allocator_tokens drops its white space as the tokenizer does ('max_split _size_mb' is the key
+    'max_split_size_mb')."""
     items, depth, current = [], 0, ""
     for char in value:
-        if char in C_SPACE:
-            continue
         depth += {"[": 1, "]": -1}.get(char, 0)
         if char == "," and depth == 0:
             items.append(current)
@@ -262,7 +260,7 @@ def allocator_items(value: str) -> list[str]:
         else:
             current += char
     items.append(current)
-    return [item for item in items if item]
+    return [item.strip(C_SPACE) for item in items if item.strip(C_SPACE)]
 
 
 C_SPACE = " \t\n\v\f\r"

@@ -610,6 +610,13 @@ def settings(report: Report) -> list[Finding]:
                 findings.append(_nccl_setting(row, variable, value, kind, why))
             elif kind == "invalid":
                 findings.append(_refused(row, variable, given, why, present, report))
+            elif kind == "unnamed":  # a newer torch's key its libraries do not name: read from files, a warning
+                findings.append(finding(
+                    "CD414", subject=variable, refs=(row["source"],), variable=variable, value=value, why=why,
+                    framework=_display(row["framework"]),
+                    consequence="raises an error at its first CUDA call if its parser does not know the key (a key "
+                                "of newer releases: the installed libraries hold no such name)" + DEEP_PROVES,
+                    effect=row["effect"], fix_value=_corrected(row, given, report, firm=False)))
             elif kind == "content":  # the reader opens the file and refuses its text, by its source's rule
                 findings.append(finding(
                     "CD411" if present else "CD414", subject=variable, refs=(row["content_source"], row["source"]),
@@ -941,8 +948,11 @@ def _judge_setting(row: dict[str, Any], value: str, report: Report) -> list[tupl
         parsers = _alloc_parsers(row, report)
         if not parsers:
             return []  # another of the names is set, and each parser reads that one instead
-        problems = alloc_conf_problems(value, _allocator_keys(report, row), parsers)
-        return [("invalid", "; ".join(problems))] if problems else []
+        accepted = _allocator_keys(report, row)
+        firm = alloc_conf_problems(value, accepted, parsers, names_absent=False)
+        unnamed = [problem for problem in alloc_conf_problems(value, accepted, parsers) if problem not in firm]
+        # a newer torch's key the installed libraries do not name: read from files (a compiler may leave no string)
+        return ([("invalid", "; ".join(firm))] if firm else []) + ([("unnamed", "; ".join(unnamed))] if unnamed else [])
     if kind == "platforms":
         # split as the reader splits (JAX: at each ',' and nothing stripped, so a CRLF file's '\r' stays in a name)
         exact = bool(row.get("entries_exact"))
@@ -1041,12 +1051,14 @@ def _pjrt_options(row: dict[str, Any], value: str, report: Report) -> list[tuple
     return [("pjrt option", {"why": why, "kept": ";".join(kept) or None})]
 
 
-def _corrected(row: dict[str, Any], value: str, report: Report) -> str | None:
-    """The value with what the framework refuses left out (PYTORCH_CUDA_ALLOC_CONF), else None: unset it."""
+def _corrected(row: dict[str, Any], value: str, report: Report, firm: bool = True) -> str | None:
+    """The value with what the framework refuses left out (PYTORCH_CUDA_ALLOC_CONF), else None: unset it. FIRM: only
+    what is proven refused is left out (not a newer torch's key that the installed libraries do not name)."""
     if row["kind"] != "alloc_conf":
         return None
     accepted, parsers = _allocator_keys(report, row), _alloc_parsers(row, report)
-    kept = [item for item in environment.allocator_items(value) if not alloc_conf_problems(item, accepted, parsers)]
+    kept = [item for item in environment.allocator_items(value)
+            if not alloc_conf_problems(item, accepted, parsers, names_absent=not firm)]
     return ",".join(kept) or None
 
 
@@ -1071,21 +1083,22 @@ def _alloc_parsers(row: dict[str, Any], report: Report) -> tuple[str, ...]:
 
 
 def alloc_conf_problems(value: str, accepted: tuple[str, ...] | None = None,
-                        parsers: tuple[str, ...] = ALL_PARSERS) -> list[str]:
+                        parsers: tuple[str, ...] = ALL_PARSERS, names_absent: bool = True) -> list[str]:
     """What torch would refuse in the allocator configuration VALUE, in torch's own words where known (c10's
     ConfigTokenizer: key:value items separated by commas). PARSERS: which of its parsers read this variable here:
     "common" (c10/core AcceleratorAllocatorConfig: checks the values of its own keys, skips every other key) and
     "cuda" (c10/cuda CUDAAllocatorConfig: checks the values of its keys, skips the common ones' values, and refuses
     a key neither knows). ACCEPTED, where the installed torch's libraries were asked: the keys they name, taken
     beside the data's (a newer torch's key). A key the data knows is never refused for want of its string there: a
-    compiler may build a short literal from immediates, leaving no string."""
+    compiler may build a short literal from immediates, leaving no string; a newer torch's key (requires_name) is
+    refused where they do not name it only with NAMES_ABSENT (what the files say, not proven)."""
     keys = {row["key"]: row for row in _data().get("alloc_conf_key", [])}
     problems = []
     for item in environment.allocator_items(value):
         tokens = environment.allocator_tokens(item)
         key = tokens[0]
         row = keys.get(key)
-        if row is not None and row.get("requires_name") and accepted is not None and key not in accepted:
+        if row is not None and row.get("requires_name") and names_absent and accepted is not None and key not in accepted:
             row = None  # a newer torch's key, which the installed torch's libraries do not name
         if row is None and accepted is not None and key in accepted:
             continue  # a key this torch's libraries know and the data does not (a newer torch): its value is torch's
