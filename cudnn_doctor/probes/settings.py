@@ -20,7 +20,14 @@ import os
 import re
 from typing import Any
 
-from cudnn_doctor.knowledge.environment import CONTENT, allocator_items, allocator_tokens, family_of, rows, set_variables
+from cudnn_doctor.knowledge.environment import (
+    CONTENT,
+    allocator_items,
+    allocator_tokens,
+    family_of,
+    rows,
+    set_variables,
+)
 from cudnn_doctor.model import Framework, SettingAnswer
 
 MAX_NAMES = 64  # a hostile environment with thousands of JAX_ variables is asked about this many
