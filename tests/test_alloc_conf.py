@@ -175,3 +175,26 @@ def test_values_torch_refuses_are_errors_the_fix_cures(machine: Machine, tmp_pat
     lines = plan_lines(machine)
     assert "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True" in lines, lines
     assert "CD411" not in codes(check_after(machine, lines))
+
+
+def test_a_newer_check_and_a_newer_key_are_asked_of_the_installed_libraries(machine: Machine, tmp_path: Path) -> None:
+    """large_segment_size_mb's floor (a check of newer releases) is made only where the installed torch's library
+    holds its message; a newer key (throw_on_cudamalloc_oom) the library does not name is a warning (CD414) whose fix
+    leaves it out, never an error."""
+    from tests.test_environment_settings import c10_with
+
+    gpu_machine(machine, tmp_path, gpus=1)
+    site = python_env(machine, tmp_path)
+    install_torch(site)
+    c10_with(site, "backend", "large_segment_size_mb")
+    machine.env["PYTORCH_CUDA_ALLOC_CONF"] = "large_segment_size_mb:4"
+    assert not {"CD411", "CD414"} & codes(machine.check_json())
+    c10_with(site, "backend", "large_segment_size_mb", "CachingAllocator option large_segment_size_mb must be > ")
+    refused = finding(machine.check_json(), "CD411")
+    assert "must be > 10 MB, got 4" in refused["detail"]
+    machine.env["PYTORCH_CUDA_ALLOC_CONF"] = "throw_on_cudamalloc_oom:True,large_segment_size_mb:64"
+    report = machine.check_json()
+    warned = finding(report, "CD414")
+    assert warned["severity"] == "warning" and "Unrecognized key 'throw_on_cudamalloc_oom'" in warned["detail"]
+    assert "CD411" not in codes(report)
+    assert "export PYTORCH_CUDA_ALLOC_CONF=large_segment_size_mb:64" in plan_lines(machine)
