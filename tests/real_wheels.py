@@ -162,3 +162,28 @@ def real_nccl() -> Path:
                 archive.extract("nvidia/nccl/lib/libnccl.so.2", target)
             (target / ".complete").write_text("ok\n")
     return library
+
+
+TORCH_CPU = "torch==2.13.0+cpu"  # a CPU build: its c10 holds the common allocator parser of every build
+
+
+def real_torch_cpu() -> Path:
+    """A folder holding a real CPU build of PyTorch with its dependencies, installed once with pip into the cache
+    (about 800 MB installed): c10's own allocator-configuration parser is asked there. Skips where pip cannot
+    find that build (it is not on PyPI itself: pip finds it where its configuration names a folder or index that
+    holds it)."""
+    folder = cache_root() / "torch-2.13.0-cpu"
+    if (folder / ".complete").exists():
+        return folder
+    with locked("torch-2.13.0-cpu"):
+        if (folder / ".complete").exists():
+            return folder
+        shutil.rmtree(folder, ignore_errors=True)
+        process = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-compile",
+                                  "--only-binary=:all:", "--target", str(folder), TORCH_CPU],
+                                 capture_output=True, text=True, timeout=900)
+        if process.returncode != 0:
+            shutil.rmtree(folder, ignore_errors=True)
+            pytest.skip(f"cannot install {TORCH_CPU} with pip: {process.stderr.strip()[-300:]}")
+        (folder / ".complete").write_text("")
+    return folder

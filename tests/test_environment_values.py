@@ -64,8 +64,8 @@ def test_a_backtick_in_a_machine_value_cuts_no_fix_and_makes_no_command(machine_
 
     machine = machine_in_process
     gpu_machine(machine, tmp_path)
-    machine.env["PYTORCH_CUDA_ALLOC_CONF"] = f"pinned_free_catch_all:{kept},max_split_size_mb:x"
-    line = "export PYTORCH_CUDA_ALLOC_CONF=" + shlex.quote(f"pinned_free_catch_all:{kept}")
+    machine.env["PYTORCH_CUDA_ALLOC_CONF"] = f"expandable_segments_reserve:{kept},max_split_size_mb:x"
+    line = "export PYTORCH_CUDA_ALLOC_CONF=" + shlex.quote(f"expandable_segments_reserve:{kept}")
     text = machine.run("check").stdout
     assert f"    {line}\n" in text, text[-1500:]
     markdown = machine.run("check", "--format", "markdown").stdout
@@ -74,7 +74,7 @@ def test_a_backtick_in_a_machine_value_cuts_no_fix_and_makes_no_command(machine_
     assert f"       {line}" in plan, plan
     assert not [row for row in plan if row.strip() in ("touch P", "x", "`", "``")], plan
     [why] = [row for row in plan if row.strip().startswith("why: PYTORCH_CUDA_ALLOC_CONF")]
-    assert why.rstrip().endswith(f"pinned_free_catch_all:{kept}"), why
+    assert why.rstrip().endswith(f"expandable_segments_reserve:{kept}"), why
 
 
 def test_a_markdown_cell_holds_no_control_character() -> None:

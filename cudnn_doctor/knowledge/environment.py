@@ -248,7 +248,9 @@ def relation_problem(row: dict[str, Any], value: str, settings: dict[str, str], 
 
 def allocator_items(value: str) -> list[str]:
     """The top-level key:value items of an allocator configuration (PYTORCH_CUDA_ALLOC_CONF), as c10's
-    ConfigTokenizer splits them: at commas outside a [..] list, which holds commas of its own."""
+    ConfigTokenizer splits them: at commas outside a [..] list, which holds commas of its own. Each item keeps its
+    text as written; allocator_tokens drops its white space as the tokenizer does ('max_split _size_mb' is the key
+    'max_split_size_mb')."""
     items, depth, current = [], 0, ""
     for char in value:
         depth += {"[": 1, "]": -1}.get(char, 0)
@@ -258,4 +260,69 @@ def allocator_items(value: str) -> list[str]:
         else:
             current += char
     items.append(current)
-    return [item.strip() for item in items if item.strip()]
+    return [item.strip(C_SPACE) for item in items if item.strip(C_SPACE)]
+
+
+C_SPACE = " \t\n\v\f\r"
+
+
+def allocator_tokens(item: str) -> list[str]:
+    """ITEM split as c10's ConfigTokenizer splits (c10/core/AllocatorConfig.h): each of , : [ ] a token of its own,
+    the text between them another, white space dropped."""
+    tokens, buffer = [], ""
+    for char in item:
+        if char in ",:[]":
+            if buffer:
+                tokens.append(buffer)
+                buffer = ""
+            tokens.append(char)
+        elif char not in C_SPACE:
+            buffer += char
+    return tokens + ([buffer] if buffer else [])
+
+
+ULL_MAX = 2**64 - 1
+
+
+def c_stoull(text: str) -> tuple[int | None, str]:
+    """std::stoull(TEXT) (base 10, glibc's strtoull): an optional sign, then the longest run of digits; what follows
+    is ignored ('512MB' is 512, '1e3' is 1), a '-' negates modulo 2**64 ('-1' is 18446744073709551615). None and
+    the exception where it throws: no digit (std::invalid_argument), beyond 2**64-1 (std::out_of_range)."""
+    match = re.match(r"[ \t\n\v\f\r]*([+-]?)([0-9]+)", text)
+    if match is None:
+        return None, "std::invalid_argument: stoull"
+    number = int(match.group(2))
+    if number > ULL_MAX:
+        return None, "std::out_of_range: stoull"
+    return ((-number) % 2**64 if match.group(1) == "-" else number), ""
+
+
+_STOD = re.compile(r"[ \t\n\v\f\r]*(?P<sign>[+-]?)(?:(?P<hex>0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)"
+                   r"(?:[pP][+-]?[0-9]+)?)|(?P<dec>(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)"
+                   r"|(?P<inf>[iI][nN][fF](?:[iI][nN][iI][tT][yY])?)|(?P<nan>[nN][aA][nN](?:\([0-9A-Za-z_]*\))?))")
+SMALLEST_NORMAL = 2.2250738585072014e-308
+
+
+def c_stod(text: str) -> tuple[float | None, str]:
+    """std::stod(TEXT) (glibc's strtod in the C locale): the longest prefix that is a decimal or hexadecimal
+    number, inf, infinity or nan; what follows is ignored ('0.5abc' is 0.5). None and the exception where it
+    throws: no number (std::invalid_argument), or one beyond a double's range, too large or too small
+    (ERANGE: std::out_of_range)."""
+    match = _STOD.match(text)
+    if match is None:
+        return None, "std::invalid_argument: stod"
+    sign = -1.0 if match.group("sign") == "-" else 1.0
+    if match.group("inf"):
+        return sign * math.inf, ""
+    if match.group("nan"):
+        return math.nan, ""
+    hexadecimal = match.group("hex")
+    body = hexadecimal or match.group("dec")
+    try:
+        number = float.fromhex(body) if hexadecimal else float(body)
+    except (OverflowError, ValueError):
+        return None, "std::out_of_range: stod"
+    digits = re.sub(r"[pP].*$", "", body[2:]) if hexadecimal else re.sub(r"[eE].*$", "", body)
+    if math.isinf(number) or (0 < abs(number) < SMALLEST_NORMAL) or (number == 0 and digits.strip("0.")):
+        return None, "std::out_of_range: stod"
+    return sign * number, ""

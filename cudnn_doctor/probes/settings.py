@@ -20,7 +20,14 @@ import os
 import re
 from typing import Any
 
-from cudnn_doctor.knowledge.environment import CONTENT, allocator_items, family_of, rows, set_variables
+from cudnn_doctor.knowledge.environment import (
+    CONTENT,
+    allocator_items,
+    allocator_tokens,
+    family_of,
+    rows,
+    set_variables,
+)
 from cudnn_doctor.model import Framework, SettingAnswer
 
 MAX_NAMES = 64  # a hostile environment with thousands of JAX_ variables is asked about this many
@@ -614,16 +621,20 @@ def allocator_keys(value: str, row: dict[str, Any], frameworks: list[Framework])
     if installed is None:
         return None
     site, files = installed
-    keys = sorted({item.partition(":")[0].strip() for item in allocator_items(value)} - {""})
+    keys = sorted({allocator_tokens(item)[0] for item in allocator_items(value)} - {""})
     keys = [key for key in keys if re.fullmatch(r"[A-Za-z0-9_]+", key)][:MAX_NAMES]
     if not files or not keys:
         return None
+    from cudnn_doctor.knowledge.data import load
     from cudnn_doctor.probes.file_words import names_in
 
-    found = names_in(files, keys)
+    # a newer torch's check of a key's value: asked by its message (check_text), as the key's name is
+    texts = [entry["check_text"] for entry in load("process_env").get("alloc_conf_key", [])
+             if entry["key"] in keys and entry.get("check_text")]
+    found = names_in(files, keys + texts)
     if found is None:
         return None
-    return SettingAnswer("alloc_conf", tuple(key for key in keys if key in found), tuple(files))
+    return SettingAnswer("alloc_conf", tuple(name for name in keys + texts if name in found), tuple(files))
 
 
 

@@ -610,6 +610,13 @@ def settings(report: Report) -> list[Finding]:
                 findings.append(_nccl_setting(row, variable, value, kind, why))
             elif kind == "invalid":
                 findings.append(_refused(row, variable, given, why, present, report))
+            elif kind == "unnamed":  # a newer torch's key its libraries do not name: read from files, a warning
+                findings.append(finding(
+                    "CD414", subject=variable, refs=(row["source"],), variable=variable, value=value, why=why,
+                    framework=_display(row["framework"]),
+                    consequence="raises an error at its first CUDA call if its parser does not know the key (a key "
+                                "of newer releases: the installed libraries hold no such name)" + DEEP_PROVES,
+                    effect=row["effect"], fix_value=_corrected(row, given, report, firm=False)))
             elif kind == "content":  # the reader opens the file and refuses its text, by its source's rule
                 findings.append(finding(
                     "CD411" if present else "CD414", subject=variable, refs=(row["content_source"], row["source"]),
@@ -938,8 +945,14 @@ def _judge_setting(row: dict[str, Any], value: str, report: Report) -> list[tupl
                             f"the installed PyTorch takes (its {files} registers the names; 'help' prints them "
                             "and raises)")]
     if kind == "alloc_conf":
-        problems = alloc_conf_problems(value, _allocator_keys(report, row))
-        return [("invalid", "; ".join(problems))] if problems else []
+        parsers = _alloc_parsers(row, report)
+        if not parsers:
+            return []  # another of the names is set, and each parser reads that one instead
+        accepted = _allocator_keys(report, row)
+        firm = alloc_conf_problems(value, accepted, parsers, names_absent=False)
+        unnamed = [problem for problem in alloc_conf_problems(value, accepted, parsers) if problem not in firm]
+        # a newer torch's key the installed libraries do not name: read from files (a compiler may leave no string)
+        return ([("invalid", "; ".join(firm))] if firm else []) + ([("unnamed", "; ".join(unnamed))] if unnamed else [])
     if kind == "platforms":
         # split as the reader splits (JAX: at each ',' and nothing stripped, so a CRLF file's '\r' stays in a name)
         exact = bool(row.get("entries_exact"))
@@ -1038,12 +1051,14 @@ def _pjrt_options(row: dict[str, Any], value: str, report: Report) -> list[tuple
     return [("pjrt option", {"why": why, "kept": ";".join(kept) or None})]
 
 
-def _corrected(row: dict[str, Any], value: str, report: Report) -> str | None:
-    """The value with what the framework refuses left out (PYTORCH_CUDA_ALLOC_CONF), else None: unset it."""
+def _corrected(row: dict[str, Any], value: str, report: Report, firm: bool = True) -> str | None:
+    """The value with what the framework refuses left out (PYTORCH_CUDA_ALLOC_CONF), else None: unset it. FIRM: only
+    what is proven refused is left out (not a newer torch's key that the installed libraries do not name)."""
     if row["kind"] != "alloc_conf":
         return None
-    accepted = _allocator_keys(report, row)
-    kept = [item for item in environment.allocator_items(value) if not alloc_conf_problems(item, accepted)]
+    accepted, parsers = _allocator_keys(report, row), _alloc_parsers(row, report)
+    kept = [item for item in environment.allocator_items(value)
+            if not alloc_conf_problems(item, accepted, parsers, names_absent=not firm)]
     return ",".join(kept) or None
 
 
@@ -1054,65 +1069,126 @@ def _allocator_keys(report: Report, row: dict[str, Any]) -> tuple[str, ...] | No
     return answer.values if answer is not None and answer.kind == "alloc_conf" else None
 
 
-def alloc_conf_problems(value: str, accepted: tuple[str, ...] | None = None) -> list[str]:
-    """What torch would refuse in the allocator configuration VALUE, in torch's own words where known
-    (c10's ConfigTokenizer: key:value items separated by commas). ACCEPTED, where the installed torch's libraries
-    were asked: the keys they name, taken beside the data's (a newer torch's key). A key the data knows is never
-    refused for want of its string there: a compiler may build a short literal from immediates, leaving no string."""
+ALL_PARSERS = ("common", "cuda")
+
+
+def _alloc_parsers(row: dict[str, Any], report: Report) -> tuple[str, ...]:
+    """Which of torch's two allocator parsers read ROW's variable in this environment (its read_by: c10's common
+    AcceleratorAllocatorConfig and the CUDA build's CUDAAllocatorConfig each take the first of their names that is
+    set)."""
+    view = report.process
+    settings = view.settings if view is not None else {}
+    return tuple(entry["parser"] for entry in row.get("alloc_parsers", [{"parser": name} for name in ALL_PARSERS])
+                 if not any(other in settings for other in entry.get("unless", [])))
+
+
+def alloc_conf_problems(value: str, accepted: tuple[str, ...] | None = None,
+                        parsers: tuple[str, ...] = ALL_PARSERS, names_absent: bool = True) -> list[str]:
+    """What torch would refuse in the allocator configuration VALUE, in torch's own words where known (c10's
+    ConfigTokenizer: key:value items separated by commas). PARSERS: which of its parsers read this variable here:
+    "common" (c10/core AcceleratorAllocatorConfig: checks the values of its own keys, skips every other key) and
+    "cuda" (c10/cuda CUDAAllocatorConfig: checks the values of its keys, skips the common ones' values, and refuses
+    a key neither knows). ACCEPTED, where the installed torch's libraries were asked: the keys they name, taken
+    beside the data's (a newer torch's key). A key the data knows is never refused for want of its string there: a
+    compiler may build a short literal from immediates, leaving no string; a newer torch's key (requires_name) is
+    refused where they do not name it only with NAMES_ABSENT (what the files say, not proven)."""
     keys = {row["key"]: row for row in _data().get("alloc_conf_key", [])}
     problems = []
     for item in environment.allocator_items(value):
-        key, colon, text = item.partition(":")
-        key, text = key.strip(), text.strip()
+        tokens = environment.allocator_tokens(item)
+        key = tokens[0]
         row = keys.get(key)
+        if row is not None and row.get("requires_name") and names_absent and accepted is not None and key not in accepted:
+            row = None  # a newer torch's key, which the installed torch's libraries do not name
         if row is None and accepted is not None and key in accepted:
             continue  # a key this torch's libraries know and the data does not (a newer torch): its value is torch's
         if row is None:
-            problems.append(f"Unrecognized key '{key}' in CUDA allocator config" + (
-                " (the installed torch's c10 libraries do not name it either)" if accepted is not None else ""))
+            if "cuda" in parsers:
+                problems.append(f"Unrecognized key '{key}' in CUDA allocator config" + (
+                    " (the installed torch's c10 libraries do not name it either)" if accepted is not None else ""))
+            elif len(tokens) < 3 or tokens[1] != ":":  # the common parser skips it, if it can find its value
+                problems.append(f"{key}: no ':value' after it (torch's tokenizer runs past the end: 'Index out of "
+                                "bounds in ConfigTokenizer')")
             continue
-        if not colon or not text:
-            problems.append(f"{key} has no value (key:value)")
-            continue
-        problem = _alloc_value_problem(row, text)
+        if row.get("parser", "common") not in parsers:
+            continue  # read only by a parser that does not read this variable here
+        if row.get("check_text") and accepted is not None and row["check_text"] not in accepted:
+            continue  # a newer torch's check, which the installed torch's libraries do not hold
+        problem = _alloc_item_problem(row, tokens)
         if problem:
             problems.append(problem)
     return problems
 
 
+def _alloc_item_problem(row: dict[str, Any], tokens: list[str]) -> str | None:
+    """The refusal of one key:value item (TOKENS, as c10's tokenizer splits it) by the parser of ROW's key, or None."""
+    key = row["key"]
+    if len(tokens) < 3 or tokens[1] != ":" or tokens[2] in (",", ":", "]"):
+        return f"{key} has no value (key:value; torch: 'Index out of bounds in ConfigTokenizer' or the next token " \
+               "read as its value)"
+    if row["kind"] == "roundup" and tokens[2] == "[":
+        return _roundup_list_problem(row, tokens[3:])
+    if len(tokens) > 3:
+        return f"{key}: more than one value ({''.join(tokens[2:])!r}: torch reads what follows its first value as " \
+               "the next key)"
+    return _alloc_value_problem(row, tokens[2])
+
+
+def _roundup_list_problem(row: dict[str, Any], tokens: list[str]) -> str | None:
+    """roundup_power2_divisions:[BOUNDARY:DIVISIONS,...,>:DIVISIONS], TOKENS after its '[': each boundary a power of
+    two (stoull) or '>', each division 0 or a power of two, and the list closed by ']'."""
+    key, message = row["key"], row.get("message", "")
+    if "]" not in tokens:
+        return f"{key}: no closing ']' ('Expected closing bracket ']' in ConfigTokenizer but reached end of config')"
+    entries = [entry for entry in " ".join(tokens[:tokens.index("]")]).split(",")]
+    if tokens.index("]") != len(tokens) - 1:
+        return f"{key}: more after its ']' (torch reads {tokens[tokens.index(']') + 1]!r} as the next key)"
+    for entry in (entry.split() for entry in entries if entry.strip()):
+        if len(entry) != 3 or entry[1] != ":":
+            return f"{key}: {''.join(entry)!r} is not BOUNDARY:DIVISIONS"
+        divisions, thrown = environment.c_stoull(entry[2])
+        if divisions is None:
+            return f"{key}: {entry[2]!r} is not a number torch reads ({thrown})"
+        if divisions & (divisions - 1):
+            return f"{key}: {message} or 0 to disable roundup, got {entry[2]}"
+        if entry[0] != ">":
+            boundary, thrown = environment.c_stoull(entry[0])
+            if boundary is None:
+                return f"{key}: the boundary {entry[0]!r} is not a number torch reads ({thrown})"
+            if boundary == 0 or boundary & (boundary - 1):
+                return f"{key}: For roundups, the intervals have to be power of 2, got {entry[0]}"
+    return None
+
+
 def _alloc_value_problem(row: dict[str, Any], text: str) -> str | None:
-    kind, message = row["kind"], row.get("message")
+    """TEXT, one value token, as the parser of ROW's key reads it: std::stoull for whole numbers and std::stod for
+    fractions (a prefix is read and the rest ignored), and each key's bound as its TORCH_CHECK states it."""
+    key, kind, message = row["key"], row["kind"], row.get("message")
     if kind == "any":
         return None
     if kind == "bool":
-        return None if text in ("True", "False") else f"{row['key']}: {message or 'expected True or False'}, got {text!r}"
+        return None if text in ("True", "False") else f"{key}: {message or 'Expected True or False'}, got {text!r}"
     if kind == "enum":
-        return None if text in row["values"] else f"{row['key']}: {message or 'one of ' + ', '.join(row['values'])}"
-    if kind in ("size", "power_of_two"):
-        if not ascii_digits(text):
-            return f"{row['key']}: {text!r} is not a whole number"
-        number = int(text)
-        if kind == "power_of_two" and (number & (number - 1) or number == 0):
-            return f"{row['key']}: {message}, got {number}"
+        return None if text in row["values"] else f"{key}: {message or 'one of ' + ', '.join(row['values'])}"
+    if kind in ("size", "power_of_two", "roundup"):
+        number, thrown = environment.c_stoull(text)
+        if number is None:
+            return f"{key}: {text!r} is not a number torch reads ({thrown})"
+        if kind in ("power_of_two", "roundup") and (number & (number - 1) or number == 0):
+            return f"{key}: {message}, got {number}"
         if "maximum" in row and number > row["maximum"]:
-            return f"{row['key']}: at most {row['maximum']:g}, got {number}"
-        if "minimum" in row and number <= row["minimum"] - (1 if row["minimum"] == 1 else 0):
-            return f"{row['key']}: {message or 'too small'}, got {number}"
+            return f"{key}: {row.get('above', 'at most')} {row['maximum']:g}, got {number}"
+        if "minimum" in row and (number <= row["minimum"] if row.get("exclusive") else number < row["minimum"]):
+            return f"{key}: {message or 'too small'}, got {number}" + (
+                f" (torch reads {text!r} as {number})" if str(number) != text else "")
         return None
     if kind == "fraction":
-        try:
-            fraction = float(text)
-        except ValueError:
-            return f"{row['key']}: {text!r} is not a number"
+        fraction, thrown = environment.c_stod(text)
+        if fraction is None:
+            return f"{key}: {text!r} is not a number torch reads ({thrown})"
         low, high = row.get("minimum", 0.0), row.get("maximum", 1.0)
-        outside = fraction <= low or fraction >= high if row.get("exclusive") else fraction < low or fraction > high
-        return f"{row['key']}: {message}, got {text}" if outside else None
-    if kind == "roundup":
-        numbers = [part.split(":")[-1] for part in text.strip("[]").split(",")] if text.startswith("[") else [text]
-        for part in numbers:
-            if not ascii_digits(part.strip()) or int(part) & (int(part) - 1):
-                return f"{row['key']}: {message}, got {text}"
-        return None
+        inside = low < fraction < high if row.get("exclusive") else low <= fraction <= high
+        return None if inside else f"{key}: {message}, got {text}"
     return None
 
 
