@@ -62,3 +62,48 @@ def test_a_module_in_the_working_folder_that_shadows_what_torch_imports_is_a_war
     done = subprocess.run([str(tmp_path / "venv" / "bin" / "python3"), "-c", "import numpy"], cwd=machine.cwd,
                           env=machine.env, capture_output=True, text=True, timeout=60)
     assert "my numpy" in done.stderr  # what the warning says, as Python does it
+
+
+def _real_venv_torch(machine: Machine, tmp_path: Path) -> Path:
+    """A real venv (python -m venv, no pip) on PATH with torch's files installed in its site-packages: its python3
+    calls that folder its own only as long as it finds its pyvenv.cfg beside the executable it is named as."""
+    import sys
+
+    from tests.test_frameworks import install_torch
+
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "venv")], check=True, timeout=120)
+    version = f"python{sys.version_info[0]}.{sys.version_info[1]}"
+    site = tmp_path / "venv" / "lib" / version / "site-packages"
+    install_torch(site, version="2.11.0+cu130", cuda="13.0", cudnn=91900, pin="nvidia-cudnn-cu13==9.19.0.56")
+    (site / "torch" / "__init__.py").write_text("")
+    machine.env["PATH"] = f"{tmp_path / 'venv' / 'bin'}:{machine.env['PATH']}"
+    return site
+
+
+def test_pythonexecutable_outside_the_venv_takes_its_site_packages_away_seen_and_unset(machine: Machine,
+                                                                                      tmp_path: Path) -> None:
+    # python/cpython Modules/getpath.py: PYTHONEXECUTABLE is sys.executable and where venvs are searched; named as
+    # a Python outside the venv, the venv's python3 starts as that one, without the venv's site-packages
+    import sys
+
+    _real_venv_torch(machine, tmp_path)
+    other = Path(sys.base_prefix) / "bin" / "python3"
+    machine.env["PYTHONEXECUTABLE"] = str(other)
+    report = machine.check_json()
+    [said] = [f for f in report["findings"] if f["code"] == "CD411" and f["subject"] == "PYTHONEXECUTABLE"]
+    assert said["severity"] == "error" and said["evidence"] == "seen", said
+    assert "unset" in said["proof"] and "import torch" in said["proof"], said
+    plan = machine.run("fix", "--json").json
+    lines = [line for a in plan["actions"] if a["kind"] == "env" for line in a["env"]["bash"]]
+    assert "unset PYTHONEXECUTABLE" in lines, plan["actions"]
+    done = subprocess.run(["bash", "-c", "\n".join(lines) + "\nexec \"$0\" -c 'import torch; print(torch.__file__)'",
+                           str(tmp_path / "venv" / "bin" / "python3")],
+                          env=machine.env, capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip().startswith(str(tmp_path / "venv")), done.stderr  # sourced: the venv's torch again
+
+
+def test_pythonexecutable_naming_the_venvs_own_python_is_no_finding(machine: Machine, tmp_path: Path) -> None:
+    _real_venv_torch(machine, tmp_path)
+    machine.env["PYTHONEXECUTABLE"] = str(tmp_path / "venv" / "bin" / "python3")
+    report = machine.check_json()
+    assert not [f for f in report["findings"] if f["code"] in ("CD411", "CD409", "CD419")], report["findings"]

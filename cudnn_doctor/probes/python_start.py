@@ -31,6 +31,12 @@ MAX_PTH_FILES = 64
 QUIET = ("LD_LIBRARY_PATH", "LD_PRELOAD", "PYTHONPATH", "PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE", "PYTHONNOUSERSITE", "PYTHONSTARTUP",
          "PYTHONFAULTHANDLER", "PYTHONBREAKPOINT", "PYTHONSAFEPATH")
 MAX_VARIABLES = 12
+# the variables Python reads to place itself (its prefix, and with it the site-packages it calls its own): with one,
+# a venv's python3 may start as another Python and no longer see the framework installed beside it. python/cpython
+# Modules/getpath.py (3.11 and later): PYTHONHOME; PYTHONEXECUTABLE and __PYVENV_LAUNCHER__ 'imply that we should be
+# using them as sys.executable and when searching for venvs' (getpath.c reads them on every platform); PYTHONPLATLIBDIR
+# names the lib folder; Lib/site.py: PYTHONUSERBASE, the user site's base
+PLACING = ("PYTHONHOME", "PYTHONEXECUTABLE", "__PYVENV_LAUNCHER__", "PYTHONPLATLIBDIR", "PYTHONUSERBASE")
 
 
 class StartQuestion:
@@ -43,13 +49,25 @@ class StartQuestion:
         from cudnn_doctor.probes.context import framework_pythons
 
         self.env = env
-        self.names = sorted(n for n in env if (n.startswith(("PYTHON", "LD_", "MALLOC_")) or n == "GLIBC_TUNABLES")
+        self.names = sorted(n for n in env if (n.startswith(("PYTHON", "LD_", "MALLOC_"))
+                                               or n in ("GLIBC_TUNABLES", "__PYVENV_LAUNCHER__"))
                             and n not in QUIET)[:MAX_VARIABLES]
         self.pythons: list[str] = []
         self.hooks = start_hooks(env, frameworks)
         if not self.names and not self.hooks:
             return
         self.pythons = framework_pythons(frameworks)
+        self.sites: dict[str, set[str]] = {}  # each interpreter's frameworks' site-packages, as real paths
+        if any(name in PLACING for name in self.names):
+            import os
+
+            from cudnn_doctor.probes.context import interpreter_for
+
+            for framework in frameworks:
+                site = str(framework.details.get("site_packages") or "")
+                python = interpreter_for(site) if site and not framework.details.get("assumed") else None
+                if python:
+                    self.sites.setdefault(python, set()).add(os.path.realpath(site))
 
     def request(self, python: str) -> dict[str, object]:
         """Its part of PYTHON's request: the program's first line, what was mapped there (where a hook may have
@@ -57,11 +75,33 @@ class StartQuestion:
         return {"resolve": list(FRAMEWORK_NAMES), **({"mapped": list(GPU_LIBRARIES)} if self.hooks else {})}
 
     def trials(self, answers: Mapping[str, PythonAnswer]) -> list[tuple[str, str]]:
-        """Each variable unset alone, for each interpreter that did not start: the one without which it starts."""
-        return [(python, name) for python in self._refused(answers) for name in self.names]
+        """Each variable unset alone, for each interpreter that did not start: the one without which it starts; and
+        each variable that places Python (PLACING), for each interpreter that started without a framework's
+        site-packages among its own: the one without which it has it again."""
+        return [(python, name) for python in self._refused(answers) for name in self.names] + [
+            (python, name) for python in self._lost(answers) for name in self.names if name in PLACING]
 
     def trial_request(self) -> dict[str, object]:
-        return {}  # whether it starts: the child's first answer
+        return {"resolve": list(FRAMEWORK_NAMES)}  # whether it starts (its first answer), and its own site-packages
+
+    def _lost(self, answers: Mapping[str, PythonAnswer]) -> list[str]:
+        """The interpreters that started and answered, whose own site-packages lack one of their frameworks'."""
+        return [python for python, sites in getattr(self, "sites", {}).items()
+                if python in answers and answers[python].started and answers[python].own_sites
+                and sites - _real(answers[python].own_sites)]
+
+    def lost(self, answers: Mapping[str, PythonAnswer], trials: Mapping[tuple[str, str], PythonAnswer]
+             ) -> dict[tuple[str, str], tuple[str, str]]:
+        """(python, a framework's site-packages, real path) -> (the variable, its value) without which that Python,
+        started with this environment, calls that folder its own again: the variable took it away (seen)."""
+        out: dict[tuple[str, str], tuple[str, str]] = {}
+        for python in self._lost(answers):
+            for site in sorted(self.sites[python] - _real(answers[python].own_sites)):
+                cured = next((name for name in self.names if name in PLACING and (python, name) in trials
+                              and site in _real(trials[(python, name)].own_sites)), "")
+                if cured:
+                    out[(python, site)] = (cured, self.env.get(cured, ""))
+        return out
 
     def _refused(self, answers: Mapping[str, PythonAnswer]) -> list[str]:
         if not self.names:
@@ -100,6 +140,12 @@ class StartQuestion:
                          "")
             out.append((python, _words(answers[python].child), cured, self.env.get(cured, ""), ", ".join(self.names)))
         return tuple(out)
+
+
+def _real(folders: tuple[str, ...]) -> set[str]:
+    import os
+
+    return {os.path.realpath(folder) for folder in folders if folder}
 
 
 def _words(answer: ChildAnswer) -> str:
@@ -190,16 +236,19 @@ def _pth_may_load(lines: list[bytes], site: str) -> bool:
     return False
 
 
-def framework_imports(frameworks: list[Framework], resolved: tuple[tuple[str, str, str, str], ...]
-                      ) -> tuple[tuple[str, str, str, str], ...]:
-    """(framework, python, the file its `import` finds, "installed" | "other" | "none") for each framework whose
-    Python answered (StartQuestion.resolved): "none" where no finder has it or only a namespace portion. Only for a
-    framework in a site-packages folder that Python calls its own: one it never had is not a program's there."""
+def framework_imports(frameworks: list[Framework], resolved: tuple[tuple[str, str, str, str], ...],
+                      lost: Mapping[tuple[str, str], tuple[str, str]] | None = None
+                      ) -> tuple[tuple[str, ...], ...]:
+    """(framework, python, the file its `import` finds, "installed" | "other" | "none" | "lost"[, the variable, its
+    value]) for each framework whose Python answered (StartQuestion.resolved): "none" where no finder has it or only
+    a namespace portion. Only for a framework in a site-packages folder that Python calls its own: one it never had
+    is not a program's there, unless a variable took it away (LOST: StartQuestion.lost, that Python asked again with
+    the variable unset): "lost", with the variable and its value."""
     import os
 
     from cudnn_doctor.probes.context import interpreter_for
 
-    out = []
+    out: list[tuple[str, ...]] = []
     for framework in frameworks:
         site = str(framework.details.get("site_packages") or "")
         if not site or framework.details.get("assumed"):
@@ -211,6 +260,10 @@ def framework_imports(frameworks: list[Framework], resolved: tuple[tuple[str, st
             continue
         answer, own = found
         if os.path.realpath(site) not in {os.path.realpath(folder) for folder in own.split("\0") if folder}:
+            taken = (lost or {}).get((python or "", os.path.realpath(site)))
+            if taken and (answer in ("-", "") or not os.path.realpath(answer).startswith(
+                    os.path.realpath(os.path.join(site, framework.name)) + os.sep)):
+                out.append((framework.name, python or "", answer, "lost", *taken))
             continue
         installed = os.path.realpath(os.path.join(site, framework.name)) + os.sep
         verdict = "none" if answer in ("-", "") else \
