@@ -107,3 +107,26 @@ def test_pythonexecutable_naming_the_venvs_own_python_is_no_finding(machine: Mac
     machine.env["PYTHONEXECUTABLE"] = str(tmp_path / "venv" / "bin" / "python3")
     report = machine.check_json()
     assert not [f for f in report["findings"] if f["code"] in ("CD411", "CD409", "CD419")], report["findings"]
+
+
+def test_the_user_site_read_is_the_one_the_real_python_reads(tmp_path: Path) -> None:
+    # Lib/site.py is the judge: the user site where ENABLE_USER_SITE, none in a venv without system site-packages
+    # or with PYTHONNOUSERSITE non-empty (an empty one counts as unset)
+    import os
+    import sys
+
+    from cudnn_doctor.probes.python_start import user_site
+
+    version = f"python{sys.version_info[0]}.{sys.version_info[1]}"
+    for system_site in ("false", "true"):
+        venv = tmp_path / f"venv-{system_site}"
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)]
+                       + (["--system-site-packages"] if system_site == "true" else []), check=True, timeout=120)
+        site = str(venv / "lib" / version / "site-packages")
+        for extra in ({}, {"PYTHONNOUSERSITE": ""}, {"PYTHONNOUSERSITE": "1"}, {"PYTHONUSERBASE": str(tmp_path / "u")},
+                      {"PYTHONUSERBASE": ""}):
+            env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path / "home"), **extra}
+            real = subprocess.run([str(venv / "bin" / "python3"), "-c",
+                                   "import site; print(site.getusersitepackages() if site.ENABLE_USER_SITE else '')"],
+                                  env=env, capture_output=True, text=True, timeout=60, check=True).stdout.strip()
+            assert user_site(env, site) == real, (system_site, extra)

@@ -155,14 +155,51 @@ def _words(answer: ChildAnswer) -> str:
 
 
 def user_site(env: dict[str, str], site: str) -> str:
-    """The user's site folder the Python owning SITE reads (PYTHONUSERBASE or ~/.local), or "" (PYTHONNOUSERSITE)."""
+    """The user's site folder the Python owning SITE reads (PYTHONUSERBASE or ~/.local), or "" where it reads none,
+    as Lib/site.py decides: PYTHONNOUSERSITE set to a non-empty value (Python/initconfig.c config_get_env counts an
+    empty one as unset), or SITE in a venv whose pyvenv.cfg lacks include-system-site-packages = true (site.venv()
+    sets ENABLE_USER_SITE False). ~ is HOME, else the password database's home, as os.path.expanduser has it."""
     import os
 
-    base = env.get("PYTHONUSERBASE") or (os.path.join(env["HOME"], ".local") if env.get("HOME") else "")
     version = os.path.basename(os.path.dirname(site))
-    if not base or "PYTHONNOUSERSITE" in env or not version.startswith("python"):
+    if env.get("PYTHONNOUSERSITE") or not version.startswith("python"):
         return ""
-    return os.path.join(base, "lib", version, "site-packages")
+    if _venv_without_user_site(os.path.dirname(os.path.dirname(os.path.dirname(site)))):
+        return ""
+    base = env.get("PYTHONUSERBASE") or ""
+    if not base:
+        home = env.get("HOME") or ""
+        if not home:
+            try:
+                import pwd
+
+                home = pwd.getpwuid(os.getuid()).pw_dir
+            except (ImportError, KeyError, OSError):
+                home = ""
+        base = os.path.join(home, ".local") if home else ""
+    return os.path.join(base, "lib", version, "site-packages") if base else ""
+
+
+def _venv_without_user_site(prefix: str) -> bool:
+    """Whether PREFIX is a venv (its pyvenv.cfg) whose site reads no user site: include-system-site-packages not
+    true (Lib/site.py venv(): the key's value lowercased; read bounded)."""
+    import os
+
+    from cudnn_doctor.user_files import UnreadableFile, read_user_file
+
+    config = os.path.join(prefix, "pyvenv.cfg")
+    if not os.path.isfile(config):
+        return False
+    try:
+        text = read_user_file(config, 1 << 16).decode("utf-8", "replace")
+    except UnreadableFile:
+        return False
+    system_site = "false"
+    for line in text.splitlines():  # site.venv(): every such line read, the last one kept
+        key, sep, value = line.partition("=")
+        if sep and key.strip().lower() == "include-system-site-packages":
+            system_site = value.strip().lower()
+    return system_site != "true"
 
 
 def start_hooks(env: dict[str, str], frameworks: list[Framework]) -> list[str]:
