@@ -130,3 +130,24 @@ def test_the_user_site_read_is_the_one_the_real_python_reads(tmp_path: Path) -> 
                                    "import site; print(site.getusersitepackages() if site.ENABLE_USER_SITE else '')"],
                                   env=env, capture_output=True, text=True, timeout=60, check=True).stdout.strip()
             assert user_site(env, site) == real, (system_site, extra)
+
+
+def test_start_up_settings_python_and_the_loader_accept_are_no_finding(machine: Machine, tmp_path: Path) -> None:
+    # each asked of the real interpreter and the real loader in a child: the legacy loader variables glibc 2.3x
+    # ignores or takes, the newer Python variables at values every release takes (or ignores, before 3.13), a
+    # folder of libraries on PYTHONPATH (Python imports no .so that is not a module), and no HOME, USER, LOGNAME
+    # or XDG folders (site then asks the password database)
+    from tests.test_frameworks import fake_cudnn
+
+    _torch(machine, tmp_path)
+    system = tmp_path / "system-cudnn"
+    fake_cudnn(system, version=91400)
+    before = {(f["code"], f["severity"], f["subject"]) for f in machine.check_json()["findings"]}
+    for name in ("HOME", "USER", "LOGNAME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_RUNTIME_DIR"):
+        machine.env.pop(name, None)
+    machine.env.update({"LD_ASSUME_KERNEL": "2.4.1", "LD_DYNAMIC_WEAK": "1", "LD_HWCAP_MASK": "0",
+                        "PYTHON_GIL": "1", "PYTHON_CPU_COUNT": "default", "PYTHON_FROZEN_MODULES": "on",
+                        "PYTHONNOUSERSITE": "", "PYTHONPATH": str(system)})
+    report = machine.check_json()
+    said = [f for f in report["findings"] if (f["code"], f["severity"], f["subject"]) not in before]
+    assert not said, json.dumps(said)[:3000]  # what the machine itself has (no driver here) and nothing more
