@@ -31,12 +31,6 @@ MAX_PTH_FILES = 64
 QUIET = ("LD_LIBRARY_PATH", "LD_PRELOAD", "PYTHONPATH", "PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE", "PYTHONNOUSERSITE", "PYTHONSTARTUP",
          "PYTHONFAULTHANDLER", "PYTHONBREAKPOINT", "PYTHONSAFEPATH")
 MAX_VARIABLES = 12
-# the variables Python reads to place itself (its prefix, and with it the site-packages it calls its own): with one,
-# a venv's python3 may start as another Python and no longer see the framework installed beside it. python/cpython
-# Modules/getpath.py (3.11 and later): PYTHONHOME; PYTHONEXECUTABLE and __PYVENV_LAUNCHER__ 'imply that we should be
-# using them as sys.executable and when searching for venvs' (getpath.c reads them on every platform); PYTHONPLATLIBDIR
-# names the lib folder; Lib/site.py: PYTHONUSERBASE, the user site's base
-PLACING = ("PYTHONHOME", "PYTHONEXECUTABLE", "__PYVENV_LAUNCHER__", "PYTHONPLATLIBDIR", "PYTHONUSERBASE")
 
 
 class StartQuestion:
@@ -49,16 +43,17 @@ class StartQuestion:
         from cudnn_doctor.probes.context import framework_pythons
 
         self.env = env
-        self.names = sorted(n for n in env if (n.startswith(("PYTHON", "LD_", "MALLOC_"))
-                                               or n in ("GLIBC_TUNABLES", "__PYVENV_LAUNCHER__"))
+        self.names = sorted(n for n in env if (n.startswith(("PYTHON", "LD_", "MALLOC_")) or n == "GLIBC_TUNABLES")
                             and n not in QUIET)[:MAX_VARIABLES]
         self.pythons: list[str] = []
         self.hooks = start_hooks(env, frameworks)
+        self.sites: dict[str, set[str]] = {}  # each interpreter's frameworks' site-packages, as real paths
+        self.placing: frozenset[str] = frozenset()
         if not self.names and not self.hooks:
             return
         self.pythons = framework_pythons(frameworks)
-        self.sites: dict[str, set[str]] = {}  # each interpreter's frameworks' site-packages, as real paths
-        if any(name in PLACING for name in self.names):
+        self.placing = placing()
+        if any(name in self.placing for name in self.names):
             import os
 
             from cudnn_doctor.probes.context import interpreter_for
@@ -76,17 +71,17 @@ class StartQuestion:
 
     def trials(self, answers: Mapping[str, PythonAnswer]) -> list[tuple[str, str]]:
         """Each variable unset alone, for each interpreter that did not start: the one without which it starts; and
-        each variable that places Python (PLACING), for each interpreter that started without a framework's
+        each variable that places Python (placing()), for each interpreter that started without a framework's
         site-packages among its own: the one without which it has it again."""
         return [(python, name) for python in self._refused(answers) for name in self.names] + [
-            (python, name) for python in self._lost(answers) for name in self.names if name in PLACING]
+            (python, name) for python in self._lost(answers) for name in self.names if name in self.placing]
 
     def trial_request(self) -> dict[str, object]:
         return {"resolve": list(FRAMEWORK_NAMES)}  # whether it starts (its first answer), and its own site-packages
 
     def _lost(self, answers: Mapping[str, PythonAnswer]) -> list[str]:
         """The interpreters that started and answered, whose own site-packages lack one of their frameworks'."""
-        return [python for python, sites in getattr(self, "sites", {}).items()
+        return [python for python, sites in self.sites.items()
                 if python in answers and answers[python].started and answers[python].own_sites
                 and sites - _real(answers[python].own_sites)]
 
@@ -97,7 +92,7 @@ class StartQuestion:
         out: dict[tuple[str, str], tuple[str, str]] = {}
         for python in self._lost(answers):
             for site in sorted(self.sites[python] - _real(answers[python].own_sites)):
-                cured = next((name for name in self.names if name in PLACING and (python, name) in trials
+                cured = next((name for name in self.names if name in self.placing and (python, name) in trials
                               and site in _real(trials[(python, name)].own_sites)), "")
                 if cured:
                     out[(python, site)] = (cured, self.env.get(cured, ""))
@@ -140,6 +135,15 @@ class StartQuestion:
                          "")
             out.append((python, _words(answers[python].child), cured, self.env.get(cured, ""), ", ".join(self.names)))
         return tuple(out)
+
+
+def placing() -> frozenset[str]:
+    """The variables Python reads to place itself (compat/process_env.toml rows with places_python: PYTHONHOME,
+    PYTHONEXECUTABLE, ...): with one, a venv's python3 may start as another Python and no longer call the framework
+    installed beside it its own."""
+    from cudnn_doctor.knowledge.environment import rows
+
+    return frozenset(name for name, row in rows().items() if row.get("places_python"))
 
 
 def _real(folders: tuple[str, ...]) -> set[str]:

@@ -96,9 +96,9 @@ def python_imports(report: Report) -> list[Finding]:
 
 
 def _placing() -> dict[str, dict[str, Any]]:
-    """compat/process_env.toml's rows of the variables that place Python (probes/python_start.PLACING), by name."""
+    """compat/process_env.toml's rows of the variables that place Python (places_python), by name."""
     return {str(row.get("variable")): row for row in load("process_env").get("setting", [])
-            if row.get("framework") == "python"}
+            if row.get("places_python")}
 
 
 def _display_name(name: str) -> str:
