@@ -151,3 +151,25 @@ def test_start_up_settings_python_and_the_loader_accept_are_no_finding(machine: 
     report = machine.check_json()
     said = [f for f in report["findings"] if (f["code"], f["severity"], f["subject"]) not in before]
     assert not said, json.dumps(said)[:3000]  # what the machine itself has (no driver here) and nothing more
+
+
+def test_the_doctor_placed_outside_its_own_venv_says_which_variable_in_one_line(tmp_path: Path) -> None:
+    # the doctor is a Python program too: PYTHONEXECUTABLE naming another Python starts its venv's interpreter as
+    # that one, and a dependency of its own (rich, for the text report) is not found: one line naming the variable,
+    # exit 2, never an internal error
+    import os
+    import sys
+
+    import pytest
+
+    if sys.prefix == sys.base_prefix:
+        pytest.skip("the tests' Python is no venv: nothing of its own to lose")
+    root = Path(__file__).resolve().parents[1]
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path), "PYTHONPATH": str(root),
+           "PYTHONEXECUTABLE": str(Path(sys.base_prefix) / "bin" / "python3")}
+    done = subprocess.run([sys.executable, "-m", "cudnn_doctor", "check"], env=env, capture_output=True,
+                          text=True, timeout=120, cwd=tmp_path)
+    if done.returncode in (0, 1):
+        pytest.skip("every dependency of the doctor is in the base Python too")
+    assert done.returncode == 2 and "Traceback" not in done.stderr and "internal error" not in done.stderr, done.stderr
+    assert "PYTHONEXECUTABLE" in done.stderr and "unset PYTHONEXECUTABLE" in done.stderr, done.stderr
