@@ -80,6 +80,37 @@ def cases(python_version: tuple[int, int]) -> list[dict[str, object]]:
          "env": {"PYTHONSTARTUP": "startup.py"}, "expect": "works"},  # read by the interactive interpreter only
         {"name": "bash-env-hides-gpus", "files": {"bash_env.sh": "export CUDA_VISIBLE_DEVICES=-1\n"},
          "env": {"BASH_ENV": "bash_env.sh"}, "expect": "fails"},
+        # Python's and the loader's start-up, the user's home (round eleven's second wave): Python itself judges,
+        # per release (PYTHON_GIL, PYTHON_CPU_COUNT, PYTHON_FROZEN_MODULES are read from 3.13 on)
+        {"name": "pythonexecutable-system", "env": {"PYTHONEXECUTABLE": "/usr/bin/python3"}, "expect": "?"},
+        {"name": "pythonexecutable-nowhere", "env": {"PYTHONEXECUTABLE": "/nonexistent/bin/python3"}, "expect": "?"},
+        {"name": "python-gil-1", "env": {"PYTHON_GIL": "1"}, "expect": "works"},
+        {"name": "python-gil-0", "env": {"PYTHON_GIL": "0"}, "expect": "fails" if python_version >= (3, 13) else "works"},
+        {"name": "python-cpu-count-bogus", "env": {"PYTHON_CPU_COUNT": "many"},
+         "expect": "fails" if python_version >= (3, 13) else "works"},
+        {"name": "python-frozen-modules-bogus", "env": {"PYTHON_FROZEN_MODULES": "maybe"},
+         "expect": "fails" if python_version >= (3, 13) else "works"},
+        {"name": "ld-assume-kernel-2.4.1", "env": {"LD_ASSUME_KERNEL": "2.4.1"}, "expect": "?"},
+        {"name": "ld-dynamic-weak", "env": {"LD_DYNAMIC_WEAK": "1"}, "expect": "works"},
+        {"name": "ld-hwcap-mask-0", "env": {"LD_HWCAP_MASK": "0"}, "expect": "?"},
+        {"name": "pythonuserbase-usercustomize-system-cudnn",
+         "files": {f"userbase/lib/python{python_version[0]}.{python_version[1]}/site-packages/usercustomize.py":
+                   "import ctypes, glob\nfor f in sorted(glob.glob('/usr/lib/x86_64-linux-gnu/libcudnn.so.9*'))[:1]:\n"
+                   "    ctypes.CDLL(f, mode=ctypes.RTLD_GLOBAL)\n"},
+         "env": {"PYTHONUSERBASE": str(SCRATCH / "pythonuserbase-usercustomize-system-cudnn" / "userbase")},
+         "expect": "?"},  # not read where the frameworks' Python is a venv's without system site-packages
+        {"name": "pythonuserbase-usercustomize-nousersite",
+         "files": {f"userbase/lib/python{python_version[0]}.{python_version[1]}/site-packages/usercustomize.py":
+                   "raise SystemExit(3)\n"},
+         "env": {"PYTHONUSERBASE": str(SCRATCH / "pythonuserbase-usercustomize-nousersite" / "userbase"),
+                 "PYTHONNOUSERSITE": "1"}, "expect": "works"},
+        {"name": "pythonpath-system-cudnn-folder", "env": {"PYTHONPATH": "/usr/lib/x86_64-linux-gnu"}, "expect": "works"},
+        {"name": "home-user-xdg-unset", "unset": ["HOME", "USER", "LOGNAME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME",
+                                                  "XDG_DATA_HOME", "XDG_RUNTIME_DIR"], "expect": "?"},
+        {"name": "math-stubs-under-sonames", "expect": "?",  # the toolkit's link stubs first on the path by soname
+         "shell": "mkdir -p stubs13 && for l in cublas cublasLt cufft curand cusolver cusparse nvJitLink nvrtc; do "
+                  "[ -e /usr/local/cuda/lib64/stubs/lib$l.so ] && ln -sf /usr/local/cuda/lib64/stubs/lib$l.so "
+                  "stubs13/lib$l.so.13; done; export LD_LIBRARY_PATH=$PWD/stubs13${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"},
     ]
 
 

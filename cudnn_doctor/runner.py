@@ -163,6 +163,13 @@ def guarded(function: F, command: str | None = None, given: dict[str, Any] | Non
                 if want_json:
                     write_error_json(2, stopped[0], stopped[1], title=LIMIT_TITLE, code="CD010", command=name)
                 raise SystemExit(2) from None
+            placed = _placed_elsewhere(caught)
+            if placed is not None:  # a dependency lost with this Python's own site-packages: the environment's doing
+                say(f"cudnn-doctor: error: {placed[0]} (fix: {placed[1]})")
+                if want_json:
+                    write_error_json(2, placed[0], placed[1], title="The doctor's own Python cannot import what it "
+                                     "needs", command=name)
+                raise SystemExit(2) from None
             if verbose:
                 import traceback
 
@@ -241,3 +248,24 @@ def _flush_or_drop() -> None:
                 os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
             except (OSError, ValueError):
                 pass
+
+
+def _placed_elsewhere(caught: BaseException) -> tuple[str, str] | None:
+    """(message, fix) where CAUGHT is a module the doctor needs that its Python did not find while a variable that
+    places Python is set (compat/process_env.toml rows with places_python: PYTHONEXECUTABLE outside the doctor's
+    venv starts it as another Python, without the venv's site-packages); None otherwise."""
+    if not isinstance(caught, ModuleNotFoundError):
+        return None
+    try:
+        from cudnn_doctor.probes.python_start import placing
+
+        names = sorted(name for name in placing() if os.environ.get(name))
+    except Exception:  # the data unreadable: the one answer is the internal error's
+        return None
+    if not names:
+        return None
+    shown = ", ".join(f"{name}={os.environ[name]!r}"[:200] for name in names)
+    return (f"cudnn-doctor's own Python cannot import {caught.name or 'a module it needs'} ({caught}): {shown} makes "
+            f"this Python start as another one (sys.prefix {sys.prefix!r}), without the site-packages the doctor was "
+            "installed in; a framework installed there is lost the same way to its programs",
+            f"unset {' '.join(names)}, or run the doctor from another Python (pipx run cudnn-doctor check)")

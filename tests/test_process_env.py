@@ -653,3 +653,34 @@ def test_a_cuda_library_on_the_path_the_loader_cannot_use_is_a_warning(machine: 
     lines = plan_lines(machine)
     assert any(line.startswith("export LD_LIBRARY_PATH=") and str(folder) not in line for line in lines)
     assert not [f for f in check_after(machine, lines)["findings"] if f["code"] == "CD203"]
+
+
+def test_a_cuda_math_library_link_stub_first_on_the_path_under_its_soname_is_a_warning(machine: Machine,
+                                                                                       tmp_path: Path) -> None:
+    """The toolkit's lib64/stubs/libcublasLt.so (and libnvJitLink.so), linked in as their sonames in a folder first
+    on LD_LIBRARY_PATH: loadable, so no loader refuses them, and they do no work. Read from where the file really
+    is: a warning that --deep proves, the folder out of the path as its line, and check again clean. The stub
+    folder itself on the path (bare names only) is no finding: the loader never opens a bare name."""
+    from tests.fakes.build import compile_library
+
+    gpu_machine(machine, tmp_path, gpus=1)
+    jax_install(python_env(machine, tmp_path))
+    stubs = tmp_path / "cuda" / "lib64" / "stubs"
+    stubs.mkdir(parents=True)
+    linked = tmp_path / "linked"
+    linked.mkdir()
+    for soname in ("libcublasLt.so.13", "libnvJitLink.so.13"):
+        bare = soname.rsplit(".", 1)[0]
+        shutil.copyfile(compile_library("fake_cuda_library.c", bare, soname=soname), stubs / bare)
+        (linked / soname).symlink_to(stubs / bare)
+    machine.add_library_path(stubs)
+    before = [f for f in machine.check_json()["findings"] if f["code"] == "CD203"]
+    assert not before, before
+    machine.add_library_path(linked)
+    report = machine.check_json()
+    said = [f for f in report["findings"] if f["code"] == "CD203" and str(linked) in f["subject"]]
+    assert len(said) == 2 and all(f["severity"] == "warning" and f["evidence"] == "read" for f in said), said
+    assert "link stub" in said[0]["detail"] and "--deep" in said[0]["detail"], said[0]
+    lines = plan_lines(machine)
+    assert any(line.startswith("export LD_LIBRARY_PATH=") and str(linked) not in line for line in lines), lines
+    assert not [f for f in check_after(machine, lines)["findings"] if f["code"] == "CD203"]

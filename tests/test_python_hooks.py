@@ -132,3 +132,32 @@ def test_a_pth_line_is_judged_by_what_it_runs_not_by_the_names_it_imports(tmp_pa
     (site / "gpu_preload" / "__init__.py").write_text("import ctypes\nctypes.CDLL('libcudnn.so.9')\n")
     (site / "zz_preload.pth").write_text("import os; import gpu_preload\n")
     assert start_hooks({}, [torch]) == [str(site / "zz_preload.pth")]
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("no_user_site", [None, "", "1"])
+def test_a_usercustomize_in_a_moved_user_base_that_loads_another_cudnn(machine: Machine, tmp_path: Path,
+                                                                       no_user_site: str | None) -> None:
+    """PYTHONUSERBASE names a folder whose user site holds a usercustomize that loads another cuDNN: Python runs it
+    at start (Lib/site.py), unless PYTHONNOUSERSITE is set non-empty (an empty one counts as unset) or the Python is
+    a venv's without system site-packages (its user site is never read)."""
+    site = torch_with_its_python(machine, tmp_path)
+    system = fake_cudnn(tmp_path / "system", version=91400)
+    version = f"python{sys.version_info[0]}.{sys.version_info[1]}"
+    user = tmp_path / "userbase" / "lib" / version / "site-packages"
+    user.mkdir(parents=True)
+    if version != site.parent.name:  # the stand-in environment's folder is named for another release than ours
+        (tmp_path / "userbase" / "lib" / site.parent.name).symlink_to(user.parent)
+    (user / "usercustomize.py").write_text(f"import ctypes\nctypes.CDLL({str(system)!r}, mode=ctypes.RTLD_GLOBAL)\n")
+    python = tmp_path / "venv" / "bin" / "python3"
+    base = getattr(sys, "_base_executable", sys.executable)  # a venv's interpreter reads no user site
+    python.write_text(f"#!/bin/sh\nPYTHONPATH={site}${{PYTHONPATH:+:$PYTHONPATH}} exec {base} \"$@\"\n")
+    machine.env["PYTHONUSERBASE"] = str(tmp_path / "userbase")
+    if no_user_site is not None:
+        machine.env["PYTHONNOUSERSITE"] = no_user_site
+    report = machine.check_json()
+    if no_user_site:
+        assert "CD317" not in codes(report)
+        return
+    said = finding(report, "CD317")
+    assert said["evidence"] == "seen" and "usercustomize.py" in said["detail"], said

@@ -272,8 +272,8 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
             *kept, *(s for s in answered.values() if (s[1], s[2]) not in known)))
     from cudnn_doctor.probes.python_start import framework_imports
 
-    imports = _guarded(bugs, "python_start", lambda: framework_imports(report.frameworks,
-                                                                        python_start.resolved(python_answers)), ())
+    imports = _guarded(bugs, "python_start", lambda: framework_imports(
+        report.frameworks, python_start.resolved(python_answers), python_start.lost(python_answers, trials)), ())
     if report.process is not None and imports:  # where a program's `import torch` finds it, Python's own answer
         report.process = dataclasses.replace(report.process, python_imports=imports)
     preloaded = _guarded(bugs, "python_start", lambda: python_start.preloaded(python_answers), ())

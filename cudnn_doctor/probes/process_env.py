@@ -198,6 +198,22 @@ def preloaded_cuda_libraries(env: dict[str, str], frameworks: list[Framework]) -
     return tuple(found)
 
 
+STUB_WORDS = "it is the CUDA toolkit's link stub"
+STUB_SOURCE = ("NVIDIA CUDA toolkit layout: lib64/stubs (targets/<arch>/lib/stubs) holds link-only stubs under bare "
+               "names (libcublas.so), their soname versioned, so that no program loads them at run time "
+               "(ofiwg/libfabric#10365, 'hmem/cuda: avoid stub loading at runtime'; CUDA_ERROR_STUB_LIBRARY: a "
+               "stub's functions do no work)")
+
+
+def link_stub(path: str) -> str:
+    """The CUDA toolkit's link stub that PATH (a soname-named file: libcublas.so.13) is, or '': its real file is a
+    bare-named library (libcublas.so) in a folder named stubs, where the toolkit keeps the stubs it links against
+    (STUB_SOURCE). A soname-named link or copy of it first on the path is what programs then load by that name."""
+    real = os.path.realpath(path)
+    name = os.path.basename(real)
+    return real if os.path.basename(os.path.dirname(real)) == "stubs" and name.endswith(".so") else ""
+
+
 def broken_cuda_on_path(ctx: SearchContext, cache: dict[str, list[str]] | None = None,
                         frameworks: list[Framework] | None = None) -> tuple[tuple[str, ...], ...]:
     """(file, what is wrong[, the loader's words]) for each CUDA library (not cuDNN, libcuda or NVML: their own
@@ -231,6 +247,8 @@ def broken_cuda_on_path(ctx: SearchContext, cache: dict[str, list[str]] | None =
             stem = name.split(".so.")[0]
             if info.soname and not info.soname.startswith(stem + ".so"):
                 found.append((path, f"its soname is {info.soname}: another library saved under this name"))
+            elif stub := link_stub(path):
+                found.append((path, f"{STUB_WORDS} {stub}"))
             elif len(suspects) < 16 and (need := _needs_what_is_not_here(info, folder, ctx, cache or {})):
                 suspects.append((path, need))
     if suspects:

@@ -47,9 +47,22 @@ class StartQuestion:
                             and n not in QUIET)[:MAX_VARIABLES]
         self.pythons: list[str] = []
         self.hooks = start_hooks(env, frameworks)
+        self.sites: dict[str, set[str]] = {}  # each interpreter's frameworks' site-packages, as real paths
+        self.placing: frozenset[str] = frozenset()
         if not self.names and not self.hooks:
             return
         self.pythons = framework_pythons(frameworks)
+        self.placing = placing()
+        if any(name in self.placing for name in self.names):
+            import os
+
+            from cudnn_doctor.probes.context import interpreter_for
+
+            for framework in frameworks:
+                site = str(framework.details.get("site_packages") or "")
+                python = interpreter_for(site) if site and not framework.details.get("assumed") else None
+                if python:
+                    self.sites.setdefault(python, set()).add(os.path.realpath(site))
 
     def request(self, python: str) -> dict[str, object]:
         """Its part of PYTHON's request: the program's first line, what was mapped there (where a hook may have
@@ -57,11 +70,33 @@ class StartQuestion:
         return {"resolve": list(FRAMEWORK_NAMES), **({"mapped": list(GPU_LIBRARIES)} if self.hooks else {})}
 
     def trials(self, answers: Mapping[str, PythonAnswer]) -> list[tuple[str, str]]:
-        """Each variable unset alone, for each interpreter that did not start: the one without which it starts."""
-        return [(python, name) for python in self._refused(answers) for name in self.names]
+        """Each variable unset alone, for each interpreter that did not start: the one without which it starts; and
+        each variable that places Python (placing()), for each interpreter that started without a framework's
+        site-packages among its own: the one without which it has it again."""
+        return [(python, name) for python in self._refused(answers) for name in self.names] + [
+            (python, name) for python in self._lost(answers) for name in self.names if name in self.placing]
 
     def trial_request(self) -> dict[str, object]:
-        return {}  # whether it starts: the child's first answer
+        return {"resolve": list(FRAMEWORK_NAMES)}  # whether it starts (its first answer), and its own site-packages
+
+    def _lost(self, answers: Mapping[str, PythonAnswer]) -> list[str]:
+        """The interpreters that started and answered, whose own site-packages lack one of their frameworks'."""
+        return [python for python, sites in self.sites.items()
+                if python in answers and answers[python].started and answers[python].own_sites
+                and sites - _real(answers[python].own_sites)]
+
+    def lost(self, answers: Mapping[str, PythonAnswer], trials: Mapping[tuple[str, str], PythonAnswer]
+             ) -> dict[tuple[str, str], tuple[str, str]]:
+        """(python, a framework's site-packages, real path) -> (the variable, its value) without which that Python,
+        started with this environment, calls that folder its own again: the variable took it away (seen)."""
+        out: dict[tuple[str, str], tuple[str, str]] = {}
+        for python in self._lost(answers):
+            for site in sorted(self.sites[python] - _real(answers[python].own_sites)):
+                cured = next((name for name in self.names if name in self.placing and (python, name) in trials
+                              and site in _real(trials[(python, name)].own_sites)), "")
+                if cured:
+                    out[(python, site)] = (cured, self.env.get(cured, ""))
+        return out
 
     def _refused(self, answers: Mapping[str, PythonAnswer]) -> list[str]:
         if not self.names:
@@ -102,6 +137,21 @@ class StartQuestion:
         return tuple(out)
 
 
+def placing() -> frozenset[str]:
+    """The variables Python reads to place itself (compat/process_env.toml rows with places_python: PYTHONHOME,
+    PYTHONEXECUTABLE, ...): with one, a venv's python3 may start as another Python and no longer call the framework
+    installed beside it its own."""
+    from cudnn_doctor.knowledge.environment import rows
+
+    return frozenset(name for name, row in rows().items() if row.get("places_python"))
+
+
+def _real(folders: tuple[str, ...]) -> set[str]:
+    import os
+
+    return {os.path.realpath(folder) for folder in folders if folder}
+
+
 def _words(answer: ChildAnswer) -> str:
     lines = [line.strip() for line in (answer.stderr_tail or answer.error or "").splitlines() if line.strip()]
     fatal = [line for line in lines if "Fatal Python error" in line or "Error" in line]
@@ -109,14 +159,51 @@ def _words(answer: ChildAnswer) -> str:
 
 
 def user_site(env: dict[str, str], site: str) -> str:
-    """The user's site folder the Python owning SITE reads (PYTHONUSERBASE or ~/.local), or "" (PYTHONNOUSERSITE)."""
+    """The user's site folder the Python owning SITE reads (PYTHONUSERBASE or ~/.local), or "" where it reads none,
+    as Lib/site.py decides: PYTHONNOUSERSITE set to a non-empty value (Python/initconfig.c config_get_env counts an
+    empty one as unset), or SITE in a venv whose pyvenv.cfg lacks include-system-site-packages = true (site.venv()
+    sets ENABLE_USER_SITE False). ~ is HOME, else the password database's home, as os.path.expanduser has it."""
     import os
 
-    base = env.get("PYTHONUSERBASE") or (os.path.join(env["HOME"], ".local") if env.get("HOME") else "")
     version = os.path.basename(os.path.dirname(site))
-    if not base or "PYTHONNOUSERSITE" in env or not version.startswith("python"):
+    if env.get("PYTHONNOUSERSITE") or not version.startswith("python"):
         return ""
-    return os.path.join(base, "lib", version, "site-packages")
+    if _venv_without_user_site(os.path.dirname(os.path.dirname(os.path.dirname(site)))):
+        return ""
+    base = env.get("PYTHONUSERBASE") or ""
+    if not base:
+        home = env.get("HOME") or ""
+        if not home:
+            try:
+                import pwd
+
+                home = pwd.getpwuid(os.getuid()).pw_dir
+            except (ImportError, KeyError, OSError):
+                home = ""
+        base = os.path.join(home, ".local") if home else ""
+    return os.path.join(base, "lib", version, "site-packages") if base else ""
+
+
+def _venv_without_user_site(prefix: str) -> bool:
+    """Whether PREFIX is a venv (its pyvenv.cfg) whose site reads no user site: include-system-site-packages not
+    true (Lib/site.py venv(): the key's value lowercased; read bounded)."""
+    import os
+
+    from cudnn_doctor.user_files import UnreadableFile, read_user_file
+
+    config = os.path.join(prefix, "pyvenv.cfg")
+    if not os.path.isfile(config):
+        return False
+    try:
+        text = read_user_file(config, 1 << 16).decode("utf-8", "replace")
+    except UnreadableFile:
+        return False
+    system_site = "false"
+    for line in text.splitlines():  # site.venv(): every such line read, the last one kept
+        key, sep, value = line.partition("=")
+        if sep and key.strip().lower() == "include-system-site-packages":
+            system_site = value.strip().lower()
+    return system_site != "true"
 
 
 def start_hooks(env: dict[str, str], frameworks: list[Framework]) -> list[str]:
@@ -190,16 +277,19 @@ def _pth_may_load(lines: list[bytes], site: str) -> bool:
     return False
 
 
-def framework_imports(frameworks: list[Framework], resolved: tuple[tuple[str, str, str, str], ...]
-                      ) -> tuple[tuple[str, str, str, str], ...]:
-    """(framework, python, the file its `import` finds, "installed" | "other" | "none") for each framework whose
-    Python answered (StartQuestion.resolved): "none" where no finder has it or only a namespace portion. Only for a
-    framework in a site-packages folder that Python calls its own: one it never had is not a program's there."""
+def framework_imports(frameworks: list[Framework], resolved: tuple[tuple[str, str, str, str], ...],
+                      lost: Mapping[tuple[str, str], tuple[str, str]] | None = None
+                      ) -> tuple[tuple[str, ...], ...]:
+    """(framework, python, the file its `import` finds, "installed" | "other" | "none" | "lost"[, the variable, its
+    value]) for each framework whose Python answered (StartQuestion.resolved): "none" where no finder has it or only
+    a namespace portion. Only for a framework in a site-packages folder that Python calls its own: one it never had
+    is not a program's there, unless a variable took it away (LOST: StartQuestion.lost, that Python asked again with
+    the variable unset): "lost", with the variable and its value."""
     import os
 
     from cudnn_doctor.probes.context import interpreter_for
 
-    out = []
+    out: list[tuple[str, ...]] = []
     for framework in frameworks:
         site = str(framework.details.get("site_packages") or "")
         if not site or framework.details.get("assumed"):
@@ -211,6 +301,10 @@ def framework_imports(frameworks: list[Framework], resolved: tuple[tuple[str, st
             continue
         answer, own = found
         if os.path.realpath(site) not in {os.path.realpath(folder) for folder in own.split("\0") if folder}:
+            taken = (lost or {}).get((python or "", os.path.realpath(site)))
+            if taken and (answer in ("-", "") or not os.path.realpath(answer).startswith(
+                    os.path.realpath(os.path.join(site, framework.name)) + os.sep)):
+                out.append((framework.name, python or "", answer, "lost", *taken))
             continue
         installed = os.path.realpath(os.path.join(site, framework.name)) + os.sep
         verdict = "none" if answer in ("-", "") else \

@@ -1360,6 +1360,8 @@ def preloaded_cuda(report: Report) -> list[Finding]:
 def broken_cuda(report: Report) -> list[Finding]:
     """A CUDA library on LD_LIBRARY_PATH the loader cannot use as its name says (not ELF, cut short, another
     library's soname): programs that open it by name stop at it. Read from the file: a warning --deep proves."""
+    from cudnn_doctor.probes.process_env import STUB_SOURCE, STUB_WORDS
+
     view = report.process
     if view is None:
         return []
@@ -1380,6 +1382,14 @@ def broken_cuda(report: Report) -> list[Finding]:
             out.append(made)
             continue
         made = finding("CD203", subject=path, evidence="read", library=path, error=problem)
+        if problem.startswith(STUB_WORDS):  # loadable, and it does no work: what a program does then, --deep shows
+            out.append(replace(made, severity="warning", refs=(STUB_SOURCE,), detail=(
+                f"{path}, on LD_LIBRARY_PATH, {problem[len('it is '):]}: a file to link against, whose functions do "
+                "no work. A program that opens that soname by name gets it there (JAX's XLA opens cuBLASLt and "
+                "nvJitLink so) and its GPU work fails; one that loads its own copy by full path first (torch's "
+                "wheels) is not hit. `cudnn-doctor check --deep` runs the frameworks here with it, which proves "
+                "whether they are hit.")))
+            continue
         out.append(replace(made, severity="warning", detail=(
             f"{path}, on LD_LIBRARY_PATH, is not a library the loader can use as its name says ({problem}): a program "
             "that opens it by name stops at it (JAX's XLA opens cuBLASLt and nvJitLink so and then finds no GPU); one "

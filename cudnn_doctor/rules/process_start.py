@@ -60,12 +60,26 @@ def python_imports(report: Report) -> list[Finding]:
         return []
     sites = {f.name: str(f.details.get("site_packages") or "") for f in report.frameworks}
     out = []
-    for name, python, answer, verdict in view.python_imports:
+    for name, python, answer, verdict, *taken in view.python_imports:
         if verdict == "installed":
             continue
         proof = (f"{python} was started in a child with this environment and asked where `import {name}` finds it at "
                  "a program's first line (its own finders): " +
                  ("nowhere" if answer == "-" else "an empty namespace package" if answer == "" else answer))
+        if verdict == "lost" and len(taken) == 2:  # a variable that places Python took the framework's folder away
+            variable, value = taken
+            row = _placing().get(variable, {})
+            out.append(finding("CD411", subject=variable, refs=(str(row.get("source", "")),), evidence="seen",
+                               proof=proof + f"; started again with {variable} unset, it has "
+                                             f"{sites.get(name) or 'the installed one'} among its own site-packages",
+                               variable=variable, value=value[:200],
+                               why=f"{python} starts as another Python with it: {sites.get(name) or 'the site-packages'}"
+                                   f" holding {name} is not on its sys.path "
+                                   f"({row.get('effect') or 'it places Python elsewhere'})",
+                               framework=_display_name(name),
+                               consequence=f"cannot import {name}: `import {name}` finds "
+                                           + ("nothing" if answer in ("-", "") else answer)))
+            continue
         if verdict == "none":
             out.append(finding("CD409", subject=f"import {name}", evidence="seen", proof=proof, library=name, error=(
                 f"{python}, started with this environment, finds no {name} package at all (the installed one is in "
@@ -79,6 +93,16 @@ def python_imports(report: Report) -> list[Finding]:
                 f"{sites.get(name) or 'its site-packages'}: a start-up hook or a path setting puts it first, and "
                 "programs get that one")), severity="warning"))
     return out
+
+
+def _placing() -> dict[str, dict[str, Any]]:
+    """compat/process_env.toml's rows of the variables that place Python (places_python), by name."""
+    return {str(row.get("variable")): row for row in load("process_env").get("setting", [])
+            if row.get("places_python")}
+
+
+def _display_name(name: str) -> str:
+    return {"torch": "PyTorch", "jax": "JAX", "tensorflow": "TensorFlow"}.get(name, name)
 
 
 def glibc_tunables(report: Report) -> list[Finding]:
