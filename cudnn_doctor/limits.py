@@ -146,12 +146,16 @@ HOLD_CAP = 1 << 16  # never more (a child opens each one: 65536 opens take about
 _at_start: dict[str, object] = {}
 
 
+def _digits(text: str) -> bool:
+    """TEXT is a number written with 0-9 only (versions.ascii_digits, which this module cannot import)."""
+    return text.isascii() and text.isdecimal()
+
+
 def record_inherited() -> None:
     """The descriptors open in this process now (the command's first instant: each one inherited), with what each
     is (/proc/self/fd's link: a pipe, a socket, a file), and the soft and hard open-files limits. Once."""
     import os
 
-    from cudnn_doctor.versions import ascii_digits
 
     if _at_start or not os.path.isdir("/proc/self/fd"):
         return
@@ -161,7 +165,7 @@ def record_inherited() -> None:
         return
     links: dict[int, str] = {}
     for name in names:
-        if not ascii_digits(name):
+        if not _digits(name):
             continue
         try:  # the listing's own descriptor is closed by now: it fails here
             links[int(name)] = os.readlink(f"/proc/self/fd/{name}")
@@ -221,14 +225,13 @@ def inherited_runs() -> str:
 def forget(runs: str) -> None:
     """The descriptors of RUNS ("3-983 990") no longer held by a program started here: the shell closed them (`fix
     --yes`'s check after, in this process, judges that shell)."""
-    from cudnn_doctor.versions import ascii_digits
 
     links = inherited()
     if links is None:
         return
     for run in runs.split():
         first, _, last = run.partition("-")
-        if ascii_digits(first) and (not last or ascii_digits(last)):
+        if _digits(first) and (not last or _digits(last)):
             for fd in range(int(first), int(last or first) + 1):
                 links.pop(fd, None)
     _at_start["links"] = links
