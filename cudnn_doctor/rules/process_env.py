@@ -799,6 +799,20 @@ def _family_setting(report: Report, view: ProcessView, variable: str, value: str
         words = "invalid literal for int() with base 10"
     if "float()" in answer.values:
         words = "could not convert string to float"
+    if used and "at start" in answer.values:  # the function is the GPU plugin's, called as JAX's backends start
+        plugin = _in_package(answer.files[-1])
+        return [finding("CD411", subject=variable, refs=(family["source"], *answer.files), variable=variable,
+                        value=_shown(value), why=f"{problem} (the installed {name}'s {files}: the function that reads "
+                                                 f"it with Python's {'float' if 'float()' in answer.values else 'int'}"
+                                                 f"() is called by {plugin}'s initialize(): '{words}')",
+                        framework=name, consequence="does not use the GPU: its CUDA plugin's initialize() raises "
+                                                    "ValueError as the backends start, JAX logs 'Jax plugin "
+                                                    "configuration error' and runs on the CPU (with JAX_PLATFORMS="
+                                                    "cuda it refuses to start)",
+                        effect=family["effect"], fix_value=None, evidence="rule",
+                        proof=f"{', '.join(answer.files)}: the installed {name}'s GPU plugin calls that function "
+                              "in initialize(), which raises ValueError for such a value; jax/_src/xla_bridge.py "
+                              "discover_pjrt_plugins logs the exception and registers no CUDA backend")]
     if used:  # its reader is a function a program calls: a warning, which that program proves
         return [finding("CD414", subject=variable, refs=(family["source"], *answer.files), variable=variable,
                         value=_shown(value), why=f"{problem} (the installed {name}'s {files} reads it with Python's "

@@ -1,0 +1,108 @@
+"""Issue 45, round eleven's second wave: JAX's GPU client and CUDA's choice of devices. The variables jaxlib reads
+as the CUDA plugin starts (a size written with its unit, a switch written as a word) are refused where the installed
+plugin's initialize() calls the function that parses them: an error whose rule is proven here against the real
+jax 0.4.38 (its xla_bridge catches the plugin's ValueError and registers no CUDA backend). Values the real jax takes,
+or never reads (JAX_CUDA_VISIBLE_DEVICES, which is a flag and no variable; JAX_SKIP_CUDA_CONSTRAINTS_CHECK, tested
+only for being non-empty), stay silent."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Machine
+from tests.real_wheels import real_jax_cpu
+from tests.test_environment_settings import check, closed_loop, real_jax_site, settings_findings
+from tests.test_process_env import finding
+
+__all__ = ["real_jax_site"]  # the fixture, used by name
+
+# what jax's CUDA plugin does as it starts (jax-ml/jax jax_plugins/cuda/__init__.py initialize(), jax 0.4.38 to
+# 0.11: `options = xla_client.generate_pjrt_gpu_plugin_options()` before register_plugin), the rest left out
+PLUGIN = "from jax._src.lib import xla_client\n\n\ndef initialize():\n  options = xla_client.generate_pjrt_gpu_plugin_options()\n"
+
+
+def with_plugin(site: Path) -> Path:
+    """SITE with a JAX CUDA plugin package whose initialize() makes the GPU options as the real one does."""
+    folder = site / "jax_plugins" / "xla_cuda13"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "__init__.py").write_text(PLUGIN)
+    return site
+
+
+def jax_backends_with(env: dict[str, str], plugin_site: Path) -> subprocess.CompletedProcess[str]:
+    """The real jax 0.4.38 (CPU) with ENV and the plugin of PLUGIN_SITE on its path: its backends started."""
+    whole = {"PATH": "/usr/bin:/bin", "PYTHONPATH": f"{real_jax_cpu()}:{plugin_site}", **env}
+    code = "import jax; print(jax.devices())"
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=whole, timeout=300)
+
+
+@pytest.mark.parametrize(("value", "refused"), [
+    ("1GB", True), ("one", True), ("64MB", True), ("64.0", True),  # a unit, a word, a decimal: int() refuses them
+    ("64", False), (" 64 ", False), ("+64", False), ("1_024", False), ("", False),  # int() takes these; '' unread
+])
+def test_a_size_the_cuda_plugins_start_refuses_is_an_error_with_its_rule(
+        machine: Machine, real_jax_site: Path, tmp_path: Path, value: str, refused: bool) -> None:
+    """jaxlib's generate_pjrt_gpu_plugin_options gives XLA_PYTHON_CLIENT_COLLECTIVE_MEM_SIZE_MB to int(); the CUDA
+    plugin's initialize() calls it whatever the program: the refusal leaves JAX on the CPU (proven: the real
+    jax 0.4.38 logs 'Jax plugin configuration error' and lists the CPU only)."""
+    with_plugin(real_jax_site)
+    variable = "XLA_PYTHON_CLIENT_COLLECTIVE_MEM_SIZE_MB"
+    machine.env[variable] = value
+    found = settings_findings(check(machine), variable)
+    said = jax_backends_with({variable: value}, with_plugin(tmp_path / "plugin"))
+    assert said.returncode == 0, said.stderr[-600:]  # jax itself starts: on the CPU
+    assert ("Jax plugin configuration error" in said.stderr) == refused, said.stderr[-600:]
+    if not refused:
+        assert not found, found
+        return
+    assert "invalid literal for int() with base 10" in said.stderr and "CpuDevice" in said.stdout
+    made = finding(check(machine), "CD411")
+    assert made["subject"] == variable and made["severity"] == "error" and made["evidence"] == "rule", made
+    assert "initialize()" in made["detail"] and "CPU" in made["detail"]
+    closed_loop(machine, "CD411", variable)
+
+
+def test_without_a_plugin_calling_it_the_size_stays_a_warning(machine: Machine, real_jax_site: Path) -> None:
+    """No installed plugin calls the function: only a program that does proves it (CD414, read)."""
+    machine.env["XLA_PYTHON_CLIENT_COLLECTIVE_MEM_SIZE_MB"] = "1GB"
+    made = finding(check(machine), "CD414")
+    assert made["severity"] == "warning" and made["evidence"] == "read"
+
+
+def test_a_plugin_that_calls_it_outside_initialize_is_not_taken_for_the_start(machine: Machine,
+                                                                                 real_jax_site: Path) -> None:
+    folder = real_jax_site / "jax_plugins" / "xla_cuda13"
+    folder.mkdir(parents=True)
+    (folder / "__init__.py").write_text("def initialize():\n  pass\n\n\ndef later():\n"
+                                        "  return xla_client.generate_pjrt_gpu_plugin_options()\n")
+    machine.env["XLA_PYTHON_CLIENT_COLLECTIVE_MEM_SIZE_MB"] = "1GB"
+    report = check(machine)
+    assert finding(report, "CD414")["severity"] == "warning"
+
+
+# --- what jax never reads, or reads only for being set ----------------------------------------------------------------
+
+@pytest.mark.parametrize("env", [
+    {"JAX_CUDA_VISIBLE_DEVICES": "0 , 1"}, {"JAX_CUDA_VISIBLE_DEVICES": "-1"}, {"JAX_CUDA_VISIBLE_DEVICES": ""},
+    {"JAX_CUDA_VISIBLE_DEVICES": "GPU-0a1b2c3d-0000-1111-2222-333344445555"},
+    {"JAX_CUDA_VISIBLE_DEVICES": "0;1", "CUDA_VISIBLE_DEVICES": "0"},
+    {"JAX_SKIP_CUDA_CONSTRAINTS_CHECK": "0"}, {"JAX_SKIP_CUDA_CONSTRAINTS_CHECK": "false"},
+    {"JAX_SKIP_CUDA_CONSTRAINTS_CHECK": "yes"},
+])
+def test_what_jax_does_not_parse_is_no_finding(machine: Machine, real_jax_site: Path, env: dict[str, str]) -> None:
+    """jax_cuda_visible_devices is a string_flag with the default 'all' (jax/_src/xla_bridge.py, 0.4.38 to 0.11): no
+    variable sets it (only --jax_cuda_visible_devices or jax.config.update), so no form of JAX_CUDA_VISIBLE_DEVICES
+    is parsed, and int() never sees it (proven: the real jax keeps 'all'). JAX_SKIP_CUDA_CONSTRAINTS_CHECK is read
+    with os.getenv for being non-empty (jax_plugins/cuda/__init__.py): '0' and 'false' skip the check too."""
+    machine.env.update(env)
+    report = check(machine)
+    assert not [f for name in env for f in settings_findings(report, name) if name != "CUDA_VISIBLE_DEVICES"], \
+        report["findings"]
+    whole = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(real_jax_cpu()), "JAX_PLATFORMS": "cpu", **env}
+    code = "import jax; from jax._src import xla_bridge as xb; print(xb.CUDA_VISIBLE_DEVICES.value); jax.devices()"
+    said = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=whole, timeout=300)
+    assert said.returncode == 0 and said.stdout.split() == ["all"], said.stderr[-600:]
