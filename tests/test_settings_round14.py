@@ -106,3 +106,35 @@ def test_what_jax_does_not_parse_is_no_finding(machine: Machine, real_jax_site: 
     code = "import jax; from jax._src import xla_bridge as xb; print(xb.CUDA_VISIBLE_DEVICES.value); jax.devices()"
     said = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=whole, timeout=300)
     assert said.returncode == 0 and said.stdout.split() == ["all"], said.stderr[-600:]
+
+
+# --- CUDA_VISIBLE_DEVICES: a GPU's UUID in another letter case ----------------------------------------------------
+
+UUID = "GPU-00000000-fa4e-0000-0000-000000000000"  # the fake NVML's GPU 0, as nvidia-smi would print it
+
+
+@pytest.mark.parametrize("value", [UUID.upper(), "gpu-00000000-fa4e", "GPU-00000000-FA4E"])
+def test_a_uuid_in_another_case_the_driver_refuses_is_named_and_the_plan_spells_it_as_nvidia_smi(
+        machine: Machine, tmp_path: Path, value: str) -> None:
+    """Where cuInit refuses a UUID written in other letters (a driver comparing them as written: the fake's
+    uuid_exact; benchmarks/uuid_case_probe.py asks the real one), CD113 is cuInit's own answer (seen), its cause
+    says the letter case, and the plan sets the UUID as NVML spells it, which cuInit then takes."""
+    from tests.test_process_env import check_after, gpu_machine, plan_lines
+
+    gpu_machine(machine, tmp_path, gpus=1, uuid_exact=True)
+    machine.env["CUDA_VISIBLE_DEVICES"] = value
+    hidden = finding(check(machine), "CD113")
+    assert hidden["evidence"] == "seen" and "only in letter case" in hidden["detail"], hidden
+    lines = plan_lines(machine)
+    assert f"export CUDA_VISIBLE_DEVICES={UUID[:len(value)]}" in lines, lines
+    assert not [f for f in check_after(machine, lines)["findings"] if f["code"] in ("CD113", "CD114")]
+
+
+def test_a_uuid_in_another_case_the_driver_takes_is_no_finding(machine: Machine, tmp_path: Path) -> None:
+    """A driver that takes it (the fake's default, comparing without case): cuInit decides, nothing is said."""
+    from tests.test_process_env import gpu_machine
+
+    gpu_machine(machine, tmp_path, gpus=1)
+    machine.env["CUDA_VISIBLE_DEVICES"] = UUID.upper()
+    report = check(machine)
+    assert not [f for f in report["findings"] if f["subject"] == "CUDA_VISIBLE_DEVICES"], report["findings"]

@@ -213,6 +213,11 @@ def _hidden_cause(view: ProcessView, report: Report) -> str:
                 "cannot use")
     if first.upper().startswith(("GPU-", "MIG-")):
         known = ", ".join(g.uuid for g in report.gpus if g.uuid) or "none"
+        other_case = [g.uuid for g in report.gpus if g.uuid and g.uuid.upper().startswith(first.upper())]
+        if len(other_case) == 1 and not other_case[0].startswith(first):
+            return (f"CUDA_VISIBLE_DEVICES={value}: {first} differs from this machine's {other_case[0]} (as "
+                    "nvidia-smi prints it) only in letter case, and CUDA did not take it: write the UUID as "
+                    "nvidia-smi -L prints it")
         return (f"CUDA_VISIBLE_DEVICES={value}: {first} is not a UUID (or a prefix of exactly one) of this "
                 f"machine's GPUs ({known}){' and MIG is off' if first.upper().startswith('MIG-') else ''}")
     return f"CUDA_VISIBLE_DEVICES={value}: its first entry {first!r} is neither an index nor a GPU- or MIG- UUID"
