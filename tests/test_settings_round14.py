@@ -138,3 +138,55 @@ def test_a_uuid_in_another_case_the_driver_takes_is_no_finding(machine: Machine,
     machine.env["CUDA_VISIBLE_DEVICES"] = UUID.upper()
     report = check(machine)
     assert not [f for f in report["findings"] if f["subject"] == "CUDA_VISIBLE_DEVICES"], report["findings"]
+
+
+# --- jaxlib's GPU-client variables as generate_pjrt_gpu_plugin_options reads them ---------------------------------
+
+OPTIONS = "from jaxlib import xla_client; print(xla_client.generate_pjrt_gpu_plugin_options())"
+
+
+@pytest.mark.parametrize("env", [
+    {"XLA_PYTHON_CLIENT_ALLOCATOR": "BFC"}, {"XLA_PYTHON_CLIENT_ALLOCATOR": "Platform"},  # .lower() first
+    {"XLA_PYTHON_CLIENT_MEM_FRACTION": ""}, {"XLA_CLIENT_MEM_FRACTION": ""},  # `if value:` before float()
+    {"XLA_CLIENT_MEM_FRACTION": "", "XLA_PYTHON_CLIENT_MEM_FRACTION": ".5"},  # an empty one is no conflict
+    {"XLA_PYTHON_CLIENT_MEM_FRACTION": "", "XLA_CLIENT_MEM_FRACTION": ".5"},
+    {"XLA_PYTHON_CLIENT_PREALLOCATE": ""}, {"XLA_PYTHON_CLIENT_PREALLOCATE": "0"},
+    {"XLA_PYTHON_CLIENT_MEM_FRACTION": " .5 "}, {"XLA_PYTHON_CLIENT_MEM_FRACTION": "1e-1"},
+])
+def test_gpu_client_values_jaxlib_takes_are_no_finding(machine: Machine, real_jax_site: Path,
+                                                       env: dict[str, str]) -> None:
+    """Each taken by the real jaxlib 0.4.38's generate_pjrt_gpu_plugin_options (asked here), so nothing is said."""
+    machine.env.update(env)
+    report = check(machine)
+    assert not [f for name in env for f in settings_findings(report, name)], report["findings"]
+    whole = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(real_jax_cpu()), **env}
+    said = subprocess.run([sys.executable, "-c", OPTIONS], capture_output=True, text=True, env=whole, timeout=300)
+    assert said.returncode == 0, said.stderr[-600:]
+
+
+@pytest.mark.parametrize(("env", "subject", "words"), [
+    ({"XLA_PYTHON_CLIENT_ALLOCATOR": " bfc"}, "XLA_PYTHON_CLIENT_ALLOCATOR", "env var must be"),  # no strip
+    ({"XLA_PYTHON_CLIENT_MEM_FRACTION": "2GB"}, "XLA_PYTHON_CLIENT_MEM_FRACTION", "could not convert string to float"),
+    ({"XLA_CLIENT_MEM_FRACTION": ".5", "XLA_PYTHON_CLIENT_MEM_FRACTION": ".5"}, "XLA_PYTHON_CLIENT_MEM_FRACTION",
+     "is specified together"),
+])
+def test_gpu_client_values_jaxlib_refuses_are_errors(machine: Machine, real_jax_site: Path, env: dict[str, str],
+                                                     subject: str, words: str) -> None:
+    machine.env.update(env)
+    made = [f for f in settings_findings(check(machine), subject) if f["severity"] == "error"]
+    assert made and made[0]["evidence"] in ("rule", "seen"), made
+    whole = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(real_jax_cpu()), **env}
+    said = subprocess.run([sys.executable, "-c", OPTIONS], capture_output=True, text=True, env=whole, timeout=300)
+    assert said.returncode != 0 and words in said.stderr, said.stderr[-600:]
+
+
+@pytest.mark.parametrize("value", ["no", "off", "FALSE"])
+def test_a_preallocate_word_jaxlib_reads_as_true_is_a_warning(machine: Machine, real_jax_site: Path,
+                                                              value: str) -> None:
+    """jaxlib preallocates for any value but 'false', 'False' and '0' (asked of the real one): not what was meant."""
+    machine.env["XLA_PYTHON_CLIENT_PREALLOCATE"] = value
+    made = finding(check(machine), "CD414")
+    assert made["severity"] == "warning" and made["evidence"] == "read"
+    whole = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(real_jax_cpu()), "XLA_PYTHON_CLIENT_PREALLOCATE": value}
+    said = subprocess.run([sys.executable, "-c", OPTIONS], capture_output=True, text=True, env=whole, timeout=300)
+    assert "'preallocate': True" in said.stdout, said.stdout + said.stderr[-400:]
