@@ -190,3 +190,29 @@ def test_a_preallocate_word_jaxlib_reads_as_true_is_a_warning(machine: Machine, 
     whole = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(real_jax_cpu()), "XLA_PYTHON_CLIENT_PREALLOCATE": value}
     said = subprocess.run([sys.executable, "-c", OPTIONS], capture_output=True, text=True, env=whole, timeout=300)
     assert "'preallocate': True" in said.stdout, said.stdout + said.stderr[-400:]
+
+
+# --- profile-guided latency estimation: JAX's options, as its config.py defines them -------------------------------
+
+@pytest.mark.parametrize(("variable", "value", "refused"), [
+    ("JAX_PGLE_PROFILING_RUNS", "three", True), ("JAX_PGLE_PROFILING_RUNS", "3.0", True),
+    ("JAX_PGLE_AGGREGATION_PERCENTILE", "90%", True), ("JAX_ENABLE_PGLE", "enabled", True),
+    ("JAX_PGLE_PROFILING_RUNS", " 3 ", False), ("JAX_PGLE_AGGREGATION_PERCENTILE", "+90", False),
+    ("JAX_ENABLE_PGLE", "Yes", False), ("JAX_ENABLE_PGLE", "on", False),
+])
+def test_pgle_options_are_judged_by_the_installed_jaxs_definition(machine: Machine, real_jax_site: Path,
+                                                                   variable: str, value: str, refused: bool) -> None:
+    """jax_enable_pgle is a bool_state, jax_pgle_profiling_runs and jax_pgle_aggregation_percentile int_states
+    (jax/_src/config.py): a value their parser refuses stops `import jax` (CD411, rule), the rest are silent."""
+    from tests.test_environment_settings import import_jax_with
+
+    machine.env[variable] = value
+    report = check(machine)
+    said = import_jax_with(variable, value)
+    assert (said.returncode != 0) == refused, said.stderr[-600:]
+    if not refused:
+        assert not settings_findings(report, variable), report["findings"]
+        return
+    made = finding(report, "CD411")
+    assert made["subject"] == variable and made["evidence"] == "rule"
+    closed_loop(machine, "CD411", variable)
