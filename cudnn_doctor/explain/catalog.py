@@ -86,7 +86,9 @@ def normalise(key: str, value: str) -> str:
         number = int(value)
         if number >= 1000:  # driver-API encoding: 12080 -> 12.8
             return f"{number // 1000}.{(number % 1000) // 10}"
-        return f"{value[:-1]}.{value[-1]}"  # cudart64_110.dll -> 11.0
+        if len(value) == 2 and 10 <= number <= 19:  # a major alone: cudart64_12.dll, jax_plugins.xla_cuda13
+            return value
+        return f"{value[:-1]}.{value[-1]}"  # cudart64_110.dll -> 11.0, cudart64_92.dll -> 9.2
     if key == "compute_capability" and ascii_digits(value):
         return f"{value[:-1]}.{value[-1]}"
     return value

@@ -48,9 +48,11 @@ def family_of(name: str) -> dict[str, Any] | None:
 
 
 def set_variables(env: dict[str, str]) -> dict[str, str]:
-    """The variables of ENV the data knows (a row, or a member of a family), by name."""
+    """The variables of ENV the data knows (a row, or a member of a family), by name; one whose reader takes an empty
+    value for unset (row empty_is_unset) is left out where it is empty."""
     known = rows()
-    return {name: env[name] for name in sorted(env) if name in known or family_of(name) is not None}
+    return {name: env[name] for name in sorted(env) if (name in known or family_of(name) is not None) and
+            not (env[name] == "" and known.get(name, {}).get("empty_is_unset"))}
 
 
 def bisected(env: dict[str, str]) -> list[str]:

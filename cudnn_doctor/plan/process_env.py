@@ -303,7 +303,8 @@ def _visible_devices(work: Any, finding: Finding, report: Report) -> None:
 
 def usable_entries(value: str, report: Report) -> list[str]:
     """CUDA_VISIBLE_DEVICES's entries that name one GPU of this machine (an index, a GPU- UUID or a prefix of
-    exactly one), each GPU once, in the order given."""
+    exactly one, in any letter case), each GPU once, in the order given; a UUID as nvidia-smi spells it (a driver
+    that compares the letters as written refuses another case, and the entry kept as given would keep the cause)."""
     uuids = [gpu.uuid or "" for gpu in report.gpus]
     chosen: list[str] = []
     taken: set[int] = set()
@@ -316,7 +317,7 @@ def usable_entries(value: str, report: Report) -> list[str]:
             index = matches[0] if len(matches) == 1 else None
         if index is not None and index not in taken:
             taken.add(index)
-            chosen.append(entry)
+            chosen.append(uuids[index][:len(entry)] if entry.upper().startswith("GPU-") else entry)
     return chosen
 
 

@@ -540,14 +540,18 @@ def held_by_libraries(names: list[str], frameworks: list[Framework]) -> dict[str
         if found is not None:
             answers.update({name: SettingAnswer("string" if name in found else "unknown", (), tuple(files[:4]))
                             for name in members})
-            answers.update(_parsed_in_python(files[:MAX_FILES], sorted(found)))
+            answers.update(_parsed_in_python(files[:MAX_FILES], sorted(found), sites))
     return answers
 
 
-def _parsed_in_python(files: list[str], names: list[str]) -> dict[str, SettingAnswer]:
+def _parsed_in_python(files: list[str], names: list[str], sites: list[str] | None = None) -> dict[str, SettingAnswer]:
     """The NAMES a Python file of FILES reads from the environment and gives to int() or float() (_read_with_int),
     each as that kind, "when used": these families' readers run when a program uses what they configure (a
-    compilation, the GPU client's start), not when it imports its framework."""
+    compilation, the GPU client's start), not when it imports its framework. Where the function that reads it is
+    called by an installed JAX GPU plugin's initialize() (jax_plugins/*/__init__.py in SITES: jaxlib's
+    generate_pjrt_gpu_plugin_options), the values say "at start" too, and the plugin's file is among the files: JAX
+    calls initialize() as its backends start, whatever the program, and an exception there is logged ('Jax plugin
+    configuration error') and leaves the plugin unregistered (jax/_src/xla_bridge.py discover_pjrt_plugins)."""
     typed: dict[str, SettingAnswer] = {}
     for path in files:
         if not names or not path.endswith(".py"):
@@ -561,9 +565,35 @@ def _parsed_in_python(files: list[str], names: list[str]) -> dict[str, SettingAn
             parsed = _read_with_int(text, match) if count < 256 else None
             if parsed is not None:
                 values = tuple(v for v in parsed[1] if v != "when used") + ("when used",)
-                typed[match.group(1).decode()] = SettingAnswer(parsed[0], values, (path,))
+                caller = _plugin_calling(text, match.start(), sites or []) if "when used" in parsed[1] else None
+                held = (path, caller) if caller else (path,)
+                typed[match.group(1).decode()] = SettingAnswer(parsed[0], values + (("at start",) if caller else ()),
+                                                               held)
         names = [name for name in names if name not in typed]
     return typed
+
+
+_TOP_DEF = re.compile(rb"^def (\w+)\(", re.MULTILINE)
+
+
+def _plugin_calling(text: bytes, at: int, sites: list[str]) -> str | None:
+    """The installed JAX GPU plugin (jax_plugins/*/__init__.py of SITES) whose initialize() calls the module-level
+    function of TEXT that holds offset AT; None where none does (or AT is in no such function)."""
+    functions = list(_TOP_DEF.finditer(text, 0, at))
+    if not functions:
+        return None
+    function = functions[-1].group(1)
+    call = re.compile(rb"(?<![\w])(?:\w+\.)?" + re.escape(function) + rb"\(")
+    for site in sites:
+        for plugin in sorted(glob.glob(os.path.join(glob.escape(site), "jax_plugins", "*", "__init__.py")))[:8]:
+            body = _read(plugin) or b""
+            start = body.find(b"\ndef initialize(")
+            if start < 0:
+                continue
+            end = _TOP_DEF.search(body, start + 2)
+            if call.search(body, start, end.start() if end else len(body)):
+                return plugin
+    return None
 
 
 MAX_FILES = 64

@@ -213,6 +213,11 @@ def _hidden_cause(view: ProcessView, report: Report) -> str:
                 "cannot use")
     if first.upper().startswith(("GPU-", "MIG-")):
         known = ", ".join(g.uuid for g in report.gpus if g.uuid) or "none"
+        other_case = [g.uuid for g in report.gpus if g.uuid and g.uuid.upper().startswith(first.upper())]
+        if len(other_case) == 1 and not other_case[0].startswith(first):
+            return (f"CUDA_VISIBLE_DEVICES={value}: {first} differs from this machine's {other_case[0]} (as "
+                    "nvidia-smi prints it) only in letter case, and CUDA did not take it: write the UUID as "
+                    "nvidia-smi -L prints it")
         return (f"CUDA_VISIBLE_DEVICES={value}: {first} is not a UUID (or a prefix of exactly one) of this "
                 f"machine's GPUs ({known}){' and MIG is off' if first.upper().startswith('MIG-') else ''}")
     return f"CUDA_VISIBLE_DEVICES={value}: its first entry {first!r} is neither an index nor a GPU- or MIG- UUID"
@@ -806,6 +811,20 @@ def _family_setting(report: Report, view: ProcessView, variable: str, value: str
         words = "invalid literal for int() with base 10"
     if "float()" in answer.values:
         words = "could not convert string to float"
+    if used and "at start" in answer.values:  # the function is the GPU plugin's, called as JAX's backends start
+        plugin = _in_package(answer.files[-1])
+        return [finding("CD411", subject=variable, refs=(family["source"], *answer.files), variable=variable,
+                        value=_shown(value), why=f"{problem} (the installed {name}'s {files}: the function that reads "
+                                                 f"it with Python's {'float' if 'float()' in answer.values else 'int'}"
+                                                 f"() is called by {plugin}'s initialize(): '{words}')",
+                        framework=name, consequence="does not use the GPU: its CUDA plugin's initialize() raises "
+                                                    "ValueError as the backends start, JAX logs 'Jax plugin "
+                                                    "configuration error' and runs on the CPU (with JAX_PLATFORMS="
+                                                    "cuda it refuses to start)",
+                        effect=family["effect"], fix_value=None, evidence="rule",
+                        proof=f"{', '.join(answer.files)}: the installed {name}'s GPU plugin calls that function "
+                              "in initialize(), which raises ValueError for such a value; jax/_src/xla_bridge.py "
+                              "discover_pjrt_plugins logs the exception and registers no CUDA backend")]
     if used:  # its reader is a function a program calls: a warning, which that program proves
         return [finding("CD414", subject=variable, refs=(family["source"], *answer.files), variable=variable,
                         value=_shown(value), why=f"{problem} (the installed {name}'s {files} reads it with Python's "

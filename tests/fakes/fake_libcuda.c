@@ -38,6 +38,13 @@
 
 static int visible[64];
 static int visible_count = -1;
+/* FAKE_CUDA_UUID_EXACT: a GPU- entry is compared with the UUID in its letter case, as written (the real driver's
+   behaviour is asked on the GPU by benchmarks/uuid_case_probe.py); without it, in any case */
+#ifdef FAKE_CUDA_UUID_EXACT
+#define UUID_COMPARE strncmp
+#else
+#define UUID_COMPARE strncasecmp
+#endif
 
 static void uuid_text(int device, char *out, size_t length) {
     snprintf(out, length, "GPU-00000000-fa4e-0000-0000-%012x", device);
@@ -68,12 +75,12 @@ static int parse_visible(void) {
             char *end;
             long index = strtol(entry, &end, 10);
             if (*end == '\0' && index < FAKE_CUDA_DEVICES) device = (int)index;
-        } else if (strncasecmp(entry, "GPU-", 4) == 0 && strlen(entry) > 4) {
+        } else if (UUID_COMPARE(entry, "GPU-", 4) == 0 && strlen(entry) > 4) {
             int matches = 0;
             for (i = 0; i < FAKE_CUDA_DEVICES; i++) {
                 char uuid[64];
                 uuid_text(i, uuid, sizeof uuid);
-                if (strncasecmp(uuid, entry, strlen(entry)) == 0) { matches++; device = i; }
+                if (UUID_COMPARE(uuid, entry, strlen(entry)) == 0) { matches++; device = i; }
             }
             if (matches != 1) device = -1;
         }
