@@ -357,6 +357,15 @@ class SettingAnswer:
     files: tuple[str, ...] = ()
 
 
+# what probes/process_env.py writes into ProcessView.broken_cuda for a toolkit's link stub, and its source: the
+# rule (rules/process_env.broken_cuda) reads the same words back
+STUB_WORDS = "it is the CUDA toolkit's link stub"
+STUB_SOURCE = ("NVIDIA CUDA toolkit layout: lib64/stubs (targets/<arch>/lib/stubs) holds link-only stubs under bare "
+               "names (libcublas.so), their soname versioned, so that no program loads them at run time "
+               "(ofiwg/libfabric#10365, 'hmem/cuda: avoid stub loading at runtime'; CUDA_ERROR_STUB_LIBRARY: a "
+               "stub's functions do no work)")
+
+
 @record
 class ProcessView:
     """What a program started in the user's own environment gets: the CUDA driver the loader maps and

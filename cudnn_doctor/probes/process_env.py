@@ -19,6 +19,7 @@ from dataclasses import replace
 from cudnn_doctor.elf import ElfError, ElfInfo, read_elf, read_exported_u32
 from cudnn_doctor.knowledge.data import load, sublibrary_names
 from cudnn_doctor.model import (
+    STUB_WORDS,
     Framework,
     Gpu,
     LibraryProbe,
@@ -198,11 +199,6 @@ def preloaded_cuda_libraries(env: dict[str, str], frameworks: list[Framework]) -
     return tuple(found)
 
 
-STUB_WORDS = "it is the CUDA toolkit's link stub"
-STUB_SOURCE = ("NVIDIA CUDA toolkit layout: lib64/stubs (targets/<arch>/lib/stubs) holds link-only stubs under bare "
-               "names (libcublas.so), their soname versioned, so that no program loads them at run time "
-               "(ofiwg/libfabric#10365, 'hmem/cuda: avoid stub loading at runtime'; CUDA_ERROR_STUB_LIBRARY: a "
-               "stub's functions do no work)")
 
 
 def link_stub(path: str) -> str:

@@ -1379,7 +1379,7 @@ def preloaded_cuda(report: Report) -> list[Finding]:
 def broken_cuda(report: Report) -> list[Finding]:
     """A CUDA library on LD_LIBRARY_PATH the loader cannot use as its name says (not ELF, cut short, another
     library's soname): programs that open it by name stop at it. Read from the file: a warning --deep proves."""
-    from cudnn_doctor.probes.process_env import STUB_SOURCE, STUB_WORDS
+    from cudnn_doctor.model import STUB_SOURCE, STUB_WORDS
 
     view = report.process
     if view is None:
