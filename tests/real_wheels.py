@@ -124,24 +124,30 @@ def wheel_sha256(path: Path) -> str:
 JAX_CPU = ("jax==0.4.38", "jaxlib==0.4.38")  # the last release with wheels for every Python the suite runs on
 
 
-def real_jax_cpu() -> Path:
-    """A folder holding the real JAX and jaxlib (CPU) with their dependencies, installed once with pip into the
-    cache (about 160 MB): what XLA itself says of XLA_FLAGS is asked of it there."""
-    folder = cache_root() / "jax-cpu-0.4.38"
+def _pip_installed(name: str, requirements: tuple[str, ...], unreachable: str) -> Path:
+    """A cache folder NAME holding REQUIREMENTS installed once with pip (binary wheels, with their dependencies);
+    the test skips with UNREACHABLE and pip's last words where pip cannot install them."""
+    folder = cache_root() / name
     if (folder / ".complete").exists():
         return folder
-    with locked("jax-cpu-0.4.38"):
+    with locked(name):
         if (folder / ".complete").exists():
             return folder
         shutil.rmtree(folder, ignore_errors=True)
         process = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-compile",
-                                  "--only-binary=:all:", "--target", str(folder), *JAX_CPU],
+                                  "--only-binary=:all:", "--target", str(folder), *requirements],
                                  capture_output=True, text=True, timeout=900)
         if process.returncode != 0:
             shutil.rmtree(folder, ignore_errors=True)
-            pytest.skip(f"cannot install {' '.join(JAX_CPU)} from PyPI (no network?): {process.stderr.strip()[-300:]}")
+            pytest.skip(f"{unreachable}: {process.stderr.strip()[-300:]}")
         (folder / ".complete").write_text("")
     return folder
+
+
+def real_jax_cpu() -> Path:
+    """A folder holding the real JAX and jaxlib (CPU) with their dependencies, installed once with pip into the
+    cache (about 160 MB): what XLA itself says of XLA_FLAGS is asked of it there."""
+    return _pip_installed("jax-cpu-0.4.38", JAX_CPU, f"cannot install {' '.join(JAX_CPU)} from PyPI (no network?)")
 
 
 NCCL = "nvidia-nccl-cu13==2.32.3"
@@ -172,18 +178,4 @@ def real_torch_cpu() -> Path:
     (about 800 MB installed): c10's own allocator-configuration parser is asked there. Skips where pip cannot
     find that build (it is not on PyPI itself: pip finds it where its configuration names a folder or index that
     holds it)."""
-    folder = cache_root() / "torch-2.13.0-cpu"
-    if (folder / ".complete").exists():
-        return folder
-    with locked("torch-2.13.0-cpu"):
-        if (folder / ".complete").exists():
-            return folder
-        shutil.rmtree(folder, ignore_errors=True)
-        process = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-compile",
-                                  "--only-binary=:all:", "--target", str(folder), TORCH_CPU],
-                                 capture_output=True, text=True, timeout=900)
-        if process.returncode != 0:
-            shutil.rmtree(folder, ignore_errors=True)
-            pytest.skip(f"cannot install {TORCH_CPU} with pip: {process.stderr.strip()[-300:]}")
-        (folder / ".complete").write_text("")
-    return folder
+    return _pip_installed("torch-2.13.0-cpu", (TORCH_CPU,), f"cannot install {TORCH_CPU} with pip")
