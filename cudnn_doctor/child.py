@@ -160,11 +160,57 @@ def parallel_limit() -> int:
     return max(1, min(by_cores, by_files, 64))
 
 
+# The variables CPython's path calculation takes as sys.executable even under -I and -E (Modules/getpath.py: "If set,
+# these variables imply that we should be using them as sys.executable and when searching for venvs"; getpath.c
+# reads them whatever use_environment says). In a doctor started with one, sys.executable names that path, which may
+# not exist; a child of the doctor's own started with one looks for its venv beside that path and loses it.
+EXECUTABLE_VARIABLES = ("PYTHONEXECUTABLE", "__PYVENV_LAUNCHER__")
+
+
+def own_python() -> str:
+    """The interpreter this process runs in, as the kernel started it: sys.executable, unless a variable of
+    EXECUTABLE_VARIABLES rewrote it; then the program named by the command line that started this process (its
+    argv[0], looked up on PATH where it holds no slash, as CPython does before those variables), where it is the
+    same file as /proc/self/exe, else /proc/self/exe itself. What the doctor's own children are started with."""
+    if not any(os.environ.get(name) for name in EXECUTABLE_VARIABLES):
+        return sys.executable
+    global _OWN_PYTHON
+    if _OWN_PYTHON is None:
+        _OWN_PYTHON = _started_as()
+    return _OWN_PYTHON
+
+
+_OWN_PYTHON: str | None = None
+
+
+def _started_as() -> str:
+    import shutil
+
+    running = os.path.realpath("/proc/self/exe") if os.path.exists("/proc/self/exe") else ""
+    first = (getattr(sys, "orig_argv", None) or [""])[0]
+    named = (os.path.abspath(first) if os.sep in first else shutil.which(first) or "") if first else ""
+    try:
+        if named and running and os.path.samefile(named, running):
+            return named  # a venv's bin/python3 keeps its venv: its pyvenv.cfg is found beside it
+    except OSError:
+        pass
+    if running:
+        return running
+    return named or sys.executable
+
+
+def own_child_env(env: Mapping[str, str]) -> dict[str, str]:
+    """ENV for a child that runs the doctor's own code (a probe script, started -I): without the variables that
+    rewrite sys.executable, which would move it out of its venv whatever -I says. A child that stands for the user's
+    program (a framework's import) keeps them: that is what programs get."""
+    return {name: value for name, value in env.items() if name not in EXECUTABLE_VARIABLES}
+
+
 def python_argv(script: str, *args: str, site: bool = False) -> tuple[str, ...]:
     """This interpreter running SCRIPT isolated (-I: no PYTHONPATH, no user site, no script or
     current folder on sys.path); -S as well unless SITE: a big environment's .pth files cost time."""
     flags = ("-I",) if site else ("-I", "-S")
-    return (sys.executable, *flags, script, *args)
+    return (own_python(), *flags, script, *args)
 
 
 _MODULE_BOOTSTRAP = (
@@ -176,7 +222,7 @@ _MODULE_BOOTSTRAP = (
 def python_module_argv(module: str, *args: str, paths: Sequence[str] = ()) -> tuple[str, ...]:
     """This interpreter running MODULE isolated, with PATHS (e.g. the folder that holds this package)
     put first on its sys.path instead of PYTHONPATH and the current folder."""
-    return (sys.executable, "-I", "-c", _MODULE_BOOTSTRAP, json.dumps(list(paths)), module, *args)
+    return (own_python(), "-I", "-c", _MODULE_BOOTSTRAP, json.dumps(list(paths)), module, *args)
 
 
 def run_child(argv: Sequence[str], env: Mapping[str, str] | None, deadline: float, what: str = "it",
@@ -419,6 +465,8 @@ class ChildBatch:
     def _start(self, index: int, selector: selectors.BaseSelector, retry_later: bool) -> _Running | object | None:
         request = self.requests[index]
         env = dict(os.environ if request.env is None else request.env)
+        if request.argv[1:2] == ("-I",):  # the doctor's own code, isolated: never moved out of its venv
+            env = own_child_env(env)
         env[TOKEN_VARIABLE] = self.token
         env[PID_VARIABLE] = str(os.getpid())  # a child script of ours dies with its parent (_child_stdio)
         started = time.monotonic()

@@ -383,7 +383,9 @@ def interpreter_for(site_packages: str) -> str | None:
     """The python that owns SITE_PACKAGES: this one, or <prefix>/bin/python3 (<prefix>/python.exe on Windows), the
     prefix three folders up from a lib/pythonX.Y/site-packages."""
     if site_packages in (os.path.realpath(p) for p in sys.path if p):
-        return sys.executable
+        from cudnn_doctor.child import own_python
+
+        return own_python()  # not sys.executable, which PYTHONEXECUTABLE rewrites
     parts = site_packages.replace("\\", "/").split("/")
     if "lib" not in parts:
         return None

@@ -372,6 +372,8 @@ def _option(text: bytes, match: re.Match[bytes], path: str) -> tuple[int, Settin
 _GETENV = re.compile(rb"os\.(?:environ\.get|getenv)\(\s*$|os\.environ\[\s*$")
 _PARSE_OF_GETENV = re.compile(rb"\b(int|float)\(\s*os\.(?:environ\.get|getenv)\(\s*$|\b(int|float)\(\s*os\.environ\[\s*$")
 _BOUND = re.compile(rb"(\w+)\s*:?=\s*\(?\s*$")
+_MARGIN = re.compile(rb"\n(?=[^\s#])")  # the next line that starts at the margin: the end of a module-level function
+MAX_BODY = 16 << 10  # a function's body read for the parse of a name it reads
 _PARSED = {b"int": "integer", b"float": "float"}
 
 
@@ -397,7 +399,11 @@ def _read_with_int(text: bytes, match: re.Match[bytes]) -> tuple[str, tuple[str,
     if bound is None:
         return None
     name = re.escape(bound.group(1))
-    after = text[match.end():match.end() + 600]
+    after = text[match.end():match.end() + (MAX_BODY if where else 600)]
+    if where:  # read inside a function: its parse may come anywhere before the function ends (jaxlib 0.8 on reads
+        # XLA_PYTHON_CLIENT_COLLECTIVE_MEM_SIZE_MB some 700 characters before its int(), past a list of allocators)
+        end = _MARGIN.search(after)
+        after = after[:end.start() if end else len(after)]
     listed = re.search(rb"map\(\s*int\s*,\s*" + name + rb"\.split\(\s*['\"]([^'\"\\]{1,4})['\"]\s*\)", after)
     if listed is not None:
         return "integer", ("int()", f"list:{listed.group(1).decode('utf-8', 'replace')}", *where)
