@@ -12,6 +12,9 @@ from pathlib import Path
 from tests.conftest import Machine
 from tests.test_process_env import gpu_machine
 from tests.test_python_start import _real_venv_torch
+from tests.test_environment_settings import real_jax_site
+
+__all__ = ["real_jax_site"]  # the fixture, used by name
 
 REMOVED = "/opt/removed/python3.9/bin/python3.9"  # an interpreter that is not there
 
@@ -50,3 +53,102 @@ def test_a_removed_pythonexecutable_names_the_variable_and_nothing_else(machine_
     errors = [f for f in report["findings"] if f["severity"] == "error"]
     assert errors and all(f["subject"] == "PYTHONEXECUTABLE" for f in errors), errors
     assert errors[0]["evidence"] == "seen" and "import torch" in errors[0]["proof"], errors[0]
+
+
+# --- jaxlib's GPU-client variables, parsed far below their read ---------------------------------------------------
+
+# generate_pjrt_gpu_plugin_options as jaxlib 0.8 on lays it out (jax-ml/jax@060bca92991314680c1355cdc4dca819d2c9ba08
+# jaxlib/xla_client.py): the allocators' tuple and its message between the read of XLA_PYTHON_CLIENT_COLLECTIVE_MEM_
+# SIZE_MB and its int(), some 700 characters on; the real jax 0.4.38 runs it here in place of its own
+NEWER_OPTIONS = '''def generate_pjrt_gpu_plugin_options() -> _NameValueMapping:
+  """Generates the PjRt GPU plugin options."""
+
+  options = {}
+  options['platform_name'] = 'cuda'
+  allocator = os.getenv('XLA_PYTHON_CLIENT_ALLOCATOR', 'default').lower()
+  memory_fraction = os.getenv('XLA_CLIENT_MEM_FRACTION', '')
+  deprecated_memory_fraction = os.getenv('XLA_PYTHON_CLIENT_MEM_FRACTION', '')
+  if deprecated_memory_fraction:
+    if memory_fraction:
+      raise ValueError(
+          'XLA_CLIENT_MEM_FRACTION is specified together '
+          'with XLA_PYTHON_CLIENT_MEM_FRACTION. '
+          'Remove the latter one, it is deprecated.'
+      )
+    else:
+      memory_fraction = deprecated_memory_fraction
+  preallocate = os.getenv('XLA_PYTHON_CLIENT_PREALLOCATE', '')
+  collective_memory_size = os.getenv(
+      'XLA_PYTHON_CLIENT_COLLECTIVE_MEM_SIZE_MB', ''
+  )
+  allowed_allocators = (
+      'default',
+      'platform',
+      'bfc',
+      'cuda_async',
+      'vmm',
+      'address',
+  )
+  if allocator not in allowed_allocators:
+    raise ValueError(
+        'XLA_PYTHON_CLIENT_ALLOCATOR env var must be one of %s, got "%s"'
+        % (', '.join(f'"{a}"' for a in allowed_allocators), allocator)
+    )
+  options['allocator'] = allocator
+  if memory_fraction:
+    options['memory_fraction'] = float(memory_fraction)
+  if preallocate:
+    options['preallocate'] = preallocate not in ('false', 'False', '0')
+  if collective_memory_size:
+    options['collective_memory_size'] = int(collective_memory_size) * (1 << 20)
+  abort = os.getenv('XLA_PYTHON_CLIENT_ABORT_COLLECTIVES_ON_FAILURE', '0')
+  options['abort_collectives_on_failure'] = bool(int(abort))
+  use_trft_gpu_client = os.getenv('XLA_PYTHON_CLIENT_USE_TFRT_GPU_CLIENT', '0')
+  options['use_tfrt_gpu_client'] = bool(int(use_trft_gpu_client))
+  return options
+'''
+
+
+def newer_jaxlib(site: Path) -> Path:
+    """SITE's jaxlib made a folder of the real one's files, its xla_client.py a copy whose
+    generate_pjrt_gpu_plugin_options is laid out as jaxlib 0.8 on has it (NEWER_OPTIONS)."""
+    import re
+
+    from tests.real_wheels import real_jax_cpu
+
+    real = real_jax_cpu() / "jaxlib"
+    target = site / "jaxlib"
+    if target.is_symlink():
+        target.unlink()
+    target.mkdir()
+    for entry in real.iterdir():
+        if entry.name != "xla_client.py":
+            (target / entry.name).symlink_to(entry)
+    text = (real / "xla_client.py").read_text()
+    start = text.index("def generate_pjrt_gpu_plugin_options(")
+    end = re.compile(r"\n(?=\S)").search(text, start).start() + 1
+    (target / "xla_client.py").write_text(text[:start] + NEWER_OPTIONS + text[end:])
+    return site
+
+
+def test_a_size_parsed_far_below_its_read_is_still_judged_by_its_int(machine: Machine, real_jax_site: Path,
+                                                                      tmp_path: Path) -> None:
+    """Round eleven's s11-xla-collective-size-unit: plain check was silent on the H100 (JAX 0.11), where the
+    int() of XLA_PYTHON_CLIENT_COLLECTIVE_MEM_SIZE_MB lies past the 600 characters after its read that were looked
+    at. The whole function is read now: CD411 with its rule, proven by the real jax running the newer layout."""
+    from tests.real_wheels import real_jax_cpu
+    from tests.test_environment_settings import check, settings_findings
+    from tests.test_settings_round14 import with_plugin
+
+    with_plugin(newer_jaxlib(real_jax_site))
+    variable = "XLA_PYTHON_CLIENT_COLLECTIVE_MEM_SIZE_MB"
+    for value, refused in (("64MB", True), ("64", False)):
+        machine.env[variable] = value
+        found = [f for f in settings_findings(check(machine), variable) if f["severity"] == "error"]
+        env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": f"{real_jax_site}:{real_jax_cpu()}", variable: value}
+        said = subprocess.run([sys.executable, "-c", "import jax; print(jax.devices())"], capture_output=True,
+                              text=True, env=env, timeout=300)
+        assert ("invalid literal for int() with base 10" in said.stderr) == refused, said.stderr[-600:]
+        assert bool(found) == refused, found
+        if refused:
+            assert found[0]["code"] == "CD411" and found[0]["evidence"] == "rule", found
