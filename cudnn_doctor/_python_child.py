@@ -13,6 +13,8 @@ REQUEST's keys, each a question (absent: not asked):
   "groups", "modules"   the entry points of those groups, as the framework asks importlib.metadata, with where each
                         plugin's module is; and where each module is found, with unchecked bytecode compiled from
                         another source named (probes/python_finder.py)
+  "torch_visible": path torch's own NVML-based count of the GPUs CUDA_VISIBLE_DEVICES selects, its functions run
+                        from the installed torch/cuda/__init__.py at PATH (probes/visible_devices.py)
   "numpy": true         numpy imported and one matrix product run, as a program's first numpy steps are
                         (probes/cpu_kernels.py)
 
@@ -270,6 +272,50 @@ def numpy_answer(pid):
     os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
 
 
+TORCH_VISIBLE = ("_parse_visible_devices", "_raw_device_count_nvml", "_raw_device_uuid_nvml",
+                 "_transform_uuid_to_ordinals", "_device_count_nvml")
+
+
+def torch_visible(path):
+    """How many GPUs torch's own NVML-based count gives in this environment: the functions TORCH_VISIBLE of the
+    installed torch/cuda/__init__.py (PATH), taken from its source as they are (their annotations left out) and run
+    here, where CUDA_VISIBLE_DEVICES is the user's and libnvidia-ml.so.1 is the one torch's CDLL finds, without
+    importing torch (torch.version.hip: None, a CUDA build). torch.cuda.device_count() is this count wherever NVML
+    answers (torch/cuda/__init__.py device_count: nvml_count unless negative). None where a function is missing."""
+    import ast
+    import typing
+    import warnings
+
+    with open(path, "rb") as handle:
+        source = handle.read(4 << 20)
+    tree = ast.parse(source, path)
+    chosen = [node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name in TORCH_VISIBLE]
+    if sorted(node.name for node in chosen) != sorted(TORCH_VISIBLE):
+        return None
+    for node in ast.walk(ast.Module(body=chosen, type_ignores=[])):
+        if isinstance(node, ast.FunctionDef):
+            node.returns = None
+        elif isinstance(node, ast.arg):
+            node.annotation = None
+        elif isinstance(node, ast.AnnAssign):
+            node.annotation = ast.Constant(value=None)
+    module = ast.fix_missing_locations(ast.Module(body=chosen, type_ignores=[]))
+
+    class Version(object):
+        hip = None
+
+    class Torch(object):
+        version = Version
+
+    space = {"__name__": "torch.cuda", "os": os, "warnings": warnings, "cast": typing.cast, "torch": Torch}
+    exec(compile(module, path, "exec"), space)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        parsed = space["_parse_visible_devices"]()
+        count = space["_device_count_nvml"]()
+    return {"count": int(count), "parsed": [str(entry)[:80] for entry in list(parsed)[:16]]}
+
+
 def answer(make):
     """The record MAKE returns, said; where making or saying it raises (a start-up hook's finder or path entry of a
     kind no answer can hold), that question stays unanswered and the next is still asked."""
@@ -288,6 +334,8 @@ def main(request):
         answer(lambda: {"resolved": resolved(request["resolve"]), "own_sites": own_sites()})
     if "groups" in request or "modules" in request:
         answer(lambda: {"finder": found(request.get("groups") or [], request.get("modules") or [])})
+    if "torch_visible" in request:
+        answer(lambda: {"torch_visible": torch_visible(request["torch_visible"])})
     if request.get("numpy"):
         numpy_answer(numpy)
 

@@ -388,6 +388,9 @@ class ProcessView:
     # the child that loads libcuda.so.1 and calls cuInit as a program does crashed, hung or ended before it answered
     probe_failure: str | None = None
     visible: tuple[VisibleGpu, ...] | None = None  # None: not known (cuInit failed or not asked)
+    # torch's own NVML-based count of the GPUs CUDA_VISIBLE_DEVICES selects, its functions run from the installed
+    # torch/cuda/__init__.py in torch's Python (probes/visible_devices.py): (that file, the count, its parse)
+    torch_visible: tuple[str, int, tuple[str, ...]] | None = None
     visible_from: str | None = None  # "cuda" (cuInit's answer) | "nvml" (NVML's GPUs at CUDA_VISIBLE_DEVICES's indices)
     cuda_visible_devices: str | None = None  # as set (None: unset)
     ignored_entries: tuple[str, ...] = ()  # CUDA_VISIBLE_DEVICES entries after the first one CUDA cannot use

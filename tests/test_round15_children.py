@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import Machine
 from tests.test_process_env import gpu_machine
 from tests.test_python_start import _real_venv_torch
@@ -152,3 +154,68 @@ def test_a_size_parsed_far_below_its_read_is_still_judged_by_its_int(machine: Ma
         assert bool(found) == refused, found
         if refused:
             assert found[0]["code"] == "CD411" and found[0]["evidence"] == "rule", found
+
+
+# --- CUDA_VISIBLE_DEVICES as torch itself counts it -----------------------------------------------------------------
+
+UUID = "GPU-00000000-fa4e-0000-0000-000000000000"  # the fake NVML's GPU 0, as nvidia-smi would print it
+
+
+def torch_with_its_count(machine: Machine, tmp_path: Path) -> Path:
+    """A real venv with torch's files, its torch/cuda/__init__.py the real torch 2.13's (the functions that count
+    the visible GPUs are asked there), on a machine with one GPU whose driver takes a UUID in any case."""
+    from tests.real_wheels import real_torch_cpu
+
+    site = _real_venv_torch(machine, tmp_path)
+    gpu_machine(machine, tmp_path, gpus=1)
+    (site / "torch" / "cuda").mkdir(parents=True, exist_ok=True)
+    (site / "torch" / "cuda" / "__init__.py").symlink_to(real_torch_cpu() / "torch" / "cuda" / "__init__.py")
+    return site
+
+
+def test_a_uuid_torch_matches_to_no_gpu_is_named_for_torch(machine: Machine, tmp_path: Path) -> None:
+    """Round eleven's s11-cvd-uuid-uppercase: the driver and NVML take a UUID in capitals (cuInit sees the GPU, JAX
+    ran), torch's own parse compares it with NVML's as written and counts none; plain check was silent. Now torch's
+    own functions are run in its Python with this environment: CD113 for torch, a warning that --deep proves, and the
+    plan writes the UUID as nvidia-smi prints it."""
+    from tests.test_process_env import plan_lines
+
+    torch_with_its_count(machine, tmp_path)
+    machine.env["CUDA_VISIBLE_DEVICES"] = UUID.upper()
+    report = machine.check_json()
+    assert report["process"]["cuinit"] == 0 and len(report["process"]["visible"]) == 1, report["process"]["cuinit"]
+    assert report["process"]["torch_visible"][1] == 0, report["process"]["torch_visible"]
+    [made] = [f for f in report["findings"] if f["code"] == "CD113"]
+    assert made["severity"] == "warning" and made["evidence"] == "read" and "letter case" in made["detail"], made
+    assert f"export CUDA_VISIBLE_DEVICES={UUID}" in plan_lines(machine)
+
+
+@pytest.mark.parametrize("value", [UUID, UUID[:12], "0", "0,1", " 0", "GPU-00000000-fa4e,1"])
+def test_values_torch_counts_a_gpu_for_are_no_finding(machine: Machine, tmp_path: Path, value: str) -> None:
+    """As nvidia-smi prints it, a prefix of one, indices (torch trims at the first it cannot use, as CUDA does), a
+    space before an index (torch's strtoul skips it after strip()): torch counts a GPU, nothing is said."""
+    torch_with_its_count(machine, tmp_path)
+    machine.env["CUDA_VISIBLE_DEVICES"] = value
+    report = machine.check_json()
+    assert not [f for f in report["findings"] if f["subject"] == "CUDA_VISIBLE_DEVICES" and f["code"] == "CD113"], \
+        report["findings"]
+
+
+def test_the_count_is_torchs_own_code_asked_of_its_file(tmp_path: Path) -> None:
+    """The child's answer is what torch's own functions give: the same file's functions imported by Python as torch
+    does (the real torch 2.13 CPU build) give the same parse for the same values."""
+    from tests.real_wheels import real_torch_cpu
+
+    source = real_torch_cpu() / "torch" / "cuda" / "__init__.py"
+    child = Path(__file__).resolve().parents[1] / "cudnn_doctor" / "_python_child.py"
+    for value in (UUID.upper(), "gpu-00000000", "1,0,1", "3gpu,1", "-1", "GPU-a,GPU-b"):
+        env = {"PATH": "/usr/bin:/bin", "CUDA_VISIBLE_DEVICES": value}
+        ours = subprocess.run([sys.executable, "-c", "import sys, json; sys.argv = sys.argv[1:]; ns = {'__name__': "
+                               "'x', '__file__': sys.argv[0]}; exec(compile(open(sys.argv[0]).read(), sys.argv[0], "
+                               "'exec'), ns); print(json.dumps(ns['torch_visible'](sys.argv[1])['parsed']))",
+                               str(child), str(source)], env=env, capture_output=True, text=True, timeout=120)
+        theirs = subprocess.run([sys.executable, "-c", "import json, torch.cuda as c; print(json.dumps([str(e) for e "
+                                 "in c._parse_visible_devices()]))"], env={**env, "PYTHONPATH": str(real_torch_cpu())},
+                                capture_output=True, text=True, timeout=300)
+        assert ours.stdout.strip() == theirs.stdout.strip() and theirs.returncode == 0, (value, ours.stderr[-400:],
+                                                                                          theirs.stderr[-400:])

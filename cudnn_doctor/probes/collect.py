@@ -162,7 +162,11 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     python_start = StartQuestion(frameworks, ctx.env)  # its start-up, where PYTHON* is set or a hook may load a library
     cpu_kernels = CpuKernelQuestion(frameworks, ctx.env)  # numpy, only where a CPU-kernel variable is set
     finder = _guarded(bugs, "python_finder", lambda: FinderQuestion(frameworks, ctx.env), None)  # where it can matter
-    pythons = PythonChildren(ctx.env, [q for q in (python_start, finder, cpu_kernels) if q is not None])
+    from cudnn_doctor.probes.visible_devices import TorchVisibleQuestion
+
+    # torch's own count of the GPUs CUDA_VISIBLE_DEVICES selects, where it may differ from CUDA's
+    torch_visible = _guarded(bugs, "visible_devices", lambda: TorchVisibleQuestion(frameworks, ctx.env), None)
+    pythons = PythonChildren(ctx.env, [q for q in (python_start, finder, cpu_kernels, torch_visible) if q is not None])
 
     # issue 42: the libnccl each framework loads, its version asked in a child beside the other probes
     from cudnn_doctor.probes.nccl import NcclProbe
@@ -260,6 +264,10 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
         report.process = dataclasses.replace(report.process, cpu_kernels=numpy_refused)
     if report.process is not None and refused:
         report.process = dataclasses.replace(report.process, python_refused=refused)
+    counted = _guarded(bugs, "visible_devices", lambda: torch_visible.result(python_answers), None) \
+        if torch_visible is not None else None
+    if report.process is not None and counted is not None:
+        report.process = dataclasses.replace(report.process, torch_visible=counted)
     if report.process is not None and finder is not None:  # what the frameworks' Python finds, as it answered
         unloadable = _guarded(bugs, "python_finder", lambda: finder.plugins(python_answers), ())
         found = _guarded(bugs, "python_finder", lambda: finder.shadows(python_answers, ctx.env, ctx.cwd), ())

@@ -44,6 +44,9 @@ class PythonAnswer:
     finder: dict[str, Any] = field(default_factory=dict)  # python_finder's answer: groups, modules, path, stdlib
     numpy_worked: bool = False  # numpy imported and its product ran
     said: tuple[str, ...] = ()
+    # torch's own NVML-based count of the GPUs CUDA_VISIBLE_DEVICES selects, and its parse of the value (at most 16
+    # entries); None where not asked or not answered (probes/visible_devices.py)
+    torch_visible: tuple[int, tuple[str, ...]] | None = None
 
 
 class Question(Protocol):
@@ -132,12 +135,17 @@ def read_answer(child: ChildAnswer, said: Sequence[str] = ()) -> PythonAnswer:
             for key, value in record.items():
                 records.setdefault(key, value)
     finder = records.get("finder")
+    visible = records.get("torch_visible")
+    counted = visible.get("count") if isinstance(visible, dict) else None
+    parsed = visible.get("parsed") if isinstance(visible, dict) else None
     return PythonAnswer(
         child=child, started=records.get("started") is True, mapped=_strings(records.get("mapped")),
         resolved=tuple((pair[0], pair[1]) for pair in _list(records.get("resolved"))
                        if isinstance(pair, list) and len(pair) == 2 and all(isinstance(p, str) for p in pair)),
         own_sites=_strings(records.get("own_sites")), finder=finder if isinstance(finder, dict) else {},
-        numpy_worked=records.get("numpy") == "worked", said=tuple(said))
+        numpy_worked=records.get("numpy") == "worked", said=tuple(said),
+        torch_visible=(counted, _strings(parsed)[:16]) if isinstance(counted, int) and not isinstance(counted, bool)
+        and isinstance(parsed, list) else None)
 
 
 def _list(value: object) -> list[Any]:

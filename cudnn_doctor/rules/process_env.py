@@ -225,6 +225,47 @@ def _hidden_cause(view: ProcessView, report: Report) -> str:
 
 # --- which GPUs, and their memory -------------------------------------------------------------------------------
 
+TORCH_COUNT_SOURCE = ("pytorch/pytorch torch/cuda/__init__.py device_count (the NVML-based count, _device_count_nvml, "
+                      "unless negative), _parse_visible_devices (a UUID list only after an exact 'GPU-' or 'MIG-') and "
+                      "_transform_uuid_to_ordinals (uuid.startswith(candidate): letters compared as written); "
+                      "round eleven's s11-cvd-uuid-uppercase on an H100: cuInit and JAX took the UUID in capitals, "
+                      "torch 2.11 failed in _lazy_init ('min() iterable argument is empty')")
+
+
+def torch_count(report: Report) -> list[Finding]:
+    """torch's own count of the GPUs CUDA_VISIBLE_DEVICES selects (its functions run in its Python with this
+    environment: ProcessView.torch_visible) is 0 while cuInit, in the same environment, sees GPUs: torch takes CUDA for
+    available and then finds no device. A warning read from torch's own code (its failure is --deep's to see), CD113:
+    for torch, CUDA_VISIBLE_DEVICES selects no GPU."""
+    view = report.process
+    if view is None or view.torch_visible is None or view.cuinit != 0 or not view.visible:
+        return []
+    source, count, parsed = view.torch_visible
+    if count != 0:
+        return []
+    value = view.cuda_visible_devices or ""
+    uuids = [gpu.uuid for gpu in report.gpus if gpu.uuid]
+    entries = [e.strip() for e in value.split(",") if e.strip()]
+    cased = [e for e in entries if e.upper().startswith(("GPU-", "MIG-")) and any(
+        u.upper().startswith(e.upper()) and not u.startswith(e) for u in uuids)]
+    why = (f"torch compares a UUID with NVML's as written, and {cased[0]} differs from this machine's "
+           f"{next(u for u in uuids if u.upper().startswith(cased[0].upper()))} (as nvidia-smi prints it) only in "
+           "letter case" if cased else
+           f"torch's parse of the value is {list(parsed)} and none of it names a GPU NVML lists")
+    made = finding("CD113", subject="CUDA_VISIBLE_DEVICES", refs=(TORCH_COUNT_SOURCE,), evidence="read",
+                   proof=f"torch's own functions (_parse_visible_devices, _device_count_nvml of {source}), run in "
+                         f"torch's Python with this environment and the libnvidia-ml.so.1 it loads, count 0 GPUs; "
+                         f"cuInit in the same environment sees {len(view.visible)}",
+                   status=view.cuinit_name or "CUDA_SUCCESS", gpus=len(report.gpus), cause=why, framework="PyTorch",
+                   predicts="torch")
+    return [replace(made, severity="warning", detail=(
+        f"CUDA_VISIBLE_DEVICES={_shown(value)}: CUDA (cuInit) takes it and sees {len(view.visible)} GPU(s), but torch "
+        f"counts the GPUs it selects itself, from NVML, and its own code counts none here: {why}. "
+        "torch.cuda.is_available() is then True while torch.cuda.device_count() is 0, and torch's first CUDA work "
+        "fails. Write each UUID as `nvidia-smi -L` prints it (or use indices); `cudnn-doctor check --deep` runs torch "
+        "here, which proves it."))]
+
+
 def visibility(report: Report) -> list[Finding]:
     view = report.process
     if view is None or view.visible is None or not view.ignored_entries:
@@ -1641,7 +1682,7 @@ def _cure_code(cure: Any) -> str:
     return environment.cure_code(cure.variable or "")
 
 
-RULES = (driver_library, nvml_library, visibility, device_order, memory_held, limits, preloaded_cudnn, hook_preloaded_cudnn,
+RULES = (driver_library, nvml_library, visibility, torch_count, device_order, memory_held, limits, preloaded_cudnn, hook_preloaded_cudnn,
          loaded_sublibraries, observed_loads, settings, jax_ptxas, environment_cure, preloaded_cuda,
          python_shadows, broken_cuda, cxx_runtime, python_refused, cpu_kernels)
 
@@ -1670,7 +1711,8 @@ def with_evidence(report: Report, findings: list[Finding],
         text = _failure_text(deep)
         explaining = [i for i, f in enumerate(out) if f.code in codes or _named_by(f, text) or (
             f.severity == "error" and (_about(f, framework.name, name) or (
-                f.code in AFFECTS_EVERY_PROGRAM and not f.values.get("framework"))))]
+                f.code in AFFECTS_EVERY_PROGRAM and not f.values.get("framework")))) or (
+            f.values.get("predicts") == framework.name)]  # read from this framework's own code: it said it would fail
         for index in explaining:
             out[index] = replace(_refused_by_words(out[index], text), severity="error", evidence="seen", proof=said,
                                  refs=out[index].refs + (said,))
