@@ -219,3 +219,17 @@ def test_the_count_is_torchs_own_code_asked_of_its_file(tmp_path: Path) -> None:
                                 capture_output=True, text=True, timeout=300)
         assert ours.stdout.strip() == theirs.stdout.strip() and theirs.returncode == 0, (value, ours.stderr[-400:],
                                                                                           theirs.stderr[-400:])
+
+
+def test_under_deep_torch_failing_makes_its_count_the_error_seen(machine: Machine, tmp_path: Path) -> None:
+    """--deep: torch failing its first GPU steps where its own count said no GPU makes that finding the error, seen
+    in torch's words (round eleven: CD415, 'nothing the doctor knows', for torch 2.11's 'min() iterable argument is
+    empty'). torch here stops as torch 2.11's _lazy_init did on the H100, with its words."""
+    site = torch_with_its_count(machine, tmp_path)
+    (site / "torch" / "__init__.py").write_text("min_cc = min(\n    []\n)\n")  # as torch 2.11's _lazy_init stopped
+    machine.env["CUDA_VISIBLE_DEVICES"] = UUID.upper()
+    report = machine.check_json("--deep")
+    made = [f for f in report["findings"] if f["code"] == "CD113"]
+    assert made and made[0]["severity"] == "error" and made[0]["evidence"] == "seen", made
+    assert "ValueError: min() " in made[0]["proof"], made[0]  # Python 3.12's words, or 3.11's: its own min()
+    assert not [f for f in report["findings"] if f["code"] == "CD415"], report["findings"]
