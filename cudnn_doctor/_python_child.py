@@ -301,10 +301,10 @@ def torch_visible(path):
             node.annotation = ast.Constant(value=None)
     module = ast.fix_missing_locations(ast.Module(body=chosen, type_ignores=[]))
 
-    class Version(object):
+    class Version:
         hip = None
 
-    class Torch(object):
+    class Torch:
         version = Version
 
     space = {"__name__": "torch.cuda", "os": os, "warnings": warnings, "cast": typing.cast, "torch": Torch}

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import Machine
+from tests.test_environment_settings import real_jax_site
 from tests.test_process_env import gpu_machine
 from tests.test_python_start import _real_venv_torch
-from tests.test_environment_settings import real_jax_site
 
 __all__ = ["real_jax_site"]  # the fixture, used by name
 
