@@ -34,12 +34,20 @@ def mapped_cudnn():
 
 
 def _own_site(folder):
-    """Whether FOLDER is one of this interpreter's own site-packages folders (its user site included)."""
+    """Whether FOLDER is one of this interpreter's own site-packages folders (its user site included), or lies in the
+    prefix of the program that was started (argv[0] as the doctor named it: a venv's bin/python3): with
+    PYTHONEXECUTABLE naming another Python, site answers for that one, and a program started here does not have the
+    venv's site-packages either (CPython's Modules/getpath.py)."""
+    real = os.path.realpath(folder)
+    started = (getattr(sys, "orig_argv", None) or [""])[0]
+    if os.sep in started:
+        prefix = os.path.dirname(os.path.dirname(os.path.abspath(started)))
+        if os.path.isfile(os.path.join(prefix, "pyvenv.cfg")) and real.startswith(os.path.realpath(prefix) + os.sep):
+            return True
     try:
         own = list(site.getsitepackages()) + [site.getusersitepackages()]
     except (AttributeError, OSError):  # an old virtualenv's site module
         return False
-    real = os.path.realpath(folder)
     return any(os.path.realpath(path) == real for path in own if path)
 
 

@@ -233,3 +233,23 @@ def test_under_deep_torch_failing_makes_its_count_the_error_seen(machine: Machin
     assert made and made[0]["severity"] == "error" and made[0]["evidence"] == "seen", made
     assert "ValueError: min() " in made[0]["proof"], made[0]  # Python 3.12's words, or 3.11's: its own min()
     assert not [f for f in report["findings"] if f["code"] == "CD415"], report["findings"]
+
+
+def test_under_deep_the_framework_is_imported_as_the_program_would_import_it(machine_process: Machine,
+                                                                             tmp_path: Path) -> None:
+    """--deep with PYTHONEXECUTABLE naming a removed interpreter: the venv's python3 loses its site-packages, so a
+    program's `import torch` fails; the deep child took the venv's folder for another interpreter's and put it back
+    on sys.path (torch then imported: --deep said it ran). It is the started program's own folder: left off, as the
+    program has it, and torch's failure is seen in its words."""
+    machine = machine_process
+    _real_venv_torch(machine, tmp_path)
+    gpu_machine(machine, tmp_path, gpus=1)
+    machine.env["PYTHONEXECUTABLE"] = REMOVED
+    machine.env["PYTHONPATH"] = os.pathsep.join([machine.env["PYTHONPATH"], *[p for p in sys.path if "site-packages"
+                                                                               in p]])
+    report = machine.check_json("--deep")
+    [torch] = [f for f in report["frameworks"] if f["name"] == "torch"]
+    assert "No module named 'torch'" in str(torch["details"]["deep"].get("error")), torch["details"]["deep"]
+    errors = [f for f in report["findings"] if f["severity"] == "error"]
+    assert errors and all(f["subject"] == "PYTHONEXECUTABLE" for f in errors), errors
+    assert errors[0]["evidence"] == "seen" and "No module named" in errors[0]["proof"], errors[0]
