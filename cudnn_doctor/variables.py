@@ -175,7 +175,11 @@ def expand_loader_tokens(entry: str, origin: str | None = None) -> str | None:
         if name == "ORIGIN":
             import sys
 
-            return origin if origin is not None else os.path.dirname(os.path.realpath(sys.executable))
+            if origin is not None:
+                return origin
+            # the program's own file, as ld.so has it: sys.executable is PYTHONEXECUTABLE's path where that is set
+            running = "/proc/self/exe" if os.path.exists("/proc/self/exe") else sys.executable
+            return os.path.dirname(os.path.realpath(running))
         return loader_lib_token() if name == "LIB" else os.uname().machine
     return re.sub(_LOADER_TOKEN, value, entry)
 
