@@ -161,13 +161,13 @@ def test_a_size_parsed_far_below_its_read_is_still_judged_by_its_int(machine: Ma
 UUID = "GPU-00000000-fa4e-0000-0000-000000000000"  # the fake NVML's GPU 0, as nvidia-smi would print it
 
 
-def torch_with_its_count(machine: Machine, tmp_path: Path) -> Path:
+def torch_with_its_count(machine: Machine, tmp_path: Path, gpus: int = 1) -> Path:
     """A real venv with torch's files, its torch/cuda/__init__.py the real torch 2.13's (the functions that count
     the visible GPUs are asked there), on a machine with one GPU whose driver takes a UUID in any case."""
     from tests.real_wheels import real_torch_cpu
 
     site = _real_venv_torch(machine, tmp_path)
-    gpu_machine(machine, tmp_path, gpus=1)
+    gpu_machine(machine, tmp_path, gpus=gpus)
     (site / "torch" / "cuda").mkdir(parents=True, exist_ok=True)
     (site / "torch" / "cuda" / "__init__.py").symlink_to(real_torch_cpu() / "torch" / "cuda" / "__init__.py")
     return site
@@ -253,3 +253,20 @@ def test_under_deep_the_framework_is_imported_as_the_program_would_import_it(mac
     errors = [f for f in report["findings"] if f["severity"] == "error"]
     assert errors and all(f["subject"] == "PYTHONEXECUTABLE" for f in errors), errors
     assert errors[0]["evidence"] == "seen" and "No module named" in errors[0]["proof"], errors[0]
+
+
+def test_a_second_uuid_torch_cannot_match_leaves_torch_fewer_gpus_than_cuda(machine: Machine, tmp_path: Path) -> None:
+    """Two GPUs, the second UUID in capitals: CUDA sees both, torch's own count stops at one (its parse stops at the
+    first entry it cannot match): CD114 for torch, a warning read from its code; the plan spells both as NVML does."""
+    from tests.test_process_env import plan_lines
+
+    torch_with_its_count(machine, tmp_path, gpus=2)
+    report = machine.check_json()
+    uuids = [gpu["uuid"] for gpu in report["gpus"]]
+    assert len(uuids) == 2, uuids
+    machine.env["CUDA_VISIBLE_DEVICES"] = f"{uuids[0]},{uuids[1].upper()}"
+    report = machine.check_json()
+    assert len(report["process"]["visible"]) == 2 and report["process"]["torch_visible"][1] == 1, report["process"]
+    [made] = [f for f in report["findings"] if f["code"] == "CD114"]
+    assert made["severity"] == "warning" and "torch.cuda.device_count() is 1" in made["detail"], made
+    assert f"export CUDA_VISIBLE_DEVICES={uuids[0]},{uuids[1]}" in plan_lines(machine)

@@ -241,9 +241,22 @@ def torch_count(report: Report) -> list[Finding]:
     if view is None or view.torch_visible is None or view.cuinit != 0 or not view.visible:
         return []
     source, count, parsed = view.torch_visible
+    value = view.cuda_visible_devices or ""
+    if 0 < count < len(view.visible):  # torch stops earlier than CUDA: its devices past the count are not there
+        made = finding("CD114", subject="CUDA_VISIBLE_DEVICES", refs=(TORCH_COUNT_SOURCE,), evidence="read",
+                       value=_shown(value), ignored=f"the GPUs past torch's {count}", ignored_verb="are",
+                       visible=f"{len(view.visible)} GPU(s) in CUDA and {count} in torch", framework="PyTorch",
+                       proof=f"torch's own functions (_parse_visible_devices, _device_count_nvml of {source}), run in "
+                             f"torch's Python with this environment, count {count} GPU(s); cuInit in the same "
+                             f"environment sees {len(view.visible)}")
+        return [replace(made, detail=(
+            f"CUDA_VISIBLE_DEVICES={_shown(value)}: CUDA (cuInit) sees {len(view.visible)} GPU(s), but torch counts "
+            f"the GPUs it selects itself, from NVML, and its own code counts {count} (its parse: {list(parsed)}; it "
+            "compares UUIDs with NVML's as written and stops at the first entry it cannot match): "
+            f"torch.cuda.device_count() is {count}, and a program that uses a GPU past it (cuda:{count}, one process "
+            "per GPU) fails. Write each UUID as `nvidia-smi -L` prints it (or use indices)."))]
     if count != 0:
         return []
-    value = view.cuda_visible_devices or ""
     uuids = [gpu.uuid for gpu in report.gpus if gpu.uuid]
     entries = [e.strip() for e in value.split(",") if e.strip()]
     cased = [e for e in entries if e.upper().startswith(("GPU-", "MIG-")) and any(
