@@ -380,7 +380,8 @@ _PARSED = {b"int": "integer", b"float": "float"}
 def _read_with_int(text: bytes, match: re.Match[bytes]) -> tuple[str, tuple[str, ...]] | None:
     """Where the variable named at MATCH is read from the environment (os.environ.get, os.getenv, os.environ[...])
     and its text given to Python's int() or float(): directly (int(os.getenv('JAX_...'))), or bound to a name that
-    the next lines give to int() or float() or to map(int, NAME.split(',')) (jax/_src/distributed.py's
+    the rest of its function (the next 600 characters at module level) gives to int() or float() or to
+    map(int, NAME.split(',')) (jax/_src/distributed.py's
     JAX_LOCAL_DEVICE_IDS, jaxlib/xla_client.py's XLA_PYTHON_CLIENT_COLLECTIVE_MEM_SIZE_MB). The kind ("integer",
     "float") and the answer's values: "int()" or "float()", "list:SEP" for a list, "when used" where the read is inside a
     function (its refusal is a program's that calls it, not the import's); None where neither reads it."""
