@@ -1,9 +1,12 @@
 """One `cudnn-doctor check --json` as the command runs it (entry.main: the early NVML child, then the imports),
 with the wall time of each child's start and end and of the end, in ms after the interpreter reached this script.
 
-    python benchmarks/cli_timeline.py [--runs 5] [-- extra check arguments]
+    python benchmarks/cli_timeline.py [--runs 5] [--pretend] [--tree DIR ...] [-- extra check arguments]
 
-Prints the run of median length, its marks in order. The checkout's package is the one run (PYTHONPATH)."""
+Prints the run of median length, its marks in order. The checkout's package is the one run (PYTHONPATH), or each
+--tree's (another checkout, e.g. `git archive` of the commit before a change), their runs alternating, the order
+turned each round. --pretend: on a pretend machine laid out as the GPU machine is (benchmarks/gpu_like_machine.py:
+gcc-built fakes, the real cuDNN, NCCL and JAX wheels of the tests' cache), not on this machine's own."""
 
 from __future__ import annotations
 
@@ -54,24 +57,38 @@ main()
 def main() -> None:
     args = sys.argv[1:]
     extra = args[args.index("--") + 1:] if "--" in args else []
+    args = args[:args.index("--")] if "--" in args else args
     runs = int(args[args.index("--runs") + 1]) if "--runs" in args else 5
-    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
-    neutral = tempfile.mkdtemp(prefix="cli-timeline-")
+    trees = [Path(args[i + 1]).resolve() for i, a in enumerate(args) if a == "--tree"] or [REPO]
+    if "--pretend" in args:  # the GPU machine's layout with fakes (gpu_like_machine.py), not this machine's own
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from gpu_like_machine import build
+
+        folder = Path(tempfile.mkdtemp(prefix="cli-timeline-machine-"))
+        base, neutral = build(folder), str(folder / "work")
+    else:
+        base = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+        neutral = tempfile.mkdtemp(prefix="cli-timeline-")
     code = CHILD.replace("*EXTRA", ", ".join(repr(a) for a in extra) + ("," if extra else ""))
-    found = []
-    for index in range(runs + 1):
-        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=neutral)
-        line = next((x for x in done.stderr.splitlines() if x.startswith("MARKS ")), None)
-        if line is None:
-            sys.exit(done.stderr[-2000:])
-        if index:  # the first run writes bytecode and caches
-            found.append(eval(line[6:]))  # noqa: S307 - our own child's repr of a list of tuples
-    found.sort(key=lambda marks: marks[-1][0])
-    for ms, name in found[len(found) // 2]:
-        print(f"{ms:8.1f} ms  {name}")
-    print(json.dumps({"exit_ms": [marks[-1][0] for marks in found],
-                      "median_exit_ms": statistics.median(marks[-1][0] for marks in found)}))
+    found: dict[Path, list[list[tuple[float, str]]]] = {tree: [] for tree in trees}
+    for index in range(runs + 1):  # the trees alternate, the order turned each round
+        for tree in trees[::1 if index % 2 else -1]:
+            env = {**base, "PYTHONPATH": os.pathsep.join(filter(None, [str(tree), base.get("PYTHONPATH")]))}
+            done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=neutral)
+            line = next((x for x in done.stderr.splitlines() if x.startswith("MARKS ")), None)
+            if line is None:
+                sys.exit(done.stderr[-2000:])
+            if index:  # the first run writes bytecode and caches
+                found[tree].append(eval(line[6:]))  # noqa: S307 - our own child's repr of a list of tuples
+    summary = {}
+    for tree, marks in found.items():
+        marks.sort(key=lambda one: one[-1][0])
+        print(f"== {tree}")
+        for ms, name in marks[len(marks) // 2]:
+            print(f"{ms:8.1f} ms  {name}")
+        summary[str(tree)] = {"exit_ms": [one[-1][0] for one in marks],
+                              "median_exit_ms": statistics.median(one[-1][0] for one in marks)}
+    print(json.dumps(summary if len(trees) > 1 else summary[str(trees[0])]))
 
 
 if __name__ == "__main__":

@@ -102,3 +102,50 @@ def test_a_wrong_probe_timeout_is_the_commands_usage_error_not_the_early_childs(
                               env=env, cwd=tmp_path, timeout=120)
         assert "Traceback" not in done.stderr and done.returncode == 2, (value[:20], done.stderr[-500:])
         assert "CUDNN_DOCTOR_PROBE_TIMEOUT" in done.stdout + done.stderr
+
+
+WAITS = RECORD.replace("sys.addaudithook(hook)", '''def waits(event, args):  # the command's own thread waiting for a batch's answers
+    child = sys.modules.get("cudnn_doctor.child")
+    if child is None or not hasattr(child, "ChildBatch") or getattr(child.ChildBatch, "wrapped", False):
+        return
+    answers = child.ChildBatch.answers
+    def _answers(self):
+        words = [" ".join(str(x).rsplit("/", 1)[-1] for x in r.argv[1:] if not str(x).startswith("-"))[:40]
+                 for r in self.requests]
+        events.append("wait for " + ", ".join(words))
+        events.extend("loaded " + name for name in sorted(sys.modules) if name.startswith("cudnn_doctor."))
+        return answers(self)
+    child.ChildBatch.answers, child.ChildBatch.wrapped = _answers, True
+sys.addaudithook(hook)
+sys.addaudithook(waits)''')
+
+
+@pytest.mark.parametrize(("argv", "renderer"), [(("check",), "cudnn_doctor.render.text"),
+                                                (("check", "--json"), "cudnn_doctor.render.report_json")])
+def test_the_renderer_and_the_rules_load_before_nvmls_answer_is_waited_for(tmp_path: Path, argv: tuple[str, ...],
+                                                                         renderer: str) -> None:
+    # what judging and rendering the report import (the renderer, --require's grammar, the rules and the plan) is
+    # imported while the children answer, before the command waits for NVML's answer (its longest on a GPU
+    # machine), not after the last answer; the order is the command's own, whatever the machine's load
+    folder = fake_nvml(tmp_path / "nvml").parent
+    env = {**os.environ, "LD_LIBRARY_PATH": str(folder),
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    done = subprocess.run([sys.executable, "-c", WAITS, *argv], capture_output=True, text=True, env=env, cwd=tmp_path,
+                          timeout=120)
+    events = eval(next(x for x in done.stderr.splitlines() if x.startswith("EVENTS "))[7:])  # noqa: S307
+    waited = next(i for i, e in enumerate(events) if e.startswith("wait for _probe_child.py nvml"))
+    loaded = {event[7:] for event in events[waited + 1:] if event.startswith("loaded ")}
+    for module in (renderer, "cudnn_doctor.rules.requirements", "cudnn_doctor.rules.cudnn", "cudnn_doctor.plan.planner"):
+        assert module in loaded, (module, sorted(loaded))
+    assert done.stdout.strip(), done.stderr[-800:]  # and the report is written as before
+
+
+def test_each_formats_renderer_modules_exist() -> None:
+    import importlib
+
+    from cudnn_doctor.render.formats import FORMATS
+
+    for name, answer in FORMATS.items():
+        assert answer.modules, name  # every format names what it imports, so check loads it while it waits
+        for module in answer.modules:
+            importlib.import_module(module)

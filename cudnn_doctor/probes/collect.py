@@ -48,11 +48,12 @@ from cudnn_doctor.variables import preload_entries
 
 
 def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], project_dir: str | None = None,
-                   deep: bool = False, while_children_run: Callable[[], object] | None = None,
+                   deep: bool = False, while_children_run: Callable[[list[Framework]], object] | None = None,
                    progress: Callable[[str], None] | None = None,
                    started_nvml: StartedNvml | None = None) -> Report:
     """Everything the probes can see, as plain data; no judgement. WHILE_CHILDREN_RUN, the caller's own work
-    (check loads its rules and plan there), is done once the file system is read, while the children
+    (check loads its rules, plan and renderer there; it is given the frameworks found), is done once the file
+    system is read, while the children
     (each library, NVML, CUDA) still answer: a core would otherwise wait idle for them. PROGRESS, where given, is
     told in words what is being waited for (the command shows it on a terminal). STARTED_NVML: NVML's child, started by the
     caller for CTX before this module was imported (start_nvml); started here otherwise."""
@@ -177,7 +178,7 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
         say(f"--deep: {names}: each one's first GPU steps in a child of its own" if names else
             "--deep: no framework found to run; reading the driver, CUDA and cuDNN")
     if while_children_run is not None:
-        while_children_run()
+        while_children_run(frameworks)
 
     answers = batch.results()
     answers.update(cudart_batch.results())
