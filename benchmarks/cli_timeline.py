@@ -1,9 +1,10 @@
 """One `cudnn-doctor check --json` as the command runs it (entry.main: the early NVML child, then the imports),
 with the wall time of each child's start and end and of the end, in ms after the interpreter reached this script.
 
-    python benchmarks/cli_timeline.py [--runs 5] [--pretend] [--tree DIR ...] [-- extra check arguments]
+    python benchmarks/cli_timeline.py [--runs 5] [--pretend] [--tree DIR ...] [-- check's arguments (default --json)]
 
-Prints the run of median length, its marks in order. The checkout's package is the one run (PYTHONPATH), or each
+Prints the run of median length, its marks in order (wall and the process's CPU), and the medians of the exit and
+of the tail (the last child's answer to the exit: the command's own work that nothing runs beside). The checkout's package is the one run (PYTHONPATH), or each
 --tree's (another checkout, e.g. `git archive` of the commit before a change), their runs alternating, the order
 turned each round. --pretend: on a pretend machine laid out as the GPU machine is (benchmarks/gpu_like_machine.py:
 gcc-built fakes, the real cuDNN, NCCL and JAX wheels of the tests' cache), not on this machine's own."""
@@ -22,10 +23,10 @@ REPO = Path(os.environ.get("CHECKOUT") or Path(__file__).resolve().parents[1])
 
 CHILD = r"""
 import atexit, os, sys, time
-T0 = time.perf_counter()
+T0, C0 = time.perf_counter(), time.process_time()
 marks = []
 def mark(name):
-    marks.append((round((time.perf_counter() - T0) * 1000, 1), name))
+    marks.append((round((time.perf_counter() - T0) * 1000, 1), name, round((time.process_time() - C0) * 1000, 1)))
 def label(argv):
     argv = [str(a) for a in argv]
     argv = [a for a in argv[("python" in argv[0].rsplit("/", 1)[-1]):] if not a.startswith("-")][:3]
@@ -48,7 +49,7 @@ sys.addaudithook(hook)
 def done():
     sys.stderr.write("MARKS " + repr(marks) + "\n")
 atexit.register(lambda: (mark("exit"), done()))
-sys.argv = ["cudnn-doctor", "check", "--json", *EXTRA]
+sys.argv = ["cudnn-doctor", "check", *EXTRA]
 from cudnn_doctor.entry import main
 main()
 """
@@ -56,7 +57,7 @@ main()
 
 def main() -> None:
     args = sys.argv[1:]
-    extra = args[args.index("--") + 1:] if "--" in args else []
+    extra = args[args.index("--") + 1:] if "--" in args else ["--json"]  # `-- ARGS`: check ARGS (text without --json)
     args = args[:args.index("--")] if "--" in args else args
     runs = int(args[args.index("--runs") + 1]) if "--runs" in args else 5
     trees = [Path(args[i + 1]).resolve() for i, a in enumerate(args) if a == "--tree"] or [REPO]
@@ -70,7 +71,7 @@ def main() -> None:
         base = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
         neutral = tempfile.mkdtemp(prefix="cli-timeline-")
     code = CHILD.replace("*EXTRA", ", ".join(repr(a) for a in extra) + ("," if extra else ""))
-    found: dict[Path, list[list[tuple[float, str]]]] = {tree: [] for tree in trees}
+    found: dict[Path, list[list[tuple[float, str, float]]]] = {tree: [] for tree in trees}
     for index in range(runs + 1):  # the trees alternate, the order turned each round
         for tree in trees[::1 if index % 2 else -1]:
             env = {**base, "PYTHONPATH": os.pathsep.join(filter(None, [str(tree), base.get("PYTHONPATH")]))}
@@ -84,10 +85,18 @@ def main() -> None:
     for tree, marks in found.items():
         marks.sort(key=lambda one: one[-1][0])
         print(f"== {tree}")
-        for ms, name in marks[len(marks) // 2]:
-            print(f"{ms:8.1f} ms  {name}")
+        for ms, name, cpu in marks[len(marks) // 2]:
+            print(f"{ms:8.1f} ms  {cpu:7.1f} ms CPU  {name}")
+        # the tail: from the last child's answer to the exit, the command's own work nothing runs beside (wall, and
+        # the process's CPU, steadier on a loaded machine)
+        last = [max((i for i, mark in enumerate(one) if mark[1].startswith("end ")), default=0) for one in marks]
         summary[str(tree)] = {"exit_ms": [one[-1][0] for one in marks],
-                              "median_exit_ms": statistics.median(one[-1][0] for one in marks)}
+                              "median_exit_ms": statistics.median(one[-1][0] for one in marks),
+                              "median_cpu_ms": statistics.median(one[-1][2] for one in marks),
+                              "median_tail_ms": round(statistics.median(one[-1][0] - one[i][0]
+                                                                        for one, i in zip(marks, last)), 1),
+                              "median_tail_cpu_ms": round(statistics.median(one[-1][2] - one[i][2]
+                                                                            for one, i in zip(marks, last)), 1)}
     print(json.dumps(summary if len(trees) > 1 else summary[str(trees[0])]))
 
 
