@@ -94,9 +94,9 @@ def main() -> None:
                               "median_exit_ms": statistics.median(one[-1][0] for one in marks),
                               "median_cpu_ms": statistics.median(one[-1][2] for one in marks),
                               "median_tail_ms": round(statistics.median(one[-1][0] - one[i][0]
-                                                                        for one, i in zip(marks, last)), 1),
+                                                                        for one, i in zip(marks, last, strict=True)), 1),
                               "median_tail_cpu_ms": round(statistics.median(one[-1][2] - one[i][2]
-                                                                            for one, i in zip(marks, last)), 1)}
+                                                                            for one, i in zip(marks, last, strict=True)), 1)}
     print(json.dumps(summary if len(trees) > 1 else summary[str(trees[0])]))
 
 
