@@ -1,9 +1,9 @@
 """A pretend machine laid out as the GPU machine of issue 45's speed bar is, for plain `check`'s critical path on a
 CPU: a driver (the tests' gcc-built NVML 580, one H100), the CUDA 13.0 toolkit under /usr/local with its libcudart,
-the system's cuDNN 9.14 in the loader's default folder, and one Python environment holding torch 2.11 (+cu130: its
-METADATA, version.py and a libtorch_cuda.so whose RUNPATH finds the wheel's cuDNN), NVIDIA's real cuDNN 9.19 and
-NCCL 2.32 wheels' libraries, the real JAX and jaxlib (CPU, 0.4.38, with numpy and scipy) and a jax_cuda13_plugin
-0.11.2 distribution. No variable opens a gate the machine does not open (no PYTHON*, OPENBLAS_*, XLA_FLAGS).
+the system's cuDNN 9.14 in the loader's default folder and cache (`ldconfig -p` answers for it), and one Python
+environment holding torch 2.11 (+cu130: its METADATA, version.py and a libtorch_cuda.so whose RUNPATH finds the
+wheel's cuDNN), NVIDIA's real cuDNN 9.19 and NCCL 2.32 wheels' libraries, the real JAX and jaxlib (CPU, 0.4.38,
+with numpy and scipy) and a jax_cuda13_plugin 0.11.2 distribution. No variable opens a gate the machine does not open (no PYTHON*, OPENBLAS_*, XLA_FLAGS).
 
     from gpu_like_machine import build; env = build(Path(folder))   # the environment a check runs in there
 
@@ -13,6 +13,8 @@ missing part is left out and said on stderr)."""
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -46,6 +48,10 @@ def build(folder: Path) -> dict[str, str]:
     toolkit = make_toolkit(root, "13.0.88", 13000)
     (toolkit.parent / "cuda").symlink_to(toolkit.name)
     fake_cudnn(root / "usr" / "lib" / "x86_64-linux-gnu", version=91400, cudart=13000, sublibraries=CUDNN9)
+    (root / "etc" / "ld.so.conf").write_text("/usr/lib/x86_64-linux-gnu\n")  # the system's cuDNN in the loader's cache
+    ldconfig = shutil.which("ldconfig") or "/sbin/ldconfig"
+    subprocess.run([ldconfig, "-r", str(root), "-C", "/etc/ld.so.cache", "-f", "/etc/ld.so.conf"], check=False,
+                   capture_output=True)
 
     version = f"python{sys.version_info[0]}.{sys.version_info[1]}"
     site = folder / "venv" / "lib" / version / "site-packages"

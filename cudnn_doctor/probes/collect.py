@@ -27,10 +27,11 @@ from cudnn_doctor.probes.loader import (
     StartedNvml,
     cache_from_answer,
     find_nvml,
-    ldconfig_command,
+    HELPER_BUDGET_S,
     loader_search_dirs,
     may_load,
     resolve_like_loader,
+    start_ldconfig,
     start_nvml,
     under_prefix,
 )
@@ -369,22 +370,17 @@ def _guarded(bugs: list[tuple[str, str]], probe: str, call: Callable[[], Any], f
         return fallback
 
 
-HELPER_BUDGET_S = 10.0
-
-
 class HelperRuns:
-    """`ldconfig -p` (started at once) and `nvcc --version` of each toolkit whose files name no version (once the
-    toolkits are found), side by side with one deadline for all (CUDNN_DOCTOR_HELPER_TIMEOUT seconds, 10 by
-    default)."""
+    """`ldconfig -p` (started at once, or already at the command's entry: probes/loader.start_ldconfig) and `nvcc
+    --version` of each toolkit whose files name no version (once the toolkits are found), side by side, each under
+    the helpers' budget (CUDNN_DOCTOR_HELPER_TIMEOUT seconds, 10 by default)."""
 
     def __init__(self, ctx: SearchContext) -> None:
         self.budget = timeout_from_env("CUDNN_DOCTOR_HELPER_TIMEOUT", HELPER_BUDGET_S)
         self.deadline = deadline_in(self.budget)
         self.arch = ctx.arch
         self.ctx = ctx
-        ldconfig = ldconfig_command(ctx)
-        self._ldconfig = ChildBatch([ChildRequest(tuple(ldconfig), ctx.env, self.budget, "ldconfig -p")],
-                                    deadline=self.deadline) if ldconfig else None
+        self._ldconfig = start_ldconfig(ctx)
         self._nvcc: dict[str, int] = {}
         self._nvcc_batch = ChildBatch([])
 
