@@ -94,14 +94,16 @@ def diagnose(options: CheckOptions, env: Mapping[str, str] | None = None,
 
     nvml = start_nvml(ctx)
     from cudnn_doctor.knowledge.data import sublibrary_names
-    from cudnn_doctor.plan.actions import Plan
     from cudnn_doctor.probes.collect import collect_report
-    from cudnn_doctor.rules import evaluate, summarize
-    from cudnn_doctor.selection import select_findings
 
     report = collect_report(ctx, sublibrary_names(), project_dir, options.deep,
                             while_children_run=lambda frameworks: _load_judges(frameworks, preload),
                             progress=progress, started_nvml=nvml)
+    # the judges' modules after the probes' children have started (loaded while they answer: _load_judges)
+    from cudnn_doctor.plan.actions import Plan
+    from cudnn_doctor.rules import evaluate, summarize
+    from cudnn_doctor.selection import select_findings
+
     if options.frameworks:
         from cudnn_doctor.knowledge.frameworks import assumed_framework
 
@@ -149,6 +151,7 @@ def _load_judges(frameworks: list[Framework], preload: tuple[str, ...] = ()) -> 
     PRELOAD (the caller's renderer)."""
     import importlib
 
+    import cudnn_doctor.plan.actions
     import cudnn_doctor.plan.fixes
     import cudnn_doctor.plan.planner
     import cudnn_doctor.rules.requirements  # noqa: F401
