@@ -3,8 +3,9 @@ with the wall time of each child's start and end and of the end, in ms after the
 
     python benchmarks/cli_timeline.py [--runs 5] [--pretend] [--tree DIR ...] [-- check's arguments (default --json)]
 
-Prints the run of median length, its marks in order (wall and the process's CPU), and the medians of the exit and
-of the tail (the last child's answer to the exit: the command's own work that nothing runs beside). The checkout's package is the one run (PYTHONPATH), or each
+Prints the run of median length, its marks in order (wall and the process's CPU; each wait of the command's own
+thread for children's answers), and the medians of the exit, of the tail (the last child's answer to the exit: the
+command's own work that nothing runs beside), of the last child's start and of the time the command's thread waited. The checkout's package is the one run (PYTHONPATH), or each
 --tree's (another checkout, e.g. `git archive` of the commit before a change), their runs alternating, the order
 turned each round. --pretend: on a pretend machine laid out as the GPU machine is (benchmarks/gpu_like_machine.py:
 gcc-built fakes, the real cuDNN, NCCL and JAX wheels of the tests' cache), not on this machine's own."""
@@ -45,6 +46,15 @@ def hook(event, args):
         def _end(self, child, *a, **k):
             mark("end " + label(self.requests[child.index].argv)); return end(self, child, *a, **k)
         batch._end = _end
+        def waited(name):  # the command's own thread blocked on a batch's answer(s): how long, for whom
+            original = getattr(batch, name)
+            def wait(self, *a, **k):
+                started = time.perf_counter(); out = original(self, *a, **k); took = time.perf_counter() - started
+                if took > 0.0002 and self.requests:
+                    mark(f"waited {took * 1000:.1f} ms for " + label(self.requests[a[0] if a else 0].argv))
+                return out
+            setattr(batch, name, wait)
+        waited("answers"); waited("answer")
 sys.addaudithook(hook)
 def done():
     sys.stderr.write("MARKS " + repr(marks) + "\n")
@@ -90,14 +100,27 @@ def main() -> None:
         # the tail: from the last child's answer to the exit, the command's own work nothing runs beside (wall, and
         # the process's CPU, steadier on a loaded machine)
         last = [max((i for i, mark in enumerate(one) if mark[1].startswith("end ")), default=0) for one in marks]
+        started = [max((i for i, mark in enumerate(one) if mark[1].startswith("start ")), default=0) for one in marks]
         summary[str(tree)] = {"exit_ms": [one[-1][0] for one in marks],
                               "median_exit_ms": statistics.median(one[-1][0] for one in marks),
                               "median_cpu_ms": statistics.median(one[-1][2] for one in marks),
                               "median_tail_ms": round(statistics.median(one[-1][0] - one[i][0]
                                                                         for one, i in zip(marks, last, strict=True)), 1),
                               "median_tail_cpu_ms": round(statistics.median(one[-1][2] - one[i][2]
-                                                                            for one, i in zip(marks, last, strict=True)), 1)}
+                                                                            for one, i in zip(marks, last, strict=True)), 1),
+                              # when every child is under way: the last start, wall and the process's CPU
+                              "median_last_start_ms": statistics.median(one[i][0] for one, i in zip(marks, started, strict=True)),
+                              "median_last_start_cpu_ms": statistics.median(one[i][2] for one, i in zip(marks, started, strict=True)),
+                              # the command's own thread blocked on children's answers, in all (and on ldconfig's)
+                              "median_waited_ms": statistics.median(_waited(one) for one in marks),
+                              "median_waited_ldconfig_ms": statistics.median(_waited(one, "ldconfig") for one in marks)}
     print(json.dumps(summary if len(trees) > 1 else summary[str(trees[0])]))
+
+
+def _waited(marks: list[tuple[float, str, float]], whom: str = "") -> float:
+    """The milliseconds the command's thread waited for children's answers (for WHOM's, where given) in one run."""
+    return round(sum(float(name.split()[1]) for _, name, _ in marks
+                     if name.startswith("waited ") and whom in name.split(" for ", 1)[1]), 1)
 
 
 if __name__ == "__main__":
