@@ -24,8 +24,8 @@ for argv in ([sys.executable, "-c", "pass"], [sys.executable, "-I", "-S", "-c", 
     for _ in range(8):
         s = time.perf_counter(); subprocess.run(argv); t.append(time.perf_counter() - s)
     print("%7.1f ms  %s" % (statistics.median(t[1:]) * 1000, " ".join(argv[1:])))'
-echo "== plain check against nvidia-smi -q (exit_gap.py, 15 rounds)"
-timeout 40 $py benchmarks/exit_gap.py --runs 15 "${trees[@]}" > "$out/exit_gap.json" 2>&1
+echo "== plain check against nvidia-smi -q (exit_gap.py, 11 rounds)"
+timeout 40 $py benchmarks/exit_gap.py --runs 11 "${trees[@]}" > "$out/exit_gap.json" 2>&1
 $py -c 'import json, sys; d = json.load(open(sys.argv[1])); [print("%-40s %.3f s" % (k, v["exit"])) for k, v in d["median_s"].items()]; print("x nvidia-smi -q:", d["x_nvidia_smi_q"])' "$out/exit_gap.json" 2>/dev/null || { echo "exit_gap.py gave no figures (timed out?):"; tail -5 "$out/exit_gap.json"; }
 echo "== timeline, check --json (cli_timeline.py, 7 runs a tree)"
 timeout 15 $py benchmarks/cli_timeline.py --runs 7 "${trees[@]}" > "$out/timeline_json.txt" 2>&1
