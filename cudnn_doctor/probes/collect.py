@@ -24,10 +24,10 @@ from cudnn_doctor.probes.driver import NVML_JOB, NVML_NOT_FOUND, read_driver
 from cudnn_doctor.probes.frameworks import detect_frameworks, link_frameworks_to_installs, theano_flags
 from cudnn_doctor.probes.library_jobs import Job, ProbeBatch, changed_process, run_jobs
 from cudnn_doctor.probes.loader import (
+    HELPER_BUDGET_S,
     StartedNvml,
     cache_from_answer,
     find_nvml,
-    HELPER_BUDGET_S,
     loader_search_dirs,
     may_load,
     resolve_like_loader,
