@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from cudnn_doctor.child import ChildBatch
     from cudnn_doctor.probes.library_jobs import ProbeBatch
 
-HELPER_BUDGET_S = 10.0  # seconds for the helper programs of one check together (ldconfig, nvcc)
+HELPER_BUDGET_S = 10.0  # seconds for check's helper programs (ldconfig -p; the nvcc --version runs together)
 
 
 def ldconfig_command(ctx: SearchContext) -> list[str] | None:
