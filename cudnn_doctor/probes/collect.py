@@ -55,7 +55,7 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     """Everything the probes can see, as plain data; no judgement. WHILE_CHILDREN_RUN, the caller's own work
     (check loads its rules, plan and renderer there; it is given the frameworks found), is done once the file
     system is read, while the children (each library, NVML, CUDA) still answer: a core would otherwise wait idle
-    for them, and the command's last steps after the last answer. PROGRESS, where given, is
+    for them, and that work would come after the last answer. PROGRESS, where given, is
     told in words what is being waited for (the command shows it on a terminal). STARTED_NVML: NVML's child, started by the
     caller for CTX before this module was imported (start_nvml); started here otherwise."""
     from cudnn_doctor.probes.library_jobs import probe_timeout
