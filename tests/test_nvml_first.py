@@ -8,6 +8,7 @@ options leave the context the same; a usage error stops it."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -25,7 +26,8 @@ import sys
 events = []
 def hook(event, args):
     if event == "subprocess.Popen":
-        words = [str(a).rsplit("/", 1)[-1] for a in args[1][1:] if not str(a).startswith("-")]
+        words = [str(a).rsplit("/", 1)[-1] for a in args[1] if not str(a).startswith("-")]
+        words = words[1:] if words and "python" in words[0] else words  # a Python child: its script
         events.append("start " + " ".join(words[:2]))
     elif event == "import" and args[0].startswith("cudnn_doctor."):
         events.append("import " + args[0])
@@ -71,10 +73,13 @@ def _left_running(marker: str) -> list[str]:
 
 
 def test_check_starts_nvml_before_its_command_line_is_read_and_a_usage_error_stops_it(tmp_path: Path) -> None:
-    # check's NVML child starts before the parser's and the command's modules load (entry.main); a command line
-    # the parser refuses ends the command with that child stopped, and nothing else started
+    # check's NVML child starts before the parser's and the command's modules load (entry.main), and `ldconfig -p`
+    # (the loader's cache: the first answer check waits for) is asked for beside it; a command line the parser
+    # refuses ends the command with those children stopped (ldconfig's perhaps before its batch started it), and
+    # nothing else started
     events = _events(tmp_path, "check", "--no-such-option")
-    assert [e for e in events if e.startswith("start ")] == ["start _probe_child.py nvml"], events
+    started = [e for e in events if e.startswith("start ")]
+    assert started[0] == "start _probe_child.py nvml" and started[1:] in ([], ["start ldconfig"]), events
     assert events.index("start _probe_child.py nvml") < events.index("import cudnn_doctor.cli")
     assert not _left_running(str(tmp_path / "nvml"))
 
@@ -88,6 +93,8 @@ def test_other_commands_start_nothing_before_their_command_line_is_read(tmp_path
 def test_check_takes_the_early_child_where_its_options_leave_the_context_the_same(tmp_path: Path) -> None:
     events = _events(tmp_path, "check", "--json", "--search-path", str(tmp_path))
     assert sum(e.startswith("start _probe_child.py nvml") for e in events) == 1
+    ldconfig = shutil.which("ldconfig") or os.path.exists("/sbin/ldconfig")
+    assert sum(e == "start ldconfig" for e in events) == (1 if ldconfig else 0)  # the early one taken, not run twice
 
 
 def test_a_wrong_probe_timeout_is_the_commands_usage_error_not_the_early_childs(tmp_path: Path) -> None:
@@ -102,3 +109,74 @@ def test_a_wrong_probe_timeout_is_the_commands_usage_error_not_the_early_childs(
                               env=env, cwd=tmp_path, timeout=120)
         assert "Traceback" not in done.stderr and done.returncode == 2, (value[:20], done.stderr[-500:])
         assert "CUDNN_DOCTOR_PROBE_TIMEOUT" in done.stdout + done.stderr
+
+
+WAITS = RECORD.replace("sys.addaudithook(hook)", '''def waits(event, args):  # the command's own thread waiting for a batch's answers
+    child = sys.modules.get("cudnn_doctor.child")
+    if child is None or not hasattr(child, "ChildBatch") or getattr(child.ChildBatch, "wrapped", False):
+        return
+    answers = child.ChildBatch.answers
+    def _answers(self):
+        words = [" ".join(str(x).rsplit("/", 1)[-1] for x in r.argv[1:] if not str(x).startswith("-"))[:40]
+                 for r in self.requests]
+        events.append("wait for " + ", ".join(words))
+        events.extend("loaded " + name for name in sorted(sys.modules) if name.startswith("cudnn_doctor."))
+        return answers(self)
+    child.ChildBatch.answers, child.ChildBatch.wrapped = _answers, True
+sys.addaudithook(hook)
+sys.addaudithook(waits)''')
+
+
+@pytest.mark.parametrize(("argv", "renderer"), [(("check",), "cudnn_doctor.render.text"),
+                                                (("check", "--json"), "cudnn_doctor.render.report_json")])
+def test_the_renderer_and_the_rules_load_before_nvmls_answer_is_waited_for(tmp_path: Path, argv: tuple[str, ...],
+                                                                         renderer: str) -> None:
+    # what judging and rendering the report import (the renderer, --require's grammar, the rules and the plan) is
+    # imported while the children answer, before the command waits for NVML's answer (its longest on a GPU
+    # machine), not after the last answer; the order is the command's own, whatever the machine's load
+    folder = fake_nvml(tmp_path / "nvml").parent
+    env = {**os.environ, "LD_LIBRARY_PATH": str(folder),
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    done = subprocess.run([sys.executable, "-c", WAITS, *argv], capture_output=True, text=True, env=env, cwd=tmp_path,
+                          timeout=120)
+    events = eval(next(x for x in done.stderr.splitlines() if x.startswith("EVENTS "))[7:])  # noqa: S307
+    waited = next(i for i, e in enumerate(events) if e.startswith("wait for _probe_child.py nvml"))
+    loaded = {event[7:] for event in events[waited + 1:] if event.startswith("loaded ")}
+    for module in (renderer, "cudnn_doctor.rules.requirements", "cudnn_doctor.rules.cudnn", "cudnn_doctor.plan.planner"):
+        assert module in loaded, (module, sorted(loaded))
+    assert done.stdout.strip(), done.stderr[-800:]  # and the report is written as before
+
+
+def test_each_formats_renderer_modules_exist() -> None:
+    import importlib
+
+    from cudnn_doctor.render.formats import FORMATS
+
+    for name, answer in FORMATS.items():
+        assert answer.modules, name  # every format names what it imports, so check loads it while it waits
+        for module in answer.modules:
+            importlib.import_module(module)
+
+
+@pytest.mark.skipif(not (shutil.which("ldconfig") or os.path.exists("/sbin/ldconfig")), reason="no ldconfig here")
+def test_the_entrys_ldconfig_is_taken_for_the_same_context_and_stopped_for_another(tmp_path: Path) -> None:
+    # in-process: what start_nvml_early started is what check's helpers get where the context runs the same command
+    # in the same environment; for another environment it is stopped and one is started for that context
+    from cudnn_doctor.probes import loader
+    from cudnn_doctor.probes.context import SearchContext
+
+    env = {**os.environ, "LD_LIBRARY_PATH": str(tmp_path)}
+    first = SearchContext.from_environment(env=env)
+    loader._EARLY_LDCONFIG.clear()
+    loader._EARLY_LDCONFIG.append(loader.StartedLdconfig(first, loader._ldconfig_request(first)))
+    early = loader._EARLY_LDCONFIG[0].started
+    assert early is not None
+    taken = loader.start_ldconfig(SearchContext.from_environment(env=dict(env)))
+    assert taken is early[1] and not loader._EARLY_LDCONFIG
+    assert taken.answer(0).stdout.strip()  # it answered, as before
+    loader._EARLY_LDCONFIG.append(loader.StartedLdconfig(first, loader._ldconfig_request(first)))
+    other = loader._EARLY_LDCONFIG[0].started
+    assert other is not None
+    again = loader.start_ldconfig(SearchContext.from_environment(env={**env, "LD_LIBRARY_PATH": str(tmp_path / "x")}))
+    assert again is not None and again is not other[1] and other[1]._stop.is_set()  # the early one stopped
+    again.answers()

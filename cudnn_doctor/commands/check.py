@@ -29,7 +29,7 @@ def check(json_output: bool = False, output_format: str | None = None, output: s
     from cudnn_doctor.render.wait_line import WaitLine
 
     with WaitLine(shown=deep and chosen == "text" and not quiet) as waiting:  # --deep takes seconds: say what for
-        report = diagnose(options, progress=waiting.say).report
+        report = diagnose(options, progress=waiting.say, preload=formats.FORMATS[chosen].modules).report
     if junit_xml is not None:
         from cudnn_doctor.render.junit import write_junit
 

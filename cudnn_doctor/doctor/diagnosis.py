@@ -15,7 +15,7 @@ from cudnn_doctor.selection import Selection
 from cudnn_doctor.variables import home_folder
 
 if TYPE_CHECKING:
-    from cudnn_doctor.model import Finding, Report
+    from cudnn_doctor.model import Finding, Framework, Report
     from cudnn_doctor.plan.actions import Plan
 
 # The probes' and the rules' modules are imported in diagnose(), once NVML's child is started: on a GPU machine
@@ -79,10 +79,11 @@ def project_folder(given: str | None) -> str | None:
 
 
 def diagnose(options: CheckOptions, env: Mapping[str, str] | None = None,
-             progress: Callable[[str], None] | None = None) -> Diagnosis:
+             progress: Callable[[str], None] | None = None, preload: tuple[str, ...] = ()) -> Diagnosis:
     """The machine as a program started with ENV (this process's environment by default) finds it, judged and
     treated on paper. ENV is data: `fix` diagnoses again with its plan's environment lines in force this way.
-    PROGRESS, where given, is told in words what the probes wait for (check --deep shows it on a terminal)."""
+    PROGRESS, where given, is told in words what the probes wait for (check --deep shows it on a terminal).
+    PRELOAD: modules the caller needs once the report is made (its renderer's), imported while the children answer."""
     # bad input fails before probing, each value read by the one rule of knowledge/inputs.py
     requirements = [_parse_requirement(inputs.requirement_text(text)) for text in options.require]
     for spec in options.frameworks:
@@ -93,13 +94,16 @@ def diagnose(options: CheckOptions, env: Mapping[str, str] | None = None,
 
     nvml = start_nvml(ctx)
     from cudnn_doctor.knowledge.data import sublibrary_names
-    from cudnn_doctor.plan.actions import Plan
     from cudnn_doctor.probes.collect import collect_report
+
+    report = collect_report(ctx, sublibrary_names(), project_dir, options.deep,
+                            while_children_run=lambda frameworks: _load_judges(frameworks, preload),
+                            progress=progress, started_nvml=nvml)
+    # the judges' modules after the probes' children have started (loaded while they answer: _load_judges)
+    from cudnn_doctor.plan.actions import Plan
     from cudnn_doctor.rules import evaluate, summarize
     from cudnn_doctor.selection import select_findings
 
-    report = collect_report(ctx, sublibrary_names(), project_dir, options.deep, while_children_run=_load_judges,
-                            progress=progress, started_nvml=nvml)
     if options.frameworks:
         from cudnn_doctor.knowledge.frameworks import assumed_framework
 
@@ -140,13 +144,23 @@ def _read_requirement(text: str) -> Any:
     return _parse_requirement(inputs.requirement_text(text))
 
 
-def _load_judges() -> None:
-    """The rules and the plan, loaded while the probes' children answer (collect_report's WHILE_CHILDREN_RUN)."""
+def _load_judges(frameworks: list[Framework], preload: tuple[str, ...] = ()) -> None:
+    """Everything judging and answering will import, loaded while the probes' children answer (collect_report's
+    WHILE_CHILDREN_RUN), not after the last answer: the rules and the plan, --require's grammar (evaluate reads
+    it), the frameworks' knowledge and verdicts where FRAMEWORKS were found (the rules read them only then), and
+    PRELOAD (the caller's renderer)."""
+    import cudnn_doctor.plan.actions
     import cudnn_doctor.plan.fixes
-    import cudnn_doctor.plan.planner  # noqa: F401
+    import cudnn_doctor.plan.planner
+    import cudnn_doctor.rules.requirements  # noqa: F401
     from cudnn_doctor.rules import rule_modules
 
     rule_modules()
+    if frameworks:
+        import cudnn_doctor.knowledge.frameworks
+        import cudnn_doctor.knowledge.verdicts  # noqa: F401
+    for name in preload:  # the import statement's own path (its audit event and -X importtime see it)
+        __import__(name)
 
 
 def _plan_treatment(report: Report, home: str, python: str | None, requirements: list[Any]) -> None:

@@ -24,13 +24,14 @@ from cudnn_doctor.probes.driver import NVML_JOB, NVML_NOT_FOUND, read_driver
 from cudnn_doctor.probes.frameworks import detect_frameworks, link_frameworks_to_installs, theano_flags
 from cudnn_doctor.probes.library_jobs import Job, ProbeBatch, changed_process, run_jobs
 from cudnn_doctor.probes.loader import (
+    HELPER_BUDGET_S,
     StartedNvml,
     cache_from_answer,
     find_nvml,
-    ldconfig_command,
     loader_search_dirs,
     may_load,
     resolve_like_loader,
+    start_ldconfig,
     start_nvml,
     under_prefix,
 )
@@ -48,12 +49,13 @@ from cudnn_doctor.variables import preload_entries
 
 
 def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], project_dir: str | None = None,
-                   deep: bool = False, while_children_run: Callable[[], object] | None = None,
+                   deep: bool = False, while_children_run: Callable[[list[Framework]], object] | None = None,
                    progress: Callable[[str], None] | None = None,
                    started_nvml: StartedNvml | None = None) -> Report:
     """Everything the probes can see, as plain data; no judgement. WHILE_CHILDREN_RUN, the caller's own work
-    (check loads its rules and plan there), is done once the file system is read, while the children
-    (each library, NVML, CUDA) still answer: a core would otherwise wait idle for them. PROGRESS, where given, is
+    (check loads its rules, plan and renderer there; it is given the frameworks found), is done once the file
+    system is read, while the children (each library, NVML, CUDA) still answer: a core would otherwise wait idle
+    for them, and that work would come after the last answer. PROGRESS, where given, is
     told in words what is being waited for (the command shows it on a terminal). STARTED_NVML: NVML's child, started by the
     caller for CTX before this module was imported (start_nvml); started here otherwise."""
     from cudnn_doctor.probes.library_jobs import probe_timeout
@@ -181,7 +183,7 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
         say(f"--deep: {names}: each one's first GPU steps in a child of its own" if names else
             "--deep: no framework found to run; reading the driver, CUDA and cuDNN")
     if while_children_run is not None:
-        while_children_run()
+        while_children_run(frameworks)
 
     answers = batch.results()
     answers.update(cudart_batch.results())
@@ -376,22 +378,17 @@ def _guarded(bugs: list[tuple[str, str]], probe: str, call: Callable[[], Any], f
         return fallback
 
 
-HELPER_BUDGET_S = 10.0
-
-
 class HelperRuns:
-    """`ldconfig -p` (started at once) and `nvcc --version` of each toolkit whose files name no version (once the
-    toolkits are found), side by side with one deadline for all (CUDNN_DOCTOR_HELPER_TIMEOUT seconds, 10 by
-    default)."""
+    """`ldconfig -p` (started at once, or already at the command's entry: probes/loader.start_ldconfig) and `nvcc
+    --version` of each toolkit whose files name no version (once the toolkits are found), side by side, each under
+    the helpers' budget (CUDNN_DOCTOR_HELPER_TIMEOUT seconds, 10 by default)."""
 
     def __init__(self, ctx: SearchContext) -> None:
         self.budget = timeout_from_env("CUDNN_DOCTOR_HELPER_TIMEOUT", HELPER_BUDGET_S)
         self.deadline = deadline_in(self.budget)
         self.arch = ctx.arch
         self.ctx = ctx
-        ldconfig = ldconfig_command(ctx)
-        self._ldconfig = ChildBatch([ChildRequest(tuple(ldconfig), ctx.env, self.budget, "ldconfig -p")],
-                                    deadline=self.deadline) if ldconfig else None
+        self._ldconfig = start_ldconfig(ctx)
         self._nvcc: dict[str, int] = {}
         self._nvcc_batch = ChildBatch([])
 

@@ -12,7 +12,10 @@ from cudnn_doctor.probes.context import SearchContext
 from cudnn_doctor.user_files import is_regular_file
 
 if TYPE_CHECKING:
+    from cudnn_doctor.child import ChildBatch
     from cudnn_doctor.probes.library_jobs import ProbeBatch
+
+HELPER_BUDGET_S = 10.0  # seconds for check's helper programs (ldconfig -p; the nvcc --version runs together)
 
 
 def ldconfig_command(ctx: SearchContext) -> list[str] | None:
@@ -172,11 +175,51 @@ def start_nvml_early() -> None:
     read), started by the command's entry before the command line is parsed and the modules load (entry.main, for
     `check` only): on a GPU machine it is check's longest wait. start_nvml takes it where the context the options
     give is the same for NVML (its environment, system prefix, system, architecture), and stops it otherwise; a
-    command that never gets there (a usage error, --help) leaves it to stop_all at exit, like any child."""
+    command that never gets there (a usage error, --help) leaves it to stop_all at exit, like any child. `ldconfig
+    -p` starts beside it: the loader's cache is the first answer check waits for (start_ldconfig takes it so)."""
     try:
-        _EARLY.append(start_nvml(SearchContext.from_environment()))
+        ctx = SearchContext.from_environment()
+        _EARLY.append(start_nvml(ctx))
+        _EARLY_LDCONFIG.append(StartedLdconfig(ctx, _ldconfig_request(ctx)))
     except Exception:  # noqa: BLE001 - a setting it reads is wrong (CUDNN_DOCTOR_PROBE_TIMEOUT): the command says so
-        return  # where it reads it again, with its one line and exit code; nothing starts early
+        return  # where it reads it again, with its one line and exit code; nothing more starts early
+
+
+@dataclass
+class StartedLdconfig:
+    """`ldconfig -p` for CTX (its command and its batch; None where there is no ldconfig or cache), as started."""
+
+    ctx: SearchContext
+    started: tuple[tuple[str, ...], ChildBatch] | None
+
+
+_EARLY_LDCONFIG: list[StartedLdconfig] = []  # the one start_nvml_early started, until start_ldconfig takes or stops it
+
+
+def _ldconfig_request(ctx: SearchContext) -> tuple[tuple[str, ...], ChildBatch] | None:
+    """`ldconfig -p` for CTX started now through the child runner, under the helpers' budget
+    (CUDNN_DOCTOR_HELPER_TIMEOUT): its command and its batch; None where there is nothing to run."""
+    from cudnn_doctor.child import ChildBatch, ChildRequest, deadline_in, timeout_from_env
+
+    command = ldconfig_command(ctx)
+    if command is None:
+        return None
+    budget = timeout_from_env("CUDNN_DOCTOR_HELPER_TIMEOUT", HELPER_BUDGET_S)
+    return tuple(command), ChildBatch([ChildRequest(tuple(command), ctx.env, budget, "ldconfig -p")],
+                                      deadline=deadline_in(budget))
+
+
+def start_ldconfig(ctx: SearchContext) -> ChildBatch | None:
+    """`ldconfig -p`'s batch for CTX: the one the command's entry started where CTX runs the same command in the
+    same environment (its answer is then already under way), else one started now (the early one stopped)."""
+    early = _EARLY_LDCONFIG.pop() if _EARLY_LDCONFIG else None
+    command = ldconfig_command(ctx)
+    if early is not None and early.started is not None:
+        if command is not None and tuple(command) == early.started[0] and _same_for_nvml(early.ctx, ctx):
+            return early.started[1]
+        early.started[1].stop()
+    started = _ldconfig_request(ctx)
+    return started[1] if started is not None else None
 
 
 def _same_for_nvml(first: SearchContext, second: SearchContext) -> bool:

@@ -22,6 +22,9 @@ class OutputFormat:
     # read by a program that decodes UTF-8 (a JSON or XML parser, Prometheus, GitHub's runner): written in UTF-8
     # whatever the locale or PYTHONIOENCODING says (the same bytes --output writes); text follows the terminal's
     utf8: bool = True
+    # the renderer's own modules: check imports them while the probes' children answer (its wait), not after the
+    # last answer, where every millisecond is the user's (rich alone is 15-25 ms of the text format)
+    modules: tuple[str, ...] = ()
 
     @property
     def is_document(self) -> bool:
@@ -80,15 +83,19 @@ def _github(report: Any, verbose: bool, quiet: bool) -> None:
     render_github(report, sys.stdout, os.environ.get("GITHUB_STEP_SUMMARY"), verbose)
 
 
+CONSOLE, TEXT = "cudnn_doctor.render.console", "cudnn_doctor.render.text"
+TEXT_PARTS = ("cudnn_doctor.render.next_step", "cudnn_doctor.render.multi_gpu_text")  # render.text imports them
+JSON_OUT, REPORT_JSON = "cudnn_doctor.render.json_out", "cudnn_doctor.render.report_json"
 FORMATS: dict[str, OutputFormat] = {one.name: one for one in (
-    OutputFormat("text", "", show=_text, utf8=False),  # the default
-    OutputFormat("json", "one object", document=_json),
+    OutputFormat("text", "", show=_text, utf8=False, modules=(CONSOLE, TEXT, *TEXT_PARTS)),  # the default
+    OutputFormat("json", "one object", document=_json, modules=(JSON_OUT, REPORT_JSON)),
     OutputFormat("github", "the report plus GitHub Actions annotations and a job summary ($GITHUB_STEP_SUMMARY)",
-                 show=_github),
-    OutputFormat("junit", "JUnit XML, one test case per area", document=_junit),
-    OutputFormat("prometheus", "metrics for node_exporter's textfile collector", document=_prometheus),
+                 show=_github, modules=(CONSOLE, TEXT, *TEXT_PARTS, "cudnn_doctor.render.github")),
+    OutputFormat("junit", "JUnit XML, one test case per area", document=_junit, modules=("cudnn_doctor.render.junit",)),
+    OutputFormat("prometheus", "metrics for node_exporter's textfile collector", document=_prometheus,
+                 modules=("cudnn_doctor.render.prometheus", REPORT_JSON)),
     OutputFormat("markdown", "a report to paste into an issue (OS, C library, Python, compilers, then the check)",
-                 document=_markdown),
+                 document=_markdown, modules=("cudnn_doctor.render.markdown", "cudnn_doctor.probes.system")),
 )}
 NAMES = tuple(FORMATS)
 
