@@ -41,6 +41,8 @@ REQUIRES_NCCL = re.compile(r"^Requires-Dist:\s*(nvidia-nccl-cu\d+)\s*\(?([^;)\n]
 NCCL_SPEC = re.compile(r"(==|>=)\s*(\d+(?:\.\d+)*)")
 REQUIRES_CUDA = re.compile(r"^Requires-Dist:\s*(?:nvidia-cuda-runtime(?:-cu(\d+))?|cuda-toolkit(?:\[[^]]*\])?)\s*"
                            r"\(?\s*(?:==|~=|>=)?\s*(\d+)", re.MULTILINE | re.IGNORECASE)
+REQUIRES_NVIDIA = re.compile(r"^Requires-Dist:\s*(nvidia-[A-Za-z0-9._-]+)\s*(?:\[[^]]*\])?\s*\(?\s*((?:==|>=|~=)\s*[0-9][0-9.]*)",
+                             re.MULTILINE | re.IGNORECASE)
 CUDA_IN_NAME = re.compile(r"cuda(\d+)|_cu(\d+)", re.IGNORECASE)
 
 
@@ -101,6 +103,11 @@ def _python_framework(name: str, version: str, site: str, info: str, libraries: 
     if nccl and spec:  # the NCCL the wheel was built against and pins, or the least it takes (jax's plugin; issue 42)
         details["nccl_package"] = nccl.group(1).lower()
         details["nccl_requirement"] = spec.group(2) if spec.group(1) == "==" else f">={spec.group(2)}"
+    # every NVIDIA library wheel its metadata pins (torch: ==, each exactly) or takes from a floor (jax's plugin:
+    # >=): what a copy of that library that the framework gets is compared with (probes/loading.with_wheel_facts)
+    nvidia = {name.lower().replace("_", "-"): spec.replace(" ", "") for name, spec in REQUIRES_NVIDIA.findall(metadata)}
+    if nvidia:
+        details["nvidia_requirements"] = nvidia
     pins = REQUIRES_CUDNN.findall(metadata)
     if pins:
         distribution, _extras, spec, _marker = pins[0]

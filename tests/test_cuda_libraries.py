@@ -1,0 +1,316 @@
+"""The CUDA libraries other than cuDNN as each framework gets them, seen in its loading child (issue 45, "what a
+program gets, beyond cuDNN"): torch's and JAX's own preloading code run from their installed files (written here
+after the real ones: torch 2.13's _load_global_deps and _preload_cuda_deps, JAX's _load_nvidia_libraries), then each
+library opened as their libraries open it. gcc-built fakes under the real sonames (tests/fakes/fake_cuda_math.c):
+another release first on LD_LIBRARY_PATH or preloaded, an empty file, a copy without a function the frameworks call,
+the toolkit's link stub, a foreign file where a dependency should be."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from tests.conftest import Machine, codes
+from tests.fakes.build import compile_library, fake_cuda_math
+from tests.test_frameworks import install_torch, python_env, real_python_sees
+from tests.test_process_env import gpu_machine
+
+# torch 2.13's torch/__init__.py, its CUDA preloading (the same names, order and logic; our own text). The module's
+# own top never runs in the loading child: importing it whole (as `from torch.version import cuda` would, were the
+# child not to make torch.version from its file) fails loudly
+TORCH_INIT = '''
+import ctypes
+import glob
+import os
+import platform
+import sys
+
+
+def _get_cuda_dep_paths(path, lib_folder, lib_name):
+    from torch.version import cuda as cuda_version
+
+    nvidia_lib_paths = glob.glob(os.path.join(path, "nvidia", lib_folder, "lib", lib_name))
+    if cuda_version is not None:
+        maj_cuda_version = cuda_version.split(".")[0]
+        nvidia_lib_paths += glob.glob(os.path.join(path, "nvidia", f"cu{maj_cuda_version}", "lib", lib_name))
+    lib_paths = glob.glob(os.path.join(path, lib_folder, "lib", lib_name))
+    return nvidia_lib_paths + lib_paths
+
+
+def _preload_cuda_lib(lib_folder, lib_name, required=True):
+    if platform.system() != "Linux":
+        raise AssertionError("Linux only")
+    lib_path = None
+    for path in sys.path:
+        candidates = _get_cuda_dep_paths(path, lib_folder, lib_name)
+        if candidates:
+            lib_path = candidates[0]
+            break
+    if not lib_path and required:
+        raise ValueError(f"{lib_name} not found in the system path {sys.path}")
+    if lib_path:
+        ctypes.CDLL(lib_path)
+
+
+def _preload_cuda_deps(err=None):
+    cuda_libs = [
+        ("cublas", "libcublasLt.so.*[0-9]"), ("cublas", "libcublas.so.*[0-9]"), ("cudnn", "libcudnn.so.*[0-9]"),
+        ("cuda_nvrtc", "libnvrtc.so.*[0-9]"), ("cuda_runtime", "libcudart.so.*[0-9]"),
+        ("cufft", "libcufft.so.*[0-9]"), ("nvjitlink", "libnvJitLink.so.*[0-9]"),
+        ("cusparse", "libcusparse.so.*[0-9]"), ("cusparselt", "libcusparseLt.so.*[0-9]"),
+        ("nccl", "libnccl.so.*[0-9]"),
+    ]
+    if err is not None and not [lib for _, lib in cuda_libs if lib.split(".", 1)[0] in err.args[0]]:
+        raise err
+    for lib_folder, lib_name in cuda_libs:
+        _preload_cuda_lib(lib_folder, lib_name)
+
+
+def _load_global_deps():
+    if platform.system() == "Windows":
+        return
+    here = os.path.abspath(__file__)
+    global_deps_lib_path = os.path.join(os.path.dirname(here), "lib", "libtorch_global_deps.so")
+    try:
+        ctypes.CDLL(global_deps_lib_path, mode=ctypes.RTLD_GLOBAL)
+        try:
+            with open("/proc/self/maps") as f:
+                _maps = f.read()
+            if "libcudart.so" not in _maps:
+                return
+            _preload_cuda_deps()
+        except Exception:
+            pass
+    except OSError as err:
+        _preload_cuda_deps(err)
+        ctypes.CDLL(global_deps_lib_path, mode=ctypes.RTLD_GLOBAL)
+
+
+raise ImportError("the whole of torch was imported: the loading child must not run it")
+'''
+
+# what torch 2.11+cu130's METADATA pins of NVIDIA's wheels (the names of CUDA 13's wheels)
+PINS = ("nvidia-cublas==13.1.0.3", "nvidia-cuda-runtime==13.0.96", "nvidia-nvjitlink==13.0.88",
+        "nvidia-nccl-cu13==2.28.9", "nvidia-cusparse==12.6.3.3")
+
+
+def cu13_wheels(site: Path, without: tuple[str, ...] = ()) -> Path:
+    """site/nvidia/cu13/lib as NVIDIA's CUDA 13 wheels lay it out, fakes of the releases torch pins (each listed in
+    its wheel's RECORD), nccl in nvidia/nccl/lib; WITHOUT: sonames left out (a wheel not installed)."""
+    lib = site / "nvidia" / "cu13" / "lib"
+    lib.mkdir(parents=True, exist_ok=True)
+    lt = fake_cuda_math("libcublasLt.so.13", "cublasLt", 13, 1, 0)
+    jit = fake_cuda_math("libnvJitLink.so.13", "nvJitLink", 13, 0, 88)
+    built = {
+        "libcudart.so.13": fake_cuda_math("libcudart.so.13", "cudart", 13, 0),
+        "libcublasLt.so.13": lt, "libcublas.so.13": fake_cuda_math("libcublas.so.13", "cublas", 13, 1, 0, link=(lt,)),
+        "libnvrtc.so.13": fake_cuda_math("libnvrtc.so.13"), "libcufft.so.12": fake_cuda_math("libcufft.so.12"),
+        "libnvJitLink.so.13": jit,
+        "libcusparse.so.12": fake_cuda_math("libcusparse.so.12", "cusparse", 12, 6, 3, link=(jit,), runpath="$ORIGIN"),
+        "libcusparseLt.so.0": fake_cuda_math("libcusparseLt.so.0"),
+    }
+    record = []
+    for soname, path in built.items():
+        if soname not in without:
+            shutil.copyfile(path, lib / soname)
+            record.append(f"nvidia/cu13/lib/{soname},,")
+    for distribution in ("nvidia_cublas-13.1.0.3", "nvidia_cuda_runtime-13.0.96", "nvidia_nvjitlink-13.0.88"):
+        info = site / f"{distribution}.dist-info"
+        info.mkdir(exist_ok=True)
+        (info / "RECORD").write_text("\n".join(record) + "\n")
+    if "libnccl.so.2" not in without:
+        (site / "nvidia" / "nccl" / "lib").mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(fake_cuda_math("libnccl.so.2", "nccl", 2, 28, 9), site / "nvidia" / "nccl" / "lib" / "libnccl.so.2")
+        (site / "nvidia_nccl_cu13-2.28.9.dist-info").mkdir(exist_ok=True)
+        (site / "nvidia_nccl_cu13-2.28.9.dist-info" / "RECORD").write_text("nvidia/nccl/lib/libnccl.so.2,,\n")
+    return lib
+
+
+def torch_cu13(machine: Machine, tmp_path: Path, without: tuple[str, ...] = ()) -> Path:
+    """torch 2.11+cu130 whose __init__.py preloads its wheels as torch 2.13's does, its libtorch_global_deps.so
+    needing libcudart.so.13 (DT_RUNPATH the cu13 wheel's lib), its METADATA pinning NVIDIA's wheels."""
+    gpu_machine(machine, tmp_path, gpus=1)
+    site = python_env(machine, tmp_path)
+    install_torch(site, version="2.11.0+cu130", cuda="13.0", cudnn=91900, pin="nvidia-cudnn-cu13==9.19.0.56")
+    metadata = site / "torch-2.11.0+cu130.dist-info" / "METADATA"
+    metadata.write_text(metadata.read_text() + "".join(f"Requires-Dist: {pin}; platform_system == \"Linux\"\n"
+                                                       for pin in PINS))
+    lib = cu13_wheels(site, without)
+    deps = compile_library("fake_cuda_math.c", "libtorch_global_deps.so", {}, link=(lib / "libcudart.so.13",),
+                           runpath="$ORIGIN/../../nvidia/cu13/lib")
+    shutil.copyfile(deps, site / "torch" / "lib" / "libtorch_global_deps.so")
+    (site / "torch" / "__init__.py").write_text(TORCH_INIT)
+    real_python_sees(site, tmp_path)
+    return site
+
+
+def libraries_of(report: dict, user: str) -> dict[str, dict]:
+    [seen] = [load for load in report["process"]["loads"] if load["user"] == user]
+    return {library["soname"]: library for library in seen["libraries"]}
+
+
+def about(report: dict, text: str) -> list[dict]:
+    return [f for f in report["findings"] if f["code"] == "CD203" and text in (f.get("subject") or "") + f["detail"]]
+
+
+def test_another_release_first_on_the_path_is_not_what_torch_maps(machine: Machine, tmp_path: Path) -> None:
+    """cuBLASLt 13.0 first on LD_LIBRARY_PATH, torch pinning 13.1: torch's own code maps its wheel's copy by full
+    path (seen), so nothing is said of torch; a program that opens it by name gets the 13.0 (seen, and it loads)."""
+    site = torch_cu13(machine, tmp_path)
+    other = tmp_path / "cuda-13.0" / "lib64"
+    other.mkdir(parents=True)
+    shutil.copyfile(fake_cuda_math("libcublasLt.so.13", "cublasLt", 13, 0, 2), other / "libcublasLt.so.13")
+    machine.add_library_path(other)
+    report = machine.check_json()
+    torch = libraries_of(report, "torch")["libcublasLt.so.13"]
+    assert torch["how"] == "mapped" and torch["path"] == str(site / "nvidia" / "cu13" / "lib" / "libcublasLt.so.13")
+    assert torch["version"] == "13.1.0" and torch["pinned"] == "nvidia-cublas==13.1.0.3", torch
+    by_name = libraries_of(report, "ld.so")["libcublasLt.so.13"]
+    assert by_name["path"] == str(other / "libcublasLt.so.13") and by_name["version"] == "13.0.2", by_name
+    assert not about(report, "libcublasLt"), report["findings"]
+    assert report["summary"]["exit_code"] == 0
+
+
+def test_another_release_preloaded_is_what_torch_gets_a_warning(machine: Machine, tmp_path: Path) -> None:
+    """The same 13.0 copy in LD_PRELOAD: every program's scope has it first, and torch's libraries get it for
+    libcublasLt.so.13 (seen mapped); that its work fails is inferred from the pin: a warning that says --deep."""
+    torch_cu13(machine, tmp_path)
+    other = tmp_path / "preload"
+    other.mkdir()
+    shutil.copyfile(fake_cuda_math("libcublasLt.so.13", "cublasLt", 13, 0, 2), other / "libcublasLt.so.13")
+    machine.env["LD_PRELOAD"] = str(other / "libcublasLt.so.13")
+    report = machine.check_json()
+    torch = libraries_of(report, "torch")["libcublasLt.so.13"]
+    assert torch["path"] == str(other / "libcublasLt.so.13") and torch["version"] == "13.0.2", torch
+    [warned] = about(report, "libcublasLt")
+    assert warned["severity"] == "warning" and warned["evidence"] == "read", warned
+    assert "nvidia-cublas==13.1.0.3" in warned["detail"] and "--deep" in warned["detail"], warned
+    assert warned["subject"] == str(other / "libcublasLt.so.13")
+    assert not [f for f in report["findings"] if f["severity"] == "error"], report["findings"]
+
+
+def test_an_empty_file_torch_takes_by_name_is_an_error_seen(machine: Machine, tmp_path: Path) -> None:
+    """torch's wheels without cuSPARSELt: its own preloading stops there (ValueError, which torch swallows), so it
+    gets libnccl.so.2 by name, through LD_LIBRARY_PATH first, where an empty file stands: the loader refuses it in
+    torch's own loading child (seen), an error; with every wheel there torch maps its own NCCL and is not hit."""
+    torch_cu13(machine, tmp_path, without=("libcusparseLt.so.0",))
+    empty = tmp_path / "sync"
+    empty.mkdir()
+    (empty / "libnccl.so.2").write_bytes(b"")
+    machine.add_library_path(empty)
+    report = machine.check_json()
+    nccl = libraries_of(report, "torch")["libnccl.so.2"]
+    assert nccl["how"] == "LD_LIBRARY_PATH" and nccl["path"] == str(empty / "libnccl.so.2"), nccl
+    assert "too short" in nccl["said"] or "ELF" in nccl["said"], nccl
+    [error] = [f for f in about(report, "libnccl") if f["severity"] == "error"]
+    assert error["evidence"] == "seen" and "PyTorch" in error["proof"] and "libnccl.so.2" in error["proof"], error
+    lines = machine.run("fix", "--json")
+    assert str(empty) in lines.stdout, lines.stdout[-2000:]
+
+
+def test_the_same_empty_file_beside_torchs_whole_wheels_is_no_error(machine: Machine, tmp_path: Path) -> None:
+    torch_cu13(machine, tmp_path)
+    empty = tmp_path / "sync"
+    empty.mkdir()
+    (empty / "libnccl.so.2").write_bytes(b"")
+    machine.add_library_path(empty)
+    report = machine.check_json()
+    nccl = libraries_of(report, "torch")["libnccl.so.2"]
+    assert nccl["how"] == "mapped" and nccl["said"] == "ok" and "nvidia/nccl/lib" in nccl["path"], nccl
+    assert not [f for f in report["findings"] if f["severity"] == "error"], report["findings"]
+
+
+def test_a_preloaded_copy_without_a_function_torch_calls(machine: Machine, tmp_path: Path) -> None:
+    """A cuBLASLt without cublasLtMatmul in LD_PRELOAD: torch gets it (seen), and the child asked it for the
+    function (dlsym): a warning that names the function."""
+    torch_cu13(machine, tmp_path)
+    cut = tmp_path / "cut"
+    cut.mkdir()
+    shutil.copyfile(fake_cuda_math("libcublasLt.so.13", "cublasLt", 13, 1, 0, without_second=True),
+                    cut / "libcublasLt.so.13")
+    machine.env["LD_PRELOAD"] = str(cut / "libcublasLt.so.13")
+    report = machine.check_json()
+    assert libraries_of(report, "torch")["libcublasLt.so.13"]["missing"] == ["cublasLtMatmul"]
+    [warned] = about(report, "libcublasLt")
+    assert warned["severity"] == "warning" and "cublasLtMatmul" in warned["detail"], warned
+
+
+def test_the_toolkits_link_stub_preloaded_is_named_a_stub(machine: Machine, tmp_path: Path) -> None:
+    """The toolkit's stubs/libcublas.so, preloaded under its soname: torch gets the stub (seen mapped), whose
+    functions do no work: a warning, read."""
+    torch_cu13(machine, tmp_path)
+    stubs = tmp_path / "cuda" / "lib64" / "stubs"
+    stubs.mkdir(parents=True)
+    lt = tmp_path / "site-lt"
+    shutil.copyfile(fake_cuda_math("libcublas.so.13", "cublas", 13, 1, 0), stubs / "libcublas.so")
+    lt.mkdir()
+    (lt / "libcublas.so.13").symlink_to(stubs / "libcublas.so")
+    machine.env["LD_PRELOAD"] = str(lt / "libcublas.so.13")
+    report = machine.check_json()
+    seen = libraries_of(report, "torch")["libcublas.so.13"]
+    assert seen["stub"] == str(stubs / "libcublas.so"), seen
+    [warned] = [f for f in about(report, "libcublas.so.13") if "stub" in f["detail"]]
+    assert warned["severity"] == "warning", warned
+
+
+# JAX's CUDA plugin, its preloading (jax-ml/jax jax_plugins/cuda/__init__.py: the same names and logic; our text)
+JAX_PLUGIN = '''
+import ctypes
+import importlib
+import pathlib
+
+
+def _load(module, libraries):
+  try:
+    m = importlib.import_module(f"nvidia.{module}")
+  except ImportError:
+    m = None
+  for lib in libraries:
+    if m is not None:
+      path = pathlib.Path(m.__path__[0]) / "lib" / lib
+      try:
+        ctypes.cdll.LoadLibrary(path)
+        continue
+      except OSError:
+        pass
+
+
+def _load_nvidia_libraries():
+  _load("cu13", ["libcudart.so.13"])
+  _load("cu13", ["libcublas.so.13", "libcublasLt.so.13"])
+  _load("nccl", ["libnccl.so.2"])
+  _load("cu13", ["libcusparse.so.12"])
+  _load("cudnn", ["libcudnn.so.9"])
+'''
+
+
+def test_a_foreign_file_where_cusparses_nvjitlink_is_stops_jax(machine: Machine, tmp_path: Path) -> None:
+    """An unrelated library saved as libnvJitLink.so.13 first on LD_LIBRARY_PATH: JAX's own code loads its wheel's
+    cuSPARSE, which needs nvJitLink by soname; the loader takes the foreign file and refuses cuSPARSE (undefined
+    symbol), which JAX swallows; opened again as XLA opens it, the refusal is seen: an error for JAX, which asks
+    cuSPARSE at start."""
+    gpu_machine(machine, tmp_path, gpus=1)
+    site = python_env(machine, tmp_path)
+    info = site / "jax_cuda13_plugin-0.11.2.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: jax-cuda13-plugin\nVersion: 0.11.2\n"
+                                   "Requires-Dist: nvidia-cudnn-cu13<10.0,>=9.8\n"
+                                   "Requires-Dist: nvidia-nvjitlink>=13.0; extra == \"with-cuda\"\n")
+    (site / "jax_plugins" / "xla_cuda13").mkdir(parents=True)
+    (site / "jax_plugins" / "xla_cuda13" / "__init__.py").write_text(JAX_PLUGIN)
+    cu13_wheels(site)
+    (site / "nvidia" / "cu13" / "__init__.py").write_text("")
+    (site / "nvidia" / "nccl" / "__init__.py").write_text("")
+    real_python_sees(site, tmp_path)
+    foreign = tmp_path / "foreign"
+    foreign.mkdir()
+    shutil.copyfile(fake_cuda_math("libz.so.1"), foreign / "libnvJitLink.so.13")
+    machine.add_library_path(foreign)
+    report = machine.check_json()
+    seen = libraries_of(report, "jax")
+    assert seen["libcublasLt.so.13"]["how"] == "mapped", seen  # its own code mapped the wheel's
+    cusparse = seen["libcusparse.so.12"]
+    assert cusparse["said"] != "ok" and "nvJitLinkCreate" in cusparse["said"], cusparse
+    errors = [f for f in report["findings"] if f["severity"] == "error" and f["code"] == "CD203"]
+    assert errors and all(f["evidence"] == "seen" for f in errors), report["findings"]
+    assert any("JAX" in f["proof"] and "libcusparse.so.12" in f["proof"] for f in errors), errors
