@@ -10,8 +10,11 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from tests.conftest import Machine, codes
+import pytest
+
+from tests.conftest import Machine
 from tests.fakes.build import compile_library, fake_cuda_math
+from tests.real_wheels import real_nccl
 from tests.test_frameworks import install_torch, python_env, real_python_sees
 from tests.test_process_env import gpu_machine
 
@@ -314,3 +317,32 @@ def test_a_foreign_file_where_cusparses_nvjitlink_is_stops_jax(machine: Machine,
     errors = [f for f in report["findings"] if f["severity"] == "error" and f["code"] == "CD203"]
     assert errors and all(f["evidence"] == "seen" for f in errors), report["findings"]
     assert any("JAX" in f["proof"] and "libcusparse.so.12" in f["proof"] for f in errors), errors
+
+
+@pytest.mark.integration
+def test_the_real_nccl_answers_its_release_and_a_cut_copy_first_is_refused(machine: Machine, tmp_path: Path) -> None:
+    """The real NCCL (nvidia-nccl-cu13 2.32.3) as torch's wheel: torch's own code maps it, and it answers its release
+    itself (ncclGetVersion: 2.32.3). Then torch's wheels without cuSPARSELt (its preloading stops before NCCL) and
+    the first 8 MiB of the real file as libnccl.so.2 first on LD_LIBRARY_PATH (a copy that stopped): the loader
+    refuses it, or the copy that opens it dies, in torch's own loading child: an error, seen."""
+    site = torch_cu13(machine, tmp_path)
+    shutil.copyfile(real_nccl(), site / "nvidia" / "nccl" / "lib" / "libnccl.so.2")
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "libcublasLt.so.13").symlink_to(site / "nvidia" / "cu13" / "lib" / "libcublasLt.so.13")
+    machine.add_library_path(tmp_path / "empty")  # a CUDA library on the path: the loading children run
+    report = machine.check_json()
+    nccl = libraries_of(report, "torch")["libnccl.so.2"]
+    assert nccl["how"] == "mapped" and nccl["version"] == "2.32.3", nccl
+    assert not [f for f in report["findings"] if f["severity"] == "error"], report["findings"]
+
+    (site / "nvidia" / "cu13" / "lib" / "libcusparseLt.so.0").unlink()
+    cut = tmp_path / "cut"
+    cut.mkdir()
+    with open(real_nccl(), "rb") as whole:
+        (cut / "libnccl.so.2").write_bytes(whole.read(8 << 20))
+    machine.add_library_path(cut)
+    report = machine.check_json()
+    nccl = libraries_of(report, "torch")["libnccl.so.2"]
+    assert nccl["said"] != "ok" and nccl["path"] == str(cut / "libnccl.so.2"), nccl
+    [error] = [f for f in about(report, "libnccl") if f["severity"] == "error"]
+    assert error["evidence"] == "seen" and "PyTorch" in error["proof"], error
