@@ -144,7 +144,7 @@ def library_spec(framework: Framework | None, site: str, sonames: tuple[str, ...
     # and those it needs at start: where its own code did not map its wheel's copy (a dependency refused), the copy
     # it then gets is asked too (one its code mapped answers at once)
     at_start = set(loading.get("at_start", [])) if loading is not None else set()
-    libraries = []
+    libraries: list[list[Any]] = []
     for row in rows:
         for key, soname in sorted(row["sonames"].items()):
             if (soname in sonames or row["stem"] in at_start) and (major is None or key == major) and \
