@@ -316,9 +316,13 @@ def status_name(lib, status):
 
 
 def main(argv):
+    spec = ast.literal_eval(argv[10]) if len(argv) > 10 and argv[10] not in ("", "-") else None
+    recipe = (spec or {}).get("recipe") or []
+    if len(recipe) > 4 and argv[1] != "-":  # the modules its loading code imports, made from their files first: the
+        seed_modules(argv[1], recipe[4])  # cuDNN step runs the same code (torch's _get_cuda_dep_paths)
     code = cudnn_steps(argv)
-    if len(argv) > 10 and argv[10] not in ("", "-"):
-        libraries(argv[0], argv[1], ast.literal_eval(argv[10]))
+    if spec is not None:
+        libraries(argv[0], argv[1], spec)
     return code
 
 

@@ -14,7 +14,7 @@ import pytest
 
 from tests.conftest import Machine
 from tests.fakes.build import compile_library, fake_cuda_math
-from tests.real_wheels import real_nccl
+from tests.real_wheels import real_cudnn, real_nccl
 from tests.test_frameworks import install_torch, python_env, real_python_sees
 from tests.test_process_env import gpu_machine
 
@@ -138,6 +138,11 @@ def torch_cu13(machine: Machine, tmp_path: Path, without: tuple[str, ...] = ()) 
     metadata = site / "torch-2.11.0+cu130.dist-info" / "METADATA"
     metadata.write_text(metadata.read_text() + "".join(f"Requires-Dist: {pin}; platform_system == \"Linux\"\n"
                                                        for pin in PINS))
+    cudnn = site / "nvidia" / "cudnn" / "lib"  # the real cuDNN 9.19 wheel's (the loading child runs its checks)
+    shutil.rmtree(cudnn)
+    cudnn.mkdir()
+    for library in (real_cudnn("9.19.0") / "lib").iterdir():
+        (cudnn / library.name).symlink_to(library)
     lib = cu13_wheels(site, without)
     deps = compile_library("fake_cuda_math.c", "libtorch_global_deps.so", {}, link=(lib / "libcudart.so.13",),
                            runpath="$ORIGIN/../../nvidia/cu13/lib")
@@ -156,6 +161,7 @@ def about(report: dict, text: str) -> list[dict]:
     return [f for f in report["findings"] if f["code"] == "CD203" and text in (f.get("subject") or "") + f["detail"]]
 
 
+@pytest.mark.integration
 def test_another_release_first_on_the_path_is_not_what_torch_maps(machine: Machine, tmp_path: Path) -> None:
     """cuBLASLt 13.0 first on LD_LIBRARY_PATH, torch pinning 13.1: torch's own code maps its wheel's copy by full
     path (seen), so nothing is said of torch; a program that opens it by name gets the 13.0 (seen, and it loads)."""
@@ -168,12 +174,16 @@ def test_another_release_first_on_the_path_is_not_what_torch_maps(machine: Machi
     torch = libraries_of(report, "torch")["libcublasLt.so.13"]
     assert torch["how"] == "mapped" and torch["path"] == str(site / "nvidia" / "cu13" / "lib" / "libcublasLt.so.13")
     assert torch["version"] == "13.1.0" and torch["pinned"] == "nvidia-cublas==13.1.0.3", torch
+    [load] = [load for load in report["process"]["loads"] if load["user"] == "torch"]  # its cuDNN too, through the
+    assert load["steps"][0]["step"] == "recipe" and load["steps"][0]["ok"], load["steps"]  # same code, torch unrun
+    assert load["library_recipe"].endswith("_load_global_deps: ok") and load["version"] == "9.19.0", load
     by_name = libraries_of(report, "ld.so")["libcublasLt.so.13"]
     assert by_name["path"] == str(other / "libcublasLt.so.13") and by_name["version"] == "13.0.2", by_name
     assert not about(report, "libcublasLt"), report["findings"]
     assert report["summary"]["exit_code"] == 0
 
 
+@pytest.mark.integration
 def test_another_release_preloaded_is_what_torch_gets_a_warning(machine: Machine, tmp_path: Path) -> None:
     """The same 13.0 copy in LD_PRELOAD: every program's scope has it first, and torch's libraries get it for
     libcublasLt.so.13 (seen mapped); that its work fails is inferred from the pin: a warning that says --deep."""
@@ -192,6 +202,7 @@ def test_another_release_preloaded_is_what_torch_gets_a_warning(machine: Machine
     assert not [f for f in report["findings"] if f["severity"] == "error"], report["findings"]
 
 
+@pytest.mark.integration
 def test_an_empty_file_torch_takes_by_name_is_an_error_seen(machine: Machine, tmp_path: Path) -> None:
     """torch's wheels without cuSPARSELt: its own preloading stops there (ValueError, which torch swallows), so it
     gets libnccl.so.2 by name, through LD_LIBRARY_PATH first, where an empty file stands: the loader refuses it in
@@ -211,6 +222,7 @@ def test_an_empty_file_torch_takes_by_name_is_an_error_seen(machine: Machine, tm
     assert str(empty) in lines.stdout, lines.stdout[-2000:]
 
 
+@pytest.mark.integration
 def test_the_same_empty_file_beside_torchs_whole_wheels_is_no_error(machine: Machine, tmp_path: Path) -> None:
     torch_cu13(machine, tmp_path)
     empty = tmp_path / "sync"
@@ -223,6 +235,7 @@ def test_the_same_empty_file_beside_torchs_whole_wheels_is_no_error(machine: Mac
     assert not [f for f in report["findings"] if f["severity"] == "error"], report["findings"]
 
 
+@pytest.mark.integration
 def test_a_preloaded_copy_without_a_function_torch_calls(machine: Machine, tmp_path: Path) -> None:
     """A cuBLASLt without cublasLtMatmul in LD_PRELOAD: torch gets it (seen), and the child asked it for the
     function (dlsym): a warning that names the function."""
@@ -238,6 +251,7 @@ def test_a_preloaded_copy_without_a_function_torch_calls(machine: Machine, tmp_p
     assert warned["severity"] == "warning" and "cublasLtMatmul" in warned["detail"], warned
 
 
+@pytest.mark.integration
 def test_the_toolkits_link_stub_preloaded_is_named_a_stub(machine: Machine, tmp_path: Path) -> None:
     """The toolkit's stubs/libcublas.so, preloaded under its soname: torch gets the stub (seen mapped), whose
     functions do no work: a warning, read."""
