@@ -209,12 +209,18 @@ def _library_here(soname, symbols, version, kind, runpath):
     then the loader itself by name (its cache, the system's folders)."""
     mode = getattr(os, "RTLD_NOW", 2) | getattr(os, "RTLD_GLOBAL", 0x100)
     lib, how, words = None, "mapped", "ok"
-    try:
-        lib = ctypes.CDLL(soname, mode=mode | getattr(os, "RTLD_NOLOAD", 4))
-    except (OSError, UnicodeDecodeError):
-        lib = None
+    path_folders = with_levels([f for f in os.environ.get("LD_LIBRARY_PATH", "").replace(";", ":").split(":") if f])
+    loaded = _loaded_as(soname)
+    if loaded is not None:
+        lib = ctypes.CDLL(loaded, mode=mode)  # the object already there: no file opened
+    elif not any(_waits(os.path.join(folder, soname)) for folder in path_folders):
+        # the loader by name, told to load nothing (it answers with an object whose soname matches; where none
+        # does, it searches and opens files, so never where one of them is a FIFO)
+        try:
+            lib = ctypes.CDLL(soname, mode=mode | getattr(os, "RTLD_NOLOAD", 4))
+        except (OSError, UnicodeDecodeError):
+            lib = None
     if lib is None:
-        path_folders = with_levels([f for f in os.environ.get("LD_LIBRARY_PATH", "").replace(";", ":").split(":") if f])
         for source, folders in (("LD_LIBRARY_PATH", path_folders), ("RUNPATH", with_levels(runpath))):
             for folder in folders:
                 candidate = os.path.join(folder, soname)
@@ -261,6 +267,37 @@ def _library_here(soname, symbols, version, kind, runpath):
     return 0
 
 
+def _waits(path):
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+
+
+def _loaded_as(soname):
+    """The path of an object already in this process's link map that was loaded as SONAME (its file so named, or
+    named for its release: libcublasLt.so.13.1.0.3), walked from the program's own (dlinfo RTLD_DI_LINKMAP); None."""
+    try:
+        libdl = ctypes.CDLL(None)
+        libdl.dlinfo.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p]
+        pointer = ctypes.POINTER(_LinkMapFull)()
+        if libdl.dlinfo(ctypes.CDLL(None)._handle, 2, ctypes.byref(pointer)) != 0:
+            return None
+        steps = 0
+        while pointer and steps < 4096:
+            name = pointer.contents.l_name
+            if name:
+                base = os.path.basename(os.fsdecode(name))
+                if base == soname or base.startswith(soname + "."):
+                    return os.fsdecode(name)
+            pointer = pointer.contents.l_next
+            steps += 1
+    except (AttributeError, OSError, ValueError, UnicodeDecodeError):
+        return None
+    return None
+
+
 def _ask_version(lib, name, kind):
     """The library's own answer to its version function NAME: "property" fn(type, int*) for major, minor, patch;
     "pair" fn(int*, int*); "int" fn(int*); "return" fn() -> size_t. '' where it does not answer 0."""
@@ -289,6 +326,14 @@ def _ask_version(lib, name, kind):
 
 class _LinkMap(ctypes.Structure):
     _fields_ = [("l_addr", ctypes.c_void_p), ("l_name", ctypes.c_char_p)]
+
+
+class _LinkMapFull(ctypes.Structure):
+    pass
+
+
+_LinkMapFull._fields_ = [("l_addr", ctypes.c_void_p), ("l_name", ctypes.c_char_p), ("l_ld", ctypes.c_void_p),
+                         ("l_next", ctypes.POINTER(_LinkMapFull)), ("l_prev", ctypes.POINTER(_LinkMapFull))]
 
 
 def _path_of(lib):

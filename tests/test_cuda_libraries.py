@@ -360,3 +360,42 @@ def test_the_real_nccl_answers_its_release_and_a_cut_copy_first_is_refused(machi
     assert nccl["said"] != "ok" and nccl["path"] == str(cut / "libnccl.so.2"), nccl
     [error] = [f for f in about(report, "libnccl") if f["severity"] == "error"]
     assert error["evidence"] == "seen" and "PyTorch" in error["proof"], error
+
+
+@pytest.mark.integration
+def test_a_copy_for_another_cuda_major_is_silent(machine: Machine, tmp_path: Path) -> None:
+    """CUDA 12's libcublasLt.so.12 first on LD_LIBRARY_PATH beside a torch built for CUDA 13: nothing of torch asks
+    for that soname (its child asks the .so.13 it needs, and maps its own); a program that opens .so.12 by name gets
+    a whole library. Nothing is said."""
+    torch_cu13(machine, tmp_path)
+    other = tmp_path / "cuda-12.8" / "lib64"
+    other.mkdir(parents=True)
+    shutil.copyfile(fake_cuda_math("libcublasLt.so.12", "cublasLt", 12, 8, 4), other / "libcublasLt.so.12")
+    machine.add_library_path(other)
+    report = machine.check_json()
+    torch = libraries_of(report, "torch")
+    assert "libcublasLt.so.12" not in torch and torch["libcublasLt.so.13"]["how"] == "mapped", torch
+    assert libraries_of(report, "ld.so")["libcublasLt.so.12"]["version"] == "12.8.4"
+    assert not about(report, "libcublasLt"), report["findings"]
+
+
+@pytest.mark.integration
+def test_a_fifo_under_a_soname_is_never_opened(machine: Machine, tmp_path: Path) -> None:
+    """A FIFO named libnvJitLink.so.13 first on LD_LIBRARY_PATH: the loader would open it and wait for a writer for
+    ever. torch maps its own copy (asked of the loader by soname: the FIFO is never reached); the program that opens
+    it by name is told it would wait, and check ends at once."""
+    import os
+    import time
+
+    torch_cu13(machine, tmp_path)
+    fifo = tmp_path / "fifo"
+    fifo.mkdir()
+    os.mkfifo(fifo / "libnvJitLink.so.13")
+    machine.add_library_path(fifo)
+    started = time.monotonic()
+    report = machine.check_json()
+    assert time.monotonic() - started < 30
+    assert libraries_of(report, "torch")["libnvJitLink.so.13"]["how"] == "mapped"
+    by_name = libraries_of(report, "ld.so")["libnvJitLink.so.13"]
+    assert "waits" in by_name["said"] and by_name["path"] == str(fifo / "libnvJitLink.so.13"), by_name
+    assert not [f for f in report["findings"] if f["severity"] == "error"], report["findings"]
