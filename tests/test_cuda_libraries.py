@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import Machine
+from tests.conftest import Machine, codes
 from tests.fakes.build import compile_library, fake_cuda_math
 from tests.real_wheels import real_cudnn, real_nccl
 from tests.test_frameworks import install_torch, python_env, real_python_sees
@@ -107,7 +107,8 @@ def cu13_wheels(site: Path, without: tuple[str, ...] = ()) -> Path:
     built = {
         "libcudart.so.13": fake_cuda_math("libcudart.so.13", "cudart", 13, 0),
         "libcublasLt.so.13": lt, "libcublas.so.13": fake_cuda_math("libcublas.so.13", "cublas", 13, 1, 0, link=(lt,)),
-        "libnvrtc.so.13": fake_cuda_math("libnvrtc.so.13"), "libcufft.so.12": fake_cuda_math("libcufft.so.12"),
+        "libnvrtc.so.13": fake_cuda_math("libnvrtc.so.13", "nvrtc", 13, 0),
+        "libcufft.so.12": fake_cuda_math("libcufft.so.12", "cufft", 12, 0, 0),
         "libnvJitLink.so.13": jit,
         "libcusparse.so.12": fake_cuda_math("libcusparse.so.12", "cusparse", 12, 6, 3, link=(jit,), runpath="$ORIGIN"),
         "libcusparseLt.so.0": fake_cuda_math("libcusparseLt.so.0"),
@@ -399,3 +400,16 @@ def test_a_fifo_under_a_soname_is_never_opened(machine: Machine, tmp_path: Path)
     by_name = libraries_of(report, "ld.so")["libnvJitLink.so.13"]
     assert "waits" in by_name["said"] and by_name["path"] == str(fifo / "libnvJitLink.so.13"), by_name
     assert not [f for f in report["findings"] if f["severity"] == "error"], report["findings"]
+
+
+@pytest.mark.integration
+def test_torchs_own_wheels_whole_with_a_cuda_library_on_the_path_say_nothing(machine: Machine, tmp_path: Path) -> None:
+    """The wheels' own copies, each linked again into a folder first on LD_LIBRARY_PATH (what a user's
+    `export LD_LIBRARY_PATH=.../nvidia/cu13/lib` does): the children run, torch maps its own, every function and
+    release as its metadata asks: no CD203 at all."""
+    site = torch_cu13(machine, tmp_path)
+    machine.add_library_path(site / "nvidia" / "cu13" / "lib")
+    report = machine.check_json()
+    seen = libraries_of(report, "torch")
+    assert seen and all(library["said"] == "ok" or library["path"] is None for library in seen.values()), seen
+    assert "CD203" not in codes(report), [f for f in report["findings"] if f["code"] == "CD203"]

@@ -1476,8 +1476,8 @@ def _library_finding(report: Report, view: ProcessView, user: str, who: str, lib
                        via=via, framework="" if user == LOADER_USER else user, kind="refused", who=who)
         if user != LOADER_USER and _stem(library.soname) in _at_start(user):
             return replace(made, detail=made.detail + (
-                f" {who} needs {library.soname} at start, and this is the copy it gets here: it fails there."))
-        return replace(made, severity="warning", detail=made.detail + (
+                f". {who} needs {library.soname} at start, and this is the copy it gets here: it fails there."))
+        return replace(made, severity="warning", detail=made.detail + "." + (
             f" {who} opens {library.soname} when work first needs it, and gets this copy; `cudnn-doctor check --deep` "
             "runs the frameworks here, which proves whether their work is hit." if user != LOADER_USER else
             " Programs that open it by name fail there; a framework whose own code maps its own copy first is not hit."))

@@ -54,6 +54,14 @@ int cusparseSpMM(void) { return 0; }
 int ncclGetVersion(int *version) { *version = FAKE_MAJOR * 10000 + FAKE_MINOR * 100 + FAKE_PATCH; return 0; }
 int ncclCommInitRank(void) { return 0; }
 int ncclAllReduce(void) { return 0; }
+#elif defined(LIB_NVRTC)
+int nvrtcVersion(int *major, int *minor) { *major = FAKE_MAJOR; *minor = FAKE_MINOR; return 0; }
+int nvrtcCreateProgram(void) { return 0; }
+int nvrtcCompileProgram(void) { return 0; }
+#elif defined(LIB_CUFFT)
+int cufftGetProperty(int type, int *value) { return property(type, value); }
+int cufftPlanMany(void) { return 0; }
+int cufftExecC2C(void) { return 0; }
 #else
 int fake_cuda_library_present(void) { return getenv("FAKE_CUDA_MATH_FAILS") != 0; }
 #endif
