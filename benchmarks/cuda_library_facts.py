@@ -82,6 +82,23 @@ def site_packages(python: str) -> str:
     return subprocess.run([python, "-c", code], capture_output=True, text=True, timeout=60).stdout.strip()
 
 
+def needed(site: str) -> dict[str, list[str]]:
+    """What the frameworks' own libraries need by soname and where they look (readelf -d): which CUDA libraries
+    torch's import and JAX's plugin need at start ([[library_loading]] at_start)."""
+    out: dict[str, list[str]] = {}
+    for pattern in ("torch/lib/libtorch_cuda.so", "torch/lib/libtorch_global_deps.so", "torch/lib/libc10_cuda.so",
+                    "jax_plugins/xla_cuda*/xla_cuda_plugin.so", "jax_cuda*_plugin/*.so"):
+        for path in sorted(glob.glob(os.path.join(site, pattern)))[:8]:
+            try:
+                text = subprocess.run(["readelf", "-d", path], capture_output=True, text=True, timeout=30).stdout
+            except (OSError, subprocess.SubprocessError) as error:
+                out[path] = [str(error)]
+                continue
+            out[path] = [line.split("[", 1)[-1].rstrip("]") for line in text.splitlines()
+                         if "(NEEDED)" in line or "PATH)" in line]
+    return out
+
+
 def first(patterns: list[str]) -> str | None:
     for pattern in patterns:
         found = sorted(glob.glob(pattern))
@@ -184,7 +201,7 @@ def main() -> int:
             futures.append(pool.submit(one, args.python, scenario, min(45.0, left - 5)))
         results += [future.result() for future in futures]
     facts = {"site": site, "python": args.python, "seconds": round(time.monotonic() - started, 1),
-             "scenarios": results}
+             "needed": needed(site), "scenarios": results}
     (args.out / "facts.json").write_text(json.dumps(facts, indent=1))
     lines = ["| scenario | torch | jax | check: CD203 (severity/evidence) | check: what each framework got |",
              "| --- | --- | --- | --- | --- |"]
