@@ -92,9 +92,12 @@ def _load_global_deps():
 raise ImportError("the whole of torch was imported: the loading child must not run it")
 '''
 
-# what torch 2.11+cu130's METADATA pins of NVIDIA's wheels (the names of CUDA 13's wheels)
-PINS = ("nvidia-cublas==13.1.0.3", "nvidia-cuda-runtime==13.0.96", "nvidia-nvjitlink==13.0.88",
-        "nvidia-nccl-cu13==2.28.9", "nvidia-cusparse==12.6.3.3")
+# what torch 2.11+cu130's METADATA asks of NVIDIA's wheels: the cuda-toolkit metapackage (whose own METADATA pins
+# each library wheel, by extra), NCCL directly
+PINS = ("cuda-toolkit[cublas,cudart,cufft,cupti,curand,cusolver,cusparse,nvjitlink,nvrtc]==13.0.2",
+        "nvidia-nccl-cu13==2.28.9")
+TOOLKIT_PINS = ("nvidia-cublas==13.1.0.3.*; extra == \"cublas\"", "nvidia-cuda-runtime==13.0.96.*; extra == \"cudart\"",
+                "nvidia-nvjitlink==13.0.88.*; extra == \"nvjitlink\"", "nvidia-cusparse==12.6.3.3.*; extra == \"cusparse\"")
 
 
 def cu13_wheels(site: Path, without: tuple[str, ...] = ()) -> Path:
@@ -144,6 +147,10 @@ def torch_cu13(machine: Machine, tmp_path: Path, without: tuple[str, ...] = ()) 
     cudnn.mkdir()
     for library in (real_cudnn("9.19.0") / "lib").iterdir():
         (cudnn / library.name).symlink_to(library)
+    toolkit = site / "cuda_toolkit-13.0.2.dist-info"
+    toolkit.mkdir()
+    (toolkit / "METADATA").write_text("Metadata-Version: 2.1\nName: cuda-toolkit\nVersion: 13.0.2\n" + "".join(
+        f"Requires-Dist: {pin}\n" for pin in TOOLKIT_PINS))
     lib = cu13_wheels(site, without)
     deps = compile_library("fake_cuda_math.c", "libtorch_global_deps.so", {}, link=(lib / "libcudart.so.13",),
                            runpath="$ORIGIN/../../nvidia/cu13/lib")

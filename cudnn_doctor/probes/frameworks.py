@@ -105,7 +105,15 @@ def _python_framework(name: str, version: str, site: str, info: str, libraries: 
         details["nccl_requirement"] = spec.group(2) if spec.group(1) == "==" else f">={spec.group(2)}"
     # every NVIDIA library wheel its metadata pins (torch: ==, each exactly) or takes from a floor (jax's plugin:
     # >=): what a copy of that library that the framework gets is compared with (probes/loading.with_wheel_facts)
-    nvidia = {name.lower().replace("_", "-"): spec.replace(" ", "") for name, spec in REQUIRES_NVIDIA.findall(metadata)}
+    nvidia = {wheel.lower().replace("_", "-"): spec.replace(" ", "").rstrip(".")
+              for wheel, spec in REQUIRES_NVIDIA.findall(metadata)}
+    if re.search(r"^Requires-Dist:\s*cuda-toolkit\b", metadata, re.MULTILINE | re.IGNORECASE):
+        # torch's CUDA 13 builds pin NVIDIA's cuda-toolkit metapackage ('Requires-Dist: cuda-toolkit[cublas,cudart,
+        # ...]==13.0.2' in torch 2.11+cu130's METADATA), which pins each library wheel: its installed METADATA says which
+        for info_dir in sorted(glob.glob(os.path.join(glob.escape(site), "cuda_toolkit-*.dist-info")))[:1]:
+            chained = _read(os.path.join(info_dir, "METADATA"))
+            for wheel, spec in REQUIRES_NVIDIA.findall(chained):
+                nvidia.setdefault(wheel.lower().replace("_", "-"), spec.replace(" ", "").rstrip("."))  # ==13.1.0.3.*
     if nvidia:
         details["nvidia_requirements"] = nvidia
     pins = REQUIRES_CUDNN.findall(metadata)
