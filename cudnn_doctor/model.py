@@ -312,6 +312,7 @@ class SeenLibrary:
     stub: str | None = None  # the CUDA toolkit's link stub it is (its real file), where it is one
     own: str | None = None  # the copy the framework's own nvidia-* wheel holds under this soname
     pinned: str | None = None  # what the framework's metadata asks of that wheel ("nvidia-cublas==13.1.0.3")
+    own_release: str | None = None  # that wheel's own release, from its dist-info
 
     @property
     def ok(self) -> bool:

@@ -309,11 +309,8 @@ def _load_nvidia_libraries():
 '''
 
 
-def test_a_foreign_file_where_cusparses_nvjitlink_is_stops_jax(machine: Machine, tmp_path: Path) -> None:
-    """An unrelated library saved as libnvJitLink.so.13 first on LD_LIBRARY_PATH: JAX's own code loads its wheel's
-    cuSPARSE, which needs nvJitLink by soname; the loader takes the foreign file and refuses cuSPARSE (undefined
-    symbol), which JAX swallows; opened again as XLA opens it, the refusal is seen: an error for JAX, which asks
-    cuSPARSE at start."""
+def jax_cu13(machine: Machine, tmp_path: Path) -> Path:
+    """JAX's CUDA 13 plugin whose __init__.py preloads its wheels as the real one does, the wheels beside it."""
     gpu_machine(machine, tmp_path, gpus=1)
     site = python_env(machine, tmp_path)
     info = site / "jax_cuda13_plugin-0.11.2.dist-info"
@@ -327,6 +324,38 @@ def test_a_foreign_file_where_cusparses_nvjitlink_is_stops_jax(machine: Machine,
     (site / "nvidia" / "cu13" / "__init__.py").write_text("")
     (site / "nvidia" / "nccl" / "__init__.py").write_text("")
     real_python_sees(site, tmp_path)
+    return site
+
+
+@pytest.mark.integration
+def test_another_release_first_is_what_jaxs_cublas_takes(machine: Machine, tmp_path: Path) -> None:
+    """cuBLASLt 13.0 first on LD_LIBRARY_PATH: JAX's plugin loads its wheel's cuBLAS by full path before its
+    cuBLASLt (jax_plugins/cuda/__init__.py: _load('cu13', ['libcublas.so.13', 'libcublasLt.so.13'])), and cuBLAS
+    needs cuBLASLt by soname, which the loader takes from LD_LIBRARY_PATH first; the wheel's cuBLASLt loaded by path
+    after is a second copy that nothing asks for. Seen in JAX's own loading child (torch preloads cuBLASLt first for
+    this very reason): a warning, as the copy loads and JAX's metadata asks only a floor, naming its own wheel's
+    release."""
+    site = jax_cu13(machine, tmp_path)
+    other = tmp_path / "cuda-13.0" / "lib64"
+    other.mkdir(parents=True)
+    shutil.copyfile(fake_cuda_math("libcublasLt.so.13", "cublasLt", 13, 0, 2), other / "libcublasLt.so.13")
+    machine.add_library_path(other)
+    report = machine.check_json()
+    seen = libraries_of(report, "jax")["libcublasLt.so.13"]
+    assert seen["how"] == "mapped" and seen["path"] == str(other / "libcublasLt.so.13"), seen
+    assert seen["own"] == str(site / "nvidia" / "cu13" / "lib" / "libcublasLt.so.13"), seen
+    [warned] = about(report, "libcublasLt")
+    assert warned["severity"] == "warning" and "13.1.0.3" in warned["detail"] and "JAX" in warned["detail"], warned
+    assert report["summary"]["exit_code"] == 0, report["findings"]
+
+
+@pytest.mark.integration
+def test_a_foreign_file_where_cusparses_nvjitlink_is_stops_jax(machine: Machine, tmp_path: Path) -> None:
+    """An unrelated library saved as libnvJitLink.so.13 first on LD_LIBRARY_PATH: JAX's own code loads its wheel's
+    cuSPARSE, which needs nvJitLink by soname; the loader takes the foreign file and refuses cuSPARSE (undefined
+    symbol), which JAX swallows; opened again as XLA opens it, the refusal is seen: an error for JAX, which asks
+    cuSPARSE at start."""
+    jax_cu13(machine, tmp_path)
     foreign = tmp_path / "foreign"
     foreign.mkdir()
     shutil.copyfile(fake_cuda_math("libz.so.1"), foreign / "libnvJitLink.so.13")

@@ -210,16 +210,17 @@ def with_wheel_facts(library: SeenLibrary, framework: Framework | None) -> SeenL
     from cudnn_doctor.probes.process_env import link_stub
 
     stub = link_stub(library.path) if library.path else ""
-    own, pinned = None, None
+    own, pinned, own_release = None, None, None
     site = str(framework.details.get("site_packages") or "") if framework is not None else ""
     if site:
         copies = sorted(glob.glob(os.path.join(glob.escape(site), "nvidia", "*", "lib", glob.escape(library.soname))))
         own = copies[0] if copies else None
         distribution = _owner(site, own) if own else None
+        own_release = distribution[1] if distribution else None
         requirements = framework.details.get("nvidia_requirements") if framework is not None else None
         if distribution and isinstance(requirements, dict) and requirements.get(distribution[0]):
             pinned = f"{distribution[0]}{requirements[distribution[0]]}"
-    return dataclasses.replace(library, stub=stub or None, own=own, pinned=pinned)
+    return dataclasses.replace(library, stub=stub or None, own=own, pinned=pinned, own_release=own_release)
 
 
 def _owner(site: str, path: str) -> tuple[str, str] | None:

@@ -1488,11 +1488,13 @@ def _library_finding(report: Report, view: ProcessView, user: str, who: str, lib
         problem, kind = f"it is the CUDA toolkit's link stub {library.stub}, whose functions do no work", "stub"
     elif library.missing:
         problem, kind = f"it lacks {', '.join(library.missing)}, which the frameworks call", "missing"
-    elif library.own and path and _os.path.realpath(path) != _os.path.realpath(library.own) and library.pinned \
-            and _release_differs(library.version or release_in_file_name(_os.path.basename(_os.path.realpath(path))),
-                                 library.pinned):
-        problem = (f"it is release {library.version or 'unknown'}, and {who}'s metadata asks {library.pinned} "
-                   f"(its own copy: {library.own})")
+    elif library.own and path and _os.path.realpath(path) != _os.path.realpath(library.own) and (
+            expected := _expected(library)) and _release_differs(
+                library.version or release_in_file_name(_os.path.basename(_os.path.realpath(path))), expected):
+        asked = (f"{who}'s metadata asks {library.pinned}" if expected == library.pinned else
+                 f"{who}'s own wheel holds release {library.own_release}, which the rest of its CUDA libraries come "
+                 "with")
+        problem = f"it is release {library.version or 'unknown'}, and {asked} (its own copy: {library.own})"
         kind = "release"
     else:
         return None
@@ -1538,6 +1540,14 @@ def _stem(soname: str) -> str:
 def _at_start(user: str) -> set[str]:
     return {stem for row in _data().get("library_loading", []) if row["framework"] == user
             for stem in row.get("at_start", [])}
+
+
+def _expected(library: Any) -> str | None:
+    """What a framework's copy of LIBRARY should be: its metadata's exact pin, else its own wheel's release (a floor,
+    such as JAX's plugin asks, says nothing of which release its other libraries were installed with)."""
+    if library.pinned and "==" in library.pinned:
+        return str(library.pinned)
+    return f"=={library.own_release}" if library.own_release else library.pinned
 
 
 def _release_differs(release: str | None, pinned: str) -> bool:
