@@ -346,7 +346,7 @@ def test_another_release_first_is_what_jaxs_cublas_takes(machine: Machine, tmp_p
     assert seen["own"] == str(site / "nvidia" / "cu13" / "lib" / "libcublasLt.so.13"), seen
     [warned] = about(report, "libcublasLt")
     assert warned["severity"] == "warning" and "13.1.0.3" in warned["detail"] and "JAX" in warned["detail"], warned
-    assert report["summary"]["exit_code"] == 0, report["findings"]
+    assert not [f for f in report["findings"] if f["code"] == "CD203" and f["severity"] == "error"], report["findings"]
 
 
 @pytest.mark.integration
