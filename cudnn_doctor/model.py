@@ -334,6 +334,7 @@ class ObservedLoad:
     died: str | None = None  # the child crashed or hung: in which step, and how
     libraries: tuple[SeenLibrary, ...] = ()  # the CUDA libraries other than cuDNN, as it gets them (issue 45)
     library_recipe: str | None = None  # its own code that preloads them, and what it said ("ok", its exception)
+    needed: tuple[str, ...] = ()  # the sonames its own libraries need (DT_NEEDED): refused, its import fails
 
 
 @record

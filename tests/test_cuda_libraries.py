@@ -449,3 +449,25 @@ def test_torchs_own_wheels_whole_with_a_cuda_library_on_the_path_say_nothing(mac
     seen = libraries_of(report, "torch")
     assert seen and all(library["said"] == "ok" or library["path"] is None for library in seen.values()), seen
     assert "CD203" not in codes(report), [f for f in report["findings"] if f["code"] == "CD203"]
+
+
+@pytest.mark.integration
+def test_a_library_torchs_own_libraries_need_refused_is_an_error_by_their_needs(machine: Machine,
+                                                                                   tmp_path: Path) -> None:
+    """torch without its NVRTC wheel (its preloading stops there), its libtorch_cuda.so needing libnvrtc.so.13
+    (DT_NEEDED, read from its headers), and an empty libnvrtc.so.13 first on LD_LIBRARY_PATH: the loader refuses the
+    copy torch's libraries get (seen), and their own headers say they need it: an error, though NVRTC is not among
+    what the data says torch needs at start."""
+    site = torch_cu13(machine, tmp_path, without=("libnvrtc.so.13",))
+    shutil.copyfile(compile_library("fake_cuda_math.c", "libtorch_cuda.so", {},
+                                    link=(fake_cuda_math("libnvrtc.so.13", "nvrtc", 13, 0),),
+                                    runpath="$ORIGIN/../../nvidia/cu13/lib"), site / "torch" / "lib" / "libtorch_cuda.so")
+    empty = tmp_path / "sync"
+    empty.mkdir()
+    (empty / "libnvrtc.so.13").write_bytes(b"")
+    machine.add_library_path(empty)
+    report = machine.check_json()
+    [load] = [load for load in report["process"]["loads"] if load["user"] == "torch"]
+    assert "libnvrtc.so.13" in load["needed"], load["needed"]
+    [error] = [f for f in about(report, "libnvrtc") if f["severity"] == "error"]
+    assert error["evidence"] == "seen" and "DT_NEEDED" in error["detail"], error

@@ -115,7 +115,8 @@ class LoadChildren:
         seen = tuple(parse_answer(user, recipe, answer.answer, answer.exit_code, answer.timed_out, answer.error)
                      for (user, recipe), answer in zip(self.users, answers, strict=True))
         return tuple(dataclasses.replace(load, libraries=tuple(with_wheel_facts(library, self.frameworks.get(
-            load.user)) for library in load.libraries)) if load.libraries else load for load in seen)
+            load.user)) for library in load.libraries), needed=needed_by(self.frameworks.get(load.user)))
+            if load.libraries else load for load in seen)
 
 
 def cuda_libraries_on_path(env: dict[str, str], folders: list[str]) -> tuple[str, ...]:
@@ -181,6 +182,25 @@ def _library_row_for(framework: Framework, site: str) -> dict[str, Any] | None:
             if all(f"def {name}(" in text for name in row["functions"]):
                 return {**row, "file": os.path.relpath(path, site)}
     return None
+
+
+def needed_by(framework: Framework | None) -> tuple[str, ...]:
+    """The sonames the framework's own libraries ([[library_loading]] runpath_from: torch/lib/libtorch_cuda.so, JAX's
+    xla_cuda_plugin.so) need (DT_NEEDED), read from their ELF headers: one the loader refuses ends its import."""
+    site = str(framework.details.get("site_packages") or "") if framework is not None else ""
+    row = _library_row_for(framework, site) if framework is not None and site else None
+    if row is None:
+        return ()
+    from cudnn_doctor.elf import ElfError, read_elf
+
+    found: list[str] = []
+    for pattern in row.get("runpath_from", []):
+        for path in sorted(glob.glob(os.path.join(glob.escape(site), pattern)))[:4]:
+            try:
+                found += [name for name in read_elf(path).needed if name not in found]
+            except (ElfError, OSError):
+                continue
+    return tuple(found[:128])
 
 
 def _runpath_of(site: str, libraries: list[str]) -> list[str]:

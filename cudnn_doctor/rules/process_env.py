@@ -1438,7 +1438,7 @@ def cuda_libraries(report: Report) -> list[Finding]:
         user = seen_load.user
         who = "a program that opens it by name" if user == LOADER_USER else _display(user)
         for library in seen_load.libraries:
-            made = _library_finding(report, view, user, who, library, seen_load.library_recipe)
+            made = _library_finding(report, view, user, who, library, seen_load.library_recipe, seen_load.needed)
             if made is None:
                 continue
             key = (str(made.subject), str(made.values.get("kind")))
@@ -1456,7 +1456,7 @@ LOADER_USER = "ld.so"
 
 
 def _library_finding(report: Report, view: ProcessView, user: str, who: str, library: Any,
-                     recipe: str | None) -> Finding | None:
+                     recipe: str | None, needed: tuple[str, ...] = ()) -> Finding | None:
     import os as _os
 
     path = library.path or ""
@@ -1474,6 +1474,10 @@ def _library_finding(report: Report, view: ProcessView, user: str, who: str, lib
         made = finding("CD203", subject=entry or path or library.soname, evidence="seen", proof=proof,
                        library=path or library.soname, error=f"{library.said} ({who}, {library.soname} {how})",
                        via=via, framework="" if user == LOADER_USER else user, kind="refused", who=who)
+        if user != LOADER_USER and library.soname in needed:  # its own libraries' DT_NEEDED: the loader's rule
+            return replace(made, detail=made.detail + (
+                f". {who}'s own libraries need {library.soname} (their DT_NEEDED), and this is the copy the loader "
+                "gives them here: its import fails there."))
         if user != LOADER_USER and _stem(library.soname) in _at_start(user):
             return replace(made, detail=made.detail + (
                 f". {who} needs {library.soname} at start, and this is the copy it gets here: it fails there."))
