@@ -190,16 +190,14 @@ def main() -> int:
     site = site_packages(args.python)
     plan = scenarios(site, args.out)
     baseline = {"name": "baseline", "what": "the environment as it is", "stem": "lib", "file": "", "env": {}}
-    results: list[dict[str, object]] = []
+    def in_budget(scenario: dict[str, object]) -> dict[str, object]:
+        left = args.budget_s - (time.monotonic() - started)  # asked as it starts, not as it is queued
+        if left < 20:
+            return {**scenario, "skipped": "no time left in the budget"}
+        return one(args.python, scenario, min(45.0, left - 5))
+
     with concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)) as pool:
-        futures = []
-        for scenario in [baseline, *plan]:
-            left = args.budget_s - (time.monotonic() - started)
-            if left < 20:
-                results.append({**scenario, "skipped": "no time left in the budget"})
-                continue
-            futures.append(pool.submit(one, args.python, scenario, min(45.0, left - 5)))
-        results += [future.result() for future in futures]
+        results = list(pool.map(in_budget, [baseline, *plan]))
     facts = {"site": site, "python": args.python, "seconds": round(time.monotonic() - started, 1),
              "needed": needed(site), "scenarios": results}
     (args.out / "facts.json").write_text(json.dumps(facts, indent=1))
