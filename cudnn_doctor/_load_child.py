@@ -83,9 +83,10 @@ class NoRecipe(Exception):
     """The installed framework has no such file or function: not a failure of the framework."""
 
 
-def run_recipe(site, recipe, call, functions, args=()):
+def run_recipe(site, recipe, call, functions, args=(), raised=None):
     """The framework's own loading code: FUNCTIONS of SITE/RECIPE, exec'd from the installed file with the standard
-    modules it imports, then CALL()."""
+    modules it imports, then CALL(). RAISED, a list: the first exception each of the other functions raised is
+    added to it, though CALL swallows it (torch's _load_global_deps does: `except Exception: pass`)."""
     path = os.path.join(site, recipe)
     if not os.path.isfile(path):
         raise NoRecipe(f"{path} is not a file")
@@ -119,7 +120,21 @@ def run_recipe(site, recipe, call, functions, args=()):
     # a program's PYTHONPATH comes before its site-packages (this child runs isolated, -I): the framework's own search
     # of sys.path for its wheels' libraries (torch's _preload_cuda_lib) meets those folders first, as there
     sys.path[:0] = [entry for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep) if entry]
+    if raised is not None:
+        for name in [n for n in wanted if n != call and callable(namespace.get(n))]:
+            namespace[name] = _recording(namespace[name], name, raised)
     namespace[call](*args)
+
+
+def _recording(function, name, raised):
+    def recorded(*args, **kwargs):
+        try:
+            return function(*args, **kwargs)
+        except Exception as error:
+            if not raised:
+                raised.append(f"{name} raised {type(error).__name__}: {str(error)[:300]}")
+            raise
+    return recorded
 
 
 def seed_modules(site, modules):
@@ -166,10 +181,11 @@ def libraries(user, site, spec):
     if recipe and site != "-":
         file, call, functions, args, modules = (list(recipe) + [[], {}])[:5]
         say("lib-recipe-start", f"{file}: {call}")
+        raised = []
         try:
             seed_modules(site, modules)
-            run_recipe(site, file, call, list(functions), list(args))
-            say("lib-recipe", "ok")
+            run_recipe(site, file, call, list(functions), list(args), raised)
+            say("lib-recipe", "ok" + (f" ({raised[0]}, which {call} swallows)" if raised else ""))
         except NoRecipe as error:
             say("lib-recipe", f"no-recipe: {error}")
         except BaseException as error:  # its own code's failure (torch's caller swallows it): said, and on

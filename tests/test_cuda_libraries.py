@@ -223,6 +223,8 @@ def test_an_empty_file_torch_takes_by_name_is_an_error_seen(machine: Machine, tm
     report = machine.check_json()
     nccl = libraries_of(report, "torch")["libnccl.so.2"]
     assert nccl["how"] == "LD_LIBRARY_PATH" and nccl["path"] == str(empty / "libnccl.so.2"), nccl
+    [load] = [load for load in report["process"]["loads"] if load["user"] == "torch"]  # where its own code stopped
+    assert "_preload_cuda_lib raised ValueError: libcusparseLt" in load["library_recipe"], load["library_recipe"]
     assert "too short" in nccl["said"] or "ELF" in nccl["said"], nccl
     [error] = [f for f in about(report, "libnccl") if f["severity"] == "error"]
     assert error["evidence"] == "seen" and "PyTorch" in error["proof"] and "libnccl.so.2" in error["proof"], error
