@@ -1,6 +1,6 @@
 """Runs in a child process: load cuDNN the way one program loads it, and say what the loader mapped.
 
-Usage: python -I -S _load_child.py USER SITE_PACKAGES RECIPE CALL FUNCTIONS SONAME CHECKS LATER [ARGS [LOADS]]
+Usage: python -I -S _load_child.py USER SITE_PACKAGES RECIPE CALL FUNCTIONS SONAME CHECKS LATER [ARGS [LOADS [LIBRARIES]]]
 
   USER           a framework's name, or "ld.so" (any program that asks the loader by name)
   SITE_PACKAGES  the folder the framework is installed in ("-": none)
@@ -12,6 +12,12 @@ Usage: python -I -S _load_child.py USER SITE_PACKAGES RECIPE CALL FUNCTIONS SONA
   LATER          sub-libraries cuDNN loads only when it runs (the engines), comma-separated
   ARGS           CALL's arguments, a Python literal list (ast.literal_eval): ["cudnn", "libcudnn.so.*[0-9]"]
   LOADS          the sub-library each of CHECKS loads, comma-separated in their order (libcudnn_graph.so.9, ...)
+  LIBRARIES      the CUDA libraries other than cuDNN, asked after it (issue 45): a Python literal dict, {"recipe":
+                 [file, call, functions, args, modules] or None (the framework's code that preloads its wheels'
+                 libraries: torch's _load_global_deps, JAX's _load_nvidia_libraries), "libraries": [[soname,
+                 [symbols], version function, how it answers], ...], "runpath": [folders its own libraries find
+                 them in]}: each soname opened by name as the framework's libraries and XLA's loader then open it
+                 (the copy its code mapped answers; else the loader searches), in a forked copy of this process
 
 It runs the framework's own preloading code from its installed files (not an import of the framework: no GPU and
 no second of start-up), then opens SONAME as the framework's libraries would find it, then calls the front
@@ -77,9 +83,10 @@ class NoRecipe(Exception):
     """The installed framework has no such file or function: not a failure of the framework."""
 
 
-def run_recipe(site, recipe, call, functions, args=()):
+def run_recipe(site, recipe, call, functions, args=(), raised=None):
     """The framework's own loading code: FUNCTIONS of SITE/RECIPE, exec'd from the installed file with the standard
-    modules it imports, then CALL()."""
+    modules it imports, then CALL(). RAISED, a list: the first exception each of the other functions raised is
+    added to it, though CALL swallows it (torch's _load_global_deps does: `except Exception: pass`)."""
     path = os.path.join(site, recipe)
     if not os.path.isfile(path):
         raise NoRecipe(f"{path} is not a file")
@@ -113,7 +120,250 @@ def run_recipe(site, recipe, call, functions, args=()):
     # a program's PYTHONPATH comes before its site-packages (this child runs isolated, -I): the framework's own search
     # of sys.path for its wheels' libraries (torch's _preload_cuda_lib) meets those folders first, as there
     sys.path[:0] = [entry for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep) if entry]
+    if raised is not None:
+        for name in [n for n in wanted if n != call and callable(namespace.get(n))]:
+            namespace[name] = _recording(namespace[name], name, raised)
     namespace[call](*args)
+
+
+def _recording(function, name, raised):
+    def recorded(*args, **kwargs):
+        try:
+            return function(*args, **kwargs)
+        except Exception as error:
+            if not raised:
+                raised.append(f"{name} raised {type(error).__name__}: {str(error)[:300]}")
+            raise
+    return recorded
+
+
+def seed_modules(site, modules):
+    """Each of MODULES ({"torch.version": "torch/version.py"}) made from its installed file's plain assignments of
+    literals alone, and put in sys.modules: the framework's loading code imports it (torch's _get_cuda_dep_paths:
+    `from torch.version import cuda`), and importing it from its package would run the whole framework."""
+    import types
+
+    for name, relative in sorted((modules or {}).items()):
+        path = os.path.join(site, relative)
+        try:
+            descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+            try:
+                data = os.read(descriptor, MAX_RECIPE_BYTES)
+            finally:
+                os.close(descriptor)
+            tree = ast.parse(data, path)
+        except (OSError, SyntaxError, ValueError):
+            continue
+        module = types.ModuleType(name)
+        module.__file__ = path
+        for node in tree.body:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
+                node, ast.AnnAssign) and node.value is not None else []
+            for target in targets:
+                if isinstance(target, ast.Name):
+                    try:
+                        setattr(module, target.id, ast.literal_eval(node.value))
+                    except (ValueError, TypeError, SyntaxError, RecursionError):
+                        pass
+        sys.modules[name] = module
+
+
+def libraries(user, site, spec):
+    """The CUDA libraries other than cuDNN as USER gets them (LIBRARIES in the usage above): its own preloading code
+    run first, then each soname opened as its libraries open it, each in a forked copy of this process (a file cut
+    short kills the copy, not this one). Lines: libs-start, lib-recipe (its code's own words), lib-mapped (each file
+    its code mapped), then for each library lib-start SONAME, lib-try SONAME FILE (a file about to be opened by its
+    path), lib SONAME HOW FILE WORDS ("ok" where it loads; HOW: mapped | LD_LIBRARY_PATH | RUNPATH | by name),
+    lib-missing SONAME SYMBOLS, lib-version SONAME RAW, or lib-died SONAME HOW-IT-DIED; then libs-done."""
+    say("libs-start", user)
+    recipe = spec.get("recipe")
+    maps = mapped()
+    if recipe and site != "-":
+        file, call, functions, args, modules = (list(recipe) + [[], {}])[:5]
+        say("lib-recipe-start", f"{file}: {call}")
+        raised = []
+        try:
+            seed_modules(site, modules)
+            run_recipe(site, file, call, list(functions), list(args), raised)
+            say("lib-recipe", "ok" + (f" ({raised[0]}, which {call} swallows)" if raised else ""))
+        except NoRecipe as error:
+            say("lib-recipe", f"no-recipe: {error}")
+        except BaseException as error:  # its own code's failure (torch's caller swallows it): said, and on
+            say("lib-recipe", f"{type(error).__name__}: {error}")
+    for path in mapped():
+        if path not in maps:
+            say("lib-mapped", path)
+    runpath = [folder for folder in spec.get("runpath", []) if folder]
+    for soname, symbols, version, kind in spec.get("libraries", []):
+        say("lib-start", soname)
+        _library_in_a_fork(soname, list(symbols), version, kind, runpath)
+    say("libs-done")
+
+
+def _library_in_a_fork(soname, symbols, version, kind, runpath):
+    if not hasattr(os, "fork"):
+        return
+    pid = os.fork()
+    if pid == 0:
+        code = 5
+        try:
+            code = _library_here(soname, symbols, version, kind, runpath)
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    if os.WIFSIGNALED(status):
+        say("lib-died", f"{soname}\topening it killed the process with {_signal_name(os.WTERMSIG(status))}")
+    elif os.WEXITSTATUS(status) not in (0,):
+        say("lib-died", f"{soname}\topening it ended the process with status {os.WEXITSTATUS(status)}")
+
+
+def _library_here(soname, symbols, version, kind, runpath):
+    """In the forked copy: SONAME as the program's libraries get it. Already mapped (the framework's own code loaded
+    it, or a library it loaded needs it): that copy, whatever the path holds. Else the loader's order for a library
+    that needs it: LD_LIBRARY_PATH (with its glibc-hwcaps subfolders), then RUNPATH (the framework's own folders),
+    each file opened by its path as the loader takes it (one of another ELF class skipped, as the loader skips it),
+    then the loader itself by name (its cache, the system's folders)."""
+    mode = getattr(os, "RTLD_NOW", 2) | getattr(os, "RTLD_GLOBAL", 0x100)
+    lib, how, words = None, "mapped", "ok"
+    path_folders = with_levels([f for f in os.environ.get("LD_LIBRARY_PATH", "").replace(";", ":").split(":") if f])
+    loaded = _loaded_as(soname)
+    if loaded is not None:
+        lib = ctypes.CDLL(loaded, mode=mode)  # the object already there: no file opened
+    elif not any(_waits(os.path.join(folder, soname)) for folder in path_folders):
+        # the loader by name, told to load nothing (it answers with an object whose soname matches; where none
+        # does, it searches and opens files, so never where one of them is a FIFO)
+        try:
+            lib = ctypes.CDLL(soname, mode=mode | getattr(os, "RTLD_NOLOAD", 4))
+        except (OSError, UnicodeDecodeError):
+            lib = None
+    if lib is None:
+        for source, folders in (("LD_LIBRARY_PATH", path_folders), ("RUNPATH", with_levels(runpath))):
+            for folder in folders:
+                candidate = os.path.join(folder, soname)
+                try:
+                    kind_of = os.stat(candidate).st_mode
+                except OSError:
+                    continue
+                if stat.S_ISFIFO(kind_of) or stat.S_ISCHR(kind_of) or stat.S_ISBLK(kind_of):
+                    say("lib", f"{soname}\t{source}\t{candidate}\t{WAITS}")
+                    return 0
+                say("lib-try", f"{soname}\t{candidate}")
+                try:
+                    lib = ctypes.CDLL(candidate, mode=mode)
+                except (OSError, UnicodeDecodeError) as error:
+                    text = str(error)
+                    if "wrong ELF class" in text or (text.startswith(candidate + ":") and
+                                                     "cannot open shared object" in text):
+                        continue  # skipped when searching: the loader goes on
+                    say("lib", f"{soname}\t{source}\t{candidate}\t{text}")
+                    return 0
+                how = source
+                break
+            if lib is not None:
+                break
+    if lib is None:
+        how = "by name"
+        try:
+            lib = ctypes.CDLL(soname, mode=mode)
+        except (OSError, UnicodeDecodeError) as error:
+            say("lib", f"{soname}\t{how}\t-\t{error}")
+            return 0
+    path = _path_of(lib) or "-"
+    say("lib", f"{soname}\t{how}\t{path}\t{words}")
+    missing = []
+    for symbol in symbols:
+        try:
+            getattr(lib, symbol)
+        except (AttributeError, UnicodeDecodeError):
+            missing.append(symbol)
+    if missing:
+        say("lib-missing", "{}\t{}".format(soname, ",".join(missing)))
+    if version and version not in missing:
+        say("lib-version", f"{soname}\t{_ask_version(lib, version, kind)}")
+    return 0
+
+
+def _waits(path):
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+
+
+def _loaded_as(soname):
+    """The path of an object already in this process's link map that was loaded as SONAME (its file so named, or
+    named for its release: libcublasLt.so.13.1.0.3), walked from the program's own (dlinfo RTLD_DI_LINKMAP); None."""
+    try:
+        libdl = ctypes.CDLL(None)
+        libdl.dlinfo.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p]
+        pointer = ctypes.POINTER(_LinkMapFull)()
+        if libdl.dlinfo(ctypes.CDLL(None)._handle, 2, ctypes.byref(pointer)) != 0:
+            return None
+        steps = 0
+        while pointer and steps < 4096:
+            name = pointer.contents.l_name
+            if name:
+                base = os.path.basename(os.fsdecode(name))
+                if base == soname or base.startswith(soname + "."):
+                    return os.fsdecode(name)
+            pointer = pointer.contents.l_next
+            steps += 1
+    except (AttributeError, OSError, ValueError, UnicodeDecodeError):
+        return None
+    return None
+
+
+def _ask_version(lib, name, kind):
+    """The library's own answer to its version function NAME: "property" fn(type, int*) for major, minor, patch;
+    "pair" fn(int*, int*); "int" fn(int*); "return" fn() -> size_t. '' where it does not answer 0."""
+    try:
+        function = getattr(lib, name)
+        if kind == "return":
+            function.restype = ctypes.c_size_t
+            return str(function())
+        function.restype = ctypes.c_int
+        if kind == "property":
+            parts = []
+            for which in (0, 1, 2):
+                value = ctypes.c_int(-1)
+                if function(ctypes.c_int(which), ctypes.byref(value)) != 0:
+                    return ""
+                parts.append(str(value.value))
+            return ".".join(parts)
+        if kind == "pair":
+            major, minor = ctypes.c_int(-1), ctypes.c_int(-1)
+            return f"{major.value}.{minor.value}" if function(ctypes.byref(major), ctypes.byref(minor)) == 0 else ""
+        value = ctypes.c_int(-1)
+        return str(value.value) if function(ctypes.byref(value)) == 0 else ""
+    except (AttributeError, OSError, ValueError, UnicodeDecodeError):
+        return ""
+
+
+class _LinkMap(ctypes.Structure):
+    _fields_ = [("l_addr", ctypes.c_void_p), ("l_name", ctypes.c_char_p)]
+
+
+class _LinkMapFull(ctypes.Structure):
+    pass
+
+
+_LinkMapFull._fields_ = [("l_addr", ctypes.c_void_p), ("l_name", ctypes.c_char_p), ("l_ld", ctypes.c_void_p),
+                         ("l_next", ctypes.POINTER(_LinkMapFull)), ("l_prev", ctypes.POINTER(_LinkMapFull))]
+
+
+def _path_of(lib):
+    """The file the loader mapped LIB's object from, asked of the loader itself (dlinfo RTLD_DI_LINKMAP: its
+    link_map's l_name), or None."""
+    try:
+        libdl = ctypes.CDLL(None)
+        libdl.dlinfo.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p]
+        pointer = ctypes.POINTER(_LinkMap)()
+        if libdl.dlinfo(lib._handle, 2, ctypes.byref(pointer)) != 0 or not pointer or not pointer.contents.l_name:
+            return None
+        return os.fsdecode(pointer.contents.l_name)
+    except (AttributeError, OSError, ValueError, UnicodeDecodeError):
+        return None
 
 
 def status_name(lib, status):
@@ -127,7 +377,23 @@ def status_name(lib, status):
 
 
 def main(argv):
+    spec = ast.literal_eval(argv[10]) if len(argv) > 10 and argv[10] not in ("", "-") else None
+    recipe = (spec or {}).get("recipe") or []
+    if len(recipe) > 4 and argv[1] != "-":  # the modules its loading code imports, made from their files first: the
+        seed_modules(argv[1], recipe[4])  # cuDNN step runs the same code (torch's _get_cuda_dep_paths)
+    code = cudnn_steps(argv)
+    if spec is not None:
+        libraries(argv[0], argv[1], spec)
+    return code
+
+
+def cudnn_steps(argv):
     user, site, recipe, call, functions, soname, checks, later = argv[:8]
+    if soname == "-":  # asked the CUDA libraries alone
+        say("start", user)
+        say("no-cudnn", "-")
+        say("done")
+        return 0
     args = ast.literal_eval(argv[8]) if len(argv) > 8 else []
     loads = [n for n in (argv[9] if len(argv) > 9 else "").split(",") if n]
     mode = getattr(os, "RTLD_NOW", 2) | getattr(os, "RTLD_GLOBAL", 0x100)

@@ -298,6 +298,28 @@ class LoadStep:
 
 
 @record
+class SeenLibrary:
+    """A CUDA library other than cuDNN as one program (a framework, or "ld.so") gets it, seen in its loading child
+    (issue 45): the file the loader gave for its soname and how it came, or the loader's words refusing it."""
+
+    soname: str  # libcublasLt.so.13
+    how: str  # "mapped" (the framework's own code, or a library it loaded, had mapped it) | "LD_LIBRARY_PATH" |
+    # "RUNPATH" | "by name" (the loader's cache and system folders)
+    path: str | None  # the file mapped, or the one the loader refused; None where none was found
+    said: str  # "ok", the loader's words refusing it, or how the copy that opened it died
+    missing: tuple[str, ...] = ()  # functions every framework here calls that this copy lacks
+    version: str | None = None  # its own answer (cublasGetProperty, cudaRuntimeGetVersion, ...), dotted
+    stub: str | None = None  # the CUDA toolkit's link stub it is (its real file), where it is one
+    own: str | None = None  # the copy the framework's own nvidia-* wheel holds under this soname
+    pinned: str | None = None  # what the framework's metadata asks of that wheel ("nvidia-cublas==13.1.0.3")
+    own_release: str | None = None  # that wheel's own release, from its dist-info
+
+    @property
+    def ok(self) -> bool:
+        return self.said == "ok"
+
+
+@record
 class ObservedLoad:
     """cuDNN as one framework (or any program asking the loader by name: "ld.so") really loads it here, seen in a
     child with the user's environment: its own loading code run, the front library opened, each sub-library loaded
@@ -310,6 +332,9 @@ class ObservedLoad:
     mapped: tuple[str, ...] = ()  # every file the child mapped, in order
     recipe: str | None = None  # the framework's loading code that ran ("torch/__init__.py: _load_global_deps")
     died: str | None = None  # the child crashed or hung: in which step, and how
+    libraries: tuple[SeenLibrary, ...] = ()  # the CUDA libraries other than cuDNN, as it gets them (issue 45)
+    library_recipe: str | None = None  # its own code that preloads them, and what it said ("ok", its exception)
+    needed: tuple[str, ...] = ()  # the sonames its own libraries need (DT_NEEDED): refused, its import fails
 
 
 @record

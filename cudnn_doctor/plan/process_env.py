@@ -126,7 +126,8 @@ def treat(work: Any) -> None:
         from cudnn_doctor.probes.hwcaps import entry_of
 
         folder = entry_of(os.path.dirname(str(finding.subject)))  # a file in its glibc-hwcaps subfolder: the entry
-        if any(broken[0] == finding.subject for broken in view.broken_cuda) and folder in report.ld_library_path:
+        if (any(broken[0] == finding.subject for broken in view.broken_cuda) or finding.values.get("via") ==
+                "LD_LIBRARY_PATH") and folder in report.ld_library_path:
             work.take([finding], Action(ENV, (), f"{folder} out of LD_LIBRARY_PATH: its {os.path.basename(str(finding.subject))} "
                                                  "is not a library the loader can use", LOADER_SOURCE,
                                         env=(EnvChange("LD_LIBRARY_PATH", "remove", folder),)))

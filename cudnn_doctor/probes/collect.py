@@ -137,18 +137,24 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     frameworks_done = time.perf_counter()
     # cuDNN as each framework's own loading code loads it, and as the loader by name gives it: children beside the rest
     from cudnn_doctor.probes.library_jobs import child_environment, probe_timeout
-    from cudnn_doctor.probes.loading import LoadChildren
 
     # (seconds on a GPU machine: cuDNN's libraries register their kernels as they load), so only where the
     # environment can change which copy loads (LD_PRELOAD, a cuDNN on LD_LIBRARY_PATH) or, below, where the files
     # show a problem in a framework's copy: what is only read is then proven or refuted (under --deep the
     # frameworks themselves run, which is the proof)
+    from cudnn_doctor.probes.loading import LoadChildren, cuda_libraries_on_path
+
+    # and the CUDA libraries other than cuDNN, where LD_LIBRARY_PATH or LD_PRELOAD holds one: the frameworks' own
+    # preloading code then runs in those children, and each such library is opened as their libraries open it
+    cuda_libraries = _guarded(bugs, "loading", lambda: cuda_libraries_on_path(ctx.env, ctx.searched_library_path()), ())
+
     def start_loading() -> LoadChildren:
         return LoadChildren(frameworks, child_environment(ctx.env), probe_timeout(),
-                            loader_too=bool(majors) and (ctx.prefix == "/" or "LD_LIBRARY_PATH" in ctx.env))
+                            loader_too=bool(majors) and (ctx.prefix == "/" or "LD_LIBRARY_PATH" in ctx.env),
+                            libraries=cuda_libraries)
 
     loading = start_loading() if preload_entries(ctx.env) or _cudnn_on_library_path(ctx) or \
-        _cudnn_on_python_path(ctx.env) else None
+        _cudnn_on_python_path(ctx.env) or cuda_libraries else None
     from cudnn_doctor.probes.xla_flags import XlaFlagsChild
 
     xla_child = XlaFlagsChild(frameworks, ctx.env)  # starts nothing unless XLA_FLAGS is set and JAX installed

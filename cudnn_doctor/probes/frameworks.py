@@ -41,6 +41,8 @@ REQUIRES_NCCL = re.compile(r"^Requires-Dist:\s*(nvidia-nccl-cu\d+)\s*\(?([^;)\n]
 NCCL_SPEC = re.compile(r"(==|>=)\s*(\d+(?:\.\d+)*)")
 REQUIRES_CUDA = re.compile(r"^Requires-Dist:\s*(?:nvidia-cuda-runtime(?:-cu(\d+))?|cuda-toolkit(?:\[[^]]*\])?)\s*"
                            r"\(?\s*(?:==|~=|>=)?\s*(\d+)", re.MULTILINE | re.IGNORECASE)
+REQUIRES_NVIDIA = re.compile(r"^Requires-Dist:\s*(nvidia-[A-Za-z0-9._-]+)\s*(?:\[[^]]*\])?\s*\(?\s*((?:==|>=|~=)\s*[0-9][0-9.]*)",
+                             re.MULTILINE | re.IGNORECASE)
 CUDA_IN_NAME = re.compile(r"cuda(\d+)|_cu(\d+)", re.IGNORECASE)
 
 
@@ -101,6 +103,19 @@ def _python_framework(name: str, version: str, site: str, info: str, libraries: 
     if nccl and spec:  # the NCCL the wheel was built against and pins, or the least it takes (jax's plugin; issue 42)
         details["nccl_package"] = nccl.group(1).lower()
         details["nccl_requirement"] = spec.group(2) if spec.group(1) == "==" else f">={spec.group(2)}"
+    # every NVIDIA library wheel its metadata pins (torch: ==, each exactly) or takes from a floor (jax's plugin:
+    # >=): what a copy of that library that the framework gets is compared with (probes/loading.with_wheel_facts)
+    nvidia = {wheel.lower().replace("_", "-"): spec.replace(" ", "").rstrip(".")
+              for wheel, spec in REQUIRES_NVIDIA.findall(metadata)}
+    if re.search(r"^Requires-Dist:\s*cuda-toolkit\b", metadata, re.MULTILINE | re.IGNORECASE):
+        # torch's CUDA 13 builds pin NVIDIA's cuda-toolkit metapackage ('Requires-Dist: cuda-toolkit[cublas,cudart,
+        # ...]==13.0.2' in torch 2.11+cu130's METADATA), which pins each library wheel: its installed METADATA says which
+        for info_dir in sorted(glob.glob(os.path.join(glob.escape(site), "cuda_toolkit-*.dist-info")))[:1]:
+            chained = _read(os.path.join(info_dir, "METADATA"))
+            for wheel, spec in REQUIRES_NVIDIA.findall(chained):
+                nvidia.setdefault(wheel.lower().replace("_", "-"), spec.replace(" ", "").rstrip("."))  # ==13.1.0.3.*
+    if nvidia:
+        details["nvidia_requirements"] = nvidia
     pins = REQUIRES_CUDNN.findall(metadata)
     if pins:
         distribution, _extras, spec, _marker = pins[0]

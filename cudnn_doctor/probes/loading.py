@@ -17,7 +17,7 @@ from typing import Any
 
 from cudnn_doctor.child import ChildBatch, ChildRequest, deadline_in
 from cudnn_doctor.knowledge.data import load
-from cudnn_doctor.model import Framework, LoadStep, ObservedLoad
+from cudnn_doctor.model import Framework, LoadStep, ObservedLoad, SeenLibrary
 from cudnn_doctor.versions import ascii_digits, decode_cudnn
 
 CHILD = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "_load_child.py")
@@ -59,10 +59,13 @@ class LoadChildren:
     """One child per framework that loads cuDNN with code of its own, and one for the loader by name, all started
     now; answers read later."""
 
-    def __init__(self, frameworks: list[Framework], env: dict[str, str], timeout: float, loader_too: bool) -> None:
+    def __init__(self, frameworks: list[Framework], env: dict[str, str], timeout: float, loader_too: bool,
+                 libraries: tuple[str, ...] = ()) -> None:
         from cudnn_doctor.probes.context import interpreter_for
 
         self.users: list[tuple[str, str | None]] = []
+        self.frameworks = {f.name: f for f in frameworks}
+        self.libraries = libraries
         requests: list[ChildRequest] = []
         majors: set[int] = set()
         for framework in frameworks:
@@ -76,16 +79,21 @@ class LoadChildren:
                 continue
             majors.add(int(version["major"]))
             self.users.append((framework.name, f"{row['file']}: {row['call']}"))
-            requests.append(self._request(python, framework.name, site, row, version, env, timeout))
-        if loader_too:
+            asked = library_spec(framework, site, libraries) if libraries else None
+            requests.append(self._request(python, framework.name, site, row, version, env, timeout, asked))
+        if loader_too or libraries:
             from cudnn_doctor.child import python_argv
 
-            for major in sorted(majors or {9}):
-                version = _version_row(major)
-                if version is not None:
+            by_name = library_spec(None, "-", libraries) if libraries else None
+            for major in sorted(majors or {9}) if loader_too else [0]:
+                version = _version_row(major) if loader_too else None
+                if version is not None or by_name:
                     self.users.append((LOADER, None))
-                    requests.append(ChildRequest(python_argv(CHILD, *self._args(LOADER, "-", None, version)), env,
+                    args = self._args(LOADER, "-", None, version) if version is not None else \
+                        (LOADER, "-", "-", "-", "-", "-", "", "", "[]", "")
+                    requests.append(ChildRequest(python_argv(CHILD, *args, repr(by_name) if by_name else "-"), env,
                                                  timeout, "the loading child", answer_channel=True))
+                    by_name = None  # the libraries asked once, by the first such child
         self.batch = ChildBatch(requests, deadline=deadline_in(timeout), parallel=max(1, len(requests)))
 
     @staticmethod
@@ -97,14 +105,156 @@ class LoadChildren:
                 repr(list(row["args"])) if row else "[]", ",".join(f"{name}.so.{major}" for name in version["loads"]))
 
     def _request(self, python: str, user: str, site: str, row: dict[str, Any], version: dict[str, Any],
-                 env: dict[str, str], timeout: float) -> ChildRequest:
-        return ChildRequest((python, "-I", "-S", CHILD, *self._args(user, site, row, version)), env, timeout,
+                 env: dict[str, str], timeout: float, libraries: dict[str, Any] | None = None) -> ChildRequest:
+        return ChildRequest((python, "-I", "-S", CHILD, *self._args(user, site, row, version),
+                             repr(libraries) if libraries else "-"), env, timeout,
                             f"loading cuDNN as {user} does", answer_channel=True)
 
     def results(self) -> tuple[ObservedLoad, ...]:
         answers = self.batch.answers()
-        return tuple(parse_answer(user, recipe, answer.answer, answer.exit_code, answer.timed_out, answer.error)
+        seen = tuple(parse_answer(user, recipe, answer.answer, answer.exit_code, answer.timed_out, answer.error)
                      for (user, recipe), answer in zip(self.users, answers, strict=True))
+        return tuple(dataclasses.replace(load, libraries=tuple(with_wheel_facts(library, self.frameworks.get(
+            load.user)) for library in load.libraries), needed=needed_by(self.frameworks.get(load.user)))
+            if load.libraries else load for load in seen)
+
+
+def cuda_libraries_on_path(env: dict[str, str], folders: list[str]) -> tuple[str, ...]:
+    """The sonames of compat's [[cuda_library]] rows that an LD_LIBRARY_PATH folder (FOLDERS, as the loader searches
+    them) holds a file of, or that an LD_PRELOAD entry names (libcublas.so.13.1.0.3 -> libcublas.so.13): where the
+    copy a program gets of one may not be its framework's own. Empty: nothing to ask (no child, no cost)."""
+    from cudnn_doctor.variables import preload_entries
+
+    sonames = sorted({soname for row in load("process_env").get("cuda_library", [])
+                      for soname in row["sonames"].values()})
+    found = [soname for soname in sonames for folder in folders if os.path.lexists(os.path.join(folder, soname))]
+    for entry in preload_entries(env):
+        name = os.path.basename(entry)
+        found += [soname for soname in sonames if name == soname or name.startswith(soname + ".")]
+    return tuple(dict.fromkeys(found))
+
+
+def library_spec(framework: Framework | None, site: str, sonames: tuple[str, ...]) -> dict[str, Any] | None:
+    """What the loading child asks of the CUDA libraries for FRAMEWORK (None: a program that opens them by name):
+    its own preloading code ([[library_loading]]), the libraries of SONAMES for its CUDA major (every major for
+    the loader by name) with the functions frameworks call and the one that answers their release, and the folders
+    its own libraries' DT_RUNPATH names."""
+    rows = load("process_env").get("cuda_library", [])
+    major = _cuda_major(framework) if framework is not None else None
+    loading = _library_row_for(framework, site) if framework is not None and site != "-" else None
+    # and those it needs at start: where its own code did not map its wheel's copy (a dependency refused), the copy
+    # it then gets is asked too (one its code mapped answers at once)
+    at_start = set(loading.get("at_start", [])) if loading is not None else set()
+    libraries: list[list[Any]] = []
+    for row in rows:
+        for key, soname in sorted(row["sonames"].items()):
+            if (soname in sonames or row["stem"] in at_start) and (major is None or key == major) and \
+                    soname not in [entry[0] for entry in libraries]:
+                libraries.append([soname, list(row["symbols"]), row["version"], row["version_kind"]])
+    if not libraries:
+        return None
+    recipe, runpath = None, []
+    if framework is not None and site != "-":
+        if loading is not None:
+            recipe = [loading["file"], loading["call"], list(loading["functions"]), list(loading["args"]),
+                      dict(loading.get("modules", {}))]
+            runpath = _runpath_of(site, loading.get("runpath_from", []))
+        if not runpath:  # the wheels' layout: nvidia/<part>/lib, nvidia/cu<major>/lib
+            runpath = sorted(glob.glob(os.path.join(glob.escape(site), "nvidia", "*", "lib")))
+    return {"recipe": recipe, "libraries": libraries, "runpath": runpath}
+
+
+def _cuda_major(framework: Framework) -> str | None:
+    text = str(framework.cuda_built_for or "")
+    major = text.split(".")[0]
+    return major if ascii_digits(major) else None
+
+
+def _library_row_for(framework: Framework, site: str) -> dict[str, Any] | None:
+    """The first [[library_loading]] row of FRAMEWORK whose file this install has and defines each function of."""
+    from cudnn_doctor.user_files import read_text_or_empty
+
+    for row in load("process_env").get("library_loading", []):
+        if row["framework"] != framework.name:
+            continue
+        for path in sorted(glob.glob(os.path.join(glob.escape(site), row["file"]))):
+            text = read_text_or_empty(path, 4 << 20)
+            if all(f"def {name}(" in text for name in row["functions"]):
+                return {**row, "file": os.path.relpath(path, site)}
+    return None
+
+
+def needed_by(framework: Framework | None) -> tuple[str, ...]:
+    """The sonames the framework's own libraries ([[library_loading]] runpath_from: torch/lib/libtorch_cuda.so, JAX's
+    xla_cuda_plugin.so) need (DT_NEEDED), read from their ELF headers: one the loader refuses ends its import."""
+    site = str(framework.details.get("site_packages") or "") if framework is not None else ""
+    row = _library_row_for(framework, site) if framework is not None and site else None
+    if row is None:
+        return ()
+    from cudnn_doctor.elf import ElfError, read_elf
+
+    found: list[str] = []
+    for pattern in row.get("runpath_from", []):
+        for path in sorted(glob.glob(os.path.join(glob.escape(site), pattern)))[:4]:
+            try:
+                found += [name for name in read_elf(path).needed if name not in found]
+            except (ElfError, OSError):
+                continue
+    return tuple(found[:128])
+
+
+def _runpath_of(site: str, libraries: list[str]) -> list[str]:
+    """The folders the DT_RUNPATH (or DT_RPATH) of the framework's own LIBRARIES (globs in SITE) names, $ORIGIN
+    expanded, that exist: where its libraries find a CUDA library its own code did not map (read from their ELF
+    headers)."""
+    from cudnn_doctor.elf import ElfError, read_elf
+
+    folders: list[str] = []
+    for pattern in libraries:
+        for path in sorted(glob.glob(os.path.join(glob.escape(site), pattern)))[:4]:
+            try:
+                info = read_elf(path)
+            except (ElfError, OSError):
+                continue
+            origin = os.path.dirname(path)
+            for entry in (*info.runpath, *info.rpath):
+                folder = os.path.normpath(entry.replace("${ORIGIN}", origin).replace("$ORIGIN", origin))
+                if os.path.isdir(folder) and folder not in folders:
+                    folders.append(folder)
+    return folders
+
+
+def with_wheel_facts(library: SeenLibrary, framework: Framework | None) -> SeenLibrary:
+    """LIBRARY as seen, with what the files say of it: the toolkit's link stub it is, the copy the framework's own
+    nvidia-* wheel holds under its soname, and what the framework's metadata asks of that wheel (Requires-Dist)."""
+    from cudnn_doctor.probes.process_env import link_stub
+
+    stub = link_stub(library.path) if library.path else ""
+    own, pinned, own_release = None, None, None
+    site = str(framework.details.get("site_packages") or "") if framework is not None else ""
+    if site:
+        copies = sorted(glob.glob(os.path.join(glob.escape(site), "nvidia", "*", "lib", glob.escape(library.soname))))
+        own = copies[0] if copies else None
+        distribution = _owner(site, own) if own else None
+        own_release = distribution[1] if distribution else None
+        requirements = framework.details.get("nvidia_requirements") if framework is not None else None
+        if distribution and isinstance(requirements, dict) and requirements.get(distribution[0]):
+            pinned = f"{distribution[0]}{requirements[distribution[0]]}"
+    return dataclasses.replace(library, stub=stub or None, own=own, pinned=pinned, own_release=own_release)
+
+
+def _owner(site: str, path: str) -> tuple[str, str] | None:
+    """(distribution, version) of the nvidia-* wheel whose RECORD lists PATH (a file in SITE), read from its
+    dist-info; None where none does."""
+    from cudnn_doctor.user_files import read_text_or_empty
+
+    relative = os.path.relpath(path, site)
+    for record in sorted(glob.glob(os.path.join(glob.escape(site), "nvidia_*.dist-info", "RECORD")))[:64]:
+        text = read_text_or_empty(record, 4 << 20)
+        if any(line.split(",", 1)[0] == relative for line in text.splitlines()):
+            name, _, version = os.path.basename(os.path.dirname(record))[:-len(".dist-info")].rpartition("-")
+            return name.lower().replace("_", "-"), version
+    return None
 
 
 def _unescape(text: str) -> str:
@@ -139,8 +289,11 @@ def parse_answer(user: str, recipe: str | None, stdout: str | bytes, exit_code: 
     missing: dict[str, str] = {}  # sub-library -> where the loader looked and found no file of its name
     crashed: dict[str, str] = {}  # sub-library -> the file whose opening killed the forked copy that opened it
     taken: dict[str, str] = {}  # sub-library -> the file the loader takes for it (opened whole in a forked copy)
+    libraries, library_recipe = _libraries_of(lines, exit_code, timed_out, error)
     for line in lines:
         key, _, value = line.partition("\t")
+        if key.startswith("lib"):  # the CUDA libraries other than cuDNN: _libraries_of's
+            continue
         if key == "asked":
             name, _, rest = value.partition("\t")
             path, _, words = rest.partition("\t")
@@ -166,7 +319,7 @@ def parse_answer(user: str, recipe: str | None, stdout: str | bytes, exit_code: 
         elif key == "version":
             version = decode_cudnn(int(value)) if ascii_digits(value) else None
             pending = None
-        elif key in ("no-recipe", "not-preloaded"):
+        elif key in ("no-recipe", "not-preloaded", "no-cudnn"):
             recipe = None  # its own code loads no cuDNN here: what its libraries' RUNPATH finds is the files' to say
             skipped = value
         elif key == "check-start":
@@ -200,9 +353,73 @@ def parse_answer(user: str, recipe: str | None, stdout: str | bytes, exit_code: 
         else:
             died = how
     steps = [_with_loader_words(step, refused, missing, crashed, taken) for step in steps]
-    if skipped is not None or not lines:  # its own code loads no cuDNN here, or the child never got as far as a word
-        return ObservedLoad(user, None, None, (), tuple(mapped), None, None)
-    return ObservedLoad(user, front, version, tuple(steps), tuple(mapped), recipe, died)
+    if skipped is not None or not lines:  # its own code loads no cuDNN here (or it was asked none: the CUDA
+        # libraries alone), or the child never got as far as a word
+        return ObservedLoad(user, None, None, (), tuple(mapped), None, None, libraries, library_recipe)
+    return ObservedLoad(user, front, version, tuple(steps), tuple(mapped), recipe, died, libraries, library_recipe)
+
+
+def _libraries_of(lines: list[str], exit_code: int | None, timed_out: bool,
+                  error: str | None) -> tuple[tuple[SeenLibrary, ...], str | None]:
+    """The CUDA libraries other than cuDNN in the child's lines (_load_child.libraries): one SeenLibrary each that
+    it asked, and what the framework's own preloading code said. A library whose forked copy died is refused with
+    how, naming the file it was opening; where the child itself ended before it said libs-done, the library it was
+    at, or its preloading code, is said so."""
+    out: list[SeenLibrary] = []
+    recipe: str | None = None
+    recipe_pending: str | None = None
+    pending: str | None = None
+    trying: dict[str, str] = {}
+    done = False
+    for line in lines:
+        key, _, value = line.partition("\t")
+        parts = value.split("\t")
+        if key == "lib-recipe-start":
+            recipe_pending = value
+        elif key == "lib-recipe":
+            recipe, recipe_pending = f"{recipe_pending}: {value}" if recipe_pending else value, None
+        elif key == "lib-start":
+            pending = value
+        elif key == "lib-try" and len(parts) >= 2:
+            trying[parts[0]] = parts[1]
+        elif key == "lib" and len(parts) >= 4:
+            soname, how, path, said = parts[0], parts[1], parts[2], "\t".join(parts[3:])
+            out.append(SeenLibrary(soname, how, None if path == "-" else path, said))
+            pending = None
+        elif key == "lib-missing" and len(parts) >= 2 and out and out[-1].soname == parts[0]:
+            out[-1] = dataclasses.replace(out[-1], missing=tuple(n for n in parts[1].split(",") if n))
+        elif key == "lib-version" and len(parts) >= 2 and out and out[-1].soname == parts[0]:
+            out[-1] = dataclasses.replace(out[-1], version=_decoded(parts[0], parts[1]))
+        elif key == "lib-died" and len(parts) >= 2:
+            out.append(SeenLibrary(parts[0], "died", trying.get(parts[0]), parts[1]))
+            pending = None
+        elif key == "libs-done":
+            done = True
+    if not done and (pending or recipe_pending):
+        how = "did not finish in time" if timed_out else _how_it_died(exit_code, error)
+        if pending:
+            out.append(SeenLibrary(pending, "died", trying.get(pending), f"{how} while loading {pending}"))
+        else:
+            recipe = f"{recipe_pending}: {how}"
+    return tuple(out), recipe
+
+
+def _decoded(soname: str, raw: str) -> str | None:
+    """A library's answer to its version function as a dotted release, by its [[cuda_library]] row's scale (an
+    integer split into parts); a dotted answer as it is."""
+    if not raw:
+        return None
+    if not ascii_digits(raw):
+        return raw if all(ascii_digits(p) for p in raw.split(".")) else None
+    row = next((r for r in load("process_env").get("cuda_library", []) if soname in r["sonames"].values()), None)
+    scale = [int(n) for n in (row or {}).get("scale", [])]
+    if not scale:
+        return raw
+    number, parts = int(raw), []
+    for unit in scale:
+        parts.append(str(number // unit))
+        number %= unit
+    return ".".join(parts)
 
 
 def _with_loader_words(step: LoadStep, refused: dict[str, tuple[str, str]], missing: dict[str, str],

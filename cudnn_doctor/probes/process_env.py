@@ -211,7 +211,8 @@ def link_stub(path: str) -> str:
 
 
 def broken_cuda_on_path(ctx: SearchContext, cache: dict[str, list[str]] | None = None,
-                        frameworks: list[Framework] | None = None) -> tuple[tuple[str, ...], ...]:
+                        frameworks: list[Framework] | None = None,
+                        loads: tuple[ObservedLoad, ...] = ()) -> tuple[tuple[str, ...], ...]:
     """(file, what is wrong[, the loader's words]) for each CUDA library (not cuDNN, libcuda or NVML: their own
     probes) in an LD_LIBRARY_PATH folder that the loader cannot use as what its name says: not an ELF file of this
     machine, cut short, or a library whose soname is another's (a foreign file saved under that name). Programs that
@@ -247,9 +248,14 @@ def broken_cuda_on_path(ctx: SearchContext, cache: dict[str, list[str]] | None =
                 found.append((path, f"{STUB_WORDS} {stub}"))
             elif len(suspects) < 16 and (need := _needs_what_is_not_here(info, folder, ctx, cache or {})):
                 suspects.append((path, need))
-    if suspects:
+    if suspects:  # what the loading child that opens them by name already saw, else asked now (one child)
+        seen = {library.path: library.said for load in loads if load.user == "ld.so" for library in load.libraries
+                if library.path and not library.ok}
+        asked = [item for item in suspects if item[0] not in seen and not any(
+            load.user == "ld.so" and any(lib.path == item[0] for lib in load.libraries) for load in loads)]
+        answered = [(path, read, seen[path]) for path, read in suspects if path in seen]
         found += [(*item, _own_copies(os.path.basename(item[0]), frameworks or []))
-                  for item in _asked_of_the_loader(suspects, ctx)]
+                  for item in answered + (_asked_of_the_loader(asked, ctx) if asked else [])]
     return tuple(found[:16])
 
 
@@ -550,7 +556,7 @@ def read_process_view(ctx: SearchContext, answer: LibraryProbe | None, gpus: lis
         **read_settings(ctx.env, frameworks),
         preloaded_cuda=preloaded_cuda_libraries(ctx.env, frameworks),
         python_shadows=python_shadows(ctx.env, frameworks, ctx.cwd),
-        broken_cuda=broken_cuda_on_path(ctx, cache, frameworks),
+        broken_cuda=broken_cuda_on_path(ctx, cache, frameworks, loads),
         cxx_runtime=runtime_refusals(ctx, frameworks),
     )
 

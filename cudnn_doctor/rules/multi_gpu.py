@@ -5,6 +5,7 @@ compat/multi_gpu.toml. What NVML, the kernel or NCCL itself refused is an error;
 from __future__ import annotations
 
 import dataclasses
+import os
 from typing import Any
 
 from cudnn_doctor.codes import finding
@@ -191,6 +192,9 @@ def nccl_library(report: Report) -> list[Finding]:
     for lib in multi.nccl_libraries:
         if not lib.library or not lib.built_with:
             continue
+        seen = _seen_nccl(report, lib.user)
+        if seen is not None and os.path.realpath(seen) != os.path.realpath(lib.library):
+            continue  # its own loading child saw it get another copy (its code maps its wheel's): that one is judged
         floor = lib.built_with.startswith(">=")
         wanted = version_tuple(lib.built_with.lstrip(">=")) or ()
         if lib.version is None:
@@ -207,6 +211,17 @@ def nccl_library(report: Report) -> list[Finding]:
                              built_with=f"{lib.built_with[2:]} or newer" if floor else lib.built_with,
                              effect=effect, entry=lib.entry))
     return found
+
+
+def _seen_nccl(report: Report, user: str) -> str | None:
+    """The libnccl.so.2 USER's loading child saw it get (issue 45: its own preloading code run first), or None."""
+    view = report.process
+    for seen_load in view.loads if view is not None else ():
+        if seen_load.user == user:
+            for library in seen_load.libraries:
+                if library.soname == "libnccl.so.2" and library.path:
+                    return library.path
+    return None
 
 
 def allreduce(report: Report) -> list[Finding]:

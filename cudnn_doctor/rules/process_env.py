@@ -1418,6 +1418,8 @@ def preloaded_cuda(report: Report) -> list[Finding]:
         return []
     out = []
     for entry, soname, release, framework, wheel_release in view.preloaded_cuda:
+        if _observed(view, framework, soname):  # what its loading child saw it get outweighs: cuda_libraries
+            continue
         made = finding("CD203", subject=entry, evidence="read", framework=framework, library=entry,
                        error=f"LD_PRELOAD loads it ({soname}, release {release}) into every program before the "
                              f"{soname} of release {wheel_release} that {_display(framework)}'s wheels hold: its "
@@ -1439,7 +1441,11 @@ def broken_cuda(report: Report) -> list[Finding]:
     if view is None:
         return []
     out = []
+    refused = {lib.path for load in view.loads if load.user != LOADER_USER for lib in load.libraries
+               if not lib.ok and lib.path}
     for path, problem, *said in view.broken_cuda:
+        if path in refused:  # a framework's loading child saw the loader refuse it: cuda_libraries says it, seen
+            continue
         if said:  # the loader itself refused it, opened by name in a child as such a program opens it
             made = finding("CD203", subject=path, evidence="seen", proof=f"the loader, opening "
                            f"{os.path.basename(path)} by name in a child with this environment: {said[0]}",
@@ -1468,6 +1474,152 @@ def broken_cuda(report: Report) -> list[Finding]:
             "that opens it by name stops at it (JAX's XLA opens cuBLASLt and nvJitLink so and then finds no GPU); one "
             "that loads its own copy by full path (torch's wheels) is not hit.")))
     return out
+
+
+def cuda_libraries(report: Report) -> list[Finding]:
+    """The CUDA libraries other than cuDNN as each framework, and a program that opens them by name, got them in a
+    loading child with this environment (issue 45; probes/loading.py): its own preloading code run, then each library
+    opened as its libraries open it. Refused by the loader (or the copy opening it died) is seen: an error for a
+    framework that needs that library at start ([[library_loading]] at_start), a warning otherwise and for programs
+    that open it by name. Loaded, but the toolkit's link stub, a copy without functions the frameworks call, or a
+    copy of another release than the framework's metadata pins: seen mapped, inferred to fail: a warning that --deep
+    proves. A framework that mapped its own wheel's copy is not hit, whatever the path holds: nothing is said."""
+    view = report.process
+    if view is None:
+        return []
+    found: dict[tuple[str, str], Finding] = {}  # (the file, what is wrong) -> one finding, each user who gets it named
+    for seen_load in sorted(view.loads, key=lambda load: load.user == LOADER_USER):  # the frameworks first
+        user = seen_load.user
+        who = "a program that opens it by name" if user == LOADER_USER else _display(user)
+        for library in seen_load.libraries:
+            made = _library_finding(report, view, user, who, library, seen_load.library_recipe, seen_load.needed)
+            if made is None:
+                continue
+            key = (str(made.subject), str(made.values.get("kind")))
+            first = found.get(key)
+            if first is None:
+                found[key] = made
+            elif first.severity != "error" and made.severity == "error":
+                found[key] = replace(made, detail=made.detail + f" ({first.values.get('who')} gets it too.)")
+            elif str(made.values.get("who")) not in first.detail:
+                found[key] = replace(first, detail=first.detail + f" ({made.values.get('who')} gets it too.)")
+    return list(found.values())
+
+
+LOADER_USER = "ld.so"
+
+
+def _library_finding(report: Report, view: ProcessView, user: str, who: str, library: Any,
+                     recipe: str | None, needed: tuple[str, ...] = ()) -> Finding | None:
+    import os as _os
+
+    path = library.path or ""
+    via, entry = _library_via(report, view, library)
+    how = {"mapped": "already mapped when its libraries ask for it", "LD_LIBRARY_PATH": "found on LD_LIBRARY_PATH",
+           "RUNPATH": "found through its own libraries' RUNPATH", "by name": "found by the loader's cache",
+           "died": "opened"}.get(library.how, library.how)
+    ran = f" after its own preloading code ({recipe})" if recipe and user != LOADER_USER else ""
+    proof = f"{who}'s loading child{ran}: {library.soname} {how}: {path or 'no file'} -> {library.said}"
+    if not library.ok:
+        if library.path is None and "no such file" in library.said.lower():
+            return None  # nowhere to be found: not installed for it (what needs it says so itself)
+        if user == LOADER_USER and any(broken[0] == path for broken in view.broken_cuda):
+            return None  # broken_cuda says it for programs that open it by name, with the loader's words
+        made = finding("CD203", subject=entry or path or library.soname, evidence="seen", proof=proof,
+                       library=path or library.soname, error=f"{library.said} ({who}, {library.soname} {how})",
+                       via=via, framework="" if user == LOADER_USER else user, kind="refused", who=who)
+        if user != LOADER_USER and library.soname in needed:  # its own libraries' DT_NEEDED: the loader's rule
+            return replace(made, detail=made.detail + (
+                f". {who}'s own libraries need {library.soname} (their DT_NEEDED), and this is the copy the loader "
+                "gives them here: its import fails there."))
+        if user != LOADER_USER and _stem(library.soname) in _at_start(user):
+            return replace(made, detail=made.detail + (
+                f". {who} needs {library.soname} at start, and this is the copy it gets here: it fails there."))
+        return replace(made, severity="warning", detail=made.detail + "." + (
+            f" {who} opens {library.soname} when work first needs it, and gets this copy; `cudnn-doctor check --deep` "
+            "runs the frameworks here, which proves whether their work is hit." if user != LOADER_USER else
+            " Programs that open it by name fail there; a framework whose own code maps its own copy first is not hit."))
+    if user == LOADER_USER and (not (library.stub or library.missing) or any(
+            broken[0] == path for broken in view.broken_cuda)):
+        return None  # a program that opens it by name and gets a whole library: no more than that is known
+    if library.stub:
+        problem, kind = f"it is the CUDA toolkit's link stub {library.stub}, whose functions do no work", "stub"
+    elif library.missing:
+        problem, kind = f"it lacks {', '.join(library.missing)}, which the frameworks call", "missing"
+    elif library.own and path and _os.path.realpath(path) != _os.path.realpath(library.own) and (
+            expected := _expected(library)) and _release_differs(
+                library.version or release_in_file_name(_os.path.basename(_os.path.realpath(path))), expected):
+        asked = (f"{who}'s metadata asks {library.pinned}" if expected == library.pinned else
+                 f"{who}'s own wheel holds release {library.own_release}, which the rest of its CUDA libraries come "
+                 "with")
+        problem = f"it is release {library.version or 'unknown'}, and {asked} (its own copy: {library.own})"
+        kind = "release"
+    else:
+        return None
+    made = finding("CD203", subject=entry or path, evidence="read", proof=proof, library=path,
+                   error=f"{who} gets it for {library.soname} ({via}): {problem}", via=via,
+                   framework="" if user == LOADER_USER else user, kind=kind, who=who)
+    return replace(made, severity="warning", detail=(
+        f"{who} gets {path} for {library.soname} here ({via}; seen in a child that loads as it does): {problem}. "
+        "It loads, so whether the work that calls it fails is inferred: `cudnn-doctor check --deep` runs the "
+        "frameworks here, which proves it."))
+
+
+def _library_via(report: Report, view: ProcessView, library: Any) -> tuple[str, str | None]:
+    """How the copy LIBRARY names came into the program, and the entry as the user wrote it: LD_PRELOAD (the entry),
+    an LD_LIBRARY_PATH folder, the framework's own wheel, or the loader's cache."""
+    path = library.path or ""
+    real = os.path.realpath(path) if path else ""
+    for entry in view.preload:
+        if real and os.path.realpath(entry) == real:
+            return "LD_PRELOAD", entry
+    folder = os.path.dirname(path)
+    from cudnn_doctor.probes.hwcaps import entry_of
+
+    for entry in report.ld_library_path:
+        if path and os.path.realpath(entry) in (os.path.realpath(folder), os.path.realpath(entry_of(folder))):
+            return "LD_LIBRARY_PATH", None
+    if library.own and real == os.path.realpath(library.own):
+        return "its own wheel", None
+    if library.how == "RUNPATH":
+        return "RUNPATH", None
+    return "the loader's cache or a system folder", None
+
+
+def _observed(view: ProcessView, user: str, soname: str) -> bool:
+    """Whether USER's loading child asked SONAME (issue 45): what it got is then seen, not read."""
+    return any(load.user == user and any(lib.soname == soname for lib in load.libraries) for load in view.loads)
+
+
+def _stem(soname: str) -> str:
+    return soname.split(".so")[0]
+
+
+def _at_start(user: str) -> set[str]:
+    return {stem for row in _data().get("library_loading", []) if row["framework"] == user
+            for stem in row.get("at_start", [])}
+
+
+def _expected(library: Any) -> str | None:
+    """What a framework's copy of LIBRARY should be: its metadata's exact pin, else its own wheel's release (a floor,
+    such as JAX's plugin asks, says nothing of which release its other libraries were installed with)."""
+    if library.pinned and "==" in library.pinned:
+        return str(library.pinned)
+    return f"=={library.own_release}" if library.own_release else library.pinned
+
+
+def _release_differs(release: str | None, pinned: str) -> bool:
+    """Whether RELEASE falls outside PINNED ("nvidia-cublas==13.1.0.3", "...>=13.0"), compared on the parts both
+    name (a library's own answer says major.minor.patch, a wheel four parts); unknown releases do not differ."""
+    spec = re.search(r"(==|>=|~=)\s*([0-9][0-9.]*)", pinned)
+    have = version_tuple(release or "") or ()
+    if spec is None or not have:
+        return False
+    want = version_tuple(spec.group(2)) or ()
+    width = min(len(have), len(want))
+    if spec.group(1) == ">=":
+        return have[:width] < want[:width]
+    return have[:width] != want[:width]
 
 
 def cxx_runtime(report: Report) -> list[Finding]:
@@ -1697,7 +1849,7 @@ def _cure_code(cure: Any) -> str:
 
 RULES = (driver_library, nvml_library, visibility, torch_count, device_order, memory_held, limits, preloaded_cudnn, hook_preloaded_cudnn,
          loaded_sublibraries, observed_loads, settings, jax_ptxas, environment_cure, preloaded_cuda,
-         python_shadows, broken_cuda, cxx_runtime, python_refused, cpu_kernels)
+         python_shadows, broken_cuda, cxx_runtime, python_refused, cpu_kernels, cuda_libraries)
 
 # errors that stop every program in this environment (no framework named): a framework's failure under --deep is
 # their evidence

@@ -16,15 +16,19 @@ BUILD_DIR = Path(os.environ.get("CUDNN_DOCTOR_FAKES_DIR", "/tmp/cudnn-doctor-fak
 
 
 def compile_library(source: str, output_name: str, defines: dict[str, object] | None = None,
-                    soname: str | None = None, also: tuple[str, ...] = ()) -> Path:
-    """gcc -shared SOURCE (and the sources ALSO) with DEFINES, built once into a cache folder; returns the .so
-    path."""
+                    soname: str | None = None, also: tuple[str, ...] = (), link: tuple[Path, ...] = (),
+                    runpath: str | None = None) -> Path:
+    """gcc -shared SOURCE (and the sources ALSO) with DEFINES, linked against the libraries LINK (each then needed by
+    its soname) with DT_RUNPATH RUNPATH, built once into a cache folder; returns the .so path."""
     gcc = shutil.which("gcc") or shutil.which("cc")
     if gcc is None:
         raise RuntimeError("gcc is needed to build the test fakes: apt-get install gcc")
     flags = [f"-D{key}={value}" if value is not True else f"-D{key}" for key, value in sorted((defines or {}).items())]
     if soname:
         flags.append(f"-Wl,-soname,{soname}")
+    if runpath:
+        flags.append(f"-Wl,--enable-new-dtags,-rpath,{runpath}")
+    flags += ["-Wl,--no-as-needed", *(str(path) for path in link)] if link else []  # needed, whether called or not
     key = hashlib.sha256(" ".join([source, *also, output_name, *flags]).encode()
                          + b"".join((HERE / name).read_bytes() for name in (source, *also))).hexdigest()[:16]
     out_dir = BUILD_DIR / key
@@ -190,3 +194,15 @@ def fake_framework_library(target: Path, cudnn_folder: Path, runpath: str, cudnn
                     f"-L{stub.parent}", "-lcudnn", f"-Wl,-rpath,{runpath}", "-Wl,--enable-new-dtags"],
                    check=True, capture_output=True)
     return target
+
+
+def fake_cuda_math(soname: str, library: str = "", major: int = 13, minor: int = 0, patch: int = 0,
+                   without_second: bool = False, link: tuple[Path, ...] = (), runpath: str | None = None) -> Path:
+    """A fake CUDA library other than cuDNN (fake_cuda_math.c) under SONAME: LIBRARY (cublasLt, cublas, cudart,
+    nvJitLink, cusparse, nccl; "" a bare one) answering release MAJOR.MINOR.PATCH; built once."""
+    defines: dict[str, object] = {"FAKE_MAJOR": major, "FAKE_MINOR": minor, "FAKE_PATCH": patch}
+    if library:
+        defines[f"LIB_{library.upper()}"] = True
+    if without_second:
+        defines["FAKE_WITHOUT_SECOND"] = True
+    return compile_library("fake_cuda_math.c", soname, defines, soname=soname, link=link, runpath=runpath)

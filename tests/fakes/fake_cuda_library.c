@@ -8,3 +8,14 @@ int nvJitLinkVersion(unsigned int *major, unsigned int *minor) {
     *minor = 0;
     return 0;
 }
+
+/* and the calls every framework makes of it (compat/process_env.toml [[cuda_library]] nvJitLink's symbols), as the
+   real one exports them */
+int nvJitLinkCreate(void **handle, unsigned int count, const char **options) {
+    (void)count;
+    (void)options;
+    *handle = 0;
+    return 0;
+}
+
+int nvJitLinkComplete(void *handle) { return handle != 0; }
