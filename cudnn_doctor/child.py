@@ -693,15 +693,18 @@ def kill_strays(token: str, since: int | None = None) -> int:
     thousands of processes, reading every one's took 30 ms of each batch. Without SINCE, all of them.
 
     /proc is listed, then each listed process read: what a stray forks in between was not listed. So the
-    scan is done again until a pass meets nothing it had not met (_STRAY_PASSES at most): a process killed
-    can fork no more, and one that exited or died had its children reparented before it did, so a pass
-    that met no stray and no process new to it that is gone or dead found every one. A stray's whole
-    process group is killed at once where the group is not the doctor's: the kernel aborts a fork that a
-    signal to the group meets, so what it forks at that instant dies with it."""
+    scan is done again while the last pass killed a stray (a process killed can fork no more: a pass that
+    kills none found every one) or met a zombie of this process's own (the doctor is the subreaper of what
+    its children leave: a daemon's first fork that has exited, its child reparented before it died); a
+    process met gone, or another's zombie, may be such a fork too but is on a busy machine mostly another
+    program's: it makes one more pass, once. _STRAY_PASSES at most. A stray's whole process group is
+    killed at once where the group is not the doctor's: the kernel aborts a fork that a signal to the
+    group meets, so what it forks at that instant dies with it."""
     marker = f"{TOKEN_VARIABLE}={token}".encode()
     me, my_group, my_session = os.getpid(), _own(os.getpgid), _own(os.getsid)
     met: set[int] = set()  # the processes met that were strays, or were gone or dead when read
     found = 0
+    looked_again = False  # the one more pass that a process met gone (or another's zombie) makes
     with CURRENT.starting:  # no child of another batch is between its start and its being known as ours
         for _ in range(_STRAY_PASSES):
             try:
@@ -709,7 +712,7 @@ def kill_strays(token: str, since: int | None = None) -> int:
             except OSError:
                 return found
             started_after = _started_after(since)
-            new = 0
+            again, unknown = False, False
             for entry in entries:
                 if not ascii_digits(entry):
                     continue
@@ -721,20 +724,21 @@ def kill_strays(token: str, since: int | None = None) -> int:
                         environ = handle.read(1 << 20)
                 except (OSError, MemoryError):  # gone (its children reparented first); or no buffer under ulimit -v
                     met.add(pid)
-                    new += 1
+                    unknown = True
                     continue
-                if not environ and _dead(pid):  # a zombie reads as empty: it forks no more, its children were
-                    met.add(pid)                # reparented before it died, and may be newer than the listing
-                    new += 1
+                if not environ and (parent := _dead_parent(pid)) is not None:  # a zombie reads as empty: it forks
+                    met.add(pid)  # no more, its children were reparented before it died (may be newer than the list)
+                    again, unknown = again or parent == me, True
                     continue
                 if marker in environ.split(b"\0") or CURRENT.orphan(pid):  # or left, its environment cleared
                     met.add(pid)
-                    new += 1
+                    again = True
                     found += 1
                     _kill_stray(pid, my_group, my_session)
                     CURRENT.reap(pid)
-            if not new:
+            if not again and (looked_again or not unknown):
                 break
+            looked_again = looked_again or not again
     return found
 
 
@@ -748,13 +752,14 @@ def _own(query: Callable[[int], int]) -> int | None:
         return None
 
 
-def _dead(pid: int) -> bool:
-    """Whether PID is a zombie (or already gone)."""
+def _dead_parent(pid: int) -> int | None:
+    """The parent of PID where PID is a zombie (0 where it is already gone); None where it is alive."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as handle:
-            return handle.read(4096).rpartition(b")")[2].split()[0] in (b"Z", b"X", b"x")
-    except (OSError, IndexError):
-        return True
+            fields = handle.read(4096).rpartition(b")")[2].split()
+        return int(fields[1]) if fields[0] in (b"Z", b"X", b"x") else None
+    except (OSError, IndexError, ValueError):
+        return 0
 
 
 def _kill_stray(pid: int, my_group: int | None, my_session: int | None) -> None:
