@@ -703,6 +703,7 @@ def kill_strays(token: str, since: int | None = None) -> int:
     marker = f"{TOKEN_VARIABLE}={token}".encode()
     me, my_group, my_session = os.getpid(), _own(os.getpgid), _own(os.getsid)
     met: set[int] = set()  # the processes met that were strays, or were gone or dead when read
+    without: set[int] = set()  # read, without the token (which no process gets later): only asked if left to us
     found = 0
     looked_again = False  # the one more pass that a process met gone (or another's zombie) makes
     with CURRENT.starting:  # no child of another batch is between its start and its being known as ours
@@ -719,23 +720,30 @@ def kill_strays(token: str, since: int | None = None) -> int:
                 pid = int(entry)
                 if pid == me or pid in met or not started_after(pid):
                     continue
-                try:
-                    with open(f"/proc/{entry}/environ", "rb") as handle:
-                        environ = handle.read(1 << 20)
-                except (OSError, MemoryError):  # gone (its children reparented first); or no buffer under ulimit -v
-                    met.add(pid)
-                    unknown = True
-                    continue
-                if not environ and (parent := _dead_parent(pid)) is not None:  # a zombie reads as empty: it forks
-                    met.add(pid)  # no more, its children were reparented before it died (may be newer than the list)
-                    again, unknown = again or parent == me, True
-                    continue
+                if pid in without:  # its parent may have died since: an orphan of ours now (its environment cleared)
+                    if not CURRENT.orphan(pid):
+                        continue
+                    environ = b""
+                else:
+                    try:
+                        with open(f"/proc/{entry}/environ", "rb") as handle:
+                            environ = handle.read(1 << 20)
+                    except (OSError, MemoryError):  # gone (its children reparented first); no buffer under ulimit -v
+                        met.add(pid)
+                        unknown = True
+                        continue
+                    if not environ and (parent := _dead_parent(pid)) is not None:  # a zombie reads as empty: it
+                        met.add(pid)  # forks no more, its children were reparented before it died
+                        again, unknown = again or parent == me, True
+                        continue
                 if marker in environ.split(b"\0") or CURRENT.orphan(pid):  # or left, its environment cleared
                     met.add(pid)
                     again = True
                     found += 1
                     _kill_stray(pid, my_group, my_session)
                     CURRENT.reap(pid)
+                else:
+                    without.add(pid)
             if not again and (looked_again or not unknown):
                 break
             looked_again = looked_again or not again
