@@ -345,6 +345,12 @@ def round9_cases(scratch: Path) -> dict[str, tuple[dict[str, str], tuple[str, ..
         "old-share-2-unified": ({"XLA_PYTHON_CLIENT_MEM_FRACTION": "2.0", "TF_FORCE_UNIFIED_MEMORY": "1"},
                                 ("CD412", "CD413"), ("jax_readback",)),
         "allocator-vmm": ({"XLA_PYTHON_CLIENT_ALLOCATOR": "vmm"}, ("CD411",), ()),
+        # jaxlib's float() takes these (no ValueError at the plugin's start); check calls them CD411 errors by the row's
+        # minimum: is JAX on the GPU then? (round fifteen's red-team: false_error here means the verdict is wrong)
+        "share-nan": ({"XLA_PYTHON_CLIENT_MEM_FRACTION": "nan"}, ("CD411",), ("jax_readback",)),
+        "share-minus-inf": ({"XLA_PYTHON_CLIENT_MEM_FRACTION": "-inf"}, ("CD411",), ("jax_readback",)),
+        "share-5000-digits": ({"XLA_PYTHON_CLIENT_MEM_FRACTION": "9" * 5000}, ("CD411",), ("jax_readback",)),
+        "share-arabic-indic-half": ({"XLA_PYTHON_CLIENT_MEM_FRACTION": "\u0660.\u0665"}, (), ("jax_readback",)),
         "transfer-guard-disallow": ({"JAX_TRANSFER_GUARD": "disallow"}, ("CD411",), ("jax_readback",)),
         "transfer-guard-h2d": ({"JAX_TRANSFER_GUARD_HOST_TO_DEVICE": "disallow"}, ("CD411",), ("jax_readback",)),
         "transfer-guard-d2h": ({"JAX_TRANSFER_GUARD_DEVICE_TO_HOST": "disallow"}, ("CD411",), ("jax_readback",)),

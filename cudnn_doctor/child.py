@@ -738,32 +738,99 @@ def kill_strays(token: str, since: int | None = None) -> int:
     SINCE (last_pid() before the first child started) narrows the search to the processes started after
     it: Linux gives process ids out in turn (cyclically, up to pid_max), so whatever a child started has
     an id in (SINCE, last_pid() now]. Only those have their environment read; on a machine with
-    thousands of processes, reading every one's took 30 ms of each batch. Without SINCE, all of them."""
+    thousands of processes, reading every one's took 30 ms of each batch. Without SINCE, all of them.
+
+    /proc is listed, then each listed process read: what a stray forks in between was not listed. So the
+    scan is done again while the last pass killed a stray (a process killed can fork no more: a pass that
+    kills none found every one) or met a zombie of this process's own (the doctor is the subreaper of what
+    its children leave: a daemon's first fork that has exited, its child reparented before it died); a
+    process met gone, or another's zombie, may be such a fork too but is on a busy machine mostly another
+    program's: it makes one more pass, once. _STRAY_PASSES at most. A stray's whole process group is
+    killed at once where the group is not the doctor's: the kernel aborts a fork that a signal to the
+    group meets, so what it forks at that instant dies with it."""
     marker = f"{TOKEN_VARIABLE}={token}".encode()
-    me = os.getpid()
+    me, my_group, my_session = os.getpid(), _own(os.getpgid), _own(os.getsid)
+    met: set[int] = set()  # the processes met that were strays, or were gone or dead when read
+    without: set[int] = set()  # read, without the token (which no process gets later): only asked if left to us
     found = 0
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return 0
-    started_after = _started_after(since)
+    looked_again = False  # the one more pass that a process met gone (or another's zombie) makes
     with CURRENT.starting:  # no child of another batch is between its start and its being known as ours
-        for entry in entries:
-            if not ascii_digits(entry) or int(entry) == me or not started_after(int(entry)):
-                continue
+        for _ in range(_STRAY_PASSES):
             try:
-                with open(f"/proc/{entry}/environ", "rb") as handle:
-                    environ = handle.read(1 << 20)
-            except (OSError, MemoryError):  # under ulimit -v even this read may not get its buffer
-                continue
-            if marker in environ.split(b"\0") or CURRENT.orphan(int(entry)):  # or left, its environment cleared
-                found += 1
-                try:
-                    os.kill(int(entry), signal.SIGKILL)
-                except OSError:
-                    pass
-                CURRENT.reap(int(entry))
+                entries = os.listdir("/proc")
+            except OSError:
+                return found
+            started_after = _started_after(since)
+            again, unknown = False, False
+            for entry in entries:
+                if not ascii_digits(entry):
+                    continue
+                pid = int(entry)
+                if pid == me or pid in met or not started_after(pid):
+                    continue
+                if pid in without:  # its parent may have died since: an orphan of ours now (its environment cleared)
+                    if not CURRENT.orphan(pid):
+                        continue
+                    environ = b""
+                else:
+                    try:
+                        with open(f"/proc/{entry}/environ", "rb") as handle:
+                            environ = handle.read(1 << 20)
+                    except (OSError, MemoryError):  # gone (its children reparented first); no buffer under ulimit -v
+                        met.add(pid)
+                        unknown = True
+                        continue
+                    if not environ and (parent := _dead_parent(pid)) is not None:  # a zombie reads as empty: it
+                        met.add(pid)  # forks no more, its children were reparented before it died
+                        again, unknown = again or parent == me, True
+                        continue
+                if marker in environ.split(b"\0") or CURRENT.orphan(pid):  # or left, its environment cleared
+                    met.add(pid)
+                    again = True
+                    found += 1
+                    _kill_stray(pid, my_group, my_session)
+                    CURRENT.reap(pid)
+                else:
+                    without.add(pid)
+            if not again and (looked_again or not unknown):
+                break
+            looked_again = looked_again or not again
     return found
+
+
+_STRAY_PASSES = 16  # kill_strays' scans at most: each one after the first follows a fork it met
+
+
+def _own(query: Callable[[int], int]) -> int | None:
+    try:
+        return query(0)
+    except OSError:
+        return None
+
+
+def _dead_parent(pid: int) -> int | None:
+    """The parent of PID where PID is a zombie (0 where it is already gone); None where it is alive."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            fields = handle.read(4096).rpartition(b")")[2].split()
+        return int(fields[1]) if fields[0] in (b"Z", b"X", b"x") else None
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+def _kill_stray(pid: int, my_group: int | None, my_session: int | None) -> None:
+    """SIGKILL to PID's whole process group, where that group is in another session than the doctor's (made by a
+    child of ours: setsid makes a session only for the caller's own descendants), then to PID itself."""
+    try:
+        group, session = os.getpgid(pid), os.getsid(pid)
+        if group not in (my_group, None) and session != my_session and group > 1:
+            os.killpg(group, signal.SIGKILL)
+    except OSError:
+        pass
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except OSError:
+        pass
 
 
 def last_pid() -> int | None:

@@ -81,7 +81,7 @@ def real_wheel_stored(version: str) -> Path:
     wheel's sha256, so a new download is never matched to an old copy). The closed loops of tests/test_fix.py serve
     it from their mirror: each `fix --yes` then copies, hashes, checks and writes every file of the real cuDNN as
     with the wheel itself, without zlib inflating NVIDIA's 705 MB once more per test (about half of each loop's CPU).
-    Inflating the real wheels is tested where it is the point (tests/test_install_wheel.py,
+    Inflating the real wheels is tested where it is the point (tests/test_install_wheel.py, 9.19.0's in
     tests/test_install_prefix_fit.py)."""
     wheel = real_wheel(version)
     digest = wheel_sha256(wheel)

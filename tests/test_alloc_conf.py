@@ -39,6 +39,9 @@ EDGES = [
     "pinned_use_background_threads:1", "pinned_use_background_threads:True",
     "foo:1", "foo", "max_split_size_mb", "max_split_size_mb:", "max_split_size_mb:128:x", "backend:nonsense",
     "max_split_size_mb:128,expandable_segments:True,roundup_power2_divisions:[256:2,>:1]",
+    # hostile: more digits than Python's int() takes (4,300), leading zeros past it, Unicode digits, an underflow
+    "max_split_size_mb:" + "9" * 5000, "max_split_size_mb:" + "0" * 5000 + "64", "max_split_size_mb:\u0661\u0662\u0668",
+    "roundup_power2_divisions:[" + "1" * 5000 + ":4]", "garbage_collection_threshold:0." + "0" * 5000 + "5",
 ]
 
 
@@ -101,7 +104,8 @@ def test_which_variable_the_common_parser_reads_is_torchs_choice(env: dict[str, 
 
 @pytest.mark.parametrize(("text", "number"), [("512MB", 512), ("-1", 2**64 - 1), ("+7", 7), ("1e3", 1), ("0x40", 0),
                                               ("18446744073709551615", 2**64 - 1), ("18446744073709551616", None),
-                                              ("", None), ("MB", None)])
+                                              ("", None), ("MB", None), ("9" * 5000, None), ("-" + "9" * 5000, None),
+                                              ("0" * 5000 + "7", 7), ("\u0661\u0662", None), ("\u00b2", None)])
 def test_stoull_reads_as_glibc_reads(text: str, number: int | None) -> None:
     assert c_stoull(text)[0] == number
 

@@ -18,7 +18,7 @@ import pytest
 
 from tests.conftest import PLACEHOLDER, Machine, check_names_only_known_releases, codes
 from tests.fakes.build import fake_cudnn, fake_framework_library, fake_nvml
-from tests.install_helpers import cudnn_tree
+from tests.install_helpers import cudnn_tree, write_headers
 from tests.real_wheels import real_wheel_stored, wheel_sha256
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the plans are applied on Linux hosts")
@@ -195,61 +195,68 @@ def test_a_required_cudnn_is_installed_within_the_requirement(machine: Machine, 
     closed_loop(machine, "--require", "cudnn==9.19.0")
 
 
-def reinstalled_from_one_archive(machine: Machine, code: str, prefix: Path, version: str) -> dict:  # type: ignore[type-arg]
-    """CODE is found; its treatment is `install --version VERSION --prefix PREFIX`, naming only known releases;
-    `fix --yes` closes the loop. Returns the applied plan (with before/after)."""
+def planned_as_reinstall(machine: Machine, code: str, prefix: Path, version: str) -> None:
+    """CODE is found; its treatment is `install --version VERSION --prefix PREFIX`, naming only known releases."""
     assert code in codes(machine.check_json())
     plan = fix_json(machine)
     [install] = [a for a in plan["actions"] if code in a["resolves"]]
     assert install["argv"][install["argv"].index("--prefix") + 1] == str(prefix)
     assert install["argv"][install["argv"].index("--version") + 1] == version
     check_names_only_known_releases(plan)
-    return closed_loop(machine)[1]
 
 
-@pytest.mark.integration
-def test_headers_of_another_release_are_replaced_from_one_archive(machine: Machine, tmp_path: Path) -> None:
-    """cuDNN 9 headers beside cuDNN 8.9.7 libraries in one prefix (CD303): that prefix gets the library's release
-    again, headers and libraries from one archive."""
-    with_driver(machine, tmp_path)
-    prefix = tmp_path / "opt" / "cudnn"
-    cudnn_tree(prefix, version=8907, cudart=12020, lib_folder="lib64", header_version=91900)
-    machine.add_library_path(prefix / "lib64")
-    machine.env["CUDNN_DOCTOR_MIRROR"] = str(local_mirror(tmp_path, "8.9.7"))
-    reinstalled_from_one_archive(machine, "CD303", prefix, "8.9.7")
-
-
-@pytest.mark.integration
-def test_a_missing_sublibrary_is_reinstalled_into_its_prefix(machine: Machine, tmp_path: Path) -> None:
-    with_driver(machine, tmp_path)
-    prefix = tmp_path / "opt" / "cudnn"
-    cudnn_tree(prefix, version=8907, cudart=12020, lib_folder="lib64")
-    for stale in (prefix / "lib64").glob("libcudnn_cnn_infer*"):
-        stale.unlink()
-    machine.add_library_path(prefix / "lib64")
-    machine.env["CUDNN_DOCTOR_MIRROR"] = str(local_mirror(tmp_path, "8.9.7"))
-    assert "CD304" in codes(machine.check_json())
-    plan = fix_json(machine)
-    check_names_only_known_releases(plan)
-    closed_loop(machine)
-
-
-@pytest.mark.integration
-def test_a_sublibrary_of_another_release_is_replaced_from_one_archive(machine: Machine, tmp_path: Path) -> None:
-    """CD305: one sub-library of cuDNN 8.9.7 is 8.6.0's (an old file copied over one). The prefix gets 8.9.7
-    again, every file from one archive, and check no longer finds a mixed copy."""
-    with_driver(machine, tmp_path)
-    prefix = tmp_path / "opt" / "cudnn"
-    cudnn_tree(prefix, version=8907, cudart=12020, lib_folder="lib64")
+def damage_prefix(prefix: Path, damage: str) -> None:
+    """One damage of a cuDNN 8.9.7 prefix as users make them: "headers" of another release (cuDNN 9.19's) beside
+    its libraries (CD303), a sub-library "missing" (CD304), a sub-library "mixed" in from another release (8.6.0's
+    file copied over one, CD305)."""
     lib = prefix / "lib64"
-    real = lib / "libcudnn_cnn_infer.so.8.9.7"
-    real.rename(lib / "libcudnn_cnn_infer.so.8.6.0")
-    (lib / "libcudnn_cnn_infer.so.8").unlink()
-    (lib / "libcudnn_cnn_infer.so.8").symlink_to("libcudnn_cnn_infer.so.8.6.0")
-    machine.add_library_path(lib)
+    if damage == "headers":
+        write_headers(prefix / "include", 91900)
+    elif damage == "missing":
+        for stale in lib.glob("libcudnn_cnn_infer*"):
+            stale.unlink()
+    elif damage == "mixed":
+        (lib / "libcudnn_ops_infer.so.8.9.7").rename(lib / "libcudnn_ops_infer.so.8.6.0")
+        (lib / "libcudnn_ops_infer.so.8").unlink()
+        (lib / "libcudnn_ops_infer.so.8").symlink_to("libcudnn_ops_infer.so.8.6.0")
+
+
+PREFIX_DAMAGES = {"headers": "CD303", "missing": "CD304", "mixed": "CD305"}
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("damage", list(PREFIX_DAMAGES))
+def test_a_damaged_prefix_is_planned_as_one_reinstall_from_one_archive(machine: Machine, tmp_path: Path,
+                                                                       damage: str) -> None:
+    """Each damage alone is found, and its treatment is the prefix's own release again, headers and libraries from
+    one archive (`install --version 8.9.7 --prefix PREFIX`), naming only known releases. That the reinstall repairs
+    each one is test_one_reinstall_repairs_every_damage_of_a_prefix's (one real install for the three)."""
+    with_driver(machine, tmp_path)
+    prefix = tmp_path / "opt" / "cudnn"
+    cudnn_tree(prefix, version=8907, cudart=12020, lib_folder="lib64")
+    damage_prefix(prefix, damage)
+    machine.add_library_path(prefix / "lib64")
     machine.env["CUDNN_DOCTOR_MIRROR"] = str(local_mirror(tmp_path, "8.9.7"))
-    data = reinstalled_from_one_archive(machine, "CD305", prefix, "8.9.7")
-    assert "CD305" not in data["after"]["codes"]
+    planned_as_reinstall(machine, PREFIX_DAMAGES[damage], prefix, "8.9.7")
+
+
+@pytest.mark.integration
+def test_one_reinstall_repairs_every_damage_of_a_prefix(machine: Machine, tmp_path: Path) -> None:
+    """The three damages in one prefix: one install action resolves the three, and after `fix --yes` (the real
+    cuDNN 8.9.7 archive installed) none is found; the 8.6.0 file copied in is gone with the rest of the old copy."""
+    with_driver(machine, tmp_path)
+    prefix = tmp_path / "opt" / "cudnn"
+    cudnn_tree(prefix, version=8907, cudart=12020, lib_folder="lib64")
+    for damage in PREFIX_DAMAGES:
+        damage_prefix(prefix, damage)
+    machine.add_library_path(prefix / "lib64")
+    machine.env["CUDNN_DOCTOR_MIRROR"] = str(local_mirror(tmp_path, "8.9.7"))
+    for code in PREFIX_DAMAGES.values():
+        planned_as_reinstall(machine, code, prefix, "8.9.7")
+    _, data = closed_loop(machine)
+    [install] = [a for a in data["actions"] if a["kind"] == "install"]
+    assert set(PREFIX_DAMAGES.values()) <= set(install["resolves"]), install
+    assert not set(PREFIX_DAMAGES.values()) & set(data["after"]["codes"]), data["after"]
 
 
 def test_a_cudnn_off_the_loader_path_gets_an_env_line_that_works(machine: Machine, tmp_path: Path) -> None:

@@ -208,3 +208,33 @@ def test_a_question_whose_answer_cannot_be_said_leaves_the_others_answered(machi
     answer = children.answers()[python]
     assert answer.started and answer.numpy_worked and answer.resolved and answer.finder == {}, answer
     assert finder.plugins(children.answers()) == () and finder.shadows(children.answers(), env, None) == ()
+
+
+@pytest.mark.parametrize("hostile", [5, "abc", {"a": 1}, None, [1, [2]]])
+def test_a_finder_answer_of_the_wrong_types_is_passed_over(machine: Machine, tmp_path: Path, hostile: object) -> None:
+    """The answer channel is read, never trusted for its types: a start-up hook of the user's can write on it before
+    the child does (its first line for a question is taken). Locations, tags or plugin entries that are no list are
+    none, not a probe that raised (CD902)."""
+    import json
+
+    from cudnn_doctor.child import ChildAnswer
+    from cudnn_doctor.probes.framework_python import read_answer
+    from cudnn_doctor.probes.python_finder import FinderQuestion
+
+    site = _torch(machine, tmp_path)
+    _plugin(site, module=True)
+    torch = Framework("torch", "2.11.0", None, None, None, "dist-info", None, {"site_packages": str(site)})
+    finder = FinderQuestion([torch], machine.env)
+    [python] = finder.pythons
+    modules = finder.request(python)["modules"]
+    assert modules, finder.request(python)
+    said = {"modules": {name: {"origin": str(tmp_path / "elsewhere" / name / "__init__.py"), "locations": hostile,
+                               "foreign": hostile} for name in modules},
+            "plugins": {"torch.backends": {"entries": hostile}}, "path": [str(tmp_path / "elsewhere")],
+            "suffixes": hostile, "stdlib": hostile}
+    answer = read_answer(ChildAnswer(None, None, False, False, 0.0, answer=json.dumps({"finder": said}) + "\n"))
+    assert answer.finder == said
+    answers = {python: answer}
+    shadows = finder.shadows(answers, machine.env, None)
+    assert shadows and all(len(row) == 5 for row in shadows), shadows  # no tags read out of what is no list
+    assert isinstance(finder.plugins(answers), tuple)

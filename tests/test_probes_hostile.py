@@ -577,6 +577,93 @@ def test_strays_are_looked_for_among_the_processes_started_since_the_batch_began
         older.kill()
 
 
+# A stray that forks the instant the killer has listed /proc (the test's hook on os.listdir asks it to, and waits
+# until it has): "tree" keeps running and forks a child that stays; "moving" forks a child in a session of its own and
+# exits, as a daemon's first fork does, so the stray listed is gone when its environment is read and its child was
+# never listed. Each child it forks writes its process id on the answer pipe and sleeps.
+FORKING_STRAY = """
+import os, sys, time
+trigger, answer, moving = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3] == "moving"
+while os.read(trigger, 1):
+    pid = os.fork()
+    if pid == 0:
+        os.setsid()
+        os.write(answer, b"%d\\n" % os.getpid())
+        os.close(trigger)
+        os.close(answer)
+        time.sleep(120)
+        os._exit(0)
+    if moving:
+        os._exit(0)
+"""
+
+
+def _dead(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except OSError:
+        return True
+
+
+@pytest.mark.parametrize("how", ["tree", "moving"])
+def test_a_stray_that_forks_while_the_killer_scans_does_not_escape(monkeypatch: pytest.MonkeyPatch, how: str) -> None:
+    """kill_strays lists /proc, then reads each listed process's environment: what a stray forks between the two was
+    not listed. It scans again until a pass finds nothing it had not seen (a process killed cannot fork any more; one
+    that left or died had its children reparented before), and kills a found stray's whole process group at once
+    where the group is not the doctor's (the kernel aborts a fork that a group's signal meets)."""
+    import select
+
+    from cudnn_doctor import child
+
+    token = os.urandom(8).hex()
+    trigger_read, trigger_write = os.pipe()
+    answer_read, answer_write = os.pipe()
+    since = child.last_pid()
+    stray = subprocess.Popen([sys.executable, "-c", FORKING_STRAY, str(trigger_read), str(answer_write), how],
+                             env={**os.environ, child.TOKEN_VARIABLE: token}, start_new_session=True,
+                             pass_fds=(trigger_read, answer_write))
+    os.close(trigger_read)
+    os.close(answer_write)
+    forked: list[int] = []
+    real_listdir = os.listdir
+
+    def listdir(path: str) -> list[str]:
+        entries = real_listdir(path)
+        if path == "/proc" and stray.poll() is None and not _dead(stray.pid):
+            try:
+                os.write(trigger_write, b"f")
+            except OSError:
+                return entries
+            if select.select([answer_read], [], [], 20)[0]:
+                forked.extend(int(line) for line in os.read(answer_read, 64).split())
+            if how == "moving":  # the stray listed has gone before its environment is read
+                deadline = time.monotonic() + 20
+                while not _dead(stray.pid) and time.monotonic() < deadline:
+                    time.sleep(0.005)
+        return entries
+
+    try:
+        with monkeypatch.context() as patch:
+            patch.setattr(os, "listdir", listdir)
+            found = child.kill_strays(token, since)
+        assert forked, "the stray forked while the killer scanned"
+        deadline = time.monotonic() + 10
+        while [pid for pid in forked if not _dead(pid)] and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert [pid for pid in forked if not _dead(pid)] == [], f"escaped the killer (it found {found})"
+        assert stray.wait(timeout=10) in (-9, 0)
+    finally:
+        stray.kill()
+        stray.wait()
+        for pid in forked:
+            try:
+                os.kill(pid, 9)
+            except OSError:
+                pass
+        os.close(trigger_write)
+        os.close(answer_read)
+
+
 def test_a_doctor_killed_with_sigkill_leaves_no_deep_child_running(machine_process: Machine, tmp_path: Path) -> None:
     """SIGKILL can clean nothing: the children of the doctor's own scripts die with it (PR_SET_PDEATHSIG), where a
     framework import that hangs ran on for ever."""

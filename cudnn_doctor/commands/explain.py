@@ -460,7 +460,7 @@ def read_message(query: str | None, from_file: str | None, stdin: Any) -> bytes:
             if stat.S_ISDIR(info.st_mode):
                 raise DoctorError(f"--from-file {from_file}: is a folder", fix="give the path of a log file", code="CD005")
             if stat.S_ISREG(info.st_mode) and info.st_size > MAX_BYTES:  # the head, then the tail, of a long file
-                head = _first(lambda: os.read(fd, 1 << 20), HEAD_BYTES)
+                head = _first(lambda: os.read(fd, HEAD_BYTES), HEAD_BYTES)
                 os.lseek(fd, info.st_size - TAIL_BYTES, os.SEEK_SET)
                 data = defang(head) + skip_line(len(head), info.st_size - TAIL_BYTES) + \
                     _head_and_tail(lambda: os.read(fd, 1 << 20), TAIL_BYTES)

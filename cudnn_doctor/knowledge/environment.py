@@ -293,7 +293,10 @@ def c_stoull(text: str) -> tuple[int | None, str]:
     match = re.match(r"[ \t\n\v\f\r]*([+-]?)([0-9]+)", text)
     if match is None:
         return None, "std::invalid_argument: stoull"
-    number = int(match.group(2))
+    digits = match.group(2).lstrip("0") or "0"
+    if len(digits) > len(str(ULL_MAX)):  # beyond 2**64-1 whatever the digits: never int() of thousands of them
+        return None, "std::out_of_range: stoull"  # (Python refuses past 4,300 digits: a ValueError, not stoull's)
+    number = int(digits)
     if number > ULL_MAX:
         return None, "std::out_of_range: stoull"
     return ((-number) % 2**64 if match.group(1) == "-" else number), ""

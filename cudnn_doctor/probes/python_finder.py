@@ -224,7 +224,7 @@ class FinderQuestion:
                 switch = str(row.get("switch") or "")
                 if answer.get("raised"):
                     out.append((name, group, "", "", str(answer["raised"]), "", switch))
-                for entry in answer.get("entries") or []:
+                for entry in _items(answer.get("entries")):
                     if isinstance(entry, dict) and entry.get("missing"):
                         out.append((name, group, str(entry.get("name") or ""), str(entry.get("module") or ""),
                                     str(entry.get("said") or ""), str(entry.get("dist") or ""), switch))
@@ -257,7 +257,7 @@ class FinderQuestion:
                 if answer.get("stale"):
                     out.append((str(answer["stale"]), module, name, "stale bytecode", "seen"))
                     continue
-                places = [str(answer.get("origin") or ""), *[str(p) for p in answer.get("locations") or []]]
+                places = [str(answer.get("origin") or ""), *[p for p in _items(answer.get("locations")) if isinstance(p, str)]]
                 places = [p for p in places if p and p not in ("built-in", "frozen", "namespace")]
                 if not places or any(os.path.realpath(p).startswith(home + os.sep) for p in places):
                     continue  # where it was installed (a namespace package merges: one portion there is enough)
@@ -270,7 +270,7 @@ class FinderQuestion:
                 real = os.path.realpath(entry or ".")
                 how = ("PYTHONPATH" if real in pythonpath else "user site" if mine and real == mine else
                        "working folder" if entry in ("", ".") or (cwd and real == os.path.realpath(cwd)) else "sys.path")
-                foreign = [str(tag) for tag in answer.get("foreign") or []][:4]
+                foreign = [tag for tag in _items(answer.get("foreign")) if isinstance(tag, str)][:4]
                 listed = said.get("suffixes")
                 suffixes: list[Any] = listed if isinstance(listed, list) else []
                 out.append((cwd or "." if how == "working folder" else entry, module, name, how, "seen",
@@ -299,3 +299,9 @@ def _is_standard_library(entry: str, stdlib: list[str]) -> bool:
         if real.endswith(".zip") and os.path.dirname(real) == os.path.dirname(folder):
             return True
     return False
+
+
+def _items(value: object) -> list[Any]:
+    """VALUE where the answer gave a list, else none: an answer is read, never trusted for its types (a start-up hook
+    of the user's may write on the answer channel before the child does; its first line for a question is taken)."""
+    return value[:256] if isinstance(value, list) else []
