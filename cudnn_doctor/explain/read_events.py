@@ -267,7 +267,14 @@ _MODULE_NAMED = re.compile(
     r"|\bmodule (?P<k>[a-z0-9_-]{2,60})\.ko uses gpl-only symbol"
     # DKMS's progress line as xbps/Void and other distributions' hooks print it: "Building DKMS module: nvidia-570.133.07...
     # FAILED!" (the module's name, then its version)
-    r"|\bbuilding dkms module:? (?P<l>[a-z][a-z0-9_+]{1,40}(?:-[a-z][a-z0-9_+]{0,20}){0,3})-\d")
+    r"|\bbuilding dkms module:? (?P<l>[a-z][a-z0-9_+]{1,40}(?:-[a-z][a-z0-9_+]{0,20}){0,3})-\d"
+    # RPM Fusion's akmods (Fedora, RHEL), which builds a kmod package per kernel (rpmfusion/akmods@d918f33:akmods:
+    # "Building and installing ${kmodname}-kmod", "Building rpms failed; see /var/cache/akmods/${kmodname}/...failed.log",
+    # "Ignoring ${kmodname}-kmod as it failed earlier", the source package /usr/src/akmods/${kmodname}-kmod.latest)
+    r"|\bbuilding and installing (?P<m>[a-z0-9_.+-]{2,60}?)-kmod\b"
+    r"|/var/cache/akmods/(?P<n>[a-z0-9_.+-]{2,60})/"
+    r"|\bignoring (?P<o>[a-z0-9_.+-]{2,60}?)-kmod as it failed"
+    r"|/usr/src/akmods/(?P<p>[a-z0-9_.+-]{2,60}?)-kmod\.latest")
 
 
 @functools.cache
@@ -289,7 +296,7 @@ def kernel_modules(index: int, lowers: list[str]) -> list[Event]:
     """An NVIDIA kernel module that could not be built or loaded, named on line INDEX in the module loader's or
     DKMS's words, with a failure word on that line or within [module_words] window lines of it."""
     lower = lowers[index]
-    if not any(word in lower for word in ("insert", "module", "dkms", "symbol")):
+    if not any(word in lower for word in ("insert", "module", "dkms", "symbol", "akmods", "-kmod")):
         return []
     words, _ = _module_tables()
     if not words:

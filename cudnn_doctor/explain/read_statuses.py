@@ -30,6 +30,12 @@ _CALL_NUMBER = re.compile(r"\b(cuda[A-Z][A-Za-z0-9_]{1,60}|cu[A-Z][A-Za-z0-9_]{1
                           # the number ends the program's words: "returned 3 rows" counts something else
                           r"(?!\s{0,2}[A-Za-z])")
 
+# Numba's CudaAPIError: "[%s] %s" % (code, "Call to %s results in %s" % (fname, errname)), the CUresult a driver function
+# returned in brackets before the call's name; the name it prints is UNKNOWN_CUDA_ERROR for a code its own map lacks
+# ("[802] Call to cuInit results in UNKNOWN_CUDA_ERROR"), so the number is the fact (numba/numba@0.61:
+# numba/cuda/cudadrv/driver.py Driver._check_ctypes_error, numba/cuda/cudadrv/error.py CudaAPIError.__str__)
+_NUMBA_CALL = re.compile(r"\[(\d{1,4})\]\s{0,3}Call to cu[A-Z][A-Za-z0-9_]{1,60} results in\b")
+
 # a program that names the CUDA driver library as what failed, then the CUresult it got, as Ollama's GPU discovery
 # prints them (ollama/ollama@08f8471dba9846a015b37cc829688aaa4438a78e:gpu/gpu_info_nvcuda.c: "cuda driver library init
 # failure: %d", "cuda driver library failed to get device context %d", "... device memory info lookup failure %d", with
@@ -438,6 +444,8 @@ def _known_statuses(index: int, line: str, lower: str) -> list[Status]:
             numbered.append(("driver", number))
     if "cuda" in lower:
         numbered.extend(("cudart", int(m.group(1))) for m in itertools.islice(_ERROR_NUMBER.finditer(line), PER_LINE))
+    if "results in" in lower:  # Numba's bracketed CUresult before the driver call it names
+        numbered.extend(("driver", int(m.group(1))) for m in itertools.islice(_NUMBA_CALL.finditer(line), PER_LINE))
     if "driver library" in lower:  # Ollama's words for the CUresult of a driver call it made through libcuda
         numbered.extend(("driver", int(m.group(1))) for m in itertools.islice(_DRIVER_LIBRARY.finditer(lower), PER_LINE))
     if not numbered:  # "cudaGetDeviceCount failed in paddle::...GetCUDADeviceCountImpl, error code : 35"
