@@ -67,6 +67,8 @@ def _gpu_packages(line: str, lower: str, gpu_context: bool = True, other_acceler
     verb, word = min(hits) if hits else (len(lower), "")
     if lower.lstrip().startswith(TREE_GLYPHS):  # libmamba's tree: the line's package comes first ("└─ pytorch-cuda 11.8")
         verb, word = 0, ""
+    elif word == "->":  # conda's "Requested package -> Available versions": the spec the user asked for comes first
+        verb, word = 0, ""  # ("Package libstdcxx-ng conflicts for:" then "cudatoolkit=10.2 -> libstdcxx-ng[version=...]")
     # who asks: a framework's companion built per framework release (torchvision 0.17.0 depends on torch==2.2.0) makes
     # a framework pin the GPU stack's; another package's pin on the framework needs the message's GPU context
     asker = [token.strip(".,:;'\"").lower() for token in TOKEN.findall(line[max(0, verb - 80):verb])[-3:]]
