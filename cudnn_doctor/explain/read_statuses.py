@@ -36,6 +36,16 @@ _CALL_NUMBER = re.compile(r"\b(cuda[A-Z][A-Za-z0-9_]{1,60}|cu[A-Z][A-Za-z0-9_]{1
 # numba/cuda/cudadrv/driver.py Driver._check_ctypes_error, numba/cuda/cudadrv/error.py CudaAPIError.__str__)
 _NUMBA_CALL = re.compile(r"\[(\d{1,4})\]\s{0,3}Call to cu[A-Z][A-Za-z0-9_]{1,60} results in\b")
 
+# TensorRT's (5-8) own check of a cuDNN, cuBLAS or CUDA call, with the function it was in and the status number
+# ("cuda/cudaConvolutionLayer.cpp (163) - Cudnn Error in execute: 8", "Cudnn Error in
+# nvinfer1::rt::cuda::CudnnConvolutionRunner::executeConv: 8 (CUDNN_STATUS_EXECUTION_FAILED)", "cuda error in execute :: 77"):
+# NVIDIA/TensorRT#1390 and #311, NVIDIA-AI-IOT/torch2trt#551
+_LIBRARY_ERROR_IN = re.compile(r"(?i)\b(cudnn|cublas|cuda)\s{1,3}error\s{1,3}in\s{1,3}[a-z_][a-z0-9_:]{0,120}?\s{0,2}:{1,2}\s{0,3}"
+                               r"(\d{1,4})\b")
+# CuPy's NVRTCError: "{nvrtcGetErrorString(status)} ({status})", where an NVRTC older than the status prints its generic
+# "NVRTC_ERROR unknown" (cupy/cupy cupy_backends/cuda/libs/nvrtc.pyx: NVRTCError.__init__): the number is the fact
+_NVRTC_NUMBER = re.compile(r"\bNVRTC_ERROR\b[^\n()]{0,40}\((\d{1,2})\)")
+
 # a program that names the CUDA driver library as what failed, then the CUresult it got, as Ollama's GPU discovery
 # prints them (ollama/ollama@08f8471dba9846a015b37cc829688aaa4438a78e:gpu/gpu_info_nvcuda.c: "cuda driver library init
 # failure: %d", "cuda driver library failed to get device context %d", "... device memory info lookup failure %d", with
@@ -444,6 +454,12 @@ def _known_statuses(index: int, line: str, lower: str) -> list[Status]:
             numbered.append(("driver", number))
     if "cuda" in lower:
         numbered.extend(("cudart", int(m.group(1))) for m in itertools.islice(_ERROR_NUMBER.finditer(line), PER_LINE))
+    if "error in" in lower:  # TensorRT's "Cudnn Error in execute: 8"
+        numbered.extend((("cudnn9" if int(m.group(2)) >= 1000 else "cudnn8") if m.group(1).lower() == "cudnn"
+                         else "cublas" if m.group(1).lower() == "cublas" else "cudart", int(m.group(2)))
+                        for m in itertools.islice(_LIBRARY_ERROR_IN.finditer(line), PER_LINE))
+    if "nvrtc_error" in lower:
+        numbered.extend(("nvrtc", int(m.group(1))) for m in itertools.islice(_NVRTC_NUMBER.finditer(line), PER_LINE))
     if "results in" in lower:  # Numba's bracketed CUresult before the driver call it names
         numbered.extend(("driver", int(m.group(1))) for m in itertools.islice(_NUMBA_CALL.finditer(line), PER_LINE))
     if "driver library" in lower:  # Ollama's words for the CUresult of a driver call it made through libcuda
