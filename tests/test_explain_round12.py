@@ -51,6 +51,9 @@ CASES = [
     ("nvcc on Windows, CUDA 11.x", "CD209",
      "nvcc fatal   : nvcc cannot find a supported version of Microsoft Visual Studio. Only the versions between 2017 and "
      "2019 (inclusive) are supported!"),
+    # in nvcc's (EDG) wording: device code compiled for a target below compute capability 7.0 as well
+    ("cooperative_groups::labeled_partition below sm_70", "CD404",
+     "kernels/sort.cu(88): error: namespace \"cooperative_groups\" has no member \"labeled_partition\""),
     # in uv's wording (astral-sh/uv#8746's report, ASCII glyphs): an NVIDIA wheel published for Linux only, asked on Windows
     ("uv: nvidia-nccl-cu12 on Windows", "CD520",
      "  x No solution found when resolving dependencies:\n"
@@ -80,6 +83,9 @@ UNRELATED = [
      "platforms: `manylinux_2_28_aarch64`, `manylinux1_x86_64`, `macosx_11_0_arm64`, `win_amd64`"),
     # a HIP link error: AMD's runtime, not NVIDIA's
     ("a HIP link error", "kernels.o: undefined reference to `hipLaunchKernel'\ncollect2: error: ld returned 1 exit status"),
+    # a project's own namespace with the same member name, and cooperative_groups without a gated member
+    ("another namespace's labeled_partition", 'src/a.cu(3): error: namespace "mylib" has no member "labeled_partition"'),
+    ("an ungated cooperative_groups member", 'src/a.cu(3): error: namespace "cooperative_groups" has no member "frobnicate"'),
     # another module named in NameError
     ("a NameError of the program's own", "NameError: name 'selective_search' is not defined"),
 ]
