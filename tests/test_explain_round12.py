@@ -54,6 +54,9 @@ CASES = [
     # in nvcc's (EDG) wording: device code compiled for a target below compute capability 7.0 as well
     ("cooperative_groups::labeled_partition below sm_70", "CD404",
      "kernels/sort.cu(88): error: namespace \"cooperative_groups\" has no member \"labeled_partition\""),
+    # in the wording of the CHECK macro many CUDA projects copy (GPUMD's error.cuh): the status on a line of its own
+    ("a CUDA Error block, code 209", "CD404",
+     "CUDA Error:\n    File:       src/force.cu\n    Line:       120\n    Error code: 209"),
     # in uv's wording (astral-sh/uv#8746's report, ASCII glyphs): an NVIDIA wheel published for Linux only, asked on Windows
     ("uv: nvidia-nccl-cu12 on Windows", "CD520",
      "  x No solution found when resolving dependencies:\n"
@@ -86,6 +89,8 @@ UNRELATED = [
     # a project's own namespace with the same member name, and cooperative_groups without a gated member
     ("another namespace's labeled_partition", 'src/a.cu(3): error: namespace "mylib" has no member "labeled_partition"'),
     ("an ungated cooperative_groups member", 'src/a.cu(3): error: namespace "cooperative_groups" has no member "frobnicate"'),
+    # an error block that is not CUDA's
+    ("a parser's error block", "Parse Error:\n    File:       input.xyz\n    Line:       3\n    Error code: 209"),
     # another module named in NameError
     ("a NameError of the program's own", "NameError: name 'selective_search' is not defined"),
 ]

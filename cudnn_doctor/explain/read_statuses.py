@@ -188,6 +188,23 @@ def _alone(index: int, lower: str) -> list[Status]:
     return []
 
 
+# a program's CUDA error block, one field a line under its heading: the CHECK macro of Fan Zheyong's "CUDA Programming"
+# (GPUMD's src/utilities/error.cuh and the many projects that copied it: printf("CUDA Error:\n"), then "    File:", "    Line:",
+# "    Error code: %d", "    Error text: %s" with cudaGetErrorString): the number on a line of its own is the heading's
+_BLOCK_NUMBER = re.compile(r"^\s{0,12}error\s{0,2}code\s{0,2}[:=]\s{0,4}(\d{1,4})\s*$")
+BLOCK_WINDOW = 4  # lines between the heading and its number
+
+
+def block_statuses(index: int, lowers: list[str]) -> list[Status]:
+    """The CUDA runtime status a multi-line error block gives on line INDEX ("Error code: 209" under "CUDA Error:")."""
+    match = _BLOCK_NUMBER.match(lowers[index])
+    if match is None or not any("cuda error" in line for line in lowers[max(0, index - BLOCK_WINDOW):index]):
+        return []
+    _, by_number, _ = _status_tables()
+    row = by_number.get(("cudart", int(match.group(1))))
+    return [_status(row, "number", index)] if row is not None else []
+
+
 def _status(row: dict[str, Any], how: str, index: int) -> Status:
     return Status(api=row["api"], name=row["name"], number=int(row["number"]), meaning=row["meaning"],
                   finding=row["finding"], how=how, line=index, source=row["source"])

@@ -67,7 +67,7 @@ from cudnn_doctor.explain.read_packages import (
     platform_requests,
     prebuilt_wheels,
 )
-from cudnn_doctor.explain.read_statuses import statuses
+from cudnn_doctor.explain.read_statuses import block_statuses, statuses
 from cudnn_doctor.explain.read_versions import archs, compilers, frameworks, phrases, versions
 
 __all__ = ["HEAD_BYTES", "MAX_BYTES", "TAIL_BYTES", "Facts", "candidate_lines", "defang", "head_and_tail", "read",
@@ -138,7 +138,7 @@ def _facts_of(indexes: range, budget: int, most: int, lines: list[str], lowers: 
         # a product named beside its own file on the line ("Unable to load cudart library .../libcudart.so.12") is
         # that file: the file's failure is the fact
         found_products = [p for p in products(index, lower) if p.name not in {library.name for library in named}]
-        facts = (named + found_products, statuses(index, line, lower, cudnn_named), pairs,
+        facts = (named + found_products, statuses(index, line, lower, cudnn_named) + block_statuses(index, lowers), pairs,
                  archs(index, line, lower), phrases(index, wrapped), symbols(index, line, lower, lines),
                  cpu_builds(index, lower), compilers(index, lower, whole),
                  events(index, line, wrapped) + kernel_modules(index, lowers) + components(index, lowers)
