@@ -498,6 +498,10 @@ _CODES = (
          "different ones."),
     Code("CD522", "error", "Retired or placeholder package",
          "{detail}"),
+    Code("CD523", "error", "A framework's NVIDIA library wheels are not installed",
+         "{detail}: the framework came from PyPI with NVIDIA's CUDA libraries as wheels of their own (nvidia-*-cuNN), "
+         "and those wheels are not installed where its interpreter looks (skipped by --no-deps, a lock file or an "
+         "extra that left them out, or installed for another Python)."),
     # CD6xx: bench
     Code("CD601", "error", "No GPU to benchmark",
          "{why}"),

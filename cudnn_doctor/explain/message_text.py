@@ -51,10 +51,11 @@ TRIGGERS = (
 
 def to_text(data: bytes | str) -> str:
     """Any bytes as text: a long input's head and tail (head_and_tail), control bytes (NUL included) as spaces,
-    invalid UTF-8 replaced."""
+    invalid UTF-8 replaced, and the full-width colon of Chinese and Japanese locales ("cuda_runtime.h：No such file")
+    as the colon the programs' own words have there."""
     if isinstance(data, str):
         data = data.encode("utf-8", "surrogateescape")
-    return head_and_tail(data).translate(_CONTROLS).decode("utf-8", "replace")
+    return head_and_tail(data).translate(_CONTROLS).decode("utf-8", "replace").replace("\uff1a", ": ")
 
 
 _SKIPPED = re.compile(rb"\n\[cudnn-doctor: (\d{1,15}) bytes skipped, from byte (\d{1,15}) to byte (\d{1,15})\]\n")

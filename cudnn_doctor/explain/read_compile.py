@@ -119,6 +119,9 @@ def compile_errors(index: int, line: str, lower: str) -> list[Event]:
     if not any(word in lower for word in _DIAGNOSTIC):
         return []
     for owner, name in _names(line):
+        gated = _gated_index().get(name.lower())
+        if gated is not None and owner is not None and owner.split("::")[-1].lower() == gated["owner"].lower():
+            return [_gated_event(index, gated, f"{owner}::{name}", name)]
         for row in _removed_index().get(name.lower(), ()):
             if row.get("owner") and (owner is None or owner.split("::")[-1].lower() != row["owner"].lower()):
                 continue
@@ -134,6 +137,18 @@ def compile_errors(index: int, line: str, lower: str) -> list[Event]:
         if cudnn is not None:
             return [_cudnn_event(index, cudnn)]
     return []
+
+
+@functools.cache
+def _gated_index() -> dict[str, dict[str, Any]]:
+    """Each name of compat/errors.toml [[arch_gated_api]] (lower case) -> its row: declared only for newer targets."""
+    return {name.lower(): row for row in load("errors").get("arch_gated_api", []) for name in row["names"]}
+
+
+def _gated_event(index: int, row: dict[str, Any], said: str, name: str) -> Event:
+    values = (("api", said), ("min_cc", str(row["min_cc"])))
+    return Event("api", row["code"], said, row["meaning"].replace("{name}", name), row["fix"], row["source"], values,
+                 index)
 
 
 def _removed_event(index: int, row: dict[str, Any], said: str, name: str) -> Event:

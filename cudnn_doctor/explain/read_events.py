@@ -47,6 +47,10 @@ _PTX = re.compile(r"(?i)unsupported\s{1,3}\.version\s{1,3}(\d{1,2}\.\d{1,2})\s{0
 # nvcc's host_config.h: "unsupported GNU version! gcc versions later than 12 are not supported!"
 _HOST_COMPILER = re.compile(r"(?i)unsupported\s{1,3}(gnu|clang|microsoft visual studio|msvc)\s{1,3}version!?"
                             r"(?:[^!\n]{0,40}?versions?\s{1,3}(?:later|newer)\s{1,3}than\s{1,3}(\d{1,2}(?:\.\d{1,2})?))?")
+# nvcc on Windows, where its host compiler is Visual Studio's cl.exe (nvcc's own check): "nvcc fatal : nvcc cannot find a
+# supported version of Microsoft Visual Studio. Only the versions between 2017 and 2019 (inclusive) are supported!"
+_HOST_VISUAL_STUDIO = re.compile(r"(?i)cannot\s{1,3}find\s{1,3}a\s{1,3}supported\s{1,3}version\s{1,3}of\s{1,3}microsoft\s{1,3}"
+                                 r"visual\s{1,3}studio(?:[^!\n]{0,60}?between\s{1,3}(\d{4})\s{1,3}and\s{1,3}(\d{4}))?")
 
 
 @functools.cache
@@ -203,6 +207,10 @@ def events(index: int, line: str, lower: str) -> list[Event]:
         host = _HOST_COMPILER.search(line)
         if host is not None:
             out.append(_host_compiler_event(index, host.group(1), host.group(2)))
+    if "visual studio" in lower and "supported version" in lower:
+        studio = _HOST_VISUAL_STUDIO.search(line)
+        if studio is not None:
+            out.append(_visual_studio_event(index, studio.group(1), studio.group(2)))
     return out
 
 
@@ -231,6 +239,22 @@ def _ptx_event(index: int, lower: str, ptx: str, known: str) -> Event:
 HOST_COMPILER_SOURCE = ("NVIDIA CUDA toolkit include/crt/host_config.h ('#error -- unsupported GNU version! gcc versions "
                         "later than N are not supported!'); CUDA Installation Guide for Linux, host compiler support "
                         "https://docs.nvidia.com/cuda/cuda-installation-guide-linux/#host-compiler-support-policy")
+
+
+def _visual_studio_event(index: int, oldest: str | None, newest: str | None) -> Event:
+    """nvcc on Windows found no Visual Studio of the range its release supports (OLDEST to NEWEST where it says)."""
+    span = f"Visual Studio {oldest} to {newest}" if oldest and newest else "the Visual Studio versions it lists"
+    values = (("host_compiler", "Visual Studio"),) + ((("oldest", oldest), ("newest", newest)) if oldest and newest else ())
+    return Event("host-compiler", "CD209", "no supported Microsoft Visual Studio",
+                 f"nvcc refuses the host compiler: this CUDA toolkit supports {span} only, and it found none of them "
+                 "(the installed one is older or newer, or not the one selected)",
+                 f"Install {span} (or its Build Tools, with 'Desktop development with C++') and build from its x64 Native "
+                 "Tools prompt (MATLAB: select it with `mex -setup C++`), or install a CUDA toolkit that supports the "
+                 "Visual Studio you have. `-allow-unsupported-compiler` skips the check at your own risk.",
+                 HOST_COMPILER_SOURCE + "; nvcc's own check on Windows ('nvcc cannot find a supported version of Microsoft "
+                 "Visual Studio. Only the versions between 2017 and 2019 (inclusive) are supported!'); CUDA Installation "
+                 "Guide for Microsoft Windows, supported compilers https://docs.nvidia.com/cuda/cuda-installation-guide-"
+                 "microsoft-windows/", values, index)
 
 
 def _host_compiler_event(index: int, compiler: str, newest: str | None) -> Event:
@@ -267,7 +291,14 @@ _MODULE_NAMED = re.compile(
     r"|\bmodule (?P<k>[a-z0-9_-]{2,60})\.ko uses gpl-only symbol"
     # DKMS's progress line as xbps/Void and other distributions' hooks print it: "Building DKMS module: nvidia-570.133.07...
     # FAILED!" (the module's name, then its version)
-    r"|\bbuilding dkms module:? (?P<l>[a-z][a-z0-9_+]{1,40}(?:-[a-z][a-z0-9_+]{0,20}){0,3})-\d")
+    r"|\bbuilding dkms module:? (?P<l>[a-z][a-z0-9_+]{1,40}(?:-[a-z][a-z0-9_+]{0,20}){0,3})-\d"
+    # RPM Fusion's akmods (Fedora, RHEL), which builds a kmod package per kernel (rpmfusion/akmods@d918f33:akmods:
+    # "Building and installing ${kmodname}-kmod", "Building rpms failed; see /var/cache/akmods/${kmodname}/...failed.log",
+    # "Ignoring ${kmodname}-kmod as it failed earlier", the source package /usr/src/akmods/${kmodname}-kmod.latest)
+    r"|\bbuilding and installing (?P<m>[a-z0-9_.+-]{2,60}?)-kmod\b"
+    r"|/var/cache/akmods/(?P<n>[a-z0-9_.+-]{2,60})/"
+    r"|\bignoring (?P<o>[a-z0-9_.+-]{2,60}?)-kmod as it failed"
+    r"|/usr/src/akmods/(?P<p>[a-z0-9_.+-]{2,60}?)-kmod\.latest")
 
 
 @functools.cache
@@ -289,7 +320,7 @@ def kernel_modules(index: int, lowers: list[str]) -> list[Event]:
     """An NVIDIA kernel module that could not be built or loaded, named on line INDEX in the module loader's or
     DKMS's words, with a failure word on that line or within [module_words] window lines of it."""
     lower = lowers[index]
-    if not any(word in lower for word in ("insert", "module", "dkms", "symbol")):
+    if not any(word in lower for word in ("insert", "module", "dkms", "symbol", "akmods", "-kmod")):
         return []
     words, _ = _module_tables()
     if not words:

@@ -14,7 +14,9 @@ from cudnn_doctor.knowledge.data import load
 
 TOKEN = re.compile(r"[A-Za-z0-9_.+\-]{1,300}")
 _DLL_NAME = re.compile(r"([a-z][a-z0-9_+\-]{0,80}?)(?:64)?((?:_[0-9][0-9.]{0,12}){0,3})")
-_SYMBOL = re.compile(r"(?i)(?:undefined symbol:?|procedure entry point)\s{1,3}([A-Za-z_?@][A-Za-z0-9_@?$]{0,200})")
+# the loader's "undefined symbol: X", Windows' "procedure entry point X", and GNU ld's "undefined reference to `X'" at link time
+_SYMBOL = re.compile(r"(?i)(?:undefined symbol:?|procedure entry point|undefined reference to)\s{1,3}[`'\"\u2018]?"
+                     r"([A-Za-z_?@][A-Za-z0-9_@?$]{0,200})")
 
 # ----------------------------------------------------------------------------------------------- libraries
 
@@ -252,7 +254,8 @@ def _symbol_table() -> tuple[dict[str, Any], ...]:
 
 
 def symbols(index: int, line: str, lower: str, lines: list[str] | tuple[str, ...] = ()) -> list[Symbol]:
-    if "undefined symbol" not in lower and "entry point" not in lower and not lower.rstrip().endswith("undefined"):
+    if "undefined symbol" not in lower and "entry point" not in lower and "undefined reference" not in lower \
+            and not lower.rstrip().endswith("undefined"):
         return []
     text = line
     if _SYMBOL.search(line) is None and lines:  # "...so: undefined" / "symbol:" / "_ZN2at..." on lines of their own

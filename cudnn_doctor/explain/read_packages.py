@@ -67,11 +67,17 @@ def _gpu_packages(line: str, lower: str, gpu_context: bool = True, other_acceler
     verb, word = min(hits) if hits else (len(lower), "")
     if lower.lstrip().startswith(TREE_GLYPHS):  # libmamba's tree: the line's package comes first ("└─ pytorch-cuda 11.8")
         verb, word = 0, ""
+    elif word == "->" and not lower.lstrip().startswith(("->", "`->", "|")):  # (uv's ASCII tree starts "`-> Because")
+        # conda's "Requested package -> Available versions": the spec the user asked for comes first ("Package
+        # libstdcxx-ng conflicts for:" then "cudatoolkit=10.2 -> libstdcxx-ng[version=...]")
+        verb, word = 0, ""
     # who asks: a framework's companion built per framework release (torchvision 0.17.0 depends on torch==2.2.0) makes
     # a framework pin the GPU stack's; another package's pin on the framework needs the message's GPU context
     asker = [token.strip(".,:;'\"").lower() for token in TOKEN.findall(line[max(0, verb - 80):verb])[-3:]]
     # (a companion counts unless the message is about another accelerator's or the CPU's build, with no NVIDIA word)
-    companion = any(name in _framework_names() for name in asker) and (gpu_context or not other_accelerator)
+    # (the framework itself asking, "Because torch==2.6.0 has no wheels ...", is no companion: its own pin needs the context)
+    companion = any(name in _framework_names() and name not in (*FRAMEWORK_CORE, "pytorch") for name in asker) \
+        and (gpu_context or not other_accelerator)
     required = TOKEN.search(lower, verb + len(word)) if hits else None
     if required is not None and required.group(0).strip(".") in FRAMEWORK_CORE:
         verb = 0  # "torchvision 0.16.0+cu118 depends on torch==2.1.0": a CUDA build of a companion wants another torch

@@ -30,6 +30,22 @@ _CALL_NUMBER = re.compile(r"\b(cuda[A-Z][A-Za-z0-9_]{1,60}|cu[A-Z][A-Za-z0-9_]{1
                           # the number ends the program's words: "returned 3 rows" counts something else
                           r"(?!\s{0,2}[A-Za-z])")
 
+# Numba's CudaAPIError: "[%s] %s" % (code, "Call to %s results in %s" % (fname, errname)), the CUresult a driver function
+# returned in brackets before the call's name; the name it prints is UNKNOWN_CUDA_ERROR for a code its own map lacks
+# ("[802] Call to cuInit results in UNKNOWN_CUDA_ERROR"), so the number is the fact (numba/numba@0.61:
+# numba/cuda/cudadrv/driver.py Driver._check_ctypes_error, numba/cuda/cudadrv/error.py CudaAPIError.__str__)
+_NUMBA_CALL = re.compile(r"\[(\d{1,4})\]\s{0,3}Call to cu[A-Z][A-Za-z0-9_]{1,60} results in\b")
+
+# TensorRT's (5-8) own check of a cuDNN, cuBLAS or CUDA call, with the function it was in and the status number
+# ("cuda/cudaConvolutionLayer.cpp (163) - Cudnn Error in execute: 8", "Cudnn Error in
+# nvinfer1::rt::cuda::CudnnConvolutionRunner::executeConv: 8 (CUDNN_STATUS_EXECUTION_FAILED)", "cuda error in execute :: 77"):
+# NVIDIA/TensorRT#1390 and #311, NVIDIA-AI-IOT/torch2trt#551
+_LIBRARY_ERROR_IN = re.compile(r"(?i)\b(cudnn|cublas|cuda)\s{1,3}error\s{1,3}in\s{1,3}[a-z_][a-z0-9_:]{0,120}?\s{0,2}:{1,2}\s{0,3}"
+                               r"(\d{1,4})\b")
+# CuPy's NVRTCError: "{nvrtcGetErrorString(status)} ({status})", where an NVRTC older than the status prints its generic
+# "NVRTC_ERROR unknown" (cupy/cupy cupy_backends/cuda/libs/nvrtc.pyx: NVRTCError.__init__): the number is the fact
+_NVRTC_NUMBER = re.compile(r"\bNVRTC_ERROR\b[^\n()]{0,40}\((\d{1,2})\)")
+
 # a program that names the CUDA driver library as what failed, then the CUresult it got, as Ollama's GPU discovery
 # prints them (ollama/ollama@08f8471dba9846a015b37cc829688aaa4438a78e:gpu/gpu_info_nvcuda.c: "cuda driver library init
 # failure: %d", "cuda driver library failed to get device context %d", "... device memory info lookup failure %d", with
@@ -170,6 +186,23 @@ def _alone(index: int, lower: str) -> list[Status]:
         if tail and (number is None or int(number) in numbers):
             return [_status(by_name[name], "message", index)]
     return []
+
+
+# a program's CUDA error block, one field a line under its heading: the CHECK macro of Fan Zheyong's "CUDA Programming"
+# (GPUMD's src/utilities/error.cuh and the many projects that copied it: printf("CUDA Error:\n"), then "    File:", "    Line:",
+# "    Error code: %d", "    Error text: %s" with cudaGetErrorString): the number on a line of its own is the heading's
+_BLOCK_NUMBER = re.compile(r"^\s{0,12}error\s{0,2}code\s{0,2}[:=]\s{0,4}(\d{1,4})\s*$")
+BLOCK_WINDOW = 4  # lines between the heading and its number
+
+
+def block_statuses(index: int, lowers: list[str]) -> list[Status]:
+    """The CUDA runtime status a multi-line error block gives on line INDEX ("Error code: 209" under "CUDA Error:")."""
+    match = _BLOCK_NUMBER.match(lowers[index])
+    if match is None or not any("cuda error" in line for line in lowers[max(0, index - BLOCK_WINDOW):index]):
+        return []
+    _, by_number, _ = _status_tables()
+    row = by_number.get(("cudart", int(match.group(1))))
+    return [_status(row, "number", index)] if row is not None else []
 
 
 def _status(row: dict[str, Any], how: str, index: int) -> Status:
@@ -438,6 +471,14 @@ def _known_statuses(index: int, line: str, lower: str) -> list[Status]:
             numbered.append(("driver", number))
     if "cuda" in lower:
         numbered.extend(("cudart", int(m.group(1))) for m in itertools.islice(_ERROR_NUMBER.finditer(line), PER_LINE))
+    if "error in" in lower:  # TensorRT's "Cudnn Error in execute: 8"
+        numbered.extend((("cudnn9" if int(m.group(2)) >= 1000 else "cudnn8") if m.group(1).lower() == "cudnn"
+                         else "cublas" if m.group(1).lower() == "cublas" else "cudart", int(m.group(2)))
+                        for m in itertools.islice(_LIBRARY_ERROR_IN.finditer(line), PER_LINE))
+    if "nvrtc_error" in lower:
+        numbered.extend(("nvrtc", int(m.group(1))) for m in itertools.islice(_NVRTC_NUMBER.finditer(line), PER_LINE))
+    if "results in" in lower:  # Numba's bracketed CUresult before the driver call it names
+        numbered.extend(("driver", int(m.group(1))) for m in itertools.islice(_NUMBA_CALL.finditer(line), PER_LINE))
     if "driver library" in lower:  # Ollama's words for the CUresult of a driver call it made through libcuda
         numbered.extend(("driver", int(m.group(1))) for m in itertools.islice(_DRIVER_LIBRARY.finditer(lower), PER_LINE))
     if not numbered:  # "cudaGetDeviceCount failed in paddle::...GetCUDADeviceCountImpl, error code : 35"

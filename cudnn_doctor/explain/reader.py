@@ -67,7 +67,7 @@ from cudnn_doctor.explain.read_packages import (
     platform_requests,
     prebuilt_wheels,
 )
-from cudnn_doctor.explain.read_statuses import statuses
+from cudnn_doctor.explain.read_statuses import block_statuses, statuses
 from cudnn_doctor.explain.read_versions import archs, compilers, frameworks, phrases, versions
 
 __all__ = ["HEAD_BYTES", "MAX_BYTES", "TAIL_BYTES", "Facts", "candidate_lines", "defang", "head_and_tail", "read",
@@ -98,15 +98,19 @@ def read(data: bytes | str) -> Facts:
     cpu_builds = [item for facts in found for item in facts[6]]
     compilers = [item for facts in found for item in facts[7]]
     events = [item for facts in found for item in facts[8]]
+    missing = (build_isolation(lines, lowers) + framework_named_libraries(lines, lowers) + conda_cuda_fallback(lines, lowers)
+               + not_found(lines, lowers) + platform_requests(lines, lowers) + prebuilt_wheels(lines, lowers))
+    # a resolver's line that reports no build of a package ("Because X==V has no wheels with a matching platform tag ... we
+    # can conclude that your requirements are unsatisfiable") is that, not a clash between two requirements
+    reported = {_base(name) for item in missing for name in item.packages}
+    clashes = [item for item in framework_swaps(lines, lowers) + conflicts(lines, lowers) + pin_clashes(lines, lowers)
+               if not item.packages or not {_base(name) for name in item.packages} <= reported]
     return Facts(libraries=tuple(libraries), symbols=tuple(_unique(symbols, lambda s: s.name)), statuses=tuple(_unique(statuses, lambda s: (s.api, s.name))),
                  versions=tuple(_unique(versions, lambda v: (v.subject, v.built, v.found))),
                  archs=tuple(_unique(archs, lambda a: (a.compute_capability, a.cue))),
-                 phrases=tuple(_unique(phrases, lambda p: p.text)), conflicts=tuple(framework_swaps(lines, lowers) + conflicts(lines, lowers)
-                                                                       + pin_clashes(lines, lowers)),
+                 phrases=tuple(_unique(phrases, lambda p: p.text)), conflicts=tuple(clashes),
                  cpu_builds=tuple(_unique(cpu_builds, lambda c: c.text)), compilers=tuple(_unique(compilers, lambda c: c.name)),
-                 not_found=tuple(build_isolation(lines, lowers) + framework_named_libraries(lines, lowers)
-                                   + conda_cuda_fallback(lines, lowers) + not_found(lines, lowers) + platform_requests(lines, lowers)
-                                   + prebuilt_wheels(lines, lowers)), events=tuple(_unique(events, lambda e: (e.kind, e.code, e.text))),
+                 not_found=tuple(missing), events=tuple(_unique(events, lambda e: (e.kind, e.code, e.text))),
                  frameworks=frameworks(lowers), lines=tuple(lines))
 
 
@@ -134,7 +138,7 @@ def _facts_of(indexes: range, budget: int, most: int, lines: list[str], lowers: 
         # a product named beside its own file on the line ("Unable to load cudart library .../libcudart.so.12") is
         # that file: the file's failure is the fact
         found_products = [p for p in products(index, lower) if p.name not in {library.name for library in named}]
-        facts = (named + found_products, statuses(index, line, lower, cudnn_named), pairs,
+        facts = (named + found_products, statuses(index, line, lower, cudnn_named) + block_statuses(index, lowers), pairs,
                  archs(index, line, lower), phrases(index, wrapped), symbols(index, line, lower, lines),
                  cpu_builds(index, lower), compilers(index, lower, whole),
                  events(index, line, wrapped) + kernel_modules(index, lowers) + components(index, lowers)
@@ -147,6 +151,13 @@ def _facts_of(indexes: range, budget: int, most: int, lines: list[str], lowers: 
             if len(found) >= most:
                 break
     return found
+
+
+def _base(requirement: str) -> str:
+    """A requirement's distribution name ("nvidia-nccl-cu12==2.26.2" -> "nvidia-nccl-cu12"), lower case."""
+    for mark in "=<>~![ ;(":
+        requirement = requirement.split(mark, 1)[0]
+    return requirement.strip().lower()
 
 
 def _has_digit(text: str) -> bool:
