@@ -201,6 +201,12 @@ def libraries(user, site, spec):
 
 
 def _library_in_a_fork(soname, symbols, version, kind, runpath):
+    """SONAME asked in a forked copy of this process, where opening a file may kill it; one its link map already
+    holds (the framework's own code mapped it) opens no file, so it is asked here: a fork of a process with the
+    framework's libraries mapped (gigabytes) costs each time, and a dozen of them cost seconds on the GPU machine."""
+    if _loaded_as(soname) is not None:
+        _library_here(soname, symbols, version, kind, runpath)
+        return
     if not hasattr(os, "fork"):
         return
     pid = os.fork()
