@@ -140,3 +140,24 @@ def test_copies_only_on_library_path_and_cpath_are_silent(machine: Machine, tmp_
     assert not any(load["libraries"] for load in report["process"]["loads"]), report["process"]["loads"]
     assert not about(report, "libcudart") and not about(report, "libnccl"), report["findings"]
     assert report["summary"]["exit_code"] == 0, report["findings"]
+
+
+@pytest.mark.integration
+def test_an_empty_ptx_jit_compiler_first_on_the_path_is_a_warning(machine: Machine, tmp_path: Path) -> None:
+    """A zero-length libnvidia-ptxjitcompiler.so.1 first on LD_LIBRARY_PATH: libcuda opens it by name only when it
+    must compile PTX (compat [[driver_companion]]), and the loader stops at a file too short to be ELF: that work
+    fails with CUDA_ERROR_JIT_COMPILER_NOT_FOUND, programs whose kernels carry SASS are not hit: a warning, read,
+    that names --deep; no error, and the CUDA libraries' loading children are not started for it."""
+    torch_binding(machine, tmp_path)
+    folder = tmp_path / "driver-compat"
+    folder.mkdir()
+    (folder / "libnvidia-ptxjitcompiler.so.1").write_bytes(b"")
+    machine.add_library_path(folder)
+    report = machine.check_json()
+    [warned] = about(report, "libnvidia-ptxjitcompiler.so.1")
+    assert warned["severity"] == "warning" and warned["evidence"] == "read", warned
+    assert "CUDA_ERROR_JIT_COMPILER_NOT_FOUND" in warned["detail"] and "--deep" in warned["detail"], warned
+    assert not [f for f in report["findings"] if f["severity"] == "error"], report["findings"]
+    assert not any(load["libraries"] for load in report["process"]["loads"]), report["process"]["loads"]
+    (folder / "libnvidia-ptxjitcompiler.so.1").unlink()  # without it: nothing said
+    assert not about(machine.check_json(), "libnvidia-ptxjitcompiler")

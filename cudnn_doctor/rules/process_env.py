@@ -1461,6 +1461,18 @@ def broken_cuda(report: Report) -> list[Finding]:
             out.append(made)
             continue
         made = finding("CD203", subject=path, evidence="read", library=path, error=problem)
+        companion = next((row for row in load("process_env").get("driver_companion", [])
+                          if row["soname"] == os.path.basename(path)), None)
+        if companion is not None:  # the driver opens it by name, and only when work needs it
+            out.append(replace(made, severity="warning", detail=(
+                f"{path}, on LD_LIBRARY_PATH, is not a library the loader can use ({problem}), and the loader stops "
+                f"at it when {companion['opened_by']} opens {companion['soname']} ({companion['name']}) by name "
+                f"{companion['when']}: that work then fails with {companion['failure']}. "
+                + (companion.get("not_hit", "")[:1].upper() + companion.get("not_hit", "")[1:] + ". "
+                   if companion.get("not_hit") else "")
+                + "Programs start and run other work as before; `cudnn-doctor check --deep` runs the frameworks' "
+                "work here, which proves whether it is hit.")))
+            continue
         if problem.startswith(STUB_WORDS):  # loadable, and it does no work: what a program does then, --deep shows
             out.append(replace(made, severity="warning", refs=(STUB_SOURCE,), detail=(
                 f"{path}, on LD_LIBRARY_PATH, {problem[len('it is '):]}: a file to link against, whose functions do "
