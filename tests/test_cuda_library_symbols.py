@@ -161,3 +161,50 @@ def test_an_empty_ptx_jit_compiler_first_on_the_path_is_a_warning(machine: Machi
     assert not any(load["libraries"] for load in report["process"]["loads"]), report["process"]["loads"]
     (folder / "libnvidia-ptxjitcompiler.so.1").unlink()  # without it: nothing said
     assert not about(machine.check_json(), "libnvidia-ptxjitcompiler")
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize(("soname", "library", "major", "calls"), [
+    ("libcublasLt.so.13", "cublasLt", 13, ("cublasLtMatmul", "cublasLtAddedLater")),
+    ("libcufft.so.12", "cufft", 12, ("cufftExecC2C", "cufftAddedLater")),
+])
+def test_an_older_math_library_preloaded_without_what_torch_binds(machine: Machine, tmp_path: Path, soname: str,
+                                                                  library: str, major: int,
+                                                                  calls: tuple[str, str]) -> None:
+    """cuBLASLt and cuFFT as the CUDA runtime above: the wheel's copy defines its symbols under its soname's node
+    and libtorch_cuda.so takes a later function from it; an older copy under the same soname and node, preloaded,
+    lacks it: an error, seen, naming the symbol and its version node."""
+    site = torch_cu13(machine, tmp_path)
+    own = fake_cuda_math(soname, library, major, 1, newer=calls[1], version_node=soname)
+    shutil.copyfile(own, site / "nvidia" / "cu13" / "lib" / soname)
+    shutil.copyfile(fake_binder("libtorch_cuda.so", calls, (own,)), site / "torch" / "lib" / "libtorch_cuda.so")
+    old = copy_into(tmp_path / "old", fake_cuda_math(soname, library, major, 0, version_node=soname), soname)
+    machine.env["LD_PRELOAD"] = str(old)
+    report = machine.check_json()
+    seen = libraries_of(report, "torch")[soname]
+    assert seen["path"] == str(old) and seen["unbound"] == [f"{calls[1]}@{soname}"] and seen["bound"] == 2, seen
+    [error] = [f for f in about(report, library) if f["severity"] == "error"]
+    assert error["evidence"] == "seen" and f"undefined symbol: {calls[1]}, version {soname}" in error["detail"], error
+
+
+# JAX's CUDA plugin: loaded by XLA, its CUDA functions bound when first called (compat [[library_loading]] binding)
+@pytest.mark.integration
+def test_jaxs_plugin_binds_lazily_so_an_older_cudart_is_a_warning(machine: Machine, tmp_path: Path) -> None:
+    """JAX's xla_cuda_plugin.so linked against its wheel's CUDA runtime, taking cudaAddedLater from it; an older copy
+    preloaded: the child sees it bound nowhere (seen), and as XLA binds the plugin's functions when first called,
+    the work that calls it fails, not the start: a warning that names --deep."""
+    from tests.test_cuda_libraries import jax_cu13
+
+    site = jax_cu13(machine, tmp_path)
+    shutil.copyfile(cudart(0), site / "nvidia" / "cu13" / "lib" / "libcudart.so.13")
+    plugin = fake_binder("xla_cuda_plugin.so", ("cudaGetDeviceCount", LATER), (cudart(0),))
+    shutil.copyfile(plugin, site / "jax_plugins" / "xla_cuda13" / "xla_cuda_plugin.so")
+    old = copy_into(tmp_path / "old", cudart(0, later=False), "libcudart.so.13")
+    machine.env["LD_PRELOAD"] = str(old)
+    report = machine.check_json()
+    seen = libraries_of(report, "jax")["libcudart.so.13"]
+    assert seen["unbound"] == [f"{LATER}@{NODE}"], seen
+    [warned] = [f for f in about(report, "libcudart") if "undefined symbol" in f["detail"]]
+    assert warned["severity"] == "warning" and warned["evidence"] == "seen" and "--deep" in warned["detail"], warned
+    assert not [f for f in about(report, "libcudart") if f["severity"] == "error"], report["findings"]  # (the JAX
+    # site has no cuDNN: CD301 is not this test's)
