@@ -1598,14 +1598,15 @@ def _unbound_finding(user: str, who: str, library: Any, path: str, via: str, ent
                    proof=f"{proof}; asked (dlvsym) for the {library.bound} symbols {_os_base(library.binder)} takes "
                          f"from it, the loader bound none of {listed} in it or elsewhere in the program",
                    library=path, error=f"{who} gets {path}{release} for {library.soname} ({via}), which lacks "
-                                       f"{listed} that {_os_base(library.binder)} needs: {words}",
+                                       f"{listed} that its {_os_base(library.binder)} takes from it",
                    via=via, framework=user, kind="unbound", who=who)
     if _binding(user) == "now":
         return replace(made, detail=made.detail + (
             f". {who}'s libraries are bound as they load (RTLD_NOW): the loader refuses {library.binder} there "
             f"('{words}'), and its import fails."))
     return replace(made, severity="warning", detail=made.detail + (
-        f". {who} binds them when they are first called: the work that calls one fails; `cudnn-doctor check --deep` "
+        f". {who} binds them when they are first called: the work that calls one fails there ('{words}'); "
+        "`cudnn-doctor check --deep` "
         "runs the frameworks here, which proves whether it is hit."))
 
 
