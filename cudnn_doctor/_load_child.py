@@ -286,9 +286,13 @@ def _undefined_of(data, prefixes, struct):
     unversioned = sorted(((prefix, soname) for soname, listed in prefixes.items() if soname in needed
                           for prefix in listed), key=lambda item: -len(item[0]))
     found = []
+    import array
+
     table = data[dynsym[4]:dynsym[4] + dynsym[5] // 24 * 24]
-    for index, (name_at, info, _, shndx, _, _) in enumerate(struct.iter_unpack("<IBBHQQ", table)):
-        if shndx != 0 or not name_at or info >> 4 != 1:  # defined here, nameless, or not GLOBAL (a WEAK may be absent)
+    sections_of = array.array("H", table)[3::12]  # each Elf64_Sym's st_shndx: 0 where it is undefined here
+    for index in [at for at, shndx in enumerate(sections_of) if not shndx]:
+        name_at, info = struct.unpack_from("<IB", table, index * 24)
+        if not name_at or info >> 4 != 1:  # nameless, or not GLOBAL (a WEAK one may be absent)
             continue
         version = struct.unpack_from("<H", versym, index * 2)[0] & 0x7FFF if versym is not None else 0
         if version in nodes:
