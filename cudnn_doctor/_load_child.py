@@ -218,13 +218,18 @@ def bound_needs(binders, prefixes):
 
     out = {}
     for binder in binders[:8]:
+        try:  # never waits: a FIFO under the name is opened without blocking, seen not regular, and left
+            descriptor = os.open(binder, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+        except OSError:
+            continue
         try:
-            with open(binder, "rb") as handle:
-                if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-                    continue
-                data = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+            if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+                continue
+            data = mmap.mmap(descriptor, 0, access=mmap.ACCESS_READ)
         except (OSError, ValueError):
             continue
+        finally:
+            os.close(descriptor)
         try:
             for soname, symbol, node in _undefined_of(data, prefixes, struct):
                 out.setdefault(soname, []).append((binder, symbol, node))

@@ -208,3 +208,25 @@ def test_jaxs_plugin_binds_lazily_so_an_older_cudart_is_a_warning(machine: Machi
     assert warned["severity"] == "warning" and warned["evidence"] == "seen" and "--deep" in warned["detail"], warned
     assert not [f for f in about(report, "libcudart") if f["severity"] == "error"], report["findings"]  # (the JAX
     # site has no cuDNN: CD301 is not this test's)
+
+
+def test_the_symbol_reader_never_waits_nor_fails_on_hostile_files(tmp_path: Path) -> None:
+    """The loading child's reader of a framework library's undefined symbols: a FIFO under its name is not waited
+    on, and an empty, a cut-short or a non-ELF file give nothing, never an exception."""
+    import os
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cudnn_doctor"))
+    import _load_child  # type: ignore[import-not-found]
+
+    fifo = tmp_path / "libtorch_cuda.so"
+    os.mkfifo(fifo)
+    binder = fake_binder("libtorch_cuda.so", ("cudaGetDeviceCount", LATER), (cudart(0),))
+    whole = binder.read_bytes()
+    files = [fifo, tmp_path / "empty.so", tmp_path / "cut.so", tmp_path / "text.so"]
+    files[1].write_bytes(b"")
+    files[2].write_bytes(whole[: len(whole) // 3])
+    files[3].write_text("version https://git-lfs.github.com/spec/v1\n")
+    assert _load_child.bound_needs([str(path) for path in files], {NODE: []}) in ({}, {NODE: []})
+    assert sorted(symbol for _, symbol, _ in _load_child.bound_needs([str(binder)], {NODE: []})[NODE]) == \
+        [LATER, "cudaGetDeviceCount"]
