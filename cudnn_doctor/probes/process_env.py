@@ -225,8 +225,9 @@ def broken_cuda_on_path(ctx: SearchContext, cache: dict[str, list[str]] | None =
 
     found: list[tuple[str, ...]] = []
     suspects: list[tuple[str, str]] = []
-    companions = driver_companions()
-    for folder in ctx.searched_library_path():
+    folders = list(ctx.searched_library_path())
+    companions = driver_companions() if folders else {}  # the data asked only where a folder is searched
+    for folder in folders:
         try:
             names = sorted(os.listdir(folder))
         except OSError:
