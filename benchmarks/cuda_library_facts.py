@@ -12,6 +12,13 @@ under the soname; first on LD_LIBRARY_PATH, or in LD_PRELOAD. For each it record
   check   plain `python -m cudnn_doctor check --json` here: its CD203 findings (severity, evidence, subject) and what
           its loading children saw each framework get for the library (process.loads[].libraries)
 
+Round twelve (l16) adds, for the CUDA runtime, cuBLASLt, NCCL and cuFFT, the wheel's own copy with one symbol that
+torch's libtorch_cuda.so takes from it renamed in its dynamic string table (the same soname, version node and
+release: to the loader, an older release that lacks that function), preloaded and first on LD_LIBRARY_PATH; and an
+empty libnvidia-ptxjitcompiler.so.1 first on LD_LIBRARY_PATH, alone and with CUDA_FORCE_PTX_JIT=1. Expected: torch's
+import refused ('undefined symbol: X, version N') where the copy is preloaded and check's CD203 an error, seen; JAX
+as it is recorded (its plugin binds lazily: a warning); the PTX JIT scenario fails only the forced one.
+
 so that the lead can prove (or refute) the rules of rules/process_env.cuda_libraries: a file refused in a
 framework's own loading child is an error (seen); a copy the framework maps but that is a stub, lacks functions, or
 is of another release is a warning until this script shows the framework fails with it.
@@ -38,7 +45,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 MAPPED = ("import os; print('MAPPED', sorted({l.split()[-1] for l in open('/proc/self/maps') "
-          "if len(l.split()) == 6 and any(s in l for s in ('libcublas', 'libnvJitLink', 'libnccl', 'libcudart'))}))")
+          "if len(l.split()) == 6 and any(s in l for s in ('libcublas', 'libnvJitLink', 'libnccl', 'libcudart', "
+          "'libcufft', 'ptxjit'))}))")
 TORCH = ("import torch; x = torch.randn(64, 64, device='cuda'); y = x @ x; "
          "c = torch.nn.functional.conv2d(torch.randn(2, 8, 16, 16, device='cuda'), torch.randn(8, 8, 3, 3, "
          "device='cuda')); torch.cuda.synchronize(); print('torch ok', torch.version.cuda); " + MAPPED)
@@ -72,6 +80,7 @@ def check(python: str, env: dict[str, str], timeout: float, stems: tuple[str, ..
     return {"exit_code": done.returncode, "seconds": round(time.monotonic() - started, 2),
             "findings": [{k: f.get(k) for k in ("code", "severity", "evidence", "subject", "proof")}
                          for f in report.get("findings", []) if f.get("code") in ("CD203", "CD409", "CD307", "CD410")],
+            "errors": sorted({f.get("code") for f in report.get("findings", []) if f.get("severity") == "error"}),
             "seen": {load.get("user"): [lib for lib in load.get("libraries", []) if lib.get("soname", "").startswith(stems)]
                      for load in process.get("loads", [])}}
 
@@ -155,6 +164,24 @@ def scenarios(site: str, out: Path) -> list[dict[str, object]]:
             shutil.copyfile(libz, foreign)
             add(f"{stem}-foreign-first", f"an unrelated library (libz) saved as {soname} first on LD_LIBRARY_PATH",
                 stem, foreign)
+    # round twelve (l16): the wheel's own copy with one symbol that torch's libtorch_cuda.so takes from it renamed in
+    # its dynamic string table (the same soname, version node and release: what an older release that lacks that
+    # function is to the loader), preloaded and first on the path; an empty PTX JIT compiler first on the path
+    for soname, stem in (("libcudart.so.13", "libcudart"), ("libcublasLt.so.13", "libcublasLt"),
+                         ("libnccl.so.2", "libnccl"), ("libcufft.so.12", "libcufft")):
+        source = wheel.get(soname) or first([f"{site}/nvidia/cu13/lib/{soname}", f"{site}/nvidia/*/lib/{soname}"])
+        cut = without_one_symbol(site, soname, source, folder(f"{stem}-lacking") / soname) if source else None
+        if cut is not None:
+            add(f"{stem}-lacking-preload", f"{soname} without {cut} (renamed), in LD_PRELOAD", stem,
+                folder(f"{stem}-lacking") / soname, preload=True)
+            add(f"{stem}-lacking-first", f"{soname} without {cut} (renamed), first on LD_LIBRARY_PATH", stem,
+                folder(f"{stem}-lacking") / soname)
+    jit = folder("ptxjit-empty") / "libnvidia-ptxjitcompiler.so.1"
+    jit.write_bytes(b"")
+    add("ptxjit-empty-first", "an empty libnvidia-ptxjitcompiler.so.1 first on LD_LIBRARY_PATH", "libnvidia-ptx", jit)
+    found.append({"name": "ptxjit-empty-first-forced", "what": "the same, with CUDA_FORCE_PTX_JIT=1 (every kernel "
+                  "through the PTX JIT)", "stem": "libnvidia-ptx", "file": str(jit),
+                  "env": {"LD_LIBRARY_PATH": str(jit.parent), "CUDA_FORCE_PTX_JIT": "1"}})
     cudart_stub = toolkit("stubs/libcudart.so")
     if cudart_stub:
         linked = folder("libcudart-stub") / "libcudart.so.13"
@@ -163,6 +190,37 @@ def scenarios(site: str, out: Path) -> list[dict[str, object]]:
         add("libcudart-stub-preload", f"the toolkit's link stub {cudart_stub} as libcudart.so.13 in LD_PRELOAD",
             "libcudart", linked, preload=True)
     return found
+
+
+def without_one_symbol(site: str, soname: str, source: str, target: Path) -> str | None:
+    """A copy of SOURCE at TARGET in which the first symbol torch's libtorch_cuda.so takes from SONAME (read by the
+    loading child's own reader) that stands alone in its dynamic string table is renamed (its last letter changed):
+    the loader's lookup of that name then finds nothing. Returns the name, or None where none could be cut."""
+    sys.path.insert(0, str(ROOT / "cudnn_doctor"))
+    import _load_child  # type: ignore[import-not-found]
+
+    binders = sorted(glob.glob(os.path.join(site, "torch", "lib", "libtorch_cuda.so")))
+    prefixes = {"libnccl.so.2": ["nccl"]}.get(soname, [])
+    needs = _load_child.bound_needs(binders, {soname: prefixes}).get(soname, [])
+    import struct
+
+    data = bytearray(Path(os.path.realpath(source)).read_bytes())
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    entsize, count = struct.unpack_from("<HH", data, 0x3A)
+    sections = [struct.unpack_from(_load_child.ELF_SECTION, data, shoff + i * entsize) for i in range(count)]
+    dynsym = next((section for section in sections if section[1] == _load_child.SHT_DYNSYM), None)
+    if dynsym is None:
+        return None
+    start, end = sections[dynsym[6]][4], sections[dynsym[6]][4] + sections[dynsym[6]][5]  # its string table
+    for _, symbol, _ in needs:
+        name = symbol.encode()
+        at = data.find(b"\0" + name + b"\0", start, end)
+        if at < 0 or data.find(b"\0" + name + b"\0", at + 1, end) >= 0:
+            continue
+        data[at + len(name)] = ord("Q") if data[at + len(name)] != ord("Q") else ord("Z")
+        target.write_bytes(bytes(data))
+        return symbol
+    return None
 
 
 def one(python: str, scenario: dict[str, object], timeout: float) -> dict[str, object]:

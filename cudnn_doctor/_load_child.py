@@ -194,18 +194,130 @@ def libraries(user, site, spec):
         if path not in maps:
             say("lib-mapped", path)
     runpath = [folder for folder in spec.get("runpath", []) if folder]
-    for soname, symbols, version, kind in spec.get("libraries", []):
+    rows = [list(row) + [[]] * (5 - len(row)) for row in spec.get("libraries", [])]
+    needs = bound_needs(spec.get("binders", []), {row[0]: list(row[4]) for row in rows})
+    for soname, symbols, version, kind, _ in rows:
         say("lib-start", soname)
-        _library_in_a_fork(soname, list(symbols), version, kind, runpath)
+        _library_in_a_fork(soname, list(symbols), version, kind, runpath, needs.get(soname, ()))
     say("libs-done")
 
 
-def _library_in_a_fork(soname, symbols, version, kind, runpath):
+ELF_SECTION = "<IIQQQQIIQQ"  # Elf64_Shdr: name, type, flags, addr, offset, size, link, info, addralign, entsize
+SHT_DYNSYM, SHT_DYNAMIC, SHT_VERNEED, SHT_VERSYM = 11, 6, 0x6FFFFFFE, 0x6FFFFFFF
+
+
+def bound_needs(binders, prefixes):
+    """{soname: [(binder, symbol, version node or ''), ...]}: the functions and data the framework's own libraries
+    (BINDERS: libtorch_cuda.so, ...) take from each soname of PREFIXES, read from their dynamic symbol tables: an
+    undefined, non-weak symbol whose version need names that soname as its file (libcudart.so.13's
+    cudaGetDeviceCount@libcudart.so.13), or an unversioned one of a library they need (DT_NEEDED) whose name starts
+    with that library's prefix (ncclCommInitRank). The loader binds each as the binder loads (Python's imports load
+    with RTLD_NOW), and refuses the binder where none of the scope defines it. ELF64 little-endian only."""
+    import mmap
+    import struct
+
+    out = {}
+    for binder in binders[:8]:
+        try:  # never waits: a FIFO under the name is opened without blocking, seen not regular, and left
+            descriptor = os.open(binder, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+        except OSError:
+            continue
+        try:
+            if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+                continue
+            data = mmap.mmap(descriptor, 0, access=mmap.ACCESS_READ)
+        except (OSError, ValueError):
+            continue
+        finally:
+            os.close(descriptor)
+        try:
+            for soname, symbol, node in _undefined_of(data, prefixes, struct):
+                out.setdefault(soname, []).append((binder, symbol, node))
+        except (struct.error, ValueError, IndexError, OverflowError):
+            pass
+        finally:
+            data.close()
+    return out
+
+
+def _undefined_of(data, prefixes, struct):
+    if data[:6] != b"\x7fELF\x02\x01":
+        return []
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    entsize, count, names_at = struct.unpack_from("<HHH", data, 0x3A)
+    sections = [struct.unpack_from(ELF_SECTION, data, shoff + i * entsize) for i in range(min(count, 4096))]
+
+    def text(table, at):
+        start = sections[table][4] + at
+        end = data.find(b"\0", start, start + 4096)
+        return data[start:end].decode("ascii", "replace") if end >= 0 else ""
+
+    by_type = {}
+    for index, section in enumerate(sections):
+        by_type.setdefault(section[1], (index, section))
+    if SHT_DYNSYM not in by_type:
+        return []
+    _, dynsym = by_type[SHT_DYNSYM]
+    strings = dynsym[6]
+    nodes = {}  # version index -> (the file that must define it, the node)
+    if SHT_VERNEED in by_type:
+        _, verneed = by_type[SHT_VERNEED]
+        at, files = verneed[4], 0
+        while files < 256:
+            _, cnt, file_at, aux, following = struct.unpack_from("<HHIII", data, at)
+            file, here = text(strings, file_at), at + aux
+            for _ in range(min(cnt, 256)):
+                _, _, other, name_at, step = struct.unpack_from("<IHHII", data, here)
+                nodes[other & 0x7FFF] = (file, text(strings, name_at))
+                if not step:
+                    break
+                here += step
+            files += 1
+            if not following:
+                break
+            at += following
+    needed = set()
+    if SHT_DYNAMIC in by_type:
+        _, dynamic = by_type[SHT_DYNAMIC]
+        for tag, value in struct.iter_unpack("<qQ", data[dynamic[4]:dynamic[4] + dynamic[5] // 16 * 16]):
+            if tag == 0:
+                break
+            if tag == 1:
+                needed.add(text(strings, value))
+    versym = None
+    if SHT_VERSYM in by_type:
+        _, section = by_type[SHT_VERSYM]
+        versym = data[section[4]:section[4] + section[5]]
+    unversioned = sorted(((prefix, soname) for soname, listed in prefixes.items() if soname in needed
+                          for prefix in listed), key=lambda item: -len(item[0]))
+    found = []
+    import array
+
+    table = data[dynsym[4]:dynsym[4] + dynsym[5] // 24 * 24]
+    sections_of = array.array("H", table)[3::12]  # each Elf64_Sym's st_shndx: 0 where it is undefined here
+    for index in [at for at, shndx in enumerate(sections_of) if not shndx]:
+        name_at, info = struct.unpack_from("<IB", table, index * 24)
+        if not name_at or info >> 4 != 1:  # nameless, or not GLOBAL (a WEAK one may be absent)
+            continue
+        version = struct.unpack_from("<H", versym, index * 2)[0] & 0x7FFF if versym is not None else 0
+        if version in nodes:
+            file, node = nodes[version]
+            if file in prefixes:
+                found.append((file, text(strings, name_at), node))
+        elif version <= 1 and unversioned:
+            name = text(strings, name_at)
+            owner = next((soname for prefix, soname in unversioned if name.startswith(prefix)), None)
+            if owner is not None:
+                found.append((owner, name, ""))
+    return found
+
+
+def _library_in_a_fork(soname, symbols, version, kind, runpath, needs=()):
     """SONAME asked in a forked copy of this process, where opening a file may kill it; one its link map already
     holds (the framework's own code mapped it) opens no file, so it is asked here: a fork of a process with the
     framework's libraries mapped (gigabytes) costs each time, and a dozen of them cost seconds on the GPU machine."""
     if _loaded_as(soname) is not None:
-        _library_here(soname, symbols, version, kind, runpath)
+        _library_here(soname, symbols, version, kind, runpath, needs)
         return
     if not hasattr(os, "fork"):
         return
@@ -213,7 +325,7 @@ def _library_in_a_fork(soname, symbols, version, kind, runpath):
     if pid == 0:
         code = 5
         try:
-            code = _library_here(soname, symbols, version, kind, runpath)
+            code = _library_here(soname, symbols, version, kind, runpath, needs)
         finally:
             os._exit(code)
     _, status = os.waitpid(pid, 0)
@@ -223,7 +335,7 @@ def _library_in_a_fork(soname, symbols, version, kind, runpath):
         say("lib-died", f"{soname}\topening it ended the process with status {os.WEXITSTATUS(status)}")
 
 
-def _library_here(soname, symbols, version, kind, runpath):
+def _library_here(soname, symbols, version, kind, runpath, needs=()):
     """In the forked copy: SONAME as the program's libraries get it. Already mapped (the framework's own code loaded
     it, or a library it loaded needs it): that copy, whatever the path holds. Else the loader's order for a library
     that needs it: LD_LIBRARY_PATH (with its glibc-hwcaps subfolders), then RUNPATH (the framework's own folders),
@@ -286,7 +398,36 @@ def _library_here(soname, symbols, version, kind, runpath):
         say("lib-missing", "{}\t{}".format(soname, ",".join(missing)))
     if version and version not in missing:
         say("lib-version", f"{soname}\t{_ask_version(lib, version, kind)}")
+    if needs:
+        unbound = _unbound(lib, needs)
+        say("lib-bound", f"{soname}\t{len(needs)}")
+        if unbound:
+            say("lib-unbound", "{}\t{}\t{}".format(soname, unbound[0][0], ",".join(
+                f"{symbol}@{node}" if node else symbol for _, symbol, node in unbound[:8]) + (
+                f",+{len(unbound) - 8}" if len(unbound) > 8 else "")))
     return 0
+
+
+def _unbound(lib, needs):
+    """The (binder, symbol, node) of NEEDS that the loader binds nowhere: not in LIB (this copy and what it needs:
+    dlvsym/dlsym on its handle, the symbol's own version node asked), nor anywhere in the program's global scope
+    (dlvsym on RTLD_DEFAULT: the preloaded objects, and what was loaded RTLD_GLOBAL, such as a framework's own copy
+    mapped after a preloaded one), which is where the loader looks first for a library it loads."""
+    try:
+        libc = ctypes.CDLL(None)
+        dlsym, dlvsym = libc.dlsym, libc.dlvsym
+    except (AttributeError, OSError):
+        return []
+    dlsym.restype = dlvsym.restype = ctypes.c_void_p
+    dlsym.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+    dlvsym.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p]
+    out = []
+    for binder, symbol, node in needs:
+        name = symbol.encode("ascii", "replace")
+        if not any((dlvsym(handle, name, node.encode("ascii", "replace")) if node else dlsym(handle, name))
+                   for handle in (lib._handle, None)):
+            out.append((binder, symbol, node))
+    return out
 
 
 def _waits(path):

@@ -313,6 +313,9 @@ class SeenLibrary:
     own: str | None = None  # the copy the framework's own nvidia-* wheel holds under this soname
     pinned: str | None = None  # what the framework's metadata asks of that wheel ("nvidia-cublas==13.1.0.3")
     own_release: str | None = None  # that wheel's own release, from its dist-info
+    bound: int = 0  # how many symbols the framework's own libraries take from this soname were asked of it (dlvsym)
+    unbound: tuple[str, ...] = ()  # those the loader binds nowhere here ("cudaFoo@libcudart.so.13"; "+N": N more)
+    binder: str | None = None  # the framework's own library that needs them (libtorch_cuda.so)
 
     @property
     def ok(self) -> bool:

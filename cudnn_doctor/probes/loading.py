@@ -150,18 +150,22 @@ def library_spec(framework: Framework | None, site: str, sonames: tuple[str, ...
         for key, soname in sorted(row["sonames"].items()):
             if (soname in sonames or row["stem"] in at_start) and (major is None or key == major) and \
                     soname not in [entry[0] for entry in libraries]:
-                libraries.append([soname, list(row["symbols"]), row["version"], row["version_kind"]])
+                libraries.append([soname, list(row["symbols"]), row["version"], row["version_kind"],
+                                  list(row.get("prefixes", []))])
     if not libraries:
         return None
-    recipe, runpath = None, []
+    recipe, runpath, binders = None, [], []
     if framework is not None and site != "-":
         if loading is not None:
             recipe = [loading["file"], loading["call"], list(loading["functions"]), list(loading["args"]),
                       dict(loading.get("modules", {}))]
             runpath = _runpath_of(site, loading.get("runpath_from", []))
+            binders = [path for pattern in loading.get("binds_from", [])
+                       for path in sorted(glob.glob(os.path.join(glob.escape(site), pattern)))[:2]]
         if not runpath:  # the wheels' layout: nvidia/<part>/lib, nvidia/cu<major>/lib
             runpath = sorted(glob.glob(os.path.join(glob.escape(site), "nvidia", "*", "lib")))
-    return {"recipe": recipe, "libraries": libraries, "runpath": runpath}
+    # binders: the framework's own libraries whose undefined symbols the child asks each copy for (dlvsym)
+    return {"recipe": recipe, "libraries": libraries, "runpath": runpath, "binders": binders[:8]}
 
 
 def _cuda_major(framework: Framework) -> str | None:
@@ -390,6 +394,11 @@ def _libraries_of(lines: list[str], exit_code: int | None, timed_out: bool,
             out[-1] = dataclasses.replace(out[-1], missing=tuple(n for n in parts[1].split(",") if n))
         elif key == "lib-version" and len(parts) >= 2 and out and out[-1].soname == parts[0]:
             out[-1] = dataclasses.replace(out[-1], version=_decoded(parts[0], parts[1]))
+        elif key == "lib-bound" and len(parts) >= 2 and out and out[-1].soname == parts[0] and ascii_digits(parts[1]):
+            out[-1] = dataclasses.replace(out[-1], bound=int(parts[1]))
+        elif key == "lib-unbound" and len(parts) >= 3 and out and out[-1].soname == parts[0]:
+            out[-1] = dataclasses.replace(out[-1], binder=parts[1],
+                                          unbound=tuple(n for n in parts[2].split(",") if n)[:9])
         elif key == "lib-died" and len(parts) >= 2:
             out.append(SeenLibrary(parts[0], "died", trying.get(parts[0]), parts[1]))
             pending = None

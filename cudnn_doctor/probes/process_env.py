@@ -225,13 +225,15 @@ def broken_cuda_on_path(ctx: SearchContext, cache: dict[str, list[str]] | None =
 
     found: list[tuple[str, ...]] = []
     suspects: list[tuple[str, str]] = []
-    for folder in ctx.searched_library_path():
+    folders = list(ctx.searched_library_path())
+    companions = driver_companions() if folders else {}  # the data asked only where a folder is searched
+    for folder in folders:
         try:
             names = sorted(os.listdir(folder))
         except OSError:
             continue
         for name in names[:4096]:
-            if not name.startswith(PRELOAD_CHECKED) or ".so." not in name:
+            if (not name.startswith(PRELOAD_CHECKED) or ".so." not in name) and name not in companions:
                 continue
             path = os.path.join(folder, name)
             try:
@@ -257,6 +259,14 @@ def broken_cuda_on_path(ctx: SearchContext, cache: dict[str, list[str]] | None =
         found += [(*item, _own_copies(os.path.basename(item[0]), frameworks or []))
                   for item in answered + (_asked_of_the_loader(asked, ctx) if asked else [])]
     return tuple(found[:16])
+
+
+def driver_companions() -> dict[str, dict[str, str]]:
+    """compat's [[driver_companion]] rows by soname: the driver's libraries libcuda opens by name only when work
+    needs them (libnvidia-ptxjitcompiler.so.1)."""
+    from cudnn_doctor.knowledge.data import load
+
+    return {row["soname"]: row for row in load("process_env").get("driver_companion", [])}
 
 
 def hook_preloads(seen: list[tuple[str, str, tuple[str, ...]]], frameworks: list[Framework],

@@ -1461,6 +1461,18 @@ def broken_cuda(report: Report) -> list[Finding]:
             out.append(made)
             continue
         made = finding("CD203", subject=path, evidence="read", library=path, error=problem)
+        companion = next((row for row in load("process_env").get("driver_companion", [])
+                          if row["soname"] == os.path.basename(path)), None)
+        if companion is not None:  # the driver opens it by name, and only when work needs it
+            out.append(replace(made, severity="warning", detail=(
+                f"{path}, on LD_LIBRARY_PATH, is not a library the loader can use ({problem}), and the loader stops "
+                f"at it when {companion['opened_by']} opens {companion['soname']} ({companion['name']}) by name "
+                f"{companion['when']}: that work then fails with {companion['failure']}. "
+                + (companion.get("not_hit", "")[:1].upper() + companion.get("not_hit", "")[1:] + ". "
+                   if companion.get("not_hit") else "")
+                + "Programs start and run other work as before; `cudnn-doctor check --deep` runs the frameworks' "
+                "work here, which proves whether it is hit.")))
+            continue
         if problem.startswith(STUB_WORDS):  # loadable, and it does no work: what a program does then, --deep shows
             out.append(replace(made, severity="warning", refs=(STUB_SOURCE,), detail=(
                 f"{path}, on LD_LIBRARY_PATH, {problem[len('it is '):]}: a file to link against, whose functions do "
@@ -1539,6 +1551,8 @@ def _library_finding(report: Report, view: ProcessView, user: str, who: str, lib
             f" {who} opens {library.soname} when work first needs it, and gets this copy; `cudnn-doctor check --deep` "
             "runs the frameworks here, which proves whether their work is hit." if user != LOADER_USER else
             " Programs that open it by name fail there; a framework whose own code maps its own copy first is not hit."))
+    if user != LOADER_USER and library.unbound:
+        return _unbound_finding(user, who, library, path, via, entry, proof)
     if user == LOADER_USER and (not (library.stub or library.missing) or any(
             broken[0] == path for broken in view.broken_cuda)):
         return None  # a program that opens it by name and gets a whole library: no more than that is known
@@ -1548,7 +1562,8 @@ def _library_finding(report: Report, view: ProcessView, user: str, who: str, lib
         problem, kind = f"it lacks {', '.join(library.missing)}, which the frameworks call", "missing"
     elif library.own and path and _os.path.realpath(path) != _os.path.realpath(library.own) and (
             expected := _expected(library)) and _release_differs(
-                library.version or release_in_file_name(_os.path.basename(_os.path.realpath(path))), expected):
+                have := library.version or release_in_file_name(_os.path.basename(_os.path.realpath(path))),
+                expected) and not _newer_and_whole(library, have, expected):
         asked = (f"{who}'s metadata asks {library.pinned}" if expected == library.pinned else
                  f"{who}'s own wheel holds release {library.own_release}, which the rest of its CUDA libraries come "
                  "with")
@@ -1563,6 +1578,45 @@ def _library_finding(report: Report, view: ProcessView, user: str, who: str, lib
         f"{who} gets {path} for {library.soname} here ({via}; seen in a child that loads as it does): {problem}. "
         "It loads, so whether the work that calls it fails is inferred: `cudnn-doctor check --deep` runs the "
         "frameworks here, which proves it."))
+
+
+def _unbound_finding(user: str, who: str, library: Any, path: str, via: str, entry: str | None,
+                     proof: str) -> Finding:
+    """The copy USER gets for a soname lacks symbols (with their version node) that its own library (the binder:
+    libtorch_cuda.so) takes from it, and no other object of the program's scope defines them: the loading child asked
+    the loader (dlvsym on the copy, then on the global scope) and it bound none: seen. Where the framework's
+    libraries are bound as they load ([[library_loading]] binding = now: Python's RTLD_NOW), the loader refuses them
+    there, its import fails: an error. Bound lazily (JAX's plugin through XLA's dlsym), the work that first calls one
+    fails: a warning that --deep proves."""
+    names = [name for name in library.unbound if not name.startswith("+")]
+    more = next((name[1:] for name in library.unbound if name.startswith("+")), "")
+    listed = ", ".join(names) + (f" and {more} more" if more else "")
+    first, _, node = names[0].partition("@") if names else ("?", "", "")
+    words = f"{library.binder}: undefined symbol: {first}" + (f", version {node}" if node else "")
+    release = f" (release {library.version})" if library.version else ""
+    made = finding("CD203", subject=entry or path, evidence="seen",
+                   proof=f"{proof}; asked (dlvsym) for the {library.bound} symbols {_os_base(library.binder)} takes "
+                         f"from it, the loader bound none of {listed} in it or elsewhere in the program",
+                   library=path, error=f"{who} gets {path}{release} for {library.soname} ({via}), which lacks "
+                                       f"{listed} that its {_os_base(library.binder)} takes from it",
+                   via=via, framework=user, kind="unbound", who=who)
+    if _binding(user) == "now":
+        return replace(made, detail=made.detail + (
+            f". {who}'s libraries are bound as they load (RTLD_NOW): the loader refuses {library.binder} there "
+            f"('{words}'), and its import fails."))
+    return replace(made, severity="warning", detail=made.detail + (
+        f". {who} binds them when they are first called: the work that calls one fails there ('{words}'); "
+        "`cudnn-doctor check --deep` "
+        "runs the frameworks here, which proves whether it is hit."))
+
+
+def _os_base(path: str | None) -> str:
+    return os.path.basename(path or "") or "its own library"
+
+
+def _binding(user: str) -> str:
+    return next((str(row.get("binding", "now")) for row in _data().get("library_loading", [])
+                 if row["framework"] == user), "now")
 
 
 def _library_via(report: Report, view: ProcessView, library: Any) -> tuple[str, str | None]:
@@ -1606,6 +1660,16 @@ def _expected(library: Any) -> str | None:
     if library.pinned and "==" in library.pinned:
         return str(library.pinned)
     return f"=={library.own_release}" if library.own_release else library.pinned
+
+
+def _newer_and_whole(library: Any, release: str | None, pinned: str) -> bool:
+    """Whether the copy is a later release than PINNED under the same soname (which promises the older ABI) and its
+    loading child found in it every function the frameworks call and each symbol the framework's own libraries take
+    from it (none unbound): the program gets all it binds, so nothing is said."""
+    spec = re.search(r"(==|>=|~=)\s*([0-9][0-9.]*)", pinned)
+    have, want = version_tuple(release or "") or (), version_tuple(spec.group(2) if spec else "") or ()
+    width = min(len(have), len(want))
+    return bool(width and not library.unbound and not library.missing and have[:width] > want[:width])
 
 
 def _release_differs(release: str | None, pinned: str) -> bool:

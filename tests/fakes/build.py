@@ -17,9 +17,10 @@ BUILD_DIR = Path(os.environ.get("CUDNN_DOCTOR_FAKES_DIR", "/tmp/cudnn-doctor-fak
 
 def compile_library(source: str, output_name: str, defines: dict[str, object] | None = None,
                     soname: str | None = None, also: tuple[str, ...] = (), link: tuple[Path, ...] = (),
-                    runpath: str | None = None) -> Path:
+                    runpath: str | None = None, version_node: str | None = None) -> Path:
     """gcc -shared SOURCE (and the sources ALSO) with DEFINES, linked against the libraries LINK (each then needed by
-    its soname) with DT_RUNPATH RUNPATH, built once into a cache folder; returns the .so path."""
+    its soname) with DT_RUNPATH RUNPATH, its exported symbols under the symbol-version node VERSION_NODE (as NVIDIA's
+    libraries define libcudart.so.13: a version script), built once into a cache folder; returns the .so path."""
     gcc = shutil.which("gcc") or shutil.which("cc")
     if gcc is None:
         raise RuntimeError("gcc is needed to build the test fakes: apt-get install gcc")
@@ -29,6 +30,8 @@ def compile_library(source: str, output_name: str, defines: dict[str, object] | 
     if runpath:
         flags.append(f"-Wl,--enable-new-dtags,-rpath,{runpath}")
     flags += ["-Wl,--no-as-needed", *(str(path) for path in link)] if link else []  # needed, whether called or not
+    if version_node:
+        flags.append(f"-Wl,--version-script,{_version_script(version_node)}")
     key = hashlib.sha256(" ".join([source, *also, output_name, *flags]).encode()
                          + b"".join((HERE / name).read_bytes() for name in (source, *also))).hexdigest()[:16]
     out_dir = BUILD_DIR / key
@@ -40,6 +43,17 @@ def compile_library(source: str, output_name: str, defines: dict[str, object] | 
                         *(str(HERE / name) for name in also), *flags], check=True, capture_output=True)
         os.replace(temporary, target)
     return target
+
+
+def _version_script(node: str) -> Path:
+    """A linker version script that puts every global symbol under NODE, written once."""
+    script = BUILD_DIR / "version-scripts" / f"{node}.map"
+    if not script.exists():
+        script.parent.mkdir(parents=True, exist_ok=True)
+        temporary = script.with_name(script.name + f".{os.getpid()}.tmp")
+        temporary.write_text(f"{node} {{\n  global: *;\n}};\n")
+        os.replace(temporary, script)
+    return script
 
 
 def fake_cudnn(folder: Path, version: int = 91900, cudart: int = 12040, major: int | None = None,
@@ -197,12 +211,24 @@ def fake_framework_library(target: Path, cudnn_folder: Path, runpath: str, cudnn
 
 
 def fake_cuda_math(soname: str, library: str = "", major: int = 13, minor: int = 0, patch: int = 0,
-                   without_second: bool = False, link: tuple[Path, ...] = (), runpath: str | None = None) -> Path:
+                   without_second: bool = False, link: tuple[Path, ...] = (), runpath: str | None = None,
+                   newer: str | None = None, version_node: str | None = None) -> Path:
     """A fake CUDA library other than cuDNN (fake_cuda_math.c) under SONAME: LIBRARY (cublasLt, cublas, cudart,
-    nvJitLink, cusparse, nccl; "" a bare one) answering release MAJOR.MINOR.PATCH; built once."""
+    nvJitLink, cusparse, nccl; "" a bare one) answering release MAJOR.MINOR.PATCH; NEWER: one more function of that
+    name (what a later release added); VERSION_NODE: its symbols under that version node; built once."""
     defines: dict[str, object] = {"FAKE_MAJOR": major, "FAKE_MINOR": minor, "FAKE_PATCH": patch}
+    if newer:
+        defines["FAKE_NEWER"] = newer
     if library:
         defines[f"LIB_{library.upper()}"] = True
     if without_second:
         defines["FAKE_WITHOUT_SECOND"] = True
-    return compile_library("fake_cuda_math.c", soname, defines, soname=soname, link=link, runpath=runpath)
+    return compile_library("fake_cuda_math.c", soname, defines, soname=soname, link=link, runpath=runpath,
+                           version_node=version_node)
+
+
+def fake_binder(name: str, calls: tuple[str, ...], link: tuple[Path, ...], runpath: str | None = None) -> Path:
+    """A framework's own library NAME (libtorch_cuda.so) that calls the functions CALLS of the libraries LINK, as
+    the real one takes cudaGetDeviceCount@libcudart.so.13 from the CUDA runtime (fake_framework_binder.c)."""
+    defines: dict[str, object] = {f"CALL{index}": call for index, call in enumerate(calls[:4], 1)}
+    return compile_library("fake_framework_binder.c", name, defines, soname=name, link=link, runpath=runpath)

@@ -65,3 +65,8 @@ int cufftExecC2C(void) { return 0; }
 #else
 int fake_cuda_library_present(void) { return getenv("FAKE_CUDA_MATH_FAILS") != 0; }
 #endif
+
+#ifdef FAKE_NEWER
+/* a function a later release added (what a framework built against that release takes from it) */
+int FAKE_NEWER(void) { return 0; }
+#endif
