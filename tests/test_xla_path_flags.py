@@ -128,3 +128,17 @@ def test_the_caches_harmless_neighbours_raise_no_error(machine: Machine, real_ja
         assert [f for f in settings_findings(report, "JAX_COMPILATION_CACHE_DIR") if f["code"] == "CD417"]
     said = run_jax_with(env, COMPILE)
     assert said.returncode == 0, said.stderr[-600:]
+
+
+@pytest.mark.parametrize("words", [
+    "jaxlib._jax.XlaRuntimeError: FAILED_PRECONDITION: Autotune results file does not exist: /data/results.txt",
+    "jax.errors.JaxRuntimeError: INVALID_ARGUMENT: Version mismatch in autotune results. Expected 3 but was 2",
+    "XlaRuntimeError: NOT_FOUND: Complete XLA AOT autotuning results are required, but no AOT result was found for "
+    "key: <key model",
+    "JaxRuntimeError: NOT_FOUND: No cached config found for HLO instr: %cudnn-conv = (f32[2,16,16,8]{3,2,1,0}",
+])
+def test_xlas_words_at_the_failed_compilation_are_a_setting_explain_names(machine: Machine, words: str) -> None:
+    """What --deep's JAX says where XLA's GPU compiler refuses these flags: explain's reader (one knowledge, two
+    doors) names CD411, the class plain check's warning has."""
+    result = machine.run("explain", "--offline-only", "--json", words)
+    assert [m["code"] for m in result.json["matches"]][:1] == ["CD411"], result.stdout[:1500]
