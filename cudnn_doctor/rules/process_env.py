@@ -1016,6 +1016,8 @@ def _xla_paths(value: str, report: Report) -> list[tuple[str, Any]]:
     if answer is None or answer.kind != "xla_paths":
         return []
     refused = set(answer.values)
+    # a flag that requires a refused flag's results goes with it (complete results required, the load taken out)
+    refused |= {flag for flag, row in environment.xla_path_flags().items() if row.get("needs") in refused}
     kept = " ".join(e for e in value.split() if not (e.startswith("--") and e[2:].split("=", 1)[0] in refused))
     return [("xla path", {"flag": flag, "why": why, "kept": kept or None})
             for flag, why in zip(answer.values, answer.files, strict=False)]
