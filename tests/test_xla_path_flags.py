@@ -13,6 +13,7 @@ import pytest
 from cudnn_doctor.knowledge.environment import xla_path_flags
 from cudnn_doctor.probes.settings import xla_path_problems
 from tests.conftest import Machine
+from tests.real_wheels import real_jax_cpu
 from tests.test_environment_settings import check, closed_loop, real_jax_site, settings_findings
 from tests.test_settings_parsers import COMPILE, run_jax_with
 
@@ -142,3 +143,24 @@ def test_xlas_words_at_the_failed_compilation_are_a_setting_explain_names(machin
     doors) names CD411, the class plain check's warning has."""
     result = machine.run("explain", "--offline-only", "--json", words)
     assert [m["code"] for m in result.json["matches"]][:1] == ["CD411"], result.stdout[:1500]
+
+
+def test_the_real_jaxs_cache_error_is_read_by_its_frames_as_the_setting(tmp_path: Path) -> None:
+    """Under --deep a strict cache's FileExistsError names no setting in its words: the frames it was raised through
+    (the real jax 0.4.38's compilation_cache.py and lru_cache.py, kept by the deep child's frames_of) name CD411."""
+    import json
+
+    from cudnn_doctor.doctor.deep_words import codes_of
+
+    cache = tmp_path / "jax-cache"
+    cache.write_text("a file\n")
+    code = ("import json, sys\nfrom cudnn_doctor._deep_child import frames_of\nimport jax\n"
+            "try:\n    jax.jit(lambda x: x + 1)(1.0)\nexcept Exception as e:\n"
+            "    print(json.dumps({'error': f'{type(e).__name__}: {e}', 'traceback': frames_of(e)}))\n")
+    root = Path(__file__).resolve().parent.parent
+    said = run_jax_with({"JAX_COMPILATION_CACHE_DIR": str(cache), "JAX_RAISE_PERSISTENT_CACHE_ERRORS": "1",
+                         "PYTHONPATH": f"{root}:{real_jax_cpu()}"}, code)
+    deep = json.loads(said.stdout.strip().splitlines()[-1])
+    assert deep["error"].startswith("FileExistsError"), deep
+    assert codes_of(deep)[:1] == ("CD411",), deep
+    assert codes_of({"error": deep["error"], "traceback": []}) == (), "the words alone name nothing"
