@@ -164,3 +164,20 @@ def test_the_real_jaxs_cache_error_is_read_by_its_frames_as_the_setting(tmp_path
     assert deep["error"].startswith("FileExistsError"), deep
     assert codes_of(deep)[:1] == ("CD411",), deep
     assert codes_of({"error": deep["error"], "traceback": []}) == (), "the words alone name nothing"
+
+
+def test_a_path_flag_beside_a_flag_jaxlib_refuses_gets_one_fix_without_both(
+        machine: Machine, real_jax_site: Path, tmp_path: Path) -> None:
+    machine.env["XLA_FLAGS"] = f"{LOAD}={tmp_path / 'missing.txt'} --xla_gpu_no_such_flag_at_all=true " \
+                               "--xla_gpu_autotune_level=2"
+    report = check(machine)
+    made = [f for f in settings_findings(report, "XLA_FLAGS") if f["code"] == "CD411"]
+    assert len(made) == 2 and {f["severity"] for f in made} == {"error", "warning"}, made
+    assert {line for line in closed_loop_lines(machine)} == {"export XLA_FLAGS=--xla_gpu_autotune_level=2"}
+    closed_loop(machine, "CD411", "XLA_FLAGS")
+
+
+def closed_loop_lines(machine: Machine) -> list[str]:
+    from tests.test_process_env import plan_lines
+
+    return [line for line in plan_lines(machine) if "XLA_FLAGS" in line]

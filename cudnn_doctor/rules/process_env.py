@@ -1018,6 +1018,7 @@ def _xla_paths(value: str, report: Report) -> list[tuple[str, Any]]:
     refused = set(answer.values)
     # a flag that requires a refused flag's results goes with it (complete results required, the load taken out)
     refused |= {flag for flag, row in environment.xla_path_flags().items() if row.get("needs") in refused}
+    refused |= set(view.xla_flags_unknown or ()) if view else set()  # one fix for XLA_FLAGS: without those too
     kept = " ".join(e for e in value.split() if not (e.startswith("--") and e[2:].split("=", 1)[0] in refused))
     return [("xla path", {"flag": flag, "why": why, "kept": kept or None})
             for flag, why in zip(answer.values, answer.files, strict=False)]
@@ -1034,8 +1035,10 @@ def _xla_flags(row: dict[str, Any], value: str, report: Report) -> list[tuple[st
     if not undefined:
         return []
     files = ", ".join(os.path.basename(path) for path in (view.xla_flag_files if view else ()))
+    paths = view.setting_answers.get("XLA_FLAGS") if view else None  # one fix for XLA_FLAGS: its refused paths out
+    out = set(undefined) | (set(paths.values) if paths is not None and paths.kind == "xla_paths" else set())
     kept = " ".join(entry for entry in value.split() if not (entry.startswith("--") and entry[2:].split("=", 1)[0]
-                                                            in undefined))
+                                                            in out))
     flags = ", ".join("--" + name for name in undefined)
     if view is not None and view.xla_flags_said:
         return [("unknown flags", {"why": f"the installed jaxlib refuses {flags}", "kept": kept or None})]
