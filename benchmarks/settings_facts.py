@@ -16,6 +16,11 @@ both frameworks working and check with no error; one whose data says "raises" mu
                 "false_error" where both ran and check said an error, "missed" where one failed and check named none
                 of the expected codes
 
+  round12       issue 45's round-twelve classes: XLA_FLAGS' autotune-results files (missing, a folder, an older
+                version, a dump that cannot be written, complete results required with none loaded) and JAX's
+                persistent cache with JAX_RAISE_PERSISTENT_CACHE_ERRORS, beside their harmless neighbours; plain
+                check and check --deep for each ("deep_named_by_error": --deep's error names the expected code)
+
   python3 benchmarks/settings_facts.py --out DIR      (writes DIR/settings_facts.json)
 """
 
@@ -381,10 +386,48 @@ def round9_cases(scratch: Path) -> dict[str, tuple[dict[str, str], tuple[str, ..
 DEEP_CASES = ("transfer-guard-disallow", "xla-both-names", "xla-client-share-0.01")
 
 
-def round9() -> dict[str, object]:
+def round12_cases(scratch: Path) -> dict[str, tuple[dict[str, str], tuple[str, ...], tuple[str, ...]]]:
+    """Round twelve's classes (compat [[xla_path_flag]], JAX_COMPILATION_CACHE_DIR raises_with): the files and
+    folders XLA's GPU compiler and JAX's strict persistent cache read or write at the first compilation, and their
+    harmless neighbours (expected codes empty: nothing may be an error)."""
+    scratch.mkdir(parents=True, exist_ok=True)
+    (scratch / "a-file").write_text("a file\n")
+    (scratch / "folder").mkdir(exist_ok=True)
+    (scratch / "old.textproto").write_text("version: 2\n")
+    load, dump = "--xla_gpu_load_autotune_results_from=", "--xla_gpu_dump_autotune_results_to="
+    strict = {"JAX_RAISE_PERSISTENT_CACHE_ERRORS": "1"}
+    return {
+        "autotune-load-missing": ({"XLA_FLAGS": load + str(scratch / "missing.txt")}, ("CD411",), ()),
+        "autotune-load-folder": ({"XLA_FLAGS": load + str(scratch / "folder")}, ("CD411",), ()),
+        "autotune-load-old-version": ({"XLA_FLAGS": load + str(scratch / "old.textproto")}, ("CD411",), ()),
+        "autotune-dump-unwritable": ({"XLA_FLAGS": dump + NOT_A_FOLDER + "/results.txt"}, ("CD411",), ()),
+        "autotune-dump-no-folder": ({"XLA_FLAGS": dump + str(scratch / "none" / "results.txt")}, ("CD411",), ()),
+        "autotune-dump-writable": ({"XLA_FLAGS": dump + str(scratch / "results.txt")}, (), ()),
+        "require-complete-none-loaded": ({"XLA_FLAGS": "--xla_gpu_require_complete_aot_autotune_results=true"},
+                                         ("CD411",), ()),
+        "deterministic-ops": ({"XLA_FLAGS": "--xla_gpu_deterministic_ops=true"}, (), ()),
+        "exclude-nondeterministic": ({"XLA_FLAGS": "--xla_gpu_exclude_nondeterministic_ops=true"}, (), ()),
+        "cache-strict-a-file": ({"JAX_COMPILATION_CACHE_DIR": str(scratch / "a-file"), **strict}, ("CD411",),
+                                ("jax_readback",)),
+        "cache-strict-unmakeable": ({"JAX_COMPILATION_CACHE_DIR": NOT_A_FOLDER, **strict}, ("CD411",), ()),
+        "cache-unusable-no-switch": ({"JAX_COMPILATION_CACHE_DIR": str(scratch / "a-file")}, ("CD417",), ()),
+        "cache-writable-strict": ({"JAX_COMPILATION_CACHE_DIR": str(scratch / "jax-cache"), **strict}, (), ()),
+        "disable-most-optimizations": ({"JAX_DISABLE_MOST_OPTIMIZATIONS": "1"}, (), ()),
+    }
+
+
+def round12() -> dict[str, object]:
+    """round9's judgement over round12_cases, each with check --deep beside plain check."""
+    import tempfile
+
+    return round9(round12_cases(Path(tempfile.mkdtemp(prefix="cudnn-doctor-round12-"))), deep_all=True)
+
+
+def round9(cases: dict[str, tuple[dict[str, str], tuple[str, ...], tuple[str, ...]]] | None = None,
+           deep_all: bool = False) -> dict[str, object]:
     """Each case alone: torch's and JAX's first GPU work, the case's extra programs, and plain check's findings side
-    by side (and check --deep's for DEEP_CASES): "false_error" where every program ran and check said an error,
-    "missed" where one failed and check named none of the case's codes."""
+    by side (and check --deep's for DEEP_CASES, or every case with DEEP_ALL): "false_error" where every program ran
+    and check said an error, "missed" where one failed and check named none of the case's codes."""
     import tempfile
     from concurrent.futures import ThreadPoolExecutor
 
@@ -414,11 +457,12 @@ def round9() -> dict[str, object]:
             "env": {k: repr(v) for k, v in extra.items()}, "programs": programs, "check": plain, "failed": failed,
             "false_error": not failed and any(s[1] == "error" for s in plain),
             "missed": bool(failed) and not named, "named_by_error": bool(failed) and any(s[1] == "error" for s in named)}
-        if label in DEEP_CASES:
+        if label in DEEP_CASES or deep_all:
             out["deep"] = [s for s in said(extra, "--deep") if s[3] in extra or s[0] == "CD415"]
+            out["deep_named_by_error"] = bool(failed) and any(s[0] in causes and s[1] == "error" for s in out["deep"])
         return out
 
-    cases = round9_cases(scratch)
+    cases = cases if cases is not None else round9_cases(scratch)
     with ThreadPoolExecutor(2) as pool:
         futures = {label: pool.submit(one, label, *case) for label, case in cases.items()}
         return {label: future.result() for label, future in futures.items()}
@@ -432,7 +476,7 @@ def main() -> int:
     only = set(args.only.split(",")) if args.only else None
     facts: dict[str, object] = {}
     for name, gather in (("alloc-keys", alloc_keys), ("names", names), ("values", values), ("check-time", check_time),
-                         ("round8", round8), ("round9", round9)):
+                         ("round8", round8), ("round9", round9), ("round12", round12)):
         if only is not None and name not in only:
             continue
         try:
@@ -441,7 +485,7 @@ def main() -> int:
             facts[name] = {"error": f"{type(error).__name__}: {error}"}
     Path(args.out).mkdir(parents=True, exist_ok=True)
     (Path(args.out) / "settings_facts.json").write_text(json.dumps(facts, indent=1, default=str))
-    for fact in ("values", "round8", "round9"):
+    for fact in ("values", "round8", "round9", "round12"):
         summary = facts.get(fact)
         if isinstance(summary, dict):
             print(fact, "false errors:", [v for v, r in summary.items() if isinstance(r, dict) and r.get("false_error")])

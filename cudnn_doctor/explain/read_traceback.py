@@ -66,6 +66,25 @@ def mechanism(words: str, frames: Sequence[str], elsewhere: Mapping[str, str]) -
     if shadow is not None:
         name, origin = shadow
         return "CD419", f"{name} was imported from {origin}, not from the copy installed with the framework"
+    raised = setting_raised(frames)
+    if raised is not None:
+        row, frame = raised
+        return "CD411", (f"raised through {frame.rsplit(':', 2)[0]}, where {row['variable']}'s reader raises only "
+                         f"with {row['raises_with']} on (otherwise it warns)")
+    return None
+
+
+def setting_raised(frames: Sequence[str]) -> tuple[dict[str, object], str] | None:
+    """(the setting's row, the frame) where a failure was raised through a file that raises over a setting's path
+    only under a switch (compat/process_env.toml raised_through: JAX's persistent cache with
+    JAX_RAISE_PERSISTENT_CACHE_ERRORS); None where no frame is one of them."""
+    for row in load("process_env").get("setting", []):
+        ends = tuple("/" + str(end) for end in row.get("raised_through", ()))
+        if not ends:
+            continue
+        for frame in reversed(frames):
+            if _split(frame)[0].endswith(ends):
+                return row, frame
     return None
 
 

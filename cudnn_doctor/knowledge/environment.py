@@ -93,6 +93,12 @@ def truth(value: str) -> bool | None:
     return True if word in TRUE_WORDS else False if word in FALSE_WORDS else None
 
 
+def xla_path_flags() -> dict[str, dict[str, Any]]:
+    """compat/process_env.toml [[xla_path_flag]]: the flags of XLA_FLAGS naming a file or folder XLA's GPU compiler
+    reads or writes at the first compilation (or requiring another's results), by flag name."""
+    return {row["flag"]: row for row in load("process_env").get("xla_path_flag", [])}
+
+
 def pjrt_option_rows() -> dict[str, dict[str, Any]]:
     """compat/process_env.toml [[pjrt_option]]: the options JAX's CUDA plugin takes at PJRT_Client_Create, by name."""
     return {row["name"]: row for row in load("process_env").get("pjrt_option", [])}

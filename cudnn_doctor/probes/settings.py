@@ -9,6 +9,8 @@ that is set (compat/ knows which), and what the machine answers for it without a
   TORCH_LOGS   the log and artifact names the installed torch registers (torch/_logging/_registrations.py), and
                the modules it could find for the others, as its parser takes them
   XLA_*        whether jaxlib's or its CUDA plugin's files name it
+  XLA_FLAGS    the files and folders its flags name for XLA's GPU compiler (compat [[xla_path_flag]]): there,
+               readable or writable as the compiler needs them, a results file of the version it reads
 
 Files are read only for the variables that are set, and mapped rather than read whole. Never judges: the rules do.
 """
@@ -27,6 +29,7 @@ from cudnn_doctor.knowledge.environment import (
     family_of,
     rows,
     set_variables,
+    xla_path_flags,
 )
 from cudnn_doctor.model import Framework, SettingAnswer
 
@@ -58,6 +61,9 @@ def read_settings(env: dict[str, str], frameworks: list[Framework]) -> dict[str,
             (family_of(name) or {}).get("reader") == "strings"][:MAX_NAMES]
     if held:
         answers.update(held_by_libraries(held, frameworks))
+    flagged = xla_path_problems(settings.get("XLA_FLAGS", ""))
+    if flagged:
+        answers["XLA_FLAGS"] = SettingAnswer("xla_paths", tuple(f for f, _ in flagged), tuple(p for _, p in flagged))
     for name, value in settings.items():
         row = known.get(name, {})
         if row.get("kind") == "alloc_conf" and row.get("names_from"):
@@ -83,6 +89,63 @@ def read_settings(env: dict[str, str], frameworks: list[Framework]) -> dict[str,
             if answer is not None:
                 answers[name] = answer
     return {"settings": settings, "setting_paths": paths, "setting_answers": answers}
+
+
+XLA_TRUE = ("", "true", "1")  # a boolean flag of XLA's as tsl::Flags parses it ('--name' alone is true)
+MAX_RESULTS_TEXT = 1 << 20  # a results file's first MiB holds its version line (XLA writes it first)
+
+
+def xla_path_problems(value: str) -> list[tuple[str, str]]:
+    """The flags of XLA_FLAGS (VALUE) that name a file or folder XLA's GPU compiler cannot use as it needs at the
+    first compilation (compat [[xla_path_flag]]), or that require results none of them loads: [(flag, what is
+    wrong, in words)]. Asked of the file system only; a text results file's version line is read (never a FIFO)."""
+    from cudnn_doctor.probes.xla_flags import xla_flags
+
+    data = xla_path_flags()
+    given = {name: entry.partition("=")[2] if "=" in entry else None for name, entry in xla_flags(value or "")}
+    found: list[tuple[str, str]] = []
+    for name, row in data.items():
+        if name not in given:
+            continue
+        path = given[name]
+        if row.get("needs"):
+            on = (path or "").strip().lower() if path is not None else ""
+            if on in [w.lower() for w in row["when"]] or (path is None and "true" in row["when"]):
+                if not (given.get(row["needs"]) or "").strip():
+                    found.append((name, f"--{name} requires every instruction XLA autotunes to be among loaded "
+                                        f"results, and no --{row['needs']} loads any"))
+            continue
+        if not path:
+            continue  # empty: the compiler neither reads nor writes
+        problem = path_problem(path, {"path_must": row["path_must"],
+                                      "folder_must_exist": row.get("folder_must_exist", False)})
+        if problem is None and row.get("version") and path.endswith(tuple(row.get("text_suffixes", ()))):
+            problem = _results_version(path, int(row["version"]))
+        if problem is not None:
+            found.append((name, problem))
+    return found
+
+
+def _results_version(path: str, version: int) -> str | None:
+    """Where the text results file PATH is of another version than VERSION (its top-level 'version: N'; none is
+    protobuf's 0), in words; None where it is VERSION or could not be read whole (then nothing is said of it)."""
+    data = _read(path, MAX_RESULTS_TEXT)
+    if data is None:
+        return None
+    depth = 0
+    for line in data.decode("utf-8", "replace").splitlines():
+        if depth == 0:
+            match = re.match(r"\s*version\s*:\s*(-?[0-9]+)\s*(#.*)?$", line)
+            if match:
+                said = int(match.group(1))
+                return None if said == version else (
+                    f"{path} holds autotuning results of version {said}, and XLA reads version {version} only "
+                    f"('Version mismatch in autotune results. Expected {version} but was {said}')")
+        depth += line.count("{") - line.count("}")
+    if len(data) >= MAX_RESULTS_TEXT:
+        return None  # its version line may lie further: nothing said
+    return (f"{path} holds no top-level version line, which XLA reads as version 0, and it reads version {version} "
+            f"only ('Version mismatch in autotune results. Expected {version} but was 0')")
 
 
 def default_places(env: dict[str, str], known: dict[str, dict[str, Any]]) -> dict[str, SettingAnswer]:

@@ -708,6 +708,20 @@ def settings(report: Report) -> list[Finding]:
                                         variable=variable, value=value, why=why["why"],
                                         framework=_display(row["framework"]), consequence=row["refusal"],
                                         effect=row["effect"], fix_value=None))
+            elif kind == "xla path":  # XLA's GPU compiler, from its source: a warning --deep's convolution proves
+                flag = environment.xla_path_flags()[why["flag"]]
+                made = finding("CD411", subject=variable, refs=(flag["source"],), evidence="read", variable=variable,
+                               value=value, why=f"--{why['flag']}: {why['why']} ({flag['writer']})",
+                               framework=_display(row["framework"]), consequence=flag["refusal"] + DEEP_PROVES,
+                               effect=flag["effect"], fix_value=why["kept"])
+                findings.append(replace(made, severity="warning"))
+            elif kind == "raised path":  # the reader's switch turns its warning into a raise (its source, a rule)
+                made = finding("CD411", subject=variable, refs=(row["raised_source"], row["source"]), evidence="read",
+                               variable=variable, value=value,
+                               why=f"{why['why']} ({row['writer']}), and {why['switch']} makes its errors fatal",
+                               framework=_display(row["framework"]), consequence=row["raised"] + DEEP_PROVES,
+                               effect=row["effect"], fix_value=None)
+                findings.append(replace(made, severity="warning"))
             elif kind == "path":
                 findings.append(finding("CD417", subject=variable, refs=(row["source"],), variable=variable,
                                         value=value, problem=why, writer=row["writer"], effect=row["effect"]))
@@ -959,6 +973,9 @@ def _judge_setting(row: dict[str, Any], value: str, report: Report) -> list[tupl
             return [("path", problem)]
         if problem and row["on_error"] in REFUSES:  # its reader opens it when it starts and raises (TORCH_LOGS_OUT)
             return [("invalid", f"{problem} ({row['writer']})")]
+        switch = row.get("raises_with")
+        if problem and switch and view is not None and environment.truth(view.settings.get(switch, "")):
+            return [("raised path", {"why": problem, "switch": f"{switch}={_shown(view.settings[switch])}"})]
         return [("path", problem)] if problem else []
     if kind == "pjrt_options":
         return _pjrt_options(row, value, report)
@@ -987,22 +1004,49 @@ def _judge_setting(row: dict[str, Any], value: str, report: Report) -> list[tupl
     if kind == "breaks":
         return [("breaks", row["effect"])] if value.strip() in row.get("breaks_when", []) else []
     if kind == "xla_flags":
-        view = report.process
-        if view is not None and view.xla_flags_file is not None:
-            path, wrong = view.xla_flags_file
-            return [("flags file", {"why": f"XLA reads it as the name of a file of flags (it does not start with "
-                                           f"'-'), and {path} is {wrong}", "kept": None})]
-        undefined = view.xla_flags_unknown if view else None
-        if not undefined:
-            return []
-        files = ", ".join(os.path.basename(path) for path in (view.xla_flag_files if view else ()))
-        kept = " ".join(entry for entry in value.split() if not (entry.startswith("--") and entry[2:].split("=", 1)[0]
-                                                                in undefined))
-        flags = ", ".join("--" + name for name in undefined)
-        if view is not None and view.xla_flags_said:
-            return [("unknown flags", {"why": f"the installed jaxlib refuses {flags}", "kept": kept or None})]
-        return [("unknown flags", {"why": f"{flags} {'is' if len(undefined) == 1 else 'are'} defined by none of the "
-                                          f"installed jaxlib's libraries ({files})", "kept": kept or None})]
+        return _xla_flags(row, value, report) + _xla_paths(value, report)
+    return _judge_more(row, kind, value, report)
+
+
+def _xla_paths(value: str, report: Report) -> list[tuple[str, Any]]:
+    """The flags of XLA_FLAGS naming a file or folder XLA's GPU compiler cannot use at the first compilation (the
+    probe's answer, compat [[xla_path_flag]]): ("xla path", the flag, what is wrong, XLA_FLAGS without them)."""
+    view = report.process
+    answer = view.setting_answers.get("XLA_FLAGS") if view else None
+    if answer is None or answer.kind != "xla_paths":
+        return []
+    refused = set(answer.values)
+    # a flag that requires a refused flag's results goes with it (complete results required, the load taken out)
+    refused |= {flag for flag, row in environment.xla_path_flags().items() if row.get("needs") in refused}
+    refused |= set(view.xla_flags_unknown or ()) if view else set()  # one fix for XLA_FLAGS: without those too
+    kept = " ".join(e for e in value.split() if not (e.startswith("--") and e[2:].split("=", 1)[0] in refused))
+    return [("xla path", {"flag": flag, "why": why, "kept": kept or None})
+            for flag, why in zip(answer.values, answer.files, strict=False)]
+
+
+def _xla_flags(row: dict[str, Any], value: str, report: Report) -> list[tuple[str, Any]]:
+    """XLA_FLAGS as a whole: a file of flags XLA cannot read, or flags the installed jaxlib does not define."""
+    view = report.process
+    if view is not None and view.xla_flags_file is not None:
+        path, wrong = view.xla_flags_file
+        return [("flags file", {"why": f"XLA reads it as the name of a file of flags (it does not start with "
+                                       f"'-'), and {path} is {wrong}", "kept": None})]
+    undefined = view.xla_flags_unknown if view else None
+    if not undefined:
+        return []
+    files = ", ".join(os.path.basename(path) for path in (view.xla_flag_files if view else ()))
+    paths = view.setting_answers.get("XLA_FLAGS") if view else None  # one fix for XLA_FLAGS: its refused paths out
+    out = set(undefined) | (set(paths.values) if paths is not None and paths.kind == "xla_paths" else set())
+    kept = " ".join(entry for entry in value.split() if not (entry.startswith("--") and entry[2:].split("=", 1)[0]
+                                                            in out))
+    flags = ", ".join("--" + name for name in undefined)
+    if view is not None and view.xla_flags_said:
+        return [("unknown flags", {"why": f"the installed jaxlib refuses {flags}", "kept": kept or None})]
+    return [("unknown flags", {"why": f"{flags} {'is' if len(undefined) == 1 else 'are'} defined by none of the "
+                                      f"installed jaxlib's libraries ({files})", "kept": kept or None})]
+
+
+def _judge_more(row: dict[str, Any], kind: str, value: str, report: Report) -> list[tuple[str, Any]]:
     if kind == "torch_logs":  # the installed torch's own registry of names, asked by the probe
         view = report.process
         answer = view.setting_answers.get(row["variable"]) if view else None
