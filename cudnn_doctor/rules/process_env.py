@@ -645,7 +645,8 @@ def settings(report: Report) -> list[Finding]:
     view = report.process
     if view is None:
         return []
-    findings = [_default_place(row, variable, answer) for variable, answer in view.setting_answers.items()
+    findings = [when_used(_default_place(row, variable, answer), variable, report)
+                for variable, answer in view.setting_answers.items()
                 if answer.kind == "default_path" and (row := environment.rows().get(variable)) is not None]
     if not view.settings:
         return findings
@@ -666,7 +667,7 @@ def when_used(made: Finding, variable: str, report: Report) -> Finding:
     if feature is None:
         return made
     detail = made.detail.replace(DEEP_PROVES, "").replace(USED_PROVES, "").rstrip()
-    detail = f"{detail.rstrip('.')}. It is read only {feature['when']}; {feature['proves']}."
+    detail = f"{detail.rstrip('.')}. It matters only {feature['when']}; {feature['proves']}."
     severity = "warning" if made.severity == "error" else made.severity
     view = report.process
     gpus = _gpus_seen(report)
