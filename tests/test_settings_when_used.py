@@ -21,7 +21,7 @@ from tests.conftest import Machine
 from tests.real_wheels import real_jax_cpu, real_torch_cpu
 from tests.test_environment_settings import check, closed_loop, settings_findings
 from tests.test_frameworks import install_torch, python_env
-from tests.test_process_env import gpu_machine, jax_install
+from tests.test_process_env import gpu_machine, jax_install, plan_lines
 
 # values that look wrong, by the feature whose use first reads them
 COLLECTIVE = {
@@ -83,6 +83,8 @@ def test_collective_settings_on_one_gpu_without_a_launcher_are_said_not_warned(m
         assert "first collective" in made["detail"] and "a one-GPU program runs no collective" in made["detail"]
         assert "check --deep" not in made["detail"], made["detail"]
     assert not [f for f in report["findings"] if f["severity"] == "error" and f["code"].startswith(("CD41", "CD17"))]
+    lines = plan_lines(machine)  # what is only said is not the plan's to change
+    assert not [line for line in lines if any(name in line for name in COLLECTIVE)], lines
 
 
 @pytest.mark.parametrize(("launch", "gpus"), [({"WORLD_SIZE": "2"}, 1), ({"OMPI_COMM_WORLD_SIZE": "4"}, 1),

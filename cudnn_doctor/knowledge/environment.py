@@ -84,8 +84,9 @@ def launched(feature: dict[str, Any], settings: dict[str, str]) -> list[str]:
     out = []
     for name in feature.get("launcher_variables", ()):
         text = settings.get(name, "").strip()
-        if text.isascii() and text.isdigit() and len(text) < 10 and int(text) > 1:
-            out.append(f"{name}={text}")
+        digits = text.lstrip("0")  # compared as text: a hostile count of thousands of digits is never made an int
+        if text.isascii() and text.isdigit() and (len(digits) > 1 or digits > "1"):
+            out.append(f"{name}={text if len(text) <= 12 else text[:12] + '...'}")
     return out
 
 
