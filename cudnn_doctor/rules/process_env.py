@@ -675,7 +675,7 @@ def when_used(made: Finding, variable: str, report: Report) -> Finding:
             not environment.launched(feature, view.settings):
         severity = "info" if severity == "warning" else severity
         detail += (f" Here a program sees {gpus} GPU{'' if gpus == 1 else 's'} and no launcher's count of processes "
-                   f"({', '.join(feature['launcher_variables'])}) is above 1: a one-GPU program runs no collective")
+                   f"({', '.join(feature.get('launcher_variables', ()))}) is above 1: a one-GPU program runs no collective")
         detail += "."
     return replace(made, severity=severity, detail=detail)
 
