@@ -102,6 +102,14 @@ def test_with_several_gpus_or_a_launcher_they_are_warnings_that_say_when(machine
     closed_loop(machine, "CD414", "TORCH_NCCL_BLOCKING_WAIT")
 
 
+def test_a_launchers_count_is_weighed_and_never_bisected() -> None:
+    from cudnn_doctor.knowledge.environment import bisected, set_variables
+
+    env = {"SLURM_NTASKS": "4", "PMI_SIZE": "2", "NCCL_DEBUG": "WARN", "HOME": "/root"}
+    assert set(set_variables(env)) == {"SLURM_NTASKS", "PMI_SIZE", "NCCL_DEBUG"}
+    assert bisected(env) == ["NCCL_DEBUG"]
+
+
 def test_a_launchers_count_of_one_or_not_a_number_launches_nothing(machine: Machine, tmp_path: Path) -> None:
     one_gpu_with_frameworks(machine, tmp_path)
     machine.env.update({"NCCL_P2P_LEVEL": "BOGUS", "SLURM_NTASKS": "1", "OMPI_COMM_WORLD_SIZE": "four",

@@ -94,7 +94,9 @@ def bisected(env: dict[str, str]) -> list[str]:
     """The variables of ENV that `--deep`'s bisection unsets one at a time: those the data knows, less those whose
     row says never (a scheduler's choice of GPUs)."""
     known = rows()
-    return [name for name in set_variables(env) if known.get(name, {}).get("bisect", True)]
+    # a launcher's count of processes alone (no row, no family) is weighed by the rules, never a setting to unset
+    return [name for name in set_variables(env) if known.get(name, {}).get("bisect", True) and
+            (name in known or family_of(name) is not None)]
 
 
 def read_at_cuinit(env: dict[str, str]) -> list[str]:
