@@ -48,18 +48,55 @@ def family_of(name: str) -> dict[str, Any] | None:
 
 
 def set_variables(env: dict[str, str]) -> dict[str, str]:
-    """The variables of ENV the data knows (a row, or a member of a family), by name; one whose reader takes an empty
-    value for unset (row empty_is_unset) is left out where it is empty."""
+    """The variables of ENV the data knows (a row, a member of a family, or a launcher's count of processes that a
+    [[feature]] weighs), by name; one whose reader takes an empty value for unset (row empty_is_unset) is left out
+    where it is empty."""
     known = rows()
-    return {name: env[name] for name in sorted(env) if (name in known or family_of(name) is not None) and
+    launchers = {name for feature in features() for name in feature.get("launcher_variables", ())}
+    return {name: env[name] for name in sorted(env) if (name in known or name in launchers or
+                                                        family_of(name) is not None) and
             not (env[name] == "" and known.get(name, {}).get("empty_is_unset"))}
+
+
+def features() -> list[dict[str, Any]]:
+    """compat/process_env.toml [[feature]]: the uses of a feature (a collective, torch.compile, a GPU exception) at
+    which some settings are first read."""
+    return list(load("process_env").get("feature", []))
+
+
+def feature_of(name: str) -> dict[str, Any] | None:
+    """The [[feature]] whose use first reads NAME (its row's read_when, its reader's, or its family's), or None: read
+    at import or at the first CUDA work."""
+    row = rows().get(name)
+    family = family_of(name) if row is None else None
+    for feature in features():
+        if row is not None and (row.get("read_when") == feature["name"] or row["framework"] in feature.get("readers", ())):
+            return feature
+        if family is not None and (family["prefix"] in feature.get("families", ()) or
+                                   family["framework"] in feature.get("readers", ())):
+            return feature
+    return None
+
+
+def launched(feature: dict[str, Any], settings: dict[str, str]) -> list[str]:
+    """FEATURE's launcher variables of SETTINGS that count more than one process ('WORLD_SIZE=4'): a launcher started
+    several, each of which may join the others."""
+    out = []
+    for name in feature.get("launcher_variables", ()):
+        text = settings.get(name, "").strip()
+        digits = text.lstrip("0")  # compared as text: a hostile count of thousands of digits is never made an int
+        if text.isascii() and text.isdigit() and (len(digits) > 1 or digits > "1"):
+            out.append(f"{name}={text if len(text) <= 12 else text[:12] + '...'}")
+    return out
 
 
 def bisected(env: dict[str, str]) -> list[str]:
     """The variables of ENV that `--deep`'s bisection unsets one at a time: those the data knows, less those whose
     row says never (a scheduler's choice of GPUs)."""
     known = rows()
-    return [name for name in set_variables(env) if known.get(name, {}).get("bisect", True)]
+    # a launcher's count of processes alone (no row, no family) is weighed by the rules, never a setting to unset
+    return [name for name in set_variables(env) if known.get(name, {}).get("bisect", True) and
+            (name in known or family_of(name) is not None)]
 
 
 def read_at_cuinit(env: dict[str, str]) -> list[str]:

@@ -132,6 +132,15 @@ def interfaces_matched(value: str, interfaces: tuple[str, ...]) -> list[str]:
 
 
 def nccl_settings(report: Report) -> list[Finding]:
+    """NCCL's settings of its own grammars (interfaces, flags, levels, debug), each said as its [[feature]] weighs it:
+    read only at a program's first collective, so never an error, and only said (info) where a program here sees one
+    GPU and no launcher started several processes (rules/process_env.py's when_used)."""
+    from cudnn_doctor.rules.process_env import when_used
+
+    return [when_used(made, made.subject or "", report) for made in _nccl_settings(report)]
+
+
+def _nccl_settings(report: Report) -> list[Finding]:
     multi = _multi(report)
     if multi is None:
         return []

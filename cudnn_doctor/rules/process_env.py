@@ -645,123 +645,154 @@ def settings(report: Report) -> list[Finding]:
     view = report.process
     if view is None:
         return []
-    findings = [_default_place(row, variable, answer) for variable, answer in view.setting_answers.items()
+    findings = [when_used(_default_place(row, variable, answer), variable, report)
+                for variable, answer in view.setting_answers.items()
                 if answer.kind == "default_path" and (row := environment.rows().get(variable)) is not None]
     if not view.settings:
         return findings
     known = environment.rows()
     for variable, given in view.settings.items():
-        value = _shown(given)
-        row = known.get(variable)
-        if row is None:
-            findings += _family_setting(report, view, variable, given)
-            continue
-        if row["framework"] == "nccl" and row["grammar"] in environment.NCCL_OWN_GRAMMARS:
-            continue  # rules/multi_gpu.py judges these of NCCL's
-        present = row["framework"] in (*environment.CUDA_LIBRARY_READERS, "python") or _has(report, row["framework"])
-        together = view.setting_answers.get(variable)
-        if together is not None and together.kind == "conflict":  # the installed reader's own code refuses the pair
-            findings.append(_refused_together(row, variable, value, together, present))
-            continue
-        for verdict in _judge_setting(row, given, report):
-            kind, why = verdict
-            if kind in ("invalid", "off") and row["framework"] == "nccl":
-                findings.append(_nccl_setting(row, variable, value, kind, why))
-            elif kind == "invalid":
-                findings.append(_refused(row, variable, given, why, present, report))
-            elif kind == "unnamed":  # a newer torch's key its libraries do not name: read from files, a warning
-                findings.append(finding(
-                    "CD414", subject=variable, refs=(row["source"],), variable=variable, value=value, why=why,
-                    framework=_display(row["framework"]),
-                    consequence="raises an error at its first CUDA call if its parser does not know the key (a key "
-                                "of newer releases: the installed libraries hold no such name)" + DEEP_PROVES,
-                    effect=row["effect"], fix_value=_corrected(row, given, report, firm=False)))
-            elif kind == "content":  # the reader opens the file and refuses its text, by its source's rule
-                findings.append(finding(
-                    "CD411" if present else "CD414", subject=variable, refs=(row["content_source"], row["source"]),
-                    variable=variable, value=value, why=f"{given} is read as {row['content'].upper()} and {why}",
-                    framework=_display(row["framework"]),
-                    consequence=("fails at its first cuDNN work: " if present else "is not installed in the "
-                                 "environments looked at; where it runs, it fails at its first cuDNN work: ")
-                    + f"{row['writer']} ({row['content_source'].split(':', 1)[0]})", effect=row["effect"],
-                    fix_value=None, proof=row["content_source"] if present else None))
-            elif kind == "pjrt parse":  # the installed jax's own parser refuses it, as its GPU backend starts
-                parser = _in_package(why["parser"]) if why["parser"] else ""
-                made = finding("CD411", subject=variable, refs=(row["source"],), evidence="rule" if parser else "read",
-                               proof=(f"{parser}: the installed JAX's own parser refuses it ('{row['parser_text']} "
-                                      "...'), in its CUDA plugin's factory") if parser else None,
-                               variable=variable, value=value, why=why["why"], framework=_display(row["framework"]),
-                               consequence=row["refusal"] + ("" if parser else DEEP_PROVES), effect=row["effect"],
-                               fix_value=None)
-                findings.append(made if parser else replace(made, severity="warning"))
-            elif kind == "pjrt option":  # the CUDA plugin's own check, from XLA's source: a warning --deep proves
-                made = finding("CD411", subject=variable, refs=(row["source"],), evidence="read", variable=variable,
-                               value=value, why=why["why"], framework=_display(row["framework"]),
-                               consequence=row["refusal"] + DEEP_PROVES, effect=row["effect"],
-                               fix_value=why["kept"])
-                findings.append(replace(made, severity="warning"))
-            elif kind == "made":  # the installed framework's own code makes the folder: it raises there
-                files = ", ".join(_in_package(path) for path in why["files"])
-                findings.append(finding("CD411", subject=variable, refs=(row["source"],), evidence="rule",
-                                        proof=f"{files}: the installed {_display(row['framework'])}'s own code makes "
-                                              f"the folder ('{row['made_text']}'), and raises where it cannot",
-                                        variable=variable, value=value, why=why["why"],
-                                        framework=_display(row["framework"]), consequence=row["refusal"],
-                                        effect=row["effect"], fix_value=None))
-            elif kind == "xla path":  # XLA's GPU compiler, from its source: a warning --deep's convolution proves
-                flag = environment.xla_path_flags()[why["flag"]]
-                made = finding("CD411", subject=variable, refs=(flag["source"],), evidence="read", variable=variable,
-                               value=value, why=f"--{why['flag']}: {why['why']} ({flag['writer']})",
-                               framework=_display(row["framework"]), consequence=flag["refusal"] + DEEP_PROVES,
-                               effect=flag["effect"], fix_value=why["kept"])
-                findings.append(replace(made, severity="warning"))
-            elif kind == "raised path":  # the reader's switch turns its warning into a raise (its source, a rule)
-                made = finding("CD411", subject=variable, refs=(row["raised_source"], row["source"]), evidence="read",
-                               variable=variable, value=value,
-                               why=f"{why['why']} ({row['writer']}), and {why['switch']} makes its errors fatal",
-                               framework=_display(row["framework"]), consequence=row["raised"] + DEEP_PROVES,
-                               effect=row["effect"], fix_value=None)
-                findings.append(replace(made, severity="warning"))
-            elif kind == "path":
-                findings.append(finding("CD417", subject=variable, refs=(row["source"],), variable=variable,
-                                        value=value, problem=why, writer=row["writer"], effect=row["effect"]))
-            elif kind == "starves":
-                why.pop("seen", None)  # type: ignore[union-attr]
-                made = finding("CD413", subject=variable, refs=(row["source"],), variable=variable,
-                               value=value, framework=_display(row["framework"]), **why)  # type: ignore[arg-type]
-                # whether it fails is the program's: on an H100, 81 MiB failed JAX 0.11's convolution of
-                # (8, 128, 56, 56) and ran a smaller one (benchmarks/settings_facts.py round9): a warning, never an error
-                findings.append(replace(made, severity="warning", evidence="read", detail=(
-                    f"{made.detail} Whether a program fails depends on its first work: on an H100 about "
-                    f"{row['starved_seen_mib']:g} MiB failed JAX's first convolution of a (8, 128, 56, 56) batch and "
-                    f"ran a smaller one{DEEP_PROVES}.")))
-            elif kind == "breaks":
-                findings.append(finding("CD416", subject=variable, refs=(row["source"],), evidence="rule",
-                                        proof=row.get("proof"), variable=variable, value=value, effect=row["effect"]))
-            elif kind == "unknown flags" and (present or view.xla_flags_said):  # jaxlib itself refused them
-                said = view.xla_flags_said
-                findings.append(finding("CD411", subject=variable, refs=(row["source"],),
-                                        evidence="seen" if said else "rule",
-                                        proof=("JAX run on the CPU in a child with this XLA_FLAGS ended: "
-                                               + " | ".join(said)) if said else row.get("proof"),
-                                        variable=variable, value=value, why=why["why"],
-                                        framework=_display(row["framework"]),
-                                        consequence=(f"ends at start ('{said[0]}')" if said else
-                                                     "ends at start ('Unknown flag in XLA_FLAGS')"),
-                                        effect=row["effect"], fix_value=why["kept"]))
-            elif kind == "flags file":  # XLA's own reading of the variable, from its source: every JAX program
-                findings.append(finding("CD411", subject=variable, refs=(row.get("file_source", row["source"]),),
-                                        evidence="rule", proof=row.get("file_source"), variable=variable, value=value,
-                                        why=why["why"], framework=_display(row["framework"]),
-                                        consequence="stops at start, as every program that imports it does"
-                                        + ("" if present else " (it is not installed in the environments looked at)"),
-                                        effect=row["effect"], fix_value=None))
-            elif kind == "off" and present:
-                findings.append(finding("CD412", subject=variable, refs=(row["source"],), variable=variable,
-                                        value=value, effect=why))
-            elif kind == "fails":  # a value the reader takes, that makes a program's ordinary steps raise
-                findings.append(_fails(row, variable, value, why, present))
+        start = len(findings)
+        _judge_variable(report, view, known, variable, given, findings)
+        findings[start:] = [when_used(made, variable, report) for made in findings[start:]]
     return findings
+
+
+def when_used(made: Finding, variable: str, report: Report) -> Finding:
+    """MADE about VARIABLE, which its [[feature]] says is read only when a program uses that feature (a collective,
+    torch.compile, a GPU exception): never an error (a program that does not use it runs as it would without it), its
+    words say when it matters and what proves it (--deep does not use the feature); a feature of several GPUs that
+    cannot happen here (one GPU seen, no launcher's count above 1) is said, not warned."""
+    feature = environment.feature_of(variable)
+    if feature is None:
+        return made
+    detail = made.detail.replace(DEEP_PROVES, "").replace(USED_PROVES, "").rstrip()
+    detail = f"{detail.rstrip('.')}. It matters only {feature['when']}; {feature['proves']}."
+    severity = "warning" if made.severity == "error" else made.severity
+    view = report.process
+    gpus = _gpus_seen(report)
+    if feature.get("several_gpus") and gpus is not None and gpus < 2 and view is not None and \
+            not environment.launched(feature, view.settings):
+        severity = "info" if severity == "warning" else severity
+        detail += (f" Here a program sees {gpus} GPU{'' if gpus == 1 else 's'} and no launcher's count of processes "
+                   f"({', '.join(feature.get('launcher_variables', ()))}) is above 1: a one-GPU program runs no collective")
+        detail += "."
+    return replace(made, severity=severity, detail=detail)
+
+
+def _judge_variable(report: Report, view: ProcessView, known: dict[str, dict[str, Any]], variable: str, given: str,
+                    findings: list[Finding]) -> None:
+    """VARIABLE=GIVEN's findings, added to FINDINGS."""
+    value = _shown(given)
+    row = known.get(variable)
+    if row is None:
+        findings += _family_setting(report, view, variable, given)
+        return
+    if row["framework"] == "nccl" and row["grammar"] in environment.NCCL_OWN_GRAMMARS:
+        return  # rules/multi_gpu.py judges these of NCCL's
+    present = row["framework"] in (*environment.CUDA_LIBRARY_READERS, "python") or _has(report, row["framework"])
+    together = view.setting_answers.get(variable)
+    if together is not None and together.kind == "conflict":  # the installed reader's own code refuses the pair
+        findings.append(_refused_together(row, variable, value, together, present))
+        return
+    for verdict in _judge_setting(row, given, report):
+        kind, why = verdict
+        if kind in ("invalid", "off") and row["framework"] == "nccl":
+            findings.append(_nccl_setting(row, variable, value, kind, why))
+        elif kind == "invalid":
+            findings.append(_refused(row, variable, given, why, present, report))
+        elif kind == "unnamed":  # a newer torch's key its libraries do not name: read from files, a warning
+            findings.append(finding(
+                "CD414", subject=variable, refs=(row["source"],), variable=variable, value=value, why=why,
+                framework=_display(row["framework"]),
+                consequence="raises an error at its first CUDA call if its parser does not know the key (a key "
+                            "of newer releases: the installed libraries hold no such name)" + DEEP_PROVES,
+                effect=row["effect"], fix_value=_corrected(row, given, report, firm=False)))
+        elif kind == "content":  # the reader opens the file and refuses its text, by its source's rule
+            findings.append(finding(
+                "CD411" if present else "CD414", subject=variable, refs=(row["content_source"], row["source"]),
+                variable=variable, value=value, why=f"{given} is read as {row['content'].upper()} and {why}",
+                framework=_display(row["framework"]),
+                consequence=("fails at its first cuDNN work: " if present else "is not installed in the "
+                             "environments looked at; where it runs, it fails at its first cuDNN work: ")
+                + f"{row['writer']} ({row['content_source'].split(':', 1)[0]})", effect=row["effect"],
+                fix_value=None, proof=row["content_source"] if present else None))
+        elif kind == "pjrt parse":  # the installed jax's own parser refuses it, as its GPU backend starts
+            parser = _in_package(why["parser"]) if why["parser"] else ""
+            made = finding("CD411", subject=variable, refs=(row["source"],), evidence="rule" if parser else "read",
+                           proof=(f"{parser}: the installed JAX's own parser refuses it ('{row['parser_text']} "
+                                  "...'), in its CUDA plugin's factory") if parser else None,
+                           variable=variable, value=value, why=why["why"], framework=_display(row["framework"]),
+                           consequence=row["refusal"] + ("" if parser else DEEP_PROVES), effect=row["effect"],
+                           fix_value=None)
+            findings.append(made if parser else replace(made, severity="warning"))
+        elif kind == "pjrt option":  # the CUDA plugin's own check, from XLA's source: a warning --deep proves
+            made = finding("CD411", subject=variable, refs=(row["source"],), evidence="read", variable=variable,
+                           value=value, why=why["why"], framework=_display(row["framework"]),
+                           consequence=row["refusal"] + DEEP_PROVES, effect=row["effect"],
+                           fix_value=why["kept"])
+            findings.append(replace(made, severity="warning"))
+        elif kind == "made":  # the installed framework's own code makes the folder: it raises there
+            files = ", ".join(_in_package(path) for path in why["files"])
+            findings.append(finding("CD411", subject=variable, refs=(row["source"],), evidence="rule",
+                                    proof=f"{files}: the installed {_display(row['framework'])}'s own code makes "
+                                          f"the folder ('{row['made_text']}'), and raises where it cannot",
+                                    variable=variable, value=value, why=why["why"],
+                                    framework=_display(row["framework"]), consequence=row["refusal"],
+                                    effect=row["effect"], fix_value=None))
+        elif kind == "xla path":  # XLA's GPU compiler, from its source: a warning --deep's convolution proves
+            flag = environment.xla_path_flags()[why["flag"]]
+            made = finding("CD411", subject=variable, refs=(flag["source"],), evidence="read", variable=variable,
+                           value=value, why=f"--{why['flag']}: {why['why']} ({flag['writer']})",
+                           framework=_display(row["framework"]), consequence=flag["refusal"] + DEEP_PROVES,
+                           effect=flag["effect"], fix_value=why["kept"])
+            findings.append(replace(made, severity="warning"))
+        elif kind == "raised path":  # the reader's switch turns its warning into a raise (its source, a rule)
+            made = finding("CD411", subject=variable, refs=(row["raised_source"], row["source"]), evidence="read",
+                           variable=variable, value=value,
+                           why=f"{why['why']} ({row['writer']}), and {why['switch']} makes its errors fatal",
+                           framework=_display(row["framework"]), consequence=row["raised"] + DEEP_PROVES,
+                           effect=row["effect"], fix_value=None)
+            findings.append(replace(made, severity="warning"))
+        elif kind == "path":
+            findings.append(finding("CD417", subject=variable, refs=(row["source"],), variable=variable,
+                                    value=value, problem=why, writer=row["writer"], effect=row["effect"]))
+        elif kind == "starves":
+            why.pop("seen", None)  # type: ignore[union-attr]
+            made = finding("CD413", subject=variable, refs=(row["source"],), variable=variable,
+                           value=value, framework=_display(row["framework"]), **why)  # type: ignore[arg-type]
+            # whether it fails is the program's: on an H100, 81 MiB failed JAX 0.11's convolution of
+            # (8, 128, 56, 56) and ran a smaller one (benchmarks/settings_facts.py round9): a warning, never an error
+            findings.append(replace(made, severity="warning", evidence="read", detail=(
+                f"{made.detail} Whether a program fails depends on its first work: on an H100 about "
+                f"{row['starved_seen_mib']:g} MiB failed JAX's first convolution of a (8, 128, 56, 56) batch and "
+                f"ran a smaller one{DEEP_PROVES}.")))
+        elif kind == "breaks":
+            findings.append(finding("CD416", subject=variable, refs=(row["source"],), evidence="rule",
+                                    proof=row.get("proof"), variable=variable, value=value, effect=row["effect"]))
+        elif kind == "unknown flags" and (present or view.xla_flags_said):  # jaxlib itself refused them
+            said = view.xla_flags_said
+            findings.append(finding("CD411", subject=variable, refs=(row["source"],),
+                                    evidence="seen" if said else "rule",
+                                    proof=("JAX run on the CPU in a child with this XLA_FLAGS ended: "
+                                           + " | ".join(said)) if said else row.get("proof"),
+                                    variable=variable, value=value, why=why["why"],
+                                    framework=_display(row["framework"]),
+                                    consequence=(f"ends at start ('{said[0]}')" if said else
+                                                 "ends at start ('Unknown flag in XLA_FLAGS')"),
+                                    effect=row["effect"], fix_value=why["kept"]))
+        elif kind == "flags file":  # XLA's own reading of the variable, from its source: every JAX program
+            findings.append(finding("CD411", subject=variable, refs=(row.get("file_source", row["source"]),),
+                                    evidence="rule", proof=row.get("file_source"), variable=variable, value=value,
+                                    why=why["why"], framework=_display(row["framework"]),
+                                    consequence="stops at start, as every program that imports it does"
+                                    + ("" if present else " (it is not installed in the environments looked at)"),
+                                    effect=row["effect"], fix_value=None))
+        elif kind == "off" and present:
+            findings.append(finding("CD412", subject=variable, refs=(row["source"],), variable=variable,
+                                    value=value, effect=why))
+        elif kind == "fails":  # a value the reader takes, that makes a program's ordinary steps raise
+            findings.append(_fails(row, variable, value, why, present))
 
 
 def _default_place(row: dict[str, Any], variable: str, answer: Any) -> Finding:
