@@ -748,6 +748,8 @@ def kill_strays(token: str, since: int | None = None) -> int:
     program's: it makes one more pass, once. _STRAY_PASSES at most. A stray's whole process group is
     killed at once where the group is not the doctor's: the kernel aborts a fork that a signal to the
     group meets, so what it forks at that instant dies with it."""
+    if not hasattr(os, "getpgid"):  # Windows: no /proc, no process groups (0 elsewhere, as said)
+        return 0
     marker = f"{TOKEN_VARIABLE}={token}".encode()
     me, my_group, my_session = os.getpid(), _own(os.getpgid), _own(os.getsid)
     met: set[int] = set()  # the processes met that were strays, or were gone or dead when read

@@ -316,6 +316,10 @@ class SeenLibrary:
     bound: int = 0  # how many symbols the framework's own libraries take from this soname were asked of it (dlvsym)
     unbound: tuple[str, ...] = ()  # those the loader binds nowhere here ("cudaFoo@libcudart.so.13"; "+N": N more)
     binder: str | None = None  # the framework's own library that needs them (libtorch_cuda.so)
+    real: str | None = None  # PATH resolved (its links followed), by the probe: rules touch no files
+    own_real: str | None = None  # OWN resolved, likewise
+    via: str = ""  # how the copy came into the program: LD_PRELOAD | LD_LIBRARY_PATH | its own wheel | RUNPATH | ...
+    via_entry: str | None = None  # the LD_PRELOAD entry as the user wrote it, where it came so
 
     @property
     def ok(self) -> bool:
@@ -557,6 +561,7 @@ class NcclLibrary:
     via: str | None = None  # "LD_LIBRARY_PATH" | "RUNPATH" | "the loader's cache or a system folder"
     entry: str | None = None  # the LD_LIBRARY_PATH entry that brought it
     error: str | None = None
+    library_real: str | None = None  # LIBRARY resolved (its links followed), by the probe
 
 
 @record

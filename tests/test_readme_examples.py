@@ -243,6 +243,9 @@ SETUPS = {  # (section, command) -> how its pretend machine is made (a context t
                                "PaddlePaddle package was compiled for 75 80 86 89 ,but your current GPU is 120\""): None,
     ("`cudnn-doctor explain`", "cudnn-doctor explain --offline-only \"Error Code 9: API Usage Error (Target GPU SM 120 "
                                "is not supported by this TensorRT release.)\""): None,
+    ("`cudnn-doctor explain`", "cudnn-doctor explain --offline-only \"This container was built for NVIDIA Driver "
+                               "Release 545.23 or later, butversion 535.104.05 was detected and compatibility mode is "
+                               "UNAVAILABLE\""): None,
     ("`cudnn-doctor explain`", "cudnn-doctor explain --offline-only \"nv-fabricmanager[3228]: fabric manager NVIDIA GPU "
                                "driver interface version 530.30.02 don't match with driver version 530.41.03. Please "
                                "update with matching NVIDIA driver package.\""): None,

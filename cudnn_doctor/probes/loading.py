@@ -66,6 +66,7 @@ class LoadChildren:
         self.users: list[tuple[str, str | None]] = []
         self.frameworks = {f.name: f for f in frameworks}
         self.libraries = libraries
+        self.env = env
         requests: list[ChildRequest] = []
         majors: set[int] = set()
         for framework in frameworks:
@@ -114,9 +115,9 @@ class LoadChildren:
         answers = self.batch.answers()
         seen = tuple(parse_answer(user, recipe, answer.answer, answer.exit_code, answer.timed_out, answer.error)
                      for (user, recipe), answer in zip(self.users, answers, strict=True))
-        return tuple(dataclasses.replace(load, libraries=tuple(with_wheel_facts(library, self.frameworks.get(
-            load.user)) for library in load.libraries), needed=needed_by(self.frameworks.get(load.user)))
-            if load.libraries else load for load in seen)
+        return tuple(dataclasses.replace(load, libraries=tuple(with_how_it_came(with_wheel_facts(
+            library, self.frameworks.get(load.user)), self.env) for library in load.libraries),
+            needed=needed_by(self.frameworks.get(load.user))) if load.libraries else load for load in seen)
 
 
 def cuda_libraries_on_path(env: dict[str, str], folders: list[str]) -> tuple[str, ...]:
@@ -226,6 +227,31 @@ def _runpath_of(site: str, libraries: list[str]) -> list[str]:
                 if os.path.isdir(folder) and folder not in folders:
                     folders.append(folder)
     return folders
+
+
+def with_how_it_came(library: SeenLibrary, env: dict[str, str]) -> SeenLibrary:
+    """LIBRARY with its file resolved and how that copy came into the program (ENV: the user's environment): an
+    LD_PRELOAD entry (as written), an LD_LIBRARY_PATH folder (or one of its glibc-hwcaps subfolders), the framework's
+    own wheel, its libraries' RUNPATH, or the loader's cache and system folders."""
+    from cudnn_doctor.probes.hwcaps import entry_of
+    from cudnn_doctor.variables import preload_entries
+
+    path = library.path or ""
+    real = os.path.realpath(path) if path else ""
+    via, entry = "the loader's cache or a system folder", None
+    folder = os.path.dirname(path)
+    folders = {os.path.realpath(folder), os.path.realpath(entry_of(folder))} if path else set()
+    preloaded = next((e for e in preload_entries(env) if real and os.path.realpath(e) == real), None)
+    if preloaded is not None:
+        via, entry = "LD_PRELOAD", preloaded
+    elif path and any(os.path.realpath(e) in folders for e in env.get("LD_LIBRARY_PATH", "").split(":") if e):
+        via = "LD_LIBRARY_PATH"
+    elif library.own and real == os.path.realpath(library.own):
+        via = "its own wheel"
+    elif library.how == "RUNPATH":
+        via = "RUNPATH"
+    return dataclasses.replace(library, real=real or None, via=via, via_entry=entry,
+                               own_real=os.path.realpath(library.own) if library.own else None)
 
 
 def with_wheel_facts(library: SeenLibrary, framework: Framework | None) -> SeenLibrary:

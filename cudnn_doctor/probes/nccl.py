@@ -61,7 +61,7 @@ class NcclProbe:
             own = _wheel_version(framework, library) if via == "RUNPATH" and not any(
                 os.path.basename(e).startswith("libnccl") for e in preload_entries(ctx.env)) else None
             self.found.append(NcclLibrary(framework.name, library, own, str(built_with) if built_with else None, via,
-                                          entry))
+                                          entry, library_real=os.path.realpath(library) if library else None))
         self.jobs = {item.library: Job("nccl", item.library) for item in self.found
                      if item.library and item.version is None}
         self.batch = ProbeBatch(list(self.jobs.values())) if self.jobs else None

@@ -5,7 +5,6 @@ compat/multi_gpu.toml. What NVML, the kernel or NCCL itself refused is an error;
 from __future__ import annotations
 
 import dataclasses
-import os
 from typing import Any
 
 from cudnn_doctor.codes import finding
@@ -202,7 +201,7 @@ def nccl_library(report: Report) -> list[Finding]:
         if not lib.library or not lib.built_with:
             continue
         seen = _seen_nccl(report, lib.user)
-        if seen is not None and os.path.realpath(seen) != os.path.realpath(lib.library):
+        if seen is not None and seen not in (lib.library, lib.library_real):
             continue  # its own loading child saw it get another copy (its code maps its wheel's): that one is judged
         floor = lib.built_with.startswith(">=")
         wanted = version_tuple(lib.built_with.lstrip(">=")) or ()
@@ -229,7 +228,7 @@ def _seen_nccl(report: Report, user: str) -> str | None:
         if seen_load.user == user:
             for library in seen_load.libraries:
                 if library.soname == "libnccl.so.2" and library.path:
-                    return library.path
+                    return library.real or library.path
     return None
 
 

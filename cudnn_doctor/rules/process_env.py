@@ -1635,9 +1635,9 @@ def _library_finding(report: Report, view: ProcessView, user: str, who: str, lib
         problem, kind = f"it is the CUDA toolkit's link stub {library.stub}, whose functions do no work", "stub"
     elif library.missing:
         problem, kind = f"it lacks {', '.join(library.missing)}, which the frameworks call", "missing"
-    elif library.own and path and _os.path.realpath(path) != _os.path.realpath(library.own) and (
+    elif library.own and path and library.real != library.own_real and (
             expected := _expected(library)) and _release_differs(
-                have := library.version or release_in_file_name(_os.path.basename(_os.path.realpath(path))),
+                have := library.version or release_in_file_name(_os.path.basename(library.real or path)),
                 expected) and not _newer_and_whole(library, have, expected):
         asked = (f"{who}'s metadata asks {library.pinned}" if expected == library.pinned else
                  f"{who}'s own wheel holds release {library.own_release}, which the rest of its CUDA libraries come "
@@ -1695,24 +1695,10 @@ def _binding(user: str) -> str:
 
 
 def _library_via(report: Report, view: ProcessView, library: Any) -> tuple[str, str | None]:
-    """How the copy LIBRARY names came into the program, and the entry as the user wrote it: LD_PRELOAD (the entry),
-    an LD_LIBRARY_PATH folder, the framework's own wheel, or the loader's cache."""
-    path = library.path or ""
-    real = os.path.realpath(path) if path else ""
-    for entry in view.preload:
-        if real and os.path.realpath(entry) == real:
-            return "LD_PRELOAD", entry
-    folder = os.path.dirname(path)
-    from cudnn_doctor.probes.hwcaps import entry_of
-
-    for entry in report.ld_library_path:
-        if path and os.path.realpath(entry) in (os.path.realpath(folder), os.path.realpath(entry_of(folder))):
-            return "LD_LIBRARY_PATH", None
-    if library.own and real == os.path.realpath(library.own):
-        return "its own wheel", None
-    if library.how == "RUNPATH":
-        return "RUNPATH", None
-    return "the loader's cache or a system folder", None
+    """How the copy LIBRARY names came into the program, and the entry as the user wrote it, as the probe resolved
+    them (probes/loading.with_how_it_came): LD_PRELOAD (the entry), an LD_LIBRARY_PATH folder, the framework's own
+    wheel, its RUNPATH, or the loader's cache."""
+    return library.via or "the loader's cache or a system folder", library.via_entry
 
 
 def _observed(view: ProcessView, user: str, soname: str) -> bool:
