@@ -13,6 +13,7 @@ import re
 from typing import Any
 
 from cudnn_doctor.knowledge.data import load
+from cudnn_doctor.versions import ascii_digits
 
 TRUE_WORDS = ("1", "true", "yes", "y", "t", "on")  # what "on" is spelt as by the readers whose grammar takes words
 FALSE_WORDS = ("0", "false", "no", "n", "f", "off")
@@ -85,7 +86,7 @@ def launched(feature: dict[str, Any], settings: dict[str, str]) -> list[str]:
     for name in feature.get("launcher_variables", ()):
         text = settings.get(name, "").strip()
         digits = text.lstrip("0")  # compared as text: a hostile count of thousands of digits is never made an int
-        if text.isascii() and text.isdigit() and (len(digits) > 1 or digits > "1"):
+        if ascii_digits(text) and (len(digits) > 1 or digits > "1"):
             out.append(f"{name}={text if len(text) <= 12 else text[:12] + '...'}")
     return out
 
