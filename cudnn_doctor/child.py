@@ -755,6 +755,7 @@ def kill_strays(token: str, since: int | None = None) -> int:
     met: set[int] = set()  # the processes met that were strays, or were gone or dead when read
     without: set[int] = set()  # read, without the token (which no process gets later): only asked if left to us
     found = 0
+    killed: dict[int, bytes | None] = {}  # each stray killed, with its start time (to tell it from a reuse of its id)
     looked_again = False  # the one more pass that a process met gone (or another's zombie) makes
     with CURRENT.starting:  # no child of another batch is between its start and its being known as ours
         for _ in range(_STRAY_PASSES):
@@ -790,6 +791,7 @@ def kill_strays(token: str, since: int | None = None) -> int:
                     met.add(pid)
                     again = True
                     found += 1
+                    killed[pid] = _start_time(pid)
                     _kill_stray(pid, my_group, my_session)
                     CURRENT.reap(pid)
                 else:
@@ -797,10 +799,41 @@ def kill_strays(token: str, since: int | None = None) -> int:
             if not again and (looked_again or not unknown):
                 break
             looked_again = looked_again or not again
+    _await_deaths(killed)
     return found
 
 
 _STRAY_PASSES = 16  # kill_strays' scans at most: each one after the first follows a fork it met
+_DEATH_WAIT_S = 2.0  # how long kill_strays waits for what it killed to be dead (SIGKILL is delivered, not awaited)
+
+
+def _start_time(pid: int) -> bytes | None:
+    """PID's start time in clock ticks since boot (/proc/PID/stat field 22), None where it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            return handle.read(4096).rpartition(b")")[2].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+def _await_deaths(killed: Mapping[int, bytes | None]) -> None:
+    """Wait, _DEATH_WAIT_S at most, until each process killed is dead: gone, a zombie, or its id given to another
+    process. kill() returns once SIGKILL is sent; on a loaded machine a process with much mapped takes tens of
+    milliseconds more to exit, and a check that returned before then would leave it to be seen running. Orphans
+    of ours are reaped as they die."""
+    left = dict(killed)
+    deadline = time.monotonic() + _DEATH_WAIT_S
+    pause = 0.002
+    while left:
+        for pid, started in list(left.items()):
+            CURRENT.reap(pid, wait=False)
+            parent = _dead_parent(pid)
+            if parent is not None or _start_time(pid) != started:
+                del left[pid]
+        if not left or time.monotonic() >= deadline:
+            return
+        time.sleep(pause)
+        pause = min(pause * 2, 0.05)
 
 
 def _own(query: Callable[[int], int]) -> int | None:

@@ -139,18 +139,20 @@ class Posix:
             return False
         return parent == os.getpid() and session != os.getsid(0) and pid not in self._children
 
-    def reap(self, pid: int) -> None:
-        """Reap PID, a killed orphan of ours, where it has died (it need not have yet: then init reaps it later);
-        nothing where it is not one (the runner reaps its own children; another's process is not ours to wait for)."""
+    def reap(self, pid: int, wait: bool = True) -> None:
+        """Reap PID, a killed orphan of ours, where it has died (with WAIT, 0.1 s at most for it to die: then init
+        reaps it later); nothing where it is not one (the runner reaps its own children; another's process is not
+        ours to wait for)."""
         if not self._subreaper or pid in self._children:
             return
-        for _ in range(20):
+        for _ in range(20 if wait else 1):
             try:
                 if os.waitpid(pid, os.WNOHANG)[0]:
                     return
             except OSError:
                 return
-            time.sleep(0.005)
+            if wait:
+                time.sleep(0.005)
 
     def widen_pipe(self, fd: int, size: int) -> None:
         """Let the pipe FD hold SIZE bytes where the system allows it (Linux: F_SETPIPE_SZ)."""
