@@ -558,7 +558,7 @@ class NcclLibrary:
     library: str | None
     version: str | None  # ncclGetVersion of that file, "2.27.5"
     built_with: str | None  # the framework's own pin (its wheel's Requires-Dist on nvidia-nccl-*)
-    via: str | None = None  # "LD_LIBRARY_PATH" | "RUNPATH" | "the loader's cache or a system folder"
+    via: str | None = None  # "LD_PRELOAD" | "LD_LIBRARY_PATH" | "RUNPATH" | "the loader's cache or a system folder" (probes/origin)
     entry: str | None = None  # the LD_LIBRARY_PATH entry that brought it
     error: str | None = None
     library_real: str | None = None  # LIBRARY resolved (its links followed), by the probe

@@ -9,6 +9,7 @@ from typing import Any
 from cudnn_doctor.knowledge.data import load
 from cudnn_doctor.model import Finding, Report
 from cudnn_doctor.plan.actions import ENV, MANUAL, Action, EnvChange
+from cudnn_doctor.plan.process_env import drop_preload
 from cudnn_doctor.versions import ascii_digits
 
 LOADER_SOURCE = "ld.so(8): LD_LIBRARY_PATH is searched before a library's RUNPATH"
@@ -29,7 +30,11 @@ def treat(work: Any) -> None:
             row.get("source", "compat/multi_gpu.toml"), env=(EnvChange(variable, "unset", ""),)))
     for finding in work.with_code("CD180"):
         entry = finding.values.get("entry")
-        if entry:
+        if entry and finding.values.get("via") == "LD_PRELOAD":
+            drop_preload(work, [finding, *_explained(failed, finding)], str(entry), report,
+                         f"{entry} out of LD_PRELOAD: {finding.values.get('framework')} loads the NCCL "
+                         f"{finding.values.get('built_with')} it was built with")
+        elif entry:
             work.take([finding, *_explained(failed, finding)], Action(
                 ENV, (), f"{entry} out of LD_LIBRARY_PATH: {finding.values.get('framework')} loads the NCCL "
                 f"{finding.values.get('built_with')} it was built with", LOADER_SOURCE,

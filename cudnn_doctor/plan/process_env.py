@@ -70,7 +70,7 @@ def treat(work: Any) -> None:
             continue
         loaded = next((c for c in view.cudnn if c.library == finding.subject and c.entry), None)
         if loaded is not None:
-            _drop_preload(work, [finding], loaded.entry or "", report, f"{finding.subject} is preloaded into every "
+            drop_preload(work, [finding], loaded.entry or "", report, f"{finding.subject} is preloaded into every "
                           "program, in place of each framework's own cuDNN")
     # (CD410 here: a PYTHONPATH copy built for another Python, rules.process_env._built_for_another_python)
     for finding in [*work.with_code("CD409", "CD419", "CD421"),
@@ -133,12 +133,12 @@ def treat(work: Any) -> None:
                                         env=(EnvChange("LD_LIBRARY_PATH", "remove", folder),)))
             continue
         if finding.subject in view.preload:
-            _drop_preload(work, [finding], str(finding.subject), report, f"{finding.subject} is preloaded into every "
+            drop_preload(work, [finding], str(finding.subject), report, f"{finding.subject} is preloaded into every "
                           "program, before the framework's own copy of that library")
     for finding in work.with_code("CD304", "CD305"):  # a sanitizer preloaded intercepts cuDNN's own dlopen
         entry = str(finding.values.get("sanitizer_entry") or "")
         if entry and entry in view.preload:  # its run-time out: its options cannot give cuDNN its RUNPATH back
-            _drop_preload(work, [finding], entry, report, f"{entry} out of LD_PRELOAD: the sanitizer's run-time is "
+            drop_preload(work, [finding], entry, report, f"{entry} out of LD_PRELOAD: the sanitizer's run-time is "
                           "then not in every program, and cuDNN loads its sub-libraries from its own folder (preload "
                           "it for the one program you test under the sanitizer)")
     for finding in work.with_code("CD304", "CD305", "CD308", "CD319"):
@@ -224,7 +224,7 @@ def _driver_library(work: Any, finding: Finding, report: Report) -> None:
     why = (f"{view.libcuda} is what the loader gives programs for libcuda.so.1; without it they load the driver's "
            f"own ({'the stub' if finding.code == 'CD111' else 'the release of the kernel module'} is gone)")
     if view.libcuda_via == "LD_PRELOAD" and view.libcuda_entry:
-        _drop_preload(work, [finding], view.libcuda_entry, report, why)
+        drop_preload(work, [finding], view.libcuda_entry, report, why)
     elif view.libcuda_via == "LD_LIBRARY_PATH" and view.libcuda_entry:
         work.take([finding], Action(ENV, (), why, LOADER_SOURCE,
                                     env=(EnvChange("LD_LIBRARY_PATH", "remove", view.libcuda_entry),)))
@@ -237,7 +237,7 @@ def _nvml_library(work: Any, finding: Finding, report: Report) -> None:
     why = (f"{view.nvml_library} is what the loader gives programs for libnvidia-ml.so.1; without it they load the "
            "driver's own NVML")
     if view.nvml_via == "LD_PRELOAD" and view.nvml_entry:
-        _drop_preload(work, [finding], view.nvml_entry, report, why)
+        drop_preload(work, [finding], view.nvml_entry, report, why)
     elif view.nvml_via == "LD_LIBRARY_PATH" and view.nvml_entry:
         work.take([finding], Action(ENV, (), why, LOADER_SOURCE,
                                     env=(EnvChange("LD_LIBRARY_PATH", "remove", view.nvml_entry),)))
@@ -272,12 +272,12 @@ def _named_by_the_loader(work: Any, finding: Finding, report: Report, via: str, 
     why = (f"{file}, which the loader refuses, comes from {via} ({entry}), before the system's and the framework's own "
            "libraries; without it the loader takes those")
     if via == "LD_PRELOAD":
-        _drop_preload(work, [finding], entry, report, why)
+        drop_preload(work, [finding], entry, report, why)
     elif via == "LD_LIBRARY_PATH":
         work.take([finding], Action(ENV, (), why, LOADER_SOURCE, env=(EnvChange("LD_LIBRARY_PATH", "remove", entry),)))
 
 
-def _drop_preload(work: Any, found: list[Finding], entry: str, report: Report, why: str) -> None:
+def drop_preload(work: Any, found: list[Finding], entry: str, report: Report, why: str) -> None:
     """LD_PRELOAD without ENTRY (as written there), or unset where nothing else is left."""
     view = report.process
     if view is None:
@@ -346,7 +346,7 @@ def _loaded_copy(work: Any, finding: Finding, report: Report) -> None:
         work.take([finding], Action(ENV, (), why, LOADER_SOURCE, env=(EnvChange("LD_LIBRARY_PATH", "remove", entry),)))
         return
     if loaded.via == "LD_PRELOAD" and loaded.entry:
-        _drop_preload(work, [finding], loaded.entry, report, f"{loaded.library} is preloaded into every program")
+        drop_preload(work, [finding], loaded.entry, report, f"{loaded.library} is preloaded into every program")
         return
     if loaded.via != "LD_LIBRARY_PATH" or not loaded.entry:
         return

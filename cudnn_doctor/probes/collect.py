@@ -149,7 +149,7 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     cuda_libraries = _guarded(bugs, "loading", lambda: cuda_libraries_on_path(ctx.env, ctx.searched_library_path()), ())
 
     def start_loading() -> LoadChildren:
-        return LoadChildren(frameworks, child_environment(ctx.env), probe_timeout(),
+        return LoadChildren(frameworks, child_environment(ctx.env), ctx, probe_timeout(),
                             loader_too=bool(majors) and (ctx.prefix == "/" or "LD_LIBRARY_PATH" in ctx.env),
                             libraries=cuda_libraries)
 
@@ -327,7 +327,7 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     if taken and not library:
         library = nvml.values.get("library") or resolve_like_loader("libnvidia-ml.so.1", [], ctx, cache)
     if report.process is not None and isinstance(library, str) and library:  # NVML refused: which file, and how
-        from cudnn_doctor.probes.process_env import origin
+        from cudnn_doctor.probes.origin import origin
 
         report.process.nvml_library, report.process.nvml_error = library, report.nvml_error or died
         report.process.nvml_changed = taken

@@ -18,6 +18,8 @@ from typing import Any
 from cudnn_doctor.child import ChildBatch, ChildRequest, deadline_in
 from cudnn_doctor.knowledge.data import load
 from cudnn_doctor.model import Framework, LoadStep, ObservedLoad, SeenLibrary
+from cudnn_doctor.probes.context import SearchContext
+from cudnn_doctor.probes.origin import SYSTEM, origin
 from cudnn_doctor.versions import ascii_digits, decode_cudnn
 
 CHILD = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "_load_child.py")
@@ -59,14 +61,15 @@ class LoadChildren:
     """One child per framework that loads cuDNN with code of its own, and one for the loader by name, all started
     now; answers read later."""
 
-    def __init__(self, frameworks: list[Framework], env: dict[str, str], timeout: float, loader_too: bool,
-                 libraries: tuple[str, ...] = ()) -> None:
+    def __init__(self, frameworks: list[Framework], env: dict[str, str], ctx: SearchContext, timeout: float,
+                 loader_too: bool, libraries: tuple[str, ...] = ()) -> None:
         from cudnn_doctor.probes.context import interpreter_for
 
         self.users: list[tuple[str, str | None]] = []
         self.frameworks = {f.name: f for f in frameworks}
         self.libraries = libraries
         self.env = env
+        self.ctx = ctx  # the user's environment, as the loader reads it: how each library mapped came
         requests: list[ChildRequest] = []
         majors: set[int] = set()
         for framework in frameworks:
@@ -116,7 +119,7 @@ class LoadChildren:
         seen = tuple(parse_answer(user, recipe, answer.answer, answer.exit_code, answer.timed_out, answer.error)
                      for (user, recipe), answer in zip(self.users, answers, strict=True))
         return tuple(dataclasses.replace(load, libraries=tuple(with_how_it_came(with_wheel_facts(
-            library, self.frameworks.get(load.user)), self.env) for library in load.libraries),
+            library, self.frameworks.get(load.user)), self.ctx) for library in load.libraries),
             needed=needed_by(self.frameworks.get(load.user))) if load.libraries else load for load in seen)
 
 
@@ -229,28 +232,15 @@ def _runpath_of(site: str, libraries: list[str]) -> list[str]:
     return folders
 
 
-def with_how_it_came(library: SeenLibrary, env: dict[str, str]) -> SeenLibrary:
-    """LIBRARY with its file resolved and how that copy came into the program (ENV: the user's environment): an
-    LD_PRELOAD entry (as written), an LD_LIBRARY_PATH folder (or one of its glibc-hwcaps subfolders), the framework's
-    own wheel, its libraries' RUNPATH, or the loader's cache and system folders."""
-    from cudnn_doctor.probes.hwcaps import entry_of
-    from cudnn_doctor.variables import preload_entries
-
-    path = library.path or ""
-    real = os.path.realpath(path) if path else ""
-    via, entry = "the loader's cache or a system folder", None
-    folder = os.path.dirname(path)
-    folders = {os.path.realpath(folder), os.path.realpath(entry_of(folder))} if path else set()
-    preloaded = next((e for e in preload_entries(env) if real and os.path.realpath(e) == real), None)
-    if preloaded is not None:
-        via, entry = "LD_PRELOAD", preloaded
-    elif path and any(os.path.realpath(e) in folders for e in env.get("LD_LIBRARY_PATH", "").split(":") if e):
-        via = "LD_LIBRARY_PATH"
-    elif library.own and real == os.path.realpath(library.own):
-        via = "its own wheel"
-    elif library.how == "RUNPATH":
-        via = "RUNPATH"
-    return dataclasses.replace(library, real=real or None, via=via, via_entry=entry,
+def with_how_it_came(library: SeenLibrary, ctx: SearchContext) -> SeenLibrary:
+    """LIBRARY with its file resolved and how that copy came into the program (probes/origin: an LD_PRELOAD entry
+    as written, an LD_LIBRARY_PATH folder or one of its glibc-hwcaps subfolders, the framework's own wheel, its
+    libraries' RUNPATH, or the loader's cache and system folders)."""
+    if not library.path:
+        return dataclasses.replace(library, real=None, via=SYSTEM, via_entry=None,
+                                   own_real=os.path.realpath(library.own) if library.own else None)
+    via, entry = origin(library.path, library.soname, ctx, own=library.own, runpath=library.how == "RUNPATH")
+    return dataclasses.replace(library, real=os.path.realpath(library.path), via=via, via_entry=entry,
                                own_real=os.path.realpath(library.own) if library.own else None)
 
 

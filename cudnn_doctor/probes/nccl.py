@@ -16,6 +16,7 @@ from cudnn_doctor.knowledge.data import load
 from cudnn_doctor.model import AllReduce, Framework, Gpu, GpuLinks, GpuPair, MultiGpu, NcclLibrary
 from cudnn_doctor.probes.context import SearchContext
 from cudnn_doctor.probes.loader import resolve_like_loader
+from cudnn_doctor.probes.origin import origin
 from cudnn_doctor.probes.topology import iommu_state, read_links
 from cudnn_doctor.variables import preload_entries
 from cudnn_doctor.versions import ascii_digits, decode_nccl
@@ -55,7 +56,8 @@ class NcclProbe:
             library = resolve_like_loader(NCCL_SONAME, runpath, ctx, cache)
             if (library is None or framework.name == "jax") and not built_with:
                 continue  # jax uses NCCL only through its CUDA plugin, which names the NCCL it takes
-            via, entry = _via(library, runpath, ctx)
+            via, entry = (origin(library, NCCL_SONAME, ctx, runpath=os.path.dirname(library) in runpath)
+                          if library is not None else (None, None))
             # the framework's own wheel, reached through its RUNPATH: the version its metadata names, no child (a
             # child loads 200 MB of NCCL and registers its kernels, every check); another copy is asked
             own = _wheel_version(framework, library) if via == "RUNPATH" and not any(
@@ -95,20 +97,6 @@ def _wheel_version(framework: Framework, library: str | None) -> str | None:
     infos = sorted(glob.glob(os.path.join(glob.escape(site), "nvidia_nccl*.dist-info")))
     version = os.path.basename(infos[0]).removesuffix(".dist-info").rsplit("-", 1)[-1] if infos else ""
     return version if re.fullmatch(r"\d+\.\d+\.\d+(\.\d+)*", version) else None
-
-
-def _via(library: str | None, runpath: list[str], ctx: SearchContext) -> tuple[str | None, str | None]:
-    if library is None:
-        return None, None
-    from cudnn_doctor.probes.hwcaps import entry_of
-
-    folder = os.path.dirname(library)
-    for entry in ctx.library_path():
-        if os.path.realpath(entry) == os.path.realpath(entry_of(folder)):  # or its glibc-hwcaps subfolder's
-            return "LD_LIBRARY_PATH", entry
-    if folder in runpath:
-        return "RUNPATH", None
-    return "the loader's cache or a system folder", None
 
 
 def read_multi_gpu(nvml_values: dict[str, Any], gpus: list[Gpu], nccl: NcclProbe | None, ctx: SearchContext,

@@ -35,6 +35,7 @@ from cudnn_doctor.probes.file_words import names_in
 from cudnn_doctor.probes.library_jobs import Job, changed_process
 from cudnn_doctor.probes.loader import resolve_like_loader
 from cudnn_doctor.probes.loader_runtime import runtime_refusals
+from cudnn_doctor.probes.origin import origin
 from cudnn_doctor.probes.settings import read_settings
 from cudnn_doctor.probes.xla_flags import flags_file, xla_flags
 from cudnn_doctor.variables import preload_entries
@@ -714,52 +715,6 @@ def framework_cudnn(frameworks: list[Framework], mapped: tuple[str, ...], instal
 def _soname_major(path: str) -> str:
     found = re.search(r"\.so\.(\d+)", os.path.basename(path))
     return found.group(1) if found else ""
-
-
-def origin(path: str, soname: str, ctx: SearchContext) -> tuple[str, str | None]:
-    """How PATH (opened for SONAME) came into a program, and the entry that brought it as written there:
-    an LD_PRELOAD entry, an LD_LIBRARY_PATH folder (PATH in it, or its SONAME a link to PATH), a wheel's
-    RUNPATH, or the loader's cache and system folders."""
-    real = os.path.realpath(path)
-    for entry in preload_entries(ctx.env):
-        if "/" not in entry:  # a bare name is searched for as a needed library is (ld.so(8)): the soname it names
-            if entry in (soname, os.path.basename(path)):
-                return "LD_PRELOAD", entry
-        elif os.path.realpath(entry) == real or _expands_to(entry, path, real):
-            return "LD_PRELOAD", entry
-    from cudnn_doctor.probes.hwcaps import entry_of
-
-    folder = entry_of(os.path.dirname(real))  # a glibc-hwcaps subfolder's copy came through its folder's entry
-    for entry in ctx.env_paths("LD_LIBRARY_PATH"):
-        if entry and (os.path.realpath(entry) in (folder, os.path.realpath(entry_of(os.path.dirname(path))))
-                      or os.path.realpath(os.path.join(entry, soname)) == real
-                      or _expansions(entry.rstrip("/"), (os.path.dirname(path), folder))):
-            return "LD_LIBRARY_PATH", entry
-    if os.sep + "site-packages" + os.sep in path or os.sep + "dist-packages" + os.sep in path:
-        return "RUNPATH", None
-    return "the loader's cache or a system folder", None
-
-
-LOADER_TOKEN = re.compile(r"\$(?:\{(?:LIB|PLATFORM|ORIGIN)\}|(?:LIB|PLATFORM|ORIGIN)\b)")
-
-
-def _expands_to(entry: str, path: str, real: str) -> bool:
-    """Whether ld.so, expanding the $LIB, $PLATFORM and $ORIGIN of ENTRY's folder (ld.so(8), "Dynamic string
-    tokens": $LIB is lib/x86_64-linux-gnu on Debian, lib64 on Fedora), made REAL of it: PATH's folder (what the
-    child mapped) read as the expansion, and ENTRY's file there being REAL."""
-    folder, name = os.path.split(entry)
-    return any(os.path.realpath(os.path.join(candidate, name)) == real
-               for candidate in _expansions(folder, (os.path.dirname(path), os.path.dirname(real))))
-
-
-def _expansions(folder: str, candidates: tuple[str, ...]) -> list[str]:
-    """The CANDIDATES (folders a program mapped from) that FOLDER, written with ld.so's tokens, may expand to: each
-    token read as any run of folders. None where FOLDER holds no token."""
-    parts = LOADER_TOKEN.split(folder)
-    if len(parts) == 1:
-        return []
-    expression = re.compile(".+".join(re.escape(part) for part in parts) + r"\Z", re.DOTALL)
-    return [candidate for candidate in dict.fromkeys(candidates) if expression.match(candidate)]
 
 
 def _sublibrary(name: str, major: int, library: str, version: str | None, preloaded: dict[str, str],

@@ -1696,7 +1696,7 @@ def _binding(user: str) -> str:
 
 def _library_via(report: Report, view: ProcessView, library: Any) -> tuple[str, str | None]:
     """How the copy LIBRARY names came into the program, and the entry as the user wrote it, as the probe resolved
-    them (probes/loading.with_how_it_came): LD_PRELOAD (the entry), an LD_LIBRARY_PATH folder, the framework's own
+    them (probes/origin, one answer for every library): LD_PRELOAD (the entry), an LD_LIBRARY_PATH folder, the framework's own
     wheel, its RUNPATH, or the loader's cache."""
     return library.via or "the loader's cache or a system folder", library.via_entry
 
