@@ -503,3 +503,19 @@ def test_prometheus_carries_the_links(machine: Machine, tmp_path: Path) -> None:
     assert 'cudnn_doctor_gpu_nvlinks_active{gpu="1"} 8' in text
     assert 'cudnn_doctor_gpu_nvlinks_expected{gpu="0"} 12' in text
     assert 'cudnn_doctor_gpu_pair_info{gpus="0-1",path="NV12"} 1' in text
+
+
+def test_an_older_libnccl_preloaded_is_taken_out_of_ld_preload(machine: Machine, tmp_path: Path) -> None:
+    """probes/origin: NCCL's probe now asks LD_PRELOAD first, as ld.so does; the plan took the preloaded file's
+    folder out of LD_LIBRARY_PATH, which left it preloaded."""
+    _gpus(machine, tmp_path, 2)
+    _torch_with_nccl(machine, tmp_path)
+    old = fake_nccl(tmp_path / "old-nccl", version=21803)
+    machine.add_library_path(old.parent)
+    machine.env["LD_PRELOAD"] = str(old)
+    report = machine.check_json()
+    [lib] = report["multi_gpu"]["nccl_libraries"]
+    assert (lib["version"], lib["via"], lib["entry"]) == ("2.18.3", "LD_PRELOAD", str(old))
+    plan = machine.run("fix", "--json").json
+    [action] = [a for a in plan["actions"] if "CD180" in a["resolves"]]
+    assert action["kind"] == "env" and any("LD_PRELOAD" in line for line in action["env"]["bash"])
