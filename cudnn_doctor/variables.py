@@ -138,12 +138,14 @@ def check_all(environ: dict[str, str] | None = None) -> None:
 LOADER_LIST_SEPARATORS = ":;"  # glibc's ld.so splits LD_LIBRARY_PATH at both (elf/dl-load.c: fillin_rpath's ":;")
 
 
-def loader_folders(value: str, expanded: bool = False, origin: str | None = None) -> list[str]:
+def loader_folders(value: str, expanded: bool = False, origin: str | None = None,
+                   platform: str | None = None) -> list[str]:
     """LD_LIBRARY_PATH's folders as glibc's ld.so reads them: split at ':' and at ';', an empty entry the working
     folder (''), in order. Every reader of the variable goes through here, so a folder named a;b is two for it too.
     EXPANDED: the folders ld.so searches, its tokens $ORIGIN, $LIB and $PLATFORM (or ${...}) replaced as it replaces
     them (ORIGIN: the program's folder, this interpreter's by default); an entry whose $ORIGIN cannot be known is
-    dropped, as ld.so drops it. Not expanded: the entries as written, which is what a line that edits them names."""
+    dropped, as ld.so drops it; PLATFORM: what ld.so puts for $PLATFORM (probes/hwcaps.loader_platform asks it).
+    Not expanded: the entries as written, which is what a line that edits them names."""
     import re
 
     entries = re.split(f"[{LOADER_LIST_SEPARATORS}]", value) if value else []
@@ -151,7 +153,7 @@ def loader_folders(value: str, expanded: bool = False, origin: str | None = None
         return entries
     out = []
     for entry in entries:
-        folder = expand_loader_tokens(entry, origin)
+        folder = expand_loader_tokens(entry, origin, platform)
         if folder is not None:
             out.append(folder)
     return out
@@ -162,10 +164,12 @@ def loader_folders(value: str, expanded: bool = False, origin: str | None = None
 _LOADER_TOKEN = r"\$(?:\{(ORIGIN|LIB|PLATFORM)\}|(ORIGIN|LIB|PLATFORM)(?![A-Za-z0-9_]))"
 
 
-def expand_loader_tokens(entry: str, origin: str | None = None) -> str | None:
+def expand_loader_tokens(entry: str, origin: str | None = None, platform: str | None = None) -> str | None:
     """ENTRY (of LD_LIBRARY_PATH, LD_PRELOAD, a RUNPATH) with ld.so's tokens replaced: $ORIGIN by ORIGIN (default: the
     folder of this interpreter's real file, as ld.so takes the program's from /proc/self/exe), $LIB by the folder the
-    loader took libc from (lib/x86_64-linux-gnu on Debian, lib64 on Fedora), $PLATFORM by the machine's (x86_64)."""
+    loader took libc from (lib/x86_64-linux-gnu on Debian, lib64 on Fedora), $PLATFORM by PLATFORM, what ld.so
+    itself says it is (probes/hwcaps.loader_platform: glibc before 2.37 says "haswell" or "xeon_phi" on an Intel
+    CPU with AVX2 or AVX-512, not "x86_64"); without it, the machine's name (x86_64), which is ld.so's elsewhere."""
     if "$" not in entry:
         return entry
     import re
@@ -180,7 +184,7 @@ def expand_loader_tokens(entry: str, origin: str | None = None) -> str | None:
             # the program's own file, as ld.so has it: sys.executable is PYTHONEXECUTABLE's path where that is set
             running = "/proc/self/exe" if os.path.exists("/proc/self/exe") else sys.executable
             return os.path.dirname(os.path.realpath(running))
-        return loader_lib_token() if name == "LIB" else os.uname().machine
+        return loader_lib_token() if name == "LIB" else platform or os.uname().machine
     return re.sub(_LOADER_TOKEN, value, entry)
 
 

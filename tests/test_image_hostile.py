@@ -553,27 +553,19 @@ def test_an_archive_written_while_it_is_read_is_said_as_that(tmp_path: Path) -> 
 def test_an_archive_still_being_written_is_never_a_verdict(machine_process: Machine, tmp_path: Path) -> None:
     """The same through the command, with the file growing all through the read (a `docker save -o` that has not
     finished, a copy in progress): exit 2 and the one line say another program is writing it, never a verdict on
-    what was there at one instant, nor 'damaged'."""
-    import threading
-
-    layers = cuda_image_layers() + [layer({f"opt/data/{n}": os.urandom(1 << 16) for n in range(8)}, compress=False)]
+    what was there at one instant, nor 'damaged'. The archive holds 16 MB of layer, so each read is long beside
+    the writer's turns (with 512 KB, the writer, starved on the loaded 2-core CI for a whole read, did not change
+    the archive while the doctor read it, and the verdict was right), and the writer is a process of its own."""
+    layers = cuda_image_layers() + [layer({f"opt/data/{n}": os.urandom(1 << 20) for n in range(16)}, compress=False)]
     path = docker_archive(tmp_path / "app.tar", config_of(ENV, layers=layers), layers)
-    stop = threading.Event()
-
-    def write_on() -> None:
-        with open(path, "ab") as handle:
-            while not stop.is_set():
-                handle.write(bytes(512))
-                handle.flush()
-                time.sleep(0.0005)
-
-    writer = threading.Thread(target=write_on)
-    writer.start()
+    code = ("import sys, time\nend = time.monotonic() + 120\nwith open(sys.argv[1], 'ab', buffering=0) as handle:\n"
+            "    while time.monotonic() < end:\n        handle.write(bytes(64))\n        time.sleep(0.0002)\n")
+    writer = subprocess.Popen([sys.executable, "-c", code, str(path)])
     try:
         results = [machine_process.run("image", str(path), "--json") for _ in range(2)]
     finally:
-        stop.set()
-        writer.join()
+        writer.kill()
+        writer.wait()
     for result in results:
         assert_one_line(result)
         assert result.exit_code == 2 and "changed while it was read" in result.stderr, (result.exit_code,

@@ -195,11 +195,13 @@ def _shadowing_folder(env: dict[str, str]) -> str | None:
 def _holding(entries: list[str], prefixes: tuple[str, ...], skip_driver: bool, exact: bool = False) -> list[str]:
     """The ENTRIES of a folder list whose folder holds a file named with one of PREFIXES (EXACT: named so), an empty
     entry read as the working folder and written "."; with SKIP_DRIVER, never one holding libcuda."""
+    from cudnn_doctor.probes.hwcaps import loader_platform
     from cudnn_doctor.variables import expand_loader_tokens
 
     found: list[str] = []
     for entry in entries:
-        folder = expand_loader_tokens(entry)  # ld.so's $ORIGIN, $LIB, $PLATFORM; the entry as written is what is taken out
+        # ld.so's $ORIGIN, $LIB, $PLATFORM (asked of ld.so); the entry as written is what is taken out
+        folder = expand_loader_tokens(entry, platform=loader_platform(os.environ) if "PLATFORM" in entry else None)
         try:
             names = os.listdir(folder or ".") if folder is not None else []
         except OSError:

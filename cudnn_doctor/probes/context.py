@@ -125,7 +125,13 @@ class SearchContext:
         if name == "LD_LIBRARY_PATH":  # as ld.so splits it (at ':' and ';') and expands its tokens ($ORIGIN, $LIB)
             from cudnn_doctor.variables import loader_folders
 
-            return [part or "." for part in loader_folders(value, expanded=True, origin=self.program_folder())]
+            platform = None
+            if "PLATFORM" in value:  # what ld.so puts for $PLATFORM, asked of it only where an entry names it
+                from cudnn_doctor.probes.hwcaps import loader_platform
+
+                platform = loader_platform(self.env)
+            return [part or "." for part in loader_folders(value, expanded=True, origin=self.program_folder(),
+                                                            platform=platform)]
         return [part or "." for part in value.split(":")]
 
     def searched_library_path(self) -> list[str]:

@@ -41,6 +41,34 @@ def searched_levels(env: Mapping[str, str]) -> tuple[str, ...]:
     return _ASKED[key]
 
 
+def loader_platform(env: Mapping[str, str]) -> str | None:
+    """What ld.so puts for $PLATFORM in this process's world (its `dl_platform`, which `ld.so --list-diagnostics`
+    prints, glibc 2.33 and later): on x86-64 glibc before 2.37 names the CPU's class there ("haswell" on an Intel
+    CPU with AVX2, "xeon_phi" with AVX-512ER), not the machine. Asked once per ld.so and GLIBC_TUNABLES (which can
+    mask the CPU's features); None where it cannot be asked (no ld.so named, an older glibc, no answer)."""
+    loader = this_loader()
+    if loader is None:
+        return None
+    key = (loader, env.get("GLIBC_TUNABLES", ""))
+    if key not in _PLATFORMS:
+        from cudnn_doctor.child import deadline_in, run_child
+
+        answer = run_child([loader, "--list-diagnostics"], env, deadline_in(5.0), what=f"{loader} --list-diagnostics")
+        _PLATFORMS[key] = parse_platform(answer.stdout) if answer.exit_code == 0 else None
+    return _PLATFORMS[key]
+
+
+_PLATFORMS: dict[tuple[str, str], str | None] = {}
+
+
+def parse_platform(text: str) -> str | None:
+    """The dl_platform="..." line of ld.so --list-diagnostics (a plain name: anything else is not taken)."""
+    import re
+
+    found = re.search(r'^dl_platform="([A-Za-z0-9_.+-]{1,64})"$', text, re.MULTILINE)
+    return found.group(1) if found else None
+
+
 def parse_help(text: str) -> tuple[str, ...]:
     """The names ld.so --help lists under its glibc-hwcaps heading as "supported, searched", in its order."""
     levels: list[str] = []
