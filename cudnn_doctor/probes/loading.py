@@ -44,14 +44,17 @@ def _version_row(major: int) -> dict[str, Any] | None:
 
 
 def _major(framework: Framework) -> int:
+    """The cuDNN major the framework uses (its library's soname) or expects (its pin's first field, 0-9 only: a pin
+    such as 9x.1 or 9-1, from a METADATA file that is the user's, names none): 9 where neither says one."""
     for text in (framework.cudnn_used, framework.cudnn_expected):
         name = os.path.basename(text or "")
         if ".so." in name:
             digits = name.split(".so.", 1)[1].split(".")[0]
-            if ascii_digits(digits):
+            if ascii_digits(digits) and len(digits) <= 4:
                 return int(digits)
-        if text and ascii_digits(text[:1]):
-            return int(text.split(".")[0])
+        first = (text or "").split(".")[0]
+        if ascii_digits(first) and len(first) <= 4:
+            return int(first)
     return 9
 
 
@@ -300,15 +303,23 @@ def _unescape(text: str) -> str:
     return "".join(out)
 
 
+FIELD = "\x00"  # between a line's fields once read: no path, loader's word or variable can hold a NUL
+
+
+def _fields(line: bytes) -> str:
+    """One line of the child's (its fields separated by tabs, a tab, newline or backslash inside one escaped: say())
+    with its fields separated by FIELD, each unescaped and named as this process names files."""
+    from cudnn_doctor.child import file_names
+
+    return FIELD.join(file_names(_unescape(field)) for field in line.decode("utf-8", "surrogateescape").split("\t"))
+
+
 def parse_answer(user: str, recipe: str | None, stdout: str | bytes, exit_code: int | None, timed_out: bool,
                  error: str | None) -> ObservedLoad:
     """The child's lines (those behind its mark only: a preloaded library's own output is not an answer) as an
     ObservedLoad; a child that died says in which step."""
     data = stdout if isinstance(stdout, bytes) else stdout.encode("utf-8", "surrogateescape")
-    from cudnn_doctor.child import file_names
-
-    lines = [file_names(_unescape(line[len(MARK):].decode("utf-8", "surrogateescape"))) for line in data.split(b"\n")
-             if line.startswith(MARK)]
+    lines = [_fields(line[len(MARK):]) for line in data.split(b"\n") if line.startswith(MARK)]
     steps: list[LoadStep] = []
     mapped: list[str] = []
     front = version = None
@@ -321,12 +332,12 @@ def parse_answer(user: str, recipe: str | None, stdout: str | bytes, exit_code: 
     taken: dict[str, str] = {}  # sub-library -> the file the loader takes for it (opened whole in a forked copy)
     libraries, library_recipe = _libraries_of(lines, exit_code, timed_out, error)
     for line in lines:
-        key, _, value = line.partition("\t")
+        key, _, value = line.partition(FIELD)
         if key.startswith("lib"):  # the CUDA libraries other than cuDNN: _libraries_of's
             continue
         if key == "asked":
-            name, _, rest = value.partition("\t")
-            path, _, words = rest.partition("\t")
+            name, _, rest = value.partition(FIELD)
+            path, _, words = rest.partition(FIELD)
             if words.startswith("opening it killed the process") and path != "-":  # mapped, then died: its file
                 crashed[name] = path
             elif words == "ok" and path != "-":  # the file the loader takes: where cuDNN's own step fails, that one
@@ -355,15 +366,15 @@ def parse_answer(user: str, recipe: str | None, stdout: str | bytes, exit_code: 
         elif key == "check-start":
             pending = (value, None)
         elif key == "check":
-            name, status, said = (value.split("\t") + ["", ""])[:3]
+            name, status, said = (value.split(FIELD) + ["", ""])[:3]
             if said != "not exported":  # a front library without the checks (cuDNN 8's, a fake) says nothing here
                 steps.append(LoadStep(name, status == "0", said or f"status {status}", _sublibrary_of(name)))
             pending = None
         elif key == "later-start":
-            name, _, target = value.partition("\t")
+            name, _, target = value.partition(FIELD)
             pending = (name, target)
         elif key == "later":
-            name, _, said = value.partition("\t")
+            name, _, said = value.partition(FIELD)
             file = said[len("the loader refuses "):].split(": ", 1)[0] if said.startswith("the loader refuses /") else None
             steps.append(LoadStep(name, said == "ok", said, name, refused=file))
             pending = None
@@ -402,8 +413,8 @@ def _libraries_of(lines: list[str], exit_code: int | None, timed_out: bool,
     trying: dict[str, str] = {}
     done = False
     for line in lines:
-        key, _, value = line.partition("\t")
-        parts = value.split("\t")
+        key, _, value = line.partition(FIELD)
+        parts = value.split(FIELD)
         if key == "lib-recipe-start":
             recipe_pending = value
         elif key == "lib-recipe":

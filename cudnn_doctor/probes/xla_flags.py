@@ -15,12 +15,12 @@ from dataclasses import dataclass
 
 from cudnn_doctor.child import ChildBatch, ChildRequest, deadline_in
 from cudnn_doctor.model import Framework
+from cudnn_doctor.variables import XLA_WHITE_SPACE, xla_flag_values  # XLA's own grammar, one copy
 
 # the child: the framework's site-packages first, JAX on the CPU, one tiny computation compiled (flags parse then)
 CODE = ("import site, sys; site.addsitedir(sys.argv[1]); sys.path.insert(0, sys.argv[1]); "
         "import jax.numpy as jnp; (jnp.zeros(2) + 1).block_until_ready(); sys.stdout.write('XLA_FLAGS parsed\\n')")
 UNKNOWN = re.compile(r"Unknown flags? in XLA_FLAGS: *(.+)")
-XLA_WHITE_SPACE = " \t\r\n"  # what XLA skips before it looks for the '-' of a flag
 MAX_FLAGS_FILE_BYTES = 16 << 20  # a file of flags: a few lines; XLA reads all of it into memory
 
 
@@ -137,8 +137,8 @@ class XlaFlagsChild:
 
 
 def xla_flags(value: str) -> list[tuple[str, str]]:
-    """XLA_FLAGS as XLA reads it: --name=value or --name entries separated by whitespace -> [(name, entry)]."""
-    return [(entry[2:].split("=", 1)[0], entry) for entry in value.split() if entry.startswith("--")]
+    """XLA_FLAGS as XLA reads it -> [(name, entry as written)] for each --name or --name=value (xla_flag_values)."""
+    return [(name, written) for name, written, _value in xla_flag_values(value)]
 
 
 def parse(exit_code: int, output: str, entries: list[str] | tuple[str, ...] = ()) -> XlaFlagsAnswer | None:
