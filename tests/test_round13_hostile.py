@@ -112,3 +112,51 @@ def test_the_fix_for_xla_flags_keeps_each_other_flag_as_written(machine_in_proce
     kept = f'--xla_dump_to="{dumps}" --xla_gpu_autotune_level=4'
     [line] = [a["text"] for a in report["plan"]["actions"] if "CD411" in a["resolves"]]
     assert line == f"export XLA_FLAGS='{kept}'", (line, made)
+
+
+def test_a_loading_child_killed_inside_a_line_leaves_no_half_line_read_as_whole() -> None:
+    """The child's lines reach the answer channel whole only up to the pipe's atomic 4096 bytes; killed inside a longer
+    write (its deadline, the OOM killer), the channel ends in half a line. Before, 'version\\t91' (of 91900) was read
+    as cuDNN 0.0.91, and a 'lib' line cut after its path as the loader's words."""
+    from cudnn_doctor.probes.loading import MARK, parse_answer
+
+    lines = [b"start\tld.so", b"front\t/opt/cudnn/libcudnn.so.9", b"check-start\tcudnnGetVersion", b"version\t91"]
+    data = b"\n".join(MARK + line for line in lines)
+    seen = parse_answer("ld.so", None, data, -9, False, None)
+    assert seen.version is None and seen.front == "/opt/cudnn/libcudnn.so.9", seen
+    assert seen.died == "the process was killed by SIGKILL while loading libcudnn_graph.so.9", seen.died
+    cut = MARK + b"libs-start\tld.so\n" + MARK + b"lib-start\tlibcublasLt.so.13\n" + MARK + \
+        b"lib\tlibcublasLt.so.13\tLD_LIBRARY_PATH\t/opt/lib/libcublasLt.so.13\tthe loader refuses it: " + b"x" * 5000
+    [library] = parse_answer("ld.so", None, cut, -9, False, None).libraries
+    assert library.how == "died" and library.said == "the process was killed by SIGKILL while loading " \
+        "libcublasLt.so.13", library
+
+
+def test_a_long_library_path_of_repeated_folders_is_asked_once_a_folder(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """LD_LIBRARY_PATH of 20,000 entries (a launcher that prepends its folders at every level repeats them): the
+    loading probe's question of which CUDA libraries it holds, and the glibc-hwcaps levels of each folder, ask the
+    file system once a distinct folder (before: 40 sonames x every entry, about 5 s of check), with the same answer.
+    Counted, not timed: every stat and lstat made while they run."""
+    import os
+
+    from cudnn_doctor.probes.hwcaps import with_levels
+    from cudnn_doctor.probes.loading import cuda_libraries_on_path
+
+    real = tmp_path / "lib"
+    real.mkdir()
+    shutil.copyfile(fake_cuda_math("libcublasLt.so.13", "cublasLt", 13, 0, 2), real / "libcublasLt.so.13")
+    folders = [f"/nonexistent/{n % 50}" for n in range(20_000)] + [str(real)]
+    asked: list[str] = []
+    for name in ("stat", "lstat"):
+        original = getattr(os, name)
+
+        def counted(path: object, *args: object, _original: object = original, **kwargs: object) -> object:
+            asked.append(str(path))
+            return _original(path, *args, **kwargs)  # type: ignore[operator]
+
+        monkeypatch.setattr(os, name, counted)
+    assert cuda_libraries_on_path({}, folders) == ("libcublasLt.so.13",)
+    assert with_levels(folders, {}) == folders
+    monkeypatch.undo()
+    assert len(asked) < 500, len(asked)

@@ -131,7 +131,11 @@ def cuda_libraries_on_path(env: dict[str, str], folders: list[str]) -> tuple[str
 
     sonames = sorted({soname for row in load("process_env").get("cuda_library", [])
                       for soname in row["sonames"].values()})
-    found = [soname for soname in sonames for folder in folders if os.path.lexists(os.path.join(folder, soname))]
+    present: set[str] = set()
+    for folder in dict.fromkeys(folders):  # each folder once (a long LD_LIBRARY_PATH repeats them), and one stat for
+        if os.path.isdir(folder or "."):  # one that is none (ld.so's search skips it as well)
+            present.update(soname for soname in sonames if os.path.lexists(os.path.join(folder, soname)))
+    found = [soname for soname in sonames if soname in present]
     for entry in preload_entries(env):
         name = os.path.basename(entry)
         found += [soname for soname in sonames if name == soname or name.startswith(soname + ".")]
@@ -319,7 +323,8 @@ def parse_answer(user: str, recipe: str | None, stdout: str | bytes, exit_code: 
     """The child's lines (those behind its mark only: a preloaded library's own output is not an answer) as an
     ObservedLoad; a child that died says in which step."""
     data = stdout if isinstance(stdout, bytes) else stdout.encode("utf-8", "surrogateescape")
-    lines = [_fields(line[len(MARK):]) for line in data.split(b"\n") if line.startswith(MARK)]
+    # whole lines only: a child killed inside a write longer than the pipe's atomic 4096 bytes leaves half of one
+    lines = [_fields(line[len(MARK):]) for line in data.split(b"\n")[:-1] if line.startswith(MARK)]
     steps: list[LoadStep] = []
     mapped: list[str] = []
     front = version = None
