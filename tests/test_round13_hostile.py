@@ -160,3 +160,48 @@ def test_a_long_library_path_of_repeated_folders_is_asked_once_a_folder(tmp_path
     assert with_levels(folders, {}) == folders
     monkeypatch.undo()
     assert len(asked) < 500, len(asked)
+
+
+# --- the --deep child's answer --------------------------------------------------------------------------------------
+
+def test_a_framework_error_of_megabytes_is_still_its_answer(machine_in_process: Machine, tmp_path: Path) -> None:
+    """A framework whose import raises with 9 MiB of words (a tensor's repr, a list of paths): before, the answer
+    overran the 8 MiB the runner keeps of the channel and --deep said only 'the import child exited without an
+    answer'; its two ends (where the status and the library are named) are kept."""
+    machine = machine_in_process
+    site = python_env(machine, tmp_path)
+    install_torch(site)
+    (site / "torch" / "__init__.py").write_text(
+        'raise RuntimeError("cuDNN error: CUDNN_STATUS_NOT_INITIALIZED " + "x" * (9 << 20) + '
+        '" libcudnn_graph.so.9: cannot open shared object file: No such file or directory")\n')
+    real_python_sees(site, tmp_path)
+    report = machine.check_json("--deep")
+    [torch] = report["frameworks"]
+    error = torch["details"]["deep"]["error"]
+    assert error.startswith("RuntimeError: cuDNN error: CUDNN_STATUS_NOT_INITIALIZED x"), error[:200]
+    assert error.endswith("libcudnn_graph.so.9: cannot open shared object file: No such file or directory")
+    assert len(error) < 20_000 and "characters ...]" in error
+    assert torch["details"]["deep"]["traceback"][-1].endswith("torch/__init__.py:1:<module>")
+
+
+KEYS = (b"version", b"lib-version", b"lib-bound", b"lib", b"lib-died", b"lib-missing", b"lib-unbound", b"check",
+        b"asked", b"later", b"later-start", b"later-died", b"front", b"mapped", b"recipe", b"lib-try", b"lib-start",
+        b"lib-recipe-start", b"lib-recipe", b"check-start", b"no-recipe", b"open-error", b"done", b"libs-done")
+VALUES = (b"9" * 5000, "\u0661\u0662".encode(), b"", b"\t" * 5, b"libcublasLt.so.13\t" + b"9" * 5000,
+          b"libcublasLt.so.13\t" + "\u0661".encode(), b"libcublasLt.so.13\t1.2." + b"9" * 5000, b"x\t-\t-\t-",
+          b"cudnnGetVersion\t" + b"9" * 5000 + b"\tok", b"\xff\xfe\\", b"\\t\\n\\")
+
+
+def test_the_loading_childs_lines_of_any_value_are_read_without_an_error() -> None:
+    """Every key the loading child says, with values no child of ours writes (another writer on the channel: a
+    preloaded library that writes to every descriptor): 5,000 digits (past int()'s limit: a ValueError before, for
+    version, lib-version and lib-bound), Unicode digits, missing and empty fields, bytes that are not UTF-8."""
+    from cudnn_doctor.probes.loading import MARK, parse_answer
+
+    start = MARK + b"start\tld.so\n" + MARK + b"lib-start\tlibcublasLt.so.13\n" + MARK + \
+        b"lib\tlibcublasLt.so.13\tLD_LIBRARY_PATH\t/x/libcublasLt.so.13\tok\n"
+    for key in KEYS:
+        for value in VALUES:
+            seen = parse_answer("ld.so", None, start + MARK + key + b"\t" + value + b"\n", 0, False, None)
+            assert seen.version is None or len(seen.version) < 30, (key, value[:20], seen.version)
+            assert all(library.version is None or len(library.version) < 30 for library in seen.libraries)

@@ -363,7 +363,7 @@ def parse_answer(user: str, recipe: str | None, stdout: str | bytes, exit_code: 
             front = value or None
             steps.append(LoadStep("open", bool(value), "ok" if value else "nothing mapped"))
         elif key == "version":
-            version = decode_cudnn(int(value)) if ascii_digits(value) else None
+            version = decode_cudnn(int(value)) if ascii_digits(value) and len(value) <= 20 else None
             pending = None
         elif key in ("no-recipe", "not-preloaded", "no-cudnn"):
             recipe = None  # its own code loads no cuDNN here: what its libraries' RUNPATH finds is the files' to say
@@ -436,7 +436,8 @@ def _libraries_of(lines: list[str], exit_code: int | None, timed_out: bool,
             out[-1] = dataclasses.replace(out[-1], missing=tuple(n for n in parts[1].split(",") if n))
         elif key == "lib-version" and len(parts) >= 2 and out and out[-1].soname == parts[0]:
             out[-1] = dataclasses.replace(out[-1], version=_decoded(parts[0], parts[1]))
-        elif key == "lib-bound" and len(parts) >= 2 and out and out[-1].soname == parts[0] and ascii_digits(parts[1]):
+        elif key == "lib-bound" and len(parts) >= 2 and out and out[-1].soname == parts[0] and \
+                ascii_digits(parts[1]) and len(parts[1]) <= 9:
             out[-1] = dataclasses.replace(out[-1], bound=int(parts[1]))
         elif key == "lib-unbound" and len(parts) >= 3 and out and out[-1].soname == parts[0]:
             out[-1] = dataclasses.replace(out[-1], binder=parts[1],
@@ -461,7 +462,9 @@ def _decoded(soname: str, raw: str) -> str | None:
     if not raw:
         return None
     if not ascii_digits(raw):
-        return raw if all(ascii_digits(p) for p in raw.split(".")) else None
+        return raw if all(ascii_digits(p) and len(p) <= 20 for p in raw.split(".")) else None
+    if len(raw) > 20:  # no release function answers more than a 64-bit number: another writer's line
+        return None
     row = next((r for r in load("process_env").get("cuda_library", []) if soname in r["sonames"].values()), None)
     scale = [int(n) for n in (row or {}).get("scale", [])]
     if not scale:
