@@ -52,7 +52,10 @@ def strict_loads(text: str) -> Any:
                         item.encode("utf-8")
         return dict(items)
 
-    return json.loads(text, parse_constant=refuse, parse_int=number, parse_float=real, object_pairs_hook=pairs)
+    read = json.loads(text, parse_constant=refuse, parse_int=number, parse_float=real, object_pairs_hook=pairs)
+    if isinstance(read, str):
+        read.encode("utf-8")
+    return read
 
 
 def hostile_torch(machine: Machine, tmp_path: Path) -> None:
@@ -129,3 +132,19 @@ def test_json_text_writes_what_no_strict_reader_takes_as_digits_or_null() -> Non
                       "small": -(2**53), "below": -(2**53) - 1, "yes": True, "nested": {"n": (2**63,)}})
     assert strict_loads(text) == {"nan": None, "rates": [None, None, 1.5], "big": str(2**64 + 1), "small": -(2**53),
                                   "below": str(-(2**53) - 1), "yes": True, "nested": {"n": [str(2**63)]}}
+
+
+def test_the_json_written_without_the_json_module_is_strict_json() -> None:
+    """entry._json_string, the one JSON written when a process limit leaves no module to load: a character beyond
+    U+FFFF was written \\u1f600 (five digits: JSON reads U+1F60 and a '0'), a path's byte that is not UTF-8 as an
+    unpaired \\udcff that a strict reader refuses."""
+    from cudnn_doctor.entry import _json_string
+
+    text = "ulimit -v in /home/\U0001f600/" + os.fsdecode(b"\xff") + '"\\\n'
+    written = _json_string(text)
+    try:
+        read = strict_loads(written)
+    except (AssertionError, ValueError) as error:  # said in ASCII: a lone surrogate cannot cross to pytest's workers
+        raise AssertionError(ascii((written, str(error)))) from None
+    if read != "ulimit -v in /home/\U0001f600/\\xff\"\\\n":
+        raise AssertionError(ascii(read))
