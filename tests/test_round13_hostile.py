@@ -205,3 +205,15 @@ def test_the_loading_childs_lines_of_any_value_are_read_without_an_error() -> No
             seen = parse_answer("ld.so", None, start + MARK + key + b"\t" + value + b"\n", 0, False, None)
             assert seen.version is None or len(seen.version) < 30, (key, value[:20], seen.version)
             assert all(library.version is None or len(library.version) < 30 for library in seen.libraries)
+
+
+def test_xlas_unknown_flags_words_name_a_quoted_flag_once() -> None:
+    """XLA's words for a quoted value with a blank, as the real jaxlib 0.4.38 ends with XLA_FLAGS='--xla_no_such="a b"
+    --xla_other=1' (its entries joined by one space, the value unquoted): before, 'b' was read as a third flag."""
+    from cudnn_doctor.probes.xla_flags import parse
+
+    said = ("2026-12-07 02:01:49.565712: F external/xla/xla/parse_flags_from_env.cc:226] Unknown flags in XLA_FLAGS: "
+            "--xla_no_such=a b --xla_other=1")
+    assert parse(1, said, ['--xla_no_such="a b"', "--xla_other=1", "--xla_dump_to=/tmp"]).refused == (
+        "xla_no_such", "xla_other")
+    assert parse(1, said).refused == ("xla_no_such", "xla_other")

@@ -157,7 +157,7 @@ def parse(exit_code: int, output: str, entries: list[str] | tuple[str, ...] = ()
         unknown = UNKNOWN.search(text)
         bad = BAD_VALUE.search(text)
         if unknown:
-            names = [entry.lstrip("-").split("=", 1)[0] for entry in unknown.group(1).split()]
+            names = _unknown_names(unknown.group(1), entries)
             refused += [name for name in names if name]
             said.append(text[:300])
         elif bad:
@@ -170,3 +170,17 @@ def parse(exit_code: int, output: str, entries: list[str] | tuple[str, ...] = ()
     if not refused:
         return None
     return XlaFlagsAnswer(tuple(dict.fromkeys(refused)), tuple(dict.fromkeys(said)))
+
+
+def _unknown_names(words: str, entries: list[str] | tuple[str, ...]) -> list[str]:
+    """The flags XLA's 'Unknown flags in XLA_FLAGS: WORDS' names: it joins the unknown entries with one space, each as
+    it made it (a quoted value unquoted: '--f="a b"' is '--f=a b'), so each of ENTRIES (as written) is looked for whole
+    among them; where none is (ENTRIES not known), the words that begin with '-'."""
+    said = f" {words.strip()} "
+    names = []
+    for entry in entries:
+        for name, _written, value in xla_flag_values(entry):
+            if f" --{name}{'' if value is None else '=' + value} " in said:
+                names.append(name)
+    return names or [word.lstrip("-").split("=", 1)[0] for word in words.split() if word.startswith("-")]
+
