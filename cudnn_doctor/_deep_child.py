@@ -190,6 +190,24 @@ def imported_elsewhere(site_packages, error=None):
 
 
 FRAMEWORKS = {"torch": ask_torch, "tensorflow": ask_tensorflow, "jax": ask_jax}
+MAX_TEXT = 8 << 10  # characters of each end of a string the answer keeps (the runner keeps 8 MiB of the whole)
+
+
+def bounded(value):
+    """VALUE (the answer: dicts, lists, strings, numbers) with each string longer than 2 x MAX_TEXT cut to its two ends
+    (an error's words name the library or status at either end), so that the answer always fits the channel whole:
+    an exception whose message holds megabytes (a tensor's repr, a path list) is still the framework's answer."""
+    if isinstance(value, str):
+        if len(value) <= 2 * MAX_TEXT:
+            return value
+        return f"{value[:MAX_TEXT]} [... {len(value) - 2 * MAX_TEXT} characters ...] {value[-MAX_TEXT:]}"
+    if isinstance(value, dict):
+        return dict((bounded(str(key)), bounded(item)) for key, item in value.items())
+    if isinstance(value, (list, tuple)):
+        return [bounded(item) for item in value]
+    if isinstance(value, (bool, int, float)) or value is None:
+        return value
+    return bounded(str(value))
 
 
 def main(argv):
@@ -227,7 +245,7 @@ def main(argv):
     sys.stdout.flush()
     # the runner's answer channel, not stdout (which a library may print on), as it is now: a library the framework
     # loaded may have closed it (_child_stdio's answer_fd opens it again)
-    data = ("\n" + json.dumps(answer, default=str) + "\n").encode("utf-8", "surrogateescape")
+    data = ("\n" + json.dumps(bounded(answer), default=str) + "\n").encode("utf-8", "surrogateescape")
     descriptor = _STDIO["answer_fd"]() if "answer_fd" in _STDIO else 1
     while data:
         data = data[os.write(descriptor, data):]

@@ -43,11 +43,13 @@ ALLOWED_IMPORTS = ("os", "sys", "ctypes", "glob", "platform", "importlib", "path
                    "functools", "typing", "traceback", "warnings", "math", "__future__", "collections", "itertools")
 
 
-def say(key, value=""):
-    """One line of the answer, written now (unbuffered), tabs and newlines in VALUE escaped, on the runner's answer
-    channel (_child_stdio's answer_fd: opened again where a library this child loaded closed it or put another file
-    on its number, as one pointing every descriptor at /dev/null does), else on stdout."""
-    text = "{}{}\t{}\n".format(MARK, key, str(value).replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n"))
+def say(key, *fields):
+    """One line of the answer, written now (unbuffered): KEY and each of FIELDS separated by tabs, a backslash, tab or
+    newline inside a field escaped (a folder's name may hold any of them: the reader splits at the tabs first), on
+    the runner's answer channel (_child_stdio's answer_fd: opened again where a library this child loaded closed it
+    or put another file on its number, as one pointing every descriptor at /dev/null does), else on stdout."""
+    escaped = [str(field).replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n") for field in fields or ("",)]
+    text = "{}{}\t{}\n".format(MARK, key, "\t".join(escaped))
     data = text.encode("utf-8", "surrogateescape")
     descriptor = _STDIO["answer_fd"]() if "answer_fd" in _STDIO else 1
     while data:
@@ -330,9 +332,9 @@ def _library_in_a_fork(soname, symbols, version, kind, runpath, needs=()):
             os._exit(code)
     _, status = os.waitpid(pid, 0)
     if os.WIFSIGNALED(status):
-        say("lib-died", f"{soname}\topening it killed the process with {_signal_name(os.WTERMSIG(status))}")
+        say("lib-died", soname, f"opening it killed the process with {_signal_name(os.WTERMSIG(status))}")
     elif os.WEXITSTATUS(status) not in (0,):
-        say("lib-died", f"{soname}\topening it ended the process with status {os.WEXITSTATUS(status)}")
+        say("lib-died", soname, f"opening it ended the process with status {os.WEXITSTATUS(status)}")
 
 
 def _library_here(soname, symbols, version, kind, runpath, needs=()):
@@ -363,9 +365,9 @@ def _library_here(soname, symbols, version, kind, runpath, needs=()):
                 except OSError:
                     continue
                 if stat.S_ISFIFO(kind_of) or stat.S_ISCHR(kind_of) or stat.S_ISBLK(kind_of):
-                    say("lib", f"{soname}\t{source}\t{candidate}\t{WAITS}")
+                    say("lib", soname, source, candidate, WAITS)
                     return 0
-                say("lib-try", f"{soname}\t{candidate}")
+                say("lib-try", soname, candidate)
                 try:
                     lib = ctypes.CDLL(candidate, mode=mode)
                 except (OSError, UnicodeDecodeError) as error:
@@ -373,7 +375,7 @@ def _library_here(soname, symbols, version, kind, runpath, needs=()):
                     if "wrong ELF class" in text or (text.startswith(candidate + ":") and
                                                      "cannot open shared object" in text):
                         continue  # skipped when searching: the loader goes on
-                    say("lib", f"{soname}\t{source}\t{candidate}\t{text}")
+                    say("lib", soname, source, candidate, text)
                     return 0
                 how = source
                 break
@@ -384,10 +386,10 @@ def _library_here(soname, symbols, version, kind, runpath, needs=()):
         try:
             lib = ctypes.CDLL(soname, mode=mode)
         except (OSError, UnicodeDecodeError) as error:
-            say("lib", f"{soname}\t{how}\t-\t{error}")
+            say("lib", soname, how, "-", error)
             return 0
     path = _path_of(lib) or "-"
-    say("lib", f"{soname}\t{how}\t{path}\t{words}")
+    say("lib", soname, how, path, words)
     missing = []
     for symbol in symbols:
         try:
@@ -395,16 +397,16 @@ def _library_here(soname, symbols, version, kind, runpath, needs=()):
         except (AttributeError, UnicodeDecodeError):
             missing.append(symbol)
     if missing:
-        say("lib-missing", "{}\t{}".format(soname, ",".join(missing)))
+        say("lib-missing", soname, ",".join(missing))
     if version and version not in missing:
-        say("lib-version", f"{soname}\t{_ask_version(lib, version, kind)}")
+        say("lib-version", soname, _ask_version(lib, version, kind))
     if needs:
         unbound = _unbound(lib, needs)
-        say("lib-bound", f"{soname}\t{len(needs)}")
+        say("lib-bound", soname, len(needs))
         if unbound:
-            say("lib-unbound", "{}\t{}\t{}".format(soname, unbound[0][0], ",".join(
+            say("lib-unbound", soname, unbound[0][0], ",".join(
                 f"{symbol}@{node}" if node else symbol for _, symbol, node in unbound[:8]) + (
-                f",+{len(unbound) - 8}" if len(unbound) > 8 else "")))
+                f",+{len(unbound) - 8}" if len(unbound) > 8 else ""))
     return 0
 
 
@@ -582,7 +584,7 @@ def cudnn_steps(argv):
     if loads and folders is not None:  # the first sub-library: the front library aborts where it cannot load it
         maps, words = ask_loader(loads[0], folders, maps)
         if words == WAITS:  # cuDNN's own open would wait with the loader: not asked, said
-            say("check", "cudnnGetVersion\t-1\t" + words)
+            say("check", "cudnnGetVersion", -1, words)
             say("done")
             return 0
     try:
@@ -595,11 +597,11 @@ def cudnn_steps(argv):
         try:
             function = getattr(lib, check)
         except (AttributeError, UnicodeDecodeError):  # ctypes decodes dlerror's words, a folder's bytes in them
-            say("check", f"{check}\t-1\tnot exported")
+            say("check", check, -1, "not exported")
             continue
         function.restype = ctypes.c_int
         status = function()
-        say("check", f"{check}\t{status}\t{status_name(lib, status)}")
+        say("check", check, status, status_name(lib, status))
         maps = say_new(maps)
         index = checks.split(",").index(check)
         if status != 0 and index < len(loads) and folders is not None:  # cuDNN's status: it did not load; why
@@ -651,7 +653,7 @@ def ask_loader(name, folders, maps):
         if folders:
             words = "no such file as {} in the folders the loader searches from the library that opens it ({}){}" \
                 .format(name, ", ".join(searched), "; " + near if near else "")
-    say("asked", f"{name}\t{path}\t{words}")
+    say("asked", name, path, words)
     return maps, words
 
 
@@ -866,8 +868,8 @@ def _ask_loader_as_cudnn(graph, folders, version, names):
                               check=False)
         code = done.returncode
     except OSError as error:
-        say("later-start", "{}\t{}".format(names[0], "-"))
-        say("later", f"{names[0]}\tcould not start the loader's child: {error}")
+        say("later-start", names[0], "-")
+        say("later", names[0], f"could not start the loader's child: {error}")
         return
     if code != 0:
         say("later-died", _how(code))
@@ -901,7 +903,7 @@ def later_child(graph, version, names):
     for name in names:
         base = name.split(".so")[0] + ".so"
         tries = [".".join([base] + numbers[:count]) for count in (3, 2, 1)] + [base] if numbers else [name, base]
-        say("later-start", "{}\t{}".format(name, " ".join(tries)))
+        say("later-start", name, " ".join(tries))
         errors = []
         for candidate in tries:
             try:
@@ -918,7 +920,7 @@ def later_child(graph, version, names):
             near = near_misses(name, with_levels([f for f in os.environ.get("LD_LIBRARY_PATH", "").split(":") if f]))
             errors = [f"{name}: cannot open shared object file: No such file or directory" + (f" ({near})" if near
                                                                                             else "")]
-        say("later", "{}\t{}".format(name, "ok" if errors is None else "; ".join(errors)))
+        say("later", name, "ok" if errors is None else "; ".join(errors))
         maps = say_new(maps)
     say("later-done")
     return 0

@@ -8,9 +8,21 @@ import sys
 
 
 def _json_string(text: str) -> str:
-    """TEXT as a JSON string, without importing json (there may be no file or memory left to load it)."""
-    return '"' + "".join(c if c.isascii() and c.isprintable() and c not in '"\\' else f"\\u{ord(c):04x}"
-                         for c in text) + '"'
+    """TEXT as a JSON string, without importing json (there may be no file or memory left to load it): a character
+    beyond U+FFFF as its surrogate pair (a \\u escape holds four digits), a path's byte that is not UTF-8 (a lone
+    surrogate, which a strict reader refuses) as the text \\xNN."""
+    def one(c: str) -> str:
+        code = ord(c)
+        if c.isascii() and c.isprintable() and c not in '"\\':
+            return c
+        if 0xD800 <= code <= 0xDFFF:
+            return f"\\\\x{code & 0xFF:02x}"
+        if code > 0xFFFF:
+            code -= 0x10000
+            return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+        return f"\\u{code:04x}"
+
+    return '"' + "".join(one(c) for c in text) + '"'
 
 
 def _stopped(stopped: tuple[str, str]) -> None:

@@ -13,8 +13,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-PLAIN = re.compile(r"\d{1,20}(?:\.\d{1,20}){0,15}")
-CLAUSE = re.compile(r"\s*(~=|==|!=|<=|>=|<|>)\s*(\d{1,20}(?:\.\d{1,20}){0,15})\s*")
+# 0-9 only (re.ASCII): PEP 440 and packaging read no other digit, and int() reads '9\u0661' as 91
+PLAIN = re.compile(r"\d{1,20}(?:\.\d{1,20}){0,15}", re.ASCII)
+CLAUSE = re.compile(r"\s*(~=|==|!=|<=|>=|<|>)\s*(\d{1,20}(?:\.\d{1,20}){0,15})\s*", re.ASCII)
 
 
 class InvalidSpecifier(ValueError):

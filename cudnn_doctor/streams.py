@@ -217,16 +217,22 @@ def unquoted(text: str) -> str:
     return re.sub(r"`([^`\n]+)`", r"\1", text)
 
 
-def printable(text: str) -> str:
-    """TEXT with every control character (terminal escape codes, newlines) and lone surrogate
-    written as an escape, so that nothing read from an archive or a path reaches the terminal raw."""
+def printable(text: str, keep: str = "") -> str:
+    """TEXT with every control character (terminal escape codes, newlines, DEL, C1), invisible format character
+    (bidi controls, U+2028 and U+2029) and lone surrogate written as an escape (\\x1b, \\u202e, a path's byte
+    that is not UTF-8 as \\xNN), so that nothing read from an archive or a path reaches a reader raw. KEEP: the
+    characters the caller's format carries as they are (a tab, a newline)."""
     out = []
     for char in text:
-        if char.isprintable() and not 0xD800 <= ord(char) <= 0xDFFF:
+        code = ord(char)
+        if char in keep or (char.isprintable() and not 0xD800 <= code <= 0xDFFF):
             out.append(char)
+        elif 0xDC80 <= code <= 0xDCFF:  # os.fsdecode's surrogateescape: the byte itself
+            out.append(f"\\x{code - 0xDC00:02x}")
+        elif 0xD800 <= code <= 0xDFFF:
+            out.append(f"\\u{code:04x}")
         else:
-            out.append(char.encode("unicode_escape", "backslashreplace").decode("ascii")
-                       if not 0xD800 <= ord(char) <= 0xDFFF else f"\\x{ord(char) - 0xDC00:02x}")
+            out.append(char.encode("unicode_escape").decode("ascii"))
     return "".join(out)
 
 

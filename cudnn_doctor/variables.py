@@ -234,3 +234,47 @@ def preload_entries(env: dict[str, str]) -> tuple[str, ...]:
 
     parts = (expand_loader_tokens(part) for part in re.split(r"[: ]+", env.get("LD_PRELOAD", "")) if part)
     return tuple(part for part in parts if part)
+
+
+XLA_WHITE_SPACE = " \t\r\n"  # XLA's only white space in XLA_FLAGS (parse_flags_from_env.cc kWS)
+
+
+def xla_flag_values(value: str) -> list[tuple[str, str, str | None]]:
+    """XLA_FLAGS (VALUE) split as XLA splits it (openxla/xla xla/parse_flags_from_env.cc, ParseArgvFromString): at
+    its white space only (space, tab, CR, newline: not a vertical tab, not a no-break space), a value in double or
+    single quotes taken whole (a backslash escaping the next character inside double quotes), and nothing read after
+    the first entry that does not begin with '-' (XLA stops there: what follows has no effect); a value that does not
+    begin with '-' is a file's name, not flags. [(name, the entry as written, its value or None)] for each entry that
+    begins with '--'."""
+    found: list[tuple[str, str, str | None]] = []
+    at, end = _skip_white(value, 0), len(value)
+    while at < end and value[at] == "-":
+        name_end = at
+        while name_end < end and value[name_end].isascii() and (value[name_end] in "-_" or value[name_end].isalnum()):
+            name_end += 1
+        flag: str | None
+        if name_end + 1 < end and value[name_end] == "=" and value[name_end + 1] in "'\"":
+            quote, stop, kept = value[name_end + 1], name_end + 2, []
+            while stop < end and value[stop] != quote:
+                if quote == '"' and value[stop] == "\\" and stop + 1 < end:
+                    stop += 1
+                kept.append(value[stop])
+                stop += 1
+            stop = min(stop + 1, end)  # past the closing quote, where there is one
+            written, flag = value[at:stop], value[at:name_end + 1] + "".join(kept)
+        else:
+            stop = name_end
+            while stop < end and value[stop] not in XLA_WHITE_SPACE:
+                stop += 1
+            written = flag = value[at:stop]
+        if flag.startswith("--"):
+            name, equals, given = flag[2:].partition("=")
+            found.append((name, written, given if equals else None))
+        at = _skip_white(value, stop)
+    return found
+
+
+def _skip_white(value: str, at: int) -> int:
+    while at < len(value) and value[at] in XLA_WHITE_SPACE:
+        at += 1
+    return at

@@ -168,7 +168,7 @@ def test_control_characters_and_non_utf8_paths_in_junit_and_json_files(machine: 
     assert result.exit_code == 1, result.stderr
     cases = {case.get("name"): case for case in ET.parse(junit).getroot().iter("testcase")}
     toolkit = cases["toolkit"].findtext("system-out") or ""
-    assert "CD204" in toolkit and "cuda\\x01\\x1b[31m\\x0b\x7f\\ufffe\\xff\\xfe-latin1-\\xe9" in toolkit
+    assert "CD204" in toolkit and "cuda\\x01\\x1b[31m\\x0b\\x7f\\ufffe\\xff\\xfe-latin1-\\xe9" in toolkit
     report = strict_json(output.read_bytes())
     assert any("cuda\\x01" not in f["detail"] and "\\xff\\xfe-latin1-\\xe9" in f["detail"]
                for f in report["findings"] if f["code"] == "CD204")

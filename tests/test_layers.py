@@ -16,8 +16,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "cudnn_doctor"
 # bottom to top (DESIGN.md, "Layers"): a unit imports only units of lower layers
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("operating_system",),  # what differs between Linux and Windows (signals, children, open flags): imports nothing
-    ("errors", "options", "versions", "specifiers", "user_files", "cudnn_files", "elf", "signals", "quoting", "limits",
-     "__init__"),
+    ("errors", "options", "versions", "specifiers", "user_files", "json_values", "cudnn_files", "elf", "signals",
+     "quoting", "limits", "__init__"),
     ("streams", "variables"),  # variables: every CUDNN_DOCTOR_* number or choice, checked one way
     ("model", "child", "cache"),
     ("knowledge",),  # compat/ read and queried: releases, layouts per OS, each code's advice

@@ -203,6 +203,11 @@ def framework_pins(work: _Work) -> None:
         spec = f"{package}{requirement if requirement[:1] in '<>=!~' else ''}"
         why = f"{_name(framework)} {framework.version} requires {spec} and loads it from its own environment"
         source = f"{framework.location}/METADATA (Requires-Dist: {spec})"
+        if not _pip_reads(spec[len(package):]):  # a METADATA file is the user's: a pin pip refuses is never run
+            work.take([finding], Action(MANUAL, (), why, source, text=(
+                f"{framework.location}/METADATA pins its cuDNN wheel as {spec}, which is no version pip reads: "
+                f"reinstall {_name(framework)} with its own pip")))
+            continue
         if python:
             # the wheel is a cuDNN here: no cuDNN at all (CD301) is over once it is in
             work.take([finding, *work.with_code("CD301")],
@@ -210,6 +215,16 @@ def framework_pins(work: _Work) -> None:
         else:
             work.take([finding], Action(MANUAL, (), why, source, text=f"install {spec} into the Python environment of "
                                                                      f"{framework.location} with its own pip"))
+
+
+def _pip_reads(requirement: str) -> bool:
+    """Whether pip reads REQUIREMENT (a PEP 440 specifier set, or nothing) as one."""
+    from cudnn_doctor.specifiers import InvalidSpecifier, Specifiers
+
+    try:
+        return not requirement or bool(Specifiers(requirement).text)
+    except InvalidSpecifier:
+        return False
 
 
 def package_copies(work: _Work) -> None:

@@ -118,7 +118,10 @@ class DeepImports:
         if answer.values is None:
             why = answer.error or f"exited without an answer{f' ({answer.stderr_tail})' if answer.stderr_tail else ''}"
             return {"error": f"the import child {why}"}
-        return answer.values
+        from cudnn_doctor.json_values import exact
+
+        # what the framework said, as every reader of the report can hold it: its NaN in words, 2^64 as digits
+        return exact(answer.values, non_finite="words")  # type: ignore[no-any-return]
 
 
 def _working_folder(frameworks: list[Framework]) -> dict[str, str]:

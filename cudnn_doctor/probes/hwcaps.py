@@ -88,7 +88,8 @@ def parse_help(text: str) -> tuple[str, ...]:
 def with_levels(folders: list[str], env: Mapping[str, str]) -> list[str]:
     """FOLDERS as ld.so searches them: before each, the glibc-hwcaps subfolders of it that ld.so searches here and
     that exist, best first. FOLDERS unchanged where none has a glibc-hwcaps subfolder (ld.so is then not asked)."""
-    holding = [folder for folder in folders if os.path.isdir(os.path.join(folder or ".", HWCAPS))]
+    # each folder asked once (a long LD_LIBRARY_PATH repeats them; every reader of the path comes through here)
+    holding = {folder for folder in dict.fromkeys(folders) if os.path.isdir(os.path.join(folder or ".", HWCAPS))}
     if not holding:
         return list(folders)
     levels = searched_levels(env)

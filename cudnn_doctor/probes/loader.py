@@ -106,7 +106,9 @@ def resolve_like_loader(soname: str, runpath: list[str], ctx: SearchContext,
     else:
         from cudnn_doctor.probes.hwcaps import with_levels
 
-        candidates = [os.path.join(folder, soname) for folder in with_levels(ctx.library_path() + list(runpath), ctx.env)]
+        # each folder once: a later copy of a folder (a long LD_LIBRARY_PATH repeats them) is never reached first
+        candidates = [os.path.join(folder, soname)
+                      for folder in dict.fromkeys(with_levels(ctx.library_path() + list(runpath), ctx.env))]
         candidates += cache.get(soname, [])
         candidates += [os.path.join(folder, soname) for folder in ctx.default_lib_dirs()]
     return next((candidate for candidate in candidates if os.path.exists(candidate)), None)

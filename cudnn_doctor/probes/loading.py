@@ -46,14 +46,17 @@ def _version_row(major: int) -> dict[str, Any] | None:
 
 
 def _major(framework: Framework) -> int:
+    """The cuDNN major the framework uses (its library's soname) or expects (its pin's first field, 0-9 only: a pin
+    such as 9x.1 or 9-1, from a METADATA file that is the user's, names none): 9 where neither says one."""
     for text in (framework.cudnn_used, framework.cudnn_expected):
         name = os.path.basename(text or "")
         if ".so." in name:
             digits = name.split(".so.", 1)[1].split(".")[0]
-            if ascii_digits(digits):
+            if ascii_digits(digits) and len(digits) <= 4:
                 return int(digits)
-        if text and ascii_digits(text[:1]):
-            return int(text.split(".")[0])
+        first = (text or "").split(".")[0]
+        if ascii_digits(first) and len(first) <= 4:
+            return int(first)
     return 9
 
 
@@ -131,7 +134,11 @@ def cuda_libraries_on_path(env: dict[str, str], folders: list[str]) -> tuple[str
 
     sonames = sorted({soname for row in load("process_env").get("cuda_library", [])
                       for soname in row["sonames"].values()})
-    found = [soname for soname in sonames for folder in folders if os.path.lexists(os.path.join(folder, soname))]
+    present: set[str] = set()
+    for folder in dict.fromkeys(folders):  # each folder once (a long LD_LIBRARY_PATH repeats them), and one stat for
+        if os.path.isdir(folder or "."):  # one that is none (ld.so's search skips it as well)
+            present.update(soname for soname in sonames if os.path.lexists(os.path.join(folder, soname)))
+    found = [soname for soname in sonames if soname in present]
     for entry in preload_entries(env):
         name = os.path.basename(entry)
         found += [soname for soname in sonames if name == soname or name.startswith(soname + ".")]
@@ -290,15 +297,24 @@ def _unescape(text: str) -> str:
     return "".join(out)
 
 
+FIELD = "\x00"  # between a line's fields once read: no path, loader's word or variable can hold a NUL
+
+
+def _fields(line: bytes) -> str:
+    """One line of the child's (its fields separated by tabs, a tab, newline or backslash inside one escaped: say())
+    with its fields separated by FIELD, each unescaped and named as this process names files."""
+    from cudnn_doctor.child import file_names
+
+    return FIELD.join(file_names(_unescape(field)) for field in line.decode("utf-8", "surrogateescape").split("\t"))
+
+
 def parse_answer(user: str, recipe: str | None, stdout: str | bytes, exit_code: int | None, timed_out: bool,
                  error: str | None) -> ObservedLoad:
     """The child's lines (those behind its mark only: a preloaded library's own output is not an answer) as an
     ObservedLoad; a child that died says in which step."""
     data = stdout if isinstance(stdout, bytes) else stdout.encode("utf-8", "surrogateescape")
-    from cudnn_doctor.child import file_names
-
-    lines = [file_names(_unescape(line[len(MARK):].decode("utf-8", "surrogateescape"))) for line in data.split(b"\n")
-             if line.startswith(MARK)]
+    # whole lines only: a child killed inside a write longer than the pipe's atomic 4096 bytes leaves half of one
+    lines = [_fields(line[len(MARK):]) for line in data.split(b"\n")[:-1] if line.startswith(MARK)]
     steps: list[LoadStep] = []
     mapped: list[str] = []
     front = version = None
@@ -311,12 +327,12 @@ def parse_answer(user: str, recipe: str | None, stdout: str | bytes, exit_code: 
     taken: dict[str, str] = {}  # sub-library -> the file the loader takes for it (opened whole in a forked copy)
     libraries, library_recipe = _libraries_of(lines, exit_code, timed_out, error)
     for line in lines:
-        key, _, value = line.partition("\t")
+        key, _, value = line.partition(FIELD)
         if key.startswith("lib"):  # the CUDA libraries other than cuDNN: _libraries_of's
             continue
         if key == "asked":
-            name, _, rest = value.partition("\t")
-            path, _, words = rest.partition("\t")
+            name, _, rest = value.partition(FIELD)
+            path, _, words = rest.partition(FIELD)
             if words.startswith("opening it killed the process") and path != "-":  # mapped, then died: its file
                 crashed[name] = path
             elif words == "ok" and path != "-":  # the file the loader takes: where cuDNN's own step fails, that one
@@ -337,7 +353,7 @@ def parse_answer(user: str, recipe: str | None, stdout: str | bytes, exit_code: 
             front = value or None
             steps.append(LoadStep("open", bool(value), "ok" if value else "nothing mapped"))
         elif key == "version":
-            version = decode_cudnn(int(value)) if ascii_digits(value) else None
+            version = decode_cudnn(int(value)) if ascii_digits(value) and len(value) <= 20 else None
             pending = None
         elif key in ("no-recipe", "not-preloaded", "no-cudnn"):
             recipe = None  # its own code loads no cuDNN here: what its libraries' RUNPATH finds is the files' to say
@@ -345,15 +361,15 @@ def parse_answer(user: str, recipe: str | None, stdout: str | bytes, exit_code: 
         elif key == "check-start":
             pending = (value, None)
         elif key == "check":
-            name, status, said = (value.split("\t") + ["", ""])[:3]
+            name, status, said = (value.split(FIELD) + ["", ""])[:3]
             if said != "not exported":  # a front library without the checks (cuDNN 8's, a fake) says nothing here
                 steps.append(LoadStep(name, status == "0", said or f"status {status}", _sublibrary_of(name)))
             pending = None
         elif key == "later-start":
-            name, _, target = value.partition("\t")
+            name, _, target = value.partition(FIELD)
             pending = (name, target)
         elif key == "later":
-            name, _, said = value.partition("\t")
+            name, _, said = value.partition(FIELD)
             file = said[len("the loader refuses "):].split(": ", 1)[0] if said.startswith("the loader refuses /") else None
             steps.append(LoadStep(name, said == "ok", said, name, refused=file))
             pending = None
@@ -392,8 +408,8 @@ def _libraries_of(lines: list[str], exit_code: int | None, timed_out: bool,
     trying: dict[str, str] = {}
     done = False
     for line in lines:
-        key, _, value = line.partition("\t")
-        parts = value.split("\t")
+        key, _, value = line.partition(FIELD)
+        parts = value.split(FIELD)
         if key == "lib-recipe-start":
             recipe_pending = value
         elif key == "lib-recipe":
@@ -410,7 +426,8 @@ def _libraries_of(lines: list[str], exit_code: int | None, timed_out: bool,
             out[-1] = dataclasses.replace(out[-1], missing=tuple(n for n in parts[1].split(",") if n))
         elif key == "lib-version" and len(parts) >= 2 and out and out[-1].soname == parts[0]:
             out[-1] = dataclasses.replace(out[-1], version=_decoded(parts[0], parts[1]))
-        elif key == "lib-bound" and len(parts) >= 2 and out and out[-1].soname == parts[0] and ascii_digits(parts[1]):
+        elif key == "lib-bound" and len(parts) >= 2 and out and out[-1].soname == parts[0] and \
+                ascii_digits(parts[1]) and len(parts[1]) <= 9:
             out[-1] = dataclasses.replace(out[-1], bound=int(parts[1]))
         elif key == "lib-unbound" and len(parts) >= 3 and out and out[-1].soname == parts[0]:
             out[-1] = dataclasses.replace(out[-1], binder=parts[1],
@@ -435,7 +452,9 @@ def _decoded(soname: str, raw: str) -> str | None:
     if not raw:
         return None
     if not ascii_digits(raw):
-        return raw if all(ascii_digits(p) for p in raw.split(".")) else None
+        return raw if all(ascii_digits(p) and len(p) <= 20 for p in raw.split(".")) else None
+    if len(raw) > 20:  # no release function answers more than a 64-bit number: another writer's line
+        return None
     row = next((r for r in load("process_env").get("cuda_library", []) if soname in r["sonames"].values()), None)
     scale = [int(n) for n in (row or {}).get("scale", [])]
     if not scale:

@@ -99,10 +99,10 @@ def xla_path_problems(value: str) -> list[tuple[str, str]]:
     """The flags of XLA_FLAGS (VALUE) that name a file or folder XLA's GPU compiler cannot use as it needs at the
     first compilation (compat [[xla_path_flag]]), or that require results none of them loads: [(flag, what is
     wrong, in words)]. Asked of the file system only; a text results file's version line is read (never a FIFO)."""
-    from cudnn_doctor.probes.xla_flags import xla_flags
+    from cudnn_doctor.probes.xla_flags import xla_flag_values
 
     data = xla_path_flags()
-    given = {name: entry.partition("=")[2] if "=" in entry else None for name, entry in xla_flags(value or "")}
+    given = {name: flag_value for name, _written, flag_value in xla_flag_values(value or "")}
     found: list[tuple[str, str]] = []
     for name, row in data.items():
         if name not in given:

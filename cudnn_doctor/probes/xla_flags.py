@@ -15,12 +15,12 @@ from dataclasses import dataclass
 
 from cudnn_doctor.child import ChildBatch, ChildRequest, deadline_in
 from cudnn_doctor.model import Framework
+from cudnn_doctor.variables import XLA_WHITE_SPACE, xla_flag_values  # XLA's own grammar, one copy
 
 # the child: the framework's site-packages first, JAX on the CPU, one tiny computation compiled (flags parse then)
 CODE = ("import site, sys; site.addsitedir(sys.argv[1]); sys.path.insert(0, sys.argv[1]); "
         "import jax.numpy as jnp; (jnp.zeros(2) + 1).block_until_ready(); sys.stdout.write('XLA_FLAGS parsed\\n')")
 UNKNOWN = re.compile(r"Unknown flags? in XLA_FLAGS: *(.+)")
-XLA_WHITE_SPACE = " \t\r\n"  # what XLA skips before it looks for the '-' of a flag
 MAX_FLAGS_FILE_BYTES = 16 << 20  # a file of flags: a few lines; XLA reads all of it into memory
 
 
@@ -137,8 +137,8 @@ class XlaFlagsChild:
 
 
 def xla_flags(value: str) -> list[tuple[str, str]]:
-    """XLA_FLAGS as XLA reads it: --name=value or --name entries separated by whitespace -> [(name, entry)]."""
-    return [(entry[2:].split("=", 1)[0], entry) for entry in value.split() if entry.startswith("--")]
+    """XLA_FLAGS as XLA reads it -> [(name, entry as written)] for each --name or --name=value (xla_flag_values)."""
+    return [(name, written) for name, written, _value in xla_flag_values(value)]
 
 
 def parse(exit_code: int, output: str, entries: list[str] | tuple[str, ...] = ()) -> XlaFlagsAnswer | None:
@@ -157,7 +157,7 @@ def parse(exit_code: int, output: str, entries: list[str] | tuple[str, ...] = ()
         unknown = UNKNOWN.search(text)
         bad = BAD_VALUE.search(text)
         if unknown:
-            names = [entry.lstrip("-").split("=", 1)[0] for entry in unknown.group(1).split()]
+            names = _unknown_names(unknown.group(1), entries)
             refused += [name for name in names if name]
             said.append(text[:300])
         elif bad:
@@ -170,3 +170,17 @@ def parse(exit_code: int, output: str, entries: list[str] | tuple[str, ...] = ()
     if not refused:
         return None
     return XlaFlagsAnswer(tuple(dict.fromkeys(refused)), tuple(dict.fromkeys(said)))
+
+
+def _unknown_names(words: str, entries: list[str] | tuple[str, ...]) -> list[str]:
+    """The flags XLA's 'Unknown flags in XLA_FLAGS: WORDS' names: it joins the unknown entries with one space, each as
+    it made it (a quoted value unquoted: '--f="a b"' is '--f=a b'), so each of ENTRIES (as written) is looked for whole
+    among them; where none is (ENTRIES not known), the words that begin with '-'."""
+    said = f" {words.strip()} "
+    names = []
+    for entry in entries:
+        for name, _written, value in xla_flag_values(entry):
+            if f" --{name}{'' if value is None else '=' + value} " in said:
+                names.append(name)
+    return names or [word.lstrip("-").split("=", 1)[0] for word in words.split() if word.startswith("-")]
+

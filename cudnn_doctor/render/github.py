@@ -17,6 +17,7 @@ from typing import TextIO
 from cudnn_doctor.model import Report
 from cudnn_doctor.operating_system import CURRENT
 from cudnn_doctor.render.text import AREA_NAMES, area_of
+from cudnn_doctor.streams import printable
 
 LEVELS = {"error": "error", "warning": "warning", "info": "notice"}
 AREA_TITLES = {"driver": "NVIDIA driver", "toolkit": "CUDA toolkit", "cudnn": "cuDNN", "frameworks": "Frameworks",
@@ -24,7 +25,10 @@ AREA_TITLES = {"driver": "NVIDIA driver", "toolkit": "CUDA toolkit", "cudnn": "c
 
 
 def escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """TEXT as a command's data: first every character no reader of the log should get raw (a terminal's escape,
+    DEL, C1, U+2028, a bidi control, a path's byte that is not UTF-8: streams.printable) as an escape, a tab kept;
+    then the runner's own escapes, which it undoes (%25, %0D, %0A)."""
+    return printable(text, keep="\t\r\n").replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
 def escape_property(text: str) -> str:
@@ -76,7 +80,9 @@ def job_summary(report: Report) -> str:
 
 
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\r", " ").replace("\n", " ")
+    """TEXT for a cell of the job summary's table: one line (a CR or newline a blank), every other control, bidi or
+    separator character and a path's byte that is not UTF-8 as an escape, its pipes escaped."""
+    return printable(text.replace("\r", " ").replace("\n", " "), keep="\t").replace("|", "\\|")
 
 
 def render_github(report: Report, out: TextIO, summary_file: str | None, verbose: bool = False) -> None:

@@ -11,10 +11,12 @@ written = False  # set once a command has printed its object: an error after tha
 
 def json_text(data: dict[str, Any]) -> str:
     """DATA as JSON text that a strict parser accepts: paths keep their non-UTF-8 bytes as lone
-    surrogates in memory, and JSON gets them as \\xNN text, never as an unpaired \\udcNN escape."""
+    surrogates in memory, and JSON gets them as \\xNN text, never as an unpaired \\udcNN escape; an integer
+    beyond +-2^53 as its digits, a float that is no number as null (json_values.exact)."""
+    from cudnn_doctor.json_values import exact
     from cudnn_doctor.user_files import escape_strings
 
-    return json.dumps(escape_strings(data), indent=2, sort_keys=False) + "\n"
+    return json.dumps(exact(escape_strings(data)), indent=2, sort_keys=False, allow_nan=False) + "\n"
 
 
 def write_json(data: dict[str, Any]) -> None:

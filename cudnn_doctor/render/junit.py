@@ -7,26 +7,21 @@ machine is wrong. Every finding's code, detail and fix are in the case's text.
 
 from __future__ import annotations
 
-import re
 import xml.etree.ElementTree as ET
 
 from cudnn_doctor.model import Finding, Report
 from cudnn_doctor.render.text import AREA_NAMES, area_of
-from cudnn_doctor.user_files import escaped
+from cudnn_doctor.streams import printable
 
 SUITE = "cudnn-doctor check"
-# what XML 1.0 does not allow in a document at all, not even as a character reference (its Char production)
-NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
 def xml_text(text: str) -> str:
-    """TEXT as XML 1.0 can carry it: a path's bytes that are not UTF-8 as \\xNN, control characters as \\xNN
-    (U+FFFE, U+FFFF as \\uNNNN)."""
-    def one(match: re.Match[str]) -> str:
-        code = ord(match.group())
-        return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
-
-    return NOT_XML.sub(one, escaped(text))
+    """TEXT as a strict XML 1.0 reader takes it and a person reads it: every character XML 1.0 forbids (C0 controls
+    but tab and newline, U+FFFE, U+FFFF, a path's bytes that are not UTF-8) and every one it discourages or that
+    can disguise the text (DEL, C1, U+2028 and U+2029, bidi controls) as an escape (\\x1b, \\u202e, \\xNN), a
+    tab and a newline kept (ElementTree writes them as references in an attribute)."""
+    return printable(text, keep="\t\n")
 
 
 def _describe(findings: list[Finding]) -> str:

@@ -1050,9 +1050,18 @@ def _xla_paths(value: str, report: Report) -> list[tuple[str, Any]]:
     # a flag that requires a refused flag's results goes with it (complete results required, the load taken out)
     refused |= {flag for flag, row in environment.xla_path_flags().items() if row.get("needs") in refused}
     refused |= set(view.xla_flags_unknown or ()) if view else set()  # one fix for XLA_FLAGS: without those too
-    kept = " ".join(e for e in value.split() if not (e.startswith("--") and e[2:].split("=", 1)[0] in refused))
+    kept = _xla_flags_without(value, refused)
     return [("xla path", {"flag": flag, "why": why, "kept": kept or None})
             for flag, why in zip(answer.values, answer.files, strict=False)]
+
+
+def _xla_flags_without(value: str, names: set[str]) -> str:
+    """XLA_FLAGS (VALUE) without the flags NAMES, each other entry as written (a quoted value whole, its blanks
+    kept), as XLA splits it (variables.xla_flag_values): what XLA never reads (after an entry that is not a flag) is
+    left out with them."""
+    from cudnn_doctor.variables import xla_flag_values
+
+    return " ".join(written for name, written, _value in xla_flag_values(value) if name not in names)
 
 
 def _xla_flags(row: dict[str, Any], value: str, report: Report) -> list[tuple[str, Any]]:
@@ -1068,8 +1077,7 @@ def _xla_flags(row: dict[str, Any], value: str, report: Report) -> list[tuple[st
     files = ", ".join(os.path.basename(path) for path in (view.xla_flag_files if view else ()))
     paths = view.setting_answers.get("XLA_FLAGS") if view else None  # one fix for XLA_FLAGS: its refused paths out
     out = set(undefined) | (set(paths.values) if paths is not None and paths.kind == "xla_paths" else set())
-    kept = " ".join(entry for entry in value.split() if not (entry.startswith("--") and entry[2:].split("=", 1)[0]
-                                                            in out))
+    kept = _xla_flags_without(value, out)
     flags = ", ".join("--" + name for name in undefined)
     if view is not None and view.xla_flags_said:
         return [("unknown flags", {"why": f"the installed jaxlib refuses {flags}", "kept": kept or None})]
