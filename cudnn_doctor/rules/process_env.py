@@ -1457,6 +1457,9 @@ def jax_ptxas(report: Report) -> list[Finding]:
     view = report.process
     if view is None or not view.ptxas or not view.ptxas_release or not _has(report, "jax"):
         return []
+    xla = report.first_use.xla if report.first_use else None
+    if xla is not None and xla.ptxas_used and not xla.path_ptxas_used:
+        return []  # XLA takes another ptxas before PATH's (JAX's CUDA data folder): rules/first_use judges that one
     from cudnn_doctor.versions import version_tuple
 
     release = version_tuple(view.ptxas_release) or ()
