@@ -280,7 +280,7 @@ def nvrtc_builtins(frameworks: Sequence[Framework], loads: Sequence[ObservedLoad
         else:
             found, how, searched = _as_loader_finds(wanted, nvrtc, env, default_dirs, cache)
         problem = _builtins_problem(found, wanted, entry)
-        said = _nvrtc_said(nvrtc, env) if problem and how != "preloaded" else ""
+        said = _nvrtc_said(nvrtc, env, found if how == "preloaded" else None) if problem else ""
         out.append(NvrtcBuiltins(framework.name, nvrtc, f"{major}.{minor}", wanted, found, how, problem, said,
                                  searched))
     return tuple(out)
@@ -364,6 +364,11 @@ def _builtins_problem(found: str | None, wanted: str, entry: str) -> str:
 
 NVRTC_CHILD = r"""
 import ctypes, sys
+if len(sys.argv) > 2:  # the framework's own code loads its builtins by full path first (torch); it ignores a failure
+    try:
+        ctypes.CDLL(sys.argv[2], mode=ctypes.RTLD_GLOBAL)
+    except OSError:
+        pass
 lib = ctypes.CDLL(sys.argv[1])
 prog = ctypes.c_void_p()
 source = b'extern "C" __global__ void k(float *x) { x[0] = 1.0f; }'
@@ -379,13 +384,15 @@ sys.stdout.write(words + ": " + " ".join(log.value.decode(errors="replace").spli
 """
 
 
-def _nvrtc_said(nvrtc: str, env: dict[str, str]) -> str:
-    """NVRTC's own answer compiling one tiny kernel (no GPU needed) in a child with ENV: its status and log."""
+def _nvrtc_said(nvrtc: str, env: dict[str, str], preloaded: str | None = None) -> str:
+    """NVRTC's own answer compiling one tiny kernel (no GPU needed) in a child with ENV, PRELOADED (the framework's
+    own builtins, where its code loads them first) loaded before it: its status and log."""
     import sys
 
     from cudnn_doctor.child import ChildBatch, ChildRequest, deadline_in
 
-    batch = ChildBatch([ChildRequest((sys.executable, "-I", "-c", NVRTC_CHILD, nvrtc), env, TIMEOUT_S,
+    argv = (sys.executable, "-I", "-c", NVRTC_CHILD, nvrtc, *((preloaded,) if preloaded else ()))
+    batch = ChildBatch([ChildRequest(argv, env, TIMEOUT_S,
                                      "NVRTC's first compilation")], deadline=deadline_in(TIMEOUT_S), background=False)
     [answer] = batch.answers()
     text = (answer.stdout or "").strip()
