@@ -330,3 +330,36 @@ def test_a_foreign_builtins_first_on_the_library_path_breaks_jaxs_nvrtc_not_torc
     assert not [f for f in check_after(machine, lines)["findings"] if f["code"] == "CD203" and "builtins" in
                 f["detail"]]
     assert bash(machine, "true").returncode == 0 and os.path.isdir(other)
+
+
+# --- a CUDA library older than the framework's metadata asks, its own wheel not installed ----------------------------
+
+def test_an_older_cublas_where_torchs_wheel_is_missing_is_a_warning_by_its_pin(machine: Machine,
+                                                                               tmp_path: Path) -> None:
+    """torch 2.11+cu130 without its nvidia-cublas wheel (its metadata still asks nvidia-cublas==13.1.0.3): its own
+    preloading stops there and its libraries get libcublas.so.13 by name, a CUDA 13.0 toolkit's 13.0.2 first on
+    LD_LIBRARY_PATH. It loads (seen in torch's loading child) and its release is older than torch was built
+    against: a warning that names the pin and --deep; the same copy of 13.1 says nothing."""
+    from tests.fakes.build import fake_cuda_math
+    from tests.test_cuda_libraries import libraries_of, torch_cu13
+
+    torch_cu13(machine, tmp_path, without=("libcublasLt.so.13", "libcublas.so.13"))
+    toolkit = tmp_path / "cuda-13.0" / "lib64"
+    toolkit.mkdir(parents=True)
+    lt = fake_cuda_math("libcublasLt.so.13", "cublasLt", 13, 0, 2)
+    shutil.copyfile(lt, toolkit / "libcublasLt.so.13")
+    shutil.copyfile(fake_cuda_math("libcublas.so.13", "cublas", 13, 0, 2, link=(lt,)), toolkit / "libcublas.so.13")
+    machine.add_library_path(toolkit)
+    report = machine.check_json()
+    seen = libraries_of(report, "torch")["libcublas.so.13"]
+    assert seen["path"] == str(toolkit / "libcublas.so.13") and seen["own"] is None, seen
+    assert seen["version"] == "13.0.2" and seen["pinned"] == "nvidia-cublas==13.1.0.3", seen
+    said = [f for f in report["findings"] if f["code"] == "CD203" and "libcublas.so.13" in f["detail"]
+            and "13.1.0.3" in f["detail"]]
+    assert said and all(f["severity"] == "warning" and "--deep" in f["detail"] for f in said), report["findings"]
+    assert not errors(report), errors(report)
+    shutil.copyfile(fake_cuda_math("libcublasLt.so.13", "cublasLt", 13, 1, 0), toolkit / "libcublasLt.so.13")
+    shutil.copyfile(fake_cuda_math("libcublas.so.13", "cublas", 13, 1, 0, link=(lt,)), toolkit / "libcublas.so.13")
+    report = machine.check_json()
+    assert not [f for f in report["findings"] if f["code"] == "CD203" and "libcublas.so.13 " in f["detail"]
+                and "13.1.0.3" in f["detail"]], report["findings"]

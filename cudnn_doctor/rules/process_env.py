@@ -1647,6 +1647,14 @@ def _library_finding(report: Report, view: ProcessView, user: str, who: str, lib
                  "with")
         problem = f"it is release {library.version or 'unknown'}, and {asked} (its own copy: {library.own})"
         kind = "release"
+    elif not library.own and user != LOADER_USER and path and library.pinned and _release_differs(
+            have := library.version or release_in_file_name(_os.path.basename(library.real or path)),
+            str(library.pinned)) and not _newer_and_whole(library, have, str(library.pinned)):
+        # its own wheel is not installed (p17): the copy it gets still answers to what its metadata asks of that wheel
+        problem = (f"it is release {have or 'unknown'}, and {who}'s metadata asks {library.pinned}, whose wheel is "
+                   "not installed here: it loads, and the first call into it may fail with a status code (the "
+                   "framework was built against that release), not its import")
+        kind = "release"
     else:
         return None
     made = finding("CD203", subject=entry or path, evidence="read", proof=proof, library=path,
