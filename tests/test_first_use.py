@@ -262,7 +262,10 @@ def _nvrtc_wheel(site: Path, builtins: bool = True) -> Path:
     shutil.copyfile(real / "libnvrtc.so.12", lib / "libnvrtc.so.12")
     if builtins:
         shutil.copyfile(real / "libnvrtc-builtins.so.12.6", lib / "libnvrtc-builtins.so.12.6")
-    (site / "nvidia_cuda_nvrtc_cu12-12.6.85.dist-info").mkdir()
+    info = site / "nvidia_cuda_nvrtc_cu12-12.6.85.dist-info"
+    info.mkdir()
+    (info / "RECORD").write_text("nvidia/cuda_nvrtc/lib/libnvrtc.so.12,,\n"
+                                 "nvidia/cuda_nvrtc/lib/libnvrtc-builtins.so.12.6,,\n")  # as pip writes it
     return lib
 
 
@@ -363,3 +366,24 @@ def test_an_older_cublas_where_torchs_wheel_is_missing_is_a_warning_by_its_pin(m
     report = machine.check_json()
     assert not [f for f in report["findings"] if f["code"] == "CD203" and "libcublas.so.13 " in f["detail"]
                 and "13.1.0.3" in f["detail"]], report["findings"]
+
+
+def test_fifos_where_ptxas_and_nvrtcs_builtins_are_are_never_opened(machine: Machine, tmp_path: Path) -> None:
+    """A FIFO named ptxas first on PATH and one named libnvrtc-builtins.so.12.6 first on LD_LIBRARY_PATH: neither is
+    opened (XLA's exec of the one would fail, NVRTC's open of the other would wait for a writer for ever); check
+    ends, the ptxas is passed over as XLA passes it, and no NVRTC child is started on the FIFO."""
+    site = jax_cu12(machine, tmp_path)
+    _nvrtc_wheel(site)
+    fifos = tmp_path / "fifos"
+    fifos.mkdir()
+    os.mkfifo(fifos / "ptxas")
+    os.mkfifo(fifos / "libnvrtc-builtins.so.12.6")
+    machine.env["PATH"] = f"{fifos}:{machine.env['PATH']}"
+    machine.add_library_path(fifos)
+    report = machine.check_json()
+    xla = xla_of(report)
+    assert xla["ptxas_used"] == str(site / "nvidia" / "cuda_nvcc" / "bin" / "ptxas"), xla
+    [seen] = report["first_use"]["nvrtc"]
+    assert seen["found"] == str(fifos / "libnvrtc-builtins.so.12.6") and "not a file" in seen["problem"], seen
+    assert seen["said"] == "", seen
+    assert not errors(report), errors(report)

@@ -262,9 +262,9 @@ def nvrtc_builtins(frameworks: Sequence[Framework], loads: Sequence[ObservedLoad
         seen = next((lib for load in loads if load.user == framework.name for lib in load.libraries
                      if lib.soname.startswith(data["nvrtc"]["stem"]) and lib.ok and lib.path), None)
         nvrtc = seen.path if seen is not None and seen.path else own
-        if not nvrtc:
-            continue
-        release = (seen.version if seen is not None and seen.version else None) or _nvrtc_release(nvrtc)
+        if not nvrtc or not _regular(nvrtc):
+            continue  # a FIFO under its name is never opened (the loader's own findings say what it is)
+        release = (seen.version if seen is not None and seen.version else None) or _nvrtc_release(nvrtc, site)
         if not release:
             continue
         major, minor = release.split(".")[:2]
@@ -280,10 +280,19 @@ def nvrtc_builtins(frameworks: Sequence[Framework], loads: Sequence[ObservedLoad
         else:
             found, how, searched = _as_loader_finds(wanted, nvrtc, env, default_dirs, cache)
         problem = _builtins_problem(found, wanted, entry)
-        said = _nvrtc_said(nvrtc, env, found if how == "preloaded" else None) if problem else ""
+        # NVRTC asked only where what it would open is a file: a FIFO would hold its open (and the child) for ever
+        said = _nvrtc_said(nvrtc, env, found if how == "preloaded" else None) \
+            if problem and (found is None or _regular(found)) else ""
         out.append(NvrtcBuiltins(framework.name, nvrtc, f"{major}.{minor}", wanted, found, how, problem, said,
                                  searched))
     return tuple(out)
+
+
+def _regular(path: str) -> bool:
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
 
 
 def _own_nvrtc(site: str) -> str | None:
@@ -291,20 +300,22 @@ def _own_nvrtc(site: str) -> str | None:
     return next((path for path in found if re.search(r"libnvrtc\.so\.\d+$", path)), None)
 
 
-def _nvrtc_release(path: str) -> str | None:
-    """NVRTC's major.minor from the builtins name its library holds ('libnvrtc-builtins.so.12.6'), read from it."""
-    try:
-        with open(path, "rb") as stream:
-            import mmap
+def _nvrtc_release(path: str, site: str) -> str | None:
+    """NVRTC's major.minor without reading its 60 MB: its real file's name (a toolkit's libnvrtc.so.12.6.85), the
+    release of the nvidia-* wheel whose RECORD lists it, or the builtins file beside it (a wheel's
+    libnvrtc-builtins.so.12.6); None where none says."""
+    from cudnn_doctor.probes.loading import _owner
+    from cudnn_doctor.versions import release_in_file_name
 
-            with mmap.mmap(stream.fileno(), 0, access=mmap.ACCESS_READ) as data:
-                at = data.find(b"libnvrtc-builtins.so.")
-                if at < 0:
-                    return None
-                found = re.match(rb"libnvrtc-builtins\.so\.(\d+)\.(\d+)", data[at:at + 40])
-    except (OSError, ValueError):
-        return None
-    return f"{found.group(1).decode()}.{found.group(2).decode()}" if found else None
+    named = release_in_file_name(os.path.basename(os.path.realpath(path)))
+    if named and named.count(".") >= 1:
+        return ".".join(named.split(".")[:2])
+    owner = _owner(site, path) if site and path.startswith(site) else None
+    if owner and re.match(r"\d+\.\d+", owner[1]):
+        return ".".join(owner[1].split(".")[:2])
+    beside = sorted(glob.glob(os.path.join(glob.escape(os.path.dirname(path)), "libnvrtc-builtins.so.[0-9]*.[0-9]*")))
+    found = re.search(r"\.so\.(\d+)\.(\d+)$", beside[0]) if beside else None
+    return f"{found.group(1)}.{found.group(2)}" if found else None
 
 
 def _as_loader_finds(name: str, nvrtc: str, env: dict[str, str], default_dirs: Sequence[str],
