@@ -387,3 +387,25 @@ def test_fifos_where_ptxas_and_nvrtcs_builtins_are_are_never_opened(machine: Mac
     assert seen["found"] == str(fifos / "libnvrtc-builtins.so.12.6") and "not a file" in seen["problem"], seen
     assert seen["said"] == "", seen
     assert not errors(report), errors(report)
+
+
+def test_jax_running_its_kernel_under_deep_outweighs_what_was_read() -> None:
+    """Under --deep JAX compiled and ran a kernel that calls exp (ptxas and libdevice, _deep_child.ask_jax's
+    kernel_ran): XLA found both here, whatever the files suggested, so neither warning stands; without that run it
+    does. The rule itself, on the report the probes would make."""
+    from cudnn_doctor.model import FirstUse, Framework, Gpu, Host, Report, Tool, XlaCompiler
+    from cudnn_doctor.rules import evaluate
+
+    xla = XlaCompiler("jax", "/x/cuda_sdk_lib", "XLA's default", places=5, roots=("/x/cuda_sdk_lib",))
+    gpu = Gpu(0, "NVIDIA H100 80GB HBM3", None, "9.0", 81559, "580.159.04")
+
+    def made(deep: dict) -> set[str]:
+        jax = Framework(name="jax", version="0.6.2", cuda_built_for="12", cudnn_expected=None, cudnn_used=None,
+                        found_via="dist-info", location="/x", details={"deep": deep} if deep else {})
+        report = Report(tool=Tool("cudnn-doctor", "0"), host=Host("linux", "x86_64", "3.11", "h"), gpus=[gpu],
+                        frameworks=[jax], first_use=FirstUse(xla=xla))
+        return {str(f.values.get("kind")) for f in evaluate(report) if f.code == "CD208"}
+
+    assert made({}) == {"ptxas", "libdevice"}
+    assert made({"conv_ran": True, "kernel_ran": True}) == set()
+    assert made({"conv_ran": True}) == {"ptxas", "libdevice"}  # the convolution alone assembles nothing

@@ -13,8 +13,8 @@ from cudnn_doctor.knowledge.data import load
 from cudnn_doctor.model import Finding, Report, XlaCompiler
 from cudnn_doctor.versions import version_tuple
 
-PROVE_JAX = ("`cudnn-doctor check --deep` compiles and runs JAX's convolution here, which proves it (a GPU "
-             "compiler runs only with a GPU)")
+PROVE_JAX = ("`cudnn-doctor check --deep` compiles and runs a JAX kernel that calls exp here (ptxas and libdevice), "
+             "which proves it (a GPU compiler runs only with a GPU)")
 SHOWN = 4  # candidates named in a finding at the most
 
 
@@ -24,6 +24,13 @@ def _data() -> dict[str, Any]:
 
 def _gpu(report: Report) -> bool:
     return bool(report.gpus)
+
+
+def _kernel_ran(report: Report) -> bool:
+    """Whether JAX, under --deep, compiled and ran a kernel that calls exp (ptxas and libdevice) here: seen working,
+    which outweighs what the files suggested."""
+    return any(f.name == "jax" and isinstance(f.details.get("deep"), dict) and f.details["deep"].get("kernel_ran")
+               for f in report.frameworks)
 
 
 def _candidates(xla: XlaCompiler) -> str:
@@ -53,7 +60,7 @@ def xla_ptxas(report: Report) -> list[Finding]:
     passes it over): JAX's first compilation fails, unless the driver may compile (XLA_FLAGS). Parallel compilation
     asked without an nvlink. A warning `check --deep` proves."""
     xla = report.first_use.xla if report.first_use else None
-    if xla is None or not _gpu(report) or xla.driver_fallback:
+    if xla is None or not _gpu(report) or xla.driver_fallback or _kernel_ran(report):
         return []
     row = _data()["xla_ptxas"]
     refs = (row["source"], _data()["jax_cuda_path"]["source"])
@@ -85,7 +92,8 @@ def xla_ptxas_target(report: Report) -> list[Finding]:
     and knows no PTX ISA that has this GPU's target: read, a warning (rules/process_env.jax_ptxas judges the one on
     PATH, as seen failing on an H100)."""
     xla = report.first_use.xla if report.first_use else None
-    if xla is None or not xla.ptxas_used or xla.path_ptxas_used or not xla.ptxas_version or not _gpu(report):
+    if xla is None or not xla.ptxas_used or xla.path_ptxas_used or not xla.ptxas_version or not _gpu(report) or \
+            _kernel_ran(report):
         return []
     release = version_tuple(xla.ptxas_version) or ()
     known = [row["version"] for row in load("errors").get("ptx_isa", []) if (version_tuple(row["cuda"]) or ()) <=
@@ -114,7 +122,7 @@ def xla_libdevice(report: Report) -> list[Finding]:
     """The libdevice XLA links its math functions from: the first CUDA root holding nvvm/libdevice is taken, and a
     folder there without libdevice.10.bc (or none at all) fails the first kernel that calls exp, log, tanh..."""
     xla = report.first_use.xla if report.first_use else None
-    if xla is None or xla.libdevice or not _gpu(report):
+    if xla is None or xla.libdevice or not _gpu(report) or _kernel_ran(report):
         return []
     row = _data()["xla_libdevice"]
     refs = (row["source"], _data()["jax_cuda_path"]["source"])
