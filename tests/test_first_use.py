@@ -409,3 +409,34 @@ def test_jax_running_its_kernel_under_deep_outweighs_what_was_read() -> None:
     assert made({}) == {"ptxas", "libdevice"}
     assert made({"conv_ran": True, "kernel_ran": True}) == set()
     assert made({"conv_ran": True}) == {"ptxas", "libdevice"}  # the convolution alone assembles nothing
+
+
+def test_the_wheels_ptxas_without_the_execute_bit_is_named_with_chmod(machine: Machine, tmp_path: Path) -> None:
+    """The nvcc wheel's ptxas that this user may not run (a venv installed by another user: the wheel's ptxas is
+    0744): XLA passes over it, finds none elsewhere, and installing the wheel again would change nothing: the plan
+    says chmod."""
+    site = jax_cu12(machine, tmp_path, nvcc=False)
+    mine = site / "nvidia" / "cuda_nvcc" / "bin"
+    mine.mkdir(parents=True)
+    (mine.parent / "__init__.py").write_text("")
+    script_ptxas(mine, "12.6.85", mode=0o644)
+    report = machine.check_json()
+    assert xla_of(report)["ptxas"][0]["verdict"] == "not executable", xla_of(report)
+    plan = json.loads(machine.run("fix", "--json").stdout)
+    [step] = [a for a in plan["actions"] if "CD208" in a["resolves"] and "chmod" in (a.get("text") or "")]
+    assert f"chmod a+x {mine / 'ptxas'}" in step["text"], step
+
+
+def test_torch_without_its_wheels_builtins_gets_none_and_nvrtc_says_so(machine: Machine, tmp_path: Path) -> None:
+    """torch loads its wheel's builtins first; where the wheel lacks them its preloading stops there and NVRTC looks
+    for them by name, finds none, and says so when it compiles (seen): a warning naming PyTorch."""
+    gpu_machine(machine, tmp_path, gpus=1)
+    site = python_env(machine, tmp_path)
+    install_torch(site, version="2.6.0+cu126", cuda="12.6", cudnn=90501, pin="nvidia-cudnn-cu12==9.5.1.17")
+    _nvrtc_wheel(site, builtins=False)
+    report = machine.check_json()
+    [seen] = report["first_use"]["nvrtc"]
+    assert seen["framework"] == "torch" and seen["how"] == "nowhere" and seen["found"] is None, seen
+    [said] = of_kind(report, "nvrtc-builtins")
+    assert "PyTorch" in said["detail"] and said["evidence"] == "seen", said
+    assert not errors(report), errors(report)

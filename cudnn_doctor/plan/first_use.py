@@ -65,7 +65,16 @@ def _compiler(work: Any, finding: Finding, report: Report, kind: str) -> None:
     if framework is None or xla is None:
         return
     row = load("first_use")
-    if xla.data_dir_from == "CUDA_ROOT" and kind != "ptxas-target":
+    first = xla.ptxas[0] if xla.ptxas else None
+    if kind == "ptxas" and first is not None and first.verdict == "not executable" and \
+            first.how == "xla_gpu_cuda_data_dir":
+        # the wheel's own ptxas, installed without the execute bit for this user (pip run as root keeps the
+        # wheel's 0744): installing it again changes nothing
+        work.take([finding], Action(MANUAL, (), f"{first.path} is the ptxas XLA looks at first, and this user may "
+                                                "not run it", row["xla_ptxas"]["source"],
+                                    text=f"chmod a+x {first.path} (as the user who installed it)"))
+        return
+    if xla.data_dir_from == "CUDA_ROOT":
         work.take([finding], Action(ENV, (), "CUDA_ROOT names the folder JAX gives XLA first; without it JAX takes "
                                              "its nvidia-cuda-nvcc wheel's, and XLA then searches PATH and its CUDA roots",
                                     row["jax_cuda_path"]["source"], env=(EnvChange("CUDA_ROOT", "unset", ""),)))
