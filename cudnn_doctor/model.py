@@ -650,6 +650,7 @@ class NvrtcBuiltins:
     problem: str = ""  # what is wrong with it ("" where nothing): not found, another library, no entry functions
     said: str = ""  # NVRTC's own words, compiling a kernel in a child where a problem was read (seen)
     searched: tuple[str, ...] = ()  # the folders searched, in the loader's order
+    nvrtc_via: str = ""  # how that libnvrtc came in, where its loading child saw it ("LD_LIBRARY_PATH", ...)
 
 
 @record

@@ -440,3 +440,30 @@ def test_torch_without_its_wheels_builtins_gets_none_and_nvrtc_says_so(machine: 
     [said] = of_kind(report, "nvrtc-builtins")
     assert "PyTorch" in said["detail"] and said["evidence"] == "seen", said
     assert not errors(report), errors(report)
+
+
+def test_a_mismatched_nvrtc_pair_first_on_the_path_breaks_programs_by_name_not_jax(machine: Machine,
+                                                                                   tmp_path: Path) -> None:
+    """A folder first on LD_LIBRARY_PATH holding NVRTC 12.6's libnvrtc.so.12 beside an older release's builtins
+    (libnvrtc-builtins.so.12.5, left from before): a program that opens libnvrtc.so.12 by name gets the 12.6 one,
+    which asks for libnvrtc-builtins.so.12.6 and finds none (NVRTC says so, compiling here): a warning for such
+    programs; JAX loads its own wheel's NVRTC by full path, whole, and is not named. The plan takes the folder out."""
+    site = jax_cu12(machine, tmp_path)
+    _nvrtc_wheel(site)
+    real = real_cuda_wheel(NVRTC_CU12) / "nvidia" / "cuda_nvrtc" / "lib"
+    pair = tmp_path / "old-cuda" / "lib64"
+    pair.mkdir(parents=True)
+    shutil.copyfile(real / "libnvrtc.so.12", pair / "libnvrtc.so.12")
+    shutil.copyfile(real / "libnvrtc-builtins.so.12.6", pair / "libnvrtc-builtins.so.12.5")  # another name: 12.5's
+    machine.add_library_path(pair)
+    report = machine.check_json()
+    by_user = {seen["framework"]: seen for seen in report["first_use"]["nvrtc"]}
+    assert not by_user["jax"]["problem"], by_user["jax"]
+    assert by_user["ld.so"]["nvrtc"] == str(pair / "libnvrtc.so.12") and by_user["ld.so"]["found"] is None, by_user
+    [said] = of_kind(report, "nvrtc-builtins")
+    assert "by name" in said["detail"] and "JAX" not in said["detail"] and said["evidence"] == "seen", said
+    assert "libnvrtc-builtins.so.12.6" in said["detail"], said["detail"]
+    assert not errors(report), errors(report)
+    assert by_user["ld.so"]["nvrtc_via"] == "LD_LIBRARY_PATH", by_user["ld.so"]
+    lines = plan_lines(machine)
+    assert any(line.startswith("export LD_LIBRARY_PATH=") and str(pair) not in line for line in lines), lines

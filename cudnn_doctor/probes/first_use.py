@@ -26,6 +26,7 @@ TIMEOUT_S = 5.0
 MAX_ASKED = 8  # ptxas files asked --version at the most (XLA stops at the first it takes)
 ELF_MAGIC = b"\x7fELF"
 MAX_BUILTINS_BYTES = 256 << 20  # a builtins library is a few MB
+BY_NAME = "ld.so"  # the loading child's user for a program that opens a library by its soname
 
 
 def _data() -> dict[str, Any]:
@@ -284,7 +285,20 @@ def nvrtc_builtins(frameworks: Sequence[Framework], loads: Sequence[ObservedLoad
         said = _nvrtc_said(nvrtc, env, found if how == "preloaded" else None) \
             if problem and (found is None or _regular(found)) else ""
         out.append(NvrtcBuiltins(framework.name, nvrtc, f"{major}.{minor}", wanted, found, how, problem, said,
-                                 searched))
+                                 searched, seen.via if seen is not None and seen.path == nvrtc else ""))
+    by_name = next((lib for load in loads if load.user == BY_NAME for lib in load.libraries
+                    if lib.soname.startswith(data["nvrtc"]["stem"]) and lib.ok and lib.path and _regular(lib.path)),
+                   None)
+    if by_name is not None and by_name.path and not any(seen.nvrtc == by_name.path for seen in out):
+        release = by_name.version or _nvrtc_release(by_name.path, "")
+        if release and release.count(".") >= 1:
+            major, minor = release.split(".")[:2]
+            wanted = data["nvrtc"]["builtins"].format(major=major, minor=minor)
+            found, how, searched = _as_loader_finds(wanted, by_name.path, env, default_dirs, cache)
+            problem = _builtins_problem(found, wanted, data["nvrtc"]["entry"].format(major=major, minor=minor))
+            said = _nvrtc_said(by_name.path, env) if problem and (found is None or _regular(found)) else ""
+            out.append(NvrtcBuiltins(BY_NAME, by_name.path, f"{major}.{minor}", wanted, found, how, problem, said,
+                                     searched, by_name.via))
     return tuple(out)
 
 

@@ -154,18 +154,27 @@ def nvrtc_builtins(report: Report) -> list[Finding]:
         if not seen.problem or not seen.said.startswith("NVRTC_ERROR"):
             continue  # only NVRTC's own refusal is said: it compiled, or no working NVRTC answered at all
         row = users.get(seen.framework, {})
-        who = {"torch": "PyTorch", "jax": "JAX"}.get(seen.framework, seen.framework)
+        by_name = seen.framework == "ld.so"
+        who = {"torch": "PyTorch", "jax": "JAX",
+               "ld.so": f"A program that opens libnvrtc.so.{seen.nvrtc_release.split('.')[0]} by name (CuPy, "
+                        "a C++ program)"}.get(seen.framework, seen.framework)
+        if by_name:
+            row = {"uses": "every kernel such a program compiles at run time"}
         said = f" NVRTC said, compiling a kernel here with this environment: '{seen.said}'." if seen.said else ""
-        folder = _folder(seen.found) if seen.how == "LD_LIBRARY_PATH" and seen.found else ""
+        # the LD_LIBRARY_PATH folder that gave the builtins, else the one that gave that libnvrtc (a pair there)
+        folder = _folder(seen.found) if seen.how == "LD_LIBRARY_PATH" and seen.found else \
+            _folder(seen.nvrtc) if seen.nvrtc_via == "LD_LIBRARY_PATH" else ""
         out.append(_made(
             "CD203", seen.found or seen.nvrtc, refs=(_data()["nvrtc"]["source"], row.get("source", "")),
             evidence="seen", proof=f"NVRTC ({seen.nvrtc}) compiling a kernel in a child with this environment: {seen.said}",
             detail=(f"{who} gets {seen.nvrtc} (NVRTC {seen.nvrtc_release}), which opens {seen.wanted} by name when it "
                     f"first compiles a kernel ({row.get('uses', 'run-time compiled kernels')}): "
-                    f"{seen.problem}{' (' + seen.how + ')' if seen.found else ''}.{said} Its import and its other work "
-                    f"run; the work that compiles with NVRTC fails (NVRTC_ERROR_BUILTIN_OPERATION_FAILURE); "
-                    f"`cudnn-doctor check --deep` runs {who}'s work here, which proves whether it is hit."),
-            library=seen.found or seen.nvrtc, framework=seen.framework, kind="nvrtc-builtins", folder=folder,
+                    f"{seen.problem}{' (' + seen.how + ')' if seen.found else ''}.{said} {'It starts' if by_name else 'Its import runs'}"
+                    f" and so does its other work; the work that compiles with NVRTC fails (NVRTC_ERROR_BUILTIN_OPERATION_FAILURE)" + (
+                        "." if by_name else f"; `cudnn-doctor check --deep` runs {who}'s work here, which proves "
+                                            "whether it is hit.")),
+            library=seen.found or seen.nvrtc, framework="" if by_name else seen.framework, kind="nvrtc-builtins",
+            folder=folder,
             error=seen.problem))
     return out
 
