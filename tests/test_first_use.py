@@ -467,3 +467,19 @@ def test_a_mismatched_nvrtc_pair_first_on_the_path_breaks_programs_by_name_not_j
     assert by_user["ld.so"]["nvrtc_via"] == "LD_LIBRARY_PATH", by_user["ld.so"]
     lines = plan_lines(machine)
     assert any(line.startswith("export LD_LIBRARY_PATH=") and str(pair) not in line for line in lines), lines
+
+
+def test_one_ptxas_reached_by_two_places_is_asked_once(machine: Machine, tmp_path: Path) -> None:
+    """/usr/local/cuda/bin and /usr/local/cuda-13.0/bin (a link and its folder) both on PATH: one file, run once,
+    its answer given for both places in XLA's order."""
+    jax_cu12(machine, tmp_path, nvcc=False)
+    real = tmp_path / "cuda-11.7" / "bin"
+    script = script_ptxas(real, "11.7.64")
+    count = tmp_path / "runs"
+    script.write_text(script.read_text() + f"echo run >> {count}\n")
+    (tmp_path / "cuda").symlink_to(tmp_path / "cuda-11.7")
+    machine.env["PATH"] = f"{tmp_path / 'cuda' / 'bin'}:{real}:{machine.env['PATH']}"
+    report = machine.check_json()
+    assert [(c["path"], c["verdict"]) for c in xla_of(report)["ptxas"]] == [
+        (str(tmp_path / "cuda" / "bin" / "ptxas"), "too old"), (str(real / "ptxas"), "too old")]
+    assert count.read_text().count("run") == 2  # once by XLA's search, once by probes/ptxas.py (the first on PATH)

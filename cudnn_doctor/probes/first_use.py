@@ -125,6 +125,7 @@ class XlaCompilerSearch:
         self.view: XlaCompiler | None = None
         self.batch: ChildBatch | None = None
         self.asked: list[tuple[str, str]] = []  # (path, how) asked --version, in XLA's order
+        self.same: dict[str, str] = {}  # a place whose file is one asked already (a link to it): that file's answer
         self.before: list[CompilerCandidate] = []  # passed over without running, each at its place
         self.order: list[tuple[str, str]] = []
         jax = _jax(frameworks)
@@ -167,6 +168,7 @@ class XlaCompilerSearch:
             roots=tuple(library_roots))
         requests = []
         seen: set[str] = set()
+        asked_real: dict[str, str] = {}
         for path, how in places:
             if path in seen:
                 continue
@@ -174,6 +176,11 @@ class XlaCompilerSearch:
             why = _looks(path)
             if why == "missing":
                 continue
+            real = os.path.realpath(path)
+            if not why and real in asked_real:  # /usr/local/cuda/bin/ptxas and /usr/local/cuda-13.0/bin/ptxas
+                self.same[path] = asked_real[real]
+                continue
+            asked_real.setdefault(real, path)
             if why:
                 self.before.append(CompilerCandidate(path, how, "did not run" if "built for" in why or "not a file" in
                                                      why else "not executable", why))
@@ -199,6 +206,10 @@ class XlaCompilerSearch:
         judged: dict[str, CompilerCandidate] = {c.path: c for c in self.before}
         for (path, how), answer in zip(self.asked, answers, strict=False):
             judged[path] = _judged(path, how, answer, row)
+        hows = dict(self.order)
+        for path, first in self.same.items():
+            if first in judged:
+                judged[path] = dataclasses.replace(judged[first], path=path, how=hows.get(path, judged[first].how))
         looked: list[CompilerCandidate] = []
         used = None
         for path, _how in self.order:
