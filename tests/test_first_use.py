@@ -483,3 +483,31 @@ def test_one_ptxas_reached_by_two_places_is_asked_once(machine: Machine, tmp_pat
     assert [(c["path"], c["verdict"]) for c in xla_of(report)["ptxas"]] == [
         (str(tmp_path / "cuda" / "bin" / "ptxas"), "too old"), (str(real / "ptxas"), "too old")]
     assert count.read_text().count("run") == 2  # once by XLA's search, once by probes/ptxas.py (the first on PATH)
+
+
+def test_another_frameworks_failure_of_the_same_class_does_not_make_torchs_nvrtc_warning_an_error() -> None:
+    """Under --deep JAX failed with words of CD203's class (a library its loader refused): that explains findings
+    about JAX or about no framework in particular, not torch's NVRTC builtins warning, which stays a warning; JAX's
+    own would become the error its words prove."""
+    from cudnn_doctor.model import FirstUse, Framework, Gpu, Host, NvrtcBuiltins, Report, Tool
+    from cudnn_doctor.rules import evaluate
+
+    def nvrtc(user: str) -> NvrtcBuiltins:
+        return NvrtcBuiltins(user, f"/{user}/libnvrtc.so.12", "12.6", "libnvrtc-builtins.so.12.6", None, "nowhere",
+                             "no libnvrtc-builtins.so.12.6 where the loader looks for it from this NVRTC",
+                             "NVRTC_ERROR_BUILTIN_OPERATION_FAILURE: nvrtc: error: failed to open "
+                             "libnvrtc-builtins.so.12.6.")
+
+    def framework(name: str, deep: dict) -> Framework:
+        return Framework(name=name, version="1", cuda_built_for="12.6", cudnn_expected=None, cudnn_used=None,
+                         found_via="dist-info", location=f"/{name}", details={"deep": deep})
+
+    report = Report(tool=Tool("cudnn-doctor", "0"), host=Host("linux", "x86_64", "3.11", "h"),
+                    gpus=[Gpu(0, "NVIDIA H100 80GB HBM3", None, "9.0", 81559, "580.159.04")],
+                    frameworks=[framework("torch", {"conv_ran": True}),
+                                framework("jax", {"error": "RuntimeError: Unable to load cuSPARSE. Is it installed?"})],
+                    first_use=FirstUse(nvrtc=(nvrtc("torch"), nvrtc("jax"))))
+    said = {f.values.get("framework"): f for f in evaluate(report, named={"jax": ("CD203",)})
+            if f.code == "CD203" and f.values.get("kind") == "nvrtc-builtins"}
+    assert said["torch"].severity == "warning", said["torch"]
+    assert said["jax"].severity == "error" and said["jax"].evidence == "seen", said["jax"]

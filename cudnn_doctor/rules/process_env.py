@@ -2010,7 +2010,8 @@ def with_evidence(report: Report, findings: list[Finding],
         codes = set((named or {}).get(framework.name, ()))
         codes |= {related for code in list(codes) for related in RELATED.get(code, ())}
         text = _failure_text(deep)
-        explaining = [i for i, f in enumerate(out) if f.code in codes or _named_by(f, text) or (
+        explaining = [i for i, f in enumerate(out) if (f.code in codes and _of(f, framework.name, name)) or
+                      _named_by(f, text) or (
             f.severity == "error" and (_about(f, framework.name, name) or (
                 f.code in AFFECTS_EVERY_PROGRAM and not f.values.get("framework")))) or (
             f.values.get("predicts") == framework.name)]  # read from this framework's own code: it said it would fail
@@ -2034,6 +2035,14 @@ def with_evidence(report: Report, findings: list[Finding],
             out.append(finding("CD415", subject=framework.name, framework=name, error=deep["error"][:600],
                                proof=said, explained_as=", ".join(sorted(codes)) or "nothing the doctor knows"))
     return out
+
+
+def _of(f: Finding, framework: str, display: str) -> bool:
+    """Whether F may be explained by FRAMEWORK's failure words by its code alone: a finding about no framework in
+    particular, or about this one (p17: another framework's NVRTC warning of the same class is not this one's
+    cause)."""
+    about = f.values.get("framework")
+    return not about or about in (framework, display)
 
 
 def _failure_text(deep: dict[str, Any]) -> str:
