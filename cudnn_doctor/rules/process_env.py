@@ -2042,7 +2042,11 @@ def _of(f: Finding, framework: str, display: str) -> bool:
     particular, or about this one (p17: another framework's NVRTC warning of the same class is not this one's
     cause)."""
     about = f.values.get("framework")
-    return not about or about in (framework, display)
+    if not about or not isinstance(about, str):
+        return True
+    named = {part.strip() for part in re.split(r",|\band\b", about)}  # "torch, jax": each user of a copy
+    return any(part in (framework, display) or part.startswith((f"{framework} ", f"{display} ", "A program", "ld.so"))
+               for part in named)
 
 
 def _failure_text(deep: dict[str, Any]) -> str:
