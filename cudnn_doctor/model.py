@@ -602,6 +602,66 @@ class MultiGpu:
 
 
 @record
+class CompilerCandidate:
+    """One place XLA looks for a CUDA compiler tool (ptxas, nvlink), in its order, and what it made of the file there
+    (probes/first_use.py): the one it uses, or why it went on to the next."""
+
+    path: str
+    how: str  # "xla_gpu_cuda_data_dir" (JAX's CUDA path or XLA_FLAGS) | "PATH" | "CUDA root"
+    verdict: str  # "used" | "not executable" | "did not run" | "no version" | "too old" | "excluded"
+    said: str = ""  # its version (V12.6.85), or its words / why it did not run
+    version: str | None = None  # dotted, from `TOOL --version` (V12.6.85 -> 12.6.85)
+
+
+@record
+class XlaCompiler:
+    """What JAX's XLA compiles its first kernels with, found as XLA finds it (issue 45, p17): its CUDA data folder,
+    the ptxas and nvlink candidates it looks at in order, and the libdevice it links math functions from."""
+
+    framework: str  # "jax"
+    data_dir: str  # the folder XLA looks in first (xla_gpu_cuda_data_dir as JAX sets it)
+    data_dir_from: str  # "CUDA_ROOT" | "nvidia.cu13" | "nvidia.cuda_nvcc" | "XLA_FLAGS" | "XLA's default"
+    flag_data_dir: str | None = None  # --xla_gpu_cuda_data_dir in XLA_FLAGS, where set (JAX's own path outranks it)
+    ptxas: tuple[CompilerCandidate, ...] = ()  # the files looked at, in XLA's order, up to the one used
+    places: int = 0  # the places XLA looks for ptxas in (each a file name; most hold none)
+    ptxas_used: str | None = None
+    ptxas_version: str | None = None
+    path_ptxas_used: bool = False  # the ptxas XLA uses is the first one on PATH (what probes/ptxas.py asked)
+    nvlink: str | None = None  # the nvlink XLA would find (needed only for parallel compilation)
+    parallel: bool = False  # XLA_FLAGS asks for parallel compilation (xla_gpu_enable_llvm_module_compilation_parallelism)
+    driver_fallback: bool = False  # XLA_FLAGS lets the driver compile where no ptxas is found
+    libdevice_dir: str | None = None  # the first root holding nvvm/libdevice: where XLA takes libdevice.10.bc from
+    libdevice: str | None = None  # that folder's libdevice.10.bc, where it is a file
+    roots: tuple[str, ...] = ()  # the CUDA roots XLA searches for nvvm/libdevice, in its order
+
+
+@record
+class NvrtcBuiltins:
+    """The builtins library the NVRTC a framework gets opens by name when it first compiles a kernel (torch's
+    fusers, cuDNN's runtime-compiled engines), found as the loader finds it from that NVRTC (probes/first_use.py)."""
+
+    framework: str
+    nvrtc: str  # the libnvrtc.so.N the framework gets
+    nvrtc_release: str  # major.minor
+    wanted: str  # libnvrtc-builtins.so.12.6
+    found: str | None  # the file the loader gives for it, None where none
+    how: str  # "preloaded" (the framework's own code loads its wheel's copy first) | "LD_LIBRARY_PATH" | "RUNPATH" |
+    # "the loader's cache or a system folder" | "nowhere"
+    problem: str = ""  # what is wrong with it ("" where nothing): not found, another library, no entry functions
+    said: str = ""  # NVRTC's own words, compiling a kernel in a child where a problem was read (seen)
+    searched: tuple[str, ...] = ()  # the folders searched, in the loader's order
+    nvrtc_via: str = ""  # how that libnvrtc came in, where its loading child saw it ("LD_LIBRARY_PATH", ...)
+
+
+@record
+class FirstUse:
+    """What fails only at a framework's first compilation or first use of a CUDA library, after import (p17)."""
+
+    xla: XlaCompiler | None = None
+    nvrtc: tuple[NvrtcBuiltins, ...] = ()
+
+
+@record
 class Report:
     """Everything check found and judged (`cudnn-doctor/report/1`)."""
 
@@ -628,6 +688,7 @@ class Report:
     unreadable_files: list[tuple[str, str]] = field(default_factory=list)  # (a framework's config file, why)
     nvml_error: str | None = None
     process: ProcessView | None = None  # what a program started in this environment gets
+    first_use: FirstUse | None = None  # what a framework needs at its first compilation or library use (p17)
     multi_gpu: MultiGpu | None = None  # links, NCCL and /dev/shm (issue 42)
     plan: Any = None  # the treatment (cudnn_doctor.plan.Plan) every finding's fix was rendered from
     timings_ms: dict[str, float] = field(default_factory=dict)

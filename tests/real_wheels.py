@@ -179,3 +179,49 @@ def real_torch_cpu() -> Path:
     find that build (it is not on PyPI itself: pip finds it where its configuration names a folder or index that
     holds it)."""
     return _pip_installed("torch-2.13.0-cpu", (TORCH_CPU,), f"cannot install {TORCH_CPU} with pip")
+
+
+NVCC_CU12 = "nvidia-cuda-nvcc-cu12==12.6.85"  # bin/ptxas and nvvm/libdevice/libdevice.10.bc (no nvlink in this release)
+NVRTC_CU12 = "nvidia-cuda-nvrtc-cu12==12.6.85"  # lib/libnvrtc.so.12 and lib/libnvrtc-builtins.so.12.6
+
+
+def real_cuda_wheel(requirement: str) -> Path:
+    """The site-packages-like folder holding REQUIREMENT's wheel (x86_64) extracted once into the cache, each
+    member's mode kept as the wheel records it (ptxas is 0744 there), as pip installs it."""
+    name, version = requirement.split("==")
+    target = cache_root() / "extracted" / f"{name.replace('-', '_')}-{version}"
+    if (target / ".complete").exists():
+        return target
+    with locked(f"extract-{target.name}"):
+        if not (target / ".complete").exists():
+            wheel = _download_any_tag(requirement)
+            with zipfile.ZipFile(wheel) as archive:
+                for member in archive.infolist():
+                    if member.is_dir():
+                        continue
+                    path = Path(archive.extract(member, target))
+                    mode = (member.external_attr >> 16) & 0o777
+                    if mode:
+                        path.chmod(mode)
+            (target / ".complete").write_text("ok\n")
+    return target
+
+
+def _download_any_tag(requirement: str) -> Path:
+    """REQUIREMENT's x86_64 wheel in the cache, downloaded with pip where missing: NVIDIA tags these wheels
+    manylinux1, manylinux2010 or manylinux_2_5/2_12, which pip's explicit --platform list must name."""
+    name, version = requirement.split("==")
+    folder = cache_root() / "wheels"
+    stem = f"{name.replace('-', '_')}-{version}"
+    found = sorted(folder.glob(f"{stem}-*x86_64*.whl"))
+    if found:
+        return found[0]
+    folder.mkdir(parents=True, exist_ok=True)
+    platforms = [word for tag in ("manylinux_2_27_x86_64", "manylinux2014_x86_64", "manylinux2010_x86_64",
+                                  "manylinux1_x86_64") for word in ("--platform", tag)]
+    process = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", *platforms,
+                              "-d", str(folder), requirement], capture_output=True, text=True, timeout=900)
+    found = sorted(folder.glob(f"{stem}-*x86_64*.whl"))
+    if process.returncode != 0 or not found:
+        pytest.skip(f"cannot download {requirement} from PyPI (no network?): {process.stderr.strip()[-300:]}")
+    return found[0]

@@ -18,7 +18,7 @@ from typing import Any
 from cudnn_doctor.knowledge.advice import advice_row
 from cudnn_doctor.knowledge.data import load
 from cudnn_doctor.model import ERROR, WARNING, CudnnInstall, Finding, Framework, Report
-from cudnn_doctor.plan import multi_gpu, process_env
+from cudnn_doctor.plan import first_use, multi_gpu, process_env
 from cudnn_doctor.plan.actions import CONDA, EDIT, ENV, INSTALL, MANUAL, PIP, Action, EnvChange, Plan
 from cudnn_doctor.plan.fixes import remedy
 from cudnn_doctor.quoting import code_span, command_line, in_prose
@@ -796,7 +796,7 @@ def framework_cuda(work: _Work) -> None:
 from cudnn_doctor.plan import platform as _platform  # noqa: E402 - its treatments take _Work
 
 TREATMENTS: tuple[Callable[[_Work], None], ...] = (
-    *_platform.TREATMENTS, process_env.treat, multi_gpu.treat, variable_shadows, framework_pins, package_copies, framework_cuda, loader_cudnn, loader_path, dl4j_backends, cpu_only_builds,
+    *_platform.TREATMENTS, first_use.treat, process_env.treat, multi_gpu.treat, variable_shadows, framework_pins, package_copies, framework_cuda, loader_cudnn, loader_path, dl4j_backends, cpu_only_builds,
     gpu_support, framework_builds)
 
 __all__ = ["Setting", "make_plan", "releases_for"]

@@ -161,6 +161,10 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     from cudnn_doctor.probes.ptxas import PtxasChild
 
     ptxas_child = PtxasChild(ctx.env, frameworks, toolkits)  # the ptxas XLA compiles with, asked its release (JAX installed)
+    from cudnn_doctor.probes.first_use import XlaCompilerSearch
+
+    # XLA's own search for its compiler tools and libdevice, each ptxas asked --version as XLA asks it (JAX installed)
+    xla_search = _guarded(bugs, "first_use", lambda: XlaCompilerSearch(frameworks, ctx.env, ctx.system, ctx.cwd), None)
     # the frameworks' Python asked, each question only where its gate opens, all of them in one start per interpreter
     from cudnn_doctor.probes.cpu_kernels import CpuKernelQuestion
     from cudnn_doctor.probes.framework_python import PythonChildren
@@ -264,6 +268,14 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
         ptxas, release = _guarded(bugs, "ptxas", ptxas_child.result, (None, None))
         if ptxas:
             report.process = dataclasses.replace(report.process, ptxas=ptxas, ptxas_release=release)
+    xla_compiler = _guarded(bugs, "first_use", lambda: xla_search.result(
+        report.process.ptxas if report.process is not None else None), None) if xla_search is not None else None
+    from cudnn_doctor.probes.first_use import first_use, nvrtc_builtins
+
+    nvrtc = _guarded(bugs, "first_use", lambda: nvrtc_builtins(
+        report.frameworks, report.process.loads if report.process is not None else (), ctx.env,
+        ctx.default_lib_dirs(), cache), ())
+    report.first_use = first_use(xla_compiler, nvrtc)
     python_answers = _guarded(bugs, "framework_python", pythons.answers, {})  # each interpreter's answers
     trials = _guarded(bugs, "framework_python", pythons.trials, {})  # where one failed: each variable unset alone
     refused = _guarded(bugs, "python_start", lambda: python_start.result(python_answers, trials), ())

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import glob
 import os
+import re
 from typing import Any
 
 from cudnn_doctor.child import ChildBatch, ChildRequest, deadline_in
@@ -267,7 +268,23 @@ def with_wheel_facts(library: SeenLibrary, framework: Framework | None) -> SeenL
         requirements = framework.details.get("nvidia_requirements") if framework is not None else None
         if distribution and isinstance(requirements, dict) and requirements.get(distribution[0]):
             pinned = f"{distribution[0]}{requirements[distribution[0]]}"
+        elif own is None and isinstance(requirements, dict):  # its wheel not installed: what its metadata asks of it
+            pinned = pin_without_wheel(library.soname, requirements)
     return dataclasses.replace(library, stub=stub or None, own=own, pinned=pinned, own_release=own_release)
+
+
+def pin_without_wheel(soname: str, requirements: dict[str, str]) -> str | None:
+    """What a framework's metadata asks (REQUIREMENTS: its Requires-Dist of nvidia-* wheels) of the wheel that ships
+    SONAME (compat/first_use.toml [[library_wheel]]: libcublas.so.12 -> nvidia-cublas, -cu12 or not), where that
+    wheel is not installed; None where it asks nothing of it."""
+    stem = soname.split(".so")[0]
+    wheel = next((row["wheel"] for row in load("first_use").get("library_wheel", []) if stem in row["stems"]), None)
+    if wheel is None:
+        return None
+    for name, spec in requirements.items():
+        if re.sub(r"-cu\d+$", "", str(name)) == wheel and spec:
+            return f"{name}{spec}"
+    return None
 
 
 def _owner(site: str, path: str) -> tuple[str, str] | None:

@@ -21,6 +21,7 @@ def rule_modules() -> tuple[ModuleType, ...]:
         cudnn,
         dl4j,
         driver,
+        first_use,
         frameworks,
         health,
         multi_gpu,
@@ -32,7 +33,7 @@ def rule_modules() -> tuple[ModuleType, ...]:
     )
 
     return (driver, health, toolkit, cudnn, frameworks, dl4j, process_env, process_start, python_plugins, platform,
-            multi_gpu)
+            multi_gpu, first_use)
 
 
 def evaluate(report: Report, requirements: list[Any] | None = None,

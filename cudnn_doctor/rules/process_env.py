@@ -1465,6 +1465,9 @@ def jax_ptxas(report: Report) -> list[Finding]:
     view = report.process
     if view is None or not view.ptxas or not view.ptxas_release or not _has(report, "jax"):
         return []
+    xla = report.first_use.xla if report.first_use else None
+    if xla is not None and xla.ptxas_used and not xla.path_ptxas_used:
+        return []  # XLA takes another ptxas before PATH's (JAX's CUDA data folder): rules/first_use judges that one
     from cudnn_doctor.versions import version_tuple
 
     release = version_tuple(view.ptxas_release) or ()
@@ -1651,6 +1654,14 @@ def _library_finding(report: Report, view: ProcessView, user: str, who: str, lib
                  f"{who}'s own wheel holds release {library.own_release}, which the rest of its CUDA libraries come "
                  "with")
         problem = f"it is release {library.version or 'unknown'}, and {asked} (its own copy: {library.own})"
+        kind = "release"
+    elif not library.own and user != LOADER_USER and path and library.pinned and _release_differs(
+            have := library.version or release_in_file_name(_os.path.basename(library.real or path)),
+            str(library.pinned)) and not _newer_and_whole(library, have, str(library.pinned)):
+        # its own wheel is not installed (p17): the copy it gets still answers to what its metadata asks of that wheel
+        problem = (f"it is release {have or 'unknown'}, and {who}'s metadata asks {library.pinned}, whose wheel is "
+                   "not installed here: it loads, and the first call into it may fail with a status code (the "
+                   "framework was built against that release), not its import")
         kind = "release"
     else:
         return None
@@ -2007,7 +2018,8 @@ def with_evidence(report: Report, findings: list[Finding],
         codes = set((named or {}).get(framework.name, ()))
         codes |= {related for code in list(codes) for related in RELATED.get(code, ())}
         text = _failure_text(deep)
-        explaining = [i for i, f in enumerate(out) if f.code in codes or _named_by(f, text) or (
+        explaining = [i for i, f in enumerate(out) if (f.code in codes and _of(f, framework.name, name)) or
+                      _named_by(f, text) or (
             f.severity == "error" and (_about(f, framework.name, name) or (
                 f.code in AFFECTS_EVERY_PROGRAM and not f.values.get("framework")))) or (
             f.values.get("predicts") == framework.name)]  # read from this framework's own code: it said it would fail
@@ -2031,6 +2043,18 @@ def with_evidence(report: Report, findings: list[Finding],
             out.append(finding("CD415", subject=framework.name, framework=name, error=deep["error"][:600],
                                proof=said, explained_as=", ".join(sorted(codes)) or "nothing the doctor knows"))
     return out
+
+
+def _of(f: Finding, framework: str, display: str) -> bool:
+    """Whether F may be explained by FRAMEWORK's failure words by its code alone: a finding about no framework in
+    particular, or about this one (p17: another framework's NVRTC warning of the same class is not this one's
+    cause)."""
+    about = f.values.get("framework")
+    if not about or not isinstance(about, str):
+        return True
+    named = {part.strip() for part in re.split(r",|\band\b", about)}  # "torch, jax": each user of a copy
+    return any(part in (framework, display) or part.startswith((f"{framework} ", f"{display} ", "A program", "ld.so"))
+               for part in named)
 
 
 def _failure_text(deep: dict[str, Any]) -> str:
