@@ -260,3 +260,15 @@ def test_deep_imports_every_framework_side_by_side(machine: Machine, tmp_path: P
     no_driver = next(f for f in report["findings"] if f["code"] == "CD101")
     assert "PyTorch under --deep: RuntimeError: torch.cuda.is_available() is False" in " ".join(no_driver["refs"])
     assert "CD415" not in {f["code"] for f in report["findings"]}
+
+
+def test_a_requirement_without_a_marker_ends_at_its_line() -> None:
+    """METADATA is one field a line: a cuDNN Requires-Dist with no ';' marker, the next line another requirement,
+    once read as one spec across both lines (CD401 named "...>=9.8\\nRequires-Dist: nvidia-cuda-nvcc-cu12...")."""
+    from cudnn_doctor.probes.frameworks import REQUIRES_CUDNN, REQUIRES_NVIDIA
+
+    metadata = ("Name: jax-cuda12-plugin\nRequires-Dist: nvidia-cudnn-cu12<10.0,>=9.8\n"
+                "Requires-Dist: nvidia-cuda-nvcc-cu12>=12.6.85\r\nRequires-Dist: nvidia-cublas-cu12 (>=12.1.3.1)\n")
+    assert [spec for _, _, spec, _ in REQUIRES_CUDNN.findall(metadata)] == ["<10.0,>=9.8"]
+    assert REQUIRES_NVIDIA.findall(metadata) == [("nvidia-cuda-nvcc-cu12", ">=12.6.85"),
+                                                 ("nvidia-cublas-cu12", ">=12.1.3.1")]

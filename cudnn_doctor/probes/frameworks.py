@@ -35,13 +35,16 @@ def python_frameworks() -> tuple[tuple[str, str, tuple[str, ...]], ...]:
     return tuple(found)
 
 
-REQUIRES_CUDNN = re.compile(r"^Requires-Dist:\s*(nvidia-cudnn-cu\d+)\s*(\[[^]]*\])?\s*\(?([^;)]*)\)?\s*(;.*)?$",
-                            re.MULTILINE | re.IGNORECASE)
-REQUIRES_NCCL = re.compile(r"^Requires-Dist:\s*(nvidia-nccl-cu\d+)\s*\(?([^;)\n]*)", re.MULTILINE | re.IGNORECASE)
+# each within its one line (METADATA is one field a line): a Requires-Dist with no ';' marker once ran on into the
+# next line's, and CD401 named "nvidia-cudnn-cu12<10.0,>=9.8\nRequires-Dist: nvidia-cuda-nvcc-cu12>=12.6.85"
+REQUIRES_CUDNN = re.compile(r"^Requires-Dist:[ \t]*(nvidia-cudnn-cu\d+)[ \t]*(\[[^]\n]*\])?[ \t]*\(?([^;)\r\n]*)\)?[ \t]*"
+                            r"(;.*)?$", re.MULTILINE | re.IGNORECASE)
+REQUIRES_NCCL = re.compile(r"^Requires-Dist:[ \t]*(nvidia-nccl-cu\d+)[ \t]*\(?([^;)\n]*)", re.MULTILINE | re.IGNORECASE)
 NCCL_SPEC = re.compile(r"(==|>=)\s*(\d+(?:\.\d+)*)")
-REQUIRES_CUDA = re.compile(r"^Requires-Dist:\s*(?:nvidia-cuda-runtime(?:-cu(\d+))?|cuda-toolkit(?:\[[^]]*\])?)\s*"
-                           r"\(?\s*(?:==|~=|>=)?\s*(\d+)", re.MULTILINE | re.IGNORECASE)
-REQUIRES_NVIDIA = re.compile(r"^Requires-Dist:\s*(nvidia-[A-Za-z0-9._-]+)\s*(?:\[[^]]*\])?\s*\(?\s*((?:==|>=|~=)\s*[0-9][0-9.]*)",
+REQUIRES_CUDA = re.compile(r"^Requires-Dist:[ \t]*(?:nvidia-cuda-runtime(?:-cu(\d+))?|cuda-toolkit(?:\[[^]\n]*\])?)[ \t]*"
+                           r"\(?[ \t]*(?:==|~=|>=)?[ \t]*(\d+)", re.MULTILINE | re.IGNORECASE)
+REQUIRES_NVIDIA = re.compile(r"^Requires-Dist:[ \t]*(nvidia-[A-Za-z0-9._-]+)[ \t]*(?:\[[^]\n]*\])?[ \t]*\(?[ \t]*"
+                             r"((?:==|>=|~=)[ \t]*[0-9][0-9.]*)",
                              re.MULTILINE | re.IGNORECASE)
 CUDA_IN_NAME = re.compile(r"cuda(\d+)|_cu(\d+)", re.IGNORECASE)
 
