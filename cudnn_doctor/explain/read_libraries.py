@@ -16,8 +16,10 @@ TOKEN = re.compile(r"[A-Za-z0-9_.+\-]{1,300}")
 _DLL_NAME = re.compile(r"([a-z][a-z0-9_+\-]{0,80}?)(?:64)?((?:_[0-9][0-9.]{0,12}){0,3})")
 # the loader's "undefined symbol: X", Windows' "procedure entry point X", and GNU ld's "undefined reference to `X'" at link time
 # a loader's words for a symbol it could not find; "symbol lookup for X failed" is a program's own dlsym check (Ollama's
-# discover/gpu_info_*.c: 'symbol lookup for %s failed: %s')
-_SYMBOL = re.compile(r"(?i)(?:undefined symbol:?|procedure entry point|undefined reference to|symbol lookup for)\s{1,3}[`'\"\u2018]?"
+# discover/gpu_info_*.c: 'symbol lookup for %s failed: %s'), 'Function "X" not found' a binding's (Numba's driver
+# wrapper, numba/cuda/cudadrv/driver.py: 'Function "%s" not found'; read only on a line that says "not found")
+_SYMBOL = re.compile(r"(?i)(?:undefined symbol:?|procedure entry point|undefined reference to|symbol lookup for"
+                     r"|function(?=\s{1,3}[`'\"\u2018]?\w{1,200}[`'\"\u2019]?\s{1,3}not found))\s{1,3}[`'\"\u2018]?"
                      r"([A-Za-z_?@][A-Za-z0-9_@?$]{0,200})")
 
 # ----------------------------------------------------------------------------------------------- libraries
@@ -257,7 +259,8 @@ def _symbol_table() -> tuple[dict[str, Any], ...]:
 
 def symbols(index: int, line: str, lower: str, lines: list[str] | tuple[str, ...] = ()) -> list[Symbol]:
     if "undefined symbol" not in lower and "entry point" not in lower and "undefined reference" not in lower \
-            and "symbol lookup for" not in lower and not lower.rstrip().endswith("undefined"):
+            and "symbol lookup for" not in lower and not lower.rstrip().endswith("undefined") \
+            and not ("function" in lower and "not found" in lower):
         return []
     text = line
     if _SYMBOL.search(line) is None and lines:  # "...so: undefined" / "symbol:" / "_ZN2at..." on lines of their own
