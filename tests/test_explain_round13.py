@@ -86,3 +86,66 @@ def test_the_driver_symbol_a_program_looked_up_is_named() -> None:
 ])
 def test_what_is_not_the_gpu_stack_stays_unclaimed(message: str) -> None:
     assert explain_text(message, None)["exit_code"] == 1
+
+
+@pytest.mark.parametrize(("message", "code", "library"), [
+    # Java's loader names the library as System.loadLibrary was given it: the DLL's name without ".dll" (the JDK's
+    # ClassLoader.loadLibrary format, with a CUDA runtime DLL's name): not found (CD2), its CUDA read from the name
+    ("java.lang.UnsatisfiedLinkError: no cudart64_110 in java.library.path", "CD203", "cudart64_110"),
+    ("java.lang.UnsatisfiedLinkError: no cudnn64_8 in java.library.path: C:\\Windows\\system32", "CD301", "cudnn64_8"),
+    # Windows' error number in hexadecimal (GPT4All's loader prints GetLastError() so): 0x7e is 126, not found
+    ("LoadLibraryExW C:\\Users\\me\\venv\\Lib\\site-packages\\torch\\lib\\cudnn_adv64_9.dll failed with error 0x7e",
+     "CD304", "cudnn_adv64_9.dll"),
+])
+def test_a_loaders_own_phrasing_of_a_missing_library(message: str, code: str, library: str) -> None:
+    first = explain_text(message, None)["matches"][0]
+    assert (first["code"], first["values"]["library"]) == (code, library)
+    assert holes(first) == []
+
+
+def test_the_cuda_of_a_bare_dll_name_reaches_the_answer() -> None:
+    first = explain_text("java.lang.UnsatisfiedLinkError: no cudart64_110 in java.library.path", None)["matches"][0]
+    assert first["values"]["cuda_version"] == "11.0"
+
+
+@pytest.mark.parametrize(("message", "code"), [
+    # TensorFlow's XLA without the toolkit's ptxas (a log quoted in JAX/TensorFlow set-up notes)
+    ("W tensorflow/stream_executor/gpu/asm_compiler.cc:80] Couldn't get ptxas version string: INTERNAL: Couldn't invoke "
+     "ptxas --version", "CD208"),
+    # nvcc refusing its host compiler (a GCC that crashed, MinGW's g++ or an MSVC too new for it)
+    ("nvcc error   : 'gcc' died due to signal 4 (Illegal Instruction)\nnvcc error   : 'gcc' core dumped\n"
+     "nvcc fatal   : Host compiler targets unsupported OS.", "CD209"),
+])
+def test_the_toolkits_tools_in_the_frameworks_and_nvccs_words(message: str, code: str) -> None:
+    first = explain_text(message, None)["matches"][0]
+    assert first["code"] == code
+    assert holes(first) == []
+
+
+@pytest.mark.parametrize("message", [
+    # Java's loader about libraries of no GPU stack (OpenCV's and SWT's bindings)
+    "Caused by: java.lang.UnsatisfiedLinkError: no opencv_java3410 in java.library.path\n"
+    "    at java.lang.ClassLoader.loadLibrary(ClassLoader.java:1860) ~[na:1.8.0_251]",
+    "java.lang.UnsatisfiedLinkError: no swt-win32 in java.library.path",
+    # GPT4All's own CUDA backend DLL, which it tries and passes over when CUDA is absent
+    "Failed to load llamamodel-mainline-cuda.dll: LoadLibraryExW failed with error 0x7e",
+])
+def test_a_loaders_words_about_a_library_outside_the_gpu_stack_stay_unclaimed(message: str) -> None:
+    assert explain_text(message, None)["exit_code"] == 1
+
+
+def test_a_cuda_tool_asking_for_the_gpu_driver_is_the_drivers_family() -> None:
+    # cuda-gdb in a container that --nv left without the driver's libcudadebugger.so.1 (apptainer/apptainer#2261)
+    first = explain_text("Could not find CUDA Debugger back-end. Please try upgrading/re-installing the GPU driver",
+                         None)["matches"][0]
+    assert first["code"] == "CD103"
+    assert holes(first) == []
+
+
+@pytest.mark.parametrize("message", [
+    # another vendor's words for its own driver, with no CUDA in them
+    "Your GPU driver is out of date. Please update your GPU driver: AMD Software: Adrenalin Edition 24.3.1 or newer.",
+    "vkCreateInstance failed: VK_ERROR_INCOMPATIBLE_DRIVER. Please reinstall the graphics driver (Intel Arc A770).",
+])
+def test_a_gpu_driver_without_cuda_in_the_message_is_not_claimed(message: str) -> None:
+    assert explain_text(message, None)["exit_code"] == 1

@@ -68,8 +68,13 @@ def parse_library(token: str) -> tuple[dict[str, Any], str, str | None] | None:
                 version = rest or None
                 break
         else:
-            # a bare name, as Java prints it: "no jnicudnn in java.library.path"
-            base = lower
+            # a bare name, as Java prints it: "no jnicudnn in java.library.path"; on Windows System.loadLibrary's name is
+            # the DLL's without ".dll" ("no cudart64_110 in java.library.path"): its version read as the DLL's
+            bare = _DLL_NAME.fullmatch(lower)
+            if bare and bare.group(2):
+                base, version = bare.group(1), bare.group(2).lstrip("_").split("_")[0]
+            else:
+                base = lower
         base = base.removeprefix("lib")
     if len(base) > 9 and base[-9] == "-" and all(c in "0123456789abcdef" for c in base[-8:]):
         base = base[:-9]  # a wheel's bundled copy: libcudart-6d56b25a.so.12
@@ -155,7 +160,7 @@ def libraries(index: int, line: str, lower: str, lowers: list[str]) -> list[Libr
             failure = min(markers, key=lambda m: m[2])[1]
         elif markers:  # "A: ... B: cannot open ...": each library takes the words nearest to it
             failure = min(markers, key=lambda m: abs(m[0] - position))[1]
-        majors = _majors(row, version, file.lower().endswith(".dll"))
+        majors = _majors(row, version, file.lower().endswith(".dll") or "64_" in file.lower())
         out.append(Library(file=file, name=row["name"], part=row["part"], component=row["component"], failure=failure,
                            framework=row.get("framework"), finding=row.get("finding"), line=index,
                            source=row["source"], gpu=row.get("gpu", True), **majors))
