@@ -149,3 +149,15 @@ def test_a_cuda_tool_asking_for_the_gpu_driver_is_the_drivers_family() -> None:
 ])
 def test_a_gpu_driver_without_cuda_in_the_message_is_not_claimed(message: str) -> None:
     assert explain_text(message, None)["exit_code"] == 1
+
+
+@pytest.mark.parametrize(("message", "compute_capability"), [
+    # Blender Cycles' device check (intern/cycles/device/cuda: "CUDA device supported only with compute capability %d.%d
+    # or up, found %d.%d."): the minimum first, the GPU's own after "found"; the GPU's is the one judged
+    ("CUDA device supported only with compute capability 3.0 or up, found 2.1.", "2.1"),
+    ("Cycles: CUDA device supported only with compute capability 2.0 or up, found 1.1.", "1.1"),
+])
+def test_a_minimum_then_the_gpus_own_capability_judges_the_gpu(message: str, compute_capability: str) -> None:
+    first = explain_text(message, None)["matches"][0]
+    assert (first["code"], first["values"]["compute_capability"]) == ("CD404", compute_capability)
+    assert holes(first) == []
