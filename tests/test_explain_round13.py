@@ -161,3 +161,13 @@ def test_a_minimum_then_the_gpus_own_capability_judges_the_gpu(message: str, com
     first = explain_text(message, None)["matches"][0]
     assert (first["code"], first["values"]["compute_capability"]) == ("CD404", compute_capability)
     assert holes(first) == []
+
+
+def test_the_driver_installer_without_the_kernels_headers_is_the_drivers_family() -> None:
+    # nvidia-installer's words, as installation logs quote them (the line wrapped as the installer wraps it)
+    data = explain_text("-> Performing CC version check with CC=\"cc\".\nERROR: Unable to find the kernel source tree for "
+                        "the currently running kernel. \n       Please make sure you have installed the kernel source "
+                        "files for your\n       kernel and that they are properly configured", None)
+    first = data["matches"][0]
+    assert first["code"] == "CD101"
+    assert "linux-headers" in first["fix"] and holes(first) == []
