@@ -171,3 +171,11 @@ def test_the_driver_installer_without_the_kernels_headers_is_the_drivers_family(
     first = data["matches"][0]
     assert first["code"] == "CD101"
     assert "linux-headers" in first["fix"] and holes(first) == []
+
+
+def test_the_device_linker_older_than_its_input_names_the_inputs_cuda() -> None:
+    # nvlink refusing NVSHMEM 3.x's device objects under CUDA 12.6 (a build's notes quote it so)
+    first = explain_text("nvlink fatal: Input file 'libnvshmem.a:init.cu.o' newer than toolkit (129 vs 126)",
+                         None)["matches"][0]
+    assert (first["code"], first["values"]["cuda_version"]) == ("CD207", "12.9")
+    assert "CUDA 12.9" in first["fix"] and holes(first) == []
