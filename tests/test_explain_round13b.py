@@ -1,0 +1,81 @@
+"""Issue 41, round thirteen (builder e18): install-time classes (CD5) read by their structure, from threads of 2023-2026
+(benchmarks/explain_eval/cases_8.toml holds the development cases with their URLs): a retired tag of NVIDIA's CUDA base
+image, a pull that NVIDIA's NGC registry refused, and uv's "no wheels with a matching platform tag" for a package of the
+GPU stack. The same words about images and packages outside the GPU stack stay unclaimed."""
+
+from __future__ import annotations
+
+import pytest
+
+from cudnn_doctor.commands.explain import explain_text
+from tests.test_explain_filled import holes
+
+CASES = [
+    # Docker's words for a tag NVIDIA removed from Docker Hub (NVIDIA/nvidia-docker#1735)
+    ("NVIDIA/nvidia-docker#1735", "CD522",
+     "Unable to find image 'nvidia/cuda:11.0-base-ubuntu20.04' locally\ndocker: Error response from daemon: manifest for "
+     "nvidia/cuda:11.0-base-ubuntu20.04 not found: manifest unknown: manifest unknown.\nSee 'docker run --help'."),
+    # ... in a Dockerfile's FROM line through the legacy builder (mateuszbuda/brain-segmentation-pytorch#47)
+    ("mateuszbuda/brain-segmentation-pytorch#47", "CD522",
+     "manifest for nvidia/cuda:10.0-cudnn7-devel-ubuntu18.04 not found: manifest unknown: manifest unknown"),
+    # the NGC registry without a login (NVIDIA/semantic-segmentation#7) and behind its licence gate (NVIDIA/Model-Optimizer)
+    ("NVIDIA/semantic-segmentation#7", "CD511",
+     "Get https://nvcr.io/v2/nvidia/pytorch/manifests/19.05-py3: unauthorized: authentication required"),
+    ("NVIDIA/Model-Optimizer#1559", "CD511",
+     'Error response from daemon: Head "https://nvcr.io/v2/nvidia/nemo/manifests/26.04":\n'
+     "denied: Please accept license on the browser to be able to download"),
+    # uv's resolver: a GPU-stack release without a wheel for this platform, pinned or as a range
+    ("vllm-project/vllm#23350", "CD520",
+     "  × No solution found when resolving dependencies:\n  ╰─▶ Because vllm==0.10.1+gptoss has no wheels with a matching "
+     "platform tag (e.g., `manylinux_2_31_aarch64`) and you require vllm==0.10.1+gptoss, we can conclude that your "
+     "requirements are unsatisfiable.\n\n      hint: Wheels are available for `vllm` (v0.10.1+gptoss) on the following "
+     "platform: `linux_x86_64`"),
+    ("uv torch range on Windows", "CD520",
+     "      and torch>=2.0.0,<=2.0.1 has no wheels with a matching platform tag (e.g., `win_amd64`), we can conclude "
+     "that torch>=2.0.0,<=2.0.1 cannot be used."),
+]
+
+
+@pytest.mark.parametrize(("source", "code", "message"), CASES)
+def test_the_class_is_answered_with_its_code_and_every_value_filled(source: str, code: str, message: str) -> None:
+    data = explain_text(message, None)
+    assert data["exit_code"] == 0, source
+    first = data["matches"][0]
+    assert first["code"] == code, (source, [m["code"] for m in data["matches"]])
+    assert holes(first) == [], (source, first)
+
+
+def test_the_retired_tag_reaches_the_answer() -> None:
+    first = explain_text(CASES[0][2], None)["matches"][0]
+    assert first["values"] == {"image": "nvidia/cuda", "tag": "11.0-base-ubuntu20.04"}
+    assert "nvidia/cuda:11.0-base-ubuntu20.04" in first["cause"]
+
+
+def test_the_ngc_image_is_named_and_the_login_is_the_fix() -> None:
+    first = explain_text(CASES[2][2], None)["matches"][0]
+    assert first["values"]["image"].startswith("v2/nvidia/pytorch")
+    assert "docker login nvcr.io" in first["fix"] and "$oauthtoken" in first["fix"]
+
+
+def test_the_package_its_version_and_the_platform_reach_the_answer() -> None:
+    first = explain_text(CASES[4][2], None)["matches"][0]
+    assert first["values"]["package"] == "vllm"
+    assert first["values"]["platform"] == "manylinux_2_31_aarch64"
+    assert "vllm==0.10.1+gptoss" in first["cause"] and "manylinux_2_31_aarch64" in first["cause"]
+
+
+@pytest.mark.parametrize("message", [
+    # another project's image, tag or registry: not the GPU stack's (docker-library/docs#1950, Yeraze/meshmonitor#601)
+    "Error response from daemon: manifest for postgres:13.3-alpine not found: manifest unknown: manifest unknown",
+    "docker pull ghcr.io/yeraze/meshmonitor:v2.17.8\nError response from daemon: manifest unknown",
+    'Error response from daemon: Head "https://ghcr.io/v2/someorg/private/manifests/1.0": unauthorized',
+    # packages outside the GPU stack without a wheel for the platform (uv's words; onnxruntime's CPU build, MLX, a text
+    # library of TensorFlow's family)
+    "╰─▶ Because onnxruntime==1.20.1 has no wheels with a matching platform tag (e.g., `macosx_12_0_x86_64`) and you "
+    "require onnxruntime==1.20.1, we can conclude that your requirements are unsatisfiable.",
+    "╰─▶ Because mlx==0.31.2 has no wheels with a matching platform tag (e.g., `macosx_26_0_x86_64`) and you require mlx",
+    "And because tensorflow-text==2.18.1 has no wheels with a matching platform tag (e.g., `win_amd64`) and you require "
+    "tensorflow-text, we can conclude that your requirements are unsatisfiable.",
+])
+def test_the_same_words_outside_the_gpu_stack_stay_unclaimed(message: str) -> None:
+    assert explain_text(message, None)["exit_code"] == 1, explain_text(message, None)["matches"][:1]
