@@ -30,6 +30,14 @@ CASES = [
      "platform tag (e.g., `manylinux_2_31_aarch64`) and you require vllm==0.10.1+gptoss, we can conclude that your "
      "requirements are unsatisfiable.\n\n      hint: Wheels are available for `vllm` (v0.10.1+gptoss) on the following "
      "platform: `linux_x86_64`"),
+    # CMake's CUDA language without the target's architectures (ICLDisco/parsec#555)
+    ("ICLDisco/parsec#555", "CD208",
+     "CMake Error in build/_deps/parsec-src/tests/dsl/dtd/CMakeLists.txt:\n"
+     '  CUDA_ARCHITECTURES is empty for target "dtd_test_new_tile".'),
+    # CuPy's NVRTC compile of its own kernel (cupy/cupy#8466: the fp16 headers of CUDA 12.2+ need the runtime's)
+    ("cupy/cupy#8466", "CD208",
+     '  File "cupy_backends/cuda/libs/nvrtc.pyx", line 53, in cupy_backends.cuda.libs.nvrtc.check_status\n'
+     "    raise NVRTCError(status)\ncupy_backends.cuda.libs.nvrtc.NVRTCError: NVRTC_ERROR_COMPILATION (6)"),
     ("uv torch range on Windows", "CD520",
      "      and torch>=2.0.0,<=2.0.1 has no wheels with a matching platform tag (e.g., `win_amd64`), we can conclude "
      "that torch>=2.0.0,<=2.0.1 cannot be used."),
@@ -57,6 +65,12 @@ def test_the_ngc_image_is_named_and_the_login_is_the_fix() -> None:
     assert "docker login nvcr.io" in first["fix"] and "$oauthtoken" in first["fix"]
 
 
+def test_the_cmake_target_reaches_the_answer() -> None:
+    first = explain_text(CASES[5][2], None)["matches"][0]
+    assert first["values"]["target"] == "dtd_test_new_tile"
+    assert "CMAKE_CUDA_ARCHITECTURES" in first["fix"] and "dtd_test_new_tile" in first["fix"]
+
+
 def test_the_package_its_version_and_the_platform_reach_the_answer() -> None:
     first = explain_text(CASES[4][2], None)["matches"][0]
     assert first["values"]["package"] == "vllm"
@@ -76,6 +90,10 @@ def test_the_package_its_version_and_the_platform_reach_the_answer() -> None:
     "╰─▶ Because mlx==0.31.2 has no wheels with a matching platform tag (e.g., `macosx_26_0_x86_64`) and you require mlx",
     "And because tensorflow-text==2.18.1 has no wheels with a matching platform tag (e.g., `win_amd64`) and you require "
     "tensorflow-text, we can conclude that your requirements are unsatisfiable.",
+    # CMake's warning of the same words (a developer warning, not the failure), and a C++ project without a compiler
+    "CMake Warning (dev) in src/CMakeLists.txt:\n  Policy CMP0104 is not set: CMAKE_CUDA_ARCHITECTURES now detected for "
+    "NVCC,\n  empty CUDA_ARCHITECTURES not allowed.\n\n  CUDA_ARCHITECTURES is empty for target \"objxgboost\".",
+    "CMake Error at CMakeLists.txt:23 (project):\n  No CMAKE_C_COMPILER could be found.",
 ])
 def test_the_same_words_outside_the_gpu_stack_stay_unclaimed(message: str) -> None:
     assert explain_text(message, None)["exit_code"] == 1, explain_text(message, None)["matches"][:1]
