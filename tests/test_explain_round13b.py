@@ -38,13 +38,13 @@ CASES = [
     ("cupy/cupy#8466", "CD208",
      '  File "cupy_backends/cuda/libs/nvrtc.pyx", line 53, in cupy_backends.cuda.libs.nvrtc.check_status\n'
      "    raise NVRTCError(status)\ncupy_backends.cuda.libs.nvrtc.NVRTCError: NVRTC_ERROR_COMPILATION (6)"),
-    # uv's other words: a locked file of another platform (ByteDance-Seed/VeOmni#147, torchaudio's +cpu build on aarch64)
-    ("ByteDance-Seed/VeOmni#147", "CD520",
-     "Resolved 155 packages in 584ms\nerror: Distribution `torchaudio==2.6.0+cpu @ registry+https:/download.pytorch.org/"
-     "whl/` can't be installed because it doesn't have a source distribution or wheel for the current platform\n\nhint: "
-     "You're on Linux (`manylinux_2_38_aarch64`), but `torchaudio` (v2.6.0+cpu) only has wheels for the following "
-     "platforms: `linux_x86_64`, `win_amd64`; consider adding your platform to `tool.uv.required-environments` to ensure "
-     "uv resolves to a version with compatible wheels"),
+    # uv's other words: a locked file of another platform (pytorch/vision#9249, a nightly cu128 torchvision with only an
+    # aarch64 wheel)
+    ("pytorch/vision#9249", "CD520",
+     "error: Distribution `torchvision==0.25.0.dev20251012 @ registry+https://download.pytorch.org/whl/nightly/cu128` "
+     "can't be installed because it doesn't have a source distribution or wheel for the current platform\n\nhint: "
+     "You're on Linux (`manylinux_2_35_x86_64`), but `torchvision` (v0.25.0.dev20251012) only has wheels for the "
+     "following platform: `manylinux_2_28_aarch64`;"),
     ("uv torch range on Windows", "CD520",
      "      and torch>=2.0.0,<=2.0.1 has no wheels with a matching platform tag (e.g., `win_amd64`), we can conclude "
      "that torch>=2.0.0,<=2.0.1 cannot be used."),
@@ -74,8 +74,9 @@ def test_the_ngc_image_is_named_and_the_login_is_the_fix() -> None:
 
 def test_the_locked_distribution_and_this_platform_reach_the_answer() -> None:
     first = explain_text(CASES[7][2], None)["matches"][0]
-    assert first["values"] == {"package": "torchaudio", "version": "2.6.0+cpu", "platform": "manylinux_2_38_aarch64"}
-    assert "uv lock --upgrade-package torchaudio" in first["fix"]
+    assert first["values"] == {"package": "torchvision", "version": "0.25.0.dev20251012",
+                               "platform": "manylinux_2_35_x86_64"}
+    assert "uv lock --upgrade-package torchvision" in first["fix"]
 
 
 def test_the_cmake_target_reaches_the_answer() -> None:
@@ -103,6 +104,14 @@ def test_the_package_its_version_and_the_platform_reach_the_answer() -> None:
     "╰─▶ Because mlx==0.31.2 has no wheels with a matching platform tag (e.g., `macosx_26_0_x86_64`) and you require mlx",
     "And because tensorflow-text==2.18.1 has no wheels with a matching platform tag (e.g., `win_amd64`) and you require "
     "tensorflow-text, we can conclude that your requirements are unsatisfiable.",
+    # an explicit CPU build without a wheel for an Ascend NPU machine's aarch64 (ByteDance-Seed/VeOmni#147), in both of
+    # uv's phrasings
+    "error: Distribution `torchaudio==2.6.0+cpu @ registry+https:/download.pytorch.org/whl/` can't be installed because "
+    "it doesn't have a source distribution or wheel for the current platform\n\nhint: You're on Linux "
+    "(`manylinux_2_38_aarch64`), but `torchaudio` (v2.6.0+cpu) only has wheels for the following platforms: "
+    "`linux_x86_64`, `win_amd64`",
+    "Because torchaudio==2.6.0+cpu has no wheels with a matching platform tag (e.g., `manylinux_2_38_aarch64`) and you "
+    "require torchaudio==2.6.0+cpu, we can conclude that your requirements are unsatisfiable.",
     # uv's words about a locked distribution outside the GPU stack (decord, a video reader)
     "error: Distribution `decord==0.6.0 @ registry+https://pypi.org/simple` can't be installed because it doesn't have a "
     "source distribution or wheel for the current platform",
