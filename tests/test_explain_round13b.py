@@ -45,6 +45,13 @@ CASES = [
      "can't be installed because it doesn't have a source distribution or wheel for the current platform\n\nhint: "
      "You're on Linux (`manylinux_2_35_x86_64`), but `torchvision` (v0.25.0.dev20251012) only has wheels for the "
      "following platform: `manylinux_2_28_aarch64`;"),
+    # nvcc of CUDA 11.5 on GCC 11's functional header (NVIDIA/nccl#650), and CMake given an nvcc path that is not there
+    ("NVIDIA/nccl#650", "CD209",
+     "    /usr/include/c++/11/bits/std_function.h:530:146: error: parameter packs not expanded with ‘...’:\n"
+     "      530 |         operator=(_Functor&& __f)"),
+    ("jetsonhacks/buildLibrealsense2TX#13", "CD204",
+     "CMake Error at CMakeLists.txt:5 (project):\n  The CMAKE_CUDA_COMPILER:\n\n    /usr/local/cuda/bin/nvcc\n\n  is not "
+     "a full path to an existing compiler tool."),
     ("uv torch range on Windows", "CD520",
      "      and torch>=2.0.0,<=2.0.1 has no wheels with a matching platform tag (e.g., `win_amd64`), we can conclude "
      "that torch>=2.0.0,<=2.0.1 cannot be used."),
@@ -77,6 +84,12 @@ def test_the_locked_distribution_and_this_platform_reach_the_answer() -> None:
     assert first["values"] == {"package": "torchvision", "version": "0.25.0.dev20251012",
                                "platform": "manylinux_2_35_x86_64"}
     assert "uv lock --upgrade-package torchvision" in first["fix"]
+
+
+def test_the_compiler_path_cmake_was_given_reaches_the_answer() -> None:
+    first = explain_text(CASES[9][2], None)["matches"][0]
+    assert first["values"]["path"] == "/usr/local/cuda/bin/nvcc"
+    assert "/usr/local/cuda/bin/nvcc does not exist" in first["cause"]
 
 
 def test_the_cmake_target_reaches_the_answer() -> None:
@@ -112,6 +125,10 @@ def test_the_package_its_version_and_the_platform_reach_the_answer() -> None:
     "`linux_x86_64`, `win_amd64`",
     "Because torchaudio==2.6.0+cpu has no wheels with a matching platform tag (e.g., `manylinux_2_38_aarch64`) and you "
     "require torchaudio==2.6.0+cpu, we can conclude that your requirements are unsatisfiable.",
+    # CMake's words about a C compiler that is not there (opentibiabr/remeres-map-editor#67)
+    "CMake Error at C:\\Users\\Luan\\remeres-map-editor\\CMakeLists.txt:3 (project):\n  The CMAKE_C_COMPILER:\n\n    "
+    "C:/Program Files/Microsoft Visual Studio/2022/Community/VC/Tools/MSVC/14.37.32822/bin/Hostx64/x64/cl.exe\n\n  is "
+    "not a full path to an existing compiler tool.",
     # uv's words about a locked distribution outside the GPU stack (decord, a video reader)
     "error: Distribution `decord==0.6.0 @ registry+https://pypi.org/simple` can't be installed because it doesn't have a "
     "source distribution or wheel for the current platform",
