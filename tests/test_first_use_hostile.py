@@ -141,3 +141,18 @@ def test_the_chmod_line_for_a_hostile_folder_is_exactly_chmod_in_bash(machine: M
     assert not (tmp_path / "PWNED").exists()
     text = machine.run("fix").stdout
     assert not [c for c in text if ord(c) < 32 and c != "\n"], repr(text)
+
+
+def test_nvrtcs_refusal_survives_a_preloaded_library_that_prints(machine: Machine, tmp_path: Path) -> None:
+    """A library the environment preloads prints at load and, at exit, a last line of its own: NVRTC's answer
+    (compiling a kernel in a child, without its builtins) is kept, on the child's own answer channel."""
+    from tests.fakes.build import compile_library
+    from tests.test_first_use import _nvrtc_wheel
+
+    site = jax_cu12(machine, tmp_path)
+    _nvrtc_wheel(site, builtins=False)
+    machine.env["LD_PRELOAD"] = str(compile_library("noisy_preload.c", "libnoisy.so"))
+    report = strict_json(machine.run("check", "--json").stdout)
+    [seen] = report["first_use"]["nvrtc"]
+    assert seen["said"].startswith("NVRTC_ERROR_BUILTIN_OPERATION_FAILURE"), seen
+    assert of_kind(report, "nvrtc-builtins"), report["findings"]

@@ -402,7 +402,7 @@ def _builtins_problem(found: str | None, wanted: str, entry: str) -> str:
 
 
 NVRTC_CHILD = r"""
-import ctypes, sys
+import ctypes, os, sys
 if len(sys.argv) > 2:  # the framework's own code loads its builtins by full path first (torch); it ignores a failure
     try:
         ctypes.CDLL(sys.argv[2], mode=ctypes.RTLD_GLOBAL)
@@ -419,7 +419,10 @@ log = ctypes.create_string_buffer(max(size.value, 1))
 lib.nvrtcGetProgramLog(prog, log)
 lib.nvrtcGetErrorString.restype = ctypes.c_char_p
 words = (lib.nvrtcGetErrorString(status) or b"").decode(errors="replace")
-sys.stdout.write(words + ": " + " ".join(log.value.decode(errors="replace").split()) + "\n")
+data = (words + ": " + " ".join(log.value.decode(errors="replace").split()) + "\n").encode()
+fd = _stdio["answer_fd"]()  # its own channel: what a preloaded library prints on stdout is not the answer
+while data:
+    data = data[os.write(fd, data):]
 """
 
 
@@ -428,13 +431,13 @@ def _nvrtc_said(nvrtc: str, env: dict[str, str], preloaded: str | None = None) -
     own builtins, where its code loads them first) loaded before it: its status and log."""
     import sys
 
-    from cudnn_doctor.child import ChildBatch, ChildRequest, deadline_in
+    from cudnn_doctor.child import ChildBatch, ChildRequest, deadline_in, with_stdio
 
-    argv = (sys.executable, "-I", "-c", NVRTC_CHILD, nvrtc, *((preloaded,) if preloaded else ()))
-    batch = ChildBatch([ChildRequest(argv, env, TIMEOUT_S,
-                                     "NVRTC's first compilation")], deadline=deadline_in(TIMEOUT_S), background=False)
+    argv = (sys.executable, "-I", "-c", with_stdio(NVRTC_CHILD), nvrtc, *((preloaded,) if preloaded else ()))
+    batch = ChildBatch([ChildRequest(argv, env, TIMEOUT_S, "NVRTC's first compilation", answer_channel=True)],
+                       deadline=deadline_in(TIMEOUT_S), background=False)
     [answer] = batch.answers()
-    text = (answer.stdout or "").strip()
+    text = (answer.answer or "").strip()
     if text:
         return text.splitlines()[-1][:400]
     return (answer.error or answer.stderr_tail or "").strip()[:400]
