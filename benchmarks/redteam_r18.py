@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -25,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from cudnn_doctor.quoting import split_code_spans  # noqa: E402
 from tests.conftest import Machine  # noqa: E402
 from tests.test_first_use import jax_cu12, script_ptxas  # noqa: E402
-from tests.test_first_use_hostile import HOSTILE, hostile_ptxas  # noqa: E402
+from tests.test_first_use_hostile import HOSTILE, IN_WORDS, SHELLS, hostile_ptxas  # noqa: E402
 from tests.test_value_readers import CASES  # noqa: E402
 
 PACKAGE: Path | None = None
@@ -43,7 +44,10 @@ def run(machine: Machine, *args: str) -> subprocess.CompletedProcess[bytes]:
 def report_of(done: subprocess.CompletedProcess[bytes]) -> dict:
     def refuse(word: str) -> None:
         raise ValueError(word)
-    return json.loads(done.stdout, parse_constant=refuse)
+    # what a preloaded library printed into the doctor's own stdout (before and after its JSON) is not judged here
+    text = done.stdout.decode("utf-8", "surrogateescape")
+    start = text.find("{\n")
+    return json.JSONDecoder(parse_constant=refuse).raw_decode(text, max(start, 0))[0]
 
 
 def ptxas_case(body: str, timeout: str | None = None) -> Callable[[Path], str | None]:
@@ -84,6 +88,42 @@ def xla_flags_case(flags: str, want_dir: Callable[[Path], str | None], ptxas_in:
     return case
 
 
+def nvrtc_noisy(tmp: Path) -> str | None:
+    from tests.fakes.build import compile_library
+    from tests.test_first_use import _nvrtc_wheel
+
+    machine = Machine(tmp)
+    site = jax_cu12(machine, tmp)
+    _nvrtc_wheel(site, builtins=False)
+    machine.env["LD_PRELOAD"] = str(compile_library("noisy_preload.c", "libnoisy.so"))
+    [seen] = report_of(run(machine, "check", "--json"))["first_use"]["nvrtc"]
+    return None if seen["said"].startswith("NVRTC_ERROR") else f"NVRTC's words lost: said {seen['said']!r}"
+
+
+def odd_file(make: Callable[[Path], None]) -> Callable[[Path], str | None]:
+    """A ptxas first on PATH that is no program: each passed over (or bounded by the helpers' timeout)."""
+    def case(tmp: Path) -> str | None:
+        machine = Machine(tmp)
+        jax_cu12(machine, tmp, nvcc=False)
+        (tmp / "x").mkdir()
+        make(tmp / "x" / "ptxas")
+        machine.env["PATH"] = f"{tmp / 'x'}:{machine.env['PATH']}"
+        machine.env["CUDNN_DOCTOR_HELPER_TIMEOUT"] = "0.5"
+        done = run(machine, "check", "--json")
+        if done.returncode == 3 or b"Traceback" in done.stderr:
+            return "internal error"
+        xla = report_of(done)["first_use"]["xla"]
+        taken = [c for c in xla["ptxas"] if c["path"] == str(tmp / "x" / "ptxas") and c["verdict"] == "used"]
+        return f"taken: {taken}" if taken else None
+    return case
+
+
+def _sparse(path: Path) -> None:
+    with open(path, "wb") as stream:
+        stream.truncate(8 << 30)
+    path.chmod(0o755)
+
+
 def path_entries(tmp: Path) -> str | None:
     machine = Machine(tmp)
     jax_cu12(machine, tmp, nvcc=False)
@@ -103,11 +143,17 @@ def chmod_case(name: str) -> Callable[[Path], str | None]:
         plan = report_of(run(machine, "fix", "--json"))
         step = next(a for a in plan["actions"] if "chmod" in (a.get("text") or ""))
         codes = [part for index, part in enumerate(split_code_spans(step["text"])) if index % 2]
+        if not codes and name in IN_WORDS and "execute bit" in step["text"]:
+            return None  # words: no one line reads alike in every shell
         command = codes[0] if codes else step["text"].split(" (as the user")[0]
-        shown = subprocess.run(["bash", "-c", f"chmod() {{ printf '%s\\0' \"$@\"; }}; {command}"],
-                               capture_output=True, cwd=tmp, env={"PATH": "/usr/bin:/bin"})
-        if shown.stdout.split(b"\0")[:-1] != [b"a+x", os.fsencode(str(root / "bin" / "ptxas"))]:
-            return f"bash runs chmod with {shown.stdout.split(bytes(1))[:-1]!r}{' (and PWNED)' if (tmp / 'PWNED').exists() else ''}"
+        for shell, script in SHELLS.items():
+            if shutil.which(shell) is None:
+                continue
+            shown = subprocess.run([shell, "-c", script.format(command)], capture_output=True, cwd=tmp,
+                                   env={"PATH": "/usr/bin:/bin", "HOME": str(tmp)})
+            if shown.stdout.split(b"\0")[:-1] != [b"a+x", os.fsencode(str(root / "bin" / "ptxas"))]:
+                pwned = " (and PWNED)" if (tmp / "PWNED").exists() else ""
+                return f"{shell} runs chmod with {shown.stdout.split(bytes(1))[:-1]!r}{pwned}"
         return None
     return case
 
@@ -162,6 +208,11 @@ def cases() -> dict[str, Callable[[Path], str | None]]:
         "XLA_FLAGS vertical tab": xla_flags_case("--xla_gpu_cuda_data_dir={tmp}\x0b--xla_gpu_autotune_level=0",
                                                  lambda tmp: f"{tmp}\x0b--xla_gpu_autotune_level=0", None),
         "PATH of 20,000 entries": path_entries,
+        "NVRTC's child under a preload that prints": nvrtc_noisy,
+        "ptxas a folder": odd_file(lambda path: path.mkdir(mode=0o755)),
+        "ptxas a FIFO": odd_file(lambda path: os.mkfifo(path)),
+        "ptxas a link loop": odd_file(lambda path: path.symlink_to(path.name)),
+        "ptxas a sparse 8 GB file": odd_file(_sparse),
     }
     found.update({f"chmod for a folder {name!r}": chmod_case(name) for name in HOSTILE})
     found.update(grammar_cases())

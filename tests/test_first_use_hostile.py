@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -79,6 +80,29 @@ def test_what_a_failing_ptxas_says_is_printed_escaped_and_bounded(machine: Machi
     assert not [c for c in text if (ord(c) < 32 and c not in "\n") or c in "\u202e\x7f"], repr(text[-800:])
 
 
+def _sparse(path: Path) -> None:
+    with open(path, "wb") as stream:
+        stream.truncate(8 << 30)  # 8 GB of nothing: no ELF, no '#!', so it would go to /bin/sh
+    path.chmod(0o755)
+
+
+@pytest.mark.parametrize("make", [lambda path: path.mkdir(mode=0o755), os.mkfifo,
+                                  lambda path: path.symlink_to(path.name), _sparse],
+                         ids=["folder", "fifo", "link-loop", "sparse-8-GB"])
+def test_a_ptxas_that_is_no_program_is_never_taken(machine: Machine, tmp_path: Path, make: object) -> None:
+    """A folder, a FIFO, a link to itself or an 8 GB sparse file named ptxas first on PATH: passed over (the FIFO
+    never opened), or asked under the helpers' timeout, never taken and never an internal error."""
+    jax_cu12(machine, tmp_path, nvcc=False)
+    machine.env["CUDNN_DOCTOR_HELPER_TIMEOUT"] = SHORT
+    (tmp_path / "x").mkdir()
+    make(tmp_path / "x" / "ptxas")  # type: ignore[operator]
+    machine.env["PATH"] = f"{tmp_path / 'x'}:{machine.env['PATH']}"
+    done = machine.run("check", "--json")
+    assert done.exit_code != 3 and "Traceback" not in done.stderr, done.stderr
+    xla = xla_of(strict_json(done.stdout))
+    assert not [c for c in xla["ptxas"] if c["verdict"] == "used"], xla["ptxas"]
+
+
 def test_xla_flags_data_dir_in_quotes_with_a_space_is_read_as_xla_reads_it(machine: Machine, tmp_path: Path) -> None:
     """XLA's own parser (ParseArgvFromString) takes a value in double quotes whole: the ptxas in that folder is
     XLA's first place and the one it takes (split at the space, the doctor looked in '"/.../my' and said none)."""
@@ -121,23 +145,35 @@ def test_twenty_thousand_path_entries_are_counted_and_the_finding_stays_short(ma
 
 
 HOSTILE = ["a b", "q'uote", 'd"q', "$(touch PWNED)", "`touch PWNED`", "new\nline", "t\tab", "bad\udcffbyte"]
+IN_WORDS = ("q'uote", "new\nline", "t\tab", "bad\udcffbyte")  # no one line that every shell reads alike
+SHELLS = {"bash": "chmod() {{ printf '%s\\0' \"$@\"; }}; {}", "zsh": "chmod() {{ printf '%s\\0' \"$@\"; }}; {}",
+          "fish": "function chmod; printf '%s\\0' $argv; end; {}"}
 
 
 @pytest.mark.parametrize("name", HOSTILE, ids=range(len(HOSTILE)))
-def test_the_chmod_line_for_a_hostile_folder_is_exactly_chmod_in_bash(machine: Machine, tmp_path: Path,
-                                                                       name: str) -> None:
-    """CUDA_ROOT names a folder whose ptxas this user may not run: the plan's command, read by bash as a user
-    pastes it, runs chmod on that file and nothing else."""
+def test_the_chmod_step_for_a_hostile_folder_is_exactly_chmod_in_each_shell_or_words(machine: Machine,
+                                                                                    tmp_path: Path, name: str) -> None:
+    """CUDA_ROOT names a folder whose ptxas this user may not run: the plan's command, read by bash, zsh and fish
+    as a user pastes it, runs chmod on that file and nothing else; where no one line reads alike in every shell
+    (a quote, a backslash, a control character, a byte that is not UTF-8) the step is words, with no command."""
     jax_cu12(machine, tmp_path, nvcc=False)
     root = Path(os.fsdecode(os.path.join(os.fsencode(tmp_path), os.fsencode(name))))
     script_ptxas(root / "bin", "12.6.85", mode=0o644)
     machine.env["CUDA_ROOT"] = str(root)
     plan = strict_json(machine.run("fix", "--json").stdout)
     [step] = [a for a in plan["actions"] if "CD208" in a["resolves"] and "chmod" in (a.get("text") or "")]
-    [command] = [part for index, part in enumerate(split_code_spans(step["text"])) if index % 2]
-    shown = subprocess.run(["bash", "-c", f"chmod() {{ printf '%s\\0' \"$@\"; }}; {command}"],
-                           capture_output=True, cwd=tmp_path, env={"PATH": "/usr/bin:/bin"})
-    assert shown.stdout.split(b"\0")[:-1] == [b"a+x", os.fsencode(str(root / "bin" / "ptxas"))], (command, shown)
+    commands = [part for index, part in enumerate(split_code_spans(step["text"])) if index % 2]
+    if name in IN_WORDS:
+        assert not commands and "execute bit" in step["text"], step["text"]
+    else:
+        [command] = commands
+        for shell, script in SHELLS.items():
+            if shutil.which(shell) is None:
+                continue
+            shown = subprocess.run([shell, "-c", script.format(command)], capture_output=True, cwd=tmp_path,
+                                   env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+            assert shown.stdout.split(b"\0")[:-1] == [b"a+x", os.fsencode(str(root / "bin" / "ptxas"))], \
+                (shell, command, shown)
     assert not (tmp_path / "PWNED").exists()
     text = machine.run("fix").stdout
     assert not [c for c in text if ord(c) < 32 and c != "\n"], repr(text)

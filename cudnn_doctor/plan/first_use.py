@@ -72,9 +72,7 @@ def _compiler(work: Any, finding: Finding, report: Report, kind: str) -> None:
         # the wheel's own ptxas, installed without the execute bit for this user (pip run as root keeps the
         # wheel's 0744): installing it again changes nothing
         work.take([finding], Action(MANUAL, (), f"{in_prose(first.path)} is the ptxas XLA looks at first, and this user may "
-                                                "not run it", row["xla_ptxas"]["source"],
-                                    text=f"{code_span(command_line(('chmod', 'a+x', first.path)))} (as the user who "
-                                         "installed it)"))
+                                                "not run it", row["xla_ptxas"]["source"], text=_chmod(first.path)))
         return
     if xla.data_dir_from == "CUDA_ROOT":
         work.take([finding], Action(ENV, (), "CUDA_ROOT names the folder JAX gives XLA first; without it JAX takes "
@@ -92,3 +90,13 @@ def _compiler(work: Any, finding: Finding, report: Report, kind: str) -> None:
     else:
         work.take([finding], Action(MANUAL, (), why, source, text=f"install {spec} into the Python environment of "
                                                                    f"{framework.location} with its own pip"))
+
+
+def _chmod(path: str) -> str:
+    """The step that gives PATH the execute bit: one command where PATH is one single-quoted word that bash, zsh,
+    fish and PowerShell all read as itself (printable, UTF-8, no quote and no backslash, which fish and PowerShell
+    escape otherwise), else the same in words: a manual step is shown for every shell alike."""
+    if all(char.isprintable() and char not in "'\\" and not 0xD800 <= ord(char) <= 0xDFFF for char in path):
+        return f"{code_span(command_line(('chmod', 'a+x', path)))} (as the user who installed it)"
+    return (f"as the user who installed it, give {in_prose(path)} the execute bit (chmod a+x on that file: its name "
+            "holds characters that bash, zsh, fish and PowerShell do not write alike in one line)")
