@@ -88,6 +88,15 @@ def xla_flags_case(flags: str, want_dir: Callable[[Path], str | None], ptxas_in:
     return case
 
 
+def other_digits(tmp: Path) -> str | None:
+    machine = Machine(tmp)
+    jax_cu12(machine, tmp, nvcc=False)
+    folder = hostile_ptxas(tmp / "x", "echo 'Cuda compilation tools, release 12.6, V\u0661\u0662.6.85'\n").parent
+    machine.env["PATH"] = f"{folder}:{machine.env['PATH']}"
+    [first, *_] = report_of(run(machine, "check", "--json"))["first_use"]["xla"]["ptxas"]
+    return None if first["verdict"] == "no version" else f"V١٢.6.85 taken as a version ({first['verdict']})"
+
+
 def nvrtc_noisy(tmp: Path) -> str | None:
     from tests.fakes.build import compile_library
     from tests.test_first_use import _nvrtc_wheel
@@ -208,6 +217,7 @@ def cases() -> dict[str, Callable[[Path], str | None]]:
         "XLA_FLAGS vertical tab": xla_flags_case("--xla_gpu_cuda_data_dir={tmp}\x0b--xla_gpu_autotune_level=0",
                                                  lambda tmp: f"{tmp}\x0b--xla_gpu_autotune_level=0", None),
         "PATH of 20,000 entries": path_entries,
+        "ptxas's version in Arabic-Indic digits": other_digits,
         "NVRTC's child under a preload that prints": nvrtc_noisy,
         "ptxas a folder": odd_file(lambda path: path.mkdir(mode=0o755)),
         "ptxas a FIFO": odd_file(lambda path: os.mkfifo(path)),

@@ -192,3 +192,12 @@ def test_nvrtcs_refusal_survives_a_preloaded_library_that_prints(machine: Machin
     [seen] = report["first_use"]["nvrtc"]
     assert seen["said"].startswith("NVRTC_ERROR_BUILTIN_OPERATION_FAILURE"), seen
     assert of_kind(report, "nvrtc-builtins"), report["findings"]
+
+
+def test_a_version_in_other_digits_is_no_version_to_xla(machine: Machine, tmp_path: Path) -> None:
+    """XLA reads `--version` with RE2's \\bV(\\d+)\\.(\\d+)\\.(\\d+)\\b, whose \\d is 0-9 only: Arabic-Indic digits
+    (which Python's \\d and int() take) are no version, and the ptxas is passed over."""
+    jax_cu12(machine, tmp_path, nvcc=False)
+    folder = hostile_ptxas(tmp_path / "x", "echo 'Cuda compilation tools, release 12.6, V\u0661\u0662.6.85'\n").parent
+    candidate = first_candidate(machine, folder)
+    assert candidate["verdict"] == "no version" and candidate["version"] is None, candidate

@@ -246,7 +246,7 @@ def _judged(path: str, how: str, answer: Any, row: dict[str, Any]) -> CompilerCa
         words = (answer.stderr_tail or answer.error or answer.stdout or "").strip().splitlines()
         said = words[-1][:200] if words else f"exit status {answer.exit_code}"
         return CompilerCandidate(path, how, "did not run", f"`--version` failed ({said})")
-    found = re.search(row["version_pattern"], answer.stdout or "")
+    found = re.search(row["version_pattern"], answer.stdout or "", re.ASCII)  # RE2's \d and \b, as XLA's: 0-9 only
     if found is None:
         return CompilerCandidate(path, how, "no version", "its `--version` names no V<major>.<minor>.<patch>")
     version = ".".join(found.groups())

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from cudnn_doctor.model import Framework, Toolkit
 
-RELEASE = re.compile(r"release (\d+\.\d+)")
+RELEASE = re.compile(r"release (\d+\.\d+)", re.ASCII)  # 0-9 only: what other digits say is no release
 TIMEOUT_S = 5.0  # unless CUDNN_DOCTOR_HELPER_TIMEOUT says (the helper programs' time)
 
 
