@@ -201,3 +201,23 @@ def test_a_version_in_other_digits_is_no_version_to_xla(machine: Machine, tmp_pa
     folder = hostile_ptxas(tmp_path / "x", "echo 'Cuda compilation tools, release 12.6, V\u0661\u0662.6.85'\n").parent
     candidate = first_candidate(machine, folder)
     assert candidate["verdict"] == "no version" and candidate["version"] is None, candidate
+
+
+def test_an_nvrtc_that_hangs_is_cut_off_at_the_library_childrens_timeout(machine: Machine, tmp_path: Path) -> None:
+    """JAX's wheel NVRTC without its builtins, whose library never finishes loading: NVRTC's child is a library
+    child, cut off at CUDNN_DOCTOR_PROBE_TIMEOUT (here 0.5 s, not its own 5 s), and nothing is said as NVRTC's."""
+    from tests.fakes.build import compile_library
+
+    site = jax_cu12(machine, tmp_path)
+    lib = site / "nvidia" / "cuda_nvrtc" / "lib"
+    lib.mkdir(parents=True)
+    shutil.copyfile(compile_library("hanging_library.c", "libnvrtc.so.12", soname="libnvrtc.so.12"),
+                    lib / "libnvrtc.so.12")
+    info = site / "nvidia_cuda_nvrtc_cu12-12.6.85.dist-info"
+    info.mkdir()
+    (info / "RECORD").write_text("nvidia/cuda_nvrtc/lib/libnvrtc.so.12,,\n")
+    machine.env["CUDNN_DOCTOR_PROBE_TIMEOUT"] = SHORT
+    report = strict_json(machine.run("check", "--json").stdout)
+    [seen] = report["first_use"]["nvrtc"]
+    assert seen["problem"] and f"{SHORT} s" in seen["said"], seen
+    assert not of_kind(report, "nvrtc-builtins"), report["findings"]

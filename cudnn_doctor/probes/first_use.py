@@ -431,11 +431,13 @@ def _nvrtc_said(nvrtc: str, env: dict[str, str], preloaded: str | None = None) -
     own builtins, where its code loads them first) loaded before it: its status and log."""
     import sys
 
-    from cudnn_doctor.child import ChildBatch, ChildRequest, deadline_in, with_stdio
+    from cudnn_doctor.child import ChildBatch, ChildRequest, deadline_in, timeout_from_env, with_stdio
 
+    # a library child: CUDNN_DOCTOR_PROBE_TIMEOUT where it is set (as for each library child), else 5 s
+    seconds = timeout_from_env("CUDNN_DOCTOR_PROBE_TIMEOUT", TIMEOUT_S)
     argv = (sys.executable, "-I", "-c", with_stdio(NVRTC_CHILD), nvrtc, *((preloaded,) if preloaded else ()))
-    batch = ChildBatch([ChildRequest(argv, env, TIMEOUT_S, "NVRTC's first compilation", answer_channel=True)],
-                       deadline=deadline_in(TIMEOUT_S), background=False)
+    batch = ChildBatch([ChildRequest(argv, env, seconds, "NVRTC's first compilation", answer_channel=True)],
+                       deadline=deadline_in(seconds), background=False)
     [answer] = batch.answers()
     text = (answer.answer or "").strip()
     if text:
