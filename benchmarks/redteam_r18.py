@@ -109,6 +109,24 @@ def nvrtc_noisy(tmp: Path) -> str | None:
     return None if seen["said"].startswith("NVRTC_ERROR") else f"NVRTC's words lost: said {seen['said']!r}"
 
 
+def nvrtc_hangs(tmp: Path) -> str | None:
+    import shutil as files
+
+    from tests.fakes.build import compile_library
+
+    machine = Machine(tmp)
+    site = jax_cu12(machine, tmp)
+    lib = site / "nvidia" / "cuda_nvrtc" / "lib"
+    lib.mkdir(parents=True)
+    files.copyfile(compile_library("hanging_library.c", "libnvrtc.so.12", soname="libnvrtc.so.12"),
+                   lib / "libnvrtc.so.12")
+    (site / "nvidia_cuda_nvrtc_cu12-12.6.85.dist-info").mkdir()
+    (site / "nvidia_cuda_nvrtc_cu12-12.6.85.dist-info" / "RECORD").write_text("nvidia/cuda_nvrtc/lib/libnvrtc.so.12,,\n")
+    machine.env["CUDNN_DOCTOR_PROBE_TIMEOUT"] = "0.5"
+    [seen] = report_of(run(machine, "check", "--json"))["first_use"]["nvrtc"]
+    return None if "0.5 s" in seen["said"] else f"not cut at CUDNN_DOCTOR_PROBE_TIMEOUT: {seen['said']!r}"
+
+
 def odd_file(make: Callable[[Path], None]) -> Callable[[Path], str | None]:
     """A ptxas first on PATH that is no program: each passed over (or bounded by the helpers' timeout)."""
     def case(tmp: Path) -> str | None:
@@ -219,6 +237,7 @@ def cases() -> dict[str, Callable[[Path], str | None]]:
         "PATH of 20,000 entries": path_entries,
         "ptxas's version in Arabic-Indic digits": other_digits,
         "NVRTC's child under a preload that prints": nvrtc_noisy,
+        "NVRTC's library hangs at load": nvrtc_hangs,
         "ptxas a folder": odd_file(lambda path: path.mkdir(mode=0o755)),
         "ptxas a FIFO": odd_file(lambda path: os.mkfifo(path)),
         "ptxas a link loop": odd_file(lambda path: path.symlink_to(path.name)),
