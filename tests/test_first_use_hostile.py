@@ -221,3 +221,25 @@ def test_an_nvrtc_that_hangs_is_cut_off_at_the_library_childrens_timeout(machine
     [seen] = report["first_use"]["nvrtc"]
     assert seen["problem"] and f"{SHORT} s" in seen["said"], seen
     assert not of_kind(report, "nvrtc-builtins"), report["findings"]
+
+
+@pytest.mark.parametrize("name", [b"new\nline", b"t\tab", b"bad\xffbyte", "\u202egnp".encode(), b"$(touch PWNED)", b""],
+                         ids=["newline", "tab", "not-utf8", "bidi", "command", "empty"])
+def test_a_hostile_cuda_root_and_data_dir_print_escaped_and_unset_exactly(machine: Machine, tmp_path: Path,
+                                                                          name: bytes) -> None:
+    """CUDA_ROOT (and XLA_FLAGS's data folder) naming a folder with a newline, a tab, a byte that is not UTF-8, a
+    bidi control or a command, or empty: the text holds no raw control, the JSON is strict, and the plan's line for
+    each shell unsets the variable and quotes nothing."""
+    jax_cu12(machine, tmp_path, nvcc=False)
+    root = os.fsdecode(os.fsencode(tmp_path) + b"/" + name) if name else ""
+    machine.env.update(CUDA_ROOT=root, XLA_FLAGS=f"--xla_gpu_cuda_data_dir={root}")
+    assert xla_of(strict_json(machine.run("check", "--json").stdout))["data_dir_from"] == "CUDA_ROOT"
+    text = machine.run("check").stdout
+    assert not [c for c in text if (ord(c) < 32 and c != "\n") or c in "\u202e\x7f"], repr(text[-600:])
+    lines = set()
+    for shell in ("bash", "zsh", "fish", "powershell"):
+        plan = strict_json(machine.run("fix", "--json", "--shell", shell).stdout)
+        lines |= {line for a in plan["actions"] if a["kind"] == "env" for line in a["env"].get(shell, [])
+                  if "CUDA_ROOT" in line}
+    assert lines == {"unset CUDA_ROOT", "set -e CUDA_ROOT", "Remove-Item Env:CUDA_ROOT -ErrorAction SilentlyContinue"}
+    assert not (tmp_path / "PWNED").exists()
