@@ -27,6 +27,9 @@ CASES = [
     ("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "50.5", "ok"),
     ("CUBLAS_WORKSPACE_CONFIG", "\u2003:4096:8", "not of the form"),  # str.strip() takes the em space away
     ("CUBLAS_WORKSPACE_CONFIG", ":4096:8", "ok"),
+    ("CUDA_COREDUMP_GENERATION_FLAGS", "skip_abort,\u00a0skip_global_memory", "(with a no-break space) is not among"),
+    ("CUDA_COREDUMP_GENERATION_FLAGS", "skip_abort, skip_global_memory", "(with a space) is not among"),  # documented
+    ("CUDA_COREDUMP_GENERATION_FLAGS", "skip_abort,skip_global_memory", "ok"),
     # Python's int() (torch.distributed's rendezvous): what it takes is no problem
     ("WORLD_SIZE", "1_0", "ok"),
     ("WORLD_SIZE", "\u0661", "ok"),

@@ -193,7 +193,7 @@ def grammar_problem(row: dict[str, Any], value: str) -> str | None:
         reader = value_reader(row)
         wrong = [entry for entry in value.split(separator) if fold(trimmed(reader, entry)) not in
                  {fold(v) for v in values}]
-        return f"{', '.join(repr(w) for w in wrong)} {'is' if len(wrong) == 1 else 'are'} not among " \
+        return f"{', '.join(shown_entry(w) for w in wrong)} {'is' if len(wrong) == 1 else 'are'} not among " \
                f"{', '.join(values)}" if wrong else None
     if kind == "pattern":
         flags = re.IGNORECASE if row.get("ignore_case") else 0
