@@ -467,7 +467,7 @@ class ChildBatch:
         env = dict(os.environ if request.env is None else request.env)
         if request.argv[1:2] == ("-I",):  # the doctor's own code, isolated: never moved out of its venv
             env = own_child_env(env)
-        env[TOKEN_VARIABLE] = self.token
+        env = with_token(env, self.token)
         env[PID_VARIABLE] = str(os.getpid())  # a child script of ours dies with its parent (_child_stdio)
         started = time.monotonic()
         deadline = started + request.timeout
@@ -639,8 +639,7 @@ class StreamingChild:
     def __init__(self, argv: Sequence[str], stdin_fd: int) -> None:
         self.token = os.urandom(8).hex()
         self._since = last_pid()
-        env = dict(os.environ)
-        env[TOKEN_VARIABLE] = self.token
+        env = with_token(dict(os.environ), self.token)
         env[PID_VARIABLE] = str(os.getpid())
         CURRENT.before_start()
         with CURRENT.starting:
@@ -787,6 +786,8 @@ def kill_strays(token: str, since: int | None = None) -> int:
                         met.add(pid)  # forks no more, its children were reparented before it died
                         again, unknown = again or parent == me, True
                         continue
+                    if not environ:  # in the middle of an exec (its new image has no environment yet)?
+                        environ = _environ_after_exec(entry)
                 if marker in environ.split(b"\0") or CURRENT.orphan(pid):  # or left, its environment cleared
                     met.add(pid)
                     again = True
@@ -805,6 +806,43 @@ def kill_strays(token: str, since: int | None = None) -> int:
 
 _STRAY_PASSES = 16  # kill_strays' scans at most: each one after the first follows a fork it met
 _DEATH_WAIT_S = 2.0  # how long kill_strays waits for what it killed to be dead (SIGKILL is delivered, not awaited)
+
+
+def with_token(env: Mapping[str, str], token: str) -> dict[str, str]:
+    """ENV with the batch's TOKEN first: /proc/PID/environ is read from its start, and kill_strays reads 1 MiB of
+    it (an environment can hold 2 MB and more: the token last was past what was read)."""
+    return {TOKEN_VARIABLE: token, **{name: value for name, value in env.items() if name != TOKEN_VARIABLE}}
+
+
+_EXEC_WAITS_S = (0.001, 0.004, 0.016, 0.03)  # an exec's window without an environment, waited out (51 ms at most)
+
+
+def _environ_after_exec(entry: str) -> bytes:
+    """The environment of process ENTRY, read again while it reads empty: between the point where execve closes
+    the close-on-exec descriptors (the starter's subprocess returns then) and the one where it places the new
+    image's environment, /proc/PID/environ is empty; a stray met there was taken for one without the token. A
+    kernel thread, or a process started with no environment at all, stays empty: b"" after the waits."""
+    if _kernel_thread(entry):
+        return b""
+    for wait in _EXEC_WAITS_S:
+        time.sleep(wait)
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as handle:
+                environ = handle.read(1 << 20)
+        except (OSError, MemoryError):
+            return b""
+        if environ:
+            return environ
+    return b""
+
+
+def _kernel_thread(entry: str) -> bool:
+    """Whether process ENTRY is a kernel thread (PF_KTHREAD in /proc/PID/stat's flags): never a stray."""
+    try:
+        with open(f"/proc/{entry}/stat", "rb") as handle:
+            return bool(int(handle.read(4096).rpartition(b")")[2].split()[6]) & 0x00200000)
+    except (OSError, IndexError, ValueError):
+        return True
 
 
 def _start_time(pid: int) -> bytes | None:

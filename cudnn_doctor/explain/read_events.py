@@ -289,6 +289,10 @@ _MODULE_NAMED = re.compile(
     # the kernel's own build refusing a module that uses what its licence may not (Linux scripts/mod/modpost.c:
     # "GPL-incompatible module %s.ko uses GPL-only symbol '%s'"): a driver release older than the kernel's symbols
     r"|\bmodule (?P<k>[a-z0-9_-]{2,60})\.ko uses gpl-only symbol"
+    # a module loader's words outside kmod: Go's and Talos' "load nvidia failed: key was rejected by service", the NVIDIA
+    # installer's "Unable to load the kernel module 'nvidia.ko'"
+    r"|\bload (?P<loader>[a-z][a-z0-9_-]{1,40}) failed\b"
+    r"|\bunable to load the kernel module '(?P<installer>[a-z][a-z0-9_-]{1,40})(?:\.ko)?'"
     # DKMS's progress line as xbps/Void and other distributions' hooks print it: "Building DKMS module: nvidia-570.133.07...
     # FAILED!" (the module's name, then its version)
     r"|\bbuilding dkms module:? (?P<l>[a-z][a-z0-9_+]{1,40}(?:-[a-z][a-z0-9_+]{0,20}){0,3})-\d"

@@ -15,7 +15,11 @@ from cudnn_doctor.knowledge.data import load
 TOKEN = re.compile(r"[A-Za-z0-9_.+\-]{1,300}")
 _DLL_NAME = re.compile(r"([a-z][a-z0-9_+\-]{0,80}?)(?:64)?((?:_[0-9][0-9.]{0,12}){0,3})")
 # the loader's "undefined symbol: X", Windows' "procedure entry point X", and GNU ld's "undefined reference to `X'" at link time
-_SYMBOL = re.compile(r"(?i)(?:undefined symbol:?|procedure entry point|undefined reference to)\s{1,3}[`'\"\u2018]?"
+# a loader's words for a symbol it could not find; "symbol lookup for X failed" is a program's own dlsym check (Ollama's
+# discover/gpu_info_*.c: 'symbol lookup for %s failed: %s'), 'Function "X" not found' a binding's (Numba's driver
+# wrapper, numba/cuda/cudadrv/driver.py: 'Function "%s" not found'; read only on a line that says "not found")
+_SYMBOL = re.compile(r"(?i)(?:undefined symbol:?|procedure entry point|undefined reference to|symbol lookup for"
+                     r"|function(?=\s{1,3}[`'\"\u2018]?\w{1,200}[`'\"\u2019]?\s{1,3}not found))\s{1,3}[`'\"\u2018]?"
                      r"([A-Za-z_?@][A-Za-z0-9_@?$]{0,200})")
 
 # ----------------------------------------------------------------------------------------------- libraries
@@ -64,8 +68,13 @@ def parse_library(token: str) -> tuple[dict[str, Any], str, str | None] | None:
                 version = rest or None
                 break
         else:
-            # a bare name, as Java prints it: "no jnicudnn in java.library.path"
-            base = lower
+            # a bare name, as Java prints it: "no jnicudnn in java.library.path"; on Windows System.loadLibrary's name is
+            # the DLL's without ".dll" ("no cudart64_110 in java.library.path"): its version read as the DLL's
+            bare = _DLL_NAME.fullmatch(lower)
+            if bare and bare.group(2):
+                base, version = bare.group(1), bare.group(2).lstrip("_").split("_")[0]
+            else:
+                base = lower
         base = base.removeprefix("lib")
     if len(base) > 9 and base[-9] == "-" and all(c in "0123456789abcdef" for c in base[-8:]):
         base = base[:-9]  # a wheel's bundled copy: libcudart-6d56b25a.so.12
@@ -151,7 +160,7 @@ def libraries(index: int, line: str, lower: str, lowers: list[str]) -> list[Libr
             failure = min(markers, key=lambda m: m[2])[1]
         elif markers:  # "A: ... B: cannot open ...": each library takes the words nearest to it
             failure = min(markers, key=lambda m: abs(m[0] - position))[1]
-        majors = _majors(row, version, file.lower().endswith(".dll"))
+        majors = _majors(row, version, file.lower().endswith(".dll") or "64_" in file.lower())
         out.append(Library(file=file, name=row["name"], part=row["part"], component=row["component"], failure=failure,
                            framework=row.get("framework"), finding=row.get("finding"), line=index,
                            source=row["source"], gpu=row.get("gpu", True), **majors))
@@ -255,7 +264,8 @@ def _symbol_table() -> tuple[dict[str, Any], ...]:
 
 def symbols(index: int, line: str, lower: str, lines: list[str] | tuple[str, ...] = ()) -> list[Symbol]:
     if "undefined symbol" not in lower and "entry point" not in lower and "undefined reference" not in lower \
-            and not lower.rstrip().endswith("undefined"):
+            and "symbol lookup for" not in lower and not lower.rstrip().endswith("undefined") \
+            and not ("function" in lower and "not found" in lower):
         return []
     text = line
     if _SYMBOL.search(line) is None and lines:  # "...so: undefined" / "symbol:" / "_ZN2at..." on lines of their own

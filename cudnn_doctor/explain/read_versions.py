@@ -31,14 +31,17 @@ _ARCH = re.compile(r"(?i)\b(?:sm|compute)[_-](\d{2,3})[a-z]?\b"
                    r"|(?:compute capability|system's) \((\d{2,3})\)"
                    # the NVIDIA HPC SDK's target keywords (nvc++ -gpu=cc89, the deprecated -ta=tesla:cc70), and its
                    # "Switch -ta with unknown keyword cc89"
-                   r"|(?:-gpu=|tesla:|keyword )cc(\d{2,3})\b")
+                   r"|(?:-gpu=|tesla:|keyword )cc(\d{2,3})\b"
+                   # a minimum, then the GPU's own after "found" (Blender Cycles' device_cuda: "CUDA device supported only
+                   # with compute capability 3.0 or up, found 2.1."): the GPU's is read last, so it is the one judged
+                   r"|\bor (?:up|higher|newer|above|later|greater),?\s{0,3}(?:but\s{1,3})?found (\d{1,2})\.(\d)\b")
 
 ARCH_CUES = ("no kernel image", "not compatible", "incompatible", "not supported", "unsupported", "no longer supports",
              "too old", "not a recognized processor", "only supports", "minimum", "requires", "kernel binaries",
              "arch_mismatch", "is not compatible", "does not support", "not defined", "unknown", "not recognized",
              "unrecognized", "only supported on", "only applicable on", "not found", "mismatched gpu architecture", "could not find compatible",
              "kernel is not available", "don't include", "do not include", "does not include",
-             "built for lower compute capability")
+             "built for lower compute capability", "supported only")
 BUILT_WORDS = ("compile", "built", "build", "link", "source", "header", "expect", "requir", "need", "minimum", "at least",
                "was made", "supports up to")
 FOUND_WORDS = ("found", "loaded", "runtime", "library is", "installed", "you have", "got", "detected", "current",
@@ -161,6 +164,8 @@ def archs(index: int, line: str, lower: str) -> list[Arch]:
         elif match.group(9):
             number = int(match.group(9), 16)
             value = f"{number >> 8}.{number & 0xFF}"
+        elif match.group(13):
+            value = f"{match.group(13)}.{match.group(14)}"
         else:
             digits = match.group(8) or match.group(10) or match.group(11) or match.group(12)
             value = f"{digits[:-1]}.{digits[-1]}"

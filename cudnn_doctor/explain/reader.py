@@ -129,7 +129,9 @@ def _facts_of(indexes: range, budget: int, most: int, lines: list[str], lowers: 
             break
         digits = _has_digit(line)
         pairs = versions(index, line, lower) if digits else []
-        if digits and not pairs and index > 0:  # "X was built for:" on one line, the versions on the next
+        # "X was built for:" on one line, the versions on the next; a line that gives versions of its own ends its
+        # sentence there (Paddle's banner "Runtime API Version: 11.8", then "cuDNN Version: 8.9." are two facts, not a pair)
+        if digits and not pairs and index > 0 and _introduces(lines[index - 1]):
             pairs = versions(index, lines[index - 1] + " | " + line, lowers[index - 1] + " | " + lower)
         # a phrase or event wrapped over two lines ("Resource exhausted: Out\nof memory while trying to allocate") is
         # read across the break: the line's words and the next line's, one space between
@@ -158,6 +160,12 @@ def _base(requirement: str) -> str:
     for mark in "=<>~![ ;(":
         requirement = requirement.split(mark, 1)[0]
     return requirement.strip().lower()
+
+
+def _introduces(line: str) -> bool:
+    """Does LINE leave its sentence to the next line: it does not end with a number of its own (a banner's
+    "Runtime API Version: 11.8" is a fact complete on its line)?"""
+    return not line.rstrip().rstrip(".,;").endswith(tuple("0123456789"))
 
 
 def _has_digit(text: str) -> bool:
