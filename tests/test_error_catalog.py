@@ -36,6 +36,8 @@ FRAMEWORKS = {"tensorflow", "pytorch", "jax", "theano", "dl4j", "cuda", "nvml", 
               "tensorrt", "cupy", "paddle", "container", "pip", "xformers", "djl", "conda",
               "msvc", "triton", "nvcc", "nvrtc", "apt", "dkms", "nccl", "cublas", "deepspeed", "julia", "kubernetes",
               "opencv", "rapids", "dnf", "pacman"}
+# a named group is a value the answer fills: the version groups the reader normalises (explain/catalog.normalise),
+# and every field compat/fixes.toml describes in words ([[field]]: image, tag, package, target, path, ...)
 GROUPS = {
     "library",
     "cudnn_major",
@@ -44,7 +46,7 @@ GROUPS = {
     "cuda_version",
     "driver_version",
     "compute_capability",
-}
+} | {row["name"] for row in tomllib.loads((ROOT / "compat" / "fixes.toml").read_text()).get("field", [])}
 
 with CATALOG_PATH.open("rb") as _f:
     CATALOG = tomllib.load(_f)
