@@ -18,7 +18,7 @@ from typing import Any
 
 from cudnn_doctor.codes import CODES
 from cudnn_doctor.errors import DoctorError
-from cudnn_doctor.explain import catalog, classify, reader
+from cudnn_doctor.explain import catalog, classify, reader, routing
 from cudnn_doctor.explain.catalog import Match, normalise
 from cudnn_doctor.explain.message_text import no_cuda_platform
 from cudnn_doctor.knowledge.data import load
@@ -95,6 +95,7 @@ def explain_text(text: str | bytes, report: Report | None) -> dict[str, Any]:
     for match in specific:  # one answer per finding code
         # an entry about the loader answers with the code of the part of the stack its library belongs to
         code = dict(match.code_by_part).get(parts.get(match.values.get("library", ""), ""), match.code)
+        code = routing.cause_code(code, match.values, match.matched, facts)  # the layer that caused it, not the reporter
         if match not in summaries and code not in covered:
             covered.add(code)
             matches.append(_filled({k: v for k, v in asdict(match).items() if k not in ("priority", "code_by_part")}

@@ -1,0 +1,41 @@
+"""Which layer of the stack a recognised message's cause is in, where the message names several.
+
+A message often names the layer that reports an error and, inside it, the layer that caused it: a framework wraps
+the toolkit's error, cuDNN reports the driver library it could not open. The principles that pick the cause's layer
+live here, one function each, and the catalog's and the facts' answers pass through them:
+
+- the innermost failure decides: where a loader line says library A could not be loaded because library B is
+  missing ("Could not load library A. Error: B: cannot open shared object file"), B's part of the stack is the
+  cause, and the answer is B's finding (classify.library_code), whatever A's catalog entry names.
+"""
+
+from __future__ import annotations
+
+from cudnn_doctor.explain.classify import library_code
+from cudnn_doctor.explain.facts import Facts, Library
+
+
+def innermost_library(outer: str, matched: str, facts: Facts) -> Library | None:
+    """The failed library that MATCHED (a catalog entry's text about library OUTER) names after OUTER: the one whose
+    absence made OUTER fail. None where the text names no other failed library of the GPU stack."""
+    lower = matched.lower()
+    start = lower.find(outer.lower())
+    if not outer or start < 0:
+        return None
+    after = start + len(outer)
+    inner: tuple[int, Library] | None = None
+    for library in facts.libraries:
+        if not library.failure or not library.gpu or library.file.lower() == outer.lower():
+            continue
+        at = lower.find(library.file.lower(), after)
+        if at >= 0 and (inner is None or at > inner[0]):
+            inner = (at, library)
+    return inner[1] if inner else None
+
+
+def cause_code(code: str, values: dict[str, str], matched: str, facts: Facts) -> str:
+    """CODE, a catalog entry's finding for MATCHED, or the finding of the layer that caused it."""
+    inner = innermost_library(values.get("library", ""), matched, facts)
+    if inner is None or inner.part == "framework":
+        return code
+    return library_code(inner)
