@@ -3,6 +3,10 @@
 
 - the innermost failure decides: cuDNN's "Could not load library A. Error: B: cannot open shared object file" is
   B's layer (the driver's libcuda.so, the toolkit's libnvrtc.so), not cuDNN's; where B is A itself, cuDNN's;
+- the framework's own words outrank general phrases: where the facts are only a phrase ("Unable to load CUDA",
+  "CUDA wasnt able to be loaded": no library, status or version named), the catalog's entry of the framework that
+  printed it names the layer (its build against the CUDA it finds), and the phrase follows; a library named keeps
+  its own layer first;
 - a quote escaped by what carried the message ("option 'gpu-name\\'", GitHub's Markdown, a Python repr) is read as
   the quote, so ptxas' refusal of an architecture is the toolkit's (CD206), not the framework's build (CD404).
 """
@@ -62,3 +66,46 @@ def test_an_escaped_quote_reads_as_the_quote(source: str, code: str, message: st
     answer = explain_text(message, None)
     assert answer["matches"][0]["code"] == code, (source, [m["code"] for m in answer["matches"]])
     assert answer["facts"]["compute_capabilities"], answer["facts"]
+
+
+FRAMEWORK_WORDS = [
+    # ONNX Runtime's CUDA 11.8 build on a machine with CUDA 12.4 (Windows)
+    ("microsoft/onnxruntime#21049", "CD409",
+     "EP Error C:\\a\\_work\\1\\s\\onnxruntime\\python\\onnxruntime_pybind_state.cc:866 "
+     "onnxruntime::python::CreateExecutionProviderInstance CUDA_PATH is set but CUDA wasnt able to be loaded. Please "
+     "install the correct version of CUDA andcuDNN as mentioned in the GPU requirements page  "
+     "(https://onnxruntime.ai/docs/execution-providers/CUDA-ExecutionProvider.html#requirements),  make sure they're in "
+     "the PATH, and that your GPU is supported.\n when using ['CUDAExecutionProvider']\nFalling back to "
+     "['CUDAExecutionProvider', 'CPUExecutionProvider'] and retrying."),
+    # jax[cuda11_local] on a CUDA 12 Colab: JAX's backend could not load its CUDA
+    ("magenta/mt3#145", "CD407",
+     "WARNING:jax._src.xla_bridge:CUDA backend failed to initialize: Unable to load CUDA. (Set TF_CPP_MIN_LOG_LEVEL=0 "
+     "and rerun for more info.)"),
+]
+
+LIBRARY_NAMED = [
+    # ONNX Runtime's provider naming the toolkit library it could not open: the toolkit's layer stays first
+    ("PaddlePaddle/PaddleNLP#8195", "CD203",
+     "2024-03-27 06:33:23.219728338 [E:onnxruntime:Default, provider_bridge_ort.cc:1548 TryGetProviderInfo_CUDA] "
+     "/onnxruntime_src/onnxruntime/core/session/provider_bridge_ort.cc:1209 onnxruntime::Provider& "
+     "onnxruntime::ProviderLibrary::Get() [ONNXRuntimeError] : 1 : FAIL : Failed to load library "
+     "libonnxruntime_providers_cuda.so with error: libcublasLt.so.11: cannot open shared object file: No such file or "
+     "directory\n\n2024-03-27 06:33:23.219759101 [W:onnxruntime:Default, onnxruntime_pybind_state.cc:861 "
+     "CreateExecutionProviderInstance] Failed to create CUDAExecutionProvider. Please reference "
+     "https://onnxruntime.ai/docs/execution-providers/CUDA-ExecutionProvider.html#requirementsto ensure all "
+     "dependencies are met."),
+]
+
+
+@pytest.mark.parametrize(("source", "code", "message"), FRAMEWORK_WORDS, ids=[case[0] for case in FRAMEWORK_WORDS])
+def test_the_framework_words_outrank_a_general_phrase(source: str, code: str, message: str) -> None:
+    answer = explain_text(message, None)
+    codes = [m["code"] for m in answer["matches"]]
+    assert codes[0] == code, (source, codes)
+    assert "CD203" in codes[1:], codes  # the phrase's reading follows
+
+
+@pytest.mark.parametrize(("source", "code", "message"), LIBRARY_NAMED, ids=[case[0] for case in LIBRARY_NAMED])
+def test_a_named_library_keeps_its_layer_first(source: str, code: str, message: str) -> None:
+    answer = explain_text(message, None)
+    assert answer["matches"][0]["code"] == code, (source, [m["code"] for m in answer["matches"]])

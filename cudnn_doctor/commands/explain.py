@@ -100,16 +100,27 @@ def explain_text(text: str | bytes, report: Report | None) -> dict[str, Any]:
             covered.add(code)
             matches.append(_filled({k: v for k, v in asdict(match).items() if k not in ("priority", "code_by_part")}
                                    | {"code": code}, machine))
-    for cause in causes:
-        if cause.code not in covered:
-            covered.add(cause.code)
-            line = facts.lines[cause.line] if 0 <= cause.line < len(facts.lines) else cause.fact
-            matches.append(_from_cause(cause, facts.framework, line, machine))
-    for summary in summaries:
-        if summary.code not in covered:
-            covered.add(summary.code)
-            matches.append(_filled({k: v for k, v in asdict(summary).items() if k not in ("priority", "code_by_part")},
-                                   machine))
+
+    def add_causes() -> None:
+        for cause in causes:
+            if cause.code not in covered:
+                covered.add(cause.code)
+                line = facts.lines[cause.line] if 0 <= cause.line < len(facts.lines) else cause.fact
+                matches.append(_from_cause(cause, facts.framework, line, machine))
+
+    def add_summaries() -> None:
+        for summary in summaries:
+            if summary.code not in covered:
+                covered.add(summary.code)
+                matches.append(_filled({k: v for k, v in asdict(summary).items() if k not in ("priority", "code_by_part")},
+                                       machine))
+
+    if routing.framework_words_first(causes, summaries, facts):  # general phrases after the framework's own words
+        add_summaries()
+        add_causes()
+    else:
+        add_causes()
+        add_summaries()
     # a GPU the message's own list of supported hardware holds is no fault of the build (judged against the text)
     matches[:] = [m for m in matches if m["code"] not in classify.ARCH_CODES
                   or not classify.listed_as_supported(facts, str((m.get("values") or {}).get("compute_capability", "")))]

@@ -6,12 +6,16 @@ live here, one function each, and the catalog's and the facts' answers pass thro
 
 - the innermost failure decides: where a loader line says library A could not be loaded because library B is
   missing ("Could not load library A. Error: B: cannot open shared object file"), B's part of the stack is the
-  cause, and the answer is B's finding (classify.library_code), whatever A's catalog entry names.
+  cause, and the answer is B's finding (classify.library_code), whatever A's catalog entry names;
+- the framework's own words outrank a general phrase: where all the facts show is a phrase that names no library,
+  status or version ("Unable to load CUDA"), the catalog's entry of the framework that printed the message (its
+  build against the CUDA it finds) comes first, the phrase after it.
 """
 
 from __future__ import annotations
 
-from cudnn_doctor.explain.classify import library_code
+from cudnn_doctor.explain.catalog import Match
+from cudnn_doctor.explain.classify import Cause, library_code
 from cudnn_doctor.explain.facts import Facts, Library
 
 
@@ -39,3 +43,12 @@ def cause_code(code: str, values: dict[str, str], matched: str, facts: Facts) ->
     if inner is None or inner.part == "framework":
         return code
     return library_code(inner)
+
+
+def framework_words_first(causes: list[Cause], summaries: list[Match], facts: Facts) -> bool:
+    """Do the catalog's words of the framework that printed the message outrank what the facts show? Where the
+    facts are only general phrases ("Unable to load CUDA", "CUDA wasn't able to be loaded": no library, status or
+    version named), the framework that reports them knows its own build: its entry names the cause's layer."""
+    if not causes or not summaries or any(cause.kind != "phrase" for cause in causes):
+        return False
+    return any(summary.framework in facts.frameworks for summary in summaries)
