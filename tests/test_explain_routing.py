@@ -7,6 +7,9 @@
   "CUDA wasnt able to be loaded": no library, status or version named), the catalog's entry of the framework that
   printed it names the layer (its build against the CUDA it finds), and the phrase follows; a library named keeps
   its own layer first;
+- the memory that ran out outranks the library that reports it: cuDNN's handle failing in a message that says the
+  device's memory ran out (CUDNN_STATUS_ALLOC_FAILED, CUDA_ERROR_OUT_OF_MEMORY) is the memory's (CD109), the handle
+  after it; the handle alone stays cuDNN's (CD315);
 - a quote escaped by what carried the message ("option 'gpu-name\\'", GitHub's Markdown, a Python repr) is read as
   the quote, so ptxas' refusal of an architecture is the toolkit's (CD206), not the framework's build (CD404).
 """
@@ -109,3 +112,39 @@ def test_the_framework_words_outrank_a_general_phrase(source: str, code: str, me
 def test_a_named_library_keeps_its_layer_first(source: str, code: str, message: str) -> None:
     answer = explain_text(message, None)
     assert answer["matches"][0]["code"] == code, (source, [m["code"] for m in answer["matches"]])
+
+
+MEMORY = [
+    # Keras (keras-frcnn on TensorFlow): cuDNN's handle could not allocate
+    ("kbardool/Keras-frcnn#97", "Could not create cudnn handle: CUDNN_STATUS_ALLOC_FAILED"),
+    # DeepLabCut's TensorFlow on Windows, the same words
+    ("DeepLabCut/DeepLabCut#981", "Could not create cudnn handle: CUDNN_STATUS_ALLOC_FAILED"),
+    # distributed TensorFlow: the handle's INTERNAL_ERROR, the device's CUDA_ERROR_OUT_OF_MEMORY on the same server
+    ("tensorflow/tensorflow#2726",
+     "\tE tensorflow/stream_executor/cuda/cuda_dnn.cc:289] could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR\n"
+     "\tE tensorflow/stream_executor/cuda/cuda_dnn.cc:278] could not destroy cudnn handle: CUDNN_STATUS_BAD_PARAM\n"
+     "\tW tensorflow/stream_executor/stream.cc:301] attempting to perform DNN operation using StreamExecutor without DNN "
+     "support\n"
+     "\tE tensorflow/stream_executor/cuda/cuda_driver.cc:932] failed to allocate 11.27G (12103048448 bytes) from device: "
+     "CUDA_ERROR_OUT_OF_MEMORY"),
+]
+
+HANDLE_ALONE = [
+    # Faster-RCNN_TF on TensorFlow 0.12: no word of memory, cuDNN's own layer
+    ("smallcorgi/Faster-RCNN_TF#124",
+     "E tensorflow/stream_executor/cuda/cuda_dnn.cc:397] could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR\n"
+     "E tensorflow/stream_executor/cuda/cuda_dnn.cc:364] could not destroy cudnn handle: CUDNN_STATUS_BAD_PARAM\n"
+     "F tensorflow/core/kernels/conv_ops.cc:605] Check failed: stream->parent()->GetConvolveAlgorithms(&algorithms)"),
+]
+
+
+@pytest.mark.parametrize(("source", "message"), MEMORY, ids=[case[0] for case in MEMORY])
+def test_the_memory_that_ran_out_outranks_the_handle(source: str, message: str) -> None:
+    codes = [m["code"] for m in explain_text(message, None)["matches"]]
+    assert codes[:2] == ["CD109", "CD315"], (source, codes)
+
+
+@pytest.mark.parametrize(("source", "message"), HANDLE_ALONE, ids=[case[0] for case in HANDLE_ALONE])
+def test_the_handle_alone_stays_cudnn(source: str, message: str) -> None:
+    codes = [m["code"] for m in explain_text(message, None)["matches"]]
+    assert codes[0] == "CD315" and "CD109" not in codes, (source, codes)

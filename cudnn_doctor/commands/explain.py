@@ -132,6 +132,7 @@ def explain_text(text: str | bytes, report: Report | None) -> dict[str, Any]:
         dropped = len(kept) < len(matches)
         matches[:] = kept
     _compiler_first(matches)
+    routing.memory_first(matches)
     _judge_architecture(matches, facts)
     for answer in matches:
         _name_the_values(answer)

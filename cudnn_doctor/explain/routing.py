@@ -9,10 +9,14 @@ live here, one function each, and the catalog's and the facts' answers pass thro
   cause, and the answer is B's finding (classify.library_code), whatever A's catalog entry names;
 - the framework's own words outrank a general phrase: where all the facts show is a phrase that names no library,
   status or version ("Unable to load CUDA"), the catalog's entry of the framework that printed the message (its
-  build against the CUDA it finds) comes first, the phrase after it.
+  build against the CUDA it finds) comes first, the phrase after it;
+- the memory that ran out outranks the library that reports it: cuDNN's handle failing (CD315) in a message that
+  says the device's memory ran out (CUDA_ERROR_OUT_OF_MEMORY, CUDNN_STATUS_ALLOC_FAILED: CD109) is the memory's.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from cudnn_doctor.explain.catalog import Match
 from cudnn_doctor.explain.classify import Cause, library_code
@@ -52,3 +56,21 @@ def framework_words_first(causes: list[Cause], summaries: list[Match], facts: Fa
     if not causes or not summaries or any(cause.kind != "phrase" for cause in causes):
         return False
     return any(summary.framework in facts.frameworks for summary in summaries)
+
+
+# the findings whose failure the device's memory running out explains: cuDNN could not create its handle or
+# initialise (codes.py's CD315: "almost always the GPU had too little free memory at that moment"). An algorithm
+# search that asks for too large a workspace (CD316) is cuDNN's own, and stays first.
+MEMORY_EXPLAINS = ("CD315",)
+OUT_OF_MEMORY = "CD109"
+
+
+def memory_first(matches: list[dict[str, Any]]) -> None:
+    """Where the message says the GPU's memory ran out (an out-of-memory status or phrase read from it: CD109) and
+    the first answer is a library's failure that running out of memory explains (cuDNN's handle), the memory's
+    answer goes first: the library only reports it."""
+    if not matches or matches[0]["code"] not in MEMORY_EXPLAINS:
+        return
+    memory = next((index for index, match in enumerate(matches) if match["code"] == OUT_OF_MEMORY), None)
+    if memory is not None:
+        matches.insert(0, matches.pop(memory))
