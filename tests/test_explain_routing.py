@@ -10,6 +10,9 @@
 - the memory that ran out outranks the library that reports it: cuDNN's handle failing in a message that says the
   device's memory ran out (CUDNN_STATUS_ALLOC_FAILED, CUDA_ERROR_OUT_OF_MEMORY) is the memory's (CD109), the handle
   after it; the handle alone stays cuDNN's (CD315);
+- a package manager's lines name a package's releases, never a build's pair: pip's "Using cached X-11.7.99-...whl"
+  then "9.0.0 Requires-Python >=3.11" is no "CUDA 9.0.0 built, 11.7.99 found" (CD410); the resolver's failure
+  (CD520) is the answer;
 - a quote escaped by what carried the message ("option 'gpu-name\\'", GitHub's Markdown, a Python repr) is read as
   the quote, so ptxas' refusal of an architecture is the toolkit's (CD206), not the framework's build (CD404).
 """
@@ -148,3 +151,31 @@ def test_the_memory_that_ran_out_outranks_the_handle(source: str, message: str) 
 def test_the_handle_alone_stays_cudnn(source: str, message: str) -> None:
     codes = [m["code"] for m in explain_text(message, None)["matches"]]
     assert codes[0] == "CD315" and "CD109" not in codes, (source, codes)
+
+
+PACKAGE_MANAGER = [
+    # pip on Windows: nvidia-cudnn-cu11==8.5.0.96 has no Windows wheel (KG_RAG's requirements)
+    ("BaranziniLab/KG_RAG#45",
+     "Collecting nvidia-cuda-runtime-cu11==11.7.99\n"
+     "  Using cached nvidia_cuda_runtime_cu11-11.7.99-py3-none-win_amd64.whl (991 kB)\n"
+     "ERROR: Ignored the following versions that require a different python version: 9.0.0 Requires-Python >=3.11; "
+     "9.0.0b1 Requires-Python >=3.11; 9.0.0b2 Requires-Python >=3.11; 9.0.1 Requires-Python >=3.11\n"
+     "ERROR: Could not find a version that satisfies the requirement nvidia-cudnn-cu11==8.5.0.96 (from versions: "
+     "0.0.1.dev5, 8.9.4.19, 8.9.4.25, 8.9.5.29, 9.0.0.312, 9.1.0.70, 9.1.1.17, 9.2.0.82, 9.2.1.18, 9.3.0.75, "
+     "9.4.0.58, 9.5.0.50, 9.5.1.17, 9.6.0.74, 9.7.0.66, 9.7.1.26, 9.8.0.87)\n"
+     "ERROR: No matching distribution found for nvidia-cudnn-cu11==8.5.0.96"),
+    # pip with PyTorch's index: the pinned torch build is not on it (ChatRWKV on Windows)
+    ("BlinkDL/ChatRWKV#99",
+     "PS E:\\repo\\ChatRWKV> pip install torch==1.13.1+cu117 torchvision==0.14.1+cu117 torchaudio==0.13.1 "
+     "--extra-index-url https://download.pytorch.org/whl/cu117\n"
+     "Looking in indexes: https://mirrors.cloud.tencent.com/pypi/simple, https://download.pytorch.org/whl/cu117\n"
+     "ERROR: Could not find a version that satisfies the requirement torch==1.13.1+cu117 (from versions: 2.0.0, "
+     "2.0.0+cu117)\nERROR: No matching distribution found for torch==1.13.1+cu117"),
+]
+
+
+@pytest.mark.parametrize(("source", "message"), PACKAGE_MANAGER, ids=[case[0] for case in PACKAGE_MANAGER])
+def test_a_package_managers_versions_are_no_build_pair(source: str, message: str) -> None:
+    answer = explain_text(message, None)
+    assert answer["facts"]["versions"] == [], (source, answer["facts"]["versions"])
+    assert answer["matches"][0]["code"] == "CD520", (source, [m["code"] for m in answer["matches"]])
