@@ -271,9 +271,10 @@ def _nvrtc_wheel(site: Path, builtins: bool = True) -> Path:
 
 def _compiles(nvrtc: Path, env: dict[str, str]) -> str:
     """What the real NVRTC says compiling a kernel on this CPU (the proof the data's source names)."""
+    from cudnn_doctor.child import with_stdio
     from cudnn_doctor.probes.first_use import NVRTC_CHILD
 
-    done = subprocess.run([sys.executable, "-I", "-c", NVRTC_CHILD, str(nvrtc)], capture_output=True, text=True,
+    done = subprocess.run([sys.executable, "-I", "-c", with_stdio(NVRTC_CHILD), str(nvrtc)], capture_output=True, text=True,
                           env=env, timeout=60)
     return done.stdout.strip()
 

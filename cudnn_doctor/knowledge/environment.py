@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import math
 import re
+import unicodedata
 from typing import Any
 
 from cudnn_doctor.knowledge.data import load
@@ -169,7 +170,8 @@ def shown_entry(entry: str) -> str:
     odd = [char for char in dict.fromkeys(entry) if char in BLANKS or not char.isprintable()]
     if not odd:
         return repr(entry)
-    words = ", ".join(BLANKS.get(char, f"the control character U+{ord(char):04X}") for char in odd)
+    words = ", ".join(BLANKS.get(char, f"the {'blank' if char.isspace() else 'control character'} U+{ord(char):04X}")
+                      for char in odd)
     return f"{entry!r} (with {words})"
 
 
@@ -188,25 +190,125 @@ def grammar_problem(row: dict[str, Any], value: str) -> str | None:
         return f"{shown_entry(value)} is not one of {', '.join(values)}"
     if kind == "list":
         separator = row.get("separator", ",")
-        wrong = [entry for entry in value.split(separator) if fold(entry.strip()) not in {fold(v) for v in values}]
-        return f"{', '.join(repr(w) for w in wrong)} {'is' if len(wrong) == 1 else 'are'} not among " \
+        reader = value_reader(row)
+        wrong = [entry for entry in value.split(separator) if fold(trimmed(reader, entry)) not in
+                 {fold(v) for v in values}]
+        return f"{', '.join(shown_entry(w) for w in wrong)} {'is' if len(wrong) == 1 else 'are'} not among " \
                f"{', '.join(values)}" if wrong else None
     if kind == "pattern":
         flags = re.IGNORECASE if row.get("ignore_case") else 0
-        return None if re.fullmatch(row["pattern"], value.strip(), flags) else \
-            f"{value!r} is not of the form it takes: {row['form']}"
+        return None if re.fullmatch(row["pattern"], trimmed(value_reader(row), value), flags) else \
+            f"{shown_entry(value)} is not of the form it takes: {row['form']}"
     if kind == "integer":
-        text = value.strip()
-        if not re.fullmatch(r"[+-]?[0-9]+", text):
-            return f"{value!r} is not a whole number"
-        return None if row.get("clipped") else _outside(row, whole(text))
+        number, problem = read_whole(value_reader(row), value)
+        if problem or number is None:
+            return problem
+        return None if row.get("clipped") else _outside(row, number)
     if kind == "float" and "maximum" in row:  # a share with both bounds (the older rows judge their own)
+        share, problem = read_float(value_reader(row), value)
+        return problem if share is None else _outside(row, share)
+    return None
+
+
+C_BLANKS = " \t\n\v\f\r"  # C's isspace() in the C locale
+DECIMAL = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")  # strtod's decimal form, ASCII only
+
+
+def value_reader(row: dict[str, Any]) -> dict[str, Any]:
+    """compat/process_env.toml [[value_reader]]: the grammar ROW's reader parses a number with (its `reader`, else
+    the row marked default)."""
+    readers = load("process_env").get("value_reader", [])
+    name = row.get("reader")
+    return next(r for r in readers if (r["name"] == name if name else r.get("default")))
+
+
+def _blank(kind: str) -> Any:
+    return {"none": lambda char: False, "c": lambda char: char in C_BLANKS, "unicode": str.isspace}[kind]
+
+
+def trimmed(reader: dict[str, Any], value: str) -> str:
+    """VALUE less the blanks READER skips before it and allows after it (none, C's, or Python's Unicode ones)."""
+    lead, trail = _blank(reader["leading"]), _blank(reader["trailing"])
+    start, end = 0, len(value)
+    while start < end and lead(value[start]):
+        start += 1
+    while end > start and trail(value[end - 1]):
+        end -= 1
+    return value[start:end]
+
+
+def read_whole(reader: dict[str, Any], value: str) -> tuple[int | None, str | None]:
+    """(the whole number READER reads from VALUE, or None where it refuses it; why it does not read VALUE as
+    written, in words, or None), as that reader's code parses it: its blanks, its digits (ASCII, or any Unicode
+    decimal digit for Python's int()), '_' between digits, strtol's base 0 (0x, a leading 0 octal), what it does
+    with the rest and with no number at all, and the integer it holds the number in."""
+    shown, who = shown_entry(value), reader["who"]
+    lead = _blank(reader["leading"])
+    at, end = 0, len(value)
+    while at < end and lead(value[at]):
+        at += 1
+    sign = -1 if value[at:at + 1] == "-" else 1
+    at += value[at:at + 1] in ("+", "-")
+    base = 10
+    if reader["base"] == 0 and value[at:at + 2].lower() == "0x" and value[at + 2:at + 3] and \
+            value[at + 2] in "0123456789abcdefABCDEF":
+        base, at = 16, at + 2
+    elif reader["base"] == 0 and value[at:at + 1] == "0":
+        base = 8
+    allowed = {16: "0123456789abcdefABCDEF", 8: "01234567", 10: "0123456789"}[base]
+
+    def digit(char: str) -> bool:
+        return char in allowed or (base == 10 and reader["digits"] == "unicode" and char.isdecimal())
+
+    digits: list[str] = []
+    while at < end and (digit(value[at]) or (reader["underscores"] and value[at] == "_" and digits and
+                                             at + 1 < end and digit(value[at + 1]))):
+        if value[at] != "_":
+            digits.append(str(int(value[at], 16)) if base == 16 else value[at] if base == 8 else
+                          str(unicodedata.decimal(value[at])))
+        at += 1
+    if not digits:
+        if reader["no_digits"] == "zero":
+            return 0, f"{shown} holds no number: {who} reads it as 0, without a word"
+        return None, f"{shown} is not a whole number to {who}"
+    rest = trimmed({"leading": reader["trailing"], "trailing": "none"}, value[at:])
+    if rest and reader["rest"] == "refused":
+        return None, f"{shown} is not a whole number to {who}"
+    number = sign * _digits_value(digits, base)
+    bits = reader["bits"]
+    if bits and not -(2 ** (bits - 1)) <= number < 2 ** (bits - 1):
+        return None, f"{shown} is beyond the {bits}-bit number {who} holds it in"
+    if rest:
+        return number, f"{shown} is read as {number} by {who}, which stops at {rest[:20]!r}"
+    if base == 8 and number:
+        return number, f"{shown} is read as {number} by {who}: a leading 0 makes it octal"
+    return number, None
+
+
+def _digits_value(digits: list[str], base: int) -> int:
+    """The number DIGITS (0-9 each, of BASE) make; one of more than 40 digits is taken as 10**40, beyond every
+    integer a C reader holds and every bound (Python's own int() stops at 4,300 digits)."""
+    text = "".join(digits).lstrip("0") or "0"
+    if len(text) > 40:
+        return 10 ** 40
+    return int(text, base)
+
+
+def read_float(reader: dict[str, Any], value: str) -> tuple[float | None, str | None]:
+    """(the number READER reads from VALUE, or None; why not, in words): Python's float() for a reader of Unicode
+    digits, else strtod's decimal form in ASCII (no 'inf', 'nan', '1_0' or other digits)."""
+    shown = shown_entry(value)
+    if reader["digits"] == "unicode":
         try:
             number = float(value)
         except ValueError:
-            return f"{value!r} is not a number"
-        return f"{value!r} is not a number" if not math.isfinite(number) else _outside(row, number)
-    return None
+            return None, f"{shown} is not a number"
+    else:
+        text = trimmed(reader, value)
+        if not DECIMAL.fullmatch(text):
+            return None, f"{shown} is not a number to {reader['who']}"
+        number = float(text)
+    return (number, None) if math.isfinite(number) else (None, f"{shown} is not a number")
 
 
 def _outside(row: dict[str, Any], number: float) -> str | None:
@@ -218,16 +320,7 @@ def _outside(row: dict[str, Any], number: float) -> str | None:
     return None
 
 
-BEYOND = 10 ** 18  # a whole number of more digits than this is beyond every bound a reader has
-
-
-def whole(text: str) -> int:
-    """The whole number TEXT ([+-]digits) as a reader compares it with its bounds: one of thousands of digits (past
-    Python's own int() limit) is taken as BEYOND, its sign kept."""
-    digits = text.lstrip("+-")
-    if len(digits) > 18:
-        return -BEYOND if text.startswith("-") else BEYOND
-    return int(text)
+BEYOND = 10 ** 18  # a rank this large is no rank (and an int() of more digits than Python takes)
 
 
 def slow(row: dict[str, Any], value: str) -> bool:
@@ -237,8 +330,9 @@ def slow(row: dict[str, Any], value: str) -> bool:
         return False
     if row["kind"] == "bool":
         return truth(value) is not None and truth(value) == truth(str(when))
-    if row["kind"] == "integer" and re.fullmatch(r"[+-]?[0-9]+", value.strip()):
-        number = whole(value.strip())
+    read = read_whole(value_reader(row), value)[0] if row["kind"] == "integer" else None
+    if read is not None:
+        number = read
         if row.get("clipped"):
             number = max(int(row.get("minimum", number)), min(int(row.get("maximum", number)), number))
         return str(number) == str(when)
@@ -277,13 +371,14 @@ def relation_problem(row: dict[str, Any], value: str, settings: dict[str, str], 
     """Why the whole number VALUE of ROW does not fit what it must stay below (row below: another variable that is
     set, as a launcher's RANK below WORLD_SIZE; row below_gpus: the GPUs a program here sees, as LOCAL_RANK picks
     one of them), in words; None where it fits or nothing says."""
-    whole = re.compile(r"[+-]?[0-9]{1,18}")  # longer is no rank (and past int()'s digit limit)
-    if not whole.fullmatch(value.strip()):
+    reader = value_reader(row)
+    number = read_whole(reader, value)[0]
+    if number is None or abs(number) >= BEYOND:  # no rank (and past int()'s digit limit)
         return None
-    number = int(value.strip())
     other = row.get("below")
-    if other and whole.fullmatch(settings.get(str(other), "").strip()):
-        bound = int(settings[str(other)].strip())
+    bound = read_whole(value_reader(rows().get(str(other), row)), settings[str(other)])[0] \
+        if other and str(other) in settings else None
+    if bound is not None and abs(bound) < BEYOND:
         if number >= bound:
             return f"{number} is not below {other}={bound} (it counts from 0)"
     if row.get("below_gpus") and gpus is not None and number >= gpus:

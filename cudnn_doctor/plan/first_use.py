@@ -10,6 +10,7 @@ from typing import Any
 from cudnn_doctor.knowledge.data import load
 from cudnn_doctor.model import Finding, Framework, Report
 from cudnn_doctor.plan.actions import ENV, MANUAL, PIP, Action, EnvChange
+from cudnn_doctor.quoting import code_span, command_line, in_prose
 
 LOADER_SOURCE = "ld.so(8): LD_LIBRARY_PATH is searched before a library's RUNPATH"
 
@@ -49,13 +50,13 @@ def treat(work: Any) -> None:
             continue
         folder = str(finding.values.get("folder") or "")
         if folder:
-            work.take([finding], Action(ENV, (), f"{folder} out of LD_LIBRARY_PATH: NVRTC then opens the builtins "
+            work.take([finding], Action(ENV, (), f"{in_prose(folder)} out of LD_LIBRARY_PATH: NVRTC then opens the builtins "
                                                  "beside it (its RUNPATH, $ORIGIN)", LOADER_SOURCE,
                                         env=(EnvChange("LD_LIBRARY_PATH", "remove", folder),)))
         else:
             work.take([finding], Action(MANUAL, (), "NVRTC needs its builtins of the same release beside it",
                                         load("first_use")["nvrtc"]["source"],
-                                        text=f"reinstall the wheel or toolkit that holds {finding.subject}, so that "
+                                        text=f"reinstall the wheel or toolkit that holds {in_prose(finding.subject or '')}, so that "
                                              "libnvrtc and its libnvrtc-builtins come from the same release"))
 
 
@@ -70,9 +71,8 @@ def _compiler(work: Any, finding: Finding, report: Report, kind: str) -> None:
             first.how == "xla_gpu_cuda_data_dir":
         # the wheel's own ptxas, installed without the execute bit for this user (pip run as root keeps the
         # wheel's 0744): installing it again changes nothing
-        work.take([finding], Action(MANUAL, (), f"{first.path} is the ptxas XLA looks at first, and this user may "
-                                                "not run it", row["xla_ptxas"]["source"],
-                                    text=f"chmod a+x {first.path} (as the user who installed it)"))
+        work.take([finding], Action(MANUAL, (), f"{in_prose(first.path)} is the ptxas XLA looks at first, and this user may "
+                                                "not run it", row["xla_ptxas"]["source"], text=_chmod(first.path)))
         return
     if xla.data_dir_from == "CUDA_ROOT":
         work.take([finding], Action(ENV, (), "CUDA_ROOT names the folder JAX gives XLA first; without it JAX takes "
@@ -90,3 +90,13 @@ def _compiler(work: Any, finding: Finding, report: Report, kind: str) -> None:
     else:
         work.take([finding], Action(MANUAL, (), why, source, text=f"install {spec} into the Python environment of "
                                                                    f"{framework.location} with its own pip"))
+
+
+def _chmod(path: str) -> str:
+    """The step that gives PATH the execute bit: one command where PATH is one single-quoted word that bash, zsh,
+    fish and PowerShell all read as itself (printable, UTF-8, no quote and no backslash, which fish and PowerShell
+    escape otherwise), else the same in words: a manual step is shown for every shell alike."""
+    if all(char.isprintable() and char not in "'\\" and not 0xD800 <= ord(char) <= 0xDFFF for char in path):
+        return f"{code_span(command_line(('chmod', 'a+x', path)))} (as the user who installed it)"
+    return (f"as the user who installed it, give {in_prose(path)} the execute bit (chmod a+x on that file: its name "
+            "holds characters that bash, zsh, fish and PowerShell do not write alike in one line)")

@@ -22,7 +22,7 @@ from typing import Any
 from cudnn_doctor.knowledge.data import load
 from cudnn_doctor.model import CompilerCandidate, FirstUse, Framework, NvrtcBuiltins, ObservedLoad, XlaCompiler
 
-TIMEOUT_S = 5.0
+TIMEOUT_S = 5.0  # each ptxas's --version, unless CUDNN_DOCTOR_HELPER_TIMEOUT says (the helper programs' time)
 MAX_ASKED = 8  # ptxas files asked --version at the most (XLA stops at the first it takes)
 ELF_MAGIC = b"\x7fELF"
 MAX_BUILTINS_BYTES = 256 << 20  # a builtins library is a few MB
@@ -39,13 +39,15 @@ def _jax(frameworks: Sequence[Framework]) -> Framework | None:
 
 
 def xla_flag(value: str, name: str) -> str | None:
-    """The last value XLA_FLAGS (VALUE) gives flag NAME (--name=value, --name value is not XLA's form), "true" for
-    a bare --name, None where it is not there."""
+    """The last value XLA_FLAGS (VALUE) gives flag NAME, read as XLA's own parser reads it (variables.
+    xla_flag_values: split at XLA's white space, a quoted value whole, nothing after a word that is not a flag);
+    "true" for a bare --name, None where it is not there."""
+    from cudnn_doctor.variables import xla_flag_values
+
     found = None
-    for word in value.split():
-        key, equals, given = word.lstrip("-").partition("=")
-        if word.startswith("-") and key == name:
-            found = given if equals else "true"
+    for flag, _written, given in xla_flag_values(value):
+        if flag == name:
+            found = "true" if given is None else given
     return found
 
 
@@ -120,7 +122,7 @@ class XlaCompilerSearch:
 
     def __init__(self, frameworks: Sequence[Framework], env: dict[str, str], prefix_system: Any,
                  cwd: str | None = None) -> None:
-        from cudnn_doctor.child import ChildBatch, ChildRequest, deadline_in
+        from cudnn_doctor.child import ChildBatch, ChildRequest, deadline_in, timeout_from_env
 
         self.view: XlaCompiler | None = None
         self.batch: ChildBatch | None = None
@@ -167,6 +169,7 @@ class XlaCompilerSearch:
             libdevice_dir=libdevice_dir, libdevice=libdevice if libdevice and os.path.isfile(libdevice) else None,
             roots=tuple(library_roots))
         requests = []
+        seconds = timeout_from_env("CUDNN_DOCTOR_HELPER_TIMEOUT", TIMEOUT_S)
         seen: set[str] = set()
         asked_real: dict[str, str] = {}
         for path, how in places:
@@ -188,11 +191,11 @@ class XlaCompilerSearch:
             self.asked.append((path, how))
             # as XLA starts it (execvp: a file without '#!' goes to /bin/sh), in this environment
             argv = (path, "--version") if _runs_itself(path) else ("/bin/sh", path, "--version")
-            requests.append(ChildRequest(argv, env, TIMEOUT_S, f"{path} --version"))
+            requests.append(ChildRequest(argv, env, seconds, f"{path} --version"))
             if len(requests) >= MAX_ASKED:
                 break
         if requests:
-            self.batch = ChildBatch(requests, deadline=deadline_in(TIMEOUT_S))
+            self.batch = ChildBatch(requests, deadline=deadline_in(seconds))
 
     def result(self, path_ptxas: str | None = None) -> XlaCompiler | None:
         """The search as XLA makes it: the candidates looked at up to the one it takes. PATH_PTXAS: the first ptxas
@@ -243,7 +246,7 @@ def _judged(path: str, how: str, answer: Any, row: dict[str, Any]) -> CompilerCa
         words = (answer.stderr_tail or answer.error or answer.stdout or "").strip().splitlines()
         said = words[-1][:200] if words else f"exit status {answer.exit_code}"
         return CompilerCandidate(path, how, "did not run", f"`--version` failed ({said})")
-    found = re.search(row["version_pattern"], answer.stdout or "")
+    found = re.search(row["version_pattern"], answer.stdout or "", re.ASCII)  # RE2's \d and \b, as XLA's: 0-9 only
     if found is None:
         return CompilerCandidate(path, how, "no version", "its `--version` names no V<major>.<minor>.<patch>")
     version = ".".join(found.groups())
@@ -399,7 +402,7 @@ def _builtins_problem(found: str | None, wanted: str, entry: str) -> str:
 
 
 NVRTC_CHILD = r"""
-import ctypes, sys
+import ctypes, os, sys
 if len(sys.argv) > 2:  # the framework's own code loads its builtins by full path first (torch); it ignores a failure
     try:
         ctypes.CDLL(sys.argv[2], mode=ctypes.RTLD_GLOBAL)
@@ -416,7 +419,10 @@ log = ctypes.create_string_buffer(max(size.value, 1))
 lib.nvrtcGetProgramLog(prog, log)
 lib.nvrtcGetErrorString.restype = ctypes.c_char_p
 words = (lib.nvrtcGetErrorString(status) or b"").decode(errors="replace")
-sys.stdout.write(words + ": " + " ".join(log.value.decode(errors="replace").split()) + "\n")
+data = (words + ": " + " ".join(log.value.decode(errors="replace").split()) + "\n").encode()
+fd = _stdio["answer_fd"]()  # its own channel: what a preloaded library prints on stdout is not the answer
+while data:
+    data = data[os.write(fd, data):]
 """
 
 
@@ -425,13 +431,15 @@ def _nvrtc_said(nvrtc: str, env: dict[str, str], preloaded: str | None = None) -
     own builtins, where its code loads them first) loaded before it: its status and log."""
     import sys
 
-    from cudnn_doctor.child import ChildBatch, ChildRequest, deadline_in
+    from cudnn_doctor.child import ChildBatch, ChildRequest, deadline_in, timeout_from_env, with_stdio
 
-    argv = (sys.executable, "-I", "-c", NVRTC_CHILD, nvrtc, *((preloaded,) if preloaded else ()))
-    batch = ChildBatch([ChildRequest(argv, env, TIMEOUT_S,
-                                     "NVRTC's first compilation")], deadline=deadline_in(TIMEOUT_S), background=False)
+    # a library child: CUDNN_DOCTOR_PROBE_TIMEOUT where it is set (as for each library child), else 5 s
+    seconds = timeout_from_env("CUDNN_DOCTOR_PROBE_TIMEOUT", TIMEOUT_S)
+    argv = (sys.executable, "-I", "-c", with_stdio(NVRTC_CHILD), nvrtc, *((preloaded,) if preloaded else ()))
+    batch = ChildBatch([ChildRequest(argv, env, seconds, "NVRTC's first compilation", answer_channel=True)],
+                       deadline=deadline_in(seconds), background=False)
     [answer] = batch.answers()
-    text = (answer.stdout or "").strip()
+    text = (answer.answer or "").strip()
     if text:
         return text.splitlines()[-1][:400]
     return (answer.error or answer.stderr_tail or "").strip()[:400]

@@ -10,8 +10,8 @@ from collections.abc import Sequence
 
 from cudnn_doctor.model import Framework, Toolkit
 
-RELEASE = re.compile(r"release (\d+\.\d+)")
-TIMEOUT_S = 5.0
+RELEASE = re.compile(r"release (\d+\.\d+)", re.ASCII)  # 0-9 only: what other digits say is no release
+TIMEOUT_S = 5.0  # unless CUDNN_DOCTOR_HELPER_TIMEOUT says (the helper programs' time)
 
 
 class PtxasChild:
@@ -19,7 +19,7 @@ class PtxasChild:
     is installed; its answer read later: (path, release) or (None, None)."""
 
     def __init__(self, env: dict[str, str], frameworks: list[Framework], toolkits: Sequence[Toolkit] = ()) -> None:
-        from cudnn_doctor.child import ChildBatch, ChildRequest, deadline_in
+        from cudnn_doctor.child import ChildBatch, ChildRequest, deadline_in, timeout_from_env
 
         self.path: str | None = None
         self.release: str | None = None
@@ -34,8 +34,9 @@ class PtxasChild:
         if own is not None:
             self.release = ".".join(str(own.version).split(".")[:2])
         elif self.path is not None:
-            self.batch = ChildBatch([ChildRequest((self.path, "--version"), env, TIMEOUT_S, f"{self.path} --version")],
-                                    deadline=deadline_in(TIMEOUT_S))
+            seconds = timeout_from_env("CUDNN_DOCTOR_HELPER_TIMEOUT", TIMEOUT_S)
+            self.batch = ChildBatch([ChildRequest((self.path, "--version"), env, seconds, f"{self.path} --version")],
+                                    deadline=deadline_in(seconds))
 
     def result(self) -> tuple[str | None, str | None]:
         if self.release is not None:

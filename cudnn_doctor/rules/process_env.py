@@ -1134,7 +1134,8 @@ def _judge_more(row: dict[str, Any], kind: str, value: str, report: Report) -> l
         problem = environment.grammar_problem(row, value)
         if problem:
             return [("invalid", problem)]
-        if environment.whole(value.strip()) >= row["hides_from"] and _has(report, row["framework"]):
+        number = environment.read_whole(environment.value_reader(row), value)[0]
+        if number is not None and number >= row["hides_from"] and _has(report, row["framework"]):
             return [("off", row["effect"])]
         return []
     if kind == "float":
