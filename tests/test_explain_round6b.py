@@ -38,7 +38,8 @@ CASES = [
      "expr=finder(calgo, algoPerf)"),
     ("torch/torch7#780", "CD316", "/home/usrname/torch/install/share/lua/5.1/cudnn/init.lua:118: Error in CuDNN: "
      "CUDNN_STATUS_ALLOC_FAILED (cudnnFindConvolutionForwardAlgorithm)"),
-    ("kbardool/Keras-frcnn#97", "CD315", "Could not create cudnn handle: CUDNN_STATUS_ALLOC_FAILED"),
+    # the handle could not allocate: the memory's (round thirteen, e19: explain/routing.py's memory_first)
+    ("kbardool/Keras-frcnn#97", "CD109", "Could not create cudnn handle: CUDNN_STATUS_ALLOC_FAILED"),
     # CUDA_ERROR_NOT_FOUND (500) while CUDA initialises: the driver's
     ("YanWenKun/ComfyUI-Docker#74", "CD110", "RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some "
      "cuda functions before calling NumCudaDevices() that might have already set an error? Error 500: named symbol not "

@@ -18,7 +18,7 @@ from typing import Any
 
 from cudnn_doctor.codes import CODES
 from cudnn_doctor.errors import DoctorError
-from cudnn_doctor.explain import catalog, classify, reader
+from cudnn_doctor.explain import catalog, classify, reader, routing
 from cudnn_doctor.explain.catalog import Match, normalise
 from cudnn_doctor.explain.message_text import no_cuda_platform
 from cudnn_doctor.knowledge.data import load
@@ -95,20 +95,32 @@ def explain_text(text: str | bytes, report: Report | None) -> dict[str, Any]:
     for match in specific:  # one answer per finding code
         # an entry about the loader answers with the code of the part of the stack its library belongs to
         code = dict(match.code_by_part).get(parts.get(match.values.get("library", ""), ""), match.code)
+        code = routing.cause_code(code, match.values, match.matched, facts)  # the layer that caused it, not the reporter
         if match not in summaries and code not in covered:
             covered.add(code)
             matches.append(_filled({k: v for k, v in asdict(match).items() if k not in ("priority", "code_by_part")}
                                    | {"code": code}, machine))
-    for cause in causes:
-        if cause.code not in covered:
-            covered.add(cause.code)
-            line = facts.lines[cause.line] if 0 <= cause.line < len(facts.lines) else cause.fact
-            matches.append(_from_cause(cause, facts.framework, line, machine))
-    for summary in summaries:
-        if summary.code not in covered:
-            covered.add(summary.code)
-            matches.append(_filled({k: v for k, v in asdict(summary).items() if k not in ("priority", "code_by_part")},
-                                   machine))
+
+    def add_causes() -> None:
+        for cause in causes:
+            if cause.code not in covered:
+                covered.add(cause.code)
+                line = facts.lines[cause.line] if 0 <= cause.line < len(facts.lines) else cause.fact
+                matches.append(_from_cause(cause, facts.framework, line, machine))
+
+    def add_summaries() -> None:
+        for summary in summaries:
+            if summary.code not in covered:
+                covered.add(summary.code)
+                matches.append(_filled({k: v for k, v in asdict(summary).items() if k not in ("priority", "code_by_part")},
+                                       machine))
+
+    if routing.framework_words_first(causes, summaries, facts):  # general phrases after the framework's own words
+        add_summaries()
+        add_causes()
+    else:
+        add_causes()
+        add_summaries()
     # a GPU the message's own list of supported hardware holds is no fault of the build (judged against the text)
     matches[:] = [m for m in matches if m["code"] not in classify.ARCH_CODES
                   or not classify.listed_as_supported(facts, str((m.get("values") or {}).get("compute_capability", "")))]
@@ -120,6 +132,7 @@ def explain_text(text: str | bytes, report: Report | None) -> dict[str, Any]:
         dropped = len(kept) < len(matches)
         matches[:] = kept
     _compiler_first(matches)
+    routing.memory_first(matches)
     _judge_architecture(matches, facts)
     for answer in matches:
         _name_the_values(answer)

@@ -74,7 +74,8 @@ def classify(facts: Facts) -> list[Cause]:
     return unique
 
 
-def _library_code(library: Library) -> str:
+def library_code(library: Library) -> str:
+    """The finding of LIBRARY's failure, by the part of the stack it belongs to."""
     failure = library.failure or "load-failed"
     if library.finding:
         return library.finding
@@ -122,7 +123,7 @@ def _from_libraries(libraries: tuple[Library, ...]) -> list[Cause]:
                 "load-failed": "failed to load"}[library.failure or "load-failed"]
         majors = "".join(f", {label} {values[key]}" for key, label in (("cudnn_major", "cuDNN"), ("cuda_major", "CUDA"))
                          if key in values)
-        causes.append(Cause(_library_code(library), f"{library.file} ({library.component}{majors}) {what}",
+        causes.append(Cause(library_code(library), f"{library.file} ({library.component}{majors}) {what}",
                             f"compat/libraries.toml: {library.source}", values, kind="library", line=library.line))
     return causes
 

@@ -52,10 +52,12 @@ TRIGGERS = (
 def to_text(data: bytes | str) -> str:
     """Any bytes as text: a long input's head and tail (head_and_tail), control bytes (NUL included) as spaces,
     invalid UTF-8 replaced, and the full-width colon of Chinese and Japanese locales ("cuda_runtime.h：No such file")
-    as the colon the programs' own words have there."""
+    as the colon the programs' own words have there, and a quote escaped by what carried the message as the quote."""
     if isinstance(data, str):
         data = data.encode("utf-8", "surrogateescape")
-    return head_and_tail(data).translate(_CONTROLS).decode("utf-8", "replace").replace("\uff1a", ": ")
+    text = head_and_tail(data).translate(_CONTROLS).decode("utf-8", "replace").replace("\uff1a", ": ")
+    # a quote escaped by what carried the message (a Python repr, a shell, Markdown: "option 'gpu-name\\'") is the quote
+    return text.replace("\\'", "'").replace('\\"', '"')
 
 
 _SKIPPED = re.compile(rb"\n\[cudnn-doctor: (\d{1,15}) bytes skipped, from byte (\d{1,15}) to byte (\d{1,15})\]\n")

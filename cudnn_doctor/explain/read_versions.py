@@ -100,8 +100,11 @@ MISMATCH_WORDS = ("not compatible", "incompatible", "mismatch", "does not match"
 
 
 # a package manager's words for one package's requirement of another: the versions on such a line are pins of a
-# resolver's conflict (CD521), not what a build was made for and what it found
-PIN_WORDS = ("which is incompatible", "depends on", "you require", "but you'll have", "has requirement")
+# resolver's conflict (CD521), not what a build was made for and what it found; so are the versions of its progress
+# and resolution lines (pip's "Using cached X-11.7.99-py3-none-win_amd64.whl", "9.0.0 Requires-Python >=3.11",
+# "(from versions: ...)"): a package's releases, never a build's pair
+PIN_WORDS = ("which is incompatible", "depends on", "you require", "but you'll have", "has requirement",
+             "requires-python", "(from versions:", ".whl", "using cached ")
 
 
 def versions(index: int, line: str, lower: str) -> list[VersionPair]:
