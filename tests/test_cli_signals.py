@@ -139,3 +139,25 @@ def test_under_nohup_a_sighup_changes_nothing(machine: Machine, tmp_path: Path) 
     report = json.loads(out)
     assert process.returncode == report["summary"]["exit_code"] != 129, err
     assert "interrupted" not in err and survivors(mark) == []
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
+def test_a_signal_after_the_answer_is_written_whole_changes_nothing(signum: int) -> None:
+    """The command's one document written whole, a signal while the doctor ends (its children stopped, its caches
+    closed): the exit status stays the answer's, and nothing is printed after it. It was 128 + N beside a plan that
+    said nothing of an interruption (the round-thirteen red-team's `fix --json` under SIGTERM)."""
+    code = (
+        "import os, sys, time\n"
+        "from cudnn_doctor import runner\n"
+        "from cudnn_doctor.render.json_out import write_json\n"
+        "def body():\n"
+        "    write_json({'schema': 'cudnn-doctor/plan/1', 'exit_code': 1})\n"
+        f"    os.kill(os.getpid(), {int(signum)})\n"
+        "    time.sleep(0.3)\n"
+        "    return 1\n"
+        "runner.run(body, lambda: True)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                          cwd=Path(__file__).resolve().parent.parent)
+    assert done.returncode == 1, (done.returncode, done.stderr)
+    assert json.loads(done.stdout) == {"schema": "cudnn-doctor/plan/1", "exit_code": 1}
+    assert "interrupted" not in done.stderr, done.stderr
