@@ -225,8 +225,8 @@ def run(body: Callable[[], int], want_json: Callable[[], bool] = lambda: False) 
     except KeyboardInterrupt as error:  # a signal outside a command's body (parsing, the last flush)
         exit_code = interrupted(error, want_json())
     signals.hold()  # the outcome is settled: a signal from now on changes nothing and raises nothing
-    if signals.received() not in (None, getattr(signal, "SIGXCPU", None)):  # a CPU-time limit exits 2, said above
-        exit_code = signals.exit_code()
+    if signals.received() not in (None, getattr(signal, "SIGXCPU", None)) and not signals.settled():
+        exit_code = signals.exit_code()  # (a CPU-time limit exits 2, said above; an answer written whole is settled)
     if exit_code == CLOSED_PIPE_EXIT:  # nothing more reaches the reader that went away
         try:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

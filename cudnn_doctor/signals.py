@@ -106,6 +106,22 @@ def hold() -> None:
     _held.append(True)
 
 
+def settle() -> None:
+    """The command's answer is written whole: its outcome is the answer's. A signal from now on is ignored (hold),
+    and one received before that the command went on past (deferred by Python where it could not raise) no longer
+    sets the exit status either (runner.run asks settled())."""
+    hold()
+    _settled.append(True)
+
+
+def settled() -> bool:
+    """Whether settle() was called: the command's answer was written whole."""
+    return bool(_settled)
+
+
+_settled: list[bool] = []
+
+
 def received() -> int | None:
     """The first signal received since install(), or None."""
     return _received[0] if _received else None

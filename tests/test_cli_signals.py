@@ -161,3 +161,25 @@ def test_a_signal_after_the_answer_is_written_whole_changes_nothing(signum: int)
     assert done.returncode == 1, (done.returncode, done.stderr)
     assert json.loads(done.stdout) == {"schema": "cudnn-doctor/plan/1", "exit_code": 1}
     assert "interrupted" not in done.stderr, done.stderr
+
+
+def test_a_signal_the_command_went_on_past_does_not_outweigh_its_whole_answer() -> None:
+    """A signal received where it could not stop the command (Python defers one raised in a callback; here a
+    block that swallows it), then the answer written whole: the status is the answer's, as in the test above."""
+    code = (
+        "import os, time\n"
+        "from cudnn_doctor import runner\n"
+        "from cudnn_doctor.render.json_out import write_json\n"
+        "def body():\n"
+        "    try:\n"
+        "        os.kill(os.getpid(), 15)\n"
+        "        time.sleep(0.3)\n"
+        "    except KeyboardInterrupt:\n"
+        "        pass\n"
+        "    write_json({'schema': 'cudnn-doctor/report/1', 'exit_code': 0})\n"
+        "    return 0\n"
+        "runner.run(body, lambda: True)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                          cwd=Path(__file__).resolve().parent.parent)
+    assert done.returncode == 0, (done.returncode, done.stderr)
+    assert json.loads(done.stdout) == {"schema": "cudnn-doctor/report/1", "exit_code": 0}

@@ -25,12 +25,13 @@ def write_json(data: dict[str, Any]) -> None:
 
 def write_document(text: str) -> None:
     """A command's one document (JSON, JUnit XML, Prometheus text) on standard output. Once it is written whole,
-    the command's outcome is settled (signals.hold): a SIGTERM or Ctrl-C that comes after it, while the doctor
-    ends, no longer turns the exit status into 128 + N beside an answer that says nothing of it."""
+    the command's outcome is settled (signals.settle): a SIGTERM or Ctrl-C that comes after it, while the doctor
+    ends, or one that came before and was deferred past it, no longer turns the exit status into 128 + N beside an
+    answer that says nothing of it."""
     global written
     written = True
     sys.stdout.write(text)
     sys.stdout.flush()
     from cudnn_doctor import signals
 
-    signals.hold()
+    signals.settle()
