@@ -332,6 +332,10 @@ def probe_nvml(_arg=None, module_folder=None):
     except pynvml.NVMLError as error:  # which libnvidia-ml answered so: a stub on LD_LIBRARY_PATH is not the driver's
         return {"ok": False, "error": str(error), "error_class": type(error).__name__,
                 "library": _loaded_path("libnvidia-ml.so", getattr(pynvml, "nvmlLib", None))}
+    except UnicodeDecodeError as error:  # ctypes could not decode the loader's refusal (a file name not UTF-8 in it)
+        said = error.object.decode("utf-8", "backslashreplace") if isinstance(error.object, bytes) else str(error)
+        return {"ok": False, "error": "the loader refused libnvidia-ml.so.1: " + said[:2000],
+                "error_class": "LoaderRefused", "library": None}
     try:
         result = {
             "ok": True,

@@ -4,6 +4,7 @@ _preload_cuda_lib, written here after the real one), and copies of the wheel ben
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -180,6 +181,25 @@ def test_a_library_that_is_no_nvml_first_on_the_path_is_one_too(machine: Machine
     report = machine.check_json()
     wrong = finding(report, "CD118")
     assert wrong["severity"] == "error" and wrong["evidence"] == "seen" and "Function Not Found" in wrong["proof"]
+
+
+def test_an_nvml_the_loader_refuses_in_a_folder_not_utf8_is_named(machine: Machine, tmp_path: Path) -> None:
+    """A file that is no ELF saved as libnvidia-ml.so.1 in a folder whose name is not UTF-8, first on
+    LD_LIBRARY_PATH: the loader refuses it in words that hold the name, which ctypes cannot decode (a
+    UnicodeDecodeError, not pynvml's NVMLError). It was 'Driver found without NVML' (info); it is CD118, seen,
+    in the loader's words, the folder named (round thirteen's red-team, after its figures)."""
+    from tests.test_process_env import jax_install
+
+    gpu_machine(machine, tmp_path, gpus=1)
+    jax_install(python_env(machine, tmp_path))
+    folder = Path(os.fsdecode(bytes(tmp_path) + b"/nv\xff"))
+    folder.mkdir()
+    (folder / "libnvidia-ml.so.1").write_bytes(b"not an ELF file, only text" * 4)
+    machine.env["LD_LIBRARY_PATH"] = f"{folder}:{machine.env['LD_LIBRARY_PATH']}"
+    report = machine.check_json()
+    wrong = finding(report, "CD118")
+    assert wrong["severity"] == "error" and wrong["evidence"] == "seen", wrong
+    assert "the loader refused" in wrong["proof"] and "invalid ELF header" in wrong["proof"], wrong
 
 
 def test_the_drivers_own_nvml_refusing_is_not_a_loader_problem(machine: Machine, tmp_path: Path) -> None:

@@ -334,6 +334,8 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
         # the child ended or hung before NVML answered: the libnvidia-ml.so.1 the loader takes first, named
         library = resolve_like_loader("libnvidia-ml.so.1", [], ctx, cache)
         died = nvml.error or "ended before NVML answered"
+    if not library and nvml.values.get("error_class") == "LoaderRefused":  # the file the loader refused, named
+        library = resolve_like_loader("libnvidia-ml.so.1", [], ctx, cache)
     # what loading NVML (and nvmlInit) took from the child's process, whatever NVML answered: the file it loaded
     taken = changed_process(nvml.values) if nvml.loaded else ()
     if taken and not library:

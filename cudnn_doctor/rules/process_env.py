@@ -1372,7 +1372,9 @@ def nvml_library(report: Report) -> list[Finding]:
     foreign = "function not found" in view.nvml_error.lower() or "not found" in view.nvml_error.lower()
     # a file that ends the program that loads it, and is not named for the kernel module's release: not the driver's
     died = bool(view.nvml_died) and not (kernel and release == kernel)
-    if not view.nvml_stub and not foreign and not view.nvml_fifo and not died and \
+    # the loader refused the copy LD_LIBRARY_PATH or LD_PRELOAD put first (its own words, said by the child)
+    refused = view.nvml_error.startswith("the loader refused") and view.nvml_via in ("LD_LIBRARY_PATH", "LD_PRELOAD")
+    if not view.nvml_stub and not foreign and not view.nvml_fifo and not died and not refused and \
             not (kernel and release and release != kernel):
         return []  # the driver's own NVML refusing is the driver's problem (CD104/CD105), not the loader's
     if view.nvml_fifo:  # the loader waits on it for ever: nvmlInit is never reached
@@ -1390,7 +1392,9 @@ def nvml_library(report: Report) -> list[Finding]:
                         consequence="every program that loads NVML (nvidia-smi, JAX, torch's memory queries) ends or "
                                     "hangs there", framework="JAX" if jax else "")]
     made = finding("CD118", subject=view.nvml_library, refs=(NVML_SOURCE,), evidence="seen",
-                   proof=f"nvmlInit answered '{view.nvml_error}' with {view.nvml_library} in a child started with this "
+                   proof=f"{view.nvml_error}, in a child started with this environment (the first it finds: "
+                         f"{view.nvml_library})" if refused else
+                         f"nvmlInit answered '{view.nvml_error}' with {view.nvml_library} in a child started with this "
                          "environment", library=view.nvml_library, error=view.nvml_error, via=_nvml_via(view),
                    consequence=("JAX finds no GPU and refuses to start, nvidia-smi and every NVML user fail, torch "
                                 "warns" if jax else "nvidia-smi and every NVML user fail (JAX would refuse to start; "
