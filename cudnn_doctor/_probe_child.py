@@ -336,6 +336,14 @@ def probe_nvml(_arg=None, module_folder=None):
         said = error.object.decode("utf-8", "backslashreplace") if isinstance(error.object, bytes) else str(error)
         return {"ok": False, "error": "the loader refused libnvidia-ml.so.1: " + said[:2000],
                 "error_class": "LoaderRefused", "library": None}
+    # what every C program looks up: nvml.h defines nvmlInit as nvmlInit_v2 (and the device calls as their _v2),
+    # while pynvml calls nvmlInitWithFlags; a lookup that ends the program (a symbol table that lies, an IFUNC
+    # whose resolver crashes) ends this child before it answers, as it ends them
+    for name in ("nvmlInit_v2", "nvmlDeviceGetCount_v2", "nvmlDeviceGetHandleByIndex_v2"):
+        try:
+            getattr(pynvml.nvmlLib, name)
+        except (AttributeError, TypeError):
+            pass
     try:
         result = {
             "ok": True,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -200,6 +201,27 @@ def test_an_nvml_the_loader_refuses_in_a_folder_not_utf8_is_named(machine: Machi
     wrong = finding(report, "CD118")
     assert wrong["severity"] == "error" and wrong["evidence"] == "seen", wrong
     assert "the loader refused" in wrong["proof"] and "invalid ELF header" in wrong["proof"], wrong
+
+
+def test_an_nvml_whose_v2_lookup_ends_the_program_is_named(machine: Machine, tmp_path: Path) -> None:
+    """An NVML first on LD_LIBRARY_PATH where looking up nvmlInit_v2 (what nvml.h makes every C program's nvmlInit)
+    ends the program, while pynvml's nvmlInitWithFlags answers: the doctor's child looks up what programs look up,
+    so it ends there too, and CD118 names the file (round thirteen's red-team, after its figures: a symbol table
+    whose entry lies; here an IFUNC whose resolver crashes)."""
+    from tests.fakes.build import fake_nvml
+    from tests.test_process_env import jax_install
+
+    gpu_machine(machine, tmp_path, gpus=1)
+    jax_install(python_env(machine, tmp_path))
+    folder = tmp_path / "first"
+    fake_nvml(folder, v2_crashes_on_lookup=True)
+    machine.env["LD_LIBRARY_PATH"] = f"{folder}:{machine.env['LD_LIBRARY_PATH']}"
+    code = "import ctypes; ctypes.CDLL('libnvidia-ml.so.1').nvmlInit_v2"  # the judge: a program that looks it up
+    assert subprocess.run([sys.executable, "-c", code], env=machine.env, capture_output=True).returncode < 0
+    report = machine.check_json()
+    wrong = finding(report, "CD118")
+    assert wrong["severity"] == "error" and wrong["evidence"] == "seen", wrong
+    assert str(folder / "libnvidia-ml.so.1") == wrong["subject"], wrong
 
 
 def test_the_drivers_own_nvml_refusing_is_not_a_loader_problem(machine: Machine, tmp_path: Path) -> None:

@@ -156,7 +156,7 @@ def fake_nvml(folder: Path, driver: str = "580.159.04", cuda: int = 13000, gpus:
               name: str = "NVIDIA H100 80GB HBM3", compute_capability: str = "9.0",
               init_error: int | None = None, health: dict[str, int] | None = None,
               pid_file: Path | None = None, init_sleep_ms: int | None = None, stub: bool = False,
-              takes: int = 0) -> Path:
+              takes: int = 0, v2_crashes_on_lookup: bool = False) -> Path:
     """HEALTH: fake_nvml.c's FAKE_* health values by name, e.g. {"ECC_VOLATILE": 3, "SICK_GPU": 1};
     PID_FILE: each nvmlInit appends its process's pid there; INIT_SLEEP_MS: nvmlInit takes that long; TAKES:
     hostile_constructor.c's HOSTILE_TAKES."""
@@ -173,6 +173,8 @@ def fake_nvml(folder: Path, driver: str = "580.159.04", cuda: int = 13000, gpus:
         defines["FAKE_NVML_PID_FILE"] = json.dumps(str(pid_file))  # a C string literal: JSON's escapes are C's
     if init_sleep_ms is not None:
         defines["FAKE_NVML_INIT_SLEEP_MS"] = int(init_sleep_ms)
+    if v2_crashes_on_lookup:  # nvmlInit_v2's lookup ends the program (the name every C program's nvmlInit is)
+        defines["FAKE_NVML_V2_CRASHES_ON_LOOKUP"] = True
     defines.update({f"FAKE_{key}": value for key, value in (health or {}).items()})
     folder.mkdir(parents=True, exist_ok=True)
     built = compile_library("fake_nvml.c", "libnvidia-ml.so.1", defines, soname="libnvidia-ml.so.1",

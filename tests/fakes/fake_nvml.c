@@ -4,6 +4,7 @@
    version mismatch, 9 = driver not loaded). FAKE_NVML_PID_FILE (a path) has nvmlInit append the
    process's pid to that file; FAKE_NVML_INIT_SLEEP_MS makes nvmlInit take that long, as a driver that
    is slow to open does. */
+#include <signal.h>
 #include <string.h>
 #include <stdio.h>
 #include <time.h>
@@ -58,7 +59,16 @@ static int init(void) {
     return 0;
 #endif
 }
+#ifdef FAKE_NVML_V2_CRASHES_ON_LOOKUP
+/* nvml.h maps nvmlInit to nvmlInit_v2 for every C program: a symbol whose lookup itself ends the program (an IFUNC
+   whose resolver crashes; a symbol table that lies does the same in ld.so), while nvmlInitWithFlags, which
+   pynvml calls, answers as usual */
+static int init_v2(void) { return init(); }
+static void *resolve_init_v2(void) { raise(SIGSEGV); return (void *)init_v2; }
+int nvmlInit_v2(void) __attribute__((ifunc("resolve_init_v2")));
+#else
 int nvmlInit_v2(void) { return init(); }
+#endif
 int nvmlInit(void) { return init(); }
 int nvmlInitWithFlags(unsigned int flags) { (void)flags; return init(); }
 int nvmlShutdown(void) { return 0; }
