@@ -36,7 +36,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from cudnn_doctor.operating_system import CURRENT
+from cudnn_doctor.operating_system import CURRENT, stat_fields
 from cudnn_doctor.versions import ascii_digits
 
 NEUTRAL_CWD = CURRENT.neutral_cwd
@@ -775,13 +775,12 @@ def kill_strays(token: str, since: int | None = None) -> int:
                         continue
                     environ = b""
                 else:
-                    try:
-                        with open(f"/proc/{entry}/environ", "rb") as handle:
-                            environ = handle.read(1 << 20)
-                    except (OSError, MemoryError):  # gone (its children reparented first); no buffer under ulimit -v
+                    read = _environ(entry)
+                    if read is None:  # gone (its children reparented first); no buffer under ulimit -v
                         met.add(pid)
                         unknown = True
                         continue
+                    environ = read
                     if not environ and (parent := _dead_parent(pid)) is not None:  # a zombie reads as empty: it
                         met.add(pid)  # forks no more, its children were reparented before it died
                         again, unknown = again or parent == me, True
@@ -826,32 +825,36 @@ def _environ_after_exec(entry: str) -> bytes:
         return b""
     for wait in _EXEC_WAITS_S:
         time.sleep(wait)
-        try:
-            with open(f"/proc/{entry}/environ", "rb") as handle:
-                environ = handle.read(1 << 20)
-        except (OSError, MemoryError):
+        environ = _environ(entry)
+        if environ is None:
             return b""
         if environ:
             return environ
     return b""
 
 
+def _environ(entry: str) -> bytes | None:
+    """The first MiB of process ENTRY's environment; None where it is gone (or no buffer is left under ulimit -v)."""
+    try:
+        with open(f"/proc/{entry}/environ", "rb") as handle:
+            return handle.read(1 << 20)
+    except (OSError, MemoryError):
+        return None
+
+
 def _kernel_thread(entry: str) -> bool:
     """Whether process ENTRY is a kernel thread (PF_KTHREAD in /proc/PID/stat's flags): never a stray."""
+    fields = stat_fields(entry)
     try:
-        with open(f"/proc/{entry}/stat", "rb") as handle:
-            return bool(int(handle.read(4096).rpartition(b")")[2].split()[6]) & 0x00200000)
-    except (OSError, IndexError, ValueError):
+        return fields is None or bool(int(fields[6]) & 0x00200000)
+    except (IndexError, ValueError):
         return True
 
 
 def _start_time(pid: int) -> bytes | None:
     """PID's start time in clock ticks since boot (/proc/PID/stat field 22), None where it cannot be read."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            return handle.read(4096).rpartition(b")")[2].split()[19]
-    except (OSError, IndexError):
-        return None
+    fields = stat_fields(pid)
+    return fields[19] if fields is not None and len(fields) > 19 else None
 
 
 def _await_deaths(killed: Mapping[int, bytes | None]) -> None:
@@ -883,11 +886,12 @@ def _own(query: Callable[[int], int]) -> int | None:
 
 def _dead_parent(pid: int) -> int | None:
     """The parent of PID where PID is a zombie (0 where it is already gone); None where it is alive."""
+    fields = stat_fields(pid)
+    if fields is None:
+        return 0
     try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            fields = handle.read(4096).rpartition(b")")[2].split()
         return int(fields[1]) if fields[0] in (b"Z", b"X", b"x") else None
-    except (OSError, IndexError, ValueError):
+    except (IndexError, ValueError):
         return 0
 
 

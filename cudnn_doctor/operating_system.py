@@ -131,11 +131,10 @@ class Posix:
         doctor starts outside the runner, ldconfig, a compiler, stays in it). Killed and reaped by kill_strays."""
         if not self._subreaper or pid in self._children:
             return False
+        fields = stat_fields(pid)
         try:
-            with open(f"/proc/{pid}/stat", "rb") as handle:
-                fields = handle.read(4096).rpartition(b")")[2].split()
-            parent, session = int(fields[1]), int(fields[3])
-        except (OSError, ValueError, IndexError):
+            parent, session = (int(fields[1]), int(fields[3])) if fields is not None else (0, 0)
+        except (ValueError, IndexError):
             return False
         return parent == os.getpid() and session != os.getsid(0) and pid not in self._children
 
@@ -177,6 +176,16 @@ class Posix:
                 name = f"signal {-returncode}"
             return f"crashed with {name}"
         return f"exited with status {returncode}"
+
+
+def stat_fields(pid: int | str) -> list[bytes] | None:
+    """/proc/PID/stat's fields after the command's name (the state first: field 3 of proc(5) is index 0 here), read
+    past the last ')' (a name may hold one); None where the process is gone or there is no /proc."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            return handle.read(4096).rpartition(b")")[2].split()
+    except OSError:
+        return None
 
 
 def _become_subreaper() -> bool:

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 
 HWCAPS = "glibc-hwcaps"
 HEADING = "Subdirectories of glibc-hwcaps directories"
-_ASKED: dict[tuple[str, str], tuple[str, ...]] = {}
+_ASKED: dict[tuple[str, str, str], str | None] = {}  # (ld.so, GLIBC_TUNABLES, option) -> what it printed
 
 
 def this_loader() -> str | None:
@@ -29,16 +29,8 @@ def this_loader() -> str | None:
 def searched_levels(env: Mapping[str, str]) -> tuple[str, ...]:
     """The glibc-hwcaps subfolder names ld.so searches here, best first; () where it names none (glibc before 2.33,
     no ld.so to ask, an answer that is not its help)."""
-    loader = this_loader()
-    if loader is None:
-        return ()
-    key = (loader, env.get("GLIBC_TUNABLES", ""))
-    if key not in _ASKED:
-        from cudnn_doctor.child import deadline_in, run_child
-
-        answer = run_child([loader, "--help"], env, deadline_in(5.0), what=f"{loader} --help")
-        _ASKED[key] = parse_help(answer.stdout) if answer.exit_code == 0 else ()
-    return _ASKED[key]
+    said = _ask_loader("--help", env)
+    return parse_help(said) if said is not None else ()
 
 
 def loader_platform(env: Mapping[str, str]) -> str | None:
@@ -46,19 +38,23 @@ def loader_platform(env: Mapping[str, str]) -> str | None:
     prints, glibc 2.33 and later): on x86-64 glibc before 2.37 names the CPU's class there ("haswell" on an Intel
     CPU with AVX2, "xeon_phi" with AVX-512ER), not the machine. Asked once per ld.so and GLIBC_TUNABLES (which can
     mask the CPU's features); None where it cannot be asked (no ld.so named, an older glibc, no answer)."""
+    said = _ask_loader("--list-diagnostics", env)
+    return parse_platform(said) if said is not None else None
+
+
+def _ask_loader(option: str, env: Mapping[str, str]) -> str | None:
+    """What this process's ld.so prints for OPTION, with the user's GLIBC_TUNABLES (which can mask the CPU's
+    features): asked once per ld.so, tunables and option; None where there is no ld.so to ask or it refused."""
     loader = this_loader()
     if loader is None:
         return None
-    key = (loader, env.get("GLIBC_TUNABLES", ""))
-    if key not in _PLATFORMS:
+    key = (loader, env.get("GLIBC_TUNABLES", ""), option)
+    if key not in _ASKED:
         from cudnn_doctor.child import deadline_in, run_child
 
-        answer = run_child([loader, "--list-diagnostics"], env, deadline_in(5.0), what=f"{loader} --list-diagnostics")
-        _PLATFORMS[key] = parse_platform(answer.stdout) if answer.exit_code == 0 else None
-    return _PLATFORMS[key]
-
-
-_PLATFORMS: dict[tuple[str, str], str | None] = {}
+        answer = run_child([loader, option], env, deadline_in(5.0), what=f"{loader} {option}")
+        _ASKED[key] = answer.stdout if answer.exit_code == 0 else None
+    return _ASKED[key]
 
 
 def parse_platform(text: str) -> str | None:
