@@ -400,6 +400,35 @@ def test_a_cublaslt_link_stub_first_on_the_path_is_what_jax_maps_and_an_error(ma
 
 
 @pytest.mark.integration
+def test_a_copy_lacking_a_function_xla_looks_up_by_name_is_said_for_jax(machine: Machine, tmp_path: Path) -> None:
+    """cuBLASLt without one function first on LD_LIBRARY_PATH: JAX's wheel's cuBLAS takes it by soname, and XLA
+    binds nothing of it at load (its plugin's undefined symbols name none): it looks each function up with dlsym on
+    that copy's handle when first called, from the names its stub table holds as strings (xla/tsl/cuda/
+    cublasLt_stub.cc). Those names, read from the plugin library's .rodata, are asked of the copy JAX got: the one it
+    lacks is named, a warning (the work that calls it fails, as JAX did on an H100: 'Could not load symbol ...').
+    Of JAX's own wheel's copy nothing is asked (the plugin is not read for it)."""
+    from tests.fakes.build import compile_library
+
+    site = jax_cu13(machine, tmp_path)
+    names = ["cublasLtCreate", "cublasLtMatmul", "cublasLtMatmulDescDestroy"]
+    plugin = compile_library("fake_xla_stub_table.c", "xla_cuda_plugin.so",
+                             {"NAMES": ",".join(f'"{name}"' for name in names)})
+    shutil.copy(plugin, site / "jax_plugins" / "xla_cuda13" / "xla_cuda_plugin.so")
+    report = machine.check_json()
+    assert not about(report, "libcublasLt"), report["findings"]  # its own copy: nothing read, nothing said
+    other = tmp_path / "cuda-13.1" / "lib64"
+    other.mkdir(parents=True)
+    shutil.copyfile(fake_cuda_math("libcublasLt.so.13", "cublasLt", 13, 1, 0), other / "libcublasLt.so.13")
+    machine.add_library_path(other)
+    report = machine.check_json()
+    seen = libraries_of(report, "jax")["libcublasLt.so.13"]
+    assert seen["path"] == str(other / "libcublasLt.so.13") and seen["unbound"] == ["cublasLtMatmulDescDestroy"], seen
+    [said] = [f for f in about(report, "libcublasLt") if "cublasLtMatmulDescDestroy" in f["detail"]]
+    assert said["severity"] == "warning" and said["evidence"] == "seen", said
+    assert "Could not load symbol cublasLtMatmulDescDestroy" in said["detail"], said["detail"]
+
+
+@pytest.mark.integration
 def test_a_foreign_file_where_cusparses_nvjitlink_is_stops_jax(machine: Machine, tmp_path: Path) -> None:
     """An unrelated library saved as libnvJitLink.so.13 first on LD_LIBRARY_PATH: JAX's own code loads its wheel's
     cuSPARSE, which needs nvJitLink by soname; the loader takes the foreign file and refuses cuSPARSE (undefined

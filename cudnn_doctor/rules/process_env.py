@@ -1711,7 +1711,8 @@ def _unbound_finding(user: str, who: str, library: Any, path: str, via: str, ent
             f". {who}'s libraries are bound as they load (RTLD_NOW): the loader refuses {library.binder} there "
             f"('{words}'), and its import fails."))
     return replace(made, severity="warning", detail=made.detail + (
-        f". {who} binds them when they are first called: the work that calls one fails there ('{words}'); "
+        f". {who} looks them up by name when they are first called: the work that calls one fails there "
+        f"('Could not load symbol {first}', the call's status an internal error); "
         "`cudnn-doctor check --deep` "
         "runs the frameworks here, which proves whether it is hit."))
 
