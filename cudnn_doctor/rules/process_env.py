@@ -1710,9 +1710,9 @@ def _unbound_finding(user: str, who: str, library: Any, path: str, via: str, ent
         return replace(made, detail=made.detail + (
             f". {who}'s libraries are bound as they load (RTLD_NOW): the loader refuses {library.binder} there "
             f"('{words}'), and its import fails."))
+    said = words if node else f"{words}', or where it looks it up by name (XLA's stubs): 'Could not load symbol {first}"
     return replace(made, severity="warning", detail=made.detail + (
-        f". {who} looks them up by name when they are first called: the work that calls one fails there "
-        f"('Could not load symbol {first}', the call's status an internal error); "
+        f". {who} binds them when they are first called: the work that calls one fails there ('{said}'); "
         "`cudnn-doctor check --deep` "
         "runs the frameworks here, which proves whether it is hit."))
 
