@@ -195,12 +195,15 @@ def _negated_build(tokens: list[str], words: dict[str, Any]) -> str | None:
         if token not in words["build"]:
             continue
         ahead = tokens[at + 1:at + 1 + CPU_AHEAD]
-        if not any(t.startswith(gpu) for t in ahead):
+        # a GPU word, or a CMake definition of one ("-DUSE_CUDA=1" read as "duse_cuda=1")
+        if not any(t.startswith(gpu) or (t[:1] == "d" and t[1:].startswith(gpu)) for t in ahead):
             continue
         before = tokens[max(0, at - 3):at]
         negated = any(t in words["negations"] for t in before) or (ahead and ahead[0] == "without")
-        # "Please compile with CUDA enabled", "Compile with USE_CUDA=1 to enable GPU usage": the build lacks it
-        imperative = token == "compile" and ahead[:1] == ["with"] and (at == 0 or tokens[at - 1] in ("please", "must"))
+        # "Please compile with CUDA enabled", "Compile with USE_CUDA=1 to enable GPU usage", "Please recompile with
+        # CMake option -DUSE_CUDA=1" (LightGBM): the build lacks it
+        imperative = (token in words["imperative"] and ahead[:1] == ["with"]
+                      and (at == 0 or tokens[at - 1] in ("please", "must")))
         if negated or imperative:
             return " ".join(tokens[max(0, at - 2):at + 1 + min(len(ahead), 3)])
     return None
