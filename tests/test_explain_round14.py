@@ -67,6 +67,13 @@ CASES = [
      "Conv1D on GPU currently requires the cuDNN library which is not integrated in this build"),
     ("lightgbm-org/LightGBM#5928", "CD406",
      "LightGBMError: GPU Tree Learner was not enabled in this build.\nPlease recompile with CMake option -DUSE_GPU=1"),
+    # LightGBM's imperative to rebuild with a CMake option (lightgbm-org/LightGBM#6205, the development case
+    # r13-lightgbm-cudap-typo: the option misspelt, still a CMake definition of the GPU build)
+    ("lightgbm-org/LightGBM#6205", "CD406", '"Please recompile with CMake option -DUSE_CUDAP=1"'),
+    # newer cuDNN frontends' words for no plan (YanWenKun/ComfyUI-Docker#140, the development case
+    # r13-comfyui-docker-cu130-no-valid-plans)
+    ("YanWenKun/ComfyUI-Docker#140", "CD316",
+     "KSamplerAdvanced - cuDNN Frontend error: [cudnn_frontend] Error: No valid execution plans built."),
     # PyTorch's range of capabilities, the GPU below it (Kaggle/docker-python#1546: a P100 under a cu128 wheel; the
     # development case r13-kaggle-p100-cu128-sm60 of benchmarks/held_out/round13, the one real message of the class)
     ("Kaggle/docker-python#1546", "CD404",

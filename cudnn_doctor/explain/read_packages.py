@@ -192,7 +192,7 @@ def _absent_from_build(clause: str, words: dict[str, Any]) -> str | None:
 def _negated_build(tokens: list[str], words: dict[str, Any]) -> str | None:
     gpu = tuple(words["gpu"])
     for at, token in enumerate(tokens):
-        if token not in words["build"]:
+        if token not in words["build"] and token not in words["imperative"]:
             continue
         ahead = tokens[at + 1:at + 1 + CPU_AHEAD]
         # a GPU word, or a CMake definition of one ("-DUSE_CUDA=1" read as "duse_cuda=1")
@@ -203,7 +203,9 @@ def _negated_build(tokens: list[str], words: dict[str, Any]) -> str | None:
         # "Please compile with CUDA enabled", "Compile with USE_CUDA=1 to enable GPU usage", "Please recompile with
         # CMake option -DUSE_CUDA=1" (LightGBM): the build lacks it
         imperative = (token in words["imperative"] and ahead[:1] == ["with"]
-                      and (at == 0 or tokens[at - 1] in ("please", "must")))
+                      and (at == 0 or tokens[at - 1] in ("please", "must"))
+                      # "recompile"/"rebuild" with a build option, not with another CUDA ("recompile with CUDA 12.4")
+                      and (token == "compile" or any("=" in t and t.lstrip("d").startswith(gpu) for t in ahead)))
         if negated or imperative:
             return " ".join(tokens[max(0, at - 2):at + 1 + min(len(ahead), 3)])
     return None
