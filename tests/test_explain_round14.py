@@ -74,6 +74,10 @@ CASES = [
     # r13-comfyui-docker-cu130-no-valid-plans)
     ("YanWenKun/ComfyUI-Docker#140", "CD316",
      "KSamplerAdvanced - cuDNN Frontend error: [cudnn_frontend] Error: No valid execution plans built."),
+    # xformers' Hopper-only FlashAttention-3 on another GPU (kijai/ComfyUI-DepthAnythingV2#29)
+    ("kijai/ComfyUI-DepthAnythingV2#29", "CD404",
+     "using MLP layer as FFN\nCUDA error (C:/a/xformers/xformers/third_party/flash-attention/hopper\\"
+     "flash_fwd_launch_template.h:188): invalid argument"),
     # PyTorch's range of capabilities, the GPU below it (Kaggle/docker-python#1546: a P100 under a cu128 wheel; the
     # development case r13-kaggle-p100-cu128-sm60 of benchmarks/held_out/round13, the one real message of the class)
     ("Kaggle/docker-python#1546", "CD404",
@@ -161,6 +165,9 @@ def test_a_url_markdown_made_a_link_is_read_as_printed() -> None:
     # a GPU inside the build's range by binary compatibility (eugr/spark-vllm-docker#15: "you can safely ignore it")
     "Found GPU0 NVIDIA GB10 which is of cuda capability 12.1. Minimum and Maximum cuda capability supported by this "
     "version of PyTorch is (8.0) - (12.0)",
+    # FlashAttention-3 called directly on a Hopper GPU, its own "invalid argument" (Dao-AILab/flash-attention#1208): no
+    # xformers dispatch, nothing of the installation named
+    "CUDA error (flash-attention/hopper/flash_fwd_launch_template.h:111): invalid argument",
     # a host compiler crashing outside nvcc (zrax/pycdc#216)
     "[main] cc1plus 1002 (0) exception: code 0xC0000005 at 0x419603\n"
     "[main] cc1plus 1002 (0) exception: exception is: STATUS_ACCESS_VIOLATION",
