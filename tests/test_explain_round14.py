@@ -174,3 +174,13 @@ def test_a_url_markdown_made_a_link_is_read_as_printed() -> None:
 ])
 def test_the_same_words_outside_the_gpu_stack_stay_unclaimed(message: str) -> None:
     assert explain_text(message, None)["exit_code"] == 1, explain_text(message, None)["matches"][:1]
+
+
+def test_the_rewrites_of_a_crafted_input_are_bounded() -> None:
+    # a hostile input of many tuples or links costs a bounded number of rewrites (REWRITES), the rest read as they are
+    from cudnn_doctor.explain.message_text import REWRITES
+
+    text = to_text("('a %s', 'b')\n" * (REWRITES + 44))
+    assert text.count("a b") == REWRITES and text.count("('a %s', 'b')") == 44
+    links = to_text("[x](http://a) " * (REWRITES + 3))
+    assert links.count("[x](http://a)") == 3

@@ -59,8 +59,11 @@ def to_text(data: bytes | str) -> str:
     # a quote escaped by what carried the message (a Python repr, a shell, Markdown: "option 'gpu-name\\'") is the quote
     text = text.replace("\\'", "'").replace('\\"', '"')
     if "](http" in text:  # a link GitHub's Markdown made of a URL in the message: its text is the message's
-        text = MARKDOWN_LINK.sub(r"\1", text)
-    return FORMAT_TUPLE.sub(_formatted, text) if "%s" in text else text
+        text = MARKDOWN_LINK.sub(r"\1", text, count=REWRITES)
+    return FORMAT_TUPLE.sub(_formatted, text, count=REWRITES) if "%s" in text else text
+
+
+REWRITES = 256  # links and exception tuples rewritten, at most (a real message has a few; a crafted one, any number)
 
 
 # GitHub's Markdown turns a URL the message printed into "[URL`](URL%60)": the text in brackets is what was printed
