@@ -170,6 +170,8 @@ def test_a_url_markdown_made_a_link_is_read_as_printed() -> None:
     "CUDA error (flash-attention/hopper/flash_fwd_launch_template.h:111): invalid argument",
     # a host compiler crashing outside nvcc (zrax/pycdc#216)
     "[main] cc1plus 1002 (0) exception: code 0xC0000005 at 0x419603\n"
+    "[main] cc1plus 1002 (0) exception: ax 0xA bx 0x1 cx 0x0 dx 0x61061104\n"
+    "[main] cc1plus 1002 (0) exception: si 0x10F02E10 di 0x0 bp 0x45DF1B8 sp 0x45DF19C\n"
     "[main] cc1plus 1002 (0) exception: exception is: STATUS_ACCESS_VIOLATION",
 ])
 def test_the_same_words_outside_the_gpu_stack_stay_unclaimed(message: str) -> None:
