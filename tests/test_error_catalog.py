@@ -31,7 +31,7 @@ from cudnn_doctor.explain.catalog import compiled  # noqa: E402
 CATALOG_PATH = ROOT / "compat" / "errors.toml"
 FLAGS = re.IGNORECASE | re.DOTALL
 REQUIRED = ("id", "framework", "code", "pattern", "example", "cause", "fix", "source")
-OPTIONAL = ("priority", "requires", "stack_library", "triggers", "fix_without", "code_by_part")
+OPTIONAL = ("priority", "requires", "stack_library", "triggers", "fix_without", "code_by_part", "wrapper")
 FRAMEWORKS = {"tensorflow", "pytorch", "jax", "theano", "dl4j", "cuda", "nvml", "cudnn", "loader", "onnxruntime",
               "tensorrt", "cupy", "paddle", "container", "pip", "xformers", "djl", "conda",
               "msvc", "triton", "nvcc", "nvrtc", "apt", "dkms", "nccl", "cublas", "deepspeed", "julia", "kubernetes",

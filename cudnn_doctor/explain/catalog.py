@@ -36,6 +36,12 @@ def compiled() -> tuple[tuple[dict[str, Any], re.Pattern[str]], ...]:
     return tuple((entry, re.compile(entry["pattern"], re.IGNORECASE | re.DOTALL)) for entry in entries)
 
 
+@functools.cache
+def wrappers() -> frozenset[str]:
+    """Ids of the entries marked `wrapper`: messages that only say that something failed inside them."""
+    return frozenset(entry["id"] for entry in load("errors").get("error", []) if entry.get("wrapper"))
+
+
 def match_lines(lines: tuple[str, ...] | list[str], stack_library_named: bool = True) -> list[Match]:
     """Catalog entries found in LINES, best first: only those of the highest priority that matched, so a
     summary line never outranks the specific message under it. Entries about the loader in general

@@ -210,6 +210,8 @@ def _from_archs(facts: Facts) -> list[Cause]:
                          if (match := _ARCH_SENTENCE.search(line.lower()))), None)
         if sentence is not None:
             cued = [Arch(compute_capability=named.pop(), cue=sentence[1], line=sentence[0])]
+    if not cued and len(named) == 1:  # the GPU's capability, then the build's range on the lines after it (PyTorch)
+        cued = _outside_range(facts, next(iter(named)))
     if not cued:
         return []
     arch = cued[-1]
@@ -233,6 +235,24 @@ def _from_archs(facts: Facts) -> list[Cause]:
                   f"compute capability {arch.compute_capability} with “{arch.cue}”: the build has no kernels for this GPU",
                   "the architecture the message names", {"compute_capability": arch.compute_capability}, kind="arch",
                   line=arch.line)]
+
+
+def _outside_range(facts: Facts, compute_capability: str) -> list[Arch]:
+    """The GPU of COMPUTE_CAPABILITY as a cued architecture where the lines right after the one naming it give the
+    build's range of capabilities ("Minimum and Maximum cuda capability supported by this version of PyTorch is
+    (7.0) - (12.0)") and the GPU does not run that range's code; none where it does, or no range follows."""
+    arch = next((a for a in facts.archs if a.compute_capability == compute_capability), None)
+    if arch is None or not 0 <= arch.line < len(facts.lines):
+        return []
+    for line in facts.lines[arch.line + 1:arch.line + 4]:
+        bounds = _RANGE.search(line)
+        if bounds:
+            low, high = (int(bounds.group(1)), int(bounds.group(2))), (int(bounds.group(3)), int(bounds.group(4)))
+            if runs_within(compute_capability, low, high):
+                return []
+            return [Arch(compute_capability=compute_capability, cue=f"outside the build's range {bounds.group(0)}",
+                         line=arch.line)]
+    return []
 
 
 def judged_architecture(facts: Facts) -> str | None:

@@ -57,7 +57,30 @@ def to_text(data: bytes | str) -> str:
         data = data.encode("utf-8", "surrogateescape")
     text = head_and_tail(data).translate(_CONTROLS).decode("utf-8", "replace").replace("\uff1a", ": ")
     # a quote escaped by what carried the message (a Python repr, a shell, Markdown: "option 'gpu-name\\'") is the quote
-    return text.replace("\\'", "'").replace('\\"', '"')
+    text = text.replace("\\'", "'").replace('\\"', '"')
+    if "](http" in text:  # a link GitHub's Markdown made of a URL in the message: its text is the message's
+        text = MARKDOWN_LINK.sub(r"\1", text, count=REWRITES)
+    return FORMAT_TUPLE.sub(_formatted, text, count=REWRITES) if "%s" in text else text
+
+
+REWRITES = 256  # links and exception tuples rewritten, at most (a real message has a few; a crafted one, any number)
+
+
+# GitHub's Markdown turns a URL the message printed into "[URL`](URL%60)": the text in brackets is what was printed
+MARKDOWN_LINK = re.compile(r"\[([^\]\n]{1,300})\]\(https?://[^)\s]{1,500}\)")
+# an exception raised with its format and arguments apart, printed as the tuple of them: RuntimeError(MESSAGE, a, b)
+# prints "('... (%s) ... (%s).', '11.3', '12.8')" (torch.utils.cpp_extension's CUDA_MISMATCH_MESSAGE)
+FORMAT_TUPLE = re.compile(r"\('([^'\n]{1,600})'((?:,\s{0,4}'[^'\n]{0,120}'){1,6})\)")
+_ARGUMENT = re.compile(r"'([^'\n]{0,120})'")
+
+
+def _formatted(match: re.Match[str]) -> str:
+    """The message the exception meant: its format with its arguments in place of each %s, when they agree in number."""
+    arguments = _ARGUMENT.findall(match.group(2))
+    pieces = match.group(1).split("%s")
+    if len(pieces) != len(arguments) + 1:
+        return match.group(0)
+    return "".join(piece + argument for piece, argument in zip(pieces, [*arguments, ""], strict=True))
 
 
 _SKIPPED = re.compile(rb"\n\[cudnn-doctor: (\d{1,15}) bytes skipped, from byte (\d{1,15}) to byte (\d{1,15})\]\n")

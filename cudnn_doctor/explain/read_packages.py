@@ -192,15 +192,20 @@ def _absent_from_build(clause: str, words: dict[str, Any]) -> str | None:
 def _negated_build(tokens: list[str], words: dict[str, Any]) -> str | None:
     gpu = tuple(words["gpu"])
     for at, token in enumerate(tokens):
-        if token not in words["build"]:
+        if token not in words["build"] and token not in words["imperative"]:
             continue
         ahead = tokens[at + 1:at + 1 + CPU_AHEAD]
-        if not any(t.startswith(gpu) for t in ahead):
+        # a GPU word, or a CMake definition of one ("-DUSE_CUDA=1" read as "duse_cuda=1")
+        if not any(t.startswith(gpu) or (t[:1] == "d" and t[1:].startswith(gpu)) for t in ahead):
             continue
         before = tokens[max(0, at - 3):at]
         negated = any(t in words["negations"] for t in before) or (ahead and ahead[0] == "without")
-        # "Please compile with CUDA enabled", "Compile with USE_CUDA=1 to enable GPU usage": the build lacks it
-        imperative = token == "compile" and ahead[:1] == ["with"] and (at == 0 or tokens[at - 1] in ("please", "must"))
+        # "Please compile with CUDA enabled", "Compile with USE_CUDA=1 to enable GPU usage", "Please recompile with
+        # CMake option -DUSE_CUDA=1" (LightGBM): the build lacks it
+        imperative = (token in words["imperative"] and ahead[:1] == ["with"]
+                      and (at == 0 or tokens[at - 1] in ("please", "must"))
+                      # "recompile"/"rebuild" with a build option, not with another CUDA ("recompile with CUDA 12.4")
+                      and (token == "compile" or any("=" in t and t.lstrip("d").startswith(gpu) for t in ahead)))
         if negated or imperative:
             return " ".join(tokens[max(0, at - 2):at + 1 + min(len(ahead), 3)])
     return None

@@ -11,7 +11,10 @@ live here, one function each, and the catalog's and the facts' answers pass thro
   status or version ("Unable to load CUDA"), the catalog's entry of the framework that printed the message (its
   build against the CUDA it finds) comes first, the phrase after it;
 - the memory that ran out outranks the library that reports it: cuDNN's handle failing (CD315) in a message that
-  says the device's memory ran out (CUDA_ERROR_OUT_OF_MEMORY, CUDNN_STATUS_ALLOC_FAILED: CD109) is the memory's.
+  says the device's memory ran out (CUDA_ERROR_OUT_OF_MEMORY, CUDNN_STATUS_ALLOC_FAILED: CD109) is the memory's;
+- what failed inside a wrapper decides: a catalog entry marked `wrapper` (compat/errors.toml: a message that only
+  says a plugin or an engine failed to start, the lines under it naming why) yields to the status, library or event
+  those lines name (JAX's CUDA plugin failing on cuInit's CUDA_ERROR_NO_DEVICE is the device's, CD102).
 """
 
 from __future__ import annotations
@@ -74,3 +77,18 @@ def memory_first(matches: list[dict[str, Any]]) -> None:
     memory = next((index for index, match in enumerate(matches) if match["code"] == OUT_OF_MEMORY), None)
     if memory is not None:
         matches.insert(0, matches.pop(memory))
+
+
+INNER_KINDS = ("status-", "library-", "event-", "symbol-")  # the answers of facts that name what failed
+
+
+def inner_first(matches: list[dict[str, Any]], wrappers: frozenset[str]) -> None:
+    """Where the first answer is a wrapper's (an entry of WRAPPERS: "the plugin failed to initialise") and the
+    message names what failed inside it (a status, a library, an event with its own finding), that answer goes
+    first: the wrapper only reports it."""
+    if not matches or matches[0].get("id") not in wrappers:
+        return
+    inner = next((index for index, match in enumerate(matches)
+                  if str(match.get("id", "")).startswith(INNER_KINDS)), None)
+    if inner is not None:
+        matches.insert(0, matches.pop(inner))
