@@ -608,7 +608,7 @@ class CompilerCandidate:
 
     path: str
     how: str  # "xla_gpu_cuda_data_dir" (JAX's CUDA path or XLA_FLAGS) | "PATH" | "CUDA root"
-    verdict: str  # "used" | "not executable" | "did not run" | "no version" | "too old" | "excluded"
+    verdict: str  # "used" | "not executable" | "did not run" | "hangs" | "no version" | "too old" | "excluded"
     said: str = ""  # its version (V12.6.85), or its words / why it did not run
     version: str | None = None  # dotted, from `TOOL --version` (V12.6.85 -> 12.6.85)
 

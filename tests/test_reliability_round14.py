@@ -1,0 +1,101 @@
+"""Issue 43, round fourteen (helper r19): what round thirteen left. A ptxas whose `--version` leaves a daemon holding
+its output (XLA reads that output to its end: it hangs there), asked once for both of its readers, started as XLA
+starts it (posix_spawnp: no /bin/sh for a file without '#!'); NCCL's enum settings given as numbers, read by NCCL's
+own readers; numbers beyond Python's 4,300-digit int() limit from every source; the loading child's escaped fields
+and json_values under depth, width and colliding keys; and CD180's plan line sourced in a real bash, then checked."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Machine
+from tests.test_first_use import jax_cu12, xla_of
+from tests.test_first_use_hostile import hostile_ptxas, strict_json
+
+pytestmark = pytest.mark.integration
+
+SHORT = "0.5"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stream:
+            return stream.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _check(machine: Machine, folder: Path) -> dict:
+    machine.env["PATH"] = f"{folder}:{machine.env['PATH']}"
+    machine.env["CUDNN_DOCTOR_HELPER_TIMEOUT"] = SHORT
+    done = machine.run("check", "--json")
+    assert "Traceback" not in done.stderr, done.stderr
+    return strict_json(done.stdout)
+
+
+@pytest.mark.subprocess  # the doctor's own process is the subreaper that adopts a daemon with no token
+@pytest.mark.parametrize("daemon", ["setsid sleep 30", "env -i setsid sleep 30", "sleep 30"],
+                         ids=["own-session", "own-session-no-environment", "same-group"])
+def test_a_ptxas_that_leaves_a_daemon_holding_its_output_is_said_to_hang_xla_and_the_daemon_is_gone(
+        machine: Machine, tmp_path: Path, daemon: str) -> None:
+    """XLA's GetToolVersionString reads `ptxas --version`'s stdout to its end with no timeout: a daemon that holds it
+    hangs JAX's first compilation there. Before: taken as 'used' (the runner read what was there at exit)."""
+    jax_cu12(machine, tmp_path, nvcc=False)
+    pids = tmp_path / "pids"
+    body = (f"{daemon} & echo $! >> {pids}\n"
+            "echo 'Cuda compilation tools, release 12.6, V12.6.85'\n")
+    report = _check(machine, hostile_ptxas(tmp_path / "x", body).parent)
+    [first, *rest] = xla_of(report)["ptxas"]
+    assert first["verdict"] == "hangs" and "holding its output" in first["said"] and not rest, first
+    said = [f for f in report["findings"] if f["code"] == "CD208" and f["subject"] == first["path"]]
+    assert said and "hang" in said[0]["detail"], [f["detail"] for f in report["findings"]]
+    for pid in map(int, pids.read_text().split()):
+        assert not _alive(pid), f"the daemon {pid} outlived check"
+
+
+def test_a_daemon_holding_only_stderr_does_not_hang_xla(machine: Machine, tmp_path: Path) -> None:
+    """XLA pipes stdout alone (stderr goes to /dev/null): a daemon on stderr holds nothing XLA reads."""
+    jax_cu12(machine, tmp_path, nvcc=False)
+    body = "setsid sleep 30 >/dev/null & echo 'Cuda compilation tools, release 12.6, V12.6.85'\n"
+    [first, *_] = xla_of(_check(machine, hostile_ptxas(tmp_path / "x", body).parent))["ptxas"]
+    assert first["verdict"] == "used", first
+
+
+def test_a_ptxas_that_never_ends_is_where_xla_stops_looking(machine: Machine, tmp_path: Path) -> None:
+    """A later good ptxas is never reached: XLA waits at the first for ever. Before: passed over as 'did not run'
+    and the next one 'used'."""
+    from tests.test_first_use import script_ptxas
+
+    jax_cu12(machine, tmp_path, nvcc=False)
+    good = script_ptxas(tmp_path / "good", "12.6.85").parent
+    machine.env["PATH"] = f"{good}:{machine.env['PATH']}"
+    candidates = xla_of(_check(machine, hostile_ptxas(tmp_path / "x", "exec sleep 60\n").parent))["ptxas"]
+    assert [c["verdict"] for c in candidates] == ["hangs"], candidates
+
+
+def test_paths_first_ptxas_is_run_once_for_both_of_its_readers(machine: Machine, tmp_path: Path) -> None:
+    """The ptxas probe (its release, for CD206) and XLA's search took one answer each: the file ran twice."""
+    jax_cu12(machine, tmp_path, nvcc=False)
+    runs = tmp_path / "runs"
+    body = f"echo run >> {runs}\necho 'Cuda compilation tools, release 12.6, V12.6.85'\n"
+    report = _check(machine, hostile_ptxas(tmp_path / "x", body).parent)
+    assert runs.read_text().splitlines() == ["run"], runs.read_text()
+    assert report["process"]["ptxas"] == str(tmp_path / "x" / "ptxas") and \
+        report["process"]["ptxas_release"] == "12.6", report["process"]
+    assert xla_of(report)["path_ptxas_used"] is True
+
+
+def test_a_ptxas_without_a_shebang_does_not_start_as_in_xla(machine: Machine, tmp_path: Path) -> None:
+    """XLA starts it with posix_spawnp (glibc's GLIBC_2.15 symbol tries no /bin/sh): ENOEXEC, passed over. Before:
+    the search ran it through /bin/sh ('used') while the ptxas probe ran it directly (no release)."""
+    jax_cu12(machine, tmp_path, nvcc=False)
+    folder = tmp_path / "x"
+    folder.mkdir()
+    (folder / "ptxas").write_text("echo 'Cuda compilation tools, release 12.6, V12.6.85'\n")
+    (folder / "ptxas").chmod(0o755)
+    report = _check(machine, folder)
+    [first, *_] = xla_of(report)["ptxas"]
+    assert first["verdict"] == "did not run" and "format" in first["said"].lower(), first
+    assert report["process"]["ptxas_release"] is None
