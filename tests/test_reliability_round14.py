@@ -99,3 +99,33 @@ def test_a_ptxas_without_a_shebang_does_not_start_as_in_xla(machine: Machine, tm
     [first, *_] = xla_of(report)["ptxas"]
     assert first["verdict"] == "did not run" and "format" in first["said"].lower(), first
     assert report["process"]["ptxas_release"] is None
+
+
+# --- 2. NCCL's enum settings given as numbers, read by NCCL's own readers ------------------------------------------
+
+@pytest.mark.parametrize(("variable", "value", "code", "words"), [
+    ("NCCL_P2P_LEVEL", "0", "CD181", ""),  # old level 0 is LOC: peer-to-peer off (before: taken, nothing said)
+    ("NCCL_P2P_LEVEL", "0x10", None, ""),  # strtol base 0: 16, above 5 is 5: SYS
+    ("NCCL_P2P_LEVEL", "sys", "CD176", "exactly as written"),  # strcmp: NCCL ignores it
+    ("NCCL_P2P_LEVEL", "9" * 30, "CD176", "beyond the 64-bit number"),
+    ("NCCL_NET_GDR_LEVEL", "NVL", None, ""),  # every name up to SYS (before: CD176)
+    ("NCCL_P2P_DISABLE", "0x1", "CD181", ""),  # strtol(value, NULL, 0) == 1 (before: CD176 'not one of 0, 1')
+    ("NCCL_SHM_DISABLE", "01", "CD181", ""),  # octal 1
+    ("NCCL_SHM_DISABLE", "yes", "CD176", "takes it as 0"),  # no number: 0 without a word, not 'on'
+    ("NCCL_NTHREADS", "0x40", None, ""),  # 64 (before: CD176 'not one of 64, 128, 256, 512')
+    ("NCCL_CROSS_NIC", "01", None, ""),
+    ("NCCL_PROTO", "allreduce:LL128;broadcast:simple", None, ""),  # parseList's prefixes, any case
+    ("NCCL_PROTO", "2", "CD176", "creating a communicator fails"),  # parseList reads no number
+    ("NCCL_ALGO", "ring,3", "CD176", "'3' is not one of Tree, Ring"),  # before: a string, nothing said
+])
+def test_nccl_settings_read_as_nccls_own_readers_read_them(machine: Machine, tmp_path: Path, variable: str,
+                                                          value: str, code: str | None, words: str) -> None:
+    from tests.test_multi_gpu import MULTI_CODES, _gpus, _interfaces
+
+    _gpus(machine, tmp_path, 2)
+    _interfaces(machine, "eth0", "lo")
+    machine.env[variable] = value
+    report = machine.check_json()
+    said = [f for f in report["findings"] if f["code"] in MULTI_CODES and f["subject"] == variable]
+    assert [f["code"] for f in said] == ([code] if code else []), [(f["code"], f["detail"]) for f in said]
+    assert not said or words in said[0]["detail"], said[0]["detail"]
