@@ -36,6 +36,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from cudnn_doctor.json_values import loads
 from cudnn_doctor.operating_system import CURRENT, stat_fields
 from cudnn_doctor.versions import ascii_digits
 
@@ -1007,7 +1008,7 @@ def last_json_object(text: str) -> dict[str, Any] | None:
         line = line.strip()
         if line.startswith("{"):
             try:
-                value = json.loads(line)
+                value = loads(line)  # an integer past int()'s 4,300 digits kept as its digits, not the answer lost
             except (ValueError, RecursionError):
                 continue
             if isinstance(value, dict):

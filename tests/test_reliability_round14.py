@@ -129,3 +129,85 @@ def test_nccl_settings_read_as_nccls_own_readers_read_them(machine: Machine, tmp
     said = [f for f in report["findings"] if f["code"] in MULTI_CODES and f["subject"] == variable]
     assert [f["code"] for f in said] == ([code] if code else []), [(f["code"], f["detail"]) for f in said]
     assert not said or words in said[0]["detail"], said[0]["detail"]
+
+
+# --- 3. numbers past Python's 4,300-digit int() limit, from a child's answer, --deep's JSON, a file ----------------
+
+BIG = "7" * 5000
+
+
+def test_a_childs_answer_holding_an_integer_past_ints_limit_is_still_its_answer() -> None:
+    """json.loads raises ValueError on an integer of over 4,300 digits: the whole answer was lost ('no answer')."""
+    from cudnn_doctor.child import last_json_object
+
+    read = last_json_object('{"version": ' + BIG + ', "ok": true}\n')
+    assert read == {"version": BIG, "ok": True}, str(read)[:80]
+
+
+def test_deep_answers_past_ints_limit_are_the_frameworks_answer_not_a_crash(machine_in_process: Machine,
+                                                                         tmp_path: Path) -> None:
+    """The --deep child's json.dumps raised on torch's own 10**5000 (str() of an int past 4,300 digits): 'torch
+    crashed: ValueError: Exceeds the limit'. Now the number is said in words and the rest of the answer kept."""
+    from tests.test_strict_readers import FAKE_TORCH, install_torch, python_env, real_python_sees, strict_loads
+
+    site = python_env(machine_in_process, tmp_path)
+    install_torch(site)
+    (site / "torch" / "__init__.py").write_text(
+        FAKE_TORCH.replace("return int(_cudnn.cudnnGetVersion())", "return 10**5000")
+        .replace('cuda = "12.4"', 'cuda = 10**6000'))
+    real_python_sees(site, tmp_path)
+    result = machine_in_process.run("check", "--deep", "--json")
+    assert "Traceback" not in result.stderr, result.stderr
+    [torch] = strict_loads(result.stdout)["frameworks"]
+    deep = torch["details"]["deep"]
+    assert "crashed" not in str(deep.get("error")) and deep["version"] == "2.5.1+cu124", deep
+    assert deep["cudnn_version"] == "(an integer of 16610 bits)", deep["cudnn_version"]
+
+
+def test_an_autotune_results_version_past_ints_limit_is_words_not_a_value_error(tmp_path: Path) -> None:
+    from cudnn_doctor.probes.settings import _results_version
+
+    results = tmp_path / "results.txt"
+    results.write_text(f"version: {BIG}\nresults {{\n}}\n")
+    said = _results_version(str(results), 3)
+    assert said and "5000 digits" in said and "int32" in said, said
+
+
+# --- 4. json_values and the loading child's fields: depth, width, NUL, lone surrogates, a failing __str__ ------------
+
+def test_json_values_take_any_depth_without_a_recursion_error() -> None:
+    """exact() walked every level: 990 nested lists (what json.loads still parses) were a RecursionError."""
+    from cudnn_doctor.json_values import MAX_DEPTH, exact, loads
+
+    nested: object = 0
+    for _ in range(990):
+        nested = [nested]
+    text = str(exact(nested))
+    assert f"nested deeper than {MAX_DEPTH} levels" in text
+    read = loads("[" * 900 + "1" + "]" * 900)
+    assert f"nested deeper than {MAX_DEPTH} levels" in str(read)
+    wide = exact({"list": list(range(200000)), "big": 10**5000})
+    assert len(wide["list"]) == 200000 and wide["big"].startswith("(an integer of")
+
+
+def test_the_loading_childs_fields_survive_nul_a_lone_surrogate_and_a_failing_str() -> None:
+    """A framework's exception words reach say(): a lone surrogate was a UnicodeEncodeError (the child died, read as
+    a crash of the loading), a NUL split the field (FIELD is NUL once read), and a __str__ that raises killed it."""
+    import subprocess
+    import sys
+
+    from cudnn_doctor.probes.loading import MARK, parse_answer
+
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); from cudnn_doctor import _load_child as c\n"
+            "class Bad(Exception):\n    def __str__(self): raise RuntimeError('no words')\n"
+            "c.say('start', 'ld.so')\n"
+            "c.say('recipe', 'RuntimeError: a\\x00b \\ud800 c\\td')\n"
+            "c.say('recipe', Bad())\n")
+    done = subprocess.run([sys.executable, "-c", code, str(Path(__file__).resolve().parents[1])],
+                          capture_output=True, timeout=60)
+    assert done.returncode == 0, done.stderr.decode()
+    assert done.stdout.count(MARK) == 3
+    steps = parse_answer("ld.so", None, done.stdout, 0, False, None).steps
+    said = [s.said for s in steps if s.step == "recipe"]
+    assert said[0].startswith("RuntimeError: a\ufffdb ") and said[0].endswith(" c\td"), said
+    assert said[1] == "(a Bad whose str() fails)", said
