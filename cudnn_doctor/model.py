@@ -562,6 +562,9 @@ class NcclLibrary:
     entry: str | None = None  # the LD_LIBRARY_PATH entry that brought it
     error: str | None = None
     library_real: str | None = None  # LIBRARY resolved (its links followed), by the probe
+    # where LIBRARY is preloaded: the LD_LIBRARY_PATH entry that would bring another libnccl.so.2 (before the
+    # framework's RUNPATH) once LD_PRELOAD is without it, which a fix takes out with the preload
+    after_preload: str | None = None
 
 
 @record

@@ -211,3 +211,39 @@ def test_the_loading_childs_fields_survive_nul_a_lone_surrogate_and_a_failing_st
     said = [s.said for s in steps if s.step == "recipe"]
     assert said[0].startswith("RuntimeError: a\ufffdb ") and said[0].endswith(" c\td"), said
     assert said[1] == "(a Bad whose str() fails)", said
+
+
+# --- 5. CD180's plan line, sourced in a real bash, then the doctor's own check --------------------------------------
+
+@pytest.mark.parametrize("on_path", [True, False], ids=["its-folder-on-ld-library-path", "preloaded-only"])
+def test_the_plan_that_drops_a_preloaded_older_nccl_leaves_check_without_cd180(machine: Machine, tmp_path: Path,
+                                                                               on_path: bool) -> None:
+    """torch's own NCCL is the real nvidia-nccl-cu13 2.32.3 (it answers ncclGetVersion itself); an older NCCL
+    (2.18.3) is preloaded. The plan's bash lines, sourced in a real bash, then check: torch gets its own NCCL, and
+    CD180 is gone. Before: with its folder on LD_LIBRARY_PATH too, the plan unset LD_PRELOAD alone and CD180 stayed
+    (now through LD_LIBRARY_PATH); preloaded only, it was never seen (the probe searched as if nothing were
+    preloaded, and found torch's own)."""
+    import shutil
+
+    from tests.fakes.build import fake_nccl
+    from tests.real_wheels import real_nccl
+    from tests.test_multi_gpu import _found, _gpus, _torch_with_nccl
+    from tests.test_process_env import check_after, plan_lines
+
+    _gpus(machine, tmp_path, 2)
+    site = _torch_with_nccl(machine, tmp_path, pin="2.32.3")
+    own = site / "nvidia" / "nccl" / "lib" / "libnccl.so.2"
+    own.unlink()
+    shutil.copyfile(real_nccl(), own)
+    old = fake_nccl(tmp_path / "old-nccl", version=21803)
+    if on_path:
+        machine.add_library_path(old.parent)
+    machine.env["LD_PRELOAD"] = f" {old}:"  # ld.so splits at blanks and colons: an empty entry on each side
+    [before] = _found(machine.check_json(), "CD180")
+    assert str(old) in before["detail"] or "2.18.3" in before["detail"], before["detail"]
+    lines = plan_lines(machine)
+    assert any("LD_PRELOAD" in line for line in lines), lines
+    after = check_after(machine, lines)
+    assert not [f for f in after["findings"] if f["code"] == "CD180"], after["findings"]
+    [lib] = after["multi_gpu"]["nccl_libraries"]
+    assert (lib["version"], lib["library"]) == ("2.32.3", str(own)), lib

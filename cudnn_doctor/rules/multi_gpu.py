@@ -234,7 +234,7 @@ def nccl_library(report: Report) -> list[Finding]:
         found.append(finding("CD180", subject=lib.library, framework=lib.user, library=lib.library,
                              version=lib.version or "unreadable", via=lib.via or "the loader",
                              built_with=f"{lib.built_with[2:]} or newer" if floor else lib.built_with,
-                             effect=effect, entry=lib.entry))
+                             effect=effect, entry=lib.entry, after_preload=lib.after_preload))
     return found
 
 
