@@ -116,6 +116,7 @@ def test_a_ptxas_without_a_shebang_does_not_start_as_in_xla(machine: Machine, tm
     ("NCCL_CROSS_NIC", "01", None, ""),
     ("NCCL_PROTO", "allreduce:LL128;broadcast:simple", None, ""),  # parseList's prefixes, any case
     ("NCCL_PROTO", "2", "CD176", "creating a communicator fails"),  # parseList reads no number
+    ("NCCL_PROTO", ";LL", "CD176", "must have a prefix"),  # strtok_r skips ';' but its token is not the string's first
     ("NCCL_ALGO", "ring,3", "CD176", "'3' is not one of Tree, Ring"),  # before: a string, nothing said
 ])
 def test_nccl_settings_read_as_nccls_own_readers_read_them(machine: Machine, tmp_path: Path, variable: str,

@@ -258,18 +258,23 @@ def enum_reading(row: dict[str, Any], value: str) -> tuple[str | None, str | Non
 
 def names_problem(row: dict[str, Any], value: str) -> str | None:
     """Why ROW's list reader (NCCL's parseList: NCCL_PROTO, NCCL_ALGO) refuses VALUE, in its own words; None where it
-    takes it. Entries at ';' (empty ones skipped, as strtok_r does), each 'PREFIX:' (any case; all but the first must
-    have one), an optional '^', then names at ',' in any case."""
+    takes it. Entries at ';' (empty ones skipped, as strtok_r does), each 'PREFIX:' (any case; all but one that
+    starts the value must have one: parseList compares the token's address with the string's), an optional '^', then
+    names at ',' in any case."""
     reader = value_reader(row)
     values = [str(v).lower() for v in row.get("values", [])]
     prefixes = [p.lower() for p in reader.get("prefixes", [])]
     unread = f": {reader['on_unread']}" if reader.get("on_unread") else ""
-    for index, entry in enumerate(part for part in value.split(";") if part):
+    at = 0
+    for entry in value.split(";"):
+        first, at = at == 0, at + len(entry) + 1  # strtok_r's first token is 'first' only where it starts the value
+        if not entry:
+            continue
         pieces = [piece for piece in entry.split(":") if piece]
         if not pieces:
             return f"{shown_entry(entry)} holds no list (NCCL's parseList reads a null pointer there){unread}"
         prefix, names = (pieces[0], pieces[1]) if len(pieces) > 1 else (None, pieces[0])
-        if prefix is None and index:
+        if prefix is None and not first:
             return f"{shown_entry(entry)}: every entry but the first must have a prefix ({', '.join(reader['prefixes'])}" \
                    f"){unread}"
         if prefix is not None and prefix.lower() not in prefixes:
