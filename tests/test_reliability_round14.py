@@ -112,6 +112,8 @@ def test_a_ptxas_without_a_shebang_does_not_start_as_in_xla(machine: Machine, tm
     ("NCCL_P2P_DISABLE", "0x1", "CD181", ""),  # strtol(value, NULL, 0) == 1 (before: CD176 'not one of 0, 1')
     ("NCCL_SHM_DISABLE", "01", "CD181", ""),  # octal 1
     ("NCCL_SHM_DISABLE", "yes", "CD176", "takes it as 0"),  # no number: 0 without a word, not 'on'
+    ("NCCL_IB_DISABLE", "2", "CD181", ""),  # `if (ncclParamIbDisable())`: any number but 0 (before: CD176)
+    ("NCCL_SHM_DISABLE", "2", "CD176", "acts on 1 alone"),  # `== 1`: 2 leaves shared memory on
     ("NCCL_NTHREADS", "0x40", None, ""),  # 64 (before: CD176 'not one of 64, 128, 256, 512')
     ("NCCL_CROSS_NIC", "01", None, ""),
     ("NCCL_PROTO", "allreduce:LL128;broadcast:simple", None, ""),  # parseList's prefixes, any case

@@ -252,6 +252,11 @@ def enum_reading(row: dict[str, Any], value: str) -> tuple[str | None, str | Non
         return levels[min(number, len(levels) - 1)], otherwise
     if str(number) in values:
         return str(number), otherwise
+    on_when = row.get("on_when")  # a flag NCCL tests as a number: `if (param)` or `param == 1`
+    if on_when == "nonzero":
+        return "1" if number else "0", otherwise
+    if on_when == "one":
+        return "0", f"{words or f'{shown} is read as {number} by {who}'}, and NCCL acts on 1 alone: it is as 0"
     said = words or f"{shown} is read as {number} by {who}"
     return None, f"{said}, not one of {listed}{unread}"
 
