@@ -250,3 +250,23 @@ def test_the_plan_that_drops_a_preloaded_older_nccl_leaves_check_without_cd180(m
     assert not [f for f in after["findings"] if f["code"] == "CD180"], after["findings"]
     [lib] = after["multi_gpu"]["nccl_libraries"]
     assert (lib["version"], lib["library"]) == ("2.32.3", str(own)), lib
+
+
+@pytest.mark.subprocess  # the doctor's own process is the subreaper that adopts what the compiler left
+def test_a_compiler_whose_version_leaves_a_daemon_is_said_and_the_daemon_is_gone(machine: Machine,
+                                                                             tmp_path: Path) -> None:
+    """Any program check asks `--version` (here gcc, for --format markdown's machine table): what it leaves holding
+    its output is said there and stopped. Before: its version was taken, nothing said."""
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    pids = tmp_path / "pids"
+    gcc = folder / "gcc"
+    gcc.write_text(f"#!/bin/sh\nsetsid sleep 30 & echo $! >> {pids}\necho 'gcc (Debian 12.2.0-14) 12.2.0'\n")
+    gcc.chmod(0o755)
+    machine.env["PATH"] = f"{folder}:{machine.env['PATH']}"
+    machine.env["CUDNN_DOCTOR_HELPER_TIMEOUT"] = SHORT
+    done = machine.run("check", "--format", "markdown")
+    assert "Traceback" not in done.stderr, done.stderr
+    [row] = [line for line in done.stdout.splitlines() if line.startswith("| gcc")]
+    assert "12.2.0" in row and "left a process holding its output" in row, row
+    assert not [pid for pid in map(int, pids.read_text().split()) if _alive(pid)]
