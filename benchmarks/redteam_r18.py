@@ -64,7 +64,7 @@ def ptxas_case(body: str, timeout: str | None = None) -> Callable[[Path], str | 
         if done.returncode == 3 or b"Traceback" in done.stderr:
             return "internal error"
         [first, *_] = report_of(done)["first_use"]["xla"]["ptxas"]
-        if first["verdict"] != "did not run":
+        if first["verdict"] not in ("did not run", "hangs"):  # r19: one that never ends is where XLA hangs
             return f"taken as {first['verdict']}"
         if timeout and took > SLOW_S:
             return f"{took:.1f} s under CUDNN_DOCTOR_HELPER_TIMEOUT={timeout}: a ptxas's --version has its own 5 s"

@@ -202,21 +202,45 @@ FRAMEWORKS = {"torch": ask_torch, "tensorflow": ask_tensorflow, "jax": ask_jax}
 MAX_TEXT = 8 << 10  # characters of each end of a string the answer keeps (the runner keeps 8 MiB of the whole)
 
 
-def bounded(value):
+MAX_DEPTH = 32  # levels of nesting kept of what a framework answers
+MAX_ITEMS = 1000  # items kept of each list or object it answers
+
+
+def bounded(value, depth=MAX_DEPTH):
     """VALUE (the answer: dicts, lists, strings, numbers) with each string longer than 2 x MAX_TEXT cut to its two ends
     (an error's words name the library or status at either end), so that the answer always fits the channel whole:
-    an exception whose message holds megabytes (a tensor's repr, a path list) is still the framework's answer."""
+    an exception whose message holds megabytes (a tensor's repr, a path list) is still the framework's answer. An
+    integer str() cannot write (over 4,300 digits: ValueError), an object whose str() raises, what is nested deeper
+    than MAX_DEPTH or holds more than MAX_ITEMS items are said in words, never a reason for the answer to be lost."""
     if isinstance(value, str):
         if len(value) <= 2 * MAX_TEXT:
             return value
         return f"{value[:MAX_TEXT]} [... {len(value) - 2 * MAX_TEXT} characters ...] {value[-MAX_TEXT:]}"
-    if isinstance(value, dict):
-        return dict((bounded(str(key)), bounded(item)) for key, item in value.items())
-    if isinstance(value, (list, tuple)):
-        return [bounded(item) for item in value]
-    if isinstance(value, (bool, int, float)) or value is None:
+    if isinstance(value, bool) or value is None or isinstance(value, float):
         return value
-    return bounded(str(value))
+    if isinstance(value, int):
+        return value if value.bit_length() <= 64 else _text(value)  # the parent keeps its digits (json_values)
+    if isinstance(value, (dict, list, tuple)) and depth <= 0:
+        return f"(nested deeper than {MAX_DEPTH} levels)"
+    if isinstance(value, dict):
+        items = list(value.items())
+        kept = dict((bounded(_text(key)), bounded(item, depth - 1)) for key, item in items[:MAX_ITEMS])
+        if len(items) > MAX_ITEMS:
+            kept["..."] = f"and {len(items) - MAX_ITEMS} more"
+        return kept
+    if isinstance(value, (list, tuple)):
+        kept = [bounded(item, depth - 1) for item in value[:MAX_ITEMS]]
+        return kept + ([f"... and {len(value) - MAX_ITEMS} more"] if len(value) > MAX_ITEMS else [])
+    return bounded(_text(value))
+
+
+def _text(value):
+    """VALUE as text: its str(), or words where that raises (an integer past 4,300 digits, a __str__ that fails)."""
+    try:
+        return str(value) if not isinstance(value, int) or value.bit_length() < 14000 else \
+            f"(an integer of {value.bit_length()} bits)"
+    except Exception:  # noqa: BLE001 - whatever its __str__ raises, the answer is still written
+        return f"(a {type(value).__name__} whose str() fails)"
 
 
 def main(argv):
@@ -254,7 +278,7 @@ def main(argv):
     sys.stdout.flush()
     # the runner's answer channel, not stdout (which a library may print on), as it is now: a library the framework
     # loaded may have closed it (_child_stdio's answer_fd opens it again)
-    data = ("\n" + json.dumps(bounded(answer), default=str) + "\n").encode("utf-8", "surrogateescape")
+    data = ("\n" + json.dumps(bounded(answer), default=_text) + "\n").encode("utf-8", "surrogateescape")
     descriptor = _STDIO["answer_fd"]() if "answer_fd" in _STDIO else 1
     while data:
         data = data[os.write(descriptor, data):]

@@ -48,12 +48,31 @@ def say(key, *fields):
     newline inside a field escaped (a folder's name may hold any of them: the reader splits at the tabs first), on
     the runner's answer channel (_child_stdio's answer_fd: opened again where a library this child loaded closed it
     or put another file on its number, as one pointing every descriptor at /dev/null does), else on stdout."""
-    escaped = [str(field).replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n") for field in fields or ("",)]
-    text = "{}{}\t{}\n".format(MARK, key, "\t".join(escaped))
-    data = text.encode("utf-8", "surrogateescape")
+    escaped = [_text(field).replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\0", "\\0")
+               for field in fields or ("",)]
+    data = b"\t".join([(MARK + key).encode("utf-8")] + [_bytes(field) for field in escaped]) + b"\n"
     descriptor = _STDIO["answer_fd"]() if "answer_fd" in _STDIO else 1
     while data:
         data = data[os.write(descriptor, data):]
+
+
+def _text(value):
+    """VALUE as text: its str(), or words where that raises (an exception whose __str__ fails, an integer past 4,300
+    digits): what a framework raised is never a reason for this child to die."""
+    try:
+        return str(value) if not isinstance(value, int) or value.bit_length() < 14000 else \
+            f"(an integer of {value.bit_length()} bits)"
+    except Exception:  # noqa: BLE001 - any failure of its own str() is said, not raised
+        return f"(a {type(value).__name__} whose str() fails)"
+
+
+def _bytes(text):
+    """TEXT in UTF-8, a file name's undecodable bytes (surrogateescape) as those bytes; a lone surrogate of another
+    kind (an exception's words may hold one) written as its escape, never a UnicodeEncodeError."""
+    try:
+        return text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace")
 
 
 def mapped():
@@ -134,7 +153,7 @@ def _recording(function, name, raised):
             return function(*args, **kwargs)
         except Exception as error:
             if not raised:
-                raised.append(f"{name} raised {type(error).__name__}: {str(error)[:300]}")
+                raised.append(f"{name} raised {type(error).__name__}: {_text(error)[:300]}")
             raise
     return recorded
 
@@ -189,9 +208,9 @@ def libraries(user, site, spec):
             run_recipe(site, file, call, list(functions), list(args), raised)
             say("lib-recipe", "ok" + (f" ({raised[0]}, which {call} swallows)" if raised else ""))
         except NoRecipe as error:
-            say("lib-recipe", f"no-recipe: {error}")
+            say("lib-recipe", f"no-recipe: {_text(error)}")
         except BaseException as error:  # its own code's failure (torch's caller swallows it): said, and on
-            say("lib-recipe", f"{type(error).__name__}: {error}")
+            say("lib-recipe", f"{type(error).__name__}: {_text(error)}")
     for path in mapped():
         if path not in maps:
             say("lib-mapped", path)
@@ -635,12 +654,12 @@ def cudnn_steps(argv):
         except NoRecipe as error:  # another release of the framework: the loader by name instead, and said
             say("no-recipe", error)
         except OSError as error:  # the loader refused the file its code loads (or what that file needs): the answer
-            say("recipe", f"{type(error).__name__}: {error}")
+            say("recipe", f"{type(error).__name__}: {_text(error)}")
             say_new(maps)
             say("done")
             return 0
         except BaseException as error:  # its code found nothing to load (no wheel of cuDNN): said, then as below
-            say("recipe", f"{type(error).__name__}: {error}")
+            say("recipe", f"{type(error).__name__}: {_text(error)}")
         maps = say_new(maps)
         if not any(os.path.basename(p).startswith(soname) for p in maps):
             # its code loaded no cuDNN: the framework's own libraries find it through their RUNPATH when they load,

@@ -36,6 +36,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from cudnn_doctor.json_values import loads
 from cudnn_doctor.operating_system import CURRENT, stat_fields
 from cudnn_doctor.versions import ascii_digits
 
@@ -73,6 +74,9 @@ class ChildAnswer:
     stdout: str = ""  # decoded with surrogateescape: bytes a path had are kept
     stderr_tail: str = ""
     answer: str = ""  # what it wrote on its answer channel (ChildRequest.answer_channel); else its stdout
+    # its pipes ("stdout", "stderr") that something it started still held open once it had exited (a daemon it
+    # left): a caller that reads a pipe to its end, as XLA reads `ptxas --version`, would wait for that process
+    held: tuple[str, ...] = ()
 
 
 @dataclass
@@ -96,6 +100,9 @@ class ChildRequest:
     # does once its Python is up): a start-up that hangs (a sitecustomize, a .pth file) is cut off then, not at the
     # request's whole timeout
     start_timeout: float | None = None
+    # its stdout read to its end, up to its timeout, even after it has exited (as a caller such as XLA reads
+    # `ptxas --version`): what it left holding that pipe past then is named in ChildAnswer.held
+    read_to_end: bool = False
 
 
 def write_answer(text: str) -> None:
@@ -425,6 +432,8 @@ class ChildBatch:
                 now = time.monotonic()
                 for index, child in list(running.items()):
                     if _has_exited(child.process):
+                        if self._reading_on(child, now):
+                            continue
                         self._finish(child, selector, timed_out=False)
                         del running[index]
                     elif self._not_started(child, now) or now >= child.deadline:
@@ -553,6 +562,13 @@ class ChildBatch:
                 child.took_stderr(chunk)
             _append(target, chunk, STDERR_LIMIT if target is child.err else STDOUT_LIMIT, keep_tail=target is child.err)
 
+    def _reading_on(self, child: _Running, now: float) -> bool:
+        """Whether CHILD, exited, is one whose stdout is read to its end (its request's read_to_end) and that pipe is
+        still open before its deadline: something it started may yet close it."""
+        stdout = child.process.stdout
+        return self.requests[child.index].read_to_end and stdout is not None and not stdout.closed and \
+            now < child.deadline
+
     def _not_started(self, child: _Running, now: float) -> bool:
         """Whether CHILD has said nothing on its answer channel within its request's start_timeout."""
         limit = self.requests[child.index].start_timeout
@@ -601,11 +617,15 @@ class ChildBatch:
         process = child.process
         # Everything the child wrote before it exited is in the pipes now: take it without waiting
         # for an end of file that a daemon it left behind may never send.
+        held = []
         for pipe, target in ((process.stdout, child.out), (process.stderr, child.err),
                              (child.answer_pipe, child.answer)):
             if pipe is None or pipe.closed:
                 continue
-            rest = _drain(pipe.fileno())
+            rest, ended = _drain_to_end(pipe.fileno())
+            if not ended and not timed_out and pipe is not child.answer_pipe:
+                # it has exited (its own descriptors closed before it became a zombie): another process holds it
+                held.append("stdout" if pipe is process.stdout else "stderr")
             if target is child.err:
                 child.took_stderr(rest)
             _append(target, rest, STDERR_LIMIT if target is child.err else STDOUT_LIMIT, target is child.err)
@@ -621,8 +641,10 @@ class ChildBatch:
         wall_ms = round((time.monotonic() - child.started) * 1000, 1)
         request = self.requests[child.index]
         answer = bytes(child.answer) if child.answer_pipe is not None else None
-        self._set(child.index, make_answer(request, process.returncode, bytes(child.out), bytes(child.err),
-                                           wall_ms, timed_out, stopped, answer, child.start_expired))
+        made = make_answer(request, process.returncode, bytes(child.out), bytes(child.err), wall_ms, timed_out,
+                           stopped, answer, child.start_expired)
+        made.held = tuple(held)
+        self._set(child.index, made)
 
 
 _LIVE: set[ChildBatch] = set()
@@ -696,18 +718,29 @@ def _append(target: bytearray, chunk: bytes, limit: int, keep_tail: bool) -> Non
 
 def _drain(fd: int) -> bytes:
     """What can be read from FD now, without waiting (up to STDOUT_LIMIT)."""
+    return _drain_to_end(fd)[0]
+
+
+def _drain_to_end(fd: int) -> tuple[bytes, bool]:
+    """What can be read from FD now, without waiting (up to STDOUT_LIMIT), and whether its end was reached (every
+    writer had closed it); a pipe still flooding past the limit counts as held."""
     chunks = []
     size = 0
+    ended = False
     while size <= STDOUT_LIMIT:
         try:
             chunk = os.read(fd, 65536)
-        except OSError:  # BlockingIOError: nothing more now
+        except BlockingIOError:  # nothing more now: a writer still holds it
+            break
+        except OSError:  # not readable at all: nothing more will come
+            ended = True
             break
         if not chunk:
+            ended = True
             break
         chunks.append(chunk)
         size += len(chunk)
-    return b"".join(chunks)
+    return b"".join(chunks), ended
 
 
 def _has_exited(process: subprocess.Popen[bytes]) -> bool:
@@ -975,7 +1008,7 @@ def last_json_object(text: str) -> dict[str, Any] | None:
         line = line.strip()
         if line.startswith("{"):
             try:
-                value = json.loads(line)
+                value = loads(line)  # an integer past int()'s 4,300 digits kept as its digits, not the answer lost
             except (ValueError, RecursionError):
                 continue
             if isinstance(value, dict):

@@ -562,6 +562,9 @@ class NcclLibrary:
     entry: str | None = None  # the LD_LIBRARY_PATH entry that brought it
     error: str | None = None
     library_real: str | None = None  # LIBRARY resolved (its links followed), by the probe
+    # where LIBRARY is preloaded: the LD_LIBRARY_PATH entry that would bring another libnccl.so.2 (before the
+    # framework's RUNPATH) once LD_PRELOAD is without it, which a fix takes out with the preload
+    after_preload: str | None = None
 
 
 @record
@@ -608,7 +611,7 @@ class CompilerCandidate:
 
     path: str
     how: str  # "xla_gpu_cuda_data_dir" (JAX's CUDA path or XLA_FLAGS) | "PATH" | "CUDA root"
-    verdict: str  # "used" | "not executable" | "did not run" | "no version" | "too old" | "excluded"
+    verdict: str  # "used" | "not executable" | "did not run" | "hangs" | "no version" | "too old" | "excluded"
     said: str = ""  # its version (V12.6.85), or its words / why it did not run
     version: str | None = None  # dotted, from `TOOL --version` (V12.6.85 -> 12.6.85)
 

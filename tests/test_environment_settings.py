@@ -327,8 +327,9 @@ def test_every_family_and_row_is_sourced_and_no_row_is_shadowed_by_another_table
 
 @pytest.mark.parametrize(("variable", "value", "code", "words"), [
     ("NCCL_SOCKET_NTHREADS", "32", "CD176", "32 is above 16"),  # integer, range
-    ("NCCL_PROTO", "LL,Fast", "CD176", "is not of the form it takes: LL, LL128 and Simple"),  # pattern
-    ("NCCL_NTHREADS", "100", "CD176", "'100' is not one of 64, 128, 256, 512"),  # enum
+    ("NCCL_PROTO", "LL,Fast", "CD176", "'Fast' is not one of LL, LL128, Simple to NCCL's parseList"),  # names (r19)
+    ("NCCL_NTHREADS", "100", "CD176", "'100' is read as 100 by NCCL's strtoll(value, NULL, 0), not one of 64, 128, "
+                                      "256, 512"),  # enum, read by NCCL's strtoll (r19)
     ("NCCL_DEBUG_FILE", "file/nccl.%h.%p", "CD417", "NCCL, which writes its NCCL_DEBUG output there"),  # path
     ("NCCL_IB_DISABLE", "1", "CD181", "talks over IP sockets between nodes"),  # flag, slow
 ])

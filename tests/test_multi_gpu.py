@@ -244,7 +244,8 @@ def test_torchs_own_nccl_is_the_one_it_was_built_with(machine: Machine, tmp_path
     [lib] = report["multi_gpu"]["nccl_libraries"]
     assert lib == {"user": "torch", "library": str(site / "nvidia" / "nccl" / "lib" / "libnccl.so.2"),
                    "version": "2.27.5", "built_with": "2.27.5", "via": "RUNPATH", "entry": None, "error": None,
-                   "library_real": os.path.realpath(site / "nvidia" / "nccl" / "lib" / "libnccl.so.2")}
+                   "library_real": os.path.realpath(site / "nvidia" / "nccl" / "lib" / "libnccl.so.2"),
+                   "after_preload": None}
     assert not _found(report, "CD180")
 
 

@@ -8,11 +8,11 @@ it) at a version its requirement allows, and not from its user site; and resolve
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from typing import Any
 
+from cudnn_doctor import json_values
 from cudnn_doctor.child import run_child, with_stdio
 
 # Run by the environment's own interpreter: for each name, the distribution it resolves (the first on its sys.path,
@@ -71,7 +71,7 @@ def unverified(argv: tuple[str, ...], env: dict[str, str]) -> str | None:
     answer = run_child((argv[0], "-c", with_stdio(_ASK)), env, time.monotonic() + VERIFY_TIMEOUT_S, what=argv[0],
                        answer_channel=True)
     try:
-        seen: dict[str, Any] = json.loads(answer.answer)
+        seen: dict[str, Any] = json_values.loads(answer.answer)
     except (ValueError, RecursionError):
         return f"pip exited 0, but {argv[0]} could not be asked what it holds ({answer.error or 'no answer'})"
     where = " and ".join(dict.fromkeys(seen.get("paths", []))) or "its site-packages"

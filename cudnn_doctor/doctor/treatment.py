@@ -10,13 +10,13 @@ shown, never run."""
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from cudnn_doctor import json_values
 from cudnn_doctor.child import run_child
 from cudnn_doctor.doctor.diagnosis import Diagnosis, diagnose
 from cudnn_doctor.errors import DoctorError
@@ -208,7 +208,7 @@ def _run(action: Action, env: dict[str, str]) -> dict[str, Any]:
 def _last_words(stdout: str, stderr_tail: str, values: dict[str, Any] | None) -> str:
     if values is None:
         try:
-            values = json.loads(stdout)
+            values = json_values.loads(stdout)
         except (ValueError, RecursionError):
             values = None
         values = values if isinstance(values, dict) else None

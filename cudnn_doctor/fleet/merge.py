@@ -14,7 +14,6 @@ hundred thousand nodes, or a dozen 14 MB reports, merge in seconds and in bounde
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import stat
 from array import array
@@ -24,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cudnn_doctor import json_values
 from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.user_files import UnreadableFile, read_user_file
 
@@ -141,7 +141,7 @@ def _read_json(path: str) -> Any:
     if not raw.strip():
         raise ValueError("empty (the node's check printed nothing: did it run?)")
     try:
-        return json.loads(raw.decode("utf-8", errors="strict"))
+        return json_values.loads(raw.decode("utf-8", errors="strict"))
     except UnicodeDecodeError:
         raise ValueError("not UTF-8 text") from None
     except (ValueError, RecursionError) as error:

@@ -4,7 +4,6 @@ the few small files of the layers staged in a private temporary folder)."""
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
@@ -12,6 +11,7 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import Any
 
+from cudnn_doctor import json_values
 from cudnn_doctor.image.layers import LIBRARY, ImageFiles
 from cudnn_doctor.image.sources import ImageParts
 from cudnn_doctor.model import Framework
@@ -105,7 +105,7 @@ def _cuda_claims(env: dict[str, str], files: ImageFiles) -> list[CudaClaim]:
     for path, entry in files.entries.items():
         if path.endswith("version.json") and entry.content:
             try:
-                version = json.loads(entry.content).get("cuda", {}).get("version")
+                version = json_values.loads(entry.content).get("cuda", {}).get("version")
             except (ValueError, AttributeError, RecursionError):
                 continue
             if isinstance(version, str) and major_minor(version):

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import base64
 import ipaddress
-import json
 import os
 import re
 import time
@@ -27,6 +26,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from cudnn_doctor import json_values
 from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.versions import ascii_digits
 
@@ -159,7 +159,7 @@ def docker_credentials(domain: str) -> tuple[str, str] | None:
     if not folder:
         return None
     try:
-        config = json.loads(read_user_file(os.path.join(folder, "config.json"), 1 << 20))
+        config = json_values.loads(read_user_file(os.path.join(folder, "config.json"), 1 << 20))
     except (UnreadableFile, ValueError, RecursionError):
         return None
     if not isinstance(config, dict):
@@ -379,7 +379,7 @@ class Registry:
             body = read_within(answer, MAX_TOKEN_ANSWER, deadline,
                                lambda why: self.fail(f"the token service: {why}"))
         try:
-            values = json.loads(body)
+            values = json_values.loads(body)
         except (ValueError, RecursionError):
             values = None
         token = (values.get("token") or values.get("access_token")) if isinstance(values, dict) else None

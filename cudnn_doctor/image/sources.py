@@ -6,7 +6,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import io
-import json
 import os
 import re
 import tarfile
@@ -14,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+from cudnn_doctor import json_values
 from cudnn_doctor.errors import DoctorError
 
 DIGEST = re.compile(r"^(sha256:[a-f0-9]{64}|sha512:[a-f0-9]{128})$")
@@ -190,7 +190,7 @@ def _text(value: object) -> str | None:
 
 def _json(ref: str, raw: bytes, what: str) -> Any:
     try:
-        return json.loads(raw)
+        return json_values.loads(raw)
     except (ValueError, RecursionError):
         raise bad_image(ref, f"its {what} is not JSON") from None
 

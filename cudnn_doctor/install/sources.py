@@ -3,7 +3,6 @@ redistributable manifest (under a base URL that --mirror replaces)."""
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Callable
@@ -11,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urljoin, urlparse
 
+from cudnn_doctor import json_values
 from cudnn_doctor.codes import doctor_error
 from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.install import download as downloads
@@ -160,7 +160,7 @@ def _from_manifest(request: Request, platform: str, http, default_cuda: int | No
     manifest_url = urljoin(base, manifest_name(version))
     text = _read_local(manifest_url) if manifest_url.startswith("file:") else downloads.fetch_text(http, manifest_url)
     try:
-        manifest = json.loads(text)
+        manifest = json_values.loads(text)
     except (ValueError, RecursionError):
         raise doctor_error("CD512", exit_code=2, where=manifest_url, why="it is not valid JSON") from None
     chosen = pick_file(manifest, platform, request.cuda_major if request.cuda_major else default_cuda_for(

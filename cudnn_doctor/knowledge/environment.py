@@ -33,7 +33,7 @@ def rows() -> dict[str, dict[str, Any]]:
     return found
 
 
-NCCL_OWN_GRAMMARS = ("interfaces", "flag", "level", "debug")  # rules/multi_gpu.py judges NCCL's rows of these
+NCCL_OWN_GRAMMARS = ("interfaces", "flag", "level", "debug", "names")  # rules/multi_gpu.py judges NCCL's rows of these
 
 
 def families() -> list[dict[str, Any]]:
@@ -185,6 +185,8 @@ def grammar_problem(row: dict[str, Any], value: str) -> str | None:
     values = [str(v) for v in row.get("values", [])]
     fold = (lambda text: text.lower()) if row.get("ignore_case") else (lambda text: text)
     if kind in ("bool", "enum"):
+        if row.get("reader"):  # a reader of its own (NCCL's strtoll, its level names): as that code reads it
+            return enum_reading(row, value)[1]
         if fold(value) in {fold(v) for v in values}:
             return None
         return f"{shown_entry(value)} is not one of {', '.join(values)}"
@@ -207,6 +209,86 @@ def grammar_problem(row: dict[str, Any], value: str) -> str | None:
     if kind == "float" and "maximum" in row:  # a share with both bounds (the older rows judge their own)
         share, problem = read_float(value_reader(row), value)
         return problem if share is None else _outside(row, share)
+    return None
+
+
+NUMBER_BASE0 = re.compile(r"[+-]?(0[xX][0-9a-fA-F]+|[0-7]+|[1-9][0-9]*)")  # strtol's base 0, ASCII, whole
+NUMBER_BASE10 = re.compile(r"[+-]?[0-9]+")
+
+
+def enum_reading(row: dict[str, Any], value: str) -> tuple[str | None, str | None]:
+    """(the one of ROW's values its reader ([[value_reader]]) reads VALUE as, or None; why not, in NCCL's (or its
+    reader's) own rule, or None): names first where the reader takes them (exactly, or in any case), then a number
+    where it reads one (always, or only where the first character is a digit), an old level's number as its name. A
+    number the reader reads as one of the values is that value, however it is written ('0x1', '01')."""
+    reader = value_reader(row)
+    values = [str(v) for v in row.get("values", [])]
+    shown, who = shown_entry(value), reader["who"]
+    names = reader.get("names", "none")
+    if names == "exact" and value in values:
+        return value, None
+    if names == "any-case":
+        found = next((v for v in values if v.lower() == value.lower()), None)
+        if found is not None:
+            return found, None
+    numbers = reader.get("numbers", "always")
+    listed = ", ".join(values)
+    unread = f": {reader['on_unread']}" if reader.get("on_unread") else ""
+    if numbers == "never":
+        return None, f"{shown} is not one of {listed} to {who} ({'in any case' if names == 'any-case' else 'as written'}" \
+                     f", no number){unread}"
+    if numbers == "first-digit" and value[:1] not in tuple("0123456789"):
+        return None, f"{shown} is neither one of {listed} (exactly as written) nor a number to {who} (its first " \
+                     f"character a digit 0-9){unread}"
+    number, words = read_whole(reader, value)
+    if number is None:
+        return None, f"{words}{unread}"
+    # a number written as the reader writes numbers (0x40, 010 under base 0) is that number, never a problem; text
+    # after it, or no number at all, is read otherwise than written: said, with what it is read as
+    written = NUMBER_BASE0 if reader["base"] == 0 else NUMBER_BASE10
+    otherwise = None if written.fullmatch(trimmed(reader, value)) else words
+    levels = reader.get("old_levels")
+    if levels and number >= 0:
+        return levels[min(number, len(levels) - 1)], otherwise
+    if str(number) in values:
+        return str(number), otherwise
+    on_when = row.get("on_when")  # a flag NCCL tests as a number: `if (param)` or `param == 1`
+    if on_when == "nonzero":
+        return "1" if number else "0", otherwise
+    if on_when == "one":
+        return "0", f"{words or f'{shown} is read as {number} by {who}'}, and NCCL acts on 1 alone: it is as 0"
+    said = words or f"{shown} is read as {number} by {who}"
+    return None, f"{said}, not one of {listed}{unread}"
+
+
+def names_problem(row: dict[str, Any], value: str) -> str | None:
+    """Why ROW's list reader (NCCL's parseList: NCCL_PROTO, NCCL_ALGO) refuses VALUE, in its own words; None where it
+    takes it. Entries at ';' (empty ones skipped, as strtok_r does), each 'PREFIX:' (any case; all but one that
+    starts the value must have one: parseList compares the token's address with the string's), an optional '^', then
+    names at ',' in any case."""
+    reader = value_reader(row)
+    values = [str(v).lower() for v in row.get("values", [])]
+    prefixes = [p.lower() for p in reader.get("prefixes", [])]
+    unread = f": {reader['on_unread']}" if reader.get("on_unread") else ""
+    at = 0
+    for entry in value.split(";"):
+        first, at = at == 0, at + len(entry) + 1  # strtok_r's first token is 'first' only where it starts the value
+        if not entry:
+            continue
+        pieces = [piece for piece in entry.split(":") if piece]
+        if not pieces:
+            return f"{shown_entry(entry)} holds no list (NCCL's parseList reads a null pointer there){unread}"
+        prefix, names = (pieces[0], pieces[1]) if len(pieces) > 1 else (None, pieces[0])
+        if prefix is None and not first:
+            return f"{shown_entry(entry)}: every entry but the first must have a prefix ({', '.join(reader['prefixes'])}" \
+                   f"){unread}"
+        if prefix is not None and prefix.lower() not in prefixes:
+            return f"{shown_entry(prefix)} is not a prefix {reader['who']} knows ({', '.join(reader['prefixes'])})" \
+                   f"{unread}"
+        for name in (part for part in names.removeprefix("^").split(",") if part):
+            if name.lower() not in values:
+                return f"{shown_entry(name)} is not one of {', '.join(str(v) for v in row['values'])} to " \
+                       f"{reader['who']} (names in any case; no number){unread}"
     return None
 
 

@@ -31,9 +31,12 @@ def treat(work: Any) -> None:
     for finding in work.with_code("CD180"):
         entry = finding.values.get("entry")
         if entry and finding.values.get("via") == "LD_PRELOAD":
+            behind = finding.values.get("after_preload")  # the LD_LIBRARY_PATH folder that would bring another
             drop_preload(work, [finding, *_explained(failed, finding)], str(entry), report,
-                         f"{entry} out of LD_PRELOAD: {finding.values.get('framework')} loads the NCCL "
-                         f"{finding.values.get('built_with')} it was built with")
+                         f"{entry} out of LD_PRELOAD{f' and {behind} out of LD_LIBRARY_PATH' if behind else ''}: "
+                         f"{finding.values.get('framework')} loads the NCCL {finding.values.get('built_with')} it "
+                         f"was built with", also=(EnvChange("LD_LIBRARY_PATH", "remove", str(behind)),) if behind
+                         else ())
         elif entry:
             work.take([finding, *_explained(failed, finding)], Action(
                 ENV, (), f"{entry} out of LD_LIBRARY_PATH: {finding.values.get('framework')} loads the NCCL "

@@ -277,14 +277,16 @@ def _named_by_the_loader(work: Any, finding: Finding, report: Report, via: str, 
         work.take([finding], Action(ENV, (), why, LOADER_SOURCE, env=(EnvChange("LD_LIBRARY_PATH", "remove", entry),)))
 
 
-def drop_preload(work: Any, found: list[Finding], entry: str, report: Report, why: str) -> None:
-    """LD_PRELOAD without ENTRY (as written there), or unset where nothing else is left."""
+def drop_preload(work: Any, found: list[Finding], entry: str, report: Report, why: str,
+                 also: tuple[EnvChange, ...] = ()) -> None:
+    """LD_PRELOAD without ENTRY (as written there), or unset where nothing else is left; ALSO: the changes that go
+    with it in the same step (the folder that would bring the same library once the preload is gone)."""
     view = report.process
     if view is None:
         return
     kept = [other for other in view.preload if other != entry]
     change = EnvChange("LD_PRELOAD", "set", " ".join(kept)) if kept else EnvChange("LD_PRELOAD", "unset", "")
-    work.take(found, Action(ENV, (), why, LOADER_SOURCE, env=(change,)))
+    work.take(found, Action(ENV, (), why, LOADER_SOURCE, env=(change, *also)))
 
 
 def _visible_devices(work: Any, finding: Finding, report: Report) -> None:

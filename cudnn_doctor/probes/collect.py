@@ -158,13 +158,14 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     from cudnn_doctor.probes.xla_flags import XlaFlagsChild
 
     xla_child = XlaFlagsChild(frameworks, ctx.env)  # starts nothing unless XLA_FLAGS is set and JAX installed
-    from cudnn_doctor.probes.ptxas import PtxasChild
-
-    ptxas_child = PtxasChild(ctx.env, frameworks, toolkits)  # the ptxas XLA compiles with, asked its release (JAX installed)
     from cudnn_doctor.probes.first_use import XlaCompilerSearch
+    from cudnn_doctor.probes.ptxas import PtxasChild, path_ptxas
 
-    # XLA's own search for its compiler tools and libdevice, each ptxas asked --version as XLA asks it (JAX installed)
-    xla_search = _guarded(bugs, "first_use", lambda: XlaCompilerSearch(frameworks, ctx.env, ctx.system, ctx.cwd), None)
+    # XLA's own search for its compiler tools and libdevice, each ptxas asked --version as XLA asks it (JAX installed),
+    # PATH's first ptxas among them in any case: its one answer serves the search and the ptxas probe
+    xla_search = _guarded(bugs, "first_use", lambda: XlaCompilerSearch(
+        frameworks, ctx.env, ctx.system, ctx.cwd, also=path_ptxas(ctx.env, frameworks)), None)
+    ptxas_child = PtxasChild(ctx.env, frameworks, toolkits, xla_search)  # the ptxas XLA compiles with, its release
     # the frameworks' Python asked, each question only where its gate opens, all of them in one start per interpreter
     from cudnn_doctor.probes.cpu_kernels import CpuKernelQuestion
     from cudnn_doctor.probes.framework_python import PythonChildren

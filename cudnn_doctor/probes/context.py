@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from cudnn_doctor import json_values
+
 if TYPE_CHECKING:
     from cudnn_doctor.model import Framework
 
@@ -323,7 +325,6 @@ def interpreter_paths(python: str, timeout: float | None = None) -> list[str]:
     """PYTHON's sys.path, asked of it through the child runner: from a neutral folder, one deadline that
     covers its output (a child that leaves something running cannot keep us waiting), and whatever it
     started killed."""
-    import json
 
     from cudnn_doctor.child import deadline_in, run_child, with_stdio
     from cudnn_doctor.errors import DoctorError
@@ -341,7 +342,7 @@ def interpreter_paths(python: str, timeout: float | None = None) -> list[str]:
                           fix="give a working Python interpreter", code="CD009")
     returncode = answer.exit_code
     try:
-        paths = json.loads(answer.answer) if returncode == 0 else None
+        paths = json_values.loads(answer.answer) if returncode == 0 else None
     except (ValueError, RecursionError):  # not JSON, or nested deeper than a parser goes
         paths = None
     if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):

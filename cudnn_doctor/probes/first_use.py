@@ -121,7 +121,8 @@ class XlaCompilerSearch:
     """XLA's search for ptxas, started now (its candidates asked `--version` side by side); read later."""
 
     def __init__(self, frameworks: Sequence[Framework], env: dict[str, str], prefix_system: Any,
-                 cwd: str | None = None) -> None:
+                 cwd: str | None = None, also: str | None = None) -> None:
+        """ALSO: a ptxas asked in any case (PATH's first, probes/ptxas.py), so that one answer serves both."""
         from cudnn_doctor.child import ChildBatch, ChildRequest, deadline_in, timeout_from_env
 
         self.view: XlaCompiler | None = None
@@ -168,12 +169,17 @@ class XlaCompilerSearch:
             driver_fallback=(xla_flag(flags, row["driver_fallback_flag"]) or "false").lower() in ("true", "1"),
             libdevice_dir=libdevice_dir, libdevice=libdevice if libdevice and os.path.isfile(libdevice) else None,
             roots=tuple(library_roots))
-        requests = []
+        requests: list[ChildRequest] = []
         seconds = timeout_from_env("CUDNN_DOCTOR_HELPER_TIMEOUT", TIMEOUT_S)
         seen: set[str] = set()
         asked_real: dict[str, str] = {}
+        asked_also = False
         for path, how in places:
             if path in seen:
+                continue
+            if len(requests) >= MAX_ASKED and (also is None or asked_also):
+                break
+            if len(requests) >= MAX_ASKED and os.path.realpath(path) != os.path.realpath(also or ""):
                 continue
             seen.add(path)
             why = _looks(path)
@@ -189,13 +195,26 @@ class XlaCompilerSearch:
                                                      why else "not executable", why))
                 continue
             self.asked.append((path, how))
-            # as XLA starts it (execvp: a file without '#!' goes to /bin/sh), in this environment
-            argv = (path, "--version") if _runs_itself(path) else ("/bin/sh", path, "--version")
-            requests.append(ChildRequest(argv, env, seconds, f"{path} --version"))
-            if len(requests) >= MAX_ASKED:
-                break
+            asked_also = asked_also or (also is not None and real == os.path.realpath(also))
+            # as XLA starts it (tsl::SubProcess, posix_spawnp, compat/first_use.toml [xla_ptxas] `start`): the file
+            # itself, in this environment; one without '#!' that is no ELF fails to start (ENOEXEC), as in XLA
+            requests.append(ChildRequest((path, "--version"), env, seconds, f"{path} --version", read_to_end=True))
         if requests:
             self.batch = ChildBatch(requests, deadline=deadline_in(seconds))
+
+    def has(self, path: str) -> bool:
+        """Whether PATH's file (or the file a link there names) is one this search looks at: asked, or passed over
+        without running."""
+        real = os.path.realpath(path)
+        return any(os.path.realpath(p) == real for p, _how in self.asked) or \
+            any(os.path.realpath(c.path) == real for c in self.before)
+
+    def answer_of(self, path: str) -> Any:
+        """The answer PATH's file gave this search's `--version` (a ChildAnswer), or None where it was not run."""
+        real = os.path.realpath(path)
+        answers = self.batch.answers() if self.batch is not None else []
+        return next((a for (p, _how), a in zip(self.asked, answers, strict=False) if os.path.realpath(p) == real),
+                    None)
 
     def result(self, path_ptxas: str | None = None) -> XlaCompiler | None:
         """The search as XLA makes it: the candidates looked at up to the one it takes. PATH_PTXAS: the first ptxas
@@ -223,25 +242,38 @@ class XlaCompilerSearch:
             if candidate.verdict == "used":
                 used = candidate
                 break
+            if candidate.verdict == "hangs":  # XLA waits there: it never looks further
+                break
         return dataclasses.replace(
             self.view, ptxas=tuple(looked), ptxas_used=used.path if used else None,
             ptxas_version=used.version if used else None,
             path_ptxas_used=bool(used and path_ptxas and os.path.realpath(used.path) == os.path.realpath(path_ptxas)))
 
 
-def _runs_itself(path: str) -> bool:
-    try:
-        with open(path, "rb") as stream:
-            head = stream.read(4)
-    except OSError:
-        return True
-    return head[:4] == ELF_MAGIC or head[:2] == b"#!"
+def _hang_words(answer: Any, row: dict[str, Any]) -> str:
+    if answer.timed_out:
+        said = f"its `--version` did not end within {answer.wall_ms / 1000:.1f} s (stopped there, with what it started)"
+    else:
+        said = (f"its `--version` exited ({_exit_words(answer.exit_code)}) but left a process holding its output "
+                f"still {answer.wall_ms / 1000:.1f} s after it started (stopped then, with the rest of what it started)")
+    return (f"{said}: {row['hang']}")
+
+
+def _exit_words(code: int | None) -> str:
+    from cudnn_doctor.child import describe_exit
+
+    return "status 0" if code == 0 else describe_exit(code)
 
 
 def _judged(path: str, how: str, answer: Any, row: dict[str, Any]) -> CompilerCandidate:
     """What XLA makes of PATH's answer to --version (GetToolVersion, then FindCudaExecutable's checks)."""
     from cudnn_doctor.versions import version_tuple
 
+    if answer.timed_out and not (answer.error or "").startswith(("the doctor was stopped", "not started")) or \
+            "stdout" in answer.held:
+        # XLA reads the output of `--version` to its end, then waits for the program (tsl::SubProcess::Communicate,
+        # poll() with no timeout): one that never ends, or that leaves a process holding its output, holds XLA there
+        return CompilerCandidate(path, how, "hangs", _hang_words(answer, row))
     if answer.exit_code != 0 or answer.error and answer.exit_code is None:
         words = (answer.stderr_tail or answer.error or answer.stdout or "").strip().splitlines()
         said = words[-1][:200] if words else f"exit status {answer.exit_code}"

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from cudnn_doctor import json_values
 from cudnn_doctor.child import ChildAnswer, ChildBatch, ChildRequest, deadline_in, file_names
 
 CHILD = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "_python_child.py")
@@ -128,7 +129,7 @@ def read_answer(child: ChildAnswer, said: Sequence[str] = ()) -> PythonAnswer:
         if not line.startswith("{"):
             continue
         try:
-            record = file_names(json.loads(line))  # named as this process names files (a C locale's ASCII)
+            record = file_names(json_values.loads(line))  # named as this process names files (a C locale's ASCII)
         except (ValueError, RecursionError):
             continue
         if isinstance(record, dict):

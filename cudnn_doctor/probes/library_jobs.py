@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from cudnn_doctor import json_values
 from cudnn_doctor.child import (
     ChildAnswer,
     ChildBatch,
@@ -126,7 +126,7 @@ def _batch_answers(answer: ChildAnswer, count: int, timeout: float) -> list[Chil
     lines: dict[int, dict[str, Any]] = {}
     for text in answer.answer.splitlines():
         try:
-            value = json.loads(text)
+            value = json_values.loads(text)
         except (ValueError, RecursionError):
             continue
         if isinstance(value, dict) and isinstance(value.get("index"), int) and 0 <= value["index"] < count:

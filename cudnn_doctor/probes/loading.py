@@ -314,7 +314,8 @@ def _unescape(text: str) -> str:
     while index < len(text):
         char = text[index]
         if char == "\\" and index + 1 < len(text):
-            out.append({"t": "\t", "n": "\n", "\\": "\\"}.get(text[index + 1], text[index + 1]))
+            # a NUL (in a framework's words) as U+FFFD: FIELD is NUL once the line is read
+            out.append({"t": "\t", "n": "\n", "\\": "\\", "0": "\ufffd"}.get(text[index + 1], text[index + 1]))
             index += 2
             continue
         out.append(char)

@@ -6,6 +6,7 @@ rules/multi_gpu.py decides."""
 
 from __future__ import annotations
 
+import dataclasses
 import glob
 import os
 import re
@@ -53,17 +54,25 @@ class NcclProbe:
                 continue
             runpath = nccl_runpath(framework)
             built_with = framework.details.get("nccl_requirement")
-            library = resolve_like_loader(NCCL_SONAME, runpath, ctx, cache)
+            # as ld.so: a preloaded libnccl first (its objects come before any search), then the search
+            behind = resolve_like_loader(NCCL_SONAME, runpath, ctx, cache)
+            library = _preloaded(ctx) or behind
             if (library is None or framework.name == "jax") and not built_with:
                 continue  # jax uses NCCL only through its CUDA plugin, which names the NCCL it takes
             via, entry = (origin(library, NCCL_SONAME, ctx, runpath=os.path.dirname(library) in runpath)
                           if library is not None else (None, None))
+            after = None
+            if via == "LD_PRELOAD" and behind is not None:  # what the search gives once the preload is gone
+                without = dataclasses.replace(ctx, env={k: v for k, v in ctx.env.items() if k != "LD_PRELOAD"})
+                then, then_entry = origin(behind, NCCL_SONAME, without, runpath=os.path.dirname(behind) in runpath)
+                after = then_entry if then == "LD_LIBRARY_PATH" else None
             # the framework's own wheel, reached through its RUNPATH: the version its metadata names, no child (a
             # child loads 200 MB of NCCL and registers its kernels, every check); another copy is asked
             own = _wheel_version(framework, library) if via == "RUNPATH" and not any(
                 os.path.basename(e).startswith("libnccl") for e in preload_entries(ctx.env)) else None
             self.found.append(NcclLibrary(framework.name, library, own, str(built_with) if built_with else None, via,
-                                          entry, library_real=os.path.realpath(library) if library else None))
+                                          entry, library_real=os.path.realpath(library) if library else None,
+                                          after_preload=after))
         self.jobs = {item.library: Job("nccl", item.library) for item in self.found
                      if item.library and item.version is None}
         self.batch = ProbeBatch(list(self.jobs.values())) if self.jobs else None
@@ -84,6 +93,15 @@ class NcclProbe:
                 if item.version is None:
                     item.error = f"ncclGetVersion answered {answer.values.get('status')}"
         return self.found
+
+
+def _preloaded(ctx: SearchContext) -> str | None:
+    """The libnccl LD_PRELOAD loads (an entry that is a file of that name, or the bare soname found as a needed
+    library is), where one is there: ld.so maps it before any search, so every later libnccl.so.2 is that one."""
+    for entry in preload_entries(ctx.env):
+        if "/" in entry and os.path.basename(entry).startswith("libnccl") and os.path.isfile(entry):
+            return entry
+    return None
 
 
 def _wheel_version(framework: Framework, library: str | None) -> str | None:

@@ -137,6 +137,10 @@ def _results_version(path: str, version: int) -> str | None:
         if depth == 0:
             match = re.match(r"\s*version\s*:\s*(-?[0-9]+)\s*(#.*)?$", line)
             if match:
+                digits = match.group(1).lstrip("-")
+                if len(digits) > 10 or not -(2**31) <= int(match.group(1)) < 2**31:  # int() past 4,300 digits raises
+                    return (f"{path} holds a top-level version of {len(digits)} digits, beyond the 32-bit number "
+                            f"XLA's text reader takes (AutotuneResults.version, an int32): XLA refuses the file")
                 said = int(match.group(1))
                 return None if said == version else (
                     f"{path} holds autotuning results of version {said}, and XLA reads version {version} only "

@@ -55,7 +55,7 @@ def _libc() -> str | None:
 
 def _compilers(env: dict[str, str], nvcc: str | None) -> dict[str, str | None]:
     """Each compiler's version, asked of it (`NAME --version`) through the child runner, side by side."""
-    from cudnn_doctor.child import ChildRequest, run_children
+    from cudnn_doctor.child import ChildRequest, run_children, timeout_from_env
 
     found: dict[str, str | None] = {}
     paths: dict[str, str] = {}
@@ -64,10 +64,19 @@ def _compilers(env: dict[str, str], nvcc: str | None) -> dict[str, str | None]:
         found[name] = None
         if path:
             paths[name] = path
-    requests = [ChildRequest((path, "--version"), env, HELPER_TIMEOUT_S, f"{name} --version")
+    seconds = timeout_from_env("CUDNN_DOCTOR_HELPER_TIMEOUT", HELPER_TIMEOUT_S)
+    # read to the end, as a build tool reads it (torch's cpp_extension: subprocess.check_output): what is left
+    # holding the output then is said, and stopped with the rest of what the compiler started
+    requests = [ChildRequest((path, "--version"), env, seconds, f"{name} --version", read_to_end=True)
                 for name, path in paths.items()]
     for (name, path), answer in zip(paths.items(), run_children(requests), strict=True):
-        found[name] = f"{_version_of(answer.stdout) or 'version unreadable'} ({path})"
+        said = f"{_version_of(answer.stdout) or 'version unreadable'} ({path})"
+        if answer.timed_out:
+            said += f"; its --version did not end within {seconds:g} s"
+        elif "stdout" in answer.held:
+            said += (f"; its --version left a process holding its output {seconds:g} s on: a program that reads it "
+                     "to its end (a build's check_output) waits for that process")
+        found[name] = said
     return found
 
 

@@ -9,11 +9,11 @@ only then from running nvcc; libcudart itself is asked in a child process.
 from __future__ import annotations
 
 import glob
-import json
 import os
 import re
 from collections.abc import Callable
 
+from cudnn_doctor import json_values
 from cudnn_doctor.model import LibraryProbe, Toolkit
 from cudnn_doctor.probes.context import SearchContext
 from cudnn_doctor.user_files import UnreadableFile, read_text_or_empty, read_user_head
@@ -198,7 +198,7 @@ def _version_json(path: str) -> str | None:
     if not text:
         return None
     try:
-        data = json.loads(text)
+        data = json_values.loads(text)
     except (ValueError, RecursionError):
         return None
     if not isinstance(data, dict):

@@ -64,6 +64,17 @@ def xla_ptxas(report: Report) -> list[Finding]:
         return []
     row = _data()["xla_ptxas"]
     refs = (row["source"], _data()["jax_cuda_path"]["source"])
+    hung = xla.ptxas[-1] if xla.ptxas and xla.ptxas[-1].verdict == "hangs" else None
+    if xla.ptxas_used is None and hung is not None:
+        return [_made(
+            "CD208", hung.path, refs=(*refs, row["start_source"]), evidence="read", proof=(
+                f"XLA's search, in its order: {_candidates(xla)}; each run here as XLA runs it (`ptxas --version`, "
+                f"its output read to the end), not compiled: {PROVE_JAX}"),
+            detail=(f"JAX's XLA runs each ptxas it finds with `--version` and reads the answer to its end "
+                    f"({_data_dir_words(xla)}, then each PATH folder, then its CUDA roots). {hung.path} ({hung.how}): "
+                    f"{hung.said}. Move it off the path XLA searches, or mend it so that its `--version` ends; "
+                    f"{PROVE_JAX}."),
+            kind="ptxas", framework="jax", fix_folder=xla.data_dir)]
     if xla.ptxas_used is None:
         return [_made(
             "CD208", xla.data_dir, refs=refs, evidence="read", proof=(

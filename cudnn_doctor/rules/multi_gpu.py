@@ -9,9 +9,8 @@ from typing import Any
 
 from cudnn_doctor.codes import finding
 from cudnn_doctor.knowledge.data import load
-from cudnn_doctor.knowledge.environment import NCCL_OWN_GRAMMARS
+from cudnn_doctor.knowledge.environment import NCCL_OWN_GRAMMARS, enum_reading, names_problem
 from cudnn_doctor.model import Finding, MultiGpu, Report
-from cudnn_doctor.versions import ascii_digits
 
 CAUSE_CODES = ("CD170", "CD171", "CD173", "CD174", "CD175", "CD176", "CD177", "CD178", "CD180")
 
@@ -163,8 +162,26 @@ def _nccl_settings(report: Report) -> list[Finding]:
                                          "over IP sockets instead"))
             continue
         values = row.get("values", [])
-        accepted = value in values or (row["grammar"] == "level" and ascii_digits(value[:1])) or \
-            (row["grammar"] == "debug" and value.upper() in values)
+        if row["grammar"] == "names":  # NCCL's parseList: a name it does not know fails the communicator
+            problem = names_problem(row, value)
+            if problem:
+                found.append(finding("CD176", subject=variable, refs=refs, variable=variable, value=value,
+                                     why=f"{problem} ({row['effect']})"))
+            continue
+        if row.get("reader"):  # as NCCL's own reader reads it ([[value_reader]]): 0x1 is 1, '0' is the level LOC
+            read, problem = enum_reading(row, value)
+            if read is None:
+                found.append(finding("CD176", subject=variable, refs=refs, variable=variable, value=value,
+                                     why=f"{problem or 'not one of ' + ', '.join(values)}; NCCL ignores it "
+                                         f"({row['effect']})"))
+            elif problem:  # taken, but not as written ('1abc' is 1, 'yes' is 0)
+                found.append(finding("CD176", subject=variable, refs=refs, variable=variable, value=value,
+                                     why=f"{problem}: NCCL takes it as {read} ({row['effect']})"))
+            if read is not None and read == row.get("slow_when"):
+                found.append(finding("CD181", subject=variable, refs=refs, variable=variable, value=value,
+                                     effect=row["effect"]))
+            continue
+        accepted = value in values or (row["grammar"] == "debug" and value.upper() in values)
         if not accepted:
             found.append(finding("CD176", subject=variable, refs=refs, variable=variable, value=value,
                                  why=f"not one of {', '.join(values)}; NCCL ignores it ({row['effect']})"))
@@ -217,7 +234,7 @@ def nccl_library(report: Report) -> list[Finding]:
         found.append(finding("CD180", subject=lib.library, framework=lib.user, library=lib.library,
                              version=lib.version or "unreadable", via=lib.via or "the loader",
                              built_with=f"{lib.built_with[2:]} or newer" if floor else lib.built_with,
-                             effect=effect, entry=lib.entry))
+                             effect=effect, entry=lib.entry, after_preload=lib.after_preload))
     return found
 
 

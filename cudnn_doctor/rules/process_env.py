@@ -837,8 +837,10 @@ def _nccl_setting(row: dict[str, Any], variable: str, value: str, kind: str, why
     warns and keeps its default) or one that changes how GPUs talk (CD181)."""
     if kind == "off":
         return finding("CD181", subject=variable, refs=(row["source"],), variable=variable, value=value, effect=why)
+    read = environment.enum_reading(row, value)[0] if row.get("reader") and row["grammar"] == "enum" else None
+    then = f"NCCL takes it as {read}" if read is not None else "NCCL warns and keeps its default"  # '1abc' is 1
     return finding("CD176", subject=variable, refs=(row["source"],), variable=variable, value=value,
-                   why=f"{why}; NCCL warns and keeps its default ({row['effect']})")
+                   why=f"{why}; {then} ({row['effect']})")
 
 
 REFUSES = {"raises": "raises an error at its first CUDA call", "falls back to CPU":
