@@ -30,13 +30,26 @@ def _cpu(who: int) -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+_OUTCOMES: dict[str, str] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Each test's outcome (a failure in setup, call or teardown is its outcome): a run stopped by a time limit
+    prints no summary, so the timeline says which tests failed."""
+    if report.failed:
+        _OUTCOMES[report.nodeid] = "failed"
+    elif report.skipped:
+        _OUTCOMES.setdefault(report.nodeid, "skipped")
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):  # type: ignore[no-untyped-def]
     started, own, children = time.time(), _cpu(resource.RUSAGE_SELF), _cpu(resource.RUSAGE_CHILDREN)
     yield
     row = {"id": item.nodeid, "w": os.environ.get("PYTEST_XDIST_WORKER", "main"), "t0": started, "t1": time.time(),
            "cpu": round(_cpu(resource.RUSAGE_SELF) - own, 3),
-           "ccpu": round(_cpu(resource.RUSAGE_CHILDREN) - children, 3)}
+           "ccpu": round(_cpu(resource.RUSAGE_CHILDREN) - children, 3),
+           "outcome": _OUTCOMES.pop(item.nodeid, "passed")}
     with open(OUT, "a") as handle:
         handle.write(json.dumps(row) + "\n")
 

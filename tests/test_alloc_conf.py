@@ -70,26 +70,52 @@ def test_the_common_parsers_verdicts_are_torchs_own() -> None:
     assert verdicts["max_split_size_mb:20"] == "ok" and "must be >= 20" in verdicts["max_split_size_mb:19"]
 
 
-@pytest.mark.parametrize(("env", "refused"), [
+CHOICES = [
     ({"PYTORCH_HIP_ALLOC_CONF": "max_split_size_mb:10"}, True),
     ({"PYTORCH_HIP_ALLOC_CONF": "max_split_size_mb:64,backend:foo,zzz:1"}, False),
     ({"PYTORCH_CUDA_ALLOC_CONF": "max_split_size_mb:64", "PYTORCH_HIP_ALLOC_CONF": "max_split_size_mb:10"}, False),
     ({"PYTORCH_ALLOC_CONF": "max_split_size_mb:64", "PYTORCH_HIP_ALLOC_CONF": "max_split_size_mb:10"}, True),
     ({"PYTORCH_ALLOC_CONF": "max_split_size_mb:10", "PYTORCH_CUDA_ALLOC_CONF": "max_split_size_mb:64"}, False),
     ({"PYTORCH_ALLOC_CONF": "max_split_size_mb:64", "PYTORCH_CUDA_ALLOC_CONF": "max_split_size_mb:10"}, True),
-])
-def test_which_variable_the_common_parser_reads_is_torchs_choice(env: dict[str, str], refused: bool) -> None:
+]
+ALLOC_NAMES = ("PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_HIP_ALLOC_CONF", "PYTORCH_ALLOC_CONF")
+
+
+@pytest.fixture(scope="module")
+def torchs_choices() -> list[str]:
+    """What the real torch says of each environment of CHOICES: 'ok' or 'refused ...', each in a process of its own
+    forked from one that imported torch (torch reads these variables when its allocator settings are first asked
+    for, not at import: the six answers differ, so a read at import would fail the tests), whose environment is set
+    before the question. One torch import for the six (it was one per environment, about 2 CPU s each)."""
+    script = ("import json, os, sys, warnings\nwarnings.simplefilter('ignore')\nimport torch\n"
+              "for env in json.loads(sys.argv[1]):\n"
+              "    sys.stdout.flush()\n"
+              "    pid = os.fork()\n"
+              "    if pid == 0:\n"
+              "        for name in " + repr(ALLOC_NAMES) + ":\n"
+              "            os.environ.pop(name, None)\n"
+              "        os.environ.update(env)\n"
+              "        try:\n            torch._C._accelerator_getAllocatorSettings()\n            said = 'ok'\n"
+              "        except Exception as error:\n            said = 'refused ' + str(error)\n"
+              "        print(json.dumps(said), flush=True)\n"
+              "        os._exit(0)\n"
+              "    os.waitpid(pid, 0)\n")
+    base = {key: value for key, value in os.environ.items() if key not in ALLOC_NAMES}
+    child = subprocess.run([sys.executable, "-c", script, json.dumps([env for env, _ in CHOICES])], capture_output=True,
+                           text=True, timeout=600, env={**base, "PYTHONPATH": str(real_torch_cpu())})
+    said = [json.loads(line) for line in child.stdout.splitlines()]
+    assert child.returncode == 0 and len(said) == len(CHOICES), child.stdout + child.stderr[-1000:]
+    return said
+
+
+@pytest.mark.parametrize(("env", "refused"), CHOICES)
+def test_which_variable_the_common_parser_reads_is_torchs_choice(torchs_choices: list[str], env: dict[str, str],
+                                                                 refused: bool) -> None:
     """The data's alloc_parsers (which name each parser takes first) against the real torch reading its
     environment: the common parser reads PYTORCH_CUDA_ALLOC_CONF, else PYTORCH_HIP_ALLOC_CONF, else
     PYTORCH_ALLOC_CONF."""
-    script = ("import warnings\nwarnings.simplefilter('ignore')\nimport torch\n"
-              "try:\n    torch._C._accelerator_getAllocatorSettings()\n    print('ok')\n"
-              "except Exception as error:\n    print('refused', error)\n")
-    names = ("PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_HIP_ALLOC_CONF", "PYTORCH_ALLOC_CONF")
-    base = {key: value for key, value in os.environ.items() if key not in names}
-    child = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600,
-                           env={**base, **env, "PYTHONPATH": str(real_torch_cpu())})
-    assert child.stdout.startswith("refused") == refused, child.stdout + child.stderr[-1000:]
+    said = torchs_choices[CHOICES.index((env, refused))]
+    assert said.startswith("refused") == refused, said
     from cudnn_doctor.knowledge.environment import rows
     from cudnn_doctor.model import ProcessView, Report
     from cudnn_doctor.rules.process_env import _alloc_parsers

@@ -15,7 +15,7 @@ import pytest
 from tests.conftest import Machine, codes
 from tests.real_wheels import real_cudnn
 from tests.test_frameworks import install_torch, python_env, real_python_sees
-from tests.test_process_env import check_after, finding, gpu_machine, plan_lines
+from tests.test_process_env import check_after, env_lines, finding, gpu_machine
 
 # what torch 2.11's torch/__init__.py does for its nvidia-* wheels (the same names and arguments; our own code)
 TORCH_INIT = '''
@@ -576,13 +576,13 @@ def test_xla_flags_the_installed_jaxlib_refuses_are_seen(machine: Machine, tmp_p
     said = finding(report, "CD411")
     assert said["severity"] == "error" and said["evidence"] == "seen" and words in said["proof"], said
     plan = machine.run("fix", "--json").json
-    lines = " ".join(line for a in plan["actions"] if a["kind"] == "env" for line in a["env"]["bash"])
+    sourced = env_lines(plan)  # the plan's lines, as plan_lines gives them (one `fix` run, one JAX child, for both)
+    lines = " ".join(sourced)
     [bad] = [entry for entry in flags.split() if entry.endswith(("=high", "=maybe", "=bogus"))]
     assert "XLA_FLAGS" in lines and bad.split("=")[0] not in lines, lines
     for good in flags.split():
         assert good == bad or good in lines, lines
     # the closed loop: the plan's lines sourced in bash, check again asks the same jaxlib and finds it clean
-    sourced = plan_lines(machine)
     assert not [f for f in check_after(machine, sourced)["findings"] if f["code"] == "CD411"], sourced
 
 

@@ -49,14 +49,43 @@ def doctor_line(*args: str) -> str:
 
 
 def plan_lines(machine: Machine, *args: str, before: str = "") -> list[str]:
-    """The plan's bash lines for this machine (after BEFORE, a shell line such as a ulimit)."""
-    done = bash(machine, f"{before}{'; ' if before else ''}{doctor_line('fix', '--json', *args)}")
-    plan = json.loads(done.stdout)
+    """The plan's bash lines for this machine (after BEFORE, a shell line such as a ulimit: then `fix` runs in that
+    bash). Without BEFORE, `fix` runs as the machine runs every command (in-process unless the test is marked
+    `subprocess`): bash added nothing to it but its own variables."""
+    if before or not machine.in_process:
+        done = bash(machine, f"{before}{'; ' if before else ''}{doctor_line('fix', '--json', *args)}")
+        plan = json.loads(done.stdout)
+    else:
+        plan = machine.run("fix", "--json", *args).json
+    return env_lines(plan)
+
+
+def env_lines(plan: dict) -> list[str]:
+    """The bash lines of a `fix --json` plan's env actions, in order: what plan_lines gives for the same plan."""
     return [line for action in plan["actions"] if action["kind"] == "env" for line in action["env"]["bash"]]
 
 
+# what a Python start (the doctor's own) or the loader of its process reads: where sourced lines change one of these,
+# the check after them is a process of its own, as the user's would be
+STARTUP_VARIABLES = ("LD_PRELOAD", "LD_AUDIT", "GLIBC_TUNABLES", "MALLOC_", "PYTHON")
+
+
 def check_after(machine: Machine, lines: list[str], *args: str, before: str = "") -> dict:
-    """check --json in a bash that sourced LINES (the plan's env lines, as a user pastes them)."""
+    """check --json in a bash that sourced LINES (the plan's env lines, as a user pastes them). The lines are always
+    sourced by a real bash; the check after them runs in the environment that bash exports (its `env -0`, in its
+    folder), as the machine runs every command: in-process unless the test is marked `subprocess`, or BEFORE (a
+    ulimit) is given, or the lines change what the doctor's own start reads (STARTUP_VARIABLES): then in that bash."""
+    if not before and machine.in_process:
+        done = bash(machine, "; ".join([*lines, "exec env -0"]))
+        env = dict(entry.split("=", 1) for entry in done.stdout.split("\0") if "=" in entry)
+        env["_"] = sys.executable  # as bash sets it for the command it starts (doctor_line's)
+        changed = {name for name in {*env, *machine.env} if env.get(name) != machine.env.get(name)}
+        if done.returncode == 0 and not [name for name in changed if name.startswith(STARTUP_VARIABLES)]:
+            from tests.conftest import run_in_process
+
+            result = run_in_process(["check", "--json", *args], env, Path(env.get("PWD") or machine.cwd), 60)
+            assert "Traceback" not in result.stderr, result.stderr
+            return result.json
     script = "; ".join([*([before] if before else []), *lines, doctor_line("check", "--json", *args)])
     done = bash(machine, script)
     assert "Traceback" not in done.stderr, done.stderr

@@ -4,6 +4,7 @@ stand for the user's program keep them and report what that program gets."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -203,22 +204,29 @@ def test_values_torch_counts_a_gpu_for_are_no_finding(machine: Machine, tmp_path
 
 def test_the_count_is_torchs_own_code_asked_of_its_file(tmp_path: Path) -> None:
     """The child's answer is what torch's own functions give: the same file's functions imported by Python as torch
-    does (the real torch 2.13 CPU build) give the same parse for the same values."""
+    does (the real torch 2.13 CPU build) give the same parse for the same values. Both read CUDA_VISIBLE_DEVICES at
+    each call (os.getenv in _parse_visible_devices): one process of each asks every value in turn, set in its
+    environment before the call (a torch import per value was 3.5 CPU s each, six of them)."""
     from tests.real_wheels import real_torch_cpu
 
     source = real_torch_cpu() / "torch" / "cuda" / "__init__.py"
     child = Path(__file__).resolve().parents[1] / "cudnn_doctor" / "_python_child.py"
-    for value in (UUID.upper(), "gpu-00000000", "1,0,1", "3gpu,1", "-1", "GPU-a,GPU-b"):
-        env = {"PATH": "/usr/bin:/bin", "CUDA_VISIBLE_DEVICES": value}
-        ours = subprocess.run([sys.executable, "-c", "import sys, json; sys.argv = sys.argv[1:]; ns = {'__name__': "
-                               "'x', '__file__': sys.argv[0]}; exec(compile(open(sys.argv[0]).read(), sys.argv[0], "
-                               "'exec'), ns); print(json.dumps(ns['torch_visible'](sys.argv[1])['parsed']))",
-                               str(child), str(source)], env=env, capture_output=True, text=True, timeout=120)
-        theirs = subprocess.run([sys.executable, "-c", "import json, torch.cuda as c; print(json.dumps([str(e) for e "
-                                 "in c._parse_visible_devices()]))"], env={**env, "PYTHONPATH": str(real_torch_cpu())},
-                                capture_output=True, text=True, timeout=300)
-        assert ours.stdout.strip() == theirs.stdout.strip() and theirs.returncode == 0, (value, ours.stderr[-400:],
-                                                                                          theirs.stderr[-400:])
+    values = [UUID.upper(), "gpu-00000000", "1,0,1", "3gpu,1", "-1", "GPU-a,GPU-b"]
+    each = "import json, os, sys\nfor value in json.loads(sys.argv.pop()):\n    os.environ['CUDA_VISIBLE_DEVICES'] = value\n"
+    env = {"PATH": "/usr/bin:/bin"}
+    ours = subprocess.run([sys.executable, "-c", "import sys; sys.argv = sys.argv[1:]; ns = {'__name__': 'x', "
+                           "'__file__': sys.argv[0]}; exec(compile(open(sys.argv[0]).read(), sys.argv[0], 'exec'), ns)"
+                           "\n" + each + "    print(json.dumps(ns['torch_visible'](sys.argv[1])['parsed']))",
+                           str(child), str(source), json.dumps(values)], env=env, capture_output=True, text=True,
+                          timeout=120)
+    theirs = subprocess.run([sys.executable, "-c", "import torch.cuda as c\n" + each + "    print(json.dumps([str(e) "
+                             "for e in c._parse_visible_devices()]))", json.dumps(values)],
+                            env={**env, "PYTHONPATH": str(real_torch_cpu())}, capture_output=True, text=True, timeout=300)
+    assert ours.returncode == 0 and theirs.returncode == 0, (ours.stderr[-400:], theirs.stderr[-400:])
+    said, told = ours.stdout.splitlines(), theirs.stdout.splitlines()
+    assert len(said) == len(told) == len(values), (said, told)
+    for value, our, their in zip(values, said, told, strict=True):
+        assert our == their, (value, our, their)
 
 
 def test_under_deep_torch_failing_makes_its_count_the_error_seen(machine: Machine, tmp_path: Path) -> None:

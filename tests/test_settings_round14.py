@@ -40,27 +40,81 @@ def jax_backends_with(env: dict[str, str], plugin_site: Path) -> subprocess.Comp
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=whole, timeout=300)
 
 
-@pytest.mark.parametrize(("value", "refused"), [
+SIZES = [
     ("1GB", True), ("one", True), ("64MB", True), ("64.0", True),  # a unit, a word, a decimal: int() refuses them
     ("64", False), (" 64 ", False), ("+64", False), ("1_024", False), ("", False),  # int() takes these; '' unread
-])
+]
+SIZE_VARIABLE = "XLA_PYTHON_CLIENT_COLLECTIVE_MEM_SIZE_MB"
+
+# each value asked of its own child, forked from one Python that imported jax (its backends not yet started: the
+# plugin's initialize() and its read of the variable come with the first jax.devices()), its environment set and its
+# standard output and error its own files before it starts them
+EACH_FORKED = """import json, os, sys
+import jax
+for index, value in enumerate(json.loads(sys.argv[1])):
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        os.environ[sys.argv[2]] = value
+        for fd, name in ((1, "out"), (2, "err")):
+            file = os.open(os.path.join(sys.argv[3], f"{index}.{name}"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+            os.dup2(file, fd)
+            os.close(file)
+        try:
+            print(jax.devices(), flush=True)
+        except BaseException:
+            import traceback
+            traceback.print_exc()
+            sys.stderr.flush()
+            os._exit(1)
+        os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    with open(os.path.join(sys.argv[3], f"{index}.status"), "w") as handle:
+        handle.write(str(os.waitstatus_to_exitcode(status)))
+"""
+
+
+@pytest.fixture(scope="module")
+def jax_backends_said(tmp_path_factory: pytest.TempPathFactory) -> list[subprocess.CompletedProcess[str]]:
+    """jax_backends_with for every value of SIZES, with one jax import: what the real jax 0.4.38's start of its
+    backends says (exit status, output, error) with each value of SIZE_VARIABLE. The answers differ by value (its
+    plugin refuses four), so a read of the variable before the fork would fail the tests. One import for the nine
+    values (it was one per value, about 1.2 CPU s each)."""
+    import json
+
+    work = tmp_path_factory.mktemp("jax-backends")
+    site = with_plugin(work / "plugin")
+    whole = {"PATH": "/usr/bin:/bin", "PYTHONPATH": f"{real_jax_cpu()}:{site}"}
+    values = [value for value, _ in SIZES]
+    parent = subprocess.run([sys.executable, "-c", EACH_FORKED, json.dumps(values), SIZE_VARIABLE, str(work)],
+                            capture_output=True, text=True, env=whole, timeout=600)
+    assert parent.returncode == 0, parent.stderr[-2000:]
+    return [subprocess.CompletedProcess([], int((work / f"{index}.status").read_text()),
+                                        (work / f"{index}.out").read_text(), (work / f"{index}.err").read_text())
+            for index in range(len(values))]
+
+
+@pytest.mark.parametrize(("value", "refused"), SIZES)
 def test_a_size_the_cuda_plugins_start_refuses_is_an_error_with_its_rule(
-        machine: Machine, real_jax_site: Path, tmp_path: Path, value: str, refused: bool) -> None:
+        machine: Machine, real_jax_site: Path, jax_backends_said: list[subprocess.CompletedProcess[str]], value: str,
+        refused: bool) -> None:
     """jaxlib's generate_pjrt_gpu_plugin_options gives XLA_PYTHON_CLIENT_COLLECTIVE_MEM_SIZE_MB to int(); the CUDA
     plugin's initialize() calls it whatever the program: the refusal leaves JAX on the CPU (proven: the real
     jax 0.4.38 logs 'Jax plugin configuration error' and lists the CPU only)."""
     with_plugin(real_jax_site)
-    variable = "XLA_PYTHON_CLIENT_COLLECTIVE_MEM_SIZE_MB"
+    variable = SIZE_VARIABLE
     machine.env[variable] = value
-    found = settings_findings(check(machine), variable)
-    said = jax_backends_with({variable: value}, with_plugin(tmp_path / "plugin"))
+    report = check(machine)
+    found = settings_findings(report, variable)
+    said = jax_backends_said[SIZES.index((value, refused))]  # jax_backends_with({variable: value}, ...), forked
     assert said.returncode == 0, said.stderr[-600:]  # jax itself starts: on the CPU
     assert ("Jax plugin configuration error" in said.stderr) == refused, said.stderr[-600:]
     if not refused:
         assert not found, found
         return
     assert "invalid literal for int() with base 10" in said.stderr and "CpuDevice" in said.stdout
-    made = finding(check(machine), "CD411")
+    made = finding(report, "CD411")  # the same machine's one check
     assert made["subject"] == variable and made["severity"] == "error" and made["evidence"] == "rule", made
     assert "initialize()" in made["detail"] and "CPU" in made["detail"]
     closed_loop(machine, "CD411", variable)

@@ -17,7 +17,8 @@ BUILD_DIR = Path(os.environ.get("CUDNN_DOCTOR_FAKES_DIR", "/tmp/cudnn-doctor-fak
 
 def compile_library(source: str, output_name: str, defines: dict[str, object] | None = None,
                     soname: str | None = None, also: tuple[str, ...] = (), link: tuple[Path, ...] = (),
-                    runpath: str | None = None, version_node: str | None = None) -> Path:
+                    runpath: str | None = None, version_node: str | None = None,
+                    link_search: tuple[Path, str] | None = None) -> Path:
     """gcc -shared SOURCE (and the sources ALSO) with DEFINES, linked against the libraries LINK (each then needed by
     its soname) with DT_RUNPATH RUNPATH, its exported symbols under the symbol-version node VERSION_NODE (as NVIDIA's
     libraries define libcudart.so.13: a version script), built once into a cache folder; returns the .so path."""
@@ -30,6 +31,8 @@ def compile_library(source: str, output_name: str, defines: dict[str, object] | 
     if runpath:
         flags.append(f"-Wl,--enable-new-dtags,-rpath,{runpath}")
     flags += ["-Wl,--no-as-needed", *(str(path) for path in link)] if link else []  # needed, whether called or not
+    if link_search:  # (FOLDER, NAME): -LFOLDER -lNAME, as the linker finds a library by its name
+        flags[:0] = [f"-L{link_search[0]}", f"-l{link_search[1]}"]
     if version_node:
         flags.append(f"-Wl,--version-script,{_version_script(version_node)}")
     key = hashlib.sha256(" ".join([source, *also, output_name, *flags]).encode()
@@ -198,17 +201,17 @@ def fake_nccl(folder: Path, version: int = 22705, fail: int | None = None) -> Pa
 
 
 def fake_framework_library(target: Path, cudnn_folder: Path, runpath: str, cudnn_major: int = 9) -> Path:
-    """A shared library that NEEDs libcudnn.so.MAJOR with DT_RUNPATH RUNPATH (e.g. $ORIGIN/../../nvidia/cudnn/lib)."""
-    gcc = shutil.which("gcc") or shutil.which("cc")
-    if gcc is None:
-        raise RuntimeError("gcc is needed to build the test fakes")
-    target.parent.mkdir(parents=True, exist_ok=True)
+    """A shared library that NEEDs libcudnn.so.MAJOR with DT_RUNPATH RUNPATH (e.g. $ORIGIN/../../nvidia/cudnn/lib),
+    copied to TARGET. CUDNN_FOLDER is not read: the library is linked against a stub built into the cache. Built
+    once per (MAJOR, RUNPATH) into the cache, as every other fake (it was a gcc run per call: install_torch, in some
+    300 tests); the copy is the same bytes a build at TARGET gave (no soname, no path of the output in the file)."""
     # the stub is built as libcudnn.so in a folder of its own (its cache key's): linked from there, not from a
     # copy another pytest-xdist worker could be rewriting
     stub = compile_library("fake_cudnn.c", "libcudnn.so", {}, soname=f"libcudnn.so.{cudnn_major}")
-    subprocess.run([gcc, "-shared", "-fPIC", "-o", str(target), str(HERE / "fake_framework_lib.c"),
-                    f"-L{stub.parent}", "-lcudnn", f"-Wl,-rpath,{runpath}", "-Wl,--enable-new-dtags"],
-                   check=True, capture_output=True)
+    built = compile_library("fake_framework_lib.c", "libframework.so", link_search=(stub.parent, "cudnn"),
+                            runpath=runpath)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(built, target)
     return target
 
 
