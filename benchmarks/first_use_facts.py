@@ -127,7 +127,10 @@ def one(name: str, changes: dict[str, str], python: str, nvrtc_soname: str | Non
     env = {**os.environ, "XLA_PYTHON_CLIENT_PREALLOCATE": "false", **changes}
     jobs = {"torch": [python, "-c", TORCH], "jax": [python, "-c", JAX]}
     if nvrtc_soname:  # a program that opens NVRTC by its soname, as CuPy or a C++ program does
-        jobs["nvrtc"] = [python, "-I", "-c", NVRTC_CHILD, nvrtc_soname]
+        # the doctor's child answers on its own channel (_child_stdio's answer_fd): here stdout, and the exit status
+        # says whether NVRTC compiled
+        program = '_stdio = {"answer_fd": lambda: 1}\n' + NVRTC_CHILD + '\nsys.exit(0 if words == "NVRTC_SUCCESS" else 1)\n'
+        jobs["nvrtc"] = [python, "-I", "-c", program, nvrtc_soname]
     with concurrent.futures.ThreadPoolExecutor(len(jobs) + 1) as pool:
         running = {key: pool.submit(run, argv, env, 90) for key, argv in jobs.items()}
         running["check"] = pool.submit(check, python, env, 90)

@@ -217,9 +217,11 @@ def libraries(user, site, spec):
     runpath = [folder for folder in spec.get("runpath", []) if folder]
     rows = [list(row) + [[]] * (5 - len(row)) for row in spec.get("libraries", [])]
     needs = bound_needs(spec.get("binders", []), {row[0]: list(row[4]) for row in rows})
+    named = spec.get("named") or {}
     for soname, symbols, version, kind, _ in rows:
         say("lib-start", soname)
-        _library_in_a_fork(soname, list(symbols), version, kind, runpath, needs.get(soname, ()))
+        lookups = (spec.get("binders", []), named[soname]) if soname in named else None
+        _library_in_a_fork(soname, list(symbols), version, kind, runpath, needs.get(soname, ()), lookups)
     say("libs-done")
 
 
@@ -333,12 +335,12 @@ def _undefined_of(data, prefixes, struct):
     return found
 
 
-def _library_in_a_fork(soname, symbols, version, kind, runpath, needs=()):
+def _library_in_a_fork(soname, symbols, version, kind, runpath, needs=(), lookups=None):
     """SONAME asked in a forked copy of this process, where opening a file may kill it; one its link map already
     holds (the framework's own code mapped it) opens no file, so it is asked here: a fork of a process with the
     framework's libraries mapped (gigabytes) costs each time, and a dozen of them cost seconds on the GPU machine."""
     if _loaded_as(soname) is not None:
-        _library_here(soname, symbols, version, kind, runpath, needs)
+        _library_here(soname, symbols, version, kind, runpath, needs, lookups)
         return
     if not hasattr(os, "fork"):
         return
@@ -346,7 +348,7 @@ def _library_in_a_fork(soname, symbols, version, kind, runpath, needs=()):
     if pid == 0:
         code = 5
         try:
-            code = _library_here(soname, symbols, version, kind, runpath, needs)
+            code = _library_here(soname, symbols, version, kind, runpath, needs, lookups)
         finally:
             os._exit(code)
     _, status = os.waitpid(pid, 0)
@@ -356,7 +358,7 @@ def _library_in_a_fork(soname, symbols, version, kind, runpath, needs=()):
         say("lib-died", soname, f"opening it ended the process with status {os.WEXITSTATUS(status)}")
 
 
-def _library_here(soname, symbols, version, kind, runpath, needs=()):
+def _library_here(soname, symbols, version, kind, runpath, needs=(), lookups=None):
     """In the forked copy: SONAME as the program's libraries get it. Already mapped (the framework's own code loaded
     it, or a library it loaded needs it): that copy, whatever the path holds. Else the loader's order for a library
     that needs it: LD_LIBRARY_PATH (with its glibc-hwcaps subfolders), then RUNPATH (the framework's own folders),
@@ -419,6 +421,10 @@ def _library_here(soname, symbols, version, kind, runpath, needs=()):
         say("lib-missing", soname, ",".join(missing))
     if version and version not in missing:
         say("lib-version", soname, _ask_version(lib, version, kind))
+    if lookups and path != "-" and not _in_folders(path, runpath):
+        # a copy other than the framework's own: the names its libraries look up with dlsym when first called
+        # (XLA's stub tables), read from their read-only data, asked of it as the loader's bindings are
+        needs = list(needs) + looked_up(lookups[0], lookups[1][0], lookups[1][1])
     if needs:
         unbound = _unbound(lib, needs)
         say("lib-bound", soname, len(needs))
@@ -427,6 +433,78 @@ def _library_here(soname, symbols, version, kind, runpath, needs=()):
                 f"{symbol}@{node}" if node else symbol for _, symbol, node in unbound[:8]) + (
                 f",+{len(unbound) - 8}" if len(unbound) > 8 else ""))
     return 0
+
+
+def _in_folders(path, folders):
+    """Whether the file at PATH (its real path) lies directly in one of FOLDERS (the framework's own wheels)."""
+    home = os.path.dirname(os.path.realpath(path))
+    return any(os.path.realpath(folder) == home for folder in folders if folder)
+
+
+MAX_NAMES = 4096  # names asked of one copy at the most
+MAX_RODATA = 256 << 20  # bytes of one binder's read-only data read at the most
+
+
+def looked_up(binders, prefix, longer):
+    """[(binder, name, None)]: the function names starting with PREFIX (not with one of LONGER, another library's)
+    that BINDERS hold as whole C strings in their .rodata section: the table XLA's stubs look each function up by
+    (openxla/xla xla/tsl/cuda/*_stub.cc kSymbols) when it is first called. ELF64 little-endian; never waits on a
+    FIFO; at most MAX_NAMES names and MAX_RODATA bytes a binder."""
+    import mmap
+    import re
+    import struct
+
+    pattern = re.compile(rb"(?<=\0)(" + re.escape(prefix.encode("ascii")) + rb"[A-Za-z0-9_]{1,120})(?=\0)")
+    skip = tuple(p.encode("ascii") for p in longer)
+    out, seen = [], set()
+    for binder in binders[:8]:
+        try:
+            descriptor = os.open(binder, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+        except OSError:
+            continue
+        try:
+            if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+                continue
+            data = mmap.mmap(descriptor, 0, access=mmap.ACCESS_READ)
+        except (OSError, ValueError):
+            continue
+        finally:
+            os.close(descriptor)
+        try:
+            span = _rodata(data, struct)
+            if span is None:
+                continue
+            for match in pattern.finditer(data, span[0], min(span[1], span[0] + MAX_RODATA)):
+                name = match.group(1)
+                if name in seen or name.startswith(skip):
+                    continue
+                seen.add(name)
+                out.append((binder, name.decode("ascii"), None))
+                if len(out) >= MAX_NAMES:
+                    return out
+        except (struct.error, ValueError, IndexError, OverflowError):
+            pass
+        finally:
+            data.close()
+    return out
+
+
+def _rodata(data, struct):
+    """(start, end) of the .rodata section of the ELF64 image DATA, or None."""
+    if data[:6] != b"\x7fELF\x02\x01":
+        return None
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    entsize, count, names_at = struct.unpack_from("<HHH", data, 0x3A)
+    if entsize != 64 or not count or names_at >= count:
+        return None
+    names = struct.unpack_from(ELF_SECTION, data, shoff + names_at * entsize)
+    for index in range(min(count, 4096)):
+        section = struct.unpack_from(ELF_SECTION, data, shoff + index * entsize)
+        start = names[4] + section[0]
+        if data[start:start + 8] == b".rodata\0":
+            end = section[4] + section[5]
+            return (section[4], end) if 0 <= section[4] <= end <= len(data) else None
+    return None
 
 
 def _unbound(lib, needs):
@@ -445,8 +523,10 @@ def _unbound(lib, needs):
     out = []
     for binder, symbol, node in needs:
         name = symbol.encode("ascii", "replace")
+        # node None: a name looked up with dlsym on this copy's own handle (XLA's stubs), not the program's scope
+        handles = (lib._handle,) if node is None else (lib._handle, None)
         if not any((dlvsym(handle, name, node.encode("ascii", "replace")) if node else dlsym(handle, name))
-                   for handle in (lib._handle, None)):
+                   for handle in handles):
             out.append((binder, symbol, node))
     return out
 

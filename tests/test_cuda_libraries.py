@@ -16,7 +16,7 @@ from tests.conftest import Machine, codes
 from tests.fakes.build import compile_library, fake_cuda_math
 from tests.real_wheels import real_cudnn, real_nccl
 from tests.test_frameworks import install_torch, python_env, real_python_sees
-from tests.test_process_env import gpu_machine
+from tests.test_process_env import check_after, gpu_machine, plan_lines
 
 # torch 2.13's torch/__init__.py, its CUDA preloading (the same names, order and logic; our own text). The module's
 # own top never runs in the loading child: importing it whole (as `from torch.version import cuda` would, were the
@@ -281,6 +281,27 @@ def test_the_toolkits_link_stub_preloaded_is_named_a_stub(machine: Machine, tmp_
     assert warned["severity"] == "warning", warned
 
 
+@pytest.mark.integration
+def test_a_cublaslt_link_stub_preloaded_is_an_error_proven_on_a_gpu(machine: Machine, tmp_path: Path) -> None:
+    """The toolkit's stubs/libcublasLt.so preloaded under its soname: torch gets it (seen mapped), and a cuBLASLt stub
+    in torch's process was proven on an H100 to fail its first work (compat/process_env.toml's stub_proven): an
+    error, evidence rule, the proof named. A stub of a library not proven so (cuBLAS above) stays a warning."""
+    torch_cu13(machine, tmp_path)
+    stubs = tmp_path / "cuda" / "lib64" / "stubs"
+    stubs.mkdir(parents=True)
+    shutil.copyfile(fake_cuda_math("libcublasLt.so.13", "cublasLt", 13, 1, 0), stubs / "libcublasLt.so")
+    lt = tmp_path / "site-lt"
+    lt.mkdir()
+    (lt / "libcublasLt.so.13").symlink_to(stubs / "libcublasLt.so")
+    machine.env["LD_PRELOAD"] = str(lt / "libcublasLt.so.13")
+    report = machine.check_json()
+    assert libraries_of(report, "torch")["libcublasLt.so.13"]["stub"] == str(stubs / "libcublasLt.so")
+    [said] = [f for f in about(report, "libcublasLt.so.13") if "stub" in f["detail"]]
+    assert said["severity"] == "error" and said["evidence"] == "rule", said
+    assert "proven against" in said["proof"] and "H100" in said["proof"], said["proof"]
+    assert report["summary"]["exit_code"] == 1, report["summary"]
+
+
 # JAX's CUDA plugin, its preloading (jax-ml/jax jax_plugins/cuda/__init__.py: the same names and logic; our text)
 JAX_PLUGIN = '''
 import ctypes
@@ -350,6 +371,61 @@ def test_another_release_first_is_what_jaxs_cublas_takes(machine: Machine, tmp_p
     [warned] = about(report, "libcublasLt")
     assert warned["severity"] == "warning" and "13.1.0.3" in warned["detail"] and "JAX" in warned["detail"], warned
     assert not [f for f in report["findings"] if f["code"] == "CD203" and f["severity"] == "error"], report["findings"]
+
+
+@pytest.mark.integration
+def test_a_cublaslt_link_stub_first_on_the_path_is_what_jax_maps_and_an_error(machine: Machine,
+                                                                              tmp_path: Path) -> None:
+    """The toolkit's stubs/libcublasLt.so as libcublasLt.so.13 first on LD_LIBRARY_PATH: JAX's plugin loads its
+    wheel's cuBLAS first, which takes cuBLASLt by soname from the path: the stub, seen mapped in JAX's loading child.
+    On an H100 JAX's own version check then refused it and fell back to the CPU (stub_proven): an error with rule
+    evidence; the plan takes the folder out of LD_LIBRARY_PATH and the finding is gone after."""
+    jax_cu13(machine, tmp_path)
+    stubs = tmp_path / "cuda" / "lib64" / "stubs"
+    stubs.mkdir(parents=True)
+    shutil.copyfile(fake_cuda_math("libcublasLt.so.13", "cublasLt", 13, 1, 0), stubs / "libcublasLt.so")
+    linked = tmp_path / "linked"
+    linked.mkdir()
+    (linked / "libcublasLt.so.13").symlink_to(stubs / "libcublasLt.so")
+    machine.add_library_path(linked)
+    report = machine.check_json()
+    seen = libraries_of(report, "jax")["libcublasLt.so.13"]
+    assert seen["stub"] == str(stubs / "libcublasLt.so"), seen
+    errors = [f for f in about(report, "libcublasLt") if f["severity"] == "error"]
+    assert errors and all(f["evidence"] == "rule" and "proven against" in f["proof"] for f in errors), errors
+    lines = plan_lines(machine)
+    assert any(line.startswith("export LD_LIBRARY_PATH=") and str(linked) not in line for line in lines), lines
+    assert not [f for f in check_after(machine, lines)["findings"] if f["code"] == "CD203" and
+                f["severity"] == "error"]
+
+
+@pytest.mark.integration
+def test_a_copy_lacking_a_function_xla_looks_up_by_name_is_said_for_jax(machine: Machine, tmp_path: Path) -> None:
+    """cuBLASLt without one function first on LD_LIBRARY_PATH: JAX's wheel's cuBLAS takes it by soname, and XLA
+    binds nothing of it at load (its plugin's undefined symbols name none): it looks each function up with dlsym on
+    that copy's handle when first called, from the names its stub table holds as strings (xla/tsl/cuda/
+    cublasLt_stub.cc). Those names, read from the plugin library's .rodata, are asked of the copy JAX got: the one it
+    lacks is named, a warning (the work that calls it fails, as JAX did on an H100: 'Could not load symbol ...').
+    Of JAX's own wheel's copy nothing is asked (the plugin is not read for it)."""
+    from tests.fakes.build import compile_library
+
+    site = jax_cu13(machine, tmp_path)
+    names = ["cublasLtCreate", "cublasLtMatmul", "cublasLtMatmulDescDestroy"]
+    plugin = compile_library("fake_xla_stub_table.c", "xla_cuda_plugin.so",
+                             {"NAMES": ",".join(f'"{name}"' for name in names)})
+    shutil.copy(plugin, site / "jax_plugins" / "xla_cuda13" / "xla_cuda_plugin.so")
+    report = machine.check_json()
+    assert not about(report, "libcublasLt"), report["findings"]  # its own copy: nothing read, nothing said
+    other = tmp_path / "cuda-13.1" / "lib64"
+    other.mkdir(parents=True)
+    shutil.copyfile(fake_cuda_math("libcublasLt.so.13", "cublasLt", 13, 1, 0), other / "libcublasLt.so.13")
+    machine.add_library_path(other)
+    report = machine.check_json()
+    seen = libraries_of(report, "jax")["libcublasLt.so.13"]
+    assert seen["path"] == str(other / "libcublasLt.so.13") and seen["unbound"] == ["cublasLtMatmulDescDestroy"], seen
+    [said] = [f for f in about(report, "libcublasLt") if "cublasLtMatmulDescDestroy" in f["detail"]]
+    assert said["severity"] == "warning" and said["evidence"] == "seen", said
+    assert "Could not load symbol cublasLtMatmulDescDestroy" in said["detail"], said["detail"]
 
 
 @pytest.mark.integration

@@ -176,8 +176,16 @@ def library_spec(framework: Framework | None, site: str, sonames: tuple[str, ...
                        for path in sorted(glob.glob(os.path.join(glob.escape(site), pattern)))[:2]]
         if not runpath:  # the wheels' layout: nvidia/<part>/lib, nvidia/cu<major>/lib
             runpath = sorted(glob.glob(os.path.join(glob.escape(site), "nvidia", "*", "lib")))
-    # binders: the framework's own libraries whose undefined symbols the child asks each copy for (dlvsym)
-    return {"recipe": recipe, "libraries": libraries, "runpath": runpath, "binders": binders[:8]}
+    # binders: the framework's own libraries whose undefined symbols the child asks each copy for (dlvsym); named:
+    # soname -> [the prefix of the names its binders look up with dlsym when first called, longer prefixes of others]
+    prefixes = dict(loading.get("names_from", {})) if loading is not None and binders else {}
+    named = {entry[0]: [prefixes[_stem(entry[0])], sorted(p for p in prefixes.values() if p != prefixes[_stem(
+        entry[0])] and p.startswith(prefixes[_stem(entry[0])]))] for entry in libraries if _stem(entry[0]) in prefixes}
+    return {"recipe": recipe, "libraries": libraries, "runpath": runpath, "binders": binders[:8], "named": named}
+
+
+def _stem(soname: str) -> str:
+    return soname.split(".so")[0]
 
 
 def _cuda_major(framework: Framework) -> str | None:

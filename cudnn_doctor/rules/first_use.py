@@ -50,9 +50,9 @@ def _data_dir_words(xla: XlaCompiler) -> str:
 
 
 def _made(code: str, subject: str, detail: str, refs: tuple[str, ...], evidence: str, proof: str,
-          **values: Any) -> Finding:
+          severity: str = "warning", **values: Any) -> Finding:
     made = finding(code, subject=subject, refs=refs, evidence=evidence, proof=proof, detail=detail, **values)
-    return replace(made, severity="warning", detail=detail)
+    return replace(made, severity=severity, detail=detail)
 
 
 def xla_ptxas(report: Report) -> list[Finding]:
@@ -143,12 +143,19 @@ def xla_libdevice(report: Report) -> list[Finding]:
     else:
         shown = ", ".join(xla.roots[:6]) + (f" and {len(xla.roots) - 6} more" if len(xla.roots) > 6 else "")
         where = f"none of the CUDA roots XLA searches holds {row['folder']} ({shown})"
+    if xla.libdevice_dir:  # the folder XLA takes, without the file: proven on a GPU (the data's `proven`), an error
+        evidence, severity = "rule", "error"
+        proof = f"{where}; read here; proven against JAX: {row['proven']}"
+        ends = "."
+    else:  # no root holds the folder: XLA then looks in '.', the program's working folder: read, a warning
+        evidence, severity = "read", "warning"
+        proof = f"{where}; read here, not compiled: {PROVE_JAX}"
+        ends = f". {PROVE_JAX}."
     return [_made(
-        "CD208", xla.libdevice_dir or xla.data_dir, refs=refs, evidence="read",
-        proof=f"{where}; read here, not compiled: {PROVE_JAX}",
+        "CD208", xla.libdevice_dir or xla.data_dir, refs=refs, evidence=evidence, severity=severity, proof=proof,
         detail=(f"JAX's XLA links math functions (exp, log, tanh, erf...) from libdevice: {where} "
                 f"({_data_dir_words(xla)}). Its first compilation of such an operation fails ('libdevice not found at "
-                f"{(xla.libdevice_dir or '.')}/{row['file']}'). {PROVE_JAX}."),
+                f"{(xla.libdevice_dir or '.')}/{row['file']}'){ends}"),
         kind="libdevice", framework="jax", fix_folder=xla.libdevice_dir or xla.data_dir)]
 
 

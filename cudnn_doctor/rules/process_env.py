@@ -1675,6 +1675,13 @@ def _library_finding(report: Report, view: ProcessView, user: str, who: str, lib
     made = finding("CD203", subject=entry or path, evidence="read", proof=proof, library=path,
                    error=f"{who} gets it for {library.soname} ({via}): {problem}", via=via,
                    framework="" if user == LOADER_USER else user, kind=kind, who=who)
+    proven = _stub_proven(user, library.soname) if kind == "stub" else None
+    if proven:  # seen mapped in its process, and that a stub of this library fails its first work proven on a GPU
+        return replace(made, severity="error", evidence="rule", proof=f"{proof}; proven against {who}: {proven}",
+                       detail=(f"{who} gets {path} for {library.soname} here ({via}; seen in a child that loads as it "
+                               f"does): {problem}. A stub of {library.soname} in {who}'s process fails its first GPU "
+                               "work (proven against the real framework: the proof is named in this finding's "
+                               "evidence)."))
     return replace(made, severity="warning", detail=(
         f"{who} gets {path} for {library.soname} here ({via}; seen in a child that loads as it does): {problem}. "
         "It loads, so whether the work that calls it fails is inferred: `cudnn-doctor check --deep` runs the "
@@ -1705,8 +1712,9 @@ def _unbound_finding(user: str, who: str, library: Any, path: str, via: str, ent
         return replace(made, detail=made.detail + (
             f". {who}'s libraries are bound as they load (RTLD_NOW): the loader refuses {library.binder} there "
             f"('{words}'), and its import fails."))
+    said = words if node else f"{words}', or where it looks it up by name (XLA's stubs): 'Could not load symbol {first}"
     return replace(made, severity="warning", detail=made.detail + (
-        f". {who} binds them when they are first called: the work that calls one fails there ('{words}'); "
+        f". {who} binds them when they are first called: the work that calls one fails there ('{said}'); "
         "`cudnn-doctor check --deep` "
         "runs the frameworks here, which proves whether it is hit."))
 
@@ -1734,6 +1742,14 @@ def _observed(view: ProcessView, user: str, soname: str) -> bool:
 
 def _stem(soname: str) -> str:
     return soname.split(".so")[0]
+
+
+def _stub_proven(user: str, soname: str) -> str | None:
+    """The proof ([[library_loading]] stub_proven) that USER fails its first work with the toolkit's link stub of
+    SONAME mapped in its process, where that library is among its stub_fails; None where it was not proven."""
+    return next((str(row.get("stub_proven")) for row in _data().get("library_loading", [])
+                 if row["framework"] == user and _stem(soname) in row.get("stub_fails", [])
+                 and row.get("stub_proven")), None)
 
 
 def _at_start(user: str) -> set[str]:
