@@ -78,6 +78,10 @@ CASES = [
     ("kijai/ComfyUI-DepthAnythingV2#29", "CD404",
      "using MLP layer as FFN\nCUDA error (C:/a/xformers/xformers/third_party/flash-attention/hopper\\"
      "flash_fwd_launch_template.h:188): invalid argument"),
+    # Triton without any wheel for this platform (Drexubery/ViewCrafter#7, a Windows install of its requirements)
+    ("Drexubery/ViewCrafter#7", "CD520",
+     "ERROR: Could not find a version that satisfies the requirement triton (from versions: none)\n"
+     "ERROR: No matching distribution found for triton"),
     # PyTorch's range of capabilities, the GPU below it (Kaggle/docker-python#1546: a P100 under a cu128 wheel; the
     # development case r13-kaggle-p100-cu128-sm60 of benchmarks/held_out/round13, the one real message of the class)
     ("Kaggle/docker-python#1546", "CD404",
