@@ -5,6 +5,9 @@
 #       the sealed scenarios judged and scored with the round's first commit (BEFORE_TREE, an unpacked archive),
 #       then the facts owed since round thirteen (first use, the CUDA libraries as each framework loads them,
 #       settings read when used) and where --deep's seconds go (deep_phases.py)
+#   bash benchmarks/gpu_session_14.sh both OUT SEALED_SCENARIOS.py BEFORE_TREE
+#       on a card other than the first call's: the scenarios judged afresh and scored with BEFORE_TREE, then with
+#       this tree on the same judges, then speed as below
 #   bash benchmarks/gpu_session_14.sh after OUT SEALED_SCENARIOS.py BEFORE_TREE [JUDGES.json]
 #       the same scenarios scored with this tree (the first call's judges reused where given: they do not depend on
 #       the doctor), then speed: check --json against nvidia-smi -q and check --deep against collect_env, this tree
@@ -26,6 +29,16 @@ if [ "$mode" = before ]; then
     timeout 50 $py benchmarks/settings_facts.py --out "$out/settings" --only round12 > "$out/settings.log" 2>&1
     tail -c 300 "$out/when_used.log" "$out/settings.log"
     timeout 90 $py benchmarks/deep_phases.py --runs 3 > "$out/deep_phases.log" 2>&1; cat "$out/deep_phases.log"
+elif [ "$mode" = both ]; then
+    timeout 200 $py benchmarks/gpu_scenarios.py --scenarios "$sealed" --out "$out/sealed_before" --quiet-cases \
+        --doctor-tree "$before" --budget-s 185 > "$out/sealed_before.log" 2>&1; tail -c 700 "$out/sealed_before.log"
+    timeout 200 $py benchmarks/gpu_scenarios.py --scenarios "$sealed" --out "$out/sealed" --quiet-cases \
+        --judges "$out/sealed_before/scenarios.json" --budget-s 185 > "$out/sealed.log" 2>&1
+    tail -c 700 "$out/sealed.log"
+    timeout 45 $py benchmarks/check_speed.py --runs 9 --compare "nvidia-smi -q" --before "$before" \
+        > "$out/speed.log" 2>&1
+    timeout 75 $py benchmarks/deep_speed.py --runs 3 --before "$before" >> "$out/speed.log" 2>&1
+    tail -c 1500 "$out/speed.log"
 else
     reuse=()
     [ -n "$judges" ] && reuse=(--judges "$judges")
