@@ -550,6 +550,42 @@ def test_an_archive_written_while_it_is_read_is_said_as_that(tmp_path: Path) -> 
     assert "changed while it was read (another program is writing it" in said.message, said.message
 
 
+def test_a_writer_starved_through_the_whole_read_is_still_seen_writing(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a loaded machine the program writing the archive may get no processor for the whole read: the file looks
+    cut short and unchanged since it was opened. Modified a moment ago, it is watched (a second at the most) before
+    the error is said: a write then is 'changed while it was read'. An old file, or a recent one nothing writes, is
+    what it is (the old one at once)."""
+    import threading
+
+    from cudnn_doctor.image.sources import _stamp, _still_written
+
+    path = tmp_path / "app.tar"
+    path.write_bytes(bytes(700))
+    with open(path, "rb") as stream:
+        stamp = _stamp(stream)
+        assert stamp is not None
+        later = threading.Timer(0.2, lambda: path.open("ab").write(bytes(64)))
+        later.start()
+        try:
+            assert _still_written(stream, stamp)
+        finally:
+            later.join()
+    os.utime(path, (time.time() - 3600, time.time() - 3600))
+    with open(path, "rb") as stream:
+        stamp = _stamp(stream)
+        assert stamp is not None
+        waits: list[float] = []
+        with monkeypatch.context() as patched:
+            patched.setattr(time, "sleep", waits.append)
+            assert not _still_written(stream, stamp)
+        assert not waits  # an old file: no watch
+    os.utime(path)
+    with open(path, "rb") as stream:
+        stamp = _stamp(stream)
+        assert stamp is not None and not _still_written(stream, stamp)
+
+
 def test_an_archive_still_being_written_is_never_a_verdict(machine_process: Machine, tmp_path: Path) -> None:
     """The same through the command, with the file growing all through the read (a `docker save -o` that has not
     finished, a copy in progress): exit 2 and the one line say another program is writing it, never a verdict on

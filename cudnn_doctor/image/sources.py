@@ -468,6 +468,32 @@ def _stamp(stream: IO[bytes]) -> tuple[int, int] | None:
     return status.st_size, status.st_mtime_ns
 
 
+RECENT_S = 2.0  # a file modified this recently, seen damaged, is watched a moment for a writer still at it
+WATCH_S = 1.0
+
+
+def _still_written(stream: IO[bytes], stamp: tuple[int, int]) -> bool:
+    """Whether the file under STREAM changed since STAMP (its size and modification time when it was opened), or,
+    where it did not and was modified in the last RECENT_S seconds, changes within WATCH_S more: a writer starved of
+    the processor for the whole read (a loaded machine) still looks like a file cut short. Asked only on the way to
+    an error, so the watch costs nothing on a whole archive."""
+    import time
+
+    now = _stamp(stream)
+    if now is None:
+        return False
+    if now != stamp:
+        return True
+    if time.time() - stamp[1] / 1e9 > RECENT_S:
+        return False
+    ends = time.monotonic() + WATCH_S
+    while time.monotonic() < ends:
+        time.sleep(0.05)
+        if _stamp(stream) not in (stamp, None):
+            return True
+    return False
+
+
 def _archive(path: str, arch: str) -> ImageParts:
     import bz2
     import gzip
@@ -485,7 +511,7 @@ def _archive(path: str, arch: str) -> ImageParts:
         """A file written while it is read (a `docker save -o` still running, a copy in progress) is read in two
         passes from two states: its members' places no longer hold them, or one image's configuration is judged
         with another's layers. Said as what it is, not as a damaged archive or a verdict."""
-        if stamp is None or _stamp(stream) in (stamp, None):
+        if stamp is None or not _still_written(stream, stamp):
             return None
         return bad_image(path, "the archive changed while it was read (another program is writing it: a docker "
                                "save still running, a copy in progress)",
