@@ -73,8 +73,9 @@ STARTUP_VARIABLES = ("LD_PRELOAD", "LD_AUDIT", "GLIBC_TUNABLES", "MALLOC_", "PYT
 def check_after(machine: Machine, lines: list[str], *args: str, before: str = "") -> dict:
     """check --json in a bash that sourced LINES (the plan's env lines, as a user pastes them). The lines are always
     sourced by a real bash; the check after them runs in the environment that bash exports (its `env -0`, in its
-    folder), as the machine runs every command: in-process unless the test is marked `subprocess`, or BEFORE (a
-    ulimit) is given, or the lines change what the doctor's own start reads (STARTUP_VARIABLES): then in that bash."""
+    folder; the same 120 s deadline), as the machine runs every command: in-process unless the test is marked
+    `subprocess`, or BEFORE (a ulimit) is given, or the lines change what the doctor's own start reads
+    (STARTUP_VARIABLES): then in that bash."""
     if not before and machine.in_process:
         done = bash(machine, "; ".join([*lines, "exec env -0"]))
         env = dict(entry.split("=", 1) for entry in done.stdout.split("\0") if "=" in entry)
@@ -83,7 +84,7 @@ def check_after(machine: Machine, lines: list[str], *args: str, before: str = ""
         if done.returncode == 0 and not [name for name in changed if name.startswith(STARTUP_VARIABLES)]:
             from tests.conftest import run_in_process
 
-            result = run_in_process(["check", "--json", *args], env, Path(env.get("PWD") or machine.cwd), 60)
+            result = run_in_process(["check", "--json", *args], env, Path(env.get("PWD") or machine.cwd), 120)
             assert "Traceback" not in result.stderr, result.stderr
             return result.json
     script = "; ".join([*([before] if before else []), *lines, doctor_line("check", "--json", *args)])
