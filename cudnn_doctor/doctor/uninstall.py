@@ -13,7 +13,14 @@ from cudnn_doctor.install.manifest import WrittenFile, read_records
 from cudnn_doctor.install.outcome import Outcome, UninstallPlan
 from cudnn_doctor.install.plan import REMOVE, FileChange, first_blocked_folder
 from cudnn_doctor.install.safety import SYMLINK
-from cudnn_doctor.install.transaction import STATE_DIR, Transaction, installed_records, pending
+from cudnn_doctor.install.transaction import (
+    STATE_DIR,
+    Transaction,
+    installed_records,
+    orphan_backups,
+    orphan_note,
+    pending,
+)
 
 
 def run_uninstall(prefix_text: str, dry_run: bool, yes: bool, force: bool, ui: Ui) -> Outcome:
@@ -56,7 +63,11 @@ def _apply_uninstall(prefix: Path, yes: bool, force: bool, ui: Ui) -> Outcome:
     expected = installed_records(prefix)  # an install or uninstall by another run since is CD510
     records = read_records(prefix) if state.is_dir() else []
     if not records:
-        return Outcome("uninstall", "nothing-to-do", None, notes=tuple(notes))
+        orphans = orphan_backups(prefix)
+        if orphans and not any("cannot restore them" in note for note in notes):
+            notes.append(orphan_note(prefix, orphans))
+        # files of the user's that no record can put back: said, and not a clean "nothing to do"
+        return Outcome("uninstall", "nothing-to-do", None, notes=tuple(notes), exit_code=1 if orphans else 0)
     record = records[-1]
     folders = {os.path.dirname(f.path) for f in record.files} | {os.path.dirname(b.path) for b in record.backed_up}
     with Transaction(prefix, "uninstall", record.file_name, folders=folders,

@@ -27,6 +27,7 @@ import json
 import os
 import shutil
 import signal
+import stat
 import time
 import uuid
 from collections.abc import Callable, Iterable
@@ -178,7 +179,16 @@ class Transaction:
         take the one that is there now."""
         path = self.state / "lock"
         for _attempt in range(100):
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | CURRENT.binary, 0o644)
+            try:  # never through a link: one left there (dangling or not) would make or lock a file elsewhere
+                fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | CURRENT.binary, 0o644)
+            except OSError as error:
+                what = "a link" if os.path.islink(path) else "not a file cudnn-doctor can open"
+                raise doctor_error("CD514", exit_code=2, path=str(path), why=f"it is {what} ({error.strerror}), but "
+                                   "it must be cudnn-doctor's own lock file", fix="move it away") from None
+            if not stat.S_ISREG(os.fstat(fd).st_mode):  # a FIFO or a device opened without waiting: not a lock
+                os.close(fd)
+                raise doctor_error("CD514", exit_code=2, path=str(path), why="it is not a regular file, but it must "
+                                   "be cudnn-doctor's own lock file", fix="move it away")
             try:
                 CURRENT.lock(fd)  # flock; msvcrt.locking on Windows
                 held = os.fstat(fd)
@@ -395,10 +405,35 @@ def _between(real: str, top: str) -> list[str]:
 
 
 # --- undoing and finishing --------------------------------------------------------------------
+def _within(rel: Any, what: str) -> str:
+    """REL, a path the journal names relative to the prefix, where it stays inside the prefix: a string, not
+    absolute, no '..' part, no NUL; else ValueError (a journal no run of ours wrote: its moves are not made)."""
+    if not isinstance(rel, str) or not rel or "\0" in rel or os.path.isabs(rel) or rel.startswith(("/", "\\")) \
+            or any(part == ".." for part in rel.replace("\\", "/").split("/")):
+        raise ValueError(f"its {what} {str(rel)[:120]!r} is not a path inside the prefix")
+    return rel
+
+
+def _checked(journal: dict[str, Any]) -> None:
+    """Every path JOURNAL names (its moves, its folders, its areas) inside the prefix, or ValueError."""
+    for key in ("staging", "backup", "manifest"):
+        if key in journal:
+            _within(journal[key], key)
+    for key in ("created_folders", "areas", "on_commit_remove"):
+        for rel in journal.get(key) or []:
+            _within(rel, key.replace("_", " "))
+
+
 def _operations(journal: dict[str, Any]) -> list[Operation]:
+    _checked(journal)
     ops = []
     for raw in journal.get("operations", []):
         op = Operation(**raw)
+        _within(op.dest, "destination")
+        if op.source:
+            _within(op.source, "source")
+        if op.backup:
+            _within(op.backup, "backup")
         if journal.get("version", 1) < 2:  # the first journals: paths relative to the state folder
             backup = f"{STATE_DIR}/{journal['backup']}/{op.dest}"
             source = f"{STATE_DIR}/{op.source}" if op.source else None
@@ -529,11 +564,34 @@ def recover(prefix: Path) -> tuple[str | None, bool]:
             shutil.rmtree(leftover, ignore_errors=True)
         else:
             leftover.unlink(missing_ok=True)
-    manifests = {p.stem.removeprefix("manifest-") for p in state.glob("manifest-*.json")}
-    for backup in state.glob("backup-*"):
-        if backup.name.removeprefix("backup-") not in manifests:
-            shutil.rmtree(backup, ignore_errors=True)
+    # a backup whose install's record (its manifest) is gone holds the user's files as they were before that install:
+    # never deleted here (nothing the user had is lost), said instead
+    orphans = orphan_backups(prefix)
+    if orphans:
+        kept = orphan_note(prefix, orphans)
+        note = f"{note}. {kept}" if note else kept
     return note, created
+
+
+def orphan_backups(prefix: Path) -> list[Path]:
+    """The backup folders in PREFIX's state folder whose install has no record (manifest-ID.json) any more."""
+    state = prefix / STATE_DIR
+    try:
+        manifests = {p.stem.removeprefix("manifest-") for p in state.glob("manifest-*.json")}
+        return sorted(b for b in state.glob("backup-*") if b.is_dir() and not b.is_symlink()
+                      and b.name.removeprefix("backup-") not in manifests)
+    except OSError:
+        return []
+
+
+def orphan_note(prefix: Path, orphans: list[Path]) -> str:
+    """What a user is told of ORPHANS (orphan_backups): kept, what they hold, and how to put them back."""
+    first = orphans[0]
+    more = f" (and {len(orphans) - 1} more)" if len(orphans) > 1 else ""
+    return (f"the backup {first}{more} holds the files an earlier install into {prefix} replaced, and that "
+            f"install's record (its manifest) is missing, so `uninstall` cannot restore them: kept as it is; put "
+            f"them back by copying its contents over {prefix} (cp -a {first}/. {prefix}/), or delete it once "
+            f"you no longer need them")
 
 
 def installed_records(prefix: Path) -> tuple[str, ...]:
@@ -554,7 +612,8 @@ def tidy_state(prefix: Path, prefix_created: bool) -> None:
     """Remove the state folder when it records nothing (no install, no journal), and the
     prefix when this run (or the run it recovered) created it and left it empty."""
     state = prefix / STATE_DIR
-    if state.is_dir() and not any(state.glob("manifest-*.json")) and not (state / JOURNAL).exists():
+    if state.is_dir() and not any(state.glob("manifest-*.json")) and not (state / JOURNAL).exists() \
+            and not orphan_backups(prefix):  # a backup without its record holds the user's files: kept
         shutil.rmtree(state, ignore_errors=True)
     if prefix_created:
         _remove_if_empty(prefix)

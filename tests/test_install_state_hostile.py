@@ -1,0 +1,96 @@
+"""The install's own state folder as a hostile or damaged machine leaves it (issue 43, round fourteen): a lock that is
+a link out of the prefix, a journal whose paths climb out of it, an install whose record (its manifest) is gone while
+its backup of the user's files is still there. Nothing outside the prefix is made or changed, and nothing the user
+had is deleted: each is refused or said in one line."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.install_helpers import clean_env, cudnn7_archive, cudnn7_prefix, run_json
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="installs are applied on Linux hosts")
+
+
+@pytest.fixture(scope="module")
+def archive(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return cudnn7_archive(tmp_path_factory.mktemp("archive"))
+
+
+def fresh(tmp: Path) -> tuple[Path, dict[str, str]]:
+    prefix = cudnn7_prefix(tmp / "cuda")
+    return prefix, clean_env(tmp)
+
+
+def install(archive: Path, prefix: Path, env: dict[str, str]) -> tuple[int, dict, str]:  # type: ignore[type-arg]
+    return run_json(["install", "--from", str(archive), "--prefix", str(prefix), "--yes"], env)
+
+
+def test_a_lock_that_is_a_link_out_of_the_prefix_makes_nothing_there(archive: Path, tmp_path: Path) -> None:
+    """The state folder's lock a dangling link to a file outside the prefix: opened without following it, refused
+    in one line (CD514); the link's target is never made."""
+    prefix, env = fresh(tmp_path)
+    state = prefix / ".cudnn-doctor"
+    state.mkdir()
+    outside = tmp_path / "elsewhere" / "made-through-the-lock"
+    outside.parent.mkdir()
+    (state / "lock").symlink_to(outside)
+    code, data, _ = install(archive, prefix, env)
+    assert code == 2 and data["findings"][0]["code"] == "CD514" and "a link" in data["result"]["error"], data
+    assert not outside.exists()
+    assert not (prefix / "lib64" / "libcudnn.so.7.6.5").exists()  # nothing installed either
+
+
+@pytest.mark.parametrize("key, value", [("backup", "../../precious/keep.txt"), ("dest", "../precious/keep.txt"),
+                                        ("source", "/abs/keep.txt"), ("staging", "../precious")])
+def test_a_journal_naming_paths_outside_the_prefix_moves_nothing(archive: Path, tmp_path: Path, key: str,
+                                                                 value: str) -> None:
+    """A journal of an interrupted run whose paths climb out of the prefix ('..', absolute): not one a run of ours
+    wrote; its moves are not made (CD509), the file outside is as it was."""
+    prefix, env = fresh(tmp_path)
+    code, _, err = install(archive, prefix, env)
+    assert code == 0, err
+    precious = tmp_path / "precious" / "keep.txt"
+    precious.parent.mkdir()
+    precious.write_text("the user's own\n")
+    state = prefix / ".cudnn-doctor"
+    journal = {"version": 2, "kind": "install", "phase": "applying", "pid": 1, "started": 0, "id": "x",
+               "backup": ".cudnn-doctor/backup-x", "staging": ".cudnn-doctor/staging-x", "manifest": "manifest-x.json",
+               "keep_backup": True, "on_commit_remove": [], "areas": [], "created_folders": [],
+               "operations": [{"kind": "put", "dest": "lib64/libcudnn.so.7.6.5", "source": ".cudnn-doctor/staging-x/a",
+                               "existed": True, "backup": ".cudnn-doctor/backup-x/lib64/libcudnn.so.7.6.5",
+                               "inode": None}]}
+    if key in ("backup", "dest", "source"):
+        journal["operations"][0][key] = value  # type: ignore[index]
+    else:
+        journal[key] = value
+    (state / "journal.json").write_text(json.dumps(journal))
+    code, data, _ = install(archive, prefix, env)
+    assert code == 2 and data["findings"][0]["code"] == "CD509" and "not a path inside the prefix" in \
+        data["result"]["error"], data
+    assert precious.read_text() == "the user's own\n"
+
+
+def test_an_install_whose_record_is_gone_keeps_the_users_backup_and_says_so(archive: Path, tmp_path: Path) -> None:
+    """The manifest of an install deleted, its backup of the cuDNN it replaced still there: uninstall cannot restore
+    it (nothing says what the install wrote), and never deletes it: kept, said with how to put it back, exit 1 (was:
+    the backup deleted as a killed run's leftover and 'nothing to do', exit 0)."""
+    prefix, env = fresh(tmp_path)
+    old = (prefix / "lib64" / "libcudnn.so.7.6.0").read_bytes()
+    code, _, err = install(archive, prefix, env)
+    assert code == 0, err
+    state = prefix / ".cudnn-doctor"
+    [manifest] = state.glob("manifest-*.json")
+    [backup] = state.glob("backup-*")
+    manifest.unlink()
+    code, data, _ = run_json(["uninstall", "--prefix", str(prefix), "--yes"], env)
+    assert code == 1 and data["result"]["status"] == "nothing-to-do", data
+    said = " ".join(data["result"]["notes"])
+    assert str(backup) in said and "missing" in said and "cp -a" in said, said
+    assert [p.read_bytes() for p in backup.rglob("libcudnn.so.7.6.0")] == [old]
+    code, data, _ = run_json(["uninstall", "--prefix", str(prefix), "--yes"], env)  # still there the next time
+    assert code == 1 and backup.is_dir(), data
