@@ -215,6 +215,29 @@ def test_values_nested_600_deep_make_that_node_failed_not_the_merge(machine: Mac
     assert data["nodes"] == 7 and data["drift"] == []  # the readable nodes, deep-unread with them, agree
 
 
+def test_sections_of_another_type_make_that_node_failed_not_a_clean_one(machine: Machine, tmp_path: Path) -> None:
+    """A node's report whose findings are strings, or whose sections are of other types (a later release's schema
+    under the same name, a hand-made file): read as no findings it was a healthy node agreeing with the rest; it is
+    a failed node, each with why."""
+    folder = tmp_path / "types"
+    folder.mkdir()
+    changed = {key: ({"v": 1} if isinstance(value, list) else [value]) for key, value in _report("types").items()
+               if key not in ("schema", "host")}
+    for name, report in {
+        "gpu-01": _report("gpu-01"), "gpu-02": _report("gpu-02"),
+        "strings": {**_report("strings"), "findings": ["CD301", "CD302"]},
+        "types": {**_report("types"), **changed, "tool": {"name": "cudnn-doctor", "version": "99.0.0"}},
+        "summary-list": {**_report("summary-list"), "summary": ["ok"]},
+    }.items():
+        (folder / f"{name}.json").write_text(json.dumps(report))
+    data = machine.run("fleet", "merge", "--json", str(folder)).json
+    why = {node["node"]: node["why"] for node in data["failed"]}
+    assert set(why) == {"strings", "types", "summary-list"}, data
+    assert "findings are not a list of objects" in why["strings"] and "summary is not an object" in \
+        why["summary-list"], why
+    assert data["exit_code"] == 1 and data["drift"] == [], data
+
+
 def test_one_hostname_in_two_folders_is_two_nodes_each_named_by_its_file(machine: Machine, tmp_path: Path) -> None:
     first, second = tmp_path / "rack-a", tmp_path / "rack-b"
     first.mkdir()

@@ -183,13 +183,24 @@ def _text(value: Any, where: str) -> str:
 
 
 def _items(report: dict[str, Any], key: str) -> list[dict[str, Any]]:
+    """The list of objects REPORT holds at KEY (none where it has no such field); of another type, or holding other
+    than objects (a later release's report, a hand-made one), NotAReport: its findings are not read as none."""
     value = report.get(key)
-    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(item, dict) for item in value):
+        raise NotAReport(f"its {key} are not a list of objects, as `check --json` writes them")
+    return value
 
 
 def _section(report: dict[str, Any], key: str) -> dict[str, Any]:
+    """The object REPORT holds at KEY ({} where it has none); of another type, NotAReport."""
     value = report.get(key)
-    return value if isinstance(value, dict) else {}
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise NotAReport(f"its {key} is not an object, as `check --json` writes it")
+    return value
 
 
 def node_fields(report: dict[str, Any]) -> dict[str, str]:
