@@ -190,3 +190,17 @@ def test_the_rewrites_of_a_crafted_input_are_bounded() -> None:
     assert text.count("a b") == REWRITES and text.count("('a %s', 'b')") == 44
     links = to_text("[x](http://a) " * (REWRITES + 3))
     assert links.count("[x](http://a)") == 3
+
+
+@pytest.mark.parametrize("message", [
+    "RuntimeError: cuDNN Frontend error: No valid engine configs for Matmul_MUL_Reduction_SUB_EXP_Reduction_LOG_ADD_"
+    "DIV_Matmul_",
+    "[E:onnxruntime:Default, cudnn_fe_call.cc:33 CudaErrString<cudnn_frontend::error_object>] No valid engine configs "
+    "for ConvFwd_",
+])
+def test_the_frontends_heuristics_finding_no_engine_is_the_no_plan_class(message: str) -> None:
+    """cuDNN's frontend refusing a graph one step before building plans (its heuristics return no engine
+    configuration: 'No valid engine configs for ' + the graph's tag, cudnn-frontend plans.h) is the class of 'No valid
+    execution plans built' (CD316), in PyTorch's SDPA and ONNX Runtime's convolutions alike."""
+    first = explain_text(message, None)["matches"][0]
+    assert first["code"] == "CD316", first
