@@ -204,3 +204,12 @@ def test_the_frontends_heuristics_finding_no_engine_is_the_no_plan_class(message
     execution plans built' (CD316), in PyTorch's SDPA and ONNX Runtime's convolutions alike."""
     first = explain_text(message, None)["matches"][0]
     assert first["code"] == "CD316", first
+
+
+def test_a_symbol_of_torch_distributed_an_extension_lacks_is_another_torch_build() -> None:
+    """An extension built against another PyTorch's torch.distributed (namespace c10d, its headers installed for
+    extensions since 1.13) fails to load with a c10d symbol undefined, as with c10's (CD410, the owner named)."""
+    message = ("ImportError: /opt/pyenv/lib/python3.12/site-packages/nvfuser/_C.cpython-312-x86_64-linux-gnu.so: "
+               "undefined symbol: _ZN4c10d8TCPStoreC1ESsRKNS_15TCPStoreOptionsE")
+    first = explain_text(message, None)["matches"][0]
+    assert first["code"] == "CD410" and "c10d" in first["cause"], first
