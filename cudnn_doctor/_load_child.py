@@ -236,12 +236,25 @@ def bound_needs(binders, prefixes):
     cudaGetDeviceCount@libcudart.so.13), or an unversioned one of a library they need (DT_NEEDED) whose name starts
     with that library's prefix (ncclCommInitRank). The loader binds each as the binder loads (Python's imports load
     with RTLD_NOW), and refuses the binder where none of the scope defines it. ELF64 little-endian only."""
-    import mmap
     import struct
 
     out = {}
+    for binder, data in _binaries(binders):
+        try:
+            for soname, symbol, node in _undefined_of(data, prefixes, struct):
+                out.setdefault(soname, []).append((binder, symbol, node))
+        except (struct.error, ValueError, IndexError, OverflowError):
+            pass
+    return out
+
+
+def _binaries(binders):
+    """(binder, its bytes mapped) for each of the first 8 BINDERS that is a regular file, each unmapped once the
+    caller moves on. Never waits: a FIFO under the name is opened without blocking, seen not regular, and left."""
+    import mmap
+
     for binder in binders[:8]:
-        try:  # never waits: a FIFO under the name is opened without blocking, seen not regular, and left
+        try:
             descriptor = os.open(binder, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
         except OSError:
             continue
@@ -254,21 +267,28 @@ def bound_needs(binders, prefixes):
         finally:
             os.close(descriptor)
         try:
-            for soname, symbol, node in _undefined_of(data, prefixes, struct):
-                out.setdefault(soname, []).append((binder, symbol, node))
-        except (struct.error, ValueError, IndexError, OverflowError):
-            pass
+            yield binder, data
         finally:
             data.close()
-    return out
+
+
+def _section_headers(data, struct):
+    """(the section headers of the ELF64 little-endian image DATA, the first 4096, and the index of the one holding
+    their names), or None for another file, or one whose headers are not Elf64_Shdr's 64 bytes each."""
+    if data[:6] != b"\x7fELF\x02\x01":
+        return None
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    entsize, count, names_at = struct.unpack_from("<HHH", data, 0x3A)
+    if entsize != 64:
+        return None
+    return [struct.unpack_from(ELF_SECTION, data, shoff + i * entsize) for i in range(min(count, 4096))], names_at
 
 
 def _undefined_of(data, prefixes, struct):
-    if data[:6] != b"\x7fELF\x02\x01":
+    headers = _section_headers(data, struct)
+    if headers is None:
         return []
-    shoff, = struct.unpack_from("<Q", data, 0x28)
-    entsize, count, names_at = struct.unpack_from("<HHH", data, 0x3A)
-    sections = [struct.unpack_from(ELF_SECTION, data, shoff + i * entsize) for i in range(min(count, 4096))]
+    sections = headers[0]
 
     def text(table, at):
         start = sections[table][4] + at
@@ -450,26 +470,13 @@ def looked_up(binders, prefix, longer):
     that BINDERS hold as whole C strings in their .rodata section: the table XLA's stubs look each function up by
     (openxla/xla xla/tsl/cuda/*_stub.cc kSymbols) when it is first called. ELF64 little-endian; never waits on a
     FIFO; at most MAX_NAMES names and MAX_RODATA bytes a binder."""
-    import mmap
     import re
     import struct
 
     pattern = re.compile(rb"(?<=\0)(" + re.escape(prefix.encode("ascii")) + rb"[A-Za-z0-9_]{1,120})(?=\0)")
     skip = tuple(p.encode("ascii") for p in longer)
     out, seen = [], set()
-    for binder in binders[:8]:
-        try:
-            descriptor = os.open(binder, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
-        except OSError:
-            continue
-        try:
-            if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-                continue
-            data = mmap.mmap(descriptor, 0, access=mmap.ACCESS_READ)
-        except (OSError, ValueError):
-            continue
-        finally:
-            os.close(descriptor)
+    for binder, data in _binaries(binders):
         try:
             span = _rodata(data, struct)
             if span is None:
@@ -484,22 +491,19 @@ def looked_up(binders, prefix, longer):
                     return out
         except (struct.error, ValueError, IndexError, OverflowError):
             pass
-        finally:
-            data.close()
     return out
 
 
 def _rodata(data, struct):
     """(start, end) of the .rodata section of the ELF64 image DATA, or None."""
-    if data[:6] != b"\x7fELF\x02\x01":
+    headers = _section_headers(data, struct)
+    if headers is None:
         return None
-    shoff, = struct.unpack_from("<Q", data, 0x28)
-    entsize, count, names_at = struct.unpack_from("<HHH", data, 0x3A)
-    if entsize != 64 or not count or names_at >= count:
+    sections, names_at = headers
+    if names_at >= len(sections):
         return None
-    names = struct.unpack_from(ELF_SECTION, data, shoff + names_at * entsize)
-    for index in range(min(count, 4096)):
-        section = struct.unpack_from(ELF_SECTION, data, shoff + index * entsize)
+    names = sections[names_at]
+    for section in sections:
         start = names[4] + section[0]
         if data[start:start + 8] == b".rodata\0":
             end = section[4] + section[5]
