@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from cudnn_doctor.install.transaction import STATE_DIR, read_state_json, write_json_atomic
+from cudnn_doctor.install.transaction import STATE_DIR, leaves_prefix, read_state_json, write_json_atomic
 
 SCHEMA = "cudnn-doctor/install-manifest/1"
 
@@ -81,7 +81,7 @@ def read_records(prefix: Path) -> list[InstallRecord]:
             )
             for rel in [*(f.path for f in record.files), *(record.saved_path(b) for b in record.backed_up),
                         *record.areas]:
-                if not isinstance(rel, str) or rel.startswith("/") or ".." in rel.split("/"):
+                if leaves_prefix(rel):
                     raise ValueError(f"path {rel!r} leaves the prefix")
         except (OSError, ValueError, TypeError, KeyError, AttributeError) as error:
             from cudnn_doctor.codes import doctor_error

@@ -405,11 +405,17 @@ def _between(real: str, top: str) -> list[str]:
 
 
 # --- undoing and finishing --------------------------------------------------------------------
+def leaves_prefix(rel: Any) -> bool:
+    """Whether REL, a path a state file (journal, manifest) names relative to the prefix, is no such path: not a
+    string, empty, holding NUL, absolute, or with a '..' part. Such a file was not written by a run of ours, and
+    nothing it names is moved or removed."""
+    return (not isinstance(rel, str) or not rel or "\0" in rel or os.path.isabs(rel) or rel.startswith(("/", "\\"))
+            or any(part == ".." for part in rel.replace("\\", "/").split("/")))
+
+
 def _within(rel: Any, what: str) -> str:
-    """REL, a path the journal names relative to the prefix, where it stays inside the prefix: a string, not
-    absolute, no '..' part, no NUL; else ValueError (a journal no run of ours wrote: its moves are not made)."""
-    if not isinstance(rel, str) or not rel or "\0" in rel or os.path.isabs(rel) or rel.startswith(("/", "\\")) \
-            or any(part == ".." for part in rel.replace("\\", "/").split("/")):
+    """REL, a path the journal names, where it stays inside the prefix; else ValueError (its moves are not made)."""
+    if leaves_prefix(rel):
         raise ValueError(f"its {what} {str(rel)[:120]!r} is not a path inside the prefix")
     return rel
 
