@@ -18,7 +18,6 @@ from cudnn_doctor.install.transaction import (
     Transaction,
     installed_records,
     orphan_backups,
-    orphan_note,
     pending,
 )
 
@@ -63,11 +62,10 @@ def _apply_uninstall(prefix: Path, yes: bool, force: bool, ui: Ui) -> Outcome:
     expected = installed_records(prefix)  # an install or uninstall by another run since is CD510
     records = read_records(prefix) if state.is_dir() else []
     if not records:
-        orphans = orphan_backups(prefix)
-        if orphans and not any("cannot restore them" in note for note in notes):
-            notes.append(orphan_note(prefix, orphans))
-        # files of the user's that no record can put back: said, and not a clean "nothing to do"
-        return Outcome("uninstall", "nothing-to-do", None, notes=tuple(notes), exit_code=1 if orphans else 0)
+        # files of the user's that no record can put back (the recovery above said where they are and how to put them
+        # back): not a clean "nothing to do"
+        return Outcome("uninstall", "nothing-to-do", None, notes=tuple(notes),
+                       exit_code=1 if orphan_backups(prefix) else 0)
     record = records[-1]
     folders = {os.path.dirname(f.path) for f in record.files} | {os.path.dirname(b.path) for b in record.backed_up}
     with Transaction(prefix, "uninstall", record.file_name, folders=folders,
