@@ -285,7 +285,7 @@ def pin_without_wheel(soname: str, requirements: dict[str, str]) -> str | None:
     """What a framework's metadata asks (REQUIREMENTS: its Requires-Dist of nvidia-* wheels) of the wheel that ships
     SONAME (compat/first_use.toml [[library_wheel]]: libcublas.so.12 -> nvidia-cublas, -cu12 or not), where that
     wheel is not installed; None where it asks nothing of it."""
-    stem = soname.split(".so")[0]
+    stem = _stem(soname)
     wheel = next((row["wheel"] for row in load("first_use").get("library_wheel", []) if stem in row["stems"]), None)
     if wheel is None:
         return None
