@@ -111,6 +111,7 @@ class Outcome:
     check_s: float = 0.0
     deep_codes: list[str] = field(default_factory=list)  # error findings of check --deep
     deep_warnings: list[str] = field(default_factory=list)
+    said: list[str] = field(default_factory=list)  # each error and warning of plain check: 'CODE: message' (why a code came)
     deep_exit: int | None = None
     deep_s: float = 0.0
     plan: list[dict[str, object]] = field(default_factory=list)
@@ -454,8 +455,9 @@ def probe(scenario: Scenario, env: dict[str, str], tree: Path) -> dict[str, obje
 
 
 def findings(scenario: Scenario, env: dict[str, str], tree: Path, args: tuple[str, ...],
-             timeout: float) -> tuple[int, float, list[str], list[str]]:
-    """The exit status, seconds, error codes and warning codes of `cudnn-doctor ARGS` in the scenario's shell."""
+             timeout: float, said: list[str] | None = None) -> tuple[int, float, list[str], list[str]]:
+    """The exit status, seconds, error codes and warning codes of `cudnn-doctor ARGS` in the scenario's shell; SAID
+    gets each error's and warning's 'CODE: message' (what made a code come, to read when a count moves)."""
     started = time.perf_counter()
     code, out = run_bash(bash_line(scenario, doctor(tree, *args)), env, timeout=timeout, cwd=scenario_cwd(scenario))
     seconds = round(time.perf_counter() - started, 2)
@@ -471,12 +473,16 @@ def findings(scenario: Scenario, env: dict[str, str], tree: Path, args: tuple[st
             errors.append(str(finding.get("code")))
         elif finding.get("severity") == "warning":
             warnings.append(str(finding.get("code")))
+        else:
+            continue
+        if said is not None:
+            said.append(f"{finding.get('code')}: {str(finding.get('detail'))[:240]} ({str(finding.get('subject'))[:120]})")
     return code, seconds, errors, warnings
 
 
 def check(scenario: Scenario, env: dict[str, str], tree: Path, outcome: Outcome) -> None:
     outcome.check_exit, outcome.check_s, outcome.codes, outcome.warnings = findings(
-        scenario, env, tree, ("check", "--json"), 120)
+        scenario, env, tree, ("check", "--json"), 120, outcome.said)
 
 
 def deep_check(scenario: Scenario, env: dict[str, str], tree: Path, outcome: Outcome) -> None:
