@@ -532,10 +532,11 @@ def plan_and_apply(scenario: Scenario, env: dict[str, str], tree: Path, outcome:
     plan = last_json(out) or {}
     lines: list[str] = []
     marks = []
-    actions = plan.get("actions")
-    for action in actions if isinstance(actions, list) else []:
-        if not isinstance(action, dict):
-            continue
+    actions = [a for a in plan.get("actions") or [] if isinstance(a, dict)] if isinstance(plan.get("actions"), list) \
+        else []
+    refused = preflight(scenario, env, actions)  # as `fix --yes` does: nothing changes where a package cannot be had
+    stopped = refused
+    for action in actions:
         mark = verified_mark(action)
         entry = {"kind": action.get("kind"), "resolves": action.get("resolves"), "text": action.get("text"),
                  "argv": action.get("argv"), "verified": mark}
@@ -543,17 +544,38 @@ def plan_and_apply(scenario: Scenario, env: dict[str, str], tree: Path, outcome:
             marks.append(is_verified(mark))
         if action.get("kind") == "env":
             lines += action.get("env", {}).get("bash", [])
+        elif action.get("argv") and stopped:
+            entry["ran"] = f"not run: {stopped}"
         elif action.get("argv"):
             argv = list(action["argv"])
             if argv and argv[0] == "cudnn-doctor":
                 argv = doctor(tree, *argv[1:])
             done, said = run_bash(bash_line(scenario, argv, lines), env, timeout=300, cwd=scenario_cwd(scenario))
             entry["ran"] = f"exit {done}: {said[-300:]}"
+            if done != 0:  # `fix --yes` stops at the first step that fails
+                stopped = f"an earlier step failed (exit {done})"
         outcome.plan.append(entry)
     if not plan:
         outcome.plan.append({"kind": "no plan", "text": f"exit {code}: {out[-300:]}"})
     outcome.plan_verified = any(marks) if marks else None
     return lines
+
+
+def preflight(scenario: Scenario, env: dict[str, str], actions: list[dict[str, object]]) -> str:
+    """Each pip install of the plan tried with --dry-run first, as `fix --yes` does (doctor/treatment._preflight):
+    '' where all can be had, else why, and then no step runs. Round fourteen's runs sourced an `uninstall
+    onnxruntime` whose `install onnxruntime-gpu` then failed offline: the machine's own package was gone for every
+    later scenario and run on that machine."""
+    for action in actions:
+        argv = [str(a) for a in action.get("argv") or []] if isinstance(action.get("argv"), list) else []
+        if action.get("kind") != "pip" or "install" not in argv:
+            continue
+        at = argv.index("install") + 1
+        trial = [*argv[:at], "--dry-run", "--quiet", *(a for a in argv[at:] if a != "--force-reinstall")]
+        done, said = run_bash(bash_line(scenario, trial, []), env, timeout=120, cwd=scenario_cwd(scenario))
+        if done != 0:
+            return f"pip cannot install it here ({' '.join(argv[at:])}): {said[-200:]}"
+    return ""
 
 
 def start_hog(gib: float, env: dict[str, str]) -> subprocess.Popen[str]:
