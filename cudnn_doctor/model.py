@@ -468,6 +468,10 @@ class ProcessView:
     # point group, plugin or "" where the metadata itself was refused, its module, Python's words, the distribution's
     # folder, the variable that turns the group off)
     python_plugins: tuple[tuple[str, ...], ...] = ()
+    # variables a Python start-up hook set or changed inside Python, as every Python program here gets them
+    # (sitecustomize, usercustomize, a .pth line; seen: os.environ against /proc/self/environ in the doctor's own
+    # process): (variable, its value there, the hook files whose text names it, os.pathsep-joined)
+    set_in_python: tuple[tuple[str, ...], ...] = ()
     cured_by: EnvironmentCure | None = None  # --deep: the one part of the environment without which they work
     ptxas: str | None = None  # the first ptxas on PATH, which XLA compiles with before its own (where JAX is installed)
     ptxas_release: str | None = None  # what it said it is (`ptxas --version`)

@@ -103,9 +103,12 @@ def bisected(env: dict[str, str]) -> list[str]:
 
 def read_at_cuinit(env: dict[str, str]) -> list[str]:
     """The variables of ENV whose row says CUDA reads them in cuInit and may refuse to start over them (an injected
-    tool's library, the MPS daemon's pipes): where one is set, cuInit itself is asked."""
-    return [row["variable"] for row in load("process_env").get("setting", [])
-            if row.get("read_at_cuinit") and row["variable"] in env]  # early in check: NCCL's table is not needed
+    tool's library, the MPS daemon's pipes): where one is set, cuInit itself is asked. A row's `read_at_cuinit =
+    "outside_values"`: only where the value is none of the row's `values` (CUDA_DEVICE_ORDER=PCI_BUS: what CUDA
+    makes of it, cuInit says; PCI_BUS_ID, set in many shells, costs no cuInit)."""
+    return [row["variable"] for row in load("process_env").get("setting", [])  # early in check: not NCCL's table
+            if row.get("read_at_cuinit") and row["variable"] in env
+            and (row["read_at_cuinit"] is True or env[row["variable"]] not in row.get("values", ()))]
 
 
 def reader(name: str) -> str | None:
