@@ -294,6 +294,9 @@ def test_an_allocator_setting_torch_refuses_is_an_error_in_torchs_words(machine:
     ("XLA_PYTHON_CLIENT_MEM_FRACTION", ".001", "CD413"),
     ("JAX_PLATFORMS", "cpu", "CD412"),
     ("JAX_PLATFORM_NAME", "CPU", "CD412"),  # the older single-platform form: JAX's arrays on the CPU, said
+    ("JAX_DEFAULT_DEVICE", "cuda:0", "CD411"),  # a string must be cpu, gpu or tpu (JAX 0.11.2 raised on an H100)
+    ("JAX_DEFAULT_DEVICE", "cuda", "CD411"),
+    ("JAX_DEFAULT_DEVICE", "cpu", "CD412"),  # JAX's arrays on the CPU by default
 ])
 def test_jax_settings(machine: Machine, tmp_path: Path, variable: str, value: str, code: str) -> None:
     gpu_machine(machine, tmp_path, gpus=1)
@@ -714,3 +717,20 @@ def test_a_cuda_math_library_link_stub_first_on_the_path_under_its_soname_is_a_w
     lines = plan_lines(machine)
     assert any(line.startswith("export LD_LIBRARY_PATH=") and str(linked) not in line for line in lines), lines
     assert not [f for f in check_after(machine, lines)["findings"] if f["code"] == "CD203"]
+
+
+def test_test_tmpdir_where_xla_cannot_write_fails_jax_first_convolution(machine: Machine, tmp_path: Path) -> None:
+    """TEST_TMPDIR (Bazel's, left in a shell), which XLA takes before TMPDIR for the PTX it hands to ptxas: /proc,
+    where no file can be made, failed JAX 0.11.2's first convolution on an H100 (round fifteen's GPU set): an error
+    from the row (rule), and the plan unsets it. A folder that is not there is skipped by XLA: nothing said."""
+    gpu_machine(machine, tmp_path, gpus=1)
+    jax_install(python_env(machine, tmp_path))
+    machine.env["TEST_TMPDIR"] = "/proc"
+    report = machine.check_json()
+    [made] = [f for f in report["findings"] if f["subject"] == "TEST_TMPDIR"]
+    assert made["severity"] == "error" and made["evidence"] == "rule", made
+    lines = plan_lines(machine)
+    assert "unset TEST_TMPDIR" in lines
+    assert not [f for f in check_after(machine, lines)["findings"] if f["subject"] == "TEST_TMPDIR"]
+    machine.env["TEST_TMPDIR"] = str(tmp_path / "sandbox-gone")
+    assert not [f for f in machine.check_json()["findings"] if f["subject"] == "TEST_TMPDIR"]

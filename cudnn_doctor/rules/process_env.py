@@ -1113,13 +1113,16 @@ def _judge_more(row: dict[str, Any], kind: str, value: str, report: Report) -> l
         return ([("invalid", "; ".join(firm))] if firm else []) + ([("unnamed", "; ".join(unnamed))] if unnamed else [])
     if kind == "platforms":
         # split as the reader splits (JAX: at each ',' and nothing stripped, so a CRLF file's '\r' stays in a name)
+        # and compares each name as written: 'CUDA' and the empty name a trailing ',' leaves are backends of those
+        # names, unknown (seen with JAX 0.11.2 on an H100: "Unable to initialize backend 'CUDA'", "... backend ''")
         exact = bool(row.get("entries_exact"))
-        entries = [e if exact else e.strip() for e in value.split(",") if e.strip()]
-        unknown = [e for e in entries if e.lower() not in row.get("values", [])]
+        entries = value.split(",") if exact else [e.strip() for e in value.split(",") if e.strip()]
+        unknown = [e for e in entries if (e if exact else e.lower()) not in row.get("values", [])]
         if unknown:
-            return [("invalid", f"{', '.join(environment.shown_entry(e) for e in unknown)} "
-                                f"{'is' if len(unknown) == 1 else 'are'} not a JAX backend "
-                                f"({', '.join(row.get('values', []))})")]
+            shown = [environment.shown_entry(e) if e else "'' (an empty name: a ',' with nothing after or before it)"
+                     for e in unknown]
+            return [("invalid", f"{', '.join(shown)} {'is' if len(unknown) == 1 else 'are'} not a JAX backend "
+                                f"({', '.join(row.get('values', []))}, as written: JAX compares the names exactly)")]
         framework = _framework(report, row["framework"])
         release = version_tuple(framework.version or "") if framework is not None else None
         refused = [e for e in entries if release and (version_tuple(row.get("refused_from", {}).get(e.lower(), ""))
