@@ -399,6 +399,8 @@ def test_cuda_device_order_outside_its_two_values_has_cuinit_asked(machine: Mach
     report = check(machine)
     assert "CUDA_DEVICE_ORDER is set, and CUDA reads it at cuInit" in report["process"]["asked_because"]
     assert report["process"]["cuinit"] == 0  # the fake driver starts; the real one's answer is what check reports
+    [made] = settings_findings(report, "CUDA_DEVICE_ORDER")  # the row: cuInit answered 101 on an H100, driver 580
+    assert made["code"] == "CD411" and made["severity"] == "error" and made["evidence"] == "rule", made
     machine.env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID"
     assert check(machine)["process"]["cuinit"] is None
 
