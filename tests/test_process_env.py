@@ -541,6 +541,28 @@ def test_a_preloaded_cuda_library_of_another_release_than_the_frameworks_wheel_i
     said = finding(report, "CD203")
     assert said["severity"] == "warning" and "13.0.2.14" in said["detail"] and "13.1.0.3" in said["detail"], said["detail"]
 
+@pytest.mark.parametrize(("preloaded", "refused"), [(90000, True), (90100, False)])
+def test_a_preloaded_cudnn_sublibrary_of_another_release(machine: Machine, tmp_path: Path, preloaded: int,
+                                                         refused: bool) -> None:
+    """LD_PRELOAD of another release's libcudnn_adv.so.9 (a forum's workaround for an RNN error; on an H100 the
+    system's 9.14 adv failed torch 2.11 'cuDNN version incompatibility' while plain check named only the version torch
+    then found, round fifteen's GPU set): CD317 names the preloaded file, from its release (its file name here), and
+    the plan takes it out of LD_PRELOAD. Torch's own release preloaded is no finding."""
+    gpu_machine(machine, tmp_path, gpus=1)
+    install_torch(python_env(machine, tmp_path))  # built with 9.1.0 (its pinned wheel)
+    other = tmp_path / f"cudnn-{preloaded}"
+    fake_cudnn(other, version=preloaded, sublibraries=CUDNN9)
+    machine.env["LD_PRELOAD"] = str(other / "libcudnn_adv.so.9")
+    report = machine.check_json()
+    said = [f for f in report["findings"] if f["code"] == "CD317" and f["subject"] == str(other / "libcudnn_adv.so.9")]
+    assert bool(said) is refused, report["findings"]
+    if refused:
+        assert "cuDNN 9.0.0" in said[0]["detail"] and said[0]["evidence"] == "rule", said
+        lines = plan_lines(machine)
+        assert "unset LD_PRELOAD" in lines
+        assert "CD317" not in codes(check_after(machine, lines))
+
+
 @pytest.mark.parametrize("token", ["$LIB", "${LIB}", "bare"])
 def test_a_preloaded_cudnn_named_with_a_loader_token_is_still_the_preloaded_one(machine: Machine, tmp_path: Path,
                                                                               token: str) -> None:

@@ -72,6 +72,9 @@ def treat(work: Any) -> None:
         if loaded is not None:
             drop_preload(work, [finding], loaded.entry or "", report, f"{finding.subject} is preloaded into every "
                           "program, in place of each framework's own cuDNN")
+        elif finding.subject in view.preload:  # a sub-library preloaded (rules.process_env.preloaded_cudnn_sublibrary)
+            drop_preload(work, [finding], str(finding.subject), report, f"{finding.subject} is preloaded into every "
+                          "program, in place of that sub-library of each framework's own cuDNN")
     # (CD410 here: a PYTHONPATH copy built for another Python, rules.process_env._built_for_another_python)
     for finding in [*work.with_code("CD409", "CD419", "CD421"),
                     *(f for f in work.with_code("CD410") if f.values.get("how") == "PYTHONPATH")]:
