@@ -212,6 +212,8 @@ def _from_archs(facts: Facts) -> list[Cause]:
             cued = [Arch(compute_capability=named.pop(), cue=sentence[1], line=sentence[0])]
     if not cued and len(named) == 1:  # the GPU's capability, then the build's range on the lines after it (PyTorch)
         cued = _outside_range(facts, next(iter(named)))
+    if not cued and len(named) == 1:  # the GPU's capability beside the CUDA runtime the build was made with (Paddle)
+        cued = _older_runtime(facts, next(iter(named)))
     if not cued:
         return []
     arch = cued[-1]
@@ -252,6 +254,34 @@ def _outside_range(facts: Facts, compute_capability: str) -> list[Arch]:
                 return []
             return [Arch(compute_capability=compute_capability, cue=f"outside the build's range {bounds.group(0)}",
                          line=arch.line)]
+    return []
+
+
+# a CUDA version as a banner prints it: "10.2", or the runtime's integer 11020 (major*1000 + minor*10)
+_RUNTIME = re.compile(r"\W{0,4}(\d{1,2})\.(\d{1,2})\b|\W{0,4}(\d{1,2})0(\d)0\b")
+
+
+def _older_runtime(facts: Facts, compute_capability: str) -> list[Arch]:
+    """The GPU of COMPUTE_CAPABILITY as a cued architecture where the line naming it, or one of the next lines
+    (compat/libraries.toml [build_runtime]), names the CUDA runtime the build was made with and that CUDA is older than
+    the first toolkit that knows the GPU ([[arch_toolkit]]): the build holds no code for it."""
+    arch = next((a for a in facts.archs if a.compute_capability == compute_capability), None)
+    needs = first_toolkit(compute_capability)
+    table = load("libraries").get("build_runtime", {})
+    if arch is None or needs is None or not 0 <= arch.line < len(facts.lines):
+        return []
+    for line in facts.lines[arch.line:arch.line + 1 + int(table.get("lines", 0))]:
+        lower = line.lower()
+        word = next((w for w in table.get("words", ()) if w in lower), None)
+        found = _RUNTIME.match(lower, lower.find(word) + len(word)) if word else None
+        if found is None:
+            continue
+        major, minor = (found.group(1), found.group(2)) if found.group(1) else (found.group(3), found.group(4))
+        if (int(major), int(minor)) >= tuple(int(part) for part in needs.split(".")):
+            return []
+        return [Arch(compute_capability=compute_capability, line=arch.line,
+                     cue=f"a build made with CUDA {int(major)}.{int(minor)}, older than CUDA {needs}, the first that "
+                         f"knows compute capability {compute_capability}")]
     return []
 
 
