@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import itertools
 import re
+import urllib.parse
 from typing import Any
 
 from cudnn_doctor.explain.facts import Conflict, CpuBuild, NotFound
@@ -90,7 +91,7 @@ def _gpu_packages(line: str, lower: str, gpu_context: bool = True, other_acceler
         # torch==2.1.0"): its releases are built per CUDA, so a conflict over its pins is the GPU stack's where the
         # message speaks of its GPU builds (GPU_CONTEXT: a variant index, a CUDA word); a plain version clash of an
         # add-on with torch, with nothing of CUDA in it, is the add-on's pin, as not_found holds for "no matching"
-        if low.startswith(prefixes) or _LOCAL_CUDA.search(low) or low in frameworks and (gpu_context or companion):
+        if low.replace("_", "-").startswith(prefixes) or _LOCAL_CUDA.search(low) or low in frameworks and (gpu_context or companion):
             found.append(text)
             if len(found) >= PER_LINE:
                 break
@@ -218,6 +219,8 @@ def _negated_build(tokens: list[str], words: dict[str, Any]) -> str | None:
 # jaxlib==0.4.7+cuda11.cudnn86, nvidia-cudnn-cu12
 _CUDA_TAG = re.compile(r"(?:^|[-_+.\[])(?:cu\d{2,3}x?|cuda\d{0,3}x?|gpu)(?=$|[-_+.=<>\],;]|torch\d)")
 _PACKAGE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+\-]{0,80}(?:\[[a-z0-9_,\-]{1,40}\])?(?:[=<>!~]{1,2}[A-Za-z0-9_.+*\-]{1,40}){0,3}")
+# a URL (or a file: URL) whose last part is a wheel's file, as a resolver names a direct requirement
+_URL_FILE = re.compile(r"(?:https?|file)://\S{0,300}?/([^/\s`'\"]{1,200}\.whl)")
 NOT_FOUND_AFTER = 8  # conda lists the packages it did not find on the lines after its words
 
 
@@ -264,6 +267,8 @@ def not_found(lines: list[str], lowers: list[str]) -> list[NotFound]:
             pieces = [lowers[index][start:]] + _indented_below(lowers, index)
         packages: list[str] = []
         for piece in pieces:
+            # a requirement given by its URL names its wheel file last, quoted ("flash_attn-2.8.3%2Bcu12torch2.8-...whl")
+            piece = _URL_FILE.sub(lambda url: " " + urllib.parse.unquote(url.group(1)), piece)
             for match in itertools.islice(_PACKAGE.finditer(piece), 12):
                 name = match.group(0)
                 pin = _PIN.match(name)
@@ -275,7 +280,7 @@ def not_found(lines: list[str], lowers: list[str]) -> list[NotFound]:
                 # finding no torch for this Python alone is a Python pin, not the GPU stack's
                 # (a local version counts where it is a CUDA build's, +cu121: a +cpu or +rocm build is no NVIDIA evidence)
                 variant = _LOCAL_VARIANT.search(name)
-                if name.startswith(prefixes) or _CUDA_TAG.search(name) or variant and variant.group(1).startswith("cu") \
+                if name.replace("_", "-").startswith(prefixes) or _CUDA_TAG.search(name) or variant and variant.group(1).startswith("cu") \
                         or framework and _gpu_context(lowers):
                     packages.append(name)
             if tool != "conda" and text not in _named_table("below"):
