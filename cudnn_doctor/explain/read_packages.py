@@ -154,13 +154,15 @@ _CLAUSE = re.compile(r"[.;:!?]\s|\n")
 CPU_AHEAD = 6  # a GPU word this many words after the build verb belongs to it ("not compiled with CUDA enabled")
 
 
-def cpu_builds(index: int, lower: str) -> list[CpuBuild]:
-    """A build without GPU support, in any framework's words: its own markers ([[cpu_build]]) or the grammar of
+def cpu_builds(index: int, lower: str, wrapped: str = "") -> list[CpuBuild]:
+    """A build without GPU support, in any framework's words: its own markers ([[cpu_build]]; read across a line break
+    too, WRAPPED being the line with the next one after it: "is not in available provider\nnames") or the grammar of
     [cpu_words]: a negated build verb with a GPU word after it, an imperative to build with the GPU, or the CPU
     variant named beside a GPU word."""
     words, markers = _cpu_tables()
+    marked = wrapped or lower
     out = [CpuBuild(framework=row["framework"], text=row["text"], line=index, source=row["source"]) for row in markers
-           if row["text"] in lower and (not row.get("any") or any(word in lower for word in row["any"]))]
+           if row["text"] in marked and (not row.get("any") or any(word in marked for word in row["any"]))]
     if out or not any(word in lower for word in words["gpu"]):
         return out
     module = _CUDNN_MODULE.search(lower) if "cudnn" in lower else None
