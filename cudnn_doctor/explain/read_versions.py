@@ -42,7 +42,9 @@ _ARCH = re.compile(r"(?i)\b(?:sm|compute)[_-](\d{2,3})[a-z]?\b"
                    r"|(?:cuda arch|gpu architecture|device version)\s{0,2}(?:<=?\s{0,2})?\(?(\d{2,4})\)?(?!\d|\.\d)"
                    r"|\barchitecture\s{0,2}\((\d{2,4})\)"
                    # a shader model with its dot (nheqminer's "Only CUDA devices with SM 5.0 and higher are supported")
-                   r"|\bsm ?(\d{1,2})\.(\d)\b")
+                   r"|\bsm ?(\d{1,2})\.(\d)\b"
+                   # Paddle's older banner "Please NOTE: device: 0, CUDA Capability: 75, Driver API Version: 10.1"
+                   r"|\bcuda capability:\s{0,2}(\d{2,3})\b(?!\.\d)")
 
 ARCH_CUES = ("no kernel image", "not compatible", "incompatible", "not supported", "unsupported", "no longer supports",
              "too old", "not a recognized processor", "only supports", "minimum", "requires", "kernel binaries",
@@ -193,6 +195,8 @@ def archs(index: int, line: str, lower: str) -> list[Arch]:
             value = arch_number(match.group(15) or match.group(16))
         elif match.group(17):
             value = f"{match.group(17)}.{match.group(18)}"
+        elif match.group(19):
+            value = arch_number(match.group(19))
         else:
             digits = match.group(8) or match.group(10) or match.group(11) or match.group(12)
             value = f"{digits[:-1]}.{digits[-1]}"
