@@ -149,3 +149,15 @@ def test_libmambas_leaf_that_conflicts_with_every_installable_version() -> None:
     # the same leaf over a pin of Python alone names nothing of the GPU stack (mamba-org/mamba#2737)
     assert unclaimed("├─ pin-1 is not installable because there are no viable options\n│  ├─ pin-1 1 would require\n"
                      "│  │  └─ python 2.7.* , which conflicts with any installable versions previously reported;")
+
+
+def test_an_architecture_list_and_the_gpu_it_got() -> None:
+    # vllm-project/vllm#40082: CuTe DSL's MMA op admits one architecture list and names the GPU's after "but got"; the
+    # module path cutlass/cute/nvgpu is CUTLASS's, not an NVIDIA vGPU's
+    message = ('(EngineCore pid=87)   File "/usr/local/lib/python3.12/dist-packages/nvidia_cutlass_dsl/python_packages/'
+               'cutlass/cute/nvgpu/warp/mma.py", line 139, in __post_init__\n(EngineCore pid=87)     raise OpError(\n'
+               "(EngineCore pid=87) cutlass.cute.nvgpu.common.OpError: OpError: expects arch to be one of ['sm_120a'], "
+               "but got Arch.sm_121a")
+    first = first_match(message)
+    assert first["code"] == "CD404" and "12.1" in str(first["cause"]), first
+    assert all(match["code"] != "CD102" for match in explain_text(message, None)["matches"])  # type: ignore[union-attr]

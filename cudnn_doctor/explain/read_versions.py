@@ -52,7 +52,8 @@ ARCH_CUES = ("no kernel image", "not compatible", "incompatible", "not supported
              "unrecognized", "only supported on", "only applicable on", "not found", "mismatched gpu architecture", "could not find compatible",
              "kernel is not available", "don't include", "do not include", "does not include",
              "built for lower compute capability", "supported only", "no device code", "not compiled with",
-             "not compiled for", "cannot find image", "and higher are supported", "or higher are supported")
+             "not compiled for", "cannot find image", "and higher are supported", "or higher are supported",
+             "but got")
 BUILT_WORDS = ("compile", "built", "build", "link", "source", "header", "expect", "requir", "need", "minimum", "at least",
                "was made", "supports up to")
 FOUND_WORDS = ("found", "loaded", "runtime", "library is", "installed", "you have", "got", "detected", "current",
