@@ -161,3 +161,18 @@ def test_an_architecture_list_and_the_gpu_it_got() -> None:
     first = first_match(message)
     assert first["code"] == "CD404" and "12.1" in str(first["cause"]), first
     assert all(match["code"] != "CD102" for match in explain_text(message, None)["matches"])  # type: ignore[union-attr]
+
+
+def test_a_framework_pinned_past_its_last_release_for_the_platform() -> None:
+    # pytorch/pytorch#131766: an Intel Mac, whose releases end at torch 2.2.2 (the last with macOS x86_64 wheels)
+    message = ("ERROR: Could not find a version that satisfies the requirement torch==2.4 (from versions: 1.11.0, 1.12.0, "
+               "1.12.1, 1.13.0, 1.13.1, 2.0.0, 2.0.1, 2.1.0, 2.1.1, 2.1.2, 2.2.0, 2.2.1, 2.2.2)\n"
+               "ERROR: No matching distribution found for torch==2.4")
+    first = first_match(message)
+    assert first["code"] == "CD520" and "2.2.2" in str(first["fix"]) and "torch==2.4" in str(first["fix"]), first
+    assert holes(first) == [], first
+    # a pin older than every release this Python has (a Python too new for it) says nothing of the platform: round
+    # five's unrelated un-comma10k-torch181-python, as printed there
+    assert unclaimed("ERROR: Could not find a version that satisfies the requirement torch==1.8.1 (from versions: 1.13.0, "
+                     "1.13.1, 2.0.0, 2.0.1, 2.1.0, 2.1.1, 2.1.2, 2.2.0, 2.2.1, 2.2.2, 2.3.0, 2.3.1, 2.4.0, 2.4.1, 2.5.0, "
+                     "2.5.1, 2.6.0, 2.7.0, 2.7.1, 2.8.0)\nERROR: No matching distribution found for torch==1.8.1")

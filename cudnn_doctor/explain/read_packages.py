@@ -290,8 +290,38 @@ def not_found(lines: list[str], lowers: list[str]) -> list[NotFound]:
         if packages:
             out.append(NotFound(tool=tool, packages=tuple(packages[:PER_LINE]), line=index, source=source,
                                 fix=_wheel_fix(packages[0])))
+        elif tool == "pip":
+            out.extend(_past_last_release(lowers[index], index))
     out.reverse()
     return out
+
+
+# pip's requirement pinned to one release, then the releases it found: "the requirement torch==2.4.1 (from versions:
+# 1.11.0, ..., 2.2.2)"
+_PINNED_FROM = re.compile(r"requirement ([a-z0-9][a-z0-9_.\-]{0,60})==(\d{1,4}(?:\.\d{1,4}){0,3})\b[^(\n]{0,80}"
+                          r"\(from versions: ([0-9a-z.,+ ]{1,2000})\)")
+
+
+def _past_last_release(lower: str, index: int) -> list[NotFound]:
+    """pip found no release of a framework pinned past the last one built for a platform the framework dropped, and
+    the releases it lists end at that one (compat/libraries.toml [[platform_last_release]]): no build of the pinned
+    release exists on that platform."""
+    from cudnn_doctor.explain.read_versions import version_key
+
+    found = _PINNED_FROM.search(lower)
+    if found is None:
+        return []
+    name, pinned, listed = found.group(1), found.group(2), found.group(3)
+    releases = [part.strip() for part in listed.split(",") if part.strip()[:1].isdigit()]
+    last = max(releases, key=version_key, default="")
+    for row in load("libraries").get("platform_last_release", []):
+        if row["name"] == name and last == row["version"] and version_key(pinned) > version_key(last):
+            fix = (f"{name} {last} is the last release with wheels for {row['platform']}; {name}=={pinned} has none "
+                   f"there. Pin {name}<={last} (and its companions of that release) on this machine, or install on "
+                   "another platform (Apple silicon, Linux or Windows) where the newer release is built.")
+            return [NotFound(tool="pip", packages=(f"{name}=={pinned}",), line=index,
+                             source=f"compat/libraries.toml: {row['source']}", fix=fix)]
+    return []
 
 
 # a wheel's file name (PEP 427): {distribution}-{version}(-{build})?-{python tag}-{abi tag}-{platform tag}.whl
