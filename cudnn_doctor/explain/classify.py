@@ -265,11 +265,12 @@ def _older_runtime(facts: Facts, compute_capability: str) -> list[Arch]:
     """The GPU of COMPUTE_CAPABILITY as a cued architecture where the line naming it, or one of the next lines
     (compat/libraries.toml [build_runtime]), names the CUDA runtime the build was made with and that CUDA is older than
     the first toolkit that knows the GPU ([[arch_toolkit]]): the build holds no code for it."""
+    from cudnn_doctor.knowledge.gpu_support import below_cuda_floor, cuda_floor
+
     arch = next((a for a in facts.archs if a.compute_capability == compute_capability), None)
     needs = first_toolkit(compute_capability)
-    dropped = dropped_by(compute_capability)
     table = load("libraries").get("build_runtime", {})
-    if arch is None or needs is None and dropped is None or not 0 <= arch.line < len(facts.lines):
+    if arch is None or not 0 <= arch.line < len(facts.lines):
         return []
     for line in facts.lines[arch.line:arch.line + 1 + int(table.get("lines", 0))]:
         lower = line.lower()
@@ -283,26 +284,18 @@ def _older_runtime(facts: Facts, compute_capability: str) -> list[Arch]:
             return [Arch(compute_capability=compute_capability, line=arch.line,
                          cue=f"a build made with CUDA {runtime[0]}.{runtime[1]}, older than CUDA {needs}, the first "
                              f"that knows compute capability {compute_capability}")]
-        if dropped is not None and runtime >= _version_tuple(dropped):
+        built = f"{runtime[0]}.{runtime[1]}"
+        if below_cuda_floor(built, compute_capability):
+            floor = cuda_floor(built, compute_capability)
             return [Arch(compute_capability=compute_capability, line=arch.line,
-                         cue=f"a build made with CUDA {runtime[0]}.{runtime[1]}; CUDA {dropped} and newer build no code "
-                             f"for compute capability {compute_capability}")]
+                         cue=f"a build made with CUDA {built}, whose major targets compute capability "
+                             f"{floor[0] if floor else 'newer GPUs'} and newer, not {compute_capability}")]
         return []
     return []
 
 
 def _version_tuple(version: str) -> tuple[int, ...]:
     return tuple(int(part) for part in version.split("."))
-
-
-@functools.cache
-def _arch_dropped() -> dict[str, str]:
-    return {cc: row["cuda"] for row in load("libraries").get("arch_dropped", []) for cc in row["compute_capabilities"]}
-
-
-def dropped_by(compute_capability: str) -> str | None:
-    """The first CUDA toolkit that builds no code for COMPUTE_CAPABILITY (compat/libraries.toml [[arch_dropped]])."""
-    return _arch_dropped().get(compute_capability)
 
 
 def judged_architecture(facts: Facts) -> str | None:
