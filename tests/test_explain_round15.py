@@ -176,3 +176,21 @@ def test_a_framework_pinned_past_its_last_release_for_the_platform() -> None:
     assert unclaimed("ERROR: Could not find a version that satisfies the requirement torch==1.8.1 (from versions: 1.13.0, "
                      "1.13.1, 2.0.0, 2.0.1, 2.1.0, 2.1.1, 2.1.2, 2.2.0, 2.2.1, 2.2.2, 2.3.0, 2.3.1, 2.4.0, 2.4.1, 2.5.0, "
                      "2.5.1, 2.6.0, 2.7.0, 2.7.1, 2.8.0)\nERROR: No matching distribution found for torch==1.8.1")
+
+
+def test_a_build_without_code_for_the_gpu_explains_the_kernels_that_fail_under_it() -> None:
+    # PaddlePaddle/Paddle#15140: Paddle 1.2's CUDA 9.0 build on an RTX 2070 (compute capability 7.5, CUDA 10.0+): the
+    # cuDNN convolution that fails after the banner is the build's missing code, not cuDNN's
+    message = ("W0102 15:54:15.308672  4412 device_context.cc:203] Please NOTE: device: 0, CUDA Capability: 75, Driver "
+               "Version: 10.0, Runtime Version: 9.0\nW0102 15:54:15.308725  4412 device_context.cc:210] device: 0, cuDNN "
+               "Version: 7.0.\nTraceback (most recent call last):\n  File \"train.py\", line 66, in <module>\n    "
+               "fetch_list=[avg_cost, accuracy, param_name])\n  File \"/usr/local/lib/python3.5/dist-packages/paddle/"
+               "fluid/executor.py\", line 472, in run\n    self.executor.run(program.desc, scope, 0, True, True)\n"
+               "paddle.fluid.core.EnforceNotMet: CUDNN_STATUS_EXECUTION_FAILED at [/paddle/paddle/fluid/operators/"
+               "conv_cudnn_op.cu.cc:230]")
+    codes = [match["code"] for match in explain_text(message, None)["matches"]]  # type: ignore[union-attr]
+    assert codes[0] == "CD404" and "CD316" in codes[1:], codes
+    # the same status under a build that fits the GPU stays cuDNN's (the banner of PaddlePaddle/PaddleOCR#5089)
+    fits = message.replace("CUDA Capability: 75", "CUDA Capability: 70").replace("Runtime Version: 9.0",
+                                                                                  "Runtime Version: 10.1")
+    assert explain_text(fits, None)["matches"][0]["code"] == "CD316"  # type: ignore[index]

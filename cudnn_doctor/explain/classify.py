@@ -233,10 +233,13 @@ def _from_archs(facts: Facts) -> list[Cause]:
         return [Cause("CD206", f"compute capability {arch.compute_capability} with “{arch.cue}”: the CUDA toolkit in use "
                       "does not know this GPU" + (f" (CUDA {needs} or newer does)" if needs else ""),
                       f"compat/libraries.toml: {subject.get('source', '')}", values, kind="arch", line=arch.line)]
+    # a build whose CUDA cannot hold code for the GPU (its banner's runtime judged) is kind "build": the routing puts it
+    # before the GPU work that failed under it (routing.build_first)
+    banner = arch.cue is not None and arch.cue.startswith(BUILD_CUE)
     return [Cause("CD311" if cudnn else "CD404",
                   f"compute capability {arch.compute_capability} with “{arch.cue}”: the build has no kernels for this GPU",
-                  "the architecture the message names", {"compute_capability": arch.compute_capability}, kind="arch",
-                  line=arch.line)]
+                  "the architecture the message names", {"compute_capability": arch.compute_capability},
+                  kind="build" if banner else "arch", line=arch.line)]
 
 
 def _outside_range(facts: Facts, compute_capability: str) -> list[Arch]:
@@ -256,6 +259,8 @@ def _outside_range(facts: Facts, compute_capability: str) -> list[Arch]:
                          line=arch.line)]
     return []
 
+
+BUILD_CUE = "a build made with CUDA "
 
 # a CUDA version as a banner prints it: "10.2", or the runtime's integer 11020 (major*1000 + minor*10)
 _RUNTIME = re.compile(r"\W{0,4}(\d{1,2})\.(\d{1,2})\b|\W{0,4}(\d{1,2})0(\d)0\b")
@@ -282,13 +287,13 @@ def _older_runtime(facts: Facts, compute_capability: str) -> list[Arch]:
         runtime = (int(major), int(minor))
         if needs is not None and runtime < _version_tuple(needs):
             return [Arch(compute_capability=compute_capability, line=arch.line,
-                         cue=f"a build made with CUDA {runtime[0]}.{runtime[1]}, older than CUDA {needs}, the first "
+                         cue=f"{BUILD_CUE}{runtime[0]}.{runtime[1]}, older than CUDA {needs}, the first "
                              f"that knows compute capability {compute_capability}")]
         built = f"{runtime[0]}.{runtime[1]}"
         if below_cuda_floor(built, compute_capability):
             floor = cuda_floor(built, compute_capability)
             return [Arch(compute_capability=compute_capability, line=arch.line,
-                         cue=f"a build made with CUDA {built}, whose major targets compute capability "
+                         cue=f"{BUILD_CUE}{built}, whose major targets compute capability "
                              f"{floor[0] if floor else 'newer GPUs'} and newer, not {compute_capability}")]
         return []
     return []
