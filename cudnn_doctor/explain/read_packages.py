@@ -221,8 +221,20 @@ def _negated_build(tokens: list[str], words: dict[str, Any]) -> str | None:
 # jaxlib==0.4.7+cuda11.cudnn86, nvidia-cudnn-cu12
 _CUDA_TAG = re.compile(r"(?:^|[-_+.\[])(?:cu\d{2,3}x?|cuda\d{0,3}x?|gpu)(?=$|[-_+.=<>\],;]|torch\d)")
 _PACKAGE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+\-]{0,80}(?:\[[a-z0-9_,\-]{1,40}\])?(?:[=<>!~]{1,2}[A-Za-z0-9_.+*\-]{1,40}){0,3}")
-# a URL (or a file: URL) whose last part is a wheel's file, as a resolver names a direct requirement
-_URL_FILE = re.compile(r"(?:https?|file)://\S{0,300}?/([^/\s`'\"]{1,200}\.whl)")
+# a URL (or a file: URL), as a resolver names a direct requirement; its last part may be a wheel's file
+_URL = re.compile(r"(?:https?|file)://[^\s`'\"]{1,600}")
+
+
+def _url_files(piece: str) -> str:
+    """PIECE with each of its first URLs that name a wheel's file replaced by that file's name, unquoted
+    ("https://.../flash_attn-2.8.3%2Bcu12torch2.8-...whl" -> "flash_attn-2.8.3+cu12torch2.8-...whl")."""
+    out, last = [], 0
+    for url in itertools.islice(_URL.finditer(piece), PER_LINE):
+        name = url.group(0).rstrip("/.,;:)").rsplit("/", 1)[-1]
+        if name.endswith(".whl"):
+            out += [piece[last:url.start()], " ", urllib.parse.unquote(name)]
+            last = url.end()
+    return "".join(out) + piece[last:] if out else piece
 NOT_FOUND_AFTER = 8  # conda lists the packages it did not find on the lines after its words
 
 
@@ -270,7 +282,7 @@ def not_found(lines: list[str], lowers: list[str]) -> list[NotFound]:
         packages: list[str] = []
         for piece in pieces:
             # a requirement given by its URL names its wheel file last, quoted ("flash_attn-2.8.3%2Bcu12torch2.8-...whl")
-            piece = _URL_FILE.sub(lambda url: " " + urllib.parse.unquote(url.group(1)), piece)
+            piece = _url_files(piece)
             for match in itertools.islice(_PACKAGE.finditer(piece), 12):
                 name = match.group(0)
                 pin = _PIN.match(name)
