@@ -50,6 +50,8 @@ def test_a_build_without_the_gpus_architecture_in_its_own_words(source: str, mes
     assert holes(first) == [], (source, first)
     # the same numbers where nothing says a build lacks them: a JVM's word size (JCuda's report), a CPU's architecture
     assert unclaimed("Operating system name: Linux\nArchitecture         : amd64\nArchitecture bit size: 64")
+    # Direct3D's shader model, not a CUDA architecture (doitsujin/dxvk#4383, its title)
+    assert unclaimed("Error A D3D11-Compatible GPU (shader model 5.0, directx 11.0) is required to run the engine")
 
 
 def test_a_banner_whose_cuda_runtime_predates_the_gpu_is_the_frameworks_build() -> None:

@@ -192,10 +192,14 @@ def archs(index: int, line: str, lower: str) -> list[Arch]:
             value = f"{number >> 8}.{number & 0xFF}"
         elif match.group(13):
             value = f"{match.group(13)}.{match.group(14)}"
-        elif match.group(15) or match.group(16):
-            value = arch_number(match.group(15) or match.group(16))
-        elif match.group(17):
-            value = f"{match.group(17)}.{match.group(18)}"
+        elif match.group(15):
+            value = arch_number(match.group(15))
+        elif match.group(16) or match.group(17):
+            # "architecture (103)" and "SM 5.0" are CUDA's only where the line speaks of CUDA or the GPU (a game's
+            # "Shader Model 5.0 (SM 5.0)" is Direct3D's)
+            if not any(word in lower for word in ("cuda", "gpu", "nvidia")):
+                continue
+            value = arch_number(match.group(16)) if match.group(16) else f"{match.group(17)}.{match.group(18)}"
         elif match.group(19):
             value = arch_number(match.group(19))
         else:
