@@ -133,6 +133,7 @@ def explain_text(text: str | bytes, report: Report | None) -> dict[str, Any]:
         matches[:] = kept
     _compiler_first(matches)
     routing.memory_first(matches)
+    routing.build_first(matches)
     routing.inner_first(matches, catalog.wrappers())
     _judge_architecture(matches, facts)
     for answer in matches:

@@ -212,6 +212,8 @@ def _from_archs(facts: Facts) -> list[Cause]:
             cued = [Arch(compute_capability=named.pop(), cue=sentence[1], line=sentence[0])]
     if not cued and len(named) == 1:  # the GPU's capability, then the build's range on the lines after it (PyTorch)
         cued = _outside_range(facts, next(iter(named)))
+    if not cued and len(named) == 1:  # the GPU's capability beside the CUDA runtime the build was made with (Paddle)
+        cued = _older_runtime(facts, next(iter(named)))
     if not cued:
         return []
     arch = cued[-1]
@@ -231,10 +233,13 @@ def _from_archs(facts: Facts) -> list[Cause]:
         return [Cause("CD206", f"compute capability {arch.compute_capability} with “{arch.cue}”: the CUDA toolkit in use "
                       "does not know this GPU" + (f" (CUDA {needs} or newer does)" if needs else ""),
                       f"compat/libraries.toml: {subject.get('source', '')}", values, kind="arch", line=arch.line)]
+    # a build whose CUDA cannot hold code for the GPU (its banner's runtime judged) is kind "build": the routing puts it
+    # before the GPU work that failed under it (routing.build_first)
+    banner = arch.cue is not None and arch.cue.startswith(BUILD_CUE)
     return [Cause("CD311" if cudnn else "CD404",
                   f"compute capability {arch.compute_capability} with “{arch.cue}”: the build has no kernels for this GPU",
-                  "the architecture the message names", {"compute_capability": arch.compute_capability}, kind="arch",
-                  line=arch.line)]
+                  "the architecture the message names", {"compute_capability": arch.compute_capability},
+                  kind="build" if banner else "arch", line=arch.line)]
 
 
 def _outside_range(facts: Facts, compute_capability: str) -> list[Arch]:
@@ -253,6 +258,49 @@ def _outside_range(facts: Facts, compute_capability: str) -> list[Arch]:
             return [Arch(compute_capability=compute_capability, cue=f"outside the build's range {bounds.group(0)}",
                          line=arch.line)]
     return []
+
+
+BUILD_CUE = "a build made with CUDA "
+
+# a CUDA version as a banner prints it: "10.2", or the runtime's integer 11020 (major*1000 + minor*10)
+_RUNTIME = re.compile(r"\W{0,4}(\d{1,2})\.(\d{1,2})\b|\W{0,4}(\d{1,2})0(\d)0\b")
+
+
+def _older_runtime(facts: Facts, compute_capability: str) -> list[Arch]:
+    """The GPU of COMPUTE_CAPABILITY as a cued architecture where the line naming it, or one of the next lines
+    (compat/libraries.toml [build_runtime]), names the CUDA runtime the build was made with and that CUDA is older than
+    the first toolkit that knows the GPU ([[arch_toolkit]]): the build holds no code for it."""
+    from cudnn_doctor.knowledge.gpu_support import below_cuda_floor, cuda_floor
+
+    arch = next((a for a in facts.archs if a.compute_capability == compute_capability), None)
+    needs = first_toolkit(compute_capability)
+    table = load("libraries").get("build_runtime", {})
+    if arch is None or not 0 <= arch.line < len(facts.lines):
+        return []
+    for line in facts.lines[arch.line:arch.line + 1 + int(table.get("lines", 0))]:
+        lower = line.lower()
+        word = next((w for w in table.get("words", ()) if w in lower), None)
+        found = _RUNTIME.match(lower, lower.find(word) + len(word)) if word else None
+        if found is None:
+            continue
+        major, minor = (found.group(1), found.group(2)) if found.group(1) else (found.group(3), found.group(4))
+        runtime = (int(major), int(minor))
+        if needs is not None and runtime < _version_tuple(needs):
+            return [Arch(compute_capability=compute_capability, line=arch.line,
+                         cue=f"{BUILD_CUE}{runtime[0]}.{runtime[1]}, older than CUDA {needs}, the first "
+                             f"that knows compute capability {compute_capability}")]
+        built = f"{runtime[0]}.{runtime[1]}"
+        if below_cuda_floor(built, compute_capability):
+            floor = cuda_floor(built, compute_capability)
+            return [Arch(compute_capability=compute_capability, line=arch.line,
+                         cue=f"{BUILD_CUE}{built}, whose major targets compute capability "
+                             f"{floor[0] if floor else 'newer GPUs'} and newer, not {compute_capability}")]
+        return []
+    return []
+
+
+def _version_tuple(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in version.split("."))
 
 
 def judged_architecture(facts: Facts) -> str | None:
