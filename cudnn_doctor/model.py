@@ -687,6 +687,8 @@ class Report:
     # here: a line that removes a folder writes the variable's own new value, never another's
     variable_folders: dict[str, list[str]] = field(default_factory=dict)
     search_errors: list[tuple[str, str]] = field(default_factory=list)  # (path, why)
+    # (a helper program's command, what it did that a program reading its output would meet): CD213 each
+    helper_troubles: list[tuple[str, str]] = field(default_factory=list)
     dangling_variables: list[tuple[str, str]] = field(default_factory=list)  # (CUDA_HOME, path)
     unreadable_files: list[tuple[str, str]] = field(default_factory=list)  # (a framework's config file, why)
     nvml_error: str | None = None

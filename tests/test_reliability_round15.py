@@ -79,3 +79,117 @@ def test_torchs_blocking_wait_read_by_getcvarbool(value: str, refused: bool) -> 
         row = environment.rows()[variable]
         assert row["on_error"] == "raises"
         assert (environment.grammar_problem(row, value) is not None) == refused, (variable, value)
+
+
+# --- 1. every helper program through the one runner, with the same guarantees -------------------------------------
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stream:
+            return stream.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _nvcc_toolkit(machine: Machine, tmp_path: Path, body: str) -> Path:
+    """A toolkit whose files name no version (so its nvcc is asked `--version`), CUDA_HOME pointing at it."""
+    toolkit = tmp_path / "cuda-nvcc"
+    (toolkit / "include").mkdir(parents=True)
+    (toolkit / "include" / "cuda_runtime.h").write_text("/* fake */\n")
+    (toolkit / "bin").mkdir()
+    nvcc = toolkit / "bin" / "nvcc"
+    nvcc.write_text("#!/bin/sh\n" + body)
+    nvcc.chmod(0o755)
+    machine.env["CUDA_HOME"] = str(toolkit)
+    machine.env["CUDNN_DOCTOR_HELPER_TIMEOUT"] = "0.5"
+    return nvcc
+
+
+BANNER = "echo 'Cuda compilation tools, release 12.6, V12.6.85'\n"
+
+
+@pytest.mark.subprocess  # the doctor's own process is the subreaper that adopts a daemon with no token
+@pytest.mark.parametrize(("body", "said"), [
+    ("setsid sleep 30 & echo $! >> PIDS\n" + BANNER, "left a process holding its output"),
+    ("env -i setsid sleep 30 & echo $! >> PIDS\n" + BANNER, "left a process holding its output"),
+    (BANNER + "exec sleep 30\n", "did not end within 0.5 s"),
+    (BANNER + "kill -SEGV $$\n", "SIGSEGV"),
+    ("yes 'Cuda compilation tools, release 12.6, V12.6.85'\n", "MiB"),
+], ids=["daemon", "daemon-no-environment", "never-ends", "signal", "floods"])
+def test_a_toolkits_nvcc_version_that_misbehaves_is_said_and_stopped(machine: Machine, tmp_path: Path, body: str,
+                                                                     said: str) -> None:
+    """A toolkit's `nvcc --version` (asked where its files name no version) was taken at its exit: a daemon it left
+    was killed, but nothing said that a build reading its output to its end (subprocess.check_output) would wait;
+    a signal, an endless run and a flood were silent too. Now CD213 names the command and what it did."""
+    pids = tmp_path / "pids"
+    nvcc = _nvcc_toolkit(machine, tmp_path, body.replace("PIDS", str(pids)))
+    done = machine.run("check", "--json")
+    assert "Traceback" not in done.stderr, done.stderr
+    import json
+
+    report = json.loads(done.stdout)
+    made = [f for f in report["findings"] if f["code"] == "CD213"]
+    assert [f["subject"] for f in made] == [f"{nvcc} --version"], [(f["code"], f["title"]) for f in report["findings"]]
+    assert said in made[0]["detail"], made[0]["detail"]
+    for pid in map(int, pids.read_text().split()) if pids.exists() else ():
+        assert not _alive(pid), f"the daemon {pid} outlived check"
+
+
+def test_a_toolkits_nvcc_that_answers_and_ends_is_not_said(machine: Machine, tmp_path: Path) -> None:
+    _nvcc_toolkit(machine, tmp_path, BANNER)
+    report = machine.check_json()
+    assert "CD213" not in codes(report)
+    assert {t["path"]: t["version"] for t in report["toolkits"]}[str(tmp_path / "cuda-nvcc")] == "12.6.85"
+
+
+@pytest.mark.parametrize(("body", "said"), [
+    ("printf '\\377\\376 not utf-8\\n'; kill -KILL $$\n", "SIGKILL"),
+    ("echo gcc 12.2.0; exec sleep 30\n", "did not end within 0.5 s"),
+])
+def test_a_compilers_version_ended_by_a_signal_is_said_in_its_row(machine: Machine, tmp_path: Path, body: str,
+                                                                  said: str) -> None:
+    """`--format markdown`'s compiler rows said a daemon and an endless run (round fourteen), but a compiler killed by
+    a signal was only 'version unreadable'. Now every helper's trouble is said by one function (child.helper_trouble)."""
+    from cudnn_doctor.probes.system import _compilers
+
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    gcc = folder / "gcc"
+    gcc.write_text("#!/bin/sh\n" + body)
+    gcc.chmod(0o755)
+    env = {"PATH": f"{folder}:/usr/bin:/bin", "CUDNN_DOCTOR_HELPER_TIMEOUT": "0.5"}
+    import os
+
+    old = os.environ.get("CUDNN_DOCTOR_HELPER_TIMEOUT")
+    os.environ["CUDNN_DOCTOR_HELPER_TIMEOUT"] = "0.5"
+    try:
+        row = _compilers(env, None)["gcc"] or ""
+    finally:
+        if old is None:
+            os.environ.pop("CUDNN_DOCTOR_HELPER_TIMEOUT", None)
+        else:
+            os.environ["CUDNN_DOCTOR_HELPER_TIMEOUT"] = old
+    assert said in row, row
+
+
+def test_ldconfig_that_leaves_a_daemon_or_never_ends_is_said(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`ldconfig -p` (the loader's cache) was read at its exit, and one that did not end was an empty cache without a
+    word: now it is read to its end like every helper, and what it did is CD213. The system's own ldconfig is taken
+    before PATH's, so a hostile program stands in for it here by its command line; the runner is the real one."""
+    from cudnn_doctor.probes import collect, loader
+    from cudnn_doctor.probes.context import SearchContext
+
+    pids = tmp_path / "pids"
+    for body, said in ((f"setsid sleep 30 & echo $! >> {pids}\necho '0 libs found in cache'\n",
+                        "holding its output"), ("echo '0 libs found in cache'; exec sleep 30\n", "did not end")):
+        script = tmp_path / "ldconfig"
+        script.write_text("#!/bin/sh\n" + body)
+        script.chmod(0o755)
+        monkeypatch.setenv("CUDNN_DOCTOR_HELPER_TIMEOUT", "0.5")
+        monkeypatch.setattr(loader, "ldconfig_command", lambda ctx, script=script: [str(script), "-p"])
+        helpers = collect.HelperRuns(SearchContext.from_environment())
+        assert helpers.ldconfig_cache() == {}
+        helpers.finish()
+        assert [c for c, _ in helpers.troubles] == ["ldconfig -p"] and said in helpers.troubles[0][1], helpers.troubles
+    for pid in map(int, pids.read_text().split()):
+        assert not _alive(pid), f"the daemon {pid} outlived the batch"
