@@ -123,7 +123,7 @@ class XlaCompilerSearch:
     def __init__(self, frameworks: Sequence[Framework], env: dict[str, str], prefix_system: Any,
                  cwd: str | None = None, also: str | None = None) -> None:
         """ALSO: a ptxas asked in any case (PATH's first, probes/ptxas.py), so that one answer serves both."""
-        from cudnn_doctor.child import ChildBatch, ChildRequest, deadline_in, timeout_from_env
+        from cudnn_doctor.child import ChildBatch, ChildRequest, deadline_in, helper_request, timeout_from_env
 
         self.view: XlaCompiler | None = None
         self.batch: ChildBatch | None = None
@@ -198,7 +198,7 @@ class XlaCompilerSearch:
             asked_also = asked_also or (also is not None and real == os.path.realpath(also))
             # as XLA starts it (tsl::SubProcess, posix_spawnp, compat/first_use.toml [xla_ptxas] `start`): the file
             # itself, in this environment; one without '#!' that is no ELF fails to start (ENOEXEC), as in XLA
-            requests.append(ChildRequest((path, "--version"), env, seconds, f"{path} --version", read_to_end=True))
+            requests.append(helper_request((path, "--version"), env, f"{path} --version", seconds))
         if requests:
             self.batch = ChildBatch(requests, deadline=deadline_in(seconds))
 
