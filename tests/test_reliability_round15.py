@@ -193,3 +193,115 @@ def test_ldconfig_that_leaves_a_daemon_or_never_ends_is_said(tmp_path: Path, mon
         assert [c for c, _ in helpers.troubles] == ["ldconfig -p"] and said in helpers.troubles[0][1], helpers.troubles
     for pid in map(int, pids.read_text().split()):
         assert not _alive(pid), f"the daemon {pid} outlived the batch"
+
+
+# --- 3. the outputs machines read, under hostile machine values ---------------------------------------------------
+
+HOSTILE_TEXT = {  # a GPU name (from NVML) and a path (CUDA_HOME) holding each, end to end through the CLI
+    "tab-cr": "a\tb\rc",
+    "separators": "a\u2028b\u2029c",
+    "bidi": "a\u202eb\u2066c\u200f",
+    "long": "L" * 10_000,
+    "not-utf8": "a\udcff\udcfeb",  # bytes a path may hold that are not UTF-8, as Python keeps them
+    "markup": "a|b`c<&>e\"f'g%h\\i$(j)",
+}
+
+
+def _c_literal(text: str) -> str:
+    """TEXT as the body of a C string literal, every byte outside printable ASCII as an octal escape."""
+    data = text.encode("utf-8", "surrogateescape")
+    return "".join(chr(b) if 32 <= b < 127 and chr(b) not in '"\\?' else f"\\{b:03o}" for b in data)
+
+
+PROMETHEUS_LINE = __import__("re").compile(
+    r"# HELP [a-zA-Z_:][a-zA-Z0-9_:]* (?:[^\\\n]|\\[\\n])*"
+    r"|# TYPE [a-zA-Z_:][a-zA-Z0-9_:]* (?:counter|gauge|histogram|summary|untyped)"
+    r"|[a-zA-Z_:][a-zA-Z0-9_:]*(?:\{(?:[a-zA-Z_][a-zA-Z0-9_]*=\"(?:[^\"\\\n]|\\[\\\"n])*\""
+    r"(?:,[a-zA-Z_][a-zA-Z0-9_]*=\"(?:[^\"\\\n]|\\[\\\"n])*\")*,?)?\})? "
+    r"(?:[+-]?(?:[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?|Inf|NaN))(?: -?[0-9]+)?")
+
+
+def prometheus_samples(text: str) -> list[str]:
+    """TEXT read by the Prometheus text exposition format 0.0.4's grammar: UTF-8, lines ended by '\\n' (no NUL),
+    each a HELP, a TYPE, or one sample with its label values escaped ('\\\\', '\\"', '\\n': a CR or a tab may stand as it is,
+    the format says); the samples."""
+    text.encode("utf-8")  # a lone surrogate cannot be written as UTF-8
+    assert "\0" not in text and text.endswith("\n")
+    samples = []
+    for line in text[:-1].split("\n"):
+        assert PROMETHEUS_LINE.fullmatch(line), line[:300]
+        if not line.startswith("#"):
+            samples.append(line)
+    return samples
+
+
+def _hostile_machine(machine: Machine, tmp_path: Path, text: str) -> None:
+    from tests.fakes.build import fake_nvml
+
+    machine.add_library_path(fake_nvml(tmp_path / "nvml", name=_c_literal(text)).parent)
+    machine.env["CUDA_HOME"] = f"/nowhere/{text}"  # CD204: a path in a finding's title, detail and fix
+    # a toolkit whose version.json and the system's os-release hold a NUL, bytes that are not UTF-8, a separator
+    toolkit = tmp_path / "cuda-files"
+    (toolkit / "include").mkdir(parents=True)
+    (toolkit / "include" / "cuda_runtime.h").write_text("/* fake */\n")
+    (toolkit / "version.json").write_bytes(b'{"cuda": {"name": "CUDA SDK", "version": "12.4.\\u0000\xff\xfe'
+                                           + text.encode("utf-8", "surrogateescape")[:200] + b'\\u2028"}}')
+    machine.env["CUDA_PATH"] = str(toolkit)
+    (machine.root / "etc" / "os-release").write_bytes(b'PRETTY_NAME="Linux\x00\xff\r\xe2\x80\xa8 ' +
+                                                      text.encode("utf-8", "surrogateescape")[:200] + b'"\n')
+
+
+@pytest.mark.parametrize("name", list(HOSTILE_TEXT))
+def test_every_machine_output_stays_one_document_for_its_parser(machine: Machine, tmp_path: Path, name: str) -> None:
+    import json
+    import xml.etree.ElementTree as ET
+    from xml.parsers import expat
+
+    _hostile_machine(machine, tmp_path, HOSTILE_TEXT[name])
+    outputs = {}
+    for form in ("json", "junit", "prometheus", "markdown", "github"):
+        done = machine.run("check", "--format", form)
+        assert "Traceback" not in done.stderr and done.exit_code in (0, 1), (form, done.exit_code, done.stderr[-800:])
+        outputs[form] = done.stdout
+    report = json.loads(outputs["json"], parse_constant=lambda word: pytest.fail(f"non-JSON constant {word}"))
+    assert isinstance(report, dict) and "CD204" in codes(report)
+    expat.ParserCreate().Parse(outputs["junit"].encode("utf-8"), True)
+    assert ET.fromstring(outputs["junit"]).iter("testcase")
+    assert any(s.startswith("cudnn_doctor_") for s in prometheus_samples(outputs["prometheus"]))
+    _markdown_tables_hold(outputs["markdown"])
+    for line in outputs["github"].split("\n"):  # a workflow command is one line, its data escaped (%0D %0A)
+        assert "\r" not in line and "\u2028" not in line and "\u2029" not in line, line[:200]
+
+
+def _markdown_tables_hold(text: str) -> None:
+    """Each table of TEXT keeps its shape: every row has its header's number of cells (a '|' inside a cell escaped),
+    and no row is cut by a raw line break (CR, U+2028, U+2029) or holds a NUL."""
+    text.encode("utf-8")
+    assert "\r" not in text and "\0" not in text and "\u2028" not in text and "\u2029" not in text
+    import re
+
+    width = None
+    for line in text.split("\n"):
+        if not line.startswith("|"):
+            width = None
+            continue
+        cells = len(re.findall(r"(?<!\\)\|", line)) - 1
+        if width is None:
+            width = cells
+        assert cells == width, line[:300]
+
+
+@pytest.mark.parametrize("name", ["separators", "bidi", "long", "markup"])
+def test_fix_lines_for_a_hostile_folder_set_exactly_it_in_each_real_shell(machine: Machine, tmp_path: Path,
+                                                                          name: str) -> None:
+    """fix's environment lines for a cuDNN in a folder named with U+2028/U+2029, bidi controls, 3,000 characters or
+    the shells' specials: each real shell (bash, zsh, fish) that sources them gets exactly that folder first
+    (round thirteen tried quotes, tab, CR, ESC, DEL and bytes that are not UTF-8)."""
+    from tests.test_shell_lines import VARIABLE, _fix_json, _shells, source_in
+
+    text = HOSTILE_TEXT[name] if name != "long" else "/".join(["L" * 250] * 12)
+    folder, action = _fix_json(machine, tmp_path, text.encode("utf-8", "surrogateescape"))
+    assert _shells()
+    for shell in _shells():
+        exported = source_in(shell, action["env"][shell], b"/old/lib", tmp_path)
+        assert exported[VARIABLE.encode()] == __import__("os").fsencode(folder) + b":/old/lib", shell
