@@ -305,3 +305,38 @@ def test_fix_lines_for_a_hostile_folder_set_exactly_it_in_each_real_shell(machin
     for shell in _shells():
         exported = source_in(shell, action["env"][shell], b"/old/lib", tmp_path)
         assert exported[VARIABLE.encode()] == __import__("os").fsencode(folder) + b":/old/lib", shell
+
+
+# --- 4. round fourteen's readers against hostile files ------------------------------------------------------------
+
+@pytest.mark.parametrize("what", ["fifo", "folder", "loop", "dangling"])
+def test_a_libdevice_that_is_no_file_is_said_as_xla_meets_it(machine: Machine, tmp_path: Path, what: str) -> None:
+    """CUDA_ROOT's nvvm/libdevice/libdevice.10.bc a FIFO or a folder: XLA's FileExists (access F_OK) finds it and
+    LLVM opens it, so JAX hangs (a FIFO waits for a writer) or fails to read it, not 'libdevice not found'; before,
+    both were said as not found (an error with rule evidence). A link loop or a dangling link XLA's FileExists does
+    not find either: 'not found', as before."""
+    import os
+
+    from tests.test_first_use import jax_cu12, of_kind
+
+    jax_cu12(machine, tmp_path)
+    partial = tmp_path / "cuda-partial"
+    folder = partial / "nvvm" / "libdevice"
+    folder.mkdir(parents=True)
+    target = folder / "libdevice.10.bc"
+    if what == "fifo":
+        os.mkfifo(target)
+    elif what == "folder":
+        target.mkdir()
+    elif what == "loop":
+        target.symlink_to(target)
+    else:
+        target.symlink_to(tmp_path / "gone")
+    machine.env["CUDA_ROOT"] = str(partial)
+    [made] = of_kind(machine.check_json(), "libdevice")
+    if what == "fifo":
+        assert made["severity"] == "warning" and "hangs" in made["detail"] and "not found" not in made["detail"], made
+    elif what == "folder":
+        assert made["severity"] == "warning" and "fails to read it" in made["detail"], made
+    else:
+        assert "libdevice not found at" in made["detail"], made

@@ -168,7 +168,7 @@ class XlaCompilerSearch:
             parallel=(xla_flag(flags, row["parallel_flag"]) or "false").lower() in ("true", "1"),
             driver_fallback=(xla_flag(flags, row["driver_fallback_flag"]) or "false").lower() in ("true", "1"),
             libdevice_dir=libdevice_dir, libdevice=libdevice if libdevice and os.path.isfile(libdevice) else None,
-            roots=tuple(library_roots))
+            libdevice_not_file=_not_a_file(libdevice), roots=tuple(library_roots))
         requests: list[ChildRequest] = []
         seconds = timeout_from_env("CUDNN_DOCTOR_HELPER_TIMEOUT", TIMEOUT_S)
         seen: set[str] = set()
@@ -257,6 +257,25 @@ def _hang_words(answer: Any, row: dict[str, Any]) -> str:
         said = (f"its `--version` exited ({_exit_words(answer.exit_code)}) but left a process holding its output "
                 f"still {answer.wall_ms / 1000:.1f} s after it started (stopped then, with the rest of what it started)")
     return (f"{said}: {row['hang']}")
+
+
+def _not_a_file(path: str | None) -> str | None:
+    """What stands at PATH where XLA's FileExists finds something (access(F_OK): through links, a FIFO, a folder, a
+    device) that is no regular file, in words; None where nothing is there (a dangling link or a loop included, which
+    XLA's FileExists does not find either) or a regular file is."""
+    import stat
+
+    if path is None:
+        return None
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return None
+    if stat.S_ISREG(mode):
+        return None
+    return "a FIFO" if stat.S_ISFIFO(mode) else "a folder" if stat.S_ISDIR(mode) else \
+        "a socket" if stat.S_ISSOCK(mode) else "a device file" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else \
+        "no regular file"
 
 
 def _exit_words(code: int | None) -> str:
