@@ -7,6 +7,7 @@ folder) against hostile files."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -340,3 +341,20 @@ def test_a_libdevice_that_is_no_file_is_said_as_xla_meets_it(machine: Machine, t
         assert made["severity"] == "warning" and "fails to read it" in made["detail"], made
     else:
         assert "libdevice not found at" in made["detail"], made
+
+
+@pytest.mark.parametrize("name", ["journal.json", "manifest-x.json"])
+def test_a_state_file_nested_past_the_parser_is_refused_in_one_line(tmp_path: Path, name: str) -> None:
+    """A journal (or a manifest) of 5,000 nested lists: json.loads raised RecursionError, an internal error (exit
+    3); now read by json_values.loads, the one reader of what another program wrote, and refused as no state file a
+    run of ours wrote (exit 2, one JSON object)."""
+    from tests.install_helpers import clean_env, cudnn7_archive, cudnn7_prefix, run_json
+
+    archive = cudnn7_archive(tmp_path / "archive")
+    prefix = cudnn7_prefix(tmp_path / "cuda")
+    state = prefix / ".cudnn-doctor"
+    state.mkdir()
+    (state / name).write_text("[" * 5000 + "]" * 5000)
+    code, data, err = run_json(["install", "--from", str(archive), "--prefix", str(prefix), "--yes"],
+                               clean_env(tmp_path))
+    assert code in (0, 1, 2) and "Traceback" not in err and "RecursionError" not in json.dumps(data), (code, data)
