@@ -163,7 +163,7 @@ SETTING_CASES = [  # variable, value, "ok" (taken; info at most), "slow" (taken,
     ("NCCL_CUMEM_ENABLE", "-2", "ok"),  # the default: auto
     ("NCCL_COMM_BLOCKING", "0x0", "ok"),
     ("NCCL_COMM_BLOCKING", "2", "not one of"),  # envConfigOverride takes 0 or 1 alone
-    ("NCCL_SOCKET_IFNAME", "e", "ok"),  # strlen(env) > 1 only: NCCL picks by itself
+    ("NCCL_SOCKET_IFNAME", "e", "picks its interfaces by itself"),  # strlen(env) > 1 only: NCCL's own choice
     ("NCCL_SOCKET_IFNAME", "^,", "CD175"),  # '^' with no entry leaves nothing
     ("NCCL_SOCKET_IFNAME", "=eth0,lo", "ok"),  # '=' for the whole list
     ("NCCL_SOCKET_IFNAME", "eth0,=lo", "ok"),  # '=lo' a literal prefix; eth0 left
@@ -397,7 +397,7 @@ def install_case(spoil: Callable[[Path], None]) -> Callable[[Path], str | None]:
         spoil(state)
         try:
             done = subprocess.run([sys.executable, "-m", "cudnn_doctor", "install", "--from", str(archive), "--prefix",
-                                   str(prefix), "--yes", "--json"], env=env, capture_output=True, timeout=60,
+                                   str(prefix), "--yes", "--json"], env=env, capture_output=True, timeout=60, cwd=tmp,
                                   stdin=subprocess.DEVNULL)
         except subprocess.TimeoutExpired:
             return "did not end within 60 s"

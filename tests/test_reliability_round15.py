@@ -39,8 +39,8 @@ pytestmark = pytest.mark.integration
     ("NCCL_COMM_BLOCKING", "0x1", None),
     ("NCCL_COMM_BLOCKING", "2", "CD176"),
     # a value of one character is not the user's list: NCCL picks by itself (strlen(env) > 1)
-    ("NCCL_SOCKET_IFNAME", "x", None),
-    ("NCCL_SOCKET_IFNAME", "^", None),
+    ("NCCL_SOCKET_IFNAME", "x", "CD176"),  # said with NCCL's rule: it is not read as the user's list
+    ("NCCL_SOCKET_IFNAME", "^", "CD176"),
     # '^' with no entry after it leaves no interface at all (matchIfList of an empty list matches every name)
     ("NCCL_SOCKET_IFNAME", "^,", "CD175"),
     # '=' for the whole list: '=eth0,lo' names eth0 and lo exactly
@@ -55,6 +55,20 @@ def test_nccl_settings_read_by_nccls_own_readers(machine: Machine, tmp_path: Pat
     _gpus(machine, tmp_path, 2)
     _interfaces(machine, "eth0", "lo")
     machine.env[variable] = value
+    report = machine.check_json()
+    assert (codes(report) & MULTI_CODES) == ({code} if code else set()), [
+        (f["code"], f["detail"]) for f in report["findings"] if f["code"] in MULTI_CODES]
+
+
+@pytest.mark.parametrize(("value", "code"), [("=mlx5_0:1", None), ("mlx5", None), ("^=mlx5_0,mlx5_1", "CD176"),
+                                           ("^mlx", "CD176"), ("=mlx5", "CD176")])
+def test_nccl_ib_hca_read_as_nccl_reads_it(machine: Machine, tmp_path: Path, value: str, code: str | None) -> None:
+    """NCCL_IB_HCA by the same reader (NCCL 2.30's net_ib/init.cc): a first '^', then '=' for the whole list, a
+    ':port' after each adapter; where none of the node's adapters is left, NCCL talks over sockets (CD176)."""
+    _gpus(machine, tmp_path, 2)
+    _interfaces(machine, "eth0", "lo")
+    _interfaces(machine, "mlx5_0", "mlx5_1", folder="infiniband")
+    machine.env["NCCL_IB_HCA"] = value
     report = machine.check_json()
     assert (codes(report) & MULTI_CODES) == ({code} if code else set()), [
         (f["code"], f["detail"]) for f in report["findings"] if f["code"] in MULTI_CODES]

@@ -152,6 +152,11 @@ def _nccl_settings(report: Report) -> list[Finding]:
         refs = (row["source"],)
         if row["grammar"] == "interfaces":
             pool = multi.interfaces if variable == "NCCL_SOCKET_IFNAME" else multi.infiniband
+            unread = interface_list(row, value).unread  # too short to be the user's list: NCCL picks by itself
+            if unread is not None:
+                found.append(finding("CD176", subject=variable, refs=refs, variable=variable, value=value,
+                                     why=f"{unread} ({row['effect']})"))
+                continue
             if not pool or interfaces_matched(row, value, pool):
                 continue
             if variable == "NCCL_SOCKET_IFNAME":
