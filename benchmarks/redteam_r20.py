@@ -418,6 +418,72 @@ def install_case(spoil: Callable[[Path], None]) -> Callable[[Path], str | None]:
     return case
 
 
+def orphan_case(spoil: Callable[[Path, Path], None], command: str) -> Callable[[Path], str | None]:
+    """An install whose record (manifest) is gone, its backup then spoiled by SPOIL(backup, outside): COMMAND
+    (`uninstall --yes`, or `install --yes` again) ends in one JSON object, exit 0-2, and nothing outside the prefix
+    (a folder of the user's a link points at) is changed or removed."""
+    def case(tmp: Path) -> str | None:
+        archive = cudnn7_archive(tmp / "archive")
+        prefix = cudnn7_prefix(tmp / "cuda")
+        env = clean_env(tmp)
+        env["PYTHONPATH"] = package()
+
+        def doctor(*args: str) -> subprocess.CompletedProcess[bytes]:
+            return subprocess.run([sys.executable, "-m", "cudnn_doctor", *args, "--prefix", str(prefix), "--yes",
+                                   "--json"], env=env, capture_output=True, timeout=60, cwd=tmp,
+                                  stdin=subprocess.DEVNULL)
+
+        first = doctor("install", "--from", str(archive))
+        if first.returncode != 0:
+            return f"the first install failed: {first.stdout[-200:]!r}"
+        state = prefix / ".cudnn-doctor"
+        for manifest in state.glob("manifest-*.json"):
+            manifest.unlink()
+        outside = tmp / "outside"
+        outside.mkdir()
+        (outside / "keep.txt").write_text("the user's own\n")
+        for backup in state.glob("backup-*"):
+            spoil(backup, outside)
+        done = doctor(*(("install", "--from", str(archive)) if command == "install" else ("uninstall",)))
+        said = internal(done)
+        if said:
+            return said
+        try:
+            json.loads(done.stdout)
+        except ValueError:
+            return f"not one JSON object: {done.stdout[:120]!r}"
+        if done.returncode not in (0, 1, 2):
+            return f"exit {done.returncode}"
+        if sorted(p.name for p in outside.iterdir()) != ["keep.txt"] or \
+                (outside / "keep.txt").read_text() != "the user's own\n":
+            return f"changed outside the prefix: {sorted(p.name for p in outside.iterdir())}"
+        return None
+    return case
+
+
+def _backup_link_out(backup: Path, outside: Path) -> None:
+    shutil.rmtree(backup)
+    backup.symlink_to(outside)
+
+
+def _backup_fifo(backup: Path, outside: Path) -> None:
+    shutil.rmtree(backup)
+    os.mkfifo(backup)
+
+
+def _backup_inner_link(backup: Path, outside: Path) -> None:
+    for found in list(backup.rglob("libcudnn*")):
+        if found.is_file() and not found.is_symlink():
+            found.unlink()
+            found.symlink_to(outside / "keep.txt")
+
+
+def _backup_loop(backup: Path, outside: Path) -> None:
+    (backup / "lib64").mkdir(parents=True, exist_ok=True)
+    loop = backup / "lib64" / "libcudnn.so.7.6.9"
+    loop.symlink_to(loop)
+
+
 def fleet_case(edit: Callable[[dict], object]) -> Callable[[Path], str | None]:
     """fleet merge of a healthy report and one whose section EDIT made of the wrong type: no internal error, and
     the hostile node is a failed node, never a healthy one."""
@@ -491,6 +557,12 @@ def cases() -> dict[str, Callable[[Path], str | None]]:
             json.dumps({"version": 2, "kind": "install", "phase": "applying", "operations": {"a": 1}}))),
         "install: journal of 5,000 nested lists": install_case(lambda state: (state / "journal.json").write_text(
             "[" * 5000 + "]" * 5000)),
+        "orphan backup a link out of the prefix: uninstall": orphan_case(_backup_link_out, "uninstall"),
+        "orphan backup a link out of the prefix: install": orphan_case(_backup_link_out, "install"),
+        "orphan backup a FIFO: uninstall": orphan_case(_backup_fifo, "uninstall"),
+        "orphan backup holding a link out: uninstall": orphan_case(_backup_inner_link, "uninstall"),
+        "orphan backup holding a link out: install": orphan_case(_backup_inner_link, "install"),
+        "orphan backup holding a link loop: uninstall": orphan_case(_backup_loop, "uninstall"),
         "fleet: gpus a string": fleet_case(_with("gpus", "8x H100")),
         "fleet: summary a list": fleet_case(_with("summary", [1, 2])),
         "fleet: driver a number": fleet_case(_with("driver", 580)),
