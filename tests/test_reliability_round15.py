@@ -372,3 +372,17 @@ def test_a_state_file_nested_past_the_parser_is_refused_in_one_line(tmp_path: Pa
     code, data, err = run_json(["install", "--from", str(archive), "--prefix", str(prefix), "--yes"],
                                clean_env(tmp_path))
     assert code in (0, 1, 2) and "Traceback" not in err and "RecursionError" not in json.dumps(data), (code, data)
+
+
+@pytest.mark.parametrize("variable", ["TORCH_NCCL_HIGH_PRIORITY", "TORCH_NCCL_DUMP_ON_TIMEOUT", "TORCH_NCCL_DESYNC_DEBUG",
+                                      "TORCH_NCCL_ENABLE_TIMING", "TORCH_NCCL_ENABLE_MONITORING",
+                                      "TORCH_NCCL_AVOID_RECORD_STREAMS", "NCCL_DESYNC_DEBUG", "NCCL_ENABLE_TIMING"])
+def test_torchs_other_getcvarbool_settings(variable: str) -> None:
+    """Each setting ProcessGroupNCCL reads with getCvarBool: its words taken, anything else raises (before: 'yes'
+    and 'T' refused as 'not one of 0, 1, true, false', and a refused value only 'ignored')."""
+    from cudnn_doctor.knowledge import environment
+
+    row = environment.rows()[variable]
+    assert row["on_error"] == "raises" and "getCvarBool" in row["source"]
+    assert [environment.grammar_problem(row, value) is None for value in ("yes", "T", "n", "2", " 1")] == \
+        [True, True, True, False, False]
