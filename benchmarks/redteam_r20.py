@@ -568,6 +568,10 @@ def cases() -> dict[str, Callable[[Path], str | None]]:
         "fleet: driver a number": fleet_case(_with("driver", 580)),
         "fleet: toolkits holding null": fleet_case(_with("toolkits", [None])),
         "fleet: the report a list": fleet_case(lambda report: [report]),
+        "fleet: a finding's code a number": fleet_case(_with("findings", [{"code": 5, "severity": "error"}])),
+        "fleet: a GPU's name a list": fleet_case(_with("gpus", [{"name": ["H100"], "compute_capability": 9}])),
+        "fleet: summary's status a number": fleet_case(_with("summary", {"status": 5, "exit_code": "one"})),
+        "fleet: cudnn installs of strings": fleet_case(_with("cudnn", ["9.1"])),
     })
     return found
 

@@ -386,3 +386,21 @@ def test_torchs_other_getcvarbool_settings(variable: str) -> None:
     assert row["on_error"] == "raises" and "getCvarBool" in row["source"]
     assert [environment.grammar_problem(row, value) is None for value in ("yes", "T", "n", "2", " 1")] == \
         [True, True, True, False, False]
+
+
+@pytest.mark.parametrize(("key", "value"), [("findings", [{"code": 5, "severity": "error"}]),
+                                            ("gpus", [{"name": ["H100"]}]), ("summary", {"status": 5})])
+def test_a_fleet_report_whose_strings_are_of_another_type_is_a_failed_node(tmp_path: Path, key: str,
+                                                                           value: object) -> None:
+    """A node report whose finding code, GPU name or status is a number or a list (`check --json` writes strings):
+    before, read as the text of that value ('5', 'H100') and merged as a healthy node; now a failed node, with why."""
+    from cudnn_doctor.fleet.merge import merge_paths
+
+    good = {"schema": "cudnn-doctor/report/1", "host": {"hostname": "a"}, "gpus": [{"name": "NVIDIA H100"}],
+            "findings": [], "summary": {"status": "ok"}}
+    bad = {**json.loads(json.dumps(good)), "host": {"hostname": "b"}, key: value}
+    (tmp_path / "a.json").write_text(json.dumps(good))
+    (tmp_path / "b.json").write_text(json.dumps(bad))
+    result = merge_paths([str(tmp_path / "a.json"), str(tmp_path / "b.json")])
+    assert [node.node for node in result.failed] == ["b"] and "writes a string" in (result.failed[0].failure or ""), \
+        result.failed
