@@ -370,6 +370,10 @@ def libdevice_case(what: str, want: str) -> Callable[[Path], str | None]:
             os.mkfifo(target)
         elif what == "folder":
             target.mkdir()
+        elif what == "empty":
+            target.write_bytes(b"")
+        elif what == "html":
+            target.write_bytes(b"<html><body>403 Forbidden</body></html>\n")
         else:
             target.symlink_to(target)
         machine.env["CUDA_ROOT"] = str(partial)
@@ -550,6 +554,8 @@ def cases() -> dict[str, Callable[[Path], str | None]]:
         "libdevice a FIFO": libdevice_case("fifo", "hangs"),
         "libdevice a folder": libdevice_case("folder", "fails to read it"),
         "libdevice a link loop": libdevice_case("loop", "not found"),
+        "libdevice an empty file": libdevice_case("empty", "not LLVM bitcode"),
+        "libdevice a proxy's error page": libdevice_case("html", "not LLVM bitcode"),
         "install: lock a FIFO": install_case(lambda state: os.mkfifo(state / "lock")),
         "install: journal a FIFO": install_case(lambda state: os.mkfifo(state / "journal.json")),
         "install: journal a JSON list": install_case(lambda state: (state / "journal.json").write_text("[1, 2]")),

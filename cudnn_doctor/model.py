@@ -635,8 +635,9 @@ class XlaCompiler:
     driver_fallback: bool = False  # XLA_FLAGS lets the driver compile where no ptxas is found
     libdevice_dir: str | None = None  # the first root holding nvvm/libdevice: where XLA takes libdevice.10.bc from
     libdevice: str | None = None  # that folder's libdevice.10.bc, where it is a file
-    # what stands there instead, where XLA's FileExists (access F_OK) still finds it: "a FIFO", "a folder", ...
-    libdevice_not_file: str | None = None
+    # what stands there that XLA's FileExists (access F_OK) finds but LLVM cannot read as bitcode: "a FIFO", "a
+    # folder", "a file that is not LLVM bitcode (empty)"; None where nothing is there or it is bitcode
+    libdevice_unusable: str | None = None
     roots: tuple[str, ...] = ()  # the CUDA roots XLA searches for nvvm/libdevice, in its order
 
 

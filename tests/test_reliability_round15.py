@@ -324,7 +324,7 @@ def test_fix_lines_for_a_hostile_folder_set_exactly_it_in_each_real_shell(machin
 
 # --- 4. round fourteen's readers against hostile files ------------------------------------------------------------
 
-@pytest.mark.parametrize("what", ["fifo", "folder", "loop", "dangling"])
+@pytest.mark.parametrize("what", ["fifo", "folder", "loop", "dangling", "empty", "html"])
 def test_a_libdevice_that_is_no_file_is_said_as_xla_meets_it(machine: Machine, tmp_path: Path, what: str) -> None:
     """CUDA_ROOT's nvvm/libdevice/libdevice.10.bc a FIFO or a folder: XLA's FileExists (access F_OK) finds it and
     LLVM opens it, so JAX hangs (a FIFO waits for a writer) or fails to read it, not 'libdevice not found'; before,
@@ -345,14 +345,19 @@ def test_a_libdevice_that_is_no_file_is_said_as_xla_meets_it(machine: Machine, t
         target.mkdir()
     elif what == "loop":
         target.symlink_to(target)
+    elif what == "empty":  # a copy that stopped before its first byte
+        target.write_bytes(b"")
+    elif what == "html":  # a download that saved a proxy's error page under the name
+        target.write_bytes(b"<html><body>403 Forbidden</body></html>")
     else:
         target.symlink_to(tmp_path / "gone")
     machine.env["CUDA_ROOT"] = str(partial)
     [made] = of_kind(machine.check_json(), "libdevice")
     if what == "fifo":
         assert made["severity"] == "warning" and "hangs" in made["detail"] and "not found" not in made["detail"], made
-    elif what == "folder":
+    elif what in ("folder", "empty", "html"):
         assert made["severity"] == "warning" and "fails to read it" in made["detail"], made
+        assert what != "empty" or "not LLVM bitcode (empty)" in made["detail"], made
     else:
         assert "libdevice not found at" in made["detail"], made
 

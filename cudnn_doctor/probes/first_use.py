@@ -168,7 +168,7 @@ class XlaCompilerSearch:
             parallel=(xla_flag(flags, row["parallel_flag"]) or "false").lower() in ("true", "1"),
             driver_fallback=(xla_flag(flags, row["driver_fallback_flag"]) or "false").lower() in ("true", "1"),
             libdevice_dir=libdevice_dir, libdevice=libdevice if libdevice and os.path.isfile(libdevice) else None,
-            libdevice_not_file=_not_a_file(libdevice), roots=tuple(library_roots))
+            libdevice_unusable=_unusable(libdevice), roots=tuple(library_roots))
         requests: list[ChildRequest] = []
         seconds = timeout_from_env("CUDNN_DOCTOR_HELPER_TIMEOUT", TIMEOUT_S)
         seen: set[str] = set()
@@ -259,10 +259,11 @@ def _hang_words(answer: Any, row: dict[str, Any]) -> str:
     return (f"{said}: {row['hang']}")
 
 
-def _not_a_file(path: str | None) -> str | None:
-    """What stands at PATH where XLA's FileExists finds something (access(F_OK): through links, a FIFO, a folder, a
-    device) that is no regular file, in words; None where nothing is there (a dangling link or a loop included, which
-    XLA's FileExists does not find either) or a regular file is."""
+def _unusable(path: str | None) -> str | None:
+    """What stands at PATH that XLA's FileExists finds (access(F_OK): through links) but LLVM cannot read as bitcode,
+    in words: a FIFO, a folder, a device, or a file whose first bytes are not a bitcode magic (compat/first_use.toml
+    [xla_libdevice] magic: empty, cut, another file); None where nothing is there (a dangling link or a loop
+    included, which XLA's FileExists does not find either) or the file begins as bitcode does."""
     import stat
 
     if path is None:
@@ -271,11 +272,20 @@ def _not_a_file(path: str | None) -> str | None:
         mode = os.stat(path).st_mode
     except (OSError, ValueError):
         return None
-    if stat.S_ISREG(mode):
+    if not stat.S_ISREG(mode):
+        return "a FIFO" if stat.S_ISFIFO(mode) else "a folder" if stat.S_ISDIR(mode) else \
+            "a socket" if stat.S_ISSOCK(mode) else "a device file" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else \
+            "no regular file"
+    from cudnn_doctor.user_files import UnreadableFile, read_user_head
+
+    try:
+        head = read_user_head(path, 4)
+    except (UnreadableFile, OSError):
+        return None  # not readable here (another user's file): not judged
+    magics = [bytes.fromhex(magic) for magic in _data()["xla_libdevice"]["magic"]]
+    if any(head.startswith(magic) for magic in magics):
         return None
-    return "a FIFO" if stat.S_ISFIFO(mode) else "a folder" if stat.S_ISDIR(mode) else \
-        "a socket" if stat.S_ISSOCK(mode) else "a device file" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else \
-        "no regular file"
+    return f"a file that is not LLVM bitcode ({'empty' if not head else 'it begins ' + head.hex(' ')})"
 
 
 def _exit_words(code: int | None) -> str:
