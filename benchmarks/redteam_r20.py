@@ -552,7 +552,7 @@ def cases() -> dict[str, Callable[[Path], str | None]]:
         "stub table: plugin a sparse 3 GiB file": plugin_case(_sparse),
         "stub table: plugin a link loop": plugin_case(_loop),
         "libdevice a FIFO": libdevice_case("fifo", "hangs"),
-        "libdevice a folder": libdevice_case("folder", "fails to read it"),
+        "libdevice a folder": libdevice_case("folder", "cannot take libdevice's functions"),
         "libdevice a link loop": libdevice_case("loop", "not found"),
         "libdevice an empty file": libdevice_case("empty", "not LLVM bitcode"),
         "libdevice a proxy's error page": libdevice_case("html", "not LLVM bitcode"),
