@@ -639,6 +639,9 @@ class XlaCompiler:
     driver_fallback: bool = False  # XLA_FLAGS lets the driver compile where no ptxas is found
     libdevice_dir: str | None = None  # the first root holding nvvm/libdevice: where XLA takes libdevice.10.bc from
     libdevice: str | None = None  # that folder's libdevice.10.bc, where it is a file
+    # what stands there that XLA's FileExists (access F_OK) finds but LLVM cannot read as bitcode: "a FIFO", "a
+    # folder", "a file that is not LLVM bitcode (empty)"; None where nothing is there or it is bitcode
+    libdevice_unusable: str | None = None
     roots: tuple[str, ...] = ()  # the CUDA roots XLA searches for nvvm/libdevice, in its order
 
 
@@ -691,6 +694,8 @@ class Report:
     # here: a line that removes a folder writes the variable's own new value, never another's
     variable_folders: dict[str, list[str]] = field(default_factory=dict)
     search_errors: list[tuple[str, str]] = field(default_factory=list)  # (path, why)
+    # (a helper program's command, what it did that a program reading its output would meet): CD213 each
+    helper_troubles: list[tuple[str, str]] = field(default_factory=list)
     dangling_variables: list[tuple[str, str]] = field(default_factory=list)  # (CUDA_HOME, path)
     unreadable_files: list[tuple[str, str]] = field(default_factory=list)  # (a framework's config file, why)
     nvml_error: str | None = None
