@@ -10,7 +10,6 @@ import ast
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,6 +17,7 @@ import pytest
 from cudnn_doctor.knowledge.environment import families, feature_of, rows
 from tests.conftest import ROOT, Machine, codes
 from tests.fakes.build import compile_library
+from tests.jax_programs import run_jax_program
 from tests.real_wheels import real_jax_cpu, real_nccl
 from tests.test_architecture import syntax_tree
 from tests.test_frameworks import install_torch, python_env
@@ -155,7 +155,7 @@ def real_jax_site(machine: Machine, tmp_path: Path) -> Path:
 def import_jax_with(name: str, value: str) -> subprocess.CompletedProcess[str]:
     """The real jax imported with NAME=VALUE: what the rule says it does."""
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(real_jax_cpu()), "JAX_PLATFORMS": "cpu", name: value}
-    return subprocess.run([sys.executable, "-c", "import jax"], capture_output=True, text=True, env=env, timeout=300)
+    return run_jax_program(env, "import jax")  # forked before `import jax`, NAME set (tests/jax_programs.py)
 
 
 @pytest.mark.parametrize(("variable", "value", "jax_says"), [
@@ -186,7 +186,7 @@ def test_the_kinds_read_from_jaxs_files_are_those_the_real_jax_holds() -> None:
     code = ("import json; from jax._src import config as c; print(json.dumps({n: type(h.value).__name__ for n, h in "
             "c.config._value_holders.items() if isinstance(h, c.State) and n.startswith('jax_')}))")
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(real_jax_cpu()), "JAX_PLATFORMS": "cpu"}
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    done = run_jax_program(env, code)
     held = __import__("json").loads(done.stdout)
     assert len(held) > 40, done.stderr[-600:]
     jax = Framework("jax", "0.4.38", None, None, None, "site-packages", details={"site_packages": str(real_jax_cpu())})

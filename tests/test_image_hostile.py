@@ -27,6 +27,7 @@ from tests.images import (
     gzip_stream,
     layer,
     manifest_of,
+    saved_earlier,
     tar_header,
 )
 from tests.test_image import ENV, cuda_image_layers
@@ -115,7 +116,7 @@ def test_wrong_json_types_in_dockers_manifest_json(machine_in_process: Machine, 
                 info = tarfile.TarInfo(name)
                 info.size = len(data)
                 out.addfile(info, io.BytesIO(data))
-        assert_one_line(machine_in_process.run("image", str(changed), "--json"))
+        assert_one_line(machine_in_process.run("image", str(saved_earlier(changed)), "--json"))
 
 
 def test_a_docker_save_archive_cut_anywhere(machine_in_process: Machine, tmp_path: Path) -> None:
@@ -129,7 +130,7 @@ def test_a_docker_save_archive_cut_anywhere(machine_in_process: Machine, tmp_pat
     for number, cut in enumerate(range(700, end, max(1, (end - 700) // 23))):
         cut_file = tmp_path / f"cut{number}.tar"
         cut_file.write_bytes(whole[:cut])
-        result = machine_in_process.run("image", str(cut_file), "--json")
+        result = machine_in_process.run("image", str(saved_earlier(cut_file)), "--json")
         assert_one_line(result)
         assert result.exit_code == 2, (cut, result.stdout)
 
@@ -275,7 +276,7 @@ def test_an_archive_cut_in_its_end_marker_or_padding_is_cut_short(compression: s
         data = whole[:cut]
         cut_file = tmp_path / f"cut{number}.tar{'.gz' if compression else ''}"
         cut_file.write_bytes(gzip.compress(data, mtime=0) if compression else data)
-        result = machine_in_process.run("image", str(cut_file), "--json")
+        result = machine_in_process.run("image", str(saved_earlier(cut_file)), "--json")
         assert_one_line(result)
         if cut % 512:
             assert result.exit_code == 2, (cut, result.stdout)

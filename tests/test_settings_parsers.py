@@ -18,6 +18,7 @@ from cudnn_doctor.model import Framework
 from cudnn_doctor.probes.settings import jax_options
 from tests.conftest import Machine, codes
 from tests.fakes.build import compile_library
+from tests.jax_programs import run_jax_program
 from tests.real_wheels import real_jax_cpu
 from tests.test_environment_settings import check, closed_loop, import_jax_with, real_jax_site, settings_findings
 from tests.test_process_env import finding
@@ -28,7 +29,7 @@ __all__ = ["real_jax_site"]  # the fixture, used by name
 def run_jax_with(env: dict[str, str], code: str) -> subprocess.CompletedProcess[str]:
     """CODE run by the real jax (0.4.38, CPU) with ENV."""
     whole = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(real_jax_cpu()), "JAX_PLATFORMS": "cpu", **env}
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=whole, timeout=300)
+    return run_jax_program(whole, code)  # forked before `import jax` where ENV allows (tests/jax_programs.py)
 
 
 COMPILE = "import jax; print(jax.jit(lambda x: x + 1)(1.0))"  # the first compilation every JAX program reaches

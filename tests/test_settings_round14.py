@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import Machine
+from tests.jax_programs import run_jax_program
 from tests.real_wheels import real_jax_cpu
 from tests.test_environment_settings import check, closed_loop, real_jax_site, settings_findings
 from tests.test_process_env import finding
@@ -158,7 +159,7 @@ def test_what_jax_does_not_parse_is_no_finding(machine: Machine, real_jax_site: 
         report["findings"]
     whole = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(real_jax_cpu()), "JAX_PLATFORMS": "cpu", **env}
     code = "import jax; from jax._src import xla_bridge as xb; print(xb.CUDA_VISIBLE_DEVICES.value); jax.devices()"
-    said = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=whole, timeout=300)
+    said = run_jax_program(whole, code)  # forked where ENV allows (tests/jax_programs.py)
     assert said.returncode == 0 and said.stdout.split() == ["all"], said.stderr[-600:]
 
 
@@ -214,7 +215,7 @@ def test_gpu_client_values_jaxlib_takes_are_no_finding(machine: Machine, real_ja
     report = check(machine)
     assert not [f for name in env for f in settings_findings(report, name)], report["findings"]
     whole = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(real_jax_cpu()), **env}
-    said = subprocess.run([sys.executable, "-c", OPTIONS], capture_output=True, text=True, env=whole, timeout=300)
+    said = run_jax_program(whole, OPTIONS)  # forked: the options are made when called (tests/jax_programs.py)
     assert said.returncode == 0, said.stderr[-600:]
 
 
@@ -230,7 +231,7 @@ def test_gpu_client_values_jaxlib_refuses_are_errors(machine: Machine, real_jax_
     made = [f for f in settings_findings(check(machine), subject) if f["severity"] == "error"]
     assert made and made[0]["evidence"] in ("rule", "seen"), made
     whole = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(real_jax_cpu()), **env}
-    said = subprocess.run([sys.executable, "-c", OPTIONS], capture_output=True, text=True, env=whole, timeout=300)
+    said = run_jax_program(whole, OPTIONS)  # forked: the options are made when called (tests/jax_programs.py)
     assert said.returncode != 0 and words in said.stderr, said.stderr[-600:]
 
 
@@ -242,7 +243,7 @@ def test_a_preallocate_word_jaxlib_reads_as_true_is_a_warning(machine: Machine, 
     made = finding(check(machine), "CD414")
     assert made["severity"] == "warning" and made["evidence"] == "read"
     whole = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(real_jax_cpu()), "XLA_PYTHON_CLIENT_PREALLOCATE": value}
-    said = subprocess.run([sys.executable, "-c", OPTIONS], capture_output=True, text=True, env=whole, timeout=300)
+    said = run_jax_program(whole, OPTIONS)  # forked: the options are made when called (tests/jax_programs.py)
     assert "'preallocate': True" in said.stdout, said.stdout + said.stderr[-400:]
 
 

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import Machine
+from tests.jax_programs import run_jax_program
 from tests.real_wheels import real_jax_cpu
 from tests.test_environment_settings import check, closed_loop, real_jax_site, settings_findings  # noqa: F401
 from tests.test_frameworks import install_torch, python_env
@@ -29,7 +29,7 @@ def jax_site(real_jax_site: Path) -> Path:  # noqa: F811 (the imported fixture, 
 def jax_says(env: dict[str, str], code: str) -> subprocess.CompletedProcess[str]:
     """CODE run by the real jax 0.4.38 (CPU) with ENV: what the data's rule says it does, asked of it."""
     full = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(real_jax_cpu()), "JAX_PLATFORMS": "cpu", **env}
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=full, timeout=300)
+    return run_jax_program(full, code)  # forked before `import jax` where ENV allows (tests/jax_programs.py)
 
 
 # --- JAX's share of each GPU: XLA_CLIENT_MEM_FRACTION, read first, and the deprecated name beside it ---------------

@@ -143,3 +143,64 @@ def test_a_lock_is_held_across_processes_for_its_block_only(tmp_path: Path) -> N
         fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)  # this process can take it again
     finally:
         os.close(descriptor)
+
+
+# --- tests/jax_programs.py: a program forked before `import jax` answers as a new Python does ----------------------
+
+# what the forking Python imports, then each name read from its environment: Python's (os.environ, recorded) and its
+# libraries' C code's (getenv, written by tests/fakes/getenv_log.c); run with LD_PRELOAD set to that logger
+READ_AT_PRELOAD = """import os, sys
+read = []
+real_get, real_has = os._Environ.__getitem__, os._Environ.__contains__
+os._Environ.__getitem__ = lambda self, key: read.append(key) or real_get(self, key)
+os._Environ.__contains__ = lambda self, key: read.append(key) or real_has(self, key)
+sys.stderr.write("getenv --- imports\\n")
+sys.stderr.flush()
+for name in sys.argv[1:]:
+    __import__(name)
+sys.stderr.write("getenv --- done\\n")
+sys.stderr.flush()
+print("\\n".join(read))
+"""
+
+
+def test_what_the_forking_python_imports_reads_no_variable_a_forked_program_sets() -> None:
+    """The forking Python imports NumPy, ml_dtypes and jaxlib's extension before it forks: none of them reads a
+    variable of the names a forked program may set (jax_programs.FORKED_VARIABLES) as it loads, in Python or in C;
+    so each forked child reads its own value, where jax (config.py) and jaxlib (the GPU client's options) read it."""
+    from tests.fakes.build import compile_library
+    from tests.jax_programs import BASE_PATH, FORKED_VARIABLES, PRELOADED
+    from tests.real_wheels import real_jax_cpu
+
+    logger = compile_library("getenv_log.c", "libgetenv_log.so")
+    env = {"PATH": BASE_PATH, "PYTHONPATH": str(real_jax_cpu()), "LD_PRELOAD": str(logger)}
+    done = subprocess.run([sys.executable, "-c", READ_AT_PRELOAD, *PRELOADED], capture_output=True, text=True,
+                          env=env, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    in_c = done.stderr.split("getenv --- imports\n", 1)[1].split("getenv --- done\n", 1)[0].splitlines()
+    assert in_c and all(line.startswith("getenv ") for line in in_c), done.stderr[-2000:]
+    read = {line.split(" ", 1)[1] for line in in_c} | set(done.stdout.split())
+    assert {"OPENBLAS_NUM_THREADS", "NPY_PROMOTION_STATE"} <= read, read  # both readers heard
+    assert not [name for name in read if FORKED_VARIABLES.fullmatch(name)], read
+
+
+@pytest.mark.parametrize(("env", "code"), [
+    ({"JAX_COMPILATION_CACHE_MAX_SIZE": ""}, "import jax"),  # refused at import by jax's config.py
+    ({"JAX_COMPILATION_CACHE_MAX_SIZE": " 7 "}, "import jax; print(jax.jit(lambda x: x + 1)(1.0))"),  # taken
+    ({"XLA_PYTHON_CLIENT_MEM_FRACTION": "2GB"},  # refused by jaxlib when the GPU client's options are made
+     "from jaxlib import xla_client; print(xla_client.generate_pjrt_gpu_plugin_options())"),
+    ({"XLA_PYTHON_CLIENT_PREALLOCATE": "0"},
+     "from jaxlib import xla_client; print(xla_client.generate_pjrt_gpu_plugin_options())"),
+])
+def test_a_forked_jax_program_answers_as_a_new_python_does(env: dict[str, str], code: str) -> None:
+    from tests.jax_programs import BASE_PATH, forks, run_jax_program
+    from tests.real_wheels import real_jax_cpu
+
+    whole = {"PATH": BASE_PATH, "PYTHONPATH": str(real_jax_cpu()), "JAX_PLATFORMS": "cpu", **env}
+    assert forks(whole) is not every_run_in_a_process()
+    forked = run_jax_program(whole, code)
+    new = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=whole, timeout=300)
+    assert (forked.returncode, forked.stdout) == (new.returncode, new.stdout), (forked, new)
+    assert forked.stderr.strip().splitlines()[-1:] == new.stderr.strip().splitlines()[-1:], (forked.stderr, new.stderr)
+    assert not forks({**whole, "XLA_FLAGS": "--xla_dump_to=/tmp"})  # read by jaxlib's C++: a new Python
+    assert not forks({**whole, "PYTHONPATH": f"{real_jax_cpu()}:/elsewhere"})
