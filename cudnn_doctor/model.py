@@ -468,6 +468,9 @@ class ProcessView:
     # point group, plugin or "" where the metadata itself was refused, its module, Python's words, the distribution's
     # folder, the variable that turns the group off)
     python_plugins: tuple[tuple[str, ...], ...] = ()
+    # cuDNN sub-libraries in LD_PRELOAD (libcudnn_adv.so.9): (entry, the folder its real file is in, the release its
+    # real file's name carries or ""), read by the probe (rules touch no file)
+    preloaded_cudnn_parts: tuple[tuple[str, str, str], ...] = ()
     # variables a Python start-up hook set or changed inside Python, as every Python program here gets them
     # (sitecustomize, usercustomize, a .pth line; seen: os.environ against /proc/self/environ in the doctor's own
     # process): (variable, its value there, the hook files whose text names it, os.pathsep-joined)

@@ -568,6 +568,9 @@ def read_process_view(ctx: SearchContext, answer: LibraryProbe | None, gpus: lis
         preloaded_cuda=preloaded_cuda_libraries(ctx.env, frameworks),
         python_shadows=python_shadows(ctx.env, frameworks, ctx.cwd),
         set_in_python=set_in_python(ctx.env, frameworks),
+        preloaded_cudnn_parts=tuple(
+            (entry, os.path.dirname(os.path.realpath(entry)), release_in_file_name(os.path.realpath(entry)) or "")
+            for entry in preload_entries(ctx.env) if "/" in entry and os.path.basename(entry).startswith("libcudnn_")),
         broken_cuda=broken_cuda_on_path(ctx, cache, frameworks, loads),
         cxx_runtime=runtime_refusals(ctx, frameworks),
     )

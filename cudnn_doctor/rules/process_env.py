@@ -479,12 +479,10 @@ def preloaded_cudnn_sublibrary(report: Report) -> list[Finding]:
     if view is None:
         return []
     findings = []
-    for entry in view.preload:
-        if "/" not in entry or not os.path.basename(entry).startswith("libcudnn_"):
-            continue  # the library itself is preloaded_cudnn's (the copy a framework was seen to get)
-        real = os.path.realpath(entry)
-        copy = next((i for i in report.cudnn if os.path.realpath(i.path) == os.path.dirname(real) and i.version), None)
-        version = copy.version if copy is not None else release_in_file_name(real)
+    for entry, folder, named in view.preloaded_cudnn_parts:
+        copy = next((i for i in report.cudnn if folder in (i.path, os.path.dirname(i.real_library or "")) and i.version),
+                    None)
+        version = copy.version if copy is not None else named
         if not version:
             continue
         for framework in report.frameworks:
