@@ -196,3 +196,11 @@ def test_a_build_without_code_for_the_gpu_explains_the_kernels_that_fail_under_i
     fits = message.replace("CUDA Capability: 75", "CUDA Capability: 70").replace("Runtime Version: 9.0",
                                                                                   "Runtime Version: 10.1")
     assert explain_text(fits, None)["matches"][0]["code"] == "CD316"  # type: ignore[index]
+
+
+def test_mmcvs_ops_without_their_cuda_implementation() -> None:
+    # open-mmlab/mmdetection#7788: `pip install mmcv` installed MMCV without CUDA ops; its registry finds no CUDA
+    # implementation of the op
+    first = first_match("RuntimeError: nms_impl: implementation for device cuda:0 not found.")
+    assert first["code"] == "CD406" and "mmcv" in str(first["cause"]).lower() and "mim install mmcv" in str(first["fix"])
+    assert holes(first) == [], first
