@@ -204,3 +204,16 @@ def test_mmcvs_ops_without_their_cuda_implementation() -> None:
     first = first_match("RuntimeError: nms_impl: implementation for device cuda:0 not found.")
     assert first["code"] == "CD406" and "mmcv" in str(first["cause"]).lower() and "mim install mmcv" in str(first["fix"])
     assert holes(first) == [], first
+
+
+def test_a_visual_studio_project_that_imports_another_cudas_msbuild_rules() -> None:
+    # AlexeyAB/darknet#603: the project's CUDA 9.1 rules are not in this Visual Studio (CUDA 9.1 not installed)
+    message = ('D:\\darknet-master\\darknet-master\\build\\darknet\\darknet.vcxproj(55,5): The imported project "C:\\Program '
+               'Files (x86)\\MSBuild\\Microsoft.Cpp\\v4.0\\V140\\BuildCustomizations\\CUDA 9.1.props" was not found. Confirm '
+               "that the path in the <Import> declaration is correct, and that the file exists on disk.")
+    first = first_match(message)
+    assert first["code"] == "CD208" and "CUDA 9.1.props" in str(first["cause"]), first
+    assert holes(first) == [], first
+    # the same MSBuild words for another build customisation name nothing of CUDA (ashmind/SharpLab#464: MASM's rules)
+    assert unclaimed('C:\\Projects\\OpenSource\\SharpLab\\source\\Native.Profiler\\Native.Profiler.vcxproj(30,5): '
+                     'error MSB4019: The imported project "C:\\BuildCustomizations\\masm.props" was not found.')
