@@ -269,7 +269,8 @@ _RUNTIME = re.compile(r"\W{0,4}(\d{1,2})\.(\d{1,2})\b|\W{0,4}(\d{1,2})0(\d)0\b")
 def _older_runtime(facts: Facts, compute_capability: str) -> list[Arch]:
     """The GPU of COMPUTE_CAPABILITY as a cued architecture where the line naming it, or one of the next lines
     (compat/libraries.toml [build_runtime]), names the CUDA runtime the build was made with and that CUDA is older than
-    the first toolkit that knows the GPU ([[arch_toolkit]]): the build holds no code for it."""
+    the first toolkit that knows the GPU ([[arch_toolkit]]) or of a major that no longer targets it (compat/
+    gpu_support.toml [[cuda_floor]]): the build holds no code for it."""
     from cudnn_doctor.knowledge.gpu_support import below_cuda_floor, cuda_floor
 
     arch = next((a for a in facts.archs if a.compute_capability == compute_capability), None)
