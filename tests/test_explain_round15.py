@@ -61,6 +61,7 @@ def test_a_banner_whose_cuda_runtime_predates_the_gpu_is_the_frameworks_build() 
               "device: 0, cuDNN Version: 8.2.")
     first = first_match(banner)
     assert first["code"] == "CD404" and "10.2" in str(first["cause"]) and "11.1" in str(first["cause"]), first
+    assert "CUDA 11.1 or newer" in str(first["fix"]) and "CUDA 10.2" in str(first["fix"]), first["fix"]
     assert holes(first) == [], first
     # the same banner of a build whose runtime knows the GPU names no fault: PaddlePaddle/PaddleOCR#1046 (7.5 on 10.0),
     # PaddlePaddle/PaddleOCR#10863 (6.1 on 10.2)
@@ -77,6 +78,7 @@ def test_a_banner_whose_cuda_runtime_dropped_the_gpu_is_the_frameworks_build() -
               "cuDNN Version: 7.6.")
     first = first_match(banner)
     assert first["code"] == "CD404" and "2.1" in str(first["cause"]) and "9.0" in str(first["cause"]), first
+    assert "starts at 3.0" in str(first["fix"]) and holes(first) == [], first
     # a Kepler 3.5 under a CUDA 8.0 build (PaddlePaddle/models#3100's banner) is within both bounds
     assert unclaimed("CUDA Capability: 35, Driver API Version: 9.0, Runtime API Version: 8.0")
 
