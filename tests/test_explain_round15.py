@@ -219,3 +219,12 @@ def test_a_visual_studio_project_that_imports_another_cudas_msbuild_rules() -> N
     # the same MSBuild words for another build customisation name nothing of CUDA (ashmind/SharpLab#464: MASM's rules)
     assert unclaimed('C:\\Projects\\OpenSource\\SharpLab\\source\\Native.Profiler\\Native.Profiler.vcxproj(30,5): '
                      'error MSB4019: The imported project "C:\\BuildCustomizations\\masm.props" was not found.')
+
+
+def test_opencvs_dnn_backend_on_a_gpu_its_build_has_no_code_for() -> None:
+    # opencv/opencv#25744 (its title): OpenCV's CUDA DNN backend checks the GPU against the build's CUDA_ARCH_BIN/PTX
+    message = ("error: (-216:No CUDA support) OpenCV was not built to work with the selected device. Please check "
+               "CUDA_ARCH_PTX or CUDA_ARCH_BIN in your build configuration. in function 'initCUDABackend'a support")
+    first = first_match(message)
+    assert first["code"] == "CD404" and "CUDA_ARCH_BIN" in str(first["fix"]), first
+    assert holes(first) == [], first
