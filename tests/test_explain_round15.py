@@ -61,6 +61,7 @@ def test_a_banner_whose_cuda_runtime_predates_the_gpu_is_the_frameworks_build() 
               "device: 0, cuDNN Version: 8.2.")
     first = first_match(banner)
     assert first["code"] == "CD404" and "10.2" in str(first["cause"]) and "11.1" in str(first["cause"]), first
+    assert "CUDA 11.1 or newer" in str(first["fix"]) and "CUDA 10.2" in str(first["fix"]), first["fix"]
     assert holes(first) == [], first
     # the same banner of a build whose runtime knows the GPU names no fault: PaddlePaddle/PaddleOCR#1046 (7.5 on 10.0),
     # PaddlePaddle/PaddleOCR#10863 (6.1 on 10.2)
@@ -77,6 +78,7 @@ def test_a_banner_whose_cuda_runtime_dropped_the_gpu_is_the_frameworks_build() -
               "cuDNN Version: 7.6.")
     first = first_match(banner)
     assert first["code"] == "CD404" and "2.1" in str(first["cause"]) and "9.0" in str(first["cause"]), first
+    assert "starts at 3.0" in str(first["fix"]) and holes(first) == [], first
     # a Kepler 3.5 under a CUDA 8.0 build (PaddlePaddle/models#3100's banner) is within both bounds
     assert unclaimed("CUDA Capability: 35, Driver API Version: 9.0, Runtime API Version: 8.0")
 
@@ -196,3 +198,33 @@ def test_a_build_without_code_for_the_gpu_explains_the_kernels_that_fail_under_i
     fits = message.replace("CUDA Capability: 75", "CUDA Capability: 70").replace("Runtime Version: 9.0",
                                                                                   "Runtime Version: 10.1")
     assert explain_text(fits, None)["matches"][0]["code"] == "CD316"  # type: ignore[index]
+
+
+def test_mmcvs_ops_without_their_cuda_implementation() -> None:
+    # open-mmlab/mmdetection#7788: `pip install mmcv` installed MMCV without CUDA ops; its registry finds no CUDA
+    # implementation of the op
+    first = first_match("RuntimeError: nms_impl: implementation for device cuda:0 not found.")
+    assert first["code"] == "CD406" and "mmcv" in str(first["cause"]).lower() and "mim install mmcv" in str(first["fix"])
+    assert holes(first) == [], first
+
+
+def test_a_visual_studio_project_that_imports_another_cudas_msbuild_rules() -> None:
+    # AlexeyAB/darknet#603: the project's CUDA 9.1 rules are not in this Visual Studio (CUDA 9.1 not installed)
+    message = ('D:\\darknet-master\\darknet-master\\build\\darknet\\darknet.vcxproj(55,5): The imported project "C:\\Program '
+               'Files (x86)\\MSBuild\\Microsoft.Cpp\\v4.0\\V140\\BuildCustomizations\\CUDA 9.1.props" was not found. Confirm '
+               "that the path in the <Import> declaration is correct, and that the file exists on disk.")
+    first = first_match(message)
+    assert first["code"] == "CD208" and "CUDA 9.1.props" in str(first["cause"]), first
+    assert holes(first) == [], first
+    # the same MSBuild words for another build customisation name nothing of CUDA (ashmind/SharpLab#464: MASM's rules)
+    assert unclaimed('C:\\Projects\\OpenSource\\SharpLab\\source\\Native.Profiler\\Native.Profiler.vcxproj(30,5): '
+                     'error MSB4019: The imported project "C:\\BuildCustomizations\\masm.props" was not found.')
+
+
+def test_opencvs_dnn_backend_on_a_gpu_its_build_has_no_code_for() -> None:
+    # opencv/opencv#25744 (its title): OpenCV's CUDA DNN backend checks the GPU against the build's CUDA_ARCH_BIN/PTX
+    message = ("error: (-216:No CUDA support) OpenCV was not built to work with the selected device. Please check "
+               "CUDA_ARCH_PTX or CUDA_ARCH_BIN in your build configuration. in function 'initCUDABackend'a support")
+    first = first_match(message)
+    assert first["code"] == "CD404" and "CUDA_ARCH_BIN" in str(first["fix"]), first
+    assert holes(first) == [], first

@@ -249,7 +249,8 @@ def _from_cause(cause: classify.Cause, framework: str | None, line: str,
     known.setdefault("error", cause.fact)
     if "compute_capability" in cause.values:
         known["cc"] = cause.values["compute_capability"]
-    if cause.kind in ("phrase", "no-gpu-device") and cause.values.get("fix"):  # its row's own fix, not its code's general one
+    # its row's own fix (or a banner's, with its values), not its code's general one
+    if cause.kind in ("phrase", "no-gpu-device", "build") and cause.values.get("fix"):
         fix = _filled({"fix": str(cause.values["fix"]), "values": values})["fix"]
     elif cause.code in _fixes():  # the registry's fix is "{fix}", filled by the rule that finds it: the table's
         fix = _filled({"fix": _fixes()[cause.code], "values": values})["fix"]

@@ -198,8 +198,10 @@ def events(index: int, line: str, lower: str) -> list[Event]:
     for row in _event_table():
         if row["text"] in lower and (not row.get("any") or any(word in lower for word in row["any"])) \
                 and (not row.get("also") or any(word in lower for word in row["also"])):
-            out.append(Event(row["kind"], row["code"], row["text"], row["meaning"], row["fix"], row["source"], where,
-                             index))
+            # the line's own words where the row says which (with the message's values: "CUDA 9.1.props")
+            shown = re.search(row["shown"], line, re.IGNORECASE) if row.get("shown") else None
+            out.append(Event(row["kind"], row["code"], shown.group(0) if shown else row["text"], row["meaning"],
+                             row["fix"], row["source"], where, index))
     if ".version" in lower:
         for match in itertools.islice(_PTX.finditer(line), 2):
             out.append(_ptx_event(index, lower, match.group(1), match.group(2)))

@@ -235,6 +235,8 @@ def _url_files(piece: str) -> str:
             out += [piece[last:url.start()], " ", urllib.parse.unquote(name)]
             last = url.end()
     return "".join(out) + piece[last:] if out else piece
+
+
 NOT_FOUND_AFTER = 8  # conda lists the packages it did not find on the lines after its words
 
 
