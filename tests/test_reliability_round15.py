@@ -409,3 +409,20 @@ def test_a_fleet_report_whose_strings_are_of_another_type_is_a_failed_node(tmp_p
     result = merge_paths([str(tmp_path / "a.json"), str(tmp_path / "b.json")])
     assert [node.node for node in result.failed] == ["b"] and "writes a string" in (result.failed[0].failure or ""), \
         result.failed
+
+
+def test_the_bench_compilers_version_is_asked_as_every_helper(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """bench's CPU reference names its compiler by `CC --version`: taken at its exit (a daemon it left killed, nothing
+    said); now asked through child.helper_request, what it did said beside the compiler's name (_build)."""
+    from cudnn_doctor.bench import compiled
+    from cudnn_doctor.child import deadline_in
+
+    pids = tmp_path / "pids"
+    cc = tmp_path / "cc"
+    cc.write_text(f"#!/bin/sh\nsetsid sleep 30 & echo $! >> {pids}\necho 'gcc (Debian 12.2.0-14) 12.2.0'\n")
+    cc.chmod(0o755)
+    monkeypatch.setenv("CUDNN_DOCTOR_HELPER_TIMEOUT", "0.5")
+    version, trouble = compiled._version([str(cc)], deadline_in(20))
+    assert "12.2.0" in version and trouble and "holding its output" in trouble, (version, trouble)
+    for pid in map(int, pids.read_text().split()):
+        assert not _alive(pid), f"the daemon {pid} outlived the question"
