@@ -169,6 +169,10 @@ SETTING_CASES = [  # variable, value, "ok" (taken; info at most), "slow" (taken,
     ("NCCL_SOCKET_IFNAME", "eth0,=lo", "ok"),  # '=lo' a literal prefix; eth0 left
     ("NCCL_SOCKET_IFNAME", "=lo0,=eth0", "CD175"),
     ("NCCL_SOCKET_IFNAME", "^eth0,lo:1", "CD175"),  # the ':port' cut off: lo excluded too
+    ("NCCL_SET_THREAD_NAME", "TRUE", "ok"),  # NCCL 2.30's bool parser: 1, T, TRUE in any case
+    ("NCCL_WARN_ENABLE_DEBUG_INFO", "01", "not one of"),  # no number read: '01' is refused
+    ("NCCL_DEBUG_TIMESTAMP_LEVELS", "^trace", "ok"),  # its bitset of levels
+    ("NCCL_DEBUG_TIMESTAMP_LEVELS", "WARN;INFO", "not one of"),
     ("TORCH_NCCL_BLOCKING_WAIT", "yes", "ok"),  # getCvarBool: y, yes, t, true, 1 ...
     ("TORCH_NCCL_BLOCKING_WAIT", "F", "ok"),
     ("TORCH_NCCL_BLOCKING_WAIT", "2", "raises"),  # TORCH_CHECK(false, 'Invalid value ...')

@@ -49,6 +49,13 @@ pytestmark = pytest.mark.integration
     ("NCCL_SOCKET_IFNAME", "=eth", "CD175"),  # no interface is called exactly 'eth'
     ("NCCL_SOCKET_IFNAME", "eth0,=lo", None),  # '=lo' a prefix that matches nothing; eth0 is left
     ("NCCL_SOCKET_IFNAME", "=lo0,=eth0", "CD175"),  # '=eth0' is a name exactly (with its '='), lo0 none
+    # NCCL 2.30's bool parameters: '1', T, TRUE / '0', F, FALSE in any case, nothing else (before: 'true' refused)
+    ("NCCL_SET_THREAD_NAME", "true", None),
+    ("NCCL_WARN_ENABLE_DEBUG_INFO", "t", None),
+    ("NCCL_SET_THREAD_NAME", "yes", "CD176"),
+    # its bitset of levels (before: any text taken)
+    ("NCCL_DEBUG_TIMESTAMP_LEVELS", "warn,Info", None),
+    ("NCCL_DEBUG_TIMESTAMP_LEVELS", "LOUD", "CD176"),
 ])
 def test_nccl_settings_read_by_nccls_own_readers(machine: Machine, tmp_path: Path, variable: str, value: str,
                                                  code: str | None) -> None:
