@@ -326,6 +326,49 @@ def plugin_case(spoil: Callable[[Path], None]) -> Callable[[Path], str | None]:
     return case
 
 
+def stub_case(make: Callable[[Path], None]) -> Callable[[Path], str | None]:
+    """JAX's CUDA 13 plugin and, first on LD_LIBRARY_PATH, a libcublasLt.so.13 that MAKE turns hostile where the
+    cuBLASLt link-stub rule reads it (a link into a folder named stubs: to a FIFO, to a loop, to a cut file): check
+    ends in time without an internal error, and no error is claimed of what is no stub."""
+    def case(tmp: Path) -> str | None:
+        machine = Machine(tmp)
+        jax_cu13(machine, tmp)
+        linked = tmp / "linked"
+        linked.mkdir()
+        make(linked / "libcublasLt.so.13")
+        machine.add_library_path(linked)
+        started = time.monotonic()
+        report = report_of(run(machine, "check", "--json"))
+        if time.monotonic() - started > 60:
+            return f"{time.monotonic() - started:.0f} s"
+        wrong = [f for f in report["findings"] if f["severity"] == "error" and "stub" in f["detail"] and
+                 f.get("evidence") == "rule"]
+        return f"an error proven for a stub: {wrong[0]['detail'][:120]!r}" if wrong else None
+    return case
+
+
+def _stub_fifo(path: Path) -> None:
+    stubs = path.parent.parent / "cuda" / "lib64" / "stubs"
+    stubs.mkdir(parents=True)
+    os.mkfifo(stubs / "libcublasLt.so")
+    path.symlink_to(stubs / "libcublasLt.so")
+
+
+def _stub_loop(path: Path) -> None:
+    stubs = path.parent.parent / "cuda" / "lib64" / "stubs"
+    stubs.mkdir(parents=True)
+    (stubs / "libcublasLt.so").symlink_to(stubs / "libcublasLt.so")
+    path.symlink_to(stubs / "libcublasLt.so")
+
+
+def _stub_cut(path: Path) -> None:
+    stubs = path.parent.parent / "cuda" / "lib64" / "stubs"
+    stubs.mkdir(parents=True)
+    data = Path(fake_cuda_math("libcublasLt.so.13", "cublasLt", 13, 1, 0)).read_bytes()
+    (stubs / "libcublasLt.so").write_bytes(data[:200])
+    path.symlink_to(stubs / "libcublasLt.so")
+
+
 def _fifo(path: Path) -> None:
     path.unlink()
     os.mkfifo(path)
@@ -555,6 +598,9 @@ def cases() -> dict[str, Callable[[Path], str | None]]:
         "stub table: sections of 2**62 bytes": plugin_case(_rodata_huge),
         "stub table: plugin a sparse 3 GiB file": plugin_case(_sparse),
         "stub table: plugin a link loop": plugin_case(_loop),
+        "cuBLASLt stub: a link to a FIFO in stubs": stub_case(_stub_fifo),
+        "cuBLASLt stub: a link loop in stubs": stub_case(_stub_loop),
+        "cuBLASLt stub: a cut file in stubs": stub_case(_stub_cut),
         "libdevice a FIFO": libdevice_case("fifo", "hangs"),
         "libdevice a folder": libdevice_case("folder", "cannot take libdevice's functions"),
         "libdevice a link loop": libdevice_case("loop", "not found"),
