@@ -146,6 +146,31 @@ def compiler_case(body: str, want: str) -> Callable[[Path], str | None]:
     return case
 
 
+def framework_python_case(before: str, deep: bool) -> Callable[[Path], str | None]:
+    """torch installed in an environment whose python3 (the frameworks' Python, which check and --deep start) runs
+    BEFORE, then the real interpreter: check (with --deep where DEEP) ends in time without an internal error, and
+    nothing it started is left."""
+    def case(tmp: Path) -> str | None:
+        from tests.test_frameworks import install_torch, python_env
+
+        machine = Machine(tmp)
+        gpu_machine(machine, tmp, gpus=1)
+        site = python_env(machine, tmp)
+        install_torch(site)
+        pids = tmp / "pids"
+        python = tmp / "venv" / "bin" / "python3"
+        python.write_text(f"#!/bin/sh\n{before.format(pids=pids)}\nPYTHONPATH={site} exec {sys.executable} \"$@\"\n")
+        python.chmod(0o755)
+        machine.env["CUDNN_DOCTOR_HELPER_TIMEOUT"] = HELPER_S
+        started = time.monotonic()
+        report_of(run(machine, "check", *(["--deep"] if deep else []), "--json"))
+        took = time.monotonic() - started
+        if _left(pids):
+            return f"left running: {_left(pids)}"
+        return f"{took:.0f} s" if took > 90 else None
+    return case
+
+
 # --- B. NCCL's and torch's settings, judged against their readers' own code ---------------------------------------
 
 SETTING_CASES = [  # variable, value, "ok" (taken; info at most), "slow" (taken, CD181), or words the warning holds
@@ -586,6 +611,16 @@ def cases() -> dict[str, Callable[[Path], str | None]]:
         "gcc --version killed by a signal (markdown row)": compiler_case(
             "echo 'gcc (Debian 12.2.0-14) 12.2.0'; kill -ABRT $$\n", "SIGABRT"),
     }
+    found.update({
+        "frameworks' Python leaves a daemon on stdout": framework_python_case(
+            "setsid sleep 30 & echo $! >> {pids}", deep=False),
+        "frameworks' Python leaves a daemon on stdout (--deep)": framework_python_case(
+            "setsid sleep 30 & echo $! >> {pids}", deep=True),
+        "frameworks' Python floods stdout first (--deep)": framework_python_case(
+            "head -c 20000000 /dev/zero | tr '\\0' x", deep=True),
+        "frameworks' Python never starts (--deep)": framework_python_case(
+            "echo $$ >> {pids}; exec sleep 600", deep=True),
+    })
     found.update({f"setting {v}={value!r}": setting_case(v, value, want) for v, value, want in SETTING_CASES})
     found.update({f"outputs: {name}": outputs_case(text) for name, text in HOSTILE.items()})
     found.update({
