@@ -81,6 +81,22 @@ def test_nccl_ib_hca_read_as_nccl_reads_it(machine: Machine, tmp_path: Path, val
         (f["code"], f["detail"]) for f in report["findings"] if f["code"] in MULTI_CODES]
 
 
+@pytest.mark.parametrize(("value", "code"), [("mlx5_0:1", None), ("mlx5_0:2", "CD176"), ("=mlx5_0:1,mlx5_1:3", None),
+                                           ("^mlx5_0:1,mlx5_1:1", "CD176"), ("^mlx5_0:2", None)])
+def test_nccl_ib_hca_ports_are_the_adapters_own(machine: Machine, tmp_path: Path, value: str, code: str | None) -> None:
+    """NCCL's IB transport matches each port of each adapter (matchIfList with the port; an entry without one takes
+    every port): a port the adapter does not have names nothing. Before: the port was cut off and never compared."""
+    _gpus(machine, tmp_path, 2)
+    _interfaces(machine, "eth0", "lo")
+    for adapter in ("mlx5_0", "mlx5_1"):
+        (machine.root / "sys" / "class" / "infiniband" / adapter / "ports" / "1").mkdir(parents=True)
+    machine.env["NCCL_IB_HCA"] = value
+    report = machine.check_json()
+    assert (codes(report) & MULTI_CODES) == ({code} if code else set()), [
+        (f["code"], f["detail"]) for f in report["findings"] if f["code"] in MULTI_CODES]
+    assert report["multi_gpu"]["infiniband_ports"] == {"mlx5_0": [1], "mlx5_1": [1]}
+
+
 def test_an_unknown_subsystem_says_nccls_own_rule() -> None:
     from cudnn_doctor.knowledge.data import load
     from cudnn_doctor.knowledge.environment import bitset_problem
