@@ -229,6 +229,24 @@ def setting_case(variable: str, value: str, want: str) -> Callable[[Path], str |
     return case
 
 
+def ib_case(value: str, want: str | None) -> Callable[[Path], str | None]:
+    """NCCL_IB_HCA=VALUE on a node with adapters mlx5_0 and mlx5_1, each of port 1 alone: CD176 (NCCL talks over
+    sockets) where WANT, none where NCCL keeps an adapter's port (its IB transport matches each port)."""
+    def case(tmp: Path) -> str | None:
+        machine = Machine(tmp)
+        _gpus(machine, tmp, 2)
+        _interfaces(machine, "eth0", "lo")
+        for adapter in ("mlx5_0", "mlx5_1"):
+            (machine.root / "sys" / "class" / "infiniband" / adapter / "ports" / "1").mkdir(parents=True)
+        machine.env["NCCL_IB_HCA"] = value
+        report = report_of(run(machine, "check", "--json"))
+        said = [f for f in report["findings"] if f["subject"] == "NCCL_IB_HCA" and f["code"] == "CD176"]
+        if want is None:
+            return f"said {said[0]['detail'][:120]!r} of adapters NCCL keeps" if said else None
+        return None if said else "nothing said, where NCCL keeps no adapter's port"
+    return case
+
+
 # --- C. the outputs machines read, under hostile machine values -----------------------------------------------------
 
 HOSTILE = {
@@ -622,6 +640,11 @@ def cases() -> dict[str, Callable[[Path], str | None]]:
             "echo $$ >> {pids}; exec sleep 600", deep=True),
     })
     found.update({f"setting {v}={value!r}": setting_case(v, value, want) for v, value, want in SETTING_CASES})
+    found.update({
+        "NCCL_IB_HCA='mlx5_0:2' (a port the adapter lacks)": ib_case("mlx5_0:2", "CD176"),
+        "NCCL_IB_HCA='=mlx5_0:1'": ib_case("=mlx5_0:1", None),
+        "NCCL_IB_HCA='^mlx5_0:1,mlx5_1'": ib_case("^mlx5_0:1,mlx5_1", "CD176"),
+    })
     found.update({f"outputs: {name}": outputs_case(text) for name, text in HOSTILE.items()})
     found.update({
         "fix lines in bash/zsh/fish: U+2028 folder": shell_case("a\u2028b"),

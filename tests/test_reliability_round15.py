@@ -173,6 +173,15 @@ def test_a_toolkits_nvcc_version_that_misbehaves_is_said_and_stopped(machine: Ma
         assert not _alive(pid), f"the daemon {pid} outlived check"
 
 
+def test_a_toolkits_nvcc_that_cannot_be_run_is_said(machine: Machine, tmp_path: Path) -> None:
+    """An nvcc that is no program (mode 644, no '#!'): its `--version` cannot start; said (CD213), not silent."""
+    nvcc = _nvcc_toolkit(machine, tmp_path, BANNER)
+    nvcc.write_text("not a program\n")
+    report = machine.check_json()
+    made = [f for f in report["findings"] if f["code"] == "CD213"]
+    assert made and "could not be run" in made[0]["detail"], [(f["code"], f["detail"]) for f in report["findings"]]
+
+
 def test_a_toolkits_nvcc_that_answers_and_ends_is_not_said(machine: Machine, tmp_path: Path) -> None:
     _nvcc_toolkit(machine, tmp_path, BANNER)
     report = machine.check_json()
