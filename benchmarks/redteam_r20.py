@@ -146,6 +146,31 @@ def compiler_case(body: str, want: str) -> Callable[[Path], str | None]:
     return case
 
 
+def framework_python_case(before: str, deep: bool) -> Callable[[Path], str | None]:
+    """torch installed in an environment whose python3 (the frameworks' Python, which check and --deep start) runs
+    BEFORE, then the real interpreter: check (with --deep where DEEP) ends in time without an internal error, and
+    nothing it started is left."""
+    def case(tmp: Path) -> str | None:
+        from tests.test_frameworks import install_torch, python_env
+
+        machine = Machine(tmp)
+        gpu_machine(machine, tmp, gpus=1)
+        site = python_env(machine, tmp)
+        install_torch(site)
+        pids = tmp / "pids"
+        python = tmp / "venv" / "bin" / "python3"
+        python.write_text(f"#!/bin/sh\n{before.format(pids=pids)}\nPYTHONPATH={site} exec {sys.executable} \"$@\"\n")
+        python.chmod(0o755)
+        machine.env["CUDNN_DOCTOR_HELPER_TIMEOUT"] = HELPER_S
+        started = time.monotonic()
+        report_of(run(machine, "check", *(["--deep"] if deep else []), "--json"))
+        took = time.monotonic() - started
+        if _left(pids):
+            return f"left running: {_left(pids)}"
+        return f"{took:.0f} s" if took > 90 else None
+    return case
+
+
 # --- B. NCCL's and torch's settings, judged against their readers' own code ---------------------------------------
 
 SETTING_CASES = [  # variable, value, "ok" (taken; info at most), "slow" (taken, CD181), or words the warning holds
@@ -169,6 +194,10 @@ SETTING_CASES = [  # variable, value, "ok" (taken; info at most), "slow" (taken,
     ("NCCL_SOCKET_IFNAME", "eth0,=lo", "ok"),  # '=lo' a literal prefix; eth0 left
     ("NCCL_SOCKET_IFNAME", "=lo0,=eth0", "CD175"),
     ("NCCL_SOCKET_IFNAME", "^eth0,lo:1", "CD175"),  # the ':port' cut off: lo excluded too
+    ("NCCL_SET_THREAD_NAME", "TRUE", "ok"),  # NCCL 2.30's bool parser: 1, T, TRUE in any case
+    ("NCCL_WARN_ENABLE_DEBUG_INFO", "01", "not one of"),  # no number read: '01' is refused
+    ("NCCL_DEBUG_TIMESTAMP_LEVELS", "^trace", "ok"),  # its bitset of levels
+    ("NCCL_DEBUG_TIMESTAMP_LEVELS", "WARN;INFO", "not one of"),
     ("TORCH_NCCL_BLOCKING_WAIT", "yes", "ok"),  # getCvarBool: y, yes, t, true, 1 ...
     ("TORCH_NCCL_BLOCKING_WAIT", "F", "ok"),
     ("TORCH_NCCL_BLOCKING_WAIT", "2", "raises"),  # TORCH_CHECK(false, 'Invalid value ...')
@@ -197,6 +226,24 @@ def setting_case(variable: str, value: str, want: str) -> Callable[[Path], str |
             return f"nothing said, where its reader: {want}"
         return None if any(want in f["detail"] for f in warned) else \
             f"said {warned[0]['detail'][:140]!r}, where its reader: {want}"
+    return case
+
+
+def ib_case(value: str, want: str | None) -> Callable[[Path], str | None]:
+    """NCCL_IB_HCA=VALUE on a node with adapters mlx5_0 and mlx5_1, each of port 1 alone: CD176 (NCCL talks over
+    sockets) where WANT, none where NCCL keeps an adapter's port (its IB transport matches each port)."""
+    def case(tmp: Path) -> str | None:
+        machine = Machine(tmp)
+        _gpus(machine, tmp, 2)
+        _interfaces(machine, "eth0", "lo")
+        for adapter in ("mlx5_0", "mlx5_1"):
+            (machine.root / "sys" / "class" / "infiniband" / adapter / "ports" / "1").mkdir(parents=True)
+        machine.env["NCCL_IB_HCA"] = value
+        report = report_of(run(machine, "check", "--json"))
+        said = [f for f in report["findings"] if f["subject"] == "NCCL_IB_HCA" and f["code"] == "CD176"]
+        if want is None:
+            return f"said {said[0]['detail'][:120]!r} of adapters NCCL keeps" if said else None
+        return None if said else "nothing said, where NCCL keeps no adapter's port"
     return case
 
 
@@ -320,6 +367,49 @@ def plugin_case(spoil: Callable[[Path], None]) -> Callable[[Path], str | None]:
         seen = libraries_of(report, "jax").get("libcublasLt.so.13") or {}
         return None if seen.get("path") == str(other / "libcublasLt.so.13") else f"JAX's loading lost: {seen}"
     return case
+
+
+def stub_case(make: Callable[[Path], None]) -> Callable[[Path], str | None]:
+    """JAX's CUDA 13 plugin and, first on LD_LIBRARY_PATH, a libcublasLt.so.13 that MAKE turns hostile where the
+    cuBLASLt link-stub rule reads it (a link into a folder named stubs: to a FIFO, to a loop, to a cut file): check
+    ends in time without an internal error, and no error is claimed of what is no stub."""
+    def case(tmp: Path) -> str | None:
+        machine = Machine(tmp)
+        jax_cu13(machine, tmp)
+        linked = tmp / "linked"
+        linked.mkdir()
+        make(linked / "libcublasLt.so.13")
+        machine.add_library_path(linked)
+        started = time.monotonic()
+        report = report_of(run(machine, "check", "--json"))
+        if time.monotonic() - started > 60:
+            return f"{time.monotonic() - started:.0f} s"
+        wrong = [f for f in report["findings"] if f["severity"] == "error" and "stub" in f["detail"] and
+                 f.get("evidence") == "rule"]
+        return f"an error proven for a stub: {wrong[0]['detail'][:120]!r}" if wrong else None
+    return case
+
+
+def _stub_fifo(path: Path) -> None:
+    stubs = path.parent.parent / "cuda" / "lib64" / "stubs"
+    stubs.mkdir(parents=True)
+    os.mkfifo(stubs / "libcublasLt.so")
+    path.symlink_to(stubs / "libcublasLt.so")
+
+
+def _stub_loop(path: Path) -> None:
+    stubs = path.parent.parent / "cuda" / "lib64" / "stubs"
+    stubs.mkdir(parents=True)
+    (stubs / "libcublasLt.so").symlink_to(stubs / "libcublasLt.so")
+    path.symlink_to(stubs / "libcublasLt.so")
+
+
+def _stub_cut(path: Path) -> None:
+    stubs = path.parent.parent / "cuda" / "lib64" / "stubs"
+    stubs.mkdir(parents=True)
+    data = Path(fake_cuda_math("libcublasLt.so.13", "cublasLt", 13, 1, 0)).read_bytes()
+    (stubs / "libcublasLt.so").write_bytes(data[:200])
+    path.symlink_to(stubs / "libcublasLt.so")
 
 
 def _fifo(path: Path) -> None:
@@ -539,7 +629,22 @@ def cases() -> dict[str, Callable[[Path], str | None]]:
         "gcc --version killed by a signal (markdown row)": compiler_case(
             "echo 'gcc (Debian 12.2.0-14) 12.2.0'; kill -ABRT $$\n", "SIGABRT"),
     }
+    found.update({
+        "frameworks' Python leaves a daemon on stdout": framework_python_case(
+            "setsid sleep 30 & echo $! >> {pids}", deep=False),
+        "frameworks' Python leaves a daemon on stdout (--deep)": framework_python_case(
+            "setsid sleep 30 & echo $! >> {pids}", deep=True),
+        "frameworks' Python floods stdout first (--deep)": framework_python_case(
+            "head -c 20000000 /dev/zero | tr '\\0' x", deep=True),
+        "frameworks' Python never starts (--deep)": framework_python_case(
+            "echo $$ >> {pids}; exec sleep 600", deep=True),
+    })
     found.update({f"setting {v}={value!r}": setting_case(v, value, want) for v, value, want in SETTING_CASES})
+    found.update({
+        "NCCL_IB_HCA='mlx5_0:2' (a port the adapter lacks)": ib_case("mlx5_0:2", "CD176"),
+        "NCCL_IB_HCA='=mlx5_0:1'": ib_case("=mlx5_0:1", None),
+        "NCCL_IB_HCA='^mlx5_0:1,mlx5_1'": ib_case("^mlx5_0:1,mlx5_1", "CD176"),
+    })
     found.update({f"outputs: {name}": outputs_case(text) for name, text in HOSTILE.items()})
     found.update({
         "fix lines in bash/zsh/fish: U+2028 folder": shell_case("a\u2028b"),
@@ -551,6 +656,9 @@ def cases() -> dict[str, Callable[[Path], str | None]]:
         "stub table: sections of 2**62 bytes": plugin_case(_rodata_huge),
         "stub table: plugin a sparse 3 GiB file": plugin_case(_sparse),
         "stub table: plugin a link loop": plugin_case(_loop),
+        "cuBLASLt stub: a link to a FIFO in stubs": stub_case(_stub_fifo),
+        "cuBLASLt stub: a link loop in stubs": stub_case(_stub_loop),
+        "cuBLASLt stub: a cut file in stubs": stub_case(_stub_cut),
         "libdevice a FIFO": libdevice_case("fifo", "hangs"),
         "libdevice a folder": libdevice_case("folder", "cannot take libdevice's functions"),
         "libdevice a link loop": libdevice_case("loop", "not found"),

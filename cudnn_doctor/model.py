@@ -603,6 +603,8 @@ class MultiGpu:
     nccl_settings: dict[str, str] = field(default_factory=dict)  # NCCL_* variables that are set
     interfaces: tuple[str, ...] = ()  # /sys/class/net
     infiniband: tuple[str, ...] = ()  # /sys/class/infiniband
+    # each adapter's port numbers (/sys/class/infiniband/NAME/ports): NCCL_IB_HCA's ':port' names one of them
+    infiniband_ports: dict[str, tuple[int, ...]] = field(default_factory=dict)
     shm_mib: int | None = None  # /dev/shm's size
     shm_free_mib: int | None = None
     shm_refused: str | None = None  # the kernel's answer where one segment of NCCL's size could not be reserved

@@ -49,6 +49,13 @@ pytestmark = pytest.mark.integration
     ("NCCL_SOCKET_IFNAME", "=eth", "CD175"),  # no interface is called exactly 'eth'
     ("NCCL_SOCKET_IFNAME", "eth0,=lo", None),  # '=lo' a prefix that matches nothing; eth0 is left
     ("NCCL_SOCKET_IFNAME", "=lo0,=eth0", "CD175"),  # '=eth0' is a name exactly (with its '='), lo0 none
+    # NCCL 2.30's bool parameters: '1', T, TRUE / '0', F, FALSE in any case, nothing else (before: 'true' refused)
+    ("NCCL_SET_THREAD_NAME", "true", None),
+    ("NCCL_WARN_ENABLE_DEBUG_INFO", "t", None),
+    ("NCCL_SET_THREAD_NAME", "yes", "CD176"),
+    # its bitset of levels (before: any text taken)
+    ("NCCL_DEBUG_TIMESTAMP_LEVELS", "warn,Info", None),
+    ("NCCL_DEBUG_TIMESTAMP_LEVELS", "LOUD", "CD176"),
 ])
 def test_nccl_settings_read_by_nccls_own_readers(machine: Machine, tmp_path: Path, variable: str, value: str,
                                                  code: str | None) -> None:
@@ -72,6 +79,22 @@ def test_nccl_ib_hca_read_as_nccl_reads_it(machine: Machine, tmp_path: Path, val
     report = machine.check_json()
     assert (codes(report) & MULTI_CODES) == ({code} if code else set()), [
         (f["code"], f["detail"]) for f in report["findings"] if f["code"] in MULTI_CODES]
+
+
+@pytest.mark.parametrize(("value", "code"), [("mlx5_0:1", None), ("mlx5_0:2", "CD176"), ("=mlx5_0:1,mlx5_1:3", None),
+                                           ("^mlx5_0:1,mlx5_1:1", "CD176"), ("^mlx5_0:2", None)])
+def test_nccl_ib_hca_ports_are_the_adapters_own(machine: Machine, tmp_path: Path, value: str, code: str | None) -> None:
+    """NCCL's IB transport matches each port of each adapter (matchIfList with the port; an entry without one takes
+    every port): a port the adapter does not have names nothing. Before: the port was cut off and never compared."""
+    _gpus(machine, tmp_path, 2)
+    _interfaces(machine, "eth0", "lo")
+    for adapter in ("mlx5_0", "mlx5_1"):
+        (machine.root / "sys" / "class" / "infiniband" / adapter / "ports" / "1").mkdir(parents=True)
+    machine.env["NCCL_IB_HCA"] = value
+    report = machine.check_json()
+    assert (codes(report) & MULTI_CODES) == ({code} if code else set()), [
+        (f["code"], f["detail"]) for f in report["findings"] if f["code"] in MULTI_CODES]
+    assert report["multi_gpu"]["infiniband_ports"] == {"mlx5_0": [1], "mlx5_1": [1]}
 
 
 def test_an_unknown_subsystem_says_nccls_own_rule() -> None:
@@ -148,6 +171,15 @@ def test_a_toolkits_nvcc_version_that_misbehaves_is_said_and_stopped(machine: Ma
     assert said in made[0]["detail"], made[0]["detail"]
     for pid in map(int, pids.read_text().split()) if pids.exists() else ():
         assert not _alive(pid), f"the daemon {pid} outlived check"
+
+
+def test_a_toolkits_nvcc_that_cannot_be_run_is_said(machine: Machine, tmp_path: Path) -> None:
+    """An nvcc that is no program (mode 644, no '#!'): its `--version` cannot start; said (CD213), not silent."""
+    nvcc = _nvcc_toolkit(machine, tmp_path, BANNER)
+    nvcc.write_text("not a program\n")
+    report = machine.check_json()
+    made = [f for f in report["findings"] if f["code"] == "CD213"]
+    assert made and "could not be run" in made[0]["detail"], [(f["code"], f["detail"]) for f in report["findings"]]
 
 
 def test_a_toolkits_nvcc_that_answers_and_ends_is_not_said(machine: Machine, tmp_path: Path) -> None:
@@ -409,3 +441,20 @@ def test_a_fleet_report_whose_strings_are_of_another_type_is_a_failed_node(tmp_p
     result = merge_paths([str(tmp_path / "a.json"), str(tmp_path / "b.json")])
     assert [node.node for node in result.failed] == ["b"] and "writes a string" in (result.failed[0].failure or ""), \
         result.failed
+
+
+def test_the_bench_compilers_version_is_asked_as_every_helper(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """bench's CPU reference names its compiler by `CC --version`: taken at its exit (a daemon it left killed, nothing
+    said); now asked through child.helper_request, what it did said beside the compiler's name (_build)."""
+    from cudnn_doctor.bench import compiled
+    from cudnn_doctor.child import deadline_in
+
+    pids = tmp_path / "pids"
+    cc = tmp_path / "cc"
+    cc.write_text(f"#!/bin/sh\nsetsid sleep 30 & echo $! >> {pids}\necho 'gcc (Debian 12.2.0-14) 12.2.0'\n")
+    cc.chmod(0o755)
+    monkeypatch.setenv("CUDNN_DOCTOR_HELPER_TIMEOUT", "0.5")
+    version, trouble = compiled._version([str(cc)], deadline_in(20))
+    assert "12.2.0" in version and trouble and "holding its output" in trouble, (version, trouble)
+    for pid in map(int, pids.read_text().split()):
+        assert not _alive(pid), f"the daemon {pid} outlived the question"

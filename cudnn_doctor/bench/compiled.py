@@ -107,6 +107,19 @@ def _compile(argv: list[str], deadline: float) -> tuple[int | None, str, str]:
     return answer.exit_code, answer.stdout, answer.stderr_tail or answer.error or "failed"
 
 
+def _version(compiler: list[str], deadline: float) -> tuple[str, str | None]:
+    """COMPILER's `--version` as every helper program is asked (child.helper_request: read to its end, within the
+    helpers' timeout and DEADLINE): (what it printed, what it did that a build reading it meets, or None)."""
+    import time
+
+    from cudnn_doctor.child import helper_request, helper_timeout, helper_trouble, run_children
+
+    seconds = max(0.001, min(helper_timeout(), deadline - time.monotonic()))
+    [answer] = run_children([helper_request([*compiler, "--version"], None, f"{Path(compiler[0]).name} --version",
+                                            seconds)], deadline=deadline)
+    return answer.stdout, helper_trouble(answer, seconds)
+
+
 def _build(compiler: list[str]) -> tuple[Path, str, Path | None]:
     """The shared library for this source, compiler and CPU: from the cache, or compiled into it
     (or, where the cache cannot be written, into a temporary folder, returned to be removed once
@@ -116,12 +129,14 @@ def _build(compiler: list[str]) -> tuple[Path, str, Path | None]:
     from cudnn_doctor.child import deadline_in
 
     deadline = deadline_in(bench_timeout())
-    _status, version, _why = _compile([*compiler, "--version"], deadline)
+    version, trouble = _version(compiler, deadline)
     source = SOURCE.read_bytes()
     identity = "\0".join([" ".join(compiler), version, _cpu_identity(), platform.machine(), " ".join(FLAGS)])
     digest = hashlib.sha256(source + identity.encode()).hexdigest()[:24]
     numbers = re.findall(r"\b\d+\.\d+(?:\.\d+)?\b", (version.splitlines() or [""])[0])
     name = f"{Path(compiler[0]).name} {numbers[-1]}" if numbers else Path(compiler[0]).name
+    if trouble:  # said where the baseline is named, as check's compiler rows say it
+        name += f" (its --version {trouble})"
     folder, temporary_folder = cache_dir() / "cpu-kernels", None
     try:
         folder.mkdir(parents=True, exist_ok=True)

@@ -331,11 +331,14 @@ class InterfaceList:
     ports: tuple[int | None, ...]
     unread: str | None = None
 
-    def keeps(self, name: str) -> bool:
-        """Whether NCCL keeps the interface NAME (matchIfList ^ searchNot): no entry at all matches every name."""
+    def keeps(self, name: str, port: int | None = None) -> bool:
+        """Whether NCCL keeps the interface NAME (of PORT, an adapter's: matchIfList ^ searchNot, an entry's port
+        matching any where it names none, or where PORT is not known): no entry at all matches every name."""
         if self.unread is not None:
             return True
-        matched = not self.names or any(name == entry if self.exact else name.startswith(entry) for entry in self.names)
+        matched = not self.names or any(
+            (name == entry if self.exact else name.startswith(entry)) and (port is None or wanted in (None, port))
+            for entry, wanted in zip(self.names, self.ports, strict=True))
         return matched != self.exclude
 
 

@@ -127,6 +127,8 @@ def read_multi_gpu(nvml_values: dict[str, Any], gpus: list[Gpu], nccl: NcclProbe
     multi = MultiGpu(gpus=links, pairs=pairs, nccl_settings=dict(sorted(settings.items())))
     multi.interfaces = _listing(ctx.system("/sys/class/net"))
     multi.infiniband = _listing(ctx.system("/sys/class/infiniband"))
+    multi.infiniband_ports = {name: ports for name in multi.infiniband
+                              if (ports := _ports(ctx.system(f"/sys/class/infiniband/{name}/ports")))}
     multi.shm_mib, multi.shm_free_mib, multi.shm_refused = read_shm(ctx)
     multi.iommu = iommu_state(ctx) if len(links) > 1 else None
     fabric = load("multi_gpu").get("fabric_manager", {})
@@ -141,6 +143,13 @@ def _listing(folder: str) -> tuple[str, ...]:
         return tuple(sorted(name for name in os.listdir(folder) if not name.startswith(".")))[:256]
     except OSError:
         return ()
+
+
+def _ports(folder: str) -> tuple[int, ...]:
+    """The port numbers an InfiniBand adapter lists (its ports/1, ports/2 ...), the first 64."""
+    from cudnn_doctor.versions import ascii_digits
+
+    return tuple(sorted(int(name) for name in _listing(folder) if ascii_digits(name) and len(name) <= 4))[:64]
 
 
 def read_shm(ctx: SearchContext) -> tuple[int | None, int | None, str | None]:

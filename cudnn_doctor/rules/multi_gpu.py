@@ -123,11 +123,14 @@ def acs(report: Report) -> list[Finding]:
     return [finding("CD174", subject="PCIe", detail=detail, refs=(_data()["acs"]["source"],))]
 
 
-def interfaces_matched(row: dict[str, Any], value: str, interfaces: tuple[str, ...]) -> list[str]:
-    """The interfaces NCCL keeps of INTERFACES under ROW's VALUE, read as NCCL reads it (knowledge/environment.py
-    interface_list: a first ^ leaves out, = after it names exactly, each for the whole list; a :port names a port)."""
+def interfaces_matched(row: dict[str, Any], value: str, interfaces: tuple[str, ...],
+                       ports: dict[str, tuple[int, ...]] | None = None) -> list[str]:
+    """The interfaces NCCL keeps of INTERFACES (with PORTS, an adapter's, where known) under ROW's VALUE, read as NCCL
+    reads it (knowledge/environment.py interface_list: a first ^ leaves out, = after it names exactly, each for the
+    whole list; a :port names one port of an adapter, as NCCL's IB transport matches each port)."""
     read = interface_list(row, value)
-    return [name for name in interfaces if read.keeps(name)]
+    return [name for name in interfaces
+            if any(read.keeps(name, port) for port in ((ports or {}).get(name) or (None,)))]
 
 
 def nccl_settings(report: Report) -> list[Finding]:
@@ -157,15 +160,18 @@ def _nccl_settings(report: Report) -> list[Finding]:
                 found.append(finding("CD176", subject=variable, refs=refs, variable=variable, value=value,
                                      why=f"{unread} ({row['effect']})"))
                 continue
-            if not pool or interfaces_matched(row, value, pool):
+            if not pool or interfaces_matched(row, value, pool, None if variable == "NCCL_SOCKET_IFNAME" else
+                                              multi.infiniband_ports):
                 continue
             if variable == "NCCL_SOCKET_IFNAME":
                 found.append(finding("CD175", subject=variable, refs=refs, value=value, variable=variable,
                                      interfaces=", ".join(pool[:12])))
             else:
+                shown = ", ".join(f"{name} (port{'s' if len(ports) > 1 else ''} {', '.join(map(str, ports))})"
+                                  if (ports := multi.infiniband_ports.get(name)) else name for name in pool[:12])
                 found.append(finding("CD176", subject=variable, refs=refs, variable=variable, value=value,
-                                     why=f"it names none of this node's adapters ({', '.join(pool[:12])}): NCCL talks "
-                                         "over IP sockets instead"))
+                                     why=f"it names none of this node's adapters ({shown}): NCCL talks over IP "
+                                         "sockets instead"))
             continue
         values = row.get("values", [])
         if row["grammar"] == "bitset":  # NCCL 2.30's ncclParamBitsetOf: one unknown entry refuses the whole value
