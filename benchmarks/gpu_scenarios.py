@@ -111,6 +111,7 @@ class Outcome:
     check_s: float = 0.0
     deep_codes: list[str] = field(default_factory=list)  # error findings of check --deep
     deep_warnings: list[str] = field(default_factory=list)
+    said: list[str] = field(default_factory=list)  # each error and warning of plain check: 'CODE: message' (why a code came)
     deep_exit: int | None = None
     deep_s: float = 0.0
     plan: list[dict[str, object]] = field(default_factory=list)
@@ -454,8 +455,9 @@ def probe(scenario: Scenario, env: dict[str, str], tree: Path) -> dict[str, obje
 
 
 def findings(scenario: Scenario, env: dict[str, str], tree: Path, args: tuple[str, ...],
-             timeout: float) -> tuple[int, float, list[str], list[str]]:
-    """The exit status, seconds, error codes and warning codes of `cudnn-doctor ARGS` in the scenario's shell."""
+             timeout: float, said: list[str] | None = None) -> tuple[int, float, list[str], list[str]]:
+    """The exit status, seconds, error codes and warning codes of `cudnn-doctor ARGS` in the scenario's shell; SAID
+    gets each error's and warning's 'CODE: message' (what made a code come, to read when a count moves)."""
     started = time.perf_counter()
     code, out = run_bash(bash_line(scenario, doctor(tree, *args)), env, timeout=timeout, cwd=scenario_cwd(scenario))
     seconds = round(time.perf_counter() - started, 2)
@@ -471,12 +473,16 @@ def findings(scenario: Scenario, env: dict[str, str], tree: Path, args: tuple[st
             errors.append(str(finding.get("code")))
         elif finding.get("severity") == "warning":
             warnings.append(str(finding.get("code")))
+        else:
+            continue
+        if said is not None:
+            said.append(f"{finding.get('code')}: {str(finding.get('detail'))[:240]} ({str(finding.get('subject'))[:120]})")
     return code, seconds, errors, warnings
 
 
 def check(scenario: Scenario, env: dict[str, str], tree: Path, outcome: Outcome) -> None:
     outcome.check_exit, outcome.check_s, outcome.codes, outcome.warnings = findings(
-        scenario, env, tree, ("check", "--json"), 120)
+        scenario, env, tree, ("check", "--json"), 120, outcome.said)
 
 
 def deep_check(scenario: Scenario, env: dict[str, str], tree: Path, outcome: Outcome) -> None:
@@ -526,10 +532,11 @@ def plan_and_apply(scenario: Scenario, env: dict[str, str], tree: Path, outcome:
     plan = last_json(out) or {}
     lines: list[str] = []
     marks = []
-    actions = plan.get("actions")
-    for action in actions if isinstance(actions, list) else []:
-        if not isinstance(action, dict):
-            continue
+    actions = [a for a in plan.get("actions") or [] if isinstance(a, dict)] if isinstance(plan.get("actions"), list) \
+        else []
+    refused = preflight(scenario, env, actions)  # as `fix --yes` does: nothing changes where a package cannot be had
+    stopped = refused
+    for action in actions:
         mark = verified_mark(action)
         entry = {"kind": action.get("kind"), "resolves": action.get("resolves"), "text": action.get("text"),
                  "argv": action.get("argv"), "verified": mark}
@@ -537,17 +544,38 @@ def plan_and_apply(scenario: Scenario, env: dict[str, str], tree: Path, outcome:
             marks.append(is_verified(mark))
         if action.get("kind") == "env":
             lines += action.get("env", {}).get("bash", [])
+        elif action.get("argv") and stopped:
+            entry["ran"] = f"not run: {stopped}"
         elif action.get("argv"):
             argv = list(action["argv"])
             if argv and argv[0] == "cudnn-doctor":
                 argv = doctor(tree, *argv[1:])
             done, said = run_bash(bash_line(scenario, argv, lines), env, timeout=300, cwd=scenario_cwd(scenario))
             entry["ran"] = f"exit {done}: {said[-300:]}"
+            if done != 0:  # `fix --yes` stops at the first step that fails
+                stopped = f"an earlier step failed (exit {done})"
         outcome.plan.append(entry)
     if not plan:
         outcome.plan.append({"kind": "no plan", "text": f"exit {code}: {out[-300:]}"})
     outcome.plan_verified = any(marks) if marks else None
     return lines
+
+
+def preflight(scenario: Scenario, env: dict[str, str], actions: list[dict[str, object]]) -> str:
+    """Each pip install of the plan tried with --dry-run first, as `fix --yes` does (doctor/treatment._preflight):
+    '' where all can be had, else why, and then no step runs. Round fourteen's runs sourced an `uninstall
+    onnxruntime` whose `install onnxruntime-gpu` then failed offline: the machine's own package was gone for every
+    later scenario and run on that machine."""
+    for action in actions:
+        argv = [str(a) for a in action.get("argv") or []] if isinstance(action.get("argv"), list) else []
+        if action.get("kind") != "pip" or "install" not in argv:
+            continue
+        at = argv.index("install") + 1
+        trial = [*argv[:at], "--dry-run", "--quiet", *(a for a in argv[at:] if a != "--force-reinstall")]
+        done, said = run_bash(bash_line(scenario, trial, []), env, timeout=120, cwd=scenario_cwd(scenario))
+        if done != 0:
+            return f"pip cannot install it here ({' '.join(argv[at:])}): {said[-200:]}"
+    return ""
 
 
 def start_hog(gib: float, env: dict[str, str]) -> subprocess.Popen[str]:

@@ -235,10 +235,10 @@ def python_module_argv(module: str, *args: str, paths: Sequence[str] = ()) -> tu
 def run_child(argv: Sequence[str], env: Mapping[str, str] | None, deadline: float, what: str = "it",
               on_stderr_line: Callable[[bytes], None] | None = None,
               stop_signals: tuple[tuple[float, int], ...] = (), stop_grace: float = 0.0,
-              answer_channel: bool = False) -> ChildAnswer:
+              answer_channel: bool = False, read_to_end: bool = False) -> ChildAnswer:
     """Run one child until it ends or DEADLINE (a time.monotonic() value); always an answer."""
     request = ChildRequest(tuple(argv), env, max(0.0, deadline - time.monotonic()), what, on_stderr_line,
-                           stop_signals, stop_grace, answer_channel)
+                           stop_signals, stop_grace, answer_channel, read_to_end=read_to_end)
     return ChildBatch([request], deadline=deadline, background=False).answers()[0]
 
 
@@ -1035,6 +1035,44 @@ def file_names(value: Any) -> Any:
     if isinstance(value, list):
         return [file_names(item) for item in value]
     return value
+
+
+HELPER_TIMEOUT_VARIABLE = "CUDNN_DOCTOR_HELPER_TIMEOUT"  # seconds each helper program (--version, ldconfig -p) has
+HELPER_TIMEOUT_S = 10.0
+
+
+def helper_timeout() -> float:
+    """The seconds a helper program is given (CUDNN_DOCTOR_HELPER_TIMEOUT, 10 unless set; variables.py's one
+    validation)."""
+    return timeout_from_env(HELPER_TIMEOUT_VARIABLE, HELPER_TIMEOUT_S)
+
+
+def helper_request(argv: Sequence[str], env: Mapping[str, str] | None, what: str,
+                   seconds: float | None = None) -> ChildRequest:
+    """A helper program asked as a build reads it (`nvcc --version`, `ldconfig -p`: subprocess.check_output, XLA's
+    GetToolVersionString): its output read to its end, within the helpers' timeout; what it leaves holding that
+    output past then is named in its answer (ChildAnswer.held) and killed with the rest of what it started."""
+    return ChildRequest(tuple(argv), env, helper_timeout() if seconds is None else seconds, what, read_to_end=True)
+
+
+def helper_trouble(answer: ChildAnswer, seconds: float) -> str | None:
+    """What a helper program (a helper_request) did that a program reading its output to its end would meet, in
+    words, None where it answered and ended: it never ended, it left a process holding its output, a signal ended
+    it, it flooded its output past what is kept, it could not start. What it started is gone by then (the runner)."""
+    if answer.timed_out and "the doctor was stopped" not in (answer.error or ""):
+        flooding = len(answer.stdout.encode("utf-8", "surrogateescape")) >= STDOUT_LIMIT
+        return (f"printed more than {STDOUT_LIMIT >> 20} MiB without end" if flooding else
+                f"did not end within {seconds:g} s") + " (stopped, with what it started)"
+    if "stdout" in answer.held:
+        return (f"left a process holding its output {seconds:g} s on: a program that reads it to its end (a build's "
+                "check_output, XLA) waits for that process (stopped)")
+    if answer.exit_code is not None and answer.exit_code < 0:
+        return f"was ended by a signal: it {describe_exit(answer.exit_code)}"
+    if answer.exit_code is None and answer.error:
+        return f"could not be run: {answer.error}"
+    if len(answer.stdout.encode("utf-8", "surrogateescape")) >= STDOUT_LIMIT:
+        return f"printed more than {STDOUT_LIMIT >> 20} MiB (the rest was not read)"
+    return None
 
 
 def describe_exit(returncode: int | None) -> str:

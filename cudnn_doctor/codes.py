@@ -290,6 +290,10 @@ _CODES = (
          "{detail}: a library (NCCL, a framework's allocator) called CUDA and CUDA refused the operation. The CUDA "
          "error it names says why: an operation this driver, GPU or virtual machine does not offer (stream-ordered "
          "memory pools, cuMem virtual memory, peer access), or a fault the CUDA error under it names."),
+    Code("CD213", "warning", "A helper program misbehaved when asked",
+         "`{command}` {trouble}. cudnn-doctor asks it as a build does (its output read to the end, within "
+         "CUDNN_DOCTOR_HELPER_TIMEOUT seconds) and stopped it with whatever it started; what it answered was not "
+         "taken where it did not end."),
     # CD3xx: cuDNN installs
     Code("CD301", "error", "No cuDNN found",
          "No copy of cuDNN (libcudnn.so.N / cudnn64_N.dll) was found in the loader's search path, "

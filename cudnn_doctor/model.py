@@ -468,6 +468,13 @@ class ProcessView:
     # point group, plugin or "" where the metadata itself was refused, its module, Python's words, the distribution's
     # folder, the variable that turns the group off)
     python_plugins: tuple[tuple[str, ...], ...] = ()
+    # cuDNN sub-libraries in LD_PRELOAD (libcudnn_adv.so.9): (entry, the folder its real file is in, the release its
+    # real file's name carries or ""), read by the probe (rules touch no file)
+    preloaded_cudnn_parts: tuple[tuple[str, str, str], ...] = ()
+    # variables a Python start-up hook set or changed inside Python, as every Python program here gets them
+    # (sitecustomize, usercustomize, a .pth line; seen: os.environ against /proc/self/environ in the doctor's own
+    # process): (variable, its value there, the hook files whose text names it, os.pathsep-joined)
+    set_in_python: tuple[tuple[str, ...], ...] = ()
     cured_by: EnvironmentCure | None = None  # --deep: the one part of the environment without which they work
     ptxas: str | None = None  # the first ptxas on PATH, which XLA compiles with before its own (where JAX is installed)
     ptxas_release: str | None = None  # what it said it is (`ptxas --version`)
@@ -635,6 +642,9 @@ class XlaCompiler:
     driver_fallback: bool = False  # XLA_FLAGS lets the driver compile where no ptxas is found
     libdevice_dir: str | None = None  # the first root holding nvvm/libdevice: where XLA takes libdevice.10.bc from
     libdevice: str | None = None  # that folder's libdevice.10.bc, where it is a file
+    # what stands there that XLA's FileExists (access F_OK) finds but LLVM cannot read as bitcode: "a FIFO", "a
+    # folder", "a file that is not LLVM bitcode (empty)"; None where nothing is there or it is bitcode
+    libdevice_unusable: str | None = None
     roots: tuple[str, ...] = ()  # the CUDA roots XLA searches for nvvm/libdevice, in its order
 
 
@@ -687,6 +697,8 @@ class Report:
     # here: a line that removes a folder writes the variable's own new value, never another's
     variable_folders: dict[str, list[str]] = field(default_factory=dict)
     search_errors: list[tuple[str, str]] = field(default_factory=list)  # (path, why)
+    # (a helper program's command, what it did that a program reading its output would meet): CD213 each
+    helper_troubles: list[tuple[str, str]] = field(default_factory=list)
     dangling_variables: list[tuple[str, str]] = field(default_factory=list)  # (CUDA_HOME, path)
     unreadable_files: list[tuple[str, str]] = field(default_factory=list)  # (a framework's config file, why)
     nvml_error: str | None = None

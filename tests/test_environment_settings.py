@@ -390,6 +390,21 @@ def test_a_variable_cuda_reads_at_cuinit_has_cuinit_asked(machine: Machine, tmp_
     assert check(machine)["process"]["cuinit"] is None  # nothing else here to ask it for
 
 
+def test_cuda_device_order_outside_its_two_values_has_cuinit_asked(machine: Machine, tmp_path: Path) -> None:
+    """CUDA_DEVICE_ORDER=PCI_BUS (not one of FASTEST_FIRST, PCI_BUS_ID): on an H100 torch then saw no GPU and JAX ran
+    on the CPU (round fourteen's GPU set), while plain check only warned from the row: cuInit itself is asked, in a
+    child with it. PCI_BUS_ID, set in many shells, costs no cuInit."""
+    gpu_machine(machine, tmp_path, gpus=1)
+    machine.env["CUDA_DEVICE_ORDER"] = "PCI_BUS"
+    report = check(machine)
+    assert "CUDA_DEVICE_ORDER is set, and CUDA reads it at cuInit" in report["process"]["asked_because"]
+    assert report["process"]["cuinit"] == 0  # the fake driver starts; the real one's answer is what check reports
+    [made] = settings_findings(report, "CUDA_DEVICE_ORDER")  # the row: cuInit answered 101 on an H100, driver 580
+    assert made["code"] == "CD411" and made["severity"] == "error" and made["evidence"] == "rule", made
+    machine.env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID"
+    assert check(machine)["process"]["cuinit"] is None
+
+
 @pytest.mark.integration
 def test_under_deep_a_settings_warning_says_which_frameworks_ran_with_it(machine: Machine, tmp_path: Path) -> None:
     """What --deep was to prove, proven: torch (its GPU steps stood in for, its cuDNN the real 9.19 wheel's) ran in a
@@ -418,3 +433,29 @@ def test_a_name_a_letter_from_a_documented_one_is_a_warning_naming_it(machine: M
     assert warned["code"] == "CD418" and "a letter or two from CUDA_VISIBLE_DEVICES" in warned["detail"], warned
     assert not settings_findings(report, "CUDA_DEVICE_ID")
     closed_loop(machine, "CD418", "CUDA_VISBLE_DEVICES")
+
+
+@pytest.mark.subprocess  # the doctor's own Python start runs the hook: the process is the point
+def test_a_setting_a_start_up_hook_sets_inside_python_is_treated_where_it_is_set(machine: Machine,
+                                                                                 tmp_path: Path) -> None:
+    """A tools folder on PYTHONPATH whose sitecustomize.py sets CUDNN_LOGLEVEL_DBG inside every Python (the shell
+    sets nothing): check sees it set there (os.environ against the process's starting environment), names the hook,
+    and the plan takes that folder out of PYTHONPATH, not `unset` (round fourteen's GPU set: `unset XLA_FLAGS` and
+    `unset JAX_PLATFORMS` were tried and did not cure, a sitecustomize set them again). Sourced in a real bash, the
+    finding is gone."""
+    gpu_machine(machine, tmp_path, gpus=1)
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    (tools / "sitecustomize.py").write_text('import os\nos.environ.setdefault("CUDNN_LOGLEVEL_DBG", "3")\n')
+    machine.env["PYTHONPATH"] = f"{tools}:{machine.env['PYTHONPATH']}"
+    report = check(machine)
+    assert [f["code"] for f in settings_findings(report, "CUDNN_LOGLEVEL_DBG")] == ["CD412"]
+    assert ["CUDNN_LOGLEVEL_DBG", "3", str(tools / "sitecustomize.py")] in report["process"]["set_in_python"]
+    lines = plan_lines(machine)
+    assert not any("unset CUDNN_LOGLEVEL_DBG" in line for line in lines), lines
+    assert any("PYTHONPATH" in line for line in lines), lines
+    after = check_after(machine, lines)
+    assert not settings_findings(after, "CUDNN_LOGLEVEL_DBG"), after["findings"]
+    machine.env["PYTHONPATH"] = machine.env["PYTHONPATH"].split(":", 1)[1]  # the shell's own value: its unset
+    machine.env["CUDNN_LOGLEVEL_DBG"] = "3"
+    assert check(machine)["process"]["set_in_python"] == []

@@ -85,6 +85,26 @@ def test_cpu_only_torch(machine: Machine, tmp_path: Path) -> None:
     assert "CD406" in codes(report)
 
 
+def test_cpu_only_onnxruntime_beside_a_cuda_torch_is_information(machine: Machine, tmp_path: Path) -> None:
+    """ONNX Runtime's CPU package beside torch's CUDA build in one environment (the GPU machine's own image has
+    both; faster-whisper requires `onnxruntime` by that name): CD406 is information that names the GPU build, not a
+    warning, and the plan does not swap it (round fourteen's GPU runs warned on every working setup for it, and
+    the harness's sourced plan uninstalled it). Alone in an environment, it stays a warning with a plan step."""
+    from tests.test_compat_rules import install_wheel
+
+    site = python_env(machine, tmp_path)
+    install_wheel(site, "onnxruntime", "1.30.0", "numpy>=1.21.6")
+    alone = [f for f in machine.check_json()["findings"] if f["code"] == "CD406"]
+    assert [f["severity"] for f in alone] == ["warning"], alone
+    install_torch(site)
+    report = machine.check_json()
+    [cd406] = [f for f in report["findings"] if f["code"] == "CD406"]
+    assert cd406["severity"] == "info" and "PyTorch 2.5.1+cu124" in cd406["detail"], cd406
+    assert "onnxruntime==1.30.0" in cd406["detail"] and cd406["refs"] and "onnxruntime.ai" in cd406["refs"][0]
+    plan = machine.run("fix", "--json").json
+    assert not [a for a in plan["actions"] if "CD406" in a["resolves"]], plan
+
+
 def test_torch_built_for_a_newer_cuda_than_the_driver(machine: Machine, tmp_path: Path) -> None:
     site = python_env(machine, tmp_path)
     install_torch(site, version="2.9.0+cu130", cuda="13.0", pin="nvidia-cudnn-cu13==9.13.0.50", cudnn=91300)

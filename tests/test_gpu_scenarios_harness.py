@@ -81,3 +81,19 @@ def test_the_summary_line_names_no_scenario() -> None:
     assert "secret-name" not in line
     assert score["named"] == 1 and score["verified_and_cured"] == 1 and score["prediction_right"] == 2
     assert "check named 1 of 1" in line and "cured 1 of 1" in line
+
+
+def test_the_plan_runs_only_where_pip_can_have_every_package_it_installs(tmp_path: Path) -> None:
+    """As `fix --yes` does: each pip install tried with --dry-run first (the real pip, offline), and where one cannot
+    be had no step runs. Round fourteen's harness ran `pip uninstall onnxruntime -y`, then an install that failed
+    offline: the GPU machine's own package was gone for the rest of the run and the next runs."""
+    harness = _harness()
+    scenario = harness.Scenario("offline", "why")
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(tmp_path),
+           "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    pip = [sys.executable, "-m", "pip"]
+    uninstall = {"kind": "pip", "argv": [*pip, "uninstall", "onnxruntime", "-y"]}
+    install = {"kind": "pip", "argv": [*pip, "install", "onnxruntime-gpu==1.30.0"]}
+    why = harness.preflight(scenario, env, [uninstall, install])
+    assert "pip cannot install it here (onnxruntime-gpu==1.30.0)" in why, why
+    assert harness.preflight(scenario, env, [uninstall, {"kind": "env", "env": {}}]) == ""

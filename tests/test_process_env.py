@@ -294,6 +294,9 @@ def test_an_allocator_setting_torch_refuses_is_an_error_in_torchs_words(machine:
     ("XLA_PYTHON_CLIENT_MEM_FRACTION", ".001", "CD413"),
     ("JAX_PLATFORMS", "cpu", "CD412"),
     ("JAX_PLATFORM_NAME", "CPU", "CD412"),  # the older single-platform form: JAX's arrays on the CPU, said
+    ("JAX_DEFAULT_DEVICE", "cuda:0", "CD411"),  # a string must be cpu, gpu or tpu (JAX 0.11.2 raised on an H100)
+    ("JAX_DEFAULT_DEVICE", "cuda", "CD411"),
+    ("JAX_DEFAULT_DEVICE", "cpu", "CD412"),  # JAX's arrays on the CPU by default
 ])
 def test_jax_settings(machine: Machine, tmp_path: Path, variable: str, value: str, code: str) -> None:
     gpu_machine(machine, tmp_path, gpus=1)
@@ -538,6 +541,28 @@ def test_a_preloaded_cuda_library_of_another_release_than_the_frameworks_wheel_i
     said = finding(report, "CD203")
     assert said["severity"] == "warning" and "13.0.2.14" in said["detail"] and "13.1.0.3" in said["detail"], said["detail"]
 
+@pytest.mark.parametrize(("preloaded", "refused"), [(90000, True), (90100, False)])
+def test_a_preloaded_cudnn_sublibrary_of_another_release(machine: Machine, tmp_path: Path, preloaded: int,
+                                                         refused: bool) -> None:
+    """LD_PRELOAD of another release's libcudnn_adv.so.9 (a forum's workaround for an RNN error; on an H100 the
+    system's 9.14 adv failed torch 2.11 'cuDNN version incompatibility' while plain check named only the version torch
+    then found, round fifteen's GPU set): CD317 names the preloaded file, from its release (its file name here), and
+    the plan takes it out of LD_PRELOAD. Torch's own release preloaded is no finding."""
+    gpu_machine(machine, tmp_path, gpus=1)
+    install_torch(python_env(machine, tmp_path))  # built with 9.1.0 (its pinned wheel)
+    other = tmp_path / f"cudnn-{preloaded}"
+    fake_cudnn(other, version=preloaded, sublibraries=CUDNN9)
+    machine.env["LD_PRELOAD"] = str(other / "libcudnn_adv.so.9")
+    report = machine.check_json()
+    said = [f for f in report["findings"] if f["code"] == "CD317" and f["subject"] == str(other / "libcudnn_adv.so.9")]
+    assert bool(said) is refused, report["findings"]
+    if refused:
+        assert "cuDNN 9.0.0" in said[0]["detail"] and said[0]["evidence"] == "rule", said
+        lines = plan_lines(machine)
+        assert "unset LD_PRELOAD" in lines
+        assert "CD317" not in codes(check_after(machine, lines))
+
+
 @pytest.mark.parametrize("token", ["$LIB", "${LIB}", "bare"])
 def test_a_preloaded_cudnn_named_with_a_loader_token_is_still_the_preloaded_one(machine: Machine, tmp_path: Path,
                                                                               token: str) -> None:
@@ -714,3 +739,20 @@ def test_a_cuda_math_library_link_stub_first_on_the_path_under_its_soname_is_a_w
     lines = plan_lines(machine)
     assert any(line.startswith("export LD_LIBRARY_PATH=") and str(linked) not in line for line in lines), lines
     assert not [f for f in check_after(machine, lines)["findings"] if f["code"] == "CD203"]
+
+
+def test_test_tmpdir_where_xla_cannot_write_fails_jax_first_convolution(machine: Machine, tmp_path: Path) -> None:
+    """TEST_TMPDIR (Bazel's, left in a shell), which XLA takes before TMPDIR for the PTX it hands to ptxas: /proc,
+    where no file can be made, failed JAX 0.11.2's first convolution on an H100 (round fifteen's GPU set): an error
+    from the row (rule), and the plan unsets it. A folder that is not there is skipped by XLA: nothing said."""
+    gpu_machine(machine, tmp_path, gpus=1)
+    jax_install(python_env(machine, tmp_path))
+    machine.env["TEST_TMPDIR"] = "/proc"
+    report = machine.check_json()
+    [made] = [f for f in report["findings"] if f["subject"] == "TEST_TMPDIR"]
+    assert made["severity"] == "error" and made["evidence"] == "rule", made
+    lines = plan_lines(machine)
+    assert "unset TEST_TMPDIR" in lines
+    assert not [f for f in check_after(machine, lines)["findings"] if f["subject"] == "TEST_TMPDIR"]
+    machine.env["TEST_TMPDIR"] = str(tmp_path / "sandbox-gone")
+    assert not [f for f in machine.check_json()["findings"] if f["subject"] == "TEST_TMPDIR"]

@@ -22,6 +22,8 @@ from tests.test_process_env import check_after, finding, gpu_machine, jax_instal
 @pytest.mark.parametrize(("value", "words"), [
     ("cuda\r", "a carriage return"),
     ("cpu, cuda", "a space"),
+    ("CUDA", "'CUDA' is not a JAX backend"),  # names compared as written (an H100 with JAX 0.11.2 raised)
+    ("cuda,", "an empty name"),  # a trailing comma: the backend ''
 ])
 def test_jax_platforms_with_a_blank_jax_keeps_is_refused(machine: Machine, tmp_path: Path, value: str,
                                                           words: str) -> None:
@@ -44,7 +46,7 @@ def test_jax_platforms_clean_is_no_error(machine: Machine, tmp_path: Path) -> No
 
 
 @pytest.mark.integration
-@pytest.mark.parametrize("value", ["cpu\r", "cpu ,cpu"])
+@pytest.mark.parametrize("value", ["cpu\r", "cpu ,cpu", "CPU", "cpu,"])
 def test_the_real_jax_refuses_a_platform_name_with_a_blank(value: str) -> None:
     """The rule's proof: the real JAX (CPU build) with such a JAX_PLATFORMS raises at its first array, naming the
     backend with its blank ('cpu\\r' is not in the list of known backends)."""
@@ -54,4 +56,18 @@ def test_the_real_jax_refuses_a_platform_name_with_a_blank(value: str) -> None:
     assert done.returncode != 0 and "is not in the list of known backends" in done.stderr, done.stderr[-2000:]
     clean = subprocess.run([sys.executable, "-c", "import jax; jax.numpy.zeros(1)"],
                            env={**env, "JAX_PLATFORMS": "cpu"}, capture_output=True, text=True, timeout=300)
+    assert clean.returncode == 0, clean.stderr[-2000:]
+
+
+@pytest.mark.integration
+def test_the_real_jax_refuses_a_default_device_that_is_not_cpu_gpu_or_tpu() -> None:
+    """compat's JAX_DEFAULT_DEVICE row, proven on the real JAX (CPU build): torch's 'cuda:0' raises at import's
+    first use of the setting; 'cpu' runs."""
+    env = {**os.environ, "JAX_PLATFORMS": "cpu", "PYTHONPATH": str(real_jax_cpu())}
+    program = "import jax; jax.numpy.zeros(1).block_until_ready()"
+    done = subprocess.run([sys.executable, "-c", program], env={**env, "JAX_DEFAULT_DEVICE": "cuda:0"},
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode != 0 and "jax.default_device must be passed" in done.stderr, done.stderr[-2000:]
+    clean = subprocess.run([sys.executable, "-c", program], env={**env, "JAX_DEFAULT_DEVICE": "cpu"},
+                           capture_output=True, text=True, timeout=300)
     assert clean.returncode == 0, clean.stderr[-2000:]

@@ -133,6 +133,7 @@ def explain_text(text: str | bytes, report: Report | None) -> dict[str, Any]:
         matches[:] = kept
     _compiler_first(matches)
     routing.memory_first(matches)
+    routing.build_first(matches)
     routing.inner_first(matches, catalog.wrappers())
     _judge_architecture(matches, facts)
     for answer in matches:
@@ -248,7 +249,8 @@ def _from_cause(cause: classify.Cause, framework: str | None, line: str,
     known.setdefault("error", cause.fact)
     if "compute_capability" in cause.values:
         known["cc"] = cause.values["compute_capability"]
-    if cause.kind in ("phrase", "no-gpu-device") and cause.values.get("fix"):  # its row's own fix, not its code's general one
+    # its row's own fix (or a banner's, with its values), not its code's general one
+    if cause.kind in ("phrase", "no-gpu-device", "build") and cause.values.get("fix"):
         fix = _filled({"fix": str(cause.values["fix"]), "values": values})["fix"]
     elif cause.code in _fixes():  # the registry's fix is "{fix}", filled by the rule that finds it: the table's
         fix = _filled({"fix": _fixes()[cause.code], "values": values})["fix"]

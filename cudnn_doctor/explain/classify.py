@@ -212,6 +212,8 @@ def _from_archs(facts: Facts) -> list[Cause]:
             cued = [Arch(compute_capability=named.pop(), cue=sentence[1], line=sentence[0])]
     if not cued and len(named) == 1:  # the GPU's capability, then the build's range on the lines after it (PyTorch)
         cued = _outside_range(facts, next(iter(named)))
+    if not cued and len(named) == 1:  # the GPU's capability beside the CUDA runtime the build was made with (Paddle)
+        cued = _older_runtime(facts, next(iter(named)))
     if not cued:
         return []
     arch = cued[-1]
@@ -231,10 +233,14 @@ def _from_archs(facts: Facts) -> list[Cause]:
         return [Cause("CD206", f"compute capability {arch.compute_capability} with “{arch.cue}”: the CUDA toolkit in use "
                       "does not know this GPU" + (f" (CUDA {needs} or newer does)" if needs else ""),
                       f"compat/libraries.toml: {subject.get('source', '')}", values, kind="arch", line=arch.line)]
+    # a build whose CUDA cannot hold code for the GPU (its banner's runtime judged) is kind "build": the routing puts it
+    # before the GPU work that failed under it (routing.build_first)
+    banner = banner_misfit(facts, arch.compute_capability) if arch.cue and arch.cue.startswith(BUILD_CUE) else None
+    values = {"compute_capability": arch.compute_capability} | (
+        {"fix": banner_fix(banner[1], banner[2], banner[3], arch.compute_capability)} if banner else {})
     return [Cause("CD311" if cudnn else "CD404",
                   f"compute capability {arch.compute_capability} with “{arch.cue}”: the build has no kernels for this GPU",
-                  "the architecture the message names", {"compute_capability": arch.compute_capability}, kind="arch",
-                  line=arch.line)]
+                  "the architecture the message names", values, kind="build" if banner else "arch", line=arch.line)]
 
 
 def _outside_range(facts: Facts, compute_capability: str) -> list[Arch]:
@@ -253,6 +259,72 @@ def _outside_range(facts: Facts, compute_capability: str) -> list[Arch]:
             return [Arch(compute_capability=compute_capability, cue=f"outside the build's range {bounds.group(0)}",
                          line=arch.line)]
     return []
+
+
+BUILD_CUE = "a build made with CUDA "
+
+# a CUDA version as a banner prints it: "10.2", or the runtime's integer 11020 (major*1000 + minor*10)
+_RUNTIME = re.compile(r"\W{0,4}(\d{1,2})\.(\d{1,2})\b|\W{0,4}(\d{1,2})0(\d)0\b")
+
+
+def _older_runtime(facts: Facts, compute_capability: str) -> list[Arch]:
+    """The GPU of COMPUTE_CAPABILITY as a cued architecture where the line naming it, or one of the next lines
+    (compat/libraries.toml [build_runtime]), names the CUDA runtime the build was made with and that CUDA is older than
+    the first toolkit that knows the GPU ([[arch_toolkit]]) or of a major that no longer targets it (compat/
+    gpu_support.toml [[cuda_floor]]): the build holds no code for it."""
+    misfit = banner_misfit(facts, compute_capability)
+    if misfit is None:
+        return []
+    arch, built, needs, floor = misfit
+    if needs:
+        cue = f"{BUILD_CUE}{built}, older than CUDA {needs}, the first that knows compute capability {compute_capability}"
+    else:
+        cue = f"{BUILD_CUE}{built}, whose major targets compute capability {floor} and newer, not {compute_capability}"
+    return [Arch(compute_capability=compute_capability, cue=cue, line=arch.line)]
+
+
+def banner_misfit(facts: Facts, compute_capability: str) -> tuple[Arch, str, str, str] | None:
+    """(the GPU's architecture as named, the CUDA the build was made with, the first CUDA that knows the GPU where the
+    build's is older, else the oldest capability the build's CUDA major targets) where a banner's runtime cannot hold
+    code for the GPU of COMPUTE_CAPABILITY; None where it can, or no banner names the build's CUDA."""
+    from cudnn_doctor.knowledge.gpu_support import below_cuda_floor, cuda_floor
+
+    arch = next((a for a in facts.archs if a.compute_capability == compute_capability), None)
+    needs = first_toolkit(compute_capability)
+    table = load("libraries").get("build_runtime", {})
+    if arch is None or not 0 <= arch.line < len(facts.lines):
+        return None
+    for line in facts.lines[arch.line:arch.line + 1 + int(table.get("lines", 0))]:
+        lower = line.lower()
+        word = next((w for w in table.get("words", ()) if w in lower), None)
+        found = _RUNTIME.match(lower, lower.find(word) + len(word)) if word else None
+        if found is None:
+            continue
+        major, minor = (found.group(1), found.group(2)) if found.group(1) else (found.group(3), found.group(4))
+        built = f"{int(major)}.{int(minor)}"
+        if needs is not None and _version_tuple(built) < _version_tuple(needs):
+            return arch, built, needs, ""
+        floor = cuda_floor(built, compute_capability) if below_cuda_floor(built, compute_capability) else None
+        return (arch, built, "", floor[0]) if floor else None
+    return None
+
+
+def banner_fix(built: str, needs: str, floor: str, compute_capability: str) -> str:
+    """The fix for a framework build whose CUDA (BUILT) cannot hold code for the GPU, with every value filled."""
+    if needs:
+        return (f"Install the framework's build made with CUDA {needs} or newer (this one was made with CUDA {built}, "
+                f"older than compute capability {compute_capability}): Paddle's paddlepaddle-gpu wheel for that CUDA "
+                "from its index (https://www.paddlepaddle.org.cn/install/quick lists one per CUDA), PyTorch's from "
+                "https://pytorch.org/get-started/locally/; the driver must support that CUDA (`nvidia-smi` names the "
+                "newest it does).")
+    return (f"Install the framework's build made with a CUDA whose major still targets compute capability "
+            f"{compute_capability} (this one was made with CUDA {built}, whose major starts at {floor}): an older "
+            "release of the framework or its build for an older CUDA (Paddle's index lists one per CUDA; PyTorch's "
+            "https://pytorch.org/get-started/previous-versions/), or run it on a newer GPU.")
+
+
+def _version_tuple(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in version.split("."))
 
 
 def judged_architecture(facts: Facts) -> str | None:

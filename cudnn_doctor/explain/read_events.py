@@ -198,8 +198,10 @@ def events(index: int, line: str, lower: str) -> list[Event]:
     for row in _event_table():
         if row["text"] in lower and (not row.get("any") or any(word in lower for word in row["any"])) \
                 and (not row.get("also") or any(word in lower for word in row["also"])):
-            out.append(Event(row["kind"], row["code"], row["text"], row["meaning"], row["fix"], row["source"], where,
-                             index))
+            # the line's own words where the row says which (with the message's values: "CUDA 9.1.props")
+            shown = re.search(row["shown"], line, re.IGNORECASE) if row.get("shown") else None
+            out.append(Event(row["kind"], row["code"], shown.group(0) if shown else row["text"], row["meaning"],
+                             row["fix"], row["source"], where, index))
     if ".version" in lower:
         for match in itertools.islice(_PTX.finditer(line), 2):
             out.append(_ptx_event(index, lower, match.group(1), match.group(2)))
@@ -367,7 +369,8 @@ def components(index: int, lowers: list[str]) -> list[Event]:
     for row in rows:
         window = int(row.get("window", 0))
         near = lowers[max(0, index - window):index + 1]
-        name = next((n for n in row["names"] for line in near if n in line), None)
+        # a name counts as a word of its own: "vgpu" inside "cutlass.cute.nvgpu" (CUTLASS's module) is not the vGPU
+        name = next((n for n in row["names"] for line in near if n in line and _word_in(n, line)), None)
         if name is None:
             continue
         # the driver releases the line names (the Fabric Manager's and the driver's) reach the answer
@@ -377,6 +380,18 @@ def components(index: int, lowers: list[str]) -> list[Event]:
         values = (("component", row["id"]),) + ((("driver_version", releases[-1]),) if releases else ())
         return [Event("component", row["code"], name.strip(), meaning, row["fix"], row["source"], values, index)]
     return []
+
+
+def _word_in(name: str, line: str) -> bool:
+    """Is NAME in LINE with no letter or digit right before or after it?"""
+    at = line.find(name)
+    while at >= 0:
+        before = line[at - 1:at]
+        after = line[at + len(name):at + len(name) + 1]
+        if not (before.isalnum() or after.isalnum()):
+            return True
+        at = line.find(name, at + 1)
+    return False
 
 
 # ------------------------------------------------ a framework's own CUDA extension (issue 41, round nine)

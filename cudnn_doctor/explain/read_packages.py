@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import itertools
 import re
+import urllib.parse
 from typing import Any
 
 from cudnn_doctor.explain.facts import Conflict, CpuBuild, NotFound
@@ -90,7 +91,7 @@ def _gpu_packages(line: str, lower: str, gpu_context: bool = True, other_acceler
         # torch==2.1.0"): its releases are built per CUDA, so a conflict over its pins is the GPU stack's where the
         # message speaks of its GPU builds (GPU_CONTEXT: a variant index, a CUDA word); a plain version clash of an
         # add-on with torch, with nothing of CUDA in it, is the add-on's pin, as not_found holds for "no matching"
-        if low.startswith(prefixes) or _LOCAL_CUDA.search(low) or low in frameworks and (gpu_context or companion):
+        if low.replace("_", "-").startswith(prefixes) or _LOCAL_CUDA.search(low) or low in frameworks and (gpu_context or companion):
             found.append(text)
             if len(found) >= PER_LINE:
                 break
@@ -153,13 +154,15 @@ _CLAUSE = re.compile(r"[.;:!?]\s|\n")
 CPU_AHEAD = 6  # a GPU word this many words after the build verb belongs to it ("not compiled with CUDA enabled")
 
 
-def cpu_builds(index: int, lower: str) -> list[CpuBuild]:
-    """A build without GPU support, in any framework's words: its own markers ([[cpu_build]]) or the grammar of
+def cpu_builds(index: int, lower: str, wrapped: str = "") -> list[CpuBuild]:
+    """A build without GPU support, in any framework's words: its own markers ([[cpu_build]]; read across a line break
+    too, WRAPPED being the line with the next one after it: "is not in available provider\nnames") or the grammar of
     [cpu_words]: a negated build verb with a GPU word after it, an imperative to build with the GPU, or the CPU
     variant named beside a GPU word."""
     words, markers = _cpu_tables()
+    marked = wrapped or lower
     out = [CpuBuild(framework=row["framework"], text=row["text"], line=index, source=row["source"]) for row in markers
-           if row["text"] in lower and (not row.get("any") or any(word in lower for word in row["any"]))]
+           if row["text"] in marked and (not row.get("any") or any(word in marked for word in row["any"]))]
     if out or not any(word in lower for word in words["gpu"]):
         return out
     module = _CUDNN_MODULE.search(lower) if "cudnn" in lower else None
@@ -218,6 +221,22 @@ def _negated_build(tokens: list[str], words: dict[str, Any]) -> str | None:
 # jaxlib==0.4.7+cuda11.cudnn86, nvidia-cudnn-cu12
 _CUDA_TAG = re.compile(r"(?:^|[-_+.\[])(?:cu\d{2,3}x?|cuda\d{0,3}x?|gpu)(?=$|[-_+.=<>\],;]|torch\d)")
 _PACKAGE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+\-]{0,80}(?:\[[a-z0-9_,\-]{1,40}\])?(?:[=<>!~]{1,2}[A-Za-z0-9_.+*\-]{1,40}){0,3}")
+# a URL (or a file: URL), as a resolver names a direct requirement; its last part may be a wheel's file
+_URL = re.compile(r"(?:https?|file)://[^\s`'\"]{1,600}")
+
+
+def _url_files(piece: str) -> str:
+    """PIECE with each of its first URLs that name a wheel's file replaced by that file's name, unquoted
+    ("https://.../flash_attn-2.8.3%2Bcu12torch2.8-...whl" -> "flash_attn-2.8.3+cu12torch2.8-...whl")."""
+    out, last = [], 0
+    for url in itertools.islice(_URL.finditer(piece), PER_LINE):
+        name = url.group(0).rstrip("/.,;:)").rsplit("/", 1)[-1]
+        if name.endswith(".whl"):
+            out += [piece[last:url.start()], " ", urllib.parse.unquote(name)]
+            last = url.end()
+    return "".join(out) + piece[last:] if out else piece
+
+
 NOT_FOUND_AFTER = 8  # conda lists the packages it did not find on the lines after its words
 
 
@@ -264,6 +283,8 @@ def not_found(lines: list[str], lowers: list[str]) -> list[NotFound]:
             pieces = [lowers[index][start:]] + _indented_below(lowers, index)
         packages: list[str] = []
         for piece in pieces:
+            # a requirement given by its URL names its wheel file last, quoted ("flash_attn-2.8.3%2Bcu12torch2.8-...whl")
+            piece = _url_files(piece)
             for match in itertools.islice(_PACKAGE.finditer(piece), 12):
                 name = match.group(0)
                 pin = _PIN.match(name)
@@ -275,7 +296,7 @@ def not_found(lines: list[str], lowers: list[str]) -> list[NotFound]:
                 # finding no torch for this Python alone is a Python pin, not the GPU stack's
                 # (a local version counts where it is a CUDA build's, +cu121: a +cpu or +rocm build is no NVIDIA evidence)
                 variant = _LOCAL_VARIANT.search(name)
-                if name.startswith(prefixes) or _CUDA_TAG.search(name) or variant and variant.group(1).startswith("cu") \
+                if name.replace("_", "-").startswith(prefixes) or _CUDA_TAG.search(name) or variant and variant.group(1).startswith("cu") \
                         or framework and _gpu_context(lowers):
                     packages.append(name)
             if tool != "conda" and text not in _named_table("below"):
@@ -283,8 +304,38 @@ def not_found(lines: list[str], lowers: list[str]) -> list[NotFound]:
         if packages:
             out.append(NotFound(tool=tool, packages=tuple(packages[:PER_LINE]), line=index, source=source,
                                 fix=_wheel_fix(packages[0])))
+        elif tool == "pip":
+            out.extend(_past_last_release(lowers[index], index))
     out.reverse()
     return out
+
+
+# pip's requirement pinned to one release, then the releases it found: "the requirement torch==2.4.1 (from versions:
+# 1.11.0, ..., 2.2.2)"
+_PINNED_FROM = re.compile(r"requirement ([a-z0-9][a-z0-9_.\-]{0,60})==(\d{1,4}(?:\.\d{1,4}){0,3})\b[^(\n]{0,80}"
+                          r"\(from versions: ([0-9a-z.,+ ]{1,2000})\)")
+
+
+def _past_last_release(lower: str, index: int) -> list[NotFound]:
+    """pip found no release of a framework pinned past the last one built for a platform the framework dropped, and
+    the releases it lists end at that one (compat/libraries.toml [[platform_last_release]]): no build of the pinned
+    release exists on that platform."""
+    from cudnn_doctor.explain.read_versions import version_key
+
+    found = _PINNED_FROM.search(lower)
+    if found is None:
+        return []
+    name, pinned, listed = found.group(1), found.group(2), found.group(3)
+    releases = [part.strip() for part in listed.split(",") if part.strip()[:1].isdigit()]
+    last = max(releases, key=version_key, default="")
+    for row in load("libraries").get("platform_last_release", []):
+        if row["name"] == name and last == row["version"] and version_key(pinned) > version_key(last):
+            fix = (f"{name} {last} is the last release with wheels for {row['platform']}; {name}=={pinned} has none "
+                   f"there. Pin {name}<={last} (and its companions of that release) on this machine, or install on "
+                   "another platform (Apple silicon, Linux or Windows) where the newer release is built.")
+            return [NotFound(tool="pip", packages=(f"{name}=={pinned}",), line=index,
+                             source=f"compat/libraries.toml: {row['source']}", fix=fix)]
+    return []
 
 
 # a wheel's file name (PEP 427): {distribution}-{version}(-{build})?-{python tag}-{abi tag}-{platform tag}.whl

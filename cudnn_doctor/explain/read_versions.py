@@ -34,14 +34,26 @@ _ARCH = re.compile(r"(?i)\b(?:sm|compute)[_-](\d{2,3})[a-z]?\b"
                    r"|(?:-gpu=|tesla:|keyword )cc(\d{2,3})\b"
                    # a minimum, then the GPU's own after "found" (Blender Cycles' device_cuda: "CUDA device supported only
                    # with compute capability 3.0 or up, found 2.1."): the GPU's is read last, so it is the one judged
-                   r"|\bor (?:up|higher|newer|above|later|greater),?\s{0,3}(?:but\s{1,3})?found (\d{1,2})\.(\d)\b")
+                   r"|\bor (?:up|higher|newer|above|later|greater),?\s{0,3}(?:but\s{1,3})?found (\d{1,2})\.(\d)\b"
+                   # an architecture as one number, in either of CUDA's encodings (arch_number): ggml's "no device code
+                   # compatible with CUDA arch 520" and "not compiled with any CUDA arch <= 750" (__CUDA_ARCH__),
+                   # a miner's "architecture (103) is not supported" and "not compiled for the gpu architecture 21",
+                   # ACEMD's "cannot find image for module ... for device version 610"
+                   r"|(?:cuda arch|gpu architecture|device version)\s{0,2}(?:<=?\s{0,2})?\(?(\d{2,4})\)?(?!\d|\.\d)"
+                   r"|\barchitecture\s{0,2}\((\d{2,4})\)"
+                   # a shader model with its dot (nheqminer's "Only CUDA devices with SM 5.0 and higher are supported")
+                   r"|\bsm ?(\d{1,2})\.(\d)\b"
+                   # Paddle's older banner "Please NOTE: device: 0, CUDA Capability: 75, Driver API Version: 10.1"
+                   r"|\bcuda capability:\s{0,2}(\d{2,3})\b(?!\.\d)")
 
 ARCH_CUES = ("no kernel image", "not compatible", "incompatible", "not supported", "unsupported", "no longer supports",
              "too old", "not a recognized processor", "only supports", "minimum", "requires", "kernel binaries",
              "arch_mismatch", "is not compatible", "does not support", "not defined", "unknown", "not recognized",
              "unrecognized", "only supported on", "only applicable on", "not found", "mismatched gpu architecture", "could not find compatible",
              "kernel is not available", "don't include", "do not include", "does not include",
-             "built for lower compute capability", "supported only")
+             "built for lower compute capability", "supported only", "no device code", "not compiled with",
+             "not compiled for", "cannot find image", "and higher are supported", "or higher are supported",
+             "but got")
 BUILT_WORDS = ("compile", "built", "build", "link", "source", "header", "expect", "requir", "need", "minimum", "at least",
                "was made", "supports up to")
 FOUND_WORDS = ("found", "loaded", "runtime", "library is", "installed", "you have", "got", "detected", "current",
@@ -148,9 +160,20 @@ def versions(index: int, line: str, lower: str) -> list[VersionPair]:
     return pairs[:2]
 
 
+def arch_number(digits: str) -> str:
+    """A compute capability written as one number, in CUDA's two encodings: sm_XY's (21, 61, 103, 120: major, then one
+    digit of minor) or __CUDA_ARCH__'s (520, 750, 1200: major*100 + minor*10). Three digits of 200 and more that end in
+    0 are __CUDA_ARCH__'s (no GPU has a major of 20 and more); 100-199 are sm_'s (10.0-12.1)."""
+    number = int(digits)
+    if len(digits) == 4 or len(digits) == 3 and number >= 200 and digits.endswith("0"):
+        return f"{number // 100}.{(number % 100) // 10}"
+    return f"{digits[:-1]}.{digits[-1]}"
+
+
 def archs(index: int, line: str, lower: str) -> list[Arch]:
     if "sm" not in lower and "compute" not in lower and "capability" not in lower and "current gpu is" not in lower \
-            and "cuda arch" not in lower and "cc" not in lower:
+            and "cuda arch" not in lower and "cc" not in lower and "architecture" not in lower \
+            and "device version" not in lower:
         return []
     out = []
     cue = next((c for c in ARCH_CUES if c in lower), None)
@@ -169,6 +192,16 @@ def archs(index: int, line: str, lower: str) -> list[Arch]:
             value = f"{number >> 8}.{number & 0xFF}"
         elif match.group(13):
             value = f"{match.group(13)}.{match.group(14)}"
+        elif match.group(15):
+            value = arch_number(match.group(15))
+        elif match.group(16) or match.group(17):
+            # "architecture (103)" and "SM 5.0" are CUDA's only where the line speaks of CUDA or the GPU (a game's
+            # "Shader Model 5.0 (SM 5.0)" is Direct3D's)
+            if not any(word in lower for word in ("cuda", "gpu", "nvidia")):
+                continue
+            value = arch_number(match.group(16)) if match.group(16) else f"{match.group(17)}.{match.group(18)}"
+        elif match.group(19):
+            value = arch_number(match.group(19))
         else:
             digits = match.group(8) or match.group(10) or match.group(11) or match.group(12)
             value = f"{digits[:-1]}.{digits[-1]}"

@@ -142,7 +142,7 @@ def _facts_of(indexes: range, budget: int, most: int, lines: list[str], lowers: 
         found_products = [p for p in products(index, lower) if p.name not in {library.name for library in named}]
         facts = (named + found_products, statuses(index, line, lower, cudnn_named) + block_statuses(index, lowers), pairs,
                  archs(index, line, lower), phrases(index, wrapped), symbols(index, line, lower, lines),
-                 cpu_builds(index, lower), compilers(index, lower, whole),
+                 cpu_builds(index, lower, wrapped), compilers(index, lower, whole),
                  events(index, line, wrapped) + kernel_modules(index, lowers) + components(index, lowers)
                  + extensions(index, lower) + requirements(index, lower) + toolkit_variables(index, lower)
                  + placeholders(index, lower) + missing_headers(index, lower) + compile_errors(index, line, lower)

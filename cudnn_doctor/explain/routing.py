@@ -12,6 +12,9 @@ live here, one function each, and the catalog's and the facts' answers pass thro
   build against the CUDA it finds) comes first, the phrase after it;
 - the memory that ran out outranks the library that reports it: cuDNN's handle failing (CD315) in a message that
   says the device's memory ran out (CUDA_ERROR_OUT_OF_MEMORY, CUDNN_STATUS_ALLOC_FAILED: CD109) is the memory's;
+- a build that holds no code for the GPU explains the GPU work that fails under it: where a framework's banner names
+  the CUDA its build was made with and that CUDA cannot hold code for the GPU (classify's answer of kind "build",
+  CD404), the statuses of kernels and libraries that failed after it (CUDNN_STATUS_EXECUTION_FAILED, CD316) follow it;
 - what failed inside a wrapper decides: a catalog entry marked `wrapper` (compat/errors.toml: a message that only
   says a plugin or an engine failed to start, the lines under it naming why) yields to the status, library or event
   those lines name (JAX's CUDA plugin failing on cuInit's CUDA_ERROR_NO_DEVICE is the device's, CD102).
@@ -92,3 +95,17 @@ def inner_first(matches: list[dict[str, Any]], wrappers: frozenset[str]) -> None
                   if str(match.get("id", "")).startswith(INNER_KINDS)), None)
     if inner is not None:
         matches.insert(0, matches.pop(inner))
+
+
+BUILD_ANSWER = "build-cd404"  # classify's CD404 of kind "build": the banner's CUDA cannot hold code for the GPU
+
+
+def build_first(matches: list[dict[str, Any]]) -> None:
+    """Where the message's banner shows a build whose CUDA holds no code for the GPU, that answer goes before the
+    statuses of the GPU work that failed under it (answers read from a status: ids "status-..."): the kernels failed
+    because the build has none for this GPU."""
+    build = next((index for index, match in enumerate(matches) if match.get("id") == BUILD_ANSWER), None)
+    if build is None or build == 0:
+        return
+    if all(str(match.get("id", "")).startswith("status-") for match in matches[:build]):
+        matches.insert(0, matches.pop(build))

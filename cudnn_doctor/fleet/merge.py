@@ -182,6 +182,15 @@ def _text(value: Any, where: str) -> str:
     return _capped(_scalar(value, where))
 
 
+def _string(value: Any, where: str) -> str:
+    """A field `check --json` writes as a string (a finding's code, the summary's status, a GPU's name) as _text
+    shows it; a number, a list or an object there is NotAReport: a hand-made or damaged report, never read as one
+    of the values nodes share."""
+    if value is not None and not isinstance(value, str):
+        raise NotAReport(f"its {where} is {type(value).__name__}, where `check --json` writes a string")
+    return _text(value, where)
+
+
 def _items(report: dict[str, Any], key: str) -> list[dict[str, Any]]:
     """The list of objects REPORT holds at KEY (none where it has no such field); of another type, or holding other
     than objects (a later release's report, a hand-made one), NotAReport: its findings are not read as none."""
@@ -213,7 +222,7 @@ def node_fields(report: dict[str, Any]) -> dict[str, str]:
     }
     gpus: dict[str, int] = {}
     for gpu in _items(report, "gpus"):
-        name = _text(gpu.get("name"), "gpus[].name")
+        name = _string(gpu.get("name"), "gpus[].name")
         gpus[name] = gpus.get(name, 0) + 1
     fields["gpus"] = _capped(", ".join(f"{count} x {name}" for name, count in sorted(gpus.items())) or "(none)")
     fields["toolkits"] = _text(sorted(f"{_text(t.get('version'), 'toolkits[].version')} at "
@@ -242,9 +251,9 @@ def node_fields(report: dict[str, Any]) -> dict[str, str]:
         fields[f"framework.{name}.cudnn_used"] = _text(framework.get("cudnn_used"), "frameworks[].cudnn_used")
     fields.update(_multi_gpu_fields(_section(report, "multi_gpu")))
     findings = _items(report, "findings")
-    fields["findings"] = _text(sorted({_text(f.get("code"), "findings[].code") for f in findings}), "findings") \
+    fields["findings"] = _text(sorted({_string(f.get("code"), "findings[].code") for f in findings}), "findings") \
         if findings else "(none)"
-    fields["status"] = _text(_section(report, "summary").get("status"), "summary.status")
+    fields["status"] = _string(_section(report, "summary").get("status"), "summary.status")
     return fields
 
 

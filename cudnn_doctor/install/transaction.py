@@ -529,11 +529,16 @@ STATE_FILE_LIMIT = 64 << 20  # a journal or manifest lists one line per file of 
 def read_state_json(path: Path) -> Any:
     """The JSON of a state file (journal, manifest), read as a user's file is: a FIFO, a device or a folder where
     it should be is refused at once (ValueError), never waited on or read without end; so is one too big."""
+    from cudnn_doctor.json_values import loads
+
     try:
         data = read_user_file(str(path), STATE_FILE_LIMIT)
     except UnreadableFile as error:
         raise ValueError(str(error)) from None
-    return json.loads(data.decode("utf-8"))
+    try:  # the one reader of what another program wrote: 5,000 digits kept, depth cut
+        return loads(data.decode("utf-8"))
+    except RecursionError:  # nested past what the parser goes: no state file a run of ours wrote
+        raise ValueError("nested deeper than a JSON reader goes") from None
 
 
 def recover(prefix: Path) -> tuple[str | None, bool]:

@@ -11,6 +11,7 @@ import functools
 import math
 import re
 import unicodedata
+from dataclasses import dataclass
 from typing import Any
 
 from cudnn_doctor.knowledge.data import load
@@ -33,7 +34,7 @@ def rows() -> dict[str, dict[str, Any]]:
     return found
 
 
-NCCL_OWN_GRAMMARS = ("interfaces", "flag", "level", "debug", "names")  # rules/multi_gpu.py judges NCCL's rows of these
+NCCL_OWN_GRAMMARS = ("interfaces", "flag", "level", "debug", "names", "bitset")  # rules/multi_gpu.py judges NCCL's rows of these
 
 
 def families() -> list[dict[str, Any]]:
@@ -103,9 +104,12 @@ def bisected(env: dict[str, str]) -> list[str]:
 
 def read_at_cuinit(env: dict[str, str]) -> list[str]:
     """The variables of ENV whose row says CUDA reads them in cuInit and may refuse to start over them (an injected
-    tool's library, the MPS daemon's pipes): where one is set, cuInit itself is asked."""
-    return [row["variable"] for row in load("process_env").get("setting", [])
-            if row.get("read_at_cuinit") and row["variable"] in env]  # early in check: NCCL's table is not needed
+    tool's library, the MPS daemon's pipes): where one is set, cuInit itself is asked. A row's `read_at_cuinit =
+    "outside_values"`: only where the value is none of the row's `values` (CUDA_DEVICE_ORDER=PCI_BUS: what CUDA
+    makes of it, cuInit says; PCI_BUS_ID, set in many shells, costs no cuInit)."""
+    return [row["variable"] for row in load("process_env").get("setting", [])  # early in check: not NCCL's table
+            if row.get("read_at_cuinit") and row["variable"] in env
+            and (row["read_at_cuinit"] is True or env[row["variable"]] not in row.get("values", ()))]
 
 
 def reader(name: str) -> str | None:
@@ -225,10 +229,11 @@ def enum_reading(row: dict[str, Any], value: str) -> tuple[str | None, str | Non
     values = [str(v) for v in row.get("values", [])]
     shown, who = shown_entry(value), reader["who"]
     names = reader.get("names", "none")
-    if names == "exact" and value in values:
-        return value, None
+    named = trimmed(reader, value) if reader.get("names_trimmed") else value  # NCCL 2.30's parsers trim a name first
+    if names == "exact" and named in values:
+        return named, None
     if names == "any-case":
-        found = next((v for v in values if v.lower() == value.lower()), None)
+        found = next((v for v in values if v.lower() == named.lower()), None)
         if found is not None:
             return found, None
     numbers = reader.get("numbers", "always")
@@ -252,7 +257,9 @@ def enum_reading(row: dict[str, Any], value: str) -> tuple[str | None, str | Non
         return levels[min(number, len(levels) - 1)], otherwise
     if str(number) in values:
         return str(number), otherwise
-    on_when = row.get("on_when")  # a flag NCCL tests as a number: `if (param)` or `param == 1`
+    on_when = row.get("on_when")  # a flag NCCL tests as a number: `if (param)`, `param == 1`, or `param >= 0 ? param`
+    if on_when == "positive":
+        return ("1" if number > 0 else "0"), otherwise
     if on_when == "nonzero":
         return "1" if number else "0", otherwise
     if on_when == "one":
@@ -290,6 +297,75 @@ def names_problem(row: dict[str, Any], value: str) -> str | None:
                 return f"{shown_entry(name)} is not one of {', '.join(str(v) for v in row['values'])} to " \
                        f"{reader['who']} (names in any case; no number){unread}"
     return None
+
+
+def bitset_problem(row: dict[str, Any], value: str) -> str | None:
+    """Why ROW's bitset reader (NCCL 2.30's ncclParamBitsetOf: NCCL_DEBUG_SUBSYS) refuses VALUE, in its own words;
+    None where it takes it. Its `invert` only as the value's first character (for the whole list), entries at its
+    `separator`, each trimmed of C's blanks and compared in any case, an empty one skipped: one unknown entry refuses
+    the whole value (NCCL then keeps its default)."""
+    reader = value_reader(row)
+    invert, separator = reader.get("invert", ""), reader.get("separator", ",")
+    body = value[len(invert):] if invert and value.startswith(invert) else value
+    values = [str(v) for v in row.get("values", [])]
+    unread = f": {reader['on_unread']}" if reader.get("on_unread") else ""
+    for entry in body.split(separator):
+        name = trimmed(reader, entry)
+        if name and name.lower() not in (v.lower() for v in values):
+            where = f" ('{invert}' leaves out the whole list, and only as the value's first character)" \
+                if invert and invert in name else ""
+            return f"{shown_entry(name)} is not one of {', '.join(values)} to {reader['who']} (names in any case, at " \
+                   f"'{separator}'){where}, so it refuses the whole value{unread}"
+    return None
+
+
+@dataclass(frozen=True)
+class InterfaceList:
+    """A list of interfaces (NCCL_SOCKET_IFNAME, NCCL_IB_HCA) as NCCL reads it: whether it leaves out what it names,
+    whether it names exactly, its entries' names (with a port, for IB), and why NCCL does not read it as the user's
+    list at all (too short: NCCL picks by itself), else None."""
+
+    exclude: bool
+    exact: bool
+    names: tuple[str, ...]
+    ports: tuple[int | None, ...]
+    unread: str | None = None
+
+    def keeps(self, name: str) -> bool:
+        """Whether NCCL keeps the interface NAME (matchIfList ^ searchNot): no entry at all matches every name."""
+        if self.unread is not None:
+            return True
+        matched = not self.names or any(name == entry if self.exact else name.startswith(entry) for entry in self.names)
+        return matched != self.exclude
+
+
+def interface_list(row: dict[str, Any], value: str) -> InterfaceList:
+    """VALUE of ROW (an NCCL interface list) read by its reader ([[value_reader]] nccl-interfaces): its `invert`
+    first, then its `exact`, each for the whole list and only in that order; entries at `separator`, each cut at its
+    first `port_separator`, one with an empty name skipped, each name cut to `prefix_bytes` bytes, at most the row's
+    `max_entries`; a value shorter than the row's `min_length` is not the user's list."""
+    reader = value_reader(row)
+    if len(value.encode("utf-8", "surrogateescape")) < row.get("min_length", 0):
+        return InterfaceList(False, False, (), (), unread=(
+            f"{reader['who']} reads only a value of {row['min_length']} characters or more as the user's list: NCCL "
+            "picks its interfaces by itself"))
+    exclude = bool(reader.get("invert")) and value.startswith(reader["invert"])
+    rest = value[len(reader["invert"]):] if exclude else value
+    exact = bool(reader.get("exact")) and rest.startswith(reader["exact"])
+    rest = rest[len(reader["exact"]):] if exact else rest
+    names: list[str] = []
+    ports: list[int | None] = []
+    keep = reader.get("prefix_bytes", 1 << 20)
+    for entry in rest.split(reader.get("separator", ",")):
+        name, _colon, port = entry.partition(reader.get("port_separator", ":"))
+        if not name:
+            continue
+        if len(names) >= row.get("max_entries", 1 << 20):
+            break
+        names.append(name.encode("utf-8", "surrogateescape")[:keep].decode("utf-8", "ignore"))
+        digits = re.match(r"[ \t]*[+-]?[0-9]+", port.split(reader.get("port_separator", ":"))[0])
+        ports.append(int(digits.group()) if digits else None)
+    return InterfaceList(exclude, exact, tuple(names), tuple(ports))
 
 
 C_BLANKS = " \t\n\v\f\r"  # C's isspace() in the C locale

@@ -72,6 +72,9 @@ def treat(work: Any) -> None:
         if loaded is not None:
             drop_preload(work, [finding], loaded.entry or "", report, f"{finding.subject} is preloaded into every "
                           "program, in place of each framework's own cuDNN")
+        elif finding.subject in view.preload:  # a sub-library preloaded (rules.process_env.preloaded_cudnn_sublibrary)
+            drop_preload(work, [finding], str(finding.subject), report, f"{finding.subject} is preloaded into every "
+                          "program, in place of that sub-library of each framework's own cuDNN")
     # (CD410 here: a PYTHONPATH copy built for another Python, rules.process_env._built_for_another_python)
     for finding in [*work.with_code("CD409", "CD419", "CD421"),
                     *(f for f in work.with_code("CD410") if f.values.get("how") == "PYTHONPATH")]:
@@ -377,6 +380,11 @@ def _setting(work: Any, finding: Finding) -> None:
                                          f"in), or set {variable} to such a folder"))
         return
 
+    view = work.report.process
+    inside = next((s for s in (view.set_in_python if view is not None else ()) if s[0] == variable), None)
+    if inside is not None:  # a start-up hook sets it inside every Python: the shell's unset would change nothing
+        _set_by_a_hook(work, finding, inside)
+        return
     row: dict[str, Any] = rows().get(variable) or family_of(variable) or {}
     if corrected:
         change = EnvChange(variable, "set", str(corrected))
@@ -385,6 +393,35 @@ def _setting(work: Any, finding: Finding) -> None:
         change = EnvChange(variable, "unset", "")
         why = f"{variable} unset: the framework's default ({row.get('effect', 'as documented')})"
     work.take([finding], Action(ENV, (), why, row.get("source", "compat/process_env.toml"), env=(change,)))
+
+
+def _set_by_a_hook(work: Any, finding: Finding, inside: tuple[str, ...]) -> None:
+    """A setting a Python start-up hook sets (report.process.set_in_python: variable, value, the hook files naming
+    it): the folder of that hook out of PYTHONPATH where it is there, else that line out of the file, said."""
+    variable, value, files = inside[0], inside[1], [f for f in inside[2].split(os.pathsep) if f]
+    on_path = {os.path.realpath(e): e for e in work.report.variable_folders.get("PYTHONPATH", [])}
+    folders = list(dict.fromkeys(on_path[os.path.realpath(_hook_folder(f))] for f in files
+                                 if os.path.realpath(_hook_folder(f)) in on_path))
+    said = f"{', '.join(files) or 'a start-up hook'} sets {variable}={value!r} inside every Python program"
+    if folders:
+        work.take([finding], Action(ENV, (), f"{', '.join(folders)} out of PYTHONPATH: {said}, so `unset {variable}` "
+                                             "in the shell changes nothing (what else that folder holds goes too)",
+                                    HOOK_SOURCE, env=tuple(EnvChange("PYTHONPATH", "remove", f) for f in folders)))
+        return
+    work.take([finding], Action(MANUAL, (), f"{said}, so `unset {variable}` in the shell changes nothing",
+                                HOOK_SOURCE, text=f"Take the line that sets {variable} out of "
+                                                  f"{', '.join(files) or 'the sitecustomize, usercustomize or .pth file that sets it'}"
+                                                  f" (python -X importtime -c pass lists the start-up modules)"))
+
+
+HOOK_SOURCE = "Python: the site module runs sitecustomize, usercustomize and .pth lines at start " \
+              "(https://docs.python.org/3/library/site.html)"
+
+
+def _hook_folder(path: str) -> str:
+    """The sys.path entry a hook file is found in (sitecustomize/__init__.py: the folder above its package)."""
+    folder = os.path.dirname(path)
+    return os.path.dirname(folder) if os.path.basename(path) == "__init__.py" else folder
 
 
 def _limit(work: Any, finding: Finding, report: Report) -> None:

@@ -15,7 +15,15 @@ from dataclasses import replace
 from typing import Any
 
 from cudnn_doctor import __version__
-from cudnn_doctor.child import ChildBatch, ChildRequest, deadline_in, timeout_from_env
+from cudnn_doctor.child import (
+    ChildAnswer,
+    ChildBatch,
+    ChildRequest,
+    deadline_in,
+    helper_request,
+    helper_trouble,
+    timeout_from_env,
+)
 from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.model import CudnnInstall, Framework, Host, LibraryProbe, ObservedLoad, Report, Tool, Toolkit
 from cudnn_doctor.probes import cudnn as cudnn_probe
@@ -362,6 +370,7 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
                          {v.ordinal: v.nvml_index for v in report.process.visible})
     # --- end of issue 42's part
     helpers.finish()
+    report.helper_troubles = list(helpers.troubles)
     if deep_imports is not None:
         from cudnn_doctor.probes.deep import confirm_frameworks
 
@@ -412,27 +421,38 @@ class HelperRuns:
         self._ldconfig = start_ldconfig(ctx)
         self._nvcc: dict[str, int] = {}
         self._nvcc_batch = ChildBatch([])
+        self.troubles: list[tuple[str, str]] = []  # (a helper's command, what it did: child.helper_trouble), CD213
 
     def ask_nvcc(self, toolkits: list[Toolkit]) -> None:
-        """Start `nvcc --version` of each of TOOLKITS whose files name no version, under the same deadline."""
+        """Start `nvcc --version` of each of TOOLKITS whose files name no version, under the same deadline, read as a
+        build reads it (child.helper_request: to its end; what it leaves holding its output is said)."""
         requests: list[ChildRequest] = []
         for toolkit in toolkits:
             if toolkit.version is None and toolkit.nvcc:
                 self._nvcc[toolkit.path] = len(requests)
-                requests.append(ChildRequest((toolkit.nvcc, "--version"), self.ctx.env, self.budget, "nvcc --version"))
+                requests.append(helper_request((toolkit.nvcc, "--version"), self.ctx.env, f"{toolkit.nvcc} --version",
+                                               self.budget))
         self._nvcc_batch = ChildBatch(requests, deadline=self.deadline)
 
     def ldconfig_cache(self) -> dict[str, list[str]]:
         if self._ldconfig is None:
             return {}
-        return under_prefix(cache_from_answer(self._ldconfig.answer(0), self.arch), self.ctx)
+        answer = self._ldconfig.answer(0)
+        self._said("ldconfig -p", answer)
+        return under_prefix(cache_from_answer(answer, self.arch), self.ctx)
 
     def nvcc_version(self, toolkit: Toolkit) -> str | None:
         index = self._nvcc.get(toolkit.path)
         if index is None:
             return None
         answer = self._nvcc_batch.answer(index)
+        self._said(f"{toolkit.nvcc} --version", answer)
         return None if answer.timed_out else nvcc_version_in(answer.stdout)
+
+    def _said(self, command: str, answer: ChildAnswer) -> None:
+        trouble = helper_trouble(answer, self.budget)
+        if trouble is not None and (command, trouble) not in self.troubles:
+            self.troubles.append((command, trouble))
 
     def finish(self) -> None:
         """Wait for the helpers' end (each is killed at the deadline, with all it started)."""

@@ -409,6 +409,38 @@ READ_AT_START = ("LD_", "PYTHON", "GLIBC_TUNABLES")
 ENVIRON_LIMIT = 8 << 20
 
 
+def set_inside_python() -> dict[str, str]:
+    """The variables this process's start-up hooks set or changed inside Python (os.environ against
+    /proc/self/environ, the kernel's copy of what exec was given), with their values there: a sitecustomize on
+    PYTHONPATH that sets XLA_FLAGS or defaults JAX_PLATFORMS does it in every Python program, and `unset` in the shell
+    changes nothing. Empty where this is not the command's own process, or /proc cannot say."""
+    import cudnn_doctor
+
+    if not cudnn_doctor.COMMAND_PROCESS:
+        return {}
+    started = _started_values()
+    if started is None:
+        return {}
+    return {name: value for name, value in os.environ.items()
+            if not name.startswith(READ_AT_START) and started.get(name) != value}
+
+
+def _started_values() -> dict[str, str] | None:
+    try:
+        with open("/proc/self/environ", "rb") as handle:
+            raw = handle.read(ENVIRON_LIMIT + 1)
+    except OSError:
+        return None
+    if len(raw) > ENVIRON_LIMIT:
+        return None
+    started = {}
+    for item in raw.split(b"\0"):
+        key, sep, value = item.partition(b"=")
+        if sep and key:
+            started[os.fsdecode(key)] = os.fsdecode(value)
+    return started
+
+
 def started_environment() -> dict[str, str]:
     """This process's environment, with the variables of READ_AT_START as the process was started with them
     (/proc/self/environ, the kernel's copy of what exec was given): the doctor, a Python program, ran the same
@@ -420,18 +452,9 @@ def started_environment() -> dict[str, str]:
     env = dict(os.environ)
     if not cudnn_doctor.COMMAND_PROCESS:  # called in another program's process: its environment is what it passes
         return env
-    try:
-        with open("/proc/self/environ", "rb") as handle:
-            raw = handle.read(ENVIRON_LIMIT + 1)
-    except OSError:  # not Linux, or no /proc: as the hooks left it
+    started = _started_values()
+    if started is None:  # not Linux, no /proc, or an environment past the limit: as the hooks left it
         return env
-    if len(raw) > ENVIRON_LIMIT:
-        return env
-    started = {}
-    for item in raw.split(b"\0"):
-        key, sep, value = item.partition(b"=")
-        if sep and key:
-            started[os.fsdecode(key)] = os.fsdecode(value)
     # GLIBC_TUNABLES: glibc rewrites its own start-up copy in place, keeping only the entries it took (seen with glibc
     # 2.36), so /proc/self/environ holds that; the environment a program here passes on holds them all, as given
     for name in [n for n in env if n.startswith(READ_AT_START) and n not in started and n != "GLIBC_TUNABLES"]:

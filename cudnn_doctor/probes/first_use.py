@@ -123,7 +123,7 @@ class XlaCompilerSearch:
     def __init__(self, frameworks: Sequence[Framework], env: dict[str, str], prefix_system: Any,
                  cwd: str | None = None, also: str | None = None) -> None:
         """ALSO: a ptxas asked in any case (PATH's first, probes/ptxas.py), so that one answer serves both."""
-        from cudnn_doctor.child import ChildBatch, ChildRequest, deadline_in, timeout_from_env
+        from cudnn_doctor.child import ChildBatch, ChildRequest, deadline_in, helper_request, timeout_from_env
 
         self.view: XlaCompiler | None = None
         self.batch: ChildBatch | None = None
@@ -168,7 +168,7 @@ class XlaCompilerSearch:
             parallel=(xla_flag(flags, row["parallel_flag"]) or "false").lower() in ("true", "1"),
             driver_fallback=(xla_flag(flags, row["driver_fallback_flag"]) or "false").lower() in ("true", "1"),
             libdevice_dir=libdevice_dir, libdevice=libdevice if libdevice and os.path.isfile(libdevice) else None,
-            roots=tuple(library_roots))
+            libdevice_unusable=_unusable(libdevice), roots=tuple(library_roots))
         requests: list[ChildRequest] = []
         seconds = timeout_from_env("CUDNN_DOCTOR_HELPER_TIMEOUT", TIMEOUT_S)
         seen: set[str] = set()
@@ -198,7 +198,7 @@ class XlaCompilerSearch:
             asked_also = asked_also or (also is not None and real == os.path.realpath(also))
             # as XLA starts it (tsl::SubProcess, posix_spawnp, compat/first_use.toml [xla_ptxas] `start`): the file
             # itself, in this environment; one without '#!' that is no ELF fails to start (ENOEXEC), as in XLA
-            requests.append(ChildRequest((path, "--version"), env, seconds, f"{path} --version", read_to_end=True))
+            requests.append(helper_request((path, "--version"), env, f"{path} --version", seconds))
         if requests:
             self.batch = ChildBatch(requests, deadline=deadline_in(seconds))
 
@@ -257,6 +257,35 @@ def _hang_words(answer: Any, row: dict[str, Any]) -> str:
         said = (f"its `--version` exited ({_exit_words(answer.exit_code)}) but left a process holding its output "
                 f"still {answer.wall_ms / 1000:.1f} s after it started (stopped then, with the rest of what it started)")
     return (f"{said}: {row['hang']}")
+
+
+def _unusable(path: str | None) -> str | None:
+    """What stands at PATH that XLA's FileExists finds (access(F_OK): through links) but LLVM cannot read as bitcode,
+    in words: a FIFO, a folder, a device, or a file whose first bytes are not a bitcode magic (compat/first_use.toml
+    [xla_libdevice] magic: empty, cut, another file); None where nothing is there (a dangling link or a loop
+    included, which XLA's FileExists does not find either) or the file begins as bitcode does."""
+    import stat
+
+    if path is None:
+        return None
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return None
+    if not stat.S_ISREG(mode):
+        return "a FIFO" if stat.S_ISFIFO(mode) else "a folder" if stat.S_ISDIR(mode) else \
+            "a socket" if stat.S_ISSOCK(mode) else "a device file" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else \
+            "no regular file"
+    from cudnn_doctor.user_files import UnreadableFile, read_user_head
+
+    try:
+        head = read_user_head(path, 4)
+    except (UnreadableFile, OSError):
+        return None  # not readable here (another user's file): not judged
+    magics = [bytes.fromhex(magic) for magic in _data()["xla_libdevice"]["magic"]]
+    if any(head.startswith(magic) for magic in magics):
+        return None
+    return f"a file that is not LLVM bitcode ({'empty' if not head else 'it begins ' + head.hex(' ')})"
 
 
 def _exit_words(code: int | None) -> str:

@@ -38,13 +38,12 @@ def ldconfig_command(ctx: SearchContext) -> list[str] | None:
 def ldconfig_cache(ctx: SearchContext) -> dict[str, list[str]]:
     """soname -> paths from the ldconfig cache, for this machine's architecture: `ldconfig -p` run on
     its own through the child runner (check runs it beside nvcc, under one budget)."""
-    from cudnn_doctor.child import deadline_in, run_child, timeout_from_env
+    from cudnn_doctor.child import deadline_in, helper_timeout, run_child
 
     command = ldconfig_command(ctx)
     if command is None:
         return {}
-    answer = run_child(command, ctx.env, deadline_in(timeout_from_env("CUDNN_DOCTOR_HELPER_TIMEOUT", 10.0)),
-                       what="ldconfig -p")
+    answer = run_child(command, ctx.env, deadline_in(helper_timeout()), what="ldconfig -p", read_to_end=True)
     return under_prefix(cache_from_answer(answer, ctx.arch), ctx)
 
 
@@ -201,13 +200,13 @@ _EARLY_LDCONFIG: list[StartedLdconfig] = []  # the one start_nvml_early started,
 def _ldconfig_request(ctx: SearchContext) -> tuple[tuple[str, ...], ChildBatch] | None:
     """`ldconfig -p` for CTX started now through the child runner, under the helpers' budget
     (CUDNN_DOCTOR_HELPER_TIMEOUT): its command and its batch; None where there is nothing to run."""
-    from cudnn_doctor.child import ChildBatch, ChildRequest, deadline_in, timeout_from_env
+    from cudnn_doctor.child import ChildBatch, deadline_in, helper_request, helper_timeout
 
     command = ldconfig_command(ctx)
     if command is None:
         return None
-    budget = timeout_from_env("CUDNN_DOCTOR_HELPER_TIMEOUT", HELPER_BUDGET_S)
-    return tuple(command), ChildBatch([ChildRequest(tuple(command), ctx.env, budget, "ldconfig -p")],
+    budget = helper_timeout()
+    return tuple(command), ChildBatch([helper_request(command, ctx.env, "ldconfig -p", budget)],
                                       deadline=deadline_in(budget))
 
 

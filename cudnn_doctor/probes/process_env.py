@@ -567,9 +567,29 @@ def read_process_view(ctx: SearchContext, answer: LibraryProbe | None, gpus: lis
         **read_settings(ctx.env, frameworks),
         preloaded_cuda=preloaded_cuda_libraries(ctx.env, frameworks),
         python_shadows=python_shadows(ctx.env, frameworks, ctx.cwd),
+        set_in_python=set_in_python(ctx.env, frameworks),
+        preloaded_cudnn_parts=tuple(
+            (entry, os.path.dirname(os.path.realpath(entry)), release_in_file_name(os.path.realpath(entry)) or "")
+            for entry in preload_entries(ctx.env) if "/" in entry and os.path.basename(entry).startswith("libcudnn_")),
         broken_cuda=broken_cuda_on_path(ctx, cache, frameworks, loads),
         cxx_runtime=runtime_refusals(ctx, frameworks),
     )
+
+
+MAX_SET_IN_PYTHON = 32
+
+
+def set_in_python(env: dict[str, str], frameworks: list[Framework]) -> tuple[tuple[str, str, str], ...]:
+    """The variables this Python's start-up hooks set inside it (probes/context.set_inside_python), each with the
+    hook files that name it (probes/python_start.hooks_setting), where ENV holds that value: (variable, value,
+    files)."""
+    from cudnn_doctor.probes.context import set_inside_python
+    from cudnn_doctor.probes.python_start import hooks_setting
+
+    inside = {name: value for name, value in set_inside_python().items() if env.get(name) == value}
+    names = sorted(inside)[:MAX_SET_IN_PYTHON]
+    files = hooks_setting(env, frameworks, names)
+    return tuple((name, inside[name], os.pathsep.join(files.get(name, []))) for name in names)
 
 
 def sanitizers_mapped(mapped: tuple[str, ...], env: dict[str, str]) -> tuple[tuple[str, str, str], ...]:

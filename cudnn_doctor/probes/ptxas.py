@@ -22,7 +22,7 @@ class PtxasChild:
 
     def __init__(self, env: dict[str, str], frameworks: list[Framework], toolkits: Sequence[Toolkit] = (),
                  search: Any = None) -> None:
-        from cudnn_doctor.child import ChildBatch, ChildRequest, deadline_in, timeout_from_env
+        from cudnn_doctor.child import ChildBatch, deadline_in, helper_request, timeout_from_env
 
         self.path: str | None = path_ptxas(env, frameworks)
         self.release: str | None = None
@@ -37,8 +37,7 @@ class PtxasChild:
             self.release = ".".join(str(own.version).split(".")[:2])
         elif search is None or not search.has(self.path):
             seconds = timeout_from_env("CUDNN_DOCTOR_HELPER_TIMEOUT", TIMEOUT_S)
-            self.batch = ChildBatch([ChildRequest((self.path, "--version"), env, seconds, f"{self.path} --version",
-                                                 read_to_end=True)],
+            self.batch = ChildBatch([helper_request((self.path, "--version"), env, f"{self.path} --version", seconds)],
                                     deadline=deadline_in(seconds))
 
     def result(self) -> tuple[str | None, str | None]:

@@ -211,6 +211,23 @@ def start_hooks(env: dict[str, str], frameworks: list[Framework]) -> list[str]:
     text names ctypes, dlopen, cuDNN, CUDA...: read, so that the started Python is asked only then):
     sitecustomize.py and usercustomize.py on PYTHONPATH and in the frameworks' site-packages, and the import lines of
     the .pth files there."""
+    import os
+
+    found = []
+    for path, text in _hook_texts(env, frameworks):
+        if path.endswith(".pth"):  # only its lines that start with import are run: their own code, and the modules
+            lines = [line for line in text.splitlines() if line.startswith((b"import ", b"import\t"))]
+            if _pth_may_load(lines, os.path.dirname(path)):  # they import from that site
+                found.append(path)
+        elif any(word in text for word in HOOK_WORDS):
+            found.append(path)
+    return found[:16]
+
+
+def _hook_texts(env: dict[str, str], frameworks: list[Framework]) -> list[tuple[str, bytes]]:
+    """(path, its first MAX_HOOK_BYTES) of each start-up hook file a framework's program may run: sitecustomize.py
+    and usercustomize.py on PYTHONPATH and in the frameworks' site-packages and user sites, and the .pth files there
+    (regular files only, read without waiting on a FIFO)."""
     import glob
     import os
 
@@ -225,21 +242,24 @@ def start_hooks(env: dict[str, str], frameworks: list[Framework]) -> list[str]:
                   for name in ("sitecustomize.py", "usercustomize.py", os.path.join("sitecustomize", "__init__.py"))]
     candidates += [path for site in sites for path in sorted(glob.glob(os.path.join(glob.escape(site), "*.pth")))
                    [:MAX_PTH_FILES]]
-    found = []
+    texts = []
     for path in candidates:
         if not os.path.isfile(path):
             continue
         try:
-            text = read_user_file(path, MAX_HOOK_BYTES)
+            texts.append((path, read_user_file(path, MAX_HOOK_BYTES)))
         except UnreadableFile:
             continue
-        if path.endswith(".pth"):  # only its lines that start with import are run: their own code, and the modules
-            lines = [line for line in text.splitlines() if line.startswith((b"import ", b"import\t"))]
-            if _pth_may_load(lines, os.path.dirname(path)):  # they import from that site
-                found.append(path)
-        elif any(word in text for word in HOOK_WORDS):
-            found.append(path)
-    return found[:16]
+    return texts
+
+
+def hooks_setting(env: dict[str, str], frameworks: list[Framework], names: list[str]) -> dict[str, list[str]]:
+    """For each variable of NAMES (set inside Python by a start-up hook: probes/context.set_inside_python), the hook
+    files whose text names it: where a program's Python gets that value, so the step that changes it."""
+    if not names:
+        return {}
+    texts = _hook_texts(env, frameworks)
+    return {name: [path for path, text in texts if name.encode() in text] for name in names}
 
 
 # what loads a library, said in a .pth line or in a module it imports (a module's name alone is no evidence: numba's

@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from cudnn_doctor.operating_system import CURRENT, which
 
 COMPILERS = ("gcc", "g++", "clang", "nvcc")
-HELPER_TIMEOUT_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -54,8 +53,11 @@ def _libc() -> str | None:
 
 
 def _compilers(env: dict[str, str], nvcc: str | None) -> dict[str, str | None]:
-    """Each compiler's version, asked of it (`NAME --version`) through the child runner, side by side."""
-    from cudnn_doctor.child import ChildRequest, run_children, timeout_from_env
+    """Each compiler's version, asked of it (`NAME --version`) through the child runner, side by side, read to the
+    end as a build tool reads it (torch's cpp_extension: subprocess.check_output): what it did that such a build would
+    meet (child.helper_trouble: it never ended, left a process holding its output, a signal ended it) said in its
+    row, and stopped with the rest of what the compiler started."""
+    from cudnn_doctor.child import helper_request, helper_timeout, helper_trouble, run_children
 
     found: dict[str, str | None] = {}
     paths: dict[str, str] = {}
@@ -64,18 +66,13 @@ def _compilers(env: dict[str, str], nvcc: str | None) -> dict[str, str | None]:
         found[name] = None
         if path:
             paths[name] = path
-    seconds = timeout_from_env("CUDNN_DOCTOR_HELPER_TIMEOUT", HELPER_TIMEOUT_S)
-    # read to the end, as a build tool reads it (torch's cpp_extension: subprocess.check_output): what is left
-    # holding the output then is said, and stopped with the rest of what the compiler started
-    requests = [ChildRequest((path, "--version"), env, seconds, f"{name} --version", read_to_end=True)
-                for name, path in paths.items()]
+    seconds = helper_timeout()
+    requests = [helper_request((path, "--version"), env, f"{name} --version", seconds) for name, path in paths.items()]
     for (name, path), answer in zip(paths.items(), run_children(requests), strict=True):
         said = f"{_version_of(answer.stdout) or 'version unreadable'} ({path})"
-        if answer.timed_out:
-            said += f"; its --version did not end within {seconds:g} s"
-        elif "stdout" in answer.held:
-            said += (f"; its --version left a process holding its output {seconds:g} s on: a program that reads it "
-                     "to its end (a build's check_output) waits for that process")
+        trouble = helper_trouble(answer, seconds)
+        if trouble is not None:
+            said += f"; its --version {trouble}"
         found[name] = said
     return found
 

@@ -20,7 +20,7 @@ def report_to_json(report: Report) -> dict[str, Any]:
         from cudnn_doctor.plan.shell import folders_of, plan_json
 
         data["plan"] = plan_json(plan, folders_of(report))
-    for internal in ("search_errors", "dangling_variables", "nvml_error", "unreadable_files", "loader_path_real",
+    for internal in ("search_errors", "helper_troubles", "dangling_variables", "nvml_error", "unreadable_files", "loader_path_real",
                      "variable_folders",
                      "ld_library_path", "ld_library_path_real", "doctor_bugs"):
         data.pop(internal, None)

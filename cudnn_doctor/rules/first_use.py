@@ -133,10 +133,22 @@ def xla_libdevice(report: Report) -> list[Finding]:
     """The libdevice XLA links its math functions from: the first CUDA root holding nvvm/libdevice is taken, and a
     folder there without libdevice.10.bc (or none at all) fails the first kernel that calls exp, log, tanh..."""
     xla = report.first_use.xla if report.first_use else None
-    if xla is None or xla.libdevice or not _gpu(report) or _kernel_ran(report):
+    if xla is None or (xla.libdevice and not xla.libdevice_unusable) or not _gpu(report) or _kernel_ran(report):
         return []
     row = _data()["xla_libdevice"]
     refs = (row["source"], _data()["jax_cuda_path"]["source"])
+    if xla.libdevice_dir and xla.libdevice_unusable:  # XLA finds it there and opens it: not 'not found'
+        path = f"{xla.libdevice_dir}/{row['file']}"
+        what = xla.libdevice_unusable
+        then = (row["opens_fifo"] if what == "a FIFO" else row["opens_other"])
+        return [_made(
+            "CD208", path, refs=(*refs, row["exists_source"], row["magic_source"]), evidence="read", severity="warning",
+            proof=f"{path} is {what}; read here, not compiled: {PROVE_JAX}",
+            detail=(f"JAX's XLA links math functions (exp, log, tanh, erf...) from libdevice: XLA takes "
+                    f"{xla.libdevice_dir}, the first of its CUDA roots that holds {row['folder']}, and its {row['file']} "
+                    f"is {what}, which XLA's check that it exists passes: {then} ({_data_dir_words(xla)}). Put the "
+                    f"CUDA toolkit's own {row['file']} there. {PROVE_JAX}."),
+            kind="libdevice", framework="jax", fix_folder=xla.libdevice_dir)]
     if xla.libdevice_dir:
         where = (f"XLA takes {xla.libdevice_dir}, the first of its CUDA roots that holds {row['folder']}, and it holds "
                  f"no {row['file']}")

@@ -6,7 +6,9 @@ every finding names the data row that decided it.
 
 from __future__ import annotations
 
+import os
 import re
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from cudnn_doctor.codes import finding
@@ -35,14 +37,37 @@ def _name(framework: Framework) -> str:
 
 
 def cpu_only_builds(report: Report) -> list[Finding]:
-    """CD406; the plan names the exact GPU build of the installed release."""
+    """CD406; the plan names the exact GPU build of the installed release. A framework whose CPU package is a common
+    choice beside GPU work (compat/rules.toml `cpu_build_beside_gpu`: ONNX Runtime's `onnxruntime`, which other
+    packages require) is information where its environment holds another framework's GPU build: that environment
+    is set up for the GPU, and this build was chosen or pulled in for CPU work; nothing fails for it."""
     cpu_only = [f for f in report.frameworks if f.details.get("cpu_only")]
     if not cpu_only:
         return []
     from cudnn_doctor.knowledge import frameworks as knowledge
 
-    return [finding("CD406", subject=f.location, framework=_name(f), framework_version=f.version,
-                    name=knowledge.canonical_name(f.name) or f.name) for f in cpu_only]
+    findings = []
+    for framework in cpu_only:
+        name = knowledge.canonical_name(framework.name) or framework.name
+        made = finding("CD406", subject=framework.location, framework=_name(framework),
+                       framework_version=framework.version, name=name)
+        beside = _gpu_build_beside(report, framework)
+        if beside is not None and knowledge.profile(name).get("cpu_build_beside_gpu") == "info":
+            made = replace(made, severity="info", refs=(str(knowledge.profile(name).get("cpu_build_source", "")),),
+                           detail=f"{made.detail} Beside {_name(beside)} {beside.version} (a CUDA build) in the same "
+                                  f"environment it is taken as chosen for CPU work; if {_name(framework)} should "
+                                  f"use the GPU, its GPU build is the step (`cudnn-doctor compat "
+                                  f"{name}=={framework.version}` lists it).")
+        findings.append(made)
+    return findings
+
+
+def _gpu_build_beside(report: Report, framework: Framework) -> Framework | None:
+    """Another framework of FRAMEWORK's site-packages (the folder of its dist-info) that is a CUDA build."""
+    folder = os.path.dirname(framework.location or "")
+    return next((f for f in report.frameworks if f is not framework and f.location and folder
+                 and os.path.dirname(f.location) == folder and not f.details.get("cpu_only")
+                 and not f.details.get("assumed") and f.cuda_built_for), None)
 
 
 def built_for_newer_cuda_than_driver(report: Report) -> list[Finding]:

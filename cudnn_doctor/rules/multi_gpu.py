@@ -9,7 +9,13 @@ from typing import Any
 
 from cudnn_doctor.codes import finding
 from cudnn_doctor.knowledge.data import load
-from cudnn_doctor.knowledge.environment import NCCL_OWN_GRAMMARS, enum_reading, names_problem
+from cudnn_doctor.knowledge.environment import (
+    NCCL_OWN_GRAMMARS,
+    bitset_problem,
+    enum_reading,
+    interface_list,
+    names_problem,
+)
 from cudnn_doctor.model import Finding, MultiGpu, Report
 
 CAUSE_CODES = ("CD170", "CD171", "CD173", "CD174", "CD175", "CD176", "CD177", "CD178", "CD180")
@@ -117,16 +123,11 @@ def acs(report: Report) -> list[Finding]:
     return [finding("CD174", subject="PCIe", detail=detail, refs=(_data()["acs"]["source"],))]
 
 
-def interfaces_matched(value: str, interfaces: tuple[str, ...]) -> list[str]:
-    """The interfaces NCCL's prefix grammar leaves: comma-separated prefixes, ^ excludes, = matches exactly,
-    a :port suffix (NCCL_IB_HCA) names a port of that adapter."""
-    exclude = value.startswith("^")
-    terms = [term.split(":")[0] for term in value.lstrip("^").split(",") if term]
-
-    def matches(name: str) -> bool:
-        return any(name == term[1:] if term.startswith("=") else name.startswith(term) for term in terms)
-
-    return [name for name in interfaces if matches(name) != exclude]
+def interfaces_matched(row: dict[str, Any], value: str, interfaces: tuple[str, ...]) -> list[str]:
+    """The interfaces NCCL keeps of INTERFACES under ROW's VALUE, read as NCCL reads it (knowledge/environment.py
+    interface_list: a first ^ leaves out, = after it names exactly, each for the whole list; a :port names a port)."""
+    read = interface_list(row, value)
+    return [name for name in interfaces if read.keeps(name)]
 
 
 def nccl_settings(report: Report) -> list[Finding]:
@@ -151,7 +152,12 @@ def _nccl_settings(report: Report) -> list[Finding]:
         refs = (row["source"],)
         if row["grammar"] == "interfaces":
             pool = multi.interfaces if variable == "NCCL_SOCKET_IFNAME" else multi.infiniband
-            if not pool or interfaces_matched(value, pool):
+            unread = interface_list(row, value).unread  # too short to be the user's list: NCCL picks by itself
+            if unread is not None:
+                found.append(finding("CD176", subject=variable, refs=refs, variable=variable, value=value,
+                                     why=f"{unread} ({row['effect']})"))
+                continue
+            if not pool or interfaces_matched(row, value, pool):
                 continue
             if variable == "NCCL_SOCKET_IFNAME":
                 found.append(finding("CD175", subject=variable, refs=refs, value=value, variable=variable,
@@ -162,6 +168,12 @@ def _nccl_settings(report: Report) -> list[Finding]:
                                          "over IP sockets instead"))
             continue
         values = row.get("values", [])
+        if row["grammar"] == "bitset":  # NCCL 2.30's ncclParamBitsetOf: one unknown entry refuses the whole value
+            problem = bitset_problem(row, value)
+            if problem:
+                found.append(finding("CD176", subject=variable, refs=refs, variable=variable, value=value,
+                                     why=f"{problem} ({row['effect']})"))
+            continue
         if row["grammar"] == "names":  # NCCL's parseList: a name it does not know fails the communicator
             problem = names_problem(row, value)
             if problem:
@@ -177,7 +189,7 @@ def _nccl_settings(report: Report) -> list[Finding]:
             elif problem:  # taken, but not as written ('1abc' is 1, 'yes' is 0)
                 found.append(finding("CD176", subject=variable, refs=refs, variable=variable, value=value,
                                      why=f"{problem}: NCCL takes it as {read} ({row['effect']})"))
-            if read is not None and read == row.get("slow_when"):
+            if read is not None and read in _slow_values(row):
                 found.append(finding("CD181", subject=variable, refs=refs, variable=variable, value=value,
                                      effect=row["effect"]))
             continue
@@ -185,10 +197,16 @@ def _nccl_settings(report: Report) -> list[Finding]:
         if not accepted:
             found.append(finding("CD176", subject=variable, refs=refs, variable=variable, value=value,
                                  why=f"not one of {', '.join(values)}; NCCL ignores it ({row['effect']})"))
-        elif value == row.get("slow_when") or (row["grammar"] == "debug" and value.upper() in ("INFO", "TRACE")):
+        elif value in _slow_values(row):
             found.append(finding("CD181", subject=variable, refs=refs, variable=variable, value=value,
                                  effect=row["effect"]))
     return found
+
+
+def _slow_values(row: dict[str, Any]) -> tuple[str, ...]:
+    """ROW's slow_when, one value or several."""
+    slow = row.get("slow_when")
+    return () if slow is None else (slow,) if isinstance(slow, str) else tuple(slow)
 
 
 def shared_memory(report: Report) -> list[Finding]:

@@ -469,6 +469,36 @@ def preloaded_cudnn(report: Report) -> list[Finding]:
     return findings
 
 
+def preloaded_cudnn_sublibrary(report: Report) -> list[Finding]:
+    """A cuDNN sub-library in LD_PRELOAD (libcudnn_adv.so.9, a forum's workaround for an RNN error): loaded before
+    anything, it is what each framework's cuDNN gets for that soname, and its own needed cuDNN libraries come through
+    the loader's search, its release's. Its release is its cuDNN's (the copy in its folder, or its file name); where
+    that is not what a framework needs, CD317 (on an H100 the system's 9.14 adv preloaded failed torch 2.11:
+    "cuDNN version incompatibility", while plain check named only the version it then found)."""
+    view = report.process
+    if view is None:
+        return []
+    findings = []
+    for entry, folder, named in view.preloaded_cudnn_parts:
+        copy = next((i for i in report.cudnn if folder in (i.path, os.path.dirname(i.real_library or "")) and i.version),
+                    None)
+        version = copy.version if copy is not None else named
+        if not version:
+            continue
+        for framework in report.frameworks:
+            requirement = str(framework.details.get("cudnn_requirement") or "")
+            wanted = requirement if requirement[:1] in "<>=!~" else (f"=={framework.cudnn_expected}"
+                                                                       if framework.cudnn_expected else "")
+            if wanted and not _satisfies(version, wanted):
+                findings.append(finding(
+                    "CD317", subject=entry, library=entry, version=version, framework=framework.name,
+                    expected=wanted.lstrip("="), evidence="rule",
+                    proof=f"ld.so(8): LD_PRELOAD's libraries are loaded before any other, so {framework.name}'s "
+                          f"cuDNN gets {os.path.basename(entry)} from there; the framework needs cuDNN "
+                          f"{wanted.lstrip('=')}"))
+    return findings
+
+
 def hook_preloaded_cudnn(report: Report) -> list[Finding]:
     """A GPU library a framework's Python had mapped before its program's first line (a start-up hook loaded it): the
     framework's libraries ask the loader for its soname and get the copy already loaded, not their own. A cuDNN: seen,
@@ -1113,13 +1143,16 @@ def _judge_more(row: dict[str, Any], kind: str, value: str, report: Report) -> l
         return ([("invalid", "; ".join(firm))] if firm else []) + ([("unnamed", "; ".join(unnamed))] if unnamed else [])
     if kind == "platforms":
         # split as the reader splits (JAX: at each ',' and nothing stripped, so a CRLF file's '\r' stays in a name)
+        # and compares each name as written: 'CUDA' and the empty name a trailing ',' leaves are backends of those
+        # names, unknown (seen with JAX 0.11.2 on an H100: "Unable to initialize backend 'CUDA'", "... backend ''")
         exact = bool(row.get("entries_exact"))
-        entries = [e if exact else e.strip() for e in value.split(",") if e.strip()]
-        unknown = [e for e in entries if e.lower() not in row.get("values", [])]
+        entries = value.split(",") if exact else [e.strip() for e in value.split(",") if e.strip()]
+        unknown = [e for e in entries if (e if exact else e.lower()) not in row.get("values", [])]
         if unknown:
-            return [("invalid", f"{', '.join(environment.shown_entry(e) for e in unknown)} "
-                                f"{'is' if len(unknown) == 1 else 'are'} not a JAX backend "
-                                f"({', '.join(row.get('values', []))})")]
+            shown = [environment.shown_entry(e) if e else "'' (an empty name: a ',' with nothing after or before it)"
+                     for e in unknown]
+            return [("invalid", f"{', '.join(shown)} {'is' if len(unknown) == 1 else 'are'} not a JAX backend "
+                                f"({', '.join(row.get('values', []))}, as written: JAX compares the names exactly)")]
         framework = _framework(report, row["framework"])
         release = version_tuple(framework.version or "") if framework is not None else None
         refused = [e for e in entries if release and (version_tuple(row.get("refused_from", {}).get(e.lower(), ""))
@@ -2014,7 +2047,7 @@ def _cure_code(cure: Any) -> str:
     return environment.cure_code(cure.variable or "")
 
 
-RULES = (driver_library, nvml_library, visibility, torch_count, device_order, memory_held, limits, preloaded_cudnn, hook_preloaded_cudnn,
+RULES = (driver_library, nvml_library, visibility, torch_count, device_order, memory_held, limits, preloaded_cudnn, preloaded_cudnn_sublibrary, hook_preloaded_cudnn,
          loaded_sublibraries, observed_loads, settings, jax_ptxas, environment_cure, preloaded_cuda,
          python_shadows, broken_cuda, cxx_runtime, python_refused, cpu_kernels, cuda_libraries)
 

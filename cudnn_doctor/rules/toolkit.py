@@ -32,4 +32,12 @@ def several_toolkits(report: Report) -> list[Finding]:
     return [finding("CD205", versions=versions, picked=f"{picked.path}, found via {picked.source}")]
 
 
-RULES = (no_toolkit, unreadable_version, broken_runtime, dangling_variables, several_toolkits)
+def helper_troubles(report: Report) -> list[Finding]:
+    """Each helper program (a toolkit's `nvcc --version`, `ldconfig -p`) that never ended, left a process holding
+    its output, was ended by a signal or flooded its output (child.helper_trouble): a build that reads it waits or
+    fails the same way."""
+    return [finding("CD213", subject=command, command=command, trouble=trouble)
+            for command, trouble in report.helper_troubles]
+
+
+RULES = (no_toolkit, unreadable_version, broken_runtime, dangling_variables, several_toolkits, helper_troubles)
