@@ -2,11 +2,14 @@
 forked from one Python per pytest worker that has imported what `import jax` spends most of its time on: jaxlib's
 extension (a 280 MB library), NumPy and ml_dtypes, about 0.7 of its 1.2 CPU s, and far more of its wall on a loaded
 machine. Not jax itself: jax reads its options (JAX_*) from the environment as jax/_src/config.py defines them, at its
-import, and jaxlib reads XLA_PYTHON_CLIENT_* and XLA_CLIENT_MEM_FRACTION when a GPU client's options are made
-(xla_client.py's functions, called when the backends start), so a child forked before `import jax`, its environment
-set first, is what a program started with that environment gets. A variable of any other name (XLA_FLAGS, which
-jaxlib's C++ reads, LD_*, PYTHON*), another PYTHONPATH, or CUDNN_DOCTOR_TEST_SUBPROCESS=1 gets a new Python instead,
-as before. tests/test_suite_infrastructure.py proves the two alike on refused and taken values."""
+import; jaxlib reads XLA_PYTHON_CLIENT_* and XLA_CLIENT_MEM_FRACTION when a GPU client's options are made
+(xla_client.py's functions, called when the backends start), and XLA's C++ reads XLA_FLAGS (and a dump's
+TEST_UNDECLARED_OUTPUTS_DIR) at the first compilation, not as the library loads; so a child forked before
+`import jax`, its environment set first, is what a program started with that environment gets. A variable of any
+other name (LD_*, PYTHON*, CUDA_*, TF_CPP_*, which the extension reads as it loads), another PYTHONPATH, or
+CUDNN_DOCTOR_TEST_SUBPROCESS=1 gets a new Python instead, as before. tests/test_suite_infrastructure.py proves that
+the forking Python's imports read none of these names and that forked and new answer alike on refused and taken
+values."""
 
 from __future__ import annotations
 
@@ -25,9 +28,11 @@ from pathlib import Path
 from tests.real_wheels import real_jax_cpu
 
 BASE_PATH = "/usr/bin:/bin"
-# read by jax's own Python at its import (config.py) or by jaxlib's when the backends start: never by what the
-# forking Python imported (tests/test_suite_infrastructure.py asks its os.environ what that import read)
-FORKED_VARIABLES = re.compile(r"JAX_[A-Z0-9_]*|XLA_PYTHON_CLIENT_[A-Z0-9_]*|XLA_CLIENT_MEM_FRACTION")
+# read by jax's own Python at its import (config.py), by jaxlib's when the backends start, or by XLA at the first
+# compilation: never by what the forking Python imported (tests/test_suite_infrastructure.py asks its os.environ and
+# its getenv what that import read)
+FORKED_VARIABLES = re.compile(r"JAX_[A-Z0-9_]*|XLA_PYTHON_CLIENT_[A-Z0-9_]*|XLA_CLIENT_MEM_FRACTION|XLA_FLAGS"
+                              r"|TEST_UNDECLARED_OUTPUTS_DIR")
 PRELOADED = ("numpy", "ml_dtypes", "jaxlib.xla_client")
 
 # The forking Python: imports PRELOADED, then for each request line (JSON: env, code, cwd, out, err) forks a child
@@ -46,8 +51,10 @@ for line in sys.stdin:
     sys.stderr.flush()
     pid = os.fork()
     if pid == 0:
+        answers.close()  # the worker's answers are the forking Python's alone
         null = os.open(os.devnull, os.O_RDONLY)
         os.dup2(null, 0)
+        os.close(null)
         for fd, path in ((1, request["out"]), (2, request["err"])):
             file = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             os.dup2(file, fd)

@@ -15,10 +15,13 @@ from tests.fakes.build import compile_library
 
 ROOT = Path(__file__).resolve().parents[1]
 def bench(machine, *args: str, timeout: float = 120):
-    process = subprocess.run([sys.executable, "-m", "cudnn_doctor", "bench", *args], capture_output=True, text=True,
-                             env=machine.env, cwd=machine.cwd, timeout=timeout, stdin=subprocess.DEVNULL)
-    assert "Traceback" not in process.stderr, process.stderr
-    return process
+    """`cudnn-doctor bench ARGS` on MACHINE, in this process unless the test is marked `subprocess` (conftest's
+    `machine`): the measurement itself is a child of the command's own (cudnn_doctor/bench/run.py), so only a Python
+    start and the doctor's imports per run were saved by running it here."""
+    result = machine.run("bench", *args, timeout=timeout)
+    assert "Traceback" not in result.stderr, result.stderr
+    return subprocess.CompletedProcess([sys.executable, "-m", "cudnn_doctor", "bench", *args], result.exit_code,
+                                       result.stdout, result.stderr)
 
 
 def fakes(cudart: dict | None = None, cudnn: dict | None = None) -> list[str]:
