@@ -131,6 +131,8 @@ def _end_now(done: SystemExit) -> None:
 def main() -> None:
     try:
         _main()
+    except KeyboardInterrupt:  # a SIGINT before signals.install(): Python's own handler, in the first imports
+        sys.exit(130)  # as every command ends on SIGINT, without a traceback of the imports it cut
     except SystemExit as done:
         _not_at_a_prompt(done)
         raise
@@ -201,6 +203,15 @@ def _terminal_size_as_a_terminal_could_have_it() -> None:
         value = os.environ.get(name, "")
         if value.strip().isascii() and value.strip().isdigit() and int(value) < MIN_COLUMNS:
             del os.environ[name]
+    # a terminal that says it is that narrow itself (a pty of 1 column, a split pane dragged shut): the output at
+    # the width used where there is no terminal, wrapped by the terminal, rather than nothing at all
+    if "COLUMNS" not in os.environ:
+        try:
+            columns = os.get_terminal_size(sys.stdout.fileno()).columns
+        except (OSError, ValueError, AttributeError):  # not a terminal, no stdout, or one without a descriptor
+            return
+        if columns < MIN_COLUMNS:
+            os.environ["COLUMNS"] = "80"
 
 
 def _with_frameworks(floor: tuple[str, str]) -> tuple[str, str]:

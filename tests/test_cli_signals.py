@@ -183,3 +183,21 @@ def test_a_signal_the_command_went_on_past_does_not_outweigh_its_whole_answer() 
                           cwd=Path(__file__).resolve().parent.parent)
     assert done.returncode == 0, (done.returncode, done.stderr)
     assert json.loads(done.stdout) == {"schema": "cudnn-doctor/report/1", "exit_code": 0}
+
+
+def test_a_sigint_in_the_first_imports_ends_with_130_and_no_traceback(monkeypatch: pytest.MonkeyPatch,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """Ctrl-C 0.02 s after the start, before the doctor's own handlers are installed (Python's default handler raises
+    KeyboardInterrupt inside the first imports): a traceback of the imports it cut, exit 1 (round fifteen's sealed
+    red-team, read after its figure). Now the command ends as on any SIGINT: 130, nothing on stderr. The interrupt is
+    raised where the real one landed, in the step before the handlers (entry's first)."""
+    from cudnn_doctor import entry
+
+    def cut() -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(entry, "_working_folder_off_sys_path", cut)
+    with pytest.raises(SystemExit) as done:
+        entry.main()
+    assert done.value.code == 130
+    assert "Traceback" not in capsys.readouterr().err

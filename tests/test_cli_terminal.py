@@ -111,3 +111,13 @@ def test_a_terminal_size_no_terminal_has_still_prints(machine_process: Machine, 
     for args in (("--help",), ("check", "--help"), ("check",), ("explain", "CUDNN_STATUS_NOT_INITIALIZED")):
         result = machine.run(*args)
         assert result.stdout.strip(), (args, result.exit_code, result.stderr[-300:])
+
+
+@pytest.mark.parametrize("columns", [1, 2])
+def test_a_terminal_that_says_it_is_one_column_wide_still_gets_the_help(machine: Machine, columns: int) -> None:
+    """A pty whose own size is 1 or 2 columns (no COLUMNS set: the terminal's ioctl says it): rich printed nothing,
+    exit 0 (round fifteen's sealed red-team, read after its figure); the output now comes at 80 columns, wrapped by
+    the terminal."""
+    code, screen = run_in_terminal(machine, "--help", columns=columns)
+    assert code == 0 and "usage" in screen.lower() and "check" in screen, screen[:500]
+

@@ -256,6 +256,41 @@ def test_an_air_gapped_mirror_folder_works_like_the_site(tmp_path: Path) -> None
     assert not (tmp_path / "other").exists()
 
 
+@pytest.mark.parametrize(("said", "words"), [
+    ("8.9.7.29", "it calls its cuDNN 8.9.7.29 where 9.19.0 was asked for"),  # another release under this name
+    ("9" * 1_000_000 + ".19", "is not a version"),  # a megabyte of digits was echoed whole to stdout
+])
+def test_a_mirror_manifest_that_is_not_the_release_asked_for_is_refused(tmp_path: Path, said: str,
+                                                                      words: str) -> None:
+    """An air-gapped mirror whose redistrib_9.19.0.json says another release (a copy renamed by hand) was installed
+    as asked, exit 0; one whose version is a megabyte of digits printed it whole (round fifteen's sealed red-team,
+    read after its figure): refused before anything is fetched, one line naming the manifest, exit 2."""
+    archive = make_archive("txz", tmp_path)
+    mirror_folder = tmp_path / "mirror"
+    (mirror_folder / "cudnn" / "linux-x86_64").mkdir(parents=True)
+    (mirror_folder / "cudnn" / "linux-x86_64" / archive.name).write_bytes(archive.read_bytes())
+    (mirror_folder / "redistrib_9.19.0.json").write_text(json.dumps(manifest(said, {"cuda12": entry(archive)})))
+    result = run_cli(["install", "--version", "9.19.0", "--mirror", str(mirror_folder), "--prefix",
+                      str(tmp_path / "cuda"), "--yes"], clean_env(tmp_path))
+    assert result.returncode == 2 and words in result.stderr and "CD512" in result.stderr, result.stderr[-600:]
+    assert len(result.stdout) + len(result.stderr) < 4096 and not (tmp_path / "cuda").exists()
+
+
+def test_a_file_url_of_another_host_is_refused(tmp_path: Path) -> None:
+    """--mirror file://server/share and --from file://server/x.tar.xz name a file on another host (curl and urllib
+    refuse them); they were read as this machine's /share (round fifteen's sealed red-team, read after its figure)."""
+    env = clean_env(tmp_path)
+    for args in (["--version", "9.19.0", "--mirror", f"file://server{tmp_path}"],
+                 ["--from", f"file://server{tmp_path}/cudnn.tar.xz"]):
+        result = run_cli(["install", *args, "--prefix", str(tmp_path / "cuda"), "--dry-run"], env)
+        assert result.returncode == 2 and "names the host 'server'" in result.stderr, result.stderr[-600:]
+    mirror_folder = tmp_path / "mirror"
+    mirror_folder.mkdir()
+    result = run_cli(["install", "--version", "9.19.0", "--mirror", f"file://localhost{mirror_folder}", "--prefix",
+                      str(tmp_path / "cuda"), "--dry-run"], env)
+    assert "names the host" not in result.stderr  # localhost is this machine (RFC 8089)
+
+
 def test_the_download_bar_shows_a_file_s_name_as_it_is(httpserver, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """The progress bar's text is the archive's name: rich markup in it is shown, not applied."""
     from types import SimpleNamespace

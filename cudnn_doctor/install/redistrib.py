@@ -45,7 +45,7 @@ def pick_file(manifest: Any, platform: str, cuda_major: int | None, where: str) 
     if not isinstance(product, dict):
         raise bad("it is not a cuDNN redistributable manifest (no 'cudnn' object)")
     version = product.get("version", "unknown")
-    if not isinstance(version, str) or not re.fullmatch(r"\d+(\.\d+){1,3}", version):
+    if not isinstance(version, str) or not re.fullmatch(r"\d{1,6}(\.\d{1,6}){1,3}", version):
         raise bad(f"its cudnn version {str(version)[:40]!r} is not a version")
     entry = product.get(platform)
     if not isinstance(entry, dict):

@@ -86,7 +86,7 @@ def _from_location(request: Request) -> Source:
     if request.sha256 is not None and not re.fullmatch(r"[0-9a-fA-F]{64}", request.sha256):
         raise DoctorError(f"--sha256 {request.sha256[:80]!r} is not 64 hexadecimal digits", exit_code=2, code="CD001")
     if location.startswith("file://"):
-        location = unquote(urlparse(location).path)
+        location = local_path(location, "--from")
     if is_url(location):
         from cudnn_doctor.install.redistrib import file_name
 
@@ -132,9 +132,24 @@ def readable_archive(path: str, shown: str) -> None:
     os.close(fd)
 
 
+def local_path(url: str, said: str) -> str:
+    """The local path a file: URL names; a file: URL naming another host than this one (file://server/share) is
+    refused, as curl and Python's urllib refuse it: the file is on that host, not in this machine's folder."""
+    parts = urlparse(url)
+    if parts.netloc not in ("", "localhost"):
+        from cudnn_doctor.knowledge.inputs import shown
+
+        raise DoctorError(f"{said} {shown(url[:200])} names the host {shown(parts.netloc[:80])}: a file URL reads only "
+                          "this machine's files", "mount that host's folder and give its local path (or file:///PATH)",
+                          exit_code=2, code="CD004")
+    return unquote(parts.path)
+
+
 def mirror_base(mirror: str | None) -> str:
     """The base URL: --mirror (a URL, or a local folder for air-gapped sites), else NVIDIA's."""
     base = mirror or os.environ.get("CUDNN_DOCTOR_MIRROR") or DEFAULT_BASE_URL
+    if is_url(base) and urlparse(base).scheme == "file":
+        local_path(base, "--mirror" if mirror else "CUDNN_DOCTOR_MIRROR")
     if not is_url(base):
         from cudnn_doctor.knowledge.inputs import shown
 
@@ -165,6 +180,10 @@ def _from_manifest(request: Request, platform: str, http, default_cuda: int | No
         raise doctor_error("CD512", exit_code=2, where=manifest_url, why="it is not valid JSON") from None
     chosen = pick_file(manifest, platform, request.cuda_major if request.cuda_major else default_cuda_for(
         manifest, platform, default_cuda), manifest_url)
+    if chosen.version.split(".")[:len(version.split("."))] != version.split("."):  # 9.19.0 asked: 9.19.0.x
+        raise doctor_error("CD512", exit_code=2, where=manifest_url,
+                           why=f"it calls its cuDNN {chosen.version} where {version} was asked for (a manifest of "
+                               "another release under this release's name)")
     url = urljoin(base, chosen.relative_path)
     if not url.startswith(base):
         raise doctor_error("CD512", exit_code=2, where=manifest_url,
