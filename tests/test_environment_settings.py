@@ -459,3 +459,17 @@ def test_a_setting_a_start_up_hook_sets_inside_python_is_treated_where_it_is_set
     machine.env["PYTHONPATH"] = machine.env["PYTHONPATH"].split(":", 1)[1]  # the shell's own value: its unset
     machine.env["CUDNN_LOGLEVEL_DBG"] = "3"
     assert check(machine)["process"]["set_in_python"] == []
+
+
+def test_what_the_doctor_sets_in_its_own_environment_is_no_start_up_hook(monkeypatch: pytest.MonkeyPatch) -> None:
+    """entry.py sets COLUMNS=80 in its own process for a terminal of 1-2 columns: not a variable a start-up hook set
+    (set_in_python lists what every Python program here gets from a hook); a variable changed after the start that
+    no row of the doctor's owns still is."""
+    import cudnn_doctor
+    from cudnn_doctor.probes.context import set_inside_python
+
+    monkeypatch.setattr(cudnn_doctor, "COMMAND_PROCESS", True)
+    monkeypatch.setenv("COLUMNS", "80-by-the-doctor")
+    monkeypatch.setenv("XLA_FLAGS", "--set-by-a-hook")
+    inside = set_inside_python()
+    assert "COLUMNS" not in inside and inside.get("XLA_FLAGS") == "--set-by-a-hook"

@@ -422,7 +422,10 @@ def set_inside_python() -> dict[str, str]:
     if started is None:
         return {}
     return {name: value for name, value in os.environ.items()
-            if not name.startswith(READ_AT_START) and started.get(name) != value}
+            if not name.startswith(READ_AT_START) and name not in DOCTORS_OWN and started.get(name) != value}
+
+
+DOCTORS_OWN = ("COLUMNS", "LINES")  # entry.py sets COLUMNS itself for a terminal too narrow to print in
 
 
 def _started_values() -> dict[str, str] | None:
