@@ -208,6 +208,7 @@ def test_deep_imports_what_python_c_imports_where_the_user_stands(machine: Machi
     assert torch["details"]["deep"]["version"] == "2.5.1+cu124", torch["details"]["deep"]
 
 
+@pytest.mark.subprocess  # the command's own process is the point: it is the subreaper of what its children leave
 def test_a_deep_import_that_hangs_after_starting_a_daemon_is_cut_off_with_it(machine: Machine, tmp_path: Path) -> None:
     """`--deep` imports the framework through the same runner: one deadline, and what the import started
     (here a detached process holding stdout) is gone when check returns."""
