@@ -14,6 +14,7 @@ import pytest
 
 from tests.conftest import Machine, codes
 from tests.test_multi_gpu import MULTI_CODES, _gpus, _interfaces
+from tests.test_reliability_round14 import _alive
 
 pytestmark = pytest.mark.integration
 
@@ -120,14 +121,6 @@ def test_torchs_blocking_wait_read_by_getcvarbool(value: str, refused: bool) -> 
 
 
 # --- 1. every helper program through the one runner, with the same guarantees -------------------------------------
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as stream:
-            return stream.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
 
 def _nvcc_toolkit(machine: Machine, tmp_path: Path, body: str) -> Path:
     """A toolkit whose files name no version (so its nvcc is asked `--version`), CUDA_HOME pointing at it."""

@@ -450,6 +450,15 @@ def open_files(report: Report, view: ProcessView) -> list[Finding]:
 
 # --- the cuDNN each framework loads: LD_PRELOAD and the sub-libraries ------------------------------------------
 
+def _cudnn_wanted(framework: Framework) -> str:
+    """The cuDNN FRAMEWORK takes, as a specifier: its wheel's requirement ("==9.19.0.56", ">=9.1,<10"; "" where its
+    metadata pins none), else, for a requirement without an operator, "==" its expected release."""
+    requirement = str(framework.details.get("cudnn_requirement") or "")
+    if requirement[:1] in "<>=!~":  # "" is in every string: no requirement is "" too
+        return requirement
+    return f"=={framework.cudnn_expected}" if framework.cudnn_expected else ""
+
+
 def preloaded_cudnn(report: Report) -> list[Finding]:
     view = report.process
     if view is None:
@@ -459,9 +468,7 @@ def preloaded_cudnn(report: Report) -> list[Finding]:
         framework = _framework(report, loaded.user)
         if loaded.via != "LD_PRELOAD" or framework is None or not loaded.version:
             continue
-        requirement = str(framework.details.get("cudnn_requirement") or "")
-        wanted = requirement if requirement[:1] in "<>=!~" else (f"=={framework.cudnn_expected}"
-                                                                   if framework.cudnn_expected else "")
+        wanted = _cudnn_wanted(framework)
         if not wanted or _satisfies(loaded.version, wanted):
             continue
         findings.append(finding("CD317", subject=loaded.library, library=loaded.library, version=loaded.version,
@@ -486,9 +493,7 @@ def preloaded_cudnn_sublibrary(report: Report) -> list[Finding]:
         if not version:
             continue
         for framework in report.frameworks:
-            requirement = str(framework.details.get("cudnn_requirement") or "")
-            wanted = requirement if requirement[:1] in "<>=!~" else (f"=={framework.cudnn_expected}"
-                                                                       if framework.cudnn_expected else "")
+            wanted = _cudnn_wanted(framework)
             if wanted and not _satisfies(version, wanted):
                 findings.append(finding(
                     "CD317", subject=entry, library=entry, version=version, framework=framework.name,
@@ -525,9 +530,7 @@ def hook_preloaded_cudnn(report: Report) -> list[Finding]:
                     + DEEP_PROVES + ".")))
             continue
         version = version or release_in_file_name(library) or ""
-        requirement = str(framework.details.get("cudnn_requirement") or "")
-        wanted = requirement if requirement[:1] in "<>=!~" else (f"=={framework.cudnn_expected}"
-                                                                   if framework.cudnn_expected else "")
+        wanted = _cudnn_wanted(framework)
         refused = bool(version and wanted and not _satisfies(version, wanted))
         made = finding("CD317", subject=library, evidence="seen", library=library, version=version or "unknown",
                        framework=name, expected=wanted.lstrip("=") or "its own copy", hooks=hooks,
