@@ -14,25 +14,23 @@ out=${2:?OUT}
 mkdir -p "$out"
 py=${PYTHON:-python3}
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$out/gpu.txt" 2>&1
+speed() {  # first, on a machine nothing has run on yet: round sixteen's first call measured after the scenarios
+           # (their children and caches around) and saw plain check at twice its time of the session before
+    timeout 60 $py benchmarks/check_speed.py --runs 9 --compare "nvidia-smi -q" --before "$1" > "$out/speed.log" 2>&1
+    timeout 100 $py benchmarks/deep_speed.py --runs 3 --before "$1" >> "$out/speed.log" 2>&1
+    tail -c 1200 "$out/speed.log"
+}
 if [ "$mode" = sealed ]; then
     sealed=${3:?SEALED}; before=${4:?BEFORE_TREE}
+    if [ -n "${SPEED:-}" ]; then speed "$before"; fi
     timeout 280 $py benchmarks/gpu_scenarios.py --scenarios "$sealed" --out "$out/sealed_before" --quiet-cases \
         --doctor-tree "$before" --budget-s 250 > "$out/sealed_before.log" 2>&1; tail -c 700 "$out/sealed_before.log"
     timeout 280 $py benchmarks/gpu_scenarios.py --scenarios "$sealed" --out "$out/sealed" --quiet-cases \
         --judges "$out/sealed_before/scenarios.json" --budget-s 250 > "$out/sealed.log" 2>&1
     tail -c 700 "$out/sealed.log"
-    if [ -n "${SPEED:-}" ]; then  # the speed too, where the call has the time for it (SPEED=1)
-        timeout 60 $py benchmarks/check_speed.py --runs 9 --compare "nvidia-smi -q" --before "$before" \
-            > "$out/speed.log" 2>&1
-        timeout 100 $py benchmarks/deep_speed.py --runs 3 --before "$before" >> "$out/speed.log" 2>&1
-        tail -c 1200 "$out/speed.log"
-    fi
 else
     before=${3:?BEFORE_TREE}
+    speed "$before"
     timeout 200 $py benchmarks/gpu_scenarios.py --scenarios ${4:-benchmarks/held_out/round15/scenarios45.py} \
         --out "$out/dev" --quiet-cases --budget-s 180 > "$out/dev.log" 2>&1; tail -c 700 "$out/dev.log"
-    timeout 60 $py benchmarks/check_speed.py --runs 9 --compare "nvidia-smi -q" --before "$before" \
-        > "$out/speed.log" 2>&1
-    timeout 100 $py benchmarks/deep_speed.py --runs 3 --before "$before" >> "$out/speed.log" 2>&1
-    tail -c 1200 "$out/speed.log"
 fi
