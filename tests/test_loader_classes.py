@@ -77,7 +77,7 @@ def test_a_text_file_in_a_hwcaps_subfolder_is_refused_in_the_loaders_words(machi
     level = hwcaps_folder(tmp_path, machine)
     (level / "libcudnn_ops.so.9").write_text("version https://git-lfs.github.com/spec/v1\noid sha256:0\n")
     report = machine.check_json()
-    refused = finding(report, "CD307")
+    refused = finding(report, "CD308")  # the loader's words: the file is no library (invalid ELF header)
     assert refused["severity"] == "error" and refused["evidence"] == "seen", refused
     assert str(level / "libcudnn_ops.so.9") in refused["detail"], refused
     lines = plan_lines(machine)

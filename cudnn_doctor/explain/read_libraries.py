@@ -11,6 +11,7 @@ from typing import Any
 from cudnn_doctor.explain.facts import Library, Symbol
 from cudnn_doctor.explain.message_text import PER_LINE
 from cudnn_doctor.knowledge.data import load
+from cudnn_doctor.knowledge.loader_words import failure_texts
 
 TOKEN = re.compile(r"[A-Za-z0-9_.+\-]{1,300}")
 _DLL_NAME = re.compile(r"([a-z][a-z0-9_+\-]{0,80}?)(?:64)?((?:_[0-9][0-9.]{0,12}){0,3})")
@@ -41,11 +42,6 @@ def _library_table() -> tuple[dict[str, dict[str, Any]], list[tuple[str, dict[st
 def _quoted_texts() -> tuple[str, ...]:
     """compat/libraries.toml [[failure]] rows whose loader names a library bare, in quotes (`quoted = true`)."""
     return tuple(row["text"] for row in load("libraries").get("failure", []) if row.get("quoted"))
-
-
-@functools.cache
-def _failure_texts() -> tuple[tuple[str, str], ...]:
-    return tuple((row["text"], row["kind"]) for row in load("libraries").get("failure", []))
 
 
 def parse_library(token: str) -> tuple[dict[str, Any], str, str | None] | None:
@@ -176,7 +172,7 @@ def _markers(lower: str) -> list[tuple[int, str, int]]:
     counts once."""
     out: list[tuple[int, str, int]] = []
     taken: list[tuple[int, int]] = []
-    for rank, (text, kind) in enumerate(_failure_texts()):
+    for rank, (text, kind) in enumerate(failure_texts()):
         start = lower.find(text)
         while start >= 0:
             end = start + len(text)

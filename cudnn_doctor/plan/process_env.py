@@ -149,9 +149,11 @@ def treat(work: Any) -> None:
     for finding in work.with_code("CD307"):
         if finding.values.get("sublibrary_file"):
             _loaded_copy(work, finding, report)
-    for finding in work.with_code("CD307"):  # the loader's words name the file it refused: LD_LIBRARY_PATH or
-        named = loader_named(str(finding.values.get("error") or ""), report)  # LD_PRELOAD gave it (a library cuDNN
-        if named is not None:  # needs, such as an older libz or libstdc++, in a folder first on the path)
+    for finding in work.with_code("CD307", "CD308"):  # the loader's words name the file it refused: LD_LIBRARY_PATH or
+        if finding.code == "CD308" and finding.values.get("sublibrary_file"):  # LD_PRELOAD gave it (a library cuDNN
+            continue  # needs, such as an older libz or libstdc++, in a folder first on the path; a sub-library's file
+        named = loader_named(str(finding.values.get("error") or ""), report)  # is its copy's, treated above)
+        if named is not None:
             _named_by_the_loader(work, finding, report, *named)
     for finding in work.with_code("CD411", "CD412", "CD413", "CD414", "CD416", "CD417", "CD418"):
         _setting(work, finding)

@@ -12,7 +12,7 @@ from dataclasses import replace
 from typing import Any
 
 from cudnn_doctor.codes import CODES, finding
-from cudnn_doctor.knowledge import environment
+from cudnn_doctor.knowledge import environment, loader_words
 from cudnn_doctor.knowledge.data import load
 from cudnn_doctor.model import Finding, Framework, LoadedCudnn, ProcessView, Report
 from cudnn_doctor.specifiers import InvalidSpecifier, Specifiers
@@ -656,8 +656,12 @@ def _sublibrary_finding(loaded: LoadedCudnn, name: str, path: str | None, proble
     common: dict[str, Any] = dict(version=loaded.version or "unknown", path=folder, folder=folder, via=loaded.via, framework=users,
                   loaded_library=loaded.library)
     if problem.startswith("not loadable: "):  # a file there, which the loader itself refused: its words name why
-        return finding("CD307", subject=loaded.library, library=path or name, error=problem[len("not loadable: "):],
-                       sublibrary_file=path or "", **common)
+        said = problem[len("not loadable: "):]  # a file that is no library for this machine (an LFS pointer, cut
+        if loader_words.failure_kind(said) in loader_words.NOT_A_LIBRARY:  # short, another architecture): CD308
+            return finding("CD308", subject=loaded.library, library=path or name, arch="this machine", error=said,
+                           version_hint=(loaded.version or "9").split(".")[0], sublibrary_file=path or "", **common)
+        return finding("CD307", subject=loaded.library, library=path or name, error=said, sublibrary_file=path or "",
+                       **common)
     if problem == "missing":
         return finding("CD304", subject=loaded.library, library=loaded.library, missing=name, prefix=folder, **common)
     if problem == "another release":
@@ -1475,6 +1479,10 @@ def observed_loads(report: Report) -> list[Finding]:
                                         library=seen_load.recipe or "its loading code", error=step.said))
             elif step.step == "open" and seen_load.user == "ld.so" and "no such file" in step.said.lower():
                 continue  # no cuDNN where the loader looks by name: CD310's information, not a failure
+            elif step.step == "open" and loader_words.failure_kind(step.said) in loader_words.NOT_A_LIBRARY:
+                made = finding("CD308", subject=seen_load.user, evidence="seen", proof=said, framework=who,
+                               library=f"libcudnn (as {who} opens it)", arch="this machine", error=step.said)
+                findings.append(_for_whom(made, seen_load.user, frameworks_ok))
             elif step.step == "open":
                 made = finding("CD307", subject=seen_load.user, evidence="seen", proof=said, framework=who,
                                library=f"libcudnn (as {who} opens it)", error=step.said)
