@@ -401,6 +401,9 @@ def test_cuda_device_order_outside_its_two_values_has_cuinit_asked(machine: Mach
     assert report["process"]["cuinit"] == 0  # the fake driver starts; the real one's answer is what check reports
     [made] = settings_findings(report, "CUDA_DEVICE_ORDER")  # the row: cuInit answered 101 on an H100, driver 580
     assert made["code"] == "CD411" and made["severity"] == "error" and made["evidence"] == "rule", made
+    lines = plan_lines(machine)  # the plan's line, sourced: the finding is gone in a check run after it
+    assert any("CUDA_DEVICE_ORDER" in line for line in lines), lines
+    assert not settings_findings(check_after(machine, lines), "CUDA_DEVICE_ORDER")
     machine.env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID"
     assert check(machine)["process"]["cuinit"] is None
 
