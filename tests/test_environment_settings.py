@@ -401,8 +401,8 @@ def test_cuda_device_order_outside_its_two_values_has_cuinit_asked(machine: Mach
     assert report["process"]["cuinit"] == 0  # the fake driver starts; the real one's answer is what check reports
     [made] = settings_findings(report, "CUDA_DEVICE_ORDER")  # the row: cuInit answered 101 on an H100, driver 580
     assert made["code"] == "CD411" and made["severity"] == "error" and made["evidence"] == "rule", made
-    lines = plan_lines(machine)  # the plan's line, sourced: the finding is gone in a check run after it
-    assert any("CUDA_DEVICE_ORDER" in line for line in lines), lines
+    lines = plan_lines(machine)  # the value it was written for, kept (CUDA_VISIBLE_DEVICES' indices follow it), not
+    assert "export CUDA_DEVICE_ORDER=PCI_BUS_ID" in lines, lines  # the default; sourced, the finding is gone
     assert not settings_findings(check_after(machine, lines), "CUDA_DEVICE_ORDER")
     machine.env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID"
     assert check(machine)["process"]["cuinit"] is None
@@ -476,3 +476,21 @@ def test_what_the_doctor_sets_in_its_own_environment_is_no_start_up_hook(monkeyp
     monkeypatch.setenv("XLA_FLAGS", "--set-by-a-hook")
     inside = set_inside_python()
     assert "COLUMNS" not in inside and inside.get("XLA_FLAGS") == "--set-by-a-hook"
+
+
+@pytest.mark.parametrize(("value", "meant"), [
+    ("PCI_BUS", "PCI_BUS_ID"), ("pci_bus_id", "PCI_BUS_ID"), ("fastest", "FASTEST_FIRST"), (" Pci_Bus_Id ", "PCI_BUS_ID"),
+    ("PC", None), ("PCI_B", None), ("bogus", None), ("PCI_BUS_ID_X", None),
+])
+def test_an_enum_value_in_another_case_or_cut_short_is_cured_to_the_value_meant(value: str, meant: str | None) -> None:
+    from cudnn_doctor.knowledge.environment import intended_value
+
+    assert intended_value(rows()["CUDA_DEVICE_ORDER"], value) == meant
+
+
+def test_no_enum_value_is_meant_where_two_fit() -> None:
+    from cudnn_doctor.knowledge.environment import intended_value
+
+    row = {"kind": "enum", "values": ["default", "Default", "no_cache", "no_cache_files"]}
+    assert intended_value(row, "DEFAULT") is None and intended_value(row, "no") is None and \
+        intended_value(row, "NO_CACHE") == "no_cache" and intended_value(row, "no_cache_f") is None

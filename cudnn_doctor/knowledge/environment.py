@@ -216,6 +216,26 @@ def grammar_problem(row: dict[str, Any], value: str) -> str | None:
     return None
 
 
+def intended_value(row: dict[str, Any], value: str) -> str | None:
+    """The one value of ROW's enum (its own grammar, no reader of its own) that VALUE was written for: the same in
+    another letter case, or cut short at the end of one of its words (at least three characters, the start of one
+    value alone); None where none or
+    several fit. A cure that keeps what the user chose (CUDA_DEVICE_ORDER=pci_bus or PCI_BUS: PCI_BUS_ID, whose
+    numbering CUDA_VISIBLE_DEVICES' indices follow) rather than the reader's default."""
+    if row["kind"] != "enum" or row.get("reader"):
+        return None
+    given = value.strip().lower()
+    values = [str(v) for v in row.get("values", [])]
+    for fits in ([v for v in values if v.lower() == given],
+                 [v for v in values if len(given) >= 3 and v.lower().startswith(given) and
+                  v[len(given):len(given) + 1] in ("_", "-")]):  # cut at one of its words' ends
+        if len(fits) == 1:
+            return fits[0]
+        if fits:
+            return None
+    return None
+
+
 NUMBER_BASE0 = re.compile(r"[+-]?(0[xX][0-9a-fA-F]+|[0-7]+|[1-9][0-9]*)")  # strtol's base 0, ASCII, whole
 NUMBER_BASE10 = re.compile(r"[+-]?[0-9]+")
 

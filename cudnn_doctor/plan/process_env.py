@@ -390,7 +390,9 @@ def _setting(work: Any, finding: Finding) -> None:
     row: dict[str, Any] = rows().get(variable) or family_of(variable) or {}
     if corrected:
         change = EnvChange(variable, "set", str(corrected))
-        why = f"{variable} without what the framework refuses: {corrected}"
+        why = (f"{variable}={corrected}: the value it takes that {finding.values.get('value')} was written for "
+               f"({row.get('effect', 'as documented')})" if row.get("kind") == "enum" else
+               f"{variable} without what the framework refuses: {corrected}")
     else:
         change = EnvChange(variable, "unset", "")
         why = f"{variable} unset: the framework's default ({row.get('effect', 'as documented')})"

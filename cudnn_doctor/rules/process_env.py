@@ -1251,8 +1251,11 @@ def _pjrt_options(row: dict[str, Any], value: str, report: Report) -> list[tuple
 
 
 def _corrected(row: dict[str, Any], value: str, report: Report, firm: bool = True) -> str | None:
-    """The value with what the framework refuses left out (PYTORCH_CUDA_ALLOC_CONF), else None: unset it. FIRM: only
+    """The value with what the framework refuses left out (PYTORCH_CUDA_ALLOC_CONF), or the one value of an enum that
+    VALUE was written for (environment.intended_value), else None: unset it. FIRM: only
     what is proven refused is left out (not a newer torch's key that the installed libraries do not name)."""
+    if row["kind"] == "enum":  # the value meant, written in another case or cut short: kept as the user chose it
+        return environment.intended_value(row, value)
     if row["kind"] != "alloc_conf":
         return None
     accepted, parsers = _allocator_keys(report, row), _alloc_parsers(row, report)
