@@ -689,3 +689,47 @@ def pin_clashes(lines: list[str], lowers: list[str]) -> list[Conflict]:
                                      source=row.get("source", ""))]
             seen.setdefault(name, (said, span, index))
     return []
+
+
+# ------------------------------------------------------------------------------------- installers: a build without CUDA
+
+
+@functools.cache
+def _installed_variant() -> dict[str, Any]:
+    return dict(load("libraries").get("installed_variant", {}))
+
+
+_VARIANT_TOKEN = re.compile(r"[a-z][a-z0-9_.\-]{0,60}(?:==|-)[0-9][0-9a-z_.]{0,30}\+cpu\b|[0-9][0-9.]{0,20}\+cpu\b"
+                            r"|[a-z0-9_\-]{0,40}_cpu_0\b|cpuonly|pytorch-mutex-1\.0-cpu|whl/cpu")
+
+
+def installed_variants(lines: list[str], lowers: list[str], refused: bool) -> list[NotFound]:
+    """An installer's own line saying it put in a framework's build without CUDA (compat/libraries.toml
+    [installed_variant]: pip's "Successfully installed torch-2.3.0+cpu", uv's "+ torch==2.9.1+cpu", conda's "cpuonly"),
+    where the message speaks of NVIDIA's stack or the build refused the GPU (REFUSED) and names no other accelerator."""
+    table = _installed_variant()
+    if not table:
+        return []
+    context = any(word in lower for lower in lowers[-400:] for word in table["context"])
+    others = [word for word in load("libraries").get("framework_swap", {}).get("other_accelerators", ())
+              if "cpu" not in word]
+    if not (context or refused) or any(word in lower for lower in lowers[-400:] for word in others):
+        return []
+    budget = FACT_WINDOW
+    for index in range(len(lines) - 1, -1, -1):
+        lower = lowers[index]
+        budget -= len(lower) + 1
+        if budget < 0:
+            break
+        if not any(marker in lower for marker in table["markers"]) or not any(verb in lower for verb in table["verbs"]):
+            continue
+        token = _VARIANT_TOKEN.search(lower)
+        named = token.group(0).strip() if token else next(marker for marker in table["markers"] if marker in lower)
+        if named[:1].isdigit():  # a bare local version: "+cpu" is PyTorch's scheme
+            named = f"torch {named}"
+        said = "\n".join(lowers[-400:])
+        tool = "uv" if any(word in said for word in ("uv pip", "uv add", "uv sync", "torch-backend")) else \
+            "conda" if "conda" in said or "cpuonly" in said else "pip"
+        return [NotFound(tool=f"{tool} (installed a CPU build)", packages=(named,), line=index, source=table["source"],
+                         fix=table["fix"])]
+    return []

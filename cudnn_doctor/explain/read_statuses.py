@@ -218,7 +218,8 @@ STATUS_PREFIXES = ("cudnn_status_", "cuda_error_", "nvml_error_", "cudaerror", "
 
 # a status as other languages' wrappers spell it: cudnnStatusArchMismatch (Python's cudnn wrappers, Julia's
 # CUDNN.jl enum), "ERROR: Arch mismatch" (Mocha.jl prints the words of the name)
-_CAMEL_STATUS = re.compile(r"\b(cudnnStatus|cudaError|CUresult|nvmlError)_?([A-Z][A-Za-z]{2,50})\b")
+# (cuda-python's and CuTe DSL's exception class before the name, a space between: "CUDAError InsufficientDriver")
+_CAMEL_STATUS = re.compile(r"\b(cudnnStatus|cudaError|CUDAError|CUresult|nvmlError)(?:_| (?=[A-Z][a-z]))?([A-Z][A-Za-z]{2,50})\b")
 _CAMEL_WORD = re.compile(r"[A-Z][a-z]{0,20}|[A-Z]{2,10}(?![a-z])")
 CAMEL_PREFIX = {"cudnnStatus": "CUDNN_STATUS_", "CUresult": "CUDA_ERROR_", "nvmlError": "NVML_ERROR_"}
 # the words of a cuDNN status name that say one thing only; generic ones ("not supported", "internal error",
@@ -248,7 +249,7 @@ def _other_spellings(index: int, line: str, lower: str, cudnn_named: bool) -> li
     for match in itertools.islice(_CAMEL_STATUS.finditer(line), PER_LINE):
         prefix, rest = match.group(1), match.group(2)
         words = "_".join(word.upper() for word in itertools.islice(_CAMEL_WORD.findall(rest), 12))
-        name = CAMEL_PREFIX[prefix] + words if prefix in CAMEL_PREFIX else "cudaError" + rest
+        name = CAMEL_PREFIX[prefix] + words if prefix in CAMEL_PREFIX else "cudaError" + rest  # (CUDAError: the runtime's)
         if name in by_name:
             out.append(_status(by_name[name], "name", index))
     if cudnn_named and not out:

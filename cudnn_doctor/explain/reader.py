@@ -62,6 +62,7 @@ from cudnn_doctor.explain.read_packages import (
     cpu_builds,
     framework_named_libraries,
     framework_swaps,
+    installed_variants,
     not_found,
     pin_clashes,
     platform_requests,
@@ -99,7 +100,8 @@ def read(data: bytes | str) -> Facts:
     compilers = [item for facts in found for item in facts[7]]
     events = [item for facts in found for item in facts[8]]
     missing = (build_isolation(lines, lowers) + framework_named_libraries(lines, lowers) + conda_cuda_fallback(lines, lowers)
-               + not_found(lines, lowers) + platform_requests(lines, lowers) + prebuilt_wheels(lines, lowers))
+               + not_found(lines, lowers) + platform_requests(lines, lowers) + prebuilt_wheels(lines, lowers)
+               + installed_variants(lines, lowers, refused=bool(cpu_builds)))
     # a resolver's line that reports no build of a package ("Because X==V has no wheels with a matching platform tag ... we
     # can conclude that your requirements are unsatisfiable") is that, not a clash between two requirements
     reported = {_base(name) for item in missing for name in item.packages}
