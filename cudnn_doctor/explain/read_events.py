@@ -475,3 +475,40 @@ def requirements(index: int, lower: str) -> list[Event]:
                   "older one", f"Install CUDA {version} or newer and point the build at it (CUDA_HOME, PATH for nvcc: "
                   "`nvcc --version` shows which runs), or use a release of the program that supports the CUDA you "
                   "have.", source, (("spec", f"CUDA {version} or newer"), ("needs_cuda", version)), index)]
+
+
+# ------------------------------------------------- a package of another release than its importer (e22, round sixteen)
+
+_NAME_FROM = re.compile(r"cannot import name '?([a-z0-9_]{1,80})'? from '?([a-z0-9_]{2,60})((?:\.\s?[a-z0-9_]{1,60}){0,6})'?")
+_SUBMODULE = re.compile(r"no module named '?([a-z0-9_]{2,60})\.\s?([a-z0-9_]{1,60}(?:\.[a-z0-9_]{1,60}){0,5})'?")
+_IMPORTING = re.compile(r"dll load failed while importing ([a-z0-9_.]{1,80})\s{0,2}:")
+
+
+def release_skews(index: int, lower: str) -> list[Event]:
+    """A GPU-stack package of another release than the code that imports it (compat/libraries.toml [release_skew]):
+    Python finds the package but not a name or submodule the importer expects, or Windows' loader finds a compiled
+    extension module but not an entry point it imports (ERROR_PROC_NOT_FOUND)."""
+    table = load("libraries").get("release_skew")
+    if not table or ("import" not in lower and "module" not in lower):
+        return []
+    packages = frozenset(table["packages"])
+    found = None
+    named = _NAME_FROM.search(lower)
+    if named and named.group(2) in packages:
+        found = (named.group(0), f"{named.group(2)}{named.group(3).replace(' ', '')}", f"the name {named.group(1)}")
+    sub = _SUBMODULE.search(lower) if found is None else None
+    if sub and sub.group(1) in packages:
+        found = (sub.group(0), sub.group(1), f"the submodule {sub.group(1)}.{sub.group(2)}")
+    importing = _IMPORTING.search(lower) if found is None else None
+    if importing and any(words in lower for words in table["entry_point"]):
+        module = importing.group(1)
+        last = module.rsplit(".", 1)[-1]
+        if last.endswith(tuple(table["module_endings"])) or module.split(".")[0] in packages:
+            found = (importing.group(0).rstrip(" :"), module, "an entry point the DLL it was linked against lacks")
+    if found is None:
+        return []
+    text, package, missing = found
+    return [Event("release-skew", "CD410", text, f"{package} is installed, but {missing} is not in it: it is another "
+                  "release than the code that imports it was built or written for", table["fix"], table["source"],
+                  (("what", package), ("built", "the release its importer was built or written for"),
+                   ("found", "another release")), index)]

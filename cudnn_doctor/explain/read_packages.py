@@ -402,7 +402,8 @@ def _swap_table() -> dict[str, Any]:
 # torch==2.0.0->xformers==0.0.19)", "Found existing installation: torch 2.4.1", "Downloading torch-2.7.0-cp310-...whl",
 # "Successfully installed ... torch-2.0.0 ..."; a pip command line
 _FROM = re.compile(r"\(from ([^()\n]{1,300})\)")
-_PIN = re.compile(r"^([a-z0-9][a-z0-9_.\-]{0,80}?)(?:\[[a-z0-9_,\-]{1,40}\])?\s{0,2}(?:(==|>=|<=|~=|<|>|!=)\s{0,2}([a-z0-9_.+*!\-]{1,40}))?"
+# (conda's match spec pins with one '=': "pytorch=2.6*", "cudatoolkit=11.8")
+_PIN = re.compile(r"^([a-z0-9][a-z0-9_.\-]{0,80}?)(?:\[[a-z0-9_,\-]{1,40}\])?\s{0,2}(?:(==|>=|<=|~=|<|>|!=|=)\s{0,2}([a-z0-9_.+*!\-]{1,40}))?"
                   r"(?:,[<>=!~]{1,2}[a-z0-9_.+*\-]{1,40}){0,3}$")
 _EXISTING = re.compile(r"found existing installation: ([a-z0-9][a-z0-9_.\-]{0,80}) ([0-9][a-z0-9_.+!\-]{0,40})")
 _WHEEL_FILE = re.compile(r"(?:downloading|collecting|using cached) ([a-z0-9][a-z0-9_.]{0,80})-([0-9][a-z0-9_.+!]{0,40})-(?:cp|py)\d")
