@@ -20,7 +20,8 @@ _STATUS_NAME = re.compile(r"\b(?:CUDNN_STATUS_[A-Z0-9_]{2,60}|CUDA_ERROR_[A-Z0-9
                           r"|nccl(?:UnhandledCudaError|SystemError|InternalError|InvalidArgument|InvalidUsage|RemoteError"
                           r"|InProgress)\b)")
 _STATUS_NUMBER = re.compile(r"(?i)\b(cudnn|cuda|nvml|cublas|cu[a-z]{2,30})\b[a-z_ :.-]{0,40}?"
-                            r"\b(?:error|failure|status|err|code)\b[\s:=(#]{0,4}(\d{1,4})\b")
+                            # (the API's name may stand before the number, quoted: "CUDA error DRIVER: '999'")
+                            r"\b(?:error|failure|status|err|code)\b(?: (?:driver|runtime))?[\s:=(#'\"]{0,4}(\d{1,4})\b")
 _ERROR_NUMBER = re.compile(r"(?i)\berror (\d{2,4}): ")
 # a CUDA runtime or driver call named by the program, then, further on the line, the number it returned in the
 # program's own words ("error code : 35", "returned error 999", "err = 100"): the call says whose numbering it is
@@ -195,8 +196,28 @@ _BLOCK_NUMBER = re.compile(r"^\s{0,12}error\s{0,2}code\s{0,2}[:=]\s{0,4}(\d{1,4}
 BLOCK_WINDOW = 4  # lines between the heading and its number
 
 
+# Thrust's and CUB's exception (NVIDIA/cccl thrust/system/cuda/detail/util.h throw_on_error: system_error(status,
+# cuda_category(), "parallel_for failed"), whose what() is the algorithm's words, ": ", then cudaGetErrorString's
+# text): under "thrust::system::system_error" the text after "<algorithm> failed: " is the CUDA runtime's
+THRUST_ERRORS = ("thrust::system::system_error", "thrust::system_error")
+THRUST_WINDOW = 2  # lines between the exception's type and its what()
+
+
+def _thrust_status(index: int, lowers: list[str]) -> list[Status]:
+    lower = lowers[index]
+    if " failed: " not in lower or not any(name in line for line in lowers[max(0, index - THRUST_WINDOW):index + 1]
+                                          for name in THRUST_ERRORS):
+        return []
+    text = lower[lower.index(" failed: ") + len(" failed: "):]
+    return _in_cuda_context(index, "cuda: " + text, ": " + text)
+
+
 def block_statuses(index: int, lowers: list[str]) -> list[Status]:
-    """The CUDA runtime status a multi-line error block gives on line INDEX ("Error code: 209" under "CUDA Error:")."""
+    """The CUDA runtime status a multi-line error block gives on line INDEX ("Error code: 209" under "CUDA Error:"), or
+    a Thrust exception's what() under its type."""
+    thrust = _thrust_status(index, lowers)
+    if thrust:
+        return thrust
     match = _BLOCK_NUMBER.match(lowers[index])
     if match is None or not any("cuda error" in line for line in lowers[max(0, index - BLOCK_WINDOW):index]):
         return []
