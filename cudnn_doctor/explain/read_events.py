@@ -512,3 +512,32 @@ def release_skews(index: int, lower: str) -> list[Event]:
                   "release than the code that imports it was built or written for", table["fix"], table["source"],
                   (("what", package), ("built", "the release its importer was built or written for"),
                    ("found", "another release")), index)]
+
+
+# ------------------------------------------------- a build system's list of releases, and one outside it (e22)
+
+_SUPPORTED = re.compile(r"the supported ([a-z]{3,10}) versions are \[([^\]\n]{0,3000})\]")
+_ASKED = re.compile(r"\b([a-z]{3,10})(?: major)? version=(\d{1,3}(?:\.\d{1,4}){0,3})\b")
+
+
+def supported_lists(index: int, lower: str) -> list[Event]:
+    """A build system's list of the releases it can fetch and the release it was asked for outside it
+    (compat/libraries.toml [supported_list]: XLA's hermetic CUDA rules)."""
+    table = load("libraries").get("supported_list")
+    listed = _SUPPORTED.search(lower) if table and "supported" in lower else None
+    if listed is None:
+        return []
+    asked = [m for m in itertools.islice(_ASKED.finditer(lower, listed.end()), 4)]
+    if not asked:
+        return []
+    part, version = asked[-1].group(1), asked[-1].group(2)
+    releases = [r.strip(" '\"") for r in listed.group(2).split(",") if r.strip(" '\"")]
+    code = table["codes"].get(part)
+    if code is None or version in releases:
+        return []
+    shown = f"{releases[0]} … {releases[-1]}" if len(releases) > 2 else ", ".join(releases)
+    name = {"cudnn": "cuDNN", "cuda": "CUDA"}.get(part, part.upper())
+    fix = table["fix"].format(part=part.upper(), listed=shown, version=version)
+    return [Event("supported-list", code, f"the supported {name} versions are [{shown}] … {name} version={version}",
+                  f"the build fetches only the {name} releases it lists; {version} is not among them", fix,
+                  table["source"], (("version", version), ("listed", shown)), index)]
