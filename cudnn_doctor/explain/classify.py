@@ -461,6 +461,12 @@ def _from_not_found(facts: Facts) -> list[Cause]:
                                                                   "fix": missing.fix}, kind="not-found",
                                 line=missing.line))
             continue
+        if missing.fix and missing.tool == "pip (no wheel: built from source)":  # the sdist's build failing follows
+            causes.append(Cause("CD520", f"pip found no wheel of {named} for this Python, platform or CUDA and built "
+                                "its source distribution, which failed", f"compat/libraries.toml [source_build]: "
+                                f"{missing.source}", {"detail": f"pip: {named} built from source", "fix": missing.fix},
+                                kind="not-found", line=missing.line))
+            continue
         if missing.fix and missing.tool == "pip (isolated build)":
             causes.append(Cause("CD520", f"pip built a package from source in an isolated environment without "
                                 f"{named}, which the package's build needs", missing.source,

@@ -734,3 +734,34 @@ def installed_variants(lines: list[str], lowers: list[str], refused: bool) -> li
         return [NotFound(tool=f"{tool} (installed a CPU build)", packages=(named,), line=index, source=table["source"],
                          fix=table["fix"])]
     return []
+
+
+# ------------------------------------------------------------------------------------- installers: a source build
+
+_SDIST = re.compile(r"([a-z0-9][a-z0-9_.\-]{0,80}?)-(\d[a-z0-9_.+!]{0,40})\.(?:tar\.gz|zip)\b")
+
+
+def source_builds(lines: list[str], lowers: list[str]) -> list[NotFound]:
+    """pip fell back to a GPU-stack package's source distribution (compat/libraries.toml [source_build]: "Using cached
+    cupy-wheel-12.3.0.tar.gz") and a build step failed after it: no wheel fits this Python, platform or CUDA."""
+    table = load("libraries").get("source_build")
+    if not table:
+        return []
+    _, prefixes = _resolver_tables()
+    failed_at = next((index for index in range(len(lowers) - 1, -1, -1)
+                      if any(words in lowers[index] for words in table["failed"])), None)
+    if failed_at is None:
+        return []
+    for index in range(failed_at, max(-1, failed_at - 40), -1):
+        lower = lowers[index]
+        if not any(words in lower for words in table["fetched"]):
+            continue
+        sdist = _SDIST.search(lower)
+        # a build that names its own cause ("No module named 'torch'" in pip's isolated build environment) is that
+        # cause's, not a missing wheel's (build_isolation reads it)
+        own_cause = any("no module named" in line for line in lowers[index:])
+        if sdist and sdist.group(1).replace("_", "-").startswith(prefixes) and not own_cause \
+                and sdist.group(1) not in table.get("sdist_only", ()):
+            return [NotFound(tool="pip (no wheel: built from source)", packages=(sdist.group(0),), line=index,
+                             source=table["source"], fix=table["fix"])]
+    return []

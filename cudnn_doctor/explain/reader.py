@@ -69,6 +69,7 @@ from cudnn_doctor.explain.read_packages import (
     pin_clashes,
     platform_requests,
     prebuilt_wheels,
+    source_builds,
 )
 from cudnn_doctor.explain.read_statuses import block_statuses, statuses
 from cudnn_doctor.explain.read_versions import archs, compilers, frameworks, phrases, versions
@@ -103,7 +104,7 @@ def read(data: bytes | str) -> Facts:
     events = [item for facts in found for item in facts[8]]
     missing = (build_isolation(lines, lowers) + framework_named_libraries(lines, lowers) + conda_cuda_fallback(lines, lowers)
                + not_found(lines, lowers) + platform_requests(lines, lowers) + prebuilt_wheels(lines, lowers)
-               + installed_variants(lines, lowers, refused=bool(cpu_builds)))
+               + installed_variants(lines, lowers, refused=bool(cpu_builds)) + source_builds(lines, lowers))
     # a resolver's line that reports no build of a package ("Because X==V has no wheels with a matching platform tag ... we
     # can conclude that your requirements are unsatisfiable") is that, not a clash between two requirements
     reported = {_base(name) for item in missing for name in item.packages}
