@@ -525,7 +525,7 @@ def supported_lists(index: int, lower: str) -> list[Event]:
     (compat/libraries.toml [supported_list]: XLA's hermetic CUDA rules)."""
     table = load("libraries").get("supported_list")
     listed = _SUPPORTED.search(lower) if table and "supported" in lower else None
-    if listed is None:
+    if table is None or listed is None:
         return []
     asked = [m for m in itertools.islice(_ASKED.finditer(lower, listed.end()), 4)]
     if not asked:
