@@ -20,7 +20,8 @@ _DLL_NAME = re.compile(r"([a-z][a-z0-9_+\-]{0,80}?)(?:64)?((?:_[0-9][0-9.]{0,12}
 # wrapper, numba/cuda/cudadrv/driver.py: 'Function "%s" not found'; read only on a line that says "not found")
 _SYMBOL = re.compile(r"(?i)(?:undefined symbol:?|procedure entry point|undefined reference to|symbol lookup for"
                      r"|function(?=\s{1,3}[`'\"\u2018]?\w{1,200}[`'\"\u2019]?\s{1,3}not found))\s{1,3}[`'\"\u2018]?"
-                     r"([A-Za-z_?@][A-Za-z0-9_@?$]{0,200})")
+                     # (a demangled name keeps its namespaces: "c10::MessageLogger::stream[abi:cxx11]()")
+                     r"([A-Za-z_?@][A-Za-z0-9_@?$]{0,200}(?:::[A-Za-z_~][A-Za-z0-9_]{0,120}){0,8})")
 
 # ----------------------------------------------------------------------------------------------- libraries
 
@@ -283,6 +284,9 @@ def _symbol_owner(name: str) -> dict[str, Any] | None:
     """The [[symbol]] row whose namespace NAME belongs to: by its prefix (_ZN2at...), or, for a function of
     the extension's own that takes a framework's type (_Z24silu_and_mulRN2at6TensorE), by that namespace
     nested in its mangled parameters."""
+    if "::" in name:  # demangled (c++filt's, or the loader's own on some systems): its namespace, mangled, is the prefix
+        namespace = name.split("::", 1)[0]
+        name = f"_ZN{len(namespace)}{namespace}{name.split('::', 2)[1]}"
     for row in _symbol_table():
         prefix = row["prefix"]
         if name.startswith(prefix) and (not row.get("upper") or name[len(prefix):len(prefix) + 1].isupper()):
