@@ -199,14 +199,15 @@ BLOCK_WINDOW = 4  # lines between the heading and its number
 # Thrust's and CUB's exception (NVIDIA/cccl thrust/system/cuda/detail/util.h throw_on_error: system_error(status,
 # cuda_category(), "parallel_for failed"), whose what() is the algorithm's words, ": ", then cudaGetErrorString's
 # text): under "thrust::system::system_error" the text after "<algorithm> failed: " is the CUDA runtime's
-THRUST_ERRORS = ("thrust::system::system_error", "thrust::system_error")
+# (its namespace may carry the release and target: "thrust::THRUST_300200_SM_90_NVHPC_NS::system::system_error")
+_THRUST_ERROR = re.compile(r"\bthrust::(?:[a-z0-9_]{1,60}::){0,3}system_error\b")
 THRUST_WINDOW = 2  # lines between the exception's type and its what()
 
 
 def _thrust_status(index: int, lowers: list[str]) -> list[Status]:
     lower = lowers[index]
-    if " failed: " not in lower or not any(name in line for line in lowers[max(0, index - THRUST_WINDOW):index + 1]
-                                          for name in THRUST_ERRORS):
+    if " failed: " not in lower or not any("thrust::" in line and _THRUST_ERROR.search(line)
+                                          for line in lowers[max(0, index - THRUST_WINDOW):index + 1]):
         return []
     text = lower[lower.index(" failed: ") + len(" failed: "):]
     return _in_cuda_context(index, "cuda: " + text, ": " + text)
