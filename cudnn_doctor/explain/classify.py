@@ -461,6 +461,13 @@ def _from_not_found(facts: Facts) -> list[Cause]:
                                                                   "fix": missing.fix}, kind="not-found",
                                 line=missing.line))
             continue
+        if missing.fix and missing.tool.endswith("(a library of another system)"):
+            causes.append(Cause("CD520", f"{named} is a library built for another operating system than this one's "
+                                "folders it is loaded from: the package installed is a build for another platform",
+                                f"compat/libraries.toml [foreign_binary]: {missing.source}",
+                                {"detail": f"{named} loaded on another system", "fix": missing.fix}, kind="not-found",
+                                line=missing.line))
+            continue
         if missing.fix and missing.tool == "pip (no wheel: built from source)":  # the sdist's build failing follows
             causes.append(Cause("CD520", f"pip found no wheel of {named} for this Python, platform or CUDA and built "
                                 "its source distribution, which failed", f"compat/libraries.toml [source_build]: "

@@ -765,3 +765,30 @@ def source_builds(lines: list[str], lowers: list[str]) -> list[NotFound]:
             return [NotFound(tool="pip (no wheel: built from source)", packages=(sdist.group(0),), line=index,
                              source=table["source"], fix=table["fix"])]
     return []
+
+
+# ------------------------------------------------------------------------------------- a library of another system
+
+_LINUX_LIBRARY_ON_WINDOWS = re.compile(r"(?<![a-z0-9])[a-z]:\\{1,2}(?:[^\s\\'\"]{1,120}\\{1,2}){0,30}(lib[a-z0-9_.+\-]{1,80}\.so(?:\.\d{1,4}){0,3})\b")
+_WINDOWS_LIBRARY_ON_LINUX = re.compile(r"(?:^|[\s'\"(=])/(?:[^\s/'\"]{1,120}/){1,30}([a-z0-9_.+\-]{1,80}\.dll)\b")
+
+
+def foreign_binaries(lines: list[str], lowers: list[str]) -> list[NotFound]:
+    """A GPU library built for another operating system loaded from this one's folders (compat/libraries.toml
+    [foreign_binary]): "Loading binary C:\\...\\bitsandbytes\\libbitsandbytes_cuda121.so"."""
+    table = load("libraries").get("foreign_binary")
+    if not table:
+        return []
+    budget = FACT_WINDOW
+    for index in range(len(lines) - 1, -1, -1):
+        lower = lowers[index]
+        budget -= len(lower) + 1
+        if budget < 0:
+            break
+        if ".so" not in lower and ".dll" not in lower:
+            continue
+        found = _LINUX_LIBRARY_ON_WINDOWS.search(lower) or _WINDOWS_LIBRARY_ON_LINUX.search(lower)
+        if found and any(word in found.group(1) for word in table["gpu_words"]):
+            return [NotFound(tool="the package's loader (a library of another system)", packages=(found.group(1),),
+                             line=index, source=table["source"], fix=table["fix"])]
+    return []

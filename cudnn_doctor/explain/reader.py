@@ -62,6 +62,7 @@ from cudnn_doctor.explain.read_packages import (
     conda_cuda_fallback,
     conflicts,
     cpu_builds,
+    foreign_binaries,
     framework_named_libraries,
     framework_swaps,
     installed_variants,
@@ -104,7 +105,8 @@ def read(data: bytes | str) -> Facts:
     events = [item for facts in found for item in facts[8]]
     missing = (build_isolation(lines, lowers) + framework_named_libraries(lines, lowers) + conda_cuda_fallback(lines, lowers)
                + not_found(lines, lowers) + platform_requests(lines, lowers) + prebuilt_wheels(lines, lowers)
-               + installed_variants(lines, lowers, refused=bool(cpu_builds)) + source_builds(lines, lowers))
+               + installed_variants(lines, lowers, refused=bool(cpu_builds)) + source_builds(lines, lowers)
+               + foreign_binaries(lines, lowers))
     # a resolver's line that reports no build of a package ("Because X==V has no wheels with a matching platform tag ... we
     # can conclude that your requirements are unsatisfiable") is that, not a clash between two requirements
     reported = {_base(name) for item in missing for name in item.packages}
