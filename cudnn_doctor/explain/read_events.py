@@ -484,7 +484,7 @@ _SUBMODULE = re.compile(r"no module named '?([a-z0-9_]{2,60})\.\s?([a-z0-9_]{1,6
 _IMPORTING = re.compile(r"dll load failed while importing ([a-z0-9_.]{1,80})\s{0,2}:")
 
 
-def release_skews(index: int, lower: str) -> list[Event]:
+def release_skews(index: int, line: str, lower: str) -> list[Event]:
     """A GPU-stack package of another release than the code that imports it (compat/libraries.toml [release_skew]):
     Python finds the package but not a name or submodule the importer expects, or Windows' loader finds a compiled
     extension module but not an entry point it imports (ERROR_PROC_NOT_FOUND)."""
@@ -492,26 +492,30 @@ def release_skews(index: int, lower: str) -> list[Event]:
     if not table or ("import" not in lower and "module" not in lower):
         return []
     packages = frozenset(table["packages"])
+
+    def written(match: re.Match[str], group: int = 0) -> str:  # as the message writes it (lower only finds it)
+        return line[match.start(group):match.end(group)] if len(line) == len(lower) else match.group(group)
+
     found = None
     named = _NAME_FROM.search(lower)
     if named and named.group(2) in packages:
-        found = (named.group(0), f"{named.group(2)}{named.group(3).replace(' ', '')}", f"the name {named.group(1)}")
+        module = written(named, 2) + written(named, 3).replace(" ", "") if named.group(3) else written(named, 2)
+        found = (written(named), f"{module} is installed, but the name {written(named, 1)} is not in it")
     sub = _SUBMODULE.search(lower) if found is None else None
     if sub and sub.group(1) in packages:
-        found = (sub.group(0), sub.group(1), f"the submodule {sub.group(1)}.{sub.group(2)}")
+        found = (written(sub), f"{written(sub, 1)} is installed, but the submodule {written(sub, 1)}."
+                 f"{written(sub, 2)} is not in it")
     importing = _IMPORTING.search(lower) if found is None else None
     if importing and any(words in lower for words in table["entry_point"]):
         module = importing.group(1)
-        last = module.rsplit(".", 1)[-1]
-        if last.endswith(tuple(table["module_endings"])) or module.split(".")[0] in packages:
-            found = (importing.group(0).rstrip(" :"), module, "an entry point the DLL it was linked against lacks")
+        if module.rsplit(".", 1)[-1].endswith(tuple(table["module_endings"])) or module.split(".")[0] in packages:
+            found = (written(importing).rstrip(" :"), f"the compiled module {written(importing, 1)} is there, but "
+                     "Windows finds no entry point it imports in the DLL it was linked against")
     if found is None:
         return []
-    text, package, missing = found
-    return [Event("release-skew", "CD410", text, f"{package} is installed, but {missing} is not in it: it is another "
-                  "release than the code that imports it was built or written for", table["fix"], table["source"],
-                  (("what", package), ("built", "the release its importer was built or written for"),
-                   ("found", "another release")), index)]
+    text, what = found
+    return [Event("release-skew", "CD410", text, f"{what}: it is another release than the code that imports it was "
+                  "built or written for", table["fix"], table["source"], (), index)]
 
 
 # ------------------------------------------------- a build system's list of releases, and one outside it (e22)

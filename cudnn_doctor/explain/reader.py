@@ -152,7 +152,7 @@ def _facts_of(indexes: range, budget: int, most: int, lines: list[str], lowers: 
                  cpu_builds(index, lower, wrapped), compilers(index, lower, whole),
                  events(index, line, wrapped) + kernel_modules(index, lowers) + components(index, lowers)
                  + extensions(index, lower) + requirements(index, lower) + toolkit_variables(index, lower)
-                 + release_skews(index, lower) + supported_lists(index, lower)
+                 + release_skews(index, line, lower) + supported_lists(index, lower)
                  + placeholders(index, lower) + missing_headers(index, lower) + compile_errors(index, line, lower)
                  + registered_devices(index, lowers)
                  + host_headers(index, lines, lowers))
