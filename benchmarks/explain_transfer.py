@@ -56,7 +56,7 @@ def main(argv: list[str]) -> int:
             row = rows.get((set_name(path), case["id"]))
             if row is not None:
                 tagged.append((row, case_class(case)))
-    total_missed = total_taught = total_answered = 0
+    total_missed = total_taught = total_answered = total_unread = 0
     by_class: dict[str, list[int]] = {}
     for name in dict.fromkeys(r["set"] for r, _ in tagged):
         mine = [(r, c) for r, c in tagged if r["set"] == name and r["family"] != "unrelated"]
@@ -69,6 +69,7 @@ def main(argv: list[str]) -> int:
         total_missed += len(missed)
         total_taught += len(taught)
         total_answered += len(right_elsewhere)
+        total_unread += sum(not r["recognised"] for r, _ in right_elsewhere)
         for r, c in missed:
             counts = by_class.setdefault(c, [0, 0])
             counts[0] += 1
@@ -77,6 +78,9 @@ def main(argv: list[str]) -> int:
               f"of those answered right there {len(right_elsewhere):3}")
     print(f"all sets: {total_missed} misses; the class is in another set for {total_taught}; "
           f"another set answers that family+class right for {total_answered}")
+    print(f"  of those {total_answered}: not recognised here {total_unread} (the rule's words did not reach these: a "
+          f"phrase), recognised with another family {total_answered - total_unread} (the same answer, labelled "
+          "otherwise here, or another cause read first)")
     print("misses by class (missed / class answered right in another set):")
     for name, (missed_n, elsewhere) in sorted(by_class.items(), key=lambda item: -item[1][0]):
         print(f"  {name:<22} {missed_n:4} {elsewhere:4}")

@@ -185,3 +185,13 @@ def test_a_build_systems_list_of_releases_and_one_outside_it() -> None:
     assert cuda["code"] == "CD220", cuda
     # a release the list holds is no fault of the list
     assert unclaimed(message.replace("9.11.0", "9.8.0"))
+
+
+# ------------------------------------------------------------------------------------------------ CD3: cuDNN's headers
+
+def test_a_cudnn_header_not_found_in_other_languages_words() -> None:
+    # cuDNN 9's split headers (the nvidia-cudnn-cu13 wheel's include folder), said not found in Chinese compiler output
+    first = answers("error: 找不到 <cudnn_ops.h>，编译失败")[0]
+    assert first["code"] == "CD301" and "cudnn_ops.h" in str(first["cause"]), first
+    # a project's own header in the same words is the project's
+    assert unclaimed("error: 找不到 <mylib_config.h>，编译失败")

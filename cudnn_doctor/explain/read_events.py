@@ -125,24 +125,29 @@ _MISSING_INCLUDE = re.compile(r"fatal error:? ?([\w./+-]{3,120}\.(?:h|hpp|cuh)):
                               r"|unable to find ([\w./+-]{3,120}\.(?:h|hpp|cuh)) in "
                               # the EDG front end of nvcc (cicc) and NVRTC: 'catastrophic error: cannot open source file
                               # "cuda_runtime.h"' (CuPy's and other runtime compilers' kernels, compiled with NVRTC)
-                              r"|cannot open source file [\"<']([\w./+-]{3,120}\.(?:h|hpp|cuh))[\">']")
+                              r"|cannot open source file [\"<']([\w./+-]{3,120}\.(?:h|hpp|cuh))[\">']"
+                              # the same in other languages' words before the header ("找不到<cudnn_graph.h>": not found)
+                              r"|(?:找不到|无法打开|見つかりません)\s{0,2}[\"<'“「]?([\w./+-]{3,120}\.(?:h|hpp|cuh))")
 
 
 def missing_headers(index: int, lower: str) -> list[Event]:
     """A header of the CUDA toolkit (compat/errors.toml [toolkit_headers]) a compiler says it did not find."""
     if "include" not in lower and "no such file" not in lower and "file not found" not in lower \
-            and "unable to find" not in lower and "cannot open source file" not in lower:
+            and "unable to find" not in lower and "cannot open source file" not in lower \
+            and not any(word in lower for word in ("找不到", "无法打开", "見つかりません")):
         return []
-    row = load("errors").get("toolkit_headers")
-    found = _MISSING_INCLUDE.search(lower) if row else None
-    if found is None or row is None:
+    found = _MISSING_INCLUDE.search(lower)
+    if found is None:
         return []
     header = next(group for group in found.groups() if group).replace("\\", "/")
-    # the toolkit's headers are included by their own name, or under its own folders (thrust/, cub/); a project's
-    # "mylib/cuda.h" is the project's
-    if header not in row["headers"] and not header.startswith(tuple(row["folders"])):
+    # the toolkit's (and cuDNN's) headers are included by their own name, or under its own folders (thrust/, cub/); a
+    # project's "mylib/cuda.h" is the project's
+    row = next((row for row in (load("errors").get("toolkit_headers"), load("errors").get("cudnn_headers"))
+                if row and (header in row["headers"] or header.startswith(tuple(row["folders"])))), None)
+    if row is None:
         return []
-    return [Event("toolchain", row["code"], found.group(0), f"{header} is a header of the CUDA toolkit: {row['meaning']}",
+    owner = "cuDNN" if row["code"].startswith("CD3") else "the CUDA toolkit"
+    return [Event("toolchain", row["code"], found.group(0), f"{header} is a header of {owner}: {row['meaning']}",
                   row["fix"], row["source"], (("header", header),), index)]
 
 
