@@ -140,6 +140,15 @@ def test_a_package_of_another_release_than_the_framework_importing_it(source: st
     assert "CD410" not in codes("ModuleNotFoundError: No module named 'triton'")
 
 
+def test_a_symbol_whose_name_touches_the_loaders_colon() -> None:
+    # the development case r9-torchrec-sm100-tbe-index-select of benchmarks/held_out/round9 (FBGEMM_GPU built against
+    # another torch): "undefined symbol:_ZN5torch..." with no space after the colon
+    first = answers("Could not load the library 'fbgemm_gpu_tbe_index_select.so': undefined "
+                    "symbol:_ZN5torch8autograd15AutogradContextC1ERNS_6dynamo8autograd10PackedArgsE")[0]
+    assert first["code"] == "CD410" and "_ZN5torch8autograd" in str(first["cause"]), first
+    assert unclaimed("gcc: warning: undefined symbol:none here in the linker map of my own program")
+
+
 def test_a_demangled_libtorch_symbol_is_read_by_its_namespace() -> None:
     # the loader's (or c++filt's) demangled name of the symbol an extension built against another torch lacks
     first = answers("ImportError: common_ops.abi3.so: undefined symbol: c10::MessageLogger::stream[abi:cxx11]()")[0]

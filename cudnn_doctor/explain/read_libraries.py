@@ -18,8 +18,10 @@ _DLL_NAME = re.compile(r"([a-z][a-z0-9_+\-]{0,80}?)(?:64)?((?:_[0-9][0-9.]{0,12}
 # a loader's words for a symbol it could not find; "symbol lookup for X failed" is a program's own dlsym check (Ollama's
 # discover/gpu_info_*.c: 'symbol lookup for %s failed: %s'), 'Function "X" not found' a binding's (Numba's driver
 # wrapper, numba/cuda/cudadrv/driver.py: 'Function "%s" not found'; read only on a line that says "not found")
-_SYMBOL = re.compile(r"(?i)(?:undefined symbol:?|procedure entry point|undefined reference to|symbol lookup for"
-                     r"|function(?=\s{1,3}[`'\"\u2018]?\w{1,200}[`'\"\u2019]?\s{1,3}not found))\s{1,3}[`'\"\u2018]?"
+# (the loader's colon may touch the name: "undefined symbol:_ZN5torch8autograd...")
+_SYMBOL = re.compile(r"(?i)(?:undefined symbol:(?=[A-Za-z_?@])|(?:undefined symbol:?|procedure entry point|undefined reference to"
+                     r"|symbol lookup for|function(?=\s{1,3}[`'\"\u2018]?\w{1,200}[`'\"\u2019]?\s{1,3}not found))\s{1,3})"
+                     r"[`'\"\u2018]?"
                      # (a demangled name keeps its namespaces: "c10::MessageLogger::stream[abi:cxx11]()")
                      r"([A-Za-z_?@][A-Za-z0-9_@?$]{0,200}(?:::[A-Za-z_~][A-Za-z0-9_]{0,120}){0,8})")
 
