@@ -204,3 +204,17 @@ def test_a_cudnn_header_not_found_in_other_languages_words() -> None:
     assert first["code"] == "CD301" and "cudnn_ops.h" in str(first["cause"]), first
     # a project's own header in the same words is the project's
     assert unclaimed("error: 找不到 <mylib_config.h>，编译失败")
+
+
+# ------------------------------------------------------------------------------------------------ CD1: Vulkan's device
+
+def test_nvidias_renderer_finding_no_usable_vulkan_device() -> None:
+    # Omniverse Kit's own words (the development case cd1-isaaclab-no-device-could-be-created of
+    # benchmarks/held_out/round14) and Vulkan's result on the Kit's plugin line (r9-navrl-a100-vulkan-incompatible)
+    kit = answers("2025-03-12 14:26:34 [423ms] [Error] [gpu.foundation.plugin] No device could be created. Some known "
+                  "system issues:\n- The driver is not installed properly and requires a clean re-install.")[0]
+    assert kit["code"] == "CD102" and "vulkaninfo" in str(kit["fix"]) and holes(kit) == [], kit
+    vulkan = answers("[Error] [carb.graphics-vulkan.plugin] VkResult: ERROR_INCOMPATIBLE_DRIVER")[0]
+    assert vulkan["code"] == "CD102", vulkan
+    # the same Vulkan result from a game on macOS's MoltenVK (round ten's look-alike) names no NVIDIA part
+    assert unclaimed("Sys_Error: Vulkan: instance creation failed with VK_ERROR_INCOMPATIBLE_DRIVER")
