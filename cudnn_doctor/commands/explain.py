@@ -134,6 +134,7 @@ def explain_text(text: str | bytes, report: Report | None) -> dict[str, Any]:
     _compiler_first(matches)
     routing.memory_first(matches)
     routing.build_first(matches)
+    routing.installer_first(matches)
     routing.inner_first(matches, catalog.wrappers())
     _judge_architecture(matches, facts)
     for answer in matches:

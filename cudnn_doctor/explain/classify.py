@@ -431,6 +431,18 @@ def _from_not_found(facts: Facts) -> list[Cause]:
     causes = []
     for missing in facts.not_found[-1:]:
         named = ", ".join(missing.packages[:6])
+        if missing.tool.endswith("(installed a CPU build)"):  # the installer's action first, the build's refusal after it
+            installer = missing.tool.split(" (")[0]
+            fact = f"{installer} installed {named}, a build without CUDA"
+            causes.append(Cause("CD520", f"{fact}: the framework's CUDA build was not what the installer put in",
+                                f"compat/libraries.toml [installed_variant]: {missing.source}",
+                                {"detail": f"{installer}: {named}", "fix": missing.fix}, kind="installed",
+                                line=missing.line))
+            if not facts.cpu_builds:
+                causes.append(Cause("CD406", f"{fact}: it never uses the GPU",
+                                    f"compat/libraries.toml [installed_variant]: {missing.source}",
+                                    {"fix": missing.fix}, kind="installed", line=missing.line))
+            continue
         if missing.fix and (missing.tool.endswith("'s loader") or missing.tool == "conda" and "CONDA_OVERRIDE_CUDA" in named):
             causes.append(Cause("CD520", f"{missing.tool}: no build of {missing.packages[0]}" if missing.tool.endswith(
                                 "'s loader") else f"conda: {named}: the plan's CUDA is not the one asked for",
@@ -448,6 +460,19 @@ def _from_not_found(facts: Facts) -> list[Cause]:
                                 "CUDA and Python", missing.source, {"detail": f"{missing.tool}: {named}",
                                                                   "fix": missing.fix}, kind="not-found",
                                 line=missing.line))
+            continue
+        if missing.fix and missing.tool.endswith("(a library of another system)"):
+            causes.append(Cause("CD520", f"{named} is a library built for another operating system than this one's "
+                                "folders it is loaded from: the package installed is a build for another platform",
+                                f"compat/libraries.toml [foreign_binary]: {missing.source}",
+                                {"detail": f"{named} loaded on another system", "fix": missing.fix}, kind="not-found",
+                                line=missing.line))
+            continue
+        if missing.fix and missing.tool == "pip (no wheel: built from source)":  # the sdist's build failing follows
+            causes.append(Cause("CD520", f"pip found no wheel of {named} for this Python, platform or CUDA and built "
+                                "its source distribution, which failed", f"compat/libraries.toml [source_build]: "
+                                f"{missing.source}", {"detail": f"pip: {named} built from source", "fix": missing.fix},
+                                kind="not-found", line=missing.line))
             continue
         if missing.fix and missing.tool == "pip (isolated build)":
             causes.append(Cause("CD520", f"pip built a package from source in an isolated environment without "

@@ -125,24 +125,29 @@ _MISSING_INCLUDE = re.compile(r"fatal error:? ?([\w./+-]{3,120}\.(?:h|hpp|cuh)):
                               r"|unable to find ([\w./+-]{3,120}\.(?:h|hpp|cuh)) in "
                               # the EDG front end of nvcc (cicc) and NVRTC: 'catastrophic error: cannot open source file
                               # "cuda_runtime.h"' (CuPy's and other runtime compilers' kernels, compiled with NVRTC)
-                              r"|cannot open source file [\"<']([\w./+-]{3,120}\.(?:h|hpp|cuh))[\">']")
+                              r"|cannot open source file [\"<']([\w./+-]{3,120}\.(?:h|hpp|cuh))[\">']"
+                              # the same in other languages' words before the header ("找不到<cudnn_graph.h>": not found)
+                              r"|(?:找不到|无法打开|見つかりません)\s{0,2}[\"<'“「]?([\w./+-]{3,120}\.(?:h|hpp|cuh))")
 
 
 def missing_headers(index: int, lower: str) -> list[Event]:
     """A header of the CUDA toolkit (compat/errors.toml [toolkit_headers]) a compiler says it did not find."""
     if "include" not in lower and "no such file" not in lower and "file not found" not in lower \
-            and "unable to find" not in lower and "cannot open source file" not in lower:
+            and "unable to find" not in lower and "cannot open source file" not in lower \
+            and not any(word in lower for word in ("找不到", "无法打开", "見つかりません")):
         return []
-    row = load("errors").get("toolkit_headers")
-    found = _MISSING_INCLUDE.search(lower) if row else None
-    if found is None or row is None:
+    found = _MISSING_INCLUDE.search(lower)
+    if found is None:
         return []
     header = next(group for group in found.groups() if group).replace("\\", "/")
-    # the toolkit's headers are included by their own name, or under its own folders (thrust/, cub/); a project's
-    # "mylib/cuda.h" is the project's
-    if header not in row["headers"] and not header.startswith(tuple(row["folders"])):
+    # the toolkit's (and cuDNN's) headers are included by their own name, or under its own folders (thrust/, cub/); a
+    # project's "mylib/cuda.h" is the project's
+    row = next((row for row in (load("errors").get("toolkit_headers"), load("errors").get("cudnn_headers"))
+                if row and (header in row["headers"] or header.startswith(tuple(row["folders"])))), None)
+    if row is None:
         return []
-    return [Event("toolchain", row["code"], found.group(0), f"{header} is a header of the CUDA toolkit: {row['meaning']}",
+    owner = "cuDNN" if row["code"].startswith("CD3") else "the CUDA toolkit"
+    return [Event("toolchain", row["code"], found.group(0), f"{header} is a header of {owner}: {row['meaning']}",
                   row["fix"], row["source"], (("header", header),), index)]
 
 
@@ -475,3 +480,73 @@ def requirements(index: int, lower: str) -> list[Event]:
                   "older one", f"Install CUDA {version} or newer and point the build at it (CUDA_HOME, PATH for nvcc: "
                   "`nvcc --version` shows which runs), or use a release of the program that supports the CUDA you "
                   "have.", source, (("spec", f"CUDA {version} or newer"), ("needs_cuda", version)), index)]
+
+
+# ------------------------------------------------- a package of another release than its importer (e22, round sixteen)
+
+_NAME_FROM = re.compile(r"cannot import name '?([a-z0-9_]{1,80})'? from '?([a-z0-9_]{2,60})((?:\.\s?[a-z0-9_]{1,60}){0,6})'?")
+_SUBMODULE = re.compile(r"no module named '?([a-z0-9_]{2,60})\.\s?([a-z0-9_]{1,60}(?:\.[a-z0-9_]{1,60}){0,5})'?")
+_IMPORTING = re.compile(r"dll load failed while importing ([a-z0-9_.]{1,80})\s{0,2}:")
+
+
+def release_skews(index: int, line: str, lower: str) -> list[Event]:
+    """A GPU-stack package of another release than the code that imports it (compat/libraries.toml [release_skew]):
+    Python finds the package but not a name or submodule the importer expects, or Windows' loader finds a compiled
+    extension module but not an entry point it imports (ERROR_PROC_NOT_FOUND)."""
+    table = load("libraries").get("release_skew")
+    if not table or ("import" not in lower and "module" not in lower):
+        return []
+    packages = frozenset(table["packages"])
+
+    def written(match: re.Match[str], group: int = 0) -> str:  # as the message writes it (lower only finds it)
+        return line[match.start(group):match.end(group)] if len(line) == len(lower) else match.group(group)
+
+    found = None
+    named = _NAME_FROM.search(lower)
+    if named and named.group(2) in packages:
+        module = written(named, 2) + written(named, 3).replace(" ", "") if named.group(3) else written(named, 2)
+        found = (written(named), f"{module} is installed, but the name {written(named, 1)} is not in it")
+    sub = _SUBMODULE.search(lower) if found is None else None
+    if sub and sub.group(1) in packages:
+        found = (written(sub), f"{written(sub, 1)} is installed, but the submodule {written(sub, 1)}."
+                 f"{written(sub, 2)} is not in it")
+    importing = _IMPORTING.search(lower) if found is None else None
+    if importing and any(words in lower for words in table["entry_point"]):
+        module = importing.group(1)
+        if module.rsplit(".", 1)[-1].endswith(tuple(table["module_endings"])) or module.split(".")[0] in packages:
+            found = (written(importing).rstrip(" :"), f"the compiled module {written(importing, 1)} is there, but "
+                     "Windows finds no entry point it imports in the DLL it was linked against")
+    if found is None:
+        return []
+    text, what = found
+    return [Event("release-skew", "CD410", text, f"{what}: it is another release than the code that imports it was "
+                  "built or written for", table["fix"], table["source"], (), index)]
+
+
+# ------------------------------------------------- a build system's list of releases, and one outside it (e22)
+
+_SUPPORTED = re.compile(r"the supported ([a-z]{3,10}) versions are \[([^\]\n]{0,3000})\]")
+_ASKED = re.compile(r"\b([a-z]{3,10})(?: major)? version=(\d{1,3}(?:\.\d{1,4}){0,3})\b")
+
+
+def supported_lists(index: int, lower: str) -> list[Event]:
+    """A build system's list of the releases it can fetch and the release it was asked for outside it
+    (compat/libraries.toml [supported_list]: XLA's hermetic CUDA rules)."""
+    table = load("libraries").get("supported_list")
+    listed = _SUPPORTED.search(lower) if table and "supported" in lower else None
+    if table is None or listed is None:
+        return []
+    asked = [m for m in itertools.islice(_ASKED.finditer(lower, listed.end()), 4)]
+    if not asked:
+        return []
+    part, version = asked[-1].group(1), asked[-1].group(2)
+    releases = [r.strip(" '\"") for r in listed.group(2).split(",") if r.strip(" '\"")]
+    code = table["codes"].get(part)
+    if code is None or version in releases:
+        return []
+    shown = f"{releases[0]} … {releases[-1]}" if len(releases) > 2 else ", ".join(releases)
+    name = {"cudnn": "cuDNN", "cuda": "CUDA"}.get(part, part.upper())
+    fix = table["fix"].format(part=part.upper(), listed=shown, version=version)
+    return [Event("supported-list", code, f"the supported {name} versions are [{shown}] … {name} version={version}",
+                  f"the build fetches only the {name} releases it lists; {version} is not among them", fix,
+                  table["source"], (("version", version), ("listed", shown)), index)]

@@ -402,7 +402,8 @@ def _swap_table() -> dict[str, Any]:
 # torch==2.0.0->xformers==0.0.19)", "Found existing installation: torch 2.4.1", "Downloading torch-2.7.0-cp310-...whl",
 # "Successfully installed ... torch-2.0.0 ..."; a pip command line
 _FROM = re.compile(r"\(from ([^()\n]{1,300})\)")
-_PIN = re.compile(r"^([a-z0-9][a-z0-9_.\-]{0,80}?)(?:\[[a-z0-9_,\-]{1,40}\])?\s{0,2}(?:(==|>=|<=|~=|<|>|!=)\s{0,2}([a-z0-9_.+*!\-]{1,40}))?"
+# (conda's match spec pins with one '=': "pytorch=2.6*", "cudatoolkit=11.8")
+_PIN = re.compile(r"^([a-z0-9][a-z0-9_.\-]{0,80}?)(?:\[[a-z0-9_,\-]{1,40}\])?\s{0,2}(?:(==|>=|<=|~=|<|>|!=|=)\s{0,2}([a-z0-9_.+*!\-]{1,40}))?"
                   r"(?:,[<>=!~]{1,2}[a-z0-9_.+*\-]{1,40}){0,3}$")
 _EXISTING = re.compile(r"found existing installation: ([a-z0-9][a-z0-9_.\-]{0,80}) ([0-9][a-z0-9_.+!\-]{0,40})")
 _WHEEL_FILE = re.compile(r"(?:downloading|collecting|using cached) ([a-z0-9][a-z0-9_.]{0,80})-([0-9][a-z0-9_.+!]{0,40})-(?:cp|py)\d")
@@ -688,4 +689,106 @@ def pin_clashes(lines: list[str], lowers: list[str]) -> list[Conflict]:
                     return [Conflict(tool="resolver", packages=(name,), pins=(first, said), line=index,
                                      source=row.get("source", ""))]
             seen.setdefault(name, (said, span, index))
+    return []
+
+
+# ------------------------------------------------------------------------------------- installers: a build without CUDA
+
+
+@functools.cache
+def _installed_variant() -> dict[str, Any]:
+    return dict(load("libraries").get("installed_variant", {}))
+
+
+_VARIANT_TOKEN = re.compile(r"[a-z][a-z0-9_.\-]{0,60}(?:==|-)[0-9][0-9a-z_.]{0,30}\+cpu\b|[0-9][0-9.]{0,20}\+cpu\b"
+                            r"|[a-z0-9_\-]{0,40}_cpu_0\b|cpuonly|pytorch-mutex-1\.0-cpu|whl/cpu")
+
+
+def installed_variants(lines: list[str], lowers: list[str], refused: bool) -> list[NotFound]:
+    """An installer's own line saying it put in a framework's build without CUDA (compat/libraries.toml
+    [installed_variant]: pip's "Successfully installed torch-2.3.0+cpu", uv's "+ torch==2.9.1+cpu", conda's "cpuonly"),
+    where the message speaks of NVIDIA's stack or the build refused the GPU (REFUSED) and names no other accelerator."""
+    table = _installed_variant()
+    if not table:
+        return []
+    context = any(word in lower for lower in lowers[-400:] for word in table["context"])
+    others = [word for word in load("libraries").get("framework_swap", {}).get("other_accelerators", ())
+              if "cpu" not in word]
+    if not (context or refused) or any(word in lower for lower in lowers[-400:] for word in others):
+        return []
+    budget = FACT_WINDOW
+    for index in range(len(lines) - 1, -1, -1):
+        lower = lowers[index]
+        budget -= len(lower) + 1
+        if budget < 0:
+            break
+        if not any(marker in lower for marker in table["markers"]) or not any(verb in lower for verb in table["verbs"]):
+            continue
+        token = _VARIANT_TOKEN.search(lower)
+        named = token.group(0).strip() if token else next(marker for marker in table["markers"] if marker in lower)
+        if named[:1].isdigit():  # a bare local version: "+cpu" is PyTorch's scheme
+            named = f"torch {named}"
+        said = "\n".join(lowers[-400:])
+        tool = "uv" if any(word in said for word in ("uv pip", "uv add", "uv sync", "torch-backend")) else \
+            "conda" if "conda" in said or "cpuonly" in said else "pip"
+        return [NotFound(tool=f"{tool} (installed a CPU build)", packages=(named,), line=index, source=table["source"],
+                         fix=table["fix"])]
+    return []
+
+
+# ------------------------------------------------------------------------------------- installers: a source build
+
+_SDIST = re.compile(r"([a-z0-9][a-z0-9_.\-]{0,80}?)-(\d[a-z0-9_.+!]{0,40})\.(?:tar\.gz|zip)\b")
+
+
+def source_builds(lines: list[str], lowers: list[str]) -> list[NotFound]:
+    """pip fell back to a GPU-stack package's source distribution (compat/libraries.toml [source_build]: "Using cached
+    cupy-wheel-12.3.0.tar.gz") and a build step failed after it: no wheel fits this Python, platform or CUDA."""
+    table = load("libraries").get("source_build")
+    if not table:
+        return []
+    _, prefixes = _resolver_tables()
+    failed_at = next((index for index in range(len(lowers) - 1, -1, -1)
+                      if any(words in lowers[index] for words in table["failed"])), None)
+    if failed_at is None:
+        return []
+    for index in range(failed_at, max(-1, failed_at - 40), -1):
+        lower = lowers[index]
+        if not any(words in lower for words in table["fetched"]):
+            continue
+        sdist = _SDIST.search(lower)
+        # a build that names its own cause ("No module named 'torch'" in pip's isolated build environment) is that
+        # cause's, not a missing wheel's (build_isolation reads it)
+        own_cause = any("no module named" in line for line in lowers[index:])
+        if sdist and sdist.group(1).replace("_", "-").startswith(prefixes) and not own_cause \
+                and sdist.group(1) not in table.get("sdist_only", ()):
+            return [NotFound(tool="pip (no wheel: built from source)", packages=(sdist.group(0),), line=index,
+                             source=table["source"], fix=table["fix"])]
+    return []
+
+
+# ------------------------------------------------------------------------------------- a library of another system
+
+_LINUX_LIBRARY_ON_WINDOWS = re.compile(r"(?<![a-z0-9])[a-z]:\\{1,2}(?:[^\s\\'\"]{1,120}\\{1,2}){0,30}(lib[a-z0-9_.+\-]{1,80}\.so(?:\.\d{1,4}){0,3})\b")
+_WINDOWS_LIBRARY_ON_LINUX = re.compile(r"(?:^|[\s'\"(=])/(?:[^\s/'\"]{1,120}/){1,30}([a-z0-9_.+\-]{1,80}\.dll)\b")
+
+
+def foreign_binaries(lines: list[str], lowers: list[str]) -> list[NotFound]:
+    """A GPU library built for another operating system loaded from this one's folders (compat/libraries.toml
+    [foreign_binary]): "Loading binary C:\\...\\bitsandbytes\\libbitsandbytes_cuda121.so"."""
+    table = load("libraries").get("foreign_binary")
+    if not table:
+        return []
+    budget = FACT_WINDOW
+    for index in range(len(lines) - 1, -1, -1):
+        lower = lowers[index]
+        budget -= len(lower) + 1
+        if budget < 0:
+            break
+        if ".so" not in lower and ".dll" not in lower:
+            continue
+        found = _LINUX_LIBRARY_ON_WINDOWS.search(lower) or _WINDOWS_LIBRARY_ON_LINUX.search(lower)
+        if found and any(word in found.group(1) for word in table["gpu_words"]):
+            return [NotFound(tool="the package's loader (a library of another system)", packages=(found.group(1),),
+                             line=index, source=table["source"], fix=table["fix"])]
     return []

@@ -20,7 +20,8 @@ _STATUS_NAME = re.compile(r"\b(?:CUDNN_STATUS_[A-Z0-9_]{2,60}|CUDA_ERROR_[A-Z0-9
                           r"|nccl(?:UnhandledCudaError|SystemError|InternalError|InvalidArgument|InvalidUsage|RemoteError"
                           r"|InProgress)\b)")
 _STATUS_NUMBER = re.compile(r"(?i)\b(cudnn|cuda|nvml|cublas|cu[a-z]{2,30})\b[a-z_ :.-]{0,40}?"
-                            r"\b(?:error|failure|status|err|code)\b[\s:=(#]{0,4}(\d{1,4})\b")
+                            # (the API's name may stand before the number, quoted: "CUDA error DRIVER: '999'")
+                            r"\b(?:error|failure|status|err|code)\b(?: (?:driver|runtime))?[\s:=(#'\"]{0,4}(\d{1,4})\b")
 _ERROR_NUMBER = re.compile(r"(?i)\berror (\d{2,4}): ")
 # a CUDA runtime or driver call named by the program, then, further on the line, the number it returned in the
 # program's own words ("error code : 35", "returned error 999", "err = 100"): the call says whose numbering it is
@@ -195,8 +196,29 @@ _BLOCK_NUMBER = re.compile(r"^\s{0,12}error\s{0,2}code\s{0,2}[:=]\s{0,4}(\d{1,4}
 BLOCK_WINDOW = 4  # lines between the heading and its number
 
 
+# Thrust's and CUB's exception (NVIDIA/cccl thrust/system/cuda/detail/util.h throw_on_error: system_error(status,
+# cuda_category(), "parallel_for failed"), whose what() is the algorithm's words, ": ", then cudaGetErrorString's
+# text): under "thrust::system::system_error" the text after "<algorithm> failed: " is the CUDA runtime's
+# (its namespace may carry the release and target: "thrust::THRUST_300200_SM_90_NVHPC_NS::system::system_error")
+_THRUST_ERROR = re.compile(r"\bthrust::(?:[a-z0-9_]{1,60}::){0,3}system_error\b")
+THRUST_WINDOW = 2  # lines between the exception's type and its what()
+
+
+def _thrust_status(index: int, lowers: list[str]) -> list[Status]:
+    lower = lowers[index]
+    if " failed: " not in lower or not any("thrust::" in line and _THRUST_ERROR.search(line)
+                                          for line in lowers[max(0, index - THRUST_WINDOW):index + 1]):
+        return []
+    text = lower[lower.index(" failed: ") + len(" failed: "):]
+    return _in_cuda_context(index, "cuda: " + text, ": " + text)
+
+
 def block_statuses(index: int, lowers: list[str]) -> list[Status]:
-    """The CUDA runtime status a multi-line error block gives on line INDEX ("Error code: 209" under "CUDA Error:")."""
+    """The CUDA runtime status a multi-line error block gives on line INDEX ("Error code: 209" under "CUDA Error:"), or
+    a Thrust exception's what() under its type."""
+    thrust = _thrust_status(index, lowers)
+    if thrust:
+        return thrust
     match = _BLOCK_NUMBER.match(lowers[index])
     if match is None or not any("cuda error" in line for line in lowers[max(0, index - BLOCK_WINDOW):index]):
         return []
@@ -218,7 +240,8 @@ STATUS_PREFIXES = ("cudnn_status_", "cuda_error_", "nvml_error_", "cudaerror", "
 
 # a status as other languages' wrappers spell it: cudnnStatusArchMismatch (Python's cudnn wrappers, Julia's
 # CUDNN.jl enum), "ERROR: Arch mismatch" (Mocha.jl prints the words of the name)
-_CAMEL_STATUS = re.compile(r"\b(cudnnStatus|cudaError|CUresult|nvmlError)_?([A-Z][A-Za-z]{2,50})\b")
+# (cuda-python's and CuTe DSL's exception class before the name, a space between: "CUDAError InsufficientDriver")
+_CAMEL_STATUS = re.compile(r"\b(cudnnStatus|cudaError|CUDAError|CUresult|nvmlError)(?:_| (?=[A-Z][a-z]))?([A-Z][A-Za-z]{2,50})\b")
 _CAMEL_WORD = re.compile(r"[A-Z][a-z]{0,20}|[A-Z]{2,10}(?![a-z])")
 CAMEL_PREFIX = {"cudnnStatus": "CUDNN_STATUS_", "CUresult": "CUDA_ERROR_", "nvmlError": "NVML_ERROR_"}
 # the words of a cuDNN status name that say one thing only; generic ones ("not supported", "internal error",
@@ -248,7 +271,7 @@ def _other_spellings(index: int, line: str, lower: str, cudnn_named: bool) -> li
     for match in itertools.islice(_CAMEL_STATUS.finditer(line), PER_LINE):
         prefix, rest = match.group(1), match.group(2)
         words = "_".join(word.upper() for word in itertools.islice(_CAMEL_WORD.findall(rest), 12))
-        name = CAMEL_PREFIX[prefix] + words if prefix in CAMEL_PREFIX else "cudaError" + rest
+        name = CAMEL_PREFIX[prefix] + words if prefix in CAMEL_PREFIX else "cudaError" + rest  # (CUDAError: the runtime's)
         if name in by_name:
             out.append(_status(by_name[name], "name", index))
     if cudnn_named and not out:

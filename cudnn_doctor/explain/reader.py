@@ -51,7 +51,9 @@ from cudnn_doctor.explain.read_events import (
     missing_headers,
     placeholders,
     registered_devices,
+    release_skews,
     requirements,
+    supported_lists,
     toolkit_variables,
 )
 from cudnn_doctor.explain.read_libraries import libraries, products, symbols
@@ -60,12 +62,15 @@ from cudnn_doctor.explain.read_packages import (
     conda_cuda_fallback,
     conflicts,
     cpu_builds,
+    foreign_binaries,
     framework_named_libraries,
     framework_swaps,
+    installed_variants,
     not_found,
     pin_clashes,
     platform_requests,
     prebuilt_wheels,
+    source_builds,
 )
 from cudnn_doctor.explain.read_statuses import block_statuses, statuses
 from cudnn_doctor.explain.read_versions import archs, compilers, frameworks, phrases, versions
@@ -99,7 +104,9 @@ def read(data: bytes | str) -> Facts:
     compilers = [item for facts in found for item in facts[7]]
     events = [item for facts in found for item in facts[8]]
     missing = (build_isolation(lines, lowers) + framework_named_libraries(lines, lowers) + conda_cuda_fallback(lines, lowers)
-               + not_found(lines, lowers) + platform_requests(lines, lowers) + prebuilt_wheels(lines, lowers))
+               + not_found(lines, lowers) + platform_requests(lines, lowers) + prebuilt_wheels(lines, lowers)
+               + installed_variants(lines, lowers, refused=bool(cpu_builds)) + source_builds(lines, lowers)
+               + foreign_binaries(lines, lowers))
     # a resolver's line that reports no build of a package ("Because X==V has no wheels with a matching platform tag ... we
     # can conclude that your requirements are unsatisfiable") is that, not a clash between two requirements
     reported = {_base(name) for item in missing for name in item.packages}
@@ -145,6 +152,7 @@ def _facts_of(indexes: range, budget: int, most: int, lines: list[str], lowers: 
                  cpu_builds(index, lower, wrapped), compilers(index, lower, whole),
                  events(index, line, wrapped) + kernel_modules(index, lowers) + components(index, lowers)
                  + extensions(index, lower) + requirements(index, lower) + toolkit_variables(index, lower)
+                 + release_skews(index, line, lower) + supported_lists(index, lower)
                  + placeholders(index, lower) + missing_headers(index, lower) + compile_errors(index, line, lower)
                  + registered_devices(index, lowers)
                  + host_headers(index, lines, lowers))

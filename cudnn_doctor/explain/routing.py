@@ -15,6 +15,10 @@ live here, one function each, and the catalog's and the facts' answers pass thro
 - a build that holds no code for the GPU explains the GPU work that fails under it: where a framework's banner names
   the CUDA its build was made with and that CUDA cannot hold code for the GPU (classify's answer of kind "build",
   CD404), the statuses of kernels and libraries that failed after it (CUDNN_STATUS_EXECUTION_FAILED, CD316) follow it;
+- the installer's action before the build's refusal: where an installer's own line shows it put in a framework's
+  build without CUDA (classify's CD520 of kind "installed": "Successfully installed torch-2.3.0+cpu") and the message
+  shows that build refusing the GPU (CD406, "Torch not compiled with CUDA enabled"), both are named and the
+  installer's comes first: reinstalling from the CUDA index is what the user does first, the refusal only follows;
 - what failed inside a wrapper decides: a catalog entry marked `wrapper` (compat/errors.toml: a message that only
   says a plugin or an engine failed to start, the lines under it naming why) yields to the status, library or event
   those lines name (JAX's CUDA plugin failing on cuInit's CUDA_ERROR_NO_DEVICE is the device's, CD102).
@@ -109,3 +113,16 @@ def build_first(matches: list[dict[str, Any]]) -> None:
         return
     if all(str(match.get("id", "")).startswith("status-") for match in matches[:build]):
         matches.insert(0, matches.pop(build))
+
+
+INSTALLED_ANSWER = "installed-cd520"  # classify's CD520 of kind "installed": an installer put in a build without CUDA
+REFUSAL = "CD406"
+
+
+def installer_first(matches: list[dict[str, Any]]) -> None:
+    """Where an installer's own line shows it put in a build without CUDA, that answer goes before the build's refusal
+    of the GPU (CD406): the install is what the user acts on first."""
+    installed = next((index for index, match in enumerate(matches) if match.get("id") == INSTALLED_ANSWER), None)
+    refusal = next((index for index, match in enumerate(matches) if match.get("code") == REFUSAL), None)
+    if installed is not None and refusal is not None and refusal < installed:
+        matches.insert(refusal, matches.pop(installed))
