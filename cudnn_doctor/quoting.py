@@ -36,6 +36,19 @@ class CannotQuote(ValueError):
     sign: a comment line pasted where comments are off, as in an interactive zsh, still runs nothing)."""
 
 
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]{0,30}://)([^/?#@\s]{1,2000})@")
+
+
+def redacted_url(text: str) -> str:
+    """TEXT with the credentials of every URL in it hidden, as pip, curl and git show them: the password as ****
+    (`https://alice:****@host/`), a lone user name (a token) as **** (`https://****@host/`). For every URL the
+    doctor prints (install --from, --mirror, CUDNN_DOCTOR_MIRROR, proxies): the one it fetches keeps them."""
+    def hide(match: re.Match[str]) -> str:
+        user, colon, _ = match.group(2).partition(":")
+        return f"{match.group(1)}{user}:****@" if colon else f"{match.group(1)}****@"
+    return _USERINFO.sub(hide, text)
+
+
 def _needs_escape(char: str) -> bool:
     """A character shown on a terminal as something else (or nothing): controls, invisible and format
     characters, separators other than the space, and a byte that is not UTF-8 (a lone surrogate)."""

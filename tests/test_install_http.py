@@ -307,3 +307,54 @@ def test_the_download_bar_shows_a_file_s_name_as_it_is(httpserver, tmp_path: Pat
                                    hashlib.sha256(archive.read_bytes()).hexdigest(), columns=300)
     assert code == 0, screen
     assert f"download {name}" in screen
+
+
+SECRET = "s3cretPW"
+
+
+def test_a_mirror_behind_a_password_is_fetched_with_it_and_never_printed(httpserver, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """--mirror http://alice:PASSWORD@host/redist/: the password goes to the server (basic auth, as requests sends a
+    URL's credentials) and never to the output: the plan's source, the JSON and the text say alice:****, as pip,
+    curl and git show such a URL."""
+    import base64
+
+    archive = make_archive("txz", tmp_path, version=91900, cudart=12040, cuda=12)
+    wanted = "Basic " + base64.b64encode(f"alice:{SECRET}".encode()).decode()
+
+    def guarded(body: Response):  # type: ignore[no-untyped-def]
+        def handler(request: Request) -> Response:
+            return body if request.headers.get("Authorization") == wanted else Response("no", status=401)
+        return handler
+
+    httpserver.expect_request("/redist/redistrib_9.19.0.json").respond_with_handler(guarded(Response(
+        json.dumps(manifest("9.19.0.7", {"cuda12": entry(archive)})), content_type="application/json")))
+    httpserver.expect_request(f"/redist/cudnn/linux-x86_64/{archive.name}").respond_with_handler(guarded(Response(
+        archive.read_bytes(), content_type="application/x-xz")))
+    base = httpserver.url_for("/redist/").replace("http://", f"http://alice:{SECRET}@")
+    env = clean_env(tmp_path)
+    args = ["install", "--version", "9.19.0", "--cuda", "12", "--mirror", base, "--yes"]
+    code, data, err = run_json([*args, "--prefix", str(tmp_path / "a")], env)
+    assert code == 0, err
+    assert SECRET not in json.dumps(data) + err and "alice:****@" in data["plan"]["source"]
+    text = run_cli([*args, "--prefix", str(tmp_path / "b"), "-v"], env)
+    assert text.returncode == 0 and SECRET not in text.stdout + text.stderr, text.stderr
+
+
+@pytest.mark.parametrize("url", [f"http://alice:{SECRET}@127.0.0.1:9/cudnn.tar.xz",
+                                 f"http://{SECRET}@127.0.0.1:9/cudnn.tar.xz",  # a token as the user name
+                                 f"https://alice:{SECRET}%40x@127.0.0.1:9/cudnn.tar.xz"])
+def test_a_url_whose_download_fails_is_said_without_its_password(tmp_path: Path, url: str) -> None:
+    """Nothing listens on port 9: CD511 names the URL, its credentials hidden (text, JSON, the HTTP warning)."""
+    env = clean_env(tmp_path)
+    code, data, err = run_json(["install", "--from", url, "--prefix", str(tmp_path / "p"), "--yes"], env)
+    assert code == 2 and data["result"]["error"].startswith("CD511"), data
+    assert SECRET not in json.dumps(data) + err and "****@127.0.0.1" in json.dumps(data)
+    text = run_cli(["install", "--from", url, "--prefix", str(tmp_path / "p"), "--dry-run", "-v"], env)
+    assert text.returncode == 2 and SECRET not in text.stdout + text.stderr, text.stderr
+
+
+def test_redacted_url_hides_every_urls_credentials_and_nothing_else() -> None:
+    from cudnn_doctor.quoting import redacted_url
+
+    assert redacted_url("a https://u:p@h/x b HTTP://tok@h:1/y") == "a https://u:****@h/x b HTTP://****@h:1/y"
+    assert redacted_url("git@github.com:o/r https://h/x?a=b@c") == "git@github.com:o/r https://h/x?a=b@c"

@@ -13,6 +13,7 @@ from urllib.parse import urlparse
 
 from cudnn_doctor.codes import doctor_error
 from cudnn_doctor.errors import DoctorError
+from cudnn_doctor.quoting import redacted_url
 from cudnn_doctor.versions import ascii_digits
 
 CHUNK = 1 << 20
@@ -137,7 +138,7 @@ class _Clock:
 
 
 def failure(url: str, why: str) -> DoctorError:
-    return doctor_error("CD511", exit_code=2, url=url, why=why)
+    return doctor_error("CD511", exit_code=2, url=redacted_url(url), why=why)  # its password never printed
 
 
 def reason(error: BaseException | None, url: str, clock: _Clock | None = None) -> str:

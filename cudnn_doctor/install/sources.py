@@ -24,6 +24,7 @@ from cudnn_doctor.install.redistrib import (
 )
 from cudnn_doctor.install.safety import printable
 from cudnn_doctor.operating_system import CURRENT
+from cudnn_doctor.quoting import redacted_url
 from cudnn_doctor.variables import expand_user
 
 CUDA_IN_NAME = (re.compile(r"_cuda(\d+)"), re.compile(r"nvidia_cudnn_cu(\d+)"), re.compile(r"^cudnn-(\d+)\.\d+-"))
@@ -92,13 +93,13 @@ def _from_location(request: Request) -> Source:
 
         name = file_name(urlparse(location).path.rsplit("/", 1)[-1])
         if name is None:
-            raise DoctorError(f"--from {printable(location[:200])}: the URL names no archive file (it ends in a "
+            raise DoctorError(f"--from {printable(redacted_url(location)[:200])}: the URL names no archive file (it ends in a "
                               "folder, '..' or an encoded '/')", "give the URL of the archive file itself", exit_code=2, code="CD001")
         warning = None
         if urlparse(location).scheme == "http" and request.sha256 is None:
-            warning = (f"--from {location} comes over plain HTTP with no --sha256: the archive is unverified (anything "
+            warning = (f"--from {redacted_url(location)} comes over plain HTTP with no --sha256: the archive is unverified (anything "
                        "on the way could have changed it); pass --sha256 HEX from a source you trust, or use https")
-        return Source(f"URL {location}", location, None, name, request.sha256, None, cuda_in_name(name),
+        return Source(f"URL {redacted_url(location)}", location, None, name, request.sha256, None, cuda_in_name(name),
                       warning=warning)
     path = os.path.abspath(expand_user(location))
     readable_archive(path, location)
@@ -139,7 +140,8 @@ def local_path(url: str, said: str) -> str:
     if parts.netloc not in ("", "localhost"):
         from cudnn_doctor.knowledge.inputs import shown
 
-        raise DoctorError(f"{said} {shown(url[:200])} names the host {shown(parts.netloc[:80])}: a file URL reads only "
+        raise DoctorError(f"{said} {shown(redacted_url(url)[:200])} names the host "
+                          f"{shown(redacted_url('file://' + parts.netloc)[7:87])}: a file URL reads only "
                           "this machine's files", "mount that host's folder and give its local path (or file:///PATH)",
                           exit_code=2, code="CD004")
     return unquote(parts.path)
@@ -155,7 +157,8 @@ def mirror_base(mirror: str | None) -> str:
 
         folder = os.path.abspath(expand_user(base))
         if not os.path.isdir(folder):  # said as given: the option, or the variable it came from; quoted, cut
-            said = f"--mirror {shown(base)}" if mirror else f"CUDNN_DOCTOR_MIRROR={shown(base)}"
+            said = f"--mirror {shown(redacted_url(base))}" if mirror else \
+                f"CUDNN_DOCTOR_MIRROR={shown(redacted_url(base))}"
             raise DoctorError(f"{said}: no such folder", "give a URL or a folder holding "
                               "redistrib_<version>.json and the cudnn/ tree beside it", exit_code=2, code="CD004")
         base = Path(folder).as_uri()
@@ -169,7 +172,7 @@ def _from_manifest(request: Request, platform: str, http, default_cuda: int | No
         listing = _try_listing(http, base)
         found = newest_matching(listing, version) if listing else None
         if found is None:
-            raise doctor_error("CD512", exit_code=2, where=base, why=f"it lists no redistrib_*.json for cuDNN "
+            raise doctor_error("CD512", exit_code=2, where=redacted_url(base), why=f"it lists no redistrib_*.json for cuDNN "
                                  f"{version!r} (give a full version, e.g. --version 9.19.0)")
         version = found
     manifest_url = urljoin(base, manifest_name(version))
@@ -177,31 +180,31 @@ def _from_manifest(request: Request, platform: str, http, default_cuda: int | No
     try:
         manifest = json_values.loads(text)
     except (ValueError, RecursionError):
-        raise doctor_error("CD512", exit_code=2, where=manifest_url, why="it is not valid JSON") from None
+        raise doctor_error("CD512", exit_code=2, where=redacted_url(manifest_url), why="it is not valid JSON") from None
     chosen = pick_file(manifest, platform, request.cuda_major if request.cuda_major else default_cuda_for(
         manifest, platform, default_cuda), manifest_url)
     if chosen.version.split(".")[:len(version.split("."))] != version.split("."):  # 9.19.0 asked: 9.19.0.x
-        raise doctor_error("CD512", exit_code=2, where=manifest_url,
+        raise doctor_error("CD512", exit_code=2, where=redacted_url(manifest_url),
                            why=f"it calls its cuDNN {chosen.version} where {version} was asked for (a manifest of "
                                "another release under this release's name)")
     url = urljoin(base, chosen.relative_path)
     if not url.startswith(base):
-        raise doctor_error("CD512", exit_code=2, where=manifest_url,
+        raise doctor_error("CD512", exit_code=2, where=redacted_url(manifest_url),
                              why=f"its relative_path {chosen.relative_path[:80]!r} leaves the mirror")
     sha256 = request.sha256 or chosen.sha256
     warning = None
     if sha256 is None or chosen.size is None:
         missing = " and ".join(w for w, v in (("sha256", sha256), ("size", chosen.size)) if v is None)
         if not request.no_verify:
-            raise doctor_error("CD513", exit_code=2, where=manifest_url,
+            raise doctor_error("CD513", exit_code=2, where=redacted_url(manifest_url),
                                  why=f"its {platform} entry lists no {missing}")
-        warning = (f"--no-verify: {manifest_url} lists no {missing} for the archive; it is installed without "
+        warning = (f"--no-verify: {redacted_url(manifest_url)} lists no {missing} for the archive; it is installed without "
                    "that check")
     name = file_name(chosen.relative_path)
     if name is None:
-        raise doctor_error("CD512", exit_code=2, where=manifest_url,
+        raise doctor_error("CD512", exit_code=2, where=redacted_url(manifest_url),
                              why=f"its relative_path {chosen.relative_path[:80]!r} names no archive file")
-    return Source(f"cuDNN {chosen.version} for CUDA {chosen.cuda_major} ({platform}) from {base}", url, None,
+    return Source(f"cuDNN {chosen.version} for CUDA {chosen.cuda_major} ({platform}) from {redacted_url(base)}", url, None,
                   name, sha256, chosen.size, chosen.cuda_major,
                   chosen.version, warning)
 
