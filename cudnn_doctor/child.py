@@ -215,8 +215,15 @@ def own_child_env(env: Mapping[str, str]) -> dict[str, str]:
 
 def python_argv(script: str, *args: str, site: bool = False) -> tuple[str, ...]:
     """This interpreter running SCRIPT isolated (-I: no PYTHONPATH, no user site, no script or
-    current folder on sys.path); -S as well unless SITE: a big environment's .pth files cost time."""
-    flags = ("-I",) if site else ("-I", "-S")
+    current folder on sys.path); -S as well unless SITE: a big environment's .pth files cost time. -I drops the
+    PYTHON* variables, so this process's own bytecode settings go as options: no bytecode written where it writes
+    none (PYTHONDONTWRITEBYTECODE, -B), read and written where it keeps it (PYTHONPYCACHEPREFIX): a script's imports
+    (_probe_child.py's) are cached as this process's are."""
+    flags: tuple[str, ...] = ("-I",) if site else ("-I", "-S")
+    if sys.dont_write_bytecode:
+        flags += ("-B",)
+    if getattr(sys, "pycache_prefix", None):
+        flags += (f"-Xpycache_prefix={sys.pycache_prefix}",)
     return (own_python(), *flags, script, *args)
 
 

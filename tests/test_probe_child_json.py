@@ -10,7 +10,7 @@ import os
 import subprocess
 import sys
 
-from cudnn_doctor._probe_child import to_json
+from cudnn_doctor._probe_jobs import to_json
 from cudnn_doctor.probes.library_jobs import CHILD
 
 PATH_NOT_UTF8 = os.fsdecode(b"/opt/caf\xe9/lib/libcudnn.so.9")  # a folder name in Latin-1: a lone surrogate
@@ -48,9 +48,58 @@ def test_nvml_child_imports_pynvml_without_ctypes_util(tmp_path) -> None:  # typ
     # subprocess (14 ms of the NVML child's 80 on an H100). A call of it still gets the real one.
     import pynvml
 
-    code = ("import sys; sys.path.insert(0, sys.argv[1]); sys.path.insert(0, sys.argv[2]); import _probe_child as c; "
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); sys.path.insert(0, sys.argv[2]); import _probe_jobs as c; "
             "m = c._import_pynvml(); print(sorted({'ctypes.util', 'shutil', 'subprocess'} & set(sys.modules))); "
             "print(m.find_library('c') is not None, 'ctypes.util' in sys.modules)")
     result = subprocess.run([sys.executable, "-I", "-S", "-c", code, os.path.dirname(pynvml.__file__),
                              os.path.dirname(CHILD)], capture_output=True, text=True, timeout=60)
     assert result.stdout.splitlines() == ["[]", "True True"], result.stderr
+
+
+def _child_copy(folder) -> str:  # type: ignore[no-untyped-def]
+    """The probe child's three files in FOLDER (a package folder of its own, no bytecode yet): its script's path."""
+    import shutil
+
+    for name in ("_probe_child.py", "_probe_jobs.py", "_child_stdio.py"):
+        shutil.copy2(os.path.join(os.path.dirname(CHILD), name), folder / name)
+    return str(folder / "_probe_child.py")
+
+
+def _verbose_run(script: str, *flags: str, target: str = "none.so") -> tuple[dict, str]:  # type: ignore[type-arg]
+    result = subprocess.run([sys.executable, "-I", "-S", "-v", *flags, script, "cudnn", target], capture_output=True,
+                            text=True, timeout=60, env={k: v for k, v in os.environ.items() if k != "PYTHONPYCACHEPREFIX"})
+    return json.loads(result.stdout), result.stderr
+
+
+def test_the_probe_child_runs_its_code_from_bytecode_checked_against_the_source(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A script is compiled from source at every start (7 of the probe child's 20 ms of CPU, five or more children a
+    check); the child's code is imported instead, from the bytecode Python's import keeps beside it and checks
+    against the source (its size and modification time): a changed file is read again, never a stale copy."""
+    script = _child_copy(tmp_path)
+    first, _said = _verbose_run(script)
+    assert first["loaded"] is False and "none.so" in first["error"]
+    cached = sorted(p.name.split(".")[0] for p in (tmp_path / "__pycache__").iterdir())
+    assert cached == ["_child_stdio", "_probe_jobs"], cached
+    again, said = _verbose_run(script)
+    assert again == first
+    for name in ("_child_stdio", "_probe_jobs"):
+        assert f"code object from '{tmp_path / '__pycache__' / name}" in said, said[-3000:]
+    source = tmp_path / "_probe_jobs.py"
+    source.write_text(source.read_text() + '\nJOBS["cudnn"] = lambda target: {"changed": target}\n')
+    changed, said = _verbose_run(script)
+    assert changed == {"loaded": True, "values": {"changed": "none.so", "child_ms": changed["values"]["child_ms"]}}
+    assert f"code object from '{tmp_path / '__pycache__' / '_probe_jobs'}" not in said
+
+
+def test_the_probe_child_writes_no_bytecode_where_the_doctor_writes_none(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """PYTHONDONTWRITEBYTECODE (or -B) of the doctor's own process goes to its children as -B (-I drops the variable):
+    no __pycache__ is made where the user asked for none; the child still answers."""
+    from cudnn_doctor.child import python_argv
+
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    argv = python_argv(_child_copy(tmp_path), "cudnn", "none.so")
+    assert "-B" in argv[1:argv.index(str(tmp_path / "_probe_child.py"))]
+    answer, _said = _verbose_run(argv[-3], "-B")
+    assert answer["loaded"] is False and not (tmp_path / "__pycache__").exists()
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    assert "-B" not in python_argv(argv[-3], "cudnn", "none.so")
