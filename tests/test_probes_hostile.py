@@ -590,6 +590,35 @@ def test_hundreds_of_copies_are_probed_in_batches_each_in_its_own_process(machin
     assert len(interpreters) <= -(-(copies + 2) // 8) + 2, len(interpreters)
 
 
+def test_a_few_copies_are_loaded_each_in_a_process_of_its_own_forked_from_one_python(machine: Machine,
+                                                                                     tmp_path: Path) -> None:
+    """Two copies of cuDNN and the loader's pick (fewer than children may run at once): one Python starts for the
+    three (each start was ~10 ms of CPU), which forks a process per library, all at once; each copy is still read
+    in a process of its own, versions told apart, and one that crashes is that copy's finding only."""
+    old = fake_cudnn(tmp_path / "old", version=90100, versioned_files=False)
+    new = fake_cudnn(tmp_path / "new", version=91900, versioned_files=False)
+    crash = fake_cudnn(tmp_path / "crash", version=90100, crash=True)
+    for library in (old, new, crash):
+        machine.add_library_path(library.parent)
+    log = tmp_path / "loads.log"
+    machine.env["FAKE_CUDNN_LOG"] = str(log)
+    process = subprocess.Popen([sys.executable, "-m", "cudnn_doctor", "check", "--json"], env=machine.env,
+                               cwd=machine.cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    out, err = process.communicate(timeout=120)
+    report = json.loads(out)
+    by_folder = {os.path.basename(i["path"]): i for i in report["cudnn"]}
+    assert by_folder["old"]["version"] == "9.1.0" and by_folder["new"]["version"] == "9.19.0", report["cudnn"]
+    assert by_folder["crash"]["crashed"] and "SIGSEGV" in by_folder["crash"]["load_error"]
+    assert not by_folder["old"]["crashed"] and not by_folder["new"]["crashed"]
+    loads = [tuple(int(n) for n in line.split()) for line in log.read_text().splitlines()]
+    # the three copies and the loader's pick, forked by one Python (the doctor itself starts only the child that
+    # loads cuDNN as the frameworks' own code does, a cuDNN being on LD_LIBRARY_PATH)
+    forked = [load for load in loads if load[1] != process.pid]
+    assert len(forked) == 4 and len({pid for pid, _, _ in forked}) == 4, loads
+    assert len({parent for _, parent, _ in forked}) == 1, loads
+
+
 def test_strays_are_looked_for_among_the_processes_started_since_the_batch_began() -> None:
     """kill_strays reads the environment only of processes whose id was given out after the batch began
     (child.last_pid()), the wrap of the ids at pid_max included; what started before is not looked at.
