@@ -10,6 +10,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from cudnn_doctor._probe_jobs import to_json
 from cudnn_doctor.probes.library_jobs import CHILD
 
@@ -103,3 +105,23 @@ def test_the_probe_child_writes_no_bytecode_where_the_doctor_writes_none(tmp_pat
     assert answer["loaded"] is False and not (tmp_path / "__pycache__").exists()
     monkeypatch.setattr(sys, "dont_write_bytecode", False)
     assert "-B" not in python_argv(argv[-3], "cudnn", "none.so")
+
+
+@pytest.mark.parametrize("damage", ["cut short", "bad marshal data"])
+def test_a_damaged_bytecode_of_the_probe_child_is_compiled_from_source_and_written_again(tmp_path, damage) -> None:  # type: ignore[no-untyped-def]
+    """A .pyc cut short (written under `ulimit -f`: Python keeps what its short write left) or damaged would stop
+    every probe child at its import, every check after: the module is compiled from its source, the .pyc removed
+    (the run after writes it whole), and the child answers."""
+    script = _child_copy(tmp_path)
+    first, _said = _verbose_run(script)
+    for cached in (tmp_path / "__pycache__").iterdir():
+        data = cached.read_bytes()
+        cached.write_bytes(data[:len(data) // 2] if damage == "cut short" else data[:16] + b"\xff" * 64)
+    damaged, _said = _verbose_run(script)
+    assert damaged == first
+    assert list((tmp_path / "__pycache__").iterdir()) == []  # removed
+    for _ in range(2):  # the first run after writes them whole, the second reads them
+        again, said = _verbose_run(script)
+        assert again == first
+    for name in ("_child_stdio", "_probe_jobs"):
+        assert f"code object from '{tmp_path / '__pycache__' / name}" in said, said[-3000:]
