@@ -613,7 +613,8 @@ JOBS = {
 
 def run_batch(job, timeout, in_flight, targets):
     """`batch JOB TIMEOUT IN_FLIGHT TARGET...`: each TARGET in a process of its own, forked from this one
-    (one library per process still; Python starts once per batch, not once per library), at most IN_FLIGHT
+    (one library per process still; Python starts once per batch, not once per library), asked JOB (one job for
+    every target, or one per target: "cudart,cudnn,cudnn"), at most IN_FLIGHT
     at once, each within TIMEOUT s of its start. One JSON line per target on stdout, as it ends:
     {"index", "exit" (negative: the signal that ended it; null: killed at its deadline), "timed_out",
     "stdout", "stderr", "wall_ms"}. Each forked process keeps only its own two pipes open."""
@@ -624,14 +625,15 @@ def run_batch(job, timeout, in_flight, targets):
     # what this process made so far is left out of the collector's walks: a forked process that collects would
     # otherwise write to every page of it (copy-on-write faults: 4.2k -> 3.9k and 27 -> 23 ms CPU, three libraries)
     gc.freeze()
-    pending = list(enumerate(targets))
+    kinds = job.split(",")
+    pending = [(index, target, kinds[index] if len(kinds) > 1 else job) for index, target in enumerate(targets)]
     pending.reverse()
     running = {}  # pid -> [index, out_fd, err_fd, out, err, started, answer_fd, answer]
     poller = select.poll()
     owner = {}
     answer_fd = _answer_fd()
 
-    def start(index, target):
+    def start(index, target, kind):
         out_read, out_write = os.pipe()
         err_read, err_write = os.pipe()
         answer_read, answer_write = os.pipe()
@@ -650,7 +652,7 @@ def run_batch(job, timeout, in_flight, targets):
                     _STDIO["die_with_parent"]()
                 sys.stdout = os.fdopen(1, "w", closefd=False)
                 sys.stderr = os.fdopen(2, "w", closefd=False)
-                main(["", job, target])
+                main(["", kind, target])
             finally:
                 os._exit(0)
         for fd in (out_write, err_write, answer_write):

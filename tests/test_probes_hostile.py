@@ -619,6 +619,33 @@ def test_a_few_copies_are_loaded_each_in_a_process_of_its_own_forked_from_one_py
     assert len({parent for _, parent, _ in forked}) == 1, loads
 
 
+def test_each_toolkits_libcudart_and_the_cudnn_copies_are_asked_by_one_python(machine: Machine, tmp_path: Path) -> None:
+    """The toolkit's libcudart and the cuDNN copies go in one batch child (a Python start each was ~10 ms of CPU),
+    each library still in a forked process of its own, each asked its own question: the toolkit's runtime is its
+    libcudart's answer, each copy's version its own."""
+    from tests.test_check import make_toolkit
+
+    make_toolkit(machine.root, "13.0.88", 12080)
+    for name, number in (("old", 90100), ("new", 91900)):
+        machine.add_library_path(fake_cudnn(tmp_path / name, version=number, versioned_files=False).parent)
+    code = ("import atexit, json, sys; started = []\n"
+            "sys.addaudithook(lambda e, a: started.append([str(x) for x in a[1]]) if e == 'subprocess.Popen' else None)\n"
+            "atexit.register(lambda: sys.stderr.write('STARTED ' + json.dumps(started) + '\\n'))\n"
+            "sys.argv = ['cudnn-doctor', 'check', '--json']\nfrom cudnn_doctor.entry import main\nmain()\n")
+    done = subprocess.run([sys.executable, "-c", code], env=machine.env, cwd=machine.cwd, capture_output=True,
+                          text=True, timeout=120, stdin=subprocess.DEVNULL)
+    report = json.loads(done.stdout)
+    assert [(t["version"], t["runtime_version"]) for t in report["toolkits"]] == [("13.0.88", "12.8")], report["toolkits"]
+    by_folder = {os.path.basename(i["path"]): i["version"] for i in report["cudnn"]}
+    assert by_folder == {"old": "9.1.0", "new": "9.19.0"}, report["cudnn"]
+    started = json.loads(next(line for line in done.stderr.splitlines() if line.startswith("STARTED "))[8:])
+    asked = [argv[next(i for i, a in enumerate(argv) if a.endswith("_probe_child.py")) + 1:] for argv in started
+             if any(a.endswith("_probe_child.py") for a in argv)]
+    libraries = [words for words in asked if words[0] in ("batch", "cudart", "cudnn")]
+    assert len(libraries) == 1 and libraries[0][0] == "batch", asked
+    assert sorted(libraries[0][1].split(",")) == ["cudart", "cudnn", "cudnn", "cudnn"], asked  # the loader's pick too
+
+
 def test_strays_are_looked_for_among_the_processes_started_since_the_batch_began() -> None:
     """kill_strays reads the environment only of processes whose id was given out after the batch began
     (child.last_pid()), the wrap of the ids at pid_max included; what started before is not looked at.

@@ -98,7 +98,9 @@ def _plan(jobs: list[Job], timeout: float, env: Mapping[str, str]) -> tuple[list
         else:
             targets = [_target(jobs[index]) for index in group]
             rounds = -(-len(group) // in_flight)
-            argv = python_argv(CHILD, "batch", jobs[group[0]].kind, f"{timeout:g}", str(in_flight), *targets)
+            kinds = [jobs[index].kind for index in group]  # one for all, or one per target
+            kind = kinds[0] if len(set(kinds)) == 1 else ",".join(kinds)
+            argv = python_argv(CHILD, "batch", kind, f"{timeout:g}", str(in_flight), *targets)
             requests.append(ChildRequest(argv, child_env, timeout * rounds + BATCH_GRACE_S, "the probe",
                                          answer_channel=True))
     many = any(in_flight == IN_FLIGHT and len(group) > 1 for group, in_flight in planned)
@@ -107,15 +109,21 @@ def _plan(jobs: list[Job], timeout: float, env: Mapping[str, str]) -> tuple[list
 
 
 def _groups(jobs: list[Job], parallel: int) -> list[tuple[list[int], int]]:
-    """Job indices per child, with how many of them its batch runs at once: one child each for a kind of one job,
-    a kind that is not batched, or where nothing forks; the jobs of a batched kind that are no more than PARALLEL
-    in one batch, all at once; more than PARALLEL in batches, IN_FLIGHT at once each."""
+    """Job indices per child, with how many of them its batch runs at once: one child each for a job that is not of
+    a batched kind, or where nothing forks; the jobs of the batched kinds together (each toolkit's libcudart, each
+    cuDNN), where they are two or more and no more than PARALLEL, in one batch, all at once; a kind of one job alone;
+    a kind of more than PARALLEL in batches, IN_FLIGHT at once each."""
     groups: list[tuple[list[int], int]] = []
     by_kind: dict[str, list[int]] = {}
     for index, job in enumerate(jobs):
         by_kind.setdefault(job.kind if job.kind in BATCHED_KINDS else f"single-{index}", []).append(index)
+    batched = sorted(index for kind in BATCHED_KINDS for index in by_kind.get(kind, ()))
+    together = hasattr(os, "fork") and 2 <= len(batched) <= parallel  # a batch forks
     for kind, indices in by_kind.items():
-        if kind not in BATCHED_KINDS or len(indices) == 1 or not hasattr(os, "fork"):  # a batch forks
+        if together and kind in BATCHED_KINDS:
+            if indices[0] == batched[0]:  # once, where the first of them stands
+                groups.append((batched, len(batched)))
+        elif kind not in BATCHED_KINDS or len(indices) == 1 or not hasattr(os, "fork"):
             groups += [([index], 1) for index in indices]
         elif len(indices) <= parallel:
             groups.append((indices, len(indices)))
