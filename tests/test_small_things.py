@@ -4,6 +4,7 @@ variable documented, and the cache where the README says, cleared by the README'
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -186,3 +187,25 @@ def test_every_process_the_doctor_starts_goes_through_the_one_child_runner() -> 
                    if re.search(r"subprocess\.(run|Popen|call|check_call|check_output)\(", p.read_text(encoding="utf-8"))
                    and str(p.relative_to(package)) not in allowed)
     assert found == [], found
+
+
+def test_check_compiles_no_pattern_only_install_reads(machine: Machine, tmp_path: Path) -> None:
+    """The archive members' name pattern (cudnn_files.ANY_NAME: 1 ms to compile) is compiled where install reads an
+    archive, never by a check, which finds its copies by their sonames; install still reads every form of it."""
+    from cudnn_doctor.cudnn_files import ANY_NAME
+    from cudnn_doctor.install.archive import library_major
+
+    assert [library_major(name) for name in ("libcudnn.so.9.19.0", "libcudnn.so.8", "cudnn64_9.dll",
+                                             "libcudnn.9.1.0.dylib", "libcudnn_ops.so.9", "libcudnn.so")] == \
+        [9, 8, 9, 9, None, None]
+    machine.add_library_path(fake_cudnn(tmp_path / "copy", version=91900).parent)
+    code = ("import atexit, json, re, sys; seen = []; compile = re._compile\n"
+            "def _compile(pattern, flags):\n    seen.append(str(pattern)); return compile(pattern, flags)\n"
+            "re._compile = _compile\n"
+            "atexit.register(lambda: sys.stderr.write('COMPILED ' + json.dumps(seen) + '\\n'))\n"
+            "sys.argv = ['cudnn-doctor', 'check', '--json']\nfrom cudnn_doctor.entry import main\nmain()\n")
+    done = subprocess.run([sys.executable, "-c", code], env=machine.env, cwd=machine.cwd, capture_output=True,
+                          text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert '"version": "9.19.0"' in done.stdout, done.stderr[-2000:]
+    compiled = json.loads(next(line for line in done.stderr.splitlines() if line.startswith("COMPILED "))[9:])
+    assert len(compiled) > 20 and getattr(ANY_NAME, "pattern", ANY_NAME) not in compiled
