@@ -58,39 +58,53 @@ def test_nvml_child_imports_pynvml_without_ctypes_util(tmp_path) -> None:  # typ
     assert result.stdout.splitlines() == ["[]", "True True"], result.stderr
 
 
-def _child_copy(folder) -> str:  # type: ignore[no-untyped-def]
-    """The probe child's three files in FOLDER (a package folder of its own, no bytecode yet): its script's path."""
+CHILDREN = {  # each child script: its module of jobs, and a question it answers without any library present
+    "_probe_child.py": ("_probe_jobs", ["cudnn", "none.so"]),
+    "_load_child.py": ("_load_jobs", ["ld.so", "-", "-", "-", "-", "libcudnn_none.so.9", "cudnnOpsVersionCheck",
+                                      "libcudnn_heuristic.so.9", "[]", "libcudnn_ops.so.9", "-"]),
+}
+
+
+def _child_copy(folder, script: str = "_probe_child.py") -> str:  # type: ignore[no-untyped-def]
+    """A child script's three files in FOLDER (a package folder of its own, no bytecode yet): its script's path."""
     import shutil
 
-    for name in ("_probe_child.py", "_probe_jobs.py", "_child_stdio.py"):
+    for name in (script, CHILDREN[script][0] + ".py", "_child_stdio.py"):
         shutil.copy2(os.path.join(os.path.dirname(CHILD), name), folder / name)
-    return str(folder / "_probe_child.py")
+    return str(folder / script)
 
 
-def _verbose_run(script: str, *flags: str, target: str = "none.so") -> tuple[dict, str]:  # type: ignore[type-arg]
-    result = subprocess.run([sys.executable, "-I", "-S", "-v", *flags, script, "cudnn", target], capture_output=True,
+def _verbose_run(script: str, *flags: str) -> tuple[object, str]:
+    """The child's answer (the probe child's JSON, the loading child's lines) and its -v words on stderr."""
+    question = CHILDREN[os.path.basename(script)][1]
+    result = subprocess.run([sys.executable, "-I", "-S", "-v", *flags, script, *question], capture_output=True,
                             text=True, timeout=60, env={k: v for k, v in os.environ.items() if k != "PYTHONPYCACHEPREFIX"})
-    return json.loads(result.stdout), result.stderr
+    try:
+        return json.loads(result.stdout), result.stderr
+    except ValueError:
+        return result.stdout.splitlines(), result.stderr
 
 
-def test_the_probe_child_runs_its_code_from_bytecode_checked_against_the_source(tmp_path) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("script", sorted(CHILDREN))
+def test_the_child_runs_its_code_from_bytecode_checked_against_the_source(tmp_path, script) -> None:  # type: ignore[no-untyped-def]
     """A script is compiled from source at every start (7 of the probe child's 20 ms of CPU, five or more children a
-    check); the child's code is imported instead, from the bytecode Python's import keeps beside it and checks
-    against the source (its size and modification time): a changed file is read again, never a stale copy."""
-    script = _child_copy(tmp_path)
-    first, _said = _verbose_run(script)
-    assert first["loaded"] is False and "none.so" in first["error"]
+    check; 9 of the loading child's 35); the child's code is imported instead, from the bytecode Python's import keeps
+    beside it and checks against the source (its size and modification time): a changed file is read again, never a
+    stale copy."""
+    jobs = CHILDREN[script][0]
+    path = _child_copy(tmp_path, script)
+    first, _said = _verbose_run(path)
+    assert first and "open" in str(first), first  # the library asked for is not there: the child says so
     cached = sorted(p.name.split(".")[0] for p in (tmp_path / "__pycache__").iterdir())
-    assert cached == ["_child_stdio", "_probe_jobs"], cached
-    again, said = _verbose_run(script)
+    assert cached == ["_child_stdio", jobs], cached
+    again, said = _verbose_run(path)
     assert again == first
-    for name in ("_child_stdio", "_probe_jobs"):
+    for name in ("_child_stdio", jobs):
         assert f"code object from '{tmp_path / '__pycache__' / name}" in said, said[-3000:]
-    source = tmp_path / "_probe_jobs.py"
-    source.write_text(source.read_text() + '\nJOBS["cudnn"] = lambda target: {"changed": target}\n')
-    changed, said = _verbose_run(script)
-    assert changed == {"loaded": True, "values": {"changed": "none.so", "child_ms": changed["values"]["child_ms"]}}
-    assert f"code object from '{tmp_path / '__pycache__' / '_probe_jobs'}" not in said
+    source = tmp_path / f"{jobs}.py"
+    source.write_text(source.read_text() + "\ndef main(argv):\n    print('changed', argv[0])\n    return 0\n")
+    changed, said = _verbose_run(path)
+    assert "changed" in str(changed) and f"code object from '{tmp_path / '__pycache__' / jobs}" not in said, changed
 
 
 def test_the_probe_child_writes_no_bytecode_where_the_doctor_writes_none(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
@@ -102,26 +116,27 @@ def test_the_probe_child_writes_no_bytecode_where_the_doctor_writes_none(tmp_pat
     argv = python_argv(_child_copy(tmp_path), "cudnn", "none.so")
     assert "-B" in argv[1:argv.index(str(tmp_path / "_probe_child.py"))]
     answer, _said = _verbose_run(argv[-3], "-B")
-    assert answer["loaded"] is False and not (tmp_path / "__pycache__").exists()
+    assert answer["loaded"] is False and not (tmp_path / "__pycache__").exists()  # type: ignore[index]
     monkeypatch.setattr(sys, "dont_write_bytecode", False)
     assert "-B" not in python_argv(argv[-3], "cudnn", "none.so")
 
 
 @pytest.mark.parametrize("damage", ["cut short", "bad marshal data"])
-def test_a_damaged_bytecode_of_the_probe_child_is_compiled_from_source_and_written_again(tmp_path, damage) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("script", sorted(CHILDREN))
+def test_a_damaged_bytecode_of_a_child_is_compiled_from_source_and_written_again(tmp_path, damage, script) -> None:  # type: ignore[no-untyped-def]
     """A .pyc cut short (written under `ulimit -f`: Python keeps what its short write left) or damaged would stop
-    every probe child at its import, every check after: the module is compiled from its source, the .pyc removed
+    every such child at its import, every check after: the module is compiled from its source, the .pyc removed
     (the run after writes it whole), and the child answers."""
-    script = _child_copy(tmp_path)
-    first, _said = _verbose_run(script)
+    path = _child_copy(tmp_path, script)
+    first, _said = _verbose_run(path)
     for cached in (tmp_path / "__pycache__").iterdir():
         data = cached.read_bytes()
         cached.write_bytes(data[:len(data) // 2] if damage == "cut short" else data[:16] + b"\xff" * 64)
-    damaged, _said = _verbose_run(script)
+    damaged, _said = _verbose_run(path)
     assert damaged == first
     assert list((tmp_path / "__pycache__").iterdir()) == []  # removed
     for _ in range(2):  # the first run after writes them whole, the second reads them
-        again, said = _verbose_run(script)
+        again, said = _verbose_run(path)
         assert again == first
-    for name in ("_child_stdio", "_probe_jobs"):
+    for name in ("_child_stdio", CHILDREN[script][0]):
         assert f"code object from '{tmp_path / '__pycache__' / name}" in said, said[-3000:]
