@@ -681,8 +681,11 @@ def run_batch(job, timeout, in_flight, targets):
         index, out_fd, err_fd, out, err, started, said_fd, said = running.pop(pid)
         for fd, into in ((out_fd, out), (err_fd, err), (said_fd, said)):
             if owner.pop(fd, None) is not None:
-                drain(fd, into)
                 poller.unregister(fd)
+            # read to its end even where its end was seen before: a library that closed the child's answer channel
+            # (its descriptor pointed elsewhere) ends it here, and the child then opens the same pipe again by its
+            # path (_child_stdio's answer_fd) and answers on it
+            drain(fd, into)
             os.close(fd)
         code = None if timed_out else (-os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status))
         line = {"index": index, "exit": code, "timed_out": timed_out,
