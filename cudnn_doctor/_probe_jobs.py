@@ -295,29 +295,57 @@ def _text(value):
 
 
 def _import_pynvml():
-    """pynvml (nvidia-ml-py) without importing ctypes.util: pynvml takes find_library from it at its top and never
-    calls it on Linux (it opens libnvidia-ml.so.1 by name), and ctypes.util imports shutil and subprocess: 14 ms
-    of this child's 80 on an H100, on the path of every check. A call of find_library imports the real module."""
-    if "ctypes.util" in sys.modules:
-        import pynvml
-        return pynvml
-    import types
-
-    def find_library(name):
-        import importlib
-        return importlib.import_module("ctypes.util").find_library(name)
-
-    light = types.ModuleType("ctypes.util")
-    light.find_library = find_library
-    sys.modules["ctypes.util"] = light
+    """pynvml (nvidia-ml-py) without importing ctypes.util or string. pynvml takes find_library from ctypes.util at its
+    top and never calls it on Linux (it opens libnvidia-ml.so.1 by name), and ctypes.util imports shutil and
+    subprocess: 14 ms of this child's 80 on an H100, on the path of every check. It imports string for capwords alone
+    (the names of its error classes), and string imports re, re enum: 3 ms of this child's 25 on the CI machine.
+    Each is a light module while pynvml is imported: what pynvml reads of it at import is there (find_library,
+    capwords, written as Python's own), and anything else it asks of it later is the real module's, imported then."""
+    lights = {}
+    if "ctypes.util" not in sys.modules:
+        lights["ctypes.util"] = _light_module("ctypes.util", find_library=lambda name: _real_module(
+            "ctypes.util").find_library(name))
+    if "string" not in sys.modules:
+        lights["string"] = _light_module("string", capwords=_capwords)
+    sys.modules.update(lights)
     try:
         import pynvml
     finally:
-        if sys.modules.get("ctypes.util") is light:
-            del sys.modules["ctypes.util"]
-        if getattr(ctypes, "util", None) is light:
+        for name, light in lights.items():
+            if sys.modules.get(name) is light:
+                del sys.modules[name]
+        if getattr(ctypes, "util", None) is lights.get("ctypes.util"):
             del ctypes.util
     return pynvml
+
+
+def _capwords(s, sep=None):
+    """string.capwords, as Python's own string module writes it."""
+    return (sep or " ").join(map(str.capitalize, s.split(sep)))
+
+
+def _light_module(name, **attributes):
+    """A module NAME holding ATTRIBUTES; any other attribute is the real module's (_real_module), but for the import
+    system's own questions of a module (__path__, __spec__, ...), which it answers as a module without them."""
+    module = type(sys)(name)
+    module.__dict__.update(attributes, _light_module=True)
+
+    def __getattr__(attribute):
+        if attribute.startswith("__") and attribute.endswith("__"):
+            raise AttributeError(attribute)
+        return getattr(_real_module(name), attribute)
+
+    module.__getattr__ = __getattr__
+    return module
+
+
+def _real_module(name):
+    """Module NAME as Python imports it, never a light stand-in (one still in sys.modules is taken out first)."""
+    import importlib
+
+    if name in sys.modules and vars(sys.modules[name]).get("_light_module"):
+        del sys.modules[name]
+    return importlib.import_module(name)
 
 
 def probe_nvml(_arg=None, module_folder=None):

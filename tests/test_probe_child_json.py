@@ -58,6 +58,27 @@ def test_nvml_child_imports_pynvml_without_ctypes_util(tmp_path) -> None:  # typ
     assert result.stdout.splitlines() == ["[]", "True True"], result.stderr
 
 
+def test_nvml_child_imports_pynvml_without_string_or_re(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """pynvml imports string for capwords alone (its error classes' names), and string imports re and enum: 3 ms of
+    the NVML child's 25. Its error classes are named as with the real string module, and anything else pynvml asks of
+    string later is the real module's."""
+    import string
+
+    import pynvml
+
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); sys.path.insert(0, sys.argv[2]); import _probe_jobs as c; "
+            "m = c._import_pynvml(); print(sorted({'string', 're', 'enum'} & set(sys.modules)))\n"
+            "print(sorted(n for n in dir(m) if n.startswith('NVMLError_')))\n"
+            "print(m.string.ascii_letters, m.string.capwords('a_b_c', '_'), 'string' in sys.modules)")
+    result = subprocess.run([sys.executable, "-I", "-S", "-c", code, os.path.dirname(pynvml.__file__),
+                             os.path.dirname(CHILD)], capture_output=True, text=True, timeout=60)
+    lines = result.stdout.splitlines()
+    assert lines[0] == "[]", result.stderr
+    assert lines[1] == str(sorted(n for n in dir(pynvml) if n.startswith("NVMLError_"))) and "NVMLError_NotSupported" \
+        in lines[1]
+    assert lines[2] == f"{string.ascii_letters} A_B_C True"
+
+
 CHILDREN = {  # each child script: its module of jobs, and a question it answers without any library present
     "_probe_child.py": ("_probe_jobs", ["cudnn", "none.so"]),
     "_load_child.py": ("_load_jobs", ["ld.so", "-", "-", "-", "-", "libcudnn_none.so.9", "cudnnOpsVersionCheck",
