@@ -103,7 +103,7 @@ def _plan(jobs: list[Job], timeout: float, env: Mapping[str, str]) -> tuple[list
             argv = python_argv(CHILD, "batch", kind, f"{timeout:g}", str(in_flight), *targets)
             requests.append(ChildRequest(argv, child_env, timeout * rounds + BATCH_GRACE_S, "the probe",
                                          answer_channel=True))
-    many = any(in_flight == IN_FLIGHT and len(group) > 1 for group, in_flight in planned)
+    many = any(len(group) > in_flight for group, in_flight in planned)  # batches that run their libraries in turns
     # with batches of many, IN_FLIGHT libraries per batch child: no more library processes at once than before
     return [group for group, _ in planned], requests, max(1, parallel // IN_FLIGHT) if many else parallel
 
