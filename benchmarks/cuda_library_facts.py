@@ -197,7 +197,7 @@ def without_one_symbol(site: str, soname: str, source: str, target: Path) -> str
     loading child's own reader) that stands alone in its dynamic string table is renamed (its last letter changed):
     the loader's lookup of that name then finds nothing. Returns the name, or None where none could be cut."""
     sys.path.insert(0, str(ROOT / "cudnn_doctor"))
-    import _load_child  # type: ignore[import-not-found]
+    import _load_jobs as _load_child  # type: ignore[import-not-found]
 
     binders = sorted(glob.glob(os.path.join(site, "torch", "lib", "libtorch_cuda.so")))
     prefixes = {"libnccl.so.2": ["nccl"]}.get(soname, [])

@@ -22,7 +22,7 @@ T0 = time.perf_counter()
 sys.path.insert(0, sys.argv[2])
 sys.path.insert(0, sys.argv[1])
 import importlib.util
-spec = importlib.util.spec_from_file_location("probe_child", sys.argv[3])
+spec = importlib.util.spec_from_file_location("probe_jobs", sys.argv[3])
 child = importlib.util.module_from_spec(spec); spec.loader.exec_module(child)
 t_child = time.perf_counter()
 pynvml = child._import_pynvml()
@@ -60,7 +60,7 @@ def main() -> None:
     from cudnn_doctor.probes.library_jobs import _module_folder
 
     runs = int(sys.argv[sys.argv.index("--runs") + 1]) if "--runs" in sys.argv else 5
-    script = str(REPO / "cudnn_doctor" / "_probe_child.py")
+    script = str(REPO / "cudnn_doctor" / "_probe_jobs.py")
     folder = _module_folder("pynvml") or ""
     found = []
     for _ in range(runs):

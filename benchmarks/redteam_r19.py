@@ -253,7 +253,7 @@ def fleet_long(tmp: Path) -> str | None:
 def loading_words(words: str) -> Callable[[Path], str | None]:
     """The loading child's say() given a framework's words: the answer read back whole, the child alive."""
     def case(tmp: Path) -> str | None:
-        code = ("import sys; sys.path.insert(0, sys.argv[1]); from cudnn_doctor import _load_child as c\n"
+        code = ("import sys; sys.path.insert(0, sys.argv[1]); from cudnn_doctor import _load_jobs as c\n"
                 "class Odd(Exception):\n    def __str__(self): raise RuntimeError('none')\n"
                 f"c.say('start', 'ld.so'); c.say('recipe', {words})\n")
         package = str(PACKAGE or Path(__file__).resolve().parents[1])

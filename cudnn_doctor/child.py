@@ -213,11 +213,23 @@ def own_child_env(env: Mapping[str, str]) -> dict[str, str]:
     return {name: value for name, value in env.items() if name not in EXECUTABLE_VARIABLES}
 
 
+def bytecode_flags() -> tuple[str, ...]:
+    """This process's own bytecode settings as a Python's options, for a child started -I (which drops the PYTHON*
+    variables): no bytecode written where it writes none (PYTHONDONTWRITEBYTECODE, -B), read and written where it
+    keeps it (PYTHONPYCACHEPREFIX). A child script's imports (_probe_child.py's, _load_child.py's) are then cached as
+    this process's are."""
+    flags: tuple[str, ...] = ("-B",) if sys.dont_write_bytecode else ()
+    if getattr(sys, "pycache_prefix", None):
+        flags += (f"-Xpycache_prefix={sys.pycache_prefix}",)
+    return flags
+
+
 def python_argv(script: str, *args: str, site: bool = False) -> tuple[str, ...]:
     """This interpreter running SCRIPT isolated (-I: no PYTHONPATH, no user site, no script or
-    current folder on sys.path); -S as well unless SITE: a big environment's .pth files cost time."""
+    current folder on sys.path); -S as well unless SITE: a big environment's .pth files cost time; this process's
+    bytecode settings (bytecode_flags)."""
     flags = ("-I",) if site else ("-I", "-S")
-    return (own_python(), *flags, script, *args)
+    return (own_python(), *flags, *bytecode_flags(), script, *args)
 
 
 _MODULE_BOOTSTRAP = (

@@ -13,9 +13,10 @@ import re
 
 # the names the dynamic loader asks for (a copy on a machine is found by these)
 SONAME = re.compile(r"^(?:libcudnn\.so\.(\d{1,4})|cudnn64_(\d{1,4})\.dll|libcudnn\.(\d{1,4})\.dylib)$")
-# any name of the main library, fully versioned ones included (an archive's members)
-ANY_NAME = re.compile(r"^(?:libcudnn\.so\.(\d{1,4})(?:\.\d{1,4}){0,3}|cudnn64_(\d{1,4})\.dll|"
-                      r"libcudnn\.(\d{1,4})(?:\.\d{1,4}){0,3}\.dylib)$")
+# any name of the main library, fully versioned ones included (an archive's members): the text, compiled by the re
+# module's own cache where install reads an archive (compiled here it was 1 ms of every check, which never uses it)
+ANY_NAME = (r"^(?:libcudnn\.so\.(\d{1,4})(?:\.\d{1,4}){0,3}|cudnn64_(\d{1,4})\.dll|"
+            r"libcudnn\.(\d{1,4})(?:\.\d{1,4}){0,3}\.dylib)$")
 HEADER_DEFINE = re.compile(r"#define\s+CUDNN_(MAJOR|MINOR|PATCHLEVEL)\s+(\d{1,9})\b")
 
 
@@ -29,9 +30,9 @@ def library_file(name: str, major: int | None, os_name: str = "linux") -> str:
     return f"{name}.so.{major}"
 
 
-def major_of(file_name: str, pattern: re.Pattern[str] = SONAME) -> int | None:
+def major_of(file_name: str, pattern: re.Pattern[str] | str = SONAME) -> int | None:
     """cuDNN's major from the main library's FILE_NAME (a base name), or None for any other file."""
-    match = pattern.match(file_name)
+    match = re.match(pattern, file_name)
     return int(next(group for group in match.groups() if group)) if match else None
 
 

@@ -217,7 +217,7 @@ def test_the_symbol_reader_never_waits_nor_fails_on_hostile_files(tmp_path: Path
     import sys
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cudnn_doctor"))
-    import _load_child  # type: ignore[import-not-found]
+    import _load_jobs as _load_child  # type: ignore[import-not-found]
 
     fifo = tmp_path / "libtorch_cuda.so"
     os.mkfifo(fifo)

@@ -337,8 +337,8 @@ def test_files_the_loader_never_takes_for_a_name_are_named(tmp_path: Path) -> No
     blank, another case, more version after it; a file of the very name is no near miss."""
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("load_child", Path(__file__).parents[1] / "cudnn_doctor"
-                                                  / "_load_child.py")
+    spec = importlib.util.spec_from_file_location("load_jobs", Path(__file__).parents[1] / "cudnn_doctor"
+                                                  / "_load_jobs.py")
     assert spec and spec.loader
     child = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(child)

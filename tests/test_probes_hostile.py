@@ -590,6 +590,62 @@ def test_hundreds_of_copies_are_probed_in_batches_each_in_its_own_process(machin
     assert len(interpreters) <= -(-(copies + 2) // 8) + 2, len(interpreters)
 
 
+def test_a_few_copies_are_loaded_each_in_a_process_of_its_own_forked_from_one_python(machine: Machine,
+                                                                                     tmp_path: Path) -> None:
+    """Two copies of cuDNN and the loader's pick (fewer than children may run at once): one Python starts for the
+    three (each start was ~10 ms of CPU), which forks a process per library, all at once; each copy is still read
+    in a process of its own, versions told apart, and one that crashes is that copy's finding only."""
+    old = fake_cudnn(tmp_path / "old", version=90100, versioned_files=False)
+    new = fake_cudnn(tmp_path / "new", version=91900, versioned_files=False)
+    crash = fake_cudnn(tmp_path / "crash", version=90100, crash=True)
+    for library in (old, new, crash):
+        machine.add_library_path(library.parent)
+    log = tmp_path / "loads.log"
+    machine.env["FAKE_CUDNN_LOG"] = str(log)
+    process = subprocess.Popen([sys.executable, "-m", "cudnn_doctor", "check", "--json"], env=machine.env,
+                               cwd=machine.cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    out, err = process.communicate(timeout=120)
+    report = json.loads(out)
+    by_folder = {os.path.basename(i["path"]): i for i in report["cudnn"]}
+    assert by_folder["old"]["version"] == "9.1.0" and by_folder["new"]["version"] == "9.19.0", report["cudnn"]
+    assert by_folder["crash"]["crashed"] and "SIGSEGV" in by_folder["crash"]["load_error"]
+    assert not by_folder["old"]["crashed"] and not by_folder["new"]["crashed"]
+    loads = [tuple(int(n) for n in line.split()) for line in log.read_text().splitlines()]
+    # the three copies and the loader's pick, forked by one Python (the doctor itself starts only the child that
+    # loads cuDNN as the frameworks' own code does, a cuDNN being on LD_LIBRARY_PATH)
+    forked = [load for load in loads if load[1] != process.pid]
+    assert len(forked) == 4 and len({pid for pid, _, _ in forked}) == 4, loads
+    assert len({parent for _, parent, _ in forked}) == 1, loads
+
+
+def test_each_toolkits_libcudart_and_the_cudnn_copies_are_asked_by_one_python(machine: Machine, tmp_path: Path) -> None:
+    """The toolkit's libcudart and the cuDNN copies go in one batch child (a Python start each was ~10 ms of CPU),
+    each library still in a forked process of its own, each asked its own question: the toolkit's runtime is its
+    libcudart's answer, each copy's version its own."""
+    from tests.test_check import make_toolkit
+
+    make_toolkit(machine.root, "13.0.88", 12080)
+    for name, number in (("old", 90100), ("new", 91900)):
+        machine.add_library_path(fake_cudnn(tmp_path / name, version=number, versioned_files=False).parent)
+    code = ("import atexit, json, sys; started = []\n"
+            "sys.addaudithook(lambda e, a: started.append([str(x) for x in a[1]]) if e == 'subprocess.Popen' else None)\n"
+            "atexit.register(lambda: sys.stderr.write('STARTED ' + json.dumps(started) + '\\n'))\n"
+            "sys.argv = ['cudnn-doctor', 'check', '--json']\nfrom cudnn_doctor.entry import main\nmain()\n")
+    done = subprocess.run([sys.executable, "-c", code], env=machine.env, cwd=machine.cwd, capture_output=True,
+                          text=True, timeout=120, stdin=subprocess.DEVNULL)
+    report = json.loads(done.stdout)
+    assert [(t["version"], t["runtime_version"]) for t in report["toolkits"]] == [("13.0.88", "12.8")], report["toolkits"]
+    by_folder = {os.path.basename(i["path"]): i["version"] for i in report["cudnn"]}
+    assert by_folder == {"old": "9.1.0", "new": "9.19.0"}, report["cudnn"]
+    started = json.loads(next(line for line in done.stderr.splitlines() if line.startswith("STARTED "))[8:])
+    asked = [argv[next(i for i, a in enumerate(argv) if a.endswith("_probe_child.py")) + 1:] for argv in started
+             if any(a.endswith("_probe_child.py") for a in argv)]
+    libraries = [words for words in asked if words[0] in ("batch", "cudart", "cudnn")]
+    assert len(libraries) == 1 and libraries[0][0] == "batch", asked
+    assert sorted(libraries[0][1].split(",")) == ["cudart", "cudnn", "cudnn", "cudnn"], asked  # the loader's pick too
+
+
 def test_strays_are_looked_for_among_the_processes_started_since_the_batch_began() -> None:
     """kill_strays reads the environment only of processes whose id was given out after the batch began
     (child.last_pid()), the wrap of the ids at pid_max included; what started before is not looked at.

@@ -7,6 +7,7 @@ judge."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -214,3 +215,23 @@ def test_hostile_metadata_files_are_read_bounded_and_never_wait(tmp_path: Path) 
     assert time.monotonic() - started < 5
     (site / "other-1.0.dist-info" / "entry_points.txt").write_bytes(b"[console_scripts]\nx = y:z  # \xe9t\xe9\n")
     assert names_plugin_group([str(site)], ["torch.backends"])
+
+
+def test_the_cached_files_asked_are_those_glob_names(tmp_path: Path) -> None:
+    """python_finder lists each __pycache__ once and picks a module's .pyc files by their name's start and end, where it
+    globbed `MODULE.*.pyc` per module (a pattern compiled each: 36 a check, 1.4 ms): the same files, in the same order,
+    in a folder whose own name holds glob's special characters."""
+    import glob
+
+    from cudnn_doctor.probes.python_finder import _cached_files
+
+    folder = tmp_path / "site [x]*?" / "__pycache__"
+    folder.mkdir(parents=True)
+    for name in ("torch.cpython-311.pyc", "torch.pyc", "torch.cpython-311.opt-1.pyc", "torchvision.cpython-311.pyc",
+                 ".torch.cpython-311.pyc", "torch.cpython-311.pyc.bak", "torch..pyc", "Torch.cpython-311.pyc",
+                 "__init__.cpython-311.pyc", "__init__.pyc"):
+        (folder / name).write_bytes(b"")
+    for start in ("torch.", "__init__.", "numpy."):
+        wanted = glob.glob(os.path.join(glob.escape(str(folder)), f"{start}*.pyc"))
+        assert _cached_files(str(folder), start, {}) == wanted, start
+    assert _cached_files(str(tmp_path / "none"), "torch.", {}) == []

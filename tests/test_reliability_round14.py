@@ -201,7 +201,7 @@ def test_the_loading_childs_fields_survive_nul_a_lone_surrogate_and_a_failing_st
 
     from cudnn_doctor.probes.loading import MARK, parse_answer
 
-    code = ("import sys; sys.path.insert(0, sys.argv[1]); from cudnn_doctor import _load_child as c\n"
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); from cudnn_doctor import _load_jobs as c\n"
             "class Bad(Exception):\n    def __str__(self): raise RuntimeError('no words')\n"
             "c.say('start', 'ld.so')\n"
             "c.say('recipe', 'RuntimeError: a\\x00b \\ud800 c\\td')\n"

@@ -90,9 +90,8 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     helpers = HelperRuns(ctx)
     bugs: list[tuple[str, str]] = []  # a probe that raised (a bug of ours): one finding each, the rest stands
     toolkits, dangling_variables = _guarded(bugs, "toolkit", lambda: discover_toolkits(ctx), ([], []))
-    # each toolkit's libcudart answers while the loader's cache is read and cuDNN is looked for
+    # each toolkit's libcudart is asked in the cuDNN copies' batch (one Python for them all: library_jobs)
     cudart_jobs = {tk.path: Job("cudart", tk.cudart) for tk in toolkits if tk.cudart and is_regular_file(tk.cudart)}
-    cudart_batch = ProbeBatch(list(cudart_jobs.values()), env=ctx.env)
     helpers.ask_nvcc(toolkits)
     cache = helpers.ldconfig_cache()
     # No libnvidia-ml where the loader looks (LD_LIBRARY_PATH, its cache, the system folders): no driver,
@@ -138,7 +137,7 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     library_jobs = {lib: Job("cudnn", lib) for lib, _, _ in libraries if cudnn_probe.probe_target(lib)}
     loader_jobs = {major: Job("cudnn", ctx.layout.cudnn.format(major=major)) for major in majors
                    if _loader_pick_is_loadable(ctx.layout.cudnn.format(major=major), ctx, cache)}
-    batch = ProbeBatch([*library_jobs.values(), *loader_jobs.values()], env=ctx.env)
+    batch = ProbeBatch([*cudart_jobs.values(), *library_jobs.values(), *loader_jobs.values()], env=ctx.env)
     scanned = time.perf_counter()
 
     frameworks = _guarded(bugs, "frameworks", lambda: detect_frameworks(ctx, project_dir), [])
@@ -205,7 +204,6 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
         while_children_run(frameworks)
 
     answers = batch.results()
-    answers.update(cudart_batch.results())
     report.toolkits = [_finish_toolkit(tk, answers[cudart_jobs[tk.path]] if tk.path in cudart_jobs else None,
                                        helpers.nvcc_version(tk))
                        for tk in toolkits]

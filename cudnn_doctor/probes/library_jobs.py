@@ -54,11 +54,13 @@ BATCH_GRACE_S = 5.0
 class ProbeBatch:
     """Children started now, answers collected later: probing overlaps with other work.
 
-    Each library is loaded in a process of its own. Where there are more libraries than children may run
-    at once (600 copies of cuDNN), they go in batches: one child per batch (Python starts once), which
-    forks one process per library, IN_FLIGHT at a time, each with its own deadline and only its own
-    pipes open; at most parallel_limit() / IN_FLIGHT batch children run at once, so no more libraries
-    are loaded at once than parallel_limit() children."""
+    Each library is loaded in a process of its own. Two or more libraries of a kind go in a batch: one child
+    (Python starts once), which forks one process per library, each with its own deadline and only its own pipes
+    open. Where they are no more than children may run at once (a check's two or three copies of cuDNN), one batch
+    child forks them all at once, as that many children would have run; a Python start each was ~10 ms of CPU
+    (the interpreter, ctypes, the jobs). Where there are more (600 copies of cuDNN), IN_FLIGHT at a time per batch
+    child, and at most parallel_limit() / IN_FLIGHT batch children run at once, so no more libraries are loaded at
+    once than parallel_limit() children."""
 
     def __init__(self, jobs: list[Job], timeout: float | None = None, env: Mapping[str, str] | None = None) -> None:
         self.jobs = list(jobs)
@@ -88,35 +90,47 @@ def _plan(jobs: list[Job], timeout: float, env: Mapping[str, str]) -> tuple[list
     """The job indices of each child, each child's request, and how many children run at once."""
     child_env = child_environment(env)
     parallel = parallel_limit()
-    groups = _groups(jobs, parallel)
+    planned = _groups(jobs, parallel)
     requests = []
-    for group in groups:
+    for group, in_flight in planned:
         if len(group) == 1:
             requests.append(ChildRequest(_argv(jobs[group[0]]), child_env, timeout, "the probe", answer_channel=True))
         else:
             targets = [_target(jobs[index]) for index in group]
-            rounds = -(-len(group) // IN_FLIGHT)
-            argv = python_argv(CHILD, "batch", jobs[group[0]].kind, f"{timeout:g}", str(IN_FLIGHT), *targets)
+            rounds = -(-len(group) // in_flight)
+            kinds = [jobs[index].kind for index in group]  # one for all, or one per target
+            kind = kinds[0] if len(set(kinds)) == 1 else ",".join(kinds)
+            argv = python_argv(CHILD, "batch", kind, f"{timeout:g}", str(in_flight), *targets)
             requests.append(ChildRequest(argv, child_env, timeout * rounds + BATCH_GRACE_S, "the probe",
                                          answer_channel=True))
-    batched = any(len(group) > 1 for group in groups)
-    # with batches, IN_FLIGHT libraries per batch child: no more library processes at once than before
-    return groups, requests, max(1, parallel // IN_FLIGHT) if batched else parallel
+    many = any(len(group) > in_flight for group, in_flight in planned)  # batches that run their libraries in turns
+    # with batches of many, IN_FLIGHT libraries per batch child: no more library processes at once than before
+    return [group for group, _ in planned], requests, max(1, parallel // IN_FLIGHT) if many else parallel
 
 
-def _groups(jobs: list[Job], parallel: int) -> list[list[int]]:
-    """Job indices per child: one each, unless there are more library jobs of a kind than PARALLEL."""
-    groups: list[list[int]] = []
+def _groups(jobs: list[Job], parallel: int) -> list[tuple[list[int], int]]:
+    """Job indices per child, with how many of them its batch runs at once: one child each for a job that is not of
+    a batched kind, or where nothing forks; the jobs of the batched kinds together (each toolkit's libcudart, each
+    cuDNN), where they are two or more and no more than PARALLEL, in one batch, all at once; a kind of one job alone;
+    a kind of more than PARALLEL in batches, IN_FLIGHT at once each."""
+    groups: list[tuple[list[int], int]] = []
     by_kind: dict[str, list[int]] = {}
     for index, job in enumerate(jobs):
         by_kind.setdefault(job.kind if job.kind in BATCHED_KINDS else f"single-{index}", []).append(index)
+    batched = sorted(index for kind in BATCHED_KINDS for index in by_kind.get(kind, ()))
+    together = hasattr(os, "fork") and 2 <= len(batched) <= parallel  # a batch forks
     for kind, indices in by_kind.items():
-        if kind not in BATCHED_KINDS or len(indices) <= parallel or not hasattr(os, "fork"):  # a batch forks
-            groups += [[index] for index in indices]
-            continue
-        slots = max(1, parallel // IN_FLIGHT)
-        size = min(BATCH_SIZE, max(MIN_BATCH_SIZE, -(-len(indices) // slots)))
-        groups += [indices[start:start + size] for start in range(0, len(indices), size)]
+        if together and kind in BATCHED_KINDS:
+            if indices[0] == batched[0]:  # once, where the first of them stands
+                groups.append((batched, len(batched)))
+        elif kind not in BATCHED_KINDS or len(indices) == 1 or not hasattr(os, "fork"):
+            groups += [([index], 1) for index in indices]
+        elif len(indices) <= parallel:
+            groups.append((indices, len(indices)))
+        else:
+            slots = max(1, parallel // IN_FLIGHT)
+            size = min(BATCH_SIZE, max(MIN_BATCH_SIZE, -(-len(indices) // slots)))
+            groups += [(indices[start:start + size], IN_FLIGHT) for start in range(0, len(indices), size)]
     return groups
 
 

@@ -114,7 +114,9 @@ class LoadChildren:
 
     def _request(self, python: str, user: str, site: str, row: dict[str, Any], version: dict[str, Any],
                  env: dict[str, str], timeout: float, libraries: dict[str, Any] | None = None) -> ChildRequest:
-        return ChildRequest((python, "-I", "-S", CHILD, *self._args(user, site, row, version),
+        from cudnn_doctor.child import bytecode_flags
+
+        return ChildRequest((python, "-I", "-S", *bytecode_flags(), CHILD, *self._args(user, site, row, version),
                              repr(libraries) if libraries else "-"), env, timeout,
                             f"loading cuDNN as {user} does", answer_channel=True)
 
