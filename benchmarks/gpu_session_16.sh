@@ -16,7 +16,8 @@ py=${PYTHON:-python3}
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$out/gpu.txt" 2>&1
 speed() {  # first, on a machine nothing has run on yet: round sixteen's first call measured after the scenarios
            # (their children and caches around) and saw plain check at twice its time of the session before
-    timeout 60 $py benchmarks/check_speed.py --runs 9 --compare "nvidia-smi -q" --before "$1" > "$out/speed.log" 2>&1
+    timeout 90 $py benchmarks/check_speed.py --runs 15 --compare "nvidia-smi -q" --before "$1" > "$out/speed.log" 2>&1
+    timeout 60 $py benchmarks/check_cost.py --runs 9 --tree "$1" --tree . -v > "$out/cost.log" 2>&1  # CPU per child
     timeout 100 $py benchmarks/deep_speed.py --runs 3 --before "$1" >> "$out/speed.log" 2>&1
     tail -c 1200 "$out/speed.log"
 }
