@@ -5,6 +5,9 @@ Usage:
   python benchmarks/explain_resemblance.py build           # writes compat/resemblance.toml from every set
   python benchmarks/explain_resemblance.py loso [OUT.json] # per set: rules alone, rules + resemblance (index of
                                                            # the OTHER sets only), for every agreement rule tried
+  python benchmarks/explain_resemblance.py blind SET BLIND.json [LATER_SET ...]
+      SET as it was scored blind (BLIND.json: explain_dev_sets.py's cases on the tree of that round's blind figure),
+      its misses then asked of an index without SET and without the sets published after it (LATER_SET ...)
 
 A report enters the index where today's rules answer it with a code of the family its thread established (so its
 code and that code's fix exist), an unrelated look-alike always (a message as close to one is declined). Each
@@ -142,18 +145,48 @@ def leave_one_set_out(cases: list[dict[str, Any]], rules: list[Agreement]) -> di
     return out
 
 
+def blind(cases: list[dict[str, Any]], name: str, scored: list[dict[str, Any]], later: set[str]) -> int:
+    """NAME's blind misses answered by an index of the sets before it (NAME and LATER left out), CHOSEN's rule
+    and the looser ones of the frontier."""
+    index = Index(reports([c for c in cases if c["set"] != name and c["set"] not in later]))
+    messages = {c["id"]: c["message"] for c in cases if c["set"] == name}
+    rows = [r for r in scored if r["set"] == name]
+    related = [r for r in rows if r["family"] != "unrelated"]
+    unrelated = [r for r in rows if r["family"] == "unrelated"]
+    print(f"{name} blind: {sum(r['recognised'] for r in related)} of {len(related)} recognised, "
+          f"{sum(r['right_family'] for r in related)} right family, {sum(r['claimed'] for r in unrelated)} of "
+          f"{len(unrelated)} unrelated claimed; index of {len(index.reports)} reports")
+    for rule in (CHOSEN, Agreement(0.65, 5, 3, 0.5), Agreement(0.55, 5, 4, 0.9), Agreement(0.5, 3, 2, 0.6)):
+        gained = right = claimed = 0
+        for row in rows:
+            if row["recognised"] or (row["family"] == "unrelated" and row["claimed"]):
+                continue
+            answer = decide(index, messages[row["id"]], rule)
+            if answer is None:
+                continue
+            if row["family"] == "unrelated":
+                claimed += 1
+            else:
+                gained += 1
+                right += answer["code"].startswith(row["family"])
+        print(f"  {rule}: +{gained} recognised, +{right} right family, +{claimed} unrelated claimed")
+    return 0
+
+
 def _total(figures: dict[str, list[int]]) -> list[int]:
     return [sum(row[i] for row in figures.values()) for i in range(5)]
 
 
 def main(argv: list[str]) -> int:
-    if not argv or argv[0] not in ("build", "loso"):
+    if not argv or argv[0] not in ("build", "loso", "blind") or (argv[0] == "blind" and len(argv) < 3):
         print(__doc__, file=sys.stderr)
         return 2
     cases = explained_cases()
     if argv[0] == "build":
         build(cases)
         return 0
+    if argv[0] == "blind":
+        return blind(cases, argv[1], json.loads(Path(argv[2]).read_text()), set(argv[3:]))
     # each shape of agreement over thresholds; a wider grid (every shape with each=True and by_code=True too,
     # ratios 0.5-0.9, thresholds 0.30-0.90) was run once while choosing: its best at 0 unrelated claimed is CHOSEN
     rules = [Agreement(t / 100, top, agree, ratio) for t in range(30, 95, 5) for top, agree in
@@ -164,20 +197,26 @@ def main(argv: list[str]) -> int:
     results = leave_one_set_out(cases, rules)
     base = _total(alone)
     print(f"rules alone: {base[1]}/{base[0]} recognised, {base[2]} right family, unrelated claimed {base[4]} of {base[3]}")
-    ranked = sorted(results.items(), key=lambda item: (_total(item[1])[4], -_total(item[1])[2], -_total(item[1])[1]))
-    for rule, figures in ranked[:25]:
+    frontier: dict[int, tuple[tuple[int, int], Agreement]] = {}  # unrelated claimed -> the most gained for it
+    for rule, figures in results.items():
         t = _total(figures)
-        print(f"{rule}: recognised +{t[1] - base[1]}, right family +{t[2] - base[2]}, unrelated claimed "
-              f"+{t[4] - base[4]}")
-    chosen = results[CHOSEN]
-    print(f"\nchosen {CHOSEN}")
-    print("| set | related + unrelated | rules alone: recognised / right family / unrelated claimed | "
-          "rules + resemblance |")
-    for name, row in alone.items():
-        new = chosen[name]
-        print(f"| {name} | {row[0]} + {row[3]} | {row[1]} / {row[2]} / {row[4]} | {new[1]} / {new[2]} / {new[4]} |")
-    t = _total(chosen)
-    print(f"| total | {base[0]} + {base[3]} | {base[1]} / {base[2]} / {base[4]} | {t[1]} / {t[2]} / {t[4]} |")
+        gained = (t[2] - base[2], t[1] - base[1])
+        if t[4] - base[4] not in frontier or gained > frontier[t[4] - base[4]][0]:
+            frontier[t[4] - base[4]] = (gained, rule)
+    print("| unrelated claimed (more) | right family (more) | recognised (more) | rule |")
+    for extra in sorted(frontier)[:16]:
+        (family, recognised), rule = frontier[extra]
+        print(f"| +{extra} | +{family} | +{recognised} | {rule} |")
+    loose = frontier[min(frontier, key=lambda extra: abs(extra - 10))][1]
+    for rule in (CHOSEN, loose):
+        print(f"\n{rule}")
+        print("| set | related + unrelated | rules alone: recognised / right family / unrelated claimed | "
+              "rules + resemblance |")
+        for name, row in alone.items():
+            new = results[rule][name]
+            print(f"| {name} | {row[0]} + {row[3]} | {row[1]} / {row[2]} / {row[4]} | {new[1]} / {new[2]} / {new[4]} |")
+        t = _total(results[rule])
+        print(f"| total | {base[0]} + {base[3]} | {base[1]} / {base[2]} / {base[4]} | {t[1]} / {t[2]} / {t[4]} |")
     if len(argv) > 1:
         Path(argv[1]).write_text(json.dumps({str(rule): figures for rule, figures in results.items()}, indent=1))
     return 0
