@@ -129,6 +129,8 @@ EXPLAIN: tuple[Option, ...] = (
     Option(("--list",), "list_all", "List the finding codes (those starting with CODE_OR_MESSAGE, if given: CD3).",
            FLAG),
     Option(("--offline-only",), "offline_only", "Only the catalog: do not probe this machine.", FLAG),
+    Option(("--by-resemblance",), "by_resemblance", "Where no rule reads the message, answer by its resemblance to "
+           "known reports (marked so, with their threads; measured to transfer little: off by default).", FLAG),
     _json("schema cudnn-doctor/explain/1"),
     QUIET,
     Option(("-v", "--verbose"), "verbose", "Show every related finding.", FLAG, group=OUTPUT),

@@ -78,7 +78,9 @@ def _catalog_for_code(code: str) -> list[dict[str, Any]]:
     return catalog + events + xids
 
 
-def explain_text(text: str | bytes, report: Report | None) -> dict[str, Any]:
+def explain_text(text: str | bytes, report: Report | None, by_resemblance: bool = False) -> dict[str, Any]:
+    """TEXT's causes (the catalog, then what its facts show); where no rule recognises it and BY_RESEMBLANCE, the
+    code of the known reports it resembles (explain.resemblance), marked so."""
     from cudnn_doctor.explain.machine_values import machine_values
 
     facts = reader.read(text)
@@ -131,6 +133,8 @@ def explain_text(text: str | bytes, report: Report | None) -> dict[str, Any]:
         kept = [m for m in matches if m["code"] not in platform_row["codes"]]
         dropped = len(kept) < len(matches)
         matches[:] = kept
+    if not matches and not dropped and by_resemblance:
+        matches += _by_resemblance(reader.to_text(text))
     _compiler_first(matches)
     routing.memory_first(matches)
     routing.build_first(matches)
@@ -165,6 +169,31 @@ def explain_text(text: str | bytes, report: Report | None) -> dict[str, Any]:
         "set_aside": aside,
         "exit_code": 0 if matches else 1,
     }
+
+
+def _by_resemblance(text: str) -> list[dict[str, Any]]:
+    """The answer of the known reports TEXT resembles (compat/resemblance.toml, read only here), or none: the
+    code they were answered with, its general fix (no value of theirs is this message's), their threads; the
+    platform's own fix is put in after, as for every answer (_platform_remedies)."""
+    from cudnn_doctor.explain.resemblance import decide, shipped_index
+
+    found = decide(shipped_index(), text)
+    return [] if found is None else [resemblance_answer(found)]
+
+
+def resemblance_answer(found: dict[str, Any]) -> dict[str, Any]:
+    """The answer of FOUND (explain.resemblance.decide's): marked by_resemblance, its neighbours' threads named."""
+    from cudnn_doctor.knowledge.advice import advice
+
+    code = found["code"]
+    sources = [neighbour["source"] for neighbour in found["neighbours"]]
+    return {"id": f"resemblance-{code.lower()}", "code": code, "framework": "unknown",
+            "matched": f"by resemblance to known reports: {' '.join(sources)}",
+            "cause": f"{CODES[code].title} (no rule of cudnn-doctor reads this message; it resembles known reports "
+                     f"of this cause, the nearest: {found['neighbours'][0]['cause']})",
+            "fix": advice(code, {}), "source": sources[0], "values": {},
+            "by_resemblance": True,
+            "resemblance": {"similarity": found["similarity"], "neighbours": found["neighbours"]}}
 
 
 def _filled(match: dict[str, Any], machine: dict[str, str] | None = None) -> dict[str, Any]:
@@ -434,7 +463,7 @@ def list_codes(prefix: str | None = None) -> dict[str, Any]:
             "machine": None, "exit_code": 0}
 
 
-def run(message: bytes, offline_only: bool) -> dict[str, Any]:
+def run(message: bytes, offline_only: bool, by_resemblance: bool = False) -> dict[str, Any]:
     """`explain`: a finding code's registry text, or a message's causes with what this machine says."""
     code = CODE.match(message[:200].decode("utf-8", "replace")) if len(message) < 200 else None
     if code:
@@ -449,7 +478,7 @@ def run(message: bytes, offline_only: bool) -> dict[str, Any]:
         from cudnn_doctor.doctor.diagnosis import CheckOptions, diagnose
 
         report = diagnose(CheckOptions()).report
-    return explain_text(message, report)
+    return explain_text(message, report, by_resemblance)
 
 
 _NOTHING = "nothing to explain"
@@ -610,12 +639,13 @@ def _head_and_tail(read: Callable[[], bytes], limit: int) -> bytes:
 
 
 def main(query: str | None, from_file: str | None, offline_only: bool, json_output: bool, verbose: bool,
-         list_all: bool = False) -> None:
+         list_all: bool = False, by_resemblance: bool = False) -> None:
     """The command: the message read (an argument, a file or standard input), explained, rendered; or with
     --list (LIST_ALL) the finding codes; ends with SystemExit(status)."""
     import sys
 
-    data = list_codes(query) if list_all else run(read_message(query, from_file, sys.stdin), offline_only)
+    data = list_codes(query) if list_all else run(read_message(query, from_file, sys.stdin), offline_only,
+                                                         by_resemblance)
     if json_output:
         from cudnn_doctor.render.json_out import write_json
 

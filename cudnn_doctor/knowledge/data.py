@@ -34,7 +34,7 @@ def compat_dir() -> Path:
     return Path(compat_folder())
 
 
-DATA_LIMIT = 16 << 20  # the largest file of compat/ is under 400 KB; one of 16 MB is not ours
+DATA_LIMIT = 16 << 20  # the largest file of compat/ is under 600 KB (resemblance.toml); one of 16 MB is not ours
 REPAIR = "reinstall cudnn-doctor (pip install --force-reinstall cudnn-doctor, or your package manager's reinstall)"
 
 

@@ -40,7 +40,10 @@ def render_explain(data: dict[str, Any], console: Console, verbose: bool = False
         p("[yellow]No known cause for this message.[/] It is not in cudnn-doctor's catalog of cuDNN/CUDA errors.")
     for match in data["matches"]:  # the fault first: a TensorFlow log opens with five harmless start-up lines
         p(f"[bold]{escape(match['framework'])}[/]: [bold]{match['code']}[/] [dim]({escape(match['id'])})[/]")
-        print_wrapped(console, f"Matched: {escape(match['matched'])}", 4)
+        if match.get("by_resemblance"):  # no rule read it: the reports it resembles, said as such
+            print_wrapped(console, f"[yellow]{escape(match['matched'])}[/]", 4)
+        else:
+            print_wrapped(console, f"Matched: {escape(match['matched'])}", 4)
         print_wrapped(console, f"[bold]Cause:[/] {escape(match['cause'])}", 4)
         print_with_commands(console, "[bold]Fix:[/] ", match['fix'], 4)
         print_wrapped(console, f"[dim]Source: {escape(match['source'])}[/]", 4)
