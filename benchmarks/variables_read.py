@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import ast
-import fnmatch
 import json
 import mmap
 import re
@@ -205,20 +204,23 @@ def strict_through_names(tree: ast.AST, parents: dict[ast.AST, ast.AST],
                          reads: dict[ast.AST, tuple[str, str]]) -> dict[ast.AST, str]:
     """The reads whose text is kept in a name first and given to a strict reader in the same function
     (abort = os.getenv(X, '0'); ... bool(int(abort))): {read: the strict reader}."""
-    kept: dict[tuple[ast.AST | None, str], ast.AST] = {}
+    kept: dict[tuple[ast.AST | None, str], list[tuple[tuple[int, int], ast.AST]]] = {}
     for node in ast.walk(tree):
         if isinstance(node, (ast.Assign, ast.NamedExpr)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             read = next((n for n in ast.walk(node.value) if n in reads), None)
             if read is not None and len(targets) == 1 and isinstance(targets[0], ast.Name):
-                kept[(enclosing(node, parents), targets[0].id)] = read
+                kept.setdefault((enclosing(node, parents), targets[0].id), []).append(
+                    ((node.lineno, node.col_offset), read))
     out = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in STRICT_CALLS and \
                 node.args and isinstance(node.args[0], ast.Name):
-            read = kept.get((enclosing(node, parents), node.args[0].id))
-            if read is not None:
-                out[read] = STRICT_CALLS[node.func.id]
+            # the name's last assignment before this use (a module that reuses `env_str` for two variables)
+            before = [(at, read) for at, read in kept.get((enclosing(node, parents), node.args[0].id), [])
+                      if at <= (node.lineno, node.col_offset)]
+            if before:
+                out[max(before, key=lambda pair: pair[0])[1]] = STRICT_CALLS[node.func.id]
     return out
 
 
@@ -341,13 +343,20 @@ def coverage(readers: dict[str, Any]) -> dict[str, Any]:
 
 
 def derived_grammar(name: str, entry: dict[str, Any], family_of: Any) -> bool:
-    """Whether the doctor reads NAME's grammar from the installed reader itself: a JAX option whose state validates
-    (bool, enum, int, float) or that bool_env, int_env, int() or float() read, in a file of the jax_config family's
-    names_from (cudnn_doctor/probes/settings.py jax_options)."""
+    """Whether the doctor reads NAME's grammar from the installed reader itself: a name that can fail, read in a file
+    of its family's names_from, where the family's reader parses that file's definitions (jax_config: JAX's states,
+    bool_env, int_env; strings: a Python file's int() or float() of the variable; cudnn_doctor/probes/settings.py
+    jax_options and _parsed_in_python)."""
     family = family_of(name) or {}
-    if family.get("reader") != "jax_config" or not entry["fails"]:
+    if family.get("reader") not in ("jax_config", "strings") or not entry["fails"]:
         return False
-    return any(fnmatch.fnmatch(path, pattern) for path in entry["files"] for pattern in family["names_from"])
+    return any(globbed(pattern).fullmatch(path) for path in entry["files"] if path.endswith(".py")
+               for pattern in family.get("names_from", ()))
+
+
+def globbed(pattern: str) -> re.Pattern[str]:
+    """PATTERN as glob.glob matches it: '*' within one folder."""
+    return re.compile("".join("[^/]*" if part == "*" else re.escape(part) for part in re.split(r"(\*)", pattern)))
 
 
 def print_coverage(found: dict[str, Any]) -> None:

@@ -874,7 +874,9 @@ def _nccl_setting(row: dict[str, Any], variable: str, value: str, kind: str, why
     warns and keeps its default) or one that changes how GPUs talk (CD181)."""
     if kind == "off":
         return finding("CD181", subject=variable, refs=(row["source"],), variable=variable, value=value, effect=why)
-    read = environment.enum_reading(row, value)[0] if row.get("reader") and row["grammar"] == "enum" else None
+    read: Any = environment.enum_reading(row, value)[0] if row.get("reader") and row["grammar"] == "enum" else None
+    if row["grammar"] == "integer" and row.get("reader"):  # ncclLoadParam keeps what strtoll read: 'abc' is 0
+        read = environment.read_whole(environment.value_reader(row), value)[0]
     then = f"NCCL takes it as {read}" if read is not None else "NCCL warns and keeps its default"  # '1abc' is 1
     return finding("CD176", subject=variable, refs=(row["source"],), variable=variable, value=value,
                    why=f"{why}; {then} ({row['effect']})")
