@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-DECLARED = re.compile(r'^[ \t]*NCCL_PARAM\((\w+),\s*"([A-Z0-9_]+)",\s*(.+?)\);', re.M)
+DECLARED = re.compile(r'^[ \t]*NCCL_PARAM\((\w+),\s*"([A-Z0-9_]+)",\s*(.+?)\);?[ \t]*(?://.*)?$', re.M)
 
 
 def declarations(git_dir: str, commit: str) -> list[tuple[str, int, str, str, str]]:

@@ -1,0 +1,244 @@
+"""The variables each installed reader reads, asked of the thing itself (issue 45, item 3; round sixteen, k22).
+
+benchmarks/variables_read.py lists every name the installed torch, jax/jaxlib, onnxruntime and cupy read in their
+Python files, and every name of their prefixes the NVIDIA libraries hold in their read-only data
+(benchmarks/results/variables_read.json, with the package versions it was read from). A name a framework reads in a
+way that can fail (int(), float(), JAX's validating states, bool_env) must have a row in compat/ or a grammar the
+doctor reads from the installed reader itself, or stand in LEFT_OUT with its source and why. The rows written from
+the list are judged as their readers read them, proven against the real torch 2.13.0+cpu where a CPU build runs the
+reader."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from cudnn_doctor.knowledge.environment import family_of, rows
+from tests.conftest import Machine
+from tests.real_wheels import real_torch_cpu
+from tests.test_environment_settings import check, closed_loop, settings_findings
+from tests.test_process_env import finding, gpu_machine
+from tests.test_settings_parsers import torch_site
+
+__all__ = ["torch_site"]  # the fixture, used by name
+
+ROOT = Path(__file__).resolve().parent.parent
+LIST = ROOT / "benchmarks" / "results" / "variables_read.json"
+
+# names a framework reads in a way that can fail that have no row, each with why and where it is read (the
+# package==version the committed list was read from)
+LEFT_OUT = {
+    "TORCH_BISECT_MAX": "read only by torch.compile's bisector, a debugging tool a user runs on purpose to find the "
+                        "failing step of a compilation (torch==2.13.0+cpu torch/_inductor/compiler_bisector.py "
+                        "CompilerBisector: int(get_env_val('TORCH_BISECT_MAX')))",
+    "CUPY_TEST_CASUAL": "read only by CuPy's own test suite (cupy-cuda13x==14.2.0 cupy/testing/_parameterized.py)",
+    "CUPY_TEST_FULL_COMBINATION": "read only by CuPy's own test suite (cupy-cuda13x==14.2.0 "
+                                  "cupy/testing/_parameterized.py)",
+    "CUPY_TEST_GPU_LIMIT": "read only by CuPy's own test suite (cupy-cuda13x==14.2.0 cupy/testing/_attr.py)",
+    "CUPY_TEST_RANDOM_NONDETERMINISTIC": "read only by CuPy's own test suite (cupy-cuda13x==14.2.0 "
+                                         "cupy/testing/_random.py)",
+    "CUPY_TEST_RANDOM_SUBSAMPLE": "read only by CuPy's own test suite (cupy-cuda13x==14.2.0 "
+                                  "cupy/testing/_parameterized.py)",
+}
+
+
+def scanner() -> ModuleType:
+    """benchmarks/variables_read.py as a module (benchmarks/ is scripts, not a package)."""
+    spec = importlib.util.spec_from_file_location("variables_read", ROOT / "benchmarks" / "variables_read.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def committed() -> dict:
+    return json.loads(LIST.read_text())
+
+
+def failing_names(found: dict) -> dict[str, dict]:
+    """Every name of a reader's own prefixes that it reads in a way that can fail: {name: its entry}."""
+    out = {}
+    for reader in found["readers"].values():
+        own = tuple(prefix + "_" for prefix in reader["prefixes"])
+        out.update({name: entry for name, entry in reader["names"].items() if entry["fails"] and name.startswith(own)})
+    return out
+
+
+# --- the committed list -----------------------------------------------------------------------------------------
+
+def test_the_list_names_what_it_was_read_from_and_what_each_reader_reads() -> None:
+    found = committed()
+    assert found["schema"] == "cudnn-doctor/variables-read/1"
+    packages = found["packages"]
+    for package in ("torch", "jax", "jaxlib", "jax-cuda13-plugin", "onnxruntime", "cupy-cuda13x", "nvidia-cudnn-cu13",
+                    "nvidia-nccl-cu13", "nvidia-cublas", "nvidia-cuda-runtime", "nvidia-cuda-nvrtc", "nvidia-nvjitlink"):
+        assert packages.get(package), (package, packages)
+    readers = found["readers"]
+    assert {"torch", "jax", "onnxruntime", "cupy", "cudnn", "nccl", "cublas", "cudart", "nvrtc"} <= set(readers)
+    # read from each thing itself: a Python read with its parser, a library's string
+    assert readers["torch"]["names"]["TORCHDYNAMO_TRANSLATION_VALIDATION_TIMEOUT"]["how"] == ["int()"]
+    assert readers["jax"]["names"]["JAX_ENABLE_X64"]["how"] == ["jax state bool"]
+    assert readers["jax"]["names"]["XLA_PYTHON_CLIENT_ABORT_COLLECTIVES_ON_FAILURE"]["fails"]  # int() through a name
+    assert "NCCL_P2P_LEVEL" in readers["nccl"]["names"] and "CUDNN_FORWARD_COMPAT_DISABLE" in readers["cudnn"]["names"]
+    # cuDNN 9.28 keeps no plain string of its documented logging variables: the library view of it is partial
+    assert "CUDNN_LOGLEVEL_DBG" not in readers["cudnn"]["names"]
+    # a library's own API names (its headers' enum constants) are not variables
+    assert "CUDNN_STATUS_SUCCESS" not in readers["cudnn"]["names"]
+    assert "CUBLAS_STATUS_SUCCESS" not in readers["cublas"]["names"]
+
+
+def test_every_name_a_framework_reads_in_a_way_that_can_fail_has_a_row_or_its_reason() -> None:
+    derived = scanner().derived_grammar
+    known = rows()
+    missing = sorted(name for name, entry in failing_names(committed()).items()
+                     if name not in known and not derived(name, entry, family_of) and name not in LEFT_OUT)
+    assert not missing, f"read in a way that can fail, with no row in compat/ and no reason in LEFT_OUT: {missing}"
+
+
+def test_each_name_left_out_is_still_read_so_and_has_no_row() -> None:
+    failing = failing_names(committed())
+    known = rows()
+    for name, why in LEFT_OUT.items():
+        assert name in failing and name not in known, name
+        assert "==" in why and "read only by" in why, (name, why)
+
+
+# --- the scanner, on code of the shapes the frameworks use ----------------------------------------------------------
+
+SHAPES = '''
+import os
+from jax._src import config
+A = int(os.environ.get("K22_A", "0"))
+B = os.environ.get("K22_B", "0") == "1"
+C = None if (env_str := os.getenv("K22_C")) is None else int(env_str)
+D = None if (env_str := os.getenv("K22_D")) is None else "x"
+flag = config.bool_state(name="jax_k22_e", default=False, help="")
+text = config.string_state("jax_k22_f", "", help="")
+def later():
+    abort = os.getenv("K22_G", "0")
+    return bool(int(abort))
+if "K22_H" in os.environ:
+    pass
+'''
+
+
+def test_the_scanner_reads_how_each_name_is_parsed(tmp_path: Path) -> None:
+    source = tmp_path / "shapes.py"
+    source.write_text(SHAPES)
+    read = {name: (how, at) for name, how, at in scanner().python_reads(source)}
+    assert read == {"K22_A": ("int()", "import"), "K22_B": ("os.environ.get", "import"),
+                    "K22_C": ("int()", "import"), "K22_D": ("os.getenv", "import"),
+                    "JAX_K22_E": ("jax state bool", "import"), "JAX_K22_F": ("jax state text", "import"),
+                    "K22_G": ("int()", "function"), "K22_H": ("set or not", "import")}
+
+
+def test_the_scanner_reads_a_librarys_strings_less_its_headers_names(tmp_path: Path) -> None:
+    gcc = shutil.which("gcc") or shutil.which("cc")
+    if gcc is None:
+        pytest.skip("no C compiler")
+    (tmp_path / "fake.c").write_text('const char *names[] = {"CUDNN_K22_DBG", "CUDNN_STATUS_K22", '
+                                     '"CUDNN_CONV_K22_ENGINE", "cudnn_k22", "NCCL_K22 set by environment to %s", '
+                                     '"NCCL_K22"};\n')
+    library = tmp_path / "libfake.so"
+    subprocess.run([gcc, "-shared", "-fPIC", "-o", str(library), str(tmp_path / "fake.c")], check=True)
+    (tmp_path / "fake.h").write_text("typedef enum { CUDNN_STATUS_K22 = 0 } cudnnStatus_t;\n")
+    module = scanner()
+    read = dict(module.library_reads(library, ["CUDNN", "NCCL"]))
+    # every string of the prefixes (an engine's name is left out by read_all, with the headers' names)
+    assert read == {"CUDNN_K22_DBG": "rodata", "CUDNN_STATUS_K22": "rodata", "CUDNN_CONV_K22_ENGINE": "rodata",
+                    "NCCL_K22": "rodata, parsed as text"}
+    assert "CUDNN_STATUS_K22" in module.api_names([tmp_path])
+    found = module.read_all([tmp_path])  # no reader's files here: nothing read
+    assert found["readers"] == {}
+
+
+# --- torch's int() reads, as torch reads them ------------------------------------------------------------------------
+
+def run_torch(env: dict[str, str], code: str) -> subprocess.CompletedProcess[str]:
+    """CODE run by the real torch 2.13.0+cpu with ENV."""
+    whole = {"PATH": "/usr/bin:/bin", "HOME": os.environ.get("HOME", "/tmp"), "PYTHONPATH": str(real_torch_cpu()),
+             **env}
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=whole, timeout=300,
+                          stdin=subprocess.DEVNULL)
+
+
+@pytest.mark.parametrize("value", ["yes", ""])
+def test_a_value_torchs_import_refuses_with_int_is_an_error_with_its_rule(machine: Machine, torch_site: Path,
+                                                                          value: str) -> None:
+    variable = "TORCHDYNAMO_TRANSLATION_VALIDATION_TIMEOUT"
+    machine.env[variable] = value
+    refused = finding(check(machine), "CD411")
+    assert refused["subject"] == variable and refused["severity"] == "error" and refused["evidence"] == "rule"
+    assert f"{value!r} is not a whole number to Python's int()" in refused["detail"], refused["detail"]
+    said = run_torch({variable: value}, "import torch")  # the rule, proven against the real torch
+    assert said.returncode != 0 and "invalid literal for int() with base 10" in said.stderr, said.stderr[-600:]
+    if value:
+        closed_loop(machine, "CD411", variable)
+
+
+def test_a_value_torchs_int_takes_is_no_finding(machine: Machine, torch_site: Path) -> None:
+    variable = "TORCHDYNAMO_TRANSLATION_VALIDATION_TIMEOUT"
+    machine.env[variable] = " 1_000 "  # int() strips blanks and takes '_' between digits
+    assert not settings_findings(check(machine), variable)
+    said = run_torch({variable: " 1_000 "}, "import torch; print(torch.fx.experimental._config."
+                                            "translation_validation_timeout)")
+    assert said.returncode == 0 and said.stdout.split() == ["1000"], said.stderr[-600:]
+
+
+def test_a_value_torch_compile_refuses_is_a_warning_that_says_when(machine: Machine, torch_site: Path) -> None:
+    machine.env["TORCHDYNAMO_REPRO_LEVEL"] = "yes"
+    warned = finding(check(machine), "CD414")
+    assert warned["subject"] == "TORCHDYNAMO_REPRO_LEVEL" and warned["severity"] == "warning", warned
+    assert "torch.compile" in warned["detail"] and "'yes' is not a whole number" in warned["detail"], warned["detail"]
+    said = run_torch({"TORCHDYNAMO_REPRO_LEVEL": "yes"}, "import torch\nprint('imported', flush=True)\n"
+                                                         "torch.compile(lambda x: x + 1)")
+    assert said.stdout.startswith("imported") and "invalid literal for int() with base 10" in said.stderr, said.stderr
+
+
+def test_a_value_init_process_group_refuses_is_said_for_a_collective(machine: Machine, torch_site: Path) -> None:
+    machine.env["TORCH_DIST_INIT_BARRIER"] = "yes"
+    [said] = settings_findings(check(machine), "TORCH_DIST_INIT_BARRIER")
+    # one GPU and no launcher's count above 1: a program here runs no collective, so it is information
+    assert said["code"] == "CD414" and said["severity"] == "info", said
+    assert "first collective" in said["detail"] and "'yes' is not a whole number" in said["detail"], said["detail"]
+    machine.env["TORCH_DIST_INIT_BARRIER"] = "1"
+    assert not settings_findings(check(machine), "TORCH_DIST_INIT_BARRIER")
+    group = ("import torch.distributed as d; d.init_process_group('gloo', rank=0, world_size=1, "
+             "init_method='tcp://127.0.0.1:{port}'); print('made')")
+    refused = run_torch({"TORCH_DIST_INIT_BARRIER": "yes"}, group.format(port=29621))
+    assert "invalid literal for int() with base 10: 'yes'" in refused.stderr, refused.stderr[-600:]
+    taken = run_torch({"TORCH_DIST_INIT_BARRIER": "1"}, group.format(port=29622))
+    assert taken.returncode == 0 and "made" in taken.stdout, taken.stderr[-600:]
+
+
+# --- NCCL's integer parameters, as ncclLoadParam reads them ---------------------------------------------------------
+
+@pytest.mark.parametrize(("value", "words"), [
+    ("abc", "NCCL takes it as 0"),  # strtoll reads no number as 0 and ncclLoadParam keeps it (no errno)
+    ("12abc", "NCCL takes it as 12"),
+    ("99999999999999999999", "NCCL warns and keeps its default"),  # ERANGE: the default
+])
+def test_an_nccl_parameter_found_in_its_library_is_read_as_ncclloadparam_reads_it(machine: Machine, tmp_path: Path,
+                                                                                  value: str, words: str) -> None:
+    gpu_machine(machine, tmp_path, gpus=2)
+    machine.env["NCCL_WIN_STRIDE"] = value
+    warned = finding(check(machine), "CD176")
+    assert warned["subject"] == "NCCL_WIN_STRIDE" and words in warned["detail"], warned["detail"]
+    assert "NCCL_PARAM(WinStride" in " ".join(warned["refs"]), warned["refs"]
+
+
+@pytest.mark.parametrize("value", ["0x10", "-1", "010"])
+def test_an_nccl_parameter_written_as_strtoll_reads_it_is_no_finding(machine: Machine, tmp_path: Path,
+                                                                     value: str) -> None:
+    gpu_machine(machine, tmp_path, gpus=2)
+    machine.env["NCCL_WIN_STRIDE"] = value
+    found = [f for f in settings_findings(check(machine), "NCCL_WIN_STRIDE") if f["code"] == "CD176"]
+    assert not found or "octal" in found[0]["detail"], found
