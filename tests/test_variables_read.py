@@ -24,11 +24,11 @@ import pytest
 from cudnn_doctor.knowledge.environment import family_of, rows
 from tests.conftest import Machine
 from tests.real_wheels import real_torch_cpu
-from tests.test_environment_settings import check, closed_loop, settings_findings
+from tests.test_environment_settings import check, closed_loop, real_jax_site, settings_findings
 from tests.test_process_env import finding, gpu_machine
-from tests.test_settings_parsers import torch_site
+from tests.test_settings_parsers import COMPILE, run_jax_with, torch_site
 
-__all__ = ["torch_site"]  # the fixture, used by name
+__all__ = ["real_jax_site", "torch_site"]  # the fixtures, used by name
 
 ROOT = Path(__file__).resolve().parent.parent
 LIST = ROOT / "benchmarks" / "results" / "variables_read.json"
@@ -242,3 +242,26 @@ def test_an_nccl_parameter_written_as_strtoll_reads_it_is_no_finding(machine: Ma
     machine.env["NCCL_WIN_STRIDE"] = value
     found = [f for f in settings_findings(check(machine), "NCCL_WIN_STRIDE") if f["code"] == "CD176"]
     assert not found or "octal" in found[0]["detail"], found
+
+
+# --- a JAX text option JAX gives to Python's re: kind regex ---------------------------------------------------------
+
+@pytest.mark.parametrize("value", ["(", "a[", "*"])
+def test_a_regex_jax_cannot_compile_is_an_error_at_its_first_compilation(machine: Machine, real_jax_site: Path,
+                                                                        value: str) -> None:
+    variable = "JAX_HLO_SOURCE_FILE_CANONICALIZATION_REGEX"
+    machine.env[variable] = value
+    refused = finding(check(machine), "CD411")
+    assert refused["subject"] == variable and refused["severity"] == "error" and refused["evidence"] == "rule"
+    assert "is not a regular expression to Python's re" in refused["detail"], refused["detail"]
+    assert "first compilation" in refused["detail"], refused["detail"]
+    said = run_jax_with({variable: value}, COMPILE)  # the rule, proven against the real jax
+    assert said.returncode != 0 and "re.error" in said.stderr, said.stderr[-600:]
+
+
+def test_a_regex_jax_compiles_is_no_finding(machine: Machine, real_jax_site: Path) -> None:
+    variable = "JAX_HLO_SOURCE_FILE_CANONICALIZATION_REGEX"
+    machine.env[variable] = ".*/site-packages/"
+    assert not settings_findings(check(machine), variable)
+    said = run_jax_with({variable: ".*/site-packages/"}, COMPILE)
+    assert said.returncode == 0 and "2.0" in said.stdout, said.stderr[-600:]

@@ -1057,7 +1057,7 @@ def _judge_setting(row: dict[str, Any], value: str, report: Report) -> list[tupl
         if answer is None or not answer.values:
             return []
         return [("invalid", f"Python's logging.Formatter refuses it ({answer.values[0]})")]
-    if kind in ("bool", "enum", "list", "pattern") or (kind == "integer" and "hides_from" not in row) or \
+    if kind in ("bool", "enum", "list", "pattern", "regex") or (kind == "integer" and "hides_from" not in row) or \
             (kind == "float" and "maximum" in row):
         problem = environment.grammar_problem(row, value)
         view = report.process
