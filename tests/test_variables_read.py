@@ -265,3 +265,40 @@ def test_a_regex_jax_compiles_is_no_finding(machine: Machine, real_jax_site: Pat
     assert not settings_findings(check(machine), variable)
     said = run_jax_with({variable: ".*/site-packages/"}, COMPILE)
     assert said.returncode == 0 and "2.0" in said.stdout, said.stderr[-600:]
+
+
+# --- XLA's settings in the installed CUDA plugin: a refusal read from its own strings is a warning ------------------
+
+@pytest.mark.parametrize(("variable", "value", "words"), [
+    ("TF_CUDA_PLATFORM_GPU_DEVICE_SCHEDULE", "busy", "'busy' is not one of spin, yield, blocking_sync"),
+    ("TF_CUDA_PLATFORM_GPU_DEVICE_SCHEDULE", "", "'' is not one of"),  # set but empty: strcmp fails, QFATAL
+    ("TF_PER_DEVICE_MEMORY_LIMIT_MB", "1G", "'1G' is not a whole number to TensorFlow's ReadInt64FromEnvVar"),
+    ("TF_DETERMINISTIC_ALLOCATOR", "yes", "'yes' is not one of 0, false, 1, true"),
+])
+def test_a_value_xlas_gpu_backend_aborts_on_is_a_warning_read_from_its_plugin(
+        machine: Machine, real_jax_site: Path, variable: str, value: str, words: str) -> None:
+    machine.env[variable] = value
+    warned = finding(check(machine), "CD411")
+    assert warned["subject"] == variable and warned["severity"] == "warning" and warned["evidence"] == "read"
+    assert words in warned["detail"] and "ends the process" in warned["detail"], warned["detail"]
+    assert "--deep" in warned["detail"], warned["detail"]
+    held = committed()["readers"]["jax"]["names"][variable]  # the installed plugin holds the name
+    assert held["files"] == ["jax_plugins/xla_cuda13/xla_cuda_plugin.so"], held
+
+
+@pytest.mark.parametrize(("variable", "value"), [
+    ("TF_CUDA_PLATFORM_GPU_DEVICE_SCHEDULE", "blocking_sync"), ("TF_PER_DEVICE_MEMORY_LIMIT_MB", " 512 "),
+    ("TF_DETERMINISTIC_ALLOCATOR", "TRUE"), ("XLA_PJRT_GPU_HOST_MEMORY_LIMIT_GB", "128"),
+])
+def test_a_value_xlas_gpu_backend_takes_is_no_finding(machine: Machine, real_jax_site: Path, variable: str,
+                                                      value: str) -> None:
+    machine.env[variable] = value
+    assert not settings_findings(check(machine), variable)
+
+
+def test_a_host_memory_limit_xla_cannot_read_is_a_warning_that_it_keeps_its_default(machine: Machine,
+                                                                                     real_jax_site: Path) -> None:
+    machine.env["XLA_PJRT_GPU_HOST_MEMORY_LIMIT_GB"] = "64GB"
+    warned = finding(check(machine), "CD414")
+    assert warned["subject"] == "XLA_PJRT_GPU_HOST_MEMORY_LIMIT_GB" and warned["severity"] == "warning", warned
+    assert "ignores it and keeps its default" in warned["detail"], warned["detail"]

@@ -888,10 +888,18 @@ REFUSES = {"raises": "raises an error at its first CUDA call", "falls back to CP
 
 def _refused(row: dict[str, Any], variable: str, value: str, why: str, present: bool, report: Report) -> Finding:
     """A value ROW's reader cannot use: an error where the data's source proves it refuses it and it is here
-    (CD411, a rule), else a warning that says what it does and that --deep proves it (CD414)."""
+    (CD411, a rule); a warning where the refusal is only read from the reader's own files (refusal_read: a check
+    its binary holds, not run here) or the reader is not here, which says what it does and that --deep proves it
+    (CD411 read, CD414)."""
     refuses = row["on_error"] in REFUSES
     consequence = row.get("refusal") or REFUSES.get(row["on_error"],
                                                     f"ignores it and keeps its default ({row['effect']})")
+    if refuses and present and row.get("refusal_read"):  # read from its own files (a binary's check), not run here
+        made = finding("CD411", subject=variable, refs=(row["source"],), evidence="read", variable=variable,
+                       value=_shown(value), why=why, framework=_display(row["framework"]),
+                       consequence=consequence + DEEP_PROVES, effect=row["effect"],
+                       fix_value=_corrected(row, value, report))
+        return replace(made, severity="warning")
     if refuses and present:
         return finding("CD411", subject=variable, refs=(row["source"],), variable=variable, value=_shown(value), why=why,
                        framework=_display(row["framework"]), consequence=consequence, effect=row["effect"],
