@@ -58,7 +58,7 @@ READERS: dict[str, dict[str, Any]] = {
                     "prefixes": ["ORT", "ONNXRUNTIME", "CUDA", "CUDNN", "CUBLAS", "CUBLASLT", "NCCL", "NVIDIA"]},
     "cupy": {"python": ["cupy", "cupyx", "cupy_backends"], "libraries": ["cupy/*.so", "cupy/*/*.so", "cupy/*/*/*.so",
                                                                          "cupy_backends/*/*.so", "cupy_backends/*/*/*.so"],
-             "prefixes": ["CUPY", "CUDA", "CUDNN", "CUBLAS", "NCCL", "NVIDIA"]},
+             "prefixes": ["CUPY", "CUPYX", "CUDA", "CUDNN", "CUBLAS", "NCCL", "NVIDIA"]},
     "cudnn": {"libraries": ["nvidia/cudnn/lib/libcudnn*.so*"], "prefixes": ["CUDNN", "CUDA", "CUBLAS", "CUBLASLT"]},
     "nccl": {"libraries": ["nvidia/nccl/lib/libnccl.so*"], "prefixes": ["NCCL", "CUDA"]},
     "cublas": {"libraries": ["nvidia/cublas/lib/libcublas*.so*", "nvidia/cu13/lib/libcublas*.so*"],

@@ -302,3 +302,18 @@ def test_a_host_memory_limit_xla_cannot_read_is_a_warning_that_it_keeps_its_defa
     warned = finding(check(machine), "CD414")
     assert warned["subject"] == "XLA_PJRT_GPU_HOST_MEMORY_LIMIT_GB" and warned["severity"] == "warning", warned
     assert "ignores it and keeps its default" in warned["detail"], warned["detail"]
+
+
+# --- CuPy's switches: int(value) == 1, anything int() refuses is off without a word -------------------------------
+
+@pytest.mark.parametrize(("value", "warned"), [("true", True), ("yes", True), ("1", False), (" 01 ", False),
+                                               ("0", False)])
+def test_a_cupy_switch_int_cannot_read_is_a_warning_that_it_stays_off(machine: Machine, tmp_path: Path, value: str,
+                                                                      warned: bool) -> None:
+    gpu_machine(machine, tmp_path, gpus=1)
+    machine.env["CUPY_COMPILE_WITH_PTX"] = value
+    found = settings_findings(check(machine), "CUPY_COMPILE_WITH_PTX")
+    assert bool(found) == warned, found
+    if warned:
+        assert found[0]["code"] == "CD414" and found[0]["severity"] == "warning", found
+        assert "leaves it off without a word" in found[0]["detail"], found[0]["detail"]
