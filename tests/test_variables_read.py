@@ -317,3 +317,17 @@ def test_a_cupy_switch_int_cannot_read_is_a_warning_that_it_stays_off(machine: M
     if warned:
         assert found[0]["code"] == "CD414" and found[0]["severity"] == "warning", found
         assert "leaves it off without a word" in found[0]["detail"], found[0]["detail"]
+
+
+# --- torch's C++ logging level, as libc10 parses it ------------------------------------------------------------------
+
+@pytest.mark.parametrize(("value", "refused"), [("WARN", True), (" 1", True), ("info", False), ("", False)])
+def test_torchs_cpp_log_level_as_libc10_parses_it(machine: Machine, torch_site: Path, value: str,
+                                                  refused: bool) -> None:
+    machine.env["TORCH_CPP_LOG_LEVEL"] = value
+    found = settings_findings(check(machine), "TORCH_CPP_LOG_LEVEL")
+    assert bool(found) == refused, found
+    if refused:
+        assert found[0]["code"] == "CD414" and found[0]["severity"] == "warning", found
+    said = run_torch({"TORCH_CPP_LOG_LEVEL": value}, "import torch")  # the real torch's own words, or none
+    assert said.returncode == 0 and ("environment variable cannot be parsed" in said.stderr) == refused, said.stderr
