@@ -259,6 +259,13 @@ def read_by(node: ast.AST) -> tuple[str, str] | None:
     return None
 
 
+def words(node: ast.AST) -> bool:
+    """Whether NODE is a text or a tuple, list or set of texts (what a switch is compared with)."""
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return bool(node.elts) and all(constant(e) is not None for e in node.elts)
+    return constant(node) is not None
+
+
 def is_environ(node: ast.AST) -> bool:
     return isinstance(node, ast.Attribute) and node.attr == "environ" or isinstance(node, ast.Name) and \
         node.id == "environ"
@@ -279,6 +286,8 @@ def used_as(node: ast.AST, parents: dict[ast.AST, ast.AST], how: str) -> str:
                 return STRICT_CALLS[called]
             if not isinstance(func, ast.Attribute) or func.value is not node:
                 return how
+        elif isinstance(parent, ast.Compare) and parent.left is node and all(words(c) for c in parent.comparators):
+            return "compared with words"  # os.environ.get(X, '0') == '1': any other text is the other side
         elif not isinstance(parent, (ast.Attribute, ast.BoolOp)):
             return how
         node, parent = parent, parents.get(parent)
@@ -336,9 +345,12 @@ def coverage(readers: dict[str, Any]) -> dict[str, Any]:
         derived = sorted(name for name, entry in own.items() if name not in known and derived_grammar(name, entry,
                                                                                                       family_of))
         failing = sorted(name for name, entry in own.items() if entry["fails"])
+        compared = sorted(name for name, entry in own.items() if "compared with words" in entry["how"])
+        judged = [name for name in compared if name in known or compared_in_family(name, own[name], family_of)]
         out[reader] = {"names": len(own), "with_row": len(rowed), "grammar_from_reader": len(derived),
                        "can_fail": len(failing),
-                       "can_fail_without_row": sorted(n for n in failing if n not in known and n not in derived)}
+                       "can_fail_without_row": sorted(n for n in failing if n not in known and n not in derived),
+                       "compared_with_words": len(compared), "compared_judged": len(judged)}
     return out
 
 
@@ -354,6 +366,14 @@ def derived_grammar(name: str, entry: dict[str, Any], family_of: Any) -> bool:
                for pattern in family.get("names_from", ()))
 
 
+def compared_in_family(name: str, entry: dict[str, Any], family_of: Any) -> bool:
+    """Whether the doctor reads NAME's comparison with words from the installed reader's file itself: a family whose
+    reader parses its names_from files (strings: cudnn_doctor/probes/settings.py _read_compared)."""
+    family = family_of(name) or {}
+    return family.get("reader") == "strings" and any(globbed(pattern).fullmatch(path) for path in entry["files"]
+                                                    if path.endswith(".py") for pattern in family.get("names_from", ()))
+
+
 def globbed(pattern: str) -> re.Pattern[str]:
     """PATTERN as glob.glob matches it: '*' within one folder."""
     return re.compile("".join("[^/]*" if part == "*" else re.escape(part) for part in re.split(r"(\*)", pattern)))
@@ -361,10 +381,12 @@ def globbed(pattern: str) -> re.Pattern[str]:
 
 def print_coverage(found: dict[str, Any]) -> None:
     print("packages: " + ", ".join(f"{name}=={version}" for name, version in found["packages"].items()))
-    print(f"{'reader':<12} {'names':>6} {'row':>5} {'from reader':>11} {'can fail':>8} {'fail, none':>10}")
+    print(f"{'reader':<12} {'names':>6} {'row':>5} {'from reader':>11} {'can fail':>8} {'fail, none':>10} "
+          f"{'compared':>8} {'judged':>6}")
     for reader, line in found["coverage"].items():
         print(f"{reader:<12} {line['names']:>6} {line['with_row']:>5} {line['grammar_from_reader']:>11} "
-              f"{line['can_fail']:>8} {len(line['can_fail_without_row']):>10}")
+              f"{line['can_fail']:>8} {len(line['can_fail_without_row']):>10} {line['compared_with_words']:>8} "
+              f"{line['compared_judged']:>6}")
         if line["can_fail_without_row"]:
             print("   can fail, no row: " + " ".join(line["can_fail_without_row"]))
 

@@ -25,7 +25,7 @@ from cudnn_doctor.knowledge.environment import family_of, rows
 from tests.conftest import Machine
 from tests.real_wheels import real_torch_cpu
 from tests.test_environment_settings import check, closed_loop, real_jax_site, settings_findings
-from tests.test_process_env import finding, gpu_machine
+from tests.test_process_env import finding, gpu_machine, plan_lines
 from tests.test_settings_parsers import COMPILE, run_jax_with, torch_site
 
 __all__ = ["real_jax_site", "torch_site"]  # the fixtures, used by name
@@ -134,7 +134,7 @@ def test_the_scanner_reads_how_each_name_is_parsed(tmp_path: Path) -> None:
     source = tmp_path / "shapes.py"
     source.write_text(SHAPES)
     read = {name: (how, at) for name, how, at in scanner().python_reads(source)}
-    assert read == {"K22_A": ("int()", "import"), "K22_B": ("os.environ.get", "import"),
+    assert read == {"K22_A": ("int()", "import"), "K22_B": ("compared with words", "import"),
                     "K22_C": ("int()", "import"), "K22_D": ("os.getenv", "import"),
                     "JAX_K22_E": ("jax state bool", "import"), "JAX_K22_F": ("jax state text", "import"),
                     "K22_G": ("int()", "function"), "K22_H": ("set or not", "import")}
@@ -329,3 +329,44 @@ def test_torchs_cpp_log_level_as_libc10_parses_it(machine: Machine, torch_site: 
         assert found[0]["code"] == "CD414" and found[0]["severity"] == "warning", found
     said = run_torch({"TORCH_CPP_LOG_LEVEL": value}, "import torch")  # the real torch's own words, or none
     assert said.returncode == 0 and ("environment variable cannot be parsed" in said.stderr) == refused, said.stderr
+
+
+# --- a switch the installed torch compares with words: read from its own file, a word it does not compare is off ----
+
+@pytest.fixture
+def inductor_site(torch_site: Path) -> Path:
+    """torch_site whose torch/_inductor/config.py is the real torch 2.13.0+cpu's (the family's reader asks it)."""
+    (torch_site / "torch" / "_inductor").mkdir(parents=True, exist_ok=True)
+    (torch_site / "torch" / "_inductor" / "config.py").symlink_to(real_torch_cpu() / "torch" / "_inductor" /
+                                                                  "config.py")
+    return torch_site
+
+
+@pytest.mark.parametrize(("variable", "value", "read_as"), [
+    ("TORCHINDUCTOR_MAX_AUTOTUNE", "true", "read as off, where it means on"),  # == '1', no default
+    ("TORCHINDUCTOR_MAX_AUTOTUNE", "on", "read as off, where it means on"),
+    ("TORCHINDUCTOR_FREEZING", "yes", "read as off, where it means on"),  # == '1', default '0'
+    ("TORCHINDUCTOR_MAX_AUTOTUNE", "2", "read as off"),  # means nothing, read as off, and its default is off: said
+])
+def test_a_switch_torch_compares_with_words_is_a_warning_where_read_otherwise(
+        machine: Machine, inductor_site: Path, variable: str, value: str, read_as: str) -> None:
+    machine.env[variable] = value
+    [warned] = settings_findings(check(machine), variable)
+    assert warned["code"] == "CD414" and warned["severity"] == "warning", warned
+    assert "only '1' is on" in warned["detail"] and read_as in warned["detail"], warned["detail"]
+    assert "torch.compile" in warned["detail"], warned["detail"]  # read only where a program compiles
+
+
+def test_a_switch_read_as_meant_is_no_finding(machine: Machine, inductor_site: Path) -> None:
+    for value in ("1", "0", "false", ""):
+        machine.env["TORCHINDUCTOR_MAX_AUTOTUNE"] = value
+        assert not settings_findings(check(machine), "TORCHINDUCTOR_MAX_AUTOTUNE"), value
+
+
+def test_the_real_torch_reads_such_a_switch_as_off_and_the_plan_writes_its_word(machine: Machine,
+                                                                                inductor_site: Path) -> None:
+    said = run_torch({"TORCHINDUCTOR_MAX_AUTOTUNE": "true"}, "import torch._inductor.config as c; print(c.max_autotune)")
+    assert said.returncode == 0 and said.stdout.split() == ["False"], said.stderr[-600:]
+    machine.env["TORCHINDUCTOR_MAX_AUTOTUNE"] = "true"
+    lines = plan_lines(machine)
+    assert any("TORCHINDUCTOR_MAX_AUTOTUNE=1" in line for line in lines), lines

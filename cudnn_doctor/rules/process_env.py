@@ -932,6 +932,8 @@ def _family_setting(report: Report, view: ProcessView, variable: str, value: str
                             f"{', '.join(family.get('names_from', ()))})", framework=name,
                         consequence="ignores it" + DEEP_PROVES, effect=family["effect"], fix_value=None)]
     files = ", ".join(_in_package(path) for path in answer.files)
+    if answer.kind == "compared":
+        return _compared(variable, value, answer.values, family, name, files, answer.files)
     row = {"kind": answer.kind, "values": list(answer.values), "effect": family["effect"], "ignore_case": False}
     if answer.kind == "bool":
         row.update(values=[*environment.TRUE_WORDS, *environment.FALSE_WORDS], ignore_case=True)
@@ -986,6 +988,40 @@ def _family_setting(report: Report, view: ProcessView, variable: str, value: str
                    evidence="rule", proof=f"{', '.join(answer.files)}, the installed {name}'s own definition of this "
                                           "option, raises ValueError for such a value while it is imported")
     return [made]
+
+
+def _compared(variable: str, value: str, compared: tuple[str, ...], family: dict[str, Any], name: str, files: str,
+              paths: tuple[str, ...]) -> list[Finding]:
+    """A switch the installed framework's file reads by comparing its text with on or off words (the probe's
+    "compared": operator, case, default, words; torch/_inductor/config.py's os.environ.get(NAME, '0') == '1'): a
+    value read otherwise than it means ('true' where only '1' is on), or one that means neither ('2'), is a warning,
+    with the word that means it; an empty one that reads as the default is nothing (as if unset)."""
+    operator, case, default, *words = compared
+
+    def reads_on(text: str | None) -> bool:
+        if text is None:  # unset: os.environ.get returns None, equal to no word
+            return operator in ("!=", "not in")
+        said = text.lower() if case == "lower" else text
+        return {"==": said == words[0], "!=": said != words[0], "in": said in words,
+                "not in": said not in words}[operator]
+
+    on, meant = reads_on(value), environment.truth(value)
+    if meant is not None and meant == on:
+        return []
+    unset = None if default == "default?" else reads_on(None if default == "unset" else default[len("default="):])
+    if meant is None and not value.strip() and unset is not None and on == unset:
+        return []  # empty, read as its default: as if unset
+    rule = {"==": f"only {words[0]!r} is on", "!=": f"only {words[0]!r} is off",
+            "in": f"only {', '.join(repr(w) for w in words)} {'is' if len(words) == 1 else 'are'} on",
+            "not in": f"only {', '.join(repr(w) for w in words)} {'is' if len(words) == 1 else 'are'} off"}[operator]
+    fix = next((w for w in (*words, "1", "0") if reads_on(w) == meant and environment.truth(w) == meant), None) \
+        if meant is not None else None
+    means = f", where it means {'on' if meant else 'off'}" if meant is not None else ""
+    return [finding("CD414", subject=variable, refs=(family["source"], *paths), variable=variable, value=_shown(value),
+                    why=f"the installed {name}'s {files} compares it with words{' in any case' if case == 'lower' else ''}"
+                        f" ({rule}), so {_shown(value)!r} is read as {'on' if on else 'off'}{means}",
+                    framework=name, consequence="takes it so without a word" + USED_PROVES, effect=family["effect"],
+                    fix_value=fix)]
 
 
 def _misspelt(variable: str, value: str, family: dict[str, Any], name: str) -> list[Finding]:
