@@ -17,13 +17,13 @@ The coverage: names read against names with a row in compat/ (process_env.toml [
 states, [[setting_family]] reader jax_config). Writes benchmarks/results/variables_read.json (committed) with the
 package versions it was read from.
 
-Usage: python benchmarks/variables_read.py FOLDER_OR_WHEEL... [--out FILE] [--quiet]
+Usage: python benchmarks/variables_read.py FOLDER_OR_WHEEL... [--out FILE] [--quiet] [--nccl-source GIT_DIR]
   each FOLDER a site-packages (or an extracted wheel) holding the packages; a .whl is extracted into a temporary
   folder first. Example (the committed list):
     pip download --no-deps --only-binary=:all: -d /tmp/w nvidia-cudnn-cu13 nvidia-nccl-cu13 nvidia-cublas \\
         nvidia-cuda-runtime nvidia-cuda-nvrtc nvidia-nvjitlink jax jaxlib jax-cuda13-plugin jax-cuda13-pjrt \\
         onnxruntime cupy-cuda13x   # and torch's CPU wheel
-    python benchmarks/variables_read.py /tmp/w/*.whl
+    python benchmarks/variables_read.py /tmp/w/*.whl --nccl-source NVIDIA_NCCL_CHECKOUT
 """
 
 from __future__ import annotations
@@ -85,11 +85,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("places", nargs="+", help="site-packages folders, extracted wheels or .whl files")
     parser.add_argument("--out", default=str(OUT))
+    parser.add_argument("--nccl-source", metavar="GIT_DIR", help="a git checkout of NVIDIA/nccl: each NCCL name's "
+                        "default and declaration (NCCL_PARAM) from its source, at its HEAD")
     parser.add_argument("--quiet", action="store_true")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="variables-read-") as scratch:
         folders = [unpacked(Path(place), Path(scratch)) for place in args.places]
         found = read_all(folders)
+    if args.nccl_source and "nccl" in found["readers"]:
+        found["nccl_source"] = nccl_defaults(args.nccl_source, found["readers"]["nccl"]["names"])
     found["coverage"] = coverage(found["readers"])
     Path(args.out).write_text(json.dumps(found, indent=1, sort_keys=True) + "\n")
     if not args.quiet:
@@ -328,6 +332,25 @@ def rodata_sections(data: mmap.mmap) -> list[tuple[int, int]]:
         if name.startswith(b".rodata") and section[1] != 8:  # 8: SHT_NOBITS
             out.append((section[4], section[5]))
     return out
+
+
+def nccl_defaults(git_dir: str, names: dict[str, dict[str, Any]]) -> str:
+    """Adds to each NCCL name of NAMES declared by NCCL_PARAM in the checkout GIT_DIR its default and declaration
+    (the library's own strings hold no default: NCCL_PARAM's is a compile-time number); returns the source read
+    (NVIDIA/nccl@commit)."""
+    import importlib.util
+    import subprocess
+
+    spec = importlib.util.spec_from_file_location("nccl_param_rows", ROOT / "maintenance" / "nccl_param_rows.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    commit = subprocess.run(["git", "-C", git_dir, "rev-parse", "HEAD"], capture_output=True, text=True,
+                            check=True).stdout.strip()
+    for path, line, name, variable, default, _comment in module.declarations(git_dir, commit):
+        if variable in names and "default" not in names[variable]:
+            names[variable].update(default=default, declared=f"{path}:{line} NCCL_PARAM({name})")
+    return f"NVIDIA/nccl@{commit}"
 
 
 def coverage(readers: dict[str, Any]) -> dict[str, Any]:

@@ -87,6 +87,10 @@ def test_the_list_names_what_it_was_read_from_and_what_each_reader_reads() -> No
     assert readers["torch"]["names"]["TORCHDYNAMO_TRANSLATION_VALIDATION_TIMEOUT"]["how"] == ["int()"]
     assert readers["jax"]["names"]["JAX_ENABLE_X64"]["how"] == ["jax state bool"]
     assert readers["jax"]["names"]["XLA_PYTHON_CLIENT_ABORT_COLLECTIVES_ON_FAILURE"]["fails"]  # int() through a name
+    # NCCL's defaults are compile-time numbers: from its source at a commit, with the declaration
+    assert found["nccl_source"].startswith("NVIDIA/nccl@")
+    assert readers["nccl"]["names"]["NCCL_WIN_STRIDE"]["default"] == "-1"
+    assert readers["nccl"]["names"]["NCCL_WIN_STRIDE"]["declared"].startswith("src/dev_runtime.cc:")
     assert "NCCL_P2P_LEVEL" in readers["nccl"]["names"] and "CUDNN_FORWARD_COMPAT_DISABLE" in readers["cudnn"]["names"]
     # cuDNN 9.28 keeps no plain string of its documented logging variables: the library view of it is partial
     assert "CUDNN_LOGLEVEL_DBG" not in readers["cudnn"]["names"]
