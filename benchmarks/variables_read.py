@@ -9,7 +9,8 @@
   libraries      the shared libraries of the real NVIDIA wheels (cuDNN, NCCL, cuBLAS, cudart, NVRTC, nvJitLink),
                  jaxlib and its CUDA plugin, torch's CPU wheel (libc10, libtorch_cpu), onnxruntime's, cupy's: every
                  NUL-terminated string of .rodata shaped like a variable of the reader's prefixes (getenv's argument
-                 is such a string). NCCL's: which names its own messages say it parses as text ('NAME set by
+                 is such a string). A read a library wraps in a fatal check keeps that check's text
+                 ('tsl::ReadInt64FromEnvVar("TF_X", 0, &v) is OK'): a read that can FAIL, with its default. NCCL's: which names its own messages say it parses as text ('NAME set by
                  environment to %s'); its defaults are compile-time numbers, no string holds them.
 
 The coverage: names read against names with a row in compat/ (process_env.toml [[setting]], multi_gpu.toml
@@ -79,6 +80,9 @@ JAX_STATES = {"bool_state": "bool", "enum_state": "enum", "optional_enum_state":
 STRICT_CALLS = {"int": "int()", "float": "float()", "bool_env": "bool_env", "int_env": "int_env",
                 "loads": "json.loads", "literal_eval": "ast.literal_eval", "strtobool": "strtobool"}
 NCCL_TEXT = re.compile(rb"(NCCL_[A-Z0-9_]+) set by environment to %s")
+# the text of a CHECK_OK around TensorFlow's/XLA's env_var readers that a library keeps for its failure message: the
+# read is fatal where the reader refuses the value (ReadStringFromEnvVar refuses nothing)
+CHECKED = re.compile(rb'Read(Bool|Int64|Float)FromEnvVar\("([A-Z][A-Z0-9_]+)", ([^,()]{1,40}), &\w+\) is OK')
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -167,7 +171,7 @@ def add(names: dict[str, dict[str, Any]], name: str, how: str, path: str, scope:
     if scope not in entry["at"]:
         entry["at"].append(scope)
     entry["fails"] = entry["fails"] or how in STRICT_CALLS.values() or how.startswith("jax state ") and \
-        not how.endswith(" text")
+        not how.endswith(" text") or how.startswith("checked ")  # a library's fatal check around its reader
 
 
 def distributions(folder: Path) -> dict[str, str]:
@@ -307,6 +311,9 @@ def library_reads(path: Path, prefixes: list[str]) -> list[tuple[str, str]]:
         for start, size in rodata_sections(data):
             block = data[start:start + size]
             text_parsed = {m.group(1).decode() for m in NCCL_TEXT.finditer(block)}
+            checked = {m.group(2).decode(): f"checked Read{m.group(1).decode()}FromEnvVar, default "
+                       f"{m.group(3).decode('ascii', 'replace')}" for m in CHECKED.finditer(block)}
+            out += [(name, how) for name, how in checked.items() if name.startswith(wanted)]
             for token in block.split(b"\0"):
                 if 3 < len(token) < 96 and token.startswith(tuple(w.encode() for w in wanted)):
                     name = token.decode("ascii", "replace")

@@ -39,6 +39,9 @@ LEFT_OUT = {
     "TORCH_BISECT_MAX": "read only by torch.compile's bisector, a debugging tool a user runs on purpose to find the "
                         "failing step of a compilation (torch==2.13.0+cpu torch/_inductor/compiler_bisector.py "
                         "CompilerBisector: int(get_env_val('TORCH_BISECT_MAX')))",
+    "TF_USE_ROCM_NHWC": "read only by XLA on an AMD GPU (jax-cuda13-pjrt==0.10.2's xla_cuda_plugin.so holds its "
+                        "fatal check; openxla/xla xla/service/gpu/transforms/layout_assignment.cc reads it in the "
+                        "branch of se::RocmComputeCapability): never on an NVIDIA GPU",
     "CUPY_TEST_CASUAL": "read only by CuPy's own test suite (cupy-cuda13x==14.2.0 cupy/testing/_parameterized.py)",
     "CUPY_TEST_FULL_COMBINATION": "read only by CuPy's own test suite (cupy-cuda13x==14.2.0 "
                                   "cupy/testing/_parameterized.py)",
@@ -97,6 +100,9 @@ def test_the_list_names_what_it_was_read_from_and_what_each_reader_reads() -> No
     # a library's own API names (its headers' enum constants) are not variables
     assert "CUDNN_STATUS_SUCCESS" not in readers["cudnn"]["names"]
     assert "CUBLAS_STATUS_SUCCESS" not in readers["cublas"]["names"]
+    # a library's fatal check around its reader, kept for its message: a read that can fail, with its default
+    checked = readers["jax"]["names"]["TF_PER_DEVICE_MEMORY_LIMIT_MB"]
+    assert checked["fails"] and "checked ReadInt64FromEnvVar, default 0" in checked["how"], checked
 
 
 def test_every_name_a_framework_reads_in_a_way_that_can_fail_has_a_row_or_its_reason() -> None:
