@@ -380,3 +380,25 @@ def test_the_real_torch_reads_such_a_switch_as_off_and_the_plan_writes_its_word(
     machine.env["TORCHINDUCTOR_MAX_AUTOTUNE"] = "true"
     lines = plan_lines(machine)
     assert any("TORCHINDUCTOR_MAX_AUTOTUNE=1" in line for line in lines), lines
+
+
+@pytest.fixture
+def dynamo_site(torch_site: Path) -> Path:
+    """torch_site whose TorchDynamo option files are the real torch 2.13.0+cpu's."""
+    for part in ("_dynamo/config.py", "_dynamo/eval_frame.py", "fx/experimental/_config.py"):
+        (torch_site / "torch" / part).parent.mkdir(parents=True, exist_ok=True)
+        (torch_site / "torch" / part).symlink_to(real_torch_cpu() / "torch" / part)
+    return torch_site
+
+
+def test_torchdynamos_switches_are_read_from_its_own_files(machine: Machine, dynamo_site: Path) -> None:
+    machine.env["TORCHDYNAMO_DISABLE"] = "true"  # eval_frame.py: os.environ.get("TORCHDYNAMO_DISABLE", "") == "1"
+    machine.env["TORCHDYNAMO_VERBOSE"] = "1"
+    machine.env["TORCHDYNAMO_VERBSE"] = "1"  # no file of the installed torch names it
+    report = check(machine)
+    [warned] = settings_findings(report, "TORCHDYNAMO_DISABLE")
+    assert warned["code"] == "CD414" and "only '1' is on" in warned["detail"], warned
+    assert "read as off, where it means on" in warned["detail"] and "torch.compile" in warned["detail"]
+    assert not settings_findings(report, "TORCHDYNAMO_VERBOSE")
+    [unread] = settings_findings(report, "TORCHDYNAMO_VERBSE")
+    assert unread["code"] == "CD418" and "reads no variable of this name" in unread["detail"], unread
