@@ -402,3 +402,18 @@ def test_torchdynamos_switches_are_read_from_its_own_files(machine: Machine, dyn
     assert not settings_findings(report, "TORCHDYNAMO_VERBOSE")
     [unread] = settings_findings(report, "TORCHDYNAMO_VERBSE")
     assert unread["code"] == "CD418" and "reads no variable of this name" in unread["detail"], unread
+
+
+# --- ONNX Runtime's attention switches: its own bool parser, six words and nothing else ----------------------------
+
+@pytest.mark.parametrize(("value", "refused"), [("TRUE", True), ("yes", True), (" 1", True), ("True", False),
+                                                ("0", False), ("", False)])
+def test_an_onnxruntime_switch_as_its_bool_parser_reads_it(machine: Machine, tmp_path: Path, value: str,
+                                                           refused: bool) -> None:
+    gpu_machine(machine, tmp_path, gpus=1)
+    machine.env["ORT_DISABLE_FLASH_ATTENTION"] = value
+    found = settings_findings(check(machine), "ORT_DISABLE_FLASH_ATTENTION")
+    assert bool(found) == refused, found
+    if refused:
+        assert found[0]["code"] == "CD414" and found[0]["severity"] == "warning", found
+        assert "Failed to parse environment variable" in found[0]["detail"], found[0]["detail"]

@@ -1059,6 +1059,7 @@ def _display(name: str) -> str:
     return {"torch": "PyTorch", "jax": "JAX", "tensorflow": "TensorFlow", "cuda": "Every CUDA program",
             "cudnn": "cuDNN (in every program that loads it)", "cublas": "cuBLAS (in every program that loads it)",
             "nccl": "NCCL", "python": "Every Python program", "cupy": "CuPy",
+            "onnxruntime": "ONNX Runtime",
             "ld.so": "programs that open libcudnn by name"}.get(name, name)
 
 
