@@ -663,9 +663,9 @@ _QUOTED = re.compile(rb"""['"]([^'"\\\n]{0,20})['"]""")
 
 def _read_compared(text: bytes, match: re.Match[bytes]) -> tuple[str, ...] | None:
     """Where the variable named at MATCH is read with os.environ.get or os.getenv and its text compared with words
-    (== '1', != '0', in ('1', 'true')): (the operator, "lower" or "exact", "default=TEXT" or "default?" where the
-    default is no literal, then the words compared with); None where it is read otherwise, or compared with words
-    that are not on or off words (a mode's name)."""
+    (== '1', != '0', in ('1', 'true')): (the operator, "lower" or "exact", "default=TEXT", "default?" where the
+    default is no literal or "unset" where there is none, then the words compared with); None where it is read
+    otherwise, or compared with words that are not on or off words (a mode's name)."""
     before = text[max(0, match.start() - 120):match.start()]
     read = _GETENV.search(before)
     if read is None or before[read.start():].startswith(b"os.environ["):
@@ -680,9 +680,11 @@ def _read_compared(text: bytes, match: re.Match[bytes]) -> tuple[str, ...] | Non
     texts = [word.decode("utf-8", "replace") for word in words]
     if not texts or any(truth(word) is None for word in texts):
         return None  # compared with a mode's name, not an on or off word: nothing to say of other words
-    default = f"default={found.group(2).decode('utf-8', 'replace')}" if found.group(1) else \
-        ("default?" if found.group(0).lstrip().startswith(b",") else "default=")
-    if not found.group(1) and not found.group(0).lstrip().startswith(b","):
+    if found.group(1):
+        default = f"default={found.group(2).decode('utf-8', 'replace')}"
+    elif found.group(0).lstrip().startswith(b","):
+        default = "default?"  # a default that is no literal (a name, an expression)
+    else:
         default = "unset"  # no default: os.environ.get returns None, which equals no word
     return (operator, "lower" if found.group(3) else "exact", default, *texts)
 
