@@ -380,7 +380,9 @@ class SettingAnswer:
     """What the installed files say of one setting: the option's kind as its framework defines it ("bool", "enum",
     "integer", "float", "string"; "unknown": none of them reads such a name; "alloc_conf": VALUES are the keys of
     the setting that its parser's library knows; "made": the files whose own code makes the folder it names;
-    "pjrt_options": FILES the parser's file and the CUDA plugin's library, VALUES the plugin's other option names),
+    "pjrt_options": FILES the parser's file and the CUDA plugin's library, VALUES the plugin's other option names;
+    "compared": a switch its file compares with words, VALUES the operator, "lower" or "exact", its default, the
+    words),
     an enum's values (an integer's: "int()" or "float()" where Python's parser reads it, "list:SEP" for a list,
     "when used" where a function reads it), and the files asked."""
 

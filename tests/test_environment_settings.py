@@ -366,13 +366,13 @@ def test_an_nccl_variable_the_installed_nccl_does_not_read_is_a_warning(machine:
     (site / "nvidia" / "nccl" / "lib").mkdir(parents=True)
     (site / "nvidia" / "nccl" / "lib" / "libnccl.so.2").symlink_to(real_nccl())
     machine.env["NCCL_SOCKET_IFNAMES"] = "eth0"  # NCCL_SOCKET_IFNAME, misspelt: NCCL never reads it
-    machine.env["NCCL_NVLSTREE_MAX_CHUNKSIZE"] = "131072"  # one the data has no row for, and NCCL reads
+    machine.env["NCCL_PROXY_CPUSET"] = "0-3"  # one the data has no row for, and NCCL reads (ncclGetEnv, a CPU set)
     machine.env["NCCL_ASYNC_ERROR_HANDLING"] = "1"  # PyTorch's older name of its own setting: NCCL never reads it
     report = check(machine)
     warned = finding(report, "CD418")
     assert warned["subject"] == "NCCL_SOCKET_IFNAMES" and "NCCL reads no variable of this name" in warned["detail"]
-    assert report["process"]["setting_answers"]["NCCL_NVLSTREE_MAX_CHUNKSIZE"]["kind"] == "string"
-    assert not settings_findings(report, "NCCL_NVLSTREE_MAX_CHUNKSIZE") + settings_findings(
+    assert report["process"]["setting_answers"]["NCCL_PROXY_CPUSET"]["kind"] == "string"
+    assert not settings_findings(report, "NCCL_PROXY_CPUSET") + settings_findings(
         report, "NCCL_ASYNC_ERROR_HANDLING")
     closed_loop(machine, "CD418", "NCCL_SOCKET_IFNAMES")
 

@@ -182,7 +182,8 @@ def shown_entry(entry: str) -> str:
 def grammar_problem(row: dict[str, Any], value: str) -> str | None:
     """Why ROW's reader cannot use VALUE, in words; None where it can. For the kinds whose grammar is the row's own
     (bool, enum, integer, float, pattern, list); the others (paths, allocator settings, platforms, XLA flags) are
-    judged where their facts are (the probe asks the path, the installed files)."""
+    judged where their facts are (the probe asks the path, the installed files). A regex is compiled by Python's own
+    re, the reader's parser (only compiled, never run: no value is matched against it)."""
     kind = row["kind"]
     if len(value) > MAX_VALUE:  # no reader takes such a value, and a pattern is never run on it
         return f"a value of {len(value)} characters"
@@ -205,6 +206,12 @@ def grammar_problem(row: dict[str, Any], value: str) -> str | None:
         flags = re.IGNORECASE if row.get("ignore_case") else 0
         return None if re.fullmatch(row["pattern"], trimmed(value_reader(row), value), flags) else \
             f"{shown_entry(value)} is not of the form it takes: {row['form']}"
+    if kind == "regex":  # a regular expression its reader gives to Python's re (JAX's re.sub): re's own parser
+        try:
+            re.compile(value)
+        except (re.error, RecursionError, OverflowError) as error:
+            return f"{shown_entry(value)} is not a regular expression to Python's re ({error})"
+        return None
     if kind == "integer":
         number, problem = read_whole(value_reader(row), value)
         if problem or number is None:

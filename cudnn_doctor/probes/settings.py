@@ -29,6 +29,7 @@ from cudnn_doctor.knowledge.environment import (
     family_of,
     rows,
     set_variables,
+    truth,
     xla_path_flags,
 )
 from cudnn_doctor.model import Framework, SettingAnswer
@@ -643,8 +644,49 @@ def _parsed_in_python(files: list[str], names: list[str], sites: list[str] | Non
                 held = (path, caller) if caller else (path,)
                 typed[match.group(1).decode()] = SettingAnswer(parsed[0], values + (("at start",) if caller else ()),
                                                                held)
+            elif count < 256 and match.group(1).decode() not in typed:
+                compared = _read_compared(text, match)
+                if compared is not None:
+                    typed[match.group(1).decode()] = SettingAnswer("compared", compared, (path,))
         names = [name for name in names if name not in typed]
     return typed
+
+
+# os.environ.get("NAME"[, default]) or os.getenv(...), then .lower() maybe, then == / != a text or (not) in a tuple of
+# texts: a switch its reader compares with words (torch/_inductor/config.py: os.environ.get("TORCHINDUCTOR_X", "0")
+# == "1"), where any other text is silently the other side of the comparison
+_COMPARED = re.compile(
+    rb"""\s*(?:,\s*(?:(['"])([^'"\\\n]{0,40})\1|[^()\n]{1,80}?))?\s*\)\s*(\.lower\(\)\s*)?"""
+    rb"""(?:(==|!=)\s*(['"])([^'"\\\n]{0,40})\5|(not\s+in|in)\s*[(\[{]((?:\s*['"][^'"\\\n]{0,20}['"]\s*,?){1,12})\s*[)\]}])""")
+_QUOTED = re.compile(rb"""['"]([^'"\\\n]{0,20})['"]""")
+
+
+def _read_compared(text: bytes, match: re.Match[bytes]) -> tuple[str, ...] | None:
+    """Where the variable named at MATCH is read with os.environ.get or os.getenv and its text compared with words
+    (== '1', != '0', in ('1', 'true')): (the operator, "lower" or "exact", "default=TEXT", "default?" where the
+    default is no literal or "unset" where there is none, then the words compared with); None where it is read
+    otherwise, or compared with words that are not on or off words (a mode's name)."""
+    before = text[max(0, match.start() - 120):match.start()]
+    read = _GETENV.search(before)
+    if read is None or before[read.start():].startswith(b"os.environ["):
+        return None
+    found = _COMPARED.match(text, match.end())
+    if found is None:
+        return None
+    if found.group(4):
+        operator, words = found.group(4).decode(), [found.group(6)]
+    else:
+        operator, words = " ".join(found.group(7).decode().split()), _QUOTED.findall(found.group(8))
+    texts = [word.decode("utf-8", "replace") for word in words]
+    if not texts or any(truth(word) is None for word in texts):
+        return None  # compared with a mode's name, not an on or off word: nothing to say of other words
+    if found.group(1):
+        default = f"default={found.group(2).decode('utf-8', 'replace')}"
+    elif found.group(0).lstrip().startswith(b","):
+        default = "default?"  # a default that is no literal (a name, an expression)
+    else:
+        default = "unset"  # no default: os.environ.get returns None, which equals no word
+    return (operator, "lower" if found.group(3) else "exact", default, *texts)
 
 
 _TOP_DEF = re.compile(rb"^def (\w+)\(", re.MULTILINE)

@@ -874,7 +874,9 @@ def _nccl_setting(row: dict[str, Any], variable: str, value: str, kind: str, why
     warns and keeps its default) or one that changes how GPUs talk (CD181)."""
     if kind == "off":
         return finding("CD181", subject=variable, refs=(row["source"],), variable=variable, value=value, effect=why)
-    read = environment.enum_reading(row, value)[0] if row.get("reader") and row["grammar"] == "enum" else None
+    read: Any = environment.enum_reading(row, value)[0] if row.get("reader") and row["grammar"] == "enum" else None
+    if row["grammar"] == "integer" and row.get("reader"):  # ncclLoadParam keeps what strtoll read: 'abc' is 0
+        read = environment.read_whole(environment.value_reader(row), value)[0]
     then = f"NCCL takes it as {read}" if read is not None else "NCCL warns and keeps its default"  # '1abc' is 1
     return finding("CD176", subject=variable, refs=(row["source"],), variable=variable, value=value,
                    why=f"{why}; {then} ({row['effect']})")
@@ -886,10 +888,18 @@ REFUSES = {"raises": "raises an error at its first CUDA call", "falls back to CP
 
 def _refused(row: dict[str, Any], variable: str, value: str, why: str, present: bool, report: Report) -> Finding:
     """A value ROW's reader cannot use: an error where the data's source proves it refuses it and it is here
-    (CD411, a rule), else a warning that says what it does and that --deep proves it (CD414)."""
+    (CD411, a rule); a warning where the refusal is only read from the reader's own files (refusal_read: a check
+    its binary holds, not run here) or the reader is not here, which says what it does and that --deep proves it
+    (CD411 read, CD414)."""
     refuses = row["on_error"] in REFUSES
     consequence = row.get("refusal") or REFUSES.get(row["on_error"],
                                                     f"ignores it and keeps its default ({row['effect']})")
+    if refuses and present and row.get("refusal_read"):  # read from its own files (a binary's check), not run here
+        made = finding("CD411", subject=variable, refs=(row["source"],), evidence="read", variable=variable,
+                       value=_shown(value), why=why, framework=_display(row["framework"]),
+                       consequence=consequence + DEEP_PROVES, effect=row["effect"],
+                       fix_value=_corrected(row, value, report))
+        return replace(made, severity="warning")
     if refuses and present:
         return finding("CD411", subject=variable, refs=(row["source"],), variable=variable, value=_shown(value), why=why,
                        framework=_display(row["framework"]), consequence=consequence, effect=row["effect"],
@@ -922,6 +932,8 @@ def _family_setting(report: Report, view: ProcessView, variable: str, value: str
                             f"{', '.join(family.get('names_from', ()))})", framework=name,
                         consequence="ignores it" + DEEP_PROVES, effect=family["effect"], fix_value=None)]
     files = ", ".join(_in_package(path) for path in answer.files)
+    if answer.kind == "compared":
+        return _compared(variable, value, answer.values, family, name, files, answer.files)
     row = {"kind": answer.kind, "values": list(answer.values), "effect": family["effect"], "ignore_case": False}
     if answer.kind == "bool":
         row.update(values=[*environment.TRUE_WORDS, *environment.FALSE_WORDS], ignore_case=True)
@@ -978,6 +990,40 @@ def _family_setting(report: Report, view: ProcessView, variable: str, value: str
     return [made]
 
 
+def _compared(variable: str, value: str, compared: tuple[str, ...], family: dict[str, Any], name: str, files: str,
+              paths: tuple[str, ...]) -> list[Finding]:
+    """A switch the installed framework's file reads by comparing its text with on or off words (the probe's
+    "compared": operator, case, default, words; torch/_inductor/config.py's os.environ.get(NAME, '0') == '1'): a
+    value read otherwise than it means ('true' where only '1' is on), or one that means neither ('2'), is a warning,
+    with the word that means it; an empty one that reads as the default is nothing (as if unset)."""
+    operator, case, default, *words = compared
+
+    def reads_on(text: str | None) -> bool:
+        if text is None:  # unset: os.environ.get returns None, equal to no word
+            return operator in ("!=", "not in")
+        said = text.lower() if case == "lower" else text
+        return {"==": said == words[0], "!=": said != words[0], "in": said in words,
+                "not in": said not in words}[operator]
+
+    on, meant = reads_on(value), environment.truth(value)
+    if meant is not None and meant == on:
+        return []
+    unset = None if default == "default?" else reads_on(None if default == "unset" else default[len("default="):])
+    if meant is None and not value.strip() and unset is not None and on == unset:
+        return []  # empty, read as its default: as if unset
+    rule = {"==": f"only {words[0]!r} is on", "!=": f"only {words[0]!r} is off",
+            "in": f"only {', '.join(repr(w) for w in words)} {'is' if len(words) == 1 else 'are'} on",
+            "not in": f"only {', '.join(repr(w) for w in words)} {'is' if len(words) == 1 else 'are'} off"}[operator]
+    fix = next((w for w in (*words, "1", "0") if reads_on(w) == meant and environment.truth(w) == meant), None) \
+        if meant is not None else None
+    means = f", where it means {'on' if meant else 'off'}" if meant is not None else ""
+    return [finding("CD414", subject=variable, refs=(family["source"], *paths), variable=variable, value=_shown(value),
+                    why=f"the installed {name}'s {files} compares it with words{' in any case' if case == 'lower' else ''}"
+                        f" ({rule}), so {_shown(value)!r} is read as {'on' if on else 'off'}{means}",
+                    framework=name, consequence="takes it so without a word" + USED_PROVES, effect=family["effect"],
+                    fix_value=fix)]
+
+
 def _misspelt(variable: str, value: str, family: dict[str, Any], name: str) -> list[Finding]:
     """A member of a family no installed file answered for, a letter or two from a variable the data documents for
     that reader (CUDA_VISBLE_DEVICES): nobody reads it, and the one meant keeps its default. Any other name is left
@@ -1012,7 +1058,8 @@ def _shown(value: str) -> str:
 def _display(name: str) -> str:
     return {"torch": "PyTorch", "jax": "JAX", "tensorflow": "TensorFlow", "cuda": "Every CUDA program",
             "cudnn": "cuDNN (in every program that loads it)", "cublas": "cuBLAS (in every program that loads it)",
-            "nccl": "NCCL", "python": "Every Python program",
+            "nccl": "NCCL", "python": "Every Python program", "cupy": "CuPy",
+            "onnxruntime": "ONNX Runtime",
             "ld.so": "programs that open libcudnn by name"}.get(name, name)
 
 
@@ -1055,7 +1102,7 @@ def _judge_setting(row: dict[str, Any], value: str, report: Report) -> list[tupl
         if answer is None or not answer.values:
             return []
         return [("invalid", f"Python's logging.Formatter refuses it ({answer.values[0]})")]
-    if kind in ("bool", "enum", "list", "pattern") or (kind == "integer" and "hides_from" not in row) or \
+    if kind in ("bool", "enum", "list", "pattern", "regex") or (kind == "integer" and "hides_from" not in row) or \
             (kind == "float" and "maximum" in row):
         problem = environment.grammar_problem(row, value)
         view = report.process
