@@ -24,8 +24,10 @@ whether a signal is what is unwinding the stack, and which.
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import sys
+from collections.abc import Iterator
 from types import FrameType
 from typing import Any
 
@@ -96,8 +98,26 @@ def _raise_once(signum: int, _frame: FrameType | None) -> None:
     if _held:
         return
     _received.append(signum)
-    if len(_received) == 1:
+    if len(_received) == 1 and not _deferring:
         raise Interrupted(signum)
+
+
+_deferring: list[bool] = []
+
+
+@contextlib.contextmanager
+def deferred() -> Iterator[None]:
+    """A step that must be done whole or not at all as far as signals go (writing the command's one answer and
+    settling it): a signal in it is recorded, not raised, and raises when the step ends unless the step settled the
+    command (settle). The handler runs in the main thread between two of its steps, whichever thread the kernel gave
+    the signal to, so a flag is enough where a signal mask (per thread) would not be."""
+    _deferring.append(True)
+    try:
+        yield
+    finally:
+        _deferring.pop()
+    if _received and not _held and not _deferring:
+        raise Interrupted(_received[0])
 
 
 def hold() -> None:

@@ -28,10 +28,14 @@ def write_document(text: str) -> None:
     the command's outcome is settled (signals.settle): a SIGTERM or Ctrl-C that comes after it, while the doctor
     ends, or one that came before and was deferred past it, no longer turns the exit status into 128 + N beside an
     answer that says nothing of it."""
-    global written
-    written = True
-    sys.stdout.write(text)
-    sys.stdout.flush()
     from cudnn_doctor import signals
 
-    signals.settle()
+    global written
+    written = True
+    # written and settled as one step: a signal between the last byte and settle() ended the command with 128 + N
+    # beside a whole answer that says nothing of it (round sixteen's red-team); one during it raises after it
+    # where the write failed, and is ignored where the answer is out
+    with signals.deferred():
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        signals.settle()
