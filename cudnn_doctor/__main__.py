@@ -1,3 +1,6 @@
-from cudnn_doctor.entry import main
+try:
+    from cudnn_doctor.entry import main
+except KeyboardInterrupt:  # Ctrl-C while entry loads, before its handlers: 130, as every command ends on SIGINT
+    raise SystemExit(130) from None
 
 main()

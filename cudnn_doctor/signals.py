@@ -46,8 +46,12 @@ class Interrupted(KeyboardInterrupt):
         self.signum = signum
 
 
+_installed: list[bool] = []
+
+
 def install() -> None:
     """Make SIGINT, SIGTERM and SIGHUP raise Interrupted in the main thread (the first one only)."""
+    _installed.append(True)
     for signum in HANDLED:
         try:
             if signum != signal.SIGINT and signal.getsignal(signum) == signal.SIG_IGN:
@@ -122,8 +126,18 @@ def deferred() -> Iterator[None]:
 
 def hold() -> None:
     """The command's outcome is settled (cli.main, just before exiting): signals from now on are ignored,
-    so none can raise in the last flush or an atexit handler."""
+    so none can raise in the last flush or an atexit handler. In the command's own process (install() ran) they are
+    ignored by the kernel too: Python's finalization puts SIG_DFL back for a signal whose handler is a Python
+    function (not for SIG_IGN), and one landing then killed the process (exit -2) after its whole answer."""
     _held.append(True)
+    if not _installed:
+        return  # a program that calls the doctor in-process keeps its own handlers
+    for signum in HANDLED:
+        try:
+            if signal.getsignal(signum) is _raise_once:
+                signal.signal(signum, signal.SIG_IGN)
+        except (ValueError, OSError):  # not the main thread
+            pass
 
 
 def settle() -> None:
