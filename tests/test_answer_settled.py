@@ -68,16 +68,16 @@ own = signal.getsignal(signal.SIGINT)
 if sys.argv[1] == "command":
     signals.install()
 signals.settle()
-print(signal.getsignal(signal.SIGINT) is own, signal.getsignal(signal.SIGINT) == signal.SIG_IGN)
+print(signal.getsignal(signal.SIGINT) == signal.SIG_IGN, signal.getsignal(signal.SIGINT) is own)
 sys.stdout.flush()
 os.kill(os.getpid(), signal.SIGTERM) if sys.argv[1] == "command" else None
 """
     done = subprocess.run([sys.executable, "-c", script, "command"], capture_output=True, text=True, timeout=60,
                           env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
-    assert done.returncode == 0 and done.stdout.split() == ["False", "True"], done
+    assert done.returncode == 0 and done.stdout.split()[0] == "True", done  # ignored, whatever it was at start
     done = subprocess.run([sys.executable, "-c", script, "library"], capture_output=True, text=True, timeout=60,
                           env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
-    assert done.returncode == 0 and done.stdout.split() == ["True", "False"], done
+    assert done.returncode == 0 and done.stdout.split()[1] == "True", done  # its own handler, as it was
 
 
 def test_ctrl_c_in_the_packages_first_imports_ends_the_command_as_any_ctrl_c(tmp_path) -> None:  # type: ignore[no-untyped-def]
