@@ -130,7 +130,7 @@ def explain_text(text: str | bytes, report: Report | None, by_resemblance: bool 
     platform_row = no_cuda_platform(whole)
     dropped = False
     if platform_row is not None:  # no GPU build of the framework exists there: nothing to install, the program's to change
-        kept = [m for m in matches if m["code"] not in platform_row["codes"]]
+        kept = [m for m in matches if "*" not in platform_row["codes"] and m["code"] not in platform_row["codes"]]
         dropped = len(kept) < len(matches)
         matches[:] = kept
     if not matches and not dropped and by_resemblance:

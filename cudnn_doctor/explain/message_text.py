@@ -221,11 +221,21 @@ def no_cuda_platform(text: str) -> dict[str, Any] | None:
     for row in load("errors").get("no_cuda_platform", []):
         if any(word in lower for word in row.get("unless", ())):
             continue  # the text names what the row rules out (an NVIDIA GPU beside the AMD one)
-        marks = [(mark, text) for mark in row.get("exact_markers", ())] + [(mark, lower) for mark in row["markers"]]
+        marks = [(mark, text) for mark in row.get("exact_markers", ())] + [(mark, lower) for mark in row.get("markers", ())]
         for mark, where in marks:
             at = where.find(mark)
             while at >= 0:
                 if not mark.startswith("/") or at == 0 or where[at - 1] in " \t\n'\"([=,":
                     return dict(row) | {"text": mark}
                 at = where.find(mark, at + 1)
+        for pattern in _platform_patterns(row["id"]):  # a device's model number (rx 580, 910b): only a pattern says it
+            hit = pattern.search(lower)
+            if hit is not None:
+                return dict(row) | {"text": hit.group(0)}
     return None
+
+
+@functools.cache
+def _platform_patterns(row_id: str) -> tuple[re.Pattern[str], ...]:
+    rows = [row for row in load("errors").get("no_cuda_platform", []) if row["id"] == row_id]
+    return tuple(re.compile(pattern) for row in rows for pattern in row.get("patterns", ()))
