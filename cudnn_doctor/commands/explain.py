@@ -20,7 +20,7 @@ from cudnn_doctor.codes import CODES
 from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.explain import catalog, classify, reader, routing
 from cudnn_doctor.explain.catalog import Match, normalise
-from cudnn_doctor.explain.message_text import no_cuda_platform
+from cudnn_doctor.explain.message_text import done_after_warning, no_cuda_platform, probe_without_failure
 from cudnn_doctor.knowledge.data import load
 from cudnn_doctor.model import Platform, Report
 from cudnn_doctor.operating_system import CURRENT
@@ -133,6 +133,10 @@ def explain_text(text: str | bytes, report: Report | None, by_resemblance: bool 
         kept = [m for m in matches if "*" not in platform_row["codes"] and m["code"] not in platform_row["codes"]]
         dropped = len(kept) < len(matches)
         matches[:] = kept
+    probe = probe_without_failure(whole) or done_after_warning(whole)
+    if probe is not None and matches:  # a program probed for NVIDIA's library, or warned, and went on: no fault
+        matches.clear()
+        dropped = True
     if not matches and not dropped and by_resemblance:
         matches += _by_resemblance(reader.to_text(text))
     _compiler_first(matches)
@@ -152,6 +156,8 @@ def explain_text(text: str | bytes, report: Report | None, by_resemblance: bool 
     if platform_row is not None and dropped:
         aside.append({"text": f"{platform_row['id']} ({platform_row['text'].strip()})", "kind": "other-platform", "why": platform_row["why"].strip(),
                       "source": platform_row["source"].strip()})
+    if probe is not None and dropped:
+        aside.append({"text": probe["text"], "kind": "harmless", "why": probe["why"].strip(), "source": probe["source"].strip()})
     if report is not None:
         for row in aside:
             if row["kind"] == "program":  # the program's GPU index against the GPUs this machine has

@@ -239,3 +239,45 @@ def no_cuda_platform(text: str) -> dict[str, Any] | None:
 def _platform_patterns(row_id: str) -> tuple[re.Pattern[str], ...]:
     rows = [row for row in load("errors").get("no_cuda_platform", []) if row["id"] == row_id]
     return tuple(re.compile(pattern) for row in rows for pattern in row.get("patterns", ()))
+
+
+def probe_without_failure(text: str) -> dict[str, Any] | None:
+    """compat/errors.toml [probe_without_context] (with "text": the probe's line) where TEXT's only words about NVIDIA's
+    libraries are a program's context-free probe lines ("Cannot load libnvidia-encode.so.1" alone on its line: the
+    program asked whether the library exists) and no other line says that anything failed; else None."""
+    row = load("errors").get("probe_without_context")
+    if not row:
+        return None
+    line_pattern = _probe_line(row["line"])
+    lines = text.lower().splitlines()[-MAX_LINES:]
+    probes = [line for line in lines if line_pattern.search(line)]
+    if not probes:
+        return None
+    others = [line for line in lines if not line_pattern.search(line)]
+    if any(word in line for line in others for word in row["failure_words"]):
+        return None
+    return dict(row) | {"text": probes[0].strip()}
+
+
+@functools.cache
+def _probe_line(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
+def done_after_warning(text: str) -> dict[str, Any] | None:
+    """compat/errors.toml [done_after_warning] (with "text": the warning's line) where TEXT's last Python warning is
+    followed by the run's own progress at 100 % and by no failure: the framework warned and went on; else None."""
+    row = load("errors").get("done_after_warning")
+    if not row:
+        return None
+    lines = text.lower().splitlines()[-MAX_LINES:]
+    warned = [i for i, line in enumerate(lines) if any(word in line for word in row["warnings"])]
+    if not warned:
+        return None
+    after = lines[warned[-1] + 1:]
+    done = _probe_line(row["done"])
+    if not any(done.search(line) for line in after):
+        return None
+    if any(word in line for line in after for word in row["failure_words"]):
+        return None
+    return dict(row) | {"text": lines[warned[-1]].strip()[:200]}

@@ -1,0 +1,97 @@
+"""Issue 41, round sixteen, second pass (builder e24): no unrelated message claimed, each look-alike declined as a class
+(what made a message of another vendor's device, or a program's harmless line, look like an NVIDIA fault), each beside
+the related message of the same words that stays answered; then the weakest families of round sixteen's set (CD5
+install, CD2 toolkit and runtime) as classes across stacks.
+
+Look-alikes come from round sixteen's published development set (benchmarks/held_out/round16, named by case) and
+the threads each rule cites; related messages from the development sets (named) or the rules' sources."""
+
+from __future__ import annotations
+
+import pytest
+
+from cudnn_doctor.commands.explain import explain_text
+
+
+def codes(message: str) -> list[str]:
+    data = explain_text(message, None)
+    return [str(match["code"]) for match in data["matches"]]
+
+
+def declined(message: str) -> dict[str, object]:
+    data = explain_text(message, None)
+    assert data["exit_code"] == 1 and data["matches"] == [], (message, data["matches"])
+    return data
+
+
+# ------------------------------------------------------------------------ another vendor's device, by model number
+
+@pytest.mark.parametrize("message", [
+    # ZLUDA on an RX 580 (round16 unrel-zluda-rx580-cublas-not-supported; vosen/ZLUDA#371)
+    "RX 580 RuntimeError: CUDA error: CUBLAS_STATUS_NOT_SUPPORTED when calling `cublasSgemm( handle, opa, opb, m, n, "
+    "k, &alpha, a, lda, b, ldb, &beta, c, ldc)`",
+    # the same class in other cards' words: an RX 7900 XTX, a gfx target, an Instinct board
+    "GPU: AMD RX 7900 XTX\ntorch.AcceleratorError: CUDA error: device kernel image is invalid",
+    "arch check : FAIL (0/2 gfx1201)\ntorch.AcceleratorError: CUDA error: out of memory",
+    "Instinct MI250X: RuntimeError: CUDA error: invalid device function",
+])
+def test_an_amd_card_named_by_its_model_sets_every_answer_aside(message: str) -> None:
+    data = declined(message)
+    aside = data["set_aside"]
+    assert any(row["kind"] == "other-platform" and "amd-gpu-only" in row["text"] for row in aside), aside  # type: ignore[attr-defined,index]
+    # the same CUDA words without another vendor's card, or with an NVIDIA card beside it, stay answered
+    assert codes("RuntimeError: CUDA error: CUBLAS_STATUS_NOT_SUPPORTED when calling `cublasSgemm( handle, opa, "
+                 "opb, m, n, k, &alpha, a, lda, b, ldb, &beta, c, ldc)`")[0] == "CD211"
+    assert codes("GPU 0: NVIDIA GeForce RTX 3090, GPU 1: AMD RX 580\nRuntimeError: CUDA error: "
+                 "CUBLAS_STATUS_NOT_SUPPORTED when calling `cublasSgemm( handle, opa, opb, m, n, k)`") != []
+
+
+@pytest.mark.parametrize("message", [
+    # vLLM-Ascend on 910B cards (round16 unrel-vllm-ascend-910b-glm51-kv-cache; vllm-project/vllm-ascend#9099)
+    "[Bug]: ValueError: No available memory for the cache blocks\n两台机器每台八张910B的卡，vllm是0.18，部署多节点GLM5.1",
+    "Atlas 800I A2 (Ascend 910B3 x8)\nValueError: No available memory for the cache blocks. Try increasing "
+    "`gpu_memory_utilization` when initializing the engine.",
+    "310P: ValueError: No available memory for the cache blocks",
+])
+def test_an_ascend_npu_named_by_its_chip_sets_every_answer_aside(message: str) -> None:
+    declined(message)
+    # vLLM's own words on an NVIDIA GPU stay out of memory (cases_4 cd1-vllm-budget-cache-blocks-*)
+    assert codes("ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` "
+                 "when initializing the engine.")[0] == "CD109"
+    # a number that merely contains 910 or 310 is no chip (a port, a GeForce 910M)
+    assert codes("GeForce 910M\nValueError: No available memory for the cache blocks. Try increasing "
+                 "`gpu_memory_utilization` when initializing the engine.")[0] == "CD109"
+
+
+# ------------------------------------------------------------------------ a program's probe that went on
+
+def test_a_probe_for_nvenc_without_a_context_that_went_on_is_declined() -> None:
+    # HandBrake at start-up on an Intel-graphics machine (round11 r11-u-handbrake-nvenc-probe-intel; HandBrake#1874):
+    # nv-codec-headers' loader called with no context prints the bare line
+    data = declined("➜  ~ HandBrakeCLI --version\nCannot load libnvidia-encode.so.1\nCannot load libnvidia-encode.so.1\n"
+                    "[08:14:27] hb_init: starting libhb thread\n[08:14:27] thread 7fccdf103700 started (\"libhb\")\n"
+                    "HandBrake 20190105185838-3c95342-master")
+    assert any(row["kind"] == "harmless" for row in data["set_aside"])  # type: ignore[attr-defined,index]
+    declined("Cannot load libnvcuvid.so.1\n[00:00:01] hb_init: starting libhb thread")
+    # FFmpeg's encoder printing it with its context is the failure (Huanshere/VideoLingo#406): CD108
+    assert codes("[h264_nvenc @ 0x55bd94c6bb40] Cannot load libnvidia-encode.so.1\n[h264_nvenc @ 0x55bd94c6bb40] "
+                 "The minimum required Nvidia driver for nvenc is 418.30 or newer")[0][:3] == "CD1"
+    # the bare line with FFmpeg's failure after it stays the driver's (round9 r9-jellyfin-docker-no-libcuda): CD1
+    assert codes("Cannot load libcuda.so.1\n[AVHWDeviceContext @ 0x562894e1d340] Could not dynamically load CUDA\n"
+                 "Device creation failed: -1313558101.")[0][:3] == "CD1"
+
+
+def test_a_framework_warning_the_run_outlived_is_declined() -> None:
+    # PyTorch's cuDNN v8 API tried one plan and fell back; the animation finished (round15
+    # un-liveportrait-cudnn-plan-fallback-warning; KlingAIResearch/LivePortrait#47)
+    warning = ("venv\\lib\\site-packages\\torch\\nn\\modules\\conv.py:605: UserWarning: Plan failed with a "
+               "cudnnException:\nCUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR: cudnnFinalize Descriptor Failed\n"
+               "cudnn_status: CUDNN_STATUS_NOT_SUPPORTED (Triggered internally at\n"
+               "..\\aten\\src\\ATen\\native\\cudnn\\Conv_v8.cpp:919.)\n  return F.conv3d(\n")
+    declined(warning + "Animating... ━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━ 100% 0:00:29")
+    declined(warning + "100%|██████████| 50/50 [00:12<00:00,  4.01it/s]")
+    # the warning alone stays read as the development sets label it (round13 r13-alphadou-cudnn-plan-failed): CD3
+    assert codes(warning)[0][:3] == "CD3"
+    # a failure after the bar is still the failure
+    assert codes(warning + "100%|██████████| 50/50\nTraceback (most recent call last):\nRuntimeError: cuDNN error: "
+                 "CUDNN_STATUS_EXECUTION_FAILED") != []
