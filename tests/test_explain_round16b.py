@@ -95,3 +95,50 @@ def test_a_framework_warning_the_run_outlived_is_declined() -> None:
     # a failure after the bar is still the failure
     assert codes(warning + "100%|██████████| 50/50\nTraceback (most recent call last):\nRuntimeError: cuDNN error: "
                  "CUDNN_STATUS_EXECUTION_FAILED") != []
+
+
+# ------------------------------------------------------------------------ CD5: the isolated build without torch
+
+def _answer(message: str) -> dict[str, object]:
+    data = explain_text(message, None)
+    assert data["exit_code"] == 0, message
+    return data["matches"][0]  # type: ignore[no-any-return]
+
+
+def test_uvs_isolated_build_without_torch_is_the_installs_and_its_fix_is_uvs() -> None:
+    # uv's build frontend and its hint (astral-sh/uv crates/uv-build-frontend/src/error.rs), xformers under vllm
+    message = ("  × Failed to build `xformers==0.0.28.post1`\n  ├─▶ The build backend returned an error\n"
+               "  ╰─▶ Call to `setuptools.build_meta:__legacy__.build_wheel` failed (exit status: 1)\n\n      [stderr]\n"
+               "      Traceback (most recent call last):\n        File \"<string>\", line 24, in <module>\n"
+               "      ModuleNotFoundError: No module named 'torch'\n\n      hint: This error likely indicates that "
+               "`xformers@0.0.28.post1` depends on `torch`, but doesn't declare it as a build dependency.")
+    answer = _answer(message)
+    assert answer["code"] == "CD520", answer
+    assert "uv pip install --no-build-isolation xformers" in str(answer["fix"]), answer["fix"]
+
+
+def test_pip_25s_one_line_summary_of_the_same_build() -> None:
+    # pip 25's summary after the setup's own words asking for torch
+    message = ("      RuntimeError: This package needs Torch to build. No module named 'torch'\n      [end of output]\n"
+               "  note: This error originates from a subprocess, and is likely not a problem with pip.\n"
+               "ERROR: Failed to build 'file:///root/must3r/dust3r/croco/models/curope' when getting requirements to "
+               "build wheel")
+    answer = _answer(message)
+    assert answer["code"] == "CD520" and "pip install --no-build-isolation curope" in str(answer["fix"]), answer
+
+
+def test_a_cut_output_inside_the_requirements_hook_of_a_package_that_imports_torch() -> None:
+    # uv's output cut inside the PEP 517 requirements hook, for a package whose setup.py imports torch first
+    message = ("  × Failed to build `mamba-ssm==2.2.4`\n  ├─▶ The build backend returned an error\n"
+               "  ╰─▶ Call to `setuptools.build_meta:__legacy__.build_wheel` failed (exit status: 1)\n      [stderr]\n"
+               "      Traceback (most recent call last):\n        File \"<string>\", line 14, in <module>\n"
+               "        File \"/root/.cache/uv/builds-v0/.tmpX/lib/python3.11/site-packages/setuptools/build_meta.py\", "
+               "line 331, in get_requires_for_build_wheel")
+    assert _answer(message)["code"] == "CD520"
+    # the same cut output for a package whose setup imports nothing of the GPU stack stays unread
+    declined(message.replace("mamba-ssm==2.2.4", "pyyaml==5.4.1"))
+    # and pip's banner alone, no traceback of the setup (cases_3's unrelated-flash-attn-build-isolation-no-torch), too
+    declined("$ pip install flash_attn\nCollecting flash_attn\n  Using cached flash_attn-2.8.3.tar.gz (8.4 MB)\n"
+             "  Getting requirements to build wheel ... error\n  error: subprocess-exited-with-error\n\n"
+             "  × Getting requirements to build wheel did not run successfully.\n  │ exit code: 1\n"
+             "  ╰─> [20 lines of output]")
