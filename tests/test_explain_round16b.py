@@ -142,3 +142,40 @@ def test_a_cut_output_inside_the_requirements_hook_of_a_package_that_imports_tor
              "  Getting requirements to build wheel ... error\n  error: subprocess-exited-with-error\n\n"
              "  × Getting requirements to build wheel did not run successfully.\n  │ exit code: 1\n"
              "  ╰─> [20 lines of output]")
+
+
+# ------------------------------------------------------------------------ CD2: the toolkit the build runs
+
+@pytest.mark.parametrize(("message", "version"), [
+    # vLLM's early setup.py check of nvcc's version and the setups adapted from it (SageAttention, HART)
+    ("RuntimeError: CUDA 12.4 or higher is required for compute capability 8.9.", "12.4"),
+    ("RuntimeError: CUDA 11.1 or higher is required for compute capability 8.6.", "11.1"),
+    ("RuntimeError: CUDA 12.0 or higher is required to build the package.", "12.0"),
+])
+def test_a_setups_own_cuda_requirement_in_vllms_words(message: str, version: str) -> None:
+    answer = _answer(message)
+    assert answer["code"] == "CD220" and f"CUDA {version}" in str(answer["fix"]), answer
+    # the driver's requirement in the same words stays the driver's reader's, not the toolkit's
+    assert "CD220" not in codes("The NVIDIA driver 470 or higher is required for this container.")
+
+
+def test_the_nvcc_a_build_runs_does_not_exist() -> None:
+    # distutils' spawn (cpython Lib/distutils/spawn.py: 'unable to execute %r: %s'): a CUDA_HOME written as a list
+    listed = _answer("unable to execute '/opt/cuda:/opt/cuda/bin/nvcc': No such file or directory\n"
+                     "error: command '/opt/cuda:/opt/cuda/bin/nvcc' failed with exit status 1")
+    assert listed["code"] == "CD204", listed
+    assert "export CUDA_HOME=/opt/cuda" in str(listed["fix"]) and "/opt/cuda:/opt/cuda/bin/nvcc" in str(listed["cause"])
+    # a path that is simply not there: no toolkit where the build looks
+    assert _answer("'/usr/local/cuda-11.3/bin/nvcc': No such file or directory")["code"] == "CD201"
+    # a project's own tool of another name stays unread
+    declined("unable to execute '/opt/tools/bin/mycc': No such file or directory")
+
+
+def test_nccls_headers_are_nccls_not_the_toolkits() -> None:
+    # a build with NCCL (Horovod's nccl_operations, PyTorch's ProcessGroupNCCL) and no NCCL development headers
+    answer = _answer("horovod/common/ops/nccl_operations.h:22:10: fatal error: nccl.h: No such file or directory")
+    assert answer["code"] == "CD208" and "NCCL" in str(answer["cause"]) and "libnccl-dev" in str(answer["fix"])
+    assert _answer("torch/csrc/distributed/c10d/NCCLUtils.hpp:9:10: fatal error: nccl.h: No such file or "
+                   "directory")["code"] == "CD208"
+    # a project's own header of another name stays unread
+    declined("src/comm.cpp:3:10: fatal error: mynccl.h: No such file or directory")
