@@ -179,3 +179,13 @@ def test_nccls_headers_are_nccls_not_the_toolkits() -> None:
                    "directory")["code"] == "CD208"
     # a project's own header of another name stays unread
     declined("src/comm.cpp:3:10: fatal error: mynccl.h: No such file or directory")
+
+
+def test_a_library_named_by_the_loaders_search_pattern() -> None:
+    # cuda_pathfinder's search pattern for a versioned Windows DLL (numba-cuda, cuda.core on Windows)
+    answer = _answer('cuda.pathfinder._dynamic_libs.load_dl_common.DynamicLibNotFoundError:\n'
+                     'Failure finding "nvJitLink*.dll"')
+    assert answer["code"] == "CD203" and "nvJitLink" in str(answer["cause"]), answer
+    assert _answer('Failure finding "cublas64_*.dll": no such file')["code"] == "CD203"
+    # a glob of a project's own library stays unread
+    declined('Failure finding "myplugin*.dll"')
