@@ -189,3 +189,21 @@ def test_a_library_named_by_the_loaders_search_pattern() -> None:
     assert _answer('Failure finding "cublas64_*.dll": no such file')["code"] == "CD203"
     # a glob of a project's own library stays unread
     declined('Failure finding "myplugin*.dll"')
+
+
+def test_nvccs_own_sentence_for_an_architecture_is_the_compilers() -> None:
+    # nvcc's sentence without its "nvcc fatal   :" prefix (a CI log's line): the toolkit's refusal (CD2), as every
+    # development set labels nvcc's "Unsupported gpu architecture 'compute_XX'"
+    assert codes("Unsupported gpu architecture 'compute_70'")[0] == "CD206"
+    assert codes("nvcc fatal   : Unsupported gpu architecture 'compute_120'")[0] == "CD206"
+
+
+def test_a_kernel_the_module_lacks_by_name_is_not_the_architecture() -> None:
+    # huggingface/candle#1168's look-alike (round9 r9-unrel-candle-ucopy64-typo): a kernel name with no type an
+    # architecture can lack, absent from the library's own module
+    declined('Error: Cuda(Load { cuda: DriverError(CUDA_ERROR_NOT_FOUND, "named symbol not found"), module_name: '
+             '"ucopy_64" })')
+    # a bf16 kernel missing on a GPU below sm_80 stays the architecture's (huggingface/candle#353)
+    assert codes('Error: DriverError(CUDA_ERROR_NOT_FOUND, "named symbol not found") when loading cast_f32_bf16')[0] == "CD404"
+    # and a status that names no kernel (NVIDIA/stdexec#888) too
+    assert codes("CUDA error cudaErrorSymbolNotFound [include/nvexec/stream/bulk.cuh:239]: named symbol not found")[0] == "CD404"

@@ -139,7 +139,7 @@ def explain_text(text: str | bytes, report: Report | None, by_resemblance: bool 
         dropped = True
     if not matches and not dropped and by_resemblance:
         matches += _by_resemblance(reader.to_text(text))
-    _compiler_first(matches)
+    _compiler_first(matches, whole)
     routing.memory_first(matches)
     routing.build_first(matches)
     routing.installer_first(matches)
@@ -232,10 +232,17 @@ def _name_the_values(match: dict[str, Any]) -> None:
         match["cause"] = f"{match['cause'].rstrip()} The message names {'; '.join(missing)}."
 
 
-def _compiler_first(matches: list[dict[str, Any]]) -> None:
+# nvcc's own sentence for a virtual architecture it does not know, whatever precedes it ("nvcc fatal   : " or nothing)
+FACT_TAIL = 20_000  # the message's end, where a compiler's refusal is (bounded on a long log)
+_NVCC_ARCH = re.compile(r"unsupported gpu architecture '?compute_\d{2,3}[a-z]?'?", re.IGNORECASE)
+
+
+def _compiler_first(matches: list[dict[str, Any]], text: str) -> None:
     """A CUDA compiler's own refusal of the GPU's architecture (nvcc, ptxas, NVRTC, a framework's bundled ptxas) is
-    the toolkit's answer: it goes before the answers that say a build lacks kernels for the GPU, which follow from it."""
-    at = next((i for i, m in enumerate(matches) if m["id"] == "compiler-cd206"), None)
+    the toolkit's answer: it goes before the answers that say a build lacks kernels for the GPU, which follow from it.
+    nvcc's sentence alone ("Unsupported gpu architecture 'compute_70'") is the compiler's too (e24)."""
+    ids = ("compiler-cd206", "phrase-cd206") if _NVCC_ARCH.search(text[-FACT_TAIL:]) else ("compiler-cd206",)
+    at = next((i for i, m in enumerate(matches) if m["id"] in ids), None)
     first_arch = next((i for i, m in enumerate(matches) if m["code"] in classify.ARCH_CODES), None)
     if at is not None and first_arch is not None and first_arch < at:
         matches.insert(first_arch, matches.pop(at))
