@@ -207,3 +207,15 @@ def test_a_kernel_the_module_lacks_by_name_is_not_the_architecture() -> None:
     assert codes('Error: DriverError(CUDA_ERROR_NOT_FOUND, "named symbol not found") when loading cast_f32_bf16')[0] == "CD404"
     # and a status that names no kernel (NVIDIA/stdexec#888) too
     assert codes("CUDA error cudaErrorSymbolNotFound [include/nvexec/stream/bulk.cuh:239]: named symbol not found")[0] == "CD404"
+
+
+def test_msvcs_linker_without_a_cuda_import_library() -> None:
+    # MSVC's linker (LNK1181/LNK1104) naming an import library of the toolkit's lib\x64: Triton's launcher stub, a
+    # PyTorch extension, a CMake project on Windows
+    answer = _answer("cuda_utils.c\nLINK : fatal error LNK1181: cannot open input file 'cuda.lib'")
+    assert answer["code"] == "CD201" and "cuda.lib" in str(answer["cause"]) and "CUDA_PATH" in str(answer["fix"])
+    assert _answer("LINK : fatal error LNK1104: cannot open file 'C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA"
+                   "\\v11.8\\lib\\x64\\cublas.lib'")["code"] == "CD201"
+    # a stale object file of the build's own (round5 yolov5obb-582-link-unrelated's shape) stays unread
+    declined("LINK : fatal error LNK1181: cannot open input file 'build\\temp.win-amd64-cpython-39\\Release\\src\\"
+             "nms_rotated_cpu.obj'")
