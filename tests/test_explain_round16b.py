@@ -219,3 +219,13 @@ def test_msvcs_linker_without_a_cuda_import_library() -> None:
     # a stale object file of the build's own (round5 yolov5obb-582-link-unrelated's shape) stays unread
     declined("LINK : fatal error LNK1181: cannot open input file 'build\\temp.win-amd64-cpython-39\\Release\\src\\"
              "nms_rotated_cpu.obj'")
+
+
+@pytest.mark.parametrize("wheel", ["torchao-0.7.0-cp313-cp313-linux_x86_64.whl",
+                                   "auto_gptq-0.7.1-cp311-cp311-win_amd64.whl"])
+def test_pip_refusing_a_wheel_of_another_gpu_package_for_another_python(wheel: str) -> None:
+    # pip's refusal of a wheel whose tags name another Python (torchao's and AutoGPTQ's per-CUDA, per-Python wheels)
+    answer = _answer(f"ERROR: {wheel} is not a supported wheel on this platform.")
+    assert answer["code"] == "CD520" and wheel in str(answer["fix"]), answer
+    # a wheel of a package outside the GPU stack stays unread
+    declined("ERROR: pyyaml-6.0-cp313-cp313-linux_x86_64.whl is not a supported wheel on this platform.")
