@@ -229,3 +229,15 @@ def test_pip_refusing_a_wheel_of_another_gpu_package_for_another_python(wheel: s
     assert answer["code"] == "CD520" and wheel in str(answer["fix"]), answer
     # a wheel of a package outside the GPU stack stays unread
     declined("ERROR: pyyaml-6.0-cp313-cp313-linux_x86_64.whl is not a supported wheel on this platform.")
+
+
+def test_pip_says_torch_is_installed_yet_a_torch_importing_build_has_no_torch() -> None:
+    # pip's own line that torch is there, then the build of a package whose setup imports torch without it: the
+    # isolated build environment (the same cause as the build's stage words, here cut from the report)
+    answer = _answer("Requirement already satisfied: torch>=2.1.0 in ./venv/lib/python3.11/site-packages (2.5.1)\n"
+                     "Collecting mamba_ssm\n  Using cached mamba_ssm-2.2.4.tar.gz (91 kB)\n"
+                     "ModuleNotFoundError: No module named 'torch'")
+    assert answer["code"] == "CD520" and "pip install --no-build-isolation mamba-ssm" in str(answer["fix"]), answer
+    # torch installed for one Python and a script run by another: no build, no torch-importing package: unread
+    declined("Requirement already satisfied: torch in /usr/lib/python3/dist-packages (2.5.1)\n$ python3.12 train.py\n"
+             "ModuleNotFoundError: No module named 'torch'")

@@ -506,7 +506,7 @@ def build_isolation(lines: list[str], lowers: list[str]) -> list[NotFound]:
     stage = next((index for index in range(len(lowers) - 1, max(-1, len(lowers) - 400), -1)
                   if any(word in lowers[index] for word in table["stages"])), None)
     if stage is None:
-        return []
+        return _installed_yet_absent(lowers, table)
     window = lowers[max(0, stage - 4):stage + 40]
     framework = next((name for name in table["frameworks"] for lower in window
                       if any(word.replace("{name}", name) in lower for word in table["absent"])), None)
@@ -526,6 +526,32 @@ def build_isolation(lines: list[str], lowers: list[str]) -> list[NotFound]:
            f"install a prebuilt wheel of the package for your {framework}, CUDA and Python.")
     return [NotFound(tool=f"{installer} (isolated build)", packages=(framework,), line=stage, source=f"compat/libraries.toml "
                      f"[build_isolation]: {table['source']}", fix=fix)]
+
+
+_SATISFIED = re.compile(r"requirement already satisfied: ([a-z0-9_.-]{1,60})")
+
+
+def _installed_yet_absent(lowers: list[str], table: dict[str, Any]) -> list[NotFound]:
+    """pip's own line that the framework is installed ("Requirement already satisfied: torch>=2.4.0 in ..."), then
+    "No module named 'torch'" while a package whose setup imports it is installed ([build_isolation]
+    imports_framework, named in the text): the framework is there, so what lacked it is pip's isolated build."""
+    tail = lowers[-400:]
+    installed = {hit.group(1) for lower in tail if (hit := _SATISFIED.search(lower))}
+    for framework, packages in table.get("imports_framework", {}).items():
+        if framework not in installed:
+            continue
+        absent = next((i for i, lower in enumerate(tail) if f"no module named '{framework}'" in lower), None)
+        words = set(re.findall(r"[a-z0-9][a-z0-9_-]{1,60}", " ".join(tail).replace("_", "-")))
+        package = next((name for name in packages if name in words), None)
+        if absent is None or package is None:
+            continue
+        fix = (f"pip built {package} in an isolated environment that has no {framework}, though {framework} is installed "
+               f"here: build it against the installed {framework} with `pip install --no-build-isolation {package}` "
+               f"(with a CUDA toolkit on PATH for its extension), or install a prebuilt wheel of {package} for your "
+               f"{framework}, CUDA and Python.")
+        return [NotFound(tool="pip (isolated build)", packages=(framework,), line=len(lowers) - len(tail) + absent,
+                         source=f"compat/libraries.toml [build_isolation]: {table['source']}", fix=fix)]
+    return []
 
 
 # the package an installer says it failed to build: uv's "Failed to build `flash-attn==2.8.2`" and its hint "indicates
