@@ -79,8 +79,10 @@ def diff(before_path: Path, after_path: Path) -> None:
         if old is None or (old["first_code"], old["recognised"], old["right_family"], old["claimed"]) == (
                 row["first_code"], row["recognised"], row["right_family"], row["claimed"]):
             continue
-        bad = (old["right_family"] and not row["right_family"]) or (old["recognised"] and not row["recognised"]) or (
-            row["family"] == "unrelated" and row["claimed"] and not old["claimed"])
+        if row["family"] == "unrelated":  # an unrelated message no longer claimed is better, not a recognition lost
+            bad = row["claimed"] and not old["claimed"]
+        else:
+            bad = (old["right_family"] and not row["right_family"]) or (old["recognised"] and not row["recognised"])
         worse += bad
         print(f"{'WORSE ' if bad else ''}{row['set']} {row['id']} ({row['family']}): {old['first_code']} -> {row['first_code']}")
     old_figures, new_figures = figures(list(before.values())), figures(after)

@@ -20,7 +20,7 @@ from cudnn_doctor.codes import CODES
 from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.explain import catalog, classify, reader, routing
 from cudnn_doctor.explain.catalog import Match, normalise
-from cudnn_doctor.explain.message_text import no_cuda_platform
+from cudnn_doctor.explain.message_text import done_after_warning, no_cuda_platform, probe_without_failure
 from cudnn_doctor.knowledge.data import load
 from cudnn_doctor.model import Platform, Report
 from cudnn_doctor.operating_system import CURRENT
@@ -130,12 +130,16 @@ def explain_text(text: str | bytes, report: Report | None, by_resemblance: bool 
     platform_row = no_cuda_platform(whole)
     dropped = False
     if platform_row is not None:  # no GPU build of the framework exists there: nothing to install, the program's to change
-        kept = [m for m in matches if m["code"] not in platform_row["codes"]]
+        kept = [m for m in matches if "*" not in platform_row["codes"] and m["code"] not in platform_row["codes"]]
         dropped = len(kept) < len(matches)
         matches[:] = kept
+    probe = probe_without_failure(whole) or done_after_warning(whole)
+    if probe is not None and matches:  # a program probed for NVIDIA's library, or warned, and went on: no fault
+        matches.clear()
+        dropped = True
     if not matches and not dropped and by_resemblance:
         matches += _by_resemblance(reader.to_text(text))
-    _compiler_first(matches)
+    _compiler_first(matches, whole)
     routing.memory_first(matches)
     routing.build_first(matches)
     routing.installer_first(matches)
@@ -152,6 +156,8 @@ def explain_text(text: str | bytes, report: Report | None, by_resemblance: bool 
     if platform_row is not None and dropped:
         aside.append({"text": f"{platform_row['id']} ({platform_row['text'].strip()})", "kind": "other-platform", "why": platform_row["why"].strip(),
                       "source": platform_row["source"].strip()})
+    if probe is not None and dropped:
+        aside.append({"text": probe["text"], "kind": "harmless", "why": probe["why"].strip(), "source": probe["source"].strip()})
     if report is not None:
         for row in aside:
             if row["kind"] == "program":  # the program's GPU index against the GPUs this machine has
@@ -226,10 +232,17 @@ def _name_the_values(match: dict[str, Any]) -> None:
         match["cause"] = f"{match['cause'].rstrip()} The message names {'; '.join(missing)}."
 
 
-def _compiler_first(matches: list[dict[str, Any]]) -> None:
+# nvcc's own sentence for a virtual architecture it does not know, whatever precedes it ("nvcc fatal   : " or nothing)
+FACT_TAIL = 20_000  # the message's end, where a compiler's refusal is (bounded on a long log)
+_NVCC_ARCH = re.compile(r"unsupported gpu architecture '?compute_\d{2,3}[a-z]?'?", re.IGNORECASE)
+
+
+def _compiler_first(matches: list[dict[str, Any]], text: str) -> None:
     """A CUDA compiler's own refusal of the GPU's architecture (nvcc, ptxas, NVRTC, a framework's bundled ptxas) is
-    the toolkit's answer: it goes before the answers that say a build lacks kernels for the GPU, which follow from it."""
-    at = next((i for i, m in enumerate(matches) if m["id"] == "compiler-cd206"), None)
+    the toolkit's answer: it goes before the answers that say a build lacks kernels for the GPU, which follow from it.
+    nvcc's sentence alone ("Unsupported gpu architecture 'compute_70'") is the compiler's too (e24)."""
+    ids = ("compiler-cd206", "phrase-cd206") if _NVCC_ARCH.search(text[-FACT_TAIL:]) else ("compiler-cd206",)
+    at = next((i for i, m in enumerate(matches) if m["id"] in ids), None)
     first_arch = next((i for i, m in enumerate(matches) if m["code"] in classify.ARCH_CODES), None)
     if at is not None and first_arch is not None and first_arch < at:
         matches.insert(first_arch, matches.pop(at))

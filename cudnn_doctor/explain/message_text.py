@@ -201,6 +201,7 @@ def _triggers() -> tuple[str, ...]:
     texts += [marker for row in load("libraries").get("compiler", []) for marker in row["markers"]]
     texts += [row["text"] for table in ("resolver", "not_found") for row in load("libraries").get(table, [])]
     texts += [load("libraries").get("prebuilt_wheel", {}).get("marker", "guessing wheel url:")]
+    texts += list(load("libraries").get("build_isolation", {}).get("stages", ()))  # an installer's build step (uv's too)
     errors = load("errors")
     texts += [row["text"] for table in ("event", "outside") for row in errors.get(table, [])]
     texts += [name for row in errors.get("component", []) for name in row["names"]]  # NVIDIA's host components
@@ -221,11 +222,63 @@ def no_cuda_platform(text: str) -> dict[str, Any] | None:
     for row in load("errors").get("no_cuda_platform", []):
         if any(word in lower for word in row.get("unless", ())):
             continue  # the text names what the row rules out (an NVIDIA GPU beside the AMD one)
-        marks = [(mark, text) for mark in row.get("exact_markers", ())] + [(mark, lower) for mark in row["markers"]]
+        marks = [(mark, text) for mark in row.get("exact_markers", ())] + [(mark, lower) for mark in row.get("markers", ())]
         for mark, where in marks:
             at = where.find(mark)
             while at >= 0:
                 if not mark.startswith("/") or at == 0 or where[at - 1] in " \t\n'\"([=,":
                     return dict(row) | {"text": mark}
                 at = where.find(mark, at + 1)
+        for pattern in _platform_patterns(row["id"]):  # a device's model number (rx 580, 910b): only a pattern says it
+            hit = pattern.search(lower)
+            if hit is not None:
+                return dict(row) | {"text": hit.group(0)}
     return None
+
+
+@functools.cache
+def _platform_patterns(row_id: str) -> tuple[re.Pattern[str], ...]:
+    rows = [row for row in load("errors").get("no_cuda_platform", []) if row["id"] == row_id]
+    return tuple(re.compile(pattern) for row in rows for pattern in row.get("patterns", ()))
+
+
+def probe_without_failure(text: str) -> dict[str, Any] | None:
+    """compat/errors.toml [probe_without_context] (with "text": the probe's line) where TEXT's only words about NVIDIA's
+    libraries are a program's context-free probe lines ("Cannot load libnvidia-encode.so.1" alone on its line: the
+    program asked whether the library exists) and no other line says that anything failed; else None."""
+    row = load("errors").get("probe_without_context")
+    if not row:
+        return None
+    line_pattern = _probe_line(row["line"])
+    lines = text.lower().splitlines()[-MAX_LINES:]
+    probes = [line for line in lines if line_pattern.search(line)]
+    if not probes:
+        return None
+    others = [line for line in lines if not line_pattern.search(line)]
+    if any(word in line for line in others for word in row["failure_words"]):
+        return None
+    return dict(row) | {"text": probes[0].strip()}
+
+
+@functools.cache
+def _probe_line(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
+def done_after_warning(text: str) -> dict[str, Any] | None:
+    """compat/errors.toml [done_after_warning] (with "text": the warning's line) where TEXT's last Python warning is
+    followed by the run's own progress at 100 % and by no failure: the framework warned and went on; else None."""
+    row = load("errors").get("done_after_warning")
+    if not row:
+        return None
+    lines = text.lower().splitlines()[-MAX_LINES:]
+    warned = [i for i, line in enumerate(lines) if any(word in line for word in row["warnings"])]
+    if not warned:
+        return None
+    after = lines[warned[-1] + 1:]
+    done = _probe_line(row["done"])
+    if not any(done.search(line) for line in after):
+        return None
+    if any(word in line for line in after for word in row["failure_words"]):
+        return None
+    return dict(row) | {"text": lines[warned[-1]].strip()[:200]}

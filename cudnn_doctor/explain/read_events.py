@@ -69,6 +69,10 @@ def _missing_tool() -> tuple[dict[str, Any], re.Pattern[str] | None]:
     return row, pattern
 
 
+# a tool's path whose folder holds a ':' (not a drive letter's): "/usr/local/cuda:/usr/local/cuda/bin/nvcc"
+_LISTED_HOME = re.compile(r"['\"]((?:/[^\s'\":]{1,200})?:/[^\s'\"]{1,200}?)/bin/(?:nvcc|ptxas)['\"]")
+
+
 # a CMake cache variable set to NOTFOUND: "CUDNN_LIBRARY-NOTFOUND", or "CUDA_cublas_LIBRARY (ADVANCED)" in CMake's list of
 # the variables "set to NOTFOUND"
 _NOTFOUND = re.compile(r"\b([a-z][a-z0-9_]{2,60})(?:-notfound\b| \(advanced\))")
@@ -142,11 +146,12 @@ def missing_headers(index: int, lower: str) -> list[Event]:
     header = next(group for group in found.groups() if group).replace("\\", "/")
     # the toolkit's (and cuDNN's) headers are included by their own name, or under its own folders (thrust/, cub/); a
     # project's "mylib/cuda.h" is the project's
-    row = next((row for row in (load("errors").get("toolkit_headers"), load("errors").get("cudnn_headers"))
+    tables = (load("errors").get(name) for name in ("toolkit_headers", "cudnn_headers", "nccl_headers"))
+    row = next((row for row in tables
                 if row and (header in row["headers"] or header.startswith(tuple(row["folders"])))), None)
     if row is None:
         return []
-    owner = "cuDNN" if row["code"].startswith("CD3") else "the CUDA toolkit"
+    owner = row.get("owner") or ("cuDNN" if row["code"].startswith("CD3") else "the CUDA toolkit")
     return [Event("toolchain", row["code"], found.group(0), f"{header} is a header of {owner}: {row['meaning']}",
                   row["fix"], row["source"], (("header", header),), index)]
 
@@ -182,8 +187,18 @@ def events(index: int, line: str, lower: str) -> list[Event]:
     out: list[Event] = _cmake_notfound(index, lower)
     tool, missing = _missing_tool()
     if missing is not None and (found := missing.search(lower)) is not None:
-        out.append(Event("toolchain", tool["code"], found.group(0), tool["meaning"], tool["fix"], tool["source"], (),
-                         index))
+        code, meaning, fix = tool["code"], tool["meaning"], tool["fix"]
+        values: tuple[tuple[str, str], ...] = ()
+        listed = _LISTED_HOME.search(line)
+        if listed is not None:  # a toolkit variable written as a list: the tool's path joins its folders with ':'
+            home = next(part for part in listed.group(1).split(":") if part)
+            meaning = (f"the build ran {listed.group(0).strip(chr(39) + chr(34))}, a path made from a toolkit variable "
+                       f"(CUDA_HOME) that holds folders joined by ':' as PATH is written; it names no folder, so "
+                       f"there is no nvcc there")
+            fix = (f"Set the variable to one toolkit folder (`export CUDA_HOME={home}`; look for the line that "
+                   "appends to it in ~/.bashrc or the environment file), then build again.")
+            code, values = "CD204", (("cuda_home", listed.group(1)),)  # the variable points nowhere
+        out.append(Event("toolchain", code, found.group(0), meaning, fix, tool["source"], values, index))
     pci = _PCI.search(line)
     where = (("pci", pci.group(1)),) if pci else ()
     if "xid" in lower:
@@ -462,7 +477,10 @@ def _requirement_pattern() -> tuple[re.Pattern[str] | None, str]:
                          rf"(\d{{1,2}}\.\d{{1,2}})(?:\.\d{{1,3}})?(?:\s?(?:{alternatives('after')})|(?=\s|$|[.,;)]))"
                          # "CUDA >= 12.1 is required", "CUDA version >= 11.8 is needed"
                          rf"|\b(?:{alternatives('subjects')})\s?(?:version\s?)?>=\s?(\d{{1,2}}\.\d{{1,2}})(?:\.\d{{1,3}})?"
-                         rf"\s(?:is|are)\s(?:required|needed)")
+                         rf"\s(?:is|are)\s(?:required|needed)"
+                         # "CUDA 12.8 or higher is required for compute capability 12.0." (vLLM's setup.py and its heirs)
+                         rf"|\b(?:{alternatives('subjects')})\s(?:version\s)?(\d{{1,2}}\.\d{{1,2}})(?:\.\d{{1,3}})?\s?"
+                         rf"(?:{alternatives('after')})\s(?:is|are)\s(?:required|needed)")
     return pattern, str(words["source"])
 
 
@@ -474,7 +492,7 @@ def requirements(index: int, lower: str) -> list[Event]:
     found = pattern.search(lower) if pattern is not None else None
     if found is None:
         return []
-    version = found.group(1) or found.group(2)
+    version = found.group(1) or found.group(2) or found.group(3)
     return [Event("requirement", "CD220", found.group(0).strip(), f"the program needs CUDA {version} or newer (its "
                   "toolkit: nvcc, the CUDA headers and libraries it builds or runs with) and found or was given an "
                   "older one", f"Install CUDA {version} or newer and point the build at it (CUDA_HOME, PATH for nvcc: "

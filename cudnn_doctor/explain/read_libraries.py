@@ -115,7 +115,16 @@ def _majors(row: dict[str, Any], version: str | None, dll: bool) -> dict[str, st
     return majors
 
 
+# a loader's search pattern in place of the file's version, read as the library it searches for: NVIDIA/cuda-python's
+# cuda_pathfinder (find_nvidia_dynamic_lib: DynamicLibNotFoundError 'Failure finding "{lib_searched_for}"', the
+# searched name "nvJitLink*.dll" on Windows, used by numba-cuda and cuda.core), a "cublas64_*.dll" glob
+_GLOB = re.compile(r"([A-Za-z0-9])_?\*(?=\.(?:so|dll|dylib)\b)")
+
+
 def libraries(index: int, line: str, lower: str, lowers: list[str]) -> list[Library]:
+    if "*" in line:
+        line = _GLOB.sub(r"\1", line)
+        lower = line.lower()
     java = "java.library.path" in lower
     # loaders that name a library by its bare name in quotes (Rust's cudarc: 'Unable to dynamically load the "cudnn"
     # shared library'): only a quoted name counts there

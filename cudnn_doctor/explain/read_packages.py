@@ -506,20 +506,76 @@ def build_isolation(lines: list[str], lowers: list[str]) -> list[NotFound]:
     stage = next((index for index in range(len(lowers) - 1, max(-1, len(lowers) - 400), -1)
                   if any(word in lowers[index] for word in table["stages"])), None)
     if stage is None:
-        return []
+        return _installed_yet_absent(lowers, table)
     window = lowers[max(0, stage - 4):stage + 40]
     framework = next((name for name in table["frameworks"] for lower in window
                       if any(word.replace("{name}", name) in lower for word in table["absent"])), None)
+    built = _built_package(lowers[max(0, stage - 40):stage + 40])
+    if framework is None and built is not None and any(word in lower for lower in window for word in table.get("requirement_steps", ())):
+        # the output cut before its last line, but the step that failed is the one that runs the package's setup
+        # before any compiling, and that setup imports the framework first ([build_isolation] imports_framework)
+        framework = next((name for name, packages in table.get("imports_framework", {}).items() if built in packages), None)
     if framework is None:
         return []
-    package = next(iter(sorted((_requested(lowers) or set()) - {framework, "torch"})), None)
-    build = (f"`pip install --no-build-isolation {package}`" if package else
-             "`pip install --no-build-isolation` with the package's name")
-    fix = (f"pip built the package in an isolated environment that has no {framework}: install {framework} first (its "
+    package = built or next(iter(sorted((_requested(lowers) or set()) - {framework, "torch"})), None)
+    installer = "uv pip" if any(word in lower for lower in window for word in table.get("uv_words", ())) else "pip"
+    build = (f"`{installer} install --no-build-isolation {package}`" if package else
+             f"`{installer} install --no-build-isolation` with the package's name")
+    fix = (f"{installer} built the package in an isolated environment that has no {framework}: install {framework} first (its "
            f"CUDA build), then build against it with {build} (with a CUDA toolkit on PATH for its extension), or "
            f"install a prebuilt wheel of the package for your {framework}, CUDA and Python.")
-    return [NotFound(tool="pip (isolated build)", packages=(framework,), line=stage, source=f"compat/libraries.toml "
+    return [NotFound(tool=f"{installer} (isolated build)", packages=(framework,), line=stage, source=f"compat/libraries.toml "
                      f"[build_isolation]: {table['source']}", fix=fix)]
+
+
+_SATISFIED = re.compile(r"requirement already satisfied: ([a-z0-9_.-]{1,60})")
+
+
+def _installed_yet_absent(lowers: list[str], table: dict[str, Any]) -> list[NotFound]:
+    """pip's own line that the framework is installed ("Requirement already satisfied: torch>=2.4.0 in ..."), then
+    "No module named 'torch'" while a package whose setup imports it is installed ([build_isolation]
+    imports_framework, named in the text): the framework is there, so what lacked it is pip's isolated build."""
+    tail = lowers[-400:]
+    installed = {hit.group(1) for lower in tail if (hit := _SATISFIED.search(lower))}
+    for framework, packages in table.get("imports_framework", {}).items():
+        if framework not in installed:
+            continue
+        absent = next((i for i, lower in enumerate(tail) if f"no module named '{framework}'" in lower), None)
+        words = set(re.findall(r"[a-z0-9][a-z0-9_-]{1,60}", " ".join(tail).replace("_", "-")))
+        package = next((name for name in packages if name in words), None)
+        if absent is None or package is None:
+            continue
+        fix = (f"pip built {package} in an isolated environment that has no {framework}, though {framework} is installed "
+               f"here: build it against the installed {framework} with `pip install --no-build-isolation {package}` "
+               f"(with a CUDA toolkit on PATH for its extension), or install a prebuilt wheel of {package} for your "
+               f"{framework}, CUDA and Python.")
+        return [NotFound(tool="pip (isolated build)", packages=(framework,), line=len(lowers) - len(tail) + absent,
+                         source=f"compat/libraries.toml [build_isolation]: {table['source']}", fix=fix)]
+    return []
+
+
+# the package an installer says it failed to build: uv's "Failed to build `flash-attn==2.8.2`" and its hint "indicates
+# that `flash-attn@2.8.1` depends on", pip's "Failed to build 'file:///root/Wan2GP/SageAttention'" (the folder's name)
+_BUILT = re.compile(r"(?:failed to build|indicates that) [`'\"]?(?:file:///(?:[^`'\"\s]*/)?)?([a-z][a-z0-9_.-]{0,80}?)"
+                    r"(?:==|@|[`'\"\s]|$)")
+
+
+# and where it is not said, the package the installer was fetching: pip's "Collecting flash_attn", "Using cached
+# flash_attn-2.7.4.post1.tar.gz", "Obtaining file:///.../SageAttention", a launcher's own "Installing SageAttention"
+_FETCHED = re.compile(r"^\s*(?:collecting|installing) ([a-z][a-z0-9_.-]{0,80}?)(?:[<>=!~\[;\s]|$)|using cached "
+                      r"([a-z][a-z0-9_]{0,80}?)-\d|obtaining file:///(?:[^\s'\"]*/)?([a-z][a-z0-9_.-]{0,80})")
+
+
+def _built_package(window: list[str]) -> str | None:
+    for lower in window:
+        hit = _BUILT.search(lower)
+        if hit is not None and hit.group(1) not in ("the", "a", "wheel", "wheels"):
+            return hit.group(1).replace("_", "-")
+    for lower in window:
+        fetched = _FETCHED.search(lower)
+        if fetched is not None:
+            return next(name for name in fetched.groups() if name).replace("_", "-").rstrip(".")
+    return None
 
 
 # -------------------------------- a package's library named for one framework release, absent (round ten)

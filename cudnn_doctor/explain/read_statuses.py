@@ -402,7 +402,27 @@ def statuses(index: int, line: str, lower: str, cudnn_named: bool = False) -> li
         checked = []
     if not (other or checked or known):  # a CUDA status's name in words ("Insufficient driver")
         known = _spelled_cuda_statuses(index, lower)
-    return other + checked + known
+    found = other + checked + known
+    if found and _kernel_absent_by_name(lower):  # the module lacks a kernel of that name: the library's own
+        found = [status for status in found if status.name not in _symbol_kernel()[0]]
+    return found
+
+
+@functools.cache
+def _symbol_kernel() -> tuple[frozenset[str], tuple[re.Pattern[str], ...], tuple[str, ...]]:
+    table = load("status_codes").get("symbol_kernel") or {}
+    return (frozenset(table.get("statuses", ())), tuple(re.compile(p) for p in table.get("kernels", ())),
+            tuple(table.get("arch_types", ())))
+
+
+def _kernel_absent_by_name(lower: str) -> bool:
+    """compat/status_codes.toml [symbol_kernel]: "named symbol not found" for a kernel the line names, whose name
+    carries no type an architecture can lack (bf16, fp8 ...): the module has no such kernel on any GPU."""
+    names, kernels, arch_types = _symbol_kernel()
+    if not names or "not found" not in lower:
+        return False
+    kernel = next((hit.group(1) for pattern in kernels if (hit := pattern.search(lower))), None)
+    return kernel is not None and not any(word in kernel for word in arch_types)
 
 
 # NVIDIA's short text for a code with the code's own number beside it: "Unknown error (error 999)", "initialization
