@@ -759,3 +759,31 @@ def test_test_tmpdir_where_xla_cannot_write_fails_jax_first_convolution(machine:
     assert not [f for f in check_after(machine, lines)["findings"] if f["subject"] == "TEST_TMPDIR"]
     machine.env["TEST_TMPDIR"] = str(tmp_path / "sandbox-gone")
     assert not [f for f in machine.check_json()["findings"] if f["subject"] == "TEST_TMPDIR"]
+
+
+def test_jax_platforms_set_and_empty_is_jax_choosing_its_backends(machine: Machine, tmp_path: Path) -> None:
+    """JAX_PLATFORMS='' is unset to JAX (its own error says "set JAX_PLATFORMS='' to automatically choose"; JAX 0.11.2
+    ran on an H100 with it, round sixteen's GPU set): no finding; an empty name after a ',' is still refused."""
+    gpu_machine(machine, tmp_path, gpus=1)
+    jax_install(python_env(machine, tmp_path))
+    machine.env["JAX_PLATFORMS"] = ""
+    assert not [f for f in machine.check_json()["findings"] if f["subject"] == "JAX_PLATFORMS"]
+    machine.env["JAX_PLATFORMS"] = "cuda,"
+    assert "CD411" in codes(machine.check_json())
+
+
+def test_tmp_where_xla_cannot_write_is_said_where_xla_takes_it(machine: Machine, tmp_path: Path) -> None:
+    """TMP naming a folder that exists and cannot be written failed JAX's first convolution on an H100 (round
+    sixteen's GPU set): XLA takes TEST_TMPDIR, then TMPDIR, then TMP. Said (CD417) where JAX is installed and neither
+    of the first two is set; the plan unsets it and check is clean after."""
+    gpu_machine(machine, tmp_path, gpus=1)
+    machine.env["TMP"] = "/proc"  # a folder in which no file can be made, even by root
+    assert not [f for f in machine.check_json()["findings"] if f["subject"] == "TMP"]  # no JAX here: not judged
+    jax_install(python_env(machine, tmp_path))
+    [made] = [f for f in machine.check_json()["findings"] if f["subject"] == "TMP"]
+    assert made["code"] == "CD417", made
+    lines = plan_lines(machine)
+    assert "unset TMP" in lines
+    assert not [f for f in check_after(machine, lines)["findings"] if f["subject"] == "TMP"]
+    machine.env["TMPDIR"] = str(tmp_path)  # XLA takes TMPDIR first
+    assert not [f for f in machine.check_json()["findings"] if f["subject"] == "TMP"]

@@ -296,11 +296,11 @@ def theano_flags(ctx: SearchContext, unreadable: list[tuple[str, str]] | None = 
     whose interpolation fails taken raw. A file that cannot be read or parsed adds (path, why) to
     UNREADABLE and is passed over, as Theano would fail on it."""
     env = ctx.env
-    defaults = {
-        "USER": env.get("USER", os.path.basename(env.get("HOME", "").rstrip("/"))),
-        "LSCRATCH": env.get("LSCRATCH", ""), "TMPDIR": env.get("TMPDIR", ""), "TEMP": env.get("TEMP", ""),
-        "TMP": env.get("TMP", ""), "PID": str(os.getpid()),
-    }
+    defaults = dict(  # Theano's own interpolation defaults: values it sets, not variables the doctor judges
+        USER=env.get("USER", os.path.basename(env.get("HOME", "").rstrip("/"))),
+        LSCRATCH=env.get("LSCRATCH", ""), TMPDIR=env.get("TMPDIR", ""), TEMP=env.get("TEMP", ""),
+        TMP=env.get("TMP", ""), PID=str(os.getpid()),
+    )
     flags: dict[str, str] = {}
     for path in theano_config_files(env):
         try:

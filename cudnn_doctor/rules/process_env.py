@@ -728,6 +728,8 @@ def _judge_variable(report: Report, view: ProcessView, known: dict[str, dict[str
     if row["framework"] == "nccl" and row["grammar"] in environment.NCCL_OWN_GRAMMARS:
         return  # rules/multi_gpu.py judges these of NCCL's
     present = row["framework"] in (*environment.CUDA_LIBRARY_READERS, "python") or _has(report, row["framework"])
+    if "shadowed_by" in row and (not present or any(view.settings.get(first) for first in row["shadowed_by"])):
+        return  # its reader takes another variable first (XLA: TEST_TMPDIR, TMPDIR, then TMP), or is not here
     together = view.setting_answers.get(variable)
     if together is not None and together.kind == "conflict":  # the installed reader's own code refuses the pair
         findings.append(_refused_together(row, variable, value, together, present))
@@ -1199,6 +1201,8 @@ def _judge_more(row: dict[str, Any], kind: str, value: str, report: Report) -> l
         # split as the reader splits (JAX: at each ',' and nothing stripped, so a CRLF file's '\r' stays in a name)
         # and compares each name as written: 'CUDA' and the empty name a trailing ',' leaves are backends of those
         # names, unknown (seen with JAX 0.11.2 on an H100: "Unable to initialize backend 'CUDA'", "... backend ''")
+        if value == "":  # set and empty: JAX reads it as unset and chooses its backends itself (`if not platforms`;
+            return []  # its own error says "set JAX_PLATFORMS='' to automatically choose"; round sixteen's GPU set)
         exact = bool(row.get("entries_exact"))
         entries = value.split(",") if exact else [e.strip() for e in value.split(",") if e.strip()]
         unknown = [e for e in entries if (e if exact else e.lower()) not in row.get("values", [])]
