@@ -130,8 +130,9 @@ def hold() -> None:
     ignored by the kernel too: Python's finalization puts SIG_DFL back for a signal whose handler is a Python
     function (not for SIG_IGN), and one landing then killed the process (exit -2) after its whole answer."""
     _held.append(True)
-    if not _installed:
-        return  # a program that calls the doctor in-process keeps its own handlers
+    if not _installed or sys.platform == "win32":
+        return  # a program that calls the doctor in-process keeps its own handlers; Windows' console handlers are
+        # not signals (the finalization that restores SIG_DFL is POSIX's concern)
     for signum in HANDLED:
         try:
             if signal.getsignal(signum) is _raise_once:
