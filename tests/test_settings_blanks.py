@@ -6,14 +6,12 @@ in words; fix unsets the variable (the line sourced in bash, check again clean).
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import Machine, codes
+from tests.jax_programs import BASE_PATH, run_jax_program
 from tests.real_wheels import real_jax_cpu
 from tests.test_frameworks import python_env
 from tests.test_process_env import check_after, finding, gpu_machine, jax_install, plan_lines
@@ -49,13 +47,13 @@ def test_jax_platforms_clean_is_no_error(machine: Machine, tmp_path: Path) -> No
 @pytest.mark.parametrize("value", ["cpu\r", "cpu ,cpu", "CPU", "cpu,"])
 def test_the_real_jax_refuses_a_platform_name_with_a_blank(value: str) -> None:
     """The rule's proof: the real JAX (CPU build) with such a JAX_PLATFORMS raises at its first array, naming the
-    backend with its blank ('cpu\\r' is not in the list of known backends)."""
-    env = {**os.environ, "JAX_PLATFORMS": value, "PYTHONPATH": str(real_jax_cpu())}
-    done = subprocess.run([sys.executable, "-c", "import jax; jax.numpy.zeros(1)"], env=env, capture_output=True,
-                          text=True, timeout=300)
+    backend with its blank ('cpu\\r' is not in the list of known backends). Each program forked from the worker's
+    Python that has jaxlib loaded (tests/jax_programs.py: jax reads JAX_PLATFORMS at its own import), not a new
+    Python each (two real JAX starts a value, 3.5 CPU s)."""
+    env = {"PATH": BASE_PATH, "PYTHONPATH": str(real_jax_cpu()), "JAX_PLATFORMS": value}
+    done = run_jax_program(env, "import jax; jax.numpy.zeros(1)")
     assert done.returncode != 0 and "is not in the list of known backends" in done.stderr, done.stderr[-2000:]
-    clean = subprocess.run([sys.executable, "-c", "import jax; jax.numpy.zeros(1)"],
-                           env={**env, "JAX_PLATFORMS": "cpu"}, capture_output=True, text=True, timeout=300)
+    clean = run_jax_program({**env, "JAX_PLATFORMS": "cpu"}, "import jax; jax.numpy.zeros(1)")
     assert clean.returncode == 0, clean.stderr[-2000:]
 
 
@@ -63,11 +61,9 @@ def test_the_real_jax_refuses_a_platform_name_with_a_blank(value: str) -> None:
 def test_the_real_jax_refuses_a_default_device_that_is_not_cpu_gpu_or_tpu() -> None:
     """compat's JAX_DEFAULT_DEVICE row, proven on the real JAX (CPU build): torch's 'cuda:0' raises at import's
     first use of the setting; 'cpu' runs."""
-    env = {**os.environ, "JAX_PLATFORMS": "cpu", "PYTHONPATH": str(real_jax_cpu())}
+    env = {"PATH": BASE_PATH, "PYTHONPATH": str(real_jax_cpu()), "JAX_PLATFORMS": "cpu"}
     program = "import jax; jax.numpy.zeros(1).block_until_ready()"
-    done = subprocess.run([sys.executable, "-c", program], env={**env, "JAX_DEFAULT_DEVICE": "cuda:0"},
-                          capture_output=True, text=True, timeout=300)
+    done = run_jax_program({**env, "JAX_DEFAULT_DEVICE": "cuda:0"}, program)
     assert done.returncode != 0 and "jax.default_device must be passed" in done.stderr, done.stderr[-2000:]
-    clean = subprocess.run([sys.executable, "-c", program], env={**env, "JAX_DEFAULT_DEVICE": "cpu"},
-                           capture_output=True, text=True, timeout=300)
+    clean = run_jax_program({**env, "JAX_DEFAULT_DEVICE": "cpu"}, program)
     assert clean.returncode == 0, clean.stderr[-2000:]
