@@ -124,6 +124,30 @@ def test_several_cudnn_on_the_loader_path_closed_loop(machine: Machine, tmp_path
 # --- a cuDNN the framework's own environment lacks: pip, through that environment's interpreter -------------------
 
 @pytest.mark.integration
+def venv_with_pip(venv: Path) -> None:
+    """A virtual environment with its own pip at VENV, as `python -m venv` makes it: copied from one made once into the
+    test cache for this base interpreter (ensurepip's install of pip took 3-5 CPU s a venv, twice a run). pyvenv.cfg
+    names the base interpreter, not the venv's folder, and the plans run `VENV/bin/python -m pip`, so the copy's pip
+    is that venv's own (its bin/pip scripts, which name the first copy, are not what the doctor runs)."""
+    import hashlib
+    import shutil
+
+    from tests.locks import locked
+    from tests.real_wheels import cache_root
+
+    base = getattr(sys, "_base_executable", sys.executable)
+    key = hashlib.sha256(f"{os.path.realpath(base)} {sys.version}".encode()).hexdigest()[:12]
+    template = cache_root() / "venvs" / f"with-pip-{key}"
+    done = template.parent / f"{template.name}.complete"
+    if not done.exists():
+        with locked(f"venv-with-pip-{key}"):
+            if not done.exists():
+                shutil.rmtree(template, ignore_errors=True)
+                subprocess.run([sys.executable, "-m", "venv", str(template)], check=True, timeout=300)
+                done.write_text("ok\n")
+    shutil.copytree(template, venv, symlinks=True)
+
+
 def test_a_venv_torch_without_its_cudnn_wheel_gets_it_from_its_own_pip(machine: Machine, tmp_path: Path) -> None:
     """`--python venv/bin/python`: torch's wheel pins nvidia-cudnn-cu13==9.19.0.56, which is missing (CD401). The
     plan runs that venv's pip (offline, from a local wheel folder: the real wheel, its members stored); after it,
@@ -131,7 +155,7 @@ def test_a_venv_torch_without_its_cudnn_wheel_gets_it_from_its_own_pip(machine: 
     wheel = real_wheel_stored("9.19.0")
     with_driver(machine, tmp_path)
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    venv_with_pip(venv)
     [site] = list((venv / "lib").glob("python3*/site-packages"))
     version = "2.11.0+cu130"
     info = site / f"torch-{version}.dist-info"
@@ -358,7 +382,7 @@ def test_a_package_that_cannot_be_had_stops_the_plan_before_anything_changes(mac
     wheel at hand, pip's dry run refuses first: nothing is uninstalled, the plan says which step and why."""
     with_driver(machine, tmp_path)
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    venv_with_pip(venv)
     [site] = list((venv / "lib").glob("python3*/site-packages"))
     info = site / "onnxruntime-1.18.0.dist-info"
     info.mkdir()
