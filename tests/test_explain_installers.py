@@ -72,7 +72,7 @@ def test_cpp_extension_empty_arch_list_without_a_gpu_names_torch_cuda_arch_list(
 
 def test_cmake_default_architecture_undetected_is_the_cuda_compiler_cmake_found() -> None:
     message = ("-- The CUDA compiler identification is unknown\n"
-               "CMake Error at /usr/share/cmake-3.28/Modules/CMakeDetermineCUDACompiler.cmake:270 (message):\n"
+               "CMake Error at /usr/share/cmake-3.29/Modules/CMakeDetermineCUDACompiler.cmake:266 (message):\n"
                "  Failed to detect a default CUDA architecture.\n\n  Compiler output:\n\n"
                "Call Stack (most recent call first):\n  CMakeLists.txt:10 (project)")
     answer = first(message)
