@@ -191,3 +191,34 @@ def test_conda_clobber_between_two_cuda_packagings() -> None:
     declined("ClobberError: This transaction has incompatible packages due to a shared path.\n"
              "  packages: nvidia/label/cuda-11.7.0/win-64::cuda-cupti-11.7.50-0, "
              "nvidia/label/cuda-11.7.0/win-64::cuda-nvcc-11.7.64-0\n  path: 'metadata_conda_debug.yaml'")
+
+
+# ------------------------------------------------------------------------- a CUDA extension's setup.py without nvcc
+
+def test_a_setup_that_found_no_nvcc_and_failed_on_its_release() -> None:
+    message = ('      File "/tmp/pip-install-x/causal-conv1d_1/setup.py", line 185, in <module>\n'
+               '        if bare_metal_version >= Version("11.8"):\n'
+               "    NameError: name 'bare_metal_version' is not defined")
+    answer = first(message)
+    assert answer["id"] == "cuda-extension-setup-without-nvcc-bare-metal-version" and answer["code"] == "CD201"
+    assert "CUDA_HOME" in str(answer["fix"])
+    # a setup.py's NameError about another name is its own bug
+    declined('  File "setup.py", line 30, in <module>\n    long_description=readme,\nNameError: name \'readme\' is not '
+             "defined")
+
+
+# ------------------------------------------------------------------------------------ CMake 3.27 without FindCUDA
+
+def test_find_package_cuda_without_the_removed_module() -> None:
+    message = ("CMake Error at CMakeLists.txt:12 (find_package):\n"
+               '  By not providing "FindCUDA.cmake" in CMAKE_MODULE_PATH this project has\n'
+               '  asked CMake to find a package configuration file provided by "CUDA", but\n'
+               "  CMake did not find one.")
+    answer = first(message)
+    assert answer["id"] == "cmake-findcuda-module-removed" and answer["code"] == "CD208", answer
+    assert "CMP0146" in str(answer["fix"])
+    # the same find_package words for a library outside the GPU stack are not claimed
+    declined("CMake Error at CMakeLists.txt:20 (find_package):\n"
+             '  By not providing "FindEigen3.cmake" in CMAKE_MODULE_PATH this project has\n'
+             '  asked CMake to find a package configuration file provided by "Eigen3", but\n'
+             "  CMake did not find one.")
