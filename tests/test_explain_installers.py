@@ -222,3 +222,16 @@ def test_find_package_cuda_without_the_removed_module() -> None:
              '  By not providing "FindEigen3.cmake" in CMAKE_MODULE_PATH this project has\n'
              '  asked CMake to find a package configuration file provided by "Eigen3", but\n'
              "  CMake did not find one.")
+
+
+# ------------------------------------------------------------------------- pip: an sdist whose metadata has a CUDA tag
+
+def test_an_sdist_whose_built_version_carries_a_cuda_tag() -> None:
+    message = ("Requested flashpkg==1.2.0 from https://files.pythonhosted.org/packages/x/flashpkg-1.2.0.tar.gz has "
+               "inconsistent version: expected '1.2.0', but metadata has '1.2.0+cu121torch2.3'")
+    answer = first(message)
+    assert answer["id"] == "pip-sdist-metadata-cuda-local-version" and answer["code"] == "CD520", answer
+    assert "1.2.0+cu121torch2.3" in str(answer["cause"]) and "flashpkg" in str(answer["cause"])
+    # any other inconsistency of a package's metadata is its own
+    declined("Requested mypkg==1.0 from https://files.pythonhosted.org/packages/x/mypkg-1.0.tar.gz has inconsistent "
+             "version: expected '1.0', but metadata has '1.0.dev0'")
