@@ -124,9 +124,19 @@ class LoadChildren:
         answers = self.batch.answers()
         seen = tuple(parse_answer(user, recipe, answer.answer, answer.exit_code, answer.timed_out, answer.error)
                      for (user, recipe), answer in zip(self.users, answers, strict=True))
+        seen = tuple(self._with_wheel_died_in(load) for load in seen)
         return tuple(dataclasses.replace(load, libraries=tuple(with_how_it_came(with_wheel_facts(
             library, self.frameworks.get(load.user)), self.ctx) for library in load.libraries),
             needed=needed_by(self.frameworks.get(load.user))) if load.libraries else load for load in seen)
+
+    def _with_wheel_died_in(self, load: ObservedLoad) -> ObservedLoad:
+        """LOAD with the wheel that owns the file its preloading code died opening, where one's RECORD lists it."""
+        framework = self.frameworks.get(load.user)
+        site = str(framework.details.get("site_packages") or "") if framework is not None else ""
+        if not load.library_recipe_died_at or not site:
+            return load
+        owner = _owner(site, load.library_recipe_died_at)
+        return dataclasses.replace(load, library_recipe_died_wheel=f"{owner[0]}=={owner[1]}") if owner else load
 
 
 def cuda_libraries_on_path(env: dict[str, str], folders: list[str]) -> tuple[str, ...]:
@@ -146,6 +156,34 @@ def cuda_libraries_on_path(env: dict[str, str], folders: list[str]) -> tuple[str
         name = os.path.basename(entry)
         found += [soname for soname in sonames if name == soname or name.startswith(soname + ".")]
     return tuple(dict.fromkeys(found))
+
+
+def broken_in_own_wheels(frameworks: list[Framework]) -> tuple[str, ...]:
+    """The sonames of compat's [[cuda_library]] rows of which a Python framework's own wheels (SITE/nvidia/*/lib, the
+    folders its own code and its libraries' RUNPATH take them from by full path) hold a file the loader cannot use:
+    not ELF (a Git LFS pointer), cut short, for another machine, or a link to nothing. The framework maps that copy
+    before any on LD_LIBRARY_PATH, so only its own loading child can say what it does: these sonames are asked there
+    as those on the path are (nothing is started where every copy reads whole)."""
+    from cudnn_doctor.elf import ElfError, host_arch, read_elf
+
+    sonames = {soname for row in load("process_env").get("cuda_library", []) for soname in row["sonames"].values()}
+    broken: list[str] = []
+    sites = dict.fromkeys(str(f.details.get("site_packages") or "") for f in frameworks if f.name in ("torch", "jax"))
+    for site in [s for s in sites if s][:8]:
+        for folder in sorted(glob.glob(os.path.join(glob.escape(site), "nvidia", "*", "lib")))[:32]:
+            try:
+                names = sorted(n for n in os.listdir(folder)[:4096] if n in sonames)
+            except OSError:
+                continue
+            for name in names:
+                path = os.path.join(folder, name)
+                try:
+                    sound = os.path.exists(path) and read_elf(path).arch == host_arch()
+                except (ElfError, OSError):
+                    sound = False
+                if not sound and name not in broken:
+                    broken.append(name)
+    return tuple(broken)
 
 
 def library_spec(framework: Framework | None, site: str, sonames: tuple[str, ...]) -> dict[str, Any] | None:
@@ -268,7 +306,7 @@ def with_wheel_facts(library: SeenLibrary, framework: Framework | None) -> SeenL
     from cudnn_doctor.probes.process_env import link_stub
 
     stub = link_stub(library.path) if library.path else ""
-    own, pinned, own_release = None, None, None
+    own, pinned, own_release, distribution = None, None, None, None
     site = str(framework.details.get("site_packages") or "") if framework is not None else ""
     if site:
         copies = sorted(glob.glob(os.path.join(glob.escape(site), "nvidia", "*", "lib", glob.escape(library.soname))))
@@ -280,7 +318,8 @@ def with_wheel_facts(library: SeenLibrary, framework: Framework | None) -> SeenL
             pinned = f"{distribution[0]}{requirements[distribution[0]]}"
         elif own is None and isinstance(requirements, dict):  # its wheel not installed: what its metadata asks of it
             pinned = pin_without_wheel(library.soname, requirements)
-    return dataclasses.replace(library, stub=stub or None, own=own, pinned=pinned, own_release=own_release)
+    return dataclasses.replace(library, stub=stub or None, own=own, pinned=pinned, own_release=own_release,
+                               own_wheel=f"{distribution[0]}=={distribution[1]}" if own and distribution else None)
 
 
 def pin_without_wheel(soname: str, requirements: dict[str, str]) -> str | None:
@@ -353,7 +392,7 @@ def parse_answer(user: str, recipe: str | None, stdout: str | bytes, exit_code: 
     missing: dict[str, str] = {}  # sub-library -> where the loader looked and found no file of its name
     crashed: dict[str, str] = {}  # sub-library -> the file whose opening killed the forked copy that opened it
     taken: dict[str, str] = {}  # sub-library -> the file the loader takes for it (opened whole in a forked copy)
-    libraries, library_recipe = _libraries_of(lines, exit_code, timed_out, error)
+    libraries, library_recipe, died_at = _libraries_of(lines, exit_code, timed_out, error)
     for line in lines:
         key, _, value = line.partition(FIELD)
         if key.startswith("lib"):  # the CUDA libraries other than cuDNN: _libraries_of's
@@ -419,19 +458,23 @@ def parse_answer(user: str, recipe: str | None, stdout: str | bytes, exit_code: 
     steps = [_with_loader_words(step, refused, missing, crashed, taken) for step in steps]
     if skipped is not None or not lines:  # its own code loads no cuDNN here (or it was asked none: the CUDA
         # libraries alone), or the child never got as far as a word
-        return ObservedLoad(user, None, None, (), tuple(mapped), None, None, libraries, library_recipe)
-    return ObservedLoad(user, front, version, tuple(steps), tuple(mapped), recipe, died, libraries, library_recipe)
+        return ObservedLoad(user, None, None, (), tuple(mapped), None, None, libraries, library_recipe,
+                            library_recipe_died_at=died_at)
+    return ObservedLoad(user, front, version, tuple(steps), tuple(mapped), recipe, died, libraries, library_recipe,
+                        library_recipe_died_at=died_at)
 
 
 def _libraries_of(lines: list[str], exit_code: int | None, timed_out: bool,
-                  error: str | None) -> tuple[tuple[SeenLibrary, ...], str | None]:
+                  error: str | None) -> tuple[tuple[SeenLibrary, ...], str | None, str | None]:
     """The CUDA libraries other than cuDNN in the child's lines (_load_child.libraries): one SeenLibrary each that
     it asked, and what the framework's own preloading code said. A library whose forked copy died is refused with
     how, naming the file it was opening; where the child itself ended before it said libs-done, the library it was
-    at, or its preloading code, is said so."""
+    at, or its preloading code, is said so, with the file that code was opening (the third of the answer)."""
     out: list[SeenLibrary] = []
     recipe: str | None = None
     recipe_pending: str | None = None
+    recipe_opening: str | None = None  # the last file its preloading code announced it opens
+    died_at: str | None = None
     pending: str | None = None
     trying: dict[str, str] = {}
     done = False
@@ -440,6 +483,8 @@ def _libraries_of(lines: list[str], exit_code: int | None, timed_out: bool,
         parts = value.split(FIELD)
         if key == "lib-recipe-start":
             recipe_pending = value
+        elif key == "lib-recipe-try" and recipe_pending:
+            recipe_opening = value
         elif key == "lib-recipe":
             recipe, recipe_pending = f"{recipe_pending}: {value}" if recipe_pending else value, None
         elif key == "lib-start":
@@ -470,8 +515,9 @@ def _libraries_of(lines: list[str], exit_code: int | None, timed_out: bool,
         if pending:
             out.append(SeenLibrary(pending, "died", trying.get(pending), f"{how} while loading {pending}"))
         else:
-            recipe = f"{recipe_pending}: {how}"
-    return tuple(out), recipe
+            recipe = f"{recipe_pending}: {how}" + (f" while opening {recipe_opening}" if recipe_opening else "")
+            died_at = recipe_opening
+    return tuple(out), recipe, died_at
 
 
 def _decoded(soname: str, raw: str) -> str | None:

@@ -1706,7 +1706,31 @@ def cuda_libraries(report: Report) -> list[Finding]:
                 found[key] = replace(made, detail=made.detail + f" ({first.values.get('who')} gets it too.)")
             elif str(made.values.get("who")) not in first.detail:
                 found[key] = replace(first, detail=first.detail + f" ({made.values.get('who')} gets it too.)")
-    return list(found.values())
+    return [*_preloading_died(report, view), *found.values()]
+
+
+def _preloading_died(report: Report, view: ProcessView) -> list[Finding]:
+    """A framework's own preloading code (torch's _load_global_deps, which opens its wheels' CUDA libraries by full
+    path as `import torch` starts) killed in the loading child while it opened a file (a library cut short, whose
+    pages past the file's end the loader touches: SIGBUS): seen. Every `import` of it dies the same way, whatever
+    the path holds, since its code opens that file by full path; the wheel that owns the file is named."""
+    out = []
+    for seen_load in view.loads:
+        path = seen_load.library_recipe_died_at
+        if seen_load.user == LOADER_USER or not path:
+            continue
+        who = _display(seen_load.user)
+        how = str(seen_load.library_recipe or "").split(": ", 2)[-1]
+        wheel = seen_load.library_recipe_died_wheel
+        owner = f" (a file of the wheel {wheel}, damaged since pip installed it)" if wheel else ""
+        out.append(finding("CD409", subject=path, evidence="seen",
+                           proof=f"{who}'s own loading code ({seen_load.library_recipe}) in a child with this "
+                                 "environment", framework=who, library=path,
+                           error=f"{who}'s own loading code opens it by full path as its import starts, and the "
+                                 f"child that ran that code {how}{owner}; `import {seen_load.user}` dies there, "
+                                 "whatever LD_LIBRARY_PATH holds",
+                           wheel=wheel or "", died_opening=path, user=seen_load.user))
+    return out
 
 
 LOADER_USER = "ld.so"
@@ -1731,6 +1755,9 @@ def _library_finding(report: Report, view: ProcessView, user: str, who: str, lib
         made = finding("CD203", subject=entry or path or library.soname, evidence="seen", proof=proof,
                        library=path or library.soname, error=f"{library.said} ({who}, {library.soname} {how})",
                        via=via, framework="" if user == LOADER_USER else user, kind="refused", who=who)
+        if user != LOADER_USER and library.own_wheel and library.real and library.real == library.own_real:
+            # the file refused is the framework's own wheel's copy (its own code and RUNPATH take it by full path)
+            made = replace(made, values={**made.values, "wheel": library.own_wheel, "user": user})
         if user != LOADER_USER and library.soname in needed:  # its own libraries' DT_NEEDED: the loader's rule
             return replace(made, detail=made.detail + (
                 f". {who}'s own libraries need {library.soname} (their DT_NEEDED), and this is the copy the loader "

@@ -1,0 +1,140 @@
+"""Round seventeen (k23): classes users make that the sets touched least, each asked of the thing itself. A framework's
+own wheel copy damaged after pip installed it (the real NCCL 2.32.3 cut short, a Git LFS pointer in place of a
+library torch's import needs): torch's own loading code opens it by full path, so nothing on LD_LIBRARY_PATH changes
+it and plain check said nothing; now the loading child runs that code where a wheel's file reads broken, and the
+file it died opening is named (seen) with the wheel pip puts back whole. A link to nothing first on LD_LIBRARY_PATH:
+ld.so's open fails and it searches on (seen here, below), so it is no stop; check said one."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Machine, codes
+from tests.fakes.build import fake_cuda_math
+from tests.real_wheels import real_nccl
+from tests.test_cuda_libraries import torch_cu13
+from tests.test_process_env import check_after
+
+LFS_POINTER = "version https://git-lfs.github.com/spec/v1\noid sha256:4d7a2146\nsize 301234567\n"
+
+
+def errors_of(report: dict) -> list[dict]:
+    errors = [f for f in report["findings"] if f["severity"] == "error"]
+    assert all(f["evidence"] in ("seen", "rule") for f in errors), errors
+    return errors
+
+
+def cut_in_half(source: Path, target: Path) -> None:
+    data = source.read_bytes()
+    target.unlink(missing_ok=True)
+    target.write_bytes(data[: len(data) // 2])
+
+
+def pip_argv(plan: dict, code: str) -> list[str]:
+    [action] = [a for a in plan["actions"] if code in a["resolves"]]
+    assert action["kind"] == "pip", action
+    return list(action["argv"])
+
+
+@pytest.mark.integration
+def test_the_real_nccl_cut_short_in_torchs_own_wheel_is_seen_killing_its_import(machine: Machine,
+                                                                              tmp_path: Path) -> None:
+    """The real libnccl.so.2 (nvidia-nccl-cu13 2.32.3) cut in half where torch's wheel keeps it: opening it dies of
+    SIGBUS (asked of the real loader below), and torch 2.13's _load_global_deps opens it by full path as `import torch`
+    starts. Before: no finding (nothing on the path, so no loading child ran). Now: CD409, seen, naming the file and
+    the wheel; fix reinstalls that wheel (pip --force-reinstall --no-deps); with the wheel's file whole again (what
+    that reinstall writes), check is clean."""
+    site = torch_cu13(machine, tmp_path)
+    own = site / "nvidia" / "nccl" / "lib" / "libnccl.so.2"
+    cut_in_half(real_nccl(), own)
+    opened = subprocess.run([sys.executable, "-c", f"import ctypes; ctypes.CDLL({str(own)!r})"], capture_output=True,
+                            timeout=60)
+    assert opened.returncode == -7, opened  # SIGBUS: the real loader's answer, what torch's import gets
+    report = machine.check_json()
+    [error] = [f for f in errors_of(report) if f["code"] == "CD409"]
+    assert error["subject"] == str(own) and error["evidence"] == "seen", error
+    assert "SIGBUS" in error["detail"] and "nvidia-nccl-cu13==2.28.9" in error["detail"], error["detail"]
+    assert "_load_global_deps" in error["proof"], error["proof"]
+    argv = pip_argv(machine.run("fix", "--json").json, "CD409")
+    assert argv[-4:] == ["install", "--force-reinstall", "--no-deps", "nvidia-nccl-cu13==2.28.9"], argv
+    shutil.copyfile(real_nccl(), own)  # the wheel's file whole: what pip's reinstall writes back
+    after = check_after(machine, [])
+    assert "CD409" not in codes(after) and not errors_of(after), after["findings"]
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("damage", ["text", "cut"])
+def test_a_damaged_cublaslt_in_torchs_own_wheel_is_named_with_its_wheel(machine: Machine, tmp_path: Path,
+                                                                        damage: str) -> None:
+    """libcublasLt.so.13 of torch's own cu13 wheel a Git LFS pointer or cut short: torch's
+    code opens it by full path (a refusal it swallows, a cut copy kills it) and its libraries need it (DT_NEEDED).
+    Before: no finding. Now an error, seen in torch's loading child, naming that file; the plan reinstalls the wheel
+    that owns it, never a path change (nothing on the path is the cause)."""
+    site = torch_cu13(machine, tmp_path)
+    own = site / "nvidia" / "cu13" / "lib" / "libcublasLt.so.13"
+    if damage == "text":
+        own.write_text(LFS_POINTER)
+    else:
+        cut_in_half(own, own)
+    report = machine.check_json()
+    named = [f for f in errors_of(report) if f["subject"] == str(own)]
+    assert named and named[0]["code"] in ("CD409", "CD203"), report["findings"]
+    plan = machine.run("fix", "--json").json
+    argv = pip_argv(plan, named[0]["code"])
+    assert argv[-1] == "nvidia-cublas==13.1.0.3" and "--force-reinstall" in argv, argv
+    assert not [a for a in plan["actions"] if named[0]["code"] in a["resolves"] and a["kind"] == "env"], plan
+
+
+@pytest.mark.integration
+def test_the_wheels_whole_start_no_loading_child(machine: Machine, tmp_path: Path) -> None:
+    """Every wheel file reads whole and nothing is on the path: no loading child runs (plain check's cost kept)."""
+    torch_cu13(machine, tmp_path)
+    report = machine.check_json()
+    assert report["process"]["loads"] == [] and not errors_of(report), report["findings"]
+
+
+@pytest.mark.integration
+def test_a_link_to_nothing_first_on_the_path_is_skipped_by_the_loader(machine: Machine, tmp_path: Path) -> None:
+    """libcublasLt.so.13, a symbolic link to a file that is gone, in the first LD_LIBRARY_PATH folder, a whole copy in
+    the second: the real ld.so skips it (its open fails) and loads the second (asked below). Before: a warning that
+    a program opening it by name "stops at it". Now nothing is said of it."""
+    torch_cu13(machine, tmp_path)
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.mkdir()
+    second.mkdir()
+    (first / "libcublasLt.so.13").symlink_to(tmp_path / "gone" / "libcublasLt.so.13.1.0.3")
+    shutil.copyfile(fake_cuda_math("libcublasLt.so.13", "cublasLt", 13, 1, 0), second / "libcublasLt.so.13")
+    machine.add_library_path(second)
+    machine.add_library_path(first)
+    env = {"PATH": "/usr/bin:/bin", "LD_LIBRARY_PATH": machine.env["LD_LIBRARY_PATH"]}
+    loaded = subprocess.run([sys.executable, "-I", "-c", "import ctypes; ctypes.CDLL('libcublasLt.so.13'); "
+                             "print([l.split()[-1] for l in open('/proc/self/maps') if 'libcublasLt' in l][0])"],
+                            capture_output=True, text=True, env=env, timeout=60)
+    assert loaded.stdout.strip() == str(second / "libcublasLt.so.13"), loaded
+    report = machine.check_json()
+    assert not [f for f in report["findings"] if "libcublasLt" in (f.get("subject") or "") + f["detail"]], \
+        report["findings"]
+    assert not errors_of(report), report["findings"]
+
+
+def test_the_loading_childs_answer_names_the_file_its_preloading_code_died_opening() -> None:
+    """The child says each file torch's own code opens before it opens it; killed inside one, that file is named."""
+    from cudnn_doctor.probes.loading import MARK as MARK_BYTES
+    from cudnn_doctor.probes.loading import parse_answer
+
+    MARK = MARK_BYTES.decode()
+
+    lines = [f"{MARK}libs-start\ttorch", f"{MARK}lib-recipe-start\ttorch/__init__.py: _load_global_deps",
+             f"{MARK}lib-recipe-try\t/site/torch/lib/libtorch_global_deps.so",
+             f"{MARK}lib-recipe-try\t/site/nvidia/cu13/lib/libcublasLt.so.13"]
+    load = parse_answer("torch", None, "\n".join(lines) + "\n", -7, False, None)
+    assert load.library_recipe_died_at == "/site/nvidia/cu13/lib/libcublasLt.so.13", load
+    assert load.library_recipe is not None and "SIGBUS" in load.library_recipe, load.library_recipe
+    whole = parse_answer("torch", None, "\n".join([*lines, f"{MARK}lib-recipe\tok", f"{MARK}libs-done"]) + "\n", 0,
+                         False, None)
+    assert whole.library_recipe_died_at is None, whole
