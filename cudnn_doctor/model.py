@@ -441,6 +441,8 @@ class ProcessView:
     # each path a setting names that its reader cannot use as it needs (compat/ path_must): variable -> what is wrong
     setting_paths: dict[str, str] = dataclasses.field(default_factory=dict)
     setting_answers: dict[str, SettingAnswer] = dataclasses.field(default_factory=dict)  # the installed files' word
+    # settings whose readers take them only where they name a folder that exists, set to something else: skipped
+    settings_skipped: tuple[str, ...] = ()
     limits: dict[str, tuple[int, int]] = dataclasses.field(default_factory=dict)  # RLIMIT_AS: (soft, hard); -1 unlimited
     cudnn: tuple[LoadedCudnn, ...] = ()
     loads: tuple[ObservedLoad, ...] = ()  # cuDNN as each framework, and the loader by name, really loads it

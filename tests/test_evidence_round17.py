@@ -7,6 +7,7 @@ ld.so's open fails and it searches on (seen here, below), so it is no stop; chec
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -18,7 +19,8 @@ from tests.conftest import Machine, codes
 from tests.fakes.build import fake_cuda_math
 from tests.real_wheels import real_nccl
 from tests.test_cuda_libraries import torch_cu13
-from tests.test_process_env import check_after
+from tests.test_frameworks import python_env
+from tests.test_process_env import check_after, gpu_machine, jax_install, plan_lines
 
 LFS_POINTER = "version https://git-lfs.github.com/spec/v1\noid sha256:4d7a2146\nsize 301234567\n"
 
@@ -138,3 +140,46 @@ def test_the_loading_childs_answer_names_the_file_its_preloading_code_died_openi
     whole = parse_answer("torch", None, "\n".join([*lines, f"{MARK}lib-recipe\tok", f"{MARK}libs-done"]) + "\n", 0,
                          False, None)
     assert whole.library_recipe_died_at is None, whole
+
+
+# --- temporary folders: their readers take one only where it names a folder that exists ------------------------------
+
+def python_tempdir(env: dict[str, str]) -> str:
+    """What Python's own tempfile.gettempdir() answers in a child with ENV (Inductor's cache folder is below it)."""
+    done = subprocess.run([sys.executable, "-I", "-c", "import tempfile; print(tempfile.gettempdir())"],
+                          capture_output=True, text=True, env=env, timeout=60)
+    return done.stdout.strip()
+
+
+@pytest.mark.parametrize("kind", ["fifo", "file"])
+def test_a_tmpdir_that_is_no_folder_is_skipped_by_its_readers_and_not_said(machine: Machine, tmp_path: Path,
+                                                                           kind: str) -> None:
+    """TMPDIR naming a FIFO or a plain file: Python's tempfile goes on to /tmp (asked here) and XLA's
+    GetLocalTempDirectories takes only a folder that exists (its source), so no program uses it. Before: a CD417
+    warning and a plan line that cured nothing. Now nothing is said of it."""
+    gpu_machine(machine, tmp_path, gpus=1)
+    named = tmp_path / kind
+    if kind == "fifo":
+        os.mkfifo(named)
+    else:
+        named.write_text("x\n")
+    machine.env["TMPDIR"] = str(named)
+    assert python_tempdir({"TMPDIR": str(named), "PATH": "/usr/bin:/bin"}) == "/tmp"
+    assert not [f for f in machine.check_json()["findings"] if f["subject"] == "TMPDIR"]
+
+
+def test_tmp_is_judged_where_tmpdir_names_no_folder(machine: Machine, tmp_path: Path) -> None:
+    """TMPDIR naming a file and TMP=/proc (a folder where no file can be made), JAX installed: XLA skips TMPDIR (not a
+    folder) and takes TMP, where its PTX cannot be written (JAX's first convolution failed so on an H100, round
+    sixteen). Before: nothing (TMPDIR set was taken to shadow TMP). Now CD417 on TMP, and the plan's line takes it
+    out: checked again, clean."""
+    gpu_machine(machine, tmp_path, gpus=1)
+    jax_install(python_env(machine, tmp_path))
+    (tmp_path / "afile").write_text("x\n")
+    machine.env["TMPDIR"] = str(tmp_path / "afile")
+    machine.env["TMP"] = "/proc"
+    [made] = [f for f in machine.check_json()["findings"] if f["subject"] == "TMP"]
+    assert made["code"] == "CD417", made
+    lines = plan_lines(machine)
+    assert "unset TMP" in lines, lines
+    assert not [f for f in check_after(machine, lines)["findings"] if f["subject"] in ("TMP", "TMPDIR")]

@@ -728,7 +728,8 @@ def _judge_variable(report: Report, view: ProcessView, known: dict[str, dict[str
     if row["framework"] == "nccl" and row["grammar"] in environment.NCCL_OWN_GRAMMARS:
         return  # rules/multi_gpu.py judges these of NCCL's
     present = row["framework"] in (*environment.CUDA_LIBRARY_READERS, "python") or _has(report, row["framework"])
-    if "shadowed_by" in row and (not present or any(view.settings.get(first) for first in row["shadowed_by"])):
+    if "shadowed_by" in row and (not present or any(view.settings.get(first) and first not in view.settings_skipped
+                                                    for first in row["shadowed_by"])):
         return  # its reader takes another variable first (XLA: TEST_TMPDIR, TMPDIR, then TMP), or is not here
     together = view.setting_answers.get(variable)
     if together is not None and together.kind == "conflict":  # the installed reader's own code refuses the pair
