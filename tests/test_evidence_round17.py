@@ -70,10 +70,11 @@ def test_the_real_nccl_cut_short_in_torchs_own_wheel_is_seen_killing_its_import(
 
 
 @pytest.mark.integration
-@pytest.mark.parametrize("damage", ["text", "cut"])
+@pytest.mark.parametrize("damage", ["text", "cut", "aarch64", "dangling", "gone"])
 def test_a_damaged_cublaslt_in_torchs_own_wheel_is_named_with_its_wheel(machine: Machine, tmp_path: Path,
                                                                         damage: str) -> None:
-    """libcublasLt.so.13 of torch's own cu13 wheel a Git LFS pointer or cut short: torch's
+    """libcublasLt.so.13 of torch's own cu13 wheel a Git LFS pointer, cut short, built for another machine, a link
+    to nothing, or deleted: torch's
     code opens it by full path (a refusal it swallows, a cut copy kills it) and its libraries need it (DT_NEEDED).
     Before: no finding. Now an error, seen in torch's loading child, naming that file; the plan reinstalls the wheel
     that owns it, never a path change (nothing on the path is the cause)."""
@@ -81,8 +82,17 @@ def test_a_damaged_cublaslt_in_torchs_own_wheel_is_named_with_its_wheel(machine:
     own = site / "nvidia" / "cu13" / "lib" / "libcublasLt.so.13"
     if damage == "text":
         own.write_text(LFS_POINTER)
-    else:
+    elif damage == "cut":
         cut_in_half(own, own)
+    elif damage == "aarch64":  # the loader skips a library of another machine: it finds none for torch's libraries
+        data = bytearray(own.read_bytes())
+        data[18:20] = (183).to_bytes(2, "little")  # e_machine: EM_AARCH64
+        own.write_bytes(bytes(data))
+    elif damage == "dangling":  # a link whose target is gone (a wheel folder copied without what its links point at)
+        own.unlink()
+        own.symlink_to(own.parent / "libcublasLt.so.13.1.0.3")
+    else:  # deleted (a clean-up script), its wheel's RECORD still listing it
+        own.unlink()
     report = machine.check_json()
     named = [f for f in errors_of(report) if f["subject"] == str(own)]
     assert named and named[0]["code"] in ("CD409", "CD203"), report["findings"]
@@ -183,3 +193,33 @@ def test_tmp_is_judged_where_tmpdir_names_no_folder(machine: Machine, tmp_path: 
     lines = plan_lines(machine)
     assert "unset TMP" in lines, lines
     assert not [f for f in check_after(machine, lines)["findings"] if f["subject"] in ("TMP", "TMPDIR")]
+
+
+# --- a framework's wheels shadowed: a PYTHONPATH folder holding nvidia/<part>/lib ---------------------------------------
+
+def venv_python_keeps_pythonpath(site: Path, tmp_path: Path) -> None:
+    """The environment's python3 as a real venv's: the user's PYTHONPATH on sys.path before its site-packages."""
+    wrapper = tmp_path / "venv" / "bin" / "python3"
+    wrapper.write_text(f"#!/bin/sh\nPYTHONPATH=\"${{PYTHONPATH:+$PYTHONPATH:}}{site}\" exec {sys.executable} \"$@\"\n")
+
+
+@pytest.mark.integration
+def test_a_cut_copy_in_a_pythonpath_nvidia_folder_is_what_torchs_code_opens(machine: Machine, tmp_path: Path) -> None:
+    """A PYTHONPATH folder holding nvidia/cu13/lib/libcublasLt.so.13 cut short (a half-copied wheel folder): torch's
+    own code globs sys.path for its wheels' libraries, PYTHONPATH first, and opens that copy by full path: its import
+    dies (SIGBUS, seen in its loading child). Before: a CD419 warning (read) only. Now CD409, seen, naming the file
+    and the folder; the plan takes that folder out of PYTHONPATH, and checked after it no error is left."""
+    site = torch_cu13(machine, tmp_path)
+    venv_python_keeps_pythonpath(site, tmp_path)
+    shadow = tmp_path / "half-copied"
+    lib = shadow / "nvidia" / "cu13" / "lib"
+    lib.mkdir(parents=True)
+    cut_in_half(site / "nvidia" / "cu13" / "lib" / "libcublasLt.so.13", lib / "libcublasLt.so.13")
+    machine.env["PYTHONPATH"] = f"{shadow}:{machine.env['PYTHONPATH']}"
+    report = machine.check_json()
+    [error] = [f for f in errors_of(report) if f["code"] == "CD409"]
+    assert error["subject"] == str(lib / "libcublasLt.so.13") and "PYTHONPATH" in error["detail"], error
+    lines = plan_lines(machine)
+    assert any("PYTHONPATH" in line and str(shadow) not in line for line in lines), lines
+    after = check_after(machine, lines)
+    assert "CD409" not in codes(after) and not errors_of(after), after["findings"]

@@ -82,7 +82,7 @@ def treat(work: Any) -> None:
             _named_by_the_loader(work, finding, report, str(finding.values["runtime_via"]),
                                  str(finding.values["runtime_entry"]), str(finding.values.get("runtime") or ""))
             continue
-        if finding.values.get("died_opening"):  # a wheel's own file its preloading code dies opening
+        if finding.values.get("died_opening") and not finding.values.get("entry"):  # a wheel's own file its code dies in
             _wheel_again(work, finding, report)
             continue
         entry = str(finding.values.get("entry") or "")

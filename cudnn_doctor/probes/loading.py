@@ -158,32 +158,42 @@ def cuda_libraries_on_path(env: dict[str, str], folders: list[str]) -> tuple[str
     return tuple(dict.fromkeys(found))
 
 
-def broken_in_own_wheels(frameworks: list[Framework]) -> tuple[str, ...]:
+def broken_in_own_wheels(frameworks: list[Framework], env: dict[str, str] | None = None) -> tuple[str, ...]:
     """The sonames of compat's [[cuda_library]] rows of which a Python framework's own wheels (SITE/nvidia/*/lib, the
     folders its own code and its libraries' RUNPATH take them from by full path) hold a file the loader cannot use:
     not ELF (a Git LFS pointer), cut short, for another machine, or a link to nothing. The framework maps that copy
     before any on LD_LIBRARY_PATH, so only its own loading child can say what it does: these sonames are asked there
-    as those on the path are (nothing is started where every copy reads whole)."""
-    from cudnn_doctor.elf import ElfError, host_arch, read_elf
-
+    as those on the path are (nothing is started where every copy reads whole). And a PYTHONPATH folder's own
+    nvidia/*/lib: torch's code globs sys.path for its wheels' libraries, and PYTHONPATH comes before site-packages."""
     sonames = {soname for row in load("process_env").get("cuda_library", []) for soname in row["sonames"].values()}
     broken: list[str] = []
     sites = dict.fromkeys(str(f.details.get("site_packages") or "") for f in frameworks if f.name in ("torch", "jax"))
-    for site in [s for s in sites if s][:8]:
+    shadows = [entry for entry in (env or {}).get("PYTHONPATH", "").split(os.pathsep) if entry][:16]
+    for site in [*[s for s in sites if s][:8], *(shadows if any(sites) else [])]:
         for folder in sorted(glob.glob(os.path.join(glob.escape(site), "nvidia", "*", "lib")))[:32]:
             try:
                 names = sorted(n for n in os.listdir(folder)[:4096] if n in sonames)
             except OSError:
                 continue
-            for name in names:
-                path = os.path.join(folder, name)
-                try:
-                    sound = os.path.exists(path) and read_elf(path).arch == host_arch()
-                except (ElfError, OSError):
-                    sound = False
-                if not sound and name not in broken:
-                    broken.append(name)
+            broken += [name for name in names if name not in broken and unusable(os.path.join(folder, name))]
+        broken += [name for name, path in listed_in_records(site, sonames).items()
+                   if name not in broken and not os.path.lexists(path)]
     return tuple(broken)
+
+
+def listed_in_records(site: str, sonames: set[str]) -> dict[str, str]:
+    """{soname: its file} for each of SONAMES that an nvidia-* wheel's RECORD in SITE lists under nvidia/*/lib/: the
+    files pip wrote, whether or not they are still there."""
+    from cudnn_doctor.user_files import read_text_or_empty
+
+    found: dict[str, str] = {}
+    for record in sorted(glob.glob(os.path.join(glob.escape(site), "nvidia_*.dist-info", "RECORD")))[:64]:
+        for line in read_text_or_empty(record, 4 << 20).splitlines():
+            relative = line.split(",", 1)[0]
+            parts = relative.split("/")
+            if len(parts) == 4 and parts[0] == "nvidia" and parts[2] == "lib" and parts[3] in sonames:
+                found.setdefault(parts[3], os.path.join(site, *parts))
+    return found
 
 
 def library_spec(framework: Framework | None, site: str, sonames: tuple[str, ...]) -> dict[str, Any] | None:
@@ -310,6 +320,8 @@ def with_wheel_facts(library: SeenLibrary, framework: Framework | None) -> SeenL
     site = str(framework.details.get("site_packages") or "") if framework is not None else ""
     if site:
         copies = sorted(glob.glob(os.path.join(glob.escape(site), "nvidia", "*", "lib", glob.escape(library.soname))))
+        if not copies and not library.ok:  # its wheel's file gone: where pip wrote it (the wheel's RECORD)
+            copies = list(listed_in_records(site, {library.soname}).values())
         own = copies[0] if copies else None
         distribution = _owner(site, own) if own else None
         own_release = distribution[1] if distribution else None
@@ -319,7 +331,26 @@ def with_wheel_facts(library: SeenLibrary, framework: Framework | None) -> SeenL
         elif own is None and isinstance(requirements, dict):  # its wheel not installed: what its metadata asks of it
             pinned = pin_without_wheel(library.soname, requirements)
     return dataclasses.replace(library, stub=stub or None, own=own, pinned=pinned, own_release=own_release,
-                               own_wheel=f"{distribution[0]}=={distribution[1]}" if own and distribution else None)
+                               own_wheel=f"{distribution[0]}=={distribution[1]}" if own and distribution else None,
+                               own_problem=unusable(own) if own and not library.ok else None)
+
+
+def unusable(path: str) -> str | None:
+    """Why the loader cannot use PATH as a library of this machine, read from its headers (not ELF, cut short, built
+    for another machine, a link to nothing); None where it reads whole."""
+    from cudnn_doctor.elf import ElfError, host_arch, read_elf
+
+    if not os.path.lexists(path):
+        return "missing (its wheel's RECORD lists it; the file is gone)"
+    if not os.path.exists(path):
+        return "a link to nothing"
+    try:
+        arch = read_elf(path).arch
+    except ElfError as error:
+        return str(error)
+    except OSError as error:
+        return f"cannot read it: {error.strerror or error}"
+    return None if arch == host_arch() else f"built for {arch}, not for this machine ({host_arch()})"
 
 
 def pin_without_wheel(soname: str, requirements: dict[str, str]) -> str | None:

@@ -1724,13 +1724,18 @@ def _preloading_died(report: Report, view: ProcessView) -> list[Finding]:
         how = str(seen_load.library_recipe or "").split(": ", 2)[-1]
         wheel = seen_load.library_recipe_died_wheel
         owner = f" (a file of the wheel {wheel}, damaged since pip installed it)" if wheel else ""
+        # a PYTHONPATH folder's nvidia/*/lib: its code globs sys.path, PYTHONPATH first (probes/process_env)
+        entry = next((shadow[0] for shadow in view.python_shadows if shadow[3:4] == ("PYTHONPATH",) and
+                      path.startswith(shadow[0].rstrip("/") + "/")), "")
+        if entry:
+            owner = f" (in the PYTHONPATH folder {entry}, which its code searches before site-packages)"
         out.append(finding("CD409", subject=path, evidence="seen",
                            proof=f"{who}'s own loading code ({seen_load.library_recipe}) in a child with this "
                                  "environment", framework=who, library=path,
                            error=f"{who}'s own loading code opens it by full path as its import starts, and the "
                                  f"child that ran that code {how}{owner}; `import {seen_load.user}` dies there, "
                                  "whatever LD_LIBRARY_PATH holds",
-                           wheel=wheel or "", died_opening=path, user=seen_load.user))
+                           wheel=wheel or "", died_opening=path, user=seen_load.user, entry=entry))
     return out
 
 
@@ -1749,6 +1754,8 @@ def _library_finding(report: Report, view: ProcessView, user: str, who: str, lib
     ran = f" after its own preloading code ({recipe})" if recipe and user != LOADER_USER else ""
     proof = f"{who}'s loading child{ran}: {library.soname} {how}: {path or 'no file'} -> {library.said}"
     if not library.ok:
+        if library.path is None and library.own and library.own_problem and user != LOADER_USER:
+            return _own_copy_skipped(user, who, library, proof, needed)
         if library.path is None and "no such file" in library.said.lower():
             return None  # nowhere to be found: not installed for it (what needs it says so itself)
         if user == LOADER_USER and any(broken[0] == path for broken in view.broken_cuda):
@@ -1812,6 +1819,25 @@ def _library_finding(report: Report, view: ProcessView, user: str, who: str, lib
         f"{who} gets {path} for {library.soname} here ({via}; seen in a child that loads as it does): {problem}. "
         "It loads, so whether the work that calls it fails is inferred: `cudnn-doctor check --deep` runs the "
         "frameworks here, which proves it."))
+
+
+def _own_copy_skipped(user: str, who: str, library: Any, proof: str, needed: tuple[str, ...]) -> Finding:
+    """The framework's own wheel holds a copy of the soname the loader found nowhere for it: it skipped that copy
+    (another machine's, a link to nothing) or refused it, as its headers say (library.own_problem). Seen: the loading
+    child found no usable copy where the framework's libraries look. An error where its import needs it (DT_NEEDED,
+    [[library_loading]] at_start); the wheel that owns the copy is named for the plan."""
+    at_start = library.soname in needed or _stem(library.soname) in _at_start(user)
+    made = finding("CD203", subject=library.own, evidence="seen", proof=f"{proof}; its own copy {library.own}: "
+                   f"{library.own_problem}", library=library.own,
+                   error=f"{library.said} ({who}, {library.soname}: its own wheel's copy is {library.own_problem}, "
+                         "which the loader skips or refuses, and no other copy is where its libraries look)",
+                   via="its own wheel", framework=user, kind="refused", who=who,
+                   **({"wheel": library.own_wheel, "user": user} if library.own_wheel else {}))
+    if at_start:
+        return replace(made, detail=made.detail + f". {who} needs {library.soname} at start: its import fails there.")
+    return replace(made, severity="warning", detail=made.detail + (
+        f". {who} opens {library.soname} when work first needs it; `cudnn-doctor check --deep` runs the frameworks "
+        "here, which proves whether their work is hit."))
 
 
 def _unbound_finding(user: str, who: str, library: Any, path: str, via: str, entry: str | None,
