@@ -165,6 +165,13 @@ class _Announcing:
         self._announce(_text(name))
         return ctypes.CDLL(name, *args, **kwargs)
 
+    @property
+    def cdll(self):  # JAX's plugin: ctypes.cdll.LoadLibrary(path)
+        return self
+
+    def LoadLibrary(self, name, *args, **kwargs):  # noqa: N802 (ctypes' own name)
+        return self.CDLL(name, *args, **kwargs)
+
 
 def _recording(function, name, raised):
     def recorded(*args, **kwargs):

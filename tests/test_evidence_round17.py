@@ -18,7 +18,7 @@ import pytest
 from tests.conftest import Machine, codes
 from tests.fakes.build import fake_cuda_math
 from tests.real_wheels import real_nccl
-from tests.test_cuda_libraries import torch_cu13
+from tests.test_cuda_libraries import jax_cu13, torch_cu13
 from tests.test_frameworks import python_env
 from tests.test_process_env import check_after, gpu_machine, jax_install, plan_lines
 
@@ -223,3 +223,18 @@ def test_a_cut_copy_in_a_pythonpath_nvidia_folder_is_what_torchs_code_opens(mach
     assert any("PYTHONPATH" in line and str(shadow) not in line for line in lines), lines
     after = check_after(machine, lines)
     assert "CD409" not in codes(after) and not errors_of(after), after["findings"]
+
+
+@pytest.mark.integration
+def test_a_cut_copy_in_jaxs_own_wheel_is_seen_killing_its_plugins_load(machine: Machine, tmp_path: Path) -> None:
+    """libcublasLt.so.13 of JAX's own cu13 wheel cut short: its CUDA plugin's _load_nvidia_libraries opens it by full
+    path (ctypes.cdll.LoadLibrary, jax_plugins/cuda/__init__.py) as JAX starts its GPU backend: the child running that
+    code dies there (seen). Before: no finding. Now CD409 naming the file and the wheel pip puts back."""
+    site = jax_cu13(machine, tmp_path)
+    own = site / "nvidia" / "cu13" / "lib" / "libcublasLt.so.13"
+    cut_in_half(own, own)
+    report = machine.check_json()
+    [error] = [f for f in errors_of(report) if f["code"] == "CD409"]
+    assert error["subject"] == str(own) and "JAX" in error["detail"] and "_load_nvidia_libraries" in error["proof"]
+    argv = pip_argv(machine.run("fix", "--json").json, "CD409")
+    assert argv[-1] == "nvidia-cublas==13.1.0.3", argv
