@@ -238,3 +238,39 @@ def test_a_cut_copy_in_jaxs_own_wheel_is_seen_killing_its_plugins_load(machine: 
     assert error["subject"] == str(own) and "JAX" in error["detail"] and "_load_nvidia_libraries" in error["proof"]
     argv = pip_argv(machine.run("fix", "--json").json, "CD409")
     assert argv[-1] == "nvidia-cublas==13.1.0.3", argv
+
+
+# --- the GCC runtime cut short first on LD_LIBRARY_PATH (round sixteen's leftover: named, not cured) -----------------
+
+def system_gcc_runtime() -> Path:
+    found = subprocess.run(["/sbin/ldconfig", "-p"], capture_output=True, text=True, timeout=30).stdout
+    for line in found.splitlines():
+        if line.strip().startswith("libgcc_s.so.1 ") and "x86-64" in line:
+            return Path(os.path.realpath(line.rsplit("=> ", 1)[-1].strip()))
+    pytest.skip("no libgcc_s.so.1 in this machine's loader cache")
+
+
+@pytest.mark.integration
+def test_a_cut_gcc_runtime_first_on_the_path_is_named_and_taken_out(machine: Machine, tmp_path: Path) -> None:
+    """The first half of this machine's libgcc_s.so.1 in a folder first on LD_LIBRARY_PATH: the real cuDNN 9.19 needs
+    it (DT_NEEDED), and the loader mapping it dies of SIGBUS (asked below). Before: CD309 on cuDNN with "reinstall
+    cuDNN", which cured nothing (round sixteen, on the H100). Now the loader's own `ld.so --list` of the framework's
+    library, killed by SIGBUS, names the runtime: CD409, seen, and the plan's one line takes the folder out of
+    LD_LIBRARY_PATH for it and for the crash; sourced, the check after it has no error."""
+    torch_cu13(machine, tmp_path)
+    folder = tmp_path / "project-lib"
+    folder.mkdir()
+    cut_in_half(system_gcc_runtime(), folder / "libgcc_s.so.1")
+    machine.add_library_path(folder)
+    opened = subprocess.run([sys.executable, "-c", "import ctypes; ctypes.CDLL('libgcc_s.so.1')"], capture_output=True,
+                            timeout=60, env={"LD_LIBRARY_PATH": str(folder), "PATH": "/usr/bin:/bin"})
+    assert opened.returncode == -7, opened  # SIGBUS: what every C++ library's load gets here
+    report = machine.check_json()
+    [named] = [f for f in errors_of(report) if f["code"] == "CD409"]
+    assert "SIGBUS" in named["detail"] and str(folder / "libgcc_s.so.1") in named["detail"], named
+    plan = machine.run("fix", "--json").json
+    [step] = [a for a in plan["actions"] if "CD409" in a["resolves"]]
+    assert step["kind"] == "env" and set(codes(report)) & {"CD309"} <= set(step["resolves"]), step
+    assert not [a for a in plan["actions"] if "CD309" in a["resolves"] and a["kind"] == "manual"], plan["actions"]
+    after = check_after(machine, plan_lines(machine))
+    assert not errors_of(after), after["findings"]

@@ -79,8 +79,12 @@ def treat(work: Any) -> None:
     for finding in [*work.with_code("CD409", "CD419", "CD421"),
                     *(f for f in work.with_code("CD410") if f.values.get("how") == "PYTHONPATH")]:
         if finding.values.get("runtime_entry"):  # a C++ runtime the loader refuses for the framework's library
+            # one that killed the loader mapping it (cut short) kills every C++ library's load alike: the crashes of
+            # loading (CD309) go with it
+            crashes = work.with_code("CD309") if "was killed by" in str(finding.values.get("error") or "") else []
             _named_by_the_loader(work, finding, report, str(finding.values["runtime_via"]),
-                                 str(finding.values["runtime_entry"]), str(finding.values.get("runtime") or ""))
+                                 str(finding.values["runtime_entry"]), str(finding.values.get("runtime") or ""),
+                                 also=crashes)
             continue
         if finding.values.get("died_opening") and not finding.values.get("entry"):  # a wheel's own file its code dies in
             _wheel_again(work, finding, report)
@@ -301,14 +305,17 @@ def loader_named(words: str, report: Report) -> tuple[str, str, str] | None:
     return None
 
 
-def _named_by_the_loader(work: Any, finding: Finding, report: Report, via: str, entry: str, file: str) -> None:
-    """The LD_LIBRARY_PATH folder, or the LD_PRELOAD entry, that gave the file the loader refused, taken out."""
+def _named_by_the_loader(work: Any, finding: Finding, report: Report, via: str, entry: str, file: str,
+                         also: list[Finding] | None = None) -> None:
+    """The LD_LIBRARY_PATH folder, or the LD_PRELOAD entry, that gave the file the loader refused, taken out (ALSO:
+    findings the same file caused, treated by the same step)."""
     why = (f"{file}, which the loader refuses, comes from {via} ({entry}), before the system's and the framework's own "
            "libraries; without it the loader takes those")
     if via == "LD_PRELOAD":
-        drop_preload(work, [finding], entry, report, why)
+        drop_preload(work, [finding, *(also or [])], entry, report, why)
     elif via == "LD_LIBRARY_PATH":
-        work.take([finding], Action(ENV, (), why, LOADER_SOURCE, env=(EnvChange("LD_LIBRARY_PATH", "remove", entry),)))
+        work.take([finding, *(also or [])], Action(ENV, (), why, LOADER_SOURCE,
+                                                   env=(EnvChange("LD_LIBRARY_PATH", "remove", entry),)))
 
 
 def drop_preload(work: Any, found: list[Finding], entry: str, report: Report, why: str,
