@@ -274,3 +274,23 @@ def test_a_cut_gcc_runtime_first_on_the_path_is_named_and_taken_out(machine: Mac
     assert not [a for a in plan["actions"] if "CD309" in a["resolves"] and a["kind"] == "manual"], plan["actions"]
     after = check_after(machine, plan_lines(machine))
     assert not errors_of(after), after["findings"]
+
+
+# --- --deep's cure of a temporary folder is classed as its data says (round sixteen's leftover: CD411 for CD417) ----
+
+@pytest.mark.parametrize(("kind", "removed"), [("variable", ("TMP",)), ("variable", ("TMPDIR",)),
+                                                ("variables", ("TMPDIR", "TMP")), ("variables", ("TEST_TMPDIR", "TMP"))])
+def test_a_deep_cure_that_unset_a_temporary_folder_is_a_path_its_reader_cannot_use(kind: str,
+                                                                                   removed: tuple[str, ...]) -> None:
+    """Under --deep JAX failed with TMPDIR or TMP naming a folder it cannot write, and worked with it unset: the cure's
+    class is the rows' (CD417, "a setting names a path its reader cannot use", as round sixteen's writer filed it),
+    not a value the framework refuses (CD411). Variables of different classes together keep the old class."""
+    from cudnn_doctor.model import EnvironmentCure
+    from cudnn_doctor.rules.process_env import _cure_code
+
+    cure = EnvironmentCure(kind, "unset " + " ".join(removed), tuple((name, "unset", "") for name in removed),
+                           removed=removed, variable=removed[0] if kind == "variable" else None)
+    assert _cure_code(cure) == "CD417", cure
+    mixed = EnvironmentCure("variables", "unset both", (("TMP", "unset", ""), ("JAX_PLATFORMS", "unset", "")),
+                            removed=("TMP", "JAX_PLATFORMS"))
+    assert _cure_code(mixed) == "CD411"

@@ -2161,7 +2161,10 @@ def _cure_code(cure: Any) -> str:
         return "CD116"
     if cure.kind in ("pythonpath", "working_folder"):  # a package there is imported in place of the installed one
         return "CD419"
-    if cure.kind == "variables":  # several variables together: whose they are is not one row of the data
+    if cure.kind == "variables":  # several variables together: one class where their rows all name it (TMPDIR and
+        named = {environment.cure_code(name) for name in cure.removed}  # TMP: CD417), else whose they are
+        if len(named) == 1 and cure.removed:
+            return named.pop()
         return "CD416" if all(name.startswith("CUDA_") for name in cure.removed) else "CD411"
     return environment.cure_code(cure.variable or "")
 
