@@ -315,6 +315,7 @@ class SeenLibrary:
     own_release: str | None = None  # that wheel's own release, from its dist-info
     own_wheel: str | None = None  # the wheel whose RECORD lists its own copy, pinned to what is installed ("nvidia-cublas==13.1.0.3")
     own_problem: str | None = None  # why the loader cannot use its own copy, read from its headers (None: it reads whole)
+    own_replaced: str | None = None  # its own copy's size where its wheel's RECORD gives another (None: they agree)
     bound: int = 0  # how many symbols the framework's own libraries take from this soname were asked of it (dlvsym)
     unbound: tuple[str, ...] = ()  # those the loader binds nowhere here ("cudaFoo@libcudart.so.13"; "+N": N more)
     binder: str | None = None  # the framework's own library that needs them (libtorch_cuda.so)

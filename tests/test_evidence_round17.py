@@ -294,3 +294,36 @@ def test_a_deep_cure_that_unset_a_temporary_folder_is_a_path_its_reader_cannot_u
     mixed = EnvironmentCure("variables", "unset both", (("TMP", "unset", ""), ("JAX_PLATFORMS", "unset", "")),
                             removed=("TMP", "JAX_PLATFORMS"))
     assert _cure_code(mixed) == "CD411"
+
+
+# --- a framework's own wheel copy replaced by another release: its size is not the one its wheel's RECORD gives --------
+
+def records_with_sizes(site: Path) -> None:
+    """Each nvidia-* dist-info's RECORD as pip writes it: path, hash, size (the tests' wheels list path alone)."""
+    for record in site.glob("nvidia_*.dist-info/RECORD"):
+        lines = []
+        for line in record.read_text().splitlines():
+            path = line.split(",", 1)[0]
+            size = (site / path).stat().st_size if (site / path).is_file() else ""
+            lines.append(f"{path},sha256=-,{size}")
+        record.write_text("\n".join(lines) + "\n")
+
+
+@pytest.mark.integration
+def test_another_release_copied_over_torchs_own_cublaslt_is_said_with_its_wheel(machine: Machine,
+                                                                                tmp_path: Path) -> None:
+    """cuBLASLt 13.0.2 (of another size) copied over torch's own wheel's 13.1 copy: torch maps its own path, so
+    nothing on the loader's path differs and nothing was said. Its size is not the one the wheel's RECORD gives (a
+    stat): the loading child runs, sees torch map that file answering 13.0.2: a warning that names the file, the
+    release and the wheel, which the plan reinstalls. With every file of the size RECORD gives, nothing runs."""
+    site = torch_cu13(machine, tmp_path)
+    records_with_sizes(site)
+    assert machine.check_json()["process"]["loads"] == []
+    own = site / "nvidia" / "cu13" / "lib" / "libcublasLt.so.13"
+    own.write_bytes(fake_cuda_math("libcublasLt.so.13", "cublasLt", 13, 0, 2).read_bytes() + bytes(4096))
+    report = machine.check_json()
+    [warned] = [f for f in report["findings"] if f["subject"] == str(own)]
+    assert warned["code"] == "CD203" and warned["severity"] == "warning", warned
+    assert "13.0.2" in warned["detail"] and "RECORD" in warned["detail"] and "--deep" in warned["detail"], warned
+    argv = pip_argv(machine.run("fix", "--json").json, "CD203")
+    assert argv[-1] == "nvidia-cublas==13.1.0.3", argv

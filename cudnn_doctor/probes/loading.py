@@ -176,24 +176,47 @@ def broken_in_own_wheels(frameworks: list[Framework], env: dict[str, str] | None
             except OSError:
                 continue
             broken += [name for name in names if name not in broken and unusable(os.path.join(folder, name))]
-        broken += [name for name, path in listed_in_records(site, sonames).items()
-                   if name not in broken and not os.path.lexists(path)]
+        # gone, or of another size than pip wrote (another release copied over it: its headers read whole)
+        broken += [name for name, (path, size) in recorded(site, sonames).items() if name not in broken and (
+            not os.path.lexists(path) or (size is not None and os.path.isfile(path) and os.stat(path).st_size != size))]
     return tuple(broken)
 
 
 def listed_in_records(site: str, sonames: set[str]) -> dict[str, str]:
     """{soname: its file} for each of SONAMES that an nvidia-* wheel's RECORD in SITE lists under nvidia/*/lib/: the
     files pip wrote, whether or not they are still there."""
+    return {name: path for name, (path, _) in recorded(site, sonames).items()}
+
+
+def recorded(site: str, sonames: set[str]) -> dict[str, tuple[str, int | None]]:
+    """{soname: (its file, the size its wheel's RECORD gives it, or None)} for each of SONAMES an nvidia-* wheel's
+    RECORD in SITE lists under nvidia/*/lib/ (PEP 376: path, hash, size)."""
     from cudnn_doctor.user_files import read_text_or_empty
 
-    found: dict[str, str] = {}
+    found: dict[str, tuple[str, int | None]] = {}
     for record in sorted(glob.glob(os.path.join(glob.escape(site), "nvidia_*.dist-info", "RECORD")))[:64]:
         for line in read_text_or_empty(record, 4 << 20).splitlines():
-            relative = line.split(",", 1)[0]
-            parts = relative.split("/")
+            fields = line.split(",")
+            parts = fields[0].split("/")
             if len(parts) == 4 and parts[0] == "nvidia" and parts[2] == "lib" and parts[3] in sonames:
-                found.setdefault(parts[3], os.path.join(site, *parts))
+                size = fields[2].strip() if len(fields) >= 3 else ""
+                found.setdefault(parts[3], (os.path.join(site, *parts),
+                                            int(size) if size.isdigit() and len(size) <= 15 else None))
     return found
+
+
+def replaced(path: str, site: str) -> str | None:
+    """PATH (a file of an nvidia-* wheel in SITE) in words where its size is not the one its wheel's RECORD gives it:
+    another file was put in its place (another release copied over it) or it was cut; None where they agree or the
+    RECORD gives none. A stat, no read of the file."""
+    entry = recorded(site, {os.path.basename(path)}).get(os.path.basename(path))
+    if entry is None or entry[1] is None or os.path.realpath(entry[0]) != os.path.realpath(path):
+        return None
+    try:
+        size = os.stat(path).st_size
+    except OSError:
+        return None
+    return None if size == entry[1] else f"{size} bytes, where its wheel's RECORD gives {entry[1]}"
 
 
 def library_spec(framework: Framework | None, site: str, sonames: tuple[str, ...]) -> dict[str, Any] | None:
@@ -332,7 +355,8 @@ def with_wheel_facts(library: SeenLibrary, framework: Framework | None) -> SeenL
             pinned = pin_without_wheel(library.soname, requirements)
     return dataclasses.replace(library, stub=stub or None, own=own, pinned=pinned, own_release=own_release,
                                own_wheel=f"{distribution[0]}=={distribution[1]}" if own and distribution else None,
-                               own_problem=unusable(own) if own and not library.ok else None)
+                               own_problem=unusable(own) if own and not library.ok else None,
+                               own_replaced=replaced(own, site) if own and library.ok else None)
 
 
 def unusable(path: str) -> str | None:

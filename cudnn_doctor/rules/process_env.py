@@ -1779,6 +1779,8 @@ def _library_finding(report: Report, view: ProcessView, user: str, who: str, lib
             " Programs that open it by name fail there; a framework whose own code maps its own copy first is not hit."))
     if user != LOADER_USER and library.unbound:
         return _unbound_finding(user, who, library, path, via, entry, proof)
+    if user != LOADER_USER and library.own_replaced and library.real and library.real == library.own_real:
+        return _own_copy_replaced(user, who, library, proof)
     if user == LOADER_USER and (not (library.stub or library.missing) or any(
             broken[0] == path for broken in view.broken_cuda)):
         return None  # a program that opens it by name and gets a whole library: no more than that is known
@@ -1838,6 +1840,23 @@ def _own_copy_skipped(user: str, who: str, library: Any, proof: str, needed: tup
     return replace(made, severity="warning", detail=made.detail + (
         f". {who} opens {library.soname} when work first needs it; `cudnn-doctor check --deep` runs the frameworks "
         "here, which proves whether their work is hit."))
+
+
+def _own_copy_replaced(user: str, who: str, library: Any, proof: str) -> Finding:
+    """The framework maps its own wheel's copy (seen), and that file is not the one pip wrote: its size is not the one
+    its wheel's RECORD gives (read). It loads, so whether work fails is inferred: a warning that --deep proves, with
+    the release it answered and the wheel to put back."""
+    answered = f", and it answers release {library.version}" if library.version else ""
+    made = finding("CD203", subject=library.own, evidence="read", proof=f"{proof}; its wheel's RECORD: "
+                   f"{library.own_replaced}", library=library.own,
+                   error=f"{who} maps its own wheel's copy of {library.soname}, which is not the file its wheel "
+                         f"{library.own_wheel or ''} installed ({library.own_replaced}{answered}): another release "
+                         "copied over it, or a damaged file",
+                   via="its own wheel", framework=user, kind="replaced", who=who,
+                   **({"wheel": library.own_wheel, "user": user} if library.own_wheel else {}))
+    return replace(made, severity="warning", detail=made.detail + (
+        ". It loads, so whether its work fails is inferred: `cudnn-doctor check --deep` runs the frameworks here, "
+        "which proves it."))
 
 
 def _unbound_finding(user: str, who: str, library: Any, path: str, via: str, entry: str | None,
