@@ -501,6 +501,9 @@ class ProcessView:
     changed_process: tuple[str, ...] = ()
     nvml_fifo: bool = False
     nvml_died: str | None = None  # how the child that loads NVML ended before it answered (crashed, hung, exited)
+    # the release in the name of the file nvml_library is (links followed): the driver installs its NVML named for the
+    # kernel module's release, so a copy that hung under load but is the driver's own is not 'another NVML'
+    nvml_release: str | None = None
     nvml_changed: tuple[str, ...] = ()  # what loading that NVML took from the child's process ('STEP: what')
     # XLA_FLAGS naming a file of flags that would stop every JAX program at start: (file, what is wrong with it)
     xla_flags_file: tuple[str, str] | None = None

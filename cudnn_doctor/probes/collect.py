@@ -357,6 +357,9 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
         report.process.nvml_changed = taken
         report.process.nvml_fifo = fifo is not None
         report.process.nvml_died = died
+        from cudnn_doctor.versions import release_in_file_name
+
+        report.process.nvml_release = release_in_file_name(os.path.basename(os.path.realpath(library)))
         report.process.nvml_via, report.process.nvml_entry = origin(library, "libnvidia-ml.so.1", ctx)
         report.process.nvml_stub = _says_stub(library)
     # --- several GPUs and NCCL (issue 42): links, NCCL's library and settings, /dev/shm; --deep: the all-reduce

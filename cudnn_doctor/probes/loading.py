@@ -28,11 +28,12 @@ MARK = b"\x1eCDL\t"
 LOADER = "ld.so"
 
 
-def _row_for(framework: Framework, site: str) -> dict[str, Any] | None:
-    """The first [[loading]] row of FRAMEWORK whose file this install has, defining every function the row runs."""
+def _row_for(framework: Framework, site: str, table: str = "loading") -> dict[str, Any] | None:
+    """The first row of TABLE ([[loading]]: cuDNN's preloading; [[library_loading]]: every library's) of FRAMEWORK
+    whose file this install has, defining every function the row runs."""
     from cudnn_doctor.user_files import read_text_or_empty
 
-    for row in load("process_env").get("loading", []):
+    for row in load("process_env").get(table, []):
         if row["framework"] != framework.name:
             continue
         for path in sorted(glob.glob(os.path.join(glob.escape(site), row["file"]))):
@@ -226,7 +227,7 @@ def library_spec(framework: Framework | None, site: str, sonames: tuple[str, ...
     its own libraries' DT_RUNPATH names."""
     rows = load("process_env").get("cuda_library", [])
     major = _cuda_major(framework) if framework is not None else None
-    loading = _library_row_for(framework, site) if framework is not None and site != "-" else None
+    loading = _row_for(framework, site, "library_loading") if framework is not None and site != "-" else None
     # and those it needs at start: where its own code did not map its wheel's copy (a dependency refused), the copy
     # it then gets is asked too (one its code mapped answers at once)
     at_start = set(loading.get("at_start", [])) if loading is not None else set()
@@ -267,25 +268,11 @@ def _cuda_major(framework: Framework) -> str | None:
     return major if ascii_digits(major) else None
 
 
-def _library_row_for(framework: Framework, site: str) -> dict[str, Any] | None:
-    """The first [[library_loading]] row of FRAMEWORK whose file this install has and defines each function of."""
-    from cudnn_doctor.user_files import read_text_or_empty
-
-    for row in load("process_env").get("library_loading", []):
-        if row["framework"] != framework.name:
-            continue
-        for path in sorted(glob.glob(os.path.join(glob.escape(site), row["file"]))):
-            text = read_text_or_empty(path, 4 << 20)
-            if all(f"def {name}(" in text for name in row["functions"]):
-                return {**row, "file": os.path.relpath(path, site)}
-    return None
-
-
 def needed_by(framework: Framework | None) -> tuple[str, ...]:
     """The sonames the framework's own libraries ([[library_loading]] runpath_from: torch/lib/libtorch_cuda.so, JAX's
     xla_cuda_plugin.so) need (DT_NEEDED), read from their ELF headers: one the loader refuses ends its import."""
     site = str(framework.details.get("site_packages") or "") if framework is not None else ""
-    row = _library_row_for(framework, site) if framework is not None and site else None
+    row = _row_for(framework, site, "library_loading") if framework is not None and site else None
     if row is None:
         return ()
     from cudnn_doctor.elf import ElfError, read_elf

@@ -1464,7 +1464,7 @@ def nvml_library(report: Report) -> list[Finding]:
     if view is None or not view.nvml_library or not view.nvml_error:
         return []
     kernel = view.kernel_driver or report.driver.version
-    release = release_in_file_name(os.path.basename(view.nvml_library))
+    release = view.nvml_release or release_in_file_name(os.path.basename(view.nvml_library))
     # a file without nvmlInit (pynvml: 'Function Not Found') is no NVML at all, whatever its name
     foreign = "function not found" in view.nvml_error.lower() or "not found" in view.nvml_error.lower()
     # a file that ends the program that loads it, and is not named for the kernel module's release: not the driver's
