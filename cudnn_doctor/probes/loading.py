@@ -202,7 +202,7 @@ def recorded(site: str, sonames: set[str]) -> dict[str, tuple[str, int | None]]:
             if len(parts) == 4 and parts[0] == "nvidia" and parts[2] == "lib" and parts[3] in sonames:
                 size = fields[2].strip() if len(fields) >= 3 else ""
                 found.setdefault(parts[3], (os.path.join(site, *parts),
-                                            int(size) if size.isdigit() and len(size) <= 15 else None))
+                                            int(size) if ascii_digits(size) and len(size) <= 15 else None))
     return found
 
 
