@@ -347,6 +347,7 @@ class ObservedLoad:
     needed: tuple[str, ...] = ()  # the sonames its own libraries need (DT_NEEDED): refused, its import fails
     library_recipe_died_at: str | None = None  # the file its own preloading code was opening when the child died
     library_recipe_died_wheel: str | None = None  # the wheel whose RECORD lists that file ("nvidia-cublas==13.1.0.3")
+    library_recipe_died_folder: str | None = None  # the working folder it was in (`python -c` searches it first)
 
 
 @record

@@ -327,3 +327,28 @@ def test_another_release_copied_over_torchs_own_cublaslt_is_said_with_its_wheel(
     assert "13.0.2" in warned["detail"] and "RECORD" in warned["detail"] and "--deep" in warned["detail"], warned
     argv = pip_argv(machine.run("fix", "--json").json, "CD203")
     assert argv[-1] == "nvidia-cublas==13.1.0.3", argv
+
+
+@pytest.mark.integration
+def test_a_cut_copy_in_the_working_folders_nvidia_folder_is_what_python_c_opens(machine: Machine,
+                                                                                 tmp_path: Path) -> None:
+    """Started in a folder holding nvidia/cu13/lib/libcublasLt.so.13 cut short (a build context with a half-copied
+    wheel folder): `python -c`, the REPL and a script kept there put the working folder first on sys.path, and torch's
+    code globs sys.path for its wheels' libraries: it opens that copy and dies (SIGBUS, seen in its loading child run
+    with that folder first). Before: nothing. Now CD409, seen, naming the file and the folder; the plan sets
+    PYTHONSAFEPATH=1 (Python then leaves the working folder off sys.path), and checked after it no error is left."""
+    site = torch_cu13(machine, tmp_path)
+    context = tmp_path / "build-context"
+    lib = context / "nvidia" / "cu13" / "lib"
+    lib.mkdir(parents=True)
+    cut_in_half(site / "nvidia" / "cu13" / "lib" / "libcublasLt.so.13", lib / "libcublasLt.so.13")
+    machine.cwd = context
+    report = machine.check_json()
+    [error] = [f for f in errors_of(report) if f["code"] == "CD409"]
+    assert error["subject"] == str(lib / "libcublasLt.so.13") and "working folder" in error["detail"], error
+    lines = plan_lines(machine)
+    assert "export PYTHONSAFEPATH=1" in lines, lines
+    after = check_after(machine, lines)
+    assert "CD409" not in codes(after) and not errors_of(after), after["findings"]
+    machine.cwd = tmp_path  # started elsewhere: python -c does not search that folder
+    assert "CD409" not in codes(machine.check_json())

@@ -86,6 +86,13 @@ def treat(work: Any) -> None:
                                  str(finding.values["runtime_entry"]), str(finding.values.get("runtime") or ""),
                                  also=crashes)
             continue
+        if finding.values.get("working_folder"):  # the working folder's nvidia/*/lib, searched first by python -c
+            work.take([finding], Action(ENV, (), "Python then leaves the working folder off sys.path, so the "
+                                                 "framework's code finds its own wheels' libraries, not the working "
+                                                 "folder's nvidia folder (Python 3.11 and later; or start the program "
+                                                 "from another folder, or move that nvidia folder)", SAFE_PATH_SOURCE,
+                                        env=(EnvChange("PYTHONSAFEPATH", "set", "1"),)))
+            continue
         if finding.values.get("died_opening") and not finding.values.get("entry"):  # a wheel's own file its code dies in
             _wheel_again(work, finding, report)
             continue

@@ -155,7 +155,7 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     # own wheel holds a file the loader cannot use: the frameworks' own preloading code then runs in those children,
     # and each such library is opened as their libraries open it
     cuda_libraries = _guarded(bugs, "loading", lambda: cuda_libraries_on_path(ctx.env, ctx.searched_library_path()), ())
-    cuda_libraries += tuple(name for name in _guarded(bugs, "loading", lambda: broken_in_own_wheels(frameworks, ctx.env), ())
+    cuda_libraries += tuple(name for name in _guarded(bugs, "loading", lambda: broken_in_own_wheels(frameworks, ctx.env, ctx.cwd), ())
                             if name not in cuda_libraries)
 
     def start_loading() -> LoadChildren:

@@ -89,6 +89,8 @@ class LoadChildren:
             majors.add(int(version["major"]))
             self.users.append((framework.name, f"{row['file']}: {row['call']}"))
             asked = library_spec(framework, site, libraries) if libraries else None
+            if asked is not None and working_folder_first(env, ctx.cwd):
+                asked["working_folder"] = ctx.cwd
             requests.append(self._request(python, framework.name, site, row, version, env, timeout, asked))
         if loader_too or libraries:
             from cudnn_doctor.child import python_argv
@@ -136,6 +138,9 @@ class LoadChildren:
         site = str(framework.details.get("site_packages") or "") if framework is not None else ""
         if not load.library_recipe_died_at or not site:
             return load
+        cwd = self.ctx.cwd or ""
+        if working_folder_first(self.env, cwd) and load.library_recipe_died_at.startswith(cwd.rstrip("/") + "/"):
+            return dataclasses.replace(load, library_recipe_died_folder=cwd)
         owner = _owner(site, load.library_recipe_died_at)
         return dataclasses.replace(load, library_recipe_died_wheel=f"{owner[0]}=={owner[1]}") if owner else load
 
@@ -159,17 +164,20 @@ def cuda_libraries_on_path(env: dict[str, str], folders: list[str]) -> tuple[str
     return tuple(dict.fromkeys(found))
 
 
-def broken_in_own_wheels(frameworks: list[Framework], env: dict[str, str] | None = None) -> tuple[str, ...]:
+def broken_in_own_wheels(frameworks: list[Framework], env: dict[str, str] | None = None,
+                         cwd: str | None = None) -> tuple[str, ...]:
     """The sonames of compat's [[cuda_library]] rows of which a Python framework's own wheels (SITE/nvidia/*/lib, the
     folders its own code and its libraries' RUNPATH take them from by full path) hold a file the loader cannot use:
     not ELF (a Git LFS pointer), cut short, for another machine, or a link to nothing. The framework maps that copy
     before any on LD_LIBRARY_PATH, so only its own loading child can say what it does: these sonames are asked there
     as those on the path are (nothing is started where every copy reads whole). And a PYTHONPATH folder's own
-    nvidia/*/lib: torch's code globs sys.path for its wheels' libraries, and PYTHONPATH comes before site-packages."""
+    nvidia/*/lib: torch's code globs sys.path for its wheels' libraries, and PYTHONPATH comes before site-packages;
+    and the working folder CWD's (`python -c`, the REPL and a script kept there put it first), unless PYTHONSAFEPATH."""
     sonames = {soname for row in load("process_env").get("cuda_library", []) for soname in row["sonames"].values()}
     broken: list[str] = []
     sites = dict.fromkeys(str(f.details.get("site_packages") or "") for f in frameworks if f.name in ("torch", "jax"))
     shadows = [entry for entry in (env or {}).get("PYTHONPATH", "").split(os.pathsep) if entry][:16]
+    shadows += [cwd] if cwd and working_folder_first(env or {}, cwd) else []
     for site in [*[s for s in sites if s][:8], *(shadows if any(sites) else [])]:
         for folder in sorted(glob.glob(os.path.join(glob.escape(site), "nvidia", "*", "lib")))[:32]:
             try:
@@ -181,6 +189,13 @@ def broken_in_own_wheels(frameworks: list[Framework], env: dict[str, str] | None
         broken += [name for name, (path, size) in recorded(site, sonames).items() if name not in broken and (
             not os.path.lexists(path) or (size is not None and os.path.isfile(path) and os.stat(path).st_size != size))]
     return tuple(broken)
+
+
+def working_folder_first(env: dict[str, str], cwd: str | None) -> bool:
+    """Whether a Python started in CWD as `python -c` (the REPL, a script kept there) searches CWD first, and CWD holds
+    an nvidia folder there, which torch's code searches for its wheels' libraries: PYTHONSAFEPATH unset, CWD not /."""
+    return bool(cwd) and not env.get("PYTHONSAFEPATH") and os.path.realpath(cwd or "/") != "/" and \
+        os.path.isdir(os.path.join(cwd or "", "nvidia"))
 
 
 def listed_in_records(site: str, sonames: set[str]) -> dict[str, str]:

@@ -1729,13 +1729,18 @@ def _preloading_died(report: Report, view: ProcessView) -> list[Finding]:
                       path.startswith(shadow[0].rstrip("/") + "/")), "")
         if entry:
             owner = f" (in the PYTHONPATH folder {entry}, which its code searches before site-packages)"
+        folder = seen_load.library_recipe_died_folder or ""
+        if folder:
+            owner = (f" (in the working folder {folder}, which `python -c`, the REPL, notebooks and scripts kept there "
+                     "put first on sys.path; a script started from elsewhere is not hit)")
         out.append(finding("CD409", subject=path, evidence="seen",
                            proof=f"{who}'s own loading code ({seen_load.library_recipe}) in a child with this "
                                  "environment", framework=who, library=path,
                            error=f"{who}'s own loading code opens it by full path as its import starts, and the "
                                  f"child that ran that code {how}{owner}; `import {seen_load.user}` dies there, "
                                  "whatever LD_LIBRARY_PATH holds",
-                           wheel=wheel or "", died_opening=path, user=seen_load.user, entry=entry))
+                           wheel=wheel or "", died_opening=path, user=seen_load.user, entry=entry,
+                           working_folder=folder))
     return out
 
 
