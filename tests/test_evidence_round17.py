@@ -352,3 +352,18 @@ def test_a_cut_copy_in_the_working_folders_nvidia_folder_is_what_python_c_opens(
     assert "CD409" not in codes(after) and not errors_of(after), after["findings"]
     machine.cwd = tmp_path  # started elsewhere: python -c does not search that folder
     assert "CD409" not in codes(machine.check_json())
+
+
+@pytest.mark.integration
+def test_text_files_in_the_working_folders_nvidia_folder_start_nothing(machine: Machine, tmp_path: Path) -> None:
+    """Git LFS pointers named like the CUDA wheel libraries in the working folder's nvidia/cu13/lib (round sixteen's
+    s16-cwd-nvidia-cu13-text, which worked on the H100): torch's code swallows the loader's refusal and its
+    libraries' RUNPATH find the wheels' own. No loading child, no finding about them."""
+    torch_cu13(machine, tmp_path)
+    lib = tmp_path / "context" / "nvidia" / "cu13" / "lib"
+    lib.mkdir(parents=True)
+    for name in ("libcublasLt.so.13", "libcublas.so.13", "libcudart.so.13", "libnvJitLink.so.13"):
+        (lib / name).write_text(LFS_POINTER)
+    machine.cwd = tmp_path / "context"
+    report = machine.check_json()
+    assert report["process"]["loads"] == [] and not errors_of(report), report["findings"]

@@ -89,8 +89,8 @@ class LoadChildren:
             majors.add(int(version["major"]))
             self.users.append((framework.name, f"{row['file']}: {row['call']}"))
             asked = library_spec(framework, site, libraries) if libraries else None
-            if asked is not None and working_folder_first(env, ctx.cwd):
-                asked["working_folder"] = ctx.cwd
+            if asked is not None and working_folder_first(env, ctx.cwd) and cut_short_in(ctx.cwd or ""):
+                asked["working_folder"] = ctx.cwd  # its code then opens that copy, as `python -c` started there does
             requests.append(self._request(python, framework.name, site, row, version, env, timeout, asked))
         if loader_too or libraries:
             from cudnn_doctor.child import python_argv
@@ -179,12 +179,18 @@ def broken_in_own_wheels(frameworks: list[Framework], env: dict[str, str] | None
     shadows = [entry for entry in (env or {}).get("PYTHONPATH", "").split(os.pathsep) if entry][:16]
     shadows += [cwd] if cwd and working_folder_first(env or {}, cwd) else []
     for site in [*[s for s in sites if s][:8], *(shadows if any(sites) else [])]:
+        # a shadow's copy that the loader refuses is refused by the framework's code too, which swallows it, and its
+        # libraries' RUNPATH then find the wheels' own: only one cut short, which kills the code opening it, counts
+        shadow = site not in sites
         for folder in sorted(glob.glob(os.path.join(glob.escape(site), "nvidia", "*", "lib")))[:32]:
             try:
                 names = sorted(n for n in os.listdir(folder)[:4096] if n in sonames)
             except OSError:
                 continue
-            broken += [name for name in names if name not in broken and unusable(os.path.join(folder, name))]
+            broken += [name for name in names if name not in broken and (problem := unusable(
+                os.path.join(folder, name))) and (not shadow or problem.startswith("truncated"))]
+        if shadow:
+            continue
         # gone, or of another size than pip wrote (another release copied over it: its headers read whole)
         broken += [name for name, (path, size) in recorded(site, sonames).items() if name not in broken and (
             not os.path.lexists(path) or (size is not None and os.path.isfile(path) and os.stat(path).st_size != size))]
@@ -196,6 +202,19 @@ def working_folder_first(env: dict[str, str], cwd: str | None) -> bool:
     an nvidia folder there, which torch's code searches for its wheels' libraries: PYTHONSAFEPATH unset, CWD not /."""
     return bool(cwd) and not env.get("PYTHONSAFEPATH") and os.path.realpath(cwd or "/") != "/" and \
         os.path.isdir(os.path.join(cwd or "", "nvidia"))
+
+
+def cut_short_in(folder: str) -> bool:
+    """Whether FOLDER's nvidia/*/lib holds a [[cuda_library]] soname cut short (what kills the code that opens it)."""
+    sonames = {soname for row in load("process_env").get("cuda_library", []) for soname in row["sonames"].values()}
+    for lib in sorted(glob.glob(os.path.join(glob.escape(folder), "nvidia", "*", "lib")))[:32]:
+        try:
+            names = [n for n in os.listdir(lib)[:4096] if n in sonames]
+        except OSError:
+            continue
+        if any((unusable(os.path.join(lib, name)) or "").startswith("truncated") for name in names):
+            return True
+    return False
 
 
 def listed_in_records(site: str, sonames: set[str]) -> dict[str, str]:
