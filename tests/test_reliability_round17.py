@@ -1,0 +1,58 @@
+"""Round seventeen's reliability classes (issue 43; found by benchmarks/redteam_r21.py, each a test that failed
+before its fix)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.install_helpers import clean_env, cudnn7_archive, cudnn7_prefix, run_json, snapshot_content
+from tests.test_install_interrupted import install_args, killed, link_tree, steps_of
+
+linux_only = pytest.mark.skipif(sys.platform != "linux", reason="installs are applied on Linux hosts")
+
+
+@linux_only
+@pytest.mark.parametrize("command", ["uninstall", "install"])
+def test_an_install_after_a_killed_run_of_the_same_archive_is_undone_by_one_uninstall(tmp_path: Path,
+                                                                                      command: str) -> None:
+    """An uninstall killed at any step (or an install killed once its manifest is written), then install of that very
+    archive: the interrupted run is recovered and, where that leaves the archive installed as it was, nothing is
+    installed again. One uninstall then gives the prefix back as it was before the first install. (An install taken
+    again after the recovery stacked a second record over the first: the uninstall after it undid that one alone
+    and left cuDNN 7.6.5 in the prefix, its first record and backup behind.)"""
+    archive = cudnn7_archive(tmp_path / "archive")
+    prefix = cudnn7_prefix(tmp_path / "list" / "cuda")
+    env = clean_env(tmp_path / "list")
+    pristine = snapshot_content(prefix)
+    uninstall = ["uninstall", "--prefix", str(prefix), "--yes"]
+    if command == "uninstall":
+        code, _data, err = run_json(install_args(archive, prefix), env)
+        assert code == 0, err
+        installed = tmp_path / "installed"
+        link_tree(prefix, installed)
+        points = steps_of(uninstall, env, tmp_path / "steps.log")
+    else:
+        points = steps_of(install_args(archive, prefix), env, tmp_path / "steps.log")
+        points = points[next(i for i, p in enumerate(points) if p.startswith("commit.manifest")):]
+    assert len(points) >= 3, points
+    for index, point in enumerate(points):
+        prefix = tmp_path / f"k{index}" / "cuda"
+        if command == "uninstall":
+            link_tree(installed, prefix)
+        else:
+            cudnn7_prefix(prefix)
+        env = clean_env(prefix.parent)
+        killed([command, *(install_args(archive, prefix)[1:] if command == "install" else uninstall[1:2] +
+                           [str(prefix), "--yes"])], env, point)
+        code, data, err = run_json(install_args(archive, prefix), env)
+        assert code == 0 and data["result"]["status"] in ("installed", "nothing-to-do"), (point, err)
+        code, data, err = run_json(["uninstall", "--prefix", str(prefix), "--yes"], env)
+        assert code == 0, (point, err)
+        now = snapshot_content(prefix)
+        assert {k: v for k, v in now.items() if not k.startswith(".cudnn-doctor")} == \
+            {k: v for k, v in pristine.items() if not k.startswith(".cudnn-doctor")}, point
+        code, data, err = run_json(["uninstall", "--prefix", str(prefix), "--yes"], env)
+        assert data["result"]["status"] == "nothing-to-do", (point, data["result"])
