@@ -149,6 +149,7 @@ def spoil(path: Path, kind: str) -> None:
         raise ValueError(kind)
 
 
+REWRITING: list[Path] = []  # the file a Rewriter is rewriting now
 SPOILS = ("a FIFO", "a link loop", "a folder", "a sparse 64 GiB file", "bytes not UTF-8 and NULs",
           "rewritten while read")
 
@@ -319,7 +320,8 @@ def completion_reader(shell: str, where: str) -> Reader:
             held(done, False)
             if _kind(path) != kind and kind in ("fifo", "link", "folder"):
                 raise Broken(f"{where} was {kind}, is {_kind(path)}")
-            if done.returncode == 0 and shell == "bash" and _kind(machine.home / ".bashrc") == "file":
+            if done.returncode == 0 and shell == "bash" and _kind(machine.home / ".bashrc") == "file" and \
+                    not REWRITING:  # what the user's own rewriting left is theirs
                 _sources_cleanly(machine)
         return path, good, check
     return reader
@@ -342,7 +344,126 @@ def _sources_cleanly(machine: Machine) -> None:
         raise Broken(f"~/.bashrc no longer sources cleanly: {done.stderr[-200:]!r}")
 
 
+def archive_reader(tmp: Path) -> tuple[Path, bytes, Callable[[], None]]:
+    archive, prefix, env, before = _installed(tmp)
+    good = archive.read_bytes()
+
+    def check() -> None:
+        done = doctor(["install", "--from", str(archive), "--prefix", str(prefix), "--yes", "--json"], env, tmp)
+        held(done, True)
+        if done.returncode != 0 and tree(prefix) != before:
+            raise Broken(f"install failed (exit {done.returncode}) and changed the prefix")
+    return archive, good, check
+
+
+def project_reader(tmp: Path) -> tuple[Path, bytes, Callable[[], None]]:
+    machine = Machine(tmp)
+    project = tmp / "project"
+    project.mkdir()
+    path = project / "pom.xml"
+    good = (Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "dl4j").glob("*/pom.xml")
+    first = next(iter(sorted(good)), None)
+    data = first.read_bytes() if first else b"<project><dependencies/></project>"
+
+    def check() -> None:
+        for args in (["check", "--json", "--project", str(path)], ["check", "--json", "--project", str(project)],
+                     ["fix", "--json", "--project", str(project)]):
+            held(doctor(args, machine.env, machine.cwd), True)
+    return path, data, check
+
+
+def search_path_reader(name: str) -> Reader:
+    """check --search-path DIR where DIR's NAME (a cuDNN's library, its header) is spoiled."""
+    def reader(tmp: Path) -> tuple[Path, bytes, Callable[[], None]]:
+        machine = Machine(tmp)
+        folder = tmp / "found"
+        fake_cudnn(folder / "lib", version=91900, cudart=12040)
+        (folder / "include").mkdir(exist_ok=True)
+        (folder / "include" / "cudnn_version.h").write_text(
+            "#define CUDNN_MAJOR 9\n#define CUDNN_MINOR 1\n#define CUDNN_PATCHLEVEL 0\n")
+        path = folder / name
+        good = path.read_bytes() if path.is_file() else b"\x7fELF"
+
+        def check() -> None:
+            held(doctor(["check", "--json", "--search-path", str(folder)], machine.env, machine.cwd), True)
+        return path, good, check
+    return reader
+
+
+def toolkit_reader(tmp: Path) -> tuple[Path, bytes, Callable[[], None]]:
+    machine = Machine(tmp)
+    toolkit = tmp / "cuda"
+    (toolkit / "include").mkdir(parents=True)
+    (toolkit / "include" / "cuda_runtime.h").write_text("/* fake */\n")
+    path = toolkit / "version.json"
+    good = b'{"cuda": {"name": "CUDA SDK", "version": "12.4.1"}}'
+    path.write_bytes(good)
+    machine.env["CUDA_HOME"] = str(toolkit)
+
+    def check() -> None:
+        held(doctor(["check", "--json"], machine.env, machine.cwd), True)
+    return path, good, check
+
+
+FAKE_SRUN = """#!/bin/bash
+# srun as it leaves a node's answer: its report in --output, its standard error in --error (%n: the node's index)
+for a in "$@"; do case "$a" in --output=*) out="${a#--output=}";; --error=*) err="${a#--error=}";; esac; done
+out="${out//%n/0}"; err="${err//%n/0}"; out="${out//%%/%}"; err="${err//%%/%}"
+cp REPORT "$out"
+printf 'cudnn-doctor-node: n1\\nthe node said this\\n' > "$err"
+SPOIL
+"""
+
+
+def srun_answer_reader(which: str) -> Reader:
+    """fleet run --slurm through an srun that leaves the node's WHICH (report, stderr) spoiled: the doctor under a
+    1.5 GB address-space limit (a node's flood is no reason to take the submit host's memory)."""
+    def reader(tmp: Path) -> tuple[Path, bytes, Callable[[], None]]:
+        machine = Machine(tmp)
+        report = tmp / "report.json"
+        report.write_bytes(_a_report(machine))
+        bin_folder = tmp / "bin"
+        bin_folder.mkdir()
+        keep = tmp / "keep"
+        path = keep / ("n1.err" if which == "stderr" else "0.json")
+        good = b"cudnn-doctor-node: n1\nthe node said this\n" if which == "stderr" else report.read_bytes()
+        env = {**machine.env, "PATH": f"{bin_folder}:{machine.env.get('PATH', '/usr/bin:/bin')}"}
+
+        def srun(spoil_line: str) -> None:
+            script = bin_folder / "srun"
+            script.write_text(FAKE_SRUN.replace("REPORT", str(report)).replace("SPOIL", spoil_line))
+            script.chmod(0o755)
+
+        def check() -> None:
+            kind = SPOILED.get("kind", "")
+            target = '"$err"' if which == "stderr" else '"$out"'
+            srun({"a sparse 64 GiB file": f"truncate -s 64G {target}",
+                  "bytes not UTF-8 and NULs": f"printf '\\377\\000\\376' >> {target}",
+                  "a FIFO": f"rm -f {target}; mkfifo {target}",
+                  "a link loop": f"rm -f {target}; ln -s $(basename {target}) {target}",
+                  "a folder": f"rm -f {target}; mkdir {target}",
+                  "rewritten while read": f"(for i in $(seq 200); do head -c $((i * 997)) /dev/urandom > {target}; "
+                                          "done) & sleep 0.2"}.get(kind, ""))
+            done = doctor(["fleet", "run", "--slurm", "--keep", str(keep), "--deadline", "30", "--json"], env,
+                          machine.cwd, prefix=["prlimit", f"--as={1500 << 20}"])
+            data = held(done, True)
+            if which == "stderr" and kind != "rewritten while read" and (data.get("nodes") != 1 or data.get("failed")):
+                raise Broken(f"the node's report not merged: {json.dumps(data)[:200]}")
+        return path, good, check
+    return reader
+
+
+SPOILED: dict[str, str] = {}  # the spoil a reader applies itself (through a program of its own)
+SELF_SPOILED = ("fleet run: a node's report", "fleet run: a node's standard error")
+
 READERS: dict[str, Reader] = {
+    "fleet run: a node's report": srun_answer_reader("report"),
+    "fleet run: a node's standard error": srun_answer_reader("stderr"),
+    "install archive": archive_reader,
+    "DL4J project pom.xml": project_reader,
+    "search path: cuDNN's library": search_path_reader("lib/libcudnn.so.9"),
+    "search path: cuDNN's header": search_path_reader("include/cudnn_version.h"),
+    "CUDA_HOME version.json": toolkit_reader,
     "config pyproject.toml": config_reader,
     "cache entry": cache_entry_reader,
     "cache folder": cache_folder_reader,
@@ -365,11 +486,19 @@ READERS: dict[str, Reader] = {
 def reader_case(reader: Reader, kind: str, name: str) -> Callable[[Path], None]:
     def case(tmp: Path) -> None:
         path, good, check = reader(tmp)
+        if name in SELF_SPOILED:
+            SPOILED["kind"] = kind
+            check()
+            return
         if kind == "rewritten while read":
             if path.is_dir() and not path.is_symlink():
                 shutil.rmtree(path)
-            with Rewriter(path, good or b"{}", f"{SEED}-{name}"):
-                check()
+            REWRITING.append(path)
+            try:
+                with Rewriter(path, good or b"{}", f"{SEED}-{name}"):
+                    check()
+            finally:
+                REWRITING.clear()
             return
         # a folder already: a file where it is expected
         spoil(path, "bytes not UTF-8 and NULs" if kind == "a folder" and path.is_dir() else kind)

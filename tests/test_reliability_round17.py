@@ -3,6 +3,7 @@ before its fix)."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -56,3 +57,37 @@ def test_an_install_after_a_killed_run_of_the_same_archive_is_undone_by_one_unin
             {k: v for k, v in pristine.items() if not k.startswith(".cudnn-doctor")}, point
         code, data, err = run_json(["uninstall", "--prefix", str(prefix), "--yes"], env)
         assert data["result"]["status"] == "nothing-to-do", (point, data["result"])
+
+
+def test_a_node_that_floods_its_standard_error_is_merged_in_bounded_memory(machine, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """fleet run --slurm through a real Slurm cluster, the node's check writing 1.2 GB to its standard error (a
+    library's warnings in a loop) before its report: srun keeps it in the node's .err file, which the doctor read
+    whole to find the node's name (a 1 GiB address space: stopped, "out of memory"; a FIFO there: a hang). Its first
+    MiB is read; the node is merged, and the .err kept as srun wrote it."""
+    import json
+    import resource
+    import shlex
+    import subprocess
+
+    from tests.slurm_cluster import missing_tools, slurm_cluster
+
+    if missing_tools() or os.geteuid() != 0:
+        pytest.skip("a Slurm cluster of our own needs slurm-wlm, munge and root")
+    report = tmp_path / "report.json"
+    report.write_text(machine.run("check", "--json").stdout)
+    keep = tmp_path / "keep"
+    node_command = f"sh -c {shlex.quote(f'head -c 1200000000 /dev/zero >&2; cat {report}')}"
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+    with slurm_cluster(tmp_path / "cluster") as slurm:
+        machine.env.update(slurm)
+        done = subprocess.run([sys.executable, "-m", "cudnn_doctor", "fleet", "run", "--slurm", "--json", "--keep",
+                               str(keep), "--command", node_command, "--deadline", "120", "--", "--nodes=1"],
+                              env=machine.env, cwd=machine.cwd, capture_output=True, text=True, timeout=200,
+                              preexec_fn=limit)
+    data = json.loads(done.stdout)
+    assert done.returncode == 0 and data["nodes"] == 1 and data["failed"] == [], (data, done.stderr[-800:])
+    [kept] = list(keep.glob("*.err"))
+    assert kept.stat().st_size > 1_200_000_000 and kept.name != "0.err", kept
