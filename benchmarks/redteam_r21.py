@@ -568,6 +568,10 @@ def install_kill_case(command: str) -> Callable[[Path], None]:
                 held(doctor(install[3:], env, tmp), True, (0,))
             _killed(argv, _python_env(env), tmp, point)
             try:
+                # any command next holds: a check that looks in the prefix, a dry run of either
+                held(doctor(["check", "--json", "--search-path", str(prefix)], env, tmp), True, (0, 1))
+                held(doctor([*uninstall[3:-2], "--dry-run", "--json"], env, tmp), True, (0, 1))
+                held(doctor([*install[3:-2], "--dry-run", "--json"], env, tmp), True, (0, 1))
                 for _ in range(2):  # the run after the kill may recover and ask to be run again
                     done = doctor(install[3:], env, tmp)
                     held(done, True)
@@ -592,28 +596,39 @@ def _installed_again(tmp: Path) -> None:
     cudnn7_prefix(tmp / "cuda")
 
 
-def completion_kill_case(tmp: Path) -> None:
-    """--install-completion bash killed at seeded system calls from the first that touches the home: the next run
-    installs it, ~/.bashrc sources cleanly and holds the user's lines and one source line."""
+RC_FILES = {"bash": ".bashrc", "zsh": ".zshrc", "fish": ".config/fish/config.fish"}
+
+
+def completion_kill_case(shell: str) -> Callable[[Path], None]:
+    """--install-completion SHELL killed at seeded system calls from the first that touches the home: the next run
+    installs it, the start-up file holds the user's lines and at most one line of ours, and (bash) sources cleanly."""
+    return lambda tmp: _completion_killed(tmp, shell)
+
+
+def _completion_killed(tmp: Path, shell: str) -> None:
     machine = Machine(tmp)
-    rc = machine.home / ".bashrc"
-    mine = b"# the user's own lines\nexport EDITOR=vi\n"
+    rc = machine.home / RC_FILES[shell]
+    rc.parent.mkdir(parents=True, exist_ok=True)
+    mine = b"# the user's own lines\nset -x EDITOR vi\n" if shell == "fish" else \
+        b"# the user's own lines\nexport EDITOR=vi\n"
     rc.write_bytes(mine)
     env = _python_env(machine.env)
-    argv = [sys.executable, "-m", "cudnn_doctor", "--install-completion", "bash"]
-    points = _points(argv, env, machine.cwd, str(machine.home), "kill-completion")
+    argv = [sys.executable, "-m", "cudnn_doctor", "--install-completion", shell]
+    points = _points(argv, env, machine.cwd, str(machine.home), f"kill-completion-{shell}")
     broken = []
     for point in points:
         for path in list(machine.home.iterdir()):
             _remove(path)
+        rc.parent.mkdir(parents=True, exist_ok=True)
         rc.write_bytes(mine)
         _killed(argv, env, machine.cwd, point)
         try:
-            held(doctor(["--install-completion", "bash"], machine.env, machine.cwd), False, (0,))
-            text = rc.read_bytes()
+            held(doctor(["--install-completion", shell], machine.env, machine.cwd), False, (0,))
+            text = rc.read_bytes() if rc.exists() else mine
             if not text.startswith(mine.rstrip(b"\n")) or text.count(b"cudnn-doctor") > 2:
-                raise Broken(f"~/.bashrc after: {text[-200:]!r}")
-            _sources_cleanly(machine)
+                raise Broken(f"{RC_FILES[shell]} after: {text[-200:]!r}")
+            if shell == "bash":
+                _sources_cleanly(machine)
         except Broken as error:
             broken.append(f"{point[0]}#{point[1]}: {error}")
     if broken:
@@ -685,6 +700,16 @@ def value_machine(tmp: Path, where: str, text: str) -> Machine:
         folder = tmp / "d" / re.sub("[/:;\0]", "_", text)  # a folder ld.so can search
         fake_cudnn(folder, version=91900, cudart=13000)
         machine.add_library_path(folder)
+    if where == "torch's version":  # its METADATA and torch/version.py, as a hostile wheel would write them
+        from tests.test_frameworks import install_torch, python_env
+
+        site = python_env(machine, tmp)
+        install_torch(site)
+        version = "2.5.1+cu124" + text.replace("\n", " ").replace("\r", " ")
+        info = next(site.glob("torch-*.dist-info"))
+        metadata = info / "METADATA"
+        metadata.write_text(metadata.read_text().replace("Version: 2.5.1+cu124", f"Version: {version}"))
+        (site / "torch" / "version.py").write_text(f"__version__ = {version!r}\ncuda = '12.4'\n")
     if where in ("CUDA_VISIBLE_DEVICES", "PYTORCH_CUDA_ALLOC_CONF"):
         machine.env[where] = ("0," if where == "CUDA_VISIBLE_DEVICES" else "expandable_segments:True,") + text
     return machine
@@ -792,9 +817,11 @@ def cases() -> dict[str, tuple[str, Callable[[Path], None]]]:
             found[f"{name}: {kind}"] = ("readers", reader_case(reader, kind, name))
     found["install killed"] = ("writers killed", install_kill_case("install"))
     found["uninstall killed"] = ("writers killed", install_kill_case("uninstall"))
-    found["--install-completion killed"] = ("writers killed", completion_kill_case)
+    for shell in RC_FILES:
+        found[f"--install-completion {shell} killed"] = ("writers killed", completion_kill_case(shell))
     found["cache writer killed"] = ("writers killed", cache_kill_case)
-    for where in ("GPU name", "driver version", "cuDNN folder", "CUDA_VISIBLE_DEVICES", "PYTORCH_CUDA_ALLOC_CONF"):
+    for where in ("GPU name", "driver version", "cuDNN folder", "CUDA_VISIBLE_DEVICES", "PYTORCH_CUDA_ALLOC_CONF",
+                  "torch's version"):
         for name, text in VALUES.items():
             if where == "cuDNN folder" and name == "Prometheus line":
                 text = text.replace("\n", " ")
