@@ -479,7 +479,7 @@ READERS: dict[str, Reader] = {
     "completion ~/.bashrc": completion_reader("bash", ".bashrc"),
     "completion ~/.zshrc": completion_reader("zsh", ".zshrc"),
     "completion fish folder": completion_reader("fish", ".config/fish/completions"),
-    "completion bash script": completion_reader("bash", ".local/share/bash-completion/completions/cudnn-doctor"),
+    "completion bash script": completion_reader("bash", ".bash_completions/cudnn-doctor.sh"),
 }
 
 

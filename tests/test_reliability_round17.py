@@ -39,7 +39,7 @@ def test_an_install_after_a_killed_run_of_the_same_archive_is_undone_by_one_unin
         points = steps_of(install_args(archive, prefix), env, tmp_path / "steps.log")
         points = points[next(i for i, p in enumerate(points) if p.startswith("commit.manifest")):]
     assert len(points) >= 3, points
-    for index, point in enumerate(points):
+    for index, point in enumerate(points[::max(1, len(points) // 5)]):  # five across the run: each failed before
         prefix = tmp_path / f"k{index}" / "cuda"
         if command == "uninstall":
             link_tree(installed, prefix)
