@@ -91,3 +91,36 @@ def test_a_node_that_floods_its_standard_error_is_merged_in_bounded_memory(machi
     assert done.returncode == 0 and data["nodes"] == 1 and data["failed"] == [], (data, done.stderr[-800:])
     [kept] = list(keep.glob("*.err"))
     assert kept.stat().st_size > 1_200_000_000 and kept.name != "0.err", kept
+
+
+@linux_only
+@pytest.mark.parametrize("damage", ["a FIFO", "cut short", "not ELF", "a folder"])
+def test_a_damaged_library_in_the_cpu_kernels_cache_is_built_again(tmp_path: Path, damage: str) -> None:
+    """The compiled CPU baseline's library in the cache, found damaged (a FIFO: the load waited for a writer for ever;
+    a copy cut short: mapped, it ended the process with SIGBUS; not ELF, a folder: NumPy's baseline, every run after):
+    built again over it, and the compiled baseline runs."""
+    import os
+    import subprocess
+
+    from tests.test_bench_compiled import PROBE, ROOT, SUMS
+
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path),
+           "CUDNN_DOCTOR_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": str(ROOT)}
+    first = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, env=env, timeout=120)
+    assert first.stdout.startswith("compiled with "), first.stderr[-800:]
+    [library] = list((tmp_path / "cache" / "cpu-kernels").iterdir())
+    data = library.read_bytes()
+    library.unlink()
+    if damage == "a FIFO":
+        os.mkfifo(library)
+    elif damage == "cut short":
+        library.write_bytes(data[:len(data) // 3])
+    elif damage == "not ELF":
+        library.write_bytes(b"<html>a proxy's page</html>\n" * 100)
+    else:
+        library.mkdir()
+    again = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, env=env, timeout=30)
+    assert again.returncode == 0 and again.stdout == first.stdout, (again.returncode, again.stdout, again.stderr[-800:])
+    assert again.stdout.splitlines()[1] == SUMS
+    if damage != "a folder":  # a folder of our file's name is left alone: that run's copy was its own
+        assert library.is_file() and library.read_bytes() == data
