@@ -1,7 +1,7 @@
 """The loading child's work: load cuDNN the way one program loads it, and say what the loader mapped. Its script is
-_load_child.py, which imports this module (from its bytecode) and calls run_as_child.
+_job_child.py (run as `_job_child.py _load_jobs ...`), which imports this module (from its bytecode) and calls run_as_child.
 
-Usage: python -I -S _load_child.py USER SITE_PACKAGES RECIPE CALL FUNCTIONS SONAME CHECKS LATER [ARGS [LOADS [LIBRARIES]]]
+Usage: python -I -S _job_child.py _load_jobs USER SITE_PACKAGES RECIPE CALL FUNCTIONS SONAME CHECKS LATER [ARGS [LOADS [LIBRARIES]]]
 
   USER           a framework's name, or "ld.so" (any program that asks the loader by name)
   SITE_PACKAGES  the folder the framework is installed in ("-": none)
@@ -995,8 +995,8 @@ def _ask_loader_as_cudnn(graph, folders, version, names):
     env = dict(os.environ)
     env["LD_LIBRARY_PATH"] = ":".join(folders)
     try:
-        script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_load_child.py")
-        done = subprocess.run([sys.executable, "-I", "-S", *_BYTECODE_FLAGS, script, "--later", graph, version,
+        script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_job_child.py")
+        done = subprocess.run([sys.executable, "-I", "-S", *_BYTECODE_FLAGS, script, "_load_jobs", "--later", graph, version,
                                ",".join(names)], env=env, stdin=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                               check=False)
         code = done.returncode
@@ -1069,7 +1069,7 @@ def _first_file(name):
 
 
 def run_as_child(argv, stdio):
-    """The child's run (_load_child.py calls it): STDIO is the namespace of _child_stdio.py, already run (each of
+    """The child's run (_job_child.py calls it, its argv without the word _load_jobs): STDIO is the namespace of _child_stdio.py, already run (each of
     stdin, stdout and stderr a preloaded library closed is /dev/null again; its answer_fd: the answer channel as it
     is when a line is written). The later child it starts gets this one's bytecode options (-B, -X pycache_prefix)."""
     global _STDIO

@@ -4,7 +4,7 @@ Not a model of the loader: for each installed framework with a [[loading]] row o
 with the user's own environment runs the framework's own loading code from its installed files (torch's
 _load_global_deps, JAX's _load_nvidia_libraries), opens the front library as the framework's libraries then find
 it, lets cuDNN's version checks load each sub-library and opens the engines; one more child does the same for a
-program that asks the loader by name ("ld.so"). Each child's steps come back as they happen (_load_child.py), so a
+program that asks the loader by name ("ld.so"). Each child's steps come back as they happen (_load_jobs.py), so a
 child that dies on a truncated library still says which one. Started beside the other probes; never judges.
 """
 
@@ -16,14 +16,14 @@ import os
 import re
 from typing import Any
 
-from cudnn_doctor.child import ChildBatch, ChildRequest, deadline_in
+from cudnn_doctor.child import ChildBatch, ChildRequest, deadline_in, job_child_argv
 from cudnn_doctor.knowledge.data import load
 from cudnn_doctor.model import Framework, LoadStep, ObservedLoad, SeenLibrary
 from cudnn_doctor.probes.context import SearchContext
 from cudnn_doctor.probes.origin import SYSTEM, origin
 from cudnn_doctor.versions import ascii_digits, decode_cudnn
 
-CHILD = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "_load_child.py")
+JOBS = "_load_jobs"  # the job child's module of jobs for the loading children (child.JOB_CHILD)
 MARK = b"\x1eCDL\t"
 LOADER = "ld.so"
 
@@ -93,8 +93,6 @@ class LoadChildren:
                 asked["working_folder"] = ctx.cwd  # its code then opens that copy, as `python -c` started there does
             requests.append(self._request(python, framework.name, site, row, version, env, timeout, asked))
         if loader_too or libraries:
-            from cudnn_doctor.child import python_argv
-
             by_name = library_spec(None, "-", libraries) if libraries else None
             for major in sorted(majors or {9}) if loader_too else [0]:
                 version = _version_row(major) if loader_too else None
@@ -102,7 +100,7 @@ class LoadChildren:
                     self.users.append((LOADER, None))
                     args = self._args(LOADER, "-", None, version) if version is not None else \
                         (LOADER, "-", "-", "-", "-", "-", "", "", "[]", "")
-                    requests.append(ChildRequest(python_argv(CHILD, *args, repr(by_name) if by_name else "-"), env,
+                    requests.append(ChildRequest(job_child_argv(JOBS, *args, repr(by_name) if by_name else "-"), env,
                                                  timeout, "the loading child", answer_channel=True))
                     by_name = None  # the libraries asked once, by the first such child
         self.batch = ChildBatch(requests, deadline=deadline_in(timeout), parallel=max(1, len(requests)))
@@ -117,10 +115,8 @@ class LoadChildren:
 
     def _request(self, python: str, user: str, site: str, row: dict[str, Any], version: dict[str, Any],
                  env: dict[str, str], timeout: float, libraries: dict[str, Any] | None = None) -> ChildRequest:
-        from cudnn_doctor.child import bytecode_flags
-
-        return ChildRequest((python, "-I", "-S", *bytecode_flags(), CHILD, *self._args(user, site, row, version),
-                             repr(libraries) if libraries else "-"), env, timeout,
+        return ChildRequest(job_child_argv(JOBS, *self._args(user, site, row, version),
+                                           repr(libraries) if libraries else "-", python=python), env, timeout,
                             f"loading cuDNN as {user} does", answer_channel=True)
 
     def results(self) -> tuple[ObservedLoad, ...]:
@@ -542,7 +538,7 @@ def parse_answer(user: str, recipe: str | None, stdout: str | bytes, exit_code: 
 
 def _libraries_of(lines: list[str], exit_code: int | None, timed_out: bool,
                   error: str | None) -> tuple[tuple[SeenLibrary, ...], str | None, str | None]:
-    """The CUDA libraries other than cuDNN in the child's lines (_load_child.libraries): one SeenLibrary each that
+    """The CUDA libraries other than cuDNN in the child's lines (_load_jobs.libraries): one SeenLibrary each that
     it asked, and what the framework's own preloading code said. A library whose forked copy died is refused with
     how, naming the file it was opening; where the child itself ended before it said libs-done, the library it was
     at, or its preloading code, is said so, with the file that code was opening (the third of the answer)."""
