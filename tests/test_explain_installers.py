@@ -235,3 +235,15 @@ def test_an_sdist_whose_built_version_carries_a_cuda_tag() -> None:
     # any other inconsistency of a package's metadata is its own
     declined("Requested mypkg==1.0 from https://files.pythonhosted.org/packages/x/mypkg-1.0.tar.gz has inconsistent "
              "version: expected '1.0', but metadata has '1.0.dev0'")
+
+
+# ---------------------------------------------------------------- an architecture keyword older CMake passes as a word
+
+@pytest.mark.parametrize("value", ["native", ""])
+def test_native_architecture_handed_to_nvcc_as_a_word(value: str) -> None:
+    answer = first(f"nvcc fatal   : Unsupported gpu architecture 'compute_{value}'")
+    # was CD206 (a compiler older than the GPU): no GPU is named, a CMake keyword reached nvcc
+    assert answer["id"] == "cmake-native-architecture-before-cmake-324" and answer["code"] == "CD208", answer
+    assert "CMAKE_CUDA_ARCHITECTURES=86" in str(answer["fix"])
+    # a real architecture the toolkit does not know stays the compiler's (CD206)
+    assert first("nvcc fatal   : Unsupported gpu architecture 'compute_120'")["code"] == "CD206"
