@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-CHILD = str(Path(__file__).resolve().parents[1] / "cudnn_doctor" / "_probe_child.py")
+CHILD = str(Path(__file__).resolve().parents[1] / "cudnn_doctor" / "_job_child.py")
 
 
 def pynvml_folder() -> str:
@@ -26,7 +26,7 @@ def pynvml_folder() -> str:
 
 
 def child(job: str, *args: str) -> list[str]:
-    return [sys.executable, "-I", "-S", CHILD, job, *args]
+    return [sys.executable, "-I", "-S", CHILD, "_probe_jobs", job, *args]
 
 
 def timed(commands: list[list[str]], together: bool) -> float:

@@ -122,7 +122,7 @@ def torch_loading() -> dict[str, object]:
     if system:
         (mixed / "libcudnn.so.9").unlink()
         (mixed / "libcudnn.so.9").symlink_to(os.path.realpath(system[0]))
-    child = ROOT / "cudnn_doctor" / "_load_child.py"
+    child = ROOT / "cudnn_doctor" / "_job_child.py"
     checks = "cudnnGraphVersionCheck,cudnnOpsVersionCheck,cudnnCnnVersionCheck,cudnnAdvVersionCheck"
     later = "libcudnn_engines_precompiled.so.9,libcudnn_engines_runtime_compiled.so.9,libcudnn_heuristic.so.9"
     out: dict[str, object] = {"system": system, "needed": {}}
@@ -136,7 +136,7 @@ def torch_loading() -> dict[str, object]:
                 ("cheap", "_preload_cuda_lib", "_get_cuda_dep_paths,_preload_cuda_lib", "['cudnn', 'libcudnn.so.*[0-9]']"),
                 ("full", "_load_global_deps", "_get_cuda_dep_paths,_preload_cuda_lib,_preload_cuda_deps,_load_global_deps",
                  "[]")):
-            done = run([sys.executable, "-I", "-S", str(child), "torch", site, "torch/__init__.py", call, functions,
+            done = run([sys.executable, "-I", "-S", str(child), "_load_jobs", "torch", site, "torch/__init__.py", call, functions,
                         "libcudnn.so.9", checks, later, args], env, lines=80)
             doctor[recipe] = {"seconds": done.get("seconds"), "rc": done.get("rc"),
                               "lines": [line for line in done.get("tail", []) if "front" in line or "check\t" in line

@@ -446,10 +446,12 @@ def doctor(tree: Path, *args: str) -> list[str]:
 
 def probe(scenario: Scenario, env: dict[str, str], tree: Path) -> dict[str, object] | str:
     """The doctor's own probe child for CUDA, in the scenario's environment (what it saw, for the record)."""
-    child = tree / "cudnn_doctor" / "_probe_child.py"
+    child, jobs = tree / "cudnn_doctor" / "_job_child.py", ["_probe_jobs"]
+    if not child.exists():  # a tree from before the one job child
+        child, jobs = tree / "cudnn_doctor" / "_probe_child.py", []
     if not child.exists():
         return "-"
-    code, out = run_bash(bash_line(scenario, [sys.executable, "-I", "-S", str(child), "cuda", "libcuda.so.1"]), env,
+    code, out = run_bash(bash_line(scenario, [sys.executable, "-I", "-S", str(child), *jobs, "cuda", "libcuda.so.1"]), env,
                          timeout=60, cwd=scenario_cwd(scenario))
     return last_json(out) or f"exit {code}: {out[-300:]}"
 

@@ -1,5 +1,5 @@
-"""Run at the start of every child script of the doctor (imported by _probe_child.py, from its bytecode; run from its
-own file by _load_child.py, _deep_child.py and _allreduce_child.py): a library the user's environment preloads may close stdin, stdout or
+"""Run at the start of every child script of the doctor (imported by _job_child.py, from its bytecode; run from its
+own file by _deep_child.py and _allreduce_child.py): a library the user's environment preloads may close stdin, stdout or
 stderr before the child's first line (Python then starts with sys.stdout None). Each one closed is /dev/null
 again, so that a print or flush works and no pipe or file the child opens takes its number and gets what is
 printed.

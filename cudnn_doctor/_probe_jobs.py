@@ -1,7 +1,7 @@
 """The probe child's questions: load one vendor library, ask it questions, answer in JSON. Its script is
-_probe_child.py, which imports this module (from its bytecode) and calls run_as_child.
+_job_child.py (run as `_job_child.py _probe_jobs ...`), which imports this module (from its bytecode) and calls run_as_child.
 
-Usage: python -I -S _probe_child.py JOB [ARG]
+Usage: python -I -S _job_child.py _probe_jobs JOB [ARG]
   cudnn PATH_OR_SONAME    cudnnGetVersion, cudnnGetCudartVersion
   cudart PATH_OR_SONAME   cudaRuntimeGetVersion
   libcuda PATH_OR_SONAME  cuDriverGetVersion
@@ -824,7 +824,7 @@ def _escape(char):
 
 
 def run_as_child(argv, stdio):
-    """The child's run (_probe_child.py calls it): STDIO is the namespace of _child_stdio.py, already run (each of
+    """The child's run (_job_child.py calls it, its argv without the word _probe_jobs): STDIO is the namespace of _child_stdio.py, already run (each of
     stdin, stdout and stderr a preloaded library closed is /dev/null again; its answer_fd: the answer channel as it
     is when the answer is written); the process ends as soon as its answer is written."""
     global _EXITS_AFTER_ANSWER, _STDIO

@@ -216,12 +216,24 @@ def own_child_env(env: Mapping[str, str]) -> dict[str, str]:
 def bytecode_flags() -> tuple[str, ...]:
     """This process's own bytecode settings as a Python's options, for a child started -I (which drops the PYTHON*
     variables): no bytecode written where it writes none (PYTHONDONTWRITEBYTECODE, -B), read and written where it
-    keeps it (PYTHONPYCACHEPREFIX). A child script's imports (_probe_child.py's, _load_child.py's) are then cached as
+    keeps it (PYTHONPYCACHEPREFIX). A child script's imports (_job_child.py's) are then cached as
     this process's are."""
     flags: tuple[str, ...] = ("-B",) if sys.dont_write_bytecode else ()
     if getattr(sys, "pycache_prefix", None):
         flags += (f"-Xpycache_prefix={sys.pycache_prefix}",)
     return flags
+
+
+# the one script of the job children (_probe_jobs' and _load_jobs' work): python -I -S JOB_CHILD JOBS ARG...
+JOB_CHILD = os.path.join(os.path.dirname(os.path.realpath(__file__)), "_job_child.py")
+
+
+def job_child_argv(jobs: str, *args: str, python: str | None = None) -> tuple[str, ...]:
+    """PYTHON (this interpreter where None) running the job child isolated (-I -S), with this process's bytecode
+    settings, on the module of jobs JOBS ("_probe_jobs", "_load_jobs") and its ARGS."""
+    if python is None:
+        return python_argv(JOB_CHILD, jobs, *args)
+    return (python, "-I", "-S", *bytecode_flags(), JOB_CHILD, jobs, *args)
 
 
 def python_argv(script: str, *args: str, site: bool = False) -> tuple[str, ...]:

@@ -39,7 +39,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("__main__",),
 )
 # children started as scripts: the standard library only
-STANDALONE = ("_probe_child", "_probe_jobs", "_deep_child", "_load_child", "_load_jobs", "_allreduce_child", "_python_child", "_child_stdio", "schemas")
+STANDALONE = ("_job_child", "_probe_jobs", "_deep_child", "_load_jobs", "_allreduce_child", "_python_child", "_child_stdio", "schemas")
 
 
 def unit_of(module: str) -> str:
@@ -88,7 +88,7 @@ def test_no_tangle_between_packages() -> None:
 
 
 def test_the_standalone_children_import_nothing_of_the_package() -> None:
-    for name in ("_probe_child", "_probe_jobs", "_deep_child", "_load_child", "_load_jobs", "_allreduce_child", "_python_child", "_child_stdio"):
+    for name in ("_job_child", "_probe_jobs", "_deep_child", "_load_jobs", "_allreduce_child", "_python_child", "_child_stdio"):
         tree = syntax_tree(PACKAGE / f"{name}.py")
         imported = [alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names]
         imported += [node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)]

@@ -28,7 +28,7 @@ def hook(event, args):
     if event == "subprocess.Popen":
         words = [str(a).rsplit("/", 1)[-1] for a in args[1] if not str(a).startswith("-")]
         words = words[1:] if words and "python" in words[0] else words  # a Python child: its script
-        events.append("start " + " ".join(words[:2]))
+        events.append("start " + " ".join(words[:3 if words[:1] == ["_job_child.py"] else 2]))  # and its jobs
     elif event == "import" and args[0].startswith("cudnn_doctor."):
         events.append("import " + args[0])
 sys.addaudithook(hook)
@@ -52,11 +52,11 @@ def _events(tmp_path: Path, *argv: str) -> list[str]:
 
 def test_nvml_child_starts_before_the_probes_and_rules_are_imported(tmp_path: Path) -> None:
     events = _events(tmp_path, "check", "--json")
-    started = next(i for i, e in enumerate(events) if e.startswith("start _probe_child.py nvml"))
+    started = next(i for i, e in enumerate(events) if e.startswith("start _job_child.py _probe_jobs nvml"))
     for module in ("cudnn_doctor.model", "cudnn_doctor.probes.collect", "cudnn_doctor.probes.process_env",
                    "cudnn_doctor.rules.cudnn", "cudnn_doctor.plan.planner"):
         assert events.index(f"import {module}") > started, (module, events[:started + 1])
-    assert sum(e.startswith("start _probe_child.py nvml") for e in events) == 1  # one NVML child, not two
+    assert sum(e.startswith("start _job_child.py _probe_jobs nvml") for e in events) == 1  # one NVML child, not two
 
 
 def _left_running(marker: str) -> list[str]:
@@ -79,8 +79,8 @@ def test_check_starts_nvml_before_its_command_line_is_read_and_a_usage_error_sto
     # nothing else started
     events = _events(tmp_path, "check", "--no-such-option")
     started = [e for e in events if e.startswith("start ")]
-    assert started[0] == "start _probe_child.py nvml" and started[1:] in ([], ["start ldconfig"]), events
-    assert events.index("start _probe_child.py nvml") < events.index("import cudnn_doctor.cli")
+    assert started[0] == "start _job_child.py _probe_jobs nvml" and started[1:] in ([], ["start ldconfig"]), events
+    assert events.index("start _job_child.py _probe_jobs nvml") < events.index("import cudnn_doctor.cli")
     assert not _left_running(str(tmp_path / "nvml"))
 
 
@@ -92,7 +92,7 @@ def test_other_commands_start_nothing_before_their_command_line_is_read(tmp_path
 
 def test_check_takes_the_early_child_where_its_options_leave_the_context_the_same(tmp_path: Path) -> None:
     events = _events(tmp_path, "check", "--json", "--search-path", str(tmp_path))
-    assert sum(e.startswith("start _probe_child.py nvml") for e in events) == 1
+    assert sum(e.startswith("start _job_child.py _probe_jobs nvml") for e in events) == 1
     ldconfig = shutil.which("ldconfig") or os.path.exists("/sbin/ldconfig")
     assert sum(e == "start ldconfig" for e in events) == (1 if ldconfig else 0)  # the early one taken, not run twice
 
@@ -140,7 +140,7 @@ def test_the_renderer_and_the_rules_load_before_nvmls_answer_is_waited_for(tmp_p
     done = subprocess.run([sys.executable, "-c", WAITS, *argv], capture_output=True, text=True, env=env, cwd=tmp_path,
                           timeout=120)
     events = eval(next(x for x in done.stderr.splitlines() if x.startswith("EVENTS "))[7:])  # noqa: S307
-    waited = next(i for i, e in enumerate(events) if e.startswith("wait for _probe_child.py nvml"))
+    waited = next(i for i, e in enumerate(events) if e.startswith("wait for _job_child.py _probe_jobs nvml"))
     loaded = {event[7:] for event in events[waited + 1:] if event.startswith("loaded ")}
     for module in (renderer, "cudnn_doctor.rules.requirements", "cudnn_doctor.rules.cudnn", "cudnn_doctor.plan.planner"):
         assert module in loaded, (module, sorted(loaded))

@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from cudnn_doctor._probe_jobs import to_json
-from cudnn_doctor.probes.library_jobs import CHILD
+from cudnn_doctor.child import JOB_CHILD as CHILD
 
 PATH_NOT_UTF8 = os.fsdecode(b"/opt/caf\xe9/lib/libcudnn.so.9")  # a folder name in Latin-1: a lone surrogate
 
@@ -37,7 +37,8 @@ def test_what_the_child_writes_reads_back_as_the_same_values() -> None:
 
 
 def test_the_child_answers_without_importing_json(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    result = subprocess.run([sys.executable, "-X", "importtime", "-I", "-S", CHILD, "cudnn", str(tmp_path / "none.so")],
+    result = subprocess.run([sys.executable, "-X", "importtime", "-I", "-S", CHILD, "_probe_jobs", "cudnn",
+                             str(tmp_path / "none.so")],
                             capture_output=True, text=True, timeout=60)
     imported = {line.split("|")[2].strip() for line in result.stderr.splitlines() if line.startswith("import time:")}
     assert not {"json", "re", "enum"} & imported, sorted(imported)
@@ -79,25 +80,28 @@ def test_nvml_child_imports_pynvml_without_string_or_re(tmp_path) -> None:  # ty
     assert lines[2] == f"{string.ascii_letters} A_B_C True"
 
 
-CHILDREN = {  # each child script: its module of jobs, and a question it answers without any library present
-    "_probe_child.py": ("_probe_jobs", ["cudnn", "none.so"]),
-    "_load_child.py": ("_load_jobs", ["ld.so", "-", "-", "-", "-", "libcudnn_none.so.9", "cudnnOpsVersionCheck",
-                                      "libcudnn_heuristic.so.9", "[]", "libcudnn_ops.so.9", "-"]),
+CHILDREN = {  # each module of jobs of the one job child: a question it answers without any library present
+    "_probe_jobs": ["cudnn", "none.so"],
+    "_load_jobs": ["ld.so", "-", "-", "-", "-", "libcudnn_none.so.9", "cudnnOpsVersionCheck",
+                   "libcudnn_heuristic.so.9", "[]", "libcudnn_ops.so.9", "-"],
 }
 
 
-def _child_copy(folder, script: str = "_probe_child.py") -> str:  # type: ignore[no-untyped-def]
-    """A child script's three files in FOLDER (a package folder of its own, no bytecode yet): its script's path."""
+def _child_copy(folder, jobs: str = "_probe_jobs") -> tuple[str, str]:  # type: ignore[no-untyped-def]
+    """The job child's files for JOBS in FOLDER (a package folder of its own, no bytecode yet): (its script's path,
+    JOBS)."""
     import shutil
 
-    for name in (script, CHILDREN[script][0] + ".py", "_child_stdio.py"):
+    for name in ("_job_child.py", jobs + ".py", "_child_stdio.py"):
         shutil.copy2(os.path.join(os.path.dirname(CHILD), name), folder / name)
-    return str(folder / script)
+    return str(folder / "_job_child.py"), jobs
 
 
-def _verbose_run(script: str, *flags: str) -> tuple[object, str]:
-    """The child's answer (the probe child's JSON, the loading child's lines) and its -v words on stderr."""
-    question = CHILDREN[os.path.basename(script)][1]
+def _verbose_run(child: tuple[str, str], *flags: str) -> tuple[object, str]:
+    """The answer of CHILD (_child_copy's: the probe jobs' JSON, the loading jobs' lines) and its -v words on
+    stderr."""
+    script, jobs = child
+    question = [jobs, *CHILDREN[jobs]]
     result = subprocess.run([sys.executable, "-I", "-S", "-v", *flags, script, *question], capture_output=True,
                             text=True, timeout=60, env={k: v for k, v in os.environ.items() if k != "PYTHONPYCACHEPREFIX"})
     try:
@@ -106,14 +110,13 @@ def _verbose_run(script: str, *flags: str) -> tuple[object, str]:
         return result.stdout.splitlines(), result.stderr
 
 
-@pytest.mark.parametrize("script", sorted(CHILDREN))
-def test_the_child_runs_its_code_from_bytecode_checked_against_the_source(tmp_path, script) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("jobs", sorted(CHILDREN))
+def test_the_child_runs_its_code_from_bytecode_checked_against_the_source(tmp_path, jobs) -> None:  # type: ignore[no-untyped-def]
     """A script is compiled from source at every start (7 of the probe child's 20 ms of CPU, five or more children a
     check; 9 of the loading child's 35); the child's code is imported instead, from the bytecode Python's import keeps
     beside it and checks against the source (its size and modification time): a changed file is read again, never a
     stale copy."""
-    jobs = CHILDREN[script][0]
-    path = _child_copy(tmp_path, script)
+    path = _child_copy(tmp_path, jobs)
     first, _said = _verbose_run(path)
     assert first and "open" in str(first), first  # the library asked for is not there: the child says so
     cached = sorted(p.name.split(".")[0] for p in (tmp_path / "__pycache__").iterdir())
@@ -134,21 +137,22 @@ def test_the_probe_child_writes_no_bytecode_where_the_doctor_writes_none(tmp_pat
     from cudnn_doctor.child import python_argv
 
     monkeypatch.setattr(sys, "dont_write_bytecode", True)
-    argv = python_argv(_child_copy(tmp_path), "cudnn", "none.so")
-    assert "-B" in argv[1:argv.index(str(tmp_path / "_probe_child.py"))]
-    answer, _said = _verbose_run(argv[-3], "-B")
+    copied = _child_copy(tmp_path)
+    argv = python_argv(copied[0], "_probe_jobs", "cudnn", "none.so")
+    assert "-B" in argv[1:argv.index(str(tmp_path / "_job_child.py"))]
+    answer, _said = _verbose_run(copied, "-B")
     assert answer["loaded"] is False and not (tmp_path / "__pycache__").exists()  # type: ignore[index]
     monkeypatch.setattr(sys, "dont_write_bytecode", False)
     assert "-B" not in python_argv(argv[-3], "cudnn", "none.so")
 
 
 @pytest.mark.parametrize("damage", ["cut short", "bad marshal data"])
-@pytest.mark.parametrize("script", sorted(CHILDREN))
-def test_a_damaged_bytecode_of_a_child_is_compiled_from_source_and_written_again(tmp_path, damage, script) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("jobs", sorted(CHILDREN))
+def test_a_damaged_bytecode_of_a_child_is_compiled_from_source_and_written_again(tmp_path, damage, jobs) -> None:  # type: ignore[no-untyped-def]
     """A .pyc cut short (written under `ulimit -f`: Python keeps what its short write left) or damaged would stop
     every such child at its import, every check after: the module is compiled from its source, the .pyc removed
     (the run after writes it whole), and the child answers."""
-    path = _child_copy(tmp_path, script)
+    path = _child_copy(tmp_path, jobs)
     first, _said = _verbose_run(path)
     for cached in (tmp_path / "__pycache__").iterdir():
         data = cached.read_bytes()
@@ -159,19 +163,20 @@ def test_a_damaged_bytecode_of_a_child_is_compiled_from_source_and_written_again
     for _ in range(2):  # the first run after writes them whole, the second reads them
         again, said = _verbose_run(path)
         assert again == first
-    for name in ("_child_stdio", CHILDREN[script][0]):
+    for name in ("_child_stdio", jobs):
         assert f"code object from '{tmp_path / '__pycache__' / name}" in said, said[-3000:]
 
 
-@pytest.mark.parametrize("script", sorted(CHILDREN))
-def test_the_child_does_not_collect_garbage(tmp_path, script) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("jobs", sorted(CHILDREN))
+def test_the_child_does_not_collect_garbage(tmp_path, jobs) -> None:  # type: ignore[no-untyped-def]
     """A child collects cyclic garbage every 100,000 new objects, as the command's own process does: none in its short
     life (pynvml's import alone ran Python's collector 15 times in NVML's child, 1.5 ms)."""
     import pynvml
 
-    path = _child_copy(tmp_path, script)
-    _verbose_run(path)  # its bytecode written
-    question = ["nvml", "-", os.path.dirname(pynvml.__file__)] if script == "_probe_child.py" else CHILDREN[script][1]
+    copied = _child_copy(tmp_path, jobs)
+    _verbose_run(copied)  # its bytecode written
+    path = copied[0]
+    question = [jobs, *(["nvml", "-", os.path.dirname(pynvml.__file__)] if jobs == "_probe_jobs" else CHILDREN[jobs])]
     # each collection once the child's own code runs (its first import on), up to the interpreter's own at its end
     code = ("import gc, os, runpy, sys\n"
             "gc.callbacks.append(lambda phase, info: os.write(2, b'COLLECTED\\n')\n"

@@ -639,8 +639,8 @@ def test_each_toolkits_libcudart_and_the_cudnn_copies_are_asked_by_one_python(ma
     by_folder = {os.path.basename(i["path"]): i["version"] for i in report["cudnn"]}
     assert by_folder == {"old": "9.1.0", "new": "9.19.0"}, report["cudnn"]
     started = json.loads(next(line for line in done.stderr.splitlines() if line.startswith("STARTED "))[8:])
-    asked = [argv[next(i for i, a in enumerate(argv) if a.endswith("_probe_child.py")) + 1:] for argv in started
-             if any(a.endswith("_probe_child.py") for a in argv)]
+    asked = [argv[next(i for i, a in enumerate(argv) if a.endswith("_job_child.py")) + 2:] for argv in started
+             if any(a.endswith("_job_child.py") for a in argv) and "_probe_jobs" in argv]
     libraries = [words for words in asked if words[0] in ("batch", "cudart", "cudnn")]
     assert len(libraries) == 1 and libraries[0][0] == "batch", asked
     assert sorted(libraries[0][1].split(",")) == ["cudart", "cudnn", "cudnn", "cudnn"], asked  # the loader's pick too

@@ -49,4 +49,4 @@ def test_an_env_line_is_in_force_for_the_diagnosis_after_and_no_doctor_child_run
     assert os.environ.get("LD_LIBRARY_PATH") == ours  # as data, never by changing this process's environment
     # the probes' own children (a vendor library loaded, as a program loads it) are no doctor
     assert started and not [argv for argv in started if any(
-        "cudnn_doctor" in word and not word.endswith(("_probe_child.py", "_load_child.py")) for word in argv)]
+        "cudnn_doctor" in word and not word.endswith("_job_child.py") for word in argv)]

@@ -143,7 +143,7 @@ def _build(compiler: list[str]) -> tuple[Path, str, Path | None]:
     except OSError:
         folder = temporary_folder = Path(tempfile.mkdtemp(prefix="cudnn-doctor-kernels-"))
     target = folder / f"cpu_kernels-{digest}.so"
-    if target.exists():
+    if _whole_library(target):
         return target, name, temporary_folder
     handle, temporary = tempfile.mkstemp(suffix=".so", dir=folder)
     os.close(handle)
@@ -153,7 +153,13 @@ def _build(compiler: list[str]) -> tuple[Path, str, Path | None]:
             status, _out, error = _compile([*compiler, *FLAGS, *extra, str(SOURCE), "-o", temporary, "-lm"],
                                            deadline)
             if status == 0:
-                os.replace(temporary, target)  # atomic: a concurrent bench sees the old file or the whole new one
+                try:
+                    os.replace(temporary, target)  # atomic: a concurrent bench sees the old file or the whole new one
+                except OSError:  # a folder of that name in the way: this run's own copy, removed once loaded
+                    if temporary_folder is None:
+                        temporary_folder = Path(tempfile.mkdtemp(prefix="cudnn-doctor-kernels-"))
+                    target = temporary_folder / target.name
+                    shutil.move(temporary, target)
                 return target, name, temporary_folder
         raise Unavailable(f"{Path(compiler[0]).name} could not build {SOURCE.name}: {error}")
     except BaseException:
@@ -163,6 +169,20 @@ def _build(compiler: list[str]) -> tuple[Path, str, Path | None]:
     finally:
         if os.path.exists(temporary):
             os.unlink(temporary)
+
+
+def _whole_library(path: Path) -> bool:
+    """Whether PATH, a library of the cache, is a regular file holding a whole shared library for this machine, to
+    load as it is. Anything else there is built again over it: a FIFO (its load would wait for a writer for ever), a
+    file cut short (mapped, its missing pages end the process with SIGBUS), one that is no ELF, a folder."""
+    from cudnn_doctor.elf import ElfError, host_arch, read_elf
+
+    if not os.path.lexists(path):
+        return False
+    try:
+        return read_elf(str(path)).arch == host_arch()
+    except ElfError:
+        return False
 
 
 class Failed(RuntimeError):

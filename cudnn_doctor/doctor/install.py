@@ -110,6 +110,10 @@ def run_install(options: InstallOptions, ui: Ui) -> Outcome:
         recovered = _changing(prefix, layout, ui, lambda: _recover(prefix))
         for note in recovered:
             ui.note(note)
+        # the interrupted run undone may be an uninstall of this very archive: installed again, as it was
+        already = _already_installed(prefix, source)
+        if already is not None:
+            return replace(already, notes=recovered + already.notes)
         report = _probe(ctx, prefix) if report is not None else None
     blocked = first_blocked_folder(prefix, [prefix / f for f in layout.folders.values()])
     if blocked:

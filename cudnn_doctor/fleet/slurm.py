@@ -30,7 +30,7 @@ from pathlib import Path
 from cudnn_doctor.child import run_child
 from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.fleet.merge import FleetResult, NodeReport, merge, read_node
-from cudnn_doctor.user_files import UnreadableFile, read_user_head
+from cudnn_doctor.user_files import UnreadableFile, open_user_file, read_user_head
 from cudnn_doctor.versions import ascii_digits
 
 DEFAULT_DEADLINE_S = 600.0
@@ -110,8 +110,13 @@ NODE_NAME_TAG = "cudnn-doctor-node: "
 SAY_NODE_NAME = f'printf "{NODE_NAME_TAG}%s\\n" "${{SLURMD_NODENAME:-}}" >&2; exec "$@"'
 
 
+NODE_ERR_REWRITE_BYTES = 1 << 20  # a node's standard error up to this is kept without its name line
+
+
 def _slurm_names(folder: Path) -> None:
-    """Rename each node's N.json / N.err after the Slurm node name it gave (its first line on standard error)."""
+    """Rename each node's N.json / N.err after the Slurm node name it gave (its first line on standard error). The
+    .err is read as a user's file (a node's check may flood it with gigabytes, or leave a FIFO there): its first
+    MiB, without blocking; one longer is renamed as it is, its first line the name."""
     import re
 
     for report in sorted(folder.glob("*.json")):
@@ -119,15 +124,21 @@ def _slurm_names(folder: Path) -> None:
             continue
         errors = report.with_suffix(".err")
         try:
-            lines = errors.read_bytes()[:1 << 20].decode("utf-8", "replace").splitlines()
-        except OSError:
+            with open_user_file(str(errors)) as stream:
+                head = stream.read(NODE_ERR_REWRITE_BYTES + 1)
+        except (UnreadableFile, OSError):
             continue
-        name = lines[0].removeprefix(NODE_NAME_TAG).strip() if lines and lines[0].startswith(NODE_NAME_TAG) else ""
+        first, newline, rest = head.partition(b"\n")
+        line = first.decode("utf-8", "replace")
+        name = line.removeprefix(NODE_NAME_TAG).strip() if newline and line.startswith(NODE_NAME_TAG) else ""
         if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}", name) or (folder / f"{name}.json").exists():
             continue
         report.rename(folder / f"{name}.json")
+        if len(head) > NODE_ERR_REWRITE_BYTES:  # a flood: kept as srun wrote it, never read whole
+            errors.rename(folder / f"{name}.err")
+            continue
         errors.unlink()
-        (folder / f"{name}.err").write_text("\n".join(lines[1:]) + ("\n" if len(lines) > 1 else ""))
+        (folder / f"{name}.err").write_bytes(rest)
 
 
 def run_slurm(run: SlurmRun) -> tuple[FleetResult, str | None]:
@@ -196,7 +207,8 @@ def _with_stderr(node: NodeReport, path: Path) -> NodeReport:
     if node.failure is None:
         return node
     try:
-        lines = read_user_head(str(path.with_suffix(".err")), 4096).decode("utf-8", "replace").strip().splitlines()
+        lines = [line for line in read_user_head(str(path.with_suffix(".err")), 4096).decode("utf-8", "replace")
+                 .strip().splitlines() if not line.startswith(NODE_NAME_TAG)]
     except UnreadableFile:
         lines = []
     if lines:

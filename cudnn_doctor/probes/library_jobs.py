@@ -1,4 +1,4 @@
-"""Ask `_probe_child.py` about vendor libraries, side by side, through the one child runner."""
+"""Ask `_job_child.py _probe_jobs` about vendor libraries, side by side, through the one child runner."""
 
 from __future__ import annotations
 
@@ -13,16 +13,16 @@ from cudnn_doctor.child import (
     ChildBatch,
     ChildRequest,
     file_names,
+    job_child_argv,
     make_answer,
     parallel_limit,
-    python_argv,
     timeout_from_env,
 )
 
 if TYPE_CHECKING:  # the model's records are not needed: not before NVML's child has started
     from cudnn_doctor.model import LibraryProbe
 
-CHILD = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "_probe_child.py")
+JOBS = "_probe_jobs"  # the job child's module of jobs for these questions (child.JOB_CHILD)
 DEFAULT_TIMEOUT_S = 20.0
 
 
@@ -33,9 +33,9 @@ def probe_timeout() -> float:
 
 @dataclass(frozen=True)
 class Job:
-    """One question for _probe_child.py: a job kind and its target."""
+    """One question for the probe jobs (_probe_jobs.py): a job kind and its target."""
 
-    kind: str  # a job name of _probe_child.py
+    kind: str  # a job name of _probe_jobs.py
     target: str  # a path, a soname or a library name
 
 
@@ -100,7 +100,7 @@ def _plan(jobs: list[Job], timeout: float, env: Mapping[str, str]) -> tuple[list
             rounds = -(-len(group) // in_flight)
             kinds = [jobs[index].kind for index in group]  # one for all, or one per target
             kind = kinds[0] if len(set(kinds)) == 1 else ",".join(kinds)
-            argv = python_argv(CHILD, "batch", kind, f"{timeout:g}", str(in_flight), *targets)
+            argv = job_child_argv(JOBS, "batch", kind, f"{timeout:g}", str(in_flight), *targets)
             requests.append(ChildRequest(argv, child_env, timeout * rounds + BATCH_GRACE_S, "the probe",
                                          answer_channel=True))
     many = any(len(group) > in_flight for group, in_flight in planned)  # batches that run their libraries in turns
@@ -171,7 +171,7 @@ def _target(job: Job) -> str:
 def _argv(job: Job) -> tuple[str, ...]:
     target = _target(job)
     extra = [folder] if job.kind == "nvml" and (folder := _module_folder("pynvml")) else []
-    return python_argv(CHILD, job.kind, target, *extra)
+    return job_child_argv(JOBS, job.kind, target, *extra)
 
 
 def child_environment(env: Mapping[str, str]) -> dict[str, str]:
