@@ -300,7 +300,8 @@ def test_inductor_and_triton_names_are_asked_of_their_installed_files(machine: M
     ("TRITON_LIBCUDA_PATH", "missing", "does not exist"),
     ("TRITON_LIBCUDA_PATH", "empty", "holds no libcuda.so"),  # Triton links its launcher against it there alone
     ("TRITON_HOME", "file/home", "is not a folder"),
-    ("TMPDIR", "file/tmp", "is not a folder"),
+    # TMPDIR naming no folder is not here: Python's tempfile skips it for the next candidate (TMP, then /tmp), so
+    # Inductor's cache folder is made there and nothing fails (round seventeen, k23: tests/test_evidence_round17.py)
 ])
 def test_tritons_paths_and_the_temporary_folder_inductor_caches_in(machine: Machine, tmp_path: Path, variable: str,
                                                                    target: str, problem: str) -> None:
