@@ -105,10 +105,13 @@ class NoRecipe(Exception):
     """The installed framework has no such file or function: not a failure of the framework."""
 
 
-def run_recipe(site, recipe, call, functions, args=(), raised=None):
+def run_recipe(site, recipe, call, functions, args=(), raised=None, announce=None, first=()):
     """The framework's own loading code: FUNCTIONS of SITE/RECIPE, exec'd from the installed file with the standard
     modules it imports, then CALL(). RAISED, a list: the first exception each of the other functions raised is
-    added to it, though CALL swallows it (torch's _load_global_deps does: `except Exception: pass`)."""
+    added to it, though CALL swallows it (torch's _load_global_deps does: `except Exception: pass`). ANNOUNCE, a
+    function: called with each file its code opens (ctypes.CDLL), before it is opened (a file cut short kills the
+    process inside the open: the last one announced is the one). FIRST: folders put before PYTHONPATH's on sys.path
+    (the working folder, which `python -c`, the REPL and a script kept there put first)."""
     path = os.path.join(site, recipe)
     if not os.path.isfile(path):
         raise NoRecipe(f"{path} is not a file")
@@ -141,11 +144,34 @@ def run_recipe(site, recipe, call, functions, args=(), raised=None):
     exec(compile(module, path, "exec"), namespace)
     # a program's PYTHONPATH comes before its site-packages (this child runs isolated, -I): the framework's own search
     # of sys.path for its wheels' libraries (torch's _preload_cuda_lib) meets those folders first, as there
-    sys.path[:0] = [entry for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep) if entry]
+    sys.path[:0] = [*first, *(entry for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep) if entry)]
     if raised is not None:
         for name in [n for n in wanted if n != call and callable(namespace.get(n))]:
             namespace[name] = _recording(namespace[name], name, raised)
+    if announce is not None and getattr(namespace.get("ctypes"), "CDLL", None) is ctypes.CDLL:
+        namespace["ctypes"] = _Announcing(announce)
     namespace[call](*args)
+
+
+class _Announcing:
+    """ctypes as the framework's loading code sees it, each CDLL's file announced before it is opened."""
+
+    def __init__(self, announce):
+        self._announce = announce
+
+    def __getattr__(self, name):
+        return getattr(ctypes, name)
+
+    def CDLL(self, name, *args, **kwargs):  # noqa: N802 (ctypes' own name)
+        self._announce(_text(name))
+        return ctypes.CDLL(name, *args, **kwargs)
+
+    @property
+    def cdll(self):  # JAX's plugin: ctypes.cdll.LoadLibrary(path)
+        return self
+
+    def LoadLibrary(self, name, *args, **kwargs):  # noqa: N802 (ctypes' own name)
+        return self.CDLL(name, *args, **kwargs)
 
 
 def _recording(function, name, raised):
@@ -206,7 +232,9 @@ def libraries(user, site, spec):
         raised = []
         try:
             seed_modules(site, modules)
-            run_recipe(site, file, call, list(functions), list(args), raised)
+            run_recipe(site, file, call, list(functions), list(args), raised,
+                       announce=lambda path: say("lib-recipe-try", path),
+                       first=[spec["working_folder"]] if spec.get("working_folder") else [])
             say("lib-recipe", "ok" + (f" ({raised[0]}, which {call} swallows)" if raised else ""))
         except NoRecipe as error:
             say("lib-recipe", f"no-recipe: {_text(error)}")

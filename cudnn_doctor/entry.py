@@ -162,6 +162,9 @@ def _main() -> None:
 
         limits.record_inherited()  # the descriptors a program started here holds, before the doctor opens any
         limits.make_room()  # those that leave the doctor too few free: its own copies closed (the record stays)
+        from cudnn_doctor import streams
+
+        streams.reopen_closed()  # a standard stream closed at start on /dev/null now: no later descriptor takes it
         floor = limits.below_floor()  # less than the doctor needs at all: said now, not wherever it bites
         if floor is not None:
             _stopped(_with_frameworks(floor))

@@ -156,8 +156,11 @@ def record_inherited() -> None:
     is (/proc/self/fd's link: a pipe, a socket, a file), and the soft and hard open-files limits. Once."""
     import os
 
-
-    if _at_start or not os.path.isdir("/proc/self/fd"):
+    # Windows has no /proc: under Wine the path reaches the wineserver's own /proc/self, and reading its descriptors
+    # there made the server open and close its own lock file, which drops its lock on the prefix (a second server then
+    # starts on it, `wineserver -k` finds none to stop): nothing is recorded, as on Windows itself. (Not asked of
+    # operating_system.CURRENT: this module imports nothing of the package.)
+    if _at_start or os.name == "nt" or not os.path.isdir("/proc/self/fd"):
         return
     try:
         names = os.listdir("/proc/self/fd")

@@ -313,6 +313,9 @@ class SeenLibrary:
     own: str | None = None  # the copy the framework's own nvidia-* wheel holds under this soname
     pinned: str | None = None  # what the framework's metadata asks of that wheel ("nvidia-cublas==13.1.0.3")
     own_release: str | None = None  # that wheel's own release, from its dist-info
+    own_wheel: str | None = None  # the wheel whose RECORD lists its own copy, pinned to what is installed ("nvidia-cublas==13.1.0.3")
+    own_problem: str | None = None  # why the loader cannot use its own copy, read from its headers (None: it reads whole)
+    own_replaced: str | None = None  # its own copy's size where its wheel's RECORD gives another (None: they agree)
     bound: int = 0  # how many symbols the framework's own libraries take from this soname were asked of it (dlvsym)
     unbound: tuple[str, ...] = ()  # those the loader binds nowhere here ("cudaFoo@libcudart.so.13"; "+N": N more)
     binder: str | None = None  # the framework's own library that needs them (libtorch_cuda.so)
@@ -342,6 +345,9 @@ class ObservedLoad:
     libraries: tuple[SeenLibrary, ...] = ()  # the CUDA libraries other than cuDNN, as it gets them (issue 45)
     library_recipe: str | None = None  # its own code that preloads them, and what it said ("ok", its exception)
     needed: tuple[str, ...] = ()  # the sonames its own libraries need (DT_NEEDED): refused, its import fails
+    library_recipe_died_at: str | None = None  # the file its own preloading code was opening when the child died
+    library_recipe_died_wheel: str | None = None  # the wheel whose RECORD lists that file ("nvidia-cublas==13.1.0.3")
+    library_recipe_died_folder: str | None = None  # the working folder it was in (`python -c` searches it first)
 
 
 @record
@@ -438,6 +444,8 @@ class ProcessView:
     # each path a setting names that its reader cannot use as it needs (compat/ path_must): variable -> what is wrong
     setting_paths: dict[str, str] = dataclasses.field(default_factory=dict)
     setting_answers: dict[str, SettingAnswer] = dataclasses.field(default_factory=dict)  # the installed files' word
+    # settings whose readers take them only where they name a folder that exists, set to something else: skipped
+    settings_skipped: tuple[str, ...] = ()
     limits: dict[str, tuple[int, int]] = dataclasses.field(default_factory=dict)  # RLIMIT_AS: (soft, hard); -1 unlimited
     cudnn: tuple[LoadedCudnn, ...] = ()
     loads: tuple[ObservedLoad, ...] = ()  # cuDNN as each framework, and the loader by name, really loads it
@@ -494,6 +502,9 @@ class ProcessView:
     changed_process: tuple[str, ...] = ()
     nvml_fifo: bool = False
     nvml_died: str | None = None  # how the child that loads NVML ended before it answered (crashed, hung, exited)
+    # the release in the name of the file nvml_library is (links followed): the driver installs its NVML named for the
+    # kernel module's release, so a copy that hung under load but is the driver's own is not 'another NVML'
+    nvml_release: str | None = None
     nvml_changed: tuple[str, ...] = ()  # what loading that NVML took from the child's process ('STEP: what')
     # XLA_FLAGS naming a file of flags that would stop every JAX program at start: (file, what is wrong with it)
     xla_flags_file: tuple[str, str] | None = None

@@ -157,13 +157,34 @@ def _text_stream(raw: io.RawIOBase, like: object, errors: str, write_through: bo
                             write_through=write_through)
 
 
+_closed_at_start: dict[int, bool] = {}  # reopen_closed's record: which of 0, 1, 2 were closed at the command's start
+
+
+def reopen_closed() -> None:
+    """The command's own process, at its first instant (entry, right after limits.record_inherited and before any
+    child or thread): each standard stream closed at start on /dev/null now, remembered for prepare(). Left to
+    prepare(), descriptor 0 closed (`cudnn-doctor check <&-`) was the first free number for whatever check's early
+    children and their thread opened meanwhile (a pipe, a folder listed), and prepare() found it open on that: a
+    folder made sys.stdin's open fail with a traceback and no answer (IsADirectoryError; seen under load)."""
+    for fd in (0, 1, 2):
+        if fd in _closed_at_start:
+            continue
+        _closed_at_start[fd] = not _is_open(fd)
+        if _closed_at_start[fd]:
+            try:
+                _reopen_on_devnull(fd)
+            except OSError:
+                pass
+
+
 def prepare() -> None:
-    """Closed standard streams on /dev/null; standard output and error wrapped as this module says."""
+    """Closed standard streams on /dev/null (those reopen_closed found closed at the start count as closed);
+    standard output and error wrapped as this module says."""
     from cudnn_doctor.user_files import ERROR_HANDLER
 
-    closed = {fd: not _is_open(fd) for fd in (0, 1, 2)}
+    closed = {fd: _closed_at_start.get(fd, False) or not _is_open(fd) for fd in (0, 1, 2)}
     for fd, was_closed in closed.items():
-        if was_closed:
+        if was_closed and not _is_open(fd):
             try:
                 _reopen_on_devnull(fd)
             except OSError:

@@ -260,3 +260,22 @@ def test_the_cuda_child_holds_exactly_what_a_program_holds(machine: Machine, tmp
         assert judge.stdout.strip() == ("cuInit 0" if works else "cuInit 999"), (free, judge.stdout, judge.stderr)
         report = json.loads(_doctor(machine, "check", "--json", before=shell).stdout)
         assert report["process"].get("cuinit_held") == (None if works else "CUDA_ERROR_UNKNOWN"), (free, report["process"])
+
+
+def test_stdin_closed_is_never_taken_by_what_the_early_start_opens(machine: Machine, tmp_path: Path) -> None:
+    """`check <&-`: descriptor 0 is the first free number, and check's early start (NVML's child and its thread,
+    before the command line is read) opens descriptors while the command goes on to prepare its streams. Under load
+    one of them, a folder being listed, was on 0 when sys.stdin was opened: a traceback and no answer (the
+    1013-descriptor test above, once in CI, and 1 run in 75 here under load). Played in that order here: the early
+    start holds a folder open on the first free descriptor. The closed stream is /dev/null before anything opens."""
+    early = START.replace("from cudnn_doctor.entry import main",
+                          "import os; from cudnn_doctor.probes import loader; "
+                          "loader.start_nvml_early = lambda: os.open('/', os.O_RDONLY); "
+                          "from cudnn_doctor.entry import main")
+    env = {k: v for k, v in machine.env.items() if k != "PYTHONPATH"}
+    done = subprocess.run(["bash", "-c", f"exec 0<&-; exec {shlex.join([sys.executable, '-c', early])} check --json"],
+                          env=env, cwd=machine.cwd, capture_output=True, text=True, timeout=120)
+    assert "Traceback" not in done.stderr, done.stderr
+    report = json.loads(done.stdout)
+    assert report["summary"]["exit_code"] == done.returncode
+    assert report["process"]["shell"].get("streams") == "stdin closed", report["process"]["shell"]

@@ -80,6 +80,10 @@ def test_check_json_reads_the_driver_the_toolkit_and_the_real_cudnn_dlls(windows
     assert all(cudnn["sublibraries"].values()) and cudnn["sublibrary_versions"]["libcudnn_ops"] == CUDNN_VERSION
     assert cudnn["loaded_by"] == ["ld.so"]  # the system's loader: LoadLibrary found it on PATH
     assert cudnn["header_version"] == CUDNN_VERSION
+    # Windows has no /proc: under Wine the doctor's start read the wineserver's own /proc/self/fd as its descriptors,
+    # and reading them dropped the server's lock on the prefix: `wineserver -k` then stopped nothing, and the next
+    # session raced the server left running (limits.record_inherited)
+    assert windows.lock_holder() is not None, "the wineserver lost its prefix's lock during the check"
 
 
 def test_check_text_speaks_windows(windows: WindowsMachine, tmp_path: Path) -> None:

@@ -222,30 +222,64 @@ class WindowsMachine:
         }
 
     def start(self) -> None:
-        """The prefix made (first time only), the fake driver in its System32, and a wineserver kept running
-        for the session (each Wine start otherwise pays for its own)."""
+        """A wineserver of this session's own, persistent and listening before any Wine program starts; the prefix
+        made (first time only); the fake driver in its System32; Wine's services started with no test's pipes.
+
+        Deterministic under load: `wineserver -p` is waited for (its first process exits once the server holds the
+        prefix's lock and listens). Started in the background as before, a Wine program that came first under load
+        reached the socket of a server left from an earlier session (one whose lock was gone, so `wineserver -k`
+        had not stopped it), the new server then took the lock and the socket, and the session's first check booted
+        Wine under it: its services, kept for ever by a persistent server, held that check's stdout and stderr, and
+        the test waited out its 300 s timeout (test_windows' first check, two CI runs in five)."""
+        self.prefix.mkdir(parents=True, exist_ok=True)
+        # no pipes: the server, and the services of the programs below, keep what they inherit for as long as they run
+        quiet = {"stdin": subprocess.DEVNULL, "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+        started = subprocess.run([self.server(), "-p"], env=self.base_env, timeout=120, **quiet)
+        if started.returncode not in (0, 2):  # 2: a server holds the prefix's lock already, and is used
+            raise Unavailable(f"wineserver -p failed (exit {started.returncode})")
         system32 = self.prefix / "drive_c" / "windows" / "system32"
         if not system32.is_dir():
-            process = self._wine(["wineboot", "--init"], {}, timeout=300)
+            subprocess.run([self.wine, "wineboot", "--init"], env=self.base_env, timeout=300, **quiet)
             if not system32.is_dir():
-                raise Unavailable(f"Wine could not make its prefix: {process.stderr.strip()[-300:]}")
+                raise Unavailable("Wine could not make its prefix (wineboot --init)")
         nvml = fake_nvml()
         if not (system32 / "nvml.dll").exists() or (system32 / "nvml.dll").read_bytes() != nvml.read_bytes():
             shutil.copyfile(nvml, system32 / "nvml.dll")  # where the DCH drivers put it, and pynvml looks first
-        server = os.path.join(os.path.dirname(self.wine), "wineserver")
-        if not os.access(server, os.X_OK):
-            server = shutil.which("wineserver") or "wineserver"
-        subprocess.Popen([server, "-p"], env=self.base_env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL, start_new_session=True)
         # Wine's services (services.exe, winedevice, ...) start with the first program and inherit its standard
         # streams: started here with none, they hold no test's pipe open after its program has ended
-        subprocess.run([self.wine, str(self.python), "-c", "pass"], env=self.base_env, stdin=subprocess.DEVNULL,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300)
+        warm = subprocess.run([self.wine, str(self.python), "-c", "pass"], env=self.base_env, timeout=300, **quiet)
+        if warm.returncode != 0:
+            raise Unavailable(f"the Windows Python did not start under Wine (exit {warm.returncode})")
+
+    def server(self) -> str:
+        """Debian's wineserver wrapper beside wine64 (it adds -p0: a server that Wine starts on its own ends with its
+        last program), or the one on PATH."""
+        server = os.path.join(os.path.dirname(self.wine), "wineserver")
+        return server if os.access(server, os.X_OK) else shutil.which("wineserver") or "wineserver"
+
+    def lock_holder(self) -> int | None:
+        """The process holding the prefix's wineserver lock (the running server), None where none holds it: what
+        `wineserver -k` stops. Its folder: /tmp/<the name in $WINEPREFIX/wineserver (Debian)>/server-<dev>-<inode>,
+        or Wine's own /tmp/.wine-<uid>/server-<dev>-<inode>."""
+        import fcntl
+        import struct
+
+        status = self.prefix.stat()
+        named = self.prefix / "wineserver"
+        top = Path("/tmp") / (named.read_text().strip() if named.exists() else f".wine-{os.getuid()}")
+        try:
+            fd = os.open(top / f"server-{status.st_dev:x}-{status.st_ino:x}" / "lock", os.O_RDONLY)
+        except OSError:
+            return None
+        try:
+            asked = fcntl.fcntl(fd, fcntl.F_GETLK, struct.pack("hhqqi", fcntl.F_WRLCK, 0, 0, 1, 0))
+        finally:
+            os.close(fd)
+        kind, _, _, _, pid = struct.unpack("hhqqi", asked)
+        return None if kind == fcntl.F_UNLCK else pid
 
     def stop(self) -> None:
-        server = os.path.join(os.path.dirname(self.wine), "wineserver")
-        subprocess.run([server if os.access(server, os.X_OK) else "wineserver", "-k"], env=self.base_env,
-                       capture_output=True, timeout=60)
+        subprocess.run([self.server(), "-k"], env=self.base_env, capture_output=True, timeout=60)
 
     def _wine(self, argv: list[str], env: dict[str, str], cwd: Path | None = None,
               timeout: float = 300) -> subprocess.CompletedProcess[str]:

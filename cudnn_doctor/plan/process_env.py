@@ -10,7 +10,7 @@ from typing import Any
 
 from cudnn_doctor.knowledge.data import load
 from cudnn_doctor.model import Finding, LoadedCudnn, Report
-from cudnn_doctor.plan.actions import ENV, MANUAL, Action, EnvChange
+from cudnn_doctor.plan.actions import ENV, MANUAL, PIP, Action, EnvChange
 from cudnn_doctor.versions import ascii_digits
 
 LOADER_SOURCE = "ld.so(8): LD_LIBRARY_PATH is searched first, LD_PRELOAD is loaded into every program"
@@ -79,8 +79,22 @@ def treat(work: Any) -> None:
     for finding in [*work.with_code("CD409", "CD419", "CD421"),
                     *(f for f in work.with_code("CD410") if f.values.get("how") == "PYTHONPATH")]:
         if finding.values.get("runtime_entry"):  # a C++ runtime the loader refuses for the framework's library
+            # one that killed the loader mapping it (cut short) kills every C++ library's load alike: the crashes of
+            # loading (CD309) go with it
+            crashes = work.with_code("CD309") if "was killed by" in str(finding.values.get("error") or "") else []
             _named_by_the_loader(work, finding, report, str(finding.values["runtime_via"]),
-                                 str(finding.values["runtime_entry"]), str(finding.values.get("runtime") or ""))
+                                 str(finding.values["runtime_entry"]), str(finding.values.get("runtime") or ""),
+                                 also=crashes)
+            continue
+        if finding.values.get("working_folder"):  # the working folder's nvidia/*/lib, searched first by python -c
+            work.take([finding], Action(ENV, (), "Python then leaves the working folder off sys.path, so the "
+                                                 "framework's code finds its own wheels' libraries, not the working "
+                                                 "folder's nvidia folder (Python 3.11 and later; or start the program "
+                                                 "from another folder, or move that nvidia folder)", SAFE_PATH_SOURCE,
+                                        env=(EnvChange("PYTHONSAFEPATH", "set", "1"),)))
+            continue
+        if finding.values.get("died_opening") and not finding.values.get("entry"):  # a wheel's own file its code dies in
+            _wheel_again(work, finding, report)
             continue
         entry = str(finding.values.get("entry") or "")
         if entry and entry in (shadow[0] for shadow in view.python_shadows if shadow[3:4] == ("PYTHONPATH",)):
@@ -124,6 +138,9 @@ def treat(work: Any) -> None:
         elif (named := loader_named(str(finding.values.get("error") or ""), report)) is not None:
             _named_by_the_loader(work, finding, report, *named)  # its loading code failed on a file the loader refused
     for finding in work.with_code("CD203"):
+        if finding.values.get("wheel"):  # the framework's own wheel's copy refused: its files put back whole
+            _wheel_again(work, finding, report)
+            continue
         if _hook_folders_out(work, finding, "copy"):
             continue
         from cudnn_doctor.probes.hwcaps import entry_of
@@ -182,6 +199,29 @@ def treat(work: Any) -> None:
                                         env=(EnvChange("PATH", "remove", folder),)))
     for finding in work.with_code("CD115"):
         _memory(work, finding, report)
+
+
+def _wheel_again(work: Any, finding: Finding, report: Report) -> None:
+    """The framework's own file that its preloading code dies opening (rules.process_env._preloading_died): the wheel
+    whose RECORD lists it installed again, its files whole (pip, through the framework's own Python); where no wheel
+    owns it, said."""
+    framework = next((f for f in report.frameworks if f.name == finding.values.get("user")), None)
+    python = work.setting.python or (framework.details.get("python") if framework is not None else None)
+    wheel = str(finding.values.get("wheel") or "")
+    why = (f"{finding.subject} is damaged (the framework's own wheel's copy, which its code takes by full path); pip "
+           "puts back its wheel's files whole")
+    if wheel and python:
+        work.take([finding], Action(PIP, (), why, WHEEL_SOURCE,
+                                    argv=(str(python), "-m", "pip", "install", "--force-reinstall", "--no-deps", wheel)))
+        return
+    work.take([finding], Action(MANUAL, (), why, WHEEL_SOURCE, text=(
+        f"Install again the package that owns {finding.subject} (no wheel's RECORD lists it: `pip show -f` names the "
+        "package of a file), or replace the file with an unbroken copy of the same release")))
+
+
+WHEEL_SOURCE = ("pip documentation, pip install --force-reinstall (https://pip.pypa.io/en/stable/cli/pip_install/): "
+                "reinstall all packages even if they are already up-to-date; the wheel's RECORD lists its files "
+                "(PEP 376, https://peps.python.org/pep-0376/)")
 
 
 def _hook_folders_out(work: Any, finding: Finding, own: str) -> bool:
@@ -272,14 +312,17 @@ def loader_named(words: str, report: Report) -> tuple[str, str, str] | None:
     return None
 
 
-def _named_by_the_loader(work: Any, finding: Finding, report: Report, via: str, entry: str, file: str) -> None:
-    """The LD_LIBRARY_PATH folder, or the LD_PRELOAD entry, that gave the file the loader refused, taken out."""
+def _named_by_the_loader(work: Any, finding: Finding, report: Report, via: str, entry: str, file: str,
+                         also: list[Finding] | None = None) -> None:
+    """The LD_LIBRARY_PATH folder, or the LD_PRELOAD entry, that gave the file the loader refused, taken out (ALSO:
+    findings the same file caused, treated by the same step)."""
     why = (f"{file}, which the loader refuses, comes from {via} ({entry}), before the system's and the framework's own "
            "libraries; without it the loader takes those")
     if via == "LD_PRELOAD":
-        drop_preload(work, [finding], entry, report, why)
+        drop_preload(work, [finding, *(also or [])], entry, report, why)
     elif via == "LD_LIBRARY_PATH":
-        work.take([finding], Action(ENV, (), why, LOADER_SOURCE, env=(EnvChange("LD_LIBRARY_PATH", "remove", entry),)))
+        work.take([finding, *(also or [])], Action(ENV, (), why, LOADER_SOURCE,
+                                                   env=(EnvChange("LD_LIBRARY_PATH", "remove", entry),)))
 
 
 def drop_preload(work: Any, found: list[Finding], entry: str, report: Report, why: str,

@@ -149,11 +149,14 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     # environment can change which copy loads (LD_PRELOAD, a cuDNN on LD_LIBRARY_PATH) or, below, where the files
     # show a problem in a framework's copy: what is only read is then proven or refuted (under --deep the
     # frameworks themselves run, which is the proof)
-    from cudnn_doctor.probes.loading import LoadChildren, cuda_libraries_on_path
+    from cudnn_doctor.probes.loading import LoadChildren, broken_in_own_wheels, cuda_libraries_on_path
 
-    # and the CUDA libraries other than cuDNN, where LD_LIBRARY_PATH or LD_PRELOAD holds one: the frameworks' own
-    # preloading code then runs in those children, and each such library is opened as their libraries open it
+    # and the CUDA libraries other than cuDNN, where LD_LIBRARY_PATH or LD_PRELOAD holds one, or where a framework's
+    # own wheel holds a file the loader cannot use: the frameworks' own preloading code then runs in those children,
+    # and each such library is opened as their libraries open it
     cuda_libraries = _guarded(bugs, "loading", lambda: cuda_libraries_on_path(ctx.env, ctx.searched_library_path()), ())
+    cuda_libraries += tuple(name for name in _guarded(bugs, "loading", lambda: broken_in_own_wheels(frameworks, ctx.env, ctx.cwd), ())
+                            if name not in cuda_libraries)
 
     def start_loading() -> LoadChildren:
         return LoadChildren(frameworks, child_environment(ctx.env), ctx, probe_timeout(),
@@ -354,6 +357,9 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
         report.process.nvml_changed = taken
         report.process.nvml_fifo = fifo is not None
         report.process.nvml_died = died
+        from cudnn_doctor.versions import release_in_file_name
+
+        report.process.nvml_release = release_in_file_name(os.path.basename(os.path.realpath(library)))
         report.process.nvml_via, report.process.nvml_entry = origin(library, "libnvidia-ml.so.1", ctx)
         report.process.nvml_stub = _says_stub(library)
     # --- several GPUs and NCCL (issue 42): links, NCCL's library and settings, /dev/shm; --deep: the all-reduce

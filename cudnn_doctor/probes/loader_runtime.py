@@ -139,6 +139,14 @@ def _loader_says(library: str, runtime: str, ctx: SearchContext) -> str | None:
     if loader is None:
         return None
     answer = run_child([loader, "--list", library], ctx.env, deadline_in(10.0), what=f"{loader} --list")
+    if answer.exit_code is not None and answer.exit_code < 0:  # the loader itself killed mapping the tree: a file
+        import signal  # cut short, whose pages past its end it touched (SIGBUS); RUNTIME is the one it read unusable
+
+        try:
+            name = signal.Signals(-answer.exit_code).name
+        except ValueError:
+            name = f"signal {-answer.exit_code}"
+        return f"{loader} --list {library} was killed by {name} ({runtime}, which it maps for it, reads unusable)"
     text = f"{answer.stdout}\n{answer.stderr_tail}"
     real = os.path.realpath(runtime)
     said = [line.strip() for line in text.splitlines() if (runtime in line or real in line) and (

@@ -28,11 +28,12 @@ MARK = b"\x1eCDL\t"
 LOADER = "ld.so"
 
 
-def _row_for(framework: Framework, site: str) -> dict[str, Any] | None:
-    """The first [[loading]] row of FRAMEWORK whose file this install has, defining every function the row runs."""
+def _row_for(framework: Framework, site: str, table: str = "loading") -> dict[str, Any] | None:
+    """The first row of TABLE ([[loading]]: cuDNN's preloading; [[library_loading]]: every library's) of FRAMEWORK
+    whose file this install has, defining every function the row runs."""
     from cudnn_doctor.user_files import read_text_or_empty
 
-    for row in load("process_env").get("loading", []):
+    for row in load("process_env").get(table, []):
         if row["framework"] != framework.name:
             continue
         for path in sorted(glob.glob(os.path.join(glob.escape(site), row["file"]))):
@@ -88,6 +89,8 @@ class LoadChildren:
             majors.add(int(version["major"]))
             self.users.append((framework.name, f"{row['file']}: {row['call']}"))
             asked = library_spec(framework, site, libraries) if libraries else None
+            if asked is not None and working_folder_first(env, ctx.cwd) and cut_short_in(ctx.cwd or ""):
+                asked["working_folder"] = ctx.cwd  # its code then opens that copy, as `python -c` started there does
             requests.append(self._request(python, framework.name, site, row, version, env, timeout, asked))
         if loader_too or libraries:
             by_name = library_spec(None, "-", libraries) if libraries else None
@@ -120,9 +123,22 @@ class LoadChildren:
         answers = self.batch.answers()
         seen = tuple(parse_answer(user, recipe, answer.answer, answer.exit_code, answer.timed_out, answer.error)
                      for (user, recipe), answer in zip(self.users, answers, strict=True))
+        seen = tuple(self._with_wheel_died_in(load) for load in seen)
         return tuple(dataclasses.replace(load, libraries=tuple(with_how_it_came(with_wheel_facts(
             library, self.frameworks.get(load.user)), self.ctx) for library in load.libraries),
             needed=needed_by(self.frameworks.get(load.user))) if load.libraries else load for load in seen)
+
+    def _with_wheel_died_in(self, load: ObservedLoad) -> ObservedLoad:
+        """LOAD with the wheel that owns the file its preloading code died opening, where one's RECORD lists it."""
+        framework = self.frameworks.get(load.user)
+        site = str(framework.details.get("site_packages") or "") if framework is not None else ""
+        if not load.library_recipe_died_at or not site:
+            return load
+        cwd = self.ctx.cwd or ""
+        if working_folder_first(self.env, cwd) and load.library_recipe_died_at.startswith(cwd.rstrip("/") + "/"):
+            return dataclasses.replace(load, library_recipe_died_folder=cwd)
+        owner = _owner(site, load.library_recipe_died_at)
+        return dataclasses.replace(load, library_recipe_died_wheel=f"{owner[0]}=={owner[1]}") if owner else load
 
 
 def cuda_libraries_on_path(env: dict[str, str], folders: list[str]) -> tuple[str, ...]:
@@ -144,6 +160,96 @@ def cuda_libraries_on_path(env: dict[str, str], folders: list[str]) -> tuple[str
     return tuple(dict.fromkeys(found))
 
 
+def broken_in_own_wheels(frameworks: list[Framework], env: dict[str, str] | None = None,
+                         cwd: str | None = None) -> tuple[str, ...]:
+    """The sonames of compat's [[cuda_library]] rows of which a Python framework's own wheels (SITE/nvidia/*/lib, the
+    folders its own code and its libraries' RUNPATH take them from by full path) hold a file the loader cannot use:
+    not ELF (a Git LFS pointer), cut short, for another machine, or a link to nothing. The framework maps that copy
+    before any on LD_LIBRARY_PATH, so only its own loading child can say what it does: these sonames are asked there
+    as those on the path are (nothing is started where every copy reads whole). And a PYTHONPATH folder's own
+    nvidia/*/lib: torch's code globs sys.path for its wheels' libraries, and PYTHONPATH comes before site-packages;
+    and the working folder CWD's (`python -c`, the REPL and a script kept there put it first), unless PYTHONSAFEPATH."""
+    sonames = {soname for row in load("process_env").get("cuda_library", []) for soname in row["sonames"].values()}
+    broken: list[str] = []
+    sites = dict.fromkeys(str(f.details.get("site_packages") or "") for f in frameworks if f.name in ("torch", "jax"))
+    shadows = [entry for entry in (env or {}).get("PYTHONPATH", "").split(os.pathsep) if entry][:16]
+    shadows += [cwd] if cwd and working_folder_first(env or {}, cwd) else []
+    for site in [*[s for s in sites if s][:8], *(shadows if any(sites) else [])]:
+        # a shadow's copy that the loader refuses is refused by the framework's code too, which swallows it, and its
+        # libraries' RUNPATH then find the wheels' own: only one cut short, which kills the code opening it, counts
+        shadow = site not in sites
+        for folder in sorted(glob.glob(os.path.join(glob.escape(site), "nvidia", "*", "lib")))[:32]:
+            try:
+                names = sorted(n for n in os.listdir(folder)[:4096] if n in sonames)
+            except OSError:
+                continue
+            broken += [name for name in names if name not in broken and (problem := unusable(
+                os.path.join(folder, name))) and (not shadow or problem.startswith("truncated"))]
+        if shadow:
+            continue
+        # gone, or of another size than pip wrote (another release copied over it: its headers read whole)
+        broken += [name for name, (path, size) in recorded(site, sonames).items() if name not in broken and (
+            not os.path.lexists(path) or (size is not None and os.path.isfile(path) and os.stat(path).st_size != size))]
+    return tuple(broken)
+
+
+def working_folder_first(env: dict[str, str], cwd: str | None) -> bool:
+    """Whether a Python started in CWD as `python -c` (the REPL, a script kept there) searches CWD first, and CWD holds
+    an nvidia folder there, which torch's code searches for its wheels' libraries: PYTHONSAFEPATH unset, CWD not /."""
+    return bool(cwd) and not env.get("PYTHONSAFEPATH") and os.path.realpath(cwd or "/") != "/" and \
+        os.path.isdir(os.path.join(cwd or "", "nvidia"))
+
+
+def cut_short_in(folder: str) -> bool:
+    """Whether FOLDER's nvidia/*/lib holds a [[cuda_library]] soname cut short (what kills the code that opens it)."""
+    sonames = {soname for row in load("process_env").get("cuda_library", []) for soname in row["sonames"].values()}
+    for lib in sorted(glob.glob(os.path.join(glob.escape(folder), "nvidia", "*", "lib")))[:32]:
+        try:
+            names = [n for n in os.listdir(lib)[:4096] if n in sonames]
+        except OSError:
+            continue
+        if any((unusable(os.path.join(lib, name)) or "").startswith("truncated") for name in names):
+            return True
+    return False
+
+
+def listed_in_records(site: str, sonames: set[str]) -> dict[str, str]:
+    """{soname: its file} for each of SONAMES that an nvidia-* wheel's RECORD in SITE lists under nvidia/*/lib/: the
+    files pip wrote, whether or not they are still there."""
+    return {name: path for name, (path, _) in recorded(site, sonames).items()}
+
+
+def recorded(site: str, sonames: set[str]) -> dict[str, tuple[str, int | None]]:
+    """{soname: (its file, the size its wheel's RECORD gives it, or None)} for each of SONAMES an nvidia-* wheel's
+    RECORD in SITE lists under nvidia/*/lib/ (PEP 376: path, hash, size)."""
+    from cudnn_doctor.user_files import read_text_or_empty
+
+    found: dict[str, tuple[str, int | None]] = {}
+    for record in sorted(glob.glob(os.path.join(glob.escape(site), "nvidia_*.dist-info", "RECORD")))[:64]:
+        for line in read_text_or_empty(record, 4 << 20).splitlines():
+            fields = line.split(",")
+            parts = fields[0].split("/")
+            if len(parts) == 4 and parts[0] == "nvidia" and parts[2] == "lib" and parts[3] in sonames:
+                size = fields[2].strip() if len(fields) >= 3 else ""
+                found.setdefault(parts[3], (os.path.join(site, *parts),
+                                            int(size) if ascii_digits(size) and len(size) <= 15 else None))
+    return found
+
+
+def replaced(path: str, site: str) -> str | None:
+    """PATH (a file of an nvidia-* wheel in SITE) in words where its size is not the one its wheel's RECORD gives it:
+    another file was put in its place (another release copied over it) or it was cut; None where they agree or the
+    RECORD gives none. A stat, no read of the file."""
+    entry = recorded(site, {os.path.basename(path)}).get(os.path.basename(path))
+    if entry is None or entry[1] is None or os.path.realpath(entry[0]) != os.path.realpath(path):
+        return None
+    try:
+        size = os.stat(path).st_size
+    except OSError:
+        return None
+    return None if size == entry[1] else f"{size} bytes, where its wheel's RECORD gives {entry[1]}"
+
+
 def library_spec(framework: Framework | None, site: str, sonames: tuple[str, ...]) -> dict[str, Any] | None:
     """What the loading child asks of the CUDA libraries for FRAMEWORK (None: a program that opens them by name):
     its own preloading code ([[library_loading]]), the libraries of SONAMES for its CUDA major (every major for
@@ -151,7 +257,7 @@ def library_spec(framework: Framework | None, site: str, sonames: tuple[str, ...
     its own libraries' DT_RUNPATH names."""
     rows = load("process_env").get("cuda_library", [])
     major = _cuda_major(framework) if framework is not None else None
-    loading = _library_row_for(framework, site) if framework is not None and site != "-" else None
+    loading = _row_for(framework, site, "library_loading") if framework is not None and site != "-" else None
     # and those it needs at start: where its own code did not map its wheel's copy (a dependency refused), the copy
     # it then gets is asked too (one its code mapped answers at once)
     at_start = set(loading.get("at_start", [])) if loading is not None else set()
@@ -192,25 +298,11 @@ def _cuda_major(framework: Framework) -> str | None:
     return major if ascii_digits(major) else None
 
 
-def _library_row_for(framework: Framework, site: str) -> dict[str, Any] | None:
-    """The first [[library_loading]] row of FRAMEWORK whose file this install has and defines each function of."""
-    from cudnn_doctor.user_files import read_text_or_empty
-
-    for row in load("process_env").get("library_loading", []):
-        if row["framework"] != framework.name:
-            continue
-        for path in sorted(glob.glob(os.path.join(glob.escape(site), row["file"]))):
-            text = read_text_or_empty(path, 4 << 20)
-            if all(f"def {name}(" in text for name in row["functions"]):
-                return {**row, "file": os.path.relpath(path, site)}
-    return None
-
-
 def needed_by(framework: Framework | None) -> tuple[str, ...]:
     """The sonames the framework's own libraries ([[library_loading]] runpath_from: torch/lib/libtorch_cuda.so, JAX's
     xla_cuda_plugin.so) need (DT_NEEDED), read from their ELF headers: one the loader refuses ends its import."""
     site = str(framework.details.get("site_packages") or "") if framework is not None else ""
-    row = _library_row_for(framework, site) if framework is not None and site else None
+    row = _row_for(framework, site, "library_loading") if framework is not None and site else None
     if row is None:
         return ()
     from cudnn_doctor.elf import ElfError, read_elf
@@ -264,10 +356,12 @@ def with_wheel_facts(library: SeenLibrary, framework: Framework | None) -> SeenL
     from cudnn_doctor.probes.process_env import link_stub
 
     stub = link_stub(library.path) if library.path else ""
-    own, pinned, own_release = None, None, None
+    own, pinned, own_release, distribution = None, None, None, None
     site = str(framework.details.get("site_packages") or "") if framework is not None else ""
     if site:
         copies = sorted(glob.glob(os.path.join(glob.escape(site), "nvidia", "*", "lib", glob.escape(library.soname))))
+        if not copies and not library.ok:  # its wheel's file gone: where pip wrote it (the wheel's RECORD)
+            copies = list(listed_in_records(site, {library.soname}).values())
         own = copies[0] if copies else None
         distribution = _owner(site, own) if own else None
         own_release = distribution[1] if distribution else None
@@ -276,7 +370,28 @@ def with_wheel_facts(library: SeenLibrary, framework: Framework | None) -> SeenL
             pinned = f"{distribution[0]}{requirements[distribution[0]]}"
         elif own is None and isinstance(requirements, dict):  # its wheel not installed: what its metadata asks of it
             pinned = pin_without_wheel(library.soname, requirements)
-    return dataclasses.replace(library, stub=stub or None, own=own, pinned=pinned, own_release=own_release)
+    return dataclasses.replace(library, stub=stub or None, own=own, pinned=pinned, own_release=own_release,
+                               own_wheel=f"{distribution[0]}=={distribution[1]}" if own and distribution else None,
+                               own_problem=unusable(own) if own and not library.ok else None,
+                               own_replaced=replaced(own, site) if own and library.ok else None)
+
+
+def unusable(path: str) -> str | None:
+    """Why the loader cannot use PATH as a library of this machine, read from its headers (not ELF, cut short, built
+    for another machine, a link to nothing); None where it reads whole."""
+    from cudnn_doctor.elf import ElfError, host_arch, read_elf
+
+    if not os.path.lexists(path):
+        return "missing (its wheel's RECORD lists it; the file is gone)"
+    if not os.path.exists(path):
+        return "a link to nothing"
+    try:
+        arch = read_elf(path).arch
+    except ElfError as error:
+        return str(error)
+    except OSError as error:
+        return f"cannot read it: {error.strerror or error}"
+    return None if arch == host_arch() else f"built for {arch}, not for this machine ({host_arch()})"
 
 
 def pin_without_wheel(soname: str, requirements: dict[str, str]) -> str | None:
@@ -349,7 +464,7 @@ def parse_answer(user: str, recipe: str | None, stdout: str | bytes, exit_code: 
     missing: dict[str, str] = {}  # sub-library -> where the loader looked and found no file of its name
     crashed: dict[str, str] = {}  # sub-library -> the file whose opening killed the forked copy that opened it
     taken: dict[str, str] = {}  # sub-library -> the file the loader takes for it (opened whole in a forked copy)
-    libraries, library_recipe = _libraries_of(lines, exit_code, timed_out, error)
+    libraries, library_recipe, died_at = _libraries_of(lines, exit_code, timed_out, error)
     for line in lines:
         key, _, value = line.partition(FIELD)
         if key.startswith("lib"):  # the CUDA libraries other than cuDNN: _libraries_of's
@@ -415,19 +530,23 @@ def parse_answer(user: str, recipe: str | None, stdout: str | bytes, exit_code: 
     steps = [_with_loader_words(step, refused, missing, crashed, taken) for step in steps]
     if skipped is not None or not lines:  # its own code loads no cuDNN here (or it was asked none: the CUDA
         # libraries alone), or the child never got as far as a word
-        return ObservedLoad(user, None, None, (), tuple(mapped), None, None, libraries, library_recipe)
-    return ObservedLoad(user, front, version, tuple(steps), tuple(mapped), recipe, died, libraries, library_recipe)
+        return ObservedLoad(user, None, None, (), tuple(mapped), None, None, libraries, library_recipe,
+                            library_recipe_died_at=died_at)
+    return ObservedLoad(user, front, version, tuple(steps), tuple(mapped), recipe, died, libraries, library_recipe,
+                        library_recipe_died_at=died_at)
 
 
 def _libraries_of(lines: list[str], exit_code: int | None, timed_out: bool,
-                  error: str | None) -> tuple[tuple[SeenLibrary, ...], str | None]:
+                  error: str | None) -> tuple[tuple[SeenLibrary, ...], str | None, str | None]:
     """The CUDA libraries other than cuDNN in the child's lines (_load_jobs.libraries): one SeenLibrary each that
     it asked, and what the framework's own preloading code said. A library whose forked copy died is refused with
     how, naming the file it was opening; where the child itself ended before it said libs-done, the library it was
-    at, or its preloading code, is said so."""
+    at, or its preloading code, is said so, with the file that code was opening (the third of the answer)."""
     out: list[SeenLibrary] = []
     recipe: str | None = None
     recipe_pending: str | None = None
+    recipe_opening: str | None = None  # the last file its preloading code announced it opens
+    died_at: str | None = None
     pending: str | None = None
     trying: dict[str, str] = {}
     done = False
@@ -436,6 +555,8 @@ def _libraries_of(lines: list[str], exit_code: int | None, timed_out: bool,
         parts = value.split(FIELD)
         if key == "lib-recipe-start":
             recipe_pending = value
+        elif key == "lib-recipe-try" and recipe_pending:
+            recipe_opening = value
         elif key == "lib-recipe":
             recipe, recipe_pending = f"{recipe_pending}: {value}" if recipe_pending else value, None
         elif key == "lib-start":
@@ -466,8 +587,9 @@ def _libraries_of(lines: list[str], exit_code: int | None, timed_out: bool,
         if pending:
             out.append(SeenLibrary(pending, "died", trying.get(pending), f"{how} while loading {pending}"))
         else:
-            recipe = f"{recipe_pending}: {how}"
-    return tuple(out), recipe
+            recipe = f"{recipe_pending}: {how}" + (f" while opening {recipe_opening}" if recipe_opening else "")
+            died_at = recipe_opening
+    return tuple(out), recipe, died_at
 
 
 def _decoded(soname: str, raw: str) -> str | None:

@@ -237,6 +237,8 @@ def broken_cuda_on_path(ctx: SearchContext, cache: dict[str, list[str]] | None =
             if (not name.startswith(PRELOAD_CHECKED) or ".so." not in name) and name not in companions:
                 continue
             path = os.path.join(folder, name)
+            if not os.path.exists(path):  # a link to nothing: ld.so's open fails (ENOENT) and it searches on
+                continue
             try:
                 info = read_elf(path)
             except ElfError as error:

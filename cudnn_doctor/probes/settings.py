@@ -43,8 +43,12 @@ def read_settings(env: dict[str, str], frameworks: list[Framework]) -> dict[str,
     setting names, for its reader) and setting_answers (what the installed files say of a setting)."""
     settings = set_variables(env)
     known = rows()
+    # a temporary folder's readers (XLA's GetLocalTempDirectories, Python's tempfile) go on to the next candidate where
+    # one names no folder: that setting is not used, and does not keep its reader from the next one
+    skipped = tuple(name for name, value in settings.items() if known.get(name, {}).get("taken_only_if_folder")
+                    and not os.path.isdir(value))
     paths = {name: problem for name, value in settings.items() if known.get(name, {}).get("kind") == "path"
-             and (problem := named_path_problem(value, known[name], env)) is not None}
+             and name not in skipped and (problem := named_path_problem(value, known[name], env)) is not None}
     answers: dict[str, SettingAnswer] = dict(default_places(env, known))
     for name in paths:  # a folder its framework makes: does the installed framework's own code make it so?
         if known[name].get("made_in"):
@@ -89,7 +93,7 @@ def read_settings(env: dict[str, str], frameworks: list[Framework]) -> dict[str,
             answer = value_named(name, value, row, frameworks)
             if answer is not None:
                 answers[name] = answer
-    return {"settings": settings, "setting_paths": paths, "setting_answers": answers}
+    return {"settings": settings, "setting_paths": paths, "setting_answers": answers, "settings_skipped": skipped}
 
 
 XLA_TRUE = ("", "true", "1")  # a boolean flag of XLA's as tsl::Flags parses it ('--name' alone is true)

@@ -728,7 +728,8 @@ def _judge_variable(report: Report, view: ProcessView, known: dict[str, dict[str
     if row["framework"] == "nccl" and row["grammar"] in environment.NCCL_OWN_GRAMMARS:
         return  # rules/multi_gpu.py judges these of NCCL's
     present = row["framework"] in (*environment.CUDA_LIBRARY_READERS, "python") or _has(report, row["framework"])
-    if "shadowed_by" in row and (not present or any(view.settings.get(first) for first in row["shadowed_by"])):
+    if "shadowed_by" in row and (not present or any(view.settings.get(first) and first not in view.settings_skipped
+                                                    for first in row["shadowed_by"])):
         return  # its reader takes another variable first (XLA: TEST_TMPDIR, TMPDIR, then TMP), or is not here
     together = view.setting_answers.get(variable)
     if together is not None and together.kind == "conflict":  # the installed reader's own code refuses the pair
@@ -1463,7 +1464,7 @@ def nvml_library(report: Report) -> list[Finding]:
     if view is None or not view.nvml_library or not view.nvml_error:
         return []
     kernel = view.kernel_driver or report.driver.version
-    release = release_in_file_name(os.path.basename(view.nvml_library))
+    release = view.nvml_release or release_in_file_name(os.path.basename(view.nvml_library))
     # a file without nvmlInit (pynvml: 'Function Not Found') is no NVML at all, whatever its name
     foreign = "function not found" in view.nvml_error.lower() or "not found" in view.nvml_error.lower()
     # a file that ends the program that loads it, and is not named for the kernel module's release: not the driver's
@@ -1706,7 +1707,41 @@ def cuda_libraries(report: Report) -> list[Finding]:
                 found[key] = replace(made, detail=made.detail + f" ({first.values.get('who')} gets it too.)")
             elif str(made.values.get("who")) not in first.detail:
                 found[key] = replace(first, detail=first.detail + f" ({made.values.get('who')} gets it too.)")
-    return list(found.values())
+    return [*_preloading_died(report, view), *found.values()]
+
+
+def _preloading_died(report: Report, view: ProcessView) -> list[Finding]:
+    """A framework's own preloading code (torch's _load_global_deps, which opens its wheels' CUDA libraries by full
+    path as `import torch` starts) killed in the loading child while it opened a file (a library cut short, whose
+    pages past the file's end the loader touches: SIGBUS): seen. Every `import` of it dies the same way, whatever
+    the path holds, since its code opens that file by full path; the wheel that owns the file is named."""
+    out = []
+    for seen_load in view.loads:
+        path = seen_load.library_recipe_died_at
+        if seen_load.user == LOADER_USER or not path:
+            continue
+        who = _display(seen_load.user)
+        how = str(seen_load.library_recipe or "").split(": ", 2)[-1]
+        wheel = seen_load.library_recipe_died_wheel
+        owner = f" (a file of the wheel {wheel}, damaged since pip installed it)" if wheel else ""
+        # a PYTHONPATH folder's nvidia/*/lib: its code globs sys.path, PYTHONPATH first (probes/process_env)
+        entry = next((shadow[0] for shadow in view.python_shadows if shadow[3:4] == ("PYTHONPATH",) and
+                      path.startswith(shadow[0].rstrip("/") + "/")), "")
+        if entry:
+            owner = f" (in the PYTHONPATH folder {entry}, which its code searches before site-packages)"
+        folder = seen_load.library_recipe_died_folder or ""
+        if folder:
+            owner = (f" (in the working folder {folder}, which `python -c`, the REPL, notebooks and scripts kept there "
+                     "put first on sys.path; a script started from elsewhere is not hit)")
+        out.append(finding("CD409", subject=path, evidence="seen",
+                           proof=f"{who}'s own loading code ({seen_load.library_recipe}) in a child with this "
+                                 "environment", framework=who, library=path,
+                           error=f"{who}'s own loading code opens it by full path as its import starts, and the "
+                                 f"child that ran that code {how}{owner}; `import {seen_load.user}` dies there, "
+                                 "whatever LD_LIBRARY_PATH holds",
+                           wheel=wheel or "", died_opening=path, user=seen_load.user, entry=entry,
+                           working_folder=folder))
+    return out
 
 
 LOADER_USER = "ld.so"
@@ -1724,6 +1759,8 @@ def _library_finding(report: Report, view: ProcessView, user: str, who: str, lib
     ran = f" after its own preloading code ({recipe})" if recipe and user != LOADER_USER else ""
     proof = f"{who}'s loading child{ran}: {library.soname} {how}: {path or 'no file'} -> {library.said}"
     if not library.ok:
+        if library.path is None and library.own and library.own_problem and user != LOADER_USER:
+            return _own_copy_skipped(user, who, library, proof, needed)
         if library.path is None and "no such file" in library.said.lower():
             return None  # nowhere to be found: not installed for it (what needs it says so itself)
         if user == LOADER_USER and any(broken[0] == path for broken in view.broken_cuda):
@@ -1731,6 +1768,9 @@ def _library_finding(report: Report, view: ProcessView, user: str, who: str, lib
         made = finding("CD203", subject=entry or path or library.soname, evidence="seen", proof=proof,
                        library=path or library.soname, error=f"{library.said} ({who}, {library.soname} {how})",
                        via=via, framework="" if user == LOADER_USER else user, kind="refused", who=who)
+        if user != LOADER_USER and library.own_wheel and library.real and library.real == library.own_real:
+            # the file refused is the framework's own wheel's copy (its own code and RUNPATH take it by full path)
+            made = replace(made, values={**made.values, "wheel": library.own_wheel, "user": user})
         if user != LOADER_USER and library.soname in needed:  # its own libraries' DT_NEEDED: the loader's rule
             return replace(made, detail=made.detail + (
                 f". {who}'s own libraries need {library.soname} (their DT_NEEDED), and this is the copy the loader "
@@ -1744,6 +1784,8 @@ def _library_finding(report: Report, view: ProcessView, user: str, who: str, lib
             " Programs that open it by name fail there; a framework whose own code maps its own copy first is not hit."))
     if user != LOADER_USER and library.unbound:
         return _unbound_finding(user, who, library, path, via, entry, proof)
+    if user != LOADER_USER and library.own_replaced and library.real and library.real == library.own_real:
+        return _own_copy_replaced(user, who, library, proof)
     if user == LOADER_USER and (not (library.stub or library.missing) or any(
             broken[0] == path for broken in view.broken_cuda)):
         return None  # a program that opens it by name and gets a whole library: no more than that is known
@@ -1784,6 +1826,42 @@ def _library_finding(report: Report, view: ProcessView, user: str, who: str, lib
         f"{who} gets {path} for {library.soname} here ({via}; seen in a child that loads as it does): {problem}. "
         "It loads, so whether the work that calls it fails is inferred: `cudnn-doctor check --deep` runs the "
         "frameworks here, which proves it."))
+
+
+def _own_copy_skipped(user: str, who: str, library: Any, proof: str, needed: tuple[str, ...]) -> Finding:
+    """The framework's own wheel holds a copy of the soname the loader found nowhere for it: it skipped that copy
+    (another machine's, a link to nothing) or refused it, as its headers say (library.own_problem). Seen: the loading
+    child found no usable copy where the framework's libraries look. An error where its import needs it (DT_NEEDED,
+    [[library_loading]] at_start); the wheel that owns the copy is named for the plan."""
+    at_start = library.soname in needed or _stem(library.soname) in _at_start(user)
+    made = finding("CD203", subject=library.own, evidence="seen", proof=f"{proof}; its own copy {library.own}: "
+                   f"{library.own_problem}", library=library.own,
+                   error=f"{library.said} ({who}, {library.soname}: its own wheel's copy is {library.own_problem}, "
+                         "which the loader skips or refuses, and no other copy is where its libraries look)",
+                   via="its own wheel", framework=user, kind="refused", who=who,
+                   **({"wheel": library.own_wheel, "user": user} if library.own_wheel else {}))
+    if at_start:
+        return replace(made, detail=made.detail + f". {who} needs {library.soname} at start: its import fails there.")
+    return replace(made, severity="warning", detail=made.detail + (
+        f". {who} opens {library.soname} when work first needs it; `cudnn-doctor check --deep` runs the frameworks "
+        "here, which proves whether their work is hit."))
+
+
+def _own_copy_replaced(user: str, who: str, library: Any, proof: str) -> Finding:
+    """The framework maps its own wheel's copy (seen), and that file is not the one pip wrote: its size is not the one
+    its wheel's RECORD gives (read). It loads, so whether work fails is inferred: a warning that --deep proves, with
+    the release it answered and the wheel to put back."""
+    answered = f", and it answers release {library.version}" if library.version else ""
+    made = finding("CD203", subject=library.own, evidence="read", proof=f"{proof}; its wheel's RECORD: "
+                   f"{library.own_replaced}", library=library.own,
+                   error=f"{who} maps its own wheel's copy of {library.soname}, which is not the file its wheel "
+                         f"{library.own_wheel or ''} installed ({library.own_replaced}{answered}): another release "
+                         "copied over it, or a damaged file",
+                   via="its own wheel", framework=user, kind="replaced", who=who,
+                   **({"wheel": library.own_wheel, "user": user} if library.own_wheel else {}))
+    return replace(made, severity="warning", detail=made.detail + (
+        ". It loads, so whether its work fails is inferred: `cudnn-doctor check --deep` runs the frameworks here, "
+        "which proves it."))
 
 
 def _unbound_finding(user: str, who: str, library: Any, path: str, via: str, entry: str | None,
@@ -2107,7 +2185,10 @@ def _cure_code(cure: Any) -> str:
         return "CD116"
     if cure.kind in ("pythonpath", "working_folder"):  # a package there is imported in place of the installed one
         return "CD419"
-    if cure.kind == "variables":  # several variables together: whose they are is not one row of the data
+    if cure.kind == "variables":  # several variables together: one class where their rows all name it (TMPDIR and
+        named = {environment.cure_code(name) for name in cure.removed}  # TMP: CD417), else whose they are
+        if len(named) == 1 and cure.removed:
+            return named.pop()
         return "CD416" if all(name.startswith("CUDA_") for name in cure.removed) else "CD411"
     return environment.cure_code(cure.variable or "")
 
