@@ -456,7 +456,36 @@ def srun_answer_reader(which: str) -> Reader:
 SPOILED: dict[str, str] = {}  # the spoil a reader applies itself (through a program of its own)
 SELF_SPOILED = ("fleet run: a node's report", "fleet run: a node's standard error")
 
+def kernels_reader(tmp: Path) -> tuple[Path, bytes, Callable[[], None]]:
+    """bench's compiled CPU baseline, its library in the cache spoiled: the baseline runs as it did (a fresh
+    interpreter running bench's reference, as bench's child does)."""
+    from tests.test_bench_compiled import PROBE
+
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp), "CUDNN_DOCTOR_CACHE_DIR": str(tmp / "c"),
+           "PYTHONPATH": package()}
+
+    def probe() -> str:
+        try:
+            done = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, env=env, cwd=tmp,
+                                  timeout=CEILING_S)  # not this checkout's folder: -c puts the working folder first
+        except subprocess.TimeoutExpired:
+            raise Broken(f"bench's reference: did not end within {CEILING_S:.0f} s") from None
+        if done.returncode != 0:
+            raise Broken(f"bench's reference: exit {done.returncode}: {done.stderr.strip()[-160:]}")
+        return done.stdout
+
+    first = probe()
+    [path] = list((tmp / "c" / "cpu-kernels").iterdir())
+    good = path.read_bytes()
+
+    def check() -> None:
+        if probe() != first:
+            raise Broken("bench's baseline is not the compiled one it was")
+    return path, good, check
+
+
 READERS: dict[str, Reader] = {
+    "cache: CPU kernels library": kernels_reader,
     "fleet run: a node's report": srun_answer_reader("report"),
     "fleet run: a node's standard error": srun_answer_reader("stderr"),
     "install archive": archive_reader,

@@ -124,3 +124,41 @@ def test_a_damaged_library_in_the_cpu_kernels_cache_is_built_again(tmp_path: Pat
     assert again.stdout.splitlines()[1] == SUMS
     if damage != "a folder":  # a folder of our file's name is left alone: that run's copy was its own
         assert library.is_file() and library.read_bytes() == data
+
+
+@linux_only
+def test_the_cpu_kernels_library_copied_over_in_place_while_bench_loads_it(tmp_path: Path) -> None:
+    """Another program writing the cached library in place while bench starts (`cp` over it truncates, then writes):
+    bench loads its own copy of bytes read at one instant, never the file under a mapping that then shrinks
+    (SIGBUS: the process died without a word)."""
+    import os
+    import subprocess
+    import threading
+
+    from tests.test_bench_compiled import PROBE, ROOT
+
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path),
+           "CUDNN_DOCTOR_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": str(ROOT)}
+    first = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, env=env, timeout=120,
+                           cwd=tmp_path)
+    [library] = list((tmp_path / "cache" / "cpu-kernels").iterdir())
+    data = library.read_bytes()
+    stop = threading.Event()
+
+    def copy_over() -> None:
+        while not stop.is_set():
+            for part in (data[:len(data) // 3], data):
+                with open(library, "r+b") as stream:  # in place, as cp writes over an existing file
+                    stream.truncate(0)
+                    stream.write(part)
+
+    writer = threading.Thread(target=copy_over, daemon=True)
+    writer.start()
+    try:
+        for _ in range(3):
+            again = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, env=env,
+                                   timeout=120, cwd=tmp_path)
+            assert again.returncode == 0 and again.stdout == first.stdout, (again.returncode, again.stderr[-500:])
+    finally:
+        stop.set()
+        writer.join()

@@ -120,10 +120,14 @@ def _version(compiler: list[str], deadline: float) -> tuple[str, str | None]:
     return answer.stdout, helper_trouble(answer, seconds)
 
 
-def _build(compiler: list[str]) -> tuple[Path, str, Path | None]:
-    """The shared library for this source, compiler and CPU: from the cache, or compiled into it
-    (or, where the cache cannot be written, into a temporary folder, returned to be removed once
-    the library is loaded)."""
+KERNELS_LIMIT = 64 << 20  # the built library is tens of kilobytes
+
+
+def _build(compiler: list[str]) -> tuple[bytes, str]:
+    """The shared library for this source, compiler and CPU, as bytes read at one instant: the cache's copy where it
+    is whole, else compiled into the cache (or, where the cache cannot be written, into a temporary folder removed at
+    once), and the compiler's name. What is loaded is those bytes (_load), never the cache's file: a file changed
+    under its mapping (copied over in place) would end the process with SIGBUS."""
     from cudnn_doctor.bench.timeout import bench_timeout
     from cudnn_doctor.cache import cache_dir
     from cudnn_doctor.child import deadline_in
@@ -143,8 +147,9 @@ def _build(compiler: list[str]) -> tuple[Path, str, Path | None]:
     except OSError:
         folder = temporary_folder = Path(tempfile.mkdtemp(prefix="cudnn-doctor-kernels-"))
     target = folder / f"cpu_kernels-{digest}.so"
-    if _whole_library(target):
-        return target, name, temporary_folder
+    cached = _whole_library(target)
+    if cached is not None:
+        return cached, name
     handle, temporary = tempfile.mkstemp(suffix=".so", dir=folder)
     os.close(handle)
     try:
@@ -153,36 +158,60 @@ def _build(compiler: list[str]) -> tuple[Path, str, Path | None]:
             status, _out, error = _compile([*compiler, *FLAGS, *extra, str(SOURCE), "-o", temporary, "-lm"],
                                            deadline)
             if status == 0:
-                try:
-                    os.replace(temporary, target)  # atomic: a concurrent bench sees the old file or the whole new one
-                except OSError:  # a folder of that name in the way: this run's own copy, removed once loaded
-                    if temporary_folder is None:
-                        temporary_folder = Path(tempfile.mkdtemp(prefix="cudnn-doctor-kernels-"))
-                    target = temporary_folder / target.name
-                    shutil.move(temporary, target)
-                return target, name, temporary_folder
+                built = _whole_library(Path(temporary))
+                if built is None:
+                    raise Unavailable(f"{Path(compiler[0]).name} wrote no whole library for {SOURCE.name}")
+                if temporary_folder is None:
+                    try:  # atomic: a concurrent bench sees the old file or the whole new one
+                        os.replace(temporary, target)
+                    except OSError:  # a folder of that name in the way: this run's bytes are loaded all the same
+                        pass
+                return built, name
         raise Unavailable(f"{Path(compiler[0]).name} could not build {SOURCE.name}: {error}")
-    except BaseException:
-        if temporary_folder is not None:
-            shutil.rmtree(temporary_folder, ignore_errors=True)
-        raise
     finally:
         if os.path.exists(temporary):
             os.unlink(temporary)
+        if temporary_folder is not None:
+            shutil.rmtree(temporary_folder, ignore_errors=True)
 
 
-def _whole_library(path: Path) -> bool:
-    """Whether PATH, a library of the cache, is a regular file holding a whole shared library for this machine, to
-    load as it is. Anything else there is built again over it: a FIFO (its load would wait for a writer for ever), a
-    file cut short (mapped, its missing pages end the process with SIGBUS), one that is no ELF, a folder."""
-    from cudnn_doctor.elf import ElfError, host_arch, read_elf
+def _whole_library(path: Path) -> bytes | None:
+    """PATH's bytes where it is a regular file holding a whole shared library for this machine, read at one instant
+    (without blocking, bounded); None for anything else, which is then built again over it: a FIFO (a load would wait
+    for a writer for ever), a file cut short (mapped, its missing pages end the process with SIGBUS), one that is no
+    ELF or for another machine, a folder, a link loop."""
+    from cudnn_doctor.elf import ElfError, host_arch, parse_header
+    from cudnn_doctor.user_files import UnreadableFile, read_user_file
 
     if not os.path.lexists(path):
-        return False
+        return None
     try:
-        return read_elf(str(path)).arch == host_arch()
-    except ElfError:
-        return False
+        data = read_user_file(str(path), KERNELS_LIMIT)
+        return data if parse_header(data).arch == host_arch() else None
+    except (UnreadableFile, ElfError):
+        return None
+
+
+def _loaded(data: bytes, name: str) -> ctypes.CDLL:
+    """DATA, a shared library, loaded from a copy of this process's own (memfd_create: in memory, gone with the
+    process; a private temporary folder where there is none): nothing another process does to a file changes it."""
+    if hasattr(os, "memfd_create"):
+        descriptor = os.memfd_create(name)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(descriptor, view):]
+            return ctypes.CDLL(f"/proc/self/fd/{descriptor}")
+        finally:
+            os.close(descriptor)
+    folder = tempfile.mkdtemp(prefix="cudnn-doctor-kernels-")
+    try:
+        path = os.path.join(folder, name)
+        with open(path, "wb") as stream:
+            stream.write(data)
+        return ctypes.CDLL(path)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 class Failed(RuntimeError):
@@ -286,14 +315,11 @@ def _load() -> Kernels:
     if sys.platform != "linux" and not sys.platform.startswith("freebsd"):
         raise Unavailable(f"the compiled baseline is built on Linux only (this is {sys.platform})")
     sgemm, ilp64, blas = _sgemm()
-    path, compiler, temporary_folder = _build(_compiler())
+    data, compiler = _build(_compiler())
     try:
-        library = ctypes.CDLL(str(path))
+        library = _loaded(data, "cpu_kernels.so")
     except OSError as error:
-        raise Unavailable(f"could not load {path.name}: {error}") from None
-    finally:
-        if temporary_folder is not None:  # loaded (or not): the file is no longer needed
-            shutil.rmtree(temporary_folder, ignore_errors=True)
+        raise Unavailable(f"could not load the compiled CPU kernels: {error}") from None
     pointer = ctypes.c_void_p
     integer = ctypes.c_int
     library.cd_conv_forward.argtypes = [pointer, integer, pointer, i64, i64, i64, i64, pointer, i64, i64, i64, i64,
