@@ -1,0 +1,158 @@
+"""Issue 41, round seventeen (builder e25): answers by class, each read from the thing's own message shape (glibc's
+dl-load refusals, a program's own report of a context-free probe, a ROCm build's own HIP names), each beside its
+look-alike that stays declined and the related message of the same words that stays answered.
+
+Messages come from the threads each rule cites, the new development set benchmarks/explain_eval/cases_12.toml, and
+the published development sets (named by case)."""
+
+from __future__ import annotations
+
+import pytest
+
+from cudnn_doctor.commands.explain import explain_text
+
+
+def answer(message: str) -> dict[str, object]:
+    data = explain_text(message, None)
+    assert data["exit_code"] == 0 and data["matches"], (message, data)
+    return data["matches"][0]  # type: ignore[index,no-any-return]
+
+
+def declined(message: str) -> dict[str, object]:
+    data = explain_text(message, None)
+    assert data["exit_code"] == 1 and data["matches"] == [], (message, data["matches"])
+    return data
+
+
+# ------------------------------------------------- glibc 2.41's refusal of a library asking for an executable stack
+
+EXECSTACK = "cannot enable executable stack as shared object requires: Invalid argument"
+
+
+@pytest.mark.parametrize(("message", "code", "library"), [
+    # CTranslate2's hashed library (OpenNMT/CTranslate2#1849; cases_12): the framework's own GPU library
+    (f"ImportError: libctranslate2-bc15bf3f.so.4.5.0: {EXECSTACK}", "CD409", "libctranslate2-bc15bf3f.so.4.5.0"),
+    # the driver's library (apache/mxnet#2836), a cuDNN 9 sub-library, TensorRT's builder resource in its loader's words
+    (f"OSError: libcuda.so.1: {EXECSTACK}", "CD110", "libcuda.so.1"),
+    (f"ImportError: /opt/venv/lib/python3.12/site-packages/nvidia/cudnn/lib/libcudnn_engines_precompiled.so.9: "
+     f"{EXECSTACK}", "CD308", "libcudnn_engines_precompiled.so.9"),
+    ("[TRT] [E] 6: [libLoader.cpp::Impl::293] Error Code 6: Internal Error (Unable to load library: "
+     f"libnvinfer_builder_resource.so.10.7.0: libnvinfer_builder_resource.so.10.7.0: {EXECSTACK})", "CD409",
+     "libnvinfer_builder_resource.so.10.7.0"),
+])
+def test_the_loaders_executable_stack_refusal_is_read_for_any_gpu_stack_library(message: str, code: str,
+                                                                               library: str) -> None:
+    match = answer(message)
+    assert match["id"] == "loader-executable-stack-refused" and match["code"] == code
+    fix = str(match["fix"])
+    assert library in fix and "patchelf --clear-execstack" in fix and "glibc.rtld.execstack=2" in fix
+    assert "<library>" not in fix and "{library}" not in fix
+    # the same glibc words for libraries of no GPU stack stay declined (jsoftware/jsource#225, open-power/pdbg#111,
+    # ValveSoftware/portal2#451)
+    for look_alike in (f"Load library j9.6/bin/libj.so failed: j9.6/bin/libj.so: {EXECSTACK}",
+                       f"libpdbg.so.6: {EXECSTACK}", f"dlopen failed: engine.so: {EXECSTACK}"):
+        declined(look_alike)
+
+
+# ------------------------------------- a program's own report of its context-free probe, then another subsystem's faults
+
+SUNSHINE_AMD = ("[nv_rc] -- [auto]\nCannot load libcuda.so.1\n[2022:09:26:10:20:21]: Error: Couldn't load cuda: -1\n"
+                "[2022:09:26:10:20:21]: Error: Environment variable WAYLAND_DISPLAY has not been defined")
+
+
+def test_sunshines_own_report_of_its_cuda_probe_is_the_probe_not_a_failure() -> None:
+    # round9 r9-unrel-sunshine-amd-no-cuda (LizardByte/Sunshine#379): an AMD host; Sunshine's start-up probes CUDA
+    # with a null context on every Linux machine and reports it; what failed after is its own Wayland capture
+    data = declined(SUNSHINE_AMD)
+    assert "cannot load libcuda.so.1" in str(data["set_aside"]).lower()
+    # the flatpak run's other capture faults (/dev/dri, CAP_SYS_ADMIN) are no NVIDIA failure either
+    declined("Cannot load libcuda.so.1\n[2024:03:09:17:56:00]: Error: Couldn't load cuda: -1\n"
+             "[2024:03:09:17:56:00]: Error: Failed to gain CAP_SYS_ADMIN\n"
+             "[2024:03:09:17:56:00]: Error: Couldn't open: /dev/dri/card0: Permission denied\n"
+             "[2024:03:09:17:56:00]: Error: Unable to initialize capture method")
+    # a later line that fails in NVIDIA's words, or a crash, keeps the loader's line read
+    for message, code in RELATED_AFTER_PROBE:
+        assert str(answer(message)["code"]).startswith(code), message
+
+
+RELATED_AFTER_PROBE = [
+    # a later line that fails in NVIDIA's words keeps the loader's line read (round9 r9-jellyfin-docker-no-libcuda's shape)
+    ("Cannot load libcuda.so.1\n[AVHWDeviceContext @ 0x55d] Could not dynamically load CUDA\n"
+     "Device creation failed: -1.", "CD1"),
+    # NixOS Sunshine's (round9 r9-nixos-sunshine-no-libcuda): the loader's line in FFmpeg's device context
+    ("[2023:12:03:20:04:39]: Info: Trying encoder [nvenc]\n"
+     "[2023:12:03:20:04:39]: Error: [AVHWDeviceContext @ 0x33f7240] Cannot load libcuda.so.1\n"
+     "[2023:12:03:20:04:39]: Error: [AVHWDeviceContext @ 0x33f7240] Could not dynamically load CUDA\n"
+     "[2023:12:03:20:04:39]: Error: Failed to create a CUDA device: Operation not permitted", "CD1"),
+    # Sunshine's report followed by its cuInit failing in CUDA's words: a real fault
+    ("Cannot load libcuda.so.1\nError: Couldn't load cuda: -1\nError: Couldn't initialize cuda: CUDA_ERROR_NO_DEVICE",
+     "CD1"),
+    # a crash after the probe is a failure whatever its words
+    ("Cannot load libcuda.so.1\nError: Couldn't load cuda: -1\nSegmentation fault (core dumped)", "CD1"),
+]
+
+
+# ------------------------------------------------------ a ROCm build of PyTorch keeps "CUDA error" but names HIP
+
+@pytest.mark.parametrize("message", [
+    # ROCm/TheRock#6997: TheRock's PyTorch, the check's help naming the HIP status and ROCm's documentation
+    "torch.AcceleratorError: CUDA error: device kernel image is invalid\nSearch for `hipErrorInvalidImage' in "
+    "https://rocm.docs.amd.com/projects/HIP/en/latest/index.html for more information.\nCUDA kernel errors might be "
+    "asynchronously reported at some other API call, so the stacktrace below might be incorrect.\nFor debugging "
+    "consider passing AMD_SERIALIZE_KERNEL=3\nDevice-side assertion tracking was not enabled by user.",
+    # the same suffix alone (PyTorch's ROCm check suffix names AMD_SERIALIZE_KERNEL where CUDA's names
+    # CUDA_LAUNCH_BLOCKING)
+    "torch.AcceleratorError: CUDA error: device kernel image is invalid\nCUDA kernel errors might be asynchronously "
+    "reported at some other API call, so the stacktrace below might be incorrect.\nFor debugging consider passing "
+    "AMD_SERIALIZE_KERNEL=3",
+    # ggml's HIP build (ggml-org/llama.cpp#23934's words, out of memory)
+    "ggml_cuda_compute_forward: MUL_MAT failed\nROCm error: out of memory\n  current device: 0, in function "
+    "ggml_cuda_compute_forward at ggml/src/ggml-cuda/ggml-cuda.cu:2513",
+])
+def test_a_rocm_builds_own_names_set_the_cuda_words_aside(message: str) -> None:
+    data = declined(message)
+    assert any("amd-gpu-only" in str(row.get("text", "")) or "hip" in str(row.get("text", "")).lower()
+               for row in data["set_aside"])  # type: ignore[attr-defined,union-attr]
+    # the same status in the CUDA build's own words stays answered
+    for cuda_message, code in CUDA_WORDS:
+        assert str(answer(cuda_message)["code"]).startswith(code), cuda_message
+
+
+CUDA_WORDS = [
+    # the CUDA build's own suffix (CUDA_LAUNCH_BLOCKING) with the same status stays answered (cases_7's Ollama,
+    # round6 cupy10-4080-invalid-source)
+    ("torch.AcceleratorError: CUDA error: device kernel image is invalid\nCUDA kernel errors might be asynchronously "
+     "reported at some other API call, so the stacktrace below might be incorrect.\nFor debugging consider passing "
+     "CUDA_LAUNCH_BLOCKING=1", "CD"),
+    ("CUDA_ERROR_INVALID_SOURCE: device kernel image is invalid", "CD404"),
+    ("CUDA error: out of memory\n  current device: 0, in function ggml_cuda_compute_forward at "
+     "ggml/src/ggml-cuda/ggml-cuda.cu:2513", "CD109"),
+]
+
+
+# ------------------------------------------- glibc cannot map a library's code (noexec mount, address-space limit)
+
+@pytest.mark.parametrize(("message", "rule", "code", "fix_word"), [
+    # Triton's launcher stubs built at run time into torch.compile's or Triton's cache (pytorch/pytorch#184362)
+    ("ImportError: /tmp/torchinductor_root/triton/0/2d9a6a4b/cuda_utils.so: failed to map segment from shared object",
+     "triton-cache-map-segment-failed", "CD409", "TRITON_CACHE_DIR"),
+    ("ImportError: /home/u/.triton/cache/f3a1/__triton_launcher.so: failed to map segment from shared object",
+     "triton-cache-map-segment-failed", "CD409", "TORCHINDUCTOR_CACHE_DIR"),
+    # a cuDNN library of a pip wheel on a scratch folder mounted noexec
+    ("OSError: /scratch/env/lib/python3.10/site-packages/nvidia/cudnn/lib/libcudnn_cnn_infer.so.8: failed to map "
+     "segment from shared object", "loader-map-segment-failed", "CD307", "findmnt"),
+])
+def test_a_gpu_stack_library_that_cannot_be_mapped_names_the_mount(message: str, rule: str, code: str,
+                                                                   fix_word: str) -> None:
+    match = answer(message)
+    assert match["id"] == rule and match["code"] == code
+    assert "noexec" in str(match["cause"]) and fix_word in str(match["fix"]) and "ulimit -v" in str(match["fix"])
+    # the same glibc words for libraries of no GPU stack stay declined (numactl/numactl#74, a Node.js module), and
+    # Triton's stub that lacks a driver symbol stays the driver's (round13 r13-acceleritor-triton-cumodulegetfunction)
+    assert answer("Error running sage attention: /var/home/u/.triton/cache/5DKV/cuda_utils.so: undefined symbol: "
+                  "cuModuleGetFunction, using pytorch attention instead.")["code"] == "CD103"
+    for look_alike in ("numactl: error while loading shared libraries: libnuma.so.1: failed to map segment from "
+                       "shared object",
+                       "Error: /home/ubuntu/src/app/node_modules/memwatch-next/build/Release/memwatch.node: failed to "
+                       "map segment from shared object: Operation not permitted"):
+        declined(look_alike)
