@@ -1,10 +1,10 @@
 """Transfer of explain's rules between rounds (round seventeen, e25; round sixteen's class figure, e22, kept as --classes).
 
 Usage:
-  python benchmarks/explain_transfer.py PER_CASE.json [--rules N]   leave-one-round-out by rule (the figure below)
+  python benchmarks/explain_transfer.py PER_CASE.json [--rules N] [--at REV]   leave-one-round-out by rule (below)
   python benchmarks/explain_transfer.py --classes PER_CASE.json     e22's figure: misses whose class another set holds
-PER_CASE.json is explain_dev_sets.py's output for THIS checkout (its first_id and first_source name the rule that
-answered each case).
+PER_CASE.json is explain_dev_sets.py's output for THIS checkout, or for REV with --at (the rows are dated by
+`git blame REV`); its first_id and first_source name the rule that answered each case.
 
 The rows written from a round's cases cannot be taken out of the tree one by one, so what generalises is measured
 instead, from the git history of this checkout:
@@ -76,7 +76,8 @@ def set_rounds(windows: list[tuple[str, str]]) -> dict[str, str]:
 class Blame:
     """Line -> commit time over compat/*.toml and cudnn_doctor/**.py, from one `git blame` per file."""
 
-    def __init__(self) -> None:
+    def __init__(self, revision: str | None = None) -> None:
+        self.revision = revision
         self.lines: list[tuple[str, str]] = []  # (line text, commit time)
         files = sorted(ROOT.glob("compat/*.toml")) + sorted(ROOT.glob("cudnn_doctor/**/*.py"))
         for path in files:
@@ -84,9 +85,12 @@ class Blame:
                 continue
             self.lines.extend(self._blame(path))
 
-    @staticmethod
-    def _blame(path: Path) -> list[tuple[str, str]]:
-        out = _git("blame", "--line-porcelain", "--", str(path.relative_to(ROOT)))
+    def _blame(self, path: Path) -> list[tuple[str, str]]:
+        try:
+            out = _git("blame", "--line-porcelain", *([self.revision] if self.revision else []), "--",
+                       str(path.relative_to(ROOT)))
+        except subprocess.CalledProcessError:  # a file the revision does not have
+            return []
         times: dict[str, str] = {}
         rows, commit = [], ""
         for line in out.splitlines():
@@ -125,6 +129,10 @@ def stack_of(case: dict[str, Any]) -> str:
 def main(argv: list[str]) -> int:
     if argv[:1] == ["--classes"] and len(argv) == 2:
         return classes_figure(argv[1])
+    revision = None
+    if "--at" in argv:
+        at = argv.index("--at")
+        revision, argv = argv[at + 1], argv[:at] + argv[at + 2:]
     if not argv or len(argv) not in (1, 3):
         print(__doc__, file=sys.stderr)
         return 2
@@ -134,7 +142,7 @@ def main(argv: list[str]) -> int:
     order = [EARLY] + [name for _, name in windows]
     of_set = set_rounds(windows)
     cases = {(set_name(p), c["id"]): c for p in development_sets() for c in load_cases(p)}
-    blame = Blame()
+    blame = Blame(revision)
     rule_time: dict[tuple[str, str], str] = {}
     for row in rows:
         if row["recognised"]:
@@ -166,6 +174,19 @@ def main(argv: list[str]) -> int:
         if kind == "fitted":
             fitted_rows.append((own, key, home))
         kinds["answers after written"] += after
+    print("| rules written while this round was the newest | rules | fitted (answer only it) | answers in it | "
+          "in rounds before it | in rounds published after it (blind) |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: |")
+    for name in order:
+        mine = [(key, by_round) for key, by_round in per_rule.items()
+                if rule_time.get(key) and round_at(rule_time[key], windows) == name]
+        if not mine:
+            continue
+        own = sum(by_round.get(name, 0) for _, by_round in mine)
+        before = sum(n for _, by_round in mine for r, n in by_round.items() if order.index(r) < order.index(name))
+        after = sum(n for _, by_round in mine for r, n in by_round.items() if order.index(r) > order.index(name))
+        fitted = sum(1 for _, by_round in mine if set(by_round) == {name})
+        print(f"| {name} | {len(mine)} | {fitted} | {own} | {before} | {after} |")
     total = sum(sum(c.values()) for c in per_rule.values())
     print(f"rules answering a related case right: {len(per_rule)} ({total} answers)")
     for kind in ("transfers", "fitted", "no date"):
