@@ -156,3 +156,26 @@ def test_a_gpu_stack_library_that_cannot_be_mapped_names_the_mount(message: str,
                        "Error: /home/ubuntu/src/app/node_modules/memwatch-next/build/Release/memwatch.node: failed to "
                        "map segment from shared object: Operation not permitted"):
         declined(look_alike)
+
+
+# ------------------------------------------------------- PubGrub's "which doesn't match any versions" (Poetry)
+
+@pytest.mark.parametrize("message", [
+    "Because myproject depends on torch (2.1.0+cu121) which doesn't match any versions, version solving failed.",
+    "Because myproject depends on nvidia-cudnn-cu12 (9.1.0.70) which doesn't match any versions, version solving "
+    "failed.",
+    "Because jax[cuda12] (0.4.30) depends on jax-cuda12-plugin (0.4.30) which doesn't match any versions, jax[cuda12] "
+    "is forbidden.",
+])
+def test_poetrys_no_versions_sentence_for_a_gpu_stack_package_is_no_build(message: str) -> None:
+    match = answer(message)
+    assert match["code"] == "CD520"
+    # the same sentence for a package of no GPU stack (Poetry's own test's foo; Dart pub's packages) stays unread, and
+    # pip's words for the same request stay answered as before
+    for look_alike in ("Because myapp depends on foo (^1.0) which doesn't match any versions, version solving failed.",
+                       "Because superchat depends on socket_io_client ^2.0.6 which doesn't match any versions, version "
+                       "solving failed.",
+                       "Because myproject depends on numpy (2.5.0) which doesn't match any versions, version solving "
+                       "failed."):
+        declined(look_alike)
+    assert answer("ERROR: No matching distribution found for torch==2.1.0+cu121")["code"] == "CD520"
