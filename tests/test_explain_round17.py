@@ -179,3 +179,23 @@ def test_poetrys_no_versions_sentence_for_a_gpu_stack_package_is_no_build(messag
                        "failed."):
         declined(look_alike)
     assert answer("ERROR: No matching distribution found for torch==2.1.0+cu121")["code"] == "CD520"
+
+
+# ---------------------------------------------- Bazel's CUDA configuration finding no toolkit (CMake's words: CD201)
+
+@pytest.mark.parametrize(("message", "fix_word"), [
+    # TensorFlow 1.x's cuda_configure.bzl under Bazel, and a copy of it that says CUDA in capitals (plaidml)
+    ("ERROR: /home/u/tensorflow/WORKSPACE:3:1: no such package '@local_config_cuda//crosstool': Traceback (most "
+     "recent call last):\n\tFile \"/home/u/tensorflow/third_party/gpus/cuda_configure.bzl\", line 1039\n"
+     "Cuda Configuration Error: Cannot find cuda toolkit path.", "CUDA_TOOLKIT_PATH"),
+    ("fail: Cannot find CUDA toolkit path.", "CUDA_TOOLKIT_PATH"),
+    # find_cuda_config.py finding the toolkit's parts under two prefixes (a distribution's nvidia-cuda-toolkit)
+    ("ERROR: An error occurred during the fetch of repository 'local_config_cuda':\nCuda Configuration Error: Failed "
+     "to run find_cuda_config.py: Inconsistent CUDA toolkit path: /usr vs /usr/lib", "TF_CUDA_PATHS"),
+])
+def test_bazels_cuda_configuration_without_a_toolkit_is_the_toolkit_not_found(message: str, fix_word: str) -> None:
+    match = answer(message)
+    assert match["code"] == "CD201" and fix_word in str(match["fix"])
+    # CMake's words for the same failure stay answered the same way
+    assert answer("-- The CUDA compiler identification is unknown\nCMake Error at CMakeLists.txt:3 (project):\n"
+                  "  No CMAKE_CUDA_COMPILER could be found.")["code"] == "CD201"
