@@ -10,9 +10,11 @@ The rows written from a round's cases cannot be taken out of the tree one by one
 instead, from the git history of this checkout:
 - the sets are grouped by ROUND: held_out/roundN's published set, with the explain_eval/cases_K.toml files first
   committed while roundN was the newest published set (cases..cases_5, committed before round five, are "early");
-- a RULE is the row that answered (first_id and first_source); its date is the last commit that touched its row (the
-  `id = "..."` line of a catalog event, else the line holding its source, in compat/*.toml or cudnn_doctor/**.py,
-  `git blame`); its HOME is the round that was newest when it was written;
+- a RULE is the row that answered (first_id and first_source); its date is `git blame`'s commit of the line that
+  carries it (the `id = "..."` line of a catalog event, else the line holding its source, in compat/*.toml or
+  cudnn_doctor/**.py), the earliest where several lines carry it (a row extended later keeps its first date: this
+  leans towards "written before", so the blind column is an upper bound); its HOME is the round that was newest
+  when it was written;
 - per rule: the related cases it answers right in its home round, in rounds published BEFORE it was written (seen by
   its writer), and in rounds published AFTER (sealed while it was written: the honest transfer). A rule that answers
   only its home round is FITTED;
