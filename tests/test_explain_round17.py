@@ -199,3 +199,32 @@ def test_bazels_cuda_configuration_without_a_toolkit_is_the_toolkit_not_found(me
     # CMake's words for the same failure stay answered the same way
     assert answer("-- The CUDA compiler identification is unknown\nCMake Error at CMakeLists.txt:3 (project):\n"
                   "  No CMAKE_CUDA_COMPILER could be found.")["code"] == "CD201"
+
+
+# ------------------------------------- TensorFlow's placer without a registered GPU device (the list it prints)
+
+@pytest.mark.parametrize("message", [
+    # TensorFlow 1.x's placer (tensorflow/tensorflow#8093's words): the process registered only a CPU
+    "tensorflow.python.framework.errors_impl.InvalidArgumentError: Cannot assign a device to node 'gradients/ff_1/"
+    "add_grad/BroadcastGradientArgs': Could not satisfy explicit device specification '/device:GPU:0' because no "
+    "devices matching that specification are registered in this process; available devices: "
+    "/job:localhost/replica:0/task:0/cpu:0",
+    # 1.14 and later (LiyaoTang/contrastBoundary#16's words): XLA saw the GPUs, TensorFlow's GPU device did not come up
+    "tensorflow.python.framework.errors_impl.InvalidArgumentError: Cannot assign a device for operation gpu_0/L2Loss: "
+    "{{node gpu_0/L2Loss}}was explicitly assigned to /device:GPU:0 but available devices are [ /job:localhost/"
+    "replica:0/task:0/device:CPU:0, /job:localhost/replica:0/task:0/device:XLA_CPU:0, /job:localhost/replica:0/task:0/"
+    "device:XLA_GPU:0 ]. Make sure the device specification refers to a valid device.",
+])
+def test_tensorflows_placer_without_a_gpu_device_is_the_gpu_not_seen(message: str) -> None:
+    match = answer(message)
+    assert match["id"] == "tf-gpu-device-not-registered" and match["code"] == "CD102"
+    assert "is_built_with_cuda" in str(match["fix"]) and "tensorflow[and-cuda]" in str(match["fix"])
+    # a list that holds GPUs (another index asked for) names no fault of the stack and stays unread
+    for look_alike in ("Cannot assign a device for operation x: node x was explicitly assigned to /device:GPU:2 but "
+                       "available devices are [ /job:localhost/replica:0/task:0/device:CPU:0, /job:localhost/replica:0/"
+                       "task:0/device:GPU:0, /job:localhost/replica:0/task:0/device:GPU:1 ]. Make sure the device "
+                       "specification refers to a valid device.",
+                       "Could not satisfy explicit device specification '/device:GPU:1' because no devices matching "
+                       "that specification are registered in this process; available devices: /job:localhost/"
+                       "replica:0/task:0/device:CPU:0, /job:localhost/replica:0/task:0/device:GPU:0"):
+        declined(look_alike)
