@@ -228,3 +228,20 @@ def test_tensorflows_placer_without_a_gpu_device_is_the_gpu_not_seen(message: st
                        "that specification are registered in this process; available devices: /job:localhost/"
                        "replica:0/task:0/device:CPU:0, /job:localhost/replica:0/task:0/device:GPU:0"):
         declined(look_alike)
+
+
+# --------------------------------------------- resolvo's (pixi's) words: its tree layout, its "no candidates"
+
+def test_pixis_solver_report_is_read_through_its_tree_and_its_no_candidates_words() -> None:
+    # the __cuda virtual package behind the tree's branch (conda's and libmamba's words for it were read before)
+    match = answer("  × failed to solve the conda requirements of 'default' 'linux-64'\n  ╰─▶ Cannot solve the request "
+                   "because of: pytorch-cuda * cannot be installed because there are no viable options:\n      └─ "
+                   "pytorch-cuda 12.1 would require\n         └─ __cuda *, for which no candidates were found.")
+    assert match["id"] == "conda-cuda-virtual-package" and match["code"] == "CD520"
+    # a GPU build no channel has
+    assert answer("Cannot solve the request because of: No candidates were found for jaxlib ==0.4.30 cuda12*.")[
+        "code"] == "CD520"
+    # the same words for a package of no GPU stack stay unread
+    declined("Cannot solve the request because of: numpy ==9.9 cannot be installed because there are no viable "
+             "options:\n└─ numpy 9.9, for which no candidates were found.")
+    declined("Cannot solve the request because of: No candidates were found for requests ==99.0.")
