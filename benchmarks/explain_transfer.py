@@ -109,7 +109,7 @@ class Blame:
     def time_of(self, rule_id: str | None, source: str | None) -> str:
         """The newest commit time of the rule's id line, else of the line holding its source; '' when neither is found."""
         if rule_id:
-            found = [t for text, t in self.lines if re.search(rf'\bid = "{re.escape(rule_id)}"', text)]
+            found = [t for text, t in self.lines if re.search(rf"""\bid = ["']{re.escape(rule_id)}["']""", text)]
             if found:
                 return min(found)
         tail = re.sub(r"^compat/[\w.]+\.toml: ", "", source or "")
