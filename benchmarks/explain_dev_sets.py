@@ -4,7 +4,8 @@
 Usage: python benchmarks/explain_dev_sets.py TREE OUT.json
 TREE is the checkout whose cudnn_doctor is scored (this one, or an archive of the branch point); the sets and the
 scorer's rules are read from this checkout. OUT.json holds one record per case: set, id, family, recognised,
-right_family, claimed, first_code, first_id. `--diff BEFORE.json AFTER.json` prints the cases that changed and
+right_family, claimed, first_code, first_id, first_source
+(the answering row's source: which rule answered). `--diff BEFORE.json AFTER.json` prints the cases that changed and
 the figures per set.
 """
 
@@ -50,11 +51,14 @@ def score_tree(tree: Path) -> list[dict[str, Any]]:
             except Exception as error:  # noqa: BLE001 - a usage error is "not recognised", as the command's exit 2
                 data, exit_code = {"error": str(error)}, 2
             matches, code, match_id = _first_match(data)
+            first = (data.get("matches") or [{}])[0] if isinstance(data.get("matches"), list) else {}
+            source = first.get("source") if isinstance(first, dict) else None
             recognised = exit_code == 0 and matches > 0
             family = case["family"]
             rows.append({"set": set_name(path), "id": case["id"], "family": family, "recognised": recognised,
                          "right_family": recognised and family != "unrelated" and bool(code) and code.startswith(family),
-                         "claimed": exit_code == 0, "first_code": code, "first_id": match_id})
+                         "claimed": exit_code == 0, "first_code": code, "first_id": match_id,
+                         "first_source": source if isinstance(source, str) else None})
     return rows
 
 

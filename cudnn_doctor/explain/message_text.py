@@ -250,14 +250,26 @@ def probe_without_failure(text: str) -> dict[str, Any] | None:
     if not row:
         return None
     line_pattern = _probe_line(row["line"])
+    reports = [_probe_line(pattern) for pattern in row.get("reports", ())]
     lines = text.lower().splitlines()[-MAX_LINES:]
     probes = [line for line in lines if line_pattern.search(line)]
     if not probes:
         return None
-    others = [line for line in lines if not line_pattern.search(line)]
-    if any(word in line for line in others for word in row["failure_words"]):
+    others = [line for line in lines if not line_pattern.search(line) and not any(r.search(line) for r in reports)]
+    if any(_fails_here(line, row) for line in others):
         return None
     return dict(row) | {"text": probes[0].strip()}
+
+
+def _fails_here(line: str, row: dict[str, Any]) -> bool:
+    """Whether LINE says something failed that bears on the probe: a crash anywhere, or a failure word on a line that
+    names NVIDIA's stack where the row lists its words (another subsystem's failure is not the probe's)."""
+    if any(word in line for word in row.get("crash_words", ())):
+        return True
+    if not any(word in line for word in row["failure_words"]):
+        return False
+    stack = row.get("stack_words")
+    return not stack or any(word in line for word in stack)
 
 
 @functools.cache
