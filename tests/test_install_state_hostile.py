@@ -94,3 +94,44 @@ def test_an_install_whose_record_is_gone_keeps_the_users_backup_and_says_so(arch
     assert [p.read_bytes() for p in backup.rglob("libcudnn.so.7.6.0")] == [old]
     code, data, _ = run_json(["uninstall", "--prefix", str(prefix), "--yes"], env)  # still there the next time
     assert code == 1 and backup.is_dir(), data
+
+
+def test_a_record_whose_backed_up_file_climbs_out_of_the_prefix_is_refused_before_any_move(archive: Path,
+                                                                                          tmp_path: Path) -> None:
+    """The last install's record says a file it backed up was at '../precious/keep.txt': not a path a run of ours
+    wrote. Refused in one line (CD509, exit 2) when the record is read, as a written file or a backup's copy outside
+    the prefix is; it was an internal error (ValueError, exit 3) after the plan listed the user's file as one to
+    restore (round seventeen's red-team, after its figure)."""
+    prefix, env = fresh(tmp_path)
+    code, _, err = install(archive, prefix, env)
+    assert code == 0, err
+    precious = tmp_path / "precious" / "keep.txt"
+    precious.parent.mkdir()
+    precious.write_text("the user's own\n")
+    [manifest] = (prefix / ".cudnn-doctor").glob("manifest-*.json")
+    record = json.loads(manifest.read_text())
+    assert record["backed_up"], record
+    for backed in record["backed_up"]:
+        backed["path"] = "../precious/keep.txt"
+    manifest.write_text(json.dumps(record))
+    code, data, _ = run_json(["uninstall", "--prefix", str(prefix), "--yes"], env)
+    assert code == 2 and data["findings"][0]["code"] == "CD509" and "leaves the prefix" in data["result"]["error"], data
+    assert precious.read_text() == "the user's own\n" and sorted(p.name for p in precious.parent.iterdir()) == ["keep.txt"]
+
+
+def test_a_records_version_with_terminal_escapes_is_shown_escaped(archive: Path, tmp_path: Path) -> None:
+    """The record's version and source hold a terminal's escape codes, a right-to-left override and a newline: the
+    uninstall's text shows them as escapes, never raw (they reached the terminal: round seventeen's red-team)."""
+    from tests.install_helpers import run_cli
+
+    prefix, env = fresh(tmp_path)
+    code, _, err = install(archive, prefix, env)
+    assert code == 0, err
+    [manifest] = (prefix / ".cudnn-doctor").glob("manifest-*.json")
+    record = json.loads(manifest.read_text())
+    record["version"] = record["installed_at"] = "9.19.0\x1b[2J\x1b]52;c;Zm9v\x07\n::error::owned\u202e"
+    manifest.write_text(json.dumps(record))
+    done = run_cli(["uninstall", "--prefix", str(prefix), "--yes"], env)
+    shown = done.stdout + done.stderr
+    assert done.returncode in (0, 1), shown
+    assert not {"\x1b", "\x07", "\u202e"} & set(shown) and "\n::error::" not in shown, shown

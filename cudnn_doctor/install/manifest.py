@@ -79,8 +79,8 @@ def read_records(prefix: Path) -> list[InstallRecord]:
                 backed_up=tuple(BackedUpFile(**b) for b in data["backed_up"]),
                 created_folders=tuple(data.get("created_folders", ())), areas=tuple(data.get("areas", ())),
             )
-            for rel in [*(f.path for f in record.files), *(record.saved_path(b) for b in record.backed_up),
-                        *record.areas]:
+            for rel in [*(f.path for f in record.files), *(b.path for b in record.backed_up),
+                        *(record.saved_path(b) for b in record.backed_up), *record.areas]:
                 if leaves_prefix(rel):
                     raise ValueError(f"path {rel!r} leaves the prefix")
         except (OSError, ValueError, TypeError, KeyError, AttributeError) as error:

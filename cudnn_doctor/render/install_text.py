@@ -28,8 +28,8 @@ def size_text(count: int | None) -> str:
 
 def render_plan(plan: InstallPlan, console: Console, verbose: bool = False) -> None:
     p = console.print
-    p(f"[bold]Plan[/]: cuDNN {plan.version or '(version unknown)'}"
-      f"{f' for CUDA {plan.cuda_major}' if plan.cuda_major else ''} ({plan.platform}) into {escape(plan.prefix)}")
+    p(f"[bold]Plan[/]: cuDNN {escape(plan.version or '(version unknown)')}"
+      f"{f' for CUDA {escape(plan.cuda_major)}' if plan.cuda_major else ''} ({escape(plan.platform)}) into {escape(plan.prefix)}")
     p(f"  from {escape(plan.source)}")
     for line in plan.current:
         p(f"  now in the prefix: cuDNN {escape(line)}")
@@ -87,7 +87,7 @@ def render_plan(plan: InstallPlan, console: Console, verbose: bool = False) -> N
 
 def render_uninstall_plan(plan: UninstallPlan, console: Console) -> None:
     p = console.print
-    p(f"[bold]Plan[/]: uninstall cuDNN {plan.version or '?'} (installed {plan.installed_at}) from "
+    p(f"[bold]Plan[/]: uninstall cuDNN {escape(plan.version or '?')} (installed {escape(plan.installed_at)}) from "
       f"{escape(plan.prefix)}")
     for change in plan.changes:
         p(f"    {ACTION_MARKS.get(change.action, ' ')} {escape(change.path)}"
@@ -113,7 +113,7 @@ def render_outcome(outcome: Outcome, console: Console) -> None:
         p("Nothing to uninstall: no install is recorded in this prefix.")
     elif outcome.status == "installed" and outcome.installed is not None:
         installed = outcome.installed
-        p(f"[green]✓[/] installed cuDNN {installed.version} (built for CUDA {installed.cuda_version}) in "
+        p(f"[green]✓[/] installed cuDNN {escape(installed.version)} (built for CUDA {escape(installed.cuda_version)}) in "
           f"{escape(installed.path)}: check loads it, and each sub-library loads")
         p(f"  manifest: {escape(outcome.manifest or '')}")
         if outcome.loader:
