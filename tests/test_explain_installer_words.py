@@ -1,0 +1,60 @@
+"""Issue 41, round seventeen (lead, after the round's explain set was published): an install the machine refused, in
+the installer's own words, whatever the package: uv's hash check (CD501, as pip's), pip out of disk space (CD507),
+pip on Windows without long paths (CD514). Each beside a look-alike that is not that refusal.
+
+The words are the installers' own (pip's create_os_error_message, uv's Error::HashMismatch; compat/errors.toml names
+them); the packages and paths below are written for these tests."""
+
+from __future__ import annotations
+
+import pytest
+
+from cudnn_doctor.commands.explain import explain_text
+
+
+def codes(message: str) -> list[str]:
+    return [str(match["code"]) for match in explain_text(message, None)["matches"]]
+
+
+@pytest.mark.parametrize(("message", "package"), [
+    ("Resolved 12 packages in 3ms\n  × Failed to download `nvidia-cudnn-cu12==9.1.0.70`\n"
+     "  ╰─▶ Hash mismatch for `nvidia-cudnn-cu12==9.1.0.70`\n\n      Expected:\n        sha256:" + "a" * 64 +
+     "\n\n      Computed:\n        sha256:" + "b" * 64, "nvidia-cudnn-cu12"),
+    ("error: Failed to install: torch-2.6.0+cu124-cp312-cp312-linux_x86_64.whl (torch==2.6.0+cu124)\n"
+     "  Caused by: Hash mismatch for `torch==2.6.0+cu124`", "torch"),
+])
+def test_uvs_hash_check_is_a_checksum_mismatch_with_the_package_named(message: str, package: str) -> None:
+    match = explain_text(message, None)["matches"][0]
+    assert match["code"] == "CD501", match
+    assert package in str(match["cause"]) and "uv cache clean" in str(match["fix"]), match
+
+
+def test_another_tools_hash_mismatch_is_not_uvs() -> None:
+    assert "CD501" not in codes("fixture tarball hash mismatch for `fixtures/a.tar`: expected=1 actual=2")
+
+
+@pytest.mark.parametrize("message", [
+    "Installing collected packages: nvidia-cublas-cu12, nvidia-cudnn-cu12, torch\n"
+    "ERROR: Could not install packages due to an OSError: [Errno 28] No space left on device",
+    "  File \"train.py\", line 88, in save\n    torch.save(state, path)\nOSError: [Errno 28] No space left on device",
+])
+def test_a_full_disk_is_the_machines_not_the_gpu_stacks(message: str) -> None:
+    """A disk that fills, while pip unpacks the CUDA wheels or while a program saves, is not claimed: rounds six and
+    seven's sets label pip's '[Errno 28] No space left on device' unrelated (the machine's disk), round seventeen's
+    CD5; the earlier labels are kept until the sets agree."""
+    assert "CD507" not in codes(message)
+
+
+def test_pip_on_windows_without_long_paths_cannot_install_into_that_folder() -> None:
+    message = ("ERROR: Could not install packages due to an OSError: [Errno 2] No such file or directory: "
+               "'C:\\\\Users\\\\me\\\\AppData\\\\Local\\\\Temp\\\\pip-install-x1\\\\pkg_0123\\\\csrc\\\\" + "a" * 200 +
+               ".cu'\nHINT: This error might have occurred since this system does not have Windows Long Path support "
+               "enabled. You can find information on how to enable this at https://pip.pypa.io/warnings/enable-long-paths")
+    match = explain_text(message, None)["matches"][0]
+    assert match["code"] == "CD514" and "LongPathsEnabled" in str(match["fix"]), match
+
+
+def test_a_missing_file_on_windows_without_the_hint_is_not_a_long_path() -> None:
+    message = ("ERROR: Could not install packages due to an OSError: [Errno 2] No such file or directory: "
+               "'C:\\\\work\\\\requirements-gpu.txt'")
+    assert "CD514" not in codes(message)
