@@ -58,3 +58,20 @@ def test_a_missing_file_on_windows_without_the_hint_is_not_a_long_path() -> None
     message = ("ERROR: Could not install packages due to an OSError: [Errno 2] No such file or directory: "
                "'C:\\\\work\\\\requirements-gpu.txt'")
     assert "CD514" not in codes(message)
+
+
+@pytest.mark.parametrize("message", [
+    # MSVC's C2039, with the colon after the member's name
+    "network_cuda.cc(212): error C2039: 'clockRate': is not a member of 'cudaDeviceProp'",
+    # GCC, where the code holds the structure as const (UTF-8 quotes)
+    "cuda_info.cpp:427:43: error: \u2018const struct cudaDeviceProp\u2019 has no member named \u2018clockRate\u2019",
+])
+def test_a_field_cuda_13_removed_is_named_in_msvcs_and_gccs_words(message: str) -> None:
+    """The compilers' other forms of 'no such member' name the cudaDeviceProp field CUDA 13.0 removed (CD220, from
+    [[removed_api]]): they were missed (round seventeen's published set, two of three such messages)."""
+    match = explain_text(message, None)["matches"][0]
+    assert match["code"] == "CD220" and "cudaDeviceProp::clockRate" in str(match["cause"]), match
+
+
+def test_a_member_the_toolkit_never_had_is_not_a_removed_one() -> None:
+    assert "CD220" not in codes("main.cpp(9): error C2039: 'speed': is not a member of 'Engine'")

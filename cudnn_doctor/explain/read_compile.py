@@ -23,8 +23,10 @@ from cudnn_doctor.knowledge.data import load
 _MEMBER = re.compile(
     r"(?:class|struct|union|namespace) '(?P<o1>[a-z_][\w:]{0,80})' has no member (?:class |function |template |"
     r"variable )?'(?P<m1>[a-z_]\w{0,80})'"  # EDG
-    r"|'(?:struct |class |union )?(?P<o2>[a-z_][\w:]{0,80})' has no member named '(?P<m2>[a-z_]\w{0,80})'"  # GCC
-    r"|'(?P<m3>[a-z_]\w{0,80})' is not a member of '(?P<o3>[a-z_][\w:]{0,80})'"  # GCC
+    # GCC: "'const struct cudaDeviceProp' has no member named 'clockRate'" (the type as the code declared it)
+    r"|'(?:const |volatile )?(?:struct |class |union )?(?P<o2>[a-z_][\w:]{0,80})' has no member named '(?P<m2>[a-z_]\w{0,80})'"
+    # GCC, and MSVC's C2039 ("'clockRate': is not a member of 'cudaDeviceProp'")
+    r"|'(?P<m3>[a-z_]\w{0,80})':? is not a member of '(?:struct |class |union )?(?P<o3>[a-z_][\w:]{0,80})'"
     r"|no member named '(?P<m4>[a-z_]\w{0,80})' in (?:namespace )?'(?:struct |class )?(?P<o4>[a-z_][\w:]{0,80})'",  # Clang
     re.IGNORECASE)
 _IDENTIFIER = re.compile(
