@@ -787,3 +787,32 @@ def test_tmp_where_xla_cannot_write_is_said_where_xla_takes_it(machine: Machine,
     assert not [f for f in check_after(machine, lines)["findings"] if f["subject"] == "TMP"]
     machine.env["TMPDIR"] = str(tmp_path)  # XLA takes TMPDIR first
     assert not [f for f in machine.check_json()["findings"] if f["subject"] == "TMP"]
+
+
+def test_a_stub_preloaded_by_a_relative_path_is_found_from_the_working_folder(machine: Machine, tmp_path: Path) -> None:
+    """LD_PRELOAD=lib/libcuda.so.1, started in a build folder whose lib/libcuda.so.1 is the toolkit's link stub: every
+    program started there preloads the stub (ld.so opens an entry with a slash from the working folder), and the
+    doctor's children, which start from "/", preloaded nothing and saw a working driver (round seventeen's GPU set,
+    published: missed on the H100; the NVML stub alike)."""
+    gpu_machine(machine, tmp_path)
+    project = tmp_path / "project"
+    fake_libcuda(project / "lib", status=34, file_name="libcuda.so")  # with lib/libcuda.so.1 a link to it
+    machine.cwd = project
+    machine.env["LD_PRELOAD"] = "lib/libcuda.so.1"
+    report = machine.check_json()
+    assert "LD_PRELOAD" in finding(report, "CD111")["detail"], report["findings"]
+    lines = plan_lines(machine)
+    assert "unset LD_PRELOAD" in lines
+    assert "CD111" not in codes(check_after(machine, lines))
+
+
+def test_a_relative_preload_that_names_nothing_from_the_working_folder_is_not_said(machine: Machine,
+                                                                                   tmp_path: Path) -> None:
+    """The same LD_PRELOAD started where lib/ does not exist: ld.so ignores the entry ('cannot be preloaded ...
+    ignored'), the driver works: no finding of a stub."""
+    gpu_machine(machine, tmp_path)
+    fake_libcuda(tmp_path / "project" / "lib", status=34, file_name="libcuda.so")
+    (tmp_path / "elsewhere").mkdir()
+    machine.cwd = tmp_path / "elsewhere"
+    machine.env["LD_PRELOAD"] = "lib/libcuda.so.1"
+    assert "CD111" not in codes(machine.check_json())

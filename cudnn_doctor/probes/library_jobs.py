@@ -175,14 +175,23 @@ def _argv(job: Job) -> tuple[str, ...]:
 
 
 def child_environment(env: Mapping[str, str]) -> dict[str, str]:
-    """ENV with LD_LIBRARY_PATH's relative folders made absolute: the child runs from "/", and the loader
-    must search the same folders it would search for a program started here."""
+    """ENV with LD_LIBRARY_PATH's relative folders and LD_PRELOAD's relative paths made absolute: the child runs from
+    "/", and the loader must search the same folders, and preload the same files, as for a program started here."""
+    import re
+
     from cudnn_doctor.variables import loader_folders
 
     child = dict(env)
     value = child.get("LD_LIBRARY_PATH")
     if value and os.name != "nt":  # each folder as ld.so reads the list (';' splits it too; '' is the working folder)
         child["LD_LIBRARY_PATH"] = ":".join(_from_here(p) for p in loader_folders(value))
+    # LD_PRELOAD=lib/libcuda.so.1: an entry with a slash is a path, opened from the program's working folder (one
+    # without is a name the loader searches for, the same from anywhere); entries split as ld.so splits them
+    preload = child.get("LD_PRELOAD")
+    if preload and os.name != "nt":
+        entries = [entry for entry in re.split(r"[: ]+", preload) if entry]
+        if any("/" in entry and not os.path.isabs(entry) for entry in entries):
+            child["LD_PRELOAD"] = " ".join(_from_here(entry) if "/" in entry else entry for entry in entries)
     return child
 
 
