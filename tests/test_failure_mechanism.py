@@ -350,3 +350,32 @@ def test_a_copy_built_for_another_python_on_pythonpath_is_that_class_read_then_s
     lines = plan_lines(machine)
     assert lines and _imports(machine, tmp_path, lines).returncode == 0, lines
     assert not (PYTHON_CLASSES | {"CD410"}) & codes(check_after(machine, lines, "--deep"))
+
+
+@pytest.mark.parametrize("words", [
+    # a text file named as the standard library's ctypes extension, in the working folder (round seventeen's GPU set)
+    "  File \"/usr/lib/python3.12/ctypes/__init__.py\", line 8, in <module>\n"
+    "    from _ctypes import Union, Structure, Array\n"
+    "ImportError: /work/project/_ctypes.cpython-312-x86_64-linux-gnu.so: invalid ELF header",
+    # another machine's build of it on PYTHONPATH
+    "ImportError: /opt/vendored/_ssl.cpython-312-aarch64-linux-gnu.so: cannot open shared object file: No such file or "
+    "directory",
+])
+def test_pythons_own_extension_module_from_another_folder_is_another_copy(words: str) -> None:
+    """Python's own extension module (sys.stdlib_module_names) refused from a file outside lib-dynload: a copy came
+    first on sys.path (the working folder for `python -c`), CD419; --deep said CD415, nothing named (round
+    seventeen's published GPU set, not blind)."""
+    from cudnn_doctor.explain.read_traceback import mechanism
+
+    found = mechanism(words, [], {})
+    assert found is not None and found[0] == "CD419" and "Python's own library" in found[1], found
+
+
+@pytest.mark.parametrize("words", [
+    "ImportError: /usr/lib/python3.12/lib-dynload/_ctypes.cpython-312-x86_64-linux-gnu.so: invalid ELF header",
+    "ImportError: /venv/lib/python3.12/site-packages/torch/_C.cpython-312-x86_64-linux-gnu.so: undefined symbol: x",
+])
+def test_the_interpreters_own_copy_or_a_frameworks_module_is_not_that(words: str) -> None:
+    from cudnn_doctor.explain.read_traceback import mechanism
+
+    assert mechanism(words, [], {}) is None

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from collections.abc import Mapping, Sequence
 
 from cudnn_doctor.explain.classify import Cause
@@ -54,6 +55,24 @@ def shadowing(words: str, frames: Sequence[str], elsewhere: Mapping[str, str]) -
     return None
 
 
+# "ImportError: /work/project/_ctypes.cpython-312-x86_64-linux-gnu.so: invalid ELF header": the file an extension
+# module was imported from, as the import system names it where the loader refused it
+_EXTENSION_FILE = re.compile(r"ImportError: (?P<path>/[^\n:]{0,400}/(?P<name>[A-Za-z_]\w{0,60})"
+                             r"\.(?:cpython-\d{2,3}[^\s/:]{0,60}|abi3)\.so): ")
+
+
+def standard_extension_elsewhere(words: str) -> tuple[str, str] | None:
+    """(module, file) where WORDS say Python's own extension module (one of sys.stdlib_module_names: _ctypes, _ssl,
+    math) was imported from a file outside the interpreter's lib-dynload: a copy in the working folder or on
+    PYTHONPATH (a text file, another platform's build) came first on sys.path. Only names of the standard library and
+    only files outside a lib-dynload folder: torch/_C's own refusal is not this."""
+    for match in _EXTENSION_FILE.finditer(words[-20000:]):
+        name, path = match.group("name"), match.group("path")
+        if name in sys.stdlib_module_names and os.path.basename(os.path.dirname(path)) != "lib-dynload":
+            return name, path
+    return None
+
+
 def mechanism(words: str, frames: Sequence[str], elsewhere: Mapping[str, str]) -> tuple[str, str] | None:
     """(code, why) where what raised the failure names its class: a plugin the framework loads at import (CD421), a
     module Python took from another copy than the installed one (CD419); None where the frames say nothing of it."""
@@ -66,6 +85,10 @@ def mechanism(words: str, frames: Sequence[str], elsewhere: Mapping[str, str]) -
     if shadow is not None:
         name, origin = shadow
         return "CD419", f"{name} was imported from {origin}, not from the copy installed with the framework"
+    standard = standard_extension_elsewhere(words)
+    if standard is not None:
+        name, origin = standard
+        return "CD419", f"{name}, a module of Python's own library, was imported from {origin}, not from the interpreter's"
     raised = setting_raised(frames)
     if raised is not None:
         row, frame = raised
