@@ -440,9 +440,10 @@ def test_readmes_first_command_works_on_an_externally_managed_python() -> None:
 
     first = code_blocks("bash", README.split("## Set-up", 1)[1])[0]
     assert first.startswith("python3 -m venv .venv && . .venv/bin/activate && python3 -m pip install .")
-    for said in ("externally-managed-environment", "sudo apt install python3-venv", "sudo apt\ninstall pipx",
-                 "ran in 5 minutes 54 seconds\non a 2-core machine"):
+    for said in ("externally-managed-environment", "sudo apt install python3-venv", "sudo apt\ninstall pipx"):
         assert said in README, said
+    # how long the suite runs, as the last measured run says it (the figure changes each round; its sentence stays)
+    assert re.search(r"ran in \d+ minutes \d+ seconds\non a 2-core machine", README), "the suite's time"
 
 
 def test_help_at_80_columns_splits_no_word(machine: Machine) -> None:
