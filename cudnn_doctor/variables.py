@@ -226,13 +226,18 @@ def _read_lib_token() -> str:
     return "lib"
 
 
-def preload_entries(env: dict[str, str]) -> tuple[str, ...]:
-    """LD_PRELOAD's entries as ld.so splits them: at colons and spaces only (glibc's rtld, preload_sep " :"); a tab or
-    a newline is part of a name. Its tokens ($ORIGIN, $LIB, $PLATFORM) expanded as ld.so expands them; an entry whose
-    $ORIGIN cannot be known is left out, as ld.so leaves it."""
+def split_preload(value: str) -> list[str]:
+    """LD_PRELOAD's VALUE split as ld.so splits it: at colons and spaces only (glibc's rtld, preload_sep " :"); a tab
+    or a newline is part of a name. Tokens left as written."""
     import re
 
-    parts = (expand_loader_tokens(part) for part in re.split(r"[: ]+", env.get("LD_PRELOAD", "")) if part)
+    return [part for part in re.split(r"[: ]+", value) if part]
+
+
+def preload_entries(env: dict[str, str]) -> tuple[str, ...]:
+    """LD_PRELOAD's entries as ld.so splits them (split_preload), its tokens ($ORIGIN, $LIB, $PLATFORM) expanded as
+    ld.so expands them; an entry whose $ORIGIN cannot be known is left out, as ld.so leaves it."""
+    parts = (expand_loader_tokens(part) for part in split_preload(env.get("LD_PRELOAD", "")))
     return tuple(part for part in parts if part)
 
 

@@ -30,6 +30,17 @@ def install(archive: Path, prefix: Path, env: dict[str, str]) -> tuple[int, dict
     return run_json(["install", "--from", str(archive), "--prefix", str(prefix), "--yes"], env)
 
 
+def installed_beside_a_users_file(archive: Path, tmp: Path) -> tuple[Path, dict[str, str], Path]:
+    """A prefix with the archive installed, its environment, and a file of the user's outside it (tmp/precious)."""
+    prefix, env = fresh(tmp)
+    code, _, err = install(archive, prefix, env)
+    assert code == 0, err
+    precious = tmp / "precious" / "keep.txt"
+    precious.parent.mkdir()
+    precious.write_text("the user's own\n")
+    return prefix, env, precious
+
+
 def test_a_lock_that_is_a_link_out_of_the_prefix_makes_nothing_there(archive: Path, tmp_path: Path) -> None:
     """The state folder's lock a dangling link to a file outside the prefix: opened without following it, refused
     in one line (CD514); the link's target is never made."""
@@ -51,12 +62,7 @@ def test_a_journal_naming_paths_outside_the_prefix_moves_nothing(archive: Path, 
                                                                  value: str) -> None:
     """A journal of an interrupted run whose paths climb out of the prefix ('..', absolute): not one a run of ours
     wrote; its moves are not made (CD509), the file outside is as it was."""
-    prefix, env = fresh(tmp_path)
-    code, _, err = install(archive, prefix, env)
-    assert code == 0, err
-    precious = tmp_path / "precious" / "keep.txt"
-    precious.parent.mkdir()
-    precious.write_text("the user's own\n")
+    prefix, env, precious = installed_beside_a_users_file(archive, tmp_path)
     state = prefix / ".cudnn-doctor"
     journal = {"version": 2, "kind": "install", "phase": "applying", "pid": 1, "started": 0, "id": "x",
                "backup": ".cudnn-doctor/backup-x", "staging": ".cudnn-doctor/staging-x", "manifest": "manifest-x.json",
@@ -102,12 +108,7 @@ def test_a_record_whose_backed_up_file_climbs_out_of_the_prefix_is_refused_befor
     wrote. Refused in one line (CD509, exit 2) when the record is read, as a written file or a backup's copy outside
     the prefix is; it was an internal error (ValueError, exit 3) after the plan listed the user's file as one to
     restore (round seventeen's red-team, after its figure)."""
-    prefix, env = fresh(tmp_path)
-    code, _, err = install(archive, prefix, env)
-    assert code == 0, err
-    precious = tmp_path / "precious" / "keep.txt"
-    precious.parent.mkdir()
-    precious.write_text("the user's own\n")
+    prefix, env, precious = installed_beside_a_users_file(archive, tmp_path)
     [manifest] = (prefix / ".cudnn-doctor").glob("manifest-*.json")
     record = json.loads(manifest.read_text())
     assert record["backed_up"], record

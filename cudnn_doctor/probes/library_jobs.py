@@ -177,9 +177,7 @@ def _argv(job: Job) -> tuple[str, ...]:
 def child_environment(env: Mapping[str, str]) -> dict[str, str]:
     """ENV with LD_LIBRARY_PATH's relative folders and LD_PRELOAD's relative paths made absolute: the child runs from
     "/", and the loader must search the same folders, and preload the same files, as for a program started here."""
-    import re
-
-    from cudnn_doctor.variables import loader_folders
+    from cudnn_doctor.variables import loader_folders, split_preload
 
     child = dict(env)
     value = child.get("LD_LIBRARY_PATH")
@@ -189,7 +187,7 @@ def child_environment(env: Mapping[str, str]) -> dict[str, str]:
     # without is a name the loader searches for, the same from anywhere); entries split as ld.so splits them
     preload = child.get("LD_PRELOAD")
     if preload and os.name != "nt":
-        entries = [entry for entry in re.split(r"[: ]+", preload) if entry]
+        entries = split_preload(preload)  # tokens left for the child's own ld.so, as in LD_LIBRARY_PATH
         if any("/" in entry and not os.path.isabs(entry) for entry in entries):
             child["LD_PRELOAD"] = " ".join(_from_here(entry) if "/" in entry else entry for entry in entries)
     return child
