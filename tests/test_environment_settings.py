@@ -400,13 +400,31 @@ def test_cuda_device_order_outside_its_two_values_has_cuinit_asked(machine: Mach
     assert "CUDA_DEVICE_ORDER is set, and CUDA reads it at cuInit" in report["process"]["asked_because"]
     assert report["process"]["cuinit"] == 0  # the fake driver starts; the real one's answer is what check reports
     [made] = settings_findings(report, "CUDA_DEVICE_ORDER")  # the row: cuInit answered 101 on an H100, driver 580
-    assert made["code"] == "CD411" and made["severity"] == "error" and made["evidence"] == "rule", made
+    # CUDA's own setting: its class is CD416 (A CUDA setting breaks the frameworks' GPU work), as --deep's cure says
+    assert made["code"] == "CD416" and made["severity"] == "error" and made["evidence"] == "rule", made
     lines = plan_lines(machine)  # the value it was written for, kept (CUDA_VISIBLE_DEVICES' indices follow it), not
     assert "export CUDA_DEVICE_ORDER=PCI_BUS_ID" in lines, lines  # the default; sourced, the finding is gone
     assert not settings_findings(check_after(machine, lines), "CUDA_DEVICE_ORDER")
     machine.env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID"
     assert check(machine)["process"]["cuinit"] is None
 
+
+
+def test_the_persisting_l2_percentage_above_100_is_a_cuda_setting_that_breaks(machine: Machine, tmp_path: Path) -> None:
+    """CUDA_DEVICE_DEFAULT_PERSISTING_L2_CACHE_PERCENTAGE_LIMIT=250 (round seventeen's published GPU set: torch's first
+    CUDA call failed and JAX found no CUDA device on an H100; 50 ran both; plain check was silent): an error of CUDA's
+    class (CD416) on the row's proof, and the plan unsets it; a percentage in range is no finding."""
+    gpu_machine(machine, tmp_path, gpus=1)
+    variable = "CUDA_DEVICE_DEFAULT_PERSISTING_L2_CACHE_PERCENTAGE_LIMIT"
+    machine.env[variable] = "250"
+    [made] = settings_findings(check(machine), variable)
+    assert made["code"] == "CD416" and made["severity"] == "error" and made["evidence"] == "rule", made
+    assert "s17-cuda-l2-persisting-250" in made["proof"] and "250" in made["detail"], made
+    lines = plan_lines(machine)
+    assert f"unset {variable}" in lines, lines
+    assert not settings_findings(check_after(machine, lines), variable)
+    machine.env[variable] = "50"
+    assert not settings_findings(check(machine), variable)
 
 @pytest.mark.integration
 def test_under_deep_a_settings_warning_says_which_frameworks_ran_with_it(machine: Machine, tmp_path: Path) -> None:

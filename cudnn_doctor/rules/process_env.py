@@ -903,6 +903,12 @@ def _refused(row: dict[str, Any], variable: str, value: str, why: str, present: 
                        consequence=consequence + DEEP_PROVES, effect=row["effect"],
                        fix_value=_corrected(row, value, report))
         return replace(made, severity="warning")
+    if refuses and present and row["framework"] in environment.CUDA_LIBRARY_READERS:
+        # CUDA's (cuDNN's, cuBLAS's) own setting: every framework's GPU work is hit, the class --deep's cure names too
+        # (knowledge.environment.cure_code), on the data's rule (its source, its proof where one is named)
+        return finding("CD416", subject=variable, refs=(row["source"],), proof=row.get("proof"), variable=variable,
+                       value=_shown(value), effect=f"{why}; every program's CUDA {consequence} ({row['effect']})",
+                       fix_value=_corrected(row, value, report))
     if refuses and present:
         return finding("CD411", subject=variable, refs=(row["source"],), variable=variable, value=_shown(value), why=why,
                        framework=_display(row["framework"]), consequence=consequence, effect=row["effect"],
