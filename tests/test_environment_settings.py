@@ -426,6 +426,30 @@ def test_the_persisting_l2_percentage_above_100_is_a_cuda_setting_that_breaks(ma
     machine.env[variable] = "50"
     assert not settings_findings(check(machine), variable)
 
+
+def test_a_cuda_variable_no_row_knows_has_a_context_made_and_its_refusal_seen(machine: Machine, tmp_path: Path) -> None:
+    """A CUDA variable no row of the data knows (the gcc-built driver reads CUDA_FAKE_CONTEXT_LIMIT and refuses every
+    context above 100, as driver 580 refused every context with the persisting-L2 percentage at 250 before the data
+    had its row): plain check makes the first context a program's first GPU call makes, in a child with this
+    environment, and CUDA's own refusal is the evidence (CD416, seen); the plan unsets it, and after it the context
+    is made. A value the driver takes: the context is made, nothing said; no such variable: no context is made."""
+    gpu_machine(machine, tmp_path, gpus=1)
+    assert check(machine)["process"] is None or check(machine)["process"]["context"] is None
+    machine.env["CUDA_FAKE_CONTEXT_LIMIT"] = "250"
+    report = check(machine)
+    assert report["process"]["context"].startswith("cuDevicePrimaryCtxRetain: CUDA_ERROR_INVALID_VALUE"), report["process"]
+    assert report["process"]["context_variables"] == ["CUDA_FAKE_CONTEXT_LIMIT"]
+    [made] = [f for f in report["findings"] if f["code"] == "CD416"]
+    assert made["severity"] == "error" and made["evidence"] == "seen" and made["subject"] == "CUDA_FAKE_CONTEXT_LIMIT", made
+    assert "CUDA_ERROR_INVALID_VALUE" in made["proof"], made
+    lines = plan_lines(machine)
+    assert "unset CUDA_FAKE_CONTEXT_LIMIT" in lines, lines
+    after = check_after(machine, lines)
+    assert "CD416" not in codes(after)
+    machine.env["CUDA_FAKE_CONTEXT_LIMIT"] = "50"
+    report = check(machine)
+    assert report["process"]["context"] == "ok" and "CD416" not in codes(report), report["process"]
+
 @pytest.mark.integration
 def test_under_deep_a_settings_warning_says_which_frameworks_ran_with_it(machine: Machine, tmp_path: Path) -> None:
     """What --deep was to prove, proven: torch (its GPU steps stood in for, its cuDNN the real 9.19 wheel's) ran in a

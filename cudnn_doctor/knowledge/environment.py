@@ -112,6 +112,23 @@ def read_at_cuinit(env: dict[str, str]) -> list[str]:
             and (row["read_at_cuinit"] is True or env[row["variable"]] not in row.get("values", ()))]
 
 
+def read_at_context(env: dict[str, str]) -> list[str]:
+    """The variables of ENV of CUDA's own family (CUDA_*, less the toolkit's location and the images' labels) that
+    the data cannot vouch for: no row of its own, or a value its row's grammar refuses. The driver reads some of its
+    variables where it makes a context, not in cuInit (CUDA_DEVICE_DEFAULT_PERSISTING_L2_CACHE_PERCENTAGE_LIMIT=250:
+    every context refused on an H100), so where one is set the probe makes one (_probe_jobs.probe_cuda_context)."""
+    known = rows()
+    out = []
+    for name in sorted(env):
+        family = family_of(name)
+        if family is None or family.get("framework") != "cuda":
+            continue
+        row = known.get(name)
+        if row is None or (row.get("kind") in ("bool", "enum", "integer", "float") and grammar_problem(row, env[name])):
+            out.append(name)
+    return out[:16]
+
+
 def reader(name: str) -> str | None:
     """Who reads NAME: its row's framework, else its family's."""
     row = rows().get(name)

@@ -42,6 +42,30 @@ from cudnn_doctor.variables import preload_entries
 from cudnn_doctor.versions import ascii_digits, decode_cuda, release_in_file_name, version_tuple
 
 CUDA_JOB = Job("cuda", "libcuda.so.1")  # dlopen'd by soname, as every CUDA program opens it
+
+
+def context_variables(env: dict[str, str]) -> list[str]:
+    """CUDA's variables set in ENV that the data cannot vouch for (knowledge.environment.read_at_context)."""
+    from cudnn_doctor.knowledge.environment import read_at_context
+
+    return read_at_context(env)
+
+
+def _context_said(said: object) -> str | None:
+    """The probe's "context" answer in words: "ok", or "STEP: CUDA_ERROR_NAME (CUDA's text)"; None where not made."""
+    if not isinstance(said, dict):
+        return None
+    if said.get("status") == 0:
+        return "ok"
+    name = said.get("name") if isinstance(said.get("name"), str) else f"CUDA error {said.get('status')}"
+    text = f" ({said['text']})" if isinstance(said.get("text"), str) and said.get("text") != name else ""
+    return f"{said.get('step')}: {name}{text}"[:300]
+
+
+def cuda_job(env: dict[str, str], target: str = CUDA_JOB.target) -> Job:
+    """The question for CUDA's child: cuInit and the GPUs, and a first context where a CUDA variable set here is one
+    the data cannot vouch for (_probe_jobs.probe_cuda_context)."""
+    return Job("cuda_context" if context_variables(env) else "cuda", target)
 KERNEL_VERSION_FILE = "/proc/driver/nvidia/version"
 LIMITS = ("RLIMIT_AS", "RLIMIT_NOFILE", "RLIMIT_MEMLOCK", "RLIMIT_STACK", "RLIMIT_CPU", "RLIMIT_NPROC", "RLIMIT_DATA",
           # read and reported (process.limits), never judged: nothing was seen to fail under them (round ten: a
@@ -71,6 +95,8 @@ def early_reasons(ctx: SearchContext, always: bool = False) -> list[str]:
     from cudnn_doctor.knowledge.environment import read_at_cuinit
 
     reasons += [f"{name} is set, and CUDA reads it at cuInit" for name in read_at_cuinit(ctx.env)]
+    reasons += [f"{name} is set, and CUDA may read it where it makes a context (no row of the data vouches for "
+                "its value): a context is made" for name in context_variables(ctx.env)]
     if always:
         reasons.append("--deep")
     return reasons
@@ -588,6 +614,8 @@ def read_process_view(ctx: SearchContext, answer: LibraryProbe | None, gpus: lis
         cuda_driver_version=decode_cuda(values.get("cuDriverGetVersion")),
         cuinit=values.get("cuInit") if isinstance(values.get("cuInit"), int) else None,
         cuinit_name=values.get("cuInit_name") or status_name(values.get("cuInit")),
+        context=_context_said(values.get("context")),
+        context_variables=tuple(context_variables(ctx.env)) if isinstance(values.get("context"), dict) else (),
         load_error=answer.error if answer is not None and not answer.loaded else None,
         probe_failure=(answer.error or "ended without an answer") if answer is not None and (
             answer.crashed or answer.timed_out) and not (answer.error or "").startswith("not started") else None,

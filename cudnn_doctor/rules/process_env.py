@@ -688,7 +688,10 @@ def settings(report: Report) -> list[Finding]:
     if not view.settings:
         return findings
     known = environment.rows()
+    refused = set(view.context_variables) if view.context not in (None, "ok") else set()
     for variable, given in view.settings.items():
+        if variable in refused and len(refused) == 1:
+            continue  # CUDA itself refused the context with it (context_refused): seen, said there
         start = len(findings)
         _judge_variable(report, view, known, variable, given, findings)
         findings[start:] = [when_used(made, variable, report) for made in findings[start:]]
@@ -2199,8 +2202,33 @@ def _cure_code(cure: Any) -> str:
     return environment.cure_code(cure.variable or "")
 
 
+def context_refused(report: Report) -> list[Finding]:
+    """The first context a program's first CUDA work makes (primary context, 1 MiB allocated, synchronized), refused
+    by CUDA itself in a child with this environment (_probe_jobs.probe_cuda_context: made only where a CUDA variable
+    set here is one no row of the data vouches for). CD416, seen: every CUDA program's first GPU call fails here. One
+    such variable: it is named, and the plan unsets it; several: named together, and --deep (which unsets each alone
+    and runs the frameworks) names the one."""
+    view = report.process
+    if view is None or not view.context or view.context == "ok" or not view.context_variables:
+        return []
+    names = view.context_variables
+    one = names[0] if len(names) == 1 else None
+    said = (f"seen: CUDA refused it in a child started with this environment ({view.context}), as the first GPU call of "
+            "torch, JAX or any CUDA program makes it")
+    effect = (f"CUDA refuses the first context on the first visible GPU ({view.context}), so every program's first GPU "
+              "call fails here (torch: a CUDA error; JAX: no CUDA device)")
+    if one is not None:
+        effect += f"; {one} is the one CUDA variable set here that no row of the data vouches for"
+    else:
+        effect += (f"; the CUDA variables set here that no row of the data vouches for are {', '.join(names)}: "
+                   "`cudnn-doctor check --deep` unsets each alone and names the one")
+    return [finding("CD416", subject=one or ", ".join(names), evidence="seen", proof=said,
+                    variable=one or ", ".join(names), value=_shown(view.settings.get(one, "")) if one else "(several)",
+                    effect=effect)]
+
+
 RULES = (driver_library, nvml_library, visibility, torch_count, device_order, memory_held, limits, preloaded_cudnn, preloaded_cudnn_sublibrary, hook_preloaded_cudnn,
-         loaded_sublibraries, observed_loads, settings, jax_ptxas, environment_cure, preloaded_cuda,
+         loaded_sublibraries, observed_loads, settings, context_refused, jax_ptxas, environment_cure, preloaded_cuda,
          python_shadows, broken_cuda, cxx_runtime, python_refused, cpu_kernels, cuda_libraries)
 
 # errors that stop every program in this environment (no framework named): a framework's failure under --deep is
