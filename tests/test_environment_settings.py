@@ -467,6 +467,23 @@ def test_under_deep_a_settings_warning_says_which_frameworks_ran_with_it(machine
         in deep["proof"], deep
 
 
+@pytest.mark.integration
+def test_under_deep_a_cuda_settings_error_is_outweighed_where_every_framework_ran(machine: Machine,
+                                                                                  tmp_path: Path) -> None:
+    """CUDA_FORCE_PTX_JIT=1 is an error of CUDA's class by its row (torch's and JAX's first convolutions failed with it
+    on an H100); where --deep ran every framework's first GPU steps with it set (here torch's, stood in for), the
+    frameworks contradict it: a warning that says so. Plain check keeps the error."""
+    from tests.test_loading import TORCH_NOT_USING_CUDNN, torch_with_real_cudnn
+
+    site = torch_with_real_cudnn(machine, tmp_path)
+    (site / "torch" / "__init__.py").write_text(TORCH_NOT_USING_CUDNN)
+    machine.env["CUDA_FORCE_PTX_JIT"] = "1"
+    plain = finding(check(machine), "CD416")
+    assert plain["severity"] == "error", plain
+    deep = finding(machine.check_json("--deep"), "CD416")
+    assert deep["severity"] == "warning" and "under --deep PyTorch ran its first GPU steps in a child with it set" \
+        in deep["proof"], deep
+
 def test_a_name_a_letter_from_a_documented_one_is_a_warning_naming_it(machine: Machine, tmp_path: Path) -> None:
     """CUDA_VISBLE_DEVICES is read by nobody: every GPU stays visible. A name of the prefix far from any documented
     one (another program's) is left alone."""

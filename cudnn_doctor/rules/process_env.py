@@ -2231,6 +2231,11 @@ RULES = (driver_library, nvml_library, visibility, torch_count, device_order, me
          loaded_sublibraries, observed_loads, settings, context_refused, jax_ptxas, environment_cure, preloaded_cuda,
          python_shadows, broken_cuda, cxx_runtime, python_refused, cpu_kernels, cuda_libraries)
 
+# errors of a setting that name no framework of their own (CUDA's, cuDNN's, cuBLAS's settings: CD416): every
+# framework's GPU work run under --deep with it set outweighs them
+SETTING_ERRORS = ("CD416",)
+CUDA_READERS_SHOWN = ("CUDA", "cuDNN", "cuBLAS", "cuda", "cudnn", "cublas")
+
 # errors that stop every program in this environment (no framework named): a framework's failure under --deep is
 # their evidence
 AFFECTS_EVERY_PROGRAM = ("CD101", "CD102", "CD104", "CD110", "CD111", "CD112", "CD113", "CD116")
@@ -2384,6 +2389,16 @@ def _ran_outweighs(report: Report, findings: list[Finding]) -> list[Finding]:
             continue
         about = [part.strip() for part in str(f.values.get("framework", "")).split(",") if part.strip()]
         names = {name for name in ran for part in about if part in (name, _display(name))}
+        view = report.process
+        if every_ran and f.severity == "error" and f.code in SETTING_ERRORS and view is not None and \
+                f.subject in view.settings and all(part in CUDA_READERS_SHOWN for part in about):
+            # a CUDA setting said to break every framework's GPU work (CD416), while every framework did that work
+            # with it set: contradicted by the frameworks themselves
+            shown = ", ".join(_display(x.name) for x in asked)
+            out.append(replace(f, severity="warning", proof=(f.proof + "; " if f.proof else "") +
+                               f"but under --deep {shown} ran its first GPU steps in a child with it set: a program "
+                               "whose first work differs may still fail"))
+            continue
         if f.severity == "error" and about and len(names) == len(about) and f.code not in AFFECTS_EVERY_PROGRAM:
             shown = ", ".join(_display(name) for name in sorted(names))
             f = replace(f, severity="warning", proof=(f.proof + "; " if f.proof else "") +
