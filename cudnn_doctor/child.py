@@ -3,7 +3,9 @@
 A child is anything that may hang, crash or misbehave: a Python probe that dlopens a vendor library,
 `nvcc --version`, `ldconfig -p`, a framework import, the bench. Each child
 
-- runs in its own session and process group, from a neutral folder ("/"), with stdin closed (or a file of its request's input);
+- runs in its own session and process group, from a neutral folder ("/"), with stdin closed (or a file of its request's input),
+  the variables that name a path relative to the working folder made absolute (started_environment): it opens,
+  searches and writes what a program started in the user's folder would;
 - has ONE deadline that covers starting it, running it and reading its output: the pipes are read
   non-blocking, so a library whose load-time code daemonises (fork + setsid) and keeps stdout open
   cannot make us wait; at the deadline, or as soon as the child itself has exited, its pipes are
@@ -256,6 +258,16 @@ def python_module_argv(module: str, *args: str, paths: Sequence[str] = ()) -> tu
     return (own_python(), "-I", "-c", _MODULE_BOOTSTRAP, json.dumps(list(paths)), module, *args)
 
 
+def started_environment(env: Mapping[str, str]) -> dict[str, str]:
+    """ENV as a child started from NEUTRAL_CWD gets it: every variable that names a path its reader resolves against
+    the working folder (LD_PRELOAD=lib/libcuda.so.1, TMPDIR=tmp, PYTHONPATH=src, XLA_FLAGS=--xla_dump_to=dump) made
+    absolute against this process's working folder (variables.child_environment), so that the child opens what a
+    program started here opens. Every child the runner starts gets it, whoever asked for the child."""
+    from cudnn_doctor.variables import child_environment
+
+    return child_environment(env)
+
+
 def run_child(argv: Sequence[str], env: Mapping[str, str] | None, deadline: float, what: str = "it",
               on_stderr_line: Callable[[bytes], None] | None = None,
               stop_signals: tuple[tuple[float, int], ...] = (), stop_grace: float = 0.0,
@@ -497,7 +509,7 @@ class ChildBatch:
 
     def _start(self, index: int, selector: selectors.BaseSelector, retry_later: bool) -> _Running | object | None:
         request = self.requests[index]
-        env = dict(os.environ if request.env is None else request.env)
+        env = started_environment(os.environ if request.env is None else request.env)
         if request.argv[1:2] == ("-I",):  # the doctor's own code, isolated: never moved out of its venv
             env = own_child_env(env)
         env = with_token(env, self.token)
@@ -685,7 +697,7 @@ class StreamingChild:
     def __init__(self, argv: Sequence[str], stdin_fd: int) -> None:
         self.token = os.urandom(8).hex()
         self._since = last_pid()
-        env = with_token(dict(os.environ), self.token)
+        env = with_token(started_environment(os.environ), self.token)
         env[PID_VARIABLE] = str(os.getpid())
         CURRENT.before_start()
         with CURRENT.starting:

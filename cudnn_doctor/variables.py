@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Mapping
 
 from cudnn_doctor.errors import DoctorError
 
@@ -283,3 +284,155 @@ def _skip_white(value: str, at: int) -> int:
     while at < len(value) and value[at] in XLA_WHITE_SPACE:
         at += 1
     return at
+
+
+# --- the working folder's paths, for a child that starts elsewhere -----------------------------------------------
+# Every child starts from a neutral folder ("/", child.NEUTRAL_CWD). A variable whose value its reader resolves against
+# the working folder of the process that reads it names, in the child, another file than in a program started here:
+# LD_PRELOAD=lib/libcuda.so.1 preloaded nothing, TMPDIR=tmp was /tmp, PYTHONPATH=src put /src on sys.path. Each such
+# variable, how its value is read, and the reader's source that shows the working folder is where a relative path is
+# taken from (child_environment makes them absolute; an absolute value, one that starts with '~' (a reader that
+# expands it takes the home, wherever it runs) or an empty one is left as written).
+#   "loader list": LD_LIBRARY_PATH's folders (loader_folders: ':' and ';', an empty entry the working folder),
+#       ld.so's $ORIGIN left for the child's own loader
+#   "preload": split_preload's entries; one with a '/' is a path, one without a name the loader searches for
+#   "search list": entries at os.pathsep, an empty one the working folder
+#   "path": one file or folder; WORDS the reader takes as no path (CUDNN_LOGDEST_DBG=stderr)
+#   "xla flags": XLA_FLAGS' path-valued flags (XLA_PATH_FLAGS), or the file of flags a value that does not begin
+#       with '-' names
+WORKING_FOLDER_VARIABLES: dict[str, tuple[str, str]] = {
+    "LD_LIBRARY_PATH": ("loader list", "ld.so(8) LD_LIBRARY_PATH; glibc elf/dl-load.c fillin_rpath: an empty entry is "
+                                       "the working folder, a relative one opened as written"),
+    "LD_PRELOAD": ("preload", "ld.so(8) LD_PRELOAD: a name with a slash is opened as a path; glibc elf/rtld.c "
+                              "do_preload -> _dl_map_object"),
+    "LD_AUDIT": ("preload", "ld.so(8) LD_AUDIT; glibc elf/rtld.c process_envvars: its entries opened as LD_PRELOAD's"),
+    "LD_DEBUG_OUTPUT": ("path", "ld.so(8) LD_DEBUG_OUTPUT: the file LD_DEBUG's output goes to (glibc elf/rtld.c "
+                                "process_envvars: open(2) of NAME.PID)"),
+    "LD_PROFILE_OUTPUT": ("path", "ld.so(8) LD_PROFILE_OUTPUT: the folder of LD_PROFILE's output (glibc "
+                                  "elf/dl-profile.c: open(2) of FOLDER/NAME.profile)"),
+    "PATH": ("search list", "execvp(3), POSIX exec: an empty entry (or '.') is the working folder; CPython "
+                            "Lib/shutil.py which and Lib/os.py get_exec_path read it the same"),
+    "PYTHONPATH": ("search list", "CPython Modules/getpath.py: each entry through abspath() at start, '' the working "
+                                  "folder (seen: PYTHONPATH=src:: puts $PWD/src and $PWD on sys.path)"),
+    "PYTHONUSERBASE": ("path", "CPython Lib/site.py _getuserbase: taken as written, its site-packages made absolute "
+                               "by addsitedir's makepath against the working folder"),
+    "PYTHONPYCACHEPREFIX": ("path", "CPython Python/initconfig.c: sys.pycache_prefix as written, each .pyc's path "
+                                    "joined to it when written (Lib/importlib/_bootstrap_external.py)"),
+    "TMPDIR": ("path", "CPython Lib/tempfile.py _get_default_tempdir: abspath() of each candidate; glibc "
+                       "sysdeps/posix/tempname.c __path_search; mkstemp(3)"),
+    "TMP": ("path", "CPython Lib/tempfile.py _candidate_tempdir_list: TMPDIR, TEMP, TMP in turn"),
+    "TEMP": ("path", "CPython Lib/tempfile.py _candidate_tempdir_list: TMPDIR, TEMP, TMP in turn"),
+    "XDG_CACHE_HOME": ("path", "pytorch torch/hub.py _get_torch_home: os.path.join(XDG_CACHE_HOME, 'torch') as "
+                               "written (the XDG spec says a relative one is ignored; torch does not ignore it)"),
+    "TORCH_HOME": ("path", "pytorch torch/hub.py _get_torch_home: expanduser(TORCH_HOME), not made absolute"),
+    "TORCHINDUCTOR_CACHE_DIR": ("path", "pytorch torch/_inductor/runtime/cache_dir_utils.py cache_dir: "
+                                        "os.environ['TORCHINDUCTOR_CACHE_DIR'] as written, os.makedirs there"),
+    "TORCH_EXTENSIONS_DIR": ("path", "pytorch torch/utils/cpp_extension.py _get_build_directory: as written"),
+    "PYTORCH_TUNABLEOP_FILENAME": ("path", "pytorch aten/src/ATen/cuda/tunable/Tunable.cpp: the results file, "
+                                           "opened as written (its default, tunableop_results%d.csv, too)"),
+    "TRITON_CACHE_DIR": ("path", "triton python/triton/runtime/cache.py FileCacheManager: os.path.join(cache_dir, "
+                                 "key) as written"),
+    "TRITON_HOME": ("path", "triton python/triton/knobs.py (runtime/cache.py before): TRITON_HOME/.triton as "
+                            "written"),
+    "TRITON_DUMP_DIR": ("path", "triton python/triton/runtime/cache.py: the dump folder as written"),
+    "JAX_COMPILATION_CACHE_DIR": ("path", "jax jax/_src/compilation_cache.py: the cache's folder through "
+                                          "etils.epath.Path, relative to the working folder"),
+    "CUDA_CACHE_PATH": ("path", "CUDA C++ Programming Guide, CUDA Environment Variables: the folder the driver's JIT "
+                                "cache is kept in, opened by the driver as a file system path"),
+    "CUDA_HOME": ("path", "pytorch torch/utils/cpp_extension.py _find_cuda_home: CUDA_HOME or CUDA_PATH as written"),
+    "CUDA_PATH": ("path", "pytorch torch/utils/cpp_extension.py _find_cuda_home: CUDA_HOME or CUDA_PATH as written"),
+    "NCCL_TOPO_FILE": ("path", "NCCL docs, Environment Variables NCCL_TOPO_FILE: an XML file read at init "
+                               "(src/graph/topo.cc ncclTopoGetXmlFromFile: fopen as written)"),
+    "NCCL_GRAPH_FILE": ("path", "NCCL docs, Environment Variables NCCL_GRAPH_FILE (src/graph/search.cc: fopen)"),
+    "NCCL_DEBUG_FILE": ("path", "NCCL docs, Environment Variables NCCL_DEBUG_FILE: a file name, %h and %p filled "
+                                "in (src/debug.cc ncclDebugInit: fopen as written)"),
+    "CUDNN_LOGDEST_DBG": ("path", "cuDNN 8 Developer Guide, API Logging: stdout, stderr or a file's path"),
+    "CUDNN_LOGDEST": ("path", "cuDNN 9 Backend docs, API Logging: stdout, stderr or a file's path"),
+    "CUBLAS_LOGDEST_DBG": ("path", "cuBLAS docs, cuBLAS Logging: stdout, stderr or a file's path"),
+    "CUBLASLT_LOG_FILE": ("path", "cuBLAS docs, cuBLASLt Logging: a file's path, %i the process id"),
+    "XLA_FLAGS": ("xla flags", "openxla/xla xla/parse_flags_from_env.cc (a value that does not begin with '-' is "
+                               "a file of flags) and xla/debug_options_flags.cc (the path flags)"),
+}
+LOG_WORDS = ("stdout", "stderr")  # what the CUDA libraries' log destinations take as a stream, not a file
+# XLA's flags whose value is a file or folder (openxla/xla xla/debug_options_flags.cc; tensorflow/tensorflow
+# third_party/xla/xla/debug_options_flags.cc); "-" and "sponge" are xla_dump_to's streams, kept as written
+XLA_PATH_FLAGS = ("xla_dump_to", "xla_gpu_cuda_data_dir", "xla_gpu_per_fusion_autotune_cache_dir",
+                  "xla_gpu_dump_autotune_results_to", "xla_gpu_load_autotune_results_from",
+                  "xla_gpu_kernel_cache_file", "xla_gpu_target_config_filename",
+                  "xla_gpu_pgle_profile_file_or_directory_path", "xla_gpu_dump_llvmir_to")
+XLA_DUMP_WORDS = ("-", "sponge", "test_undeclared_outputs_dir")
+
+
+def child_environment(env: Mapping[str, str], here: str | None = None) -> dict[str, str]:
+    """ENV for a child that starts from another folder than HERE (the working folder by default): each variable of
+    WORKING_FOLDER_VARIABLES that names a relative path made absolute against HERE, so that the child opens, searches,
+    preloads and writes what a program started here would. Everything else as written. Where the working folder was
+    removed (nothing relative can be found there by anyone), ENV unchanged; on Windows too (its children keep the
+    drive's paths)."""
+    child = dict(env)
+    if os.name == "nt" or not any(child.get(name) for name in WORKING_FOLDER_VARIABLES):
+        return child
+    if here is None:
+        try:
+            here = os.getcwd()
+        except OSError:
+            return child
+    for name, (kind, _source) in WORKING_FOLDER_VARIABLES.items():
+        value = child.get(name)
+        if value:
+            child[name] = _absolute_value(kind, value, here)
+    return child
+
+
+def _absolute_value(kind: str, value: str, here: str) -> str:
+    if kind == "loader list":
+        return ":".join(_from(here, entry, loader=True) for entry in loader_folders(value))
+    if kind == "preload":
+        entries = split_preload(value)
+        if not any("/" in entry and not os.path.isabs(entry) for entry in entries):
+            return value
+        return " ".join(_from(here, entry, loader=True) if "/" in entry else entry for entry in entries)
+    if kind == "search list":
+        return os.pathsep.join(_from(here, entry) for entry in value.split(os.pathsep))
+    if kind == "xla flags":
+        return _xla_flags_from(here, value)
+    if value.strip() in LOG_WORDS:
+        return value
+    return _from(here, value) if value.strip() else value
+
+
+def _from(here: str, entry: str, loader: bool = False) -> str:
+    """ENTRY as the same path from anywhere: a relative one joined to HERE as written ('..' left for the kernel, which
+    resolves it through links as the reader's own open does), an empty one HERE itself; absolute, '~...' (a reader that
+    expands it finds the home wherever it runs) and, for the loader (LOADER), one that starts with $ORIGIN (the child is
+    the program whose origin it names) left as written."""
+    import re
+
+    if os.path.isabs(entry) or entry.startswith("~"):
+        return entry
+    if loader and re.match(r"\$(\{ORIGIN\}|ORIGIN(?![A-Za-z0-9_]))", entry):
+        return entry
+    return os.path.join(here, entry) if entry else here
+
+
+def _xla_flags_from(here: str, value: str) -> str:
+    """XLA_FLAGS with each path flag's relative value (XLA_PATH_FLAGS) made absolute against HERE, in its place, the
+    rest as written; a value that names a file of flags (it does not begin with '-'), that file's path."""
+    stripped = value.lstrip(XLA_WHITE_SPACE)
+    if stripped and not stripped.startswith("-"):
+        return _from(here, value.strip(XLA_WHITE_SPACE))
+    out, at = [], 0
+    for name, written, given in xla_flag_values(value):
+        if name not in XLA_PATH_FLAGS or not given or given in XLA_DUMP_WORDS:
+            continue
+        absolute = _from(here, given)
+        if absolute == given:
+            continue
+        start = value.find(written, at)
+        if start < 0:
+            continue
+        quoted = absolute if not any(c in absolute for c in XLA_WHITE_SPACE + "'\"\\") else \
+            '"' + absolute.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        out += [value[at:start], f"--{name}={quoted}"]
+        at = start + len(written)
+    return "".join(out) + value[at:]

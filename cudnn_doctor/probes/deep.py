@@ -49,16 +49,15 @@ class DeepImports:
                  limits: tuple[tuple[str, str], ...] = (), timeout: float | None = None) -> None:
         """ENV: the children's environment (None: this one's); LIMITS: (ulimit option, value) set in them first, as
         a shell that sourced `ulimit -S OPTION VALUE` would have them."""
-        from cudnn_doctor.probes.library_jobs import child_environment
-
         self.timeout = timeout_from_env("CUDNN_DOCTOR_DEEP_TIMEOUT", DEFAULT_TIMEOUT_S)
         if timeout is not None:  # a caller's own bound (fix's and --deep's trials of the environment's parts)
             self.timeout = max(1.0, min(self.timeout, timeout))
-        # the children start from "/": LD_LIBRARY_PATH's relative and empty entries are the user's working folder
-        # and holding the descriptors a program started here inherits (they count against its open-files limit)
+        # the children start from "/" (the runner makes the working folder's relative paths absolute in their
+        # environment: child.started_environment), holding the descriptors a program started here inherits (they
+        # count against its open-files limit)
         from cudnn_doctor.limits import hold_environment
 
-        env = child_environment(os.environ if env is None else env)
+        env = dict(os.environ if env is None else env)
         if not any(option == "close" for option, _value in limits):  # a trial of a shell that closed them: none held
             env = dict(hold_environment(env))
         self.early: dict[int, dict[str, object]] = {}  # framework index -> its answer without a child
