@@ -31,6 +31,10 @@ BOOT = ("import os, sys; _DOCTOR_AT_START = set(sys.modules); _DOCTOR_PATH = lis
 # folder) comes first on sys.path (not under PYTHONSAFEPATH, -I) is kept for the framework's import; the child's own
 # imports are made without it (probes/deep.py: only where that folder holds a module the framework imports)
 BOOT_HERE = "import os, sys; _DOCTOR_HERE = sys.path[:1] == ['']; os.chdir({here!r}); " + BOOT
+# every other framework child works in the user's working folder too (what the framework writes or reads there by
+# default: TunableOp's tunableop_results0.csv, XLA's ./cuda_sdk_lib, a core file), without that folder on sys.path;
+# one it cannot enter (removed, no search permission) leaves the child where it started, as nothing can be found there
+BOOT_IN = "import os, sys; os.path.isdir({here!r}) and os.access({here!r}, os.X_OK) and os.chdir({here!r}); " + BOOT
 DEFAULT_TIMEOUT_S = 180.0
 # the child's Python up (its site-packages and PYTHONPATH read, their sitecustomize and .pth files run) and saying so
 # on its answer channel: a second or two where they are large; one that hangs there is cut off at this, not at the
@@ -64,6 +68,7 @@ class DeepImports:
         self.index: dict[int, int] = {}  # framework index -> request index
         requests: list[ChildRequest] = []
         here = _working_folder(frameworks)
+        working = _here()
         for number, framework in enumerate(frameworks):
             if framework.name not in DEEP_FRAMEWORKS:
                 continue
@@ -79,10 +84,11 @@ class DeepImports:
                 continue
             self.index[number] = len(requests)
             # as a program of the user's starts: PYTHONPATH and the user's site-packages in force (they can shadow
-            # the installed framework, and that is what programs get), from "/" and without the working folder on
-            # sys.path; but where that folder holds a module the framework's import may reach (_working_folder), from
-            # there as `python -c` starts, the folder first where Python itself puts it
-            boot = BOOT_HERE.format(here=here[framework.name]) if framework.name in here else BOOT
+            # the installed framework, and that is what programs get), in the working folder (BOOT_IN) but without it
+            # on sys.path; where that folder holds a module the framework's import may reach (_working_folder), as
+            # `python -c` starts there, the folder first where Python itself puts it
+            boot = BOOT_HERE.format(here=here[framework.name]) if framework.name in here else \
+                BOOT_IN.format(here=working) if working else BOOT
             argv: tuple[str, ...] = (python, "-c", boot, CHILD, framework.name, site)
             if ("trap", "- CHLD") in limits:  # SIGCHLD's default again: a shell cannot reset a signal it found
                 # ignored when it started (as this child's would), so the child's Python does, before anything else
@@ -147,6 +153,13 @@ def _working_folder(frameworks: list[Framework]) -> dict[str, str]:
         if held & (set(getattr(sys, "stdlib_module_names", ())) | set(_modules_in(site))):
             found[framework.name] = here
     return found
+
+
+def _here() -> str | None:
+    try:
+        return os.getcwd()
+    except OSError:  # removed under us: the child stays where the runner starts it
+        return None
 
 
 def _modules_in(folder: str) -> list[str]:

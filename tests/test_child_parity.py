@@ -1,0 +1,269 @@
+"""The doctor's children see what the user's program sees (issue 45, round eighteen).
+
+Every child starts from "/" (child.NEUTRAL_CWD). A variable whose reader resolves its value against the working
+folder (LD_PRELOAD=lib/libcuda.so.1, TMPDIR=tmp, PYTHONPATH=src, XLA_FLAGS=--xla_dump_to=dump) named another file
+in the child than in the program: the child then loaded, imported or wrote something else, and check, --deep and fix
+were silent where the program failed. The judge here is a preloaded gcc library (tests/fakes/parity_report.c) whose
+constructor writes, from inside each process, its command line, working folder, the values of the variables, its
+limits, umask and the signals it holds ignored or blocked; and, for the framework's own import, the stand-in torch
+writes what Python gave it (sys.path, the working folder, tempfile's folder). Each child of check --deep and of fix
+(the probe children, the loading child, NVML's, the framework children, the all-reduce, the bisection's variants and
+fix's verification) is compared with a program the shell starts in the same folder: each variable's paths resolved
+against each one's own working folder must be the same files."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Machine
+from tests.fakes.build import compile_library
+
+pytestmark = pytest.mark.subprocess
+
+# The variables this test sets to a relative path, each as a program's reader takes it (the test's own reading,
+# not the doctor's table: a path list split at ':' (LD_LIBRARY_PATH at ';' too), an empty entry the working folder;
+# LD_PRELOAD's entries with a '/'; XLA_FLAGS' --name=value; else one path)
+RELATIVE = {
+    "TMPDIR": "tmp",
+    "TMP": "tmp",
+    "CUDA_CACHE_PATH": "cache/nv",
+    "XDG_CACHE_HOME": "cache",
+    "TORCH_HOME": "cache/torch",
+    "TORCHINDUCTOR_CACHE_DIR": "cache/inductor",
+    "TRITON_CACHE_DIR": "cache/triton",
+    "JAX_COMPILATION_CACHE_DIR": "cache/jax",
+    "PYTORCH_TUNABLEOP_FILENAME": "tunableop_results%d.csv",
+    "NCCL_DEBUG_FILE": "nccl.%h.%p.log",
+    "CUDNN_LOGDEST_DBG": "logs/cudnn.log",
+    "PYTHONPYCACHEPREFIX": "pycache",
+    "XLA_FLAGS": "--xla_dump_to=dump --xla_gpu_cuda_data_dir=cuda_sdk_lib",
+}
+LISTS = ("LD_LIBRARY_PATH", "PATH", "PYTHONPATH")
+NAMES = (*RELATIVE, *LISTS, "LD_PRELOAD")
+
+
+def resolved(report: dict) -> dict[str, object]:
+    """Each variable of REPORT's environment as the files its readers open from REPORT's working folder."""
+    here = report["cwd"]
+
+    def at(path: str) -> str:
+        return os.path.normpath(os.path.join(here, path))
+
+    out: dict[str, object] = {}
+    for name, value in report["env"].items():
+        if name in LISTS:
+            out[name] = [at(entry) for entry in re.split("[:;]" if name == "LD_LIBRARY_PATH" else ":", value)]
+        elif name == "LD_PRELOAD":
+            out[name] = [at(entry) if "/" in entry else entry for entry in re.split("[: ]+", value) if entry]
+        elif name == "XLA_FLAGS":
+            out[name] = {flag: at(path) for flag, path in re.findall(r"--(\w+)=(\S+)", value)}
+        else:
+            out[name] = at(value)
+    return out
+
+
+KINDS = ("_deep_child.py", "_allreduce_child.py", "_python_child.py", "_probe_jobs", "_load_jobs", "cudnn_doctor")
+
+
+def _kind(argv: list[str]) -> str:
+    """Which child of the doctor's a command line is ("cudnn_doctor": the doctor itself)."""
+    line = " ".join(argv)
+    return next((kind for kind in KINDS if kind in line), os.path.basename(argv[0]) if argv else "?")
+
+
+@pytest.fixture
+def project(machine: Machine, tmp_path: Path) -> Path:
+    """A machine with two GPUs and torch's stand-in in a venv (its first GPU steps run on the fake driver); a
+    project folder holding the judge (lib/libparity.so, preloaded by that relative path) and the relative paths the
+    variables name; those variables set as a user's shell would have them."""
+    from tests.test_process_start import _venv_torch
+
+    site = _venv_torch(machine, tmp_path)
+    (site / "torch" / "__init__.py").write_text(PYTHON_REPORT + (site / "torch" / "__init__.py").read_text())
+    folder = tmp_path / "project"
+    for name in ("lib", "libs", "tmp", "src", "bin", "cache"):
+        (folder / name).mkdir(parents=True)
+    shutil.copy(compile_library("parity_report.c", "libparity.so"), folder / "lib" / "libparity.so")
+    machine.env.update(RELATIVE)
+    machine.env.update({"LD_PRELOAD": "lib/libparity.so", "PARITY_REPORT": str(tmp_path / "report.jsonl"),
+                        "PARITY_PY": str(tmp_path / "python.jsonl"), "PARITY_NAMES": ",".join(NAMES)})
+    machine.env["LD_LIBRARY_PATH"] += ":libs:"  # a relative folder, and an empty entry: the working folder
+    machine.env["PATH"] += ":bin"
+    machine.env["PYTHONPATH"] = "src:" + machine.env["PYTHONPATH"]
+    return folder
+
+
+# what torch's stand-in writes as it is imported: what Python gave the program that imports it
+PYTHON_REPORT = '''
+import json as _json, os as _os, sys as _sys, tempfile as _tempfile
+with open(_os.environ["PARITY_PY"], "a") as _out:
+    _out.write(_json.dumps({"cwd": _os.getcwd(), "tempdir": _tempfile.gettempdir(),
+                            "path": [_os.path.abspath(p) for p in _sys.path if p not in ("", ".")],
+                            "argv": _sys.argv[:1]}) + "\\n")
+'''
+SHELL = "umask 027; ulimit -S -n 1000; ulimit -S -s 16384; trap '' USR1; "  # the user's shell's own settings
+
+
+def _in_shell(machine: Machine, folder: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+    """ARGV started by bash in FOLDER after SHELL, as the user's program is."""
+    return subprocess.run(["bash", "-c", SHELL + "exec " + shlex.join(argv)], env=machine.env, cwd=folder,
+                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+
+
+def _doctor(machine: Machine, folder: Path, *args: str) -> dict:
+    done = _in_shell(machine, folder, sys.executable, "-m", "cudnn_doctor", *args)
+    assert "Traceback" not in done.stderr, done.stderr
+    return json.loads(done.stdout)  # type: ignore[no-any-return]
+
+
+def _reports(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def _reference(machine: Machine, folder: Path, tmp_path: Path) -> dict:
+    """What a program the shell starts in FOLDER was given (the judge's line of /bin/true)."""
+    before = len(_reports(tmp_path / "report.jsonl"))
+    _in_shell(machine, folder, "/bin/true")
+    [line] = [r for r in _reports(tmp_path / "report.jsonl")[before:] if r["argv"] == ["/bin/true"]]
+    return line
+
+
+def _differences(child: dict, program: dict, variant: bool = False) -> list[str]:
+    """What CHILD was given that PROGRAM was not: a variable that names other files, a limit, the umask, a signal
+    ignored or blocked. VARIANT: a child of the bisection's, which leaves out a variable or some of its entries on
+    purpose; none of what it keeps may name another file than the program's."""
+    said = []
+    mine, theirs = resolved(child), resolved(program)
+    for name in theirs:
+        kept, whole = mine.get(name), theirs[name]
+        if variant and (kept is None or (isinstance(kept, list) and all(entry in whole for entry in kept))):
+            continue
+        if kept != whole:
+            said.append(f"{name}: {kept!r} where the program has {whole!r}")
+    limits = child.get("limits", {})
+    if variant:  # the bisection's trial of the limits: a soft limit raised up to its hard one, never lowered
+        limits = {number: program["limits"][number] if number in program["limits"] and pair[1] ==
+                  program["limits"][number][1] and (pair[0] == -1 or pair[0] >= program["limits"][number][0] != -1)
+                  else pair for number, pair in limits.items()}
+    said += [f"limits: {limits!r} where the program has {program['limits']!r}"] if limits != program["limits"] else []
+    said += [f"{key}: {child.get(key)!r} where the program has {program[key]!r}"
+             for key in ("Umask", "SigIgn", "SigBlk") if child.get(key) != program[key]]
+    return said
+
+
+def test_every_child_of_check_deep_resolves_each_variable_to_the_programs_files(machine: Machine, project: Path,
+                                                                               tmp_path: Path) -> None:
+    _doctor(machine, project, "check", "--deep", "--json")
+    children = [r for r in _reports(tmp_path / "report.jsonl") if _kind(r["argv"]) != "cudnn_doctor"]
+    program = _reference(machine, project, tmp_path)
+    kinds = {_kind(r["argv"]) for r in children}
+    # NVML's and the libraries' probe children, the loading child, the framework's, the all-reduce's: each preloaded
+    # the judge from its relative path (before round seventeen none but the program did), and each saw the same files
+    assert {"_probe_jobs", "_load_jobs", "_python_child.py", "_deep_child.py", "_allreduce_child.py"} <= kinds, kinds
+    assert any("nvml" in r["argv"] for r in children), [r["argv"] for r in children]
+    for child in children:
+        assert not _differences(child, program), (child["argv"][:6], _differences(child, program))
+
+
+def test_the_bisections_variants_and_fixs_verification_see_the_programs_files(machine: Machine, project: Path,
+                                                                              tmp_path: Path) -> None:
+    machine.env["TORCH_BREAK"] = "1"  # torch's stand-in fails while it is set: fix searches for the cure and proves it
+    plan = _doctor(machine, project, "fix", "--json")
+    [step] = [a for a in plan["actions"] if a["kind"] == "env" and "TORCH_BREAK" in str(a["env"])]
+    assert step["env"]["bash"] == ["unset TORCH_BREAK"] and step["verified"].startswith("verified here"), step
+    program = _reference(machine, project, tmp_path)
+    framework_children = [r for r in _reports(tmp_path / "report.jsonl") if _kind(r["argv"]) == "_deep_child.py"]
+    assert len(framework_children) >= 3  # the failing run, a variant without the variable, the verification
+    for child in framework_children:
+        assert not _differences(child, program, variant=True), _differences(child, program, variant=True)
+
+
+def test_the_frameworks_import_gets_what_python_gives_the_program(machine: Machine, project: Path,
+                                                                  tmp_path: Path) -> None:
+    """In the framework's own import (torch's stand-in writes it): the working folder, tempfile's folder
+    (TMPDIR=tmp) and sys.path (PYTHONPATH=src) are the program's; the working folder itself is off sys.path in the
+    child, as it holds nothing the framework imports (the doctor's own imports must not be shadowed by it)."""
+    _doctor(machine, project, "check", "--deep", "--json")
+    [child] = [r for r in _reports(tmp_path / "python.jsonl") if r["argv"][0].endswith("_deep_child.py")]
+    _in_shell(machine, project, str(tmp_path / "venv" / "bin" / "python3"), "-c", "import torch")
+    program = _reports(tmp_path / "python.jsonl")[-1]
+    assert (child["cwd"], child["tempdir"]) == (program["cwd"], program["tempdir"]) == \
+        (str(project), str(project / "tmp")), (child, program)
+    assert child["path"][:3] == [p for p in program["path"] if p != str(project)][:3], (child["path"], program["path"])
+    assert child["path"][0] == str(project / "src")
+
+
+def test_a_relative_pythonpath_to_a_broken_copy_of_the_framework_is_seen_by_deep_and_cured_by_fix(
+        machine: Machine, project: Path, tmp_path: Path) -> None:
+    """PYTHONPATH=src, and src/torch is a checkout that was never built: `python -c 'import torch'` in the project
+    fails. The framework's child started from "/" put /src on sys.path and imported the installed torch: --deep said
+    torch ran, fix verified nothing. Now --deep sees the import fail (an error, seen) and fix's line is verified."""
+    (project / "src" / "torch").mkdir()
+    (project / "src" / "torch" / "__init__.py").write_text(
+        "raise ImportError('a torch checkout that was never built')\n")
+    python = str(tmp_path / "venv" / "bin" / "python3")
+    program = _in_shell(machine, project, python, "-c", "import torch")
+    assert "never built" in program.stderr
+    deep = _doctor(machine, project, "check", "--deep", "--json")
+    seen = [f for f in deep["findings"] if f["code"] == "CD419" and f["severity"] == "error"]
+    assert seen and all(f["evidence"] == "seen" for f in seen), deep["findings"]
+    assert deep["summary"]["exit_code"] == 1
+    plan = _doctor(machine, project, "fix", "--json")
+    [step] = [a for a in plan["actions"] if a["kind"] == "env"]
+    assert step["verified"].startswith("verified here"), step
+    cured = _in_shell(machine, project, "bash", "-c", "\n".join(step["env"]["bash"]) + f"\nexec {python} -c 'import torch'")
+    assert cured.returncode == 0, cured.stderr
+
+
+# --- the one reading of the variables (variables.child_environment) -----------------------------------------------
+
+def test_child_environment_makes_each_kind_of_relative_value_absolute_and_leaves_the_rest() -> None:
+    from cudnn_doctor.variables import child_environment
+
+    env = {
+        "LD_LIBRARY_PATH": "libs;other::$ORIGIN/../lib:/abs",
+        "LD_PRELOAD": "lib/libcuda.so.1 libnccl.so.2:/abs/libx.so",
+        "PATH": "bin::/usr/bin",
+        "PYTHONPATH": "src:",
+        "TMPDIR": "tmp",
+        "TORCH_HOME": "~/torch",
+        "CUDA_CACHE_PATH": "/abs/nv",
+        "CUDNN_LOGDEST_DBG": "stderr",
+        "CUBLASLT_LOG_FILE": "logs/lt.%i",
+        "NCCL_DEBUG_FILE": "",
+        "XLA_FLAGS": "--xla_gpu_autotune_level=0 --xla_dump_to=dump --xla_dump_to=- "
+                     "--xla_gpu_cuda_data_dir='my cuda'",
+        "HOME": "relative-but-not-a-path-variable",
+    }
+    child = child_environment(env, "/w")
+    assert child["LD_LIBRARY_PATH"] == "/w/libs:/w/other:/w:$ORIGIN/../lib:/abs"
+    assert child["LD_PRELOAD"] == "/w/lib/libcuda.so.1 libnccl.so.2 /abs/libx.so"
+    assert child["PATH"] == "/w/bin:/w:/usr/bin"
+    assert child["PYTHONPATH"] == "/w/src:/w"
+    assert (child["TMPDIR"], child["TORCH_HOME"], child["CUDA_CACHE_PATH"]) == ("/w/tmp", "~/torch", "/abs/nv")
+    assert (child["CUDNN_LOGDEST_DBG"], child["CUBLASLT_LOG_FILE"], child["NCCL_DEBUG_FILE"]) == \
+        ("stderr", "/w/logs/lt.%i", "")
+    assert child["XLA_FLAGS"] == ("--xla_gpu_autotune_level=0 --xla_dump_to=/w/dump --xla_dump_to=- "
+                                  '--xla_gpu_cuda_data_dir="/w/my cuda"')
+    assert child["HOME"] == env["HOME"]
+    assert child_environment({"XLA_FLAGS": " flags.txt"}, "/w")["XLA_FLAGS"] == "/w/flags.txt"  # a file of flags
+
+
+def test_xla_reads_the_rewritten_flags_as_the_program_had_them() -> None:
+    """The rewritten XLA_FLAGS split as XLA splits them (variables.xla_flag_values, XLA's own parser's reading): the
+    same flags, each path now absolute, a value with a space still one value."""
+    from cudnn_doctor.variables import child_environment, xla_flag_values
+
+    written = "--xla_dump_to=dump  --xla_gpu_cuda_data_dir='my cuda' --xla_gpu_autotune_level=2"
+    flags = xla_flag_values(child_environment({"XLA_FLAGS": written}, "/w")["XLA_FLAGS"])
+    assert [(name, value) for name, _written, value in flags] == [
+        ("xla_dump_to", "/w/dump"), ("xla_gpu_cuda_data_dir", "/w/my cuda"), ("xla_gpu_autotune_level", "2")]
