@@ -267,3 +267,30 @@ def test_xla_reads_the_rewritten_flags_as_the_program_had_them() -> None:
     flags = xla_flag_values(child_environment({"XLA_FLAGS": written}, "/w")["XLA_FLAGS"])
     assert [(name, value) for name, _written, value in flags] == [
         ("xla_dump_to", "/w/dump"), ("xla_gpu_cuda_data_dir", "/w/my cuda"), ("xla_gpu_autotune_level", "2")]
+
+
+@pytest.mark.integration
+def test_a_sitecustomize_in_a_relative_pythonpath_folder_that_loads_another_cudnn_is_seen(machine: Machine,
+                                                                                        tmp_path: Path) -> None:
+    """PYTHONPATH=site-policy (relative: a project's own folder of hooks), whose sitecustomize.py loads a cuDNN 9.14
+    with ctypes before torch (the real cuDNN 9.19 wheel) loads its own: torch refuses it at its first convolution.
+    The framework's Python asked by plain check, started from "/", read /site-policy and ran no hook: check was clean
+    while the program failed. Now the hook runs in that child as in the program: an error, seen, and fix's line."""
+    from tests.fakes.build import fake_cudnn
+    from tests.test_python_hooks import hook_folder, torch_with_its_python
+
+    torch_with_its_python(machine, tmp_path)
+    system = fake_cudnn(tmp_path / "system", version=91400)
+    hook_folder(tmp_path, "# make cuDNN available to every program\nimport ctypes\n"
+                          f"ctypes.CDLL({str(system)!r}, mode=ctypes.RTLD_GLOBAL)\n")
+    machine.env["PYTHONPATH"] = f"site-policy:{machine.env['PYTHONPATH']}"  # relative to the working folder
+    program = subprocess.run([str(tmp_path / "venv" / "bin" / "python3"), "-c",
+                              "import torch; torch.nn.functional.conv2d()"],
+                             env=machine.env, cwd=machine.cwd, capture_output=True, text=True, timeout=60)
+    assert "cuDNN version incompatibility" in program.stderr, program.stderr[-500:]  # the program fails
+    report = machine.check_json()
+    said = [f for f in report["findings"] if f["code"] == "CD317"]
+    assert said and said[0]["severity"] == "error" and said[0]["evidence"] == "seen", (program.stderr[-300:], said)
+    plan = machine.run("fix", "--json").json
+    [step] = [a for a in plan["actions"] if a["kind"] == "env"]
+    assert step["verified"].startswith("verified here") and "site-policy" in step["why"], step
