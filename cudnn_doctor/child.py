@@ -221,8 +221,9 @@ def bytecode_flags() -> tuple[str, ...]:
     keeps it (PYTHONPYCACHEPREFIX). A child script's imports (_job_child.py's) are then cached as
     this process's are."""
     flags: tuple[str, ...] = ("-B",) if sys.dont_write_bytecode else ()
-    if getattr(sys, "pycache_prefix", None):
-        flags += (f"-Xpycache_prefix={sys.pycache_prefix}",)
+    if getattr(sys, "pycache_prefix", None):  # PYTHONPYCACHEPREFIX=pycache is kept relative by CPython, read against
+        # the working folder at each write: the child, started from "/", is given the same folder
+        flags += (f"-Xpycache_prefix={os.path.abspath(sys.pycache_prefix)}",)
     return flags
 
 

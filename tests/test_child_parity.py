@@ -172,6 +172,11 @@ def test_every_child_of_check_deep_resolves_each_variable_to_the_programs_files(
     assert any("nvml" in r["argv"] for r in children), [r["argv"] for r in children]
     for child in children:
         assert not _differences(child, program), (child["argv"][:6], _differences(child, program))
+    # the doctor's own children are given its bytecode folder (PYTHONPYCACHEPREFIX=pycache) as an option: the
+    # program's, not /pycache
+    given = [(child["cwd"], word.split("=", 1)[1]) for child in children for word in child["argv"]
+             if word.startswith("-Xpycache_prefix=")]
+    assert given and {os.path.join(cwd, folder) for cwd, folder in given} == {str(project / "pycache")}, given
 
 
 def test_the_bisections_variants_and_fixs_verification_see_the_programs_files(machine: Machine, project: Path,
