@@ -221,9 +221,10 @@ def bytecode_flags() -> tuple[str, ...]:
     keeps it (PYTHONPYCACHEPREFIX). A child script's imports (_job_child.py's) are then cached as
     this process's are."""
     flags: tuple[str, ...] = ("-B",) if sys.dont_write_bytecode else ()
-    if getattr(sys, "pycache_prefix", None):  # PYTHONPYCACHEPREFIX=pycache is kept relative by CPython, read against
-        # the working folder at each write: the child, started from "/", is given the same folder
-        flags += (f"-Xpycache_prefix={os.path.abspath(sys.pycache_prefix)}",)
+    prefix = getattr(sys, "pycache_prefix", None)
+    if prefix:  # PYTHONPYCACHEPREFIX=pycache is kept relative by CPython, read against the working folder at each
+        # write: the child, started from "/", is given the same folder
+        flags += (f"-Xpycache_prefix={os.path.abspath(prefix)}",)
     return flags
 
 
