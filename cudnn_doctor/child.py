@@ -224,7 +224,11 @@ def bytecode_flags() -> tuple[str, ...]:
     prefix = getattr(sys, "pycache_prefix", None)
     if prefix:  # PYTHONPYCACHEPREFIX=pycache is kept relative by CPython, read against the working folder at each
         # write: the child, started from "/", is given the same folder
-        flags += (f"-Xpycache_prefix={os.path.abspath(prefix)}",)
+        try:
+            prefix = os.path.abspath(prefix)
+        except OSError:  # the working folder was removed: nothing is written below it by anyone
+            pass
+        flags += (f"-Xpycache_prefix={prefix}",)
     return flags
 
 
