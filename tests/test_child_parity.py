@@ -198,13 +198,18 @@ def test_the_frameworks_import_gets_what_python_gives_the_program(machine: Machi
     (TMPDIR=tmp) and sys.path (PYTHONPATH=src) are the program's; the working folder itself is off sys.path in the
     child, as it holds nothing the framework imports (the doctor's own imports must not be shadowed by it)."""
     _doctor(machine, project, "check", "--deep", "--json")
-    [child] = [r for r in _reports(tmp_path / "python.jsonl") if r["argv"][0].endswith("_deep_child.py")]
+    imports = _reports(tmp_path / "python.jsonl")
     _in_shell(machine, project, str(tmp_path / "venv" / "bin" / "python3"), "-c", "import torch")
     program = _reports(tmp_path / "python.jsonl")[-1]
-    assert (child["cwd"], child["tempdir"]) == (program["cwd"], program["tempdir"]) == \
-        (str(project), str(project / "tmp")), (child, program)
-    assert child["path"][:3] == [p for p in program["path"] if p != str(project)][:3], (child["path"], program["path"])
-    assert child["path"][0] == str(project / "src")
+    # the framework child, and each rank of the all-reduce (torch.distributed imported as torchrun's ranks do)
+    children = [r for r in imports if r["argv"][0].endswith(("_deep_child.py", "_allreduce_child.py"))]
+    assert sorted(os.path.basename(r["argv"][0]) for r in children) == \
+        ["_allreduce_child.py", "_allreduce_child.py", "_deep_child.py"], imports
+    for child in children:
+        assert (child["cwd"], child["tempdir"]) == (program["cwd"], program["tempdir"]) == \
+            (str(project), str(project / "tmp")), (child, program)
+        assert child["path"][:3] == [p for p in program["path"] if p != str(project)][:3], (child, program["path"])
+        assert child["path"][0] == str(project / "src")
 
 
 def test_a_relative_pythonpath_to_a_broken_copy_of_the_framework_is_seen_by_deep_and_cured_by_fix(
