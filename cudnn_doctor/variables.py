@@ -297,7 +297,8 @@ def _skip_white(value: str, at: int) -> int:
 #       ld.so's $ORIGIN left for the child's own loader
 #   "preload": split_preload's entries; one with a '/' is a path, one without a name the loader searches for
 #   "search list": entries at os.pathsep, an empty one the working folder
-#   "path": one file or folder; WORDS the reader takes as no path (CUDNN_LOGDEST_DBG=stderr)
+#   "path": one file or folder; LOG_WORDS the reader takes as no path (CUDNN_LOGDEST_DBG=stderr)
+#   "library": one library dlopen(3) opens: a path where it holds a '/', else a name the loader searches for
 #   "xla flags": XLA_FLAGS' path-valued flags (XLA_PATH_FLAGS), or the file of flags a value that does not begin
 #       with '-' names
 WORKING_FOLDER_VARIABLES: dict[str, tuple[str, str]] = {
@@ -322,6 +323,9 @@ WORKING_FOLDER_VARIABLES: dict[str, tuple[str, str]] = {
                        "sysdeps/posix/tempname.c __path_search; mkstemp(3)"),
     "TMP": ("path", "CPython Lib/tempfile.py _candidate_tempdir_list: TMPDIR, TEMP, TMP in turn"),
     "TEMP": ("path", "CPython Lib/tempfile.py _candidate_tempdir_list: TMPDIR, TEMP, TMP in turn"),
+    "HOME": ("path", "CPython Lib/posixpath.py expanduser: HOME as written ('~/.cache/torch' under HOME=home is "
+                     "home/.cache/torch, read from the working folder); the doctor's own folders never take a "
+                     "relative HOME (home_folder)"),
     "XDG_CACHE_HOME": ("path", "pytorch torch/hub.py _get_torch_home: os.path.join(XDG_CACHE_HOME, 'torch') as "
                                "written (the XDG spec says a relative one is ignored; torch does not ignore it)"),
     "TORCH_HOME": ("path", "pytorch torch/hub.py _get_torch_home: expanduser(TORCH_HOME), not made absolute"),
@@ -335,6 +339,13 @@ WORKING_FOLDER_VARIABLES: dict[str, tuple[str, str]] = {
     "TRITON_HOME": ("path", "triton python/triton/knobs.py (runtime/cache.py before): TRITON_HOME/.triton as "
                             "written"),
     "TRITON_DUMP_DIR": ("path", "triton python/triton/runtime/cache.py: the dump folder as written"),
+    "TRITON_LIBCUDA_PATH": ("path", "triton python/triton/knobs.py (backends/nvidia/driver.py before): the folder "
+                                    "of libcuda.so.1, as written"),
+    "TRITON_PTXAS_PATH": ("path", "triton python/triton/knobs.py: the ptxas program, as written"),
+    "HF_HOME": ("path", "huggingface_hub src/huggingface_hub/constants.py: expanduser(HF_HOME), not made absolute"),
+    "KERAS_HOME": ("path", "keras keras/src/backend/config.py: expanduser(KERAS_HOME), not made absolute"),
+    "CUDA_INJECTION64_PATH": ("library", "CUDA driver (CUPTI docs, injection: the library the driver loads at "
+                                         "cuInit, dlopen(3) of the value: a name with a '/' is a path)"),
     "JAX_COMPILATION_CACHE_DIR": ("path", "jax jax/_src/compilation_cache.py: the cache's folder through "
                                           "etils.epath.Path, relative to the working folder"),
     "CUDA_CACHE_PATH": ("path", "CUDA C++ Programming Guide, CUDA Environment Variables: the folder the driver's JIT "
@@ -396,6 +407,8 @@ def _absolute_value(kind: str, value: str, here: str) -> str:
         return os.pathsep.join(_from(here, entry) for entry in value.split(os.pathsep))
     if kind == "xla flags":
         return _xla_flags_from(here, value)
+    if kind == "library":
+        return _from(here, value) if "/" in value else value
     if value.strip() in LOG_WORDS:
         return value
     return _from(here, value) if value.strip() else value

@@ -252,7 +252,9 @@ def test_child_environment_makes_each_kind_of_relative_value_absolute_and_leaves
         "NCCL_DEBUG_FILE": "",
         "XLA_FLAGS": "--xla_gpu_autotune_level=0 --xla_dump_to=dump --xla_dump_to=- "
                      "--xla_gpu_cuda_data_dir='my cuda'",
-        "HOME": "relative-but-not-a-path-variable",
+        "HOME": "home",
+        "CUDA_INJECTION64_PATH": "lib/libinject.so",
+        "NCCL_NET": "Socket",  # not a path
     }
     child = child_environment(env, "/w")
     assert child["LD_LIBRARY_PATH"] == "/w/libs:/w/other:/w:$ORIGIN/../lib:/abs"
@@ -264,7 +266,9 @@ def test_child_environment_makes_each_kind_of_relative_value_absolute_and_leaves
         ("stderr", "/w/logs/lt.%i", "")
     assert child["XLA_FLAGS"] == ("--xla_gpu_autotune_level=0 --xla_dump_to=/w/dump --xla_dump_to=- "
                                   '--xla_gpu_cuda_data_dir="/w/my cuda"')
-    assert child["HOME"] == env["HOME"]
+    assert (child["HOME"], child["CUDA_INJECTION64_PATH"], child["NCCL_NET"]) == \
+        ("/w/home", "/w/lib/libinject.so", "Socket")
+    assert child_environment({"CUDA_INJECTION64_PATH": "libinject.so"}, "/w") == {"CUDA_INJECTION64_PATH": "libinject.so"}
     assert child_environment({"XLA_FLAGS": " flags.txt"}, "/w")["XLA_FLAGS"] == "/w/flags.txt"  # a file of flags
 
 
