@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import Machine
-from tests.fakes.build import compile_library
+from tests.fakes.build import BUILD_DIR, compile_library
 
 pytestmark = pytest.mark.subprocess
 
@@ -44,11 +44,10 @@ RELATIVE = {
     "PYTORCH_TUNABLEOP_FILENAME": "tunableop_results%d.csv",
     "NCCL_DEBUG_FILE": "nccl.%h.%p.log",
     "CUDNN_LOGDEST_DBG": "logs/cudnn.log",
-    "PYTHONPYCACHEPREFIX": "pycache",
     "XLA_FLAGS": "--xla_dump_to=dump --xla_gpu_cuda_data_dir=cuda_sdk_lib",
 }
 LISTS = ("LD_LIBRARY_PATH", "PATH", "PYTHONPATH")
-NAMES = (*RELATIVE, *LISTS, "LD_PRELOAD")
+NAMES = (*RELATIVE, *LISTS, "LD_PRELOAD", "PYTHONPYCACHEPREFIX")
 
 
 def resolved(report: dict) -> dict[str, object]:
@@ -162,6 +161,11 @@ def _differences(child: dict, program: dict, variant: bool = False) -> list[str]
 
 def test_every_child_of_check_deep_resolves_each_variable_to_the_programs_files(machine: Machine, project: Path,
                                                                                tmp_path: Path) -> None:
+    # a start-up setting (plain check asks the framework's Python too), relative: a folder kept between runs (the
+    # package compiled once), named from the project
+    cache = BUILD_DIR / "parity-pycache"
+    cache.mkdir(parents=True, exist_ok=True)
+    machine.env["PYTHONPYCACHEPREFIX"] = os.path.relpath(cache, project)
     _doctor(machine, project, "check", "--deep", "--json")
     children = [r for r in _reports(tmp_path / "report.jsonl") if _kind(r["argv"]) != "cudnn_doctor"]
     program = _reference(machine, project, tmp_path)
@@ -172,11 +176,11 @@ def test_every_child_of_check_deep_resolves_each_variable_to_the_programs_files(
     assert any("nvml" in r["argv"] for r in children), [r["argv"] for r in children]
     for child in children:
         assert not _differences(child, program), (child["argv"][:6], _differences(child, program))
-    # the doctor's own children are given its bytecode folder (PYTHONPYCACHEPREFIX=pycache) as an option: the
-    # program's, not /pycache
+    # the doctor's own children are given its bytecode folder (PYTHONPYCACHEPREFIX, relative) as an option: the
+    # program's folder, not one below /
     given = [(child["cwd"], word.split("=", 1)[1]) for child in children for word in child["argv"]
              if word.startswith("-Xpycache_prefix=")]
-    assert given and {os.path.join(cwd, folder) for cwd, folder in given} == {str(project / "pycache")}, given
+    assert given and {os.path.normpath(os.path.join(cwd, folder)) for cwd, folder in given} == {str(cache)}, given
 
 
 def test_the_bisections_variants_and_fixs_verification_see_the_programs_files(machine: Machine, project: Path,
