@@ -312,3 +312,31 @@ def test_a_sitecustomize_in_a_relative_pythonpath_folder_that_loads_another_cudn
     plan = machine.run("fix", "--json").json
     [step] = [a for a in plan["actions"] if a["kind"] == "env"]
     assert step["verified"].startswith("verified here") and "site-policy" in step["why"], step
+
+
+def test_every_child_the_runner_starts_gets_the_programs_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The runner's own children, whoever asks for them (a helper as `ldconfig -p` or `ptxas --version`, install's
+    streaming decompressor): each resolves the variables to the files a program started in the working folder does."""
+    from cudnn_doctor.child import StreamingChild, deadline_in, run_child
+
+    project = tmp_path / "project"
+    (project / "lib").mkdir(parents=True)
+    shutil.copy(compile_library("parity_report.c", "libparity.so"), project / "lib" / "libparity.so")
+    report = tmp_path / "report.jsonl"
+    env = {"PATH": "/usr/bin:/bin:bin", "LD_PRELOAD": "lib/libparity.so", "PARITY_REPORT": str(report),
+           "PARITY_NAMES": ",".join(NAMES), **RELATIVE}
+    monkeypatch.chdir(project)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    answer = run_child(["/bin/true"], env, deadline_in(30), what="a helper")
+    assert answer.exit_code == 0, answer.error
+    with open("/dev/null", "rb") as nothing:
+        streaming = StreamingChild(["/bin/cat"], nothing.fileno())
+        assert streaming.process.stdout is not None
+        assert streaming.process.stdout.read() == b""  # to its end: cat has run (its constructor first) and exited
+        streaming.close()
+    subprocess.run(["/bin/true"], env=env, cwd=project, check=True)  # the program, started here
+    *children, program = _reports(report)
+    assert len(children) == 2 and program["cwd"] == str(project)
+    for child in children:
+        assert child["cwd"] == "/" and not _differences(child, program), _differences(child, program)
