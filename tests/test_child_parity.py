@@ -340,3 +340,28 @@ def test_every_child_the_runner_starts_gets_the_programs_files(tmp_path: Path, m
     assert len(children) == 2 and program["cwd"] == str(project)
     for child in children:
         assert child["cwd"] == "/" and not _differences(child, program), _differences(child, program)
+
+
+@pytest.mark.integration
+def test_a_cut_copy_in_a_relative_pythonpath_nvidia_folder_is_seen_in_the_loading_child(machine: Machine,
+                                                                                       tmp_path: Path) -> None:
+    """Round seventeen's class (k23) with the folder named relatively: PYTHONPATH=half-copied, holding
+    nvidia/cu13/lib/libcublasLt.so.13 cut short; torch's own code globs sys.path, PYTHONPATH first, and dies opening
+    that copy (SIGBUS). The loading child runs torch's code from "/", and read PYTHONPATH there as /half-copied: the
+    copy was never opened and plain check said only a warning. Now CD409, seen, and the plan takes the folder out."""
+    from tests.test_evidence_round17 import cut_in_half, errors_of, torch_cu13, venv_python_keeps_pythonpath
+    from tests.test_process_env import check_after, plan_lines
+
+    site = torch_cu13(machine, tmp_path)
+    venv_python_keeps_pythonpath(site, tmp_path)
+    lib = tmp_path / "half-copied" / "nvidia" / "cu13" / "lib"
+    lib.mkdir(parents=True)
+    cut_in_half(site / "nvidia" / "cu13" / "lib" / "libcublasLt.so.13", lib / "libcublasLt.so.13")
+    machine.env["PYTHONPATH"] = f"half-copied:{machine.env['PYTHONPATH']}"  # relative to the working folder
+    assert machine.cwd == tmp_path
+    report = machine.check_json()
+    [error] = [f for f in errors_of(report) if f["code"] == "CD409"]
+    assert error["subject"] == str(lib / "libcublasLt.so.13") and error["evidence"] == "seen", error
+    lines = plan_lines(machine)
+    after = check_after(machine, lines)
+    assert "CD409" not in {f["code"] for f in after["findings"]}, (lines, after["findings"])
