@@ -365,3 +365,35 @@ def test_a_cut_copy_in_a_relative_pythonpath_nvidia_folder_is_seen_in_the_loadin
     lines = plan_lines(machine)
     after = check_after(machine, lines)
     assert "CD409" not in {f["code"] for f in after["findings"]}, (lines, after["findings"])
+
+
+# what the runner adds to each child's environment (child.py: the token, the doctor's process id, the answer channel,
+# the descriptors a framework child holds) and what the all-reduce's launcher gives each rank, as torchrun does
+RUNNER_ADDS = ("CUDNN_DOCTOR_CHILD_TOKEN", "CUDNN_DOCTOR_PID", "CUDNN_DOCTOR_ANSWER_FD", "CUDNN_DOCTOR_ANSWER_PATH",
+               "CUDNN_DOCTOR_HOLD")
+RANK_ADDS = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT", "NCCL_DEBUG")
+
+
+def test_every_child_has_the_programs_variables_but_the_runners_own(machine: Machine, project: Path,
+                                                                   tmp_path: Path) -> None:
+    """Every variable of the program's, in every child of check --deep, with the program's value (a path one naming
+    the same file): none taken out, none changed, none added but the runner's own. COLUMNS below 10 is the one the
+    doctor takes out of its own environment on purpose (entry.py: no terminal is that narrow; no GPU program reads
+    it); `_` is the shell's last word, not a setting."""
+    machine.env.update({"PARITY_NAMES": "*", "LC_ALL": "C.UTF-8", "TERM": "dumb", "PYTHONDONTWRITEBYTECODE": "1",
+                        "PYTHONWARNINGS": "ignore", "CUDA_VISIBLE_DEVICES": "0,1", "COLUMNS": "5"})
+    _doctor(machine, project, "check", "--deep", "--json")
+    program = _reference(machine, project, tmp_path)
+    # the doctor's children, each started from "/" (the doctor, the shells and the program start in the project)
+    children = [r for r in _reports(tmp_path / "report.jsonl") if r["cwd"] == "/"]
+    assert {_kind(r["argv"]) for r in children} >= {"_probe_jobs", "_deep_child.py", "_allreduce_child.py"}, children
+    theirs = {name: value for name, value in program["env"].items() if name not in ("_", "COLUMNS")}
+    for child in children:
+        mine = {name: value for name, value in child["env"].items() if name != "_"}
+        ranks = RANK_ADDS if _kind(child["argv"]) == "_allreduce_child.py" else ()
+        assert set(mine) - set(theirs) <= {*RUNNER_ADDS, *ranks}, (child["argv"][:4], set(mine) - set(theirs))
+        assert not set(theirs) - set(mine), (child["argv"][:4], set(theirs) - set(mine))
+        changed = [name for name in theirs if mine[name] != theirs[name] and name not in NAMES]
+        assert not changed, (child["argv"][:4], {name: (mine[name], theirs[name]) for name in changed})
+        assert not _differences({**child, "env": {n: v for n, v in mine.items() if n in NAMES}},
+                                {**program, "env": {n: v for n, v in theirs.items() if n in NAMES}})

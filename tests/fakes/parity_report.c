@@ -1,6 +1,6 @@
 /* Preloaded (LD_PRELOAD), its constructor appends one JSON line to the file PARITY_REPORT names (an absolute path):
    what this process was started with, as the kernel and the loader gave it, before any code of its own ran: its
-   command line, its working folder, the values of the variables PARITY_NAMES lists (comma-separated), its limits
+   command line, its working folder, the values of the variables PARITY_NAMES lists (comma-separated; "*": all of them), its limits
    (soft and hard, each resource), its umask and the signals it holds ignored and blocked (/proc/self/status). The
    same library in the doctor's every child and in a program started by the shell: tests/test_child_parity.py
    compares what each child would resolve with what the program does. */
@@ -93,6 +93,23 @@ __attribute__((constructor)) static void report(void) {
     put(",\"cwd\":");
     put_string(getcwd(here, sizeof here) ? here : "");
     put(",\"env\":{");
+    if (names && !strcmp(names, "*")) {  /* every variable, NAME=VALUE as the process was given it */
+        extern char **environ;
+        for (char **entry = environ; entry && *entry; entry++) {
+            const char *equals = strchr(*entry, '=');
+            size_t length = equals ? (size_t)(equals - *entry) : 0;
+            if (!length || length >= sizeof name)
+                continue;
+            memcpy(name, *entry, length);
+            name[length] = 0;
+            if (line[used - 1] != '{')
+                put(",");
+            put_string(name);
+            put(":");
+            put_string(equals + 1);
+        }
+        names = "";
+    }
     for (const char *at = names ? names : ""; *at;) {
         size_t length = strcspn(at, ",");
         if (length && length < sizeof name) {
