@@ -252,6 +252,19 @@ def python_argv(script: str, *args: str, site: bool = False) -> tuple[str, ...]:
     return (own_python(), *flags, *bytecode_flags(), script, *args)
 
 
+# python -c PROGRAM_BOOT SCRIPT ARGS...: a script of the doctor's (standard library only) in the user's Python, started
+# as a program of the user's is (its site code, .pth files, sitecustomize and PYTHONPATH in force), run as a script
+# would be but without "" (the working folder) or its own folder on sys.path; PYTHONPATH's folders are off sys.path too
+# while the script imports what it needs itself (a json.py there would stop it where the user's program may never
+# import json), kept in _DOCTOR_PATH (and the modules Python had at start in _DOCTOR_AT_START) for the script to put
+# back before it asks what the program's imports find (_deep_child.py, _python_child.py, the all-reduce's ranks);
+# old syntax, any Python 3
+PROGRAM_BOOT = ("import os, sys; _DOCTOR_AT_START = set(sys.modules); _DOCTOR_PATH = list(sys.path); "
+                "_DOCTOR_USER = [os.path.realpath(p) for p in os.environ.get('PYTHONPATH', '').split(os.pathsep) if p]; "
+        "sys.path[:] = [p for p in sys.path if p not in ('', '.') and os.path.realpath(p) not in _DOCTOR_USER]; "
+        "sys.argv = sys.argv[1:]; __file__ = sys.argv[0]; exec(compile(open(__file__, 'rb').read(), __file__, 'exec'))")
+
+
 _MODULE_BOOTSTRAP = (
     "import json, runpy, sys; sys.path[:0] = json.loads(sys.argv[1]); module = sys.argv[2]; "
     "sys.argv = [module] + sys.argv[3:]; runpy.run_module(module, run_name='__main__', alter_sys=True)"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from cudnn_doctor.errors import DoctorError
 
@@ -289,16 +289,18 @@ def _skip_white(value: str, at: int) -> int:
 # --- the working folder's paths, for a child that starts elsewhere -----------------------------------------------
 # Every child starts from a neutral folder ("/", child.NEUTRAL_CWD). A variable whose value its reader resolves against
 # the working folder of the process that reads it names, in the child, another file than in a program started here:
-# LD_PRELOAD=lib/libcuda.so.1 preloaded nothing, TMPDIR=tmp was /tmp, PYTHONPATH=src put /src on sys.path. Each such
-# variable, how its value is read, and the reader's source that shows the working folder is where a relative path is
-# taken from (child_environment makes them absolute; an absolute value, one that starts with '~' (a reader that
-# expands it takes the home, wherever it runs) or an empty one is left as written).
+# LD_PRELOAD=lib/libcuda.so.1 preloaded nothing, TMPDIR=tmp was /tmp, PYTHONPATH=src put /src on sys.path.
+# child_environment makes each such value absolute (an absolute value, one that starts with '~' (a reader that expands
+# it takes the home, wherever it runs) or an empty one is left as written). Which variables: the frameworks' and CUDA
+# libraries' settings whose data row says kind = "path" (a file or folder its reader opens: the kernel takes a relative
+# one from the working folder, openat(2) with AT_FDCWD) or "xla_flags" (compat/process_env.toml; knowledge.environment
+# .working_folder_paths, given to read_paths_from by the command's guard), and these, which are no framework's setting:
+# the loader's, the shell's and Python's own. How each is read:
 #   "loader list": LD_LIBRARY_PATH's folders (loader_folders: ':' and ';', an empty entry the working folder),
 #       ld.so's $ORIGIN left for the child's own loader
 #   "preload": split_preload's entries; one with a '/' is a path, one without a name the loader searches for
 #   "search list": entries at os.pathsep, an empty one the working folder
 #   "path": one file or folder; LOG_WORDS the reader takes as no path (CUDNN_LOGDEST_DBG=stderr)
-#   "library": one library dlopen(3) opens: a path where it holds a '/', else a name the loader searches for
 #   "xla flags": XLA_FLAGS' path-valued flags (XLA_PATH_FLAGS), or the file of flags a value that does not begin
 #       with '-' names
 WORKING_FOLDER_VARIABLES: dict[str, tuple[str, str]] = {
@@ -315,55 +317,39 @@ WORKING_FOLDER_VARIABLES: dict[str, tuple[str, str]] = {
                             "Lib/shutil.py which and Lib/os.py get_exec_path read it the same"),
     "PYTHONPATH": ("search list", "CPython Modules/getpath.py: each entry through abspath() at start, '' the working "
                                   "folder (seen: PYTHONPATH=src:: puts $PWD/src and $PWD on sys.path)"),
-    "PYTHONUSERBASE": ("path", "CPython Lib/site.py _getuserbase: taken as written, its site-packages made absolute "
-                               "by addsitedir's makepath against the working folder"),
-    "PYTHONPYCACHEPREFIX": ("path", "CPython Python/initconfig.c: sys.pycache_prefix as written, each .pyc's path "
-                                    "joined to it when written (Lib/importlib/_bootstrap_external.py)"),
-    "TMPDIR": ("path", "CPython Lib/tempfile.py _get_default_tempdir: abspath() of each candidate; glibc "
-                       "sysdeps/posix/tempname.c __path_search; mkstemp(3)"),
-    "TMP": ("path", "CPython Lib/tempfile.py _candidate_tempdir_list: TMPDIR, TEMP, TMP in turn"),
-    "TEMP": ("path", "CPython Lib/tempfile.py _candidate_tempdir_list: TMPDIR, TEMP, TMP in turn"),
+    "TEMP": ("path", "CPython Lib/tempfile.py _candidate_tempdir_list: TMPDIR, TEMP, TMP in turn, each through "
+                     "abspath() (_get_default_tempdir)"),
     "HOME": ("path", "CPython Lib/posixpath.py expanduser: HOME as written ('~/.cache/torch' under HOME=home is "
                      "home/.cache/torch, read from the working folder); the doctor's own folders never take a "
                      "relative HOME (home_folder)"),
     "XDG_CACHE_HOME": ("path", "pytorch torch/hub.py _get_torch_home: os.path.join(XDG_CACHE_HOME, 'torch') as "
                                "written (the XDG spec says a relative one is ignored; torch does not ignore it)"),
-    "TORCH_HOME": ("path", "pytorch torch/hub.py _get_torch_home: expanduser(TORCH_HOME), not made absolute"),
-    "TORCHINDUCTOR_CACHE_DIR": ("path", "pytorch torch/_inductor/runtime/cache_dir_utils.py cache_dir: "
-                                        "os.environ['TORCHINDUCTOR_CACHE_DIR'] as written, os.makedirs there"),
-    "TORCH_EXTENSIONS_DIR": ("path", "pytorch torch/utils/cpp_extension.py _get_build_directory: as written"),
-    "PYTORCH_TUNABLEOP_FILENAME": ("path", "pytorch aten/src/ATen/cuda/tunable/Tunable.cpp: the results file, "
-                                           "opened as written (its default, tunableop_results%d.csv, too)"),
-    "TRITON_CACHE_DIR": ("path", "triton python/triton/runtime/cache.py FileCacheManager: os.path.join(cache_dir, "
-                                 "key) as written"),
-    "TRITON_HOME": ("path", "triton python/triton/knobs.py (runtime/cache.py before): TRITON_HOME/.triton as "
-                            "written"),
-    "TRITON_DUMP_DIR": ("path", "triton python/triton/runtime/cache.py: the dump folder as written"),
-    "TRITON_LIBCUDA_PATH": ("path", "triton python/triton/knobs.py (backends/nvidia/driver.py before): the folder "
-                                    "of libcuda.so.1, as written"),
-    "TRITON_PTXAS_PATH": ("path", "triton python/triton/knobs.py: the ptxas program, as written"),
-    "HF_HOME": ("path", "huggingface_hub src/huggingface_hub/constants.py: expanduser(HF_HOME), not made absolute"),
-    "KERAS_HOME": ("path", "keras keras/src/backend/config.py: expanduser(KERAS_HOME), not made absolute"),
-    "CUDA_INJECTION64_PATH": ("library", "CUDA driver (CUPTI docs, injection: the library the driver loads at "
-                                         "cuInit, dlopen(3) of the value: a name with a '/' is a path)"),
-    "JAX_COMPILATION_CACHE_DIR": ("path", "jax jax/_src/compilation_cache.py: the cache's folder through "
-                                          "etils.epath.Path, relative to the working folder"),
-    "CUDA_CACHE_PATH": ("path", "CUDA C++ Programming Guide, CUDA Environment Variables: the folder the driver's JIT "
-                                "cache is kept in, opened by the driver as a file system path"),
-    "CUDA_HOME": ("path", "pytorch torch/utils/cpp_extension.py _find_cuda_home: CUDA_HOME or CUDA_PATH as written"),
-    "CUDA_PATH": ("path", "pytorch torch/utils/cpp_extension.py _find_cuda_home: CUDA_HOME or CUDA_PATH as written"),
-    "NCCL_TOPO_FILE": ("path", "NCCL docs, Environment Variables NCCL_TOPO_FILE: an XML file read at init "
-                               "(src/graph/topo.cc ncclTopoGetXmlFromFile: fopen as written)"),
-    "NCCL_GRAPH_FILE": ("path", "NCCL docs, Environment Variables NCCL_GRAPH_FILE (src/graph/search.cc: fopen)"),
-    "NCCL_DEBUG_FILE": ("path", "NCCL docs, Environment Variables NCCL_DEBUG_FILE: a file name, %h and %p filled "
-                                "in (src/debug.cc ncclDebugInit: fopen as written)"),
-    "CUDNN_LOGDEST_DBG": ("path", "cuDNN 8 Developer Guide, API Logging: stdout, stderr or a file's path"),
-    "CUDNN_LOGDEST": ("path", "cuDNN 9 Backend docs, API Logging: stdout, stderr or a file's path"),
-    "CUBLAS_LOGDEST_DBG": ("path", "cuBLAS docs, cuBLAS Logging: stdout, stderr or a file's path"),
-    "CUBLASLT_LOG_FILE": ("path", "cuBLAS docs, cuBLASLt Logging: a file's path, %i the process id"),
-    "XLA_FLAGS": ("xla flags", "openxla/xla xla/parse_flags_from_env.cc (a value that does not begin with '-' is "
-                               "a file of flags) and xla/debug_options_flags.cc (the path flags)"),
 }
+_DATA_PATHS: list[Callable[[], Mapping[str, str]]] = []  # read_paths_from's source, asked once
+
+
+def read_paths_from(source: Callable[[], Mapping[str, str]]) -> None:
+    """SOURCE (knowledge.environment.working_folder_paths): the data's variables whose value names a path, and how
+    each is read ("path", "xla flags"), asked the first time a child's environment is made."""
+    global _KINDS
+    _DATA_PATHS[:] = [source]
+    _KINDS = None
+
+
+_KINDS: dict[str, str] | None = None
+
+
+def working_folder_kinds() -> dict[str, str]:
+    """Every variable child_environment reads -> how: WORKING_FOLDER_VARIABLES', then the data's (read_paths_from)."""
+    global _KINDS
+    if _KINDS is None:
+        found = {name: kind for name, (kind, _source) in WORKING_FOLDER_VARIABLES.items()}
+        for source in _DATA_PATHS:
+            found.update({name: kind for name, kind in source().items() if name not in found})
+        _KINDS = found
+    return _KINDS
+
+
 LOG_WORDS = ("stdout", "stderr")  # what the CUDA libraries' log destinations take as a stream, not a file
 # XLA's flags whose value is a file or folder (openxla/xla xla/debug_options_flags.cc; tensorflow/tensorflow
 # third_party/xla/xla/debug_options_flags.cc); "-" and "sponge" are xla_dump_to's streams, kept as written
@@ -376,19 +362,20 @@ XLA_DUMP_WORDS = ("-", "sponge", "test_undeclared_outputs_dir")
 
 def child_environment(env: Mapping[str, str], here: str | None = None) -> dict[str, str]:
     """ENV for a child that starts from another folder than HERE (the working folder by default): each variable of
-    WORKING_FOLDER_VARIABLES that names a relative path made absolute against HERE, so that the child opens, searches,
+    working_folder_kinds() that names a relative path made absolute against HERE, so that the child opens, searches,
     preloads and writes what a program started here would. Everything else as written. Where the working folder was
     removed (nothing relative can be found there by anyone), ENV unchanged; on Windows too (its children keep the
     drive's paths)."""
     child = dict(env)
-    if os.name == "nt" or not any(child.get(name) for name in WORKING_FOLDER_VARIABLES):
+    kinds = working_folder_kinds()
+    if os.name == "nt" or not any(child.get(name) for name in kinds):
         return child
     if here is None:
         try:
             here = os.getcwd()
         except OSError:
             return child
-    for name, (kind, _source) in WORKING_FOLDER_VARIABLES.items():
+    for name, kind in kinds.items():
         value = child.get(name)
         if value:
             child[name] = _absolute_value(kind, value, here)
@@ -407,8 +394,6 @@ def _absolute_value(kind: str, value: str, here: str) -> str:
         return os.pathsep.join(_from(here, entry) for entry in value.split(os.pathsep))
     if kind == "xla flags":
         return _xla_flags_from(here, value)
-    if kind == "library":
-        return _from(here, value) if "/" in value else value
     if value.strip() in LOG_WORDS:
         return value
     return _from(here, value) if value.strip() else value

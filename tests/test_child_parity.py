@@ -37,16 +37,19 @@ RELATIVE = {
     "TMP": "tmp",
     "CUDA_CACHE_PATH": "cache/nv",
     "XDG_CACHE_HOME": "cache",
-    "TORCH_HOME": "cache/torch",
     "TORCHINDUCTOR_CACHE_DIR": "cache/inductor",
     "TRITON_CACHE_DIR": "cache/triton",
     "JAX_COMPILATION_CACHE_DIR": "cache/jax",
-    "PYTORCH_TUNABLEOP_FILENAME": "tunableop_results%d.csv",
     "NCCL_DEBUG_FILE": "nccl.%h.%p.log",
     "CUDNN_LOGDEST_DBG": "logs/cudnn.log",
     "XLA_FLAGS": "--xla_dump_to=dump --xla_gpu_cuda_data_dir=cuda_sdk_lib",
 }
 LISTS = ("LD_LIBRARY_PATH", "PATH", "PYTHONPATH")
+# the variables that are no framework's setting: the loader's, the shell's, Python's (variables.py lists them); the
+# others above are the data's settings (compat/process_env.toml kind = "path", "xla_flags"), which the command reads
+# after NVML's early child has started (entry.main starts it before the imports: check's longest wait); NVML's
+# initialisation reads none of them
+NOT_SETTINGS = (*LISTS, "LD_PRELOAD", "XDG_CACHE_HOME")
 NAMES = (*RELATIVE, *LISTS, "LD_PRELOAD", "PYTHONPYCACHEPREFIX")
 
 
@@ -136,6 +139,11 @@ def _reference(machine: Machine, folder: Path, tmp_path: Path) -> dict:
     return line
 
 
+def _early(child: dict) -> bool:
+    """Whether CHILD is NVML's, which check starts before it reads the data (NOT_SETTINGS)."""
+    return _kind(child["argv"]) == "_probe_jobs" and "nvml" in child["argv"]
+
+
 def _differences(child: dict, program: dict, variant: bool = False) -> list[str]:
     """What CHILD was given that PROGRAM was not: a variable that names other files, a limit, the umask, a signal
     ignored or blocked. VARIANT: a child of the bisection's, which leaves out a variable or some of its entries on
@@ -143,6 +151,8 @@ def _differences(child: dict, program: dict, variant: bool = False) -> list[str]
     said = []
     mine, theirs = resolved(child), resolved(program)
     for name in theirs:
+        if _early(child) and name not in NOT_SETTINGS:
+            continue
         kept, whole = mine.get(name), theirs[name]
         if variant and (kept is None or (isinstance(kept, list) and all(entry in whole for entry in kept))):
             continue
@@ -240,7 +250,29 @@ def test_a_relative_pythonpath_to_a_broken_copy_of_the_framework_is_seen_by_deep
 
 # --- the one reading of the variables (variables.child_environment) -----------------------------------------------
 
-def test_child_environment_makes_each_kind_of_relative_value_absolute_and_leaves_the_rest() -> None:
+@pytest.fixture
+def data_paths() -> None:
+    """The data's path settings given to the reading, as every command's guard gives them (runner.guarded)."""
+    from cudnn_doctor.knowledge.environment import working_folder_paths
+    from cudnn_doctor.variables import read_paths_from
+
+    read_paths_from(working_folder_paths)
+
+
+def test_the_datas_path_settings_are_read_and_no_other_setting(data_paths: None) -> None:
+    """Which settings are paths is the data's (compat/process_env.toml kind = "path", "xla_flags"): each is read, and
+    a setting of another kind (a number, a list of words) never is."""
+    from cudnn_doctor.knowledge.environment import rows
+    from cudnn_doctor.variables import working_folder_kinds
+
+    kinds = working_folder_kinds()
+    for name in ("TMPDIR", "TMP", "CUDA_CACHE_PATH", "TRITON_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR", "NCCL_TOPO_FILE",
+                 "JAX_COMPILATION_CACHE_DIR", "PYTHONPYCACHEPREFIX", "CUDNN_LOGDEST_DBG"):
+        assert kinds[name] == "path", name
+    assert kinds["XLA_FLAGS"] == "xla flags" and kinds["LD_LIBRARY_PATH"] == "loader list"
+    assert not [name for name, row in rows().items() if name in kinds and row.get("kind") not in ("path", "xla_flags")]
+
+def test_child_environment_makes_each_kind_of_relative_value_absolute_and_leaves_the_rest(data_paths: None) -> None:
     from cudnn_doctor.variables import child_environment
 
     env = {
@@ -249,7 +281,7 @@ def test_child_environment_makes_each_kind_of_relative_value_absolute_and_leaves
         "PATH": "bin::/usr/bin",
         "PYTHONPATH": "src:",
         "TMPDIR": "tmp",
-        "TORCH_HOME": "~/torch",
+        "TRITON_CACHE_DIR": "~/triton",
         "CUDA_CACHE_PATH": "/abs/nv",
         "CUDNN_LOGDEST_DBG": "stderr",
         "CUBLASLT_LOG_FILE": "logs/lt.%i",
@@ -257,7 +289,6 @@ def test_child_environment_makes_each_kind_of_relative_value_absolute_and_leaves
         "XLA_FLAGS": "--xla_gpu_autotune_level=0 --xla_dump_to=dump --xla_dump_to=- "
                      "--xla_gpu_cuda_data_dir='my cuda'",
         "HOME": "home",
-        "CUDA_INJECTION64_PATH": "lib/libinject.so",
         "NCCL_NET": "Socket",  # not a path
     }
     child = child_environment(env, "/w")
@@ -265,18 +296,16 @@ def test_child_environment_makes_each_kind_of_relative_value_absolute_and_leaves
     assert child["LD_PRELOAD"] == "/w/lib/libcuda.so.1 libnccl.so.2 /abs/libx.so"
     assert child["PATH"] == "/w/bin:/w:/usr/bin"
     assert child["PYTHONPATH"] == "/w/src:/w"
-    assert (child["TMPDIR"], child["TORCH_HOME"], child["CUDA_CACHE_PATH"]) == ("/w/tmp", "~/torch", "/abs/nv")
+    assert (child["TMPDIR"], child["TRITON_CACHE_DIR"], child["CUDA_CACHE_PATH"]) == ("/w/tmp", "~/triton", "/abs/nv")
     assert (child["CUDNN_LOGDEST_DBG"], child["CUBLASLT_LOG_FILE"], child["NCCL_DEBUG_FILE"]) == \
         ("stderr", "/w/logs/lt.%i", "")
     assert child["XLA_FLAGS"] == ("--xla_gpu_autotune_level=0 --xla_dump_to=/w/dump --xla_dump_to=- "
                                   '--xla_gpu_cuda_data_dir="/w/my cuda"')
-    assert (child["HOME"], child["CUDA_INJECTION64_PATH"], child["NCCL_NET"]) == \
-        ("/w/home", "/w/lib/libinject.so", "Socket")
-    assert child_environment({"CUDA_INJECTION64_PATH": "libinject.so"}, "/w") == {"CUDA_INJECTION64_PATH": "libinject.so"}
+    assert (child["HOME"], child["NCCL_NET"]) == ("/w/home", "Socket")
     assert child_environment({"XLA_FLAGS": " flags.txt"}, "/w")["XLA_FLAGS"] == "/w/flags.txt"  # a file of flags
 
 
-def test_xla_reads_the_rewritten_flags_as_the_program_had_them() -> None:
+def test_xla_reads_the_rewritten_flags_as_the_program_had_them(data_paths: None) -> None:
     """The rewritten XLA_FLAGS split as XLA splits them (variables.xla_flag_values, XLA's own parser's reading): the
     same flags, each path now absolute, a value with a space still one value."""
     from cudnn_doctor.variables import child_environment, xla_flag_values
@@ -314,7 +343,8 @@ def test_a_sitecustomize_in_a_relative_pythonpath_folder_that_loads_another_cudn
     assert step["verified"].startswith("verified here") and "site-policy" in step["why"], step
 
 
-def test_every_child_the_runner_starts_gets_the_programs_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_every_child_the_runner_starts_gets_the_programs_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                               data_paths: None) -> None:
     """The runner's own children, whoever asks for them (a helper as `ldconfig -p` or `ptxas --version`, install's
     streaming decompressor): each resolves the variables to the files a program started in the working folder does."""
     from cudnn_doctor.child import StreamingChild, deadline_in, run_child
@@ -397,3 +427,26 @@ def test_every_child_has_the_programs_variables_but_the_runners_own(machine: Mac
         assert not changed, (child["argv"][:4], {name: (mine[name], theirs[name]) for name in changed})
         assert not _differences({**child, "env": {n: v for n, v in mine.items() if n in NAMES}},
                                 {**program, "env": {n: v for n, v in theirs.items() if n in NAMES}})
+
+
+def test_a_pythonpath_module_named_like_one_the_doctors_child_imports_is_no_error(machine: Machine,
+                                                                                 tmp_path: Path) -> None:
+    """A project's own json.py on PYTHONPATH: the user's program (`import torch`: torch's stand-in imports no json)
+    works. Plain check's child in the framework's Python (_python_child.py, started with PYTHONPATH in force, as the
+    program is) imported its own json from there and died, and the trials called that a start-up setting's failure:
+    CD411, an error, seen, on a working setup. The child now imports what it needs with PYTHONPATH's folders off
+    sys.path and puts them back for its questions (child.PROGRAM_BOOT, as --deep's child always did)."""
+    from tests.test_process_start import _venv_torch
+
+    _venv_torch(machine, tmp_path)
+    project = tmp_path / "project"
+    (project / "src").mkdir(parents=True)
+    (project / "src" / "json.py").write_text("raise ImportError(\"the project's own json\")\n")
+    machine.env["PYTHONPATH"] = f"{project / 'src'}:{machine.env['PYTHONPATH']}"
+    machine.env["PYTHONPYCACHEPREFIX"] = str(tmp_path / "pycache")  # a start-up setting: plain check asks that Python
+    program = _in_shell(machine, project, str(tmp_path / "venv" / "bin" / "python3"), "-c", "import torch")
+    assert program.returncode == 0, program.stderr
+    report = _doctor(machine, project, "check", "--json")
+    assert not [f for f in report["findings"] if f["severity"] == "error"], report["findings"]
+    [shadow] = [f for f in report["findings"] if f["code"] == "CD419"]  # the module itself is still named, read
+    assert shadow["severity"] == "warning" and shadow["subject"] == str(project / "src" / "json"), shadow

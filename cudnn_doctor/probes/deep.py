@@ -13,20 +13,15 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from cudnn_doctor.child import ChildBatch, ChildRequest, deadline_in, timeout_from_env
+from cudnn_doctor.child import PROGRAM_BOOT, ChildBatch, ChildRequest, deadline_in, timeout_from_env
 from cudnn_doctor.model import CudnnInstall, Framework
 from cudnn_doctor.probes.context import interpreter_for
 from cudnn_doctor.probes.xla_flags import flags_file
 
 CHILD = str(Path(__file__).resolve().parents[1] / "_deep_child.py")
 # python -c BOOT CHILD ARGS...: CHILD run as a script would be, without "" (the working folder) or CHILD's own folder
-# on sys.path; old syntax, any Python 3
-# PYTHONPATH's folders are off sys.path too while the child imports what it needs itself (a json.py there would stop
-# it), and back in their places, the modules it imported forgotten, before the framework's import (_deep_child.main)
-BOOT = ("import os, sys; _DOCTOR_AT_START = set(sys.modules); _DOCTOR_PATH = list(sys.path); "
-        "_DOCTOR_USER = [os.path.realpath(p) for p in os.environ.get('PYTHONPATH', '').split(os.pathsep) if p]; "
-        "sys.path[:] = [p for p in sys.path if p not in ('', '.') and os.path.realpath(p) not in _DOCTOR_USER]; "
-        "sys.argv = sys.argv[1:]; __file__ = sys.argv[0]; exec(compile(open(__file__, 'rb').read(), __file__, 'exec'))")
+# on sys.path, PYTHONPATH's folders off it too while the child imports what it needs itself (child.PROGRAM_BOOT)
+BOOT = PROGRAM_BOOT
 # the same, as `python -c` started in the user's working folder HERE is: Python's own choice of whether "" (that
 # folder) comes first on sys.path (not under PYTHONSAFEPATH, -I) is kept for the framework's import; the child's own
 # imports are made without it (probes/deep.py: only where that folder holds a module the framework imports)
