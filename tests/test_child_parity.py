@@ -24,6 +24,8 @@ from pathlib import Path
 
 import pytest
 
+from cudnn_doctor import child as child_module
+from cudnn_doctor import limits
 from tests.conftest import Machine
 from tests.fakes.build import BUILD_DIR, compile_library
 
@@ -399,8 +401,8 @@ def test_a_cut_copy_in_a_relative_pythonpath_nvidia_folder_is_seen_in_the_loadin
 
 # what the runner adds to each child's environment (child.py: the token, the doctor's process id, the answer channel,
 # the descriptors a framework child holds) and what the all-reduce's launcher gives each rank, as torchrun does
-RUNNER_ADDS = ("CUDNN_DOCTOR_CHILD_TOKEN", "CUDNN_DOCTOR_PID", "CUDNN_DOCTOR_ANSWER_FD", "CUDNN_DOCTOR_ANSWER_PATH",
-               "CUDNN_DOCTOR_HOLD")
+RUNNER_ADDS = (child_module.TOKEN_VARIABLE, child_module.PID_VARIABLE, child_module.ANSWER_FD_VARIABLE,
+               child_module.ANSWER_PATH_VARIABLE, limits.HOLD_VARIABLE)
 RANK_ADDS = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT", "NCCL_DEBUG")
 
 
