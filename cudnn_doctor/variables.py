@@ -345,7 +345,10 @@ def working_folder_kinds() -> dict[str, str]:
     if _KINDS is None:
         found = {name: kind for name, (kind, _source) in WORKING_FOLDER_VARIABLES.items()}
         for source in _DATA_PATHS:
-            found.update({name: kind for name, kind in source().items() if name not in found})
+            try:
+                found.update({name: kind for name, kind in source().items() if name not in found})
+            except Exception:  # noqa: BLE001 - damaged data: the command says so where it reads it; children start
+                pass
         _KINDS = found
     return _KINDS
 

@@ -452,3 +452,19 @@ def test_a_pythonpath_module_named_like_one_the_doctors_child_imports_is_no_erro
     assert not [f for f in report["findings"] if f["severity"] == "error"], report["findings"]
     [shadow] = [f for f in report["findings"] if f["code"] == "CD419"]  # the module itself is still named, read
     assert shadow["severity"] == "warning" and shadow["subject"] == str(project / "src" / "json"), shadow
+
+
+def test_a_data_table_that_cannot_be_read_leaves_the_loaders_variables_read() -> None:
+    """The data's table raising (compat/ damaged: the command says so where it reads it) never stops a child: the
+    loader's, the shell's and Python's variables are still made absolute."""
+    from cudnn_doctor.knowledge.environment import working_folder_paths
+    from cudnn_doctor.variables import child_environment, read_paths_from
+
+    def damaged() -> dict[str, str]:
+        raise ValueError("compat/process_env.toml: not TOML")
+
+    read_paths_from(damaged)
+    try:
+        assert child_environment({"PYTHONPATH": "src", "TMPDIR": "tmp"}, "/w") == {"PYTHONPATH": "/w/src", "TMPDIR": "tmp"}
+    finally:
+        read_paths_from(working_folder_paths)
