@@ -34,6 +34,15 @@ def rows() -> dict[str, dict[str, Any]]:
     return found
 
 
+def working_folder_paths() -> dict[str, str]:
+    """The data's variables whose reader resolves a relative value against the working folder -> how the value is read
+    (variables.child_environment): each row of kind "path" (a file or folder its reader opens: the kernel takes a
+    relative one from the working folder, openat(2) with AT_FDCWD), and XLA's flags (kind "xla_flags": its path
+    flags, or a file of flags)."""
+    return {name: "xla flags" if row.get("kind") == "xla_flags" else "path" for name, row in rows().items()
+            if row.get("kind") in ("path", "xla_flags")}
+
+
 NCCL_OWN_GRAMMARS = ("interfaces", "flag", "level", "debug", "names", "bitset")  # rules/multi_gpu.py judges NCCL's rows of these
 
 

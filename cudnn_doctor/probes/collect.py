@@ -143,7 +143,7 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     frameworks = _guarded(bugs, "frameworks", lambda: detect_frameworks(ctx, project_dir), [])
     frameworks_done = time.perf_counter()
     # cuDNN as each framework's own loading code loads it, and as the loader by name gives it: children beside the rest
-    from cudnn_doctor.probes.library_jobs import child_environment, probe_timeout
+    from cudnn_doctor.probes.library_jobs import probe_timeout
 
     # (seconds on a GPU machine: cuDNN's libraries register their kernels as they load), so only where the
     # environment can change which copy loads (LD_PRELOAD, a cuDNN on LD_LIBRARY_PATH) or, below, where the files
@@ -159,7 +159,7 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
                             if name not in cuda_libraries)
 
     def start_loading() -> LoadChildren:
-        return LoadChildren(frameworks, child_environment(ctx.env), ctx, probe_timeout(),
+        return LoadChildren(frameworks, dict(ctx.env), ctx, probe_timeout(),
                             loader_too=bool(majors) and (ctx.prefix == "/" or "LD_LIBRARY_PATH" in ctx.env),
                             libraries=cuda_libraries)
 
