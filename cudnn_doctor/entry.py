@@ -37,6 +37,9 @@ def _stopped(stopped: tuple[str, str]) -> None:
     sys.exit(2)
 
 
+STARTED_IN: str | None = None  # the working folder's name as the command started (None: it was deleted already)
+
+
 def _working_folder_off_sys_path() -> None:
     """The working folder out of the command's own sys.path, unless the package itself was found there (`python -m
     cudnn_doctor` in a checkout), and PYTHONPATH's folders after Python's own library: started as `python -c ...`
@@ -45,8 +48,10 @@ def _working_folder_off_sys_path() -> None:
     anything; the console script never has the working folder on its path."""
     import os
 
+    global STARTED_IN
     try:
-        here = os.path.realpath(os.getcwd())
+        STARTED_IN = os.getcwd()
+        here = os.path.realpath(STARTED_IN)
     except OSError:  # the working folder was removed: "" names nothing Python can list
         here = None
     package = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
@@ -169,9 +174,10 @@ def _main() -> None:
         if floor is not None:
             _stopped(_with_frameworks(floor))
         limits.size_thread_stacks()  # its own threads' stacks whatever ulimit -s says (glibc gives each that much)
-        from cudnn_doctor.operating_system import CURRENT
+        from cudnn_doctor.operating_system import CURRENT, keep_working_folder_named
 
         CURRENT.owns_process = True  # the command's own process: it may adopt what its children leave behind
+        keep_working_folder_named(STARTED_IN)  # a working folder deleted under it is no internal error
         if sys.argv[1:2] == ["check"]:  # NVML's child, check's longest wait on a GPU machine, before the imports
             from cudnn_doctor.probes.loader import start_nvml_early
 

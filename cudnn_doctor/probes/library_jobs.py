@@ -18,6 +18,7 @@ from cudnn_doctor.child import (
     parallel_limit,
     timeout_from_env,
 )
+from cudnn_doctor.operating_system import kernel_getcwd
 
 if TYPE_CHECKING:  # the model's records are not needed: not before NVML's child has started
     from cudnn_doctor.model import LibraryProbe
@@ -202,7 +203,7 @@ def _from_here(entry: str) -> str:
     if os.path.isabs(entry) or re.match(r"\$(\{ORIGIN\}|ORIGIN(?![A-Za-z0-9_]))", entry):
         return entry
     try:
-        here = os.getcwd()
+        here = kernel_getcwd()
     except OSError:  # the working folder was removed: ld.so finds nothing there either
         return entry or "/nonexistent"
     return os.path.join(here, entry) if entry else here
