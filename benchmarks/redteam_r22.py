@@ -388,6 +388,90 @@ def loading_child_case(code: str) -> Callable[[Path], None]:
     return check_case(setup)
 
 
+def killed_at(seed: int) -> str:
+    """torch's preloading code killed by SIGKILL at a seeded instant of the loading child's work (0 to 400 ms)."""
+    delay = random.Random(f"{SEED}-kill-{seed}").uniform(0.0, 0.4)
+    return (f"import os, signal, threading\nthreading.Timer({delay:.3f}, os.kill, (os.getpid(), signal.SIGKILL))"
+            ".start()")
+
+
+for _seed in range(6):
+    HOSTILE_PRELOADS[f"is killed at a seeded instant ({_seed})"] = killed_at(_seed)
+
+
+def _module_file(relative: str, make: Callable[[Path], None]) -> Callable[[Path], None]:
+    def spoil(site: Path) -> None:
+        path = site / relative
+        if path.exists() or path.is_symlink():
+            path.unlink()
+        make(path)
+    return spoil
+
+
+def _deep_expression(path: Path) -> None:
+    path.write_text("cuda = " + "+".join(["1"] * 200000) + "\ndebug = " + "-" * 300000 + "1\n")
+
+
+def _nested(path: Path) -> None:
+    path.write_text("cuda = " + "[" * 100 + "]" * 100 + "\n" + "x = ((((" * 60 + "\n")
+
+
+MODULE_FILES: dict[str, Callable[[Path], None]] = {
+    "torch/version.py a FIFO": _module_file("torch/version.py", os.mkfifo),
+    "torch/version.py a link to /dev/urandom": _module_file("torch/version.py",
+                                                              lambda p: p.symlink_to("/dev/urandom")),
+    "torch/version.py an expression 200,000 terms deep": _module_file("torch/version.py", _deep_expression),
+    "torch/version.py nested past the parser's limit": _module_file("torch/version.py", _nested),
+    "torch/version.py bytes not UTF-8": _module_file("torch/version.py",
+                                                     lambda p: p.write_bytes(b"cuda = '\xff\xfe'\n\x00\x80")),
+    "torch/__init__.py a FIFO": _module_file("torch/__init__.py", os.mkfifo),
+    "torch/__init__.py an expression 200,000 terms deep": _module_file(
+        "torch/__init__.py", lambda p: p.write_text("def _load_global_deps():\n    x = " + "+".join(["1"] * 200000) +
+                                                    "\ndef _preload_cuda_deps(): pass\n")),
+    "torch/__init__.py 16 MB": _module_file("torch/__init__.py", lambda p: p.write_text("#" * (16 << 20))),
+    "torch/lib/libtorch_global_deps.so a FIFO": _module_file("torch/lib/libtorch_global_deps.so", os.mkfifo),
+}
+
+
+def module_file_case(spoil: Callable[[Path], None]) -> Callable[[Path], None]:
+    """A framework's own module file spoiled where the loading child reads or runs it (a wheel's copy cut short so
+    that it runs)."""
+    def setup(tmp: Path) -> tuple[Machine, Callable[[dict], None] | None]:
+        machine, site = torch_machine(tmp)
+        cut_in_half(site / LT)
+        spoil(site)
+        return machine, None
+    return check_case(setup)
+
+
+SHELL_NAMES = {"shell syntax": "13.1.0.3;touch P;$(touch P)`touch P`", "a newline": "13.1.0.3\ntouch P",
+               "a quote": "13.1.0.3'\"touch P"}
+
+
+def dist_info_case(version: str) -> Callable[[Path], None]:
+    """The cut library's wheel's dist-info folder named with VERSION (a hostile wheel's): the plan's reinstall line
+    names it; the lines fix prints for bash run nothing a name holds."""
+    def case(tmp: Path) -> None:
+        machine, site = torch_machine(tmp)
+        cut_in_half(site / LT)
+        info = site / "nvidia_cublas-13.1.0.3.dist-info"
+        info.rename(site / f"nvidia_cublas-{version}.dist-info")
+        held(doctor(["check", "--json"], machine.env, machine.cwd), True, (0, 1))
+        done = doctor(["fix"], machine.env, machine.cwd)
+        held(done, False, (0, 1))
+        text = done.stdout.decode("utf-8", "surrogateescape")
+        for line in text.split("\n"):
+            if "touch" not in line or line.strip().startswith(("why:", "#", "tried:")):
+                continue
+            # the line as bash reads it, its first word made harmless: a name that is not quoted runs touch
+            subprocess.run(["bash", "--norc", "-c", "args() { :; }; args " + line.strip()], cwd=tmp,
+                           capture_output=True, timeout=30, env={"PATH": "/usr/bin:/bin"})
+        if (tmp / "P").exists():
+            said = [line for line in text.split("\n") if "touch" in line][:1]
+            raise Broken(f"a line of fix runs a command a wheel's name holds: {said}")
+    return case
+
+
 # --- 3. the job child ----------------------------------------------------------------------------------------------
 
 JOB_ARGS = {
@@ -462,6 +546,20 @@ PRELOADS: dict[str, Callable[[Path], str]] = {
 }
 
 
+def long_folder_case(tmp: Path) -> None:
+    """A working folder 3,900 characters deep, relative LD_PRELOAD and LD_LIBRARY_PATH entries: made absolute, they
+    pass PATH_MAX (4,096); 8,000 relative LD_LIBRARY_PATH entries; a PYTHONPATH of 8,000 entries."""
+    machine = plain_machine(tmp)
+    folder = machine.cwd
+    while len(str(folder)) < 3900:
+        folder = folder / ("d" * 200)
+    folder.mkdir(parents=True)
+    machine.env["LD_PRELOAD"] = "lib/" + "x" * 200 + ".so"
+    machine.env["LD_LIBRARY_PATH"] += ":" + ":".join(f"rel{n}/lib" for n in range(8000))
+    env = {**machine.env, "PYTHONPATH": package() + ":" + ":".join(f"p{n}" for n in range(8000))}
+    held(run([sys.executable, "-P", "-m", "cudnn_doctor", "check", "--json"], env, folder), True)
+
+
 # --- 5. the working folder ------------------------------------------------------------------------------------------
 
 def _fifo(path: Path) -> None:
@@ -517,6 +615,35 @@ def deleted_folder_case(when: str, deep: bool = False) -> Callable[[Path], None]
                           during=lambda: (time.sleep(0.3), shutil.rmtree(work, ignore_errors=True)))
         held(done, True)
     return case
+
+
+NO_DAC = ["setpriv", "--inh-caps=-dac_override,-dac_read_search", "--bounding-set=-dac_override,-dac_read_search"]
+
+
+def unreadable_case(where: str) -> Callable[[Path], None]:
+    """WHERE made mode 000, the doctor run as root without the capabilities that pass over a file's mode (as any
+    user meets a folder of another's): the loading child runs (a wheel's copy cut short)."""
+    def case(tmp: Path) -> None:
+        machine, site = torch_machine(tmp)
+        cut_in_half(site / LT)
+        cwd = tmp / "work"
+        cwd.mkdir()
+        (cwd / "nvidia").mkdir()
+        target = {"the working folder": cwd, "the wheel's RECORD": site / CUBLAS_RECORD,
+                  "the wheel's lib folder": site / "nvidia" / "cu13" / "lib",
+                  "torch/__init__.py": site / "torch" / "__init__.py", "torch/version.py": site / "torch" / "version.py",
+                  "site-packages": site}[where]
+        os.chmod(target, 0)
+        try:
+            done = doctor(["check", "--json"], machine.env, cwd, prefix=NO_DAC)
+        finally:
+            os.chmod(target, 0o755)
+        held(done, True)
+    return case
+
+
+UNREADABLE = ("the working folder", "the wheel's RECORD", "the wheel's lib folder", "torch/__init__.py",
+              "torch/version.py", "site-packages")
 
 
 # --- 6. bisect: the search over every variable --------------------------------------------------------------------
@@ -755,6 +882,13 @@ def cases() -> dict[str, tuple[str, Callable[[Path], None]]]:
         found[f"torch's preloading code {name}"] = ("loading child", loading_child_case(code))
     for name, args in JOB_ARGS.items():
         found[f"_job_child.py: {name}"] = ("job child", job_child_case(args))
+    for name, spoil in MODULE_FILES.items():
+        found[f"module file: {name}"] = ("loading child", module_file_case(spoil))
+    for name, version in SHELL_NAMES.items():
+        found[f"a wheel's dist-info named with {name}"] = ("loading child", dist_info_case(version))
+    found["working folder 3,900 characters deep, 8,000 relative entries"] = ("preload paths", long_folder_case)
+    for where in UNREADABLE:
+        found[f"unreadable: {where}"] = ("working folder", unreadable_case(where))
     for name, value in PRELOADS.items():
         found[f"LD_PRELOAD: {name}"] = ("preload paths", preload_case(value))
     found["LD_PRELOAD relative, the working folder deleted"] = (
