@@ -283,6 +283,8 @@ RECORD_SPOILS: dict[str, Callable[[Path, Path], None]] = {
                                        "1_000")).encode()),
     "the size of another file (a path listed twice)": lambda site, record: _replace(
         record, f"{LT},,{_size(site)}\n{LT},,7\n".encode()),
+    "a path listed twice, the wrong size first": lambda site, record: _replace(
+        record, f"{LT},,7\n{LT},,{_size(site)}\n".encode()),
     "a NUL in a line": lambda site, record: _replace(record, f"{LT}\x00,,7\n{LT},,{_size(site)}\n".encode()),
     "CR line ends": lambda site, record: _replace(record, record.read_bytes().replace(b"\n", b"\r\n")),
     "one line of 4 MiB": lambda site, record: _replace(record, b"nvidia/" + b"x" * (4 << 20) + b",,1\n" +
@@ -470,6 +472,116 @@ def dist_info_case(version: str) -> Callable[[Path], None]:
             said = [line for line in text.split("\n") if "touch" in line][:1]
             raise Broken(f"a line of fix runs a command a wheel's name holds: {said}")
     return case
+
+
+HOSTILE_CHILD_C = r"""
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+static int is_job_child(void) {
+    char buffer[8192];
+    int fd = open("/proc/self/cmdline", O_RDONLY);
+    if (fd < 0) return 0;
+    ssize_t got = read(fd, buffer, sizeof buffer - 1);
+    close(fd);
+    for (ssize_t i = 0; i + 13 <= got; i++)
+        if (memcmp(buffer + i, "_job_child.py", 13) == 0) return 1;
+    return 0;
+}
+static void garbage(void) {
+    static char junk[1 << 16];
+    for (unsigned i = 0; i < sizeof junk; i++) junk[i] = (char)(i * 131 + 7);
+    for (int n = 0; n < 16; n++) { (void)!write(1, junk, sizeof junk); (void)!write(2, junk, sizeof junk); }
+}
+__attribute__((destructor)) static void at_exit(void) {
+    if (is_job_child() && getenv("R22_GARBAGE")) garbage();
+}
+__attribute__((constructor)) static void at_load(void) {
+    if (!is_job_child()) return;
+    const char *after = getenv("R22_KILL_US");
+    if (after) {
+        signal(SIGALRM, SIG_DFL);
+        ualarm((useconds_t)atoi(after), 0);
+    }
+    if (getenv("R22_GARBAGE")) garbage();
+}
+"""
+
+
+def hostile_child_library(folder: Path) -> Path:
+    """A library preloaded into every process, that acts only in the doctor's job children: killed by SIGALRM
+    R22_KILL_US microseconds after it loads; 2 MiB of garbage on stdout and stderr at load and at exit
+    (R22_GARBAGE)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    source = folder / "hostile_child.c"
+    source.write_text(HOSTILE_CHILD_C)
+    library = folder / "libhostile_child.so"
+    subprocess.run(["gcc", "-shared", "-fPIC", "-O1", "-o", str(library), str(source)], check=True,
+                   capture_output=True, timeout=120)
+    return library
+
+
+def job_children_case(variables: dict[str, str]) -> Callable[[Path], None]:
+    """check --json where every job child (the probes' and the loading child) preloads the hostile library (a wheel's
+    copy cut short, so the loading child runs)."""
+    def setup(tmp: Path) -> tuple[Machine, Callable[[dict], None] | None]:
+        machine, site = torch_machine(tmp)
+        cut_in_half(site / LT)
+        machine.env["LD_PRELOAD"] = str(hostile_child_library(tmp / "hostile"))
+        machine.env.update(variables)
+        return machine, None
+    return check_case(setup)
+
+
+def mount_case(where: str) -> Callable[[Path], None]:
+    """A folder bind-mounted into itself (a mount loop of one level: what a container's volumes make), inside the
+    case's own folder only, unmounted after."""
+    def case(tmp: Path) -> None:
+        machine, site = torch_machine(tmp)
+        cut_in_half(site / LT)
+        work = tmp / "work"
+        (work / "nvidia" / "cu13" / "lib").mkdir(parents=True)
+        source, target = {"the working folder into its nvidia/cu13/lib": (work, work / "nvidia" / "cu13" / "lib"),
+                          "site-packages into a wheel's lib folder": (site, site / "nvidia" / "cu13" / "lib" / "s")
+                          }[where]
+        target.mkdir(parents=True, exist_ok=True)
+        if subprocess.run(["mount", "--bind", str(source), str(target)], capture_output=True).returncode != 0:
+            raise Broken("cannot bind-mount here (not judged)")
+        try:
+            held(doctor(["check", "--json"], machine.env, work), True)
+            held(doctor(["check", "--json", "--deep"], machine.env, work, 150), True)
+        finally:
+            subprocess.run(["umount", "-l", str(target)], capture_output=True)
+    return case
+
+
+JAX_MODULES: dict[str, Callable[[Path], None]] = {
+    "a FIFO": os.mkfifo,
+    "a link to /dev/urandom": lambda path: path.symlink_to("/dev/urandom"),
+    "killing its process": lambda path: path.write_text("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n"),
+    "hanging": lambda path: path.write_text("import time\ntime.sleep(10 ** 6)\n"),
+    "printing garbage and closing every descriptor": lambda path: path.write_text(
+        "import os\nos.write(1, bytes(range(256)) * 4096)\nos.closerange(0, 4096)\n"),
+    "raising SystemExit": lambda path: path.write_text("raise SystemExit(3)\n"),
+}
+
+
+def jax_module_case(make: Callable[[Path], None]) -> Callable[[Path], None]:
+    """JAX's CUDA plugin, its wheel's copy of cuBLASLt cut short (so that its loading child runs the plugin's
+    _load_nvidia_libraries), and nvidia/cu13/__init__.py, which that code imports (importlib), made by MAKE."""
+    def setup(tmp: Path) -> tuple[Machine, Callable[[dict], None] | None]:
+        from tests.test_cuda_libraries import jax_cu13
+
+        machine = Machine(tmp)
+        site = jax_cu13(machine, tmp)
+        cut_in_half(site / LT)
+        module = site / "nvidia" / "cu13" / "__init__.py"
+        module.unlink()
+        make(module)
+        return machine, None
+    return check_case(setup)
 
 
 # --- 3. the job child ----------------------------------------------------------------------------------------------
@@ -884,11 +996,21 @@ def cases() -> dict[str, tuple[str, Callable[[Path], None]]]:
         found[f"_job_child.py: {name}"] = ("job child", job_child_case(args))
     for name, spoil in MODULE_FILES.items():
         found[f"module file: {name}"] = ("loading child", module_file_case(spoil))
+    for name, make in JAX_MODULES.items():
+        found[f"JAX's nvidia/cu13/__init__.py {name}"] = ("loading child", jax_module_case(make))
     for name, version in SHELL_NAMES.items():
         found[f"a wheel's dist-info named with {name}"] = ("loading child", dist_info_case(version))
     found["working folder 3,900 characters deep, 8,000 relative entries"] = ("preload paths", long_folder_case)
     for where in UNREADABLE:
         found[f"unreadable: {where}"] = ("working folder", unreadable_case(where))
+    for seed in range(6):
+        after = random.Random(f"{SEED}-child-{seed}").randrange(200, 400000)
+        found[f"every job child killed {after} us after it loads"] = (
+            "job child", job_children_case({"R22_KILL_US": str(after)}))
+    found["every job child printing 2 MiB of garbage at load and at exit"] = (
+        "job child", job_children_case({"R22_GARBAGE": "1"}))
+    for where in ("the working folder into its nvidia/cu13/lib", "site-packages into a wheel's lib folder"):
+        found[f"a bind mount of {where}"] = ("working folder", mount_case(where))
     for name, value in PRELOADS.items():
         found[f"LD_PRELOAD: {name}"] = ("preload paths", preload_case(value))
     found["LD_PRELOAD relative, the working folder deleted"] = (
@@ -912,7 +1034,7 @@ def cases() -> dict[str, tuple[str, Callable[[Path], None]]]:
     for variable in ("TMPDIR", "TMP", "TEST_TMPDIR"):
         for name, value in TMP_VALUES.items():
             found[f"{variable}: {name}"] = ("compat data", tmp_case(variable, value))
-    for name, value in {"120 KB": "cuda," * 30000, "a newline": "cuda\ncpu", "bytes not UTF-8":
+    for name, value in {"120 KB": "cuda," * 24000, "a newline": "cuda\ncpu", "bytes not UTF-8":
                         os.fsdecode(b"cu\xffda"), "only commas": ",,,"}.items():
         found[f"JAX_PLATFORMS: {name}"] = ("compat data", tmp_case("JAX_PLATFORMS", lambda tmp, v=value: v))
     return found

@@ -41,6 +41,9 @@ def test_a_record_is_read_as_csv_and_rows_climbing_out_name_nothing(tmp_path: Pa
     assert not [path for path, _ in rows if ".." in path.split("/") or path.startswith("/") or "//" in path], rows
     found = recorded(str(site), {"libcublasLt.so.13", "libcudart.so.13", "libnccl.so.2", "libcufft.so.12"})
     assert found == {"libcublasLt.so.13": (str(site / "nvidia/cu13/lib/libcublasLt.so.13"), 4096)}, found
+    # a path listed twice, of two sizes (the same path once quoted, once not): the RECORD gives it no size
+    (info / "RECORD").write_text('"nvidia/cu13/lib/libcublasLt.so.13",,7\nnvidia/cu13/lib/libcublasLt.so.13,,4096\n')
+    assert recorded(str(site), {"libcublasLt.so.13"})["libcublasLt.so.13"][1] is None
 
 
 @pytest.mark.integration

@@ -227,8 +227,10 @@ def recorded(site: str, sonames: set[str]) -> dict[str, tuple[str, int | None]]:
         for path, size in record_rows(record):
             parts = path.split("/")
             if len(parts) == 4 and parts[0] == "nvidia" and parts[2] == "lib" and parts[3] in sonames:
-                found.setdefault(parts[3], (os.path.join(site, *parts),
-                                            int(size) if ascii_digits(size) and len(size) <= 15 else None))
+                listed = (os.path.join(site, *parts), int(size) if ascii_digits(size) and len(size) <= 15 else None)
+                first = found.setdefault(parts[3], listed)
+                if first[0] == listed[0] and first[1] != listed[1]:  # listed twice, of two sizes: it gives none
+                    found[parts[3]] = (first[0], None)
     return found
 
 
