@@ -54,6 +54,10 @@ def run(argv):
         jobs = _imported(argv[1], folder)
     finally:
         sys.path.remove(folder)
+    wrong = jobs.usage_error([argv[0]] + argv[2:])
+    if wrong is not None:  # a command line not the doctor's: one line, as for a name of jobs not its own
+        sys.stderr.write(f"usage: _job_child.py {argv[1]} {wrong}\n")
+        sys.exit(2)
     jobs.run_as_child([argv[0]] + argv[2:], vars(stdio))
 
 

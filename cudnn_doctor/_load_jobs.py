@@ -1076,6 +1076,23 @@ def _first_file(name):
     return name
 
 
+def usage_error(argv):
+    """What is wrong with ARGV (the script's path, then the loading child's arguments, or --later LIBRARY TARGET
+    NAMES) as the doctor writes it, in words; None where it is such a command line."""
+    if argv[1:2] == ["--later"]:
+        return None if len(argv) >= 5 else "--later LIBRARY TARGET NAMES"
+    words = "USER SITE RECIPE CALL FUNCTIONS SONAME CHECKS LATER [ARGS [LOADS [SPEC]]]"
+    if len(argv) < 9:
+        return words
+    for index in (9, 11):  # the recipe's arguments and the libraries' spec: Python literals, "-" for none
+        if len(argv) > index and argv[index] not in ("", "-"):
+            try:
+                ast.literal_eval(argv[index])
+            except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+                return words + ": ARGS and SPEC are Python literals"
+    return None
+
+
 def run_as_child(argv, stdio):
     """The child's run (_job_child.py calls it, its argv without the word _load_jobs): STDIO is the namespace of _child_stdio.py, already run (each of
     stdin, stdout and stderr a preloaded library closed is /dev/null again; its answer_fd: the answer channel as it

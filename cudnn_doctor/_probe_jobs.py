@@ -866,6 +866,24 @@ def _escape(char):
     return f"\\u{code:04x}"
 
 
+def usage_error(argv):
+    """What is wrong with ARGV (the script's path, then JOB ARG... or batch JOB TIMEOUT IN_FLIGHT TARGET...) as the
+    doctor writes it, in words; None where it is such a command line."""
+    if len(argv) > 1 and argv[1] == "batch":
+        words = "batch JOB[,JOB...] TIMEOUT IN_FLIGHT TARGET..."
+        if len(argv) < 6 or any(job not in JOBS for job in argv[2].split(",")):
+            return words
+        try:
+            float(argv[3])
+            int(argv[4])
+        except ValueError:
+            return words
+        return None
+    if len(argv) < 2 or argv[1] not in JOBS:
+        return "{} ARG...".format("|".join(sorted(JOBS)))
+    return None
+
+
 def run_as_child(argv, stdio):
     """The child's run (_job_child.py calls it, its argv without the word _probe_jobs): STDIO is the namespace of _child_stdio.py, already run (each of
     stdin, stdout and stderr a preloaded library closed is /dev/null again; its answer_fd: the answer channel as it

@@ -37,6 +37,27 @@ NTSTATUS_NAMES = {
 
 
 
+kernel_getcwd = os.getcwd  # the kernel's own answer (FileNotFoundError where the folder was deleted), before
+# keep_working_folder_named: the readers that say a deleted working folder is gone ask this one
+GONE_FOLDER = "/nonexistent/deleted-working-folder"  # a relative path's folder once the working folder has no name
+
+
+def keep_working_folder_named(started_in: str | None) -> None:
+    """For the command's own process (entry.py): os.getcwd(), and through it os.path.abspath, realpath and relpath
+    of a relative path (a relative LD_LIBRARY_PATH, PATH or PYTHONPATH entry, a relative option) and pathlib's
+    resolve, answer STARTED_IN (the folder's name as the command started) or GONE_FOLDER where the working folder
+    was deleted under the process, before or while it runs, instead of raising FileNotFoundError in whichever
+    reader met a relative path first (an internal error). A relative path then names nothing that is there, as the
+    kernel finds nothing in a deleted folder; what says the folder is gone asks kernel_getcwd."""
+    def getcwd() -> str:
+        try:
+            return kernel_getcwd()
+        except FileNotFoundError:
+            return started_in or GONE_FOLDER
+
+    os.getcwd = getcwd
+
+
 def which(name: str, path: str | None) -> str | None:
     """The first executable file NAME in the folders of PATH (None: os.defpath), as shutil.which finds it on POSIX, for
     a NAME without a folder; one with a folder is taken as it is. Not shutil's own: importing shutil brings zlib, bz2

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from cudnn_doctor.errors import DoctorError
+from cudnn_doctor.operating_system import kernel_getcwd
 from cudnn_doctor.selection import Selection, parse_codes
 
 TABLE = "cudnn-doctor"  # [tool.cudnn-doctor]
@@ -37,7 +38,7 @@ class CheckSettings:
 def find_project_config(start: str | None = None) -> tuple[str, dict[str, object]] | None:
     """The nearest pyproject.toml from START (the working folder) up that has [tool.cudnn-doctor], and that table."""
     try:
-        folder = os.path.abspath(start or os.getcwd())
+        folder = os.path.abspath(start or kernel_getcwd())
     except OSError:  # the working folder was removed: no project
         return None
     while True:

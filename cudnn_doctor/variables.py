@@ -374,8 +374,10 @@ def child_environment(env: Mapping[str, str], here: str | None = None) -> dict[s
     if os.name == "nt" or not any(child.get(name) for name in kinds):
         return child
     if here is None:
+        from cudnn_doctor.operating_system import kernel_getcwd
+
         try:
-            here = os.getcwd()
+            here = kernel_getcwd()  # the kernel's answer: a deleted working folder is gone (r22), not its old name
         except OSError:
             return child
     for name, kind in kinds.items():

@@ -31,6 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from cudnn_doctor.model import EnvironmentCure, Framework, Report
+from cudnn_doctor.operating_system import kernel_getcwd
 from cudnn_doctor.plan.actions import EnvChange
 from cudnn_doctor.probes.hwcaps import HWCAPS
 
@@ -179,7 +180,7 @@ def _shadowing_folder(env: dict[str, str]) -> str | None:
     if env.get("PYTHONSAFEPATH"):
         return None
     try:
-        here = os.getcwd()
+        here = kernel_getcwd()
         names = os.listdir(here)[:10000] if os.path.realpath(here) != "/" else []
     except OSError:
         return None

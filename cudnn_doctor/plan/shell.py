@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import os
+import re
 from collections.abc import Mapping
 from typing import Any, Union
 
@@ -80,6 +81,13 @@ def env_lines(changes: tuple[EnvChange, ...], current: Folders, shell: str = "ba
     lines = []
     for variable in dict.fromkeys(c.variable for c in changes):
         mine = tuple(c for c in changes if c.variable == variable)
+        if mine[-1].op not in ("limit", "shell") and not SHELL_NAME.fullmatch(variable):
+            # a name from a program's environment (APP-MODE, a.b) that no shell's unset or export can hold: bash's
+            # `unset APP-MODE` says nothing and leaves it set, zsh and fish refuse it
+            lines.append(quoting.comment(shell, f"cudnn-doctor wrote no {shell} line for a variable whose name no "
+                                                "shell can hold (only letters, digits and _): start the program "
+                                                "with env -u and its name"))
+            continue
         try:
             if mine[-1].op in WHOLE_VALUE_OPS:  # the last word on a variable that is set, unset or a limit
                 lines.append(_whole_value_line(shell, mine[-1]))
@@ -104,6 +112,7 @@ def env_lines(changes: tuple[EnvChange, ...], current: Folders, shell: str = "ba
     return lines
 
 
+SHELL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # a name every shell's export, unset and set -e take
 WHOLE_VALUE_OPS = ("set", "unset", "limit", "shell")  # EnvChange.folder holds the value for "set" and "limit"
 # "shell": a shell's own command (EnvChange.variable, "umask" or "trap") and its words (EnvChange.folder, "022" or
 # "- CHLD"): what a shell gives the programs it starts besides its variables (compat/process_start.toml)
@@ -211,6 +220,13 @@ def windows_env_lines(changes: tuple[EnvChange, ...], current: list[str], shell:
     lines = []
     for variable in dict.fromkeys(c.variable for c in changes):
         mine = tuple(c for c in changes if c.variable == variable)
+        if mine[-1].op not in ("limit", "shell") and not SHELL_NAME.fullmatch(variable):
+            # a name from a program's environment (APP-MODE, a.b) that no shell's unset or export can hold: bash's
+            # `unset APP-MODE` says nothing and leaves it set, zsh and fish refuse it
+            lines.append(quoting.comment(shell, f"cudnn-doctor wrote no {shell} line for a variable whose name no "
+                                                "shell can hold (only letters, digits and _): start the program "
+                                                "with env -u and its name"))
+            continue
         try:
             lines.append(_windows_line(shell, variable, mine, current))
         except quoting.CannotQuote as refusal:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from cudnn_doctor import json_values
+from cudnn_doctor.operating_system import kernel_getcwd
 
 if TYPE_CHECKING:
     from cudnn_doctor.model import Framework
@@ -87,7 +88,7 @@ class SearchContext:
         system = uname()[0].lower()
         os_name = {"darwin": "macos"}.get(system, system)
         try:
-            cwd: str | None = os.getcwd()
+            cwd: str | None = kernel_getcwd()
         except OSError:  # the working folder was removed under us
             cwd = None
         executable = resolve_interpreter(python, env) if python is not None else None
@@ -279,7 +280,7 @@ MAX_PATH_LENGTH = 4096  # PATH_MAX
 def working_folder() -> str | None:
     """The real working folder (os.getcwd(), never a stale $PWD); None when it was deleted under us."""
     try:
-        return os.getcwd()
+        return kernel_getcwd()
     except OSError:
         return None
 

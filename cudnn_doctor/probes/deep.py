@@ -15,6 +15,7 @@ from pathlib import Path
 
 from cudnn_doctor.child import PROGRAM_BOOT, ChildBatch, ChildRequest, deadline_in, timeout_from_env
 from cudnn_doctor.model import CudnnInstall, Framework
+from cudnn_doctor.operating_system import kernel_getcwd
 from cudnn_doctor.probes.context import interpreter_for
 from cudnn_doctor.probes.xla_flags import flags_file
 
@@ -90,12 +91,8 @@ class DeepImports:
                 argv = (python, "-c", "import signal; signal.signal(signal.SIGCHLD, signal.SIG_DFL); " + boot,
                         *argv[3:])
             shell_limits = [(option, value) for option, value in limits if option not in ("trap", "close")]
-            if shell_limits:  # a POSIX shell sets them, then becomes the child
-                import shlex
-
-                sets = "; ".join(f"umask {shlex.quote(value)}" if option == "umask" else
-                                 f"ulimit -S {option} {shlex.quote(value)}" for option, value in shell_limits)
-                argv = ("/bin/sh", "-c", f'{sets}; exec "$@"', "sh", *argv)
+            if shell_limits:  # set as a shell's lines set them, then the child started in its place
+                argv = limited(argv, shell_limits)
             requests.append(ChildRequest(argv, env, self.timeout, f"importing {framework.name}", answer_channel=True,
                                          start_timeout=min(START_TIMEOUT_S, self.timeout)))
         self.names = [f.name for f in frameworks]
@@ -124,6 +121,45 @@ class DeepImports:
         return exact(answer.values, non_finite="words")  # type: ignore[no-any-return]
 
 
+# how a shell's `ulimit -S OPTION VALUE` sets each soft limit: the resource, and the unit of VALUE (bash and dash)
+SHELL_LIMITS = {"-v": ("RLIMIT_AS", 1024), "-n": ("RLIMIT_NOFILE", 1), "-s": ("RLIMIT_STACK", 1024),
+                "-t": ("RLIMIT_CPU", 1), "-u": ("RLIMIT_NPROC", 1), "-d": ("RLIMIT_DATA", 1024)}
+SET_THEN_EXEC = """import os, resource, sys
+units, count = UNITS, int(sys.argv[1])
+pairs, argv = sys.argv[2:2 + 2 * count], sys.argv[2 + 2 * count:]
+for option, value in zip(pairs[::2], pairs[1::2]):
+    try:
+        if option == "umask":
+            os.umask(int(value, 8))
+            continue
+        name, unit = units[option]
+        number = getattr(resource, name)
+        soft = resource.RLIM_INFINITY if value == "unlimited" else int(value) * unit
+        resource.setrlimit(number, (soft, resource.getrlimit(number)[1]))
+    except (ValueError, OSError, KeyError, AttributeError):
+        pass  # as the shell's line fails and the next one runs
+os.execvp(argv[0], argv)
+"""
+
+
+def limited(argv: tuple[str, ...], settings: list[tuple[str, str]]) -> tuple[str, ...]:
+    """ARGV started with SETTINGS ((ulimit option, value) or ("umask", value)) set first, as a shell sourcing
+    `ulimit -S OPTION VALUE` and `umask VALUE` sets them, its environment passed on whole: a POSIX shell (dash)
+    drops the variables whose names it cannot hold (APP-MODE, a.b), which bash and a program's own environment keep,
+    so a trial through it was a trial without them too. An option not in SHELL_LIMITS is left to /bin/sh."""
+    import sys
+
+    if not sys.executable or any(option != "umask" and option not in SHELL_LIMITS for option, _ in settings):
+        import shlex
+
+        sets = "; ".join(f"umask {shlex.quote(value)}" if option == "umask" else
+                         f"ulimit -S {option} {shlex.quote(value)}" for option, value in settings)
+        return ("/bin/sh", "-c", f'{sets}; exec "$@"', "sh", *argv)
+    pairs = tuple(item for pair in settings for item in pair)
+    code = SET_THEN_EXEC.replace("UNITS", repr(SHELL_LIMITS), 1)
+    return (sys.executable, "-I", "-S", "-c", code, str(len(settings)), *pairs, *argv)
+
+
 def _working_folder(frameworks: list[Framework]) -> dict[str, str]:
     """framework name -> the working folder, for each framework whose import at start reaches a module that folder
     holds (a `torch/`, a `numpy.py`, a `typing.py`: probes/process_env.python_shadows): its child is started as
@@ -131,7 +167,7 @@ def _working_folder(frameworks: list[Framework]) -> dict[str, str]:
     from cudnn_doctor.probes.process_env import python_shadows
 
     try:
-        here = os.getcwd()
+        here = kernel_getcwd()
     except OSError:  # removed under us: nothing there to import
         return {}
     found = {framework: folder for folder, _module, framework, how in python_shadows({}, frameworks, here)

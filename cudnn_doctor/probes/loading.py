@@ -222,18 +222,38 @@ def listed_in_records(site: str, sonames: set[str]) -> dict[str, str]:
 def recorded(site: str, sonames: set[str]) -> dict[str, tuple[str, int | None]]:
     """{soname: (its file, the size its wheel's RECORD gives it, or None)} for each of SONAMES an nvidia-* wheel's
     RECORD in SITE lists under nvidia/*/lib/ (PEP 376: path, hash, size)."""
-    from cudnn_doctor.user_files import read_text_or_empty
-
     found: dict[str, tuple[str, int | None]] = {}
     for record in sorted(glob.glob(os.path.join(glob.escape(site), "nvidia_*.dist-info", "RECORD")))[:64]:
-        for line in read_text_or_empty(record, 4 << 20).splitlines():
-            fields = line.split(",")
-            parts = fields[0].split("/")
+        for path, size in record_rows(record):
+            parts = path.split("/")
             if len(parts) == 4 and parts[0] == "nvidia" and parts[2] == "lib" and parts[3] in sonames:
-                size = fields[2].strip() if len(fields) >= 3 else ""
-                found.setdefault(parts[3], (os.path.join(site, *parts),
-                                            int(size) if ascii_digits(size) and len(size) <= 15 else None))
+                listed = (os.path.join(site, *parts), int(size) if ascii_digits(size) and len(size) <= 15 else None)
+                first = found.setdefault(parts[3], listed)
+                if first[0] == listed[0] and first[1] != listed[1]:  # listed twice, of two sizes: it gives none
+                    found[parts[3]] = (first[0], None)
     return found
+
+
+def record_rows(record: str) -> list[tuple[str, str]]:
+    """(path, size) for each row of the wheel's RECORD file RECORD (its first 4 MiB) read as the installer writes it
+    and reads it (a CSV file: a field with a comma or a quote is quoted), whose path names a file inside the
+    installation: relative, no '.' or '..' part, no empty part (a row climbing out, `../../etc/passwd`, names
+    nothing of the wheel's). Rows that are no CSV are left out."""
+    import csv
+
+    from cudnn_doctor.user_files import read_text_or_empty
+
+    rows: list[tuple[str, str]] = []
+    for line in read_text_or_empty(record, 4 << 20).splitlines():
+        try:
+            fields = next(csv.reader([line]), [])
+        except csv.Error:
+            continue
+        parts = fields[0].split("/") if fields else []
+        if not parts or any(part in ("", ".", "..") or "\x00" in part for part in parts):
+            continue
+        rows.append((fields[0], fields[2].strip() if len(fields) >= 3 else ""))
+    return rows
 
 
 def replaced(path: str, site: str) -> str | None:
@@ -411,12 +431,10 @@ def pin_without_wheel(soname: str, requirements: dict[str, str]) -> str | None:
 def _owner(site: str, path: str) -> tuple[str, str] | None:
     """(distribution, version) of the nvidia-* wheel whose RECORD lists PATH (a file in SITE), read from its
     dist-info; None where none does."""
-    from cudnn_doctor.user_files import read_text_or_empty
 
     relative = os.path.relpath(path, site)
     for record in sorted(glob.glob(os.path.join(glob.escape(site), "nvidia_*.dist-info", "RECORD")))[:64]:
-        text = read_text_or_empty(record, 4 << 20)
-        if any(line.split(",", 1)[0] == relative for line in text.splitlines()):
+        if any(listed == relative for listed, _size in record_rows(record)):
             name, _, version = os.path.basename(os.path.dirname(record))[:-len(".dist-info")].rpartition("-")
             return name.lower().replace("_", "-"), version
     return None

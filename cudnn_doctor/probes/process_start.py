@@ -11,6 +11,8 @@ from __future__ import annotations
 import os
 import signal
 
+from cudnn_doctor.operating_system import kernel_getcwd
+
 # the signals a shell can leave ignored (`trap '' CHLD`, nohup, a launcher), each passed to every program it starts;
 # SIGPIPE (13) and SIGXFSZ (25) are Python's own (it ignores them at start), so never read here. Only those
 # compat/process_start.toml has a row for are judged; the others are reported (process.shell)
@@ -56,7 +58,7 @@ def read_shell_settings(status_path: str = "/proc/self/status") -> dict[str, str
     elif hasattr(os, "geteuid"):
         out["uid"] = str(os.geteuid())
     try:  # the working folder a program started here inherits: deleted under the shell (its inode kept, no name)
-        os.getcwd()
+        kernel_getcwd()
     except FileNotFoundError:
         try:
             out["cwd_gone"] = os.readlink("/proc/self/cwd").removesuffix(" (deleted)")

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 
+from cudnn_doctor.operating_system import kernel_getcwd
+
 # Maven's, and Gradle's build and settings scripts (probes/gradle.py reads them)
 BUILD_FILES = ("pom.xml", "build.gradle", "build.gradle.kts", "settings.gradle", "settings.gradle.kts")
 REPOSITORY_MARKS = (".git", ".hg", ".svn")  # a working folder that is a repository's top
@@ -57,7 +59,7 @@ def default_project_folder(env: dict[str, str]) -> str | None:
     else None. A folder that is no repository (the home folder, /tmp) is not searched: its subfolders are
     everything a user has, not one piece of work."""
     try:
-        here = os.getcwd()
+        here = kernel_getcwd()
     except OSError:
         return None
     if has_build_file(here):

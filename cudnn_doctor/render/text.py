@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.text import Text
 
 from cudnn_doctor.model import CudnnInstall, Finding, Report
+from cudnn_doctor.operating_system import kernel_getcwd
 from cudnn_doctor.quoting import split_code_spans
 from cudnn_doctor.render.safe import escape
 from cudnn_doctor.streams import printable
@@ -161,7 +162,7 @@ def grouped(findings: list[Finding]) -> list[tuple[Finding, list[str]]]:
 def _where(subjects: list[str]) -> str:
     """The subjects of a finding seen several times, each named (relative to the working folder below it)."""
     try:
-        here = os.getcwd()
+        here = kernel_getcwd()
     except OSError:
         here = None
     shown = [os.path.relpath(s, here) if here and os.path.isabs(s) and s.startswith(here + os.sep) else s
