@@ -161,3 +161,25 @@ def test_tensorflow_oom_on_the_cpu_device_is_not_claimed_and_on_the_gpu_it_is() 
     gpu = first("ResourceExhaustedError: OOM when allocating tensor with shape[32,64,256,256] and type float on "
                 "/job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc")
     assert gpu["code"] == "CD109"
+
+
+# -------------------------------------------------------------------- NVIDIA Apex's setup.py and XLA's ptxas subprocess
+
+def test_apex_refusing_a_toolkit_of_another_release_than_torch_is_the_framework_build_pair() -> None:
+    answer = first("RuntimeError: Cuda extensions are being compiled with a version of Cuda that does not match the "
+                   "version used to compile Pytorch binaries.  Pytorch binaries were compiled with Cuda 12.1.")
+    assert answer["code"] == "CD410", answer  # was unrecognised
+    assert "CUDA 12.1" in str(answer["fix"])
+    # the same setup.py's banner over a build that goes on is no failure
+    declined("Compiling cuda extensions with\nnvcc: NVIDIA (R) Cuda compiler driver\n"
+             "Cuda compilation tools, release 12.1, V12.1.105\nfrom /usr/local/cuda/bin")
+
+
+def test_xla_that_could_not_start_ptxas_is_a_missing_build_tool() -> None:
+    answer = first("jaxlib.xla_extension.XlaRuntimeError: INTERNAL: Failed to launch ptxas")
+    assert answer["code"] == "CD208", answer  # was unrecognised
+    assert "nvidia-cuda-nvcc" in str(answer["fix"])
+    # ptxas that started and refused the PTX is another class (its own words decide), not this one
+    other = first("jaxlib.xla_extension.XlaRuntimeError: INTERNAL: ptxas exited with non-zero error code 65280, "
+                  "output: ptxas fatal   : Value 'sm_90a' is not defined for option 'gpu-name'")
+    assert other["id"] != "xla-failed-to-launch-ptxas"
