@@ -183,3 +183,23 @@ def test_xla_that_could_not_start_ptxas_is_a_missing_build_tool() -> None:
     other = first("jaxlib.xla_extension.XlaRuntimeError: INTERNAL: ptxas exited with non-zero error code 65280, "
                   "output: ptxas fatal   : Value 'sm_90a' is not defined for option 'gpu-name'")
     assert other["id"] != "xla-failed-to-launch-ptxas"
+
+
+# ------------------------------------------------------------------- Triton's launcher compile that failed, as a wrapper
+
+LAUNCHER = ("subprocess.CalledProcessError: Command '['/usr/bin/gcc', '/tmp/tmpy1gk3r1e/main.c', '-O3', '-shared', "
+            "'-fPIC', '-o', '/tmp/tmpy1gk3r1e/cuda_utils.cpython-310-x86_64-linux-gnu.so', '-lcuda']' returned non-zero "
+            "exit status 1.")
+
+
+def test_triton_launcher_compile_is_a_build_tool_and_yields_to_the_compilers_error() -> None:
+    assert first(LAUNCHER)["code"] == "CD208"  # was unrecognised
+    windows = ("CalledProcessError: Command '['C:\\\\py\\\\Lib\\\\site-packages\\\\triton\\\\runtime\\\\tcc\\\\tcc.exe', "
+               "'C:\\\\Users\\\\me\\\\AppData\\\\Local\\\\Temp\\\\tmpnkd30sx0\\\\cuda_utils.c', '-O3', '-shared', '-o', "
+               "'C:\\\\Users\\\\me\\\\AppData\\\\Local\\\\Temp\\\\tmpnkd30sx0\\\\cuda_utils.cp310-win_amd64.pyd', '-lcuda']' "
+               "returned non-zero exit status 1.")
+    assert first(windows)["code"] == "CD208"
+    # the compiler's own error above it decides: the linker without libcuda.so is the driver's link
+    assert first("/usr/bin/ld: cannot find -lcuda: No such file or directory\n" + LAUNCHER)["code"] == "CD101"
+    # the module built and then failed to load is another class (round nine labels it unrelated: a VC runtime)
+    declined("backend='inductor' raised: ImportError: DLL load failed while importing __triton_launcher")
