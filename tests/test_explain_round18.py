@@ -203,3 +203,15 @@ def test_triton_launcher_compile_is_a_build_tool_and_yields_to_the_compilers_err
     assert first("/usr/bin/ld: cannot find -lcuda: No such file or directory\n" + LAUNCHER)["code"] == "CD101"
     # the module built and then failed to load is another class (round nine labels it unrelated: a VC runtime)
     declined("backend='inductor' raised: ImportError: DLL load failed while importing __triton_launcher")
+
+
+# ------------------------------------------------------------------------------ nvJitLink's own result codes and log
+
+def test_nvjitlink_older_than_its_input_is_a_compiler_older_than_the_code() -> None:
+    log = ("cuda.bindings.nvjitlink.nvJitLinkError: ERROR_INTERNAL (6)\nnvJitLink error log: ERROR 4 in "
+           "nvvmAddNVVMContainerToProgram, may need newer version of nvJitLink library")
+    assert first(log)["code"] == "CD207"  # was unrecognised (ERROR_INTERNAL alone names no cause)
+    assert first("nvJitLinkError: ERROR_OUTDATED_LIBRARY (14)")["code"] == "CD207"
+    assert first("NVJITLINK_ERROR_UNSUPPORTED_ARCH")["code"] == "CD206"
+    # ERROR_INTERNAL alone names no cause, and stays unread
+    declined("cuda.bindings.nvjitlink.nvJitLinkError: ERROR_INTERNAL (6)")
