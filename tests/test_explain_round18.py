@@ -215,3 +215,15 @@ def test_nvjitlink_older_than_its_input_is_a_compiler_older_than_the_code() -> N
     assert first("NVJITLINK_ERROR_UNSUPPORTED_ARCH")["code"] == "CD206"
     # ERROR_INTERNAL alone names no cause, and stays unread
     declined("cuda.bindings.nvjitlink.nvJitLinkError: ERROR_INTERNAL (6)")
+
+
+# ----------------------------------------------------------------------- Triton's FP8 types and the GPU's hardware
+
+def test_triton_fp8_type_the_gpu_lacks_is_a_gpu_the_kernels_do_not_support() -> None:
+    answer = first("triton.compiler.errors.CompilationError: at 1:0:\ndef _per_token_group_quant_fp8(\n^\n"
+                   "ValueError(\"type fp8e4nv not supported in this architecture. The supported fp8 dtypes are "
+                   "('fp8e4b15', 'fp8e5')\")")
+    assert answer["code"] == "CD404", answer  # was unrecognised
+    assert "fp8e4nv" in str(answer["cause"]) and "fp8_e5m2" in str(answer["fix"])
+    # a list without the NVIDIA backend's fp8e4b15 is another backend's (AMD's gfx90a lists only fp8e5)
+    declined("ValueError(\"type fp8e4nv not supported in this architecture. The supported fp8 dtypes are ('fp8e5',)\")")
