@@ -227,3 +227,14 @@ def test_triton_fp8_type_the_gpu_lacks_is_a_gpu_the_kernels_do_not_support() -> 
     assert "fp8e4nv" in str(answer["cause"]) and "fp8_e5m2" in str(answer["fix"])
     # a list without the NVIDIA backend's fp8e4b15 is another backend's (AMD's gfx90a lists only fp8e5)
     declined("ValueError(\"type fp8e4nv not supported in this architecture. The supported fp8 dtypes are ('fp8e5',)\")")
+
+
+# --------------------------------------------------------------------------------- clang as the CUDA compiler
+
+def test_clang_without_a_cuda_installation_is_no_toolkit_not_a_cpu_build() -> None:
+    answer = first("clang: error: cannot find CUDA installation; provide its path via '--cuda-path', or pass "
+                   "'-nocudainc' to build without CUDA includes")
+    assert answer["code"] == "CD201", answer  # was CD406: 'build without CUDA' read as a CPU-only build
+    ranged = first("clang: error: GPU arch sm_35 is supported by CUDA versions between 7.0 and 11.8 (inclusive), but "
+                   "installation at /usr/local/cuda is 12.2; use '--cuda-path' to specify a different CUDA install")
+    assert ranged["code"] == "CD220" and "sm_35" in str(ranged["cause"]) and "11.8" in str(ranged["fix"])
