@@ -138,6 +138,10 @@ for option, value in zip(pairs[::2], pairs[1::2]):
         resource.setrlimit(number, (soft, resource.getrlimit(number)[1]))
     except (ValueError, OSError, KeyError, AttributeError):
         pass  # as the shell's line fails and the next one runs
+import signal
+for name in ("SIGPIPE", "SIGXFSZ"):  # this Python ignored them at its start, and exec keeps a signal ignored: the
+    if hasattr(signal, name):  # child gets them as the runner gives every child (subprocess's restore_signals)
+        signal.signal(getattr(signal, name), signal.SIG_DFL)
 os.execvp(argv[0], argv)
 """
 
