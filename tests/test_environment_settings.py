@@ -410,6 +410,20 @@ def test_cuda_device_order_outside_its_two_values_has_cuinit_asked(machine: Mach
 
 
 
+def test_a_user_triggered_core_dump_has_a_context_made(machine: Machine, tmp_path: Path) -> None:
+    """CUDA_ENABLE_USER_TRIGGERED_COREDUMP=1: the driver makes its pipe as a program starts (round eighteen's published
+    GPU set: with the pipe's folder missing, torch's first CUDA call and JAX's backend failed on an H100), so plain
+    check makes a first context with it; where CUDA makes it (here the gcc-built driver), nothing is said. Off: no
+    context is made."""
+    gpu_machine(machine, tmp_path, gpus=1)
+    machine.env.update({"CUDA_ENABLE_USER_TRIGGERED_COREDUMP": "1", "CUDA_COREDUMP_PIPE": str(tmp_path / "pipe.%p")})
+    report = check(machine)
+    assert report["process"]["context"] == "ok", report["process"]
+    assert report["process"]["context_variables"] == ["CUDA_ENABLE_USER_TRIGGERED_COREDUMP"]
+    assert "CD416" not in codes(report)
+    machine.env["CUDA_ENABLE_USER_TRIGGERED_COREDUMP"] = "0"
+    assert (check(machine)["process"] or {}).get("context") is None
+
 def test_the_persisting_l2_percentage_above_100_is_a_cuda_setting_that_breaks(machine: Machine, tmp_path: Path) -> None:
     """CUDA_DEVICE_DEFAULT_PERSISTING_L2_CACHE_PERCENTAGE_LIMIT=250 (round seventeen's published GPU set: torch's first
     CUDA call failed and JAX found no CUDA device on an H100; 50 ran both; plain check was silent): an error of CUDA's

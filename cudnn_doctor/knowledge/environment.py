@@ -123,7 +123,8 @@ def read_at_cuinit(env: dict[str, str]) -> list[str]:
 
 def read_at_context(env: dict[str, str]) -> list[str]:
     """The variables of ENV of CUDA's own family (CUDA_*, less the toolkit's location and the images' labels) that
-    the data cannot vouch for: no row of its own, or a value its row's grammar refuses. The driver reads some of its
+    the data cannot vouch for: no row of its own, or a value its row's grammar refuses; and those a row says CUDA
+    reads as it makes a context (read_at_context: a user-triggered core dump's pipe), on. The driver reads some of its
     variables where it makes a context, not in cuInit (CUDA_DEVICE_DEFAULT_PERSISTING_L2_CACHE_PERCENTAGE_LIMIT=250:
     every context refused on an H100), so where one is set the probe makes one (_probe_jobs.probe_cuda_context)."""
     known = rows()
@@ -133,7 +134,8 @@ def read_at_context(env: dict[str, str]) -> list[str]:
         if family is None or family.get("framework") != "cuda":
             continue
         row = known.get(name)
-        if row is None or (row.get("kind") in ("bool", "enum", "integer", "float") and grammar_problem(row, env[name])):
+        if row is None or (row.get("kind") in ("bool", "enum", "integer", "float") and grammar_problem(row, env[name])) \
+                or (row.get("read_at_context") and env[name].strip() not in ("", "0")):
             out.append(name)
     return out[:16]
 
