@@ -181,3 +181,27 @@ def closed_loop_lines(machine: Machine) -> list[str]:
     from tests.test_process_env import plan_lines
 
     return [line for line in plan_lines(machine) if "XLA_FLAGS" in line]
+
+
+def test_a_text_file_where_xla_reads_its_binary_kernel_cache_is_named(tmp_path: Path) -> None:
+    """--xla_gpu_kernel_cache_file naming a Git LFS pointer checked out in place of the team's cache (round eighteen's
+    published GPU set, not blind: JAX 0.11 failed its first convolution on an H100, 'DATA_LOSS: Can't parse ... as
+    binary proto', with no other flag): named; a missing file (XLA makes it), an empty one, a binary one and a FIFO
+    (never opened) are not."""
+    import os
+
+    lfs = tmp_path / "kernels.bin"
+    lfs.write_text("version https://git-lfs.github.com/spec/v1\noid sha256:" + "a" * 64 + "\nsize 1048576\n")
+    [(flag, why)] = xla_path_problems(f"--xla_gpu_kernel_cache_file={lfs}")
+    assert flag == "xla_gpu_kernel_cache_file" and "Git LFS pointer" in why, why
+    note = tmp_path / "note.bin"
+    note.write_text("kernels go here\n")
+    assert "text file" in xla_path_problems(f"--xla_gpu_kernel_cache_file={note}")[0][1]
+    binary = tmp_path / "real.bin"
+    binary.write_bytes(b"\n\x8a\x01\x12\x00\x1a\xff" * 10)
+    empty = tmp_path / "empty.bin"
+    empty.write_bytes(b"")
+    fifo = tmp_path / "fifo.bin"
+    os.mkfifo(fifo)
+    for path in (tmp_path / "missing.bin", empty, binary, fifo):
+        assert not xla_path_problems(f"--xla_gpu_kernel_cache_file={path}"), path

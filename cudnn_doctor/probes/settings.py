@@ -122,6 +122,11 @@ def xla_path_problems(value: str) -> list[tuple[str, str]]:
             continue
         if not path:
             continue  # empty: the compiler neither reads nor writes
+        if row.get("binary"):  # a missing file XLA makes; one there it parses whole as a binary protocol buffer
+            problem = _text_where_binary(path)
+            if problem is not None:
+                found.append((name, problem))
+            continue
         problem = path_problem(path, {"path_must": row["path_must"],
                                       "folder_must_exist": row.get("folder_must_exist", False)})
         if problem is None and row.get("version") and path.endswith(tuple(row.get("text_suffixes", ()))):
@@ -129,6 +134,26 @@ def xla_path_problems(value: str) -> list[tuple[str, str]]:
         if problem is not None:
             found.append((name, problem))
     return found
+
+
+def _text_where_binary(path: str) -> str | None:
+    """Where PATH is a regular file whose first bytes are text (a Git LFS pointer, a note) where XLA parses a binary
+    protocol buffer, in words; None where it is missing, empty, not a plain file (never opened) or not text."""
+    import stat
+
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None
+    except OSError:
+        return None
+    head = _read(path, 512) or b""
+    if not head:
+        return None
+    if head.startswith(b"version https://git-lfs.github.com/spec/"):
+        return f"{path} is a Git LFS pointer (the real file was never fetched), which XLA cannot parse as a binary proto"
+    if all(32 <= byte < 127 or byte in (9, 10, 13) for byte in head):
+        return f"{path} is a text file, which XLA cannot parse as a binary proto"
+    return None
 
 
 def _results_version(path: str, version: int) -> str | None:
