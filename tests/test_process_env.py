@@ -789,6 +789,20 @@ def test_tmp_where_xla_cannot_write_is_said_where_xla_takes_it(machine: Machine,
     assert not [f for f in machine.check_json()["findings"] if f["subject"] == "TMP"]
 
 
+def test_test_tmpdir_where_xla_cannot_write_is_its_path_class(machine: Machine, tmp_path: Path) -> None:
+    """TEST_TMPDIR naming a folder XLA cannot write its PTX in (its reader raises: JAX's first convolution failed on an
+    H100, round fifteen's set and round eighteen's published one, a folder too deep for a file name) is the class the
+    data gives it and --deep's cure names (CD417, an error on the row's rule), not a framework's refused value
+    (CD411); the plan unsets it."""
+    gpu_machine(machine, tmp_path, gpus=1)
+    jax_install(python_env(machine, tmp_path))
+    machine.env["TEST_TMPDIR"] = "/proc"
+    [made] = [f for f in machine.check_json()["findings"] if f["subject"] == "TEST_TMPDIR"]
+    assert made["code"] == "CD417" and made["severity"] == "error" and made["evidence"] == "rule", made
+    lines = plan_lines(machine)
+    assert "unset TEST_TMPDIR" in lines
+    assert not [f for f in check_after(machine, lines)["findings"] if f["subject"] == "TEST_TMPDIR"]
+
 def test_a_stub_preloaded_by_a_relative_path_is_found_from_the_working_folder(machine: Machine, tmp_path: Path) -> None:
     """LD_PRELOAD=lib/libcuda.so.1, started in a build folder whose lib/libcuda.so.1 is the toolkit's link stub: every
     program started there preloads the stub (ld.so opens an entry with a slash from the working folder), and the

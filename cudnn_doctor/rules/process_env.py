@@ -742,6 +742,12 @@ def _judge_variable(report: Report, view: ProcessView, known: dict[str, dict[str
         kind, why = verdict
         if kind in ("invalid", "off") and row["framework"] == "nccl":
             findings.append(_nccl_setting(row, variable, value, kind, why))
+        elif kind == "invalid" and row["kind"] == "path" and row.get("cure_code") == "CD417":
+            # a path its reader cannot use, in the class the data gives it (--deep's cure names the same): an error
+            # where its reader refuses it and is here, on the row's rule
+            made = finding("CD417", subject=variable, refs=(row["source"],), evidence="rule", variable=variable,
+                           value=value, problem=why, writer=row["writer"], effect=row["effect"])
+            findings.append(replace(made, severity="error") if present else made)
         elif kind == "invalid":
             findings.append(_refused(row, variable, given, why, present, report))
         elif kind == "unnamed":  # a newer torch's key its libraries do not name: read from files, a warning
