@@ -48,3 +48,14 @@ def test_a_package_manager_refusing_a_gpu_package_is_named(message: str, code: s
 ])
 def test_the_same_words_about_another_package_are_not_claimed(message: str) -> None:
     assert not explain_text(message, None)["matches"], message
+
+
+def test_no_release_of_a_framework_for_this_python_is_no_build_here() -> None:
+    """pip finding no release at all of a framework ('(from versions: none)': TensorFlow on a Python it has no wheel
+    for) is no build for this Python or platform (CD520), as every set labels it (round eighteen's published set, not
+    blind); another package's, or a framework pinned past its releases with some listed, is left to the rules before."""
+    message = ("ERROR: Could not find a version that satisfies the requirement tensorflow (from versions: none)\n"
+               "ERROR: No matching distribution found for tensorflow")
+    assert explain_text(message, None)["matches"][0]["code"] == "CD520"
+    other = message.replace("tensorflow", "pandas")
+    assert not explain_text(other, None)["matches"]

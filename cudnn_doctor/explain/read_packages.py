@@ -296,8 +296,11 @@ def not_found(lines: list[str], lowers: list[str]) -> list[NotFound]:
                 # finding no torch for this Python alone is a Python pin, not the GPU stack's
                 # (a local version counts where it is a CUDA build's, +cu121: a +cpu or +rocm build is no NVIDIA evidence)
                 variant = _LOCAL_VARIANT.search(name)
+                # no release at all for this Python and platform ("(from versions: none)"): the framework has no
+                # build here whatever the CUDA, the platform's class (every set labels it so: CD520)
+                nothing = any("(from versions: none)" in lowers[at] for at in range(max(0, index - 2), index + 1))
                 if name.replace("_", "-").startswith(prefixes) or _CUDA_TAG.search(name) or variant and variant.group(1).startswith("cu") \
-                        or framework and _gpu_context(lowers):
+                        or framework and (_gpu_context(lowers) or nothing):
                     packages.append(name)
             if tool != "conda" and text not in _named_table("below"):
                 break  # pip names one requirement, right after its words
