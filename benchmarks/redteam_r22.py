@@ -212,6 +212,8 @@ def check_case(setup: Callable[[Path], tuple[Machine, Callable[[dict], None] | N
         done = doctor(["check", "--json", *args], machine.env, machine.cwd, ceiling,
                       during=during(tmp) if during else None)
         report = held(done, True, codes)
+        if "Argument list too long" in json.dumps(report):  # what a program started here would not meet
+            raise Broken("the doctor's children could not be started: 'Argument list too long'")
         if judge is not None:
             judge(report)
         if os.path.isdir(tmp):
@@ -655,7 +657,17 @@ PRELOADS: dict[str, Callable[[Path], str]] = {
     "an entry of 8 KiB": lambda cwd: "d/" + "x" * 8192 + ".so",
     "bytes not UTF-8": lambda cwd: os.fsdecode(b"lib/\xff\xfe.so"),
     "colons and spaces only": lambda cwd: " : :: ",
+    "3,000 relative entries naming nothing": lambda cwd: " ".join(f"x{n}/lib/libnothing.so" for n in range(3000)),
 }
+
+
+def relative_folders_case(count: int) -> Callable[[Path], None]:
+    """COUNT relative LD_LIBRARY_PATH entries that name no folder (a program starts with them)."""
+    def setup(tmp: Path) -> tuple[Machine, Callable[[dict], None] | None]:
+        machine = plain_machine(tmp)
+        machine.env["LD_LIBRARY_PATH"] += ":" + ":".join(f"rel{n}/lib" for n in range(count))
+        return machine, None
+    return check_case(setup)
 
 
 def long_folder_case(tmp: Path) -> None:
@@ -1013,6 +1025,9 @@ def cases() -> dict[str, tuple[str, Callable[[Path], None]]]:
         found[f"a bind mount of {where}"] = ("working folder", mount_case(where))
     for name, value in PRELOADS.items():
         found[f"LD_PRELOAD: {name}"] = ("preload paths", preload_case(value))
+    for count in (2000, 6000):
+        found[f"LD_LIBRARY_PATH: {count:,} relative entries naming nothing"] = (
+            "preload paths", relative_folders_case(count))
     found["LD_PRELOAD relative, the working folder deleted"] = (
         "preload paths", preload_case(lambda cwd: "lib/libx.so ./y.so", deleted=True))
     for name, make in WORKING_FOLDERS.items():
