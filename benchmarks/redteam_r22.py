@@ -8,7 +8,8 @@ each broken on purpose as a user's machine or a hostile file would break it:
    garbage or forged answer lines, killed at any instant, exiting early, hanging, leaving a daemon, closing every
    descriptor, flooding its standard error;
 3. job child: _job_child.py started without its arguments or with hostile ones;
-4. preload paths: LD_PRELOAD's relative entries (made absolute for the children) 120 KB long, thousands of entries,
+4. preload paths: LD_PRELOAD's and LD_LIBRARY_PATH's relative entries (made absolute for the children) 120 KB long,
+   thousands of entries (naming nothing),
    with newlines and tabs, climbing out (../../etc/passwd), a folder, $ORIGIN; with the working folder deleted under
    the doctor (a FIFO there is left out: ld.so opens it before the doctor's own Python starts, as for any program);
 5. working folder: modules shadowed there that are FIFOs, devices, link loops; thousands of files; names that are not
@@ -29,7 +30,8 @@ each broken on purpose as a user's machine or a hostile file would break it:
 A case holds when each command it runs ends within its ceiling of time (60 s unless said) and of memory (1 GiB of
 resident memory, the largest process of its tree), with no internal error (exit 3, a traceback), an exit code of
 those its contract gives, one JSON object (its exit_code the process's) where --json, a clear line where not, no
-false error about a file that is whole, and nothing written into the user's folders (the case's folder is compared
+false error about a file that is whole, no child of the doctor's that could not be started ('Argument list too long':
+what a program started here does not meet), and nothing written into the user's folders (the case's folder is compared
 before and after, the doctor's cache and Python's own bytecode caches left out).
 
 Usage: python benchmarks/redteam_r22.py [--package DIR] [--only TEXT] [--list]
