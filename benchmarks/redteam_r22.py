@@ -588,6 +588,30 @@ def jax_module_case(make: Callable[[Path], None]) -> Callable[[Path], None]:
     return check_case(setup)
 
 
+def hostile_site_case(tmp: Path) -> None:
+    """The whole environment in a folder named with a newline, a tab, a backslash, a terminal escape and $(...): the
+    loading child's answer (its fields escaped) names the cut library as it is, and fix's lines, read by bash, run
+    nothing the name holds."""
+    folder = tmp / "we\nird\tdir\\x \x1b[2J $(touch P)"
+    folder.mkdir()
+    machine, site = torch_machine(folder)
+    cut_in_half(site / LT)
+    wrapper = folder / "venv" / "bin" / "python3"  # the environment's python3 a program (a sh script of the
+    wrapper.write_text(f"#!{sys.executable} -S\nimport os, sys\nos.environ['PYTHONPATH'] = {str(site)!r}\n"  # tests'
+                       f"os.execv({sys.executable!r}, [{sys.executable!r}, *sys.argv[1:]])\n")  # cannot hold it)
+    report = held(doctor(["check", "--json"], machine.env, machine.cwd), True, (0, 1))
+    if not [f for f in report["findings"] if f.get("subject") == str(site / LT)]:
+        raise Broken("the cut library in a folder of that name was not named as it is")
+    done = doctor(["fix"], machine.env, machine.cwd)
+    held(done, False, (0, 1))
+    for line in done.stdout.decode("utf-8", "surrogateescape").split("\n"):
+        if "touch" in line and not line.strip().startswith(("why:", "#", "tried:", "Plan for", "Not cured")):
+            subprocess.run(["bash", "--norc", "-c", "args() { :; }; args " + line.strip()], cwd=tmp,
+                           capture_output=True, timeout=30, env={"PATH": "/usr/bin:/bin"})
+    if (tmp / "P").exists() or (folder / "P").exists():
+        raise Broken("a line of fix ran a command the folder's name holds")
+
+
 # --- 3. the job child ----------------------------------------------------------------------------------------------
 
 JOB_ARGS = {
@@ -1012,6 +1036,8 @@ def cases() -> dict[str, tuple[str, Callable[[Path], None]]]:
         found[f"module file: {name}"] = ("loading child", module_file_case(spoil))
     for name, make in JAX_MODULES.items():
         found[f"JAX's nvidia/cu13/__init__.py {name}"] = ("loading child", jax_module_case(make))
+    found["the environment in a folder named with a newline, a tab, an escape and $(...)"] = (
+        "loading child", hostile_site_case)
     for name, version in SHELL_NAMES.items():
         found[f"a wheel's dist-info named with {name}"] = ("loading child", dist_info_case(version))
     found["working folder 3,900 characters deep, 8,000 relative entries"] = ("preload paths", long_folder_case)
