@@ -2,7 +2,10 @@
 starts them (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR=127.0.0.1, a free MASTER_PORT). Started by the child runner
 (probes/nccl.py); imports only the standard library itself, torch in each rank.
 
-Usage: python -I _allreduce_child.py launch WORLD MIB ITERATIONS DEADLINE_S SITE_PACKAGES
+Usage: python -I _allreduce_child.py launch WORLD MIB ITERATIONS DEADLINE_S SITE_PACKAGES [HERE BOOT]
+Each rank is started as a program of the user's imports torch (BOOT: probes/deep.py's, `python -c BOOT THIS rank`):
+PYTHONPATH and the user's site-packages in force for torch's import, not for this script's own; in the working folder
+HERE, without it on sys.path (--deep's framework child names a module there that shadows torch).
 Prints one JSON object: ok, world_size, bytes, ms, algbw_gbs, busbw_gbs (nccl-tests: algbw * 2 (n - 1) / n),
 nccl_version, library (the libnccl the ranks mapped), can_access_peer ("0-1": cuDeviceCanAccessPeer, through
 torch), last_words (NCCL's WARN lines and the error, as printed), timed_out, error. The launcher kills its ranks at
@@ -17,7 +20,7 @@ import sys
 import time
 
 
-def launch(world, mib, iterations, deadline_s, site):
+def launch(world, mib, iterations, deadline_s, site, here="", boot=""):
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -26,8 +29,9 @@ def launch(world, mib, iterations, deadline_s, site):
         env = dict(os.environ, RANK=str(rank), WORLD_SIZE=str(world), LOCAL_RANK=str(rank),
                    MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
         env.setdefault("NCCL_DEBUG", "WARN")  # NCCL's own last words, where the user asked for nothing else
-        ranks.append(subprocess.Popen([sys.executable, "-I", os.path.abspath(__file__), "rank", str(mib),
-                                       str(iterations), site], env=env, stdout=subprocess.PIPE,
+        start = [sys.executable, "-c", boot] if boot else [sys.executable, "-I"]
+        ranks.append(subprocess.Popen(start + [os.path.abspath(__file__), "rank", str(mib), str(iterations), site,
+                                               here], env=env, stdout=subprocess.PIPE,
                                       stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, start_new_session=True))
     deadline = time.monotonic() + deadline_s
     outputs = [None] * world
@@ -85,7 +89,22 @@ def _last_json(text):
     return None
 
 
-def rank(mib, iterations, site):
+def _as_the_program_has_it(here):
+    """sys.path as Python set it up for a program started here (BOOT kept it in _DOCTOR_PATH: PYTHONPATH's folders in
+    their places), the working folder off it; the modules this script imported forgotten (a json.py on PYTHONPATH is
+    what torch's import would get); in the working folder HERE, where it can be entered."""
+    path = globals().get("_DOCTOR_PATH")
+    if path is not None:
+        sys.path[:] = [p for p in path if p not in ("", ".")]
+        at_start = globals().get("_DOCTOR_AT_START") or ()
+        for module in [m for m in sys.modules if m not in at_start]:
+            del sys.modules[module]
+    if here and os.path.isdir(here) and os.access(here, os.X_OK):
+        os.chdir(here)
+
+
+def rank(mib, iterations, site, here=""):
+    _as_the_program_has_it(here)
     if site and site not in sys.path:
         sys.path.insert(0, site)
     answer = {"ok": False}
@@ -153,6 +172,6 @@ def _keep_stdio():
 if __name__ == "__main__":
     _keep_stdio()
     if sys.argv[1] == "launch":
-        launch(int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5]), sys.argv[6])
+        launch(int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5]), sys.argv[6], *sys.argv[7:9])
     else:
-        rank(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4])
+        rank(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], *sys.argv[5:6])

@@ -39,6 +39,9 @@ import sys
 
 MARK = "\x1eCDL\t"
 WAITS = "not a regular file: the loader opens it and waits (a FIFO waits for a writer for ever)"
+# a character or block device: the loader opens it and reads its ELF header from it, and a device gives none (/dev/zero
+# zeros: "invalid ELF header"; /dev/null nothing: "file too short"); never opened here (opening some devices acts)
+DEVICE = "a device file, not a library: the loader reads no ELF header from it and stops there"
 MAX_RECIPE_BYTES = 4 << 20
 ALLOWED_IMPORTS = ("os", "sys", "ctypes", "glob", "platform", "importlib", "pathlib", "textwrap", "re", "logging",
                    "functools", "typing", "traceback", "warnings", "math", "__future__", "collections", "itertools")
@@ -434,8 +437,8 @@ def _library_here(soname, symbols, version, kind, runpath, needs=(), lookups=Non
                     kind_of = os.stat(candidate).st_mode
                 except OSError:
                     continue
-                if stat.S_ISFIFO(kind_of) or stat.S_ISCHR(kind_of) or stat.S_ISBLK(kind_of):
-                    say("lib", soname, source, candidate, WAITS)
+                if _waits(candidate):
+                    say("lib", soname, source, candidate, _unopened_words(kind_of))
                     return 0
                 say("lib-try", soname, candidate)
                 try:
@@ -562,6 +565,11 @@ def _unbound(lib, needs):
                    for handle in handles):
             out.append((binder, symbol, node))
     return out
+
+
+def _unopened_words(mode):
+    """The words for a file the loader would open but this child does not: a FIFO waits, a device is no library."""
+    return WAITS if stat.S_ISFIFO(mode) else DEVICE
 
 
 def _waits(path):
@@ -715,7 +723,7 @@ def cudnn_steps(argv):
     say("check-start", "cudnnGetVersion")  # said first: a file that kills the loader kills it in this step
     if loads and folders is not None:  # the first sub-library: the front library aborts where it cannot load it
         maps, words = ask_loader(loads[0], folders, maps)
-        if words == WAITS:  # cuDNN's own open would wait with the loader: not asked, said
+        if words in (WAITS, DEVICE):  # cuDNN's own open would wait or open a device: not asked, said
             say("check", "cudnnGetVersion", -1, words)
             say("done")
             return 0
@@ -771,7 +779,7 @@ def ask_loader(name, folders, maps):
         except OSError:
             continue  # a dangling link: the loader finds nothing there and searches on
         if stat.S_ISFIFO(kind) or stat.S_ISCHR(kind) or stat.S_ISBLK(kind):
-            path, words = candidate, WAITS
+            path, words = candidate, _unopened_words(kind)
             break
         said = _open_in_a_fork(candidate)
         if said is None:

@@ -262,6 +262,48 @@ def probe_cuda(target):
     return answer
 
 
+def probe_cuda_context(target):
+    """probe_cuda's answer, and then what a program's first CUDA work makes of the first visible GPU: its primary
+    context made and made current, 1 MiB allocated and freed, the context synchronized (what torch's and JAX's first
+    steps ask of the driver). Asked only where the environment sets a CUDA variable the data cannot vouch for: the
+    driver reads some of them where it makes a context, not in cuInit. "context": the first step that failed, its
+    status and CUDA name, or "ok" with the time it took."""
+    answer = probe_cuda(target)
+    if answer.get("cuInit") != 0 or not answer.get("devices"):
+        return answer
+    lib = _load(target)
+    started = time.perf_counter()
+    device = ctypes.c_int(0)
+    context = ctypes.c_void_p(0)
+    pointer = ctypes.c_ulonglong(0)
+    retained = False
+    steps = (("cuDeviceGet", lambda: lib.cuDeviceGet(ctypes.byref(device), 0)),
+             ("cuDevicePrimaryCtxRetain", lambda: lib.cuDevicePrimaryCtxRetain(ctypes.byref(context), device)),
+             ("cuCtxSetCurrent", lambda: lib.cuCtxSetCurrent(context)),
+             ("cuMemAlloc", lambda: lib.cuMemAlloc_v2(ctypes.byref(pointer), ctypes.c_size_t(1 << 20))),
+             ("cuMemFree", lambda: lib.cuMemFree_v2(pointer)),
+             ("cuCtxSynchronize", lambda: lib.cuCtxSynchronize()))
+    said = {"step": "ok", "status": 0, "name": "CUDA_SUCCESS"}
+    for name, call in steps:
+        try:
+            status = call()
+        except AttributeError:  # a libcuda without the call (a stub, a fake): nothing to say of contexts
+            return answer
+        retained = retained or (name == "cuDevicePrimaryCtxRetain" and status == 0)
+        if status != 0:
+            said = {"step": name, "status": status, "name": _cuda_name(lib, status, "cuGetErrorName"),
+                    "text": _cuda_name(lib, status, "cuGetErrorString")}
+            break
+    said["ms"] = round((time.perf_counter() - started) * 1000, 1)
+    answer["context"] = said
+    if retained:
+        release = getattr(lib, "cuDevicePrimaryCtxRelease_v2", None)
+        if release is not None:
+            release(device)
+    _watched("the first context")
+    return answer
+
+
 def _peer_access(lib, count):
     """cuDeviceCanAccessPeer of every ordered pair of CUDA ordinals, as "0-1": true (issue 42)."""
     found = {}
@@ -634,6 +676,7 @@ JOBS = {
     "cudart": probe_cudart,
     "libcuda": probe_libcuda,
     "cuda": probe_cuda,
+    "cuda_context": probe_cuda_context,
     "nvml": probe_nvml,
     "nccl": probe_nccl,
 }

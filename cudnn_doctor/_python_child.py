@@ -351,8 +351,38 @@ def _keep_stdio():
 
 _STDIO = {"__name__": "_child_stdio"}
 
+def _own_imports(text):
+    """The modules this script needs, imported while PYTHONPATH's folders are off sys.path (probes/framework_python's
+    BOOT: a json.py or typing.py there would stop this script where the user's program may never import it); then
+    sys.path as Python set it up for the program ("" first, as `python -c` has it; PYTHONPATH's folders in their
+    places), for the questions about what the program's imports find. The request (REQUEST's JSON text), read."""
+    import ast  # noqa: F401
+    import importlib.machinery  # noqa: F401
+    import importlib.util  # noqa: F401
+    import json
+    import re  # noqa: F401
+    import signal  # noqa: F401
+    import sysconfig  # noqa: F401
+    import traceback  # noqa: F401
+    import typing  # noqa: F401
+    import warnings  # noqa: F401
+
+    try:
+        import resource  # noqa: F401
+    except ImportError:  # not on Windows
+        pass
+    request = json.loads(text)
+    if "groups" in request:
+        try:
+            import importlib.metadata  # noqa: F401
+        except ImportError:  # before Python 3.8: found() answers without it
+            pass
+    path = globals().get("_DOCTOR_PATH")
+    if path is not None:
+        sys.path[:] = path
+    return request
+
+
 if __name__ == "__main__":
     _keep_stdio()
-    import json
-
-    main(json.loads(sys.argv[1]))
+    main(_own_imports(sys.argv[1]))

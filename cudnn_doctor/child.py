@@ -3,7 +3,9 @@
 A child is anything that may hang, crash or misbehave: a Python probe that dlopens a vendor library,
 `nvcc --version`, `ldconfig -p`, a framework import, the bench. Each child
 
-- runs in its own session and process group, from a neutral folder ("/"), with stdin closed (or a file of its request's input);
+- runs in its own session and process group, from a neutral folder ("/"), with stdin closed (or a file of its request's input),
+  the variables that name a path relative to the working folder made absolute (started_environment): it opens,
+  searches and writes what a program started in the user's folder would;
 - has ONE deadline that covers starting it, running it and reading its output: the pipes are read
   non-blocking, so a library whose load-time code daemonises (fork + setsid) and keeps stdout open
   cannot make us wait; at the deadline, or as soon as the child itself has exited, its pipes are
@@ -219,8 +221,14 @@ def bytecode_flags() -> tuple[str, ...]:
     keeps it (PYTHONPYCACHEPREFIX). A child script's imports (_job_child.py's) are then cached as
     this process's are."""
     flags: tuple[str, ...] = ("-B",) if sys.dont_write_bytecode else ()
-    if getattr(sys, "pycache_prefix", None):
-        flags += (f"-Xpycache_prefix={sys.pycache_prefix}",)
+    prefix = getattr(sys, "pycache_prefix", None)
+    if prefix:  # PYTHONPYCACHEPREFIX=pycache is kept relative by CPython, read against the working folder at each
+        # write: the child, started from "/", is given the same folder
+        try:
+            prefix = os.path.abspath(prefix)
+        except OSError:  # the working folder was removed: nothing is written below it by anyone
+            pass
+        flags += (f"-Xpycache_prefix={prefix}",)
     return flags
 
 
@@ -244,6 +252,19 @@ def python_argv(script: str, *args: str, site: bool = False) -> tuple[str, ...]:
     return (own_python(), *flags, *bytecode_flags(), script, *args)
 
 
+# python -c PROGRAM_BOOT SCRIPT ARGS...: a script of the doctor's (standard library only) in the user's Python, started
+# as a program of the user's is (its site code, .pth files, sitecustomize and PYTHONPATH in force), run as a script
+# would be but without "" (the working folder) or its own folder on sys.path; PYTHONPATH's folders are off sys.path too
+# while the script imports what it needs itself (a json.py there would stop it where the user's program may never
+# import json), kept in _DOCTOR_PATH (and the modules Python had at start in _DOCTOR_AT_START) for the script to put
+# back before it asks what the program's imports find (_deep_child.py, _python_child.py, the all-reduce's ranks);
+# old syntax, any Python 3
+PROGRAM_BOOT = ("import os, sys; _DOCTOR_AT_START = set(sys.modules); _DOCTOR_PATH = list(sys.path); "
+                "_DOCTOR_USER = [os.path.realpath(p) for p in os.environ.get('PYTHONPATH', '').split(os.pathsep) if p]; "
+        "sys.path[:] = [p for p in sys.path if p not in ('', '.') and os.path.realpath(p) not in _DOCTOR_USER]; "
+        "sys.argv = sys.argv[1:]; __file__ = sys.argv[0]; exec(compile(open(__file__, 'rb').read(), __file__, 'exec'))")
+
+
 _MODULE_BOOTSTRAP = (
     "import json, runpy, sys; sys.path[:0] = json.loads(sys.argv[1]); module = sys.argv[2]; "
     "sys.argv = [module] + sys.argv[3:]; runpy.run_module(module, run_name='__main__', alter_sys=True)"
@@ -254,6 +275,16 @@ def python_module_argv(module: str, *args: str, paths: Sequence[str] = ()) -> tu
     """This interpreter running MODULE isolated, with PATHS (e.g. the folder that holds this package)
     put first on its sys.path instead of PYTHONPATH and the current folder."""
     return (own_python(), "-I", "-c", _MODULE_BOOTSTRAP, json.dumps(list(paths)), module, *args)
+
+
+def started_environment(env: Mapping[str, str]) -> dict[str, str]:
+    """ENV as a child started from NEUTRAL_CWD gets it: every variable that names a path its reader resolves against
+    the working folder (LD_PRELOAD=lib/libcuda.so.1, TMPDIR=tmp, PYTHONPATH=src, XLA_FLAGS=--xla_dump_to=dump) made
+    absolute against this process's working folder (variables.child_environment), so that the child opens what a
+    program started here opens. Every child the runner starts gets it, whoever asked for the child."""
+    from cudnn_doctor.variables import child_environment
+
+    return child_environment(env)
 
 
 def run_child(argv: Sequence[str], env: Mapping[str, str] | None, deadline: float, what: str = "it",
@@ -497,7 +528,7 @@ class ChildBatch:
 
     def _start(self, index: int, selector: selectors.BaseSelector, retry_later: bool) -> _Running | object | None:
         request = self.requests[index]
-        env = dict(os.environ if request.env is None else request.env)
+        env = started_environment(os.environ if request.env is None else request.env)
         if request.argv[1:2] == ("-I",):  # the doctor's own code, isolated: never moved out of its venv
             env = own_child_env(env)
         env = with_token(env, self.token)
@@ -685,7 +716,7 @@ class StreamingChild:
     def __init__(self, argv: Sequence[str], stdin_fd: int) -> None:
         self.token = os.urandom(8).hex()
         self._since = last_pid()
-        env = with_token(dict(os.environ), self.token)
+        env = with_token(started_environment(os.environ), self.token)
         env[PID_VARIABLE] = str(os.getpid())
         CURRENT.before_start()
         with CURRENT.starting:

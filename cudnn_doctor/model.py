@@ -424,6 +424,10 @@ class ProcessView:
     # cuInit's status in a child holding the descriptors a program started here holds, where it failed there and
     # answered CUDA_SUCCESS without them (cuinit is then that answer): the descriptors stop CUDA itself
     cuinit_held: str | None = None
+    # the first context a program's first CUDA work makes on the first visible GPU, made where a CUDA variable set
+    # here is one the data cannot vouch for (context_variables): "ok", or the step that failed and CUDA's name for it
+    context: str | None = None
+    context_variables: tuple[str, ...] = ()
     load_error: str | None = None  # why libcuda.so.1 could not be loaded at all
     # the child that loads libcuda.so.1 and calls cuInit as a program does crashed, hung or ended before it answered
     probe_failure: str | None = None

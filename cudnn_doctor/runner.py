@@ -116,9 +116,11 @@ def guarded(function: F, command: str | None = None, given: dict[str, Any] | Non
             from cudnn_doctor import user_files  # noqa: F401
             from cudnn_doctor.render import json_out  # noqa: F401
         try:
-            from cudnn_doctor.variables import check_all
+            from cudnn_doctor.knowledge.environment import working_folder_paths
+            from cudnn_doctor.variables import check_all, read_paths_from
 
             check_all()  # a CUDNN_DOCTOR_* variable set to what it does not take: exit 2 before anything runs
+            read_paths_from(working_folder_paths)  # the data's path settings, made absolute in every child
             return function(*args, **kwargs)
         except BrokenPipeError:
             stdout_closed()

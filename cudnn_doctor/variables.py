@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Callable, Mapping
 
 from cudnn_doctor.errors import DoctorError
 
@@ -283,3 +284,175 @@ def _skip_white(value: str, at: int) -> int:
     while at < len(value) and value[at] in XLA_WHITE_SPACE:
         at += 1
     return at
+
+
+# --- the working folder's paths, for a child that starts elsewhere -----------------------------------------------
+# Every child starts from a neutral folder ("/", child.NEUTRAL_CWD). A variable whose value its reader resolves against
+# the working folder of the process that reads it names, in the child, another file than in a program started here:
+# LD_PRELOAD=lib/libcuda.so.1 preloaded nothing, TMPDIR=tmp was /tmp, PYTHONPATH=src put /src on sys.path.
+# child_environment makes each such value absolute (an absolute value, one that starts with '~' (a reader that expands
+# it takes the home, wherever it runs) or an empty one is left as written). Which variables: the frameworks' and CUDA
+# libraries' settings whose data row says kind = "path" (a file or folder its reader opens: the kernel takes a relative
+# one from the working folder, openat(2) with AT_FDCWD) or "xla_flags" (compat/process_env.toml; knowledge.environment
+# .working_folder_paths, given to read_paths_from by the command's guard), and these, which are no framework's setting:
+# the loader's, the shell's and Python's own. How each is read:
+#   "loader list": LD_LIBRARY_PATH's folders (loader_folders: ':' and ';', an empty entry the working folder),
+#       ld.so's $ORIGIN left for the child's own loader
+#   "preload": split_preload's entries; one with a '/' is a path, one without a name the loader searches for
+#   "search list": entries at os.pathsep, an empty one the working folder
+#   "path": one file or folder; LOG_WORDS the reader takes as no path (CUDNN_LOGDEST_DBG=stderr)
+#   "xla flags": XLA_FLAGS' path-valued flags (XLA_PATH_FLAGS), or the file of flags a value that does not begin
+#       with '-' names
+WORKING_FOLDER_VARIABLES: dict[str, tuple[str, str]] = {
+    "LD_LIBRARY_PATH": ("loader list", "ld.so(8) LD_LIBRARY_PATH; glibc elf/dl-load.c fillin_rpath: an empty entry is "
+                                       "the working folder, a relative one opened as written"),
+    "LD_PRELOAD": ("preload", "ld.so(8) LD_PRELOAD: a name with a slash is opened as a path; glibc elf/rtld.c "
+                              "do_preload -> _dl_map_object"),
+    "LD_AUDIT": ("preload", "ld.so(8) LD_AUDIT; glibc elf/rtld.c process_envvars: its entries opened as LD_PRELOAD's"),
+    "LD_DEBUG_OUTPUT": ("path", "ld.so(8) LD_DEBUG_OUTPUT: the file LD_DEBUG's output goes to (glibc elf/rtld.c "
+                                "process_envvars: open(2) of NAME.PID)"),
+    "LD_PROFILE_OUTPUT": ("path", "ld.so(8) LD_PROFILE_OUTPUT: the folder of LD_PROFILE's output (glibc "
+                                  "elf/dl-profile.c: open(2) of FOLDER/NAME.profile)"),
+    "PATH": ("search list", "execvp(3), POSIX exec: an empty entry (or '.') is the working folder; CPython "
+                            "Lib/shutil.py which and Lib/os.py get_exec_path read it the same"),
+    "PYTHONPATH": ("search list", "CPython Modules/getpath.py: each entry through abspath() at start, '' the working "
+                                  "folder (seen: PYTHONPATH=src:: puts $PWD/src and $PWD on sys.path)"),
+    "TEMP": ("path", "CPython Lib/tempfile.py _candidate_tempdir_list: TMPDIR, TEMP, TMP in turn, each through "
+                     "abspath() (_get_default_tempdir)"),
+    "HOME": ("path", "CPython Lib/posixpath.py expanduser: HOME as written ('~/.cache/torch' under HOME=home is "
+                     "home/.cache/torch, read from the working folder); the doctor's own folders never take a "
+                     "relative HOME (home_folder)"),
+    "XDG_CACHE_HOME": ("path", "pytorch torch/hub.py _get_torch_home: os.path.join(XDG_CACHE_HOME, 'torch') as "
+                               "written (the XDG spec says a relative one is ignored; torch does not ignore it)"),
+}
+_DATA_PATHS: list[Callable[[], Mapping[str, str]]] = []  # read_paths_from's source, asked once
+
+
+def read_paths_from(source: Callable[[], Mapping[str, str]]) -> None:
+    """SOURCE (knowledge.environment.working_folder_paths): the data's variables whose value names a path, and how
+    each is read ("path", "xla flags"), asked the first time a child's environment is made."""
+    global _KINDS
+    _DATA_PATHS[:] = [source]
+    _KINDS = None
+
+
+_KINDS: dict[str, str] | None = None
+
+
+def working_folder_kinds() -> dict[str, str]:
+    """Every variable child_environment reads -> how: WORKING_FOLDER_VARIABLES', then the data's (read_paths_from)."""
+    global _KINDS
+    if _KINDS is None:
+        found = {name: kind for name, (kind, _source) in WORKING_FOLDER_VARIABLES.items()}
+        for source in _DATA_PATHS:
+            try:
+                found.update({name: kind for name, kind in source().items() if name not in found})
+            except Exception:  # noqa: BLE001 - damaged data: the command says so where it reads it; children start
+                pass
+        _KINDS = found
+    return _KINDS
+
+
+LOG_WORDS = ("stdout", "stderr")  # what the CUDA libraries' log destinations take as a stream, not a file
+# XLA's flags whose value is a file or folder (openxla/xla xla/debug_options_flags.cc; tensorflow/tensorflow
+# third_party/xla/xla/debug_options_flags.cc); "-" and "sponge" are xla_dump_to's streams, kept as written
+XLA_PATH_FLAGS = ("xla_dump_to", "xla_gpu_cuda_data_dir", "xla_gpu_per_fusion_autotune_cache_dir",
+                  "xla_gpu_dump_autotune_results_to", "xla_gpu_load_autotune_results_from",
+                  "xla_gpu_kernel_cache_file", "xla_gpu_target_config_filename",
+                  "xla_gpu_pgle_profile_file_or_directory_path", "xla_gpu_dump_llvmir_to")
+XLA_DUMP_WORDS = ("-", "sponge", "test_undeclared_outputs_dir")
+
+
+def child_environment(env: Mapping[str, str], here: str | None = None) -> dict[str, str]:
+    """ENV for a child that starts from another folder than HERE (the working folder by default): each variable of
+    working_folder_kinds() that names a relative path made absolute against HERE, so that the child opens, searches,
+    preloads and writes what a program started here would. Everything else as written. Where the working folder was
+    removed (nothing relative can be found there by anyone), ENV unchanged; on Windows too (its children keep the
+    drive's paths)."""
+    child = dict(env)
+    kinds = working_folder_kinds()
+    if os.name == "nt" or not any(child.get(name) for name in kinds):
+        return child
+    if here is None:
+        from cudnn_doctor.operating_system import GONE_FOLDER, kernel_getcwd
+
+        try:
+            here = kernel_getcwd()  # the kernel's answer: a deleted working folder is gone (r22), not its old name
+        except OSError:  # joined to a folder that does not exist: a relative entry names nothing, as in the deleted
+            here = GONE_FOLDER  # folder (left as written, the child read it from "/": 'lib' is /lib there)
+    for name, kind in kinds.items():
+        value = child.get(name)
+        if value:
+            child[name] = _absolute_value(kind, value, here)
+            if len(name) + 1 + len(child[name].encode("utf-8", "surrogateescape")) >= MAX_ARG_STRLEN and \
+                    kind in ("loader list", "preload", "search list"):
+                child[name] = _absolute_value(kind, value, here, only_there=True)
+    return child
+
+
+# what exec(2) takes for one NAME=VALUE string (Linux's MAX_ARG_STRLEN, 32 pages): a variable made longer than this
+# stops every child ("Argument list too long"); 6,000 relative LD_LIBRARY_PATH entries that name nothing (60 kB, with
+# which any program starts) made absolute were more, and every probe said NVML failed (CD104) and cuDNN crashed (r22)
+MAX_ARG_STRLEN = 32 * 4096
+
+
+def _absolute_value(kind: str, value: str, here: str, only_there: bool = False) -> str:
+    """VALUE (of KIND) with its relative paths made absolute against HERE; ONLY_THERE (a list made too long for exec):
+    its relative entries that name nothing there left out (the reader finds nothing in them either)."""
+    def there(entry: str, absolute: str) -> bool:
+        return not only_there or absolute == entry or os.path.lexists(absolute)
+
+    if kind == "loader list":
+        pairs = [(entry, _from(here, entry, loader=True)) for entry in loader_folders(value)]
+        return ":".join(absolute for entry, absolute in pairs if there(entry, absolute))
+    if kind == "preload":
+        entries = split_preload(value)
+        if not any("/" in entry and not os.path.isabs(entry) for entry in entries):
+            return value
+        pairs = [(entry, _from(here, entry, loader=True) if "/" in entry else entry) for entry in entries]
+        return " ".join(absolute for entry, absolute in pairs if there(entry, absolute))
+    if kind == "search list":
+        pairs = [(entry, _from(here, entry)) for entry in value.split(os.pathsep)]
+        return os.pathsep.join(absolute for entry, absolute in pairs if there(entry, absolute))
+    if kind == "xla flags":
+        return _xla_flags_from(here, value)
+    if value.strip() in LOG_WORDS:
+        return value
+    return _from(here, value) if value.strip() else value
+
+
+def _from(here: str, entry: str, loader: bool = False) -> str:
+    """ENTRY as the same path from anywhere: a relative one joined to HERE as written ('..' left for the kernel, which
+    resolves it through links as the reader's own open does), an empty one HERE itself; absolute, '~...' (a reader that
+    expands it finds the home wherever it runs) and, for the loader (LOADER), one that starts with $ORIGIN (the child is
+    the program whose origin it names) left as written."""
+    import re
+
+    if os.path.isabs(entry) or entry.startswith("~"):
+        return entry
+    if loader and re.match(r"\$(\{ORIGIN\}|ORIGIN(?![A-Za-z0-9_]))", entry):
+        return entry
+    return os.path.join(here, entry) if entry else here
+
+
+def _xla_flags_from(here: str, value: str) -> str:
+    """XLA_FLAGS with each path flag's relative value (XLA_PATH_FLAGS) made absolute against HERE, in its place, the
+    rest as written; a value that names a file of flags (it does not begin with '-'), that file's path."""
+    stripped = value.lstrip(XLA_WHITE_SPACE)
+    if stripped and not stripped.startswith("-"):
+        return _from(here, value.strip(XLA_WHITE_SPACE))
+    out, at = [], 0
+    for name, written, given in xla_flag_values(value):
+        if name not in XLA_PATH_FLAGS or not given or given in XLA_DUMP_WORDS:
+            continue
+        absolute = _from(here, given)
+        if absolute == given:
+            continue
+        start = value.find(written, at)
+        if start < 0:
+            continue
+        quoted = absolute if not any(c in absolute for c in XLA_WHITE_SPACE + "'\"\\") else \
+            '"' + absolute.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        out += [value[at:start], f"--{name}={quoted}"]
+        at = start + len(written)
+    return "".join(out) + value[at:]

@@ -400,13 +400,69 @@ def test_cuda_device_order_outside_its_two_values_has_cuinit_asked(machine: Mach
     assert "CUDA_DEVICE_ORDER is set, and CUDA reads it at cuInit" in report["process"]["asked_because"]
     assert report["process"]["cuinit"] == 0  # the fake driver starts; the real one's answer is what check reports
     [made] = settings_findings(report, "CUDA_DEVICE_ORDER")  # the row: cuInit answered 101 on an H100, driver 580
-    assert made["code"] == "CD411" and made["severity"] == "error" and made["evidence"] == "rule", made
+    # CUDA's own setting: its class is CD416 (A CUDA setting breaks the frameworks' GPU work), as --deep's cure says
+    assert made["code"] == "CD416" and made["severity"] == "error" and made["evidence"] == "rule", made
     lines = plan_lines(machine)  # the value it was written for, kept (CUDA_VISIBLE_DEVICES' indices follow it), not
     assert "export CUDA_DEVICE_ORDER=PCI_BUS_ID" in lines, lines  # the default; sourced, the finding is gone
     assert not settings_findings(check_after(machine, lines), "CUDA_DEVICE_ORDER")
     machine.env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID"
     assert check(machine)["process"]["cuinit"] is None
 
+
+
+def test_a_user_triggered_core_dump_has_a_context_made(machine: Machine, tmp_path: Path) -> None:
+    """CUDA_ENABLE_USER_TRIGGERED_COREDUMP=1: the driver makes its pipe as a program starts (round eighteen's published
+    GPU set: with the pipe's folder missing, torch's first CUDA call and JAX's backend failed on an H100), so plain
+    check makes a first context with it; where CUDA makes it (here the gcc-built driver), nothing is said. Off: no
+    context is made."""
+    gpu_machine(machine, tmp_path, gpus=1)
+    machine.env.update({"CUDA_ENABLE_USER_TRIGGERED_COREDUMP": "1", "CUDA_COREDUMP_PIPE": str(tmp_path / "pipe.%p")})
+    report = check(machine)
+    assert report["process"]["context"] == "ok", report["process"]
+    assert report["process"]["context_variables"] == ["CUDA_ENABLE_USER_TRIGGERED_COREDUMP"]
+    assert "CD416" not in codes(report)
+    machine.env["CUDA_ENABLE_USER_TRIGGERED_COREDUMP"] = "0"
+    assert (check(machine)["process"] or {}).get("context") is None
+
+def test_the_persisting_l2_percentage_above_100_is_a_cuda_setting_that_breaks(machine: Machine, tmp_path: Path) -> None:
+    """CUDA_DEVICE_DEFAULT_PERSISTING_L2_CACHE_PERCENTAGE_LIMIT=250 (round seventeen's published GPU set: torch's first
+    CUDA call failed and JAX found no CUDA device on an H100; 50 ran both; plain check was silent): an error of CUDA's
+    class (CD416) on the row's proof, and the plan unsets it; a percentage in range is no finding."""
+    gpu_machine(machine, tmp_path, gpus=1)
+    variable = "CUDA_DEVICE_DEFAULT_PERSISTING_L2_CACHE_PERCENTAGE_LIMIT"
+    machine.env[variable] = "250"
+    [made] = settings_findings(check(machine), variable)
+    assert made["code"] == "CD416" and made["severity"] == "error" and made["evidence"] == "rule", made
+    assert "s17-cuda-l2-persisting-250" in made["proof"] and "250" in made["detail"], made
+    lines = plan_lines(machine)
+    assert f"unset {variable}" in lines, lines
+    assert not settings_findings(check_after(machine, lines), variable)
+    machine.env[variable] = "50"
+    assert not settings_findings(check(machine), variable)
+
+
+def test_a_cuda_variable_no_row_knows_has_a_context_made_and_its_refusal_seen(machine: Machine, tmp_path: Path) -> None:
+    """A CUDA variable no row of the data knows (the gcc-built driver reads CUDA_FAKE_CONTEXT_LIMIT and refuses every
+    context above 100, as driver 580 refused every context with the persisting-L2 percentage at 250 before the data
+    had its row): plain check makes the first context a program's first GPU call makes, in a child with this
+    environment, and CUDA's own refusal is the evidence (CD416, seen); the plan unsets it, and after it the context
+    is made. A value the driver takes: the context is made, nothing said; no such variable: no context is made."""
+    gpu_machine(machine, tmp_path, gpus=1)
+    assert check(machine)["process"] is None or check(machine)["process"]["context"] is None
+    machine.env["CUDA_FAKE_CONTEXT_LIMIT"] = "250"
+    report = check(machine)
+    assert report["process"]["context"].startswith("cuDevicePrimaryCtxRetain: CUDA_ERROR_INVALID_VALUE"), report["process"]
+    assert report["process"]["context_variables"] == ["CUDA_FAKE_CONTEXT_LIMIT"]
+    [made] = [f for f in report["findings"] if f["code"] == "CD416"]
+    assert made["severity"] == "error" and made["evidence"] == "seen" and made["subject"] == "CUDA_FAKE_CONTEXT_LIMIT", made
+    assert "CUDA_ERROR_INVALID_VALUE" in made["proof"], made
+    lines = plan_lines(machine)
+    assert "unset CUDA_FAKE_CONTEXT_LIMIT" in lines, lines
+    after = check_after(machine, lines)
+    assert "CD416" not in codes(after)
+    machine.env["CUDA_FAKE_CONTEXT_LIMIT"] = "50"
+    report = check(machine)
+    assert report["process"]["context"] == "ok" and "CD416" not in codes(report), report["process"]
 
 @pytest.mark.integration
 def test_under_deep_a_settings_warning_says_which_frameworks_ran_with_it(machine: Machine, tmp_path: Path) -> None:
@@ -424,6 +480,23 @@ def test_under_deep_a_settings_warning_says_which_frameworks_ran_with_it(machine
     assert deep["severity"] == "warning" and "under --deep PyTorch ran its first GPU steps in a child with it set" \
         in deep["proof"], deep
 
+
+@pytest.mark.integration
+def test_under_deep_a_cuda_settings_error_is_outweighed_where_every_framework_ran(machine: Machine,
+                                                                                  tmp_path: Path) -> None:
+    """CUDA_FORCE_PTX_JIT=1 is an error of CUDA's class by its row (torch's and JAX's first convolutions failed with it
+    on an H100); where --deep ran every framework's first GPU steps with it set (here torch's, stood in for), the
+    frameworks contradict it: a warning that says so. Plain check keeps the error."""
+    from tests.test_loading import TORCH_NOT_USING_CUDNN, torch_with_real_cudnn
+
+    site = torch_with_real_cudnn(machine, tmp_path)
+    (site / "torch" / "__init__.py").write_text(TORCH_NOT_USING_CUDNN)
+    machine.env["CUDA_FORCE_PTX_JIT"] = "1"
+    plain = finding(check(machine), "CD416")
+    assert plain["severity"] == "error", plain
+    deep = finding(machine.check_json("--deep"), "CD416")
+    assert deep["severity"] == "warning" and "under --deep PyTorch ran its first GPU steps in a child with it set" \
+        in deep["proof"], deep
 
 def test_a_name_a_letter_from_a_documented_one_is_a_warning_naming_it(machine: Machine, tmp_path: Path) -> None:
     """CUDA_VISBLE_DEVICES is read by nobody: every GPU stays visible. A name of the prefix far from any documented

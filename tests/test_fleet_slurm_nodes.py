@@ -71,3 +71,32 @@ def test_fleet_run_reaches_three_nodes_and_names_the_odd_one(three_nodes, machin
     text = machine.run("fleet", "run", "--slurm", "--deadline", "120", "--", "--nodes=3", timeout=180)
     assert "3 node(s): 3 report(s) read, 0 failed" in text.stdout
     assert f"• {ODD}: 9.14.0 at " in text.stdout and "gpu-a" not in text.stdout and "gpu-b" not in text.stdout
+
+
+def test_each_nodes_check_runs_in_the_folder_fleet_run_was_started_from(three_nodes, machine: Machine,  # type: ignore[no-untyped-def]
+                                                                       tmp_path: Path) -> None:
+    """srun's tasks start in srun's own working folder, and the child runner starts srun from "/": each node's check
+    ran in "/", not in the folder the user's jobs start in (its modules, a relative path in its variables). The
+    judge: a preloaded library writes each process's working folder (tests/fakes/parity_report.c)."""
+    import shutil
+
+    from tests.fakes.build import compile_library
+
+    slurm, usual, nvml = three_nodes
+    machine.env.update(slurm)
+    machine.add_library_path(nvml)
+    machine.add_library_path(usual)
+    project = tmp_path / "project"
+    project.mkdir()
+    judge = tmp_path / "libparity.so"
+    shutil.copy(compile_library("parity_report.c", "libparity.so"), judge)
+    report = tmp_path / "report.jsonl"
+    machine.env.update({"LD_PRELOAD": str(judge), "PARITY_REPORT": str(report)})
+    machine.cwd = project
+    result = machine.run("fleet", "run", "--slurm", "--json", "--deadline", "120", "--", "--nodes=3", timeout=180)
+    assert result.json["nodes"] == 3, result.stdout[-2000:]
+    lines = [json.loads(line) for line in report.read_text().splitlines()]
+    # each node's task (/bin/sh saying its name, then the check it becomes), as slurmd started it
+    nodes = [line for line in lines if line["argv"][:1] == ["/bin/sh"] and "cudnn-doctor-node" in line["argv"]]
+    assert len(nodes) == 3, [line["argv"][:4] for line in lines]
+    assert {line["cwd"] for line in nodes} == {str(project)}, [line["cwd"] for line in nodes]

@@ -181,7 +181,7 @@ def test_thousands_of_relative_entries_naming_nothing_leave_the_children_startab
     could start ('Argument list too long'), said as NVML failing (CD104, an error, with a driver's advice) and cuDNN
     crashing (CD309). Entries that name nothing are left out of the children's value (ld.so finds nothing there): no
     such error, and the probes answer."""
-    from cudnn_doctor.probes.library_jobs import child_environment
+    from cudnn_doctor.variables import MAX_ARG_STRLEN, child_environment
     from tests.test_process_env import gpu_machine
 
     gpu_machine(machine, tmp_path, gpus=1)
@@ -190,9 +190,13 @@ def test_thousands_of_relative_entries_naming_nothing_leave_the_children_startab
     said = [f for f in report["findings"] if "Argument list too long" in f["detail"]]
     assert not said and not {"CD104", "CD110", "CD309"} & {f["code"] for f in report["findings"]}, report["findings"]
     assert len(report["gpus"]) == 1, report["gpus"]  # NVML's child started and answered
-    here = Path.cwd()
-    child = child_environment({"LD_LIBRARY_PATH": f"lib-{os.getpid()}-none::/abs", "LD_PRELOAD": "x/none.so y.so"})
-    assert child == {"LD_LIBRARY_PATH": f"{here}:/abs", "LD_PRELOAD": "y.so"}, child
+    (tmp_path / "kept").mkdir()
+    many = ":".join(f"rel{n}/lib" for n in range(6000))
+    child = child_environment({"LD_LIBRARY_PATH": f"{many}:kept::/abs", "PYTHONPATH": many}, str(tmp_path))
+    assert child["LD_LIBRARY_PATH"] == f"{tmp_path / 'kept'}:{tmp_path}:/abs", child["LD_LIBRARY_PATH"][:200]
+    assert len(child["PYTHONPATH"]) < MAX_ARG_STRLEN, len(child["PYTHONPATH"])
+    # a short list made absolute whole, entries that name nothing too (as a program started here reads them)
+    assert child_environment({"LD_PRELOAD": "x/none.so y.so"}, "/w") == {"LD_PRELOAD": "/w/x/none.so y.so"}
 
 
 # --- the command's own sys.path under a PYTHONPATH of thousands of entries ----------------------------------------------

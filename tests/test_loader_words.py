@@ -159,6 +159,28 @@ def test_a_fifo_where_the_graph_library_is_named_never_opened(machine: Machine, 
     assert not codes(check_after(machine, lines)) & {"CD304", "CD307", "CD308", "CD309"}
 
 
+
+@pytest.mark.integration
+def test_a_device_where_the_graph_library_is_named_is_no_library(machine: Machine, tmp_path: Path) -> None:
+    """/dev/zero linked as libcudnn_graph.so.9 first on LD_LIBRARY_PATH (round seventeen's published GPU set): the
+    loader opens it, reads zeros where the ELF header goes ('invalid ELF header') and stops; nothing waits. The child
+    never opens a device (opening some acts), and says so in words the rules read as a file that is no library: CD308,
+    not a FIFO's wait (CD307 'waits', as before)."""
+    import os
+
+    torch_with_real_cudnn(machine, tmp_path)
+    folder = tmp_path / "device"
+    folder.mkdir()
+    os.symlink("/dev/zero", folder / "libcudnn_graph.so.9")
+    machine.add_library_path(folder)
+    report = machine.check_json()
+    broken = finding(report, "CD308")
+    assert "device file" in broken["detail"] and "waits" not in broken["detail"], broken
+    assert str(folder / "libcudnn_graph.so.9") in broken["detail"], broken
+    assert "CD307" not in codes(report)
+    lines = plan_lines(machine)
+    assert not codes(check_after(machine, lines)) & {"CD304", "CD307", "CD308", "CD309"}
+
 def test_a_refused_cuda_library_a_framework_holds_its_own_copy_of_is_a_warning(machine: Machine,
                                                                                tmp_path: Path) -> None:
     """The same refused libnvJitLink.so.13 first on LD_LIBRARY_PATH, where torch's wheels hold a libnvJitLink.so.13

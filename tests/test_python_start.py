@@ -173,3 +173,33 @@ def test_the_doctor_placed_outside_its_own_venv_says_which_variable_in_one_line(
         pytest.skip("every dependency of the doctor is in the base Python too")
     assert done.returncode == 2 and "Traceback" not in done.stderr and "internal error" not in done.stderr, done.stderr
     assert "PYTHONEXECUTABLE" in done.stderr and "unset PYTHONEXECUTABLE" in done.stderr, done.stderr
+
+
+def test_python_s_own_compiled_module_shadowed_in_the_working_folder_is_a_warning(machine: Machine,
+                                                                                   tmp_path: Path) -> None:
+    """A text file named `_ctypes<this Python's suffix>` in the working folder (round seventeen's published GPU set:
+    `import torch` then ends with "invalid ELF header"): the finder takes the working folder before lib-dynload, so
+    plain check names it (CD419, read: a warning --deep proves) and fix's PYTHONSAFEPATH=1 cures it, the real
+    interpreter the judge both ways. A copy tagged for another Python is passed over by the finder: nothing said."""
+    import importlib.machinery
+    import sys
+
+    _real_venv_torch(machine, tmp_path)
+    python = str(tmp_path / "venv" / "bin" / "python3")
+    other = f".cpython-3{sys.version_info[1] - 1}-x86_64-linux-gnu.so"
+    (Path(machine.cwd) / f"_json{other}").write_text("version https://git-lfs.github.com/spec/v1\n")
+    assert not [f for f in machine.check_json()["findings"] if f["code"] == "CD419"]
+    (Path(machine.cwd) / f"_ctypes{importlib.machinery.EXTENSION_SUFFIXES[0]}").write_text(
+        "version https://git-lfs.github.com/spec/v1\n")
+    broken = subprocess.run([python, "-c", "import ctypes"], cwd=machine.cwd, env=machine.env, capture_output=True,
+                            text=True, timeout=60)
+    assert "invalid ELF header" in broken.stderr or "file too short" in broken.stderr, broken.stderr
+    shadows = [f for f in machine.check_json()["findings"] if f["code"] == "CD419"]
+    assert [f["subject"] for f in shadows] == [str(Path(machine.cwd) / "_ctypes")], shadows
+    assert shadows[0]["severity"] == "warning" and shadows[0]["evidence"] == "read", shadows[0]
+    plan = machine.run("fix", "--json").json
+    lines = [line for a in plan["actions"] if a["kind"] == "env" for line in a["env"]["bash"]]
+    assert "export PYTHONSAFEPATH=1" in lines, plan["actions"]
+    cured = subprocess.run(["bash", "-c", "\n".join(lines) + "\nexec \"$0\" -c 'import ctypes; print(1)'", python],
+                           cwd=machine.cwd, env=machine.env, capture_output=True, text=True, timeout=60)
+    assert cured.stdout.strip() == "1", cured.stderr

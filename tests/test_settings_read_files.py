@@ -79,6 +79,46 @@ def test_an_errata_file_the_cudnn_frontend_cannot_parse(machine: Machine, tmp_pa
     assert "CD411" not in codes(check_after(machine, lines))
 
 
+def _sweep(operation: str) -> list[dict[str, object]]:
+    return [{"rule_id": f"{operation}_eng{n}", "operation": operation, "engine": n, "knob": [],
+             "cudnn_version_start": 8000, "cudnn_version_end": -1} for n in range(512)]
+
+
+@pytest.mark.parametrize(("rules", "words"), [
+    ([{"rule_id": "ConvFwd_eng12", "operation": "ConvFwd", "engine": "12", "knob": []}],
+     "type must be number, but is string"),
+    ([{"rule_id": "ConvFwd_eng12", "engine": 12}], "\"operation\" is missing"),
+    ([{"rule_id": "x", "operation": "ConvFwd", "engine": 3, "cudnn_version_end": "9.1"}], "cudnn_version_end"),
+    (_sweep("ConvFwd"), "unable to find an engine"),
+])
+def test_an_errata_file_the_frontend_reads_and_then_fails_every_convolution(machine: Machine, tmp_path: Path,
+                                                                            rules: list[object], words: str) -> None:
+    """Round eighteen's published GPU set (not blind): an errata rule whose engine is the string "12" (torch 2.11 and
+    JAX 0.11: '[json.exception.type_error.302] type must be number, but is string'), and a sheet blocking engines
+    0-511 of ConvFwd (both: no engine for the convolution) -- JSON the frontend parses, and then fails on while
+    checking every plan (cudnn_frontend_Errata.h check_rule). An error on that rule; the plan unsets it."""
+    import json
+
+    torch_here(machine, tmp_path)
+    errata = tmp_path / "errata.json"
+    errata.write_text(json.dumps({"version": 1, "rules": rules}))
+    machine.env["CUDNN_ERRATA_JSON_FILE"] = str(errata)
+    refused = finding(machine.check_json(), "CD411")
+    assert refused["severity"] == "error" and words in refused["detail"], refused
+    lines = plan_lines(machine)
+    assert "unset CUDNN_ERRATA_JSON_FILE" in lines
+    assert "CD411" not in codes(check_after(machine, lines))
+
+
+def test_an_errata_file_blocking_only_the_gradients_engines_is_no_error(machine: Machine, tmp_path: Path) -> None:
+    import json
+
+    torch_here(machine, tmp_path)
+    errata = tmp_path / "errata.json"
+    errata.write_text(json.dumps({"version": 1, "rules": _sweep("ConvBwdFilter")}))
+    machine.env["CUDNN_ERRATA_JSON_FILE"] = str(errata)
+    assert "CD411" not in codes(machine.check_json())
+
 def test_an_errata_fifo_is_named_and_never_opened(machine: Machine, tmp_path: Path) -> None:
     import os
 

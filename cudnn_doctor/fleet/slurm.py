@@ -89,9 +89,23 @@ def srun_argv(run: SlurmRun, folder: Path) -> list[str]:
     # (multiple-slurmd); each node first says its Slurm name on standard error, which names its report
     pattern = str(folder).replace("%", "%%")  # srun reads % in a file name as a pattern; %% is a %
     named = [f"--job-name={job_name(folder)}"] if _own_job(run.srun_options) else []
-    return [srun, "--ntasks-per-node=1", "--kill-on-bad-exit=0", *named, *run.srun_options,
+    return [srun, "--ntasks-per-node=1", "--kill-on-bad-exit=0", *named, *_working_folder(run.srun_options),
+            *run.srun_options,
             f"--output={pattern}/%n.json", f"--error={pattern}/%n.err", "/bin/sh", "-c", SAY_NODE_NAME,
             "cudnn-doctor-node", *run.check_command]
+
+
+def _working_folder(options: tuple[str, ...]) -> list[str]:
+    """--chdir=THIS FOLDER, unless OPTIONS give one (-D, --chdir): srun's tasks start in srun's own working folder
+    (srun(1) --chdir: "The default is to chdir to the current working directory of the srun process"), and the child
+    runner starts srun from "/", so each node's check ran in "/", not where the user's job runs (its working
+    folder's modules, a relative path in its variables)."""
+    if any(option in ("-D", "--chdir") or option.startswith(("-D", "--chdir=")) for option in options):
+        return []
+    try:
+        return [f"--chdir={os.getcwd()}"]
+    except OSError:  # removed under us: the nodes start where srun does
+        return []
 
 
 def job_name(folder: Path) -> str:

@@ -34,6 +34,15 @@ def rows() -> dict[str, dict[str, Any]]:
     return found
 
 
+def working_folder_paths() -> dict[str, str]:
+    """The data's variables whose reader resolves a relative value against the working folder -> how the value is read
+    (variables.child_environment): each row of kind "path" (a file or folder its reader opens: the kernel takes a
+    relative one from the working folder, openat(2) with AT_FDCWD), and XLA's flags (kind "xla_flags": its path
+    flags, or a file of flags)."""
+    return {name: "xla flags" if row.get("kind") == "xla_flags" else "path" for name, row in rows().items()
+            if row.get("kind") in ("path", "xla_flags")}
+
+
 NCCL_OWN_GRAMMARS = ("interfaces", "flag", "level", "debug", "names", "bitset")  # rules/multi_gpu.py judges NCCL's rows of these
 
 
@@ -110,6 +119,25 @@ def read_at_cuinit(env: dict[str, str]) -> list[str]:
     return [row["variable"] for row in load("process_env").get("setting", [])  # early in check: not NCCL's table
             if row.get("read_at_cuinit") and row["variable"] in env
             and (row["read_at_cuinit"] is True or env[row["variable"]] not in row.get("values", ()))]
+
+
+def read_at_context(env: dict[str, str]) -> list[str]:
+    """The variables of ENV of CUDA's own family (CUDA_*, less the toolkit's location and the images' labels) that
+    the data cannot vouch for: no row of its own, or a value its row's grammar refuses; and those a row says CUDA
+    reads as it makes a context (read_at_context: a user-triggered core dump's pipe), on. The driver reads some of its
+    variables where it makes a context, not in cuInit (CUDA_DEVICE_DEFAULT_PERSISTING_L2_CACHE_PERCENTAGE_LIMIT=250:
+    every context refused on an H100), so where one is set the probe makes one (_probe_jobs.probe_cuda_context)."""
+    known = rows()
+    out = []
+    for name in sorted(env):
+        family = family_of(name)
+        if family is None or family.get("framework") != "cuda":
+            continue
+        row = known.get(name)
+        if row is None or (row.get("kind") in ("bool", "enum", "integer", "float") and grammar_problem(row, env[name])) \
+                or (row.get("read_at_context") and env[name].strip() not in ("", "0")):
+            out.append(name)
+    return out[:16]
 
 
 def reader(name: str) -> str | None:

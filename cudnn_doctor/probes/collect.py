@@ -45,7 +45,7 @@ from cudnn_doctor.probes.loader import (
 )
 from cudnn_doctor.probes.platform import detect_platform, libcuda_target
 from cudnn_doctor.probes.process_env import (
-    CUDA_JOB,
+    cuda_job,
     early_reasons,
     read_process_view,
     reasons_to_ask_cuda,
@@ -82,7 +82,7 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     from cudnn_doctor.limits import hold_environment
 
     held_env = hold_environment(ctx.env)
-    early_cuda = ProbeBatch([CUDA_JOB], env=held_env) if ctx.prefix == "/" and early_reasons(ctx, deep) and (
+    early_cuda = ProbeBatch([cuda_job(ctx.env)], env=held_env) if ctx.prefix == "/" and early_reasons(ctx, deep) and (
         preload_entries(ctx.env) or may_load(ctx.layout.libcuda, ctx)) else None
     # Helper programs (ldconfig, each nvcc that must be asked) run side by side under one budget, through
     # the child runner: a hanging one costs the budget once, and none outlives check. ldconfig first: its
@@ -105,11 +105,11 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     # what a program started here gets from CUDA (cuInit, the GPUs left visible): asked beside NVML
     asked = reasons_to_ask_cuda(ctx, cache, always=deep)
     target = libcuda_target(ctx, cache)  # the soname, but under a prefix what only its cache or folders find
-    cuda_job = CUDA_JOB if target == CUDA_JOB.target else Job("cuda", target)
-    if early_cuda is not None and (not asked or cuda_job != CUDA_JOB):
+    cuda_question = cuda_job(ctx.env, target)
+    if early_cuda is not None and (not asked or cuda_question != cuda_job(ctx.env)):
         early_cuda.stop()
         early_cuda = None
-    cuda_batch = early_cuda or ProbeBatch([cuda_job] if asked else [], env=held_env)
+    cuda_batch = early_cuda or ProbeBatch([cuda_question] if asked else [], env=held_env)
     report = Report(tool=Tool("cudnn-doctor", __version__), host=replace(_host(), platform=detect_platform(ctx, cache)))
 
     for path in ctx.search_paths:
@@ -143,7 +143,7 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     frameworks = _guarded(bugs, "frameworks", lambda: detect_frameworks(ctx, project_dir), [])
     frameworks_done = time.perf_counter()
     # cuDNN as each framework's own loading code loads it, and as the loader by name gives it: children beside the rest
-    from cudnn_doctor.probes.library_jobs import child_environment, probe_timeout
+    from cudnn_doctor.probes.library_jobs import probe_timeout
 
     # (seconds on a GPU machine: cuDNN's libraries register their kernels as they load), so only where the
     # environment can change which copy loads (LD_PRELOAD, a cuDNN on LD_LIBRARY_PATH) or, below, where the files
@@ -159,7 +159,7 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
                             if name not in cuda_libraries)
 
     def start_loading() -> LoadChildren:
-        return LoadChildren(frameworks, child_environment(ctx.env), ctx, probe_timeout(),
+        return LoadChildren(frameworks, dict(ctx.env), ctx, probe_timeout(),
                             loader_too=bool(majors) and (ctx.prefix == "/" or "LD_LIBRARY_PATH" in ctx.env),
                             libraries=cuda_libraries)
 
@@ -224,10 +224,10 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
 
     nvml = nvml_batch.results()[NVML_JOB] if nvml_batch is not None else NVML_NOT_FOUND
     probed = time.perf_counter()
-    cuda = cuda_batch.results().get(cuda_job)
+    cuda = cuda_batch.results().get(cuda_question)
     if cuda is None and not nvml.values.get("ok") and resolve_like_loader(ctx.layout.libcuda, [], ctx, cache):
         asked = ["NVML did not answer"]  # the driver's release then comes from libcuda itself
-        cuda = run_jobs([cuda_job], env=held_env)[cuda_job]
+        cuda = run_jobs([cuda_question], env=held_env)[cuda_question]
     report.driver, report.gpus, report.nvml_error = read_driver(nvml, cuda)
     allreduce = None
     if deep and report.gpus:  # issue 42: the all-reduce starts now, beside the imports, over the GPUs CUDA lists
@@ -239,10 +239,10 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     if cuda is None and len({(g.name, g.compute_capability) for g in report.gpus}) > 1 \
             and "CUDA_DEVICE_ORDER" not in ctx.env and resolve_like_loader("libcuda.so.1", [], ctx, cache):
         asked = ["GPUs of different kinds: CUDA numbers them fastest first, nvidia-smi by PCI bus"]
-        cuda = run_jobs([CUDA_JOB], env=held_env)[CUDA_JOB]
+        cuda = run_jobs([cuda_question], env=held_env)[cuda_question]
     if cuda is None and _fabric_not_ready(nvml) and resolve_like_loader("libcuda.so.1", [], ctx, cache):
         asked = ["NVML reports the NVSwitch fabric not ready: only cuInit can say whether CUDA starts"]  # issue 42
-        cuda = run_jobs([cuda_job], env=held_env)[cuda_job]
+        cuda = run_jobs([cuda_question], env=held_env)[cuda_question]
     from_nvml = None
     visible_devices = ctx.env.get("CUDA_VISIBLE_DEVICES")
     if cuda is None and visible_devices is not None and resolve_like_loader("libcuda.so.1", [], ctx, cache):
@@ -251,11 +251,11 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
         from_nvml = visible_from_nvml(visible_devices, report.gpus, ctx.env)
         if from_nvml is None:
             asked = ["CUDA_VISIBLE_DEVICES is set, and NVML's GPUs alone cannot say what it leaves"]
-            cuda = run_jobs([cuda_job], env=held_env)[cuda_job]
+            cuda = run_jobs([cuda_question], env=held_env)[cuda_question]
     cuinit_held = None
     if cuda is not None and held_env is not ctx.env and cuda.loaded and cuda.values.get("cuInit") not in (0, None):
         # cuInit failed holding the descriptors: asked once more without them, the one difference
-        without = run_jobs([cuda_job], env=ctx.env)[cuda_job]
+        without = run_jobs([cuda_question], env=ctx.env)[cuda_question]
         if without.loaded and without.values.get("cuInit") == 0:
             from cudnn_doctor.probes.process_env import status_name
 

@@ -13,7 +13,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from cudnn_doctor.child import ChildBatch, ChildRequest, deadline_in, timeout_from_env
+from cudnn_doctor.child import PROGRAM_BOOT, ChildBatch, ChildRequest, deadline_in, timeout_from_env
 from cudnn_doctor.model import CudnnInstall, Framework
 from cudnn_doctor.operating_system import kernel_getcwd
 from cudnn_doctor.probes.context import interpreter_for
@@ -21,17 +21,16 @@ from cudnn_doctor.probes.xla_flags import flags_file
 
 CHILD = str(Path(__file__).resolve().parents[1] / "_deep_child.py")
 # python -c BOOT CHILD ARGS...: CHILD run as a script would be, without "" (the working folder) or CHILD's own folder
-# on sys.path; old syntax, any Python 3
-# PYTHONPATH's folders are off sys.path too while the child imports what it needs itself (a json.py there would stop
-# it), and back in their places, the modules it imported forgotten, before the framework's import (_deep_child.main)
-BOOT = ("import os, sys; _DOCTOR_AT_START = set(sys.modules); _DOCTOR_PATH = list(sys.path); "
-        "_DOCTOR_USER = [os.path.realpath(p) for p in os.environ.get('PYTHONPATH', '').split(os.pathsep) if p]; "
-        "sys.path[:] = [p for p in sys.path if p not in ('', '.') and os.path.realpath(p) not in _DOCTOR_USER]; "
-        "sys.argv = sys.argv[1:]; __file__ = sys.argv[0]; exec(compile(open(__file__, 'rb').read(), __file__, 'exec'))")
+# on sys.path, PYTHONPATH's folders off it too while the child imports what it needs itself (child.PROGRAM_BOOT)
+BOOT = PROGRAM_BOOT
 # the same, as `python -c` started in the user's working folder HERE is: Python's own choice of whether "" (that
 # folder) comes first on sys.path (not under PYTHONSAFEPATH, -I) is kept for the framework's import; the child's own
 # imports are made without it (probes/deep.py: only where that folder holds a module the framework imports)
 BOOT_HERE = "import os, sys; _DOCTOR_HERE = sys.path[:1] == ['']; os.chdir({here!r}); " + BOOT
+# every other framework child works in the user's working folder too (what the framework writes or reads there by
+# default: TunableOp's tunableop_results0.csv, XLA's ./cuda_sdk_lib, a core file), without that folder on sys.path;
+# one it cannot enter (removed, no search permission) leaves the child where it started, as nothing can be found there
+BOOT_IN = "import os, sys; os.path.isdir({here!r}) and os.access({here!r}, os.X_OK) and os.chdir({here!r}); " + BOOT
 DEFAULT_TIMEOUT_S = 180.0
 # the child's Python up (its site-packages and PYTHONPATH read, their sitecustomize and .pth files run) and saying so
 # on its answer channel: a second or two where they are large; one that hangs there is cut off at this, not at the
@@ -50,22 +49,22 @@ class DeepImports:
                  limits: tuple[tuple[str, str], ...] = (), timeout: float | None = None) -> None:
         """ENV: the children's environment (None: this one's); LIMITS: (ulimit option, value) set in them first, as
         a shell that sourced `ulimit -S OPTION VALUE` would have them."""
-        from cudnn_doctor.probes.library_jobs import child_environment
-
         self.timeout = timeout_from_env("CUDNN_DOCTOR_DEEP_TIMEOUT", DEFAULT_TIMEOUT_S)
         if timeout is not None:  # a caller's own bound (fix's and --deep's trials of the environment's parts)
             self.timeout = max(1.0, min(self.timeout, timeout))
-        # the children start from "/": LD_LIBRARY_PATH's relative and empty entries are the user's working folder
-        # and holding the descriptors a program started here inherits (they count against its open-files limit)
+        # the children start from "/" (the runner makes the working folder's relative paths absolute in their
+        # environment: child.started_environment), holding the descriptors a program started here inherits (they
+        # count against its open-files limit)
         from cudnn_doctor.limits import hold_environment
 
-        env = child_environment(os.environ if env is None else env)
+        env = dict(os.environ if env is None else env)
         if not any(option == "close" for option, _value in limits):  # a trial of a shell that closed them: none held
             env = dict(hold_environment(env))
         self.early: dict[int, dict[str, object]] = {}  # framework index -> its answer without a child
         self.index: dict[int, int] = {}  # framework index -> request index
         requests: list[ChildRequest] = []
         here = _working_folder(frameworks)
+        working = _here()
         for number, framework in enumerate(frameworks):
             if framework.name not in DEEP_FRAMEWORKS:
                 continue
@@ -81,10 +80,11 @@ class DeepImports:
                 continue
             self.index[number] = len(requests)
             # as a program of the user's starts: PYTHONPATH and the user's site-packages in force (they can shadow
-            # the installed framework, and that is what programs get), from "/" and without the working folder on
-            # sys.path; but where that folder holds a module the framework's import may reach (_working_folder), from
-            # there as `python -c` starts, the folder first where Python itself puts it
-            boot = BOOT_HERE.format(here=here[framework.name]) if framework.name in here else BOOT
+            # the installed framework, and that is what programs get), in the working folder (BOOT_IN) but without it
+            # on sys.path; where that folder holds a module the framework's import may reach (_working_folder), as
+            # `python -c` starts there, the folder first where Python itself puts it
+            boot = BOOT_HERE.format(here=here[framework.name]) if framework.name in here else \
+                BOOT_IN.format(here=working) if working else BOOT
             argv: tuple[str, ...] = (python, "-c", boot, CHILD, framework.name, site)
             if ("trap", "- CHLD") in limits:  # SIGCHLD's default again: a shell cannot reset a signal it found
                 # ignored when it started (as this child's would), so the child's Python does, before anything else
@@ -138,6 +138,10 @@ for option, value in zip(pairs[::2], pairs[1::2]):
         resource.setrlimit(number, (soft, resource.getrlimit(number)[1]))
     except (ValueError, OSError, KeyError, AttributeError):
         pass  # as the shell's line fails and the next one runs
+import signal
+for name in ("SIGPIPE", "SIGXFSZ"):  # this Python ignored them at its start, and exec keeps a signal ignored: the
+    if hasattr(signal, name):  # child gets them as the runner gives every child (subprocess's restore_signals)
+        signal.signal(getattr(signal, name), signal.SIG_DFL)
 os.execvp(argv[0], argv)
 """
 
@@ -184,6 +188,13 @@ def _working_folder(frameworks: list[Framework]) -> dict[str, str]:
         if held & (set(getattr(sys, "stdlib_module_names", ())) | set(_modules_in(site))):
             found[framework.name] = here
     return found
+
+
+def _here() -> str | None:
+    try:
+        return os.getcwd()
+    except OSError:  # removed under us: the child stays where the runner starts it
+        return None
 
 
 def _modules_in(folder: str) -> list[str]:

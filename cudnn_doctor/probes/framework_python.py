@@ -20,13 +20,13 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from cudnn_doctor import json_values
-from cudnn_doctor.child import ChildAnswer, ChildBatch, ChildRequest, deadline_in, file_names
+from cudnn_doctor.child import PROGRAM_BOOT, ChildAnswer, ChildBatch, ChildRequest, deadline_in, file_names
 
 CHILD = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "_python_child.py")
 # python -c BOOT CHILD REQUEST: CHILD run as the program `python -c` would be ("" first on sys.path, not CHILD's own
-# folder); old syntax, any Python 3
-BOOT = ("import sys; sys.argv = sys.argv[1:]; __file__ = sys.argv[0]; "
-        "exec(compile(open(__file__, 'rb').read(), __file__, 'exec'))")
+# folder: _python_child.py puts sys.path back once it has imported what it needs, which PYTHONPATH's folders cannot
+# shadow meanwhile: child.PROGRAM_BOOT)
+BOOT = PROGRAM_BOOT
 TIMEOUT_S = 10.0
 MAX_ANSWER_BYTES = 1 << 20  # a finder's answer is some kilobytes; more than this is not an answer of ours
 MAX_SAID_LINES = 64  # the first lines of each child's stderr kept (numpy's words)

@@ -18,7 +18,6 @@ from cudnn_doctor.child import (
     parallel_limit,
     timeout_from_env,
 )
-from cudnn_doctor.operating_system import kernel_getcwd
 
 if TYPE_CHECKING:  # the model's records are not needed: not before NVML's child has started
     from cudnn_doctor.model import LibraryProbe
@@ -89,7 +88,7 @@ class ProbeBatch:
 
 def _plan(jobs: list[Job], timeout: float, env: Mapping[str, str]) -> tuple[list[list[int]], list[ChildRequest], int]:
     """The job indices of each child, each child's request, and how many children run at once."""
-    child_env = child_environment(env)
+    child_env = dict(env)  # the runner makes the working folder's relative paths absolute (child.started_environment)
     parallel = parallel_limit()
     planned = _groups(jobs, parallel)
     requests = []
@@ -173,48 +172,6 @@ def _argv(job: Job) -> tuple[str, ...]:
     target = _target(job)
     extra = [folder] if job.kind == "nvml" and (folder := _module_folder("pynvml")) else []
     return job_child_argv(JOBS, job.kind, target, *extra)
-
-
-def child_environment(env: Mapping[str, str]) -> dict[str, str]:
-    """ENV with LD_LIBRARY_PATH's relative folders and LD_PRELOAD's relative paths made absolute: the child runs from
-    "/", and the loader must search the same folders, and preload the same files, as for a program started here. A
-    relative one that names nothing from the working folder (or the folder deleted) is left out: the loader finds
-    nothing there, and written out whole it only lengthened the child's environment past what exec takes (128 KiB a
-    variable: 6,000 relative entries that named nothing stopped every child, 'Argument list too long', said as NVML
-    failing); kept as written it would be read from "/" ('lib' is /lib there)."""
-    from cudnn_doctor.variables import loader_folders, split_preload
-
-    child = dict(env)
-    value = child.get("LD_LIBRARY_PATH")
-    if value and os.name != "nt":  # each folder as ld.so reads the list (';' splits it too; '' is the working folder)
-        folders = [_from_here(p) for p in loader_folders(value)]
-        child["LD_LIBRARY_PATH"] = ":".join(folder for folder in folders if folder is not None)
-    # LD_PRELOAD=lib/libcuda.so.1: an entry with a slash is a path, opened from the program's working folder (one
-    # without is a name the loader searches for, the same from anywhere); entries split as ld.so splits them
-    preload = child.get("LD_PRELOAD")
-    if preload and os.name != "nt":
-        entries = split_preload(preload)  # tokens left for the child's own ld.so, as in LD_LIBRARY_PATH
-        if any("/" in entry and not os.path.isabs(entry) for entry in entries):
-            paths = [_from_here(entry) if "/" in entry else entry for entry in entries]
-            child["LD_PRELOAD"] = " ".join(path for path in paths if path is not None)
-    return child
-
-
-def _from_here(entry: str) -> str | None:
-    """ENTRY as the same folder for a child started from "/": a relative one joined to the working folder as written
-    ('..' left for the kernel, which resolves it through links as ld.so's open does), None where nothing is there
-    (or the working folder was deleted: ld.so finds nothing there either); one that starts with $ORIGIN left for the
-    child's own ld.so to expand (the child is the program whose origin it names)."""
-    import re
-
-    if os.path.isabs(entry) or re.match(r"\$(\{ORIGIN\}|ORIGIN(?![A-Za-z0-9_]))", entry):
-        return entry
-    try:
-        here = kernel_getcwd()
-    except OSError:  # the working folder was removed: ld.so finds nothing there either
-        return None
-    path = os.path.join(here, entry) if entry else here
-    return path if os.path.lexists(path) else None
 
 
 def _library_probe(job: Job, answer: ChildAnswer, timeout: float) -> LibraryProbe:

@@ -213,9 +213,17 @@ class AllReduceRun:
         site = str(framework.details.get("site_packages") or "")
         python = interpreter_for(site) if site else None
         self.error = None if python else f"no Python interpreter found for {site or framework.location}"
+        from cudnn_doctor.probes.deep import BOOT
+
+        try:
+            here = os.getcwd()
+        except OSError:  # removed under us: the ranks stay where the runner starts the launcher
+            here = ""
+        # the launcher is the doctor's own code (isolated); each rank imports torch as a program of the user's does
+        # (PYTHONPATH, the user's site-packages, the working folder: deep.BOOT, as the framework child is started)
         requests = [] if python is None else [ChildRequest(
             (python, "-I", CHILD, "launch", str(world), str(ALLREDUCE_MIB), str(ALLREDUCE_ITERATIONS),
-             f"{max(1.0, self.timeout - 5):g}", site), None, self.timeout, "the NCCL all-reduce")]
+             f"{max(1.0, self.timeout - 5):g}", site, here, BOOT), None, self.timeout, "the NCCL all-reduce")]
         self.batch = ChildBatch(requests, deadline=deadline_in(self.timeout), parallel=1)
 
     def result(self, pairs: list[GpuPair]) -> AllReduce:

@@ -42,6 +42,30 @@ from cudnn_doctor.variables import preload_entries
 from cudnn_doctor.versions import ascii_digits, decode_cuda, release_in_file_name, version_tuple
 
 CUDA_JOB = Job("cuda", "libcuda.so.1")  # dlopen'd by soname, as every CUDA program opens it
+
+
+def context_variables(env: dict[str, str]) -> list[str]:
+    """CUDA's variables set in ENV that the data cannot vouch for (knowledge.environment.read_at_context)."""
+    from cudnn_doctor.knowledge.environment import read_at_context
+
+    return read_at_context(env)
+
+
+def _context_said(said: object) -> str | None:
+    """The probe's "context" answer in words: "ok", or "STEP: CUDA_ERROR_NAME (CUDA's text)"; None where not made."""
+    if not isinstance(said, dict):
+        return None
+    if said.get("status") == 0:
+        return "ok"
+    name = said.get("name") if isinstance(said.get("name"), str) else f"CUDA error {said.get('status')}"
+    text = f" ({said['text']})" if isinstance(said.get("text"), str) and said.get("text") != name else ""
+    return f"{said.get('step')}: {name}{text}"[:300]
+
+
+def cuda_job(env: dict[str, str], target: str = CUDA_JOB.target) -> Job:
+    """The question for CUDA's child: cuInit and the GPUs, and a first context where a CUDA variable set here is one
+    the data cannot vouch for (_probe_jobs.probe_cuda_context)."""
+    return Job("cuda_context" if context_variables(env) else "cuda", target)
 KERNEL_VERSION_FILE = "/proc/driver/nvidia/version"
 LIMITS = ("RLIMIT_AS", "RLIMIT_NOFILE", "RLIMIT_MEMLOCK", "RLIMIT_STACK", "RLIMIT_CPU", "RLIMIT_NPROC", "RLIMIT_DATA",
           # read and reported (process.limits), never judged: nothing was seen to fail under them (round ten: a
@@ -71,6 +95,8 @@ def early_reasons(ctx: SearchContext, always: bool = False) -> list[str]:
     from cudnn_doctor.knowledge.environment import read_at_cuinit
 
     reasons += [f"{name} is set, and CUDA reads it at cuInit" for name in read_at_cuinit(ctx.env)]
+    reasons += [f"{name} is set, and CUDA may read it where it makes a context (no row of the data vouches for "
+                "its value): a context is made" for name in context_variables(ctx.env)]
     if always:
         reasons.append("--deep")
     return reasons
@@ -441,6 +467,7 @@ def _stray_modules(entries: list[str], framework: Framework, site: str) -> list[
         wanted = {m for m in set(IMPORTED.get(framework.name, ())) & singles if m not in SINGLE_FILE_MODULES or (
             site and os.path.exists(os.path.join(site, m + ".py")))}
         stdlib_here = (singles | packages) & stdlib
+        wanted |= _standard_extensions(names, site)  # Python's own compiled modules: PYTHONPATH precedes lib-dynload
         if stdlib_here:
             from cudnn_doctor.probes.python_start import imported_at_start
 
@@ -448,6 +475,44 @@ def _stray_modules(entries: list[str], framework: Framework, site: str) -> list[
             wanted |= stdlib_here & started
         found += [(entry, module, framework.name, "PYTHONPATH") for module in sorted(wanted)]
     return found[:16]
+
+
+def _extension_suffixes(site: str) -> tuple[str, ...]:
+    """The file suffixes under which the Python of SITE (lib/python3.X/site-packages) imports a compiled module, as
+    its importlib.machinery.EXTENSION_SUFFIXES lists them: this interpreter's own list where it is that version, else
+    CPython's pattern on Linux (".cpython-3X-<multiarch>.so", ".abi3.so", ".so"). A file tagged for another Python
+    or platform is passed over by its finder: no shadow."""
+    import importlib.machinery
+    import platform
+    import re
+    import sys
+
+    found = re.search(r"python3\.(\d+)(t?)", site)
+    if found is None or (int(found.group(1)), found.group(2)) == (sys.version_info[1], "t" if getattr(
+            sys, "_is_gil_enabled", lambda: True)() is False else ""):
+        return tuple(importlib.machinery.EXTENSION_SUFFIXES)
+    from cudnn_doctor.probes.context import TRIPLETS
+
+    machine = platform.machine()
+    return (f".cpython-3{found.group(1)}{found.group(2)}-{TRIPLETS.get(machine, machine + '-linux-gnu')}.so",
+            ".abi3.so", ".so")
+
+
+def _standard_extensions(names: list[str], site: str) -> set[str]:
+    """The modules of Python's own library that NAMES (a folder's files) hold as compiled modules the Python of SITE
+    would import (a `_ctypes.cpython-312-x86_64-linux-gnu.so`: ctypes imports it with no fallback, so a text or
+    foreign file of that name ends `import torch` with 'invalid ELF header'). Built into the interpreter, a module is
+    found before any folder: only those the doctor's Python does not build in are named."""
+    import sys
+
+    stdlib = set(getattr(sys, "stdlib_module_names", ())) - set(sys.builtin_module_names)
+    suffixes = _extension_suffixes(site)
+    found = set()
+    for name in names:
+        suffix = next((s for s in suffixes if name.endswith(s)), None)
+        if suffix is not None and name[:-len(suffix)] in stdlib:
+            found.add(name[:-len(suffix)])
+    return found
 
 
 def _safe_path(env: dict[str, str], framework: Framework) -> bool:
@@ -476,11 +541,15 @@ def _working_folder_shadows(cwd: str | None, frameworks: list[Framework]) -> lis
         n for n in names if os.path.isfile(os.path.join(cwd, n, "__init__.py"))}
     found: list[tuple[str, ...]] = []
     for framework in python:
-        wanted = (*SHADOWED[framework.name], *IMPORTED.get(framework.name, ()), *STDLIB_AT_START)
+        site = str(framework.details.get("site_packages") or "")
+        # Python's own compiled modules (lib-dynload) of the names a file here carries, for the suffixes this
+        # framework's Python imports: the working folder comes before lib-dynload on sys.path
+        modules |= _standard_extensions(names, site)
+        wanted = (*SHADOWED[framework.name], *IMPORTED.get(framework.name, ()), *STDLIB_AT_START,
+                  *_standard_extensions(names, site))
         if modules - set(wanted):  # and what the framework's own __init__.py imports, read from its installed file
             from cudnn_doctor.probes.python_start import imported_at_start
 
-            site = str(framework.details.get("site_packages") or "")
             wanted += tuple(imported_at_start(os.path.join(site, framework.name, "__init__.py")) - {framework.name})
         for module in sorted(modules):
             if module in wanted:
@@ -545,6 +614,8 @@ def read_process_view(ctx: SearchContext, answer: LibraryProbe | None, gpus: lis
         cuda_driver_version=decode_cuda(values.get("cuDriverGetVersion")),
         cuinit=values.get("cuInit") if isinstance(values.get("cuInit"), int) else None,
         cuinit_name=values.get("cuInit_name") or status_name(values.get("cuInit")),
+        context=_context_said(values.get("context")),
+        context_variables=tuple(context_variables(ctx.env)) if isinstance(values.get("context"), dict) else (),
         load_error=answer.error if answer is not None and not answer.loaded else None,
         probe_failure=(answer.error or "ended without an answer") if answer is not None and (
             answer.crashed or answer.timed_out) and not (answer.error or "").startswith("not started") else None,

@@ -286,12 +286,69 @@ def content_problem(path: str, content: str) -> str | None:
     # trailing comma, no NaN), what follows that value left unread
     try:
         text = data.decode("utf-8-sig")
-        json.JSONDecoder(parse_constant=constant).raw_decode(text, len(text) - len(text.lstrip(" \t\n\r")))
+        value, _end = json.JSONDecoder(parse_constant=constant).raw_decode(text, len(text) - len(text.lstrip(" \t\n\r")))
     except UnicodeDecodeError as error:
         return f"{CONTENT}it is not UTF-8 text (byte {error.start})"
     except ValueError as error:
         return f"{CONTENT}it is not JSON ({error})"
+    if content == "cudnn_errata":
+        problem = errata_problem(value)
+        return f"{CONTENT}{problem}" if problem else None
     return None
+
+
+ERRATA_TYPES = (("operation", str, "string"), ("engine", (int, float), "number"),
+                ("cudnn_version_start", (int, float), "number"), ("cudnn_version_end", (int, float), "number"))
+ERRATA_EVERY_ENGINE = 256  # engine ids 0..255 of one operation blocked, whatever the knobs: no engine of it is left
+
+
+def errata_problem(value: object) -> str | None:
+    """What the cuDNN frontend makes of an errata sheet VALUE (parsed JSON) as it checks each execution plan
+    (cudnn_frontend_Errata.h check_errata -> check_rule, every rule of "rules" for every plan): a rule whose
+    "operation" is not a string or whose "engine" (or cudnn_version_start/end) is not a number makes nlohmann::json
+    throw type_error.302 for every plan, so every cuDNN operation fails; a sheet blocking every engine id of the
+    forward convolution (0..255, no knob, no version bound that ends) leaves it no engine. In words; None where
+    neither."""
+    rules = value.get("rules") if isinstance(value, dict) else None
+    if not isinstance(rules, list):
+        return None
+    blocked: dict[str, set[int]] = {}
+    for index, rule in enumerate(rules[:100000]):
+        if not isinstance(rule, dict):
+            return (f"rule {index + 1} of \"rules\" is a {type(rule).__name__}, not an object: the cuDNN frontend "
+                    "reads its \"operation\" while checking every plan and throws ('[json.exception.type_error.305]'), "
+                    "so every cuDNN operation fails")
+        for key, kinds, word in ERRATA_TYPES:
+            if key not in rule and key.startswith("cudnn_version"):
+                continue
+            found = rule.get(key)
+            if not isinstance(found, kinds) or isinstance(found, bool):
+                shown = "missing" if key not in rule else f"{json_type(found)} {str(found)[:40]!r}" if found is not None \
+                    else "null"
+                return (f"rule {index + 1}'s \"{key}\" is {shown}, and the cuDNN frontend reads it as a {word} while "
+                        f"checking every execution plan: it throws ('[json.exception.type_error.302] type must be "
+                        f"{word}, but is {json_type(found)}'), so every cuDNN operation fails")
+        if not rule.get("knob") and rule.get("cudnn_version_end", -1) == -1 and isinstance(rule["engine"], int):
+            blocked.setdefault(str(rule["operation"]), set()).add(int(rule["engine"]))
+    for operation, engines in sorted(blocked.items()):
+        # the forward convolution: every program's convolutions run it (the gradients' operations run only where a
+        # program trains: blocking those all left torch's and JAX's inference working on an H100)
+        if operation == "ConvFwd" and set(range(ERRATA_EVERY_ENGINE)) <= engines:
+            return (f"it blocks engines 0-{max(engines)} of {operation} with no knob and no end: every engine cuDNN "
+                    f"has for {operation} is filtered out, so that operation finds none ('unable to find an engine')")
+    return None
+
+
+def json_type(value: object) -> str:
+    """nlohmann::json's name for the type of VALUE (as its type_error texts say it)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    names: dict[type, str] = {str: "string", list: "array", dict: "object"}
+    return names.get(type(value), type(value).__name__)
 
 
 def _folder_problem(folder: str, writable: bool, named: str) -> str | None:

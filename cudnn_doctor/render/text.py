@@ -320,6 +320,8 @@ def _program_view_lines(report: Report, verbose: bool) -> list[str]:
                        "differ from the driver's; --deep asks)")] if verbose else []
     status = view.cuinit_name or f"status {view.cuinit}"
     line = f"a program started here: cuInit {status} from {view.libcuda or 'libcuda.so.1'}{seen}"
+    if view.context is not None:  # made because a CUDA variable no row vouches for is set (probe_cuda_context)
+        line += f"; first context on its first GPU: {view.context}"
     if verbose and view.asked_because:
         line += f" (asked: {'; '.join(view.asked_because)})"
     return [escape(line)]

@@ -688,7 +688,10 @@ def settings(report: Report) -> list[Finding]:
     if not view.settings:
         return findings
     known = environment.rows()
+    refused = set(view.context_variables) if view.context not in (None, "ok") else set()
     for variable, given in view.settings.items():
+        if variable in refused and len(refused) == 1:
+            continue  # CUDA itself refused the context with it (context_refused): seen, said there
         start = len(findings)
         _judge_variable(report, view, known, variable, given, findings)
         findings[start:] = [when_used(made, variable, report) for made in findings[start:]]
@@ -903,6 +906,12 @@ def _refused(row: dict[str, Any], variable: str, value: str, why: str, present: 
                        consequence=consequence + DEEP_PROVES, effect=row["effect"],
                        fix_value=_corrected(row, value, report))
         return replace(made, severity="warning")
+    if refuses and present and row["framework"] in environment.CUDA_LIBRARY_READERS:
+        # CUDA's (cuDNN's, cuBLAS's) own setting: every framework's GPU work is hit, the class --deep's cure names too
+        # (knowledge.environment.cure_code), on the data's rule (its source, its proof where one is named)
+        return finding("CD416", subject=variable, refs=(row["source"],), proof=row.get("proof"), variable=variable,
+                       value=_shown(value), effect=f"{why}; every program's CUDA {consequence} ({row['effect']})",
+                       fix_value=_corrected(row, value, report))
     if refuses and present:
         return finding("CD411", subject=variable, refs=(row["source"],), variable=variable, value=_shown(value), why=why,
                        framework=_display(row["framework"]), consequence=consequence, effect=row["effect"],
@@ -2193,9 +2202,39 @@ def _cure_code(cure: Any) -> str:
     return environment.cure_code(cure.variable or "")
 
 
+def context_refused(report: Report) -> list[Finding]:
+    """The first context a program's first CUDA work makes (primary context, 1 MiB allocated, synchronized), refused
+    by CUDA itself in a child with this environment (_probe_jobs.probe_cuda_context: made only where a CUDA variable
+    set here is one no row of the data vouches for). CD416, seen: every CUDA program's first GPU call fails here. One
+    such variable: it is named, and the plan unsets it; several: named together, and --deep (which unsets each alone
+    and runs the frameworks) names the one."""
+    view = report.process
+    if view is None or not view.context or view.context == "ok" or not view.context_variables:
+        return []
+    names = view.context_variables
+    one = names[0] if len(names) == 1 else None
+    said = (f"seen: CUDA refused it in a child started with this environment ({view.context}), as the first GPU call of "
+            "torch, JAX or any CUDA program makes it")
+    effect = (f"CUDA refuses the first context on the first visible GPU ({view.context}), so every program's first GPU "
+              "call fails here (torch: a CUDA error; JAX: no CUDA device)")
+    if one is not None:
+        effect += f"; {one} is the one CUDA variable set here that no row of the data vouches for"
+    else:
+        effect += (f"; the CUDA variables set here that no row of the data vouches for are {', '.join(names)}: "
+                   "`cudnn-doctor check --deep` unsets each alone and names the one")
+    return [finding("CD416", subject=one or ", ".join(names), evidence="seen", proof=said,
+                    variable=one or ", ".join(names), value=_shown(view.settings.get(one, "")) if one else "(several)",
+                    effect=effect)]
+
+
 RULES = (driver_library, nvml_library, visibility, torch_count, device_order, memory_held, limits, preloaded_cudnn, preloaded_cudnn_sublibrary, hook_preloaded_cudnn,
-         loaded_sublibraries, observed_loads, settings, jax_ptxas, environment_cure, preloaded_cuda,
+         loaded_sublibraries, observed_loads, settings, context_refused, jax_ptxas, environment_cure, preloaded_cuda,
          python_shadows, broken_cuda, cxx_runtime, python_refused, cpu_kernels, cuda_libraries)
+
+# errors of a setting that name no framework of their own (CUDA's, cuDNN's, cuBLAS's settings: CD416): every
+# framework's GPU work run under --deep with it set outweighs them
+SETTING_ERRORS = ("CD416",)
+CUDA_READERS_SHOWN = ("CUDA", "cuDNN", "cuBLAS", "cuda", "cudnn", "cublas")
 
 # errors that stop every program in this environment (no framework named): a framework's failure under --deep is
 # their evidence
@@ -2350,6 +2389,16 @@ def _ran_outweighs(report: Report, findings: list[Finding]) -> list[Finding]:
             continue
         about = [part.strip() for part in str(f.values.get("framework", "")).split(",") if part.strip()]
         names = {name for name in ran for part in about if part in (name, _display(name))}
+        view = report.process
+        if every_ran and f.severity == "error" and f.code in SETTING_ERRORS and view is not None and \
+                f.subject in view.settings and all(part in CUDA_READERS_SHOWN for part in about):
+            # a CUDA setting said to break every framework's GPU work (CD416), while every framework did that work
+            # with it set: contradicted by the frameworks themselves
+            shown = ", ".join(_display(x.name) for x in asked)
+            out.append(replace(f, severity="warning", proof=(f.proof + "; " if f.proof else "") +
+                               f"but under --deep {shown} ran its first GPU steps in a child with it set: a program "
+                               "whose first work differs may still fail"))
+            continue
         if f.severity == "error" and about and len(names) == len(about) and f.code not in AFFECTS_EVERY_PROGRAM:
             shown = ", ".join(_display(name) for name in sorted(names))
             f = replace(f, severity="warning", proof=(f.proof + "; " if f.proof else "") +

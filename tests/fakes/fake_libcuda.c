@@ -8,7 +8,11 @@
    link stub, whose cuDriverGetVersion fails too; 803: a user-space driver of another release than the kernel
    module). FAKE_CUDA_MISBEHAVE makes cuInit crash (1: SIGSEGV), end the process (2: exit(0)) or never return (3), as
    a driver whose GPU fell off the bus, or a broken user-space driver in a container, does; or close every descriptor
-   from 3 up and then work (4): the program's own files, pipes and sockets are gone. */
+   from 3 up and then work (4): the program's own files, pipes and sockets are gone. A primary context is made
+   (cuDevicePrimaryCtxRetain) as the real one makes it, unless CUDA_FAKE_CONTEXT_LIMIT (a variable of this driver's
+   own that no data row knows, as the real driver reads variables nobody wrote down) is above 100: then
+   CUDA_ERROR_INVALID_VALUE, as the real driver 580 was seen to refuse every context with
+   CUDA_DEVICE_DEFAULT_PERSISTING_L2_CACHE_PERCENTAGE_LIMIT=250 (benchmarks/held_out/round17, s17-cuda-l2-*). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,6 +159,7 @@ int cuInit(unsigned int flags) {
 int cuGetErrorName(int status, const char **name) {
     switch (status) {
     case 0: *name = "CUDA_SUCCESS"; return 0;
+    case 1: *name = "CUDA_ERROR_INVALID_VALUE"; return 0;
     case 2: *name = "CUDA_ERROR_OUT_OF_MEMORY"; return 0;
     case 100: *name = "CUDA_ERROR_NO_DEVICE"; return 0;
     case 101: *name = "CUDA_ERROR_INVALID_DEVICE"; return 0;
@@ -190,3 +195,15 @@ int cuDeviceGetAttribute(int *value, int attribute, int device) {
     if (attribute == 76) { *value = FAKE_CC_MINOR; return 0; }
     return 1;
 }
+static int contexts;
+int cuDevicePrimaryCtxRetain(void **context, int device) {
+    const char *limit = getenv("CUDA_FAKE_CONTEXT_LIMIT");
+    if (device < 0 || device >= FAKE_CUDA_DEVICES) return 101;
+    if (limit && atoi(limit) > 100) return 1; /* CUDA_ERROR_INVALID_VALUE */
+    contexts++; *context = (void *)&contexts; return 0;
+}
+int cuCtxSetCurrent(void *context) { return context == (void *)&contexts || !context ? 0 : 201; }
+int cuMemAlloc_v2(unsigned long long *pointer, size_t size) { *pointer = 0x10000; return size ? 0 : 1; }
+int cuMemFree_v2(unsigned long long pointer) { return pointer ? 0 : 1; }
+int cuCtxSynchronize(void) { return contexts ? 0 : 201; /* CUDA_ERROR_INVALID_CONTEXT */ }
+int cuDevicePrimaryCtxRelease_v2(int device) { (void)device; if (contexts) contexts--; return 0; }
