@@ -8,7 +8,8 @@ each broken on purpose as a user's machine or a hostile file would break it:
    garbage or forged answer lines, killed at any instant, exiting early, hanging, leaving a daemon, closing every
    descriptor, flooding its standard error;
 3. job child: _job_child.py started without its arguments or with hostile ones;
-4. preload paths: LD_PRELOAD's relative entries (made absolute for the children) 120 KB long, thousands of entries,
+4. preload paths: LD_PRELOAD's and LD_LIBRARY_PATH's relative entries (made absolute for the children) 120 KB long,
+   thousands of entries (naming nothing),
    with newlines and tabs, climbing out (../../etc/passwd), a folder, $ORIGIN; with the working folder deleted under
    the doctor (a FIFO there is left out: ld.so opens it before the doctor's own Python starts, as for any program);
 5. working folder: modules shadowed there that are FIFOs, devices, link loops; thousands of files; names that are not
@@ -29,7 +30,8 @@ each broken on purpose as a user's machine or a hostile file would break it:
 A case holds when each command it runs ends within its ceiling of time (60 s unless said) and of memory (1 GiB of
 resident memory, the largest process of its tree), with no internal error (exit 3, a traceback), an exit code of
 those its contract gives, one JSON object (its exit_code the process's) where --json, a clear line where not, no
-false error about a file that is whole, and nothing written into the user's folders (the case's folder is compared
+false error about a file that is whole, no child of the doctor's that could not be started ('Argument list too long':
+what a program started here does not meet), and nothing written into the user's folders (the case's folder is compared
 before and after, the doctor's cache and Python's own bytecode caches left out).
 
 Usage: python benchmarks/redteam_r22.py [--package DIR] [--only TEXT] [--list]
@@ -212,6 +214,8 @@ def check_case(setup: Callable[[Path], tuple[Machine, Callable[[dict], None] | N
         done = doctor(["check", "--json", *args], machine.env, machine.cwd, ceiling,
                       during=during(tmp) if during else None)
         report = held(done, True, codes)
+        if "Argument list too long" in json.dumps(report):  # what a program started here would not meet
+            raise Broken("the doctor's children could not be started: 'Argument list too long'")
         if judge is not None:
             judge(report)
         if os.path.isdir(tmp):
@@ -584,6 +588,30 @@ def jax_module_case(make: Callable[[Path], None]) -> Callable[[Path], None]:
     return check_case(setup)
 
 
+def hostile_site_case(tmp: Path) -> None:
+    """The whole environment in a folder named with a newline, a tab, a backslash, a terminal escape and $(...): the
+    loading child's answer (its fields escaped) names the cut library as it is, and fix's lines, read by bash, run
+    nothing the name holds."""
+    folder = tmp / "we\nird\tdir\\x \x1b[2J $(touch P)"
+    folder.mkdir()
+    machine, site = torch_machine(folder)
+    cut_in_half(site / LT)
+    wrapper = folder / "venv" / "bin" / "python3"  # the environment's python3 a program (a sh script of the
+    wrapper.write_text(f"#!{sys.executable} -S\nimport os, sys\nos.environ['PYTHONPATH'] = {str(site)!r}\n"  # tests'
+                       f"os.execv({sys.executable!r}, [{sys.executable!r}, *sys.argv[1:]])\n")  # cannot hold it)
+    report = held(doctor(["check", "--json"], machine.env, machine.cwd), True, (0, 1))
+    if not [f for f in report["findings"] if f.get("subject") == str(site / LT)]:
+        raise Broken("the cut library in a folder of that name was not named as it is")
+    done = doctor(["fix"], machine.env, machine.cwd)
+    held(done, False, (0, 1))
+    for line in done.stdout.decode("utf-8", "surrogateescape").split("\n"):
+        if "touch" in line and not line.strip().startswith(("why:", "#", "tried:", "Plan for", "Not cured")):
+            subprocess.run(["bash", "--norc", "-c", "args() { :; }; args " + line.strip()], cwd=tmp,
+                           capture_output=True, timeout=30, env={"PATH": "/usr/bin:/bin"})
+    if (tmp / "P").exists() or (folder / "P").exists():
+        raise Broken("a line of fix ran a command the folder's name holds")
+
+
 # --- 3. the job child ----------------------------------------------------------------------------------------------
 
 JOB_ARGS = {
@@ -655,7 +683,17 @@ PRELOADS: dict[str, Callable[[Path], str]] = {
     "an entry of 8 KiB": lambda cwd: "d/" + "x" * 8192 + ".so",
     "bytes not UTF-8": lambda cwd: os.fsdecode(b"lib/\xff\xfe.so"),
     "colons and spaces only": lambda cwd: " : :: ",
+    "3,000 relative entries naming nothing": lambda cwd: " ".join(f"x{n}/lib/libnothing.so" for n in range(3000)),
 }
+
+
+def relative_folders_case(count: int) -> Callable[[Path], None]:
+    """COUNT relative LD_LIBRARY_PATH entries that name no folder (a program starts with them)."""
+    def setup(tmp: Path) -> tuple[Machine, Callable[[dict], None] | None]:
+        machine = plain_machine(tmp)
+        machine.env["LD_LIBRARY_PATH"] += ":" + ":".join(f"rel{n}/lib" for n in range(count))
+        return machine, None
+    return check_case(setup)
 
 
 def long_folder_case(tmp: Path) -> None:
@@ -998,6 +1036,8 @@ def cases() -> dict[str, tuple[str, Callable[[Path], None]]]:
         found[f"module file: {name}"] = ("loading child", module_file_case(spoil))
     for name, make in JAX_MODULES.items():
         found[f"JAX's nvidia/cu13/__init__.py {name}"] = ("loading child", jax_module_case(make))
+    found["the environment in a folder named with a newline, a tab, an escape and $(...)"] = (
+        "loading child", hostile_site_case)
     for name, version in SHELL_NAMES.items():
         found[f"a wheel's dist-info named with {name}"] = ("loading child", dist_info_case(version))
     found["working folder 3,900 characters deep, 8,000 relative entries"] = ("preload paths", long_folder_case)
@@ -1013,6 +1053,9 @@ def cases() -> dict[str, tuple[str, Callable[[Path], None]]]:
         found[f"a bind mount of {where}"] = ("working folder", mount_case(where))
     for name, value in PRELOADS.items():
         found[f"LD_PRELOAD: {name}"] = ("preload paths", preload_case(value))
+    for count in (2000, 6000):
+        found[f"LD_LIBRARY_PATH: {count:,} relative entries naming nothing"] = (
+            "preload paths", relative_folders_case(count))
     found["LD_PRELOAD relative, the working folder deleted"] = (
         "preload paths", preload_case(lambda cwd: "lib/libx.so ./y.so", deleted=True))
     for name, make in WORKING_FOLDERS.items():

@@ -374,29 +374,46 @@ def child_environment(env: Mapping[str, str], here: str | None = None) -> dict[s
     if os.name == "nt" or not any(child.get(name) for name in kinds):
         return child
     if here is None:
-        from cudnn_doctor.operating_system import kernel_getcwd
+        from cudnn_doctor.operating_system import GONE_FOLDER, kernel_getcwd
 
         try:
             here = kernel_getcwd()  # the kernel's answer: a deleted working folder is gone (r22), not its old name
-        except OSError:
-            return child
+        except OSError:  # joined to a folder that does not exist: a relative entry names nothing, as in the deleted
+            here = GONE_FOLDER  # folder (left as written, the child read it from "/": 'lib' is /lib there)
     for name, kind in kinds.items():
         value = child.get(name)
         if value:
             child[name] = _absolute_value(kind, value, here)
+            if len(name) + 1 + len(child[name].encode("utf-8", "surrogateescape")) >= MAX_ARG_STRLEN and \
+                    kind in ("loader list", "preload", "search list"):
+                child[name] = _absolute_value(kind, value, here, only_there=True)
     return child
 
 
-def _absolute_value(kind: str, value: str, here: str) -> str:
+# what exec(2) takes for one NAME=VALUE string (Linux's MAX_ARG_STRLEN, 32 pages): a variable made longer than this
+# stops every child ("Argument list too long"); 6,000 relative LD_LIBRARY_PATH entries that name nothing (60 kB, with
+# which any program starts) made absolute were more, and every probe said NVML failed (CD104) and cuDNN crashed (r22)
+MAX_ARG_STRLEN = 32 * 4096
+
+
+def _absolute_value(kind: str, value: str, here: str, only_there: bool = False) -> str:
+    """VALUE (of KIND) with its relative paths made absolute against HERE; ONLY_THERE (a list made too long for exec):
+    its relative entries that name nothing there left out (the reader finds nothing in them either)."""
+    def there(entry: str, absolute: str) -> bool:
+        return not only_there or absolute == entry or os.path.lexists(absolute)
+
     if kind == "loader list":
-        return ":".join(_from(here, entry, loader=True) for entry in loader_folders(value))
+        pairs = [(entry, _from(here, entry, loader=True)) for entry in loader_folders(value)]
+        return ":".join(absolute for entry, absolute in pairs if there(entry, absolute))
     if kind == "preload":
         entries = split_preload(value)
         if not any("/" in entry and not os.path.isabs(entry) for entry in entries):
             return value
-        return " ".join(_from(here, entry, loader=True) if "/" in entry else entry for entry in entries)
+        pairs = [(entry, _from(here, entry, loader=True) if "/" in entry else entry) for entry in entries]
+        return " ".join(absolute for entry, absolute in pairs if there(entry, absolute))
     if kind == "search list":
-        return os.pathsep.join(_from(here, entry) for entry in value.split(os.pathsep))
+        pairs = [(entry, _from(here, entry)) for entry in value.split(os.pathsep)]
+        return os.pathsep.join(absolute for entry, absolute in pairs if there(entry, absolute))
     if kind == "xla flags":
         return _xla_flags_from(here, value)
     if value.strip() in LOG_WORDS:

@@ -171,6 +171,34 @@ def test_a_working_folder_deleted_under_check_with_a_relative_path_entry_is_no_i
     assert any("deleted" in f"{f['detail']} {f['fix']}" for f in report["findings"]), report["findings"]
 
 
+# --- the children's environment: relative entries that name nothing ---------------------------------------------------
+
+@linux_only
+def test_thousands_of_relative_entries_naming_nothing_leave_the_children_startable(machine: Machine,
+                                                                                   tmp_path: Path) -> None:
+    """6,000 relative LD_LIBRARY_PATH entries that name no folder (60 kB: a program starts with them): made absolute
+    for the children (they start from "/"), the value passed what exec takes for one variable (128 KiB), so no child
+    could start ('Argument list too long'), said as NVML failing (CD104, an error, with a driver's advice) and cuDNN
+    crashing (CD309). Entries that name nothing are left out of the children's value (ld.so finds nothing there): no
+    such error, and the probes answer."""
+    from cudnn_doctor.variables import MAX_ARG_STRLEN, child_environment
+    from tests.test_process_env import gpu_machine
+
+    gpu_machine(machine, tmp_path, gpus=1)
+    machine.env["LD_LIBRARY_PATH"] += ":" + ":".join(f"rel{n}/lib" for n in range(6000))
+    report = machine.check_json()
+    said = [f for f in report["findings"] if "Argument list too long" in f["detail"]]
+    assert not said and not {"CD104", "CD110", "CD309"} & {f["code"] for f in report["findings"]}, report["findings"]
+    assert len(report["gpus"]) == 1, report["gpus"]  # NVML's child started and answered
+    (tmp_path / "kept").mkdir()
+    many = ":".join(f"rel{n}/lib" for n in range(6000))
+    child = child_environment({"LD_LIBRARY_PATH": f"{many}:kept::/abs", "PYTHONPATH": many}, str(tmp_path))
+    assert child["LD_LIBRARY_PATH"] == f"{tmp_path / 'kept'}:{tmp_path}:/abs", child["LD_LIBRARY_PATH"][:200]
+    assert len(child["PYTHONPATH"]) < MAX_ARG_STRLEN, len(child["PYTHONPATH"])
+    # a short list made absolute whole, entries that name nothing too (as a program started here reads them)
+    assert child_environment({"LD_PRELOAD": "x/none.so y.so"}, "/w") == {"LD_PRELOAD": "/w/x/none.so y.so"}
+
+
 # --- the command's own sys.path under a PYTHONPATH of thousands of entries ----------------------------------------------
 
 def test_thousands_of_pythonpath_entries_are_each_resolved_once(monkeypatch: pytest.MonkeyPatch,
