@@ -538,7 +538,12 @@ def read_message(query: str | None, from_file: str | None, stdin: Any) -> bytes:
         from cudnn_doctor.streams import say
 
         say("Paste the message, then press Ctrl-D on a line of its own (Ctrl-C cancels):")
-        data = _head_and_tail(lambda: os.read(stdin.fileno(), 1 << 16), MAX_BYTES)
+        try:
+            data = _head_and_tail(_terminal_reader(stdin.fileno()), MAX_BYTES)
+        except OSError as error:  # a terminal the system refuses to read for another reason: said, not a traceback
+            raise DoctorError(f"standard input cannot be read: {error.strerror or error}",
+                              fix="pipe the message in (cudnn-doctor explain - < LOG) or give it with --from-file LOG",
+                              code="CD005") from None
     elif query == "-" or (query is None and not stdin.isatty()):
         try:
             try:
@@ -563,6 +568,28 @@ def read_message(query: str | None, from_file: str | None, stdin: Any) -> bytes:
 
 
 _silent_after: list[float] = []  # the silence (seconds) that ended the reading of a stream, if one did
+
+
+def _terminal_reader(fd: int) -> Callable[[], bytes]:
+    """os.read of the terminal FD as a person types: a hung-up terminal (its other side closed: the read answers EIO)
+    ends the input with what came, as Ctrl-D does; a terminal set non-blocking by another program (the read answers
+    EAGAIN) is waited on with select until the person types, never read in a busy loop nor taken for a full system.
+    FD's own flags are left alone (the terminal is shared)."""
+    import errno
+    import select
+
+    def read() -> bytes:
+        while True:
+            try:
+                return os.read(fd, 1 << 16)
+            except BlockingIOError:
+                select.select([fd], [], [], 1.0)
+            except OSError as error:
+                if error.errno == errno.EIO:
+                    return b""
+                raise
+
+    return read
 
 
 def _waiting_reader(fd: int, where: str) -> Callable[[], bytes]:
