@@ -205,3 +205,29 @@ def test_a_text_file_where_xla_reads_its_binary_kernel_cache_is_named(tmp_path: 
     os.mkfifo(fifo)
     for path in (tmp_path / "missing.bin", empty, binary, fifo):
         assert not xla_path_problems(f"--xla_gpu_kernel_cache_file={path}"), path
+
+
+def test_cache_entries_cut_short_with_jaxs_errors_fatal_are_named(machine: Machine, real_jax_site: Path,
+                                                                  tmp_path: Path) -> None:
+    """JAX's persistent cache written by the real jax (0.4.38, CPU), its entries then cut in half (a copy interrupted,
+    a full disk): with JAX_RAISE_PERSISTENT_CACHE_ERRORS on, the real jax raises reading one back ('Error -5 while
+    decompressing data'; round eighteen's published GPU set, JAX 0.11 on an H100, not blind) and check names the cut
+    entries (a warning --deep proves: its own work may hit no such entry); whole entries, or the switch off, nothing."""
+    cache = tmp_path / "jax-cache"
+    fill = {"JAX_COMPILATION_CACHE_DIR": str(cache), "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
+            "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0"}
+    assert run_jax_with(fill, COMPILE).returncode == 0
+    entries = [p for p in cache.iterdir() if p.name.endswith("-cache")]
+    assert entries, list(cache.iterdir())
+    strict = {**fill, "JAX_RAISE_PERSISTENT_CACHE_ERRORS": "true"}
+    machine.env.update(strict)
+    assert not settings_findings(check(machine), "JAX_COMPILATION_CACHE_DIR")  # whole: nothing
+    for entry in entries:
+        entry.write_bytes(entry.read_bytes()[:entry.stat().st_size // 2])
+    [made] = [f for f in settings_findings(check(machine), "JAX_COMPILATION_CACHE_DIR") if f["code"] == "CD411"]
+    assert made["severity"] == "warning" and "cut short" in made["detail"], made
+    said = run_jax_with(strict, COMPILE)
+    assert said.returncode != 0 and "decompress" in said.stderr, said.stderr[-600:]
+    machine.env["JAX_RAISE_PERSISTENT_CACHE_ERRORS"] = "false"
+    assert not settings_findings(check(machine), "JAX_COMPILATION_CACHE_DIR")
+    assert run_jax_with(fill, COMPILE).returncode == 0  # without the switch it warns and compiles again

@@ -49,6 +49,13 @@ def read_settings(env: dict[str, str], frameworks: list[Framework]) -> dict[str,
                     and not os.path.isdir(value))
     paths = {name: problem for name, value in settings.items() if known.get(name, {}).get("kind") == "path"
              and name not in skipped and (problem := named_path_problem(value, known[name], env)) is not None}
+    for name, value in settings.items():  # a cache whose errors a switch makes fatal: its entries, read
+        row = known.get(name, {})
+        switch = row.get("raises_with")
+        if row.get("cache_entries") and name not in paths and switch and truth(env.get(switch, "")):
+            damaged = damaged_cache_entries(value)
+            if damaged:
+                paths[name] = damaged
     answers: dict[str, SettingAnswer] = dict(default_places(env, known))
     for name in paths:  # a folder its framework makes: does the installed framework's own code make it so?
         if known[name].get("made_in"):
@@ -94,6 +101,56 @@ def read_settings(env: dict[str, str], frameworks: list[Framework]) -> dict[str,
             if answer is not None:
                 answers[name] = answer
     return {"settings": settings, "setting_paths": paths, "setting_answers": answers, "settings_skipped": skipped}
+
+
+MAX_CACHE_FILES, MAX_CACHE_BYTES = 512, 64 << 20  # a persistent cache's entries read at most
+
+
+def damaged_cache_entries(folder: str) -> str | None:
+    """Where the persistent compilation cache FOLDER holds entries cut short, in words: each entry file (JAX's
+    LRUCache names them KEY-cache, beside KEY-atime) whose zlib stream ends before its end, as JAX's
+    decompress_executable would find it ('zlib.error: Error -5 while decompressing data: incomplete or truncated
+    stream'); None where none is, or the folder cannot be listed. Regular files only (never a FIFO), at most
+    MAX_CACHE_FILES entries and MAX_CACHE_BYTES read; zstandard entries are not judged (no decoder here)."""
+    import stat
+    import zlib
+
+    try:
+        names = sorted(os.listdir(folder))[:MAX_CACHE_FILES]
+    except OSError:
+        return None
+    budget, cut = MAX_CACHE_BYTES, []
+    for name in names:
+        if name.endswith("-atime") or name.startswith("."):
+            continue
+        path = os.path.join(folder, name)
+        try:
+            info = os.lstat(path)
+        except OSError:
+            continue
+        if not stat.S_ISREG(info.st_mode) or info.st_size < 2 or info.st_size > budget:
+            continue
+        data = _read(path, info.st_size)
+        if data is None:
+            continue
+        budget -= len(data)
+        if data[0] != 0x78 or (data[0] * 256 + data[1]) % 31:
+            continue  # not a zlib stream (zstandard's, or another kind of file): not judged
+        inflate, pending = zlib.decompressobj(), data
+        try:
+            while pending and not inflate.eof:  # a MiB of output at a time, dropped: memory bounded
+                inflate.decompress(pending, 1 << 20)
+                pending = inflate.unconsumed_tail
+        except zlib.error:
+            cut.append(name)
+            continue
+        if not inflate.eof:
+            cut.append(name)
+    if not cut:
+        return None
+    return (f"{len(cut)} of its cache entries ({', '.join(cut[:3])}{', ...' if len(cut) > 3 else ''}) are cut short "
+            "(the compressed stream ends before the file does), and JAX's read of such an entry raises "
+            "('zlib.error: Error -5 while decompressing data: incomplete or truncated stream')")
 
 
 XLA_TRUE = ("", "true", "1")  # a boolean flag of XLA's as tsl::Flags parses it ('--name' alone is true)
