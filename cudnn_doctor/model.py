@@ -428,6 +428,8 @@ class ProcessView:
     # here is one the data cannot vouch for (context_variables): "ok", or the step that failed and CUDA's name for it
     context: str | None = None
     context_variables: tuple[str, ...] = ()
+    # where it was refused: the same context made again in a child without those variables ("ok": they are the cause)
+    context_without: str | None = None
     load_error: str | None = None  # why libcuda.so.1 could not be loaded at all
     # the child that loads libcuda.so.1 and calls cuInit as a program does crashed, hung or ended before it answered
     probe_failure: str | None = None

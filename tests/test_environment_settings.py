@@ -410,6 +410,17 @@ def test_cuda_device_order_outside_its_two_values_has_cuinit_asked(machine: Mach
 
 
 
+def test_a_context_refused_with_and_without_the_variable_blames_no_variable(machine: Machine, tmp_path: Path) -> None:
+    """The first context refused whatever the environment (the gcc-built driver answers CUDA_ERROR_OUT_OF_MEMORY: a GPU
+    another process filled): made again without the unknown CUDA variable, it is refused as well, so the variable is
+    not the cause and no CD416 names it (the memory and busy-GPU rules speak of the GPU)."""
+    gpu_machine(machine, tmp_path, gpus=1, context_status=2)
+    machine.env["CUDA_FAKE_CONTEXT_LIMIT"] = "50"  # a variable no row knows, which this driver takes
+    report = check(machine)
+    assert report["process"]["context"].startswith("cuDevicePrimaryCtxRetain: CUDA_ERROR_OUT_OF_MEMORY"), report["process"]
+    assert report["process"]["context_without"].startswith("cuDevicePrimaryCtxRetain"), report["process"]
+    assert "CD416" not in codes(report)
+
 def test_a_user_triggered_core_dump_has_a_context_made(machine: Machine, tmp_path: Path) -> None:
     """CUDA_ENABLE_USER_TRIGGERED_COREDUMP=1: the driver makes its pipe as a program starts (round eighteen's published
     GPU set: with the pipe's folder missing, torch's first CUDA call and JAX's backend failed on an H100), so plain
@@ -453,6 +464,7 @@ def test_a_cuda_variable_no_row_knows_has_a_context_made_and_its_refusal_seen(ma
     report = check(machine)
     assert report["process"]["context"].startswith("cuDevicePrimaryCtxRetain: CUDA_ERROR_INVALID_VALUE"), report["process"]
     assert report["process"]["context_variables"] == ["CUDA_FAKE_CONTEXT_LIMIT"]
+    assert report["process"]["context_without"] == "ok", report["process"]  # made again without it
     [made] = [f for f in report["findings"] if f["code"] == "CD416"]
     assert made["severity"] == "error" and made["evidence"] == "seen" and made["subject"] == "CUDA_FAKE_CONTEXT_LIMIT", made
     assert "CUDA_ERROR_INVALID_VALUE" in made["proof"], made

@@ -45,6 +45,7 @@ from cudnn_doctor.probes.loader import (
 )
 from cudnn_doctor.probes.platform import detect_platform, libcuda_target
 from cudnn_doctor.probes.process_env import (
+    context_said,
     cuda_job,
     early_reasons,
     read_process_view,
@@ -273,6 +274,13 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
             start_loading().results()), None)
     if report.process is not None and cuinit_held:
         report.process = dataclasses.replace(report.process, cuinit_held=cuinit_held)
+    if report.process is not None and report.process.context not in (None, "ok") and report.process.context_variables:
+        # refused: made again without the variables that had it made, the one difference (a GPU whose memory another
+        # process holds refuses it either way, and no variable is then the cause)
+        others = {k: v for k, v in held_env.items() if k not in report.process.context_variables}
+        again = run_jobs([cuda_question], env=others)[cuda_question]
+        report.process = dataclasses.replace(report.process, context_without=context_said(
+            again.values.get("context")) if again.loaded else (again.error or "no answer"))
     xla = xla_child.result()
     if report.process is not None:  # the ptxas XLA compiles with, and the release it said it is
         ptxas, release = _guarded(bugs, "ptxas", ptxas_child.result, (None, None))

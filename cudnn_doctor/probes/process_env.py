@@ -51,7 +51,7 @@ def context_variables(env: dict[str, str]) -> list[str]:
     return read_at_context(env)
 
 
-def _context_said(said: object) -> str | None:
+def context_said(said: object) -> str | None:
     """The probe's "context" answer in words: "ok", or "STEP: CUDA_ERROR_NAME (CUDA's text)"; None where not made."""
     if not isinstance(said, dict):
         return None
@@ -614,7 +614,7 @@ def read_process_view(ctx: SearchContext, answer: LibraryProbe | None, gpus: lis
         cuda_driver_version=decode_cuda(values.get("cuDriverGetVersion")),
         cuinit=values.get("cuInit") if isinstance(values.get("cuInit"), int) else None,
         cuinit_name=values.get("cuInit_name") or status_name(values.get("cuInit")),
-        context=_context_said(values.get("context")),
+        context=context_said(values.get("context")),
         context_variables=tuple(context_variables(ctx.env)) if isinstance(values.get("context"), dict) else (),
         load_error=answer.error if answer is not None and not answer.loaded else None,
         probe_failure=(answer.error or "ended without an answer") if answer is not None and (

@@ -2215,12 +2215,13 @@ def context_refused(report: Report) -> list[Finding]:
     such variable: it is named, and the plan unsets it; several: named together, and --deep (which unsets each alone
     and runs the frameworks) names the one."""
     view = report.process
-    if view is None or not view.context or view.context == "ok" or not view.context_variables:
-        return []
+    if view is None or not view.context or view.context == "ok" or not view.context_variables \
+            or view.context_without != "ok":
+        return []  # made without them too, or not at all: another cause (a full GPU, a busy one) the other rules say
     names = view.context_variables
     one = names[0] if len(names) == 1 else None
     said = (f"seen: CUDA refused it in a child started with this environment ({view.context}), as the first GPU call of "
-            "torch, JAX or any CUDA program makes it")
+            f"torch, JAX or any CUDA program makes it, and made it in a child without {', '.join(names)}")
     effect = (f"CUDA refuses the first context on the first visible GPU ({view.context}), so every program's first GPU "
               "call fails here (torch: a CUDA error; JAX: no CUDA device)")
     if one is not None:

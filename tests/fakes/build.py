@@ -119,7 +119,7 @@ def fake_cudart(folder: Path, runtime: int = 12040, major: int | None = None) ->
 def fake_libcuda(folder: Path, driver_cuda: int = 12040, devices: int = 0, name: str = "NVIDIA GPU",
                  compute_capability: str = "8.9", status: int = 0, file_name: str = "libcuda.so.1",
                  reversed_order: bool = False, misbehave: int = 0, no_peer: bool = False, takes: int = 0,
-                 fixed_reserve: bool = False, opens: int = 0, uuid_exact: bool = False) -> Path:
+                 fixed_reserve: bool = False, opens: int = 0, uuid_exact: bool = False, context_status: int = 0) -> Path:
     """DEVICES > 0: cuInit succeeds for the GPUs CUDA_VISIBLE_DEVICES leaves of that many (the fake NVML's UUIDs);
     0: CUDA_ERROR_NO_DEVICE. STATUS: cuInit fails with it (34 the link stub, 803 another release than the kernel
     module's). FILE_NAME: the real file's name (libcuda.so.535.261.03), with libcuda.so.1 a link to it. NO_PEER:
@@ -127,7 +127,8 @@ def fake_libcuda(folder: Path, driver_cuda: int = 12040, devices: int = 0, name:
     needs the driver's fixed address range (0x200000000-0xd00000000) and answers CUDA_ERROR_OUT_OF_MEMORY where a
     PROT_NONE mapping of the process holds it (AddressSanitizer's protected shadow gap). OPENS: cuInit opens that many
     descriptors and answers CUDA_ERROR_UNKNOWN where it cannot (the real driver with 8 free). UUID_EXACT: a GPU- entry
-    of CUDA_VISIBLE_DEVICES matches a UUID only in its letter case."""
+    of CUDA_VISIBLE_DEVICES matches a UUID only in its letter case. CONTEXT_STATUS: every first context refused with it
+    (2: CUDA_ERROR_OUT_OF_MEMORY, a GPU another process filled)."""
     folder.mkdir(parents=True, exist_ok=True)
     cc_major, cc_minor = compute_capability.split(".")
     defines: dict[str, object] = {"FAKE_DRIVER_CUDA": driver_cuda, "FAKE_CUDA_DEVICES": devices,
@@ -142,6 +143,8 @@ def fake_libcuda(folder: Path, driver_cuda: int = 12040, devices: int = 0, name:
         defines["FAKE_CUDA_OPENS"] = opens
     if uuid_exact:
         defines["FAKE_CUDA_UUID_EXACT"] = True
+    if context_status:  # cuDevicePrimaryCtxRetain answers it whatever the environment
+        defines["FAKE_CONTEXT_STATUS"] = context_status
     built = compile_library("fake_libcuda.c", "libcuda.so.1", defines, soname="libcuda.so.1", **_takes(takes, defines))
     if file_name != "libcuda.so.1":
         shutil.copyfile(built, folder / file_name)

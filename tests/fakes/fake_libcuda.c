@@ -200,6 +200,9 @@ int cuDevicePrimaryCtxRetain(void **context, int device) {
     const char *limit = getenv("CUDA_FAKE_CONTEXT_LIMIT");
     if (device < 0 || device >= FAKE_CUDA_DEVICES) return 101;
     if (limit && atoi(limit) > 100) return 1; /* CUDA_ERROR_INVALID_VALUE */
+#ifdef FAKE_CONTEXT_STATUS
+    return FAKE_CONTEXT_STATUS; /* a context refused whatever the environment (2: a GPU whose memory is full) */
+#endif
     contexts++; *context = (void *)&contexts; return 0;
 }
 int cuCtxSetCurrent(void *context) { return context == (void *)&contexts || !context ? 0 : 201; }
