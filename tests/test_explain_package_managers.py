@@ -59,3 +59,16 @@ def test_no_release_of_a_framework_for_this_python_is_no_build_here() -> None:
     assert explain_text(message, None)["matches"][0]["code"] == "CD520"
     other = message.replace("tensorflow", "pandas")
     assert not explain_text(other, None)["matches"]
+
+
+def test_toolkit_words_of_round_eighteen_are_the_toolkits() -> None:
+    """Round eighteen's published set (not blind): a JIT's 'Could not find nvcc' is no toolkit found (CD201); 'SM 12.x
+    requires CUDA >= 12.9' is a compiler older than the GPU (CD206, the needed release in the fix), not an
+    unsupported GPU; cuda_toolkit.h's refusal of a compiler of another release is a CUDA requirement (CD220)."""
+    assert explain_text("RuntimeError: Could not find nvcc", None)["matches"][0]["code"] == "CD201"
+    assert not explain_text("RuntimeError: could not find numpy", None)["matches"]
+    match = explain_text("Failed to get device capability: SM 12.x requires CUDA >= 12.9", None)["matches"][0]
+    assert match["code"] == "CD206" and "12.9" in str(match["fix"]), match
+    headers = ('cuda_toolkit.h:41:8: error: #error "CUDA compiler and CUDA toolkit headers are incompatible, please '
+               'check your include paths"')
+    assert explain_text(headers, None)["matches"][0]["code"] == "CD220"
