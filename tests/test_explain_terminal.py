@@ -23,24 +23,41 @@ def _explain_on_a_terminal(typed: bytes, then_close: bool, nonblocking: bool = F
     master, slave = pty.openpty()
     if nonblocking:
         fcntl.fcntl(slave, fcntl.F_SETFL, fcntl.fcntl(slave, fcntl.F_GETFL) | os.O_NONBLOCK)
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "CUDNN_DOCTOR_OFFLINE": "1"}
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     child = subprocess.Popen([sys.executable, "-m", "cudnn_doctor", "explain", "-", "--json"], stdin=slave,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    os.close(slave)
     try:
         time.sleep(late)
         os.write(master, typed)
         if then_close:
-            time.sleep(0.3)
+            # the kernel drops what the child has not read when the terminal hangs up: closed once it has read it all
+            # (the terminal's input queue, FIONREAD on its slave side, empty), so the test is the doctor's, not the
+            # scheduler's
+            waiting = time.monotonic() + 30
+            arrived = time.monotonic() + 2  # (or already read: then nothing is left to wait for)
+            while time.monotonic() < arrived and typed and not _unread(slave) and child.poll() is None:
+                time.sleep(0.01)  # the line discipline has the bytes (they arrive a moment after the write)
+            while time.monotonic() < waiting and _unread(slave):
+                time.sleep(0.02)  # and the child has read them
             os.close(master)
             master = -1
         else:
             os.write(master, b"\x04")  # Ctrl-D on a line of its own
         out, err = child.communicate(timeout=60)
     finally:
+        os.close(slave)
         if master >= 0:
             os.close(master)
     return subprocess.CompletedProcess(child.args, child.returncode, out, err)
+
+
+def _unread(fd: int) -> int:
+    import array
+    import termios
+
+    count = array.array("i", [0])
+    fcntl.ioctl(fd, termios.FIONREAD, count)
+    return count[0]
 
 
 def test_a_terminal_that_hangs_up_ends_the_input_with_what_came() -> None:

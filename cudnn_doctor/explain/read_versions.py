@@ -21,7 +21,8 @@ _ARCH = re.compile(r"(?i)\b(?:sm|compute)[_-](\d{2,3})[a-z]?\b"
                    r"|capability\W{1,3}\((\d{1,2}), (\d)\)|\bcompute (\d{1,2})\.(\d)\b"
                    # TensorRT's "Target GPU SM 120", "sm120"; its "Unsupported SM: 0x809" (major, then minor in hex);
                    # Paddle's "compute capability in your current machine is 120"
-                   r"|\bsm ?(\d{2,3})[a-z]?\b|\bunsupported sm:? {0,2}0x([0-9a-f]{3,4})\b"
+                   # (not "SM 12.x" or "SM 10.3": a compute capability written after SM, FlashInfer's words)
+                   r"|\bsm ?(\d{2,3})[a-z]?\b(?!\.[0-9x])|\bunsupported sm:? {0,2}0x([0-9a-f]{3,4})\b"
                    # "... your current GPU is 120" (Paddle's wheel check), "for compute capability 87" (tiny-cuda-nn)
                    # vLLM's "Minimum capability: 80. Current capability: 75." (the GPU's is the current one)
                    r"|(?:capability (?:in your current machine )?is|current gpu is|compute capability|current capability:)"
