@@ -231,3 +231,33 @@ def test_cache_entries_cut_short_with_jaxs_errors_fatal_are_named(machine: Machi
     machine.env["JAX_RAISE_PERSISTENT_CACHE_ERRORS"] = "false"
     assert not settings_findings(check(machine), "JAX_COMPILATION_CACHE_DIR")
     assert run_jax_with(fill, COMPILE).returncode == 0  # without the switch it warns and compiles again
+
+
+def test_complete_aot_results_beside_a_warm_jax_cache_is_the_programs_shapes_business(tmp_path: Path) -> None:
+    """--xla_gpu_require_complete_aot_autotune_results beside a JAX cache that holds results (round eighteen's
+    published GPU set, not blind: the program whose shapes were tuned there ran on an H100 while --deep's own
+    convolution failed, a false error): the words say a program's own shapes decide; under --deep the failure of the
+    doctor's own work stays a warning with what it saw. With no cache, or an empty one, the words of before."""
+    from cudnn_doctor.codes import finding
+    from cudnn_doctor.model import Framework, Host, Report, Tool
+    from cudnn_doctor.rules.process_env import with_evidence
+
+    flags = "--xla_gpu_require_complete_aot_autotune_results=true"
+    cache = tmp_path / "jax-cache"
+    cache.mkdir()
+    assert "no --xla_gpu_load_autotune_results_from loads any" in xla_path_problems(flags, str(cache))[0][1]
+    (cache / "xla_gpu_per_fusion_autotune_cache_dir").mkdir()
+    [(flag, why)] = xla_path_problems(flags, str(cache))
+    assert "autotuning cache JAX keeps in" in why and str(cache) in why, why
+    assert "no --xla_gpu_load" in xla_path_problems(flags, None)[0][1]
+    words = ("jax.errors.JaxRuntimeError: NOT_FOUND: Complete XLA AOT autotuning results are required, but no AOT "
+             "result was found for key: <key model=...>")
+    jax = Framework("jax", "0.11.0", "13", None, None, "dist-info", details={"deep": {"error": words}})
+    made = finding("CD411", subject="XLA_FLAGS", evidence="read", variable="XLA_FLAGS", value=flags, why=why,
+                   framework="JAX", consequence="fails", effect="", fix_value=None)
+    report = Report(tool=Tool("cudnn-doctor", "0"), host=Host("linux", "x86_64", "3.12", "h"), frameworks=[jax])
+    for own, severity in ((True, "warning"), (False, "error")):
+        given = made.__class__(**{**made.__dict__, "severity": "warning",
+                                  "values": {**made.values, **({"own_work_only": True} if own else {})}})
+        [said] = [f for f in with_evidence(report, [given], {"jax": ("CD411",)}) if f.subject == "XLA_FLAGS"]
+        assert said.severity == severity and said.evidence == "seen", said

@@ -121,6 +121,11 @@ def read_at_cuinit(env: dict[str, str]) -> list[str]:
             and (row["read_at_cuinit"] is True or env[row["variable"]] not in row.get("values", ()))]
 
 
+# the words said of a cache-dependent XLA flag ([[xla_path_flag]] cache_dependent) beside a warm JAX cache: the rules
+# read them to keep --deep's failure of its own work a warning
+CACHED_RESULTS = "the only results are those of the autotuning cache JAX keeps in "
+
+
 def read_at_context(env: dict[str, str]) -> list[str]:
     """The variables of ENV of CUDA's own family (CUDA_*, less the toolkit's location and the images' labels) that
     the data cannot vouch for: no row of its own, or a value its row's grammar refuses; and those a row says CUDA

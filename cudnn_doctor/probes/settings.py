@@ -23,6 +23,7 @@ import re
 from typing import Any
 
 from cudnn_doctor.knowledge.environment import (
+    CACHED_RESULTS,
     CONTENT,
     allocator_items,
     allocator_tokens,
@@ -73,7 +74,7 @@ def read_settings(env: dict[str, str], frameworks: list[Framework]) -> dict[str,
             (family_of(name) or {}).get("reader") == "strings"][:MAX_NAMES]
     if held:
         answers.update(held_by_libraries(held, frameworks))
-    flagged = xla_path_problems(settings.get("XLA_FLAGS", ""))
+    flagged = xla_path_problems(settings.get("XLA_FLAGS", ""), settings.get("JAX_COMPILATION_CACHE_DIR"))
     if flagged:
         answers["XLA_FLAGS"] = SettingAnswer("xla_paths", tuple(f for f, _ in flagged), tuple(p for _, p in flagged))
     for name, value in settings.items():
@@ -157,7 +158,7 @@ XLA_TRUE = ("", "true", "1")  # a boolean flag of XLA's as tsl::Flags parses it 
 MAX_RESULTS_TEXT = 1 << 20  # a results file's first MiB holds its version line (XLA writes it first)
 
 
-def xla_path_problems(value: str) -> list[tuple[str, str]]:
+def xla_path_problems(value: str, jax_cache: str | None = None) -> list[tuple[str, str]]:
     """The flags of XLA_FLAGS (VALUE) that name a file or folder XLA's GPU compiler cannot use as it needs at the
     first compilation (compat [[xla_path_flag]]), or that require results none of them loads: [(flag, what is
     wrong, in words)]. Asked of the file system only; a text results file's version line is read (never a FIFO)."""
@@ -173,7 +174,14 @@ def xla_path_problems(value: str) -> list[tuple[str, str]]:
         if row.get("needs"):
             on = (path or "").strip().lower() if path is not None else ""
             if on in [w.lower() for w in row["when"]] or (path is None and "true" in row["when"]):
-                if not (given.get(row["needs"]) or "").strip():
+                if not (given.get(row["needs"]) or "").strip() and row.get("cache_dependent") and jax_cache \
+                        and _holds_files(jax_cache):
+                    # JAX keeps XLA's per-fusion autotuning results in its persistent cache (jax_persistent_cache_
+                    # enable_xla_caches): a program whose shapes were tuned there finds its results, any other fails
+                    found.append((name, f"--{name} requires every instruction XLA autotunes to be among its results, "
+                                        f"and {CACHED_RESULTS}{jax_cache}: a program whose convolutions and matrix "
+                                        "products were tuned there runs, any other fails"))
+                elif not (given.get(row["needs"]) or "").strip():
                     found.append((name, f"--{name} requires every instruction XLA autotunes to be among loaded "
                                         f"results, and no --{row['needs']} loads any"))
             continue
@@ -191,6 +199,15 @@ def xla_path_problems(value: str) -> list[tuple[str, str]]:
         if problem is not None:
             found.append((name, problem))
     return found
+
+
+def _holds_files(folder: str) -> bool:
+    """Whether FOLDER (a cache) holds anything at all, without listing more than a first entry."""
+    try:
+        with os.scandir(folder) as entries:
+            return any(True for _ in entries)
+    except OSError:
+        return False
 
 
 def _text_where_binary(path: str) -> str | None:

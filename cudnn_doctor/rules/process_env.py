@@ -795,6 +795,8 @@ def _judge_variable(report: Report, view: ProcessView, known: dict[str, dict[str
                            value=value, why=f"--{why['flag']}: {why['why']} ({flag['writer']})",
                            framework=_display(row["framework"]), consequence=flag["refusal"] + DEEP_PROVES,
                            effect=flag["effect"], fix_value=why["kept"])
+            if flag.get("cache_dependent") and environment.CACHED_RESULTS in why["why"]:  # the program's own shapes decide
+                made = replace(made, values={**made.values, "own_work_only": True})
             findings.append(replace(made, severity="warning"))
         elif kind == "raised path":  # the reader's switch turns its warning into a raise (its source, a rule)
             made = finding("CD411", subject=variable, refs=(row["raised_source"], row["source"]), evidence="read",
@@ -2272,6 +2274,11 @@ def with_evidence(report: Report, findings: list[Finding],
                 f.code in AFFECTS_EVERY_PROGRAM and not f.values.get("framework")))) or (
             f.values.get("predicts") == framework.name)]  # read from this framework's own code: it said it would fail
         for index in explaining:
+            if out[index].values.get("own_work_only"):  # what failed is --deep's own work, which the cache never tuned
+                out[index] = replace(out[index], evidence="seen", refs=out[index].refs + (said,), proof=(
+                    f"{said}; seen for --deep's own convolution, whose shapes the cache never tuned: a program whose "
+                    "shapes were tuned there runs"))
+                continue
             out[index] = replace(_refused_by_words(out[index], text), severity="error", evidence="seen", proof=said,
                                  refs=out[index].refs + (said,))
         no_gpu = [i for i, f in enumerate(out) if f.code == "CD159"]
