@@ -72,3 +72,21 @@ def test_toolkit_words_of_round_eighteen_are_the_toolkits() -> None:
     headers = ('cuda_toolkit.h:41:8: error: #error "CUDA compiler and CUDA toolkit headers are incompatible, please '
                'check your include paths"')
     assert explain_text(headers, None)["matches"][0]["code"] == "CD220"
+
+
+def test_cudnns_own_words_of_round_eighteen_are_cudnns() -> None:
+    """Round eighteen's published set (not blind): the cuDNN frontend's error codes (CD316), cuDNN 9's 3000
+    NOT_SUPPORTED finalising plans (CD316), the Lua bindings' 'libcudnn (R5) not found' (CD301, the major named) and a
+    frontend check for a newer cuDNN (CD320, the version named); look-alikes of other programs unclaimed."""
+    def first(message: str) -> str:
+        return str(explain_text(message, None)["matches"][0]["code"])
+
+    assert first("CUDNN_FE failure 11: CUDNN_BACKEND_API_FAILED ; GPU=0 ; file=conv.cc ; line=224") == "CD316"
+    assert first("Engine 3 finalize failed: 3000 (NOT_SUPPORTED)") == "CD316"
+    match = explain_text("ffi.lua:1603: 'libcudnn (R6) not found in library path.", None)["matches"][0]
+    assert match["code"] == "CD301" and "libcudnn.so.6" in str(match["cause"]), match
+    match = explain_text("fused attention is not supported with cudnn version below 9.2.0", None)["matches"][0]
+    assert match["code"] == "CD320" and "9.2.0" in str(match["fix"]), match
+    for other in ("HTTP 3000 (NOT_FOUND) from the proxy", "GRAPH_NOT_SUPPORTEDX is a made-up word",
+                  "plugin not found in library path: libfoo"):
+        assert not [m for m in explain_text(other, None)["matches"] if str(m["code"]).startswith("CD3")], other
