@@ -84,7 +84,7 @@ def held(done: subprocess.CompletedProcess[bytes], json_out: bool, codes: tuple[
     try:
         data = json.loads(done.stdout)
     except ValueError:
-        raise Broken(f"not one JSON object: {done.stdout[:120]!r}") from None
+        raise Broken(f"not one JSON object: {done.stdout[:120]!r} {err.strip()[-160:]}") from None
     if not isinstance(data, dict):
         raise Broken("not one JSON object")
     if data.get("exit_code", data.get("summary", {}).get("exit_code")) not in (done.returncode, None):

@@ -55,6 +55,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from tests.conftest import Machine  # noqa: E402
 
@@ -68,8 +69,8 @@ def package() -> str:
     return str(PACKAGE or Path(__file__).resolve().parents[1])
 
 
-class Broken(Exception):
-    """What a case saw go wrong, in words."""
+# what a case saw go wrong, and the contract every command's end is judged by: round seventeen's red-team's (r21)
+from redteam_r21 import Broken, held, source_lines  # noqa: E402
 
 
 class Done:
@@ -133,29 +134,6 @@ def doctor(args: list[str], env: dict[str, str], cwd: Path | str, ceiling: float
     if done.rss_kib > CEILING_RSS_KIB:
         raise Broken(f"{' '.join(args[:2])}: {done.rss_kib >> 10} MiB resident, over {CEILING_RSS_KIB >> 10} MiB")
     return done
-
-
-def held(done: Done, json_out: bool, codes: tuple[int, ...] = (0, 1, 2)) -> dict:
-    """The command ended as the contract says: no internal error, an exit code of CODES, one JSON object (its
-    exit_code the process's) where JSON_OUT, else something said where it failed."""
-    err = done.stderr.decode("utf-8", "replace")
-    if done.returncode == 3 or "Traceback" in err:
-        raise Broken(f"internal error (exit {done.returncode}): {err.strip().splitlines()[-1:]}")
-    if done.returncode not in codes:
-        raise Broken(f"exit {done.returncode}: {err.strip()[-200:]}")
-    if not json_out:
-        if done.returncode and not (err.strip() or done.stdout.strip()):
-            raise Broken(f"exit {done.returncode} with nothing said")
-        return {}
-    try:
-        data = json.loads(done.stdout)
-    except ValueError:
-        raise Broken(f"not one JSON object: {done.stdout[:120]!r} {err.strip()[-160:]}") from None
-    if not isinstance(data, dict):
-        raise Broken("not one JSON object")
-    if data.get("exit_code", data.get("summary", {}).get("exit_code")) not in (done.returncode, None):
-        raise Broken(f"exit_code {data.get('exit_code')} but exit {done.returncode}")
-    return data
 
 
 def errors(report: dict) -> list[dict]:
@@ -833,9 +811,6 @@ def bisect_case(variables: Callable[[], dict[str, str]], culprit: str | None) ->
             raise Broken(f"the search did not find {culprit[:40]!r}: {json.dumps(cure)[:200]}")
         done = doctor(["fix", "--shell", "bash"], machine.env, machine.cwd, 150)
         held(done, False, (0, 1))
-        sys.path.insert(0, str(Path(__file__).resolve().parent))
-        from redteam_r21 import source_lines
-
         lines = source_lines(done.stdout.decode("utf-8", "surrogateescape"))
         script = tmp / "fix.bash"
         script.write_bytes("\n".join(lines).encode("utf-8", "surrogateescape") + b"\n")

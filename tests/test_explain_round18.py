@@ -10,23 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from cudnn_doctor.commands.explain import explain_text
-
-
-def answers(message: str) -> list[dict[str, object]]:
-    return list(explain_text(message, None)["matches"])
-
-
-def first(message: str) -> dict[str, object]:
-    found = answers(message)
-    assert found, message
-    return found[0]
-
-
-def declined(message: str) -> None:
-    data = explain_text(message, None)
-    assert data["exit_code"] == 1 and data["matches"] == [], (message, data["matches"])
-
+from tests.test_explain_installers import declined, first
 
 # ----------------------------------------------------------------------- torch.compile's C++ compiler (inductor)
 

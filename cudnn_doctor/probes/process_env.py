@@ -44,13 +44,6 @@ from cudnn_doctor.versions import ascii_digits, decode_cuda, release_in_file_nam
 CUDA_JOB = Job("cuda", "libcuda.so.1")  # dlopen'd by soname, as every CUDA program opens it
 
 
-def context_variables(env: dict[str, str]) -> list[str]:
-    """CUDA's variables set in ENV that the data cannot vouch for (knowledge.environment.read_at_context)."""
-    from cudnn_doctor.knowledge.environment import read_at_context
-
-    return read_at_context(env)
-
-
 def context_said(said: object) -> str | None:
     """The probe's "context" answer in words: "ok", or "STEP: CUDA_ERROR_NAME (CUDA's text)"; None where not made."""
     if not isinstance(said, dict):
@@ -65,7 +58,11 @@ def context_said(said: object) -> str | None:
 def cuda_job(env: dict[str, str], target: str = CUDA_JOB.target) -> Job:
     """The question for CUDA's child: cuInit and the GPUs, and a first context where a CUDA variable set here is one
     the data cannot vouch for (_probe_jobs.probe_cuda_context)."""
-    return Job("cuda_context" if context_variables(env) else "cuda", target)
+    from cudnn_doctor.knowledge.environment import read_at_context
+
+    return Job("cuda_context" if read_at_context(env) else "cuda", target)
+
+
 KERNEL_VERSION_FILE = "/proc/driver/nvidia/version"
 LIMITS = ("RLIMIT_AS", "RLIMIT_NOFILE", "RLIMIT_MEMLOCK", "RLIMIT_STACK", "RLIMIT_CPU", "RLIMIT_NPROC", "RLIMIT_DATA",
           # read and reported (process.limits), never judged: nothing was seen to fail under them (round ten: a
@@ -92,11 +89,11 @@ def early_reasons(ctx: SearchContext, always: bool = False) -> list[str]:
     if free is not None and free < 1024 and free < max((float(row.get("jax_free_minimum", 0)) for row in load("process_env").get(
             "limit", []) if row.get("resource") == "RLIMIT_NOFILE"), default=0.0):
         reasons.append(f"only {free} descriptors are free under the open-files limit where a program starts")
-    from cudnn_doctor.knowledge.environment import read_at_cuinit
+    from cudnn_doctor.knowledge.environment import read_at_context, read_at_cuinit
 
     reasons += [f"{name} is set, and CUDA reads it at cuInit" for name in read_at_cuinit(ctx.env)]
     reasons += [f"{name} is set, and CUDA may read it where it makes a context (no row of the data vouches for "
-                "its value): a context is made" for name in context_variables(ctx.env)]
+                "its value): a context is made" for name in read_at_context(ctx.env)]
     if always:
         reasons.append("--deep")
     return reasons
@@ -577,6 +574,8 @@ def read_process_view(ctx: SearchContext, answer: LibraryProbe | None, gpus: lis
     """The ProcessView from the cuda child's ANSWER (None: not asked) and what this process reads itself.
     INSTALLS_BY_REAL: each known cuDNN library's real path -> its version. FROM_NVML: the GPUs a program sees, where
     CUDA was not asked and CUDA_VISIBLE_DEVICES names GPUs by index or whole UUID (visible_from_nvml)."""
+    from cudnn_doctor.knowledge.environment import read_at_context
+
     values = answer.values if answer is not None and answer.loaded else {}
     visible = None
     visible_from = None
@@ -615,7 +614,7 @@ def read_process_view(ctx: SearchContext, answer: LibraryProbe | None, gpus: lis
         cuinit=values.get("cuInit") if isinstance(values.get("cuInit"), int) else None,
         cuinit_name=values.get("cuInit_name") or status_name(values.get("cuInit")),
         context=context_said(values.get("context")),
-        context_variables=tuple(context_variables(ctx.env)) if isinstance(values.get("context"), dict) else (),
+        context_variables=tuple(read_at_context(ctx.env)) if isinstance(values.get("context"), dict) else (),
         load_error=answer.error if answer is not None and not answer.loaded else None,
         probe_failure=(answer.error or "ended without an answer") if answer is not None and (
             answer.crashed or answer.timed_out) and not (answer.error or "").startswith("not started") else None,
