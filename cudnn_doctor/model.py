@@ -430,6 +430,9 @@ class ProcessView:
     context_variables: tuple[str, ...] = ()
     # where it was refused: the same context made again in a child without those variables ("ok": they are the cause)
     context_without: str | None = None
+    context_without_unset: tuple[str, ...] = ()  # the variables that child was started without (context_retry_unset)
+    # where made without them: those whose absence alone made it (each left out alone, side by side), else all of them
+    context_blamed: tuple[str, ...] = ()
     load_error: str | None = None  # why libcuda.so.1 could not be loaded at all
     # the child that loads libcuda.so.1 and calls cuInit as a program does crashed, hung or ended before it answered
     probe_failure: str | None = None

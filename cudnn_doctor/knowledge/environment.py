@@ -145,6 +145,19 @@ def read_at_context(env: dict[str, str]) -> list[str]:
     return out[:16]
 
 
+def context_retry_unset(env: dict[str, str], refused: tuple[str, ...] | list[str]) -> list[str]:
+    """Where the first context was refused with REFUSED set (read_at_context's names): the variables to leave out of
+    the child that makes it again. REFUSED, and every other setting of CUDA's own family but those choosing the GPU
+    (their rows' chooses_gpu: the second context is made on the same GPU, through the same daemon): a row that vouches for one variable's value does not vouch for it beside another (round eighteen's
+    published GPU set: CUDA_COREDUMP_PIPE, whose row holds a path, in a folder that does not exist beside
+    CUDA_ENABLE_USER_TRIGGERED_COREDUMP=1; made again without the switch alone the context was refused still, on an
+    H100, and CUDA's refusal went unsaid). A GPU whose memory another process holds refuses it either way."""
+    known = rows()
+    others = [name for name in sorted(env) if name not in refused and not (known.get(name) or {}).get("chooses_gpu")
+              and (family_of(name) or {}).get("framework") == "cuda"]
+    return list(refused) + others
+
+
 def reader(name: str) -> str | None:
     """Who reads NAME: its row's framework, else its family's."""
     row = rows().get(name)

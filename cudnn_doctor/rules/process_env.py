@@ -2220,13 +2220,16 @@ def context_refused(report: Report) -> list[Finding]:
     if view is None or not view.context or view.context == "ok" or not view.context_variables \
             or view.context_without != "ok":
         return []  # made without them too, or not at all: another cause (a full GPU, a busy one) the other rules say
-    names = view.context_variables
+    names = view.context_blamed or view.context_variables
     one = names[0] if len(names) == 1 else None
+    without = view.context_without_unset or names
     said = (f"seen: CUDA refused it in a child started with this environment ({view.context}), as the first GPU call of "
-            f"torch, JAX or any CUDA program makes it, and made it in a child without {', '.join(names)}")
+            f"torch, JAX or any CUDA program makes it, and made it in a child without {', '.join(without)}")
     effect = (f"CUDA refuses the first context on the first visible GPU ({view.context}), so every program's first GPU "
               "call fails here (torch: a CUDA error; JAX: no CUDA device)")
-    if one is not None:
+    if one is not None and len(without) > 1:
+        effect += f"; made in a child without {one} alone (each of {', '.join(without)} was left out alone): {one} is the cause"
+    elif one is not None:
         effect += f"; {one} is the one CUDA variable set here that no row of the data vouches for"
     else:
         effect += (f"; the CUDA variables set here that no row of the data vouches for are {', '.join(names)}: "
