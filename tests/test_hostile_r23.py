@@ -1,0 +1,149 @@
+"""Round nineteen's reliability classes (issue 43; found by benchmarks/redteam_r23.py over the surfaces added in the
+last two rounds, each a test that failed before its fix), and a sample of that red-team in CI."""
+
+from __future__ import annotations
+
+import datetime
+import importlib.util
+import json
+import sys
+import zlib
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+linux_only = pytest.mark.skipif(sys.platform != "linux", reason="FIFOs, ptys and the loader of Linux")
+
+
+def _redteam():  # type: ignore[no-untyped-def]
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    spec = importlib.util.spec_from_file_location("redteam_r23", ROOT / "benchmarks" / "redteam_r23.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+# --- JAX's persistent cache read back: the work bounded ---------------------------------------------------------------
+
+def test_a_zlib_bomb_in_jaxs_cache_is_inflated_only_within_the_bound(monkeypatch: pytest.MonkeyPatch,
+                                                                      tmp_path: Path) -> None:
+    """An entry of 1 MiB that inflates to 1 GiB of zeros (a whole stream, its checksum right): the reader stops
+    inflating at MAX_CACHE_INFLATED for all entries together (before, every byte was inflated: 60 MiB of entries,
+    60 GiB inflated, took check past the red-team's 60 s) and says nothing of an entry it did not read to its end."""
+    from cudnn_doctor.probes import settings
+
+    (tmp_path / "bomb-cache").write_bytes(_redteam().bomb(1 << 30))
+    assert zlib.decompressobj().decompress((tmp_path / "bomb-cache").read_bytes(), 1 << 10)  # a zlib stream
+    made: list[int] = []
+    real = zlib.decompressobj
+
+    class Counting:
+        def __init__(self) -> None:
+            self.inner = real()
+
+        def decompress(self, data: bytes, limit: int = 0) -> bytes:
+            out = self.inner.decompress(data, limit)
+            made.append(len(out))
+            return out
+
+        @property
+        def unconsumed_tail(self) -> bytes:
+            return self.inner.unconsumed_tail
+
+        @property
+        def eof(self) -> bool:
+            return self.inner.eof
+
+    monkeypatch.setattr(zlib, "decompressobj", Counting)
+    assert settings.damaged_cache_entries(str(tmp_path)) is None
+    assert sum(made) <= settings.MAX_CACHE_INFLATED + (1 << 20), sum(made)
+
+
+def test_a_whole_entry_whose_last_bytes_inflate_past_a_mib_is_not_cut(tmp_path: Path) -> None:
+    """Entries whose stream's last input still has output to give (a read of a MiB at a time leaves it inside zlib):
+    whole, so not named; the same entries cut in half are."""
+    from cudnn_doctor.probes.settings import damaged_cache_entries
+
+    for n, size in enumerate((5 << 20, (1 << 20) + 100, (2 << 20) + 7)):
+        data = zlib.compress(b"\0" * size, 9)
+        (tmp_path / f"w{n}-cache").write_bytes(data)
+    assert damaged_cache_entries(str(tmp_path)) is None
+    for entry in tmp_path.iterdir():
+        entry.write_bytes(entry.read_bytes()[:-6])
+    said = damaged_cache_entries(str(tmp_path))
+    assert said is not None and said.startswith("3 of its cache entries"), said
+
+
+# --- the errata sheet read as the cuDNN frontend's parser reads it ------------------------------------------------
+
+def test_an_errata_sheet_nested_past_pythons_parser_is_read_as_the_frontend_reads_it(tmp_path: Path) -> None:
+    """JSON nested 10^5 deep is JSON to nlohmann::json (its parser keeps its own stack); Python's raised RecursionError
+    and the whole probe of the process's settings was lost (CD902, 'a bug in cudnn-doctor'). Now what lies deeper
+    than the rules is read only for its kind: a rule that is an array is still the frontend's type_error.305."""
+    from cudnn_doctor.probes.settings import content_problem
+
+    sheet = tmp_path / "errata.json"
+    sheet.write_bytes(b'{"version": 1, "rules": ' + b"[" * 100000 + b"]" * 100000 + b"}")
+    said = content_problem(str(sheet), "cudnn_errata")
+    assert said is not None and "type_error.305" in said, said
+    sheet.write_bytes(b'{"rules": [{"operation": "ConvFwd", "engine": 1, "knob": ' + b"[" * 100000 +
+                      b"]" * 100000 + b'}], "x": ' + b'{"a":' * 100000 + b'"]"' + b"}" * 100000 + b"}")
+    assert content_problem(str(sheet), "cudnn_errata") is None
+    sheet.write_bytes(b'{"rules": [' + b"[" * 100000 + b"]" * 99999 + b"}")  # not JSON, however deep
+    said = content_problem(str(sheet), "cudnn_errata")
+    assert said is not None and "not JSON" in said, said
+
+
+@pytest.mark.parametrize(("number", "words"), [
+    (b"9" * 1_000_000, None),  # an engine of a million digits: strtod's infinity, a number
+    (b"-" + b"9" * 5000, None),
+    (b"1." + b"5" * 100000 + b"e99999", None),
+])
+def test_numbers_of_a_million_digits_are_numbers_as_the_frontend_reads_them(tmp_path: Path, number: bytes,
+                                                                             words: str | None) -> None:
+    """An errata rule's engine of 10^6 digits: nlohmann::json's lexer falls back to strtod past a 64-bit integer (a
+    float, infinity); Python's int() refuses past 4,300 digits, so check said 'it is not JSON', a false error about
+    a sheet the frontend parses."""
+    from cudnn_doctor.probes.settings import content_problem
+
+    sheet = tmp_path / "errata.json"
+    sheet.write_bytes(b'{"rules": [{"operation": "ConvFwd", "engine": ' + number + b', "knob": []}]}')
+    assert content_problem(str(sheet), "cudnn_errata") is None
+    sheet.write_bytes(b'{"rules": [{"operation": ' + number + b', "engine": 1}]}')
+    said = content_problem(str(sheet), "cudnn_errata")
+    assert said is not None and "type_error.302" in said and "not JSON" not in said, said
+
+
+# --- a sample of the red-team in CI -------------------------------------------------------------------------------------
+
+SAMPLED = ("errata", "XLA path flags", "explain stdin", "JAX cache entries")  # the classes of a second or two a case
+SLOW = ("million", "bomb", "120,000", "10^6", "16 MB", "sparse", "/dev/zero", "/dev/urandom", "60 MiB", "10 MB",
+        "120 KB")  # left to the whole run: seconds to tens of seconds each
+
+
+def sample(seed: int, count: int = 3) -> dict:  # type: ignore[type-arg]
+    """COUNT cases of the red-team's quick classes, chosen by SEED."""
+    import random
+
+    table = [(name, case) for name, case in _redteam().cases().items()
+             if case[0] in SAMPLED and not any(word in name for word in SLOW)]
+    return dict(random.Random(seed).sample(table, count))
+
+
+@linux_only
+@pytest.mark.integration
+def test_a_seeded_sample_of_the_red_team_holds() -> None:
+    """Three cases of benchmarks/redteam_r23.py (the classes of a second or two each), a seed of their own each day:
+    over time the sample covers the table."""
+    import io
+
+    seed = int(datetime.date.today().strftime("%Y%m%d"))
+    said = io.StringIO()
+    tally = _redteam().run_cases(sample(seed), out=said)
+    broken = [name for _good, _total, names in tally.values() for name in names]
+    assert not broken, (f"seed {seed}: rerun with python benchmarks/redteam_r23.py --only NAME", said.getvalue(),
+                        json.dumps(sorted(sample(seed))))
