@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, Machine
 
 linux_only = pytest.mark.skipif(sys.platform != "linux", reason="FIFOs, ptys and the loader of Linux")
 
@@ -116,6 +116,31 @@ def test_numbers_of_a_million_digits_are_numbers_as_the_frontend_reads_them(tmp_
     sheet.write_bytes(b'{"rules": [{"operation": ' + number + b', "engine": 1}]}')
     said = content_problem(str(sheet), "cudnn_errata")
     assert said is not None and "type_error.302" in said and "not JSON" not in said, said
+
+
+# --- the first context made again: a child that cannot tell leaves the refusal said --------------------------------
+
+@linux_only
+@pytest.mark.integration
+@pytest.mark.parametrize("mode", ["segv", "hang"])
+def test_a_refused_first_context_stays_said_when_the_child_made_without_the_variable_fails(
+        machine: Machine, tmp_path: Path, mode: str) -> None:
+    """CUDA refused the first context with a variable no row vouches for (CUDA_FAKE_CONTEXT_LIMIT, the fake driver's);
+    the child that makes it again without that variable crashes or hangs (a library preloaded that acts only there).
+    Before, no finding said the refusal at all (CD416 was dropped as for a context refused either way): every
+    program's first GPU call fails here, and check was silent. Now CD416 stays, a warning (the cause not told), its
+    proof naming what the second child did."""
+    from tests.test_process_env import gpu_machine
+
+    gpu_machine(machine, tmp_path, gpus=1)
+    machine.env.update({"CUDA_FAKE_CONTEXT_LIMIT": "500", "R23_MODE": mode, "CUDNN_DOCTOR_PROBE_TIMEOUT": "3",
+                        "LD_PRELOAD": str(_redteam().redo_library(tmp_path / "hostile"))})
+    report = machine.check_json()
+    assert not report["process"]["context_without"].startswith("cuDevicePrimaryCtxRetain"), report["process"]
+    [made] = [f for f in report["findings"] if f["code"] == "CD416"]
+    assert made["severity"] == "warning" and made["subject"] == "CUDA_FAKE_CONTEXT_LIMIT", made
+    assert ("SIGSEGV" if mode == "segv" else "did not answer") in made["proof"], made["proof"]
+    assert "--deep" in made["proof"], made["proof"]
 
 
 # --- a sample of the red-team in CI -------------------------------------------------------------------------------------
