@@ -805,6 +805,34 @@ LIMITS: dict[str, list[str]] = {
 }
 
 
+# --- 10. --deep over these surfaces (its bisect, its downgrade of CD416) -----------------------------------------------
+
+def deep_torch(tmp: Path) -> Machine:
+    """torch with the real cuDNN whose GPU work --deep runs (round eighteen's bisect machine: a torch that fails only
+    while a variable APP*=...BAD... is set)."""
+    return r22.bisect_machine(tmp, {})
+
+
+def deep_case(variables: Callable[[Path], dict[str, str]], machine_of: Callable[[Path], Machine] = deep_torch
+              ) -> Callable[[Path], None]:
+    def setup(tmp: Path) -> Machine:
+        machine = machine_of(tmp)
+        machine.env.update(variables(tmp))
+        return machine
+    return check_case(setup, "--deep", ceiling=150, text=False)
+
+
+DEEPS: dict[str, Callable[[Path], dict[str, str]]] = {
+    "a refused context, the child made without it hanging": lambda tmp: {
+        "CUDA_FAKE_CONTEXT_LIMIT": "500", "R23_MODE": "hang", "CUDNN_DOCTOR_PROBE_TIMEOUT": "8",
+        "LD_PRELOAD": str(redo_library(tmp / "hostile"))},
+    "a refused context among 2,000 unknown CUDA variables": lambda tmp: {
+        **{f"CUDA_Z{n}": "1" for n in range(2000)}, "CUDA_FAKE_CONTEXT_LIMIT": "500"},
+    "an errata sheet nested 10^5 deep": lambda tmp: (
+        (tmp / "e.json").write_bytes(_nested(100000)), {"CUDNN_ERRATA_JSON_FILE": str(tmp / "e.json")})[1],
+}
+
+
 # --- the table ----------------------------------------------------------------------------------------------------
 
 def cases() -> dict[str, tuple[str, Callable[[Path], None]]]:
@@ -847,6 +875,11 @@ def cases() -> dict[str, tuple[str, Callable[[Path], None]]]:
         found[f"explain - on a terminal: {mode}"] = ("explain stdin", pty_case(mode))
     for name, limit in LIMITS.items():
         found[f"limits: {name}"] = ("limits", limits_case(limit))
+    for name, variables in DEEPS.items():
+        found[f"--deep: {name}"] = ("--deep", deep_case(variables))
+    found["--deep: JAX's cache of 500 zlib bombs"] = ("--deep", deep_case(lambda tmp: (
+        (tmp / "c").mkdir(), CACHE_ENTRIES["500 zlib bombs of 120 KiB (60 GiB inflated)"](tmp / "c"),
+        {"JAX_COMPILATION_CACHE_DIR": str(tmp / "c"), "JAX_RAISE_PERSISTENT_CACHE_ERRORS": "1"})[2], jax_machine))
     return found
 
 
