@@ -145,9 +145,10 @@ def test_a_refused_first_context_stays_said_when_the_child_made_without_the_vari
 
 # --- a sample of the red-team in CI -------------------------------------------------------------------------------------
 
-SAMPLED = ("errata", "XLA path flags", "explain stdin", "JAX cache entries")  # the classes of a second or two a case
+SAMPLED = ("errata", "XLA path flags", "explain stdin", "JAX cache entries", "first context")  # a second or two a case
 SLOW = ("million", "bomb", "120,000", "10^6", "16 MB", "sparse", "/dev/zero", "/dev/urandom", "60 MiB", "10 MB",
-        "120 KB")  # left to the whole run: seconds to tens of seconds each
+        "120 KB", "hang", "flood", "3,000", "2,000",  # left to the whole run: seconds to tens of seconds each
+        "not listable")  # run as root without the capabilities that pass over a file's mode (setpriv)
 
 
 def sample(seed: int, count: int = 3) -> dict:  # type: ignore[type-arg]
