@@ -63,6 +63,46 @@ def test_a_zlib_bomb_in_jaxs_cache_is_inflated_only_within_the_bound(monkeypatch
     assert sum(made) <= settings.MAX_CACHE_INFLATED + (1 << 20), sum(made)
 
 
+def test_a_cache_of_millions_of_entries_is_listed_only_so_far(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The cache folder's names are listed at most MAX_CACHE_LISTED (before: listed whole and sorted, 2,000,000
+    entries took 7.5 s and 173 MiB before a single one was read); the entries judged are the first in order of those
+    listed, an entry cut short among them named."""
+    import os
+
+    from cudnn_doctor.probes import settings
+
+    for n in range(300):
+        (tmp_path / f"{n:04d}-cache").write_bytes(b"")
+    data = zlib.compress(b"x" * 4096)
+    (tmp_path / "0002-cache").write_bytes(data[: len(data) // 2])
+    listed: list[str] = []
+    real = os.scandir
+
+    class Counted:
+        def __init__(self, path: str) -> None:
+            self.inner = real(path)
+
+        def __enter__(self) -> Counted:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            self.inner.close()
+
+        def __iter__(self) -> Counted:
+            return self
+
+        def __next__(self) -> os.DirEntry[str]:
+            entry = next(self.inner)
+            listed.append(entry.name)
+            return entry
+
+    monkeypatch.setattr(settings, "MAX_CACHE_LISTED", 50)
+    monkeypatch.setattr(os, "scandir", Counted)
+    said = settings.damaged_cache_entries(str(tmp_path))
+    assert len(listed) <= 51, len(listed)
+    assert (said is not None) == ("0002-cache" in listed), (said, sorted(listed)[:5])
+
+
 def test_a_whole_entry_whose_last_bytes_inflate_past_a_mib_is_not_cut(tmp_path: Path) -> None:
     """Entries whose stream's last input still has output to give (a read of a MiB at a time leaves it inside zlib):
     whole, so not named; the same entries cut in half are."""

@@ -106,6 +106,7 @@ def read_settings(env: dict[str, str], frameworks: list[Framework]) -> dict[str,
 
 MAX_CACHE_FILES, MAX_CACHE_BYTES = 512, 64 << 20  # a persistent cache's entries read at most
 MAX_CACHE_INFLATED = 256 << 20  # and inflated at most, all entries together (a zlib stream inflates 1,000-fold)
+MAX_CACHE_LISTED = 200_000  # names listed at most (a folder of millions: seconds and hundreds of MiB to list whole)
 
 
 def damaged_cache_entries(folder: str) -> str | None:
@@ -113,14 +114,19 @@ def damaged_cache_entries(folder: str) -> str | None:
     LRUCache names them KEY-cache, beside KEY-atime) whose zlib stream ends before its end, as JAX's
     decompress_executable would find it ('zlib.error: Error -5 while decompressing data: incomplete or truncated
     stream'); None where none is, or the folder cannot be listed. Regular files only (never a FIFO), at most
-    MAX_CACHE_FILES entries and MAX_CACHE_BYTES read, MAX_CACHE_INFLATED inflated (an entry whose stream has not
+    MAX_CACHE_LISTED names listed, MAX_CACHE_FILES entries and MAX_CACHE_BYTES read, MAX_CACHE_INFLATED inflated (an entry whose stream has not
     ended within what is left is not judged: a zlib bomb of 60 MiB inflates to 60 GiB, minutes of work); zstandard
     entries are not judged (no decoder here)."""
     import stat
     import zlib
 
-    try:
-        names = sorted(os.listdir(folder))[:MAX_CACHE_FILES]
+    import heapq
+    import itertools
+
+    try:  # the first names in order of the first MAX_CACHE_LISTED listed: memory and time bounded however many
+        with os.scandir(folder) as listing:
+            names = heapq.nsmallest(MAX_CACHE_FILES, (entry.name for entry in itertools.islice(listing,
+                                                                                             MAX_CACHE_LISTED)))
     except OSError:
         return None
     budget, inflated, cut = MAX_CACHE_BYTES, MAX_CACHE_INFLATED, []
