@@ -117,11 +117,10 @@ def damaged_cache_entries(folder: str) -> str | None:
     MAX_CACHE_LISTED names listed, MAX_CACHE_FILES entries and MAX_CACHE_BYTES read, MAX_CACHE_INFLATED inflated (an entry whose stream has not
     ended within what is left is not judged: a zlib bomb of 60 MiB inflates to 60 GiB, minutes of work); zstandard
     entries are not judged (no decoder here)."""
-    import stat
-    import zlib
-
     import heapq
     import itertools
+    import stat
+    import zlib
 
     try:  # the first names in order of the first MAX_CACHE_LISTED listed: memory and time bounded however many
         with os.scandir(folder) as listing:
