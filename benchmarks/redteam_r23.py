@@ -125,6 +125,8 @@ def check_case(setup: Callable[[Path], Machine], *args: str, ceiling: float = CE
         report = held(done, True, codes)
         no_driving_bytes(done, "check --json")
         no_bug_finding(done, "check --json")
+        if "Argument list too long" in json.dumps(report):  # what a program started here would not meet
+            raise Broken("the doctor's children could not be started: 'Argument list too long'")
         if judge is not None:
             judge(report)
         if text:
@@ -638,6 +640,28 @@ def working_case(when: str) -> Callable[[Path], None]:
     return case
 
 
+def long_relative_case(variables: Callable[[], dict[str, str]]) -> Callable[[Path], None]:
+    """Path settings whose relative values, made absolute for the children, pass what exec takes for one variable
+    (128 KiB): a program started here starts with them as written."""
+    def setup(tmp: Path) -> Machine:
+        machine = jax_machine(tmp)
+        machine.cwd = tmp / ("w" * 200)
+        machine.cwd.mkdir()
+        machine.env.update(variables())
+        return machine
+    return check_case(setup, text=False)
+
+
+LONG_RELATIVES: dict[str, Callable[[], dict[str, str]]] = {
+    "XLA_FLAGS of 6,000 relative dump folders (113 KB)": lambda: {
+        "XLA_FLAGS": " ".join(f"--xla_dump_to=d{n}" for n in range(6000))},
+    "TMPDIR relative, 128 KiB less a little": lambda: {"TMPDIR": "t/" * 65000},
+    "CUDA_CACHE_PATH relative, 128 KiB less a little": lambda: {"CUDA_CACHE_PATH": "c" * 131000},
+    "PYTHONPYCACHEPREFIX and TMPDIR relative, 100 KB each": lambda: {"TMPDIR": "t" * 100000,
+                                                                     "PYTHONPYCACHEPREFIX": "p" * 100000},
+}
+
+
 # --- 8. explain's standard input ---------------------------------------------------------------------------------
 
 def explain_stdin(tmp: Path, prefix: list[str], stdin: bytes | None = None, ceiling: float = CEILING_S) -> None:
@@ -869,6 +893,8 @@ def cases() -> dict[str, tuple[str, Callable[[Path], None]]]:
         found[f"_ctypes in the working folder: {name}"] = ("stdlib shadows", shadow_case(make))
     for when in ("deleted before", "deleted while", "unreadable", "3,000 relative settings"):
         found[f"relative path settings, the working folder {when}"] = ("working folder", working_case(when))
+    for name, variables in LONG_RELATIVES.items():
+        found[f"relative path settings: {name}"] = ("working folder", long_relative_case(variables))
     for name, make in STDINS.items():
         found[f"explain - from {name}"] = ("explain stdin", make)
     for mode in ("flood", "escapes", "hangup", "hangup under nohup", "ctrl-c", "eof"):

@@ -158,6 +158,29 @@ def test_numbers_of_a_million_digits_are_numbers_as_the_frontend_reads_them(tmp_
     assert said is not None and "type_error.302" in said and "not JSON" not in said, said
 
 
+# --- the children's environment: what exec takes ------------------------------------------------------------------
+
+@pytest.mark.parametrize(("name", "value"), [
+    ("CUDA_CACHE_PATH", "c" * 131000),  # one relative path, 128 KiB less a little
+    ("XLA_FLAGS", " ".join(f"--xla_dump_to=d{n}" for n in range(6000))),  # 6,000 relative folders, 113 KB
+    ("TMPDIR", "t/" * 65450),
+])
+def test_a_relative_path_setting_made_absolute_stays_within_what_exec_takes(name: str, value: str) -> None:
+    """A path setting whose relative value, joined to the working folder for the children, passes what exec takes for
+    one variable (MAX_ARG_STRLEN, 128 KiB): before, every child of the doctor failed to start ('Argument list too
+    long': NVML said failing, CD104, cuDNN crashing). Now it is passed as written, as the doctor itself was started
+    with it (a path that long names nothing either way: the kernel takes 4,096 bytes a path); a shorter one is still
+    made absolute."""
+    from cudnn_doctor.knowledge.environment import working_folder_paths
+    from cudnn_doctor.variables import MAX_ARG_STRLEN, child_environment, read_paths_from
+
+    read_paths_from(working_folder_paths)  # the data's path settings, as every command's guard gives them
+    here = "/" + "w" * 250
+    child = child_environment({name: value, "TEST_TMPDIR": "rel/t"}, here=here)
+    assert len(name) + 1 + len(child[name].encode()) < MAX_ARG_STRLEN, len(child[name])
+    assert child["TEST_TMPDIR"] == f"{here}/rel/t", child["TEST_TMPDIR"]
+
+
 # --- the first context made again: a child that cannot tell leaves the refusal said --------------------------------
 
 @linux_only
