@@ -581,6 +581,9 @@ SHADOWS: dict[str, Callable[[Path], None]] = {
     "among 20,000 other extension files": lambda cwd: [
         (cwd / f"_m{n}{_suffix()}").write_bytes(b"") for n in range(20000)] + [
         (cwd / f"_ctypes{_suffix()}").write_text("version https://git-lfs.github.com/spec/v1\n")],
+    "among 40,000 other files, made first": lambda cwd: [
+        (cwd / f"_ctypes{_suffix()}").write_text("version https://git-lfs.github.com/spec/v1\n")] + [
+        (cwd / f"zz{n}.txt").write_bytes(b"") for n in range(40000)],
     "named with a newline": lambda cwd: (cwd / f"_ctypes\n{_suffix()}").write_text("x"),
     "named with bytes not UTF-8": lambda cwd: Path(os.fsdecode(bytes(cwd) + b"/_ct\xffypes" +
                                                                _suffix().encode())).write_text("x"),
@@ -588,7 +591,12 @@ SHADOWS: dict[str, Callable[[Path], None]] = {
 }
 
 
-def shadow_case(make: Callable[[Path], None]) -> Callable[[Path], None]:
+SHADOWS_NAMED = ("among 20,000 other extension files", "among 40,000 other files, made first")
+
+
+def shadow_case(make: Callable[[Path], None], named: bool = False) -> Callable[[Path], None]:
+    """Python's own compiled module in the working folder as MAKE makes it; where NAMED (a file the finder takes:
+    ctypes then fails to import), CD419 names it."""
     def setup(tmp: Path) -> Machine:
         from tests.test_python_start import _real_venv_torch
 
@@ -596,7 +604,12 @@ def shadow_case(make: Callable[[Path], None]) -> Callable[[Path], None]:
         _real_venv_torch(machine, tmp)
         make(Path(machine.cwd))
         return machine
-    return check_case(setup)
+
+    def judge(report: dict) -> None:
+        if named and not [f for f in report.get("findings", []) if f.get("code") == "CD419" and
+                          str(f.get("subject", "")).endswith("/_ctypes")]:
+            raise Broken("_ctypes shadowed in the working folder named by no CD419")
+    return check_case(setup, judge=judge)
 
 
 # --- 7. the working folder under the children's absolute paths -------------------------------------------------------
@@ -890,7 +903,7 @@ def cases() -> dict[str, tuple[str, Callable[[Path], None]]]:
         found[f"cuDNN's graph library: {name}"] = ("device files", device_case(make))
     found["cuDNN's main library: /dev/zero"] = ("device files", device_case(DEVICES["/dev/zero"], "libcudnn.so.9"))
     for name, make in SHADOWS.items():
-        found[f"_ctypes in the working folder: {name}"] = ("stdlib shadows", shadow_case(make))
+        found[f"_ctypes in the working folder: {name}"] = ("stdlib shadows", shadow_case(make, name in SHADOWS_NAMED))
     for when in ("deleted before", "deleted while", "unreadable", "3,000 relative settings"):
         found[f"relative path settings, the working folder {when}"] = ("working folder", working_case(when))
     for name, variables in LONG_RELATIVES.items():

@@ -181,6 +181,41 @@ def test_a_relative_path_setting_made_absolute_stays_within_what_exec_takes(name
     assert child["TEST_TMPDIR"] == f"{here}/rel/t", child["TEST_TMPDIR"]
 
 
+# --- Python's own compiled module shadowed in a working folder of many files --------------------------------------
+
+@linux_only
+def test_a_shadow_among_tens_of_thousands_of_files_is_found() -> None:
+    """`_ctypes<suffix>` (a Git LFS pointer: `import torch` ends 'invalid ELF header') in a working folder of 30,000
+    other files, listed in the middle (tmpfs lists in the order files were made, or its reverse): before, only the
+    first 10,000 names listed were looked at, and the shadow was not named; Python's finder lists the whole folder."""
+    import importlib.machinery
+    import os
+    import shutil
+    import tempfile
+
+    from cudnn_doctor.model import Framework
+    from cudnn_doctor.probes.process_env import _working_folder_shadows
+
+    if not os.path.isdir("/dev/shm"):
+        pytest.skip("no tmpfs at /dev/shm")
+    folder = tempfile.mkdtemp(dir="/dev/shm")
+    try:
+        site = os.path.join(folder, "site", f"python{sys.version_info[0]}.{sys.version_info[1]}", "site-packages")
+        os.makedirs(os.path.join(site, "torch"))
+        cwd = os.path.join(folder, "work")
+        os.mkdir(cwd)
+        for n in range(30000):
+            if n == 15000:
+                with open(os.path.join(cwd, f"_ctypes{importlib.machinery.EXTENSION_SUFFIXES[0]}"), "w") as f:
+                    f.write("version https://git-lfs.github.com/spec/v1\n")
+            os.close(os.open(os.path.join(cwd, f"n{n}.txt"), os.O_CREAT | os.O_WRONLY, 0o644))
+        torch = Framework("torch", "2.11.0", "13.0", None, None, "dist-info", details={"site_packages": site})
+        found = _working_folder_shadows(cwd, [torch])
+        assert (cwd, "_ctypes", "torch", "working folder") in found, found
+    finally:
+        shutil.rmtree(folder)
+
+
 # --- the first context made again: a child that cannot tell leaves the refusal said --------------------------------
 
 @linux_only
