@@ -185,8 +185,8 @@ def test_a_relative_path_setting_made_absolute_stays_within_what_exec_takes(name
 
 @linux_only
 def test_a_shadow_among_tens_of_thousands_of_files_is_found() -> None:
-    """`_ctypes<suffix>` (a Git LFS pointer: `import torch` ends 'invalid ELF header') in a working folder of 30,000
-    other files, listed in the middle (tmpfs lists in the order files were made, or its reverse): before, only the
+    """`_ctypes<suffix>` (a Git LFS pointer: `import torch` ends 'invalid ELF header') in a working folder (or a
+    PYTHONPATH folder) of 30,000 other files, listed in the middle (tmpfs lists in the order files were made, or its reverse): before, only the
     first 10,000 names listed were looked at, and the shadow was not named; Python's finder lists the whole folder."""
     import importlib.machinery
     import os
@@ -194,7 +194,7 @@ def test_a_shadow_among_tens_of_thousands_of_files_is_found() -> None:
     import tempfile
 
     from cudnn_doctor.model import Framework
-    from cudnn_doctor.probes.process_env import _working_folder_shadows
+    from cudnn_doctor.probes.process_env import _stray_modules, _working_folder_shadows
 
     if not os.path.isdir("/dev/shm"):
         pytest.skip("no tmpfs at /dev/shm")
@@ -212,6 +212,8 @@ def test_a_shadow_among_tens_of_thousands_of_files_is_found() -> None:
         torch = Framework("torch", "2.11.0", "13.0", None, None, "dist-info", details={"site_packages": site})
         found = _working_folder_shadows(cwd, [torch])
         assert (cwd, "_ctypes", "torch", "working folder") in found, found
+        found = _stray_modules([cwd], torch, site)  # the same folder on PYTHONPATH
+        assert (cwd, "_ctypes", "torch", "PYTHONPATH") in found, found
     finally:
         shutil.rmtree(folder)
 

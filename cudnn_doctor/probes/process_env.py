@@ -453,9 +453,8 @@ def _stray_modules(entries: list[str], framework: Framework, site: str) -> list[
     for entry in entries[:64]:
         if site and os.path.realpath(entry) == os.path.realpath(site):
             break
-        try:
-            names = os.listdir(entry)[:10000]
-        except OSError:
+        names = _module_names(entry)  # every name (a cut at 10,000 hid those listed later)
+        if names is None:
             continue
         singles = {n[:-3] for n in names if n.endswith(".py")}
         packages = {n for n in names if n in stdlib and os.path.isfile(os.path.join(entry, n, "__init__.py"))}
