@@ -380,13 +380,17 @@ def child_environment(env: Mapping[str, str], here: str | None = None) -> dict[s
             here = kernel_getcwd()  # the kernel's answer: a deleted working folder is gone (r22), not its old name
         except OSError:  # joined to a folder that does not exist: a relative entry names nothing, as in the deleted
             here = GONE_FOLDER  # folder (left as written, the child read it from "/": 'lib' is /lib there)
+    def startable(name: str) -> bool:
+        return len(name) + 1 + len(child[name].encode("utf-8", "surrogateescape")) < MAX_ARG_STRLEN
+
     for name, kind in kinds.items():
         value = child.get(name)
         if value:
             child[name] = _absolute_value(kind, value, here)
-            if len(name) + 1 + len(child[name].encode("utf-8", "surrogateescape")) >= MAX_ARG_STRLEN and \
-                    kind in ("loader list", "preload", "search list"):
+            if not startable(name) and kind in ("loader list", "preload", "search list"):
                 child[name] = _absolute_value(kind, value, here, only_there=True)
+            if not startable(name):  # as written, as this process was started with it: a path made that long names
+                child[name] = value  # nothing either way (the kernel takes 4,096 bytes a path: ENAMETOOLONG)
     return child
 
 

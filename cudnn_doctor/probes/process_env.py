@@ -453,9 +453,8 @@ def _stray_modules(entries: list[str], framework: Framework, site: str) -> list[
     for entry in entries[:64]:
         if site and os.path.realpath(entry) == os.path.realpath(site):
             break
-        try:
-            names = os.listdir(entry)[:10000]
-        except OSError:
+        names = _module_names(entry)  # every name (a cut at 10,000 hid those listed later)
+        if names is None:
             continue
         singles = {n[:-3] for n in names if n.endswith(".py")}
         packages = {n for n in names if n in stdlib and os.path.isfile(os.path.join(entry, n, "__init__.py"))}
@@ -530,28 +529,45 @@ def _working_folder_shadows(cwd: str | None, frameworks: list[Framework]) -> lis
     sites = {os.path.realpath(str(f.details.get("site_packages") or "")) for f in python}
     if os.path.realpath(cwd) in sites:
         return []
-    try:
-        names = os.listdir(cwd)[:10000]
-    except OSError:
+    names = _module_names(cwd)
+    if names is None:
         return []
-    modules = {n[:-3] for n in names if n.endswith(".py")} | {
-        n for n in names if os.path.isfile(os.path.join(cwd, n, "__init__.py"))}
+    sources, folders = {n[:-3] for n in names if n.endswith(".py")}, {n for n in names if "." not in n}
     found: list[tuple[str, ...]] = []
     for framework in python:
         site = str(framework.details.get("site_packages") or "")
         # Python's own compiled modules (lib-dynload) of the names a file here carries, for the suffixes this
         # framework's Python imports: the working folder comes before lib-dynload on sys.path
-        modules |= _standard_extensions(names, site)
-        wanted = (*SHADOWED[framework.name], *IMPORTED.get(framework.name, ()), *STDLIB_AT_START,
-                  *_standard_extensions(names, site))
-        if modules - set(wanted):  # and what the framework's own __init__.py imports, read from its installed file
+        compiled = _standard_extensions(names, site)
+        wanted = (*SHADOWED[framework.name], *IMPORTED.get(framework.name, ()), *STDLIB_AT_START, *compiled)
+        if (sources | folders) - set(wanted):  # and what the framework's own __init__.py imports, read from its file
             from cudnn_doctor.probes.python_start import imported_at_start
 
             wanted += tuple(imported_at_start(os.path.join(site, framework.name, "__init__.py")) - {framework.name})
+        # a folder is a package where it holds __init__.py: asked only of the names that matter
+        modules = sources | compiled | {n for n in folders & set(wanted)
+                                        if os.path.isfile(os.path.join(cwd, n, "__init__.py"))}
         for module in sorted(modules):
             if module in wanted:
                 found.append((cwd, module, framework.name, "working folder"))
     return found[:16]
+
+
+MAX_LISTED = 1_000_000  # a working folder's names read at most (Python's own finder lists the whole folder)
+
+
+def _module_names(folder: str) -> list[str] | None:
+    """The names in FOLDER that can be a module Python's finder takes from it (NAME.py, a compiled NAME.SUFFIX, a
+    folder NAME): every name listed (up to MAX_LISTED), only those kept, so that a folder of thousands of other files
+    hides none (a cut at the first 10,000 names listed missed a shadow listed later); None where it cannot be listed."""
+    import itertools
+
+    try:
+        with os.scandir(folder) as listing:
+            return [entry.name for entry in itertools.islice(listing, MAX_LISTED)
+                    if entry.name.endswith((".py", ".so", ".pyd")) or "." not in entry.name]
+    except OSError:
+        return None
 
 
 def _imports_from(entry: str, package: str, site: str) -> bool:

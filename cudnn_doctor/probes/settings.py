@@ -105,6 +105,8 @@ def read_settings(env: dict[str, str], frameworks: list[Framework]) -> dict[str,
 
 
 MAX_CACHE_FILES, MAX_CACHE_BYTES = 512, 64 << 20  # a persistent cache's entries read at most
+MAX_CACHE_INFLATED = 256 << 20  # and inflated at most, all entries together (a zlib stream inflates 1,000-fold)
+MAX_CACHE_LISTED = 200_000  # names listed at most (a folder of millions: seconds and hundreds of MiB to list whole)
 
 
 def damaged_cache_entries(folder: str) -> str | None:
@@ -112,15 +114,21 @@ def damaged_cache_entries(folder: str) -> str | None:
     LRUCache names them KEY-cache, beside KEY-atime) whose zlib stream ends before its end, as JAX's
     decompress_executable would find it ('zlib.error: Error -5 while decompressing data: incomplete or truncated
     stream'); None where none is, or the folder cannot be listed. Regular files only (never a FIFO), at most
-    MAX_CACHE_FILES entries and MAX_CACHE_BYTES read; zstandard entries are not judged (no decoder here)."""
+    MAX_CACHE_LISTED names listed, MAX_CACHE_FILES entries and MAX_CACHE_BYTES read, MAX_CACHE_INFLATED inflated (an entry whose stream has not
+    ended within what is left is not judged: a zlib bomb of 60 MiB inflates to 60 GiB, minutes of work); zstandard
+    entries are not judged (no decoder here)."""
+    import heapq
+    import itertools
     import stat
     import zlib
 
-    try:
-        names = sorted(os.listdir(folder))[:MAX_CACHE_FILES]
+    try:  # the first names in order of the first MAX_CACHE_LISTED listed: memory and time bounded however many
+        with os.scandir(folder) as listing:
+            names = heapq.nsmallest(MAX_CACHE_FILES, (entry.name for entry in itertools.islice(listing,
+                                                                                             MAX_CACHE_LISTED)))
     except OSError:
         return None
-    budget, cut = MAX_CACHE_BYTES, []
+    budget, inflated, cut = MAX_CACHE_BYTES, MAX_CACHE_INFLATED, []
     for name in names:
         if name.endswith("-atime") or name.startswith("."):
             continue
@@ -139,14 +147,19 @@ def damaged_cache_entries(folder: str) -> str | None:
             continue  # not a zlib stream (zstandard's, or another kind of file): not judged
         inflate, pending = zlib.decompressobj(), data
         try:
-            while pending and not inflate.eof:  # a MiB of output at a time, dropped: memory bounded
-                inflate.decompress(pending, 1 << 20)
+            while not inflate.eof and inflated > 0:  # a MiB of output at a time, dropped: memory bounded
+                out = inflate.decompress(pending, 1 << 20)
                 pending = inflate.unconsumed_tail
+                inflated -= len(out)
+                if not out and not pending:
+                    break  # all read and nothing more comes out: the stream ends before its end
         except zlib.error:
             cut.append(name)
             continue
-        if not inflate.eof:
+        if not inflate.eof and inflated > 0:
             cut.append(name)
+        if inflated <= 0:
+            break  # the work bounded: the entries left are not judged
     if not cut:
         return None
     return (f"{len(cut)} of its cache entries ({', '.join(cut[:3])}{', ...' if len(cut) > 3 else ''}) are cut short "
@@ -382,10 +395,17 @@ def content_problem(path: str, content: str) -> str | None:
         raise ValueError(f"{word} is not JSON")
 
     # as nlohmann::json's operator>> parses it: a UTF-8 byte-order mark skipped, one strict JSON value (no comment, no
-    # trailing comma, no NaN), what follows that value left unread
+    # trailing comma, no NaN), what follows that value left unread; an integer past a 64-bit one a float (its lexer
+    # falls back to strtod: 10^6 digits are infinity, not an error), and any depth (its parser keeps its own stack)
+    decoder = json.JSONDecoder(parse_constant=constant, parse_int=_json_integer)
     try:
         text = data.decode("utf-8-sig")
-        value, _end = json.JSONDecoder(parse_constant=constant).raw_decode(text, len(text) - len(text.lstrip(" \t\n\r")))
+        start = len(text) - len(text.lstrip(" \t\n\r"))
+        try:
+            value, _end = decoder.raw_decode(text, start)
+        except RecursionError:  # nested past Python's own parser: what lies deeper than the rules is not looked at
+            text = _shallow(text)
+            value, _end = decoder.raw_decode(text, start)
     except UnicodeDecodeError as error:
         return f"{CONTENT}it is not UTF-8 text (byte {error.start})"
     except ValueError as error:
@@ -394,6 +414,36 @@ def content_problem(path: str, content: str) -> str | None:
         problem = errata_problem(value)
         return f"{CONTENT}{problem}" if problem else None
     return None
+
+
+def _json_integer(digits: str) -> int | float:
+    """A JSON integer as nlohmann::json reads it: past 4,000 digits (beyond any 64-bit integer, and beyond what int()
+    converts) the float strtod makes of it (infinity)."""
+    return int(digits) if len(digits) <= 4000 else float(digits)
+
+
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.S)
+SHALLOW_DEPTH = 8  # an errata sheet's rules are read at depth 4: what lies deeper only needs its kind
+
+
+def _shallow(text: str, keep: int = SHALLOW_DEPTH) -> str:
+    """TEXT (JSON) with each array or object opened deeper than KEEP left empty (its kind kept), found without
+    recursion (strings skipped whole): Python's parser refuses a depth the C++ parser takes."""
+    parts, depth, last = [], 0, 0
+    for token in _JSON_TOKEN.finditer(text):
+        bracket = token.group()
+        if bracket[0] == '"':
+            continue
+        if bracket in "[{":
+            depth += 1
+            if depth == keep + 1:
+                parts.append(text[last:token.end()])
+        else:
+            if depth == keep + 1:
+                last = token.start()
+            depth -= 1
+    parts.append(text[last:])
+    return "".join(parts)
 
 
 ERRATA_TYPES = (("operation", str, "string"), ("engine", (int, float), "number"),

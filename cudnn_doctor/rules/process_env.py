@@ -2218,13 +2218,19 @@ def context_refused(report: Report) -> list[Finding]:
     and runs the frameworks) names the one."""
     view = report.process
     if view is None or not view.context or view.context == "ok" or not view.context_variables \
-            or view.context_without != "ok":
-        return []  # made without them too, or not at all: another cause (a full GPU, a busy one) the other rules say
+            or (view.context_without != "ok" and _cuda_answered(view.context_without)):
+        return []  # refused without them too: another cause (a full GPU, a busy one) the other rules say
     names = view.context_blamed or view.context_variables
     one = names[0] if len(names) == 1 else None
     without = view.context_without_unset or names
     said = (f"seen: CUDA refused it in a child started with this environment ({view.context}), as the first GPU call of "
             f"torch, JAX or any CUDA program makes it, and made it in a child without {', '.join(without)}")
+    unproven = view.context_without != "ok"
+    if unproven:  # the child started without them to tell gave no CUDA answer (it hung, crashed, said nothing)
+        said = (f"seen: CUDA refused it in a child started with this environment ({view.context}), as the first GPU "
+                f"call of torch, JAX or any CUDA program makes it; the child started without {', '.join(without)}, "
+                f"to tell whether they are the cause, gave no answer of CUDA's ({view.context_without or 'none'})"
+                f"{DEEP_PROVES.replace('with it', 'without each')}")
     effect = (f"CUDA refuses the first context on the first visible GPU ({view.context}), so every program's first GPU "
               "call fails here (torch: a CUDA error; JAX: no CUDA device)")
     if one is not None and len(without) > 1:
@@ -2234,9 +2240,16 @@ def context_refused(report: Report) -> list[Finding]:
     else:
         effect += (f"; the CUDA variables set here that no row of the data vouches for are {', '.join(names)}: "
                    "`cudnn-doctor check --deep` unsets each alone and names the one")
-    return [finding("CD416", subject=one or ", ".join(names), evidence="seen", proof=said,
-                    variable=one or ", ".join(names), value=_shown(view.settings.get(one, "")) if one else "(several)",
-                    effect=effect)]
+    made = finding("CD416", subject=one or ", ".join(names), evidence="seen", proof=said,
+                   variable=one or ", ".join(names), value=_shown(view.settings.get(one, "")) if one else "(several)",
+                   effect=effect)
+    return [replace(made, severity="warning") if unproven else made]
+
+
+def _cuda_answered(said: str | None) -> bool:
+    """Whether SAID (process.context_without) is CUDA's own answer ("STEP: CUDA_ERROR_NAME (text)"), not a child that
+    failed to give one."""
+    return said is not None and re.match(r"\w+: CUDA_ERROR_\w+", said) is not None
 
 
 RULES = (driver_library, nvml_library, visibility, torch_count, device_order, memory_held, limits, preloaded_cudnn, preloaded_cudnn_sublibrary, hook_preloaded_cudnn,
