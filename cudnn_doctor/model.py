@@ -487,6 +487,10 @@ class ProcessView:
     # cuDNN sub-libraries in LD_PRELOAD (libcudnn_adv.so.9): (entry, the folder its real file is in, the release its
     # real file's name carries or ""), read by the probe (rules touch no file)
     preloaded_cudnn_parts: tuple[tuple[str, str, str], ...] = ()
+    # LD_PRELOAD's entries no row of the data knows and what they cost one process's start, asked of the loader: a
+    # bare Python started with and without them side by side (probes/start_cost.py): (the entries joined by ' ', its
+    # milliseconds with them or -1 where it passed the probe's deadline, without them); None where not asked
+    preload_start: tuple[str, float, float] | None = None
     # variables a Python start-up hook set or changed inside Python, as every Python program here gets them
     # (sitecustomize, usercustomize, a .pth line; seen: os.environ against /proc/self/environ in the doctor's own
     # process): (variable, its value there, the hook files whose text names it, os.pathsep-joined)

@@ -412,6 +412,14 @@ def _users(loaded_all: tuple[LoadedCudnn, ...], loaded: LoadedCudnn) -> str:
 
 
 def _setting(work: Any, finding: Finding) -> None:
+    slow = str(finding.values.get("slow_preload") or "")
+    if slow:  # a preload that slows every process (rules.process_env.slow_preload): out of LD_PRELOAD
+        view = work.report.process
+        kept = [entry for entry in (view.preload if view is not None else ()) if entry not in slow.split(" ")]
+        change = EnvChange("LD_PRELOAD", "set", " ".join(kept)) if kept else EnvChange("LD_PRELOAD", "unset", "")
+        work.take([finding], Action(ENV, (), f"{slow} out of LD_PRELOAD: programs then start without it (preload it "
+                                             "for the one program you measure with it)", LOADER_SOURCE, env=(change,)))
+        return
     variable = str(finding.values.get("variable") or finding.subject)
     if not variable.replace("_", "a").isalnum() or not variable.isascii() or variable[:1].isdigit():
         return  # several variables together (none alone was seen to matter): fix asks the frameworks which

@@ -504,6 +504,34 @@ def preloaded_cudnn_sublibrary(report: Report) -> list[Finding]:
     return findings
 
 
+SLOW_START_MS = 500.0  # a start this much slower with the preload (and SLOW_START_TIMES as slow) is said
+SLOW_START_TIMES = 3.0
+
+
+def slow_preload(report: Report) -> list[Finding]:
+    """LD_PRELOAD entries no row knows that made a bare process start slow, seen (probes/start_cost.py: the loader
+    asked, a bare Python started with and without them side by side): every program here, and every child the doctor
+    starts, pays it (glibc's libmemusage.so with MEMUSAGE_TRACE_MMAP=1: every process crawled on an H100, and the
+    frameworks' runs went past the harness's limit). CD412, a warning: the programs start, later."""
+    view = report.process
+    if view is None or view.preload_start is None:
+        return []
+    entries, took, bare = view.preload_start
+    if took >= 0 and (took - bare < SLOW_START_MS or took < SLOW_START_TIMES * bare):
+        return []
+    from cudnn_doctor.probes.start_cost import DEADLINE_S
+
+    with_them = f"more than {DEADLINE_S:g} s (cut off there)" if took < 0 else f"{took / 1000:.2f} s"
+    proof = (f"a bare Python (`python -I -S -c pass`) started here with LD_PRELOAD took {with_them}, and "
+             f"{bare / 1000:.2f} s without {entries}, side by side")
+    effect = (f"{entries} is loaded into every process started here and no row of the data knows it; a bare Python's "
+              f"start took {with_them} with it and {bare / 1000:.2f} s without it, so every program here (torch, JAX, "
+              "their compilers, and this doctor's own children) starts that much slower, and a long run may go past "
+              "the time a job or harness allows it")
+    return [finding("CD412", subject=entries, evidence="seen", proof=proof, variable="LD_PRELOAD",
+                    value=_shown(entries), effect=effect, slow_preload=entries)]
+
+
 def hook_preloaded_cudnn(report: Report) -> list[Finding]:
     """A GPU library a framework's Python had mapped before its program's first line (a start-up hook loaded it): the
     framework's libraries ask the loader for its soname and get the copy already loaded, not their own. A cuDNN: seen,
@@ -2236,7 +2264,7 @@ def context_refused(report: Report) -> list[Finding]:
                     effect=effect)]
 
 
-RULES = (driver_library, nvml_library, visibility, torch_count, device_order, memory_held, limits, preloaded_cudnn, preloaded_cudnn_sublibrary, hook_preloaded_cudnn,
+RULES = (driver_library, nvml_library, visibility, torch_count, device_order, memory_held, limits, preloaded_cudnn, preloaded_cudnn_sublibrary, slow_preload, hook_preloaded_cudnn,
          loaded_sublibraries, observed_loads, settings, context_refused, jax_ptxas, environment_cure, preloaded_cuda,
          python_shadows, broken_cuda, cxx_runtime, python_refused, cpu_kernels, cuda_libraries)
 

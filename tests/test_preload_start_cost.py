@@ -1,0 +1,92 @@
+"""Plain check asks the loader what a preload no row knows costs (issue 45, round nineteen). Round eighteen's
+published set preloaded glibc's memory profiler (libmemusage.so, MEMUSAGE_TRACE_MMAP=1) into every process: every
+process crawled on the H100, the frameworks and the doctor ran past the harness's limit, and plain check said nothing
+of the preload (no row knows it). Now a bare Python is started twice side by side, with LD_PRELOAD and without the
+entries no row knows, and a start that much slower is a CD412 warning, seen, naming the entry; the plan takes it out.
+The slow library here is a gcc fake whose constructor sleeps in the doctor's children (tests/fakes/slow_preload.c);
+the real libmemusage.so, where glibc installs it, is asked and, costing nothing on this CPU, not said."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from cudnn_doctor.probes.start_cost import unvouched_preloads
+from tests.conftest import Machine
+from tests.fakes.build import compile_library
+
+MEMUSAGE = next((path for path in ("/usr/lib/x86_64-linux-gnu/libmemusage.so", "/lib/x86_64-linux-gnu/libmemusage.so",
+                                   "/usr/lib64/libmemusage.so", "/usr/lib/aarch64-linux-gnu/libmemusage.so")
+                 if os.path.exists(path)), None)
+
+
+def _slow(ms: int) -> Path:
+    return compile_library("slow_preload.c", f"libslowstart{ms}.so", defines={"SLOW_MS": ms})
+
+
+def _said(report: dict) -> list[dict]:
+    return [f for f in report["findings"] if f["code"] == "CD412" and f["values"].get("variable") == "LD_PRELOAD"]
+
+
+def test_a_preload_that_slows_every_start_is_seen_and_named(machine: Machine) -> None:
+    slow = _slow(900)
+    machine.env["LD_PRELOAD"] = str(slow)
+    report = machine.check_json()
+    [said] = _said(report)
+    assert said["severity"] == "warning" and said["evidence"] == "seen", said
+    assert said["subject"] == str(slow), said
+    assert "with LD_PRELOAD took" in said["proof"] and f"without {slow}" in said["proof"], said
+    entries, took, bare = report["process"]["preload_start"]
+    assert entries == str(slow) and took >= 900 > bare, report["process"]["preload_start"]
+    assert "unset LD_PRELOAD" in said["fix"], said["fix"]
+    plan = machine.run("fix", "--json").json
+    [step] = [a for a in plan["actions"] if "CD412" in a["resolves"]]
+    assert step["kind"] == "env" and "LD_PRELOAD" in str(step), step
+
+
+def test_only_the_unknown_entry_leaves_the_preload(machine: Machine, tmp_path: Path) -> None:
+    """The entry no row knows is the one the plan takes out; an entry the data knows stays preloaded."""
+    slow = _slow(900)
+    known = tmp_path / "libnvToolsExt.so.1"  # NVTX: a row of compat/libraries.toml
+    known.write_bytes(_slow(0).read_bytes())
+    machine.env["LD_PRELOAD"] = f"{known} {slow}"
+    report = machine.check_json()
+    [said] = _said(report)
+    assert said["subject"] == str(slow), said
+    assert str(known) in said["fix"] and str(slow) not in said["fix"].replace(f"{slow} out", ""), said["fix"]
+
+
+def test_a_preload_that_costs_nothing_is_asked_and_not_said(machine: Machine) -> None:
+    machine.env["LD_PRELOAD"] = str(_slow(0))
+    report = machine.check_json()
+    assert not _said(report), _said(report)
+    entries, took, bare = report["process"]["preload_start"]
+    assert entries == str(_slow(0)) and took >= 0 and bare >= 0
+
+
+@pytest.mark.skipif(MEMUSAGE is None, reason="glibc's libmemusage.so is not installed here")
+def test_the_real_memory_profiler_is_asked_and_the_check_ends(machine: Machine, tmp_path: Path) -> None:
+    """glibc's own libmemusage.so with MEMUSAGE_TRACE_MMAP=1, as round eighteen's scenario preloaded it: asked (no row
+    knows it); on this CPU its starts cost nothing worth saying, so nothing is said and the check answers."""
+    machine.env.update({"LD_PRELOAD": str(MEMUSAGE), "MEMUSAGE_TRACE_MMAP": "1",
+                        "MEMUSAGE_OUTPUT": str(tmp_path / "memusage.dat")})
+    report = machine.check_json()
+    assert report["process"]["preload_start"][0] == MEMUSAGE
+    assert report["process"]["preload_start"][1] >= 0
+
+
+def test_no_preload_no_question() -> None:
+    """Nothing is started where LD_PRELOAD is unset or holds only what the data knows (a CUDA library, a cuDNN
+    sub-library, a sanitizer's run-time): those have rules of their own."""
+    assert unvouched_preloads({}) == ()
+    known = "/x/libcublasLt.so.13 /y/libcudnn_adv.so.9:/z/libasan.so.8 /w/libnvidia-ml.so.1"
+    assert unvouched_preloads({"LD_PRELOAD": known}) == ()
+    assert unvouched_preloads({"LD_PRELOAD": f"{known} /v/libmemusage.so"}) == ("/v/libmemusage.so",)
+
+
+def test_a_healthy_check_starts_no_bare_python(machine: Machine) -> None:
+    """No LD_PRELOAD: nothing asked, nothing reported (the healthy machine's check keeps its children)."""
+    report = machine.check_json()
+    assert report["process"] is None or report["process"].get("preload_start") is None
