@@ -491,6 +491,9 @@ class ProcessView:
     # bare Python started with and without them side by side (probes/start_cost.py): (the entries joined by ' ', its
     # milliseconds with them or -1 where it passed the probe's deadline, without them); None where not asked
     preload_start: tuple[str, float, float] | None = None
+    # what that start with them was given otherwise than the one without them, in words (cleared the environment,
+    # ignored SIGINT, lowered a limit, armed an alarm, ...): what every program started here loses the same way
+    preload_takes: tuple[str, ...] = ()
     # variables a Python start-up hook set or changed inside Python, as every Python program here gets them
     # (sitecustomize, usercustomize, a .pth line; seen: os.environ against /proc/self/environ in the doctor's own
     # process): (variable, its value there, the hook files whose text names it, os.pathsep-joined)

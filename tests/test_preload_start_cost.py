@@ -1,10 +1,12 @@
-"""Plain check asks the loader what a preload no row knows costs (issue 45, round nineteen). Round eighteen's
+"""Plain check asks the loader what a preload no row knows costs and takes (issue 45, round nineteen). Round eighteen's
 published set preloaded glibc's memory profiler (libmemusage.so, MEMUSAGE_TRACE_MMAP=1) into every process: every
 process crawled on the H100, the frameworks and the doctor ran past the harness's limit, and plain check said nothing
 of the preload (no row knows it). Now a bare Python is started twice side by side, with LD_PRELOAD and without the
 entries no row knows, and a start that much slower is a CD412 warning, seen, naming the entry; the plan takes it out.
 The slow library here is a gcc fake whose constructor sleeps in the doctor's children (tests/fakes/slow_preload.c);
-the real libmemusage.so, where glibc installs it, is asked and, costing nothing on this CPU, not said."""
+the real libmemusage.so, where glibc installs it, is asked and, costing nothing on this CPU, not said. The same two
+starts say what the preload's constructor took from the process (the environment, a signal, a limit, the umask, an
+alarm, the working folder): tests/fakes/hostile_constructor.c, preloaded, CD116 seen."""
 
 from __future__ import annotations
 
@@ -64,6 +66,8 @@ def test_a_preload_that_costs_nothing_is_asked_and_not_said(machine: Machine) ->
     assert not _said(report), _said(report)
     entries, took, bare = report["process"]["preload_start"]
     assert entries == str(_slow(0)) and took >= 0 and bare >= 0
+    assert report["process"]["preload_takes"] == [], report["process"]["preload_takes"]  # it takes nothing
+    assert not [f for f in report["findings"] if f["code"] == "CD116"], report["findings"]
 
 
 @pytest.mark.skipif(MEMUSAGE is None, reason="glibc's libmemusage.so is not installed here")
@@ -90,3 +94,32 @@ def test_a_healthy_check_starts_no_bare_python(machine: Machine) -> None:
     """No LD_PRELOAD: nothing asked, nothing reported (the healthy machine's check keeps its children)."""
     report = machine.check_json()
     assert report["process"] is None or report["process"].get("preload_start") is None
+
+
+# tests/fakes/hostile_constructor.c's HOSTILE_TAKES (in the doctor's children only) -> what the finding says the
+# preload took from a program's process, and whether that stops every program (an error) or not (a warning)
+TAKES = {
+    1: ("cleared the environment", "error"),
+    3: ("exited with", "error"),  # the open-files limit dropped to 3: Python cannot start
+    4: ("set the umask to 0777", "warning"),
+    5: ("armed an alarm: SIGALRM ends every program 1 s after its start", "error"),
+    6: ("unset the variables HOME", "warning"),
+    7: ("blocked SIGINT, SIGTERM", "warning"),
+    8: ("ignored SIGCHLD", "warning"),
+}
+
+
+@pytest.mark.parametrize("takes", sorted(TAKES))
+def test_what_an_unknown_preload_takes_from_every_process_is_seen(machine: Machine, takes: int) -> None:
+    """A preload no row knows whose constructor takes something from every process: a bare Python started with it,
+    beside one without it, shows what (CD116, seen), and the plan takes the entry out of LD_PRELOAD."""
+    hostile = compile_library("hostile_constructor.c", f"libhostilepreload{takes}.so", defines={"HOSTILE_TAKES": takes})
+    machine.env["LD_PRELOAD"] = str(hostile)
+    report = machine.check_json()
+    words, severity = TAKES[takes]
+    made = [f for f in report["findings"] if f["code"] == "CD116" and f["subject"] == str(hostile)]
+    assert made, [(f["code"], f["detail"][:200]) for f in report["findings"]]
+    assert made[0]["evidence"] == "seen" and made[0]["severity"] == severity, made[0]
+    assert words in made[0]["detail"] and "unset LD_PRELOAD" in made[0]["fix"], made[0]
+    assert any(words in take for take in report["process"]["preload_takes"]), report["process"]["preload_takes"]
+    assert "closed or redirected" not in made[0]["detail"], made[0]  # each start's own pipe is not a change

@@ -286,9 +286,10 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
         report.process = dataclasses.replace(report.process, context_without=context_said(
             again.values.get("context")) if again.loaded else (again.error or "no answer"))
     xla = xla_child.result()
-    preload_start = _guarded(bugs, "start_cost", start_cost.result, None) if start_cost is not None else None
+    preload_start, preload_takes = _guarded(bugs, "start_cost", start_cost.result, (None, ())) \
+        if start_cost is not None else (None, ())
     if report.process is not None and preload_start is not None:
-        report.process = dataclasses.replace(report.process, preload_start=preload_start)
+        report.process = dataclasses.replace(report.process, preload_start=preload_start, preload_takes=preload_takes)
     if report.process is not None:  # the ptxas XLA compiles with, and the release it said it is
         ptxas, release = _guarded(bugs, "ptxas", ptxas_child.result, (None, None))
         if ptxas:

@@ -517,8 +517,9 @@ def slow_preload(report: Report) -> list[Finding]:
     if view is None or view.preload_start is None:
         return []
     entries, took, bare = view.preload_start
+    findings = _preload_takes(view.preload_takes, entries)
     if took >= 0 and (took - bare < SLOW_START_MS or took < SLOW_START_TIMES * bare):
-        return []
+        return findings
     from cudnn_doctor.probes.start_cost import DEADLINE_S
 
     with_them = f"more than {DEADLINE_S:g} s (cut off there)" if took < 0 else f"{took / 1000:.2f} s"
@@ -528,8 +529,29 @@ def slow_preload(report: Report) -> list[Finding]:
               f"start took {with_them} with it and {bare / 1000:.2f} s without it, so every program here (torch, JAX, "
               "their compilers, and this doctor's own children) starts that much slower, and a long run may go past "
               "the time a job or harness allows it")
-    return [finding("CD412", subject=entries, evidence="seen", proof=proof, variable="LD_PRELOAD",
-                    value=_shown(entries), effect=effect, slow_preload=entries)]
+    return [*findings, finding("CD412", subject=entries, evidence="seen", proof=proof, variable="LD_PRELOAD",
+                               value=_shown(entries), effect=effect, slow_preload=entries)]
+
+
+# what a preload takes that ends or stops every program started here: an error; the rest a warning (the program runs,
+# without what it was given)
+PRELOAD_STOPS = ("a bare Python started with it", "armed an alarm", "cleared the environment")
+
+
+def _preload_takes(takes: tuple[str, ...], entries: str) -> list[Finding]:
+    """LD_PRELOAD entries no row knows whose constructor took something from a bare Python's process, seen against
+    the same start without them (probes/start_cost.py): CD116, what it took in words. An error where it stops every
+    program (no answer, an alarm armed, the environment cleared), else a warning."""
+    if not takes:
+        return []
+    made = finding("CD116", subject=entries, evidence="seen",
+                   proof=f"a bare Python started here with LD_PRELOAD, beside one started without {entries}: the "
+                         f"first {'; '.join(takes)}",
+                   limit=f"LD_PRELOAD={_shown(entries)} (no row of the data knows it) runs its constructor in every "
+                         f"process started here, before the program's first line, and it {'; '.join(takes)}",
+                   effect="every program started here (torch, JAX, their compilers, this doctor's own children) "
+                          "starts so", slow_preload=entries)
+    return [made if any(take.startswith(PRELOAD_STOPS) for take in takes) else replace(made, severity="warning")]
 
 
 def hook_preloaded_cudnn(report: Report) -> list[Finding]:
