@@ -40,8 +40,8 @@ def test_a_preload_that_slows_every_start_is_seen_and_named(machine: Machine) ->
     assert said["severity"] == "warning" and said["evidence"] == "seen", said
     assert said["subject"] == str(slow), said
     assert "with LD_PRELOAD took" in said["proof"] and f"without {slow}" in said["proof"], said
-    entries, took, bare = report["process"]["preload_start"]
-    assert entries == str(slow) and took >= 900 > bare, report["process"]["preload_start"]
+    entries, took, bare, seconds = report["process"]["preload_start"]
+    assert entries == str(slow) and took >= 900 > bare and seconds == 5, report["process"]["preload_start"]
     assert "unset LD_PRELOAD" in said["fix"], said["fix"]
     plan = machine.run("fix", "--json").json
     [step] = [a for a in plan["actions"] if "CD412" in a["resolves"]]
@@ -64,7 +64,7 @@ def test_a_preload_that_costs_nothing_is_asked_and_not_said(machine: Machine) ->
     machine.env["LD_PRELOAD"] = str(_slow(0))
     report = machine.check_json()
     assert not _said(report), _said(report)
-    entries, took, bare = report["process"]["preload_start"]
+    entries, took, bare, _seconds = report["process"]["preload_start"]
     assert entries == str(_slow(0)) and took >= 0 and bare >= 0
     assert report["process"]["preload_takes"] == [], report["process"]["preload_takes"]  # it takes nothing
     assert not [f for f in report["findings"] if f["code"] == "CD116"], report["findings"]
@@ -123,3 +123,27 @@ def test_what_an_unknown_preload_takes_from_every_process_is_seen(machine: Machi
     assert words in made[0]["detail"] and "unset LD_PRELOAD" in made[0]["fix"], made[0]
     assert any(words in take for take in report["process"]["preload_takes"]), report["process"]["preload_takes"]
     assert "closed or redirected" not in made[0]["detail"], made[0]  # each start's own pipe is not a change
+
+
+def test_the_doctors_children_the_preload_slowed_are_its_finding_not_the_libraries(machine: Machine,
+                                                                                   tmp_path: Path) -> None:
+    """A preload that makes every start slower than the doctor's own deadline (here 1.5 s, CUDNN_DOCTOR_PROBE_TIMEOUT;
+    the preload sleeps 3 s in each child): NVML's, CUDA's and cuDNN's children do not answer in time. Those are not
+    the driver's or cuDNN's hangs (CD104, CD110, CD118, CD309 were each an error blaming its library): the preload's
+    CD412 names them, and no error is left standing on a library's timeout."""
+    from tests.fakes.build import fake_cudnn, fake_libcuda, fake_nvml
+    from tests.test_check import CUDNN9_SUBLIBS
+
+    fake_nvml(tmp_path / "driver", driver="580.65.06", cuda=13000)
+    fake_libcuda(tmp_path / "driver", driver_cuda=13000, devices=1)
+    machine.add_library_path(tmp_path / "driver")
+    fake_cudnn(tmp_path / "cudnn", version=91900, cudart=13000, sublibraries=CUDNN9_SUBLIBS)
+    machine.add_library_path(tmp_path / "cudnn")
+    machine.env.update({"LD_PRELOAD": str(_slow(3000)), "CUDNN_DOCTOR_PROBE_TIMEOUT": "1.5"})
+    report = machine.check_json()
+    [said] = _said(report)
+    assert "more than 1.5 s (cut off there)" in said["detail"], said["detail"]
+    assert "did not answer within their time either" in said["detail"] and "CD110" in said["detail"], said["detail"]
+    hung = [f for f in report["findings"] if "it hangs while loading" in f["detail"]]
+    assert not hung, [(f["code"], f["detail"][:160]) for f in hung]
+    assert not [f for f in report["findings"] if f["severity"] == "error"], report["findings"]

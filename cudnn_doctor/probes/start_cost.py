@@ -6,8 +6,10 @@ run-time: [[sanitizer]]); for any other, it cannot say from the file what it doe
 the same bare program (the doctor's own Python, `-I -S`, which says what its process was given) is started twice
 side by side, once with the user's LD_PRELOAD and once without those entries, each timed from the doctor; what one
 start with them costs more, and what it took from the process (the environment, a signal, a limit, the umask, an alarm,
-the working folder, the CPUs, its output), is seen, not inferred. Started only where such an entry is set, beside the other children; each start bounded (DEADLINE_S),
-so a preload that makes processes crawl costs the check that much at most here, and the finding names it."""
+the working folder, the CPUs, its output), is seen, not inferred. Started only where such an entry is set,
+beside the other children; each start bounded (deadline_s), so a preload that makes processes crawl costs the check
+that much at most here, and the finding names it (and the doctor's own children it slowed: rules.process_env.
+slowed_by_preload)."""
 
 from __future__ import annotations
 
@@ -17,7 +19,17 @@ from typing import Any
 from cudnn_doctor.child import ChildAnswer, ChildBatch, ChildRequest, deadline_in, own_python
 from cudnn_doctor.variables import preload_entries
 
-DEADLINE_S = 5.0  # seconds one bare start may take here; past it, "more than that" is the answer
+DEADLINE_S = 5.0  # seconds one bare start may take here, at most; past it, "more than that" is the answer
+
+
+def deadline_s() -> float:
+    """DEADLINE_S, or the doctor's probe timeout where it is shorter (CUDNN_DOCTOR_PROBE_TIMEOUT): the question never
+    waits longer than the doctor's other children do."""
+    from cudnn_doctor.probes.library_jobs import probe_timeout
+
+    return min(DEADLINE_S, probe_timeout())
+
+
 # a bare Python (no site, no user variables) that says what its process was given by the time its first line ran:
 # what a preload's constructor took from it shows against the same start without that preload
 STATE = r"""
@@ -98,6 +110,7 @@ class PreloadStartCost:
 
     def __init__(self, env: dict[str, str]) -> None:
         self.batch: ChildBatch | None = None
+        self.seconds = DEADLINE_S
         self.entries = unvouched_preloads(env)
         if not self.entries:
             return
@@ -105,12 +118,12 @@ class PreloadStartCost:
         without = {key: value for key, value in env.items() if key != "LD_PRELOAD"}
         if kept:
             without["LD_PRELOAD"] = " ".join(kept)
-        argv = (own_python(), *START)
-        self.batch = ChildBatch([ChildRequest(argv, env, DEADLINE_S, "a bare Python with LD_PRELOAD"),
-                                 ChildRequest(argv, without, DEADLINE_S, "a bare Python without those entries")],
-                                deadline=deadline_in(DEADLINE_S), parallel=2)
+        argv, self.seconds = (own_python(), *START), deadline_s()
+        self.batch = ChildBatch([ChildRequest(argv, env, self.seconds, "a bare Python with LD_PRELOAD"),
+                                 ChildRequest(argv, without, self.seconds, "a bare Python without those entries")],
+                                deadline=deadline_in(self.seconds), parallel=2)
 
-    def result(self) -> tuple[tuple[str, float, float] | None, tuple[str, ...]]:
+    def result(self) -> tuple[tuple[str, float, float, float] | None, tuple[str, ...]]:
         """((the entries, joined by ' '; one start's milliseconds with them, -1 where it passed DEADLINE_S; without
         them), what a start with them was given otherwise than one without: taken()), or (None, ()) where not asked
         or the start without them did not answer (nothing to compare with)."""
@@ -120,7 +133,7 @@ class PreloadStartCost:
         if without.timed_out or without.exit_code != 0 or without.values is None:
             return None, ()
         took = -1.0 if with_them.timed_out else round(with_them.wall_ms, 1)
-        return (" ".join(self.entries), took, round(without.wall_ms, 1)), taken(with_them, without.values)
+        return (" ".join(self.entries), took, round(without.wall_ms, 1), self.seconds), taken(with_them, without.values)
 
 
 def taken(answer: ChildAnswer, bare: dict[str, Any]) -> tuple[str, ...]:

@@ -14,7 +14,7 @@ from typing import Any
 from cudnn_doctor.codes import CODES, finding
 from cudnn_doctor.knowledge import environment, loader_words
 from cudnn_doctor.knowledge.data import load
-from cudnn_doctor.model import Finding, Framework, LoadedCudnn, ProcessView, Report
+from cudnn_doctor.model import HANGS, Finding, Framework, LoadedCudnn, ProcessView, Report
 from cudnn_doctor.specifiers import InvalidSpecifier, Specifiers
 from cudnn_doctor.versions import ascii_digits, release_in_file_name, version_tuple
 
@@ -516,13 +516,11 @@ def slow_preload(report: Report) -> list[Finding]:
     view = report.process
     if view is None or view.preload_start is None:
         return []
-    entries, took, bare = view.preload_start
+    entries, took, bare, seconds = view.preload_start
     findings = _preload_takes(view.preload_takes, entries)
     if took >= 0 and (took - bare < SLOW_START_MS or took < SLOW_START_TIMES * bare):
         return findings
-    from cudnn_doctor.probes.start_cost import DEADLINE_S
-
-    with_them = f"more than {DEADLINE_S:g} s (cut off there)" if took < 0 else f"{took / 1000:.2f} s"
+    with_them = f"more than {seconds:g} s (cut off there)" if took < 0 else f"{took / 1000:.2f} s"
     proof = (f"a bare Python (`python -I -S -c pass`) started here with LD_PRELOAD took {with_them}, and "
              f"{bare / 1000:.2f} s without {entries}, side by side")
     effect = (f"{entries} is loaded into every process started here and no row of the data knows it; a bare Python's "
@@ -531,6 +529,26 @@ def slow_preload(report: Report) -> list[Finding]:
               "the time a job or harness allows it")
     return [*findings, finding("CD412", subject=entries, evidence="seen", proof=proof, variable="LD_PRELOAD",
                                value=_shown(entries), effect=effect, slow_preload=entries)]
+
+
+def slowed_by_preload(report: Report, findings: list[Finding]) -> list[Finding]:
+    """Where a preload no row knows made a bare start slow (slow_preload's CD412), the doctor's own library children
+    that passed their deadline (NVML's, CUDA's, cudart's, cuDNN's: 'did not answer within N s') were slowed by the
+    same preload: their findings blame the library for what the preload did, so they are taken out and the CD412
+    finding names them. Their question is not answered here; the check without that preload answers it."""
+    slow = next((f for f in findings if f.code == "CD412" and f.values.get("slow_preload")), None)
+    if slow is None:
+        return findings
+    hung = [f for f in findings if f is not slow and HANGS in f"{f.detail} {f.proof or ''}"]
+    if not hung:
+        return findings
+    named = ", ".join(dict.fromkeys(f"{f.code} ({os.path.basename(str(f.subject))})" if f.subject else f.code
+                                    for f in hung))
+    slow = replace(slow, detail=f"{slow.detail} The doctor's own children that load the driver's and CUDA's libraries "
+                                f"did not answer within their time either ({named}): the same preload slowed them, "
+                                "so what they would say of those libraries is not known here (a check without it "
+                                "answers)")
+    return [slow if f.code == "CD412" and f.values.get("slow_preload") else f for f in findings if f not in hung]
 
 
 # what a preload takes that ends or stops every program started here: an error; the rest a warning (the program runs,
