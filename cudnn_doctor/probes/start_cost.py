@@ -69,8 +69,20 @@ for fd in (0, 1, 2):
     except OSError:
         streams.append(None)
 state["streams"] = streams
-import json
-sys.stdout.write("\n" + json.dumps(state) + "\n")
+
+
+def text(value):  # JSON without the json module (its import, re and enum, is most of a bare start's own time)
+    if isinstance(value, str):
+        return '"' + "".join(c if " " <= c <= "~" and c not in '"\\' else "\\u%04x" % min(ord(c), 0xFFFD)
+                             for c in value) + '"'
+    if isinstance(value, dict):
+        return "{" + ", ".join(text(key) + ": " + text(item) for key, item in value.items()) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(text(item) for item in value) + "]"
+    return "null" if value is None else repr(value)
+
+
+sys.stdout.write("\n" + text(state) + "\n")
 """
 START = ("-I", "-S", "-c", STATE)
 PYTHON_SETS = {"LC_CTYPE"}  # Python sets it itself where the locale is C (PEP 538), into an empty environment too
