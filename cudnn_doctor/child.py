@@ -107,6 +107,26 @@ class ChildRequest:
     read_to_end: bool = False
 
 
+def signals_as_handed() -> dict[str, Any]:
+    """Popen's options that start a child with the signals a program started here gets: where the doctor was started
+    with SIGINT ignored (signals.sigint_ignored_at_start: a background job of a shell without job control, a launcher),
+    every program that shell starts ignores it (execve(2): an ignored signal stays ignored), while the doctor handles
+    SIGINT itself and exec resets a handled signal to its default; the child then sets it ignored between its fork and
+    its exec. Nothing elsewhere. Not a toggle of the doctor's own disposition around the start: a SIGINT landing in
+    that instant was lost (seen: the command went on past it)."""
+    from cudnn_doctor import signals
+
+    if not signals.sigint_ignored_at_start() or sys.platform == "win32":
+        return {}
+    # Python code between fork and exec (preexec_fn) in a process with threads: only a signal's disposition is set,
+    # nothing that takes a lock or imports; a child that hung there anyway is ended at its deadline as any other
+    return {"preexec_fn": _ignore_sigint}
+
+
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def write_answer(text: str) -> None:
     """In a child of ours that answers in JSON: TEXT on the answer channel the runner gave it (ANSWER_FD_VARIABLE;
     opened again by its path where a library the child loaded closed it: _child_stdio.answer_fd, the one copy),
@@ -539,7 +559,7 @@ class ChildBatch:
             deadline = min(deadline, self.deadline)
         answer_read = answer_write = None
         stdin_file = None
-        options = dict(CURRENT.popen_options)
+        options = {**CURRENT.popen_options, **signals_as_handed()}
         try:
             if request.answer_channel and CURRENT.name == "posix":  # Windows: stdout, as before
                 answer_read, answer_write = os.pipe()
@@ -721,7 +741,8 @@ class StreamingChild:
         CURRENT.before_start()
         with CURRENT.starting:
             self.process = subprocess.Popen(list(argv), stdin=stdin_fd, stdout=subprocess.PIPE,
-                                            stderr=subprocess.PIPE, env=env, cwd=NEUTRAL_CWD, **CURRENT.popen_options)
+                                            stderr=subprocess.PIPE, env=env, cwd=NEUTRAL_CWD,
+                                            **{**CURRENT.popen_options, **signals_as_handed()})
             CURRENT.adopt(self.process)
         _STREAMS.add(self)
         assert self.process.stdout is not None

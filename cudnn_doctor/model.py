@@ -404,6 +404,8 @@ STUB_SOURCE = ("NVIDIA CUDA toolkit layout: lib64/stubs (targets/<arch>/lib/stub
                "names (libcublas.so), their soname versioned, so that no program loads them at run time "
                "(ofiwg/libfabric#10365, 'hmem/cuda: avoid stub loading at runtime'; CUDA_ERROR_STUB_LIBRARY: a "
                "stub's functions do no work)")
+# a library child past its deadline, in the probe's words (probes/library_jobs.py); the rules read them
+HANGS = "(it hangs while loading or in its first call)"
 
 
 @record
@@ -490,6 +492,14 @@ class ProcessView:
     # cuDNN sub-libraries in LD_PRELOAD (libcudnn_adv.so.9): (entry, the folder its real file is in, the release its
     # real file's name carries or ""), read by the probe (rules touch no file)
     preloaded_cudnn_parts: tuple[tuple[str, str, str], ...] = ()
+    # LD_PRELOAD's entries no row of the data knows and what they cost one process's start, asked of the loader: a
+    # bare Python started with and without them side by side (probes/start_cost.py): (the entries joined by ' ', its
+    # milliseconds with them or -1 where it passed the probe's deadline, without them, that deadline in seconds); None
+    # where not asked
+    preload_start: tuple[str, float, float, float] | None = None
+    # what that start with them was given otherwise than the one without them, in words (cleared the environment,
+    # ignored SIGINT, lowered a limit, armed an alarm, ...): what every program started here loses the same way
+    preload_takes: tuple[str, ...] = ()
     # variables a Python start-up hook set or changed inside Python, as every Python program here gets them
     # (sitecustomize, usercustomize, a .pth line; seen: os.environ against /proc/self/environ in the doctor's own
     # process): (variable, its value there, the hook files whose text names it, os.pathsep-joined)

@@ -169,6 +169,10 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
     from cudnn_doctor.probes.xla_flags import XlaFlagsChild
 
     xla_child = XlaFlagsChild(frameworks, ctx.env)  # starts nothing unless XLA_FLAGS is set and JAX installed
+    from cudnn_doctor.probes.start_cost import PreloadStartCost
+
+    # a preload no row knows: one bare start with it and one without, side by side (nothing where none is set)
+    start_cost = _guarded(bugs, "start_cost", lambda: PreloadStartCost(ctx.env), None)
     from cudnn_doctor.probes.first_use import XlaCompilerSearch
     from cudnn_doctor.probes.ptxas import PtxasChild, path_ptxas
 
@@ -289,6 +293,10 @@ def collect_report(ctx: SearchContext, sublibraries: dict[int, list[str]], proje
         report.process = dataclasses.replace(report.process, context_without=said[""], context_without_unset=tuple(
             unset), context_blamed=alone if said[""] == "ok" and alone else tuple(unset) if said[""] == "ok" else ())
     xla = xla_child.result()
+    preload_start, preload_takes = _guarded(bugs, "start_cost", start_cost.result, (None, ())) \
+        if start_cost is not None else (None, ())
+    if report.process is not None and preload_start is not None:
+        report.process = dataclasses.replace(report.process, preload_start=preload_start, preload_takes=preload_takes)
     if report.process is not None:  # the ptxas XLA compiles with, and the release it said it is
         ptxas, release = _guarded(bugs, "ptxas", ptxas_child.result, (None, None))
         if ptxas:

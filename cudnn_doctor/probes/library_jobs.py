@@ -175,11 +175,11 @@ def _argv(job: Job) -> tuple[str, ...]:
 
 
 def _library_probe(job: Job, answer: ChildAnswer, timeout: float) -> LibraryProbe:
-    from cudnn_doctor.model import LibraryProbe
+    from cudnn_doctor.model import HANGS, LibraryProbe
 
     if answer.timed_out:
         why = answer.error if answer.error and answer.error.startswith("not started") else \
-            f"did not answer within {timeout:g} s (it hangs while loading or in its first call)"
+            f"did not answer within {timeout:g} s {HANGS}"
         return LibraryProbe(job.target, loaded=False, timed_out=True, error=why)
     if answer.crashed:
         return LibraryProbe(job.target, loaded=False, crashed=True, error=answer.error)

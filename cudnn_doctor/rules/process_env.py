@@ -14,7 +14,7 @@ from typing import Any
 from cudnn_doctor.codes import CODES, finding
 from cudnn_doctor.knowledge import environment, loader_words
 from cudnn_doctor.knowledge.data import load
-from cudnn_doctor.model import Finding, Framework, LoadedCudnn, ProcessView, Report
+from cudnn_doctor.model import HANGS, Finding, Framework, LoadedCudnn, ProcessView, Report
 from cudnn_doctor.specifiers import InvalidSpecifier, Specifiers
 from cudnn_doctor.versions import ascii_digits, release_in_file_name, version_tuple
 
@@ -502,6 +502,74 @@ def preloaded_cudnn_sublibrary(report: Report) -> list[Finding]:
                           f"cuDNN gets {os.path.basename(entry)} from there; the framework needs cuDNN "
                           f"{wanted.lstrip('=')}"))
     return findings
+
+
+SLOW_START_MS = 500.0  # a start this much slower with the preload (and SLOW_START_TIMES as slow) is said
+SLOW_START_TIMES = 3.0
+
+
+def slow_preload(report: Report) -> list[Finding]:
+    """LD_PRELOAD entries no row knows that made a bare process start slow, seen (probes/start_cost.py: the loader
+    asked, a bare Python started with and without them side by side): every program here, and every child the doctor
+    starts, pays it (glibc's libmemusage.so with MEMUSAGE_TRACE_MMAP=1: every process crawled on an H100, and the
+    frameworks' runs went past the harness's limit). CD412, a warning: the programs start, later."""
+    view = report.process
+    if view is None or view.preload_start is None:
+        return []
+    entries, took, bare, seconds = view.preload_start
+    findings = _preload_takes(view.preload_takes, entries)
+    if took >= 0 and (took - bare < SLOW_START_MS or took < SLOW_START_TIMES * bare):
+        return findings
+    with_them = f"more than {seconds:g} s (cut off there)" if took < 0 else f"{took / 1000:.2f} s"
+    proof = (f"a bare Python (`python -I -S -c pass`) started here with LD_PRELOAD took {with_them}, and "
+             f"{bare / 1000:.2f} s without {entries}, side by side")
+    effect = (f"{entries} is loaded into every process started here and no row of the data knows it; a bare Python's "
+              f"start took {with_them} with it and {bare / 1000:.2f} s without it, so every program here (torch, JAX, "
+              "their compilers, and this doctor's own children) starts that much slower, and a long run may go past "
+              "the time a job or harness allows it")
+    return [*findings, finding("CD412", subject=entries, evidence="seen", proof=proof, variable="LD_PRELOAD",
+                               value=_shown(entries), effect=effect, slow_preload=entries)]
+
+
+def slowed_by_preload(report: Report, findings: list[Finding]) -> list[Finding]:
+    """Where a preload no row knows made a bare start slow (slow_preload's CD412), the doctor's own library children
+    that passed their deadline (NVML's, CUDA's, cudart's, cuDNN's: 'did not answer within N s') were slowed by the
+    same preload: their findings blame the library for what the preload did, so they are taken out and the CD412
+    finding names them. Their question is not answered here; the check without that preload answers it."""
+    slow = next((f for f in findings if f.code == "CD412" and f.values.get("slow_preload")), None)
+    if slow is None:
+        return findings
+    hung = [f for f in findings if f is not slow and HANGS in f"{f.detail} {f.proof or ''}"]
+    if not hung:
+        return findings
+    named = ", ".join(dict.fromkeys(f"{f.code} ({os.path.basename(str(f.subject))})" if f.subject else f.code
+                                    for f in hung))
+    slow = replace(slow, detail=f"{slow.detail} The doctor's own children that load the driver's and CUDA's libraries "
+                                f"did not answer within their time either ({named}): the same preload slowed them, "
+                                "so what they would say of those libraries is not known here (a check without it "
+                                "answers)")
+    return [slow if f.code == "CD412" and f.values.get("slow_preload") else f for f in findings if f not in hung]
+
+
+# what a preload takes that ends or stops every program started here: an error; the rest a warning (the program runs,
+# without what it was given)
+PRELOAD_STOPS = ("a bare Python started with it", "armed an alarm", "cleared the environment")
+
+
+def _preload_takes(takes: tuple[str, ...], entries: str) -> list[Finding]:
+    """LD_PRELOAD entries no row knows whose constructor took something from a bare Python's process, seen against
+    the same start without them (probes/start_cost.py): CD116, what it took in words. An error where it stops every
+    program (no answer, an alarm armed, the environment cleared), else a warning."""
+    if not takes:
+        return []
+    made = finding("CD116", subject=entries, evidence="seen",
+                   proof=f"a bare Python started here with LD_PRELOAD, beside one started without {entries}: the "
+                         f"first {'; '.join(takes)}",
+                   limit=f"LD_PRELOAD={_shown(entries)} (no row of the data knows it) runs its constructor in every "
+                         f"process started here, before the program's first line, and it {'; '.join(takes)}",
+                   effect="every program started here (torch, JAX, their compilers, this doctor's own children) "
+                          "starts so", slow_preload=entries)
+    return [made if any(take.startswith(PRELOAD_STOPS) for take in takes) else replace(made, severity="warning")]
 
 
 def hook_preloaded_cudnn(report: Report) -> list[Finding]:
@@ -2252,7 +2320,7 @@ def _cuda_answered(said: str | None) -> bool:
     return said is not None and re.match(r"\w+: CUDA_ERROR_\w+", said) is not None
 
 
-RULES = (driver_library, nvml_library, visibility, torch_count, device_order, memory_held, limits, preloaded_cudnn, preloaded_cudnn_sublibrary, hook_preloaded_cudnn,
+RULES = (driver_library, nvml_library, visibility, torch_count, device_order, memory_held, limits, preloaded_cudnn, preloaded_cudnn_sublibrary, slow_preload, hook_preloaded_cudnn,
          loaded_sublibraries, observed_loads, settings, context_refused, jax_ptxas, environment_cure, preloaded_cuda,
          python_shadows, broken_cuda, cxx_runtime, python_refused, cpu_kernels, cuda_libraries)
 
