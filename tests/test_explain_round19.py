@@ -167,3 +167,12 @@ def test_xid_43_alone_is_the_applications_own_fault() -> None:
     answer = first("NVRM: Xid (PCI:0000:65:00): 43, pid=41231, name=python3, channel 0x0000000a\n"
                    "NVRM: Xid (PCI:0000:65:00): 79, pid=41231, GPU has fallen off the bus.")
     assert answer["code"].startswith("CD14"), answer
+
+
+def test_findcuda_architecture_table_without_the_name_is_the_build_tooling() -> None:
+    answer = first("CMake Error at cmake/Modules_CUDA_fix/upstream/FindCUDA/select_compute_arch.cmake:235 (message):\n"
+                   "  Unknown CUDA Architecture Name 10.0a in CUDA_SELECT_NVCC_ARCH_FLAGS")
+    assert answer["code"] == "CD208", answer  # was unrecognised
+    assert "TORCH_CUDA_ARCH_LIST" in str(answer["fix"])
+    # torch's own extension builder refusing an architecture keeps its answer (the sets label it both ways)
+    assert first("ValueError: Unknown CUDA arch (10.0) or GPU not supported")["code"] == "CD404"
