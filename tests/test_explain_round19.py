@@ -176,3 +176,12 @@ def test_findcuda_architecture_table_without_the_name_is_the_build_tooling() -> 
     assert "TORCH_CUDA_ARCH_LIST" in str(answer["fix"])
     # torch's own extension builder refusing an architecture keeps its answer (the sets label it both ways)
     assert first("ValueError: Unknown CUDA arch (10.0) or GPU not supported")["code"] == "CD404"
+
+
+def test_uv_lock_release_without_files_on_a_cuda_index() -> None:
+    answer = first("error: found distribution torchvision==0.15.0 @ registry+https://download.pytorch.org/whl/cu118 "
+                   "with neither wheels nor source distribution")
+    assert answer["code"] == "CD520", answer  # was unrecognised
+    # the same words for torch from PyPI (no CUDA variant): a Python pin, not claimed
+    declined("error: found distribution torch==1.10.0 @ registry+https://pypi.org/simple with neither wheels nor "
+             "source distribution")
