@@ -185,3 +185,13 @@ def test_uv_lock_release_without_files_on_a_cuda_index() -> None:
     # the same words for torch from PyPI (no CUDA variant): a Python pin, not claimed
     declined("error: found distribution torch==1.10.0 @ registry+https://pypi.org/simple with neither wheels nor "
              "source distribution")
+
+
+def test_poetry_hash_refusal_of_a_gpu_wheel() -> None:
+    answer = first("  RuntimeError\n\n  Hash for nvidia-cusparse-cu12 (12.1.0.106) from archive "
+                   "nvidia_cusparse_cu12-12.1.0.106-py3-none-manylinux1_x86_64.whl not found in known hashes "
+                   "(was: sha256:f3b50f42cf363f86ab21f720998517a659a48131e8d538dc02f8768237bd884c)")
+    assert answer["code"] == "CD501", answer  # was unrecognised
+    assert "poetry cache clear" in str(answer["fix"])
+    declined("  Hash for pendulum (3.0.0) from archive pendulum-3.0.0-cp312-none-win_amd64.whl not found in known "
+             "hashes (was: sha256:0d4e8c52a1fcf5ed6cfc256d9a370fcf4360958fc79d0b08a51d55e70914df46)")
