@@ -13,9 +13,10 @@ from tests.conftest import Machine
 # specifier parser (plain releases are judged without it: specifiers.py), the readers of files that are not there (Theano's INI files, Maven's
 # XML, Gradle scripts), the TOML parser once the parsed data is cached, helpers of helpers, and shell completion's
 # library (argcomplete: only when a shell asks) or any other command-line library than argparse; pathlib, which brings
-# urllib.parse and ipaddress (os.path names every file check reads)
+# urllib.parse and ipaddress (os.path names every file check reads); `platform`, whose import compiles six patterns
+# (operating_system.CURRENT.uname gives its machine)
 NOT_FOR_JSON = ("argcomplete", "typer", "click", "rich", "packaging", "configparser", "xml", "pyexpat", "tomllib", "socket", "secrets", "random",
-                "pathlib", "urllib", "ipaddress",
+                "pathlib", "urllib", "ipaddress", "platform",
                 "platformdirs", "cudnn_doctor.probes.dl4j", "cudnn_doctor.probes.maven", "cudnn_doctor.probes.gradle",
                 "cudnn_doctor.probes.jvm_build", "cudnn_doctor.render.text")
 
@@ -55,3 +56,19 @@ def test_plain_release_specifiers_need_no_packaging(machine: Machine) -> None:
     plain = imported(machine, *args)
     assert "cudnn_doctor.specifiers" in plain and unwanted(plain) == []
     assert "packaging.specifiers" in imported(machine, "check", "--json", "--require", "cuda==12.*")
+
+
+def test_a_framework_beside_pythonpath_costs_no_platform_module(machine: Machine) -> None:
+    """torch installed where PYTHONPATH also names folders (the stray-module search of probes/process_env then asks
+    which compiled-module names that Python takes): the machine's name comes from os.uname, not from `platform`."""
+    site = machine.cwd / "venv" / "lib" / "python3.11" / "site-packages"
+    (site / "torch").mkdir(parents=True)
+    (site / "torch" / "__init__.py").write_text("")
+    (site / "torch" / "version.py").write_text("__version__ = '2.11.0+cu130'\ncuda = '13.0'\n")
+    (site / "torch-2.11.0+cu130.dist-info").mkdir()
+    (site / "torch-2.11.0+cu130.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: torch\n"
+                                                                      "Version: 2.11.0+cu130\n")
+    machine.env["PYTHONPATH"] = f"{site}:{machine.env['PYTHONPATH']}"
+    imported(machine, "check", "--json")
+    modules = imported(machine, "check", "--json")
+    assert "cudnn_doctor.probes.process_env" in modules and "platform" not in modules

@@ -480,7 +480,6 @@ def _extension_suffixes(site: str) -> tuple[str, ...]:
     CPython's pattern on Linux (".cpython-3X-<multiarch>.so", ".abi3.so", ".so"). A file tagged for another Python
     or platform is passed over by its finder: no shadow."""
     import importlib.machinery
-    import platform
     import re
     import sys
 
@@ -490,7 +489,7 @@ def _extension_suffixes(site: str) -> tuple[str, ...]:
         return tuple(importlib.machinery.EXTENSION_SUFFIXES)
     from cudnn_doctor.probes.context import TRIPLETS
 
-    machine = platform.machine()
+    machine = CURRENT.uname()[2]  # not the `platform` module's: its import compiles its patterns (3 ms of a check)
     return (f".cpython-3{found.group(1)}{found.group(2)}-{TRIPLETS.get(machine, machine + '-linux-gnu')}.so",
             ".abi3.so", ".so")
 
