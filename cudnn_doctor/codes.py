@@ -8,10 +8,10 @@ meaning; a retired code is marked retired, never reused.
 from __future__ import annotations
 
 import string
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from cudnn_doctor.errors import DoctorError
+from cudnn_doctor.records import record
 
 if TYPE_CHECKING:  # the model (some forty dataclasses) loads once a finding is made: a check starts NVML's child first
     from cudnn_doctor.model import Finding
@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # the model (some forty dataclasses) loads once a finding is 
 ISSUES_URL = "https://github.com/cudnn-doctor/cudnn-doctor/issues"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Code:
     """One entry of the finding registry."""
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from cudnn_doctor.errors import DoctorError
+from cudnn_doctor.records import record
 
 if TYPE_CHECKING:
     from cudnn_doctor.model import Finding
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 CODE_PREFIX = re.compile(r"CD[0-9]{0,3}")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Selection:
     """The codes --select and --ignore name."""
 

@@ -11,10 +11,10 @@ import functools
 import math
 import re
 import unicodedata
-from dataclasses import dataclass
 from typing import Any
 
 from cudnn_doctor.knowledge.data import load
+from cudnn_doctor.records import record
 from cudnn_doctor.versions import ascii_digits
 
 TRUE_WORDS = ("1", "true", "yes", "y", "t", "on")  # what "on" is spelt as by the readers whose grammar takes words
@@ -379,7 +379,7 @@ def bitset_problem(row: dict[str, Any], value: str) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class InterfaceList:
     """A list of interfaces (NCCL_SOCKET_IFNAME, NCCL_IB_HCA) as NCCL reads it: whether it leaves out what it names,
     whether it names exactly, its entries' names (with a port, for IB), and why NCCL does not read it as the user's

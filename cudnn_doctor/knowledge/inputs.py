@@ -13,9 +13,9 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
-from dataclasses import dataclass
 
 from cudnn_doctor.errors import DoctorError
+from cudnn_doctor.records import record
 from cudnn_doctor.versions import MAX_PART_DIGITS
 
 MAX_LENGTH = 40  # a version
@@ -53,7 +53,7 @@ def plain_text(option: str, value: str, limit: int = MAX_LENGTH) -> str:
     return value
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class VersionInput:
     """A version the user typed, normalised, and whether it names a series."""
 

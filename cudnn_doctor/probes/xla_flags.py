@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from cudnn_doctor.child import ChildBatch, ChildRequest, deadline_in
 from cudnn_doctor.model import Framework
+from cudnn_doctor.records import record
 from cudnn_doctor.variables import XLA_WHITE_SPACE, xla_flag_values  # XLA's own grammar, one copy
 
 # the child: the framework's site-packages first, JAX on the CPU, one tiny computation compiled (flags parse then)
@@ -60,7 +60,7 @@ MAX_ALONE = 16  # flags asked one by one at the most, where XLA refused the whol
 TIMEOUT_S = 20.0
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class XlaFlagsAnswer:
     """What jaxlib said of XLA_FLAGS: the flag names it refused, and its own words (empty where it parsed them)."""
 

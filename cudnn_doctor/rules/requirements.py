@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from cudnn_doctor.codes import finding
 from cudnn_doctor.errors import DoctorError
 from cudnn_doctor.model import Finding, Report
+from cudnn_doctor.records import record
 from cudnn_doctor.specifiers import InvalidSpecifier, Specifiers
 
 STACK_SUBJECTS = {
@@ -37,7 +37,7 @@ PCIE = re.compile(r"^>=(\d{1,2})(?:x(\d{1,2}))?$")  # pcie>=4x16: generation 4 p
 SPEC = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_-]*)\s*((?:[<>=!~]=?|===)\s*[^\s].*)?$")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Requirement:
     """One --require, parsed: its subject and version specifier."""
 
