@@ -18,7 +18,6 @@ from cudnn_doctor.elf import ElfError, ElfInfo, read_elf
 from cudnn_doctor.model import CudnnInstall, Framework
 from cudnn_doctor.probes.context import SearchContext, working_folder
 from cudnn_doctor.probes.loader import resolve_like_loader
-from cudnn_doctor.probes.pe import PeError, read_pe
 from cudnn_doctor.user_files import SOURCE_LIMIT, UnreadableFile, read_text_or_empty, read_user_file
 from cudnn_doctor.versions import ascii_digits, clean_version
 
@@ -365,6 +364,8 @@ def _resolve_framework_cudnn(framework: Framework, installs: list[CudnnInstall],
         runpath = [str(folder)] if folder else []
         sonames = ["libcudnn.so"] + [f"libcudnn.so.{m}" for m in (9, 8, 7, 6, 5)]
     elif isinstance(library, str) and library.lower().endswith(".dll"):
+        from cudnn_doctor.probes.pe import PeError, read_pe  # Windows' files: not on a Linux check's path
+
         try:
             imports = read_pe(library).imports
         except PeError:

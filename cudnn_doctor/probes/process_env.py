@@ -31,13 +31,9 @@ from cudnn_doctor.model import (
 )
 from cudnn_doctor.operating_system import CURRENT
 from cudnn_doctor.probes.context import SearchContext
-from cudnn_doctor.probes.file_words import names_in
 from cudnn_doctor.probes.library_jobs import Job, changed_process
 from cudnn_doctor.probes.loader import resolve_like_loader
-from cudnn_doctor.probes.loader_runtime import runtime_refusals
 from cudnn_doctor.probes.origin import origin
-from cudnn_doctor.probes.settings import read_settings
-from cudnn_doctor.probes.xla_flags import flags_file, xla_flags
 from cudnn_doctor.variables import preload_entries
 from cudnn_doctor.versions import ascii_digits, decode_cuda, release_in_file_name, version_tuple
 
@@ -573,7 +569,12 @@ def read_process_view(ctx: SearchContext, answer: LibraryProbe | None, gpus: lis
     """The ProcessView from the cuda child's ANSWER (None: not asked) and what this process reads itself.
     INSTALLS_BY_REAL: each known cuDNN library's real path -> its version. FROM_NVML: the GPUs a program sees, where
     CUDA was not asked and CUDA_VISIBLE_DEVICES names GPUs by index or whole UUID (visible_from_nvml)."""
+    # the readers of settings, flags and C++ run-times are loaded here, after the library children have started
+    # (collect_report): loaded with this module, they were on the path before the cuDNN copies' batch child
     from cudnn_doctor.knowledge.environment import read_at_context
+    from cudnn_doctor.probes.loader_runtime import runtime_refusals
+    from cudnn_doctor.probes.settings import read_settings
+    from cudnn_doctor.probes.xla_flags import flags_file
 
     values = answer.values if answer is not None and answer.loaded else {}
     visible = None
@@ -931,6 +932,9 @@ def xla_flags_known(value: str | None, frameworks: list[Framework]) -> dict[str,
     site = str(jax.details["site_packages"])
     files = [path for pattern in row.get("flag_files", []) for path in sorted(glob.glob(os.path.join(
         glob.escape(site), pattern))) if os.path.isfile(path)]
+    from cudnn_doctor.probes.file_words import names_in
+    from cudnn_doctor.probes.xla_flags import xla_flags
+
     names = [name for name, _ in xla_flags(value) if re.fullmatch(r"[A-Za-z0-9_]+", name)]
     if not files or not names:
         return {}
