@@ -128,7 +128,9 @@ def reasons_to_ask_cuda(ctx: SearchContext, cache: dict[str, list[str]], always:
     return reasons if found is not None or preload_entries(ctx.env) else []
 
 
-PLAIN_ENTRY = re.compile(r"0|[1-9][0-9]{0,3}|GPU-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+@functools.cache
+def plain_entry_pattern() -> re.Pattern[str]:
+    return re.compile(r"0|[1-9][0-9]{0,3}|GPU-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
 def plain_entries(value: str) -> tuple[str, ...] | None:
@@ -136,7 +138,7 @@ def plain_entries(value: str) -> tuple[str, ...] | None:
     nvidia-smi -L prints them), each written once; None for any other value (a UUID prefix, a MIG name, a space, a
     sign, an empty entry, a repeat, indices and UUIDs mixed): what those leave, only CUDA itself can say."""
     entries = tuple(value.split(","))
-    if not all(PLAIN_ENTRY.fullmatch(entry) for entry in entries) or len(set(entries)) != len(entries):
+    if not all(plain_entry_pattern().fullmatch(entry) for entry in entries) or len(set(entries)) != len(entries):
         return None
     # indices and UUIDs never mixed: CUDA stops at the first entry of the other kind (seen on 2 x H100:
     # `1,GPU-<GPU 0's UUID>` leaves GPU 1 alone, `GPU-<GPU 0's UUID>,1` GPU 0 alone)
@@ -217,8 +219,6 @@ def preloaded_cuda_libraries(env: dict[str, str], frameworks: list[Framework]) -
                 if release and wheel_release and release.split(".")[:2] != wheel_release.split(".")[:2]:
                     found.append((entry, soname, release, framework.name, wheel_release))
     return tuple(found)
-
-
 
 
 def link_stub(path: str) -> str:
