@@ -18,11 +18,13 @@ from tests.test_check import CUDNN9_SUBLIBS
 # XML, Gradle scripts), the TOML parser once the parsed data is cached, helpers of helpers, and shell completion's
 # library (argcomplete: only when a shell asks) or any other command-line library than argparse; pathlib, which brings
 # urllib.parse and ipaddress (os.path names every file check reads); `platform`, whose import compiles six patterns
-# (operating_system.CURRENT.uname gives its machine); the reader of Windows' PE files on Linux
+# (operating_system.CURRENT.uname gives its machine); the reader of Windows' PE files on Linux; `string`, whose import
+# compiles Template's pattern (str.format_map fills a finding's text as string.Formatter did)
 NOT_FOR_JSON = ("argcomplete", "typer", "click", "rich", "packaging", "configparser", "xml", "pyexpat", "tomllib", "socket", "secrets", "random",
                 "pathlib", "urllib", "ipaddress", "platform",
                 "platformdirs", "cudnn_doctor.probes.dl4j", "cudnn_doctor.probes.maven", "cudnn_doctor.probes.gradle",
-                "cudnn_doctor.probes.jvm_build", "cudnn_doctor.render.text", "cudnn_doctor.probes.pe")
+                "cudnn_doctor.probes.jvm_build", "cudnn_doctor.render.text", "cudnn_doctor.probes.pe",
+                "string")
 
 
 def imported(machine: Machine, *args: str) -> set[str]:
