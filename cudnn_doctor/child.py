@@ -35,11 +35,12 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from cudnn_doctor.json_values import loads
 from cudnn_doctor.operating_system import CURRENT, stat_fields
+from cudnn_doctor.records import record
 from cudnn_doctor.versions import ascii_digits
 
 NEUTRAL_CWD = CURRENT.neutral_cwd
@@ -62,7 +63,7 @@ FDS_PER_CHILD = 7
 FDS_RESERVED = 32
 
 
-@dataclass
+@record
 class ChildAnswer:
     """What one child left us. `values` is the last JSON object it printed on a line of its own
     (or as its whole output); `error` says why there is no usable answer, in words."""
@@ -81,7 +82,7 @@ class ChildAnswer:
     held: tuple[str, ...] = ()
 
 
-@dataclass
+@record
 class ChildRequest:
     """One child to run: its command line, environment and time allowed."""
 
@@ -326,7 +327,7 @@ def run_children(requests: Sequence[ChildRequest], deadline: float | None = None
 _RETRY = object()  # _start's answer when the machine cannot start one more child now
 
 
-@dataclass
+@record
 class _Running:
     """A child started by a batch, and what it has said so far."""
 

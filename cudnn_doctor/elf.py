@@ -11,10 +11,11 @@ import os
 import stat
 import struct
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TypeVar
 
 from cudnn_doctor.operating_system import CURRENT
+from cudnn_doctor.records import record
 
 MACHINES = {3: "i386", 20: "ppc", 21: "ppc64le", 40: "arm", 62: "x86_64", 183: "aarch64", 243: "riscv64"}
 HOST_ARCH_ALIASES = {"amd64": "x86_64", "arm64": "aarch64", "ppc64le": "ppc64le", "i686": "i386"}
@@ -35,7 +36,7 @@ class ElfError(Exception):
     """The file is not a usable ELF shared library."""
 
 
-@dataclass
+@record
 class ElfInfo:
     """What an ELF file's headers say: machine, class, soname, needed libraries."""
 
@@ -102,7 +103,7 @@ def read_mapped(path: str, read: Callable[[mmap.mmap], T], error: type[Exception
             raise error(f"malformed {kind} headers ({failure})") from None
 
 
-@dataclass
+@record
 class ElfHeader:
     """What the ELF header and program headers say: enough to judge a file without loading it."""
 

@@ -5,6 +5,7 @@ CD319), and the frameworks' own settings (CD411-CD414). Pure: the report and com
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import re
@@ -395,7 +396,6 @@ def limits(report: Report) -> list[Finding]:
                                       "`cudnn-doctor check --deep` runs the frameworks under it to prove it",
                                 limit=_limit_text(view, resource), effect=str(row.get("effect", ""))))
     return findings
-
 
 
 FRAMEWORK_FILES = (("jax", "JAX", "jax_free_minimum"), ("torch", "PyTorch", "torch_free_minimum"))
@@ -2420,7 +2420,9 @@ def _failure_text(deep: dict[str, Any]) -> str:
     return "\n".join([str(deep.get("error") or ""), *frames, *files])
 
 
-_VARIABLE = re.compile(r"[A-Z][A-Z0-9_]{3,}")
+@functools.cache
+def _variable_pattern() -> re.Pattern[str]:
+    return re.compile(r"[A-Z][A-Z0-9_]{3,}")
 
 
 def _named_by(f: Finding, text: str) -> bool:
@@ -2431,7 +2433,7 @@ def _named_by(f: Finding, text: str) -> bool:
     subject = str(f.subject)
     if subject.startswith(os.sep) and len(subject) > 4:  # the file, the module's file, or a file under the folder
         return any(re.search(re.escape(subject + end) + r"(?![\w.-])", text) for end in ("", ".py", os.sep))
-    if f.code.startswith("CD41") and _VARIABLE.fullmatch(subject):
+    if f.code.startswith("CD41") and _variable_pattern().fullmatch(subject):
         return re.search(r"(?<![A-Za-z0-9_])" + re.escape(subject) + r"(?![A-Za-z0-9_])", text) is not None
     return False
 
