@@ -255,6 +255,12 @@ def read_exported_u32(path: str, names: tuple[str, ...]) -> dict[str, int]:
     return _read_mapped(path, lambda data: _exported_u32(data, set(names)))
 
 
+def read_elf_and_exported_u32(path: str, names: tuple[str, ...]) -> tuple[ElfInfo, dict[str, int]]:
+    """read_elf(PATH) and read_exported_u32(PATH, NAMES) from one mapping of the file (a cuDNN sub-library is read
+    for both: opened and mapped twice before); ElfError as either raises it, read_elf's first."""
+    return _read_mapped(path, lambda data: (_parse(data), _exported_u32(data, set(names))))
+
+
 def _exported_u32(data: mmap.mmap, wanted: set[str]) -> dict[str, int]:
     header = parse_header(data)
     if header.bits != 64:

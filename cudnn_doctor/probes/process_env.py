@@ -16,7 +16,7 @@ import re
 import stat
 from dataclasses import replace
 
-from cudnn_doctor.elf import ElfError, ElfInfo, read_elf, read_exported_u32
+from cudnn_doctor.elf import ElfError, ElfInfo, read_elf_and_exported_u32
 from cudnn_doctor.knowledge.data import load, sublibrary_names
 from cudnn_doctor.model import (
     STUB_WORDS,
@@ -835,8 +835,7 @@ def _sublibrary(name: str, major: int, library: str, version: str | None, preloa
     if path is None:
         return SubLibrary(soname, None, None, "missing", rare)
     try:
-        read_elf(path)
-        symbols = read_exported_u32(path, VERSION_SYMBOLS)
+        _info, symbols = read_elf_and_exported_u32(path, VERSION_SYMBOLS)
     except ElfError as error:
         return SubLibrary(soname, path, None, f"broken: {error}", rare)
     found = next(iter(symbols.values()), None)
