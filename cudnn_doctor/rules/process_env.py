@@ -1013,7 +1013,7 @@ def _family_setting(report: Report, view: ProcessView, variable: str, value: str
         return []
     name = _display(family["framework"])
     if answer is None:
-        return _misspelt(variable, value, family, name)
+        return _misspelt(variable, value, family, name) or _unasked(variable, value, family, name)
     if answer.kind == "unknown":
         return [finding("CD418", subject=variable, refs=(family["source"],), variable=variable, value=_shown(value),
                         why=f"{name} reads no variable of this name (no file of the installed {name} names it: "
@@ -1130,6 +1130,25 @@ def _misspelt(variable: str, value: str, family: dict[str, Any], name: str) -> l
 
 
 MISSPELT = 0.9  # difflib's ratio: a letter or two off a documented name of 20 characters
+# the readers whose variables are read inside their own libraries, where no cheap question reaches them: cuDNN (and
+# its frontend, compiled into torch and XLA). CUDA's own family is asked instead (a first context is made:
+# knowledge.environment.read_at_context); the frameworks' families are asked of their files (names_from) or left alone,
+# as cuBLAS's are (its emulation and debugging switches, read only where used: tests/test_settings_when_used.py SILENT)
+UNASKED_READERS = ("cudnn",)
+
+
+def _unasked(variable: str, value: str, family: dict[str, Any], name: str) -> list[Finding]:
+    """A variable of cuDNN's own family that no row knows and no file answered for: a warning that names its reader
+    and says --deep proves it (CD416's class, as --deep's cure would name it). Nothing for other readers."""
+    if family["framework"] not in UNASKED_READERS or family.get("names_from"):
+        return []
+    effect = (f"no row of the data knows this variable of cuDNN's ({family['prefix']}*), and cuDNN reads its settings "
+              "inside its libraries and its frontend, compiled into torch and XLA, which the doctor cannot ask cheaply: "
+              "what it does to the GPU work of every program that loads cuDNN here is not known" + DEEP_PROVES)
+    made = finding(environment.cure_code(variable), subject=variable, refs=(family["source"],), evidence="read",
+                   variable=variable, value=_shown(value), effect=effect, why=effect, framework=name,
+                   consequence="", fix_value=None)
+    return [replace(made, severity="warning")]
 
 
 def _in_package(path: str) -> str:
