@@ -79,6 +79,9 @@ def test_the_real_memory_profiler_is_asked_and_the_check_ends(machine: Machine, 
     report = machine.check_json()
     assert report["process"]["preload_start"][0] == MEMUSAGE
     assert report["process"]["preload_start"][1] >= 0
+    # its SIGPROF timer (MEMUSAGE_OUTPUT) is no signal a program loses: nothing taken, nothing said
+    assert report["process"]["preload_takes"] == [], report["process"]["preload_takes"]
+    assert not [f for f in report["findings"] if f["subject"] == MEMUSAGE], report["findings"]
 
 
 def test_no_preload_no_question() -> None:
