@@ -517,18 +517,28 @@ def slow_preload(report: Report) -> list[Finding]:
     if view is None or view.preload_start is None:
         return []
     entries, took, bare, seconds = view.preload_start
-    findings = _preload_takes(view.preload_takes, entries)
+    findings = _preload_takes(view.preload_takes, entries, loader_variables(view, entries))
     if took >= 0 and (took - bare < SLOW_START_MS or took < SLOW_START_TIMES * bare):
         return findings
     with_them = f"more than {seconds:g} s (cut off there)" if took < 0 else f"{took / 1000:.2f} s"
-    proof = (f"a bare Python (`python -I -S -c pass`) started here with LD_PRELOAD took {with_them}, and "
+    variable = loader_variables(view, entries)
+    proof = (f"a bare Python (`python -I -S`) started here with {variable} took {with_them}, and "
              f"{bare / 1000:.2f} s without {entries}, side by side")
     effect = (f"{entries} is loaded into every process started here and no row of the data knows it; a bare Python's "
               f"start took {with_them} with it and {bare / 1000:.2f} s without it, so every program here (torch, JAX, "
               "their compilers, and this doctor's own children) starts that much slower, and a long run may go past "
               "the time a job or harness allows it")
-    return [*findings, finding("CD412", subject=entries, evidence="seen", proof=proof, variable="LD_PRELOAD",
+    return [*findings, finding("CD412", subject=entries, evidence="seen", proof=proof, variable=variable,
                                value=_shown(entries), effect=effect, slow_preload=entries)]
+
+
+def loader_variables(view: ProcessView, entries: str) -> str:
+    """Which of the loader's variables brought ENTRIES (' '-joined): LD_PRELOAD for those among its entries, LD_AUDIT
+    for the others (probes/start_cost.py asks both)."""
+    names = entries.split(" ")
+    found = (["LD_PRELOAD"] if any(name in view.preload for name in names) else []) + (
+        ["LD_AUDIT"] if any(name not in view.preload for name in names) else [])
+    return " and ".join(found) or "LD_PRELOAD"
 
 
 def slowed_by_preload(report: Report, findings: list[Finding]) -> list[Finding]:
@@ -556,16 +566,16 @@ def slowed_by_preload(report: Report, findings: list[Finding]) -> list[Finding]:
 PRELOAD_STOPS = ("a bare Python started with it", "armed an alarm", "cleared the environment")
 
 
-def _preload_takes(takes: tuple[str, ...], entries: str) -> list[Finding]:
+def _preload_takes(takes: tuple[str, ...], entries: str, variable: str) -> list[Finding]:
     """LD_PRELOAD entries no row knows whose constructor took something from a bare Python's process, seen against
     the same start without them (probes/start_cost.py): CD116, what it took in words. An error where it stops every
     program (no answer, an alarm armed, the environment cleared), else a warning."""
     if not takes:
         return []
     made = finding("CD116", subject=entries, evidence="seen",
-                   proof=f"a bare Python started here with LD_PRELOAD, beside one started without {entries}: the "
+                   proof=f"a bare Python started here with {variable}, beside one started without {entries}: the "
                          f"first {'; '.join(takes)}",
-                   limit=f"LD_PRELOAD={_shown(entries)} (no row of the data knows it) runs its constructor in every "
+                   limit=f"{variable}: {_shown(entries)} (no row of the data knows it) runs its constructor in every "
                          f"process started here, before the program's first line, and it {'; '.join(takes)}",
                    effect="every program started here (torch, JAX, their compilers, this doctor's own children) "
                           "starts so", slow_preload=entries)
