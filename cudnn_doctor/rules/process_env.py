@@ -867,6 +867,11 @@ def _judge_variable(report: Report, view: ProcessView, known: dict[str, dict[str
                                     variable=variable, value=value, why=why["why"],
                                     framework=_display(row["framework"]), consequence=row["refusal"],
                                     effect=row["effect"], fix_value=None))
+        elif kind == "xla path" and why["flag"] not in environment.xla_path_flags():  # a file no row knows XLA opens
+            made = finding("CD411", subject=variable, refs=(row["source"],), evidence="read", variable=variable,
+                           value=value, why=why["why"], framework=_display(row["framework"]),
+                           consequence="may refuse what it finds there", effect=row["effect"], fix_value=why["kept"])
+            findings.append(replace(made, severity="warning"))
         elif kind == "xla path":  # XLA's GPU compiler, from its source: a warning --deep's convolution proves
             flag = environment.xla_path_flags()[why["flag"]]
             made = finding("CD411", subject=variable, refs=(flag["source"],), evidence="read", variable=variable,
