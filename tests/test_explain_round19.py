@@ -195,3 +195,20 @@ def test_poetry_hash_refusal_of_a_gpu_wheel() -> None:
     assert "poetry cache clear" in str(answer["fix"])
     declined("  Hash for pendulum (3.0.0) from archive pendulum-3.0.0-cp312-none-win_amd64.whl not found in known "
              "hashes (was: sha256:0d4e8c52a1fcf5ed6cfc256d9a370fcf4360958fc79d0b08a51d55e70914df46)")
+
+
+def test_tensorrt_sdist_nested_pip_install_failing() -> None:
+    answer = first("      subprocess.CalledProcessError: Command '['C:\\\\venv\\\\Scripts\\\\python.exe', '-m', 'pip', 'install', "
+                   "'--extra-index-url', 'https://pypi.nvidia.com', 'tensorrt-cu12_libs==10.2.0', "
+                   "'tensorrt-cu12_bindings==10.2.0']' returned non-zero exit status 1.\n      [end of output]\n"
+                   "  ERROR: Failed building wheel for tensorrt-cu12")
+    assert answer["code"] == "CD520", answer  # was unrecognised
+    # with the nested pip's own refusal above it: the same code (no build of that release for this Python)
+    inner = first("ERROR: Could not find a version that satisfies the requirement tensorrt_libs==9.0.1.post11.dev4 "
+                  "(from versions: none)\nERROR: No matching distribution found for tensorrt_libs==9.0.1.post11.dev4\n"
+                  "subprocess.CalledProcessError: Command '['/venv/bin/pip', 'install', '--extra-index-url', "
+                  "'https://pypi.nvidia.com', 'tensorrt_libs==9.0.1.post11.dev4', 'tensorrt_bindings==9.0.1.post11.dev4']'"
+                  " returned non-zero exit status 1.")
+    assert inner["code"] == "CD520", inner
+    declined("subprocess.CalledProcessError: Command '['/venv/bin/pip', 'install', 'requests==2.31.0']' returned "
+             "non-zero exit status 1.")
