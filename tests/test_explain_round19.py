@@ -212,3 +212,18 @@ def test_tensorrt_sdist_nested_pip_install_failing() -> None:
     assert inner["code"] == "CD520", inner
     declined("subprocess.CalledProcessError: Command '['/venv/bin/pip', 'install', 'requests==2.31.0']' returned "
              "non-zero exit status 1.")
+
+
+def test_torch_for_r_installer_refusals() -> None:
+    unsupported = first("Error in lantern_install_libs(version, type, path, install_config) : \n"
+                        "  The 12.8 installation type is currently unsupported.")
+    assert unsupported["code"] == "CD520", unsupported  # was unrecognised
+    assert "CUDA=cpu" in str(unsupported["fix"])
+    hashed = first("Error in lantern_install_lib(library_name = library_name, library_url = library_info$url,  : \n"
+                   "  The file downloaded from 'https://storage.googleapis.com/torch-lantern-builds/refs/heads/cran/"
+                   "v0.9.0/latest/lantern-0.9.0+cu113+x86_64-Linux.zip' does not match the expected md5 hash "
+                   "'aa'. The observed hash is 'bb'. Due to security reasons the installation is stopped.")
+    assert hashed["code"] == "CD501", hashed
+    # another program's words for an unsupported type, and another download's md5
+    declined("Error: The xyz installation type is currently unsupported.")
+    declined("RuntimeError: The file downloaded from 'https://example.org/data.zip' does not match the expected md5 hash")
