@@ -195,3 +195,35 @@ def test_poetry_hash_refusal_of_a_gpu_wheel() -> None:
     assert "poetry cache clear" in str(answer["fix"])
     declined("  Hash for pendulum (3.0.0) from archive pendulum-3.0.0-cp312-none-win_amd64.whl not found in known "
              "hashes (was: sha256:0d4e8c52a1fcf5ed6cfc256d9a370fcf4360958fc79d0b08a51d55e70914df46)")
+
+
+def test_tensorrt_sdist_nested_pip_install_failing() -> None:
+    answer = first("      subprocess.CalledProcessError: Command '['C:\\\\venv\\\\Scripts\\\\python.exe', '-m', 'pip', 'install', "
+                   "'--extra-index-url', 'https://pypi.nvidia.com', 'tensorrt-cu12_libs==10.2.0', "
+                   "'tensorrt-cu12_bindings==10.2.0']' returned non-zero exit status 1.\n      [end of output]\n"
+                   "  ERROR: Failed building wheel for tensorrt-cu12")
+    assert answer["code"] == "CD520", answer  # was unrecognised
+    # with the nested pip's own refusal above it: the same code (no build of that release for this Python)
+    inner = first("ERROR: Could not find a version that satisfies the requirement tensorrt_libs==9.0.1.post11.dev4 "
+                  "(from versions: none)\nERROR: No matching distribution found for tensorrt_libs==9.0.1.post11.dev4\n"
+                  "subprocess.CalledProcessError: Command '['/venv/bin/pip', 'install', '--extra-index-url', "
+                  "'https://pypi.nvidia.com', 'tensorrt_libs==9.0.1.post11.dev4', 'tensorrt_bindings==9.0.1.post11.dev4']'"
+                  " returned non-zero exit status 1.")
+    assert inner["code"] == "CD520", inner
+    declined("subprocess.CalledProcessError: Command '['/venv/bin/pip', 'install', 'requests==2.31.0']' returned "
+             "non-zero exit status 1.")
+
+
+def test_torch_for_r_installer_refusals() -> None:
+    unsupported = first("Error in lantern_install_libs(version, type, path, install_config) : \n"
+                        "  The 12.8 installation type is currently unsupported.")
+    assert unsupported["code"] == "CD520", unsupported  # was unrecognised
+    assert "CUDA=cpu" in str(unsupported["fix"])
+    hashed = first("Error in lantern_install_lib(library_name = library_name, library_url = library_info$url,  : \n"
+                   "  The file downloaded from 'https://storage.googleapis.com/torch-lantern-builds/refs/heads/cran/"
+                   "v0.9.0/latest/lantern-0.9.0+cu113+x86_64-Linux.zip' does not match the expected md5 hash "
+                   "'aa'. The observed hash is 'bb'. Due to security reasons the installation is stopped.")
+    assert hashed["code"] == "CD501", hashed
+    # another program's words for an unsupported type, and another download's md5
+    declined("Error: The xyz installation type is currently unsupported.")
+    declined("RuntimeError: The file downloaded from 'https://example.org/data.zip' does not match the expected md5 hash")
