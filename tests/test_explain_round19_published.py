@@ -1,0 +1,44 @@
+"""Round nineteen's published explain set (benchmarks/held_out/round19), not blind: installers' words for a build that
+does not exist here, by class, each beside a look-alike left unclaimed. The messages here are written apart from the
+set's cases (other packages, versions and platforms)."""
+
+from __future__ import annotations
+
+from tests.test_explain_installers import answers, declined
+
+
+def first_code(message: str) -> str:
+    return str(answers(message)[0]["code"])
+
+
+def test_a_framework_pinned_older_than_every_release_its_index_offers_is_no_build_here() -> None:
+    """pip lists the releases it found for this interpreter; a framework pinned below all of them has no wheel for
+    this Python (TensorFlow 2.12 was built for Python 3.8-3.11): CD520, the fix names the first release offered. A
+    package no GPU stack builds per CUDA, or a pin inside the listed range, is left unclaimed."""
+    message = ("ERROR: Could not find a version that satisfies the requirement tensorflow==2.12.1 (from versions: "
+               "2.16.1, 2.16.2, 2.17.0)\nERROR: No matching distribution found for tensorflow==2.12.1")
+    [said] = answers(message)[:1]
+    assert said["code"] == "CD520" and "2.16.1" in str(said["fix"]), said
+    declined("ERROR: Could not find a version that satisfies the requirement requests==1.2.0 (from versions: 2.31.0, "
+             "2.32.3)\nERROR: No matching distribution found for requests==1.2.0")
+
+
+def test_uvs_platform_refusal_read_across_its_wrapped_lines() -> None:
+    """uv wraps its words at the terminal's width, a line break and indentation between any two of them: the same
+    refusal read whole (was missed where the break fell between 'a' and 'source'); onnxruntime, the CPU package whose
+    provider is onnxruntime-gpu's, is the stack's too."""
+    message = ("error: Distribution `onnxruntime==1.22.0 @ registry+https://pypi.org/simple` can't be installed because "
+               "it doesn't have a\n        source distribution or wheel for the current platform\n\nhint: You're on "
+               "macOS (`macosx_13_0_x86_64`), but `onnxruntime` (v1.22.0) only has wheels for the following platforms: "
+               "`manylinux_2_27_x86_64`, `win_amd64`")
+    assert first_code(message) == "CD520"
+    declined("error: Distribution `left-pad==1.0.0 @ registry+https://pypi.org/simple` can't be installed because it "
+             "doesn't have a\n        source distribution or wheel for the current platform")
+
+
+def test_vllms_own_refusal_of_a_platform_it_does_not_build_for() -> None:
+    message = ("      vLLM only supports Linux platform (including WSL) and MacOS.Building on cygwin, so vLLM may not be "
+               "able to run correctly")
+    said = answers(message)[0]
+    assert said["code"] == "CD520" and "WSL" in str(said["fix"]), said
+    declined("vLLM supports Linux; this guide covers the server's options")
