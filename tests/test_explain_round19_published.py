@@ -42,3 +42,22 @@ def test_vllms_own_refusal_of_a_platform_it_does_not_build_for() -> None:
     said = answers(message)[0]
     assert said["code"] == "CD520" and "WSL" in str(said["fix"]), said
     declined("vLLM supports Linux; this guide covers the server's options")
+
+
+def test_jax_and_jaxlib_of_other_releases_in_jaxs_own_words() -> None:
+    """jax's check_jaxlib_version, both directions (jaxlib newer than jax; older than the minimum this jax names):
+    framework parts built apart, CD410. Another library's 'newer than' is not claimed."""
+    assert first_code("RuntimeError: jaxlib version 0.4.26 is newer than and incompatible with jax version 0.4.20. "
+                      "Please update your jax and/or jaxlib packages.") == "CD410"
+    assert first_code("RuntimeError: jaxlib is version 0.3.10, but this version of jax requires version >= 0.4.6.") \
+        == "CD410"
+    declined("RuntimeError: numpy version 2.1 is newer than and incompatible with pandas version 1.5")
+
+
+def test_open3d_without_its_cuda_module() -> None:
+    """Open3D's MemoryManager refusing a CUDA device (or its CUDA package missing): a build without its CUDA module,
+    CD406; the same library refusing a CPU device for another reason is not this."""
+    said = answers("RuntimeError: [Open3D ERROR] MemoryManager::GetDeviceMemoryManager: Unimplemented device")[0]
+    assert said["code"] == "CD406" and "BUILD_CUDA_MODULE" in str(said["fix"]), said
+    assert first_code("AttributeError: module 'open3d' has no attribute 'cuda'") == "CD406"
+    declined("RuntimeError: [Open3D Error] PointCloud has no normals")
