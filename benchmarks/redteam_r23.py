@@ -369,6 +369,8 @@ ERRATA: dict[str, Callable[[Path], None]] = {
     "a rule nested 10^5 deep": lambda p: p.write_bytes(b'{"rules": [{"operation": "ConvFwd", "engine": 1, "knob": ' +
                                                        b"[" * 100000 + b"]" * 100000 + b"}]}"),
     "objects nested 10^5 deep": lambda p: p.write_bytes(b'{"a":' * 100000 + b"1" + b"}" * 100000),
+    "16 MB of brackets, never all closed": lambda p: p.write_bytes(b'{"rules": ' + b"[" * (8 << 20) +
+                                                                   b"]" * ((8 << 20) - 100) + b"}"),
     "16 MB of one string": lambda p: p.write_bytes(b'{"rules": [], "x": "' + b"s" * (16 << 20) + b'"}'),
     "120,000 rules": lambda p: p.write_bytes(b'{"rules": [' + b",".join(
         [b'{"operation":"ConvFwd","engine":1,"knob":[],"cudnn_version_start":8000,"cudnn_version_end":-1}'] *

@@ -138,6 +138,22 @@ def test_an_errata_sheet_nested_past_pythons_parser_is_read_as_the_frontend_read
     assert said is not None and "not JSON" in said, said
 
 
+def test_an_errata_sheet_deep_and_never_closed_or_past_the_walk_is_one_answer(monkeypatch: pytest.MonkeyPatch,
+                                                                              tmp_path: Path) -> None:
+    """Containers opened 10^5 deep and never all closed are no JSON, said so (not the whole text read twice and a
+    second RecursionError); a sheet of more brackets than MAX_SHALLOW_TOKENS (16 MB of them took 16 s to walk) is not
+    read, and nothing is said of it."""
+    from cudnn_doctor.probes import settings
+
+    sheet = tmp_path / "errata.json"
+    sheet.write_bytes(b'{"rules": ' + b"[" * 100000 + b"]" * 99000 + b"}")
+    said = settings.content_problem(str(sheet), "cudnn_errata")
+    assert said is not None and "not JSON" in said, said
+    monkeypatch.setattr(settings, "MAX_SHALLOW_TOKENS", 50000)
+    sheet.write_bytes(b'{"rules": ' + b"[" * 100000 + b"]" * 100000 + b"}")
+    assert settings.content_problem(str(sheet), "cudnn_errata") is None
+
+
 @pytest.mark.parametrize(("number", "words"), [
     (b"9" * 1_000_000, None),  # an engine of a million digits: strtod's infinity, a number
     (b"-" + b"9" * 5000, None),
