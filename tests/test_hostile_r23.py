@@ -118,6 +118,29 @@ def test_a_whole_entry_whose_last_bytes_inflate_past_a_mib_is_not_cut(tmp_path: 
     assert said is not None and said.startswith("3 of its cache entries"), said
 
 
+@linux_only
+def test_a_settings_file_that_became_a_fifo_after_it_was_asked_of_holds_nothing(tmp_path: Path) -> None:
+    """The readers of the files settings name (the errata sheet, XLA's kernel cache and results, JAX's cache entries)
+    ask the path's kind, then open it: a path made a FIFO in between (a user's process replacing it), or a kernel file
+    that waits for what it gives, held the doctor forever on the open. Now it is opened without blocking and answers
+    at once (the race is made here by taking every path for a regular file)."""
+    import os
+
+    fifo = tmp_path / "kernel-cache.bin"
+    os.mkfifo(fifo)
+    program = ("import stat, sys; stat.S_ISREG = lambda mode: True\n"
+               "from cudnn_doctor.probes import settings\n"
+               f"print(settings._read({str(fifo)!r}, 512))\n")
+    import subprocess
+
+    try:
+        done = subprocess.run([sys.executable, "-c", program], cwd=str(ROOT), capture_output=True, text=True,
+                              timeout=5, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)})
+    except subprocess.TimeoutExpired:
+        pytest.fail("the read of a FIFO taken for a file blocked")
+    assert done.returncode == 0 and done.stdout.strip() in ("b''", "None"), done
+
+
 # --- the errata sheet read as the cuDNN frontend's parser reads it ------------------------------------------------
 
 def test_an_errata_sheet_nested_past_pythons_parser_is_read_as_the_frontend_reads_it(tmp_path: Path) -> None:

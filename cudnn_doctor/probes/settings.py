@@ -727,13 +727,15 @@ def _enum_class_values(text: bytes, call: bytes) -> tuple[str, ...] | None:
 
 
 def _read(path: str, limit: int = 4 << 20) -> bytes | None:
-    """A file's first LIMIT bytes; None where it cannot be read (a FIFO is never opened for reading)."""
+    """A file's first LIMIT bytes; None where it cannot be read (a FIFO is never opened for reading). Opened without
+    blocking: a path made a FIFO after it was asked of, or a kernel file that waits for what it gives (/proc/kmsg),
+    answers at once instead of holding the doctor."""
     import stat
 
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):
             return None
-        with open(path, "rb") as handle:
+        with os.fdopen(os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)), "rb") as handle:
             return handle.read(limit)
     except OSError:
         return None
